@@ -1,0 +1,20 @@
+"""The REST API under /api/v1/ (DESIGN §8)."""
+
+from __future__ import annotations
+
+from rest_framework.routers import DefaultRouter
+
+from inventory.api import ClusterViewSet, NodeViewSet, SyncRunViewSet, WorkloadViewSet
+from posture.api import FindingViewSet, TenantPostureViewSet
+from tenants.api import TrustClassViewSet
+
+router = DefaultRouter()
+router.register("trust-classes", TrustClassViewSet)
+router.register("tenants", TenantPostureViewSet, basename="tenant")
+router.register("clusters", ClusterViewSet)
+router.register("sync-runs", SyncRunViewSet)
+router.register("nodes", NodeViewSet)
+router.register("workloads", WorkloadViewSet)
+router.register("findings", FindingViewSet)
+
+urlpatterns = router.urls

@@ -1,0 +1,22 @@
+"""Project-wide API permissions: a role is needed; writes need the role the view names."""
+
+from __future__ import annotations
+
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+from gpuposture.base.roles import has_any_role, has_role
+
+
+class RoleReadPermission(BasePermission):
+    """Authenticated users with at least one role may read; writes need `write_roles` on the
+    view (none by default). What each role sees is narrowed by the queryset's visible_to()."""
+
+    message = "You need a gpuposture role to use this endpoint; ask an administrator."
+
+    def has_permission(self, request, view) -> bool:  # type: ignore[no-untyped-def]
+        if not has_any_role(request.user):
+            return False
+        if request.method in SAFE_METHODS:
+            return True
+        write_roles = getattr(view, "write_roles", ())
+        return has_role(request.user, *write_roles)

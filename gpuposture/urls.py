@@ -1,0 +1,27 @@
+"""URL wiring: pages, the API under /api/v1/, its schema and docs, login, health."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from gpuposture.base.views import healthz, readyz
+from inventory import views as inventory_views
+from posture import views as posture_views
+
+urlpatterns = [
+    path("", posture_views.overview, name="overview"),
+    path("tenants/<slug:slug>/", posture_views.tenant_detail, name="tenant-detail"),
+    path("findings/", posture_views.finding_list, name="finding-list"),
+    path("clusters/", inventory_views.cluster_list, name="cluster-list"),
+    path("clusters/<str:name>/", inventory_views.cluster_detail, name="cluster-detail"),
+    path("nodes/", inventory_views.node_list, name="node-list"),
+    path("api/v1/", include("gpuposture.api_urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("accounts/", include("allauth.urls")),
+    path("admin/", admin.site.urls),
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
+]

@@ -1,0 +1,19 @@
+"""Filters shared by the inventory pages and API (STYLE rule 8)."""
+
+from __future__ import annotations
+
+import django_filters
+
+from inventory.models import Node
+
+
+class NodeFilter(django_filters.FilterSet):
+    cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
+    gpu_model = django_filters.CharFilter(field_name="gpu_model", lookup_expr="icontains")
+    sharing_strategy = django_filters.ChoiceFilter(choices=Node.SharingStrategy.choices)
+    patch_status = django_filters.ChoiceFilter(choices=Node.PatchStatus.choices)
+    gpu = django_filters.BooleanFilter(field_name="is_gpu_node", label="GPU nodes only")
+
+    class Meta:
+        model = Node
+        fields = ["cluster", "gpu_model", "sharing_strategy", "patch_status", "gpu"]

@@ -1,0 +1,48 @@
+"""apply_tenants FILE: create or update tenants from a declarative YAML file (DESIGN §9).
+
+It lives in inventory because it also re-attributes the inventory's pods to tenants."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from django.core.management.base import BaseCommand, CommandError
+
+from inventory.sync import pod_tenants_refresh
+from tenants.services import tenants_apply
+from tenants.spec import TenantSpecError, parse_tenants_document
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+def load_tenants_file(path: Path) -> object:
+    if not path.is_file():
+        raise CommandError(f"{path}: no such file")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise CommandError(f"{path}: larger than {MAX_FILE_BYTES // 1024 // 1024} MB")
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise CommandError(f"{path}: not valid YAML: {exc}") from exc
+
+
+class Command(BaseCommand):
+    help = "Create or update tenants from a YAML file (idempotent; others are left alone)."
+
+    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+        parser.add_argument("file", type=Path)
+
+    def handle(self, *args, file: Path, **options) -> None:  # type: ignore[no-untyped-def]
+        try:
+            specs = parse_tenants_document(load_tenants_file(file))
+            result = tenants_apply(specs=specs)
+        except TenantSpecError as exc:
+            raise CommandError(f"{file}: {exc}") from exc
+        moved = pod_tenants_refresh()
+        for warning in result.warnings:
+            self.stderr.write(f"warning: {warning}")
+        self.stdout.write(
+            f"tenants: {len(result.created)} created, {len(result.updated)} updated, "
+            f"{len(result.unchanged)} unchanged; {moved} pods re-attributed"
+        )

@@ -1,0 +1,221 @@
+"""Clusters, their GPU nodes and pods, the other objects the checks read, and sync runs."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from gpuposture.base.querysets import ScopedQuerySet
+from gpuposture.base.roles import TENANT_VIEWER, reads_all_posture, user_roles
+from providers.models import Provider
+from tenants.models import Tenant, slug_validator
+
+
+class ClusterQuerySet(ScopedQuerySet):
+    def visible_to(self, user):  # type: ignore[no-untyped-def]
+        if reads_all_posture(user):
+            return self
+        if TENANT_VIEWER in user_roles(user):
+            # A tenant viewer sees the clusters that run their tenants' pods.
+            return self.filter(pods__tenant__viewers=user).distinct()
+        return self.none()
+
+
+class Cluster(models.Model):
+    """A Kubernetes cluster we read GPU inventory from."""
+
+    class Source(models.TextChoices):
+        SNAPSHOT = "snapshot", "kubectl JSON snapshot"
+        KUBECONFIG = "kubeconfig", "kubeconfig file"
+        IN_CLUSTER = "in_cluster", "in-cluster service account"
+
+    name = models.CharField(max_length=63, unique=True, validators=[slug_validator])
+    description = models.CharField(max_length=200, blank=True)
+    provider = models.ForeignKey(
+        Provider, null=True, blank=True, on_delete=models.SET_NULL, related_name="clusters"
+    )
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.SNAPSHOT)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ClusterQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SyncRunQuerySet(ClusterQuerySet):
+    def visible_to(self, user):  # type: ignore[no-untyped-def]
+        if reads_all_posture(user):
+            return self
+        return self.filter(cluster__in=Cluster.objects.visible_to(user))
+
+
+class SyncRun(models.Model):
+    """One attempt to read a cluster and apply what was read."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="sync_runs")
+    source = models.CharField(max_length=300, help_text="What was read: files, kubeconfig, ...")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.RUNNING)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    changes = models.JSONField(default=dict, blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+
+    objects = SyncRunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        indexes = [models.Index(fields=["cluster", "-started_at"], name="syncrun_cluster_started")]
+
+    def __str__(self) -> str:
+        return f"{self.cluster} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if not self.finished_at:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+
+class NodeQuerySet(ScopedQuerySet):
+    def visible_to(self, user):  # type: ignore[no-untyped-def]
+        if reads_all_posture(user):
+            return self
+        if TENANT_VIEWER in user_roles(user):
+            # A tenant viewer sees the nodes their tenants' pods run on.
+            return self.filter(pods__tenant__viewers=user).distinct()
+        return self.none()
+
+
+class Node(models.Model):
+    """A Kubernetes node and its GPU facts (DESIGN §8 node fields)."""
+
+    class SharingStrategy(models.TextChoices):
+        NONE = "none", "none (whole GPUs)"
+        TIME_SLICING = "time_slicing", "time-slicing"
+        MPS = "mps", "MPS"
+        MIG = "mig", "MIG"
+        VGPU = "vgpu", "vGPU"
+
+    class PatchStatus(models.TextChoices):
+        CURRENT = "current", "current"
+        BELOW_BASELINE = "below_baseline", "below baseline"
+        UNKNOWN = "unknown", "unknown"
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="nodes")
+    name = models.CharField(max_length=253)
+    is_gpu_node = models.BooleanField(default=False)
+    gpu_model = models.CharField(max_length=120, blank=True)
+    gpu_count = models.PositiveIntegerField(null=True, blank=True)
+    driver_version = models.CharField(max_length=40, blank=True)
+    container_toolkit_version = models.CharField(max_length=40, blank=True)
+    device_plugin_version = models.CharField(max_length=40, blank=True)
+    gpu_operator_version = models.CharField(max_length=40, blank=True)
+    firmware_version = models.CharField(max_length=60, blank=True)
+    sharing_strategy = models.CharField(
+        max_length=20, choices=SharingStrategy.choices, default=SharingStrategy.NONE
+    )
+    time_slicing_replicas = models.PositiveIntegerField(null=True, blank=True)
+    mig_strategy = models.CharField(max_length=20, blank=True)
+    mig_config = models.CharField(max_length=120, blank=True)
+    taints = models.JSONField(default=list, blank=True)
+    labels = models.JSONField(default=dict, blank=True)
+    patch_status = models.CharField(
+        max_length=20, choices=PatchStatus.choices, default=PatchStatus.UNKNOWN
+    )
+    # The full normalised snapshot record; the checks read it back unchanged.
+    data = models.JSONField(default=dict)
+    first_seen = models.DateTimeField(auto_now_add=True)
+    last_seen = models.DateTimeField()
+
+    objects = NodeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["cluster__name", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "name"], name="node_unique_per_cluster")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster.name}/{self.name}"
+
+
+class PodQuerySet(ScopedQuerySet):
+    tenant_scope_path = "tenant"
+
+
+class Pod(models.Model):
+    """A pod as last seen; `tenant` is null for platform pods (namespaces no tenant owns)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="pods")
+    namespace = models.CharField(max_length=63)
+    name = models.CharField(max_length=253)
+    node = models.ForeignKey(
+        Node, null=True, blank=True, on_delete=models.SET_NULL, related_name="pods"
+    )
+    tenant = models.ForeignKey(
+        Tenant, null=True, blank=True, on_delete=models.SET_NULL, related_name="pods"
+    )
+    phase = models.CharField(max_length=20)
+    service_account = models.CharField(max_length=253, blank=True)
+    gpu_resources = models.JSONField(default=dict, blank=True)
+    data = models.JSONField(default=dict)
+    first_seen = models.DateTimeField(auto_now_add=True)
+    last_seen = models.DateTimeField()
+
+    objects = PodQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["cluster__name", "namespace", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "namespace", "name"], name="pod_unique_per_cluster"
+            )
+        ]
+        indexes = [models.Index(fields=["cluster", "namespace"], name="pod_cluster_namespace")]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class ClusterObject(models.Model):
+    """Any other normalised object the checks read (namespaces, quotas, sharing configs,
+    controllers, services, RBAC), keyed by its snapshot kind."""
+
+    class Kind(models.TextChoices):
+        NAMESPACE = "namespace"
+        QUOTA = "quota"
+        CONFIGMAP = "configmap"
+        SHARING_CONFIG = "sharing_config"
+        WORKLOAD = "workload"
+        SERVICE = "service"
+        ROLE = "role"
+        BINDING = "binding"
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="kube_objects")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    namespace = models.CharField(max_length=63, blank=True)
+    name = models.CharField(max_length=320)
+    data = models.JSONField(default=dict)
+
+    objects = models.Manager()
+
+    class Meta:
+        ordering = ["cluster_id", "kind", "namespace", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "kind", "namespace", "name"], name="clusterobject_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"

@@ -1,0 +1,302 @@
+"""A normalised, ORM-free picture of one cluster at one moment.
+
+Every source (a kubectl JSON snapshot, the live API, nvidia-smi XML) produces a ClusterSnapshot;
+sync applies it to the database and the checks read it back. Plain frozen dataclasses with
+to_dict()/from_dict() so a snapshot round-trips through JSON columns unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+GPU_RESOURCE_PREFIX = "nvidia.com/"
+
+SHARING_STRATEGIES = ("none", "time_slicing", "mps", "mig", "vgpu")
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    # The literal value, or None when the value comes from a reference (secret, configmap, field).
+    value: str | None
+    value_from: str | None = None
+
+
+@dataclass(frozen=True)
+class VolumeMount:
+    name: str
+    mount_path: str
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class Volume:
+    name: str
+    host_path: str | None = None
+    kind: str = "other"
+
+
+@dataclass(frozen=True)
+class Container:
+    name: str
+    image: str
+    init: bool = False
+    privileged: bool = False
+    allow_privilege_escalation: bool | None = None
+    run_as_non_root: bool | None = None
+    capabilities_add: tuple[str, ...] = ()
+    capabilities_drop: tuple[str, ...] = ()
+    # Only resources whose name starts with "nvidia.com/", values as quantity strings.
+    gpu_requests: dict[str, str] = field(default_factory=dict)
+    gpu_limits: dict[str, str] = field(default_factory=dict)
+    env: tuple[EnvVar, ...] = ()
+    volume_mounts: tuple[VolumeMount, ...] = ()
+    ports: tuple[int, ...] = ()
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Pod:
+    namespace: str
+    name: str
+    node_name: str | None = None
+    phase: str = "Unknown"
+    service_account: str = "default"
+    host_pid: bool = False
+    host_ipc: bool = False
+    host_network: bool = False
+    containers: tuple[Container, ...] = ()
+    volumes: tuple[Volume, ...] = ()
+    labels: dict[str, str] = field(default_factory=dict)
+    owner_kind: str | None = None
+    owner_name: str | None = None
+    node_selector: dict[str, str] = field(default_factory=dict)
+    tolerations: tuple[dict[str, str], ...] = ()
+
+    @property
+    def gpu_resources(self) -> dict[str, int]:
+        """GPU resources this pod holds: limits win (requests default to limits for extended
+        resources), summed over app containers; init containers run before, so they count
+        only when larger."""
+        totals: dict[str, int] = {}
+        init_max: dict[str, int] = {}
+        for c in self.containers:
+            merged = {**c.gpu_requests, **c.gpu_limits}
+            for name, qty in merged.items():
+                n = _quantity(qty)
+                if c.init:
+                    init_max[name] = max(init_max.get(name, 0), n)
+                else:
+                    totals[name] = totals.get(name, 0) + n
+        for name, n in init_max.items():
+            totals[name] = max(totals.get(name, 0), n)
+        return {k: v for k, v in totals.items() if v > 0}
+
+    @property
+    def is_active(self) -> bool:
+        return self.phase in ("Pending", "Running", "Unknown")
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    # nvidia.com/* capacity as integers (time-slicing multiplies nvidia.com/gpu by replicas).
+    gpu_capacity: dict[str, int] = field(default_factory=dict)
+    gpu_model: str | None = None
+    gpu_count: int | None = None  # physical GPUs, from nvidia.com/gpu.count
+    driver_version: str | None = None
+    driver_version_source: str | None = None  # "gfd-label", "gfd-label-legacy", "driver-pod"
+    cuda_driver_version: str | None = None
+    container_toolkit_version: str | None = None
+    device_plugin_version: str | None = None
+    gpu_operator_version: str | None = None
+    dcgm_exporter_version: str | None = None
+    mig_manager_version: str | None = None
+    firmware_version: str | None = None
+    sharing_strategy: str = "none"
+    time_slicing_replicas: int | None = None
+    mig_strategy: str | None = None
+    mig_config: str | None = None
+    mig_config_state: str | None = None
+    device_plugin_config: str | None = None  # value of label nvidia.com/device-plugin.config
+    os_image: str | None = None
+    kernel_version: str | None = None
+    container_runtime: str | None = None
+    kubelet_version: str | None = None
+
+    @property
+    def is_gpu_node(self) -> bool:
+        return bool(self.gpu_count) or any(v > 0 for v in self.gpu_capacity.values())
+
+
+@dataclass(frozen=True)
+class Namespace:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ResourceQuota:
+    namespace: str
+    name: str
+    hard: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SharingConfig:
+    """One device-plugin config (a key of a ConfigMap) and what it does to GPUs."""
+
+    namespace: str
+    configmap: str
+    key: str
+    mode: str  # "time_slicing", "mps" or "none"
+    replicas: int | None = None
+    fail_requests_greater_than_one: bool = False
+    rename_by_default: bool = False
+    resources: tuple[str, ...] = ()
+    mig_strategy: str | None = None
+
+
+@dataclass(frozen=True)
+class ConfigMap:
+    """A ConfigMap we keep: only those recognised as device-plugin or MIG configuration
+    (other ConfigMaps may carry credentials and are never stored)."""
+
+    namespace: str
+    name: str
+    purpose: str  # "device_plugin" or "mig_parted"
+    keys: tuple[str, ...] = ()
+    data_hash: str = ""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A controller (DaemonSet, Deployment) with the images of its pod template."""
+
+    kind: str
+    namespace: str
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    images: dict[str, str] = field(default_factory=dict)  # container name -> image
+    spec_hash: str = ""
+
+
+@dataclass(frozen=True)
+class Service:
+    namespace: str
+    name: str
+    type: str = "ClusterIP"
+    selector: dict[str, str] = field(default_factory=dict)
+    ports: tuple[int, ...] = ()  # target ports where numeric, else service ports
+
+
+@dataclass(frozen=True)
+class PolicyRule:
+    api_groups: tuple[str, ...] = ()
+    resources: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ()
+    resource_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Role:
+    kind: str  # "Role" or "ClusterRole"
+    name: str
+    namespace: str | None = None
+    rules: tuple[PolicyRule, ...] = ()
+    aggregation_labels: tuple[dict[str, str], ...] = ()
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Subject:
+    kind: str  # "User", "Group", "ServiceAccount"
+    name: str
+    namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class RoleBinding:
+    kind: str  # "RoleBinding" or "ClusterRoleBinding"
+    name: str
+    namespace: str | None
+    role_kind: str
+    role_name: str
+    subjects: tuple[Subject, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClusterSnapshot:
+    nodes: tuple[Node, ...] = ()
+    pods: tuple[Pod, ...] = ()
+    namespaces: tuple[Namespace, ...] = ()
+    quotas: tuple[ResourceQuota, ...] = ()
+    configmaps: tuple[ConfigMap, ...] = ()
+    sharing_configs: tuple[SharingConfig, ...] = ()
+    workloads: tuple[Workload, ...] = ()
+    services: tuple[Service, ...] = ()
+    roles: tuple[Role, ...] = ()
+    bindings: tuple[RoleBinding, ...] = ()
+    # Objects read per kind, including the ones not kept (for the SyncRun counts).
+    counts: dict[str, int] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+def _quantity(value: str | int) -> int:
+    """GPU quantities are whole numbers ("1", 2); anything else counts as 0."""
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        return 0
+
+
+# --- JSON round trip -------------------------------------------------------------------------
+
+_NESTED: dict[type, dict[str, type]] = {
+    Node: {"taints": Taint},
+    Container: {"env": EnvVar, "volume_mounts": VolumeMount},
+    Pod: {"containers": Container, "volumes": Volume},
+    Role: {"rules": PolicyRule},
+    RoleBinding: {"subjects": Subject},
+}
+
+
+def to_dict(obj: Any) -> dict[str, Any]:
+    """A JSON-ready dict of any snapshot dataclass (tuples become lists, so the dict equals
+    what a JSON column gives back and unchanged objects compare equal)."""
+    return _jsonable(asdict(obj))
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def from_dict(cls: type, data: dict[str, Any]) -> Any:
+    """Rebuild a snapshot dataclass from to_dict() output, ignoring unknown keys."""
+    nested = _NESTED.get(cls, {})
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name not in data:
+            continue
+        value = data[f.name]
+        if f.name in nested:
+            value = tuple(from_dict(nested[f.name], item) for item in value or ())
+        elif isinstance(value, list):
+            value = tuple(tuple(v) if isinstance(v, list) else v for v in value)
+        kwargs[f.name] = value
+    return cls(**kwargs)

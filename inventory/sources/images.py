@@ -1,0 +1,68 @@
+"""Container image references: repository, vendor version, and which GPU-stack component.
+
+The API reports versions of the GPU host stack only through image tags (`k8s-device-plugin:v0.17.0`,
+`driver:550.90.07-ubuntu22.04`), so these rules decide what we may call a version. Anything that
+does not start with a dotted release number is unknown, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A release number: at least major.minor, so a driver branch alone ("535" in the precompiled
+# driver tag "535-5.15.0-1048-nvidia-ubuntu22.04") is not mistaken for a full version.
+_RELEASE = re.compile(r"\d+(?:\.\d+)+")
+# Pre-release markers stay part of the version: "0.15.0-rc.1" is below 0.15.0, not equal to it.
+_PRERELEASE = re.compile(r"(?:rc|alpha|beta)\.?\d*", re.IGNORECASE)
+
+# Last path segment of the image repository -> the component it runs (NVIDIA's image names).
+COMPONENTS: dict[str, str] = {
+    "driver": "driver",
+    "k8s-device-plugin": "device_plugin",
+    "container-toolkit": "container_toolkit",
+    "k8s-container-toolkit": "container_toolkit",
+    "dcgm-exporter": "dcgm_exporter",
+    "k8s-mig-manager": "mig_manager",
+    "gpu-operator": "gpu_operator",
+}
+
+
+def image_version(image: str) -> tuple[str, str | None]:
+    """(repository, version or None) of an image reference.
+
+    `nvcr.io/nvidia/k8s-device-plugin:v0.14.5-ubi8` -> (`nvcr.io/nvidia/k8s-device-plugin`,
+    `0.14.5`); `nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04` keeps `3.3.9-3.6.1`
+    (DCGM version, then exporter version). A reference pinned only by digest has no version.
+    """
+    reference = image.strip().partition("@")[0]
+    # A colon before the last slash belongs to a registry port (registry:5000/repo), not a tag.
+    colon = reference.rfind(":")
+    if colon > reference.rfind("/"):
+        return reference[:colon], version_from_tag(reference[colon + 1 :])
+    return reference, None
+
+
+def version_from_tag(tag: str) -> str | None:
+    """The vendor version at the start of a tag, without a leading `v` and without the
+    `-ubuntu22.04` / `-ubi8` / `-distroless` flavour suffix; None when the tag is not a version
+    (`latest`, `devel`, a branch-only precompiled driver tag)."""
+    segments = tag.strip().split("-")
+    first = segments[0][1:] if segments[0][:1] in ("v", "V") else segments[0]
+    if not _RELEASE.fullmatch(first):
+        return None
+    kept = [first]
+    for segment in segments[1:]:
+        if not (_RELEASE.fullmatch(segment) or _PRERELEASE.fullmatch(segment)):
+            break
+        kept.append(segment)
+    return "-".join(kept)
+
+
+def component_of(image: str) -> str | None:
+    """Which GPU-stack component an image runs, from the last segment of its repository.
+    NVIDIA's images always live under a path (`nvcr.io/nvidia/driver`); a bare `driver` is some
+    Docker Hub library image, not theirs."""
+    repository, _ = image_version(image)
+    if "/" not in repository:
+        return None
+    return COMPONENTS.get(repository.rsplit("/", 1)[1])

@@ -1,0 +1,261 @@
+"""Node objects -> snapshot Nodes: the GPU host stack and how the node shares its GPUs.
+
+Facts come from GPU Feature Discovery labels first, then from the image tags of the GPU Operator
+pods on the node. A fact no source states stays None (unknown), so STACK-004 can say so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from inventory.snapshot import GPU_RESOURCE_PREFIX, Node, Pod, SharingConfig, Taint, Workload
+from inventory.sources.images import component_of, image_version, version_from_tag
+from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
+
+NV = GPU_RESOURCE_PREFIX  # "nvidia.com/": GFD labels share the prefix
+PRODUCT, COUNT = NV + "gpu.product", NV + "gpu.count"
+SHARING, REPLICAS = NV + "gpu.sharing-strategy", NV + "gpu.replicas"
+MIG_STRATEGY, MIG_CONFIG, MIG_STATE = (
+    NV + "mig.strategy",
+    NV + "mig.config",
+    NV + "mig.config.state",
+)
+VGPU, PLUGIN_CONFIG = NV + "vgpu.present", NV + "device-plugin.config"
+# GFD appends this to the product label when the GPUs are shared (time-slicing, MPS).
+SHARED_SUFFIX = "-SHARED"
+_SHARING_LABEL_VALUES = {"time-slicing": "time_slicing", "mps": "mps"}
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    node: Node
+    warnings: tuple[str, ...] = ()
+
+
+def node_from(
+    obj: dict[str, Any],
+    *,
+    pods_on_node: Sequence[Pod],
+    operator_version: str | None,
+    sharing_configs: Sequence[SharingConfig],
+) -> NodeResult:
+    """One Node object, with the pods scheduled on it and the cluster's sharing configs."""
+    labels = labels_of(obj)
+    capacity = _gpu_capacity(dig(obj, "status").get("capacity"))
+    gpu_count = as_int(labels.get(COUNT))  # physical; capacity is multiplied by sharing
+    is_gpu = bool(gpu_count) or any(v > 0 for v in capacity.values())
+    config, warning = _matching_config(labels.get(PLUGIN_CONFIG), sharing_configs)
+    # A CPU node takes no sharing mode from a cluster-wide config.
+    config = config if is_gpu else None
+    info = dig(obj, "status", "nodeInfo")
+    node = Node(
+        name=name_of(obj),
+        labels=labels,
+        taints=_taints(dig(obj, "spec").get("taints")),
+        gpu_capacity=capacity,
+        gpu_model=_gpu_model(labels.get(PRODUCT)),
+        gpu_count=gpu_count,
+        gpu_operator_version=operator_version if is_gpu else None,
+        firmware_version=None,  # the API does not report it; nvidia-smi XML does
+        sharing_strategy=sharing_strategy(labels, capacity, config),
+        time_slicing_replicas=_replicas(labels, config),
+        mig_strategy=labels.get(MIG_STRATEGY),
+        mig_config=labels.get(MIG_CONFIG),
+        mig_config_state=labels.get(MIG_STATE),
+        device_plugin_config=labels.get(PLUGIN_CONFIG),
+        os_image=text(info.get("osImage")),
+        kernel_version=text(info.get("kernelVersion")),
+        container_runtime=text(info.get("containerRuntimeVersion")),
+        kubelet_version=text(info.get("kubeletVersion")),
+        **_stack_versions(labels, pods_on_node),
+    )
+    return NodeResult(node, (warning,) if warning else ())
+
+
+def _stack_versions(labels: dict[str, str], pods_on_node: Sequence[Pod]) -> dict[str, str | None]:
+    """Node fields for the versions of the GPU host stack on this node."""
+    components = component_versions(pods_on_node)
+    driver, driver_source = _driver(labels, components)
+    return {
+        "driver_version": driver,
+        "driver_version_source": driver_source,
+        "cuda_driver_version": _cuda_version(labels),
+        "container_toolkit_version": components.get("container_toolkit"),
+        "device_plugin_version": components.get("device_plugin"),
+        "dcgm_exporter_version": components.get("dcgm_exporter"),
+        "mig_manager_version": components.get("mig_manager"),
+    }
+
+
+def _gpu_capacity(value: Any) -> dict[str, int]:
+    capacity = {str(k): as_int(v) for k, v in mapping(value).items()}
+    return {
+        k: v for k, v in capacity.items() if k.startswith(GPU_RESOURCE_PREFIX) and v is not None
+    }
+
+
+def _gpu_model(product: str | None) -> str | None:
+    if not product:
+        return None
+    return product.removesuffix(SHARED_SUFFIX)
+
+
+def _taints(value: Any) -> tuple[Taint, ...]:
+    taints = {
+        Taint(
+            key=text(t.get("key"), "") or "",
+            value=text(t.get("value"), "") or "",
+            effect=text(t.get("effect"), "") or "",
+        )
+        for t in dicts(value)
+    }
+    return tuple(sorted(taints, key=lambda t: (t.key, t.value, t.effect)))
+
+
+def _dotted(labels: dict[str, str], major: str, minor: str, patch: str | None = None) -> str | None:
+    """major.minor[.patch] from separate labels; both major and minor are needed."""
+    parts = [labels.get(major, "").strip(), labels.get(minor, "").strip()]
+    if not all(parts):
+        return None
+    rest = labels.get(patch, "").strip() if patch else ""
+    return ".".join(parts + [rest] if rest else parts)
+
+
+def _driver(labels: dict[str, str], components: dict[str, str]) -> tuple[str | None, str | None]:
+    """The driver version and where it came from, in the order of trust DESIGN §7 gives."""
+    cuda = NV + "cuda."
+    version = labels.get(cuda + "driver-version.full") or _dotted(
+        labels,
+        cuda + "driver-version.major",
+        cuda + "driver-version.minor",
+        cuda + "driver-version.revision",
+    )
+    if version:
+        return version, "gfd-label"
+    legacy = _dotted(labels, cuda + "driver.major", cuda + "driver.minor", cuda + "driver.rev")
+    if legacy:
+        return legacy, "gfd-label-legacy"
+    if components.get("driver"):
+        return components["driver"], "driver-pod"
+    return None, None
+
+
+def _cuda_version(labels: dict[str, str]) -> str | None:
+    cuda = NV + "cuda."
+    return (
+        labels.get(cuda + "runtime-version.full")
+        or _dotted(labels, cuda + "runtime-version.major", cuda + "runtime-version.minor")
+        or _dotted(labels, cuda + "runtime.major", cuda + "runtime.minor")
+    )
+
+
+def component_versions(pods: Iterable[Pod]) -> dict[str, str]:
+    """GPU-stack component -> version, from the images of the live pods on one node."""
+    found: dict[str, set[str]] = {}
+    for pod in pods:
+        if not pod.is_active:
+            continue  # a finished pod may be the version that was replaced
+        for container in pod.containers:
+            component = component_of(container.image)
+            version = image_version(container.image)[1]
+            if component and version:
+                found.setdefault(component, set()).add(version)
+    # Two versions at once means a rolling upgrade; the older one still runs, so patch status
+    # must not be judged on the newer.
+    return {component: min(versions, key=_version_key) for component, versions in found.items()}
+
+
+def _version_key(version: str) -> tuple[tuple[int, ...], str]:
+    return tuple(int(n) for n in re.findall(r"\d+", version)), version
+
+
+def operator_version(workloads: Iterable[Workload]) -> str | None:
+    """The GPU Operator version: the image of its Deployment, else the version label of a
+    workload named gpu-operator. Two at once (an upgrade in flight): the older."""
+    workloads = list(workloads)
+    by_image = {
+        version
+        for w in workloads
+        if w.kind == "Deployment"
+        for image in w.images.values()
+        if component_of(image) == "gpu_operator" and (version := image_version(image)[1])
+    }
+    by_label = {
+        version
+        for w in workloads
+        if w.name == "gpu-operator"
+        and (version := version_from_tag(w.labels.get("app.kubernetes.io/version", "")))
+    }
+    found = by_image or by_label
+    return min(found, key=_version_key) if found else None
+
+
+def sharing_strategy(
+    labels: dict[str, str], capacity: dict[str, int], config: SharingConfig | None
+) -> str:
+    """How the node shares its GPUs: GFD's own labels first, then the device-plugin config."""
+    declared = labels.get(SHARING, "").strip().lower()
+    if declared in _SHARING_LABEL_VALUES:
+        return _SHARING_LABEL_VALUES[declared]
+    if (as_int(labels.get(REPLICAS)) or 0) > 1:
+        return "time_slicing"
+    if not declared and labels.get(PRODUCT, "").endswith(SHARED_SUFFIX):
+        # -SHARED means time-slicing or MPS; with no label saying which, assume the one with
+        # no isolation at all rather than report the node as unshared.
+        return "time_slicing"
+    if _mig_enabled(labels, capacity):
+        return "mig"
+    if labels.get(VGPU, "").strip().lower() == "true":
+        return "vgpu"
+    # An explicit GFD verdict (e.g. "none") outranks our reading of a ConfigMap.
+    if not declared and config is not None and config.mode in ("time_slicing", "mps"):
+        return config.mode
+    return "none"
+
+
+def _mig_enabled(labels: dict[str, str], capacity: dict[str, int]) -> bool:
+    # The operator labels every node with the cluster's MIG strategy, MIG-capable or not, so the
+    # strategy alone proves nothing: MIG needs a layout other than all-disabled or MIG resources.
+    if labels.get(MIG_STRATEGY) not in ("single", "mixed"):
+        return False
+    layout = labels.get(MIG_CONFIG)
+    has_mig_resources = any(k.startswith(NV + "mig-") and v > 0 for k, v in capacity.items())
+    return bool(layout and layout != "all-disabled") or has_mig_resources
+
+
+def _replicas(labels: dict[str, str], config: SharingConfig | None) -> int | None:
+    replicas = as_int(labels.get(REPLICAS))
+    if replicas is None and config is not None:
+        return config.replicas
+    return replicas
+
+
+def _matching_config(
+    label: str | None, configs: Sequence[SharingConfig]
+) -> tuple[SharingConfig | None, str | None]:
+    """The device-plugin config this node uses, only when that is unambiguous."""
+    if label:
+        matches = [c for c in configs if c.key == label]
+        if len({c.mode for c in matches}) > 1:
+            names = ", ".join(sorted(f"{c.namespace}/{c.configmap}" for c in matches))
+            return None, (
+                f"device-plugin config {label!r} is defined differently in {names}; "
+                "the node's sharing mode is taken from its labels only"
+            )
+        return (matches[0] if matches else None), None
+    return _default_config(configs), None
+
+
+def _default_config(configs: Sequence[SharingConfig]) -> SharingConfig | None:
+    # The device plugin's fallbacks: a config named "default", else the only config. We apply
+    # them only when the cluster has a single device-plugin ConfigMap; with several we cannot
+    # know which one the plugin was given.
+    if len({(c.namespace, c.configmap) for c in configs}) != 1:
+        return None
+    named = [c for c in configs if c.key == "default"]
+    if named:
+        return named[0]
+    return configs[0] if len(configs) == 1 else None

@@ -1,0 +1,207 @@
+"""Raw Kubernetes objects -> one ClusterSnapshot. PURE: no Django, no ORM, no network.
+
+Every source (a kubectl JSON snapshot, the live API) hands its objects here, so the rules for
+what a node runs and how it shares its GPUs live in one place. The per-kind readers are in
+nodes.py, pods.py, configs.py and objects.py; this module validates, dispatches and sorts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from inventory.snapshot import (
+    ClusterSnapshot,
+    ConfigMap,
+    Namespace,
+    Node,
+    Pod,
+    ResourceQuota,
+    Role,
+    RoleBinding,
+    Service,
+    SharingConfig,
+    Workload,
+)
+from inventory.sources import objects as readers
+from inventory.sources.configs import read_configmap
+from inventory.sources.images import image_version
+from inventory.sources.nodes import node_from, operator_version
+from inventory.sources.pods import pod_from_object, pod_from_template
+from inventory.sources.raw import mapping, text
+
+__all__ = ["SnapshotError", "image_version", "normalise", "pod_from_template"]
+
+NAMESPACED_KINDS = frozenset(
+    {
+        "Pod",
+        "ResourceQuota",
+        "ConfigMap",
+        "DaemonSet",
+        "Deployment",
+        "Service",
+        "Role",
+        "RoleBinding",
+    }
+)
+# A message about Secrets, not a credential.
+SECRET_WARNING = "Secret objects in the snapshot were ignored: gpuposture never reads Secrets"  # noqa: S105
+
+
+class SnapshotError(ValueError):
+    """The snapshot cannot be read; the message says which object or file and why."""
+
+
+@dataclass
+class _Collected:
+    """Objects kept so far, before sorting."""
+
+    raw_nodes: list[dict[str, Any]] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    namespaces: list[Namespace] = field(default_factory=list)
+    quotas: list[ResourceQuota] = field(default_factory=list)
+    configmaps: list[ConfigMap] = field(default_factory=list)
+    sharing_configs: list[SharingConfig] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
+    services: list[Service] = field(default_factory=list)
+    roles: list[Role] = field(default_factory=list)
+    bindings: list[RoleBinding] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def add(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
+        if kind == "Node":
+            self.raw_nodes.append(obj)  # read last: a node's facts need its pods and configs
+        elif kind == "Pod" and namespace:
+            self.pods.append(pod_from_object(obj, namespace))
+        elif kind == "Namespace":
+            self.namespaces.append(readers.namespace_from(obj))
+        elif kind == "ResourceQuota" and namespace:
+            self.quotas.append(readers.quota_from(obj, namespace))
+        elif kind == "ConfigMap" and namespace:
+            self._add_configmap(obj, namespace)
+        elif kind in ("DaemonSet", "Deployment") and namespace:
+            self.workloads.append(readers.workload_from(obj, namespace))
+        elif kind == "Service" and namespace:
+            self.services.append(readers.service_from(obj, namespace))
+        elif kind in ("Role", "ClusterRole"):
+            self.roles.append(readers.role_from(obj, namespace))
+        elif kind in ("RoleBinding", "ClusterRoleBinding"):
+            self.bindings.append(readers.binding_from(obj, namespace))
+
+    def _add_configmap(self, obj: dict[str, Any], namespace: str) -> None:
+        name = text(mapping(obj.get("metadata")).get("name"), "") or ""
+        result = read_configmap(namespace, name, obj.get("data"))
+        if result.configmap is not None:
+            self.configmaps.append(result.configmap)
+        self.sharing_configs.extend(result.sharing_configs)
+        self.warnings.extend(result.warnings)
+
+
+def normalise(objects: Iterable[dict[str, Any]]) -> ClusterSnapshot:
+    """Normalise the items of a `kubectl get ... -A -o json` List (already flattened).
+
+    Raises SnapshotError for an object that is not a Kubernetes object; tolerates malformed
+    sub-fields. The result does not depend on the order of the objects.
+    """
+    collected = _Collected()
+    counts: Counter[str] = Counter()
+    seen: set[tuple[str, str | None, str]] = set()
+    for index, obj in enumerate(objects):
+        kind = _kind(index, obj)
+        counts[kind] += 1
+        if kind == "Secret":
+            continue  # never look further into a Secret, not even its metadata
+        name, namespace = _identity(index, kind, obj)
+        if (kind, namespace, name) in seen:
+            collected.warnings.append(_duplicate_warning(kind, namespace, name))
+            continue
+        seen.add((kind, namespace, name))
+        collected.add(kind, obj, namespace)
+    if counts["Secret"]:
+        collected.warnings.append(SECRET_WARNING)
+    return _snapshot(collected, counts)
+
+
+def _kind(index: int, obj: Any) -> str:
+    if not isinstance(obj, dict):
+        raise SnapshotError(
+            f"items[{index}] is a {type(obj).__name__}, not a Kubernetes object; "
+            "expected the items of a `kubectl get ... -o json` List"
+        )
+    kind = text(obj.get("kind"))
+    if not kind:
+        raise SnapshotError(
+            f"items[{index}] has no kind; export with `kubectl get ... -o json`, which sets it"
+        )
+    return kind
+
+
+def _identity(index: int, kind: str, obj: dict[str, Any]) -> tuple[str, str | None]:
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict):
+        raise SnapshotError(f"items[{index}] ({kind}) has no metadata")
+    name = text(metadata.get("name"))
+    if not name:
+        raise SnapshotError(f"items[{index}] ({kind}) has no metadata.name")
+    namespace = text(metadata.get("namespace")) or None
+    if kind in NAMESPACED_KINDS and namespace is None:
+        raise SnapshotError(
+            f"items[{index}] ({kind} {name!r}) has no metadata.namespace; a {kind} always has "
+            "one in the API, so export with `kubectl get ... -A -o json` rather than from "
+            "manifests"
+        )
+    # A namespace on a cluster-scoped object (a stray field in a manifest) means nothing.
+    return name, namespace if kind in NAMESPACED_KINDS else None
+
+
+def _duplicate_warning(kind: str, namespace: str | None, name: str) -> str:
+    where = f"{namespace}/{name}" if namespace else name
+    return f"{kind} {where} appears more than once in the snapshot; the first copy was kept"
+
+
+def _snapshot(collected: _Collected, counts: Counter[str]) -> ClusterSnapshot:
+    sharing_configs = sorted(
+        collected.sharing_configs, key=lambda c: (c.namespace, c.configmap, c.key)
+    )
+    pods = sorted(collected.pods, key=lambda p: (p.namespace, p.name))
+    nodes = _nodes(collected, pods, sharing_configs)
+    return ClusterSnapshot(
+        nodes=tuple(sorted(nodes, key=lambda n: n.name)),
+        pods=tuple(pods),
+        namespaces=tuple(sorted(collected.namespaces, key=lambda n: n.name)),
+        quotas=tuple(sorted(collected.quotas, key=lambda q: (q.namespace, q.name))),
+        configmaps=tuple(sorted(collected.configmaps, key=lambda c: (c.namespace, c.name))),
+        sharing_configs=tuple(sharing_configs),
+        workloads=tuple(sorted(collected.workloads, key=lambda w: (w.namespace, w.name, w.kind))),
+        services=tuple(sorted(collected.services, key=lambda s: (s.namespace, s.name))),
+        roles=tuple(sorted(collected.roles, key=lambda r: (r.namespace or "", r.name, r.kind))),
+        bindings=tuple(
+            sorted(collected.bindings, key=lambda b: (b.namespace or "", b.name, b.kind))
+        ),
+        counts=dict(sorted(counts.items())),
+        warnings=tuple(sorted(set(collected.warnings))),
+    )
+
+
+def _nodes(
+    collected: _Collected, pods: list[Pod], sharing_configs: list[SharingConfig]
+) -> list[Node]:
+    by_node: dict[str, list[Pod]] = {}
+    for pod in pods:
+        if pod.node_name:
+            by_node.setdefault(pod.node_name, []).append(pod)
+    operator = operator_version(collected.workloads)
+    nodes: list[Node] = []
+    for raw in collected.raw_nodes:
+        name = text(mapping(raw.get("metadata")).get("name"), "") or ""
+        result = node_from(
+            raw,
+            pods_on_node=by_node.get(name, []),
+            operator_version=operator,
+            sharing_configs=sharing_configs,
+        )
+        nodes.append(result.node)
+        collected.warnings.extend(result.warnings)
+    return nodes

@@ -1,0 +1,120 @@
+"""Namespaces, quotas, controllers, Services and RBAC objects -> snapshot dataclasses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inventory.snapshot import (
+    Namespace,
+    PolicyRule,
+    ResourceQuota,
+    Role,
+    RoleBinding,
+    Service,
+    Subject,
+    Workload,
+)
+from inventory.sources.raw import (
+    as_int,
+    canonical_hash,
+    dicts,
+    dig,
+    labels_of,
+    mapping,
+    name_of,
+    str_dict,
+    str_tuple,
+    text,
+)
+
+
+def namespace_from(obj: dict[str, Any]) -> Namespace:
+    return Namespace(name=name_of(obj), labels=labels_of(obj))
+
+
+def quota_from(obj: dict[str, Any], namespace: str) -> ResourceQuota:
+    return ResourceQuota(
+        namespace=namespace, name=name_of(obj), hard=str_dict(dig(obj, "spec").get("hard"))
+    )
+
+
+def workload_from(obj: dict[str, Any], namespace: str) -> Workload:
+    """A DaemonSet or Deployment: its template's images and a hash of the template spec, so a
+    later sync can tell that the device plugin or operator was changed."""
+    pod_spec = dig(obj, "spec", "template", "spec")
+    images: dict[str, str] = {}
+    for container in dicts(pod_spec.get("initContainers")) + dicts(pod_spec.get("containers")):
+        images[text(container.get("name"), "") or ""] = text(container.get("image"), "") or ""
+    return Workload(
+        kind=str(obj["kind"]),
+        namespace=namespace,
+        name=name_of(obj),
+        labels=labels_of(obj),
+        images=images,
+        spec_hash=canonical_hash(pod_spec),
+    )
+
+
+def service_from(obj: dict[str, Any], namespace: str) -> Service:
+    spec = dig(obj, "spec")
+    ports: list[int] = []
+    for port in dicts(spec.get("ports")):
+        target = port.get("targetPort")
+        # A named targetPort (a string, even "8080") resolves only against a pod's port names;
+        # then the service port is the number we can state.
+        number = as_int(target) if isinstance(target, int) else as_int(port.get("port"))
+        if number is not None:
+            ports.append(number)
+    return Service(
+        namespace=namespace,
+        name=name_of(obj),
+        type=text(spec.get("type")) or "ClusterIP",
+        selector=str_dict(spec.get("selector")),
+        ports=tuple(ports),
+    )
+
+
+def role_from(obj: dict[str, Any], namespace: str | None) -> Role:
+    kind = str(obj["kind"])
+    selectors = dicts(dig(obj, "aggregationRule").get("clusterRoleSelectors"))
+    return Role(
+        kind=kind,
+        name=name_of(obj),
+        # A ClusterRole is cluster-wide even if a manifest puts a namespace on it.
+        namespace=namespace if kind == "Role" else None,
+        rules=tuple(_rule(r) for r in dicts(obj.get("rules"))),
+        aggregation_labels=tuple(str_dict(s.get("matchLabels")) for s in selectors),
+        labels=labels_of(obj),
+    )
+
+
+def _rule(raw: dict[str, Any]) -> PolicyRule:
+    return PolicyRule(
+        api_groups=str_tuple(raw.get("apiGroups")),
+        resources=str_tuple(raw.get("resources")),
+        verbs=str_tuple(raw.get("verbs")),
+        resource_names=str_tuple(raw.get("resourceNames")),
+    )
+
+
+def binding_from(obj: dict[str, Any], namespace: str | None) -> RoleBinding:
+    kind = str(obj["kind"])
+    own_namespace = namespace if kind == "RoleBinding" else None
+    role_ref = mapping(obj.get("roleRef"))
+    return RoleBinding(
+        kind=kind,
+        name=name_of(obj),
+        namespace=own_namespace,
+        role_kind=text(role_ref.get("kind"), "") or "",
+        role_name=text(role_ref.get("name"), "") or "",
+        subjects=tuple(_subject(s, own_namespace) for s in dicts(obj.get("subjects"))),
+    )
+
+
+def _subject(raw: dict[str, Any], binding_namespace: str | None) -> Subject:
+    kind = text(raw.get("kind"), "") or ""
+    namespace = text(raw.get("namespace")) or None
+    if kind == "ServiceAccount" and namespace is None:
+        # kubectl fills in the binding's namespace for a service account subject of a RoleBinding.
+        namespace = binding_namespace
+    return Subject(kind=kind, name=text(raw.get("name"), "") or "", namespace=namespace)

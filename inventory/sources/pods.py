@@ -1,0 +1,175 @@
+"""Pods and pod templates -> snapshot Pods, with the fields the pod-hardening checks read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inventory.snapshot import GPU_RESOURCE_PREFIX, Container, EnvVar, Pod, Volume, VolumeMount
+from inventory.sources.raw import (
+    as_int,
+    dicts,
+    dig,
+    flag,
+    labels_of,
+    mapping,
+    meta,
+    name_of,
+    namespace_of,
+    str_dict,
+    str_tuple,
+    text,
+)
+
+# Where each controller kind keeps its pod template.
+_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("spec", "template"),
+    "DaemonSet": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"),
+    "ReplicationController": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+}
+
+_ENV_SOURCES = ("secretKeyRef", "configMapKeyRef", "fieldRef", "resourceFieldRef")
+
+
+def pod_from_object(obj: dict[str, Any], namespace: str) -> Pod:
+    """A Pod object as read from the API (status, node and owner included)."""
+    owner = next(iter(dicts(meta(obj).get("ownerReferences"))), {})
+    return _pod_from_spec(
+        spec=mapping(obj.get("spec")),
+        namespace=namespace,
+        name=name_of(obj),
+        labels=labels_of(obj),
+        phase=text(dig(obj, "status").get("phase"), "Unknown") or "Unknown",
+        owner_kind=text(owner.get("kind")),
+        owner_name=text(owner.get("name")),
+    )
+
+
+def pod_from_template(obj: dict[str, Any]) -> Pod | None:
+    """The Pod a workload (Deployment, DaemonSet, StatefulSet, ReplicaSet, Job, CronJob) would
+    run, or the Pod itself; None when there is no pod spec. Manifests often omit the
+    namespace: it is then "default", where `kubectl apply` would put them."""
+    kind = text(mapping(obj).get("kind"), "") or ""
+    namespace = namespace_of(obj) or "default"
+    if kind == "Pod":
+        return pod_from_object(obj, namespace)
+    path = _TEMPLATE_PATHS.get(kind)
+    template = dig(obj, *path) if path else {}
+    if not isinstance(template.get("spec"), dict):
+        return None
+    return _pod_from_spec(
+        spec=template["spec"],
+        namespace=namespace,
+        name=name_of(obj),
+        labels=labels_of(template),
+        phase="Unknown",
+        owner_kind=kind,
+        owner_name=name_of(obj),
+    )
+
+
+def _pod_from_spec(
+    *,
+    spec: dict[str, Any],
+    namespace: str,
+    name: str,
+    labels: dict[str, str],
+    phase: str,
+    owner_kind: str | None,
+    owner_name: str | None,
+) -> Pod:
+    pod_security = mapping(spec.get("securityContext"))
+    containers = [_container(c, pod_security, init=True) for c in dicts(spec.get("initContainers"))]
+    containers += [_container(c, pod_security, init=False) for c in dicts(spec.get("containers"))]
+    return Pod(
+        namespace=namespace,
+        name=name,
+        node_name=text(spec.get("nodeName")) or None,
+        phase=phase,
+        # serviceAccount is the deprecated spelling that old manifests still carry.
+        service_account=text(spec.get("serviceAccountName"))
+        or text(spec.get("serviceAccount"))
+        or "default",
+        host_pid=flag(spec.get("hostPID")) is True,
+        host_ipc=flag(spec.get("hostIPC")) is True,
+        host_network=flag(spec.get("hostNetwork")) is True,
+        containers=tuple(containers),
+        volumes=tuple(_volume(v) for v in dicts(spec.get("volumes"))),
+        labels=labels,
+        owner_kind=owner_kind,
+        owner_name=owner_name,
+        node_selector=str_dict(spec.get("nodeSelector")),
+        tolerations=tuple(str_dict(t) for t in dicts(spec.get("tolerations"))),
+    )
+
+
+def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool) -> Container:
+    security = mapping(raw.get("securityContext"))
+    capabilities = mapping(security.get("capabilities"))
+    resources = mapping(raw.get("resources"))
+    run_as_non_root = flag(security.get("runAsNonRoot"))
+    if run_as_non_root is None:
+        # The pod-level setting applies to every container that does not override it.
+        run_as_non_root = flag(pod_security.get("runAsNonRoot"))
+    return Container(
+        name=text(raw.get("name"), "") or "",
+        image=text(raw.get("image"), "") or "",
+        init=init,
+        privileged=flag(security.get("privileged")) is True,
+        allow_privilege_escalation=flag(security.get("allowPrivilegeEscalation")),
+        run_as_non_root=run_as_non_root,
+        capabilities_add=_capabilities(capabilities.get("add")),
+        capabilities_drop=_capabilities(capabilities.get("drop")),
+        gpu_requests=_gpu_quantities(resources.get("requests")),
+        gpu_limits=_gpu_quantities(resources.get("limits")),
+        env=tuple(_env_var(e) for e in dicts(raw.get("env"))),
+        volume_mounts=tuple(_mount(m) for m in dicts(raw.get("volumeMounts"))),
+        ports=tuple(
+            port for p in dicts(raw.get("ports")) if (port := as_int(p.get("containerPort")))
+        ),
+        command=str_tuple(raw.get("command")),
+        args=str_tuple(raw.get("args")),
+    )
+
+
+def _capabilities(value: Any) -> tuple[str, ...]:
+    """Capability names as the kernel spells them without the prefix: `cap_sys_admin` and
+    `SYS_ADMIN` are the same grant, so checks compare one spelling."""
+    names = (name.upper() for name in str_tuple(value))
+    return tuple(name.removeprefix("CAP_") for name in names)
+
+
+def _gpu_quantities(value: Any) -> dict[str, str]:
+    quantities = str_dict(value)
+    return {k: v for k, v in quantities.items() if k.startswith(GPU_RESOURCE_PREFIX)}
+
+
+def _env_var(raw: dict[str, Any]) -> EnvVar:
+    name = text(raw.get("name"), "") or ""
+    source = mapping(raw.get("valueFrom"))
+    if source and "value" not in raw:
+        kind = next((k for k in _ENV_SOURCES if k in source), None)
+        return EnvVar(name=name, value=None, value_from=kind or "other")
+    # Kubernetes treats a variable without value as the empty string.
+    return EnvVar(name=name, value=text(raw.get("value"), "") or "")
+
+
+def _mount(raw: dict[str, Any]) -> VolumeMount:
+    return VolumeMount(
+        name=text(raw.get("name"), "") or "",
+        mount_path=text(raw.get("mountPath"), "") or "",
+        read_only=flag(raw.get("readOnly")) is True,
+    )
+
+
+def _volume(raw: dict[str, Any]) -> Volume:
+    name = text(raw.get("name"), "") or ""
+    if "hostPath" in raw:
+        path = text(mapping(raw.get("hostPath")).get("path"))
+        return Volume(name=name, host_path=path, kind="hostPath")
+    # A volume has exactly one source key besides its name (emptyDir, configMap, secret, ...).
+    kind = next((key for key in raw if key != "name"), "other")
+    return Volume(name=name, kind=str(kind))

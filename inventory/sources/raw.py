@@ -1,0 +1,98 @@
+"""Safe readers for raw Kubernetes objects (dicts from JSON or YAML).
+
+Real manifests are messy (`containers: null`, a list where a mapping belongs, unquoted YAML
+booleans), so every reader returns an empty value of the expected type instead of raising:
+a malformed sub-field must never crash a sync.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    """The value if it is a mapping, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def dig(obj: Any, *path: str) -> dict[str, Any]:
+    """The mapping at obj[path[0]][path[1]]..., or {} as soon as a step is missing or wrong."""
+    current = mapping(obj)
+    for key in path:
+        current = mapping(current.get(key))
+    return current
+
+
+def dicts(value: Any) -> list[dict[str, Any]]:
+    """The mappings of a list (other items dropped), or [] when value is not a list."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, dict)]
+
+
+def text(value: Any, default: str | None = None) -> str | None:
+    """A scalar as the text the manifest author wrote; None/containers give default."""
+    if isinstance(value, bool):
+        # YAML 1.1 reads an unquoted `true` as a boolean; give back the word, not "True".
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return default
+
+
+def str_dict(value: Any) -> dict[str, str]:
+    """A mapping of strings (labels, selectors); non-scalar values are dropped."""
+    result: dict[str, str] = {}
+    for key, item in mapping(value).items():
+        as_text = text(item)
+        if as_text is not None:
+            result[str(key)] = as_text
+    return result
+
+
+def str_tuple(value: Any) -> tuple[str, ...]:
+    """A list of scalars as a tuple of strings; anything else is empty."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(t for t in (text(item) for item in value) if t is not None)
+
+
+def as_int(value: Any) -> int | None:
+    """An integer written as a number or a decimal string, else None (never a guess)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("+").isdigit():
+        return int(value.strip())
+    return None
+
+
+def flag(value: Any) -> bool | None:
+    """A boolean field: True/False when set as a boolean, None when unset or malformed."""
+    return value if isinstance(value, bool) else None
+
+
+def canonical_hash(value: Any) -> str:
+    """sha256 of canonical JSON, so the same content hashes the same whatever its key order.
+    YAML may yield dates; default=str keeps them hashable instead of failing."""
+    encoded = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
+def meta(obj: dict[str, Any]) -> dict[str, Any]:
+    return mapping(obj.get("metadata"))
+
+
+def name_of(obj: dict[str, Any]) -> str:
+    return text(meta(obj).get("name"), "") or ""
+
+
+def namespace_of(obj: dict[str, Any]) -> str | None:
+    return text(meta(obj).get("namespace")) or None
+
+
+def labels_of(obj: dict[str, Any]) -> dict[str, str]:
+    return str_dict(meta(obj).get("labels"))

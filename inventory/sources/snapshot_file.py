@@ -1,0 +1,123 @@
+"""Read a cluster snapshot from files: `kubectl get ... -A -o json` output, or YAML manifests.
+
+Each path is a file or a directory of `*.json` / `*.yaml` / `*.yml` files (not recursive). Lists
+are flattened, however deeply nested, into the plain objects normalise() expects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from inventory.snapshot import ClusterSnapshot
+from inventory.sources.normalise import SnapshotError, normalise
+
+MAX_FILE_BYTES = 200 * 1024 * 1024
+SNAPSHOT_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def read_snapshot(paths: Sequence[str | Path]) -> ClusterSnapshot:
+    """The ClusterSnapshot of every object in the given files and directories."""
+    return normalise(load_snapshot_objects(paths))
+
+
+def load_snapshot_objects(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """Every Kubernetes object in the given files and directories, Lists flattened."""
+    if isinstance(paths, str | Path):
+        paths = [paths]  # one path given bare would otherwise be read letter by letter
+    found: list[dict[str, Any]] = []
+    for file in _snapshot_files(paths):
+        for document in _documents(file):
+            found.extend(_flatten(file, document))
+    return found
+
+
+def _snapshot_files(paths: Sequence[str | Path]) -> Iterator[Path]:
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files = sorted(p for p in path.iterdir() if p.suffix.lower() in SNAPSHOT_SUFFIXES)
+            files = [p for p in files if p.is_file()]
+            if not files:
+                raise SnapshotError(f"no .json/.yaml files in {path}")
+            yield from files
+        elif path.is_file():
+            yield path
+        else:
+            raise SnapshotError(f"{path}: no such file or directory")
+
+
+def _documents(file: Path) -> list[Any]:
+    """The parsed documents of one file: one for JSON, one per `---` section for YAML."""
+    size = file.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise SnapshotError(
+            f"{file}: {size // (1024 * 1024)} MB is over the 200 MB limit; "
+            "split the snapshot into several files (one kubectl get per kind)"
+        )
+    try:
+        content = file.read_text(encoding="utf-8-sig")  # -sig: PowerShell writes a BOM
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SnapshotError(f"{file}: cannot be read as UTF-8 text: {exc}") from exc
+    if _is_json(file, content):
+        try:
+            return [json.loads(content)]
+        except json.JSONDecodeError as exc:
+            raise SnapshotError(f"{file}: not valid JSON: {exc}") from exc
+    try:
+        return [doc for doc in yaml.safe_load_all(content) if doc is not None]
+    except yaml.YAMLError as exc:
+        raise SnapshotError(f"{file}: not valid YAML: {exc}") from exc
+
+
+def _is_json(file: Path, content: str) -> bool:
+    if file.suffix.lower() == ".json":
+        return True
+    # A file named otherwise (snapshot.txt) is JSON when it reads like JSON.
+    return file.suffix.lower() not in (".yaml", ".yml") and content.lstrip()[:1] in ("{", "[")
+
+
+def _flatten(file: Path, document: Any) -> list[dict[str, Any]]:
+    if not isinstance(document, dict) or not document.get("kind"):
+        what = "a mapping without a kind" if isinstance(document, dict) else _describe(document)
+        raise SnapshotError(
+            f"{file}: holds {what}, not a Kubernetes object or List; "
+            "save the output of `kubectl get ... -A -o json`"
+        )
+    if not _is_list(document):
+        return [document]
+    return list(_list_items(document))
+
+
+def _describe(document: Any) -> str:
+    if isinstance(document, list):
+        return "a bare list"
+    if document is None:
+        return "null"
+    return f"a {type(document).__name__} value"
+
+
+def _is_list(document: dict[str, Any]) -> bool:
+    # kind "List" is always a list, even with its items left out; a typed list (PodList) is
+    # told from a custom kind that merely ends in "List" by its items.
+    kind = str(document.get("kind", ""))
+    return kind == "List" or (kind.endswith("List") and "items" in document)
+
+
+def _list_items(document: dict[str, Any]) -> Iterator[Any]:
+    """Items of a List, nested Lists flattened. A typed list from the API (PodList) leaves
+    `kind` off its items; it is put back so normalise can read them."""
+    list_kind = str(document["kind"])
+    item_kind = list_kind.removesuffix("List") if list_kind != "List" else None
+    items = document.get("items")
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and _is_list(item):
+            yield from _list_items(item)
+        elif isinstance(item, dict) and item_kind and not item.get("kind"):
+            yield {**item, "kind": item_kind}
+        else:
+            yield item  # a malformed item is left for normalise to report with its index

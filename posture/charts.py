@@ -1,0 +1,61 @@
+"""Plotly figures for the posture pages, as JSON for static/js/charts.js to draw (no inline
+scripts, no CDN: plotly.js is served from our static files)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+
+# Colour-blind-safe palette (Okabe-Ito); severities are also labelled, never colour alone.
+SEVERITY_COLOURS = {
+    "critical": "#D55E00",
+    "high": "#E69F00",
+    "medium": "#0072B2",
+    "low": "#999999",
+}
+
+
+def findings_by_severity(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Stacked bars: open findings per tenant, one trace per severity.
+    rows: [{"tenant": slug, "critical": n, "high": n, "medium": n, "low": n}, ...]"""
+    tenants = [row["tenant"] for row in rows]
+    figure = go.Figure()
+    for severity, colour in SEVERITY_COLOURS.items():
+        figure.add_trace(
+            go.Bar(
+                name=severity,
+                x=tenants,
+                y=[row[severity] for row in rows],
+                marker={"color": colour},
+                hovertemplate="%{x}: %{y} " + severity + "<extra></extra>",
+            )
+        )
+    figure.update_layout(
+        barmode="stack",
+        height=320,
+        margin={"l": 40, "r": 10, "t": 30, "b": 60},
+        legend={"orientation": "h", "y": 1.15},
+        yaxis={"title": "open findings"},
+        title=None,
+    )
+    return figure.to_plotly_json()
+
+
+def score_trend(points: list[tuple[str, int]]) -> dict[str, Any]:
+    """A tenant's score over its stored runs."""
+    figure = go.Figure(
+        go.Scatter(
+            x=[p[0] for p in points],
+            y=[p[1] for p in points],
+            mode="lines+markers",
+            line={"color": "#0072B2"},
+            hovertemplate="%{x}: %{y}<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        height=220,
+        margin={"l": 40, "r": 10, "t": 10, "b": 40},
+        yaxis={"range": [0, 100], "title": "score"},
+    )
+    return figure.to_plotly_json()

@@ -1,0 +1,79 @@
+"""The read model the checks take: one cluster's snapshot plus the tenant registry.
+
+PURE: no ORM, no network. posture.selectors builds it from the database; tests build it by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from inventory.snapshot import ClusterSnapshot, Pod
+from tenants.mapping import resolve_namespace_owners
+
+
+@dataclass(frozen=True)
+class TrustClassInfo:
+    slug: str
+    name: str = ""
+    # Modes (DESIGN §2 `sharing_mode` values) a tenant of this class may share a GPU by.
+    allowed_modes: tuple[str, ...] = ()
+    # Modes allowed only when every other sharer is of this same class.
+    same_class_only_modes: tuple[str, ...] = ()
+    requires_dedicated_pool: bool = False
+    rank: int = 0  # higher demands more isolation (sensitive highest); "a lower class"
+
+
+@dataclass(frozen=True)
+class TenantInfo:
+    slug: str
+    name: str
+    trust_class: TrustClassInfo
+    namespaces: tuple[str, ...] = ()
+    principals: tuple[str, ...] = ()  # "group:NAME", "user:NAME"
+
+
+@dataclass(frozen=True)
+class PostureInputs:
+    cluster: str
+    snapshot: ClusterSnapshot
+    tenants: tuple[TenantInfo, ...] = ()
+    # Namespaces whose pods are platform components even if a tenant label says otherwise.
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @cached_property
+    def tenants_by_slug(self) -> dict[str, TenantInfo]:
+        return {t.slug: t for t in self.tenants}
+
+    @cached_property
+    def namespace_owner(self) -> dict[str, str]:
+        """namespace -> tenant slug: the registry's list first, then the namespace label."""
+        return resolve_namespace_owners(
+            namespace_labels={ns.name: ns.labels for ns in self.snapshot.namespaces},
+            registry={ns: t.slug for t in self.tenants for ns in t.namespaces},
+            known_tenants=set(self.tenants_by_slug),
+        )
+
+    def tenant_of_namespace(self, namespace: str) -> TenantInfo | None:
+        slug = self.namespace_owner.get(namespace)
+        return self.tenants_by_slug.get(slug) if slug else None
+
+    def tenant_of_pod(self, pod: Pod) -> TenantInfo | None:
+        """None means a platform pod (a namespace no tenant owns)."""
+        return self.tenant_of_namespace(pod.namespace)
+
+    @cached_property
+    def tenant_pods(self) -> tuple[tuple[Pod, TenantInfo], ...]:
+        return tuple(
+            (pod, tenant)
+            for pod in self.snapshot.pods
+            if pod.is_active and (tenant := self.tenant_of_pod(pod)) is not None
+        )
+
+    @cached_property
+    def pods_by_node(self) -> dict[str, tuple[Pod, ...]]:
+        grouped: dict[str, list[Pod]] = {}
+        for pod in self.snapshot.pods:
+            if pod.node_name and pod.is_active:
+                grouped.setdefault(pod.node_name, []).append(pod)
+        return {k: tuple(v) for k, v in grouped.items()}

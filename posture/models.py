@@ -1,0 +1,116 @@
+"""Findings, posture runs and tenant scores."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from gpuposture.base.querysets import ScopedQuerySet
+from inventory.models import Cluster
+from tenants.models import Tenant
+
+
+class Severity(models.TextChoices):
+    CRITICAL = "critical", "critical"
+    HIGH = "high", "high"
+    MEDIUM = "medium", "medium"
+    LOW = "low", "low"
+
+
+SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+
+
+class FindingQuerySet(ScopedQuerySet):
+    tenant_scope_path = "tenant"
+
+
+class Finding(models.Model):
+    """One check firing on one subject for one tenant (or for no tenant, cluster-wide)."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "open"
+        RESOLVED = "resolved", "resolved"
+        ACCEPTED = "accepted", "accepted"
+
+    check_id = models.CharField(max_length=20, db_index=True)
+    severity = models.CharField(max_length=10, choices=Severity.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    tenant = models.ForeignKey(
+        Tenant, null=True, blank=True, on_delete=models.CASCADE, related_name="findings"
+    )
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="findings")
+    subject_kind = models.CharField(max_length=40)
+    subject_namespace = models.CharField(max_length=63, blank=True)
+    subject_name = models.CharField(max_length=320)
+    key = models.CharField(max_length=200, blank=True)
+    # sha256 of the identity fields: the same cause never makes a second finding.
+    fingerprint = models.CharField(max_length=64, unique=True)
+    title = models.CharField(max_length=300)
+    evidence = models.JSONField(default=dict)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    accepted_reason = models.TextField(blank=True, max_length=2000)
+    accepted_until = models.DateTimeField(null=True, blank=True)
+
+    objects = FindingQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["status", "check_id", "id"]
+        indexes = [
+            models.Index(fields=["tenant", "status"], name="finding_tenant_status"),
+            models.Index(fields=["cluster", "status"], name="finding_cluster_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.check_id} {self.subject_kind} {self.subject_namespace}/{self.subject_name}"
+
+
+class PostureRun(models.Model):
+    """One evaluation of the checks and the scores."""
+
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    clusters = models.JSONField(default=list, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"posture run {self.pk} at {self.started_at:%Y-%m-%d %H:%M}"
+
+
+class TenantScoreQuerySet(ScopedQuerySet):
+    tenant_scope_path = "tenant"
+
+
+class TenantScore(models.Model):
+    """A tenant's score in one run, with the contributions that explain it."""
+
+    run = models.ForeignKey(PostureRun, on_delete=models.CASCADE, related_name="scores")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="scores")
+    computed_at = models.DateTimeField()
+    score = models.PositiveSmallIntegerField()
+    grade = models.CharField(max_length=1)
+    cap = models.CharField(max_length=300, blank=True)
+    contributions = models.JSONField(default=list)
+    open_by_severity = models.JSONField(default=dict)
+
+    objects = TenantScoreQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-computed_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "tenant"], name="tenantscore_unique_per_run"),
+            models.CheckConstraint(
+                condition=models.Q(score__lte=100), name="tenantscore_score_max_100"
+            ),
+        ]
+        indexes = [models.Index(fields=["tenant", "-computed_at"], name="score_tenant_time")]
+
+    def __str__(self) -> str:
+        return f"{self.tenant} {self.score} ({self.grade})"

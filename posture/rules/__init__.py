@@ -1,0 +1,12 @@
+"""The check catalogue: importing this package registers every check (DESIGN §5).
+
+Each family lives in its own module; importing them here is what fills CHECKS, so callers
+import from `posture.rules`, never from a family module alone.
+"""
+
+from __future__ import annotations
+
+from posture.rules import cluster, pods, sharing, stack
+from posture.rules.registry import CHECKS, Check, FindingDraft, run_checks
+
+__all__ = ["CHECKS", "Check", "FindingDraft", "run_checks", "cluster", "pods", "sharing", "stack"]

@@ -1,0 +1,190 @@
+"""Helpers the rule modules share: GPU holdings per node, tenant attribution, field paths."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from inventory.snapshot import Container, Node, Pod
+from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
+from posture.rules.registry import FindingDraft
+from tenants.policy import (
+    DEFAULT_TRUST_CLASSES,
+    FRACTIONAL_RESOURCES,
+    base_resource,
+    is_mig_resource,
+    node_sharing_mode,
+)
+
+PLATFORM = "platform"  # the party name and trust class slug of pods no tenant owns
+
+
+def trust_class_from_data(data: dict[str, Any]) -> TrustClassInfo:
+    return TrustClassInfo(
+        slug=data["slug"],
+        name=data["name"],
+        allowed_modes=tuple(data["allowed_modes"]),
+        same_class_only_modes=tuple(data["same_class_only_modes"]),
+        requires_dedicated_pool=data["requires_dedicated_pool"],
+        rank=data["rank"],
+    )
+
+
+def platform_trust_class(inputs: PostureInputs) -> TrustClassInfo:
+    """The class platform pods are judged by: the registry's own (edited) platform class when
+    the inputs carry it, else the seed definition."""
+    given = inputs.extra.get("platform_trust_class")
+    if isinstance(given, TrustClassInfo):
+        return given
+    for tenant in inputs.tenants:
+        if tenant.trust_class.slug == PLATFORM:
+            return tenant.trust_class
+    seed = next(d for d in DEFAULT_TRUST_CLASSES if d["slug"] == PLATFORM)
+    return trust_class_from_data(seed)
+
+
+def is_device_resource(name: str) -> bool:
+    """A resource that stands for a GPU or MIG device (not HAMi's memory/core counters)."""
+    return base_resource(name) == "nvidia.com/gpu" or is_mig_resource(name)
+
+
+@dataclass(frozen=True)
+class GpuHolding:
+    """One pod's hold on one GPU resource of a node, and how that resource is shared."""
+
+    pod: Pod
+    tenant: TenantInfo | None  # None: a platform pod
+    resource: str  # as the pod asks for it ("nvidia.com/gpu.shared")
+    pool: str  # the physical pool it draws from ("nvidia.com/gpu")
+    count: int
+    mode: str  # DESIGN §2 sharing mode
+
+
+def gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
+    """Every active pod's GPU devices on `node`, with the mode they share a physical GPU by."""
+    holdings: list[GpuHolding] = []
+    for pod in inputs.pods_by_node.get(node.name, ()):
+        resources = pod.gpu_resources
+        # HAMi-style fractions ride on nvidia.com/gpu but share it with soft limits only.
+        fractional = any(name in FRACTIONAL_RESOURCES for name in resources)
+        for name, count in sorted(resources.items()):
+            if not is_device_resource(name):
+                continue
+            mode = "time_slicing" if fractional else _mode(node, name)
+            tenant = inputs.tenant_of_pod(pod)
+            holdings.append(GpuHolding(pod, tenant, name, base_resource(name), count, mode))
+    return holdings
+
+
+def _mode(node: Node, resource: str) -> str:
+    return node_sharing_mode(node.sharing_strategy, resource, mig_strategy=node.mig_strategy)
+
+
+def pools_by_mode(holdings: Iterable[GpuHolding]) -> dict[tuple[str, str], list[GpuHolding]]:
+    """Holdings grouped by (physical pool, sharing mode), in a stable order."""
+    grouped: dict[tuple[str, str], list[GpuHolding]] = {}
+    for holding in holdings:
+        grouped.setdefault((holding.pool, holding.mode), []).append(holding)
+    return dict(sorted(grouped.items()))
+
+
+def pod_ref(pod: Pod) -> str:
+    return f"{pod.namespace}/{pod.name}"
+
+
+def holding_evidence(holdings: Iterable[GpuHolding]) -> list[dict[str, Any]]:
+    return [
+        {"pod": pod_ref(h.pod), "resource": h.resource, "count": h.count}
+        for h in sorted(holdings, key=lambda h: (pod_ref(h.pod), h.resource))
+    ]
+
+
+def tenants_on_node(inputs: PostureInputs, node_name: str) -> list[TenantInfo]:
+    """Tenants with at least one active pod on the node, by slug."""
+    found = {
+        tenant.slug: tenant
+        for pod in inputs.pods_by_node.get(node_name, ())
+        if (tenant := inputs.tenant_of_pod(pod)) is not None
+    }
+    return [found[slug] for slug in sorted(found)]
+
+
+def per_tenant(
+    tenants: Iterable[TenantInfo], make: Callable[[str | None], FindingDraft]
+) -> list[FindingDraft]:
+    """One draft per tenant concerned, or a single unattributed one when no tenant is."""
+    drafts = [make(tenant.slug) for tenant in tenants]
+    return drafts or [make(None)]
+
+
+def sorted_nodes(inputs: PostureInputs) -> list[Node]:
+    return sorted(inputs.snapshot.nodes, key=lambda n: n.name)
+
+
+# --- pods ----------------------------------------------------------------------------------
+
+
+def tenant_pods(inputs: PostureInputs) -> list[tuple[Pod, TenantInfo]]:
+    """Active pods of tenant namespaces in a stable order; platform pods never appear."""
+    return sorted(inputs.tenant_pods, key=lambda item: pod_ref(item[0]))
+
+
+def container_path(pod: Pod, container: Container) -> str:
+    """The manifest path of a container: app and init containers are indexed separately."""
+    same_kind = [c for c in pod.containers if c.init == container.init]
+    index = next(i for i, c in enumerate(same_kind) if c is container)
+    return f"spec.{'initContainers' if container.init else 'containers'}[{index}]"
+
+
+def pod_context(pod: Pod, tenant: TenantInfo) -> dict[str, Any]:
+    return {
+        "pod": pod_ref(pod),
+        "node": pod.node_name,
+        "phase": pod.phase,
+        "owner": f"{pod.owner_kind}/{pod.owner_name}" if pod.owner_kind else None,
+        "tenant": tenant.slug,
+        "trust_class": tenant.trust_class.slug,
+    }
+
+
+def pod_draft(
+    check_id: str, pod: Pod, tenant: TenantInfo, evidence: dict[str, Any], **extra: str
+) -> FindingDraft:
+    """A draft about one pod; `extra` carries key, title or severity."""
+    return FindingDraft(
+        check_id=check_id,
+        tenant=tenant.slug,
+        subject_kind="Pod",
+        subject_namespace=pod.namespace,
+        subject_name=pod.name,
+        evidence={**pod_context(pod, tenant), **evidence},
+        **extra,
+    )
+
+
+def normalise_host_path(path: str) -> str:
+    """Collapse repeated and trailing slashes and dot segments: "/dev//" is "/dev"."""
+    collapsed = re.sub(r"/+", "/", path.strip())
+    return posixpath.normpath(collapsed) if collapsed else collapsed
+
+
+def path_within(path: str, root: str) -> bool:
+    """True when `path` is `root` or lies under it (both normalised)."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def mounts_of(pod: Pod, volume_name: str) -> list[dict[str, Any]]:
+    """Which containers mount a volume, where, and whether read-only."""
+    return [
+        {
+            "container": c.name,
+            "mount_path": m.mount_path,
+            "read_only": m.read_only,
+        }
+        for c in pod.containers
+        for m in c.volume_mounts
+        if m.name == volume_name
+    ]

@@ -1,0 +1,149 @@
+"""Reads for posture: the checks' read model, findings and scores as pages and API need them."""
+
+from __future__ import annotations
+
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
+
+from gpuposture.base.roles import reads_all_posture
+from inventory import snapshot as snap
+from inventory.models import Cluster, ClusterObject, Node, Pod
+from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
+from posture.models import Finding, TenantScore
+from posture.redaction import HiddenScope
+from tenants.models import Tenant, TenantNamespace, TrustClass
+
+# ClusterObject kind -> (snapshot attribute, dataclass)
+_OBJECTS = {
+    "namespace": ("namespaces", snap.Namespace),
+    "quota": ("quotas", snap.ResourceQuota),
+    "configmap": ("configmaps", snap.ConfigMap),
+    "sharing_config": ("sharing_configs", snap.SharingConfig),
+    "workload": ("workloads", snap.Workload),
+    "service": ("services", snap.Service),
+    "role": ("roles", snap.Role),
+    "binding": ("bindings", snap.RoleBinding),
+}
+
+
+def trust_class_info(trust_class: TrustClass) -> TrustClassInfo:
+    return TrustClassInfo(
+        slug=trust_class.slug,
+        name=trust_class.name,
+        allowed_modes=tuple(trust_class.allowed_modes),
+        same_class_only_modes=tuple(trust_class.same_class_only_modes),
+        requires_dedicated_pool=trust_class.requires_dedicated_pool,
+        rank=trust_class.rank,
+    )
+
+
+def tenant_infos() -> tuple[TenantInfo, ...]:
+    tenants = Tenant.objects.select_related("trust_class").prefetch_related(
+        "namespaces", "principals"
+    )
+    return tuple(
+        TenantInfo(
+            slug=t.slug,
+            name=t.name,
+            trust_class=trust_class_info(t.trust_class),
+            namespaces=tuple(ns.name for ns in t.namespaces.all()),
+            principals=tuple(f"{p.kind}:{p.name}" for p in t.principals.all()),
+        )
+        for t in tenants
+    )
+
+
+def cluster_snapshot(cluster: Cluster) -> snap.ClusterSnapshot:
+    """Rebuild the last applied snapshot from the database (three queries)."""
+    grouped: dict[str, list] = {attribute: [] for attribute, _ in _OBJECTS.values()}
+    for kind, data in ClusterObject.objects.filter(cluster=cluster).values_list("kind", "data"):
+        attribute, cls = _OBJECTS[kind]
+        grouped[attribute].append(snap.from_dict(cls, data))
+    nodes = [snap.from_dict(snap.Node, d) for d in cluster.nodes.values_list("data", flat=True)]
+    pods = [
+        snap.from_dict(snap.Pod, d)
+        for d in Pod.objects.filter(cluster=cluster).values_list("data", flat=True)
+    ]
+    return snap.ClusterSnapshot(
+        nodes=tuple(nodes), pods=tuple(pods), **{k: tuple(v) for k, v in grouped.items()}
+    )
+
+
+def posture_inputs(
+    cluster: Cluster, tenants: tuple[TenantInfo, ...] | None = None
+) -> PostureInputs:
+    platform = TrustClass.objects.filter(slug="platform").first()
+    return PostureInputs(
+        cluster=cluster.name,
+        snapshot=cluster_snapshot(cluster),
+        tenants=tenant_infos() if tenants is None else tenants,
+        # Pods of namespaces no tenant owns are judged as the platform class as configured.
+        extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
+    )
+
+
+def latest_scores() -> QuerySet[TenantScore]:
+    """Each tenant's most recent score (one query)."""
+    newest = TenantScore.objects.filter(tenant=OuterRef("tenant")).order_by("-computed_at", "-id")
+    return TenantScore.objects.filter(pk=Subquery(newest.values("pk")[:1]))
+
+
+def tenants_overview(user) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
+    """Tenants the user may see, with their open findings counted per severity and their
+    latest score prefetched (three queries whatever the number of tenants)."""
+    open_findings = Q(findings__status=Finding.Status.OPEN)
+    counts = {
+        f"open_{sev}": Count("findings", filter=open_findings & Q(findings__severity=sev))
+        for sev in ("critical", "high", "medium", "low")
+    }
+    return (
+        Tenant.objects.visible_to(user)
+        .select_related("trust_class")
+        .annotate(**counts)
+        .prefetch_related(Prefetch("scores", queryset=latest_scores(), to_attr="latest"))
+        .order_by("slug")
+    )
+
+
+def nodes_for_list(user) -> QuerySet[Node]:  # type: ignore[no-untyped-def]
+    return Node.objects.visible_to(user).select_related("cluster")
+
+
+def tenant_posture(tenant: Tenant) -> dict:
+    """A tenant's latest score with its contributions, and its live findings."""
+    score = TenantScore.objects.filter(tenant=tenant).order_by("-computed_at", "-id").first()
+    findings = (
+        Finding.objects.filter(tenant=tenant, status__in=["open", "accepted"])
+        .select_related("tenant", "cluster")
+        .order_by("status", "severity", "check_id", "id")
+    )
+    findings = sorted(findings, key=lambda f: (f.status != "open", _SEVERITY_RANK[f.severity]))
+    return {
+        "tenant": tenant.slug,
+        "trust_class": tenant.trust_class.slug,
+        "score": score.score if score else None,
+        "grade": score.grade if score else None,
+        "cap": score.cap if score else "",
+        "computed_at": score.computed_at if score else None,
+        "contributions": score.contributions if score else [],
+        "findings": findings,
+    }
+
+
+_SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+
+
+def hidden_scope_for(user) -> HiddenScope | None:  # type: ignore[no-untyped-def]
+    """What a user must not see named in evidence: None for users who read every tenant."""
+    if reads_all_posture(user):
+        return None
+    visible = set(Tenant.objects.visible_to(user).values_list("pk", flat=True))
+    hidden = Tenant.objects.exclude(pk__in=visible)
+    namespaces = set(
+        TenantNamespace.objects.filter(tenant__in=hidden).values_list("name", flat=True)
+    )
+    namespaces |= set(
+        Pod.objects.filter(tenant__in=hidden).values_list("namespace", flat=True).distinct()
+    )
+    return HiddenScope(
+        tenants=frozenset(hidden.values_list("slug", flat=True)), namespaces=frozenset(namespaces)
+    )

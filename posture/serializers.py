@@ -1,0 +1,69 @@
+"""JSON shapes of findings and scores (DESIGN §8), shared by the API and the exports."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from posture.models import Finding, TenantScore
+from posture.redaction import redact, redact_text
+from posture.rules import CHECKS
+
+
+class FindingSerializer(serializers.ModelSerializer):
+    check = serializers.CharField(source="check_id")
+    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    mappings = serializers.SerializerMethodField()
+    remediation = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Finding
+        fields = [
+            "id", "check", "severity", "status", "tenant", "cluster", "subject_kind",
+            "subject_namespace", "subject_name", "title", "evidence", "remediation",
+            "mappings", "first_seen", "last_seen", "resolved_at", "accepted_reason",
+            "accepted_until",
+        ]  # fmt: skip
+
+    def to_representation(self, instance: Finding) -> dict:
+        data = super().to_representation(instance)
+        # Views put the viewer's hidden scope in the context; exports by the CLI have none.
+        scope = self.context.get("hidden_scope")
+        data["evidence"] = redact(data["evidence"], scope)
+        data["title"] = redact_text(data["title"], scope)
+        return data
+
+    def get_mappings(self, finding: Finding) -> list[str]:
+        check = CHECKS.get(finding.check_id)
+        return list(check.mappings) if check else []
+
+    def get_remediation(self, finding: Finding) -> str:
+        check = CHECKS.get(finding.check_id)
+        return check.remediation if check else ""
+
+
+class ContributionSerializer(serializers.Serializer):
+    finding_id = serializers.IntegerField()
+    check = serializers.CharField()
+    severity = serializers.CharField()
+    points = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
+class TenantScoreSerializer(serializers.ModelSerializer):
+    contributions = ContributionSerializer(many=True)
+
+    class Meta:
+        model = TenantScore
+        fields = ["score", "grade", "cap", "computed_at", "open_by_severity", "contributions"]
+
+
+class PostureSerializer(serializers.Serializer):
+    tenant = serializers.CharField()
+    trust_class = serializers.CharField()
+    score = serializers.IntegerField(allow_null=True)
+    grade = serializers.CharField(allow_null=True)
+    cap = serializers.CharField(allow_blank=True)
+    computed_at = serializers.DateTimeField(allow_null=True)
+    contributions = ContributionSerializer(many=True)
+    findings = FindingSerializer(many=True)

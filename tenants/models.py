@@ -1,0 +1,113 @@
+"""Trust classes, tenants, and how namespaces and Kubernetes principals map to tenants."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+
+from gpuposture.base.querysets import ScopedQuerySet
+
+slug_validator = RegexValidator(
+    r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",
+    "Use lowercase letters, digits and hyphens (a DNS label).",
+)
+
+class_slug_validator = RegexValidator(
+    r"^[a-z][a-z0-9_]{0,39}$", "Use lowercase letters, digits and underscores."
+)
+
+
+class TrustClassQuerySet(ScopedQuerySet):
+    # Trust classes are policy, not tenant data: every role may read them.
+    def visible_to(self, user):  # type: ignore[no-untyped-def]
+        return self if user.is_authenticated else self.none()
+
+
+class TrustClass(models.Model):
+    """A class of tenants and the GPU sharing modes it allows with other tenants."""
+
+    slug = models.CharField(max_length=40, unique=True, validators=[class_slug_validator])
+    name = models.CharField(max_length=80)
+    description = models.TextField(blank=True, max_length=2000)
+    allowed_modes = models.JSONField(default=list, help_text="Sharing modes this class allows.")
+    same_class_only_modes = models.JSONField(
+        default=list, blank=True, help_text="Modes allowed only with tenants of this same class."
+    )
+    requires_dedicated_pool = models.BooleanField(default=False)
+    requires_reset_attestation = models.BooleanField(default=False)
+    approval_expiry_days = models.PositiveIntegerField(null=True, blank=True)
+    rank = models.PositiveSmallIntegerField(
+        default=0, help_text="Higher means more isolation demanded (sensitive is highest)."
+    )
+
+    objects = TrustClassQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["rank", "slug"]
+        verbose_name_plural = "trust classes"
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class TenantQuerySet(ScopedQuerySet):
+    tenant_scope_path = ""
+
+
+class Tenant(models.Model):
+    """A team or customer whose workloads share GPUs with others."""
+
+    slug = models.SlugField(max_length=63, unique=True, validators=[slug_validator])
+    name = models.CharField(max_length=120)
+    trust_class = models.ForeignKey(TrustClass, on_delete=models.PROTECT, related_name="tenants")
+    viewers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="viewable_tenants"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TenantQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class TenantNamespace(models.Model):
+    """A Kubernetes namespace (in any cluster) that belongs to a tenant."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="namespaces")
+    name = models.CharField(max_length=63, validators=[slug_validator])
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["name"], name="tenant_namespace_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TenantPrincipal(models.Model):
+    """A Kubernetes RBAC subject (group or user) that acts for a tenant."""
+
+    class Kind(models.TextChoices):
+        GROUP = "group", "Group"
+        USER = "user", "User"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="principals")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    name = models.CharField(max_length=253)
+
+    class Meta:
+        ordering = ["kind", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "name"], name="tenant_principal_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.name}"

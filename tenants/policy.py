@@ -1,0 +1,211 @@
+"""Which sharing modes two trust classes may share a physical GPU by (DESIGN §2, §3).
+
+PURE: plain data and functions; no ORM, no network. `tenants` sits below `posture` in the import
+layering (STYLE.md), so the functions take any object shaped like posture.inputs.TrustClassInfo
+(the TrustClassRules protocol) instead of importing it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+# DESIGN §2 `sharing_mode` values, from the strongest isolation to the weakest.
+SHARING_MODES: tuple[str, ...] = (
+    "exclusive",
+    "mig_gi",
+    "mig_ci",
+    "vgpu_fixed",
+    "vgpu_equal",
+    "vgpu_best_effort",
+    "mps",
+    "time_slicing",
+)
+VGPU_MODES: tuple[str, ...] = ("vgpu_fixed", "vgpu_equal", "vgpu_best_effort")
+
+# The five seed classes of DESIGN §3, as plain data (tuples become JSON lists once stored; treat
+# as read-only). The seed migration tenants/migrations/0002_default_trust_classes.py keeps its
+# own frozen copy of the same values; a test pins them equal.
+# Rank orders the classes by the isolation they demand, from platform (0, any mode) to
+# sensitive (4): sensitive is strictly highest, so "a sensitive tenant shares with a LOWER
+# class" (SHARE-007) means with any other class.
+DEFAULT_TRUST_CLASSES: tuple[dict[str, Any], ...] = (
+    {
+        "slug": "platform",
+        "name": "Platform",
+        "description": "The platform team's own system workloads.",
+        "allowed_modes": SHARING_MODES,
+        "same_class_only_modes": (),
+        "requires_dedicated_pool": False,
+        "requires_reset_attestation": False,
+        "approval_expiry_days": None,
+        "rank": 0,
+    },
+    {
+        "slug": "internal_trusted",
+        "name": "Internal, trusted",
+        "description": "Same organisation, reviewed code.",
+        "allowed_modes": ("exclusive", "mig_gi", *VGPU_MODES, "mps", "time_slicing"),
+        "same_class_only_modes": ("time_slicing",),
+        "requires_dedicated_pool": False,
+        "requires_reset_attestation": False,
+        "approval_expiry_days": None,
+        "rank": 1,
+    },
+    {
+        "slug": "internal",
+        "name": "Internal",
+        "description": "Other internal teams.",
+        "allowed_modes": ("exclusive", "mig_gi", "vgpu_fixed", "vgpu_equal"),
+        "same_class_only_modes": (),
+        "requires_dedicated_pool": False,
+        "requires_reset_attestation": False,
+        "approval_expiry_days": None,
+        "rank": 2,
+    },
+    {
+        "slug": "external",
+        "name": "External",
+        "description": "Customers, untrusted or third-party code.",
+        "allowed_modes": ("exclusive", "mig_gi"),
+        "same_class_only_modes": (),
+        "requires_dedicated_pool": True,
+        "requires_reset_attestation": False,
+        "approval_expiry_days": None,
+        "rank": 3,
+    },
+    {
+        "slug": "sensitive",
+        "name": "Sensitive",
+        "description": "Regulated data, crown-jewel models.",
+        "allowed_modes": ("exclusive", "mig_gi"),
+        "same_class_only_modes": (),
+        "requires_dedicated_pool": True,
+        "requires_reset_attestation": True,
+        "approval_expiry_days": 90,
+        "rank": 4,
+    },
+)
+
+
+class TrustClassRules(Protocol):
+    """What the policy reads of a trust class (posture.inputs.TrustClassInfo has it all)."""
+
+    @property
+    def slug(self) -> str: ...
+
+    @property
+    def allowed_modes(self) -> tuple[str, ...]: ...
+
+    @property
+    def same_class_only_modes(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    allowed: bool
+    rule: str  # one sentence naming the rule that allows or forbids
+    forbidden_by: tuple[str, ...] = ()  # slugs of the classes whose rule forbids it
+
+
+def _class_objection(own: TrustClassRules, peer: TrustClassRules, mode: str) -> str | None:
+    """Why `own`'s rules forbid sharing with `peer` by `mode`, or None if they allow it."""
+    if mode not in own.allowed_modes:
+        allowed = ", ".join(own.allowed_modes) or "no sharing mode"
+        return f"trust class '{own.slug}' allows only {allowed} (not {mode})"
+    if mode in own.same_class_only_modes and peer.slug != own.slug:
+        return (
+            f"trust class '{own.slug}' allows {mode} only with other '{own.slug}' tenants, "
+            f"not with '{peer.slug}'"
+        )
+    return None
+
+
+def may_share(
+    a: TrustClassRules, b: TrustClassRules, mode: str, same_tenant: bool = False
+) -> PolicyDecision:
+    """May workloads of classes `a` and `b` share one physical GPU by `mode`?
+
+    Both classes must allow the mode (DESIGN §3); within one tenant any mode is allowed.
+    An unknown mode is refused rather than guessed at: this decides isolation.
+    """
+    if mode not in SHARING_MODES:
+        return PolicyDecision(False, f"'{mode}' is not a known sharing mode", (a.slug, b.slug))
+    if same_tenant:
+        return PolicyDecision(True, "within one tenant any sharing mode is allowed")
+    objections: list[tuple[str, str]] = []
+    for own, peer in ((a, b), (b, a)):
+        reason = _class_objection(own, peer, mode)
+        if reason and own.slug not in {slug for slug, _ in objections}:
+            objections.append((own.slug, reason))
+    if objections:
+        rule = "; ".join(reason for _, reason in objections)
+        return PolicyDecision(False, rule, tuple(slug for slug, _ in objections))
+    if a.slug == b.slug:
+        return PolicyDecision(True, f"trust class '{a.slug}' allows {mode}")
+    return PolicyDecision(True, f"trust classes '{a.slug}' and '{b.slug}' both allow {mode}")
+
+
+# --- which mode pods on a node share a physical GPU by ---------------------------------------
+
+SHARED_SUFFIX = ".shared"  # added by the device plugin's renameByDefault
+# A MIG profile whose compute slices differ from its GPU-instance slices ("1c.3g.40gb") is a
+# compute instance inside a shared GPU instance; "3g.40gb" (or "3g.40gb+me") is a whole GI.
+_MIG_CI = re.compile(r"^nvidia\.com/mig-\d+c\.\d+g\.")
+# Fractional schedulers (HAMi) count as time-slicing for isolation (DESIGN §2): soft limits.
+FRACTIONAL_RESOURCES = frozenset(
+    {"nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores"}
+)
+VGPU_SCHEDULERS = {"fixed": "vgpu_fixed", "equal": "vgpu_equal", "best_effort": "vgpu_best_effort"}
+
+
+def base_resource(resource_name: str) -> str:
+    """The resource without the device plugin's ".shared" rename: the same physical pool."""
+    if resource_name.endswith(SHARED_SUFFIX):
+        return resource_name[: -len(SHARED_SUFFIX)]
+    return resource_name
+
+
+def is_mig_resource(resource_name: str) -> bool:
+    return base_resource(resource_name).startswith("nvidia.com/mig-")
+
+
+def _mig_mode(resource_name: str) -> str:
+    return "mig_ci" if _MIG_CI.match(base_resource(resource_name)) else "mig_gi"
+
+
+def node_sharing_mode(
+    node_sharing_strategy: str,
+    resource_name: str,
+    *,
+    mig_strategy: str | None = None,
+    vgpu_scheduler: str | None = None,
+) -> str:
+    """The DESIGN §2 mode by which pods holding `resource_name` on a node share a physical GPU.
+
+    Time-slicing wins over MIG: the device plugin can time-slice MIG devices, and then several
+    pods share one MIG device with no isolation. MPS is never applied to MIG devices (the device
+    plugin does not support it), so a MIG resource on an MPS node is still a whole instance.
+    A vGPU node whose scheduler is unknown is assumed best effort, NVIDIA's default.
+    """
+    if resource_name in FRACTIONAL_RESOURCES:
+        return "time_slicing"
+    if node_sharing_strategy == "time_slicing":
+        return "time_slicing"
+    if node_sharing_strategy == "mps":
+        return _mig_mode(resource_name) if is_mig_resource(resource_name) else "mps"
+    if node_sharing_strategy == "vgpu":
+        return VGPU_SCHEDULERS.get(vgpu_scheduler or "", "vgpu_best_effort")
+    if node_sharing_strategy not in ("none", "mig"):
+        raise ValueError(f"unknown node sharing strategy {node_sharing_strategy!r}")
+    if is_mig_resource(resource_name):
+        return _mig_mode(resource_name)
+    if resource_name.endswith(SHARED_SUFFIX):
+        # Only a sharing config renames a resource: the node label is missing or stale.
+        # Assume the weakest of the two renaming modes rather than exclusive.
+        return "time_slicing"
+    if node_sharing_strategy == "mig" and mig_strategy != "mixed":
+        # Single strategy advertises each MIG GPU instance as nvidia.com/gpu.
+        return "mig_gi"
+    return "exclusive"

@@ -1,0 +1,125 @@
+"""Terse builders for the checks' read model: nodes, pods, tenants and PostureInputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inventory.snapshot import (
+    ClusterSnapshot,
+    Container,
+    EnvVar,
+    Namespace,
+    Node,
+    Pod,
+    Taint,
+    Volume,
+    VolumeMount,
+)
+from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
+from posture.rules import CHECKS, FindingDraft
+from posture.rules.common import trust_class_from_data
+from tenants.policy import DEFAULT_TRUST_CLASSES
+
+CLASS_TAINT = Taint("gpuposture.io/trust-class", "internal", "NoSchedule")
+FULL_STACK = {
+    "driver_version": "550.90.07",
+    "container_toolkit_version": "1.16.1",
+    "device_plugin_version": "0.17.0",
+    "firmware_version": "96.00.89.00.01",
+}
+
+
+def trust_class(slug: str) -> TrustClassInfo:
+    return trust_class_from_data(next(d for d in DEFAULT_TRUST_CLASSES if d["slug"] == slug))
+
+
+def tenant(slug: str, cls: str = "internal", namespaces: tuple[str, ...] = ()) -> TenantInfo:
+    """A tenant owning `namespaces` (default: the namespace named like its slug)."""
+    return TenantInfo(slug, slug.title(), trust_class(cls), namespaces or (slug,))
+
+
+def gpu_node(name: str = "gpu-1", **fields: Any) -> Node:
+    """A fully inventoried, class-tainted node with 4 exclusive GPUs unless told otherwise."""
+    defaults: dict[str, Any] = {
+        "gpu_count": 4,
+        "gpu_model": "NVIDIA-A100-SXM4-80GB",
+        "gpu_capacity": {"nvidia.com/gpu": 4},
+        "taints": (CLASS_TAINT,),
+        **FULL_STACK,
+    }
+    return Node(name, **{**defaults, **fields})
+
+
+def sliced_node(name: str = "gpu-1", gpus: int = 1, replicas: int = 4, **fields: Any) -> Node:
+    """A node whose GPUs the device plugin time-slices into `replicas` each."""
+    sliced: dict[str, Any] = {
+        "gpu_count": gpus,
+        "gpu_capacity": {"nvidia.com/gpu": gpus * replicas},
+        "sharing_strategy": "time_slicing",
+        "time_slicing_replicas": replicas,
+    }
+    return gpu_node(name, **{**sliced, **fields})
+
+
+def container(name: str = "main", gpu: dict[str, int] | None = None, **fields: Any) -> Container:
+    limits = {k: str(v) for k, v in (gpu or {}).items()}
+    return Container(name=name, image=f"registry.example.com/{name}:1", gpu_limits=limits, **fields)
+
+
+def pod(
+    namespace: str,
+    name: str = "p",
+    node: str | None = "gpu-1",
+    gpu: dict[str, int] | None = None,
+    containers: tuple[Container, ...] | None = None,
+    **fields: Any,
+) -> Pod:
+    """A running pod; `gpu` gives its single container GPU limits."""
+    return Pod(
+        namespace=namespace,
+        name=name,
+        node_name=node,
+        phase=fields.pop("phase", "Running"),
+        containers=containers if containers is not None else (container(gpu=gpu),),
+        **fields,
+    )
+
+
+def host_path(name: str, path: str) -> Volume:
+    return Volume(name=name, host_path=path, kind="hostPath")
+
+
+def mount(name: str, path: str = "/mnt") -> VolumeMount:
+    return VolumeMount(name=name, mount_path=path)
+
+
+def env(name: str, value: str | None, value_from: str | None = None) -> EnvVar:
+    return EnvVar(name, value, value_from)
+
+
+def inputs(
+    *,
+    nodes: tuple[Node, ...] = (),
+    pods: tuple[Pod, ...] = (),
+    tenants: tuple[TenantInfo, ...] = (),
+    namespaces: tuple[str, ...] | None = None,
+    **snapshot: Any,
+) -> PostureInputs:
+    """Inputs for one cluster; namespaces default to every tenant's and pod's namespace."""
+    if namespaces is None:
+        names = {ns for t in tenants for ns in t.namespaces} | {p.namespace for p in pods}
+        namespaces = tuple(sorted(names))
+    snap = ClusterSnapshot(
+        nodes=nodes, pods=pods, namespaces=tuple(Namespace(n) for n in namespaces), **snapshot
+    )
+    return PostureInputs(cluster="test", snapshot=snap, tenants=tenants)
+
+
+def run(check_id: str, world: PostureInputs) -> list[FindingDraft]:
+    return list(CHECKS[check_id].evaluate(world))
+
+
+def by_tenant(drafts: list[FindingDraft]) -> dict[str | None, FindingDraft]:
+    result = {d.tenant: d for d in drafts}
+    assert len(result) == len(drafts), "expected one finding per tenant"
+    return result

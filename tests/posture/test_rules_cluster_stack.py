@@ -1,0 +1,213 @@
+"""K8S-001, K8S-002 and STACK-004 over hand-built read models."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from inventory.snapshot import Container, Node, ResourceQuota, SharingConfig, Taint, Volume
+from posture.rules import CHECKS, run_checks
+from posture.rules.cluster import is_gpu_quota_key
+from tests.posture.builders import by_tenant, gpu_node, inputs, pod, run, tenant
+
+ALPHA, BETA = tenant("alpha"), tenant("beta", "external")
+
+# --- K8S-001 ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "counts"),
+    [
+        ("requests.nvidia.com/gpu", True),
+        ("nvidia.com/gpu", True),
+        ("limits.nvidia.com/gpu", True),
+        ("requests.nvidia.com/gpu.shared", True),
+        ("requests.nvidia.com/mig-1g.10gb", True),
+        ("requests.nvidia.com/mig-3g.40gb", True),
+        ("requests.cpu", False),
+        ("limits.memory", False),
+        ("count/pods", False),
+        ("requests.nvidia.com/gpumem", False),
+        ("requests.amd.com/gpu", False),
+    ],
+)
+def test_gpu_quota_keys(key, counts):
+    assert is_gpu_quota_key(key) is counts
+
+
+@pytest.mark.parametrize(
+    ("quotas", "fires"),
+    [
+        ((), True),
+        ((ResourceQuota("alpha", "compute", {"requests.cpu": "10"}),), True),
+        ((ResourceQuota("other", "gpu", {"requests.nvidia.com/gpu": "4"}),), True),
+        ((ResourceQuota("alpha", "gpu", {"requests.nvidia.com/gpu": "4"}),), False),
+        ((ResourceQuota("alpha", "mig", {"requests.nvidia.com/mig-1g.10gb": "2"}),), False),
+        (
+            (
+                ResourceQuota("alpha", "compute", {"requests.cpu": "10"}),
+                ResourceQuota("alpha", "gpu", {"requests.nvidia.com/gpu": "0"}),
+            ),
+            False,
+        ),
+    ],
+)
+def test_k8s001(quotas, fires):
+    found = run("K8S-001", inputs(tenants=(ALPHA,), quotas=quotas))
+    assert bool(found) is fires
+
+
+def test_k8s001_evidence_lists_the_quotas_seen():
+    world = inputs(
+        tenants=(ALPHA,), quotas=(ResourceQuota("alpha", "compute", {"requests.cpu": "1"}),)
+    )
+    (draft,) = run("K8S-001", world)
+    assert (draft.tenant, draft.subject_kind, draft.subject_name) == ("alpha", "Namespace", "alpha")
+    assert draft.evidence["quotas"] == [{"name": "compute", "hard_keys": ["requests.cpu"]}]
+
+
+def test_k8s001_only_tenant_namespaces_present_in_the_snapshot():
+    # kube-system is nobody's; "alpha-old" is listed on the tenant but absent from the cluster.
+    owner = tenant("alpha", namespaces=("alpha", "alpha-old"))
+    world = inputs(tenants=(owner,), namespaces=("alpha", "kube-system"))
+    assert [d.subject_name for d in run("K8S-001", world)] == ["alpha"]
+
+
+# --- K8S-002 ----------------------------------------------------------------------------------
+
+GENERIC = Taint("nvidia.com/gpu", "present", "NoSchedule")
+
+
+@pytest.mark.parametrize(
+    ("taints", "fires"),
+    [
+        ((), True),
+        ((GENERIC,), True),
+        ((Taint("pool", "external", "PreferNoSchedule"),), True),
+        ((GENERIC, Taint("gpuposture.io/trust-class", "external", "NoSchedule")), False),
+        ((Taint("dedicated", "tenant-b", "NoExecute"),), False),
+    ],
+)
+def test_k8s002(taints, fires):
+    world = inputs(nodes=(gpu_node(taints=taints),), pods=(pod("alpha"),), tenants=(ALPHA,))
+    assert bool(run("K8S-002", world)) is fires
+
+
+def test_k8s002_one_finding_per_tenant_on_the_node_with_classes():
+    world = inputs(
+        nodes=(gpu_node(taints=(GENERIC,)),),
+        pods=(pod("alpha"), pod("beta"), pod("kube-system"), pod("beta", "done", phase="Failed")),
+        tenants=(ALPHA, BETA),
+    )
+    found = by_tenant(run("K8S-002", world))
+    assert set(found) == {"alpha", "beta"}
+    evidence = found["beta"].evidence
+    assert evidence["taints"] == ["nvidia.com/gpu=present:NoSchedule"]
+    assert evidence["tenants_on_node"] == [
+        {"tenant": "alpha", "trust_class": "internal"},
+        {"tenant": "beta", "trust_class": "external"},
+    ]
+
+
+def test_k8s002_unattributed_when_no_tenant_runs_there_and_cpu_nodes_ignored():
+    world = inputs(nodes=(gpu_node(taints=()), Node("cpu-1")), pods=(pod("kube-system"),))
+    (draft,) = run("K8S-002", world)
+    assert (draft.tenant, draft.subject_name) == (None, "gpu-1")
+
+
+# --- STACK-004 --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("missing", "fires"),
+    [
+        ((), False),
+        (("driver_version",), True),
+        (("container_toolkit_version",), True),
+        (("device_plugin_version",), True),
+        (("firmware_version",), True),
+        (("driver_version", "firmware_version"), True),
+    ],
+)
+def test_stack004(missing, fires):
+    node = gpu_node(**dict.fromkeys(missing))
+    found = run("STACK-004", inputs(nodes=(node,), pods=(pod("alpha"),), tenants=(ALPHA,)))
+    assert bool(found) is fires
+    if fires:
+        assert found[0].evidence["unknown"] == list(missing)
+        assert set(found[0].evidence["known"]).isdisjoint(missing)
+        assert len(found[0].evidence["known"]) == 4 - len(missing)
+
+
+def test_stack004_evidence_values_and_attribution():
+    node = gpu_node(firmware_version=None, device_plugin_version=None)
+    world = inputs(nodes=(node,), pods=(pod("alpha"), pod("beta")), tenants=(ALPHA, BETA))
+    found = by_tenant(run("STACK-004", world))
+    assert set(found) == {"alpha", "beta"}
+    evidence = found["alpha"].evidence
+    assert evidence["known"] == {
+        "driver_version": "550.90.07",
+        "container_toolkit_version": "1.16.1",
+    }
+    assert evidence["unknown"] == ["device_plugin_version", "firmware_version"]
+    assert found["alpha"].subject_kind == "Node"
+
+
+def test_stack004_non_gpu_nodes_and_unattributed():
+    world = inputs(nodes=(Node("cpu-1"), gpu_node("gpu-2", driver_version=None)))
+    (draft,) = run("STACK-004", world)
+    assert (draft.tenant, draft.subject_name) == (None, "gpu-2")
+
+
+# --- the catalogue as a whole -----------------------------------------------------------------
+
+OWNED = ("K8S-001", "K8S-002", "POD-001", "POD-002", "POD-003", "POD-004", "POD-005")
+OWNED += ("SHARE-001", "SHARE-003", "SHARE-005", "STACK-004")
+
+
+def test_catalogue_metadata():
+    for check_id in OWNED:
+        c = CHECKS[check_id]
+        assert c.rationale and c.remediation and c.title, check_id
+        assert c.mappings and all(re.fullmatch(r"[\w.&-]+:[\w.-]+", m) for m in c.mappings)
+
+
+def test_every_draft_is_json_ready_and_well_formed():
+    ext = tenant("ext", "external")
+    bad = pod(
+        "ext",
+        "bad",
+        host_pid=True,
+        volumes=(Volume("root", "/", "hostPath"),),
+        containers=(
+            Container(
+                "c",
+                "img",
+                privileged=True,
+                capabilities_add=("SYS_ADMIN",),
+                gpu_limits={"nvidia.com/gpu": "1"},
+            ),
+        ),
+    )
+    world = inputs(
+        nodes=(
+            gpu_node(
+                taints=(),
+                sharing_strategy="time_slicing",
+                gpu_count=1,
+                time_slicing_replicas=4,
+                firmware_version=None,
+            ),
+        ),
+        pods=(bad, pod("alpha", gpu={"nvidia.com/gpu": 1})),
+        tenants=(ALPHA, ext),
+        sharing_configs=(SharingConfig("gpu-operator", "cfg", "default", "time_slicing", 4),),
+    )
+    drafts = run_checks(world)
+    assert {d.check_id for d in drafts} >= set(OWNED)
+    for draft in drafts:
+        json.dumps(draft.evidence)
+        assert draft.severity in ("", "critical", "high", "medium", "low")
+        assert draft.tenant in (None, "alpha", "ext")
