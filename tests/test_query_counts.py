@@ -77,7 +77,7 @@ def test_query_count_does_not_grow_with_size(personas, kind, url, persona):
         build_world(size, personas["viewer_alpha"])
         user = User.objects.get(pk=personas[persona].pk)  # no roles cached from a previous call
         if kind == "api":
-            counts.append(count_queries(lambda: api_client(user).get(url)))
+            counts.append(count_queries(lambda u=user: api_client(u).get(url)))
         else:
             client = Client()
             client.force_login(user)
