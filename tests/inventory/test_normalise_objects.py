@@ -1,0 +1,271 @@
+"""normalise(): ConfigMaps, sharing configs, workloads, services, RBAC, namespaces, quotas."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from inventory.snapshot import Subject
+from inventory.sources.normalise import normalise
+from tests.inventory.normalise_helpers import TIME_SLICING, configmap
+
+MPS = """\
+version: v1
+sharing:
+  mps:
+    renameByDefault: true
+    resources:
+    - name: nvidia.com/gpu
+      replicas: 3
+"""
+
+# --- ConfigMaps and sharing configs ------------------------------------------------------------
+
+
+def test_device_plugin_configmap_gives_one_sharing_config_per_key():
+    data = {
+        "h100-shared": TIME_SLICING,
+        "l4-mps": MPS,
+        "a100-exclusive": "version: v1\nflags:\n  migStrategy: mixed\n",
+        "README": "Edit with care: the plugin reloads on change.",
+    }
+    snapshot = normalise([configmap("gpu-operator", "plugin-config", data)])
+    (cm,) = snapshot.configmaps
+    assert (cm.purpose, cm.keys) == (
+        "device_plugin",
+        ("README", "a100-exclusive", "h100-shared", "l4-mps"),
+    )
+    exclusive, shared, mps = snapshot.sharing_configs
+    assert (exclusive.key, exclusive.mode, exclusive.mig_strategy, exclusive.replicas) == (
+        "a100-exclusive",
+        "none",
+        "mixed",
+        None,
+    )
+    assert (shared.mode, shared.replicas, shared.fail_requests_greater_than_one) == (
+        "time_slicing",
+        4,
+        True,
+    )
+    assert shared.resources == ("nvidia.com/gpu", "nvidia.com/mig-1g.10gb")
+    assert (mps.mode, mps.replicas, mps.rename_by_default, mps.resources) == (
+        "mps",
+        3,
+        True,
+        ("nvidia.com/gpu",),
+    )
+
+
+def test_other_configmaps_are_dropped_and_counted():
+    objects = [
+        configmap(
+            "team-alpha",
+            "app-settings",
+            {"DATABASE_URL": "postgres://u:pw@db/app", "debug": "true"},
+        ),
+        configmap("kube-system", "coredns", {"Corefile": ".:53 {\n    errors\n}\n"}),
+        configmap("team-alpha", "empty", None),
+    ]
+    snapshot = normalise(objects)
+    assert (snapshot.configmaps, snapshot.sharing_configs, snapshot.warnings) == ((), (), ())
+    assert snapshot.counts == {"ConfigMap": 3}
+
+
+def test_mig_parted_configmap():
+    data = {
+        "config.yaml": (
+            "version: v1\nmig-configs:\n"
+            "  all-disabled:\n    - devices: all\n      mig-enabled: false\n"
+        )
+    }
+    (cm,) = normalise([configmap("gpu-operator", "custom-mig-config", data)]).configmaps
+    assert (cm.purpose, cm.keys) == ("mig_parted", ("config.yaml",))
+
+
+def test_data_hash_ignores_key_order_and_sees_changes():
+    a = configmap(
+        "gpu-operator", "ts", {"a": TIME_SLICING, "b": "version: v1\nflags:\n  migStrategy: none\n"}
+    )
+    b = configmap(
+        "gpu-operator", "ts", {"b": "version: v1\nflags:\n  migStrategy: none\n", "a": TIME_SLICING}
+    )
+    c = configmap("gpu-operator", "ts", {"a": TIME_SLICING.replace("replicas: 4", "replicas: 5")})
+    hashes = [normalise([x]).configmaps[0].data_hash for x in (a, b, c)]
+    assert hashes[0] == hashes[1] != hashes[2]
+    assert len(hashes[0]) == 64
+
+
+@pytest.mark.parametrize(
+    ("value", "warned"),
+    [
+        ("version: v1\nsharing:\n  timeSlicing:\n    resources: [\n", True),
+        ('#!/bin/sh\necho "status: $x"\nif [ -f a ]; then\n  echo "ready: yes"\nfi\n', False),
+    ],
+)
+def test_unparseable_configmap_is_dropped_with_a_warning_only_when_it_looks_like_config(
+    value, warned
+):
+    snapshot = normalise([configmap("gpu-operator", "broken", {"config.yaml": value})])
+    assert snapshot.configmaps == ()
+    assert bool(snapshot.warnings) is warned
+    if warned:
+        assert "gpu-operator/broken" in snapshot.warnings[0]
+
+
+# --- workloads, services, RBAC, namespaces, quotas ---------------------------------------------
+
+
+def test_workload_images_labels_and_spec_hash():
+    ds = {
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": "nvidia-device-plugin-daemonset",
+            "namespace": "gpu-operator",
+            "labels": {"app": "nvidia-device-plugin-daemonset"},
+        },
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"app": "x"}},
+                "spec": {
+                    "initContainers": [
+                        {
+                            "name": "toolkit-validation",
+                            "image": "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v24.9.2",
+                        }
+                    ],
+                    "containers": [
+                        {
+                            "name": "nvidia-device-plugin",
+                            "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+                        }
+                    ],
+                },
+            }
+        },
+    }
+    (workload,) = normalise([ds]).workloads
+    assert workload.kind == "DaemonSet"
+    assert workload.labels == {"app": "nvidia-device-plugin-daemonset"}
+    assert workload.images == {
+        "toolkit-validation": "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v24.9.2",
+        "nvidia-device-plugin": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+    }
+    # Template metadata is outside spec.template.spec: relabelling pods is not drift.
+    relabelled = yaml.safe_load(yaml.safe_dump(ds))
+    relabelled["spec"]["template"]["metadata"]["labels"] = {"app": "y"}
+    upgraded = yaml.safe_load(yaml.safe_dump(ds))
+    upgraded["spec"]["template"]["spec"]["containers"][0]["image"] = (
+        "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
+    )
+    assert normalise([relabelled]).workloads[0].spec_hash == workload.spec_hash
+    assert normalise([upgraded]).workloads[0].spec_hash != workload.spec_hash
+
+
+def test_service_ports_type_and_selector():
+    svc = {
+        "kind": "Service",
+        "metadata": {"name": "jupyter", "namespace": "team-alpha"},
+        "spec": {
+            "type": "NodePort",
+            "selector": {"app": "jupyter"},
+            "ports": [
+                {"port": 80, "targetPort": 8888},
+                {"port": 443, "targetPort": "https"},
+                {"name": "x"},
+            ],
+        },
+    }
+    malformed = {**svc, "metadata": {"name": "plain", "namespace": "team-alpha"}, "spec": None}
+    result, plain = normalise([svc, malformed]).services
+    assert (result.name, result.type, result.selector) == (
+        "jupyter",
+        "NodePort",
+        {"app": "jupyter"},
+    )
+    # A named targetPort resolves only against the pod, so the service port stands in.
+    assert result.ports == (8888, 443)
+    assert (plain.type, plain.selector, plain.ports) == ("ClusterIP", {}, ())
+
+
+def test_roles_and_bindings():
+    objects = [
+        {
+            "kind": "ClusterRole",
+            "metadata": {
+                "name": "gpu-config-editor",
+                "labels": {"rbac.example.com/aggregate-to-edit": "true"},
+            },
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "resources": ["configmaps"],
+                    "verbs": ["update", "patch"],
+                    "resourceNames": ["time-slicing-config"],
+                }
+            ],
+            "aggregationRule": {
+                "clusterRoleSelectors": [
+                    {"matchLabels": {"rbac.example.com/aggregate-to-gpu": "true"}}
+                ]
+            },
+        },
+        {
+            "kind": "RoleBinding",
+            "metadata": {"name": "alpha-can-edit", "namespace": "gpu-operator"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "gpu-config-editor",
+            },
+            "subjects": [
+                {"kind": "Group", "name": "alpha-devs"},
+                {"kind": "ServiceAccount", "name": "alpha-runner"},
+                {"kind": "ServiceAccount", "name": "ci", "namespace": "team-alpha"},
+            ],
+        },
+        {
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "alpha-nodes"},
+            "roleRef": {"kind": "ClusterRole", "name": "node-labeler"},
+            "subjects": [{"kind": "ServiceAccount", "name": "orphan"}],
+        },
+    ]
+    snapshot = normalise(objects)
+    (role,) = snapshot.roles
+    assert (role.kind, role.namespace, role.labels) == (
+        "ClusterRole",
+        None,
+        {"rbac.example.com/aggregate-to-edit": "true"},
+    )
+    assert role.rules[0].resource_names == ("time-slicing-config",)
+    assert role.rules[0].verbs == ("update", "patch")
+    assert role.aggregation_labels == ({"rbac.example.com/aggregate-to-gpu": "true"},)
+    cluster_binding, binding = snapshot.bindings
+    assert (binding.role_kind, binding.role_name, binding.namespace) == (
+        "ClusterRole",
+        "gpu-config-editor",
+        "gpu-operator",
+    )
+    assert binding.subjects == (
+        Subject("Group", "alpha-devs", None),
+        Subject("ServiceAccount", "alpha-runner", "gpu-operator"),
+        Subject("ServiceAccount", "ci", "team-alpha"),
+    )
+    assert cluster_binding.subjects == (Subject("ServiceAccount", "orphan", None),)
+
+
+def test_namespaces_and_quotas():
+    objects = [
+        {
+            "kind": "Namespace",
+            "metadata": {"name": "team-alpha", "labels": {"gpuposture.io/tenant": "alpha"}},
+        },
+        {
+            "kind": "ResourceQuota",
+            "metadata": {"name": "gpu-quota", "namespace": "team-alpha"},
+            "spec": {"hard": {"requests.nvidia.com/gpu": 4, "limits.memory": "256Gi"}},
+        },
+    ]
+    snapshot = normalise(objects)
+    assert snapshot.namespaces[0].labels == {"gpuposture.io/tenant": "alpha"}
+    assert snapshot.quotas[0].hard == {"requests.nvidia.com/gpu": "4", "limits.memory": "256Gi"}

@@ -1,0 +1,208 @@
+"""normalise(): pods, containers and pod_from_template()."""
+
+from __future__ import annotations
+
+import pytest
+
+from inventory.snapshot import EnvVar, Volume, VolumeMount
+from inventory.sources.normalise import normalise, pod_from_template
+from tests.inventory.normalise_helpers import ctr, pod
+
+# --- pods --------------------------------------------------------------------------------------
+
+
+def test_pod_fields():
+    raw = pod(
+        "team-alpha",
+        "trainer-7d9f-abcde",
+        ctr(
+            "trainer",
+            securityContext={
+                "privileged": True,
+                "allowPrivilegeEscalation": True,
+                "capabilities": {"add": ["cap_sys_admin", "NET_RAW"], "drop": ["ALL"]},
+            },
+            resources={
+                "requests": {"cpu": "4", "nvidia.com/gpu": 1},
+                "limits": {"memory": "64Gi", "nvidia.com/gpu": "1"},
+            },
+            env=[
+                {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                {"name": "EMPTY"},
+                {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}},
+                {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            ],
+            volumeMounts=[{"name": "caps", "mountPath": "/dev/nvidia-caps", "readOnly": True}],
+            ports=[{"containerPort": 8888}, {"containerPort": "http"}],
+            command=["python", "-m", "train"],
+            args=["--epochs", 3],
+        ),
+        node_name="gpu-h100-01",
+        initContainers=[ctr("fetch", "registry.example.com/ml/fetch:1.0")],
+        securityContext={"runAsNonRoot": True},
+        serviceAccountName="alpha-runner",
+        hostPID=True,
+        hostNetwork=True,
+        nodeSelector={"tenant-class": "internal"},
+        tolerations=[
+            {
+                "key": "nvidia.com/gpu",
+                "operator": "Exists",
+                "effect": "NoSchedule",
+                "tolerationSeconds": 30,
+            }
+        ],
+        volumes=[
+            {"name": "caps", "hostPath": {"path": "/dev/nvidia-caps"}},
+            {"name": "scratch", "emptyDir": {}},
+            {"name": "data", "persistentVolumeClaim": {"claimName": "alpha-data"}},
+        ],
+    )
+    raw["metadata"]["labels"] = {"app": "trainer"}
+    raw["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "trainer-7d9f"}]
+    (result,) = normalise([raw]).pods
+    init, main = result.containers
+    assert (init.name, init.init, init.run_as_non_root) == ("fetch", True, True)
+    assert (main.privileged, main.allow_privilege_escalation) == (True, True)
+    assert (main.capabilities_add, main.capabilities_drop) == (("SYS_ADMIN", "NET_RAW"), ("ALL",))
+    assert (main.gpu_requests, main.gpu_limits) == (
+        {"nvidia.com/gpu": "1"},
+        {"nvidia.com/gpu": "1"},
+    )
+    assert main.env == (
+        EnvVar("NVIDIA_VISIBLE_DEVICES", "all"),
+        EnvVar("EMPTY", ""),
+        EnvVar("TOKEN", None, "secretKeyRef"),
+        EnvVar("NODE", None, "fieldRef"),
+    )
+    assert main.volume_mounts == (VolumeMount("caps", "/dev/nvidia-caps", True),)
+    assert (main.ports, main.command, main.args) == (
+        (8888,),
+        ("python", "-m", "train"),
+        ("--epochs", "3"),
+    )
+    assert result.volumes == (
+        Volume("caps", "/dev/nvidia-caps", "hostPath"),
+        Volume("scratch", None, "emptyDir"),
+        Volume("data", None, "persistentVolumeClaim"),
+    )
+    assert (result.node_name, result.phase, result.service_account) == (
+        "gpu-h100-01",
+        "Running",
+        "alpha-runner",
+    )
+    assert (result.host_pid, result.host_ipc, result.host_network) == (True, False, True)
+    assert (result.owner_kind, result.owner_name) == ("ReplicaSet", "trainer-7d9f")
+    assert result.labels == {"app": "trainer"}
+    assert result.node_selector == {"tenant-class": "internal"}
+    assert result.tolerations == (
+        {
+            "key": "nvidia.com/gpu",
+            "operator": "Exists",
+            "effect": "NoSchedule",
+            "tolerationSeconds": "30",
+        },
+    )
+    assert result.gpu_resources == {"nvidia.com/gpu": 1}
+
+
+def test_pod_defaults():
+    raw = {"kind": "Pod", "metadata": {"name": "bare", "namespace": "team-beta"}}
+    (result,) = normalise([raw]).pods
+    assert (result.phase, result.service_account, result.node_name) == ("Unknown", "default", None)
+    assert (result.containers, result.volumes, result.owner_kind) == ((), (), None)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"containers": None},
+        {"containers": "trainer"},
+        {"containers": [None, "x", {"name": "c", "securityContext": ["privileged"]}]},
+        {"containers": [{"name": "c", "securityContext": {"capabilities": "SYS_ADMIN"}}]},
+        {"containers": [{"name": "c", "resources": "lots", "env": {"A": "1"}, "ports": None}]},
+        {"containers": [{"name": "c", "resources": {"limits": ["nvidia.com/gpu"]}}]},
+        {"containers": [{"name": "c", "env": [{"name": "A", "valueFrom": "secret"}]}]},
+        {
+            "volumes": [{"name": "v", "hostPath": None}, None],
+            "tolerations": "all",
+            "nodeSelector": [],
+        },
+        {"securityContext": "strict", "initContainers": {"name": "x"}},
+    ],
+)
+def test_malformed_pod_subfields_are_tolerated(spec):
+    (result,) = normalise(
+        [{"kind": "Pod", "metadata": {"name": "odd", "namespace": "ns"}, "spec": spec}]
+    ).pods
+    for container in result.containers:
+        assert (container.privileged, container.capabilities_add, container.gpu_limits) == (
+            False,
+            (),
+            {},
+        )
+
+
+def test_run_as_non_root_container_overrides_pod():
+    raw = pod(
+        "team-alpha",
+        "p",
+        ctr("a", securityContext={"runAsNonRoot": False}),
+        ctr("b"),
+        securityContext={"runAsNonRoot": True},
+    )
+    (result,) = normalise([raw]).pods
+    assert [c.run_as_non_root for c in result.containers] == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        (
+            {
+                "kind": "CronJob",
+                "metadata": {"name": "nightly-eval", "namespace": "team-alpha"},
+                "spec": {
+                    "jobTemplate": {
+                        "spec": {
+                            "template": {"spec": {"hostIPC": True, "containers": [ctr("eval")]}}
+                        }
+                    }
+                },
+            },
+            ("team-alpha", "nightly-eval", "CronJob", ("eval",), True),
+        ),
+        (
+            {
+                "kind": "StatefulSet",
+                "metadata": {"name": "notebook"},
+                "spec": {
+                    "template": {
+                        "metadata": {"labels": {"app": "nb"}},
+                        "spec": {"containers": [ctr("jupyter")]},
+                    }
+                },
+            },
+            ("default", "notebook", "StatefulSet", ("jupyter",), False),
+        ),
+    ],
+)
+def test_pod_from_template(obj, expected):
+    result = pod_from_template(obj)
+    assert result is not None
+    names = tuple(c.name for c in result.containers)
+    assert (result.namespace, result.name, result.owner_kind, names, result.host_ipc) == expected
+    assert result.owner_name == result.name
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"kind": "Deployment", "metadata": {"name": "empty"}, "spec": {}},
+        {"kind": "CronJob", "metadata": {"name": "c"}, "spec": {"jobTemplate": None}},
+        {"kind": "Service", "metadata": {"name": "s"}, "spec": {"template": {"spec": {}}}},
+        {"kind": "Job", "metadata": {"name": "j"}, "spec": {"template": {"spec": None}}},
+    ],
+)
+def test_pod_from_template_without_pod_spec(obj):
+    assert pod_from_template(obj) is None

@@ -1,0 +1,159 @@
+"""normalise(): node GPU sharing strategy, from labels and device-plugin configs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from inventory.sources.normalise import normalise
+from tests.inventory.normalise_helpers import TIME_SLICING, configmap, node, only_node
+
+# --- nodes: sharing ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("labels", "capacity", "strategy", "replicas"),
+    [
+        (
+            {"nvidia.com/gpu.sharing-strategy": "time-slicing", "nvidia.com/gpu.replicas": "4"},
+            {},
+            "time_slicing",
+            4,
+        ),
+        (
+            {"nvidia.com/gpu.sharing-strategy": "mps", "nvidia.com/gpu.replicas": "10"},
+            {},
+            "mps",
+            10,
+        ),
+        ({"nvidia.com/gpu.replicas": "8"}, {}, "time_slicing", 8),
+        ({"nvidia.com/gpu.replicas": "1"}, {}, "none", 1),
+        ({"nvidia.com/gpu.product": "Tesla-T4-SHARED"}, {}, "time_slicing", None),
+        (
+            {"nvidia.com/mig.strategy": "single", "nvidia.com/mig.config": "all-1g.10gb"},
+            {},
+            "mig",
+            None,
+        ),
+        (
+            {"nvidia.com/mig.strategy": "mixed", "nvidia.com/mig.config": "all-disabled"},
+            {},
+            "none",
+            None,
+        ),
+        ({"nvidia.com/mig.strategy": "mixed"}, {"nvidia.com/mig-3g.40gb": "2"}, "mig", None),
+        # The operator labels every node with the cluster's strategy: that alone is not MIG.
+        ({"nvidia.com/mig.strategy": "single"}, {"nvidia.com/gpu": "8"}, "none", None),
+        (
+            {"nvidia.com/mig.strategy": "none", "nvidia.com/mig.config": "all-balanced"},
+            {},
+            "none",
+            None,
+        ),
+        ({"nvidia.com/vgpu.present": "true"}, {}, "vgpu", None),
+        ({}, {"nvidia.com/gpu": "8"}, "none", None),
+    ],
+)
+def test_sharing_strategy_from_labels(labels, capacity, strategy, replicas):
+    result = only_node(
+        [node("gpu-node", {"nvidia.com/gpu.count": "8", **labels}, capacity=capacity)]
+    )
+    assert (result.sharing_strategy, result.time_slicing_replicas) == (strategy, replicas)
+
+
+def test_mig_labels_are_kept():
+    labels = {
+        "nvidia.com/mig.strategy": "mixed",
+        "nvidia.com/mig.config": "all-balanced",
+        "nvidia.com/mig.config.state": "success",
+        "nvidia.com/device-plugin.config": "a100-80gb",
+    }
+    result = only_node([node("gpu-a100-01", labels)])
+    assert (result.mig_strategy, result.mig_config) == ("mixed", "all-balanced")
+    assert (result.mig_config_state, result.device_plugin_config) == ("success", "a100-80gb")
+
+
+def _plugin_configmap(name: str = "time-slicing-config", **data: str) -> dict[str, Any]:
+    return configmap("gpu-operator", name, data)
+
+
+@pytest.mark.parametrize(
+    ("label", "configmaps", "strategy", "replicas"),
+    [
+        # The node names a key of the plugin config.
+        (
+            "tesla-t4",
+            [
+                _plugin_configmap(
+                    **{
+                        "tesla-t4": TIME_SLICING,
+                        "a100": "version: v1\nflags:\n  migStrategy: mixed\n",
+                    }
+                )
+            ],
+            "time_slicing",
+            4,
+        ),
+        (
+            "a100",
+            [
+                _plugin_configmap(
+                    **{
+                        "tesla-t4": TIME_SLICING,
+                        "a100": "version: v1\nflags:\n  migStrategy: mixed\n",
+                    }
+                )
+            ],
+            "none",
+            None,
+        ),
+        ("missing-key", [_plugin_configmap(any=TIME_SLICING)], "none", None),
+        # No label: the plugin falls back to the only config, or to the one named "default".
+        (None, [_plugin_configmap(any=TIME_SLICING)], "time_slicing", 4),
+        (
+            None,
+            [
+                _plugin_configmap(
+                    default=TIME_SLICING, other="version: v1\nflags:\n  migStrategy: none\n"
+                )
+            ],
+            "time_slicing",
+            4,
+        ),
+        (None, [_plugin_configmap(one=TIME_SLICING, two=TIME_SLICING)], "none", None),
+        # Two plugin ConfigMaps: which one the plugin reads is not in the snapshot.
+        (
+            None,
+            [_plugin_configmap(any=TIME_SLICING), _plugin_configmap("second", any=TIME_SLICING)],
+            "none",
+            None,
+        ),
+    ],
+)
+def test_sharing_strategy_from_device_plugin_config(label, configmaps, strategy, replicas):
+    labels = {"nvidia.com/gpu.count": "1"} | (
+        {"nvidia.com/device-plugin.config": label} if label else {}
+    )
+    result = only_node([node("gpu-t4-01", labels), *configmaps])
+    assert (result.sharing_strategy, result.time_slicing_replicas) == (strategy, replicas)
+
+
+def test_config_fallback_does_not_apply_to_cpu_nodes_or_against_gfd():
+    objects = [
+        node("cpu-01", {}),
+        node("gpu-01", {"nvidia.com/gpu.count": "1", "nvidia.com/gpu.sharing-strategy": "none"}),
+        _plugin_configmap(any=TIME_SLICING),
+    ]
+    assert [n.sharing_strategy for n in normalise(objects).nodes] == ["none", "none"]
+
+
+def test_a_config_key_defined_two_ways_is_a_warning_not_a_guess():
+    objects = [
+        node("gpu-01", {"nvidia.com/gpu.count": "1", "nvidia.com/device-plugin.config": "shared"}),
+        _plugin_configmap("plugin-a", shared=TIME_SLICING),
+        _plugin_configmap("plugin-b", shared="version: v1\nsharing:\n  timeSlicing: {}\n"),
+    ]
+    snapshot = normalise(objects)
+    assert snapshot.nodes[0].sharing_strategy == "none"
+    assert any("'shared' is defined differently" in w for w in snapshot.warnings)
