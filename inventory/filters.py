@@ -9,7 +9,9 @@ from inventory.models import Node
 
 class NodeFilter(django_filters.FilterSet):
     cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
-    gpu_model = django_filters.CharFilter(field_name="gpu_model", lookup_expr="icontains")
+    gpu_model = django_filters.CharFilter(
+        field_name="gpu_model", lookup_expr="icontains", label="GPU model contains"
+    )
     sharing_strategy = django_filters.ChoiceFilter(choices=Node.SharingStrategy.choices)
     patch_status = django_filters.ChoiceFilter(choices=Node.PatchStatus.choices)
     gpu = django_filters.BooleanFilter(field_name="is_gpu_node", label="GPU nodes only")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from gpuposture.base.roles import reads_all_posture
 from inventory import snapshot as snap
@@ -88,19 +88,21 @@ def latest_scores() -> QuerySet[TenantScore]:
 
 
 def tenants_overview(user) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
-    """Tenants the user may see, with their open findings counted per severity and their
-    latest score prefetched (three queries whatever the number of tenants)."""
+    """Tenants the user may see, worst score first, with their open findings counted per
+    severity and their latest score prefetched (two queries whatever the number of tenants)."""
     open_findings = Q(findings__status=Finding.Status.OPEN)
     counts = {
         f"open_{sev}": Count("findings", filter=open_findings & Q(findings__severity=sev))
         for sev in ("critical", "high", "medium", "low")
     }
+    newest = TenantScore.objects.filter(tenant=OuterRef("pk")).order_by("-computed_at", "-id")
     return (
         Tenant.objects.visible_to(user)
         .select_related("trust_class")
-        .annotate(**counts)
+        .annotate(**counts, latest_score=Subquery(newest.values("score")[:1]))
         .prefetch_related(Prefetch("scores", queryset=latest_scores(), to_attr="latest"))
-        .order_by("slug")
+        # Worst first: what to fix first is at the top; unscored tenants lead.
+        .order_by(F("latest_score").asc(nulls_first=True), "slug")
     )
 
 

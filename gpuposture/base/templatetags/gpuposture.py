@@ -1,0 +1,16 @@
+"""Template filters shared by every page."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def pretty_json(value: Any) -> str:
+    """Evidence as indented JSON (autoescaped by the template like any other string)."""
+    return json.dumps(value, indent=2, sort_keys=True, default=str)
