@@ -40,6 +40,7 @@ test: install
 	SECRET_KEY=test-only-not-secret $(BIN)/python -m pytest -q -p no:cacheprovider
 
 lint: install
+	mkdir -p var
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	SECRET_KEY=lint-only $(BIN)/python manage.py check
