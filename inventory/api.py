@@ -38,7 +38,7 @@ class NodeSerializer(serializers.ModelSerializer):
             "id", "name", "cluster", "is_gpu_node", "gpu_model", "gpu_count", "driver_version",
             "container_toolkit_version", "device_plugin_version", "gpu_operator_version",
             "firmware_version", "sharing_strategy", "time_slicing_replicas", "mig_strategy",
-            "mig_config", "taints", "labels", "patch_status", "first_seen", "last_seen",
+            "mig_config", "taints", "labels", "patch_status", "first_seen", "changed_at",
         ]  # fmt: skip
 
 
@@ -51,7 +51,7 @@ class PodSerializer(serializers.ModelSerializer):
         model = Pod
         fields = [
             "id", "cluster", "namespace", "name", "node", "tenant", "phase",
-            "service_account", "gpu_resources", "first_seen", "last_seen",
+            "service_account", "gpu_resources", "first_seen", "changed_at",
         ]  # fmt: skip
 
 

@@ -34,6 +34,17 @@ class Cluster(models.Model):
         Provider, null=True, blank=True, on_delete=models.SET_NULL, related_name="clusters"
     )
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.SNAPSHOT)
+    # How to reach the cluster: paths and a context name only, never a token or key.
+    kubeconfig_path = models.CharField(max_length=500, blank=True)
+    kube_context = models.CharField(max_length=253, blank=True)
+    snapshot_paths = models.JSONField(default=list, blank=True)
+    sync_interval_minutes = models.PositiveIntegerField(
+        default=60, help_text="Scheduled sync interval; 0 means manual syncs only."
+    )
+    # A sync holds this lease (STYLE rule 4: taken by a conditional UPDATE); it expires so a
+    # killed worker cannot block the cluster for ever.
+    sync_lock_until = models.DateTimeField(null=True, blank=True)
+    sync_lock_token = models.CharField(max_length=40, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ClusterQuerySet.as_manager()
@@ -65,7 +76,9 @@ class SyncRun(models.Model):
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.RUNNING)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    trigger = models.CharField(max_length=20, default="cli")
     counts = models.JSONField(default=dict, blank=True)
+    progress = models.JSONField(default=dict, blank=True, help_text="Objects read so far.")
     changes = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
@@ -134,8 +147,10 @@ class Node(models.Model):
     )
     # The full normalised snapshot record; the checks read it back unchanged.
     data = models.JSONField(default=dict)
+    data_hash = models.CharField(max_length=40, blank=True)
     first_seen = models.DateTimeField(auto_now_add=True)
-    last_seen = models.DateTimeField()
+    # Rows are rewritten only when their facts change, so a re-sync costs what changed.
+    changed_at = models.DateTimeField()
 
     objects = NodeQuerySet.as_manager()
 
@@ -169,8 +184,9 @@ class Pod(models.Model):
     service_account = models.CharField(max_length=253, blank=True)
     gpu_resources = models.JSONField(default=dict, blank=True)
     data = models.JSONField(default=dict)
+    data_hash = models.CharField(max_length=40, blank=True)
     first_seen = models.DateTimeField(auto_now_add=True)
-    last_seen = models.DateTimeField()
+    changed_at = models.DateTimeField()
 
     objects = PodQuerySet.as_manager()
 
@@ -206,6 +222,7 @@ class ClusterObject(models.Model):
     namespace = models.CharField(max_length=63, blank=True)
     name = models.CharField(max_length=320)
     data = models.JSONField(default=dict)
+    data_hash = models.CharField(max_length=40, blank=True)
 
     objects = models.Manager()
 
@@ -219,3 +236,60 @@ class ClusterObject(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}"
+
+
+class DriftEventQuerySet(SyncRunQuerySet):
+    pass
+
+
+class DriftEvent(models.Model):
+    """A change between two successful syncs that the DRIFT- checks report."""
+
+    class Kind(models.TextChoices):
+        SHARING_CONFIG = "sharing_config", "sharing or MIG configuration"
+        COMPONENT = "component", "device plugin or GPU Operator"
+        NODE = "node", "GPU node labels or taints"
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="drift_events")
+    sync_run = models.ForeignKey(SyncRun, on_delete=models.CASCADE, related_name="drift_events")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    check_id = models.CharField(max_length=20)
+    subject_kind = models.CharField(max_length=40)
+    subject_namespace = models.CharField(max_length=63, blank=True)
+    subject_name = models.CharField(max_length=320)
+    summary = models.CharField(max_length=300)
+    before = models.JSONField(default=dict, blank=True)
+    after = models.JSONField(default=dict, blank=True)
+    nodes = models.JSONField(default=list, blank=True, help_text="GPU nodes the change affects.")
+    detected_at = models.DateTimeField()
+
+    objects = DriftEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-detected_at", "-id"]
+        indexes = [models.Index(fields=["cluster", "-detected_at"], name="drift_cluster_time")]
+
+    def __str__(self) -> str:
+        return f"{self.check_id} {self.subject_kind} {self.subject_name}"
+
+
+class NodeHostFacts(models.Model):
+    """Facts about a node read on the host (nvidia-smi -q -x), kept across syncs and merged
+    into the node where the Kubernetes API does not say (firmware, or an unlabelled driver)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="host_facts")
+    node_name = models.CharField(max_length=253)
+    source = models.CharField(max_length=40, default="nvidia-smi")
+    facts = models.JSONField(default=dict)
+    imported_at = models.DateTimeField()
+
+    objects = models.Manager()
+
+    class Meta:
+        ordering = ["cluster_id", "node_name"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "node_name"], name="hostfacts_unique_node")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}/{self.node_name} ({self.source})"

@@ -26,10 +26,10 @@ def build_world(size: int, viewer) -> None:
     for i in range(size):
         tenant = Tenant.objects.create(slug=f"t{size}-{i}", name=f"T {i}", trust_class=internal)
         tenant.viewers.add(viewer)
-        node = Node.objects.create(cluster=cluster, name=f"n{i}", is_gpu_node=True, last_seen=now)
+        node = Node.objects.create(cluster=cluster, name=f"n{i}", is_gpu_node=True, changed_at=now)
         Pod.objects.create(
             cluster=cluster, namespace=f"ns{i}", name="p", node=node, tenant=tenant,
-            phase="Running", last_seen=now,
+            phase="Running", changed_at=now,
         )  # fmt: skip
         for j, severity in enumerate(("critical", "high", "low")):
             Finding.objects.create(

@@ -204,6 +204,14 @@ CELERY_ACCEPT_CONTENT = ["json"]
 
 # --- gpuposture ------------------------------------------------------------------------------
 GPUPOSTURE_MAX_SNAPSHOT_BYTES = env_int("GPUPOSTURE_MAX_SNAPSHOT_BYTES", 200 * 1024 * 1024)
+# A sync holds its cluster's lease this long at most; a killed worker's lease then expires.
+GPUPOSTURE_SYNC_LEASE_SECONDS = env_int("GPUPOSTURE_SYNC_LEASE_SECONDS", 1800)
+# Kubeconfig files registered through the UI or API must live here (paths only, no secrets
+# in the database); the CLI may name any file.
+GPUPOSTURE_KUBECONFIG_DIR = Path(env_str("GPUPOSTURE_KUBECONFIG_DIR", str(VAR_DIR / "kubeconfigs")))
+GPUPOSTURE_SNAPSHOT_DIR = Path(env_str("GPUPOSTURE_SNAPSHOT_DIR", str(VAR_DIR / "snapshots")))
+# How long a DRIFT- finding stays open after the change it reports.
+GPUPOSTURE_DRIFT_WINDOW_DAYS = env_int("GPUPOSTURE_DRIFT_WINDOW_DAYS", 7)
 
 LOGGING = {
     "version": 1,

@@ -1,0 +1,256 @@
+"""What changed between two successful syncs, for the DRIFT- checks. PURE.
+
+DRIFT-001: time-slicing / MPS / MIG configuration (device-plugin configs, mig-parted configs,
+a GPU node's sharing facts). DRIFT-002: a device plugin or GPU Operator controller's pod spec.
+DRIFT-003: other GPU node labels and taints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from inventory import snapshot as snap
+
+# Labels GPU Feature Discovery rewrites on every pass: never a configuration change.
+VOLATILE_LABEL_SUFFIXES = ("timestamp", "mig.config.state")
+# Node facts that are the sharing configuration itself (reported as DRIFT-001, not DRIFT-003).
+SHARING_FACTS = (
+    "sharing_strategy", "time_slicing_replicas", "mig_strategy", "mig_config",
+    "device_plugin_config",
+)  # fmt: skip
+SHARING_LABELS = (
+    "nvidia.com/gpu.sharing-strategy", "nvidia.com/gpu.replicas", "nvidia.com/mig.strategy",
+    "nvidia.com/mig.config", "nvidia.com/device-plugin.config", "nvidia.com/gpu.product",
+)  # fmt: skip
+GPU_COMPONENT_REPOS = (
+    "k8s-device-plugin", "gpu-operator", "container-toolkit", "k8s-container-toolkit", "driver",
+    "dcgm-exporter", "k8s-mig-manager", "gpu-feature-discovery", "k8s-driver-manager",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DriftChange:
+    kind: str  # "sharing_config", "component" or "node"
+    check_id: str
+    subject_kind: str
+    subject_namespace: str
+    subject_name: str
+    summary: str
+    before: dict[str, Any] = field(default_factory=dict)
+    after: dict[str, Any] = field(default_factory=dict)
+    nodes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """The parts of a snapshot drift compares."""
+
+    nodes: tuple[snap.Node, ...] = ()
+    sharing_configs: tuple[snap.SharingConfig, ...] = ()
+    configmaps: tuple[snap.ConfigMap, ...] = ()
+    workloads: tuple[snap.Workload, ...] = ()
+
+
+def detect_drift(before: ClusterState, after: ClusterState) -> list[DriftChange]:
+    changes = [
+        *_node_changes(before.nodes, after.nodes),
+        *_sharing_config_changes(before.sharing_configs, after.sharing_configs, after.nodes),
+        *_mig_config_changes(before.configmaps, after.configmaps, after.nodes),
+        *_component_changes(before.workloads, after.workloads),
+    ]
+    return sorted(changes, key=lambda c: (c.check_id, c.subject_namespace, c.subject_name))
+
+
+def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> list[DriftChange]:
+    previous = {n.name: n for n in before}
+    changes = []
+    for node in after:
+        old = previous.get(node.name)
+        if old is None or not (node.is_gpu_node or old.is_gpu_node):
+            continue
+        facts_before = {
+            k: getattr(old, k) for k in SHARING_FACTS if getattr(old, k) != getattr(node, k)
+        }
+        if facts_before:
+            changes.append(
+                DriftChange(
+                    "sharing_config",
+                    "DRIFT-001",
+                    "Node",
+                    "",
+                    node.name,
+                    f"sharing configuration of GPU node {node.name} changed: "
+                    + ", ".join(sorted(facts_before)),
+                    before=facts_before,
+                    after={k: getattr(node, k) for k in facts_before},
+                    nodes=(node.name,),
+                )  # fmt: skip
+            )
+        diff = _label_taint_diff(old, node)
+        if diff:
+            changes.append(
+                DriftChange(
+                    "node",
+                    "DRIFT-003",
+                    "Node",
+                    "",
+                    node.name,
+                    f"labels or taints of GPU node {node.name} changed",
+                    before=diff["before"],
+                    after=diff["after"],
+                    nodes=(node.name,),
+                )  # fmt: skip
+            )
+    return changes
+
+
+def _stable_labels(node: snap.Node) -> dict[str, str]:
+    return {
+        k: v
+        for k, v in node.labels.items()
+        if not k.endswith(VOLATILE_LABEL_SUFFIXES) and k not in SHARING_LABELS
+    }
+
+
+def _label_taint_diff(old: snap.Node, new: snap.Node) -> dict[str, dict[str, Any]] | None:
+    before_labels, after_labels = _stable_labels(old), _stable_labels(new)
+    keys = {
+        k
+        for k in before_labels.keys() | after_labels.keys()
+        if before_labels.get(k) != after_labels.get(k)
+    }
+    old_taints = sorted(f"{t.key}={t.value}:{t.effect}" for t in old.taints)
+    new_taints = sorted(f"{t.key}={t.value}:{t.effect}" for t in new.taints)
+    if not keys and old_taints == new_taints:
+        return None
+    before: dict[str, Any] = {"labels": {k: before_labels.get(k) for k in sorted(keys)}}
+    after: dict[str, Any] = {"labels": {k: after_labels.get(k) for k in sorted(keys)}}
+    if old_taints != new_taints:
+        before["taints"], after["taints"] = old_taints, new_taints
+    return {"before": before, "after": after}
+
+
+def _config_key(config: snap.SharingConfig) -> tuple[str, str, str]:
+    return (config.namespace, config.configmap, config.key)
+
+
+def _config_view(config: snap.SharingConfig | None) -> dict[str, Any]:
+    if config is None:
+        return {"present": False}
+    return {
+        "mode": config.mode, "replicas": config.replicas,
+        "fail_requests_greater_than_one": config.fail_requests_greater_than_one,
+        "rename_by_default": config.rename_by_default, "resources": list(config.resources),
+        "mig_strategy": config.mig_strategy,
+    }  # fmt: skip
+
+
+def _sharing_config_changes(
+    before: Iterable[snap.SharingConfig],
+    after: Iterable[snap.SharingConfig],
+    nodes: Iterable[snap.Node],
+) -> list[DriftChange]:
+    old = {_config_key(c): c for c in before}
+    new = {_config_key(c): c for c in after}
+    node_list = list(nodes)
+    changes = []
+    for key in sorted(old.keys() | new.keys()):
+        was, now = _config_view(old.get(key)), _config_view(new.get(key))
+        if was == now:
+            continue
+        namespace, configmap, config_key = key
+        fields_changed = sorted(k for k in was.keys() | now.keys() if was.get(k) != now.get(k))
+        changes.append(
+            DriftChange(
+                "sharing_config",
+                "DRIFT-001",
+                "ConfigMap",
+                namespace,
+                configmap,
+                f"device-plugin config {namespace}/{configmap} key {config_key} changed: "
+                + ", ".join(fields_changed),
+                before={"key": config_key, **was},
+                after={"key": config_key, **now},
+                nodes=tuple(
+                    sorted(n.name for n in node_list if n.device_plugin_config == config_key)
+                ),
+            )  # fmt: skip
+        )
+    return changes
+
+
+def _mig_config_changes(
+    before: Iterable[snap.ConfigMap], after: Iterable[snap.ConfigMap], nodes: Iterable[snap.Node]
+) -> list[DriftChange]:
+    old = {(c.namespace, c.name): c for c in before if c.purpose == "mig_parted"}
+    new = {(c.namespace, c.name): c for c in after if c.purpose == "mig_parted"}
+    mig_nodes = tuple(sorted(n.name for n in nodes if n.sharing_strategy == "mig"))
+    changes = []
+    for key in sorted(old.keys() | new.keys()):
+        was, now = old.get(key), new.get(key)
+        if was and now and was.data_hash == now.data_hash:
+            continue
+        changes.append(
+            DriftChange(
+                "sharing_config",
+                "DRIFT-001",
+                "ConfigMap",
+                key[0],
+                key[1],
+                f"MIG partitioning config {key[0]}/{key[1]} changed",
+                before=_configmap_view(was),
+                after=_configmap_view(now),
+                nodes=mig_nodes,
+            )  # fmt: skip
+        )
+    return changes
+
+
+def _configmap_view(config: snap.ConfigMap | None) -> dict[str, Any]:
+    if config is None:
+        return {"present": False}
+    return {"keys": list(config.keys), "sha256": config.data_hash}
+
+
+def is_gpu_component(workload: snap.Workload) -> bool:
+    repos = [
+        image.split("@")[0].rsplit(":", 1)[0].rsplit("/", 1)[-1]
+        for image in workload.images.values()
+    ]
+    return any(repo in GPU_COMPONENT_REPOS for repo in repos) or "nvidia" in workload.name
+
+
+def _component_changes(
+    before: Iterable[snap.Workload], after: Iterable[snap.Workload]
+) -> list[DriftChange]:
+    old = {(w.kind, w.namespace, w.name): w for w in before if is_gpu_component(w)}
+    new = {(w.kind, w.namespace, w.name): w for w in after if is_gpu_component(w)}
+    changes = []
+    for key in sorted(old.keys() | new.keys()):
+        was, now = old.get(key), new.get(key)
+        if was and now and was.spec_hash == now.spec_hash:
+            continue
+        kind, namespace, name = key
+        changes.append(
+            DriftChange(
+                "component",
+                "DRIFT-002",
+                kind,
+                namespace,
+                name,
+                f"{kind} {namespace}/{name} pod spec changed"
+                if was and now
+                else f"{kind} {namespace}/{name} {'added' if now else 'removed'}",
+                before=_workload_view(was),
+                after=_workload_view(now),
+            )  # fmt: skip
+        )
+    return changes
+
+
+def _workload_view(workload: snap.Workload | None) -> dict[str, Any]:
+    if workload is None:
+        return {"present": False}
+    return {"images": dict(workload.images), "spec_sha256": workload.spec_hash}
