@@ -5,19 +5,30 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from inventory.models import Cluster, SyncRun
+from inventory import snapshot as snap
+from inventory.hostfacts import merge_host_facts
+from inventory.models import Cluster, Node, NodeHostFacts, SyncRun
 from inventory.sources.base import ClusterSource, SourceError
 from inventory.sources.files import SnapshotFileSource
 from inventory.sources.normalise import SnapshotError, normalise
+from inventory.sources.nvidia_smi import parse_nvidia_smi, summarise
 from inventory.sources.registry import source_for_cluster
-from inventory.sync import SyncError, snapshot_apply, sync_run_fail, sync_run_start
+from inventory.sync import (
+    SyncError,
+    node_values,
+    snapshot_apply,
+    sync_run_fail,
+    sync_run_start,
+)
 
 PROGRESS_EVERY_SECONDS = 0.5
 
@@ -44,9 +55,26 @@ def cluster_lock_release(*, cluster: Cluster, token: str) -> None:
     )
 
 
-def stale_runs_fail(*, cluster: Cluster) -> int:
+def cluster_lock_renew(*, cluster: Cluster, token: str) -> None:
+    """Extend our lease while we make progress, so a long sync keeps it and a dead one loses
+    it within one lease period."""
+    lease = timedelta(seconds=settings.GPUPOSTURE_SYNC_LEASE_SECONDS)
+    Cluster.objects.filter(pk=cluster.pk, sync_lock_token=token).update(
+        sync_lock_until=timezone.now() + lease
+    )
+
+
+def lease_remaining_seconds(*, cluster: Cluster) -> float:
+    until = Cluster.objects.filter(pk=cluster.pk).values_list("sync_lock_until", flat=True).first()
+    return max(0.0, (until - timezone.now()).total_seconds()) if until else 0.0
+
+
+def stale_runs_fail(*, cluster: Cluster, keep: SyncRun | None = None) -> int:
     """Runs left `running` by a worker that died (we hold the lease now, so none is live)."""
-    return SyncRun.objects.filter(cluster=cluster, status=SyncRun.Status.RUNNING).update(
+    stale = SyncRun.objects.filter(cluster=cluster, status=SyncRun.Status.RUNNING)
+    if keep is not None:
+        stale = stale.exclude(pk=keep.pk)
+    return stale.update(
         status=SyncRun.Status.FAILED,
         finished_at=timezone.now(),
         error="interrupted: the worker stopped before the sync finished; it was run again",
@@ -69,14 +97,14 @@ def cluster_sync(
             sync_run_fail(run=run, error="another sync of this cluster is running")
         raise SyncBusy(f"another sync of {cluster.name} is running")
     try:
-        stale_runs_fail(cluster=cluster) if run is None else None
-        return _sync_holding_lease(cluster, source, trigger, run)
+        stale_runs_fail(cluster=cluster, keep=run)
+        return _sync_holding_lease(cluster, source, trigger, run, token)
     finally:
         cluster_lock_release(cluster=cluster, token=token)
 
 
 def _sync_holding_lease(
-    cluster: Cluster, source: ClusterSource | None, trigger: str, run: SyncRun | None
+    cluster: Cluster, source: ClusterSource | None, trigger: str, run: SyncRun | None, token: str
 ) -> SyncRun:
     try:
         source = source or source_for_cluster(cluster)
@@ -87,7 +115,7 @@ def _sync_holding_lease(
     if run is None:
         run = sync_run_start(cluster=cluster, source=source.describe(), trigger=trigger)
     try:
-        objects = source.read(_progress_recorder(run))
+        objects = source.read(_progress_recorder(run, cluster, token))
         snapshot = normalise(objects)
     except SourceError as exc:
         sync_run_fail(run=run, error=str(exc))
@@ -98,8 +126,9 @@ def _sync_holding_lease(
     return snapshot_apply(run=run, snapshot=snapshot)
 
 
-def _progress_recorder(run: SyncRun):  # type: ignore[no-untyped-def]
-    """Write objects-read-so-far to the run at most twice a second (the page polls it)."""
+def _progress_recorder(run: SyncRun, cluster: Cluster, token: str):  # type: ignore[no-untyped-def]
+    """Write objects-read-so-far to the run at most twice a second (the page polls it), and
+    renew the lease as we go."""
     progress: dict[str, int] = {}
     last_write = [0.0]
 
@@ -109,6 +138,7 @@ def _progress_recorder(run: SyncRun):  # type: ignore[no-untyped-def]
         if now - last_write[0] >= PROGRESS_EVERY_SECONDS:
             last_write[0] = now
             SyncRun.objects.filter(pk=run.pk).update(progress=dict(progress))
+            cluster_lock_renew(cluster=cluster, token=token)
 
     return record
 
@@ -127,3 +157,29 @@ def cluster_sync_from_snapshot(
     except SourceError as exc:
         raise SyncError(str(exc)) from exc
     return cluster_sync(cluster=cluster, source=source, trigger=trigger)
+
+
+@dataclass(frozen=True)
+class HostFactsResult:
+    facts: dict
+    node_found: bool
+
+
+def node_host_facts_import(*, cluster: Cluster, node_name: str, xml: bytes) -> HostFactsResult:
+    """Keep what `nvidia-smi -q -x` says about a node, and merge it into the node now if the
+    inventory has it (later syncs merge it again: the API never publishes the VBIOS)."""
+    facts = summarise(parse_nvidia_smi(xml))
+    with transaction.atomic():
+        NodeHostFacts.objects.update_or_create(
+            cluster=cluster,
+            node_name=node_name,
+            defaults={"facts": facts, "source": "nvidia-smi", "imported_at": timezone.now()},
+        )
+        node = Node.objects.select_for_update().filter(cluster=cluster, name=node_name).first()
+        if node is not None:
+            merged = merge_host_facts(snap.from_dict(snap.Node, node.data), facts)
+            for key, value in node_values(merged).items():
+                setattr(node, key, value)
+            node.changed_at = timezone.now()
+            node.save()
+    return HostFactsResult(facts=facts, node_found=node is not None)

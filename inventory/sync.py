@@ -174,7 +174,7 @@ def _with_host_facts(cluster: Cluster, nodes: Iterable[snap.Node]) -> list[snap.
     return [merge_host_facts(n, facts[n.name]) if n.name in facts else n for n in nodes]
 
 
-def _node_values(node: snap.Node) -> dict[str, Any]:
+def node_values(node: snap.Node) -> dict[str, Any]:
     data = snap.to_dict(node)
     return {
         "is_gpu_node": node.is_gpu_node,
@@ -204,7 +204,7 @@ def _apply_nodes(
     hashes = dict(Node.objects.filter(cluster=cluster).values_list("name", "data_hash"))
     changes, to_create, to_update = Changes(), [], []
     for node in nodes:
-        values = _node_values(node)
+        values = node_values(node)
         if node.name not in existing:
             to_create.append(Node(cluster=cluster, name=node.name, changed_at=now, **values))
         elif hashes[node.name] != values["data_hash"]:

@@ -2,21 +2,46 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+import logging
 
-from inventory.models import Cluster
-from inventory.services import cluster_sync_from_snapshot
+from celery import shared_task, signature
+
+from inventory.models import Cluster, SyncRun
+from inventory.services import SyncBusy, cluster_sync, lease_remaining_seconds
 from inventory.sync import SyncError
 
+logger = logging.getLogger(__name__)
 
-@shared_task(acks_late=True)
-def sync_cluster_snapshot(cluster_id: int, paths: list[str]) -> dict[str, object] | None:
-    """Sync one cluster from snapshot files. A bad snapshot is not retried: it stays bad."""
+MAX_RETRIES = 4
+BACKOFF_SECONDS = (30, 120, 600, 1800)
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=MAX_RETRIES)
+def sync_cluster(
+    self, cluster_id: int, trigger: str = "schedule", run_id: int | None = None
+) -> dict[str, object]:
+    """Sync one cluster, then score it. Transient failures (5xx, timeouts, refused
+    connections) retry with backoff; 403, bad credentials and bad input do not. Redelivery
+    after a killed worker is harmless: the cluster's lease lets only one sync run."""
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
-        return None  # deleted since it was queued
+        return {"status": "skipped", "reason": "cluster no longer exists"}
+    run = SyncRun.objects.filter(pk=run_id).first() if run_id else None
     try:
-        run = cluster_sync_from_snapshot(cluster=cluster, paths=paths)
+        run = cluster_sync(cluster=cluster, trigger=trigger, run=run)
+    except SyncBusy as exc:
+        # Another sync holds the lease: a live one finishes, a dead worker's lease expires.
+        # Either way try once more after the lease, so a redelivered task still runs.
+        if self.request.retries < MAX_RETRIES:
+            countdown = int(lease_remaining_seconds(cluster=cluster)) + 5
+            raise self.retry(countdown=countdown, exc=exc) from exc
+        return {"status": "skipped", "reason": str(exc)}
     except SyncError as exc:
-        return {"status": "failed", "error": str(exc)}
+        if exc.retryable and self.request.retries < MAX_RETRIES:
+            countdown = BACKOFF_SECONDS[min(self.request.retries, len(BACKOFF_SECONDS) - 1)]
+            logger.info("sync of %s will retry in %s s: %s", cluster.name, countdown, exc)
+            raise self.retry(countdown=countdown, exc=exc) from exc
+        return {"status": "failed", "error": str(exc), "retryable": exc.retryable}
+    # By name: inventory sits below posture and must not import it.
+    signature("posture.tasks.score", kwargs={"cluster_id": cluster_id}).apply_async()
     return {"status": run.status, "sync_run": run.pk}

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from inventory.drift import DriftChange
 from inventory.snapshot import ClusterSnapshot, Pod
 from tenants.mapping import resolve_namespace_owners
 
@@ -34,10 +35,22 @@ class TenantInfo:
 
 
 @dataclass(frozen=True)
+class DriftEventInfo:
+    """A recorded drift event (inventory.drift.DriftChange) with its identity and time."""
+
+    id: int
+    detected_at: str  # ISO 8601
+    sync_run: int
+    change: DriftChange
+
+
+@dataclass(frozen=True)
 class PostureInputs:
     cluster: str
     snapshot: ClusterSnapshot
     tenants: tuple[TenantInfo, ...] = ()
+    # Drift recorded within the drift window (newest last); DRIFT- checks report each.
+    drift_events: tuple[DriftEventInfo, ...] = ()
     # Namespaces whose pods are platform components even if a tenant label says otherwise.
     extra: dict[str, object] = field(default_factory=dict)
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.conf import settings
 from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.utils import timezone
 
 from gpuposture.base.roles import reads_all_posture
 from inventory import snapshot as snap
-from inventory.models import Cluster, ClusterObject, Node, Pod
-from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
+from inventory.drift import DriftChange
+from inventory.models import Cluster, ClusterObject, DriftEvent, Node, Pod
+from posture.inputs import DriftEventInfo, PostureInputs, TenantInfo, TrustClassInfo
 from posture.models import Finding, TenantScore
 from posture.redaction import HiddenScope
 from tenants.models import Tenant, TenantNamespace, TrustClass
@@ -68,6 +73,31 @@ def cluster_snapshot(cluster: Cluster) -> snap.ClusterSnapshot:
     )
 
 
+def drift_events(cluster: Cluster) -> tuple[DriftEventInfo, ...]:
+    """Drift recorded within the drift window, oldest first."""
+    since = timezone.now() - timedelta(days=settings.GPUPOSTURE_DRIFT_WINDOW_DAYS)
+    events = DriftEvent.objects.filter(cluster=cluster, detected_at__gte=since).order_by("id")
+    return tuple(
+        DriftEventInfo(
+            id=e.pk,
+            detected_at=e.detected_at.isoformat(),
+            sync_run=e.sync_run_id,
+            change=DriftChange(
+                e.kind,
+                e.check_id,
+                e.subject_kind,
+                e.subject_namespace,
+                e.subject_name,
+                e.summary,
+                e.before,
+                e.after,
+                tuple(e.nodes),
+            ),  # fmt: skip
+        )
+        for e in events
+    )
+
+
 def posture_inputs(
     cluster: Cluster, tenants: tuple[TenantInfo, ...] | None = None
 ) -> PostureInputs:
@@ -76,6 +106,7 @@ def posture_inputs(
         cluster=cluster.name,
         snapshot=cluster_snapshot(cluster),
         tenants=tenant_infos() if tenants is None else tenants,
+        drift_events=drift_events(cluster),
         # Pods of namespaces no tenant owns are judged as the platform class as configured.
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )

@@ -91,6 +91,9 @@ class KubeSource:
                 )
         except (ConfigException, OSError, TypeError, ValueError) as exc:
             raise SourceError(f"cannot load cluster credentials: {exc}", retryable=False) from exc
+        # urllib3 would silently resend a timed-out GET three times; Celery retries instead,
+        # with backoff, and the run records each attempt.
+        configuration.retries = 1
         return client.ApiClient(configuration)
 
     def _list_all(self, kind: str, list_call: Any, progress: Progress) -> list[dict[str, Any]]:

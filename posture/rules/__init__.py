@@ -6,7 +6,17 @@ import from `posture.rules`, never from a family module alone.
 
 from __future__ import annotations
 
-from posture.rules import cluster, pods, sharing, stack
+from posture.rules import cluster, drift, pods, sharing, stack
 from posture.rules.registry import CHECKS, Check, FindingDraft, run_checks
 
-__all__ = ["CHECKS", "Check", "FindingDraft", "run_checks", "cluster", "pods", "sharing", "stack"]
+__all__ = [
+    "CHECKS",
+    "Check",
+    "FindingDraft",
+    "run_checks",
+    "cluster",
+    "drift",
+    "pods",
+    "sharing",
+    "stack",
+]

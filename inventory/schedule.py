@@ -1,0 +1,43 @@
+"""A periodic sync per cluster, held by django-celery-beat so beat (and the admin) see it."""
+
+from __future__ import annotations
+
+import json
+
+from django_celery_beat.models import IntervalSchedule, PeriodicTask
+
+from inventory.models import Cluster
+
+SYNC_TASK = "inventory.tasks.sync_cluster"
+
+
+def task_name(cluster: Cluster) -> str:
+    return f"sync cluster {cluster.name}"
+
+
+def cluster_schedule_update(*, cluster: Cluster) -> PeriodicTask | None:
+    """Create, change or remove the cluster's periodic sync to match its interval (0: none).
+    Snapshot clusters with no file to re-read are not scheduled."""
+    schedulable = cluster.sync_interval_minutes > 0 and (
+        cluster.source != Cluster.Source.SNAPSHOT or cluster.snapshot_paths
+    )
+    if not schedulable:
+        PeriodicTask.objects.filter(name=task_name(cluster)).delete()
+        return None
+    interval, _ = IntervalSchedule.objects.get_or_create(
+        every=cluster.sync_interval_minutes, period=IntervalSchedule.MINUTES
+    )
+    task, _ = PeriodicTask.objects.update_or_create(
+        name=task_name(cluster),
+        defaults={
+            "task": SYNC_TASK,
+            "interval": interval,
+            "kwargs": json.dumps({"cluster_id": cluster.pk, "trigger": "schedule"}),
+            "enabled": True,
+        },
+    )
+    return task
+
+
+def cluster_schedule_remove(*, cluster: Cluster) -> None:
+    PeriodicTask.objects.filter(name=task_name(cluster)).delete()

@@ -1,0 +1,114 @@
+"""DRIFT-001..003: what changed in the GPU configuration between two good syncs.
+
+Each recorded drift event stays a finding for the drift window (a setting), so a change is
+seen and acknowledged, not lost when the next quiet sync comes round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from posture.inputs import DriftEventInfo, PostureInputs
+from posture.rules.common import tenants_on_node
+from posture.rules.registry import FindingDraft, check
+
+MAPPINGS = ("SP800-53:CM-3",)
+
+
+def _drafts(inputs: PostureInputs, check_id: str, per_tenant: bool) -> Iterator[FindingDraft]:
+    for event in inputs.drift_events:
+        change = event.change
+        if change.check_id != check_id:
+            continue
+        tenants = sorted(
+            {t.slug for node in change.nodes for t in tenants_on_node(inputs, node)}
+        ) if per_tenant else []  # fmt: skip
+        evidence = _evidence(event, tenants)
+        for tenant in tenants or [None]:
+            yield FindingDraft(
+                check_id=check_id,
+                tenant=tenant,
+                subject_kind=change.subject_kind,
+                subject_namespace=change.subject_namespace,
+                subject_name=change.subject_name,
+                evidence=evidence,
+                key=f"drift-event-{event.id}",
+                title=change.summary,
+            )
+
+
+def _evidence(event: DriftEventInfo, tenants: list[str]) -> dict[str, object]:
+    change = event.change
+    return {
+        "detected_at": event.detected_at,
+        "sync_run": event.sync_run,
+        "change": change.summary,
+        "before": change.before,
+        "after": change.after,
+        "nodes_affected": list(change.nodes),
+        "tenants_on_those_nodes": tenants,
+    }
+
+
+@check(
+    id="DRIFT-001",
+    title="Time-slicing, MPS or MIG configuration changed since the last sync",
+    severity="medium",
+    scope="cluster",
+    rationale=(
+        "The sharing configuration decides which tenants land on one physical GPU and how "
+        "isolated they are. A changed device-plugin config (replicas, failRequestsGreaterThan"
+        "One, MPS), a changed mig-parted layout or a node switched to another config can turn "
+        "exclusive GPUs into shared ones without any tenant noticing."
+    ),
+    remediation=(
+        "Compare before and after in the evidence with the approved change. If it was not "
+        "approved, restore the previous device-plugin ConfigMap key or `nvidia.com/mig.config` "
+        "label and find who changed it (API server audit log for configmaps and nodes). "
+        "Restrict write access to the GPU Operator namespace and node labels to the platform."
+    ),
+    mappings=MAPPINGS,
+)
+def drift_sharing(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from _drafts(inputs, "DRIFT-001", per_tenant=True)
+
+
+@check(
+    id="DRIFT-002",
+    title="Device plugin or GPU Operator controller changed since the last sync",
+    severity="medium",
+    scope="cluster",
+    rationale=(
+        "The device plugin, container toolkit and GPU Operator run privileged on every GPU "
+        "node and decide which devices each container gets. An unplanned image or spec change "
+        "there is a change to the isolation boundary itself, and a known supply-chain target."
+    ),
+    remediation=(
+        "Check the new images against the release you approved (digest, vendor release "
+        "notes, bulletin baseline). Roll back with the GPU Operator Helm values or ClusterPolicy "
+        "if it was not planned; pin component images by digest."
+    ),
+    mappings=MAPPINGS,
+)
+def drift_components(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from _drafts(inputs, "DRIFT-002", per_tenant=False)
+
+
+@check(
+    id="DRIFT-003",
+    title="GPU node labels or taints changed since the last sync",
+    severity="low",
+    scope="node",
+    rationale=(
+        "Labels and taints steer which tenants' pods a GPU node accepts. A removed class taint "
+        "or an edited pool label can move untrusted workloads onto a sensitive pool."
+    ),
+    remediation=(
+        "Confirm the change with the platform team; restore the class taint "
+        "(`kubectl taint nodes NODE gpuposture.io/trust-class=CLASS:NoSchedule`) or label if "
+        "it was not intended, and make sure no tenant principal can patch nodes (K8S-003)."
+    ),
+    mappings=MAPPINGS,
+)
+def drift_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from _drafts(inputs, "DRIFT-003", per_tenant=True)

@@ -1,0 +1,359 @@
+"""A fake Kubernetes API server: the real list paths, paging and faults, over real HTTP.
+
+Why not mock the client: the bugs worth catching live in how the official ``kubernetes``
+client speaks HTTP (continue tokens, 410 on expiry, Status bodies, timeouts), so the
+client must run unmodified against something that answers like an API server.
+
+    with FakeKubeAPI(objects) as api:
+        client = kubernetes.config.new_client_from_config(
+            config_file=str(api.kubeconfig(tmp_path)), context="fake"
+        )
+
+Items come back in the order given (a real server orders by namespace/name).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import secrets
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, NamedTuple
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+import yaml
+
+TOKEN = "fake-token-not-secret"
+READER = "system:serviceaccount:gpuposture:reader"
+
+# kind -> its "all namespaces" list path, as the official client requests it.
+LIST_PATHS: dict[str, str] = {
+    "Node": "/api/v1/nodes",
+    "Pod": "/api/v1/pods",
+    "Namespace": "/api/v1/namespaces",
+    "ResourceQuota": "/api/v1/resourcequotas",
+    "ConfigMap": "/api/v1/configmaps",
+    "Service": "/api/v1/services",
+    "Secret": "/api/v1/secrets",
+    "DaemonSet": "/apis/apps/v1/daemonsets",
+    "Deployment": "/apis/apps/v1/deployments",
+    "Role": "/apis/rbac.authorization.k8s.io/v1/roles",
+    "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/rolebindings",
+    "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+}
+KIND_AT = {path: kind for kind, path in LIST_PATHS.items()}
+ROUTES = {*KIND_AT, "/version", "/api", "/apis"}
+
+VERSION = {
+    "major": "1",
+    "minor": "31",
+    "gitVersion": "v1.31.4",
+    "gitCommit": "a78aa47129b8539636eb86a9d00e31b2720fe06b",
+    "gitTreeState": "clean",
+    "buildDate": "2024-12-10T18:05:27Z",
+    "goVersion": "go1.22.9",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+
+def group_version(path: str) -> str:
+    # A list's apiVersion: "v1" for /api/v1/nodes, "apps/v1" for /apis/apps/v1/daemonsets.
+    return path.split("/", 2)[2].rsplit("/", 1)[0]
+
+
+def status(code: int, reason: str, message: str, details: dict | None = None) -> dict[str, Any]:
+    """A metav1.Status, the body the API server sends with every error."""
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+    body |= {"message": message, "reason": reason}
+    return body | ({"details": details} if details is not None else {}) | {"code": code}
+
+
+EXPIRED = status(
+    410,
+    "Expired",
+    "The provided continue parameter is too old to display a consistent list result. "
+    "You can start a new list without the continue parameter.",
+)
+
+
+def forbidden(path: str) -> dict[str, Any]:
+    # Worded as RBAC words it, so code that shows the message to a person shows a real one.
+    if path not in KIND_AT:
+        return status(403, "Forbidden", f'forbidden: User "{READER}" cannot get path "{path}"', {})
+    group, plural = group_version(path).rpartition("/")[0], path.rsplit("/", 1)[1]
+    msg = (
+        f'{plural} is forbidden: User "{READER}" cannot list resource "{plural}" '
+        f'in API group "{group}" at the cluster scope'
+    )
+    details = {"group": group, "kind": plural} if group else {"kind": plural}
+    return status(403, "Forbidden", msg, details)
+
+
+class Request(NamedTuple):
+    """A request as received: `path` without a trailing slash, `query` one value per key."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+
+
+Answer = tuple[int, dict[str, Any]]  # HTTP status, JSON body
+
+
+@dataclass
+class _Failure:
+    status: int
+    times: int
+    after_pages: int
+
+
+class FakeKubeAPI:
+    def __init__(self, objects: list[dict[str, Any]]) -> None:
+        self._lock = threading.Lock()  # handler threads and the test thread share all state
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._requests: list[Request] = []
+        self._token: str | None = TOKEN
+        self._resource_version = 48213  # an etcd revision; clients must treat it as opaque
+        self._worlds: dict[str, dict[str, list[dict]]] = {}  # resourceVersion -> path -> items
+        self._cursors: dict[str, tuple[str, str, int]] = {}  # token -> (path, rv, offset)
+        self._expire: set[str] = set()
+        self._failures: dict[str, _Failure] = {}
+        self._pages: dict[str, int] = {}  # successful answers per path, for after_pages
+        self._forbidden: set[str] = set()
+        self._delays: dict[str, float] = {}
+        self.replace_objects(objects)
+
+    # -- the world and the faults, all changeable between requests --
+
+    def replace_objects(self, objects: list[dict[str, Any]]) -> None:
+        """A new world at a new resourceVersion; continue tokens already handed out keep
+        paging their old snapshot, as a consistent list from etcd does."""
+        world: dict[str, list[dict]] = {path: [] for path in KIND_AT}
+        for obj in objects:
+            # A `kubectl get -o json` of several kinds is one `kind: List`: accept it whole.
+            for item in obj["items"] if obj.get("kind") == "List" else [obj]:
+                if item.get("kind") not in LIST_PATHS:
+                    raise ValueError(f"FakeKubeAPI does not serve kind {item.get('kind')!r}")
+                # Typed lists omit kind and apiVersion on their items.
+                stripped = {k: v for k, v in item.items() if k not in ("kind", "apiVersion")}
+                world[LIST_PATHS[item["kind"]]].append(copy.deepcopy(stripped))
+        with self._lock:
+            self._resource_version += 1
+            self._worlds[str(self._resource_version)] = world
+
+    def expire_continue_once(self, path: str) -> None:
+        with self._lock:
+            self._expire.add(_known(path))
+
+    def fail(self, path: str, status: int = 500, times: int = 1, after_pages: int = 0) -> None:
+        with self._lock:
+            self._failures[_known(path)] = _Failure(status, times, after_pages)
+            self._pages[path] = 0
+
+    def forbid(self, path: str) -> None:
+        with self._lock:
+            self._forbidden.add(_known(path))
+
+    def allow(self, path: str) -> None:
+        with self._lock:
+            self._forbidden.discard(path)
+
+    def delay(self, path: str, seconds: float) -> None:
+        with self._lock:
+            self._delays[_known(path)] = seconds
+
+    def set_token(self, token: str | None) -> None:
+        """The bearer token accepted from now on; None accepts any request."""
+        with self._lock:
+            self._token = token
+
+    @property
+    def requests(self) -> list[Request]:
+        with self._lock:
+            return list(self._requests)
+
+    # -- lifecycle --
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "FakeKubeAPI is not started"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def kubeconfig(self, tmp_path: Path, token: str = TOKEN) -> Path:
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+            "users": [{"name": "fake", "user": {"token": token}}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}],
+            "current-context": "fake",
+        }
+        path = tmp_path / "kubeconfig"
+        path.write_text(yaml.safe_dump(config))
+        return path
+
+    def start(self) -> FakeKubeAPI:
+        self._stopping.clear()
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is None or self._thread is None:
+            return
+        self._stopping.set()  # wakes delayed handlers, so stopping never waits on them
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeKubeAPI:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- answering, called from handler threads --
+
+    def _answer(self, method: str, path: str, query: dict[str, str], auth: str | None) -> Answer:
+        with self._lock:
+            self._requests.append(Request(method, path, query))
+            delay = self._delays.get(path, 0.0)
+        if delay:
+            self._stopping.wait(delay)
+        with self._lock:
+            code, body = self._decide(method, path, query, auth)
+            if code == 200:
+                self._pages[path] = self._pages.get(path, 0) + 1
+            return code, body
+
+    def _decide(self, method: str, path: str, query: dict[str, str], auth: str | None) -> Answer:
+        # The API server's order: authenticate, route, authorize, then serve.
+        if self._token is not None and auth != f"Bearer {self._token}":
+            return 401, status(401, "Unauthorized", "Unauthorized")
+        if path not in ROUTES:
+            return 404, status(404, "NotFound", "the server could not find the requested resource")
+        if method != "GET" or query.get("watch") in ("1", "true"):
+            # Read-only by design: a write or watch reaching here is a bug in the caller.
+            msg = "the server does not allow this method on the requested resource"
+            return 405, status(405, "MethodNotAllowed", msg)
+        if path in self._forbidden:
+            return 403, forbidden(path)
+        failure = self._failures.get(path)
+        if failure and self._pages.get(path, 0) >= failure.after_pages:
+            failure.times -= 1
+            if failure.times <= 0:
+                del self._failures[path]
+            cause = "etcdserver: request timed out (injected by FakeKubeAPI)"
+            details = {"causes": [{"message": cause}]}
+            msg = f"Internal error occurred: {cause}"
+            return failure.status, status(failure.status, "InternalError", msg, details)
+        if path in KIND_AT:
+            return self._list(path, query)
+        return 200, self._discovery(path)
+
+    def _list(self, path: str, query: dict[str, str]) -> Answer:
+        token = query.get("continue")
+        if token:
+            cursor = self._cursors.get(token)
+            if path in self._expire or cursor is None or cursor[0] != path:
+                self._expire.discard(path)
+                return 410, EXPIRED
+            _, rv, offset = cursor
+        else:
+            rv, offset = str(self._resource_version), 0
+        limit = int(query.get("limit") or 0)
+        items = self._worlds[rv][path]
+        end = offset + limit if limit > 0 else len(items)
+        metadata: dict[str, Any] = {"resourceVersion": rv}  # the first page's, on every page
+        if end < len(items):
+            next_token = secrets.token_urlsafe(24)
+            self._cursors[next_token] = (path, rv, end)
+            metadata |= {"continue": next_token, "remainingItemCount": len(items) - end}
+        return 200, {
+            "kind": f"{KIND_AT[path]}List",
+            "apiVersion": group_version(path),
+            "metadata": metadata,
+            "items": items[offset:end],
+        }
+
+    def _discovery(self, path: str) -> dict[str, Any]:
+        if path == "/version":
+            return dict(VERSION)
+        if path == "/api":
+            address = self.url.removeprefix("http://")
+            cidrs = [{"clientCIDR": "0.0.0.0/0", "serverAddress": address}]
+            return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": cidrs}
+        groups = [
+            {
+                "name": gv.split("/")[0],
+                "versions": [{"groupVersion": gv, "version": "v1"}],
+                "preferredVersion": {"groupVersion": gv, "version": "v1"},
+            }
+            for gv in sorted({group_version(path) for path in KIND_AT} - {"v1"})
+        ]
+        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def _known(path: str) -> str:
+    # A typo in a fault's path would silently inject nothing: refuse it instead.
+    if path not in ROUTES:
+        raise ValueError(f"FakeKubeAPI does not serve {path!r}; known: {sorted(ROUTES)}")
+    return path
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, api: FakeKubeAPI) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.api = api
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out hangs up before the delayed answer: expected, not a bug.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        # The client asks for discovery as "/version/", "/api/": the server takes both.
+        path = url.path.rstrip("/") or "/"
+        query = dict(parse_qsl(url.query, keep_blank_values=True))
+        auth = self.headers.get("Authorization")
+        code, body = self.server.api._answer(self.command, path, query, auth)
+        payload = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    # Writes are recorded, then refused with 405.
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep pytest output clean; `requests` is the log
+
+
+@pytest.fixture
+def kube_api() -> Iterator[FakeKubeAPI]:
+    """A running, empty fake; fill it with ``replace_objects``. Import it into a test module."""
+    with FakeKubeAPI([]) as api:
+        yield api

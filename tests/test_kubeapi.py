@@ -1,0 +1,277 @@
+"""The fake API server speaks the list protocol as the official client expects it.
+
+Every test drives the real `kubernetes` client, so a fake that drifts from the protocol
+(item shape, continue tokens, error statuses) fails here, not in the sync tests.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import kubernetes
+import pytest
+import urllib3
+from kubernetes.client import ApiClient, CoreV1Api
+from kubernetes.client.exceptions import ApiException
+
+from tests.kubeapi import FakeKubeAPI, kube_api  # noqa: F401 - kube_api is a fixture
+
+PODS = "/api/v1/pods"
+NODES = "/api/v1/nodes"
+DATA = Path(__file__).parent / "data"
+
+
+def pod(namespace: str, name: str) -> dict[str, Any]:
+    # The v37 client validates with pydantic: a Pod needs containers with name and image.
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}"},
+        "spec": {"containers": [{"name": "main", "image": "nvcr.io/nvidia/cuda:12.4.1"}]},
+    }
+
+
+def node(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+
+
+WORLD = [
+    *(pod("alpha", f"train-{i}") for i in range(3)),
+    *(pod("beta", f"serve-{i}") for i in range(2)),
+    *(node(f"gpu-{i}") for i in range(3)),
+    {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "alpha"}},
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "gpu-reader"},
+        "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}],
+    },
+]
+POD_NAMES = ["train-0", "train-1", "train-2", "serve-0", "serve-1"]
+
+
+@pytest.fixture
+def api() -> Iterator[FakeKubeAPI]:
+    with FakeKubeAPI(WORLD) as server:
+        yield server
+
+
+@pytest.fixture
+def client(api: FakeKubeAPI, tmp_path: Path) -> Iterator[ApiClient]:
+    config_file = str(api.kubeconfig(tmp_path))
+    with kubernetes.config.new_client_from_config(config_file=config_file, context="fake") as c:
+        yield c
+
+
+def raw_pages(core: CoreV1Api, limit: int, token: str | None = None) -> list[dict[str, Any]]:
+    """Every page of the pod list, following `metadata.continue` until it is absent."""
+    pages = []
+    while True:
+        kwargs = {"_continue": token} if token else {}
+        response = core.list_pod_for_all_namespaces(limit=limit, _preload_content=False, **kwargs)
+        pages.append(json.loads(response.data))
+        token = pages[-1]["metadata"].get("continue")
+        if not token:
+            return pages
+
+
+def test_pages_follow_continue_tokens_and_return_every_pod_in_order(api, client):
+    pages = raw_pages(CoreV1Api(client), limit=2)
+
+    assert [len(page["items"]) for page in pages] == [2, 2, 1]
+    assert [p["metadata"]["name"] for page in pages for p in page["items"]] == POD_NAMES
+    assert {(page["kind"], page["apiVersion"]) for page in pages} == {("PodList", "v1")}
+    # Like the real server: typed list items carry no kind/apiVersion, every page carries
+    # the first page's resourceVersion, remainingItemCount only while more remain.
+    assert all("kind" not in p and "apiVersion" not in p for page in pages for p in page["items"])
+    assert len({page["metadata"]["resourceVersion"] for page in pages}) == 1
+    assert [page["metadata"].get("remainingItemCount") for page in pages] == [3, 1, None]
+    tokens = [query.get("continue") for _, _, query in api.requests]
+    assert tokens[0] is None and all(tokens[1:])
+    assert all(query["limit"] == "2" for _, _, query in api.requests)
+
+
+def test_without_limit_one_page_holds_everything(client):
+    (page,) = raw_pages(CoreV1Api(client), limit=0)
+    assert len(page["items"]) == 5 and "continue" not in page["metadata"]
+
+
+def test_typed_list_validates_and_exposes_continue(api, client):
+    core = CoreV1Api(client)
+    first = core.list_node(limit=1)
+    assert type(first).__name__ == "V1NodeList"
+    assert first.items[0].metadata.name == "gpu-0"
+    assert first.metadata._continue and first.metadata.remaining_item_count == 2
+
+    names, token = [], first.metadata._continue
+    while token:
+        page = core.list_node(limit=1, _continue=token)
+        names += [n.metadata.name for n in page.items]
+        token = page.metadata._continue
+    assert names == ["gpu-1", "gpu-2"]
+
+
+def test_a_kubectl_list_document_is_served_by_kind(tmp_path):
+    world = json.loads((DATA / "small-cluster.json").read_text())
+    with FakeKubeAPI([world]) as api:
+        config_file = str(api.kubeconfig(tmp_path))
+        with kubernetes.config.new_client_from_config(config_file=config_file) as c:
+            namespaces = CoreV1Api(c).list_namespace()
+            deployments = kubernetes.client.AppsV1Api(c).list_deployment_for_all_namespaces()
+    assert len(namespaces.items) == 4 and len(deployments.items) == 1
+
+
+def test_group_lists_have_their_group_version(client):
+    rbac = kubernetes.client.RbacAuthorizationV1Api(client)
+    roles = rbac.list_cluster_role(_preload_content=False)
+    body = json.loads(roles.data)
+    assert (body["kind"], body["apiVersion"]) == ("ClusterRoleList", "rbac.authorization.k8s.io/v1")
+    assert rbac.list_cluster_role().items[0].rules[0].resources == ["nodes"]
+
+
+def test_expired_continue_is_410_once_then_a_fresh_list_works(api, client):
+    core = CoreV1Api(client)
+    first = json.loads(core.list_pod_for_all_namespaces(limit=2, _preload_content=False).data)
+    api.expire_continue_once(PODS)
+
+    with pytest.raises(ApiException) as raised:
+        core.list_pod_for_all_namespaces(
+            limit=2, _continue=first["metadata"]["continue"], _preload_content=False
+        )
+    # 410 has no subclass of its own: it is a bare ApiException with the Status as text.
+    assert type(raised.value) is ApiException
+    assert (raised.value.status, raised.value.reason) == (410, "Gone")
+    assert json.loads(raised.value.body)["reason"] == "Expired"
+
+    pages = raw_pages(core, limit=2)
+    assert [p["metadata"]["name"] for page in pages for p in page["items"]] == POD_NAMES
+
+
+def test_an_unknown_continue_token_is_expired(client):
+    with pytest.raises(ApiException) as raised:
+        CoreV1Api(client).list_node(limit=1, _continue="not-a-token")
+    assert raised.value.status == 410
+
+
+def test_forbidden_is_403_with_the_rbac_message(api, client):
+    api.forbid(NODES)
+    with pytest.raises(kubernetes.client.exceptions.ForbiddenException) as raised:
+        CoreV1Api(client).list_node()
+    status = json.loads(raised.value.body)
+    assert (raised.value.status, status["reason"], status["details"]) == (
+        403,
+        "Forbidden",
+        {"kind": "nodes"},
+    )
+    assert 'cannot list resource "nodes" in API group "" at the cluster scope' in status["message"]
+
+    api.allow(NODES)
+    assert len(CoreV1Api(client).list_node().items) == 3
+
+
+def test_a_500_mid_list_fails_that_page_once_and_is_not_retried(api, client):
+    core = CoreV1Api(client)
+    api.fail(PODS, status=500, times=1, after_pages=1)
+    first = json.loads(core.list_pod_for_all_namespaces(limit=2, _preload_content=False).data)
+    token = first["metadata"]["continue"]
+
+    with pytest.raises(kubernetes.client.exceptions.ServiceException) as raised:
+        core.list_pod_for_all_namespaces(limit=2, _continue=token, _preload_content=False)
+    assert raised.value.status == 500
+    assert json.loads(raised.value.body)["reason"] == "InternalError"
+    assert len(api.requests) == 2  # the client does not retry a 5xx without Retry-After
+
+    # The token is still good: the failure was the page, not the snapshot.
+    pages = raw_pages(core, limit=2, token=token)
+    assert [p["metadata"]["name"] for page in pages for p in page["items"]] == POD_NAMES[2:]
+
+
+def test_a_slow_answer_is_a_urllib3_error_after_three_silent_retries(api, client):
+    api.delay(PODS, 30)  # stop() cuts the sleep short, so this costs nothing at teardown
+    with pytest.raises(urllib3.exceptions.MaxRetryError) as raised:
+        CoreV1Api(client).list_pod_for_all_namespaces(_request_timeout=0.1)
+    assert isinstance(raised.value.reason, urllib3.exceptions.ReadTimeoutError)
+    # Not an ApiException, and urllib3's default Retry(3) resent the GET three times.
+    assert [path for _, path, _ in api.requests] == [PODS] * 4
+
+
+def test_stop_does_not_wait_for_a_delayed_answer(tmp_path):
+    api = FakeKubeAPI(WORLD).start()
+    api.delay(NODES, 30)
+    config_file = str(api.kubeconfig(tmp_path))
+    with kubernetes.config.new_client_from_config(config_file=config_file) as c:
+        waiting = threading.Thread(target=lambda: CoreV1Api(c).list_node(_request_timeout=60))
+        waiting.start()
+        while not api.requests:
+            time.sleep(0.01)
+        started = time.monotonic()
+        api.stop()
+        waiting.join(timeout=5)
+    assert time.monotonic() - started < 2 and not waiting.is_alive()
+
+
+def test_a_wrong_token_is_401(api, client):
+    api.set_token("rotated-token")
+    with pytest.raises(kubernetes.client.exceptions.UnauthorizedException) as raised:
+        CoreV1Api(client).list_node()
+    assert json.loads(raised.value.body)["reason"] == "Unauthorized"
+
+    api.set_token(None)  # accept anyone again
+    assert CoreV1Api(client).list_node().items
+
+
+def test_discovery_and_version(client):
+    assert kubernetes.client.VersionApi(client).get_code().git_version == "v1.31.4"
+    assert kubernetes.client.CoreApi(client).get_api_versions().versions == ["v1"]
+    groups = kubernetes.client.ApisApi(client).get_api_versions().groups
+    assert [g.name for g in groups] == ["apps", "rbac.authorization.k8s.io"]
+
+
+def test_replaced_objects_get_a_new_resource_version_and_old_tokens_keep_theirs(api, client):
+    core = CoreV1Api(client)
+    before = json.loads(core.list_pod_for_all_namespaces(limit=2, _preload_content=False).data)
+    api.replace_objects([pod("gamma", "new-0")])
+
+    after = raw_pages(core, limit=2)
+    assert [p["metadata"]["name"] for page in after for p in page["items"]] == ["new-0"]
+    assert after[0]["metadata"]["resourceVersion"] != before["metadata"]["resourceVersion"]
+    # A list begun before the change finishes from its own snapshot, as etcd serves it.
+    rest = raw_pages(core, limit=2, token=before["metadata"]["continue"])
+    assert [p["metadata"]["name"] for page in rest for p in page["items"]] == POD_NAMES[2:]
+
+
+def test_requests_record_every_call_and_writes_are_refused(api, client):
+    core = CoreV1Api(client)
+    core.list_node()
+    core.list_pod_for_all_namespaces(limit=3)
+    with pytest.raises(ApiException) as raised:
+        core.create_namespace({"metadata": {"name": "intruder"}})
+    assert raised.value.status == 405
+
+    assert api.requests == [
+        ("GET", NODES, {}),
+        ("GET", PODS, {"limit": "3"}),
+        ("POST", "/api/v1/namespaces", {}),
+    ]
+    assert not any(path.endswith("/secrets") for _, path, _ in api.requests)
+
+
+def test_typos_in_fault_paths_and_unknown_kinds_are_refused():
+    api = FakeKubeAPI([])
+    with pytest.raises(ValueError, match="does not serve"):
+        api.forbid("/api/v1/node")
+    with pytest.raises(ValueError, match="does not serve kind 'Widget'"):
+        api.replace_objects([{"apiVersion": "v1", "kind": "Widget", "metadata": {}}])
+
+
+def test_the_importable_fixture_starts_empty(kube_api, tmp_path):  # noqa: F811
+    config_file = str(kube_api.kubeconfig(tmp_path))
+    with kubernetes.config.new_client_from_config(config_file=config_file) as c:
+        assert CoreV1Api(c).list_node().items == []
+        kube_api.replace_objects([node("late")])
+        assert [n.metadata.name for n in CoreV1Api(c).list_node().items] == ["late"]
