@@ -191,10 +191,12 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Celery ------------------------------------------------------------------------------------
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
-CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
-# No broker: run tasks in-process so `make demo` needs no Redis.
-CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
+_broker = env_str("CELERY_BROKER_URL")
+# No broker: run tasks in-process so `make demo` needs no Redis; "memory://" makes sure no
+# message can reach a broker that happens to listen on this machine.
+CELERY_TASK_ALWAYS_EAGER = _broker is None
+CELERY_BROKER_URL = _broker or "memory://"
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", _broker or "cache+memory://")
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -218,6 +220,10 @@ GPUPOSTURE_SYNC_LEASE_SECONDS = env_int("GPUPOSTURE_SYNC_LEASE_SECONDS", 300)
 # in the database); the CLI may name any file.
 GPUPOSTURE_KUBECONFIG_DIR = Path(env_str("GPUPOSTURE_KUBECONFIG_DIR", str(VAR_DIR / "kubeconfigs")))
 GPUPOSTURE_SNAPSHOT_DIR = Path(env_str("GPUPOSTURE_SNAPSHOT_DIR", str(VAR_DIR / "snapshots")))
+# Seconds before each retry of a sync that failed for a reason retrying can help.
+GPUPOSTURE_SYNC_RETRY_BACKOFF = [
+    int(v) for v in env_list("GPUPOSTURE_SYNC_RETRY_BACKOFF", ["30", "120", "600", "1800"])
+]
 # How long a DRIFT- finding stays open after the change it reports.
 GPUPOSTURE_DRIFT_WINDOW_DAYS = env_int("GPUPOSTURE_DRIFT_WINDOW_DAYS", 7)
 

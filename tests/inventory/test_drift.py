@@ -1,0 +1,142 @@
+"""Drift between two good syncs (pure) and its DRIFT- findings (through sync and score)."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from inventory import snapshot as snap
+from inventory.drift import ClusterState, detect_drift
+from inventory.models import DriftEvent
+from inventory.services import cluster_sync_from_snapshot
+from posture.models import Finding
+from posture.services import posture_evaluate
+from tests.conftest import load_json
+
+
+def gpu_node(**changes) -> snap.Node:
+    base = snap.Node(
+        name="gpu-1", gpu_count=4, gpu_model="NVIDIA-L40S",
+        labels={"gpuposture.io/pool": "a", "nvidia.com/gfd.timestamp": "1700000000"},
+        taints=(snap.Taint("gpuposture.io/trust-class", "internal", "NoSchedule"),),
+        sharing_strategy="time_slicing", time_slicing_replicas=4, device_plugin_config="ts-4",
+    )  # fmt: skip
+    return snap.Node(**{**base.__dict__, **changes})
+
+
+def ts_config(**changes) -> snap.SharingConfig:
+    base = dict(
+        namespace="gpu-operator", configmap="tsc", key="ts-4", mode="time_slicing", replicas=4
+    )
+    return snap.SharingConfig(**{**base, **changes})
+
+
+def test_nothing_changed_no_drift():
+    state = ClusterState(nodes=(gpu_node(),), sharing_configs=(ts_config(),))
+    assert detect_drift(state, state) == []
+
+
+def test_volatile_gfd_timestamp_is_not_drift():
+    before = ClusterState(nodes=(gpu_node(),))
+    after = ClusterState(
+        nodes=(gpu_node(labels={**gpu_node().labels, "nvidia.com/gfd.timestamp": "1800000000"}),)
+    )
+    assert detect_drift(before, after) == []
+
+
+@pytest.mark.parametrize(
+    "before, after, check_id, expect_before, expect_after",
+    [
+        (ClusterState(sharing_configs=(ts_config(),)),
+         ClusterState(sharing_configs=(ts_config(replicas=8),)),
+         "DRIFT-001", {"replicas": 4}, {"replicas": 8}),
+        (ClusterState(sharing_configs=()), ClusterState(sharing_configs=(ts_config(),)),
+         "DRIFT-001", {"present": False}, {"mode": "time_slicing"}),
+        (ClusterState(nodes=(gpu_node(),)), ClusterState(nodes=(gpu_node(time_slicing_replicas=8),)),
+         "DRIFT-001", {"time_slicing_replicas": 4}, {"time_slicing_replicas": 8}),
+        (ClusterState(nodes=(gpu_node(),)), ClusterState(nodes=(gpu_node(taints=()),)),
+         "DRIFT-003", {"taints": ["gpuposture.io/trust-class=internal:NoSchedule"]}, {"taints": []}),
+        (ClusterState(nodes=(gpu_node(),)),
+         ClusterState(nodes=(gpu_node(labels={"gpuposture.io/pool": "b"}),)),
+         "DRIFT-003", {"labels": {"gpuposture.io/pool": "a"}}, {"labels": {"gpuposture.io/pool": "b"}}),
+        (ClusterState(workloads=(snap.Workload("DaemonSet", "gpu-operator", "nvidia-device-plugin-daemonset",
+                                               images={"p": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}, spec_hash="a"),)),
+         ClusterState(workloads=(snap.Workload("DaemonSet", "gpu-operator", "nvidia-device-plugin-daemonset",
+                                               images={"p": "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}, spec_hash="b"),)),
+         "DRIFT-002", {"images": {"p": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}},
+         {"images": {"p": "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}}),
+    ],
+    ids=["replicas", "config-added", "node-replicas", "taint-removed", "pool-label", "device-plugin-image"],
+)  # fmt: skip
+def test_each_change_is_reported_with_before_and_after(
+    before, after, check_id, expect_before, expect_after
+):
+    changes = detect_drift(before, after)
+    assert [c.check_id for c in changes] == [check_id]
+    assert expect_before.items() <= changes[0].before.items()
+    assert expect_after.items() <= changes[0].after.items()
+
+
+def test_an_unrelated_application_is_not_a_gpu_component():
+    web = lambda tag: snap.Workload(
+        "Deployment", "shop", "web", images={"w": f"shop/web:{tag}"}, spec_hash=tag
+    )  # noqa: E731
+    assert (
+        detect_drift(ClusterState(workloads=(web("1"),)), ClusterState(workloads=(web("2"),))) == []
+    )
+
+
+# --- through sync and score -----------------------------------------------------------------
+
+
+def write(tmp_path, objects, name):
+    path = tmp_path / name
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    return path
+
+
+@pytest.mark.django_db
+def test_drift_events_and_findings_after_a_changed_sync(small_world, tmp_path):
+    assert not DriftEvent.objects.exists()  # a first sync has nothing to compare with
+    objects = copy.deepcopy(load_json("small-cluster.json")["items"])
+    for obj in objects:
+        if obj["kind"] == "ConfigMap" and obj["metadata"]["name"] == "time-slicing-config":
+            obj["data"]["ts-4"] = obj["data"]["ts-4"].replace("replicas: 4", "replicas: 8")
+        if obj["kind"] == "Node" and obj["metadata"]["name"] == "gpu-ts-1":
+            obj["spec"]["taints"] = [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}]
+        if obj["kind"] == "Deployment":
+            obj["spec"]["template"]["spec"]["containers"][0]["image"] = (
+                "nvcr.io/nvidia/gpu-operator:v24.9.3"
+            )
+    run = cluster_sync_from_snapshot(
+        cluster=small_world, paths=[write(tmp_path, objects, "v2.json")]
+    )
+    assert run.changes["drift_events"] == 3
+    assert set(DriftEvent.objects.values_list("check_id", flat=True)) == {
+        "DRIFT-001",
+        "DRIFT-002",
+        "DRIFT-003",
+    }
+    posture_evaluate()
+    drift = Finding.objects.filter(check_id__startswith="DRIFT-", status="open")
+    by_check = {f.check_id: f for f in drift}
+    assert by_check["DRIFT-001"].evidence["before"]["replicas"] == 4
+    assert by_check["DRIFT-001"].evidence["after"]["replicas"] == 8
+    assert by_check["DRIFT-003"].evidence["after"]["taints"] == ["dedicated=ml:NoSchedule"]
+    assert "v24.9.3" in json.dumps(by_check["DRIFT-002"].evidence["after"])
+    # Node and config drift concern the tenants on the node; component drift is cluster-wide.
+    assert set(drift.filter(check_id="DRIFT-003").values_list("tenant__slug", flat=True)) == {
+        "alpha",
+        "beta",
+    }
+    assert drift.get(check_id="DRIFT-002").tenant is None
+    # A quiet re-sync records no new drift, and the window keeps the findings open.
+    cluster_sync_from_snapshot(cluster=small_world, paths=[write(tmp_path, objects, "v2.json")])
+    posture_evaluate()
+    assert DriftEvent.objects.count() == 3
+    assert (
+        Finding.objects.filter(check_id__startswith="DRIFT-", status="open").count()
+        == drift.count()
+    )
