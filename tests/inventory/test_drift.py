@@ -46,30 +46,58 @@ def test_volatile_gfd_timestamp_is_not_drift():
     assert detect_drift(before, after) == []
 
 
+def device_plugin(tag: str) -> snap.Workload:
+    image = f"nvcr.io/nvidia/k8s-device-plugin:{tag}"
+    name = "nvidia-device-plugin-daemonset"
+    return snap.Workload("DaemonSet", "gpu-operator", name, images={"p": image}, spec_hash=tag)
+
+
+def web(tag: str) -> snap.Workload:
+    return snap.Workload(
+        "Deployment", "shop", "web", images={"w": f"shop/web:{tag}"}, spec_hash=tag
+    )
+
+
+TAINT = "gpuposture.io/trust-class=internal:NoSchedule"
+CASES = {
+    "replicas": (
+        ClusterState(sharing_configs=(ts_config(),)),
+        ClusterState(sharing_configs=(ts_config(replicas=8),)),
+        "DRIFT-001", {"replicas": 4}, {"replicas": 8},
+    ),
+    "config-added": (
+        ClusterState(), ClusterState(sharing_configs=(ts_config(),)),
+        "DRIFT-001", {"present": False}, {"mode": "time_slicing"},
+    ),
+    "node-replicas": (
+        ClusterState(nodes=(gpu_node(),)),
+        ClusterState(nodes=(gpu_node(time_slicing_replicas=8),)),
+        "DRIFT-001", {"time_slicing_replicas": 4}, {"time_slicing_replicas": 8},
+    ),
+    "taint-removed": (
+        ClusterState(nodes=(gpu_node(),)), ClusterState(nodes=(gpu_node(taints=()),)),
+        "DRIFT-003", {"taints": [TAINT]}, {"taints": []},
+    ),
+    "pool-label": (
+        ClusterState(nodes=(gpu_node(),)),
+        ClusterState(nodes=(gpu_node(labels={"gpuposture.io/pool": "b"}),)),
+        "DRIFT-003",
+        {"labels": {"gpuposture.io/pool": "a"}},
+        {"labels": {"gpuposture.io/pool": "b"}},
+    ),
+    "device-plugin-image": (
+        ClusterState(workloads=(device_plugin("v0.17.0"),)),
+        ClusterState(workloads=(device_plugin("v0.17.1"),)),
+        "DRIFT-002",
+        {"images": {"p": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}},
+        {"images": {"p": "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}},
+    ),
+}  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    "before, after, check_id, expect_before, expect_after",
-    [
-        (ClusterState(sharing_configs=(ts_config(),)),
-         ClusterState(sharing_configs=(ts_config(replicas=8),)),
-         "DRIFT-001", {"replicas": 4}, {"replicas": 8}),
-        (ClusterState(sharing_configs=()), ClusterState(sharing_configs=(ts_config(),)),
-         "DRIFT-001", {"present": False}, {"mode": "time_slicing"}),
-        (ClusterState(nodes=(gpu_node(),)), ClusterState(nodes=(gpu_node(time_slicing_replicas=8),)),
-         "DRIFT-001", {"time_slicing_replicas": 4}, {"time_slicing_replicas": 8}),
-        (ClusterState(nodes=(gpu_node(),)), ClusterState(nodes=(gpu_node(taints=()),)),
-         "DRIFT-003", {"taints": ["gpuposture.io/trust-class=internal:NoSchedule"]}, {"taints": []}),
-        (ClusterState(nodes=(gpu_node(),)),
-         ClusterState(nodes=(gpu_node(labels={"gpuposture.io/pool": "b"}),)),
-         "DRIFT-003", {"labels": {"gpuposture.io/pool": "a"}}, {"labels": {"gpuposture.io/pool": "b"}}),
-        (ClusterState(workloads=(snap.Workload("DaemonSet", "gpu-operator", "nvidia-device-plugin-daemonset",
-                                               images={"p": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}, spec_hash="a"),)),
-         ClusterState(workloads=(snap.Workload("DaemonSet", "gpu-operator", "nvidia-device-plugin-daemonset",
-                                               images={"p": "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}, spec_hash="b"),)),
-         "DRIFT-002", {"images": {"p": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}},
-         {"images": {"p": "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}}),
-    ],
-    ids=["replicas", "config-added", "node-replicas", "taint-removed", "pool-label", "device-plugin-image"],
-)  # fmt: skip
+    "before, after, check_id, expect_before, expect_after", CASES.values(), ids=CASES.keys()
+)
 def test_each_change_is_reported_with_before_and_after(
     before, after, check_id, expect_before, expect_after
 ):
@@ -80,9 +108,6 @@ def test_each_change_is_reported_with_before_and_after(
 
 
 def test_an_unrelated_application_is_not_a_gpu_component():
-    web = lambda tag: snap.Workload(
-        "Deployment", "shop", "web", images={"w": f"shop/web:{tag}"}, spec_hash=tag
-    )  # noqa: E731
     assert (
         detect_drift(ClusterState(workloads=(web("1"),)), ClusterState(workloads=(web("2"),))) == []
     )
