@@ -158,7 +158,8 @@ def test_a_worker_killed_mid_sync_leads_to_a_clean_rerun(live, queue):
     second = Worker(queue, **settings)
     try:
         send(queue, "inventory.tasks.sync_cluster", cluster_id=cluster.pk)
-        mid_sync = SyncRun.objects.filter(cluster=cluster, status="running", progress__has_key="Node")
+        running = SyncRun.objects.filter(cluster=cluster, status="running")
+        mid_sync = running.filter(progress__has_key="Node")
         wait_for(mid_sync.exists, 60, "the first worker to be mid-sync")
         first.stop(signal.SIGKILL)  # no ack was sent: acks_late keeps the task on the broker
         api.delay("/api/v1/pods", 0)
