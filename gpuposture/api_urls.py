@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from rest_framework.routers import DefaultRouter
 
-from inventory.api import ClusterViewSet, NodeViewSet, SyncRunViewSet, WorkloadViewSet
+from inventory.api import (
+    ClusterViewSet,
+    DriftEventViewSet,
+    NodeViewSet,
+    SyncRunViewSet,
+    WorkloadViewSet,
+)
 from posture.api import FindingViewSet, TenantPostureViewSet
 from tenants.api import TrustClassViewSet
 
@@ -13,6 +19,7 @@ router.register("trust-classes", TrustClassViewSet)
 router.register("tenants", TenantPostureViewSet, basename="tenant")
 router.register("clusters", ClusterViewSet)
 router.register("sync-runs", SyncRunViewSet)
+router.register("drift-events", DriftEventViewSet)
 router.register("nodes", NodeViewSet)
 router.register("workloads", WorkloadViewSet)
 router.register("findings", FindingViewSet)

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from rest_framework import serializers
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
 
-from gpuposture.base.api import ScopedReadOnlyViewSet
-from inventory.filters import NodeFilter
-from inventory.models import Cluster, Node, Pod, SyncRun
+from gpuposture.base.api import ScopedReadOnlyViewSet, ScopedViewSetMixin
+from gpuposture.base.roles import PLATFORM_ENGINEER
+from inventory.filters import DriftEventFilter, NodeFilter, PodFilter, SyncRunFilter
+from inventory.models import Cluster, DriftEvent, Node, Pod, SyncRun
+from inventory.services import SyncBusy, cluster_save, cluster_sync_request
+from inventory.validation import clean_cluster_source
+from providers.models import Provider
 
 
 class SyncRunSerializer(serializers.ModelSerializer):
@@ -16,17 +25,65 @@ class SyncRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = SyncRun
         fields = [
-            "id", "cluster", "source", "status", "started_at", "finished_at",
-            "duration_seconds", "counts", "changes", "warnings", "error",
+            "id", "cluster", "source", "trigger", "status", "started_at", "finished_at",
+            "duration_seconds", "progress", "counts", "changes", "warnings", "error",
         ]  # fmt: skip
 
 
 class ClusterSerializer(serializers.ModelSerializer):
-    provider = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    """How to reach a cluster: a kubeconfig path (inside GPUPOSTURE_KUBECONFIG_DIR) and
+    context, in-cluster access, or snapshot files. Never a token or key."""
+
+    provider = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Provider.objects.all(), required=False, allow_null=True
+    )
+    snapshot_paths = serializers.ListField(
+        child=serializers.CharField(max_length=500), required=False, max_length=20
+    )
 
     class Meta:
         model = Cluster
-        fields = ["id", "name", "description", "provider", "source", "created_at"]
+        fields = [
+            "id", "name", "description", "provider", "source", "kubeconfig_path",
+            "kube_context", "snapshot_paths", "sync_interval_minutes", "created_at",
+        ]  # fmt: skip
+        extra_kwargs = {"sync_interval_minutes": {"max_value": 7 * 24 * 60}}
+
+    def validate(self, attrs: dict) -> dict:
+        merged = {
+            field: attrs.get(field, getattr(self.instance, field, default))
+            for field, default in (
+                ("source", "snapshot"), ("kubeconfig_path", ""), ("kube_context", ""),
+                ("snapshot_paths", []),
+            )
+        }  # fmt: skip
+        try:
+            attrs.update(clean_cluster_source(**merged))
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(
+                exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+            ) from exc
+        return attrs
+
+    def create(self, validated_data: dict) -> Cluster:
+        return cluster_save(cluster=Cluster(**validated_data))
+
+    def update(self, instance: Cluster, validated_data: dict) -> Cluster:
+        for key, value in validated_data.items():
+            setattr(instance, key, value)
+        return cluster_save(cluster=instance)
+
+
+class DriftEventSerializer(serializers.ModelSerializer):
+    cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = DriftEvent
+        fields = [
+            "id", "cluster", "sync_run", "check_id", "kind", "subject_kind",
+            "subject_namespace", "subject_name", "summary", "before", "after", "nodes",
+            "detected_at",
+        ]  # fmt: skip
 
 
 class NodeSerializer(serializers.ModelSerializer):
@@ -55,16 +112,46 @@ class PodSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
-class ClusterViewSet(ScopedReadOnlyViewSet):
+class ClusterViewSet(
+    ScopedViewSetMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.ReadOnlyModelViewSet,
+):
+    """Clusters; platform engineers register and edit them and start syncs."""
+
     queryset = Cluster.objects.select_related("provider")
     serializer_class = ClusterSerializer
     lookup_field = "name"
+    write_roles = (PLATFORM_ENGINEER,)
+
+    @extend_schema(request=None, responses={202: SyncRunSerializer, 409: SyncRunSerializer})
+    @action(detail=True, methods=["post"])
+    def sync(self, request: Request, name: str | None = None) -> Response:
+        """Start a sync now; answers the new run (follow it at /api/v1/sync-runs/{id}/)."""
+        cluster = self.get_object()
+        try:
+            run = cluster_sync_request(cluster=cluster, trigger="api")
+        except SyncBusy as exc:
+            running = cluster.sync_runs.filter(status=SyncRun.Status.RUNNING).first()
+            body = {"detail": str(exc)}
+            if running:
+                body["run"] = SyncRunSerializer(running).data
+            return Response(body, status=status.HTTP_409_CONFLICT)
+        run.refresh_from_db()
+        return Response(SyncRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class DriftEventViewSet(ScopedReadOnlyViewSet):
+    queryset = DriftEvent.objects.select_related("cluster")
+    serializer_class = DriftEventSerializer
+    filterset_class = DriftEventFilter
 
 
 class SyncRunViewSet(ScopedReadOnlyViewSet):
     queryset = SyncRun.objects.select_related("cluster")
     serializer_class = SyncRunSerializer
-    filterset_fields = {"status": ["exact"], "cluster__name": ["exact"]}
+    filterset_class = SyncRunFilter
 
 
 class NodeViewSet(ScopedReadOnlyViewSet):
@@ -76,4 +163,4 @@ class NodeViewSet(ScopedReadOnlyViewSet):
 class WorkloadViewSet(ScopedReadOnlyViewSet):
     queryset = Pod.objects.select_related("cluster", "node", "tenant")
     serializer_class = PodSerializer
-    filterset_fields = {"namespace": ["exact"], "phase": ["exact"]}
+    filterset_class = PodFilter

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import django_filters
 
-from inventory.models import Node
+from inventory.models import DriftEvent, Node, Pod, SyncRun
 
 
 class NodeFilter(django_filters.FilterSet):
@@ -19,3 +19,31 @@ class NodeFilter(django_filters.FilterSet):
     class Meta:
         model = Node
         fields = ["cluster", "gpu_model", "sharing_strategy", "patch_status", "gpu"]
+
+
+class SyncRunFilter(django_filters.FilterSet):
+    cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
+    status = django_filters.ChoiceFilter(choices=SyncRun.Status.choices)
+
+    class Meta:
+        model = SyncRun
+        fields = ["cluster", "status"]
+
+
+class PodFilter(django_filters.FilterSet):
+    cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
+    tenant = django_filters.CharFilter(field_name="tenant__slug", label="Tenant slug")
+    node = django_filters.CharFilter(field_name="node__name", label="Node name")
+
+    class Meta:
+        model = Pod
+        fields = ["cluster", "tenant", "node", "namespace", "phase"]
+
+
+class DriftEventFilter(django_filters.FilterSet):
+    cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
+    check = django_filters.CharFilter(field_name="check_id", lookup_expr="iexact")
+
+    class Meta:
+        model = DriftEvent
+        fields = ["cluster", "check", "kind"]

@@ -183,3 +183,25 @@ def node_host_facts_import(*, cluster: Cluster, node_name: str, xml: bytes) -> H
             node.changed_at = timezone.now()
             node.save()
     return HostFactsResult(facts=facts, node_found=node is not None)
+
+
+def cluster_save(*, cluster: Cluster) -> Cluster:
+    """Save a registered or edited cluster and bring its periodic sync in line."""
+    from inventory.schedule import cluster_schedule_update
+
+    cluster.full_clean(exclude=["sync_lock_until", "sync_lock_token"])
+    cluster.save()
+    cluster_schedule_update(cluster=cluster)
+    return cluster
+
+
+def cluster_sync_request(*, cluster: Cluster, trigger: str) -> SyncRun:
+    """Record a run and queue the sync (in-process without a broker); the run is returned at
+    once so a page or API client can follow its progress."""
+    from inventory.tasks import sync_cluster
+
+    if lease_remaining_seconds(cluster=cluster) > 0:
+        raise SyncBusy(f"a sync of {cluster.name} is already running")
+    run = sync_run_start(cluster=cluster, source=f"{cluster.get_source_display()}", trigger=trigger)
+    transaction.on_commit(lambda: sync_cluster.delay(cluster.pk, trigger=trigger, run_id=run.pk))
+    return run

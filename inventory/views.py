@@ -1,32 +1,72 @@
-"""Inventory pages: clusters with their sync runs, and GPU nodes."""
+"""Inventory pages: clusters (runs, progress, drift, registration) and GPU nodes."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
+from gpuposture.base.decorators import role_required
+from gpuposture.base.roles import PLATFORM_ENGINEER, has_role
 from inventory.filters import NodeFilter
+from inventory.forms import ClusterForm
 from inventory.models import Cluster, Node
 from inventory.selectors import clusters_with_last_sync
+from inventory.services import SyncBusy, cluster_save, cluster_sync_request
 
 
 def cluster_list(request: HttpRequest) -> HttpResponse:
     return render(
-        request, "inventory/cluster_list.html", {"clusters": clusters_with_last_sync(request.user)}
+        request,
+        "inventory/cluster_list.html",
+        {
+            "clusters": clusters_with_last_sync(request.user),
+            "can_edit": has_role(request.user, PLATFORM_ENGINEER),
+        },
     )
 
 
 def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
     cluster = get_object_or_404(Cluster.objects.visible_to(request.user), name=name)
-    runs = cluster.sync_runs.order_by("-started_at", "-id")[:25]
     nodes = Node.objects.visible_to(request.user).filter(cluster=cluster)
     return render(
         request,
         "inventory/cluster_detail.html",
-        {"cluster": cluster, "runs": runs, "node_count": nodes.count(),
-         "gpu_node_count": nodes.filter(is_gpu_node=True).count()},
-    )  # fmt: skip
+        {
+            "cluster": cluster,
+            "runs": cluster.sync_runs.order_by("-started_at", "-id")[:25],
+            "drift_events": cluster.drift_events.order_by("-detected_at", "-id")[:50],
+            "node_count": nodes.count(),
+            "gpu_node_count": nodes.filter(is_gpu_node=True).count(),
+            "can_edit": has_role(request.user, PLATFORM_ENGINEER),
+        },
+    )
+
+
+@role_required(PLATFORM_ENGINEER)
+def cluster_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
+    cluster = get_object_or_404(Cluster, name=name) if name else None
+    form = ClusterForm(request.POST or None, instance=cluster)
+    if request.method == "POST" and form.is_valid():
+        saved = cluster_save(cluster=form.save(commit=False))
+        messages.success(request, f"Cluster {saved.name} saved.")
+        return redirect("cluster-detail", name=saved.name)
+    return render(request, "inventory/cluster_form.html", {"form": form, "cluster": cluster})
+
+
+@require_POST
+@role_required(PLATFORM_ENGINEER)
+def cluster_sync_now(request: HttpRequest, name: str) -> HttpResponse:
+    cluster = get_object_or_404(Cluster, name=name)
+    try:
+        run = cluster_sync_request(cluster=cluster, trigger="page")
+    except SyncBusy as exc:
+        messages.warning(request, str(exc))
+    else:
+        messages.info(request, f"Sync run {run.pk} started.")
+    return redirect("cluster-detail", name=cluster.name)
 
 
 def node_list(request: HttpRequest) -> HttpResponse:
