@@ -11,9 +11,11 @@ from inventory.validation import clean_cluster_source
 
 class ClusterForm(forms.ModelForm):
     snapshot_paths_text = forms.CharField(
-        label="Snapshot paths (one per line)", required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        label="Snapshot paths (one per line)",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
         max_length=5000,
-    )  # fmt: skip
+    )
 
     class Meta:
         model = Cluster
