@@ -1,0 +1,101 @@
+"""sync_cluster --kubeconfig / --context and import_nvidia_smi, from the command line."""
+
+from __future__ import annotations
+
+import copy
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from inventory.models import Cluster, Node, NodeHostFacts
+from posture.models import Finding
+from posture.services import posture_evaluate
+from tests.conftest import DATA, load_json
+from tests.kubeapi import FakeKubeAPI
+
+pytestmark = pytest.mark.django_db
+SMI = DATA / "nvidia-smi"
+
+
+def run(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_sync_with_a_kubeconfig_and_context(tmp_path):
+    with FakeKubeAPI(copy.deepcopy(load_json("small-cluster.json")["items"])) as api:
+        kubeconfig = api.kubeconfig(tmp_path)
+        out, _ = run("sync_cluster", "--cluster", "east", "--kubeconfig", str(kubeconfig),
+                     "--context", "fake")  # fmt: skip
+    assert "succeeded" in out and "Pod 5" in out
+    cluster = Cluster.objects.get(name="east")
+    assert (cluster.source, cluster.kube_context) == ("kubeconfig", "fake")
+    assert cluster.kubeconfig_path == str(kubeconfig.resolve())
+
+
+def test_an_unreachable_cluster_fails_clearly(tmp_path):
+    with FakeKubeAPI([]) as api:
+        kubeconfig = api.kubeconfig(tmp_path)
+        api.forbid("/api/v1/nodes")
+        with pytest.raises(CommandError, match="previous inventory is unchanged.*403"):
+            run("sync_cluster", "--cluster", "east", "--kubeconfig", str(kubeconfig))
+
+
+def test_context_needs_a_kubeconfig():
+    with pytest.raises(CommandError, match="--context needs --kubeconfig"):
+        run("sync_cluster", "--cluster", "east", "--in-cluster", "--context", "x")
+
+
+def test_nvidia_smi_fills_the_firmware_and_survives_syncs(small_world, tmp_path):
+    node_file = tmp_path / "gpu-ts-1.xml"
+    shutil.copy(SMI / "h100-mig.xml", node_file)
+    stack = Finding.objects.get(check_id="STACK-004", tenant__slug="alpha")
+    assert "firmware_version" in stack.evidence["unknown"]
+    out, err = run("import_nvidia_smi", "--cluster", "lab", str(node_file))
+    assert "VBIOS 96.00.99.00.01" in out and not err
+    node = Node.objects.get(cluster=small_world, name="gpu-ts-1")
+    assert node.firmware_version == "96.00.99.00.01"
+    assert node.driver_version == "550.90.07"  # the API's label wins over the host's
+    # The next sync from the API keeps the host's facts.
+    call_command("sync_cluster", "--cluster", "lab", "--snapshot", str(DATA / "small-cluster.json"))
+    assert (
+        Node.objects.get(cluster=small_world, name="gpu-ts-1").firmware_version == "96.00.99.00.01"
+    )
+    posture_evaluate()
+    stack.refresh_from_db()
+    assert stack.evidence["unknown"] == ["container_toolkit_version"]
+
+
+def test_nvidia_smi_for_a_node_not_yet_synced_is_kept(small_world):
+    out, err = run(
+        "import_nvidia_smi", "--cluster", "lab", "--node", "gpu-new", str(SMI / "t4-old.xml")
+    )
+    assert "not in the inventory" in err
+    assert NodeHostFacts.objects.filter(node_name="gpu-new").exists()
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("<html><body>login</body></html>", "nvidia_smi_log"),
+        ('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><nvidia_smi_log>&a;</nvidia_smi_log>',
+         "entit"),
+        ("not xml at all", "XML"),
+    ],
+)  # fmt: skip
+def test_hostile_nvidia_smi_input_is_refused(small_world, tmp_path, content, message):
+    bad = tmp_path / "gpu-ts-1.xml"
+    bad.write_text(content)
+    with pytest.raises(CommandError, match=message):
+        run("import_nvidia_smi", "--cluster", "lab", str(bad))
+    assert not NodeHostFacts.objects.exists()
+    assert Node.objects.get(name="gpu-ts-1").firmware_version == ""
+
+
+def test_nvidia_smi_needs_a_known_cluster(tmp_path):
+    with pytest.raises(CommandError, match="no cluster named"):
+        run("import_nvidia_smi", "--cluster", "nope", str(Path(SMI / "t4-old.xml")))

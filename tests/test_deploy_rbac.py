@@ -1,0 +1,39 @@
+"""The reader ClusterRole grants exactly what the live source lists, read-only, no Secrets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from inventory.sources.kube import KINDS
+
+RBAC = Path(__file__).resolve().parent.parent / "deploy" / "rbac.yaml"
+PLURALS = {
+    "Node": ("", "nodes"), "Namespace": ("", "namespaces"), "Pod": ("", "pods"),
+    "ResourceQuota": ("", "resourcequotas"), "ConfigMap": ("", "configmaps"),
+    "Service": ("", "services"), "DaemonSet": ("apps", "daemonsets"),
+    "Deployment": ("apps", "deployments"), "Role": ("rbac.authorization.k8s.io", "roles"),
+    "ClusterRole": ("rbac.authorization.k8s.io", "clusterroles"),
+    "RoleBinding": ("rbac.authorization.k8s.io", "rolebindings"),
+    "ClusterRoleBinding": ("rbac.authorization.k8s.io", "clusterrolebindings"),
+}  # fmt: skip
+
+
+def granted() -> set[tuple[str, str, str]]:
+    role = next(d for d in yaml.safe_load_all(RBAC.read_text()) if d["kind"] == "ClusterRole")
+    return {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+def test_cluster_role_matches_what_the_source_lists():
+    listed = {PLURALS[kind] for kind, _, _ in KINDS}
+    grants = granted()
+    assert {(g, r) for g, r, _ in grants} == listed
+    assert {v for _, _, v in grants} == {"get", "list", "watch"}
+    assert not any(r == "secrets" or r == "*" for _, r, _ in grants)
