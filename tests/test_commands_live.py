@@ -18,6 +18,9 @@ from tests.kubeapi import FakeKubeAPI
 
 pytestmark = pytest.mark.django_db
 SMI = DATA / "nvidia-smi"
+ENTITY_BOMB = (
+    '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><nvidia_smi_log>&a;</nvidia_smi_log>'
+)
 
 
 def run(*args: str) -> tuple[str, str]:
@@ -82,8 +85,7 @@ def test_nvidia_smi_for_a_node_not_yet_synced_is_kept(small_world):
     "content, message",
     [
         ("<html><body>login</body></html>", "nvidia_smi_log"),
-        ('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><nvidia_smi_log>&a;</nvidia_smi_log>',
-         "entit"),
+        (ENTITY_BOMB, "entit"),
         ("not xml at all", "XML"),
     ],
 )  # fmt: skip
