@@ -1,12 +1,16 @@
 """demo: load the demo world (users, tenants, two clusters, findings, scores) and print logins.
 
-Everything goes through the same paths a user's data takes: the tenants file through
-apply_tenants, the clusters through kubectl-style JSON snapshots and sync, then score.
+Everything goes through the paths a user's data takes: the tenants file through
+apply_tenants, the clusters through kubectl-style JSON snapshots and sync, nvidia-smi XML
+through its import, then score. Last week's state is synced and scored first (and dated a
+week back), so the demo shows drift, resolved findings and a score trend.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import yaml
@@ -15,12 +19,17 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.utils import timezone
 
-from demo.world import write_snapshots
+from demo.history import last_week
+from demo.nvidia_smi import HOSTS, nvidia_smi_xml
+from demo.world import build_clusters
 from gpuposture.base.roles import ROLES, TENANT_VIEWER
-from inventory.models import Cluster
-from inventory.services import cluster_sync_from_snapshot
-from inventory.sync import cluster_get_or_create, pod_tenants_refresh
+from inventory.models import Cluster, DriftEvent, SyncRun
+from inventory.schedule import cluster_schedule_update
+from inventory.services import cluster_sync_from_snapshot, node_host_facts_import
+from inventory.sync import SyncError, cluster_get_or_create, pod_tenants_refresh
+from posture.models import Finding, PostureRun, TenantScore
 from posture.services import posture_evaluate
 from providers.models import Provider
 from tenants.services import tenants_apply
@@ -37,50 +46,97 @@ CLUSTER_DESCRIPTIONS = {
     "prod-east": "On-premises training and inference cluster",
     "neo-west": "Rented GPU capacity at a GPU cloud provider",
 }
+WEEK = timedelta(days=7)
 
 
 class Command(BaseCommand):
     help = "Load the demo world and print demo logins (new random passwords each time)."
 
     def handle(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
-        document = yaml.safe_load((DEMO_DIR / "tenants.yaml").read_text())
-        specs = parse_tenants_document(document)
-        viewers = sorted({v for spec in specs for v in spec.viewers})
-        logins = self._users(viewers)
-        result = tenants_apply(specs=specs)
+        specs = parse_tenants_document(yaml.safe_load((DEMO_DIR / "tenants.yaml").read_text()))
+        logins = self._users(sorted({v for spec in specs for v in spec.viewers}))
+        tenants_apply(specs=specs)
         pod_tenants_refresh()
-        self.stdout.write(f"tenants: {len(specs)} ({len(result.created)} new)")
-        snapshot_dir = Path(settings.VAR_DIR) / "demo-snapshots"
-        for name, path in write_snapshots(snapshot_dir).items():
-            cluster = cluster_get_or_create(name=name)
-            self._describe(cluster)
-            run = cluster_sync_from_snapshot(cluster=cluster, paths=[path])
+        self.stdout.write(f"tenants: {len(specs)}")
+        world = build_clusters()
+        folder = Path(settings.VAR_DIR) / "demo-snapshots"
+        folder.mkdir(parents=True, exist_ok=True)
+        first_time = not SyncRun.objects.exists()
+        if first_time:
+            self._last_week(world, folder)
+        self._failed_sync(folder)
+        for name, objects in world.items():
+            cluster = self._cluster(name)
+            run = cluster_sync_from_snapshot(cluster=cluster, paths=[_write(folder, name, objects)])
+            cluster_schedule_update(cluster=cluster)
             self.stdout.write(
                 f"cluster {name}: synced {run.counts.get('Node', 0)} nodes, "
-                f"{run.counts.get('Pod', 0)} pods from {path}"
+                f"{run.counts.get('Pod', 0)} pods; "
+                f"{run.changes.get('drift_events', 0)} drift events"
             )
+        self._host_facts()
         run = posture_evaluate()
         self.stdout.write(
-            f"posture: {run.counts.get('opened', 0) + run.counts.get('still_open', 0)} live "
-            f"findings, {run.counts.get('tenants_scored', 0)} tenants scored"
+            f"posture: {run.counts.get('opened', 0) + run.counts.get('still_open', 0)} live, "
+            f"{run.counts.get('resolved', 0)} resolved findings; "
+            f"{run.counts.get('tenants_scored', 0)} tenants scored"
         )
         self._print_logins(logins)
 
-    def _describe(self, cluster: Cluster) -> None:
-        cluster.description = CLUSTER_DESCRIPTIONS.get(cluster.name, cluster.description)
-        if cluster.name == "neo-west":
+    def _cluster(self, name: str) -> Cluster:
+        cluster = cluster_get_or_create(name=name)
+        cluster.description = CLUSTER_DESCRIPTIONS.get(name, cluster.description)
+        if name == "neo-west":
             cluster.provider, _ = Provider.objects.get_or_create(
                 slug="nimbus-gpu",
                 defaults={"name": "Nimbus GPU Cloud", "website": "https://nimbus-gpu.example"},
             )
         cluster.save()
+        return cluster
+
+    def _last_week(self, world: dict[str, list[dict]], folder: Path) -> None:
+        """Sync and score last week's state, then date those runs a week back (demo only)."""
+        started = timezone.now()
+        for name, objects in world.items():
+            path = _write(folder, f"{name}-last-week", last_week(name, objects))
+            cluster_sync_from_snapshot(cluster=self._cluster(name), paths=[path])
+        posture_evaluate()
+        then = timezone.now() - WEEK
+        with transaction.atomic():
+            SyncRun.objects.filter(started_at__gte=started).update(
+                started_at=then, finished_at=then
+            )
+            PostureRun.objects.filter(started_at__gte=started).update(
+                started_at=then, finished_at=then
+            )
+            TenantScore.objects.filter(computed_at__gte=started).update(computed_at=then)
+            Finding.objects.filter(first_seen__gte=started).update(first_seen=then, last_seen=then)
+            DriftEvent.objects.filter(detected_at__gte=started).update(detected_at=then)
+        self.stdout.write("last week: synced and scored (dated 7 days back)")
+
+    def _failed_sync(self, folder: Path) -> None:
+        """A kubectl dump cut short, as happens: the run fails and nothing changes."""
+        broken = folder / "neo-west-truncated.json"
+        broken.write_text('{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", ')
+        try:
+            cluster_sync_from_snapshot(cluster=self._cluster("neo-west"), paths=[broken])
+        except SyncError:
+            self.stdout.write(
+                "neo-west: a truncated snapshot failed its sync (recorded, no change)"
+            )
+
+    def _host_facts(self) -> None:
+        cluster = Cluster.objects.get(name="prod-east")
+        for node in HOSTS:
+            node_host_facts_import(cluster=cluster, node_name=node, xml=nvidia_smi_xml(node))
+        self.stdout.write(f"nvidia-smi: host facts for {len(HOSTS)} prod-east nodes")
 
     @transaction.atomic
     def _users(self, viewers: list[str]) -> list[tuple[str, str, str]]:
         """Create or reset the demo accounts; passwords are random on every run."""
         user_model = get_user_model()
         groups = {g.name: g for g in Group.objects.filter(name__in=ROLES)}
-        wanted = [("admin", "superuser")] + list(ROLE_USERS.items())
+        wanted = [("admin", "superuser"), *ROLE_USERS.items()]
         wanted += [(v, TENANT_VIEWER) for v in viewers]
         logins = []
         for username, role in wanted:
@@ -99,3 +155,9 @@ class Command(BaseCommand):
         for username, password, role in logins:
             self.stdout.write(f"  {username:22} {password:20} {role}")
         self.stdout.write("Open http://127.0.0.1:8000/ and sign in.")
+
+
+def _write(folder: Path, name: str, objects: list[dict]) -> Path:
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    return path
