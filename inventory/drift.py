@@ -125,8 +125,11 @@ def _label_taint_diff(old: snap.Node, new: snap.Node) -> dict[str, dict[str, Any
     new_taints = sorted(f"{t.key}={t.value}:{t.effect}" for t in new.taints)
     if not keys and old_taints == new_taints:
         return None
-    before: dict[str, Any] = {"labels": {k: before_labels.get(k) for k in sorted(keys)}}
-    after: dict[str, Any] = {"labels": {k: after_labels.get(k) for k in sorted(keys)}}
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    if keys:
+        before["labels"] = {k: before_labels.get(k) for k in sorted(keys)}
+        after["labels"] = {k: after_labels.get(k) for k in sorted(keys)}
     if old_taints != new_taints:
         before["taints"], after["taints"] = old_taints, new_taints
     return {"before": before, "after": after}
@@ -253,4 +256,5 @@ def _component_changes(
 def _workload_view(workload: snap.Workload | None) -> dict[str, Any]:
     if workload is None:
         return {"present": False}
-    return {"images": dict(workload.images), "spec_sha256": workload.spec_hash}
+    # A short hash is enough to tell two pod specs apart on a page.
+    return {"images": dict(workload.images), "spec_sha256": workload.spec_hash[:12]}

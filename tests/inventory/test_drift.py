@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from inventory import snapshot as snap
 from inventory.drift import ClusterState, detect_drift
@@ -165,3 +167,22 @@ def test_drift_events_and_findings_after_a_changed_sync(small_world, tmp_path):
         Finding.objects.filter(check_id__startswith="DRIFT-", status="open").count()
         == drift.count()
     )
+
+
+@pytest.mark.django_db
+def test_drift_findings_resolve_after_the_drift_window(small_world, tmp_path, settings):
+    import time_machine
+
+    objects = copy.deepcopy(load_json("small-cluster.json")["items"])
+    for obj in objects:
+        if obj["kind"] == "Node" and obj["metadata"]["name"] == "gpu-ts-1":
+            obj["spec"]["taints"] = [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}]
+    path = write(tmp_path, objects, "v2.json")
+    cluster_sync_from_snapshot(cluster=small_world, paths=[path])
+    posture_evaluate()
+    assert Finding.objects.filter(check_id="DRIFT-003", status="open").count() == 2
+    days = settings.GPUPOSTURE_DRIFT_WINDOW_DAYS + 1
+    with time_machine.travel(timezone.now() + timedelta(days=days), tick=False):
+        posture_evaluate()
+    assert not Finding.objects.filter(check_id="DRIFT-003", status="open").exists()
+    assert Finding.objects.filter(check_id="DRIFT-003", status="resolved").count() == 2
