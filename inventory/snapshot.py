@@ -339,6 +339,7 @@ def _builder(cls: type) -> Callable[[dict[str, Any]], Any]:
 
     def build(data: dict[str, Any]) -> Any:
         values: dict[str, Any] = {}
+        complete = True
         for name, inner, default, factory in plan:
             if name in data:
                 value = data[name]
@@ -351,8 +352,10 @@ def _builder(cls: type) -> Callable[[dict[str, Any]], Any]:
                 values[name] = default
             elif factory is not MISSING:
                 values[name] = factory()
-            else:  # a required field is missing: let the dataclass raise its own TypeError
-                return cls(**{k: v for k, v in values.items() if k in data})
+            else:
+                complete = False
+        if not complete:  # a required field is missing: the dataclass raises its own TypeError
+            return cls(**{k: v for k, v in values.items() if k in data})
         if not direct:
             return cls(**values)
         obj = object.__new__(cls)

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from inventory import snapshot as snap
+from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.drift import ClusterState, DriftChange, detect_drift
 from inventory.hostfacts import merge_host_facts
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, NodeHostFacts, Pod, SyncRun
@@ -37,6 +38,9 @@ POD_FIELDS = (
     "node", "tenant", "phase", "service_account", "gpu_resources", "data", "data_hash",
     "changed_at",
 )  # fmt: skip
+# The same, as columns of the raw rows inventory.bulk writes (JSON columns as JSON text).
+NODE_COLUMNS = NODE_FIELDS
+POD_COLUMNS = ("node_id", "tenant_id", *POD_FIELDS[2:])
 BATCH = 500
 
 # snapshot attribute -> (ClusterObject kind, dataclass, how to name one record)
@@ -75,9 +79,12 @@ class Changes:
 
 
 def data_hash(data: dict[str, Any]) -> str:
-    return hashlib.sha1(
-        json.dumps(data, sort_keys=True).encode(), usedforsecurity=False
-    ).hexdigest()
+    return text_hash(json.dumps(data, sort_keys=True))
+
+
+def text_hash(canonical: str) -> str:
+    """data_hash of the dict whose canonical JSON (snap.to_json) this is."""
+    return hashlib.sha1(canonical.encode(), usedforsecurity=False).hexdigest()
 
 
 def chunks(items: list[Any], size: int = BATCH) -> Iterator[list[Any]]:
@@ -108,7 +115,7 @@ def snapshot_apply(*, run: SyncRun, snapshot: snap.ClusterSnapshot) -> SyncRun:
     the run is marked failed with the reason."""
     now = timezone.now()
     try:
-        with transaction.atomic():
+        with transaction.atomic(), snap.gc_paused():  # rows of a whole cluster, no cycles
             changes, drift = _apply(run, snapshot, now)
             _record_drift(run, drift, now)
     except Exception as exc:  # noqa: BLE001 - every failure must be recorded, then re-raised
@@ -160,9 +167,10 @@ def _previous_state(cluster: Cluster) -> ClusterState:
     rows = ClusterObject.objects.filter(cluster=cluster, kind__in=wanted).values_list(
         "kind", "data"
     )
-    for kind, data in rows:
+    for kind, data in rows.iterator(chunk_size=2000):
         grouped[kind].append(snap.from_dict(wanted[kind], data))
-    nodes = [snap.from_dict(snap.Node, d) for d in cluster.nodes.values_list("data", flat=True)]
+    node_data = cluster.nodes.values_list("data", flat=True).iterator(chunk_size=2000)
+    nodes = [snap.from_dict(snap.Node, d) for d in node_data]
     return ClusterState(
         nodes=tuple(nodes), sharing_configs=tuple(grouped["sharing_config"]),
         configmaps=tuple(grouped["configmap"]), workloads=tuple(grouped["workload"]),
@@ -175,7 +183,18 @@ def _with_host_facts(cluster: Cluster, nodes: Iterable[snap.Node]) -> list[snap.
 
 
 def node_values(node: snap.Node) -> dict[str, Any]:
+    """The Node model's field values for a snapshot node."""
     data = snap.to_dict(node)
+    return {
+        **_node_facts(node),
+        "taints": data["taints"],
+        "labels": dict(node.labels),
+        "data": data,
+        "data_hash": text_hash(snap.to_json(node)),
+    }
+
+
+def _node_facts(node: snap.Node) -> dict[str, Any]:
     return {
         "is_gpu_node": node.is_gpu_node,
         "gpu_model": node.gpu_model or "",
@@ -189,35 +208,45 @@ def node_values(node: snap.Node) -> dict[str, Any]:
         "time_slicing_replicas": node.time_slicing_replicas,
         "mig_strategy": node.mig_strategy or "",
         "mig_config": node.mig_config or "",
-        "taints": data["taints"],
-        "labels": dict(node.labels),
-        "data": data,
-        "data_hash": data_hash(data),
     }
+
+
+def _node_row(node: snap.Node, canonical: str, digest: str, stamp: Any) -> tuple[Any, ...]:
+    """node_values() as a raw row in NODE_COLUMNS order, JSON columns as JSON text."""
+    taints = json.dumps(snap.to_dict(node)["taints"])
+    extra = (taints, json.dumps(node.labels), canonical, digest, stamp)
+    return (*_node_facts(node).values(), *extra)
 
 
 def _apply_nodes(
     cluster: Cluster, nodes: Iterable[snap.Node], now: datetime
 ) -> tuple[dict[str, int], Changes]:
     """Returns node name -> primary key, and what changed."""
-    existing = dict(Node.objects.filter(cluster=cluster).values_list("name", "pk"))
-    hashes = dict(Node.objects.filter(cluster=cluster).values_list("name", "data_hash"))
-    changes, to_create, to_update = Changes(), [], []
+    existing = {
+        name: (pk, digest)
+        for name, pk, digest in Node.objects.filter(cluster=cluster).values_list(
+            "name", "pk", "data_hash"
+        )
+    }
+    stamp = db_datetime(now)
+    to_create, to_update, seen = [], [], set()
     for node in nodes:
-        values = node_values(node)
-        if node.name not in existing:
-            to_create.append(Node(cluster=cluster, name=node.name, changed_at=now, **values))
-        elif hashes[node.name] != values["data_hash"]:
-            to_update.append(Node(pk=existing[node.name], changed_at=now, **values))
-    seen = {n.name for n in nodes}
-    gone = [pk for name, pk in existing.items() if name not in seen]
-    created = Node.objects.bulk_create(to_create, batch_size=BATCH)
-    Node.objects.bulk_update(to_update, NODE_FIELDS, batch_size=BATCH)
+        seen.add(node.name)
+        canonical = snap.to_json(node)
+        digest = text_hash(canonical)
+        before = existing.get(node.name)
+        if before is None:
+            to_create.append((cluster.pk, node.name, *_node_row(node, canonical, digest, stamp)))
+        elif before[1] != digest:
+            to_update.append((before[0], *_node_row(node, canonical, digest, stamp)))
+    rows_insert(Node, ("cluster_id", "name", *NODE_COLUMNS), to_create, now)
+    rows_update(Node, NODE_COLUMNS, to_update)
+    gone = [pk for name, (pk, _digest) in existing.items() if name not in seen]
     for batch in chunks(gone):
         Node.objects.filter(pk__in=batch).delete()
-    changes.created, changes.updated, changes.deleted = len(to_create), len(to_update), len(gone)
-    node_ids = {name: pk for name, pk in existing.items() if name in seen}
-    node_ids.update({row.name: row.pk for row in created})
+    changes = Changes(len(to_create), len(to_update), len(gone))
+    # Read back: COPY returns no keys, and one query for every node is cheap.
+    node_ids = dict(Node.objects.filter(cluster=cluster).values_list("name", "pk"))
     return node_ids, changes
 
 
@@ -245,28 +274,30 @@ def _apply_pods(
         .values_list("pk", "namespace", "name", "data_hash", "node_id", "tenant_id")
         .iterator(chunk_size=2000)
     }
-    changes, to_create, to_update = Changes(), [], []
+    stamp = db_datetime(now)
+    to_create, to_update = [], []
     for pod in pods:
-        data = snap.to_dict(pod)
-        digest = data_hash(data)
+        # One canonical JSON text per pod: hashed to compare, and stored as is when it changed.
+        canonical = snap.to_json(pod)
+        digest = text_hash(canonical)
         node_id, tenant_id = node_ids.get(pod.node_name or ""), owners.get(pod.namespace)
         before = existing.pop((pod.namespace, pod.name), None)
         if before is not None and before[1:] == (digest, node_id, tenant_id):
             continue
-        row = Pod(
-            pk=before[0] if before else None, cluster=cluster, namespace=pod.namespace,
-            name=pod.name, node_id=node_id, tenant_id=tenant_id, phase=pod.phase,
-            service_account=pod.service_account, gpu_resources=pod.gpu_resources, data=data,
-            data_hash=digest, changed_at=now,
+        row = (
+            node_id, tenant_id, pod.phase, pod.service_account, json.dumps(pod.gpu_resources),
+            canonical, digest, stamp,
         )  # fmt: skip
-        (to_update if before else to_create).append(row)
-    Pod.objects.bulk_create(to_create, batch_size=BATCH)
-    Pod.objects.bulk_update(to_update, POD_FIELDS, batch_size=BATCH)
+        if before is None:
+            to_create.append((cluster.pk, pod.namespace, pod.name, *row))
+        else:
+            to_update.append((before[0], *row))
+    rows_insert(Pod, ("cluster_id", "namespace", "name", *POD_COLUMNS), to_create, now)
+    rows_update(Pod, POD_COLUMNS, to_update)
     gone = [value[0] for value in existing.values()]
     for batch in chunks(gone):
         Pod.objects.filter(pk__in=batch).delete()
-    changes.created, changes.updated, changes.deleted = len(to_create), len(to_update), len(gone)
-    return changes
+    return Changes(len(to_create), len(to_update), len(gone))
 
 
 def _apply_objects(cluster: Cluster, snapshot: snap.ClusterSnapshot) -> dict[str, dict[str, int]]:
@@ -282,22 +313,20 @@ def _apply_objects(cluster: Cluster, snapshot: snap.ClusterSnapshot) -> dict[str
         changes = result.setdefault(kind, Changes())
         for obj in getattr(snapshot, attribute):
             namespace, name = naming(obj)
-            data = snap.to_dict(obj)
-            digest = data_hash(data)
+            canonical = snap.to_json(obj)
+            digest = text_hash(canonical)
             before = existing.pop((kind, namespace, name), None)
             if before is None:
-                to_create.append(ClusterObject(
-                    cluster=cluster, kind=kind, namespace=namespace, name=name, data=data,
-                    data_hash=digest,
-                ))  # fmt: skip
+                to_create.append((cluster.pk, kind, namespace, name, canonical, digest))
                 changes.created += 1
             elif before[1] != digest:
-                to_update.append(ClusterObject(pk=before[0], data=data, data_hash=digest))
+                to_update.append((before[0], canonical, digest))
                 changes.updated += 1
     for kind, _namespace, _name in existing:
         result.setdefault(kind, Changes()).deleted += 1
-    ClusterObject.objects.bulk_create(to_create, batch_size=BATCH)
-    ClusterObject.objects.bulk_update(to_update, ["data", "data_hash"], batch_size=BATCH)
+    columns = ("cluster_id", "kind", "namespace", "name", "data", "data_hash")
+    rows_insert(ClusterObject, columns, to_create, timezone.now())
+    rows_update(ClusterObject, ("data", "data_hash"), to_update)
     for batch in chunks([value[0] for value in existing.values()]):
         ClusterObject.objects.filter(pk__in=batch).delete()
     return {kind: c.as_dict() for kind, c in result.items()}

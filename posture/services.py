@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
+from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.models import Cluster, SyncRun
+from inventory.snapshot import gc_paused
 from posture import scoring
 from posture.models import Finding, PostureRun, TenantScore
 from posture.rules import CHECKS, FindingDraft, run_checks
@@ -33,12 +37,14 @@ def findings_refresh(
     *, cluster: Cluster, drafts: Iterable[FindingDraft], now: datetime
 ) -> dict[str, int]:
     """Upsert the drafts as findings of this cluster (no duplicates across runs) and resolve
-    the cluster's live findings that no check reported this time."""
+    the cluster's live findings that no check reported this time. Only findings whose stored
+    fields change are rewritten; the others get their last_seen moved in a few UPDATEs."""
     tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
-    existing = {f.fingerprint: f for f in Finding.objects.filter(cluster=cluster)}
+    existing = {f.fingerprint: f for f in Finding.objects.filter(cluster=cluster).iterator(2000)}
     counts = {"opened": 0, "reopened": 0, "still_open": 0, "resolved": 0}
-    to_create: list[Finding] = []
-    to_update: list[Finding] = []
+    to_create: list[tuple[Any, ...]] = []
+    changed: list[Finding] = []
+    seen_again: list[int] = []
     seen: set[str] = set()
     for draft in drafts:
         fingerprint = finding_fingerprint(cluster.name, draft)
@@ -50,48 +56,85 @@ def findings_refresh(
             "severity": draft.severity or check.severity,
             "title": (draft.title or check.title)[:300],
             "evidence": draft.evidence,
-            "last_seen": now,
         }
         row = existing.get(fingerprint)
         if row is None:
-            to_create.append(_new_finding(cluster, draft, fingerprint, tenant_ids, values, now))
+            tenant_id = tenant_ids.get(draft.tenant) if draft.tenant else None
+            to_create.append(_new_finding_row(cluster, draft, fingerprint, tenant_id, values))
             counts["opened"] += 1
-            continue
-        if row.status == Finding.Status.RESOLVED or _acceptance_expired(row, now):
-            row.status, row.resolved_at = Finding.Status.OPEN, None
-            counts["reopened"] += 1
+        elif _refresh(row, values, now, counts):
+            changed.append(row)
         else:
-            counts["still_open"] += 1
-        for key, value in values.items():
-            setattr(row, key, value)
-        to_update.append(row)
+            seen_again.append(row.pk)
     for fingerprint, row in existing.items():
         if fingerprint not in seen and row.status in LIVE_STATUSES:
             row.status, row.resolved_at = Finding.Status.RESOLVED, now
-            to_update.append(row)
+            changed.append(row)
             counts["resolved"] += 1
-    Finding.objects.bulk_create(to_create, batch_size=500)
-    Finding.objects.bulk_update(
-        to_update,
-        ["severity", "title", "evidence", "last_seen", "status", "resolved_at"],
-        batch_size=500,
-    )
+    _findings_write(to_create, changed, seen_again, now)
     return counts
 
 
-def _new_finding(cluster, draft, fingerprint, tenant_ids, values, now) -> Finding:  # type: ignore[no-untyped-def]
-    return Finding(
-        check_id=draft.check_id,
-        cluster=cluster,
-        tenant_id=tenant_ids.get(draft.tenant) if draft.tenant else None,
-        subject_kind=draft.subject_kind,
-        subject_namespace=draft.subject_namespace,
-        subject_name=draft.subject_name,
-        key=draft.key[:200],
-        fingerprint=fingerprint,
-        first_seen=now,
-        **values,
+def _refresh(row: Finding, values: dict[str, Any], now: datetime, counts: dict[str, int]) -> bool:
+    """Apply a draft's values to its existing finding; True when a stored field changed
+    beyond last_seen (which every finding seen in this run gets)."""
+    reopen = row.status == Finding.Status.RESOLVED or _acceptance_expired(row, now)
+    if reopen:
+        row.status, row.resolved_at = Finding.Status.OPEN, None
+        counts["reopened"] += 1
+    else:
+        counts["still_open"] += 1
+    # Evidence is compared as it reads back once stored (a tuple becomes a list, keys text).
+    same = (
+        row.severity == values["severity"]
+        and row.title == values["title"]
+        and row.evidence == _as_stored(values["evidence"])
     )
+    for key, value in values.items():
+        setattr(row, key, value)
+    row.last_seen = now
+    return reopen or not same
+
+
+def _as_stored(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
+FINDING_COLUMNS = (
+    "check_id", "cluster_id", "tenant_id", "subject_kind", "subject_namespace", "subject_name",
+    "key", "fingerprint", "severity", "title", "evidence", "first_seen", "last_seen",
+)  # fmt: skip
+REWRITTEN = ("severity", "title", "evidence", "last_seen", "status", "resolved_at")
+
+
+def _findings_write(
+    to_create: list[tuple[Any, ...]], changed: list[Finding], seen_again: list[int], now: datetime
+) -> None:
+    stamp = db_datetime(now)  # first_seen and last_seen of the new ones
+    rows_insert(Finding, FINDING_COLUMNS, [(*row, stamp, stamp) for row in to_create], now)
+    rows_update(Finding, REWRITTEN, [_update_row(row) for row in changed])
+    for start in range(0, len(seen_again), 900):  # under SQLite's limit on query parameters
+        batch = seen_again[start : start + 900]
+        Finding.objects.filter(pk__in=batch).update(last_seen=now)
+
+
+def _update_row(row: Finding) -> tuple[Any, ...]:
+    resolved_at = db_datetime(row.resolved_at) if row.resolved_at else None
+    return (
+        row.pk, row.severity, row.title, json.dumps(row.evidence), db_datetime(row.last_seen),
+        row.status, resolved_at,
+    )  # fmt: skip
+
+
+def _new_finding_row(
+    cluster: Cluster, draft: FindingDraft, fingerprint: str, tenant_id: int | None, values: dict
+) -> tuple[Any, ...]:
+    """A new finding in FINDING_COLUMNS order, less first_seen and last_seen (the run's time)."""
+    return (
+        draft.check_id, cluster.pk, tenant_id, draft.subject_kind, draft.subject_namespace,
+        draft.subject_name, draft.key[:200], fingerprint, values["severity"], values["title"],
+        json.dumps(values["evidence"]),
+    )  # fmt: skip
 
 
 def _acceptance_expired(finding: Finding, now: datetime) -> bool:
@@ -155,8 +198,10 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
     for cluster in targets:
         if not cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED).exists():
             continue  # nothing read yet: no inventory to judge
-        drafts = run_checks(posture_inputs(cluster, tenants))
-        for key, value in findings_refresh(cluster=cluster, drafts=drafts, now=now).items():
+        with gc_paused():  # the read model and the drafts: many objects, no cycles
+            drafts = run_checks(posture_inputs(cluster, tenants))
+            counts = findings_refresh(cluster=cluster, drafts=drafts, now=now)
+        for key, value in counts.items():
             totals[key] += value
         evaluated.append(cluster.name)
     scores = scores_compute(run=run, now=now)

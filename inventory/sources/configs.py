@@ -21,6 +21,8 @@ MIG_PARTED = "mig_parted"
 # Text that suggests a value was meant as a sharing or MIG config. A value that fails to parse is
 # reported only when it looks like one: most ConfigMaps hold scripts that are not YAML at all.
 _CONFIG_HINT = re.compile(r"\b(sharing|timeSlicing|mps|mig-configs|migStrategy)\s*:")
+# A YAML mapping needs one of its indicators: `key: value`, a flow `{...}` or an explicit `? key`.
+_MAY_BE_MAPPING = re.compile(r"[:{?]")
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,10 @@ def read_configmap(namespace: str, name: str, data: Any) -> ConfigMapResult:
 
 def _parse_value(namespace: str, name: str, key: str, value: Any) -> tuple[Any, str | None]:
     if not isinstance(value, str):
+        return None, None
+    if not _MAY_BE_MAPPING.search(value):
+        # Not a YAML mapping (no `:`, `{` or `?` anywhere), so neither kind of config nor a
+        # broken one: skip parsing it (every namespace's kube-root-ca.crt lands here).
         return None, None
     try:
         return yaml.safe_load(value), None

@@ -7,6 +7,7 @@ does not start with a dotted release number is unknown, never guessed.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # A release number: at least major.minor, so a driver branch alone ("535" in the precompiled
@@ -27,6 +28,9 @@ COMPONENTS: dict[str, str] = {
 }
 
 
+# A cluster runs a few hundred distinct images in tens of thousands of containers: the pure
+# functions below are cached by image reference.
+@functools.lru_cache(maxsize=8192)
 def image_version(image: str) -> tuple[str, str | None]:
     """(repository, version or None) of an image reference.
 
@@ -58,6 +62,7 @@ def version_from_tag(tag: str) -> str | None:
     return "-".join(kept)
 
 
+@functools.lru_cache(maxsize=8192)
 def component_of(image: str) -> str | None:
     """Which GPU-stack component an image runs, from the last segment of its repository.
     NVIDIA's images always live under a path (`nvcr.io/nvidia/driver`); a bare `driver` is some

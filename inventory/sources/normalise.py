@@ -24,6 +24,7 @@ from inventory.snapshot import (
     Service,
     SharingConfig,
     Workload,
+    gc_paused,
 )
 from inventory.sources import objects as readers
 from inventory.sources.configs import read_configmap
@@ -105,6 +106,11 @@ def normalise(objects: Iterable[dict[str, Any]]) -> ClusterSnapshot:
     Raises SnapshotError for an object that is not a Kubernetes object; tolerates malformed
     sub-fields. The result does not depend on the order of the objects.
     """
+    with gc_paused():  # tens of thousands of dataclasses, no cycles among them
+        return _normalise(objects)
+
+
+def _normalise(objects: Iterable[dict[str, Any]]) -> ClusterSnapshot:
     collected = _Collected()
     counts: Counter[str] = Counter()
     seen: set[tuple[str, str | None, str]] = set()

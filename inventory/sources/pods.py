@@ -138,13 +138,15 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
 def _capabilities(value: Any) -> tuple[str, ...]:
     """Capability names as the kernel spells them without the prefix: `cap_sys_admin` and
     `SYS_ADMIN` are the same grant, so checks compare one spelling."""
-    names = (name.upper() for name in str_tuple(value))
-    return tuple(name.removeprefix("CAP_") for name in names)
+    if not value:
+        return ()  # the usual case; skips building two generators per container
+    return tuple(name.upper().removeprefix("CAP_") for name in str_tuple(value))
 
 
 def _gpu_quantities(value: Any) -> dict[str, str]:
-    quantities = str_dict(value)
-    return {k: v for k, v in quantities.items() if k.startswith(GPU_RESOURCE_PREFIX)}
+    # Only the few nvidia.com/ keys are converted (cpu and memory are dropped anyway).
+    gpu = {k: v for k, v in mapping(value).items() if str(k).startswith(GPU_RESOURCE_PREFIX)}
+    return str_dict(gpu) if gpu else {}
 
 
 def _env_var(raw: dict[str, Any]) -> EnvVar:

@@ -34,6 +34,8 @@ def dicts(value: Any) -> list[dict[str, Any]]:
 
 def text(value: Any, default: str | None = None) -> str | None:
     """A scalar as the text the manifest author wrote; None/containers give default."""
+    if type(value) is str:  # by far the most common case: every name, image and label
+        return value
     if isinstance(value, bool):
         # YAML 1.1 reads an unquoted `true` as a boolean; give back the word, not "True".
         return "true" if value else "false"
@@ -45,10 +47,12 @@ def text(value: Any, default: str | None = None) -> str | None:
 def str_dict(value: Any) -> dict[str, str]:
     """A mapping of strings (labels, selectors); non-scalar values are dropped."""
     result: dict[str, str] = {}
-    for key, item in mapping(value).items():
-        as_text = text(item)
+    if not isinstance(value, dict):
+        return result
+    for key, item in value.items():
+        as_text = item if type(item) is str else text(item)
         if as_text is not None:
-            result[str(key)] = as_text
+            result[key if type(key) is str else str(key)] = as_text
     return result
 
 
@@ -56,6 +60,8 @@ def str_tuple(value: Any) -> tuple[str, ...]:
     """A list of scalars as a tuple of strings; anything else is empty."""
     if not isinstance(value, list):
         return ()
+    if all(type(item) is str for item in value):
+        return tuple(value)
     return tuple(t for t in (text(item) for item in value) if t is not None)
 
 

@@ -54,14 +54,14 @@ def is_gpu_quota_key(key: str) -> bool:
     mappings=("SP800-53:SC-6",),
 )
 def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    by_namespace: dict[str, list[ResourceQuota]] = {}  # once, not a scan per namespace
+    for quota in inputs.snapshot.quotas:
+        by_namespace.setdefault(quota.namespace, []).append(quota)
     for namespace in sorted(inputs.snapshot.namespaces, key=lambda n: n.name):
         tenant = inputs.tenant_of_namespace(namespace.name)
         if tenant is None:
             continue
-        quotas = sorted(
-            (q for q in inputs.snapshot.quotas if q.namespace == namespace.name),
-            key=lambda q: q.name,
-        )
+        quotas = sorted(by_namespace.get(namespace.name, ()), key=lambda q: q.name)
         if any(is_gpu_quota_key(key) for q in quotas for key in q.hard):
             continue
         yield _quota_draft(namespace, tenant, quotas)
