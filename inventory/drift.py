@@ -51,6 +51,7 @@ class ClusterState:
     sharing_configs: tuple[snap.SharingConfig, ...] = ()
     configmaps: tuple[snap.ConfigMap, ...] = ()
     workloads: tuple[snap.Workload, ...] = ()
+    operator_policies: tuple[snap.GpuOperatorPolicy, ...] = ()
 
 
 def detect_drift(before: ClusterState, after: ClusterState) -> list[DriftChange]:
@@ -59,6 +60,7 @@ def detect_drift(before: ClusterState, after: ClusterState) -> list[DriftChange]
         *_sharing_config_changes(before.sharing_configs, after.sharing_configs, after.nodes),
         *_mig_config_changes(before.configmaps, after.configmaps, after.nodes),
         *_component_changes(before.workloads, after.workloads),
+        *_operator_policy_changes(before.operator_policies, after.operator_policies),
     ]
     return sorted(changes, key=lambda c: (c.check_id, c.subject_namespace, c.subject_name))
 
@@ -258,3 +260,35 @@ def _workload_view(workload: snap.Workload | None) -> dict[str, Any]:
         return {"present": False}
     # A short hash is enough to tell two pod specs apart on a page.
     return {"images": dict(workload.images), "spec_sha256": workload.spec_hash[:12]}
+
+
+def _operator_policy_changes(
+    before: Iterable[snap.GpuOperatorPolicy], after: Iterable[snap.GpuOperatorPolicy]
+) -> list[DriftChange]:
+    """A changed ClusterPolicy reconfigures every GPU node: report what it now says."""
+    old = {p.name: p for p in before}
+    new = {p.name: p for p in after}
+    changes = []
+    for name in sorted(old.keys() | new.keys()):
+        was, now = old.get(name), new.get(name)
+        if was and now and was.spec_hash == now.spec_hash:
+            continue
+        was_spec = was.spec if was else {}
+        now_spec = now.spec if now else {}
+        fields = sorted(
+            k for k in was_spec.keys() | now_spec.keys() if was_spec.get(k) != now_spec.get(k)
+        )
+        changes.append(
+            DriftChange(
+                "component",
+                "DRIFT-002",
+                "ClusterPolicy",
+                "",
+                name,
+                f"GPU Operator ClusterPolicy {name} changed"
+                + (": " + ", ".join(fields) if fields else ""),
+                before={k: was_spec.get(k) for k in fields} if was else {"present": False},
+                after={k: now_spec.get(k) for k in fields} if now else {"present": False},
+            )  # fmt: skip
+        )
+    return changes

@@ -216,6 +216,9 @@ class ClusterObject(models.Model):
         SERVICE = "service"
         ROLE = "role"
         BINDING = "binding"
+        INGRESS = "ingress"
+        NETWORK_POLICY = "network_policy"
+        GPU_OPERATOR_POLICY = "gpu_operator_policy"
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="kube_objects")
     kind = models.CharField(max_length=20, choices=Kind.choices)

@@ -67,6 +67,8 @@ class Container:
     ports: tuple[int, ...] = ()
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
+    # envFrom sources as "secretRef:NAME" / "configMapRef:NAME" (their values are never read).
+    env_from: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -242,6 +244,36 @@ class RoleBinding:
 
 
 @dataclass(frozen=True)
+class Ingress:
+    namespace: str
+    name: str
+    ingress_class: str | None = None
+    hosts: tuple[str, ...] = ()
+    services: tuple[str, ...] = ()  # backend Service names in the same namespace
+
+
+@dataclass(frozen=True)
+class NetworkPolicy:
+    namespace: str
+    name: str
+    pod_selector: dict[str, str] = field(default_factory=dict)  # matchLabels; {} selects all
+    selects_all_pods: bool = True
+    policy_types: tuple[str, ...] = ()
+    ingress_rules: int = 0
+    egress_rules: int = 0
+
+
+@dataclass(frozen=True)
+class GpuOperatorPolicy:
+    """A GPU Operator ClusterPolicy: its name and what it configures (see
+    inventory/sources/gpu_operator.py for the fields of `spec`)."""
+
+    name: str
+    spec: dict[str, Any] = field(default_factory=dict)
+    spec_hash: str = ""
+
+
+@dataclass(frozen=True)
 class ClusterSnapshot:
     nodes: tuple[Node, ...] = ()
     pods: tuple[Pod, ...] = ()
@@ -253,6 +285,9 @@ class ClusterSnapshot:
     services: tuple[Service, ...] = ()
     roles: tuple[Role, ...] = ()
     bindings: tuple[RoleBinding, ...] = ()
+    ingresses: tuple[Ingress, ...] = ()
+    network_policies: tuple[NetworkPolicy, ...] = ()
+    gpu_operator_policies: tuple[GpuOperatorPolicy, ...] = ()
     # Objects read per kind, including the ones not kept (for the SyncRun counts).
     counts: dict[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()

@@ -57,6 +57,13 @@ OBJECT_KINDS: dict[str, tuple[str, type, Callable[[Any], tuple[str, str]]]] = {
     "services": ("service", snap.Service, lambda o: (o.namespace, o.name)),
     "roles": ("role", snap.Role, lambda o: (o.namespace or "", f"{o.kind}/{o.name}")),
     "bindings": ("binding", snap.RoleBinding, lambda o: (o.namespace or "", f"{o.kind}/{o.name}")),
+    "ingresses": ("ingress", snap.Ingress, lambda o: (o.namespace, o.name)),
+    "network_policies": ("network_policy", snap.NetworkPolicy, lambda o: (o.namespace, o.name)),
+    "gpu_operator_policies": (
+        "gpu_operator_policy",
+        snap.GpuOperatorPolicy,
+        lambda o: ("", o.name),
+    ),
 }
 
 
@@ -151,6 +158,7 @@ def _apply(
         current = ClusterState(
             nodes=tuple(nodes), sharing_configs=snapshot.sharing_configs,
             configmaps=snapshot.configmaps, workloads=snapshot.workloads,
+            operator_policies=snapshot.gpu_operator_policies,
         )  # fmt: skip
         drift = detect_drift(previous, current)
     return {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}, drift
@@ -162,6 +170,7 @@ def _previous_state(cluster: Cluster) -> ClusterState:
         "sharing_config": snap.SharingConfig,
         "configmap": snap.ConfigMap,
         "workload": snap.Workload,
+        "gpu_operator_policy": snap.GpuOperatorPolicy,
     }
     grouped: dict[str, list[Any]] = {kind: [] for kind in wanted}
     rows = ClusterObject.objects.filter(cluster=cluster, kind__in=wanted).values_list(
@@ -174,6 +183,7 @@ def _previous_state(cluster: Cluster) -> ClusterState:
     return ClusterState(
         nodes=tuple(nodes), sharing_configs=tuple(grouped["sharing_config"]),
         configmaps=tuple(grouped["configmap"]), workloads=tuple(grouped["workload"]),
+        operator_policies=tuple(grouped["gpu_operator_policy"]),
     )  # fmt: skip
 
 

@@ -38,6 +38,7 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
             "cluster": cluster,
             "runs": cluster.sync_runs.order_by("-started_at", "-id")[:25],
             "drift_events": cluster.drift_events.order_by("-detected_at", "-id")[:50],
+            "operator_policies": cluster.kube_objects.filter(kind="gpu_operator_policy"),
             "node_count": nodes.count(),
             "gpu_node_count": nodes.filter(is_gpu_node=True).count(),
             "can_edit": has_role(request.user, PLATFORM_ENGINEER),

@@ -27,6 +27,9 @@ _OBJECTS = {
     "service": ("services", snap.Service),
     "role": ("roles", snap.Role),
     "binding": ("bindings", snap.RoleBinding),
+    "ingress": ("ingresses", snap.Ingress),
+    "network_policy": ("network_policies", snap.NetworkPolicy),
+    "gpu_operator_policy": ("gpu_operator_policies", snap.GpuOperatorPolicy),
 }
 
 

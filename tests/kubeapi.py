@@ -47,6 +47,9 @@ LIST_PATHS: dict[str, str] = {
     "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
     "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/rolebindings",
     "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+    "Ingress": "/apis/networking.k8s.io/v1/ingresses",
+    "NetworkPolicy": "/apis/networking.k8s.io/v1/networkpolicies",
+    "ClusterPolicy": "/apis/nvidia.com/v1/clusterpolicies",
 }
 KIND_AT = {path: kind for kind, path in LIST_PATHS.items()}
 ROUTES = {*KIND_AT, "/version", "/api", "/apis"}

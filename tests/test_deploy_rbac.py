@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from inventory.sources.kube import KINDS
+from inventory.sources.kube import KINDS, OPTIONAL_CUSTOM_KINDS
 
 RBAC = Path(__file__).resolve().parent.parent / "deploy" / "rbac.yaml"
 PLURALS = {
@@ -17,6 +17,8 @@ PLURALS = {
     "ClusterRole": ("rbac.authorization.k8s.io", "clusterroles"),
     "RoleBinding": ("rbac.authorization.k8s.io", "rolebindings"),
     "ClusterRoleBinding": ("rbac.authorization.k8s.io", "clusterrolebindings"),
+    "Ingress": ("networking.k8s.io", "ingresses"),
+    "NetworkPolicy": ("networking.k8s.io", "networkpolicies"),
 }  # fmt: skip
 
 
@@ -33,6 +35,7 @@ def granted() -> set[tuple[str, str, str]]:
 
 def test_cluster_role_matches_what_the_source_lists():
     listed = {PLURALS[kind] for kind, _, _ in KINDS}
+    listed |= {(group, plural) for _, group, _, plural in OPTIONAL_CUSTOM_KINDS}
     grants = granted()
     assert {(g, r) for g, r, _ in grants} == listed
     assert {v for _, _, v in grants} == {"get", "list", "watch"}

@@ -229,7 +229,12 @@ def test_discovery_and_version(client):
     assert kubernetes.client.VersionApi(client).get_code().git_version == "v1.31.4"
     assert kubernetes.client.CoreApi(client).get_api_versions().versions == ["v1"]
     groups = kubernetes.client.ApisApi(client).get_api_versions().groups
-    assert [g.name for g in groups] == ["apps", "rbac.authorization.k8s.io"]
+    assert [g.name for g in groups] == [
+        "apps",
+        "networking.k8s.io",
+        "nvidia.com",
+        "rbac.authorization.k8s.io",
+    ]
 
 
 def test_replaced_objects_get_a_new_resource_version_and_old_tokens_keep_theirs(api, client):

@@ -175,3 +175,39 @@ def test_progress_is_recorded_per_kind(synced):
     run = SyncRun.objects.filter(cluster=synced).latest("pk")
     assert run.progress["Pod"] == 5 and run.progress["Node"] == 2
     assert run.counts == run.progress
+
+
+CLUSTER_POLICY = {
+    "apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+    "metadata": {"name": "cluster-policy"},
+    "spec": {"mig": {"strategy": "mixed"}, "cdi": {"enabled": True, "default": False},
+             "devicePlugin": {"enabled": True, "version": "v0.17.0",
+                              "config": {"name": "time-slicing-config", "default": "ts-4"}}},
+}  # fmt: skip
+
+
+def test_the_gpu_operator_cluster_policy_is_read_and_its_changes_are_drift(api, synced, tmp_path):
+    from inventory.models import DriftEvent
+
+    api.replace_objects([*world(), CLUSTER_POLICY])
+    cluster_sync(cluster=synced, source=source(api, tmp_path))
+    policy = ClusterObject.objects.get(cluster=synced, kind="gpu_operator_policy")
+    assert policy.data["spec"]["mig_strategy"] == "mixed"
+    assert policy.data["spec"]["device_plugin_config_name"] == "time-slicing-config"
+    changed = copy.deepcopy(CLUSTER_POLICY)
+    changed["spec"]["devicePlugin"]["config"]["default"] = "ts-8"
+    api.replace_objects([*world(), changed])
+    cluster_sync(cluster=synced, source=source(api, tmp_path))
+    added, event = DriftEvent.objects.filter(subject_kind="ClusterPolicy").order_by("pk")
+    assert added.before == {"present": False}  # installed between two syncs: drift too
+    assert event.check_id == "DRIFT-002"
+    assert event.before == {"device_plugin_config_default": "ts-4"}
+    assert event.after == {"device_plugin_config_default": "ts-8"}
+
+
+def test_no_gpu_operator_crd_is_not_an_error(api, tmp_path):
+    api.fail("/apis/nvidia.com/v1/clusterpolicies", status=404, times=10)
+    cluster = cluster_get_or_create(name="plain")
+    run = cluster_sync(cluster=cluster, source=source(api, tmp_path))
+    assert run.status == "succeeded"
+    assert not ClusterObject.objects.filter(cluster=cluster, kind="gpu_operator_policy").exists()

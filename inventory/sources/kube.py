@@ -21,7 +21,7 @@ from kubernetes.config.config_exception import ConfigException
 from inventory.sources.base import Progress, SourceError
 
 # (kind, API group class, list method). The deploy ClusterRole grants get/list/watch on
-# exactly these resources; keep the two in step.
+# exactly these resources; keep the two in step (tests/test_deploy_rbac.py).
 KINDS: tuple[tuple[str, str, str], ...] = (
     ("Node", "CoreV1Api", "list_node"),
     ("Namespace", "CoreV1Api", "list_namespace"),
@@ -35,6 +35,13 @@ KINDS: tuple[tuple[str, str, str], ...] = (
     ("ClusterRole", "RbacAuthorizationV1Api", "list_cluster_role"),
     ("RoleBinding", "RbacAuthorizationV1Api", "list_role_binding_for_all_namespaces"),
     ("ClusterRoleBinding", "RbacAuthorizationV1Api", "list_cluster_role_binding"),
+    ("Ingress", "NetworkingV1Api", "list_ingress_for_all_namespaces"),
+    ("NetworkPolicy", "NetworkingV1Api", "list_network_policy_for_all_namespaces"),
+)
+# Custom resources that may not be installed: (kind, group, version, plural). A 404 means
+# the CRD is absent (no GPU Operator), which is an answer, not a failure.
+OPTIONAL_CUSTOM_KINDS: tuple[tuple[str, str, str, str], ...] = (
+    ("ClusterPolicy", "nvidia.com", "v1", "clusterpolicies"),
 )
 MAX_LIST_RESTARTS = 3
 
@@ -74,6 +81,9 @@ class KubeSource:
             for kind, group, method in KINDS:
                 list_call = getattr(getattr(client, group)(api_client), method)
                 objects.extend(self._list_all(kind, list_call, progress))
+            custom = client.CustomObjectsApi(api_client)
+            for kind, group, version, plural in OPTIONAL_CUSTOM_KINDS:
+                objects.extend(self._list_optional(kind, custom, group, version, plural, progress))
             return objects
         finally:
             api_client.close()
@@ -118,6 +128,20 @@ class KubeSource:
             token = (body.get("metadata") or {}).get("continue") or None
             if not token:
                 return items
+
+    def _list_optional(
+        self, kind: str, api: Any, group: str, version: str, plural: str, progress: Progress
+    ) -> list[dict[str, Any]]:
+        def list_call(**kwargs: Any) -> Any:
+            return api.list_cluster_custom_object(group, version, plural, **kwargs)
+
+        try:
+            return self._list_all(kind, list_call, progress)
+        except SourceError as exc:
+            if "HTTP 404" in str(exc):
+                progress(kind, 0)
+                return []
+            raise
 
     def _page(self, kind: str, list_call: Any, token: str | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {

@@ -15,7 +15,10 @@ from typing import Any
 from inventory.snapshot import (
     ClusterSnapshot,
     ConfigMap,
+    GpuOperatorPolicy,
+    Ingress,
     Namespace,
+    NetworkPolicy,
     Node,
     Pod,
     ResourceQuota,
@@ -45,6 +48,8 @@ NAMESPACED_KINDS = frozenset(
         "Service",
         "Role",
         "RoleBinding",
+        "Ingress",
+        "NetworkPolicy",
     }
 )
 # A message about Secrets, not a credential.
@@ -69,6 +74,9 @@ class _Collected:
     services: list[Service] = field(default_factory=list)
     roles: list[Role] = field(default_factory=list)
     bindings: list[RoleBinding] = field(default_factory=list)
+    ingresses: list[Ingress] = field(default_factory=list)
+    network_policies: list[NetworkPolicy] = field(default_factory=list)
+    operator_policies: list[GpuOperatorPolicy] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def add(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
@@ -90,6 +98,12 @@ class _Collected:
             self.roles.append(readers.role_from(obj, namespace))
         elif kind in ("RoleBinding", "ClusterRoleBinding"):
             self.bindings.append(readers.binding_from(obj, namespace))
+        elif kind == "Ingress" and namespace:
+            self.ingresses.append(readers.ingress_from(obj, namespace))
+        elif kind == "NetworkPolicy" and namespace:
+            self.network_policies.append(readers.network_policy_from(obj, namespace))
+        elif kind == "ClusterPolicy":
+            self.operator_policies.append(readers.gpu_operator_policy_from(obj))
 
     def _add_configmap(self, obj: dict[str, Any], namespace: str) -> None:
         name = text(mapping(obj.get("metadata")).get("name"), "") or ""
@@ -186,6 +200,11 @@ def _snapshot(collected: _Collected, counts: Counter[str]) -> ClusterSnapshot:
         bindings=tuple(
             sorted(collected.bindings, key=lambda b: (b.namespace or "", b.name, b.kind))
         ),
+        ingresses=tuple(sorted(collected.ingresses, key=lambda i: (i.namespace, i.name))),
+        network_policies=tuple(
+            sorted(collected.network_policies, key=lambda n: (n.namespace, n.name))
+        ),
+        gpu_operator_policies=tuple(sorted(collected.operator_policies, key=lambda p: p.name)),
         counts=dict(sorted(counts.items())),
         warnings=tuple(sorted(set(collected.warnings))),
     )

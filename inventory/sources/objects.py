@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from inventory.snapshot import (
+    GpuOperatorPolicy,
+    Ingress,
     Namespace,
+    NetworkPolicy,
     PolicyRule,
     ResourceQuota,
     Role,
@@ -14,6 +18,7 @@ from inventory.snapshot import (
     Subject,
     Workload,
 )
+from inventory.sources.gpu_operator import GpuOperatorError, parse_cluster_policy
 from inventory.sources.raw import (
     as_int,
     canonical_hash,
@@ -118,3 +123,51 @@ def _subject(raw: dict[str, Any], binding_namespace: str | None) -> Subject:
         # kubectl fills in the binding's namespace for a service account subject of a RoleBinding.
         namespace = binding_namespace
     return Subject(kind=kind, name=text(raw.get("name"), "") or "", namespace=namespace)
+
+
+def ingress_from(obj: dict[str, Any], namespace: str) -> Ingress:
+    spec = dig(obj, "spec")
+    services = {text(dig(spec, "defaultBackend", "service").get("name"))}
+    hosts = set()
+    for rule in dicts(spec.get("rules")):
+        if text(rule.get("host")):
+            hosts.add(text(rule.get("host")))
+        for path in dicts(dig(rule, "http").get("paths")):
+            services.add(text(dig(path, "backend", "service").get("name")))
+    return Ingress(
+        namespace=namespace,
+        name=name_of(obj),
+        ingress_class=text(spec.get("ingressClassName")),
+        hosts=tuple(sorted(h for h in hosts if h)),
+        services=tuple(sorted(s for s in services if s)),
+    )
+
+
+def network_policy_from(obj: dict[str, Any], namespace: str) -> NetworkPolicy:
+    spec = dig(obj, "spec")
+    selector = mapping(spec.get("podSelector"))
+    match_labels = str_dict(selector.get("matchLabels"))
+    types = str_tuple(spec.get("policyTypes"))
+    egress = spec.get("egress")
+    if not types:
+        # The API's default: Ingress always, Egress when egress rules are given.
+        types = ("Ingress", "Egress") if isinstance(egress, list) and egress else ("Ingress",)
+    return NetworkPolicy(
+        namespace=namespace,
+        name=name_of(obj),
+        pod_selector=match_labels,
+        selects_all_pods=not match_labels and not dicts(selector.get("matchExpressions")),
+        policy_types=tuple(sorted(types)),
+        ingress_rules=len(dicts(spec.get("ingress"))),
+        egress_rules=len(dicts(egress)),
+    )
+
+
+def gpu_operator_policy_from(obj: dict[str, Any]) -> GpuOperatorPolicy:
+    try:
+        spec = asdict(parse_cluster_policy(obj))
+    except GpuOperatorError:
+        spec = {}
+    return GpuOperatorPolicy(
+        name=name_of(obj), spec=spec, spec_hash=canonical_hash(mapping(obj.get("spec")))
+    )

@@ -132,6 +132,7 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
         ),
         command=str_tuple(raw.get("command")),
         args=str_tuple(raw.get("args")),
+        env_from=tuple(_env_from(e) for e in dicts(raw.get("envFrom"))),
     )
 
 
@@ -175,3 +176,10 @@ def _volume(raw: dict[str, Any]) -> Volume:
     # A volume has exactly one source key besides its name (emptyDir, configMap, secret, ...).
     kind = next((key for key in raw if key != "name"), "other")
     return Volume(name=name, kind=str(kind))
+
+
+def _env_from(raw: dict[str, Any]) -> str:
+    for kind in ("secretRef", "configMapRef"):
+        if isinstance(raw.get(kind), dict):
+            return f"{kind}:{text(raw[kind].get('name'), '') or ''}"
+    return "other"
