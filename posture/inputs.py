@@ -22,6 +22,9 @@ class TrustClassInfo:
     # Modes allowed only when every other sharer is of this same class.
     same_class_only_modes: tuple[str, ...] = ()
     requires_dedicated_pool: bool = False
+    # POD-007: registries (host or host/path prefixes) images must come from; empty = any.
+    approved_registries: tuple[str, ...] = ()
+    require_image_digest: bool = False
     rank: int = 0  # higher demands more isolation (sensitive highest); "a lower class"
 
 
@@ -45,12 +48,36 @@ class DriftEventInfo:
 
 
 @dataclass(frozen=True)
+class Exemption:
+    """A platform component a check must not report: matched on the finding's subject.
+    Empty fields match anything; `labels` must all be present on the subject."""
+
+    id: int
+    check_id: str
+    namespace: str = ""
+    kind: str = ""
+    name: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    reason: str = ""
+
+    def matches(self, check_id: str, kind: str, namespace: str, name: str, labels: dict) -> bool:
+        return (
+            self.check_id == check_id
+            and (not self.namespace or self.namespace == namespace)
+            and (not self.kind or self.kind == kind)
+            and (not self.name or self.name == name)
+            and all(labels.get(k) == v for k, v in self.labels.items())
+        )
+
+
+@dataclass(frozen=True)
 class PostureInputs:
     cluster: str
     snapshot: ClusterSnapshot
     tenants: tuple[TenantInfo, ...] = ()
     # Drift recorded within the drift window (newest last); DRIFT- checks report each.
     drift_events: tuple[DriftEventInfo, ...] = ()
+    exemptions: tuple[Exemption, ...] = ()
     # Namespaces whose pods are platform components even if a tenant label says otherwise.
     extra: dict[str, object] = field(default_factory=dict)
 

@@ -114,3 +114,46 @@ class TenantScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tenant} {self.score} ({self.grade})"
+
+
+class CheckExemptionQuerySet(ScopedQuerySet):
+    def visible_to(self, user):  # type: ignore[no-untyped-def]
+        from gpuposture.base.roles import reads_all_posture
+
+        return self if reads_all_posture(user) else self.none()
+
+
+class CheckExemption(models.Model):
+    """A platform component one check must not report (never a global switch-off): the
+    subject is matched by namespace, kind, name and labels; empty fields match anything."""
+
+    check_id = models.CharField(max_length=20, db_index=True)
+    cluster = models.ForeignKey(
+        Cluster, null=True, blank=True, on_delete=models.CASCADE, related_name="exemptions"
+    )
+    namespace = models.CharField(max_length=63, blank=True)
+    kind = models.CharField(max_length=40, blank=True)
+    name = models.CharField(max_length=320, blank=True)
+    labels = models.JSONField(default=dict, blank=True)
+    reason = models.TextField(max_length=2000)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = CheckExemptionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["check_id", "namespace", "kind", "name"]
+        constraints = [
+            # At least one resource field: an exemption never switches a check off globally.
+            models.CheckConstraint(
+                condition=~models.Q(namespace="", kind="", name="", labels={}),
+                name="exemption_names_a_resource",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.check_id} exempts {self.kind or '*'} {self.namespace or '*'}/{self.name or '*'}"
+        )

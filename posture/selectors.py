@@ -12,8 +12,8 @@ from gpuposture.base.roles import reads_all_posture
 from inventory import snapshot as snap
 from inventory.drift import DriftChange
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, Pod
-from posture.inputs import DriftEventInfo, PostureInputs, TenantInfo, TrustClassInfo
-from posture.models import Finding, TenantScore
+from posture.inputs import DriftEventInfo, Exemption, PostureInputs, TenantInfo, TrustClassInfo
+from posture.models import CheckExemption, Finding, TenantScore
 from posture.redaction import HiddenScope
 from tenants.models import Tenant, TenantNamespace, TrustClass
 
@@ -40,6 +40,8 @@ def trust_class_info(trust_class: TrustClass) -> TrustClassInfo:
         allowed_modes=tuple(trust_class.allowed_modes),
         same_class_only_modes=tuple(trust_class.same_class_only_modes),
         requires_dedicated_pool=trust_class.requires_dedicated_pool,
+        approved_registries=tuple(trust_class.approved_registries),
+        require_image_digest=trust_class.require_image_digest,
         rank=trust_class.rank,
     )
 
@@ -87,6 +89,22 @@ def _build(cls: type, rows: QuerySet) -> list:
     return [snap.from_dict(cls, data) for data in rows.iterator(chunk_size=_CHUNK)]
 
 
+def exemptions_for(cluster: Cluster) -> tuple[Exemption, ...]:
+    rows = CheckExemption.objects.filter(Q(cluster=cluster) | Q(cluster__isnull=True))
+    return tuple(
+        Exemption(
+            id=e.pk,
+            check_id=e.check_id,
+            namespace=e.namespace,
+            kind=e.kind,
+            name=e.name,
+            labels=dict(e.labels),
+            reason=e.reason,
+        )  # fmt: skip
+        for e in rows.order_by("pk")
+    )
+
+
 def drift_events(cluster: Cluster) -> tuple[DriftEventInfo, ...]:
     """Drift recorded within the drift window, oldest first."""
     since = timezone.now() - timedelta(days=settings.GPUPOSTURE_DRIFT_WINDOW_DAYS)
@@ -121,6 +139,7 @@ def posture_inputs(
         snapshot=cluster_snapshot(cluster),
         tenants=tenant_infos() if tenants is None else tenants,
         drift_events=drift_events(cluster),
+        exemptions=exemptions_for(cluster),
         # Pods of namespaces no tenant owns are judged as the platform class as configured.
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )

@@ -17,7 +17,8 @@ from inventory.models import Cluster, SyncRun
 from inventory.snapshot import gc_paused
 from posture import scoring
 from posture.models import Finding, PostureRun, TenantScore
-from posture.rules import CHECKS, FindingDraft, run_checks
+from posture.rules import CHECKS, FindingDraft
+from posture.rules.registry import evaluate
 from posture.selectors import posture_inputs, tenant_infos
 from tenants.models import Tenant
 
@@ -194,19 +195,22 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
     targets = list(clusters) if clusters is not None else list(Cluster.objects.all())
     tenants = tenant_infos()
     totals: dict[str, int] = defaultdict(int)
+    exempted: dict[str, int] = defaultdict(int)
     evaluated = []
     for cluster in targets:
         if not cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED).exists():
             continue  # nothing read yet: no inventory to judge
         with gc_paused():  # the read model and the drafts: many objects, no cycles
-            drafts = run_checks(posture_inputs(cluster, tenants))
-            counts = findings_refresh(cluster=cluster, drafts=drafts, now=now)
+            evaluation = evaluate(posture_inputs(cluster, tenants))
+            counts = findings_refresh(cluster=cluster, drafts=evaluation.drafts, now=now)
+        for draft, _exemption in evaluation.exempted:
+            exempted[draft.check_id] += 1
         for key, value in counts.items():
             totals[key] += value
         evaluated.append(cluster.name)
     scores = scores_compute(run=run, now=now)
     run.clusters = evaluated
-    run.counts = {**totals, "tenants_scored": len(scores)}
+    run.counts = {**totals, "tenants_scored": len(scores), "exempted": dict(exempted)}
     run.finished_at = timezone.now()
     run.save(update_fields=["clusters", "counts", "finished_at"])
     return run

@@ -37,6 +37,15 @@ class TrustClass(models.Model):
     requires_dedicated_pool = models.BooleanField(default=False)
     requires_reset_attestation = models.BooleanField(default=False)
     approval_expiry_days = models.PositiveIntegerField(null=True, blank=True)
+    approved_registries = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Registries (host or host/path prefix) tenant images must come from "
+        "(POD-007); empty allows any.",
+    )
+    require_image_digest = models.BooleanField(
+        default=False, help_text="Tenant images must be pinned by @sha256 digest (POD-007)."
+    )
     rank = models.PositiveSmallIntegerField(
         default=0, help_text="Higher means more isolation demanded (sensitive is highest)."
     )

@@ -27,6 +27,8 @@ class FindingDraft:
     key: str = ""
     title: str = ""  # specific title; the check's title when empty
     severity: str = ""  # the check's severity when empty
+    # The subject's labels, so an exemption can match platform components by label.
+    subject_labels: dict[str, str] = field(default_factory=dict)
 
 
 CheckFunction = Callable[[PostureInputs], Iterable[FindingDraft]]
@@ -70,12 +72,44 @@ def check(
     return decorate
 
 
-def run_checks(inputs: PostureInputs, only: Iterable[str] | None = None) -> list[FindingDraft]:
-    """Evaluate every registered check (or those in `only`) over one cluster's inputs."""
+@dataclass(frozen=True)
+class Evaluation:
+    drafts: tuple[FindingDraft, ...]
+    # (draft, exemption id): what an exemption kept out, shown on the check's page.
+    exempted: tuple[tuple[FindingDraft, int], ...] = ()
+
+
+def evaluate(inputs: PostureInputs, only: Iterable[str] | None = None) -> Evaluation:
+    """Evaluate every registered check (or those in `only`) over one cluster's inputs, and
+    set aside what an exemption covers (per check and per resource, never globally)."""
     wanted = set(only) if only is not None else None
-    drafts: list[FindingDraft] = []
+    kept: list[FindingDraft] = []
+    exempted: list[tuple[FindingDraft, int]] = []
     for check_id in sorted(CHECKS):
         if wanted is not None and check_id not in wanted:
             continue
-        drafts.extend(CHECKS[check_id].evaluate(inputs))
-    return drafts
+        for draft in CHECKS[check_id].evaluate(inputs):
+            exemption = next(
+                (
+                    e
+                    for e in inputs.exemptions
+                    if e.matches(
+                        draft.check_id,
+                        draft.subject_kind,
+                        draft.subject_namespace,
+                        draft.subject_name,
+                        draft.subject_labels,
+                    )  # fmt: skip
+                ),
+                None,
+            )
+            if exemption is None:
+                kept.append(draft)
+            else:
+                exempted.append((draft, exemption.id))
+    return Evaluation(tuple(kept), tuple(exempted))
+
+
+def run_checks(inputs: PostureInputs, only: Iterable[str] | None = None) -> list[FindingDraft]:
+    """The drafts of every registered check (or those in `only`), exemptions applied."""
+    return list(evaluate(inputs, only).drafts)
