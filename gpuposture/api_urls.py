@@ -11,7 +11,7 @@ from inventory.api import (
     SyncRunViewSet,
     WorkloadViewSet,
 )
-from posture.api import FindingViewSet, TenantPostureViewSet
+from posture.api import CheckViewSet, FindingViewSet, TenantPostureViewSet
 from tenants.api import TrustClassViewSet
 
 router = DefaultRouter()
@@ -23,5 +23,6 @@ router.register("drift-events", DriftEventViewSet)
 router.register("nodes", NodeViewSet)
 router.register("workloads", WorkloadViewSet)
 router.register("findings", FindingViewSet)
+router.register("checks", CheckViewSet, basename="check")
 
 urlpatterns = router.urls

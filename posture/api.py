@@ -2,23 +2,80 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+import json
+
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet
+from gpuposture.base.roles import SECURITY_LEAD
+from posture.catalogue import by_control, catalogue
+from posture.exports import findings_csv, findings_sarif
 from posture.filters import FindingFilter
 from posture.models import Finding
+from posture.rules import CHECKS
 from posture.selectors import hidden_scope_for, tenant_posture
 from posture.serializers import FindingSerializer, PostureSerializer
+from posture.services import AcceptanceError, finding_accept, finding_reopen
 from tenants.api import TenantViewSet
+
+EXPORT_LIMIT = 50_000
+
+
+class AcceptSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000)
+    until = serializers.DateTimeField()
 
 
 class FindingViewSet(ScopedReadOnlyViewSet):
+    """Findings; security leads accept a risk (with a reason and an expiry) or reopen it."""
+
     queryset = Finding.objects.select_related("tenant", "cluster")
     serializer_class = FindingSerializer
     filterset_class = FindingFilter
+    write_roles = (SECURITY_LEAD,)
+
+    @extend_schema(request=AcceptSerializer, responses=FindingSerializer)
+    @action(detail=True, methods=["post"])
+    def accept(self, request: Request, pk: str | None = None) -> Response:
+        body = AcceptSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            finding = finding_accept(
+                finding=self.get_object(), user=request.user, **body.validated_data
+            )
+        except AcceptanceError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(self.get_serializer(finding).data)
+
+    @extend_schema(request=None, responses=FindingSerializer)
+    @action(detail=True, methods=["post"])
+    def reopen(self, request: Request, pk: str | None = None) -> Response:
+        return Response(self.get_serializer(finding_reopen(finding=self.get_object())).data)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", enum=["json", "csv", "sarif"], default="json")],
+        responses={200: bytes},
+    )
+    @action(detail=False, methods=["get"], url_path="export")
+    def export(self, request: Request) -> HttpResponse:
+        """All findings the filters select (not paginated), as JSON, CSV or SARIF 2.1.0."""
+        kind = request.query_params.get("format", "json")
+        if kind not in ("json", "csv", "sarif"):
+            return Response({"detail": "format must be json, csv or sarif"}, status=400)
+        queryset = self.filter_queryset(self.get_queryset()).order_by("id")[:EXPORT_LIMIT]
+        rows = self.get_serializer(queryset, many=True).data
+        if kind == "csv":
+            return _download(findings_csv(rows), "text/csv", "findings.csv")
+        document = rows if kind == "json" else findings_sarif(rows, CHECKS)
+        content_type = "application/sarif+json" if kind == "sarif" else "application/json"
+        return _download(
+            json.dumps(document, indent=2, default=str), content_type, f"findings.{kind}"
+        )
 
     def get_serializer_context(self) -> dict:
         return {
@@ -36,3 +93,51 @@ class TenantPostureViewSet(TenantViewSet):
         tenant = self.get_object()
         context = {"hidden_scope": hidden_scope_for(request.user)}
         return Response(PostureSerializer(tenant_posture(tenant), context=context).data)
+
+
+def _download(content: str, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(content, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+class CheckSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    title = serializers.CharField()
+    severity = serializers.CharField()
+    scope = serializers.CharField()
+    rationale = serializers.CharField()
+    remediation = serializers.CharField()
+    mappings = serializers.ListField(child=serializers.CharField())
+    open_findings = serializers.IntegerField()
+    exempted_last_run = serializers.IntegerField()
+
+
+class ControlSerializer(serializers.Serializer):
+    control = serializers.CharField()
+    framework = serializers.CharField()
+    checks = serializers.ListField(child=serializers.CharField())
+    open_findings = serializers.IntegerField()
+
+
+class CheckViewSet(viewsets.ViewSet):
+    """The check catalogue: every check with its rationale, remediation, mappings and how
+    many open findings (that you may see) it has; `frameworks/` groups them by control."""
+
+    lookup_value_regex = "[A-Za-z0-9-]+"
+
+    @extend_schema(responses=CheckSerializer(many=True))
+    def list(self, request: Request) -> Response:
+        return Response(CheckSerializer(catalogue(request.user), many=True).data)
+
+    @extend_schema(responses=CheckSerializer)
+    def retrieve(self, request: Request, pk: str | None = None) -> Response:
+        entry = next((c for c in catalogue(request.user) if c["id"] == (pk or "").upper()), None)
+        if entry is None:
+            return Response({"detail": f"no check {pk!r}"}, status=status.HTTP_404_NOT_FOUND)
+        return Response(CheckSerializer(entry).data)
+
+    @extend_schema(responses=ControlSerializer(many=True))
+    @action(detail=False, methods=["get"])
+    def frameworks(self, request: Request) -> Response:
+        return Response(ControlSerializer(by_control(request.user), many=True).data)

@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -214,3 +214,38 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
     run.finished_at = timezone.now()
     run.save(update_fields=["clusters", "counts", "finished_at"])
     return run
+
+
+MAX_ACCEPTANCE_DAYS = 365
+
+
+class AcceptanceError(ValueError):
+    """A risk acceptance that cannot be recorded; the message says why."""
+
+
+@transaction.atomic
+def finding_accept(*, finding: Finding, user, reason: str, until: datetime) -> Finding:  # type: ignore[no-untyped-def]
+    """Accept the risk of a live finding until a date, with a reason. It no longer counts in
+    the score; when the date passes, the next evaluation opens it again."""
+    reason = (reason or "").strip()
+    now = timezone.now()
+    if finding.status == Finding.Status.RESOLVED:
+        raise AcceptanceError("this finding is resolved: there is no risk left to accept")
+    if not 10 <= len(reason) <= 2000:
+        raise AcceptanceError("give a reason of 10 to 2000 characters")
+    if not now < until <= now + timedelta(days=MAX_ACCEPTANCE_DAYS):
+        raise AcceptanceError(f"the expiry must be in the next {MAX_ACCEPTANCE_DAYS} days")
+    finding.status = Finding.Status.ACCEPTED
+    finding.accepted_by, finding.accepted_reason, finding.accepted_until = user, reason, until
+    finding.save(update_fields=["status", "accepted_by", "accepted_reason", "accepted_until"])
+    return finding
+
+
+@transaction.atomic
+def finding_reopen(*, finding: Finding) -> Finding:
+    """Withdraw a risk acceptance."""
+    if finding.status == Finding.Status.ACCEPTED:
+        finding.status = Finding.Status.OPEN
+        finding.accepted_until = None
+        finding.save(update_fields=["status", "accepted_until"])
+    return finding

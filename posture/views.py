@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
+from gpuposture.base.decorators import role_required
+from gpuposture.base.roles import SECURITY_LEAD, has_role
 from inventory.selectors import clusters_with_last_sync
 from posture import charts
+from posture.catalogue import by_control, catalogue, check_exemptions
 from posture.filters import FindingFilter
+from posture.forms import AcceptForm
 from posture.models import Finding, TenantScore
 from posture.redaction import redact, redact_text
 from posture.rules import CHECKS
 from posture.selectors import hidden_scope_for, tenant_posture, tenants_overview
+from posture.services import AcceptanceError, finding_accept
 from tenants.models import Tenant
 
 
@@ -53,6 +61,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "posture": posture,
             "findings": findings,
             "trend": charts.score_trend(trend) if len(trend) > 1 else None,
+            "can_accept": has_role(request.user, SECURITY_LEAD),
         },
     )
 
@@ -73,3 +82,47 @@ def finding_list(request: HttpRequest) -> HttpResponse:
         "posture/finding_list.html",
         {"filter": filterset, "page": page, "query": query.urlencode(), "checks": CHECKS},
     )
+
+
+def check_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "posture/check_list.html", {"checks": catalogue(request.user)})
+
+
+def check_detail(request: HttpRequest, check_id: str) -> HttpResponse:
+    entry = next((c for c in catalogue(request.user) if c["id"] == check_id.upper()), None)
+    if entry is None:
+        raise Http404("No such check.")
+    return render(
+        request,
+        "posture/check_detail.html",
+        {"check": entry, "exemptions": check_exemptions(request.user, entry["id"])},
+    )
+
+
+def frameworks(request: HttpRequest) -> HttpResponse:
+    return render(request, "posture/frameworks.html", {"controls": by_control(request.user)})
+
+
+@require_POST
+@role_required(SECURITY_LEAD)
+def finding_accept_view(request: HttpRequest, pk: int) -> HttpResponse:
+    finding = get_object_or_404(Finding.objects.visible_to(request.user), pk=pk)
+    form = AcceptForm(request.POST)
+    back = (
+        f"{reverse('tenant-detail', args=[finding.tenant.slug])}#finding-{finding.pk}"
+        if finding.tenant
+        else reverse("finding-list")
+    )
+    if not form.is_valid():
+        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+        return redirect(back)
+    try:
+        finding_accept(finding=finding, user=request.user, **form.cleaned_data)
+    except AcceptanceError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"Risk accepted for {finding.check_id} until {form.cleaned_data['until']:%Y-%m-%d}.",
+        )
+    return redirect(back)

@@ -9,6 +9,7 @@ from gpuposture.base.roles import user_roles
 NAVIGATION = (
     ("overview", "Overview"),
     ("finding-list", "Findings"),
+    ("check-list", "Checks"),
     ("cluster-list", "Clusters"),
     ("node-list", "Nodes"),
 )

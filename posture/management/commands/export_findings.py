@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-import csv
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from posture.exports import findings_csv, findings_sarif
 from posture.filters import FindingFilter
 from posture.models import Finding
+from posture.rules import CHECKS
 from posture.serializers import FindingSerializer
-
-CSV_COLUMNS = [
-    "id", "check", "severity", "status", "tenant", "cluster", "subject_kind",
-    "subject_namespace", "subject_name", "title", "first_seen", "last_seen", "mappings",
-    "evidence",
-]  # fmt: skip
 
 
 class Command(BaseCommand):
-    help = "Write findings to stdout as JSON or CSV (the API's finding shape)."
+    help = "Write findings to stdout as JSON, CSV or SARIF 2.1.0 (the API's finding shape)."
 
     def add_arguments(self, parser):  # type: ignore[no-untyped-def]
-        parser.add_argument("--format", choices=["json", "csv"], default="json")
+        parser.add_argument("--format", choices=["json", "csv", "sarif"], default="json")
         parser.add_argument("--tenant")
         parser.add_argument("--cluster")
         parser.add_argument("--status", choices=[s.value for s in Finding.Status])
@@ -43,12 +38,9 @@ class Command(BaseCommand):
         if options["format"] == "json":
             json.dump(rows, self.stdout, indent=2, default=str)
             self.stdout.write("")
+        elif options["format"] == "csv":
+            self.stdout.write(findings_csv(rows), ending="")
         else:
-            writer = csv.DictWriter(self.stdout, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-            writer.writeheader()
-            for row in rows:
-                writer.writerow(
-                    {**row, "mappings": " ".join(row["mappings"]),
-                     "evidence": json.dumps(row["evidence"], sort_keys=True)}
-                )  # fmt: skip
+            json.dump(findings_sarif(rows, CHECKS), self.stdout, indent=2, default=str)
+            self.stdout.write("")
         self.stderr.write(f"{len(rows)} findings exported")

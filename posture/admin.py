@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from posture.models import CheckExemption, Finding
+
+
+@admin.register(CheckExemption)
+class CheckExemptionAdmin(admin.ModelAdmin):
+    list_display = ("check_id", "cluster", "namespace", "kind", "name", "reason", "created_by")
+    list_filter = ("check_id",)
+
+    def save_model(self, request, obj, form, change):  # type: ignore[no-untyped-def]
+        if not obj.created_by_id:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(Finding)
+class FindingAdmin(admin.ModelAdmin):
+    list_display = ("check_id", "severity", "status", "tenant", "cluster", "subject_name")
+    list_filter = ("status", "severity", "check_id")
+    readonly_fields = [f.name for f in Finding._meta.fields]

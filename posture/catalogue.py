@@ -1,0 +1,68 @@
+"""The check catalogue as pages and API show it: metadata, open findings, exemptions, and
+findings grouped by framework control."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from django.db.models import Count
+
+from posture.models import CheckExemption, Finding, PostureRun
+from posture.rules import CHECKS
+
+
+def open_counts(user) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    rows = (
+        Finding.objects.visible_to(user)
+        .filter(status=Finding.Status.OPEN)
+        .values("check_id")
+        .annotate(n=Count("id"))
+    )
+    return {row["check_id"]: row["n"] for row in rows}
+
+
+def catalogue(user) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    counts = open_counts(user)
+    exempted = last_exempted_counts()
+    return [
+        {
+            "id": check.id,
+            "title": check.title,
+            "severity": check.severity,
+            "scope": check.scope,
+            "rationale": check.rationale,
+            "remediation": check.remediation,
+            "mappings": list(check.mappings),
+            "open_findings": counts.get(check.id, 0),
+            "exempted_last_run": exempted.get(check.id, 0),
+        }  # fmt: skip
+        for check in sorted(CHECKS.values(), key=lambda c: c.id)
+    ]
+
+
+def last_exempted_counts() -> dict[str, int]:
+    run = PostureRun.objects.filter(finished_at__isnull=False).order_by("-started_at").first()
+    return dict((run.counts or {}).get("exempted", {})) if run else {}
+
+
+def check_exemptions(user, check_id: str) -> list[CheckExemption]:  # type: ignore[no-untyped-def]
+    return list(
+        CheckExemption.objects.visible_to(user).filter(check_id=check_id).select_related("cluster")
+    )
+
+
+def by_control(user) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """Open findings per framework control (a finding counts under each of its mappings)."""
+    counts = open_counts(user)
+    controls: dict[str, dict[str, Any]] = defaultdict(lambda: {"checks": [], "open_findings": 0})
+    for check in CHECKS.values():
+        for mapping in check.mappings:
+            entry = controls[mapping]
+            entry["checks"].append(check.id)
+            entry["open_findings"] += counts.get(check.id, 0)
+    return [
+        {"control": control, "framework": control.split(":")[0], **entry,
+         "checks": sorted(entry["checks"])}
+        for control, entry in sorted(controls.items())
+    ]  # fmt: skip

@@ -1,0 +1,264 @@
+"""K8S-006, K8S-007: tenant GPU workloads reachable from outside or able to reach out."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from inventory.snapshot import Container, Ingress, NetworkPolicy, Pod, Service
+from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.common import pod_draft, pod_ref, tenant_pods
+from posture.rules.registry import FindingDraft, check
+
+NOTEBOOK_IMAGES = (
+    "jupyter", "notebook", "jupyterlab", "tensorboard", "ray-dashboard", "mlflow", "base-notebook",
+)  # fmt: skip
+NOTEBOOK_COMMANDS = ("jupyter", "start-notebook", "--notebookapp", "--serverapp")
+NOTEBOOK_PORTS = (8888, 6006, 8265)  # Jupyter, TensorBoard, Ray dashboard
+# Jupyter options whose empty value switches authentication off (token) or leaves it unset.
+TOKEN_OPTIONS = ("--NotebookApp.token", "--ServerApp.token", "--IdentityProvider.token")
+PASSWORD_OPTIONS = (
+    "--NotebookApp.password", "--ServerApp.password", "--PasswordIdentityProvider.hashed_password",
+    "--ServerApp.hashed_password", "--NotebookApp.hashed_password",
+)  # fmt: skip
+# Options that choose the listening address (Jupyter, TensorBoard, Ray, MLflow).
+BIND_OPTIONS = (
+    "--ip", "--NotebookApp.ip", "--ServerApp.ip", "--host", "--dashboard-host",
+)  # fmt: skip
+ALL_ADDRESSES = ("0.0.0.0", "*", "::", "[::]")  # noqa: S104 (what we look for, not a bind)
+EMPTY_VALUES = ("", "''", '""')
+EXTERNAL_SERVICE_TYPES = ("NodePort", "LoadBalancer")
+
+
+def _words(container: Container) -> list[str]:
+    """The command line as words: a `sh -c "..."` string is split, quotes removed."""
+    words: list[str] = []
+    for part in (*container.command, *container.args):
+        try:
+            words += shlex.split(part) or [part]
+        except ValueError:  # unbalanced quotes: keep the raw words
+            words += part.split()
+    return words
+
+
+def _options(words: list[str]) -> dict[str, str]:
+    """`--name=value` and `--name value` options by name (the last one wins, as in traitlets)."""
+    found: dict[str, str] = {}
+    for i, word in enumerate(words):
+        if not word.startswith("--"):
+            continue
+        name, sep, value = word.partition("=")
+        if sep:
+            found[name] = value
+        elif i + 1 < len(words) and not words[i + 1].startswith("--"):
+            found[name] = words[i + 1]
+        else:
+            found[name] = "true"  # a flag such as TensorBoard's --bind_all
+    return found
+
+
+def is_notebook(container: Container) -> bool:
+    image = container.image.lower()
+    line = " ".join(_words(container)).lower()
+    return (
+        any(marker in image for marker in NOTEBOOK_IMAGES)
+        or any(marker in line for marker in NOTEBOOK_COMMANDS)
+        or any(port in NOTEBOOK_PORTS for port in container.ports)
+    )
+
+
+def weaknesses(container: Container) -> list[str]:
+    """Why the server accepts anyone who reaches it: no token or password, or all addresses."""
+    options = _options(_words(container))
+    reasons = []
+    token_off = [o for o in TOKEN_OPTIONS if options.get(o) in EMPTY_VALUES]
+    token_off += [
+        f"env {e.name}" for e in container.env if e.name == "JUPYTER_TOKEN" and e.value == ""
+    ]
+    password_set = [o for o in PASSWORD_OPTIONS if options.get(o) not in (None, *EMPTY_VALUES)]
+    if token_off and not password_set:
+        reasons.append(f"no token or password ({', '.join(token_off)} empty)")
+    bound = [o for o in BIND_OPTIONS if options.get(o) in ALL_ADDRESSES]
+    if "--bind_all" in options:
+        bound.append("--bind_all")
+    if bound:
+        reasons.append(f"listens on all addresses ({', '.join(bound)})")
+    return reasons
+
+
+@dataclass(frozen=True)
+class Exposure:
+    services: tuple[Service, ...]  # NodePort / LoadBalancer Services selecting the pod
+    ingresses: tuple[tuple[Ingress, Service], ...]  # Ingresses reaching a Service of the pod
+
+    def as_evidence(self) -> dict[str, Any]:
+        return {
+            "services": [
+                {"name": s.name, "type": s.type, "ports": list(s.ports)} for s in self.services
+            ],
+            "ingresses": [
+                {"name": i.name, "hosts": list(i.hosts), "service": s.name, "ports": list(s.ports)}
+                for i, s in self.ingresses
+            ],
+        }
+
+
+def selects(service: Service, pod: Pod) -> bool:
+    # A Service without a selector has hand-made endpoints: it selects no pod by labels.
+    return (
+        service.namespace == pod.namespace
+        and bool(service.selector)
+        and all(pod.labels.get(k) == v for k, v in service.selector.items())
+    )
+
+
+def exposure(inputs: PostureInputs, pod: Pod) -> Exposure:
+    """How the pod is reachable from outside the cluster network, if at all."""
+    own = [s for s in sorted(inputs.snapshot.services, key=lambda s: s.name) if selects(s, pod)]
+    external = tuple(s for s in own if s.type in EXTERNAL_SERVICE_TYPES)
+    by_name = {s.name: s for s in own}
+    routed = tuple(
+        (ingress, by_name[name])
+        for ingress in sorted(inputs.snapshot.ingresses, key=lambda i: i.name)
+        if ingress.namespace == pod.namespace
+        for name in ingress.services
+        if name in by_name
+    )
+    return Exposure(external, routed)
+
+
+@check(
+    id="K8S-006",
+    title="Notebook or ML dashboard open to anyone and reachable from outside",
+    severity="critical",
+    scope="tenant",
+    rationale=(
+        "Jupyter executes whatever code reaches it, and the Ray dashboard accepts jobs: "
+        "without a token or password, or listening on every address, the first person to "
+        "find the NodePort, load balancer or Ingress runs code in the tenant's pod, with its "
+        "GPUs, data and service-account token (ATT&CK T1190). Exposed notebooks are among the "
+        "most scanned-for entry points and a common start of GPU cryptojacking."
+    ),
+    remediation=(
+        "Give the server a token or password (remove `--ServerApp.token=`, "
+        "`--IdentityProvider.token=`, `--NotebookApp.token=''` and empty JUPYTER_TOKEN; set a "
+        "hashed password or let Jupyter generate a token), and stop publishing it: change the "
+        "Service to ClusterIP and reach it with `kubectl port-forward`, or put it behind an "
+        "Ingress with authentication (OAuth2 proxy, JupyterHub) and TLS."
+    ),
+    mappings=("ATT&CK:T1190", "SP800-53:AC-3"),
+)
+def exposed_notebook(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    for pod, tenant in tenant_pods(inputs):
+        notebooks = [c for c in pod.containers if not c.init and is_notebook(c)]
+        if not notebooks:
+            continue
+        reach = exposure(inputs, pod)
+        if not reach.services and not reach.ingresses:
+            continue
+        for container in notebooks:
+            reasons = weaknesses(container)
+            if reasons:
+                yield _notebook_draft(pod, tenant, container, reasons, reach)
+
+
+def _notebook_draft(
+    pod: Pod, tenant: TenantInfo, container: Container, reasons: list[str], reach: Exposure
+) -> FindingDraft:
+    evidence = {
+        "container": container.name,
+        "image": container.image,
+        "container_ports": list(container.ports),
+        "reasons": reasons,
+        **reach.as_evidence(),
+    }
+    how = [f"{s.type} Service {s.name}" for s in reach.services]
+    how += [f"Ingress {i.name}" for i, _ in reach.ingresses]
+    title = (
+        f"Notebook {container.name} in {pod_ref(pod)} ({'; '.join(reasons)}) is reachable "
+        f"through {', '.join(dict.fromkeys(how))}"
+    )
+    return pod_draft("K8S-006", pod, tenant, evidence, key=container.name, title=title)
+
+
+def restricts_egress(policy: NetworkPolicy, pod: Pod) -> bool:
+    """True when the policy limits the pod's egress. A selector made only of matchExpressions
+    (not read into the snapshot) is given the benefit of the doubt."""
+    if "Egress" not in policy.policy_types or policy.namespace != pod.namespace:
+        return False
+    if policy.selects_all_pods or not policy.pod_selector:
+        return True
+    return all(pod.labels.get(k) == v for k, v in policy.pod_selector.items())
+
+
+@check(
+    id="K8S-007",
+    title="Tenant namespace with GPU workloads and no egress NetworkPolicy",
+    severity="medium",
+    scope="tenant",
+    rationale=(
+        "Without an egress policy a GPU pod can reach the internet and every service in the "
+        "cluster: a compromised notebook or job can download miners, exfiltrate models and "
+        "datasets, or call the cloud metadata endpoint for node credentials. GPU pods are the "
+        "most valuable to hijack and the most likely to run third-party code."
+    ),
+    remediation=(
+        "Add a NetworkPolicy in the namespace with `policyTypes: [Egress]` and a `podSelector` "
+        "that covers the GPU pods (`{}` for all), allowing only what they need: cluster DNS, "
+        "the namespace itself, and named registries or storage endpoints. Check that the "
+        "cluster's CNI enforces NetworkPolicy."
+    ),
+    mappings=("SP800-53:SC-7",),
+)
+def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    gpu_pods: dict[str, list[Pod]] = {}
+    owners: dict[str, TenantInfo] = {}
+    for pod, tenant in tenant_pods(inputs):
+        if pod.gpu_resources:
+            gpu_pods.setdefault(pod.namespace, []).append(pod)
+            owners[pod.namespace] = tenant
+    for namespace, pods in sorted(gpu_pods.items()):
+        policies = sorted(
+            (p for p in inputs.snapshot.network_policies if p.namespace == namespace),
+            key=lambda p: p.name,
+        )
+        open_pods = [p for p in pods if not any(restricts_egress(np, p) for np in policies)]
+        if open_pods:
+            yield _egress_draft(namespace, owners[namespace], open_pods, len(pods), policies)
+
+
+def _egress_draft(
+    namespace: str,
+    tenant: TenantInfo,
+    open_pods: list[Pod],
+    gpu_pod_count: int,
+    policies: list[NetworkPolicy],
+) -> FindingDraft:
+    evidence = {
+        "namespace": namespace,
+        "tenant": tenant.slug,
+        "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods],
+        "gpu_pods": gpu_pod_count,
+        "network_policies": [
+            {
+                "name": p.name,
+                "policy_types": list(p.policy_types),
+                "pod_selector": "all pods" if p.selects_all_pods else p.pod_selector,
+            }
+            for p in policies
+        ],
+    }
+    return FindingDraft(
+        check_id="K8S-007",
+        tenant=tenant.slug,
+        subject_kind="Namespace",
+        subject_namespace="",
+        subject_name=namespace,
+        evidence=evidence,
+        title=(
+            f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
+            f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
+        ),
+    )

@@ -1,0 +1,146 @@
+"""Risk acceptance (security leads only, reason and expiry), its expiry, exports, the check
+catalogue and exemptions."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.test import Client
+from django.utils import timezone
+from sarif_pydantic import Sarif
+
+from posture.exports import findings_csv, spreadsheet_safe
+from posture.models import CheckExemption, Finding, TenantScore
+from posture.services import posture_evaluate
+from tests.conftest import api_client
+
+pytestmark = pytest.mark.django_db
+
+
+def privileged(cluster) -> Finding:
+    return Finding.objects.get(cluster=cluster, check_id="POD-001", subject_name="inference-0")
+
+
+def test_a_security_lead_accepts_a_risk_until_it_expires(small_world, personas):
+    finding = privileged(small_world)
+    until = (timezone.now() + timedelta(days=30)).isoformat()
+    body = {"reason": "vendor driver debug, removed by next sprint", "until": until}
+    for persona in ("platform_engineer", "auditor", "viewer_beta"):
+        response = api_client(personas[persona]).post(
+            f"/api/v1/findings/{finding.pk}/accept/", body
+        )
+        assert response.status_code in (403, 404), persona
+    response = api_client(personas["security_lead"]).post(
+        f"/api/v1/findings/{finding.pk}/accept/", body, format="json"
+    )
+    assert response.status_code == 200 and response.json()["status"] == "accepted"
+    posture_evaluate()
+    finding.refresh_from_db()
+    assert finding.status == "accepted"  # still firing, still accepted
+    score = TenantScore.objects.filter(tenant__slug="beta").latest("computed_at", "id")
+    accepted = next(c for c in score.contributions if c["finding_id"] == finding.pk)
+    assert accepted["points"] == 0
+    with time_machine.travel(timezone.now() + timedelta(days=31), tick=False):
+        posture_evaluate()
+    finding.refresh_from_db()
+    assert finding.status == "open"  # the acceptance expired: open again
+
+
+@pytest.mark.parametrize(
+    "reason, days, message",
+    [
+        ("short", 30, "reason"),
+        ("a good long reason", -1, "expiry"),
+        ("a good long reason", 400, "expiry"),
+    ],
+)
+def test_acceptance_needs_a_reason_and_a_near_expiry(small_world, personas, reason, days, message):
+    finding = privileged(small_world)
+    until = (timezone.now() + timedelta(days=days)).isoformat()
+    response = api_client(personas["security_lead"]).post(
+        f"/api/v1/findings/{finding.pk}/accept/", {"reason": reason, "until": until}, format="json"
+    )
+    assert response.status_code == 400 and message in response.json()["detail"]
+    finding.refresh_from_db()
+    assert finding.status == "open"
+
+
+def test_accept_from_the_tenant_page(small_world, personas):
+    finding = privileged(small_world)
+    client = Client()
+    client.force_login(personas["security_lead"])
+    assert "Accept the risk" in client.get("/tenants/beta/").content.decode()
+    day = (timezone.now() + timedelta(days=10)).date().isoformat()
+    client.post(
+        f"/findings/{finding.pk}/accept/", {"reason": "accepted for the pilot", "until": day}
+    )
+    finding.refresh_from_db()
+    assert finding.status == "accepted" and finding.accepted_by == personas["security_lead"]
+    other = Client()
+    other.force_login(personas["platform_engineer"])
+    assert other.post(f"/findings/{finding.pk}/accept/", {}).status_code == 403
+
+
+def test_csv_is_safe_in_a_spreadsheet():
+    assert spreadsheet_safe('=HYPERLINK("http://x")') == '\'=HYPERLINK("http://x")'
+    assert spreadsheet_safe("+1") == "'+1" and spreadsheet_safe("@SUM(A1)") == "'@SUM(A1)"
+    assert spreadsheet_safe("team-alpha") == "team-alpha"
+    row = {"id": 1, "check": "POD-001", "severity": "critical", "status": "open",
+           "title": "=cmd|' /C calc'!A0", "mappings": [], "evidence": {}}  # fmt: skip
+    parsed = list(csv.DictReader(io.StringIO(findings_csv([row]))))
+    assert parsed[0]["title"].startswith("'=")
+
+
+def test_exports_from_the_api_are_scoped_and_valid_sarif(small_world, personas):
+    lead = api_client(personas["security_lead"])
+    response = lead.get("/api/v1/findings/export/?format=sarif&status=open")
+    assert response["Content-Type"].startswith("application/sarif+json")
+    document = json.loads(response.content)
+    Sarif.model_validate(document)  # the SARIF 2.1.0 object model
+    run = document["runs"][0]
+    assert document["version"] == "2.1.0" and run["tool"]["driver"]["name"] == "gpuposture"
+    rule_ids = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
+    assert all(rule_ids[r["ruleIndex"]] == r["ruleId"] for r in run["results"])
+    assert {r["level"] for r in run["results"]} <= {"error", "warning", "note"}
+    assert len(run["results"]) == Finding.objects.filter(status="open").count()
+    viewer = api_client(personas["viewer_alpha"]).get("/api/v1/findings/export/?format=csv")
+    tenants = {row["tenant"] for row in csv.DictReader(io.StringIO(viewer.content.decode()))}
+    assert tenants == {"alpha"}
+
+
+def test_the_check_catalogue_and_frameworks(small_world, personas):
+    lead = api_client(personas["security_lead"])
+    checks = {c["id"]: c for c in lead.get("/api/v1/checks/").json()}
+    assert {"SHARE-001", "POD-001", "K8S-002", "DRIFT-001"} <= set(checks)
+    assert checks["POD-001"]["open_findings"] == 1 and checks["POD-001"]["remediation"]
+    assert lead.get("/api/v1/checks/pod-001/").json()["id"] == "POD-001"
+    assert lead.get("/api/v1/checks/NOPE-1/").status_code == 404
+    controls = {c["control"]: c for c in lead.get("/api/v1/checks/frameworks/").json()}
+    assert "POD-001" in controls["ATT&CK:T1611"]["checks"]
+    client = Client()
+    client.force_login(personas["auditor"])
+    assert "SHARE-001" in client.get("/checks/").content.decode()
+    assert "SP800-53:SC-4" in client.get("/checks/frameworks/").content.decode()
+
+
+def test_an_exemption_sets_aside_one_resource_and_shows_on_the_check_page(small_world, personas):
+    from django.db import IntegrityError, transaction
+
+    CheckExemption.objects.create(
+        check_id="POD-001", namespace="beta-prod", name="inference-0",
+        reason="vendor-supported profiling agent, reviewed 2026-11",
+    )  # fmt: skip
+    run = posture_evaluate()
+    assert privileged(small_world).status == "resolved"
+    assert run.counts["exempted"] == {"POD-001": 1}
+    client = Client()
+    client.force_login(personas["security_lead"])
+    page = client.get("/checks/POD-001/").content.decode()
+    assert "vendor-supported profiling agent" in page and "1 finding set aside" in page
+    with pytest.raises(IntegrityError), transaction.atomic():
+        CheckExemption.objects.create(check_id="POD-001", reason="switch the check off")
