@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from inventory.api import (
@@ -11,7 +12,12 @@ from inventory.api import (
     SyncRunViewSet,
     WorkloadViewSet,
 )
-from posture.api import CheckViewSet, FindingViewSet, TenantPostureViewSet
+from posture.api import (
+    CheckViewSet,
+    ClusterChecklistView,
+    FindingViewSet,
+    TenantPostureViewSet,
+)
 from tenants.api import TrustClassViewSet
 
 router = DefaultRouter()
@@ -25,4 +31,11 @@ router.register("workloads", WorkloadViewSet)
 router.register("findings", FindingViewSet)
 router.register("checks", CheckViewSet, basename="check")
 
-urlpatterns = router.urls
+urlpatterns = [
+    path(
+        "clusters/<str:name>/checklist/",
+        ClusterChecklistView.as_view(),
+        name="cluster-checklist",
+    ),
+    *router.urls,
+]

@@ -28,22 +28,19 @@ def cluster_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
+def cluster_detail_context(request: HttpRequest, name: str) -> dict:
+    """What the cluster page shows from the inventory (posture adds its checklist)."""
     cluster = get_object_or_404(Cluster.objects.visible_to(request.user), name=name)
     nodes = Node.objects.visible_to(request.user).filter(cluster=cluster)
-    return render(
-        request,
-        "inventory/cluster_detail.html",
-        {
-            "cluster": cluster,
-            "runs": cluster.sync_runs.order_by("-started_at", "-id")[:25],
-            "drift_events": cluster.drift_events.order_by("-detected_at", "-id")[:50],
-            "operator_policies": cluster.kube_objects.filter(kind="gpu_operator_policy"),
-            "node_count": nodes.count(),
-            "gpu_node_count": nodes.filter(is_gpu_node=True).count(),
-            "can_edit": has_role(request.user, PLATFORM_ENGINEER),
-        },
-    )
+    return {
+        "cluster": cluster,
+        "runs": cluster.sync_runs.order_by("-started_at", "-id")[:25],
+        "drift_events": cluster.drift_events.order_by("-detected_at", "-id")[:50],
+        "operator_policies": cluster.kube_objects.filter(kind="gpu_operator_policy"),
+        "node_count": nodes.count(),
+        "gpu_node_count": nodes.filter(is_gpu_node=True).count(),
+        "can_edit": has_role(request.user, PLATFORM_ENGINEER),
+    }
 
 
 @role_required(PLATFORM_ENGINEER)

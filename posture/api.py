@@ -6,19 +6,21 @@ import json
 
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers, status, viewsets
+from rest_framework import generics, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet
 from gpuposture.base.roles import SECURITY_LEAD
+from inventory.models import Cluster
 from posture.catalogue import by_control, catalogue
+from posture.checklist import cluster_checklist
 from posture.exports import findings_csv, findings_sarif
 from posture.filters import FindingFilter
 from posture.models import Finding
 from posture.rules import CHECKS
-from posture.selectors import hidden_scope_for, tenant_posture
+from posture.selectors import checklist_facts, hidden_scope_for, tenant_posture
 from posture.serializers import FindingSerializer, PostureSerializer
 from posture.services import AcceptanceError, finding_accept, finding_reopen
 from tenants.api import TenantViewSet
@@ -141,3 +143,27 @@ class CheckViewSet(viewsets.ViewSet):
     @action(detail=False, methods=["get"])
     def frameworks(self, request: Request) -> Response:
         return Response(ControlSerializer(by_control(request.user), many=True).data)
+
+
+class ChecklistItemSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    title = serializers.CharField()
+    status = serializers.ChoiceField(choices=["pass", "fail", "unknown"])
+    evidence = serializers.DictField()
+
+
+class ClusterChecklistView(generics.GenericAPIView):
+    """The practitioner checklist of one cluster (DESIGN §6): ten items, pass / fail /
+    unknown, with the evidence behind each."""
+
+    queryset = Cluster.objects.all()
+    lookup_field = "name"
+    serializer_class = ChecklistItemSerializer
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return Cluster.objects.visible_to(self.request.user)
+
+    @extend_schema(responses=ChecklistItemSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        items = cluster_checklist(checklist_facts(self.get_object()))
+        return Response(ChecklistItemSerializer([item.__dict__ for item in items], many=True).data)

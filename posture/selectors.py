@@ -11,10 +11,12 @@ from django.utils import timezone
 from gpuposture.base.roles import reads_all_posture
 from inventory import snapshot as snap
 from inventory.drift import DriftChange
-from inventory.models import Cluster, ClusterObject, DriftEvent, Node, Pod
+from inventory.models import Cluster, ClusterObject, DriftEvent, Node, Pod, SyncRun
+from posture.checklist import ChecklistFacts
 from posture.inputs import DriftEventInfo, Exemption, PostureInputs, TenantInfo, TrustClassInfo
 from posture.models import CheckExemption, Finding, TenantScore
 from posture.redaction import HiddenScope
+from posture.rules import CHECKS
 from tenants.models import Tenant, TenantNamespace, TrustClass
 
 # ClusterObject kind -> (snapshot attribute, dataclass)
@@ -212,4 +214,22 @@ def hidden_scope_for(user) -> HiddenScope | None:  # type: ignore[no-untyped-def
     )
     return HiddenScope(
         tenants=frozenset(hidden.values_list("slug", flat=True)), namespaces=frozenset(namespaces)
+    )
+
+
+def checklist_facts(cluster: Cluster) -> ChecklistFacts:
+    open_rows = (
+        Finding.objects.filter(cluster=cluster, status=Finding.Status.OPEN)
+        .values("check_id")
+        .annotate(n=Count("id"))
+    )
+    gpu_nodes = Node.objects.filter(cluster=cluster, is_gpu_node=True)
+    return ChecklistFacts(
+        synced=cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED).exists(),
+        gpu_nodes=gpu_nodes.count(),
+        time_sliced_nodes=gpu_nodes.filter(sharing_strategy__in=["time_slicing", "mps"]).count(),
+        open_findings={row["check_id"]: row["n"] for row in open_rows},
+        registered_checks=frozenset(CHECKS),
+        trust_classes={tc.slug: tuple(tc.allowed_modes) for tc in TrustClass.objects.all()},
+        provider=cluster.provider.name if cluster.provider_id else None,
     )

@@ -12,14 +12,16 @@ from django.views.decorators.http import require_POST
 from gpuposture.base.decorators import role_required
 from gpuposture.base.roles import SECURITY_LEAD, has_role
 from inventory.selectors import clusters_with_last_sync
+from inventory.views import cluster_detail_context
 from posture import charts
 from posture.catalogue import by_control, catalogue, check_exemptions
+from posture.checklist import cluster_checklist
 from posture.filters import FindingFilter
 from posture.forms import AcceptForm
 from posture.models import Finding, TenantScore
 from posture.redaction import redact, redact_text
 from posture.rules import CHECKS
-from posture.selectors import hidden_scope_for, tenant_posture, tenants_overview
+from posture.selectors import checklist_facts, hidden_scope_for, tenant_posture, tenants_overview
 from posture.services import AcceptanceError, finding_accept
 from tenants.models import Tenant
 
@@ -126,3 +128,9 @@ def finding_accept_view(request: HttpRequest, pk: int) -> HttpResponse:
             f"Risk accepted for {finding.check_id} until {form.cleaned_data['until']:%Y-%m-%d}.",
         )
     return redirect(back)
+
+
+def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
+    context = cluster_detail_context(request, name)
+    context["checklist"] = cluster_checklist(checklist_facts(context["cluster"]))
+    return render(request, "inventory/cluster_detail.html", context)

@@ -1,0 +1,103 @@
+"""The practitioner checklist per cluster (DESIGN §6): ten items, each pass / fail / unknown
+with the evidence behind it. PURE: decides from facts gathered by posture.selectors.
+
+An item passes only when the data it needs was read; where gpuposture has no source for it
+yet (bulletins, reset attestations, questionnaires), it says unknown and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
+
+
+@dataclass(frozen=True)
+class ChecklistFacts:
+    synced: bool
+    gpu_nodes: int
+    time_sliced_nodes: int
+    # open findings of this cluster per check id
+    open_findings: Mapping[str, int] = field(default_factory=dict)
+    registered_checks: frozenset[str] = frozenset()
+    trust_classes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # slug -> modes
+    provider: str | None = None
+
+
+@dataclass(frozen=True)
+class ChecklistItem:
+    number: int
+    title: str
+    status: str
+    evidence: dict[str, Any]
+
+
+def _by_findings(
+    facts: ChecklistFacts, checks: tuple[str, ...], looked_at: dict, optional: tuple[str, ...] = ()
+) -> tuple[str, dict]:
+    """Fail on any open finding of `checks` (and of the `optional` ones that exist); unknown
+    when a required check is not available."""
+    missing = [c for c in checks if c not in facts.registered_checks]
+    if missing:
+        return UNKNOWN, {"reason": f"check(s) {', '.join(missing)} not available yet"}
+    checks = checks + tuple(c for c in optional if c in facts.registered_checks)
+    open_ = {c: facts.open_findings.get(c, 0) for c in checks if facts.open_findings.get(c)}
+    if open_:
+        return FAIL, {"open_findings": open_, **looked_at}
+    return PASS, {"open_findings": {}, **looked_at}
+
+
+def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
+    if not facts.synced:
+        reason = {"reason": "the cluster has not been synced successfully yet"}
+        return [ChecklistItem(n, t, UNKNOWN, reason) for n, t in TITLES.items()]
+    gpu = {"gpu_nodes_checked": facts.gpu_nodes}
+    items = {
+        1: _classes(facts),
+        2: _by_findings(
+            facts, ("SHARE-001",), {**gpu, "time_sliced_nodes": facts.time_sliced_nodes},
+            optional=("SHARE-006",),
+        ),  # fmt: skip
+        3: _by_findings(facts, ("STACK-004",), gpu),
+        4: (UNKNOWN, {"reason": "no vendor bulletins have been imported (import_bulletins)"}),
+        5: (UNKNOWN, {"reason": "patch status needs imported bulletins and a patch SLA"}),
+        6: _by_findings(facts, ("POD-001", "POD-003", "POD-004", "POD-005"), {}),
+        7: _by_findings(facts, ("K8S-004",), {}),
+        8: _by_findings(facts, ("K8S-001", "K8S-002"), gpu),
+        9: (UNKNOWN, {"reason": "no GPU reset attestations are recorded yet"}),
+        10: _provider(facts),
+    }
+    return [
+        ChecklistItem(n, TITLES[n], status, evidence) for n, (status, evidence) in items.items()
+    ]
+
+
+def _classes(facts: ChecklistFacts) -> tuple[str, dict]:
+    if not facts.trust_classes:
+        return FAIL, {"reason": "no trust classes are defined"}
+    empty = sorted(slug for slug, modes in facts.trust_classes.items() if not modes)
+    status = FAIL if empty else PASS
+    return status, {"classes": {k: list(v) for k, v in facts.trust_classes.items()},
+                    "without_modes": empty}  # fmt: skip
+
+
+def _provider(facts: ChecklistFacts) -> tuple[str, dict]:
+    if facts.provider is None:
+        return PASS, {"reason": "the cluster is not hosted by a provider"}
+    return UNKNOWN, {"provider": facts.provider, "reason": "no questionnaire has been reviewed"}
+
+
+TITLES = {
+    1: "Trust classes mapped to sharing modes",
+    2: "No time-slicing or MPS between tenants",
+    3: "GPU stack inventoried on every GPU node",
+    4: "Vendor bulletins ingested within the last 7 days",
+    5: "No node past the patch SLA",
+    6: "No privileged, SYS_ADMIN or /dev hostPath in tenant pods",
+    7: "Sharing ConfigMaps editable by the platform only",
+    8: "GPU pools tainted and GPU quotas set",
+    9: "GPU resets recorded between exclusive tenants",
+    10: "Accepted questionnaire for every provider",
+}

@@ -1,0 +1,60 @@
+"""The practitioner checklist: pure decisions, and the cluster page and API that show it."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from posture.checklist import ChecklistFacts, cluster_checklist
+from posture.rules import CHECKS
+from tests.conftest import api_client
+
+ALL = frozenset(CHECKS)
+
+
+def statuses(facts: ChecklistFacts) -> dict[int, str]:
+    return {item.number: item.status for item in cluster_checklist(facts)}
+
+
+def test_an_unsynced_cluster_is_unknown_everywhere():
+    assert set(
+        statuses(ChecklistFacts(synced=False, gpu_nodes=0, time_sliced_nodes=0)).values()
+    ) == {"unknown"}
+
+
+def test_pass_fail_and_unknown_from_real_facts():
+    facts = ChecklistFacts(
+        synced=True, gpu_nodes=4, time_sliced_nodes=1,
+        open_findings={"SHARE-001": 2, "K8S-001": 1}, registered_checks=ALL,
+        trust_classes={"internal": ("exclusive", "mig_gi")}, provider="Nimbus GPU Cloud",
+    )  # fmt: skip
+    result = statuses(facts)
+    assert result[1] == "pass" and result[2] == "fail" and result[8] == "fail"
+    assert result[3] == "pass" and result[6] == "pass"
+    assert result[4] == result[5] == result[9] == result[10] == "unknown"
+    item2 = cluster_checklist(facts)[1]
+    assert item2.evidence["open_findings"] == {"SHARE-001": 2}
+
+
+def test_an_item_whose_check_is_missing_is_unknown_not_pass():
+    facts = ChecklistFacts(synced=True, gpu_nodes=1, time_sliced_nodes=0,
+                           registered_checks=ALL - {"K8S-004"}, trust_classes={"x": ("exclusive",)})  # fmt: skip
+    assert statuses(facts)[7] == "unknown"
+
+
+@pytest.mark.django_db
+def test_checklist_on_the_cluster_page_and_api(small_world, personas):
+    rows = api_client(personas["auditor"]).get("/api/v1/clusters/lab/checklist/").json()
+    by_number = {row["number"]: row for row in rows}
+    assert len(rows) == 10
+    assert by_number[2]["status"] == "fail"  # alpha and beta time-slice one GPU
+    assert by_number[6]["status"] == "fail"  # beta's privileged container
+    assert by_number[10]["status"] == "pass"  # on-premises: no provider
+    client = Client()
+    client.force_login(personas["security_lead"])
+    page = client.get("/clusters/lab/").content.decode()
+    assert "Practitioner checklist" in page and "No time-slicing or MPS between tenants" in page
+    assert (
+        api_client(personas["procurement"]).get("/api/v1/clusters/lab/checklist/").status_code
+        == 404
+    )
