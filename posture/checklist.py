@@ -57,7 +57,9 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
     items = {
         1: _classes(facts),
         2: _by_findings(
-            facts, ("SHARE-001",), {**gpu, "time_sliced_nodes": facts.time_sliced_nodes},
+            facts,
+            ("SHARE-001",),
+            {**gpu, "time_sliced_nodes": facts.time_sliced_nodes},
             optional=("SHARE-006",),
         ),  # fmt: skip
         3: _by_findings(facts, ("STACK-004",), gpu),

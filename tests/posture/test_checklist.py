@@ -37,8 +37,13 @@ def test_pass_fail_and_unknown_from_real_facts():
 
 
 def test_an_item_whose_check_is_missing_is_unknown_not_pass():
-    facts = ChecklistFacts(synced=True, gpu_nodes=1, time_sliced_nodes=0,
-                           registered_checks=ALL - {"K8S-004"}, trust_classes={"x": ("exclusive",)})  # fmt: skip
+    facts = ChecklistFacts(
+        synced=True,
+        gpu_nodes=1,
+        time_sliced_nodes=0,
+        registered_checks=ALL - {"K8S-004"},
+        trust_classes={"x": ("exclusive",)},
+    )
     assert statuses(facts)[7] == "unknown"
 
 
