@@ -16,6 +16,10 @@ import yaml
 from inventory.snapshot import ClusterSnapshot, gc_paused
 from inventory.sources.normalise import SnapshotError, normalise
 
+# libyaml's safe loader when PyYAML was built with it (as the PyPI wheels are): the same
+# safe subset of YAML, about six times faster than the pure-Python one.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 MAX_FILE_BYTES = 200 * 1024 * 1024
 SNAPSHOT_SUFFIXES = (".json", ".yaml", ".yml")
 
@@ -72,7 +76,7 @@ def _documents(file: Path) -> list[Any]:
         except json.JSONDecodeError as exc:
             raise SnapshotError(f"{file}: not valid JSON: {exc}") from exc
     try:
-        return [doc for doc in yaml.safe_load_all(content) if doc is not None]
+        return [doc for doc in yaml.load_all(content, Loader=SAFE_LOADER) if doc is not None]
     except yaml.YAMLError as exc:
         raise SnapshotError(f"{file}: not valid YAML: {exc}") from exc
 

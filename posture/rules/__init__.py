@@ -6,7 +6,19 @@ import from `posture.rules`, never from a family module alone.
 
 from __future__ import annotations
 
-from posture.rules import cluster, drift, pods, sharing, stack
+from posture.rules import (
+    cluster,
+    drift,
+    exposure,
+    nodes_extra,
+    pods,
+    pods_extra,
+    pods_placement,
+    rbac,
+    sharing,
+    sharing_extra,
+    stack,
+)
 from posture.rules.registry import CHECKS, Check, FindingDraft, run_checks
 
 __all__ = [
@@ -16,7 +28,13 @@ __all__ = [
     "run_checks",
     "cluster",
     "drift",
+    "exposure",
+    "nodes_extra",
     "pods",
+    "pods_extra",
+    "pods_placement",
+    "rbac",
     "sharing",
+    "sharing_extra",
     "stack",
 ]

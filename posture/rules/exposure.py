@@ -80,7 +80,7 @@ def weaknesses(container: Container) -> list[str]:
     password_set = [o for o in PASSWORD_OPTIONS if options.get(o) not in (None, *EMPTY_VALUES)]
     if token_off and not password_set:
         reasons.append(f"no token or password ({', '.join(token_off)} empty)")
-    bound = [o for o in BIND_OPTIONS if options.get(o) in ALL_ADDRESSES]
+    bound = [f"{o}={options[o]}" for o in BIND_OPTIONS if options.get(o) in ALL_ADDRESSES]
     if "--bind_all" in options:
         bound.append("--bind_all")
     if bound:

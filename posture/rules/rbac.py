@@ -240,36 +240,6 @@ def _binding_draft(
     )
 
 
-@check(
-    id="K8S-003",
-    title="A tenant principal may patch or update nodes",
-    severity="high",
-    scope="tenant",
-    rationale=(
-        "GPU pools are kept apart by node labels and taints. Whoever may patch or update Node "
-        "objects can relabel a node into another tenant's pool, remove the taint that keeps "
-        "other classes off it, or set `nvidia.com/mig.config` and the device-plugin config "
-        "label to repartition its GPUs: a tenant with that right decides where every other "
-        "tenant's pods land and how their GPUs are shared."
-    ),
-    remediation=(
-        "Remove the binding in the evidence, or bind the tenant to a ClusterRole that only "
-        "reads nodes (`get`, `list`, `watch`). Node labels and taints belong to the platform "
-        "team's automation (node-pool configuration); if a tenant needs to steer scheduling, "
-        "give it nodeSelectors and tolerations the admission policy allows, never node writes."
-    ),
-    mappings=("SP800-53:AC-6",),
-)
-def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    # A rule without resourceNames reaches every node; one with them, only the nodes named.
-    targets = [Target("Node", "", "nodes", None, None, "all nodes")]
-    targets += [
-        Target("Node", "", "nodes", None, n.name, "node")
-        for n in sorted(inputs.snapshot.nodes, key=lambda n: n.name)
-    ]
-    yield from _write_findings("K8S-003", inputs, targets, NODE_WRITE_VERBS)
-
-
 @dataclass(frozen=True)
 class Target:
     """An object (or, with no name, any object of its resource) a tenant must not write."""
@@ -282,21 +252,18 @@ class Target:
     purpose: str
 
     def ref(self) -> str:
-        return _ref(self.kind, self.namespace, self.name or "*")
+        return _ref(self.kind, self.namespace, self.name) if self.name else f"every {self.kind}"
 
     def verbs_allowed(self, grant: Grant, verbs: Iterable[str]) -> list[str]:
         # The API server authorises create without an object name: resourceNames never allow it.
         return [
             verb
             for verb in verbs
-            if grant.allows(
-                verb,
-                self.group,
-                self.resource,
-                self.namespace,
-                None if verb == "create" else self.name,
-            )
+            if grant.allows(verb, self.group, self.resource, self.namespace, self._name(verb))
         ]
+
+    def _name(self, verb: str) -> str | None:
+        return None if verb == "create" else self.name
 
 
 def _write_findings(
@@ -338,6 +305,36 @@ def gpu_config_targets(snapshot: ClusterSnapshot) -> list[Target]:
         for p in sorted(snapshot.gpu_operator_policies, key=lambda p: p.name)
     ]
     return targets
+
+
+@check(
+    id="K8S-003",
+    title="A tenant principal may patch or update nodes",
+    severity="high",
+    scope="tenant",
+    rationale=(
+        "GPU pools are kept apart by node labels and taints. Whoever may patch or update Node "
+        "objects can relabel a node into another tenant's pool, remove the taint that keeps "
+        "other classes off it, or set `nvidia.com/mig.config` and the device-plugin config "
+        "label to repartition its GPUs: a tenant with that right decides where every other "
+        "tenant's pods land and how their GPUs are shared."
+    ),
+    remediation=(
+        "Remove the binding in the evidence, or bind the tenant to a ClusterRole that only "
+        "reads nodes (`get`, `list`, `watch`). Node labels and taints belong to the platform "
+        "team's automation (node-pool configuration); if a tenant needs to steer scheduling, "
+        "give it nodeSelectors and tolerations the admission policy allows, never node writes."
+    ),
+    mappings=("SP800-53:AC-6",),
+)
+def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    # A rule without resourceNames reaches every node; one with them, only the nodes named.
+    targets = [Target("Node", "", "nodes", None, None, "all nodes")]
+    targets += [
+        Target("Node", "", "nodes", None, n.name, "node")
+        for n in sorted(inputs.snapshot.nodes, key=lambda n: n.name)
+    ]
+    yield from _write_findings("K8S-003", inputs, targets, NODE_WRITE_VERBS)
 
 
 @check(

@@ -32,6 +32,7 @@ from inventory.sync import SyncError, cluster_get_or_create, pod_tenants_refresh
 from posture.models import Finding, PostureRun, TenantScore
 from posture.services import posture_evaluate
 from providers.models import Provider
+from tenants.models import TrustClass
 from tenants.services import tenants_apply
 from tenants.spec import parse_tenants_document
 
@@ -55,6 +56,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
         specs = parse_tenants_document(yaml.safe_load((DEMO_DIR / "tenants.yaml").read_text()))
         logins = self._users(sorted({v for spec in specs for v in spec.viewers}))
+        self._image_policy()
         tenants_apply(specs=specs)
         pod_tenants_refresh()
         self.stdout.write(f"tenants: {len(specs)}")
@@ -82,6 +84,13 @@ class Command(BaseCommand):
             f"{run.counts.get('tenants_scored', 0)} tenants scored"
         )
         self._print_logins(logins)
+
+    def _image_policy(self) -> None:
+        """The demo organisation's rule (POD-007): external and sensitive tenants run images
+        from the internal registry, pinned by digest."""
+        TrustClass.objects.filter(slug__in=["external", "sensitive"]).update(
+            approved_registries=["registry.example.internal"], require_image_digest=True
+        )
 
     def _cluster(self, name: str) -> Cluster:
         cluster = cluster_get_or_create(name=name)

@@ -1,0 +1,313 @@
+"""K8S-006 (exposed notebooks) and K8S-007 (egress policies) over hand-built read models, then
+the demo world."""
+
+from __future__ import annotations
+
+import pytest
+
+import posture.rules  # noqa: F401
+import posture.rules.exposure  # noqa: F401
+from inventory.snapshot import Container, Ingress, NetworkPolicy, Service
+from posture.inputs import PostureInputs
+from posture.rules.exposure import is_notebook, weaknesses
+from posture.rules.registry import run_checks
+from tests.posture.builders import env, inputs, pod, tenant
+from tests.posture.test_rules_rbac import demo_worlds
+
+ALPHA = tenant("alpha")
+APP = {"app": "nb"}
+NOTEBOOK = "quay.io/jupyter/base-notebook:2024-10-02"
+OPEN_ARGS = ("start-notebook.py", "--ServerApp.token=", "--ServerApp.password=")
+
+
+def nb(image: str = NOTEBOOK, args=OPEN_ARGS, **fields) -> Container:
+    return Container(name="nb", image=image, args=tuple(args), **fields)
+
+
+def node_port(selector=None, namespace="alpha", name="nb", kind="NodePort") -> Service:
+    return Service(namespace, name, kind, APP if selector is None else selector, (8888,))
+
+
+def notebook_world(c: Container, services=(), ingresses=(), namespace="alpha", labels=None):
+    p = pod(namespace, "nb-0", containers=(c,), labels=APP if labels is None else labels)
+    return inputs(pods=(p,), tenants=(ALPHA,), services=tuple(services), ingresses=tuple(ingresses))
+
+
+# --- K8S-006 ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("c", "notebook"),
+    [
+        (nb(args=()), True),
+        (
+            Container(
+                "c",
+                "docker.io/tensorflow/tensorflow:latest",
+                command=("tensorboard",),
+                ports=(6006,),
+            ),
+            True,
+        ),
+        (Container("c", "rayproject/ray:2.9.0", ports=(8265,)), True),
+        (Container("c", "ghcr.io/mlflow/mlflow:v2.17.0"), True),
+        (Container("c", "python:3.12", command=("sh", "-c", "jupyter lab --ip=0.0.0.0")), True),
+        (Container("c", "python:3.12", args=("--NotebookApp.token=''",)), True),
+        (Container("c", "nginx:1.27", ports=(8080,)), False),
+        (Container("c", "registry.example.com/train:1", args=("--host=0.0.0.0",)), False),
+    ],
+)
+def test_is_notebook(c, notebook):
+    assert is_notebook(c) is notebook
+
+
+@pytest.mark.parametrize(
+    ("args", "envs", "reasons"),
+    [
+        (OPEN_ARGS, (), ["no token or password (--ServerApp.token empty)"]),
+        (("--NotebookApp.token=''",), (), ["no token or password (--NotebookApp.token empty)"]),
+        (
+            ("--IdentityProvider.token", ""),
+            (),
+            ["no token or password (--IdentityProvider.token empty)"],
+        ),
+        (("--NotebookApp.token=", "--NotebookApp.password=sha1:ab12:cd34"), (), []),
+        (("--ServerApp.token=", "--PasswordIdentityProvider.hashed_password=argon2:x"), (), []),
+        ((), (env("JUPYTER_TOKEN", ""),), ["no token or password (env JUPYTER_TOKEN empty)"]),
+        ((), (env("JUPYTER_TOKEN", None, "secretKeyRef:nb/token"),), []),
+        ((), (env("JUPYTER_TOKEN", "s3cret-token"),), []),
+        (("--ServerApp.token=abc",), (), []),
+        (("--ip=0.0.0.0",), (), ["listens on all addresses (--ip=0.0.0.0)"]),
+        (("--ServerApp.ip", "0.0.0.0"), (), ["listens on all addresses (--ServerApp.ip=0.0.0.0)"]),  # noqa: S104, E501
+        (("--ip=127.0.0.1",), (), []),
+        (("--bind_all",), (), ["listens on all addresses (--bind_all)"]),
+        (
+            ("--dashboard-host=0.0.0.0",),
+            (),
+            ["listens on all addresses (--dashboard-host=0.0.0.0)"],
+        ),
+        (
+            ("--ServerApp.token=", "--ServerApp.ip=0.0.0.0"),
+            (),
+            [
+                "no token or password (--ServerApp.token empty)",
+                "listens on all addresses (--ServerApp.ip=0.0.0.0)",
+            ],
+        ),
+    ],
+)
+def test_weaknesses(args, envs, reasons):
+    assert weaknesses(nb(args=args, env=envs)) == reasons
+
+
+def test_weaknesses_read_a_shell_command_line():
+    c = Container(
+        "c", "python:3.12", command=("sh", "-c", "jupyter lab --ServerApp.token='' --ip 0.0.0.0")
+    )
+    assert len(weaknesses(c)) == 2
+
+
+@pytest.mark.parametrize(
+    ("c", "services", "ingresses", "fires"),
+    [
+        pytest.param(nb(), [node_port()], [], True, id="nodeport"),
+        pytest.param(nb(), [node_port(kind="LoadBalancer")], [], True, id="loadbalancer"),
+        pytest.param(nb(), [node_port(kind="ClusterIP")], [], False, id="clusterip-only"),
+        pytest.param(
+            nb(),
+            [node_port(kind="ClusterIP")],
+            [Ingress("alpha", "web", hosts=("nb.example.com",), services=("nb",))],
+            True,
+            id="ingress",
+        ),
+        pytest.param(
+            nb(),
+            [node_port(kind="ClusterIP")],
+            [Ingress("alpha", "web", services=("other",))],
+            False,
+            id="ingress-elsewhere",
+        ),
+        pytest.param(
+            nb(),
+            [node_port(kind="ClusterIP")],
+            [Ingress("beta", "web", services=("nb",))],
+            False,
+            id="ingress-other-ns",
+        ),
+        pytest.param(nb(), [node_port(namespace="beta")], [], False, id="service-other-ns"),
+        pytest.param(
+            nb(), [node_port(selector={"app": "other"})], [], False, id="selector-mismatch"
+        ),
+        pytest.param(
+            nb(),
+            [node_port(selector={**APP, "tier": "web"})],
+            [],
+            False,
+            id="selector-partly-matching",
+        ),
+        pytest.param(nb(), [node_port(selector={})], [], False, id="no-selector"),
+        pytest.param(nb(args=("start-notebook.py",)), [node_port()], [], False, id="default-token"),
+        pytest.param(nb(args=("--ip=0.0.0.0",)), [node_port()], [], True, id="all-addresses"),
+        pytest.param(
+            Container("nginx", "nginx:1.27", args=("--host=0.0.0.0",)),
+            [node_port()],
+            [],
+            False,
+            id="not-a-notebook",
+        ),
+        pytest.param(
+            Container(
+                "tb",
+                "tensorflow/tensorflow:2.17.0",
+                args=("tensorboard", "--bind_all"),
+                ports=(6006,),
+            ),
+            [node_port()],
+            [],
+            True,
+            id="tensorboard",
+        ),
+        pytest.param(
+            Container(
+                "ray", "rayproject/ray:2.9.0", args=("--dashboard-host=0.0.0.0",), ports=(8265,)
+            ),
+            [node_port()],
+            [],
+            True,
+            id="ray-dashboard",
+        ),
+    ],
+)
+def test_k8s006(c, services, ingresses, fires):
+    drafts = run_checks(notebook_world(c, services, ingresses), only=["K8S-006"])
+    assert bool(drafts) is fires
+
+
+def test_k8s006_platform_namespace_never_fires():
+    assert not run_checks(
+        notebook_world(nb(), [node_port(namespace="tools")], namespace="tools"), ["K8S-006"]
+    )
+
+
+def test_k8s006_evidence_names_pod_container_reason_service_and_ingress():
+    service = node_port()
+    ingress = Ingress("alpha", "web", hosts=("nb.example.com",), services=("nb",))
+    (draft,) = run_checks(notebook_world(nb(ports=(8888,)), [service], [ingress]), ["K8S-006"])
+    assert (draft.tenant, draft.subject_kind, draft.subject_name, draft.key) == (
+        "alpha",
+        "Pod",
+        "nb-0",
+        "nb",
+    )
+    ev = draft.evidence
+    assert ev["pod"] == "alpha/nb-0" and ev["container"] == "nb" and ev["image"] == NOTEBOOK
+    assert ev["reasons"] == ["no token or password (--ServerApp.token empty)"]
+    assert ev["services"] == [{"name": "nb", "type": "NodePort", "ports": [8888]}]
+    assert ev["ingresses"] == [
+        {"name": "web", "hosts": ["nb.example.com"], "service": "nb", "ports": [8888]}
+    ]
+    assert "NodePort Service nb" in draft.title and "Ingress web" in draft.title
+
+
+# --- K8S-007 ----------------------------------------------------------------------------------
+
+GPU = {"nvidia.com/gpu": 1}
+
+
+def egress(selector=None, types=("Egress",), namespace="alpha", expressions=False):
+    everything = not selector and not expressions
+    return NetworkPolicy(namespace, "np", selector or {}, everything, types, 0, 1)
+
+
+@pytest.mark.parametrize(
+    ("pods", "policies", "open_pods"),
+    [
+        pytest.param([pod("alpha", gpu=GPU)], [], ["alpha/p"], id="no-policy"),
+        pytest.param([pod("alpha", gpu=GPU)], [egress()], [], id="egress-all-pods"),
+        pytest.param(
+            [pod("alpha", gpu=GPU)], [egress(types=("Ingress",))], ["alpha/p"], id="ingress-only"
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU)], [egress(types=("Egress", "Ingress"))], [], id="both-types"
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU)], [egress(namespace="beta")], ["alpha/p"], id="other-namespace"
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU, labels={"app": "gpu"})],
+            [egress({"app": "gpu"})],
+            [],
+            id="selector-matches",
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU, labels={"app": "gpu"})],
+            [egress({"app": "web"})],
+            ["alpha/p"],
+            id="selector-misses",
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU)],
+            [egress(expressions=True)],
+            [],
+            id="match-expressions-benefit-of-doubt",
+        ),
+        pytest.param(
+            [pod("alpha", "a", gpu=GPU, labels={"app": "gpu"}), pod("alpha", "b", gpu=GPU)],
+            [egress({"app": "gpu"})],
+            ["alpha/b"],
+            id="partly-covered",
+        ),
+        pytest.param([pod("alpha")], [], [], id="cpu-only"),
+        pytest.param([pod("alpha", gpu=GPU, phase="Succeeded")], [], [], id="finished"),
+        pytest.param([pod("tools", gpu=GPU)], [], [], id="platform-namespace"),
+    ],
+)
+def test_k8s007(pods, policies, open_pods):
+    world = inputs(pods=tuple(pods), tenants=(ALPHA,), network_policies=tuple(policies))
+    drafts = run_checks(world, only=["K8S-007"])
+    if not open_pods:
+        assert drafts == []
+        return
+    (draft,) = drafts
+    assert (draft.tenant, draft.subject_kind, draft.subject_name) == ("alpha", "Namespace", "alpha")
+    assert draft.evidence["gpu_pods_without_egress_policy"] == open_pods
+    assert draft.evidence["gpu_pods"] == len(pods)
+
+
+# --- the demo world ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo() -> dict[str, PostureInputs]:
+    return demo_worlds()
+
+
+def test_demo_orbital_jupyter_behind_nodeport(demo):
+    assert run_checks(demo["prod-east"], ["K8S-006"]) == []
+    (draft,) = run_checks(demo["neo-west"], ["K8S-006"])
+    assert (draft.tenant, draft.subject_namespace, draft.key) == (
+        "orbital",
+        "cust-orbital",
+        "jupyter",
+    )
+    assert draft.evidence["services"] == [{"name": "jupyter", "type": "NodePort", "ports": [8888]}]
+    assert len(draft.evidence["reasons"]) == 2  # empty token and password, and 0.0.0.0
+
+
+def test_demo_egress_policies(demo):
+    found = {
+        cluster: {(d.tenant, d.subject_name) for d in run_checks(world, ["K8S-007"])}
+        for cluster, world in demo.items()
+    }
+    assert found["prod-east"] == {
+        ("analytics", "analytics-batch"),
+        ("analytics", "analytics-notebooks"),
+        ("orbital", "cust-orbital"),
+        ("research", "research-llm"),
+    }  # clinical-imaging has its egress policy; gpu-validation's GPU jobs have finished
+    assert found["neo-west"] == {
+        ("analytics", "analytics-batch"),
+        ("orbital", "cust-orbital"),
+        ("research", "research-eval"),
+        ("research", "research-llm"),
+    }  # cust-kestrel has its egress policy
