@@ -54,6 +54,7 @@ class Container:
     name: str
     image: str
     init: bool = False
+    ephemeral: bool = False  # a debug container (spec.ephemeralContainers)
     privileged: bool = False
     allow_privilege_escalation: bool | None = None
     run_as_non_root: bool | None = None

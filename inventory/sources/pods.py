@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from inventory.snapshot import GPU_RESOURCE_PREFIX, Container, EnvVar, Pod, Volume, VolumeMount
@@ -84,6 +85,12 @@ def _pod_from_spec(
     pod_security = mapping(spec.get("securityContext"))
     containers = [_container(c, pod_security, init=True) for c in dicts(spec.get("initContainers"))]
     containers += [_container(c, pod_security, init=False) for c in dicts(spec.get("containers"))]
+    # Debug containers added with `kubectl debug` run in the pod too, with their own
+    # securityContext: a privileged one is as dangerous as any other.
+    containers += [
+        replace(_container(c, pod_security, init=False), ephemeral=True)
+        for c in dicts(spec.get("ephemeralContainers"))
+    ]
     return Pod(
         namespace=namespace,
         name=name,

@@ -133,10 +133,20 @@ def tenant_pods(inputs: PostureInputs) -> list[tuple[Pod, TenantInfo]]:
 
 
 def container_path(pod: Pod, container: Container) -> str:
-    """The manifest path of a container: app and init containers are indexed separately."""
-    same_kind = [c for c in pod.containers if c.init == container.init]
+    """The manifest path of a container: app, init and ephemeral containers are indexed
+    separately."""
+    same_kind = [
+        c for c in pod.containers if (c.init, c.ephemeral) == (container.init, container.ephemeral)
+    ]
     index = next(i for i, c in enumerate(same_kind) if c is container)
-    return f"spec.{'initContainers' if container.init else 'containers'}[{index}]"
+    field = (
+        "initContainers"
+        if container.init
+        else "ephemeralContainers"
+        if container.ephemeral
+        else "containers"
+    )
+    return f"spec.{field}[{index}]"
 
 
 def pod_context(pod: Pod, tenant: TenantInfo) -> dict[str, Any]:
