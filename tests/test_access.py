@@ -25,6 +25,8 @@ API_LISTS = [
     "/api/v1/nodes/",
     "/api/v1/workloads/",
     "/api/v1/findings/",
+    "/api/v1/checks/",
+    "/api/v1/findings/export/?format=csv",
 ]
 
 

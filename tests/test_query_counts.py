@@ -56,11 +56,15 @@ URLS = [
     ("api", "/api/v1/nodes/"),
     ("api", "/api/v1/workloads/"),
     ("api", "/api/v1/clusters/"),
+    ("api", "/api/v1/checks/"),
+    ("api", "/api/v1/findings/export/?format=csv"),
     # Pages: session, user, roles + the page's own selectors.
     ("page", "/"),
     ("page", "/findings/"),
     ("page", "/nodes/"),
     ("page", "/clusters/"),
+    ("page", "/checks/"),
+    ("page", "/checks/frameworks/"),
 ]
 
 
