@@ -39,7 +39,7 @@ SCORE_PHASES: tuple[tuple[str, str, str, int], ...] = (
     ("posture.services", "posture_inputs", "build inputs", 1),
     ("posture.selectors", "cluster_snapshot", "snapshot from DB", 2),
     ("posture.selectors", "drift_events", "drift events", 2),
-    ("posture.services", "run_checks", "checks", 1),
+    ("posture.services", "evaluate", "checks", 1),
     ("posture.services", "findings_refresh", "findings", 1),
     ("posture.services", "scores_compute", "scores", 1),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,13 +35,19 @@ EXTERNAL_SERVICE_TYPES = ("NodePort", "LoadBalancer")
 
 def _words(container: Container) -> list[str]:
     """The command line as words: a `sh -c "..."` string is split, quotes removed."""
+    return list(_split((*container.command, *container.args)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _split(parts: tuple[str, ...]) -> tuple[str, ...]:
+    # Cached: thousands of pods of one workload share a command line, and shlex is slow.
     words: list[str] = []
-    for part in (*container.command, *container.args):
+    for part in parts:
         try:
             words += shlex.split(part) or [part]
         except ValueError:  # unbalanced quotes: keep the raw words
             words += part.split()
-    return words
+    return tuple(words)
 
 
 def _options(words: list[str]) -> dict[str, str]:
@@ -61,12 +68,12 @@ def _options(words: list[str]) -> dict[str, str]:
 
 def is_notebook(container: Container) -> bool:
     image = container.image.lower()
+    if any(marker in image for marker in NOTEBOOK_IMAGES):
+        return True
+    if any(port in NOTEBOOK_PORTS for port in container.ports):
+        return True
     line = " ".join(_words(container)).lower()
-    return (
-        any(marker in image for marker in NOTEBOOK_IMAGES)
-        or any(marker in line for marker in NOTEBOOK_COMMANDS)
-        or any(port in NOTEBOOK_PORTS for port in container.ports)
-    )
+    return any(marker in line for marker in NOTEBOOK_COMMANDS)
 
 
 def weaknesses(container: Container) -> list[str]:
