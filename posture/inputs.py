@@ -111,6 +111,12 @@ class PostureInputs:
         )
 
     @cached_property
+    def memo(self) -> dict[object, object]:
+        """Derived views several checks share within one evaluation (GPU holdings per node),
+        computed once: the inputs never change after they are built."""
+        return {}
+
+    @cached_property
     def pods_by_node(self) -> dict[str, tuple[Pod, ...]]:
         grouped: dict[str, list[Pod]] = {}
         for pod in self.snapshot.pods:

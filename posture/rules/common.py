@@ -64,7 +64,15 @@ class GpuHolding:
 
 
 def gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
-    """Every active pod's GPU devices on `node`, with the mode they share a physical GPU by."""
+    """Every active pod's GPU devices on `node`, with the mode they share a physical GPU by
+    (computed once per node and evaluation: five sharing checks ask for it)."""
+    key = ("gpu_holdings", node.name)
+    if key not in inputs.memo:
+        inputs.memo[key] = tuple(_gpu_holdings(inputs, node))
+    return list(inputs.memo[key])  # type: ignore[arg-type]
+
+
+def _gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
     holdings: list[GpuHolding] = []
     for pod in inputs.pods_by_node.get(node.name, ()):
         resources = pod.gpu_resources
