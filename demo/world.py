@@ -1,281 +1,60 @@
 """The demo world: two GPU clusters and their tenants, as `kubectl get ... -A -o json` shows them.
 
-A declarative table per cluster (its nodes, then the tenant workloads on each node) that
-demo/k8s.py turns into raw objects. Placement is chosen so the posture checks of DESIGN §5 each
-have something real to find, next to a clean counterpart; a comment names the check each risky
-spot is meant to trigger. The tenants owning the namespaces are in demo/tenants.yaml.
-Pure Python: no Django, no network; deterministic for a seed.
+A declarative table per cluster (demo/clusters.py) that demo/k8s.py turns into raw objects; this
+module assembles them, with the GPU Operator's config and the RBAC every cluster has. The
+tenants owning the namespaces are in demo/tenants.yaml. Pure Python: no Django, no network;
+deterministic for a seed.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from demo import k8s
-from demo.k8s import GpuModel, Host, Ids, NodeSpec, Obj
+from demo.clusters import (
+    A100,
+    ANA,
+    CLIN,
+    CLUSTERS,
+    DIGEST_ONLY_TOOLKIT,
+    EVAL,
+    GENERIC,
+    GPU,
+    H100,
+    H200,
+    JUPYTER_OPEN,
+    KES,
+    L40S,
+    MIG_1G,
+    MIG_2G,
+    MIG_3G,
+    MIG_LAYOUTS,
+    NAMESPACES,
+    NB,
+    NEO_WEST,
+    ORB,
+    PRIVILEGED,
+    PROD_EAST,
+    REG,
+    RES,
+    SHARING_KEYS,
+    SYSTEM_NAMESPACES,
+    T4,
+    VAL,
+    Cluster,
+    Work,
+    adds,
+    gpu_node,
+)
+from demo.k8s import Ids, Obj
 
 # The tables below read best one row per line, so the formatter leaves them alone.
 # ruff: noqa: E501
 # fmt: off
 
 TENANTS_FILE = Path(__file__).with_name("tenants.yaml")
-REG = "registry.example.internal"  # the approved registry; its images are pinned by digest
-GPU, MIG_1G, MIG_2G, MIG_3G = (f"nvidia.com/{r}" for r in ("gpu", "mig-1g.10gb", "mig-2g.20gb", "mig-3g.40gb"))
-
-#               product (GFD label)      MiB     family          compute MIG    gpu.machine              CPU  GiB
-H100 = GpuModel("NVIDIA-H100-80GB-HBM3", 81559,  "hopper",       (9, 0), True,  "PowerEdge-XE9680",      224, 2048)
-H200 = GpuModel("NVIDIA-H200",           143771, "hopper",       (9, 0), True,  "SYS-821GE-TNHR",        192, 2048)
-A100 = GpuModel("NVIDIA-A100-SXM4-80GB", 81920,  "ampere",       (8, 0), True,  "DGX-A100",              256, 2048)
-L40S = GpuModel("NVIDIA-L40S",           46068,  "ada-lovelace", (8, 9), False, "ProLiant-DL380a-Gen11", 64,  512)
-T4   = GpuModel("Tesla-T4",              15360,  "turing",       (7, 5), False, "PowerEdge-R740",        32,  192)
-
-# MIG resources per GPU of each mig-parted profile (80GB A100/H100), and what each
-# time-slicing-config key does: (GFD sharing-strategy, replicas).
-MIG_LAYOUTS = {"all-1g.10gb": {MIG_1G: 7}, "all-balanced": {MIG_1G: 2, MIG_2G: 1, MIG_3G: 1}}
-SHARING_KEYS = {"ts-4": ("time-slicing", 4), "ts-strict": ("time-slicing", 4), "mps-2": ("mps", 2)}
-GENERIC = "generic"  # only nvidia.com/gpu:NoSchedule: keeps CPU pods off, not tenants apart
-
-
-def gpu_node(name: str, pool: str, model: GpuModel, count: int, taint: str | None, *,
-             share: str | None = None, mig: str | None = None, **extra: Any) -> NodeSpec:
-    """taint: a trust class (the pool is tainted for it), GENERIC, or None (no taint at all)."""
-    sharing, replicas = SHARING_KEYS.get(share or "", ("none", 1))
-    taints = {None: (), GENERIC: (("nvidia.com/gpu", None, "NoSchedule"),)}.get(
-        taint, (("gpuposture.io/trust-class", taint, "NoSchedule"),)
-    )
-    return NodeSpec(name, pool, model, count, sharing, replicas, share,
-                    mig if model.mig_capable else None, MIG_LAYOUTS.get(mig or "", {}), taints,
-                    **extra)
-
-
-@dataclass(frozen=True)
-class Work:
-    """A tenant workload: `replicas` pods on the node it is listed under."""
-
-    ns: str
-    name: str
-    image: str  # "team/app:tag" in our registry (pinned by digest), or a full reference as is
-    gpus: dict[str, int] = field(default_factory=dict)
-    kind: str = "Deployment"  # Deployment, StatefulSet, Job or Pod (a bare pod)
-    replicas: int = 1
-    phase: str = "Running"
-    security: Obj | None = None  # None: the hardened context; otherwise this (risky) one
-    host_ipc: bool = False
-    host_dev: bool = False
-    env: dict[str, str] = field(default_factory=dict)
-    secret_env: dict[str, str] = field(default_factory=dict)  # variable -> "secret/key"
-    ports: tuple[int, ...] = ()
-    args: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Cluster:
-    name: str
-    host: Host
-    mig_strategy: str  # the ClusterPolicy's; GFD labels it on every GPU node
-    driver_managed: bool  # the operator installs the driver (driver pods), else it is on the host
-    zone: str | None  # set at the GPU cloud, whose nodes carry topology labels
-    nodes: tuple[NodeSpec, ...]
-    works: dict[str | None, tuple[Work, ...]]  # node name (None: Pending) -> workloads on it
-    quotas: dict[str, dict[str, str]]  # namespace -> hard limits of its GPU quota
-    services: tuple[tuple[str, str, int, int], ...] = ()  # namespace, app, port, nodePort
-    egress_locked: tuple[str, ...] = ()  # namespaces with a restrictive egress NetworkPolicy
-    bindings: tuple[tuple[str, str, str, str | None], ...] = ()  # name, ClusterRole, subject, ns
-    sharing_keys: tuple[str, ...] = ("exclusive", "ts-4", "ts-strict", "mps-2")  # in the ConfigMap
-
-
-# namespace -> (the tenant group that edits it, extra labels). Namespaces labelled
-# gpuposture.io/tenant are NOT listed in tenants.yaml: they exercise the label mapping.
-NAMESPACES: dict[str, tuple[str, dict[str, str]]] = {
-    "gpu-validation": ("gpu-platform-admins", {}),
-    "research-llm": ("research-ml", {}),
-    "research-eval": ("research-ml", {"gpuposture.io/tenant": "research"}),
-    "analytics-batch": ("analytics-eng", {}),
-    "analytics-notebooks": ("analytics-eng", {"gpuposture.io/tenant": "analytics"}),
-    "cust-orbital": ("cust-orbital-users", {}),
-    "cust-kestrel": ("cust-kestrel-users", {"pod-security.kubernetes.io/enforce": "restricted"}),
-    "clinical-imaging": ("clinical-ml", {"pod-security.kubernetes.io/enforce": "restricted"}),
-}
-SYSTEM_NAMESPACES = ("default", "kube-public", "kube-system", k8s.GPU_OPERATOR_NS)
-CLIN, RES, EVAL, ANA, NB, ORB, KES, VAL = (
-    "clinical-imaging", "research-llm", "research-eval", "analytics-batch",
-    "analytics-notebooks", "cust-orbital", "cust-kestrel", "gpu-validation",
-)
-PRIVILEGED = {"privileged": True}
-
-
-def adds(*capabilities: str) -> Obj:
-    return {"capabilities": {"add": list(capabilities)}}
-
-
-JUPYTER_OPEN = ("start-notebook.py", "--IdentityProvider.token=", "--ServerApp.password=",
-                "--ServerApp.ip=0.0.0.0")
-DIGEST_ONLY_TOOLKIT = f"{k8s.NVCR}/k8s/container-toolkit@sha256:" + "7d3f0c1a9be24e8f" * 4
-
-# On-prem. Drivers are baked into the host images; the GPU Operator runs everything else.
-PROD_EAST = Cluster(
-    name="prod-east",
-    host=Host("Ubuntu 22.04.4 LTS", "5.15.0-119-generic", "containerd://1.7.22", "v1.29.9"),
-    mig_strategy="mixed", driver_managed=False, zone=None,
-    nodes=(
-        NodeSpec("pe-cpu-01", "cpu"),
-        NodeSpec("pe-cpu-02", "cpu"),
-        # Sensitive pool: H100s cut into seven hardware-isolated GPU instances, class-tainted.
-        gpu_node("pe-h100-01", "sensitive-h100", H100, 8, "sensitive", mig="all-1g.10gb"),
-        gpu_node("pe-h100-02", "sensitive-h100", H100, 8, "sensitive", mig="all-1g.10gb"),
-        # External pool on MIG: customers get their own GPU instances, never a time slice.
-        gpu_node("pe-a100-01", "external-a100", A100, 8, "external", mig="all-balanced"),
-        gpu_node("pe-a100-02", "external-a100", A100, 8, "external", mig="all-balanced"),
-        # K8S-002 (generic taint only) and SHARE-005 (ts-4 lacks failRequestsGreaterThanOne).
-        gpu_node("pe-l40s-01", "shared-ts", L40S, 4, GENERIC, share="ts-4"),
-        # Clean contrast: time-slicing with ts-strict, for one tenant, in a class-tainted pool.
-        gpu_node("pe-l40s-02", "research-ts", L40S, 4, "internal_trusted", share="ts-strict"),
-        # ONE physical GPU as four replicas: K8S-002 (generic taint only), SHARE-005 (ts-4).
-        gpu_node("pe-t4-01", "inference-ts", T4, 1, GENERIC, share="ts-4"),
-        # The legacy pool: older host, GFD 0.8 legacy driver labels, standalone plugin v0.14.5,
-        # toolkit v1.16.1 (its pod predates the OnDelete upgrade). K8S-002: no taint at all.
-        gpu_node("pe-t4-02", "legacy-t4", T4, 1, None, driver="535.104.05", driver_labels="legacy",
-                 toolkit_image=k8s.TOOLKIT_OLD, legacy_plugin=True,
-                 host=Host("Ubuntu 20.04.6 LTS", "5.4.0-196-generic", "containerd://1.6.33", "v1.28.14")),
-    ),
-    works={
-        # The sensitive tenant: hardened pods on MIG GPU instances in its own tainted pool...
-        "pe-h100-01": (
-            Work(CLIN, "triton-ct-seg", "clinical/triton-ct-seg:24.05-py3", {MIG_1G: 1}, replicas=3, ports=(8000,)),
-        ),
-        "pe-h100-02": (
-            Work(CLIN, "mri-finetune", "clinical/mri-finetune:1.8.2", {MIG_1G: 2}, "Job"),
-            Work(CLIN, "mri-eval", "clinical/mri-finetune:1.8.2", {MIG_1G: 1}, "Job", phase="Succeeded"),
-            # ...with one weakness, POD-007: a de-identification job by tag from Docker Hub.
-            Work(CLIN, "dicom-deid", "docker.io/pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime", {MIG_1G: 1}, "Job"),
-        ),
-        # Orbital (external) on its own MIG GPU instances: the right way to share a GPU...
-        "pe-a100-01": (Work(ORB, "fold-worker", "orbital/fold-worker:3.1.0", {MIG_3G: 1}, "StatefulSet", replicas=2),),
-        "pe-a100-02": (
-            Work(ORB, "embed-batch", "orbital/embed-batch:2.0.1", {MIG_2G: 1}, "Job"),
-            # ...but POD-005: a helper given every MIG config device (/dev/nvidia-caps).
-            Work(ORB, "mig-tuner", "orbital/mig-tuner:0.3.0", {MIG_1G: 1}, "Pod", env={"NVIDIA_MIG_CONFIG_DEVICES": "all"}),
-        ),
-        # internal_trusted research and internal analytics time-slice the same four GPUs:
-        # SHARE-001 (different tenants), SHARE-003 (internal may not time-slice with others).
-        "pe-l40s-01": (
-            Work(RES, "vllm-dev", "research/vllm-dev:0.6.3", {GPU: 1}, replicas=2),
-            # POD-001: a privileged container for Nsight profiling.
-            Work(RES, "nsys-profile", "research/nsys-profile:2024.6", {GPU: 1}, "Pod", security=PRIVILEGED),
-            # POD-002: hostIPC, a shared-memory shortcut between the ETL and a sidecar.
-            Work(ANA, "feature-etl", "analytics/feature-etl:3.3.1", {GPU: 1}, "Job", security={}, host_ipc=True),
-        ),
-        "pe-l40s-02": (
-            Work(RES, "lora-sweep", "research/lora-sweep:1.4.0", {GPU: 1}, "Job", replicas=4),
-            Work(RES, "lora-sweep-prev", "research/lora-sweep:1.3.2", {GPU: 1}, "Job", replicas=2, phase="Succeeded"),
-            Work(VAL, "gpu-burn-l40s", "platform/gpu-burn:2024.11", {GPU: 1}, "Job", phase="Succeeded"),
-        ),
-        # External orbital and internal analytics on ONE physical T4: SHARE-001 for certain;
-        # SHARE-003 (external shares only whole GPUs or MIG instances); POD-009 for orbital,
-        # outside the external pool.
-        "pe-t4-01": (
-            Work(ORB, "tts-demo", "orbital/tts-demo:0.9.4", {GPU: 1}),
-            Work(ANA, "churn-scoring", "analytics/churn-scoring:1.12.0", {GPU: 1}),
-        ),
-        # POD-003: hostPath /dev in a notebook, which also opens /dev/nvidia-caps (POD-005),
-        # and POD-007: a tag from Docker Hub.
-        "pe-t4-02": (
-            Work(NB, "nb-priya", "docker.io/jupyter/pytorch-notebook:cuda12-python-3.11", {GPU: 1}, "StatefulSet",
-                 security={}, host_dev=True),
-        ),
-        "pe-cpu-02": (Work(ANA, "spark-driver", "analytics/spark:3.5.1"),),
-    },
-    quotas={
-        VAL: {"requests.nvidia.com/gpu": "4"},
-        RES: {"requests.nvidia.com/gpu": "16"},
-        ANA: {"requests.nvidia.com/gpu": "8"},
-        # analytics-notebooks has no quota: K8S-001.
-        ORB: {"requests.nvidia.com/gpu": "2", f"requests.{MIG_1G}": "8",
-              f"requests.{MIG_2G}": "4", f"requests.{MIG_3G}": "4"},
-        CLIN: {"requests.nvidia.com/gpu": "0", f"requests.{MIG_1G}": "28"},
-    },
-    services=((CLIN, "triton-ct-seg", 8000, 0),),
-    egress_locked=(CLIN,),
-    bindings=(
-        # K8S-003: analytics may patch nodes, so it can relabel a node into another pool.
-        ("analytics-node-labeler", "node-labeler", "Group:analytics-eng", None),
-        # K8S-004: research may rewrite the sharing ConfigMaps in gpu-operator.
-        ("research-sharing-config", "gpu-sharing-config-editor", "Group:research-ml", k8s.GPU_OPERATOR_NS),
-    ),
-)
-
-# At a GPU cloud. The operator installs the drivers (one NVIDIADriver per branch); GFD runs with
-# MIG strategy single, but every GPU here is whole (mig.config all-disabled).
-NEO_WEST = Cluster(
-    name="neo-west",
-    host=Host("Ubuntu 22.04.5 LTS", "5.15.0-122-generic", "containerd://1.7.23", "v1.30.5"),
-    mig_strategy="single", driver_managed=True, zone="us-west-2a",
-    nodes=(
-        NodeSpec("nw-cpu-01", "cpu"),
-        gpu_node("nw-h200-01", "external-h200", H200, 8, "external", driver="550.127.05"),
-        gpu_node("nw-h200-02", "external-h200", H200, 8, "external", driver="550.127.05"),
-        # Clean contrast for MPS: one tenant only, in a class-tainted pool.
-        gpu_node("nw-h100-01", "research-mps", H100, 8, "internal_trusted", share="mps-2", driver="550.127.05"),
-        # No driver label at all: the version can come only from the driver pod's image tag.
-        gpu_node("nw-h100-02", "research-h100", H100, 8, "internal_trusted", driver="535.183.01", driver_labels="none"),
-        # STACK-004: its toolkit pod runs an image pinned only by digest: version unknown.
-        gpu_node("nw-l40s-01", "analytics-ts", L40S, 4, "internal", share="ts-strict", driver="550.127.05",
-                 toolkit_image=DIGEST_ONLY_TOOLKIT),
-        gpu_node("nw-l40s-02", "analytics", L40S, 4, "internal", driver="550.127.05"),
-    ),
-    works={
-        # Kestrel, the clean tenant: whole H200s in the tainted external pool, hardened pods,
-        # digests from our registry, a quota and locked-down egress.
-        "nw-h200-01": (
-            Work(KES, "vit-train", "kestrel/vit-train:2.2.0", {GPU: 4}, "Job"),
-            Work(KES, "vit-serve", "kestrel/vit-serve:2.2.0", {GPU: 1}, replicas=2, ports=(8080,)),
-        ),
-        "nw-h200-02": (
-            # K8S-006: Jupyter on 0.0.0.0 without token or password behind a NodePort
-            # (and POD-007: a tag from Docker Hub).
-            Work(ORB, "jupyter", "docker.io/jupyter/base-notebook:2023-10-20", {GPU: 1}, "StatefulSet",
-                 security={}, ports=(8888,), args=JUPYTER_OPEN),
-            # POD-004: NET_ADMIN added for an InfiniBand benchmark.
-            Work(ORB, "ib-bench", "orbital/ib-bench:1.2.0", {GPU: 2}, "Job", security=adds("NET_ADMIN")),
-            # Clean contrast for POD-008: the cloud key comes from a Secret, not a literal.
-            Work(ORB, "protein-train", "orbital/protein-train:5.2.0", {GPU: 4}, "Job",
-                 secret_env={"AWS_SECRET_ACCESS_KEY": "orbital-s3/secret-access-key"}),
-        ),
-        "nw-h100-01": (Work(RES, "rag-serve", "research/rag-serve:2.1.0", {GPU: 1}, replicas=3),),
-        "nw-h100-02": (
-            Work(RES, "pretrain-7b", "research/pretrain:7b-r12", {GPU: 4}, "Job"),
-            # POD-004: SYS_ADMIN for DCGM profiling counters (implies every NVIDIA capability).
-            Work(EVAL, "dcgm-prof-eval", "research/eval-harness:0.4.5", {GPU: 1}, "Pod", security=adds("SYS_ADMIN")),
-            Work(VAL, "dcgm-diag", f"{k8s.NVCR}/cloud-native/dcgm:3.3.9-1-ubuntu22.04", {GPU: 8}, "Job", phase="Succeeded"),
-        ),
-        "nw-l40s-01": (Work(ANA, "embedding-refresh", "analytics/embedding-refresh:0.8.0", {GPU: 1}, replicas=3),),
-        "nw-l40s-02": (
-            Work(ANA, "xgb-train", "analytics/xgb-train:2.1.1", {GPU: 2}, "Job"),
-            Work(VAL, "gpu-burn-l40s", "platform/gpu-burn:2024.11", {GPU: 2}, "Job", phase="Succeeded"),
-        ),
-        # The Pending pod: eight H100s the cluster does not have free.
-        None: (Work(RES, "pretrain-70b", "research/pretrain:70b-r3", {GPU: 8}, "Job", phase="Pending"),),
-    },
-    quotas={
-        VAL: {"requests.nvidia.com/gpu": "4"},
-        RES: {"requests.nvidia.com/gpu": "24"},
-        # research-eval has no quota: K8S-001.
-        ANA: {"requests.nvidia.com/gpu": "8"},
-        ORB: {"requests.nvidia.com/gpu": "8"},
-        KES: {"requests.nvidia.com/gpu": "8"},
-    },
-    services=((ORB, "jupyter", 8888, 30888), (KES, "vit-serve", 8080, 0)),
-    egress_locked=(KES,),
-    # The clean contrast to K8S-003: reading nodes is harmless.
-    bindings=(("research-node-reader", "gpu-node-reader", "Group:research-ml", None),),
-    sharing_keys=("exclusive", "ts-strict", "mps-2"),  # no lax ts-4 here: SHARE-005 finds nothing
-)
-
-CLUSTERS = (PROD_EAST, NEO_WEST)
 
 # The device-plugin configs, one per key, as the ClusterPolicy's devicePlugin.config names them.
 _TS = "version: v1\nsharing:\n  timeSlicing:\n{strict}    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
@@ -494,3 +273,48 @@ def write_snapshots(directory: Path, seed: int = 7) -> dict[str, Path]:
         path.write_text(json.dumps(k8s.kubectl_list(items), indent=4, sort_keys=True) + "\n")
         paths[name] = path
     return paths
+
+
+__all__ = [
+    "TENANTS_FILE",
+    "REG",
+    "GPU",
+    "MIG_1G",
+    "MIG_2G",
+    "MIG_3G",
+    "H100",
+    "H200",
+    "A100",
+    "L40S",
+    "T4",
+    "MIG_LAYOUTS",
+    "SHARING_KEYS",
+    "GENERIC",
+    "gpu_node",
+    "Work",
+    "Cluster",
+    "NAMESPACES",
+    "SYSTEM_NAMESPACES",
+    "CLIN",
+    "RES",
+    "EVAL",
+    "ANA",
+    "NB",
+    "ORB",
+    "KES",
+    "VAL",
+    "PRIVILEGED",
+    "adds",
+    "JUPYTER_OPEN",
+    "DIGEST_ONLY_TOOLKIT",
+    "PROD_EAST",
+    "NEO_WEST",
+    "CLUSTERS",
+    "SHARING_CONFIG",
+    "MIG_PARTED_CONFIG",
+    "EDIT",
+    "CLUSTER_ROLES",
+    "build_cluster",
+    "build_clusters",
+    "write_snapshots",
+]
