@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -82,3 +83,20 @@ def small_world(personas):
     cluster_sync_from_snapshot(cluster=cluster, paths=[world_snapshot_path()])
     posture_evaluate()
     return cluster
+
+
+@pytest.fixture
+def live_cluster(tmp_path, personas):
+    """A cluster registered with a kubeconfig that reaches a fake API server serving the
+    small world; yields (cluster, api)."""
+    from inventory.models import Cluster
+    from tests.kubeapi import FakeKubeAPI
+
+    with FakeKubeAPI(copy.deepcopy(load_json("small-cluster.json")["items"])) as api:
+        cluster = Cluster.objects.create(
+            name="live",
+            source="kubeconfig",
+            kubeconfig_path=str(api.kubeconfig(tmp_path)),
+            kube_context="fake",
+        )
+        yield cluster, api

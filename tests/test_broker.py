@@ -3,7 +3,6 @@ and then scores, and a worker killed mid-sync whose task is delivered again and 
 
 from __future__ import annotations
 
-import copy
 import os
 import signal
 import socket
@@ -19,10 +18,8 @@ import pytest
 from celery import Celery
 from django.db import connection
 
-from inventory.models import Cluster, SyncRun
+from inventory.models import SyncRun
 from posture.models import PostureRun, TenantScore
-from tests.conftest import load_json
-from tests.kubeapi import FakeKubeAPI
 
 REDIS = ("127.0.0.1", 6379)
 BROKER = "redis://127.0.0.1:6379/15"
@@ -118,18 +115,8 @@ def test_score_task_completes_through_a_real_worker(small_world, queue):
     assert "posture.tasks.score" in log and "succeeded" in log
 
 
-@pytest.fixture
-def live(tmp_path, personas):
-    with FakeKubeAPI(copy.deepcopy(load_json("small-cluster.json")["items"])) as api:
-        cluster = Cluster.objects.create(
-            name="live", source="kubeconfig", kubeconfig_path=str(api.kubeconfig(tmp_path)),
-            kube_context="fake",
-        )  # fmt: skip
-        yield cluster, api
-
-
-def test_sync_retries_a_transient_error_then_scores(live, queue):
-    cluster, api = live
+def test_sync_retries_a_transient_error_then_scores(live_cluster, queue):
+    cluster, api = live_cluster
     api.fail("/api/v1/nodes", status=503, times=1)
     worker = Worker(queue, GPUPOSTURE_SYNC_RETRY_BACKOFF="1").start()
     try:
@@ -147,8 +134,8 @@ def test_sync_retries_a_transient_error_then_scores(live, queue):
     assert PostureRun.objects.get().clusters == ["live"]
 
 
-def test_a_worker_killed_mid_sync_leads_to_a_clean_rerun(live, queue):
-    cluster, api = live
+def test_a_worker_killed_mid_sync_leads_to_a_clean_rerun(live_cluster, queue):
+    cluster, api = live_cluster
     api.delay("/api/v1/pods", 120)  # the first worker is inside the pod list when it dies
     settings = {
         "GPUPOSTURE_SYNC_LEASE_SECONDS": "3", "CELERY_VISIBILITY_TIMEOUT": "4",

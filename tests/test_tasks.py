@@ -3,30 +3,17 @@ where retrying helps, a score after each good sync, one periodic sync per cluste
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
 from django_celery_beat.models import PeriodicTask
 
-from inventory.models import Cluster, SyncRun
+from inventory.models import SyncRun
 from inventory.schedule import cluster_schedule_update
 from inventory.tasks import sync_cluster
 from posture.models import PostureRun
-from tests.conftest import load_json
-from tests.kubeapi import FakeKubeAPI
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def live_cluster(tmp_path, personas):
-    with FakeKubeAPI(copy.deepcopy(load_json("small-cluster.json")["items"])) as api:
-        cluster = Cluster.objects.create(
-            name="live", source="kubeconfig", kubeconfig_path=str(api.kubeconfig(tmp_path)),
-            kube_context="fake",
-        )  # fmt: skip
-        yield cluster, api
 
 
 def test_sync_task_scores_after_a_good_sync(live_cluster):
