@@ -1,0 +1,248 @@
+"""Parse a CSAF 2.0 document (already decoded from JSON) into frozen dataclasses, or refuse it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+BranchPath = tuple[tuple[str, str], ...]
+VendorFix = tuple[tuple[str, ...], str]
+
+_STATUS_FIXED = ("fixed", "first_fixed")
+_STATUS_ALL = (
+    "known_affected",
+    "first_affected",
+    "last_affected",
+    "fixed",
+    "first_fixed",
+    "known_not_affected",
+    "recommended",
+    "under_investigation",
+)
+
+
+class CsafError(ValueError):
+    """A document that is not valid CSAF 2.0; `reason` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Product:
+    product_id: str
+    name: str
+    branch_path: BranchPath
+    cpe: str | None
+    version_range: str | None
+
+
+@dataclass(frozen=True)
+class Vulnerability:
+    cve: str
+    title: str | None
+    cvss_base_score: float | None
+    cvss_severity: str | None
+    known_affected: tuple[str, ...]
+    fixed: tuple[str, ...]
+    vendor_fix: tuple[VendorFix, ...]
+    release_date: str | None = None
+
+
+@dataclass(frozen=True)
+class Advisory:
+    tracking_id: str
+    title: str | None
+    category: str
+    version: str
+    initial_release_date: str | None
+    current_release_date: str
+    aggregate_severity: str | None
+    products: dict[str, Product]
+    vulnerabilities: tuple[Vulnerability, ...]
+
+
+def parse_advisory(data: Any) -> Advisory:
+    """Build an Advisory from a decoded CSAF document; raise CsafError saying why if invalid."""
+    if not isinstance(data, Mapping):
+        raise CsafError("document is not a JSON object")
+    document = _mapping(data.get("document"), "document")
+    if document.get("csaf_version") != "2.0":
+        raise CsafError(f"document.csaf_version is {document.get('csaf_version')!r}, not '2.0'")
+    tracking = _mapping(document.get("tracking"), "document.tracking")
+    products = _products(data.get("product_tree", {}))
+    groups = _groups(data.get("product_tree", {}))
+    vulnerabilities = data.get("vulnerabilities", [])
+    if not isinstance(vulnerabilities, list):
+        raise CsafError("vulnerabilities is not a list")
+    severity = document.get("aggregate_severity")
+    return Advisory(
+        tracking_id=_text(tracking, "id", "document.tracking"),
+        title=document.get("title") if isinstance(document.get("title"), str) else None,
+        category=_text(document, "category", "document"),
+        version=_text(tracking, "version", "document.tracking"),
+        initial_release_date=tracking.get("initial_release_date"),
+        current_release_date=_text(tracking, "current_release_date", "document.tracking"),
+        aggregate_severity=severity.get("text") if isinstance(severity, Mapping) else None,
+        products=products,
+        vulnerabilities=tuple(
+            _vulnerability(v, index, products, groups) for index, v in enumerate(vulnerabilities)
+        ),
+    )
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise CsafError(f"{where} is missing or not an object")
+    return value
+
+
+def _text(container: Mapping[str, Any], key: str, where: str) -> str:
+    value = container.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise CsafError(f"{where}.{key} is missing or empty")
+    return value
+
+
+# --- product tree -------------------------------------------------------------------------------
+
+
+def _products(tree: Any) -> dict[str, Product]:
+    tree = _mapping(tree, "product_tree")
+    found: dict[str, Product] = {}
+    for product in _walk(_list(tree.get("branches"), "product_tree.branches"), ()):
+        _add(found, product)
+    for full in _list(tree.get("full_product_names"), "product_tree.full_product_names"):
+        _add(found, _product(full, (), None, "product_tree.full_product_names"))
+    for relation in _list(tree.get("relationships"), "product_tree.relationships"):
+        _add(found, _related(relation, found))
+    return found
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise CsafError(f"{where} is not a list")
+    return value
+
+
+def _walk(branches: list[Any], path: BranchPath) -> Iterator[Product]:
+    for branch in branches:
+        branch = _mapping(branch, "product_tree branch")
+        category, name = str(branch.get("category", "")), str(branch.get("name", ""))
+        here = (*path, (category, name))
+        if "product" in branch:
+            version_range = name if category == "product_version_range" else None
+            yield _product(branch["product"], here, version_range, f"branch {name!r}")
+        yield from _walk(_list(branch.get("branches"), f"branch {name!r}.branches"), here)
+
+
+def _product(raw: Any, path: BranchPath, version_range: str | None, where: str) -> Product:
+    raw = _mapping(raw, f"{where} product")
+    helper = raw.get("product_identification_helper")
+    cpe = helper.get("cpe") if isinstance(helper, Mapping) else None
+    return Product(
+        product_id=_text(raw, "product_id", where),
+        name=_text(raw, "name", where),
+        branch_path=path,
+        cpe=cpe if isinstance(cpe, str) else None,
+        version_range=version_range,
+    )
+
+
+def _related(relation: Any, found: Mapping[str, Product]) -> Product:
+    relation = _mapping(relation, "product_tree.relationships[]")
+    base = found.get(str(relation.get("product_reference")))
+    path = base.branch_path if base else ()
+    link = (str(relation.get("category", "")), str(relation.get("relates_to_product_reference")))
+    full = relation.get("full_product_name")
+    return _product(full, (*path, link), None, "product_tree.relationships[]")
+
+
+def _add(found: dict[str, Product], product: Product) -> None:
+    previous = found.get(product.product_id)
+    if previous is not None and previous.name != product.name:
+        raise CsafError(f"product id {product.product_id!r} is defined twice with different names")
+    found.setdefault(product.product_id, product)
+
+
+def _groups(tree: Any) -> dict[str, tuple[str, ...]]:
+    groups: dict[str, tuple[str, ...]] = {}
+    for group in _list(_mapping(tree, "product_tree").get("product_groups"), "product_groups"):
+        group = _mapping(group, "product_groups[]")
+        groups[str(group.get("group_id"))] = tuple(_list(group.get("product_ids"), "group ids"))
+    return groups
+
+
+# --- vulnerabilities ----------------------------------------------------------------------------
+
+
+def _vulnerability(
+    raw: Any, index: int, products: Mapping[str, Product], groups: Mapping[str, tuple[str, ...]]
+) -> Vulnerability:
+    where = f"vulnerabilities[{index}]"
+    raw = _mapping(raw, where)
+    status = raw.get("product_status") or {}
+    status = _mapping(status, f"{where}.product_status")
+    for key in _STATUS_ALL:
+        _known(_list(status.get(key), f"{where}.product_status.{key}"), products, where)
+    score, severity = _score(_list(raw.get("scores"), f"{where}.scores"))
+    return Vulnerability(
+        cve=_cve(raw),
+        title=raw.get("title") if isinstance(raw.get("title"), str) else None,
+        cvss_base_score=score,
+        cvss_severity=severity,
+        known_affected=tuple(_list(status.get("known_affected"), where)),
+        fixed=tuple(pid for key in _STATUS_FIXED for pid in _list(status.get(key), where)),
+        vendor_fix=_vendor_fixes(raw, products, groups, where),
+        release_date=raw.get("release_date") if isinstance(raw.get("release_date"), str) else None,
+    )
+
+
+def _known(ids: Iterable[Any], products: Mapping[str, Product], where: str) -> None:
+    for product_id in ids:
+        if product_id not in products:
+            raise CsafError(f"{where} refers to product id {product_id!r}, not in the product tree")
+
+
+def _cve(raw: Mapping[str, Any]) -> str:
+    if isinstance(raw.get("cve"), str):
+        return raw["cve"]
+    ids = raw.get("ids")
+    if isinstance(ids, list) and ids and isinstance(ids[0], Mapping):
+        return str(ids[0].get("text", ""))
+    return ""
+
+
+def _score(scores: list[Any]) -> tuple[float | None, str | None]:
+    best: tuple[float | None, str | None] = (None, None)
+    for entry in scores:
+        cvss = entry.get("cvss_v3") if isinstance(entry, Mapping) else None
+        if not isinstance(cvss, Mapping) or not isinstance(cvss.get("baseScore"), int | float):
+            continue
+        value = float(cvss["baseScore"])
+        if best[0] is None or value > best[0]:
+            best = (value, cvss.get("baseSeverity"))
+    return best
+
+
+def _vendor_fixes(
+    raw: Mapping[str, Any],
+    products: Mapping[str, Product],
+    groups: Mapping[str, tuple[str, ...]],
+    where: str,
+) -> tuple[VendorFix, ...]:
+    fixes: list[VendorFix] = []
+    for remedy in _list(raw.get("remediations"), f"{where}.remediations"):
+        remedy = _mapping(remedy, f"{where}.remediations[]")
+        if remedy.get("category") != "vendor_fix":
+            continue
+        ids = list(_list(remedy.get("product_ids"), where))
+        for group_id in _list(remedy.get("group_ids"), where):
+            ids.extend(groups.get(group_id, ()))
+        _known(ids, products, f"{where}.remediations")
+        fixes.append((tuple(ids), str(remedy.get("details", ""))))
+    return tuple(fixes)
