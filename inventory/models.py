@@ -145,6 +145,9 @@ class Node(models.Model):
     patch_status = models.CharField(
         max_length=20, choices=PatchStatus.choices, default=PatchStatus.UNKNOWN
     )
+    # What the node is exposed to (inventory.patching.Exposure as dicts) and why unknown.
+    patch_exposures = models.JSONField(default=list, blank=True)
+    patch_notes = models.JSONField(default=list, blank=True)
     # The full normalised snapshot record; the checks read it back unchanged.
     data = models.JSONField(default=dict)
     data_hash = models.CharField(max_length=40, blank=True)
@@ -296,3 +299,63 @@ class NodeHostFacts(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster_id}/{self.node_name} ({self.source})"
+
+
+class BulletinQuerySet(ScopedQuerySet):
+    def visible_to(self, user):  # type: ignore[no-untyped-def]
+        # Vendor bulletins are public documents: every role may read them.
+        from gpuposture.base.roles import has_any_role
+
+        return self if has_any_role(user) else self.none()
+
+
+class Bulletin(models.Model):
+    """A vendor security advisory imported from CSAF 2.0 (its latest revision)."""
+
+    tracking_id = models.CharField(max_length=200, unique=True)
+    title = models.CharField(max_length=500)
+    category = models.CharField(max_length=60)
+    version = models.CharField(max_length=40)
+    initial_release_date = models.DateTimeField(null=True, blank=True)
+    current_release_date = models.DateTimeField()
+    aggregate_severity = models.CharField(max_length=40, blank=True)
+    cves = models.JSONField(default=list, blank=True)
+    unmatched = models.JSONField(default=list, blank=True)
+    source = models.CharField(max_length=500, blank=True)
+    imported_at = models.DateTimeField(auto_now=True)
+
+    objects = BulletinQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-current_release_date", "tracking_id"]
+
+    def __str__(self) -> str:
+        return f"{self.tracking_id} {self.title}"
+
+
+class BulletinFix(models.Model):
+    """One component's affected bound and fixed version in a bulletin, with its CVEs."""
+
+    bulletin = models.ForeignKey(Bulletin, on_delete=models.CASCADE, related_name="fixes")
+    kind = models.CharField(max_length=40)
+    platform = models.CharField(max_length=20, blank=True)
+    branch = models.CharField(max_length=20, blank=True)
+    line = models.CharField(max_length=60, blank=True)
+    host = models.CharField(max_length=120, blank=True)
+    affected_op = models.CharField(max_length=2)
+    affected_version = models.CharField(max_length=60)
+    condition = models.TextField(blank=True)
+    fixed_version = models.CharField(max_length=60, blank=True)
+    cves = models.JSONField(default=list)
+    max_cvss = models.FloatField(null=True, blank=True)
+    severity = models.CharField(max_length=20, blank=True)
+    warning = models.TextField(blank=True)
+
+    objects = models.Manager()
+
+    class Meta:
+        ordering = ["bulletin_id", "kind", "branch", "id"]
+        indexes = [models.Index(fields=["kind", "branch"], name="bulletinfix_kind_branch")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.branch} {self.affected_op} {self.affected_version}"

@@ -54,6 +54,14 @@ def driver_branch(version: str) -> str | None:
     return f"R{parsed[0]}" if parsed and isinstance(parsed[0], int) else None
 
 
+def installed_version(kind: str, version: str) -> str:
+    """The version a bulletin speaks of: dcgm-exporter tags read `<DCGM>-<exporter>` (e.g.
+    3.3.9-3.6.1), and its bulletins name the exporter's own version."""
+    if kind == "dcgm_exporter" and "-" in version:
+        return version.split("-", 1)[1]
+    return version
+
+
 def _applies(fix: Fix, kind: str, branch: str | None) -> bool:
     component = fix.component
     if component.kind != kind:
@@ -76,6 +84,7 @@ def node_patch_status(versions: dict[str, str | None], fixes: Iterable[Fix]) -> 
     unknown: list[str] = []
     for field, kind in COMPONENTS.items():
         installed = versions.get(field)
+        installed = installed_version(kind, installed) if installed else installed
         branch = driver_branch(installed) if kind == "driver" and installed else None
         relevant = [f for f in fixes if _applies(f, kind, branch)]
         label = f"driver {branch}" if branch else kind

@@ -123,7 +123,11 @@ def _sync_holding_lease(
     except SnapshotError as exc:
         sync_run_fail(run=run, error=f"a malformed object was read: {exc}")
         raise SyncError(str(exc)) from exc
-    return snapshot_apply(run=run, snapshot=snapshot)
+    run = snapshot_apply(run=run, snapshot=snapshot)
+    from inventory.bulletins import nodes_patch_refresh
+
+    nodes_patch_refresh(cluster_id=cluster.pk)
+    return run
 
 
 def _progress_recorder(run: SyncRun, cluster: Cluster, token: str):  # type: ignore[no-untyped-def]
@@ -182,6 +186,10 @@ def node_host_facts_import(*, cluster: Cluster, node_name: str, xml: bytes) -> H
                 setattr(node, key, value)
             node.changed_at = timezone.now()
             node.save()
+    if node is not None:
+        from inventory.bulletins import nodes_patch_refresh
+
+        nodes_patch_refresh(cluster_id=cluster.pk)
     return HostFactsResult(facts=facts, node_found=node is not None)
 
 

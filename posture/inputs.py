@@ -78,6 +78,9 @@ class PostureInputs:
     # Drift recorded within the drift window (newest last); DRIFT- checks report each.
     drift_events: tuple[DriftEventInfo, ...] = ()
     exemptions: tuple[Exemption, ...] = ()
+    # node name -> {"status", "exposures": [inventory.patching.Exposure as dicts], "notes"}
+    patch: dict[str, dict[str, object]] = field(default_factory=dict)
+    patch_sla_days: dict[str, int] = field(default_factory=dict)  # severity -> days
     # Namespaces whose pods are platform components even if a tenant label says otherwise.
     extra: dict[str, object] = field(default_factory=dict)
 

@@ -142,6 +142,13 @@ def posture_inputs(
         tenants=tenant_infos() if tenants is None else tenants,
         drift_events=drift_events(cluster),
         exemptions=exemptions_for(cluster),
+        patch={
+            name: {"status": status, "exposures": exposures, "notes": notes}
+            for name, status, exposures, notes in Node.objects.filter(
+                cluster=cluster, is_gpu_node=True
+            ).values_list("name", "patch_status", "patch_exposures", "patch_notes")
+        },
+        patch_sla_days=dict(settings.GPUPOSTURE_PATCH_SLA_DAYS),
         # Pods of namespaces no tenant owns are judged as the platform class as configured.
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )

@@ -233,6 +233,11 @@ GPUPOSTURE_SNAPSHOT_DIR = Path(env_str("GPUPOSTURE_SNAPSHOT_DIR", str(VAR_DIR / 
 GPUPOSTURE_SYNC_RETRY_BACKOFF = [
     int(v) for v in env_list("GPUPOSTURE_SYNC_RETRY_BACKOFF", ["30", "120", "600", "1800"])
 ]
+# Patch SLA per severity (days from the bulletin's release to patched nodes; STACK-005).
+GPUPOSTURE_PATCH_SLA_DAYS = {
+    severity: env_int(f"GPUPOSTURE_PATCH_SLA_{severity.upper()}_DAYS", default)
+    for severity, default in (("critical", 7), ("high", 30), ("medium", 90), ("low", 180))
+}
 # How long a DRIFT- finding stays open after the change it reports.
 GPUPOSTURE_DRIFT_WINDOW_DAYS = env_int("GPUPOSTURE_DRIFT_WINDOW_DAYS", 7)
 

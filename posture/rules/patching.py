@@ -1,0 +1,133 @@
+"""STACK-001/002/003 (below the bulletin baseline) and STACK-005 (past the patch SLA), from
+the patch status inventory computed against imported bulletins."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+from posture.inputs import PostureInputs
+from posture.rules.common import per_tenant, sorted_nodes, tenants_on_node
+from posture.rules.registry import FindingDraft, check
+
+STACK_CHECKS = {
+    "STACK-001": ("driver",),
+    "STACK-002": ("container_toolkit",),
+    "STACK-003": ("device_plugin", "gpu_operator", "mig_manager", "dcgm_exporter"),
+}
+# CVSS v3 qualitative bands; a fix with no score counts as high (never silently low).
+SEVERITY_ORDER = ("critical", "high", "medium", "low")
+
+
+def _severity(exposures: list[dict]) -> str:
+    found = {str(e.get("severity") or "high").lower() for e in exposures}
+    return next((s for s in SEVERITY_ORDER if s in found), "high")
+
+
+def _exposures(inputs: PostureInputs, node: str, kinds: tuple[str, ...]) -> list[dict]:
+    patch = inputs.patch.get(node) or {}
+    return [e for e in patch.get("exposures", []) if e.get("component") in kinds]  # type: ignore[union-attr]
+
+
+def _below_baseline(inputs: PostureInputs, check_id: str) -> Iterator[FindingDraft]:
+    kinds = STACK_CHECKS[check_id]
+    for node in sorted_nodes(inputs):
+        exposures = _exposures(inputs, node.name, kinds)
+        if not exposures:
+            continue
+        fixed = sorted({e["fixed_version"] for e in exposures if e.get("fixed_version")})
+        evidence = {
+            "node": node.name,
+            "components": sorted({f"{e['component']} {e['installed']}" for e in exposures}),
+            "move_to": fixed[-1] if fixed else None,
+            "exposures": exposures,
+            "cves": sorted({c for e in exposures for c in e.get("cves", [])}),
+            "conditional": [e for e in exposures if e.get("condition")],
+        }
+        title = (
+            f"GPU node {node.name}: {', '.join(evidence['components'])} below the bulletin baseline"
+        )
+        yield from per_tenant(
+            tenants_on_node(inputs, node.name),
+            _drafter(check_id, node.name, dict(node.labels), evidence, title, _severity(exposures)),
+        )
+
+
+def _drafter(check_id, node, labels, evidence, title, severity=""):  # type: ignore[no-untyped-def]
+    """A function making this node's draft for one tenant (or None: no tenant on the node)."""
+
+    def make(slug: str | None) -> FindingDraft:
+        return FindingDraft(
+            check_id=check_id, tenant=slug, subject_kind="Node", subject_namespace="",
+            subject_name=node, evidence=evidence, key=check_id, title=title,
+            severity=severity, subject_labels=labels,
+        )  # fmt: skip
+
+    return make
+
+
+_REMEDIATION = (
+    "Upgrade to the fixed version in the evidence (`move_to`), pool by pool: a canary pool "
+    "first, then waves, keeping the previous version noted for rollback. With the GPU Operator, "
+    "set the component's version in the ClusterPolicy (or Helm values) and let the operator "
+    "roll it out; then re-sync the cluster."
+)
+
+
+@check(id="STACK-001", title="GPU driver below the bulletin baseline for its branch",
+       severity="high", scope="node",
+       rationale="The GPU driver runs in the host kernel and every tenant's workload calls "
+                 "into it; NVIDIA bulletins fix privilege escalation, memory disclosure and "
+                 "denial of service in it. A node below the fixed version of its branch is "
+                 "exposed to the listed CVEs.",
+       remediation=_REMEDIATION, mappings=("SP800-53:SI-2", "CSF2.0:ID.AM-01"))  # fmt: skip
+def driver_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from _below_baseline(inputs, "STACK-001")
+
+
+@check(id="STACK-002", title="NVIDIA Container Toolkit below the bulletin baseline",
+       severity="high", scope="node",
+       rationale="The container toolkit sets up every GPU container on the host; its "
+                 "bulletins include container escapes (e.g. CVE-2024-0132, CVE-2025-23266) "
+                 "that hand a tenant the node.",
+       remediation=_REMEDIATION, mappings=("SP800-53:SI-2", "ATT&CK:T1611"))  # fmt: skip
+def toolkit_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from _below_baseline(inputs, "STACK-002")
+
+
+@check(id="STACK-003", title="Device plugin, GPU Operator or DCGM exporter below baseline",
+       severity="high", scope="node",
+       rationale="The device plugin, GPU Operator, MIG manager and DCGM exporter run "
+                 "privileged on every GPU node; a known flaw in them is a path from a tenant "
+                 "pod to the host or to other tenants' GPUs.",
+       remediation=_REMEDIATION, mappings=("SP800-53:SI-2",))  # fmt: skip
+def components_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from _below_baseline(inputs, "STACK-003")
+
+
+@check(id="STACK-005", title="Patch SLA breached: a node is still below a bulletin's fix",
+       severity="high", scope="node",
+       rationale="The patch SLA (days per severity from a bulletin's release) is the promise "
+                 "the platform makes to tenants; a node still exposed after it is a breach "
+                 "the security lead must see first.",
+       remediation=_REMEDIATION, mappings=("SP800-53:SI-2",))  # fmt: skip
+def patch_sla_breached(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    now = datetime.now().astimezone()
+    for node in sorted_nodes(inputs):
+        late = []
+        for exposure in _exposures(inputs, node.name, sum(STACK_CHECKS.values(), ())):
+            severity = str(exposure.get("severity") or "high").lower()
+            days = inputs.patch_sla_days.get(severity, 30)
+            released = datetime.fromisoformat(str(exposure["released"]))
+            if now - released > timedelta(days=days):
+                late.append({**exposure, "sla_days": days,
+                             "days_since_release": (now - released).days})  # fmt: skip
+        if not late:
+            continue
+        oldest = max(e["days_since_release"] for e in late)
+        evidence = {"node": node.name, "late_exposures": late, "oldest_days": oldest}
+        title = f"GPU node {node.name} is past the patch SLA ({oldest} days since the oldest fix)"
+        yield from per_tenant(
+            tenants_on_node(inputs, node.name),
+            _drafter("STACK-005", node.name, dict(node.labels), evidence, title),
+        )

@@ -1,0 +1,91 @@
+"""Importing CSAF bulletins: every real file imports or is refused with a reason, revisions
+replace older ones, malformed documents lose nothing else, and nodes get a patch status and
+STACK- findings from them."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from inventory.bulletins import ImportResult, bulletin_import, bulletins_import_paths
+from inventory.models import Bulletin, Node
+from posture.models import Finding
+from posture.services import posture_evaluate
+from tests.realworld import realworld
+
+pytestmark = pytest.mark.django_db
+
+
+def document(tracking: str) -> dict:
+    return json.loads(realworld("csaf", f"nvidia-{tracking}.json").read_text())
+
+
+def test_every_real_file_imports_or_is_refused_with_a_reason():
+    result = bulletins_import_paths(paths=[str(realworld("csaf"))])
+    assert len(result.imported) + len(result.refused) == 29
+    assert all(reason for _, reason in result.refused)
+    bulletin = Bulletin.objects.get(tracking_id__icontains="5614")
+    assert {"CVE-2024-53869", "CVE-2024-0146"} <= set(bulletin.cves)
+    fixes = {
+        (f.branch, f.fixed_version)
+        for f in bulletin.fixes.filter(kind="driver", platform="linux", line="tesla")
+    }
+    assert {("R570", "570.86.15"), ("R550", "550.144.03"), ("R535", "535.230.02")} <= fixes
+    toolkit = Bulletin.objects.get(tracking_id__icontains="5582").fixes.get(
+        kind="container_toolkit"
+    )
+    assert (toolkit.affected_op, toolkit.affected_version) == ("<=", "1.16.1")
+    again = bulletins_import_paths(paths=[str(realworld("csaf"))])
+    assert not again.imported and len(again.unchanged) == len(result.imported)  # idempotent
+
+
+def test_a_newer_revision_replaces_an_older_one():
+    data = document("5630")
+    result = ImportResult()
+    bulletin_import(data=data, source="a", result=result)
+    older = copy.deepcopy(data)
+    older["document"]["tracking"]["version"] = "0.9.0"
+    bulletin_import(data=older, source="b", result=result)
+    assert result.unchanged == [data["document"]["tracking"]["id"]]
+    newer = copy.deepcopy(data)
+    newer["document"]["tracking"]["version"] = "9.0.0"
+    newer["document"]["title"] = "Revised bulletin"
+    bulletin_import(data=newer, source="c", result=result)
+    assert Bulletin.objects.get().title == "Revised bulletin"
+    assert result.replaced == [data["document"]["tracking"]["id"]]
+
+
+def test_a_malformed_document_is_refused_and_the_rest_of_the_batch_lands(tmp_path):
+    (tmp_path / "good.json").write_text(json.dumps(document("5616")))
+    (tmp_path / "not-json.json").write_text("{nope")
+    bad = document("5599")
+    del bad["document"]["tracking"]
+    (tmp_path / "no-tracking.json").write_text(json.dumps(bad))
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_bulletins", str(tmp_path), stdout=out, stderr=err)
+    assert "1 imported" in out.getvalue() and "2 refused" in out.getvalue()
+    assert "not readable JSON" in err.getvalue() and "tracking" in err.getvalue()
+    assert Bulletin.objects.count() == 1
+    with pytest.raises(CommandError, match="not supported yet"):
+        call_command("import_bulletins", "https://example.invalid/provider-metadata.json")
+
+
+def test_nodes_get_patch_status_and_stack_findings(small_world):
+    node = Node.objects.get(name="gpu-ts-1")
+    assert node.patch_status == "unknown"  # no bulletins yet: nothing is claimed
+    bulletins_import_paths(
+        paths=[str(realworld("csaf", f"nvidia-{n}.json")) for n in ("5614", "5630")]
+    )
+    node.refresh_from_db()
+    assert node.patch_status == "below_baseline"  # 550.90.07 < 550.163.01
+    driver = [e for e in node.patch_exposures if e["component"] == "driver"]
+    assert {e["fixed_version"] for e in driver} >= {"550.163.01"}
+    posture_evaluate()
+    finding = Finding.objects.get(check_id="STACK-001", tenant__slug="alpha")
+    assert finding.evidence["move_to"] == "550.163.01"
+    assert "CVE-2025-23244" in finding.evidence["cves"]
+    assert Finding.objects.filter(check_id="STACK-005", status="open").exists()  # 2025 fixes
