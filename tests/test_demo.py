@@ -8,7 +8,7 @@ import re
 import pytest
 from django.core.management import call_command
 
-from inventory.models import Cluster, Node
+from inventory.models import Bulletin, Cluster, Node
 from posture.models import Finding
 from tenants.models import Tenant
 
@@ -38,6 +38,10 @@ def test_demo_world_meets_the_promise():
     assert len(checks) >= 8, checks
     assert {"admin", "security-lead", "platform-engineer", "auditor"} <= set(logins)
     assert not Tenant.objects.filter(scores__isnull=True).exists()  # every tenant is scored
+    # Bulletins (our own demo copies) give the nodes a patch status and STACK- findings.
+    assert Bulletin.objects.count() == 2
+    assert Node.objects.filter(patch_status="below_baseline").exists()
+    assert {"STACK-001", "STACK-005"} <= checks
 
 
 def test_demo_passwords_are_random_and_rerunning_is_safe():

@@ -21,10 +21,12 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
+from demo.bulletins import BULLETINS
 from demo.history import last_week
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml
 from demo.world import build_clusters
 from gpuposture.base.roles import ROLES, TENANT_VIEWER
+from inventory.bulletins import ImportResult, bulletin_import, nodes_patch_refresh
 from inventory.models import Cluster, DriftEvent, SyncRun
 from inventory.schedule import cluster_schedule_update
 from inventory.services import cluster_sync_from_snapshot, node_host_facts_import
@@ -77,6 +79,7 @@ class Command(BaseCommand):
                 f"{run.changes.get('drift_events', 0)} drift events"
             )
         self._host_facts()
+        self._bulletins()
         run = posture_evaluate()
         self.stdout.write(
             f"posture: {run.counts.get('opened', 0) + run.counts.get('still_open', 0)} live, "
@@ -139,6 +142,13 @@ class Command(BaseCommand):
         for node in HOSTS:
             node_host_facts_import(cluster=cluster, node_name=node, xml=nvidia_smi_xml(node))
         self.stdout.write(f"nvidia-smi: host facts for {len(HOSTS)} prod-east nodes")
+
+    def _bulletins(self) -> None:
+        result = ImportResult()
+        for build in BULLETINS:
+            bulletin_import(data=build(), source="demo/bulletins.py", result=result)
+        changed = nodes_patch_refresh()
+        self.stdout.write(f"bulletins: {len(BULLETINS)} (demo copies); {changed} nodes re-assessed")
 
     @transaction.atomic
     def _users(self, viewers: list[str]) -> list[tuple[str, str, str]]:

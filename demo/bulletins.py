@@ -1,0 +1,94 @@
+"""Two CSAF 2.0 bulletins for the demo, written here in NVIDIA's product-tree shape. The facts
+(fixed versions per branch, CVE ids, CVSS) restate public bulletins; the text is our own.
+PURE: returns dicts for `inventory.bulletins.bulletin_import`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+def _version(arch: str, line: str, name: str) -> Obj:
+    pid = f"{arch}_{line}_{name}".lower().replace(" ", "_").replace(".", "_").replace("(", "")
+    pid = pid.replace(")", "")
+    return {"category": "product_version", "name": line,
+            "product": {"name": name, "product_id": pid}}  # fmt: skip
+
+
+def _advisory(tracking: str, title: str, released: str, severity: str) -> Obj:
+    return {
+        "category": "csaf_security_advisory",
+        "csaf_version": "2.0",
+        "title": title,
+        "aggregate_severity": {"text": severity},
+        "publisher": {"category": "vendor", "name": "NVIDIA (restated for the gpuposture demo)",
+                      "namespace": "https://www.nvidia.com"},
+        "distribution": {"tlp": {"label": "WHITE"}},
+        "tracking": {
+            "id": tracking, "status": "final", "version": "1.0.0",
+            "initial_release_date": released, "current_release_date": released,
+            "revision_history": [{"date": released, "number": "1.0.0", "summary": "Demo copy"}],
+        },
+    }  # fmt: skip
+
+
+def _vulnerability(
+    cve: str, score: float, severity: str, affected: list[str], fixed: list[str]
+) -> Obj:
+    return {
+        "cve": cve,
+        "product_status": {"known_affected": affected, "fixed": fixed},
+        "scores": [{"cvss_v3": {"baseScore": score, "baseSeverity": severity, "version": "3.1"},
+                    "products": affected}],
+    }  # fmt: skip
+
+
+def _vendor(branches: list[Obj]) -> Obj:
+    return {"category": "vendor", "name": "NVIDIA", "branches": branches}
+
+
+TOOLKIT_TITLE = "Container Toolkit and GPU Operator - February 2025 (demo)"
+
+
+def driver_bulletin() -> Obj:
+    """April 2025 data-center driver fixes: R550 550.163.01, R535 535.247.01."""
+    branches = []
+    for branch, fixed in (("R550", "550.163.01"), ("R535", "535.247.01")):
+        arch = f"Linux({branch})"
+        branches.append({"category": "architecture", "name": arch, "branches": [
+            _version(arch, "Tesla", f"All driver versions prior to {fixed}"),
+            _version(arch, "Tesla", fixed),
+        ]})  # fmt: skip
+    ids = [b["branches"][0]["product"]["product_id"] for b in branches]
+    fixes = [b["branches"][1]["product"]["product_id"] for b in branches]
+    return {
+        "document": _advisory("demo-5630", "GPU Display Driver - April 2025 (demo)",
+                              "2025-04-24T00:00:00Z", "HIGH"),
+        "product_tree": {"branches": [_vendor(branches)]},
+        "vulnerabilities": [
+            _vulnerability("CVE-2025-23244", 7.8, "HIGH", ids, fixes),
+            _vulnerability("CVE-2025-23245", 5.5, "MEDIUM", ids, fixes),
+        ],
+    }  # fmt: skip
+
+
+def toolkit_bulletin() -> Obj:
+    """February 2025: Container Toolkit up to 1.17.3 and GPU Operator up to 24.9.1 affected."""
+    arch = "Linux"
+    products = [
+        _version(arch, "NVIDIA Container Toolkit", "All versions up to and including 1.17.3"),
+        _version(arch, "NVIDIA Container Toolkit", "1.17.4"),
+        _version(arch, "NVIDIA GPU Operator", "All versions up to and including 24.9.1"),
+        _version(arch, "NVIDIA GPU Operator", "24.9.2"),
+    ]
+    ids = [p["product"]["product_id"] for p in products]
+    return {
+        "document": _advisory("demo-5616", TOOLKIT_TITLE, "2025-02-11T00:00:00Z", "HIGH"),
+        "product_tree": {"branches": [{"category": "vendor", "name": "NVIDIA", "branches": [
+            {"category": "architecture", "name": arch, "branches": products}]}]},
+        "vulnerabilities": [_vulnerability("CVE-2025-23359", 8.3, "HIGH", ids[0::2], ids[1::2])],
+    }  # fmt: skip
+
+
+BULLETINS = (driver_bulletin, toolkit_bulletin)
