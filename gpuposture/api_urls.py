@@ -6,6 +6,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from inventory.api import (
+    BulletinViewSet,
     ClusterViewSet,
     DriftEventViewSet,
     NodeViewSet,
@@ -26,6 +27,7 @@ router.register("tenants", TenantPostureViewSet, basename="tenant")
 router.register("clusters", ClusterViewSet)
 router.register("sync-runs", SyncRunViewSet)
 router.register("drift-events", DriftEventViewSet)
+router.register("bulletins", BulletinViewSet)
 router.register("nodes", NodeViewSet)
 router.register("workloads", WorkloadViewSet)
 router.register("findings", FindingViewSet)

@@ -10,9 +10,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet, ScopedViewSetMixin
-from gpuposture.base.roles import PLATFORM_ENGINEER
+from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD
+from inventory.bulletins import ImportResult, bulletin_import, nodes_patch_refresh
 from inventory.filters import DriftEventFilter, NodeFilter, PodFilter, SyncRunFilter
-from inventory.models import Cluster, DriftEvent, Node, Pod, SyncRun
+from inventory.models import Bulletin, BulletinFix, Cluster, DriftEvent, Node, Pod, SyncRun
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
 from inventory.validation import clean_cluster_source
 from providers.models import Provider
@@ -164,3 +165,47 @@ class WorkloadViewSet(ScopedReadOnlyViewSet):
     queryset = Pod.objects.select_related("cluster", "node", "tenant")
     serializer_class = PodSerializer
     filterset_class = PodFilter
+
+
+class BulletinFixSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = BulletinFix
+        fields = [
+            "kind", "platform", "branch", "line", "host", "affected_op", "affected_version",
+            "condition", "fixed_version", "cves", "max_cvss", "severity", "warning",
+        ]  # fmt: skip
+
+
+class BulletinSerializer(serializers.ModelSerializer):
+    fixes = BulletinFixSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Bulletin
+        fields = [
+            "id", "tracking_id", "title", "category", "version", "initial_release_date",
+            "current_release_date", "aggregate_severity", "cves", "fixes", "unmatched",
+            "source", "imported_at",
+        ]  # fmt: skip
+
+
+class BulletinViewSet(ScopedViewSetMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Vendor bulletins (CSAF 2.0). POST a CSAF JSON document to import it; a newer revision
+    replaces an older one, an invalid document is refused with the reason."""
+
+    queryset = Bulletin.objects.prefetch_related("fixes")
+    serializer_class = BulletinSerializer
+    write_roles = (SECURITY_LEAD, PLATFORM_ENGINEER)
+    filterset_fields = {"tracking_id": ["exact", "icontains"], "category": ["exact"]}
+
+    @extend_schema(request=dict, responses={201: BulletinSerializer, 400: dict})
+    def create(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]
+        result = ImportResult()
+        bulletin = bulletin_import(data=request.data, source="api upload", result=result)
+        if bulletin is None:
+            return Response(
+                {"detail": f"not a valid CSAF 2.0 document: {result.refused[0][1]}"},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        nodes_patch_refresh()
+        code = status.HTTP_200_OK if result.unchanged else status.HTTP_201_CREATED
+        return Response(BulletinSerializer(bulletin).data, status=code)

@@ -10,10 +10,11 @@ from django.views.decorators.http import require_POST
 
 from gpuposture.base.decorators import role_required
 from gpuposture.base.roles import PLATFORM_ENGINEER, has_role
+from inventory.charts import patch_heatmap
 from inventory.filters import NodeFilter
 from inventory.forms import ClusterForm
-from inventory.models import Cluster, Node
-from inventory.selectors import clusters_with_last_sync
+from inventory.models import Bulletin, Cluster, Node
+from inventory.selectors import PATCH_COMPONENTS, clusters_with_last_sync, patch_overview
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
 
 
@@ -80,3 +81,32 @@ def node_list(request: HttpRequest) -> HttpResponse:
         "inventory/node_list.html",
         {"filter": filterset, "page": page, "query": query.urlencode()},
     )
+
+
+def bulletin_list(request: HttpRequest) -> HttpResponse:
+    bulletins = Bulletin.objects.visible_to(request.user).prefetch_related("fixes")
+    return render(request, "inventory/bulletin_list.html", {"bulletins": bulletins})
+
+
+def bulletin_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    bulletin = get_object_or_404(Bulletin.objects.visible_to(request.user), pk=pk)
+    affected = [
+        n
+        for n in Node.objects.visible_to(request.user)
+        .filter(is_gpu_node=True)
+        .select_related("cluster")
+        if any(e.get("advisory_id") == bulletin.tracking_id for e in n.patch_exposures)
+    ]
+    return render(
+        request, "inventory/bulletin_detail.html", {"bulletin": bulletin, "affected": affected}
+    )
+
+
+def patch_status(request: HttpRequest) -> HttpResponse:
+    overview = patch_overview(request.user)
+    pools = list(overview["pools"])
+    chart = None
+    if pools:
+        below = [[overview["pools"][p]["components"][c] for c in PATCH_COMPONENTS] for p in pools]
+        chart = patch_heatmap(pools, list(PATCH_COMPONENTS), below)
+    return render(request, "inventory/patch_status.html", {**overview, "chart": chart})

@@ -89,3 +89,28 @@ def test_nodes_get_patch_status_and_stack_findings(small_world):
     assert finding.evidence["move_to"] == "550.163.01"
     assert "CVE-2025-23244" in finding.evidence["cves"]
     assert Finding.objects.filter(check_id="STACK-005", status="open").exists()  # 2025 fixes
+
+
+def test_bulletin_api_and_pages(small_world, personas):
+    from django.test import Client
+
+    from tests.conftest import api_client
+
+    lead = api_client(personas["security_lead"])
+    created = lead.post("/api/v1/bulletins/", document("5630"), format="json")
+    assert created.status_code == 201 and created.json()["fixes"]
+    refused = lead.post("/api/v1/bulletins/", {"document": {"csaf_version": "1.2"}}, format="json")
+    assert refused.status_code == 400 and "CSAF" in refused.json()["detail"]
+    assert (
+        api_client(personas["auditor"])
+        .post("/api/v1/bulletins/", document("5616"), format="json")
+        .status_code
+        == 403
+    )
+    assert Node.objects.get(name="gpu-ts-1").patch_status == "below_baseline"
+    client = Client()
+    client.force_login(personas["platform_engineer"])
+    bulletin = Bulletin.objects.get()
+    assert "gpu-ts-1" in client.get(f"/bulletins/{bulletin.pk}/").content.decode()
+    page = client.get("/patch/").content.decode()
+    assert "lab / no pool label" in page and "driver 550.163.01" in page

@@ -65,6 +65,9 @@ URLS = [
     ("page", "/clusters/"),
     ("page", "/checks/"),
     ("page", "/checks/frameworks/"),
+    ("page", "/patch/"),
+    ("page", "/bulletins/"),
+    ("api", "/api/v1/bulletins/"),
 ]
 
 

@@ -12,6 +12,8 @@ NAVIGATION = (
     ("check-list", "Checks"),
     ("cluster-list", "Clusters"),
     ("node-list", "Nodes"),
+    ("patch-status", "Patching"),
+    ("bulletin-list", "Bulletins"),
 )
 
 
