@@ -24,6 +24,8 @@ class ChecklistFacts:
     registered_checks: frozenset[str] = frozenset()
     trust_classes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # slug -> modes
     provider: str | None = None
+    bulletins: int = 0
+    days_since_bulletin_import: int | None = None
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,8 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
             optional=("SHARE-006",),
         ),  # fmt: skip
         3: _by_findings(facts, ("STACK-004",), gpu),
-        4: (UNKNOWN, {"reason": "no vendor bulletins have been imported (import_bulletins)"}),
-        5: (UNKNOWN, {"reason": "patch status needs imported bulletins and a patch SLA"}),
+        4: _bulletins_fresh(facts),
+        5: _patch_sla(facts),
         6: _by_findings(facts, ("POD-001", "POD-003", "POD-004", "POD-005"), {}),
         7: _by_findings(facts, ("K8S-004",), {}),
         8: _by_findings(facts, ("K8S-001", "K8S-002"), gpu),
@@ -83,6 +85,20 @@ def _classes(facts: ChecklistFacts) -> tuple[str, dict]:
     status = FAIL if empty else PASS
     return status, {"classes": {k: list(v) for k, v in facts.trust_classes.items()},
                     "without_modes": empty}  # fmt: skip
+
+
+def _bulletins_fresh(facts: ChecklistFacts) -> tuple[str, dict]:
+    if not facts.bulletins:
+        return FAIL, {"reason": "no vendor bulletins have been imported (import_bulletins)"}
+    age = facts.days_since_bulletin_import
+    evidence = {"bulletins": facts.bulletins, "days_since_last_import": age}
+    return (PASS if age is not None and age <= 7 else FAIL), evidence
+
+
+def _patch_sla(facts: ChecklistFacts) -> tuple[str, dict]:
+    if not facts.bulletins:
+        return UNKNOWN, {"reason": "patch status needs imported bulletins"}
+    return _by_findings(facts, ("STACK-005",), {"gpu_nodes_checked": facts.gpu_nodes})
 
 
 def _provider(facts: ChecklistFacts) -> tuple[str, dict]:

@@ -11,7 +11,7 @@ from django.utils import timezone
 from gpuposture.base.roles import reads_all_posture
 from inventory import snapshot as snap
 from inventory.drift import DriftChange
-from inventory.models import Cluster, ClusterObject, DriftEvent, Node, Pod, SyncRun
+from inventory.models import Bulletin, Cluster, ClusterObject, DriftEvent, Node, Pod, SyncRun
 from posture.checklist import ChecklistFacts
 from posture.inputs import DriftEventInfo, Exemption, PostureInputs, TenantInfo, TrustClassInfo
 from posture.models import CheckExemption, Finding, TenantScore
@@ -239,4 +239,13 @@ def checklist_facts(cluster: Cluster) -> ChecklistFacts:
         registered_checks=frozenset(CHECKS),
         trust_classes={tc.slug: tuple(tc.allowed_modes) for tc in TrustClass.objects.all()},
         provider=cluster.provider.name if cluster.provider_id else None,
+        **_bulletin_facts(),
     )
+
+
+def _bulletin_facts() -> dict[str, object]:
+    last = Bulletin.objects.order_by("-imported_at").values_list("imported_at", flat=True).first()
+    return {
+        "bulletins": Bulletin.objects.count(),
+        "days_since_bulletin_import": (timezone.now() - last).days if last else None,
+    }

@@ -31,7 +31,8 @@ def test_pass_fail_and_unknown_from_real_facts():
     result = statuses(facts)
     assert result[1] == "pass" and result[2] == "fail" and result[8] == "fail"
     assert result[3] == "pass" and result[6] == "pass"
-    assert result[4] == result[5] == result[9] == result[10] == "unknown"
+    assert result[4] == "fail"  # no bulletins imported
+    assert result[5] == result[9] == result[10] == "unknown"
     item2 = cluster_checklist(facts)[1]
     assert item2.evidence["open_findings"] == {"SHARE-001": 2}
 
@@ -63,3 +64,13 @@ def test_checklist_on_the_cluster_page_and_api(small_world, personas):
         api_client(personas["procurement"]).get("/api/v1/clusters/lab/checklist/").status_code
         == 404
     )
+
+
+def test_bulletin_items_follow_the_imports_and_the_sla():
+    base = dict(synced=True, gpu_nodes=2, time_sliced_nodes=0, registered_checks=ALL,
+                trust_classes={"x": ("exclusive",)})  # fmt: skip
+    fresh = statuses(ChecklistFacts(**base, bulletins=3, days_since_bulletin_import=2))
+    assert fresh[4] == "pass" and fresh[5] == "pass"
+    stale = ChecklistFacts(**base, bulletins=3, days_since_bulletin_import=30,
+                           open_findings={"STACK-005": 4})  # fmt: skip
+    assert statuses(stale)[4] == "fail" and statuses(stale)[5] == "fail"
