@@ -15,7 +15,7 @@ from inventory.csaf.fixes import Fix, fixes
 from inventory.csaf.products import Bound, Component
 from inventory.csaf.versions import compare, parse_version
 from inventory.models import Bulletin, BulletinFix, Node
-from inventory.patching import node_patch_status
+from inventory.patching import COMPONENTS, node_patch_status
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 
@@ -141,9 +141,7 @@ def nodes_patch_refresh(*, cluster_id: int | None = None) -> int:
         nodes = nodes.filter(cluster_id=cluster_id)
     changed = []
     for node in nodes.only("pk", "data", "patch_status", "patch_exposures", "patch_notes"):
-        versions = {field: node.data.get(field) for field in (
-            "driver_version", "container_toolkit_version", "device_plugin_version",
-            "gpu_operator_version", "dcgm_exporter_version")}  # fmt: skip
+        versions = {field: node.data.get(field) for field in COMPONENTS}
         status = node_patch_status(versions, all_fixes)
         exposures = [e.__dict__ | {"cves": list(e.cves)} for e in status.exposures]
         values = (status.status, exposures, list(status.unknown))

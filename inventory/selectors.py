@@ -8,6 +8,7 @@ from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.utils import timezone
 
 from inventory.models import Cluster, Node, SyncRun
+from inventory.patching import COMPONENTS
 
 
 def latest_sync_runs() -> QuerySet[SyncRun]:
@@ -29,7 +30,7 @@ def clusters_with_last_sync(user) -> list[Cluster]:  # type: ignore[no-untyped-d
 
 
 POOL_LABEL = "gpuposture.io/pool"
-PATCH_COMPONENTS = ("driver", "container_toolkit", "device_plugin", "gpu_operator", "dcgm_exporter")
+PATCH_COMPONENTS = tuple(COMPONENTS.values())
 
 
 def patch_overview(user) -> dict:  # type: ignore[no-untyped-def]

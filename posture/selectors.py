@@ -14,7 +14,7 @@ from inventory.drift import DriftChange
 from inventory.models import Bulletin, Cluster, ClusterObject, DriftEvent, Node, Pod, SyncRun
 from posture.checklist import ChecklistFacts
 from posture.inputs import DriftEventInfo, Exemption, PostureInputs, TenantInfo, TrustClassInfo
-from posture.models import CheckExemption, Finding, TenantScore
+from posture.models import SEVERITY_ORDER, CheckExemption, Finding, TenantScore
 from posture.redaction import HiddenScope
 from posture.rules import CHECKS
 from tenants.models import Tenant, TenantNamespace, TrustClass
@@ -189,9 +189,10 @@ def tenant_posture(tenant: Tenant) -> dict:
     findings = (
         Finding.objects.filter(tenant=tenant, status__in=["open", "accepted"])
         .select_related("tenant", "cluster")
-        .order_by("status", "severity", "check_id", "id")
+        .order_by("check_id", "id")
     )
-    findings = sorted(findings, key=lambda f: (f.status != "open", _SEVERITY_RANK[f.severity]))
+    # Open before accepted, worst severity first (a stable sort keeps check id order).
+    findings = sorted(findings, key=lambda f: (f.status != "open", SEVERITY_ORDER[f.severity]))
     return {
         "tenant": tenant.slug,
         "trust_class": tenant.trust_class.slug,
@@ -202,9 +203,6 @@ def tenant_posture(tenant: Tenant) -> dict:
         "contributions": score.contributions if score else [],
         "findings": findings,
     }
-
-
-_SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
 def hidden_scope_for(user) -> HiddenScope | None:  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
+from inventory.patching import SEVERITY_ORDER
 from posture.inputs import PostureInputs
 from posture.rules.common import per_tenant, sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
@@ -15,11 +16,10 @@ STACK_CHECKS = {
     "STACK-002": ("container_toolkit",),
     "STACK-003": ("device_plugin", "gpu_operator", "mig_manager", "dcgm_exporter"),
 }
-# CVSS v3 qualitative bands; a fix with no score counts as high (never silently low).
-SEVERITY_ORDER = ("critical", "high", "medium", "low")
 
 
 def _severity(exposures: list[dict]) -> str:
+    # A fix with no CVSS severity counts as high: never silently low.
     found = {str(e.get("severity") or "high").lower() for e in exposures}
     return next((s for s in SEVERITY_ORDER if s in found), "high")
 
