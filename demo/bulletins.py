@@ -91,4 +91,32 @@ def toolkit_bulletin() -> Obj:
     }  # fmt: skip
 
 
-BULLETINS = (driver_bulletin, toolkit_bulletin)
+def cdi_bulletin() -> Obj:
+    """July 2025: a container escape through the toolkit's hooks. Some bounds hold only in CDI
+    mode or for CDI device-list strategies, which the node page shows beside the facts."""
+    arch = "Linux"
+    products = [
+        _version(arch, "NVIDIA Container Toolkit", "All versions up to and including 1.17.7 "
+                 "(CDI mode only for versions before 1.17.5)"),
+        _version(arch, "NVIDIA Container Toolkit", "1.17.8"),
+        _version(arch, "NVIDIA GPU Operator", "All versions up to and including 25.3.1 "
+                 "(CDI mode only for versions before 25.3.1)"),
+        _version(arch, "NVIDIA GPU Operator", "25.3.2"),
+        _version(arch, "NVIDIA k8s Device Plugin", "All versions up to and including 0.17.2 "
+                 "(only when the device list strategy is cdi-annotations or cdi-cri)"),
+        _version(arch, "NVIDIA k8s Device Plugin", "0.17.3"),
+    ]  # fmt: skip
+    ids = [p["product"]["product_id"] for p in products]
+    return {
+        "document": _advisory("demo-5659", CDI_TITLE, "2025-07-15T00:00:00Z", "CRITICAL"),
+        "product_tree": {"branches": [{"category": "vendor", "name": "NVIDIA", "branches": [
+            {"category": "architecture", "name": arch, "branches": products}]}]},
+        "vulnerabilities": [
+            _vulnerability("CVE-2025-23266", 9.0, "CRITICAL", ids[0::2], ids[1::2]),
+            _vulnerability("CVE-2025-23267", 8.5, "HIGH", ids[0::2], ids[1::2]),
+        ],
+    }  # fmt: skip
+
+
+CDI_TITLE = "Container Toolkit, GPU Operator and device plugin - July 2025 (demo)"
+BULLETINS = (driver_bulletin, toolkit_bulletin, cdi_bulletin)

@@ -80,6 +80,7 @@ class Cluster:
     egress_locked: tuple[str, ...] = ()  # namespaces with a restrictive egress NetworkPolicy
     bindings: tuple[tuple[str, str, str, str | None], ...] = ()  # name, ClusterRole, subject, ns
     sharing_keys: tuple[str, ...] = ("exclusive", "ts-4", "ts-strict", "mps-2")  # in the ConfigMap
+    cdi: bool = False  # the ClusterPolicy turns CDI on, with NVIDIA's device-list hardening
 
 
 # namespace -> (the tenant group that edits it, extra labels). Namespaces labelled
@@ -207,7 +208,7 @@ PROD_EAST = Cluster(
 NEO_WEST = Cluster(
     name="neo-west",
     host=Host("Ubuntu 22.04.5 LTS", "5.15.0-122-generic", "containerd://1.7.23", "v1.30.5"),
-    mig_strategy="single", driver_managed=True, zone="us-west-2a",
+    mig_strategy="single", driver_managed=True, zone="us-west-2a", cdi=True,
     nodes=(
         NodeSpec("nw-cpu-01", "cpu"),
         gpu_node("nw-h200-01", "external-h200", H200, 8, "external", driver="550.127.05"),

@@ -189,6 +189,12 @@ def _gpu_operator_config(ids: Ids, c: Cluster) -> list[Obj]:
         "mig": {"strategy": c.mig_strategy},
         "migManager": {"config": {"name": "default-mig-parted-config"}},
     }
+    if c.cdi:
+        policy["cdi"] = {"enabled": True, "default": True}
+        policy["devicePlugin"]["env"] = [{"name": "DEVICE_LIST_STRATEGY", "value": "cdi-cri"}]
+        policy["toolkit"] = {"env": [
+            {"name": "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED", "value": "false"},
+        ]}  # fmt: skip
     meta = k8s.meta(ids, "ClusterPolicy", "cluster-policy")
     ns = k8s.GPU_OPERATOR_NS
     return [

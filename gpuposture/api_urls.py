@@ -6,6 +6,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from inventory.api import (
+    BulletinImportViewSet,
     BulletinViewSet,
     ClusterViewSet,
     DriftEventViewSet,
@@ -13,6 +14,7 @@ from inventory.api import (
     SyncRunViewSet,
     WorkloadViewSet,
 )
+from inventory.api_patch import PatchSlaView
 from posture.api import (
     CheckViewSet,
     ClusterChecklistView,
@@ -28,12 +30,14 @@ router.register("clusters", ClusterViewSet)
 router.register("sync-runs", SyncRunViewSet)
 router.register("drift-events", DriftEventViewSet)
 router.register("bulletins", BulletinViewSet)
+router.register("bulletin-imports", BulletinImportViewSet)
 router.register("nodes", NodeViewSet)
 router.register("workloads", WorkloadViewSet)
 router.register("findings", FindingViewSet)
 router.register("checks", CheckViewSet, basename="check")
 
 urlpatterns = [
+    path("patch-sla/", PatchSlaView.as_view(), name="api-patch-sla"),
     path(
         "clusters/<str:name>/checklist/",
         ClusterChecklistView.as_view(),

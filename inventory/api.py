@@ -11,12 +11,24 @@ from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet, ScopedViewSetMixin
 from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD
+from inventory.bulletin_imports import bulletin_urls_import_request
 from inventory.bulletins import ImportResult, bulletin_import, nodes_patch_refresh
 from inventory.filters import DriftEventFilter, NodeFilter, PodFilter, SyncRunFilter
-from inventory.models import Bulletin, BulletinFix, Cluster, DriftEvent, Node, Pod, SyncRun
+from inventory.models import (
+    Bulletin,
+    BulletinFix,
+    BulletinImport,
+    Cluster,
+    DriftEvent,
+    Node,
+    Pod,
+    SyncRun,
+)
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
 from inventory.validation import clean_cluster_source
 from providers.models import Provider
+
+MAX_IMPORT_URLS = 20
 
 
 class SyncRunSerializer(serializers.ModelSerializer):
@@ -199,6 +211,8 @@ class BulletinViewSet(ScopedViewSetMixin, mixins.CreateModelMixin, viewsets.Read
 
     @extend_schema(request=dict, responses={201: BulletinSerializer, 400: dict})
     def create(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]
+        if isinstance(request.data, dict) and "urls" in request.data:
+            return self._import_urls(request.data["urls"])
         result = ImportResult()
         bulletin = bulletin_import(data=request.data, source="api upload", result=result)
         if bulletin is None:
@@ -209,3 +223,39 @@ class BulletinViewSet(ScopedViewSetMixin, mixins.CreateModelMixin, viewsets.Read
         nodes_patch_refresh()
         code = status.HTTP_200_OK if result.unchanged else status.HTTP_201_CREATED
         return Response(BulletinSerializer(bulletin).data, status=code)
+
+    def _import_urls(self, urls: object) -> Response:
+        """`{"urls": [...]}`: documents or provider feeds, fetched by a worker through the
+        SSRF guard; answers 202 with the import to follow at /api/v1/bulletin-imports/{id}/."""
+        if not (
+            isinstance(urls, list)
+            and 0 < len(urls) <= MAX_IMPORT_URLS
+            and all(isinstance(u, str) and 0 < len(u) <= 2000 for u in urls)
+        ):
+            return Response(
+                {"detail": f"urls must be a list of 1 to {MAX_IMPORT_URLS} URL strings"},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        record = bulletin_urls_import_request(
+            urls=urls, trigger="api", actor=self.request.user.get_username()
+        )
+        record.refresh_from_db()  # eager mode (no broker) has already run it
+        return Response(BulletinImportSerializer(record).data, status=status.HTTP_202_ACCEPTED)
+
+
+class BulletinImportSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = BulletinImport
+        fields = [
+            "id", "trigger", "requested_by", "sources", "status", "counts", "bulletins",
+            "refused", "error", "started_at", "finished_at",
+        ]  # fmt: skip
+
+
+class BulletinImportViewSet(ScopedReadOnlyViewSet):
+    """Bulletin imports (CLI, API, upload form, feed schedule): what was asked, what landed,
+    what was refused and why."""
+
+    queryset = BulletinImport.objects.all()
+    serializer_class = BulletinImportSerializer
+    filterset_fields = {"status": ["exact"], "trigger": ["exact"]}

@@ -27,6 +27,15 @@ class ImportResult:
     unchanged: list[str] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)  # (source, reason)
 
+    def merge(self, other: ImportResult) -> ImportResult:
+        for name in ("imported", "replaced", "unchanged", "refused"):
+            getattr(self, name).extend(getattr(other, name))
+        return self
+
+    @property
+    def landed(self) -> bool:
+        return bool(self.imported or self.replaced or self.unchanged)
+
 
 def _newer(version: str, released: str, existing: Bulletin) -> bool:
     if parse_version(version) and parse_version(existing.version):
@@ -82,7 +91,7 @@ def _fix_row(bulletin: Bulletin, fix: Fix) -> BulletinFix:
     )  # fmt: skip
 
 
-def bulletins_import_paths(*, paths: list[str]) -> ImportResult:
+def bulletins_import_paths(*, paths: list[str], refresh: bool = True) -> ImportResult:
     """Import files and directories of CSAF JSON; each document on its own (a refused one
     never stops the others)."""
     result = ImportResult()
@@ -90,13 +99,39 @@ def bulletins_import_paths(*, paths: list[str]) -> ImportResult:
         try:
             if path.stat().st_size > MAX_DOCUMENT_BYTES:
                 raise ValueError(f"larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MB")
-            data = json.loads(path.read_text(encoding="utf-8"))
+            raw = path.read_bytes()
         except (OSError, ValueError) as exc:
-            result.refused.append((str(path), f"not readable JSON: {exc}"))
+            result.refused.append((str(path), f"not readable: {exc}"))
             continue
-        bulletin_import(data=data, source=str(path), result=result)
-    nodes_patch_refresh()
+        bulletin_import_bytes(raw=raw, source=str(path), result=result)
+    if refresh:
+        nodes_patch_refresh()
     return result
+
+
+def bulletins_import_uploads(
+    *, files: list[tuple[str, bytes]], refresh: bool = True
+) -> ImportResult:
+    """Import uploaded documents (name, content), each on its own, then refresh patch status."""
+    result = ImportResult()
+    for name, raw in files:
+        bulletin_import_bytes(raw=raw, source=f"upload {name}", result=result)
+    if refresh:
+        nodes_patch_refresh()
+    return result
+
+
+def bulletin_import_bytes(*, raw: bytes, source: str, result: ImportResult) -> Bulletin | None:
+    """Import one document given as bytes; too large or not JSON is refused with the reason."""
+    if len(raw) > MAX_DOCUMENT_BYTES:
+        result.refused.append((source, f"larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MB"))
+        return None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        result.refused.append((source, f"not readable JSON: {exc}"))
+        return None
+    return bulletin_import(data=data, source=source, result=result)
 
 
 def _documents(paths: list[str], result: ImportResult) -> list[Path]:

@@ -359,3 +359,60 @@ class BulletinFix(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.branch} {self.affected_op} {self.affected_version}"
+
+
+class PatchSla(models.Model):
+    """Days allowed from a bulletin's release to patched nodes, per severity (STACK-005).
+
+    A severity without a row uses the deployment default (GPUPOSTURE_PATCH_SLA_<SEV>_DAYS)."""
+
+    class Severity(models.TextChoices):
+        CRITICAL = "critical"
+        HIGH = "high"
+        MEDIUM = "medium"
+        LOW = "low"
+
+    severity = models.CharField(max_length=10, choices=Severity.choices, unique=True)
+    days = models.PositiveIntegerField()
+    updated_by = models.CharField(max_length=150, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = models.Manager()
+
+    def __str__(self) -> str:
+        return f"{self.severity}: {self.days} days"
+
+
+class BulletinImportQuerySet(ScopedQuerySet):
+    def visible_to(self, user):  # type: ignore[no-untyped-def]
+        # Sources may name internal mirrors: for those who read the whole fleet's posture.
+        return self if reads_all_posture(user) else self.none()
+
+
+class BulletinImport(models.Model):
+    """One import of bulletins (files, uploads, URLs or provider feeds): what was asked, what
+    landed and what was refused with the reason. Feed imports run on a worker."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    trigger = models.CharField(max_length=20)  # cli, api, page, schedule
+    requested_by = models.CharField(max_length=150, blank=True)
+    sources = models.JSONField(default=list)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    counts = models.JSONField(default=dict, blank=True)
+    bulletins = models.JSONField(default=list, blank=True)  # tracking ids imported or replaced
+    refused = models.JSONField(default=list, blank=True)  # [{"source", "reason"}]
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = BulletinImportQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"bulletin import {self.pk} ({self.status})"

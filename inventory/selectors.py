@@ -7,8 +7,10 @@ from datetime import datetime
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.utils import timezone
 
-from inventory.models import Cluster, Node, SyncRun
+from inventory.models import Bulletin, Cluster, ClusterObject, Node, Pod, SyncRun
 from inventory.patching import COMPONENTS
+from inventory.rollout import RolloutNode, rollout_plan
+from inventory.runtime import runtime_facts
 
 
 def latest_sync_runs() -> QuerySet[SyncRun]:
@@ -79,3 +81,68 @@ def _patch_row(node: Node, pool: str, now: datetime) -> dict:
         "oldest_days": (now - min(released)).days if released else None,
         "move_to": sorted(move_to),
     }
+
+
+def node_detail_context(user, node: Node) -> dict:  # type: ignore[no-untyped-def]
+    """A node's facts, how it injects devices, what it is exposed to (with each bound's
+    condition), and the pods on it the user may see."""
+    objects = ClusterObject.objects.filter(
+        cluster_id=node.cluster_id, kind__in=("gpu_operator_policy", "sharing_config")
+    ).values_list("kind", "name", "data")
+    policies = [
+        (name, data.get("spec") or {}) for kind, name, data in objects if kind != "sharing_config"
+    ]
+    configs = [data for kind, _name, data in objects if kind == "sharing_config"]
+    advisories = {e.get("advisory_id") for e in node.patch_exposures}
+    bulletin_ids = dict(
+        Bulletin.objects.filter(tracking_id__in=advisories).values_list("tracking_id", "pk")
+    )
+    exposures = [
+        e | {"bulletin_pk": bulletin_ids.get(e.get("advisory_id"))} for e in node.patch_exposures
+    ]
+    pods = (
+        Pod.objects.visible_to(user)
+        .filter(node=node)
+        .select_related("tenant")
+        .order_by("namespace", "name")
+    )
+    return {
+        "node": node,
+        "runtime": runtime_facts(node.labels, policies, configs),
+        "exposures": sorted(exposures, key=lambda e: (-(e.get("max_cvss") or 0), e["component"])),
+        "has_conditions": any(e.get("condition") for e in exposures),
+        "pods": pods,
+    }
+
+
+def patch_rollout(user) -> list:  # type: ignore[no-untyped-def]
+    """The suggested rollout per cluster (inventory.rollout) for the nodes the user may see;
+    a pool's sensitivity is the highest trust-class rank among the tenants running on it."""
+    nodes = list(
+        Node.objects.visible_to(user)
+        .filter(is_gpu_node=True)
+        .select_related("cluster")
+        .only("cluster__name", "name", "labels", "patch_status", "patch_exposures", "data")
+    )
+    pool_of = {n.pk: (n.cluster.name, n.labels.get(POOL_LABEL, "no pool label")) for n in nodes}
+    sensitivity: dict[tuple[str, str], int] = {}
+    ranks = (
+        Pod.objects.filter(node_id__in=pool_of, tenant__isnull=False)
+        .values_list("node_id", "tenant__trust_class__rank")
+        .distinct()
+    )
+    for node_id, rank in ranks.iterator(chunk_size=5000):
+        pool = pool_of[node_id]
+        sensitivity[pool] = max(sensitivity.get(pool, 0), rank or 0)
+    rollout_nodes = [
+        RolloutNode(
+            cluster=n.cluster.name,
+            pool=pool_of[n.pk][1],
+            name=n.name,
+            patch_status=n.patch_status,
+            exposures=tuple(n.patch_exposures),
+            versions={kind: n.data[f] for f, kind in COMPONENTS.items() if n.data.get(f)},
+        )
+        for n in nodes
+    ]
+    return rollout_plan(rollout_nodes, pool_sensitivity=sensitivity)

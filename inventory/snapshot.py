@@ -174,6 +174,9 @@ class SharingConfig:
     rename_by_default: bool = False
     resources: tuple[str, ...] = ()
     mig_strategy: str | None = None
+    # How the plugin hands devices to the runtime (envvar, volume-mounts, cdi-annotations,
+    # cdi-cri); bulletins condition some exposures on it.
+    device_list_strategy: str | None = None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ import logging
 from celery import shared_task, signature
 from django.conf import settings
 
-from inventory.models import Cluster, SyncRun
+from inventory.bulletin_imports import bulletin_import_run, bulletins_import_recorded
+from inventory.models import BulletinImport, Cluster, SyncRun
 from inventory.services import SyncBusy, cluster_sync, lease_remaining_seconds
 from inventory.sync import SyncError
 
@@ -51,3 +52,36 @@ def sync_cluster(
 def _may_retry(task) -> bool:  # type: ignore[no-untyped-def]
     # Run in-process (no broker, `make demo`), a retry would block the caller: report instead.
     return not task.request.is_eager and task.request.retries < MAX_RETRIES
+
+
+def score_all() -> None:
+    """Queue a score of every cluster (after a change that moves findings, like the SLA)."""
+    # By name: inventory sits below posture and must not import it.
+    signature("posture.tasks.score").apply_async()
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def import_bulletin_urls(import_id: int) -> dict[str, object]:
+    """Run a URL import requested from the page or the API, then re-score. Redelivered after a
+    killed worker, it runs again: imports are idempotent and the row is still `running`."""
+    record = BulletinImport.objects.filter(pk=import_id).first()
+    if record is None:
+        return {"status": "skipped", "reason": "import no longer exists"}
+    result = bulletin_import_run(record=record)
+    if result is None:
+        return {"status": "skipped", "reason": f"import already {record.status}"}
+    if result.imported or result.replaced:
+        score_all()
+    return {"status": record.status, "counts": record.counts}
+
+
+@shared_task(acks_late=True)
+def poll_bulletin_feeds() -> dict[str, object]:
+    """Import the vendor feeds the deployment names (GPUPOSTURE_BULLETIN_FEEDS), on beat."""
+    urls = list(settings.GPUPOSTURE_BULLETIN_FEEDS)
+    if not urls:
+        return {"status": "skipped", "reason": "no feeds configured"}
+    record, result = bulletins_import_recorded(trigger="schedule", urls=urls)
+    if result.imported or result.replaced:
+        score_all()
+    return {"status": record.status, "counts": record.counts}

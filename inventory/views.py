@@ -9,12 +9,20 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from gpuposture.base.decorators import role_required
-from gpuposture.base.roles import PLATFORM_ENGINEER, has_role
+from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role, reads_all_posture
+from inventory.bulletin_imports import bulletin_urls_import_request, bulletins_import_recorded
 from inventory.charts import patch_heatmap
 from inventory.filters import NodeFilter
-from inventory.forms import ClusterForm
-from inventory.models import Bulletin, Cluster, Node
-from inventory.selectors import PATCH_COMPONENTS, clusters_with_last_sync, patch_overview
+from inventory.forms import BulletinImportForm, ClusterForm, PatchSlaForm
+from inventory.models import Bulletin, BulletinImport, Cluster, Node
+from inventory.patch_sla import patch_sla_rows, patch_sla_save
+from inventory.selectors import (
+    PATCH_COMPONENTS,
+    clusters_with_last_sync,
+    node_detail_context,
+    patch_overview,
+    patch_rollout,
+)
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
 
 
@@ -83,9 +91,47 @@ def node_list(request: HttpRequest) -> HttpResponse:
     )
 
 
+def node_detail(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
+    node = get_object_or_404(
+        Node.objects.visible_to(request.user).select_related("cluster"),
+        cluster__name=cluster,
+        name=name,
+    )
+    return render(request, "inventory/node_detail.html", node_detail_context(request.user, node))
+
+
 def bulletin_list(request: HttpRequest) -> HttpResponse:
-    bulletins = Bulletin.objects.visible_to(request.user).prefetch_related("fixes")
-    return render(request, "inventory/bulletin_list.html", {"bulletins": bulletins})
+    context = {
+        "bulletins": Bulletin.objects.visible_to(request.user).prefetch_related("fixes"),
+        "imports": BulletinImport.objects.visible_to(request.user)[:10],
+        "can_import": has_role(request.user, SECURITY_LEAD, PLATFORM_ENGINEER),
+    }
+    return render(request, "inventory/bulletin_list.html", context)
+
+
+@role_required(SECURITY_LEAD, PLATFORM_ENGINEER)
+def bulletin_import_view(request: HttpRequest) -> HttpResponse:
+    form = BulletinImportForm(request.POST or None, request.FILES or None)
+    result = None
+    if request.method == "POST" and form.is_valid():
+        actor = request.user.get_username()
+        uploads = [(f.name[:200], f.read()) for f in form.cleaned_data["files"]]
+        if uploads:
+            _record, result = bulletins_import_recorded(
+                trigger="page", actor=actor, uploads=uploads
+            )
+        if form.cleaned_data["urls"]:
+            # A feed may list hundreds of documents: a worker fetches them.
+            record = bulletin_urls_import_request(
+                urls=form.cleaned_data["urls"], trigger="page", actor=actor
+            )
+            messages.info(request, f"Import {record.pk} of the URLs started; see Recent imports.")
+        if result is None or (result.landed and not result.refused):
+            if result is not None:
+                messages.success(request, f"{len(result.imported) + len(result.replaced)} "
+                                 "bulletin(s) imported from the files.")  # fmt: skip
+            return redirect("bulletin-list")
+    return render(request, "inventory/bulletin_import.html", {"form": form, "result": result})
 
 
 def bulletin_detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -109,4 +155,22 @@ def patch_status(request: HttpRequest) -> HttpResponse:
     if pools:
         below = [[overview["pools"][p]["components"][c] for c in PATCH_COMPONENTS] for p in pools]
         chart = patch_heatmap(pools, list(PATCH_COMPONENTS), below)
-    return render(request, "inventory/patch_status.html", {**overview, "chart": chart})
+    context = {
+        **overview,
+        "chart": chart,
+        "sla": patch_sla_rows(),
+        "can_edit_sla": has_role(request.user, SECURITY_LEAD),
+        # A rollout names every pool of a cluster: for those who read the whole fleet.
+        "rollout": patch_rollout(request.user) if reads_all_posture(request.user) else None,
+    }
+    return render(request, "inventory/patch_status.html", context)
+
+
+@role_required(SECURITY_LEAD)
+def patch_sla_edit(request: HttpRequest) -> HttpResponse:
+    form = PatchSlaForm(request.POST or None, rows=patch_sla_rows())
+    if request.method == "POST" and form.is_valid():
+        patch_sla_save(days=form.cleaned_data, actor=request.user.get_username())
+        messages.success(request, "Patch SLA saved; posture is being re-scored.")
+        return redirect("patch-status")
+    return render(request, "inventory/patch_sla_form.html", {"form": form})

@@ -12,6 +12,7 @@ from gpuposture.base.roles import reads_all_posture
 from inventory import snapshot as snap
 from inventory.drift import DriftChange
 from inventory.models import Bulletin, Cluster, ClusterObject, DriftEvent, Node, Pod, SyncRun
+from inventory.patch_sla import patch_sla_days
 from posture.checklist import ChecklistFacts
 from posture.inputs import DriftEventInfo, Exemption, PostureInputs, TenantInfo, TrustClassInfo
 from posture.models import SEVERITY_ORDER, CheckExemption, Finding, TenantScore
@@ -148,7 +149,7 @@ def posture_inputs(
                 cluster=cluster, is_gpu_node=True
             ).values_list("name", "patch_status", "patch_exposures", "patch_notes")
         },
-        patch_sla_days=dict(settings.GPUPOSTURE_PATCH_SLA_DAYS),
+        patch_sla_days=patch_sla_days(),
         # Pods of namespaces no tenant owns are judged as the platform class as configured.
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )

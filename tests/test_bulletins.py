@@ -70,8 +70,9 @@ def test_a_malformed_document_is_refused_and_the_rest_of_the_batch_lands(tmp_pat
     assert "1 imported" in out.getvalue() and "2 refused" in out.getvalue()
     assert "not readable JSON" in err.getvalue() and "tracking" in err.getvalue()
     assert Bulletin.objects.count() == 1
-    with pytest.raises(CommandError, match="not supported yet"):
-        call_command("import_bulletins", "https://example.invalid/provider-metadata.json")
+    # A feed on a private address is refused by the SSRF guard before any connection.
+    with pytest.raises(CommandError, match="private"):
+        call_command("import_bulletins", "https://10.0.0.7/provider-metadata.json")
 
 
 def test_nodes_get_patch_status_and_stack_findings(small_world):

@@ -39,9 +39,15 @@ def test_demo_world_meets_the_promise():
     assert {"admin", "security-lead", "platform-engineer", "auditor"} <= set(logins)
     assert not Tenant.objects.filter(scores__isnull=True).exists()  # every tenant is scored
     # Bulletins (our own demo copies) give the nodes a patch status and STACK- findings.
-    assert Bulletin.objects.count() == 2
+    assert Bulletin.objects.count() == 3
     assert Node.objects.filter(patch_status="below_baseline").exists()
     assert {"STACK-001", "STACK-005"} <= checks
+    # The July demo bulletin bounds some exposures by CDI mode; neo-west runs CDI, shown as such.
+    conditioned = [
+        e for n in Node.objects.filter(is_gpu_node=True) for e in n.patch_exposures
+        if e.get("condition")
+    ]  # fmt: skip
+    assert conditioned and all("cdi" in e["condition"].lower() for e in conditioned)
 
 
 def test_demo_passwords_are_random_and_rerunning_is_safe():

@@ -238,6 +238,25 @@ GPUPOSTURE_PATCH_SLA_DAYS = {
     severity: env_int(f"GPUPOSTURE_PATCH_SLA_{severity.upper()}_DAYS", default)
     for severity, default in (("critical", 7), ("high", 30), ("medium", 90), ("low", 180))
 }
+# Outbound fetches (CSAF provider feeds, Prometheus) go only to https URLs on public
+# addresses; an admin may allow named hosts (host or host:port) that are internal mirrors, which
+# may then also use plain http and private addresses.
+GPUPOSTURE_FETCH_ALLOWED_HOSTS = env_list("GPUPOSTURE_FETCH_ALLOWED_HOSTS", [])
+GPUPOSTURE_FETCH_TIMEOUT_SECONDS = env_int("GPUPOSTURE_FETCH_TIMEOUT_SECONDS", 20)
+GPUPOSTURE_FETCH_MAX_BYTES = env_int("GPUPOSTURE_FETCH_MAX_BYTES", 20 * 1024 * 1024)
+# Vendor CSAF feeds (provider-metadata.json URLs) that beat imports every N hours.
+GPUPOSTURE_BULLETIN_FEEDS = env_list("GPUPOSTURE_BULLETIN_FEEDS", [])
+GPUPOSTURE_BULLETIN_FEED_HOURS = env_int("GPUPOSTURE_BULLETIN_FEED_HOURS", 24)
+CELERY_BEAT_SCHEDULE = (
+    {
+        "poll bulletin feeds": {
+            "task": "inventory.tasks.poll_bulletin_feeds",
+            "schedule": GPUPOSTURE_BULLETIN_FEED_HOURS * 3600.0,
+        }
+    }
+    if GPUPOSTURE_BULLETIN_FEEDS
+    else {}
+)
 # How long a DRIFT- finding stays open after the change it reports.
 GPUPOSTURE_DRIFT_WINDOW_DAYS = env_int("GPUPOSTURE_DRIFT_WINDOW_DAYS", 7)
 

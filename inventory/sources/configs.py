@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from inventory.snapshot import ConfigMap, SharingConfig
-from inventory.sources.raw import as_int, canonical_hash, dicts, flag, mapping, text
+from inventory.sources.raw import as_int, canonical_hash, dicts, dig, flag, mapping, text
 
 DEVICE_PLUGIN = "device_plugin"
 MIG_PARTED = "mig_parted"
@@ -117,4 +117,15 @@ def sharing_config(namespace: str, configmap: str, key: str, cfg: dict[str, Any]
         rename_by_default=flag(section.get("renameByDefault")) is True,
         resources=tuple(name for r in resources if (name := text(r.get("name")))),
         mig_strategy=text(mapping(cfg.get("flags")).get("migStrategy")),
+        device_list_strategy=_device_list_strategy(
+            dig(cfg, "flags", "plugin").get("deviceListStrategy")
+        ),
     )
+
+
+def _device_list_strategy(value: object) -> str | None:
+    # The plugin takes one strategy or a list of them (e.g. ["envvar", "cdi-annotations"]).
+    if isinstance(value, list):
+        names = [v.strip() for v in value if isinstance(v, str) and v.strip()]
+        return ",".join(names) or None
+    return text(value)

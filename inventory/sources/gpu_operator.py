@@ -60,6 +60,11 @@ class GpuOperatorSpec:
     vgpu_manager_enabled: bool | None
     psp_enabled: bool | None
     kernel_module_type: str | None
+    # The device-plugin's DEVICE_LIST_STRATEGY and the toolkit's acceptance of
+    # NVIDIA_VISIBLE_DEVICES from unprivileged containers: NVIDIA's mitigation for pods that
+    # bypass the device plugin (bulletin 5599) sets "volume-mounts" and "false".
+    device_list_strategy: str | None = None
+    toolkit_accepts_envvar_unprivileged: bool | None = None
 
     @property
     def mig_parted_configmap(self) -> str:
@@ -137,7 +142,30 @@ def _from_spec(spec: dict[str, Any]) -> GpuOperatorSpec:
         vgpu_manager_enabled=_enabled(spec, "vgpuManager"),
         psp_enabled=_enabled(spec, "psp"),
         kernel_module_type=_word(driver.get("kernelModuleType")),
+        device_list_strategy=_word(_env(spec, "devicePlugin").get("DEVICE_LIST_STRATEGY")),
+        toolkit_accepts_envvar_unprivileged=_env_flag(
+            _env(spec, "toolkit").get("ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED")
+        ),
     )
+
+
+def _env(spec: dict[str, Any], section: str) -> dict[str, Any]:
+    """A section's `env` list as name -> value (values as written: env values are strings)."""
+    entries = dig(spec, section).get("env")
+    if not isinstance(entries, list):
+        return {}
+    return {
+        e["name"]: e.get("value")
+        for e in entries
+        if isinstance(e, dict) and isinstance(e.get("name"), str)
+    }
+
+
+def _env_flag(value: Any) -> bool | None:
+    # Env values are strings; only an unambiguous spelling counts.
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return None
 
 
 def _enabled(spec: dict[str, Any], section: str) -> bool | None:

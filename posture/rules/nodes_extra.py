@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
+from inventory.runtime import CDI_NODE_LABEL, CDI_NODE_LABEL_ON
 from inventory.snapshot import GpuOperatorPolicy, Node
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import (
@@ -142,11 +143,6 @@ def _leak_draft(
 
 
 # --- STACK-006 -----------------------------------------------------------------------------
-
-# Nothing upstream labels a node with its CDI state; the platform records it on nodes the
-# GPU Operator does not manage (e.g. `nvidia-ctk runtime configure --cdi.enabled`).
-CDI_NODE_LABEL = "gpuposture.io/cdi"
-CDI_NODE_LABEL_ON = ("true", "enabled")
 
 
 def cdi_gap(inputs: PostureInputs, node: Node) -> dict[str, Any] | None:

@@ -1,16 +1,19 @@
-"""import_bulletins PATH...: import CSAF 2.0 advisories (files or directories of JSON)."""
+"""import_bulletins PATH_OR_URL...: import CSAF 2.0 advisories from files, directories of JSON,
+document URLs or provider feeds (provider-metadata.json, ROLIE feed, directory index.txt)."""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from inventory.bulletins import bulletins_import_paths
+from inventory.bulletin_imports import bulletins_import_recorded
 
 
 class Command(BaseCommand):
     help = (
-        "Import vendor security bulletins in CSAF 2.0 JSON (files or directories); a newer "
-        "revision replaces an older one; refused documents are listed with the reason."
+        "Import vendor security bulletins in CSAF 2.0 JSON (files, directories, document URLs "
+        "or provider feeds); a newer revision replaces an older one; refused documents are "
+        "listed with the reason. URLs must be https on public addresses unless the host is in "
+        "GPUPOSTURE_FETCH_ALLOWED_HOSTS."
     )
 
     def add_arguments(self, parser):  # type: ignore[no-untyped-def]
@@ -18,17 +21,14 @@ class Command(BaseCommand):
 
     def handle(self, *args, paths: list[str], **options) -> None:  # type: ignore[no-untyped-def]
         urls = [p for p in paths if "://" in p]
-        if urls:
-            raise CommandError(
-                f"{urls[0]}: provider feeds (URLs) are not supported yet; download the "
-                "documents and import the files"
-            )
-        result = bulletins_import_paths(paths=paths)
+        files = [p for p in paths if "://" not in p]
+        _record, result = bulletins_import_recorded(trigger="cli", paths=files, urls=urls)
         for source, reason in result.refused:
             self.stderr.write(f"refused {source}: {reason}")
         self.stdout.write(
             f"bulletins: {len(result.imported)} imported, {len(result.replaced)} replaced by a "
             f"newer revision, {len(result.unchanged)} unchanged, {len(result.refused)} refused"
         )
-        if result.refused and not (result.imported or result.replaced or result.unchanged):
-            raise CommandError("no document could be imported")
+        if result.refused and not result.landed:
+            source, reason = result.refused[0]
+            raise CommandError(f"no document could be imported (first: {source}: {reason})")

@@ -27,7 +27,7 @@ from demo.nvidia_smi import HOSTS, nvidia_smi_xml
 from demo.world import build_clusters
 from gpuposture.base.roles import ROLES, TENANT_VIEWER
 from inventory.bulletins import ImportResult, bulletin_import, nodes_patch_refresh
-from inventory.models import Cluster, DriftEvent, SyncRun
+from inventory.models import Cluster, DriftEvent, PatchSla, SyncRun
 from inventory.schedule import cluster_schedule_update
 from inventory.services import cluster_sync_from_snapshot, node_host_facts_import
 from inventory.sync import SyncError, cluster_get_or_create, pod_tenants_refresh
@@ -149,6 +149,11 @@ class Command(BaseCommand):
             bulletin_import(data=build(), source="demo/bulletins.py", result=result)
         changed = nodes_patch_refresh()
         self.stdout.write(f"bulletins: {len(BULLETINS)} (demo copies); {changed} nodes re-assessed")
+        # The security lead tightened the critical SLA (the demo scores right after, so the
+        # service's re-score is not needed here).
+        PatchSla.objects.update_or_create(
+            severity="critical", defaults={"days": 5, "updated_by": "security-lead"}
+        )
 
     @transaction.atomic
     def _users(self, viewers: list[str]) -> list[tuple[str, str, str]]:

@@ -1,0 +1,237 @@
+"""Fetch a URL the outside world chose (a CSAF feed, a Prometheus API) without letting it reach
+inside our network (SSRF). The rule: https only, and every address the host resolves to must be
+public; a host an admin put in GPUPOSTURE_FETCH_ALLOWED_HOSTS (an internal mirror) may also use
+plain http and private addresses. The host is resolved once and the socket opened to the vetted
+address itself, so a second DNS answer cannot rebind the name to 169.254.169.254; every redirect
+is vetted by the same rule; the body is capped in bytes and the whole fetch in time."""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import json
+import socket
+import ssl
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlencode, urljoin, urlsplit
+
+from django.conf import settings
+
+MAX_REDIRECTS = 5
+_REDIRECT_STATUSES = (301, 302, 303, 307, 308)
+_CHUNK = 64 * 1024
+_SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT: not ours, not public
+_ALLOW_SETTING = "GPUPOSTURE_FETCH_ALLOWED_HOSTS"
+
+
+class FetchError(Exception):
+    """A URL refused by the guard or that could not be read; the message says which and why."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"{_shown(url)}: {reason}")
+        self.url, self.reason = _shown(url), reason
+
+
+@dataclass(frozen=True)
+class _Target:
+    url: str
+    scheme: str
+    host: str
+    port: int
+    request_path: str  # path and query, as sent on the request line
+    addresses: tuple[str, ...]  # vetted: the only places we connect to
+
+    @property
+    def origin(self) -> tuple[str, str, int]:
+        return self.scheme, self.host, self.port
+
+
+def fetch(
+    url: str,
+    *,
+    params: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
+    accept: str = "application/json",
+) -> bytes:
+    """GET `url` (with `params` added to its query) under the guard; return the body."""
+    if params:
+        url += ("&" if urlsplit(url).query else "?") + urlencode(params)
+    deadline = time.monotonic() + settings.GPUPOSTURE_FETCH_TIMEOUT_SECONDS
+    sent = {"Accept": accept, "User-Agent": "gpuposture", **(headers or {})}
+    target = vet_url(url)
+    for _ in range(MAX_REDIRECTS + 1):
+        location = _get(target, sent, deadline)
+        if isinstance(location, bytes):
+            return location
+        next_target = vet_url(urljoin(target.url, location))
+        if next_target.origin != target.origin:
+            # Credentials the caller meant for one server must not follow a redirect elsewhere.
+            sent = {"Accept": accept, "User-Agent": "gpuposture"}
+        target = next_target
+    raise FetchError(url, f"more than {MAX_REDIRECTS} redirects")
+
+
+def fetch_json(
+    url: str, *, params: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None
+) -> object:
+    """`fetch`, then decode the body as UTF-8 JSON."""
+    raw = fetch(url, params=params, headers=headers)
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise FetchError(url, f"not JSON: {exc}") from exc
+
+
+def vet_url(url: str) -> _Target:
+    """Apply the rule to `url` (resolving its host once) or raise FetchError saying why."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise FetchError(url, f"only http(s) URLs are fetched, not {parts.scheme or 'none'}")
+    if "@" in parts.netloc:
+        raise FetchError(url, "URLs with user info (user:password@) are refused")
+    host = (parts.hostname or "").lower()
+    if not host:
+        raise FetchError(url, "the URL has no host")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        raise FetchError(url, f"bad port: {exc}") from exc
+    allowed = _allowed(host, port)
+    if parts.scheme != "https" and not allowed:
+        raise FetchError(url, f"plain http is refused (only hosts in {_ALLOW_SETTING} may)")
+    addresses = _resolve(url, host, port)
+    if not allowed:
+        for address in addresses:
+            kind = address_class(address)
+            if kind:
+                raise FetchError(
+                    url,
+                    f"{host} resolves to {address} ({kind} address); only hosts "
+                    f"in {_ALLOW_SETTING} may use non-public addresses",
+                )
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return _Target(url, parts.scheme, host, port, path, addresses)
+
+
+def address_class(address: str) -> str | None:
+    """Why `address` is not public ("loopback", "private"...), or None when it is."""
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 reaches 127.0.0.1
+    checks = (
+        ("unspecified", ip.is_unspecified),
+        ("loopback", ip.is_loopback),
+        ("link-local", ip.is_link_local),  # 169.254.169.254, the cloud metadata service
+        ("multicast", ip.is_multicast),
+        ("shared (carrier-grade NAT)", ip.version == 4 and ip in _SHARED),
+        ("reserved", ip.is_reserved),  # before private, which also covers 240.0.0.0/4
+        ("private", ip.is_private),
+        ("non-public", not ip.is_global),
+    )
+    return next((name for name, hit in checks if hit), None)
+
+
+def _allowed(host: str, port: int) -> bool:
+    named = f"[{host}]" if ":" in host else host
+    entries = {e.strip().lower() for e in settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS}
+    return bool(entries & {host, named, f"{named}:{port}"})
+
+
+def _resolve(url: str, host: str, port: int) -> tuple[str, ...]:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise FetchError(url, f"cannot resolve {host}: {exc}") from exc
+    # An IPv6 scope ("fe80::1%eth0") is not part of the address being vetted.
+    addresses = tuple(dict.fromkeys(str(info[4][0]).split("%")[0] for info in infos))
+    if not addresses:
+        raise FetchError(url, f"{host} resolves to no address")
+    return addresses
+
+
+def _get(target: _Target, headers: Mapping[str, str], deadline: float) -> bytes | str:
+    """One request: the body, or the Location of a redirect."""
+    url = target.url
+    cls = _PinnedHTTPS if target.scheme == "https" else _PinnedHTTP
+    conn = cls(target.host, target.port, addresses=target.addresses, timeout=_left(url, deadline))
+    try:
+        conn.request("GET", target.request_path, headers=dict(headers))
+        response = conn.getresponse()
+        if response.status in _REDIRECT_STATUSES:
+            location = response.getheader("Location")
+            if not location:
+                raise FetchError(url, f"HTTP {response.status} without a Location")
+            return location
+        if not 200 <= response.status < 300:
+            raise FetchError(url, f"HTTP {response.status} {response.reason}".rstrip())
+        return _read(url, response, deadline)
+    except (OSError, http.client.HTTPException) as exc:
+        raise FetchError(url, str(exc) or type(exc).__name__) from exc
+    finally:
+        conn.close()
+
+
+def _read(url: str, response: http.client.HTTPResponse, deadline: float) -> bytes:
+    limit = settings.GPUPOSTURE_FETCH_MAX_BYTES
+    too_large = FetchError(url, f"larger than {_size(limit)}")
+    declared = response.getheader("Content-Length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise too_large
+    body = bytearray()
+    while chunk := response.read(_CHUNK):
+        body += chunk
+        if len(body) > limit:
+            raise too_large
+        _left(url, deadline)  # a server dripping bytes must not hold us past the timeout
+    return bytes(body)
+
+
+def _left(url: str, deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise FetchError(url, f"took longer than {settings.GPUPOSTURE_FETCH_TIMEOUT_SECONDS} s")
+    return left
+
+
+def _size(limit: int) -> str:
+    mb = 1024 * 1024
+    return f"{limit // mb} MB" if limit % mb == 0 else f"{limit} bytes"
+
+
+def _shown(url: str) -> str:
+    """The URL for messages, without any user:password@ it carried."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+
+class _PinnedHTTP(http.client.HTTPConnection):
+    """Connects to a vetted address, never re-resolving `host` (which is kept for the Host
+    header, and for TLS in the subclass)."""
+
+    def __init__(self, host: str, port: int, *, addresses: tuple[str, ...], timeout: float):
+        super().__init__(host, port, timeout=timeout)
+        self._addresses = addresses
+
+    def connect(self) -> None:
+        error: OSError | None = None
+        for address in self._addresses:
+            try:
+                self.sock = socket.create_connection((address, self.port), self.timeout)
+                return
+            except OSError as exc:
+                error = exc
+        raise error or OSError("no address to connect to")
+
+
+class _PinnedHTTPS(_PinnedHTTP):
+    default_port = 443
+
+    def connect(self) -> None:
+        super().connect()
+        # Certificate and name checks stay on, against the name in the URL.
+        context = ssl.create_default_context()
+        self.sock = context.wrap_socket(self.sock, server_hostname=self.host)
