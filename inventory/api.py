@@ -13,7 +13,13 @@ from gpuposture.base.api import ScopedReadOnlyViewSet, ScopedViewSetMixin
 from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD
 from inventory.bulletin_imports import bulletin_urls_import_request
 from inventory.bulletins import ImportResult, bulletin_import, nodes_patch_refresh
-from inventory.filters import DriftEventFilter, NodeFilter, PodFilter, SyncRunFilter
+from inventory.filters import (
+    BulletinFilter,
+    DriftEventFilter,
+    NodeFilter,
+    PodFilter,
+    SyncRunFilter,
+)
 from inventory.models import (
     Bulletin,
     BulletinFix,
@@ -207,7 +213,7 @@ class BulletinViewSet(ScopedViewSetMixin, mixins.CreateModelMixin, viewsets.Read
     queryset = Bulletin.objects.prefetch_related("fixes")
     serializer_class = BulletinSerializer
     write_roles = (SECURITY_LEAD, PLATFORM_ENGINEER)
-    filterset_fields = {"tracking_id": ["exact", "icontains"], "category": ["exact"]}
+    filterset_class = BulletinFilter
 
     @extend_schema(request=dict, responses={201: BulletinSerializer, 400: dict})
     def create(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]

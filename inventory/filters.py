@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import django_filters
+from django.db.models import Q
 
-from inventory.models import DriftEvent, Node, Pod, SyncRun
+from inventory.models import Bulletin, DriftEvent, Node, Pod, SyncRun
 
 
 class NodeFilter(django_filters.FilterSet):
@@ -47,3 +48,33 @@ class DriftEventFilter(django_filters.FilterSet):
     class Meta:
         model = DriftEvent
         fields = ["cluster", "check", "kind"]
+
+
+COMPONENT_CHOICES = [
+    ("driver", "GPU driver"), ("container_toolkit", "Container Toolkit"),
+    ("gpu_operator", "GPU Operator"), ("device_plugin", "device plugin"),
+    ("mig_manager", "MIG manager"), ("dcgm_exporter", "DCGM exporter"), ("vgpu", "vGPU"),
+]  # fmt: skip
+
+
+class BulletinFilter(django_filters.FilterSet):
+    q = django_filters.CharFilter(method="search", label="Id or title contains", max_length=100)
+    cve = django_filters.CharFilter(method="by_cve", label="CVE", max_length=40)
+    component = django_filters.ChoiceFilter(
+        field_name="fixes__kind", choices=COMPONENT_CHOICES, distinct=True, label="Component"
+    )
+    severity = django_filters.CharFilter(
+        field_name="aggregate_severity", lookup_expr="iexact", max_length=20
+    )
+    tracking_id = django_filters.CharFilter(lookup_expr="icontains", max_length=200)
+
+    class Meta:
+        model = Bulletin
+        fields = ["q", "cve", "component", "severity", "tracking_id", "category"]
+
+    def search(self, queryset, name, value):  # type: ignore[no-untyped-def]
+        return queryset.filter(Q(tracking_id__icontains=value) | Q(title__icontains=value))
+
+    def by_cve(self, queryset, name, value):  # type: ignore[no-untyped-def]
+        # CVE ids live in a JSON list; a text match works alike on SQLite and PostgreSQL.
+        return queryset.filter(cves__icontains=value.strip().upper())

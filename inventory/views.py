@@ -12,7 +12,7 @@ from gpuposture.base.decorators import role_required
 from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role, reads_all_posture
 from inventory.bulletin_imports import bulletin_urls_import_request, bulletins_import_recorded
 from inventory.charts import patch_heatmap
-from inventory.filters import NodeFilter
+from inventory.filters import BulletinFilter, NodeFilter
 from inventory.forms import BulletinImportForm, ClusterForm, PatchSlaForm
 from inventory.models import Bulletin, BulletinImport, Cluster, Node
 from inventory.patch_sla import patch_sla_rows, patch_sla_save
@@ -101,8 +101,12 @@ def node_detail(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
 
 
 def bulletin_list(request: HttpRequest) -> HttpResponse:
+    bulletins = Bulletin.objects.visible_to(request.user).prefetch_related("fixes")
+    filterset = BulletinFilter(request.GET, queryset=bulletins)
     context = {
-        "bulletins": Bulletin.objects.visible_to(request.user).prefetch_related("fixes"),
+        "filter": filterset,
+        "bulletins": filterset.qs,
+        "filtered": any(request.GET.get(f) for f in filterset.form.fields),
         "imports": BulletinImport.objects.visible_to(request.user)[:10],
         "can_import": has_role(request.user, SECURITY_LEAD, PLATFORM_ENGINEER),
     }

@@ -156,3 +156,24 @@ def test_patch_page_suggests_a_rollout_for_fleet_readers_only(small_world, perso
     assert "550.90.07" in page  # the version to roll back to
     viewer = login(personas["viewer_alpha"]).get("/patch/").content.decode()
     assert "Suggested rollout" not in viewer
+
+
+def test_bulletins_filter_by_cve_component_and_text_on_page_and_api(personas):
+    import_real("5614", "5630", "5659")
+    ids = dict(Bulletin.objects.values_list("tracking_id", "pk"))
+    client = login(personas["auditor"])
+
+    def page(query: str) -> set[str]:
+        text = client.get(f"/bulletins/?{query}").content.decode()
+        return {t for t, pk in ids.items() if f'href="/bulletins/{pk}/"' in text}
+
+    assert page("") == set(ids)
+    assert page("cve=cve-2025-23266") == {"5659"}  # case does not matter
+    assert page("component=container_toolkit") == {"5659"}
+    assert page("component=driver") == {"5614", "5630"}
+    assert page("q=zzz-nothing") == set()
+    assert "No bulletin matches" in client.get("/bulletins/?q=zzz").content.decode()
+    api = api_client(personas["auditor"])
+    rows = api.get("/api/v1/bulletins/?cve=CVE-2025-23266").json()["results"]
+    assert [r["tracking_id"] for r in rows] == ["5659"]
+    assert api.get("/api/v1/bulletins/?component=nonsense").status_code == 400
