@@ -27,6 +27,7 @@ class Report:
     again: tuple[Any, Any]
     changed: int
     max_rss_mb: float
+    live: tuple[Any, Any] | None = None  # (full list Step, watch re-sync Step)
 
     def print(self) -> None:
         for block in (self._header(), self._times(), self._runs(), self._phases(), self._targets()):
@@ -73,20 +74,27 @@ class Report:
         ]  # fmt: skip
         lines = [f"{'':36} {'first':>10} {'re-sync':>10} {'peak MB':>8}"]
         lines += [f"{a:36} {b:>10} {c:>10} {d:>8}" for a, b, c, d in rows]
+        if self.live:
+            full, watch = self.live
+            rows = [
+                ("live sync: full list, then watch", f"{full.seconds:8.2f} s",
+                 f"{watch.seconds:8.2f} s", f"{max(full.peak_mb, watch.peak_mb):7.0f}"),
+                ("watch re-sync as % of: live full list", "",
+                 f"{watch.seconds / full.seconds:8.1%}", ""),
+                ("watch re-sync as % of: first sync", "", f"{watch.seconds / s1.seconds:8.1%}", ""),
+            ]  # fmt: skip
+            lines += [f"{a:36} {b:>10} {c:>10} {d:>8}" for a, b, c, d in rows]
         lines.append(f"{'peak RSS of the process (ru_maxrss)':36} {self.max_rss_mb:8.0f} MB")
         return lines
 
     def _runs(self) -> list[str]:
         lines = ["what the runs did"]
         for name, (sync, score) in (("first", self.first), ("re-sync", self.again)):
-            changes = sync.result.changes
-            short = {k: changes[k] for k in ("nodes", "pods", "workload") if k in changes}
-            short = {k: "/".join(str(n) for n in v.values()) for k, v in short.items()}
-            lines.append(
-                f"  {name:8} sync created/updated/deleted {short}, "
-                f"drift events {changes.get('drift_events')}"
-            )
+            lines.append(f"  {name:8} sync {_changes(sync.result)}")
             lines.append(f"  {'':8} score {score.result.counts}")
+        if self.live:
+            for name, step in zip(("live", "watch"), self.live, strict=True):
+                lines.append(f"  {name:8} sync ({step.result.mode}) {_changes(step.result)}")
         return lines
 
     def _phases(self) -> list[str]:
@@ -94,6 +102,9 @@ class Report:
         lines = [f"{'phase (inclusive seconds)':40} {'first':>8} {'re-sync':>8}"]
         lines += self._phase_rows("sync", SYNC_PHASES, s1, s2)
         lines += self._phase_rows("score", SCORE_PHASES, c1, c2)
+        if self.live:
+            lines += ["", f"{'live sync (inclusive seconds)':40} {'full':>8} {'watch':>8}"]
+            lines += self._phase_rows("sync", SYNC_PHASES, *self.live)
         return lines
 
     def _phase_rows(self, title: str, phases: tuple, one: Any, two: Any) -> list[str]:
@@ -114,11 +125,16 @@ class Report:
     def _targets(self) -> list[str]:
         (s1, c1), (s2, _c2) = self.first, self.again
         ratio = (s1.seconds + c1.seconds) / self.load.seconds
-        resync = s2.seconds / s1.seconds
+        # A live cluster re-syncs by watch; a snapshot file can only be read again whole.
+        resync, how = (
+            (self.live[1].seconds / s1.seconds, "watch re-sync")
+            if self.live
+            else (s2.seconds / s1.seconds, "re-sync")
+        )
         checks = (
             (f"ratio (sync + score) / json.load <= {TARGET_RATIO:g}", ratio <= TARGET_RATIO,
              f"{ratio:.2f}"),
-            (f"re-sync <= {TARGET_RESYNC:.0%} of the first sync", resync <= TARGET_RESYNC,
+            (f"{how} <= {TARGET_RESYNC:.0%} of the first sync", resync <= TARGET_RESYNC,
              f"{resync:.1%}"),
             ("peak memory < 1.5 GB", self.max_rss_mb < TARGET_MEMORY_MB,
              f"{self.max_rss_mb:.0f} MB"),
@@ -130,3 +146,10 @@ class Report:
 
 def _row(name: str, one: dict[str, float], two: dict[str, float], label: str) -> str:
     return f"{name:40} {one.get(label, 0):8.2f} {two.get(label, 0):8.2f}"
+
+
+def _changes(run: Any) -> str:
+    changes = run.changes
+    short = {k: changes[k] for k in ("nodes", "pods", "workload") if k in changes}
+    short = {k: "/".join(str(n) for n in v.values()) for k, v in short.items()}
+    return f"created/updated/deleted {short}, drift events {changes.get('drift_events')}"

@@ -16,6 +16,8 @@ import json
 import os
 import resource
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,6 +49,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--db", choices=("sqlite", "postgres"), default=default_db)
     parser.add_argument("--pg-database", default="gpuposture_bench", help="created and dropped")
     parser.add_argument("--keep", action="store_true", help="keep the database and the files")
+    parser.add_argument(
+        "--no-live", action="store_true", help="skip the live runs (fake API + watch re-sync)"
+    )
     return parser.parse_args()
 
 
@@ -166,6 +171,44 @@ def sync_and_score(cluster: Any, path: Path) -> tuple[Step, Step]:
     return sync, score
 
 
+def live_syncs(workdir: Path, first: Path, changed: Path) -> tuple[Step, Step]:
+    """The same two worlds through the live path: a full list with the kubernetes client from
+    an API served on 127.0.0.1 (bench/fake_api.py, another process), then the re-sync by watch
+    after the API moved to the changed world."""
+    from django.conf import settings
+
+    from inventory.services import cluster_sync
+    from inventory.sources.kube import KubeSettings, KubeSource
+    from inventory.sync import cluster_get_or_create
+
+    command = [sys.executable, str(ROOT / "bench" / "fake_api.py"), "--world", str(first),
+               "--next", str(changed), "--kubeconfig", str(workdir)]  # fmt: skip
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)  # noqa: S603 - our script
+    try:
+        _expect(server, "ready")
+        cluster = cluster_get_or_create(name="bench-live")
+        tuning = KubeSettings(watch_seconds=settings.GPUPOSTURE_WATCH_SECONDS)
+
+        def sync() -> Any:
+            source = KubeSource(kubeconfig=str(workdir / "kubeconfig"), settings=tuning)
+            return cluster_sync(cluster=cluster, source=source)
+
+        full = measure(sync, SYNC_PHASES)
+        server.send_signal(signal.SIGUSR1)
+        _expect(server, "switched")
+        watch = measure(sync, SYNC_PHASES)
+    finally:
+        server.terminate()
+        server.wait()
+    return full, watch
+
+
+def _expect(server: subprocess.Popen, word: str) -> None:
+    line = server.stdout.readline().strip() if server.stdout else ""
+    if line != word:
+        raise RuntimeError(f"bench/fake_api.py said {line!r}, expected {word!r}")
+
+
 def apply_tenants(path: Path) -> None:
     import yaml
 
@@ -213,8 +256,10 @@ def run(args: argparse.Namespace, size: Size, workdir: Path, url: str) -> None:
     loaded = json_load(snapshot)
     first_sync, first_score = sync_and_score(cluster, snapshot)
     changed = changed_pods(size, args.changed)
-    write_snapshot(world, snapshot, changed)
-    re_sync, re_score = sync_and_score(cluster, snapshot)
+    changed_snapshot = workdir / "snapshot-changed.json"
+    write_snapshot(world, changed_snapshot, changed)
+    re_sync, re_score = sync_and_score(cluster, changed_snapshot)
+    live = live_syncs(workdir, snapshot, changed_snapshot) if not args.no_live else None
 
     from bench.report import Report
 
@@ -230,6 +275,7 @@ def run(args: argparse.Namespace, size: Size, workdir: Path, url: str) -> None:
         again=(re_sync, re_score),
         changed=len(changed),
         max_rss_mb=max_rss_mb(),
+        live=live,
     ).print()
 
 

@@ -44,7 +44,7 @@ class SyncRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = SyncRun
         fields = [
-            "id", "cluster", "source", "trigger", "status", "started_at", "finished_at",
+            "id", "cluster", "source", "mode", "trigger", "status", "started_at", "finished_at",
             "duration_seconds", "progress", "counts", "changes", "warnings", "error",
         ]  # fmt: skip
 

@@ -168,12 +168,17 @@ def fixes_from_db() -> list[Fix]:
     ]
 
 
-def nodes_patch_refresh(*, cluster_id: int | None = None) -> int:
-    """Recompute patch status of the GPU nodes (of one cluster, or all); returns nodes changed."""
+def nodes_patch_refresh(
+    *, cluster_id: int | None = None, node_names: list[str] | None = None
+) -> int:
+    """Recompute patch status of the GPU nodes (of one cluster, or all; or the named nodes of
+    that cluster); returns nodes changed."""
     all_fixes = fixes_from_db()
     nodes = Node.objects.filter(is_gpu_node=True)
     if cluster_id is not None:
         nodes = nodes.filter(cluster_id=cluster_id)
+    if node_names is not None:
+        nodes = nodes.filter(name__in=node_names)
     changed = []
     for node in nodes.only("pk", "data", "patch_status", "patch_exposures", "patch_notes"):
         versions = {field: node.data.get(field) for field in COMPONENTS}

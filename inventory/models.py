@@ -45,6 +45,10 @@ class Cluster(models.Model):
     # killed worker cannot block the cluster for ever.
     sync_lock_until = models.DateTimeField(null=True, blank=True)
     sync_lock_token = models.CharField(max_length=40, blank=True)
+    # Live clusters: the resourceVersion each kind was last read at, so the next sync watches
+    # only what changed since; a full re-list happens at least every GPUPOSTURE_FULL_RESYNC_HOURS.
+    watch_state = models.JSONField(default=dict, blank=True)
+    last_full_sync_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ClusterQuerySet.as_manager()
@@ -71,8 +75,13 @@ class SyncRun(models.Model):
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
 
+    class Mode(models.TextChoices):
+        FULL = "full", "full list"
+        WATCH = "watch", "changes since the last sync"
+
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="sync_runs")
     source = models.CharField(max_length=300, help_text="What was read: files, kubeconfig, ...")
+    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.FULL)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.RUNNING)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

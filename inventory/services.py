@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -17,7 +18,7 @@ from django.utils import timezone
 from inventory import snapshot as snap
 from inventory.hostfacts import merge_host_facts
 from inventory.models import Cluster, Node, NodeHostFacts, SyncRun
-from inventory.sources.base import ClusterSource, SourceError
+from inventory.sources.base import ClusterSource, SourceError, WatchExpired
 from inventory.sources.files import SnapshotFileSource
 from inventory.sources.normalise import SnapshotError, normalise
 from inventory.sources.nvidia_smi import parse_nvidia_smi, summarise
@@ -29,6 +30,7 @@ from inventory.sync import (
     sync_run_fail,
     sync_run_start,
 )
+from inventory.sync_delta import NeedsFullSync, delta_apply
 
 PROGRESS_EVERY_SECONDS = 0.5
 
@@ -114,8 +116,18 @@ def _sync_holding_lease(
         raise SyncError(str(exc), retryable=exc.retryable) from exc
     if run is None:
         run = sync_run_start(cluster=cluster, source=source.describe(), trigger=trigger)
+    progress = _progress_recorder(run, cluster, token)
+    fallback = None
+    if _watch_possible(cluster, source):
+        try:
+            return _watch_sync(cluster, source, run, progress)
+        except (WatchExpired, NeedsFullSync) as exc:
+            fallback = f"listed everything: {exc}"
+        except SourceError as exc:
+            sync_run_fail(run=run, error=str(exc))
+            raise SyncError(str(exc), retryable=exc.retryable) from exc
     try:
-        objects = source.read(_progress_recorder(run, cluster, token))
+        objects = source.read(progress)
         snapshot = normalise(objects)
     except SourceError as exc:
         sync_run_fail(run=run, error=str(exc))
@@ -124,10 +136,53 @@ def _sync_holding_lease(
         sync_run_fail(run=run, error=f"a malformed object was read: {exc}")
         raise SyncError(str(exc)) from exc
     run = snapshot_apply(run=run, snapshot=snapshot)
+    if fallback:
+        run.warnings = [*run.warnings, fallback]
+        run.save(update_fields=["warnings"])
+    _remember_watch_state(cluster, source, getattr(source, "resource_versions", None), full=True)
     from inventory.bulletins import nodes_patch_refresh
 
     nodes_patch_refresh(cluster_id=cluster.pk)
     return run
+
+
+def _watch_possible(cluster: Cluster, source: ClusterSource) -> bool:
+    """A live source, read by the same account and context as the last full list, recently
+    enough (GPUPOSTURE_FULL_RESYNC_HOURS; 0 always lists everything)."""
+    hours = settings.GPUPOSTURE_FULL_RESYNC_HOURS
+    state = cluster.watch_state or {}
+    return (
+        hours > 0
+        and hasattr(source, "read_changes")
+        and state.get("source") == source.describe()
+        and bool(state.get("kinds"))
+        and cluster.last_full_sync_at is not None
+        and timezone.now() - cluster.last_full_sync_at < timedelta(hours=hours)
+    )
+
+
+def _watch_sync(cluster: Cluster, source: Any, run: SyncRun, progress: Any) -> SyncRun:
+    delta = source.read_changes(dict(cluster.watch_state["kinds"]), progress)
+    run, touched = delta_apply(run=run, delta=delta, read_node=source.read_node)
+    _remember_watch_state(cluster, source, delta.resource_versions, full=False)
+    if touched:
+        from inventory.bulletins import nodes_patch_refresh
+
+        nodes_patch_refresh(cluster_id=cluster.pk, node_names=touched)
+    return run
+
+
+def _remember_watch_state(
+    cluster: Cluster, source: ClusterSource, kinds: dict[str, str] | None, *, full: bool
+) -> None:
+    """Where the next sync may watch from (nothing for snapshot files)."""
+    state = {"source": source.describe(), "kinds": dict(kinds)} if kinds else {}
+    values: dict[str, Any] = {"watch_state": state}
+    if full:
+        values["last_full_sync_at"] = timezone.now()
+    Cluster.objects.filter(pk=cluster.pk).update(**values)
+    for name, value in values.items():
+        setattr(cluster, name, value)
 
 
 def _progress_recorder(run: SyncRun, cluster: Cluster, token: str):  # type: ignore[no-untyped-def]

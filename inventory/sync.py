@@ -124,7 +124,7 @@ def snapshot_apply(*, run: SyncRun, snapshot: snap.ClusterSnapshot) -> SyncRun:
     try:
         with transaction.atomic(), snap.gc_paused():  # rows of a whole cluster, no cycles
             changes, drift = _apply(run, snapshot, now)
-            _record_drift(run, drift, now)
+            record_drift(run, drift, now)
     except Exception as exc:  # noqa: BLE001 - every failure must be recorded, then re-raised
         sync_run_fail(run=run, error=f"applying the snapshot failed: {exc}")
         raise SyncError(str(exc)) from exc
@@ -147,10 +147,10 @@ def _apply(
         .exclude(pk=run.pk)
         .exists()
     )
-    previous = _previous_state(cluster) if had_good_sync else None
-    nodes = _with_host_facts(cluster, snapshot.nodes)
+    previous = previous_state(cluster) if had_good_sync else None
+    nodes = with_host_facts(cluster, snapshot.nodes)
     node_rows, node_changes = _apply_nodes(cluster, nodes, now)
-    owners = _namespace_owners(snapshot.namespaces)
+    owners = namespace_owners(snapshot.namespaces)
     pod_changes = _apply_pods(cluster, snapshot.pods, node_rows, owners, now)
     object_changes = _apply_objects(cluster, snapshot)
     drift: list[DriftChange] = []
@@ -164,8 +164,9 @@ def _apply(
     return {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}, drift
 
 
-def _previous_state(cluster: Cluster) -> ClusterState:
-    """What the last good sync left, for drift: GPU-relevant objects only (small)."""
+def previous_state(cluster: Cluster, node_names: Iterable[str] | None = None) -> ClusterState:
+    """What the last good sync left, for drift: GPU-relevant objects only (small); with
+    `node_names`, only those nodes (a watch re-sync compares just what it touched)."""
     wanted = {
         "sharing_config": snap.SharingConfig,
         "configmap": snap.ConfigMap,
@@ -178,7 +179,10 @@ def _previous_state(cluster: Cluster) -> ClusterState:
     )
     for kind, data in rows.iterator(chunk_size=2000):
         grouped[kind].append(snap.from_dict(wanted[kind], data))
-    node_data = cluster.nodes.values_list("data", flat=True).iterator(chunk_size=2000)
+    node_rows = cluster.nodes.all()
+    if node_names is not None:
+        node_rows = node_rows.filter(name__in=list(node_names))
+    node_data = node_rows.values_list("data", flat=True).iterator(chunk_size=2000)
     nodes = [snap.from_dict(snap.Node, d) for d in node_data]
     return ClusterState(
         nodes=tuple(nodes), sharing_configs=tuple(grouped["sharing_config"]),
@@ -187,7 +191,7 @@ def _previous_state(cluster: Cluster) -> ClusterState:
     )  # fmt: skip
 
 
-def _with_host_facts(cluster: Cluster, nodes: Iterable[snap.Node]) -> list[snap.Node]:
+def with_host_facts(cluster: Cluster, nodes: Iterable[snap.Node]) -> list[snap.Node]:
     facts = dict(NodeHostFacts.objects.filter(cluster=cluster).values_list("node_name", "facts"))
     return [merge_host_facts(n, facts[n.name]) if n.name in facts else n for n in nodes]
 
@@ -221,7 +225,7 @@ def _node_facts(node: snap.Node) -> dict[str, Any]:
     }
 
 
-def _node_row(node: snap.Node, canonical: str, digest: str, stamp: Any) -> tuple[Any, ...]:
+def node_row(node: snap.Node, canonical: str, digest: str, stamp: Any) -> tuple[Any, ...]:
     """node_values() as a raw row in NODE_COLUMNS order, JSON columns as JSON text."""
     taints = json.dumps(snap.to_dict(node)["taints"])
     extra = (taints, json.dumps(node.labels), canonical, digest, stamp)
@@ -238,29 +242,36 @@ def _apply_nodes(
             "name", "pk", "data_hash"
         )
     }
-    stamp = db_datetime(now)
-    to_create, to_update, seen = [], [], set()
-    for node in nodes:
-        seen.add(node.name)
-        canonical = snap.to_json(node)
-        digest = text_hash(canonical)
-        before = existing.get(node.name)
-        if before is None:
-            to_create.append((cluster.pk, node.name, *_node_row(node, canonical, digest, stamp)))
-        elif before[1] != digest:
-            to_update.append((before[0], *_node_row(node, canonical, digest, stamp)))
-    rows_insert(Node, ("cluster_id", "name", *NODE_COLUMNS), to_create, now)
-    rows_update(Node, NODE_COLUMNS, to_update)
-    gone = [pk for name, (pk, _digest) in existing.items() if name not in seen]
-    for batch in chunks(gone):
-        Node.objects.filter(pk__in=batch).delete()
-    changes = Changes(len(to_create), len(to_update), len(gone))
+    changes = nodes_write(cluster, list(nodes), existing, now)
     # Read back: COPY returns no keys, and one query for every node is cheap.
     node_ids = dict(Node.objects.filter(cluster=cluster).values_list("name", "pk"))
     return node_ids, changes
 
 
-def _namespace_owners(namespaces: Iterable[snap.Namespace]) -> dict[str, int]:
+def nodes_write(
+    cluster: Cluster, nodes: list[snap.Node], existing: dict[str, tuple[int, str]], now: datetime
+) -> Changes:
+    """Insert the new nodes, update the changed ones, delete those of `existing` (name ->
+    (pk, digest)) that are not among `nodes`."""
+    stamp = db_datetime(now)
+    to_create, to_update = [], []
+    for node in nodes:
+        canonical = snap.to_json(node)
+        digest, before = text_hash(canonical), existing.get(node.name)
+        if before is None:
+            to_create.append((cluster.pk, node.name, *node_row(node, canonical, digest, stamp)))
+        elif before[1] != digest:
+            to_update.append((before[0], *node_row(node, canonical, digest, stamp)))
+    rows_insert(Node, ("cluster_id", "name", *NODE_COLUMNS), to_create, now)
+    rows_update(Node, NODE_COLUMNS, to_update)
+    names = {node.name for node in nodes}
+    gone = [pk for name, (pk, _digest) in existing.items() if name not in names]
+    for batch in chunks(gone):
+        Node.objects.filter(pk__in=batch).delete()
+    return Changes(len(to_create), len(to_update), len(gone))
+
+
+def namespace_owners(namespaces: Iterable[snap.Namespace]) -> dict[str, int]:
     """namespace -> tenant id, by the registry and the `gpuposture.io/tenant` label."""
     tenants = dict(Tenant.objects.values_list("slug", "pk"))
     slugs = resolve_namespace_owners(
@@ -284,6 +295,28 @@ def _apply_pods(
         .values_list("pk", "namespace", "name", "data_hash", "node_id", "tenant_id")
         .iterator(chunk_size=2000)
     }
+    created, updated = pod_rows_write(
+        cluster, pods, existing, node_ids, owners, now, seen=existing.pop
+    )
+    gone = [value[0] for value in existing.values()]
+    for batch in chunks(gone):
+        Pod.objects.filter(pk__in=batch).delete()
+    return Changes(created, updated, len(gone))
+
+
+def pod_rows_write(
+    cluster: Cluster,
+    pods: Iterable[snap.Pod],
+    existing: dict[tuple[str, str], tuple],
+    node_ids: dict[str, int],
+    owners: dict[str, int],
+    now: datetime,
+    seen: Callable[..., Any] | None = None,
+) -> tuple[int, int]:
+    """Insert the new pods and update the changed ones; `existing` maps (namespace, name) to
+    (pk, digest, node_id, tenant_id, ...). `seen` (the full sync's dict.pop) takes each pod
+    read out of `existing`, so what is left there is gone. Returns (created, updated)."""
+    look = seen or (lambda key, default: existing.get(key, default))
     stamp = db_datetime(now)
     to_create, to_update = [], []
     for pod in pods:
@@ -291,8 +324,8 @@ def _apply_pods(
         canonical = snap.to_json(pod)
         digest = text_hash(canonical)
         node_id, tenant_id = node_ids.get(pod.node_name or ""), owners.get(pod.namespace)
-        before = existing.pop((pod.namespace, pod.name), None)
-        if before is not None and before[1:] == (digest, node_id, tenant_id):
+        before = look((pod.namespace, pod.name), None)
+        if before is not None and before[1:4] == (digest, node_id, tenant_id):
             continue
         row = (
             node_id, tenant_id, pod.phase, pod.service_account, json.dumps(pod.gpu_resources),
@@ -304,10 +337,7 @@ def _apply_pods(
             to_update.append((before[0], *row))
     rows_insert(Pod, ("cluster_id", "namespace", "name", *POD_COLUMNS), to_create, now)
     rows_update(Pod, POD_COLUMNS, to_update)
-    gone = [value[0] for value in existing.values()]
-    for batch in chunks(gone):
-        Pod.objects.filter(pk__in=batch).delete()
-    return Changes(len(to_create), len(to_update), len(gone))
+    return len(to_create), len(to_update)
 
 
 def _apply_objects(cluster: Cluster, snapshot: snap.ClusterSnapshot) -> dict[str, dict[str, int]]:
@@ -342,7 +372,7 @@ def _apply_objects(cluster: Cluster, snapshot: snap.ClusterSnapshot) -> dict[str
     return {kind: c.as_dict() for kind, c in result.items()}
 
 
-def _record_drift(run: SyncRun, drift: list[DriftChange], now: datetime) -> None:
+def record_drift(run: SyncRun, drift: list[DriftChange], now: datetime) -> None:
     DriftEvent.objects.bulk_create(
         DriftEvent(
             cluster=run.cluster,
@@ -373,7 +403,7 @@ def pod_tenants_refresh() -> int:
                 "data", flat=True
             )
         ]
-        owners = _namespace_owners(namespaces)
+        owners = namespace_owners(namespaces)
         pods = list(Pod.objects.filter(cluster=cluster).only("pk", "namespace", "tenant_id"))
         stale = [p for p in pods if p.tenant_id != owners.get(p.namespace)]
         for pod in stale:

@@ -1,4 +1,4 @@
-"""A fake Kubernetes API server: the real list paths, paging and faults, over real HTTP.
+"""A fake Kubernetes API server: the real list paths, paging, watches and faults, over HTTP.
 
 Why not mock the client: the bugs worth catching live in how the official ``kubernetes``
 client speaks HTTP (continue tokens, 410 on expiry, Status bodies, timeouts), so the
@@ -9,7 +9,9 @@ client must run unmodified against something that answers like an API server.
             config_file=str(api.kubeconfig(tmp_path)), context="fake"
         )
 
-Items come back in the order given (a real server orders by namespace/name).
+Items come back in the order given (a real server orders by namespace/name). Every list
+path also serves `watch=true` (see tests/kubeapi_watch.py), and /api/v1/nodes/NAME one Node.
+Faults, delays and 403s set on /api/v1/nodes apply to its one-Node GETs too.
 """
 
 from __future__ import annotations
@@ -28,6 +30,16 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 import yaml
+
+from tests.kubeapi_watch import (
+    Stream,
+    bookmark,
+    hold_seconds,
+    stamped,
+    truthy,
+    watch_events,
+    write_stream,
+)
 
 TOKEN = "fake-token-not-secret"
 READER = "system:serviceaccount:gpuposture:reader"
@@ -53,6 +65,7 @@ LIST_PATHS: dict[str, str] = {
 }
 KIND_AT = {path: kind for kind, path in LIST_PATHS.items()}
 ROUTES = {*KIND_AT, "/version", "/api", "/apis"}
+NODES = LIST_PATHS["Node"]
 
 VERSION = {
     "major": "1",
@@ -87,17 +100,26 @@ EXPIRED = status(
 )
 
 
-def forbidden(path: str) -> dict[str, Any]:
+def forbidden(path: str, verb: str = "list", name: str = "") -> dict[str, Any]:
     # Worded as RBAC words it, so code that shows the message to a person shows a real one.
     if path not in KIND_AT:
         return status(403, "Forbidden", f'forbidden: User "{READER}" cannot get path "{path}"', {})
     group, plural = group_version(path).rpartition("/")[0], path.rsplit("/", 1)[1]
+    subject = f'{plural} "{name}"' if name else plural
     msg = (
-        f'{plural} is forbidden: User "{READER}" cannot list resource "{plural}" '
+        f'{subject} is forbidden: User "{READER}" cannot {verb} resource "{plural}" '
         f'in API group "{group}" at the cluster scope'
     )
-    details = {"group": group, "kind": plural} if group else {"kind": plural}
-    return status(403, "Forbidden", msg, details)
+    details = ({"name": name} if name else {}) | ({"group": group} if group else {})
+    return status(403, "Forbidden", msg, details | {"kind": plural})
+
+
+def route(path: str) -> str | None:
+    """The served path whose faults apply: the path itself, or the node list for one Node."""
+    name = path.removeprefix(f"{NODES}/")
+    if name != path and name and "/" not in name:
+        return NODES
+    return path if path in ROUTES else None
 
 
 class Request(NamedTuple):
@@ -108,7 +130,7 @@ class Request(NamedTuple):
     query: dict[str, str]
 
 
-Answer = tuple[int, dict[str, Any]]  # HTTP status, JSON body
+Answer = tuple[int, dict[str, Any] | Stream]  # HTTP status, JSON body or watch events
 
 
 @dataclass
@@ -120,6 +142,9 @@ class _Failure:
 
 class FakeKubeAPI:
     def __init__(self, objects: list[dict[str, Any]]) -> None:
+        # How long a watch stays open after its events (capped by its timeoutSeconds); a real
+        # server holds it for timeoutSeconds, tests want it short.
+        self.watch_hold_seconds = 0.0
         self._lock = threading.Lock()  # handler threads and the test thread share all state
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -128,10 +153,12 @@ class FakeKubeAPI:
         self._token: str | None = TOKEN
         self._resource_version = 48213  # an etcd revision; clients must treat it as opaque
         self._worlds: dict[str, dict[str, list[dict]]] = {}  # resourceVersion -> path -> items
+        self._event_cache: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         self._cursors: dict[str, tuple[str, str, int]] = {}  # token -> (path, rv, offset)
         self._expire: set[str] = set()
+        self._expire_watch: set[str] = set()
         self._failures: dict[str, _Failure] = {}
-        self._pages: dict[str, int] = {}  # successful answers per path, for after_pages
+        self._pages: dict[str, int] = {}  # 200 answers per path (watches too), for after_pages
         self._forbidden: set[str] = set()
         self._delays: dict[str, float] = {}
         self.replace_objects(objects)
@@ -157,6 +184,11 @@ class FakeKubeAPI:
     def expire_continue_once(self, path: str) -> None:
         with self._lock:
             self._expire.add(_known(path))
+
+    def expire_watch_once(self, path: str) -> None:
+        """The next watch on `path`, whatever its resourceVersion, streams one 410 ERROR."""
+        with self._lock:
+            self._expire_watch.add(_known(path))
 
     def fail(self, path: str, status: int = 500, times: int = 1, after_pages: int = 0) -> None:
         with self._lock:
@@ -184,6 +216,11 @@ class FakeKubeAPI:
     def requests(self) -> list[Request]:
         with self._lock:
             return list(self._requests)
+
+    @property
+    def resource_version(self) -> str:
+        with self._lock:
+            return str(self._resource_version)
 
     # -- lifecycle --
 
@@ -217,7 +254,7 @@ class FakeKubeAPI:
     def stop(self) -> None:
         if self._server is None or self._thread is None:
             return
-        self._stopping.set()  # wakes delayed handlers, so stopping never waits on them
+        self._stopping.set()  # wakes delayed and held handlers, so stopping never waits on them
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
@@ -232,40 +269,50 @@ class FakeKubeAPI:
     # -- answering, called from handler threads --
 
     def _answer(self, method: str, path: str, query: dict[str, str], auth: str | None) -> Answer:
+        key = route(path)
         with self._lock:
             self._requests.append(Request(method, path, query))
-            delay = self._delays.get(path, 0.0)
+            delay = self._delays.get(key or "", 0.0)
         if delay:
-            self._stopping.wait(delay)
+            self._hold(delay)
         with self._lock:
             code, body = self._decide(method, path, query, auth)
-            if code == 200:
-                self._pages[path] = self._pages.get(path, 0) + 1
+            if code == 200 and key:
+                self._pages[key] = self._pages.get(key, 0) + 1
             return code, body
+
+    def _hold(self, seconds: float) -> None:
+        # Called outside the lock by handler threads; stop() sets the event to cut it short.
+        self._stopping.wait(seconds)
 
     def _decide(self, method: str, path: str, query: dict[str, str], auth: str | None) -> Answer:
         # The API server's order: authenticate, route, authorize, then serve.
         if self._token is not None and auth != f"Bearer {self._token}":
             return 401, status(401, "Unauthorized", "Unauthorized")
-        if path not in ROUTES:
+        key = route(path)
+        if key is None:
             return 404, status(404, "NotFound", "the server could not find the requested resource")
-        if method != "GET" or query.get("watch") in ("1", "true"):
-            # Read-only by design: a write or watch reaching here is a bug in the caller.
+        watching = truthy(query.get("watch"))
+        if method != "GET" or (watching and path not in KIND_AT):
+            # Read-only by design: a write reaching here is a bug in the caller.
             msg = "the server does not allow this method on the requested resource"
             return 405, status(405, "MethodNotAllowed", msg)
-        if path in self._forbidden:
-            return 403, forbidden(path)
-        failure = self._failures.get(path)
-        if failure and self._pages.get(path, 0) >= failure.after_pages:
+        name = path.removeprefix(f"{key}/") if key != path else ""
+        if key in self._forbidden:
+            return 403, forbidden(key, "watch" if watching else "get" if name else "list", name)
+        failure = self._failures.get(key)
+        if failure and self._pages.get(key, 0) >= failure.after_pages:
             failure.times -= 1
             if failure.times <= 0:
-                del self._failures[path]
+                del self._failures[key]
             cause = "etcdserver: request timed out (injected by FakeKubeAPI)"
             details = {"causes": [{"message": cause}]}
             msg = f"Internal error occurred: {cause}"
             return failure.status, status(failure.status, "InternalError", msg, details)
+        if name:
+            return self._get_node(name)
         if path in KIND_AT:
-            return self._list(path, query)
+            return self._watch(path, query) if watching else self._list(path, query)
         return 200, self._discovery(path)
 
     def _list(self, path: str, query: dict[str, str]) -> Answer:
@@ -292,6 +339,47 @@ class FakeKubeAPI:
             "metadata": metadata,
             "items": items[offset:end],
         }
+
+    def _watch(self, path: str, query: dict[str, str]) -> Answer:
+        # The server answers 200 either way: an expired watch is an ERROR event, not a 410.
+        since, now = query.get("resourceVersion", ""), str(self._resource_version)
+        kind, api_version = KIND_AT[path], group_version(path)
+        if path in self._expire_watch or since not in ("", "0", *self._worlds):
+            self._expire_watch.discard(path)
+            gone = status(410, "Expired", f"too old resource version: {since} ({now})")
+            return 200, Stream([{"type": "ERROR", "object": gone}])
+        # No resourceVersion or "0" means "start from any": every current object is ADDED.
+        events = list(self._changes(path, since, now))
+        if truthy(query.get("allowWatchBookmarks")):
+            events.append(bookmark(kind, api_version, now))
+        return 200, Stream(events, hold_seconds(query, self.watch_hold_seconds))
+
+    def _changes(self, path: str, since: str, now: str) -> list[dict[str, Any]]:
+        key = (path, since, now)
+        if key not in self._event_cache:
+            before = self._worlds[since][path] if since not in ("", "0") else []
+            kind, api_version = KIND_AT[path], group_version(path)
+            self._event_cache[key] = watch_events(
+                before, self._worlds[now][path], kind, api_version, now
+            )
+        return self._event_cache[key]
+
+    def prepare_watches(self, since: str) -> None:
+        """Work out every path's events from `since` to now ahead of the watches, as the real
+        API server's watch cache holds them when the changes happen (the bench calls this so
+        its timing is the client's, not this fake's diffing)."""
+        with self._lock:
+            now = str(self._resource_version)
+            for path in KIND_AT:
+                self._changes(path, since, now)
+
+    def _get_node(self, name: str) -> Answer:
+        now = str(self._resource_version)
+        for item in self._worlds[now][NODES]:
+            if item["metadata"].get("name") == name:
+                return 200, stamped(item, "Node", "v1", now)
+        details = {"name": name, "kind": "nodes"}
+        return 404, status(404, "NotFound", f'nodes "{name}" not found', details)
 
     def _discovery(self, path: str) -> dict[str, Any]:
         if path == "/version":
@@ -320,6 +408,9 @@ def _known(path: str) -> str:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # A client opens a watch per kind at once; the default backlog of 5 would drop the rest
+    # of the connects, which the kernel then retries a second later.
+    request_queue_size = 64
 
     def __init__(self, api: FakeKubeAPI) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
@@ -341,6 +432,9 @@ class _Handler(BaseHTTPRequestHandler):
         query = dict(parse_qsl(url.query, keep_blank_values=True))
         auth = self.headers.get("Authorization")
         code, body = self.server.api._answer(self.command, path, query, auth)
+        if isinstance(body, Stream):
+            write_stream(self, body, self.server.api._hold)
+            return
         payload = json.dumps(body).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")

@@ -19,6 +19,14 @@ from tests.kubeapi import FakeKubeAPI
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture(autouse=True)
+def full_lists(settings):  # type: ignore[no-untyped-def]
+    """Every sync here lists everything: these tests are about the list path. Re-syncs by
+    watch have their own (tests/test_watch_sync.py)."""
+    settings.GPUPOSTURE_FULL_RESYNC_HOURS = 0
+
+
 SECRET = {
     "apiVersion": "v1", "kind": "Secret",
     "metadata": {"name": "db-password", "namespace": "team-alpha"},

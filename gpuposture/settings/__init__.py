@@ -229,6 +229,11 @@ GPUPOSTURE_SYNC_LEASE_SECONDS = env_int("GPUPOSTURE_SYNC_LEASE_SECONDS", 300)
 # in the database); the CLI may name any file.
 GPUPOSTURE_KUBECONFIG_DIR = Path(env_str("GPUPOSTURE_KUBECONFIG_DIR", str(VAR_DIR / "kubeconfigs")))
 GPUPOSTURE_SNAPSHOT_DIR = Path(env_str("GPUPOSTURE_SNAPSHOT_DIR", str(VAR_DIR / "snapshots")))
+# Live clusters re-sync by watching what changed since the last sync; a full re-list still
+# happens at least this often (a safety net against anything a watch could miss).
+GPUPOSTURE_FULL_RESYNC_HOURS = env_int("GPUPOSTURE_FULL_RESYNC_HOURS", 24)
+# How long the API server holds each watch open when asked for changes (all kinds in parallel).
+GPUPOSTURE_WATCH_SECONDS = env_int("GPUPOSTURE_WATCH_SECONDS", 1)
 # Seconds before each retry of a sync that failed for a reason retrying can help.
 GPUPOSTURE_SYNC_RETRY_BACKOFF = [
     int(v) for v in env_list("GPUPOSTURE_SYNC_RETRY_BACKOFF", ["30", "120", "600", "1800"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 # progress(kind, objects of that kind read so far)
@@ -30,3 +31,22 @@ class ClusterSource(Protocol):
 
 def no_progress(kind: str, count: int) -> None:
     return None
+
+
+@dataclass
+class WatchDelta:
+    """What changed in a cluster since the resourceVersions of the last sync (watch events,
+    the last state of each object kept): raw objects as the API sends them, each with its kind."""
+
+    changed: list[dict[str, Any]] = field(default_factory=list)  # added or modified
+    deleted: list[dict[str, Any]] = field(default_factory=list)  # their last state
+    resource_versions: dict[str, str] = field(default_factory=dict)  # kind -> read up to
+    events: dict[str, int] = field(default_factory=dict)  # kind -> events received
+
+
+class WatchExpired(SourceError):
+    """The API server no longer holds the changes since our resourceVersion (410 Gone): only a
+    full list can bring the inventory up to date."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retryable=True)

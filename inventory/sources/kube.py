@@ -10,6 +10,8 @@ client models that normalise would take apart again.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +20,7 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
-from inventory.sources.base import Progress, SourceError
+from inventory.sources.base import Progress, SourceError, WatchDelta, WatchExpired
 
 # (kind, API group class, list method). The deploy ClusterRole grants get/list/watch on
 # exactly these resources; keep the two in step (tests/test_deploy_rbac.py).
@@ -43,6 +45,7 @@ KINDS: tuple[tuple[str, str, str], ...] = (
 OPTIONAL_CUSTOM_KINDS: tuple[tuple[str, str, str, str], ...] = (
     ("ClusterPolicy", "nvidia.com", "v1", "clusterpolicies"),
 )
+OPTIONAL_KINDS = frozenset(kind for kind, *_ in OPTIONAL_CUSTOM_KINDS)
 MAX_LIST_RESTARTS = 3
 
 
@@ -51,6 +54,7 @@ class KubeSettings:
     page_size: int = 500
     connect_timeout: float = 5.0
     read_timeout: float = 60.0
+    watch_seconds: int = 1  # how long the server holds each watch (all kinds in parallel)
 
 
 class KubeSource:
@@ -66,6 +70,8 @@ class KubeSource:
             raise SourceError("a kubeconfig path or in-cluster access is needed", retryable=False)
         self.kubeconfig, self.context, self.in_cluster = kubeconfig, context, in_cluster
         self.settings = settings or KubeSettings()
+        # kind -> the resourceVersion of its last list, for the next sync's watches
+        self.resource_versions: dict[str, str] = {}
 
     def describe(self) -> str:
         if self.in_cluster:
@@ -76,19 +82,103 @@ class KubeSource:
 
     def read(self, progress: Progress) -> list[dict[str, Any]]:
         api_client = self._api_client()
+        self.resource_versions = {}
         try:
             objects: list[dict[str, Any]] = []
-            for kind, group, method in KINDS:
-                list_call = getattr(getattr(client, group)(api_client), method)
-                objects.extend(self._list_all(kind, list_call, progress))
-            custom = client.CustomObjectsApi(api_client)
-            for kind, group, version, plural in OPTIONAL_CUSTOM_KINDS:
-                objects.extend(self._list_optional(kind, custom, group, version, plural, progress))
+            for kind, list_call in self._list_calls(api_client):
+                if kind in OPTIONAL_KINDS:
+                    objects.extend(self._list_optional(kind, list_call, progress))
+                else:
+                    objects.extend(self._list_all(kind, list_call, progress))
             return objects
         finally:
             api_client.close()
 
-    def _api_client(self) -> client.ApiClient:
+    def read_changes(self, since: dict[str, str], progress: Progress) -> WatchDelta:
+        """What changed since the resourceVersions of the last sync, by one watch per kind,
+        all at once (each held open `watch_seconds` by the server). WatchExpired when the
+        server no longer has those changes, or a kind was never listed: list everything."""
+        api_client = self._api_client(pool=len(KINDS) + len(OPTIONAL_KINDS))
+        try:
+            calls = [(k, c, since.get(k)) for k, c in self._list_calls(api_client)]
+            missing = [k for k, _, rv in calls if not rv and k not in OPTIONAL_KINDS]
+            if missing:
+                raise WatchExpired(f"no resourceVersion from the last list of {missing[0]}")
+            calls = [(k, c, rv) for k, c, rv in calls if rv]
+            with ThreadPoolExecutor(max_workers=len(calls) or 1) as pool:
+                answers = list(pool.map(lambda a: self._watch(*a), calls))
+        finally:
+            api_client.close()
+        delta = WatchDelta(resource_versions=dict(since))
+        for (kind, _, _), (events, version) in zip(calls, answers, strict=True):
+            # The last event of each object is its state now.
+            latest = {_identity(obj): (event_type, obj) for event_type, obj in events}
+            for event_type, obj in latest.values():
+                (delta.deleted if event_type == "DELETED" else delta.changed).append(obj)
+            delta.resource_versions[kind] = version
+            delta.events[kind] = len(events)
+            progress(kind, len(events))
+        return delta
+
+    def read_node(self, name: str) -> dict[str, Any] | None:
+        """One Node as the API has it now (None if it is gone)."""
+        api_client = self._api_client()
+        try:
+            response = client.CoreV1Api(api_client).read_node(
+                name, _preload_content=False, _request_timeout=self._timeouts()
+            )
+            node = json.loads(response.data)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise api_error("Node", exc) from exc
+        except (urllib3.exceptions.HTTPError, ValueError) as exc:
+            raise SourceError(f"reading node {name}: {exc}", retryable=True) from exc
+        finally:
+            api_client.close()
+        node.setdefault("kind", "Node")
+        return node
+
+    def _list_calls(self, api_client: client.ApiClient) -> list[tuple[str, Callable[..., Any]]]:
+        calls = [
+            (kind, getattr(getattr(client, group)(api_client), method))
+            for kind, group, method in KINDS
+        ]
+        custom = client.CustomObjectsApi(api_client)
+        for kind, group, version, plural in OPTIONAL_CUSTOM_KINDS:
+
+            def list_call(_g=group, _v=version, _p=plural, **kwargs: Any) -> Any:
+                return custom.list_cluster_custom_object(_g, _v, _p, **kwargs)
+
+            calls.append((kind, list_call))
+        return calls
+
+    def _watch(
+        self, kind: str, list_call: Callable[..., Any], since: str
+    ) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+        """Events of one kind since `since`, and the resourceVersion they bring us to."""
+        seconds = self.settings.watch_seconds
+        timeouts = (self.settings.connect_timeout, seconds + self.settings.read_timeout)
+        try:
+            response = list_call(
+                watch=True, resource_version=since, timeout_seconds=seconds,
+                allow_watch_bookmarks=True, _preload_content=False, _request_timeout=timeouts,
+            )  # fmt: skip
+            try:
+                body = response.read()
+            finally:
+                response.release_conn()
+        except ApiException as exc:
+            if exc.status == 404 and kind in OPTIONAL_KINDS:
+                return [], since  # the CRD went away: nothing of it to keep
+            raise api_error(kind, exc) from exc
+        except urllib3.exceptions.HTTPError as exc:
+            raise SourceError(
+                f"watching {kind}: cannot reach the API server: {exc}", retryable=True
+            ) from exc
+        return _watch_events(kind, body, since)
+
+    def _api_client(self, pool: int = 4) -> client.ApiClient:
         configuration = client.Configuration()
         try:
             if self.in_cluster:
@@ -104,6 +194,7 @@ class KubeSource:
         # urllib3 would silently resend a timed-out GET three times; Celery retries instead,
         # with backoff, and the run records each attempt.
         configuration.retries = 1
+        configuration.connection_pool_maxsize = pool
         return client.ApiClient(configuration)
 
     def _list_all(self, kind: str, list_call: Any, progress: Progress) -> list[dict[str, Any]]:
@@ -119,6 +210,11 @@ class KubeSource:
                     items, token, restarts = [], None, restarts + 1
                     continue
                 raise api_error(kind, exc) from exc
+            if token is None:
+                # Every page of a list is read at the first page's resourceVersion.
+                version = (body.get("metadata") or {}).get("resourceVersion")
+                if isinstance(version, str) and version:
+                    self.resource_versions[kind] = version
             for item in body.get("items") or []:
                 if isinstance(item, dict):
                     # Typed lists leave kind out of their items; normalise needs it.
@@ -130,11 +226,8 @@ class KubeSource:
                 return items
 
     def _list_optional(
-        self, kind: str, api: Any, group: str, version: str, plural: str, progress: Progress
+        self, kind: str, list_call: Callable[..., Any], progress: Progress
     ) -> list[dict[str, Any]]:
-        def list_call(**kwargs: Any) -> Any:
-            return api.list_cluster_custom_object(group, version, plural, **kwargs)
-
         try:
             return self._list_all(kind, list_call, progress)
         except SourceError as exc:
@@ -143,11 +236,14 @@ class KubeSource:
                 return []
             raise
 
+    def _timeouts(self) -> tuple[float, float]:
+        return (self.settings.connect_timeout, self.settings.read_timeout)
+
     def _page(self, kind: str, list_call: Any, token: str | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "limit": self.settings.page_size,
             "_preload_content": False,
-            "_request_timeout": (self.settings.connect_timeout, self.settings.read_timeout),
+            "_request_timeout": self._timeouts(),
         }
         if token:
             kwargs["_continue"] = token
@@ -186,3 +282,40 @@ def _status_message(exc: ApiException) -> str:
         return str(json.loads(exc.body).get("message") or exc.reason)[:500]
     except (TypeError, ValueError, AttributeError):
         return str(exc.reason)[:500]
+
+
+def _identity(obj: dict[str, Any]) -> tuple[str, str]:
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    return (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
+
+
+def _watch_events(
+    kind: str, body: bytes, since: str
+) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+    """Parse a watch stream (one JSON event per line) into (type, object) pairs and the
+    resourceVersion reached; a 410 ERROR event means the changes are no longer kept."""
+    events: list[tuple[str, dict[str, Any]]] = []
+    version = since
+    for line in body.splitlines():
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+            event_type, obj = event["type"], event["object"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SourceError(f"watching {kind}: not a watch event: {exc}", retryable=True) from exc
+        if not isinstance(obj, dict):
+            raise SourceError(f"watching {kind}: an event without an object", retryable=True)
+        if event_type == "ERROR":
+            if obj.get("code") == 410:
+                raise WatchExpired(
+                    f"watching {kind}: {obj.get('message') or 'resourceVersion expired'}"
+                )
+            raise SourceError(f"watching {kind}: {obj.get('message') or obj}", retryable=True)
+        reached = (obj.get("metadata") or {}).get("resourceVersion")
+        if isinstance(reached, str) and reached:
+            version = reached
+        if event_type in ("ADDED", "MODIFIED", "DELETED"):
+            obj.setdefault("kind", kind)
+            events.append((event_type, obj))
+    return events, version

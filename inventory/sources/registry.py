@@ -21,10 +21,17 @@ def source_for_cluster(cluster: Cluster) -> ClusterSource:
             )
         return SnapshotFileSource(cluster.snapshot_paths)
     # Imported here so a snapshot-only installation never loads the kubernetes client.
-    from inventory.sources.kube import KubeSource
+    from django.conf import settings
 
+    from inventory.sources.kube import KubeSettings, KubeSource
+
+    tuning = KubeSettings(watch_seconds=settings.GPUPOSTURE_WATCH_SECONDS)
     if cluster.source == "kubeconfig":
-        return KubeSource(kubeconfig=cluster.kubeconfig_path, context=cluster.kube_context or None)
+        return KubeSource(
+            kubeconfig=cluster.kubeconfig_path,
+            context=cluster.kube_context or None,
+            settings=tuning,
+        )
     if cluster.source == "in_cluster":
-        return KubeSource(in_cluster=True)
+        return KubeSource(in_cluster=True, settings=tuning)
     raise SourceError(f"unknown source {cluster.source!r}", retryable=False)

@@ -1,0 +1,315 @@
+"""Apply what a watch saw change since the last sync, without re-reading the whole cluster.
+
+A watch re-sync rewrites the pods and objects that changed, re-reads the nodes whose facts
+they feed (a changed node, or a GPU-stack pod on it), and records drift between before and
+after for what it touched. A change that moves facts of every GPU node (a sharing or MIG config,
+the GPU Operator's policy or a GPU-stack controller) raises NeedsFullSync: the caller then
+lists everything, as a first sync does. The run row and the failure handling are the full
+sync's (inventory.sync), so a failed watch re-sync also leaves the last good inventory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from inventory import snapshot as snap
+from inventory.bulk import rows_insert, rows_update
+from inventory.drift import detect_drift
+from inventory.models import ClusterObject, Node, Pod, SyncRun
+from inventory.sources.base import WatchDelta
+from inventory.sources.images import component_of
+from inventory.sources.nodes import node_from, operator_version
+from inventory.sources.normalise import normalise
+from inventory.sync import (
+    OBJECT_KINDS,
+    Changes,
+    SyncError,
+    chunks,
+    namespace_owners,
+    nodes_write,
+    pod_rows_write,
+    previous_state,
+    record_drift,
+    sync_run_fail,
+    text_hash,
+    with_host_facts,
+)
+
+ReadNode = Callable[[str], dict[str, Any] | None]
+# Object kinds whose change moves facts of every GPU node: only a full sync re-derives those.
+NODE_WIDE_KINDS = frozenset({"sharing_config", "configmap", "gpu_operator_policy"})
+
+
+class NeedsFullSync(Exception):
+    """The change reaches further than a watch re-sync re-derives."""
+
+
+def delta_apply(
+    *, run: SyncRun, delta: WatchDelta, read_node: ReadNode
+) -> tuple[SyncRun, list[str]]:
+    """Apply the delta in one transaction; returns the run and the nodes re-derived.
+    NeedsFullSync leaves the run running for the caller to finish with a full sync; any other
+    failure marks it failed, as a full sync does."""
+    now = timezone.now()
+    try:
+        with transaction.atomic(), snap.gc_paused():
+            changes, drift, touched = _apply(run, delta, read_node, now)
+            record_drift(run, drift, now)
+    except NeedsFullSync:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every failure must be recorded, then re-raised
+        sync_run_fail(run=run, error=f"applying the watched changes failed: {exc}")
+        raise SyncError(str(exc)) from exc
+    run.status, run.mode = SyncRun.Status.SUCCEEDED, SyncRun.Mode.WATCH
+    run.counts = run.progress = dict(delta.events)
+    run.changes = {**changes, "drift_events": len(drift), "nodes_rederived": len(touched)}
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "mode", "counts", "progress", "changes", "finished_at"])
+    return run, touched
+
+
+def _apply(
+    run: SyncRun, delta: WatchDelta, read_node: ReadNode, now: datetime
+) -> tuple[dict[str, dict[str, int]], list, list[str]]:
+    cluster = run.cluster
+    changed, deleted = _normalised(delta.changed), _normalised(delta.deleted)
+    old_pods = _stored_pods(cluster, [*changed.pods, *deleted.pods])
+    touched = _nodes_to_rederive(delta, changed.pods, deleted.pods, old_pods)
+    before = previous_state(cluster, touched)
+    object_changes = _apply_objects(cluster, changed, deleted)
+    owners = namespace_owners(
+        snap.from_dict(snap.Namespace, d)
+        for d in ClusterObject.objects.filter(cluster=cluster, kind="namespace").values_list(
+            "data", flat=True
+        )
+    )
+    new_nodes = _rederive_nodes(cluster, touched, delta, changed.pods, deleted.pods, read_node)
+    node_changes, node_ids = _write_nodes(cluster, new_nodes, touched, now)
+    pod_changes = _write_pods(cluster, changed.pods, deleted.pods, old_pods, node_ids, owners, now)
+    pod_changes.updated += _retenant_pods(cluster, changed.namespaces, owners)
+    after = previous_state(cluster, touched)
+    changes = {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}
+    return changes, detect_drift(before, after), sorted(touched)
+
+
+def _normalised(objects: list[dict[str, Any]]) -> snap.ClusterSnapshot:
+    # The same reader as a full sync: one truth for what an object means.
+    return normalise(o for o in objects if o.get("kind") != "Node")
+
+
+# --- other objects -----------------------------------------------------------------------------
+
+
+def _apply_objects(
+    cluster: Any, changed: snap.ClusterSnapshot, deleted: snap.ClusterSnapshot
+) -> dict[str, dict[str, int]]:
+    wanted = {  # (kind, namespace, name) -> canonical JSON
+        (kind, *naming(obj)): snap.to_json(obj)
+        for attribute, (kind, _cls, naming) in OBJECT_KINDS.items()
+        for obj in getattr(changed, attribute)
+    }
+    gone = {
+        (kind, *naming(obj))
+        for attribute, (kind, _cls, naming) in OBJECT_KINDS.items()
+        for obj in getattr(deleted, attribute)
+    }
+    keys = set(wanted) | gone
+    existing = _stored_objects(cluster, keys)
+    result: dict[str, Changes] = {}
+    to_create, to_update, to_delete = [], [], []
+    for key, canonical in wanted.items():
+        digest, before = text_hash(canonical), existing.get(key)
+        if before is not None and before[1] == digest:
+            continue
+        _refuse_node_wide(key, key[0] == "workload" and _is_gpu_stack(canonical))
+        counter = result.setdefault(key[0], Changes())
+        if before is None:
+            to_create.append((cluster.pk, *key, canonical, digest))
+            counter.created += 1
+        else:
+            to_update.append((before[0], canonical, digest))
+            counter.updated += 1
+    for key in gone - set(wanted):
+        if key in existing:
+            _refuse_node_wide(key, key[0] == "workload")
+            to_delete.append(existing[key][0])
+            result.setdefault(key[0], Changes()).deleted += 1
+    columns = ("cluster_id", "kind", "namespace", "name", "data", "data_hash")
+    rows_insert(ClusterObject, columns, to_create, timezone.now())
+    rows_update(ClusterObject, ("data", "data_hash"), to_update)
+    ClusterObject.objects.filter(pk__in=to_delete).delete()
+    return {kind: c.as_dict() for kind, c in result.items()}
+
+
+def _stored_objects(cluster: Any, keys: set[tuple[str, str, str]]) -> dict:
+    if not keys:
+        return {}
+    rows = ClusterObject.objects.filter(
+        cluster=cluster,
+        kind__in={k for k, _, _ in keys},
+        name__in={n for _, _, n in keys},
+    ).values_list("pk", "kind", "namespace", "name", "data_hash")
+    return {(k, ns, n): (pk, h) for pk, k, ns, n, h in rows if (k, ns, n) in keys}
+
+
+def _refuse_node_wide(key: tuple[str, str, str], gpu_stack_workload: bool) -> None:
+    if key[0] in NODE_WIDE_KINDS or gpu_stack_workload:
+        kind, namespace, name = key
+        raise NeedsFullSync(f"{kind} {namespace}/{name} changed: it feeds every GPU node's facts")
+
+
+def _is_gpu_stack(canonical: str) -> bool:
+    images = json.loads(canonical).get("images") or {}
+    return any(component_of(image) for image in images.values())
+
+
+# --- pods and the nodes they feed --------------------------------------------------------------
+
+
+def _stored_pods(cluster: Any, pods: Iterable[snap.Pod]) -> dict[tuple[str, str], tuple]:
+    """(namespace, name) -> (pk, digest, node_id, tenant_id, old snap.Pod) for these pods."""
+    keys = {(p.namespace, p.name) for p in pods}
+    if not keys:
+        return {}
+    rows = Pod.objects.filter(
+        cluster=cluster, namespace__in={ns for ns, _ in keys}, name__in={n for _, n in keys}
+    ).values_list("pk", "namespace", "name", "data_hash", "node_id", "tenant_id", "data")
+    return {
+        (ns, name): (pk, digest, node_id, tenant_id, snap.from_dict(snap.Pod, data))
+        for pk, ns, name, digest, node_id, tenant_id, data in rows
+        if (ns, name) in keys
+    }
+
+
+def _feeds_node(pod: snap.Pod) -> bool:
+    """A pod whose images are GPU-stack components: the node's versions are read from it."""
+    return any(component_of(c.image) for c in pod.containers)
+
+
+def _nodes_to_rederive(
+    delta: WatchDelta,
+    changed: Iterable[snap.Pod],
+    deleted: Iterable[snap.Pod],
+    old_pods: dict[tuple[str, str], tuple],
+) -> set[str]:
+    names = {
+        str((o.get("metadata") or {}).get("name"))
+        for o in [*delta.changed, *delta.deleted]
+        if o.get("kind") == "Node"
+    }
+    for pod in [*changed, *deleted]:
+        old = old_pods.get((pod.namespace, pod.name))
+        for version in (pod, old[4] if old else None):
+            if version is not None and version.node_name and _feeds_node(version):
+                names.add(version.node_name)
+    return names
+
+
+def _rederive_nodes(
+    cluster: Any,
+    names: set[str],
+    delta: WatchDelta,
+    changed: tuple[snap.Pod, ...],
+    deleted: tuple[snap.Pod, ...],
+    read_node: ReadNode,
+) -> list[snap.Node]:
+    """The touched nodes as a full sync would read them now (None-free; gone ones left out)."""
+    if not names:
+        return []
+    raw = {str(o["metadata"]["name"]): o for o in delta.changed if o.get("kind") == "Node"}
+    gone = {str(o["metadata"]["name"]) for o in delta.deleted if o.get("kind") == "Node"}
+    pods_on = _pods_on_nodes(cluster, names, changed, deleted)
+    objects = ClusterObject.objects.filter(cluster=cluster, kind__in=("workload", "sharing_config"))
+    workloads, configs = [], []
+    for kind, data in objects.values_list("kind", "data"):
+        if kind == "workload":
+            workloads.append(snap.from_dict(snap.Workload, data))
+        else:
+            configs.append(snap.from_dict(snap.SharingConfig, data))
+    operator = operator_version(workloads)
+    configs.sort(key=lambda c: (c.namespace, c.configmap, c.key))
+    nodes = []
+    for name in sorted(names - gone):
+        obj = raw.get(name) or read_node(name)
+        if obj is None:
+            continue  # deleted between the watch and now: the next sync sees the event
+        result = node_from(
+            obj, pods_on_node=pods_on.get(name, []), operator_version=operator,
+            sharing_configs=configs,
+        )  # fmt: skip
+        nodes.append(result.node)
+    return with_host_facts(cluster, nodes)
+
+
+def _pods_on_nodes(
+    cluster: Any, names: set[str], changed: tuple[snap.Pod, ...], deleted: tuple[snap.Pod, ...]
+) -> dict[str, list[snap.Pod]]:
+    """The pods on these nodes after the delta: stored ones, minus deleted and moved, plus new."""
+    current: dict[tuple[str, str], snap.Pod] = {}
+    stored = Pod.objects.filter(cluster=cluster, node__name__in=list(names)).values_list("data")
+    for (data,) in stored.iterator(chunk_size=2000):
+        pod = snap.from_dict(snap.Pod, data)
+        current[(pod.namespace, pod.name)] = pod
+    for pod in deleted:
+        current.pop((pod.namespace, pod.name), None)
+    for pod in changed:
+        current[(pod.namespace, pod.name)] = pod
+    by_node: dict[str, list[snap.Pod]] = {}
+    for key in sorted(current):
+        pod = current[key]
+        if pod.node_name in names:
+            by_node.setdefault(pod.node_name, []).append(pod)
+    return by_node
+
+
+def _write_nodes(
+    cluster: Any, nodes: list[snap.Node], touched: set[str], now: datetime
+) -> tuple[Changes, dict[str, int]]:
+    existing = dict(
+        (name, (pk, digest))
+        for name, pk, digest in Node.objects.filter(cluster=cluster, name__in=list(touched))
+        .values_list("name", "pk", "data_hash")
+    )  # fmt: skip
+    return nodes_write(cluster, nodes, existing, now), _node_ids(cluster)
+
+
+def _node_ids(cluster: Any) -> dict[str, int]:
+    return dict(Node.objects.filter(cluster=cluster).values_list("name", "pk"))
+
+
+def _write_pods(
+    cluster: Any,
+    changed: tuple[snap.Pod, ...],
+    deleted: tuple[snap.Pod, ...],
+    existing: dict[tuple[str, str], tuple],
+    node_ids: dict[str, int],
+    owners: dict[str, int],
+    now: datetime,
+) -> Changes:
+    created, updated = pod_rows_write(cluster, changed, existing, node_ids, owners, now)
+    gone = [
+        existing[(p.namespace, p.name)][0] for p in deleted if (p.namespace, p.name) in existing
+    ]
+    for batch in chunks(gone):
+        Pod.objects.filter(pk__in=batch).delete()
+    return Changes(created, updated, len(gone))
+
+
+def _retenant_pods(
+    cluster: Any, namespaces: Iterable[snap.Namespace], owners: dict[str, int]
+) -> int:
+    """A namespace whose labels changed may have changed hands: its pods follow."""
+    moved = 0
+    for name in {ns.name for ns in namespaces}:
+        moved += (
+            Pod.objects.filter(cluster=cluster, namespace=name)
+            .exclude(tenant_id=owners.get(name))
+            .update(tenant_id=owners.get(name))
+        )
+    return moved

@@ -1,0 +1,183 @@
+"""Re-sync by watch: after a full list, a live cluster's next sync asks the API server only for
+what changed since the resourceVersions it read, and must end with exactly the inventory a full
+list of the same world gives. What reaches every GPU node's facts, an expired resourceVersion,
+another account or an old full list send it back to listing everything."""
+
+from __future__ import annotations
+
+import copy
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from inventory.models import Cluster, ClusterObject, DriftEvent, Node, Pod
+from inventory.services import cluster_sync
+from inventory.sources.kube import KINDS, KubeSettings, KubeSource
+from inventory.sync import SyncError, cluster_get_or_create
+from tests.conftest import load_json
+from tests.kubeapi import FakeKubeAPI
+
+pytestmark = pytest.mark.django_db
+
+
+def world() -> list[dict]:
+    return copy.deepcopy(load_json("small-cluster.json")["items"])
+
+
+def item(objects: list[dict], kind: str, name: str) -> dict:
+    return next(o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name)
+
+
+@pytest.fixture
+def api():
+    with FakeKubeAPI(world()) as server:
+        yield server
+
+
+def source(api: FakeKubeAPI, tmp_path, context: str = "fake") -> KubeSource:
+    return KubeSource(
+        kubeconfig=str(api.kubeconfig(tmp_path)),
+        context=context,
+        settings=KubeSettings(page_size=3, read_timeout=5.0, watch_seconds=1),
+    )
+
+
+def inventory(cluster: Cluster) -> tuple:
+    """Everything a sync writes, minus row ids and times."""
+    return (
+        sorted(
+            Node.objects.filter(cluster=cluster).values_list(
+                "name", "data_hash", "driver_version", "device_plugin_version", "labels"
+            )
+        ),
+        sorted(
+            Pod.objects.filter(cluster=cluster).values_list(
+                "namespace", "name", "data_hash", "node__name", "tenant__slug", "phase"
+            )
+        ),
+        sorted(
+            ClusterObject.objects.filter(cluster=cluster).values_list(
+                "kind", "namespace", "name", "data_hash"
+            )
+        ),
+    )
+
+
+@pytest.fixture
+def listed(api, tmp_path, small_world):
+    """The cluster after its first (full) sync, with the tenants of the small world."""
+    cluster = cluster_get_or_create(name="live")
+    run = cluster_sync(cluster=cluster, source=source(api, tmp_path))
+    assert run.mode == "full"
+    cluster.refresh_from_db()
+    return cluster
+
+
+def changed_world() -> list[dict]:
+    """A pod changed, one finished and gone, one new, and a node relabelled."""
+    objects = world()
+    trainer = item(objects, "Pod", "trainer-0")
+    trainer["metadata"].setdefault("labels", {})["restarted"] = "yes"
+    trainer["spec"]["containers"][0]["image"] = "registry.example.internal/alpha/trainer:v2"
+    objects.remove(item(objects, "Pod", "batch-done"))
+    extra = copy.deepcopy(item(objects, "Pod", "inference-0"))
+    extra["metadata"]["name"] = "inference-1"
+    objects.append(extra)
+    item(objects, "Node", "gpu-ts-1")["metadata"]["labels"]["topology.example/rack"] = "r7"
+    return objects
+
+
+def test_the_first_sync_lists_and_remembers_where_each_kind_was_read(api, listed, tmp_path):
+    state = listed.watch_state
+    assert state["source"] == source(api, tmp_path).describe()
+    assert set(state["kinds"]) >= {kind for kind, _, _ in KINDS}
+    assert listed.last_full_sync_at is not None
+
+
+def test_a_watch_resync_equals_a_full_list_of_the_same_world(api, listed, tmp_path):
+    api.replace_objects(changed_world())
+    before, read_at = len(api.requests), set(listed.watch_state["kinds"].values())
+    run = cluster_sync(cluster=listed, source=source(api, tmp_path))
+    assert (run.status, run.mode) == ("succeeded", "watch")
+    asked = api.requests[before:]
+    assert all(r.query.get("watch", "").lower() in ("true", "1") for r in asked)
+    assert {r.query["resourceVersion"] for r in asked} == read_at
+    assert set(listed.watch_state["kinds"].values()) == {api.resource_version}
+    assert not any("secret" in r.path for r in api.requests)
+    assert run.changes["pods"] == {"created": 1, "updated": 1, "deleted": 1}
+    assert run.counts["Pod"] == 3 and run.counts["Node"] == 1
+    # The yardstick: a second cluster listed from scratch from the same world.
+    fresh = cluster_get_or_create(name="fresh")
+    cluster_sync(cluster=fresh, source=source(api, tmp_path))
+    assert inventory(listed) == inventory(fresh)
+    # The node's relabelling is drift (DRIFT-003), found by the watch re-sync too.
+    event = DriftEvent.objects.get(cluster=listed, check_id="DRIFT-003")
+    assert event.sync_run_id == run.pk and event.subject_name == "gpu-ts-1"
+
+
+def test_nothing_changed_writes_nothing(api, listed, tmp_path):
+    run = cluster_sync(cluster=listed, source=source(api, tmp_path))
+    assert run.mode == "watch" and sum(run.counts.values()) == 0
+    assert all(sum(c.values()) == 0 for k, c in run.changes.items() if isinstance(c, dict))
+
+
+def test_a_gpu_stack_pod_upgrade_rederives_its_node(api, listed, tmp_path):
+    objects = world()
+    plugin = item(objects, "Pod", "nvidia-device-plugin-daemonset-x1")
+    plugin["spec"]["containers"][0]["image"] = "nvcr.io/nvidia/k8s-device-plugin:v0.17.3"
+    api.replace_objects(objects)
+    run = cluster_sync(cluster=listed, source=source(api, tmp_path))
+    assert run.mode == "watch" and run.changes["nodes_rederived"] == 1
+    assert Node.objects.get(cluster=listed, name="gpu-ts-1").device_plugin_version == "0.17.3"
+    # The node itself did not change: its object was read with one GET.
+    assert any(r.path == "/api/v1/nodes/gpu-ts-1" for r in api.requests)
+
+
+def test_a_sharing_config_change_lists_everything(api, listed, tmp_path):
+    objects = world()
+    config = item(objects, "ConfigMap", "time-slicing-config")
+    key = next(iter(config["data"]))
+    config["data"][key] = config["data"][key].replace("replicas: 4", "replicas: 8")
+    assert config["data"][key] != item(world(), "ConfigMap", "time-slicing-config")["data"][key]
+    api.replace_objects(objects)
+    run = cluster_sync(cluster=listed, source=source(api, tmp_path))
+    assert (run.status, run.mode) == ("succeeded", "full")
+    assert any("listed everything" in w and "time-slicing-config" in w for w in run.warnings)
+    assert DriftEvent.objects.filter(cluster=listed, check_id="DRIFT-001").exists()
+
+
+def test_an_expired_resource_version_lists_everything(api, listed, tmp_path):
+    api.replace_objects(changed_world())
+    api.expire_watch_once("/api/v1/pods")
+    run = cluster_sync(cluster=listed, source=source(api, tmp_path))
+    assert (run.status, run.mode) == ("succeeded", "full")
+    assert any("too old resource version" in w for w in run.warnings)
+    assert Pod.objects.filter(cluster=listed, name="inference-1").exists()
+
+
+def test_a_watch_that_fails_keeps_the_last_good_inventory(api, listed, tmp_path):
+    before, state = inventory(listed), dict(listed.watch_state)
+    api.replace_objects(changed_world())
+    api.fail("/api/v1/pods", status=503)
+    with pytest.raises(SyncError) as raised:
+        cluster_sync(cluster=listed, source=source(api, tmp_path))
+    assert raised.value.retryable
+    assert inventory(listed) == before
+    listed.refresh_from_db()
+    assert listed.watch_state == state  # the next attempt watches from the same place
+    run = listed.sync_runs.order_by("-pk").first()
+    assert run.status == "failed" and "HTTP 503" in run.error
+
+
+def test_another_account_or_an_old_full_list_lists_everything(api, listed, tmp_path, settings):
+    api.replace_objects(changed_world())
+    other = source(api, tmp_path)
+    other.context = None  # the kubeconfig's current context: another description
+    assert cluster_sync(cluster=listed, source=other).mode == "full"
+    listed.refresh_from_db()
+    later = timezone.now() + timedelta(hours=settings.GPUPOSTURE_FULL_RESYNC_HOURS + 1)
+    with time_machine.travel(later, tick=False):
+        assert cluster_sync(cluster=listed, source=other).mode == "full"
+    assert cluster_sync(cluster=listed, source=other).mode == "watch"
