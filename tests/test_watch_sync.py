@@ -181,3 +181,21 @@ def test_another_account_or_an_old_full_list_lists_everything(api, listed, tmp_p
     with time_machine.travel(later, tick=False):
         assert cluster_sync(cluster=listed, source=other).mode == "full"
     assert cluster_sync(cluster=listed, source=other).mode == "watch"
+
+
+def test_a_namespace_claimed_by_label_moves_its_pods_to_the_tenant(api, tmp_path, small_world):
+    objects = world()
+    namespace = copy.deepcopy(item(objects, "Namespace", "beta-prod"))
+    namespace["metadata"] = {"name": "shared-x", "labels": {}}
+    job = copy.deepcopy(item(objects, "Pod", "inference-0"))
+    job["metadata"].update(name="job-0", namespace="shared-x")
+    objects += [namespace, job]
+    api.replace_objects(objects)
+    cluster = cluster_get_or_create(name="claims")
+    cluster_sync(cluster=cluster, source=source(api, tmp_path))
+    assert Pod.objects.get(cluster=cluster, name="job-0").tenant is None
+    namespace["metadata"]["labels"] = {"gpuposture.io/tenant": "beta"}
+    api.replace_objects(objects)
+    run = cluster_sync(cluster=cluster, source=source(api, tmp_path))
+    assert run.mode == "watch" and run.counts["Namespace"] == 1
+    assert Pod.objects.get(cluster=cluster, name="job-0").tenant.slug == "beta"
