@@ -21,6 +21,7 @@ from posture.api import (
     FindingViewSet,
     TenantPostureViewSet,
 )
+from telemetry.api import ResetAttestationViewSet, UtilisationView
 from tenants.api import TrustClassViewSet
 
 router = DefaultRouter()
@@ -35,9 +36,11 @@ router.register("nodes", NodeViewSet)
 router.register("workloads", WorkloadViewSet)
 router.register("findings", FindingViewSet)
 router.register("checks", CheckViewSet, basename="check")
+router.register("reset-attestations", ResetAttestationViewSet)
 
 urlpatterns = [
     path("patch-sla/", PatchSlaView.as_view(), name="api-patch-sla"),
+    path("utilisation/", UtilisationView.as_view(), name="api-utilisation"),
     path(
         "clusters/<str:name>/checklist/",
         ClusterChecklistView.as_view(),

@@ -9,6 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from gpuposture.base.views import healthz, readyz
 from inventory import views as inventory_views
 from posture import views as posture_views
+from telemetry import views as telemetry_views
 
 urlpatterns = [
     path("", posture_views.overview, name="overview"),
@@ -27,6 +28,9 @@ urlpatterns = [
     path("nodes/<str:cluster>/<str:name>/", inventory_views.node_detail, name="node-detail"),
     path("patch/", inventory_views.patch_status, name="patch-status"),
     path("patch/sla/", inventory_views.patch_sla_edit, name="patch-sla"),
+    path("utilisation/", telemetry_views.utilisation, name="utilisation"),
+    path("utilisation/chargeback.csv", telemetry_views.chargeback_csv, name="utilisation-csv"),
+    path("resets/new/", telemetry_views.reset_attestation_create, name="reset-create"),
     path("bulletins/", inventory_views.bulletin_list, name="bulletin-list"),
     path("bulletins/import/", inventory_views.bulletin_import_view, name="bulletin-import"),
     path("bulletins/<int:pk>/", inventory_views.bulletin_detail, name="bulletin-detail"),

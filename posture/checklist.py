@@ -26,6 +26,8 @@ class ChecklistFacts:
     provider: str | None = None
     bulletins: int = 0
     days_since_bulletin_import: int | None = None
+    telemetry_samples: int = 0  # 1 when GPU samples are held for this cluster (LEAK-001 reads them)
+    reset_attestations: int = 0
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
         6: _by_findings(facts, ("POD-001", "POD-003", "POD-004", "POD-005"), {}),
         7: _by_findings(facts, ("K8S-004",), {}),
         8: _by_findings(facts, ("K8S-001", "K8S-002"), gpu),
-        9: (UNKNOWN, {"reason": "no GPU reset attestations are recorded yet"}),
+        9: _resets(facts),
         10: _provider(facts),
     }
     return [
@@ -99,6 +101,15 @@ def _patch_sla(facts: ChecklistFacts) -> tuple[str, dict]:
     if not facts.bulletins:
         return UNKNOWN, {"reason": "patch status needs imported bulletins"}
     return _by_findings(facts, ("STACK-005",), {"gpu_nodes_checked": facts.gpu_nodes})
+
+
+def _resets(facts: ChecklistFacts) -> tuple[str, dict]:
+    if not facts.telemetry_samples:
+        return UNKNOWN, {
+            "reason": "no GPU telemetry: who held each GPU, and so each handover, is unknown",
+            "reset_attestations": facts.reset_attestations,
+        }
+    return _by_findings(facts, ("LEAK-001",), {"reset_attestations": facts.reset_attestations})
 
 
 def _provider(facts: ChecklistFacts) -> tuple[str, dict]:

@@ -3,19 +3,19 @@ finding dicts (posture.serializers.FindingSerializer output) and the check catal
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from gpuposture.base.spreadsheet import FORMULA_STARTS, safe_csv, spreadsheet_safe
+
+__all__ = ["FORMULA_STARTS", "findings_csv", "findings_sarif", "spreadsheet_safe"]
 
 CSV_COLUMNS = [
     "id", "check", "severity", "status", "tenant", "cluster", "subject_kind",
     "subject_namespace", "subject_name", "title", "first_seen", "last_seen", "mappings",
     "evidence",
 ]  # fmt: skip
-# A cell starting with one of these is a formula to Excel, LibreOffice and Sheets (CWE-1236).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVEL = {"critical": "error", "high": "error", "medium": "warning", "low": "note"}
 # GitHub code scanning reads this 0-10 score to rank security results.
@@ -23,23 +23,16 @@ SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "
 TOOL_URI = "https://github.com/gpuposture/gpuposture"
 
 
-def spreadsheet_safe(value: Any) -> str:
-    text = "" if value is None else str(value)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
-
-
 def findings_csv(rows: Iterable[Mapping[str, Any]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(CSV_COLUMNS)
-    for row in rows:
+    def cells(row: Mapping[str, Any]) -> list[Any]:
         values = {
             **row,
             "mappings": " ".join(row.get("mappings") or []),
             "evidence": json.dumps(row.get("evidence"), sort_keys=True),
         }
-        writer.writerow([spreadsheet_safe(values.get(column)) for column in CSV_COLUMNS])
-    return out.getvalue()
+        return [values.get(column) for column in CSV_COLUMNS]
+
+    return safe_csv(CSV_COLUMNS, (cells(row) for row in rows))
 
 
 def findings_sarif(rows: Iterable[Mapping[str, Any]], checks: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from functools import cached_property
 
 from inventory.drift import DriftChange
 from inventory.snapshot import ClusterSnapshot, Pod
+from telemetry.evidence import TelemetryFacts
 from tenants.mapping import resolve_namespace_owners
 
 
@@ -81,6 +82,7 @@ class PostureInputs:
     # node name -> {"status", "exposures": [inventory.patching.Exposure as dicts], "notes"}
     patch: dict[str, dict[str, object]] = field(default_factory=dict)
     patch_sla_days: dict[str, int] = field(default_factory=dict)  # severity -> days
+    telemetry: TelemetryFacts = field(default_factory=TelemetryFacts)
     # Namespaces whose pods are platform components even if a tenant label says otherwise.
     extra: dict[str, object] = field(default_factory=dict)
 

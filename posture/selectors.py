@@ -18,6 +18,8 @@ from posture.inputs import DriftEventInfo, Exemption, PostureInputs, TenantInfo,
 from posture.models import SEVERITY_ORDER, CheckExemption, Finding, TenantScore
 from posture.redaction import HiddenScope
 from posture.rules import CHECKS
+from telemetry.facts import telemetry_facts
+from telemetry.models import GpuReading, ResetAttestation
 from tenants.models import Tenant, TenantNamespace, TrustClass
 
 # ClusterObject kind -> (snapshot attribute, dataclass)
@@ -137,9 +139,11 @@ def posture_inputs(
     cluster: Cluster, tenants: tuple[TenantInfo, ...] | None = None
 ) -> PostureInputs:
     platform = TrustClass.objects.filter(slug="platform").first()
+    snapshot = cluster_snapshot(cluster)
     return PostureInputs(
         cluster=cluster.name,
-        snapshot=cluster_snapshot(cluster),
+        snapshot=snapshot,
+        telemetry=telemetry_facts(cluster, snapshot),
         tenants=tenant_infos() if tenants is None else tenants,
         drift_events=drift_events(cluster),
         exemptions=exemptions_for(cluster),
@@ -238,6 +242,8 @@ def checklist_facts(cluster: Cluster) -> ChecklistFacts:
         registered_checks=frozenset(CHECKS),
         trust_classes={tc.slug: tuple(tc.allowed_modes) for tc in TrustClass.objects.all()},
         provider=cluster.provider.name if cluster.provider_id else None,
+        telemetry_samples=int(GpuReading.objects.filter(cluster=cluster).exists()),
+        reset_attestations=ResetAttestation.objects.filter(cluster=cluster).count(),
         **_bulletin_facts(),
     )
 

@@ -48,6 +48,14 @@ def test_demo_world_meets_the_promise():
         if e.get("condition")
     ]  # fmt: skip
     assert conditioned and all("cdi" in e["condition"].lower() for e in conditioned)
+    # A day of GPU telemetry: rolled-up hours per tenant, and the planted signals.
+    from telemetry.models import GpuUsageHourly, ResetAttestation
+
+    assert (
+        GpuUsageHourly.objects.filter(attribution="tenant").values("tenant").distinct().count() >= 3
+    )
+    assert {"ATTR-001", "ATTR-003", "LEAK-001"} <= checks
+    assert ResetAttestation.objects.exists()
 
 
 def test_demo_passwords_are_random_and_rerunning_is_safe():

@@ -13,6 +13,7 @@ NAVIGATION = (
     ("cluster-list", "Clusters"),
     ("node-list", "Nodes"),
     ("patch-status", "Patching"),
+    ("utilisation", "Utilisation"),
     ("bulletin-list", "Bulletins"),
 )
 

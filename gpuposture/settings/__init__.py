@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "tenants",
     "providers",
     "inventory",
+    "telemetry",
     "posture",
 ]
 
@@ -252,16 +253,29 @@ GPUPOSTURE_FETCH_MAX_BYTES = env_int("GPUPOSTURE_FETCH_MAX_BYTES", 20 * 1024 * 1
 # Vendor CSAF feeds (provider-metadata.json URLs) that beat imports every N hours.
 GPUPOSTURE_BULLETIN_FEEDS = env_list("GPUPOSTURE_BULLETIN_FEEDS", [])
 GPUPOSTURE_BULLETIN_FEED_HOURS = env_int("GPUPOSTURE_BULLETIN_FEED_HOURS", 24)
-CELERY_BEAT_SCHEDULE = (
-    {
-        "poll bulletin feeds": {
-            "task": "inventory.tasks.poll_bulletin_feeds",
-            "schedule": GPUPOSTURE_BULLETIN_FEED_HOURS * 3600.0,
+CELERY_BEAT_SCHEDULE = {
+    "read telemetry sources": {"task": "telemetry.tasks.read_telemetry_sources", "schedule": 60.0},
+    "roll up telemetry": {"task": "telemetry.tasks.rollup_telemetry", "schedule": 900.0},
+    **(
+        {
+            "poll bulletin feeds": {
+                "task": "inventory.tasks.poll_bulletin_feeds",
+                "schedule": GPUPOSTURE_BULLETIN_FEED_HOURS * 3600.0,
+            }
         }
-    }
-    if GPUPOSTURE_BULLETIN_FEEDS
-    else {}
-)
+        if GPUPOSTURE_BULLETIN_FEEDS
+        else {}
+    ),
+}
+# GPU telemetry (DCGM-Exporter): ATTR-001 fires on a GPU busier than the threshold for longer
+# than the window with no scheduled pod holding it; ATTR-003 on a GPU node silent this long.
+GPUPOSTURE_HIJACK_THRESHOLD_PERCENT = env_int("GPUPOSTURE_HIJACK_THRESHOLD_PERCENT", 20)
+GPUPOSTURE_HIJACK_WINDOW_MINUTES = env_int("GPUPOSTURE_HIJACK_WINDOW_MINUTES", 15)
+GPUPOSTURE_SILENT_NODE_MINUTES = env_int("GPUPOSTURE_SILENT_NODE_MINUTES", 60)
+GPUPOSTURE_IDLE_THRESHOLD_PERCENT = env_int("GPUPOSTURE_IDLE_THRESHOLD_PERCENT", 5)
+# Raw samples are kept this long; hourly roll-ups are kept (and charted) for good.
+GPUPOSTURE_TELEMETRY_RETENTION_DAYS = env_int("GPUPOSTURE_TELEMETRY_RETENTION_DAYS", 7)
+GPUPOSTURE_MAX_DCGM_BYTES = env_int("GPUPOSTURE_MAX_DCGM_BYTES", 50 * 1024 * 1024)
 # How long a DRIFT- finding stays open after the change it reports.
 GPUPOSTURE_DRIFT_WINDOW_DAYS = env_int("GPUPOSTURE_DRIFT_WINDOW_DAYS", 7)
 

@@ -19,6 +19,7 @@ from posture.rules import (
     sharing,
     sharing_extra,
     stack,
+    telemetry,
 )
 from posture.rules.registry import CHECKS, Check, FindingDraft, run_checks
 
@@ -28,6 +29,7 @@ __all__ = [
     "FindingDraft",
     "run_checks",
     "cluster",
+    "telemetry",
     "drift",
     "exposure",
     "nodes_extra",

@@ -24,16 +24,19 @@ from django.utils import timezone
 from demo.bulletins import BULLETINS
 from demo.history import last_week
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml
+from demo.telemetry import DemoNode, DemoPod, demo_samples, uuid_of
 from demo.world import build_clusters
 from gpuposture.base.roles import ROLES, TENANT_VIEWER
 from inventory.bulletins import ImportResult, bulletin_import, nodes_patch_refresh
-from inventory.models import Cluster, DriftEvent, PatchSla, SyncRun
+from inventory.models import Cluster, DriftEvent, Node, PatchSla, Pod, SyncRun
 from inventory.schedule import cluster_schedule_update
 from inventory.services import cluster_sync_from_snapshot, node_host_facts_import
 from inventory.sync import SyncError, cluster_get_or_create, pod_tenants_refresh
 from posture.models import Finding, PostureRun, TenantScore
 from posture.services import posture_evaluate
 from providers.models import Provider
+from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
+from telemetry.services import samples_ingest, telemetry_rollup
 from tenants.models import TrustClass
 from tenants.services import tenants_apply
 from tenants.spec import parse_tenants_document
@@ -44,6 +47,18 @@ ROLE_USERS = {
     "platform-engineer": "platform_engineer",
     "procurement": "procurement",
     "auditor": "auditor",
+}
+# What demo/telemetry.py plants per cluster: a node that never reports (ATTR-003), a GPU busy
+# with no pod (ATTR-001), GPUs handed between tenants (LEAK-001; prod-east's gets a reset).
+TELEMETRY_PLAN = {
+    "prod-east": {
+        "silent": "pe-t4-02",
+        "handovers": (("pe-a100-01", "research-llm"),),
+    },
+    "neo-west": {
+        "hijacked": "nw-h200-02",
+        "handovers": (("nw-h200-01", "research-llm"),),
+    },
 }
 CLUSTER_DESCRIPTIONS = {
     "prod-east": "On-premises training and inference cluster",
@@ -80,6 +95,7 @@ class Command(BaseCommand):
             )
         self._host_facts()
         self._bulletins()
+        self._telemetry()
         run = posture_evaluate()
         self.stdout.write(
             f"posture: {run.counts.get('opened', 0) + run.counts.get('still_open', 0)} live, "
@@ -155,6 +171,27 @@ class Command(BaseCommand):
             severity="critical", defaults={"days": 5, "updated_by": "security-lead"}
         )
 
+    def _telemetry(self) -> None:
+        """A day of GPU samples per cluster (demo/telemetry.py), rolled up by the hour, and a
+        reset recorded for one of the two GPU handovers between tenants."""
+        now = timezone.now()
+        GpuReading.objects.all().delete()  # a re-run starts the day again
+        GpuUsageHourly.objects.all().delete()
+        ResetAttestation.objects.filter(recorded_by="platform-engineer").delete()
+        for cluster in Cluster.objects.filter(name__in=TELEMETRY_PLAN):
+            options = TELEMETRY_PLAN[cluster.name]
+            samples = demo_samples(_demo_nodes(cluster), now=now, **options)
+            result = samples_ingest(cluster=cluster, samples=samples)
+            self.stdout.write(f"telemetry {cluster.name}: {result.samples} samples")
+        telemetry_rollup(now=now)
+        handover_at = now - timedelta(hours=13)
+        prod = Cluster.objects.get(name="prod-east")
+        ResetAttestation.objects.create(
+            cluster=prod, node="pe-a100-01", gpu_uuid=uuid_of("pe-a100-01", 0),
+            reset_at=handover_at, method=ResetAttestation.Method.GPU_RESET,
+            recorded_by="platform-engineer", note="Drained and reset before the new tenant.",
+        )  # fmt: skip
+
     @transaction.atomic
     def _users(self, viewers: list[str]) -> list[tuple[str, str, str]]:
         """Create or reset the demo accounts; passwords are random on every run."""
@@ -185,3 +222,22 @@ def _write(folder: Path, name: str, objects: list[dict]) -> Path:
     path = folder / f"{name}.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
     return path
+
+
+def _demo_nodes(cluster: Cluster) -> list[DemoNode]:
+    pods: dict[int, list[DemoPod]] = {}
+    rows = Pod.objects.filter(cluster=cluster, phase="Running", node__isnull=False)
+    for node_id, namespace, name, resources in rows.values_list(
+        "node_id", "namespace", "name", "gpu_resources"
+    ):
+        mig = next((r for r in resources if r.startswith("nvidia.com/mig-")), "")
+        gpus = int(resources.get("nvidia.com/gpu", 0) or 0)
+        if gpus or mig:
+            profile = mig.removeprefix("nvidia.com/mig-")
+            pods.setdefault(node_id, []).append(DemoPod(namespace, name, gpus, profile))
+    return [
+        DemoNode(
+            n.name, n.gpu_model, n.gpu_count or 0, n.sharing_strategy, tuple(pods.get(n.pk, ()))
+        )
+        for n in Node.objects.filter(cluster=cluster, is_gpu_node=True).order_by("name")
+    ]

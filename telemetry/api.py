@@ -1,0 +1,92 @@
+"""REST API: utilisation (the page's numbers) and reset attestations."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, serializers, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from gpuposture.base.api import ScopedViewSetMixin
+from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD
+from inventory.models import Cluster
+from telemetry.models import ResetAttestation
+from telemetry.selectors import Period, chargeback, idle_allocated, tenant_days, top_gpus
+from telemetry.services import reset_attestation_record
+from tenants.models import Tenant
+
+
+class UtilisationQuerySerializer(serializers.Serializer):
+    days = serializers.ChoiceField(choices=[7, 30, 90], default=30)
+    cluster = serializers.CharField(required=False, max_length=63)
+
+
+class UtilisationView(APIView):
+    """GPU-hours and MIG-slice-hours per tenant per day, the chargeback totals, the busiest
+    GPUs and idle allocated GPUs: the utilisation page's numbers, each with its confidence."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("days", int, enum=[7, 30, 90]),
+            OpenApiParameter("cluster", str),
+        ],
+        responses=dict,
+    )
+    def get(self, request: Request) -> Response:
+        query = UtilisationQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        period = Period(
+            days=query.validated_data["days"], cluster=query.validated_data.get("cluster")
+        )
+        days = tenant_days(request.user, period)
+        return Response(
+            {
+                "days": period.days,
+                "since": period.since,
+                "cluster": period.cluster,
+                "tenant_days": days,
+                "chargeback": chargeback(days),
+                "top_gpus": top_gpus(request.user, period),
+                "idle_allocated": idle_allocated(request.user, period),
+            }
+        )
+
+
+class ResetAttestationSerializer(serializers.ModelSerializer):
+    cluster = serializers.SlugRelatedField(slug_field="name", queryset=Cluster.objects.all())
+    previous_tenant = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Tenant.objects.all(), required=False, allow_null=True
+    )
+    next_tenant = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Tenant.objects.all(), required=False, allow_null=True
+    )
+
+    class Meta:
+        model = ResetAttestation
+        fields = [
+            "id", "cluster", "node", "gpu_uuid", "reset_at", "method", "previous_tenant",
+            "next_tenant", "note", "recorded_by", "recorded_at",
+        ]  # fmt: skip
+        read_only_fields = ["recorded_by", "recorded_at"]
+
+    def validate(self, attrs: dict) -> dict:
+        cluster, node = attrs.get("cluster"), attrs.get("node")
+        if cluster and node and not cluster.nodes.filter(name=node).exists():
+            raise serializers.ValidationError({"node": f"{cluster.name} has no node {node!r}"})
+        return attrs
+
+    def create(self, validated_data: dict) -> ResetAttestation:
+        actor = self.context["request"].user.get_username()
+        return reset_attestation_record(attestation=ResetAttestation(**validated_data), actor=actor)
+
+
+class ResetAttestationViewSet(
+    ScopedViewSetMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet
+):
+    """Records that a GPU (or a node's GPUs) was reset between tenants (LEAK-001 evidence)."""
+
+    queryset = ResetAttestation.objects.select_related("cluster", "previous_tenant", "next_tenant")
+    serializer_class = ResetAttestationSerializer
+    write_roles = (PLATFORM_ENGINEER, SECURITY_LEAD)
+    filterset_fields = {"node": ["exact"], "gpu_uuid": ["exact"], "method": ["exact"]}

@@ -1,0 +1,130 @@
+"""What a cluster's telemetry says for the checks (posture.inputs.TelemetryFacts): busy GPUs no
+scheduled pod explains (ATTR-001), silent GPU nodes (ATTR-003), and GPUs passed between
+tenants without a recorded reset (LEAK-001). Reads bounded sets: the last three hijack windows
+of samples, the newest sample per node, and who held each exclusive GPU over the retention."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Max
+from django.utils import timezone
+
+from inventory import snapshot as snap
+from inventory.models import Cluster
+from telemetry.attribution import Attributed
+from telemetry.evidence import TelemetryFacts
+from telemetry.hijack import silent_nodes, unexplained_busy
+from telemetry.leak import Attestation, tenancies_from, unattested_handovers
+from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
+from telemetry.samples import GpuSample
+from telemetry.services import SHARED_STRATEGIES
+
+
+def telemetry_facts(
+    cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime | None = None
+) -> TelemetryFacts:
+    now = now or timezone.now()
+    window = timedelta(minutes=settings.GPUPOSTURE_HIJACK_WINDOW_MINUTES)
+    thresholds = {
+        "threshold_percent": settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT,
+        "window_minutes": settings.GPUPOSTURE_HIJACK_WINDOW_MINUTES,
+        "silent_minutes": settings.GPUPOSTURE_SILENT_NODE_MINUTES,
+    }
+    last_raw = dict(
+        GpuReading.objects.filter(cluster=cluster)
+        .values_list("hostname")
+        .annotate(last=Max("time"))
+        .order_by()
+    )
+    last_hourly = dict(
+        GpuUsageHourly.objects.filter(cluster=cluster)
+        .values_list("hostname")
+        .annotate(last=Max("hour"))
+        .order_by()
+    )
+    if not last_raw and not last_hourly:
+        return TelemetryFacts(sampled=False, settings=thresholds)
+    last_seen = {
+        host: max(t for t in (last_raw.get(host), _hour_end(last_hourly.get(host))) if t)
+        for host in set(last_raw) | set(last_hourly)
+    }
+    gpu_nodes = [n.name for n in snapshot.nodes if n.is_gpu_node]
+    return TelemetryFacts(
+        sampled=True,
+        hijacks=tuple(_hijacks(cluster, snapshot, now, window)),
+        silent_nodes=tuple(
+            silent_nodes(
+                last_seen,
+                gpu_nodes,
+                now=now,
+                window=timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES),
+            )  # fmt: skip
+        ),
+        handovers=tuple(_handovers(cluster, snapshot, now)),
+        settings=thresholds,
+    )
+
+
+def _hour_end(hour: datetime | None) -> datetime | None:
+    return hour + timedelta(hours=1) if hour else None
+
+
+def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, window: timedelta):  # type: ignore[no-untyped-def]
+    running = [p for p in snapshot.pods if p.is_active and p.node_name]
+    gpu_pods = {(p.namespace, p.name) for p in running if p.gpu_resources}
+    nodes_with_gpu_pods = {p.node_name for p in running if p.gpu_resources}
+    shared = {n.name for n in snapshot.nodes if n.sharing_strategy in SHARED_STRATEGIES}
+
+    def held(sample: GpuSample) -> bool:
+        if sample.pod and (sample.namespace, sample.pod) in gpu_pods:
+            return True
+        # A shared GPU's samples may carry no pod labels at all: any GPU pod there explains it.
+        return sample.hostname in shared and sample.hostname in nodes_with_gpu_pods
+
+    # Three windows back: a run that started before the last window is seen whole.
+    rows = GpuReading.objects.filter(cluster=cluster, time__gte=now - 3 * window).order_by("time")
+    samples = [_sample(r) for r in rows.iterator(chunk_size=5000)]
+    return unexplained_busy(
+        samples, held=held, threshold=float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT),
+        window=window,
+    )  # fmt: skip
+
+
+def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):  # type: ignore[no-untyped-def]
+    """Whole GPUs of exclusive nodes: who held each, sample by sample, over the raw retention
+    (an hourly roll-up is too coarse to place a reset between two tenants), and the resets
+    recorded in that time."""
+    exclusive = [n.name for n in snapshot.nodes if n.is_gpu_node and n.sharing_strategy == "none"]
+    since = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
+    held = (
+        GpuReading.objects.filter(
+            cluster=cluster, hostname__in=exclusive, time__gte=since, gi_id="",
+            attribution="tenant", confidence="exact",
+        )
+        .exclude(uuid="")
+        .values_list("uuid", "hostname", "tenant__slug", "time")
+        .order_by("uuid", "time")
+    )  # fmt: skip
+    tenancies = tenancies_from(
+        Attributed(GpuSample(time=t, hostname=host, gpu="", uuid=uuid), slug, "tenant", "exact")
+        for uuid, host, slug, t in held.iterator(chunk_size=10000)
+        if slug
+    )
+    attestations = [
+        Attestation(node=node, uuid=uuid, time=time)
+        for node, uuid, time in ResetAttestation.objects.filter(
+            cluster=cluster, reset_at__gte=since
+        ).values_list("node", "gpu_uuid", "reset_at")
+    ]
+    return unattested_handovers(tenancies, attestations)
+
+
+def _sample(row: GpuReading) -> GpuSample:
+    return GpuSample(
+        time=row.time, hostname=row.hostname, gpu=row.gpu, uuid=row.uuid, model=row.model,
+        gi_id=row.gi_id, gi_profile=row.gi_profile, util=row.util, gr_active=row.gr_active,
+        fb_used_mib=row.fb_used_mib, namespace=row.namespace, pod=row.pod,
+        container=row.container,
+    )  # fmt: skip

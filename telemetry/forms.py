@@ -1,0 +1,29 @@
+"""The reset attestation form: what was reset, when, how, and between which tenants."""
+
+from __future__ import annotations
+
+from django import forms
+
+from inventory.models import Cluster
+from telemetry.models import ResetAttestation
+
+
+class ResetAttestationForm(forms.ModelForm):
+    class Meta:
+        model = ResetAttestation
+        fields = [
+            "cluster", "node", "gpu_uuid", "reset_at", "method", "previous_tenant",
+            "next_tenant", "note",
+        ]  # fmt: skip
+        widgets = {"reset_at": forms.DateTimeInput(attrs={"type": "datetime-local"})}
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        cluster, node = cleaned.get("cluster"), cleaned.get("node")
+        if cluster and node and not cluster.nodes.filter(name=node).exists():
+            self.add_error("node", f"{cluster.name} has no node {node!r} in its inventory")
+        return cleaned
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.fields["cluster"].queryset = Cluster.objects.order_by("name")

@@ -1,0 +1,146 @@
+"""Compute hijacking and blind spots in GPU telemetry (ATTR-001, ATTR-003). PURE.
+
+ATTR-001: a GPU busy above a threshold for longer than a window while no scheduled pod holds it
+is the signal of ATT&CK T1496.001 (resource hijacking): something runs outside the scheduler.
+ATTR-003: a GPU node that sends no samples hides exactly that, so silence is a finding too."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from telemetry.samples import GpuSample
+
+MAX_EVIDENCE = 20  # points kept per finding: enough to draw the run, small enough to store
+
+Device = tuple[str, str, str]  # GpuSample.device: (hostname, uuid or index, gi_id)
+
+
+@dataclass(frozen=True)
+class Hijack:
+    device: Device
+    hostname: str
+    uuid: str  # the device's UUID, or its index on the node when the exporter gave no UUID
+    gi_id: str
+    start: datetime
+    end: datetime
+    mean_busy: float  # mean over the run's timestamps (the exporter samples at a steady rate)
+    peak_busy: float
+    evidence: tuple[tuple[datetime, float], ...]  # (time, busy), at most MAX_EVIDENCE
+
+
+@dataclass(frozen=True)
+class SilentNode:
+    node: str
+    last_sample: datetime | None  # None: never sampled
+
+
+@dataclass(frozen=True)
+class _Point:
+    time: datetime
+    busy: float | None
+    held: bool
+
+
+def unexplained_busy(
+    samples: Iterable[GpuSample],
+    *,
+    held: Callable[[GpuSample], bool],
+    threshold: float = 20.0,
+    window: timedelta = timedelta(minutes=15),
+    max_gap: timedelta = timedelta(minutes=5),
+) -> list[Hijack]:
+    """Runs of unheld busy > threshold lasting strictly longer than window, per device.
+
+    `held(sample)` says whether a scheduled pod holds the sample's device at its time; the
+    caller decides from the inventory. Sorted by device, then start."""
+    found = []
+    for device, points in sorted(_timelines(samples, held).items()):
+        for run in _runs(points, threshold, max_gap):
+            if run[-1].time - run[0].time > window:
+                found.append(_hijack(device, run))
+    return found
+
+
+def _timelines(
+    samples: Iterable[GpuSample], held: Callable[[GpuSample], bool]
+) -> dict[Device, list[_Point]]:
+    """One point per device and time. The exporter emits a device once per mapped pod (and
+    without pod labels when none is): those variants are one reading, so take the max busy,
+    and the device is held if any of them is."""
+    merged: dict[Device, dict[datetime, _Point]] = defaultdict(dict)
+    for s in samples:
+        here = merged[s.device]
+        old = here.get(s.time)
+        busy = s.busy if old is None else _max(old.busy, s.busy)
+        was_held = old is not None and old.held
+        here[s.time] = _Point(s.time, busy, was_held or held(s))
+    return {d: [by_time[t] for t in sorted(by_time)] for d, by_time in merged.items()}
+
+
+def _runs(points: list[_Point], threshold: float, max_gap: timedelta) -> list[list[_Point]]:
+    """Consecutive unheld points over threshold; a point that does not qualify, or a gap
+    longer than max_gap (missing data: we cannot say the GPU stayed busy), ends a run."""
+    runs: list[list[_Point]] = []
+    current: list[_Point] = []
+    for p in points:
+        if p.held or p.busy is None or p.busy <= threshold:
+            current = []
+            continue
+        if current and p.time - current[-1].time > max_gap:
+            current = []
+        if not current:
+            runs.append(current)  # filled in place by the appends below
+        current.append(p)
+    return runs
+
+
+def _hijack(device: Device, run: list[_Point]) -> Hijack:
+    values = [p.busy for p in run if p.busy is not None]
+    hostname, uuid, gi_id = device
+    return Hijack(
+        device=device,
+        hostname=hostname,
+        uuid=uuid,
+        gi_id=gi_id,
+        start=run[0].time,
+        end=run[-1].time,
+        mean_busy=sum(values) / len(values),
+        peak_busy=max(values),
+        evidence=tuple((p.time, p.busy) for p in _spread(run) if p.busy is not None),
+    )
+
+
+def _spread(run: list[_Point]) -> list[_Point]:
+    """At most MAX_EVIDENCE points: the first, the last and evenly between."""
+    if len(run) <= MAX_EVIDENCE:
+        return run
+    step = (len(run) - 1) / (MAX_EVIDENCE - 1)  # > 1, so the rounded indices are distinct
+    return [run[round(i * step)] for i in range(MAX_EVIDENCE)]
+
+
+def _max(a: float | None, b: float | None) -> float | None:
+    if a is None:
+        return b
+    return a if b is None else max(a, b)
+
+
+def silent_nodes(
+    last_sample: Mapping[str, datetime | None],
+    gpu_nodes: Iterable[str],
+    *,
+    now: datetime,
+    window: timedelta = timedelta(hours=1),
+) -> list[SilentNode]:
+    """GPU nodes with no sample in the window before now, never-sampled ones included.
+
+    A sample exactly `window` old still counts as recent. Sorted by node."""
+    since = now - window
+    silent = []
+    for node in sorted(set(gpu_nodes)):
+        last = last_sample.get(node)
+        if last is None or last < since:
+            silent.append(SilentNode(node, last))
+    return silent

@@ -1,0 +1,124 @@
+"""Handovers of an exclusive GPU between tenants with no reset recorded between them (LEAK-001).
+PURE.
+
+A whole GPU used exclusively isolates tenants in space but not in time: memory left by one
+workload can be read by the next unless the GPU is reset between them (DESIGN: residue unless
+reset). So each change of tenant on a GPU needs a reset attestation in the gap between the two."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from telemetry.attribution import Attributed
+
+
+@dataclass(frozen=True)
+class Tenancy:
+    device: str  # the GPU's UUID
+    node: str
+    tenant: str
+    start: datetime  # first sample
+    end: datetime  # last sample
+
+
+@dataclass(frozen=True)
+class Attestation:
+    node: str
+    uuid: str  # "" when the whole node was reset (e.g. a reboot)
+    time: datetime
+
+
+@dataclass(frozen=True)
+class Handover:
+    device: str
+    node: str
+    previous_tenant: str
+    next_tenant: str
+    previous_end: datetime
+    next_start: datetime  # before previous_end when the two tenancies overlap
+
+
+def tenancies_from(
+    attributed: Iterable[Attributed], *, max_gap: timedelta = timedelta(minutes=5)
+) -> list[Tenancy]:
+    """Who held each whole GPU when, from exact-confidence tenant samples.
+
+    A tenant's tenancy ends at a gap longer than max_gap, or when a sample of the device shows
+    other tenants without it. Two tenants at one time both go on (an overlap, reported later).
+    Platform and unattributed samples neither start nor end a tenancy. Sorted by device, start."""
+    timeline: dict[str, dict[datetime, set[str]]] = defaultdict(lambda: defaultdict(set))
+    nodes: dict[str, str] = {}
+    for a in attributed:
+        s = a.sample
+        # MIG instances and shared GPUs are not exclusive; a GPU without UUID cannot be matched
+        # to a reset attestation, which names the UUID.
+        if a.attribution != "tenant" or a.confidence != "exact" or s.gi_id or not s.uuid:
+            continue
+        timeline[s.uuid][s.time].add(a.tenant or "")
+        nodes[s.uuid] = s.hostname
+    found: list[Tenancy] = []
+    for device, by_time in sorted(timeline.items()):
+        found.extend(_tenancies(device, nodes[device], by_time, max_gap))
+    return sorted(found, key=lambda t: (t.device, t.start, t.end, t.tenant))
+
+
+def _tenancies(
+    device: str, node: str, by_time: dict[datetime, set[str]], max_gap: timedelta
+) -> list[Tenancy]:
+    open_: dict[str, tuple[datetime, datetime]] = {}  # tenant -> (first, last) sample time
+    done: list[Tenancy] = []
+    for t in sorted(by_time):
+        present = by_time[t]
+        for tenant in sorted(open_):
+            first, last = open_[tenant]
+            if tenant not in present or t - last > max_gap:
+                done.append(Tenancy(device, node, tenant, first, last))
+                del open_[tenant]
+        for tenant in present:
+            first = open_[tenant][0] if tenant in open_ else t
+            open_[tenant] = (first, t)
+    done.extend(Tenancy(device, node, tenant, f, last) for tenant, (f, last) in open_.items())
+    return done
+
+
+def unattested_handovers(
+    tenancies: Iterable[Tenancy], attestations: Iterable[Attestation]
+) -> list[Handover]:
+    """Consecutive tenancies of different tenants on a device with no reset of that GPU (by
+    UUID) or of its whole node between the previous one's end and the next one's start.
+
+    Sorted by device, then next_start."""
+    by_uuid: dict[str, list[datetime]] = defaultdict(list)
+    by_node: dict[str, list[datetime]] = defaultdict(list)
+    for a in attestations:
+        (by_uuid[a.uuid] if a.uuid else by_node[a.node]).append(a.time)
+    for times in (*by_uuid.values(), *by_node.values()):
+        times.sort()
+    per_device: dict[str, list[Tenancy]] = defaultdict(list)
+    for t in tenancies:
+        per_device[t.device].append(t)
+    found = []
+    for device, ts in sorted(per_device.items()):
+        ts.sort(key=lambda t: (t.start, t.end, t.tenant))
+        for prev, nxt in zip(ts, ts[1:], strict=False):
+            if prev.tenant == nxt.tenant:
+                continue  # one tenant reusing its own GPU leaks nothing to anyone else
+            # Overlapping tenancies of different tenants on an exclusive GPU mean something is
+            # wrong (a pod outside the scheduler, a stale exclusive flag): report them as a
+            # handover too. No attestation can fall in the empty interval, so it always shows.
+            if _reset_between(by_uuid[device], prev.end, nxt.start) or _reset_between(
+                by_node[nxt.node], prev.end, nxt.start
+            ):
+                continue
+            found.append(Handover(device, nxt.node, prev.tenant, nxt.tenant, prev.end, nxt.start))
+    return found
+
+
+def _reset_between(times: list[datetime], start: datetime, end: datetime) -> bool:
+    """Whether a sorted list of times has one in [start, end], both ends included."""
+    i = bisect_left(times, start)
+    return i < len(times) and times[i] <= end

@@ -1,0 +1,55 @@
+"""ingest_dcgm --cluster NAME (FILE | --prometheus URL [--since 2h]): read DCGM-Exporter
+metrics, attribute them to tenants and store them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+
+from inventory.models import Cluster
+from telemetry.prometheus_api import parse_duration
+from telemetry.services import TelemetryError, exporter_text_ingest, prometheus_ingest
+
+
+class Command(BaseCommand):
+    help = (
+        "Ingest DCGM-Exporter metrics for a cluster: a saved /metrics page (Prometheus text), "
+        "or a range from a Prometheus HTTP API. Samples are attributed to tenants by the pod "
+        "labels and the tenant registry."
+    )
+
+    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+        parser.add_argument("--cluster", required=True)
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument("file", nargs="?", type=Path, help="DCGM-Exporter text")
+        source.add_argument("--prometheus", metavar="URL", help="Prometheus base URL")
+        parser.add_argument("--since", default="2h", help="with --prometheus: 90m, 2h, 7d")
+
+    def handle(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
+        cluster = Cluster.objects.filter(name=options["cluster"]).first()
+        if cluster is None:
+            raise CommandError(f"no cluster named {options['cluster']!r}; sync it first")
+        try:
+            if options["prometheus"]:
+                since = parse_duration(options["since"])
+                result = prometheus_ingest(cluster=cluster, url=options["prometheus"], since=since)
+            else:
+                result = exporter_text_ingest(
+                    cluster=cluster, text=_read(options["file"]), read_at=timezone.now()
+                )
+        except (TelemetryError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        by = ", ".join(f"{n} {k}" for k, n in sorted(result.by_attribution.items())) or "none"
+        self.stdout.write(f"dcgm: {result.samples} samples for {cluster.name} ({by})")
+
+
+def _read(path: Path) -> str:
+    try:
+        if path.stat().st_size > settings.GPUPOSTURE_MAX_DCGM_BYTES:
+            raise CommandError(f"{path}: larger than {settings.GPUPOSTURE_MAX_DCGM_BYTES} bytes")
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc}") from exc

@@ -1,0 +1,114 @@
+"""Utilisation reads for the page and the API, from the hourly roll-ups: a handful of grouped
+queries whatever the fleet's size. What a user sees is narrowed by visible_to (a tenant viewer
+sees their tenants' hours, never the platform's or anyone else's)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from django.conf import settings
+from django.db.models import F, FloatField, QuerySet, Sum
+from django.db.models.functions import Cast, TruncDate
+from django.utils import timezone
+
+from telemetry.attribution import worst_confidence
+from telemetry.models import GpuUsageHourly
+
+
+@dataclass(frozen=True)
+class Period:
+    days: int
+    cluster: str | None = None
+
+    @property
+    def since(self) -> date:
+        return timezone.now().date() - timedelta(days=self.days - 1)
+
+
+def hourly(user, period: Period) -> QuerySet[GpuUsageHourly]:  # type: ignore[no-untyped-def]
+    rows = GpuUsageHourly.objects.visible_to(user).filter(hour__date__gte=period.since)
+    if period.cluster:
+        rows = rows.filter(cluster__name=period.cluster)
+    return rows
+
+
+def _who(tenant_slug: str | None, attribution: str) -> str:
+    return tenant_slug or attribution  # "platform" or "unattributed" when no tenant
+
+
+def tenant_days(user, period: Period) -> list[dict]:  # type: ignore[no-untyped-def]
+    """GPU-hours, MIG-slice-hours and busy GPU-hours per tenant per day, with the worst
+    confidence of what went into each figure."""
+    grouped = (
+        hourly(user, period)
+        .annotate(day=TruncDate("hour"))
+        .values("day", "tenant__slug", "attribution", "confidence")
+        .annotate(gpu=Sum("gpu_hours"), mig=Sum("mig_slice_hours"), busy=Sum("busy_gpu_hours"))
+        .order_by()
+    )
+    merged: dict[tuple, dict] = {}
+    for row in grouped:
+        key = (row["day"], _who(row["tenant__slug"], row["attribution"]))
+        out = merged.setdefault(
+            key,
+            {"day": key[0], "tenant": key[1], "gpu_hours": 0.0, "mig_slice_hours": 0.0,
+             "busy_gpu_hours": 0.0, "confidences": []},
+        )  # fmt: skip
+        out["gpu_hours"] += row["gpu"] or 0.0
+        out["mig_slice_hours"] += row["mig"] or 0.0
+        out["busy_gpu_hours"] += row["busy"] or 0.0
+        out["confidences"].append(row["confidence"])
+    result = []
+    for key in sorted(merged):
+        out = merged[key]
+        out["confidence"] = worst_confidence(out.pop("confidences"))
+        result.append(out)
+    return result
+
+
+def chargeback(days: list[dict]) -> list[dict]:
+    """Totals per tenant over the period (from tenant_days, so no further query)."""
+    totals: dict[str, dict] = {}
+    for row in days:
+        t = totals.setdefault(
+            row["tenant"],
+            {"tenant": row["tenant"], "gpu_hours": 0.0, "mig_slice_hours": 0.0,
+             "busy_gpu_hours": 0.0, "confidences": []},
+        )  # fmt: skip
+        for field in ("gpu_hours", "mig_slice_hours", "busy_gpu_hours"):
+            t[field] += row[field]
+        t["confidences"].append(row["confidence"])
+    for t in totals.values():
+        t["confidence"] = worst_confidence(t.pop("confidences"))
+    return sorted(
+        totals.values(), key=lambda t: (-t["gpu_hours"] - t["mig_slice_hours"], t["tenant"])
+    )
+
+
+def top_gpus(user, period: Period, n: int = 10) -> list[dict]:  # type: ignore[no-untyped-def]
+    return list(
+        hourly(user, period)
+        .values("cluster__name", "hostname", "uuid", "gi_id", "gi_profile", "model")
+        .annotate(
+            hours=Sum(F("gpu_hours") + F("mig_slice_hours")),
+            busy=Sum("busy_gpu_hours"),
+        )
+        .order_by("-busy", "-hours", "hostname", "uuid", "gi_id")[:n]
+    )
+
+
+def idle_allocated(user, period: Period, limit: int = 50) -> list[dict]:  # type: ignore[no-untyped-def]
+    """Whole GPUs held by a tenant for at least an hour of a day, busy under the idle
+    threshold (GPUPOSTURE_IDLE_THRESHOLD_PERCENT) on average that day."""
+    threshold = settings.GPUPOSTURE_IDLE_THRESHOLD_PERCENT / 100.0
+    rows = (
+        hourly(user, period)
+        .filter(attribution="tenant", gi_id="")
+        .annotate(day=TruncDate("hour"))
+        .values("day", "cluster__name", "hostname", "uuid", "tenant__slug")
+        .annotate(hours=Sum("gpu_hours"), busy=Sum("busy_gpu_hours"))
+        .filter(hours__gte=1.0, busy__lt=Cast(F("hours"), FloatField()) * threshold)
+        .order_by("-day", "-hours", "hostname", "uuid")[:limit]
+    )
+    return [r | {"mean_busy": 100.0 * (r["busy"] or 0.0) / r["hours"]} for r in rows]

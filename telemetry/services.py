@@ -1,0 +1,253 @@
+"""Telemetry writes: store DCGM samples attributed to tenants, roll them up by the hour and
+drop raw samples past retention, read a cluster's configured source, record GPU resets."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from gpuposture.base.fetch import FetchError, fetch
+from inventory import snapshot as snap
+from inventory.models import Cluster, ClusterObject, Node
+from inventory.sync import namespace_owners
+from telemetry.attribution import Attributed, attribute, worst_confidence
+from telemetry.dcgm import DcgmError, parse_exporter_text
+from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation, TelemetrySource
+from telemetry.prometheus_api import PrometheusError, query_range_samples
+from telemetry.samples import GpuSample
+from telemetry.usage import MAX_GAP, mig_slices, weighted
+from tenants.models import Tenant, TenantNamespace
+
+logger = logging.getLogger(__name__)
+SHARED_STRATEGIES = ("time_slicing", "mps")
+
+
+class TelemetryError(Exception):
+    """Telemetry could not be read; the message says where and why."""
+
+
+@dataclass
+class IngestResult:
+    samples: int = 0
+    by_attribution: dict[str, int] = field(default_factory=dict)
+    first: datetime | None = None
+    last: datetime | None = None
+
+
+def attribution_context(cluster: Cluster) -> tuple[dict[str, str], set[str]]:
+    """namespace -> tenant slug (the registry and `gpuposture.io/tenant` labels, as pods are
+    attributed), and the nodes whose GPUs are time-sliced or MPS-shared."""
+    namespaces = [
+        snap.from_dict(snap.Namespace, data)
+        for data in ClusterObject.objects.filter(cluster=cluster, kind="namespace").values_list(
+            "data", flat=True
+        )
+    ]
+    known = {ns.name for ns in namespaces}
+    # Namespaces the registry names but the last sync did not see still belong to their tenant.
+    namespaces += [
+        snap.Namespace(name=name)
+        for name in TenantNamespace.objects.values_list("name", flat=True)
+        if name not in known
+    ]
+    slugs = dict(Tenant.objects.values_list("pk", "slug"))
+    owners = {ns: slugs[pk] for ns, pk in namespace_owners(namespaces).items()}
+    shared = set(
+        Node.objects.filter(cluster=cluster, sharing_strategy__in=SHARED_STRATEGIES).values_list(
+            "name", flat=True
+        )
+    )
+    return owners, shared
+
+
+def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResult:
+    """Attribute and store samples; one already stored (same series and time) is skipped."""
+    owners, shared = attribution_context(cluster)
+    tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
+    attributed = attribute(samples, owners=owners, shared_nodes=shared)
+    GpuReading.objects.bulk_create(
+        (_reading(cluster, a, tenant_ids) for a in attributed),
+        batch_size=2000,
+        ignore_conflicts=True,
+    )
+    result = IngestResult(samples=len(attributed))
+    for a in attributed:
+        result.by_attribution[a.attribution] = result.by_attribution.get(a.attribution, 0) + 1
+    if samples:
+        result.first = min(s.time for s in samples)
+        result.last = max(s.time for s in samples)
+    return result
+
+
+def _reading(cluster: Cluster, a: Attributed, tenant_ids: dict[str, int]) -> GpuReading:
+    s = a.sample
+    return GpuReading(
+        cluster=cluster, time=s.time, hostname=s.hostname[:253], gpu=s.gpu[:16],
+        uuid=s.uuid[:80], model=s.model[:120], gi_id=s.gi_id[:8], gi_profile=s.gi_profile[:40],
+        util=s.util, gr_active=s.gr_active, fb_used_mib=s.fb_used_mib,
+        namespace=s.namespace[:63], pod=s.pod[:253], container=s.container[:253],
+        tenant_id=tenant_ids.get(a.tenant or ""), attribution=a.attribution,
+        confidence=a.confidence,
+    )  # fmt: skip
+
+
+def exporter_text_ingest(*, cluster: Cluster, text: str, read_at: datetime) -> IngestResult:
+    try:
+        samples = parse_exporter_text(text, scraped_at=read_at)
+    except DcgmError as exc:
+        raise TelemetryError(f"not DCGM-Exporter text: {exc}") from exc
+    return samples_ingest(cluster=cluster, samples=samples)
+
+
+def prometheus_ingest(
+    *, cluster: Cluster, url: str, since: timedelta, now: datetime | None = None
+) -> IngestResult:
+    end = now or timezone.now()
+    try:
+        samples = query_range_samples(url, start=end - since, end=end)
+    except PrometheusError as exc:
+        raise TelemetryError(str(exc)) from exc
+    return samples_ingest(cluster=cluster, samples=samples)
+
+
+def telemetry_source_read(*, source: TelemetrySource) -> IngestResult:
+    """Read a cluster's configured source once (the beat task); a failure is recorded on the
+    source and raised, and what was stored before stays."""
+    now = timezone.now()
+    try:
+        if source.kind == TelemetrySource.Kind.PROMETHEUS:
+            window = timedelta(minutes=max(source.interval_minutes, 1) * 2)  # overlap: no holes
+            result = prometheus_ingest(cluster=source.cluster, url=source.url, since=window)
+        else:
+            try:
+                text = fetch(source.url, accept="text/plain").decode("utf-8", "replace")
+            except FetchError as exc:
+                raise TelemetryError(str(exc)) from exc
+            result = exporter_text_ingest(cluster=source.cluster, text=text, read_at=now)
+    except TelemetryError as exc:
+        TelemetrySource.objects.filter(pk=source.pk).update(last_error=str(exc)[:2000])
+        raise
+    TelemetrySource.objects.filter(pk=source.pk).update(last_read_at=now, last_error="")
+    return result
+
+
+# --- roll-up -----------------------------------------------------------------------------------
+
+
+@dataclass
+class RollupResult:
+    hours: int = 0
+    rows: int = 0
+    deleted: int = 0
+
+
+def telemetry_rollup(*, now: datetime | None = None) -> RollupResult:
+    """Aggregate each complete hour of raw samples into GpuUsageHourly (that hour's rows are
+    replaced, so running again, or after late samples, is harmless), then delete raw samples
+    older than the retention (GPUPOSTURE_TELEMETRY_RETENTION_DAYS)."""
+    now = now or timezone.now()
+    current_hour = now.replace(minute=0, second=0, microsecond=0)
+    result = RollupResult()
+    for cluster in Cluster.objects.all():
+        for hour in _hours_to_roll(cluster, current_hour):
+            result.rows += _roll_hour(cluster, hour)
+            result.hours += 1
+    cutoff = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
+    result.deleted, _ = GpuReading.objects.filter(time__lt=cutoff).delete()
+    return result
+
+
+def _hours_to_roll(cluster: Cluster, current_hour: datetime) -> list[datetime]:
+    readings = GpuReading.objects.filter(cluster=cluster, time__lt=current_hour)
+    last_rolled = (
+        GpuUsageHourly.objects.filter(cluster=cluster)
+        .order_by("-hour")
+        .values_list("hour", flat=True)
+        .first()
+    )
+    if last_rolled is not None:
+        readings = readings.filter(time__gte=last_rolled)  # the last hour again: late samples
+    # Only hours with samples (one grouped query): a quiet night costs nothing.
+    return list(readings.datetimes("time", "hour", tzinfo=UTC))
+
+
+@transaction.atomic
+def _roll_hour(cluster: Cluster, hour: datetime) -> int:
+    end = hour + timedelta(hours=1)
+    # The samples just after the hour too: each sample lasts until its series' next one.
+    rows = GpuReading.objects.filter(cluster=cluster, time__gte=hour, time__lt=end + MAX_GAP)
+    slugs = dict(Tenant.objects.values_list("pk", "slug"))
+    attributed = [_attributed(r, slugs) for r in rows.iterator(chunk_size=5000)]
+    totals: dict[tuple, dict] = defaultdict(
+        lambda: {"gpu": 0.0, "mig": 0.0, "busy": 0.0, "n": 0, "max": None, "conf": []}
+    )
+    for a, hours in weighted(attributed):
+        s = a.sample
+        if s.time >= end:
+            continue
+        key = (s.hostname, s.uuid or s.gpu, s.gi_id, s.gi_profile, s.model, a.tenant, a.attribution)
+        t = totals[key]
+        if s.gi_id:
+            t["mig"] += hours * mig_slices(s.gi_profile)
+        else:
+            t["gpu"] += hours
+        busy = s.busy
+        if not s.gi_id:  # busy GPU-hours are whole GPUs' (as telemetry.usage counts them)
+            t["busy"] += hours * (busy or 0.0) / 100.0
+        t["n"] += 1
+        t["max"] = busy if t["max"] is None else max(t["max"], busy or 0.0)
+        t["conf"].append(a.confidence)
+    GpuUsageHourly.objects.filter(cluster=cluster, hour=hour).delete()
+    tenant_ids = {slug: pk for pk, slug in slugs.items()}
+    GpuUsageHourly.objects.bulk_create(
+        GpuUsageHourly(
+            cluster=cluster,
+            hour=hour,
+            hostname=host[:253],
+            uuid=uuid[:80],
+            gi_id=gi_id,
+            gi_profile=profile,
+            model=model[:120],
+            tenant_id=tenant_ids.get(tenant or ""),
+            attribution=attribution,
+            confidence=worst_confidence(t["conf"]),
+            gpu_hours=t["gpu"],
+            mig_slice_hours=t["mig"],
+            busy_gpu_hours=t["busy"],
+            samples=t["n"],
+            busy_max=t["max"],
+        )  # fmt: skip
+        for (host, uuid, gi_id, profile, model, tenant, attribution), t in totals.items()
+    )
+    return len(totals)
+
+
+def _attributed(row: GpuReading, slugs: dict[int, str]) -> Attributed:
+    sample = GpuSample(
+        time=row.time, hostname=row.hostname, gpu=row.gpu, uuid=row.uuid, model=row.model,
+        gi_id=row.gi_id, gi_profile=row.gi_profile, util=row.util, gr_active=row.gr_active,
+        fb_used_mib=row.fb_used_mib, namespace=row.namespace, pod=row.pod,
+        container=row.container,
+    )  # fmt: skip
+    return Attributed(sample, slugs.get(row.tenant_id or 0), row.attribution, row.confidence)
+
+
+def readings_as_samples(rows: Iterable[GpuReading]) -> list[GpuSample]:
+    return [_attributed(r, {}).sample for r in rows]
+
+
+# --- reset attestations ------------------------------------------------------------------------
+
+
+def reset_attestation_record(*, attestation: ResetAttestation, actor: str) -> ResetAttestation:
+    attestation.recorded_by = actor[:150]
+    attestation.full_clean()
+    attestation.save()
+    return attestation

@@ -1,0 +1,92 @@
+"""Attribution of DCGM-Exporter samples to tenants, with confidence (ATTR-002)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from telemetry.attribution import (
+    ATTRIBUTIONS,
+    CONFIDENCES,
+    Attributed,
+    attribute,
+    worst_confidence,
+)
+from telemetry.samples import GpuSample
+
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+OWNERS = {"team-a": "alpha", "team-a-batch": "alpha", "team-b": "beta"}
+
+
+def sample(namespace: str = "", pod: str = "", host: str = "node-1") -> GpuSample:
+    return GpuSample(T0, host, "0", "GPU-1", util=50.0, namespace=namespace, pod=pod)
+
+
+def one(s: GpuSample, shared: tuple[str, ...] = ()) -> Attributed:
+    [a] = attribute([s], owners=OWNERS, shared_nodes=shared)
+    return a
+
+
+@pytest.mark.parametrize(
+    ("namespace", "pod", "shared", "expected"),
+    [
+        # owned namespace, pod labels, exclusive node: the figure is the tenant's
+        ("team-a", "train-0", (), ("alpha", "tenant", "exact")),
+        # a tenant may own several namespaces
+        ("team-a-batch", "job-1", (), ("alpha", "tenant", "exact")),
+        ("team-b", "infer-0", (), ("beta", "tenant", "exact")),
+        # a namespace no tenant owns is the platform's
+        ("gpu-operator", "dcgm-diag", (), (None, "platform", "exact")),
+        # namespace without pod label: owner known, workload not
+        ("team-a", "", (), ("alpha", "tenant", "none")),
+        ("kube-system", "", (), (None, "platform", "none")),
+        # time-sliced node: labels present but the value is GPU-wide
+        ("team-a", "train-0", ("node-1",), ("alpha", "tenant", "shared")),
+        ("gpu-operator", "x", ("node-1",), (None, "platform", "shared")),
+        # time-sliced node that dropped the pod labels: none beats shared
+        ("team-a", "", ("node-1",), ("alpha", "tenant", "none")),
+        # another node is shared, this one is not
+        ("team-a", "train-0", ("node-2",), ("alpha", "tenant", "exact")),
+        # no namespace: unattributed, with no confidence even if a pod label survived
+        ("", "", (), (None, "unattributed", "none")),
+        ("", "stray", (), (None, "unattributed", "none")),
+        ("", "stray", ("node-1",), (None, "unattributed", "none")),
+    ],
+)
+def test_attribute(namespace, pod, shared, expected):
+    a = one(sample(namespace, pod), shared)
+    assert (a.tenant, a.attribution, a.confidence) == expected
+    assert a.attribution in ATTRIBUTIONS
+    assert a.confidence in CONFIDENCES
+
+
+def test_attribute_keeps_order_and_sample():
+    samples = [sample("team-b", "p"), sample(), sample("team-a", "q")]
+    result = attribute(iter(samples), owners=OWNERS, shared_nodes=["node-9"])
+    assert [a.sample for a in result] == samples
+    assert [a.tenant for a in result] == ["beta", None, "alpha"]
+
+
+def test_attribute_empty():
+    assert attribute([], owners=OWNERS, shared_nodes=()) == []
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (["exact"], "exact"),
+        (["exact", "shared"], "shared"),
+        (["shared", "exact", "none"], "none"),
+        (("none", "none"), "none"),
+        ({"exact", "shared"}, "shared"),
+        ([], "none"),
+    ],
+)
+def test_worst_confidence(values, expected):
+    assert worst_confidence(values) == expected
+
+
+def test_worst_confidence_rejects_unknown():
+    with pytest.raises(ValueError):
+        worst_confidence(["exact", "high"])

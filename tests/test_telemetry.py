@@ -1,0 +1,297 @@
+"""GPU telemetry end to end: DCGM-Exporter text and a Prometheus HTTP API ingested and
+attributed, rolled up by the hour within a retention, shown on the utilisation page and API
+in the viewer's scope; ATTR-001, ATTR-003 and LEAK-001 from samples and attestations."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import time_machine
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.utils import timezone
+
+from inventory.models import Node, Pod
+from posture.models import Finding
+from posture.services import posture_evaluate
+from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation, TelemetrySource
+from telemetry.samples import GpuSample
+from telemetry.services import samples_ingest, telemetry_rollup
+from telemetry.tasks import read_telemetry_sources
+from tests.conftest import api_client
+from tests.realworld import realworld
+from tests.test_fetch import local_server
+
+pytestmark = pytest.mark.django_db
+MIG_SAMPLE = Path(__file__).parent / "data" / "dcgm-mig.txt"
+UUID = "GPU-00000000-1111-2222-3333-444444444444"
+
+
+def series(
+    start: datetime, minutes: int, *, busy: float, step: int = 5, **labels
+) -> list[GpuSample]:  # type: ignore[no-untyped-def]
+    base = {"hostname": "gpu-ts-1", "gpu": "0", "uuid": UUID, "model": "NVIDIA A100"} | labels
+    return [
+        GpuSample(time=start + timedelta(minutes=m), util=busy, **base)
+        for m in range(0, minutes + 1, step)
+    ]
+
+
+def make_exclusive(node_name: str = "gpu-ts-1") -> None:
+    """The small world's node, as if its GPUs were whole (no time-slicing)."""
+    node = Node.objects.get(name=node_name)
+    node.sharing_strategy = "none"
+    node.data = {**node.data, "sharing_strategy": "none", "time_slicing_replicas": None}
+    node.save()
+
+
+def open_findings(check_id: str) -> list[Finding]:
+    return list(Finding.objects.filter(check_id=check_id, status="open").order_by("tenant__slug"))
+
+
+def test_ingest_command_reads_real_exporter_text_and_attributes_it(small_world):
+    out = io.StringIO()
+    call_command("ingest_dcgm", str(realworld("dcgm", "datadog-dcgm-label_remap.txt")),
+                 cluster="lab", stdout=out)  # fmt: skip
+    reading = GpuReading.objects.get()
+    assert (reading.namespace, reading.pod, reading.util) == ("foo", "bar", 0.0)
+    # `foo` belongs to no tenant: platform, with the exact pod the exporter named.
+    assert (reading.attribution, reading.confidence, reading.tenant) == ("platform", "exact", None)
+    assert "1 samples for lab (1 platform)" in out.getvalue()
+    with pytest.raises(CommandError, match="not DCGM-Exporter text"):
+        bad = MIG_SAMPLE.parent / "small-tenants.json"
+        call_command("ingest_dcgm", str(bad), cluster="lab", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="no cluster"):
+        call_command("ingest_dcgm", str(MIG_SAMPLE), cluster="nowhere")
+
+
+def test_mig_instances_are_attributed_by_the_exported_pod_labels(small_world):
+    call_command("ingest_dcgm", str(MIG_SAMPLE), cluster="lab", stdout=io.StringIO())
+    mig = GpuReading.objects.exclude(gi_id="").order_by("gi_id")
+    assert [(r.gi_profile, r.namespace) for r in mig] == [
+        ("3g.40gb", "team-alpha"), ("2g.20gb", "beta-jobs"), ("1g.10gb", "team-alpha"),
+    ]  # fmt: skip
+    alpha = [r for r in mig if r.namespace == "team-alpha"]
+    assert all(r.tenant.slug == "alpha" and r.confidence == "exact" for r in alpha)
+    # A Prometheus range read again overlaps the last one: the same readings are kept once.
+    samples = series(timezone.now() - timedelta(minutes=20), 20, busy=5)
+    samples_ingest(cluster=small_world, samples=samples)
+    before = GpuReading.objects.count()
+    samples_ingest(cluster=small_world, samples=samples)
+    assert GpuReading.objects.count() == before
+
+
+def test_a_time_sliced_gpu_is_attributed_with_shared_confidence(small_world):
+    now = timezone.now()
+    samples = series(
+        now - timedelta(minutes=30), 30, busy=60, namespace="team-alpha", pod="trainer-0"
+    )
+    samples += series(
+        now - timedelta(minutes=30), 30, busy=60, namespace="beta-prod", pod="inference-0"
+    )
+    samples_ingest(cluster=small_world, samples=samples)
+    assert set(GpuReading.objects.values_list("confidence", flat=True)) == {"shared"}
+    posture_evaluate()
+    assert not open_findings("ATTR-001")  # its pods explain a shared GPU's use
+
+
+def test_prometheus_range_is_ingested(small_world, settings):
+    settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
+    now = int(timezone.now().timestamp())
+    labels = {"Hostname": "gpu-ts-1", "gpu": "0", "UUID": UUID, "modelName": "NVIDIA A100",
+              "exported_namespace": "team-alpha", "exported_pod": "trainer-0"}  # fmt: skip
+    answer = {"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": labels, "values": [[now - 120, "55"], [now - 60, "57"]]}]}}  # fmt: skip
+    with local_server({"/api/v1/query_range": json.dumps(answer).encode()}) as server:
+        out = io.StringIO()
+        call_command("ingest_dcgm", cluster="lab", prometheus=server.url(""), since="10m",
+                     stdout=out)  # fmt: skip
+    assert GpuReading.objects.count() == 2 and "2 samples" in out.getvalue()
+    assert {q.split("query=")[1].split("&")[0] for q, _ in server.seen} >= {"DCGM_FI_DEV_GPU_UTIL"}
+    with pytest.raises(CommandError, match="refused"):
+        settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS = []
+        call_command("ingest_dcgm", cluster="lab", prometheus="http://127.0.0.1:9/", since="1h")
+
+
+def test_busy_gpu_with_no_scheduled_pod_is_a_critical_finding(small_world):
+    make_exclusive()
+    Pod.objects.filter(node__name="gpu-ts-1").exclude(namespace="gpu-operator").delete()
+    now = timezone.now()
+    samples_ingest(cluster=small_world, samples=series(now - timedelta(minutes=25), 25, busy=96))
+    posture_evaluate()
+    (finding,) = open_findings("ATTR-001")
+    assert finding.severity == "critical" and finding.subject_name == "gpu-ts-1"
+    assert finding.evidence["gpu_uuid"] == UUID and finding.evidence["minutes"] == 25
+    assert finding.evidence["samples"] and finding.evidence["window_minutes"] == 15
+
+
+def test_the_same_busy_gpu_held_by_a_scheduled_pod_is_fine(small_world):
+    make_exclusive()
+    now = timezone.now()
+    samples = series(
+        now - timedelta(minutes=25), 25, busy=96, namespace="team-alpha", pod="trainer-0"
+    )
+    samples_ingest(cluster=small_world, samples=samples)
+    posture_evaluate()
+    assert not open_findings("ATTR-001")
+
+
+def test_a_gpu_node_silent_for_an_hour_is_reported(small_world, settings):
+    posture_evaluate()
+    assert not open_findings("ATTR-003")  # a cluster that never sent telemetry: nothing to judge
+    long_ago = timezone.now() - timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES + 30)
+    samples_ingest(cluster=small_world, samples=series(long_ago, 10, busy=10))
+    posture_evaluate()
+    findings = open_findings("ATTR-003")
+    assert findings and {f.subject_name for f in findings} == {"gpu-ts-1"}
+    last = long_ago + timedelta(minutes=10)
+    assert findings[0].evidence["last_sample"].startswith(last.isoformat()[:16])
+
+
+def test_a_gpu_passed_between_tenants_needs_a_recorded_reset(small_world, personas):
+    make_exclusive()
+    start = timezone.now() - timedelta(hours=3)
+    alpha = series(start, 60, busy=80, namespace="team-alpha", pod="trainer-0")
+    beta = series(
+        start + timedelta(minutes=90), 60, busy=80, namespace="beta-prod", pod="inference-0"
+    )
+    samples_ingest(cluster=small_world, samples=alpha + beta)
+    posture_evaluate()
+    findings = open_findings("LEAK-001")
+    assert [f.tenant.slug for f in findings] == ["alpha", "beta"]  # residue and exposure
+    assert findings[0].evidence["previous_tenant"] == "alpha"
+    # A reset recorded between the two closes it.
+    engineer = api_client(personas["platform_engineer"])
+    answer = engineer.post("/api/v1/reset-attestations/", {
+        "cluster": "lab", "node": "gpu-ts-1", "gpu_uuid": UUID,
+        "reset_at": (start + timedelta(minutes=75)).isoformat(), "method": "gpu_reset",
+        "previous_tenant": "alpha", "next_tenant": "beta",
+    }, format="json")  # fmt: skip
+    assert answer.status_code == 201 and answer.json()["recorded_by"] == "plat"
+    posture_evaluate()
+    assert not open_findings("LEAK-001")
+
+
+def test_reset_attestations_api_validates_and_scopes(small_world, personas):
+    body = {"cluster": "lab", "node": "gpu-ts-1", "reset_at": timezone.now().isoformat(),
+            "method": "reboot", "previous_tenant": "beta", "next_tenant": "beta"}  # fmt: skip
+    assert api_client(personas["auditor"]).post(
+        "/api/v1/reset-attestations/", body, format="json").status_code == 403  # fmt: skip
+    lead = api_client(personas["security_lead"])
+    bad = lead.post("/api/v1/reset-attestations/", body | {"node": "nope"}, format="json")
+    assert bad.status_code == 400 and "nope" in str(bad.json())
+    bad = lead.post("/api/v1/reset-attestations/", body | {"method": "prayer"}, format="json")
+    assert bad.status_code == 400
+    assert lead.post("/api/v1/reset-attestations/", body, format="json").status_code == 201
+    viewer = api_client(personas["viewer_alpha"])
+    assert viewer.get("/api/v1/reset-attestations/").json()["results"] == []  # beta's, not alpha's
+    assert ResetAttestation.objects.get().recorded_by == "sec"
+
+
+def test_the_reset_form_records_a_reset(small_world, personas):
+    client = Client()
+    client.force_login(personas["platform_engineer"])
+    cluster = small_world.pk
+    answer = client.post("/resets/new/", {"cluster": cluster, "node": "gpu-ts-1",
+                         "reset_at": "2026-11-30T10:00", "method": "gpu_reset"})  # fmt: skip
+    assert answer.status_code == 302 and ResetAttestation.objects.get().recorded_by == "plat"
+    refused = client.post("/resets/new/", {"cluster": cluster, "node": "ghost",
+                          "reset_at": "2026-11-30T10:00", "method": "gpu_reset"})  # fmt: skip
+    assert "has no node" in refused.content.decode()
+    viewer = Client()
+    viewer.force_login(personas["viewer_alpha"])
+    assert viewer.get("/resets/new/").status_code == 403
+
+
+def test_rollup_keeps_hours_and_drops_raw_samples_past_retention(small_world, settings):
+    day = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
+    samples = series(day, 120, busy=50, namespace="team-alpha", pod="trainer-0")
+    samples_ingest(cluster=small_world, samples=samples)
+    with time_machine.travel(day + timedelta(hours=5), tick=False):
+        first = telemetry_rollup()
+        again = telemetry_rollup()
+    assert first.hours >= 2 and GpuUsageHourly.objects.filter(tenant__slug="alpha").exists()
+    hourly = sorted(GpuUsageHourly.objects.values_list("hour", "gpu_hours", "busy_gpu_hours"))
+    assert sum(h for _, h, _ in hourly) == pytest.approx(2.0 + 0.5 / 60, abs=0.01)
+    assert again.hours <= 1  # only the last hour is looked at again
+    assert GpuUsageHourly.objects.count() == len(hourly)
+    assert GpuReading.objects.count() == len(samples)  # within the retention: kept
+    later = day + timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS + 1)
+    with time_machine.travel(later, tick=False):
+        gone = telemetry_rollup()
+    assert gone.deleted == len(samples) and GpuReading.objects.count() == 0
+    assert GpuUsageHourly.objects.count() == len(hourly)  # the hours stay
+
+
+def _one_day_for_two_tenants(cluster) -> None:  # type: ignore[no-untyped-def]
+    start = timezone.now().replace(minute=0, second=0, microsecond=0) - timedelta(hours=6)
+    samples = series(start, 180, busy=90, namespace="team-alpha", pod="trainer-0")
+    samples += series(start, 180, busy=2, namespace="beta-prod", pod="inference-0",
+                      uuid="GPU-beta", gpu="1")  # fmt: skip
+    samples_ingest(cluster=cluster, samples=samples)
+    telemetry_rollup()
+
+
+def test_utilisation_page_api_and_csv_in_the_viewers_scope(small_world, personas, settings):
+    make_exclusive()
+    _one_day_for_two_tenants(small_world)
+    lead = Client()
+    lead.force_login(personas["security_lead"])
+    page = lead.get("/utilisation/?days=7").content.decode()
+    assert "GPU-hours per tenant per day" in page and "hours-chart" in page
+    assert "alpha" in page and "beta" in page and "Idle allocated GPUs" in page
+    assert "GPU-beta" in page  # beta held it for hours, at 2% busy: idle allocated
+    csv = lead.get("/utilisation/chargeback.csv?days=7").content.decode().splitlines()
+    assert csv[0] == "tenant,gpu_hours,mig_slice_hours,busy_gpu_hours,confidence"
+    assert {line.split(",")[0] for line in csv[1:]} == {"alpha", "beta"}
+    viewer = api_client(personas["viewer_alpha"])
+    data = viewer.get("/api/v1/utilisation/?days=7").json()
+    assert {row["tenant"] for row in data["tenant_days"]} == {"alpha"}
+    assert {row["tenant"] for row in data["chargeback"]} == {"alpha"}
+    assert all(g["uuid"] != "GPU-beta" for g in data["top_gpus"])
+    assert viewer.get("/api/v1/utilisation/?days=13").status_code == 400
+
+
+def test_beat_reads_a_configured_exporter_and_records_failures(small_world, settings):
+    settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
+    with local_server({"/metrics": MIG_SAMPLE.read_bytes()}) as server:
+        source = TelemetrySource.objects.create(
+            cluster=small_world, kind="exporter", url=server.url("/metrics")
+        )
+        assert read_telemetry_sources() == {"read": 1, "failed": 0}
+    source.refresh_from_db()
+    assert source.last_read_at and not source.last_error
+    assert GpuReading.objects.filter(hostname="gpu-h100-07").exists()
+    assert read_telemetry_sources() == {"read": 0, "failed": 0}  # not due again yet
+    TelemetrySource.objects.filter(pk=source.pk).update(last_read_at=None, url="https://10.0.0.9/m")
+    assert read_telemetry_sources() == {"read": 0, "failed": 1}
+    source.refresh_from_db()
+    assert "private" in source.last_error
+
+
+def test_the_utilisation_page_costs_the_same_queries_whatever_the_data(small_world, personas):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client()
+    client.force_login(personas["security_lead"])
+    make_exclusive()
+    _one_day_for_two_tenants(small_world)
+    with CaptureQueriesContext(connection) as small:
+        client.get("/utilisation/")
+    start = timezone.now() - timedelta(days=3)
+    more = [
+        sample
+        for gpu in range(2, 10)
+        for sample in series(start, 600, busy=40, step=10, uuid=f"GPU-{gpu}", gpu=str(gpu),
+                             namespace="team-alpha", pod="trainer-0")
+    ]  # fmt: skip
+    samples_ingest(cluster=small_world, samples=more)
+    telemetry_rollup()
+    with CaptureQueriesContext(connection) as large:
+        client.get("/utilisation/")
+    assert len(large) == len(small) <= 12
