@@ -22,7 +22,19 @@ $(PLOTLY_JS): $(VENV)/.installed
 	mkdir -p static/vendor
 	cp "$$($(BIN)/python -c 'import plotly, pathlib; print(pathlib.Path(plotly.__file__).parent / "package_data" / "plotly.min.js")')" $@
 
-install: $(VENV)/.installed $(PLOTLY_JS)
+# The official SARIF 2.1.0 JSON schema (OASIS, as Microsoft ships it in @microsoft/jest-sarif),
+# fetched into var/ for the export test; never committed. Best effort: without npm or the
+# registry the test says it skipped and why.
+SARIF_SCHEMA := var/schemas/sarif-2.1.0-rtm.5.json
+SARIF_NPM := @microsoft/jest-sarif@1.0.0-beta.0
+
+$(SARIF_SCHEMA):
+	-@mkdir -p var/schemas && cd var/schemas && \
+	  npm pack --silent $(SARIF_NPM) >/dev/null 2>&1 && \
+	  tar -xzf microsoft-jest-sarif-*.tgz --strip-components=3 package/lib/schemas/sarif-2.1.0-rtm.5.json && \
+	  rm -f microsoft-jest-sarif-*.tgz || echo "SARIF schema not fetched (no npm or registry)"
+
+install: $(VENV)/.installed $(PLOTLY_JS) $(SARIF_SCHEMA)
 
 # Demo: DEBUG on, SQLite under var/, Celery eager; random passwords printed by `demo`.
 demo: install

@@ -268,30 +268,43 @@ def target(manifests: list[Manifest], ours: Verdicts, theirs: Verdicts) -> list[
     ]
 
 
+MIXES = (
+    ("the issue's mix (canonical spellings)", False),
+    ("the trap mix (sys_admin, CAP_SYS_ADMIN, /run/docker.sock as well)", True),
+)
+
+
 def main() -> None:
     args = parse_args()
     if args.ours_only:  # a fresh interpreter: imports + load + checks, as a CLI would
         run_checks(normalise(parse(sorted(args.ours_only.glob("*.yaml")))))
         return
+    print(f"cores (os.cpu_count()): {os.cpu_count()}; Python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory(prefix="checks-vs-checkov-") as tmp:
         scratch = Path(tmp)
-        manifests_dir = scratch / "manifests"
-        manifests_dir.mkdir()
-        manifests = write_manifests(manifests_dir, args.pods, args.seed)
-        files = sorted(manifests_dir.glob("*.yaml"))
-        print(f"{len(files)} Pod manifests (seed {args.seed}) in {manifests_dir}")
-        print(f"cores (os.cpu_count()): {os.cpu_count()}; Python {sys.version.split()[0]}")
         venv = checkov_venv(args, scratch)
-        drafts, rows = time_ours(files, manifests_dir, args.repeat)
-        checkov_time, report = run_checkov(venv, manifests_dir)
+        for number, (title, traps) in enumerate(MIXES):
+            print(f"\n== {title}")
+            compare_mix(args, venv, scratch / f"mix-{number}", traps, timings=number == 0)
 
+
+def compare_mix(
+    args: argparse.Namespace, venv: Path, directory: Path, traps: bool, timings: bool
+) -> None:
+    directory.mkdir()
+    manifests = write_manifests(directory, args.pods, args.seed, traps=traps)
+    files = sorted(directory.glob("*.yaml"))
+    print(f"{len(files)} Pod manifests (seed {args.seed}) in {directory}")
+    drafts, rows = time_ours(files, directory, args.repeat)
+    checkov_time, report = run_checkov(venv, directory)
     ours = our_verdicts(drafts)
     theirs, reported = checkov_verdicts(report)
     errors = report.get("summary", {}).get("parsing_errors", 0)
     print(f"Checkov reported on {len(reported)}/{len(files)} manifests, parsing errors: {errors}")
     print(f"our findings POD-001..004: {len(drafts)}\n")
     print("\n".join(compare(manifests, ours, theirs) + [""] + target(manifests, ours, theirs)))
-
+    if not timings:
+        return
     print(f"\n{'times':<58}{'seconds':>9}{'Checkov / ours':>16}")
     rows.append((f"Checkov {CHECKOV_VERSION} (checkov -d, whole process)", checkov_time))
     for label, seconds in rows:

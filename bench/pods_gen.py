@@ -74,7 +74,12 @@ def _security(container: dict[str, Any]) -> dict[str, Any]:
     return container.setdefault("securityContext", {})
 
 
-def generate(index: int, rng: random.Random) -> Manifest:
+# The issue's mix spells each risk the canonical way; the trap mix adds the spellings and paths
+# a checker must also catch (lower case, the CAP_ prefix, /run/docker.sock).
+CANONICAL_PATHS = tuple(p for p in HOST_PATHS if p[0] != "/run/docker.sock")
+
+
+def generate(index: int, rng: random.Random, traps: bool = True) -> Manifest:
     name, namespace = f"pod-{index:04d}", rng.choice(NAMESPACES)
     containers = [_container(rng, "trainer", gpu=rng.random() < 0.7)]
     if rng.random() < 0.3:
@@ -110,7 +115,8 @@ def generate(index: int, rng: random.Random) -> Manifest:
         elif roll < odds + 0.05:
             spec[field_name] = False  # explicit false, as many manifests carry
     if rng.random() < 0.25:
-        (path, under_dev, socket), *_ = rng.choices(HOST_PATHS, HOST_PATH_WEIGHTS)
+        paths = HOST_PATHS if traps else CANONICAL_PATHS
+        (path, under_dev, socket), *_ = rng.choices(paths, HOST_PATH_WEIGHTS[: len(paths)])
         spec["volumes"] = [{"name": "host", "hostPath": {"path": path}}]
         kind, target = pick()
         target["volumeMounts"] = [{"name": "host", "mountPath": "/host"}]
@@ -121,7 +127,7 @@ def generate(index: int, rng: random.Random) -> Manifest:
         spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
     added: list[str] = []
     if rng.random() < 0.12:
-        spelling = rng.choice(SYS_ADMIN_SPELLINGS)
+        spelling = rng.choice(SYS_ADMIN_SPELLINGS) if traps else "SYS_ADMIN"
         added = [spelling] + (["NET_BIND_SERVICE"] if rng.random() < 0.3 else [])
         manifest.truth["SYS_ADMIN"] = True
     elif rng.random() < 0.1:
@@ -136,10 +142,12 @@ def generate(index: int, rng: random.Random) -> Manifest:
     return manifest
 
 
-def write_manifests(directory: Path, count: int, seed: int) -> list[Manifest]:
+def write_manifests(
+    directory: Path, count: int, seed: int, *, traps: bool = True
+) -> list[Manifest]:
     """`count` manifests, one file each, into `directory`; the same seed gives the same files."""
     rng = random.Random(seed)
-    manifests = [generate(i, rng) for i in range(count)]
+    manifests = [generate(i, rng, traps) for i in range(count)]
     for m in manifests:
         text = yaml.safe_dump(m.obj, sort_keys=False, default_flow_style=False)
         (directory / m.file_name).write_text(text, encoding="utf-8")

@@ -27,10 +27,19 @@ API_LISTS = [
     "/api/v1/findings/",
     "/api/v1/checks/",
     "/api/v1/findings/export/?format=csv",
+    "/api/v1/bulletins/",
+    "/api/v1/bulletin-imports/",
+    "/api/v1/patch-sla/",
+    "/api/v1/utilisation/",
+    "/api/v1/reset-attestations/",
 ]
 
 
-WRITERS = {"/api/v1/clusters/": {"platform_engineer"}}
+WRITERS = {
+    "/api/v1/clusters/": {"platform_engineer"},
+    "/api/v1/bulletins/": {"security_lead", "platform_engineer"},
+    "/api/v1/reset-attestations/": {"security_lead", "platform_engineer"},
+}
 
 
 def parameterless_urls(resolver: URLResolver | None = None, prefix: str = "") -> list[str]:

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 import time_machine
@@ -144,3 +145,25 @@ def test_an_exemption_sets_aside_one_resource_and_shows_on_the_check_page(small_
     assert "vendor-supported profiling agent" in page and "1 finding set aside" in page
     with pytest.raises(IntegrityError), transaction.atomic():
         CheckExemption.objects.create(check_id="POD-001", reason="switch the check off")
+
+
+SARIF_SCHEMA = Path(__file__).resolve().parents[1] / "var" / "schemas" / "sarif-2.1.0-rtm.5.json"
+
+
+def test_the_sarif_export_validates_against_the_official_schema(small_world, personas):
+    """The OASIS SARIF 2.1.0 JSON schema, fetched by `make install` (never committed)."""
+    import jsonschema
+
+    if not SARIF_SCHEMA.exists():
+        pytest.skip(f"{SARIF_SCHEMA} absent: `make install` fetches it with npm")
+    schema = json.loads(SARIF_SCHEMA.read_text())
+    validator = jsonschema.Draft4Validator(
+        schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER
+    )
+    answer = api_client(personas["security_lead"]).get("/api/v1/findings/export/?format=sarif")
+    document = json.loads(answer.content)
+    assert document["runs"][0]["results"], "nothing to validate"
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.path))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+    broken = {**document, "runs": [{**document["runs"][0], "results": [{"ruleId": 7}]}]}
+    assert list(validator.iter_errors(broken))  # the schema does judge what it is given
