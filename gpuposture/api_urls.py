@@ -15,6 +15,7 @@ from inventory.api import (
     WorkloadViewSet,
 )
 from inventory.api_patch import PatchSlaView
+from inventory.mig_views import MigValidateView
 from posture.api import (
     CheckViewSet,
     ClusterChecklistView,
@@ -41,6 +42,7 @@ router.register("reset-attestations", ResetAttestationViewSet)
 urlpatterns = [
     path("patch-sla/", PatchSlaView.as_view(), name="api-patch-sla"),
     path("utilisation/", UtilisationView.as_view(), name="api-utilisation"),
+    path("mig/validate/", MigValidateView.as_view(), name="api-mig-validate"),
     path(
         "clusters/<str:name>/checklist/",
         ClusterChecklistView.as_view(),

@@ -7,6 +7,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from gpuposture.base.views import healthz, readyz
+from inventory import mig_views
 from inventory import views as inventory_views
 from posture import views as posture_views
 from telemetry import views as telemetry_views
@@ -28,6 +29,7 @@ urlpatterns = [
     path("nodes/<str:cluster>/<str:name>/", inventory_views.node_detail, name="node-detail"),
     path("patch/", inventory_views.patch_status, name="patch-status"),
     path("patch/sla/", inventory_views.patch_sla_edit, name="patch-sla"),
+    path("mig/", mig_views.mig_partitioner, name="mig-partitioner"),
     path("utilisation/", telemetry_views.utilisation, name="utilisation"),
     path("utilisation/chargeback.csv", telemetry_views.chargeback_csv, name="utilisation-csv"),
     path("resets/new/", telemetry_views.reset_attestation_create, name="reset-create"),

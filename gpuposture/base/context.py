@@ -14,6 +14,7 @@ NAVIGATION = (
     ("node-list", "Nodes"),
     ("patch-status", "Patching"),
     ("utilisation", "Utilisation"),
+    ("mig-partitioner", "MIG"),
     ("bulletin-list", "Bulletins"),
 )
 
