@@ -127,6 +127,39 @@ class GpuUsageHourly(models.Model):
         return f"{self.hostname} {self.uuid} {self.gi_id} {self.hour:%Y-%m-%d %H}h"
 
 
+class GpuUsageDaily(models.Model):
+    """A day of one device's use by one tenant: the hourly roll-ups summed, so a month of a
+    large fleet is a few tens of thousands of rows for the utilisation page."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="gpu_days")
+    day = models.DateField()
+    hostname = models.CharField(max_length=253)
+    uuid = models.CharField(max_length=80, blank=True)
+    gi_id = models.CharField(max_length=8, blank=True)
+    gi_profile = models.CharField(max_length=40, blank=True)
+    model = models.CharField(max_length=120, blank=True)
+    tenant = models.ForeignKey(
+        Tenant, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    attribution = models.CharField(max_length=15, choices=Attribution.choices)
+    confidence = models.CharField(max_length=10, choices=Confidence.choices)
+    gpu_hours = models.FloatField(default=0.0)
+    mig_slice_hours = models.FloatField(default=0.0)
+    busy_gpu_hours = models.FloatField(default=0.0)
+    samples = models.PositiveIntegerField(default=0)
+
+    objects = TenantScopedQuerySet.as_manager()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["cluster", "day"], name="gpudaily_cluster_day"),
+            models.Index(fields=["day"], name="gpudaily_day"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hostname} {self.uuid} {self.gi_id} {self.day}"
+
+
 class ResetAttestationQuerySet(ScopedQuerySet):
     def visible_to(self, user):  # type: ignore[no-untyped-def]
         if reads_all_posture(user):

@@ -1,6 +1,6 @@
-"""Utilisation reads for the page and the API, from the hourly roll-ups: a handful of grouped
-queries whatever the fleet's size. What a user sees is narrowed by visible_to (a tenant viewer
-sees their tenants' hours, never the platform's or anyone else's)."""
+"""Utilisation reads for the page and the API, from the daily roll-ups: a handful of grouped
+queries over a month's days whatever the fleet's size. What a user sees is narrowed by
+visible_to (a tenant viewer sees their tenants' hours, never the platform's or anyone else's)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from datetime import date, timedelta
 
 from django.conf import settings
 from django.db.models import F, FloatField, QuerySet, Sum
-from django.db.models.functions import Cast, TruncDate
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from telemetry.attribution import worst_confidence
-from telemetry.models import GpuUsageHourly
+from telemetry.models import GpuUsageDaily
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,8 @@ class Period:
         return timezone.now().date() - timedelta(days=self.days - 1)
 
 
-def hourly(user, period: Period) -> QuerySet[GpuUsageHourly]:  # type: ignore[no-untyped-def]
-    rows = GpuUsageHourly.objects.visible_to(user).filter(hour__date__gte=period.since)
+def daily(user, period: Period) -> QuerySet[GpuUsageDaily]:  # type: ignore[no-untyped-def]
+    rows = GpuUsageDaily.objects.visible_to(user).filter(day__gte=period.since)
     if period.cluster:
         rows = rows.filter(cluster__name=period.cluster)
     return rows
@@ -41,8 +41,7 @@ def tenant_days(user, period: Period) -> list[dict]:  # type: ignore[no-untyped-
     """GPU-hours, MIG-slice-hours and busy GPU-hours per tenant per day, with the worst
     confidence of what went into each figure."""
     grouped = (
-        hourly(user, period)
-        .annotate(day=TruncDate("hour"))
+        daily(user, period)
         .values("day", "tenant__slug", "attribution", "confidence")
         .annotate(gpu=Sum("gpu_hours"), mig=Sum("mig_slice_hours"), busy=Sum("busy_gpu_hours"))
         .order_by()
@@ -88,7 +87,7 @@ def chargeback(days: list[dict]) -> list[dict]:
 
 def top_gpus(user, period: Period, n: int = 10) -> list[dict]:  # type: ignore[no-untyped-def]
     return list(
-        hourly(user, period)
+        daily(user, period)
         .values("cluster__name", "hostname", "uuid", "gi_id", "gi_profile", "model")
         .annotate(
             hours=Sum(F("gpu_hours") + F("mig_slice_hours")),
@@ -103,9 +102,8 @@ def idle_allocated(user, period: Period, limit: int = 50) -> list[dict]:  # type
     threshold (GPUPOSTURE_IDLE_THRESHOLD_PERCENT) on average that day."""
     threshold = settings.GPUPOSTURE_IDLE_THRESHOLD_PERCENT / 100.0
     rows = (
-        hourly(user, period)
+        daily(user, period)
         .filter(attribution="tenant", gi_id="")
-        .annotate(day=TruncDate("hour"))
         .values("day", "cluster__name", "hostname", "uuid", "tenant__slug")
         .annotate(hours=Sum("gpu_hours"), busy=Sum("busy_gpu_hours"))
         .filter(hours__gte=1.0, busy__lt=Cast(F("hours"), FloatField()) * threshold)

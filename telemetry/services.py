@@ -7,19 +7,27 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from datetime import time as dtime
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Case, IntegerField, Min, Sum, Value, When
 from django.utils import timezone
 
 from gpuposture.base.fetch import FetchError, fetch
 from inventory import snapshot as snap
 from inventory.models import Cluster, ClusterObject, Node
 from inventory.sync import namespace_owners
-from telemetry.attribution import Attributed, attribute, worst_confidence
+from telemetry.attribution import CONFIDENCES, Attributed, attribute, worst_confidence
 from telemetry.dcgm import DcgmError, parse_exporter_text
-from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation, TelemetrySource
+from telemetry.models import (
+    GpuReading,
+    GpuUsageDaily,
+    GpuUsageHourly,
+    ResetAttestation,
+    TelemetrySource,
+)
 from telemetry.prometheus_api import PrometheusError, query_range_samples
 from telemetry.samples import GpuSample
 from telemetry.usage import MAX_GAP, mig_slices, weighted
@@ -156,9 +164,13 @@ def telemetry_rollup(*, now: datetime | None = None) -> RollupResult:
     current_hour = now.replace(minute=0, second=0, microsecond=0)
     result = RollupResult()
     for cluster in Cluster.objects.all():
+        days = set()
         for hour in _hours_to_roll(cluster, current_hour):
             result.rows += _roll_hour(cluster, hour)
             result.hours += 1
+            days.add(hour.date())
+        for day in sorted(days):
+            _roll_day(cluster, day)
     cutoff = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
     result.deleted, _ = GpuReading.objects.filter(time__lt=cutoff).delete()
     return result
@@ -227,6 +239,45 @@ def _roll_hour(cluster: Cluster, hour: datetime) -> int:
         for (host, uuid, gi_id, profile, model, tenant, attribution), t in totals.items()
     )
     return len(totals)
+
+
+DAY_KEYS = ("hostname", "uuid", "gi_id", "gi_profile", "model", "tenant_id", "attribution")
+# A figure is as sure as its least sure part: rank confidences worst first, keep the minimum.
+CONFIDENCE_RANK = Case(
+    *(When(confidence=c, then=Value(rank)) for rank, c in enumerate(CONFIDENCES)),
+    output_field=IntegerField(),
+)
+
+
+@transaction.atomic
+def _roll_day(cluster: Cluster, day: date) -> None:
+    """A day's rows, from its hours (one grouped query), replacing what was there."""
+    start = datetime.combine(day, dtime.min, tzinfo=UTC)
+    grouped = (
+        GpuUsageHourly.objects.filter(
+            cluster=cluster, hour__gte=start, hour__lt=start + timedelta(days=1)
+        )
+        .values(*DAY_KEYS)
+        .annotate(
+            gpu=Sum("gpu_hours"), mig=Sum("mig_slice_hours"), busy=Sum("busy_gpu_hours"),
+            n=Sum("samples"), worst=Min(CONFIDENCE_RANK),
+        )
+        .order_by()
+    )  # fmt: skip
+    GpuUsageDaily.objects.filter(cluster=cluster, day=day).delete()
+    GpuUsageDaily.objects.bulk_create(
+        GpuUsageDaily(
+            cluster=cluster,
+            day=day,
+            **{k: row[k] for k in DAY_KEYS},
+            confidence=CONFIDENCES[row["worst"]],
+            gpu_hours=row["gpu"] or 0.0,
+            mig_slice_hours=row["mig"] or 0.0,
+            busy_gpu_hours=row["busy"] or 0.0,
+            samples=row["n"] or 0,
+        )  # fmt: skip
+        for row in grouped
+    )
 
 
 def _attributed(row: GpuReading, slugs: dict[int, str]) -> Attributed:

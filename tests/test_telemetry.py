@@ -295,3 +295,19 @@ def test_the_utilisation_page_costs_the_same_queries_whatever_the_data(small_wor
     with CaptureQueriesContext(connection) as large:
         client.get("/utilisation/")
     assert len(large) == len(small) <= 12
+
+
+def test_days_sum_their_hours_with_the_worst_confidence(small_world):
+    from telemetry.models import GpuUsageDaily
+
+    make_exclusive()
+    day = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+    samples = series(day, 120, busy=50, namespace="team-alpha", pod="trainer-0")
+    samples_ingest(cluster=small_world, samples=samples)
+    with time_machine.travel(day + timedelta(hours=4), tick=False):
+        telemetry_rollup()
+    hours = GpuUsageHourly.objects.filter(tenant__slug="alpha")
+    (daily,) = GpuUsageDaily.objects.filter(tenant__slug="alpha")
+    assert daily.day == day.date() and daily.confidence == "exact"
+    assert daily.gpu_hours == pytest.approx(sum(h.gpu_hours for h in hours))
+    assert daily.samples == len(samples)
