@@ -128,8 +128,8 @@ class GpuUsageHourly(models.Model):
 
 
 class GpuUsageDaily(models.Model):
-    """A day of one device's use by one tenant: the hourly roll-ups summed, so a month of a
-    large fleet is a few tens of thousands of rows for the utilisation page."""
+    """A day of one device's use by one tenant: the hourly roll-ups summed, so the utilisation
+    page reads ~24x fewer rows (a month of 2,000 GPUs: ~190k rows, not 2.3 M)."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="gpu_days")
     day = models.DateField()

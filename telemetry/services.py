@@ -196,7 +196,19 @@ def _roll_hour(cluster: Cluster, hour: datetime) -> int:
     # The samples just after the hour too: each sample lasts until its series' next one.
     rows = GpuReading.objects.filter(cluster=cluster, time__gte=hour, time__lt=end + MAX_GAP)
     slugs = dict(Tenant.objects.values_list("pk", "slug"))
-    attributed = [_attributed(r, slugs) for r in rows.iterator(chunk_size=5000)]
+    # Plain tuples, not model instances: an hour of a large fleet is hundreds of thousands.
+    attributed = [
+        Attributed(
+            GpuSample(time=t, hostname=host, gpu=gpu, uuid=uuid, model=model, gi_id=gi_id,
+                      gi_profile=profile, util=util, gr_active=gr, namespace=ns, pod=pod),
+            slugs.get(tenant_id or 0), attribution, confidence,
+        )  # fmt: skip
+        for t, host, gpu, uuid, model, gi_id, profile, util, gr, ns, pod, tenant_id, attribution,
+        confidence in rows.values_list(
+            "time", "hostname", "gpu", "uuid", "model", "gi_id", "gi_profile", "util",
+            "gr_active", "namespace", "pod", "tenant_id", "attribution", "confidence",
+        ).iterator(chunk_size=10000)
+    ]  # fmt: skip
     totals: dict[tuple, dict] = defaultdict(
         lambda: {"gpu": 0.0, "mig": 0.0, "busy": 0.0, "n": 0, "max": None, "conf": []}
     )
