@@ -32,34 +32,20 @@ def telemetry_facts(
         "window_minutes": settings.GPUPOSTURE_HIJACK_WINDOW_MINUTES,
         "silent_minutes": settings.GPUPOSTURE_SILENT_NODE_MINUTES,
     }
-    last_raw = dict(
-        GpuReading.objects.filter(cluster=cluster)
-        .values_list("hostname")
-        .annotate(last=Max("time"))
-        .order_by()
-    )
-    last_hourly = dict(
-        GpuUsageHourly.objects.filter(cluster=cluster)
-        .values_list("hostname")
-        .annotate(last=Max("hour"))
-        .order_by()
-    )
-    if not last_raw and not last_hourly:
+    readings = GpuReading.objects.filter(cluster=cluster)
+    if not readings.exists() and not GpuUsageHourly.objects.filter(cluster=cluster).exists():
         return TelemetryFacts(sampled=False, settings=thresholds)
-    last_seen = {
-        host: max(t for t in (last_raw.get(host), _hour_end(last_hourly.get(host))) if t)
-        for host in set(last_raw) | set(last_hourly)
-    }
     gpu_nodes = [n.name for n in snapshot.nodes if n.is_gpu_node]
+    silent_window = timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES)
     return TelemetryFacts(
         sampled=True,
         hijacks=tuple(_hijacks(cluster, snapshot, now, window)),
         silent_nodes=tuple(
             silent_nodes(
-                last_seen,
+                _last_seen(cluster, gpu_nodes, now, silent_window),
                 gpu_nodes,
                 now=now,
-                window=timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES),
+                window=silent_window,
             )  # fmt: skip
         ),
         handovers=tuple(_handovers(cluster, snapshot, now)),
@@ -67,8 +53,29 @@ def telemetry_facts(
     )
 
 
-def _hour_end(hour: datetime | None) -> datetime | None:
-    return hour + timedelta(hours=1) if hour else None
+def _last_seen(
+    cluster: Cluster, gpu_nodes: list[str], now: datetime, window: timedelta
+) -> dict[str, datetime]:
+    """When each GPU node last reported. Scoring runs often: the nodes seen within the window
+    come from the newest samples alone (the (cluster, time) index); only the quiet ones are
+    looked up further back, in the raw samples and then the hourly roll-ups."""
+    readings = GpuReading.objects.filter(cluster=cluster)
+    recent = set(
+        readings.filter(time__gte=now - window).values_list("hostname", flat=True).distinct()
+    )
+    seen = dict.fromkeys(recent, now)
+    quiet = [n for n in gpu_nodes if n not in recent]
+    if not quiet:
+        return seen
+    for rows in (
+        readings.filter(hostname__in=quiet).values_list("hostname").annotate(last=Max("time")),
+        GpuUsageHourly.objects.filter(cluster=cluster, hostname__in=quiet)
+        .values_list("hostname")
+        .annotate(last=Max("hour") + timedelta(hours=1)),
+    ):
+        for host, last in rows.order_by():
+            seen[host] = max(last, seen.get(host, last))
+    return seen
 
 
 def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, window: timedelta):  # type: ignore[no-untyped-def]
@@ -85,7 +92,7 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
 
     # Three windows back: a run that started before the last window is seen whole.
     rows = GpuReading.objects.filter(cluster=cluster, time__gte=now - 3 * window).order_by("time")
-    samples = [_sample(r) for r in rows.iterator(chunk_size=5000)]
+    samples = [r.as_sample() for r in rows.iterator(chunk_size=5000)]
     return unexplained_busy(
         samples, held=held, threshold=float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT),
         window=window,
@@ -119,12 +126,3 @@ def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):
         ).values_list("node", "gpu_uuid", "reset_at")
     ]
     return unattested_handovers(tenancies, attestations)
-
-
-def _sample(row: GpuReading) -> GpuSample:
-    return GpuSample(
-        time=row.time, hostname=row.hostname, gpu=row.gpu, uuid=row.uuid, model=row.model,
-        gi_id=row.gi_id, gi_profile=row.gi_profile, util=row.util, gr_active=row.gr_active,
-        fb_used_mib=row.fb_used_mib, namespace=row.namespace, pod=row.pod,
-        container=row.container,
-    )  # fmt: skip

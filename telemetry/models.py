@@ -8,6 +8,7 @@ from django.db import models
 from gpuposture.base.querysets import ScopedQuerySet
 from gpuposture.base.roles import TENANT_VIEWER, reads_all_posture, user_roles
 from inventory.models import Cluster
+from telemetry.samples import GpuSample
 from tenants.models import Tenant
 
 
@@ -90,12 +91,19 @@ class GpuReading(models.Model):
     def __str__(self) -> str:
         return f"{self.hostname} {self.uuid} {self.gi_id} {self.time:%Y-%m-%d %H:%M:%S}"
 
+    def as_sample(self) -> GpuSample:
+        return GpuSample(
+            time=self.time, hostname=self.hostname, gpu=self.gpu, uuid=self.uuid,
+            model=self.model, gi_id=self.gi_id, gi_profile=self.gi_profile, util=self.util,
+            gr_active=self.gr_active, fb_used_mib=self.fb_used_mib, namespace=self.namespace,
+            pod=self.pod, container=self.container,
+        )  # fmt: skip
 
-class GpuUsageHourly(models.Model):
-    """An hour of one device's use by one tenant (or the platform, or nobody known)."""
 
-    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="gpu_hours")
-    hour = models.DateTimeField()
+class DeviceUsage(models.Model):
+    """One device's use by one tenant (or the platform, or nobody known) over a period: what
+    the hourly and daily roll-ups share."""
+
     hostname = models.CharField(max_length=253)
     uuid = models.CharField(max_length=80, blank=True)
     gi_id = models.CharField(max_length=8, blank=True)
@@ -110,9 +118,19 @@ class GpuUsageHourly(models.Model):
     mig_slice_hours = models.FloatField(default=0.0)  # MIG instance time x compute slices
     busy_gpu_hours = models.FloatField(default=0.0)
     samples = models.PositiveIntegerField(default=0)
-    busy_max = models.FloatField(null=True, blank=True)
 
     objects = TenantScopedQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+
+class GpuUsageHourly(DeviceUsage):
+    """An hour of one device's use."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="gpu_hours")
+    hour = models.DateTimeField()
+    busy_max = models.FloatField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -127,28 +145,12 @@ class GpuUsageHourly(models.Model):
         return f"{self.hostname} {self.uuid} {self.gi_id} {self.hour:%Y-%m-%d %H}h"
 
 
-class GpuUsageDaily(models.Model):
-    """A day of one device's use by one tenant: the hourly roll-ups summed, so the utilisation
-    page reads ~24x fewer rows (a month of 2,000 GPUs: ~190k rows, not 2.3 M)."""
+class GpuUsageDaily(DeviceUsage):
+    """A day of one device's use: the hourly roll-ups summed, so the utilisation page reads
+    ~24x fewer rows (a month of 2,000 GPUs: ~190k rows, not 2.3 M)."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="gpu_days")
     day = models.DateField()
-    hostname = models.CharField(max_length=253)
-    uuid = models.CharField(max_length=80, blank=True)
-    gi_id = models.CharField(max_length=8, blank=True)
-    gi_profile = models.CharField(max_length=40, blank=True)
-    model = models.CharField(max_length=120, blank=True)
-    tenant = models.ForeignKey(
-        Tenant, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    attribution = models.CharField(max_length=15, choices=Attribution.choices)
-    confidence = models.CharField(max_length=10, choices=Confidence.choices)
-    gpu_hours = models.FloatField(default=0.0)
-    mig_slice_hours = models.FloatField(default=0.0)
-    busy_gpu_hours = models.FloatField(default=0.0)
-    samples = models.PositiveIntegerField(default=0)
-
-    objects = TenantScopedQuerySet.as_manager()
 
     class Meta:
         indexes = [

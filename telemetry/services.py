@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as dtime
@@ -290,20 +289,6 @@ def _roll_day(cluster: Cluster, day: date) -> None:
         )  # fmt: skip
         for row in grouped
     )
-
-
-def _attributed(row: GpuReading, slugs: dict[int, str]) -> Attributed:
-    sample = GpuSample(
-        time=row.time, hostname=row.hostname, gpu=row.gpu, uuid=row.uuid, model=row.model,
-        gi_id=row.gi_id, gi_profile=row.gi_profile, util=row.util, gr_active=row.gr_active,
-        fb_used_mib=row.fb_used_mib, namespace=row.namespace, pod=row.pod,
-        container=row.container,
-    )  # fmt: skip
-    return Attributed(sample, slugs.get(row.tenant_id or 0), row.attribution, row.confidence)
-
-
-def readings_as_samples(rows: Iterable[GpuReading]) -> list[GpuSample]:
-    return [_attributed(r, {}).sample for r in rows]
 
 
 # --- reset attestations ------------------------------------------------------------------------

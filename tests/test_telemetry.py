@@ -311,3 +311,15 @@ def test_days_sum_their_hours_with_the_worst_confidence(small_world):
     assert daily.day == day.date() and daily.confidence == "exact"
     assert daily.gpu_hours == pytest.approx(sum(h.gpu_hours for h in hours))
     assert daily.samples == len(samples)
+
+
+def test_a_node_past_raw_retention_is_last_seen_in_the_hourly_roll_ups(small_world):
+    from telemetry.facts import _last_seen
+
+    hour = timezone.now().replace(minute=0, second=0, microsecond=0) - timedelta(days=9)
+    GpuUsageHourly.objects.create(
+        cluster=small_world, hour=hour, hostname="gpu-ts-1", attribution="platform",
+        confidence="none",
+    )  # fmt: skip
+    seen = _last_seen(small_world, ["gpu-ts-1"], timezone.now(), timedelta(hours=1))
+    assert seen == {"gpu-ts-1": hour + timedelta(hours=1)}
