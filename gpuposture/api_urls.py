@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
+from audit.api import AuditEventViewSet
 from inventory.api import (
     BulletinImportViewSet,
     BulletinViewSet,
@@ -15,7 +16,7 @@ from inventory.api import (
     WorkloadViewSet,
 )
 from inventory.api_patch import PatchSlaView
-from inventory.mig_views import MigValidateView
+from inventory.mig_api import MigNodeLayoutView, MigValidateView
 from posture.api import (
     CheckViewSet,
     ClusterChecklistView,
@@ -23,7 +24,7 @@ from posture.api import (
     TenantPostureViewSet,
 )
 from telemetry.api import ResetAttestationViewSet, UtilisationView
-from tenants.api import TrustClassViewSet
+from tenants.api import SharingRequestViewSet, TrustClassViewSet
 
 router = DefaultRouter()
 router.register("trust-classes", TrustClassViewSet)
@@ -38,11 +39,14 @@ router.register("workloads", WorkloadViewSet)
 router.register("findings", FindingViewSet)
 router.register("checks", CheckViewSet, basename="check")
 router.register("reset-attestations", ResetAttestationViewSet)
+router.register("audit-events", AuditEventViewSet)
+router.register("sharing-requests", SharingRequestViewSet)
 
 urlpatterns = [
     path("patch-sla/", PatchSlaView.as_view(), name="api-patch-sla"),
     path("utilisation/", UtilisationView.as_view(), name="api-utilisation"),
     path("mig/validate/", MigValidateView.as_view(), name="api-mig-validate"),
+    path("mig/node-layout/", MigNodeLayoutView.as_view(), name="api-mig-node-layout"),
     path(
         "clusters/<str:name>/checklist/",
         ClusterChecklistView.as_view(),

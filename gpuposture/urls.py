@@ -6,11 +6,13 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from audit import views as audit_views
 from gpuposture.base.views import healthz, readyz
 from inventory import mig_views
 from inventory import views as inventory_views
 from posture import views as posture_views
 from telemetry import views as telemetry_views
+from tenants import views as tenant_views
 
 urlpatterns = [
     path("", posture_views.overview, name="overview"),
@@ -33,9 +35,23 @@ urlpatterns = [
     path("utilisation/", telemetry_views.utilisation, name="utilisation"),
     path("utilisation/chargeback.csv", telemetry_views.chargeback_csv, name="utilisation-csv"),
     path("resets/new/", telemetry_views.reset_attestation_create, name="reset-create"),
+    path("sharing-requests/", tenant_views.sharing_request_list, name="sharing-request-list"),
+    path("sharing-requests/new/", tenant_views.sharing_request_new, name="sharing-request-new"),
+    path(
+        "sharing-requests/<int:pk>/",
+        tenant_views.sharing_request_detail,
+        name="sharing-request-detail",
+    ),
+    path(
+        "sharing-requests/<int:pk>/decide/",
+        tenant_views.sharing_request_decide,
+        name="sharing-request-decide",
+    ),
+    path("approvals/", tenant_views.approvals_queue, name="approvals-queue"),
     path("bulletins/", inventory_views.bulletin_list, name="bulletin-list"),
     path("bulletins/import/", inventory_views.bulletin_import_view, name="bulletin-import"),
     path("bulletins/<int:pk>/", inventory_views.bulletin_detail, name="bulletin-detail"),
+    path("audit/", audit_views.audit_log, name="audit-log"),
     path("api/v1/", include(("gpuposture.api_urls", "api"), namespace="api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),

@@ -85,12 +85,16 @@ class ClusterSerializer(serializers.ModelSerializer):
         return attrs
 
     def create(self, validated_data: dict) -> Cluster:
-        return cluster_save(cluster=Cluster(**validated_data))
+        return cluster_save(cluster=Cluster(**validated_data), actor=self._actor())
 
     def update(self, instance: Cluster, validated_data: dict) -> Cluster:
         for key, value in validated_data.items():
             setattr(instance, key, value)
-        return cluster_save(cluster=instance)
+        return cluster_save(cluster=instance, actor=self._actor())
+
+    def _actor(self):  # type: ignore[no-untyped-def]
+        request = self.context.get("request")
+        return request.user if request is not None else None
 
 
 class DriftEventSerializer(serializers.ModelSerializer):

@@ -3,27 +3,42 @@
 Pure: takes requests, returns a LayoutResult. NVIDIA's rules as modelled here: a profile may only
 start at its allowed slots (inventory.mig_profiles), instances may not overlap in memory slices,
 the compute slices add up to at most the GPU's (7), and no profile exceeds its max_instances.
+A GPU instance may be split into compute instances (inventory.mig_compute); the tenants it is
+assigned to get the SHARE-002 / SHARE-003 warnings of inventory.mig_tenancy.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inventory.mig_compute import ComputeInstance, ComputeRequest, split
 from inventory.mig_profiles import MODELS, GpuModel, MigProfile, model_key
+from inventory.mig_tenancy import ShareWarning, tenant_warnings
+from tenants.policy import TrustClassRules
 
-MIG_GI = "mig_gi"
+__all__ = [
+    "ComputeInstance",
+    "ComputeRequest",
+    "InstanceRequest",
+    "LayoutResult",
+    "Placement",
+    "to_mig_parted",
+    "validate_layout",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class InstanceRequest:
-    """One GPU instance wanted: a profile, optionally pinned to a start slot, for a tenant."""
+    """One GPU instance wanted: a profile, optionally pinned to a start slot, for a tenant,
+    optionally split into compute instances."""
 
     profile: str
     start: int | None = None
     tenant: str | None = None
+    compute_instances: tuple[ComputeRequest, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +49,8 @@ class Placement:
     start: int
     size: int
     tenant: str | None = None
+    compute_instances: tuple[ComputeInstance, ...] = ()  # (): one CI of the whole GI
+    index: int | None = field(default=None, compare=False)  # position in the request
 
     @property
     def slots(self) -> range:
@@ -47,10 +64,26 @@ class LayoutResult:
     valid: bool
     placements: list[Placement] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # "SHARE-00n: ..." (str of details)
     model: str | None = None
     compute_slices_used: int = 0
     memory_slices_used: int = 0
+    warning_details: list[ShareWarning] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    """A request whose profile exists on the model, with its compute instances made."""
+
+    index: int
+    req: InstanceRequest
+    prof: MigProfile
+    cis: tuple[ComputeInstance, ...]
+
+    def place(self, start: int) -> Placement:
+        return Placement(
+            self.prof.name, start, self.prof.size, self.req.tenant, self.cis, self.index
+        )
 
 
 def _span(start: int, size: int) -> str:
@@ -71,34 +104,31 @@ def _who(placements: Sequence[Placement]) -> str:
     return " and ".join(f"{p.profile} at {p.start}" for p in sorted(placements, key=_order))
 
 
-def _order(p: Placement) -> tuple[int, str, str]:
-    return (p.start, p.profile, p.tenant or "")
+def _order(p: Placement) -> tuple:
+    return (p.start, p.profile, p.tenant or "", _ci_key(p.compute_instances))
 
 
-def _budget_errors(
-    gpu: GpuModel, wanted: Sequence[tuple[InstanceRequest, MigProfile]]
-) -> list[str]:
+def _budget_errors(gpu: GpuModel, wanted: Sequence[_Wanted]) -> list[str]:
     errors = []
-    counts = Counter(req.profile for req, _ in wanted)
+    counts = Counter(w.prof.name for w in wanted)
     for name, count in sorted(counts.items()):
         most = gpu.profiles[name].max_instances
         if count > most:
             errors.append(f"{name}: {count} requested, at most {most} fit on one {gpu.key}")
-    compute = sum(p.compute for _, p in wanted)
+    compute = sum(w.prof.compute for w in wanted)
     if compute > gpu.compute_slices:
         errors.append(f"compute slices: {compute} requested, the GPU has {gpu.compute_slices}")
-    memory = sum(p.size for _, p in wanted)
+    memory = sum(w.prof.size for w in wanted)
     if memory > gpu.memory_slots:
         errors.append(f"memory slices: {memory} requested, the GPU has {gpu.memory_slots}")
     return errors
 
 
-def _pin(
-    wanted: Sequence[tuple[InstanceRequest, MigProfile]], errors: list[str]
-) -> list[Placement]:
+def _pin(wanted: Sequence[_Wanted], errors: list[str]) -> list[Placement]:
     """Place the requests with an explicit start, appending an error for each that cannot go."""
     pinned: list[Placement] = []
-    for req, prof in wanted:
+    for w in wanted:
+        req, prof = w.req, w.prof
         if req.start is None:
             continue
         if req.start not in prof.placements:
@@ -113,21 +143,20 @@ def _pin(
                 f"taken by {_who(taken)}"
             )
             continue
-        pinned.append(Placement(prof.name, req.start, prof.size, req.tenant))
+        pinned.append(w.place(req.start))
     return pinned
 
 
-def _search(
-    todo: Sequence[tuple[InstanceRequest, MigProfile]], placed: list[Placement], best: list
-) -> list[Placement] | None:
+def _search(todo: Sequence[_Wanted], placed: list[Placement], best: list) -> list[Placement] | None:
     """Backtrack over allowed starts; `best` keeps the deepest dead end for the explanation."""
     if not todo:
         return list(placed)
-    (req, prof), rest = todo[0], todo[1:]
+    w, rest = todo[0], todo[1:]
+    prof = w.prof
     for start in prof.placements:
         if _occupants(placed, start, prof.size):
             continue
-        placed.append(Placement(prof.name, start, prof.size, req.tenant))
+        placed.append(w.place(start))
         found = _search(rest, placed, best)
         placed.pop()
         if found is not None:
@@ -152,34 +181,35 @@ def _no_fit(placed: Sequence[Placement], prof: MigProfile) -> str:
 def validate_layout(
     gpu_model: str,
     instances: Sequence[InstanceRequest],
-    allowed_modes: Mapping[str, Collection[str]] | None = None,
+    trust_classes: Mapping[str, TrustClassRules] | None = None,
 ) -> LayoutResult:
     """Fit `instances` on one GPU of `gpu_model` (a key or GFD product label).
 
-    Pinned starts are honoured; the rest are searched, larger instances first. With
-    `allowed_modes` (tenant slug -> sharing modes its trust class allows), tenant warnings are
-    added (see tenant_warnings). Never raises for bad input: problems are in `errors`.
+    Pinned starts are honoured; the rest are searched, larger instances first. Compute
+    instances are checked against their GPU instance. SHARE-002 warnings need no classes; with
+    `trust_classes` (tenant slug -> its trust class) SHARE-003 warnings are added too (see
+    inventory.mig_tenancy). Never raises for bad input: problems are in `errors`.
     """
     key = model_key(gpu_model)
     if key is None:
         return LayoutResult(valid=False, errors=[f"unknown GPU model {gpu_model!r} for MIG"])
     gpu = MODELS[key]
     errors: list[str] = []
-    wanted: list[tuple[InstanceRequest, MigProfile]] = []
-    for req in instances:
+    wanted: list[_Wanted] = []
+    for index, req in enumerate(instances):
         prof = gpu.profiles.get(req.profile)
         if prof is None:
             known = ", ".join(gpu.profiles)
             errors.append(f"{req.profile!r} is not a MIG profile of {key}; known: {known}")
-        else:
-            wanted.append((req, prof))
+            continue
+        label = f"GPU instance {index + 1} ({prof.name})"
+        cis, ci_errors = split(prof, req.compute_instances, req.tenant, label)
+        errors += ci_errors
+        wanted.append(_Wanted(index, req, prof, cis))
     errors += _budget_errors(gpu, wanted)
     placements = _pin(wanted, errors)
     if not errors:
-        todo = sorted(
-            ((r, p) for r, p in wanted if r.start is None),
-            key=lambda rp: (-rp[1].size, -rp[1].compute, rp[1].name, rp[0].tenant or ""),
-        )
+        todo = sorted((w for w in wanted if w.req.start is None), key=_search_order)
         best: list = []
         found = _search(todo, list(placements), best)
         if found is None:
@@ -188,49 +218,36 @@ def validate_layout(
         else:
             placements = found
     placements = sorted(placements, key=_order)
-    warnings = tenant_warnings(placements, allowed_modes) if allowed_modes is not None else []
-    by_name = gpu.profiles
+    details = tenant_warnings(placements, trust_classes)
     return LayoutResult(
         valid=not errors,
         placements=placements,
         errors=errors,
-        warnings=warnings,
+        warnings=[str(w) for w in details],
         model=key,
-        compute_slices_used=sum(by_name[p.profile].compute for p in placements),
+        compute_slices_used=sum(gpu.profiles[p.profile].compute for p in placements),
         memory_slices_used=sum(p.size for p in placements),
+        warning_details=details,
     )
 
 
-def tenant_warnings(
-    placements: Sequence[Placement], allowed_modes: Mapping[str, Collection[str]]
-) -> list[str]:
-    """Warn when tenants share this GPU as separate GPU instances against their trust class.
+def _search_order(w: _Wanted) -> tuple:
+    # Larger first; the rest only makes the outcome independent of the request order.
+    return (-w.prof.size, -w.prof.compute, w.prof.name, w.req.tenant or "", _ci_key(w.cis))
 
-    Two different tenants with GPU instances on one GPU share it by mode `mig_gi` (as SHARE-003
-    judges it). Each tenant whose allowed modes lack `mig_gi` gets one warning naming the
-    others. A tenant missing from `allowed_modes` is treated as allowing nothing. Instances with
-    no tenant are ignored.
-    """
-    tenants = sorted({p.tenant for p in placements if p.tenant})
-    warnings = []
-    for tenant in tenants:
-        modes = allowed_modes.get(tenant, ())
-        if MIG_GI in modes:
-            continue
-        for other in tenants:
-            if other == tenant:
-                continue
-            allows = ", ".join(sorted(modes)) or "nothing"
-            warnings.append(
-                f"tenants {tenant} and {other} share this GPU as separate MIG GPU instances "
-                f"({MIG_GI}); trust class of {tenant} allows: {allows}"
-            )
-    return warnings
+
+def _ci_key(cis: Sequence[ComputeInstance]) -> tuple[tuple[str, str], ...]:
+    return tuple((c.profile, c.tenant or "") for c in cis)
 
 
 def to_mig_parted(config_name: str, placements: Sequence[Placement]) -> dict[str, Any]:
-    """A mig-parted v1 config with one named config: these profiles on all devices."""
-    counts = Counter(p.profile for p in placements)
+    """A mig-parted v1 config with one named config: these profiles on all devices.
+
+    mig-parted makes one compute instance per GPU instance: a GI holding a single smaller CI is
+    written as that CI's profile ("1c.3g.40gb"); a GI split into several CIs can only be written
+    as the GI (the split is made afterwards with `nvidia-smi mig -cci`).
+    """
+    counts = Counter(parted_profile(p) for p in placements)
     return {
         "version": "v1",
         "mig-configs": {
@@ -243,3 +260,8 @@ def to_mig_parted(config_name: str, placements: Sequence[Placement]) -> dict[str
             ]
         },
     }
+
+
+def parted_profile(p: Placement) -> str:
+    """The mig-devices key mig-parted would create this GPU instance (and its CI) from."""
+    return p.compute_instances[0].profile if len(p.compute_instances) == 1 else p.profile

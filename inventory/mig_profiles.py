@@ -12,6 +12,12 @@ Public sources for the facts restated here (our own summary, not copied text):
 H200-141GB and B200 counts are published; their placements are assumed to follow the same 8-slot
 geometry as the cards measured above (not yet checked against a real `-lgipp` capture). No A30 is
 listed: we have no placement facts for its 4-slot geometry.
+
+Compute-instance (CI) profiles inside a GPU instance, per GI compute size: NVIDIA/go-nvml
+`pkg/nvml/mock/dgxa100` (ComputeInstanceProfiles: SliceCount and InstanceCount per GI profile),
+which agrees with `nvidia-smi mig -lcip` on an A100: a 4g GI has no 3-slice CI, a 3g GI holds
+at most one 2-slice CI. The same table is assumed for H100, H200 and B200 (same 7-slice design).
+PCI device ids per model: the `device-filter` lists of mig-parted's config-default.yaml.
 """
 
 from __future__ import annotations
@@ -122,3 +128,34 @@ def profile_of(model: str, profile: str) -> MigProfile | None:
     """The profile of that name on that model key, or None."""
     gpu = MODELS.get(model)
     return gpu.profiles.get(profile) if gpu else None
+
+
+# GI compute slices -> {CI compute slices -> most CIs of that size in one GI}. A GI is split into
+# CIs whose slices add up to at most its own; a GI with no CI listed gets one CI of all of them.
+CI_SLICES: dict[int, dict[int, int]] = {
+    1: {1: 1},
+    2: {1: 2, 2: 1},
+    3: {1: 3, 2: 1, 3: 1},
+    4: {1: 4, 2: 2, 4: 1},
+    7: {1: 7, 2: 3, 3: 2, 4: 1, 7: 1},
+}
+
+# Model key -> PCI device ids (as mig-parted's device-filter writes them) of its products.
+DEVICE_IDS: dict[str, tuple[str, ...]] = {
+    "A100-40GB": ("0x20B010DE", "0x20B110DE"),
+    "A100-80GB": ("0x20B210DE", "0x20B510DE"),
+    "H100-80GB": ("0x233010DE", "0x233110DE"),
+    "H100-94GB": ("0x232110DE",),
+    "H200-141GB": ("0x233510DE", "0x233B10DE"),
+    "B200": ("0x290110DE",),
+}
+
+
+def ci_profile_name(gi: MigProfile, slices: int) -> str:
+    """NVIDIA's name of a CI of `slices` in GI `gi`: "1c.3g.40gb"; the whole GI is "3g.40gb"."""
+    return gi.name if slices == gi.compute else f"{slices}c.{gi.name}"
+
+
+def ci_profiles(gi: MigProfile) -> dict[int, int]:
+    """CI sizes allowed in `gi` -> most CIs of that size in it."""
+    return CI_SLICES.get(gi.compute, {gi.compute: 1})

@@ -86,6 +86,8 @@ class SyncRun(models.Model):
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     trigger = models.CharField(max_length=20, default="cli")
+    # The Celery task that ran it: a redelivered copy of a task that already synced skips.
+    task_id = models.CharField(max_length=64, blank=True, db_index=True)
     counts = models.JSONField(default=dict, blank=True)
     progress = models.JSONField(default=dict, blank=True, help_text="Objects read so far.")
     changes = models.JSONField(default=dict, blank=True)

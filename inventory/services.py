@@ -15,7 +15,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from audit.services import CREATE, Actor, audit_change, audit_record
 from inventory import snapshot as snap
+from inventory.audit_state import cluster_state, stored_cluster_state
 from inventory.hostfacts import merge_host_facts
 from inventory.models import Cluster, Node, NodeHostFacts, SyncRun
 from inventory.sources.base import ClusterSource, SourceError, WatchExpired
@@ -203,14 +205,17 @@ def _progress_recorder(run: SyncRun, cluster: Cluster, token: str):  # type: ign
 
 
 def cluster_sync_from_snapshot(
-    *, cluster: Cluster, paths: Sequence[str | Path], trigger: str = "cli"
+    *, cluster: Cluster, paths: Sequence[str | Path], trigger: str = "cli", actor: Actor = None
 ) -> SyncRun:
     """Sync from kubectl snapshot files or directories, remembering them as the cluster's
-    source so scheduled syncs re-read the same place."""
-    Cluster.objects.filter(pk=cluster.pk).update(
-        source=Cluster.Source.SNAPSHOT, snapshot_paths=[str(p) for p in paths]
-    )
-    cluster.refresh_from_db()
+    source so scheduled syncs re-read the same place (a changed source is an audit event)."""
+    with transaction.atomic():
+        before = stored_cluster_state(cluster)
+        Cluster.objects.filter(pk=cluster.pk).update(
+            source=Cluster.Source.SNAPSHOT, snapshot_paths=[str(p) for p in paths]
+        )
+        cluster.refresh_from_db()
+        audit_change(actor=actor, obj=cluster, before=before, after=cluster_state(cluster))
     try:
         source = SnapshotFileSource(paths)
     except SourceError as exc:
@@ -248,13 +253,38 @@ def node_host_facts_import(*, cluster: Cluster, node_name: str, xml: bytes) -> H
     return HostFactsResult(facts=facts, node_found=node is not None)
 
 
-def cluster_save(*, cluster: Cluster) -> Cluster:
-    """Save a registered or edited cluster and bring its periodic sync in line."""
+@transaction.atomic
+def cluster_save(*, cluster: Cluster, actor: Actor = None) -> Cluster:
+    """Save a registered or edited cluster and bring its periodic sync in line; the change is
+    an audit event by `actor` (request.user from a page or the API)."""
     from inventory.schedule import cluster_schedule_update
 
     cluster.full_clean(exclude=["sync_lock_until", "sync_lock_token"])
+    before = stored_cluster_state(cluster)
     cluster.save()
+    if before is None:
+        audit_record(actor=actor, action=CREATE, obj=cluster, after=cluster_state(cluster))
+    else:
+        audit_change(actor=actor, obj=cluster, before=before, after=cluster_state(cluster))
     cluster_schedule_update(cluster=cluster)
+    return cluster
+
+
+@transaction.atomic
+def cluster_source_set(
+    *,
+    cluster: Cluster,
+    source: str,
+    kubeconfig_path: str = "",
+    kube_context: str = "",
+    actor: Actor = None,
+) -> Cluster:
+    """Remember how the cluster is reached (paths and a context name, never a credential)."""
+    before = stored_cluster_state(cluster)
+    cluster.source = source
+    cluster.kubeconfig_path, cluster.kube_context = kubeconfig_path, kube_context
+    cluster.save(update_fields=["source", "kubeconfig_path", "kube_context"])
+    audit_change(actor=actor, obj=cluster, before=before, after=cluster_state(cluster))
     return cluster
 
 

@@ -189,6 +189,9 @@ class ConfigMap:
     purpose: str  # "device_plugin" or "mig_parted"
     keys: tuple[str, ...] = ()
     data_hash: str = ""
+    # mig-parted configs only: the keys that hold one, as written (the MIG partitioner loads a
+    # node's layout from them). Layouts are not secret; other keys are never kept.
+    data: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from audit.services import CREATE, Actor, audit_record
 from inventory import snapshot as snap
+from inventory.audit_state import cluster_state
 from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.drift import ClusterState, DriftChange, detect_drift
 from inventory.hostfacts import merge_host_facts
@@ -99,8 +101,12 @@ def chunks(items: list[Any], size: int = BATCH) -> Iterator[list[Any]]:
         yield items[start : start + size]
 
 
-def cluster_get_or_create(*, name: str) -> Cluster:
-    cluster, _ = Cluster.objects.get_or_create(name=name)
+def cluster_get_or_create(*, name: str, actor: Actor = None) -> Cluster:
+    """The cluster of this name, registered (an audit event by `actor`) if new."""
+    with transaction.atomic():
+        cluster, created = Cluster.objects.get_or_create(name=name)
+        if created:
+            audit_record(actor=actor, action=CREATE, obj=cluster, after=cluster_state(cluster))
     return cluster
 
 

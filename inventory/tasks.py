@@ -19,14 +19,28 @@ MAX_RETRIES = 4
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=MAX_RETRIES)
 def sync_cluster(
-    self, cluster_id: int, trigger: str = "schedule", run_id: int | None = None
+    self,
+    cluster_id: int,
+    trigger: str = "schedule",
+    run_id: int | None = None,
+    done_after_run: int | None = None,
 ) -> dict[str, object]:
     """Sync one cluster, then score it. Transient failures (5xx, timeouts, refused
     connections) retry with backoff; 403, bad credentials and bad input do not. Redelivery
-    after a killed worker is harmless: the cluster's lease lets only one sync run."""
+    after a killed worker is harmless: the cluster's lease lets only one sync run, and a task
+    that found the cluster busy skips its retry if a sync newer than `done_after_run` has
+    succeeded since (a redelivered copy of the same task did the work)."""
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return {"status": "skipped", "reason": "cluster no longer exists"}
+    if done_after_run is not None and _synced_since(cluster, done_after_run):
+        return {"status": "skipped", "reason": "another worker synced the cluster meanwhile"}
+    task_id = self.request.id or ""
+    if (
+        task_id
+        and SyncRun.objects.filter(task_id=task_id, status=SyncRun.Status.SUCCEEDED).exists()
+    ):
+        return {"status": "skipped", "reason": "this task already synced (a redelivered copy)"}
     run = SyncRun.objects.filter(pk=run_id).first() if run_id else None
     try:
         run = cluster_sync(cluster=cluster, trigger=trigger, run=run)
@@ -35,7 +49,9 @@ def sync_cluster(
         # Either way try once more after the lease, so a redelivered task still runs.
         if _may_retry(self):
             countdown = int(lease_remaining_seconds(cluster=cluster)) + 5
-            raise self.retry(countdown=countdown, exc=exc) from exc
+            latest = SyncRun.objects.filter(cluster=cluster).order_by("-pk").first()
+            kwargs = {**self.request.kwargs, "done_after_run": latest.pk if latest else 0}
+            raise self.retry(countdown=countdown, exc=exc, kwargs=kwargs) from exc
         return {"status": "skipped", "reason": str(exc)}
     except SyncError as exc:
         if exc.retryable and _may_retry(self):
@@ -44,9 +60,17 @@ def sync_cluster(
             logger.info("sync of %s will retry in %s s: %s", cluster.name, countdown, exc)
             raise self.retry(countdown=countdown, exc=exc) from exc
         return {"status": "failed", "error": str(exc), "retryable": exc.retryable}
+    if task_id:
+        SyncRun.objects.filter(pk=run.pk).update(task_id=task_id)
     # By name: inventory sits below posture and must not import it.
     signature("posture.tasks.score", kwargs={"cluster_id": cluster_id}).apply_async()
     return {"status": run.status, "sync_run": run.pk}
+
+
+def _synced_since(cluster: Cluster, run_pk: int) -> bool:
+    return SyncRun.objects.filter(
+        cluster=cluster, status=SyncRun.Status.SUCCEEDED, pk__gt=run_pk
+    ).exists()
 
 
 def _may_retry(task) -> bool:  # type: ignore[no-untyped-def]

@@ -57,7 +57,7 @@ def cluster_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
     cluster = get_object_or_404(Cluster, name=name) if name else None
     form = ClusterForm(request.POST or None, instance=cluster)
     if request.method == "POST" and form.is_valid():
-        saved = cluster_save(cluster=form.save(commit=False))
+        saved = cluster_save(cluster=form.save(commit=False), actor=request.user)
         messages.success(request, f"Cluster {saved.name} saved.")
         return redirect("cluster-detail", name=saved.name)
     return render(request, "inventory/cluster_form.html", {"form": form, "cluster": cluster})

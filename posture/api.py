@@ -57,7 +57,8 @@ class FindingViewSet(ScopedReadOnlyViewSet):
     @extend_schema(request=None, responses=FindingSerializer)
     @action(detail=True, methods=["post"])
     def reopen(self, request: Request, pk: str | None = None) -> Response:
-        return Response(self.get_serializer(finding_reopen(finding=self.get_object())).data)
+        finding = finding_reopen(finding=self.get_object(), user=request.user)
+        return Response(self.get_serializer(finding).data)
 
     @extend_schema(
         parameters=[OpenApiParameter("format", enum=["json", "csv", "sarif"], default="json")],

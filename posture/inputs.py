@@ -49,6 +49,26 @@ class DriftEventInfo:
 
 
 @dataclass(frozen=True)
+class SharingRequestInfo:
+    """A sharing request of a tenant on this cluster and its state at evaluation time."""
+
+    id: int
+    tenant: str  # slug
+    mode: str
+    node_pool: str = ""  # "" = the whole cluster
+    # "active" (approved, unexpired), "pending", "denied", "revoked" or "expired"
+    state: str = "pending"
+    requested_at: str = ""  # ISO 8601, like the other times below
+    requested_by: str = ""
+    decided_by: str = ""
+    decided_at: str = ""
+    expires_at: str = ""
+
+    def covers_pool(self, pool: str) -> bool:
+        return not self.node_pool or self.node_pool == pool
+
+
+@dataclass(frozen=True)
 class Exemption:
     """A platform component a check must not report: matched on the finding's subject.
     Empty fields match anything; `labels` must all be present on the subject."""
@@ -83,6 +103,8 @@ class PostureInputs:
     patch: dict[str, dict[str, object]] = field(default_factory=dict)
     patch_sla_days: dict[str, int] = field(default_factory=dict)  # severity -> days
     telemetry: TelemetryFacts = field(default_factory=TelemetryFacts)
+    # Sharing requests of this cluster, newest first (SHARE-004, DRIFT-004).
+    sharing_requests: tuple[SharingRequestInfo, ...] = ()
     # Namespaces whose pods are platform components even if a tenant label says otherwise.
     extra: dict[str, object] = field(default_factory=dict)
 

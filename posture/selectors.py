@@ -14,13 +14,20 @@ from inventory.drift import DriftChange
 from inventory.models import Bulletin, Cluster, ClusterObject, DriftEvent, Node, Pod, SyncRun
 from inventory.patch_sla import patch_sla_days
 from posture.checklist import ChecklistFacts
-from posture.inputs import DriftEventInfo, Exemption, PostureInputs, TenantInfo, TrustClassInfo
+from posture.inputs import (
+    DriftEventInfo,
+    Exemption,
+    PostureInputs,
+    SharingRequestInfo,
+    TenantInfo,
+    TrustClassInfo,
+)
 from posture.models import SEVERITY_ORDER, CheckExemption, Finding, TenantScore
 from posture.redaction import HiddenScope
 from posture.rules import CHECKS
 from telemetry.facts import telemetry_facts
 from telemetry.models import GpuReading, ResetAttestation
-from tenants.models import Tenant, TenantNamespace, TrustClass
+from tenants.models import SharingRequest, Tenant, TenantNamespace, TrustClass
 
 # ClusterObject kind -> (snapshot attribute, dataclass)
 _OBJECTS = {
@@ -135,6 +142,51 @@ def drift_events(cluster: Cluster) -> tuple[DriftEventInfo, ...]:
     )
 
 
+# Decided requests no longer active only serve as evidence of why a mode has no approval.
+CLOSED_REQUESTS_KEPT = 500
+
+
+def sharing_requests_for(cluster: Cluster, now=None) -> tuple[SharingRequestInfo, ...]:  # type: ignore[no-untyped-def]
+    """The cluster's sharing requests, newest first, each with its state at `now`."""
+    now = now or timezone.now()
+    rows = SharingRequest.objects.filter(cluster=cluster).select_related(
+        "tenant", "requested_by", "decided_by"
+    )
+    open_ = Q(status__in=[SharingRequest.Status.PENDING, SharingRequest.Status.APPROVED])
+    closed = rows.exclude(open_)[:CLOSED_REQUESTS_KEPT]
+    found = sorted([*rows.filter(open_), *closed], key=lambda r: (r.requested_at, r.pk))
+    return tuple(_request_info(r, now) for r in reversed(found))
+
+
+def _request_info(r: SharingRequest, now) -> SharingRequestInfo:  # type: ignore[no-untyped-def]
+    def iso(value) -> str:  # type: ignore[no-untyped-def]
+        return value.isoformat() if value else ""
+
+    state = r.state(now)
+    return SharingRequestInfo(
+        id=r.pk,
+        tenant=r.tenant.slug,
+        mode=r.mode,
+        node_pool=r.node_pool,
+        state="active" if state == SharingRequest.Status.APPROVED else state,
+        requested_at=iso(r.requested_at),
+        requested_by=r.requested_by.get_username(),
+        decided_by=r.decided_by.get_username() if r.decided_by else "",
+        decided_at=iso(r.decided_at),
+        expires_at=iso(r.expires_at),
+    )
+
+
+def sharing_requests_current(tenant: Tenant) -> list[SharingRequest]:
+    """The tenant's pending and approved (possibly expired) requests, newest first."""
+    return list(
+        SharingRequest.objects.filter(
+            tenant=tenant,
+            status__in=[SharingRequest.Status.PENDING, SharingRequest.Status.APPROVED],
+        ).select_related("cluster")[:50]
+    )
+
+
 def posture_inputs(
     cluster: Cluster, tenants: tuple[TenantInfo, ...] | None = None
 ) -> PostureInputs:
@@ -146,6 +198,7 @@ def posture_inputs(
         telemetry=telemetry_facts(cluster, snapshot),
         tenants=tenant_infos() if tenants is None else tenants,
         drift_events=drift_events(cluster),
+        sharing_requests=sharing_requests_for(cluster),
         exemptions=exemptions_for(cluster),
         patch={
             name: {"status": status, "exposures": exposures, "notes": notes}

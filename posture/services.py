@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from audit.services import Actor, audit_record
 from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.models import Cluster, SyncRun
 from inventory.snapshot import gc_paused
@@ -47,6 +48,7 @@ def findings_refresh(
     changed: list[Finding] = []
     seen_again: list[int] = []
     seen: set[str] = set()
+    expired: list[tuple[Finding, dict[str, Any]]] = []  # risk acceptances past their date
     for draft in drafts:
         fingerprint = finding_fingerprint(cluster.name, draft)
         if fingerprint in seen:
@@ -63,16 +65,22 @@ def findings_refresh(
             tenant_id = tenant_ids.get(draft.tenant) if draft.tenant else None
             to_create.append(_new_finding_row(cluster, draft, fingerprint, tenant_id, values))
             counts["opened"] += 1
-        elif _refresh(row, values, now, counts):
-            changed.append(row)
         else:
-            seen_again.append(row.pk)
+            if _acceptance_expired(row, now):
+                expired.append((row, acceptance_state(row)))
+            if _refresh(row, values, now, counts):
+                changed.append(row)
+            else:
+                seen_again.append(row.pk)
     for fingerprint, row in existing.items():
         if fingerprint not in seen and row.status in LIVE_STATUSES:
             row.status, row.resolved_at = Finding.Status.RESOLVED, now
             changed.append(row)
             counts["resolved"] += 1
     _findings_write(to_create, changed, seen_again, now)
+    for row, before in expired:
+        after = acceptance_state(row)
+        audit_record(actor="system", action="expire", obj=row, before=before, after=after)
     return counts
 
 
@@ -235,17 +243,38 @@ def finding_accept(*, finding: Finding, user, reason: str, until: datetime) -> F
         raise AcceptanceError("give a reason of 10 to 2000 characters")
     if not now < until <= now + timedelta(days=MAX_ACCEPTANCE_DAYS):
         raise AcceptanceError(f"the expiry must be in the next {MAX_ACCEPTANCE_DAYS} days")
+    before = acceptance_state(finding)
     finding.status = Finding.Status.ACCEPTED
     finding.accepted_by, finding.accepted_reason, finding.accepted_until = user, reason, until
     finding.save(update_fields=["status", "accepted_by", "accepted_reason", "accepted_until"])
+    audit_record(
+        actor=user, action="accept", obj=finding, before=before, after=acceptance_state(finding)
+    )
     return finding
 
 
 @transaction.atomic
-def finding_reopen(*, finding: Finding) -> Finding:
-    """Withdraw a risk acceptance."""
+def finding_reopen(*, finding: Finding, user: Actor = None) -> Finding:
+    """Withdraw a risk acceptance (an audit event by `user`)."""
     if finding.status == Finding.Status.ACCEPTED:
+        before = acceptance_state(finding)
         finding.status = Finding.Status.OPEN
         finding.accepted_until = None
         finding.save(update_fields=["status", "accepted_until"])
+        audit_record(
+            actor=user, action="reopen", obj=finding, before=before, after=acceptance_state(finding)
+        )
     return finding
+
+
+def acceptance_state(finding: Finding) -> dict[str, Any]:
+    """What the audit log keeps of a finding's risk acceptance."""
+    until = finding.accepted_until
+    return {
+        "check": finding.check_id,
+        "tenant": finding.tenant.slug if finding.tenant_id else None,
+        "status": finding.status,
+        "accepted_by": finding.accepted_by.get_username() if finding.accepted_by_id else None,
+        "accepted_reason": finding.accepted_reason,
+        "accepted_until": until.isoformat() if until else None,
+    }

@@ -21,7 +21,13 @@ from posture.forms import AcceptForm
 from posture.models import Finding, TenantScore
 from posture.redaction import redact, redact_text
 from posture.rules import CHECKS
-from posture.selectors import checklist_facts, hidden_scope_for, tenant_posture, tenants_overview
+from posture.selectors import (
+    checklist_facts,
+    hidden_scope_for,
+    sharing_requests_current,
+    tenant_posture,
+    tenants_overview,
+)
 from posture.services import AcceptanceError, finding_accept
 from tenants.models import Tenant
 
@@ -64,6 +70,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "findings": findings,
             "trend": charts.score_trend(trend) if len(trend) > 1 else None,
             "can_accept": has_role(request.user, SECURITY_LEAD),
+            "approvals": sharing_requests_current(tenant),
         },
     )
 

@@ -1,12 +1,24 @@
 from __future__ import annotations
 
-from django.contrib import admin
+from typing import Any
 
+from django.contrib import admin
+from django.db import models
+
+from audit.admin import AuditedModelAdmin
+from tenants.audit_state import tenants_audit_state
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal, TrustClass
 
 
+class TenantsAuditedAdmin(AuditedModelAdmin):
+    """Changes made here are audit events, in the same shape tenants_apply records."""
+
+    def audit_state(self, obj: models.Model) -> dict[str, Any]:
+        return tenants_audit_state(obj)
+
+
 @admin.register(TrustClass)
-class TrustClassAdmin(admin.ModelAdmin):
+class TrustClassAdmin(TenantsAuditedAdmin):
     list_display = ("slug", "name", "allowed_modes", "requires_dedicated_pool", "rank")
 
 
@@ -21,9 +33,13 @@ class PrincipalInline(admin.TabularInline):
 
 
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
+class TenantAdmin(TenantsAuditedAdmin):
     list_display = ("slug", "name", "trust_class")
     list_filter = ("trust_class",)
     search_fields = ("slug", "name")
     inlines = [NamespaceInline, PrincipalInline]
     filter_horizontal = ("viewers",)
+
+    def audit_cascades(self, obj: Tenant) -> list[models.Model]:  # type: ignore[override]
+        # Deleting a tenant removes its namespace and principal mappings: each is an event.
+        return [*obj.namespaces.all(), *obj.principals.all()]

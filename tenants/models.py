@@ -120,3 +120,95 @@ class TenantPrincipal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.name}"
+
+
+class SharingRequestQuerySet(ScopedQuerySet):
+    tenant_scope_path = "tenant"
+
+    def pending(self) -> models.QuerySet:
+        return self.filter(status=SharingRequest.Status.PENDING)
+
+    def active(self, now) -> models.QuerySet:  # type: ignore[no-untyped-def]
+        """Approved and not expired at `now`: the approvals a tenant may share GPUs under."""
+        return self.filter(status=SharingRequest.Status.APPROVED).filter(
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now)
+        )
+
+
+class SharingRequest(models.Model):
+    """A tenant's request to use a sharing mode on a cluster (or one of its node pools), and
+    the platform engineer's decision on it."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        APPROVED = "approved", "Approved"
+        DENIED = "denied", "Denied"
+        REVOKED = "revoked", "Revoked"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="sharing_requests")
+    # A string reference: inventory sits above tenants in the import layering.
+    cluster = models.ForeignKey(
+        "inventory.Cluster", on_delete=models.CASCADE, related_name="sharing_requests"
+    )
+    node_pool = models.CharField(
+        max_length=63,
+        blank=True,
+        help_text="Empty: every node of the cluster. Otherwise the node pool's name as its "
+        "nodes' pool label gives it (e.g. cloud.google.com/gke-nodepool).",
+    )
+    mode = models.CharField(max_length=20)
+    justification = models.TextField(max_length=2000)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="sharing_requests"
+    )
+    requested_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="sharing_decisions",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_reason = models.TextField(max_length=2000, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="sharing_revocations",
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoke_reason = models.TextField(max_length=2000, blank=True)
+
+    objects = SharingRequestQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+        indexes = [
+            models.Index(fields=["status", "requested_at"], name="sharing_request_queue"),
+            models.Index(fields=["cluster", "status"], name="sharing_request_cluster"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(decided_by=models.F("requested_by")),
+                name="sharing_request_four_eyes",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        pool = f"/{self.node_pool}" if self.node_pool else ""
+        return f"#{self.pk} {self.tenant.slug}: {self.mode} on {self.cluster.name}{pool}"
+
+    def is_active(self, now) -> bool:  # type: ignore[no-untyped-def]
+        return self.status == self.Status.APPROVED and (
+            self.expires_at is None or self.expires_at > now
+        )
+
+    def state(self, now) -> str:  # type: ignore[no-untyped-def]
+        """The status as a person reads it: an approval past its expiry is "expired"."""
+        if self.status == self.Status.APPROVED and not self.is_active(now):
+            return "expired"
+        return self.status

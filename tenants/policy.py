@@ -147,6 +147,28 @@ def may_share(
     return PolicyDecision(True, f"trust classes '{a.slug}' and '{b.slug}' both allow {mode}")
 
 
+def mode_permitted(cls: TrustClassRules, mode: str) -> PolicyDecision:
+    """May a tenant of class `cls` ask to share its GPUs with other tenants by `mode` at all?
+
+    A sharing request is refused here, before anyone approves it, when the tenant's own class
+    forbids the mode; whether a particular neighbour's class allows it is judged later, per
+    GPU, by SHARE-003. exclusive is always permitted: it shares nothing.
+    """
+    if mode not in SHARING_MODES:
+        known = ", ".join(SHARING_MODES)
+        return PolicyDecision(False, f"'{mode}' is not a known sharing mode ({known})", (cls.slug,))
+    if mode == "exclusive":
+        return PolicyDecision(True, "exclusive use of a GPU shares nothing")
+    objection = _class_objection(cls, cls, mode)
+    if objection:
+        return PolicyDecision(False, objection, (cls.slug,))
+    if mode in cls.same_class_only_modes:
+        return PolicyDecision(
+            True, f"trust class '{cls.slug}' allows {mode}, only with other '{cls.slug}' tenants"
+        )
+    return PolicyDecision(True, f"trust class '{cls.slug}' allows {mode}")
+
+
 # --- which mode pods on a node share a physical GPU by ---------------------------------------
 
 SHARED_SUFFIX = ".shared"  # added by the device plugin's renameByDefault

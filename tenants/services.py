@@ -7,6 +7,13 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from audit.services import CREATE, DELETE, Actor, audit_change, audit_record
+from tenants.audit_state import (
+    namespace_state,
+    principal_state,
+    tenant_state,
+    trust_class_state,
+)
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal, TrustClass
 from tenants.spec import TenantSpec, TenantSpecError
 
@@ -20,9 +27,12 @@ class ApplyResult:
 
 
 @transaction.atomic
-def tenants_apply(*, specs: list[TenantSpec]) -> ApplyResult:
+def tenants_apply(*, specs: list[TenantSpec], actor: Actor = None) -> ApplyResult:
     """Create or update each tenant to match its spec (namespaces, principals and viewers are
-    replaced). Tenants not in the specs are left alone. All or nothing."""
+    replaced). Tenants not in the specs are left alone. All or nothing. Every change is an
+    audit event by `actor` (a user, or a command name such as "manage.py apply_tenants"):
+    the tenant's own fields and viewers, and each namespace or principal mapping added,
+    moved or removed."""
     classes = {tc.slug: tc for tc in TrustClass.objects.all()}
     for spec in specs:
         if spec.trust_class not in classes:
@@ -30,33 +40,25 @@ def tenants_apply(*, specs: list[TenantSpec]) -> ApplyResult:
                 f"tenant {spec.slug!r}: unknown trust class {spec.trust_class!r} "
                 f"(known: {', '.join(sorted(classes))})"
             )
-    _reject_namespaces_owned_elsewhere(specs)
+    _reject_namespaces_owned_elsewhere(specs, actor)
     result = ApplyResult()
     users = _users_by_name({v for spec in specs for v in spec.viewers})
     for spec in specs:
         tenant, created = Tenant.objects.get_or_create(
             slug=spec.slug, defaults={"name": spec.name, "trust_class": classes[spec.trust_class]}
         )
-        changed = _apply_one(tenant, spec, classes[spec.trust_class], users, result)
+        changed = _apply_one(tenant, spec, classes[spec.trust_class], users, result, actor, created)
         bucket = result.created if created else result.updated if changed else result.unchanged
         bucket.append(spec.slug)
     return result
 
 
-def _apply_one(tenant, spec, trust_class, users, result) -> bool:  # type: ignore[no-untyped-def]
+def _apply_one(tenant, spec, trust_class, users, result, actor, created) -> bool:  # type: ignore[no-untyped-def]
     before = _state(tenant)
+    audited_before = None if created else tenant_state(tenant)
     if tenant.name != spec.name or tenant.trust_class_id != trust_class.pk:
         tenant.name, tenant.trust_class = spec.name, trust_class
         tenant.save(update_fields=["name", "trust_class", "updated_at"])
-    tenant.namespaces.exclude(name__in=spec.namespaces).delete()
-    for ns in spec.namespaces:
-        TenantNamespace.objects.get_or_create(tenant=tenant, name=ns)
-    kept = {(k, n) for k, n in spec.principals}
-    for principal in tenant.principals.all():
-        if (principal.kind, principal.name) not in kept:
-            principal.delete()
-    for kind, name in spec.principals:
-        TenantPrincipal.objects.update_or_create(kind=kind, name=name, defaults={"tenant": tenant})
     viewers = []
     for username in spec.viewers:
         if username in users:
@@ -64,7 +66,52 @@ def _apply_one(tenant, spec, trust_class, users, result) -> bool:  # type: ignor
         else:
             result.warnings.append(f"tenant {spec.slug!r}: viewer {username!r} has no account")
     tenant.viewers.set(viewers)
+    if created:
+        audit_record(actor=actor, action=CREATE, obj=tenant, after=tenant_state(tenant))
+    else:
+        audit_change(actor=actor, obj=tenant, before=audited_before, after=tenant_state(tenant))
+    _apply_namespaces(tenant, spec, actor)
+    _apply_principals(tenant, spec, actor)
     return _state(tenant) != before
+
+
+def _apply_namespaces(tenant: Tenant, spec: TenantSpec, actor: Actor) -> None:
+    for namespace in tenant.namespaces.exclude(name__in=spec.namespaces):
+        _delete_audited(namespace, namespace_state(namespace), actor)
+    for name in spec.namespaces:
+        namespace, created = TenantNamespace.objects.get_or_create(tenant=tenant, name=name)
+        if created:
+            audit_record(
+                actor=actor, action=CREATE, obj=namespace, after=namespace_state(namespace)
+            )
+
+
+def _apply_principals(tenant: Tenant, spec: TenantSpec, actor: Actor) -> None:
+    kept = {(k, n) for k, n in spec.principals}
+    for principal in tenant.principals.all():
+        if (principal.kind, principal.name) not in kept:
+            _delete_audited(principal, principal_state(principal), actor)
+    for kind, name in spec.principals:
+        principal = TenantPrincipal.objects.filter(kind=kind, name=name).first()
+        if principal is None:
+            principal = TenantPrincipal.objects.create(kind=kind, name=name, tenant=tenant)
+            audit_record(
+                actor=actor, action=CREATE, obj=principal, after=principal_state(principal)
+            )
+        elif principal.tenant_id != tenant.pk:
+            # Another tenant's principal (not in this file) moves to this one: say so.
+            before = principal_state(principal)
+            principal.tenant = tenant
+            principal.save(update_fields=["tenant"])
+            audit_change(
+                actor=actor, obj=principal, before=before, after=principal_state(principal)
+            )
+
+
+def _delete_audited(obj: TenantNamespace | TenantPrincipal, state: dict, actor: Actor) -> None:
+    """Record, then delete (one transaction: neither happens without the other)."""
+    audit_record(actor=actor, action=DELETE, obj=obj, before=state)
+    obj.delete()
 
 
 def _state(tenant: Tenant) -> tuple:
@@ -77,21 +124,37 @@ def _state(tenant: Tenant) -> tuple:
     )
 
 
-def _reject_namespaces_owned_elsewhere(specs: list[TenantSpec]) -> None:
+def _reject_namespaces_owned_elsewhere(specs: list[TenantSpec], actor: Actor) -> None:
     wanted = {ns: spec.slug for spec in specs for ns in spec.namespaces}
-    for ns, owner in TenantNamespace.objects.filter(name__in=wanted).values_list(
-        "name", "tenant__slug"
-    ):
-        if owner == wanted[ns]:
+    for namespace in TenantNamespace.objects.filter(name__in=wanted).select_related("tenant"):
+        owner = namespace.tenant.slug
+        if owner == wanted[namespace.name]:
             continue
         if owner in {s.slug for s in specs}:
             # Moving between two tenants of this file: free it before either is applied.
-            TenantNamespace.objects.filter(name=ns).delete()
+            _delete_audited(namespace, namespace_state(namespace), actor)
             continue
         raise TenantSpecError(
-            f"namespace {ns!r} already belongs to tenant {owner!r}; "
-            f"remove it there before giving it to {wanted[ns]!r}"
+            f"namespace {namespace.name!r} already belongs to tenant {owner!r}; "
+            f"remove it there before giving it to {wanted[namespace.name]!r}"
         )
+
+
+@transaction.atomic
+def trust_class_image_policy_set(
+    *,
+    trust_class: TrustClass,
+    approved_registries: list[str],
+    require_image_digest: bool,
+    actor: Actor = None,
+) -> TrustClass:
+    """Set where the class's tenant images must come from (POD-007), as an audit event."""
+    before = trust_class_state(trust_class)
+    trust_class.approved_registries = list(approved_registries)
+    trust_class.require_image_digest = require_image_digest
+    trust_class.save(update_fields=["approved_registries", "require_image_digest"])
+    audit_change(actor=actor, obj=trust_class, before=before, after=trust_class_state(trust_class))
+    return trust_class
 
 
 def _users_by_name(usernames: set[str]) -> dict:

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from inventory.models import Cluster, Node, Pod
 from posture.models import Finding, PostureRun, TenantScore
-from tenants.models import Tenant, TrustClass
+from tenants.models import SharingRequest, Tenant, TrustClass
 from tests.conftest import api_client
 
 pytestmark = pytest.mark.django_db
@@ -39,6 +39,9 @@ def build_world(size: int, viewer) -> None:
             )  # fmt: skip
         TenantScore.objects.create(
             run=run, tenant=tenant, computed_at=now, score=40, grade="F", contributions=[]
+        )
+        SharingRequest.objects.create(
+            tenant=tenant, cluster=cluster, mode="mig_gi", justification="j", requested_by=viewer
         )
 
 
@@ -68,6 +71,9 @@ URLS = [
     ("page", "/patch/"),
     ("page", "/bulletins/"),
     ("api", "/api/v1/bulletins/"),
+    ("api", "/api/v1/sharing-requests/"),
+    ("page", "/sharing-requests/"),
+    ("page", "/approvals/"),
 ]
 
 

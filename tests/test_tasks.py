@@ -42,6 +42,20 @@ def test_403_is_not_retried(live_cluster):
     assert not PostureRun.objects.exists()
 
 
+def test_a_redelivered_copy_of_a_task_that_synced_is_skipped(live_cluster):
+    cluster, _ = live_cluster
+    first = sync_cluster.apply(kwargs={"cluster_id": cluster.pk}, task_id="t-1").get()
+    assert first["status"] == "succeeded"
+    again = sync_cluster.apply(kwargs={"cluster_id": cluster.pk}, task_id="t-1").get()
+    assert again == {"status": "skipped", "reason": "this task already synced (a redelivered copy)"}
+    # A retry that found the cluster busy skips when a newer sync succeeded meanwhile.
+    newer = sync_cluster.apply(
+        kwargs={"cluster_id": cluster.pk, "done_after_run": first["sync_run"] - 1}, task_id="t-2"
+    ).get()
+    assert newer["status"] == "skipped"
+    assert SyncRun.objects.filter(cluster=cluster).count() == 1
+
+
 def test_a_deleted_cluster_is_skipped():
     assert sync_cluster.delay(999_999).get()["status"] == "skipped"
 

@@ -13,6 +13,8 @@ TENANT_VIEWER = "tenant_viewer"
 ROLES = (SECURITY_LEAD, PLATFORM_ENGINEER, PROCUREMENT, AUDITOR, TENANT_VIEWER)
 # Roles that read every tenant's posture and the whole inventory.
 POSTURE_READERS = frozenset({SECURITY_LEAD, PLATFORM_ENGINEER, AUDITOR})
+# Roles that read the audit log (who changed what): not the people whose changes it records.
+AUDIT_READERS = frozenset({SECURITY_LEAD, AUDITOR})
 
 
 def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
@@ -28,6 +30,10 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
 
 def reads_all_posture(user: AbstractBaseUser | AnonymousUser) -> bool:
     return bool(user.is_authenticated and (user.is_superuser or user_roles(user) & POSTURE_READERS))
+
+
+def reads_audit_log(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return bool(user.is_authenticated and (user.is_superuser or user_roles(user) & AUDIT_READERS))
 
 
 def has_any_role(user: AbstractBaseUser | AnonymousUser) -> bool:

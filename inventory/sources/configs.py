@@ -40,7 +40,7 @@ def read_configmap(namespace: str, name: str, data: Any) -> ConfigMapResult:
     data = mapping(data)
     warnings: list[str] = []
     plugin_configs: dict[str, dict[str, Any]] = {}
-    is_mig_parted = False
+    mig_parted_texts: dict[str, str] = {}
     for key in sorted(data, key=str):
         parsed, warning = _parse_value(namespace, name, str(key), data[key])
         if warning:
@@ -48,8 +48,8 @@ def read_configmap(namespace: str, name: str, data: Any) -> ConfigMapResult:
         if _is_device_plugin_config(parsed):
             plugin_configs[str(key)] = parsed
         elif _is_mig_parted_config(parsed):
-            is_mig_parted = True
-    if not plugin_configs and not is_mig_parted:
+            mig_parted_texts[str(key)] = data[key]
+    if not plugin_configs and not mig_parted_texts:
         return ConfigMapResult(warnings=tuple(warnings))
     configmap = ConfigMap(
         namespace=namespace,
@@ -57,6 +57,7 @@ def read_configmap(namespace: str, name: str, data: Any) -> ConfigMapResult:
         purpose=DEVICE_PLUGIN if plugin_configs else MIG_PARTED,
         keys=tuple(sorted(str(k) for k in data)),
         data_hash=canonical_hash(data),
+        data={} if plugin_configs else mig_parted_texts,
     )
     sharing = tuple(
         sharing_config(namespace, name, key, cfg) for key, cfg in plugin_configs.items()

@@ -7,6 +7,7 @@ import from `posture.rules`, never from a family module alone.
 from __future__ import annotations
 
 from posture.rules import (
+    approvals,
     cluster,
     drift,
     exposure,
@@ -24,6 +25,7 @@ from posture.rules import (
 from posture.rules.registry import CHECKS, Check, FindingDraft, run_checks
 
 __all__ = [
+    "approvals",
     "CHECKS",
     "Check",
     "FindingDraft",

@@ -5,17 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 
 from inventory.mig_layout import (
     InstanceRequest,
     Placement,
-    tenant_warnings,
     to_mig_parted,
     validate_layout,
 )
 from inventory.mig_profiles import MODELS, model_key, profile_of
-from tests.realworld import realworld
+from inventory.mig_tenancy import ClassRules
 
 R = InstanceRequest
 
@@ -67,6 +65,36 @@ def test_max_instances_fit_and_one_more_is_refused(model: str, name: str) -> Non
     refused = validate_layout(model, [R(name)] * (most + 1))
     assert not refused.valid
     assert f"{name}: {most + 1} requested, at most {most} fit on one {model}" in refused.errors
+
+
+@pytest.mark.parametrize(("model", "name"), EVERY_PROFILE)
+def test_each_allowed_start_alone_is_valid(model: str, name: str) -> None:
+    prof = profile_of(model, name)
+    for start in prof.placements:
+        result = validate_layout(model, [R(name, start=start)])
+        assert result.valid, (start, result.errors)
+        assert result.placements == [Placement(name, start, prof.size, None)]
+
+
+@pytest.mark.parametrize(("model", "name"), EVERY_PROFILE)
+def test_each_disallowed_start_is_refused_naming_the_allowed_ones(model: str, name: str) -> None:
+    prof = profile_of(model, name)
+    allowed = [str(s) for s in prof.placements]
+    words = allowed[0] if len(allowed) == 1 else ", ".join(allowed[:-1]) + " or " + allowed[-1]
+    refused = [s for s in range(MODELS[model].memory_slots) if s not in prof.placements]
+    assert refused  # every profile has a slot it may not start at (at least slot 7)
+    for start in refused:
+        result = validate_layout(model, [R(name, start=start)])
+        assert not result.valid and result.placements == []
+        assert result.errors == [f"{name} cannot start at {start}; allowed starts: {words}"]
+
+
+@pytest.mark.parametrize(("model", "name"), EVERY_PROFILE)
+def test_max_instances_pinned_at_each_allowed_start_fit(model: str, name: str) -> None:
+    prof = profile_of(model, name)
+    starts = [s for s in prof.placements if s % prof.size == 0][: prof.max_instances]
+    pinned = validate_layout(model, [R(name, start=s) for s in starts])
+    assert pinned.valid and [p.start for p in pinned.placements] == starts
 
 
 # --- model names ----------------------------------------------------------------------------
@@ -209,108 +237,38 @@ def test_output_is_deterministic() -> None:
     assert [p.start for p in first.placements] == sorted(p.start for p in first.placements)
 
 
-# --- the real mig-parted default config ------------------------------------------------------
+# --- tenants ----------------------------------------------------------------------------------
 
-# PCI device ids named in the config's device filters, for the models our table knows.
-DEVICE_MODELS = {
-    "0x20B210DE": "A100-80GB", "0x20B510DE": "A100-80GB",
-    "0x233010DE": "H100-80GB", "0x233110DE": "H100-80GB",
-    "0x20B010DE": "A100-40GB", "0x20B110DE": "A100-40GB",
-    "0x232110DE": "H100-94GB",
-    "0x233510DE": "H200-141GB", "0x233B10DE": "H200-141GB",
-    "0x290110DE": "B200",
-}  # fmt: skip
+CLASSES = {
+    "alpha": ClassRules("internal", ("exclusive", "mig_gi")),
+    "beta": ClassRules("whole-gpu", ("exclusive",)),
+    "gamma": ClassRules("external", ("mig_gi",)),
+}
 
 
-@pytest.fixture(scope="module")
-def default_configs() -> dict[str, list[dict[str, Any]]]:
-    path = realworld("mig", "mig-parted-config-default.yaml")
-    return yaml.safe_load(path.read_text(encoding="utf-8"))["mig-configs"]
-
-
-def entry_models(entry: dict[str, Any]) -> set[str]:
-    """Table models an entry applies to: its device filter's, or all that know its profiles."""
-    wanted = entry["mig-devices"]
-    devices = entry.get("device-filter")
-    if devices is None:
-        return {m for m, gpu in MODELS.items() if set(wanted) <= set(gpu.profiles)}
-    devices = [devices] if isinstance(devices, str) else devices
-    return {DEVICE_MODELS[d] for d in devices if d.upper().replace("X", "x") in DEVICE_MODELS}
-
-
-def requests(mig_devices: dict[str, int]) -> list[InstanceRequest]:
-    return [R(name) for name, count in mig_devices.items() for _ in range(count)]
-
-
-def test_all_balanced_fits(default_configs: dict[str, list[dict[str, Any]]]) -> None:
-    checked = {}
-    for entry in default_configs["all-balanced"]:
-        for model in entry_models(entry):
-            result = validate_layout(model, requests(entry["mig-devices"]))
-            assert result.valid, (model, result.errors)
-            assert result.compute_slices_used == 7
-            checked[model] = sorted(entry["mig-devices"].items())
-    assert set(checked) == set(MODELS)
-    assert checked["A100-40GB"] == [("1g.5gb", 2), ("2g.10gb", 1), ("3g.20gb", 1)]
-    assert checked["H100-94GB"] == [("1g.12gb", 2), ("2g.24gb", 1), ("3g.47gb", 1)]
-    assert checked["B200"] == [("1g.23gb", 2), ("2g.45gb", 1), ("3g.90gb", 1)]
-
-
-def test_every_all_profile_config_fits(default_configs: dict[str, list[dict[str, Any]]]) -> None:
-    checked = set()
-    for name, entries in default_configs.items():
-        if name in {"all-disabled", "all-enabled", "all-balanced"} or not name.startswith("all-"):
-            continue
-        for entry in entries:
-            if not entry.get("mig-enabled") or not entry.get("mig-devices"):
-                continue
-            for model in entry_models(entry):
-                result = validate_layout(model, requests(entry["mig-devices"]))
-                assert result.valid, (name, model, result.errors)
-                checked.add((name, model))
-    assert ("all-1g.10gb", "A100-40GB") in checked  # the 4-instance 1g.10gb of a 40GB card
-    assert ("all-1g.10gb", "H100-80GB") in checked
-    assert ("all-1g.35gb", "H200-141GB") in checked
-    assert ("all-7g.180gb", "B200") in checked
-    assert len(checked) >= 35
-
-
-def test_all_profile_counts_are_our_max_instances(
-    default_configs: dict[str, list[dict[str, Any]]],
-) -> None:
-    for entry in default_configs["all-1g.10gb"]:
-        for model in entry_models(entry):
-            count = entry["mig-devices"]["1g.10gb"]
-            assert count == profile_of(model, "1g.10gb").max_instances
-            assert not validate_layout(model, [R("1g.10gb")] * (count + 1)).valid
-
-
-# --- tenants and mig-parted output -----------------------------------------------------------
-
-MODES = {"alpha": ("exclusive", "mig_gi"), "beta": ("exclusive",), "gamma": ("mig_gi",)}
-
-
-def test_tenant_warnings() -> None:
+def test_share_003_when_a_class_forbids_separate_gpu_instances() -> None:
     wanted = [R("3g.40gb", tenant="alpha"), R("3g.40gb", tenant="beta")]
-    result = validate_layout("H100-80GB", wanted, allowed_modes=MODES)
+    result = validate_layout("H100-80GB", wanted, CLASSES)
     assert result.valid
     assert result.warnings == [
-        "tenants beta and alpha share this GPU as separate MIG GPU instances (mig_gi); "
-        "trust class of beta allows: exclusive"
+        "SHARE-003: tenants alpha and beta share this GPU as separate MIG GPU instances "
+        "(mig_gi); trust class 'whole-gpu' allows only exclusive (not mig_gi)"
     ]
+    (detail,) = result.warning_details
+    assert (detail.check, detail.tenants, detail.mode) == ("SHARE-003", ("alpha", "beta"), "mig_gi")
     both_allow = [R("3g.40gb", tenant="alpha"), R("3g.40gb", tenant="gamma")]
-    assert validate_layout("H100-80GB", both_allow, allowed_modes=MODES).warnings == []
+    assert validate_layout("H100-80GB", both_allow, CLASSES).warnings == []
     one_tenant = [R("3g.40gb", tenant="beta"), R("3g.40gb", tenant="beta"), R("1g.10gb")]
-    assert validate_layout("H100-80GB", one_tenant, allowed_modes=MODES).warnings == []
-    # without allowed_modes there is nothing to judge by
+    assert validate_layout("H100-80GB", one_tenant, CLASSES).warnings == []
+    # without trust classes there is nothing to judge SHARE-003 by
     assert validate_layout("H100-80GB", wanted).warnings == []
 
 
-def test_tenant_warnings_unknown_tenant_allows_nothing() -> None:
-    placements = [Placement("1g.10gb", 0, 1, "alpha"), Placement("1g.10gb", 1, 1, "zeta")]
-    assert tenant_warnings(placements, MODES) == [
-        "tenants zeta and alpha share this GPU as separate MIG GPU instances (mig_gi); "
-        "trust class of zeta allows: nothing"
+def test_unknown_tenant_has_no_class_that_allows_sharing() -> None:
+    wanted = [R("1g.10gb", tenant="alpha"), R("1g.10gb", tenant="zeta")]
+    assert validate_layout("H100-80GB", wanted, CLASSES).warnings == [
+        "SHARE-003: tenants alpha and zeta share this GPU as separate MIG GPU instances "
+        "(mig_gi); zeta has no trust class here"
     ]
 
 
@@ -330,4 +288,5 @@ def test_to_mig_parted_shape_round_trips() -> None:
         },
     }
     (entry,) = config["mig-configs"]["tenant-a-b"]
-    assert validate_layout("H100-80GB", requests(entry["mig-devices"])).valid
+    wanted = [R(name) for name, count in entry["mig-devices"].items() for _ in range(count)]
+    assert validate_layout("H100-80GB", wanted).valid

@@ -169,3 +169,26 @@ def test_seed_migration_carries_the_same_classes():
             assert seeded[field] == data[field], (data["slug"], field)
         for field in ("allowed_modes", "same_class_only_modes"):
             assert tuple(seeded[field]) == tuple(data[field]), (data["slug"], field)
+
+
+# --- mode_permitted: what a sharing request may ask for -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cls", "mode", "allowed", "words"),
+    [
+        ("external", "time_slicing", False, "allows only exclusive, mig_gi (not time_slicing)"),
+        ("external", "mig_gi", True, "allows mig_gi"),
+        ("sensitive", "mps", False, "allows only exclusive, mig_gi"),
+        ("internal", "vgpu_fixed", True, "allows vgpu_fixed"),
+        ("internal_trusted", "time_slicing", True, "only with other 'internal_trusted'"),
+        ("internal", "exclusive", True, "shares nothing"),
+        ("platform", "warp_drive", False, "not a known sharing mode"),
+    ],
+)
+def test_mode_permitted_names_the_rule(cls, mode, allowed, words):
+    from tenants.policy import mode_permitted
+
+    decision = mode_permitted(trust_class(cls), mode)
+    assert decision.allowed is allowed
+    assert words in decision.rule

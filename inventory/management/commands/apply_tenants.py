@@ -14,6 +14,7 @@ from tenants.services import tenants_apply
 from tenants.spec import TenantSpecError, parse_tenants_document
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
+ACTOR = "manage.py apply_tenants"  # who the audit log says made the changes
 
 
 def load_tenants_file(path: Path) -> object:
@@ -36,7 +37,7 @@ class Command(BaseCommand):
     def handle(self, *args, file: Path, **options) -> None:  # type: ignore[no-untyped-def]
         try:
             specs = parse_tenants_document(load_tenants_file(file))
-            result = tenants_apply(specs=specs)
+            result = tenants_apply(specs=specs, actor=ACTOR)
         except TenantSpecError as exc:
             raise CommandError(f"{file}: {exc}") from exc
         moved = pod_tenants_refresh()

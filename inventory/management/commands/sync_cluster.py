@@ -10,9 +10,16 @@ from django.core.management.base import BaseCommand, CommandError
 
 from inventory.models import Cluster
 from inventory.schedule import cluster_schedule_update
-from inventory.services import SyncBusy, cluster_sync, cluster_sync_from_snapshot
+from inventory.services import (
+    SyncBusy,
+    cluster_source_set,
+    cluster_sync,
+    cluster_sync_from_snapshot,
+)
 from inventory.sync import SyncError, cluster_get_or_create
 from tenants.spec import SLUG_RE
+
+ACTOR = "manage.py sync_cluster"
 
 
 class Command(BaseCommand):
@@ -33,7 +40,7 @@ class Command(BaseCommand):
             raise CommandError(f"cluster name {cluster!r}: use lowercase letters, digits, hyphens")
         if options["context"] and not options["kubeconfig"]:
             raise CommandError("--context needs --kubeconfig")
-        record = cluster_get_or_create(name=cluster)
+        record = cluster_get_or_create(name=cluster, actor=ACTOR)
         try:
             run = self._sync(record, options)
         except SyncBusy as exc:
@@ -47,17 +54,22 @@ class Command(BaseCommand):
 
     def _sync(self, record: Cluster, options: dict):  # type: ignore[no-untyped-def]
         if options["snapshot"]:
-            return cluster_sync_from_snapshot(cluster=record, paths=options["snapshot"])
+            return cluster_sync_from_snapshot(
+                cluster=record, paths=options["snapshot"], actor=ACTOR
+            )
         if options["kubeconfig"]:
             kubeconfig = options["kubeconfig"].resolve()
             if not kubeconfig.is_file():
                 raise CommandError(f"{kubeconfig}: no such kubeconfig file")
-            record.source = Cluster.Source.KUBECONFIG
-            record.kubeconfig_path, record.kube_context = str(kubeconfig), options["context"] or ""
+            cluster_source_set(
+                cluster=record,
+                source=Cluster.Source.KUBECONFIG,
+                kubeconfig_path=str(kubeconfig),
+                kube_context=options["context"] or "",
+                actor=ACTOR,
+            )
         else:
-            record.source = Cluster.Source.IN_CLUSTER
-            record.kubeconfig_path, record.kube_context = "", ""
-        record.save(update_fields=["source", "kubeconfig_path", "kube_context"])
+            cluster_source_set(cluster=record, source=Cluster.Source.IN_CLUSTER, actor=ACTOR)
         return cluster_sync(cluster=record, trigger="cli")
 
     def _summarise(self, cluster: str, run) -> None:  # type: ignore[no-untyped-def]

@@ -21,6 +21,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
+from demo.approvals import load_demo_requests
 from demo.bulletins import BULLETINS
 from demo.history import last_week
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml
@@ -30,21 +31,23 @@ from gpuposture.base.roles import ROLES, TENANT_VIEWER
 from inventory.bulletins import ImportResult, bulletin_import, nodes_patch_refresh
 from inventory.models import Cluster, DriftEvent, Node, PatchSla, Pod, SyncRun
 from inventory.schedule import cluster_schedule_update
-from inventory.services import cluster_sync_from_snapshot, node_host_facts_import
+from inventory.services import cluster_save, cluster_sync_from_snapshot, node_host_facts_import
 from inventory.sync import SyncError, cluster_get_or_create, pod_tenants_refresh
 from posture.models import Finding, PostureRun, TenantScore
 from posture.services import posture_evaluate
-from providers.models import Provider
+from providers.services import provider_ensure
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.services import samples_ingest, telemetry_rollup
 from tenants.models import TrustClass
-from tenants.services import tenants_apply
+from tenants.services import tenants_apply, trust_class_image_policy_set
 from tenants.spec import parse_tenants_document
 
 DEMO_DIR = Path(settings.BASE_DIR) / "demo"
 ROLE_USERS = {
     "security-lead": "security_lead",
     "platform-engineer": "platform_engineer",
+    # A second engineer: sharing requests need four eyes.
+    "platform-engineer-2": "platform_engineer",
     "procurement": "procurement",
     "auditor": "auditor",
 }
@@ -65,6 +68,7 @@ CLUSTER_DESCRIPTIONS = {
     "neo-west": "Rented GPU capacity at a GPU cloud provider",
 }
 WEEK = timedelta(days=7)
+ACTOR = "manage.py demo"  # who the audit log says made the demo's changes
 
 
 class Command(BaseCommand):
@@ -74,7 +78,7 @@ class Command(BaseCommand):
         specs = parse_tenants_document(yaml.safe_load((DEMO_DIR / "tenants.yaml").read_text()))
         logins = self._users(sorted({v for spec in specs for v in spec.viewers}))
         self._image_policy()
-        tenants_apply(specs=specs)
+        tenants_apply(specs=specs, actor=ACTOR)
         pod_tenants_refresh()
         self.stdout.write(f"tenants: {len(specs)}")
         world = build_clusters()
@@ -86,7 +90,8 @@ class Command(BaseCommand):
         self._failed_sync(folder)
         for name, objects in world.items():
             cluster = self._cluster(name)
-            run = cluster_sync_from_snapshot(cluster=cluster, paths=[_write(folder, name, objects)])
+            path = _write(folder, name, objects)
+            run = cluster_sync_from_snapshot(cluster=cluster, paths=[path], actor=ACTOR)
             cluster_schedule_update(cluster=cluster)
             self.stdout.write(
                 f"cluster {name}: synced {run.counts.get('Node', 0)} nodes, "
@@ -96,6 +101,7 @@ class Command(BaseCommand):
         self._host_facts()
         self._bulletins()
         self._telemetry()
+        self.stdout.write(f"sharing requests: {load_demo_requests()} new")
         run = posture_evaluate()
         self.stdout.write(
             f"posture: {run.counts.get('opened', 0) + run.counts.get('still_open', 0)} live, "
@@ -107,27 +113,32 @@ class Command(BaseCommand):
     def _image_policy(self) -> None:
         """The demo organisation's rule (POD-007): external and sensitive tenants run images
         from the internal registry, pinned by digest."""
-        TrustClass.objects.filter(slug__in=["external", "sensitive"]).update(
-            approved_registries=["registry.example.internal"], require_image_digest=True
-        )
+        for trust_class in TrustClass.objects.filter(slug__in=["external", "sensitive"]):
+            trust_class_image_policy_set(
+                trust_class=trust_class,
+                approved_registries=["registry.example.internal"],
+                require_image_digest=True,
+                actor=ACTOR,
+            )
 
     def _cluster(self, name: str) -> Cluster:
-        cluster = cluster_get_or_create(name=name)
+        cluster = cluster_get_or_create(name=name, actor=ACTOR)
         cluster.description = CLUSTER_DESCRIPTIONS.get(name, cluster.description)
         if name == "neo-west":
-            cluster.provider, _ = Provider.objects.get_or_create(
+            cluster.provider = provider_ensure(
                 slug="nimbus-gpu",
-                defaults={"name": "Nimbus GPU Cloud", "website": "https://nimbus-gpu.example"},
+                name="Nimbus GPU Cloud",
+                website="https://nimbus-gpu.example",
+                actor=ACTOR,
             )
-        cluster.save()
-        return cluster
+        return cluster_save(cluster=cluster, actor=ACTOR)
 
     def _last_week(self, world: dict[str, list[dict]], folder: Path) -> None:
         """Sync and score last week's state, then date those runs a week back (demo only)."""
         started = timezone.now()
         for name, objects in world.items():
             path = _write(folder, f"{name}-last-week", last_week(name, objects))
-            cluster_sync_from_snapshot(cluster=self._cluster(name), paths=[path])
+            cluster_sync_from_snapshot(cluster=self._cluster(name), paths=[path], actor=ACTOR)
         posture_evaluate()
         then = timezone.now() - WEEK
         with transaction.atomic():
@@ -147,7 +158,9 @@ class Command(BaseCommand):
         broken = folder / "neo-west-truncated.json"
         broken.write_text('{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", ')
         try:
-            cluster_sync_from_snapshot(cluster=self._cluster("neo-west"), paths=[broken])
+            cluster_sync_from_snapshot(
+                cluster=self._cluster("neo-west"), paths=[broken], actor=ACTOR
+            )
         except SyncError:
             self.stdout.write(
                 "neo-west: a truncated snapshot failed its sync (recorded, no change)"

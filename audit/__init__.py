@@ -1,0 +1,1 @@
+"""The tamper-evident audit log: record changes with audit.services.audit_record."""

@@ -1,0 +1,182 @@
+"""SHARE-004, DRIFT-004: sharing modes in use against the approved sharing requests.
+
+A tenant may share GPUs by a mode only under an active (approved, unexpired) sharing request
+for that mode on the cluster, or on the node pool the GPUs are in (DESIGN §3). exclusive shares
+nothing and needs no approval. With no active approval at all, SHARE-004; with approvals for
+other modes only, the cluster drifted from what was approved: DRIFT-004.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from inventory.pools import node_pool
+from posture.inputs import PostureInputs, SharingRequestInfo
+from posture.rules.common import gpu_holdings, pod_ref, sorted_nodes
+from posture.rules.registry import FindingDraft, check
+from tenants.policy import SHARING_MODES
+
+EVIDENCE_LIMIT = 20  # nodes and pods listed per finding; the counts say how many in all
+
+
+@dataclass
+class ModeUse:
+    """Where one tenant uses one sharing mode in one node pool."""
+
+    nodes: set[str] = field(default_factory=set)
+    pods: set[str] = field(default_factory=set)
+
+
+def mode_usage(inputs: PostureInputs) -> dict[tuple[str, str, str], ModeUse]:
+    """(tenant slug, mode, node pool) -> the nodes and pods, for every non-exclusive use."""
+    usage: dict[tuple[str, str, str], ModeUse] = {}
+    for node in sorted_nodes(inputs):
+        pool = node_pool(node.labels)
+        for holding in gpu_holdings(inputs, node):
+            if holding.tenant is None or holding.mode == "exclusive":
+                continue
+            use = usage.setdefault((holding.tenant.slug, holding.mode, pool), ModeUse())
+            use.nodes.add(node.name)
+            use.pods.add(pod_ref(holding.pod))
+    return dict(sorted(usage.items()))
+
+
+def _request_evidence(request: SharingRequestInfo) -> dict[str, Any]:
+    return {
+        "id": request.id,
+        "mode": request.mode,
+        "node_pool": request.node_pool or "(whole cluster)",
+        "state": request.state,
+        "requested_by": request.requested_by,
+        "requested_at": request.requested_at,
+        "decided_by": request.decided_by,
+        "decided_at": request.decided_at,
+        "expires_at": request.expires_at,
+    }
+
+
+def _use_evidence(tenant: str, mode: str, pool: str, use: ModeUse) -> dict[str, Any]:
+    return {
+        "tenant": tenant,
+        "observed_mode": mode,
+        "node_pool": pool or "(no pool label)",
+        "nodes": sorted(use.nodes)[:EVIDENCE_LIMIT],
+        "node_count": len(use.nodes),
+        "pods": sorted(use.pods)[:EVIDENCE_LIMIT],
+        "pod_count": len(use.pods),
+    }
+
+
+def _findings(inputs: PostureInputs) -> list[tuple[str, FindingDraft]]:
+    # Both checks ask; work it out once per evaluation.
+    if "approval_findings" not in inputs.memo:
+        inputs.memo["approval_findings"] = list(_judge(inputs))
+    return inputs.memo["approval_findings"]  # type: ignore[return-value]
+
+
+def _judge(inputs: PostureInputs) -> Iterator[tuple[str, FindingDraft]]:
+    for (tenant, mode, pool), use in mode_usage(inputs).items():
+        mine = [r for r in inputs.sharing_requests if r.tenant == tenant and r.covers_pool(pool)]
+        active = [r for r in mine if r.state == "active"]
+        if any(r.mode == mode for r in active):
+            continue
+        evidence = _use_evidence(tenant, mode, pool, use)
+        if not active:
+            # The request's absence is the evidence; earlier requests for the mode say why.
+            evidence["active_approval"] = None
+            evidence["requests_for_this_mode"] = [
+                _request_evidence(r) for r in mine if r.mode == mode
+            ][:5]
+            yield "SHARE-004", _draft("SHARE-004", tenant, mode, pool, evidence, "")
+            continue
+        evidence["approved"] = [_request_evidence(r) for r in active]
+        stronger = all(_isolation_rank(mode) < _isolation_rank(r.mode) for r in active)
+        evidence["observed_is_stronger_isolation"] = stronger
+        approved = ", ".join(sorted({r.mode for r in active}))
+        title = f"{tenant} uses {mode} on {_where(pool)}; approved: {approved}"
+        yield "DRIFT-004", _draft("DRIFT-004", tenant, mode, pool, evidence, title, stronger)
+
+
+def _isolation_rank(mode: str) -> int:
+    """Position in SHARING_MODES, strongest isolation first; unknown modes rank weakest."""
+    return SHARING_MODES.index(mode) if mode in SHARING_MODES else len(SHARING_MODES)
+
+
+def _where(pool: str) -> str:
+    return f"node pool {pool}" if pool else "nodes in no named pool"
+
+
+def _draft(
+    check_id: str,
+    tenant: str,
+    mode: str,
+    pool: str,
+    evidence: dict[str, Any],
+    title: str,
+    stronger: bool = False,
+) -> FindingDraft:
+    if not title:
+        title = f"{tenant} uses {mode} on {_where(pool)} with no active approval"
+    return FindingDraft(
+        check_id=check_id,
+        tenant=tenant,
+        subject_kind="SharingMode",
+        subject_namespace=pool,
+        subject_name=mode,
+        evidence=evidence,
+        title=title,
+        # Drifting to a stronger mode than approved is a record to correct, not an exposure.
+        severity="low" if stronger else "",
+    )
+
+
+@check(
+    id="SHARE-004",
+    title="A tenant uses a sharing mode with no active approval",
+    severity="medium",
+    scope="tenant",
+    rationale=(
+        "Every sharing mode other than whole GPUs trades isolation for utilisation, and the "
+        "trade is the platform team's to make, in writing: a sharing request, approved by a "
+        "platform engineer other than the requester, with an expiry for sensitive tenants. A "
+        "mode in use with no active approval was never reviewed against the tenant's trust "
+        "class and neighbours, or its approval expired or was revoked."
+    ),
+    remediation=(
+        "Ask for the mode in a sharing request (Approvals page or `POST "
+        "/api/v1/sharing-requests/`) with the cluster and node pool in the evidence, and have "
+        "a platform engineer decide it; or move the tenant's pods to whole GPUs "
+        "(`nvidia.com/gpu` on a node without a sharing config). Evidence lists any earlier "
+        "request for the mode and why it is not active."
+    ),
+    mappings=("SP800-53:CM-3",),
+)
+def sharing_without_approval(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from (draft for check_id, draft in _findings(inputs) if check_id == "SHARE-004")
+
+
+@check(
+    id="DRIFT-004",
+    title="The sharing mode observed differs from the approved one",
+    severity="high",
+    scope="tenant",
+    rationale=(
+        "The tenant's approval covers one sharing mode, and its GPUs are shared by another: "
+        "for example approved for its own MIG GPU instances and observed time-slicing, which "
+        "gives no memory or fault isolation. The change happened in the cluster (a device "
+        "plugin config, a MIG layout, a relabelled node) without a new request, so the "
+        "isolation the approval relied on is gone. Observed modes stronger than the approved "
+        "one are reported at low severity: the record is wrong, not the isolation."
+    ),
+    remediation=(
+        "Restore the approved configuration on the nodes in the evidence (the node's "
+        "`nvidia.com/device-plugin.config` or `nvidia.com/mig.config` label, or the pod's GPU "
+        "resource name), or file a sharing request for the observed mode and have it decided. "
+        "Then find who changed it (the API server audit log for the node and ConfigMap)."
+    ),
+    mappings=("SP800-53:CM-3",),
+)
+def sharing_mode_drift(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from (draft for check_id, draft in _findings(inputs) if check_id == "DRIFT-004")

@@ -1,0 +1,44 @@
+"""Forms for the sharing-request pages."""
+
+from __future__ import annotations
+
+from django import forms
+
+from tenants.models import SharingRequest, Tenant
+from tenants.policy import SHARING_MODES
+
+
+class SharingRequestForm(forms.Form):
+    tenant = forms.ModelChoiceField(queryset=Tenant.objects.none(), to_field_name="slug")
+    cluster = forms.ModelChoiceField(queryset=Tenant.objects.none(), to_field_name="name")
+    node_pool = forms.RegexField(
+        regex=r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$",
+        max_length=63,
+        required=False,
+        help_text="Empty for the whole cluster.",
+    )
+    mode = forms.ChoiceField(choices=[(m, m) for m in SHARING_MODES if m != "exclusive"])
+    justification = forms.CharField(
+        max_length=2000, min_length=10, widget=forms.Textarea(attrs={"rows": 3})
+    )
+
+    def __init__(self, *args, user, tenants, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.fields["tenant"].queryset = tenants
+        cluster_model = SharingRequest._meta.get_field("cluster").related_model
+        self.fields["cluster"].queryset = cluster_model.objects.visible_to(user)
+
+
+class DecisionForm(forms.Form):
+    decision = forms.ChoiceField(
+        choices=[("approve", "approve"), ("deny", "deny"), ("revoke", "revoke")]
+    )
+    reason = forms.CharField(
+        max_length=2000, min_length=3, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    expires_in_days = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=3650,
+        help_text="Approve only: a shorter expiry than the trust class's, if you want one.",
+    )

@@ -1,0 +1,133 @@
+"""Sharing-request pages: the list, asking, one request with its decision, the approvals queue.
+Thin: the services enforce roles and four eyes; these only show what they decide."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role
+from tenants.filters import SharingRequestFilter
+from tenants.forms import DecisionForm, SharingRequestForm
+from tenants.models import SharingRequest, Tenant
+from tenants.sharing_services import (
+    SharingRequestError,
+    may_decide,
+    sharing_request_approve,
+    sharing_request_create,
+    sharing_request_deny,
+    sharing_request_revoke,
+)
+
+_RELATED = ("tenant", "tenant__trust_class", "cluster", "requested_by", "decided_by", "revoked_by")
+
+
+def _requests(user) -> object:  # type: ignore[no-untyped-def]
+    return SharingRequest.objects.visible_to(user).select_related(*_RELATED)
+
+
+def requestable_tenants(user):  # type: ignore[no-untyped-def]
+    """Tenants the user may ask for: all for platform engineers, their own for owners."""
+    if has_role(user, PLATFORM_ENGINEER):
+        return Tenant.objects.all()
+    return Tenant.objects.filter(viewers=user)
+
+
+def sharing_request_list(request: HttpRequest) -> HttpResponse:
+    filterset = SharingRequestFilter(request.GET or None, queryset=_requests(request.user))
+    page = Paginator(filterset.qs, 50).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "tenants/sharing_request_list.html",
+        {
+            "filter": filterset,
+            "page": page,
+            "query": query.urlencode(),
+            "now": timezone.now(),
+            "filtered": bool(request.GET),
+            "can_request": requestable_tenants(request.user).exists(),
+        },
+    )
+
+
+def approvals_queue(request: HttpRequest) -> HttpResponse:
+    pending = _requests(request.user).pending().order_by("requested_at", "id")
+    page = Paginator(pending, 50).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "tenants/approvals_queue.html",
+        {"page": page, "can_decide": has_role(request.user, PLATFORM_ENGINEER)},
+    )
+
+
+def sharing_request_new(request: HttpRequest) -> HttpResponse:
+    tenants = requestable_tenants(request.user)
+    form = SharingRequestForm(
+        request.POST or None, user=request.user, tenants=tenants, initial=request.GET.dict()
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            created = sharing_request_create(user=request.user, **form.cleaned_data)
+        except SharingRequestError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Request #{created.pk} sent to the approvals queue.")
+            return redirect("sharing-request-detail", pk=created.pk)
+    return render(
+        request,
+        "tenants/sharing_request_form.html",
+        {"form": form, "has_tenants": tenants.exists()},
+    )
+
+
+def sharing_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    item = get_object_or_404(_requests(request.user), pk=pk)
+    now = timezone.now()
+    own = item.requested_by_id == request.user.pk
+    return render(
+        request,
+        "tenants/sharing_request_detail.html",
+        {
+            "item": item,
+            "state": item.state(now),
+            "own_request": own,
+            "can_decide": item.status == SharingRequest.Status.PENDING
+            and may_decide(request.user, item),
+            "can_revoke": item.status == SharingRequest.Status.APPROVED
+            and has_role(request.user, PLATFORM_ENGINEER, SECURITY_LEAD),
+            "decision_form": DecisionForm(),
+        },
+    )
+
+
+@require_POST
+def sharing_request_decide(request: HttpRequest, pk: int) -> HttpResponse:
+    item = get_object_or_404(_requests(request.user), pk=pk)
+    form = DecisionForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+        return redirect("sharing-request-detail", pk=pk)
+    data = form.cleaned_data
+    try:
+        if data["decision"] == "approve":
+            sharing_request_approve(
+                request=item,
+                user=request.user,
+                reason=data["reason"],
+                expires_in_days=data["expires_in_days"],
+            )
+        elif data["decision"] == "deny":
+            sharing_request_deny(request=item, user=request.user, reason=data["reason"])
+        else:
+            sharing_request_revoke(request=item, user=request.user, reason=data["reason"])
+    except SharingRequestError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Request #{pk}: {data['decision']} recorded.")
+    return redirect("sharing-request-detail", pk=pk)

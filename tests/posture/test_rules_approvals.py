@@ -1,0 +1,100 @@
+"""SHARE-004 and DRIFT-004 over hand-built read models: sharing modes in use against the
+sharing requests that approve them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from posture.inputs import SharingRequestInfo
+from tests.posture.builders import gpu_node, inputs, pod, run, sliced_node, tenant
+
+TRUSTED = tenant("tr1", "internal_trusted")
+GPU = "nvidia.com/gpu"
+POOL = {"gpuposture.io/pool": "batch"}
+
+
+def sliced_world(*requests: SharingRequestInfo, labels: dict | None = None):
+    world = inputs(
+        nodes=(sliced_node(labels=labels or POOL),),
+        pods=(pod("tr1", "train", gpu={GPU: 1}),),
+        tenants=(TRUSTED,),
+    )
+    return replace(world, sharing_requests=requests)
+
+
+def request(mode: str, state: str = "active", pool: str = "", rid: int = 1) -> SharingRequestInfo:
+    return SharingRequestInfo(
+        id=rid, tenant="tr1", mode=mode, node_pool=pool, state=state, requested_by="ana"
+    )
+
+
+def test_share004_fires_with_no_request_and_shows_the_absence():
+    [finding] = run("SHARE-004", sliced_world())
+    assert finding.tenant == "tr1"
+    assert (finding.subject_kind, finding.subject_name) == ("SharingMode", "time_slicing")
+    assert finding.evidence["active_approval"] is None
+    assert finding.evidence["requests_for_this_mode"] == []
+    assert finding.evidence["nodes"] == ["gpu-1"]
+    assert finding.evidence["pods"] == ["tr1/train"]
+    assert run("DRIFT-004", sliced_world()) == []
+
+
+def test_an_active_approval_for_the_mode_silences_both():
+    world = sliced_world(request("time_slicing"))
+    assert run("SHARE-004", world) == []
+    assert run("DRIFT-004", world) == []
+
+
+@pytest.mark.parametrize("state", ["pending", "denied", "revoked", "expired"])
+def test_share004_fires_when_the_request_is_not_active_and_names_it(state):
+    [finding] = run("SHARE-004", sliced_world(request("time_slicing", state, rid=7)))
+    [earlier] = finding.evidence["requests_for_this_mode"]
+    assert (earlier["id"], earlier["state"]) == (7, state)
+
+
+def test_drift004_when_approved_mig_gi_but_observed_time_slicing():
+    world = sliced_world(request("mig_gi", rid=3))
+    assert run("SHARE-004", world) == []
+    [finding] = run("DRIFT-004", world)
+    assert finding.severity == ""  # the check's own: high
+    assert finding.evidence["observed_mode"] == "time_slicing"
+    assert [a["id"] for a in finding.evidence["approved"]] == [3]
+    assert finding.evidence["approved"][0]["mode"] == "mig_gi"
+    assert "approved: mig_gi" in finding.title
+
+
+def test_drift004_to_a_stronger_mode_than_approved_is_low():
+    world = inputs(
+        nodes=(gpu_node(labels=POOL),),
+        pods=(pod("tr1", "train", gpu={"nvidia.com/mig-3g.40gb": 1}),),
+        tenants=(TRUSTED,),
+    )
+    world = replace(world, sharing_requests=(request("time_slicing"),))
+    [finding] = run("DRIFT-004", world)
+    assert finding.evidence["observed_mode"] == "mig_gi"
+    assert finding.severity == "low"
+
+
+def test_exclusive_use_needs_no_approval():
+    world = inputs(
+        nodes=(gpu_node(),), pods=(pod("tr1", "train", gpu={GPU: 1}),), tenants=(TRUSTED,)
+    )
+    assert run("SHARE-004", world) == []
+    assert run("DRIFT-004", world) == []
+
+
+def test_a_pool_scoped_approval_covers_only_its_pool():
+    assert run("SHARE-004", sliced_world(request("time_slicing", pool="batch"))) == []
+    [finding] = run("SHARE-004", sliced_world(request("time_slicing", pool="other")))
+    assert finding.evidence["node_pool"] == "batch"
+    # A node in no named pool is covered only by a cluster-wide approval.
+    unlabelled = sliced_world(request("time_slicing", pool="batch"), labels={"x": "y"})
+    [finding] = run("SHARE-004", unlabelled)
+    assert finding.evidence["node_pool"] == "(no pool label)"
+
+
+def test_platform_pods_need_no_approval():
+    world = inputs(nodes=(sliced_node(),), pods=(pod("kube-system", "dcgm", gpu={GPU: 1}),))
+    assert run("SHARE-004", world) == []
