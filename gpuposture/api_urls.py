@@ -23,6 +23,7 @@ from posture.api import (
     FindingViewSet,
     TenantPostureViewSet,
 )
+from providers.api import AssessmentViewSet, ProviderViewSet, QuestionnaireViewSet
 from telemetry.api import ResetAttestationViewSet, UtilisationView
 from tenants.api import SharingRequestViewSet, TrustClassViewSet
 
@@ -41,6 +42,9 @@ router.register("checks", CheckViewSet, basename="check")
 router.register("reset-attestations", ResetAttestationViewSet)
 router.register("audit-events", AuditEventViewSet)
 router.register("sharing-requests", SharingRequestViewSet)
+router.register("providers", ProviderViewSet)
+router.register("questionnaires", QuestionnaireViewSet)
+router.register("assessments", AssessmentViewSet)
 
 urlpatterns = [
     path("patch-sla/", PatchSlaView.as_view(), name="api-patch-sla"),

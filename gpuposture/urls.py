@@ -11,6 +11,7 @@ from gpuposture.base.views import healthz, readyz
 from inventory import mig_views
 from inventory import views as inventory_views
 from posture import views as posture_views
+from providers import views as provider_views
 from telemetry import views as telemetry_views
 from tenants import views as tenant_views
 
@@ -48,6 +49,42 @@ urlpatterns = [
         name="sharing-request-decide",
     ),
     path("approvals/", tenant_views.approvals_queue, name="approvals-queue"),
+    path("providers/", provider_views.provider_list, name="provider-list"),
+    path("providers/new/", provider_views.provider_edit, name="provider-create"),
+    path("providers/compare/", provider_views.provider_compare, name="provider-compare"),
+    path("providers/<slug:slug>/", provider_views.provider_detail, name="provider-detail"),
+    path("providers/<slug:slug>/edit/", provider_views.provider_edit, name="provider-edit"),
+    path(
+        "providers/<slug:slug>/assessments/new/",
+        provider_views.assessment_new,
+        name="assessment-new",
+    ),
+    path("assessments/<int:pk>/", provider_views.assessment_detail, name="assessment-detail"),
+    path("assessments/<int:pk>/save/", provider_views.assessment_save, name="assessment-save"),
+    path(
+        "assessments/<int:pk>/submit/",
+        provider_views.assessment_submit_view,
+        name="assessment-submit",
+    ),
+    path(
+        "assessments/<int:pk>/review/",
+        provider_views.assessment_review_view,
+        name="assessment-review",
+    ),
+    path("assessments/<int:pk>/print/", provider_views.assessment_print, name="assessment-print"),
+    path(
+        "assessments/<int:pk>/export.<str:fmt>",
+        provider_views.assessment_download,
+        name="assessment-download",
+    ),
+    path(
+        "assessments/<int:pk>/import/", provider_views.assessment_import, name="assessment-import"
+    ),
+    path(
+        "assessments/<int:pk>/evidence/<int:file_id>/",
+        provider_views.evidence_download,
+        name="evidence-download",
+    ),
     path("bulletins/", inventory_views.bulletin_list, name="bulletin-list"),
     path("bulletins/import/", inventory_views.bulletin_import_view, name="bulletin-import"),
     path("bulletins/<int:pk>/", inventory_views.bulletin_detail, name="bulletin-detail"),

@@ -2,7 +2,7 @@
 with the evidence behind it. PURE: decides from facts gathered by posture.selectors.
 
 An item passes only when the data it needs was read; where gpuposture has no source for it
-yet (bulletins, reset attestations, questionnaires), it says unknown and why.
+yet, it says unknown and why.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def _resets(facts: ChecklistFacts) -> tuple[str, dict]:
 def _provider(facts: ChecklistFacts) -> tuple[str, dict]:
     if facts.provider is None:
         return PASS, {"reason": "the cluster is not hosted by a provider"}
-    return UNKNOWN, {"provider": facts.provider, "reason": "no questionnaire has been reviewed"}
+    return _by_findings(facts, ("PROV-001",), {"provider": facts.provider})
 
 
 TITLES = {

@@ -69,6 +69,24 @@ class SharingRequestInfo:
 
 
 @dataclass(frozen=True)
+class ProviderFacts:
+    """The provider hosting the cluster and its questionnaire standing (PROV-001, PROV-002)."""
+
+    slug: str
+    name: str
+    # The accepted, unexpired assessment, if any.
+    assessment_id: int | None = None
+    accepted_at: str = ""  # ISO 8601
+    expires_at: str = ""
+    score: float | None = None
+    red_flags: tuple[dict, ...] = ()  # {"question", "category", "text", "answer", "reason"}
+    # Otherwise: the newest assessment's id and status, and when the last accepted one expired.
+    latest_id: int | None = None
+    latest_status: str = ""
+    expired_at: str = ""
+
+
+@dataclass(frozen=True)
 class Exemption:
     """A platform component a check must not report: matched on the finding's subject.
     Empty fields match anything; `labels` must all be present on the subject."""
@@ -105,6 +123,7 @@ class PostureInputs:
     telemetry: TelemetryFacts = field(default_factory=TelemetryFacts)
     # Sharing requests of this cluster, newest first (SHARE-004, DRIFT-004).
     sharing_requests: tuple[SharingRequestInfo, ...] = ()
+    provider: ProviderFacts | None = None  # None: the cluster is our own
     # Namespaces whose pods are platform components even if a tenant label says otherwise.
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -124,6 +143,13 @@ class PostureInputs:
     def tenant_of_namespace(self, namespace: str) -> TenantInfo | None:
         slug = self.namespace_owner.get(namespace)
         return self.tenants_by_slug.get(slug) if slug else None
+
+    @cached_property
+    def tenants_present(self) -> tuple[TenantInfo, ...]:
+        """Tenants with a namespace or an active pod in this cluster, by slug."""
+        slugs = {self.namespace_owner.get(ns.name) for ns in self.snapshot.namespaces}
+        slugs |= {tenant.slug for _, tenant in self.tenant_pods}
+        return tuple(self.tenants_by_slug[s] for s in sorted(s for s in slugs if s))
 
     def tenant_of_pod(self, pod: Pod) -> TenantInfo | None:
         """None means a platform pod (a namespace no tenant owns)."""

@@ -18,6 +18,7 @@ from posture.inputs import (
     DriftEventInfo,
     Exemption,
     PostureInputs,
+    ProviderFacts,
     SharingRequestInfo,
     TenantInfo,
     TrustClassInfo,
@@ -25,6 +26,7 @@ from posture.inputs import (
 from posture.models import SEVERITY_ORDER, CheckExemption, Finding, TenantScore
 from posture.redaction import HiddenScope
 from posture.rules import CHECKS
+from providers.models import Assessment
 from telemetry.facts import telemetry_facts
 from telemetry.models import GpuReading, ResetAttestation
 from tenants.models import SharingRequest, Tenant, TenantNamespace, TrustClass
@@ -187,6 +189,40 @@ def sharing_requests_current(tenant: Tenant) -> list[SharingRequest]:
     )
 
 
+def provider_facts(cluster: Cluster, now=None) -> ProviderFacts | None:  # type: ignore[no-untyped-def]
+    """The hosting provider's questionnaire standing at `now`; None for our own clusters."""
+    if cluster.provider_id is None:
+        return None
+    now = now or timezone.now()
+    provider = cluster.provider
+    assessments = Assessment.objects.filter(provider=provider)
+    accepted = assessments.accepted_unexpired(now).order_by("-reviewed_at", "-id").first()
+    if accepted is not None:
+        return ProviderFacts(
+            slug=provider.slug,
+            name=provider.name,
+            assessment_id=accepted.pk,
+            accepted_at=accepted.reviewed_at.isoformat() if accepted.reviewed_at else "",
+            expires_at=accepted.expires_at.isoformat() if accepted.expires_at else "",
+            score=accepted.score,
+            red_flags=tuple(accepted.red_flags),
+        )
+    latest = assessments.order_by("-created_at", "-id").first()
+    expired = (
+        assessments.filter(status=Assessment.Status.ACCEPTED, expires_at__lte=now)
+        .order_by("-expires_at")
+        .values_list("expires_at", flat=True)
+        .first()
+    )
+    return ProviderFacts(
+        slug=provider.slug,
+        name=provider.name,
+        latest_id=latest.pk if latest else None,
+        latest_status=latest.status if latest else "",
+        expired_at=expired.isoformat() if expired else "",
+    )
+
+
 def posture_inputs(
     cluster: Cluster, tenants: tuple[TenantInfo, ...] | None = None
 ) -> PostureInputs:
@@ -199,6 +235,7 @@ def posture_inputs(
         tenants=tenant_infos() if tenants is None else tenants,
         drift_events=drift_events(cluster),
         sharing_requests=sharing_requests_for(cluster),
+        provider=provider_facts(cluster),
         exemptions=exemptions_for(cluster),
         patch={
             name: {"status": status, "exposures": exposures, "notes": notes}

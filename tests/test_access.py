@@ -34,6 +34,9 @@ API_LISTS = [
     "/api/v1/reset-attestations/",
     "/api/v1/audit-events/",
     "/api/v1/sharing-requests/",
+    "/api/v1/providers/",
+    "/api/v1/questionnaires/",
+    "/api/v1/assessments/",
 ]
 # Endpoints only some roles may read; the others get a 403, not an empty list.
 READERS = {
@@ -47,6 +50,8 @@ WRITERS = {
     "/api/v1/reset-attestations/": {"security_lead", "platform_engineer"},
     # Owners of a tenant (its viewers) ask for sharing modes too.
     "/api/v1/sharing-requests/": {"platform_engineer", "viewer_alpha"},
+    "/api/v1/providers/": {"procurement"},
+    "/api/v1/assessments/": {"procurement"},
 }
 
 

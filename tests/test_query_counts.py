@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from inventory.models import Cluster, Node, Pod
 from posture.models import Finding, PostureRun, TenantScore
+from providers.models import Answer, Assessment, Provider, ProviderContact, Questionnaire
 from tenants.models import SharingRequest, Tenant, TrustClass
 from tests.conftest import api_client
 
@@ -23,6 +24,9 @@ def build_world(size: int, viewer) -> None:
     cluster = Cluster.objects.create(name=f"c{size}")
     internal = TrustClass.objects.get(slug="internal")
     run = PostureRun.objects.create()
+    questionnaire, _ = Questionnaire.objects.get_or_create(
+        slug="q", version=1, defaults={"title": "q", "spec": {}, "spec_hash": "x"}
+    )
     for i in range(size):
         tenant = Tenant.objects.create(slug=f"t{size}-{i}", name=f"T {i}", trust_class=internal)
         tenant.viewers.add(viewer)
@@ -43,6 +47,15 @@ def build_world(size: int, viewer) -> None:
         SharingRequest.objects.create(
             tenant=tenant, cluster=cluster, mode="mig_gi", justification="j", requested_by=viewer
         )
+        provider = Provider.objects.create(slug=f"p{size}-{i}", name=f"P {i}")
+        ProviderContact.objects.create(provider=provider, name="c")
+        assessment = Assessment.objects.create(
+            provider=provider, questionnaire=questionnaire, created_by=viewer,
+            status="accepted", expires_at=now, score=80, red_flags=[{"question": "Q-1"}],
+        )  # fmt: skip
+        Answer.objects.create(assessment=assessment, question_id="Q-1", value="yes")
+    cluster.provider = provider
+    cluster.save()
 
 
 def count_queries(fetch) -> int:
@@ -74,6 +87,9 @@ URLS = [
     ("api", "/api/v1/sharing-requests/"),
     ("page", "/sharing-requests/"),
     ("page", "/approvals/"),
+    ("api", "/api/v1/providers/"),
+    ("api", "/api/v1/assessments/"),
+    ("page", "/providers/"),
 ]
 
 
@@ -87,6 +103,7 @@ def test_query_count_does_not_grow_with_size(personas, kind, url, persona):
         Pod.objects.all().delete()
         Tenant.objects.all().delete()
         Cluster.objects.all().delete()
+        Provider.objects.all().delete()
         build_world(size, personas["viewer_alpha"])
         user = User.objects.get(pk=personas[persona].pk)  # no roles cached from a previous call
         if kind == "api":

@@ -16,6 +16,7 @@ NAVIGATION = (
     ("utilisation", "Utilisation"),
     ("approvals-queue", "Approvals"),
     ("mig-partitioner", "MIG"),
+    ("provider-list", "Providers"),
     ("bulletin-list", "Bulletins"),
 )
 # Shown only to the roles that may open it (auditors, security leads, superusers).

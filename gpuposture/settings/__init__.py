@@ -145,6 +145,13 @@ STORAGES = {
     },
 }
 WHITENOISE_USE_FINDERS = True
+# Uploaded evidence lives outside the web root and has no URL of its own: a view serves each
+# file only to users who may see its provider (providers.views).
+MEDIA_ROOT = env_str("GPUPOSTURE_UPLOAD_DIR", str(VAR_DIR / "uploads"))
+GPUPOSTURE_MAX_UPLOAD_BYTES = env_int("GPUPOSTURE_MAX_UPLOAD_BYTES", 10 * 1024 * 1024)
+# Accepted assessments of a provider last this long; a reminder shows this many days before.
+GPUPOSTURE_ASSESSMENT_VALID_DAYS = env_int("GPUPOSTURE_ASSESSMENT_VALID_DAYS", 365)
+GPUPOSTURE_ASSESSMENT_REMINDER_DAYS = env_int("GPUPOSTURE_ASSESSMENT_REMINDER_DAYS", 30)
 
 # --- authentication (django-allauth) -----------------------------------------------------------
 LOGIN_URL = "account_login"
@@ -197,6 +204,12 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Several models have a `status` or `mode`: name each enum after what it is.
+    "ENUM_NAME_OVERRIDES": {
+        "SharingModeEnum": "tenants.policy.SHARING_MODES",
+        "RunStatusEnum": "inventory.models.SyncRun.Status",
+        "SharingRequestStatusEnum": "tenants.models.SharingRequest.Status",
+    },
 }
 
 # --- Celery ------------------------------------------------------------------------------------

@@ -32,9 +32,20 @@ def test_pass_fail_and_unknown_from_real_facts():
     assert result[1] == "pass" and result[2] == "fail" and result[8] == "fail"
     assert result[3] == "pass" and result[6] == "pass"
     assert result[4] == "fail"  # no bulletins imported
-    assert result[5] == result[9] == result[10] == "unknown"
+    assert result[5] == result[9] == "unknown"
+    assert result[10] == "pass"  # a provider, and no PROV-001 open: its questionnaire is accepted
     item2 = cluster_checklist(facts)[1]
     assert item2.evidence["open_findings"] == {"SHARE-001": 2}
+
+
+def test_a_provider_without_an_accepted_questionnaire_fails_item_10():
+    facts = ChecklistFacts(
+        synced=True, gpu_nodes=1, time_sliced_nodes=0, open_findings={"PROV-001": 3},
+        registered_checks=ALL, provider="Nimbus GPU Cloud",
+    )  # fmt: skip
+    item = cluster_checklist(facts)[9]
+    assert (item.status, item.evidence["open_findings"]) == ("fail", {"PROV-001": 3})
+    assert item.evidence["provider"] == "Nimbus GPU Cloud"
 
 
 def test_an_item_whose_check_is_missing_is_unknown_not_pass():

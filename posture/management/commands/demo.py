@@ -25,6 +25,7 @@ from demo.approvals import load_demo_requests
 from demo.bulletins import BULLETINS
 from demo.history import last_week
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml
+from demo.providers import load_demo_providers
 from demo.telemetry import DemoNode, DemoPod, demo_samples, uuid_of
 from demo.world import build_clusters
 from gpuposture.base.roles import ROLES, TENANT_VIEWER
@@ -102,6 +103,7 @@ class Command(BaseCommand):
         self._bulletins()
         self._telemetry()
         self.stdout.write(f"sharing requests: {load_demo_requests()} new")
+        self.stdout.write(f"provider assessments: {load_demo_providers()} new")
         run = posture_evaluate()
         self.stdout.write(
             f"posture: {run.counts.get('opened', 0) + run.counts.get('still_open', 0)} live, "
