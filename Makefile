@@ -6,7 +6,7 @@ PLOTLY_JS := static/vendor/plotly.min.js
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo serve test test-sqlite test-postgres lint format clean
+.PHONY: install demo serve test test-sqlite test-postgres lint lint-deploy format clean test-browser
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (or run: make PYTHON=python3 ...)"; exit 1; }
@@ -46,10 +46,36 @@ demo: install
 serve: install
 	DEBUG=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
+# The current two-factor code of a demo account: `make totp USER=security-lead` (DEBUG only).
+.PHONY: totp
+totp:
+	@DEBUG=1 $(BIN)/python manage.py totp_code $(USER)
+
 # Tests: SQLite by default; DATABASE_URL=postgres://... runs the same suite on PostgreSQL.
 test: install
 	mkdir -p var
 	SECRET_KEY=test-only-not-secret $(BIN)/python -m pytest -q -p no:cacheprovider
+
+# Browser tests: Debian's chromium driven by Playwright (never `playwright install`); screenshots
+# land in var/screenshots/<test>/. .ci/run installs chromium when it is missing.
+test-browser: install
+	mkdir -p var
+	GPUPOSTURE_BROWSER=1 SECRET_KEY=test-only-not-secret SECURE_SSL_REDIRECT=0 SECURE_HSTS_SECONDS=0 \
+		SQLITE_TEST_NAME=$(CURDIR)/var/test-browser.sqlite3 \
+		$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
+
+# Fuzzing (bench/fuzz.py): schemathesis against our OpenAPI schema as a security lead and as a
+# tenant viewer (their tokens), every operation, reads and writes, in a throwaway database with
+# the demo world (DATABASE_URL=postgres://... for PostgreSQL) and no network but loopback:
+# no 5xx, every documented response matches its schema. fuzz-ci is the bounded run CI makes.
+.PHONY: fuzz fuzz-ci
+FUZZ_EXAMPLES ?= 100
+FUZZ_ROLES ?= security_lead,tenant_viewer
+fuzz: install
+	$(BIN)/python bench/fuzz.py --max-examples $(FUZZ_EXAMPLES) --roles $(FUZZ_ROLES)
+
+fuzz-ci: install
+	$(BIN)/python bench/fuzz.py --ci
 
 lint: install
 	mkdir -p var
@@ -58,6 +84,10 @@ lint: install
 	SECRET_KEY=lint-only $(BIN)/python manage.py check
 	SECRET_KEY=lint-only $(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/lint-imports
+
+# Checkov over deploy/ and the Dockerfile (its own throwaway venv under var/): zero failed checks.
+lint-deploy:
+	bash deploy/lint.sh
 
 format: install
 	$(BIN)/ruff check --fix .

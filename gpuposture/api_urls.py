@@ -27,7 +27,10 @@ from providers.api import AssessmentViewSet, ProviderViewSet, QuestionnaireViewS
 from telemetry.api import ResetAttestationViewSet, UtilisationView
 from tenants.api import SharingRequestViewSet, TrustClassViewSet
 
+# No `.json` twins of every route: JSON is the only renderer, `?format=` names an export
+# format, and the twins passed `format` to actions that take no such argument (a 500).
 router = DefaultRouter()
+router.include_format_suffixes = False
 router.register("trust-classes", TrustClassViewSet)
 router.register("tenants", TenantPostureViewSet, basename="tenant")
 router.register("clusters", ClusterViewSet)

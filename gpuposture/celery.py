@@ -2,12 +2,61 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 from celery import Celery
+from celery.signals import task_failure, task_postrun, task_prerun, worker_ready
+
+from gpuposture.base import metrics
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuposture.settings")
 
 app = Celery("gpuposture")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["inventory", "posture"])
+
+logger = logging.getLogger(__name__)
+
+
+# Task durations and failures for Prometheus (gpuposture.base.metrics); eager tasks count too.
+@task_prerun.connect
+def _task_prerun(task_id: str | None = None, **_: object) -> None:
+    if task_id:
+        metrics.task_started(task_id)
+
+
+@task_postrun.connect
+def _task_postrun(
+    task_id: str | None = None, task: object = None, state: str | None = None, **_: object
+) -> None:
+    if task_id and task is not None:
+        metrics.task_finished(task_id, getattr(task, "name", "unknown"))
+        # An eager task whose exception propagates to its caller ends with no state and never
+        # sends task_failure (a worker's failures do): count it here.
+        if state is None:
+            metrics.task_failed(getattr(task, "name", "unknown"))
+
+
+@task_failure.connect
+def _task_failure(sender: object = None, **_: object) -> None:
+    metrics.task_failed(getattr(sender, "name", "unknown"))
+
+
+@worker_ready.connect
+def _serve_worker_metrics(**_: object) -> object:
+    """With GPUPOSTURE_WORKER_METRICS_PORT set, a worker serves its own /metrics (with the
+    prefork pool, set PROMETHEUS_MULTIPROC_DIR too, or the children's values are not seen)."""
+    from django.conf import settings
+
+    port = settings.GPUPOSTURE_WORKER_METRICS_PORT
+    if not port:
+        return None
+    if not settings.GPUPOSTURE_METRICS_TOKEN:
+        logger.warning("GPUPOSTURE_WORKER_METRICS_PORT is set but no metrics token: not served")
+        return None
+    return metrics.serve_worker_metrics(
+        port=port,
+        addr=settings.GPUPOSTURE_WORKER_METRICS_ADDR,
+        token=settings.GPUPOSTURE_METRICS_TOKEN,
+    )

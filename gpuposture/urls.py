@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+from allauth.account.decorators import secure_admin_login
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from audit import views as audit_views
 from gpuposture.base.views import healthz, readyz
+from gpuposture.metrics import metrics
 from inventory import mig_views
 from inventory import views as inventory_views
 from posture import views as posture_views
 from providers import views as provider_views
 from telemetry import views as telemetry_views
 from tenants import views as tenant_views
+
+# The admin signs in through allauth's login, so its two-factor step and rate limits apply.
+admin.site.login = secure_admin_login(admin.site.login)  # type: ignore[method-assign]
 
 urlpatterns = [
     path("", posture_views.overview, name="overview"),
@@ -91,9 +96,12 @@ urlpatterns = [
     path("audit/", audit_views.audit_log, name="audit-log"),
     path("api/v1/", include(("gpuposture.api_urls", "api"), namespace="api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    # The split view serves its start-up script as a file: no inline script for the CSP to allow.
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
+    path("account/", include("accounts.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics, name="metrics"),
     path("readyz", readyz, name="readyz"),
 ]

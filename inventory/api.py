@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet, ScopedViewSetMixin
+from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD
 from inventory.bulletin_imports import bulletin_urls_import_request
 from inventory.bulletins import ImportResult, bulletin_import, nodes_patch_refresh
@@ -35,6 +36,8 @@ from inventory.validation import clean_cluster_source
 from providers.models import Provider
 
 MAX_IMPORT_URLS = 20
+# Answered with 503 when the task queue is down: a client may try again after this.
+RETRY_LATER = {"Retry-After": "30"}
 
 
 class SyncRunSerializer(serializers.ModelSerializer):
@@ -124,8 +127,8 @@ class NodeSerializer(serializers.ModelSerializer):
 
 class PodSerializer(serializers.ModelSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    node = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    node = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
+    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
 
     class Meta:
         model = Pod
@@ -148,7 +151,10 @@ class ClusterViewSet(
     lookup_field = "name"
     write_roles = (PLATFORM_ENGINEER,)
 
-    @extend_schema(request=None, responses={202: SyncRunSerializer, 409: SyncRunSerializer})
+    @extend_schema(
+        request=None,
+        responses={202: SyncRunSerializer, 409: SyncRunSerializer, 503: SyncRunSerializer},
+    )
     @action(detail=True, methods=["post"])
     def sync(self, request: Request, name: str | None = None) -> Response:
         """Start a sync now; answers the new run (follow it at /api/v1/sync-runs/{id}/)."""
@@ -161,6 +167,9 @@ class ClusterViewSet(
             if running:
                 body["run"] = SyncRunSerializer(running).data
             return Response(body, status=status.HTTP_409_CONFLICT)
+        except QueueUnavailable as exc:
+            body = {"detail": str(exc), "run": SyncRunSerializer(exc.record).data}
+            return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers=RETRY_LATER)
         run.refresh_from_db()
         return Response(SyncRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
@@ -246,9 +255,13 @@ class BulletinViewSet(ScopedViewSetMixin, mixins.CreateModelMixin, viewsets.Read
                 {"detail": f"urls must be a list of 1 to {MAX_IMPORT_URLS} URL strings"},
                 status=status.HTTP_400_BAD_REQUEST,
             )
-        record = bulletin_urls_import_request(
-            urls=urls, trigger="api", actor=self.request.user.get_username()
-        )
+        try:
+            record = bulletin_urls_import_request(
+                urls=urls, trigger="api", actor=self.request.user.get_username()
+            )
+        except QueueUnavailable as exc:
+            body = {"detail": str(exc), "import": BulletinImportSerializer(exc.record).data}
+            return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers=RETRY_LATER)
         record.refresh_from_db()  # eager mode (no broker) has already run it
         return Response(BulletinImportSerializer(record).data, status=status.HTTP_202_ACCEPTED)
 

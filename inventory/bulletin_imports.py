@@ -10,6 +10,7 @@ from collections.abc import Callable
 from django.db import transaction
 from django.utils import timezone
 
+from gpuposture.base.queue import QueueUnavailable, enqueue
 from inventory.bulletin_feeds import bulletins_import_urls
 from inventory.bulletins import ImportResult, bulletins_import_paths, bulletins_import_uploads
 from inventory.models import BulletinImport
@@ -34,13 +35,26 @@ def bulletins_import_recorded(
 
 
 def bulletin_urls_import_request(*, urls: list[str], trigger: str, actor: str) -> BulletinImport:
-    """Record a URL import and hand it to a worker; the row shows its outcome when done."""
+    """Record a URL import and hand it to a worker; the row shows its outcome when done.
+    Raises QueueUnavailable (the import recorded as failed with that reason) when the broker
+    cannot take the task."""
     from inventory.tasks import import_bulletin_urls  # tasks import services, not the reverse
 
     record = BulletinImport.objects.create(
         trigger=trigger[:20], requested_by=actor[:150], sources=list(urls)[:200]
     )
-    transaction.on_commit(lambda: import_bulletin_urls.delay(record.pk))
+
+    def send() -> None:
+        try:
+            enqueue(import_bulletin_urls, record.pk, what="the import")
+        except QueueUnavailable as exc:
+            record.status, record.error = BulletinImport.Status.FAILED, str(exc)
+            record.finished_at = timezone.now()
+            record.save(update_fields=["status", "error", "finished_at"])
+            exc.record = record
+            raise
+
+    transaction.on_commit(send)
     return record
 
 

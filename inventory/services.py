@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit.services import CREATE, Actor, audit_change, audit_record
+from gpuposture.base.queue import QueueUnavailable, enqueue
 from inventory import snapshot as snap
 from inventory.audit_state import cluster_state, stored_cluster_state
 from inventory.hostfacts import merge_host_facts
@@ -290,11 +291,21 @@ def cluster_source_set(
 
 def cluster_sync_request(*, cluster: Cluster, trigger: str) -> SyncRun:
     """Record a run and queue the sync (in-process without a broker); the run is returned at
-    once so a page or API client can follow its progress."""
+    once so a page or API client can follow its progress. Raises QueueUnavailable (the run
+    recorded as failed with that reason) when the broker cannot take the task."""
     from inventory.tasks import sync_cluster
 
     if lease_remaining_seconds(cluster=cluster) > 0:
         raise SyncBusy(f"a sync of {cluster.name} is already running")
     run = sync_run_start(cluster=cluster, source=f"{cluster.get_source_display()}", trigger=trigger)
-    transaction.on_commit(lambda: sync_cluster.delay(cluster.pk, trigger=trigger, run_id=run.pk))
+
+    def send() -> None:
+        try:
+            enqueue(sync_cluster, cluster.pk, trigger=trigger, run_id=run.pk, what="the sync")
+        except QueueUnavailable as exc:
+            # The run stays in the history with the reason; the inventory is untouched.
+            exc.record = sync_run_fail(run=run, error=str(exc))
+            raise
+
+    transaction.on_commit(send)
     return run

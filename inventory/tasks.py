@@ -7,6 +7,7 @@ import logging
 from celery import shared_task, signature
 from django.conf import settings
 
+from gpuposture.base.queue import QueueUnavailable, enqueue
 from inventory.bulletin_imports import bulletin_import_run, bulletins_import_recorded
 from inventory.models import BulletinImport, Cluster, SyncRun
 from inventory.services import SyncBusy, cluster_sync, lease_remaining_seconds
@@ -79,9 +80,13 @@ def _may_retry(task) -> bool:  # type: ignore[no-untyped-def]
 
 
 def score_all() -> None:
-    """Queue a score of every cluster (after a change that moves findings, like the SLA)."""
+    """Queue a score of every cluster (after a change that moves findings, like the SLA).
+    With the queue down the change stands and the next scheduled score picks it up."""
     # By name: inventory sits below posture and must not import it.
-    signature("posture.tasks.score").apply_async()
+    try:
+        enqueue(signature("posture.tasks.score"), what="the re-score")
+    except QueueUnavailable:
+        logger.warning("the re-score waits for the next scheduled score")
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

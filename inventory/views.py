@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from gpuposture.base.decorators import role_required
+from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role, reads_all_posture
 from inventory.bulletin_imports import bulletin_urls_import_request, bulletins_import_recorded
 from inventory.charts import patch_heatmap
@@ -71,6 +72,8 @@ def cluster_sync_now(request: HttpRequest, name: str) -> HttpResponse:
         run = cluster_sync_request(cluster=cluster, trigger="page")
     except SyncBusy as exc:
         messages.warning(request, str(exc))
+    except QueueUnavailable as exc:
+        messages.error(request, str(exc))
     else:
         messages.info(request, f"Sync run {run.pk} started.")
     return redirect("cluster-detail", name=cluster.name)
@@ -126,10 +129,15 @@ def bulletin_import_view(request: HttpRequest) -> HttpResponse:
             )
         if form.cleaned_data["urls"]:
             # A feed may list hundreds of documents: a worker fetches them.
-            record = bulletin_urls_import_request(
-                urls=form.cleaned_data["urls"], trigger="page", actor=actor
-            )
-            messages.info(request, f"Import {record.pk} of the URLs started; see Recent imports.")
+            try:
+                record = bulletin_urls_import_request(
+                    urls=form.cleaned_data["urls"], trigger="page", actor=actor
+                )
+            except QueueUnavailable as exc:
+                messages.error(request, str(exc))
+            else:
+                started = f"Import {record.pk} of the URLs started; see Recent imports."
+                messages.info(request, started)
         if result is None or (result.landed and not result.refused):
             if result is not None:
                 messages.success(request, f"{len(result.imported) + len(result.replaced)} "

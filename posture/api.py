@@ -62,9 +62,13 @@ class FindingViewSet(ScopedReadOnlyViewSet):
 
     @extend_schema(
         parameters=[OpenApiParameter("format", enum=["json", "csv", "sarif"], default="json")],
-        responses={200: bytes},
+        responses={
+            (200, "application/json"): FindingSerializer(many=True),
+            (200, "text/csv"): str,
+            (200, "application/sarif+json"): dict,
+        },
     )
-    @action(detail=False, methods=["get"], url_path="export")
+    @action(detail=False, methods=["get"], url_path="export", pagination_class=None)
     def export(self, request: Request) -> HttpResponse:
         """All findings the filters select (not paginated), as JSON, CSV or SARIF 2.1.0."""
         kind = request.query_params.get("format", "json")
@@ -160,6 +164,7 @@ class ClusterChecklistView(generics.GenericAPIView):
     queryset = Cluster.objects.all()
     lookup_field = "name"
     serializer_class = ChecklistItemSerializer
+    pagination_class = None  # ten items, always
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         return Cluster.objects.visible_to(self.request.user)

@@ -59,3 +59,32 @@ def score_trend(points: list[tuple[str, int]]) -> dict[str, Any]:
         yaxis={"range": [0, 100], "title": "score"},
     )
     return figure.to_plotly_json()
+
+
+TREND_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000")
+
+
+def scores_over_time(series: dict[str, list[tuple[str, int]]]) -> dict[str, Any]:
+    """Every tenant's score over the stored runs, one line per tenant (slugs are ours: safe
+    as text; hover shows them as data, not markup)."""
+    figure = go.Figure()
+    for index, (slug, points) in enumerate(sorted(series.items())):
+        figure.add_trace(
+            go.Scatter(
+                name=slug,
+                x=[p[0] for p in points],
+                y=[p[1] for p in points],
+                mode="lines+markers",
+                line={"color": TREND_COLOURS[index % len(TREND_COLOURS)]},
+                marker={"symbol": index % 12},
+                customdata=[slug] * len(points),
+                hovertemplate="%{customdata}: %{y}<extra></extra>",
+            )
+        )
+    figure.update_layout(
+        height=280,
+        margin={"l": 40, "r": 10, "t": 10, "b": 40},
+        yaxis={"range": [0, 100], "title": "score"},
+        legend={"orientation": "h", "y": 1.15},
+    )
+    return figure.to_plotly_json()

@@ -61,6 +61,8 @@ class Finding(models.Model):
     class Meta:
         ordering = ["status", "check_id", "id"]
         indexes = [
+            # The lists' order: a page is read from the index, not sorted from every finding.
+            models.Index(fields=["status", "check_id", "id"], name="finding_list_order"),
             models.Index(fields=["tenant", "status"], name="finding_tenant_status"),
             models.Index(fields=["cluster", "status"], name="finding_cluster_status"),
         ]

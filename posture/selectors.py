@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Case, Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery, When
 from django.utils import timezone
 
 from gpuposture.base.roles import reads_all_posture
@@ -253,6 +253,41 @@ def latest_scores() -> QuerySet[TenantScore]:
     """Each tenant's most recent score (one query)."""
     newest = TenantScore.objects.filter(tenant=OuterRef("tenant")).order_by("-computed_at", "-id")
     return TenantScore.objects.filter(pk=Subquery(newest.values("pk")[:1]))
+
+
+TREND_DAYS = 30
+WORST_FINDINGS = 10
+
+
+def score_series(user, days: int = TREND_DAYS) -> dict[str, list[tuple[str, int]]]:  # type: ignore[no-untyped-def]
+    """tenant slug -> [(time, score)] over the last `days`, for the tenants the user may see
+    (one query)."""
+    since = timezone.now() - timedelta(days=days)
+    rows = (
+        TenantScore.objects.filter(
+            tenant__in=Tenant.objects.visible_to(user), computed_at__gte=since
+        )
+        .order_by("computed_at", "id")
+        .values_list("tenant__slug", "computed_at", "score")
+    )
+    series: dict[str, list[tuple[str, int]]] = {}
+    for slug, at, score in rows:
+        series.setdefault(slug, []).append((at.isoformat(), score))
+    return series
+
+
+def worst_findings(user, limit: int = WORST_FINDINGS) -> list[Finding]:  # type: ignore[no-untyped-def]
+    """The open findings to fix first: most severe, then the oldest (one query)."""
+    severity_rank = Case(
+        *(When(severity=sev, then=rank) for sev, rank in SEVERITY_ORDER.items()),
+        default=len(SEVERITY_ORDER),
+    )
+    return list(
+        Finding.objects.visible_to(user)
+        .filter(status=Finding.Status.OPEN)
+        .select_related("tenant", "cluster")
+        .order_by(severity_rank, "first_seen", "id")[:limit]
+    )
 
 
 def tenants_overview(user) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]

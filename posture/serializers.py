@@ -11,7 +11,7 @@ from posture.rules import CHECKS
 
 class FindingSerializer(serializers.ModelSerializer):
     check = serializers.CharField(source="check_id")
-    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     mappings = serializers.SerializerMethodField()
     remediation = serializers.SerializerMethodField()

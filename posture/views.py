@@ -24,9 +24,11 @@ from posture.rules import CHECKS
 from posture.selectors import (
     checklist_facts,
     hidden_scope_for,
+    score_series,
     sharing_requests_current,
     tenant_posture,
     tenants_overview,
+    worst_findings,
 )
 from posture.services import AcceptanceError, finding_accept
 from tenants.models import Tenant
@@ -34,6 +36,13 @@ from tenants.models import Tenant
 
 def overview(request: HttpRequest) -> HttpResponse:
     tenants = list(tenants_overview(request.user))
+    series = {
+        slug: points for slug, points in score_series(request.user).items() if len(points) > 1
+    }
+    worst = worst_findings(request.user)
+    scope = hidden_scope_for(request.user)
+    for finding in worst:  # a title may name another tenant's pods: as on the findings page
+        finding.title = redact_text(finding.title, scope)
     rows = [
         {"tenant": t.slug, **{s: getattr(t, f"open_{s}") for s in charts.SEVERITY_COLOURS}}
         for t in tenants
@@ -44,6 +53,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         {
             "tenants": tenants,
             "chart": charts.findings_by_severity(rows) if rows else None,
+            "trend": charts.scores_over_time(series) if series else None,
+            "worst": worst,
             "clusters": clusters_with_last_sync(request.user),
         },
     )

@@ -169,8 +169,14 @@ class AssessmentSerializer(serializers.ModelSerializer):
         queryset=Questionnaire.objects.all(), required=False
     )
     answers = AnswerSerializer(many=True, read_only=True)
-    submitted_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    reviewed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    submitted_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+    reviewed_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+    # Empty until procurement records who answered: not always an email address.
+    responder_email = serializers.CharField(read_only=True)
 
     class Meta:
         model = Assessment

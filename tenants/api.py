@@ -83,14 +83,22 @@ class SharingRequestSerializer(serializers.ModelSerializer):
     tenant = VisibleSlugField(slug_field="slug", queryset=Tenant.objects.all())
     cluster = VisibleSlugField(slug_field="name", queryset=_cluster_model().objects.all())
     mode = serializers.ChoiceField(choices=SHARING_MODES)
+    # Empty: the whole cluster (what is stored when no pool is named).
     node_pool = serializers.RegexField(
-        r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$", max_length=63, required=False
+        r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$",
+        max_length=63,
+        required=False,
+        allow_blank=True,
     )
     justification = serializers.CharField(max_length=2000)
     state = serializers.SerializerMethodField()
     requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    revoked_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    decided_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+    revoked_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = SharingRequest

@@ -25,6 +25,13 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
+def _no_mfa_enforcement(settings):
+    # Personas sign in with force_login, without a second factor. Two-factor enforcement has
+    # its own tests in tests/security/test_auth.py, which turn it back on.
+    settings.GPUPOSTURE_MFA_REQUIRED_ROLES = []
+
+
+@pytest.fixture(autouse=True)
 def _celery_eager():
     # override_settings does not reach a configured Celery app: set it on the app's conf.
     celery_app.conf.task_always_eager = True

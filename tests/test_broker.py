@@ -3,101 +3,22 @@ and then scores, and a worker killed mid-sync whose task is delivered again and 
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
-import subprocess
-import sys
-import time
-import uuid
-from collections.abc import Callable
-from pathlib import Path
-from urllib.parse import quote
 
 import pytest
-from celery import Celery
-from django.db import connection
 
 from inventory.models import SyncRun
 from posture.models import PostureRun, TenantScore
-
-REDIS = ("127.0.0.1", 6379)
-BROKER = "redis://127.0.0.1:6379/15"
-REPO = Path(__file__).resolve().parent.parent
+from tests.workers import Worker, new_queue, send, wait_for
 
 # serialized_rollback: the flush after each test would drop the data migrations' rows
 # (roles, trust classes) that later tests rely on.
 pytestmark = [pytest.mark.broker, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 
-def redis_available() -> bool:
-    try:
-        with socket.create_connection(REDIS, timeout=1):
-            return True
-    except OSError:
-        return False
-
-
-def database_url() -> str:
-    """The URL of the test database this process uses, for the worker to use too."""
-    s = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{Path(s['NAME']).resolve()}"
-    user = quote(s.get("USER") or "")
-    password = f":{quote(s['PASSWORD'])}" if s.get("PASSWORD") else ""
-    return f"postgres://{user}{password}@{s['HOST']}:{s.get('PORT') or 5432}/{s['NAME']}"
-
-
-class Worker:
-    """A `celery worker` process on its own queue, against this test's database."""
-
-    def __init__(self, queue: str, **env: str) -> None:
-        self.env = {
-            **os.environ, "DATABASE_URL": database_url(), "CELERY_BROKER_URL": BROKER,
-            "CELERY_RESULT_BACKEND": BROKER, "CELERY_TASK_DEFAULT_QUEUE": queue, **env,
-        }  # fmt: skip
-        self.queue = queue
-        self.process: subprocess.Popen[str] | None = None
-        self.log = ""
-
-    def start(self) -> Worker:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "gpuposture", "worker", "-Q", self.queue,
-             "--pool", "solo", "--without-gossip", "--without-mingle", "--without-heartbeat",
-             "--loglevel", "INFO"],
-            cwd=REPO, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
-        return self
-
-    def stop(self, sig: int = signal.SIGTERM) -> str:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(sig)
-        if self.process:
-            out, _ = self.process.communicate(timeout=30)
-            self.log += out or ""
-        return self.log
-
-
 @pytest.fixture
 def queue() -> str:
-    if not redis_available():
-        if os.environ.get("GPUPOSTURE_REQUIRE_BROKER"):
-            pytest.fail("Redis is not reachable on 127.0.0.1:6379 but this run requires it")
-        pytest.skip("Redis is not running on 127.0.0.1:6379 (CI starts it; so can you)")
-    return f"gpuposture-test-{uuid.uuid4().hex[:8]}"
-
-
-def send(queue: str, task: str, **kwargs: object):  # type: ignore[no-untyped-def]
-    return Celery(broker=BROKER, backend=BROKER).send_task(task, kwargs=kwargs, queue=queue)
-
-
-def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.25)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    return new_queue()
 
 
 def test_score_task_completes_through_a_real_worker(small_world, queue):

@@ -287,7 +287,9 @@ def test_the_page_is_progressively_enhanced_without_inline_script(personas):
     assert '<script src="/static/js/mig.js" defer></script>' in html
     assert '<script id="mig-data" type="application/json">' in html
     scripts = html.count("<script")
-    assert scripts == 2  # the json_script data and mig.js: no inline code, no CDN
+    # the json_script data, mig.js and the site-wide tables.js: no inline code, no CDN
+    assert scripts == 3
+    assert '<script src="/static/js/tables.js"></script>' in html
     assert "https://" not in html.split("<main>")[1]
     assert 'name="csrfmiddlewaretoken"' in html
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from gpuposture.base.models import ApiToken
 from gpuposture.base.roles import has_any_role, has_role
+from gpuposture.base.tokens import READ_ONLY_MESSAGE
 
 
 class RoleReadPermission(BasePermission):
@@ -18,6 +20,10 @@ class RoleReadPermission(BasePermission):
             return False
         if request.method in SAFE_METHODS:
             return True
+        if isinstance(request.auth, ApiToken) and request.auth.read_only:
+            # DRF shows the permission's `message`: this refusal needs its own.
+            self.message = READ_ONLY_MESSAGE
+            return False
         write_roles = getattr(view, "write_roles", ())
         return has_role(request.user, *write_roles)
 

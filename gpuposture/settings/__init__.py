@@ -8,7 +8,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from gpuposture.settings.env import env_bool, env_int, env_list, env_str
+from gpuposture.base.sso_claims import ASSIGNABLE_ROLES, MappingError, parse_group_map
+from gpuposture.settings.env import env_bool, env_int, env_list, env_secret, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -17,7 +18,7 @@ DEBUG = env_bool("DEBUG", False)
 
 
 def _secret_key() -> str:
-    key = env_str("SECRET_KEY")
+    key = env_secret("SECRET_KEY")
     if key:
         return key
     if not DEBUG:
@@ -49,24 +50,30 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "allauth.mfa",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
+    "csp",
     "gpuposture.base",
     "audit",
     "tenants",
     "providers",
+    "accounts",
     "inventory",
     "telemetry",
     "posture",
 ]
 
 MIDDLEWARE = [
+    # First, so a request's latency covers every other middleware.
+    "gpuposture.base.metrics.RequestMetricsMiddleware",
     "gpuposture.base.request_id.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -76,6 +83,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    # After the messages and allauth middleware: both may send the user elsewhere with a note.
+    "gpuposture.base.sessions.SessionExpiryMiddleware",
+    "gpuposture.base.mfa.MfaRequiredMiddleware",
 ]
 
 ROOT_URLCONF = "gpuposture.urls"
@@ -99,8 +109,11 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'gpuposture.sqlite3'}"),
+        env_secret("DATABASE_URL", f"sqlite:///{VAR_DIR / 'gpuposture.sqlite3'}"),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        # A kept connection is checked before each request or task reuses it, so a restarted
+        # PostgreSQL costs no failed request (tests/faults/test_postgres_restart.py).
+        conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", True),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -118,7 +131,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {
         "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
-        "OPTIONS": {"min_length": 12},
+        "OPTIONS": {"min_length": env_int("GPUPOSTURE_PASSWORD_MIN_LENGTH", 12)},
     },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
@@ -161,8 +174,75 @@ ACCOUNT_LOGIN_METHODS = {"username"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "none"
 ACCOUNT_ADAPTER = "gpuposture.base.auth.NoSignupAccountAdapter"
+# Failed logins (and wrong two-factor codes): 10 a minute per address, 5 per 5 minutes per
+# account. Counted in the cache: set CACHE_URL (Redis) when several processes serve requests.
 ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/5m/key"}
+ACCOUNT_SESSION_REMEMBER = False  # no "remember me": the session ends with the browser
+# A session ends SESSION_COOKIE_AGE after sign-in (8 h), or after GPUPOSTURE_SESSION_IDLE_MINUTES
+# without a request (30; 0 turns the idle limit off): gpuposture.base.sessions.
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 8 * 3600)
+SESSION_EXPIRE_AT_BROWSER_CLOSE = True
+GPUPOSTURE_SESSION_IDLE_MINUTES = env_int("GPUPOSTURE_SESSION_IDLE_MINUTES", 30)
+_cache_url = env_str("CACHE_URL")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+    if _cache_url
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
+
+# Two-factor authentication: TOTP apps and security keys (WebAuthn), with recovery codes.
+# Users holding these roles ("superuser" for superusers) must set one up before anything else
+# (gpuposture.base.mfa); everyone else may.
+GPUPOSTURE_MFA_REQUIRED_ROLES = env_list(
+    "GPUPOSTURE_MFA_REQUIRED_ROLES", ["security_lead", "platform_engineer", "superuser"]
+)
+MFA_SUPPORTED_TYPES = ["totp", "webauthn", "recovery_codes"]
+MFA_TOTP_ISSUER = "gpuposture"
+MFA_TOTP_TOLERANCE = 1  # accept the previous and next 30 s code too (clock drift, slow typing)
+# WebAuthn needs https, except on http://localhost in development.
+MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = DEBUG
+
+# Single sign-on (OpenID Connect); no issuer, no SSO button. Redirect URI to register at the IdP:
+# https://<host>/accounts/oidc/sso/login/callback/
+GPUPOSTURE_OIDC_ISSUER = env_str("GPUPOSTURE_OIDC_ISSUER")
+GPUPOSTURE_OIDC_PROVIDER_ID = "sso"
+GPUPOSTURE_OIDC_GROUPS_CLAIM = env_str("GPUPOSTURE_OIDC_GROUPS_CLAIM", "groups")
+
+
+def _oidc_map(name: str, allowed: frozenset[str] | None) -> dict[str, frozenset[str]]:
+    try:
+        return parse_group_map(env_str(name), allowed=allowed)
+    except MappingError as exc:
+        raise ImproperlyConfigured(f"{name}: {exc}") from exc
+
+
+# "idp-group=role,...": an SSO user's roles are exactly what their groups map to.
+GPUPOSTURE_OIDC_ROLE_MAP = _oidc_map("GPUPOSTURE_OIDC_ROLE_MAP", ASSIGNABLE_ROLES)
+# "idp-group=tenant-slug,...": the user views those tenants (tenant_viewer).
+GPUPOSTURE_OIDC_TENANT_MAP = _oidc_map("GPUPOSTURE_OIDC_TENANT_MAP", None)
+SOCIALACCOUNT_ADAPTER = "accounts.sso.SsoAccountAdapter"
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False  # an IdP email never signs in a local account
+SOCIALACCOUNT_PROVIDERS: dict[str, dict] = {"openid_connect": {"OAUTH_PKCE_ENABLED": True}}
+if GPUPOSTURE_OIDC_ISSUER:
+    _client_id = env_str("GPUPOSTURE_OIDC_CLIENT_ID")
+    _client_secret = env_secret("GPUPOSTURE_OIDC_CLIENT_SECRET")
+    if not _client_id or not _client_secret:
+        raise ImproperlyConfigured(
+            "GPUPOSTURE_OIDC_ISSUER is set: set GPUPOSTURE_OIDC_CLIENT_ID and "
+            "GPUPOSTURE_OIDC_CLIENT_SECRET (or GPUPOSTURE_OIDC_CLIENT_SECRET_FILE) too."
+        )
+    SOCIALACCOUNT_PROVIDERS["openid_connect"]["APPS"] = [
+        {
+            "provider_id": GPUPOSTURE_OIDC_PROVIDER_ID,
+            "name": env_str("GPUPOSTURE_OIDC_NAME", "Single sign-on"),
+            "client_id": _client_id,
+            "secret": _client_secret,
+            "settings": {
+                "server_url": GPUPOSTURE_OIDC_ISSUER,
+                "scope": env_list("GPUPOSTURE_OIDC_SCOPES", ["openid", "profile", "email"]),
+            },
+        }
+    ]
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = not DEBUG
 CSRF_COOKIE_SECURE = not DEBUG
@@ -172,15 +252,44 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
-SECURE_HSTS_PRELOAD = False
+# Preloading reaches every subdomain and takes months to undo: the domain's owner opts in
+# (SECURE_HSTS_PRELOAD=1), so check --deploy's reminder about it (W021) is silenced.
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# Content-Security-Policy (django-csp 4): scripts only from our own files, never inline.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        # Plotly draws charts with <style> elements and style attributes, and Swagger UI's page
+        # has an inline <style>: inline styles are allowed, inline scripts never are.
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+        "base-uri": ["'none'"],
+        "object-src": ["'none'"],
+    },
+}
+
+# --- the app's own Prometheus metrics (/metrics) -----------------------------------------------
+# /metrics answers only `Authorization: Bearer <token>`; with no token it does not exist (404).
+GPUPOSTURE_METRICS_TOKEN = env_secret("GPUPOSTURE_METRICS_TOKEN")
+# A Celery worker serves its own metrics on this port (0: not served), with the same token.
+GPUPOSTURE_WORKER_METRICS_PORT = env_int("GPUPOSTURE_WORKER_METRICS_PORT", 0)
+GPUPOSTURE_WORKER_METRICS_ADDR = env_str("GPUPOSTURE_WORKER_METRICS_ADDR", "0.0.0.0")  # noqa: S104
 
 # --- REST API ----------------------------------------------------------------------------------
 REST_FRAMEWORK = {
+    # Tokens first: their class answers 401 with WWW-Authenticate to a request without
+    # credentials (personal, scoped, hashed tokens from /account/tokens/).
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "gpuposture.base.tokens.ScopedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["gpuposture.base.permissions.RoleReadPermission"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -198,7 +307,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "GPU tenant isolation posture: tenants, inventory, findings and scores.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Like every other endpoint: a gpuposture role is needed (DESIGN §10).
+    "SERVE_PERMISSIONS": ["gpuposture.base.permissions.RoleReadPermission"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -213,16 +323,18 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Celery ------------------------------------------------------------------------------------
-_broker = env_str("CELERY_BROKER_URL")
+_broker = env_secret("CELERY_BROKER_URL")
 # No broker: run tasks in-process so `make demo` needs no Redis; "memory://" makes sure no
 # message can reach a broker that happens to listen on this machine.
 CELERY_TASK_ALWAYS_EAGER = _broker is None
 CELERY_BROKER_URL = _broker or "memory://"
-CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", _broker or "cache+memory://")
+CELERY_RESULT_BACKEND = env_secret("CELERY_RESULT_BACKEND", _broker or "cache+memory://")
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# The worker logs through LOGGING above (JSON lines in production), not Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -234,12 +346,17 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # Workers sweep for such tasks every interval x throttle seconds (kombu's defaults).
     "unacked_restore_interval": env_int("CELERY_RESTORE_INTERVAL", 10),
     "unacked_restore_throttle": env_int("CELERY_RESTORE_THROTTLE", 10),
+    # A silent broker fails a connect within this many seconds, so a request that queues a
+    # task answers "queue unreachable" quickly (gpuposture.base.queue) rather than hanging.
+    "socket_connect_timeout": env_int("CELERY_BROKER_CONNECT_TIMEOUT", 2),
 }
 CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = CELERY_BROKER_TRANSPORT_OPTIONS
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 
 # --- gpuposture ------------------------------------------------------------------------------
+# Personal API tokens last at most this many days (90 unless their owner picks another period).
+GPUPOSTURE_TOKEN_MAX_DAYS = env_int("GPUPOSTURE_TOKEN_MAX_DAYS", 365)
 GPUPOSTURE_MAX_SNAPSHOT_BYTES = env_int("GPUPOSTURE_MAX_SNAPSHOT_BYTES", 200 * 1024 * 1024)
 # A sync holds its cluster's lease this long at most; a killed worker's lease then expires.
 GPUPOSTURE_SYNC_LEASE_SECONDS = env_int("GPUPOSTURE_SYNC_LEASE_SECONDS", 300)
@@ -296,10 +413,24 @@ GPUPOSTURE_MAX_DCGM_BYTES = env_int("GPUPOSTURE_MAX_DCGM_BYTES", 50 * 1024 * 102
 # How long a DRIFT- finding stays open after the change it reports.
 GPUPOSTURE_DRIFT_WINDOW_DAYS = env_int("GPUPOSTURE_DRIFT_WINDOW_DAYS", 7)
 
+# JSON lines with the request id in production (LOG_FORMAT=json, the default with DEBUG off);
+# plain text for a person at a terminal.
+LOG_FORMAT = env_str("LOG_FORMAT", "text" if DEBUG else "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "gpuposture.base.logs.RequestIdFilter"}},
+    "formatters": {
+        "json": {"()": "gpuposture.base.logs.JsonFormatter"},
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "text",
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

@@ -28,6 +28,7 @@ from demo.nvidia_smi import HOSTS, nvidia_smi_xml
 from demo.providers import load_demo_providers
 from demo.telemetry import DemoNode, DemoPod, demo_samples, uuid_of
 from demo.world import build_clusters
+from gpuposture.base.mfa import demo_mfa_reset
 from gpuposture.base.roles import ROLES, TENANT_VIEWER
 from inventory.bulletins import ImportResult, bulletin_import, nodes_patch_refresh
 from inventory.models import Cluster, DriftEvent, Node, PatchSla, Pod, SyncRun
@@ -208,8 +209,9 @@ class Command(BaseCommand):
         )  # fmt: skip
 
     @transaction.atomic
-    def _users(self, viewers: list[str]) -> list[tuple[str, str, str]]:
-        """Create or reset the demo accounts; passwords are random on every run."""
+    def _users(self, viewers: list[str]) -> list[tuple[str, str, str, str | None]]:
+        """Create or reset the demo accounts; passwords are random on every run, and so are
+        the TOTP secrets of the accounts whose role requires two-factor sign-in."""
         user_model = get_user_model()
         groups = {g.name: g for g in Group.objects.filter(name__in=ROLES)}
         wanted = [("admin", "superuser"), *ROLE_USERS.items()]
@@ -223,13 +225,24 @@ class Command(BaseCommand):
             user.save()
             if role in groups:
                 user.groups.set([groups[role]])
-            logins.append((username, password, role))
+            secret = demo_mfa_reset(user)
+            logins.append((username, password, role, secret))
         return logins
 
-    def _print_logins(self, logins: list[tuple[str, str, str]]) -> None:
+    def _print_logins(self, logins: list[tuple[str, str, str, str | None]]) -> None:
         self.stdout.write("\nDemo logins (new random passwords each time `demo` runs):")
-        for username, password, role in logins:
+        for username, password, role, _secret in logins:
             self.stdout.write(f"  {username:22} {password:20} {role}")
+        with_totp = [(username, secret) for username, _, _, secret in logins if secret]
+        if with_totp:
+            roles = ", ".join(settings.GPUPOSTURE_MFA_REQUIRED_ROLES)
+            self.stdout.write(
+                f"Two-factor sign-in (required for {roles}):\nafter the password, enter the "
+                "current code from `make totp USER=<login>` (or\n`.venv/bin/python manage.py "
+                "totp_code <login>`), or add the secret to an authenticator app:"
+            )
+            for username, secret in with_totp:
+                self.stdout.write(f"  {username:22} secret {secret}")
         self.stdout.write("Open http://127.0.0.1:8000/ and sign in.")
 
 

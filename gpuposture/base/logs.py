@@ -1,0 +1,47 @@
+"""Structured logs: one JSON object per line, with the request id of the request (or Celery
+task) that wrote it, so a log line leads to the request, its audit events and its response."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime
+
+from gpuposture.base.request_id import current_request_id
+
+# LogRecord attributes that are not `extra=` fields a caller added.
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
+
+
+class RequestIdFilter(logging.Filter):
+    """Adds `request_id` to every record (None outside a request)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "request_id"):
+            # Django logs a 4xx/5xx response after the middleware has returned, with the
+            # request attached: take the id from it then.
+            request = getattr(record, "request", None)
+            record.request_id = current_request_id() or getattr(request, "request_id", None)
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """time, level, logger, message, request_id, any `extra=` fields, and the exception."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": datetime.fromtimestamp(record.created, tz=UTC).isoformat(
+                timespec="milliseconds"
+            ),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", None),
+        }
+        for key, value in vars(record).items():
+            if key not in _STANDARD and key not in entry and key != "request":
+                entry[key] = value
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        # default=str: an `extra=` value that is not JSON still logs, as text.
+        return json.dumps(entry, default=str)

@@ -1,0 +1,56 @@
+"""Handing work to the task queue from a request. When the broker (Redis) is unreachable the
+caller learns it within about a second, with a message a person can act on, instead of a
+request that hangs on reconnects and ends in a 500. Celery itself is not imported here (only
+tasks and gpuposture.celery may): the task or signature is passed in."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+from kombu.exceptions import OperationalError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+logger = logging.getLogger(__name__)
+
+# Three tries about half a second apart; each connect is bounded by the broker's
+# socket_connect_timeout (settings), so a refused or silent broker fails well inside 10 s.
+PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 0.5,
+}
+BROKER_ERRORS = (OperationalError, RedisConnectionError, RedisTimeoutError)
+
+
+class QueueUnavailable(Exception):
+    """The task queue could not take the task; nothing was queued. `record` is the row the
+    caller kept for the refused work (a failed sync run), if any."""
+
+    record: Any = None
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"The task queue is unreachable; {what} was not started. Try again when Redis is back."
+        )
+
+
+class Enqueueable(Protocol):
+    """A Celery task or signature."""
+
+    def apply_async(self, args: Any = ..., kwargs: Any = ..., **options: Any) -> Any: ...
+
+
+def enqueue(task: Enqueueable, *args: Any, what: str, **kwargs: Any) -> None:
+    """Queue `task(*args, **kwargs)`, or raise QueueUnavailable naming `what` ("the sync").
+    The result is not kept: callers follow a row (a sync run, an import), and a result
+    subscription would make the request wait on the result store's own reconnects."""
+    try:
+        task.apply_async(
+            args, kwargs, ignore_result=True, retry=True, retry_policy=PUBLISH_RETRY_POLICY
+        )
+    except BROKER_ERRORS as exc:
+        logger.warning("task queue unreachable, %s was not started: %s", what, exc)
+        raise QueueUnavailable(what) from exc
