@@ -17,6 +17,7 @@ import importlib
 import os
 import secrets
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +95,23 @@ def session_cookie(user: Any) -> str:
     session[SESSION_KEY] = str(user.pk)
     session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    _record_sign_in(session, user)
     session.create()
     return f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
+
+
+def _record_sign_in(session: Any, user: Any) -> None:
+    """What allauth keeps of a sign-in with a password and a TOTP code."""
+    try:
+        from allauth.account.internal.flows import login
+    except ImportError:
+        return
+    now = time.time()
+    session[login.AUTHENTICATION_METHODS_SESSION_KEY] = [
+        {"method": "password", "at": now, "username": user.get_username()},
+        {"method": "mfa", "at": now, "type": "totp"},
+    ]
+    session[login._AUTHENTICATION_METHODS_USER_SESSION_KEY] = str(user.pk)
 
 
 def _second_factor(user: Any) -> None:

@@ -7,6 +7,9 @@
 #   bench/load.sh                 # 60 s per endpoint
 #   DURATION=10 bench/load.sh     # a quick run
 #
+# The overview and the findings API are cached per posture version for readers of every tenant
+# (posture/read_cache.py); a second pass measures both with that cache off (UNCACHED=0 skips it).
+#
 # Settings (environment): DURATION (60), CONNECTIONS (16), THREADS (2), WORKERS (nproc),
 # PGURL (postgres://postgres@127.0.0.1:5432), KEEP=1 (keep the database and the server).
 set -euo pipefail
@@ -85,14 +88,23 @@ done
 
 echo "== gunicorn ${WORKERS} sync workers x 1 thread; wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s --timeout 30s; $(nproc) CPUs; $(psql "$PGURL/postgres" -Atc 'show server_version') PostgreSQL"
 echo "   load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-for entry in "${ENDPOINTS[@]}"; do
-  IFS='|' read -r name path header <<<"$entry"
+measure() {  # name|path|header
+  IFS='|' read -r name path header <<<"$1"
   slug=$(echo "$name" | tr -c 'a-z' '_')
   wrk -t"$THREADS" -c"$CONNECTIONS" -d5s -H "$header" "$BASE$path" >/dev/null  # warm-up
   # A 30 s timeout, not wrk's 2 s: a slow answer shows in the latencies, not as an error.
   wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --timeout 30s --latency -H "$header" "$BASE$path" >"$WORK/wrk-$slug.txt"
   echo "$name|$path|$WORK/wrk-$slug.txt" >>"$WORK/results.txt"
-done
+}
+for entry in "${ENDPOINTS[@]}"; do measure "$entry"; done
+# The same two with the shared read cache off (posture/read_cache.py): what a request costs
+# when it builds the answer, as the first one after each posture run does.
+if [ "${UNCACHED:-1}" = 1 ]; then
+  stop_server
+  GPUPOSTURE_READ_CACHE_SECONDS=0 start_server
+  measure "findings, no cache|/api/v1/findings/?nocache|Authorization: $TOKEN"
+  measure "overview, no cache|/?nocache|Cookie: $COOKIE"
+fi
 echo "   load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 "$PY" - "$WORK/results.txt" <<'EOF'
@@ -129,6 +141,8 @@ for name, path, rps, p50, p99, errors, total in rows:
     ratio = rps / floor
     if path == "/bench/floor/":
         met = "(the floor)"
+    elif path.endswith("?nocache"):
+        met = "(cache off: for comparison)"
     else:
         met = "yes" if errors == 0 and ratio >= 0.5 and p99 < 250 else "NO"
     print(f"{name:18} {path:18} {rps:8.1f} {p50:8.1f} {p99:8.1f} {errors:7d} {total:9d} "

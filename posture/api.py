@@ -18,7 +18,9 @@ from posture.catalogue import by_control, catalogue
 from posture.checklist import cluster_checklist
 from posture.exports import findings_csv, findings_sarif
 from posture.filters import FindingFilter
+from posture.finding_rows import PagedFindingValues, finding_rows, finding_values
 from posture.models import Finding
+from posture.read_cache import shared_read
 from posture.rules import CHECKS
 from posture.selectors import checklist_facts, hidden_scope_for, tenant_posture
 from posture.serializers import FindingSerializer, PostureSerializer
@@ -40,6 +42,19 @@ class FindingViewSet(ScopedReadOnlyViewSet):
     serializer_class = FindingSerializer
     filterset_class = FindingFilter
     write_roles = (SECURITY_LEAD,)
+
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
+        # The page's links name the host, so the host is part of what is cached.
+        key = ("findings", request.get_host(), request.get_full_path())
+        return Response(shared_read(request.user, key, lambda: self._list_data(request)))
+
+    def _list_data(self, request: Request) -> object:
+        queryset = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(PagedFindingValues(queryset))
+        scope = hidden_scope_for(request.user)
+        if page is None:
+            return finding_rows(finding_values(queryset), scope)
+        return self.get_paginated_response(finding_rows(page, scope)).data
 
     @extend_schema(request=AcceptSerializer, responses=FindingSerializer)
     @action(detail=True, methods=["post"])
@@ -75,7 +90,7 @@ class FindingViewSet(ScopedReadOnlyViewSet):
         if kind not in ("json", "csv", "sarif"):
             return Response({"detail": "format must be json, csv or sarif"}, status=400)
         queryset = self.filter_queryset(self.get_queryset()).order_by("id")[:EXPORT_LIMIT]
-        rows = self.get_serializer(queryset, many=True).data
+        rows = finding_rows(finding_values(queryset), hidden_scope_for(request.user))
         if kind == "csv":
             return _download(findings_csv(rows), "text/csv", "findings.csv")
         document = rows if kind == "json" else findings_sarif(rows, CHECKS)

@@ -259,14 +259,15 @@ TREND_DAYS = 30
 WORST_FINDINGS = 10
 
 
-def score_series(user, days: int = TREND_DAYS) -> dict[str, list[tuple[str, int]]]:  # type: ignore[no-untyped-def]
+def score_series(user, days: int = TREND_DAYS, tenant_ids=None) -> dict[str, list[tuple[str, int]]]:  # type: ignore[no-untyped-def]
     """tenant slug -> [(time, score)] over the last `days`, for the tenants the user may see
-    (one query)."""
+    (of `tenant_ids` when given; one query)."""
     since = timezone.now() - timedelta(days=days)
+    tenants = Tenant.objects.visible_to(user)
+    if tenant_ids is not None:
+        tenants = tenants.filter(pk__in=tenant_ids)
     rows = (
-        TenantScore.objects.filter(
-            tenant__in=Tenant.objects.visible_to(user), computed_at__gte=since
-        )
+        TenantScore.objects.filter(tenant__in=tenants, computed_at__gte=since)
         .order_by("computed_at", "id")
         .values_list("tenant__slug", "computed_at", "score")
     )

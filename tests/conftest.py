@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from gpuposture.base import roles
@@ -29,6 +30,12 @@ def _no_mfa_enforcement(settings):
     # Personas sign in with force_login, without a second factor. Two-factor enforcement has
     # its own tests in tests/security/test_auth.py, which turn it back on.
     settings.GPUPOSTURE_MFA_REQUIRED_ROLES = []
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    # Cached pages are keyed by row ids, which a rolled-back test hands to the next one.
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)

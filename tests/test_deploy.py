@@ -22,11 +22,12 @@ IMAGE_VARIABLES = {"POSTGRES_DB", "POSTGRES_USER", "POSTGRES_PASSWORD_FILE"}
 
 
 def settings_variables() -> set[str]:
-    """Every environment variable the settings (and the Celery app) read, by name."""
+    """Every environment variable the settings (and the Celery app, and the metrics) read."""
     names: set[str] = set()
     for path in [
         *(ROOT / "gpuposture" / "settings").glob("*.py"),
         ROOT / "gpuposture" / "celery.py",
+        ROOT / "gpuposture" / "base" / "metrics.py",
     ]:
         text = path.read_text()
         names |= set(re.findall(r'env_\w+\(\s*"([A-Z][A-Z0-9_]+)"', text))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from allauth.account.authentication import get_authentication_records
 from allauth.mfa.adapter import get_adapter as get_mfa_adapter
 from allauth.mfa.models import Authenticator
 from allauth.mfa.totp.internal.auth import (
@@ -61,9 +62,13 @@ def mfa_required(user: AbstractBaseUser | AnonymousUser) -> bool:
 
 
 def mfa_satisfied(request: HttpRequest, user: AbstractBaseUser) -> bool:
-    return bool(request.session.get(IDP_MFA_SESSION_KEY)) or is_mfa_enabled(
-        user, types=list(SECOND_FACTORS)
-    )
+    """The identity provider vouched for a second factor, this session passed one at sign-in
+    (allauth's record; no query, on every page), or the user has one set up."""
+    if request.session.get(IDP_MFA_SESSION_KEY):
+        return True
+    if any(r.get("method") == "mfa" for r in get_authentication_records(request, user)):
+        return True
+    return is_mfa_enabled(user, types=list(SECOND_FACTORS))
 
 
 def _exempt_prefixes() -> tuple[str, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -184,6 +185,10 @@ SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 8 * 3600)
 SESSION_EXPIRE_AT_BROWSER_CLOSE = True
 GPUPOSTURE_SESSION_IDLE_MINUTES = env_int("GPUPOSTURE_SESSION_IDLE_MINUTES", 30)
 _cache_url = env_str("CACHE_URL")
+# The overview and the findings API for readers of every tenant are cached per posture version
+# (posture/read_cache.py); this bounds how long an edit made outside the services (the
+# Django admin) takes to show. 0: never cached.
+GPUPOSTURE_READ_CACHE_SECONDS = env_int("GPUPOSTURE_READ_CACHE_SECONDS", 300)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
     if _cache_url
@@ -275,6 +280,13 @@ CONTENT_SECURITY_POLICY = {
         "object-src": ["'none'"],
     },
 }
+if GPUPOSTURE_OIDC_ISSUER:
+    # "Sign in with SSO" posts to us, and we redirect the browser to the identity provider:
+    # browsers hold that redirect to form-action too.
+    _issuer = urlsplit(GPUPOSTURE_OIDC_ISSUER)
+    CONTENT_SECURITY_POLICY["DIRECTIVES"]["form-action"].append(
+        f"{_issuer.scheme}://{_issuer.netloc}"
+    )
 
 # --- the app's own Prometheus metrics (/metrics) -----------------------------------------------
 # /metrics answers only `Authorization: Bearer <token>`; with no token it does not exist (404).

@@ -22,7 +22,9 @@ from django.contrib.sessions.middleware import SessionMiddleware
 from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.test import Client, RequestFactory
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from accounts.services import token_create
@@ -147,7 +149,10 @@ def test_with_an_authenticator_the_pages_open_and_sign_in_asks_for_the_code(enfo
     code = format_hotp_value(hotp_value(secret, int(time.time()) // 30))  # what an app shows
     response = client.post("/accounts/2fa/authenticate/", {"code": code})
     assert response.status_code == 302 and response["Location"] == "/"
-    assert client.get(PAGE).status_code == 200
+    # The session passed a second factor: the pages need not look up the authenticators.
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(PAGE).status_code == 200
+    assert not any("mfa_authenticator" in q["sql"] for q in queries.captured_queries)
     assert client.get(API).status_code == 200
 
 
@@ -460,6 +465,7 @@ def _settings_with(monkeypatch, **env: str) -> dict:
 def test_sso_is_off_without_an_issuer(monkeypatch):
     values = _settings_with(monkeypatch)
     assert "APPS" not in values["SOCIALACCOUNT_PROVIDERS"]["openid_connect"]
+    assert values["CONTENT_SECURITY_POLICY"]["DIRECTIVES"]["form-action"] == ["'self'"]
 
 
 def test_sso_is_configured_from_the_environment(monkeypatch, tmp_path):
@@ -487,6 +493,9 @@ def test_sso_is_configured_from_the_environment(monkeypatch, tmp_path):
         "audit": {"auditor"},
     }
     assert values["GPUPOSTURE_OIDC_TENANT_MAP"] == {"team-alpha": {"alpha"}}
+    # The browser is redirected to the identity provider after posting "Sign in with SSO".
+    form_action = values["CONTENT_SECURITY_POLICY"]["DIRECTIVES"]["form-action"]
+    assert form_action == ["'self'", "https://idp.example"]
 
 
 @pytest.mark.parametrize(
