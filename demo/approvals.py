@@ -67,10 +67,12 @@ REQUESTS = (
     DemoRequest(
         "clinical", "prod-east", "sensitive-h100", "mig_gi", "viewer-clinical",
         "Renewal: the approval of the segmentation models' MIG instances expired.",
+        age_days=2,
     ),
     DemoRequest(
         "analytics", "neo-west", "", "vgpu_fixed", "platform-engineer",
         "Dashboards' GPU rendering on the provider's vGPU nodes, fixed share scheduler.",
+        age_days=1,
     ),
     DemoRequest(
         "kestrel", "neo-west", "", "mig_gi", "platform-engineer",

@@ -14,6 +14,7 @@ from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role
 from tenants.filters import SharingRequestFilter
 from tenants.forms import DecisionForm, SharingRequestForm
 from tenants.models import SharingRequest, Tenant
+from tenants.policy import mode_permitted
 from tenants.sharing_services import (
     SharingRequestError,
     may_decide,
@@ -102,6 +103,8 @@ def sharing_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "can_revoke": item.status == SharingRequest.Status.APPROVED
             and has_role(request.user, PLATFORM_ENGINEER, SECURITY_LEAD),
             "decision_form": DecisionForm(),
+            # Judged now, as a decision would be: the class may have changed since the ask.
+            "policy": mode_permitted(item.tenant.trust_class, item.mode),
         },
     )
 

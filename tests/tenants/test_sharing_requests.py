@@ -286,6 +286,19 @@ def test_page_second_engineer_approves(client, small_world, personas, second_eng
     assert (request.status, request.decided_by) == ("approved", second_engineer)
 
 
+def test_page_shows_the_policy_rule_as_it_stands_now(client, small_world, personas):
+    request = ask(small_world, personas["platform_engineer"])
+    client.force_login(personas["security_lead"])
+    page = client.get(f"/sharing-requests/{request.pk}/").content.decode()
+    assert "permitted</span> trust class &#x27;internal&#x27; allows mig_gi" in page
+    # The class changes after the ask: the page says the mode is now forbidden, and why.
+    trust_class = request.tenant.trust_class
+    trust_class.allowed_modes = ["exclusive"]
+    trust_class.save()
+    page = client.get(f"/sharing-requests/{request.pk}/").content.decode()
+    assert "forbidden</span> trust class &#x27;internal&#x27; allows only exclusive" in page
+
+
 def test_page_ask_refuses_a_forbidden_mode(client, small_world, personas):
     client.force_login(personas["platform_engineer"])
     page = client.post(

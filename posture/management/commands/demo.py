@@ -40,7 +40,7 @@ from posture.services import posture_evaluate
 from providers.services import provider_ensure
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.services import samples_ingest, telemetry_rollup
-from tenants.models import TrustClass
+from tenants.models import Tenant, TrustClass
 from tenants.services import tenants_apply, trust_class_image_policy_set
 from tenants.spec import parse_tenants_document
 
@@ -205,6 +205,8 @@ class Command(BaseCommand):
         ResetAttestation.objects.create(
             cluster=prod, node="pe-a100-01", gpu_uuid=uuid_of("pe-a100-01", 0),
             reset_at=handover_at, method=ResetAttestation.Method.GPU_RESET,
+            previous_tenant=Tenant.objects.filter(slug="research").first(),
+            next_tenant=Tenant.objects.filter(slug="orbital").first(),
             recorded_by="platform-engineer", note="Drained and reset before the new tenant.",
         )  # fmt: skip
 
