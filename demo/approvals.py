@@ -41,22 +41,24 @@ REQUESTS = (
     DemoRequest(
         "research", "prod-east", "research-ts", "time_slicing", "platform-engineer",
         "Notebook and evaluation jobs use a fraction of an A100 each; one team, reviewed code.",
-        "approve", reason="Single-tenant pool, failRequestsGreaterThanOne set.",
+        "approve", reason="Single-tenant pool, failRequestsGreaterThanOne set.", age_days=40,
     ),
     DemoRequest(
         "research", "neo-west", "research-mps", "mps", "platform-engineer",
         "Batch inference with many small CUDA clients; MPS gives better throughput.",
         "approve", reason="Research only, dedicated pool; revisit with Blackwell MIG.",
+        age_days=30,
     ),
     DemoRequest(
         "orbital", "prod-east", "external-a100", "mig_gi", "viewer-orbital",
         "Our alignment jobs fit in 3g.40gb instances; whole A100s would sit half idle.",
         "approve", decided_by="platform-engineer", reason="GPU instances are hardware-isolated.",
+        age_days=60,
     ),
     DemoRequest(
         "analytics", "prod-east", "shared-ts", "mig_gi", "platform-engineer",
         "Feature pipelines need 1g.10gb instances, not whole GPUs.",
-        "approve", reason="Approved on MIG; the pool must not be time-sliced.",
+        "approve", reason="Approved on MIG; the pool must not be time-sliced.", age_days=20,
     ),
     DemoRequest(
         "clinical", "prod-east", "sensitive-h100", "mig_gi", "viewer-clinical",
@@ -77,12 +79,12 @@ REQUESTS = (
     DemoRequest(
         "kestrel", "neo-west", "", "mig_gi", "platform-engineer",
         "Kestrel's pilot asks for 2g.35gb instances on H200.",
-        "deny", reason="No capacity in the external pool at the provider until Q1.",
+        "deny", reason="No capacity in the external pool at the provider until Q1.", age_days=10,
     ),
     DemoRequest(
         "analytics", "neo-west", "analytics-ts", "vgpu_equal", "platform-engineer",
         "Trial of equal-share vGPU for the notebook pool.",
-        "approve+revoke", reason="Trial approved for two weeks.",
+        "approve+revoke", reason="Trial approved for two weeks.", age_days=14,
     ),
 )  # fmt: skip
 

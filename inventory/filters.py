@@ -3,9 +3,23 @@
 from __future__ import annotations
 
 import django_filters
+from django import forms
 from django.db.models import Q
+from django.forms import NullBooleanSelect
 
 from inventory.models import Bulletin, DriftEvent, Node, Pod, SyncRun
+
+
+class NodeKindSelect(NullBooleanSelect):
+    """Not Django's "Unknown / Yes / No": each choice says what it shows."""
+
+    def __init__(self, attrs: dict | None = None) -> None:
+        super().__init__(attrs)
+        self.choices = [
+            ("unknown", "all nodes"),
+            ("true", "GPU nodes"),
+            ("false", "CPU-only nodes"),
+        ]
 
 
 class NodeFilter(django_filters.FilterSet):
@@ -15,7 +29,11 @@ class NodeFilter(django_filters.FilterSet):
     )
     sharing_strategy = django_filters.ChoiceFilter(choices=Node.SharingStrategy.choices)
     patch_status = django_filters.ChoiceFilter(choices=Node.PatchStatus.choices)
-    gpu = django_filters.BooleanFilter(field_name="is_gpu_node", label="GPU nodes only")
+    gpu = django_filters.BooleanFilter(
+        field_name="is_gpu_node",
+        label="Node kind",
+        widget=NodeKindSelect(),
+    )
 
     class Meta:
         model = Node
@@ -63,8 +81,15 @@ class BulletinFilter(django_filters.FilterSet):
     component = django_filters.ChoiceFilter(
         field_name="fixes__kind", choices=COMPONENT_CHOICES, distinct=True, label="Component"
     )
+    # Free text for the API (CSAF writes "Critical", "HIGH", ...); a list of choices on the page.
     severity = django_filters.CharFilter(
-        field_name="aggregate_severity", lookup_expr="iexact", max_length=20
+        field_name="aggregate_severity",
+        lookup_expr="iexact",
+        max_length=20,
+        label="Severity",
+        widget=forms.Select(
+            choices=[("", "any")] + [(s, s) for s in ("critical", "high", "medium", "low")]
+        ),
     )
     tracking_id = django_filters.CharFilter(lookup_expr="icontains", max_length=200)
 

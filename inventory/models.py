@@ -343,6 +343,12 @@ class Bulletin(models.Model):
     def __str__(self) -> str:
         return f"{self.tracking_id} {self.title}"
 
+    @property
+    def severity_level(self) -> str:
+        """The aggregate severity as our severity names ("CRITICAL" -> "critical"), or ""."""
+        level = self.aggregate_severity.strip().lower()
+        return level if level in ("critical", "high", "medium", "low") else ""
+
 
 class BulletinFix(models.Model):
     """One component's affected bound and fixed version in a bulletin, with its CVEs."""

@@ -22,7 +22,7 @@ class SharingRequestFilter(django_filters.FilterSet):
     tenant = django_filters.CharFilter(field_name="tenant__slug", label="Tenant slug")
     cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
     mode = django_filters.ChoiceFilter(choices=[(m, m) for m in SHARING_MODES])
-    state = django_filters.ChoiceFilter(choices=STATE_CHOICES, method="filter_state")
+    state = django_filters.ChoiceFilter(choices=STATE_CHOICES, method="filter_state", label="State")
 
     class Meta:
         model = SharingRequest

@@ -115,3 +115,9 @@ def test_bulletin_api_and_pages(small_world, personas):
     assert "gpu-ts-1" in client.get(f"/bulletins/{bulletin.pk}/").content.decode()
     page = client.get("/patch/").content.decode()
     assert "lab / no pool label" in page and "driver 550.163.01" in page
+    # The list shows the aggregate severity as a labelled badge and filters it from a list.
+    listed = client.get("/bulletins/?severity=high").content.decode()
+    assert 'title="severity high">high</span>' in listed and bulletin.tracking_id in listed
+    assert '<option value="high" selected>high</option>' in listed
+    assert bulletin.tracking_id not in client.get("/bulletins/?severity=low").content.decode()
+    assert lead.get("/api/v1/bulletins/?severity=HIGH").json()["count"] == 1

@@ -177,3 +177,14 @@ def test_bulletins_filter_by_cve_component_and_text_on_page_and_api(personas):
     rows = api.get("/api/v1/bulletins/?cve=CVE-2025-23266").json()["results"]
     assert [r["tracking_id"] for r in rows] == ["5659"]
     assert api.get("/api/v1/bulletins/?component=nonsense").status_code == 400
+
+
+def test_nodes_page_filters_by_node_kind_with_plain_words(small_world, personas):
+    client = login(personas["platform_engineer"])
+    page = client.get("/nodes/").content.decode()
+    assert '<option value="unknown" selected>all nodes</option>' in page
+    assert "Unknown" not in page
+    gpu_only = client.get("/nodes/?gpu=true").content.decode()
+    assert "gpu-ts-1" in gpu_only and "cpu-1" not in gpu_only
+    cpu_only = client.get("/nodes/?gpu=false").content.decode()
+    assert "cpu-1" in cpu_only and "gpu-ts-1" not in cpu_only

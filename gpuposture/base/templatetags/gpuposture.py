@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django import template
 from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
 
@@ -22,3 +25,22 @@ def state_now(value: Any) -> str:
     """An object's state as of now, for objects whose state depends on the time (an approval
     past its expiry reads "expired")."""
     return value.state(timezone.now())
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+@register.filter
+def inline_code(text: Any) -> SafeString:
+    """Check texts quote names as `this` (as in the docs): escape the text, then show the
+    quoted parts as <code>. The markup is ours; the text inside is escaped first."""
+    escaped = escape(str(text))
+    return mark_safe(_CODE_SPAN.sub(r"<code>\1</code>", escaped))  # noqa: S308
+
+
+@register.filter
+def breakable(text: Any) -> SafeString:
+    """A long name (a taint, a label) that may wrap after "/", "=" or ":" rather than in the
+    middle of a word, or run off a narrow table. Escaped first; the <wbr> markup is ours."""
+    escaped = escape(str(text))
+    return mark_safe(re.sub(r"([/=:])", r"\1<wbr>", escaped))  # noqa: S308
