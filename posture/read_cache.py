@@ -5,10 +5,10 @@ their findings lists are the same for all of them. Such a read is built once per
 the data behind it and kept in the cache. The key holds `posture_version()`, one query of
 numbers that move whenever that data does: the audit log (every change a person makes:
 acceptances, tenants, clusters, providers), the posture runs (findings, scores, expired
-acceptances) and the sync runs (started, finished). Edits that bypass the services (the
-Django admin) show within GPUPOSTURE_READ_CACHE_SECONDS. A tenant viewer's reads are never
-cached: they are small and theirs alone, and a viewer removed from a tenant must stop seeing
-it at once."""
+acceptances) and the sync runs (started, finished). Edits that bypass the audit log (a
+Django shell, an admin page that records no event) show within
+GPUPOSTURE_READ_CACHE_SECONDS. A tenant viewer's reads are never cached: they are small and
+theirs alone, and a viewer removed from a tenant must stop seeing it at once."""
 
 from __future__ import annotations
 

@@ -186,8 +186,8 @@ SESSION_EXPIRE_AT_BROWSER_CLOSE = True
 GPUPOSTURE_SESSION_IDLE_MINUTES = env_int("GPUPOSTURE_SESSION_IDLE_MINUTES", 30)
 _cache_url = env_str("CACHE_URL")
 # The overview and the findings API for readers of every tenant are cached per posture version
-# (posture/read_cache.py); this bounds how long an edit made outside the services (the
-# Django admin) takes to show. 0: never cached.
+# (posture/read_cache.py); this bounds how long an edit that bypasses the audit log (a
+# Django shell, an admin page that records no event) takes to show. 0: never cached.
 GPUPOSTURE_READ_CACHE_SECONDS = env_int("GPUPOSTURE_READ_CACHE_SECONDS", 300)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
