@@ -7,7 +7,7 @@ from django import forms
 from django.db.models import Q
 from django.forms import NullBooleanSelect
 
-from inventory.models import Bulletin, DriftEvent, Node, Pod, SyncRun
+from inventory.models import Bulletin, DriftEvent, Node, PatchSla, Pod, SyncRun
 
 
 class NodeKindSelect(NullBooleanSelect):
@@ -87,9 +87,7 @@ class BulletinFilter(django_filters.FilterSet):
         lookup_expr="iexact",
         max_length=20,
         label="Severity",
-        widget=forms.Select(
-            choices=[("", "any")] + [(s, s) for s in ("critical", "high", "medium", "low")]
-        ),
+        widget=forms.Select(choices=[("", "any")] + [(s, s) for s in PatchSla.Severity.values]),
     )
     tracking_id = django_filters.CharFilter(lookup_expr="icontains", max_length=200)
 

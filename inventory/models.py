@@ -347,7 +347,7 @@ class Bulletin(models.Model):
     def severity_level(self) -> str:
         """The aggregate severity as our severity names ("CRITICAL" -> "critical"), or ""."""
         level = self.aggregate_severity.strip().lower()
-        return level if level in ("critical", "high", "medium", "low") else ""
+        return level if level in PatchSla.Severity.values else ""
 
 
 class BulletinFix(models.Model):

@@ -7,14 +7,15 @@ compares them field by field); the serializer stays the schema and the detail vi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from django.db.models import QuerySet
-from django.utils import timezone
+from rest_framework.fields import DateTimeField
 
 from posture.redaction import HiddenScope, redact, redact_text
 from posture.rules import CHECKS
+
+_DATETIME = DateTimeField()
 
 COLUMNS = (
     "id", "check_id", "severity", "status", "tenant__slug", "cluster__name", "subject_kind",
@@ -49,10 +50,9 @@ class PagedFindingValues:
 
 def finding_rows(values: Iterable[Mapping[str, Any]], scope: HiddenScope | None) -> list[dict]:
     """API rows from `finding_values()`, with other tenants hidden as `scope` says."""
-    zone = timezone.get_current_timezone()
+    iso = _DATETIME.to_representation  # as the serializer writes them (None stays None)
     rows = []
     for v in values:
-        check = CHECKS.get(v["check_id"])
         rows.append(
             {
                 "id": v["id"],
@@ -66,21 +66,23 @@ def finding_rows(values: Iterable[Mapping[str, Any]], scope: HiddenScope | None)
                 "subject_name": v["subject_name"],
                 "title": redact_text(v["title"], scope),
                 "evidence": redact(v["evidence"], scope),
-                "remediation": check.remediation if check else "",
-                "mappings": list(check.mappings) if check else [],
-                "first_seen": _iso(v["first_seen"], zone),
-                "last_seen": _iso(v["last_seen"], zone),
-                "resolved_at": _iso(v["resolved_at"], zone),
+                "remediation": check_remediation(v["check_id"]),
+                "mappings": check_mappings(v["check_id"]),
+                "first_seen": iso(v["first_seen"]),
+                "last_seen": iso(v["last_seen"]),
+                "resolved_at": iso(v["resolved_at"]),
                 "accepted_reason": v["accepted_reason"],
-                "accepted_until": _iso(v["accepted_until"], zone),
+                "accepted_until": iso(v["accepted_until"]),
             }
         )
     return rows
 
 
-def _iso(value: datetime | None, zone: Any) -> str | None:
-    """As DRF's DateTimeField writes it: ISO 8601 in the current zone, UTC as "Z"."""
-    if value is None:
-        return None
-    text = value.astimezone(zone).isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
+def check_remediation(check_id: str) -> str:
+    check = CHECKS.get(check_id)
+    return check.remediation if check else ""
+
+
+def check_mappings(check_id: str) -> list[str]:
+    check = CHECKS.get(check_id)
+    return list(check.mappings) if check else []

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from posture.finding_rows import check_mappings, check_remediation
 from posture.models import Finding, TenantScore
 from posture.redaction import redact, redact_text
-from posture.rules import CHECKS
 
 
 class FindingSerializer(serializers.ModelSerializer):
@@ -34,12 +34,10 @@ class FindingSerializer(serializers.ModelSerializer):
         return data
 
     def get_mappings(self, finding: Finding) -> list[str]:
-        check = CHECKS.get(finding.check_id)
-        return list(check.mappings) if check else []
+        return check_mappings(finding.check_id)
 
     def get_remediation(self, finding: Finding) -> str:
-        check = CHECKS.get(finding.check_id)
-        return check.remediation if check else ""
+        return check_remediation(finding.check_id)
 
 
 class ContributionSerializer(serializers.Serializer):
