@@ -8,7 +8,8 @@ RUN pip install --no-cache-dir -e . && pip check
 COPY . .
 RUN mkdir -p static/vendor \
  && cp "$(python -c 'import plotly, pathlib; print(pathlib.Path(plotly.__file__).parent / "package_data" / "plotly.min.js")')" static/vendor/ \
- && SECRET_KEY=build-only python manage.py collectstatic --noinput \
+ && SECRET_KEY=build-only GPUPOSTURE_MFA_ENCRYPTION_KEY=build-only-not-a-secret-0123456789 \
+    python manage.py collectstatic --noinput \
  && chown -R gpuposture /app/var
 USER 10001
 EXPOSE 8000

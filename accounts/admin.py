@@ -1,9 +1,11 @@
-"""API tokens in the admin: read only, with one action, revoke (superusers; audited)."""
+"""API tokens in the admin: read only, with one action, revoke (superusers; audited).
+Two-factor authenticators: listed and removable, never shown or edited (their secrets)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from allauth.mfa.models import Authenticator
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -47,3 +49,24 @@ class ApiTokenAdmin(admin.ModelAdmin):
             token_revoke(token=token, user=request.user)
             count += 1
         self.message_user(request, f"{count} token(s) revoked.", messages.SUCCESS)
+
+
+# allauth's own admin shows an authenticator's data (the TOTP secret) in an editable box.
+admin.site.unregister(Authenticator)
+
+
+@admin.register(Authenticator)
+class AuthenticatorAdmin(admin.ModelAdmin):
+    raw_id_fields = ("user",)
+    list_display = ("user", "type", "created_at", "last_used_at")
+    list_filter = ("type", "created_at", "last_used_at")
+    search_fields = ("user__username",)
+    # No `data`: a secret is shown once, to its owner, at enrolment. Removing a lost device
+    # stays possible; its owner then enrols a new one.
+    fields = readonly_fields = ("user", "type", "created_at", "last_used_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # an authenticator is enrolled by its owner, on /accounts/2fa/
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -123,6 +123,7 @@ def app_env(url: str) -> dict[str, str]:
         DJANGO_SETTINGS_MODULE="bench.bench_settings",
         BENCH_VAR_DIR=str(WORK),
         SECRET_KEY="fuzz-only-not-secret",
+        GPUPOSTURE_MFA_ENCRYPTION_KEY="fuzz-only-not-a-secret-0123456789abcdef",
         DEBUG="0",
         ALLOWED_HOSTS="127.0.0.1",
         SECURE_SSL_REDIRECT="0",

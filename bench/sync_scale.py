@@ -85,6 +85,7 @@ def django_setup(url: str) -> None:
     os.environ["DATABASE_URL"] = url
     os.environ["DEBUG"] = "0"  # DEBUG would keep every query in memory
     os.environ.setdefault("SECRET_KEY", "bench")
+    os.environ.setdefault("GPUPOSTURE_MFA_ENCRYPTION_KEY", "bench-only-not-a-secret-0123456789")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuposture.settings")
     import django
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -206,6 +207,30 @@ MFA_TOTP_ISSUER = "gpuposture"
 MFA_TOTP_TOLERANCE = 1  # accept the previous and next 30 s code too (clock drift, slow typing)
 # WebAuthn needs https, except on http://localhost in development.
 MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = DEBUG
+
+
+def _mfa_encryption_key() -> str:
+    """Key material for TOTP secrets and recovery-code seeds at rest (MFA_ADAPTER below)."""
+    key = env_secret("GPUPOSTURE_MFA_ENCRYPTION_KEY")
+    if key:
+        if len(key) < 32:
+            raise ImproperlyConfigured(
+                "GPUPOSTURE_MFA_ENCRYPTION_KEY is too short: use 32 or more random characters."
+            )
+        return key
+    # The demo and the test suite (pytest sets PYTEST_VERSION) derive one from SECRET_KEY: a
+    # development database is protected as well as its SECRET_KEY is, and no more.
+    if DEBUG or os.environ.get("PYTEST_VERSION"):
+        return f"derived from SECRET_KEY: {SECRET_KEY}"
+    raise ImproperlyConfigured(
+        "GPUPOSTURE_MFA_ENCRYPTION_KEY is not set. Set it (or GPUPOSTURE_MFA_ENCRYPTION_KEY_FILE) "
+        "to 32 or more random characters, or DEBUG=1 to derive one from SECRET_KEY."
+    )
+
+
+# Two-factor secrets are encrypted with it in the database (gpuposture.base.mfa_secrets).
+GPUPOSTURE_MFA_ENCRYPTION_KEY = _mfa_encryption_key()
+MFA_ADAPTER = "gpuposture.base.mfa_secrets.EncryptingMfaAdapter"
 
 # Single sign-on (OpenID Connect); no issuer, no SSO button. Redirect URI to register at the IdP:
 # https://<host>/accounts/oidc/sso/login/callback/

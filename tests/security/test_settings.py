@@ -40,6 +40,7 @@ def production_env() -> dict[str, str]:
     return {
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(50),
+        "GPUPOSTURE_MFA_ENCRYPTION_KEY": secrets.token_urlsafe(32),
         "ALLOWED_HOSTS": "gpuposture.example",
     }
 
@@ -78,6 +79,35 @@ def test_missing_secret_key_is_an_error_naming_both_variables(tmp_path):
     assert "ImproperlyConfigured" in result.stderr
     assert "SECRET_KEY is not set" in result.stderr
     assert "SECRET_KEY_FILE" in result.stderr
+
+
+PRINT_MFA_KEY = (
+    "import os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'gpuposture.settings');"
+    "from django.conf import settings as s; print(repr(s.GPUPOSTURE_MFA_ENCRYPTION_KEY))"
+)
+
+
+def test_missing_mfa_encryption_key_stops_production_with_one_clear_line(tmp_path):
+    env = production_env()
+    del env["GPUPOSTURE_MFA_ENCRYPTION_KEY"]
+    result = run_python(PRINT_MFA_KEY, env, tmp_path)
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("django.core.exceptions.ImproperlyConfigured: ")
+    assert "GPUPOSTURE_MFA_ENCRYPTION_KEY is not set" in last
+    assert "GPUPOSTURE_MFA_ENCRYPTION_KEY_FILE" in last
+    # Too short a key is refused too; a file works; DEBUG derives one from SECRET_KEY.
+    short = {**env, "GPUPOSTURE_MFA_ENCRYPTION_KEY": "short"}
+    assert "too short" in run_python(PRINT_MFA_KEY, short, tmp_path).stderr
+    key = secrets.token_urlsafe(32)
+    (tmp_path / "mfa_key").write_text(key + "\n")
+    from_file = {**env, "GPUPOSTURE_MFA_ENCRYPTION_KEY_FILE": str(tmp_path / "mfa_key")}
+    result = run_python(PRINT_MFA_KEY, from_file, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == repr(key)
+    result = run_python(PRINT_MFA_KEY, {**env, "DEBUG": "1"}, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert env["SECRET_KEY"] in result.stdout
 
 
 def test_secrets_come_from_files_without_the_trailing_newline(tmp_path):
