@@ -2,8 +2,9 @@
 
 Only SSO may create accounts (local signup stays closed). At every SSO sign-in the user's
 roles and tenant views follow the IdP's group claim (gpuposture.base.sso_claims decides); a
-change is an audit event on the user. Tenants sit in a sibling layer: the model is looked up
-by name, not imported.
+change is an audit event on the user. An account created, signed in or linked by SSO has no
+usable local password (gpuposture.base.sso_passwords). Tenants sit in a sibling layer: the
+model is looked up by name, not imported.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from django.http import HttpRequest
 from audit.services import audit_record
 from gpuposture.base.roles import ROLES
 from gpuposture.base.sso_claims import SsoGrant, oidc_claims, sso_grant
+from gpuposture.base.sso_passwords import sso_password_lock
 
 ACTOR = "single sign-on"  # who the audit log says changed the roles
 
@@ -81,11 +83,19 @@ class SsoAccountAdapter(DefaultSocialAccountAdapter):
         # Before the login stages (two-factor), with the fresh claims. A new user has no row
         # yet: save_user updates them.
         if sociallogin.is_existing and sociallogin.user is not None:
+            sso_password_lock(user=sociallogin.user)
             sso_user_update(user=sociallogin.user, grant=grant_for(sociallogin))
 
     def save_user(
         self, request: HttpRequest, sociallogin: SocialLogin, form: Any = None
     ) -> AbstractBaseUser:
-        user = super().save_user(request, sociallogin, form)
+        user = super().save_user(request, sociallogin, form)  # with an unusable password
         sso_user_update(user=user, grant=grant_for(sociallogin))
         return user
+
+
+def sso_account_linked(*, sociallogin: SocialLogin, **_kwargs: Any) -> None:
+    """allauth's social_account_added: a signed-in local user linked an IdP account (the
+    adapter has no hook after a link). From now on the IdP is their way in."""
+    if sociallogin.user is not None:
+        sso_password_lock(user=sociallogin.user)

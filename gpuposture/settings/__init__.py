@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -12,6 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from gpuposture.base.sso_claims import ASSIGNABLE_ROLES, MappingError, parse_group_map
 from gpuposture.settings.env import env_bool, env_int, env_list, env_secret, env_str
+from gpuposture.settings.keys import mfa_encryption_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -209,27 +209,8 @@ MFA_TOTP_TOLERANCE = 1  # accept the previous and next 30 s code too (clock drif
 MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = DEBUG
 
 
-def _mfa_encryption_key() -> str:
-    """Key material for TOTP secrets and recovery-code seeds at rest (MFA_ADAPTER below)."""
-    key = env_secret("GPUPOSTURE_MFA_ENCRYPTION_KEY")
-    if key:
-        if len(key) < 32:
-            raise ImproperlyConfigured(
-                "GPUPOSTURE_MFA_ENCRYPTION_KEY is too short: use 32 or more random characters."
-            )
-        return key
-    # The demo and the test suite (pytest sets PYTEST_VERSION) derive one from SECRET_KEY: a
-    # development database is protected as well as its SECRET_KEY is, and no more.
-    if DEBUG or os.environ.get("PYTEST_VERSION"):
-        return f"derived from SECRET_KEY: {SECRET_KEY}"
-    raise ImproperlyConfigured(
-        "GPUPOSTURE_MFA_ENCRYPTION_KEY is not set. Set it (or GPUPOSTURE_MFA_ENCRYPTION_KEY_FILE) "
-        "to 32 or more random characters, or DEBUG=1 to derive one from SECRET_KEY."
-    )
-
-
-# Two-factor secrets are encrypted with it in the database (gpuposture.base.mfa_secrets).
-GPUPOSTURE_MFA_ENCRYPTION_KEY = _mfa_encryption_key()
+# Two-factor secrets are encrypted in the database with this key (gpuposture.base.mfa_secrets).
+GPUPOSTURE_MFA_ENCRYPTION_KEY = mfa_encryption_key(debug=DEBUG, secret_key=SECRET_KEY)
 MFA_ADAPTER = "gpuposture.base.mfa_secrets.EncryptingMfaAdapter"
 
 # Single sign-on (OpenID Connect); no issuer, no SSO button. Redirect URI to register at the IdP:
@@ -252,6 +233,17 @@ GPUPOSTURE_OIDC_ROLE_MAP = _oidc_map("GPUPOSTURE_OIDC_ROLE_MAP", ASSIGNABLE_ROLE
 GPUPOSTURE_OIDC_TENANT_MAP = _oidc_map("GPUPOSTURE_OIDC_TENANT_MAP", None)
 SOCIALACCOUNT_ADAPTER = "accounts.sso.SsoAccountAdapter"
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = False  # an IdP email never signs in a local account
+# Accounts created or linked by SSO have no local password, and cannot get one through
+# "forgot password" or "change password", unless this allows it (gpuposture.base.sso_passwords).
+GPUPOSTURE_SSO_LOCAL_PASSWORD = env_bool("GPUPOSTURE_SSO_LOCAL_PASSWORD", False)
+ACCOUNT_FORMS = {
+    name: f"gpuposture.base.sso_passwords.{form}"
+    for name, form in (
+        ("change_password", "ChangePasswordForm"),
+        ("set_password", "SetPasswordForm"),
+        ("reset_password_from_key", "ResetPasswordKeyForm"),
+    )
+}
 SOCIALACCOUNT_PROVIDERS: dict[str, dict] = {"openid_connect": {"OAUTH_PKCE_ENABLED": True}}
 if GPUPOSTURE_OIDC_ISSUER:
     _client_id = env_str("GPUPOSTURE_OIDC_CLIENT_ID")
