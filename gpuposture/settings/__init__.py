@@ -392,6 +392,9 @@ GPUPOSTURE_SYNC_LEASE_SECONDS = env_int("GPUPOSTURE_SYNC_LEASE_SECONDS", 300)
 # Kubeconfig files registered through the UI or API must live here (paths only, no secrets
 # in the database); the CLI may name any file.
 GPUPOSTURE_KUBECONFIG_DIR = Path(env_str("GPUPOSTURE_KUBECONFIG_DIR", str(VAR_DIR / "kubeconfigs")))
+# Credential plugins (`exec.command`, gcp `cmd-path`) a kubeconfig may run: names found on PATH
+# or full paths. Unlisted ones are refused before anything runs (inventory.sources.kube_exec).
+GPUPOSTURE_KUBECONFIG_EXEC_ALLOW = env_list("GPUPOSTURE_KUBECONFIG_EXEC_ALLOW", [])
 GPUPOSTURE_SNAPSHOT_DIR = Path(env_str("GPUPOSTURE_SNAPSHOT_DIR", str(VAR_DIR / "snapshots")))
 # Live clusters re-sync by watching what changed since the last sync; a full re-list still
 # happens at least this often (a safety net against anything a watch could miss).

@@ -4,12 +4,15 @@ The only module that imports `kubernetes`. Read-only: it lists the kinds below a
 else (never Secrets), page by page (`limit` + `continue`), and restarts a list whose continue
 token expired (410 Gone). Responses are read as raw JSON (`_preload_content=False`), so the
 objects are exactly what `kubectl get -o json` would print, and no time is spent building
-client models that normalise would take apart again.
+client models that normalise would take apart again. A kubeconfig's credential plugins run
+only when GPUPOSTURE_KUBECONFIG_EXEC_ALLOW lists them (inventory.sources.kube_exec), checked on
+the parsed file before the client loads its credentials.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,8 +22,10 @@ import urllib3
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
+from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
 
 from inventory.sources.base import Progress, SourceError, WatchDelta, WatchExpired
+from inventory.sources.kube_exec import refuse_unlisted_commands
 
 # (kind, API group class, list method). The deploy ClusterRole grants get/list/watch on
 # exactly these resources; keep the two in step (tests/test_deploy_rbac.py).
@@ -55,6 +60,7 @@ class KubeSettings:
     connect_timeout: float = 5.0
     read_timeout: float = 60.0
     watch_seconds: int = 1  # how long the server holds each watch (all kinds in parallel)
+    exec_allow: tuple[str, ...] = ()  # credential plugins a kubeconfig may run (kube_exec)
 
 
 class KubeSource:
@@ -184,11 +190,7 @@ class KubeSource:
             if self.in_cluster:
                 config.load_incluster_config(client_configuration=configuration)
             else:
-                config.load_kube_config(
-                    config_file=self.kubeconfig,
-                    context=self.context or None,
-                    client_configuration=configuration,
-                )
+                self._load_kubeconfig(configuration)
         except (ConfigException, OSError, TypeError, ValueError) as exc:
             raise SourceError(f"cannot load cluster credentials: {exc}", retryable=False) from exc
         # urllib3 would silently resend a timed-out GET three times; Celery retries instead,
@@ -196,6 +198,22 @@ class KubeSource:
         configuration.retries = 1
         configuration.connection_pool_maxsize = pool
         return client.ApiClient(configuration)
+
+    def _load_kubeconfig(self, configuration: client.Configuration) -> None:
+        """config.load_kube_config in its two steps, with the credential plugins checked
+        between them: parsed once, so the file checked is the file used, and nothing has run
+        when a plugin is refused."""
+        merged = KubeConfigMerger(self.kubeconfig)
+        if merged.config is None:
+            raise ConfigException(f"{self.kubeconfig}: no configuration found")
+        users = [getattr(u, "value", u) for u in merged.config.value.get("users") or []]
+        refuse_unlisted_commands(users, self.settings.exec_allow, shutil.which)
+        KubeConfigLoader(
+            config_dict=merged.config,
+            active_context=self.context or None,
+            config_base_path=None,
+            config_persister=merged.save_changes,
+        ).load_and_set(configuration)
 
     def _list_all(self, kind: str, list_call: Any, progress: Progress) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []

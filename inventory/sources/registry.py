@@ -25,7 +25,10 @@ def source_for_cluster(cluster: Cluster) -> ClusterSource:
 
     from inventory.sources.kube import KubeSettings, KubeSource
 
-    tuning = KubeSettings(watch_seconds=settings.GPUPOSTURE_WATCH_SECONDS)
+    tuning = KubeSettings(
+        watch_seconds=settings.GPUPOSTURE_WATCH_SECONDS,
+        exec_allow=tuple(settings.GPUPOSTURE_KUBECONFIG_EXEC_ALLOW),
+    )
     if cluster.source == "kubeconfig":
         return KubeSource(
             kubeconfig=cluster.kubeconfig_path,
