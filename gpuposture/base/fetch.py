@@ -3,11 +3,16 @@ inside our network (SSRF). The rule: https only, and every address the host reso
 public; a host an admin put in GPUPOSTURE_FETCH_ALLOWED_HOSTS (an internal mirror) may also use
 plain http and private addresses. The host is resolved once and the socket opened to the vetted
 address itself, so a second DNS answer cannot rebind the name to 169.254.169.254; every redirect
-is vetted by the same rule; the body is capped in bytes and the whole fetch in time."""
+is vetted by the same rule; the body is capped in bytes and the whole fetch in time: connect,
+TLS, headers and body together, however slowly the server drips them (each read of the socket
+may wait only what is left of GPUPOSTURE_FETCH_TIMEOUT_SECONDS). An IPv6 address that embeds an
+IPv4 one (IPv4-mapped or -compatible, 6to4, Teredo, NAT64) is judged by that IPv4 address too,
+and site-local fec0::/10 is not public."""
 
 from __future__ import annotations
 
 import http.client
+import io
 import ipaddress
 import json
 import socket
@@ -15,6 +20,8 @@ import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
 from django.conf import settings
@@ -23,6 +30,7 @@ MAX_REDIRECTS = 5
 _REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 _CHUNK = 64 * 1024
 _SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT: not ours, not public
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052: the IPv4 address is the last 32 bits
 _ALLOW_SETTING = "GPUPOSTURE_FETCH_ALLOWED_HOSTS"
 
 
@@ -118,12 +126,43 @@ def vet_url(url: str) -> _Target:
 def address_class(address: str) -> str | None:
     """Why `address` is not public ("loopback", "private"...), or None when it is."""
     ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 reaches 127.0.0.1
+    if isinstance(ip, ipaddress.IPv4Address):
+        return _class(ip)
+    embedded = embedded_ipv4(ip)
+    for via, ipv4 in embedded:
+        kind = _class(ipv4)
+        if kind:
+            if via == "IPv4-mapped":
+                return kind
+            return f"{kind} {ipv4} in {'an' if via[0] in 'AEIOU' else 'a'} {via}"
+    if embedded and embedded[0][0] in ("IPv4-mapped", "NAT64"):
+        return None  # a translation: where it goes is that IPv4 address, which is public
+    return _class(ip)
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[tuple[str, ipaddress.IPv4Address]]:
+    """The IPv4 addresses an IPv6 address carries, each with the mechanism that reaches it."""
+    if ip.ipv4_mapped:
+        return [("IPv4-mapped", ip.ipv4_mapped)]  # ::ffff:127.0.0.1 reaches 127.0.0.1
+    if ip.sixtofour:
+        return [("6to4", ip.sixtofour)]  # 2002:AABB:CCDD::/48
+    if ip.teredo:
+        server, client = ip.teredo  # the client's address is stored XOR 0xffffffff
+        return [("Teredo", client), ("Teredo", server)]
+    low = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip in _NAT64:
+        return [("NAT64", low)]
+    if int(ip) >> 32 == 0 and int(ip) > 1:  # ::a.b.c.d (deprecated); not :: or ::1
+        return [("IPv4-compatible", low)]
+    return []
+
+
+def _class(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     checks = (
         ("unspecified", ip.is_unspecified),
         ("loopback", ip.is_loopback),
         ("link-local", ip.is_link_local),  # 169.254.169.254, the cloud metadata service
+        ("site-local", ip.version == 6 and ip.is_site_local),  # fec0::/10, deprecated
         ("multicast", ip.is_multicast),
         ("shared (carrier-grade NAT)", ip.version == 4 and ip in _SHARED),
         ("reserved", ip.is_reserved),  # before private, which also covers 240.0.0.0/4
@@ -155,7 +194,8 @@ def _get(target: _Target, headers: Mapping[str, str], deadline: float) -> bytes 
     """One request: the body, or the Location of a redirect."""
     url = target.url
     cls = _PinnedHTTPS if target.scheme == "https" else _PinnedHTTP
-    conn = cls(target.host, target.port, addresses=target.addresses, timeout=_left(url, deadline))
+    _left(url, deadline)
+    conn = cls(target.host, target.port, addresses=target.addresses, deadline=deadline)
     try:
         conn.request("GET", target.request_path, headers=dict(headers))
         response = conn.getresponse()
@@ -167,6 +207,8 @@ def _get(target: _Target, headers: Mapping[str, str], deadline: float) -> bytes 
         if not 200 <= response.status < 300:
             raise FetchError(url, f"HTTP {response.status} {response.reason}".rstrip())
         return _read(url, response, deadline)
+    except TimeoutError as exc:  # a socket's wait for the rest of the deadline ran out
+        raise FetchError(url, _too_slow()) from exc
     except (OSError, http.client.HTTPException) as exc:
         raise FetchError(url, str(exc) or type(exc).__name__) from exc
     finally:
@@ -191,7 +233,20 @@ def _read(url: str, response: http.client.HTTPResponse, deadline: float) -> byte
 def _left(url: str, deadline: float) -> float:
     left = deadline - time.monotonic()
     if left <= 0:
-        raise FetchError(url, f"took longer than {settings.GPUPOSTURE_FETCH_TIMEOUT_SECONDS} s")
+        raise FetchError(url, _too_slow())
+    return left
+
+
+def _too_slow() -> str:
+    seconds = settings.GPUPOSTURE_FETCH_TIMEOUT_SECONDS
+    return f"timed out: took longer than {seconds} s (connecting and reading, all together)"
+
+
+def _remaining(deadline: float) -> float:
+    """What is left of the deadline for one blocking socket call; TimeoutError if nothing."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the fetch's deadline passed")
     return left
 
 
@@ -208,20 +263,62 @@ def _shown(url: str) -> str:
     return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
 
 
+class _DeadlineReader(io.RawIOBase):
+    """The socket as http.client reads it (status line, headers, body), each receive waiting
+    at most what is left of the deadline: a server sending a byte a second cannot stretch a
+    read, as a plain socket timeout (reset by every byte) would let it."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        # The socket's own raw file: it keeps the socket open while the response is read
+        # after the connection lets go of it (Connection: close), as http.client expects.
+        self._raw, self._sock, self._deadline = sock.makefile("rb", buffering=0), sock, deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        self._sock.settimeout(_remaining(self._deadline))
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _DeadlineSocket:
+    """What HTTPResponse needs of a socket (makefile), over a _DeadlineReader."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self._sock, self._deadline = sock, deadline
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(_DeadlineReader(self._sock, self._deadline))
+
+
+class _DeadlineResponse(http.client.HTTPResponse):
+    def __init__(self, sock: socket.socket, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(_DeadlineSocket(sock, deadline), *args, **kwargs)  # type: ignore[arg-type]
+
+
 class _PinnedHTTP(http.client.HTTPConnection):
     """Connects to a vetted address, never re-resolving `host` (which is kept for the Host
-    header, and for TLS in the subclass)."""
+    header, and for TLS in the subclass); every step waits only what is left of `deadline`."""
 
-    def __init__(self, host: str, port: int, *, addresses: tuple[str, ...], timeout: float):
-        super().__init__(host, port, timeout=timeout)
-        self._addresses = addresses
+    def __init__(self, host: str, port: int, *, addresses: tuple[str, ...], deadline: float):
+        super().__init__(host, port)
+        self._addresses, self._deadline = addresses, deadline
+        self.response_class = partial(_DeadlineResponse, deadline=deadline)  # type: ignore[assignment]
 
     def connect(self) -> None:
         error: OSError | None = None
         for address in self._addresses:
             try:
-                self.sock = socket.create_connection((address, self.port), self.timeout)
+                timeout = _remaining(self._deadline)
+                self.sock = socket.create_connection((address, self.port), timeout)
                 return
+            except TimeoutError:
+                raise
             except OSError as exc:
                 error = exc
         raise error or OSError("no address to connect to")
@@ -232,6 +329,8 @@ class _PinnedHTTPS(_PinnedHTTP):
 
     def connect(self) -> None:
         super().connect()
-        # Certificate and name checks stay on, against the name in the URL.
+        # Certificate and name checks stay on, against the name in the URL. The handshake, a
+        # single call, waits at most what is left.
         context = ssl.create_default_context()
+        self.sock.settimeout(_remaining(self._deadline))
         self.sock = context.wrap_socket(self.sock, server_hostname=self.host)
