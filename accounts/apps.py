@@ -6,3 +6,10 @@ from django.apps import AppConfig
 class AccountsConfig(AppConfig):
     name = "accounts"
     verbose_name = "accounts"
+
+    def ready(self) -> None:
+        # After django.contrib.admin's ready (first in INSTALLED_APPS) has imported every
+        # app's admin module: the admins wrapped here are the ones that serve the models.
+        from accounts.admin_audit import admin_accounts_audited
+
+        admin_accounts_audited()
