@@ -299,6 +299,8 @@ def test_every_admin_that_changes_data_is_audited(root):
         assert isinstance(admin.site.get_model_admin(model), AuditedAdminMixin), model
 
 
+# Django's admin form for Provider.website warns about Django 6's URL scheme default.
+@pytest.mark.filterwarnings("ignore:The default scheme will be changed")
 def test_no_admin_lets_a_who_made_it_field_be_typed(root):
     """created_by, recorded_by, requested_by...: read only wherever the admin shows them, and
     set from the signed-in user (tested above for exemptions and attestations)."""
