@@ -228,6 +228,9 @@ def test_deleting_from_the_page_needs_a_lead_and_the_confirmation(exposed, perso
     lead.force_login(personas["security_lead"])
     assert plat.post(f"/bulletins/{bulletin.pk}/delete/", {"confirm": "delete"}).status_code == 403
     assert "Delete " not in plat.get(f"/bulletins/{bulletin.pk}/").content.decode()
+    assert (
+        'name="confirm" value="delete"' in lead.get(f"/bulletins/{bulletin.pk}/").content.decode()
+    )
     lead.post(f"/bulletins/{bulletin.pk}/delete/", {})
     assert Bulletin.objects.exists()  # no confirmation, no deletion
     assert lead.post(f"/bulletins/{bulletin.pk}/delete/", {"confirm": "delete"}).status_code == 302
