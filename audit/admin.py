@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib import admin
@@ -32,10 +32,20 @@ class AuditEventAdmin(admin.ModelAdmin):
         return False
 
 
-class AuditedModelAdmin(admin.ModelAdmin):
+class AuditedAdminMixin:
     """Records every add, change and delete made through this admin, inlines included, as an
-    audit event by the admin user. Override `audit_state` to choose what before/after hold,
-    and `audit_cascades` to name the rows a delete takes with it."""
+    audit event by the admin user. Override `audit_state` to choose what before/after hold
+    (never a secret), and `audit_cascades` to name the rows a delete takes with it.
+
+    `creator_fields` name who-made-it fields (created_by, recorded_by...): never editable in the
+    admin, set from the signed-in user when the row is added (a user for a foreign key, the
+    username for text)."""
+
+    creator_fields: tuple[str, ...] = ()
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields = super().get_readonly_fields(request, obj)
+        return (*fields, *(f for f in self.creator_fields if f not in fields))
 
     def audit_state(self, obj: models.Model) -> dict[str, Any]:
         return model_to_audit_dict(obj)
@@ -46,6 +56,8 @@ class AuditedModelAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         stored = type(obj)._base_manager.filter(pk=obj.pk).first() if change else None
         obj._audit_before = self.audit_state(stored) if stored is not None else None
+        if not change:
+            _stamp_creator(obj, self.creator_fields, request)
         super().save_model(request, obj, form, change)
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
@@ -108,3 +120,40 @@ class AuditedModelAdmin(admin.ModelAdmin):
             object_repr=str(obj),
             before=state,
         )
+
+
+class AuditedModelAdmin(AuditedAdminMixin, admin.ModelAdmin):
+    """A ModelAdmin whose changes are audit events (see AuditedAdminMixin)."""
+
+
+def admin_audited(
+    model: type[models.Model],
+    *,
+    audit_state: Callable[[models.Model], dict[str, Any]],
+    mixins: tuple[type, ...] = (),
+    site: admin.AdminSite = admin.site,
+) -> None:
+    """Make the admin registered for `model` (another app's, e.g. Django's UserAdmin) record
+    its changes, keeping everything else it does. Call it once every admin module has been
+    imported (an AppConfig.ready after django.contrib.admin's), so the class it wraps is the
+    one that ends up serving the model, whichever app registered it. `mixins` come first in
+    the new class (for views of that admin's own that save outside save_model)."""
+    if not site.is_registered(model):
+        return  # not in the admin: nothing can change it there
+    registered = type(site.get_model_admin(model))
+    if issubclass(registered, AuditedAdminMixin):
+        return
+    audited = type(
+        f"Audited{registered.__name__}",
+        (*mixins, AuditedAdminMixin, registered),
+        {"audit_state": lambda self, obj: audit_state(obj), "__module__": __name__},
+    )
+    site.unregister(model)
+    site.register(model, audited)
+
+
+def _stamp_creator(obj: models.Model, names: Iterable[str], request: HttpRequest) -> None:
+    for name in names:
+        field = obj._meta.get_field(name)
+        user = request.user
+        setattr(obj, name, user if field.is_relation else user.get_username()[:150])

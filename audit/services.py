@@ -25,7 +25,7 @@ from audit.models import AuditEvent
 from audit.snapshots import as_json_data, model_to_audit_dict
 from gpuposture.base.request_id import current_request_id
 
-__all__ = ["Actor", "audit_change", "audit_record", "model_to_audit_dict"]
+__all__ = ["Actor", "actor_name", "audit_change", "audit_record", "model_to_audit_dict"]
 
 Actor = AbstractBaseUser | AnonymousUser | str | None
 
@@ -99,6 +99,11 @@ def audit_change(
     return audit_record(
         actor=actor, action=action, obj=obj, before=before, after=after, request_id=request_id
     )
+
+
+def actor_name(actor: Actor) -> str:
+    """The name an event records for `actor` (a username, a command, "system")."""
+    return _actor(actor)[1][:150]
 
 
 def _actor(actor: Actor) -> tuple[AbstractBaseUser | None, str]:

@@ -1,5 +1,6 @@
-"""Two CSAF 2.0 bulletins for the demo, written here in NVIDIA's product-tree shape. The facts
-(fixed versions per branch, CVE ids, CVSS) restate public bulletins; the text is our own.
+"""Three CSAF 2.0 bulletins for the demo, written here in NVIDIA's product-tree shape, and a
+later revision of one that weakens it (held for a security lead). The facts (fixed versions per
+branch, CVE ids, CVSS) restate public bulletins; the text is our own.
 PURE: returns dicts for `inventory.bulletins.bulletin_import`."""
 
 from __future__ import annotations
@@ -51,10 +52,31 @@ def _vendor(branches: list[Obj]) -> Obj:
 TOOLKIT_TITLE = "Container Toolkit and GPU Operator - February 2025 (demo)"
 
 
+DRIVER_FIXES = (("R550", "550.163.01"), ("R535", "535.247.01"))
+
+
 def driver_bulletin() -> Obj:
     """April 2025 data-center driver fixes: R550 550.163.01, R535 535.247.01."""
+    return _driver(DRIVER_FIXES)
+
+
+def driver_bulletin_revised() -> Obj:
+    """A revision 1.1.0 of the driver bulletin that no longer lists the R535 branch (as when a
+    vendor moves a branch to a bulletin of its own). It would close the STACK-001 findings of
+    R535 nodes that are still below 535.247.01, so gpuposture holds it for a security lead."""
+    data = _driver(DRIVER_FIXES[:1])
+    tracking = data["document"]["tracking"]
+    tracking["version"], tracking["current_release_date"] = "1.1.0", "2025-05-06T00:00:00Z"
+    tracking["revision_history"].append(
+        {"date": "2025-05-06T00:00:00Z", "number": "1.1.0",
+         "summary": "R535 moved to a bulletin of its own (demo)"}
+    )  # fmt: skip
+    return data
+
+
+def _driver(fixed_by_branch: tuple[tuple[str, str], ...]) -> Obj:
     branches = []
-    for branch, fixed in (("R550", "550.163.01"), ("R535", "535.247.01")):
+    for branch, fixed in fixed_by_branch:
         arch = f"Linux({branch})"
         branches.append({"category": "architecture", "name": arch, "branches": [
             _version(arch, "Tesla", f"All driver versions prior to {fixed}"),

@@ -16,6 +16,7 @@ from inventory.api import (
     WorkloadViewSet,
 )
 from inventory.api_patch import PatchSlaView
+from inventory.api_revisions import BulletinRevisionViewSet
 from inventory.mig_api import MigNodeLayoutView, MigValidateView
 from posture.api import (
     CheckViewSet,
@@ -38,6 +39,7 @@ router.register("sync-runs", SyncRunViewSet)
 router.register("drift-events", DriftEventViewSet)
 router.register("bulletins", BulletinViewSet)
 router.register("bulletin-imports", BulletinImportViewSet)
+router.register("bulletin-revisions", BulletinRevisionViewSet)
 router.register("nodes", NodeViewSet)
 router.register("workloads", WorkloadViewSet)
 router.register("findings", FindingViewSet)

@@ -10,7 +10,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from audit import views as audit_views
 from gpuposture.base.views import healthz, readyz
 from gpuposture.metrics import metrics
-from inventory import mig_views
+from inventory import bulletin_views, mig_views
 from inventory import views as inventory_views
 from posture import views as posture_views
 from providers import views as provider_views
@@ -93,6 +93,13 @@ urlpatterns = [
     path("bulletins/", inventory_views.bulletin_list, name="bulletin-list"),
     path("bulletins/import/", inventory_views.bulletin_import_view, name="bulletin-import"),
     path("bulletins/<int:pk>/", inventory_views.bulletin_detail, name="bulletin-detail"),
+    path("bulletins/<int:pk>/delete/", bulletin_views.bulletin_delete_view, name="bulletin-delete"),
+    path("bulletins/revisions/<int:pk>/", bulletin_views.revision_detail, name="bulletin-revision"),
+    path(
+        "bulletins/revisions/<int:pk>/decide/",
+        bulletin_views.revision_decide,
+        name="bulletin-revision-decide",
+    ),
     path("audit/", audit_views.audit_log, name="audit-log"),
     path("api/v1/", include(("gpuposture.api_urls", "api"), namespace="api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -6,14 +6,16 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet, ScopedViewSetMixin
 from gpuposture.base.queue import QueueUnavailable
-from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD
-from inventory.bulletin_imports import bulletin_urls_import_request
-from inventory.bulletins import ImportResult, bulletin_import, nodes_patch_refresh
+from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role
+from inventory.api_revisions import held_answer
+from inventory.bulletin_decisions import bulletin_delete
+from inventory.bulletin_imports import bulletin_urls_import_request, bulletins_import_recorded
 from inventory.filters import (
     BulletinFilter,
     DriftEventFilter,
@@ -219,29 +221,56 @@ class BulletinSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
-class BulletinViewSet(ScopedViewSetMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+class BulletinImportSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = BulletinImport
+        fields = [
+            "id", "action", "trigger", "requested_by", "sources", "status", "counts",
+            "bulletins", "changes", "refused", "resolved_findings", "error", "started_at",
+            "finished_at",
+        ]  # fmt: skip
+
+
+class BulletinViewSet(
+    ScopedViewSetMixin, mixins.CreateModelMixin, mixins.DestroyModelMixin,
+    viewsets.ReadOnlyModelViewSet,
+):  # fmt: skip
     """Vendor bulletins (CSAF 2.0). POST a CSAF JSON document to import it; a newer revision
-    replaces an older one, an invalid document is refused with the reason."""
+    replaces an older one, an invalid document is refused with the reason. A newer revision
+    that weakens a fix (a lower fixed version; a product, branch or CVE dropped) is held (202)
+    until a security lead confirms it at /api/v1/bulletin-revisions/{id}/confirm/. DELETE
+    (security lead) removes a bulletin. Each is recorded at /api/v1/bulletin-imports/."""
 
     queryset = Bulletin.objects.prefetch_related("fixes")
     serializer_class = BulletinSerializer
     write_roles = (SECURITY_LEAD, PLATFORM_ENGINEER)
     filterset_class = BulletinFilter
 
-    @extend_schema(request=dict, responses={201: BulletinSerializer, 400: dict})
+    @extend_schema(request=dict, responses={201: BulletinSerializer, 202: dict, 400: dict})
     def create(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]
         if isinstance(request.data, dict) and "urls" in request.data:
             return self._import_urls(request.data["urls"])
-        result = ImportResult()
-        bulletin = bulletin_import(data=request.data, source="api upload", result=result)
-        if bulletin is None:
+        record, result = bulletins_import_recorded(
+            trigger="api", actor=request.user, documents=[("api upload", request.data)]
+        )
+        if not result.landed:
             return Response(
                 {"detail": f"not a valid CSAF 2.0 document: {result.refused[0][1]}"},
                 status=status.HTTP_400_BAD_REQUEST,
             )
-        nodes_patch_refresh()
+        if result.held:
+            return Response(held_answer(record), status=status.HTTP_202_ACCEPTED)
+        [tracking_id] = [*result.imported, *result.replaced, *result.unchanged]
+        bulletin = self.get_queryset().get(tracking_id=tracking_id)
         code = status.HTTP_200_OK if result.unchanged else status.HTTP_201_CREATED
         return Response(BulletinSerializer(bulletin).data, status=code)
+
+    @extend_schema(responses={200: BulletinImportSerializer, 403: dict})
+    def destroy(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]
+        if not has_role(request.user, SECURITY_LEAD):
+            raise PermissionDenied("Only a security lead may delete a bulletin.")
+        record = bulletin_delete(bulletin=self.get_object(), user=request.user, trigger="api")
+        return Response(BulletinImportSerializer(record).data)
 
     def _import_urls(self, urls: object) -> Response:
         """`{"urls": [...]}`: documents or provider feeds, fetched by a worker through the
@@ -256,23 +285,12 @@ class BulletinViewSet(ScopedViewSetMixin, mixins.CreateModelMixin, viewsets.Read
                 status=status.HTTP_400_BAD_REQUEST,
             )
         try:
-            record = bulletin_urls_import_request(
-                urls=urls, trigger="api", actor=self.request.user.get_username()
-            )
+            record = bulletin_urls_import_request(urls=urls, trigger="api", actor=self.request.user)
         except QueueUnavailable as exc:
             body = {"detail": str(exc), "import": BulletinImportSerializer(exc.record).data}
             return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers=RETRY_LATER)
         record.refresh_from_db()  # eager mode (no broker) has already run it
         return Response(BulletinImportSerializer(record).data, status=status.HTTP_202_ACCEPTED)
-
-
-class BulletinImportSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = BulletinImport
-        fields = [
-            "id", "trigger", "requested_by", "sources", "status", "counts", "bulletins",
-            "refused", "error", "started_at", "finished_at",
-        ]  # fmt: skip
 
 
 class BulletinImportViewSet(ScopedReadOnlyViewSet):

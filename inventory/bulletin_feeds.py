@@ -6,18 +6,26 @@ valid CSAF is refused with the reason and the rest of the batch still lands."""
 from __future__ import annotations
 
 from gpuposture.base.fetch import FetchError, fetch
-from inventory.bulletins import ImportResult, bulletin_import, nodes_patch_refresh
+from inventory.bulletins import (
+    DEFAULTS,
+    ImportOptions,
+    ImportResult,
+    bulletin_import,
+    nodes_patch_refresh,
+)
 from inventory.csaf.feed import Document, FeedError, feed_documents
 
 
-def bulletins_import_urls(*, urls: list[str], refresh: bool = True) -> ImportResult:
+def bulletins_import_urls(
+    *, urls: list[str], refresh: bool = True, options: ImportOptions = DEFAULTS
+) -> ImportResult:
     """Import the documents behind each URL, then refresh node patch status once (unless
     `refresh` is False because the caller imports more and refreshes itself)."""
     result = ImportResult()
     for url in urls:
         for found in feed_documents(url, _fetch):
             if isinstance(found, Document):
-                bulletin_import(data=found.data, source=found.url, result=result)
+                bulletin_import(data=found.data, source=found.url, result=result, options=options)
             else:
                 result.refused.append((found.url, found.reason))
     if refresh:

@@ -5,19 +5,33 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
-from inventory.csaf.document import CsafError, parse_advisory
+from audit.services import CREATE, audit_record
+from inventory.bulletin_revisions import (
+    ImportOptions,
+    advisory_state,
+    audit_state,
+    bulletin_state,
+    change_entry,
+    revision_hold,
+    revisions_supersede,
+    was_rejected,
+)
+from inventory.csaf.document import Advisory, CsafError, parse_advisory
 from inventory.csaf.fixes import Fix, fixes
 from inventory.csaf.products import Bound, Component
+from inventory.csaf.revisions import RevisionChanges, RevisionState, revision_changes
 from inventory.csaf.versions import compare, parse_version
 from inventory.models import Bulletin, BulletinFix, Node
 from inventory.patching import COMPONENTS, node_patch_status
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
+DEFAULTS = ImportOptions()
 
 
 @dataclass
@@ -25,16 +39,18 @@ class ImportResult:
     imported: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)  # weakening revisions awaiting confirmation
     refused: list[tuple[str, str]] = field(default_factory=list)  # (source, reason)
+    changes: list[dict] = field(default_factory=list)  # bulletin_revisions.change_entry
 
     def merge(self, other: ImportResult) -> ImportResult:
-        for name in ("imported", "replaced", "unchanged", "refused"):
+        for name in ("imported", "replaced", "unchanged", "held", "refused", "changes"):
             getattr(self, name).extend(getattr(other, name))
         return self
 
     @property
     def landed(self) -> bool:
-        return bool(self.imported or self.replaced or self.unchanged)
+        return bool(self.imported or self.replaced or self.unchanged or self.held)
 
 
 def _newer(version: str, released: str, existing: Bulletin) -> bool:
@@ -47,8 +63,12 @@ def _newer(version: str, released: str, existing: Bulletin) -> bool:
 
 
 @transaction.atomic
-def bulletin_import(*, data: object, source: str, result: ImportResult) -> Bulletin | None:
-    """Import one CSAF document; a refused one is recorded in `result` and changes nothing."""
+def bulletin_import(
+    *, data: object, source: str, result: ImportResult, options: ImportOptions = DEFAULTS
+) -> Bulletin | None:
+    """Import one CSAF document; a refused one is recorded in `result` and changes nothing.
+    A newer revision that weakens a fix is held (bulletin_revisions.revision_hold) unless
+    `options.confirm_weakening`; every change is an audit event."""
     try:
         advisory = parse_advisory(data)  # type: ignore[arg-type]
         released = parse_datetime(advisory.current_release_date)
@@ -58,10 +78,37 @@ def bulletin_import(*, data: object, source: str, result: ImportResult) -> Bulle
         result.refused.append((source, getattr(exc, "reason", str(exc))))
         return None
     existing = Bulletin.objects.filter(tracking_id=advisory.tracking_id).first()
-    if existing and not _newer(advisory.version, advisory.current_release_date, existing):
+    if existing and (
+        not _newer(advisory.version, advisory.current_release_date, existing)
+        or was_rejected(existing.tracking_id, advisory.version)
+    ):
         result.unchanged.append(advisory.tracking_id)
         return existing
     found, unmatched = fixes(advisory)
+    before = bulletin_state(existing) if existing else None
+    after = advisory_state(advisory, found)
+    changes = revision_changes(before, after)
+    if existing and changes.weakening and not options.confirm_weakening:
+        revision = revision_hold(
+            bulletin=existing, advisory=advisory, data=data, source=source, after=after,
+            changes=changes, options=options,
+        )  # fmt: skip
+        result.held.append(advisory.tracking_id)
+        entry = change_entry(advisory.tracking_id, "held", before, after, changes)
+        result.changes.append(entry | {"revision": revision.pk})
+        return existing
+    bulletin = _store(existing, advisory, found, unmatched, released, source)
+    outcome = "replaced" if existing else "imported"
+    (result.replaced if existing else result.imported).append(advisory.tracking_id)
+    result.changes.append(change_entry(advisory.tracking_id, outcome, before, after, changes))
+    _audit_stored(bulletin, before, after, changes, options)
+    return bulletin
+
+
+def _store(
+    existing: Bulletin | None, advisory: Advisory, found: list[Fix], unmatched: list,
+    released: datetime, source: str,
+) -> Bulletin:  # fmt: skip
     bulletin = existing or Bulletin(tracking_id=advisory.tracking_id)
     bulletin.title = advisory.title[:500]
     bulletin.category, bulletin.version = advisory.category[:60], advisory.version[:40]
@@ -76,8 +123,23 @@ def bulletin_import(*, data: object, source: str, result: ImportResult) -> Bulle
     bulletin.save()
     bulletin.fixes.all().delete()
     BulletinFix.objects.bulk_create(_fix_row(bulletin, fix) for fix in found)
-    (result.replaced if existing else result.imported).append(advisory.tracking_id)
+    # A pending hold compared itself with the revision just replaced: it no longer applies.
+    revisions_supersede(tracking_id=bulletin.tracking_id)
     return bulletin
+
+
+def _audit_stored(
+    bulletin: Bulletin, before: RevisionState | None, after: RevisionState,
+    changes: RevisionChanges, options: ImportOptions,
+) -> None:  # fmt: skip
+    record = options.record
+    state = audit_state(bulletin.tracking_id, bulletin.title, after)
+    state["import"] = record.pk if record else None
+    if changes.weakening:
+        state["weakening_confirmed"] = changes.weakening
+    old = audit_state(bulletin.tracking_id, bulletin.title, before) if before else None
+    action = "replace" if before else CREATE
+    audit_record(actor=options.actor, action=action, obj=bulletin, before=old, after=state)
 
 
 def _fix_row(bulletin: Bulletin, fix: Fix) -> BulletinFix:
@@ -91,7 +153,9 @@ def _fix_row(bulletin: Bulletin, fix: Fix) -> BulletinFix:
     )  # fmt: skip
 
 
-def bulletins_import_paths(*, paths: list[str], refresh: bool = True) -> ImportResult:
+def bulletins_import_paths(
+    *, paths: list[str], refresh: bool = True, options: ImportOptions = DEFAULTS
+) -> ImportResult:
     """Import files and directories of CSAF JSON; each document on its own (a refused one
     never stops the others)."""
     result = ImportResult()
@@ -103,25 +167,27 @@ def bulletins_import_paths(*, paths: list[str], refresh: bool = True) -> ImportR
         except (OSError, ValueError) as exc:
             result.refused.append((str(path), f"not readable: {exc}"))
             continue
-        bulletin_import_bytes(raw=raw, source=str(path), result=result)
+        bulletin_import_bytes(raw=raw, source=str(path), result=result, options=options)
     if refresh:
         nodes_patch_refresh()
     return result
 
 
 def bulletins_import_uploads(
-    *, files: list[tuple[str, bytes]], refresh: bool = True
+    *, files: list[tuple[str, bytes]], refresh: bool = True, options: ImportOptions = DEFAULTS
 ) -> ImportResult:
     """Import uploaded documents (name, content), each on its own, then refresh patch status."""
     result = ImportResult()
     for name, raw in files:
-        bulletin_import_bytes(raw=raw, source=f"upload {name}", result=result)
+        bulletin_import_bytes(raw=raw, source=f"upload {name}", result=result, options=options)
     if refresh:
         nodes_patch_refresh()
     return result
 
 
-def bulletin_import_bytes(*, raw: bytes, source: str, result: ImportResult) -> Bulletin | None:
+def bulletin_import_bytes(
+    *, raw: bytes, source: str, result: ImportResult, options: ImportOptions = DEFAULTS
+) -> Bulletin | None:
     """Import one document given as bytes; too large or not JSON is refused with the reason."""
     if len(raw) > MAX_DOCUMENT_BYTES:
         result.refused.append((source, f"larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MB"))
@@ -131,7 +197,7 @@ def bulletin_import_bytes(*, raw: bytes, source: str, result: ImportResult) -> B
     except (UnicodeDecodeError, ValueError) as exc:
         result.refused.append((source, f"not readable JSON: {exc}"))
         return None
-    return bulletin_import(data=data, source=source, result=result)
+    return bulletin_import(data=data, source=source, result=result, options=options)
 
 
 def _documents(paths: list[str], result: ImportResult) -> list[Path]:

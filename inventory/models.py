@@ -407,21 +407,36 @@ class BulletinImportQuerySet(ScopedQuerySet):
 
 
 class BulletinImport(models.Model):
-    """One import of bulletins (files, uploads, URLs or provider feeds): what was asked, what
-    landed and what was refused with the reason. Feed imports run on a worker."""
+    """One import of bulletins (files, uploads, URLs or provider feeds), a confirmed weakening
+    revision or a deletion: who asked, what was asked, what changed (fixed versions before and
+    after, products and CVEs added and dropped), what was held for confirmation, what was
+    refused with the reason, and the findings the re-score after it resolved."""
 
     class Status(models.TextChoices):
         RUNNING = "running"
         SUCCEEDED = "succeeded"
         FAILED = "failed"
 
-    trigger = models.CharField(max_length=20)  # cli, api, page, schedule
+    class Action(models.TextChoices):
+        IMPORT = "import"
+        CONFIRM = "confirm", "confirm a weakening revision"
+        DELETE = "delete"
+
+    action = models.CharField(max_length=10, choices=Action.choices, default=Action.IMPORT)
+    trigger = models.CharField(max_length=20)  # cli, api, page, schedule, demo
     requested_by = models.CharField(max_length=150, blank=True)
     sources = models.JSONField(default=list)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
     counts = models.JSONField(default=dict, blank=True)
-    bulletins = models.JSONField(default=list, blank=True)  # tracking ids imported or replaced
+    # Tracking ids imported, replaced or deleted: the bulletins whose change can move findings.
+    bulletins = models.JSONField(default=list, blank=True)
+    # Per bulletin: {"tracking_id", "outcome", "version_before", "version_after", and the
+    # changes of inventory.csaf.revisions.RevisionChanges}.
+    changes = models.JSONField(default=list, blank=True)
     refused = models.JSONField(default=list, blank=True)  # [{"source", "reason"}]
+    # {"count", "ids", "posture_run"} from the first full evaluation after the import
+    # (posture.bulletin_effects); null until it has run.
+    resolved_findings = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -432,4 +447,8 @@ class BulletinImport(models.Model):
         ordering = ["-started_at", "-id"]
 
     def __str__(self) -> str:
-        return f"bulletin import {self.pk} ({self.status})"
+        return f"bulletin {self.action} {self.pk} ({self.status})"
+
+
+# Split out to keep this module readable; imported here so Django registers the model.
+from inventory.revision_models import BulletinRevision  # noqa: E402, F401

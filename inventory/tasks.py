@@ -91,16 +91,15 @@ def score_all() -> None:
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def import_bulletin_urls(import_id: int) -> dict[str, object]:
-    """Run a URL import requested from the page or the API, then re-score. Redelivered after a
-    killed worker, it runs again: imports are idempotent and the row is still `running`."""
+    """Run a URL import requested from the page or the API (it re-scores when a bulletin
+    changed). Redelivered after a killed worker, it runs again: imports are idempotent and the
+    row is still `running`."""
     record = BulletinImport.objects.filter(pk=import_id).first()
     if record is None:
         return {"status": "skipped", "reason": "import no longer exists"}
     result = bulletin_import_run(record=record)
     if result is None:
         return {"status": "skipped", "reason": f"import already {record.status}"}
-    if result.imported or result.replaced:
-        score_all()
     return {"status": record.status, "counts": record.counts}
 
 
@@ -110,7 +109,5 @@ def poll_bulletin_feeds() -> dict[str, object]:
     urls = list(settings.GPUPOSTURE_BULLETIN_FEEDS)
     if not urls:
         return {"status": "skipped", "reason": "no feeds configured"}
-    record, result = bulletins_import_recorded(trigger="schedule", urls=urls)
-    if result.imported or result.replaced:
-        score_all()
+    record, _result = bulletins_import_recorded(trigger="schedule", urls=urls)
     return {"status": record.status, "counts": record.counts}

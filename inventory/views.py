@@ -15,7 +15,7 @@ from inventory.bulletin_imports import bulletin_urls_import_request, bulletins_i
 from inventory.charts import patch_heatmap
 from inventory.filters import BulletinFilter, NodeFilter
 from inventory.forms import BulletinImportForm, ClusterForm, PatchSlaForm
-from inventory.models import Bulletin, BulletinImport, Cluster, Node
+from inventory.models import Bulletin, BulletinImport, BulletinRevision, Cluster, Node
 from inventory.patch_sla import patch_sla_rows, patch_sla_save
 from inventory.selectors import (
     PATCH_COMPONENTS,
@@ -25,6 +25,11 @@ from inventory.selectors import (
     patch_rollout,
 )
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
+
+HELD_MESSAGE = (
+    "{n} revision(s) weaken a bulletin (a lower fixed version, or a product, branch or CVE "
+    "dropped): held, not applied, until a security lead confirms them under Bulletins."
+)
 
 
 def cluster_list(request: HttpRequest) -> HttpResponse:
@@ -111,6 +116,9 @@ def bulletin_list(request: HttpRequest) -> HttpResponse:
         "bulletins": filterset.qs,
         "filtered": any(request.GET.get(f) for f in filterset.form.fields),
         "imports": BulletinImport.objects.visible_to(request.user)[:10],
+        "pending": BulletinRevision.objects.visible_to(request.user).filter(
+            status=BulletinRevision.Status.PENDING
+        )[:50],
         "can_import": has_role(request.user, SECURITY_LEAD, PLATFORM_ENGINEER),
     }
     return render(request, "inventory/bulletin_list.html", context)
@@ -121,12 +129,14 @@ def bulletin_import_view(request: HttpRequest) -> HttpResponse:
     form = BulletinImportForm(request.POST or None, request.FILES or None)
     result = None
     if request.method == "POST" and form.is_valid():
-        actor = request.user.get_username()
+        actor = request.user
         uploads = [(f.name[:200], f.read()) for f in form.cleaned_data["files"]]
         if uploads:
             _record, result = bulletins_import_recorded(
                 trigger="page", actor=actor, uploads=uploads
             )
+            if result.held:
+                messages.warning(request, HELD_MESSAGE.format(n=len(result.held)))
         if form.cleaned_data["urls"]:
             # A feed may list hundreds of documents: a worker fetches them.
             try:
@@ -155,9 +165,15 @@ def bulletin_detail(request: HttpRequest, pk: int) -> HttpResponse:
         .select_related("cluster")
         if any(e.get("advisory_id") == bulletin.tracking_id for e in n.patch_exposures)
     ]
-    return render(
-        request, "inventory/bulletin_detail.html", {"bulletin": bulletin, "affected": affected}
-    )
+    context = {
+        "bulletin": bulletin,
+        "affected": affected,
+        "pending": BulletinRevision.objects.visible_to(request.user).filter(
+            tracking_id=bulletin.tracking_id, status=BulletinRevision.Status.PENDING
+        ),
+        "can_delete": has_role(request.user, SECURITY_LEAD),
+    }
+    return render(request, "inventory/bulletin_detail.html", context)
 
 
 def patch_status(request: HttpRequest) -> HttpResponse:

@@ -1,19 +1,24 @@
+"""Check exemptions (audited; their author set from the signed-in user) and findings (read
+only: a finding resolves when its check no longer fires, or is accepted on its page with a
+reason and an expiry; it is never deleted, edited or made by hand)."""
+
 from __future__ import annotations
 
-from django.contrib import admin
+from typing import Any
 
+from django.contrib import admin
+from django.http import HttpRequest
+
+from audit.admin import AuditedModelAdmin
 from posture.models import CheckExemption, Finding
 
 
 @admin.register(CheckExemption)
-class CheckExemptionAdmin(admin.ModelAdmin):
+class CheckExemptionAdmin(AuditedModelAdmin):
     list_display = ("check_id", "cluster", "namespace", "kind", "name", "reason", "created_by")
     list_filter = ("check_id",)
-
-    def save_model(self, request, obj, form, change):  # type: ignore[no-untyped-def]
-        if not obj.created_by_id:
-            obj.created_by = request.user
-        super().save_model(request, obj, form, change)
+    creator_fields = ("created_by",)
+    readonly_fields = ("created_at",)
 
 
 @admin.register(Finding)
@@ -21,3 +26,13 @@ class FindingAdmin(admin.ModelAdmin):
     list_display = ("check_id", "severity", "status", "tenant", "cluster", "subject_name")
     list_filter = ("status", "severity", "check_id")
     readonly_fields = [f.name for f in Finding._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # read only: acceptance has its own page, reason and audit event
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Deleting would erase the finding's history and drop it from the scores unseen.
+        return False

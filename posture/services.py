@@ -17,6 +17,7 @@ from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.models import Cluster, SyncRun
 from inventory.snapshot import gc_paused
 from posture import scoring
+from posture.bulletin_effects import bulletin_imports_effects_record
 from posture.models import Finding, PostureRun, TenantScore
 from posture.rules import CHECKS, FindingDraft
 from posture.rules.registry import evaluate
@@ -217,6 +218,9 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
             totals[key] += value
         evaluated.append(cluster.name)
     scores = scores_compute(run=run, now=now)
+    if clusters is None:
+        # Every cluster was judged: bulletin imports waiting to know what they resolved learn it.
+        bulletin_imports_effects_record(run=run)
     run.clusters = evaluated
     run.counts = {**totals, "tenants_scored": len(scores), "exempted": dict(exempted)}
     run.finished_at = timezone.now()

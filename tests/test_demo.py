@@ -48,6 +48,16 @@ def test_demo_world_meets_the_promise():
         if e.get("condition")
     ]  # fmt: skip
     assert conditioned and all("cdi" in e["condition"].lower() for e in conditioned)
+    # A later revision of the driver bulletin drops R535 (demo nodes still run it): held, with
+    # the imports recorded, and the R535 nodes' STACK-001 findings still open.
+    from inventory.models import BulletinImport, BulletinRevision
+
+    [held] = BulletinRevision.objects.filter(status="pending")
+    assert "driver linux R535 tesla: no longer in the bulletin" in held.changes["weakening"]
+    assert Finding.objects.filter(
+        check_id="STACK-001", status="open", evidence__move_to__startswith="535."
+    ).exists()
+    assert BulletinImport.objects.filter(trigger="demo", counts__held=1).exists()
     # A day of GPU telemetry: rolled-up hours per tenant, and the planted signals.
     from telemetry.models import GpuUsageHourly, ResetAttestation
 

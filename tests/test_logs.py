@@ -30,10 +30,11 @@ def test_a_request_log_line_is_json_with_the_request_id(client, personas, captur
     client.force_login(personas["auditor"])
     response = client.get("/nodes/nowhere/nothing/", HTTP_X_REQUEST_ID="trace-42")
     assert response.status_code == 404
-    assert response["X-Request-ID"] == "trace-42"
+    assert response["X-Request-ID"] != "trace-42"  # the server's own
     [line] = captured.getvalue().splitlines()
     entry = json.loads(line)
-    assert entry["request_id"] == "trace-42"
+    assert entry["request_id"] == response["X-Request-ID"]
+    assert entry["client_request_id"] == "trace-42"  # the caller's, under its own name
     assert entry["level"] == "WARNING" and entry["logger"] == "django.request"
     assert "Not Found" in entry["message"]
 
@@ -59,3 +60,4 @@ def test_a_forged_request_id_cannot_inject_log_lines(client, personas, captured)
     response = client.get("/nodes/x/y/", HTTP_X_REQUEST_ID='x"}\n{"level": "CRITICAL"')
     assert response["X-Request-ID"] != 'x"}\n{"level": "CRITICAL"'
     assert len(captured.getvalue().splitlines()) == 1
+    assert "client_request_id" not in json.loads(captured.getvalue())  # dropped, not kept

@@ -15,7 +15,16 @@ from django.utils import timezone
 
 from accounts.services import token_create
 from audit.services import audit_record
-from inventory.models import Bulletin, BulletinImport, Cluster, DriftEvent, Node, Pod, SyncRun
+from inventory.models import (
+    Bulletin,
+    BulletinImport,
+    BulletinRevision,
+    Cluster,
+    DriftEvent,
+    Node,
+    Pod,
+    SyncRun,
+)
 from posture.models import Finding, PostureRun, TenantScore
 from providers.models import Answer, Assessment, Provider, ProviderContact, Questionnaire
 from telemetry.models import GpuUsageDaily, ResetAttestation
@@ -35,6 +44,7 @@ PINNED: dict[str, int] = {
     "api:syncrun-list": 3,
     "api:driftevent-list": 3,
     "api:bulletinimport-list": 3,
+    "api:bulletinrevision-list": 3,
     "api:node-list": 3,
     "api:pod-list": 3,
     "api:resetattestation-list": 3,  # tenants and cluster joined
@@ -72,7 +82,7 @@ PINNED: dict[str, int] = {
     "approvals-queue": 5,  # count + page of pending requests
     "provider-list": 6,  # providers + their assessments and clusters (prefetched)
     "provider-compare": 6,  # the chooser's providers + their assessments and clusters
-    "bulletin-list": 6,  # bulletins + fixes + recent imports
+    "bulletin-list": 7,  # bulletins + fixes + recent imports + held revisions
     "audit-log": 5,  # count + page
     "token-list": 4,  # the user's own tokens
 }
@@ -150,7 +160,11 @@ def build_world(size: int, users: list[User]) -> None:
             tracking_id=f"B-{size}-{i}", title="b", category="csaf_security_advisory",
             version="1", current_release_date=now,
         )  # fmt: skip
-        BulletinImport.objects.create(trigger="cli", status="succeeded")
+        record = BulletinImport.objects.create(trigger="cli", status="succeeded")
+        BulletinRevision.objects.create(
+            tracking_id=f"B-{size}-{i}", version="2", base_version="1", document={},
+            changes={"weakening": ["a product dropped"]}, held_by=record,
+        )  # fmt: skip
         for user in users:
             token_create(user=user, name=f"tok{i}", scope="read")
     cluster.provider = provider
@@ -159,7 +173,8 @@ def build_world(size: int, users: list[User]) -> None:
 
 def wipe() -> None:
     models = (Finding, TenantScore, Pod, SharingRequest, ResetAttestation, GpuUsageDaily, Tenant,
-              DriftEvent, SyncRun, Cluster, Provider, Bulletin, BulletinImport)  # fmt: skip
+              DriftEvent, SyncRun, Cluster, Provider, Bulletin, BulletinRevision,
+              BulletinImport)  # fmt: skip
     for model in models:
         model.objects.all().delete()
     for user in User.objects.all():

@@ -7,26 +7,32 @@ import json
 import logging
 from datetime import UTC, datetime
 
-from gpuposture.base.request_id import current_request_id
+from gpuposture.base.request_id import current_client_request_id, current_request_id
 
 # LogRecord attributes that are not `extra=` fields a caller added.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
 
 
 class RequestIdFilter(logging.Filter):
-    """Adds `request_id` to every record (None outside a request)."""
+    """Adds `request_id` (the server's, None outside a request) to every record, and
+    `client_request_id` (the caller's own X-Request-ID) when the caller sent a sane one."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        # Django logs a 4xx/5xx response after the middleware has returned, with the request
+        # attached: take the ids from it then.
+        request = getattr(record, "request", None)
         if not hasattr(record, "request_id"):
-            # Django logs a 4xx/5xx response after the middleware has returned, with the
-            # request attached: take the id from it then.
-            request = getattr(record, "request", None)
             record.request_id = current_request_id() or getattr(request, "request_id", None)
+        if not hasattr(record, "client_request_id"):
+            client_id = current_client_request_id() or getattr(request, "client_request_id", None)
+            if client_id:
+                record.client_request_id = client_id
         return True
 
 
 class JsonFormatter(logging.Formatter):
-    """time, level, logger, message, request_id, any `extra=` fields, and the exception."""
+    """time, level, logger, message, request_id, any `extra=` fields (client_request_id
+    among them), and the exception."""
 
     def format(self, record: logging.LogRecord) -> str:
         entry = {

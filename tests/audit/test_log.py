@@ -4,6 +4,7 @@ as stored, verify_audit_log, and the request id."""
 from __future__ import annotations
 
 import io
+import json
 import threading
 from datetime import timedelta
 
@@ -283,31 +284,36 @@ def test_concurrent_writers_never_share_a_prev_hash():
     "sent, kept",
     [("abc-123", True), ("A.b_C-9" * 9, True), ("x" * 65, False), ("a b", False), ("", False)],
 )
-def test_the_request_id_comes_from_the_header_or_is_made(sent, kept, personas):
+def test_the_request_id_is_made_by_the_server_whatever_the_header(sent, kept, personas):
     client = Client(headers={"X-Request-ID": sent} if sent else {})
     client.force_login(personas["auditor"])
     response = client.get("/audit/")
     echoed = response["X-Request-ID"]
-    if kept:
-        assert echoed == sent
-    else:
-        assert echoed != sent and len(echoed) == 32 and int(echoed, 16) >= 0
+    assert echoed != sent and len(echoed) == 32 and int(echoed, 16) >= 0
+    # The caller's own id, when sane, comes back under its own name, never as the id.
+    assert response.get("X-Client-Request-ID") == (sent if kept else None)
 
 
-def test_the_request_id_reaches_the_event(small_world, personas):
+@pytest.mark.parametrize(
+    "sent", ["req-from-proxy-7", "0123456789abcdef0123456789abcdef", "x" * 65, 'a"\n{b']
+)
+def test_a_client_header_never_becomes_the_recorded_request_id(sent, small_world, personas):
+    """Issue 16 item 7: an audit event's request id is the server's, whatever the client sent
+    (even a header shaped exactly like a server id)."""
     from posture.models import Finding
 
     finding = Finding.objects.filter(status="open", tenant__slug="beta").first()
     soon = (timezone.now() + timedelta(days=30)).date()
-    client = Client(headers={"X-Request-ID": "req-from-proxy-7"})
+    client = Client(headers={"X-Request-ID": sent})
     client.force_login(personas["security_lead"])
     response = client.post(
         f"/findings/{finding.pk}/accept/",
         {"reason": "accepted while the vendor ships a fix", "until": soon.isoformat()},
     )
-    assert response["X-Request-ID"] == "req-from-proxy-7"
     event = AuditEvent.objects.get(action="accept")
-    assert event.request_id == "req-from-proxy-7"
+    stored = json.dumps(event.content().__dict__, default=str)
+    assert event.request_id != sent and sent not in stored
+    assert event.request_id == response["X-Request-ID"] and len(event.request_id) == 32
     assert record(99).request_id == ""  # outside a request: none
 
 

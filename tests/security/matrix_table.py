@@ -126,6 +126,12 @@ PAGES: dict[str, Access] = {
     "bulletin-list": page(),
     "bulletin-import": page(read={LEAD, PLAT}, denied=ROLE_GATED, writes=post(LEAD, PLAT)),
     "bulletin-detail": page(obj="bulletin"),
+    # A security lead's decisions (issue 16 item 5); held revisions are for posture readers.
+    "bulletin-delete": page(get=False, obj="bulletin", writes=post(LEAD), denied=ROLE_GATED),
+    "bulletin-revision": page(read=POSTURE, obj="bulletin_revision"),
+    "bulletin-revision-decide": page(
+        get=False, obj="bulletin_revision", writes=post(LEAD), denied=ROLE_GATED
+    ),
     "audit-log": page(read={LEAD, AUD}, denied=ROLE_GATED),
     # API tokens: every user with a role manages their own; another user's token is a 404.
     "token-list": page(writes=post(ANY_ROLE)),
@@ -155,9 +161,17 @@ API: dict[str, Access] = {
     "api:driftevent-list": api(),
     "api:driftevent-detail": api(read=TENANT, obj="drift_event"),
     "api:bulletin-list": api(writes=post(LEAD, PLAT)),
-    "api:bulletin-detail": api(obj="bulletin"),
+    "api:bulletin-detail": api(obj="bulletin", writes={"DELETE": frozenset({LEAD})}),
     "api:bulletinimport-list": api(),
     "api:bulletinimport-detail": api(read=POSTURE, obj="bulletin_import"),
+    "api:bulletinrevision-list": api(),
+    "api:bulletinrevision-detail": api(read=POSTURE, obj="bulletin_revision"),
+    "api:bulletinrevision-confirm": api(
+        get=False, obj="bulletin_revision", writes=post(LEAD), denied=ROLE_GATED
+    ),
+    "api:bulletinrevision-reject": api(
+        get=False, obj="bulletin_revision", writes=post(LEAD), denied=ROLE_GATED
+    ),
     "api:node-list": api(),
     "api:node-detail": api(read=TENANT, obj="node"),
     "api:pod-list": api(),

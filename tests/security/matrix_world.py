@@ -171,7 +171,15 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
     """Everything above; uploads go to MEDIA_ROOT, which the caller points somewhere private."""
     from accounts.services import token_create
     from audit.models import AuditEvent
-    from inventory.models import Bulletin, BulletinImport, DriftEvent, Node, Pod, SyncRun
+    from inventory.models import (
+        Bulletin,
+        BulletinImport,
+        BulletinRevision,
+        DriftEvent,
+        Node,
+        Pod,
+        SyncRun,
+    )  # fmt: skip
     from posture.models import Finding
     from posture.services import posture_evaluate
     from telemetry.models import GpuUsageDaily, ResetAttestation
@@ -238,6 +246,11 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
         aggregate_severity="High",
     )  # fmt: skip
     bulletin_import = BulletinImport.objects.create(trigger="cli", status="succeeded")
+    # Held for a security lead; its document is not CSAF, so a confirmation is refused (400).
+    bulletin_revision = BulletinRevision.objects.create(
+        tracking_id=bulletin.tracking_id, version="2", base_version="1", document={},
+        changes={"weakening": ["driver linux R550 tesla: no longer in the bulletin"]},
+    )  # fmt: skip
     token, _key = token_create(user=personas["viewer_alpha"], name="ci", scope="read")
     gpu_ts = Node.objects.get(cluster=lab, name="gpu-ts-1")
     trainer = Pod.objects.get(cluster=lab, name="trainer-0")
@@ -265,6 +278,7 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
         "questionnaire": {"pk": questionnaire.pk},
         "bulletin": {"pk": bulletin.pk},
         "bulletin_import": {"pk": bulletin_import.pk},
+        "bulletin_revision": {"pk": bulletin_revision.pk},
         "audit_event": {"pk": AuditEvent.objects.order_by("pk").first().pk},
         "trust_class": {"slug": TrustClass.objects.get(slug="internal").slug},
         "token": {"pk": token.pk},

@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from demo.approvals import load_demo_requests
-from demo.bulletins import BULLETINS
+from demo.bulletins import BULLETINS, driver_bulletin_revised
 from demo.history import last_week
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml
 from demo.providers import load_demo_providers
@@ -30,7 +30,7 @@ from demo.telemetry import DemoNode, DemoPod, demo_samples, uuid_of
 from demo.world import build_clusters
 from gpuposture.base.mfa import demo_mfa_reset
 from gpuposture.base.roles import ROLES, TENANT_VIEWER
-from inventory.bulletins import ImportResult, bulletin_import, nodes_patch_refresh
+from inventory.bulletin_imports import bulletins_import_recorded
 from inventory.models import Cluster, DriftEvent, Node, PatchSla, Pod, SyncRun
 from inventory.schedule import cluster_schedule_update
 from inventory.services import cluster_save, cluster_sync_from_snapshot, node_host_facts_import
@@ -176,11 +176,20 @@ class Command(BaseCommand):
         self.stdout.write(f"nvidia-smi: host facts for {len(HOSTS)} prod-east nodes")
 
     def _bulletins(self) -> None:
-        result = ImportResult()
-        for build in BULLETINS:
-            bulletin_import(data=build(), source="demo/bulletins.py", result=result)
-        changed = nodes_patch_refresh()
-        self.stdout.write(f"bulletins: {len(BULLETINS)} (demo copies); {changed} nodes re-assessed")
+        # Recorded like any import (the demo scores right after, so no re-score here); then a
+        # revision that drops a branch, held for a security lead to confirm on /bulletins/.
+        source = "demo/bulletins.py"
+        bulletins_import_recorded(
+            trigger="demo", actor=ACTOR, documents=[(source, b()) for b in BULLETINS], rescore=False
+        )
+        _record, revised = bulletins_import_recorded(
+            trigger="demo", actor=ACTOR, documents=[(source, driver_bulletin_revised())],
+            rescore=False,
+        )  # fmt: skip
+        self.stdout.write(
+            f"bulletins: {len(BULLETINS)} (demo copies); {len(revised.held)} weakening revision "
+            "held for a security lead"
+        )
         # The security lead tightened the critical SLA (the demo scores right after, so the
         # service's re-score is not needed here).
         PatchSla.objects.update_or_create(
