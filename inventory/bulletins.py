@@ -3,13 +3,13 @@ every node's patch status in line with what the bulletins now say."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
+from gpuposture.base.safe_parse import SafeParseError, load_json
 from inventory.csaf.document import CsafError, parse_advisory
 from inventory.csaf.fixes import Fix, fixes
 from inventory.csaf.products import Bound, Component
@@ -127,8 +127,8 @@ def bulletin_import_bytes(*, raw: bytes, source: str, result: ImportResult) -> B
         result.refused.append((source, f"larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MB"))
         return None
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        data = load_json(raw, max_bytes=MAX_DOCUMENT_BYTES)
+    except SafeParseError as exc:
         result.refused.append((source, f"not readable JSON: {exc}"))
         return None
     return bulletin_import(data=data, source=source, result=result)
