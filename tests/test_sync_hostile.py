@@ -202,3 +202,16 @@ def test_a_tenant_configmap_with_the_real_key_bends_nothing(small_world, tmp_pat
     assert not any("team-alpha" in w for w in run.warnings)
     posture_evaluate()
     assert not Finding.objects.filter(check_id="DRIFT-001").exists()
+
+
+def test_a_tenant_config_stored_before_the_rule_leaves_without_drift(small_world, tmp_path):
+    # An inventory from before issue 16 kept a tenant's look-alike as a sharing config; the
+    # first sync after the upgrade drops it, which is no configuration change of the cluster.
+    stored = {"namespace": "team-alpha", "configmap": "mine", "key": "ts-4", "mode": "mps"}
+    ClusterObject.objects.create(
+        cluster=small_world, kind="sharing_config", namespace="team-alpha", name="mine/ts-4",
+        data=stored, data_hash="old",
+    )  # fmt: skip
+    run = sync(small_world, tmp_path, world())
+    assert run.changes["drift_events"] == 0
+    assert not ClusterObject.objects.filter(namespace="team-alpha", kind="sharing_config")

@@ -102,6 +102,7 @@ def read_gpu_configs(
         if purposes:
             _read_one(result, raw, purposes, references.stated.get((raw.namespace, raw.name)))
     result.warnings += _missing(references, {(c.namespace, c.name) for c in configmaps})
+    result.warnings += _outside(workloads, platform)
     result.unreadable += [policy_unreadable(p) for p in policies if p.error]
     return result
 
@@ -173,6 +174,21 @@ def _policy_names(spec: Mapping[str, Any]) -> dict[str, str]:
     names = {MIG_PARTED: str(spec.get("mig_manager_config_name") or DEFAULT_MIG_PARTED_CONFIGMAP)}
     names[DEVICE_PLUGIN] = str(spec.get("device_plugin_config_name") or "")
     return names
+
+
+def _outside(workloads: Iterable[Workload], platform: Collection[str]) -> list[str]:
+    """A device plugin or MIG Manager DaemonSet outside the platform namespaces: what it reads
+    is not taken as GPU configuration, which its operator should hear about."""
+    return [
+        f"DaemonSet {w.namespace}/{w.name} runs the NVIDIA device plugin or MIG Manager outside "
+        "the platform namespaces: the ConfigMaps it reads are not taken as GPU configuration "
+        "(label its namespace gpuposture.io/platform=true or list it in "
+        "GPUPOSTURE_PLATFORM_NAMESPACES if it is the platform's)"
+        for w in workloads
+        if w.kind == "DaemonSet"
+        and w.namespace not in platform
+        and any(component_of(i) in _READERS for i in w.images.values())
+    ]
 
 
 def _missing(references: StackReferences, present: set[tuple[str, str]]) -> list[str]:

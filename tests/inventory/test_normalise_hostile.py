@@ -268,6 +268,9 @@ def test_a_device_plugin_daemonset_of_a_tenant_names_nothing():
     ]
     snapshot = normalise(objects, tenant_namespaces={"team-alpha"})
     assert [c.configmap for c in snapshot.sharing_configs] == ["time-slicing-config"]
+    assert any(
+        w.startswith("DaemonSet team-alpha/nvidia-device-plugin runs") for w in snapshot.warnings
+    )
 
 
 def test_platform_namespaces_fail_closed():
