@@ -3,7 +3,6 @@ every node's patch status in line with what the bulletins now say."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -12,6 +11,7 @@ from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from audit.services import CREATE, audit_record
+from gpuposture.base.safe_parse import SafeParseError, load_json
 from inventory.bulletin_revisions import (
     ImportOptions,
     advisory_state,
@@ -193,8 +193,8 @@ def bulletin_import_bytes(
         result.refused.append((source, f"larger than {MAX_DOCUMENT_BYTES // 1024 // 1024} MB"))
         return None
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        data = load_json(raw, max_bytes=MAX_DOCUMENT_BYTES)
+    except SafeParseError as exc:
         result.refused.append((source, f"not readable JSON: {exc}"))
         return None
     return bulletin_import(data=data, source=source, result=result, options=options)

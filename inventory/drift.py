@@ -7,8 +7,8 @@ DRIFT-003: other GPU node labels and taints.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inventory import snapshot as snap
@@ -52,6 +52,16 @@ class ClusterState:
     configmaps: tuple[snap.ConfigMap, ...] = ()
     workloads: tuple[snap.Workload, ...] = ()
     operator_policies: tuple[snap.GpuOperatorPolicy, ...] = ()
+
+
+def gpu_config_within(state: ClusterState, namespaces: Collection[str]) -> ClusterState:
+    """The state with only the GPU configuration in `namespaces` (the platform's): a ConfigMap
+    elsewhere is never GPU configuration, so one stored before that rule leaving is no drift."""
+    return replace(
+        state,
+        sharing_configs=tuple(c for c in state.sharing_configs if c.namespace in namespaces),
+        configmaps=tuple(c for c in state.configmaps if c.namespace in namespaces),
+    )
 
 
 def detect_drift(before: ClusterState, after: ClusterState) -> list[DriftChange]:

@@ -129,6 +129,8 @@ class Node(models.Model):
         MPS = "mps", "MPS"
         MIG = "mig", "MIG"
         VGPU = "vgpu", "vGPU"
+        # Its device-plugin config could not be read and GFD's labels do not say (STACK-007).
+        UNKNOWN = "unknown", "unknown (config unreadable)"
 
     class PatchStatus(models.TextChoices):
         CURRENT = "current", "current"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from inventory import snapshot as snap
 from inventory.audit_state import cluster_state, stored_cluster_state
 from inventory.hostfacts import merge_host_facts
 from inventory.models import Cluster, Node, NodeHostFacts, SyncRun
+from inventory.platform import platform_inputs
 from inventory.sources.base import ClusterSource, SourceError, WatchExpired
 from inventory.sources.files import SnapshotFileSource
 from inventory.sources.normalise import SnapshotError, normalise
@@ -36,6 +38,8 @@ from inventory.sync import (
 from inventory.sync_delta import NeedsFullSync, delta_apply
 
 PROGRESS_EVERY_SECONDS = 0.5
+
+logger = logging.getLogger(__name__)
 
 
 class SyncBusy(Exception):
@@ -113,12 +117,40 @@ def _sync_holding_lease(
 ) -> SyncRun:
     try:
         source = source or source_for_cluster(cluster)
-    except SourceError as exc:
+        described = source.describe()
+    except Exception as exc:  # noqa: BLE001 - a source that cannot be set up is a failed run
         run = run or sync_run_start(cluster=cluster, source=cluster.source, trigger=trigger)
-        sync_run_fail(run=run, error=str(exc))
-        raise SyncError(str(exc), retryable=exc.retryable) from exc
+        retryable = isinstance(exc, SourceError) and exc.retryable
+        message = str(exc) if isinstance(exc, SourceError) else _unexpected("setting up", exc)
+        sync_run_fail(run=run, error=message)
+        raise SyncError(message, retryable=retryable) from exc
     if run is None:
-        run = sync_run_start(cluster=cluster, source=source.describe(), trigger=trigger)
+        run = sync_run_start(cluster=cluster, source=described, trigger=trigger)
+    try:
+        return _read_and_apply(cluster, source, run, token)
+    except BaseException as exc:
+        # Whatever went wrong (a bug, a worker's time limit, an interrupt), the run must not
+        # stay "running": failures already recorded keep their own reason.
+        sync_run_abandon(run=run, error=_unexpected("the sync", exc))
+        raise
+
+
+def _unexpected(during: str, exc: BaseException) -> str:
+    return f"unexpected error in {during}: {type(exc).__name__}: {exc}"
+
+
+def sync_run_abandon(*, run: SyncRun, error: str) -> None:
+    """Mark the run failed if it is still running (one conditional UPDATE: a reason recorded
+    first is kept). Never raises: it runs while another exception is on its way out."""
+    try:
+        SyncRun.objects.filter(pk=run.pk, status=SyncRun.Status.RUNNING).update(
+            status=SyncRun.Status.FAILED, error=error[:4000], finished_at=timezone.now()
+        )
+    except Exception:  # noqa: BLE001 - e.g. the database is gone: the original error matters
+        logger.exception("could not record the failure of sync run %s", run.pk)
+
+
+def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token: str) -> SyncRun:
     progress = _progress_recorder(run, cluster, token)
     fallback = None
     if _watch_possible(cluster, source):
@@ -131,7 +163,7 @@ def _sync_holding_lease(
             raise SyncError(str(exc), retryable=exc.retryable) from exc
     try:
         objects = source.read(progress)
-        snapshot = normalise(objects)
+        snapshot = normalise(objects, **platform_inputs())
     except SourceError as exc:
         sync_run_fail(run=run, error=str(exc))
         raise SyncError(str(exc), retryable=exc.retryable) from exc

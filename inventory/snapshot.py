@@ -17,7 +17,9 @@ from typing import Any
 
 GPU_RESOURCE_PREFIX = "nvidia.com/"
 
-SHARING_STRATEGIES = ("none", "time_slicing", "mps", "mig", "vgpu")
+# "unknown": the device-plugin config that decides it could not be read and GFD's labels do
+# not say (STACK-007); the checks then judge the node as time-sliced, the weakest isolation.
+SHARING_STRATEGIES = ("none", "time_slicing", "mps", "mig", "vgpu", "unknown")
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,18 @@ class Pod:
 
 
 @dataclass(frozen=True)
+class UnreadableConfig:
+    """GPU configuration the node's stack uses that could not be read (STACK-007)."""
+
+    kind: str  # "ConfigMap" or "ClusterPolicy"
+    namespace: str
+    name: str
+    key: str  # the ConfigMap key; "" for a ClusterPolicy
+    purpose: str  # "device_plugin", "mig_parted" or "gpu_operator"
+    error: str
+
+
+@dataclass(frozen=True)
 class Node:
     name: str
     labels: dict[str, str] = field(default_factory=dict)
@@ -142,6 +156,7 @@ class Node:
     kernel_version: str | None = None
     container_runtime: str | None = None
     kubelet_version: str | None = None
+    unreadable_configs: tuple[UnreadableConfig, ...] = ()
 
     @property
     def is_gpu_node(self) -> bool:
@@ -192,6 +207,8 @@ class ConfigMap:
     # mig-parted configs only: the keys that hold one, as written (the MIG partitioner loads a
     # node's layout from them). Layouts are not secret; other keys are never kept.
     data: dict[str, str] = field(default_factory=dict)
+    # key -> why it could not be read (too deep, too large, not YAML); its settings are unknown.
+    unreadable: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -204,6 +221,9 @@ class Workload:
     labels: dict[str, str] = field(default_factory=dict)
     images: dict[str, str] = field(default_factory=dict)  # container name -> image
     spec_hash: str = ""
+    # GPU-stack controllers only: the ConfigMaps their pods mount or read (volumes, envFrom,
+    # configMapKeyRef), which is where the device plugin and MIG Manager take their config.
+    config_refs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -278,6 +298,7 @@ class GpuOperatorPolicy:
     name: str
     spec: dict[str, Any] = field(default_factory=dict)
     spec_hash: str = ""
+    error: str = ""  # why the object could not be read ("" when it was)
 
 
 @dataclass(frozen=True)
@@ -298,6 +319,8 @@ class ClusterSnapshot:
     # Objects read per kind, including the ones not kept (for the SyncRun counts).
     counts: dict[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    # The namespaces whose ConfigMaps could be GPU configuration (tenants.mapping).
+    platform_namespaces: tuple[str, ...] = ()
 
 
 def _quantity(value: str | int) -> int:
@@ -314,7 +337,7 @@ def _quantity(value: str | int) -> int:
 # deep-copies every value) and no generic fields() walk per object.
 
 _NESTED: dict[type, dict[str, type]] = {
-    Node: {"taints": Taint},
+    Node: {"taints": Taint, "unreadable_configs": UnreadableConfig},
     Container: {"env": EnvVar, "volume_mounts": VolumeMount},
     Pod: {"containers": Container, "volumes": Volume},
     Role: {"rules": PolicyRule},

@@ -22,7 +22,7 @@ from audit.services import CREATE, Actor, audit_record
 from inventory import snapshot as snap
 from inventory.audit_state import cluster_state
 from inventory.bulk import db_datetime, rows_insert, rows_update
-from inventory.drift import ClusterState, DriftChange, detect_drift
+from inventory.drift import ClusterState, DriftChange, detect_drift, gpu_config_within
 from inventory.hostfacts import merge_host_facts
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, NodeHostFacts, Pod, SyncRun
 from tenants.mapping import resolve_namespace_owners
@@ -153,7 +153,11 @@ def _apply(
         .exclude(pk=run.pk)
         .exists()
     )
-    previous = previous_state(cluster) if had_good_sync else None
+    previous = (
+        gpu_config_within(previous_state(cluster), snapshot.platform_namespaces)
+        if had_good_sync
+        else None
+    )
     nodes = with_host_facts(cluster, snapshot.nodes)
     node_rows, node_changes = _apply_nodes(cluster, nodes, now)
     owners = namespace_owners(snapshot.namespaces)

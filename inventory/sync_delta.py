@@ -22,7 +22,10 @@ from inventory import snapshot as snap
 from inventory.bulk import rows_insert, rows_update
 from inventory.drift import detect_drift
 from inventory.models import ClusterObject, Node, Pod, SyncRun
+from inventory.platform import platform_inputs
 from inventory.sources.base import WatchDelta
+from inventory.sources.configs import unreadable_configs
+from inventory.sources.gpu_config import policy_unreadable
 from inventory.sources.images import component_of
 from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.normalise import normalise
@@ -78,7 +81,8 @@ def _apply(
     run: SyncRun, delta: WatchDelta, read_node: ReadNode, now: datetime
 ) -> tuple[dict[str, dict[str, int]], list, list[str]]:
     cluster = run.cluster
-    changed, deleted = _normalised(delta.changed), _normalised(delta.deleted)
+    inputs = platform_inputs(cluster)
+    changed, deleted = _normalised(delta.changed, inputs), _normalised(delta.deleted, inputs)
     old_pods = _stored_pods(cluster, [*changed.pods, *deleted.pods])
     touched = _nodes_to_rederive(delta, changed.pods, deleted.pods, old_pods)
     before = previous_state(cluster, touched)
@@ -98,9 +102,10 @@ def _apply(
     return changes, detect_drift(before, after), sorted(touched)
 
 
-def _normalised(objects: list[dict[str, Any]]) -> snap.ClusterSnapshot:
-    # The same reader as a full sync: one truth for what an object means.
-    return normalise(o for o in objects if o.get("kind") != "Node")
+def _normalised(objects: list[dict[str, Any]], inputs: dict[str, Any]) -> snap.ClusterSnapshot:
+    # The same reader as a full sync: one truth for what an object means. The delta holds no
+    # operator Deployment or namespace labels, so the stored platform namespaces come along.
+    return normalise((o for o in objects if o.get("kind") != "Node"), **inputs)
 
 
 # --- other objects -----------------------------------------------------------------------------
@@ -225,13 +230,7 @@ def _rederive_nodes(
     raw = {str(o["metadata"]["name"]): o for o in delta.changed if o.get("kind") == "Node"}
     gone = {str(o["metadata"]["name"]) for o in delta.deleted if o.get("kind") == "Node"}
     pods_on = _pods_on_nodes(cluster, names, changed, deleted)
-    objects = ClusterObject.objects.filter(cluster=cluster, kind__in=("workload", "sharing_config"))
-    workloads, configs = [], []
-    for kind, data in objects.values_list("kind", "data"):
-        if kind == "workload":
-            workloads.append(snap.from_dict(snap.Workload, data))
-        else:
-            configs.append(snap.from_dict(snap.SharingConfig, data))
+    workloads, configs, unreadable = _stored_node_inputs(cluster)
     operator = operator_version(workloads)
     configs.sort(key=lambda c: (c.namespace, c.configmap, c.key))
     nodes = []
@@ -241,10 +240,28 @@ def _rederive_nodes(
             continue  # deleted between the watch and now: the next sync sees the event
         result = node_from(
             obj, pods_on_node=pods_on.get(name, []), operator_version=operator,
-            sharing_configs=configs,
+            sharing_configs=configs, unreadable=unreadable,
         )  # fmt: skip
         nodes.append(result.node)
     return with_host_facts(cluster, nodes)
+
+
+def _stored_node_inputs(cluster: Any) -> tuple[list, list, list[snap.UnreadableConfig]]:
+    """The stored workloads, sharing configs and unreadable GPU configuration a node's facts
+    are derived from."""
+    kinds = ("workload", "sharing_config", "configmap", "gpu_operator_policy")
+    objects = ClusterObject.objects.filter(cluster=cluster, kind__in=kinds)
+    workloads, configs, unreadable = [], [], []
+    for kind, data in objects.values_list("kind", "data"):
+        if kind == "workload":
+            workloads.append(snap.from_dict(snap.Workload, data))
+        elif kind == "sharing_config":
+            configs.append(snap.from_dict(snap.SharingConfig, data))
+        elif kind == "configmap":
+            unreadable += unreadable_configs(snap.from_dict(snap.ConfigMap, data))
+        elif data.get("error"):
+            unreadable.append(policy_unreadable(snap.from_dict(snap.GpuOperatorPolicy, data)))
+    return workloads, configs, unreadable
 
 
 def _pods_on_nodes(

@@ -10,7 +10,12 @@ from django.conf import settings
 from gpuposture.base.queue import QueueUnavailable, enqueue
 from inventory.bulletin_imports import bulletin_import_run, bulletins_import_recorded
 from inventory.models import BulletinImport, Cluster, SyncRun
-from inventory.services import SyncBusy, cluster_sync, lease_remaining_seconds
+from inventory.services import (
+    SyncBusy,
+    cluster_sync,
+    lease_remaining_seconds,
+    sync_run_abandon,
+)
 from inventory.sync import SyncError
 
 logger = logging.getLogger(__name__)
@@ -30,7 +35,22 @@ def sync_cluster(
     connections) retry with backoff; 403, bad credentials and bad input do not. Redelivery
     after a killed worker is harmless: the cluster's lease lets only one sync run, and a task
     that found the cluster busy skips its retry if a sync newer than `done_after_run` has
-    succeeded since (a redelivered copy of the same task did the work)."""
+    succeeded since (a redelivered copy of the same task did the work). Whatever else goes
+    wrong, the run it was asked to do does not stay "running"."""
+    try:
+        return _sync_cluster(self, cluster_id, trigger, run_id, done_after_run)
+    except BaseException as exc:
+        # cluster_sync records its own failures (a conditional update keeps that reason);
+        # this covers a crash around it, e.g. before the run was handed over.
+        if run_id is not None:
+            error = f"the sync task failed: {type(exc).__name__}: {exc}"
+            sync_run_abandon(run=SyncRun(pk=run_id), error=error)
+        raise
+
+
+def _sync_cluster(  # type: ignore[no-untyped-def]
+    self, cluster_id: int, trigger: str, run_id: int | None, done_after_run: int | None
+) -> dict[str, object]:
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return {"status": "skipped", "reason": "cluster no longer exists"}

@@ -20,7 +20,10 @@ from typing import Any
 
 import yaml
 
+from gpuposture.base.safe_parse import SafeParseError, load_yaml
+
 MAX_BYTES = 1024 * 1024
+MAX_DEPTH = 32  # a questionnaire nests about six levels
 MAX_QUESTIONS = 500
 MAX_CATEGORIES = 50
 MAX_CHOICES = 30
@@ -161,14 +164,18 @@ def parse_questionnaire(text: str | bytes) -> QuestionnaireSpec:
     elif len(text.encode("utf-8")) > MAX_BYTES:
         raise QuestionnaireError([f"document is larger than {MAX_BYTES} bytes"])
     try:
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except RecursionError:
-        raise QuestionnaireError(["document is nested too deeply"]) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        # Size, depth and aliases are checked before the document is built; the strict loader
+        # then refuses duplicate keys (and aliases, should the check let one through).
+        data = load_yaml(text, max_bytes=MAX_BYTES, max_depth=MAX_DEPTH, loader=_StrictLoader)
+    except SafeParseError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, QuestionnaireError):
+            raise cause from None
+        mark = getattr(cause, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise QuestionnaireError([f"{where}not valid YAML: {problem}"]) from None
+        problem = getattr(cause, "problem", None)
+        message = f"{where}not valid YAML: {problem}" if problem else f"document: {exc}"
+        raise QuestionnaireError([message]) from None
     return spec_from_dict(data)
 
 

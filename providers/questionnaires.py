@@ -11,8 +11,15 @@ from functools import lru_cache
 from django.db import transaction
 
 from audit.services import CREATE, Actor, audit_record
+from gpuposture.base.safe_parse import load_json
 from providers.models import Questionnaire
-from providers.questionnaire_spec import QuestionnaireSpec, spec_from_dict, spec_to_dict
+from providers.questionnaire_spec import (
+    MAX_BYTES,
+    MAX_DEPTH,
+    QuestionnaireSpec,
+    spec_from_dict,
+    spec_to_dict,
+)
 
 
 class QuestionnaireConflict(ValueError):
@@ -70,7 +77,9 @@ def spec_of(questionnaire: Questionnaire) -> QuestionnaireSpec:
 
 @lru_cache(maxsize=32)
 def _spec(pk: int, digest: str, text: str) -> QuestionnaireSpec:
-    return spec_from_dict(json.loads(text))
+    # Stored after validation, but read with the same limits as any document (JSON of a
+    # questionnaire is a few times its YAML at most).
+    return spec_from_dict(load_json(text, max_bytes=8 * MAX_BYTES, max_depth=MAX_DEPTH + 2))
 
 
 def latest_questionnaire(slug: str | None = None) -> Questionnaire | None:

@@ -1,8 +1,9 @@
-"""Which tenant owns a namespace. PURE, shared by sync (pods) and the checks' read model."""
+"""Which tenant owns a namespace, and which namespaces are the platform's. PURE, shared by
+sync (pods, GPU configuration) and the checks' read model."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 TENANT_LABEL = "gpuposture.io/tenant"
 
@@ -23,3 +24,30 @@ def resolve_namespace_owners(
             owners[namespace] = slug
     owners.update(registry)
     return owners
+
+
+PLATFORM_LABEL = "gpuposture.io/platform"
+# The namespaces every Kubernetes cluster gives its own control plane (DESIGN §3).
+DEFAULT_PLATFORM_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease"})
+
+
+def platform_namespaces(
+    *,
+    namespace_labels: Mapping[str, Mapping[str, str]],
+    operator_namespaces: Iterable[str] = (),
+    configured: Iterable[str] = (),
+    tenant_namespaces: Iterable[str] = (),
+) -> frozenset[str]:
+    """The platform namespaces of one cluster, failing closed (DESIGN §3): the Kubernetes
+    defaults, the GPU Operator's namespace as found (`operator_namespaces`), every namespace
+    labelled `gpuposture.io/platform: "true"` and those the deployment names
+    (GPUPOSTURE_PLATFORM_NAMESPACES, `configured`). A namespace a tenant claims, in the
+    registry (`tenant_namespaces`) or by the `gpuposture.io/tenant` label (any value), is never
+    one, whatever else says so: a tenant must not be able to make its namespace the platform's."""
+    labelled = {
+        ns for ns, labels in namespace_labels.items() if labels.get(PLATFORM_LABEL) == "true"
+    }
+    claimed = set(tenant_namespaces)
+    claimed.update(ns for ns, labels in namespace_labels.items() if labels.get(TENANT_LABEL))
+    found = DEFAULT_PLATFORM_NAMESPACES | labelled | set(operator_namespaces) | set(configured)
+    return frozenset(ns for ns in found if ns and ns not in claimed)

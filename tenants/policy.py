@@ -213,7 +213,9 @@ def node_sharing_mode(
     """
     if resource_name in FRACTIONAL_RESOURCES:
         return "time_slicing"
-    if node_sharing_strategy == "time_slicing":
+    if node_sharing_strategy in ("time_slicing", "unknown"):
+        # "unknown": the device-plugin config could not be read; it may time-slice, and
+        # nothing unknown is judged better than the weakest isolation it could give.
         return "time_slicing"
     if node_sharing_strategy == "mps":
         return _mig_mode(resource_name) if is_mig_resource(resource_name) else "mps"

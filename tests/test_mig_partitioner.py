@@ -436,8 +436,12 @@ def test_a_synced_clusters_custom_mig_parted_config_loads(tmp_path, personas):
             "data": {"token": "s3cr3t-not-kept"},
         },
     ]
+    # No operator Deployment in this snapshot: the label makes gpu-operator a platform
+    # namespace, where a ConfigMap may be GPU configuration.
+    labels = {"gpuposture.io/platform": "true"}
+    namespace = {"kind": "Namespace", "metadata": {"name": "gpu-operator", "labels": labels}}
     path = tmp_path / "snap.json"
-    path.write_text(json.dumps({"kind": "List", "items": [node, *configmaps]}))
+    path.write_text(json.dumps({"kind": "List", "items": [node, namespace, *configmaps]}))
     cluster = Cluster.objects.create(name="synced")
     run = cluster_sync_from_snapshot(cluster=cluster, paths=[path])
     assert run.status == "succeeded", run.error

@@ -148,6 +148,26 @@ def test_a_sharing_config_change_lists_everything(api, listed, tmp_path):
     assert DriftEvent.objects.filter(cluster=listed, check_id="DRIFT-001").exists()
 
 
+def test_a_tenant_configmap_shaped_like_the_config_is_no_node_wide_change(api, listed, tmp_path):
+    # A tenant's ConfigMap is never GPU configuration (issue 16): a watch sees it and moves on,
+    # without a full list, drift or a stored copy, however it is written.
+    config = item(world(), "ConfigMap", "time-slicing-config")
+    mine = {**config, "metadata": {"name": "mine", "namespace": "team-alpha"}}
+    deep = "sharing:\n  timeSlicing: " + "[" * 2_000 + "]" * 2_000 + "\n"
+    hostile = {
+        **config,
+        "metadata": {"name": "deep", "namespace": "team-alpha"},
+        "data": {"x": deep},
+    }
+    api.replace_objects([*world(), mine, hostile])
+    run = cluster_sync(cluster=listed, source=source(api, tmp_path))
+    assert (run.status, run.mode) == ("succeeded", "watch")
+    assert not DriftEvent.objects.exists()
+    assert not ClusterObject.objects.filter(
+        cluster=listed, namespace="team-alpha", kind="configmap"
+    )
+
+
 def test_an_expired_resource_version_lists_everything(api, listed, tmp_path):
     api.replace_objects(changed_world())
     api.expire_watch_once("/api/v1/pods")

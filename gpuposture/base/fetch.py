@@ -14,7 +14,6 @@ from __future__ import annotations
 import http.client
 import io
 import ipaddress
-import json
 import socket
 import ssl
 import time
@@ -25,6 +24,8 @@ from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
 from django.conf import settings
+
+from gpuposture.base.safe_parse import SafeParseError, load_json
 
 MAX_REDIRECTS = 5
 _REDIRECT_STATUSES = (301, 302, 303, 307, 308)
@@ -87,8 +88,8 @@ def fetch_json(
     """`fetch`, then decode the body as UTF-8 JSON."""
     raw = fetch(url, params=params, headers=headers)
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        return load_json(raw, max_bytes=settings.GPUPOSTURE_FETCH_MAX_BYTES)
+    except SafeParseError as exc:
         raise FetchError(url, f"not JSON: {exc}") from exc
 
 

@@ -321,6 +321,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["gpuposture.base.permissions.RoleReadPermission"],
+    # JSON bodies within size and depth limits: a 100,000-level body is a 400, never a 500.
+    "DEFAULT_PARSER_CLASSES": [
+        "gpuposture.base.parsers.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "gpuposture.base.pagination.StandardPagination",
     "PAGE_SIZE": 50,
@@ -387,6 +393,10 @@ CELERY_TIMEZONE = "UTC"
 # Personal API tokens last at most this many days (90 unless their owner picks another period).
 GPUPOSTURE_TOKEN_MAX_DAYS = env_int("GPUPOSTURE_TOKEN_MAX_DAYS", 365)
 GPUPOSTURE_MAX_SNAPSHOT_BYTES = env_int("GPUPOSTURE_MAX_SNAPSHOT_BYTES", 200 * 1024 * 1024)
+# Platform namespaces besides kube-system, kube-public, kube-node-lease, the GPU Operator's
+# namespace as found and those labelled gpuposture.io/platform=true (DESIGN §3). Only ConfigMaps
+# in platform namespaces can be GPU configuration; a namespace a tenant claims never is one.
+GPUPOSTURE_PLATFORM_NAMESPACES = env_list("GPUPOSTURE_PLATFORM_NAMESPACES", [])
 # A sync holds its cluster's lease this long at most; a killed worker's lease then expires.
 GPUPOSTURE_SYNC_LEASE_SECONDS = env_int("GPUPOSTURE_SYNC_LEASE_SECONDS", 300)
 # Kubeconfig files registered through the UI or API must live here (paths only, no secrets

@@ -5,12 +5,14 @@ read (the caller's fetch is where the SSRF guard lives, so every URL a feed name
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
+from gpuposture.base.safe_parse import SafeParseError, load_json
+
 MAX_DOCUMENTS = 2000
+MAX_JSON_BYTES = 20 * 1024 * 1024  # as inventory.bulletins.MAX_DOCUMENT_BYTES
 
 
 class FeedError(Exception):
@@ -170,6 +172,6 @@ def _documents(
 
 def _json(raw: bytes) -> object:
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        return load_json(raw, max_bytes=MAX_JSON_BYTES)
+    except SafeParseError as exc:
         raise FeedError(f"not readable JSON: {exc}") from exc

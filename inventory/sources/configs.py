@@ -1,22 +1,32 @@
 """ConfigMaps that configure GPU sharing: NVIDIA device-plugin configs and mig-parted configs.
 
 Only these are kept. Every other ConfigMap may carry credentials or private settings, so it is
-counted and dropped without storing anything from it.
+counted and dropped without storing anything from it. Which ConfigMaps may be GPU configuration
+at all (the GPU stack's own, in platform namespaces) is decided in gpu_config.py.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-from inventory.snapshot import ConfigMap, SharingConfig
+from gpuposture.base.safe_parse import SafeParseError, load_yaml
+from inventory.snapshot import ConfigMap, SharingConfig, UnreadableConfig
 from inventory.sources.raw import as_int, canonical_hash, dicts, dig, flag, mapping, text
 
 DEVICE_PLUGIN = "device_plugin"
 MIG_PARTED = "mig_parted"
+PURPOSES = (DEVICE_PLUGIN, MIG_PARTED)
+_LABELS = {DEVICE_PLUGIN: "device-plugin config", MIG_PARTED: "mig-parted config"}
+
+# Limits for one value (checked before parsing, gpuposture.base.safe_parse): Kubernetes caps a
+# whole ConfigMap at 1 MiB; real configs nest under 10 levels and use no aliases, and eight
+# aliases can at most repeat a value about twenty times.
+MAX_VALUE_BYTES = 1024 * 1024
+MAX_DEPTH = 64
+MAX_ALIASES = 8
 
 # Text that suggests a value was meant as a sharing or MIG config. A value that fails to parse is
 # reported only when it looks like one: most ConfigMaps hold scripts that are not YAML at all.
@@ -34,54 +44,84 @@ class ConfigMapResult:
     warnings: tuple[str, ...] = ()
 
 
-def read_configmap(namespace: str, name: str, data: Any) -> ConfigMapResult:
-    """Recognise a device-plugin or mig-parted ConfigMap from its `data`; anything else gives
-    an empty result. Broken YAML never raises: it becomes a warning."""
+def read_configmap(
+    namespace: str,
+    name: str,
+    data: Any,
+    *,
+    purposes: Collection[str] = PURPOSES,
+    stated: str | None = None,
+) -> ConfigMapResult:
+    """Recognise a device-plugin or mig-parted ConfigMap (of the `purposes` allowed) from its
+    `data`; anything else gives an empty result. `stated` is the purpose the GPU Operator's
+    ClusterPolicy gives this ConfigMap: then every key is a config of it. A value that cannot
+    be read (too large, too deep, not YAML) never raises: when it is or looks like a config it
+    is kept as unreadable, so the nodes using it say so (STACK-007)."""
     data = mapping(data)
-    warnings: list[str] = []
     plugin_configs: dict[str, dict[str, Any]] = {}
     mig_parted_texts: dict[str, str] = {}
+    unreadable: dict[str, tuple[str, str]] = {}  # key -> (purpose, error)
     for key in sorted(data, key=str):
-        parsed, warning = _parse_value(namespace, name, str(key), data[key])
-        if warning:
-            warnings.append(warning)
-        if _is_device_plugin_config(parsed):
+        value = data[key]
+        try:
+            parsed = _parse_value(value)
+        except SafeParseError as exc:
+            purpose = stated or _looks_like(value)
+            if purpose in purposes:
+                unreadable[str(key)] = (purpose, str(exc))
+            continue
+        if DEVICE_PLUGIN in purposes and _is_device_plugin_config(parsed):
             plugin_configs[str(key)] = parsed
-        elif _is_mig_parted_config(parsed):
-            mig_parted_texts[str(key)] = data[key]
-    if not plugin_configs and not mig_parted_texts:
-        return ConfigMapResult(warnings=tuple(warnings))
+        elif MIG_PARTED in purposes and _is_mig_parted_config(parsed):
+            mig_parted_texts[str(key)] = value
+    if not plugin_configs and not mig_parted_texts and not unreadable:
+        return ConfigMapResult()
+    plugin = bool(plugin_configs) or any(p == DEVICE_PLUGIN for p, _ in unreadable.values())
     configmap = ConfigMap(
         namespace=namespace,
         name=name,
-        purpose=DEVICE_PLUGIN if plugin_configs else MIG_PARTED,
+        purpose=DEVICE_PLUGIN if plugin else MIG_PARTED,
         keys=tuple(sorted(str(k) for k in data)),
         data_hash=canonical_hash(data),
-        data={} if plugin_configs else mig_parted_texts,
+        data={} if plugin else mig_parted_texts,
+        unreadable={key: error for key, (_, error) in unreadable.items()},
     )
     sharing = tuple(
         sharing_config(namespace, name, key, cfg) for key, cfg in plugin_configs.items()
     )
-    return ConfigMapResult(configmap, sharing, tuple(warnings))
+    warnings = tuple(
+        f"ConfigMap {namespace}/{name} key {key!r} ({_LABELS[purpose]}) could not be read: "
+        f"{error}; the settings it holds are unknown (STACK-007 on the nodes it configures)"
+        for key, (purpose, error) in unreadable.items()
+    )
+    return ConfigMapResult(configmap, sharing, warnings)
 
 
-def _parse_value(namespace: str, name: str, key: str, value: Any) -> tuple[Any, str | None]:
+def unreadable_configs(configmap: ConfigMap) -> list[UnreadableConfig]:
+    """The unreadable keys of a kept ConfigMap, as facts for the nodes they configure."""
+    return [
+        UnreadableConfig("ConfigMap", configmap.namespace, configmap.name, key,
+                         configmap.purpose, error)
+        for key, error in sorted(configmap.unreadable.items())
+    ]  # fmt: skip
+
+
+def _parse_value(value: Any) -> Any:
     if not isinstance(value, str):
-        return None, None
+        return None
     if not _MAY_BE_MAPPING.search(value):
         # Not a YAML mapping (no `:`, `{` or `?` anywhere), so neither kind of config nor a
         # broken one: skip parsing it (every namespace's kube-root-ca.crt lands here).
-        return None, None
-    try:
-        return yaml.safe_load(value), None
-    except yaml.YAMLError as exc:
-        if not _CONFIG_HINT.search(value):
-            return None, None
-        problem = str(exc).splitlines()[0]
-        return None, (
-            f"ConfigMap {namespace}/{name} key {key!r} looks like a GPU sharing config but is "
-            f"not valid YAML ({problem}); it was ignored, so its sharing settings are unknown"
-        )
+        return None
+    return load_yaml(value, max_bytes=MAX_VALUE_BYTES, max_depth=MAX_DEPTH, max_aliases=MAX_ALIASES)
+
+
+def _looks_like(value: Any) -> str | None:
+    """Which config a value that cannot be parsed was meant to be, from its text."""
+    match = _CONFIG_HINT.search(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    return MIG_PARTED if match.group(1) == "mig-configs" else DEVICE_PLUGIN
 
 
 def _is_device_plugin_config(parsed: Any) -> bool:

@@ -11,7 +11,6 @@ the parsed file before the client loads its credentials.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +23,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
 
+from gpuposture.base.safe_parse import load_json
 from inventory.sources.base import Progress, SourceError, WatchDelta, WatchExpired
 from inventory.sources.kube_exec import refuse_unlisted_commands
 
@@ -52,6 +52,9 @@ OPTIONAL_CUSTOM_KINDS: tuple[tuple[str, str, str, str], ...] = (
 )
 OPTIONAL_KINDS = frozenset(kind for kind, *_ in OPTIONAL_CUSTOM_KINDS)
 MAX_LIST_RESTARTS = 3
+# The largest answer we decode: a page of 500 ConfigMaps at Kubernetes' 1 MiB limit each. The
+# depth of what the API sends is bounded by json's C decoder (a clean error, never a crash).
+MAX_RESPONSE_BYTES = 512 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ class KubeSource:
             response = client.CoreV1Api(api_client).read_node(
                 name, _preload_content=False, _request_timeout=self._timeouts()
             )
-            node = json.loads(response.data)
+            node = _decode(response.data)
         except ApiException as exc:
             if exc.status == 404:
                 return None
@@ -191,8 +194,13 @@ class KubeSource:
                 config.load_incluster_config(client_configuration=configuration)
             else:
                 self._load_kubeconfig(configuration)
-        except (ConfigException, OSError, TypeError, ValueError) as exc:
-            raise SourceError(f"cannot load cluster credentials: {exc}", retryable=False) from exc
+        except SourceError:
+            raise  # a refused credential plugin says so itself
+        except Exception as exc:  # noqa: BLE001 - a broken kubeconfig fails in many ways
+            # (not YAML, a list where a mapping belongs, a missing file): each is bad input.
+            raise SourceError(
+                f"cannot load cluster credentials: {type(exc).__name__}: {exc}", retryable=False
+            ) from exc
         # urllib3 would silently resend a timed-out GET three times; Celery retries instead,
         # with backoff, and the run records each attempt.
         configuration.retries = 1
@@ -267,7 +275,7 @@ class KubeSource:
             kwargs["_continue"] = token
         try:
             response = list_call(**kwargs)
-            body = json.loads(response.data)
+            body = _decode(response.data)
         except urllib3.exceptions.HTTPError as exc:
             raise SourceError(
                 f"listing {kind}: cannot reach the API server: {exc}", retryable=True
@@ -297,9 +305,14 @@ def api_error(kind: str, exc: ApiException) -> SourceError:
 
 def _status_message(exc: ApiException) -> str:
     try:
-        return str(json.loads(exc.body).get("message") or exc.reason)[:500]
+        return str(_decode(exc.body).get("message") or exc.reason)[:500]
     except (TypeError, ValueError, AttributeError):
         return str(exc.reason)[:500]
+
+
+def _decode(data: str | bytes) -> Any:
+    """JSON from the API server, as any other input: SafeParseError (a ValueError) if bad."""
+    return load_json(data, max_bytes=MAX_RESPONSE_BYTES, max_depth=None)
 
 
 def _identity(obj: dict[str, Any]) -> tuple[str, str]:
@@ -318,7 +331,7 @@ def _watch_events(
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
+            event = _decode(line)
             event_type, obj = event["type"], event["object"]
         except (ValueError, KeyError, TypeError) as exc:
             raise SourceError(f"watching {kind}: not a watch event: {exc}", retryable=True) from exc

@@ -12,9 +12,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
+from gpuposture.base.safe_parse import SafeParseError, load_yaml
 
 MAX_YAML_BYTES = 1024 * 1024  # the Kubernetes limit for a whole ConfigMap
+# Checked before parsing (gpuposture.base.safe_parse): real configs nest under 10 levels.
+MAX_YAML_DEPTH = 64
+MAX_YAML_ALIASES = 8
 # YAML aliases let a small document reference one list thousands of times; these caps keep a
 # hostile document from costing more than a real one (the default config has ~100 entries).
 MAX_ENTRIES = 10_000
@@ -79,16 +82,14 @@ def parse_mig_parted(data: Any) -> MigPartedConfig:
 
 
 def parse_mig_parted_yaml(text: str | bytes) -> MigPartedConfig:
-    """A mig-parted config from YAML text (at most MAX_YAML_BYTES, safe_load only)."""
-    size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8"))
-    if size > MAX_YAML_BYTES:
-        raise MigPartedError(f"config is {size} bytes; the limit is {MAX_YAML_BYTES}")
+    """A mig-parted config from YAML text (at most MAX_YAML_BYTES, MAX_YAML_DEPTH levels and
+    MAX_YAML_ALIASES aliases, safe tags only)."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise MigPartedError(f"not valid YAML: {str(exc).splitlines()[0]}") from exc
-    except RecursionError as exc:  # absurdly deep nesting: PyYAML's composer recurses
-        raise MigPartedError("not valid YAML: nested too deeply") from exc
+        data = load_yaml(
+            text, max_bytes=MAX_YAML_BYTES, max_depth=MAX_YAML_DEPTH, max_aliases=MAX_YAML_ALIASES
+        )
+    except SafeParseError as exc:
+        raise MigPartedError(f"config {exc}") from exc
     return parse_mig_parted(data)
 
 

@@ -11,7 +11,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inventory.snapshot import GPU_RESOURCE_PREFIX, Node, Pod, SharingConfig, Taint, Workload
+from inventory.snapshot import (
+    GPU_RESOURCE_PREFIX,
+    Node,
+    Pod,
+    SharingConfig,
+    Taint,
+    UnreadableConfig,
+    Workload,
+)
 from inventory.sources.images import component_of, image_version, version_from_tag
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 
@@ -41,8 +49,10 @@ def node_from(
     pods_on_node: Sequence[Pod],
     operator_version: str | None,
     sharing_configs: Sequence[SharingConfig],
+    unreadable: Sequence[UnreadableConfig] = (),
 ) -> NodeResult:
-    """One Node object, with the pods scheduled on it and the cluster's sharing configs."""
+    """One Node object, with the pods scheduled on it, the cluster's sharing configs and the
+    GPU configuration that could not be read."""
     labels = labels_of(obj)
     capacity = _gpu_capacity(dig(obj, "status").get("capacity"))
     gpu_count = as_int(labels.get(COUNT))  # physical; capacity is multiplied by sharing
@@ -50,6 +60,8 @@ def node_from(
     config, warning = _matching_config(labels.get(PLUGIN_CONFIG), sharing_configs)
     # A CPU node takes no sharing mode from a cluster-wide config.
     config = config if is_gpu else None
+    problems = unreadable_for(labels, sharing_configs, unreadable) if is_gpu else ()
+    plugin_unknown = any(p.purpose == "device_plugin" for p in problems)
     info = dig(obj, "status", "nodeInfo")
     node = Node(
         name=name_of(obj),
@@ -60,8 +72,8 @@ def node_from(
         gpu_count=gpu_count,
         gpu_operator_version=operator_version if is_gpu else None,
         firmware_version=None,  # the API does not report it; nvidia-smi XML does
-        sharing_strategy=sharing_strategy(labels, capacity, config),
-        time_slicing_replicas=_replicas(labels, config),
+        sharing_strategy=sharing_strategy(labels, capacity, config, config_unknown=plugin_unknown),
+        time_slicing_replicas=_replicas(labels, None if plugin_unknown else config),
         mig_strategy=labels.get(MIG_STRATEGY),
         mig_config=labels.get(MIG_CONFIG),
         mig_config_state=labels.get(MIG_STATE),
@@ -70,6 +82,7 @@ def node_from(
         kernel_version=text(info.get("kernelVersion")),
         container_runtime=text(info.get("containerRuntimeVersion")),
         kubelet_version=text(info.get("kubeletVersion")),
+        unreadable_configs=problems,
         **_stack_versions(labels, pods_on_node),
     )
     return NodeResult(node, (warning,) if warning else ())
@@ -194,9 +207,14 @@ def operator_version(workloads: Iterable[Workload]) -> str | None:
 
 
 def sharing_strategy(
-    labels: dict[str, str], capacity: dict[str, int], config: SharingConfig | None
+    labels: dict[str, str],
+    capacity: dict[str, int],
+    config: SharingConfig | None,
+    *,
+    config_unknown: bool = False,
 ) -> str:
-    """How the node shares its GPUs: GFD's own labels first, then the device-plugin config."""
+    """How the node shares its GPUs: GFD's own labels first, then the device-plugin config;
+    "unknown" when it would come from a config that could not be read (never "none")."""
     declared = labels.get(SHARING, "").strip().lower()
     if declared in _SHARING_LABEL_VALUES:
         return _SHARING_LABEL_VALUES[declared]
@@ -211,6 +229,8 @@ def sharing_strategy(
     if labels.get(VGPU, "").strip().lower() == "true":
         return "vgpu"
     # An explicit GFD verdict (e.g. "none") outranks our reading of a ConfigMap.
+    if not declared and config_unknown:
+        return "unknown"
     if not declared and config is not None and config.mode in ("time_slicing", "mps"):
         return config.mode
     return "none"
@@ -247,6 +267,42 @@ def _matching_config(
             )
         return (matches[0] if matches else None), None
     return _default_config(configs), None
+
+
+def unreadable_for(
+    labels: dict[str, str],
+    configs: Sequence[SharingConfig],
+    unreadable: Sequence[UnreadableConfig],
+) -> tuple[UnreadableConfig, ...]:
+    """The unreadable GPU configuration a GPU node uses: the device-plugin config its label
+    names (else the one the plugin falls back to), the mig-parted config when MIG Manager
+    manages it (it has a layout label), and the operator's ClusterPolicy."""
+    label = labels.get(PLUGIN_CONFIG)
+    fallback = _fallback_key(configs, unreadable) if not label else None
+    found = []
+    for problem in unreadable:
+        if problem.purpose == "device_plugin":
+            concerns = problem.key in (label, fallback) or not problem.key
+        else:
+            concerns = problem.purpose == "gpu_operator" or MIG_CONFIG in labels
+        if concerns:
+            found.append(problem)
+    return tuple(found)
+
+
+def _fallback_key(
+    configs: Sequence[SharingConfig], unreadable: Sequence[UnreadableConfig]
+) -> str | None:
+    """The key an unlabelled node's plugin reads when the cluster has one device-plugin
+    ConfigMap (the rule of _default_config, with unreadable keys counted as keys)."""
+    plugin = [p for p in unreadable if p.purpose == "device_plugin"]
+    maps = {(c.namespace, c.configmap) for c in configs} | {(p.namespace, p.name) for p in plugin}
+    keys = {c.key for c in configs} | {p.key for p in plugin}
+    if len(maps) != 1:
+        return None
+    if "default" in keys:
+        return "default"
+    return next(iter(keys)) if len(keys) == 1 else None
 
 
 def _default_config(configs: Sequence[SharingConfig]) -> SharingConfig | None:

@@ -2,19 +2,20 @@
 
 Every source (a kubectl JSON snapshot, the live API) hands its objects here, so the rules for
 what a node runs and how it shares its GPUs live in one place. The per-kind readers are in
-nodes.py, pods.py, configs.py and objects.py; this module validates, dispatches and sorts.
+nodes.py, pods.py, gpu_config.py and objects.py; this module validates, dispatches and sorts.
+An object a reader cannot read (anything a tenant wrote may be hostile) is skipped with a
+warning that names it; only an item that is not a Kubernetes object at all fails the snapshot.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from inventory.snapshot import (
     ClusterSnapshot,
-    ConfigMap,
     GpuOperatorPolicy,
     Ingress,
     Namespace,
@@ -26,15 +27,16 @@ from inventory.snapshot import (
     RoleBinding,
     Service,
     SharingConfig,
+    UnreadableConfig,
     Workload,
     gc_paused,
 )
 from inventory.sources import objects as readers
-from inventory.sources.configs import read_configmap
+from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
 from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.pods import pod_from_object, pod_from_template
-from inventory.sources.raw import mapping, text
+from inventory.sources.raw import mapping, name_of, text
 
 __all__ = ["SnapshotError", "image_version", "normalise", "pod_from_template"]
 
@@ -68,8 +70,7 @@ class _Collected:
     pods: list[Pod] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
     quotas: list[ResourceQuota] = field(default_factory=list)
-    configmaps: list[ConfigMap] = field(default_factory=list)
-    sharing_configs: list[SharingConfig] = field(default_factory=list)
+    raw_configmaps: list[RawConfigMap] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     services: list[Service] = field(default_factory=list)
     roles: list[Role] = field(default_factory=list)
@@ -89,7 +90,8 @@ class _Collected:
         elif kind == "ResourceQuota" and namespace:
             self.quotas.append(readers.quota_from(obj, namespace))
         elif kind == "ConfigMap" and namespace:
-            self._add_configmap(obj, namespace)
+            # Read last: whether it is GPU configuration depends on the operator and DaemonSets.
+            self.raw_configmaps.append(RawConfigMap(namespace, name_of(obj), obj.get("data")))
         elif kind in ("DaemonSet", "Deployment") and namespace:
             self.workloads.append(readers.workload_from(obj, namespace))
         elif kind == "Service" and namespace:
@@ -105,26 +107,45 @@ class _Collected:
         elif kind == "ClusterPolicy":
             self.operator_policies.append(readers.gpu_operator_policy_from(obj))
 
-    def _add_configmap(self, obj: dict[str, Any], namespace: str) -> None:
-        name = text(mapping(obj.get("metadata")).get("name"), "") or ""
-        result = read_configmap(namespace, name, obj.get("data"))
-        if result.configmap is not None:
-            self.configmaps.append(result.configmap)
-        self.sharing_configs.extend(result.sharing_configs)
-        self.warnings.extend(result.warnings)
+    def add_tolerantly(
+        self, kind: str, obj: dict[str, Any], namespace: str | None, name: str
+    ) -> None:
+        """add(), skipping an object no reader can read with a warning that names it."""
+        try:
+            self.add(kind, obj, namespace)
+        except Exception as exc:  # noqa: BLE001 - one unreadable object must not stop the sync
+            reason = f"{type(exc).__name__}: {exc}"[:300]
+            where = f"{namespace}/{name}" if namespace else name
+            self.warnings.append(f"{kind} {where} could not be read and was skipped: {reason}")
+            if kind == "ClusterPolicy":
+                # The GPU Operator's configuration: its nodes must say it is unknown (STACK-007).
+                self.operator_policies.append(GpuOperatorPolicy(name=name, error=reason))
 
 
-def normalise(objects: Iterable[dict[str, Any]]) -> ClusterSnapshot:
+def normalise(
+    objects: Iterable[dict[str, Any]],
+    *,
+    configured_platform: Collection[str] = (),
+    tenant_namespaces: Collection[str] = (),
+) -> ClusterSnapshot:
     """Normalise the items of a `kubectl get ... -A -o json` List (already flattened).
 
-    Raises SnapshotError for an object that is not a Kubernetes object; tolerates malformed
-    sub-fields. The result does not depend on the order of the objects.
+    `configured_platform` (GPUPOSTURE_PLATFORM_NAMESPACES) and `tenant_namespaces` (the tenant
+    registry's) decide with the objects themselves which namespaces are the platform's, and so
+    which ConfigMaps may be GPU configuration (tenants.mapping.platform_namespaces).
+    Raises SnapshotError for an item that is not a Kubernetes object; an object whose content
+    cannot be read is skipped with a warning. The result does not depend on the order of the
+    objects.
     """
     with gc_paused():  # tens of thousands of dataclasses, no cycles among them
-        return _normalise(objects)
+        return _normalise(objects, configured_platform, tenant_namespaces)
 
 
-def _normalise(objects: Iterable[dict[str, Any]]) -> ClusterSnapshot:
+def _normalise(
+    objects: Iterable[dict[str, Any]],
+    configured_platform: Collection[str],
+    tenant_namespaces: Collection[str],
+) -> ClusterSnapshot:
     collected = _Collected()
     counts: Counter[str] = Counter()
     seen: set[tuple[str, str | None, str]] = set()
@@ -138,10 +159,19 @@ def _normalise(objects: Iterable[dict[str, Any]]) -> ClusterSnapshot:
             collected.warnings.append(_duplicate_warning(kind, namespace, name))
             continue
         seen.add((kind, namespace, name))
-        collected.add(kind, obj, namespace)
+        collected.add_tolerantly(kind, obj, namespace, name)
     if counts["Secret"]:
         collected.warnings.append(SECRET_WARNING)
-    return _snapshot(collected, counts)
+    configs = read_gpu_configs(
+        collected.raw_configmaps,
+        workloads=collected.workloads,
+        policies=collected.operator_policies,
+        namespaces=collected.namespaces,
+        configured_platform=configured_platform,
+        tenant_namespaces=tenant_namespaces,
+    )
+    collected.warnings.extend(configs.warnings)
+    return _snapshot(collected, configs, counts)
 
 
 def _kind(index: int, obj: Any) -> str:
@@ -181,18 +211,18 @@ def _duplicate_warning(kind: str, namespace: str | None, name: str) -> str:
     return f"{kind} {where} appears more than once in the snapshot; the first copy was kept"
 
 
-def _snapshot(collected: _Collected, counts: Counter[str]) -> ClusterSnapshot:
+def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) -> ClusterSnapshot:
     sharing_configs = sorted(
-        collected.sharing_configs, key=lambda c: (c.namespace, c.configmap, c.key)
+        configs.sharing_configs, key=lambda c: (c.namespace, c.configmap, c.key)
     )
     pods = sorted(collected.pods, key=lambda p: (p.namespace, p.name))
-    nodes = _nodes(collected, pods, sharing_configs)
+    nodes = _nodes(collected, pods, sharing_configs, configs.unreadable)
     return ClusterSnapshot(
         nodes=tuple(sorted(nodes, key=lambda n: n.name)),
         pods=tuple(pods),
         namespaces=tuple(sorted(collected.namespaces, key=lambda n: n.name)),
         quotas=tuple(sorted(collected.quotas, key=lambda q: (q.namespace, q.name))),
-        configmaps=tuple(sorted(collected.configmaps, key=lambda c: (c.namespace, c.name))),
+        configmaps=tuple(sorted(configs.configmaps, key=lambda c: (c.namespace, c.name))),
         sharing_configs=tuple(sharing_configs),
         workloads=tuple(sorted(collected.workloads, key=lambda w: (w.namespace, w.name, w.kind))),
         services=tuple(sorted(collected.services, key=lambda s: (s.namespace, s.name))),
@@ -207,11 +237,15 @@ def _snapshot(collected: _Collected, counts: Counter[str]) -> ClusterSnapshot:
         gpu_operator_policies=tuple(sorted(collected.operator_policies, key=lambda p: p.name)),
         counts=dict(sorted(counts.items())),
         warnings=tuple(sorted(set(collected.warnings))),
+        platform_namespaces=tuple(sorted(configs.platform)),
     )
 
 
 def _nodes(
-    collected: _Collected, pods: list[Pod], sharing_configs: list[SharingConfig]
+    collected: _Collected,
+    pods: list[Pod],
+    sharing_configs: list[SharingConfig],
+    unreadable: list[UnreadableConfig],
 ) -> list[Node]:
     by_node: dict[str, list[Pod]] = {}
     for pod in pods:
@@ -221,12 +255,18 @@ def _nodes(
     nodes: list[Node] = []
     for raw in collected.raw_nodes:
         name = text(mapping(raw.get("metadata")).get("name"), "") or ""
-        result = node_from(
-            raw,
-            pods_on_node=by_node.get(name, []),
-            operator_version=operator,
-            sharing_configs=sharing_configs,
-        )
+        try:
+            result = node_from(
+                raw,
+                pods_on_node=by_node.get(name, []),
+                operator_version=operator,
+                sharing_configs=sharing_configs,
+                unreadable=unreadable,
+            )
+        except Exception as exc:  # noqa: BLE001 - as for any other object: skip, say why
+            reason = f"{type(exc).__name__}: {exc}"[:300]
+            collected.warnings.append(f"Node {name} could not be read and was skipped: {reason}")
+            continue
         nodes.append(result.node)
         collected.warnings.extend(result.warnings)
     return nodes

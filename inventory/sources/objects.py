@@ -19,6 +19,7 @@ from inventory.snapshot import (
     Workload,
 )
 from inventory.sources.gpu_operator import GpuOperatorError, parse_cluster_policy
+from inventory.sources.images import component_of
 from inventory.sources.raw import (
     as_int,
     canonical_hash,
@@ -47,9 +48,11 @@ def workload_from(obj: dict[str, Any], namespace: str) -> Workload:
     """A DaemonSet or Deployment: its template's images and a hash of the template spec, so a
     later sync can tell that the device plugin or operator was changed."""
     pod_spec = dig(obj, "spec", "template", "spec")
+    containers = dicts(pod_spec.get("initContainers")) + dicts(pod_spec.get("containers"))
     images: dict[str, str] = {}
-    for container in dicts(pod_spec.get("initContainers")) + dicts(pod_spec.get("containers")):
+    for container in containers:
         images[text(container.get("name"), "") or ""] = text(container.get("image"), "") or ""
+    gpu_stack = any(component_of(image) for image in images.values())
     return Workload(
         kind=str(obj["kind"]),
         namespace=namespace,
@@ -57,7 +60,24 @@ def workload_from(obj: dict[str, Any], namespace: str) -> Workload:
         labels=labels_of(obj),
         images=images,
         spec_hash=canonical_hash(pod_spec),
+        config_refs=_config_refs(pod_spec, containers) if gpu_stack else (),
     )
+
+
+def _config_refs(pod_spec: dict[str, Any], containers: list[dict[str, Any]]) -> tuple[str, ...]:
+    """ConfigMaps a pod template reads: mounted (also through a projected volume), or taken
+    into the environment. A `--config-file` or CONFIG_FILE path points into one of the mounts."""
+    names: set[str | None] = set()
+    for volume in dicts(pod_spec.get("volumes")):
+        names.add(text(dig(volume, "configMap").get("name")))
+        for source in dicts(dig(volume, "projected").get("sources")):
+            names.add(text(dig(source, "configMap").get("name")))
+    for container in containers:
+        for source in dicts(container.get("envFrom")):
+            names.add(text(dig(source, "configMapRef").get("name")))
+        for env in dicts(container.get("env")):
+            names.add(text(dig(env, "valueFrom", "configMapKeyRef").get("name")))
+    return tuple(sorted(n for n in names if n))
 
 
 def service_from(obj: dict[str, Any], namespace: str) -> Service:

@@ -6,27 +6,27 @@ are flattened, however deeply nested, into the plain objects normalise() expects
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from gpuposture.base.safe_parse import SafeParseError, load_json, load_yaml_all
 from inventory.snapshot import ClusterSnapshot, gc_paused
 from inventory.sources.normalise import SnapshotError, normalise
 
-# libyaml's safe loader when PyYAML was built with it (as the PyPI wheels are): the same
-# safe subset of YAML, about six times faster than the pure-Python one.
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 MAX_FILE_BYTES = 200 * 1024 * 1024
+# YAML is checked before it is built (gpuposture.base.safe_parse): kubectl's output nests about
+# 10 levels (managedFields about 20) and never uses aliases, which let a small file stand for a
+# huge one. JSON is not scanned (a snapshot is hundreds of MB and json's C decoder refuses
+# absurd nesting itself, cleanly).
+MAX_YAML_DEPTH = 100
 SNAPSHOT_SUFFIXES = (".json", ".yaml", ".yml")
 
 
-def read_snapshot(paths: Sequence[str | Path]) -> ClusterSnapshot:
-    """The ClusterSnapshot of every object in the given files and directories."""
-    return normalise(load_snapshot_objects(paths))
+def read_snapshot(paths: Sequence[str | Path], **platform: Any) -> ClusterSnapshot:
+    """The ClusterSnapshot of every object in the given files and directories (`platform`:
+    normalise()'s namespace inputs)."""
+    return normalise(load_snapshot_objects(paths), **platform)
 
 
 def load_snapshot_objects(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
@@ -39,7 +39,10 @@ def load_snapshot_objects(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
     with gc_paused():
         for file in _snapshot_files(paths):
             for document in _documents(file):
-                found.extend(_flatten(file, document))
+                try:
+                    found.extend(_flatten(file, document))
+                except RecursionError as exc:  # Lists nested in Lists hundreds deep
+                    raise SnapshotError(f"{file}: Lists nested too deeply to read") from exc
     return found
 
 
@@ -67,25 +70,24 @@ def _documents(file: Path) -> list[Any]:
             "split the snapshot into several files (one kubectl get per kind)"
         )
     try:
-        content = file.read_text(encoding="utf-8-sig")  # -sig: PowerShell writes a BOM
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SnapshotError(f"{file}: cannot be read as UTF-8 text: {exc}") from exc
-    if _is_json(file, content):
-        try:
-            return [json.loads(content)]
-        except json.JSONDecodeError as exc:
-            raise SnapshotError(f"{file}: not valid JSON: {exc}") from exc
+        content = file.read_bytes()
+    except OSError as exc:
+        raise SnapshotError(f"{file}: cannot be read: {exc}") from exc
     try:
-        return [doc for doc in yaml.load_all(content, Loader=SAFE_LOADER) if doc is not None]
-    except yaml.YAMLError as exc:
-        raise SnapshotError(f"{file}: not valid YAML: {exc}") from exc
+        if _is_json(file, content):
+            return [load_json(content, max_bytes=MAX_FILE_BYTES, max_depth=None)]
+        return load_yaml_all(content, max_bytes=MAX_FILE_BYTES, max_depth=MAX_YAML_DEPTH)
+    except SafeParseError as exc:
+        raise SnapshotError(f"{file}: {exc}") from exc
 
 
-def _is_json(file: Path, content: str) -> bool:
+def _is_json(file: Path, content: bytes) -> bool:
     if file.suffix.lower() == ".json":
         return True
-    # A file named otherwise (snapshot.txt) is JSON when it reads like JSON.
-    return file.suffix.lower() not in (".yaml", ".yml") and content.lstrip()[:1] in ("{", "[")
+    # A file named otherwise (snapshot.txt) is JSON when it reads like JSON (after a BOM:
+    # PowerShell writes one).
+    start = content.removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
+    return file.suffix.lower() not in (".yaml", ".yml") and start in (b"{", b"[")
 
 
 def _flatten(file: Path, document: Any) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""STACK-004: the GPU host stack must be inventoried on every GPU node (DESIGN §2, §7)."""
+"""STACK-004: the GPU host stack must be inventoried on every GPU node (DESIGN §2, §7).
+STACK-007: the GPU configuration a node uses must be readable, or its sharing is unknown."""
 
 from __future__ import annotations
 
@@ -75,4 +76,63 @@ def _stack_draft(
         subject_name=node.name,
         evidence=evidence,
         title=f"GPU node {node.name}: unknown {', '.join(unknown)}",
+    )
+
+
+@check(
+    id="STACK-007",
+    title="GPU configuration on the node could not be read",
+    severity="medium",
+    scope="node",
+    rationale=(
+        "How a node shares its GPUs between tenants is set by the GPU stack's own "
+        "configuration: the device-plugin config (time-slicing, MPS), the mig-parted config "
+        "and the GPU Operator's ClusterPolicy. When that configuration cannot be read (nested "
+        "deeper, larger or with more YAML aliases than any real one, or not valid YAML), the "
+        "node's sharing mode is unknown: the sharing checks judge it as time-sliced, the "
+        "weakest isolation, and cannot tell whether `failRequestsGreaterThanOne` or a MIG "
+        "layout protects its tenants. A configuration built to defeat parsers is also a sign "
+        "that someone who should not edit it did."
+    ),
+    remediation=(
+        "Open the ConfigMap and key (or the ClusterPolicy) named in the evidence and fix what "
+        "the error says: the NVIDIA device plugin and mig-parted need only a few levels of "
+        "plain YAML, no anchors or aliases, and well under 1 MiB. Check who changed it "
+        "(K8S-004 lists tenant principals who may), then re-sync the cluster."
+    ),
+    mappings=("SP800-53:CM-6", "SP800-53:CM-8", "CSF2.0:ID.AM-01"),
+)
+def unreadable_gpu_config(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    for node in sorted_nodes(inputs):
+        if not node.unreadable_configs:
+            continue
+        tenants = tenants_on_node(inputs, node.name)
+        yield from per_tenant(tenants, partial(_unreadable_draft, node, tenants))
+
+
+def _unreadable_draft(node: Node, tenants: list[TenantInfo], slug: str | None) -> FindingDraft:
+    configs = [
+        {
+            "object": f"{p.kind} {p.namespace}/{p.name}" if p.namespace else f"{p.kind} {p.name}",
+            "key": p.key or None,
+            "purpose": p.purpose,
+            "error": p.error,
+        }
+        for p in node.unreadable_configs
+    ]
+    names = ", ".join(sorted({c["object"] for c in configs}))
+    return FindingDraft(
+        check_id="STACK-007",
+        tenant=slug,
+        subject_kind="Node",
+        subject_namespace="",
+        subject_name=node.name,
+        evidence={
+            "node": node.name,
+            "unreadable": configs,
+            "node_sharing_strategy": node.sharing_strategy,
+            "tenants_on_node": [t.slug for t in tenants],
+        },
+        title=f"GPU node {node.name}: its GPU configuration could not be read ({names})",
+        subject_labels=dict(node.labels),
     )

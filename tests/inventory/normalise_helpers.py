@@ -50,9 +50,22 @@ def controller(kind: str, namespace: str, name: str, image: str, **meta: Any) ->
     }
 
 
+# The platform namespace of these tests' GPU Operator, named as GPUPOSTURE_PLATFORM_NAMESPACES
+# would name it: most of them have no operator Deployment that would show it (only ConfigMaps
+# in platform namespaces can be GPU configuration, tenants.mapping.platform_namespaces).
+PLATFORM = {"configured_platform": ("gpu-operator",)}
+
+
 def only_node(objects: list[dict[str, Any]]):
-    (result,) = normalise(objects).nodes
+    (result,) = normalise(objects, **PLATFORM).nodes
     return result
+
+
+def with_config_volumes(obj: dict[str, Any], *configmaps: str) -> dict[str, Any]:
+    """A controller whose pods mount these ConfigMaps (as the device plugin mounts its config)."""
+    volumes = [{"name": name, "configMap": {"name": name}} for name in configmaps]
+    obj["spec"]["template"]["spec"]["volumes"] = volumes
+    return obj
 
 
 TIME_SLICING = """\

@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 
 from inventory.sources.normalise import SnapshotError, normalise
-from tests.inventory.normalise_helpers import TIME_SLICING, configmap, controller, ctr, node, pod
+from tests.inventory.normalise_helpers import (
+    TIME_SLICING,
+    configmap,
+    controller,
+    ctr,
+    node,
+    pod,
+    with_config_volumes,
+)
 
 # --- validation, Secrets, counts, determinism --------------------------------------------------
 
@@ -133,11 +141,14 @@ def _mixed_cluster() -> list[dict[str, Any]]:
         controller(
             "Deployment", "gpu-operator", "gpu-operator", "nvcr.io/nvidia/gpu-operator:v24.9.2"
         ),
-        controller(
-            "DaemonSet",
-            "gpu-operator",
-            "nvidia-device-plugin",
-            "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+        with_config_volumes(
+            controller(
+                "DaemonSet",
+                "gpu-operator",
+                "nvidia-device-plugin",
+                "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+            ),
+            "plugin-config",
         ),
         {"kind": "Role", "metadata": {"name": "r", "namespace": "team-beta"}},
         {"kind": "Role", "metadata": {"name": "r", "namespace": "team-alpha"}},

@@ -7,7 +7,7 @@ import yaml
 
 from inventory.snapshot import Subject
 from inventory.sources.normalise import normalise
-from tests.inventory.normalise_helpers import TIME_SLICING, configmap
+from tests.inventory.normalise_helpers import PLATFORM, TIME_SLICING, configmap
 
 MPS = """\
 version: v1
@@ -29,7 +29,7 @@ def test_device_plugin_configmap_gives_one_sharing_config_per_key():
         "a100-exclusive": "version: v1\nflags:\n  migStrategy: mixed\n",
         "README": "Edit with care: the plugin reloads on change.",
     }
-    snapshot = normalise([configmap("gpu-operator", "plugin-config", data)])
+    snapshot = normalise([configmap("gpu-operator", "plugin-config", data)], **PLATFORM)
     (cm,) = snapshot.configmaps
     assert (cm.purpose, cm.keys) == (
         "device_plugin",
@@ -78,7 +78,7 @@ def test_mig_parted_configmap():
             "  all-disabled:\n    - devices: all\n      mig-enabled: false\n"
         )
     }
-    (cm,) = normalise([configmap("gpu-operator", "custom-mig-config", data)]).configmaps
+    (cm,) = normalise([configmap("gpu-operator", "custom-mig-config", data)], **PLATFORM).configmaps
     assert (cm.purpose, cm.keys) == ("mig_parted", ("config.yaml",))
 
 
@@ -90,26 +90,31 @@ def test_data_hash_ignores_key_order_and_sees_changes():
         "gpu-operator", "ts", {"b": "version: v1\nflags:\n  migStrategy: none\n", "a": TIME_SLICING}
     )
     c = configmap("gpu-operator", "ts", {"a": TIME_SLICING.replace("replicas: 4", "replicas: 5")})
-    hashes = [normalise([x]).configmaps[0].data_hash for x in (a, b, c)]
+    hashes = [normalise([x], **PLATFORM).configmaps[0].data_hash for x in (a, b, c)]
     assert hashes[0] == hashes[1] != hashes[2]
     assert len(hashes[0]) == 64
 
 
 @pytest.mark.parametrize(
-    ("value", "warned"),
+    ("value", "unreadable"),
     [
         ("version: v1\nsharing:\n  timeSlicing:\n    resources: [\n", True),
         ('#!/bin/sh\necho "status: $x"\nif [ -f a ]; then\n  echo "ready: yes"\nfi\n', False),
     ],
 )
-def test_unparseable_configmap_is_dropped_with_a_warning_only_when_it_looks_like_config(
-    value, warned
+def test_unparseable_configmap_is_kept_as_unreadable_only_when_it_looks_like_config(
+    value, unreadable
 ):
-    snapshot = normalise([configmap("gpu-operator", "broken", {"config.yaml": value})])
-    assert snapshot.configmaps == ()
-    assert bool(snapshot.warnings) is warned
-    if warned:
+    snapshot = normalise([configmap("gpu-operator", "broken", {"config.yaml": value})], **PLATFORM)
+    assert snapshot.sharing_configs == ()
+    assert bool(snapshot.warnings) is unreadable
+    if unreadable:
+        (cm,) = snapshot.configmaps
+        assert (cm.purpose, list(cm.unreadable)) == ("device_plugin", ["config.yaml"])
+        assert "not valid YAML" in cm.unreadable["config.yaml"]
         assert "gpu-operator/broken" in snapshot.warnings[0]
+    else:
+        assert snapshot.configmaps == ()
 
 
 # --- workloads, services, RBAC, namespaces, quotas ---------------------------------------------

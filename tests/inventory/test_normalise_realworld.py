@@ -9,7 +9,7 @@ import pytest
 from inventory.snapshot import Subject, Volume
 from inventory.sources.normalise import normalise, pod_from_template
 from inventory.sources.snapshot_file import load_snapshot_objects
-from tests.inventory.normalise_helpers import configmap, node, only_node
+from tests.inventory.normalise_helpers import PLATFORM, configmap, node, only_node
 from tests.realworld import realworld
 
 # --- real third-party samples: ConfigMaps and sharing configs ----------------------------------
@@ -29,7 +29,7 @@ from tests.realworld import realworld
 )
 def test_realworld_device_plugin_configs(sample, mode, replicas, fail_gt_one, rename, mig_strategy):
     text = realworld("device-plugin", sample).read_text()
-    snapshot = normalise([configmap("gpu-operator", "plugin-config", {"any": text})])
+    snapshot = normalise([configmap("gpu-operator", "plugin-config", {"any": text})], **PLATFORM)
     (config,) = snapshot.sharing_configs
     assert (config.mode, config.replicas) == (mode, replicas)
     assert (config.fail_requests_greater_than_one, config.rename_by_default) == (
@@ -42,7 +42,10 @@ def test_realworld_device_plugin_configs(sample, mode, replicas, fail_gt_one, re
 
 def test_realworld_helm_values_are_not_a_sharing_config():
     text = realworld("device-plugin", "helm-values.yaml").read_text()
-    snapshot = normalise([configmap("nvidia-device-plugin", "values", {"values.yaml": text})])
+    snapshot = normalise(
+        [configmap("nvidia-device-plugin", "values", {"values.yaml": text})],
+        configured_platform=("nvidia-device-plugin",),
+    )
     assert (snapshot.configmaps, snapshot.sharing_configs) == ((), ())
 
 
@@ -50,7 +53,7 @@ def test_realworld_mig_parted_configmap_embedded_as_text():
     objects = load_snapshot_objects(
         [realworld("mig", "gpu-operator-default-mig-parted-config-configmap.yaml")]
     )
-    (cm,) = normalise(objects).configmaps
+    (cm,) = normalise(objects, configured_platform=("FILLED BY THE OPERATOR",)).configmaps
     assert (cm.namespace, cm.name, cm.purpose) == (
         "FILLED BY THE OPERATOR",
         "default-mig-parted-config",

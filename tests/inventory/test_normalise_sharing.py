@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from inventory.sources.normalise import normalise
-from tests.inventory.normalise_helpers import TIME_SLICING, configmap, node, only_node
+from tests.inventory.normalise_helpers import PLATFORM, TIME_SLICING, configmap, node, only_node
 
 # --- nodes: sharing ----------------------------------------------------------------------------
 
@@ -145,7 +145,7 @@ def test_config_fallback_does_not_apply_to_cpu_nodes_or_against_gfd():
         node("gpu-01", {"nvidia.com/gpu.count": "1", "nvidia.com/gpu.sharing-strategy": "none"}),
         _plugin_configmap(any=TIME_SLICING),
     ]
-    assert [n.sharing_strategy for n in normalise(objects).nodes] == ["none", "none"]
+    assert [n.sharing_strategy for n in normalise(objects, **PLATFORM).nodes] == ["none", "none"]
 
 
 def test_a_config_key_defined_two_ways_is_a_warning_not_a_guess():
@@ -154,6 +154,6 @@ def test_a_config_key_defined_two_ways_is_a_warning_not_a_guess():
         _plugin_configmap("plugin-a", shared=TIME_SLICING),
         _plugin_configmap("plugin-b", shared="version: v1\nsharing:\n  timeSlicing: {}\n"),
     ]
-    snapshot = normalise(objects)
+    snapshot = normalise(objects, **PLATFORM)
     assert snapshot.nodes[0].sharing_strategy == "none"
     assert any("'shared' is defined differently" in w for w in snapshot.warnings)

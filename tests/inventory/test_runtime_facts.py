@@ -9,7 +9,7 @@ from dataclasses import asdict
 from inventory.runtime import runtime_facts
 from inventory.sources.gpu_operator import parse_cluster_policy
 from inventory.sources.normalise import normalise
-from tests.inventory.normalise_helpers import configmap
+from tests.inventory.normalise_helpers import PLATFORM, configmap
 from tests.realworld import realworld
 
 
@@ -65,7 +65,7 @@ def test_realworld_plugin_flags_give_the_device_list_strategy():
     # The device plugin README's flags example sets deviceListStrategy "envvar".
     text = realworld("device-plugin", "readme-L231-flags-config.yaml").read_text()
     (config,) = normalise(
-        [configmap("gpu-operator", "plugin-config", {"any": text})]
+        [configmap("gpu-operator", "plugin-config", {"any": text})], **PLATFORM
     ).sharing_configs
     assert config.device_list_strategy == "envvar"
     row = {"configmap": config.configmap, "key": config.key, "device_list_strategy": "envvar"}
@@ -78,7 +78,7 @@ def test_a_strategy_list_and_bad_env_values_are_read_carefully():
         "version: v1\nflags:\n  migStrategy: none\n"
         "  plugin:\n    deviceListStrategy: [envvar, cdi-annotations]\n"
     )
-    (config,) = normalise([configmap("ns", "cm", {"k": text})]).sharing_configs
+    (config,) = normalise([configmap("kube-system", "cm", {"k": text})]).sharing_configs
     assert config.device_list_strategy == "envvar,cdi-annotations"
     spec = parse_cluster_policy(
         {

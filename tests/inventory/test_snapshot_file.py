@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +14,7 @@ import pytest
 from inventory.sources import snapshot_file
 from inventory.sources.normalise import SnapshotError
 from inventory.sources.snapshot_file import load_snapshot_objects, read_snapshot
-from tests.realworld import realworld
+from tests.realworld import REPO_ROOT, realworld
 
 
 def namespace(name: str) -> dict[str, Any]:
@@ -197,7 +200,9 @@ def test_realworld_several_files_into_one_snapshot():
             realworld("k8s-manifests", "device-plugin-privileged-with-service-account.yml"),
             realworld("mig", "gpu-operator-default-mig-parted-config-configmap.yaml"),
             realworld("gpu-operator", "clusterpolicy-olm-alm-example.json"),
-        ]
+        ],
+        # The operator's manifests leave its namespace for it to fill in.
+        configured_platform=("FILLED BY THE OPERATOR",),
     )
     assert snapshot.counts == {
         "ClusterPolicy": 1,
@@ -220,4 +225,40 @@ def test_realworld_manifests_without_namespace_are_rejected_with_the_reason():
 def test_realworld_chart_values_are_not_a_snapshot():
     path = realworld("device-plugin", "helm-values.yaml")
     with pytest.raises(SnapshotError, match="helm-values.yaml: holds a mapping without a kind"):
+        load_snapshot_objects([path])
+
+
+def test_a_yaml_snapshot_200000_levels_deep_is_refused_without_crashing(tmp_path):
+    # libyaml's C loader, which reads YAML snapshots, segfaults on this: a child process, so
+    # a crash fails this test instead of ending pytest.
+    path = tmp_path / "deep.yaml"
+    path.write_text("[" * 200_000)
+    code = (
+        "import sys\n"
+        "from inventory.sources.normalise import SnapshotError\n"
+        "from inventory.sources.snapshot_file import load_snapshot_objects\n"
+        "try:\n"
+        "    load_snapshot_objects([sys.argv[1]])\n"
+        "except SnapshotError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(  # noqa: S603 - our own interpreter and code
+        [sys.executable, "-c", code, str(path)],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == f"{path}: nested deeper than 100 levels (line 1)"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("a: &x [1]\nb: *x\n", "line 2: YAML aliases (*name) are not allowed"),
+        ('{"kind": "List", "items": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    ],
+)
+def test_aliases_and_absurd_json_nesting_are_refused(tmp_path, content, message):
+    path = tmp_path / ("snap.json" if content.startswith("{") else "snap.yaml")
+    path.write_text(content)
+    with pytest.raises(SnapshotError, match=re.escape(message)):
         load_snapshot_objects([path])

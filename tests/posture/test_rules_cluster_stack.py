@@ -7,7 +7,15 @@ import re
 
 import pytest
 
-from inventory.snapshot import Container, Node, ResourceQuota, SharingConfig, Taint, Volume
+from inventory.snapshot import (
+    Container,
+    Node,
+    ResourceQuota,
+    SharingConfig,
+    Taint,
+    UnreadableConfig,
+    Volume,
+)
 from posture.rules import CHECKS, run_checks
 from posture.rules.cluster import is_gpu_quota_key
 from tests.posture.builders import by_tenant, gpu_node, inputs, pod, run, tenant
@@ -161,6 +169,39 @@ def test_stack004_non_gpu_nodes_and_unattributed():
     assert (draft.tenant, draft.subject_name) == (None, "gpu-2")
 
 
+# --- STACK-007 --------------------------------------------------------------------------------
+
+UNREADABLE = UnreadableConfig(
+    "ConfigMap", "gpu-operator", "time-slicing-config", "ts-4", "device_plugin",
+    "nested deeper than 64 levels (line 2)",
+)  # fmt: skip
+
+
+def test_stack007_names_the_config_and_the_error_for_each_tenant_on_the_node():
+    node = gpu_node(sharing_strategy="unknown", unreadable_configs=(UNREADABLE,))
+    world = inputs(
+        nodes=(node, gpu_node("gpu-2")), pods=(pod("alpha"), pod("beta")), tenants=(ALPHA, BETA)
+    )
+    found = by_tenant(run("STACK-007", world))
+    assert set(found) == {"alpha", "beta"}
+    draft = found["alpha"]
+    assert (draft.subject_kind, draft.subject_name) == ("Node", "gpu-1")
+    assert draft.evidence["unreadable"] == [
+        {
+            "object": "ConfigMap gpu-operator/time-slicing-config",
+            "key": "ts-4",
+            "purpose": "device_plugin",
+            "error": "nested deeper than 64 levels (line 2)",
+        }
+    ]
+    assert draft.evidence["node_sharing_strategy"] == "unknown"
+    assert "ConfigMap gpu-operator/time-slicing-config" in draft.title
+
+
+def test_stack007_quiet_when_everything_was_read():
+    assert run("STACK-007", inputs(nodes=(gpu_node(),), pods=(pod("alpha"),))) == []
+
+
 # --- the catalogue as a whole -----------------------------------------------------------------
 
 OWNED = ("K8S-001", "K8S-002", "POD-001", "POD-002", "POD-003", "POD-004", "POD-005")
@@ -168,7 +209,7 @@ OWNED += ("SHARE-001", "SHARE-003", "SHARE-005", "STACK-004")
 # Issue 4's checks meet the same metadata bar.
 LATER = ("POD-006", "POD-007", "POD-008", "POD-009", "POD-010", "POD-011", "SHARE-002")
 LATER += ("SHARE-006", "SHARE-007", "SHARE-008", "LEAK-002", "STACK-006", "ATTR-002")
-LATER += ("K8S-003", "K8S-004", "K8S-005", "K8S-006", "K8S-007")
+LATER += ("K8S-003", "K8S-004", "K8S-005", "K8S-006", "K8S-007", "STACK-007")
 
 
 def test_catalogue_metadata():

@@ -357,7 +357,7 @@ RAW_INVALID = [
     ("merge key alias", "base: &b {id: x}\nother:\n  <<: *b\n", "aliases (*name) are not allowed"),
     ("too large", "#" * (MAX_BYTES + 1), f"document is larger than {MAX_BYTES} bytes"),
     ("too large in UTF-8", "é" * (MAX_BYTES // 2 + 1), "document is larger than"),
-    ("nested too deeply", "[" * 100_000, "document is nested too deeply"),
+    ("nested too deeply", "[" * 100_000, "document: nested deeper than 32 levels"),
     ("duplicate key", "id: a\nid: b\n", "line 2: duplicate key 'id'"),
     ("not YAML", "id: [unclosed\n", "not valid YAML"),
     ("python tag", "id: !!python/object/apply:os.system ['true']\n", "not valid YAML"),

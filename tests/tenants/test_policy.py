@@ -137,6 +137,9 @@ def test_unknown_mode_is_refused_not_guessed():
         ("vgpu", "nvidia.com/gpu", {"vgpu_scheduler": "fixed"}, "vgpu_fixed"),
         ("vgpu", "nvidia.com/gpu", {"vgpu_scheduler": "equal"}, "vgpu_equal"),
         ("none", "nvidia.com/gpumem", {}, "time_slicing"),
+        # Its device-plugin config could not be read (STACK-007): the weakest it could be.
+        ("unknown", "nvidia.com/gpu", {}, "time_slicing"),
+        ("unknown", "nvidia.com/mig-1g.10gb", {}, "time_slicing"),
     ],
 )
 def test_node_sharing_mode(strategy, resource, kwargs, expected):

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
 from django.core.management.base import BaseCommand, CommandError
 
+from gpuposture.base.safe_parse import SafeParseError, load_yaml
 from inventory.sync import pod_tenants_refresh
 from tenants.services import tenants_apply
 from tenants.spec import TenantSpecError, parse_tenants_document
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_ALIASES = 32
 ACTOR = "manage.py apply_tenants"  # who the audit log says made the changes
 
 
@@ -23,9 +24,10 @@ def load_tenants_file(path: Path) -> object:
     if path.stat().st_size > MAX_FILE_BYTES:
         raise CommandError(f"{path}: larger than {MAX_FILE_BYTES // 1024 // 1024} MB")
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise CommandError(f"{path}: not valid YAML: {exc}") from exc
+        # A tenants file nests about five levels; a few aliases may repeat principal lists.
+        return load_yaml(path.read_bytes(), max_bytes=MAX_FILE_BYTES, max_aliases=MAX_ALIASES)
+    except SafeParseError as exc:
+        raise CommandError(f"{path}: {exc}") from exc
 
 
 class Command(BaseCommand):

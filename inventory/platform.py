@@ -1,0 +1,40 @@
+"""What normalise() needs to know about namespaces beyond the objects it reads: the platform
+namespaces the deployment names and the tenant registry's namespaces (tenants.mapping)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from inventory import snapshot as snap
+from inventory.models import Cluster, ClusterObject
+from inventory.sources.gpu_config import operator_namespaces
+from tenants.mapping import platform_namespaces
+from tenants.models import TenantNamespace
+
+
+def platform_inputs(cluster: Cluster | None = None) -> dict[str, frozenset[str]]:
+    """normalise()'s keyword arguments: GPUPOSTURE_PLATFORM_NAMESPACES and the namespaces
+    tenants claim. With `cluster`, also the platform namespaces its stored inventory shows: a
+    watch re-sync reads only what changed, not the operator's Deployment or namespace labels."""
+    configured = set(settings.GPUPOSTURE_PLATFORM_NAMESPACES)
+    if cluster is not None:
+        configured |= stored_platform_namespaces(cluster)
+    return {
+        "configured_platform": frozenset(configured),
+        "tenant_namespaces": frozenset(TenantNamespace.objects.values_list("name", flat=True)),
+    }
+
+
+def stored_platform_namespaces(cluster: Cluster) -> frozenset[str]:
+    """The platform namespaces by the cluster's stored namespaces and workloads."""
+    rows = ClusterObject.objects.filter(cluster=cluster, kind__in=("namespace", "workload"))
+    labels: dict[str, dict[str, str]] = {}
+    workloads = []
+    for kind, data in rows.values_list("kind", "data").iterator(chunk_size=2000):
+        if kind == "namespace":
+            labels[data["name"]] = data.get("labels") or {}
+        else:
+            workloads.append(snap.from_dict(snap.Workload, data))
+    return platform_namespaces(
+        namespace_labels=labels, operator_namespaces=operator_namespaces(workloads)
+    )

@@ -1,0 +1,206 @@
+"""Which ConfigMaps are the GPU stack's own configuration, and reading them. PURE.
+
+Only the configuration the GPU stack actually uses decides how nodes share their GPUs
+(DESIGN §3, "Fail closed"). Where the snapshot shows it, that is the ConfigMap the GPU
+Operator's ClusterPolicy names (`spec.devicePlugin.config.name`, `spec.migManager.config.name`)
+in the operator's namespace, or one the device plugin's or MIG Manager's DaemonSet mounts or
+reads, in a platform namespace. Where it shows neither, any ConfigMap in a platform namespace
+whose content is such a config may be it. A ConfigMap anywhere else (a tenant's namespace, an
+unclassified one) is never GPU configuration: it is not even parsed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from inventory.snapshot import (
+    ConfigMap,
+    GpuOperatorPolicy,
+    Namespace,
+    SharingConfig,
+    UnreadableConfig,
+    Workload,
+)
+from inventory.sources.configs import (
+    DEVICE_PLUGIN,
+    MIG_PARTED,
+    read_configmap,
+    unreadable_configs,
+)
+from inventory.sources.gpu_operator import DEFAULT_MIG_PARTED_CONFIGMAP
+from inventory.sources.images import component_of
+from tenants.mapping import platform_namespaces
+
+# The DaemonSets whose configuration is a ConfigMap, by the component their image runs (GPU
+# Feature Discovery ships in the device plugin's image and reads the same config).
+_READERS = {"device_plugin": DEVICE_PLUGIN, "mig_manager": MIG_PARTED}
+
+
+@dataclass(frozen=True)
+class RawConfigMap:
+    namespace: str
+    name: str
+    data: Any
+
+
+@dataclass
+class GpuConfigs:
+    """The GPU configuration of one snapshot."""
+
+    platform: frozenset[str]
+    configmaps: list[ConfigMap] = field(default_factory=list)
+    sharing_configs: list[SharingConfig] = field(default_factory=list)
+    unreadable: list[UnreadableConfig] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StackReferences:
+    """What the GPU stack says its configuration is: per purpose, whether the snapshot shows
+    it at all, and the (namespace, name) of each ConfigMap it names."""
+
+    shown: set[str] = field(default_factory=set)
+    named: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+    stated: dict[tuple[str, str], str] = field(default_factory=dict)  # by the ClusterPolicy
+
+    def purposes(self, namespace: str, name: str) -> tuple[str, ...]:
+        """The kinds of GPU config this platform ConfigMap may be."""
+        return tuple(
+            purpose
+            for purpose in (DEVICE_PLUGIN, MIG_PARTED)
+            if purpose not in self.shown or (namespace, name) in self.named.get(purpose, ())
+        )
+
+    def add(self, purpose: str, namespace: str, name: str) -> None:
+        self.named.setdefault(purpose, set()).add((namespace, name))
+
+
+def read_gpu_configs(
+    configmaps: Iterable[RawConfigMap],
+    *,
+    workloads: Collection[Workload],
+    policies: Collection[GpuOperatorPolicy],
+    namespaces: Iterable[Namespace],
+    configured_platform: Iterable[str] = (),
+    tenant_namespaces: Iterable[str] = (),
+) -> GpuConfigs:
+    """Read the GPU stack's ConfigMaps among `configmaps`; one that cannot be read is skipped
+    with a warning, never an error for the whole snapshot."""
+    operator = operator_namespaces(workloads)
+    platform = platform_namespaces(
+        namespace_labels={ns.name: ns.labels for ns in namespaces},
+        operator_namespaces=operator,
+        configured=configured_platform,
+        tenant_namespaces=tenant_namespaces,
+    )
+    result = GpuConfigs(platform=platform)
+    references = stack_references(workloads, policies, platform, operator & platform)
+    for raw in configmaps:
+        purposes = references.purposes(raw.namespace, raw.name) if raw.namespace in platform else ()
+        if purposes:
+            _read_one(result, raw, purposes, references.stated.get((raw.namespace, raw.name)))
+    result.warnings += _missing(references, {(c.namespace, c.name) for c in configmaps})
+    result.warnings += _outside(workloads, platform)
+    result.unreadable += [policy_unreadable(p) for p in policies if p.error]
+    return result
+
+
+def policy_unreadable(policy: GpuOperatorPolicy) -> UnreadableConfig:
+    return UnreadableConfig("ClusterPolicy", "", policy.name, "", "gpu_operator", policy.error)
+
+
+def _read_one(
+    result: GpuConfigs, raw: RawConfigMap, purposes: tuple[str, ...], stated: str | None
+) -> None:
+    try:
+        read = read_configmap(raw.namespace, raw.name, raw.data, purposes=purposes, stated=stated)
+    except Exception as exc:  # noqa: BLE001 - one object we cannot read must not stop the sync
+        result.warnings.append(
+            f"ConfigMap {raw.namespace}/{raw.name} could not be read and was skipped: "
+            f"{type(exc).__name__}: {exc}"
+        )
+        return
+    if read.configmap is not None:
+        result.configmaps.append(read.configmap)
+        result.unreadable += unreadable_configs(read.configmap)
+    result.sharing_configs.extend(read.sharing_configs)
+    result.warnings.extend(read.warnings)
+
+
+def operator_namespaces(workloads: Iterable[Workload]) -> frozenset[str]:
+    """Where the GPU Operator runs: the namespaces of Deployments running its image."""
+    return frozenset(
+        w.namespace
+        for w in workloads
+        if w.kind == "Deployment"
+        and any(component_of(image) == "gpu_operator" for image in w.images.values())
+    )
+
+
+def stack_references(
+    workloads: Iterable[Workload],
+    policies: Iterable[GpuOperatorPolicy],
+    platform: Collection[str],
+    operator: Collection[str],
+) -> StackReferences:
+    """The ConfigMaps the GPU stack names: a ClusterPolicy's in the operator's namespace (in
+    every platform namespace when the snapshot has no operator Deployment), and those that a
+    device-plugin or MIG Manager DaemonSet in a platform namespace mounts or reads."""
+    references = StackReferences()
+    for policy in policies:
+        if policy.error:
+            continue  # nothing it says can be read: it shows no configuration
+        for purpose, name in _policy_names(policy.spec).items():
+            references.shown.add(purpose)
+            for namespace in (operator or platform) if name else ():
+                references.add(purpose, namespace, name)
+                references.stated[(namespace, name)] = purpose
+    for workload in workloads:
+        if workload.kind != "DaemonSet" or workload.namespace not in platform:
+            continue
+        for purpose in {_READERS.get(component_of(i) or "") for i in workload.images.values()}:
+            if purpose is not None:
+                references.shown.add(purpose)
+                for name in workload.config_refs:
+                    references.add(purpose, workload.namespace, name)
+    return references
+
+
+def _policy_names(spec: Mapping[str, Any]) -> dict[str, str]:
+    """purpose -> the ConfigMap a ClusterPolicy (its parsed spec) names for it. An empty
+    device-plugin name means the plugin runs without one; MIG Manager then reads its default."""
+    names = {MIG_PARTED: str(spec.get("mig_manager_config_name") or DEFAULT_MIG_PARTED_CONFIGMAP)}
+    names[DEVICE_PLUGIN] = str(spec.get("device_plugin_config_name") or "")
+    return names
+
+
+def _outside(workloads: Iterable[Workload], platform: Collection[str]) -> list[str]:
+    """A device plugin or MIG Manager DaemonSet outside the platform namespaces: what it reads
+    is not taken as GPU configuration, which its operator should hear about."""
+    return [
+        f"DaemonSet {w.namespace}/{w.name} runs the NVIDIA device plugin or MIG Manager outside "
+        "the platform namespaces: the ConfigMaps it reads are not taken as GPU configuration "
+        "(label its namespace gpuposture.io/platform=true or list it in "
+        "GPUPOSTURE_PLATFORM_NAMESPACES if it is the platform's)"
+        for w in workloads
+        if w.kind == "DaemonSet"
+        and w.namespace not in platform
+        and any(component_of(i) in _READERS for i in w.images.values())
+    ]
+
+
+def _missing(references: StackReferences, present: set[tuple[str, str]]) -> list[str]:
+    """A device-plugin config the ClusterPolicy names that is in no platform namespace of the
+    snapshot: its settings are unknown, which the operator should hear about."""
+    stated = {name for (_, name), purpose in references.stated.items() if purpose == DEVICE_PLUGIN}
+    found = {name for (ns, name) in present if (ns, name) in references.stated}
+    return [
+        f"the GPU Operator's ClusterPolicy names device-plugin config ConfigMap {name!r}, which "
+        "is in no platform namespace of the snapshot: its sharing settings are unknown (the "
+        "operator's namespace is found from its Deployment; otherwise label it "
+        "gpuposture.io/platform=true or list it in GPUPOSTURE_PLATFORM_NAMESPACES)"
+        for name in sorted(stated - found)
+        if name
+    ]
