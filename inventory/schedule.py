@@ -51,7 +51,7 @@ def cluster_schedule_summary(*, cluster: Cluster) -> str:
         .first()
     )
     if task is not None and task.interval is not None:
-        return f"every {task.interval.every} min"
+        return f"every {task.interval.every} min, then a score"
     if cluster.sync_interval_minutes == 0:
         return "none (interval 0: manual syncs only)"
     return "none (no stored source to re-read)"

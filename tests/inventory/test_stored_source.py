@@ -8,6 +8,7 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 from django_celery_beat.models import PeriodicTask
 
 from inventory.models import Cluster, SyncRun
@@ -71,6 +72,9 @@ def test_a_one_off_snapshot_sync_stores_and_schedules_nothing(personas):
     assert cluster.snapshot_paths == [] and schedule(cluster) is None
     assert "fresh: stored source none (unchanged; --remember stores this one)" in out
     assert "fresh: scheduled syncs: none (no stored source to re-read)" in out
+    page = Client()
+    page.force_login(personas["security_lead"])
+    assert "none (no stored source to re-read)" in page.get("/clusters/fresh/").content.decode()
 
 
 def test_remember_and_interval_store_the_source_and_schedule_it(personas, tmp_path):
