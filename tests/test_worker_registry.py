@@ -64,7 +64,8 @@ def names_scheduled() -> set[str]:
 
 
 def registered_by(worker: Worker) -> set[str]:
-    control = Celery(broker=BROKER).control
+    # Not the current app: tests after this one must keep sending through gpuposture's.
+    control = Celery(broker=BROKER, set_as_current=False).control
     answer: dict[str, list[str]] = {}
 
     def replied() -> bool:

@@ -95,7 +95,9 @@ class Worker:
 
 
 def send(queue: str, task: str, **kwargs: object):  # type: ignore[no-untyped-def]
-    return Celery(broker=BROKER, backend=BROKER).send_task(task, kwargs=kwargs, queue=queue)
+    # Not the current app: later tests' tasks must keep going through gpuposture's (eager).
+    app = Celery(broker=BROKER, backend=BROKER, set_as_current=False)
+    return app.send_task(task, kwargs=kwargs, queue=queue)
 
 
 def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
