@@ -14,7 +14,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuposture.settings")
 
 app = Celery("gpuposture")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["inventory", "posture"])
+# Every installed app's tasks module (Django's app registry, read lazily): a list written here
+# once missed telemetry, so a real worker rejected beat's telemetry tasks as unregistered.
+app.autodiscover_tasks()
 
 logger = logging.getLogger(__name__)
 

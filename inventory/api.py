@@ -155,11 +155,18 @@ class ClusterViewSet(
 
     @extend_schema(
         request=None,
-        responses={202: SyncRunSerializer, 409: SyncRunSerializer, 503: SyncRunSerializer},
+        responses={
+            200: SyncRunSerializer,
+            202: SyncRunSerializer,
+            409: SyncRunSerializer,
+            503: SyncRunSerializer,
+        },
     )
     @action(detail=True, methods=["post"])
     def sync(self, request: Request, name: str | None = None) -> Response:
-        """Start a sync now; answers the new run (follow it at /api/v1/sync-runs/{id}/)."""
+        """Start a sync now; answers the new run: 202 while it is queued or running (follow it
+        at /api/v1/sync-runs/{id}/), 200 once it has ended (in-process, without a broker), its
+        `status` succeeded or failed and `error` why."""
         cluster = self.get_object()
         try:
             run = cluster_sync_request(cluster=cluster, trigger="api")
@@ -173,7 +180,9 @@ class ClusterViewSet(
             body = {"detail": str(exc), "run": SyncRunSerializer(exc.record).data}
             return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers=RETRY_LATER)
         run.refresh_from_db()
-        return Response(SyncRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+        ended = run.status != SyncRun.Status.RUNNING
+        code = status.HTTP_200_OK if ended else status.HTTP_202_ACCEPTED
+        return Response(SyncRunSerializer(run).data, status=code)
 
 
 class DriftEventViewSet(ScopedReadOnlyViewSet):

@@ -41,3 +41,17 @@ def cluster_schedule_update(*, cluster: Cluster) -> PeriodicTask | None:
 
 def cluster_schedule_remove(*, cluster: Cluster) -> None:
     PeriodicTask.objects.filter(name=task_name(cluster)).delete()
+
+
+def cluster_schedule_summary(*, cluster: Cluster) -> str:
+    """The cluster's scheduled sync in words, or why there is none."""
+    task = (
+        PeriodicTask.objects.filter(name=task_name(cluster), enabled=True)
+        .select_related("interval")
+        .first()
+    )
+    if task is not None and task.interval is not None:
+        return f"every {task.interval.every} min, then a score"
+    if cluster.sync_interval_minutes == 0:
+        return "none (interval 0: manual syncs only)"
+    return "none (no stored source to re-read)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 import uuid
@@ -24,7 +25,6 @@ from inventory.hostfacts import merge_host_facts
 from inventory.models import Cluster, Node, NodeHostFacts, SyncRun
 from inventory.platform import platform_inputs
 from inventory.sources.base import ClusterSource, SourceError, WatchExpired
-from inventory.sources.files import SnapshotFileSource
 from inventory.sources.normalise import SnapshotError, normalise
 from inventory.sources.nvidia_smi import parse_nvidia_smi, summarise
 from inventory.sources.registry import source_for_cluster
@@ -238,22 +238,57 @@ def _progress_recorder(run: SyncRun, cluster: Cluster, token: str):  # type: ign
 
 
 def cluster_sync_from_snapshot(
-    *, cluster: Cluster, paths: Sequence[str | Path], trigger: str = "cli", actor: Actor = None
+    *,
+    cluster: Cluster,
+    paths: Sequence[str | Path],
+    trigger: str = "cli",
+    actor: Actor = None,
+    remember: bool = True,
 ) -> SyncRun:
-    """Sync from kubectl snapshot files or directories, remembering them as the cluster's
-    source so scheduled syncs re-read the same place (a changed source is an audit event)."""
-    with transaction.atomic():
-        before = stored_cluster_state(cluster)
-        Cluster.objects.filter(pk=cluster.pk).update(
-            source=Cluster.Source.SNAPSHOT, snapshot_paths=[str(p) for p in paths]
-        )
-        cluster.refresh_from_db()
-        audit_change(actor=actor, obj=cluster, before=before, after=cluster_state(cluster))
+    """Sync from kubectl snapshot files or directories; with `remember`, a sync that succeeded
+    makes them the cluster's source, so scheduled syncs re-read the same place."""
+    return cluster_sync_from(
+        cluster=cluster,
+        source=Cluster.Source.SNAPSHOT,
+        snapshot_paths=[str(p) for p in paths],
+        trigger=trigger,
+        actor=actor,
+        remember=remember,
+    )
+
+
+def cluster_sync_from(
+    *,
+    cluster: Cluster,
+    source: str,
+    snapshot_paths: Sequence[str] = (),
+    kubeconfig_path: str = "",
+    kube_context: str = "",
+    remember: bool,
+    trigger: str = "cli",
+    actor: Actor = None,
+) -> SyncRun:
+    """Sync from a source given here rather than the stored one. It becomes the cluster's
+    stored source (an audit event) only with `remember` and only once the sync succeeded: a
+    broken file or kubeconfig never replaces a source that works."""
+    given = copy.copy(cluster)  # never saved: the cluster as it would be stored
+    given.source, given.snapshot_paths = source, list(snapshot_paths)
+    given.kubeconfig_path, given.kube_context = kubeconfig_path, kube_context
     try:
-        source = SnapshotFileSource(paths)
+        reader = source_for_cluster(given)
     except SourceError as exc:
         raise SyncError(str(exc)) from exc
-    return cluster_sync(cluster=cluster, source=source, trigger=trigger)
+    run = cluster_sync(cluster=cluster, source=reader, trigger=trigger)
+    if remember:
+        cluster_source_set(
+            cluster=cluster,
+            source=source,
+            snapshot_paths=snapshot_paths,
+            kubeconfig_path=kubeconfig_path,
+            kube_context=kube_context,
+            actor=actor,
+        )
+    return run
 
 
 @dataclass(frozen=True)
@@ -308,15 +343,22 @@ def cluster_source_set(
     *,
     cluster: Cluster,
     source: str,
+    snapshot_paths: Sequence[str] = (),
     kubeconfig_path: str = "",
     kube_context: str = "",
     actor: Actor = None,
 ) -> Cluster:
-    """Remember how the cluster is reached (paths and a context name, never a credential)."""
+    """Remember how the cluster is reached (paths and a context name, never a credential).
+    Snapshot paths replace the stored paths; a live source replaces the kubeconfig fields."""
     before = stored_cluster_state(cluster)
     cluster.source = source
-    cluster.kubeconfig_path, cluster.kube_context = kubeconfig_path, kube_context
-    cluster.save(update_fields=["source", "kubeconfig_path", "kube_context"])
+    if source == Cluster.Source.SNAPSHOT:
+        cluster.snapshot_paths = list(snapshot_paths)
+        fields = ["source", "snapshot_paths"]
+    else:
+        cluster.kubeconfig_path, cluster.kube_context = kubeconfig_path, kube_context
+        fields = ["source", "kubeconfig_path", "kube_context"]
+    cluster.save(update_fields=fields)
     audit_change(actor=actor, obj=cluster, before=before, after=cluster_state(cluster))
     return cluster
 

@@ -15,8 +15,9 @@ from inventory.bulletin_imports import bulletin_urls_import_request, bulletins_i
 from inventory.charts import patch_heatmap
 from inventory.filters import BulletinFilter, NodeFilter
 from inventory.forms import BulletinImportForm, ClusterForm, PatchSlaForm
-from inventory.models import Bulletin, BulletinImport, BulletinRevision, Cluster, Node
+from inventory.models import Bulletin, BulletinImport, BulletinRevision, Cluster, Node, SyncRun
 from inventory.patch_sla import patch_sla_rows, patch_sla_save
+from inventory.schedule import cluster_schedule_summary
 from inventory.selectors import (
     PATCH_COMPONENTS,
     clusters_with_last_sync,
@@ -25,6 +26,12 @@ from inventory.selectors import (
     patch_rollout,
 )
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
+from inventory.sync_summary import sync_run_summary
+
+RUN_MESSAGE_LEVELS = {
+    SyncRun.Status.SUCCEEDED: messages.SUCCESS,
+    SyncRun.Status.FAILED: messages.ERROR,
+}
 
 HELD_MESSAGE = (
     "{n} revision(s) weaken a bulletin (a lower fixed version, or a product, branch or CVE "
@@ -54,6 +61,8 @@ def cluster_detail_context(request: HttpRequest, name: str) -> dict:
         "operator_policies": cluster.kube_objects.filter(kind="gpu_operator_policy"),
         "node_count": nodes.count(),
         "gpu_node_count": nodes.filter(is_gpu_node=True).count(),
+        # What beat runs, not the interval alone: a cluster with no stored source has none.
+        "schedule": cluster_schedule_summary(cluster=cluster),
         "can_edit": has_role(request.user, PLATFORM_ENGINEER),
     }
 
@@ -80,7 +89,11 @@ def cluster_sync_now(request: HttpRequest, name: str) -> HttpResponse:
     except QueueUnavailable as exc:
         messages.error(request, str(exc))
     else:
-        messages.info(request, f"Sync run {run.pk} started.")
+        # Without a broker the sync ran in-process and has already ended: say how.
+        run.refresh_from_db()
+        level = RUN_MESSAGE_LEVELS.get(run.status, messages.INFO)
+        summary = sync_run_summary(run)
+        messages.add_message(request, level, summary[:1].upper() + summary[1:])
     return redirect("cluster-detail", name=cluster.name)
 
 

@@ -46,6 +46,7 @@ class IngestResult:
     by_attribution: dict[str, int] = field(default_factory=dict)
     first: datetime | None = None
     last: datetime | None = None
+    hours_rolled: int = 0  # complete hours rolled up at once (ingested_hours_rollup)
 
 
 def attribution_context(cluster: Cluster) -> tuple[dict[str, str], set[str]]:
@@ -110,7 +111,7 @@ def exporter_text_ingest(*, cluster: Cluster, text: str, read_at: datetime) -> I
         samples = parse_exporter_text(text, scraped_at=read_at)
     except DcgmError as exc:
         raise TelemetryError(f"not DCGM-Exporter text: {exc}") from exc
-    return samples_ingest(cluster=cluster, samples=samples)
+    return _ingest_and_roll(cluster, samples)
 
 
 def prometheus_ingest(
@@ -121,7 +122,18 @@ def prometheus_ingest(
         samples = query_range_samples(url, start=end - since, end=end)
     except PrometheusError as exc:
         raise TelemetryError(str(exc)) from exc
-    return samples_ingest(cluster=cluster, samples=samples)
+    return _ingest_and_roll(cluster, samples)
+
+
+def _ingest_and_roll(cluster: Cluster, samples: list[GpuSample]) -> IngestResult:
+    """Store samples, then roll up the complete hours they touched: the utilisation page and
+    API read roll-ups, and should not wait for beat's next one (every reader comes here)."""
+    result = samples_ingest(cluster=cluster, samples=samples)
+    if result.first is not None and result.last is not None:
+        result.hours_rolled = ingested_hours_rollup(
+            cluster=cluster, first=result.first, last=result.last
+        )
+    return result
 
 
 def telemetry_source_read(*, source: TelemetrySource) -> IngestResult:
@@ -163,16 +175,42 @@ def telemetry_rollup(*, now: datetime | None = None) -> RollupResult:
     current_hour = now.replace(minute=0, second=0, microsecond=0)
     result = RollupResult()
     for cluster in Cluster.objects.all():
-        days = set()
-        for hour in _hours_to_roll(cluster, current_hour):
-            result.rows += _roll_hour(cluster, hour)
-            result.hours += 1
-            days.add(hour.date())
-        for day in sorted(days):
-            _roll_day(cluster, day)
+        hours = _hours_to_roll(cluster, current_hour)
+        result.rows += _roll(cluster, hours)
+        result.hours += len(hours)
     cutoff = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
     result.deleted, _ = GpuReading.objects.filter(time__lt=cutoff).delete()
     return result
+
+
+def ingested_hours_rollup(
+    *, cluster: Cluster, first: datetime, last: datetime, now: datetime | None = None
+) -> int:
+    """Roll up the complete hours (and their days) that samples from `first` to `last` touch,
+    and return how many: from the hour MAX_GAP before `first` (a new sample ends the span of
+    the one before it) to the hour of `last`, never the hour under way (beat's roll-up takes it
+    once it ends) nor an hour older than the raw retention (its other samples may be gone)."""
+    now = now or timezone.now()
+    current_hour = _hour_of(now)
+    retained = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
+    start = max(_hour_of(first - MAX_GAP), _hour_of(retained) + timedelta(hours=1))
+    end = min(_hour_of(last) + timedelta(hours=1), current_hour)
+    readings = GpuReading.objects.filter(cluster=cluster, time__gte=start, time__lt=end)
+    hours = list(readings.datetimes("time", "hour", tzinfo=UTC)) if start < end else []
+    _roll(cluster, hours)
+    return len(hours)
+
+
+def _hour_of(moment: datetime) -> datetime:
+    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def _roll(cluster: Cluster, hours: list[datetime]) -> int:
+    """Roll each hour, then each day they fall in; the number of hourly rows written."""
+    rows = sum(_roll_hour(cluster, hour) for hour in hours)
+    for day in sorted({hour.date() for hour in hours}):
+        _roll_day(cluster, day)
+    return rows
 
 
 def _hours_to_roll(cluster: Cluster, current_hour: datetime) -> list[datetime]:

@@ -63,6 +63,9 @@ class Worker:
             "CELERY_TASK_DEFAULT_QUEUE": queue, **env,
         }  # fmt: skip
         self.queue = queue
+        # A node name of its own: remote control (inspect) must reach this worker only, not
+        # another test's on the shared broker.
+        self.nodename = f"{queue}@{socket.gethostname()}"
         self.process: subprocess.Popen[bytes] | None = None
         # A file, not a pipe: a chatty worker must never block on a full pipe buffer.
         self._output = tempfile.TemporaryFile()  # noqa: SIM115 - read in stop(), freed with us
@@ -71,8 +74,8 @@ class Worker:
     def start(self) -> Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "gpuposture", "worker", "-Q", self.queue,
-             "--pool", "solo", "--without-gossip", "--without-mingle", "--without-heartbeat",
-             "--loglevel", "INFO"],
+             "-n", self.nodename, "--pool", "solo", "--without-gossip", "--without-mingle",
+             "--without-heartbeat", "--loglevel", "INFO"],
             cwd=REPO, env=self.env, stdout=self._output, stderr=subprocess.STDOUT,
         )  # fmt: skip
         return self
@@ -92,7 +95,9 @@ class Worker:
 
 
 def send(queue: str, task: str, **kwargs: object):  # type: ignore[no-untyped-def]
-    return Celery(broker=BROKER, backend=BROKER).send_task(task, kwargs=kwargs, queue=queue)
+    # Not the current app: later tests' tasks must keep going through gpuposture's (eager).
+    app = Celery(broker=BROKER, backend=BROKER, set_as_current=False)
+    return app.send_task(task, kwargs=kwargs, queue=queue)
 
 
 def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:

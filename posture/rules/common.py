@@ -171,7 +171,9 @@ def pod_context(pod: Pod, tenant: TenantInfo) -> dict[str, Any]:
 def pod_draft(
     check_id: str, pod: Pod, tenant: TenantInfo, evidence: dict[str, Any], **extra: str
 ) -> FindingDraft:
-    """A draft about one pod; `extra` carries key, title or severity."""
+    """A draft about one pod: the one way a check reports a pod (tests/posture pins it), so
+    every pod-level finding carries the pod's labels and an exemption by label matches it.
+    `extra` carries key, title or severity."""
     return FindingDraft(
         check_id=check_id,
         tenant=tenant.slug,
@@ -179,6 +181,7 @@ def pod_draft(
         subject_namespace=pod.namespace,
         subject_name=pod.name,
         evidence={**pod_context(pod, tenant), **evidence},
+        subject_labels=dict(pod.labels),
         **extra,
     )
 

@@ -3,7 +3,6 @@ tenant containers (DESIGN §2, §5). Platform pods never count."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,14 +12,6 @@ from inventory.snapshot import Container, Pod
 from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
 from posture.rules.common import container_path, pod_draft, tenant_pods
 from posture.rules.registry import FindingDraft, check
-
-
-def tenant_pod_draft(
-    check_id: str, pod: Pod, tenant: TenantInfo, evidence: dict[str, Any], **extra: str
-) -> FindingDraft:
-    """pod_draft with the pod's labels as the subject's, so exemptions by label match."""
-    draft = pod_draft(check_id, pod, tenant, evidence, **extra)
-    return dataclasses.replace(draft, subject_labels=dict(pod.labels))
 
 
 def _containers(pod: Pod) -> list[tuple[Container, str]]:
@@ -100,9 +91,7 @@ def gpu_request_limit_mismatch(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 f"Container {container.name} of pod {pod.namespace}/{pod.name}: GPU request "
                 f"differs from limit ({names})"
             )
-            yield tenant_pod_draft(
-                "POD-006", pod, tenant, evidence, key=container.name, title=title
-            )
+            yield pod_draft("POD-006", pod, tenant, evidence, key=container.name, title=title)
 
 
 # --- POD-007 -------------------------------------------------------------------------------
@@ -225,7 +214,7 @@ def _image_draft(
         f"Container {container.name} of pod {pod.namespace}/{pod.name} runs {container.image}: "
         + "; ".join(problems)
     )
-    return tenant_pod_draft("POD-007", pod, tenant, evidence, key=container.name, title=title)
+    return pod_draft("POD-007", pod, tenant, evidence, key=container.name, title=title)
 
 
 # --- POD-008 -------------------------------------------------------------------------------
@@ -324,6 +313,4 @@ def literal_cloud_credentials(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 f"Container {container.name} of pod {pod.namespace}/{pod.name} has literal "
                 f"credentials in env ({names})"
             )
-            yield tenant_pod_draft(
-                "POD-008", pod, tenant, evidence, key=container.name, title=title
-            )
+            yield pod_draft("POD-008", pod, tenant, evidence, key=container.name, title=title)

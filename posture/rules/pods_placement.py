@@ -8,8 +8,7 @@ from typing import Any
 
 from inventory.snapshot import Container, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import container_path, pod_ref, tenant_pods
-from posture.rules.pods_extra import tenant_pod_draft
+from posture.rules.common import container_path, pod_draft, pod_ref, tenant_pods
 from posture.rules.registry import FindingDraft, check
 from tenants.mapping import TENANT_LABEL
 
@@ -82,7 +81,7 @@ def _pool_draft(pod: Pod, tenant: TenantInfo, node: Node) -> FindingDraft:
         f"GPU pod {pod_ref(pod)} of {slug} tenant {tenant.slug} runs on node {node.name}, "
         f"outside the {slug} pool"
     )
-    return tenant_pod_draft("POD-009", pod, tenant, evidence, title=title)
+    return pod_draft("POD-009", pod, tenant, evidence, title=title)
 
 
 # --- POD-010 -------------------------------------------------------------------------------
@@ -259,6 +258,4 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
                 f"Container {container.name} of pod {pod_ref(pod)} sets {VISIBLE_DEVICES} "
                 f"without requesting a GPU on node {node.name}"
             )
-            yield tenant_pod_draft(
-                "POD-011", pod, tenant, evidence, key=container.name, title=title
-            )
+            yield pod_draft("POD-011", pod, tenant, evidence, key=container.name, title=title)

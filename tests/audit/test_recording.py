@@ -368,7 +368,7 @@ def test_a_cluster_edited_on_its_page_is_an_event(personas):
 def test_sync_cluster_records_the_cluster_it_registers(personas):
     call_command(
         "sync_cluster", "--cluster", "lab", "--snapshot", str(world_snapshot_path()),
-        stdout=io.StringIO(),
+        "--remember", stdout=io.StringIO(),
     )  # fmt: skip
     create, update = AuditEvent.objects.order_by("id")
     assert (create.actor_name, create.action, create.object_repr) == (
@@ -381,7 +381,7 @@ def test_sync_cluster_records_the_cluster_it_registers(personas):
     ]
     call_command(
         "sync_cluster", "--cluster", "lab", "--snapshot", str(world_snapshot_path()),
-        stdout=io.StringIO(),
+        "--remember", stdout=io.StringIO(),
     )  # fmt: skip
     assert AuditEvent.objects.count() == 2  # the same source again: nothing changed
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from django.test import Client
+from kombu import pools
 
 from gpuposture.celery import app as celery_app
 from inventory.models import BulletinImport, SyncRun
@@ -26,8 +27,9 @@ QUICKLY = 10.0  # seconds: a request that queues must answer well before a proxy
 def _reset_celery_connections() -> None:
     # The app keeps its broker pool, routing (amqp) and result backend from the first use;
     # drop them so the next publish reads the conf set by this test.
-    if celery_app._pool is not None:
-        celery_app._pool.force_close_all()
+    # kombu keeps one pool per broker URL for the whole process: close and forget them all,
+    # or the next test on the same URL (the conftest's memory://) is handed a closed pool.
+    pools.reset()
     celery_app._pool = None
     celery_app.__dict__.pop("amqp", None)
     celery_app._backend_cache = None

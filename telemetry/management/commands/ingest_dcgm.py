@@ -1,5 +1,5 @@
 """ingest_dcgm --cluster NAME (FILE | --prometheus URL [--since 2h]): read DCGM-Exporter
-metrics, attribute them to tenants and store them."""
+metrics, attribute them to tenants, store them and roll up the complete hours they touch."""
 
 from __future__ import annotations
 
@@ -43,7 +43,10 @@ class Command(BaseCommand):
         except (TelemetryError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         by = ", ".join(f"{n} {k}" for k, n in sorted(result.by_attribution.items())) or "none"
-        self.stdout.write(f"dcgm: {result.samples} samples for {cluster.name} ({by})")
+        self.stdout.write(
+            f"dcgm: {result.samples} samples for {cluster.name} ({by}); "
+            f"{result.hours_rolled} complete hour(s) rolled up for the utilisation page"
+        )
 
 
 def _read(path: Path) -> str:

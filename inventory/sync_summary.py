@@ -1,0 +1,22 @@
+"""A sync run in one sentence, for the CLI and the "Sync now" message."""
+
+from __future__ import annotations
+
+from inventory.models import SyncRun
+
+
+def sync_run_summary(run: SyncRun) -> str:
+    """What the run did: read and changed on success, the reason on failure, else that it is
+    still under way (queued or running on a worker)."""
+    if run.status == SyncRun.Status.FAILED:
+        return f"sync run {run.pk} failed: {run.error or 'no reason recorded'}"
+    if run.status != SyncRun.Status.SUCCEEDED:
+        return f"sync run {run.pk} is queued or running; its progress shows on the cluster page"
+    counts = ", ".join(f"{kind} {n}" for kind, n in sorted(run.counts.items()))
+    nodes = run.changes.get("nodes", {})
+    return (
+        f"sync run {run.pk} succeeded in {run.duration_seconds or 0:.2f} s; "
+        f"read {counts or 'nothing'}; nodes {nodes.get('created', 0)} new, "
+        f"{nodes.get('updated', 0)} changed, {nodes.get('deleted', 0)} gone; "
+        f"{run.changes.get('drift_events', 0)} drift events"
+    )
