@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 from collections.abc import Callable, Iterable
@@ -206,3 +207,30 @@ def mounts_of(pod: Pod, volume_name: str) -> list[dict[str, Any]]:
         for m in c.volume_mounts
         if m.name == volume_name
     ]
+
+
+def nodes_by_name(inputs: PostureInputs) -> dict[str, Node]:
+    return {n.name: n for n in inputs.snapshot.nodes}
+
+
+def containers_with_paths(pod: Pod) -> list[tuple[Container, str]]:
+    """Each container of the pod with its manifest path."""
+    return [(c, container_path(pod, c)) for c in pod.containers]
+
+
+def tenant_pod_draft(
+    check_id: str, pod: Pod, tenant: TenantInfo, evidence: dict[str, Any], **extra: str
+) -> FindingDraft:
+    """pod_draft with the pod's labels as the subject's, so exemptions by label match."""
+    draft = pod_draft(check_id, pod, tenant, evidence, **extra)
+    return dataclasses.replace(draft, subject_labels=dict(pod.labels))
+
+
+def node_drafter(check_id: str, node: str, key: str, evidence: dict, title: str):  # type: ignore[no-untyped-def]
+    def make(slug: str | None) -> FindingDraft:
+        return FindingDraft(
+            check_id=check_id, tenant=slug, subject_kind="Node", subject_namespace="",
+            subject_name=node, evidence=evidence, key=key, title=title,
+        )  # fmt: skip
+
+    return make

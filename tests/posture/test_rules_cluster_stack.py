@@ -9,7 +9,7 @@ import pytest
 
 from inventory.snapshot import Container, Node, ResourceQuota, SharingConfig, Taint, Volume
 from posture.rules import CHECKS, run_checks
-from posture.rules.cluster import is_gpu_quota_key
+from posture.rules.k8s.quota import is_gpu_quota_key
 from tests.posture.builders import by_tenant, gpu_node, inputs, pod, run, tenant
 
 ALPHA, BETA = tenant("alpha"), tenant("beta", "external")

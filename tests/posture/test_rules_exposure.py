@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 import posture.rules  # noqa: F401
-import posture.rules.exposure  # noqa: F401
+import posture.rules.k8s.notebooks  # noqa: F401
 from inventory.snapshot import Container, Ingress, NetworkPolicy, Service
 from posture.inputs import PostureInputs
-from posture.rules.exposure import is_notebook, weaknesses
+from posture.rules.k8s.notebooks import is_notebook, weaknesses
 from posture.rules.registry import run_checks
 from tests.posture.builders import env, inputs, pod, tenant
 from tests.posture.test_rules_rbac import demo_worlds

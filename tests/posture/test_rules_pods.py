@@ -9,7 +9,7 @@ import yaml
 
 from inventory.snapshot import ClusterSnapshot, Container, Namespace
 from posture.inputs import PostureInputs
-from posture.rules.pods import dangerous_host_path
+from posture.rules.pod.host_paths import dangerous_host_path
 from tests.posture.builders import container, env, host_path, inputs, mount, pod, run, tenant
 from tests.realworld import realworld
 

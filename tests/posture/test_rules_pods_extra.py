@@ -8,11 +8,10 @@ import json
 import pytest
 
 import posture.rules  # noqa: F401  (registers the existing checks)
-import posture.rules.pods_extra  # noqa: F401
-import posture.rules.pods_placement  # noqa: F401
+import posture.rules.pod  # noqa: F401
 from inventory.snapshot import Container, EnvVar, Taint
 from posture.inputs import Exemption, TenantInfo
-from posture.rules.pods_extra import approved_by, parse_image
+from posture.rules.pod.images import approved_by, parse_image
 from posture.rules.registry import run_checks
 from tests.posture.builders import container, env, gpu_node, inputs, pod, run, tenant, trust_class
 

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 import posture.rules  # noqa: F401
-import posture.rules.rbac  # noqa: F401
+import posture.rules.k8s.rbac  # noqa: F401
 from inventory.snapshot import (
     ConfigMap,
     GpuOperatorPolicy,
@@ -17,7 +17,7 @@ from inventory.snapshot import (
     Workload,
 )
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.rbac import can, effective_permissions, role_rules
+from posture.rules.k8s.rbac import can, effective_permissions, role_rules
 from posture.rules.registry import run_checks
 from tests.posture.builders import gpu_node, inputs, trust_class
 

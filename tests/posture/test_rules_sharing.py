@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from inventory.snapshot import ConfigMap, SharingConfig
-from posture.rules.sharing import co_residence
+from posture.rules.share.parties import co_residence
 from tests.posture.builders import by_tenant, gpu_node, inputs, pod, run, sliced_node, tenant
 
 ALPHA, BETA = tenant("alpha"), tenant("beta")

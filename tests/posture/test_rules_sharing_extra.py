@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 import posture.rules  # noqa: F401  (registers the existing checks)
-import posture.rules.nodes_extra  # noqa: F401
-import posture.rules.sharing_extra  # noqa: F401
+import posture.rules.leak.leftoverlocals  # noqa: F401
+import posture.rules.share  # noqa: F401
 from inventory.snapshot import GpuOperatorPolicy, Node
-from posture.rules.nodes_extra import leftoverlocals_match
+from posture.rules.leak.leftoverlocals import leftoverlocals_match
 from posture.rules.registry import run_checks
 from tests.posture.builders import by_tenant, gpu_node, inputs, pod, run, sliced_node, tenant
 

@@ -69,7 +69,7 @@ def _use_evidence(tenant: str, mode: str, pool: str, use: ModeUse) -> dict[str, 
     }
 
 
-def _findings(inputs: PostureInputs) -> list[tuple[str, FindingDraft]]:
+def approval_findings(inputs: PostureInputs) -> list[tuple[str, FindingDraft]]:
     # Both checks ask; work it out once per evaluation.
     if "approval_findings" not in inputs.memo:
         inputs.memo["approval_findings"] = list(_judge(inputs))
@@ -154,29 +154,4 @@ def _draft(
     mappings=("SP800-53:CM-3",),
 )
 def sharing_without_approval(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    yield from (draft for check_id, draft in _findings(inputs) if check_id == "SHARE-004")
-
-
-@check(
-    id="DRIFT-004",
-    title="The sharing mode observed differs from the approved one",
-    severity="high",
-    scope="tenant",
-    rationale=(
-        "The tenant's approval covers one sharing mode, and its GPUs are shared by another: "
-        "for example approved for its own MIG GPU instances and observed time-slicing, which "
-        "gives no memory or fault isolation. The change happened in the cluster (a device "
-        "plugin config, a MIG layout, a relabelled node) without a new request, so the "
-        "isolation the approval relied on is gone. Observed modes stronger than the approved "
-        "one are reported at low severity: the record is wrong, not the isolation."
-    ),
-    remediation=(
-        "Restore the approved configuration on the nodes in the evidence (the node's "
-        "`nvidia.com/device-plugin.config` or `nvidia.com/mig.config` label, or the pod's GPU "
-        "resource name), or file a sharing request for the observed mode and have it decided. "
-        "Then find who changed it (the API server audit log for the node and ConfigMap)."
-    ),
-    mappings=("SP800-53:CM-3",),
-)
-def sharing_mode_drift(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    yield from (draft for check_id, draft in _findings(inputs) if check_id == "DRIFT-004")
+    yield from (draft for check_id, draft in approval_findings(inputs) if check_id == "SHARE-004")

@@ -1,10 +1,9 @@
 """K8S-003..005: what tenants may do to the GPU control plane through RBAC.
 
-The checks over the PURE evaluator in posture/rules/rbac_eval.py, which follows the API
+The checks over the PURE evaluator in posture/rules/k8s/rbac_eval.py, which follows the API
 server's RBAC authorizer: a ClusterRoleBinding grants cluster-wide, a RoleBinding only in its own
 namespace (even when it refers to a ClusterRole), `*` matches any verb, group or resource, and a
-rule with `resourceNames` grants on those names only (never on create or on a whole collection).
-"""
+rule with `resourceNames` grants on those names only (never on create or on a whole collection)."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from typing import Any
 from inventory.drift import is_gpu_component
 from inventory.snapshot import ClusterSnapshot
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.rbac_eval import (
+from posture.rules.k8s.rbac_eval import (
     ALL_AUTHENTICATED,
     ALL_SERVICE_ACCOUNTS,
     ANY,
