@@ -44,6 +44,7 @@ _OBJECTS = {
     "ingress": ("ingresses", snap.Ingress),
     "network_policy": ("network_policies", snap.NetworkPolicy),
     "gpu_operator_policy": ("gpu_operator_policies", snap.GpuOperatorPolicy),
+    "owner": ("owners", snap.OwnerLink),
 }
 
 

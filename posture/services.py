@@ -26,9 +26,9 @@ from tenants.models import Tenant
 LIVE_STATUSES = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
 
 
-def finding_fingerprint(cluster: str, draft: FindingDraft) -> str:
+def finding_fingerprint(cluster: str, draft: FindingDraft, tenant: str | None = None) -> str:
     identity = "|".join(
-        (draft.check_id, cluster, draft.tenant or "", draft.subject_kind,
+        (draft.check_id, cluster, tenant or "", draft.subject_kind,
          draft.subject_namespace, draft.subject_name, draft.key)
     )  # fmt: skip
     return hashlib.sha256(identity.encode()).hexdigest()
@@ -49,8 +49,9 @@ def findings_refresh(
     seen_again: list[int] = []
     seen: set[str] = set()
     expired: list[tuple[Finding, dict[str, Any]]] = []  # risk acceptances past their date
-    for draft in drafts:
-        fingerprint = finding_fingerprint(cluster.name, draft)
+    # Stored once per tenant until findings hold the tenants they affect.
+    for slug, draft in ((s, d) for d in drafts for s in d.tenants or (None,)):
+        fingerprint = finding_fingerprint(cluster.name, draft, slug)
         if fingerprint in seen:
             continue
         seen.add(fingerprint)
@@ -62,7 +63,7 @@ def findings_refresh(
         }
         row = existing.get(fingerprint)
         if row is None:
-            tenant_id = tenant_ids.get(draft.tenant) if draft.tenant else None
+            tenant_id = tenant_ids.get(slug) if slug else None
             to_create.append(_new_finding_row(cluster, draft, fingerprint, tenant_id, values))
             counts["opened"] += 1
         else:

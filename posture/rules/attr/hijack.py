@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from posture.inputs import PostureInputs
-from posture.rules.common import node_drafter, per_tenant, tenants_on_node
+from posture.rules.common import tenants_on_node
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import node_draft, node_named
 
 
 @check(id="ATTR-001", title="GPU busy with no scheduled workload on it (possible hijacking)",
@@ -38,5 +39,8 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
         }  # fmt: skip
         title = f"GPU {where} on {h.hostname} busy {minutes} min with no scheduled workload"
         key = f"ATTR-001:{h.uuid}:{h.gi_id}"
-        make = node_drafter("ATTR-001", h.hostname, key, evidence, title)
-        yield from per_tenant(tenants_on_node(inputs, h.hostname), make)
+        # One GPU: every tenant on its node is suspect, and exposed to what runs there.
+        yield node_draft(
+            "ATTR-001", node_named(inputs, h.hostname), tenants=tenants_on_node(inputs, h.hostname),
+            evidence=evidence, key=key, title=title, exposure=1,
+        )  # fmt: skip

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs
 from posture.rules.common import GpuHolding, gpu_holdings, holding_evidence, sorted_nodes
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.subjects import node_draft
 
 UNATTRIBUTABLE_MODES = ("time_slicing", "mps")
 
@@ -44,36 +45,31 @@ def unattributable_utilisation(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 platform_pods += 1
             else:
                 shared.setdefault(holding.tenant.slug, []).append(holding)
-        for slug, own in sorted(shared.items()):
-            yield _attr_draft(node, slug, own, sorted(set(shared) - {slug}), platform_pods)
+        if shared:
+            yield _attr_draft(node, dict(sorted(shared.items())), platform_pods)
 
 
 def _attr_draft(
-    node: Node, slug: str, own: list[GpuHolding], others: list[str], platform_pods: int
+    node: Node, shared: dict[str, list[GpuHolding]], platform_pods: int
 ) -> FindingDraft:
-    modes = sorted({h.mode for h in own})
+    """One finding per node, for every tenant holding its shared GPUs."""
+    modes = sorted({h.mode for own in shared.values() for h in own})
     evidence = {
         "node": node.name,
         "gpu_model": node.gpu_model,
         "node_sharing_strategy": node.sharing_strategy,
         "sharing_modes": modes,
         "time_slicing_replicas": node.time_slicing_replicas,
-        "tenant": slug,
-        "tenant_pods": holding_evidence(own),
-        "other_tenants_on_shared_gpus": others,
+        # A list, not a dict by slug: redaction hides values, never keys.
+        "tenant_pods": [
+            {"tenant": slug, "pods": holding_evidence(own)[:MEMBERS_SHOWN]}
+            for slug, own in shared.items()
+        ],
         "platform_gpu_holdings": platform_pods,
         "attribution": "none: DCGM-Exporter cannot attribute a shared GPU's usage per pod",
     }
-    return FindingDraft(
-        check_id="ATTR-002",
-        tenant=slug,
-        subject_kind="Node",
-        subject_namespace="",
-        subject_name=node.name,
-        evidence=evidence,
-        title=(
-            f"GPU usage of tenant {slug} on node {node.name} ({', '.join(modes)}) cannot be "
-            "attributed per workload"
-        ),
-        subject_labels=dict(node.labels),
+    title = (
+        f"GPU usage on node {node.name} ({', '.join(modes)}) cannot be attributed per "
+        f"workload: tenants {', '.join(shared)}"
     )
+    return node_draft("ATTR-002", node, tenants=shared, evidence=evidence, title=title)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from posture.inputs import PostureInputs
-from posture.rules.common import node_drafter, per_tenant, tenants_on_node
+from posture.rules.common import tenants_on_node
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import node_draft, node_named
 
 
 @check(id="ATTR-003", title="GPU node sends no telemetry",
@@ -25,5 +26,8 @@ def silent_gpu_node(inputs: PostureInputs) -> Iterator[FindingDraft]:
         title = f"GPU node {silent.node} has sent no telemetry " + (
             f"since {last[:16]}" if last else "at all"
         )
-        make = node_drafter("ATTR-003", silent.node, "ATTR-003", evidence, title)
-        yield from per_tenant(tenants_on_node(inputs, silent.node), make)
+        node = node_named(inputs, silent.node)
+        tenants = tenants_on_node(inputs, silent.node)
+        yield node_draft(
+            "ATTR-003", node, tenants=tenants, evidence=evidence, key="ATTR-003", title=title
+        )

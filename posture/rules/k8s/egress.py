@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from inventory.snapshot import NetworkPolicy, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.subjects import namespace_draft
 
 
 def restricts_egress(policy: NetworkPolicy, pod: Pod) -> bool:
@@ -53,10 +54,13 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
         )
         open_pods = [p for p in pods if not any(restricts_egress(np, p) for np in policies)]
         if open_pods:
-            yield _egress_draft(namespace, owners[namespace], open_pods, len(pods), policies)
+            yield _egress_draft(
+                inputs, namespace, owners[namespace], open_pods, len(pods), policies
+            )
 
 
 def _egress_draft(
+    inputs: PostureInputs,
     namespace: str,
     tenant: TenantInfo,
     open_pods: list[Pod],
@@ -66,7 +70,8 @@ def _egress_draft(
     evidence = {
         "namespace": namespace,
         "tenant": tenant.slug,
-        "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods],
+        "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods[:MEMBERS_SHOWN]],
+        "open_gpu_pods": len(open_pods),
         "gpu_pods": gpu_pod_count,
         "network_policies": [
             {
@@ -77,15 +82,11 @@ def _egress_draft(
             for p in policies
         ],
     }
-    return FindingDraft(
-        check_id="K8S-007",
-        tenant=tenant.slug,
-        subject_kind="Namespace",
-        subject_namespace="",
-        subject_name=namespace,
-        evidence=evidence,
-        title=(
-            f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
-            f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
-        ),
+    title = (
+        f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
+        f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
     )
+    return namespace_draft(
+        "K8S-007", inputs, namespace, tenants=(tenant,), evidence=evidence, title=title,
+        exposure=len(open_pods),
+    )  # fmt: skip

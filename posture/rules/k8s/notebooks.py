@@ -10,8 +10,9 @@ from typing import Any
 
 from inventory.snapshot import Container, Ingress, Pod, Service
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import pod_draft, pod_ref, tenant_pods
+from posture.rules.common import tenant_pods
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
 
 NOTEBOOK_IMAGES = (
     "jupyter", "notebook", "jupyterlab", "tensorboard", "ray-dashboard", "mlflow", "base-notebook",
@@ -168,11 +169,16 @@ def exposed_notebook(inputs: PostureInputs) -> Iterator[FindingDraft]:
         for container in notebooks:
             reasons = weaknesses(container)
             if reasons:
-                yield _notebook_draft(pod, tenant, container, reasons, reach)
+                yield _notebook_draft(inputs, pod, tenant, container, reasons, reach)
 
 
 def _notebook_draft(
-    pod: Pod, tenant: TenantInfo, container: Container, reasons: list[str], reach: Exposure
+    inputs: PostureInputs,
+    pod: Pod,
+    tenant: TenantInfo,
+    container: Container,
+    reasons: list[str],
+    reach: Exposure,
 ) -> FindingDraft:
     evidence = {
         "container": container.name,
@@ -184,7 +190,8 @@ def _notebook_draft(
     how = [f"{s.type} Service {s.name}" for s in reach.services]
     how += [f"Ingress {i.name}" for i, _ in reach.ingresses]
     title = (
-        f"Notebook {container.name} in {pod_ref(pod)} ({'; '.join(reasons)}) is reachable "
+        f"Notebook {container.name} in {inputs.workload_of(pod).ref()} ({'; '.join(reasons)}) "
+        "is reachable "
         f"through {', '.join(dict.fromkeys(how))}"
     )
-    return pod_draft("K8S-006", pod, tenant, evidence, key=container.name, title=title)
+    return workload_draft("K8S-006", inputs, pod, tenant, evidence, key=container.name, title=title)

@@ -8,6 +8,7 @@ from inventory.snapshot import Namespace, ResourceQuota
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import is_device_resource
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import namespace_draft
 
 QUOTA_PREFIXES = ("requests.", "limits.")
 
@@ -53,11 +54,11 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
         quotas = sorted(by_namespace.get(namespace.name, ()), key=lambda q: q.name)
         if any(is_gpu_quota_key(key) for q in quotas for key in q.hard):
             continue
-        yield _quota_draft(namespace, tenant, quotas)
+        yield _quota_draft(inputs, namespace, tenant, quotas)
 
 
 def _quota_draft(
-    namespace: Namespace, tenant: TenantInfo, quotas: list[ResourceQuota]
+    inputs: PostureInputs, namespace: Namespace, tenant: TenantInfo, quotas: list[ResourceQuota]
 ) -> FindingDraft:
     evidence = {
         "namespace": namespace.name,
@@ -71,12 +72,7 @@ def _quota_draft(
         ],
     }
     detail = "no ResourceQuota" if not quotas else f"{len(quotas)} quota(s), none on GPUs"
-    return FindingDraft(
-        check_id="K8S-001",
-        tenant=tenant.slug,
-        subject_kind="Namespace",
-        subject_namespace="",
-        subject_name=namespace.name,
-        evidence=evidence,
+    return namespace_draft(
+        "K8S-001", inputs, namespace.name, tenants=(tenant,), evidence=evidence,
         title=f"Namespace {namespace.name} of tenant {tenant.slug} has {detail}",
-    )
+    )  # fmt: skip

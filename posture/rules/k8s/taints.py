@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 from typing import Any
 
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import per_tenant, sorted_nodes, tenants_on_node
+from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import node_draft
 
 SEPARATING_EFFECTS = ("NoSchedule", "NoExecute")
 # Every GPU pod and the whole GPU Operator tolerate this key, so it keeps CPU pods off GPU
@@ -51,11 +51,10 @@ def gpu_node_without_class_taint(inputs: PostureInputs) -> Iterator[FindingDraft
     for node in sorted_nodes(inputs):
         if not node.is_gpu_node or separating_taints(node):
             continue
-        tenants = tenants_on_node(inputs, node.name)
-        yield from per_tenant(tenants, partial(_taint_draft, node, tenants))
+        yield _taint_draft(node, tenants_on_node(inputs, node.name))
 
 
-def _taint_draft(node: Node, tenants: list[TenantInfo], slug: str | None) -> FindingDraft:
+def _taint_draft(node: Node, tenants: list[TenantInfo]) -> FindingDraft:
     evidence: dict[str, Any] = {
         "node": node.name,
         "gpu_model": node.gpu_model,
@@ -64,12 +63,7 @@ def _taint_draft(node: Node, tenants: list[TenantInfo], slug: str | None) -> Fin
         "ignored": f"{GENERIC_GPU_TAINT} (tolerated by every GPU pod) and PreferNoSchedule",
         "tenants_on_node": [{"tenant": t.slug, "trust_class": t.trust_class.slug} for t in tenants],
     }
-    return FindingDraft(
-        check_id="K8S-002",
-        tenant=slug,
-        subject_kind="Node",
-        subject_namespace="",
-        subject_name=node.name,
-        evidence=evidence,
+    return node_draft(
+        "K8S-002", node, tenants=tenants, evidence=evidence,
         title=f"GPU node {node.name} has no taint that separates tenant classes",
-    )
+    )  # fmt: skip

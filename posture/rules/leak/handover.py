@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from posture.inputs import PostureInputs
-from posture.rules.common import node_drafter
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import node_draft, node_named
 
 
 @check(id="LEAK-001", title="GPU passed between tenants without a recorded reset",
@@ -33,7 +33,9 @@ def unattested_handover(inputs: PostureInputs) -> Iterator[FindingDraft]:
         # One finding per GPU and pair of tenants: a re-read of the same history (or the same
         # two tenants trading the GPU again) updates it rather than opening another.
         key = f"LEAK-001:{h.device}:{h.previous_tenant}>{h.next_tenant}"
-        # Both tenants are concerned: one's residue, the other's exposure to it.
-        for slug in sorted({h.previous_tenant, h.next_tenant}):
-            if slug in inputs.tenants_by_slug:
-                yield node_drafter("LEAK-001", h.node, key, evidence, title)(slug)
+        # Both tenants are affected: one's residue, the other's exposure to it.
+        tenants = [s for s in (h.previous_tenant, h.next_tenant) if s in inputs.tenants_by_slug]
+        node = node_named(inputs, h.node)
+        yield node_draft(
+            "LEAK-001", node, tenants=tenants, evidence=evidence, key=key, title=title, exposure=1
+        )

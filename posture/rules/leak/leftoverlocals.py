@@ -10,6 +10,7 @@ from inventory.snapshot import Node
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import gpu_holdings, sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import node_draft
 
 # LeftoverLocals, CERT/CC VU#446598 (CVE-2023-4969): GPU local memory is not cleared between
 # kernels, so one process can read what another left there. The advisory lists GPUs of AMD
@@ -85,8 +86,7 @@ def leftoverlocals_shared(inputs: PostureInputs) -> Iterator[FindingDraft]:
         tenants = _gpu_users(inputs, node)
         if len(tenants) < 2:
             continue
-        for tenant in tenants:
-            yield _leak_draft(node, match, tenants, tenant.slug)
+        yield _leak_draft(node, match, tenants)
 
 
 def _gpu_users(inputs: PostureInputs, node: Node) -> list[TenantInfo]:
@@ -98,14 +98,13 @@ def _gpu_users(inputs: PostureInputs, node: Node) -> list[TenantInfo]:
     return tenants_on_node(inputs, node.name)
 
 
-def _leak_draft(
-    node: Node, match: dict[str, Any], tenants: list[TenantInfo], slug: str
-) -> FindingDraft:
+def _leak_draft(node: Node, match: dict[str, Any], tenants: list[TenantInfo]) -> FindingDraft:
+    """One finding per node: the fix (a single tenant per node, or the vendor's update) is
+    the node's, for every tenant that uses its GPUs."""
     evidence = {
         "node": node.name,
         "advisory": "CERT/CC VU#446598 (LeftoverLocals, CVE-2023-4969)",
         "affected_by": match,
-        "tenant": slug,
         "tenants_on_node": [{"tenant": t.slug, "trust_class": t.trust_class.slug} for t in tenants],
         "counted_by": (
             "nvidia.com/* GPU resources held"
@@ -114,17 +113,8 @@ def _leak_draft(
             "inventoried)"
         ),
     }
-    others = ", ".join(t.slug for t in tenants if t.slug != slug)
-    return FindingDraft(
-        check_id="LEAK-002",
-        tenant=slug,
-        subject_kind="Node",
-        subject_namespace="",
-        subject_name=node.name,
-        evidence=evidence,
-        title=(
-            f"Tenant {slug} shares LeftoverLocals-affected {match['vendor']} GPUs on node "
-            f"{node.name} with {others}"
-        ),
-        subject_labels=dict(node.labels),
+    names = ", ".join(t.slug for t in tenants)
+    title = (
+        f"Tenants {names} share LeftoverLocals-affected {match['vendor']} GPUs on node {node.name}"
     )
+    return node_draft("LEAK-002", node, tenants=tenants, evidence=evidence, title=title)

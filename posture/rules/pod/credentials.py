@@ -7,8 +7,9 @@ from typing import Any
 
 from inventory.snapshot import Container
 from posture.inputs import PostureInputs
-from posture.rules.common import containers_with_paths, tenant_pod_draft, tenant_pods
+from posture.rules.common import containers_with_paths, tenant_pods
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
 
 # Variables that the cloud and ML-platform SDKs read a long-lived secret from. Compared in
 # upper case. GOOGLE_APPLICATION_CREDENTIALS is a file path, not a secret, so it is absent.
@@ -101,9 +102,9 @@ def literal_cloud_credentials(inputs: PostureInputs) -> Iterator[FindingDraft]:
             }
             names = ", ".join(v["name"] for v in variables)
             title = (
-                f"Container {container.name} of pod {pod.namespace}/{pod.name} has literal "
+                f"Container {container.name} of {inputs.workload_of(pod).ref()} has literal "
                 f"credentials in env ({names})"
             )
-            yield tenant_pod_draft(
-                "POD-008", pod, tenant, evidence, key=container.name, title=title
+            yield workload_draft(
+                "POD-008", inputs, pod, tenant, evidence, key=container.name, title=title
             )

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 
 from inventory.snapshot import Container, Pod
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import containers_with_paths, pod_draft, tenant_pods
+from posture.rules.common import containers_with_paths, tenant_pods
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
 
 
 @check(
@@ -44,8 +45,10 @@ def privileged_container(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 "field": f"{path}.securityContext.privileged",
                 "value": True,
             }
-            title = f"Container {container.name} of pod {pod.namespace}/{pod.name} is privileged"
-            yield pod_draft("POD-001", pod, tenant, evidence, key=container.name, title=title)
+            title = f"Container {container.name} of {inputs.workload_of(pod).ref()} is privileged"
+            yield workload_draft(
+                "POD-001", inputs, pod, tenant, evidence, key=container.name, title=title
+            )
 
 
 @check(
@@ -79,8 +82,8 @@ def host_namespaces(inputs: PostureInputs) -> Iterator[FindingDraft]:
         if not fields:
             continue
         which = ", ".join(name.removeprefix("spec.") for name in fields)
-        title = f"Pod {pod.namespace}/{pod.name} uses {which}"
-        yield pod_draft("POD-002", pod, tenant, {"fields": fields}, title=title)
+        title = f"{inputs.workload_of(pod).ref()} uses {which}"
+        yield workload_draft("POD-002", inputs, pod, tenant, {"fields": fields}, title=title)
 
 
 CRITICAL_CAPABILITIES = ("SYS_ADMIN", "ALL")
@@ -132,13 +135,13 @@ def _capability(name: str) -> str:
 def dangerous_capabilities(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in tenant_pods(inputs):
         for container, path in containers_with_paths(pod):
-            draft = _capability_draft(pod, tenant, container, path)
+            draft = _capability_draft(inputs, pod, tenant, container, path)
             if draft is not None:
                 yield draft
 
 
 def _capability_draft(
-    pod: Pod, tenant: TenantInfo, container: Container, path: str
+    inputs: PostureInputs, pod: Pod, tenant: TenantInfo, container: Container, path: str
 ) -> FindingDraft | None:
     flagged: list[dict[str, str]] = []
     other: list[str] = []
@@ -161,12 +164,13 @@ def _capability_draft(
         "dropped": list(container.capabilities_drop),
     }
     names = ", ".join(f["capability"] for f in flagged)
-    return pod_draft(
+    return workload_draft(
         "POD-004",
+        inputs,
         pod,
         tenant,
         evidence,
         key=container.name,
-        title=f"Container {container.name} of pod {pod.namespace}/{pod.name} adds {names}",
+        title=f"Container {container.name} of {inputs.workload_of(pod).ref()} adds {names}",
         severity="critical" if critical else "high",
     )

@@ -13,10 +13,10 @@ from posture.rules.common import (
     mounts_of,
     normalise_host_path,
     path_within,
-    pod_draft,
     tenant_pods,
 )
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
 
 # Host paths whose mount hands the container the node: devices, kernel interfaces, or the
 # container runtime's API. /var/run is a symlink to /run on every current distribution, so
@@ -84,14 +84,15 @@ def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
             why = dangerous_host_path(volume.host_path) if volume.host_path else None
             if why is None:
                 continue
-            yield pod_draft(
+            yield workload_draft(
                 "POD-003",
+                inputs,
                 pod,
                 tenant,
                 _volume_evidence(pod, index, volume, why),
                 key=volume.name,
                 title=(
-                    f"Pod {pod.namespace}/{pod.name} mounts host path {volume.host_path} "
+                    f"{inputs.workload_of(pod).ref()} mounts host path {volume.host_path} "
                     f"(volume {volume.name})"
                 ),
             )
@@ -177,5 +178,5 @@ def mig_capability_access(inputs: PostureInputs) -> Iterator[FindingDraft]:
         if not volumes and not env:
             continue
         evidence = {"host_path_volumes": volumes, "env": env}
-        title = f"Pod {pod.namespace}/{pod.name} can reach /dev/nvidia-caps"
-        yield pod_draft("POD-005", pod, tenant, evidence, title=title)
+        title = f"{inputs.workload_of(pod).ref()} can reach /dev/nvidia-caps"
+        yield workload_draft("POD-005", inputs, pod, tenant, evidence, title=title)

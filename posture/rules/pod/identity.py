@@ -8,7 +8,8 @@ from typing import Any
 from inventory.snapshot import Pod
 from posture.inputs import PostureInputs
 from posture.rules.common import pod_ref
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.subjects import service_account_draft
 from tenants.mapping import TENANT_LABEL
 
 PLATFORM_PARTY = ""  # pods of a platform namespace that carry no tenant label
@@ -66,43 +67,41 @@ def shared_service_account(inputs: PostureInputs) -> Iterator[FindingDraft]:
         platform_namespace = inputs.tenant_of_namespace(namespace) is None
         if not tenants or (len(parties) < 2 and not platform_namespace):
             continue
-        for slug in tenants:
-            yield _account_draft(namespace, account, slug, parties, platform_namespace)
+        yield _account_draft(inputs, namespace, account, tenants, parties)
 
 
 def _pod_list(pods: list[Pod]) -> list[dict[str, Any]]:
-    return [{"pod": pod_ref(p), "node": p.node_name, "gpu": p.gpu_resources} for p in pods]
+    return [
+        {"pod": pod_ref(p), "node": p.node_name, "gpu": p.gpu_resources}
+        for p in pods[:MEMBERS_SHOWN]
+    ]
 
 
 def _account_draft(
+    inputs: PostureInputs,
     namespace: str,
     account: str,
-    slug: str,
+    tenants: list[str],
     parties: dict[str, list[Pod]],
-    platform_namespace: bool,
 ) -> FindingDraft:
-    own = parties[slug]
-    others = {p or "platform": pods for p, pods in sorted(parties.items()) if p != slug}
+    """One finding per service account: every tenant whose GPU work runs as it."""
+    owner = inputs.tenant_of_namespace(namespace)
     evidence = {
         "service_account": f"{namespace}/{account}",
         "field": "spec.serviceAccountName",
-        "namespace_owner": None if platform_namespace else slug,
-        "tenant": slug,
-        "tenant_pods": _pod_list(own),
-        "other_parties": {party: _pod_list(pods) for party, pods in others.items()},
+        "namespace_owner": owner.slug if owner else None,
+        # A list, not a dict by slug: redaction hides values, never keys.
+        "parties": [
+            {"party": party or "platform", "pods": _pod_list(pods), "pod_count": len(pods)}
+            for party, pods in sorted(parties.items())
+        ],
     }
-    shared_with = ", ".join(others) or "the platform's namespace"
-    common = set.intersection(*(set(p.labels.items()) for p in own))
-    return FindingDraft(
-        check_id="POD-010",
-        tenant=slug,
-        subject_kind="ServiceAccount",
-        subject_namespace=namespace,
-        subject_name=account,
-        evidence=evidence,
-        title=(
-            f"GPU pods of tenant {slug} run as service account {namespace}/{account}, "
-            f"shared with {shared_with}"
-        ),
-        subject_labels=dict(sorted(common)),
-    )
+    tenant_pods = [pod for slug in tenants for pod in parties[slug]]
+    common = set.intersection(*(set(p.labels.items()) for p in tenant_pods))
+    shared = "shared by" if len(parties) > 1 else "of a namespace no tenant owns, used by"
+    who = ", ".join(p or "platform pods" for p in sorted(parties))
+    return service_account_draft(
+        "POD-010", namespace, account, tenants=tenants, evidence=evidence,
+        title=f"GPU pods run as service account {namespace}/{account}, {shared} {who}",
+        labels=dict(sorted(common)), exposure=len(tenant_pods),
+    )  # fmt: skip

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 from inventory.snapshot import Container, Pod
 from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
-from posture.rules.common import containers_with_paths, tenant_pod_draft, tenant_pods
+from posture.rules.common import containers_with_paths, tenant_pods
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
 
 DOCKER_HUB = "docker.io"
 # Docker Hub's other names: the daemon rewrites them to docker.io.
@@ -105,11 +106,17 @@ def unapproved_image(inputs: PostureInputs) -> Iterator[FindingDraft]:
             ref = parse_image(container.image)
             problems = image_problems(ref, cls)
             if problems:
-                yield _image_draft(pod, tenant, container, path, ref, problems)
+                yield _image_draft(inputs, pod, tenant, container, path, ref, problems)
 
 
 def _image_draft(
-    pod: Pod, tenant: TenantInfo, container: Container, path: str, ref: ImageRef, problems: list
+    inputs: PostureInputs,
+    pod: Pod,
+    tenant: TenantInfo,
+    container: Container,
+    path: str,
+    ref: ImageRef,
+    problems: list,
 ) -> FindingDraft:
     cls = tenant.trust_class
     evidence = {
@@ -126,7 +133,7 @@ def _image_draft(
         "problems": problems,
     }
     title = (
-        f"Container {container.name} of pod {pod.namespace}/{pod.name} runs {container.image}: "
+        f"Container {container.name} of {inputs.workload_of(pod).ref()} runs {container.image}: "
         + "; ".join(problems)
     )
-    return tenant_pod_draft("POD-007", pod, tenant, evidence, key=container.name, title=title)
+    return workload_draft("POD-007", inputs, pod, tenant, evidence, key=container.name, title=title)

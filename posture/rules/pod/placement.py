@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 from inventory.snapshot import Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import nodes_by_name, pod_ref, tenant_pod_draft, tenant_pods
+from posture.rules.common import nodes_by_name, tenant_pods
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
 
 CLASS_TAINT_KEY = "gpuposture.io/trust-class"
 SEPARATING_EFFECTS = ("NoSchedule", "NoExecute")
@@ -54,21 +55,24 @@ def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
             continue
         if has_class_taint(node, cls.slug):
             continue
-        yield _pool_draft(pod, tenant, node)
+        yield _pool_draft(inputs, pod, tenant, node)
 
 
-def _pool_draft(pod: Pod, tenant: TenantInfo, node: Node) -> FindingDraft:
+def _pool_draft(inputs: PostureInputs, pod: Pod, tenant: TenantInfo, node: Node) -> FindingDraft:
     slug = tenant.trust_class.slug
     evidence = {
         "gpu_resources": pod.gpu_resources,
-        "node_taints": [f"{t.key}={t.value}:{t.effect}" for t in node.taints],
         "expected_taint": f"{CLASS_TAINT_KEY}={slug}:NoSchedule (or NoExecute)",
-        "node_class_label": node.labels.get(CLASS_TAINT_KEY),
         "node_selector": dict(pod.node_selector),
         "tolerations": [dict(t) for t in pod.tolerations],
     }
+    # Replicas land on different nodes: each pod's entry names its node and what it carries.
+    where = {
+        "node_taints": [f"{t.key}={t.value}:{t.effect}" for t in node.taints],
+        "node_class_label": node.labels.get(CLASS_TAINT_KEY),
+    }
     title = (
-        f"GPU pod {pod_ref(pod)} of {slug} tenant {tenant.slug} runs on node {node.name}, "
+        f"GPU pods of {inputs.workload_of(pod).ref()} ({slug} tenant {tenant.slug}) run "
         f"outside the {slug} pool"
     )
-    return tenant_pod_draft("POD-009", pod, tenant, evidence, title=title)
+    return workload_draft("POD-009", inputs, pod, tenant, evidence, title=title, pod_facts=where)

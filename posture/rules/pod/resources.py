@@ -7,8 +7,9 @@ from typing import Any
 
 from inventory.snapshot import Container
 from posture.inputs import PostureInputs
-from posture.rules.common import containers_with_paths, tenant_pod_draft, tenant_pods
+from posture.rules.common import containers_with_paths, tenant_pods
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
 
 
 def _same_quantity(a: str, b: str) -> bool:
@@ -78,9 +79,9 @@ def gpu_request_limit_mismatch(inputs: PostureInputs) -> Iterator[FindingDraft]:
             }
             names = ", ".join(m["resource"] for m in mismatches)
             title = (
-                f"Container {container.name} of pod {pod.namespace}/{pod.name}: GPU request "
+                f"Container {container.name} of {inputs.workload_of(pod).ref()}: GPU request "
                 f"differs from limit ({names})"
             )
-            yield tenant_pod_draft(
-                "POD-006", pod, tenant, evidence, key=container.name, title=title
+            yield workload_draft(
+                "POD-006", inputs, pod, tenant, evidence, key=container.name, title=title
             )

@@ -10,11 +10,10 @@ from posture.inputs import PostureInputs
 from posture.rules.common import (
     container_path,
     nodes_by_name,
-    pod_ref,
-    tenant_pod_draft,
     tenant_pods,
 )
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
 
 VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 VISIBLE_DEVICES_OFF = ("", "void", "none")
@@ -82,13 +81,13 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
                 **found,
                 "gpu_requests": {},
                 "gpu_limits": {},
-                "node_gpu_model": node.gpu_model,
-                "node_gpu_count": node.gpu_count,
             }
+            node_facts = {"node_gpu_model": node.gpu_model, "node_gpu_count": node.gpu_count}
             title = (
-                f"Container {container.name} of pod {pod_ref(pod)} sets {VISIBLE_DEVICES} "
-                f"without requesting a GPU on node {node.name}"
+                f"Container {container.name} of {inputs.workload_of(pod).ref()} sets "
+                f"{VISIBLE_DEVICES} without requesting a GPU"
             )
-            yield tenant_pod_draft(
-                "POD-011", pod, tenant, evidence, key=container.name, title=title
-            )
+            yield workload_draft(
+                "POD-011", inputs, pod, tenant, evidence, key=container.name, title=title,
+                pod_facts=node_facts,
+            )  # fmt: skip

@@ -16,6 +16,7 @@ from inventory.pools import node_pool
 from posture.inputs import PostureInputs, SharingRequestInfo
 from posture.rules.common import gpu_holdings, pod_ref, sorted_nodes
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import mode_use_draft
 from tenants.policy import SHARING_MODES
 
 EVIDENCE_LIMIT = 20  # nodes and pods listed per finding; the counts say how many in all
@@ -119,17 +120,11 @@ def _draft(
 ) -> FindingDraft:
     if not title:
         title = f"{tenant} uses {mode} on {_where(pool)} with no active approval"
-    return FindingDraft(
-        check_id=check_id,
-        tenant=tenant,
-        subject_kind="SharingMode",
-        subject_namespace=pool,
-        subject_name=mode,
-        evidence=evidence,
-        title=title,
+    return mode_use_draft(
+        check_id, tenant, mode, pool, evidence=evidence, title=title,
         # Drifting to a stronger mode than approved is a record to correct, not an exposure.
-        severity="low" if stronger else "",
-    )
+        severity="low" if stronger else "", exposure=evidence["pod_count"],
+    )  # fmt: skip
 
 
 @check(

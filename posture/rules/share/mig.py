@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import combinations
 
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs
-from posture.rules.common import GpuHolding, gpu_holdings, holding_evidence, sorted_nodes
+from posture.rules.common import GpuHolding, gpu_holdings, sorted_nodes
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.parties import by_tenant, node_draft, node_facts_mig
+from posture.rules.share.parties import node_facts, parties_of
+from posture.rules.subjects import Meeting, PairCause, Party, pair_drafts
 from tenants.policy import base_resource
 
 # A100, H100, H200 and B200 have 7 compute slices per GPU (A30: 4), so at most 7 // g GPU
@@ -64,6 +66,11 @@ def gpu_instance_bound(node: Node, profile: str, slices: int) -> int | None:
     mappings=("SP800-53:SC-4", "SP800-53:SC-39"),
 )
 def compute_instances_between_tenants(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from pair_drafts("SHARE-002", _meetings(inputs), _title)
+
+
+def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
+    """Each pair of tenants holding compute instances of one GPU-instance profile on a node."""
     for node in sorted_nodes(inputs):
         groups: dict[tuple[str, int], list[GpuHolding]] = {}
         for holding in gpu_holdings(inputs, node):
@@ -71,23 +78,12 @@ def compute_instances_between_tenants(inputs: PostureInputs) -> Iterator[Finding
             if holding.mode == "mig_ci" and profile is not None:
                 groups.setdefault(profile, []).append(holding)
         for (profile, slices), holdings in sorted(groups.items()):
-            tenants = by_tenant(holdings)
-            if len(tenants) < 2:
-                continue
             bound = gpu_instance_bound(node, profile, slices)
-            for slug in tenants:
-                yield _share002_draft(inputs, node, profile, bound, slug, tenants)
+            for pair in combinations(parties_of(holdings).values(), 2):
+                yield _meeting(node, profile, bound, pair)
 
 
-def _share002_draft(
-    inputs: PostureInputs,
-    node: Node,
-    profile: str,
-    bound: int | None,
-    slug: str,
-    tenants: dict[str, list[GpuHolding]],
-) -> FindingDraft:
-    others = {other: hs for other, hs in tenants.items() if other != slug}
+def _meeting(node: Node, profile: str, bound: int | None, pair: tuple[Party, Party]) -> Meeting:
     verdict = "certain" if bound == 1 else "possible"
     why = (
         f"node {node.name} can hold only one {profile} GPU instance"
@@ -95,25 +91,13 @@ def _share002_draft(
         else f"node {node.name} may hold up to {bound or 'an unknown number of'} {profile} "
         "GPU instances; the API does not say which one each compute instance belongs to"
     )
-    evidence = {
-        **node_facts_mig(node, f"GPU instance profile {profile}", "mig_ci"),
-        "gpu_instance_profile": profile,
-        "gpu_instances_at_most": bound,
-        "co_residence": verdict,
-        "co_residence_reason": why,
-        "tenant": slug,
-        "tenant_pods": holding_evidence(tenants[slug]),
-        "other_tenants": [
-            {
-                "tenant": other,
-                "trust_class": inputs.tenants_by_slug[other].trust_class.slug,
-                "pods": holding_evidence(hs),
-            }
-            for other, hs in others.items()
-        ],
-    }
-    title = (
-        f"Tenant {slug} uses compute instances of {profile} GPU instances on node {node.name} "
-        f"with {', '.join(others)} ({verdict} co-residence)"
+    facts = {**node_facts(node), "gpu_instances_at_most": bound}
+    details = {"gpu_instance_profile": profile, "sharing_mode": "mig_ci"}
+    return Meeting(node, profile, pair, verdict, why, facts, details=details)
+
+
+def _title(cause: PairCause) -> str:
+    return (
+        f"{cause.who} use compute instances of {cause.key} GPU instances in {cause.where} "
+        f"{cause.note}"
     )
-    return node_draft("SHARE-002", node, slug, evidence, key=profile, title=title)

@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from itertools import combinations
 
-from inventory.snapshot import Node
 from posture.inputs import PostureInputs, TrustClassInfo
-from posture.rules.common import (
-    PLATFORM,
-    GpuHolding,
-    gpu_holdings,
-    holding_evidence,
-    platform_trust_class,
-    pools_by_mode,
-    sorted_nodes,
-)
+from posture.rules.common import gpu_holdings, platform_trust_class, pools_by_mode, sorted_nodes
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.parties import (
-    CONCURRENT_MODES,
-    Parties,
-    co_residence,
-    node_facts,
-    replicas,
-)
+from posture.rules.share.parties import CONCURRENT_MODES, meeting, parties_of
+from posture.rules.subjects import Meeting, PairCause, pair_drafts
 from tenants.policy import may_share
 
 
@@ -50,75 +36,39 @@ from tenants.policy import may_share
     mappings=("SP800-53:SC-39", "SP800-53:AC-4"),
 )
 def forbidden_sharing_mode(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from pair_drafts("SHARE-003", _meetings(inputs), _title)
+
+
+def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
+    """Each pair of parties (a tenant and a tenant, or the platform's pods) sharing one
+    resource of a node by a concurrent mode that one of their classes forbids."""
     platform = platform_trust_class(inputs)
+
+    def class_of(name: str) -> TrustClassInfo:
+        return inputs.tenants_by_slug[name].trust_class if name else platform
+
     for node in sorted_nodes(inputs):
         for (pool, mode), holdings in pools_by_mode(gpu_holdings(inputs, node)).items():
             if mode not in CONCURRENT_MODES:
                 continue
-            parties = _parties(holdings, platform)
-            for slug in sorted(p for p in parties if p):
-                draft = _share003_draft(node, pool, mode, slug, parties)
-                if draft is not None:
-                    yield draft
+            for first, second in combinations(parties_of(holdings, platform).values(), 2):
+                decision = may_share(class_of(first.name), class_of(second.name), mode)
+                if decision.allowed:
+                    continue
+                details = {
+                    "resource": pool, "sharing_mode": mode, "rule": decision.rule,
+                    "forbidden_by": list(decision.forbidden_by),
+                }  # fmt: skip
+                key = f"{pool}:{mode}"
+                yield meeting(node, pool, key, first, second, details=details)
 
 
-def _parties(holdings: list[GpuHolding], platform: TrustClassInfo) -> Parties:
-    """Tenant slug (or "" for pods no tenant owns: never a slug) -> its class and holdings."""
-    parties: Parties = {}
-    for h in holdings:
-        name, cls = (h.tenant.slug, h.tenant.trust_class) if h.tenant else ("", platform)
-        parties.setdefault(name, (cls, []))[1].append(h)
-    return parties
-
-
-def _violations(
-    node: Node, pool: str, mode: str, slug: str, parties: Parties
-) -> list[dict[str, Any]]:
-    """Each peer the tenant may not share this pool with by `mode`, and the rule that says so."""
-    own_class, own = parties[slug]
-    violations = []
-    for peer, (peer_class, theirs) in sorted(parties.items()):
-        decision = may_share(own_class, peer_class, mode)
-        if peer == slug or decision.allowed:
-            continue
-        verdict, why = co_residence(node, pool, replicas(own), replicas(theirs))
-        violations.append(
-            {
-                "peer": peer or PLATFORM,
-                "peer_is_platform": peer == "",
-                "peer_trust_class": peer_class.slug,
-                "rule": decision.rule,
-                "forbidden_by": list(decision.forbidden_by),
-                "co_residence": verdict,
-                "co_residence_reason": why,
-                "peer_pods": holding_evidence(theirs),
-            }
-        )
-    return violations
-
-
-def _share003_draft(
-    node: Node, pool: str, mode: str, slug: str, parties: Parties
-) -> FindingDraft | None:
-    violations = _violations(node, pool, mode, slug, parties)
-    if not violations:
-        return None
-    own_class, own = parties[slug]
-    evidence = {
-        **node_facts(node, pool, mode),
-        "tenant": slug,
-        "trust_class": own_class.slug,
-        "tenant_pods": holding_evidence(own),
-        "violations": violations,
-    }
-    peers = ", ".join(f"{v['peer']} ({v['peer_trust_class']})" for v in violations)
-    return FindingDraft(
-        check_id="SHARE-003",
-        tenant=slug,
-        subject_kind="Node",
-        subject_namespace="",
-        subject_name=node.name,
-        evidence=evidence,
-        key=f"{pool}:{mode}",
-        title=f"Tenant {slug} ({own_class.slug}) shares {pool} by {mode} with {peers}",
+def _title(cause: PairCause) -> str:
+    first = cause.meetings[0]
+    resource, mode = first.details["resource"], first.details["sharing_mode"]
+    forbidding = first.details["forbidden_by"]
+    which = "trust class" if len(forbidding) == 1 else "trust classes"
+    return (
+        f"{cause.who} share {resource} by {mode} in {cause.where}, which {which} "
+        f"{' and '.join(forbidding)} forbid{'s' if len(forbidding) == 1 else ''}"
     )

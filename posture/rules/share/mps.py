@@ -5,15 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from posture.inputs import PostureInputs
-from posture.rules.common import gpu_holdings, holding_evidence, pools_by_mode, sorted_nodes
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.parties import (
-    by_tenant,
-    co_residence,
-    node_draft,
-    node_facts_mig,
-    replicas,
-)
+from posture.rules.share.parties import tenant_pairs_sharing
+from posture.rules.subjects import PairCause, pair_drafts
 
 
 @check(
@@ -38,26 +32,8 @@ from posture.rules.share.parties import (
     mappings=("SP800-53:SC-39",),
 )
 def mps_between_tenants(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for node in sorted_nodes(inputs):
-        for (pool, mode), holdings in pools_by_mode(gpu_holdings(inputs, node)).items():
-            tenants = by_tenant(holdings)
-            if mode != "mps" or len(tenants) < 2:
-                continue
-            for slug, own in tenants.items():
-                others = {o: hs for o, hs in tenants.items() if o != slug}
-                verdict, why = co_residence(
-                    node, pool, replicas(own), sum(replicas(hs) for hs in others.values())
-                )
-                evidence = {
-                    **node_facts_mig(node, pool, mode),
-                    "co_residence": verdict,
-                    "co_residence_reason": why,
-                    "tenant": slug,
-                    "tenant_pods": holding_evidence(own),
-                    "other_tenants": {o: holding_evidence(hs) for o, hs in others.items()},
-                }
-                title = (
-                    f"Tenant {slug} shares {pool} by MPS on node {node.name} with "
-                    f"{', '.join(others)} ({verdict} co-residence)"
-                )
-                yield node_draft("SHARE-006", node, slug, evidence, key=pool, title=title)
+    yield from pair_drafts("SHARE-006", tenant_pairs_sharing(inputs, "mps"), _title)
+
+
+def _title(cause: PairCause) -> str:
+    return f"{cause.who} share {cause.key} by MPS in {cause.where} {cause.note}"

@@ -1,22 +1,30 @@
-"""Who holds a GPU resource on a node and whether two parties' replicas must meet on one device:
-the helpers the SHARE- checks share."""
+"""Who holds a GPU resource on a node and whether two parties' replicas must meet on one
+device: what the co-tenancy checks (SHARE-001, -002, -003, -006, -007) share. Each reports
+the pairs of parties that meet on a node (subjects.Meeting); subjects.pair_drafts files them
+per pair and node pool."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from itertools import combinations
 from typing import Any
 
 from inventory.snapshot import Node
-from posture.inputs import TrustClassInfo
-from posture.rules.common import GpuHolding
-from posture.rules.registry import FindingDraft
+from posture.inputs import PostureInputs, TrustClassInfo
+from posture.rules.common import (
+    GpuHolding,
+    gpu_holdings,
+    holding_evidence,
+    pools_by_mode,
+    sorted_nodes,
+)
+from posture.rules.subjects import PLATFORM_PARTY, Meeting, Party
 from tenants.policy import is_mig_resource
 
 # Modes in which one physical GPU (or MIG device) serves several pods at once. exclusive and
 # mig_gi give each pod its own device or hardware partition, so there is no pair to judge.
 CONCURRENT_MODES = ("mig_ci", "vgpu_fixed", "vgpu_equal", "vgpu_best_effort", "mps", "time_slicing")
-# Who holds one pool on a node: tenant slug ("" for platform pods) -> trust class, holdings.
-Parties = dict[str, tuple[TrustClassInfo, list[GpuHolding]]]
 
 
 def physical_units(node: Node, pool: str) -> int | None:
@@ -56,55 +64,49 @@ def co_residence(node: Node, pool: str, own: int, others: int) -> tuple[str, str
     )
 
 
-def by_tenant(holdings: list[GpuHolding]) -> dict[str, list[GpuHolding]]:
-    grouped: dict[str, list[GpuHolding]] = {}
-    for holding in holdings:
-        if holding.tenant is not None:
-            grouped.setdefault(holding.tenant.slug, []).append(holding)
-    return dict(sorted(grouped.items()))
-
-
-def node_facts(node: Node, pool: str, mode: str) -> dict[str, Any]:
+def node_facts(node: Node) -> dict[str, Any]:
+    """What a co-tenancy's entry for one node shows about how that node shares its GPUs."""
     return {
-        "node": node.name,
         "gpu_model": node.gpu_model,
         "gpu_count": node.gpu_count,
         "node_sharing_strategy": node.sharing_strategy,
         "time_slicing_replicas": node.time_slicing_replicas,
         "device_plugin_config": node.device_plugin_config,
-        "resource": pool,
-        "sharing_mode": mode,
-    }
-
-
-def replicas(holdings: list[GpuHolding]) -> int:
-    return sum(h.count for h in holdings)
-
-
-def node_facts_mig(node: Node, pool: str, mode: str) -> dict[str, Any]:
-    return {
-        "node": node.name,
-        "gpu_model": node.gpu_model,
-        "gpu_count": node.gpu_count,
-        "node_sharing_strategy": node.sharing_strategy,
         "mig_strategy": node.mig_strategy,
         "mig_config": node.mig_config,
-        "time_slicing_replicas": node.time_slicing_replicas,
-        "resource": pool,
-        "sharing_mode": mode,
     }
 
 
-def node_draft(
-    check_id: str, node: Node, slug: str | None, evidence: dict[str, Any], **extra: str
-) -> FindingDraft:
-    return FindingDraft(
-        check_id=check_id,
-        tenant=slug,
-        subject_kind="Node",
-        subject_namespace="",
-        subject_name=node.name,
-        evidence=evidence,
-        subject_labels=dict(node.labels),
-        **extra,
-    )
+def parties_of(
+    holdings: list[GpuHolding], platform: TrustClassInfo | None = None
+) -> dict[str, Party]:
+    """The parties holding these GPU devices, by name: each tenant, and with `platform` the
+    pods no tenant owns as one party (PLATFORM_PARTY) judged by that class."""
+    grouped: dict[str, tuple[TrustClassInfo, list[GpuHolding]]] = {}
+    for h in holdings:
+        if h.tenant is not None:
+            grouped.setdefault(h.tenant.slug, (h.tenant.trust_class, []))[1].append(h)
+        elif platform is not None:
+            grouped.setdefault(PLATFORM_PARTY, (platform, []))[1].append(h)
+    return {
+        name: Party(name, cls.slug, tuple(holding_evidence(hs)), sum(h.count for h in hs))
+        for name, (cls, hs) in sorted(grouped.items())
+    }
+
+
+def meeting(node: Node, pool: str, key: str, first: Party, second: Party, **extra: Any) -> Meeting:
+    """Two parties holding `pool` on `node`, with their co-residence verdict on it."""
+    verdict, why = co_residence(node, pool, first.replicas, second.replicas)
+    return Meeting(node, key, (first, second), verdict, why, node_facts(node), **extra)
+
+
+def tenant_pairs_sharing(inputs: PostureInputs, mode: str) -> Iterator[Meeting]:
+    """Each pair of tenants holding one resource of a node shared by `mode` (time-slicing,
+    MPS): the resource is the key."""
+    for node in sorted_nodes(inputs):
+        for (pool, found), holdings in pools_by_mode(gpu_holdings(inputs, node)).items():
+            if found != mode:
+                continue
+            details = {"resource": pool, "sharing_mode": mode}
+            for first, second in combinations(parties_of(holdings).values(), 2):
+                yield meeting(node, pool, pool, first, second, details=details)

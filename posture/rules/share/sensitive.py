@@ -4,33 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inventory.snapshot import Node
 from posture.inputs import PostureInputs, TrustClassInfo
-from posture.rules.common import (
-    PLATFORM,
-    GpuHolding,
-    gpu_holdings,
-    holding_evidence,
-    platform_trust_class,
-    pools_by_mode,
-    sorted_nodes,
-)
+from posture.rules.common import gpu_holdings, platform_trust_class, pools_by_mode, sorted_nodes
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.parties import co_residence, node_draft, node_facts_mig, replicas
+from posture.rules.share.parties import meeting, parties_of
+from posture.rules.subjects import Meeting, PairCause, pair_drafts
 
 SENSITIVE_CLASS = "sensitive"
-
-
-Party = tuple[str, TrustClassInfo, list[GpuHolding]]  # (tenant slug or "platform", class, ...)
-
-
-def _parties(holdings: list[GpuHolding], platform: TrustClassInfo) -> list[Party]:
-    grouped: dict[str, tuple[TrustClassInfo, list[GpuHolding]]] = {}
-    for h in holdings:
-        # Platform pods get a key no tenant slug can take: "" sorts first and is never a slug.
-        name, cls = (h.tenant.slug, h.tenant.trust_class) if h.tenant else ("", platform)
-        grouped.setdefault(name, (cls, []))[1].append(h)
-    return [(name or PLATFORM, cls, hs) for name, (cls, hs) in sorted(grouped.items())]
 
 
 @check(
@@ -57,50 +37,41 @@ def _parties(holdings: list[GpuHolding], platform: TrustClassInfo) -> list[Party
     mappings=("SP800-53:SC-4",),
 )
 def sensitive_on_shared_gpu(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from pair_drafts("SHARE-007", _meetings(inputs), _title)
+
+
+def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
+    """Each sensitive tenant and each party of a lower class (the platform's pods included)
+    holding one time-sliced or MPS resource of a node."""
     platform = platform_trust_class(inputs)
+
+    def class_of(name: str) -> TrustClassInfo:
+        return inputs.tenants_by_slug[name].trust_class if name else platform
+
     for node in sorted_nodes(inputs):
         for (pool, mode), holdings in pools_by_mode(gpu_holdings(inputs, node)).items():
             if mode not in ("time_slicing", "mps"):
                 continue
-            parties = _parties(holdings, platform)
-            for name, cls, own in parties:
-                if cls.slug != SENSITIVE_CLASS or name == PLATFORM:
+            parties = parties_of(holdings, platform)
+            for name, own in parties.items():
+                cls = class_of(name)
+                if not name or cls.slug != SENSITIVE_CLASS:
                     continue
-                lower = [p for p in parties if p[1].rank < cls.rank]
-                if lower:
-                    yield _share007_draft(node, pool, mode, name, cls, own, lower)
+                for other, theirs in parties.items():
+                    if class_of(other).rank < cls.rank:
+                        details = {
+                            "resource": pool, "sharing_mode": mode, "sensitive_tenant": name,
+                            "trust_class_rank": cls.rank,
+                        }  # fmt: skip
+                        yield meeting(node, pool, f"{pool}:{mode}", own, theirs, details=details)
 
 
-def _share007_draft(
-    node: Node,
-    pool: str,
-    mode: str,
-    slug: str,
-    cls: TrustClassInfo,
-    own: list[GpuHolding],
-    lower: list[Party],
-) -> FindingDraft:
-    others = sum(replicas(hs) for _, _, hs in lower)
-    verdict, why = co_residence(node, pool, replicas(own), others)
-    evidence = {
-        **node_facts_mig(node, pool, mode),
-        "co_residence": verdict,
-        "co_residence_reason": why,
-        "tenant": slug,
-        "trust_class": cls.slug,
-        "trust_class_rank": cls.rank,
-        "tenant_pods": holding_evidence(own),
-        "lower_class_parties": [
-            {
-                "party": name,
-                "is_platform": name == PLATFORM and all(h.tenant is None for h in hs),
-                "trust_class": peer.slug,
-                "rank": peer.rank,
-                "pods": holding_evidence(hs),
-            }
-            for name, peer, hs in lower
-        ],
-    }
-    peers = ", ".join(f"{name} ({peer.slug})" for name, peer, _ in lower)
-    title = f"Sensitive tenant {slug} shares {pool} by {mode} on node {node.name} with {peers}"
-    return node_draft("SHARE-007", node, slug, evidence, key=f"{pool}:{mode}", title=title)
+def _title(cause: PairCause) -> str:
+    first = cause.meetings[0]
+    sensitive = first.details["sensitive_tenant"]
+    other = next(p for p in first.parties if p.name != sensitive)
+    who = f"{other.name} ({other.trust_class})" if other.name else "platform pods"
+    return (
+        f"Sensitive tenant {sensitive} shares {first.details['resource']} by "
+        f"{first.details['sharing_mode']} with {who} in {cause.where}"
+    )

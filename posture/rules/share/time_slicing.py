@@ -4,20 +4,16 @@ several replicas to one container)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 
 from inventory.snapshot import Node, SharingConfig
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import (
-    GpuHolding,
     gpu_holdings,
-    holding_evidence,
-    per_tenant,
-    pools_by_mode,
     sorted_nodes,
 )
-from posture.rules.registry import FindingDraft, check
-from posture.rules.share.parties import by_tenant, co_residence, node_facts, replicas
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.share.parties import tenant_pairs_sharing
+from posture.rules.subjects import PairCause, configmap_draft, pair_drafts
 
 
 @check(
@@ -44,55 +40,13 @@ from posture.rules.share.parties import by_tenant, co_residence, node_facts, rep
     mappings=("SP800-53:SC-4", "SP800-53:SC-39"),
 )
 def time_slicing_between_tenants(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for node in sorted_nodes(inputs):
-        for (pool, mode), holdings in pools_by_mode(gpu_holdings(inputs, node)).items():
-            tenants = by_tenant(holdings)
-            if mode != "time_slicing" or len(tenants) < 2:
-                continue
-            for slug, own in tenants.items():
-                yield _share001_draft(inputs, node, pool, slug, own, tenants)
+    meetings = tenant_pairs_sharing(inputs, "time_slicing")
+    yield from pair_drafts("SHARE-001", meetings, _share001_title)
 
 
-def _share001_draft(
-    inputs: PostureInputs,
-    node: Node,
-    pool: str,
-    slug: str,
-    own: list[GpuHolding],
-    tenants: dict[str, list[GpuHolding]],
-) -> FindingDraft:
-    others = {other: hs for other, hs in tenants.items() if other != slug}
-    other_replicas = sum(replicas(hs) for hs in others.values())
-    verdict, why = co_residence(node, pool, replicas(own), other_replicas)
-    evidence = {
-        **node_facts(node, pool, "time_slicing"),
-        "co_residence": verdict,
-        "co_residence_reason": why,
-        "tenant": slug,
-        "tenant_pods": holding_evidence(own),
-        "tenant_replicas": replicas(own),
-        "other_tenants": [
-            {
-                "tenant": other,
-                "trust_class": inputs.tenants_by_slug[other].trust_class.slug,
-                "pods": holding_evidence(hs),
-                "replicas": replicas(hs),
-            }
-            for other, hs in others.items()
-        ],
-    }
-    return FindingDraft(
-        check_id="SHARE-001",
-        tenant=slug,
-        subject_kind="Node",
-        subject_namespace="",
-        subject_name=node.name,
-        evidence=evidence,
-        key=pool,
-        title=(
-            f"Tenant {slug} time-slices {pool} on node {node.name} with "
-            f"{', '.join(others)} ({verdict} co-residence)"
-        ),
+def _share001_title(cause: PairCause) -> str:
+    return (
+        f"{cause.who} time-slice {cause.key} in {cause.where} ({cause.co_residence} co-residence)"
     )
 
 
@@ -126,9 +80,8 @@ def time_slicing_allows_multiple_replicas(inputs: PostureInputs) -> Iterator[Fin
         if config.mode != "time_slicing" or config.fail_requests_greater_than_one:
             continue
         nodes = [n for n in sorted_nodes(inputs) if _uses_config(inputs, n, config)]
-        tenants = {t.slug: t for n in nodes for t in _gpu_tenants(inputs, n)}
-        make = partial(_share005_draft, config, nodes, sorted(tenants))
-        yield from per_tenant([tenants[slug] for slug in sorted(tenants)], make)
+        tenants = sorted({t.slug for n in nodes for t in _gpu_tenants(inputs, n)})
+        yield _share005_draft(config, nodes, tenants)
 
 
 def _keys_of(inputs: PostureInputs, config: SharingConfig) -> set[str]:
@@ -159,9 +112,8 @@ def _gpu_tenants(inputs: PostureInputs, node: Node) -> list[TenantInfo]:
     return [found[slug] for slug in sorted(found)]
 
 
-def _share005_draft(
-    config: SharingConfig, nodes: list[Node], tenants: list[str], slug: str | None
-) -> FindingDraft:
+def _share005_draft(config: SharingConfig, nodes: list[Node], tenants: list[str]) -> FindingDraft:
+    """One finding per ConfigMap key, for every tenant on the nodes that read it."""
     evidence = {
         "configmap": f"{config.namespace}/{config.configmap}",
         "key": config.key,
@@ -170,19 +122,15 @@ def _share005_draft(
         "replicas": config.replicas,
         "resources": list(config.resources),
         "rename_by_default": config.rename_by_default,
-        "nodes_using_it": [n.name for n in nodes],
+        "nodes_using_it": [n.name for n in nodes[:MEMBERS_SHOWN]],
+        "node_count": len(nodes),
         "tenants_on_those_nodes": tenants,
     }
-    return FindingDraft(
-        check_id="SHARE-005",
-        tenant=slug,
-        subject_kind="ConfigMap",
-        subject_namespace=config.namespace,
-        subject_name=config.configmap,
-        evidence=evidence,
-        key=config.key,
-        title=(
-            f"Time-slicing config {config.namespace}/{config.configmap} key {config.key} "
-            f"lets a container take several replicas ({config.replicas or '?'} per GPU)"
-        ),
+    title = (
+        f"Time-slicing config {config.namespace}/{config.configmap} key {config.key} "
+        f"lets a container take several replicas ({config.replicas or '?'} per GPU)"
     )
+    return configmap_draft(
+        "SHARE-005", config.namespace, config.configmap, tenants=tenants, evidence=evidence,
+        key=config.key, title=title, exposure=len(nodes),
+    )  # fmt: skip

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from posture.inputs import PostureInputs
-from posture.rules.common import gpu_holdings, holding_evidence, sorted_nodes
+from posture.rules.common import gpu_holdings, sorted_nodes
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.parties import by_tenant, node_draft
+from posture.rules.share.parties import parties_of
+from posture.rules.subjects import node_draft
 
 # Classes whose workloads need a guaranteed GPU share (latency-bound inference for customers,
 # regulated workloads with fixed deadlines): vGPU best effort gives none.
@@ -38,25 +39,29 @@ VGPU_SCHEDULER_UNKNOWN = "unknown scheduler, assumed best effort"
     mappings=("SP800-53:SC-6",),
 )
 def vgpu_best_effort(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    """One finding per vGPU node (the scheduler is the host's), for every tenant on it whose
+    class needs a predictable share."""
     for node in sorted_nodes(inputs):
         if node.sharing_strategy != "vgpu":
             continue
-        tenants = by_tenant(gpu_holdings(inputs, node))
-        for slug, own in tenants.items():
-            cls = inputs.tenants_by_slug[slug].trust_class
-            if cls.slug not in PREDICTABLE_PERFORMANCE_CLASSES:
-                continue
-            evidence = {
-                "node": node.name,
-                "gpu_model": node.gpu_model,
-                "node_sharing_strategy": node.sharing_strategy,
-                "vgpu_scheduler": VGPU_SCHEDULER_UNKNOWN,
-                "tenant": slug,
-                "trust_class": cls.slug,
-                "tenant_pods": holding_evidence(own),
-            }
-            title = (
-                f"{cls.slug.title()} tenant {slug} runs on vGPU node {node.name} "
-                f"({VGPU_SCHEDULER_UNKNOWN})"
-            )
-            yield node_draft("SHARE-008", node, slug, evidence, title=title)
+        parties = parties_of(gpu_holdings(inputs, node))
+        needy = {
+            name: party
+            for name, party in parties.items()
+            if party.trust_class in PREDICTABLE_PERFORMANCE_CLASSES
+        }
+        if not needy:
+            continue
+        evidence = {
+            "node": node.name,
+            "gpu_model": node.gpu_model,
+            "node_sharing_strategy": node.sharing_strategy,
+            "vgpu_scheduler": VGPU_SCHEDULER_UNKNOWN,
+            "tenants": [
+                {"tenant": name, "trust_class": p.trust_class, "pods": list(p.pods)}
+                for name, p in needy.items()
+            ],
+        }
+        names = ", ".join(f"{name} ({p.trust_class})" for name, p in needy.items())
+        title = f"Tenants {names} run on vGPU node {node.name} ({VGPU_SCHEDULER_UNKNOWN})"
+        yield node_draft("SHARE-008", node, tenants=needy, evidence=evidence, title=title)

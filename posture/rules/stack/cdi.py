@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 from typing import Any
 
 from inventory.runtime import CDI_NODE_LABEL, CDI_NODE_LABEL_ON
 from inventory.snapshot import GpuOperatorPolicy, Node
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import per_tenant, sorted_nodes, tenants_on_node
+from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import node_draft
 
 
 def cdi_gap(inputs: PostureInputs, node: Node) -> dict[str, Any] | None:
@@ -77,28 +77,21 @@ def cdi_not_used(inputs: PostureInputs) -> Iterator[FindingDraft]:
         gap = cdi_gap(inputs, node)
         if gap is None:
             continue
-        tenants = tenants_on_node(inputs, node.name)
-        yield from per_tenant(tenants, partial(_cdi_draft, node, gap, tenants))
+        yield _cdi_draft(node, gap, tenants_on_node(inputs, node.name))
 
 
-def _cdi_draft(
-    node: Node, gap: dict[str, Any], tenants: list[TenantInfo], slug: str | None
-) -> FindingDraft:
+def _cdi_draft(node: Node, gap: dict[str, Any], tenants: list[TenantInfo]) -> FindingDraft:
     evidence = {
         "node": node.name,
         "gpu_model": node.gpu_model,
         "container_toolkit_version": node.container_toolkit_version,
         "gpu_operator_version": node.gpu_operator_version,
         **gap,
-        "tenants_on_node": [t.slug for t in tenants],
     }
-    return FindingDraft(
-        check_id="STACK-006",
-        tenant=slug,
-        subject_kind="Node",
-        subject_namespace="",
-        subject_name=node.name,
+    return node_draft(
+        "STACK-006",
+        node,
+        tenants=tenants,
         evidence=evidence,
         title=f"GPU node {node.name} does not use CDI for device injection",
-        subject_labels=dict(node.labels),
     )

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import per_tenant, sorted_nodes, tenants_on_node
+from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import node_draft
 
 # Node field -> where sync looks for it, so the remediation in the evidence is concrete.
 STACK_COMPONENTS = {
@@ -47,13 +47,10 @@ def unknown_stack_versions(inputs: PostureInputs) -> Iterator[FindingDraft]:
         unknown = [name for name in STACK_COMPONENTS if getattr(node, name) is None]
         if not unknown:
             continue
-        tenants = tenants_on_node(inputs, node.name)
-        yield from per_tenant(tenants, partial(_stack_draft, node, unknown, tenants))
+        yield _stack_draft(node, unknown, tenants_on_node(inputs, node.name))
 
 
-def _stack_draft(
-    node: Node, unknown: list[str], tenants: list[TenantInfo], slug: str | None
-) -> FindingDraft:
+def _stack_draft(node: Node, unknown: list[str], tenants: list[TenantInfo]) -> FindingDraft:
     known = {
         name: getattr(node, name) for name in STACK_COMPONENTS if getattr(node, name) is not None
     }
@@ -65,14 +62,11 @@ def _stack_draft(
         "known": known,
         "driver_version_source": node.driver_version_source,
         "gpu_operator_version": node.gpu_operator_version,
-        "tenants_on_node": [t.slug for t in tenants],
     }
-    return FindingDraft(
-        check_id="STACK-004",
-        tenant=slug,
-        subject_kind="Node",
-        subject_namespace="",
-        subject_name=node.name,
+    return node_draft(
+        "STACK-004",
+        node,
+        tenants=tenants,
         evidence=evidence,
         title=f"GPU node {node.name}: unknown {', '.join(unknown)}",
     )
