@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from posture.models import CheckExemption, Finding
+from posture.models import CheckExemption, Finding, FindingTenant
 
 
 @admin.register(CheckExemption)
@@ -16,8 +16,16 @@ class CheckExemptionAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
 
 
+class FindingTenantInline(admin.TabularInline):
+    model = FindingTenant
+    extra = 0
+    can_delete = False
+    readonly_fields = ("tenant",)
+
+
 @admin.register(Finding)
 class FindingAdmin(admin.ModelAdmin):
-    list_display = ("check_id", "severity", "status", "tenant", "cluster", "subject_name")
+    list_display = ("check_id", "severity", "status", "cluster", "subject_kind", "subject_name")
     list_filter = ("status", "severity", "check_id")
     readonly_fields = [f.name for f in Finding._meta.fields]
+    inlines = (FindingTenantInline,)

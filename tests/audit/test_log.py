@@ -297,7 +297,7 @@ def test_the_request_id_comes_from_the_header_or_is_made(sent, kept, personas):
 def test_the_request_id_reaches_the_event(small_world, personas):
     from posture.models import Finding
 
-    finding = Finding.objects.filter(status="open", tenant__slug="beta").first()
+    finding = Finding.objects.filter(status="open", tenants__slug="beta").first()
     soon = (timezone.now() + timedelta(days=30)).date()
     client = Client(headers={"X-Request-ID": "req-from-proxy-7"})
     client.force_login(personas["security_lead"])
