@@ -22,16 +22,12 @@ SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
 class FindingQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        """Everything for readers of every tenant; for a tenant viewer, the findings that
-        affect one of their tenants (an EXISTS, so no join multiplies the rows)."""
-        from gpuposture.base.roles import TENANT_VIEWER, reads_all_posture, user_roles
+    tenant_scope_path = "tenants"
 
-        if reads_all_posture(user):
-            return self
-        if TENANT_VIEWER in user_roles(user):
-            return self.affecting(tenant__viewers=user)
-        return self.none()
+    def viewed_by(self, user):  # type: ignore[no-untyped-def]
+        """A tenant viewer sees the findings that affect one of their tenants (an EXISTS, so
+        no join multiplies the rows and no DISTINCT is needed)."""
+        return self.affecting(tenant__viewers=user)
 
     def affecting(self, **lookup: object) -> models.QuerySet:
         """Findings that affect a tenant matching `lookup`, a FindingTenant lookup such as

@@ -154,3 +154,35 @@ def test_score_explains_itself(small_world):
         Finding.objects.filter(tenants__slug="beta", status="open").values_list("pk", flat=True)
     )
     assert {c["finding_id"] for c in score.contributions} == live
+
+
+def test_replicas_of_a_deployment_read_from_the_cluster_are_one_finding(small_world, tmp_path):
+    """The owner index is synced and read back: pods whose ReplicaSet names no template hash
+    (so only the ReplicaSet's ownerReference tells) file under their Deployment."""
+    snapshot = load_json("small-cluster.json")
+    (inference,) = [o for o in snapshot["items"] if o["metadata"]["name"] == "inference-0"]
+    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "serve-v2", "uid": "u-rs",
+             "controller": True}  # fmt: skip
+    for i in range(3):
+        replica = json.loads(json.dumps(inference))
+        replica["metadata"] |= {"name": f"serve-v2-{i}", "ownerReferences": [owner]}
+        snapshot["items"].append(replica)
+    snapshot["items"].append({
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "serve-v2", "namespace": "beta-prod", "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "serve", "controller": True}
+        ]},
+        "spec": {"replicas": 3},
+    })  # fmt: skip
+    path = tmp_path / "deployment.json"
+    path.write_text(json.dumps(snapshot))
+    cluster_sync_from_snapshot(cluster=small_world, paths=[path])
+    posture_evaluate()
+    (serve,) = Finding.objects.filter(check_id="POD-001", subject_kind="Deployment", status="open")
+    assert (serve.subject_namespace, serve.subject_name, serve.exposure) == (
+        "beta-prod",
+        "serve",
+        3,
+    )
+    assert serve.evidence["replicas"] == 3 and serve.evidence["resolved_by"] == "owner index"
+    assert list(serve.tenants.values_list("slug", flat=True)) == ["beta"]
