@@ -26,8 +26,8 @@ from tests.kubeapi import FakeKubeAPI  # noqa: E402
 
 SERVED_KINDS = {
     "Node", "Namespace", "Pod", "ResourceQuota", "ConfigMap", "Service", "DaemonSet",
-    "Deployment", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "Ingress",
-    "NetworkPolicy", "ClusterPolicy",
+    "Deployment", "ReplicaSet", "Job", "Role", "ClusterRole", "RoleBinding",
+    "ClusterRoleBinding", "Ingress", "NetworkPolicy", "ClusterPolicy",
 }  # fmt: skip
 
 

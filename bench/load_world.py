@@ -136,14 +136,14 @@ def _evidence(check: Any, tenant: Any, node: str, pod: str) -> tuple[str, str, s
 def _findings(cluster: Any, total: int, rng: random.Random) -> int:
     from django.utils import timezone
 
-    from posture.models import Finding
+    from posture.models import Finding, FindingTenant
     from posture.rules import CHECKS
     from tenants.models import Tenant
 
     now = timezone.now()
     checks = sorted(CHECKS.values(), key=lambda c: c.id)
     tenants = list(Tenant.objects.order_by("slug"))
-    rows = []
+    rows, affects = [], []
     for i in range(total):
         check = checks[i % len(checks)]
         tenant = tenants[rng.randrange(len(tenants))]
@@ -154,8 +154,7 @@ def _findings(cluster: Any, total: int, rng: random.Random) -> int:
         status = "open" if roll < 0.75 else "resolved" if roll < 0.9 else "accepted"
         seen = now - timedelta(hours=rng.randrange(24 * 30))
         rows.append(Finding(
-            check_id=check.id, severity=check.severity, status=status,
-            tenant=None if check.scope == "cluster" else tenant, cluster=cluster,
+            check_id=check.id, severity=check.severity, status=status, cluster=cluster,
             subject_kind=kind, subject_namespace=namespace, subject_name=name,
             fingerprint=hashlib.sha256(f"bench/{i}".encode()).hexdigest(),
             title=f"{check.title}: {namespace or node}/{name}"[:300], evidence=evidence,
@@ -164,21 +163,28 @@ def _findings(cluster: Any, total: int, rng: random.Random) -> int:
             accepted_reason="Compensating control: dedicated pool." if status == "accepted"
             else "", accepted_until=now + timedelta(days=30) if status == "accepted" else None,
         ))  # fmt: skip
+        affects.append(None if check.scope == "cluster" else tenant)
     Finding.objects.bulk_create(rows, batch_size=BATCH)
+    links = [
+        FindingTenant(finding_id=row.pk, tenant=tenant)
+        for row, tenant in zip(rows, affects, strict=True)
+        if tenant is not None
+    ]
+    FindingTenant.objects.bulk_create(links, batch_size=BATCH)
     return total
 
 
 def _scores(rng: random.Random) -> int:
     from django.utils import timezone
 
-    from posture.models import Finding, PostureRun, TenantScore
+    from posture.models import FindingTenant, PostureRun, TenantScore
     from tenants.models import Tenant
 
     now = timezone.now()
     open_rows: dict[int, list[tuple[int, str, str]]] = {}
-    for pk, tenant_id, check_id, severity in Finding.objects.filter(
-        status="open", tenant__isnull=False
-    ).values_list("pk", "tenant_id", "check_id", "severity"):
+    for pk, tenant_id, check_id, severity in FindingTenant.objects.filter(
+        finding__status="open"
+    ).values_list("finding_id", "tenant_id", "finding__check_id", "finding__severity"):
         open_rows.setdefault(tenant_id, []).append((pk, check_id, severity))
     scores = []
     for r in range(RUNS):

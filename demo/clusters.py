@@ -54,7 +54,7 @@ class Work:
     name: str
     image: str  # "team/app:tag" in our registry (pinned by digest), or a full reference as is
     gpus: dict[str, int] = field(default_factory=dict)
-    kind: str = "Deployment"  # Deployment, StatefulSet, Job or Pod (a bare pod)
+    kind: str = "Deployment"  # Deployment, StatefulSet, Job, CronJob or Pod (a bare pod)
     replicas: int = 1
     phase: str = "Running"
     security: Obj | None = None  # None: the hardened context; otherwise this (risky) one
@@ -161,8 +161,9 @@ PROD_EAST = Cluster(
             Work(RES, "vllm-dev", "research/vllm-dev:0.6.3", {GPU: 1}, replicas=2),
             # POD-001: a privileged container for Nsight profiling.
             Work(RES, "nsys-profile", "research/nsys-profile:2024.6", {GPU: 1}, "Pod", security=PRIVILEGED),
-            # POD-002: hostIPC, a shared-memory shortcut between the ETL and a sidecar.
-            Work(ANA, "feature-etl", "analytics/feature-etl:3.3.1", {GPU: 1}, "Job", security={}, host_ipc=True),
+            # POD-002: hostIPC, a shared-memory shortcut between the ETL and a sidecar; a nightly
+            # CronJob, so the finding names the CronJob, not tonight's Job.
+            Work(ANA, "feature-etl", "analytics/feature-etl:3.3.1", {GPU: 1}, "CronJob", security={}, host_ipc=True),
         ),
         "pe-l40s-02": (
             Work(RES, "lora-sweep", "research/lora-sweep:1.4.0", {GPU: 1}, "Job", replicas=4),

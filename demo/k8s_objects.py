@@ -163,5 +163,19 @@ def deployment(ids: Ids, name: str, ns: str, image: str) -> Obj:
     return obj("apps/v1", "Deployment", m, spec=spec, status=status)
 
 
+def controller(ids: Ids, kind: str, name: str, ns: str, *, labels: dict[str, str],
+               owner: tuple[str, str, str] | None = None, replicas: int = 1) -> Obj:  # fmt: skip
+    """A ReplicaSet, Job or CronJob between a tenant's pods and its workload, as the API lists
+    it (the template is the pods', so it is left out: only the owner chain is read)."""
+    api = "apps/v1" if kind == "ReplicaSet" else "batch/v1"
+    spec: Obj = {
+        "ReplicaSet": {"replicas": replicas, "selector": {"matchLabels": labels}},
+        "Job": {"completions": replicas, "parallelism": replicas, "backoffLimit": 6},
+        "CronJob": {"schedule": "0 2 * * *", "concurrencyPolicy": "Forbid"},
+    }[kind]
+    m = meta(ids, kind, name, ns, labels=labels, owner=owner)
+    return obj(api, kind, m, spec=spec, status={})
+
+
 def kubectl_list(items: list[Obj]) -> Obj:
     return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}

@@ -98,19 +98,63 @@ CLUSTER_ROLES = {
     "gpu-node-reader": [k8s.rule([""], ["nodes"], ["get", "list", "watch"])],
 }
 _KIND_ORDER = ("Namespace", "Node", "ClusterPolicy", "ConfigMap", "ResourceQuota", "Service", "NetworkPolicy",
-               "DaemonSet", "Deployment", "Pod", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+               "DaemonSet", "Deployment", "ReplicaSet", "CronJob", "Job", "Pod", "ClusterRole", "ClusterRoleBinding",
+               "Role", "RoleBinding")
+# The CronJob controller names each Job `<cronjob>-<scheduled minute since the epoch>`.
+_CRONJOB_RUN = 29_419_320  # 2025-12-08 02:00 UTC
 # fmt: on
 
 
-def _tenant_pods(ids: Ids, c: Cluster) -> list[Obj]:
+def _owner(
+    ids: Ids, w: Work, image: str, controllers: dict[tuple[str, str, str], Obj]
+) -> tuple[tuple[str, str, str] | None, dict[str, str], str]:
+    """(the pods' ownerReference, the labels their controller sets, the name prefix of their
+    pods); the controllers in between (ReplicaSet, Job, CronJob) are added to `controllers` once
+    per workload, as the API lists them, whichever nodes its pods run on."""
+    app = {"app": w.name}
+    if w.kind == "Deployment":
+        key = ("ReplicaSet", w.ns, w.name)  # the Deployment's current ReplicaSet
+        if key not in controllers:
+            digest = ids.suffix(10, "bcdfghjklmnpqrstvwxz2456789")  # as the controller encodes it
+            rs = f"{w.name}-{digest}"
+            controllers[key] = k8s.controller(
+                ids,
+                "ReplicaSet",
+                rs,
+                w.ns,
+                labels={**app, "pod-template-hash": digest},
+                owner=("apps/v1", "Deployment", w.name),
+                replicas=w.replicas,
+            )
+            controllers[("Deployment", w.ns, w.name)] = k8s.deployment(ids, w.name, w.ns, image)
+        rs = controllers[key]["metadata"]["name"]
+        return ("apps/v1", "ReplicaSet", rs), {"pod-template-hash": rs.rsplit("-", 1)[1]}, rs
+    if w.kind in ("Job", "CronJob"):
+        job = f"{w.name}-{_CRONJOB_RUN}" if w.kind == "CronJob" else w.name
+        if w.kind == "CronJob":
+            controllers.setdefault(
+                ("CronJob", w.ns, w.name), k8s.controller(ids, "CronJob", w.name, w.ns, labels=app)
+            )
+        owner = ("batch/v1", "CronJob", w.name) if w.kind == "CronJob" else None
+        controllers.setdefault(
+            ("Job", w.ns, job),
+            k8s.controller(ids, "Job", job, w.ns, labels=app, owner=owner, replicas=w.replicas),
+        )
+        return ("batch/v1", "Job", job), {"batch.kubernetes.io/job-name": job, "job-name": job}, job
+    if w.kind == "StatefulSet":
+        return ("apps/v1", "StatefulSet", w.name), {}, w.name
+    return None, {}, w.name
+
+
+def _tenant_pods(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
+    """The tenants' pods, and the ReplicaSets, Jobs and CronJobs that own them."""
     nodes = {n.name: n for n in c.nodes}
-    pods = []
+    pods, controllers = [], {}
     for node_name, works in c.works.items():
         n = nodes.get(node_name or "")
         for w in works:
             ours = "." not in w.image.split("/")[0]
             image = ids.pinned(f"{REG}/{w.image}") if ours else w.image
-            rs = f"{w.name}-{ids.hex(10)}"
             env = [{"name": k, "value": v} for k, v in w.env.items()]
             for k, ref in w.secret_env.items():
                 secret, key = ref.split("/")
@@ -127,12 +171,14 @@ def _tenant_pods(ids: Ids, c: Cluster) -> list[Obj]:
                 ports=w.ports,
                 args=list(w.args),
             )
+            owner, controller_labels, prefix = _owner(ids, w, image, controllers)
             for i in range(w.replicas):
-                name, owner, restart = {
-                    "Deployment": (f"{rs}-{ids.suffix()}", ("apps/v1", "ReplicaSet", rs), "Always"),
-                    "StatefulSet": (f"{w.name}-{i}", ("apps/v1", "StatefulSet", w.name), "Always"),
-                    "Job": (f"{w.name}-{ids.suffix()}", ("batch/v1", "Job", w.name), "Never"),
-                    "Pod": (w.name if w.replicas == 1 else f"{w.name}-{i}", None, "Never"),
+                name, restart = {
+                    "Deployment": (f"{prefix}-{ids.suffix()}", "Always"),
+                    "StatefulSet": (f"{w.name}-{i}", "Always"),
+                    "Job": (f"{prefix}-{ids.suffix()}", "Never"),
+                    "CronJob": (f"{prefix}-{ids.suffix()}", "OnFailure"),
+                    "Pod": (w.name if w.replicas == 1 else f"{w.name}-{i}", "Never"),
                 }[w.kind]
                 pod = k8s.pod(
                     ids,
@@ -143,7 +189,7 @@ def _tenant_pods(ids: Ids, c: Cluster) -> list[Obj]:
                     phase=w.phase,
                     owner=owner,
                     restart_policy=restart,
-                    labels={"app": w.name},
+                    labels={"app": w.name, **controller_labels},
                     host_ipc=w.host_ipc,
                     volumes=[k8s.host_path("host-dev", "/dev")] if w.host_dev else None,
                     tolerations=[k8s.toleration(*t) for t in n.taints] if n else None,
@@ -151,7 +197,7 @@ def _tenant_pods(ids: Ids, c: Cluster) -> list[Obj]:
                     pod_security=k8s.HARDENED_POD if w.security is None else None,
                 )
                 pods.append(pod)
-    return pods
+    return pods, list(controllers.values())
 
 
 def _quota(ids: Ids, ns: str, hard: dict[str, str], pods: list[Obj]) -> Obj:
@@ -237,8 +283,9 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
     items += [k8s.namespace(ids, ns, NAMESPACES[ns][1]) for ns in namespaces]
     items += [k8s.node(ids, n, c.host, mig_strategy=c.mig_strategy, zone=c.zone) for n in c.nodes]
     items += _platform(ids, c) + _gpu_operator_config(ids, c)
-    tenant_pods = _tenant_pods(ids, c)
-    items += tenant_pods + [_quota(ids, ns, hard, tenant_pods) for ns, hard in c.quotas.items()]
+    tenant_pods, controllers = _tenant_pods(ids, c)
+    items += tenant_pods + controllers
+    items += [_quota(ids, ns, hard, tenant_pods) for ns, hard in c.quotas.items()]
     items += [
         k8s.service(ids, ns, app, app, port, node_port) for ns, app, port, node_port in c.services
     ]

@@ -235,6 +235,7 @@ class ClusterObject(models.Model):
         INGRESS = "ingress"
         NETWORK_POLICY = "network_policy"
         GPU_OPERATOR_POLICY = "gpu_operator_policy"
+        OWNER = "owner"  # a ReplicaSet's or Job's owner, a CronJob's existence
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="kube_objects")
     kind = models.CharField(max_length=20, choices=Kind.choices)

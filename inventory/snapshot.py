@@ -302,6 +302,18 @@ class GpuOperatorPolicy:
 
 
 @dataclass(frozen=True)
+class OwnerLink:
+    """Who owns a ReplicaSet or Job (its controller ownerReference), or that a CronJob exists:
+    enough to name the workload behind a pod (inventory/owners.py). Never the object's spec."""
+
+    kind: str  # "ReplicaSet", "Job" or "CronJob"
+    namespace: str
+    name: str
+    owner_kind: str | None = None  # None: it has no owner (a bare ReplicaSet or Job)
+    owner_name: str | None = None
+
+
+@dataclass(frozen=True)
 class ClusterSnapshot:
     nodes: tuple[Node, ...] = ()
     pods: tuple[Pod, ...] = ()
@@ -316,6 +328,7 @@ class ClusterSnapshot:
     ingresses: tuple[Ingress, ...] = ()
     network_policies: tuple[NetworkPolicy, ...] = ()
     gpu_operator_policies: tuple[GpuOperatorPolicy, ...] = ()
+    owners: tuple[OwnerLink, ...] = ()
     # Objects read per kind, including the ones not kept (for the SyncRun counts).
     counts: dict[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()

@@ -66,6 +66,7 @@ OBJECT_KINDS: dict[str, tuple[str, type, Callable[[Any], tuple[str, str]]]] = {
         snap.GpuOperatorPolicy,
         lambda o: ("", o.name),
     ),
+    "owners": ("owner", snap.OwnerLink, lambda o: (o.namespace, f"{o.kind}/{o.name}")),
 }
 
 

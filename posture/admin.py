@@ -10,7 +10,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from audit.admin import AuditedModelAdmin
-from posture.models import CheckExemption, Finding
+from posture.models import CheckExemption, Finding, FindingTenant
 
 
 @admin.register(CheckExemption)
@@ -21,11 +21,25 @@ class CheckExemptionAdmin(AuditedModelAdmin):
     readonly_fields = ("created_at",)
 
 
+class FindingTenantInline(admin.TabularInline):
+    model = FindingTenant
+    extra = 0
+    can_delete = False
+    readonly_fields = ("tenant",)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # the checks decide which tenants a finding affects
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Finding)
 class FindingAdmin(admin.ModelAdmin):
-    list_display = ("check_id", "severity", "status", "tenant", "cluster", "subject_name")
+    list_display = ("check_id", "severity", "status", "cluster", "subject_kind", "subject_name")
     list_filter = ("status", "severity", "check_id")
     readonly_fields = [f.name for f in Finding._meta.fields]
+    inlines = (FindingTenantInline,)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

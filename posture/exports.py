@@ -12,7 +12,7 @@ from gpuposture.base.spreadsheet import FORMULA_STARTS, safe_csv, spreadsheet_sa
 __all__ = ["FORMULA_STARTS", "findings_csv", "findings_sarif", "spreadsheet_safe"]
 
 CSV_COLUMNS = [
-    "id", "check", "severity", "status", "tenant", "cluster", "subject_kind",
+    "id", "check", "severity", "status", "tenants", "cluster", "subject_kind",
     "subject_namespace", "subject_name", "title", "first_seen", "last_seen", "mappings",
     "evidence",
 ]  # fmt: skip
@@ -27,6 +27,8 @@ def findings_csv(rows: Iterable[Mapping[str, Any]]) -> str:
     def cells(row: Mapping[str, Any]) -> list[Any]:
         values = {
             **row,
+            # One row per finding: the tenants it affects in one cell.
+            "tenants": "; ".join(row.get("tenants") or []),
             "mappings": " ".join(row.get("mappings") or []),
             "evidence": json.dumps(row.get("evidence"), sort_keys=True),
         }
@@ -102,7 +104,7 @@ def _result(row: Mapping[str, Any], index: Mapping[str, int]) -> dict[str, Any]:
         "properties": {
             "findingId": row["id"],
             "status": row["status"],
-            "tenant": row.get("tenant"),
+            "tenants": row.get("tenants") or [],
             "cluster": row.get("cluster"),
             "evidence": row.get("evidence"),
             "firstSeen": str(row.get("first_seen")),

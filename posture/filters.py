@@ -4,12 +4,15 @@ clusters are named by slug or name, not only id (DESIGN §8)."""
 from __future__ import annotations
 
 import django_filters
+from django.db.models import QuerySet
 
 from posture.models import Finding, Severity
+from tenants.models import Tenant
 
 
 class FindingFilter(django_filters.FilterSet):
-    tenant = django_filters.CharFilter(field_name="tenant__slug", label="Tenant slug")
+    # "Affects this tenant": a finding affects every tenant in its relation (DESIGN §8).
+    tenant = django_filters.CharFilter(method="filter_tenant", label="Affects tenant (slug)")
     cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
     check = django_filters.CharFilter(field_name="check_id", lookup_expr="iexact", label="Check id")
     severity = django_filters.ChoiceFilter(choices=Severity.choices)
@@ -18,3 +21,14 @@ class FindingFilter(django_filters.FilterSet):
     class Meta:
         model = Finding
         fields = ["tenant", "cluster", "check", "severity", "status"]
+
+    def filter_tenant(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        """Findings that affect the tenant, if the user may see that tenant: a tenant viewer
+        asking for another tenant gets nothing, not the findings they share with it."""
+        if not value:
+            return queryset
+        tenants = Tenant.objects.filter(slug=value)
+        user = getattr(self.request, "user", None)  # the CLI filters with no request
+        if user is not None:
+            tenants = tenants.visible_to(user)
+        return queryset.affecting(tenant__in=tenants)

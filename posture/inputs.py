@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from inventory.drift import DriftChange
+from inventory.owners import OwnerIndex, WorkloadRef, workload_of
 from inventory.snapshot import ClusterSnapshot, Pod
 from telemetry.evidence import TelemetryFacts
 from tenants.mapping import resolve_namespace_owners
@@ -162,6 +163,17 @@ class PostureInputs:
             for pod in self.snapshot.pods
             if pod.is_active and (tenant := self.tenant_of_pod(pod)) is not None
         )
+
+    @cached_property
+    def owner_index(self) -> OwnerIndex:
+        return OwnerIndex(self.snapshot.owners)
+
+    def workload_of(self, pod: Pod) -> WorkloadRef:
+        """The workload behind the pod (inventory/owners.py), resolved once per pod."""
+        key = ("workload", pod.namespace, pod.name)
+        if key not in self.memo:
+            self.memo[key] = workload_of(pod, self.owner_index)
+        return self.memo[key]  # type: ignore[return-value]
 
     @cached_property
     def memo(self) -> dict[object, object]:

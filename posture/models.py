@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Exists, OuterRef
 
 from gpuposture.base.querysets import ScopedQuerySet
 from inventory.models import Cluster
@@ -21,11 +22,22 @@ SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
 class FindingQuerySet(ScopedQuerySet):
-    tenant_scope_path = "tenant"
+    tenant_scope_path = "tenants"
+
+    def viewed_by(self, user):  # type: ignore[no-untyped-def]
+        """A tenant viewer sees the findings that affect one of their tenants (an EXISTS, so
+        no join multiplies the rows and no DISTINCT is needed)."""
+        return self.affecting(tenant__viewers=user)
+
+    def affecting(self, **lookup: object) -> models.QuerySet:
+        """Findings that affect a tenant matching `lookup`, a FindingTenant lookup such as
+        tenant=t, tenant__slug="alpha" or tenant__viewers=user."""
+        links = FindingTenant.objects.filter(finding=OuterRef("pk"), **lookup)
+        return self.filter(Exists(links))
 
 
 class Finding(models.Model):
-    """One check firing on one subject for one tenant (or for no tenant, cluster-wide)."""
+    """One cause: one check firing on one subject (DESIGN §5), with the tenants it affects."""
 
     class Status(models.TextChoices):
         OPEN = "open", "open"
@@ -35,15 +47,20 @@ class Finding(models.Model):
     check_id = models.CharField(max_length=20, db_index=True)
     severity = models.CharField(max_length=10, choices=Severity.choices)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
-    tenant = models.ForeignKey(
-        Tenant, null=True, blank=True, on_delete=models.CASCADE, related_name="findings"
+    # The tenants the cause affects (none for a cluster-wide one): a tenant's page and score
+    # read its findings through this relation.
+    tenants = models.ManyToManyField(
+        Tenant, through="FindingTenant", related_name="findings", blank=True
     )
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="findings")
     subject_kind = models.CharField(max_length=40)
     subject_namespace = models.CharField(max_length=63, blank=True)
     subject_name = models.CharField(max_length=320)
     key = models.CharField(max_length=200, blank=True)
-    # sha256 of the identity fields: the same cause never makes a second finding.
+    # How many workloads, pods, GPUs or nodes the cause spans.
+    exposure = models.PositiveIntegerField(default=1)
+    # sha256 of the identity (check, cluster, subject, key; no tenant): the same cause never
+    # makes a second finding.
     fingerprint = models.CharField(max_length=64, unique=True)
     title = models.CharField(max_length=300)
     evidence = models.JSONField(default=dict)
@@ -63,12 +80,28 @@ class Finding(models.Model):
         indexes = [
             # The lists' order: a page is read from the index, not sorted from every finding.
             models.Index(fields=["status", "check_id", "id"], name="finding_list_order"),
-            models.Index(fields=["tenant", "status"], name="finding_tenant_status"),
             models.Index(fields=["cluster", "status"], name="finding_cluster_status"),
         ]
 
     def __str__(self) -> str:
         return f"{self.check_id} {self.subject_kind} {self.subject_namespace}/{self.subject_name}"
+
+
+class FindingTenant(models.Model):
+    """A tenant a finding affects."""
+
+    finding = models.ForeignKey(Finding, on_delete=models.CASCADE, related_name="tenant_links")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="finding_links")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["finding", "tenant"], name="findingtenant_unique")
+        ]
+        # A tenant's findings (its page, its score, a viewer's list) start from the tenant.
+        indexes = [models.Index(fields=["tenant", "finding"], name="findingtenant_tenant")]
+
+    def __str__(self) -> str:
+        return f"{self.finding_id} affects {self.tenant_id}"
 
 
 class PostureRun(models.Model):

@@ -11,7 +11,13 @@ from inventory.selectors import clusters_with_last_sync
 from posture import charts
 from posture.read_cache import shared_read
 from posture.redaction import redact_text
-from posture.selectors import hidden_scope_for, score_series, tenants_overview, worst_findings
+from posture.selectors import (
+    hidden_scope_for,
+    score_series,
+    tenants_overview,
+    with_tenant_slugs,
+    worst_findings,
+)
 
 TREND_TENANTS = 8  # lines on the trend: the lowest scores; every tenant's own is on its page
 
@@ -29,8 +35,8 @@ def overview_context(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         for slug, points in score_series(user, tenant_ids=lowest).items()
         if len(points) > 1
     }
-    worst = worst_findings(user)
     scope = hidden_scope_for(user)
+    worst = with_tenant_slugs(worst_findings(user), scope)
     for finding in worst:  # a title may name another tenant's pods: as on the findings page
         finding.title = redact_text(finding.title, scope)
     rows = [

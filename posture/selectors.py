@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import timedelta
 
 from django.conf import settings
@@ -14,6 +15,7 @@ from inventory.drift import DriftChange
 from inventory.models import Bulletin, Cluster, ClusterObject, DriftEvent, Node, Pod, SyncRun
 from inventory.patch_sla import patch_sla_days
 from posture.checklist import ChecklistFacts
+from posture.finding_rows import visible_slugs
 from posture.inputs import (
     DriftEventInfo,
     Exemption,
@@ -44,6 +46,7 @@ _OBJECTS = {
     "ingress": ("ingresses", snap.Ingress),
     "network_policy": ("network_policies", snap.NetworkPolicy),
     "gpu_operator_policy": ("gpu_operator_policies", snap.GpuOperatorPolicy),
+    "owner": ("owners", snap.OwnerLink),
 }
 
 
@@ -286,9 +289,20 @@ def worst_findings(user, limit: int = WORST_FINDINGS) -> list[Finding]:  # type:
     return list(
         Finding.objects.visible_to(user)
         .filter(status=Finding.Status.OPEN)
-        .select_related("tenant", "cluster")
+        .select_related("cluster")
+        .prefetch_related("tenants")
         .order_by(severity_rank, "first_seen", "id")[:limit]
     )
+
+
+def with_tenant_slugs(findings: Iterable[Finding], scope: HiddenScope | None) -> list[Finding]:
+    """Set `tenant_slugs` on each finding (tenants prefetched): the tenants it affects that
+    the viewer may see, by slug; a tenant viewer never learns the others' names."""
+    found = list(findings)
+    for finding in found:
+        slugs = (t.slug for t in finding.tenants.all())
+        finding.tenant_slugs = visible_slugs(slugs, scope)  # type: ignore[attr-defined]
+    return found
 
 
 def tenants_overview(user) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
@@ -315,11 +329,13 @@ def nodes_for_list(user) -> QuerySet[Node]:  # type: ignore[no-untyped-def]
 
 
 def tenant_posture(tenant: Tenant) -> dict:
-    """A tenant's latest score with its contributions, and its live findings."""
+    """A tenant's latest score with its contributions, and the live findings that affect it."""
     score = TenantScore.objects.filter(tenant=tenant).order_by("-computed_at", "-id").first()
     findings = (
-        Finding.objects.filter(tenant=tenant, status__in=["open", "accepted"])
-        .select_related("tenant", "cluster")
+        Finding.objects.affecting(tenant=tenant)
+        .filter(status__in=["open", "accepted"])
+        .select_related("cluster")
+        .prefetch_related("tenants")
         .order_by("check_id", "id")
     )
     # Open before accepted, worst severity first (a stable sort keeps check id order).

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from posture.finding_rows import check_mappings, check_remediation
+from posture.finding_rows import check_mappings, check_remediation, visible_slugs
 from posture.models import Finding, TenantScore
 from posture.redaction import redact, redact_text
 
 
 class FindingSerializer(serializers.ModelSerializer):
     check = serializers.CharField(source="check_id")
-    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    tenants = serializers.SerializerMethodField()
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     mappings = serializers.SerializerMethodField()
     remediation = serializers.SerializerMethodField()
@@ -19,7 +20,7 @@ class FindingSerializer(serializers.ModelSerializer):
     class Meta:
         model = Finding
         fields = [
-            "id", "check", "severity", "status", "tenant", "cluster", "subject_kind",
+            "id", "check", "severity", "status", "tenants", "cluster", "subject_kind",
             "subject_namespace", "subject_name", "title", "evidence", "remediation",
             "mappings", "first_seen", "last_seen", "resolved_at", "accepted_reason",
             "accepted_until",
@@ -32,6 +33,13 @@ class FindingSerializer(serializers.ModelSerializer):
         data["evidence"] = redact(data["evidence"], scope)
         data["title"] = redact_text(data["title"], scope)
         return data
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_tenants(self, finding: Finding) -> list[str]:
+        """Slugs of the tenants it affects; a tenant viewer sees only the ones they may."""
+        return visible_slugs(
+            (t.slug for t in finding.tenants.all()), self.context.get("hidden_scope")
+        )
 
     def get_mappings(self, finding: Finding) -> list[str]:
         return check_mappings(finding.check_id)

@@ -18,7 +18,8 @@ from inventory.models import Cluster, SyncRun
 from inventory.snapshot import gc_paused
 from posture import scoring
 from posture.bulletin_effects import bulletin_imports_effects_record
-from posture.models import Finding, PostureRun, TenantScore
+from posture.finding_links import finding_tenants_write
+from posture.models import Finding, FindingTenant, PostureRun, TenantScore
 from posture.rules import CHECKS, FindingDraft
 from posture.rules.registry import evaluate
 from posture.selectors import posture_inputs, tenant_infos
@@ -28,9 +29,11 @@ LIVE_STATUSES = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
 
 
 def finding_fingerprint(cluster: str, draft: FindingDraft) -> str:
+    """sha256 of the cause's identity: check, cluster, subject and key, no tenant (DESIGN §5).
+    Migration posture.0005 holds a frozen copy: keep the two equal."""
     identity = "|".join(
-        (draft.check_id, cluster, draft.tenant or "", draft.subject_kind,
-         draft.subject_namespace, draft.subject_name, draft.key)
+        (draft.check_id, cluster, draft.subject_kind, draft.subject_namespace,
+         draft.subject_name, draft.key)
     )  # fmt: skip
     return hashlib.sha256(identity.encode()).hexdigest()
 
@@ -39,32 +42,33 @@ def finding_fingerprint(cluster: str, draft: FindingDraft) -> str:
 def findings_refresh(
     *, cluster: Cluster, drafts: Iterable[FindingDraft], now: datetime
 ) -> dict[str, int]:
-    """Upsert the drafts as findings of this cluster (no duplicates across runs) and resolve
-    the cluster's live findings that no check reported this time. Only findings whose stored
-    fields change are rewritten; the others get their last_seen moved in a few UPDATEs."""
+    """Upsert the drafts as findings of this cluster (no duplicates across runs), set the
+    tenants each affects, and resolve the cluster's live findings that no check reported this
+    time. Only findings whose stored fields change are rewritten; the others get their
+    last_seen moved in a few UPDATEs; tenant links are inserted and deleted in bulk."""
     tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
     existing = {f.fingerprint: f for f in Finding.objects.filter(cluster=cluster).iterator(2000)}
     counts = {"opened": 0, "reopened": 0, "still_open": 0, "resolved": 0}
     to_create: list[tuple[Any, ...]] = []
     changed: list[Finding] = []
     seen_again: list[int] = []
-    seen: set[str] = set()
+    affects: dict[str, set[int]] = {}  # fingerprint -> the tenants it affects now
     expired: list[tuple[Finding, dict[str, Any]]] = []  # risk acceptances past their date
     for draft in drafts:
         fingerprint = finding_fingerprint(cluster.name, draft)
-        if fingerprint in seen:
+        if fingerprint in affects:
             continue
-        seen.add(fingerprint)
+        affects[fingerprint] = {tenant_ids[s] for s in draft.tenants if s in tenant_ids}
         check = CHECKS[draft.check_id]
         values = {
             "severity": draft.severity or check.severity,
             "title": (draft.title or check.title)[:300],
             "evidence": draft.evidence,
+            "exposure": draft.exposure,
         }
         row = existing.get(fingerprint)
         if row is None:
-            tenant_id = tenant_ids.get(draft.tenant) if draft.tenant else None
-            to_create.append(_new_finding_row(cluster, draft, fingerprint, tenant_id, values))
+            to_create.append(_new_finding_row(cluster, draft, fingerprint, values))
             counts["opened"] += 1
         else:
             if _acceptance_expired(row, now):
@@ -74,11 +78,12 @@ def findings_refresh(
             else:
                 seen_again.append(row.pk)
     for fingerprint, row in existing.items():
-        if fingerprint not in seen and row.status in LIVE_STATUSES:
+        if fingerprint not in affects and row.status in LIVE_STATUSES:
             row.status, row.resolved_at = Finding.Status.RESOLVED, now
             changed.append(row)
             counts["resolved"] += 1
     _findings_write(to_create, changed, seen_again, now)
+    finding_tenants_write(cluster=cluster, affects=affects, existing=existing, now=now)
     for row, before in expired:
         after = acceptance_state(row)
         audit_record(actor="system", action="expire", obj=row, before=before, after=after)
@@ -98,6 +103,7 @@ def _refresh(row: Finding, values: dict[str, Any], now: datetime, counts: dict[s
     same = (
         row.severity == values["severity"]
         and row.title == values["title"]
+        and row.exposure == values["exposure"]
         and row.evidence == _as_stored(values["evidence"])
     )
     for key, value in values.items():
@@ -111,10 +117,10 @@ def _as_stored(value: Any) -> Any:
 
 
 FINDING_COLUMNS = (
-    "check_id", "cluster_id", "tenant_id", "subject_kind", "subject_namespace", "subject_name",
-    "key", "fingerprint", "severity", "title", "evidence", "first_seen", "last_seen",
+    "check_id", "cluster_id", "subject_kind", "subject_namespace", "subject_name", "key",
+    "fingerprint", "severity", "title", "evidence", "exposure", "first_seen", "last_seen",
 )  # fmt: skip
-REWRITTEN = ("severity", "title", "evidence", "last_seen", "status", "resolved_at")
+REWRITTEN = ("severity", "title", "evidence", "exposure", "last_seen", "status", "resolved_at")
 
 
 def _findings_write(
@@ -131,19 +137,19 @@ def _findings_write(
 def _update_row(row: Finding) -> tuple[Any, ...]:
     resolved_at = db_datetime(row.resolved_at) if row.resolved_at else None
     return (
-        row.pk, row.severity, row.title, json.dumps(row.evidence), db_datetime(row.last_seen),
-        row.status, resolved_at,
+        row.pk, row.severity, row.title, json.dumps(row.evidence), row.exposure,
+        db_datetime(row.last_seen), row.status, resolved_at,
     )  # fmt: skip
 
 
 def _new_finding_row(
-    cluster: Cluster, draft: FindingDraft, fingerprint: str, tenant_id: int | None, values: dict
+    cluster: Cluster, draft: FindingDraft, fingerprint: str, values: dict
 ) -> tuple[Any, ...]:
     """A new finding in FINDING_COLUMNS order, less first_seen and last_seen (the run's time)."""
     return (
-        draft.check_id, cluster.pk, tenant_id, draft.subject_kind, draft.subject_namespace,
+        draft.check_id, cluster.pk, draft.subject_kind, draft.subject_namespace,
         draft.subject_name, draft.key[:200], fingerprint, values["severity"], values["title"],
-        json.dumps(values["evidence"]),
+        json.dumps(values["evidence"]), values["exposure"],
     )  # fmt: skip
 
 
@@ -157,12 +163,14 @@ def _acceptance_expired(finding: Finding, now: datetime) -> bool:
 
 @transaction.atomic
 def scores_compute(*, run: PostureRun, now: datetime) -> list[TenantScore]:
-    """Score every tenant from its live findings, across all clusters."""
+    """Score every tenant from the live findings that affect it, across all clusters (one
+    read of the (tenant, finding) pairs)."""
     items: dict[int, list[scoring.ScoreItem]] = defaultdict(list)
-    live = Finding.objects.filter(status__in=LIVE_STATUSES, tenant__isnull=False)
-    for pk, tenant_id, check_id, severity, status, title in live.values_list(
-        "pk", "tenant_id", "check_id", "severity", "status", "title"
-    ):
+    live = FindingTenant.objects.filter(finding__status__in=LIVE_STATUSES).values_list(
+        "tenant_id", "finding_id", "finding__check_id", "finding__severity",
+        "finding__status", "finding__title",
+    )  # fmt: skip
+    for tenant_id, pk, check_id, severity, status, title in live.iterator(chunk_size=5000):
         items[tenant_id].append(scoring.ScoreItem(pk, check_id, severity, status, title))
     scores = []
     for tenant_id in Tenant.objects.values_list("pk", flat=True):
@@ -276,7 +284,7 @@ def acceptance_state(finding: Finding) -> dict[str, Any]:
     until = finding.accepted_until
     return {
         "check": finding.check_id,
-        "tenant": finding.tenant.slug if finding.tenant_id else None,
+        "tenants": sorted(finding.tenants.values_list("slug", flat=True)),
         "status": finding.status,
         "accepted_by": finding.accepted_by.get_username() if finding.accepted_by_id else None,
         "accepted_reason": finding.accepted_reason,

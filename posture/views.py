@@ -27,6 +27,7 @@ from posture.selectors import (
     hidden_scope_for,
     sharing_requests_current,
     tenant_posture,
+    with_tenant_slugs,
 )
 from posture.services import AcceptanceError, finding_accept
 from tenants.models import Tenant
@@ -50,7 +51,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
     history = TenantScore.objects.filter(tenant=tenant).order_by("computed_at")[:200]
     trend = [(s.computed_at.isoformat(), s.score) for s in history]
     scope = hidden_scope_for(request.user)
-    for finding in posture["findings"]:
+    for finding in with_tenant_slugs(posture["findings"], scope):
         finding.evidence = redact(finding.evidence, scope)
         finding.title = redact_text(finding.title, scope)
     findings = [(f, CHECKS.get(f.check_id)) for f in posture["findings"]]
@@ -69,13 +70,17 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def finding_list(request: HttpRequest) -> HttpResponse:
-    queryset = Finding.objects.visible_to(request.user).select_related("tenant", "cluster")
-    filterset = FindingFilter(request.GET or {"status": "open"}, queryset=queryset)
+    queryset = (
+        Finding.objects.visible_to(request.user)
+        .select_related("cluster")
+        .prefetch_related("tenants")
+    )
+    filterset = FindingFilter(request.GET or {"status": "open"}, queryset=queryset, request=request)
     page = Paginator(filterset.qs.order_by("status", "severity", "check_id", "id"), 50).get_page(
         request.GET.get("page")
     )
     scope = hidden_scope_for(request.user)
-    for finding in page.object_list:
+    for finding in with_tenant_slugs(page.object_list, scope):
         finding.title = redact_text(finding.title, scope)
     query = request.GET.copy()
     query.pop("page", None)
@@ -110,9 +115,11 @@ def frameworks(request: HttpRequest) -> HttpResponse:
 def finding_accept_view(request: HttpRequest, pk: int) -> HttpResponse:
     finding = get_object_or_404(Finding.objects.visible_to(request.user), pk=pk)
     form = AcceptForm(request.POST)
+    # Back to the tenant page the form was on, when the finding affects that tenant.
+    tenant = finding.tenants.filter(slug=request.POST.get("tenant", "")).first()
     back = (
-        f"{reverse('tenant-detail', args=[finding.tenant.slug])}#finding-{finding.pk}"
-        if finding.tenant
+        f"{reverse('tenant-detail', args=[tenant.slug])}#finding-{finding.pk}"
+        if tenant
         else reverse("finding-list")
     )
     if not form.is_valid():

@@ -55,6 +55,8 @@ LIST_PATHS: dict[str, str] = {
     "Secret": "/api/v1/secrets",
     "DaemonSet": "/apis/apps/v1/daemonsets",
     "Deployment": "/apis/apps/v1/deployments",
+    "ReplicaSet": "/apis/apps/v1/replicasets",
+    "Job": "/apis/batch/v1/jobs",
     "Role": "/apis/rbac.authorization.k8s.io/v1/roles",
     "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
     "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/rolebindings",

@@ -7,6 +7,7 @@ import pytest
 from django.test import Client
 
 from posture.models import Finding
+from tenants.models import Tenant
 from tests.conftest import api_client
 
 pytestmark = pytest.mark.django_db
@@ -24,12 +25,18 @@ def test_tenant_viewer_sees_only_their_tenant_in_the_api(small_world, personas):
     viewer = api_client(personas["viewer_alpha"])
     assert slugs(viewer.get("/api/v1/tenants/")) == {"alpha"}
     findings = viewer.get("/api/v1/findings/").json()["results"]
-    assert findings and {f["tenant"] for f in findings} == {"alpha"}
-    # Asking for another tenant by filter gives nothing, not their data.
+    assert findings and {slug for f in findings for slug in f["tenants"]} == {"alpha"}
+    # A finding shared with beta lists alpha only: the viewer never learns beta's slug.
+    shared = Finding.objects.filter(tenants__slug="alpha").filter(tenants__slug="beta")
+    assert shared.exists()
+    assert {tuple(f["tenants"]) for f in findings if f["id"] in {s.pk for s in shared}} == {
+        ("alpha",)
+    }
+    # Asking for another tenant by filter gives nothing, not even the findings they share.
     assert viewer.get("/api/v1/findings/?tenant=beta").json()["results"] == []
-    beta_id = Finding.objects.filter(tenant__slug="beta").values_list("tenant_id", flat=True)[0]
+    beta_id = Tenant.objects.get(slug="beta").pk
     assert viewer.get(f"/api/v1/tenants/{beta_id}/posture/").status_code == 404
-    beta_finding = Finding.objects.filter(tenant__slug="beta").first()
+    beta_finding = Finding.objects.filter(tenants__slug="beta").exclude(tenants__slug="alpha")[0]
     assert viewer.get(f"/api/v1/findings/{beta_finding.pk}/").status_code == 404
     pods = viewer.get("/api/v1/workloads/").json()["results"]
     assert pods and {p["tenant"] for p in pods} == {"alpha"}

@@ -21,11 +21,11 @@ def test_finding_shape_and_filters_by_slug_and_name(small_world, personas):
     assert len(rows) == 1
     finding = rows[0]
     assert set(finding) >= {
-        "id", "check", "severity", "status", "tenant", "cluster", "subject_kind",
+        "id", "check", "severity", "status", "tenants", "cluster", "subject_kind",
         "subject_namespace", "subject_name", "title", "evidence", "first_seen", "last_seen",
         "mappings",
     }  # fmt: skip
-    assert finding["tenant"] == "beta" and finding["cluster"] == "lab"
+    assert finding["tenants"] == ["beta"] and finding["cluster"] == "lab"
     assert finding["subject_name"] == "inference-0"
     assert "ATT&CK:T1611" in finding["mappings"]
     critical = client.get("/api/v1/findings/?severity=critical&cluster=lab").json()["results"]

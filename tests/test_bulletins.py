@@ -86,7 +86,7 @@ def test_nodes_get_patch_status_and_stack_findings(small_world):
     driver = [e for e in node.patch_exposures if e["component"] == "driver"]
     assert {e["fixed_version"] for e in driver} >= {"550.163.01"}
     posture_evaluate()
-    finding = Finding.objects.get(check_id="STACK-001", tenant__slug="alpha")
+    finding = Finding.objects.get(check_id="STACK-001", tenants__slug="alpha")
     assert finding.evidence["move_to"] == "550.163.01"
     assert "CVE-2025-23244" in finding.evidence["cves"]
     assert Finding.objects.filter(check_id="STACK-005", status="open").exists()  # 2025 fixes

@@ -56,7 +56,7 @@ def test_context_needs_a_kubeconfig():
 def test_nvidia_smi_fills_the_firmware_and_survives_syncs(small_world, tmp_path):
     node_file = tmp_path / "gpu-ts-1.xml"
     shutil.copy(SMI / "h100-mig.xml", node_file)
-    stack = Finding.objects.get(check_id="STACK-004", tenant__slug="alpha")
+    stack = Finding.objects.get(check_id="STACK-004", tenants__slug="alpha")
     assert "firmware_version" in stack.evidence["unknown"]
     out, err = run("import_nvidia_smi", "--cluster", "lab", str(node_file))
     assert "VBIOS 96.00.99.00.01" in out and not err

@@ -233,6 +233,7 @@ def test_discovery_and_version(client):
     groups = kubernetes.client.ApisApi(client).get_api_versions().groups
     assert [g.name for g in groups] == [
         "apps",
+        "batch",
         "networking.k8s.io",
         "nvidia.com",
         "rbac.authorization.k8s.io",

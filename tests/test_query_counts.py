@@ -56,20 +56,21 @@ PINNED: dict[str, int] = {
     "api:bulletin-list": 4,  # + fixes
     "api:assessment-list": 5,  # + answers, their evidence files
     "api:provider-list": 6,  # + contacts, assessments (standing), hosted clusters
-    # Findings: roles + count + page; a tenant viewer's titles and evidence are redacted, which
-    # reads the tenants they may see, the others' slugs, namespaces and pods' namespaces (+4).
-    "api:finding-list": 7,
-    "api:finding-export": 6,  # the same without the count; csv/sarif/json alike
+    # Findings: roles + count + page + the tenants each finding of the page affects (one query
+    # for the page); a tenant viewer's titles and evidence are redacted, which reads the
+    # tenants they may see, the others' slugs, namespaces and pods' namespaces (+4).
+    "api:finding-list": 8,
+    "api:finding-export": 7,  # the same without the count; csv/sarif/json alike
     # Not paginated: computed in a fixed number of grouped queries.
     "api:check-list": 3,  # roles + open findings per check + the latest posture run
     "api:check-frameworks": 2,  # roles + open findings per check
     "api:api-patch-sla": 2,  # roles + the SLA rows
     "api:api-utilisation": 8,  # roles + 3 day roll-ups (per tenant, top, idle) + 4 name lists
     # Pages: session + user + roles, then one query per table or chart of the page.
-    # Overview: tenants with open counts, latest scores, trend, findings, redaction (4), clusters
-    # and their last syncs.
-    "overview": 13,
-    "finding-list": 9,  # count + page + redaction (4)
+    # Overview: tenants with open counts, latest scores, trend, findings and the tenants they
+    # affect (prefetched), redaction (4), clusters and their last syncs.
+    "overview": 14,
+    "finding-list": 10,  # count + page + the page's tenants (prefetched) + redaction (4)
     "check-list": 5,  # open findings per check + the latest posture run
     "check-frameworks": 4,  # open findings per check
     "cluster-list": 5,  # clusters + their sync runs (prefetched)
@@ -114,6 +115,7 @@ def build_world(size: int, users: list[User]) -> None:
         slug="q", version=1, defaults={"title": "q", "spec": {}, "spec_hash": "x"}
     )
     viewer = users[-1]
+    tenants: list[Tenant] = []
     for i in range(size):
         tenant = Tenant.objects.create(slug=f"t{size}-{i}", name=f"T {i}", trust_class=internal)
         tenant.viewers.add(viewer)
@@ -123,11 +125,14 @@ def build_world(size: int, users: list[User]) -> None:
             phase="Running", changed_at=now,
         )  # fmt: skip
         for j, severity in enumerate(("critical", "high", "low")):
-            Finding.objects.create(
-                check_id="POD-001", severity=severity, tenant=tenant, cluster=cluster,
+            finding = Finding.objects.create(
+                check_id="POD-001", severity=severity, cluster=cluster,
                 subject_kind="Pod", subject_namespace=f"ns{i}", subject_name=f"p{j}",
                 fingerprint=f"{size}-{i}-{j}", title="t", first_seen=now, last_seen=now,
             )  # fmt: skip
+            # The low one is a shared cause: it affects the tenant made before too.
+            finding.tenants.add(tenant, *(tenants[-1:] if j == 2 else []))
+        tenants.append(tenant)
         TenantScore.objects.create(
             run=run, tenant=tenant, computed_at=now, score=40, grade="F", contributions=[]
         )

@@ -136,12 +136,14 @@ def test_a_fixed_cause_resolves_its_finding(small_world, tmp_path):
     assert again.first_seen == privileged.first_seen
 
 
-def test_findings_concerning_two_tenants_are_recorded_for_each(small_world):
-    share = Finding.objects.filter(check_id="SHARE-001", status="open")
-    assert sorted(share.values_list("tenant__slug", flat=True)) == ["alpha", "beta"]
-    alpha = share.get(tenant__slug="alpha")
-    assert alpha.evidence  # names the node and the other tenant
-    assert "beta" in json.dumps(alpha.evidence)
+def test_a_finding_concerning_two_tenants_is_one_finding_affecting_both(small_world):
+    (share,) = Finding.objects.filter(check_id="SHARE-001", status="open")
+    assert sorted(share.tenants.values_list("slug", flat=True)) == ["alpha", "beta"]
+    assert share.evidence  # names the node and both parties
+    assert "beta" in json.dumps(share.evidence) and "alpha" in json.dumps(share.evidence)
+    # Each tenant's page and score read it through the relation.
+    for slug in ("alpha", "beta"):
+        assert Finding.objects.affecting(tenant__slug=slug).filter(pk=share.pk).exists()
 
 
 def test_score_explains_itself(small_world):
@@ -149,6 +151,38 @@ def test_score_explains_itself(small_world):
     assert score.score == 100 + sum(c["points"] for c in score.contributions)
     assert score.grade == "F"  # an open critical finding caps the grade
     live = set(
-        Finding.objects.filter(tenant__slug="beta", status="open").values_list("pk", flat=True)
+        Finding.objects.filter(tenants__slug="beta", status="open").values_list("pk", flat=True)
     )
     assert {c["finding_id"] for c in score.contributions} == live
+
+
+def test_replicas_of_a_deployment_read_from_the_cluster_are_one_finding(small_world, tmp_path):
+    """The owner index is synced and read back: pods whose ReplicaSet names no template hash
+    (so only the ReplicaSet's ownerReference tells) file under their Deployment."""
+    snapshot = load_json("small-cluster.json")
+    (inference,) = [o for o in snapshot["items"] if o["metadata"]["name"] == "inference-0"]
+    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "serve-v2", "uid": "u-rs",
+             "controller": True}  # fmt: skip
+    for i in range(3):
+        replica = json.loads(json.dumps(inference))
+        replica["metadata"] |= {"name": f"serve-v2-{i}", "ownerReferences": [owner]}
+        snapshot["items"].append(replica)
+    snapshot["items"].append({
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "serve-v2", "namespace": "beta-prod", "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "serve", "controller": True}
+        ]},
+        "spec": {"replicas": 3},
+    })  # fmt: skip
+    path = tmp_path / "deployment.json"
+    path.write_text(json.dumps(snapshot))
+    cluster_sync_from_snapshot(cluster=small_world, paths=[path])
+    posture_evaluate()
+    (serve,) = Finding.objects.filter(check_id="POD-001", subject_kind="Deployment", status="open")
+    assert (serve.subject_namespace, serve.subject_name, serve.exposure) == (
+        "beta-prod",
+        "serve",
+        3,
+    )
+    assert serve.evidence["replicas"] == 3 and serve.evidence["resolved_by"] == "owner index"
+    assert list(serve.tenants.values_list("slug", flat=True)) == ["beta"]

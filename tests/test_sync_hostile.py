@@ -84,7 +84,7 @@ def test_an_unreadable_gpu_config_is_a_stack_007_finding_on_its_node(small_world
     posture_evaluate()
     findings = Finding.objects.filter(check_id="STACK-007", status="open")
     assert {f.subject_name for f in findings} == {"gpu-ts-1"}
-    assert set(findings.values_list("tenant__slug", flat=True)) == {"alpha", "beta"}
+    assert set(findings.values_list("tenants__slug", flat=True)) == {"alpha", "beta"}
     (problem,) = findings.first().evidence["unreadable"]
     assert problem["object"] == "ConfigMap gpu-operator/time-slicing-config"
     assert problem["key"] == "ts-4"

@@ -19,6 +19,11 @@ class ScopedQuerySet(models.QuerySet):
         if reads_all_posture(user):
             return self
         if TENANT_VIEWER in user_roles(user) and self.tenant_scope_path is not None:
-            prefix = f"{self.tenant_scope_path}__" if self.tenant_scope_path else ""
-            return self.filter(**{f"{prefix}viewers": user}).distinct()
+            return self.viewed_by(user)
         return self.none()
+
+    def viewed_by(self, user: AbstractBaseUser | AnonymousUser) -> models.QuerySet:
+        """The rows of the tenants `user` views (called for tenant viewers only). A model
+        reaching its tenants through a many-to-many relation may narrow by EXISTS instead."""
+        prefix = f"{self.tenant_scope_path}__" if self.tenant_scope_path else ""
+        return self.filter(**{f"{prefix}viewers": user}).distinct()

@@ -38,6 +38,9 @@ KINDS: tuple[tuple[str, str, str], ...] = (
     ("Service", "CoreV1Api", "list_service_for_all_namespaces"),
     ("DaemonSet", "AppsV1Api", "list_daemon_set_for_all_namespaces"),
     ("Deployment", "AppsV1Api", "list_deployment_for_all_namespaces"),
+    # Only their owners are kept: the workload behind each pod (inventory/owners.py).
+    ("ReplicaSet", "AppsV1Api", "list_replica_set_for_all_namespaces"),
+    ("Job", "BatchV1Api", "list_job_for_all_namespaces"),
     ("Role", "RbacAuthorizationV1Api", "list_role_for_all_namespaces"),
     ("ClusterRole", "RbacAuthorizationV1Api", "list_cluster_role"),
     ("RoleBinding", "RbacAuthorizationV1Api", "list_role_binding_for_all_namespaces"),

@@ -21,6 +21,7 @@ from inventory.snapshot import (
     Namespace,
     NetworkPolicy,
     Node,
+    OwnerLink,
     Pod,
     ResourceQuota,
     Role,
@@ -47,6 +48,9 @@ NAMESPACED_KINDS = frozenset(
         "ConfigMap",
         "DaemonSet",
         "Deployment",
+        "ReplicaSet",
+        "Job",
+        "CronJob",
         "Service",
         "Role",
         "RoleBinding",
@@ -54,6 +58,8 @@ NAMESPACED_KINDS = frozenset(
         "NetworkPolicy",
     }
 )
+# Controllers between a pod and its workload: only their owner is kept (inventory/owners.py).
+OWNER_KINDS = ("ReplicaSet", "Job", "CronJob")
 # A message about Secrets, not a credential.
 SECRET_WARNING = "Secret objects in the snapshot were ignored: gpuposture never reads Secrets"  # noqa: S105
 
@@ -78,6 +84,7 @@ class _Collected:
     ingresses: list[Ingress] = field(default_factory=list)
     network_policies: list[NetworkPolicy] = field(default_factory=list)
     operator_policies: list[GpuOperatorPolicy] = field(default_factory=list)
+    owners: list[OwnerLink] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def add(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
@@ -94,6 +101,8 @@ class _Collected:
             self.raw_configmaps.append(RawConfigMap(namespace, name_of(obj), obj.get("data")))
         elif kind in ("DaemonSet", "Deployment") and namespace:
             self.workloads.append(readers.workload_from(obj, namespace))
+        elif kind in OWNER_KINDS and namespace:
+            self.owners.append(readers.owner_link_from(obj, namespace))
         elif kind == "Service" and namespace:
             self.services.append(readers.service_from(obj, namespace))
         elif kind in ("Role", "ClusterRole"):
@@ -235,6 +244,7 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
             sorted(collected.network_policies, key=lambda n: (n.namespace, n.name))
         ),
         gpu_operator_policies=tuple(sorted(collected.operator_policies, key=lambda p: p.name)),
+        owners=tuple(sorted(collected.owners, key=lambda o: (o.namespace, o.kind, o.name))),
         counts=dict(sorted(counts.items())),
         warnings=tuple(sorted(set(collected.warnings))),
         platform_namespaces=tuple(sorted(configs.platform)),

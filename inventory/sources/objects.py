@@ -10,6 +10,7 @@ from inventory.snapshot import (
     Ingress,
     Namespace,
     NetworkPolicy,
+    OwnerLink,
     PolicyRule,
     ResourceQuota,
     Role,
@@ -78,6 +79,20 @@ def _config_refs(pod_spec: dict[str, Any], containers: list[dict[str, Any]]) -> 
         for env in dicts(container.get("env")):
             names.add(text(dig(env, "valueFrom", "configMapKeyRef").get("name")))
     return tuple(sorted(n for n in names if n))
+
+
+def owner_link_from(obj: dict[str, Any], namespace: str) -> OwnerLink:
+    """A ReplicaSet's, Job's or CronJob's name and owner (the controller reference, else the
+    first one): the owner chain of the pods it runs, nothing of its spec."""
+    refs = dicts(mapping(obj.get("metadata")).get("ownerReferences"))
+    owner = next((r for r in refs if r.get("controller") is True), refs[0] if refs else {})
+    return OwnerLink(
+        kind=str(obj["kind"]),
+        namespace=namespace,
+        name=name_of(obj),
+        owner_kind=text(owner.get("kind")),
+        owner_name=text(owner.get("name")),
+    )
 
 
 def service_from(obj: dict[str, Any], namespace: str) -> Service:

@@ -1,16 +1,17 @@
-"""Helpers the rule modules share: GPU holdings per node, tenant attribution, field paths."""
+"""Helpers the rule families share: GPU holdings per node, tenant attribution, field paths.
+
+Drafts are built in posture/rules/subjects.py, never here."""
 
 from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from inventory.snapshot import Container, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
-from posture.rules.registry import FindingDraft
 from tenants.policy import (
     DEFAULT_TRUST_CLASSES,
     FRACTIONAL_RESOURCES,
@@ -120,14 +121,6 @@ def tenants_on_node(inputs: PostureInputs, node_name: str) -> list[TenantInfo]:
     return [found[slug] for slug in sorted(found)]
 
 
-def per_tenant(
-    tenants: Iterable[TenantInfo], make: Callable[[str | None], FindingDraft]
-) -> list[FindingDraft]:
-    """One draft per tenant concerned, or a single unattributed one when no tenant is."""
-    drafts = [make(tenant.slug) for tenant in tenants]
-    return drafts or [make(None)]
-
-
 def sorted_nodes(inputs: PostureInputs) -> list[Node]:
     return sorted(inputs.snapshot.nodes, key=lambda n: n.name)
 
@@ -157,35 +150,6 @@ def container_path(pod: Pod, container: Container) -> str:
     return f"spec.{field}[{index}]"
 
 
-def pod_context(pod: Pod, tenant: TenantInfo) -> dict[str, Any]:
-    return {
-        "pod": pod_ref(pod),
-        "node": pod.node_name,
-        "phase": pod.phase,
-        "owner": f"{pod.owner_kind}/{pod.owner_name}" if pod.owner_kind else None,
-        "tenant": tenant.slug,
-        "trust_class": tenant.trust_class.slug,
-    }
-
-
-def pod_draft(
-    check_id: str, pod: Pod, tenant: TenantInfo, evidence: dict[str, Any], **extra: str
-) -> FindingDraft:
-    """A draft about one pod: the one way a check reports a pod (tests/posture pins it), so
-    every pod-level finding carries the pod's labels and an exemption by label matches it.
-    `extra` carries key, title or severity."""
-    return FindingDraft(
-        check_id=check_id,
-        tenant=tenant.slug,
-        subject_kind="Pod",
-        subject_namespace=pod.namespace,
-        subject_name=pod.name,
-        evidence={**pod_context(pod, tenant), **evidence},
-        subject_labels=dict(pod.labels),
-        **extra,
-    )
-
-
 def normalise_host_path(path: str) -> str:
     """Collapse repeated and trailing slashes and dot segments: "/dev//" is "/dev"."""
     collapsed = re.sub(r"/+", "/", path.strip())
@@ -209,3 +173,16 @@ def mounts_of(pod: Pod, volume_name: str) -> list[dict[str, Any]]:
         for m in c.volume_mounts
         if m.name == volume_name
     ]
+
+
+def nodes_by_name(inputs: PostureInputs) -> dict[str, Node]:
+    """The snapshot's nodes by name (built once per evaluation)."""
+    key = ("nodes_by_name",)
+    if key not in inputs.memo:
+        inputs.memo[key] = {n.name: n for n in inputs.snapshot.nodes}
+    return inputs.memo[key]  # type: ignore[return-value]
+
+
+def containers_with_paths(pod: Pod) -> list[tuple[Container, str]]:
+    """Each container of the pod with its manifest path."""
+    return [(c, container_path(pod, c)) for c in pod.containers]

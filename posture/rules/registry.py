@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from posture.inputs import PostureInputs
@@ -14,21 +14,43 @@ SCOPES = ("tenant", "node", "gpu", "cluster", "provider")
 
 @dataclass(frozen=True)
 class FindingDraft:
-    """What a check reports; posture.services turns drafts into stored Findings."""
+    """What a check reports; posture.services turns drafts into stored Findings.
+
+    A draft is one cause: the thing one action changes (DESIGN §5). Its identity is
+    `identity()` (with the cluster, the finding's fingerprint), with no tenant in it: the
+    tenants it affects are data. Checks never build drafts by hand; posture/rules/subjects.py
+    has one builder per kind of subject, so labels, tenants and exposure are set alike."""
 
     check_id: str
-    tenant: str | None  # tenant slug; None for a cluster-level finding no tenant owns
-    subject_kind: str  # "Pod", "Node", "Namespace", "ConfigMap", "ClusterRoleBinding", ...
+    tenants: tuple[str, ...]  # slugs of the tenants it affects, sorted; () for none
+    subject_kind: str  # "Deployment", "Pod", "Node", "NodePool", "Namespace", "ConfigMap", ...
     subject_namespace: str
     subject_name: str
     evidence: dict[str, Any]
-    # Distinguishes several findings of one check on one subject (e.g. a container name);
-    # together with the fields above it is the finding's identity across runs.
+    # Distinguishes several causes of one check on one subject (a container, a resource and
+    # the pair of tenants sharing it); part of the identity.
     key: str = ""
     title: str = ""  # specific title; the check's title when empty
     severity: str = ""  # the check's severity when empty
     # The subject's labels, so an exemption can match platform components by label.
     subject_labels: dict[str, str] = field(default_factory=dict)
+    # How many workloads, pods, GPUs or nodes the cause spans (risk grows as 1 + log2 of it).
+    exposure: int = 1
+
+    def identity(self) -> tuple[str, str, str, str, str]:
+        return (
+            self.check_id,
+            self.subject_kind,
+            self.subject_namespace,
+            self.subject_name,
+            self.key,
+        )
+
+
+# Evidence lists the merge step joins when two drafts share an identity (the pods of one
+# workload), each with the key of its total count; the list keeps at most MEMBERS_SHOWN.
+MERGED_LISTS = {"pods": "replicas"}
+MEMBERS_SHOWN = 20
 
 
 CheckFunction = Callable[[PostureInputs], Iterable[FindingDraft]]
@@ -80,15 +102,16 @@ class Evaluation:
 
 
 def evaluate(inputs: PostureInputs, only: Iterable[str] | None = None) -> Evaluation:
-    """Evaluate every registered check (or those in `only`) over one cluster's inputs, and
-    set aside what an exemption covers (per check and per resource, never globally)."""
+    """Evaluate every registered check (or those in `only`) over one cluster's inputs, merge
+    the drafts of one cause (`merge_drafts`), and set aside what an exemption covers (per
+    check and per resource, never globally)."""
     wanted = set(only) if only is not None else None
     kept: list[FindingDraft] = []
     exempted: list[tuple[FindingDraft, int]] = []
     for check_id in sorted(CHECKS):
         if wanted is not None and check_id not in wanted:
             continue
-        for draft in CHECKS[check_id].evaluate(inputs):
+        for draft in merge_drafts(CHECKS[check_id].evaluate(inputs)):
             exemption = next(
                 (
                     e
@@ -108,6 +131,42 @@ def evaluate(inputs: PostureInputs, only: Iterable[str] | None = None) -> Evalua
             else:
                 exempted.append((draft, exemption.id))
     return Evaluation(tuple(kept), tuple(exempted))
+
+
+def merge_drafts(drafts: Iterable[FindingDraft]) -> list[FindingDraft]:
+    """One draft per identity, in the order identities first appear. Pod-level checks report
+    each pod (containers differ between rollout versions) and subjects.workload_draft names
+    the pod's workload, so the replicas of one workload meet here: tenants are united,
+    exposures added, the MERGED_LISTS joined (the first MEMBERS_SHOWN kept, the counts
+    added), the worst explicit severity kept; the rest is the first draft's."""
+    merged: dict[tuple[str, ...], FindingDraft] = {}
+    for draft in drafts:
+        identity = draft.identity()
+        first = merged.get(identity)
+        merged[identity] = draft if first is None else _merge(first, draft)
+    return list(merged.values())
+
+
+def _merge(first: FindingDraft, other: FindingDraft) -> FindingDraft:
+    evidence = dict(first.evidence)
+    for members, count in MERGED_LISTS.items():
+        if members in first.evidence and members in other.evidence:
+            joined = [*first.evidence[members], *other.evidence[members]]
+            evidence[members] = joined[:MEMBERS_SHOWN]
+            evidence[count] = first.evidence.get(count, 0) + other.evidence.get(count, 0)
+    return replace(
+        first,
+        tenants=tuple(sorted({*first.tenants, *other.tenants})),
+        evidence=evidence,
+        exposure=first.exposure + other.exposure,
+        severity=worst_severity((first.severity, other.severity)),
+    )
+
+
+def worst_severity(severities: Iterable[str]) -> str:
+    """The most severe of explicit severities ("" is the check's own and yields)."""
+    known = [s for s in severities if s in SEVERITIES]
+    return min(known, key=SEVERITIES.index) if known else ""
 
 
 def run_checks(inputs: PostureInputs, only: Iterable[str] | None = None) -> list[FindingDraft]:

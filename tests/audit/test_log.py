@@ -302,7 +302,7 @@ def test_a_client_header_never_becomes_the_recorded_request_id(sent, small_world
     (even a header shaped exactly like a server id)."""
     from posture.models import Finding
 
-    finding = Finding.objects.filter(status="open", tenant__slug="beta").first()
+    finding = Finding.objects.filter(status="open", tenants__slug="beta").first()
     soon = (timezone.now() + timedelta(days=30)).date()
     client = Client(headers={"X-Request-ID": sent})
     client.force_login(personas["security_lead"])

@@ -19,7 +19,7 @@ CLASSES = {"platform", "internal_trusted", "internal", "external", "sensitive"}
 CLUSTER_SCOPED = {"Namespace", "Node", "ClusterRole", "ClusterRoleBinding", "ClusterPolicy"}
 NAMESPACED = {
     "Pod", "ConfigMap", "ResourceQuota", "Service", "Role", "RoleBinding", "DaemonSet",
-    "Deployment", "NetworkPolicy",
+    "Deployment", "NetworkPolicy", "ReplicaSet", "Job", "CronJob",
 }  # fmt: skip
 TENANT_LABEL = "gpuposture.io/tenant"
 
@@ -492,6 +492,38 @@ def test_platform_components_run_on_every_gpu_node(
             "nvidia-device-plugin-daemonset", "nvidia-container-toolkit-daemonset",
             "nvidia-dcgm-exporter",
         } <= daemonsets  # fmt: skip
+
+
+def test_tenant_pods_have_the_owner_chains_their_controllers_make(
+    clusters: dict[str, list[dict[str, Any]]],
+) -> None:
+    """pod -> ReplicaSet -> Deployment (one ReplicaSet per Deployment, its hash on the pods),
+    pod -> Job -> CronJob, and Jobs of their own: what the findings are filed under."""
+    items = clusters["prod-east"]
+    owners = {
+        (o["kind"], o["metadata"]["namespace"], o["metadata"]["name"]): o["metadata"]
+        .get("ownerReferences", [{}])[0]
+        .get("name")
+        for o in items
+        if o["kind"] in ("ReplicaSet", "Job", "CronJob")
+    }
+    vllm = [
+        p for p in of_kind(items, "Pod") if p["metadata"].get("labels", {}).get("app") == "vllm-dev"
+    ]
+    (rs,) = {p["metadata"]["ownerReferences"][0]["name"] for p in vllm}
+    assert len(vllm) == 2 and owners[("ReplicaSet", "research-llm", rs)] == "vllm-dev"
+    assert {p["metadata"]["labels"]["pod-template-hash"] for p in vllm} == {rs.rsplit("-", 1)[1]}
+    assert named(items, "Deployment", "vllm-dev")["metadata"]["namespace"] == "research-llm"
+    (etl,) = [
+        p
+        for p in of_kind(items, "Pod")
+        if p["metadata"].get("labels", {}).get("app") == "feature-etl"
+    ]
+    job = etl["metadata"]["ownerReferences"][0]["name"]
+    assert owners[("Job", "analytics-batch", job)] == "feature-etl"
+    assert etl["metadata"]["labels"]["batch.kubernetes.io/job-name"] == job
+    assert ("CronJob", "analytics-batch", "feature-etl") in owners
+    assert owners[("Job", "research-llm", "lora-sweep")] is None  # a Job of its own
 
 
 # --- Files ------------------------------------------------------------------------------------

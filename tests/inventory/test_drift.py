@@ -153,12 +153,11 @@ def test_drift_events_and_findings_after_a_changed_sync(small_world, tmp_path):
     assert by_check["DRIFT-001"].evidence["after"]["replicas"] == 8
     assert by_check["DRIFT-003"].evidence["after"]["taints"] == ["dedicated=ml:NoSchedule"]
     assert "v24.9.3" in json.dumps(by_check["DRIFT-002"].evidence["after"])
-    # Node and config drift concern the tenants on the node; component drift is cluster-wide.
-    assert set(drift.filter(check_id="DRIFT-003").values_list("tenant__slug", flat=True)) == {
-        "alpha",
-        "beta",
-    }
-    assert drift.get(check_id="DRIFT-002").tenant is None
+    # Node and config drift affect the tenants on the node (one finding per change);
+    # component drift is cluster-wide.
+    (node_drift,) = drift.filter(check_id="DRIFT-003")
+    assert set(node_drift.tenants.values_list("slug", flat=True)) == {"alpha", "beta"}
+    assert not drift.get(check_id="DRIFT-002").tenants.exists()
     # A quiet re-sync records no new drift, and the window keeps the findings open.
     cluster_sync_from_snapshot(cluster=small_world, paths=[write(tmp_path, objects, "v2.json")])
     posture_evaluate()
@@ -180,9 +179,9 @@ def test_drift_findings_resolve_after_the_drift_window(small_world, tmp_path, se
     path = write(tmp_path, objects, "v2.json")
     cluster_sync_from_snapshot(cluster=small_world, paths=[path])
     posture_evaluate()
-    assert Finding.objects.filter(check_id="DRIFT-003", status="open").count() == 2
+    assert Finding.objects.filter(check_id="DRIFT-003", status="open").count() == 1
     days = settings.GPUPOSTURE_DRIFT_WINDOW_DAYS + 1
     with time_machine.travel(timezone.now() + timedelta(days=days), tick=False):
         posture_evaluate()
     assert not Finding.objects.filter(check_id="DRIFT-003", status="open").exists()
-    assert Finding.objects.filter(check_id="DRIFT-003", status="resolved").count() == 2
+    assert Finding.objects.filter(check_id="DRIFT-003", status="resolved").count() == 1

@@ -18,6 +18,7 @@ from inventory.snapshot import (
 from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
 from posture.rules import CHECKS, FindingDraft
 from posture.rules.common import trust_class_from_data
+from posture.rules.registry import merge_drafts
 from tenants.policy import DEFAULT_TRUST_CLASSES
 
 CLASS_TAINT = Taint("gpuposture.io/trust-class", "internal", "NoSchedule")
@@ -116,10 +117,17 @@ def inputs(
 
 
 def run(check_id: str, world: PostureInputs) -> list[FindingDraft]:
-    return list(CHECKS[check_id].evaluate(world))
+    """One check's drafts as evaluation stores them: the drafts of one cause merged."""
+    return merge_drafts(CHECKS[check_id].evaluate(world))
 
 
-def by_tenant(drafts: list[FindingDraft]) -> dict[str | None, FindingDraft]:
-    result = {d.tenant: d for d in drafts}
-    assert len(result) == len(drafts), "expected one finding per tenant"
+def tenants_of(drafts: list[FindingDraft]) -> set[str]:
+    """Every tenant some draft affects."""
+    return {slug for d in drafts for slug in d.tenants}
+
+
+def by_pair(drafts: list[FindingDraft]) -> dict[tuple[str, ...], FindingDraft]:
+    """Co-tenancy drafts by the pair of tenants they affect (one finding per pair)."""
+    result = {d.tenants: d for d in drafts}
+    assert len(result) == len(drafts), "expected one finding per pair of tenants"
     return result

@@ -17,7 +17,9 @@ from tests.conftest import api_client
 
 
 def _serialized(user) -> list[dict]:
-    findings = Finding.objects.visible_to(user).select_related("tenant", "cluster")
+    findings = (
+        Finding.objects.visible_to(user).select_related("cluster").prefetch_related("tenants")
+    )
     context = {"hidden_scope": hidden_scope_for(user)}
     return [dict(FindingSerializer(f, context=context).data) for f in findings.order_by("id")]
 
@@ -28,7 +30,7 @@ def _rows(user) -> list[dict]:
 
 
 def test_rows_equal_the_serializer_for_every_viewer(small_world, personas):
-    finding = Finding.objects.filter(tenant__isnull=False).order_by("id").first()
+    finding = Finding.objects.filter(tenants__isnull=False).order_by("id").first()
     finding_accept(
         finding=finding,
         user=personas["security_lead"],

@@ -53,7 +53,7 @@ def test_the_clock_starts_at_the_release_and_counts_the_severity_days(severity, 
         (exposure,) = draft.evidence["late_exposures"]
         assert exposure["sla_days"] == SLA[severity or "high"]
         assert exposure["days_since_release"] == days_after
-        assert draft.tenant == "alpha"
+        assert draft.tenants == ("alpha",)
 
 
 def test_only_the_exposures_past_their_own_sla_are_listed():

@@ -48,7 +48,7 @@ def test_a_second_reader_gets_the_cached_page_until_something_changes(small_worl
 
 def test_an_acceptance_shows_at_once(small_world, personas):
     lead = _client(personas["security_lead"])
-    finding = Finding.objects.filter(status="open", tenant__slug="alpha").order_by("id").first()
+    finding = Finding.objects.filter(status="open", tenants__slug="alpha").order_by("id").first()
     before = _alpha_row(_overview(lead))
     finding_accept(
         finding=finding,
@@ -58,7 +58,7 @@ def test_an_acceptance_shows_at_once(small_world, personas):
     )
     after = _alpha_row(_overview(lead))
     severities = list(
-        Finding.objects.filter(status="open", tenant__slug="alpha").values_list(
+        Finding.objects.filter(status="open", tenants__slug="alpha").values_list(
             "severity", flat=True
         )
     )

@@ -32,7 +32,8 @@ def request(mode: str, state: str = "active", pool: str = "", rid: int = 1) -> S
 
 def test_share004_fires_with_no_request_and_shows_the_absence():
     [finding] = run("SHARE-004", sliced_world())
-    assert finding.tenant == "tr1"
+    assert finding.tenants == ("tr1",)
+    assert finding.key == "tr1"  # each tenant's use is approved on its own
     assert (finding.subject_kind, finding.subject_name) == ("SharingMode", "time_slicing")
     assert finding.evidence["active_approval"] is None
     assert finding.evidence["requests_for_this_mode"] == []

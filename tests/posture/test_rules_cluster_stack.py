@@ -17,8 +17,8 @@ from inventory.snapshot import (
     Volume,
 )
 from posture.rules import CHECKS, run_checks
-from posture.rules.cluster import is_gpu_quota_key
-from tests.posture.builders import by_tenant, gpu_node, inputs, pod, run, tenant
+from posture.rules.k8s.quota import is_gpu_quota_key
+from tests.posture.builders import gpu_node, inputs, pod, run, tenant
 
 ALPHA, BETA = tenant("alpha"), tenant("beta", "external")
 
@@ -72,7 +72,11 @@ def test_k8s001_evidence_lists_the_quotas_seen():
         tenants=(ALPHA,), quotas=(ResourceQuota("alpha", "compute", {"requests.cpu": "1"}),)
     )
     (draft,) = run("K8S-001", world)
-    assert (draft.tenant, draft.subject_kind, draft.subject_name) == ("alpha", "Namespace", "alpha")
+    assert (draft.tenants, draft.subject_kind, draft.subject_name) == (
+        ("alpha",),
+        "Namespace",
+        "alpha",
+    )
     assert draft.evidence["quotas"] == [{"name": "compute", "hard_keys": ["requests.cpu"]}]
 
 
@@ -103,15 +107,16 @@ def test_k8s002(taints, fires):
     assert bool(run("K8S-002", world)) is fires
 
 
-def test_k8s002_one_finding_per_tenant_on_the_node_with_classes():
+def test_k8s002_one_finding_per_node_for_every_tenant_on_it_with_classes():
     world = inputs(
         nodes=(gpu_node(taints=(GENERIC,)),),
         pods=(pod("alpha"), pod("beta"), pod("kube-system"), pod("beta", "done", phase="Failed")),
         tenants=(ALPHA, BETA),
     )
-    found = by_tenant(run("K8S-002", world))
-    assert set(found) == {"alpha", "beta"}
-    evidence = found["beta"].evidence
+    (draft,) = run("K8S-002", world)
+    assert draft.tenants == ("alpha", "beta")
+    assert (draft.subject_kind, draft.subject_name, draft.exposure) == ("Node", "gpu-1", 4)
+    evidence = draft.evidence
     assert evidence["taints"] == ["nvidia.com/gpu=present:NoSchedule"]
     assert evidence["tenants_on_node"] == [
         {"tenant": "alpha", "trust_class": "internal"},
@@ -122,7 +127,7 @@ def test_k8s002_one_finding_per_tenant_on_the_node_with_classes():
 def test_k8s002_unattributed_when_no_tenant_runs_there_and_cpu_nodes_ignored():
     world = inputs(nodes=(gpu_node(taints=()), Node("cpu-1")), pods=(pod("kube-system"),))
     (draft,) = run("K8S-002", world)
-    assert (draft.tenant, draft.subject_name) == (None, "gpu-1")
+    assert (draft.tenants, draft.subject_name) == ((), "gpu-1")
 
 
 # --- STACK-004 --------------------------------------------------------------------------------
@@ -152,21 +157,21 @@ def test_stack004(missing, fires):
 def test_stack004_evidence_values_and_attribution():
     node = gpu_node(firmware_version=None, device_plugin_version=None)
     world = inputs(nodes=(node,), pods=(pod("alpha"), pod("beta")), tenants=(ALPHA, BETA))
-    found = by_tenant(run("STACK-004", world))
-    assert set(found) == {"alpha", "beta"}
-    evidence = found["alpha"].evidence
+    (found,) = run("STACK-004", world)
+    assert found.tenants == ("alpha", "beta")
+    evidence = found.evidence
     assert evidence["known"] == {
         "driver_version": "550.90.07",
         "container_toolkit_version": "1.16.1",
     }
     assert evidence["unknown"] == ["device_plugin_version", "firmware_version"]
-    assert found["alpha"].subject_kind == "Node"
+    assert found.subject_kind == "Node"
 
 
 def test_stack004_non_gpu_nodes_and_unattributed():
     world = inputs(nodes=(Node("cpu-1"), gpu_node("gpu-2", driver_version=None)))
     (draft,) = run("STACK-004", world)
-    assert (draft.tenant, draft.subject_name) == (None, "gpu-2")
+    assert (draft.tenants, draft.subject_name) == ((), "gpu-2")
 
 
 # --- STACK-007 --------------------------------------------------------------------------------
@@ -177,14 +182,13 @@ UNREADABLE = UnreadableConfig(
 )  # fmt: skip
 
 
-def test_stack007_names_the_config_and_the_error_for_each_tenant_on_the_node():
+def test_stack007_names_the_config_and_the_error_once_for_every_tenant_on_the_node():
     node = gpu_node(sharing_strategy="unknown", unreadable_configs=(UNREADABLE,))
     world = inputs(
         nodes=(node, gpu_node("gpu-2")), pods=(pod("alpha"), pod("beta")), tenants=(ALPHA, BETA)
     )
-    found = by_tenant(run("STACK-007", world))
-    assert set(found) == {"alpha", "beta"}
-    draft = found["alpha"]
+    (draft,) = run("STACK-007", world)
+    assert draft.tenants == ("alpha", "beta")
     assert (draft.subject_kind, draft.subject_name) == ("Node", "gpu-1")
     assert draft.evidence["unreadable"] == [
         {
@@ -255,4 +259,5 @@ def test_every_draft_is_json_ready_and_well_formed():
     for draft in drafts:
         json.dumps(draft.evidence)
         assert draft.severity in ("", "critical", "high", "medium", "low")
-        assert draft.tenant in (None, "alpha", "ext")
+        assert set(draft.tenants) <= {"alpha", "ext"}
+        assert draft.exposure >= 1

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 import posture.rules  # noqa: F401
-import posture.rules.exposure  # noqa: F401
+import posture.rules.k8s.notebooks  # noqa: F401
 from inventory.snapshot import Container, Ingress, NetworkPolicy, Service
 from posture.inputs import PostureInputs
-from posture.rules.exposure import is_notebook, weaknesses
+from posture.rules.k8s.notebooks import is_notebook, weaknesses
 from posture.rules.registry import run_checks
 from tests.posture.builders import env, inputs, pod, tenant
 from tests.posture.test_rules_rbac import demo_worlds
@@ -193,14 +193,15 @@ def test_k8s006_evidence_names_pod_container_reason_service_and_ingress():
     service = node_port()
     ingress = Ingress("alpha", "web", hosts=("nb.example.com",), services=("nb",))
     (draft,) = run_checks(notebook_world(nb(ports=(8888,)), [service], [ingress]), ["K8S-006"])
-    assert (draft.tenant, draft.subject_kind, draft.subject_name, draft.key) == (
-        "alpha",
+    assert (draft.tenants, draft.subject_kind, draft.subject_name, draft.key) == (
+        ("alpha",),
         "Pod",
         "nb-0",
         "nb",
     )
     ev = draft.evidence
-    assert ev["pod"] == "alpha/nb-0" and ev["container"] == "nb" and ev["image"] == NOTEBOOK
+    assert ev["pods"][0]["pod"] == "alpha/nb-0" and ev["container"] == "nb"
+    assert ev["image"] == NOTEBOOK and ev["workload"] == "Pod alpha/nb-0"
     assert ev["reasons"] == ["no token or password (--ServerApp.token empty)"]
     assert ev["services"] == [{"name": "nb", "type": "NodePort", "ports": [8888]}]
     assert ev["ingresses"] == [
@@ -269,7 +270,11 @@ def test_k8s007(pods, policies, open_pods):
         assert drafts == []
         return
     (draft,) = drafts
-    assert (draft.tenant, draft.subject_kind, draft.subject_name) == ("alpha", "Namespace", "alpha")
+    assert (draft.tenants, draft.subject_kind, draft.subject_name) == (
+        ("alpha",),
+        "Namespace",
+        "alpha",
+    )
     assert draft.evidence["gpu_pods_without_egress_policy"] == open_pods
     assert draft.evidence["gpu_pods"] == len(pods)
 
@@ -285,8 +290,8 @@ def demo() -> dict[str, PostureInputs]:
 def test_demo_orbital_jupyter_behind_nodeport(demo):
     assert run_checks(demo["prod-east"], ["K8S-006"]) == []
     (draft,) = run_checks(demo["neo-west"], ["K8S-006"])
-    assert (draft.tenant, draft.subject_namespace, draft.key) == (
-        "orbital",
+    assert (draft.tenants, draft.subject_namespace, draft.key) == (
+        ("orbital",),
         "cust-orbital",
         "jupyter",
     )
@@ -296,7 +301,7 @@ def test_demo_orbital_jupyter_behind_nodeport(demo):
 
 def test_demo_egress_policies(demo):
     found = {
-        cluster: {(d.tenant, d.subject_name) for d in run_checks(world, ["K8S-007"])}
+        cluster: {(*d.tenants, d.subject_name) for d in run_checks(world, ["K8S-007"])}
         for cluster, world in demo.items()
     }
     assert found["prod-east"] == {

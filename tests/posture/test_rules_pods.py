@@ -9,7 +9,7 @@ import yaml
 
 from inventory.snapshot import ClusterSnapshot, Container, Namespace
 from posture.inputs import PostureInputs
-from posture.rules.pods import dangerous_host_path
+from posture.rules.pod.host_paths import dangerous_host_path
 from tests.posture.builders import container, env, host_path, inputs, mount, pod, run, tenant
 from tests.realworld import realworld
 
@@ -51,7 +51,7 @@ def test_tenant_owning_a_namespace_by_label_counts():
     labelled = Namespace("lab", {"gpuposture.io/tenant": "team"})
     snap = ClusterSnapshot(pods=(pod("lab", "x", **ROOT_POD),), namespaces=(labelled,))
     world = PostureInputs("c", snap, (dataclasses.replace(TEAM, namespaces=()),))
-    assert [d.tenant for d in run("POD-001", world)] == ["team"]
+    assert [d.tenants for d in run("POD-001", world)] == [("team",)]
 
 
 # --- POD-001 -------------------------------------------------------------------------------
@@ -73,7 +73,7 @@ def test_pod001_one_finding_per_privileged_container_with_its_path():
     assert found["sidecar"].evidence["field"] == "spec.containers[1].securityContext.privileged"
     assert found["sidecar"].subject_kind == "Pod"
     assert (found["sidecar"].subject_namespace, found["sidecar"].subject_name) == ("team-a", "p")
-    assert found["sidecar"].tenant == "team"
+    assert found["sidecar"].tenants == ("team",)
 
 
 def test_pod001_negative():

@@ -8,11 +8,10 @@ import json
 import pytest
 
 import posture.rules  # noqa: F401  (registers the existing checks)
-import posture.rules.pods_extra  # noqa: F401
-import posture.rules.pods_placement  # noqa: F401
+import posture.rules.pod  # noqa: F401
 from inventory.snapshot import Container, EnvVar, Taint
 from posture.inputs import Exemption, TenantInfo
-from posture.rules.pods_extra import approved_by, parse_image
+from posture.rules.pod.images import approved_by, parse_image
 from posture.rules.registry import run_checks
 from tests.posture.builders import container, env, gpu_node, inputs, pod, run, tenant, trust_class
 
@@ -269,7 +268,10 @@ def test_pod009_evidence():
     tol = ({"key": "gpuposture.io/trust-class", "operator": "Exists"},)
     (draft,) = _run("POD-009", pod("ext", gpu=GPU, tolerations=tol), tenants=(EXT,), nodes=(node,))
     assert draft.evidence["expected_taint"].startswith("gpuposture.io/trust-class=external:")
-    assert draft.evidence["node_taints"] == ["gpuposture.io/trust-class=internal:NoSchedule"]
+    # What differs per replica (its node) is in the pod's entry.
+    assert draft.evidence["pods"][0]["node_taints"] == [
+        "gpuposture.io/trust-class=internal:NoSchedule"
+    ]
     assert draft.evidence["tolerations"] == [dict(tol[0])]
 
 
@@ -284,19 +286,22 @@ def _job(ns: str, name: str, sa: str = "default", gpu=GPU, **labels: str):
 
 def test_pod010_shared_namespace_runs_two_tenants_under_one_account():
     pods = (
-        _job("batch", "a", "runner", **{"gpuposture.io/tenant": "team", "job": "x"}),
-        _job("batch", "b", "runner", **{"gpuposture.io/tenant": "other", "job": "y"}),
+        _job("batch", "a", "runner", **{"gpuposture.io/tenant": "team", "job": "x", "app": "b"}),
+        _job("batch", "b", "runner", **{"gpuposture.io/tenant": "other", "job": "y", "app": "b"}),
     )
-    drafts = _run("POD-010", *pods, tenants=(TEAM, OTHER))
-    assert sorted(d.tenant for d in drafts) == ["other", "team"]
-    team = next(d for d in drafts if d.tenant == "team")
-    assert (team.subject_kind, team.subject_namespace, team.subject_name) == (
+    # One cause (the shared account), one finding for both tenants.
+    (draft,) = _run("POD-010", *pods, tenants=(TEAM, OTHER))
+    assert draft.tenants == ("other", "team")
+    assert (draft.subject_kind, draft.subject_namespace, draft.subject_name) == (
         "ServiceAccount",
         "batch",
         "runner",
     )
-    assert list(team.evidence["other_parties"]) == ["other"]
-    assert team.subject_labels == {"gpuposture.io/tenant": "team", "job": "x"}
+    other, team = draft.evidence["parties"]
+    assert (other["party"], team["party"]) == ("other", "team")
+    assert team["pods"][0]["pod"] == "batch/a" and team["pod_count"] == 1
+    assert draft.subject_labels == {"app": "b"}  # the labels every tenant pod carries
+    assert draft.exposure == 2
 
 
 @pytest.mark.parametrize(
@@ -334,7 +339,7 @@ def test_pod010_shared_namespace_runs_two_tenants_under_one_account():
 )
 def test_pod010_table(pods, fired_for):
     drafts = _run("POD-010", *pods, tenants=(TEAM, OTHER))
-    assert sorted(d.tenant for d in drafts) == fired_for
+    assert sorted(slug for d in drafts for slug in d.tenants) == fired_for
 
 
 # --- POD-011 -------------------------------------------------------------------------------

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import yaml
 
 import posture.rules  # noqa: F401
-import posture.rules.rbac  # noqa: F401
+import posture.rules.k8s.rbac  # noqa: F401
 from inventory.snapshot import (
     ConfigMap,
     GpuOperatorPolicy,
@@ -17,7 +19,7 @@ from inventory.snapshot import (
     Workload,
 )
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.rbac import can, effective_permissions, role_rules
+from posture.rules.k8s.rbac import can, effective_permissions, role_rules
 from posture.rules.registry import run_checks
 from tests.posture.builders import gpu_node, inputs, trust_class
 
@@ -256,8 +258,8 @@ def test_k8s003(roles, bindings, fires):
 
 def test_k8s003_evidence_names_subject_binding_role_rule():
     (draft,) = fired("K8S-003", [NODE_PATCH], [crb("analytics-node-labeler", "node-labeler", DEVS)])
-    assert (draft.tenant, draft.subject_kind, draft.subject_name) == (
-        "alpha",
+    assert (draft.tenants, draft.subject_kind, draft.subject_name) == (
+        ("alpha",),
         "ClusterRoleBinding",
         "analytics-node-labeler",
     )
@@ -270,6 +272,21 @@ def test_k8s003_evidence_names_subject_binding_role_rule():
         {"object": "every Node", "purpose": "all nodes", "verbs": ["patch"]}
     ]
     assert "Group:alpha-devs of tenant alpha may patch every Node" in draft.title
+
+
+def test_k8s003_a_binding_reaching_every_tenant_is_one_finding_for_all():
+    beta = TenantInfo("beta", "Beta", trust_class("external"), ("beta",), ("group:beta-devs",))
+    everyone = crb("b", "node-labeler", group("system:authenticated"))
+    two = replace(world([NODE_PATCH], [everyone]), tenants=(ALPHA, beta))
+    (draft,) = run_checks(two, only=["K8S-003"])
+    assert draft.tenants == ("alpha", "beta")
+    assert (draft.subject_kind, draft.subject_name) == ("ClusterRoleBinding", "b")
+    assert draft.evidence["subjects_by_tenant"] == [
+        {"tenant": "alpha", "subjects": ["Group:system:authenticated"]},
+        {"tenant": "beta", "subjects": ["Group:system:authenticated"]},
+    ]
+    assert len(draft.evidence["grants"]) == 1  # the same grant, listed once
+    assert "tenants alpha, beta may patch every Node" in draft.title
 
 
 def test_k8s003_one_finding_per_binding_listing_each_subject():
@@ -432,7 +449,7 @@ def test_k8s005(binding, tenant):
         assert drafts == []
     else:
         (draft,) = drafts
-        assert draft.tenant == tenant
+        assert draft.tenants == ((tenant,) if tenant else ())
         assert (draft.subject_kind, draft.subject_name) == ("RoleBinding", "b")
         assert draft.evidence["operator_namespaces"] == [OPS]
 
@@ -467,14 +484,14 @@ def demo() -> dict[str, PostureInputs]:
 
 
 def _found(world: PostureInputs, check_id: str) -> list[tuple[str | None, str, str]]:
-    return [(d.tenant, d.subject_namespace, d.subject_name) for d in run_checks(world, [check_id])]
+    return [(d.tenants, d.subject_namespace, d.subject_name) for d in run_checks(world, [check_id])]
 
 
 def test_demo_world_rbac(demo):
-    assert _found(demo["prod-east"], "K8S-003") == [("analytics", "", "analytics-node-labeler")]
+    assert _found(demo["prod-east"], "K8S-003") == [(("analytics",), "", "analytics-node-labeler")]
     assert _found(demo["neo-west"], "K8S-003") == []  # research only reads nodes there
     (draft,) = run_checks(demo["prod-east"], ["K8S-004"])
-    assert (draft.tenant, draft.subject_name) == ("research", "research-sharing-config")
+    assert (draft.tenants, draft.subject_name) == (("research",), "research-sharing-config")
     assert draft.evidence["subjects"] == ["Group:research-ml"]
     assert {o["object"] for o in draft.evidence["objects"]} == {
         "ConfigMap gpu-operator/time-slicing-config",

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 import posture.rules  # noqa: F401  (registers the existing checks)
-import posture.rules.nodes_extra  # noqa: F401
-import posture.rules.sharing_extra  # noqa: F401
+import posture.rules.leak.leftoverlocals  # noqa: F401
+import posture.rules.share  # noqa: F401
 from inventory.snapshot import GpuOperatorPolicy, Node
-from posture.rules.nodes_extra import leftoverlocals_match
+from posture.rules.leak.leftoverlocals import leftoverlocals_match
 from posture.rules.registry import run_checks
-from tests.posture.builders import by_tenant, gpu_node, inputs, pod, run, sliced_node, tenant
+from tests.posture.builders import gpu_node, inputs, pod, run, sliced_node, tenant
 
 TEAM = tenant("team", namespaces=("team-a",))
 OTHER = tenant("other", namespaces=("other-a",))
@@ -27,9 +27,9 @@ def _world(node: Node, *pods, **snapshot):
 
 
 def _fired_for(check_id: str, node: Node, *pods, **snapshot) -> list[str | None]:
-    return sorted(
-        (d.tenant for d in run(check_id, _world(node, *pods, **snapshot))), key=lambda t: t or ""
-    )
+    """Every tenant some finding affects (None for a finding that affects none)."""
+    drafts = run(check_id, _world(node, *pods, **snapshot))
+    return sorted({s for d in drafts for s in d.tenants or (None,)}, key=lambda t: t or "")
 
 
 def mig_node(capacity: dict[str, int], gpus: int | None = 1, **fields) -> Node:
@@ -107,11 +107,13 @@ def test_share002_same_tenant_or_platform_peer_does_not_fire():
 def test_share002_co_residence(resource, capacity, gpus, verdict, bound):
     node = mig_node(capacity, gpus)
     pods = (pod("team-a", "a", gpu={resource: 1}), pod("other-a", "b", gpu={resource: 1}))
-    drafts = by_tenant(run("SHARE-002", _world(node, *pods)))
-    evidence = drafts["team"].evidence
-    assert (evidence["co_residence"], evidence["gpu_instances_at_most"]) == (verdict, bound)
-    assert evidence["other_tenants"][0]["tenant"] == "other"
-    assert drafts["team"].key == resource.removeprefix("nvidia.com/mig-1c.")
+    (pair,) = run("SHARE-002", _world(node, *pods))
+    assert pair.tenants == ("other", "team")
+    (on_node,) = pair.evidence["nodes"]
+    assert (pair.evidence["co_residence"], on_node["gpu_instances_at_most"]) == (verdict, bound)
+    assert [p["party"] for p in pair.evidence["parties"]] == ["other", "team"]
+    profile = resource.removeprefix("nvidia.com/mig-1c.")
+    assert (pair.evidence["gpu_instance_profile"], pair.key) == (profile, f"{profile}:other:team")
 
 
 # --- SHARE-006 -----------------------------------------------------------------------------
@@ -149,7 +151,8 @@ def test_share006_mig_devices_on_an_mps_node_are_not_mps():
 
 def test_share006_single_gpu_is_certain_co_residence():
     pods = (pod("team-a", "a", gpu=GPU), pod("other-a", "b", gpu=GPU))
-    draft = by_tenant(run("SHARE-006", _world(mps_node(), *pods)))["team"]
+    (draft,) = run("SHARE-006", _world(mps_node(), *pods))
+    assert draft.tenants == ("other", "team")
     assert draft.evidence["co_residence"] == "certain"
     assert draft.evidence["sharing_mode"] == "mps"
 
@@ -173,8 +176,9 @@ def test_share007_table(node, peer_ns, fired):
     gpu = {CI_3G: 1} if node.sharing_strategy == "mig" else GPU
     pods = (pod("sec", "s", gpu=gpu), pod(peer_ns, "peer", gpu=gpu))
     drafts = run("SHARE-007", _world(node, *pods))
-    assert [d.tenant for d in drafts] == (["sec"] if fired else [])
+    assert len(drafts) == (1 if fired else 0)
     if fired:
+        assert "sec" in drafts[0].tenants and drafts[0].evidence["sensitive_tenant"] == "sec"
         assert drafts[0].severity in ("", "critical")
 
 
@@ -185,13 +189,27 @@ def test_share007_lists_only_lower_parties_and_names_the_platform():
         pod("team-a", "t", gpu=GPU),
         pod("gpu-operator", "op", gpu=GPU),
     )
-    (draft,) = [d for d in run("SHARE-007", _world(sliced_node(), *pods)) if d.tenant == "sec"]
-    parties = [
-        (p["party"], p["trust_class"], p["is_platform"])
-        for p in draft.evidence["lower_class_parties"]
+    drafts = run("SHARE-007", _world(sliced_node(), *pods))
+    # One finding per sensitive tenant and lower party: never between the two sensitive ones.
+    pairs = {tuple(p["party"] for p in d.evidence["parties"]): d for d in drafts}
+    assert set(pairs) == {
+        ("platform", "sec"),
+        ("sec", "team"),
+        ("platform", "sec2"),
+        ("sec2", "team"),
+    }
+    platform = pairs[("platform", "sec")]
+    assert platform.tenants == ("sec",)
+    assert [(p["trust_class"], p["is_platform"]) for p in platform.evidence["parties"]] == [
+        ("platform", True),
+        ("sensitive", False),
     ]
-    assert parties == [("platform", "platform", True), ("team", "internal", False)]
-    assert "sec2" not in draft.title
+    assert platform.title == (
+        "Sensitive tenant sec shares nvidia.com/gpu by time_slicing with platform pods in "
+        "node gpu-1"
+    )
+    assert pairs[("sec", "team")].tenants == ("sec", "team")
+    assert "sec2" not in pairs[("sec", "team")].title
 
 
 def test_share007_lone_sensitive_tenant_or_no_gpu_peer():
@@ -256,10 +274,10 @@ AMD = Node("amd-1", labels={"amd.com/gpu.product-name": "AMD_Instinct_MI210"})
 
 def test_leak002_two_tenants_on_an_affected_amd_node():
     pods = (pod("team-a", "a", node="amd-1"), pod("other-a", "b", node="amd-1"))
-    drafts = by_tenant(run("LEAK-002", _world(AMD, *pods)))
-    assert sorted(drafts) == ["other", "team"]
-    assert drafts["team"].evidence["affected_by"]["vendor"] == "AMD"
-    assert "VU#446598" in drafts["team"].evidence["advisory"]
+    (draft,) = run("LEAK-002", _world(AMD, *pods))
+    assert draft.tenants == ("other", "team")  # one finding per node, both tenants on it
+    assert draft.evidence["affected_by"]["vendor"] == "AMD"
+    assert "VU#446598" in draft.evidence["advisory"]
 
 
 @pytest.mark.parametrize(
@@ -298,10 +316,10 @@ def _policy(cdi: bool | None) -> GpuOperatorPolicy:
 def test_stack006_table(labels, policies, fires):
     node = gpu_node(labels=labels)
     drafts = run("STACK-006", _world(node, gpu_operator_policies=policies))
-    assert [d.tenant for d in drafts] == ([None] if fires else [])
+    assert [d.tenants for d in drafts] == ([()] if fires else [])
 
 
-def test_stack006_per_tenant_on_the_node_and_cpu_nodes_skipped():
+def test_stack006_for_the_tenants_on_the_node_and_cpu_nodes_skipped():
     cpu = Node("cpu-1")
     world = inputs(
         nodes=(gpu_node(), cpu),
@@ -310,7 +328,7 @@ def test_stack006_per_tenant_on_the_node_and_cpu_nodes_skipped():
         gpu_operator_policies=(_policy(None),),
     )
     (draft,) = run("STACK-006", world)
-    assert (draft.tenant, draft.subject_name) == ("team", "gpu-1")
+    assert (draft.tenants, draft.subject_name) == (("team",), "gpu-1")
     (state,) = draft.evidence["cluster_policies"]
     assert state["field"] == "spec.cdi.enabled" and state["cdi_enabled"] is None
 
@@ -354,8 +372,9 @@ def test_attr002_evidence_names_neighbours_and_dcgm():
         pod("other-a", "b", gpu=GPU),
         pod("kube-system", "c", gpu=GPU),
     )
-    draft = by_tenant(run("ATTR-002", _world(sliced_node(), *pods)))["team"]
-    assert draft.evidence["other_tenants_on_shared_gpus"] == ["other"]
+    (draft,) = run("ATTR-002", _world(sliced_node(), *pods))
+    assert draft.tenants == ("other", "team")
+    assert [e["tenant"] for e in draft.evidence["tenant_pods"]] == ["other", "team"]
     assert draft.evidence["platform_gpu_holdings"] == 1
     assert "DCGM-Exporter" in draft.evidence["attribution"]
 

@@ -74,8 +74,11 @@ def filled(provider, personas, overrides: dict | None = None) -> Assessment:
 
 
 def open_checks(check_id: str) -> set[str | None]:
-    rows = Finding.objects.filter(check_id=check_id, status="open").select_related("tenant")
-    return {f.tenant.slug if f.tenant else None for f in rows}
+    """The tenants the open findings of the check affect (None for one that affects none)."""
+    rows = Finding.objects.filter(check_id=check_id, status="open").prefetch_related("tenants")
+    return {t.slug for f in rows for t in f.tenants.all()} | {
+        None for f in rows if not f.tenants.all()
+    }
 
 
 # --- the workflow and its roles ---------------------------------------------------------------
@@ -208,10 +211,11 @@ def test_prov001_until_accepted_then_prov002_for_red_flags_on_every_tenant(hoste
     posture_evaluate()
     assert open_checks("PROV-001") == set()
     flags = Finding.objects.filter(check_id="PROV-002", status="open")
-    assert {(f.tenant.slug, f.evidence["question"]) for f in flags} == {
-        ("alpha", "GPU-PART-01"), ("beta", "GPU-PART-01"),
-        ("alpha", "GPU-PATCH-01"), ("beta", "GPU-PATCH-01"),
-    }  # fmt: skip
+    # One finding per red flag, affecting every tenant on the provider's cluster.
+    assert {
+        (tuple(f.tenants.order_by("slug").values_list("slug", flat=True)), f.evidence["question"])
+        for f in flags
+    } == {(("alpha", "beta"), "GPU-PART-01"), (("alpha", "beta"), "GPU-PATCH-01")}
 
 
 def test_an_accepted_assessment_expires_after_a_year_with_a_reminder(hosted, personas, client):

@@ -207,8 +207,13 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
         for c in (lab, zz9)
     }
     posture_evaluate()
+    # Each tenant's own finding: one no other tenant shares (a shared one reaches both).
+    slugs = ("alpha", "beta", "gamma")
     findings = {
-        t: Finding.objects.filter(tenant__slug=t).first() for t in ("alpha", "beta", "gamma")
+        t: Finding.objects.filter(tenants__slug=t)
+        .exclude(tenants__slug__in=[s for s in slugs if s != t])
+        .first()
+        for t in slugs
     }
     assert all(findings.values()), findings
     requests = {

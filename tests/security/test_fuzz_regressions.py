@@ -54,17 +54,17 @@ def get_conforming(user, template: str, path: str):  # type: ignore[no-untyped-d
     return response
 
 
-def test_a_cluster_wide_finding_has_a_null_tenant_in_the_schema(small_world, personas):
+def test_a_cluster_wide_finding_has_no_tenants_in_the_schema(small_world, personas):
     now = timezone.now()
     finding = Finding.objects.create(
-        check_id="K8S-002", severity="high", tenant=None, cluster=small_world,
+        check_id="K8S-002", severity="high", cluster=small_world,
         subject_kind="Node", subject_name="gpu-ts-1", fingerprint="fuzz-regression",
         title="GPU node gpu-ts-1 has no taint that separates tenant classes",
         first_seen=now, last_seen=now,
     )  # fmt: skip
     lead = personas["security_lead"]
     rows = get_conforming(lead, "/api/v1/findings/", "/api/v1/findings/").json()["results"]
-    assert any(row["tenant"] is None for row in rows)
+    assert any(row["tenants"] == [] for row in rows)
     get_conforming(lead, "/api/v1/findings/{id}/", f"/api/v1/findings/{finding.pk}/")
 
 
@@ -130,6 +130,6 @@ def test_the_json_findings_export_is_a_list_of_findings(small_world, personas):
     lead = personas["security_lead"]
     path = "/api/v1/findings/export/?format=json"
     rows = get_conforming(lead, "/api/v1/findings/export/", path).json()
-    assert isinstance(rows, list) and rows and {"id", "check", "tenant"} <= set(rows[0])
+    assert isinstance(rows, list) and rows and {"id", "check", "tenants"} <= set(rows[0])
     csv = get_conforming(lead, "/api/v1/findings/export/", "/api/v1/findings/export/?format=csv")
     assert csv["Content-Type"].startswith("text/csv")

@@ -222,7 +222,8 @@ def scrubbed(response, values) -> str:  # type: ignore[no-untyped-def]
     nothing, naming anything else would."""
     text = body(response)
     for value in sorted({str(v) for v in values}, key=len, reverse=True):
-        text = text.replace(value, "<asked>")
+        # Whole words only: an id of 3 is not the 3 of "403 Forbidden".
+        text = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", "<asked>", text)
     return text
 
 

@@ -30,7 +30,9 @@ class Command(BaseCommand):
             for k in ("tenant", "cluster", "status", "severity", "check")
             if options.get(k)
         }
-        queryset = Finding.objects.select_related("tenant", "cluster").order_by("id")
+        queryset = (
+            Finding.objects.select_related("cluster").prefetch_related("tenants").order_by("id")
+        )
         filterset = FindingFilter(params, queryset=queryset)
         if not filterset.is_valid():
             raise CommandError(f"bad filter: {filterset.errors.as_text()}")

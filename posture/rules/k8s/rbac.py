@@ -1,21 +1,21 @@
 """K8S-003..005: what tenants may do to the GPU control plane through RBAC.
 
-The checks over the PURE evaluator in posture/rules/rbac_eval.py, which follows the API
+The checks over the PURE evaluator in posture/rules/k8s/rbac_eval.py, which follows the API
 server's RBAC authorizer: a ClusterRoleBinding grants cluster-wide, a RoleBinding only in its own
 namespace (even when it refers to a ClusterRole), `*` matches any verb, group or resource, and a
-rule with `resourceNames` grants on those names only (never on create or on a whole collection).
-"""
+rule with `resourceNames` grants on those names only (never on create or on a whole collection)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from inventory.drift import is_gpu_component
 from inventory.snapshot import ClusterSnapshot
-from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.rbac_eval import (
+from posture.inputs import PostureInputs
+from posture.rules.k8s.rbac_eval import (
     ALL_AUTHENTICATED,
     ALL_SERVICE_ACCOUNTS,
     ANY,
@@ -33,6 +33,7 @@ from posture.rules.rbac_eval import (
     tenant_namespaces,
 )
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import binding_draft
 
 NODE_WRITE_VERBS = ("patch", "update")
 EDIT_VERBS = ("create", "update", "patch", "delete")
@@ -43,33 +44,34 @@ OPERATOR_GROUP, OPERATOR_RESOURCE = "nvidia.com", "clusterpolicies"
 # --- checks ------------------------------------------------------------------------------------
 
 
-def _by_binding(grants: Iterable[Grant]) -> dict[tuple[str, str, str], list[Grant]]:
-    grouped: dict[tuple[str, str, str], list[Grant]] = {}
-    for grant in grants:
-        grouped.setdefault(grant.binding_ref, []).append(grant)
-    return dict(sorted(grouped.items()))
-
-
 def _binding_draft(
-    check_id: str, tenant: TenantInfo, grants: list[Grant], evidence: dict[str, Any], title: str
+    check_id: str, reached_by: dict[str, list[Grant]], evidence: dict[str, Any], title: str
 ) -> FindingDraft:
+    """One finding per binding, for every tenant whose principals it reaches."""
+    grants = [g for found in reached_by.values() for g in found]
     kind, namespace, name = grants[0].binding_ref
-    subjects = sorted({g.subject for g in grants})
-    return FindingDraft(
-        check_id=check_id,
-        tenant=tenant.slug,
-        subject_kind=kind,
-        subject_namespace=namespace,
-        subject_name=name,
+    # A list, not a dict by slug: redaction hides values, never keys.
+    by_tenant = [
+        {"tenant": slug, "subjects": sorted({g.subject for g in found})}
+        for slug, found in reached_by.items()
+    ]
+    subjects = sorted({s for entry in by_tenant for s in entry["subjects"]})
+    # A binding to a group every tenant is in gives each the same grant: listed once.
+    shown = {_json_key(g.as_evidence()): g.as_evidence() for g in grants}
+    tenants = ", ".join(reached_by)
+    plural = "s" if len(reached_by) > 1 else ""
+    return binding_draft(
+        check_id, kind, namespace, name, tenants=reached_by,
         evidence={
-            "tenant": tenant.slug,
-            "binding": _ref(kind, namespace or None, name),
-            "subjects": subjects,
-            **evidence,
-            "grants": [g.as_evidence() for g in grants],
+            "binding": _ref(kind, namespace or None, name), "subjects": subjects,
+            "subjects_by_tenant": by_tenant, **evidence, "grants": list(shown.values()),
         },
-        title=f"{', '.join(subjects)} of tenant {tenant.slug} {title} through {kind} {name}",
-    )
+        title=f"{', '.join(subjects)} of tenant{plural} {tenants} {title} through {kind} {name}",
+    )  # fmt: skip
+
+
+def _json_key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -101,27 +103,35 @@ class Target:
 def _write_findings(
     check_id: str, inputs: PostureInputs, targets: list[Target], verbs: tuple[str, ...]
 ) -> Iterator[FindingDraft]:
-    """One draft per tenant and binding that lets the tenant write any of `targets`."""
+    """One draft per binding that lets a tenant principal write any of `targets`."""
+    by_binding: dict[tuple[str, str, str], dict[str, list[Grant]]] = {}
     for tenant in sorted(inputs.tenants, key=lambda t: t.slug):
-        found = [
-            g
-            for g in effective_permissions(inputs, tenant)
-            if any(t.verbs_allowed(g, verbs) for t in targets)
-        ]
-        for grants in _by_binding(found).values():
-            reached = []
-            for target in targets:
-                allowed = {v for g in grants for v in target.verbs_allowed(g, verbs)}
-                if allowed:
-                    ordered = [v for v in verbs if v in allowed]
-                    reached.append({"object": target.ref(), "purpose": target.purpose,
-                                    "verbs": ordered})  # fmt: skip
-            if targets[0].name is None and reached[0]["object"] == targets[0].ref():
-                reached = reached[:1]  # every node: naming each one adds nothing
-            verbs_seen = [v for v in verbs if any(v in r["verbs"] for r in reached)]
-            objects = ", ".join(r["object"] for r in reached)
-            title = f"may {'/'.join(verbs_seen)} {objects}"
-            yield _binding_draft(check_id, tenant, grants, {"objects": reached}, title)
+        for grant in effective_permissions(inputs, tenant):
+            if any(t.verbs_allowed(grant, verbs) for t in targets):
+                reached_by = by_binding.setdefault(grant.binding_ref, {})
+                reached_by.setdefault(tenant.slug, []).append(grant)
+    for _ref_key, reached_by in sorted(by_binding.items()):
+        grants = [g for found in reached_by.values() for g in found]
+        reached = _reached(targets, grants, verbs)
+        verbs_seen = [v for v in verbs if any(v in r["verbs"] for r in reached)]
+        objects = ", ".join(r["object"] for r in reached)
+        title = f"may {'/'.join(verbs_seen)} {objects}"
+        yield _binding_draft(check_id, reached_by, {"objects": reached}, title)
+
+
+def _reached(
+    targets: list[Target], grants: list[Grant], verbs: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """Each target the grants may write, with the verbs."""
+    reached = []
+    for target in targets:
+        allowed = {v for g in grants for v in target.verbs_allowed(g, verbs)}
+        if allowed:
+            ordered = [v for v in verbs if v in allowed]
+            reached.append({"object": target.ref(), "purpose": target.purpose, "verbs": ordered})
+    if targets[0].name is None and reached[0]["object"] == targets[0].ref():
+        reached = reached[:1]  # every node: naming each one adds nothing
+    return reached
 
 
 def gpu_config_targets(snapshot: ClusterSnapshot) -> list[Target]:
@@ -233,12 +243,12 @@ def operator_account_bound_elsewhere(inputs: PostureInputs) -> Iterator[FindingD
             continue
         tenant = inputs.tenant_of_namespace(binding.namespace)
         accounts = [_subject_label(s) for s, _ in named]
-        yield FindingDraft(
-            check_id="K8S-005",
-            tenant=tenant.slug if tenant else None,
-            subject_kind="RoleBinding",
-            subject_namespace=binding.namespace,
-            subject_name=binding.name,
+        yield binding_draft(
+            "K8S-005",
+            "RoleBinding",
+            binding.namespace,
+            binding.name,
+            tenants=(tenant,),
             evidence={
                 "binding": _ref("RoleBinding", binding.namespace, binding.name),
                 "namespace_tenant": tenant.slug if tenant else None,

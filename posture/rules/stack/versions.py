@@ -4,12 +4,12 @@ STACK-007: the GPU configuration a node uses must be readable, or its sharing is
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import per_tenant, sorted_nodes, tenants_on_node
+from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import node_draft
 
 # Node field -> where sync looks for it, so the remediation in the evidence is concrete.
 STACK_COMPONENTS = {
@@ -48,13 +48,10 @@ def unknown_stack_versions(inputs: PostureInputs) -> Iterator[FindingDraft]:
         unknown = [name for name in STACK_COMPONENTS if getattr(node, name) is None]
         if not unknown:
             continue
-        tenants = tenants_on_node(inputs, node.name)
-        yield from per_tenant(tenants, partial(_stack_draft, node, unknown, tenants))
+        yield _stack_draft(node, unknown, tenants_on_node(inputs, node.name))
 
 
-def _stack_draft(
-    node: Node, unknown: list[str], tenants: list[TenantInfo], slug: str | None
-) -> FindingDraft:
+def _stack_draft(node: Node, unknown: list[str], tenants: list[TenantInfo]) -> FindingDraft:
     known = {
         name: getattr(node, name) for name in STACK_COMPONENTS if getattr(node, name) is not None
     }
@@ -66,14 +63,11 @@ def _stack_draft(
         "known": known,
         "driver_version_source": node.driver_version_source,
         "gpu_operator_version": node.gpu_operator_version,
-        "tenants_on_node": [t.slug for t in tenants],
     }
-    return FindingDraft(
-        check_id="STACK-004",
-        tenant=slug,
-        subject_kind="Node",
-        subject_namespace="",
-        subject_name=node.name,
+    return node_draft(
+        "STACK-004",
+        node,
+        tenants=tenants,
         evidence=evidence,
         title=f"GPU node {node.name}: unknown {', '.join(unknown)}",
     )
@@ -104,13 +98,11 @@ def _stack_draft(
 )
 def unreadable_gpu_config(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for node in sorted_nodes(inputs):
-        if not node.unreadable_configs:
-            continue
-        tenants = tenants_on_node(inputs, node.name)
-        yield from per_tenant(tenants, partial(_unreadable_draft, node, tenants))
+        if node.unreadable_configs:
+            yield _unreadable_draft(node, tenants_on_node(inputs, node.name))
 
 
-def _unreadable_draft(node: Node, tenants: list[TenantInfo], slug: str | None) -> FindingDraft:
+def _unreadable_draft(node: Node, tenants: list[TenantInfo]) -> FindingDraft:
     configs = [
         {
             "object": f"{p.kind} {p.namespace}/{p.name}" if p.namespace else f"{p.kind} {p.name}",
@@ -121,12 +113,10 @@ def _unreadable_draft(node: Node, tenants: list[TenantInfo], slug: str | None) -
         for p in node.unreadable_configs
     ]
     names = ", ".join(sorted({c["object"] for c in configs}))
-    return FindingDraft(
-        check_id="STACK-007",
-        tenant=slug,
-        subject_kind="Node",
-        subject_namespace="",
-        subject_name=node.name,
+    return node_draft(
+        "STACK-007",
+        node,
+        tenants=tenants,
         evidence={
             "node": node.name,
             "unreadable": configs,
@@ -134,5 +124,4 @@ def _unreadable_draft(node: Node, tenants: list[TenantInfo], slug: str | None) -
             "tenants_on_node": [t.slug for t in tenants],
         },
         title=f"GPU node {node.name}: its GPU configuration could not be read ({names})",
-        subject_labels=dict(node.labels),
     )

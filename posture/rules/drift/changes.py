@@ -11,30 +11,32 @@ from collections.abc import Iterator
 from posture.inputs import DriftEventInfo, PostureInputs
 from posture.rules.common import tenants_on_node
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import node_draft, node_named, subject_draft
 
 MAPPINGS = ("SP800-53:CM-3",)
 
 
-def _drafts(inputs: PostureInputs, check_id: str, per_tenant: bool) -> Iterator[FindingDraft]:
+def _drafts(inputs: PostureInputs, check_id: str, affects_tenants: bool) -> Iterator[FindingDraft]:
+    """One finding per drift event, on the object that changed, for every tenant on the
+    nodes it reaches (DRIFT-002: the operator's own objects, no tenant)."""
     for event in inputs.drift_events:
         change = event.change
         if change.check_id != check_id:
             continue
         tenants = sorted(
             {t.slug for node in change.nodes for t in tenants_on_node(inputs, node)}
-        ) if per_tenant else []  # fmt: skip
-        evidence = _evidence(event, tenants)
-        for tenant in tenants or [None]:
-            yield FindingDraft(
-                check_id=check_id,
-                tenant=tenant,
-                subject_kind=change.subject_kind,
-                subject_namespace=change.subject_namespace,
-                subject_name=change.subject_name,
-                evidence=evidence,
-                key=f"drift-event-{event.id}",
-                title=change.summary,
-            )
+        ) if affects_tenants else []  # fmt: skip
+        facts = {
+            "tenants": tenants, "evidence": _evidence(event, tenants),
+            "key": f"drift-event-{event.id}", "title": change.summary,
+        }  # fmt: skip
+        if change.subject_kind == "Node":
+            yield node_draft(check_id, node_named(inputs, change.subject_name), **facts)
+        else:
+            yield subject_draft(
+                check_id, kind=change.subject_kind, namespace=change.subject_namespace,
+                name=change.subject_name, exposure=len(change.nodes), **facts,
+            )  # fmt: skip
 
 
 def _evidence(event: DriftEventInfo, tenants: list[str]) -> dict[str, object]:
@@ -70,7 +72,7 @@ def _evidence(event: DriftEventInfo, tenants: list[str]) -> dict[str, object]:
     mappings=MAPPINGS,
 )
 def drift_sharing(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    yield from _drafts(inputs, "DRIFT-001", per_tenant=True)
+    yield from _drafts(inputs, "DRIFT-001", affects_tenants=True)
 
 
 @check(
@@ -91,7 +93,7 @@ def drift_sharing(inputs: PostureInputs) -> Iterator[FindingDraft]:
     mappings=MAPPINGS,
 )
 def drift_components(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    yield from _drafts(inputs, "DRIFT-002", per_tenant=False)
+    yield from _drafts(inputs, "DRIFT-002", affects_tenants=False)
 
 
 @check(
@@ -111,4 +113,4 @@ def drift_components(inputs: PostureInputs) -> Iterator[FindingDraft]:
     mappings=MAPPINGS,
 )
 def drift_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    yield from _drafts(inputs, "DRIFT-003", per_tenant=True)
+    yield from _drafts(inputs, "DRIFT-003", affects_tenants=True)

@@ -8,8 +8,9 @@ from datetime import datetime, timedelta
 
 from inventory.patching import SEVERITY_ORDER
 from posture.inputs import PostureInputs
-from posture.rules.common import per_tenant, sorted_nodes, tenants_on_node
+from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import bulletin_draft
 
 STACK_CHECKS = {
     "STACK-001": ("driver",),
@@ -47,23 +48,10 @@ def _below_baseline(inputs: PostureInputs, check_id: str) -> Iterator[FindingDra
         title = (
             f"GPU node {node.name}: {', '.join(evidence['components'])} below the bulletin baseline"
         )
-        yield from per_tenant(
-            tenants_on_node(inputs, node.name),
-            _drafter(check_id, node.name, dict(node.labels), evidence, title, _severity(exposures)),
-        )
-
-
-def _drafter(check_id, node, labels, evidence, title, severity=""):  # type: ignore[no-untyped-def]
-    """A function making this node's draft for one tenant (or None: no tenant on the node)."""
-
-    def make(slug: str | None) -> FindingDraft:
-        return FindingDraft(
-            check_id=check_id, tenant=slug, subject_kind="Node", subject_namespace="",
-            subject_name=node, evidence=evidence, key=check_id, title=title,
-            severity=severity, subject_labels=labels,
+        yield bulletin_draft(
+            check_id, node, tenants=tenants_on_node(inputs, node.name), evidence=evidence,
+            title=title, severity=_severity(exposures),
         )  # fmt: skip
-
-    return make
 
 
 _REMEDIATION = (
@@ -127,7 +115,7 @@ def patch_sla_breached(inputs: PostureInputs) -> Iterator[FindingDraft]:
         oldest = max(e["days_since_release"] for e in late)
         evidence = {"node": node.name, "late_exposures": late, "oldest_days": oldest}
         title = f"GPU node {node.name} is past the patch SLA ({oldest} days since the oldest fix)"
-        yield from per_tenant(
-            tenants_on_node(inputs, node.name),
-            _drafter("STACK-005", node.name, dict(node.labels), evidence, title),
-        )
+        yield bulletin_draft(
+            "STACK-005", node, tenants=tenants_on_node(inputs, node.name), evidence=evidence,
+            title=title,
+        )  # fmt: skip

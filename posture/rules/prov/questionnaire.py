@@ -11,12 +11,9 @@ from typing import Any
 
 from posture.inputs import PostureInputs, ProviderFacts
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import provider_draft
 
 MAPPINGS = ("SP800-53:SA-9", "SP800-53:SR-6")
-
-
-def _tenants(inputs: PostureInputs) -> list[str | None]:
-    return [t.slug for t in inputs.tenants_present] or [None]
 
 
 def _standing(provider: ProviderFacts) -> dict[str, Any]:
@@ -55,16 +52,8 @@ def provider_without_assessment(inputs: PostureInputs) -> Iterator[FindingDraft]
     if provider is None or provider.assessment_id is not None:
         return
     evidence = {**_standing(provider), "cluster": inputs.cluster}
-    for tenant in _tenants(inputs):
-        yield FindingDraft(
-            check_id="PROV-001",
-            tenant=tenant,
-            subject_kind="Provider",
-            subject_namespace="",
-            subject_name=provider.slug,
-            evidence=evidence,
-            title=f"{provider.name} hosts {inputs.cluster} with no accepted questionnaire",
-        )
+    title = f"{provider.name} hosts {inputs.cluster} with no accepted questionnaire"
+    yield provider_draft("PROV-001", inputs, provider.slug, evidence=evidence, title=title)
 
 
 @check(
@@ -101,14 +90,8 @@ def provider_red_flags(inputs: PostureInputs) -> Iterator[FindingDraft]:
             "answer": flag.get("answer"),
             "why_it_is_a_red_flag": flag.get("reason"),
         }
-        for tenant in _tenants(inputs):
-            yield FindingDraft(
-                check_id="PROV-002",
-                tenant=tenant,
-                subject_kind="Provider",
-                subject_namespace="",
-                subject_name=provider.slug,
-                evidence=evidence,
-                key=str(flag.get("question", "")),
-                title=f"{provider.name}: {flag.get('text', '')} — answered {flag.get('answer')!r}",
-            )
+        yield provider_draft(
+            "PROV-002", inputs, provider.slug, evidence=evidence,
+            key=str(flag.get("question", "")),
+            title=f"{provider.name}: {flag.get('text', '')} — answered {flag.get('answer')!r}",
+        )  # fmt: skip

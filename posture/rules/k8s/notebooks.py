@@ -1,4 +1,4 @@
-"""K8S-006, K8S-007: tenant GPU workloads reachable from outside or able to reach out."""
+"""K8S-006: tenant notebooks and dashboards reachable from outside without authentication."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from inventory.snapshot import Container, Ingress, NetworkPolicy, Pod, Service
+from inventory.snapshot import Container, Ingress, Pod, Service
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import pod_draft, pod_ref, tenant_pods
+from posture.rules.common import tenant_pods
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
 
 NOTEBOOK_IMAGES = (
     "jupyter", "notebook", "jupyterlab", "tensorboard", "ray-dashboard", "mlflow", "base-notebook",
@@ -168,11 +169,16 @@ def exposed_notebook(inputs: PostureInputs) -> Iterator[FindingDraft]:
         for container in notebooks:
             reasons = weaknesses(container)
             if reasons:
-                yield _notebook_draft(pod, tenant, container, reasons, reach)
+                yield _notebook_draft(inputs, pod, tenant, container, reasons, reach)
 
 
 def _notebook_draft(
-    pod: Pod, tenant: TenantInfo, container: Container, reasons: list[str], reach: Exposure
+    inputs: PostureInputs,
+    pod: Pod,
+    tenant: TenantInfo,
+    container: Container,
+    reasons: list[str],
+    reach: Exposure,
 ) -> FindingDraft:
     evidence = {
         "container": container.name,
@@ -184,88 +190,8 @@ def _notebook_draft(
     how = [f"{s.type} Service {s.name}" for s in reach.services]
     how += [f"Ingress {i.name}" for i, _ in reach.ingresses]
     title = (
-        f"Notebook {container.name} in {pod_ref(pod)} ({'; '.join(reasons)}) is reachable "
+        f"Notebook {container.name} in {inputs.workload_of(pod).ref()} ({'; '.join(reasons)}) "
+        "is reachable "
         f"through {', '.join(dict.fromkeys(how))}"
     )
-    return pod_draft("K8S-006", pod, tenant, evidence, key=container.name, title=title)
-
-
-def restricts_egress(policy: NetworkPolicy, pod: Pod) -> bool:
-    """True when the policy limits the pod's egress. A selector made only of matchExpressions
-    (not read into the snapshot) is given the benefit of the doubt."""
-    if "Egress" not in policy.policy_types or policy.namespace != pod.namespace:
-        return False
-    if policy.selects_all_pods or not policy.pod_selector:
-        return True
-    return all(pod.labels.get(k) == v for k, v in policy.pod_selector.items())
-
-
-@check(
-    id="K8S-007",
-    title="Tenant namespace with GPU workloads and no egress NetworkPolicy",
-    severity="medium",
-    scope="tenant",
-    rationale=(
-        "Without an egress policy a GPU pod can reach the internet and every service in the "
-        "cluster: a compromised notebook or job can download miners, exfiltrate models and "
-        "datasets, or call the cloud metadata endpoint for node credentials. GPU pods are the "
-        "most valuable to hijack and the most likely to run third-party code."
-    ),
-    remediation=(
-        "Add a NetworkPolicy in the namespace with `policyTypes: [Egress]` and a `podSelector` "
-        "that covers the GPU pods (`{}` for all), allowing only what they need: cluster DNS, "
-        "the namespace itself, and named registries or storage endpoints. Check that the "
-        "cluster's CNI enforces NetworkPolicy."
-    ),
-    mappings=("SP800-53:SC-7",),
-)
-def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    gpu_pods: dict[str, list[Pod]] = {}
-    owners: dict[str, TenantInfo] = {}
-    for pod, tenant in tenant_pods(inputs):
-        if pod.gpu_resources:
-            gpu_pods.setdefault(pod.namespace, []).append(pod)
-            owners[pod.namespace] = tenant
-    for namespace, pods in sorted(gpu_pods.items()):
-        policies = sorted(
-            (p for p in inputs.snapshot.network_policies if p.namespace == namespace),
-            key=lambda p: p.name,
-        )
-        open_pods = [p for p in pods if not any(restricts_egress(np, p) for np in policies)]
-        if open_pods:
-            yield _egress_draft(namespace, owners[namespace], open_pods, len(pods), policies)
-
-
-def _egress_draft(
-    namespace: str,
-    tenant: TenantInfo,
-    open_pods: list[Pod],
-    gpu_pod_count: int,
-    policies: list[NetworkPolicy],
-) -> FindingDraft:
-    evidence = {
-        "namespace": namespace,
-        "tenant": tenant.slug,
-        "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods],
-        "gpu_pods": gpu_pod_count,
-        "network_policies": [
-            {
-                "name": p.name,
-                "policy_types": list(p.policy_types),
-                "pod_selector": "all pods" if p.selects_all_pods else p.pod_selector,
-            }
-            for p in policies
-        ],
-    }
-    return FindingDraft(
-        check_id="K8S-007",
-        tenant=tenant.slug,
-        subject_kind="Namespace",
-        subject_namespace="",
-        subject_name=namespace,
-        evidence=evidence,
-        title=(
-            f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
-            f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
-        ),
-    )
+    return workload_draft("K8S-006", inputs, pod, tenant, evidence, key=container.name, title=title)

@@ -16,6 +16,7 @@ from inventory.pools import node_pool
 from posture.inputs import PostureInputs, SharingRequestInfo
 from posture.rules.common import gpu_holdings, pod_ref, sorted_nodes
 from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import mode_use_draft
 from tenants.policy import SHARING_MODES
 
 EVIDENCE_LIMIT = 20  # nodes and pods listed per finding; the counts say how many in all
@@ -69,7 +70,7 @@ def _use_evidence(tenant: str, mode: str, pool: str, use: ModeUse) -> dict[str, 
     }
 
 
-def _findings(inputs: PostureInputs) -> list[tuple[str, FindingDraft]]:
+def approval_findings(inputs: PostureInputs) -> list[tuple[str, FindingDraft]]:
     # Both checks ask; work it out once per evaluation.
     if "approval_findings" not in inputs.memo:
         inputs.memo["approval_findings"] = list(_judge(inputs))
@@ -119,17 +120,11 @@ def _draft(
 ) -> FindingDraft:
     if not title:
         title = f"{tenant} uses {mode} on {_where(pool)} with no active approval"
-    return FindingDraft(
-        check_id=check_id,
-        tenant=tenant,
-        subject_kind="SharingMode",
-        subject_namespace=pool,
-        subject_name=mode,
-        evidence=evidence,
-        title=title,
+    return mode_use_draft(
+        check_id, tenant, mode, pool, evidence=evidence, title=title,
         # Drifting to a stronger mode than approved is a record to correct, not an exposure.
-        severity="low" if stronger else "",
-    )
+        severity="low" if stronger else "", exposure=evidence["pod_count"],
+    )  # fmt: skip
 
 
 @check(
@@ -154,29 +149,4 @@ def _draft(
     mappings=("SP800-53:CM-3",),
 )
 def sharing_without_approval(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    yield from (draft for check_id, draft in _findings(inputs) if check_id == "SHARE-004")
-
-
-@check(
-    id="DRIFT-004",
-    title="The sharing mode observed differs from the approved one",
-    severity="high",
-    scope="tenant",
-    rationale=(
-        "The tenant's approval covers one sharing mode, and its GPUs are shared by another: "
-        "for example approved for its own MIG GPU instances and observed time-slicing, which "
-        "gives no memory or fault isolation. The change happened in the cluster (a device "
-        "plugin config, a MIG layout, a relabelled node) without a new request, so the "
-        "isolation the approval relied on is gone. Observed modes stronger than the approved "
-        "one are reported at low severity: the record is wrong, not the isolation."
-    ),
-    remediation=(
-        "Restore the approved configuration on the nodes in the evidence (the node's "
-        "`nvidia.com/device-plugin.config` or `nvidia.com/mig.config` label, or the pod's GPU "
-        "resource name), or file a sharing request for the observed mode and have it decided. "
-        "Then find who changed it (the API server audit log for the node and ConfigMap)."
-    ),
-    mappings=("SP800-53:CM-3",),
-)
-def sharing_mode_drift(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    yield from (draft for check_id, draft in _findings(inputs) if check_id == "DRIFT-004")
+    yield from (draft for check_id, draft in approval_findings(inputs) if check_id == "SHARE-004")

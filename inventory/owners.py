@@ -1,0 +1,114 @@
+"""The workload a pod belongs to: its owner chain resolved. PURE: no Django, no network.
+
+A pod-level finding is about the thing to change, which is the pod's template in its
+controller: a Deployment (pod -> ReplicaSet -> Deployment), a StatefulSet, a DaemonSet, a
+Job, a CronJob (pod -> Job -> CronJob), or the bare Pod. The chain is read from the
+snapshot's owner index (inventory.snapshot.OwnerLink: each ReplicaSet's and Job's owner)
+when the snapshot has it, else from what real clusters guarantee:
+- the Deployment controller names each ReplicaSet `<deployment>-<pod-template-hash>` and
+  labels its pods `pod-template-hash: <hash>`;
+- the CronJob controller names each Job `<cronjob>-<scheduled time in minutes>` and its pods
+  carry `batch.kubernetes.io/job-name` (and the older `job-name`): it is the CronJob's only
+  when a CronJob of that name exists in the snapshot.
+Anything else stays at the nearest owner known for certain (the ReplicaSet, the Job) or the
+bare Pod: never a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from inventory.snapshot import OwnerLink, Pod
+
+POD_TEMPLATE_HASH = "pod-template-hash"
+JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
+# `<cronjob>-<digits>`: the CronJob controller appends the scheduled time in minutes.
+CRONJOB_JOB_NAME = re.compile(r"^(?P<cronjob>.+)-\d+$")
+# Labels the controllers set per pod (or per rollout, per Job): not part of the template a
+# person wrote, so they are left out of a workload's labels.
+PER_POD_LABELS = frozenset(
+    {
+        POD_TEMPLATE_HASH,
+        "controller-revision-hash",
+        "pod-template-generation",
+        "statefulset.kubernetes.io/pod-name",
+        "apps.kubernetes.io/pod-index",
+        "controller-uid",
+        "job-name",
+        "batch.kubernetes.io/controller-uid",
+        "batch.kubernetes.io/job-name",
+        "batch.kubernetes.io/job-completion-index",
+    }
+)
+
+
+@dataclass(frozen=True)
+class WorkloadRef:
+    """The controller (or bare Pod) a pod-level finding is about, and how that was found."""
+
+    kind: str  # Deployment, StatefulSet, DaemonSet, Job, CronJob, ReplicaSet, Pod, or any
+    # other controller kind a pod's ownerReference names (e.g. a RayCluster)
+    namespace: str
+    name: str
+    # "owner index", "pod-template-hash label", "job-name label", "owner reference", "bare pod"
+    resolved_by: str
+
+    def ref(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+
+class OwnerIndex:
+    """The snapshot's owner links by (kind, namespace, name)."""
+
+    def __init__(self, links: Iterable[OwnerLink]) -> None:
+        self._links = {(link.kind, link.namespace, link.name): link for link in links}
+
+    def get(self, kind: str, namespace: str, name: str) -> OwnerLink | None:
+        return self._links.get((kind, namespace, name))
+
+    def has(self, kind: str, namespace: str, name: str) -> bool:
+        return (kind, namespace, name) in self._links
+
+
+def workload_of(pod: Pod, index: OwnerIndex) -> WorkloadRef:
+    """The workload behind `pod` (see the module docstring for the rules)."""
+    kind, name, namespace = pod.owner_kind, pod.owner_name, pod.namespace
+    # A static pod's mirror is owned by its Node: the pod is the thing to change.
+    if not kind or not name or kind == "Node":
+        return WorkloadRef("Pod", namespace, pod.name, "bare pod")
+    if kind in ("ReplicaSet", "Job"):
+        link = index.get(kind, namespace, name)
+        if link is not None:
+            if link.owner_kind and link.owner_name:
+                return WorkloadRef(link.owner_kind, namespace, link.owner_name, "owner index")
+            return WorkloadRef(kind, namespace, name, "owner index")
+        guessed = _deployment(pod, name) if kind == "ReplicaSet" else _cronjob(pod, name, index)
+        if guessed is not None:
+            return guessed
+    return WorkloadRef(kind, namespace, name, "owner reference")
+
+
+def _deployment(pod: Pod, replica_set: str) -> WorkloadRef | None:
+    digest = pod.labels.get(POD_TEMPLATE_HASH, "")
+    suffix = f"-{digest}"
+    if digest and replica_set.endswith(suffix) and len(replica_set) > len(suffix):
+        name = replica_set.removesuffix(suffix)
+        return WorkloadRef("Deployment", pod.namespace, name, "pod-template-hash label")
+    return None
+
+
+def _cronjob(pod: Pod, job: str, index: OwnerIndex) -> WorkloadRef | None:
+    if not any(pod.labels.get(label) == job for label in JOB_NAME_LABELS):
+        return None
+    match = CRONJOB_JOB_NAME.match(job)
+    if match and index.has("CronJob", pod.namespace, match["cronjob"]):
+        return WorkloadRef("CronJob", pod.namespace, match["cronjob"], "job-name label")
+    return None
+
+
+def template_labels(pod: Pod) -> dict[str, str]:
+    """The pod's labels less the ones its controllers set per pod: the template's labels,
+    alike on every replica (what an exemption by label matches)."""
+    return {k: v for k, v in pod.labels.items() if k not in PER_POD_LABELS}

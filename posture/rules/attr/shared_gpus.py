@@ -1,0 +1,75 @@
+"""ATTR-002: GPU usage on time-sliced or MPS GPUs that cannot be attributed per workload."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inventory.snapshot import Node
+from posture.inputs import PostureInputs
+from posture.rules.common import GpuHolding, gpu_holdings, holding_evidence, sorted_nodes
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.subjects import node_draft
+
+UNATTRIBUTABLE_MODES = ("time_slicing", "mps")
+
+
+@check(
+    id="ATTR-002",
+    title="GPU utilisation on time-sliced or MPS GPUs cannot be attributed per workload",
+    severity="low",
+    scope="node",
+    rationale=(
+        "DCGM-Exporter reads utilisation per physical GPU (or per MIG instance). When a GPU "
+        "is time-sliced or shared through MPS its `pod`/`namespace` labels name only one of "
+        "the pods holding a replica, or none, so the usage of a tenant's workload cannot be "
+        "told apart from its neighbours': chargeback, anomaly detection and compute-hijacking "
+        "detection for that tenant carry a low confidence, never a per-pod figure."
+    ),
+    remediation=(
+        "Where per-tenant attribution is required, give the tenant whole GPUs or MIG GPU "
+        "instances (DCGM reports per `GPU_I_ID`), i.e. a node pool whose "
+        "`nvidia.com/device-plugin.config` has no `sharing` section. Otherwise record that "
+        "the tenant's GPU usage is attributed per node only, and keep DCGM-Exporter's "
+        "Kubernetes mapping on (`DCGM_EXPORTER_KUBERNETES=true`) for the nodes that allow it."
+    ),
+    mappings=("SP800-53:AU-10",),
+)
+def unattributable_utilisation(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    for node in sorted_nodes(inputs):
+        shared: dict[str, list[GpuHolding]] = {}
+        platform_pods = 0
+        for holding in gpu_holdings(inputs, node):
+            if holding.mode not in UNATTRIBUTABLE_MODES:
+                continue
+            if holding.tenant is None:
+                platform_pods += 1
+            else:
+                shared.setdefault(holding.tenant.slug, []).append(holding)
+        if shared:
+            yield _attr_draft(node, dict(sorted(shared.items())), platform_pods)
+
+
+def _attr_draft(
+    node: Node, shared: dict[str, list[GpuHolding]], platform_pods: int
+) -> FindingDraft:
+    """One finding per node, for every tenant holding its shared GPUs."""
+    modes = sorted({h.mode for own in shared.values() for h in own})
+    evidence = {
+        "node": node.name,
+        "gpu_model": node.gpu_model,
+        "node_sharing_strategy": node.sharing_strategy,
+        "sharing_modes": modes,
+        "time_slicing_replicas": node.time_slicing_replicas,
+        # A list, not a dict by slug: redaction hides values, never keys.
+        "tenant_pods": [
+            {"tenant": slug, "pods": holding_evidence(own)[:MEMBERS_SHOWN]}
+            for slug, own in shared.items()
+        ],
+        "platform_gpu_holdings": platform_pods,
+        "attribution": "none: DCGM-Exporter cannot attribute a shared GPU's usage per pod",
+    }
+    title = (
+        f"GPU usage on node {node.name} ({', '.join(modes)}) cannot be attributed per "
+        f"workload: tenants {', '.join(shared)}"
+    )
+    return node_draft("ATTR-002", node, tenants=shared, evidence=evidence, title=title)

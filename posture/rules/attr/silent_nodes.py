@@ -1,0 +1,33 @@
+"""ATTR-003: a GPU node that sends no telemetry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from posture.inputs import PostureInputs
+from posture.rules.common import tenants_on_node
+from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import node_draft, node_named
+
+
+@check(id="ATTR-003", title="GPU node sends no telemetry",
+       severity="medium", scope="node",
+       rationale="Without DCGM-Exporter samples from a GPU node, hijacking and idle allocation "
+                 "there go unseen, and its usage cannot be charged to anyone.",
+       remediation="Check the dcgm-exporter pod on the node (GPU Operator: `dcgmExporter."
+                   "enabled`), its ServiceMonitor or scrape config, and that the node is not "
+                   "tainted against it.",
+       mappings=("CSF:DE.CM-09", "SP800-53:AU-12"))  # fmt: skip
+def silent_gpu_node(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    minutes = inputs.telemetry.settings.get("silent_minutes")
+    for silent in inputs.telemetry.silent_nodes:
+        last = silent.last_sample.isoformat() if silent.last_sample else None
+        evidence = {"node": silent.node, "last_sample": last, "silent_after_minutes": minutes}
+        title = f"GPU node {silent.node} has sent no telemetry " + (
+            f"since {last[:16]}" if last else "at all"
+        )
+        node = node_named(inputs, silent.node)
+        tenants = tenants_on_node(inputs, silent.node)
+        yield node_draft(
+            "ATTR-003", node, tenants=tenants, evidence=evidence, key="ATTR-003", title=title
+        )

@@ -1,0 +1,10 @@
+"""DRIFT-*: what changed since the last sync, or since what was approved (DESIGN §5).
+
+changes (DRIFT-001..003, from recorded drift events), approvals (DRIFT-004).
+"""
+
+from __future__ import annotations
+
+from posture.rules.drift import approvals, changes
+
+__all__ = ["approvals", "changes"]

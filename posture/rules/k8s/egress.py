@@ -1,0 +1,92 @@
+"""K8S-007: tenant GPU namespaces with no egress NetworkPolicy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inventory.snapshot import NetworkPolicy, Pod
+from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.common import pod_ref, tenant_pods
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.subjects import namespace_draft
+
+
+def restricts_egress(policy: NetworkPolicy, pod: Pod) -> bool:
+    """True when the policy limits the pod's egress. A selector made only of matchExpressions
+    (not read into the snapshot) is given the benefit of the doubt."""
+    if "Egress" not in policy.policy_types or policy.namespace != pod.namespace:
+        return False
+    if policy.selects_all_pods or not policy.pod_selector:
+        return True
+    return all(pod.labels.get(k) == v for k, v in policy.pod_selector.items())
+
+
+@check(
+    id="K8S-007",
+    title="Tenant namespace with GPU workloads and no egress NetworkPolicy",
+    severity="medium",
+    scope="tenant",
+    rationale=(
+        "Without an egress policy a GPU pod can reach the internet and every service in the "
+        "cluster: a compromised notebook or job can download miners, exfiltrate models and "
+        "datasets, or call the cloud metadata endpoint for node credentials. GPU pods are the "
+        "most valuable to hijack and the most likely to run third-party code."
+    ),
+    remediation=(
+        "Add a NetworkPolicy in the namespace with `policyTypes: [Egress]` and a `podSelector` "
+        "that covers the GPU pods (`{}` for all), allowing only what they need: cluster DNS, "
+        "the namespace itself, and named registries or storage endpoints. Check that the "
+        "cluster's CNI enforces NetworkPolicy."
+    ),
+    mappings=("SP800-53:SC-7",),
+)
+def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    gpu_pods: dict[str, list[Pod]] = {}
+    owners: dict[str, TenantInfo] = {}
+    for pod, tenant in tenant_pods(inputs):
+        if pod.gpu_resources:
+            gpu_pods.setdefault(pod.namespace, []).append(pod)
+            owners[pod.namespace] = tenant
+    for namespace, pods in sorted(gpu_pods.items()):
+        policies = sorted(
+            (p for p in inputs.snapshot.network_policies if p.namespace == namespace),
+            key=lambda p: p.name,
+        )
+        open_pods = [p for p in pods if not any(restricts_egress(np, p) for np in policies)]
+        if open_pods:
+            yield _egress_draft(
+                inputs, namespace, owners[namespace], open_pods, len(pods), policies
+            )
+
+
+def _egress_draft(
+    inputs: PostureInputs,
+    namespace: str,
+    tenant: TenantInfo,
+    open_pods: list[Pod],
+    gpu_pod_count: int,
+    policies: list[NetworkPolicy],
+) -> FindingDraft:
+    evidence = {
+        "namespace": namespace,
+        "tenant": tenant.slug,
+        "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods[:MEMBERS_SHOWN]],
+        "open_gpu_pods": len(open_pods),
+        "gpu_pods": gpu_pod_count,
+        "network_policies": [
+            {
+                "name": p.name,
+                "policy_types": list(p.policy_types),
+                "pod_selector": "all pods" if p.selects_all_pods else p.pod_selector,
+            }
+            for p in policies
+        ],
+    }
+    title = (
+        f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
+        f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
+    )
+    return namespace_draft(
+        "K8S-007", inputs, namespace, tenants=(tenant,), evidence=evidence, title=title,
+        exposure=len(open_pods),
+    )  # fmt: skip

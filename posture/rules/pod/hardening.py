@@ -1,0 +1,176 @@
+"""POD-001, POD-002, POD-004: privileged containers, host namespaces and added capabilities of
+tenant pods (DESIGN §2). Platform pods never count."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inventory.snapshot import Container, Pod
+from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.common import containers_with_paths, tenant_pods
+from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
+
+
+@check(
+    id="POD-001",
+    title="Privileged container in a tenant pod",
+    severity="critical",
+    scope="tenant",
+    rationale=(
+        "A privileged container gets every capability, every host device under /dev (all "
+        "GPUs, /dev/nvidia-caps, disks) and no seccomp or AppArmor confinement: it can load "
+        "kernel modules, reconfigure MIG for every tenant on the node and escape to the host "
+        "(ATT&CK T1611). No tenant workload needs it to use a GPU: the device plugin injects "
+        "the devices it was allocated."
+    ),
+    remediation=(
+        "Remove `securityContext.privileged: true` from the container at the path in the "
+        "evidence (or set it to false), request GPUs through `resources.limits` "
+        "(`nvidia.com/gpu` or a MIG resource), and enforce the Pod Security Standard "
+        "`baseline` or `restricted` on the tenant namespace with the label "
+        "`pod-security.kubernetes.io/enforce: restricted`."
+    ),
+    mappings=("ATT&CK:T1611", "SP800-53:AC-6"),
+)
+def privileged_container(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    for pod, tenant in tenant_pods(inputs):
+        for container, path in containers_with_paths(pod):
+            if not container.privileged:
+                continue
+            evidence = {
+                "container": container.name,
+                "image": container.image,
+                "init_container": container.init,
+                "field": f"{path}.securityContext.privileged",
+                "value": True,
+            }
+            title = f"Container {container.name} of {inputs.workload_of(pod).ref()} is privileged"
+            yield workload_draft(
+                "POD-001", inputs, pod, tenant, evidence, key=container.name, title=title
+            )
+
+
+@check(
+    id="POD-002",
+    title="Tenant pod shares the host's PID, IPC or network namespace",
+    severity="high",
+    scope="tenant",
+    rationale=(
+        "hostPID lets the pod see and signal every process on the node, including other "
+        "tenants' GPU processes and the device plugin, and read their environment through "
+        "/proc; hostIPC exposes host shared memory, which CUDA IPC and NCCL use between "
+        "processes; hostNetwork bypasses NetworkPolicy and reaches node-local services such "
+        "as the kubelet and DCGM-Exporter. Each is a step toward escaping to the node (T1611)."
+    ),
+    remediation=(
+        "Remove `spec.hostPID`, `spec.hostIPC` and `spec.hostNetwork` (or set them to false) "
+        "in the pod template named in the evidence; NCCL inside one pod does not need hostIPC. "
+        "Enforce `pod-security.kubernetes.io/enforce: baseline` (or restricted) on the "
+        "tenant namespace so the API server rejects them."
+    ),
+    mappings=("ATT&CK:T1611", "SP800-53:SC-39"),
+)
+def host_namespaces(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    for pod, tenant in tenant_pods(inputs):
+        shared = {
+            "spec.hostPID": pod.host_pid,
+            "spec.hostIPC": pod.host_ipc,
+            "spec.hostNetwork": pod.host_network,
+        }
+        fields = {name: True for name, on in shared.items() if on}
+        if not fields:
+            continue
+        which = ", ".join(name.removeprefix("spec.") for name in fields)
+        title = f"{inputs.workload_of(pod).ref()} uses {which}"
+        yield workload_draft("POD-002", inputs, pod, tenant, {"fields": fields}, title=title)
+
+
+CRITICAL_CAPABILITIES = ("SYS_ADMIN", "ALL")
+# Beyond SYS_ADMIN: each of these breaks the node or another tenant's isolation on its own.
+# SETPCAP is in kubescape's insecure-capabilities list and flagged alike.
+DANGEROUS_CAPABILITIES = (
+    "NET_ADMIN",
+    "SYS_PTRACE",
+    "SYS_MODULE",
+    "SYS_RAWIO",
+    "DAC_READ_SEARCH",
+    "BPF",
+    "PERFMON",
+    "SYS_BOOT",
+    "MAC_ADMIN",
+    "MAC_OVERRIDE",
+    "NET_RAW",
+    "SETPCAP",
+)
+
+
+def _capability(name: str) -> str:
+    """Kubernetes accepts "SYS_ADMIN" and "CAP_SYS_ADMIN" alike; compare the bare name."""
+    return name.strip().upper().removeprefix("CAP_")
+
+
+@check(
+    id="POD-004",
+    title="Tenant container adds SYS_ADMIN or another dangerous capability",
+    severity="critical",
+    scope="tenant",
+    rationale=(
+        "CAP_SYS_ADMIN implies every NVIDIA capability, so the container can open "
+        "/dev/nvidia-caps mig-config and repartition the GPUs of every tenant on the node, and "
+        "it allows mount and namespace operations that lead out of the container (T1611). "
+        "ALL includes it. SYS_MODULE, SYS_RAWIO, SYS_PTRACE, BPF, PERFMON, DAC_READ_SEARCH, "
+        "MAC_ADMIN/MAC_OVERRIDE and NET_ADMIN/NET_RAW each weaken the kernel boundary or the "
+        "network isolation between tenants (reported as high)."
+    ),
+    remediation=(
+        "Remove the capabilities listed in the evidence from "
+        "`securityContext.capabilities.add` of the container at the path shown, and set "
+        '`capabilities.drop: ["ALL"]` (add back only NET_BIND_SERVICE if needed). GPU '
+        "workloads need no added capability. Enforce "
+        "`pod-security.kubernetes.io/enforce: restricted` on the tenant namespace."
+    ),
+    mappings=("ATT&CK:T1611", "SP800-53:AC-6"),
+)
+def dangerous_capabilities(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    for pod, tenant in tenant_pods(inputs):
+        for container, path in containers_with_paths(pod):
+            draft = _capability_draft(inputs, pod, tenant, container, path)
+            if draft is not None:
+                yield draft
+
+
+def _capability_draft(
+    inputs: PostureInputs, pod: Pod, tenant: TenantInfo, container: Container, path: str
+) -> FindingDraft | None:
+    flagged: list[dict[str, str]] = []
+    other: list[str] = []
+    for index, raw in enumerate(container.capabilities_add):
+        name = _capability(raw)
+        if name in CRITICAL_CAPABILITIES or name in DANGEROUS_CAPABILITIES:
+            field = f"{path}.securityContext.capabilities.add[{index}]"
+            flagged.append({"capability": raw, "field": field})
+        else:
+            other.append(raw)
+    if not flagged:
+        return None
+    critical = any(_capability(f["capability"]) in CRITICAL_CAPABILITIES for f in flagged)
+    evidence = {
+        "container": container.name,
+        "image": container.image,
+        "init_container": container.init,
+        "flagged": flagged,
+        "other_added": other,
+        "dropped": list(container.capabilities_drop),
+    }
+    names = ", ".join(f["capability"] for f in flagged)
+    return workload_draft(
+        "POD-004",
+        inputs,
+        pod,
+        tenant,
+        evidence,
+        key=container.name,
+        title=f"Container {container.name} of {inputs.workload_of(pod).ref()} adds {names}",
+        severity="critical" if critical else "high",
+    )

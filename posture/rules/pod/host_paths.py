@@ -1,0 +1,182 @@
+"""POD-003, POD-005: host paths that hand a tenant pod the node, and /dev/nvidia-caps
+(DESIGN §2)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from inventory.snapshot import Pod, Volume
+from posture.inputs import PostureInputs
+from posture.rules.common import (
+    containers_with_paths,
+    mounts_of,
+    normalise_host_path,
+    path_within,
+    tenant_pods,
+)
+from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
+
+# Host paths whose mount hands the container the node: devices, kernel interfaces, or the
+# container runtime's API. /var/run is a symlink to /run on every current distribution, so
+# paths are compared after mapping /var/run to /run.
+HOST_DEVICE_ROOTS = ("/dev", "/proc", "/sys")
+RUNTIME_SOCKETS = (
+    "/run/docker.sock",
+    "/run/containerd",  # containerd.sock and the shim sockets live under it
+    "/run/crio",
+    "/run/cri-dockerd.sock",
+    "/run/k3s/containerd",
+)
+NVIDIA_CAPS = "/dev/nvidia-caps"
+# NVIDIA Container Toolkit variables that inject /dev/nvidia-caps mig-config / mig-monitor.
+MIG_CAP_ENV = ("NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES")
+MIG_CAP_ENV_OFF = ("", "none", "void")
+
+
+def _canonical(path: str) -> str:
+    path = normalise_host_path(path)
+    if path_within(path, "/var/run"):
+        return "/run" + path.removeprefix("/var/run")
+    return path
+
+
+def dangerous_host_path(path: str) -> str | None:
+    """Why a hostPath hands the container the node, or None when it does not."""
+    canonical = _canonical(path)
+    if canonical == "/":
+        return "the host's root filesystem"
+    for root in HOST_DEVICE_ROOTS:
+        if path_within(canonical, root):
+            return f"under {root}"
+    for socket in RUNTIME_SOCKETS:
+        if path_within(canonical, socket):
+            return f"the container runtime socket {socket}"
+        if path_within(socket, canonical):
+            return f"a directory holding the container runtime socket {socket}"
+    return None
+
+
+@check(
+    id="POD-003",
+    title="Tenant pod mounts a host path under /dev, /, /proc, /sys or a runtime socket",
+    severity="high",
+    scope="tenant",
+    rationale=(
+        "A hostPath under /dev gives direct access to host devices, including GPUs the "
+        "scheduler did not allocate and /dev/nvidia-caps; / , /proc and /sys expose the node's "
+        "files and kernel interfaces; the container runtime socket lets the pod start a "
+        "privileged container on the node. Any of them is a container escape (T1611)."
+    ),
+    remediation=(
+        "Remove the volume at `spec.volumes[].hostPath` named in the evidence and its "
+        "`volumeMounts`. GPUs come from `resources.limits` through the device plugin (or CDI), "
+        "never from a /dev hostPath; use an emptyDir, a PersistentVolumeClaim or a projected "
+        "volume for data. Enforce `pod-security.kubernetes.io/enforce: baseline` on the "
+        "tenant namespace, which forbids hostPath volumes."
+    ),
+    mappings=("ATT&CK:T1611",),
+)
+def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    for pod, tenant in tenant_pods(inputs):
+        for index, volume in enumerate(pod.volumes):
+            why = dangerous_host_path(volume.host_path) if volume.host_path else None
+            if why is None:
+                continue
+            yield workload_draft(
+                "POD-003",
+                inputs,
+                pod,
+                tenant,
+                _volume_evidence(pod, index, volume, why),
+                key=volume.name,
+                title=(
+                    f"{inputs.workload_of(pod).ref()} mounts host path {volume.host_path} "
+                    f"(volume {volume.name})"
+                ),
+            )
+
+
+def _volume_evidence(pod: Pod, index: int, volume: Volume, why: str) -> dict[str, Any]:
+    return {
+        "volume": volume.name,
+        "field": f"spec.volumes[{index}].hostPath.path",
+        "host_path": volume.host_path,
+        "normalised_path": _canonical(volume.host_path or ""),
+        "reason": why,
+        "mounted_by": mounts_of(pod, volume.name),
+    }
+
+
+def _mig_cap_volumes(pod: Pod) -> list[dict[str, Any]]:
+    """hostPath volumes that expose /dev/nvidia-caps: it, anything under it, /dev or /."""
+    found = []
+    for index, volume in enumerate(pod.volumes):
+        if not volume.host_path:
+            continue
+        path = _canonical(volume.host_path)
+        if path in ("/", "/dev") or path_within(path, NVIDIA_CAPS):
+            found.append(
+                {
+                    "volume": volume.name,
+                    "field": f"spec.volumes[{index}].hostPath.path",
+                    "host_path": volume.host_path,
+                    "mounted_by": mounts_of(pod, volume.name),
+                }
+            )
+    return found
+
+
+def _mig_cap_env(pod: Pod) -> list[dict[str, Any]]:
+    """Toolkit variables asking for mig-config / mig-monitor; a value from a reference cannot
+    be checked here, so it counts as set."""
+    found = []
+    for container, path in containers_with_paths(pod):
+        for index, env in enumerate(container.env):
+            if env.name not in MIG_CAP_ENV:
+                continue
+            if env.value is not None and env.value.strip().lower() in MIG_CAP_ENV_OFF:
+                continue
+            found.append(
+                {
+                    "container": container.name,
+                    "field": f"{path}.env[{index}]",
+                    "name": env.name,
+                    "value": env.value,
+                    "value_from": env.value_from,
+                }
+            )
+    return found
+
+
+@check(
+    id="POD-005",
+    title="Tenant pod can reach /dev/nvidia-caps (MIG config or monitor capability)",
+    severity="critical",
+    scope="tenant",
+    rationale=(
+        "The mig-config capability under /dev/nvidia-caps lets a process create and destroy "
+        "MIG GPU and compute instances on every GPU of the node, wiping or resizing other "
+        "tenants' instances; mig-monitor reveals every instance's usage. The NVIDIA Container "
+        "Toolkit grants them through NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES, "
+        "and a hostPath of /dev/nvidia-caps, /dev or / exposes the device nodes directly."
+    ),
+    remediation=(
+        "Remove the environment variables NVIDIA_MIG_CONFIG_DEVICES and "
+        "NVIDIA_MIG_MONITOR_DEVICES (or set them to `none`) from the containers named in the "
+        "evidence, and remove hostPath volumes of /dev/nvidia-caps, /dev or /. Only the GPU "
+        "Operator's mig-manager, in the operator namespace, needs these; set "
+        "`accept-nvidia-visible-devices-envvar-when-unprivileged = false` in the toolkit's "
+        "config.toml so unprivileged pods cannot request devices by environment."
+    ),
+    mappings=("SP800-53:AC-6",),
+)
+def mig_capability_access(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    for pod, tenant in tenant_pods(inputs):
+        volumes, env = _mig_cap_volumes(pod), _mig_cap_env(pod)
+        if not volumes and not env:
+            continue
+        evidence = {"host_path_volumes": volumes, "env": env}
+        title = f"{inputs.workload_of(pod).ref()} can reach /dev/nvidia-caps"
+        yield workload_draft("POD-005", inputs, pod, tenant, evidence, title=title)

@@ -1,0 +1,107 @@
+"""POD-010: GPU workloads of several tenants under one shared service account (DESIGN §2)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from inventory.snapshot import Pod
+from posture.inputs import PostureInputs
+from posture.rules.common import pod_ref
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.subjects import service_account_draft
+from tenants.mapping import TENANT_LABEL
+
+PLATFORM_PARTY = ""  # pods of a platform namespace that carry no tenant label
+
+
+def job_tenant(inputs: PostureInputs, pod: Pod) -> str:
+    """Whose work a GPU pod is: the namespace's tenant; in a namespace no tenant owns, the
+    tenant its `gpuposture.io/tenant` label names (a shared submission system such as a
+    batch or notebook service runs several tenants' jobs there); else the platform ("")."""
+    owner = inputs.tenant_of_pod(pod)
+    if owner is not None:
+        return owner.slug
+    label = pod.labels.get(TENANT_LABEL, "")
+    return label if label in inputs.tenants_by_slug else PLATFORM_PARTY
+
+
+def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[str, list[Pod]]]:
+    """(namespace, service account) -> party -> active GPU pods running as it."""
+    groups: dict[tuple[str, str], dict[str, list[Pod]]] = {}
+    for pod in sorted(inputs.snapshot.pods, key=pod_ref):
+        if not pod.is_active or not pod.gpu_resources:
+            continue
+        parties = groups.setdefault((pod.namespace, pod.service_account), {})
+        parties.setdefault(job_tenant(inputs, pod), []).append(pod)
+    return dict(sorted(groups.items()))
+
+
+@check(
+    id="POD-010",
+    title="GPU workloads of several tenants run under one shared service account",
+    severity="medium",
+    scope="tenant",
+    rationale=(
+        "Every job must map to a tenant identity (DESIGN §2). Tenancy follows the namespace, "
+        "so the case that breaks it is a shared namespace: a batch, pipeline or notebook "
+        "service that runs every tenant's GPU pods (told apart only by a "
+        "`gpuposture.io/tenant` pod label) under its own ServiceAccount. The pods of one "
+        "ServiceAccount are grouped by the tenant they work for; when a group spans several "
+        "tenants, or a tenant's GPU work runs in a namespace no tenant owns, each tenant can "
+        "use the other's credentials, volumes and API permissions, and audit logs and GPU "
+        "usage name the shared identity instead of the tenant."
+    ),
+    remediation=(
+        "Run each tenant's GPU jobs in a namespace the tenant owns, under a ServiceAccount of "
+        "that namespace (`kubectl create serviceaccount <tenant>-jobs -n <tenant-namespace>` "
+        "and set `spec.serviceAccountName`), and configure the submission system to "
+        "impersonate the tenant's identity instead of using its own. Set "
+        "`automountServiceAccountToken: false` where the job needs no API access."
+    ),
+    mappings=("SP800-53:AC-2", "SP800-53:AU-10"),
+)
+def shared_service_account(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    for (namespace, account), parties in gpu_pods_by_identity(inputs).items():
+        tenants = sorted(p for p in parties if p != PLATFORM_PARTY)
+        platform_namespace = inputs.tenant_of_namespace(namespace) is None
+        if not tenants or (len(parties) < 2 and not platform_namespace):
+            continue
+        yield _account_draft(inputs, namespace, account, tenants, parties)
+
+
+def _pod_list(pods: list[Pod]) -> list[dict[str, Any]]:
+    return [
+        {"pod": pod_ref(p), "node": p.node_name, "gpu": p.gpu_resources}
+        for p in pods[:MEMBERS_SHOWN]
+    ]
+
+
+def _account_draft(
+    inputs: PostureInputs,
+    namespace: str,
+    account: str,
+    tenants: list[str],
+    parties: dict[str, list[Pod]],
+) -> FindingDraft:
+    """One finding per service account: every tenant whose GPU work runs as it."""
+    owner = inputs.tenant_of_namespace(namespace)
+    evidence = {
+        "service_account": f"{namespace}/{account}",
+        "field": "spec.serviceAccountName",
+        "namespace_owner": owner.slug if owner else None,
+        # A list, not a dict by slug: redaction hides values, never keys.
+        "parties": [
+            {"party": party or "platform", "pods": _pod_list(pods), "pod_count": len(pods)}
+            for party, pods in sorted(parties.items())
+        ],
+    }
+    tenant_pods = [pod for slug in tenants for pod in parties[slug]]
+    common = set.intersection(*(set(p.labels.items()) for p in tenant_pods))
+    shared = "shared by" if len(parties) > 1 else "of a namespace no tenant owns, used by"
+    who = ", ".join(p or "platform pods" for p in sorted(parties))
+    return service_account_draft(
+        "POD-010", namespace, account, tenants=tenants, evidence=evidence,
+        title=f"GPU pods run as service account {namespace}/{account}, {shared} {who}",
+        labels=dict(sorted(common)), exposure=len(tenant_pods),
+    )  # fmt: skip

@@ -1,0 +1,139 @@
+"""POD-007: images from an unapproved registry or not pinned by digest (DESIGN §2, §5)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from inventory.snapshot import Container, Pod
+from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
+from posture.rules.common import containers_with_paths, tenant_pods
+from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
+
+DOCKER_HUB = "docker.io"
+# Docker Hub's other names: the daemon rewrites them to docker.io.
+DOCKER_HUB_ALIASES = ("index.docker.io", "registry-1.docker.io", "registry.hub.docker.com")
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    registry: str  # host[:port], lower case; docker.io when the reference names none
+    repository: str  # registry/path, e.g. "docker.io/library/busybox"
+    tag: str | None
+    digest: str | None  # "sha256:..." as written after "@"
+
+
+def _registry_name(host: str) -> str:
+    host = host.lower()
+    return DOCKER_HUB if host in DOCKER_HUB_ALIASES else host
+
+
+def parse_image(image: str) -> ImageRef:
+    """Split a reference as the container runtime does: the first path component is a
+    registry host only when it has a dot or a port, or is `localhost`; otherwise the image is
+    on Docker Hub, and a single-component name lives under `library/`."""
+    name, _, digest = image.strip().partition("@")
+    tag = None
+    last = name.rfind("/")
+    colon = name.rfind(":")
+    if colon > last:  # a colon before the last slash is a registry port, not a tag
+        name, tag = name[:colon], name[colon + 1 :]
+    first, _, rest = name.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        registry, path = _registry_name(first), rest
+    else:
+        registry, path = DOCKER_HUB, name if "/" in name else f"library/{name}"
+    return ImageRef(registry, f"{registry}/{path}".lower(), tag, digest or None)
+
+
+def _approved_entry(entry: str) -> str:
+    entry = entry.strip().lower().removeprefix("https://").removeprefix("http://").rstrip("/")
+    host, sep, rest = entry.partition("/")
+    return _registry_name(host) + sep + rest
+
+
+def approved_by(ref: ImageRef, approved: tuple[str, ...]) -> str | None:
+    """The approved entry (a registry host, or a host/path prefix) the image falls under.
+    Hosts compare with their port: registry:5000 is a different endpoint from registry."""
+    for raw in approved:
+        entry = _approved_entry(raw)
+        if entry and (ref.repository == entry or ref.repository.startswith(entry + "/")):
+            return raw
+    return None
+
+
+def image_problems(ref: ImageRef, cls: TrustClassInfo) -> list[str]:
+    problems = []
+    if cls.approved_registries and approved_by(ref, cls.approved_registries) is None:
+        problems.append(f"registry {ref.registry} is not approved for trust class {cls.slug}")
+    if cls.require_image_digest and not (ref.digest and _DIGEST.match(ref.digest)):
+        problems.append("not pinned by an @sha256: digest")
+    return problems
+
+
+@check(
+    id="POD-007",
+    title="Image not from an approved registry, or not pinned by digest",
+    severity="medium",
+    scope="tenant",
+    rationale=(
+        "A tenant's trust class names the registries its images may come from and whether "
+        "they must be pinned by digest. An image from elsewhere has not passed the scanning, "
+        "signing and provenance controls of the approved registries, and runs next to GPUs "
+        "that hold other tenants' models and data. A tag is mutable: whoever can push to the "
+        "repository can change what runs on the next pull, so only a `@sha256:` digest fixes "
+        "the code that was reviewed."
+    ),
+    remediation=(
+        "Mirror the image into one of the approved registries listed in the evidence (e.g. "
+        "`crane copy <image> <approved-registry>/<path>:<tag>`), then reference it by digest "
+        "in the container's `image` field at the path shown: `<registry>/<path>@sha256:<digest>` "
+        "(`crane digest <image>` prints it). Enforce both with an admission policy on the "
+        "tenant namespace (Kyverno `verifyImages` / a ValidatingAdmissionPolicy on "
+        "`spec.containers[*].image` and `spec.initContainers[*].image`)."
+    ),
+    mappings=("SP800-53:SR-3", "SP800-53:CM-14"),
+)
+def unapproved_image(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    for pod, tenant in tenant_pods(inputs):
+        cls = tenant.trust_class
+        if not cls.approved_registries and not cls.require_image_digest:
+            continue
+        for container, path in containers_with_paths(pod):
+            ref = parse_image(container.image)
+            problems = image_problems(ref, cls)
+            if problems:
+                yield _image_draft(inputs, pod, tenant, container, path, ref, problems)
+
+
+def _image_draft(
+    inputs: PostureInputs,
+    pod: Pod,
+    tenant: TenantInfo,
+    container: Container,
+    path: str,
+    ref: ImageRef,
+    problems: list,
+) -> FindingDraft:
+    cls = tenant.trust_class
+    evidence = {
+        "container": container.name,
+        "init_container": container.init,
+        "field": f"{path}.image",
+        "image": container.image,
+        "registry": ref.registry,
+        "repository": ref.repository,
+        "tag": ref.tag,
+        "digest": ref.digest,
+        "approved_registries": list(cls.approved_registries),
+        "require_image_digest": cls.require_image_digest,
+        "problems": problems,
+    }
+    title = (
+        f"Container {container.name} of {inputs.workload_of(pod).ref()} runs {container.image}: "
+        + "; ".join(problems)
+    )
+    return workload_draft("POD-007", inputs, pod, tenant, evidence, key=container.name, title=title)

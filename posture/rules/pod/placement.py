@@ -1,0 +1,78 @@
+"""POD-009: GPU pods of a dedicated-pool tenant outside its class's tainted pool (DESIGN §3)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inventory.snapshot import Node, Pod
+from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.common import nodes_by_name, tenant_pods
+from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
+
+CLASS_TAINT_KEY = "gpuposture.io/trust-class"
+SEPARATING_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+def has_class_taint(node: Node, class_slug: str) -> bool:
+    return any(
+        t.key == CLASS_TAINT_KEY and t.value == class_slug and t.effect in SEPARATING_EFFECTS
+        for t in node.taints
+    )
+
+
+@check(
+    id="POD-009",
+    title="GPU pod of a dedicated-pool tenant scheduled outside its class's tainted pool",
+    severity="high",
+    scope="tenant",
+    rationale=(
+        "External and sensitive tenants require a dedicated node pool (DESIGN §3): nodes "
+        "tainted `gpuposture.io/trust-class=<class>` with NoSchedule or NoExecute, so only "
+        "that class's pods run there. A GPU pod of such a tenant on a node without that taint "
+        "shares the node's kernel, container runtime, GPU driver and (depending on the sharing "
+        "mode) GPUs with whatever else is scheduled there, which is exactly what the "
+        "dedicated pool exists to prevent. It usually means a missing nodeSelector, a "
+        "toleration broad enough to land anywhere, or a pool that lost its taint."
+    ),
+    remediation=(
+        "Taint the class's pool (`kubectl taint nodes <node> "
+        "gpuposture.io/trust-class=<class>:NoSchedule`, set in the node pool configuration so "
+        "new nodes get it), give the tenant's workloads that toleration and a nodeSelector "
+        "`gpuposture.io/trust-class: <class>` (or node affinity), remove tolerations with "
+        "`operator: Exists` and no key, and delete the pod named in the evidence so it is "
+        "rescheduled inside the pool. Enforce the nodeSelector with an admission policy."
+    ),
+    mappings=("SP800-53:SC-39",),
+)
+def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    nodes = nodes_by_name(inputs)
+    for pod, tenant in tenant_pods(inputs):
+        cls = tenant.trust_class
+        node = nodes.get(pod.node_name or "")
+        # An unscheduled pod, or a node outside the snapshot, cannot be judged.
+        if not cls.requires_dedicated_pool or node is None or not pod.gpu_resources:
+            continue
+        if has_class_taint(node, cls.slug):
+            continue
+        yield _pool_draft(inputs, pod, tenant, node)
+
+
+def _pool_draft(inputs: PostureInputs, pod: Pod, tenant: TenantInfo, node: Node) -> FindingDraft:
+    slug = tenant.trust_class.slug
+    evidence = {
+        "gpu_resources": pod.gpu_resources,
+        "expected_taint": f"{CLASS_TAINT_KEY}={slug}:NoSchedule (or NoExecute)",
+        "node_selector": dict(pod.node_selector),
+        "tolerations": [dict(t) for t in pod.tolerations],
+    }
+    # Replicas land on different nodes: each pod's entry names its node and what it carries.
+    where = {
+        "node_taints": [f"{t.key}={t.value}:{t.effect}" for t in node.taints],
+        "node_class_label": node.labels.get(CLASS_TAINT_KEY),
+    }
+    title = (
+        f"GPU pods of {inputs.workload_of(pod).ref()} ({slug} tenant {tenant.slug}) run "
+        f"outside the {slug} pool"
+    )
+    return workload_draft("POD-009", inputs, pod, tenant, evidence, title=title, pod_facts=where)

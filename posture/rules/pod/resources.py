@@ -1,0 +1,87 @@
+"""POD-006: GPU resource requests that differ from their limits (DESIGN §2, §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from inventory.snapshot import Container
+from posture.inputs import PostureInputs
+from posture.rules.common import containers_with_paths, tenant_pods
+from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import workload_draft
+
+
+def _same_quantity(a: str, b: str) -> bool:
+    """GPU quantities are whole numbers: "1" and " 01" are the same; other text compares as
+    written (the API server would refuse it anyway)."""
+    try:
+        return int(a.strip()) == int(b.strip())
+    except ValueError:
+        return a.strip() == b.strip()
+
+
+def gpu_request_mismatches(container: Container, path: str) -> list[dict[str, Any]]:
+    """Each nvidia.com/* request with no limit or a different limit. A limit with no request
+    is fine: requests of extended resources default to their limits."""
+    found = []
+    for name, requested in sorted(container.gpu_requests.items()):
+        limit = container.gpu_limits.get(name)
+        if limit is not None and _same_quantity(requested, limit):
+            continue
+        found.append(
+            {
+                "resource": name,
+                "request": requested,
+                "limit": limit,
+                "problem": "request without a limit" if limit is None else "request != limit",
+                "field": f'{path}.resources.requests["{name}"]',
+            }
+        )
+    return found
+
+
+@check(
+    id="POD-006",
+    title="GPU resource request differs from its limit, or has no limit",
+    severity="medium",
+    scope="tenant",
+    rationale=(
+        "GPUs, time-sliced replicas and MIG devices are extended resources: the scheduler "
+        "and ResourceQuota count `requests`, the device plugin allocates by `limits`, and "
+        "the API server rejects a pod whose extended-resource request differs from its limit "
+        "or lacks one. A manifest or snapshot that carries such a mismatch was either never "
+        "admitted (so what runs differs from what the tenant declared) or bypassed admission; "
+        "either way quotas and the approved GPU allocation stop describing what the workload "
+        "gets."
+    ),
+    remediation=(
+        "In the container at the path in the evidence, set `resources.limits` for each "
+        "`nvidia.com/*` resource listed (e.g. `nvidia.com/gpu: 1`, `nvidia.com/mig-1g.10gb: "
+        "1`) and either remove the matching `resources.requests` entry (it defaults to the "
+        "limit) or make it equal. Validate manifests before deploying with "
+        "`kubectl apply --dry-run=server -f <manifest>`, which runs the same admission checks."
+    ),
+    mappings=("SP800-53:CM-6",),
+)
+def gpu_request_limit_mismatch(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    for pod, tenant in tenant_pods(inputs):
+        for container, path in containers_with_paths(pod):
+            mismatches = gpu_request_mismatches(container, path)
+            if not mismatches:
+                continue
+            evidence = {
+                "container": container.name,
+                "init_container": container.init,
+                "mismatches": mismatches,
+                "requests": dict(container.gpu_requests),
+                "limits": dict(container.gpu_limits),
+            }
+            names = ", ".join(m["resource"] for m in mismatches)
+            title = (
+                f"Container {container.name} of {inputs.workload_of(pod).ref()}: GPU request "
+                f"differs from limit ({names})"
+            )
+            yield workload_draft(
+                "POD-006", inputs, pod, tenant, evidence, key=container.name, title=title
+            )

@@ -1,0 +1,74 @@
+"""SHARE-003: a tenant shares a GPU by a mode its or the other party's trust class forbids."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import combinations
+
+from posture.inputs import PostureInputs, TrustClassInfo
+from posture.rules.common import gpu_holdings, platform_trust_class, pools_by_mode, sorted_nodes
+from posture.rules.registry import FindingDraft, check
+from posture.rules.share.parties import CONCURRENT_MODES, meeting, parties_of
+from posture.rules.subjects import Meeting, PairCause, pair_drafts
+from tenants.policy import may_share
+
+
+@check(
+    id="SHARE-003",
+    title="A tenant shares a GPU by a mode its or the other tenant's trust class forbids",
+    severity="high",
+    scope="gpu",
+    rationale=(
+        "Two tenants may share a physical GPU only by a mode both trust classes allow "
+        "(DESIGN §3): time-slicing and MPS give no fault isolation and time-slicing no memory "
+        "isolation, compute instances of one MIG GPU instance share memory, and vGPU best "
+        "effort gives no performance isolation. A class that forbids the mode was assigned "
+        "because its workloads must not be exposed to, or expose, the other party that way."
+    ),
+    remediation=(
+        "Schedule the tenant on nodes whose sharing mode its class allows: exclusive GPUs "
+        "(no `sharing` section in the node's device-plugin config) or MIG GPU instances "
+        "(`nvidia.com/mig.config` giving each tenant its own instances, mig strategy mixed). "
+        "Enforce it with a per-class NoSchedule taint on the node pool and a matching "
+        "toleration and nodeSelector on the tenant's workloads. If the sharing is intended, "
+        "change the tenant's trust class through review rather than tolerating the finding."
+    ),
+    mappings=("SP800-53:SC-39", "SP800-53:AC-4"),
+)
+def forbidden_sharing_mode(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from pair_drafts("SHARE-003", _meetings(inputs), _title)
+
+
+def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
+    """Each pair of parties (a tenant and a tenant, or the platform's pods) sharing one
+    resource of a node by a concurrent mode that one of their classes forbids."""
+    platform = platform_trust_class(inputs)
+
+    def class_of(name: str) -> TrustClassInfo:
+        return inputs.tenants_by_slug[name].trust_class if name else platform
+
+    for node in sorted_nodes(inputs):
+        for (pool, mode), holdings in pools_by_mode(gpu_holdings(inputs, node)).items():
+            if mode not in CONCURRENT_MODES:
+                continue
+            for first, second in combinations(parties_of(holdings, platform).values(), 2):
+                decision = may_share(class_of(first.name), class_of(second.name), mode)
+                if decision.allowed:
+                    continue
+                details = {
+                    "resource": pool, "sharing_mode": mode, "rule": decision.rule,
+                    "forbidden_by": list(decision.forbidden_by),
+                }  # fmt: skip
+                key = f"{pool}:{mode}"
+                yield meeting(node, pool, key, first, second, details=details)
+
+
+def _title(cause: PairCause) -> str:
+    first = cause.meetings[0]
+    resource, mode = first.details["resource"], first.details["sharing_mode"]
+    forbidding = first.details["forbidden_by"]
+    which = "trust class" if len(forbidding) == 1 else "trust classes"
+    return (
+        f"{cause.who} share {resource} by {mode} in {cause.where}, which {which} "
+        f"{' and '.join(forbidding)} forbid{'s' if len(forbidding) == 1 else ''}"
+    )

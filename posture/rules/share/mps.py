@@ -1,0 +1,39 @@
+"""SHARE-006: MPS shared between different tenants."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from posture.inputs import PostureInputs
+from posture.rules.registry import FindingDraft, check
+from posture.rules.share.parties import tenant_pairs_sharing
+from posture.rules.subjects import PairCause, pair_drafts
+
+
+@check(
+    id="SHARE-006",
+    title="MPS shared between different tenants",
+    severity="high",
+    scope="gpu",
+    rationale=(
+        "Under MPS all clients of a GPU submit work through one MPS server: address spaces "
+        "are separated on Volta and later, but a fatal fault in any client (an illegal memory "
+        "access, an out-of-range kernel) tears down every client of that server, performance "
+        "limits are advisory, and DCGM-Exporter cannot attribute usage per pod. The device "
+        "plugin hands out MPS replicas without regard to tenant, so two tenants on one MPS "
+        "node can share a physical GPU and one can crash or starve the other."
+    ),
+    remediation=(
+        "Keep `sharing.mps` only in the device-plugin config of a single-tenant pool: label "
+        "the other nodes with a `nvidia.com/device-plugin.config` that has no `sharing` "
+        "section, taint the MPS pool for one tenant and give that tenant's pods the matching "
+        "toleration and nodeSelector. Between tenants use MIG GPU instances or whole GPUs."
+    ),
+    mappings=("SP800-53:SC-39",),
+)
+def mps_between_tenants(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from pair_drafts("SHARE-006", tenant_pairs_sharing(inputs, "mps"), _title)
+
+
+def _title(cause: PairCause) -> str:
+    return f"{cause.who} share {cause.key} by MPS in {cause.where} {cause.note}"

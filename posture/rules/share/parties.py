@@ -1,0 +1,112 @@
+"""Who holds a GPU resource on a node and whether two parties' replicas must meet on one
+device: what the co-tenancy checks (SHARE-001, -002, -003, -006, -007) share. Each reports
+the pairs of parties that meet on a node (subjects.Meeting); subjects.pair_drafts files them
+per pair and node pool."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from itertools import combinations
+from typing import Any
+
+from inventory.snapshot import Node
+from posture.inputs import PostureInputs, TrustClassInfo
+from posture.rules.common import (
+    GpuHolding,
+    gpu_holdings,
+    holding_evidence,
+    pools_by_mode,
+    sorted_nodes,
+)
+from posture.rules.subjects import PLATFORM_PARTY, Meeting, Party
+from tenants.policy import is_mig_resource
+
+# Modes in which one physical GPU (or MIG device) serves several pods at once. exclusive and
+# mig_gi give each pod its own device or hardware partition, so there is no pair to judge.
+CONCURRENT_MODES = ("mig_ci", "vgpu_fixed", "vgpu_equal", "vgpu_best_effort", "mps", "time_slicing")
+
+
+def physical_units(node: Node, pool: str) -> int | None:
+    """How many physical devices back a pool: GPUs from nvidia.com/gpu.count (capacity is
+    multiplied by the replicas), MIG devices from the capacity divided by the replicas."""
+    if pool == "nvidia.com/gpu" and node.gpu_count:
+        return node.gpu_count
+    capacity = node.gpu_capacity.get(pool, 0) + node.gpu_capacity.get(f"{pool}.shared", 0)
+    replicas = node.time_slicing_replicas or 1
+    return capacity // replicas if capacity >= replicas else None
+
+
+def co_residence(node: Node, pool: str, own: int, others: int) -> tuple[str, str]:
+    """("certain" | "possible", why) for one party's replicas sharing a device with others'.
+
+    Pigeonhole: kept apart, the party needs ceil(own/R) devices to itself and the others at
+    least ceil(others/R); if that exceeds the devices there are, they must meet on one.
+    """
+    units = physical_units(node, pool)
+    per_unit = node.time_slicing_replicas
+    kind = "MIG device" if is_mig_resource(pool) else "physical GPU"
+    if units == 1:
+        return "certain", f"node {node.name} has a single {kind} behind {pool}"
+    if units is None:
+        return "possible", f"the number of {kind}s behind {pool} on {node.name} is unknown"
+    if not per_unit:
+        return "possible", f"replicas per {kind} unknown; {units} {kind}s on {node.name}"
+    needed = math.ceil(own / per_unit) + math.ceil(others / per_unit)
+    if needed > units:
+        return "certain", (
+            f"{own} + {others} replicas at {per_unit} per {kind} need {needed} {kind}s to stay "
+            f"apart; {node.name} has {units}"
+        )
+    return "possible", (
+        f"{own} + {others} replicas at {per_unit} per {kind} fit on {units} {kind}s without "
+        f"mixing, but the device plugin does not keep tenants apart"
+    )
+
+
+def node_facts(node: Node) -> dict[str, Any]:
+    """What a co-tenancy's entry for one node shows about how that node shares its GPUs."""
+    return {
+        "gpu_model": node.gpu_model,
+        "gpu_count": node.gpu_count,
+        "node_sharing_strategy": node.sharing_strategy,
+        "time_slicing_replicas": node.time_slicing_replicas,
+        "device_plugin_config": node.device_plugin_config,
+        "mig_strategy": node.mig_strategy,
+        "mig_config": node.mig_config,
+    }
+
+
+def parties_of(
+    holdings: list[GpuHolding], platform: TrustClassInfo | None = None
+) -> dict[str, Party]:
+    """The parties holding these GPU devices, by name: each tenant, and with `platform` the
+    pods no tenant owns as one party (PLATFORM_PARTY) judged by that class."""
+    grouped: dict[str, tuple[TrustClassInfo, list[GpuHolding]]] = {}
+    for h in holdings:
+        if h.tenant is not None:
+            grouped.setdefault(h.tenant.slug, (h.tenant.trust_class, []))[1].append(h)
+        elif platform is not None:
+            grouped.setdefault(PLATFORM_PARTY, (platform, []))[1].append(h)
+    return {
+        name: Party(name, cls.slug, tuple(holding_evidence(hs)), sum(h.count for h in hs))
+        for name, (cls, hs) in sorted(grouped.items())
+    }
+
+
+def meeting(node: Node, pool: str, key: str, first: Party, second: Party, **extra: Any) -> Meeting:
+    """Two parties holding `pool` on `node`, with their co-residence verdict on it."""
+    verdict, why = co_residence(node, pool, first.replicas, second.replicas)
+    return Meeting(node, key, (first, second), verdict, why, node_facts(node), **extra)
+
+
+def tenant_pairs_sharing(inputs: PostureInputs, mode: str) -> Iterator[Meeting]:
+    """Each pair of tenants holding one resource of a node shared by `mode` (time-slicing,
+    MPS): the resource is the key."""
+    for node in sorted_nodes(inputs):
+        for (pool, found), holdings in pools_by_mode(gpu_holdings(inputs, node)).items():
+            if found != mode:
+                continue
+            details = {"resource": pool, "sharing_mode": mode}
+            for first, second in combinations(parties_of(holdings).values(), 2):
+                yield meeting(node, pool, pool, first, second, details=details)

@@ -1,0 +1,136 @@
+"""SHARE-001 (tenants time-slicing one GPU) and SHARE-005 (a time-slicing config that hands out
+several replicas to one container)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inventory.snapshot import Node, SharingConfig
+from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.common import (
+    gpu_holdings,
+    sorted_nodes,
+)
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.share.parties import tenant_pairs_sharing
+from posture.rules.subjects import PairCause, configmap_draft, pair_drafts
+
+
+@check(
+    id="SHARE-001",
+    title="Pods of different tenants time-slice the same physical GPU",
+    severity="critical",
+    scope="gpu",
+    rationale=(
+        "Time-slicing gives no memory, fault or performance isolation: replicas of one GPU are "
+        "interleaved in time on the same device with nothing protecting one workload's memory "
+        "from another's, a fatal fault ends every client, and DCGM-Exporter cannot attribute "
+        "usage per pod. The NVIDIA device plugin hands out "
+        "replicas without regard to tenant, so two tenants holding replicas of a time-sliced "
+        "resource on one node can land on the same physical GPU and read each other's leftover "
+        "memory or deny each other service."
+    ),
+    remediation=(
+        "Move the tenants onto separate node pools: label the nodes of each pool with their own "
+        "`nvidia.com/device-plugin.config` and keep `sharing.timeSlicing` only in the config of "
+        "a single-tenant pool, taint that pool per tenant class and give the tenant's pods the "
+        "matching toleration and nodeSelector. Where tenants must share a node, use MIG GPU "
+        "instances (`nvidia.com/mig.config` with one instance per tenant) or whole GPUs instead."
+    ),
+    mappings=("SP800-53:SC-4", "SP800-53:SC-39"),
+)
+def time_slicing_between_tenants(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    meetings = tenant_pairs_sharing(inputs, "time_slicing")
+    yield from pair_drafts("SHARE-001", meetings, _share001_title)
+
+
+def _share001_title(cause: PairCause) -> str:
+    return (
+        f"{cause.who} time-slice {cause.key} in {cause.where} ({cause.co_residence} co-residence)"
+    )
+
+
+@check(
+    id="SHARE-005",
+    title="Time-slicing configured without failRequestsGreaterThanOne: true",
+    severity="medium",
+    scope="cluster",
+    rationale=(
+        "With `failRequestsGreaterThanOne` false (the device plugin's default) a container may "
+        "request several replicas of a time-sliced GPU and receives them, often on the same "
+        "physical GPU, while expecting a proportional share it never gets: time-slicing gives "
+        "no guaranteed share per replica. Quotas and chargeback counted in replicas then "
+        "overstate what tenants receive and let one workload crowd out others on the device."
+    ),
+    remediation=(
+        "In the device-plugin ConfigMap named in the evidence, set "
+        "`sharing.timeSlicing.failRequestsGreaterThanOne: true` under the key shown (the "
+        "GPU Operator reads it from the ConfigMap referenced by ClusterPolicy "
+        "`devicePlugin.config.name`), then restart the device-plugin DaemonSet. Containers "
+        "that request more than one shared replica are then rejected with "
+        "UnexpectedAdmissionError and must ask for a whole GPU instead."
+    ),
+    mappings=("SP800-53:SC-6",),
+)
+def time_slicing_allows_multiple_replicas(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    configs = sorted(
+        inputs.snapshot.sharing_configs, key=lambda c: (c.namespace, c.configmap, c.key)
+    )
+    for config in configs:
+        if config.mode != "time_slicing" or config.fail_requests_greater_than_one:
+            continue
+        nodes = [n for n in sorted_nodes(inputs) if _uses_config(inputs, n, config)]
+        tenants = sorted({t.slug for n in nodes for t in _gpu_tenants(inputs, n)})
+        yield _share005_draft(config, nodes, tenants)
+
+
+def _keys_of(inputs: PostureInputs, config: SharingConfig) -> set[str]:
+    keys = {
+        c.key
+        for c in inputs.snapshot.sharing_configs
+        if (c.namespace, c.configmap) == (config.namespace, config.configmap)
+    }
+    for cm in inputs.snapshot.configmaps:
+        if (cm.namespace, cm.name) == (config.namespace, config.configmap):
+            keys.update(cm.keys)
+    return keys
+
+
+def _uses_config(inputs: PostureInputs, node: Node, config: SharingConfig) -> bool:
+    """A labelled node uses the key its `nvidia.com/device-plugin.config` label names; an
+    unlabelled time-sliced node falls back to the map's only key or its "default" key."""
+    if node.device_plugin_config:
+        return node.device_plugin_config == config.key
+    if node.sharing_strategy != "time_slicing":
+        return False
+    return config.key == "default" or len(_keys_of(inputs, config)) == 1
+
+
+def _gpu_tenants(inputs: PostureInputs, node: Node) -> list[TenantInfo]:
+    """Tenants with an active pod holding a GPU device on the node."""
+    found = {h.tenant.slug: h.tenant for h in gpu_holdings(inputs, node) if h.tenant}
+    return [found[slug] for slug in sorted(found)]
+
+
+def _share005_draft(config: SharingConfig, nodes: list[Node], tenants: list[str]) -> FindingDraft:
+    """One finding per ConfigMap key, for every tenant on the nodes that read it."""
+    evidence = {
+        "configmap": f"{config.namespace}/{config.configmap}",
+        "key": config.key,
+        "field": f"data[{config.key!r}]: sharing.timeSlicing.failRequestsGreaterThanOne",
+        "fail_requests_greater_than_one": "false or absent (the device plugin's default)",
+        "replicas": config.replicas,
+        "resources": list(config.resources),
+        "rename_by_default": config.rename_by_default,
+        "nodes_using_it": [n.name for n in nodes[:MEMBERS_SHOWN]],
+        "node_count": len(nodes),
+        "tenants_on_those_nodes": tenants,
+    }
+    title = (
+        f"Time-slicing config {config.namespace}/{config.configmap} key {config.key} "
+        f"lets a container take several replicas ({config.replicas or '?'} per GPU)"
+    )
+    return configmap_draft(
+        "SHARE-005", config.namespace, config.configmap, tenants=tenants, evidence=evidence,
+        key=config.key, title=title, exposure=len(nodes),
+    )  # fmt: skip

@@ -1,0 +1,67 @@
+"""SHARE-008: the vGPU best-effort scheduler where a class requires predictable performance."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from posture.inputs import PostureInputs
+from posture.rules.common import gpu_holdings, sorted_nodes
+from posture.rules.registry import FindingDraft, check
+from posture.rules.share.parties import parties_of
+from posture.rules.subjects import node_draft
+
+# Classes whose workloads need a guaranteed GPU share (latency-bound inference for customers,
+# regulated workloads with fixed deadlines): vGPU best effort gives none.
+PREDICTABLE_PERFORMANCE_CLASSES = ("sensitive", "external")
+VGPU_SCHEDULER_UNKNOWN = "unknown scheduler, assumed best effort"
+
+
+@check(
+    id="SHARE-008",
+    title="vGPU best-effort scheduler where a tenant's class requires predictable performance",
+    severity="low",
+    scope="node",
+    rationale=(
+        "NVIDIA vGPU time-shares a physical GPU between VMs under one of three schedulers: "
+        "best effort (the default), equal share or fixed share. Best effort gives a VM "
+        "whatever the others leave, so a neighbouring VM (outside the cluster's view) can "
+        "slow a workload arbitrarily. Kubernetes does not expose which scheduler the host "
+        "runs, so an unknown scheduler is assumed to be best effort. Sensitive and external "
+        "tenants require predictable performance (deadlines, customer SLOs)."
+    ),
+    remediation=(
+        "On the hypervisor host, set the vGPU scheduler to equal share or fixed share "
+        '(`options nvidia NVreg_RegistryDwords="RmPVMRL=0x01"` for equal share or '
+        "`RmPVMRL=0x11` for fixed share in /etc/modprobe.d of the vGPU manager host, then "
+        "reload the module or reboot), record the chosen scheduler with the node "
+        "pool, or move the tenant to nodes with whole GPUs or MIG GPU instances."
+    ),
+    mappings=("SP800-53:SC-6",),
+)
+def vgpu_best_effort(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    """One finding per vGPU node (the scheduler is the host's), for every tenant on it whose
+    class needs a predictable share."""
+    for node in sorted_nodes(inputs):
+        if node.sharing_strategy != "vgpu":
+            continue
+        parties = parties_of(gpu_holdings(inputs, node))
+        needy = {
+            name: party
+            for name, party in parties.items()
+            if party.trust_class in PREDICTABLE_PERFORMANCE_CLASSES
+        }
+        if not needy:
+            continue
+        evidence = {
+            "node": node.name,
+            "gpu_model": node.gpu_model,
+            "node_sharing_strategy": node.sharing_strategy,
+            "vgpu_scheduler": VGPU_SCHEDULER_UNKNOWN,
+            "tenants": [
+                {"tenant": name, "trust_class": p.trust_class, "pods": list(p.pods)}
+                for name, p in needy.items()
+            ],
+        }
+        names = ", ".join(f"{name} ({p.trust_class})" for name, p in needy.items())
+        title = f"Tenants {names} run on vGPU node {node.name} ({VGPU_SCHEDULER_UNKNOWN})"
+        yield node_draft("SHARE-008", node, tenants=needy, evidence=evidence, title=title)

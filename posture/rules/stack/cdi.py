@@ -1,0 +1,97 @@
+"""STACK-006: CDI not used for GPU device injection (DESIGN §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from inventory.runtime import CDI_NODE_LABEL, CDI_NODE_LABEL_ON
+from inventory.snapshot import GpuOperatorPolicy, Node
+from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.common import sorted_nodes, tenants_on_node
+from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import node_draft
+
+
+def cdi_gap(inputs: PostureInputs, node: Node) -> dict[str, Any] | None:
+    """Why the node's device injection is not known to use CDI, or None when it does."""
+    policies = sorted(inputs.snapshot.gpu_operator_policies, key=lambda p: p.name)
+    if policies:
+        if any(p.spec.get("cdi_enabled") is True for p in policies):
+            return None
+        return {
+            "source": "GPU Operator ClusterPolicy",
+            "cluster_policies": [_policy_state(p) for p in policies],
+        }
+    label = node.labels.get(CDI_NODE_LABEL)
+    if label is not None and label.strip().lower() in CDI_NODE_LABEL_ON:
+        return None
+    return {
+        "source": "node label (no GPU Operator ClusterPolicy in the snapshot)",
+        "label": CDI_NODE_LABEL,
+        "value": label,
+    }
+
+
+def _policy_state(policy: GpuOperatorPolicy) -> dict[str, Any]:
+    enabled = policy.spec.get("cdi_enabled")
+    return {
+        "name": policy.name,
+        "field": "spec.cdi.enabled",
+        "cdi_enabled": enabled,
+        "meaning": "disabled" if enabled is False else "not set (default depends on version)",
+        "cdi_default": policy.spec.get("cdi_default"),
+    }
+
+
+@check(
+    id="STACK-006",
+    title="CDI not used for GPU device injection",
+    severity="low",
+    scope="node",
+    rationale=(
+        "Without the Container Device Interface, the NVIDIA Container Toolkit's legacy "
+        "runtime hook decides at container start which devices to inject from environment "
+        "variables, which a pod can set itself (NVIDIA_VISIBLE_DEVICES, see POD-011). With "
+        "CDI the device plugin names devices from a generated spec and the runtime injects "
+        "exactly those, so what a container receives is what the scheduler allocated, "
+        "declared and reviewable. A MIG layout changed after the CDI "
+        "spec was generated is a further risk this check cannot see (the spec's time is not "
+        "in the API)."
+    ),
+    remediation=(
+        "With the GPU Operator: `kubectl patch clusterpolicies.nvidia.com/cluster-policy "
+        '--type merge -p \'{"spec": {"cdi": {"enabled": true}}}\'` (and `default: true` '
+        "to make CDI the default runtime mode). Without it: run `nvidia-ctk runtime configure "
+        "--runtime=containerd --cdi.enabled`, generate the spec with `nvidia-ctk cdi generate "
+        "--output=/etc/cdi/nvidia.yaml` (again after every MIG reconfiguration), set the "
+        "device plugin's `deviceListStrategy: cdi-cri`, and label the node "
+        "`gpuposture.io/cdi=enabled`."
+    ),
+    mappings=("SP800-53:CM-6",),
+)
+def cdi_not_used(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    for node in sorted_nodes(inputs):
+        if not node.is_gpu_node:
+            continue
+        gap = cdi_gap(inputs, node)
+        if gap is None:
+            continue
+        yield _cdi_draft(node, gap, tenants_on_node(inputs, node.name))
+
+
+def _cdi_draft(node: Node, gap: dict[str, Any], tenants: list[TenantInfo]) -> FindingDraft:
+    evidence = {
+        "node": node.name,
+        "gpu_model": node.gpu_model,
+        "container_toolkit_version": node.container_toolkit_version,
+        "gpu_operator_version": node.gpu_operator_version,
+        **gap,
+    }
+    return node_draft(
+        "STACK-006",
+        node,
+        tenants=tenants,
+        evidence=evidence,
+        title=f"GPU node {node.name} does not use CDI for device injection",
+    )

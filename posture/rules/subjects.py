@@ -1,0 +1,335 @@
+"""THE way to build a finding draft from each kind of subject (DESIGN §5: a finding is one
+cause, the thing one action changes). PURE. Every check builds its drafts here, so the
+subject, its labels, the tenants affected and the exposure are set alike everywhere:
+
+- a workload (`workload_draft`): the pod's owner chain resolved (inventory/owners.py); each
+  pod reports its own draft and registry.merge_drafts joins the replicas of one workload
+  into one finding (evidence `pods`, capped, and `replicas`, the count; exposure = pods);
+  labels are the pod template's;
+- a node (`node_draft`): one finding per node whatever the number of tenants on it; labels
+  are the node's; exposure = its GPUs unless the check says otherwise. A bulletin exposure
+  on a node (`bulletin_draft`) is one per check and node;
+- a pair of parties on a node pool (`pair_drafts`): co-tenancy is per pair of tenants (or a
+  tenant and the platform) and per pool where they meet (a node with no pool label is its
+  own subject, kind Node); evidence lists the nodes, each party's pods and trust class;
+  exposure = nodes where they meet; the verdict is the worst over those nodes;
+- a namespace, a ConfigMap, an RBAC binding, a service account, a provider, a tenant's use
+  of a sharing mode: one finding per subject with every tenant it affects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from inventory.owners import template_labels
+from inventory.pools import node_pool
+from inventory.snapshot import Node, Pod
+from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.common import nodes_by_name
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, worst_severity
+
+Tenants = Iterable[TenantInfo | str | None]
+PLATFORM_PARTY = ""  # the party of pods no tenant owns: never a tenant slug
+PLATFORM_NAME = "platform"  # how that party is written in evidence and titles
+VERDICTS = ("certain", "possible")  # co-residence, the worse first
+
+
+def tenant_slugs(tenants: Tenants) -> tuple[str, ...]:
+    """Sorted, unique slugs; None and "" (no tenant, the platform) are left out."""
+    slugs = {t.slug if isinstance(t, TenantInfo) else t for t in tenants}
+    return tuple(sorted(s for s in slugs if s))
+
+
+def subject_draft(
+    check_id: str,
+    *,
+    kind: str,
+    namespace: str = "",
+    name: str,
+    tenants: Tenants,
+    evidence: dict[str, Any],
+    key: str = "",
+    title: str = "",
+    severity: str = "",
+    labels: dict[str, str] | None = None,
+    exposure: int = 1,
+) -> FindingDraft:
+    """The draft every builder below ends in; call it directly only for a subject named by
+    something else (a recorded drift event names its own)."""
+    return FindingDraft(
+        check_id=check_id,
+        tenants=tenant_slugs(tenants),
+        subject_kind=kind,
+        subject_namespace=namespace,
+        subject_name=name,
+        evidence=evidence,
+        key=key,
+        title=title,
+        severity=severity,
+        subject_labels=dict(labels or {}),
+        exposure=max(1, exposure),
+    )
+
+
+# --- nodes ---------------------------------------------------------------------------------
+
+
+def gpus_on(node: Node) -> int:
+    """Physical GPUs of the node (at least 1: a node that is a subject spans itself)."""
+    return max(1, node.gpu_count or 0)
+
+
+def node_named(inputs: PostureInputs, name: str) -> Node:
+    """The snapshot's node of that name, or a bare one (telemetry may name a node the last
+    inventory no longer has)."""
+    return nodes_by_name(inputs).get(name) or Node(name)
+
+
+def node_draft(
+    check_id: str,
+    node: Node,
+    *,
+    tenants: Tenants,
+    evidence: dict[str, Any],
+    key: str = "",
+    title: str = "",
+    severity: str = "",
+    exposure: int | None = None,
+) -> FindingDraft:
+    """One finding per node (and key), for every tenant on it; exposure = its GPUs."""
+    return subject_draft(
+        check_id, kind="Node", name=node.name, tenants=tenants, evidence=evidence, key=key,
+        title=title, severity=severity, labels=node.labels,
+        exposure=gpus_on(node) if exposure is None else exposure,
+    )  # fmt: skip
+
+
+def bulletin_draft(check_id: str, node: Node, **fields: Any) -> FindingDraft:
+    """A bulletin exposure on a node: one per check (component family) and node."""
+    return node_draft(check_id, node, key=check_id, **fields)
+
+
+# --- workloads -----------------------------------------------------------------------------
+
+
+def workload_draft(
+    check_id: str,
+    inputs: PostureInputs,
+    pod: Pod,
+    tenant: TenantInfo,
+    evidence: dict[str, Any],
+    *,
+    key: str = "",
+    title: str = "",
+    severity: str = "",
+    pod_facts: dict[str, Any] | None = None,
+) -> FindingDraft:
+    """A pod-level cause, reported for one pod and filed under its workload: the replicas'
+    drafts merge into one (registry.merge_drafts). `pod_facts` are what differs per pod
+    (its node's taints, say); they go into the pod's entry of `pods`."""
+    workload = inputs.workload_of(pod)
+    entry = {"pod": f"{pod.namespace}/{pod.name}", "node": pod.node_name, "phase": pod.phase}
+    context = {
+        "workload": workload.ref(),
+        "resolved_by": workload.resolved_by,
+        "tenant": tenant.slug,
+        "trust_class": tenant.trust_class.slug,
+    }
+    evidence = {**context, **evidence, "pods": [{**entry, **(pod_facts or {})}], "replicas": 1}
+    return subject_draft(
+        check_id, kind=workload.kind, namespace=workload.namespace, name=workload.name,
+        tenants=(tenant,), evidence=evidence, key=key, title=title, severity=severity,
+        labels=template_labels(pod),
+    )  # fmt: skip
+
+
+# --- namespaces, objects, identities, providers ----------------------------------------------
+
+
+def namespace_draft(
+    check_id: str, inputs: PostureInputs, namespace: str, **fields: Any
+) -> FindingDraft:
+    """One finding per namespace; labels are the namespace's. `fields`: tenants, evidence
+    and optionally key, title, severity, exposure (as subject_draft takes them)."""
+    labels = next((n.labels for n in inputs.snapshot.namespaces if n.name == namespace), {})
+    return subject_draft(check_id, kind="Namespace", name=namespace, labels=labels, **fields)
+
+
+def configmap_draft(check_id: str, namespace: str, name: str, **fields: Any) -> FindingDraft:
+    """One finding per ConfigMap (and key in it), for every tenant whose nodes read it."""
+    return subject_draft(check_id, kind="ConfigMap", namespace=namespace, name=name, **fields)
+
+
+def binding_draft(
+    check_id: str, kind: str, namespace: str | None, name: str, **fields: Any
+) -> FindingDraft:
+    """One finding per RoleBinding or ClusterRoleBinding, for every tenant it reaches."""
+    return subject_draft(check_id, kind=kind, namespace=namespace or "", name=name, **fields)
+
+
+def service_account_draft(check_id: str, namespace: str, name: str, **fields: Any) -> FindingDraft:
+    """One finding per service account, for every tenant whose work runs as it."""
+    return subject_draft(check_id, kind="ServiceAccount", namespace=namespace, name=name, **fields)
+
+
+def provider_draft(
+    check_id: str,
+    inputs: PostureInputs,
+    provider: str,
+    *,
+    evidence: dict[str, Any],
+    key: str = "",
+    title: str,
+) -> FindingDraft:
+    """A cluster's provider: every tenant present in the cluster; exposure = its GPU nodes."""
+    gpu_nodes = sum(1 for n in inputs.snapshot.nodes if n.is_gpu_node)
+    return subject_draft(
+        check_id, kind="Provider", name=provider, tenants=inputs.tenants_present,
+        evidence=evidence, key=key, title=title, exposure=gpu_nodes,
+    )  # fmt: skip
+
+
+def mode_use_draft(
+    check_id: str,
+    tenant: str,
+    mode: str,
+    pool: str,
+    *,
+    evidence: dict[str, Any],
+    title: str,
+    severity: str = "",
+    exposure: int = 1,
+) -> FindingDraft:
+    """A tenant's use of a sharing mode in a node pool (what its sharing request covers): the
+    tenant is the key, since each tenant's use is approved on its own."""
+    return subject_draft(
+        check_id, kind="SharingMode", namespace=pool, name=mode, tenants=(tenant,),
+        evidence=evidence, key=tenant, title=title, severity=severity, exposure=exposure,
+    )  # fmt: skip
+
+
+# --- pairs of parties on a node pool ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Party:
+    """One side of a co-tenancy on one node: a tenant, or the platform's pods."""
+
+    name: str  # tenant slug, or PLATFORM_PARTY
+    trust_class: str
+    pods: tuple[dict[str, Any], ...]  # what it holds on the node (pod, resource, count)
+    replicas: int
+
+
+@dataclass(frozen=True)
+class Meeting:
+    """Two parties holding one shared resource of one node: what a co-tenancy check sees."""
+
+    node: Node
+    key: str  # the resource, profile or resource and mode they share
+    parties: tuple[Party, Party]
+    co_residence: str  # "certain" or "possible" on this node
+    reason: str
+    node_facts: dict[str, Any] = field(default_factory=dict)
+    severity: str = ""
+    # Facts of the pair itself (the rule that forbids it, the resource, the mode): the first
+    # meeting's are kept.
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PairCause:
+    """A pair's meetings in one pool, as a title reads them."""
+
+    who: str  # "Tenants alpha and beta", "Tenant alpha and platform pods"
+    where: str  # "pool h100-a" or "node gpu-7"
+    key: str
+    co_residence: str
+    meetings: tuple[Meeting, ...]
+
+    @property
+    def note(self) -> str:
+        return f"({self.co_residence} co-residence)"
+
+
+def pool_subject(node: Node) -> tuple[str, str]:
+    """(kind, name) of the subject a co-tenancy on `node` is filed under."""
+    pool = node_pool(node.labels)
+    return ("NodePool", pool) if pool else ("Node", node.name)
+
+
+def pair_drafts(
+    check_id: str, meetings: Iterable[Meeting], title: Callable[[PairCause], str]
+) -> list[FindingDraft]:
+    """One draft per pair of parties, shared key and pool, from their meetings on nodes."""
+    groups: dict[tuple[str, str, str, str, str], list[Meeting]] = {}
+    for meeting in meetings:
+        first, second = sorted(p.name for p in meeting.parties)
+        group = (*pool_subject(meeting.node), meeting.key, first, second)
+        groups.setdefault(group, []).append(meeting)
+    return [_pair_draft(check_id, group, found, title) for group, found in groups.items()]
+
+
+def _pair_draft(
+    check_id: str,
+    group: tuple[str, str, str, str, str],
+    meetings: list[Meeting],
+    title: Callable[[PairCause], str],
+) -> FindingDraft:
+    kind, subject, key, first, second = group
+    verdict = min((m.co_residence for m in meetings), key=VERDICTS.index)
+    names = [n or f"({PLATFORM_NAME})" for n in (first, second)]  # never a tenant's slug
+    cause = PairCause(_who(first, second), _where(kind, subject), key, verdict, tuple(meetings))
+    labels = set.intersection(*(set(m.node.labels.items()) for m in meetings))
+    evidence = {
+        "node_pool": subject if kind == "NodePool" else None,
+        "co_residence": verdict,
+        **meetings[0].details,
+        "parties": _parties(meetings, (first, second)),
+        "nodes": [_node_entry(m) for m in meetings[:MEMBERS_SHOWN]],
+        "node_count": len(meetings),
+    }
+    return subject_draft(
+        check_id, kind=kind, name=subject, tenants=(first, second), evidence=evidence,
+        key=f"{key}:{names[0]}:{names[1]}", title=title(cause),
+        severity=worst_severity(m.severity for m in meetings), labels=dict(sorted(labels)),
+        exposure=len(meetings),
+    )  # fmt: skip
+
+
+def _who(first: str, second: str) -> str:
+    if PLATFORM_PARTY in (first, second):
+        return f"Tenant {first or second} and platform pods"
+    return f"Tenants {first} and {second}"
+
+
+def _where(kind: str, subject: str) -> str:
+    return f"pool {subject}" if kind == "NodePool" else f"node {subject}"
+
+
+def _parties(meetings: list[Meeting], names: tuple[str, str]) -> list[dict[str, Any]]:
+    parties = []
+    for name in names:
+        sides = [p for m in meetings for p in m.parties if p.name == name]
+        pods = [pod for side in sides for pod in side.pods]
+        parties.append(
+            {
+                "party": name or PLATFORM_NAME,
+                "is_platform": name == PLATFORM_PARTY,
+                "trust_class": sides[0].trust_class,
+                "pods": pods[:MEMBERS_SHOWN],
+                "replicas": sum(side.replicas for side in sides),
+            }
+        )
+    return parties
+
+
+def _node_entry(meeting: Meeting) -> dict[str, Any]:
+    return {
+        "node": meeting.node.name,
+        **meeting.node_facts,
+        "co_residence": meeting.co_residence,
+        "co_residence_reason": meeting.reason,
+    }

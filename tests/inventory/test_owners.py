@@ -1,0 +1,184 @@
+"""The workload behind a pod (inventory/owners.py): from the snapshot's owner index, from the
+labels every real cluster sets, and never a guess. Objects as `kubectl get -o json` prints
+them (ReplicaSets, Jobs and CronJobs read by normalise())."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inventory.owners import OwnerIndex, WorkloadRef, template_labels, workload_of
+from inventory.snapshot import OwnerLink, Pod
+from inventory.sources.normalise import normalise
+
+
+def owned(kind: str, name: str, owner: tuple[str, str] | None = None, **extra) -> dict:
+    """A ReplicaSet, Job or CronJob with the ownerReference its controller sets."""
+    meta: dict = {"name": name, "namespace": "team-a", "uid": f"uid-{name}"}
+    if owner is not None:
+        api = "batch/v1" if owner[0] == "CronJob" else "apps/v1"
+        meta["ownerReferences"] = [
+            {"apiVersion": api, "kind": owner[0], "name": owner[1], "uid": f"uid-{owner[1]}",
+             "controller": True, "blockOwnerDeletion": True}
+        ]  # fmt: skip
+    api = "apps/v1" if kind == "ReplicaSet" else "batch/v1"
+    spec = {"template": {"spec": {"containers": [{"name": "main", "image": "secret-ish:1"}]}}}
+    return {"apiVersion": api, "kind": kind, "metadata": meta, "spec": spec, **extra}
+
+
+def pod_of(kind: str | None, name: str | None, pod_name: str = "p-0", **labels: str) -> Pod:
+    return Pod("team-a", pod_name, owner_kind=kind, owner_name=name, labels=dict(labels))
+
+
+def index(*objects: dict) -> OwnerIndex:
+    return OwnerIndex(normalise(list(objects)).owners)
+
+
+NOTHING = OwnerIndex(())
+
+
+def test_normalise_keeps_only_the_owner_of_replicasets_jobs_and_cronjobs():
+    snapshot = normalise(
+        [
+            owned("ReplicaSet", "trainer-5d9c7b8f6", ("Deployment", "trainer")),
+            owned("Job", "nightly-28930140", ("CronJob", "nightly")),
+            owned("Job", "once"),
+            owned("CronJob", "nightly"),
+        ]
+    )
+    assert snapshot.owners == (
+        OwnerLink("CronJob", "team-a", "nightly"),
+        OwnerLink("Job", "team-a", "nightly-28930140", "CronJob", "nightly"),
+        OwnerLink("Job", "team-a", "once"),
+        OwnerLink("ReplicaSet", "team-a", "trainer-5d9c7b8f6", "Deployment", "trainer"),
+    )
+    assert "secret-ish" not in json.dumps([o.__dict__ for o in snapshot.owners])  # no spec
+
+
+# Each controller kind, resolved from the snapshot's objects.
+@pytest.mark.parametrize(
+    ("objects", "pod", "expected"),
+    [
+        pytest.param(
+            [owned("ReplicaSet", "trainer-5d9c7b8f6", ("Deployment", "trainer"))],
+            pod_of("ReplicaSet", "trainer-5d9c7b8f6"),
+            ("Deployment", "trainer", "owner index"),
+            id="deployment",
+        ),
+        pytest.param(
+            [owned("Job", "nightly-28930140", ("CronJob", "nightly"))],
+            pod_of("Job", "nightly-28930140"),
+            ("CronJob", "nightly", "owner index"),
+            id="cronjob",
+        ),
+        pytest.param(
+            [owned("Job", "once")], pod_of("Job", "once"), ("Job", "once", "owner index"), id="job"
+        ),
+        pytest.param(
+            [owned("ReplicaSet", "bare-rs")],
+            pod_of("ReplicaSet", "bare-rs", **{"pod-template-hash": "rs"}),
+            ("ReplicaSet", "bare-rs", "owner index"),
+            id="replicaset-without-owner-beats-the-label",
+        ),
+        pytest.param(
+            [owned("ReplicaSet", "web-abc12", ("Rollout", "web"))],
+            pod_of("ReplicaSet", "web-abc12"),
+            ("Rollout", "web", "owner index"),
+            id="another-controller-owns-the-replicaset",
+        ),
+        pytest.param(
+            [], pod_of("StatefulSet", "llm"), ("StatefulSet", "llm", "owner reference"), id="sts"
+        ),
+        pytest.param(
+            [], pod_of("DaemonSet", "agent"), ("DaemonSet", "agent", "owner reference"), id="ds"
+        ),
+        pytest.param([], pod_of(None, None), ("Pod", "p-0", "bare pod"), id="bare-pod"),
+        pytest.param([], pod_of("Node", "gpu-1"), ("Pod", "p-0", "bare pod"), id="static-pod"),
+    ],
+)
+def test_from_the_snapshots_objects(objects, pod, expected):
+    found = workload_of(pod, index(*objects))
+    assert (found.kind, found.name, found.resolved_by) == expected
+    assert found.namespace == "team-a"
+
+
+# Without the objects: only what the controllers guarantee.
+@pytest.mark.parametrize(
+    ("pod", "cronjobs", "expected"),
+    [
+        pytest.param(
+            pod_of("ReplicaSet", "trainer-5d9c7b8f6", **{"pod-template-hash": "5d9c7b8f6"}),
+            (),
+            ("Deployment", "trainer", "pod-template-hash label"),
+            id="deployment-by-hash",
+        ),
+        pytest.param(
+            pod_of("ReplicaSet", "trainer-v2-5d9c7b8f6", **{"pod-template-hash": "5d9c7b8f6"}),
+            (),
+            ("Deployment", "trainer-v2", "pod-template-hash label"),
+            id="deployment-name-with-dashes",
+        ),
+        pytest.param(
+            pod_of("ReplicaSet", "trainer-5d9c7b8f6"),
+            (),
+            ("ReplicaSet", "trainer-5d9c7b8f6", "owner reference"),
+            id="no-hash-label-stays-replicaset",
+        ),
+        pytest.param(
+            pod_of("ReplicaSet", "trainer-5d9c7b8f6", **{"pod-template-hash": "other"}),
+            (),
+            ("ReplicaSet", "trainer-5d9c7b8f6", "owner reference"),
+            id="hash-not-in-the-name-stays-replicaset",
+        ),
+        pytest.param(
+            pod_of("ReplicaSet", "5d9c7b8f6", **{"pod-template-hash": "5d9c7b8f6"}),
+            (),
+            ("ReplicaSet", "5d9c7b8f6", "owner reference"),
+            id="nothing-before-the-hash",
+        ),
+        pytest.param(
+            pod_of(
+                "Job", "nightly-28930140", **{"batch.kubernetes.io/job-name": "nightly-28930140"}
+            ),
+            ("nightly",),
+            ("CronJob", "nightly", "job-name label"),
+            id="cronjob-by-job-name",
+        ),
+        pytest.param(
+            pod_of("Job", "nightly-28930140", **{"job-name": "nightly-28930140"}),
+            ("nightly",),
+            ("CronJob", "nightly", "job-name label"),
+            id="cronjob-by-the-older-label",
+        ),
+        pytest.param(
+            pod_of("Job", "nightly-28930140", **{"job-name": "nightly-28930140"}),
+            (),
+            ("Job", "nightly-28930140", "owner reference"),
+            id="no-such-cronjob-stays-job",
+        ),
+        pytest.param(
+            pod_of("Job", "nightly-28930140"),
+            ("nightly",),
+            ("Job", "nightly-28930140", "owner reference"),
+            id="no-job-name-label-stays-job",
+        ),
+        pytest.param(
+            pod_of("Job", "nightly-run", **{"job-name": "nightly-run"}),
+            ("nightly",),
+            ("Job", "nightly-run", "owner reference"),
+            id="no-digits-stays-job",
+        ),
+    ],
+)
+def test_from_labels_when_the_snapshot_lacks_the_objects(pod, cronjobs, expected):
+    found = workload_of(pod, index(*(owned("CronJob", name) for name in cronjobs)))
+    assert (found.kind, found.name, found.resolved_by) == expected
+
+
+def test_ref_and_template_labels():
+    ref = WorkloadRef("Deployment", "team-a", "trainer", "owner index")
+    assert ref.ref() == "Deployment team-a/trainer"
+    labels = {"app": "trainer", "pod-template-hash": "5d9c7b8f6", "job-name": "x"}
+    assert template_labels(pod_of("ReplicaSet", "r", **labels)) == {"app": "trainer"}
+    assert workload_of(pod_of("ReplicaSet", "r"), NOTHING).kind == "ReplicaSet"
