@@ -31,6 +31,7 @@ from inventory.models import (
     Pod,
     SyncRun,
 )
+from inventory.presenter import PresentedSerializer
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
 from inventory.validation import clean_cluster_source
 from providers.models import Provider
@@ -40,7 +41,7 @@ MAX_IMPORT_URLS = 20
 RETRY_LATER = {"Retry-After": "30"}
 
 
-class SyncRunSerializer(serializers.ModelSerializer):
+class SyncRunSerializer(PresentedSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     duration_seconds = serializers.FloatField(read_only=True, allow_null=True)
 
@@ -100,7 +101,7 @@ class ClusterSerializer(serializers.ModelSerializer):
         return request.user if request is not None else None
 
 
-class DriftEventSerializer(serializers.ModelSerializer):
+class DriftEventSerializer(PresentedSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
@@ -112,7 +113,7 @@ class DriftEventSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
-class NodeSerializer(serializers.ModelSerializer):
+class NodeSerializer(PresentedSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from gpuposture.base.api import ScopedReadOnlyViewSet
 from gpuposture.base.roles import SECURITY_LEAD
 from inventory.models import Cluster
+from inventory.presenter import hidden_scope_for
 from posture.catalogue import by_control, catalogue
 from posture.checklist import cluster_checklist
 from posture.exports import findings_csv, findings_sarif
@@ -22,7 +23,7 @@ from posture.finding_rows import PagedFindingValues, finding_rows, finding_value
 from posture.models import Finding
 from posture.read_cache import shared_read
 from posture.rules import CHECKS
-from posture.selectors import checklist_facts, hidden_scope_for, tenant_posture
+from posture.selectors import checklist_facts, tenant_posture
 from posture.serializers import FindingSerializer, PostureSerializer
 from posture.services import AcceptanceError, finding_accept, finding_reopen
 from tenants.api import TenantViewSet
@@ -98,12 +99,6 @@ class FindingViewSet(ScopedReadOnlyViewSet):
         return _download(
             json.dumps(document, indent=2, default=str), content_type, f"findings.{kind}"
         )
-
-    def get_serializer_context(self) -> dict:
-        return {
-            **super().get_serializer_context(),
-            "hidden_scope": hidden_scope_for(self.request.user),
-        }
 
 
 class TenantPostureViewSet(TenantViewSet):
@@ -186,5 +181,5 @@ class ClusterChecklistView(generics.GenericAPIView):
 
     @extend_schema(responses=ChecklistItemSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
-        items = cluster_checklist(checklist_facts(self.get_object()))
+        items = cluster_checklist(checklist_facts(self.get_object(), request.user))
         return Response(ChecklistItemSerializer([item.__dict__ for item in items], many=True).data)

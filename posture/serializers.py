@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from inventory.presenter import PresentedSerializer
 from posture.finding_rows import check_mappings, check_remediation
 from posture.models import Finding, TenantScore
-from posture.redaction import redact, redact_text
 
 
-class FindingSerializer(serializers.ModelSerializer):
+class FindingSerializer(PresentedSerializer):
     check = serializers.CharField(source="check_id")
     tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
@@ -24,14 +24,6 @@ class FindingSerializer(serializers.ModelSerializer):
             "mappings", "first_seen", "last_seen", "resolved_at", "accepted_reason",
             "accepted_until",
         ]  # fmt: skip
-
-    def to_representation(self, instance: Finding) -> dict:
-        data = super().to_representation(instance)
-        # Views put the viewer's hidden scope in the context; exports by the CLI have none.
-        scope = self.context.get("hidden_scope")
-        data["evidence"] = redact(data["evidence"], scope)
-        data["title"] = redact_text(data["title"], scope)
-        return data
 
     def get_mappings(self, finding: Finding) -> list[str]:
         return check_mappings(finding.check_id)

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from gpuposture.base.decorators import role_required
 from gpuposture.base.roles import SECURITY_LEAD, has_role
+from inventory.presenter import hidden_scope_for, present_all
 from inventory.views import cluster_detail_context
 from posture import charts
 from posture.catalogue import by_control, catalogue, check_exemptions
@@ -20,14 +21,8 @@ from posture.filters import FindingFilter
 from posture.forms import AcceptForm
 from posture.models import Finding, TenantScore
 from posture.overview import overview_body
-from posture.redaction import redact, redact_text
 from posture.rules import CHECKS
-from posture.selectors import (
-    checklist_facts,
-    hidden_scope_for,
-    sharing_requests_current,
-    tenant_posture,
-)
+from posture.selectors import checklist_facts, sharing_requests_current, tenant_posture
 from posture.services import AcceptanceError, finding_accept
 from tenants.models import Tenant
 
@@ -49,10 +44,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
     posture = tenant_posture(tenant)
     history = TenantScore.objects.filter(tenant=tenant).order_by("computed_at")[:200]
     trend = [(s.computed_at.isoformat(), s.score) for s in history]
-    scope = hidden_scope_for(request.user)
-    for finding in posture["findings"]:
-        finding.evidence = redact(finding.evidence, scope)
-        finding.title = redact_text(finding.title, scope)
+    present_all(hidden_scope_for(request.user), posture["findings"])
     findings = [(f, CHECKS.get(f.check_id)) for f in posture["findings"]]
     return render(
         request,
@@ -74,9 +66,7 @@ def finding_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(filterset.qs.order_by("status", "severity", "check_id", "id"), 50).get_page(
         request.GET.get("page")
     )
-    scope = hidden_scope_for(request.user)
-    for finding in page.object_list:
-        finding.title = redact_text(finding.title, scope)
+    present_all(hidden_scope_for(request.user), page.object_list)
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -132,5 +122,6 @@ def finding_accept_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
     context = cluster_detail_context(request, name)
-    context["checklist"] = cluster_checklist(checklist_facts(context["cluster"]))
+    facts = checklist_facts(context["cluster"], request.user)
+    context["checklist"] = cluster_checklist(facts)
     return render(request, "inventory/cluster_detail.html", context)

@@ -8,9 +8,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from inventory.presenter import hidden_scope_for
 from posture.finding_rows import finding_rows, finding_values
 from posture.models import Finding
-from posture.selectors import hidden_scope_for
 from posture.serializers import FindingSerializer
 from posture.services import finding_accept
 from tests.conftest import api_client
