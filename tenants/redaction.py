@@ -35,6 +35,7 @@ _NAME = r"[\w@-]+(?:\.[\w@-]+)*"  # dots inside a name, not one ending a sentenc
 _WORD = re.compile(_NAME)
 _CHAIN = re.compile(rf"{_NAME}(?:[/:]{_NAME})*")
 _PARTS = re.compile(r"([/:])")
+_compact = json.JSONEncoder(default=str).encode  # one encoder, not one per call
 
 
 class Field(Enum):
@@ -109,7 +110,7 @@ class HiddenScope:
             return value
         if isinstance(value, str):
             return self.word(value) or self.text(value)
-        if not self.names_any(json.dumps(value, default=str)):
+        if not self.names_any(_compact(value)):
             return value
         return self._walk(value)
 
