@@ -13,4 +13,5 @@ RUN mkdir -p static/vendor \
  && chown -R gpuposture /app/var
 USER 10001
 EXPOSE 8000
+# Worker class, threads and timeout come from gunicorn.conf.py (read from /app).
 CMD ["gunicorn", "gpuposture.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]

@@ -33,6 +33,7 @@ from inventory.models import (
     Pod,
     SyncRun,
 )
+from inventory.presenter import PresentedSerializer
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
 from inventory.validation import clean_cluster_source
 from providers.models import Provider
@@ -42,7 +43,7 @@ MAX_IMPORT_URLS = 20
 RETRY_LATER = {"Retry-After": "30"}
 
 
-class SyncRunSerializer(serializers.ModelSerializer):
+class SyncRunSerializer(PresentedSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     duration_seconds = serializers.FloatField(read_only=True, allow_null=True)
 
@@ -102,7 +103,7 @@ class ClusterSerializer(serializers.ModelSerializer):
         return request.user if request is not None else None
 
 
-class DriftEventSerializer(serializers.ModelSerializer):
+class DriftEventSerializer(PresentedSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
@@ -114,7 +115,7 @@ class DriftEventSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
-class NodeSerializer(serializers.ModelSerializer):
+class NodeSerializer(PresentedSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:

@@ -8,6 +8,7 @@ from gpuposture.base.querysets import ScopedQuerySet
 from gpuposture.base.roles import TENANT_VIEWER, reads_all_posture, user_roles
 from providers.models import Provider
 from tenants.models import Tenant, slug_validator
+from tenants.redaction import Field
 
 
 class ClusterQuerySet(ScopedQuerySet):
@@ -95,6 +96,9 @@ class SyncRun(models.Model):
     error = models.TextField(blank=True)
 
     objects = SyncRunQuerySet.as_manager()
+    # A tenant viewer sees their clusters' runs: warnings and errors name objects of every
+    # namespace (inventory.presenter hides other tenants').
+    redacted_fields = {"source": Field.TEXT, "warnings": Field.VALUE, "error": Field.TEXT}
 
     class Meta:
         ordering = ["-started_at", "-id"]
@@ -169,6 +173,8 @@ class Node(models.Model):
     changed_at = models.DateTimeField()
 
     objects = NodeQuerySet.as_manager()
+    # A node shared with other tenants may be labelled or tainted with their names.
+    redacted_fields = {"labels": Field.VALUE, "taints": Field.VALUE, "mig_config": Field.TEXT}
 
     class Meta:
         ordering = ["cluster__name", "name"]
@@ -284,6 +290,11 @@ class DriftEvent(models.Model):
     detected_at = models.DateTimeField()
 
     objects = DriftEventQuerySet.as_manager()
+    # Drift of a cluster is shown to each tenant on it; the changed object may be another's.
+    redacted_fields = {
+        "subject_namespace": Field.NAMESPACE, "subject_name": Field.SUBJECT_NAME,
+        "summary": Field.TEXT, "before": Field.VALUE, "after": Field.VALUE,
+    }  # fmt: skip
 
     class Meta:
         ordering = ["-detected_at", "-id"]

@@ -17,6 +17,7 @@ from inventory.filters import BulletinFilter, NodeFilter
 from inventory.forms import BulletinImportForm, ClusterForm, PatchSlaForm
 from inventory.models import Bulletin, BulletinImport, BulletinRevision, Cluster, Node, SyncRun
 from inventory.patch_sla import patch_sla_rows, patch_sla_save
+from inventory.presenter import hidden_scope_for, present, present_all
 from inventory.schedule import cluster_schedule_summary
 from inventory.selectors import (
     PATCH_COMPONENTS,
@@ -54,10 +55,13 @@ def cluster_detail_context(request: HttpRequest, name: str) -> dict:
     """What the cluster page shows from the inventory (posture adds its checklist)."""
     cluster = get_object_or_404(Cluster.objects.visible_to(request.user), name=name)
     nodes = Node.objects.visible_to(request.user).filter(cluster=cluster)
+    scope = hidden_scope_for(request.user)
     return {
         "cluster": cluster,
-        "runs": cluster.sync_runs.order_by("-started_at", "-id")[:25],
-        "drift_events": cluster.drift_events.order_by("-detected_at", "-id")[:50],
+        "runs": present_all(scope, cluster.sync_runs.order_by("-started_at", "-id")[:25]),
+        "drift_events": present_all(
+            scope, cluster.drift_events.order_by("-detected_at", "-id")[:50]
+        ),
         "operator_policies": cluster.kube_objects.filter(kind="gpu_operator_policy"),
         "node_count": nodes.count(),
         "gpu_node_count": nodes.filter(is_gpu_node=True).count(),
@@ -103,6 +107,7 @@ def node_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(filterset.qs.order_by("cluster__name", "name"), 50).get_page(
         request.GET.get("page")
     )
+    present_all(hidden_scope_for(request.user), page.object_list)
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -118,6 +123,7 @@ def node_detail(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
         cluster__name=cluster,
         name=name,
     )
+    present(hidden_scope_for(request.user), node)
     return render(request, "inventory/node_detail.html", node_detail_context(request.user, node))
 
 

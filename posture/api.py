@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
-from django.http import HttpResponse
+from django.conf import settings
+from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -14,20 +13,26 @@ from rest_framework.response import Response
 from gpuposture.base.api import ScopedReadOnlyViewSet
 from gpuposture.base.roles import SECURITY_LEAD
 from inventory.models import Cluster
+from inventory.presenter import hidden_scope_for
 from posture.catalogue import by_control, catalogue
 from posture.checklist import cluster_checklist
-from posture.exports import findings_csv, findings_sarif
+from posture.exports import FORMATS, batched, export_refusal, export_text
 from posture.filters import FindingFilter
-from posture.finding_rows import PagedFindingValues, finding_rows, finding_values
+from posture.finding_rows import (
+    PagedFindingValues,
+    by_id,
+    finding_rows,
+    finding_rows_streamed,
+    finding_values,
+    used_checks,
+)
 from posture.models import Finding
 from posture.read_cache import shared_read
 from posture.rules import CHECKS
-from posture.selectors import checklist_facts, hidden_scope_for, tenant_posture
+from posture.selectors import checklist_facts, tenant_posture
 from posture.serializers import FindingSerializer, PostureSerializer
 from posture.services import AcceptanceError, finding_accept, finding_reopen
 from tenants.api import TenantViewSet
-
-EXPORT_LIMIT = 50_000
 
 
 class AcceptSerializer(serializers.Serializer):
@@ -85,25 +90,25 @@ class FindingViewSet(ScopedReadOnlyViewSet):
     )
     @action(detail=False, methods=["get"], url_path="export", pagination_class=None)
     def export(self, request: Request) -> HttpResponse:
-        """All findings the filters select (not paginated), as JSON, CSV or SARIF 2.1.0."""
+        """All findings the filters select (not paginated), as JSON, CSV or SARIF 2.1.0,
+        streamed; at most GPUPOSTURE_EXPORT_MAX_ROWS of them (more: a 400 asking to filter)."""
         kind = request.query_params.get("format", "json")
-        if kind not in ("json", "csv", "sarif"):
+        if kind not in FORMATS:
             return Response({"detail": "format must be json, csv or sarif"}, status=400)
-        queryset = self.filter_queryset(self.get_queryset()).order_by("id")[:EXPORT_LIMIT]
-        rows = finding_rows(finding_values(queryset), hidden_scope_for(request.user))
-        if kind == "csv":
-            return _download(findings_csv(rows), "text/csv", "findings.csv")
-        document = rows if kind == "json" else findings_sarif(rows, CHECKS)
-        content_type = "application/sarif+json" if kind == "sarif" else "application/json"
-        return _download(
-            json.dumps(document, indent=2, default=str), content_type, f"findings.{kind}"
+        queryset = self.filter_queryset(self.get_queryset())
+        queryset = by_id(queryset)
+        refusal = export_refusal(queryset.count(), settings.GPUPOSTURE_EXPORT_MAX_ROWS)
+        if refusal:
+            return Response({"detail": refusal}, status=400)
+        rows = finding_rows_streamed(queryset, hidden_scope_for(request.user))
+        used = used_checks(queryset) if kind == "sarif" else ()
+        content_type, filename = FORMATS[kind]
+        response = StreamingHttpResponse(
+            batched(export_text(kind, rows, used, CHECKS)),
+            content_type=f"{content_type}; charset=utf-8",
         )
-
-    def get_serializer_context(self) -> dict:
-        return {
-            **super().get_serializer_context(),
-            "hidden_scope": hidden_scope_for(self.request.user),
-        }
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
 
 
 class TenantPostureViewSet(TenantViewSet):
@@ -115,12 +120,6 @@ class TenantPostureViewSet(TenantViewSet):
         tenant = self.get_object()
         context = {"hidden_scope": hidden_scope_for(request.user)}
         return Response(PostureSerializer(tenant_posture(tenant), context=context).data)
-
-
-def _download(content: str, content_type: str, filename: str) -> HttpResponse:
-    response = HttpResponse(content, content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
 
 
 class CheckSerializer(serializers.Serializer):
@@ -186,5 +185,5 @@ class ClusterChecklistView(generics.GenericAPIView):
 
     @extend_schema(responses=ChecklistItemSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
-        items = cluster_checklist(checklist_facts(self.get_object()))
+        items = cluster_checklist(checklist_facts(self.get_object(), request.user))
         return Response(ChecklistItemSerializer([item.__dict__ for item in items], many=True).data)

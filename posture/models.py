@@ -9,6 +9,7 @@ from django.db.models import Exists, OuterRef
 from gpuposture.base.querysets import ScopedQuerySet
 from inventory.models import Cluster
 from tenants.models import Tenant
+from tenants.redaction import Field
 
 
 class Severity(models.TextChoices):
@@ -74,6 +75,13 @@ class Finding(models.Model):
     accepted_until = models.DateTimeField(null=True, blank=True)
 
     objects = FindingQuerySet.as_manager()
+    # What may name another tenant (inventory.presenter hides it from tenant viewers): a
+    # co-tenancy or drift finding is about a subject in, or pods of, another tenant.
+    redacted_fields = {
+        "tenants": Field.TENANTS, "subject_namespace": Field.NAMESPACE,
+        "subject_name": Field.SUBJECT_NAME, "title": Field.TEXT, "evidence": Field.VALUE,
+        "accepted_reason": Field.TEXT,
+    }  # fmt: skip
 
     class Meta:
         ordering = ["status", "check_id", "id"]

@@ -7,17 +7,11 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
+from inventory.presenter import hidden_scope_for, present_all
 from inventory.selectors import clusters_with_last_sync
 from posture import charts
 from posture.read_cache import shared_read
-from posture.redaction import redact_text
-from posture.selectors import (
-    hidden_scope_for,
-    score_series,
-    tenants_overview,
-    with_tenant_slugs,
-    worst_findings,
-)
+from posture.selectors import score_series, tenants_overview, with_tenant_slugs, worst_findings
 
 TREND_TENANTS = 8  # lines on the trend: the lowest scores; every tenant's own is on its page
 
@@ -35,10 +29,9 @@ def overview_context(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         for slug, points in score_series(user, tenant_ids=lowest).items()
         if len(points) > 1
     }
+    # A title may name another tenant's pods: as on the findings page.
     scope = hidden_scope_for(user)
-    worst = with_tenant_slugs(worst_findings(user), scope)
-    for finding in worst:  # a title may name another tenant's pods: as on the findings page
-        finding.title = redact_text(finding.title, scope)
+    worst = with_tenant_slugs(present_all(scope, worst_findings(user)), scope)
     rows = [
         {"tenant": t.slug, **{s: getattr(t, f"open_{s}") for s in charts.SEVERITY_COLOURS}}
         for t in tenants

@@ -9,7 +9,6 @@ from django.conf import settings
 from django.db.models import Case, Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery, When
 from django.utils import timezone
 
-from gpuposture.base.roles import reads_all_posture
 from inventory import snapshot as snap
 from inventory.drift import DriftChange
 from inventory.models import Bulletin, Cluster, ClusterObject, DriftEvent, Node, Pod, SyncRun
@@ -26,12 +25,12 @@ from posture.inputs import (
     TrustClassInfo,
 )
 from posture.models import SEVERITY_ORDER, CheckExemption, Finding, TenantScore
-from posture.redaction import HiddenScope
 from posture.rules import CHECKS
 from providers.models import Assessment
 from telemetry.facts import telemetry_facts
 from telemetry.models import GpuReading, ResetAttestation
-from tenants.models import SharingRequest, Tenant, TenantNamespace, TrustClass
+from tenants.models import SharingRequest, Tenant, TrustClass
+from tenants.redaction import HiddenScope
 
 # ClusterObject kind -> (snapshot attribute, dataclass)
 _OBJECTS = {
@@ -352,30 +351,18 @@ def tenant_posture(tenant: Tenant) -> dict:
     }
 
 
-def hidden_scope_for(user) -> HiddenScope | None:  # type: ignore[no-untyped-def]
-    """What a user must not see named in evidence: None for users who read every tenant."""
-    if reads_all_posture(user):
-        return None
-    visible = set(Tenant.objects.visible_to(user).values_list("pk", flat=True))
-    hidden = Tenant.objects.exclude(pk__in=visible)
-    namespaces = set(
-        TenantNamespace.objects.filter(tenant__in=hidden).values_list("name", flat=True)
-    )
-    namespaces |= set(
-        Pod.objects.filter(tenant__in=hidden).values_list("namespace", flat=True).distinct()
-    )
-    return HiddenScope(
-        tenants=frozenset(hidden.values_list("slug", flat=True)), namespaces=frozenset(namespaces)
-    )
-
-
-def checklist_facts(cluster: Cluster) -> ChecklistFacts:
+def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:  # type: ignore[no-untyped-def]
+    """What the checklist judges, counted over what `user` may see: the whole cluster for
+    those who read every tenant, a tenant viewer's own findings, nodes and resets (counts
+    over the whole cluster would tell how many findings the other tenants have)."""
     open_rows = (
-        Finding.objects.filter(cluster=cluster, status=Finding.Status.OPEN)
+        Finding.objects.visible_to(user)
+        .filter(cluster=cluster, status=Finding.Status.OPEN)
+        .order_by()
         .values("check_id")
-        .annotate(n=Count("id"))
+        .annotate(n=Count("id", distinct=True))
     )
-    gpu_nodes = Node.objects.filter(cluster=cluster, is_gpu_node=True)
+    gpu_nodes = Node.objects.visible_to(user).filter(cluster=cluster, is_gpu_node=True)
     return ChecklistFacts(
         synced=cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED).exists(),
         gpu_nodes=gpu_nodes.count(),
@@ -385,7 +372,9 @@ def checklist_facts(cluster: Cluster) -> ChecklistFacts:
         trust_classes={tc.slug: tuple(tc.allowed_modes) for tc in TrustClass.objects.all()},
         provider=cluster.provider.name if cluster.provider_id else None,
         telemetry_samples=int(GpuReading.objects.filter(cluster=cluster).exists()),
-        reset_attestations=ResetAttestation.objects.filter(cluster=cluster).count(),
+        reset_attestations=ResetAttestation.objects.visible_to(user)
+        .filter(cluster=cluster)
+        .count(),
         **_bulletin_facts(),
     )
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from posture.finding_rows import check_mappings, check_remediation, visible_slugs
+from inventory.presenter import PresentedSerializer
+from posture.finding_rows import check_mappings, check_remediation
 from posture.models import Finding, TenantScore
-from posture.redaction import redact, redact_text
 
 
-class FindingSerializer(serializers.ModelSerializer):
+class FindingSerializer(PresentedSerializer):
     check = serializers.CharField(source="check_id")
     tenants = serializers.SerializerMethodField()
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
@@ -26,20 +26,11 @@ class FindingSerializer(serializers.ModelSerializer):
             "accepted_until",
         ]  # fmt: skip
 
-    def to_representation(self, instance: Finding) -> dict:
-        data = super().to_representation(instance)
-        # Views put the viewer's hidden scope in the context; exports by the CLI have none.
-        scope = self.context.get("hidden_scope")
-        data["evidence"] = redact(data["evidence"], scope)
-        data["title"] = redact_text(data["title"], scope)
-        return data
-
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_tenants(self, finding: Finding) -> list[str]:
-        """Slugs of the tenants it affects; a tenant viewer sees only the ones they may."""
-        return visible_slugs(
-            (t.slug for t in finding.tenants.all()), self.context.get("hidden_scope")
-        )
+        """Slugs of the tenants it affects (the presenter leaves out, for a tenant viewer, the
+        ones they may not see)."""
+        return sorted(t.slug for t in finding.tenants.all())
 
     def get_mappings(self, finding: Finding) -> list[str]:
         return check_mappings(finding.check_id)

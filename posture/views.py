@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from gpuposture.base.decorators import role_required
 from gpuposture.base.roles import SECURITY_LEAD, has_role
+from inventory.presenter import hidden_scope_for, present_all
 from inventory.views import cluster_detail_context
 from posture import charts
 from posture.catalogue import by_control, catalogue, check_exemptions
@@ -20,11 +21,9 @@ from posture.filters import FindingFilter
 from posture.forms import AcceptForm
 from posture.models import Finding, TenantScore
 from posture.overview import overview_body
-from posture.redaction import redact, redact_text
 from posture.rules import CHECKS
 from posture.selectors import (
     checklist_facts,
-    hidden_scope_for,
     sharing_requests_current,
     tenant_posture,
     with_tenant_slugs,
@@ -51,9 +50,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
     history = TenantScore.objects.filter(tenant=tenant).order_by("computed_at")[:200]
     trend = [(s.computed_at.isoformat(), s.score) for s in history]
     scope = hidden_scope_for(request.user)
-    for finding in with_tenant_slugs(posture["findings"], scope):
-        finding.evidence = redact(finding.evidence, scope)
-        finding.title = redact_text(finding.title, scope)
+    with_tenant_slugs(present_all(scope, posture["findings"]), scope)
     findings = [(f, CHECKS.get(f.check_id)) for f in posture["findings"]]
     return render(
         request,
@@ -80,8 +77,7 @@ def finding_list(request: HttpRequest) -> HttpResponse:
         request.GET.get("page")
     )
     scope = hidden_scope_for(request.user)
-    for finding in with_tenant_slugs(page.object_list, scope):
-        finding.title = redact_text(finding.title, scope)
+    with_tenant_slugs(present_all(scope, page.object_list), scope)
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -139,5 +135,6 @@ def finding_accept_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
     context = cluster_detail_context(request, name)
-    context["checklist"] = cluster_checklist(checklist_facts(context["cluster"]))
+    facts = checklist_facts(context["cluster"], request.user)
+    context["checklist"] = cluster_checklist(facts)
     return render(request, "inventory/cluster_detail.html", context)

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from gpuposture.base.api import ScopedViewSetMixin
 from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD
 from inventory.models import Cluster
+from inventory.presenter import PresentedSerializer
 from telemetry.models import ResetAttestation
 from telemetry.selectors import Period, chargeback, idle_allocated, tenant_days, top_gpus
 from telemetry.services import reset_attestation_record
@@ -53,7 +54,7 @@ class UtilisationView(APIView):
         )
 
 
-class ResetAttestationSerializer(serializers.ModelSerializer):
+class ResetAttestationSerializer(PresentedSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", queryset=Cluster.objects.all())
     previous_tenant = serializers.SlugRelatedField(
         slug_field="slug", queryset=Tenant.objects.all(), required=False, allow_null=True

@@ -10,6 +10,7 @@ from gpuposture.base.roles import TENANT_VIEWER, reads_all_posture, user_roles
 from inventory.models import Cluster
 from telemetry.samples import GpuSample
 from tenants.models import Tenant
+from tenants.redaction import Field
 
 
 class TenantScopedQuerySet(ScopedQuerySet):
@@ -199,6 +200,10 @@ class ResetAttestation(models.Model):
     recorded_at = models.DateTimeField(auto_now_add=True)
 
     objects = ResetAttestationQuerySet.as_manager()
+    # A reset between two tenants is shown to each: the other is hidden (inventory.presenter).
+    redacted_fields = {
+        "previous_tenant": Field.TENANT, "next_tenant": Field.TENANT, "note": Field.TEXT,
+    }  # fmt: skip
 
     class Meta:
         ordering = ["-reset_at", "-id"]

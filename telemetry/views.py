@@ -10,6 +10,7 @@ from gpuposture.base.decorators import role_required
 from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role
 from gpuposture.base.spreadsheet import safe_csv
 from inventory.models import Cluster
+from inventory.presenter import hidden_scope_for, present_all
 from telemetry.charts import tenant_hours_area
 from telemetry.forms import ResetAttestationForm
 from telemetry.models import ResetAttestation
@@ -40,9 +41,12 @@ def utilisation(request: HttpRequest) -> HttpResponse:
         "chargeback": chargeback(days),
         "top": top_gpus(request.user, period),
         "idle": idle_allocated(request.user, period),
-        "resets": ResetAttestation.objects.visible_to(request.user).select_related(
-            "cluster", "previous_tenant", "next_tenant"
-        )[:20],
+        "resets": present_all(
+            hidden_scope_for(request.user),
+            ResetAttestation.objects.visible_to(request.user).select_related(
+                "cluster", "previous_tenant", "next_tenant"
+            )[:20],
+        ),
         "can_record_reset": has_role(request.user, PLATFORM_ENGINEER, SECURITY_LEAD),
     }
     return render(request, "telemetry/utilisation.html", context)

@@ -73,6 +73,13 @@ def api_client(user: User | None) -> APIClient:
     return client
 
 
+def content(response) -> bytes:  # type: ignore[no-untyped-def]
+    """A response's body, whether streamed (the findings export) or not."""
+    if getattr(response, "streaming", False):
+        return b"".join(response.streaming_content)
+    return response.content
+
+
 def world_snapshot_path() -> Path:
     return DATA / "small-cluster.json"
 

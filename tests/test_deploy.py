@@ -156,3 +156,22 @@ def test_every_checkov_skip_says_why():
             if key.startswith("checkov.io/skip"):
                 check, _, reason = value.partition("=")
                 assert re.fullmatch(r"CKV2?_K8S_\d+", check) and len(reason) > 20, value
+
+
+def test_the_web_tier_serves_requests_side_by_side():
+    """gunicorn reads ./gunicorn.conf.py in the image's working directory: threaded workers,
+    so long exports cannot take every worker from the health check (bench/export_scale.py)."""
+    from gunicorn.config import Config
+
+    config = Config()
+    namespace: dict = {}
+    exec((ROOT / "gunicorn.conf.py").read_text(), namespace)  # noqa: S102 - our own file
+    for name in ("worker_class", "threads", "timeout"):
+        config.set(name, namespace[name])
+    assert config.worker_class_str == "gthread" and config.threads >= 4
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "WORKDIR /app" in dockerfile and "COPY . ." in dockerfile
+    assert (
+        not (ROOT / ".dockerignore").exists()
+        or "gunicorn.conf.py" not in (ROOT / ".dockerignore").read_text()
+    )

@@ -18,7 +18,7 @@ from sarif_pydantic import Sarif
 from posture.exports import findings_csv, spreadsheet_safe
 from posture.models import CheckExemption, Finding, TenantScore
 from posture.services import posture_evaluate
-from tests.conftest import api_client
+from tests.conftest import api_client, content
 
 pytestmark = pytest.mark.django_db
 
@@ -101,7 +101,7 @@ def test_exports_from_the_api_are_scoped_and_valid_sarif(small_world, personas):
     lead = api_client(personas["security_lead"])
     response = lead.get("/api/v1/findings/export/?format=sarif&status=open")
     assert response["Content-Type"].startswith("application/sarif+json")
-    document = json.loads(response.content)
+    document = json.loads(content(response))
     Sarif.model_validate(document)  # the SARIF 2.1.0 object model
     run = document["runs"][0]
     assert document["version"] == "2.1.0" and run["tool"]["driver"]["name"] == "gpuposture"
@@ -110,7 +110,7 @@ def test_exports_from_the_api_are_scoped_and_valid_sarif(small_world, personas):
     assert {r["level"] for r in run["results"]} <= {"error", "warning", "note"}
     assert len(run["results"]) == Finding.objects.filter(status="open").count()
     viewer = api_client(personas["viewer_alpha"]).get("/api/v1/findings/export/?format=csv")
-    rows = list(csv.DictReader(io.StringIO(viewer.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(content(viewer).decode())))
     # One row per finding, its tenants in one cell: the viewer sees only its own.
     assert {row["tenants"] for row in rows} == {"alpha"}
 
@@ -162,7 +162,7 @@ def test_the_sarif_export_validates_against_the_official_schema(small_world, per
         schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER
     )
     answer = api_client(personas["security_lead"]).get("/api/v1/findings/export/?format=sarif")
-    document = json.loads(answer.content)
+    document = json.loads(content(answer))
     assert document["runs"][0]["results"], "nothing to validate"
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.path))
     assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]

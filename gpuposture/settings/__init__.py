@@ -190,6 +190,9 @@ _cache_url = env_str("CACHE_URL")
 # (posture/read_cache.py); this bounds how long an edit that bypasses the audit log (a
 # Django shell, an admin page that records no event) takes to show. 0: never cached.
 GPUPOSTURE_READ_CACHE_SECONDS = env_int("GPUPOSTURE_READ_CACHE_SECONDS", 300)
+# The most findings one export may hold (posture/api.py streams them, ~50,000 in a few
+# seconds); a larger one is refused with a message asking to filter.
+GPUPOSTURE_EXPORT_MAX_ROWS = env_int("GPUPOSTURE_EXPORT_MAX_ROWS", 100_000)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
     if _cache_url

@@ -85,3 +85,31 @@ def test_bulletin_items_follow_the_imports_and_the_sla():
     stale = ChecklistFacts(**base, bulletins=3, days_since_bulletin_import=30,
                            open_findings={"STACK-005": 4})  # fmt: skip
     assert statuses(stale)[4] == "fail" and statuses(stale)[5] == "fail"
+
+
+@pytest.mark.django_db
+def test_a_tenant_viewer_checklist_counts_only_their_own(small_world, personas):
+    """Counts over the whole cluster told a viewer how many findings (and which kinds) the
+    other tenants have: a viewer's checklist is judged over what they may see."""
+    from telemetry.models import ResetAttestation
+    from tenants.models import Tenant
+
+    ResetAttestation.objects.create(
+        cluster=small_world, node="gpu-ts-1", reset_at="2026-11-30T10:00:00Z", method="reboot",
+        previous_tenant=Tenant.objects.get(slug="beta"), recorded_by="plat",
+    )  # fmt: skip
+    url = "/api/v1/clusters/lab/checklist/"
+    lead = {r["number"]: r for r in api_client(personas["security_lead"]).get(url).json()}
+    viewer = {r["number"]: r for r in api_client(personas["viewer_alpha"]).get(url).json()}
+    # alpha and beta time-slice one GPU: one SHARE-001 for the pair, which alpha's viewer
+    # sees as theirs; the lead also sees what the other pairs on the cluster have.
+    assert lead[2]["evidence"]["open_findings"]["SHARE-001"] >= 1
+    assert viewer[2]["evidence"]["open_findings"] == {"SHARE-001": 1}
+    # beta's privileged container fails item 6 for the cluster, not for alpha.
+    assert lead[6]["status"] == "fail" and viewer[6]["status"] == "pass"
+    assert lead[9]["evidence"]["reset_attestations"] == 1
+    assert viewer[9]["evidence"]["reset_attestations"] == 0
+    client = Client()
+    client.force_login(personas["viewer_alpha"])
+    page = client.get("/clusters/lab/").content.decode()
+    assert "&quot;SHARE-001&quot;: 1" in page and "&quot;SHARE-001&quot;: 2" not in page

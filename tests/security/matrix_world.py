@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
 from django.core.management import call_command
+from django.db import transaction
+from django.test import override_settings
 from django.utils import timezone
 
 # Strings that name beta or gamma and nothing else: none may reach viewer_alpha.
@@ -308,3 +312,25 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
         "mig_node_other": "?cluster=zz9-lab&node=mig-zz9-1",
     }
     return world
+
+
+@contextmanager
+def module_world(
+    django_db_blocker, tmp_path_factory, build: Callable[[dict, Path], World] | None = None
+) -> Iterator[tuple[dict, World]]:  # type: ignore[no-untyped-def]
+    """Personas and `build`'s world (build_world's by default) for a whole test module, in a
+    transaction rolled back at the end; each test runs in a savepoint on top."""
+    from gpuposture.celery import app as celery_app
+
+    celery_app.conf.task_always_eager = True
+    hashers = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    media = str(tmp_path_factory.mktemp("uploads"))
+    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=hashers, MEDIA_ROOT=media):
+        atomic = transaction.atomic()
+        atomic.__enter__()
+        try:
+            personas = make_personas()
+            yield personas, (build or build_world)(personas, tmp_path_factory.mktemp("snapshots"))
+        finally:
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)

@@ -13,11 +13,10 @@ import re
 import pytest
 from django.contrib.auth.hashers import MD5PasswordHasher  # noqa: F401 - named in settings below
 from django.db import transaction
-from django.test import Client, override_settings
+from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from gpuposture.celery import app as celery_app
 from tests.security.matrix_table import (
     ADMIN_NAMESPACE,
     OWNER,
@@ -31,8 +30,7 @@ from tests.security.matrix_world import (
     HIDDEN_SLUG_PATTERN,
     TENANT_OBJECTS,
     World,
-    build_world,
-    make_personas,
+    module_world,
 )
 from tests.security.urlwalk import WRITE_METHODS, named_routes, parameter_names
 
@@ -58,18 +56,8 @@ PRIVATE = words(*ANY_TENANT)
 def matrix(django_db_setup, django_db_blocker, tmp_path_factory):  # type: ignore[no-untyped-def]
     """One world for the whole module, in a transaction rolled back at the end; each test
     runs in a savepoint on top, and each request that may write in one more."""
-    celery_app.conf.task_always_eager = True
-    hashers = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    media = str(tmp_path_factory.mktemp("uploads"))
-    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=hashers, MEDIA_ROOT=media):
-        atomic = transaction.atomic()
-        atomic.__enter__()
-        try:
-            personas = make_personas()
-            yield personas, build_world(personas, tmp_path_factory.mktemp("snapshots"))
-        finally:
-            transaction.set_rollback(True)
-            atomic.__exit__(None, None, None)
+    with module_world(django_db_blocker, tmp_path_factory) as (personas, world):
+        yield personas, world
 
 
 @pytest.fixture(autouse=True)

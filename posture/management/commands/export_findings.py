@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 
 from django.core.management.base import BaseCommand, CommandError
 
-from posture.exports import findings_csv, findings_sarif
+from posture.exports import export_text
 from posture.filters import FindingFilter
+from posture.finding_rows import finding_rows_streamed, used_checks
 from posture.models import Finding
 from posture.rules import CHECKS
-from posture.serializers import FindingSerializer
 
 
 class Command(BaseCommand):
@@ -30,19 +30,20 @@ class Command(BaseCommand):
             for k in ("tenant", "cluster", "status", "severity", "check")
             if options.get(k)
         }
-        queryset = (
-            Finding.objects.select_related("cluster").prefetch_related("tenants").order_by("id")
-        )
+        queryset = Finding.objects.all()
         filterset = FindingFilter(params, queryset=queryset)
         if not filterset.is_valid():
             raise CommandError(f"bad filter: {filterset.errors.as_text()}")
-        rows = FindingSerializer(filterset.qs, many=True).data
-        if options["format"] == "json":
-            json.dump(rows, self.stdout, indent=2, default=str)
-            self.stdout.write("")
-        elif options["format"] == "csv":
-            self.stdout.write(findings_csv(rows), ending="")
-        else:
-            json.dump(findings_sarif(rows, CHECKS), self.stdout, indent=2, default=str)
-            self.stdout.write("")
-        self.stderr.write(f"{len(rows)} findings exported")
+        kind, written = options["format"], [0]
+
+        def rows() -> Iterator[dict]:  # read and written a chunk at a time: constant memory
+            for row in finding_rows_streamed(filterset.qs, None):
+                written[0] += 1
+                yield row
+
+        used = used_checks(filterset.qs) if kind == "sarif" else ()
+        for piece in export_text(kind, rows(), used, CHECKS):
+            self.stdout.write(piece, ending="")
+        if kind != "csv":
+            self.stdout.write("")  # a newline after the JSON document
+        self.stderr.write(f"{written[0]} findings exported")

@@ -1,0 +1,116 @@
+"""The one presenter of what a reader sees of other tenants (tenants.redaction holds the
+rule). Pages, API, exports and charts all go through it:
+
+- `hidden_scope_for(user)`: the names a user may not see, in one query (None for those who
+  read every tenant, who see everything as stored);
+- `present(scope, item)`: one model instance, value row or serialized dict with its model's
+  `redacted_fields` hidden (in place; returns it);
+- `PresentedSerializer`: a ModelSerializer mixin that presents every row it writes.
+
+It lives in inventory, the lowest layer that knows both the tenants and the pods (a namespace
+belongs to a tenant by the registry or by its label, which only the synced pods record)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from django.db import models
+from django.db.models import Value
+from django.db.models.functions import Concat
+from rest_framework import serializers
+
+from gpuposture.base.roles import reads_all_posture
+from inventory.models import Pod
+from tenants.models import Tenant, TenantNamespace, TenantPrincipal
+from tenants.redaction import HiddenScope
+
+T = TypeVar("T")
+_TENANT, _NAMESPACE, _PRINCIPAL = "t", "n", "p"
+
+
+def hidden_scope_for(user) -> HiddenScope | None:  # type: ignore[no-untyped-def]
+    """What `user` must not see named: every tenant they may not see, with its namespaces
+    (registered, or holding its pods) and principals. One query (a UNION)."""
+    if reads_all_posture(user):
+        return None
+    hidden = Tenant.objects.exclude(pk__in=Tenant.objects.visible_to(user).values("pk"))
+    mine = hidden.values("pk")
+
+    def tagged(queryset: models.QuerySet, tag: str, column: Any) -> models.QuerySet:
+        return queryset.order_by().annotate(tag=Value(tag), word=column).values_list("tag", "word")
+
+    principals = TenantPrincipal.objects.filter(tenant__in=mine)
+    rows = tagged(hidden, _TENANT, models.F("slug")).union(
+        tagged(hidden, _TENANT, models.F("name")),
+        tagged(TenantNamespace.objects.filter(tenant__in=mine), _NAMESPACE, models.F("name")),
+        tagged(Pod.objects.filter(tenant__in=mine), _NAMESPACE, models.F("namespace")),
+        tagged(principals, _PRINCIPAL, models.F("name")),
+        tagged(principals, _PRINCIPAL, Concat("kind", Value(":"), "name")),
+    )
+    found: dict[str, set[str]] = {_TENANT: set(), _NAMESPACE: set(), _PRINCIPAL: set()}
+    for tag, word in rows:
+        found[tag].add(word)
+    return HiddenScope(
+        tenants=frozenset(found[_TENANT]),
+        namespaces=frozenset(found[_NAMESPACE]),
+        principals=frozenset(found[_PRINCIPAL]),
+    )
+
+
+class _Instance:
+    """A model instance seen as the row `HiddenScope.fields` rewrites: a foreign key reads as
+    the related object's slug, and a hidden one is replaced by an unsaved stand-in whose slug
+    and name are the token (a template reads `reset.previous_tenant.slug` unchanged)."""
+
+    def __init__(self, instance: models.Model) -> None:
+        self.instance = instance
+
+    def get(self, name: str) -> Any:
+        value = getattr(self.instance, name)
+        if isinstance(value, models.Manager):
+            return None  # a many-to-many (a finding's tenants): pages list what they may see
+        return value.slug if isinstance(value, models.Model) else value
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        current = getattr(self.instance, name)
+        if isinstance(current, models.Manager):
+            return
+        if isinstance(current, models.Model):
+            if value != current.slug:
+                setattr(self.instance, name, type(current)(slug=value, name=value))
+        elif value is not current:
+            setattr(self.instance, name, value)
+
+
+def present(scope: HiddenScope | None, item: T, model: type[models.Model] | None = None) -> T:
+    """`item` (a model instance, or a dict row of `model`) with what `scope` hides replaced,
+    in place. The declaration is the model's `redacted_fields`."""
+    if scope is None or scope.empty:
+        return item
+    if isinstance(item, models.Model):
+        scope.fields(_Instance(item), type(item).redacted_fields)  # type: ignore[attr-defined]
+    else:
+        scope.fields(item, model.redacted_fields)  # type: ignore[arg-type, union-attr]
+    return item
+
+
+def present_all(scope: HiddenScope | None, items: Iterable[T], model=None) -> list[T]:  # type: ignore[no-untyped-def]
+    return [present(scope, item, model) for item in items]
+
+
+def scope_in(context: dict) -> HiddenScope | None:
+    """The viewer's scope for a serializer: the view's, or built once from the request (and
+    kept in the context the rows of a list share). No request (a command): nothing hidden."""
+    if "hidden_scope" not in context:
+        request = context.get("request")
+        context["hidden_scope"] = hidden_scope_for(request.user) if request else None
+    return context["hidden_scope"]
+
+
+class PresentedSerializer(serializers.ModelSerializer):
+    """Writes each row through `present`, with the model's `redacted_fields`."""
+
+    def to_representation(self, instance: models.Model) -> dict:
+        data = super().to_representation(instance)
+        return present(scope_in(self.context), data, self.Meta.model)

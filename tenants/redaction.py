@@ -1,0 +1,165 @@
+"""What a tenant viewer may read of OTHER tenants, and how it is hidden: the one rule. PURE.
+
+A tenant viewer learns that their GPU is shared, by which mode, with which trust class, how
+many replicas the others hold and that a reset happened, but never who the others are: no
+other tenant's slug or name, namespace, object in such a namespace, or principal. Each is
+replaced by a neutral token wherever it stands: a field of its own (a finding's subject, a
+reset's tenants), a value or key anywhere in structured evidence, a word of free text (a
+title, a sync warning, a note someone typed).
+
+`HiddenScope` holds the names as sets, built once per request (inventory.presenter), so
+hiding costs O(1) per name looked at and one C-speed scan per string: what a row costs does
+not grow with the number of tenants. Models declare which of their fields may name another
+tenant and how (`redacted_fields`, see `Field`); inventory.presenter applies the declaration
+to model instances, value rows and serializers alike."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, MutableMapping
+from dataclasses import dataclass
+from enum import Enum
+from functools import cached_property
+from typing import Any
+
+HIDDEN_TENANT = "(another tenant)"
+HIDDEN_NAMESPACE = "(another tenant's namespace)"
+HIDDEN_OBJECT = "(another tenant's object)"
+HIDDEN_PRINCIPAL = "(another tenant's principal)"
+
+# A word of text that may be a name: DNS labels and subdomains, emails, with the separators
+# that join a namespace to an object ("ns/name", "system:serviceaccount:ns:name") kept
+# inside the chain so the object's name is hidden together with its namespace.
+_NAME = r"[\w@-]+(?:\.[\w@-]+)*"  # dots inside a name, not one ending a sentence
+_WORD = re.compile(_NAME)
+_CHAIN = re.compile(rf"{_NAME}(?:[/:]{_NAME})*")
+_PARTS = re.compile(r"([/:])")
+_compact = json.JSONEncoder(default=str).encode  # one encoder, not one per call
+
+
+class Field(Enum):
+    """How a field of a model or row may name another tenant."""
+
+    TENANT = "tenant"  # a tenant's slug (or name)
+    TENANTS = "tenants"  # a list of tenant slugs: the hidden ones are left out
+    NAMESPACE = "namespace"  # a namespace; the field named `subject_name` beside it follows
+    SUBJECT_NAME = "subject_name"  # an object's name, hidden with its namespace field
+    TEXT = "text"  # free text: titles, warnings, errors, notes
+    VALUE = "value"  # structured JSON: evidence, labels, taints, before/after
+
+
+@dataclass(frozen=True)
+class HiddenScope:
+    """The names of the tenants a viewer may not see (slugs and display names), of their
+    namespaces and of their principals ("group:x", and "x" alone)."""
+
+    tenants: frozenset[str] = frozenset()
+    namespaces: frozenset[str] = frozenset()
+    principals: frozenset[str] = frozenset()
+
+    @cached_property
+    def _words(self) -> frozenset[str]:
+        """Every name a word of text is checked against, in one set: one lookup per word."""
+        return self.tenants | self.namespaces | self.principals
+
+    @property
+    def empty(self) -> bool:
+        return not self._words
+
+    def names_any(self, text: str) -> bool:
+        """Whether `text` holds a hidden name as a word (one C-speed scan, one set test)."""
+        return not self._words.isdisjoint(_WORD.findall(text))
+
+    def word(self, word: str) -> str | None:
+        """The token hiding `word`, or None when it names nothing hidden."""
+        if word in self.tenants:
+            return HIDDEN_TENANT
+        if word in self.namespaces:
+            return HIDDEN_NAMESPACE
+        if word in self.principals:
+            return HIDDEN_PRINCIPAL
+        return None
+
+    def tenant(self, slug: str | None) -> str | None:
+        return HIDDEN_TENANT if slug and slug in self.tenants else slug
+
+    def tenant_list(self, slugs: Iterable[str]) -> list[str]:
+        """The slugs a viewer may see, sorted: the tenants a shared finding affects less the
+        others (a viewer learns the finding is shared from its evidence, not who shares it)."""
+        return sorted(s for s in slugs if s not in self.tenants)
+
+    def text(self, text: str) -> str:
+        """`text` with every hidden name replaced; the same object when none is in it."""
+        if not text or not self.names_any(text):
+            return text
+        return _CHAIN.sub(lambda m: self._chain(m.group(0)), text)
+
+    def _chain(self, chain: str) -> str:
+        parts = _PARTS.split(chain)  # words at even indexes, separators between them
+        out: list[str] = []
+        i = 0
+        while i < len(parts):
+            part = parts[i]
+            if part in self.namespaces and i + 2 < len(parts):
+                out.append(HIDDEN_OBJECT)  # "ns/name", "ns:name": the object, not its name
+                i += 3
+                continue
+            out.append((self.word(part) or part) if i % 2 == 0 else part)
+            i += 1
+        return "".join(out)
+
+    def value(self, value: Any) -> Any:
+        """Structured data (JSON) with hidden names replaced in keys, values and text; the
+        same object, not a copy, when nothing in it names a hidden tenant."""
+        if value is None or isinstance(value, bool | int | float):
+            return value
+        if isinstance(value, str):
+            return self.word(value) or self.text(value)
+        if not self.names_any(_compact(value)):
+            return value
+        return self._walk(value)
+
+    def _walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.word(value) or self.text(value)
+        if isinstance(value, Mapping):
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                out[_unique(out, self._walk(key) if isinstance(key, str) else key)] = self._walk(
+                    item
+                )
+            return out
+        if isinstance(value, list | tuple):
+            return [self._walk(item) for item in value]
+        return value
+
+    def fields(self, row: MutableMapping[str, Any], declared: Mapping[str, Field]) -> None:
+        """Hide, in place, what the `declared` fields of `row` name (a dict or a mapping
+        view of an object, see inventory.presenter)."""
+        hidden_namespace = False
+        for name, kind in declared.items():
+            if kind is Field.NAMESPACE and row.get(name) in self.namespaces:
+                row[name], hidden_namespace = HIDDEN_NAMESPACE, True
+        for name, kind in declared.items():
+            current = row.get(name)
+            if kind is Field.TENANT:
+                row[name] = self.tenant(current)
+            elif kind is Field.TENANTS and current is not None:
+                row[name] = self.tenant_list(current)
+            elif kind is Field.SUBJECT_NAME:
+                row[name] = HIDDEN_OBJECT if hidden_namespace and current else self.text(current)
+            elif kind is Field.TEXT:
+                row[name] = self.text(current) if isinstance(current, str) else current
+            elif kind is Field.VALUE:
+                row[name] = self.value(current)
+
+
+def _unique(taken: Mapping[str, Any], key: Any) -> Any:
+    """Two hidden tenants as keys of one mapping both become the token: number the second."""
+    if key not in taken:
+        return key
+    n = 2
+    while f"{key} {n}" in taken:
+        n += 1
+    return f"{key} {n}"

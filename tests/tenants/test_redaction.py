@@ -1,0 +1,101 @@
+"""The redaction rule (tenants.redaction), as a table of cases: no database."""
+
+from __future__ import annotations
+
+import pytest
+
+from tenants.redaction import (
+    HIDDEN_NAMESPACE,
+    HIDDEN_OBJECT,
+    HIDDEN_PRINCIPAL,
+    HIDDEN_TENANT,
+    Field,
+    HiddenScope,
+)
+
+SCOPE = HiddenScope(
+    tenants=frozenset({"beta", "Beta Corp"}),
+    namespaces=frozenset({"beta-prod", "beta-jobs"}),
+    principals=frozenset({"group:beta-ops", "beta-ops", "ops@beta.example"}),
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("Tenant alpha time-slices with beta", f"Tenant alpha time-slices with {HIDDEN_TENANT}"),
+        ("shared with beta.", f"shared with {HIDDEN_TENANT}."),  # a sentence's end
+        ("beta's ConfigMap", f"{HIDDEN_TENANT}'s ConfigMap"),
+        ("pod beta-prod/inference-0 holds it", f"pod {HIDDEN_OBJECT} holds it"),
+        ("ConfigMap beta-jobs/ts key 'a'", f"ConfigMap {HIDDEN_OBJECT} key 'a'"),
+        ("namespace beta-prod", f"namespace {HIDDEN_NAMESPACE}"),
+        ("system:serviceaccount:beta-prod:runner",
+         f"system:serviceaccount:{HIDDEN_OBJECT}"),
+        ("bound to group:beta-ops", f"bound to group:{HIDDEN_PRINCIPAL}"),
+        ("user ops@beta.example may patch", f"user {HIDDEN_PRINCIPAL} may patch"),
+        ("gpuposture.io/tenant=beta:NoSchedule",
+         f"gpuposture.io/tenant={HIDDEN_TENANT}:NoSchedule"),
+        # Words that only contain a hidden name are someone else's: left alone.
+        ("beta-testers and alphabeta", "beta-testers and alphabeta"),
+        ("nothing hidden here", "nothing hidden here"),
+    ],
+)  # fmt: skip
+def test_text(text, shown):
+    assert SCOPE.text(text) == shown
+
+
+def test_structured_values_keys_and_exact_names():
+    evidence = {
+        "tenant": "alpha",
+        "other_tenants": [{"tenant": "beta", "pods": [{"pod": "beta-prod/inference-0"}]}],
+        "by_tenant": {"beta": 2, "alpha": 1},
+        "name": "Beta Corp",
+        "subjects": ["group:beta-ops"],
+        "replicas": 4,
+    }
+    assert SCOPE.value(evidence) == {
+        "tenant": "alpha",
+        "other_tenants": [{"tenant": HIDDEN_TENANT, "pods": [{"pod": HIDDEN_OBJECT}]}],
+        "by_tenant": {HIDDEN_TENANT: 2, "alpha": 1},
+        "name": HIDDEN_TENANT,
+        "subjects": [HIDDEN_PRINCIPAL],
+        "replicas": 4,
+    }
+    # Two hidden tenants as keys stay two entries (counted, never named).
+    two = HiddenScope(tenants=frozenset({"beta", "gamma"}))
+    assert two.value({"beta": 1, "gamma": 2}) == {HIDDEN_TENANT: 1, f"{HIDDEN_TENANT} 2": 2}
+
+
+def test_what_names_nothing_hidden_is_the_same_object_not_a_copy():
+    evidence = {"node": "gpu-1", "pods": [{"pod": "team-alpha/trainer-0"}]}
+    assert SCOPE.value(evidence) is evidence
+    title = "Tenant alpha on gpu-1"
+    assert SCOPE.text(title) is title
+
+
+def test_declared_fields_hide_a_subject_with_its_namespace():
+    declared = {
+        "subject_namespace": Field.NAMESPACE, "subject_name": Field.SUBJECT_NAME,
+        "title": Field.TEXT, "evidence": Field.VALUE, "tenant": Field.TENANT,
+    }  # fmt: skip
+    row = {"subject_namespace": "beta-prod", "subject_name": "inference-0", "title": "x",
+           "evidence": {"t": "beta"}, "tenant": "beta"}  # fmt: skip
+    SCOPE.fields(row, declared)
+    assert row == {
+        "subject_namespace": HIDDEN_NAMESPACE, "subject_name": HIDDEN_OBJECT, "title": "x",
+        "evidence": {"t": HIDDEN_TENANT}, "tenant": HIDDEN_TENANT,
+    }  # fmt: skip
+    own = {"subject_namespace": "team-alpha", "subject_name": "trainer-0", "title": "beta",
+           "evidence": {}, "tenant": "alpha"}  # fmt: skip
+    SCOPE.fields(own, declared)
+    assert own["subject_name"] == "trainer-0" and own["title"] == HIDDEN_TENANT
+    assert own["subject_namespace"] == "team-alpha" and own["tenant"] == "alpha"
+    # A cluster-scoped subject (no namespace) is looked at as text.
+    node = {"subject_namespace": "", "subject_name": "beta", "title": "", "evidence": None}
+    SCOPE.fields(node, declared)
+    assert node["subject_name"] == HIDDEN_TENANT and node["evidence"] is None
+
+
+def test_an_empty_scope_hides_nothing():
+    assert HiddenScope().empty and not SCOPE.empty
+    assert HiddenScope().text("beta-prod/x") == "beta-prod/x"
