@@ -262,3 +262,21 @@ def test_pod008_gcp_json_in_google_application_credentials_fires():
     (draft,) = run("POD-008", inputs(pods=(p,), tenants=(TEAM,)))
     assert draft.evidence["variables"][0]["rule"] == "value:gcp_service_account_json"
     assert "PRIVATE KEY" not in json.dumps(draft.evidence)
+
+
+def test_demo_world_pasted_tokens():
+    from tests.posture.test_rules_rbac import demo_worlds
+
+    worlds = demo_worlds()
+    (draft,) = run("POD-008", worlds["prod-east"])
+    assert (draft.subject_kind, draft.subject_name, draft.tenants) == (
+        "Job",
+        "lora-sweep",
+        ("research",),
+    )
+    assert [(v["name"], v["rule"]) for v in draft.evidence["variables"]] == [
+        ("HF_TOKEN", "value:hugging_face_token"),
+        ("WANDB_API_KEY", "value:wandb_api_key"),
+    ]
+    # neo-west's protein-train takes its AWS key from a Secret: the clean contrast.
+    assert run("POD-008", worlds["neo-west"]) == []

@@ -172,3 +172,18 @@ def test_pod003_evidence_says_why_and_whether_writable():
 def test_pod003_platform_namespace_is_never_reported():
     found = run("POD-003", inputs(pods=(pod("kube-system", volumes=(host_path("h", "/var"),)),)))
     assert found == []
+
+
+def test_demo_world_host_paths():
+    from tests.posture.test_rules_rbac import demo_worlds
+
+    found = {
+        (cluster, d.subject_name, d.evidence["normalised_path"])
+        for cluster, world in demo_worlds().items()
+        for d in run("POD-003", world)
+    }
+    assert found == {
+        ("prod-east", "nb-priya", "/dev"),
+        ("prod-east", "log-shipper", "/var/log"),
+        ("neo-west", "gpu-usage-exporter", "/var/lib/kubelet/pod-resources"),
+    }  # and not rag-serve's read-only /etc/localtime
