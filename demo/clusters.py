@@ -7,6 +7,7 @@ risky spot is meant to trigger. Pure Python: no Django, no network.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +61,7 @@ class Work:
     security: Obj | None = None  # None: the hardened context; otherwise this (risky) one
     host_ipc: bool = False
     host_dev: bool = False
+    host_paths: tuple[tuple[str, str, bool], ...] = ()  # (volume, host path, mounted read-only)
     env: dict[str, str] = field(default_factory=dict)
     secret_env: dict[str, str] = field(default_factory=dict)  # variable -> "secret/key"
     ports: tuple[int, ...] = ()
@@ -110,6 +112,16 @@ def adds(*capabilities: str) -> Obj:
 JUPYTER_OPEN = ("start-notebook.py", "--IdentityProvider.token=", "--ServerApp.password=",
                 "--ServerApp.ip=0.0.0.0")
 DIGEST_ONLY_TOOLKIT = f"{k8s.NVCR}/k8s/container-toolkit@sha256:" + "7d3f0c1a9be24e8f" * 4
+
+
+def _made_up(seed: str, length: int) -> str:
+    """A token-shaped hex string that is no one's secret (derived from a fixed seed)."""
+    return hashlib.sha256(f"gpuposture-demo:{seed}".encode()).hexdigest()[:length]
+
+
+# POD-008: tokens pasted into a Job's env (made up, in the vendors' shapes).
+PASTED_TOKENS = {"HF_TOKEN": "hf_" + _made_up("hf", 34), "WANDB_API_KEY": _made_up("wandb", 40),
+                 "WANDB_PROJECT": "lora-sweep"}
 
 # On-prem. Drivers are baked into the host images; the GPU Operator runs everything else.
 PROD_EAST = Cluster(
@@ -166,7 +178,8 @@ PROD_EAST = Cluster(
             Work(ANA, "feature-etl", "analytics/feature-etl:3.3.1", {GPU: 1}, "CronJob", security={}, host_ipc=True),
         ),
         "pe-l40s-02": (
-            Work(RES, "lora-sweep", "research/lora-sweep:1.4.0", {GPU: 1}, "Job", replicas=4),
+            # POD-008: the sweep's Hugging Face and W&B tokens pasted into its env.
+            Work(RES, "lora-sweep", "research/lora-sweep:1.4.0", {GPU: 1}, "Job", replicas=4, env=PASTED_TOKENS),
             Work(RES, "lora-sweep-prev", "research/lora-sweep:1.3.2", {GPU: 1}, "Job", replicas=2, phase="Succeeded"),
             Work(VAL, "gpu-burn-l40s", "platform/gpu-burn:2024.11", {GPU: 1}, "Job", phase="Succeeded"),
         ),
@@ -183,7 +196,12 @@ PROD_EAST = Cluster(
             Work(NB, "nb-priya", "docker.io/jupyter/pytorch-notebook:cuda12-python-3.11", {GPU: 1}, "StatefulSet",
                  security={}, host_dev=True),
         ),
-        "pe-cpu-02": (Work(ANA, "spark-driver", "analytics/spark:3.5.1"),),
+        "pe-cpu-02": (
+            Work(ANA, "spark-driver", "analytics/spark:3.5.1"),
+            # POD-003: a log shipper of analytics' own reading and writing the node's /var/log
+            # (every tenant's pod logs; the log-mount escape).
+            Work(ANA, "log-shipper", "analytics/vector:0.41.1", host_paths=(("varlog", "/var/log", False),)),
+        ),
     },
     quotas={
         VAL: {"requests.nvidia.com/gpu": "4"},
@@ -201,6 +219,9 @@ PROD_EAST = Cluster(
         ("analytics-node-labeler", "node-labeler", "Group:analytics-eng", None),
         # K8S-004: research may rewrite the sharing ConfigMaps in gpu-operator.
         ("research-sharing-config", "gpu-sharing-config-editor", "Group:research-ml", k8s.GPU_OPERATOR_NS),
+        # K8S-008 (critical): analytics' engineers may edit the sensitive clinical namespace,
+        # "for the dashboards".
+        ("analytics-dashboards", "edit", "Group:analytics-eng", CLIN),
     ),
 )
 
@@ -241,7 +262,15 @@ NEO_WEST = Cluster(
             Work(ORB, "protein-train", "orbital/protein-train:5.2.0", {GPU: 4}, "Job",
                  secret_env={"AWS_SECRET_ACCESS_KEY": "orbital-s3/secret-access-key"}),
         ),
-        "nw-h100-01": (Work(RES, "rag-serve", "research/rag-serve:2.1.0", {GPU: 1}, replicas=3),),
+        # Clean contrast for POD-003: the host's time zone, mounted read-only.
+        "nw-h100-01": (
+            Work(RES, "rag-serve", "research/rag-serve:2.1.0", {GPU: 1}, replicas=3,
+                 host_paths=(("tz", "/etc/localtime", True),)),
+            # POD-003: research's own GPU-usage exporter reads the kubelet's pod-resources socket
+            # (which devices every pod on the node holds).
+            Work(RES, "gpu-usage-exporter", "research/gpu-usage-exporter:0.2.1",
+                 host_paths=(("pod-resources", "/var/lib/kubelet/pod-resources", True),)),
+        ),
         "nw-h100-02": (
             Work(RES, "pretrain-7b", "research/pretrain:7b-r12", {GPU: 4}, "Job"),
             # POD-004: SYS_ADMIN for DCGM profiling counters (implies every NVIDIA capability).

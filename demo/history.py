@@ -11,14 +11,18 @@ Obj = dict[str, Any]
 OLD_DEVICE_PLUGIN = "k8s-device-plugin:v0.16.2"
 NEW_DEVICE_PLUGIN = "k8s-device-plugin:v0.17.0"
 KESTREL_NAMESPACE = "cust-kestrel"
+NEW_NODE_LABELER = "analytics-node-labeler"  # a ClusterRoleBinding added this week
 
 
 def last_week(cluster: str, objects: list[Obj]) -> list[Obj]:
     """The cluster as it was a week ago: on prod-east, time-slicing gave 2 replicas per GPU
     (now 4: DRIFT-001), the T4 inference node still had its external-class taint (removed
-    since: DRIFT-003), the device plugin ran v0.16.2 (upgraded since: DRIFT-002), and one
-    kestrel job ran privileged (fixed since: its POD-001 finding is resolved)."""
+    since: DRIFT-003), the device plugin ran v0.16.2 (upgraded since: DRIFT-002), analytics
+    could not yet patch nodes (its node-labeler binding is new: DRIFT-006), and one kestrel
+    job ran privileged (fixed since: its POD-001 finding is resolved)."""
     earlier = copy.deepcopy(objects)
+    if cluster == "prod-east":
+        earlier = [o for o in earlier if not _is_binding(o, NEW_NODE_LABELER)]
     for obj in earlier:
         if cluster == "prod-east":
             _rewind_prod_east(obj)
@@ -56,3 +60,7 @@ def _make_first_container_privileged(obj: Obj) -> None:
     containers = obj["spec"].get("containers") or []
     if containers and obj.get("status", {}).get("phase") == "Running":
         containers[0].setdefault("securityContext", {})["privileged"] = True
+
+
+def _is_binding(obj: Obj, name: str) -> bool:
+    return obj.get("kind") == "ClusterRoleBinding" and obj["metadata"].get("name") == name

@@ -146,6 +146,18 @@ def _owner(
     return None, {}, w.name
 
 
+def _host_volumes(w: Work) -> list[tuple[str, str, bool]]:
+    return [("host-dev", "/dev", False)] * w.host_dev + list(w.host_paths)
+
+
+def _host_mounts(w: Work) -> list[Obj]:
+    """Each hostPath mounted at /host<path>, read-only where the table says."""
+    return [
+        {"mountPath": "/host" + path, "name": v, **({"readOnly": True} if read_only else {})}
+        for v, path, read_only in _host_volumes(w)
+    ]
+
+
 def _tenant_pods(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
     """The tenants' pods, and the ReplicaSets, Jobs and CronJobs that own them."""
     nodes = {n.name: n for n in c.nodes}
@@ -167,7 +179,7 @@ def _tenant_pods(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
                 memory="32Gi",
                 security=k8s.HARDENED_CONTAINER if w.security is None else w.security,
                 env=env,
-                mounts=[{"mountPath": "/host/dev", "name": "host-dev"}] if w.host_dev else None,
+                mounts=_host_mounts(w) or None,
                 ports=w.ports,
                 args=list(w.args),
             )
@@ -191,7 +203,7 @@ def _tenant_pods(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
                     restart_policy=restart,
                     labels={"app": w.name, **controller_labels},
                     host_ipc=w.host_ipc,
-                    volumes=[k8s.host_path("host-dev", "/dev")] if w.host_dev else None,
+                    volumes=[k8s.host_path(v, path) for v, path, _ in _host_volumes(w)] or None,
                     tolerations=[k8s.toleration(*t) for t in n.taints] if n else None,
                     node_selector={"gpuposture.io/pool": n.pool} if n and n.model else None,
                     pod_security=k8s.HARDENED_POD if w.security is None else None,

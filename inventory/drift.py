@@ -2,7 +2,8 @@
 
 DRIFT-001: time-slicing / MPS / MIG configuration (device-plugin configs, mig-parted configs,
 a GPU node's sharing facts). DRIFT-002: a device plugin or GPU Operator controller's pod spec.
-DRIFT-003: other GPU node labels and taints.
+DRIFT-003: other GPU node labels and taints. DRIFT-006: RBAC reaching the GPU stack (a new
+binding of its service accounts, a new subject with node-label rights; inventory/drift_rbac.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inventory import snapshot as snap
+from inventory.drift_rbac import RbacState, detect_rbac_drift
 
 # Labels GPU Feature Discovery rewrites on every pass: never a configuration change.
 VOLATILE_LABEL_SUFFIXES = ("timestamp", "mig.config.state")
@@ -32,7 +34,7 @@ GPU_COMPONENT_REPOS = (
 
 @dataclass(frozen=True)
 class DriftChange:
-    kind: str  # "sharing_config", "component" or "node"
+    kind: str  # "sharing_config", "component", "node" or "rbac"
     check_id: str
     subject_kind: str
     subject_namespace: str
@@ -52,6 +54,9 @@ class ClusterState:
     configmaps: tuple[snap.ConfigMap, ...] = ()
     workloads: tuple[snap.Workload, ...] = ()
     operator_policies: tuple[snap.GpuOperatorPolicy, ...] = ()
+    # ClusterRoles (what node rights a ClusterRoleBinding gives) and every binding.
+    roles: tuple[snap.Role, ...] = ()
+    bindings: tuple[snap.RoleBinding, ...] = ()
 
 
 def gpu_config_within(state: ClusterState, namespaces: Collection[str]) -> ClusterState:
@@ -71,6 +76,7 @@ def detect_drift(before: ClusterState, after: ClusterState) -> list[DriftChange]
         *_mig_config_changes(before.configmaps, after.configmaps, after.nodes),
         *_component_changes(before.workloads, after.workloads),
         *_operator_policy_changes(before.operator_policies, after.operator_policies),
+        *_rbac_changes(before, after),
     ]
     return sorted(changes, key=lambda c: (c.check_id, c.subject_namespace, c.subject_name))
 
@@ -302,3 +308,16 @@ def _operator_policy_changes(
             )  # fmt: skip
         )
     return changes
+
+
+def _rbac_changes(before: ClusterState, after: ClusterState) -> list[DriftChange]:
+    """DRIFT-006 on the binding that brings it; the GPU stack's namespaces are those running
+    its components, before or after."""
+    stack = {w.namespace for w in (*before.workloads, *after.workloads) if is_gpu_component(w)}
+    found = detect_rbac_drift(
+        RbacState(before.roles, before.bindings), RbacState(after.roles, after.bindings), stack
+    )
+    return [
+        DriftChange("rbac", "DRIFT-006", d.kind, d.namespace, d.name, d.summary, d.before, d.after)
+        for d in found
+    ]

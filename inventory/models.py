@@ -275,6 +275,7 @@ class DriftEvent(models.Model):
         SHARING_CONFIG = "sharing_config", "sharing or MIG configuration"
         COMPONENT = "component", "device plugin or GPU Operator"
         NODE = "node", "GPU node labels or taints"
+        RBAC = "rbac", "RBAC reaching the GPU stack"
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="drift_events")
     sync_run = models.ForeignKey(SyncRun, on_delete=models.CASCADE, related_name="drift_events")

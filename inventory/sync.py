@@ -170,23 +170,31 @@ def _apply(
             nodes=tuple(nodes), sharing_configs=snapshot.sharing_configs,
             configmaps=snapshot.configmaps, workloads=snapshot.workloads,
             operator_policies=snapshot.gpu_operator_policies,
+            roles=tuple(r for r in snapshot.roles if r.kind == "ClusterRole"),
+            bindings=snapshot.bindings,
         )  # fmt: skip
         drift = detect_drift(previous, current)
     return {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}, drift
 
 
 def previous_state(cluster: Cluster, node_names: Iterable[str] | None = None) -> ClusterState:
-    """What the last good sync left, for drift: GPU-relevant objects only (small); with
-    `node_names`, only those nodes (a watch re-sync compares just what it touched)."""
+    """What the last good sync left, for drift: GPU-relevant objects, ClusterRoles and
+    bindings; with `node_names`, only those nodes (a watch re-sync compares just what it
+    touched)."""
     wanted = {
         "sharing_config": snap.SharingConfig,
         "configmap": snap.ConfigMap,
         "workload": snap.Workload,
         "gpu_operator_policy": snap.GpuOperatorPolicy,
+        "role": snap.Role,
+        "binding": snap.RoleBinding,
     }
     grouped: dict[str, list[Any]] = {kind: [] for kind in wanted}
-    rows = ClusterObject.objects.filter(cluster=cluster, kind__in=wanted).values_list(
-        "kind", "data"
+    # A ClusterRole is stored with no namespace; namespaced Roles never grant node rights.
+    rows = (
+        ClusterObject.objects.filter(cluster=cluster, kind__in=wanted)
+        .exclude(kind="role", namespace__gt="")
+        .values_list("kind", "data")
     )
     for kind, data in rows.iterator(chunk_size=2000):
         grouped[kind].append(snap.from_dict(wanted[kind], data))
@@ -198,7 +206,8 @@ def previous_state(cluster: Cluster, node_names: Iterable[str] | None = None) ->
     return ClusterState(
         nodes=tuple(nodes), sharing_configs=tuple(grouped["sharing_config"]),
         configmaps=tuple(grouped["configmap"]), workloads=tuple(grouped["workload"]),
-        operator_policies=tuple(grouped["gpu_operator_policy"]),
+        operator_policies=tuple(grouped["gpu_operator_policy"]), roles=tuple(grouped["role"]),
+        bindings=tuple(grouped["binding"]),
     )  # fmt: skip
 
 

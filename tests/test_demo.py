@@ -42,6 +42,12 @@ def test_demo_world_meets_the_promise():
     assert Bulletin.objects.count() == 3
     assert Node.objects.filter(patch_status="below_baseline").exists()
     assert {"STACK-001", "STACK-005"} <= checks
+    # Issue 17 items 11, 12, 14: pasted tokens, a cross-tenant edit binding, and last week's
+    # new node labeller recorded as RBAC drift.
+    assert {"POD-003", "POD-008", "K8S-008", "DRIFT-006"} <= checks
+    (labeller,) = Finding.objects.filter(check_id="DRIFT-006", status="open")
+    assert labeller.subject_name == "analytics-node-labeler"
+    assert labeller.evidence["after"]["new_node_label_subjects"] == ["Group:analytics-eng"]
     # The July demo bulletin bounds some exposures by CDI mode; neo-west runs CDI, shown as such.
     conditioned = [
         e for n in Node.objects.filter(is_gpu_node=True) for e in n.patch_exposures

@@ -182,7 +182,8 @@ def test_pod007_platform_namespace_excluded():
 
 # --- POD-008 -------------------------------------------------------------------------------
 
-SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+# Real-shaped, made up here (AWS's documented ...EXAMPLEKEY sample is a placeholder, never fires).
+SECRET = "tq3V9d/Lr8ZkP0xWm2YbN7cH4uJ+eA6sGf1RiT5o"
 
 
 @pytest.mark.parametrize(
@@ -192,7 +193,7 @@ SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
         (env("aws_secret_access_key", SECRET), True),
         (env("HF_TOKEN", "hf_x"), True),
         (env("OPENAI_API_KEY", "sk-x"), True),
-        (env("AZURE_CLIENT_SECRET", "x"), True),
+        (env("AZURE_CLIENT_SECRET", "Fq88Q~r2kVw9LmT4bZ0cN7yH3jD6sXgP1uE5aKo"), True),
         (env("AWS_SECRET_ACCESS_KEY", None, "secretKeyRef:aws/secret"), False),
         (env("AWS_SECRET_ACCESS_KEY", ""), False),
         (env("AWS_SECRET_ACCESS_KEY", "   "), False),
@@ -213,6 +214,9 @@ def test_pod008_evidence_never_holds_the_value():
         {
             "name": "AWS_SECRET_ACCESS_KEY",
             "field": "spec.initContainers[0].env[1].value",
+            "rule": "name:AWS_SECRET_ACCESS_KEY",
+            "kind": "a variable SDKs read a secret from",
+            "hint": None,
             "value_length": len(SECRET),
         }
     ]

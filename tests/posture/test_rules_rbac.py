@@ -500,3 +500,12 @@ def test_demo_world_rbac(demo):
     assert _found(demo["neo-west"], "K8S-004") == []
     # The operator's own ClusterRoleBinding is its install, not a borrowed identity.
     assert _found(demo["prod-east"], "K8S-005") == _found(demo["neo-west"], "K8S-005") == []
+    # K8S-008: analytics (internal) may edit the sensitive clinical namespace: critical.
+    (draft,) = run_checks(demo["prod-east"], ["K8S-008"])
+    assert (draft.tenants, draft.subject_namespace, draft.subject_name) == (
+        ("analytics", "clinical"),
+        "clinical-imaging",
+        "analytics-dashboards",
+    )
+    assert draft.severity == "critical"
+    assert _found(demo["neo-west"], "K8S-008") == []

@@ -1,6 +1,6 @@
 """DRIFT-*: what changed since the last sync, or since what was approved (DESIGN §5).
 
-changes (DRIFT-001..003, from recorded drift events), approvals (DRIFT-004).
+changes (DRIFT-001..003 and DRIFT-006, from recorded drift events), approvals (DRIFT-004).
 """
 
 from __future__ import annotations

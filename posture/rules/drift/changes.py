@@ -1,4 +1,5 @@
-"""DRIFT-001..003: what changed in the GPU configuration between two good syncs.
+"""DRIFT-001..003, DRIFT-006: what changed in the GPU configuration, and in the RBAC reaching
+the GPU stack, between two good syncs.
 
 Each recorded drift event stays a finding for the drift window (a setting), so a change is
 seen and acknowledged, not lost when the next quiet sync comes round.
@@ -6,7 +7,7 @@ seen and acknowledged, not lost when the next quiet sync comes round.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from posture.inputs import DriftEventInfo, PostureInputs
 from posture.rules.common import tenants_on_node
@@ -16,18 +17,23 @@ from posture.rules.subjects import node_draft, node_named, subject_draft
 MAPPINGS = ("SP800-53:CM-3",)
 
 
-def _drafts(inputs: PostureInputs, check_id: str, affects_tenants: bool) -> Iterator[FindingDraft]:
+def _drafts(
+    inputs: PostureInputs, check_id: str, affects_tenants: bool, gpu_wide: bool = False
+) -> Iterator[FindingDraft]:
     """One finding per drift event, on the object that changed, for every tenant on the
-    nodes it reaches (DRIFT-002: the operator's own objects, no tenant)."""
+    nodes it reaches (DRIFT-002: the operator's own objects, no tenant; `gpu_wide`: a change
+    that reaches every GPU node, so every tenant on one)."""
+    gpu_nodes = [n.name for n in inputs.snapshot.nodes if n.is_gpu_node]
     for event in inputs.drift_events:
         change = event.change
         if change.check_id != check_id:
             continue
+        nodes = gpu_nodes if gpu_wide else change.nodes
         tenants = sorted(
-            {t.slug for node in change.nodes for t in tenants_on_node(inputs, node)}
+            {t.slug for node in nodes for t in tenants_on_node(inputs, node)}
         ) if affects_tenants else []  # fmt: skip
         facts = {
-            "tenants": tenants, "evidence": _evidence(event, tenants),
+            "tenants": tenants, "evidence": _evidence(event, tenants, nodes),
             "key": f"drift-event-{event.id}", "title": change.summary,
         }  # fmt: skip
         if change.subject_kind == "Node":
@@ -35,11 +41,11 @@ def _drafts(inputs: PostureInputs, check_id: str, affects_tenants: bool) -> Iter
         else:
             yield subject_draft(
                 check_id, kind=change.subject_kind, namespace=change.subject_namespace,
-                name=change.subject_name, exposure=len(change.nodes), **facts,
+                name=change.subject_name, exposure=len(nodes), **facts,
             )  # fmt: skip
 
 
-def _evidence(event: DriftEventInfo, tenants: list[str]) -> dict[str, object]:
+def _evidence(event: DriftEventInfo, tenants: list[str], nodes: Sequence[str]) -> dict[str, object]:
     change = event.change
     return {
         "detected_at": event.detected_at,
@@ -47,7 +53,7 @@ def _evidence(event: DriftEventInfo, tenants: list[str]) -> dict[str, object]:
         "change": change.summary,
         "before": change.before,
         "after": change.after,
-        "nodes_affected": list(change.nodes),
+        "nodes_affected": list(nodes),
         "tenants_on_those_nodes": tenants,
     }
 
@@ -114,3 +120,29 @@ def drift_components(inputs: PostureInputs) -> Iterator[FindingDraft]:
 )
 def drift_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
     yield from _drafts(inputs, "DRIFT-003", affects_tenants=True)
+
+
+@check(
+    id="DRIFT-006",
+    title="RBAC reaching the GPU stack changed since the last sync",
+    severity="medium",
+    scope="cluster",
+    rationale=(
+        "The GPU Operator's and device plugin's service accounts run privileged pods on every "
+        "GPU node, and whoever may patch or update nodes can relabel them into another pool, "
+        "drop a class taint or set `nvidia.com/mig.config`. A new binding that names those "
+        "service accounts, or a subject that newly holds node-label rights (a new "
+        "ClusterRoleBinding, or a role widened under an existing one), changes who controls "
+        "every tenant's GPUs, and is how an attacker with RBAC write access persists."
+    ),
+    remediation=(
+        "Compare before and after in the evidence with the change you approved (an operator "
+        "upgrade creates its own bindings). If it was not planned, delete the binding or "
+        "restore the role, and find who made it in the API server audit log "
+        "(`rolebindings`, `clusterrolebindings`, `clusterroles`). Keep RBAC write access "
+        "and node writes to the platform's automation (K8S-003, K8S-005)."
+    ),
+    mappings=MAPPINGS,
+)
+def drift_gpu_rbac(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from _drafts(inputs, "DRIFT-006", affects_tenants=True, gpu_wide=True)

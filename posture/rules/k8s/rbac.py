@@ -13,22 +13,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from inventory.drift import is_gpu_component
-from inventory.snapshot import ClusterSnapshot
-from posture.inputs import PostureInputs
-from posture.rules.k8s.rbac_eval import (
+from inventory.rbac import (
     ALL_AUTHENTICATED,
     ALL_SERVICE_ACCOUNTS,
     ANY,
     SA_GROUP_PREFIX,
     SA_USER_PREFIX,
-    Grant,
-    _binding_order,
-    _ref,
-    _subject_label,
-    can,
-    effective_permissions,
     role_rules,
     service_account_namespace,
+)
+from inventory.rbac import binding_order as _binding_order
+from inventory.rbac import ref as _ref
+from inventory.rbac import subject_label as _subject_label
+from inventory.snapshot import ClusterSnapshot
+from posture.inputs import PostureInputs
+from posture.rules.k8s.rbac_eval import (
+    Grant,
+    can,
+    effective_permissions,
     subject_of_tenant,
     tenant_namespaces,
 )

@@ -1,4 +1,5 @@
-"""POD-008: literal cloud or ML-platform credentials in a tenant container's environment."""
+"""POD-008: literal cloud or ML-platform credentials in a tenant container's environment, by
+the variable's name and by the value's shape (posture/rules/pod/credential_shapes.py)."""
 
 from __future__ import annotations
 
@@ -8,58 +9,28 @@ from typing import Any
 from inventory.snapshot import Container
 from posture.inputs import PostureInputs
 from posture.rules.common import containers_with_paths, tenant_pods
+from posture.rules.pod.credential_shapes import credential_match
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
-# Variables that the cloud and ML-platform SDKs read a long-lived secret from. Compared in
-# upper case. GOOGLE_APPLICATION_CREDENTIALS is a file path, not a secret, so it is absent.
-CREDENTIAL_ENV_NAMES = frozenset(
-    {
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AZURE_CLIENT_SECRET",
-        "AZURE_CLIENT_CERTIFICATE_PASSWORD",
-        "AZURE_STORAGE_KEY",
-        "AZURE_STORAGE_ACCOUNT_KEY",
-        "AZURE_STORAGE_CONNECTION_STRING",
-        "AZURE_STORAGE_SAS_TOKEN",
-        "GOOGLE_APPLICATION_CREDENTIALS_JSON",
-        "GOOGLE_API_KEY",
-        "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
-        "OCI_CLI_KEY_CONTENT",
-        "DIGITALOCEAN_ACCESS_TOKEN",
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "COHERE_API_KEY",
-        "MISTRAL_API_KEY",
-        "HF_TOKEN",
-        "HUGGING_FACE_HUB_TOKEN",
-        "HUGGINGFACE_TOKEN",
-        "WANDB_API_KEY",
-        "NGC_API_KEY",
-        "NVIDIA_API_KEY",
-        "COMET_API_KEY",
-        "NEPTUNE_API_TOKEN",
-        "MLFLOW_TRACKING_PASSWORD",
-        "DATABRICKS_TOKEN",
-    }
-)
-
 
 def literal_credentials(container: Container, path: str) -> list[dict[str, Any]]:
-    """Credential variables with a literal, non-empty value: the name, where, and the value's
-    length. The value itself never leaves this function."""
+    """Variables whose literal value is a credential (posture/rules/pod/credential_shapes.py):
+    the name, where, the rule that matched, the value's length and at most the vendor's public
+    prefix. The value itself never leaves this function."""
     found = []
     for index, var in enumerate(container.env):
-        if var.name.strip().upper() not in CREDENTIAL_ENV_NAMES:
-            continue
-        if var.value is None or not var.value.strip():
-            continue  # from a Secret (or other) reference, or empty
+        match = credential_match(var.name, var.value)
+        if match is None:
+            continue  # from a Secret (or other) reference, empty, a placeholder, or no secret
         found.append(
             {
                 "name": var.name,
                 "field": f"{path}.env[{index}].value",
-                "value_length": len(var.value),
+                "rule": match.rule,
+                "kind": match.what,
+                "hint": match.hint,
+                "value_length": len(var.value or ""),
             }
         )
     return found
@@ -76,7 +47,13 @@ def literal_credentials(container: Container, path: str) -> list[dict[str, Any]]
         "or the GitOps repository, or read etcd backups sees it; it also appears in "
         "`kubectl describe` output and audit logs. Static cloud keys and model-hub tokens "
         "found this way give access to training data, model weights and billing beyond the "
-        "cluster (ATT&CK T1552.007, credentials in container API)."
+        "cluster (ATT&CK T1552.007, credentials in container API). A credential is known by "
+        "the variable SDKs read it from (AWS_SECRET_ACCESS_KEY, AZURE_CLIENT_SECRET and "
+        "`AZURE_*_KEY`, HF_TOKEN, OPENAI_API_KEY, WANDB_API_KEY, ...), by the value's shape "
+        "(AKIA/ASIA key ids, `hf_`, `sk-`, `sk-ant-`, `ghp_`, `nvapi-`, Slack tokens, a GCP "
+        "service-account JSON, a private key, `AccountKey=` in a connection string) whatever "
+        "the name, or by a random-looking value in any `*_API_KEY`, `*_TOKEN` or `*_SECRET`; "
+        "references, empty values and placeholders (`changeme`, `${VAR}`) are not."
     ),
     remediation=(
         "Rotate the credential now (it must be treated as disclosed), then replace the "

@@ -8,80 +8,52 @@ from typing import Any
 
 from inventory.snapshot import Pod, Volume
 from posture.inputs import PostureInputs
-from posture.rules.common import (
-    containers_with_paths,
-    mounts_of,
-    normalise_host_path,
-    path_within,
-    tenant_pods,
-)
+from posture.rules.common import containers_with_paths, mounts_of, path_within, tenant_pods
+from posture.rules.pod.host_areas import canonical_host_path, dangerous_host_path
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
-# Host paths whose mount hands the container the node: devices, kernel interfaces, or the
-# container runtime's API. /var/run is a symlink to /run on every current distribution, so
-# paths are compared after mapping /var/run to /run.
-HOST_DEVICE_ROOTS = ("/dev", "/proc", "/sys")
-RUNTIME_SOCKETS = (
-    "/run/docker.sock",
-    "/run/containerd",  # containerd.sock and the shim sockets live under it
-    "/run/crio",
-    "/run/cri-dockerd.sock",
-    "/run/k3s/containerd",
-)
 NVIDIA_CAPS = "/dev/nvidia-caps"
 # NVIDIA Container Toolkit variables that inject /dev/nvidia-caps mig-config / mig-monitor.
 MIG_CAP_ENV = ("NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES")
 MIG_CAP_ENV_OFF = ("", "none", "void")
 
 
-def _canonical(path: str) -> str:
-    path = normalise_host_path(path)
-    if path_within(path, "/var/run"):
-        return "/run" + path.removeprefix("/var/run")
-    return path
-
-
-def dangerous_host_path(path: str) -> str | None:
-    """Why a hostPath hands the container the node, or None when it does not."""
-    canonical = _canonical(path)
-    if canonical == "/":
-        return "the host's root filesystem"
-    for root in HOST_DEVICE_ROOTS:
-        if path_within(canonical, root):
-            return f"under {root}"
-    for socket in RUNTIME_SOCKETS:
-        if path_within(canonical, socket):
-            return f"the container runtime socket {socket}"
-        if path_within(socket, canonical):
-            return f"a directory holding the container runtime socket {socket}"
-    return None
-
-
 @check(
     id="POD-003",
-    title="Tenant pod mounts a host path under /dev, /, /proc, /sys or a runtime socket",
+    title="Tenant pod mounts a dangerous host path (devices, node files, kubelet or runtime state)",
     severity="high",
     scope="tenant",
     rationale=(
-        "A hostPath under /dev gives direct access to host devices, including GPUs the "
-        "scheduler did not allocate and /dev/nvidia-caps; / , /proc and /sys expose the node's "
-        "files and kernel interfaces; the container runtime socket lets the pod start a "
-        "privileged container on the node. Any of them is a container escape (T1611)."
+        "A hostPath hands the container part of the node. Under /dev it reaches every GPU, "
+        "including ones the scheduler did not allocate, and /dev/nvidia-caps; /, /proc and /sys "
+        "expose the node's files and kernel; /etc, /root and /home hold the kubelet's "
+        "kubeconfig and people's keys; /var/lib/kubelet holds every other pod's Secret and "
+        "token volumes and the device-plugin sockets; the runtime's storage and sockets "
+        "(/var/lib/containerd, /run/containerd, docker.sock) let the pod read other "
+        "containers' filesystems or start a privileged one; /var/log holds other tenants' logs "
+        "and, writable, allows the log-mount escape. Host programs, libraries, kernel modules "
+        "and /boot count when writable. Any of them is a container escape or a cross-tenant "
+        "read (T1611)."
     ),
     remediation=(
         "Remove the volume at `spec.volumes[].hostPath` named in the evidence and its "
         "`volumeMounts`. GPUs come from `resources.limits` through the device plugin (or CDI), "
-        "never from a /dev hostPath; use an emptyDir, a PersistentVolumeClaim or a projected "
-        "volume for data. Enforce `pod-security.kubernetes.io/enforce: baseline` on the "
-        "tenant namespace, which forbids hostPath volumes."
+        "never from a /dev hostPath; logs go to stdout for the platform's collector; use an "
+        "emptyDir, a PersistentVolumeClaim or a projected volume for data. Enforce "
+        "`pod-security.kubernetes.io/enforce: baseline` on the tenant namespace, which "
+        "forbids hostPath volumes."
     ),
     mappings=("ATT&CK:T1611",),
 )
 def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in tenant_pods(inputs):
         for index, volume in enumerate(pod.volumes):
-            why = dangerous_host_path(volume.host_path) if volume.host_path else None
+            if not volume.host_path:
+                continue
+            mounts = mounts_of(pod, volume.name)
+            writable = any(not m["read_only"] for m in mounts)
+            why = dangerous_host_path(volume.host_path, writable)
             if why is None:
                 continue
             yield workload_draft(
@@ -89,7 +61,7 @@ def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 inputs,
                 pod,
                 tenant,
-                _volume_evidence(pod, index, volume, why),
+                _volume_evidence(index, volume, why, mounts, writable),
                 key=volume.name,
                 title=(
                     f"{inputs.workload_of(pod).ref()} mounts host path {volume.host_path} "
@@ -98,14 +70,17 @@ def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
             )
 
 
-def _volume_evidence(pod: Pod, index: int, volume: Volume, why: str) -> dict[str, Any]:
+def _volume_evidence(
+    index: int, volume: Volume, why: str, mounts: list[dict[str, Any]], writable: bool
+) -> dict[str, Any]:
     return {
         "volume": volume.name,
         "field": f"spec.volumes[{index}].hostPath.path",
         "host_path": volume.host_path,
-        "normalised_path": _canonical(volume.host_path or ""),
+        "normalised_path": canonical_host_path(volume.host_path or ""),
         "reason": why,
-        "mounted_by": mounts_of(pod, volume.name),
+        "writable": writable,
+        "mounted_by": mounts,
     }
 
 
@@ -115,7 +90,7 @@ def _mig_cap_volumes(pod: Pod) -> list[dict[str, Any]]:
     for index, volume in enumerate(pod.volumes):
         if not volume.host_path:
             continue
-        path = _canonical(volume.host_path)
+        path = canonical_host_path(volume.host_path)
         if path in ("/", "/dev") or path_within(path, NVIDIA_CAPS):
             found.append(
                 {

@@ -1,0 +1,201 @@
+"""K8S-008: a binding lets another tenant's principal write in a tenant's namespace.
+
+Over the PURE evaluator (rbac_eval): a RoleBinding reaches its own namespace, a
+ClusterRoleBinding every tenant namespace; aggregated ClusterRoles and wildcards count as the API
+server counts them. A write is any verb that changes objects or rights: create, update, patch,
+delete, deletecollection, `*`, escalate, bind, impersonate. One finding per binding, for the
+owners of the namespaces it reaches and the tenants it reaches them from; critical when a
+namespace belongs to a stricter trust class than its grantee's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from inventory.rbac import ANY, ref
+from inventory.snapshot import PolicyRule
+from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.k8s.rbac_eval import Grant, effective_permissions
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.subjects import binding_draft
+
+WRITE_VERBS = (
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+    "escalate",
+    "bind",
+    "impersonate",
+)
+# Cluster-scoped resources: a rule naming only these grants nothing inside a namespace.
+CLUSTER_SCOPED = frozenset(
+    {
+        "nodes",
+        "namespaces",
+        "persistentvolumes",
+        "clusterroles",
+        "clusterrolebindings",
+        "customresourcedefinitions",
+        "storageclasses",
+        "priorityclasses",
+        "csidrivers",
+        "csinodes",
+        "volumeattachments",
+        "mutatingwebhookconfigurations",
+        "validatingwebhookconfigurations",
+        "validatingadmissionpolicies",
+        "validatingadmissionpolicybindings",
+        "apiservices",
+        "certificatesigningrequests",
+        "runtimeclasses",
+        "ingressclasses",
+        "deviceclasses",
+        "resourceslices",
+        "clusterpolicies",
+        "nvidiadrivers",
+        "tokenreviews",
+        "subjectaccessreviews",
+        "selfsubjectaccessreviews",
+        "selfsubjectrulesreviews",
+    }
+)
+
+
+def write_verbs(rule: PolicyRule) -> tuple[str, ...]:
+    """The rule's write verbs, when it names a namespaced resource at all."""
+    verbs = tuple(v for v in rule.verbs if v == ANY or v.lower() in WRITE_VERBS)
+    namespaced = any(r == ANY or r.split("/")[0] not in CLUSTER_SCOPED for r in rule.resources)
+    return verbs if namespaced else ()
+
+
+@dataclass(frozen=True)
+class Reach:
+    """One tenant's grant that writes in another tenant's namespace."""
+
+    namespace: str
+    owner: TenantInfo
+    grantee: TenantInfo
+    grant: Grant
+    verbs: tuple[str, ...]
+
+    @property
+    def stricter(self) -> bool:
+        return self.owner.trust_class.rank > self.grantee.trust_class.rank
+
+
+def _tenant_namespaces(inputs: PostureInputs) -> list[str]:
+    """Namespaces a tenant owns that the cluster has (all owned ones if it lists none)."""
+    present = {ns.name for ns in inputs.snapshot.namespaces}
+    return sorted(ns for ns in inputs.namespace_owner if not present or ns in present)
+
+
+def cross_tenant_writes(inputs: PostureInputs) -> list[Reach]:
+    """Every (namespace, grantee, grant) where a tenant's identity may write in a namespace
+    another tenant owns."""
+    owned = _tenant_namespaces(inputs)
+    found = []
+    for grantee in sorted(inputs.tenants, key=lambda t: t.slug):
+        for grant in effective_permissions(inputs, grantee):
+            verbs = write_verbs(grant.rule)
+            if not verbs:
+                continue
+            for namespace in owned if grant.scope is None else [grant.scope]:
+                owner = inputs.tenant_of_namespace(namespace)
+                if owner is not None and owner.slug != grantee.slug:
+                    found.append(Reach(namespace, owner, grantee, grant, verbs))
+    return found
+
+
+@check(
+    id="K8S-008",
+    title="A binding gives another tenant's principal write access in a tenant's namespace",
+    severity="high",
+    scope="tenant",
+    rationale=(
+        "Tenants are kept apart by namespace. A RoleBinding in one tenant's namespace, or a "
+        "ClusterRoleBinding, that grants another tenant's group, user or service accounts "
+        "create, update, patch, delete, escalate, bind or impersonate there lets that tenant "
+        "run pods in the victim's namespace (on its GPUs, with its quota, service accounts and "
+        "mounted Secrets), change its workloads and data, or widen its own rights. Bindings to "
+        "system:authenticated or every service account reach every tenant at once. It is "
+        "worse when the namespace belongs to a stricter trust class than the grantee's: "
+        "external code reaching a sensitive tenant's models and data."
+    ),
+    remediation=(
+        "Delete the binding in the evidence, or remove the other tenant's subjects from it. "
+        "Cross-tenant collaboration gets read-only access (`view`) through a reviewed "
+        "binding, or a shared namespace of its own; never bind tenant groups to "
+        "system:authenticated or system:serviceaccounts, and keep ClusterRoleBindings to the "
+        "platform's own identities."
+    ),
+    mappings=("SP800-53:AC-3", "SP800-53:AC-6"),
+)
+def cross_tenant_write_bindings(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    by_binding: dict[tuple[str, str, str], list[Reach]] = {}
+    for reach in cross_tenant_writes(inputs):
+        by_binding.setdefault(reach.grant.binding_ref, []).append(reach)
+    for (kind, namespace, name), reaches in sorted(by_binding.items()):
+        yield _draft(kind, namespace, name, reaches)
+
+
+def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> FindingDraft:
+    stricter = any(r.stricter for r in reaches)
+    namespaces = sorted({r.namespace for r in reaches})
+    grantees = sorted({r.grantee.slug for r in reaches})
+    owners = sorted({r.owner.slug for r in reaches})
+    verbs = sorted({v for r in reaches for v in r.verbs})
+    shown = {json.dumps(g, sort_keys=True): g for g in (r.grant.as_evidence() for r in reaches)}
+    evidence = {
+        "binding": ref(kind, namespace or None, name),
+        "role": ref(reaches[0].grant.role_kind, None, reaches[0].grant.role_name),
+        "write_verbs": verbs,
+        "stricter_class": stricter,
+        "namespaces": [_namespace_entry(ns, reaches) for ns in namespaces[:MEMBERS_SHOWN]],
+        "namespace_count": len(namespaces),
+        "grants": list(shown.values())[:MEMBERS_SHOWN],
+    }
+    where = namespaces[0] if len(namespaces) == 1 else f"{len(namespaces)} namespaces"
+    worse = " of a stricter trust class" if stricter else ""
+    title = (
+        f"{kind} {name} lets tenant{'s' if len(grantees) > 1 else ''} {', '.join(grantees)} "
+        f"{'/'.join(verbs)} in {where}{worse} (owned by {', '.join(owners)})"
+    )
+    return binding_draft(
+        "K8S-008",
+        kind,
+        namespace,
+        name,
+        tenants=[*owners, *grantees],
+        evidence=evidence,
+        title=title,
+        severity="critical" if stricter else "",
+        exposure=len(namespaces),
+    )  # fmt: skip
+
+
+def _namespace_entry(namespace: str, reaches: list[Reach]) -> dict[str, Any]:
+    here = [r for r in reaches if r.namespace == namespace]
+    grantees: dict[str, list[Reach]] = {}
+    for reach in here:
+        grantees.setdefault(reach.grantee.slug, []).append(reach)
+    return {
+        "namespace": namespace,
+        "owner": here[0].owner.slug,
+        "owner_class": here[0].owner.trust_class.slug,
+        # A list, not a dict by slug: redaction hides values, never keys.
+        "grantees": [
+            {
+                "tenant": slug,
+                "trust_class": found[0].grantee.trust_class.slug,
+                "subjects": sorted({r.grant.subject for r in found}),
+                "verbs": sorted({v for r in found for v in r.verbs}),
+                "stricter_class": found[0].stricter,
+            }
+            for slug, found in sorted(grantees.items())
+        ],
+    }

@@ -1,0 +1,248 @@
+"""Whether an environment variable's literal value is a credential (POD-008). PURE.
+
+Judged by the value's shape first (a vendor's token format, a service-account JSON, a private
+key, an Azure connection string), then by the name: the variables the cloud and ML-platform SDKs
+read a secret from count with any real value; a generic `*_API_KEY`, `*_TOKEN` or `*_SECRET`
+counts only with a random-looking value. Placeholders ("changeme", "${VAR}", "$(VAR)", "<your
+key>", "xxxx", "...", the vendors' documented EXAMPLE keys) never count. The value never leaves
+this module: a match says which rule fired and, at most, the vendor's public prefix.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CredentialMatch:
+    rule: str  # "value:<shape>", "name:<NAME>", "name:AZURE_*_KEY", "generic:<suffix>"
+    what: str  # what kind of credential, for people
+    hint: str | None = None  # the public prefix ("hf_…"), never a secret character
+
+
+# A GCP service-account key file pasted into a variable (GOOGLE_APPLICATION_CREDENTIALS holding
+# the JSON itself rather than its path): both markers must be there.
+GCP_KEY_TYPE = re.compile(r'"type"\s*:\s*"service_account"')
+GCP_KEY_FIELD = '"private_key"'
+# (shape, what, pattern); the group "prefix" is the public part shown as the hint. Most specific
+# first: sk-ant- before the OpenAI-style sk-.
+_NOT_AFTER = r"(?<![A-Za-z0-9])"
+VALUE_SHAPES = tuple(
+    (shape, what, re.compile(pattern))
+    for shape, what, pattern in (
+        (
+            "private_key_pem",
+            "private key (PEM)",
+            r"(?P<prefix>-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----)",
+        ),
+        (
+            "azure_connection_string",
+            "Azure connection string with its account key",
+            r"(?i)(?P<prefix>(?:AccountKey|SharedAccessKey)=)[A-Za-z0-9+/]{20,}",
+        ),
+        (
+            "aws_access_key_id",
+            "AWS access key id",
+            r"(?<![A-Z0-9])(?P<prefix>AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}(?![A-Z0-9])",
+        ),
+        (
+            "anthropic_api_key",
+            "Anthropic API key",
+            _NOT_AFTER + r"(?P<prefix>sk-ant-)[a-z]+[0-9]*-[A-Za-z0-9_-]{20,}",
+        ),
+        (
+            "openai_api_key",
+            "OpenAI-style API key",
+            _NOT_AFTER + r"(?P<prefix>sk-(?:proj-|svcacct-|admin-)?)[A-Za-z0-9_-]{32,}",
+        ),
+        (
+            "hugging_face_token",
+            "Hugging Face token",
+            _NOT_AFTER + r"(?P<prefix>hf_)[A-Za-z0-9]{30,}",
+        ),
+        (
+            "github_token",
+            "GitHub token",
+            _NOT_AFTER + r"(?P<prefix>gh[pousr]_|github_pat_)[A-Za-z0-9_]{36,}",
+        ),
+        ("gitlab_token", "GitLab token", _NOT_AFTER + r"(?P<prefix>glpat-)[A-Za-z0-9_-]{20,}"),
+        (
+            "slack_token",
+            "Slack token",
+            _NOT_AFTER + r"(?P<prefix>xox[abposr]-|xapp-)[A-Za-z0-9-]{10,}",
+        ),
+        (
+            "slack_webhook",
+            "Slack incoming webhook",
+            r"(?P<prefix>https://hooks\.slack\.com/)(?:services|workflows|triggers)/\S{20,}",
+        ),
+        (
+            "nvidia_api_key",
+            "NVIDIA NGC / API catalog key",
+            _NOT_AFTER + r"(?P<prefix>nvapi-)[A-Za-z0-9_-]{40,}",
+        ),
+        ("google_api_key", "Google API key", _NOT_AFTER + r"(?P<prefix>AIza)[0-9A-Za-z_-]{35}"),
+    )
+)
+# The variables the SDKs read a long-lived secret from: any real value counts. Upper case.
+# GOOGLE_APPLICATION_CREDENTIALS is a file path: only a literal JSON in it counts (by shape).
+CREDENTIAL_ENV_NAMES = frozenset(
+    [
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AZURE_CLIENT_SECRET",
+        "AZURE_CLIENT_CERTIFICATE_PASSWORD",
+        "AZURE_STORAGE_CONNECTION_STRING",
+        "AZURE_STORAGE_SAS_TOKEN",
+        "GOOGLE_APPLICATION_CREDENTIALS_JSON",
+        "GOOGLE_API_KEY",
+        "GEMINI_API_KEY",
+        "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+        "OCI_CLI_KEY_CONTENT",
+        "DIGITALOCEAN_ACCESS_TOKEN",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "COHERE_API_KEY",
+        "MISTRAL_API_KEY",
+        "GROQ_API_KEY",
+        "TOGETHER_API_KEY",
+        "REPLICATE_API_TOKEN",
+        "HF_TOKEN",
+        "HF_API_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "HUGGINGFACE_TOKEN",
+        "HUGGINGFACEHUB_API_TOKEN",
+        "WANDB_API_KEY",
+        "NGC_API_KEY",
+        "NVIDIA_API_KEY",
+        "KAGGLE_KEY",
+        "COMET_API_KEY",
+        "NEPTUNE_API_TOKEN",
+        "MLFLOW_TRACKING_PASSWORD",
+        "MLFLOW_TRACKING_TOKEN",
+        "DATABRICKS_TOKEN",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "GITLAB_TOKEN",
+        "SLACK_BOT_TOKEN",
+        "SLACK_TOKEN",
+    ]
+)
+AZURE_KEY_NAME = re.compile(r"AZURE_[A-Z0-9_]*KEY")  # AZURE_STORAGE_KEY, AZURE_OPENAI_API_KEY
+GENERIC_SUFFIXES = ("API_KEY", "APIKEY", "TOKEN", "SECRET", "SECRET_KEY", "PRIVATE_KEY")
+WANDB_KEY = re.compile(r"[0-9a-f]{40}")
+# Placeholders: references and template syntax, masks, and the words people leave in samples.
+_REFERENCE = re.compile(r"\$\{|\$\(|\{\{|^\$[A-Za-z_]|^<.*>$|^%[A-Za-z_]+%$")
+_MASK = re.compile(r"(.)\1*$|.*(?:[xX]{5}|\*{3}|\.\.\.|…)")
+_PLACEHOLDER_WORDS = tuple(
+    [
+        "changeme",
+        "changeit",
+        "replaceme",
+        "placeholder",
+        "example",
+        "dummy",
+        "redacted",
+        "insert",
+        "yourapikey",
+        "yourtoken",
+        "yoursecret",
+        "yourkey",
+    ]
+)
+_PLACEHOLDER_VALUES = frozenset(
+    [
+        "secret",
+        "password",
+        "token",
+        "apikey",
+        "key",
+        "test",
+        "testing",
+        "todo",
+        "tbd",
+        "none",
+        "null",
+        "nil",
+        "undefined",
+        "empty",
+        "unset",
+        "notset",
+        "default",
+        "disabled",
+        "false",
+        "true",
+        "na",
+        "value",
+        "string",
+        "demo",
+        "local",
+        "dev",
+    ]
+)
+
+
+def is_placeholder(value: str) -> bool:
+    """An empty, templated, masked or sample value: no credential whatever the name."""
+    text = value.strip()
+    if not text or _REFERENCE.search(text) or _MASK.match(text):
+        return True
+    folded = re.sub(r"[^a-z0-9]", "", text.lower())
+    return (
+        folded in _PLACEHOLDER_VALUES
+        or folded.startswith("your")
+        or any(word in folded for word in _PLACEHOLDER_WORDS)
+    )
+
+
+def looks_random(value: str) -> bool:
+    """A value that reads as a generated secret rather than a name, path, URL or sentence:
+    at least 16 characters without spaces, letters with digits or both cases, mostly not
+    lower-case words ("kafka-consumer-token-v2" is a name), and not too repetitive."""
+    text = value.strip()
+    if len(text) < 16 or any(c.isspace() for c in text) or "://" in text:
+        return False
+    if text.startswith(("/", "~", "./")):
+        return False
+    letters = [c for c in text if c.isalpha()]
+    mixed = any(c.isdigit() for c in text) or (
+        any(c.islower() for c in letters) and any(c.isupper() for c in letters)
+    )
+    if not letters or not mixed:
+        return False
+    parts = [p for p in re.split(r"[-_.:/@]", text) if p]
+    wordy = sum(len(p) for p in parts if (p.isalpha() and p.islower()) or len(p) <= 4)
+    return wordy * 2 < len(text) and _entropy(text) >= 3.0
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def credential_match(name: str, value: str | None) -> CredentialMatch | None:
+    """The rule a literal `name=value` matches, or None (a reference, empty or placeholder)."""
+    if value is None or is_placeholder(value):
+        return None
+    if GCP_KEY_TYPE.search(value) and GCP_KEY_FIELD in value:
+        return CredentialMatch("value:gcp_service_account_json", "GCP service-account key")
+    for shape, what, pattern in VALUE_SHAPES:
+        found = pattern.search(value)
+        if found:
+            return CredentialMatch(f"value:{shape}", what, f"{found['prefix']}…")
+    key = name.strip().upper()
+    if "WANDB" in key and WANDB_KEY.fullmatch(value.strip()):
+        return CredentialMatch("value:wandb_api_key", "Weights & Biases API key")
+    if value.strip().startswith("/"):
+        return None  # a path to a mounted secret, not the secret
+    if key in CREDENTIAL_ENV_NAMES:
+        return CredentialMatch(f"name:{key}", "a variable SDKs read a secret from")
+    if AZURE_KEY_NAME.fullmatch(key):
+        return CredentialMatch("name:AZURE_*_KEY", "Azure key")
+    suffix = next((s for s in GENERIC_SUFFIXES if key == s or key.endswith("_" + s)), None)
+    if suffix and looks_random(value):
+        return CredentialMatch(f"generic:*_{suffix}", "random-looking secret")
+    return None

@@ -1,0 +1,144 @@
+"""Which host paths hand a tenant pod the node or another tenant's data (POD-003). PURE.
+
+A hostPath is judged by where it lies on the node once normalised ("/dev//" is /dev, /var/run is
+/run). It is dangerous when it lies inside a dangerous area, or when it holds one: mounting a
+parent is the same as mounting the child (Falco documents /var/run bypassing its docker.sock
+rule), so /var and /var/lib are judged by the /var/lib/kubelet and /var/log they hold.
+
+Three tiers, so the check shouts only where a tenant really gains something:
+- areas dangerous even read-only: devices and kernel interfaces, the node's configuration and
+  credentials, the kubelet's and the runtime's state (other pods' Secret volumes and root
+  filesystems), logs, runtime sockets (a read-only bind mount does not stop connect());
+- areas dangerous only when a container may write there: the programs, libraries, kernel
+  modules and boot files root on the node runs (read-only they disclose nothing secret);
+- files harmless inside a dangerous area when every mount is read-only: the time zone, the OS
+  release and the public CA bundles that many charts mount.
+Anything else (/data, /mnt, /var/lib/nvidia with its driver libraries, ...) is not judged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from posture.rules.common import normalise_host_path, path_within
+
+# Symlinks every current distribution ships: a path under the link is the path under its target.
+HOST_SYMLINKS = (("/var/run", "/run"), ("/var/lock", "/run/lock"))
+
+
+@dataclass(frozen=True)
+class HostArea:
+    root: str
+    reason: str
+    writable_only: bool = False  # dangerous only when a container may write there
+
+
+_RUNTIME_FS = "the container runtime's storage: every container's root filesystem"
+_KERNEL_MODULES = "the kernel modules the node loads"
+_HOST_CODE = "programs and libraries root runs on the node"
+_SOCKET = "the container runtime socket: start a privileged container on the node"
+AREAS = (
+    HostArea("/dev", "host device nodes: every GPU (/dev/nvidia*), /dev/nvidia-caps, disks"),
+    HostArea("/proc", "the host's processes and kernel settings"),
+    HostArea("/sys", "the host's kernel and device interfaces (sysfs, cgroups)"),
+    HostArea(
+        "/etc",
+        "the node's configuration: the kubelet's kubeconfig and certificates "
+        "(/etc/kubernetes), static pod manifests, /etc/shadow, cron",
+    ),
+    HostArea("/root", "root's home: SSH keys, kubeconfigs, cloud credentials"),
+    HostArea("/home", "users' home directories: SSH keys, kubeconfigs, cloud credentials"),
+    HostArea(
+        "/var/lib/kubelet",
+        "the kubelet's state: every pod's Secret and service-account "
+        "token volumes, the kubelet's client certificates",
+    ),
+    HostArea("/var/lib/kubelet/pki", "the kubelet's client and serving certificates"),
+    HostArea(
+        "/var/lib/kubelet/device-plugins",
+        "the kubelet's device-plugin sockets: register "
+        "a device plugin, or ask the NVIDIA plugin for any GPU",
+    ),
+    HostArea(
+        "/var/lib/kubelet/pod-resources",
+        "the kubelet's pod-resources socket: the devices every pod holds",
+    ),
+    HostArea("/var/lib/containerd", _RUNTIME_FS),
+    HostArea("/var/lib/docker", _RUNTIME_FS),
+    HostArea("/var/lib/containers", _RUNTIME_FS),  # CRI-O and Podman
+    HostArea(
+        "/var/lib/rancher",
+        "k3s / RKE2 state: the runtime, the node's credentials, the cluster token",
+    ),
+    HostArea("/var/lib/k0s", "k0s state: the runtime, the kubelet and its credentials"),
+    HostArea("/var/lib/etcd", "etcd's data: every Secret of the cluster"),
+    HostArea("/var/snap/microk8s", "MicroK8s state: its credentials and the containerd socket"),
+    HostArea(
+        "/var/log",
+        "node and pod logs: other tenants' logs; writable, a symlink there makes "
+        "the kubelet serve any host file (the log-mount escape)",
+    ),
+    HostArea(
+        "/run", "the host's runtime state: sockets of the container runtime, D-Bus and systemd"
+    ),
+    HostArea("/run/containerd", _SOCKET),  # containerd.sock and the shim sockets
+    HostArea("/run/docker.sock", _SOCKET),
+    HostArea("/run/crio", _SOCKET),
+    HostArea("/run/cri-dockerd.sock", _SOCKET),
+    HostArea("/run/k3s", _SOCKET),  # k3s and RKE2 run containerd under /run/k3s/containerd
+    HostArea(
+        "/run/nvidia",
+        "the GPU Operator's driver root (libraries injected into every GPU "
+        "container) and the MPS daemon's pipes",
+    ),
+    HostArea("/boot", "the kernel and the boot loader", writable_only=True),
+    HostArea("/lib/modules", _KERNEL_MODULES, writable_only=True),
+    HostArea("/usr/lib/modules", _KERNEL_MODULES, writable_only=True),
+    HostArea("/usr", _HOST_CODE, writable_only=True),
+    HostArea("/bin", _HOST_CODE, writable_only=True),
+    HostArea("/sbin", _HOST_CODE, writable_only=True),
+    HostArea("/lib", _HOST_CODE, writable_only=True),
+    HostArea("/lib64", _HOST_CODE, writable_only=True),
+    HostArea("/opt/cni", "the CNI plugins the kubelet runs as root", writable_only=True),
+)
+# Public, secret-free files inside /etc that charts commonly mount read-only.
+READ_ONLY_SAFE = (
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/os-release",
+    "/etc/ssl/certs",
+    "/etc/pki/tls/certs",
+    "/etc/pki/ca-trust/extracted",
+)
+
+
+def canonical_host_path(path: str) -> str:
+    """The normalised path with the distributions' symlinks resolved; a relative path is taken
+    from / (the kubelet resolves it against its own working directory, the root)."""
+    path = normalise_host_path(path)
+    if path and not path.startswith("/"):
+        path = "/" + path
+    for link, target in HOST_SYMLINKS:
+        if path_within(path, link):
+            return target + path.removeprefix(link)
+    return path
+
+
+def dangerous_host_path(path: str, writable: bool = True) -> str | None:
+    """Why a hostPath hands the container the node or other tenants' data, or None. `writable`:
+    some container mounts it without readOnly (the default when nothing says otherwise)."""
+    canonical = canonical_host_path(path)
+    if canonical == "/":
+        return "the host's root filesystem"
+    if not writable and any(path_within(canonical, safe) for safe in READ_ONLY_SAFE):
+        return None
+    areas = [a for a in AREAS if writable or not a.writable_only]
+    inside = [a for a in areas if path_within(canonical, a.root)]
+    if inside:
+        area = max(inside, key=lambda a: len(a.root))  # the most specific says the most
+        where = area.root if canonical == area.root else f"under {area.root}"
+        return f"{where}: {area.reason}"
+    held = [a for a in areas if path_within(a.root, canonical)]
+    if held:
+        return f"a directory holding {held[0].root}: {held[0].reason}"
+    return None

@@ -1,0 +1,189 @@
+"""POD-003: the host paths that hand a tenant pod the node or another tenant's data, read-only
+and writable, and the benign ones that must stay quiet."""
+
+from __future__ import annotations
+
+import pytest
+
+from inventory.snapshot import VolumeMount
+from posture.rules.pod.host_areas import canonical_host_path, dangerous_host_path
+from tests.posture.builders import container, host_path, inputs, pod, run, tenant
+
+TEAM = tenant("team", namespaces=("team-a",))
+RO, RW = False, True
+
+
+@pytest.mark.parametrize(
+    ("path", "writable", "area"),
+    [
+        # The kubelet's state: other pods' Secret volumes, its certificates, its sockets.
+        ("/var/lib/kubelet", RO, "/var/lib/kubelet"),
+        ("/var/lib/kubelet/pods", RO, "/var/lib/kubelet"),
+        ("/var/lib/kubelet/pki", RO, "/var/lib/kubelet/pki"),
+        ("/var/lib/kubelet/device-plugins", RO, "/var/lib/kubelet/device-plugins"),
+        ("/var/lib/kubelet/device-plugins/kubelet.sock", RW, "/var/lib/kubelet/device-plugins"),
+        ("/var/lib/kubelet/pod-resources", RO, "/var/lib/kubelet/pod-resources"),
+        # Parents are judged by what they hold.
+        ("/var", RO, "/var/lib/kubelet"),
+        ("/var/", RW, "/var/lib/kubelet"),
+        ("/var/lib", RO, "/var/lib/kubelet"),
+        ("/var/lib/", RO, "/var/lib/kubelet"),
+        ("/var//lib/./kubelet", RO, "/var/lib/kubelet"),
+        # Runtime storage and sockets, logs, node configuration, homes.
+        ("/var/lib/containerd", RO, "/var/lib/containerd"),
+        ("/var/lib/docker/overlay2", RO, "/var/lib/docker"),
+        ("/var/lib/containers/storage", RO, "/var/lib/containers"),
+        ("/var/lib/rancher/k3s/agent", RO, "/var/lib/rancher"),
+        ("/var/lib/etcd", RO, "/var/lib/etcd"),
+        ("/var/log", RW, "/var/log"),
+        ("/var/log", RO, "/var/log"),
+        ("/var/log/pods", RO, "/var/log"),
+        ("/etc", RO, "/etc"),
+        ("/etc/kubernetes", RO, "/etc"),
+        ("/etc/kubernetes/pki", RO, "/etc"),
+        ("/root", RO, "/root"),
+        ("/root/.ssh", RO, "/root"),
+        ("/home", RO, "/home"),
+        ("/home/ubuntu/.aws", RO, "/home"),
+        ("/run", RO, "/run"),
+        ("/var/run", RO, "/run"),
+        ("/var/run/docker.sock", RO, "/run/docker.sock"),  # ro does not stop connect()
+        ("/run/containerd/containerd.sock", RO, "/run/containerd"),
+        ("/run/k3s/containerd/containerd.sock", RO, "/run/k3s"),
+        ("/run/nvidia/driver", RO, "/run/nvidia"),
+        ("/run/nvidia/mps", RW, "/run/nvidia"),
+        ("/var/run/dbus/system_bus_socket", RO, "/run"),
+        ("/proc", RO, "/proc"),
+        ("/sys/fs/cgroup", RO, "/sys"),
+        ("/dev/nvidia0", RO, "/dev"),
+        # Host code, kernel modules and boot files: dangerous only writable.
+        ("/boot", RW, "/boot"),
+        ("/lib/modules", RW, "/lib/modules"),
+        ("/usr/lib/modules/6.8.0-45-generic", RW, "/usr/lib/modules"),
+        ("/usr/local/bin", RW, "/usr"),
+        ("/opt/cni/bin", RW, "/opt/cni"),
+        ("/usr", RW, "/usr"),
+    ],
+)
+def test_dangerous(path, writable, area):
+    why = dangerous_host_path(path, writable)
+    assert why is not None and area in why
+
+
+@pytest.mark.parametrize(
+    ("path", "writable"),
+    [
+        ("/etc/localtime", RO),  # the time zone, read-only: harmless
+        ("/etc/timezone", RO),
+        ("/etc/os-release", RO),
+        ("/etc/ssl/certs", RO),  # public CA bundles
+        ("/etc/ssl/certs/ca-certificates.crt", RO),
+        ("/etc/pki/tls/certs", RO),
+        ("/usr/share/zoneinfo", RO),
+        ("/boot", RO),
+        ("/lib/modules", RO),
+        ("/usr", RO),
+        ("/opt", RO),
+        # Driver libraries or state without devices or credentials, and plain data.
+        ("/var/lib/nvidia", RW),
+        ("/var/lib/nvidia-docker/volumes", RO),
+        ("/data/models", RW),
+        ("/mnt/datasets", RW),
+        ("/scratch", RW),
+        ("/var/lib/kubeletx", RW),  # a sibling, not the kubelet's directory
+        ("/running", RW),
+        ("/etcd-backup", RW),
+    ],
+)
+def test_not_dangerous(path, writable):
+    assert dangerous_host_path(path, writable) is None
+
+
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        ("/etc/localtime", "under /etc"),  # writable, the host's time zone can be rewritten
+        ("/etc/ssl/certs", "under /etc"),  # writable, a CA of the tenant's choosing
+        ("/etc/ssl/private", "under /etc"),
+        ("/etc/shadow", "under /etc"),
+        ("/opt", "a directory holding /opt/cni"),
+    ],
+)
+def test_read_only_safe_files_count_when_writable(path, why):
+    assert why in (dangerous_host_path(path, RW) or "")
+
+
+@pytest.mark.parametrize(
+    ("path", "canonical"),
+    [
+        ("/var/run/containerd/", "/run/containerd"),
+        ("/var/lock", "/run/lock"),
+        ("//var///log/", "/var/log"),
+        ("var/log", "/var/log"),
+        ("/var/lib/kubelet/../kubelet/pods", "/var/lib/kubelet/pods"),
+    ],
+)
+def test_canonical_host_path(path, canonical):
+    assert canonical_host_path(path) == canonical
+
+
+def _pod(path: str, read_only: bool | None) -> object:
+    mounts = () if read_only is None else (VolumeMount("host", "/host", read_only),)
+    return pod(
+        "team-a",
+        containers=(container(volume_mounts=mounts),),
+        volumes=(host_path("host", path),),
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "read_only", "fires"),
+    [
+        ("/var/lib/kubelet", True, True),
+        ("/var/lib/kubelet/device-plugins", False, True),
+        ("/var", True, True),
+        ("/var/log", False, True),
+        ("/etc/localtime", True, False),
+        ("/etc/localtime", False, True),
+        ("/usr/lib/x86_64-linux-gnu", True, False),
+        ("/usr/lib/x86_64-linux-gnu", False, True),
+        ("/var/lib/nvidia", False, False),
+        # A volume no container mounts gives nothing writable, but / and /dev are never safe.
+        ("/usr", None, False),
+        ("/dev", None, True),
+    ],
+)
+def test_pod003_reads_the_mounts_to_judge_writability(path, read_only, fires):
+    found = run("POD-003", inputs(pods=(_pod(path, read_only),), tenants=(TEAM,)))
+    assert bool(found) is fires
+
+
+def test_pod003_evidence_says_why_and_whether_writable():
+    world = inputs(pods=(_pod("/var/lib/kubelet/", True),), tenants=(TEAM,))
+    (draft,) = run("POD-003", world)
+    assert draft.evidence["normalised_path"] == "/var/lib/kubelet"
+    assert draft.evidence["writable"] is False
+    assert "Secret" in draft.evidence["reason"]
+    assert draft.evidence["mounted_by"] == [
+        {"container": "main", "mount_path": "/host", "read_only": True}
+    ]
+
+
+def test_pod003_platform_namespace_is_never_reported():
+    found = run("POD-003", inputs(pods=(pod("kube-system", volumes=(host_path("h", "/var"),)),)))
+    assert found == []
+
+
+def test_demo_world_host_paths():
+    from tests.posture.test_rules_rbac import demo_worlds
+
+    found = {
+        (cluster, d.subject_name, d.evidence["normalised_path"])
+        for cluster, world in demo_worlds().items()
+        for d in run("POD-003", world)
+    }
+    assert found == {
+        ("prod-east", "nb-priya", "/dev"),
+        ("prod-east", "log-shipper", "/var/log"),
+        ("neo-west", "gpu-usage-exporter", "/var/lib/kubelet/pod-resources"),
+    }  # and not rag-serve's read-only /etc/localtime
