@@ -21,7 +21,7 @@ from django.db.models.functions import Concat
 from rest_framework import serializers
 
 from gpuposture.base.roles import reads_all_posture
-from inventory.models import Pod
+from inventory.models import ClusterObject, Pod
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal
 from tenants.redaction import HiddenScope
 
@@ -55,7 +55,52 @@ def hidden_scope_for(user) -> HiddenScope | None:  # type: ignore[no-untyped-def
         tenants=frozenset(found[_TENANT]),
         namespaces=frozenset(found[_NAMESPACE]),
         principals=frozenset(found[_PRINCIPAL]),
+        objects=_their_cluster_bindings(found[_PRINCIPAL], found[_NAMESPACE]),
     )
+
+
+def _their_cluster_bindings(principals: set[str], namespaces: set[str]) -> frozenset[str]:
+    """Names of the ClusterRoleBindings whose every subject is a hidden tenant's principal or
+    one of its service accounts, and of the ClusterRoles only such bindings use: they exist
+    for that tenant, and their names often carry its name (one query, small rows)."""
+    if not principals and not namespaces:
+        return frozenset()
+    rows = ClusterObject.objects.filter(kind="binding").values_list(
+        "name", "namespace", "data__subjects", "data__role_kind", "data__role_name"
+    )
+    theirs: set[str] = set()
+    roles_theirs: set[str] = set()
+    roles_shared: set[str] = set()
+    for name, namespace, subjects, role_kind, role_name in rows:
+        mine = _all_theirs(subjects, principals, namespaces)
+        if mine and not namespace:
+            # Stored as "ClusterRoleBinding/NAME"; findings and drift name it NAME.
+            theirs.add(name.rsplit("/", 1)[-1])
+        if role_kind == "ClusterRole" and role_name and not _builtin_role(role_name):
+            (roles_theirs if mine else roles_shared).add(role_name)
+    return frozenset(theirs | (roles_theirs - roles_shared))
+
+
+# Kubernetes' own ClusterRoles: names every cluster has (and words like "edit" that any text
+# may hold), never a tenant's.
+BUILTIN_ROLES = frozenset({"cluster-admin", "admin", "edit", "view"})
+
+
+def _builtin_role(name: str) -> bool:
+    return name in BUILTIN_ROLES or name.startswith("system:")
+
+
+def _all_theirs(subjects: Any, principals: set[str], namespaces: set[str]) -> bool:
+    if not subjects or not isinstance(subjects, list):
+        return False
+    for subject in subjects:
+        kind = str(subject.get("kind", "")).lower()
+        if kind == "serviceaccount":
+            if subject.get("namespace") not in namespaces:
+                return False
+        elif f"{kind}:{subject.get('name')}" not in principals:
+            return False
+    return True
 
 
 class _Instance:

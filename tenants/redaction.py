@@ -57,11 +57,14 @@ class HiddenScope:
     tenants: frozenset[str] = frozenset()
     namespaces: frozenset[str] = frozenset()
     principals: frozenset[str] = frozenset()
+    # Cluster-scoped objects that exist for a hidden tenant (a ClusterRoleBinding granting its
+    # principals): their names often carry the tenant's name.
+    objects: frozenset[str] = frozenset()
 
     @cached_property
     def _words(self) -> frozenset[str]:
         """Every name a word of text is checked against, in one set: one lookup per word."""
-        return self.tenants | self.namespaces | self.principals
+        return self.tenants | self.namespaces | self.principals | self.objects
 
     @property
     def empty(self) -> bool:
@@ -79,6 +82,8 @@ class HiddenScope:
             return HIDDEN_NAMESPACE
         if word in self.principals:
             return HIDDEN_PRINCIPAL
+        if word in self.objects:
+            return HIDDEN_OBJECT
         return None
 
     def tenant(self, slug: str | None) -> str | None:
@@ -145,6 +150,8 @@ class HiddenScope:
             current = row.get(name)
             if kind is Field.TENANT:
                 row[name] = self.tenant(current)
+            elif kind is Field.SUBJECT_NAME and current in self.objects:
+                row[name] = HIDDEN_OBJECT
             elif kind is Field.TENANTS and current is not None:
                 row[name] = self.tenant_list(current)
             elif kind is Field.SUBJECT_NAME:

@@ -99,3 +99,19 @@ def test_declared_fields_hide_a_subject_with_its_namespace():
 def test_an_empty_scope_hides_nothing():
     assert HiddenScope().empty and not SCOPE.empty
     assert HiddenScope().text("beta-prod/x") == "beta-prod/x"
+
+
+def test_objects_that_exist_for_a_hidden_tenant_are_hidden_by_name():
+    scope = HiddenScope(objects=frozenset({"acme-node-patch"}))
+    row = {
+        "subject_namespace": "",
+        "subject_name": "acme-node-patch",
+        "title": "edit acme-node-patch",
+    }
+    scope.fields(row, {"subject_namespace": Field.NAMESPACE, "subject_name": Field.SUBJECT_NAME,
+                       "title": Field.TEXT})  # fmt: skip
+    assert row == {
+        "subject_namespace": "",
+        "subject_name": "(another tenant's object)",
+        "title": "edit (another tenant's object)",
+    }
