@@ -14,7 +14,7 @@ show them. So they are never "not installed", only known or unknown.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from inventory.placement import daemonset_fit
@@ -59,6 +59,9 @@ class StackFacts:
     pods_read: bool  # False: the snapshot has no pods, so nothing can be said to be absent
     daemonsets: tuple[Workload, ...] = ()  # DaemonSets whose pods run a GPU-stack component
     operator: str | None = None  # where the GPU Operator was seen; None: nowhere
+    # component -> a DaemonSet that runs it (its pods name it as owner) whose spec is not in the
+    # snapshot: where it schedules is not known, so a node without its pod stays unknown.
+    unplaced: dict[str, str] = field(default_factory=dict)
 
 
 def stack_facts(
@@ -78,7 +81,21 @@ def stack_facts(
         pods_read=bool(pods) if pods_read is None else pods_read,
         daemonsets=daemonsets,
         operator=_operator_seen(workloads, sorted(policies), pods),
+        unplaced=_unplaced(daemonsets, pods),
     )
+
+
+def _unplaced(daemonsets: tuple[Workload, ...], pods: Sequence[Pod]) -> dict[str, str]:
+    known = {(d.namespace, d.name) for d in daemonsets}
+    found: dict[str, str] = {}
+    for pod in pods:
+        if pod.owner_kind != "DaemonSet" or (pod.namespace, pod.owner_name) in known:
+            continue
+        for container in pod.containers:
+            component = component_of(container.image)
+            if component:
+                found.setdefault(component, f"{pod.namespace}/{pod.owner_name}")
+    return found
 
 
 def _operator_seen(
@@ -114,6 +131,8 @@ def presence(
         if component in seen or not facts.pods_read:
             continue
         fits, misses = _daemonsets(component, node_name, labels, taints, facts.daemonsets)
+        if component in facts.unplaced and not fits:
+            continue  # runs elsewhere by a DaemonSet whose placement the snapshot lacks
         if fits:
             deployed[component] = (
                 f"DaemonSet {fits[0]} should run a pod here, but none is on the node"

@@ -162,3 +162,16 @@ def test_the_stored_dict_reads_the_same():
 
     gpu = nodes_of(operator_cluster())["gpu-a"]
     assert node_components(to_dict(gpu)) == node_components(gpu)
+
+
+def test_pods_without_their_daemonsets_leave_a_missing_pod_unknown():
+    """A snapshot of pods alone (`kubectl get nodes,pods`): the exporter's DaemonSet runs it on
+    gpu-b, but where it schedules is not in the snapshot, so gpu-a and gpu-c are unknown, not
+    'not installed' (fail closed: the patch judgement stays unknown)."""
+    objects = [o for o in operator_cluster() if o["kind"] != "DaemonSet"]
+    nodes = nodes_of(objects)
+    assert node_components(nodes["gpu-a"])["dcgm_exporter"]["state"] == "unknown"
+    assert node_components(nodes["gpu-b"])["dcgm_exporter"]["state"] == "installed"
+    # No pod of a MIG manager anywhere: not deployed in this cluster at all.
+    assert node_components(nodes["gpu-a"])["mig_manager"]["state"] == "not_installed"
+    assert deployed_unknown(nodes["gpu-a"]) == []  # unknown, but nothing shows it deployed
