@@ -154,7 +154,7 @@ def test_stack004(missing, fires):
         reported = [m for m in missing if m != "firmware_version"]
         assert found[0].evidence["unknown"] == reported
         assert set(found[0].evidence["known"]).isdisjoint(missing)
-        assert len(found[0].evidence["known"]) == 3 - len(reported)
+        assert len(found[0].evidence["known"]) == 4 - len(missing)  # firmware is listed if known
 
 
 def test_stack004_evidence_values_and_attribution():
