@@ -141,4 +141,25 @@ def cdi_bulletin() -> Obj:
 
 
 CDI_TITLE = "Container Toolkit, GPU Operator and device plugin - July 2025 (demo)"
-BULLETINS = (driver_bulletin, toolkit_bulletin, cdi_bulletin)
+
+
+def dcgm_bulletin() -> Obj:
+    """July 2026: DCGM Exporter before 4.8.2 (CVE-2026-47483, network denial of service). NVIDIA
+    names the affected range "0.0 to 4.8.2" while naming 4.8.2 the fix; restated here as "prior
+    to 4.8.2". A node that runs no exporter is not installed, so not judged by it."""
+    arch = "All(4.8)"
+    products = [
+        _version(arch, "DCGM Exporter", "All versions prior to 4.8.2"),
+        _version(arch, "DCGM Exporter", "4.8.2"),
+    ]
+    ids = [p["product"]["product_id"] for p in products]
+    return {
+        "document": _advisory("demo-5857", "DCGM Exporter - July 2026 (demo)",
+                              "2026-07-28T00:00:00Z", "HIGH"),
+        "product_tree": {"branches": [{"category": "vendor", "name": "NVIDIA", "branches": [
+            {"category": "architecture", "name": arch, "branches": products}]}]},
+        "vulnerabilities": [_vulnerability("CVE-2026-47483", 8.2, "HIGH", ids[:1], ids[1:])],
+    }  # fmt: skip
+
+
+BULLETINS = (driver_bulletin, toolkit_bulletin, cdi_bulletin, dcgm_bulletin)

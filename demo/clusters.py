@@ -140,7 +140,11 @@ PROD_EAST = Cluster(
         # K8S-002 (generic taint only) and SHARE-005 (ts-4 lacks failRequestsGreaterThanOne).
         gpu_node("pe-l40s-01", "shared-ts", L40S, 4, GENERIC, share="ts-4"),
         # Clean contrast: time-slicing with ts-strict, for one tenant, in a class-tainted pool.
-        gpu_node("pe-l40s-02", "research-ts", L40S, 4, "internal_trusted", share="ts-strict"),
+        # Patched to the April 2025 driver, and the DCGM exporter switched off here (it clashes
+        # with the team's Nsight profiling): "not installed", so the DCGM Exporter bulletin
+        # leaves it `current` (ATTR-003 still says it sends no telemetry).
+        gpu_node("pe-l40s-02", "research-ts", L40S, 4, "internal_trusted", share="ts-strict",
+                 driver="550.163.01", dcgm_exporter=False),
         # ONE physical GPU as four replicas: K8S-002 (generic taint only), SHARE-005 (ts-4).
         gpu_node("pe-t4-01", "inference-ts", T4, 1, GENERIC, share="ts-4"),
         # The legacy pool: older host, GFD 0.8 legacy driver labels, standalone plugin v0.14.5,

@@ -51,6 +51,7 @@ class NodeSpec:
     driver_labels: str = "full"  # "full" (GFD >= 0.15), "legacy" (GFD 0.8), "none"
     toolkit_image: str = TOOLKIT
     legacy_plugin: bool = False  # a standalone plugin v0.14.5 + GFD v0.8.2, not the operator's
+    dcgm_exporter: bool = True  # False: the admin switched the operator's exporter off here
     host: Host | None = None  # overrides the cluster's usual host
 
 
@@ -93,18 +94,17 @@ def gfd_labels(n: NodeSpec, mig_strategy: str) -> dict[str, str]:
         "nvidia.com/mps.capable": str(n.sharing == "mps").lower(),
         **_driver_labels(n),
     }
+    # The operator runs an operand on a node only where its deploy label is "true".
+    for part in ("container-toolkit", "driver", "operator-validator"):
+        labels[f"{g}.deploy.{part}"] = "true"
+    labels[f"{g}.deploy.dcgm-exporter"] = str(n.dcgm_exporter).lower()
     if n.legacy_plugin:  # the operator is told to keep its own plugin and GFD off this node
         labels[f"{g}.deploy.device-plugin"] = "false"
         labels[f"{g}.deploy.gpu-feature-discovery"] = "false"
     else:  # the sharing-strategy label arrived with GFD in plugin v0.15
         labels[f"{g}.sharing-strategy"] = n.sharing
-        for part in (
-            "container-toolkit",
-            "dcgm-exporter",
-            "device-plugin",
-            "gpu-feature-discovery",
-        ):
-            labels[f"{g}.deploy.{part}"] = "true"
+        labels[f"{g}.deploy.device-plugin"] = "true"
+        labels[f"{g}.deploy.gpu-feature-discovery"] = "true"
     if n.plugin_config:
         labels["nvidia.com/device-plugin.config"] = n.plugin_config
     if m.mig_capable:

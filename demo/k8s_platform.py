@@ -38,29 +38,43 @@ class DaemonSetSpec:
     namespace: str = GPU_OPERATOR_NS
     privileged: bool = True  # platform components legitimately are; tenant pods never
     host_paths: tuple[str, ...] = ()
+    # The template's nodeSelector: the operator runs each operand only on nodes it labels
+    # nvidia.com/gpu.deploy.<operand>=true (an admin may set one to false on a node).
+    node_selector: tuple[tuple[str, str], ...] = ()
+
+
+def deploy(operand: str) -> tuple[tuple[str, str], ...]:
+    return ((f"nvidia.com/gpu.deploy.{operand}", "true"),)
 
 
 # fmt: off
 DS_TOOLKIT = DaemonSetSpec("nvidia-container-toolkit-daemonset", "nvidia-container-toolkit-ctr",
-                           TOOLKIT, host_paths=("/run/nvidia", "/usr/local/nvidia"))
+                           TOOLKIT, host_paths=("/run/nvidia", "/usr/local/nvidia"),
+                           node_selector=deploy("container-toolkit"))
 DS_PLUGIN = DaemonSetSpec("nvidia-device-plugin-daemonset", "nvidia-device-plugin", DEVICE_PLUGIN,
-                          host_paths=("/var/lib/kubelet/device-plugins", "/dev"))
-DS_GFD = DaemonSetSpec("gpu-feature-discovery", "gpu-feature-discovery", DEVICE_PLUGIN)
+                          host_paths=("/var/lib/kubelet/device-plugins", "/dev"),
+                          node_selector=deploy("device-plugin"))
+DS_GFD = DaemonSetSpec("gpu-feature-discovery", "gpu-feature-discovery", DEVICE_PLUGIN,
+                       node_selector=deploy("gpu-feature-discovery"))
 DS_DCGM = DaemonSetSpec("nvidia-dcgm-exporter", "nvidia-dcgm-exporter", DCGM_EXPORTER,
-                        host_paths=("/var/lib/kubelet/pod-resources",))
-DS_VALIDATOR = DaemonSetSpec("nvidia-operator-validator", "nvidia-operator-validator", VALIDATOR)
+                        host_paths=("/var/lib/kubelet/pod-resources",),
+                        node_selector=deploy("dcgm-exporter"))
+DS_VALIDATOR = DaemonSetSpec("nvidia-operator-validator", "nvidia-operator-validator", VALIDATOR,
+                             node_selector=deploy("operator-validator"))
 DS_MIG = DaemonSetSpec("nvidia-mig-manager", "nvidia-mig-manager", MIG_MANAGER,
-                       host_paths=("/sys",))
+                       host_paths=("/sys",), node_selector=deploy("mig-manager"))
 DS_MPS = DaemonSetSpec("nvidia-device-plugin-mps-control-daemon", "mps-control-daemon-ctr",
-                       DEVICE_PLUGIN)
+                       DEVICE_PLUGIN, node_selector=(("nvidia.com/mps.capable", "true"),))
 DS_NFD = DaemonSetSpec("gpu-operator-node-feature-discovery-worker", "worker", NFD,
                        privileged=False)
 # The legacy T4 pool keeps a standalone plugin (helm chart 0.14.5) the operator does not manage.
+LEGACY_POOL = (("gpuposture.io/pool", "legacy-t4"),)
 DS_LEGACY_PLUGIN = DaemonSetSpec("nvidia-device-plugin-legacy-t4", "nvidia-device-plugin-ctr",
                                  DEVICE_PLUGIN_OLD, "kube-system",
-                                 host_paths=("/var/lib/kubelet/device-plugins",))
+                                 host_paths=("/var/lib/kubelet/device-plugins",),
+                                 node_selector=LEGACY_POOL)
 DS_LEGACY_GFD = DaemonSetSpec("gpu-feature-discovery-legacy-t4", "gpu-feature-discovery",
-                              GFD_OLD, "kube-system")
+                              GFD_OLD, "kube-system", node_selector=LEGACY_POOL)
 # fmt: on
 
 
@@ -68,7 +82,8 @@ def driver_daemonset(version: str) -> DaemonSetSpec:
     # One DaemonSet per NVIDIADriver resource, named the way the operator names them.
     short = hashlib.sha256(version.encode()).hexdigest()[:10]
     return DaemonSetSpec(f"nvidia-gpu-driver-ubuntu22.04-{short}", "nvidia-driver-ctr",
-                         driver_image(version), host_paths=("/run/nvidia", "/var/log"))  # fmt: skip
+                         driver_image(version), host_paths=("/run/nvidia", "/var/log"),
+                         node_selector=deploy("driver"))  # fmt: skip
 
 
 class Platform:
@@ -124,6 +139,7 @@ class Platform:
             updated = sum(p["spec"]["containers"][0]["image"] == ds.image for p in owned)
             template = {"metadata": {"labels": {"app": ds.name}},
                         "spec": {"containers": [container(ds.container, ds.image)],
+                                 "nodeSelector": dict(ds.node_selector),
                                  "serviceAccountName": ds.name,
                                  "tolerations": [{"operator": "Exists"}]}}  # fmt: skip
             # The operator's DaemonSets update OnDelete (its ClusterPolicy says so): a pod is
@@ -149,7 +165,8 @@ def gpu_operator_pods(platform: Platform, n: NodeSpec, *, driver_managed: bool) 
     platform.place(DS_TOOLKIT, n.name, n.toolkit_image)
     for ds in (DS_LEGACY_PLUGIN, DS_LEGACY_GFD) if n.legacy_plugin else (DS_PLUGIN, DS_GFD):
         platform.place(ds, n.name)
-    platform.place(DS_DCGM, n.name)
+    if n.dcgm_exporter:
+        platform.place(DS_DCGM, n.name)
     platform.place(DS_VALIDATOR, n.name)
     if n.model and n.model.mig_capable:
         platform.place(DS_MIG, n.name)

@@ -4,9 +4,10 @@ Each GPU-requesting pod is given GPUs of its node in turn; its samples carry its
 (whole GPUs and MIG instances), with a load that follows its kind (training busy, inference
 by the hour of the day, notebooks mostly idle). Time-sliced and MPS nodes get one GPU-wide
 value copied onto every pod, as the exporter does there. Planted for the checks: a GPU busy
-with no pod on it for the last 40 minutes (ATTR-001), one GPU node that never reports
-(ATTR-003), and a GPU handed from one tenant to another halfway through the day (LEAK-001;
-the demo records a reset for one such handover and not for the other).
+with no pod on it for the last 40 minutes (ATTR-001), GPU nodes that never report (ATTR-003:
+one whose exporter is broken, one where it is switched off), and a GPU handed from one tenant
+to another halfway through the day (LEAK-001; the demo records a reset for one such handover
+and not for the other).
 """
 
 from __future__ import annotations
@@ -60,11 +61,11 @@ def demo_samples(
     nodes: list[DemoNode],
     *,
     now: datetime,
-    silent: str = "",
+    silent: tuple[str, ...] = (),
     hijacked: str = "",
     handovers: tuple[tuple[str, str], ...] = (),
 ) -> list[GpuSample]:
-    """`silent`: a node that sends nothing; `hijacked`: a node whose last GPU runs busy for the
+    """`silent`: nodes that send nothing; `hijacked`: a node whose last GPU runs busy for the
     last 40 minutes with no pod; `handovers`: (node, namespace) whose GPU 0 ran a pod of
     that namespace in the first half of the day before its present holder took it."""
     # On the 5-minute grid, so a demo run again within those minutes writes the same samples.
@@ -73,7 +74,7 @@ def demo_samples(
     times = [start + STEP * i for i in range(int(timedelta(hours=HOURS) / STEP))]
     out: list[GpuSample] = []
     for node in nodes:
-        if node.name == silent:
+        if node.name in silent:
             continue
         out += list(_node_samples(node, times, hijacked == node.name, handovers))
     return out

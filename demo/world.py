@@ -246,9 +246,10 @@ def _gpu_operator_config(ids: Ids, c: Cluster) -> list[Obj]:
         "driver": {"enabled": c.driver_managed, "useNvidiaDriverCRD": c.driver_managed},
         "mig": {"strategy": c.mig_strategy},
         "migManager": {"config": {"name": "default-mig-parted-config"}},
+        # Helm writes every default into the ClusterPolicy: CDI is stated on or off.
+        "cdi": {"enabled": c.cdi, "default": c.cdi},
     }
     if c.cdi:
-        policy["cdi"] = {"enabled": True, "default": True}
         policy["devicePlugin"]["env"] = [{"name": "DEVICE_LIST_STRATEGY", "value": "cdi-cri"}]
         policy["toolkit"] = {"env": [
             {"name": "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED", "value": "false"},

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
@@ -16,6 +16,8 @@ from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role
 from inventory.api_revisions import held_answer
 from inventory.bulletin_decisions import bulletin_delete
 from inventory.bulletin_imports import bulletin_urls_import_request, bulletins_import_recorded
+from inventory.components import firmware_coverage, node_components
+from inventory.coverage import cluster_coverage_counts, with_coverage
 from inventory.filters import (
     BulletinFilter,
     DriftEventFilter,
@@ -66,13 +68,22 @@ class ClusterSerializer(serializers.ModelSerializer):
         child=serializers.CharField(max_length=500), required=False, max_length=20
     )
 
+    inventory_coverage = serializers.SerializerMethodField()
+
     class Meta:
         model = Cluster
         fields = [
             "id", "name", "description", "provider", "source", "kubeconfig_path",
             "kube_context", "snapshot_paths", "sync_interval_minutes", "created_at",
+            "inventory_coverage",
         ]  # fmt: skip
         extra_kwargs = {"sync_interval_minutes": {"max_value": 7 * 24 * 60}}
+
+    @extend_schema_field(serializers.DictField())
+    def get_inventory_coverage(self, cluster: Cluster) -> dict:
+        """GPU nodes and how many have a known firmware (VBIOS) version: the API never shows
+        it, so this is coverage, not a finding. Annotated by the list (no query per row)."""
+        return firmware_coverage(*cluster_coverage_counts(cluster))
 
     def validate(self, attrs: dict) -> dict:
         merged = {
@@ -116,16 +127,45 @@ class DriftEventSerializer(PresentedSerializer):
 
 
 class NodeSerializer(PresentedSerializer):
+    """A node as DESIGN §8 lists it. An unknown value is null, never ""; a component the node
+    does not run is null too, and `components` says "not_installed" for it (with the reason)."""
+
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    components = serializers.SerializerMethodField()
 
     class Meta:
         model = Node
         fields = [
             "id", "name", "cluster", "is_gpu_node", "gpu_model", "gpu_count", "driver_version",
             "container_toolkit_version", "device_plugin_version", "gpu_operator_version",
-            "firmware_version", "sharing_strategy", "time_slicing_replicas", "mig_strategy",
-            "mig_config", "taints", "labels", "patch_status", "first_seen", "changed_at",
+            "firmware_version", "components", "sharing_strategy", "time_slicing_replicas",
+            "mig_strategy", "mig_config", "taints", "labels", "patch_status", "patch_exposures",
+            "patch_not_affected", "patch_notes", "first_seen", "changed_at",
         ]  # fmt: skip
+
+    def to_representation(self, instance: Node) -> dict:
+        data = super().to_representation(instance)
+        for name in NULL_WHEN_BLANK:
+            data[name] = data[name] or None
+        return data
+
+    @extend_schema_field(serializers.DictField(child=serializers.DictField()))
+    def get_components(self, node: Node) -> dict:
+        """component -> {"state": installed | unknown | not_installed, "version", "source"}."""
+        return node_components(node.data) if node.is_gpu_node else {}
+
+
+# CharFields stored blank for "not known" (or not installed): null in the API.
+NULL_WHEN_BLANK = (
+    "gpu_model",
+    "driver_version",
+    "container_toolkit_version",
+    "device_plugin_version",
+    "gpu_operator_version",
+    "firmware_version",
+    "mig_strategy",
+    "mig_config",
+)
 
 
 class PodSerializer(serializers.ModelSerializer):
@@ -149,7 +189,7 @@ class ClusterViewSet(
 ):
     """Clusters; platform engineers register and edit them and start syncs."""
 
-    queryset = Cluster.objects.select_related("provider")
+    queryset = with_coverage(Cluster.objects.select_related("provider"))
     serializer_class = ClusterSerializer
     lookup_field = "name"
     write_roles = (PLATFORM_ENGINEER,)

@@ -27,8 +27,9 @@ from inventory.csaf.fixes import Fix, fixes
 from inventory.csaf.products import Bound, Component
 from inventory.csaf.revisions import RevisionChanges, RevisionState, revision_changes
 from inventory.csaf.versions import compare, parse_version
-from inventory.models import Bulletin, BulletinFix, Node
-from inventory.patching import COMPONENTS, node_patch_status
+from inventory.models import Bulletin, BulletinFix, ClusterObject, Node
+from inventory.patching import COMPONENTS, Exposure, NodeStack, node_patch_status
+from inventory.runtime import node_facts
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 DEFAULTS = ImportOptions()
@@ -245,16 +246,61 @@ def nodes_patch_refresh(
         nodes = nodes.filter(cluster_id=cluster_id)
     if node_names is not None:
         nodes = nodes.filter(name__in=node_names)
+    nodes = list(nodes.only("pk", "cluster_id", "labels", "data", *PATCH_FIELDS))
+    runtime = _runtime_inputs({n.cluster_id for n in nodes})
     changed = []
-    for node in nodes.only("pk", "data", "patch_status", "patch_exposures", "patch_notes"):
+    for node in nodes:
         versions = {field: node.data.get(field) for field in COMPONENTS}
-        status = node_patch_status(versions, all_fixes)
-        exposures = [e.__dict__ | {"cves": list(e.cves)} for e in status.exposures]
-        values = (status.status, exposures, list(status.unknown))
-        if values != (node.patch_status, node.patch_exposures, node.patch_notes):
-            node.patch_status, node.patch_exposures, node.patch_notes = values
+        status = node_patch_status(versions, all_fixes, _node_stack(node, runtime))
+        values = (
+            status.status,
+            _dicts(status.exposures),
+            list(status.unknown),
+            _dicts(status.not_affected),
+            list(status.unknown_components),
+        )
+        if values != tuple(getattr(node, f) for f in PATCH_FIELDS):
+            for name, value in zip(PATCH_FIELDS, values, strict=True):
+                setattr(node, name, value)
             changed.append(node)
-    Node.objects.bulk_update(
-        changed, ["patch_status", "patch_exposures", "patch_notes"], batch_size=500
-    )
+    Node.objects.bulk_update(changed, list(PATCH_FIELDS), batch_size=500)
     return len(changed)
+
+
+PATCH_FIELDS = (
+    "patch_status",
+    "patch_exposures",
+    "patch_notes",
+    "patch_not_affected",
+    "patch_unknown",
+)
+
+
+def _dicts(exposures: tuple[Exposure, ...]) -> list[dict]:
+    return [e.__dict__ | {"cves": list(e.cves)} for e in exposures]
+
+
+def _runtime_inputs(cluster_ids: set[int]) -> dict[int, tuple[list, list]]:
+    """cluster id -> (ClusterPolicies as (name, spec), sharing configs): what the device
+    injection facts of its nodes are read from (inventory.runtime), in one query."""
+    found: dict[int, tuple[list, list]] = {pk: ([], []) for pk in cluster_ids}
+    rows = ClusterObject.objects.filter(
+        cluster_id__in=cluster_ids, kind__in=("gpu_operator_policy", "sharing_config")
+    ).values_list("cluster_id", "kind", "name", "data")
+    for cluster_id, kind, name, data in rows:
+        policies, configs = found[cluster_id]
+        if kind == "sharing_config":
+            configs.append(data)
+        else:
+            policies.append((name, data.get("spec") or {}))
+    return found
+
+
+def _node_stack(node: Node, runtime: dict[int, tuple[list, list]]) -> NodeStack:
+    policies, configs = runtime.get(node.cluster_id, ([], []))
+    data = node.data
+    return NodeStack(
+        not_installed=frozenset(data.get("not_installed") or ()),
+        gpu_model=data.get("gpu_model") or None,
+        facts=node_facts(node.labels, policies, configs, data.get("sharing_strategy")),
+    )

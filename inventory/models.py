@@ -165,6 +165,11 @@ class Node(models.Model):
     # What the node is exposed to (inventory.patching.Exposure as dicts) and why unknown.
     patch_exposures = models.JSONField(default=list, blank=True)
     patch_notes = models.JSONField(default=list, blank=True)
+    # Bulletin bounds the node is in but NOT affected by, each with its reason (a condition not
+    # met, a component not installed): Exposure dicts whose `reason` has a code and a text.
+    patch_not_affected = models.JSONField(default=list, blank=True)
+    # The component kinds behind patch_notes (STACK-004 reports firmware only from here).
+    patch_unknown = models.JSONField(default=list, blank=True)
     # The full normalised snapshot record; the checks read it back unchanged.
     data = models.JSONField(default=dict)
     data_hash = models.CharField(max_length=40, blank=True)

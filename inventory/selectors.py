@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.utils import timezone
 
+from inventory.components import LABELS as COMPONENT_LABELS
+from inventory.components import node_components
 from inventory.models import Bulletin, Cluster, ClusterObject, Node, Pod, SyncRun
 from inventory.patching import COMPONENTS
 from inventory.rollout import RolloutNode, rollout_plan
@@ -75,11 +78,16 @@ def _patch_row(node: Node, pool: str, now: datetime) -> dict:
         for e in node.patch_exposures
         if e.get("fixed_version")
     }
+    reasons = Counter(e["reason"]["text"] for e in node.patch_not_affected if e.get("reason"))
     return {
         "node": node,
         "pool": pool,
         "oldest_days": (now - min(released)).days if released else None,
         "move_to": sorted(move_to),
+        "unverified": sum(e.get("condition_status") == "unverified" for e in node.patch_exposures),
+        "not_affected": [
+            f"{text} (×{n})" if n > 1 else text for text, n in sorted(reasons.items())
+        ],
     }
 
 
@@ -93,13 +101,15 @@ def node_detail_context(user, node: Node) -> dict:  # type: ignore[no-untyped-de
         (name, data.get("spec") or {}) for kind, name, data in objects if kind != "sharing_config"
     ]
     configs = [data for kind, _name, data in objects if kind == "sharing_config"]
-    advisories = {e.get("advisory_id") for e in node.patch_exposures}
+    records = [*node.patch_exposures, *node.patch_not_affected]
+    advisories = {e.get("advisory_id") for e in records}
     bulletin_ids = dict(
         Bulletin.objects.filter(tracking_id__in=advisories).values_list("tracking_id", "pk")
     )
-    exposures = [
-        e | {"bulletin_pk": bulletin_ids.get(e.get("advisory_id"))} for e in node.patch_exposures
-    ]
+    exposures, not_affected = (
+        [e | {"bulletin_pk": bulletin_ids.get(e.get("advisory_id"))} for e in rows]
+        for rows in (node.patch_exposures, node.patch_not_affected)
+    )
     pods = (
         Pod.objects.visible_to(user)
         .filter(node=node)
@@ -111,6 +121,11 @@ def node_detail_context(user, node: Node) -> dict:  # type: ignore[no-untyped-de
         "runtime": runtime_facts(node.labels, policies, configs),
         "exposures": sorted(exposures, key=lambda e: (-(e.get("max_cvss") or 0), e["component"])),
         "has_conditions": any(e.get("condition") for e in exposures),
+        "not_affected": sorted(not_affected, key=lambda e: (e["component"], e["advisory_id"])),
+        "components": [
+            entry | {"component": c, "label": COMPONENT_LABELS[c]}
+            for c, entry in node_components(node.data).items()
+        ],
         "pods": pods,
     }
 

@@ -157,6 +157,12 @@ class Node:
     container_runtime: str | None = None
     kubelet_version: str | None = None
     unreadable_configs: tuple[UnreadableConfig, ...] = ()
+    # GPU-stack component (inventory.components.COMPONENT_FIELDS) -> where the snapshot shows
+    # it deployed for this node (its pod, or a DaemonSet that should run one here) ...
+    deployed: dict[str, str] = field(default_factory=dict)
+    # ... or why it is not deployed here (no pod, no DaemonSet scheduling here): such a
+    # component is "not installed", which is not "version unknown".
+    not_installed: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_gpu_node(self) -> bool:
@@ -224,6 +230,11 @@ class Workload:
     # GPU-stack controllers only: the ConfigMaps their pods mount or read (volumes, envFrom,
     # configMapKeyRef), which is where the device plugin and MIG Manager take their config.
     config_refs: tuple[str, ...] = ()
+    # GPU-stack DaemonSets only: where the template's pods may run (inventory.placement), so
+    # a node without the component's pod can be told "not installed" from "pod missing".
+    node_selector: dict[str, str] = field(default_factory=dict)
+    tolerations: tuple[dict[str, str], ...] = ()
+    affinity_terms: tuple[dict[str, Any], ...] = ()  # required nodeSelectorTerms, as written
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from inventory import snapshot as snap
 from inventory.bulk import rows_insert, rows_update
+from inventory.components import stack_facts
 from inventory.drift import detect_drift
 from inventory.models import ClusterObject, Node, Pod, SyncRun
 from inventory.platform import platform_inputs
@@ -230,8 +231,10 @@ def _rederive_nodes(
     raw = {str(o["metadata"]["name"]): o for o in delta.changed if o.get("kind") == "Node"}
     gone = {str(o["metadata"]["name"]) for o in delta.deleted if o.get("kind") == "Node"}
     pods_on = _pods_on_nodes(cluster, names, changed, deleted)
-    workloads, configs, unreadable = _stored_node_inputs(cluster)
+    workloads, configs, unreadable, policies = _stored_node_inputs(cluster)
     operator = operator_version(workloads)
+    # A live cluster: its pods were listed (and are stored), so absence means absence.
+    stack = stack_facts(workloads, policies, (), pods_read=True)
     configs.sort(key=lambda c: (c.namespace, c.configmap, c.key))
     nodes = []
     for name in sorted(names - gone):
@@ -240,19 +243,23 @@ def _rederive_nodes(
             continue  # deleted between the watch and now: the next sync sees the event
         result = node_from(
             obj, pods_on_node=pods_on.get(name, []), operator_version=operator,
-            sharing_configs=configs, unreadable=unreadable,
+            sharing_configs=configs, unreadable=unreadable, stack=stack,
         )  # fmt: skip
         nodes.append(result.node)
     return with_host_facts(cluster, nodes)
 
 
-def _stored_node_inputs(cluster: Any) -> tuple[list, list, list[snap.UnreadableConfig]]:
-    """The stored workloads, sharing configs and unreadable GPU configuration a node's facts
-    are derived from."""
+def _stored_node_inputs(
+    cluster: Any,
+) -> tuple[list, list, list[snap.UnreadableConfig], list[str]]:
+    """The stored workloads, sharing configs, unreadable GPU configuration and ClusterPolicy
+    names a node's facts are derived from."""
     kinds = ("workload", "sharing_config", "configmap", "gpu_operator_policy")
     objects = ClusterObject.objects.filter(cluster=cluster, kind__in=kinds)
-    workloads, configs, unreadable = [], [], []
+    workloads, configs, unreadable, policies = [], [], [], []
     for kind, data in objects.values_list("kind", "data"):
+        if kind == "gpu_operator_policy":
+            policies.append(data.get("name") or "")
         if kind == "workload":
             workloads.append(snap.from_dict(snap.Workload, data))
         elif kind == "sharing_config":
@@ -261,7 +268,7 @@ def _stored_node_inputs(cluster: Any) -> tuple[list, list, list[snap.UnreadableC
             unreadable += unreadable_configs(snap.from_dict(snap.ConfigMap, data))
         elif data.get("error"):
             unreadable.append(policy_unreadable(snap.from_dict(snap.GpuOperatorPolicy, data)))
-    return workloads, configs, unreadable
+    return workloads, configs, unreadable, policies
 
 
 def _pods_on_nodes(

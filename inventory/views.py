@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -13,6 +14,7 @@ from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role, reads_all_posture
 from inventory.bulletin_imports import bulletin_urls_import_request, bulletins_import_recorded
 from inventory.charts import patch_heatmap
+from inventory.components import firmware_coverage
 from inventory.filters import BulletinFilter, NodeFilter
 from inventory.forms import BulletinImportForm, ClusterForm, PatchSlaForm
 from inventory.models import Bulletin, BulletinImport, BulletinRevision, Cluster, Node, SyncRun
@@ -56,6 +58,9 @@ def cluster_detail_context(request: HttpRequest, name: str) -> dict:
     cluster = get_object_or_404(Cluster.objects.visible_to(request.user), name=name)
     nodes = Node.objects.visible_to(request.user).filter(cluster=cluster)
     scope = hidden_scope_for(request.user)
+    gpu = nodes.filter(is_gpu_node=True).aggregate(
+        n=Count("pk"), known=Count("pk", filter=~Q(firmware_version=""))
+    )
     return {
         "cluster": cluster,
         "runs": present_all(scope, cluster.sync_runs.order_by("-started_at", "-id")[:25]),
@@ -64,7 +69,8 @@ def cluster_detail_context(request: HttpRequest, name: str) -> dict:
         ),
         "operator_policies": cluster.kube_objects.filter(kind="gpu_operator_policy"),
         "node_count": nodes.count(),
-        "gpu_node_count": nodes.filter(is_gpu_node=True).count(),
+        "gpu_node_count": gpu["n"],
+        "firmware_coverage": firmware_coverage(gpu["n"], gpu["known"]),
         # What beat runs, not the interval alone: a cluster with no stored source has none.
         "schedule": cluster_schedule_summary(cluster=cluster),
         "can_edit": has_role(request.user, PLATFORM_ENGINEER),

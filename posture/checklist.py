@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from inventory.components import firmware_coverage
+
 PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
 
 
@@ -28,6 +30,7 @@ class ChecklistFacts:
     days_since_bulletin_import: int | None = None
     telemetry_samples: int = 0  # 1 when GPU samples are held for this cluster (LEAK-001 reads them)
     reset_attestations: int = 0
+    firmware_known: int = 0  # GPU nodes with a known VBIOS version (coverage, item 3)
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,11 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
             {**gpu, "time_sliced_nodes": facts.time_sliced_nodes},
             optional=("SHARE-006",),
         ),  # fmt: skip
-        3: _by_findings(facts, ("STACK-004",), gpu),
+        3: _by_findings(
+            facts,
+            ("STACK-004",),
+            {**gpu, "firmware": firmware_coverage(facts.gpu_nodes, facts.firmware_known)},
+        ),
         4: _bulletins_fresh(facts),
         5: _patch_sla(facts),
         6: _by_findings(facts, ("POD-001", "POD-003", "POD-004", "POD-005"), {}),

@@ -239,16 +239,29 @@ def posture_inputs(
         sharing_requests=sharing_requests_for(cluster),
         provider=provider_facts(cluster),
         exemptions=exemptions_for(cluster),
-        patch={
-            name: {"status": status, "exposures": exposures, "notes": notes}
-            for name, status, exposures, notes in Node.objects.filter(
-                cluster=cluster, is_gpu_node=True
-            ).values_list("name", "patch_status", "patch_exposures", "patch_notes")
-        },
+        patch=_patch_records(cluster),
         patch_sla_days=patch_sla_days(),
         # Pods of namespaces no tenant owns are judged as the platform class as configured.
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )
+
+
+def _patch_records(cluster: Cluster) -> dict[str, dict[str, object]]:
+    """node name -> its patch record (PostureInputs.patch)."""
+    fields = ("patch_status", "patch_exposures", "patch_notes", "patch_not_affected")
+    rows = Node.objects.filter(cluster=cluster, is_gpu_node=True).values_list(
+        "name", *fields, "patch_unknown"
+    )
+    return {
+        name: {
+            "status": status,
+            "exposures": exposures,
+            "notes": notes,
+            "not_affected": not_affected,
+            "unknown_components": unknown,
+        }
+        for name, status, exposures, notes, not_affected, unknown in rows
+    }
 
 
 def latest_scores() -> QuerySet[TenantScore]:
@@ -367,6 +380,7 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:  # type: ignore[n
         synced=cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED).exists(),
         gpu_nodes=gpu_nodes.count(),
         time_sliced_nodes=gpu_nodes.filter(sharing_strategy__in=["time_slicing", "mps"]).count(),
+        firmware_known=gpu_nodes.exclude(firmware_version="").count(),
         open_findings={row["check_id"]: row["n"] for row in open_rows},
         registered_checks=frozenset(CHECKS),
         trust_classes={tc.slug: tuple(tc.allowed_modes) for tc in TrustClass.objects.all()},

@@ -39,7 +39,7 @@ def test_demo_world_meets_the_promise():
     assert {"admin", "security-lead", "platform-engineer", "auditor"} <= set(logins)
     assert not Tenant.objects.filter(scores__isnull=True).exists()  # every tenant is scored
     # Bulletins (our own demo copies) give the nodes a patch status and STACK- findings.
-    assert Bulletin.objects.count() == 3
+    assert Bulletin.objects.count() == 4
     assert Node.objects.filter(patch_status="below_baseline").exists()
     assert {"STACK-001", "STACK-005"} <= checks
     # Issue 17 items 11, 12, 14: pasted tokens, a cross-tenant edit binding, and last week's
@@ -54,6 +54,7 @@ def test_demo_world_meets_the_promise():
         if e.get("condition")
     ]  # fmt: skip
     assert conditioned and all("cdi" in e["condition"].lower() for e in conditioned)
+    assert_patch_truth(checks)
     # A later revision of the driver bulletin drops R535 (demo nodes still run it): held, with
     # the imports recorded, and the R535 nodes' STACK-001 findings still open.
     from inventory.models import BulletinImport, BulletinRevision
@@ -72,6 +73,26 @@ def test_demo_world_meets_the_promise():
     )
     assert {"ATTR-001", "ATTR-003", "LEAK-001"} <= checks
     assert ResetAttestation.objects.exists()
+
+
+def assert_patch_truth(checks: set[str]) -> None:
+    """Issue 17 items 7-9 in the demo: prod-east's ClusterPolicy turns CDI off, so its nodes
+    are not affected by the CDI-only bounds, with the reason; pe-l40s-02 runs no DCGM exporter
+    and reads current although a DCGM Exporter bulletin is imported; firmware is coverage."""
+    prod = Node.objects.filter(cluster__name="prod-east", is_gpu_node=True)
+    spared = [e for n in prod for e in n.patch_not_affected]
+    assert {e["reason"]["code"] for e in spared} == {"condition_not_met", "component_not_present"}
+    assert all("CDI device injection is off" in e["reason"]["text"]
+               for e in spared if e["reason"]["code"] == "condition_not_met")  # fmt: skip
+    quiet = Node.objects.get(name="pe-l40s-02")
+    assert quiet.patch_status == "current" and quiet.data["not_installed"].keys() >= {
+        "dcgm_exporter"
+    }
+    assert "ATTR-003" in checks  # ...and it still says it sends no telemetry
+    # Firmware only where nvidia-smi was imported: never a STACK-004 finding by itself.
+    stack004 = Finding.objects.filter(check_id="STACK-004", status="open")
+    assert all("firmware_version" not in f.evidence["unknown"] for f in stack004)
+    assert prod.exclude(firmware_version="").count() == 4
 
 
 def test_demo_passwords_are_random_and_rerunning_is_safe():

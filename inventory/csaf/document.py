@@ -49,6 +49,7 @@ class Vulnerability:
     fixed: tuple[str, ...]
     vendor_fix: tuple[VendorFix, ...]
     release_date: str | None = None
+    notes: tuple[str, ...] = ()  # texts of its notes (summary, details, ...), as published
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Advisory:
     aggregate_severity: str | None
     products: dict[str, Product]
     vulnerabilities: tuple[Vulnerability, ...]
+    notes: tuple[str, ...] = ()  # document notes other than the legal disclaimer
 
 
 def parse_advisory(data: Any) -> Advisory:
@@ -90,6 +92,21 @@ def parse_advisory(data: Any) -> Advisory:
         vulnerabilities=tuple(
             _vulnerability(v, index, products, groups) for index, v in enumerate(vulnerabilities)
         ),
+        notes=_notes(document.get("notes")),
+    )
+
+
+def _notes(value: Any) -> tuple[str, ...]:
+    """Note texts (free text that may state conditions); a malformed note is skipped, never
+    a refusal: notes are informative."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(
+        note["text"]
+        for note in value
+        if isinstance(note, Mapping)
+        and isinstance(note.get("text"), str)
+        and note.get("category") != "legal_disclaimer"
     )
 
 
@@ -199,6 +216,7 @@ def _vulnerability(
         fixed=tuple(pid for key in _STATUS_FIXED for pid in _list(status.get(key), where)),
         vendor_fix=_vendor_fixes(raw, products, groups, where),
         release_date=raw.get("release_date") if isinstance(raw.get("release_date"), str) else None,
+        notes=_notes(raw.get("notes")),
     )
 
 

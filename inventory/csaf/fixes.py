@@ -9,10 +9,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from inventory.csaf.document import Advisory, Product, Vulnerability
+from inventory.csaf.notes import note_conditions
 from inventory.csaf.products import Bound, Component, bound, branch_mismatch, classify
 from inventory.csaf.versions import compare, parse_version
 
 Classified = tuple[Product, Component, Bound]
+_Key = tuple[Component, Bound, str | None, str | None]  # + fixed version, notes' conditions
 
 
 @dataclass(frozen=True)
@@ -50,12 +52,14 @@ class _Group:
 
 def fixes(advisory: Advisory) -> tuple[list[Fix], list[Unmatched]]:
     """All affected -> fixed pairs of an advisory, and the products that could not be paired."""
-    groups: dict[tuple[Component, Bound, str | None], _Group] = {}
+    groups: dict[_Key, _Group] = {}
     unmatched: dict[tuple[str, str], Unmatched] = {}
     for vulnerability in advisory.vulnerabilities:
         pairs, lost = _pairs(advisory, vulnerability)
+        # CVEs fixed by one version may differ in the conditions their notes state.
+        noted = "\n".join(note_conditions(advisory, vulnerability)) or None
         for component, affected, fixed_version in pairs:
-            _add(groups, (component, affected, fixed_version), vulnerability)
+            _add(groups, (component, affected, fixed_version, noted), vulnerability)
         for item in lost:
             unmatched.setdefault((item.product_id, item.reason), item)
     found = [_fix(key, group, advisory) for key, group in groups.items()]
@@ -114,11 +118,7 @@ def _lost(product: Product, reason: str) -> Unmatched:
     return Unmatched(product.product_id, product.name, reason)
 
 
-def _add(
-    groups: dict[tuple[Component, Bound, str | None], _Group],
-    key: tuple[Component, Bound, str | None],
-    vulnerability: Vulnerability,
-) -> None:
+def _add(groups: dict[_Key, _Group], key: _Key, vulnerability: Vulnerability) -> None:
     group = groups.setdefault(key, _Group([], None, None))
     if vulnerability.cve not in group.cves:
         group.cves.append(vulnerability.cve)
@@ -127,8 +127,8 @@ def _add(
         group.max_cvss, group.severity = score, vulnerability.cvss_severity
 
 
-def _fix(key: tuple[Component, Bound, str | None], group: _Group, advisory: Advisory) -> Fix:
-    component, affected, fixed_version = key
+def _fix(key: _Key, group: _Group, advisory: Advisory) -> Fix:
+    component, affected, fixed_version, noted = key
     return Fix(
         component=component,
         affected=affected,
@@ -136,7 +136,8 @@ def _fix(key: tuple[Component, Bound, str | None], group: _Group, advisory: Advi
         cves=tuple(group.cves),
         max_cvss=group.max_cvss,
         severity=group.severity,
-        condition=affected.condition,
+        # One clause per line: the product name's, then the notes' (inventory.conditions).
+        condition="\n".join(c for c in (affected.condition, noted) if c) or None,
         advisory_id=advisory.tracking_id,
         released=advisory.current_release_date,
         warning=_warning(affected, fixed_version),

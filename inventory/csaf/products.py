@@ -25,6 +25,8 @@ _RANGE = re.compile(
 _FROM_TO = re.compile(rf"^(?:from\s+)?{_VERSION}\s+to\s+(?P<version>{_VERSION})(?P<rest>.*)$", re.I)
 _PLAIN = re.compile(rf"^(?P<version>{_VERSION})(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
 _LABEL = re.compile(r"release|latest|^vgpu (?:software )?[\d.]+$|^\s*$", re.IGNORECASE)
+# Data-center GPU model names: A100, H100, H200, B200, GB200, GH200, L40S, L4, T4, V100.
+_GPU_MODEL = re.compile(r"\b((?:GB|GH|[ABHLTVPK])\d{1,3}[A-Z]?)\b")
 _VERS_UPPER = re.compile(r"(?P<op><=|<)\s*(?P<version>[0-9][^|]*)")
 
 # Ordered: the first phrase found in the product label decides the kind.
@@ -37,6 +39,7 @@ _KINDS: tuple[tuple[str, str], ...] = (
     ("dcgm", "dcgm"),
     ("kai scheduler", "kai_scheduler"),
     ("firmware", "firmware"),
+    ("vbios", "firmware"),
     ("virtual gpu manager", "vgpu_manager"),
     ("guest driver", "vgpu_guest"),
 )
@@ -122,6 +125,8 @@ def _kind(label: str, inner: str | None) -> str | None:
 
 
 def _line(kind: str, label: str, inner: str | None) -> str | None:
+    if kind == "firmware":
+        return gpu_model_token(label, inner or "")
     if kind in ("vgpu_guest", "vgpu_manager"):
         match = _VGPU.search(inner or "")
         return f"vGPU {match[1]}" if match else None
@@ -130,6 +135,16 @@ def _line(kind: str, label: str, inner: str | None) -> str | None:
     lowered = label.lower()
     lines = sorted({line for phrase, line in _LINES if phrase in lowered})
     return "+".join(lines) if lines else None
+
+
+def gpu_model_token(*texts: str) -> str | None:
+    """The GPU model a firmware product names (H100, A100, GH200, L40S, T4), upper case; the
+    line of a firmware component, matched against a node's GFD product label."""
+    for value in texts:
+        match = _GPU_MODEL.search(value)
+        if match:
+            return match[1].upper()
+    return None
 
 
 def _platform(prefix: str | None) -> str | None:

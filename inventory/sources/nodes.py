@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from inventory.components import StackFacts, presence
 from inventory.snapshot import (
     GPU_RESOURCE_PREFIX,
     Node,
@@ -50,9 +51,11 @@ def node_from(
     operator_version: str | None,
     sharing_configs: Sequence[SharingConfig],
     unreadable: Sequence[UnreadableConfig] = (),
+    stack: StackFacts | None = None,
 ) -> NodeResult:
-    """One Node object, with the pods scheduled on it, the cluster's sharing configs and the
-    GPU configuration that could not be read."""
+    """One Node object, with the pods scheduled on it, the cluster's sharing configs, the
+    GPU configuration that could not be read and what the cluster shows of its GPU stack
+    (`stack`; without it no component is ever said to be not installed)."""
     labels = labels_of(obj)
     capacity = _gpu_capacity(dig(obj, "status").get("capacity"))
     gpu_count = as_int(labels.get(COUNT))  # physical; capacity is multiplied by sharing
@@ -63,10 +66,16 @@ def node_from(
     problems = unreadable_for(labels, sharing_configs, unreadable) if is_gpu else ()
     plugin_unknown = any(p.purpose == "device_plugin" for p in problems)
     info = dig(obj, "status", "nodeInfo")
+    taints = _taints(dig(obj, "spec").get("taints"))
+    deployed, not_installed = (
+        presence(name_of(obj), labels, taints, pods_on_node, stack)
+        if is_gpu and stack is not None
+        else ({}, {})
+    )
     node = Node(
         name=name_of(obj),
         labels=labels,
-        taints=_taints(dig(obj, "spec").get("taints")),
+        taints=taints,
         gpu_capacity=capacity,
         gpu_model=_gpu_model(labels.get(PRODUCT)),
         gpu_count=gpu_count,
@@ -83,6 +92,8 @@ def node_from(
         container_runtime=text(info.get("containerRuntimeVersion")),
         kubelet_version=text(info.get("kubeletVersion")),
         unreadable_configs=problems,
+        deployed=deployed,
+        not_installed=not_installed,
         **_stack_versions(labels, pods_on_node),
     )
     return NodeResult(node, (warning,) if warning else ())

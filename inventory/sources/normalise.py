@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from inventory.components import stack_facts
 from inventory.snapshot import (
     ClusterSnapshot,
     GpuOperatorPolicy,
@@ -262,6 +263,8 @@ def _nodes(
         if pod.node_name:
             by_node.setdefault(pod.node_name, []).append(pod)
     operator = operator_version(collected.workloads)
+    policies = [p.name for p in collected.operator_policies]
+    stack = stack_facts(collected.workloads, policies, pods)
     nodes: list[Node] = []
     for raw in collected.raw_nodes:
         name = text(mapping(raw.get("metadata")).get("name"), "") or ""
@@ -272,6 +275,7 @@ def _nodes(
                 operator_version=operator,
                 sharing_configs=sharing_configs,
                 unreadable=unreadable,
+                stack=stack,
             )
         except Exception as exc:  # noqa: BLE001 - as for any other object: skip, say why
             reason = f"{type(exc).__name__}: {exc}"[:300]

@@ -54,6 +54,7 @@ def workload_from(obj: dict[str, Any], namespace: str) -> Workload:
     for container in containers:
         images[text(container.get("name"), "") or ""] = text(container.get("image"), "") or ""
     gpu_stack = any(component_of(image) for image in images.values())
+    placement = _placement(pod_spec) if gpu_stack and obj["kind"] == "DaemonSet" else {}
     return Workload(
         kind=str(obj["kind"]),
         namespace=namespace,
@@ -62,7 +63,36 @@ def workload_from(obj: dict[str, Any], namespace: str) -> Workload:
         images=images,
         spec_hash=canonical_hash(pod_spec),
         config_refs=_config_refs(pod_spec, containers) if gpu_stack else (),
+        **placement,
     )
+
+
+def _placement(pod_spec: dict[str, Any]) -> dict[str, Any]:
+    """Where a GPU-stack DaemonSet's pods may run: nodeSelector, tolerations and the required
+    node affinity terms (each requirement as key, operator and values; inventory.placement)."""
+    required = dig(
+        pod_spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"
+    )
+    terms = tuple(
+        {
+            part: [_requirement(r) for r in dicts(term.get(part)) if text(r.get("key"))]
+            for part in ("matchExpressions", "matchFields")
+        }
+        for term in dicts(required.get("nodeSelectorTerms"))
+    )
+    return {
+        "node_selector": str_dict(pod_spec.get("nodeSelector")),
+        "tolerations": tuple(str_dict(t) for t in dicts(pod_spec.get("tolerations"))),
+        "affinity_terms": terms,
+    }
+
+
+def _requirement(raw: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "key": text(raw.get("key")),
+        "operator": text(raw.get("operator"), "") or "",
+        "values": list(str_tuple(raw.get("values"))),
+    }
 
 
 def _config_refs(pod_spec: dict[str, Any], containers: list[dict[str, Any]]) -> tuple[str, ...]:

@@ -484,8 +484,11 @@ def test_platform_components_run_on_every_gpu_node(
                 images_on[p["spec"].get("nodeName", "")].update(images)
         for n in gpu_nodes(items):
             images = " ".join(images_on[n["metadata"]["name"]])
-            for component in ("k8s-device-plugin", "container-toolkit", "dcgm-exporter"):
+            for component in ("k8s-device-plugin", "container-toolkit"):
                 assert component in images, (n["metadata"]["name"], component)
+            # The DCGM exporter runs where the operator's deploy label lets it (pe-l40s-02: off).
+            exporter = label(n, "nvidia.com/gpu.deploy.dcgm-exporter") == "true"
+            assert ("dcgm-exporter" in images) is exporter, n["metadata"]["name"]
             if label(n, "nvidia.com/mig.capable") == "true":
                 assert "k8s-mig-manager" in images
         deployments = {d["metadata"]["name"]: d for d in of_kind(items, "Deployment")}
@@ -571,3 +574,26 @@ def test_normaliser_reads_the_world(
     assert nodes["nw-l40s-01"].container_toolkit_version is None  # digest only: STACK-004
     assert nodes["pe-t4-01"].sharing_strategy == "time_slicing" and nodes["pe-t4-01"].gpu_count == 1
     assert nodes["nw-h100-01"].sharing_strategy == "mps"
+
+
+def test_daemonset_pods_run_only_where_their_node_selector_admits(
+    clusters: dict[str, list[dict[str, Any]]],
+) -> None:
+    """The operator's DaemonSets say where they run (nvidia.com/gpu.deploy.<operand>=true):
+    gpuposture tells "not installed" from "pod missing" by them, so the world must agree."""
+    for items in clusters.values():
+        selectors = {
+            d["metadata"]["name"]: d["spec"]["template"]["spec"].get("nodeSelector", {})
+            for d in of_kind(items, "DaemonSet")
+        }
+        labels = {
+            n["metadata"]["name"]: n["metadata"].get("labels", {}) for n in of_kind(items, "Node")
+        }
+        for p in of_kind(items, "Pod"):
+            owner = next((r["name"] for r in p["metadata"].get("ownerReferences", [])
+                          if r["kind"] == "DaemonSet"), None)  # fmt: skip
+            if owner:
+                node = labels[p["spec"]["nodeName"]]
+                assert all(node.get(k) == v for k, v in selectors[owner].items()), p["metadata"][
+                    "name"
+                ]

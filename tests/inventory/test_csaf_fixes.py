@@ -106,8 +106,11 @@ def rows(key: str) -> dict[str, tuple[Bound, str | None, tuple[str, ...], str | 
 def test_5582_container_toolkit_inclusive_bound():
     found = rows("5582")
     both = ("CVE-2024-0132", "CVE-2024-0133")
-    assert found["container_toolkit"] == (Bound("<=", "1.16.1"), "1.16.2", both, None)
-    assert found["gpu_operator"] == (Bound("<=", "24.6.1"), "24.6.2", both, None)
+    # Both CVEs' summaries say "This does not impact use cases where CDI is used.": kept as
+    # the fix's condition for inventory.conditions to judge per node.
+    noted = "This does not impact use cases where CDI is used."
+    assert found["container_toolkit"] == (Bound("<=", "1.16.1"), "1.16.2", both, noted)
+    assert found["gpu_operator"] == (Bound("<=", "24.6.1"), "24.6.2", both, noted)
     fix = only("5582", "container_toolkit")[0]
     assert (fix.max_cvss, fix.severity, fix.advisory_id) == (9.0, "CRITICAL", "5582")
     assert result("5582")[1] == []
@@ -137,7 +140,13 @@ def test_5659_conditions_are_recorded():
     assert plugin[0].op == "<=" and plugin[0].version == "0.17.2" and plugin[1] == "0.17.3"
     assert plugin[3] == "only when device-list-strategy is cdi-annotations and/or cdi-cri"
     assert found["mig_manager"][:2] == (Bound("<=", "0.12.1", "only when CDI is enabled"), "0.12.2")
-    assert found["device_plugin"][2] == ("CVE-2025-23266", "CVE-2025-23267")
+    # A document note limits CVE-2025-23266 alone (crun): one fix per set of conditions.
+    plugin_fixes = {f.cves: f.condition for f in only("5659", "device_plugin")}
+    crun = "CVE-2025-23266 does not affect systems where crun is used as the low-level runtime."
+    assert plugin_fixes == {
+        ("CVE-2025-23266",): f"{plugin[3]}\n{crun}",
+        ("CVE-2025-23267",): plugin[3],
+    }
 
 
 def test_5857_contradictory_range_is_recorded_and_flagged():

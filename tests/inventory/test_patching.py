@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from inventory.conditions import NodeFacts
 from inventory.csaf.document import parse_advisory
 from inventory.csaf.fixes import fixes
-from inventory.patching import node_patch_status, worst_severity
+from inventory.patching import NodeStack, node_patch_status, worst_severity
 from tests.realworld import realworld
 
 
@@ -66,3 +67,170 @@ def test_no_bulletins_means_nothing_is_claimed():
     result = node_patch_status({"driver_version": "550.90.07"}, [])
     assert result.status == "unknown" and not result.exposures
     assert result.unknown == ("no bulletins imported",)
+
+
+# --- components not installed, conditions, firmware (issue 17 items 7-9) -----------------------
+
+CURRENT_STACK = {
+    "driver_version": "550.163.01",
+    "container_toolkit_version": "1.17.4",
+    "device_plugin_version": "0.17.3",
+    "gpu_operator_version": "24.9.2",
+    "dcgm_exporter_version": None,
+}
+
+
+def test_a_component_not_installed_is_not_judged_and_the_node_reads_current():
+    fixes = bulletin_fixes(*DRIVERS, *TOOLKIT, "5857")  # 5857: a DCGM Exporter bulletin
+    # Before: a node without a DCGM exporter was unknown for ever once 5857 was imported.
+    assert node_patch_status(CURRENT_STACK, fixes).status == "unknown"
+    result = node_patch_status(
+        CURRENT_STACK, fixes, NodeStack(not_installed=frozenset({"dcgm_exporter"}))
+    )
+    assert (result.status, result.unknown, result.exposures) == ("current", (), ())
+    (absent,) = result.not_affected
+    assert (absent.component, absent.installed, absent.advisory_id) == (
+        "dcgm_exporter",
+        None,
+        "5857",
+    )
+    assert absent.reason["code"] == "component_not_present"
+    assert absent.reason["justification"] == "component_not_present"
+
+
+def test_the_driver_is_never_not_installed():
+    stack = NodeStack(not_installed=frozenset({"driver"}))
+    result = node_patch_status({"driver_version": None}, bulletin_fixes(*DRIVERS), stack)
+    assert result.status == "unknown" and "driver: version unknown" in result.unknown
+
+
+CDI_OFF = NodeFacts(cdi=False, sources={"cdi": "ClusterPolicy cluster-policy spec.cdi.enabled"})
+
+
+def test_a_cdi_only_flaw_on_a_node_not_in_cdi_mode_is_not_affected_with_the_reason():
+    versions = {**CURRENT_STACK, "device_plugin_version": "0.17.0"}
+    fixes = bulletin_fixes("5659")
+    stack = NodeStack(not_installed=frozenset({"dcgm_exporter", "mig_manager"}), facts=CDI_OFF)
+    result = node_patch_status(versions, fixes, stack)
+    # toolkit 1.17.4 < 1.17.5 (CDI mode only), operator 24.9.2 < 25.3.1 (CDI mode only), plugin
+    # with an envvar strategy (CDI off): the node is in every bound and affected by none.
+    assert result.status == "current" and result.exposures == ()
+    reasons = {(e.component, e.reason["code"]) for e in result.not_affected}
+    assert ("container_toolkit", "condition_not_met") in reasons
+    assert ("gpu_operator", "condition_not_met") in reasons
+    assert ("device_plugin", "condition_not_met") in reasons
+    toolkit = next(e for e in result.not_affected if e.component == "container_toolkit")
+    assert (
+        toolkit.condition_status == "not_met"
+        and "CDI device injection is off" in toolkit.reason["text"]
+    )
+
+
+def test_a_condition_that_cannot_be_judged_keeps_the_node_affected_unverified():
+    result = node_patch_status({"container_toolkit_version": "1.17.4"}, bulletin_fixes("5659"))
+    toolkit = [e for e in result.exposures if e.component == "container_toolkit"]
+    assert result.status == "below_baseline" and toolkit
+    assert {e.condition_status for e in toolkit} == {"unverified"}
+    assert all(e.reason["code"] == "condition_unverified" for e in toolkit)
+    # 1.17.6 is past the condition's scope: affected in every mode, the condition holds.
+    later = node_patch_status(
+        {"container_toolkit_version": "1.17.6"}, bulletin_fixes("5659"), NodeStack(facts=CDI_OFF)
+    )
+    assert {e.condition_status for e in later.exposures if e.component == "container_toolkit"} >= {
+        "holds"
+    }
+
+
+def test_the_cdi_note_of_5582_spares_cdi_nodes():
+    cdi_on = NodeStack(facts=NodeFacts(cdi=True))
+    result = node_patch_status(
+        {"container_toolkit_version": "1.16.1"}, bulletin_fixes("5582"), cdi_on
+    )
+    assert [e.component for e in result.exposures] == []
+    assert {e.component for e in result.not_affected} == {"container_toolkit"}
+    legacy = node_patch_status(
+        {"container_toolkit_version": "1.16.1"}, bulletin_fixes("5582"), NodeStack(facts=CDI_OFF)
+    )
+    assert {e.condition_status for e in legacy.exposures} == {"holds"}
+
+
+def firmware_bulletin() -> dict:
+    """A CSAF advisory in NVIDIA's tree shape naming VBIOS for one GPU model (our own)."""
+    products = [
+        ("all_h100_vbios", "All versions prior to 96.00.99.00.01"),
+        ("h100_vbios_fixed", "96.00.99.00.01"),
+    ]
+    branches = [
+        {
+            "category": "product_version",
+            "name": "NVIDIA H100 VBIOS",
+            "product": {"name": name, "product_id": pid},
+        }
+        for pid, name in products
+    ]
+    return {
+        "document": {
+            "category": "csaf_security_advisory",
+            "csaf_version": "2.0",
+            "title": "NVIDIA GPU firmware (test)",
+            "publisher": {
+                "category": "vendor",
+                "name": "NVIDIA",
+                "namespace": "https://www.nvidia.com",
+            },
+            "tracking": {
+                "id": "fw-test",
+                "status": "final",
+                "version": "1.0.0",
+                "initial_release_date": "2026-01-10T00:00:00Z",
+                "current_release_date": "2026-01-10T00:00:00Z",
+                "revision_history": [
+                    {"date": "2026-01-10T00:00:00Z", "number": "1.0.0", "summary": "Initial"}
+                ],
+            },
+        },
+        "product_tree": {
+            "branches": [
+                {
+                    "category": "vendor",
+                    "name": "NVIDIA",
+                    "branches": [{"category": "architecture", "name": "All", "branches": branches}],
+                }
+            ]
+        },
+        "vulnerabilities": [
+            {
+                "cve": "CVE-2026-0001",
+                "product_status": {
+                    "known_affected": ["all_h100_vbios"],
+                    "fixed": ["h100_vbios_fixed"],
+                },
+                "scores": [
+                    {
+                        "cvss_v3": {"baseScore": 7.8, "baseSeverity": "HIGH", "version": "3.1"},
+                        "products": ["all_h100_vbios"],
+                    }
+                ],
+            }
+        ],
+    }
+
+
+def test_firmware_is_judged_only_for_the_gpu_model_a_bulletin_names():
+    found, unmatched = fixes(parse_advisory(firmware_bulletin()))
+    assert unmatched == [] and [(f.component.kind, f.component.line) for f in found] == [
+        ("firmware", "H100")
+    ]
+    h100 = NodeStack(gpu_model="NVIDIA-H100-80GB-HBM3")
+    unknown = node_patch_status({"driver_version": "550.163.01"}, found, h100)
+    assert unknown.status == "unknown" and unknown.unknown_components == ("firmware",)
+    assert "VBIOS version unknown" in unknown.unknown[0]
+    below = node_patch_status({"firmware_version": "96.00.89.00.01"}, found, h100)
+    assert [e.component for e in below.exposures] == ["firmware"]
+    fixed = node_patch_status({"firmware_version": "96.00.99.00.01"}, found, h100)
+    assert fixed.exposures == () and "firmware" not in fixed.unknown_components
+    # An A100 node: the bulletin does not concern its firmware at all.
+    a100 = node_patch_status({}, found, NodeStack(gpu_model="NVIDIA-A100-SXM4-80GB"))
+    assert "firmware" not in a100.unknown_components
+    # An unknown GPU model cannot be ruled out.
+    assert "firmware" in node_patch_status({}, found, NodeStack()).unknown_components

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -140,7 +141,8 @@ def test_k8s002_unattributed_when_no_tenant_runs_there_and_cpu_nodes_ignored():
         (("driver_version",), True),
         (("container_toolkit_version",), True),
         (("device_plugin_version",), True),
-        (("firmware_version",), True),
+        # Firmware is coverage: never visible through the API, not a finding by itself.
+        (("firmware_version",), False),
         (("driver_version", "firmware_version"), True),
     ],
 )
@@ -149,9 +151,10 @@ def test_stack004(missing, fires):
     found = run("STACK-004", inputs(nodes=(node,), pods=(pod("alpha"),), tenants=(ALPHA,)))
     assert bool(found) is fires
     if fires:
-        assert found[0].evidence["unknown"] == list(missing)
+        reported = [m for m in missing if m != "firmware_version"]
+        assert found[0].evidence["unknown"] == reported
         assert set(found[0].evidence["known"]).isdisjoint(missing)
-        assert len(found[0].evidence["known"]) == 4 - len(missing)
+        assert len(found[0].evidence["known"]) == 4 - len(missing)  # firmware is listed if known
 
 
 def test_stack004_evidence_values_and_attribution():
@@ -164,7 +167,7 @@ def test_stack004_evidence_values_and_attribution():
         "driver_version": "550.90.07",
         "container_toolkit_version": "1.16.1",
     }
-    assert evidence["unknown"] == ["device_plugin_version", "firmware_version"]
+    assert evidence["unknown"] == ["device_plugin_version"]
     assert found.subject_kind == "Node"
 
 
@@ -172,6 +175,29 @@ def test_stack004_non_gpu_nodes_and_unattributed():
     world = inputs(nodes=(Node("cpu-1"), gpu_node("gpu-2", driver_version=None)))
     (draft,) = run("STACK-004", world)
     assert (draft.tenants, draft.subject_name) == ((), "gpu-2")
+
+
+def test_stack004_a_component_not_installed_is_not_unknown():
+    """A device plugin the snapshot shows absent (no pod, no DaemonSet scheduling there) is
+    not installed: not reported. One whose DaemonSet should run there but has no pod is."""
+    absent = gpu_node(device_plugin_version=None, not_installed={"device_plugin": "no pod"})
+    assert run("STACK-004", inputs(nodes=(absent,))) == []
+    missing = gpu_node(
+        dcgm_exporter_version=None,
+        deployed={"dcgm_exporter": "DaemonSet gpu-operator/nvidia-dcgm-exporter should run a pod"},
+    )
+    (draft,) = run("STACK-004", inputs(nodes=(missing,)))
+    assert draft.evidence["unknown"] == ["dcgm_exporter_version"]
+    assert "should run" in draft.evidence["deployed"]["dcgm_exporter_version"]
+
+
+def test_stack004_firmware_only_where_a_bulletin_names_it_for_the_model():
+    node = gpu_node(firmware_version=None)
+    named = {"gpu-1": {"status": "unknown", "unknown_components": ["firmware"]}}
+    (draft,) = run("STACK-004", replace(inputs(nodes=(node,)), patch=named))
+    assert draft.evidence["unknown"] == ["firmware_version"]
+    other = {"gpu-1": {"status": "current", "unknown_components": []}}
+    assert run("STACK-004", replace(inputs(nodes=(node,)), patch=other)) == []
 
 
 # --- STACK-007 --------------------------------------------------------------------------------
@@ -249,7 +275,7 @@ def test_every_draft_is_json_ready_and_well_formed():
                 sharing_strategy="time_slicing",
                 gpu_count=1,
                 time_slicing_replicas=4,
-                firmware_version=None,
+                device_plugin_version=None,
             ),
         ),
         pods=(bad, pod("alpha", gpu={"nvidia.com/gpu": 1})),

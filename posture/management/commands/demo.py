@@ -57,7 +57,8 @@ ROLE_USERS = {
 # with no pod (ATTR-001), GPUs handed between tenants (LEAK-001; prod-east's gets a reset).
 TELEMETRY_PLAN = {
     "prod-east": {
-        "silent": "pe-t4-02",
+        # pe-l40s-02 runs no DCGM exporter at all (its patch status still reads current).
+        "silent": ("pe-t4-02", "pe-l40s-02"),
         "handovers": (("pe-a100-01", "research-llm"),),
     },
     "neo-west": {

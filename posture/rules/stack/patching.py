@@ -15,7 +15,8 @@ from posture.rules.subjects import bulletin_draft
 STACK_CHECKS = {
     "STACK-001": ("driver",),
     "STACK-002": ("container_toolkit",),
-    "STACK-003": ("device_plugin", "gpu_operator", "mig_manager", "dcgm_exporter"),
+    # Firmware joins only where a bulletin names firmware for the node's GPU model.
+    "STACK-003": ("device_plugin", "gpu_operator", "mig_manager", "dcgm_exporter", "firmware"),
 }
 
 
@@ -44,6 +45,10 @@ def _below_baseline(inputs: PostureInputs, check_id: str) -> Iterator[FindingDra
             "exposures": exposures,
             "cves": sorted({c for e in exposures for c in e.get("cves", [])}),
             "conditional": [e for e in exposures if e.get("condition")],
+            # A bound the bulletin limits by a condition the node's facts cannot settle.
+            "condition_unverified": sorted(
+                {e["advisory_id"] for e in exposures if e.get("condition_status") == "unverified"}
+            ),
         }
         title = (
             f"GPU node {node.name}: {', '.join(evidence['components'])} below the bulletin baseline"
@@ -83,11 +88,13 @@ def toolkit_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
     yield from _below_baseline(inputs, "STACK-002")
 
 
-@check(id="STACK-003", title="Device plugin, GPU Operator or DCGM exporter below baseline",
+@check(id="STACK-003",
+       title="Device plugin, GPU Operator, DCGM exporter or firmware below baseline",
        severity="high", scope="node",
        rationale="The device plugin, GPU Operator, MIG manager and DCGM exporter run "
-                 "privileged on every GPU node; a known flaw in them is a path from a tenant "
-                 "pod to the host or to other tenants' GPUs.",
+                 "privileged on every GPU node, and the GPU's firmware (VBIOS) sits below "
+                 "every tenant; a known flaw in them is a path from a tenant pod to the host "
+                 "or to other tenants' GPUs.",
        remediation=_REMEDIATION, mappings=("SP800-53:SI-2",))  # fmt: skip
 def components_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
     yield from _below_baseline(inputs, "STACK-003")

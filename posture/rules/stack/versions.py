@@ -1,10 +1,11 @@
-"""STACK-004: the GPU host stack must be inventoried on every GPU node (DESIGN §2, §7).
+"""STACK-004: the GPU host stack deployed on a GPU node must be inventoried (DESIGN §2, §7).
 STACK-007: the GPU configuration a node uses must be readable, or its sharing is unknown."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from inventory.components import COMPONENT_FIELDS, deployed_unknown, node_components
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import sorted_nodes, tenants_on_node
@@ -16,28 +17,35 @@ STACK_COMPONENTS = {
     "driver_version": "GFD label nvidia.com/cuda.driver-version.full or the driver pod's image",
     "container_toolkit_version": "image tag of the nvidia-container-toolkit pod on the node",
     "device_plugin_version": "image tag of the nvidia-device-plugin pod on the node",
+    "gpu_operator_version": "image tag of the gpu-operator Deployment",
+    "dcgm_exporter_version": "image tag of the dcgm-exporter pod on the node",
+    "mig_manager_version": "image tag of the k8s-mig-manager pod on the node",
     "firmware_version": "nvidia-smi -q -x (VBIOS version) for the node",
 }
+FIRMWARE = "firmware_version"
 
 
 @check(
     id="STACK-004",
-    title="GPU node with unknown driver, toolkit, device plugin or firmware version",
+    title="GPU node with an unknown version of a deployed GPU-stack component",
     severity="medium",
     scope="node",
     rationale=(
-        "The driver, container toolkit, device plugin and firmware are privileged code that "
-        "every tenant's workload reaches; NVIDIA bulletins regularly fix container escapes "
-        "and cross-tenant memory disclosure in them. A version that is not known cannot be "
-        "compared with the bulletin baseline, so the node may be exposed to a published flaw "
-        "without any STACK-001..003 finding saying so."
+        "The driver, container toolkit, device plugin and the other GPU Operator components "
+        "are privileged code that every tenant's workload reaches; NVIDIA bulletins regularly "
+        "fix container escapes and cross-tenant memory disclosure in them. A version that is "
+        "not known cannot be compared with the bulletin baseline, so the node may be exposed "
+        "to a published flaw without any STACK-001..003 finding saying so. A component the "
+        'node does not run is "not installed", not unknown, and is not reported. Firmware '
+        "(VBIOS) is never visible through the Kubernetes API: it is inventory coverage, and "
+        "reported here only where an imported bulletin names firmware for the node's GPU model."
     ),
     remediation=(
         "Make each unknown version observable: deploy GPU Feature Discovery (it sets "
         "`nvidia.com/cuda.driver-version.full`), run the toolkit and device plugin as GPU "
-        "Operator pods with version-tagged images (not `latest`), and import "
-        "`nvidia-smi -q -x` for the node (`manage.py import_nvidia_smi`) to record the VBIOS. "
-        "Then re-sync the cluster."
+        "Operator pods with version-tagged images (not `latest` or a bare digest), make sure "
+        "each DaemonSet's pod actually runs on the node, and import `nvidia-smi -q -x` for the "
+        "node (`manage.py import_nvidia_smi`) to record the VBIOS. Then re-sync the cluster."
     ),
     mappings=("CSF2.0:ID.AM-01", "SP800-53:CM-8"),
 )
@@ -45,22 +53,28 @@ def unknown_stack_versions(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for node in sorted_nodes(inputs):
         if not node.is_gpu_node:
             continue
-        unknown = [name for name in STACK_COMPONENTS if getattr(node, name) is None]
-        if not unknown:
-            continue
-        yield _stack_draft(node, unknown, tenants_on_node(inputs, node.name))
+        unknown = [COMPONENT_FIELDS[c] for c in deployed_unknown(node)]
+        patch = inputs.patch.get(node.name) or {}
+        if "firmware" in (patch.get("unknown_components") or ()):  # type: ignore[operator]
+            unknown.append(FIRMWARE)
+        if unknown:
+            yield _stack_draft(node, unknown, tenants_on_node(inputs, node.name))
 
 
 def _stack_draft(node: Node, unknown: list[str], tenants: list[TenantInfo]) -> FindingDraft:
-    known = {
-        name: getattr(node, name) for name in STACK_COMPONENTS if getattr(node, name) is not None
-    }
+    components = node_components(node)
     evidence = {
         "node": node.name,
         "gpu_model": node.gpu_model,
         "unknown": unknown,
         "where_looked": {name: STACK_COMPONENTS[name] for name in unknown},
-        "known": known,
+        "known": {COMPONENT_FIELDS[c]: e["version"] for c, e in components.items() if e["version"]},
+        "not_installed": dict(node.not_installed),
+        "deployed": {
+            COMPONENT_FIELDS[c]: node.deployed[c]
+            for c in node.deployed
+            if COMPONENT_FIELDS.get(c) in unknown
+        },
         "driver_version_source": node.driver_version_source,
         "gpu_operator_version": node.gpu_operator_version,
     }

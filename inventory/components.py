@@ -1,0 +1,251 @@
+"""Which parts of the GPU host stack a GPU node runs, and what is known of each. PURE.
+
+Each component is `installed` (its version is known), `unknown` (it is deployed, or must be
+there, but its version cannot be read) or `not_installed` (the snapshot shows it is not deployed
+for the node: no pod of it there, and no DaemonSet of it that schedules there). A component that
+is not installed is left out of the patch judgement: a node without a DCGM exporter is not
+"unknown" because a DCGM-Exporter bulletin was imported.
+
+The driver and the container toolkit are always there on a GPU node: the GPUs cannot reach a
+container without them, and both may be installed on the host where the Kubernetes API does not
+show them. So they are never "not installed", only known or unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from inventory.placement import daemonset_fit
+from inventory.snapshot import Pod, Taint, Workload
+from inventory.sources.images import component_of
+
+# component -> the node field holding its version
+COMPONENT_FIELDS = {
+    "driver": "driver_version",
+    "container_toolkit": "container_toolkit_version",
+    "device_plugin": "device_plugin_version",
+    "gpu_operator": "gpu_operator_version",
+    "dcgm_exporter": "dcgm_exporter_version",
+    "mig_manager": "mig_manager_version",
+    # Never visible through the Kubernetes API (only an nvidia-smi import gives it): coverage,
+    # judged only where a bulletin names firmware for the node's GPU model.
+    "firmware": "firmware_version",
+}
+ESSENTIAL = ("driver", "container_toolkit")
+PER_NODE = ("device_plugin", "dcgm_exporter", "mig_manager")
+INSTALLED, UNKNOWN, NOT_INSTALLED = "installed", "unknown", "not_installed"
+STATES = (INSTALLED, UNKNOWN, NOT_INSTALLED)
+LABELS = {
+    "driver": "Driver",
+    "container_toolkit": "Container toolkit",
+    "device_plugin": "Device plugin",
+    "gpu_operator": "GPU Operator",
+    "dcgm_exporter": "DCGM exporter",
+    "mig_manager": "MIG manager",
+    "firmware": "Firmware (VBIOS)",
+}
+FIRMWARE_SOURCE = "nvidia-smi -q -x imported for the node"
+FIRMWARE_UNKNOWN = (
+    "the Kubernetes API never shows the VBIOS: import `nvidia-smi -q -x` for the node"
+)
+
+
+@dataclass(frozen=True)
+class StackFacts:
+    """What the cluster shows of its GPU stack beyond any one node."""
+
+    pods_read: bool  # False: the snapshot has no pods, so nothing can be said to be absent
+    daemonsets: tuple[Workload, ...] = ()  # DaemonSets whose pods run a GPU-stack component
+    operator: str | None = None  # where the GPU Operator was seen; None: nowhere
+    # component -> a DaemonSet that runs it (its pods name it as owner) whose spec is not in the
+    # snapshot: where it schedules is not known, so a node without its pod stays unknown.
+    unplaced: dict[str, str] = field(default_factory=dict)
+
+
+def stack_facts(
+    workloads: Iterable[Workload],
+    policies: Iterable[str],
+    pods: Sequence[Pod],
+    *,
+    pods_read: bool | None = None,
+) -> StackFacts:
+    """`policies`: names of the GPU Operator ClusterPolicies; `pods_read` defaults to whether
+    `pods` (the cluster's) holds any."""
+    workloads = list(workloads)
+    daemonsets = tuple(
+        w for w in workloads if w.kind == "DaemonSet" and any(map(component_of, w.images.values()))
+    )
+    return StackFacts(
+        pods_read=bool(pods) if pods_read is None else pods_read,
+        daemonsets=daemonsets,
+        operator=_operator_seen(workloads, sorted(policies), pods),
+        unplaced=_unplaced(daemonsets, pods),
+    )
+
+
+def _unplaced(daemonsets: tuple[Workload, ...], pods: Sequence[Pod]) -> dict[str, str]:
+    known = {(d.namespace, d.name) for d in daemonsets}
+    found: dict[str, str] = {}
+    for pod in pods:
+        if pod.owner_kind != "DaemonSet" or (pod.namespace, pod.owner_name) in known:
+            continue
+        for container in pod.containers:
+            component = component_of(container.image)
+            if component:
+                found.setdefault(component, f"{pod.namespace}/{pod.owner_name}")
+    return found
+
+
+def _operator_seen(
+    workloads: list[Workload], policies: list[str], pods: Sequence[Pod]
+) -> str | None:
+    for w in workloads:
+        if w.kind == "Deployment" and any(
+            component_of(i) == "gpu_operator" for i in w.images.values()
+        ):
+            return f"Deployment {w.namespace}/{w.name}"
+    if policies:
+        return f"ClusterPolicy {policies[0]}"
+    for pod in pods:
+        if pod.is_active and any(component_of(c.image) == "gpu_operator" for c in pod.containers):
+            return f"pod {pod.namespace}/{pod.name}"
+    return None
+
+
+def presence(
+    node_name: str,
+    labels: Mapping[str, str],
+    taints: Iterable[Taint],
+    pods_on_node: Iterable[Pod],
+    facts: StackFacts,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(deployed, not_installed) for one GPU node: component -> where it was seen / why it is
+    not there. A component in neither is unknown: nothing says whether it is deployed."""
+    seen = _pods_by_component(pods_on_node)
+    deployed = {c: f"pod {where}" for c, where in seen.items()}
+    not_installed: dict[str, str] = {}
+    taints = tuple(taints)
+    for component in PER_NODE:
+        if component in seen or not facts.pods_read:
+            continue
+        fits, misses = _daemonsets(component, node_name, labels, taints, facts.daemonsets)
+        if component in facts.unplaced and not fits:
+            continue  # runs elsewhere by a DaemonSet whose placement the snapshot lacks
+        if fits:
+            deployed[component] = (
+                f"DaemonSet {fits[0]} should run a pod here, but none is on the node"
+            )
+        elif not misses or all(fit is False for _, fit, _ in misses):
+            not_installed[component] = _absent(misses)
+    if facts.operator:
+        deployed["gpu_operator"] = facts.operator
+    elif facts.pods_read:
+        not_installed["gpu_operator"] = (
+            "no GPU Operator Deployment, pod or ClusterPolicy in the cluster"
+        )
+    return deployed, not_installed
+
+
+def _pods_by_component(pods: Iterable[Pod]) -> dict[str, str]:
+    seen: dict[str, str] = {}
+    for pod in sorted(pods, key=lambda p: (p.namespace, p.name)):
+        if not pod.is_active:
+            continue  # a finished pod says what ran, not what runs
+        for container in pod.containers:
+            component = component_of(container.image)
+            if component:
+                seen.setdefault(component, f"{pod.namespace}/{pod.name}")
+    return seen
+
+
+def _daemonsets(
+    component: str,
+    node: str,
+    labels: Mapping[str, str],
+    taints: tuple[Taint, ...],
+    daemonsets: Iterable[Workload],
+) -> tuple[list[str], list[tuple[str, bool | None, str]]]:
+    """DaemonSets of the component that schedule on the node, and the others with why not."""
+    fits: list[str] = []
+    misses: list[tuple[str, bool | None, str]] = []
+    for ds in daemonsets:
+        if not any(component_of(i) == component for i in ds.images.values()):
+            continue
+        fit = daemonset_fit(
+            node,
+            labels,
+            taints,
+            node_selector=ds.node_selector,
+            tolerations=ds.tolerations,
+            affinity_terms=ds.affinity_terms,
+        )
+        name = f"{ds.namespace}/{ds.name}"
+        if fit.fits:
+            fits.append(name)
+        else:
+            misses.append((name, fit.fits, fit.why))
+    return fits, misses
+
+
+def _absent(misses: list[tuple[str, bool | None, str]]) -> str:
+    if not misses:
+        return "no pod of it on the node and no DaemonSet of it in the cluster"
+    reasons = "; ".join(f"DaemonSet {name}: {why}" for name, _, why in misses)
+    return f"no pod of it on the node, and its DaemonSet does not run here ({reasons})"
+
+
+def node_components(node: Any) -> dict[str, dict[str, str | None]]:
+    """component -> {"state", "version", "source"} for a snapshot Node or its stored dict."""
+    get = node.get if isinstance(node, Mapping) else lambda name: getattr(node, name, None)
+    deployed, absent = get("deployed") or {}, get("not_installed") or {}
+    result: dict[str, dict[str, str | None]] = {}
+    for component, field_name in COMPONENT_FIELDS.items():
+        version = get(field_name) or None
+        if version:
+            state, source = INSTALLED, deployed.get(component) or _essential_source(component, get)
+        elif component in absent:
+            state, source = NOT_INSTALLED, absent[component]
+        else:
+            state, source = UNKNOWN, deployed.get(component) or _unknown_source(component)
+        result[component] = {"state": state, "version": version, "source": source}
+    return result
+
+
+def _essential_source(component: str, get: Any) -> str | None:
+    if component == "driver":
+        return get("driver_version_source")
+    return FIRMWARE_SOURCE if component == "firmware" else None
+
+
+def _unknown_source(component: str) -> str:
+    if component == "firmware":
+        return FIRMWARE_UNKNOWN
+    if component in ESSENTIAL:
+        return "no pod shows it: it runs on the host, where the API does not show its version"
+    return "the snapshot does not show whether it is deployed"
+
+
+def deployed_unknown(node: Any) -> list[str]:
+    """Components whose version is unknown although they are deployed on the node (or, for the
+    driver, toolkit and device plugin, may be): what STACK-004 reports."""
+    get = node.get if isinstance(node, Mapping) else lambda name: getattr(node, name, None)
+    deployed = get("deployed") or {}
+    return [
+        component
+        for component, entry in node_components(node).items()
+        if entry["state"] == UNKNOWN
+        and (component in (*ESSENTIAL, "device_plugin") or component in deployed)
+    ]
+
+
+def firmware_coverage(gpu_nodes: int, firmware_known: int) -> dict[str, object]:
+    """How many GPU nodes have a known VBIOS version: coverage, never a finding by itself."""
+    percent = round(100 * firmware_known / gpu_nodes, 1) if gpu_nodes else None
+    return {
+        "gpu_nodes": gpu_nodes,
+        "firmware_known": firmware_known,
+        "firmware_percent": percent,  # None: no GPU node, so nothing to cover
+        "firmware_source": "nvidia-smi -q -x imports (the Kubernetes API never shows the VBIOS)",
+    }
