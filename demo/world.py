@@ -22,6 +22,7 @@ from demo.clusters import (
     EVAL,
     GENERIC,
     GPU,
+    GPU_TS,
     H100,
     H200,
     JUPYTER_OPEN,
@@ -49,6 +50,7 @@ from demo.clusters import (
     gpu_node,
 )
 from demo.k8s import Ids, Obj
+from demo.telemetry import uuid_of
 
 # The tables below read best one row per line, so the formatter leaves them alone.
 # ruff: noqa: E501
@@ -63,7 +65,12 @@ SHARING_CONFIG = {
     "ts-4": _TS.format(strict=""),  # no failRequestsGreaterThanOne: SHARE-005 where used
     "ts-strict": _TS.format(strict="    failRequestsGreaterThanOne: true\n"),
     "mps-2": "version: v1\nsharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n",
+    # GPUs 0-3 time-sliced under their own name; the device plugin leaves GPUs 4-7 whole.
+    "ts-subset": _TS.format(strict="    failRequestsGreaterThanOne: true\n").replace(
+        "      replicas: 4\n", "      rename: nvidia.com/gpu-ts\n      devices: [0, 1, 2, 3]\n      replicas: 4\n"),
 }
+KAI_RESERVATION_NS = "kai-resource-reservation"  # KAI Scheduler's (runai-reservation before v0.6)
+KAI_RESERVATION = "ghcr.io/nvidia/kai-scheduler/resource-reservation:v0.9.3"
 MIG_PARTED_CONFIG = """\
 version: v1
 mig-configs:
@@ -147,9 +154,11 @@ def _owner(
 
 
 def _tenant_pods(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
-    """The tenants' pods, and the ReplicaSets, Jobs and CronJobs that own them."""
+    """The tenants' pods, and the ReplicaSets, Jobs and CronJobs that own them (and the
+    ConfigMaps KAI's binder fills for fraction pods)."""
     nodes = {n.name: n for n in c.nodes}
-    pods, controllers = [], {}
+    gpu_of_group = {group: uuid_of(node, index) for node, group, index in c.reservations}
+    pods, controllers, binder_maps = [], {}, []
     for node_name, works in c.works.items():
         n = nodes.get(node_name or "")
         for w in works:
@@ -196,8 +205,67 @@ def _tenant_pods(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
                     node_selector={"gpuposture.io/pool": n.pool} if n and n.model else None,
                     pod_security=k8s.HARDENED_POD if w.security is None else None,
                 )
+                if w.fraction:
+                    binder_maps += _kai_fraction(ids, pod, w, gpu_of_group[w.gpu_group or ""])
                 pods.append(pod)
-    return pods, list(controllers.values())
+    return pods, [*controllers.values(), *binder_maps]
+
+
+def _kai_fraction(ids: Ids, pod: Obj, w: Work, gpu_uuid: str) -> list[Obj]:
+    """What KAI Scheduler's binder writes on a fraction pod it bound (annotations, the GPU group
+    label, NVIDIA_VISIBLE_DEVICES from a ConfigMap), and the ConfigMaps it fills."""
+    prefix = f"{pod['metadata']['name']}-{ids.suffix(7)}-shared-gpu"
+    pod["metadata"]["annotations"] = {
+        "gpu-fraction": w.fraction,
+        "received-resource-type": "Fraction",
+        "runai/shared-gpu-configmap": prefix,
+    }
+    pod["metadata"]["labels"].update({"kai.scheduler/queue": w.ns, "runai-gpu-group": w.gpu_group})
+    pod["spec"]["schedulerName"] = "kai-scheduler"
+    main = pod["spec"]["containers"][0]
+    main["env"] = [
+        *main.get("env", []),
+        *(
+            {"name": var, "valueFrom": {"configMapKeyRef": {"key": key, "name": f"{prefix}-0"}}}
+            for var, key in (
+                ("NVIDIA_VISIBLE_DEVICES", "RUNAI-VISIBLE-DEVICES"),
+                ("RUNAI_NUM_OF_GPUS", "RUNAI_NUM_OF_GPUS"),
+            )
+        ),
+    ]
+    main["envFrom"] = [{"configMapRef": {"name": f"{prefix}-0-evar", "optional": False}}]
+    data = {"RUNAI-VISIBLE-DEVICES": gpu_uuid, "RUNAI_NUM_OF_GPUS": str(w.fraction)}
+    return [
+        k8s.configmap(ids, f"{prefix}-0", w.ns, data),
+        k8s.configmap(ids, f"{prefix}-0-evar", w.ns, {"GPU_PORTION": str(w.fraction)}),
+    ]
+
+
+def _kai_reservations(ids: Ids, c: Cluster) -> list[Obj]:
+    """KAI Scheduler's reservation pods: each holds the whole GPU its fractions share, and names
+    it (a UUID, despite the annotation's name)."""
+    if not c.reservations:
+        return []
+    items = [k8s.namespace(ids, KAI_RESERVATION_NS, {"gpuposture.io/platform": "true"})]
+    for node_name, group, index in c.reservations:
+        ctr = k8s.container(
+            "resource-reservation", KAI_RESERVATION, gpus={GPU: 1}, cpu="1m", memory="10Mi"
+        )
+        pod = k8s.pod(
+            ids,
+            f"gpu-reservation-{node_name}-{ids.suffix()}",
+            KAI_RESERVATION_NS,
+            node=node_name,
+            containers=[ctr],
+            service_account="kai-resource-reservation",
+            labels={"app": "kai-resource-reservation", "runai-gpu-group": group},
+        )
+        pod["metadata"]["annotations"] = {
+            "karpenter.sh/do-not-disrupt": "true",
+            "run.ai/reserve_for_gpu_index": uuid_of(node_name, index),
+        }
+        items.append(pod)
+    return items
 
 
 def _quota(ids: Ids, ns: str, hard: dict[str, str], pods: list[Obj]) -> Obj:
@@ -261,7 +329,7 @@ def _platform(ids: Ids, c: Cluster) -> list[Obj]:
         platform.place(kube_proxy, n.name)
         platform.place(k8s.DS_NFD, n.name)
         if n.model:
-            k8s.gpu_operator_pods(platform, n, driver_managed=c.driver_managed)
+            k8s.gpu_operator_pods(platform, n, driver_managed=c.driver_managed, hardened=c.cdi)
     gpu_nodes = [n.name for n in c.nodes if n.model]
     for node_name in gpu_nodes[:3]:
         platform.one_shot(node_name)
@@ -284,7 +352,7 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
     items += [k8s.node(ids, n, c.host, mig_strategy=c.mig_strategy, zone=c.zone) for n in c.nodes]
     items += _platform(ids, c) + _gpu_operator_config(ids, c)
     tenant_pods, controllers = _tenant_pods(ids, c)
-    items += tenant_pods + controllers
+    items += tenant_pods + controllers + _kai_reservations(ids, c)
     items += [_quota(ids, ns, hard, tenant_pods) for ns, hard in c.quotas.items()]
     items += [
         k8s.service(ids, ns, app, app, port, node_port) for ns, app, port, node_port in c.services
@@ -332,6 +400,8 @@ __all__ = [
     "TENANTS_FILE",
     "REG",
     "GPU",
+    "GPU_TS",
+    "KAI_RESERVATION_NS",
     "MIG_1G",
     "MIG_2G",
     "MIG_3G",
