@@ -84,7 +84,7 @@ def envvar_access(
     """The node's facts from its GPU-stack pods, its device-plugin config and the GPU
     Operator's ClusterPolicies (name, parsed spec)."""
     pods = [p for p in pods_on_node if p.is_active]
-    policies = sorted(policies)
+    policies = sorted(policies, key=lambda p: p[0])
     toolkits = _containers(pods, "container_toolkit")
     plugins = [(p, c) for p, c in _containers(pods, "device_plugin") if _is_plugin(c)]
     return EnvvarAccess(

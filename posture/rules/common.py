@@ -13,7 +13,7 @@ from inventory.snapshot import Container, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
 from posture.rules.holding import GpuHolding
 from posture.rules.plugin_holdings import plugin_holdings
-from tenants.policy import DEFAULT_TRUST_CLASSES, base_resource, is_mig_resource
+from tenants.policy import DEFAULT_TRUST_CLASSES
 
 __all__ = ["GpuHolding"]  # defined in posture.rules.holding; the checks import it from here
 
@@ -42,11 +42,6 @@ def platform_trust_class(inputs: PostureInputs) -> TrustClassInfo:
             return tenant.trust_class
     seed = next(d for d in DEFAULT_TRUST_CLASSES if d["slug"] == PLATFORM)
     return trust_class_from_data(seed)
-
-
-def is_device_resource(name: str) -> bool:
-    """A resource that stands for a GPU or MIG device (not HAMi's memory/core counters)."""
-    return base_resource(name) == "nvidia.com/gpu" or is_mig_resource(name)
 
 
 def gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
