@@ -50,6 +50,7 @@ from demo.clusters import (
     gpu_node,
 )
 from demo.k8s import Ids, Obj
+from demo.k8s_kai import KAI_RESERVATION_NS, kai_fraction, kai_reservations
 from demo.telemetry import uuid_of
 
 # The tables below read best one row per line, so the formatter leaves them alone.
@@ -69,8 +70,6 @@ SHARING_CONFIG = {
     "ts-subset": _TS.format(strict="    failRequestsGreaterThanOne: true\n").replace(
         "      replicas: 4\n", "      rename: nvidia.com/gpu-ts\n      devices: [0, 1, 2, 3]\n      replicas: 4\n"),
 }
-KAI_RESERVATION_NS = "kai-resource-reservation"  # KAI Scheduler's (runai-reservation before v0.6)
-KAI_RESERVATION = "ghcr.io/nvidia/kai-scheduler/resource-reservation:v0.9.3"
 MIG_PARTED_CONFIG = """\
 version: v1
 mig-configs:
@@ -206,66 +205,9 @@ def _tenant_pods(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
                     pod_security=k8s.HARDENED_POD if w.security is None else None,
                 )
                 if w.fraction:
-                    binder_maps += _kai_fraction(ids, pod, w, gpu_of_group[w.gpu_group or ""])
+                    binder_maps += kai_fraction(ids, pod, w, gpu_of_group[w.gpu_group or ""])
                 pods.append(pod)
     return pods, [*controllers.values(), *binder_maps]
-
-
-def _kai_fraction(ids: Ids, pod: Obj, w: Work, gpu_uuid: str) -> list[Obj]:
-    """What KAI Scheduler's binder writes on a fraction pod it bound (annotations, the GPU group
-    label, NVIDIA_VISIBLE_DEVICES from a ConfigMap), and the ConfigMaps it fills."""
-    prefix = f"{pod['metadata']['name']}-{ids.suffix(7)}-shared-gpu"
-    pod["metadata"]["annotations"] = {
-        "gpu-fraction": w.fraction,
-        "received-resource-type": "Fraction",
-        "runai/shared-gpu-configmap": prefix,
-    }
-    pod["metadata"]["labels"].update({"kai.scheduler/queue": w.ns, "runai-gpu-group": w.gpu_group})
-    pod["spec"]["schedulerName"] = "kai-scheduler"
-    main = pod["spec"]["containers"][0]
-    main["env"] = [
-        *main.get("env", []),
-        *(
-            {"name": var, "valueFrom": {"configMapKeyRef": {"key": key, "name": f"{prefix}-0"}}}
-            for var, key in (
-                ("NVIDIA_VISIBLE_DEVICES", "RUNAI-VISIBLE-DEVICES"),
-                ("RUNAI_NUM_OF_GPUS", "RUNAI_NUM_OF_GPUS"),
-            )
-        ),
-    ]
-    main["envFrom"] = [{"configMapRef": {"name": f"{prefix}-0-evar", "optional": False}}]
-    data = {"RUNAI-VISIBLE-DEVICES": gpu_uuid, "RUNAI_NUM_OF_GPUS": str(w.fraction)}
-    return [
-        k8s.configmap(ids, f"{prefix}-0", w.ns, data),
-        k8s.configmap(ids, f"{prefix}-0-evar", w.ns, {"GPU_PORTION": str(w.fraction)}),
-    ]
-
-
-def _kai_reservations(ids: Ids, c: Cluster) -> list[Obj]:
-    """KAI Scheduler's reservation pods: each holds the whole GPU its fractions share, and names
-    it (a UUID, despite the annotation's name)."""
-    if not c.reservations:
-        return []
-    items = [k8s.namespace(ids, KAI_RESERVATION_NS, {"gpuposture.io/platform": "true"})]
-    for node_name, group, index in c.reservations:
-        ctr = k8s.container(
-            "resource-reservation", KAI_RESERVATION, gpus={GPU: 1}, cpu="1m", memory="10Mi"
-        )
-        pod = k8s.pod(
-            ids,
-            f"gpu-reservation-{node_name}-{ids.suffix()}",
-            KAI_RESERVATION_NS,
-            node=node_name,
-            containers=[ctr],
-            service_account="kai-resource-reservation",
-            labels={"app": "kai-resource-reservation", "runai-gpu-group": group},
-        )
-        pod["metadata"]["annotations"] = {
-            "karpenter.sh/do-not-disrupt": "true",
-            "run.ai/reserve_for_gpu_index": uuid_of(node_name, index),
-        }
-        items.append(pod)
-    return items
 
 
 def _quota(ids: Ids, ns: str, hard: dict[str, str], pods: list[Obj]) -> Obj:
@@ -352,7 +294,7 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
     items += [k8s.node(ids, n, c.host, mig_strategy=c.mig_strategy, zone=c.zone) for n in c.nodes]
     items += _platform(ids, c) + _gpu_operator_config(ids, c)
     tenant_pods, controllers = _tenant_pods(ids, c)
-    items += tenant_pods + controllers + _kai_reservations(ids, c)
+    items += tenant_pods + controllers + kai_reservations(ids, c.reservations)
     items += [_quota(ids, ns, hard, tenant_pods) for ns, hard in c.quotas.items()]
     items += [
         k8s.service(ids, ns, app, app, port, node_port) for ns, app, port, node_port in c.services

@@ -26,7 +26,7 @@ from inventory.mig_state import mig_layout_problem
 from inventory.snapshot import Node, Pod, SharedResource
 from inventory.sources.nodes import mig_enabled
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.holding import GpuHolding
+from posture.rules.holding import UUID_PREFIXES, GpuHolding
 from tenants.policy import FRACTIONAL_RESOURCES, base_resource, is_mig_resource, node_sharing_mode
 
 GPU = "nvidia.com/gpu"
@@ -145,14 +145,20 @@ def is_reservation(inputs: PostureInputs, pod: Pod) -> bool:
 
 
 def reserved_gpus(inputs: PostureInputs, pods: Iterable[Pod]) -> dict[str, str]:
-    """GPU group -> the GPU UUID its reservation pod holds, on one node."""
+    """GPU group -> the GPU its reservation pod holds, on one node."""
     return {
-        group: gpu.strip()
+        group: gpu_id(gpu)
         for pod in pods
         if is_reservation(inputs, pod)
         and (group := pod.labels.get(GPU_GROUP))
         and (gpu := pod.annotations.get(RESERVED_GPU, "")).strip() not in _NO_GPU
     }
+
+
+def gpu_id(value: str) -> str:
+    """A GPU as a scheduler names it: its UUID (KAI), else its index (Run:ai before KAI)."""
+    value = value.strip()
+    return value if value.startswith(UUID_PREFIXES) else f"gpu-index:{value}"
 
 
 def gpu_groups(labels: dict[str, str]) -> list[str]:
@@ -170,7 +176,7 @@ def _fraction_holding(pod: Pod, tenant: TenantInfo | None, reserved: dict[str, s
             sorted({reserved.get(g) or f"kai-group:{g}" for g in groups})
         )
     elif pod.annotations.get(RUNAI_GPU_INDEX, "").strip():
-        devices = (f"runai-gpu-index:{pod.annotations[RUNAI_GPU_INDEX].strip()}",)
+        devices = (gpu_id(pod.annotations[RUNAI_GPU_INDEX]),)
     else:
         devices = None
     count = _positive(pod.annotations.get(FRACTION_DEVICES)) or max(1, len(groups))

@@ -286,3 +286,15 @@ def test_hami_allocation_alone_makes_a_whole_gpu_request_shared():
     )
     (draft,) = run("SHARE-001", inputs)
     assert draft.evidence["co_residence"] == "certain"
+
+
+@pytest.mark.parametrize(("indices", "verdict"), [(("0", "0"), "certain"), (("0", "1"), None)])
+def test_runai_fractions_by_gpu_index(indices, verdict):
+    """Run:ai before KAI named a fraction's GPU by index (`runai-gpu`), with no group label."""
+    pods = []
+    for ns, index in zip(("alpha", "beta"), indices, strict=True):
+        fraction = kai_fraction_pod(ns, f"job-{ns}", None)
+        fraction["metadata"]["annotations"]["runai-gpu"] = index
+        pods.append(fraction)
+    found = run("SHARE-001", world(_kai(*pods), (ALPHA, BETA)))
+    assert [d.evidence["co_residence"] for d in found] == ([verdict] if verdict else [])

@@ -128,19 +128,7 @@ def _quota_draft(
         "namespace": namespace.name,
         "tenant": tenant.slug,
         "quotas": [{"name": q.name, "hard_keys": sorted(q.hard)} for q in quotas],
-        "missing": [
-            {
-                "resource": u.resource,
-                "expected_key": REQUESTS + u.resource,
-                "pods": u.pods[:MEMBERS_SHOWN],
-                "pod_count": len(u.pods),
-                # Present, but Kubernetes never counts an extended resource under these.
-                "unenforced_keys": sorted(
-                    k for k in (u.resource, "limits." + u.resource) if k in keys
-                ),
-            }
-            for u in missing
-        ],
+        "missing": [_missing_entry(u, keys) for u in missing],
         "basis": (
             "GPU resources the namespace's pods use"
             if in_use
@@ -148,11 +136,24 @@ def _quota_draft(
         ),
     }
     names = ", ".join(REQUESTS + u.resource for u in missing)
-    detail = "no ResourceQuota" if not quotas else f"no quota on {names}"
-    if not quotas and in_use:
-        detail = f"no ResourceQuota (needs {names})"
+    detail = f"no quota on {names}"
+    if not quotas:
+        detail = f"no ResourceQuota (needs {names})" if in_use else "no ResourceQuota"
     return namespace_draft(
         "K8S-001", inputs, namespace.name, tenants=(tenant,), evidence=evidence,
         title=f"Namespace {namespace.name} of tenant {tenant.slug} has {detail}",
         exposure=sum(max(1, len(u.pods)) for u in missing),
     )  # fmt: skip
+
+
+def _missing_entry(usage: Usage, keys: set[str]) -> dict[str, object]:
+    return {
+        "resource": usage.resource,
+        "expected_key": REQUESTS + usage.resource,
+        "pods": usage.pods[:MEMBERS_SHOWN],
+        "pod_count": len(usage.pods),
+        # Present, but Kubernetes never counts an extended resource under these.
+        "unenforced_keys": sorted(
+            k for k in (usage.resource, "limits." + usage.resource) if k in keys
+        ),
+    }
