@@ -8,7 +8,7 @@ risky spot is meant to trigger. Pure Python: no Django, no network.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from demo import k8s
@@ -20,6 +20,7 @@ from demo.k8s import GpuModel, Host, NodeSpec, Obj
 
 REG = "registry.example.internal"  # the approved registry; its images are pinned by digest
 GPU, MIG_1G, MIG_2G, MIG_3G = (f"nvidia.com/{r}" for r in ("gpu", "mig-1g.10gb", "mig-2g.20gb", "mig-3g.40gb"))
+GPU_TS = "nvidia.com/gpu-ts"  # the time-sliced GPUs 0-3 of a node, renamed by the ts-subset config
 
 #               product (GFD label)      MiB     family          compute MIG    gpu.machine              CPU  GiB
 H100 = GpuModel("NVIDIA-H100-80GB-HBM3", 81559,  "hopper",       (9, 0), True,  "PowerEdge-XE9680",      224, 2048)
@@ -31,7 +32,8 @@ T4   = GpuModel("Tesla-T4",              15360,  "turing",       (7, 5), False, 
 # MIG resources per GPU of each mig-parted profile (80GB A100/H100), and what each
 # time-slicing-config key does: (GFD sharing-strategy, replicas).
 MIG_LAYOUTS = {"all-1g.10gb": {MIG_1G: 7}, "all-balanced": {MIG_1G: 2, MIG_2G: 1, MIG_3G: 1}}
-SHARING_KEYS = {"ts-4": ("time-slicing", 4), "ts-strict": ("time-slicing", 4), "mps-2": ("mps", 2)}
+SHARING_KEYS = {"ts-4": ("time-slicing", 4), "ts-strict": ("time-slicing", 4), "mps-2": ("mps", 2),
+                "ts-subset": ("time-slicing", 4)}
 GENERIC = "generic"  # only nvidia.com/gpu:NoSchedule: keeps CPU pods off, not tenants apart
 
 
@@ -66,6 +68,9 @@ class Work:
     secret_env: dict[str, str] = field(default_factory=dict)  # variable -> "secret/key"
     ports: tuple[int, ...] = ()
     args: tuple[str, ...] = ()
+    # A KAI Scheduler fraction (`gpu-fraction` annotation) bound to the GPU of this group.
+    fraction: str | None = None
+    gpu_group: str | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,8 @@ class Cluster:
     bindings: tuple[tuple[str, str, str, str | None], ...] = ()  # name, ClusterRole, subject, ns
     sharing_keys: tuple[str, ...] = ("exclusive", "ts-4", "ts-strict", "mps-2")  # in the ConfigMap
     cdi: bool = False  # the ClusterPolicy turns CDI on, with NVIDIA's device-list hardening
+    # KAI Scheduler's reservation pods: (node, GPU group, index of the GPU it holds).
+    reservations: tuple[tuple[str, str, int], ...] = ()
 
 
 # namespace -> (the tenant group that edits it, extra labels). Namespaces labelled
@@ -152,6 +159,15 @@ PROD_EAST = Cluster(
         gpu_node("pe-t4-02", "legacy-t4", T4, 1, None, driver="535.104.05", driver_labels="legacy",
                  toolkit_image=k8s.TOOLKIT_OLD, legacy_plugin=True,
                  host=Host("Ubuntu 20.04.6 LTS", "5.4.0-196-generic", "containerd://1.6.33", "v1.28.14")),
+        # A renamed time-slicing resource: GPUs 0-3 as nvidia.com/gpu-ts (4 replicas each),
+        # GPUs 4-7 whole nvidia.com/gpu.
+        gpu_node("pe-h100-03", "research-mixed", H100, 8, "internal_trusted", share="ts-subset",
+                 sliced_devices=4, sliced_resource=GPU_TS),
+        # KAI Scheduler hands out fractions of whole L40S GPUs here (reservation pods hold them).
+        gpu_node("pe-l40s-03", "notebooks-kai", L40S, 4, "internal"),
+        # SHARE-009: MIG Manager failed to apply all-1g.10gb; the GPUs keep the balanced layout.
+        replace(gpu_node("pe-a100-03", "external-a100", A100, 8, "external", mig="all-balanced"),
+                mig_config="all-1g.10gb", mig_state="failed"),
     ),
     works={
         # The sensitive tenant: hardened pods on MIG GPU instances in its own tainted pool...
@@ -206,10 +222,32 @@ PROD_EAST = Cluster(
             # (every tenant's pod logs; the log-mount escape).
             Work(ANA, "log-shipper", "analytics/vector:0.41.1", host_paths=(("varlog", "/var/log", False),)),
         ),
+        # Research and analytics time-slice the renamed GPUs 0-3: SHARE-001, SHARE-003, and
+        # K8S-001 for analytics, whose quota bounds nvidia.com/gpu but not nvidia.com/gpu-ts.
+        # The whole GPUs beside them stay exclusive (the clean contrast).
+        "pe-h100-03": (
+            Work(RES, "vllm-canary", "research/vllm-dev:0.6.3", {GPU_TS: 1}, replicas=2),
+            Work(ANA, "ab-scoring", "analytics/churn-scoring:1.12.0", {GPU_TS: 1}),
+            Work(RES, "pretrain-1b", "research/pretrain:1b-r4", {GPU: 4}, "Job"),
+        ),
+        # KAI fractions of two tenants on ONE GPU (group 5e0c...): SHARE-001 for certain and
+        # SHARE-003; a third fraction alone on another GPU is the clean contrast.
+        "pe-l40s-03": (
+            Work(RES, "nb-half", "research/notebook:2024.10", kind="Pod", fraction="0.5",
+                 gpu_group="5e0c4b7a-kai-a"),
+            Work(NB, "nb-quarter", "analytics/notebook:2024.10", kind="Pod", fraction="0.25",
+                 gpu_group="5e0c4b7a-kai-a"),
+            Work(NB, "nb-solo", "analytics/notebook:2024.10", kind="Pod", fraction="0.5",
+                 gpu_group="9b21d3f0-kai-b"),
+        ),
+        # Orbital's MIG instance on the node whose reconfiguration failed (SHARE-009).
+        "pe-a100-03": (Work(ORB, "fold-eval", "orbital/fold-worker:3.1.0", {MIG_1G: 1}, "Job"),),
     },
+    reservations=(("pe-l40s-03", "5e0c4b7a-kai-a", 0), ("pe-l40s-03", "9b21d3f0-kai-b", 1)),
+    sharing_keys=("exclusive", "ts-4", "ts-strict", "mps-2", "ts-subset"),
     quotas={
         VAL: {"requests.nvidia.com/gpu": "4"},
-        RES: {"requests.nvidia.com/gpu": "16"},
+        RES: {"requests.nvidia.com/gpu": "16", f"requests.{GPU_TS}": "8"},
         ANA: {"requests.nvidia.com/gpu": "8"},
         # analytics-notebooks has no quota: K8S-001.
         ORB: {"requests.nvidia.com/gpu": "2", f"requests.{MIG_1G}": "8",

@@ -53,6 +53,11 @@ class NodeSpec:
     legacy_plugin: bool = False  # a standalone plugin v0.14.5 + GFD v0.8.2, not the operator's
     dcgm_exporter: bool = True  # False: the admin switched the operator's exporter off here
     host: Host | None = None  # overrides the cluster's usual host
+    mig_state: str = "success"  # nvidia.com/mig.config.state, as MIG Manager last wrote it
+    # Time-slicing of the first N GPUs only, advertised under `sliced_resource` (the device
+    # plugin's `rename` and `devices`); the other GPUs stay whole nvidia.com/gpu. 0: all GPUs.
+    sliced_devices: int = 0
+    sliced_resource: str = "nvidia.com/gpu"
 
 
 def _driver_labels(n: NodeSpec) -> dict[str, str]:
@@ -110,7 +115,7 @@ def gfd_labels(n: NodeSpec, mig_strategy: str) -> dict[str, str]:
     if m.mig_capable:
         labels[f"{g}.deploy.mig-manager"] = "true"
         labels["nvidia.com/mig.config"] = n.mig_config or "all-disabled"
-        labels["nvidia.com/mig.config.state"] = "success"
+        labels["nvidia.com/mig.config.state"] = n.mig_state
         for resource, per_gpu in n.mig_layout.items():
             profile = resource.removeprefix("nvidia.com/mig-")
             labels[f"nvidia.com/mig-{profile}.count"] = str(per_gpu * n.count)
@@ -119,6 +124,9 @@ def gfd_labels(n: NodeSpec, mig_strategy: str) -> dict[str, str]:
 
 
 def gpu_capacity(n: NodeSpec) -> dict[str, str]:
+    if n.sliced_devices:  # replicas of the sliced GPUs under their own name, the rest whole
+        whole, sliced = n.count - n.sliced_devices, n.sliced_devices * n.replicas
+        return {"nvidia.com/gpu": str(whole), n.sliced_resource: str(sliced)}
     if n.mig_layout:  # mixed strategy: the whole GPUs disappear behind their MIG resources
         return {"nvidia.com/gpu": "0", **{k: str(v * n.count) for k, v in n.mig_layout.items()}}
     return {"nvidia.com/gpu": str(n.count * n.replicas)}  # time-slicing and MPS multiply

@@ -96,12 +96,18 @@ class Platform:
         self.others: list[Obj] = []
         self._sets: dict[str, DaemonSetSpec] = {}
 
-    def place(self, ds: DaemonSetSpec, node_name: str, image: str | None = None) -> None:
+    def place(
+        self,
+        ds: DaemonSetSpec,
+        node_name: str,
+        image: str | None = None,
+        env: list[Obj] | None = None,
+    ) -> None:
         self._sets.setdefault(ds.name, ds)
         image = image or ds.image
         mounts = [{"mountPath": p, "name": f"host-{i}"} for i, p in enumerate(ds.host_paths)]
         security = {"privileged": True} if ds.privileged else None
-        ctr = container(ds.container, image, security=security, mounts=mounts)
+        ctr = container(ds.container, image, security=security, mounts=mounts, env=env)
         labels = {"app": ds.name, "controller-revision-hash": self.ids.digest(image)[:10]}
         self.pods.append(pod(
             self.ids, f"{ds.name}-{self.ids.suffix()}", ds.namespace, node=node_name,
@@ -160,11 +166,27 @@ def _owned_by(o: Obj, kind: str, name: str) -> bool:
     return any(r["kind"] == kind and r["name"] == name for r in refs)
 
 
-def gpu_operator_pods(platform: Platform, n: NodeSpec, *, driver_managed: bool) -> None:
-    """The per-node pods of the GPU Operator (or of the legacy standalone plugin) on a GPU node."""
-    platform.place(DS_TOOLKIT, n.name, n.toolkit_image)
+# NVIDIA's hardening against NVIDIA_VISIBLE_DEVICES from unprivileged pods, as the operator
+# copies a ClusterPolicy's toolkit.env and devicePlugin.env onto its pods (STACK-008 clean).
+HARDENED_TOOLKIT_ENV: list[Obj] = [
+    {"name": "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED", "value": "false"},
+    {"name": "ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS", "value": "true"},
+]
+CDI_PLUGIN_ENV: list[Obj] = [{"name": "DEVICE_LIST_STRATEGY", "value": "cdi-cri"}]
+
+
+def gpu_operator_pods(
+    platform: Platform, n: NodeSpec, *, driver_managed: bool, hardened: bool = False
+) -> None:
+    """The per-node pods of the GPU Operator (or of the legacy standalone plugin) on a GPU node;
+    `hardened`: the ClusterPolicy's toolkit and device-plugin env keep NVIDIA_VISIBLE_DEVICES
+    from unprivileged pods."""
+    platform.place(
+        DS_TOOLKIT, n.name, n.toolkit_image, env=HARDENED_TOOLKIT_ENV if hardened else None
+    )
     for ds in (DS_LEGACY_PLUGIN, DS_LEGACY_GFD) if n.legacy_plugin else (DS_PLUGIN, DS_GFD):
-        platform.place(ds, n.name)
+        env = CDI_PLUGIN_ENV if hardened and ds is DS_PLUGIN else None
+        platform.place(ds, n.name, env=env)
     if n.dcgm_exporter:
         platform.place(DS_DCGM, n.name)
     platform.place(DS_VALIDATOR, n.name)

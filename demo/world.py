@@ -22,6 +22,7 @@ from demo.clusters import (
     EVAL,
     GENERIC,
     GPU,
+    GPU_TS,
     H100,
     H200,
     JUPYTER_OPEN,
@@ -49,6 +50,8 @@ from demo.clusters import (
     gpu_node,
 )
 from demo.k8s import Ids, Obj
+from demo.k8s_kai import KAI_RESERVATION_NS, kai_fraction, kai_reservations
+from demo.telemetry import uuid_of
 
 # The tables below read best one row per line, so the formatter leaves them alone.
 # ruff: noqa: E501
@@ -63,6 +66,9 @@ SHARING_CONFIG = {
     "ts-4": _TS.format(strict=""),  # no failRequestsGreaterThanOne: SHARE-005 where used
     "ts-strict": _TS.format(strict="    failRequestsGreaterThanOne: true\n"),
     "mps-2": "version: v1\nsharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n",
+    # GPUs 0-3 time-sliced under their own name; the device plugin leaves GPUs 4-7 whole.
+    "ts-subset": _TS.format(strict="    failRequestsGreaterThanOne: true\n").replace(
+        "      replicas: 4\n", "      rename: nvidia.com/gpu-ts\n      devices: [0, 1, 2, 3]\n      replicas: 4\n"),
 }
 MIG_PARTED_CONFIG = """\
 version: v1
@@ -159,9 +165,11 @@ def _host_mounts(w: Work) -> list[Obj]:
 
 
 def _tenant_pods(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
-    """The tenants' pods, and the ReplicaSets, Jobs and CronJobs that own them."""
+    """The tenants' pods, and the ReplicaSets, Jobs and CronJobs that own them (and the
+    ConfigMaps KAI's binder fills for fraction pods)."""
     nodes = {n.name: n for n in c.nodes}
-    pods, controllers = [], {}
+    gpu_of_group = {group: uuid_of(node, index) for node, group, index in c.reservations}
+    pods, controllers, binder_maps = [], {}, []
     for node_name, works in c.works.items():
         n = nodes.get(node_name or "")
         for w in works:
@@ -208,8 +216,10 @@ def _tenant_pods(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
                     node_selector={"gpuposture.io/pool": n.pool} if n and n.model else None,
                     pod_security=k8s.HARDENED_POD if w.security is None else None,
                 )
+                if w.fraction:
+                    binder_maps += kai_fraction(ids, pod, w, gpu_of_group[w.gpu_group or ""])
                 pods.append(pod)
-    return pods, list(controllers.values())
+    return pods, [*controllers.values(), *binder_maps]
 
 
 def _quota(ids: Ids, ns: str, hard: dict[str, str], pods: list[Obj]) -> Obj:
@@ -274,7 +284,7 @@ def _platform(ids: Ids, c: Cluster) -> list[Obj]:
         platform.place(kube_proxy, n.name)
         platform.place(k8s.DS_NFD, n.name)
         if n.model:
-            k8s.gpu_operator_pods(platform, n, driver_managed=c.driver_managed)
+            k8s.gpu_operator_pods(platform, n, driver_managed=c.driver_managed, hardened=c.cdi)
     gpu_nodes = [n.name for n in c.nodes if n.model]
     for node_name in gpu_nodes[:3]:
         platform.one_shot(node_name)
@@ -297,7 +307,7 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
     items += [k8s.node(ids, n, c.host, mig_strategy=c.mig_strategy, zone=c.zone) for n in c.nodes]
     items += _platform(ids, c) + _gpu_operator_config(ids, c)
     tenant_pods, controllers = _tenant_pods(ids, c)
-    items += tenant_pods + controllers
+    items += tenant_pods + controllers + kai_reservations(ids, c.reservations)
     items += [_quota(ids, ns, hard, tenant_pods) for ns, hard in c.quotas.items()]
     items += [
         k8s.service(ids, ns, app, app, port, node_port) for ns, app, port, node_port in c.services
@@ -345,6 +355,8 @@ __all__ = [
     "TENANTS_FILE",
     "REG",
     "GPU",
+    "GPU_TS",
+    "KAI_RESERVATION_NS",
     "MIG_1G",
     "MIG_2G",
     "MIG_3G",

@@ -160,12 +160,22 @@ def _config_key(config: snap.SharingConfig) -> tuple[str, str, str]:
 def _config_view(config: snap.SharingConfig | None) -> dict[str, Any]:
     if config is None:
         return {"present": False}
-    return {
+    view = {
         "mode": config.mode, "replicas": config.replicas,
         "fail_requests_greater_than_one": config.fail_requests_greater_than_one,
         "rename_by_default": config.rename_by_default, "resources": list(config.resources),
         "mig_strategy": config.mig_strategy,
     }  # fmt: skip
+    if config.entries:  # rename and devices per resource (kept since issue 17)
+        view["entries"] = [snap.to_dict(e) for e in config.entries]
+    return view
+
+
+def _comparable(was: dict[str, Any], now: dict[str, Any]) -> None:
+    """A config stored before its entries were kept has none to compare: not a change."""
+    if "entries" not in was or "entries" not in now:
+        was.pop("entries", None)
+        now.pop("entries", None)
 
 
 def _sharing_config_changes(
@@ -179,6 +189,7 @@ def _sharing_config_changes(
     changes = []
     for key in sorted(old.keys() | new.keys()):
         was, now = _config_view(old.get(key)), _config_view(new.get(key))
+        _comparable(was, now)
         if was == now:
             continue
         namespace, configmap, config_key = key

@@ -247,6 +247,8 @@ class ClusterObject(models.Model):
         NETWORK_POLICY = "network_policy"
         GPU_OPERATOR_POLICY = "gpu_operator_policy"
         OWNER = "owner"  # a ReplicaSet's or Job's owner, a CronJob's existence
+        # A ConfigMap pods take env from: key names, and NVIDIA_VISIBLE_DEVICES only
+        ENV_CONFIGMAP = "env_configmap"
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="kube_objects")
     kind = models.CharField(max_length=20, choices=Kind.choices)

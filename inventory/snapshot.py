@@ -16,6 +16,20 @@ from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import Any
 
 GPU_RESOURCE_PREFIX = "nvidia.com/"
+# KAI Scheduler (and Run:ai before it): a pod asks for a share of one GPU by annotation.
+FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
+# The pod annotations kept (GPU scheduling facts, never anything else a pod carries): KAI's
+# fraction request and how many GPUs it spans, the GPU a reservation pod holds (its UUID despite
+# the name), Run:ai's older GPU index of a fraction pod, and HAMi's devices allocated.
+GPU_ANNOTATIONS = frozenset(
+    {
+        *FRACTION_ANNOTATIONS,
+        "gpu-fraction-num-devices",
+        "run.ai/reserve_for_gpu_index",
+        "runai-gpu",
+        "hami.io/vgpu-devices-allocated",
+    }
+)
 
 # "unknown": the device-plugin config that decides it could not be read and GFD's labels do
 # not say (STACK-007); the checks then judge the node as time-sliced, the weakest isolation.
@@ -35,6 +49,9 @@ class EnvVar:
     # The literal value, or None when the value comes from a reference (secret, configmap, field).
     value: str | None
     value_from: str | None = None
+    # configMapKeyRef / secretKeyRef: the object and key the value is read from (names only).
+    source: str | None = None
+    key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,8 +87,15 @@ class Container:
     ports: tuple[int, ...] = ()
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
-    # envFrom sources as "secretRef:NAME" / "configMapRef:NAME" (their values are never read).
+    # envFrom sources as "secretRef:NAME" / "configMapRef:NAME", with ":PREFIX" appended when the
+    # source has a prefix (names cannot hold a colon). Values are resolved only for
+    # NVIDIA_VISIBLE_DEVICES, from ClusterSnapshot.env_configmaps.
     env_from: tuple[str, ...] = ()
+
+    def env_from_sources(self) -> list[tuple[str, str, str]]:
+        """(kind, name, prefix) of each envFrom source, in the order Kubernetes applies them."""
+        parts = [source.split(":", 2) for source in self.env_from]
+        return [(p[0], p[1] if len(p) > 1 else "", p[2] if len(p) > 2 else "") for p in parts]
 
 
 @dataclass(frozen=True)
@@ -91,6 +115,20 @@ class Pod:
     owner_name: str | None = None
     node_selector: dict[str, str] = field(default_factory=dict)
     tolerations: tuple[dict[str, str], ...] = ()
+    # GPU scheduling annotations only (GPU_ANNOTATIONS: KAI / Run:ai fractions and reservations,
+    # HAMi's allocation); every other annotation is dropped when the pod is read.
+    annotations: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def gpu_fraction(self) -> dict[str, str]:
+        """The KAI Scheduler / Run:ai fraction this pod asks for (`gpu-fraction`, `gpu-memory`):
+        a share of a GPU held for it by a reservation pod, with no nvidia.com/* request."""
+        return {k: v for k in FRACTION_ANNOTATIONS if (v := self.annotations.get(k, "").strip())}
+
+    @property
+    def uses_gpu(self) -> bool:
+        """Holds a GPU resource or a GPU fraction."""
+        return bool(self.gpu_resources) or bool(self.gpu_fraction)
 
     @property
     def gpu_resources(self) -> dict[str, int]:
@@ -129,6 +167,23 @@ class UnreadableConfig:
 
 
 @dataclass(frozen=True)
+class SharedResource:
+    """A resource the device plugin advertises on a node as replicas of some of its devices
+    (time-slicing or MPS), as the node's config and capacity show it in effect."""
+
+    name: str  # as advertised: "nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/gpu-ts"
+    source: str  # the resource whose devices it replicates ("nvidia.com/gpu", a MIG profile)
+    mode: str  # "time_slicing" or "mps"
+    replicas: int | None = None
+    devices: tuple[str, ...] = ()  # the devices it covers as the config names them; () = all
+    units: int | None = None  # physical devices behind it, where known
+    # The name also carries devices that are not replicated (a `devices` subset with no rename):
+    # a pod asking for it may get either.
+    mixed: bool = False
+    note: str = ""  # how the node's capacity bears the config out, when it does not plainly
+
+
+@dataclass(frozen=True)
 class Node:
     name: str
     labels: dict[str, str] = field(default_factory=dict)
@@ -151,7 +206,14 @@ class Node:
     mig_strategy: str | None = None
     mig_config: str | None = None
     mig_config_state: str | None = None
+    # A MIG reconfiguration in progress (state pending or rebooting): when a sync first saw the
+    # state, and when a sync last saw it (ISO 8601, set by inventory.sync; the label has no time).
+    mig_config_state_since: str | None = None
+    mig_config_state_seen: str | None = None
     device_plugin_config: str | None = None  # value of label nvidia.com/device-plugin.config
+    # Per resource the node's device-plugin config replicates (rename, devices): its mode.
+    # Empty when no readable config applies; other resources keep whole devices.
+    resource_sharing: tuple[SharedResource, ...] = ()
     os_image: str | None = None
     kernel_version: str | None = None
     container_runtime: str | None = None
@@ -183,6 +245,17 @@ class ResourceQuota:
 
 
 @dataclass(frozen=True)
+class SharingEntry:
+    """One entry of `sharing.timeSlicing.resources` / `sharing.mps.resources`, as written."""
+
+    name: str  # the resource whose devices are replicated
+    rename: str | None = None
+    replicas: int | None = None
+    devices: tuple[str, ...] = ()  # a list of GPU / MIG indices or UUIDs; () with no count = all
+    device_count: int | None = None  # `devices: N`: the first N devices
+
+
+@dataclass(frozen=True)
 class SharingConfig:
     """One device-plugin config (a key of a ConfigMap) and what it does to GPUs."""
 
@@ -198,6 +271,7 @@ class SharingConfig:
     # How the plugin hands devices to the runtime (envvar, volume-mounts, cdi-annotations,
     # cdi-cri); bulletins condition some exposures on it.
     device_list_strategy: str | None = None
+    entries: tuple[SharingEntry, ...] = ()  # the replicated resources of the active mode
 
 
 @dataclass(frozen=True)
@@ -215,6 +289,18 @@ class ConfigMap:
     data: dict[str, str] = field(default_factory=dict)
     # key -> why it could not be read (too deep, too large, not YAML); its settings are unknown.
     unreadable: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EnvConfigMap:
+    """A ConfigMap a pod reads environment from (envFrom, or configMapKeyRef for
+    NVIDIA_VISIBLE_DEVICES): its key names, and the values only of the keys that become
+    NVIDIA_VISIBLE_DEVICES in some pod. Nothing else of it is kept (it may hold anything)."""
+
+    namespace: str
+    name: str
+    keys: tuple[str, ...] = ()
+    values: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -340,6 +426,7 @@ class ClusterSnapshot:
     network_policies: tuple[NetworkPolicy, ...] = ()
     gpu_operator_policies: tuple[GpuOperatorPolicy, ...] = ()
     owners: tuple[OwnerLink, ...] = ()
+    env_configmaps: tuple[EnvConfigMap, ...] = ()
     # Objects read per kind, including the ones not kept (for the SyncRun counts).
     counts: dict[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
@@ -361,7 +448,12 @@ def _quantity(value: str | int) -> int:
 # deep-copies every value) and no generic fields() walk per object.
 
 _NESTED: dict[type, dict[str, type]] = {
-    Node: {"taints": Taint, "unreadable_configs": UnreadableConfig},
+    Node: {
+        "taints": Taint,
+        "unreadable_configs": UnreadableConfig,
+        "resource_sharing": SharedResource,
+    },
+    SharingConfig: {"entries": SharingEntry},
     Container: {"env": EnvVar, "volume_mounts": VolumeMount},
     Pod: {"containers": Container, "volumes": Volume},
     Role: {"rules": PolicyRule},

@@ -24,6 +24,7 @@ from inventory.audit_state import cluster_state
 from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.drift import ClusterState, DriftChange, detect_drift, gpu_config_within
 from inventory.hostfacts import merge_host_facts
+from inventory.mig_state import carry_mig_state
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, NodeHostFacts, Pod, SyncRun
 from tenants.mapping import resolve_namespace_owners
 from tenants.models import Tenant, TenantNamespace
@@ -67,6 +68,7 @@ OBJECT_KINDS: dict[str, tuple[str, type, Callable[[Any], tuple[str, str]]]] = {
         lambda o: ("", o.name),
     ),
     "owners": ("owner", snap.OwnerLink, lambda o: (o.namespace, f"{o.kind}/{o.name}")),
+    "env_configmaps": ("env_configmap", snap.EnvConfigMap, lambda o: (o.namespace, o.name)),
 }
 
 
@@ -160,6 +162,7 @@ def _apply(
         else None
     )
     nodes = with_host_facts(cluster, snapshot.nodes)
+    nodes = carry_mig_state(previous.nodes if previous is not None else (), nodes, now)
     node_rows, node_changes = _apply_nodes(cluster, nodes, now)
     owners = namespace_owners(snapshot.namespaces)
     pod_changes = _apply_pods(cluster, snapshot.pods, node_rows, owners, now)

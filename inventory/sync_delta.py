@@ -22,10 +22,12 @@ from inventory import snapshot as snap
 from inventory.bulk import rows_insert, rows_update
 from inventory.components import stack_facts
 from inventory.drift import detect_drift
+from inventory.mig_state import carry_mig_state
 from inventory.models import ClusterObject, Node, Pod, SyncRun
 from inventory.platform import platform_inputs
 from inventory.sources.base import WatchDelta
 from inventory.sources.configs import unreadable_configs
+from inventory.sources.env_configmaps import references
 from inventory.sources.gpu_config import policy_unreadable
 from inventory.sources.images import component_of
 from inventory.sources.nodes import node_from, operator_version
@@ -85,6 +87,7 @@ def _apply(
     inputs = platform_inputs(cluster)
     changed, deleted = _normalised(delta.changed, inputs), _normalised(delta.deleted, inputs)
     old_pods = _stored_pods(cluster, [*changed.pods, *deleted.pods])
+    _refuse_env_sources(cluster, delta, changed, old_pods)
     touched = _nodes_to_rederive(delta, changed.pods, deleted.pods, old_pods)
     before = previous_state(cluster, touched)
     object_changes = _apply_objects(cluster, changed, deleted)
@@ -95,6 +98,7 @@ def _apply(
         )
     )
     new_nodes = _rederive_nodes(cluster, touched, delta, changed.pods, deleted.pods, read_node)
+    new_nodes = carry_mig_state(before.nodes, new_nodes, now)
     node_changes, node_ids = _write_nodes(cluster, new_nodes, touched, now)
     pod_changes = _write_pods(cluster, changed.pods, deleted.pods, old_pods, node_ids, owners, now)
     pod_changes.updated += _retenant_pods(cluster, changed.namespaces, owners)
@@ -168,6 +172,41 @@ def _refuse_node_wide(key: tuple[str, str, str], gpu_stack_workload: bool) -> No
     if key[0] in NODE_WIDE_KINDS or gpu_stack_workload:
         kind, namespace, name = key
         raise NeedsFullSync(f"{kind} {namespace}/{name} changed: it feeds every GPU node's facts")
+
+
+def _refuse_env_sources(
+    cluster: Any,
+    delta: WatchDelta,
+    changed: snap.ClusterSnapshot,
+    old_pods: dict[tuple[str, str], tuple],
+) -> None:
+    """A ConfigMap pods take NVIDIA_VISIBLE_DEVICES from that changed, or a pod newly reading
+    one the last full list did not keep: which pods it feeds is known only to a full list.
+    A pod whose references are as stored (a status update) asks for nothing new."""
+    stored = set(
+        ClusterObject.objects.filter(cluster=cluster, kind="env_configmap").values_list(
+            "namespace", "name"
+        )
+    )
+    for obj in [*delta.changed, *delta.deleted]:
+        if obj.get("kind") == "ConfigMap":
+            metadata = obj.get("metadata") or {}
+            key = (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
+            if key in stored:
+                raise NeedsFullSync(f"ConfigMap {key[0]}/{key[1]} that pods take env from changed")
+    known = stored | {(c.namespace, c.name) for c in changed.env_configmaps}
+    new = [p for p in changed.pods if not _same_references(p, old_pods)]
+    for (namespace, name), keys in references(new).items():
+        if keys and (namespace, name) not in known:
+            raise NeedsFullSync(
+                f"a pod takes NVIDIA_VISIBLE_DEVICES from ConfigMap {namespace}/{name}, "
+                "which the last full list did not keep"
+            )
+
+
+def _same_references(pod: snap.Pod, old_pods: dict[tuple[str, str], tuple]) -> bool:
+    old = old_pods.get((pod.namespace, pod.name))
+    return old is not None and references([old[4]]) == references([pod])
 
 
 def _is_gpu_stack(canonical: str) -> bool:

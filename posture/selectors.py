@@ -46,6 +46,7 @@ _OBJECTS = {
     "network_policy": ("network_policies", snap.NetworkPolicy),
     "gpu_operator_policy": ("gpu_operator_policies", snap.GpuOperatorPolicy),
     "owner": ("owners", snap.OwnerLink),
+    "env_configmap": ("env_configmaps", snap.EnvConfigMap),
 }
 
 

@@ -73,6 +73,18 @@ def test_demo_world_meets_the_promise():
     )
     assert {"ATTR-001", "ATTR-003", "LEAK-001"} <= checks
     assert ResetAttestation.objects.exists()
+    # Every way a GPU reaches a pod (issue 17): a KAI fraction two tenants share on one GPU, a
+    # renamed time-slicing resource, a failed MIG reconfiguration, toolkits that honour
+    # NVIDIA_VISIBLE_DEVICES from unprivileged pods (prod-east) and hardened ones (neo-west).
+    share = Finding.objects.filter(check_id="SHARE-001", status="open")
+    assert share.filter(subject_name="notebooks-kai", evidence__co_residence="certain").exists()
+    assert share.filter(subject_name="research-mixed", evidence__resource="nvidia.com/gpu-ts")
+    assert Finding.objects.filter(check_id="SHARE-009", subject_name="pe-a100-03").exists()
+    toolkit = Finding.objects.filter(check_id="STACK-008", status="open")
+    assert set(toolkit.values_list("cluster__name", flat=True)) == {"prod-east"}
+    assert Finding.objects.filter(
+        check_id="K8S-001", evidence__missing__0__resource="nvidia.com/gpu-ts"
+    ).exists()
 
 
 def assert_patch_truth(checks: set[str]) -> None:

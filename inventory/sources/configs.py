@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuposture.base.safe_parse import SafeParseError, load_yaml
-from inventory.snapshot import ConfigMap, SharingConfig, UnreadableConfig
+from inventory.snapshot import ConfigMap, SharingConfig, SharingEntry, UnreadableConfig
 from inventory.sources.raw import as_int, canonical_hash, dicts, dig, flag, mapping, text
 
 DEVICE_PLUGIN = "device_plugin"
@@ -136,18 +136,20 @@ def _is_mig_parted_config(parsed: Any) -> bool:
 
 
 def sharing_config(namespace: str, configmap: str, key: str, cfg: dict[str, Any]) -> SharingConfig:
-    """One device-plugin config (a ConfigMap key) -> its sharing mode and settings."""
+    """One device-plugin config (a ConfigMap key) -> its sharing mode and settings. MPS wins
+    when both sections list resources, as in the device plugin (Sharing.SharingStrategy)."""
     sharing = mapping(cfg.get("sharing"))
     time_slicing = mapping(sharing.get("timeSlicing"))
     mps = mapping(sharing.get("mps"))
-    if dicts(time_slicing.get("resources")):
-        mode, section = "time_slicing", time_slicing
-    elif dicts(mps.get("resources")):
+    if dicts(mps.get("resources")):
         mode, section = "mps", mps
+    elif dicts(time_slicing.get("resources")):
+        mode, section = "time_slicing", time_slicing
     else:
         mode, section = "none", time_slicing
-    resources = dicts(section.get("resources")) if mode != "none" else []
-    replicas = [n for r in resources if (n := as_int(r.get("replicas"))) is not None]
+    entries = tuple(_entry(r) for r in dicts(section.get("resources"))) if mode != "none" else ()
+    entries = tuple(e for e in entries if e.name)
+    replicas = [e.replicas for e in entries if e.replicas is not None]
     return SharingConfig(
         namespace=namespace,
         configmap=configmap,
@@ -156,11 +158,27 @@ def sharing_config(namespace: str, configmap: str, key: str, cfg: dict[str, Any]
         replicas=max(replicas) if replicas else None,
         fail_requests_greater_than_one=flag(section.get("failRequestsGreaterThanOne")) is True,
         rename_by_default=flag(section.get("renameByDefault")) is True,
-        resources=tuple(name for r in resources if (name := text(r.get("name")))),
+        resources=tuple(e.name for e in entries),
         mig_strategy=text(mapping(cfg.get("flags")).get("migStrategy")),
         device_list_strategy=_device_list_strategy(
             dig(cfg, "flags", "plugin").get("deviceListStrategy")
         ),
+        entries=entries,
+    )
+
+
+def _entry(raw: dict[str, Any]) -> SharingEntry:
+    """One replicated resource: `devices` is "all" (the default), a count of the first devices,
+    or a list of GPU indices, MIG indices ("0:1") or UUIDs."""
+    devices = raw.get("devices")
+    listed = tuple(d for item in devices if (d := text(item))) if isinstance(devices, list) else ()
+    count = as_int(devices) if not isinstance(devices, list | str | bool) else None
+    return SharingEntry(
+        name=text(raw.get("name"), "") or "",
+        rename=text(raw.get("rename")) or None,
+        replicas=as_int(raw.get("replicas")),
+        devices=listed,
+        device_count=count if count and count > 0 else None,
     )
 
 

@@ -23,6 +23,7 @@ from inventory.snapshot import (
 )
 from inventory.sources.images import component_of, image_version, version_from_tag
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
+from inventory.sources.shared_resources import shared_resources
 
 NV = GPU_RESOURCE_PREFIX  # "nvidia.com/": GFD labels share the prefix
 PRODUCT, COUNT = NV + "gpu.product", NV + "gpu.count"
@@ -60,7 +61,7 @@ def node_from(
     capacity = _gpu_capacity(dig(obj, "status").get("capacity"))
     gpu_count = as_int(labels.get(COUNT))  # physical; capacity is multiplied by sharing
     is_gpu = bool(gpu_count) or any(v > 0 for v in capacity.values())
-    config, warning = _matching_config(labels.get(PLUGIN_CONFIG), sharing_configs)
+    config, warning = matching_config(labels.get(PLUGIN_CONFIG), sharing_configs)
     # A CPU node takes no sharing mode from a cluster-wide config.
     config = config if is_gpu else None
     problems = unreadable_for(labels, sharing_configs, unreadable) if is_gpu else ()
@@ -87,6 +88,7 @@ def node_from(
         mig_config=labels.get(MIG_CONFIG),
         mig_config_state=labels.get(MIG_STATE),
         device_plugin_config=labels.get(PLUGIN_CONFIG),
+        resource_sharing=shared_resources(None if plugin_unknown else config, capacity, gpu_count),
         os_image=text(info.get("osImage")),
         kernel_version=text(info.get("kernelVersion")),
         container_runtime=text(info.get("containerRuntimeVersion")),
@@ -235,7 +237,7 @@ def sharing_strategy(
         # -SHARED means time-slicing or MPS; with no label saying which, assume the one with
         # no isolation at all rather than report the node as unshared.
         return "time_slicing"
-    if _mig_enabled(labels, capacity):
+    if mig_enabled(labels, capacity):
         return "mig"
     if labels.get(VGPU, "").strip().lower() == "true":
         return "vgpu"
@@ -247,7 +249,7 @@ def sharing_strategy(
     return "none"
 
 
-def _mig_enabled(labels: dict[str, str], capacity: dict[str, int]) -> bool:
+def mig_enabled(labels: dict[str, str], capacity: dict[str, int]) -> bool:
     # The operator labels every node with the cluster's MIG strategy, MIG-capable or not, so the
     # strategy alone proves nothing: MIG needs a layout other than all-disabled or MIG resources.
     if labels.get(MIG_STRATEGY) not in ("single", "mixed"):
@@ -264,10 +266,11 @@ def _replicas(labels: dict[str, str], config: SharingConfig | None) -> int | Non
     return replicas
 
 
-def _matching_config(
+def matching_config(
     label: str | None, configs: Sequence[SharingConfig]
 ) -> tuple[SharingConfig | None, str | None]:
-    """The device-plugin config this node uses, only when that is unambiguous."""
+    """The device-plugin config a node labelled `label` (nvidia.com/device-plugin.config) uses,
+    only when that is unambiguous; with a warning when it is defined differently twice."""
     if label:
         matches = [c for c in configs if c.key == label]
         if len({c.mode for c in matches}) > 1:

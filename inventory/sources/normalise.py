@@ -34,6 +34,7 @@ from inventory.snapshot import (
     gc_paused,
 )
 from inventory.sources import objects as readers
+from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
 from inventory.sources.nodes import node_from, operator_version
@@ -246,6 +247,7 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         ),
         gpu_operator_policies=tuple(sorted(collected.operator_policies, key=lambda p: p.name)),
         owners=tuple(sorted(collected.owners, key=lambda o: (o.namespace, o.kind, o.name))),
+        env_configmaps=tuple(env_configmaps(pods, collected.raw_configmaps)),
         counts=dict(sorted(counts.items())),
         warnings=tuple(sorted(set(collected.warnings))),
         platform_namespaces=tuple(sorted(configs.platform)),

@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from inventory.snapshot import GPU_RESOURCE_PREFIX, Container, EnvVar, Pod, Volume, VolumeMount
+from inventory.snapshot import (
+    GPU_ANNOTATIONS,
+    GPU_RESOURCE_PREFIX,
+    Container,
+    EnvVar,
+    Pod,
+    Volume,
+    VolumeMount,
+)
 from inventory.sources.raw import (
     as_int,
     dicts,
@@ -33,6 +41,7 @@ _TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
 }
 
 _ENV_SOURCES = ("secretKeyRef", "configMapKeyRef", "fieldRef", "resourceFieldRef")
+_KEY_REFS = ("secretKeyRef", "configMapKeyRef")  # their object and key are kept (names only)
 
 
 def pod_from_object(obj: dict[str, Any], namespace: str) -> Pod:
@@ -46,7 +55,14 @@ def pod_from_object(obj: dict[str, Any], namespace: str) -> Pod:
         phase=text(dig(obj, "status").get("phase"), "Unknown") or "Unknown",
         owner_kind=text(owner.get("kind")),
         owner_name=text(owner.get("name")),
+        annotations=gpu_annotations(meta(obj).get("annotations")),
     )
+
+
+def gpu_annotations(value: Any) -> dict[str, str]:
+    """The GPU scheduling annotations of an object (GPU_ANNOTATIONS); nothing else is kept."""
+    found = {k: v for k, v in mapping(value).items() if k in GPU_ANNOTATIONS}
+    return str_dict(found) if found else {}
 
 
 def pod_from_template(obj: dict[str, Any]) -> Pod | None:
@@ -69,6 +85,7 @@ def pod_from_template(obj: dict[str, Any]) -> Pod | None:
         phase="Unknown",
         owner_kind=kind,
         owner_name=name_of(obj),
+        annotations=gpu_annotations(meta(template).get("annotations")),
     )
 
 
@@ -81,6 +98,7 @@ def _pod_from_spec(
     phase: str,
     owner_kind: str | None,
     owner_name: str | None,
+    annotations: dict[str, str],
 ) -> Pod:
     pod_security = mapping(spec.get("securityContext"))
     containers = [_container(c, pod_security, init=True) for c in dicts(spec.get("initContainers"))]
@@ -110,6 +128,7 @@ def _pod_from_spec(
         owner_name=owner_name,
         node_selector=str_dict(spec.get("nodeSelector")),
         tolerations=tuple(str_dict(t) for t in dicts(spec.get("tolerations"))),
+        annotations=annotations,
     )
 
 
@@ -162,7 +181,14 @@ def _env_var(raw: dict[str, Any]) -> EnvVar:
     source = mapping(raw.get("valueFrom"))
     if source and "value" not in raw:
         kind = next((k for k in _ENV_SOURCES if k in source), None)
-        return EnvVar(name=name, value=None, value_from=kind or "other")
+        ref = mapping(source.get(kind)) if kind in _KEY_REFS else {}
+        return EnvVar(
+            name=name,
+            value=None,
+            value_from=kind or "other",
+            source=text(ref.get("name")),
+            key=text(ref.get("key")),
+        )
     # Kubernetes treats a variable without value as the empty string.
     return EnvVar(name=name, value=text(raw.get("value"), "") or "")
 
@@ -186,7 +212,9 @@ def _volume(raw: dict[str, Any]) -> Volume:
 
 
 def _env_from(raw: dict[str, Any]) -> str:
+    prefix = text(raw.get("prefix"), "") or ""
     for kind in ("secretRef", "configMapRef"):
         if isinstance(raw.get(kind), dict):
-            return f"{kind}:{text(raw[kind].get('name'), '') or ''}"
+            source = f"{kind}:{text(raw[kind].get('name'), '') or ''}"
+            return f"{source}:{prefix}" if prefix else source
     return "other"

@@ -7,18 +7,15 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from inventory.snapshot import Container, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
-from tenants.policy import (
-    DEFAULT_TRUST_CLASSES,
-    FRACTIONAL_RESOURCES,
-    base_resource,
-    is_mig_resource,
-    node_sharing_mode,
-)
+from posture.rules.holding import GpuHolding
+from posture.rules.plugin_holdings import plugin_holdings
+from tenants.policy import DEFAULT_TRUST_CLASSES
+
+__all__ = ["GpuHolding"]  # defined in posture.rules.holding; the checks import it from here
 
 PLATFORM = "platform"  # the party name and trust class slug of pods no tenant owns
 
@@ -47,26 +44,9 @@ def platform_trust_class(inputs: PostureInputs) -> TrustClassInfo:
     return trust_class_from_data(seed)
 
 
-def is_device_resource(name: str) -> bool:
-    """A resource that stands for a GPU or MIG device (not HAMi's memory/core counters)."""
-    return base_resource(name) == "nvidia.com/gpu" or is_mig_resource(name)
-
-
-@dataclass(frozen=True)
-class GpuHolding:
-    """One pod's hold on one GPU resource of a node, and how that resource is shared."""
-
-    pod: Pod
-    tenant: TenantInfo | None  # None: a platform pod
-    resource: str  # as the pod asks for it ("nvidia.com/gpu.shared")
-    pool: str  # the physical pool it draws from ("nvidia.com/gpu")
-    count: int
-    mode: str  # DESIGN §2 sharing mode
-
-
 def gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
     """Every active pod's GPU devices on `node`, with the mode they share a physical GPU by
-    (computed once per node and evaluation: five sharing checks ask for it)."""
+    (computed once per node and evaluation: the sharing checks all ask for it)."""
     key = ("gpu_holdings", node.name)
     if key not in inputs.memo:
         inputs.memo[key] = tuple(_gpu_holdings(inputs, node))
@@ -74,22 +54,9 @@ def gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
 
 
 def _gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
-    holdings: list[GpuHolding] = []
-    for pod in inputs.pods_by_node.get(node.name, ()):
-        resources = pod.gpu_resources
-        # HAMi-style fractions ride on nvidia.com/gpu but share it with soft limits only.
-        fractional = any(name in FRACTIONAL_RESOURCES for name in resources)
-        for name, count in sorted(resources.items()):
-            if not is_device_resource(name):
-                continue
-            mode = "time_slicing" if fractional else _mode(node, name)
-            tenant = inputs.tenant_of_pod(pod)
-            holdings.append(GpuHolding(pod, tenant, name, base_resource(name), count, mode))
-    return holdings
-
-
-def _mode(node: Node, resource: str) -> str:
-    return node_sharing_mode(node.sharing_strategy, resource, mig_strategy=node.mig_strategy)
+    """Each way a GPU reaches a pod contributes its holdings here (DESIGN §2): device-plugin
+    resources, HAMi and KAI fractions (posture.rules.plugin_holdings)."""
+    return plugin_holdings(inputs, node)
 
 
 def pools_by_mode(holdings: Iterable[GpuHolding]) -> dict[tuple[str, str], list[GpuHolding]]:
@@ -105,10 +72,20 @@ def pod_ref(pod: Pod) -> str:
 
 
 def holding_evidence(holdings: Iterable[GpuHolding]) -> list[dict[str, Any]]:
-    return [
-        {"pod": pod_ref(h.pod), "resource": h.resource, "count": h.count}
-        for h in sorted(holdings, key=lambda h: (pod_ref(h.pod), h.resource))
-    ]
+    return [_holding_entry(h) for h in sorted(holdings, key=lambda h: (pod_ref(h.pod), h.resource))]
+
+
+def _holding_entry(holding: GpuHolding) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "pod": pod_ref(holding.pod),
+        "resource": holding.resource,
+        "count": holding.count,
+    }
+    if holding.devices:
+        entry["devices"] = list(holding.devices)
+    if holding.basis:  # the mode comes from more than the node's sharing strategy
+        entry["mode_basis"] = holding.basis
+    return entry
 
 
 def tenants_on_node(inputs: PostureInputs, node_name: str) -> list[TenantInfo]:

@@ -221,6 +221,9 @@ class Party:
     trust_class: str
     pods: tuple[dict[str, Any], ...]  # what it holds on the node (pod, resource, count)
     replicas: int
+    # The physical devices it holds where every holding names them (a KAI reservation's GPU,
+    # HAMi's allocation, a DRA result); None when any could be on any device of the pool.
+    devices: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -193,7 +193,7 @@ def test_enough_gpu_nodes_models_and_cpu_nodes(clusters: dict[str, list[dict[str
 def test_shared_capacity_is_physical_times_replicas(
     clusters: dict[str, list[dict[str, Any]]],
 ) -> None:
-    seen = set()
+    seen, renamed = set(), []
     for items in clusters.values():
         for n in gpu_nodes(items):
             strategy = label(n, "nvidia.com/gpu.sharing-strategy")
@@ -202,24 +202,39 @@ def test_shared_capacity_is_physical_times_replicas(
                 count = int(label(n, "nvidia.com/gpu.count") or 0)
                 replicas = int(label(n, "nvidia.com/gpu.replicas") or 0)
                 assert replicas > 1
-                assert int(n["status"]["capacity"]["nvidia.com/gpu"]) == count * replicas
+                capacity = n["status"]["capacity"]
+                sliced = int(capacity.get(world.GPU_TS, 0))
+                if sliced:  # a renamed subset: its replicas, and the other GPUs whole
+                    renamed.append(n["metadata"]["name"])
+                    assert sliced % replicas == 0
+                    assert int(capacity["nvidia.com/gpu"]) + sliced // replicas == count
+                else:
+                    assert int(capacity["nvidia.com/gpu"]) == count * replicas
                 assert label(n, "nvidia.com/device-plugin.config")
     assert seen == {"time-slicing", "mps"}
+    assert renamed == ["pe-h100-03"]
 
 
 def test_mig_mixed_nodes_trade_whole_gpus_for_mig_resources(
     clusters: dict[str, list[dict[str, Any]]],
 ) -> None:
-    configs = set()
+    configs, failed = set(), []
     for items in clusters.values():
         for n in gpu_nodes(items):
             mig = {k: v for k, v in n["status"]["capacity"].items() if "/mig-" in k}
             if mig:
                 configs.add(label(n, "nvidia.com/mig.config"))
                 assert label(n, "nvidia.com/mig.strategy") == "mixed"
-                assert label(n, "nvidia.com/mig.config.state") == "success"
+                if label(n, "nvidia.com/mig.config.state") == "failed":
+                    failed.append(n)
+                else:
+                    assert label(n, "nvidia.com/mig.config.state") == "success"
                 assert n["status"]["capacity"]["nvidia.com/gpu"] == "0"
     assert {"all-1g.10gb", "all-balanced"} <= configs
+    # SHARE-009: one reconfiguration failed; the GPUs still show the layout it was leaving.
+    (broken,) = failed
+    assert label(broken, "nvidia.com/mig.config") == "all-1g.10gb"
+    assert "nvidia.com/mig-3g.40gb" in broken["status"]["capacity"]
 
 
 def test_driver_versions_come_from_all_three_sources(
@@ -339,7 +354,8 @@ def test_tenant_pods_live_in_tenant_namespaces(
         owner = owners(items, tenants)
         for p in of_kind(items, "Pod"):
             ns = p["metadata"]["namespace"]
-            assert ns in owner or ns in ("kube-system", "gpu-operator"), ns
+            platform = ("kube-system", "gpu-operator", world.KAI_RESERVATION_NS)
+            assert ns in owner or ns in platform, ns
 
 
 def test_edit_bindings_name_the_owning_tenants_principals(
@@ -574,6 +590,55 @@ def test_normaliser_reads_the_world(
     assert nodes["nw-l40s-01"].container_toolkit_version is None  # digest only: STACK-004
     assert nodes["pe-t4-01"].sharing_strategy == "time_slicing" and nodes["pe-t4-01"].gpu_count == 1
     assert nodes["nw-h100-01"].sharing_strategy == "mps"
+    (sliced,) = nodes["pe-h100-03"].resource_sharing  # the renamed subset, as advertised
+    assert (sliced.name, sliced.devices, sliced.units) == (world.GPU_TS, ("0", "1", "2", "3"), 4)
+    assert (nodes["pe-a100-03"].mig_config_state, nodes["pe-a100-03"].mig_config) == (
+        "failed",
+        "all-1g.10gb",
+    )
+
+
+def test_kai_fractions_share_the_gpu_their_reservation_pod_holds(
+    clusters: dict[str, list[dict[str, Any]]], tenants: list[dict[str, Any]]
+) -> None:
+    """SHARE-001 for certain between two tenants' fractions; one fraction alone on its GPU."""
+    items = clusters["prod-east"]
+    owner = owners(items, tenants)
+    reserved = {
+        p["metadata"]["labels"]["runai-gpu-group"]: p["metadata"]["annotations"]
+        for p in of_kind(items, "Pod")
+        if p["metadata"]["namespace"] == world.KAI_RESERVATION_NS
+    }
+    assert all(a["run.ai/reserve_for_gpu_index"].startswith("GPU-") for a in reserved.values())
+    namespace = named(items, "Namespace", world.KAI_RESERVATION_NS)
+    assert namespace["metadata"]["labels"]["gpuposture.io/platform"] == "true"
+    by_group: dict[str, set[str]] = defaultdict(set)
+    maps = {c["metadata"]["name"]: c["data"] for c in of_kind(items, "ConfigMap")}
+    for p in of_kind(items, "Pod"):
+        if "gpu-fraction" not in p["metadata"].get("annotations", {}):
+            continue
+        group = p["metadata"]["labels"]["runai-gpu-group"]
+        by_group[group].add(owner[p["metadata"]["namespace"]])
+        (ref,) = [
+            e for e in p["spec"]["containers"][0]["env"] if e["name"] == "NVIDIA_VISIBLE_DEVICES"
+        ]
+        key = ref["valueFrom"]["configMapKeyRef"]
+        assert maps[key["name"]][key["key"]] == reserved[group]["run.ai/reserve_for_gpu_index"]
+        assert not p["spec"]["containers"][0]["resources"].get("limits", {}).get("nvidia.com/gpu")
+    assert sorted(len(t) for t in by_group.values()) == [1, 2]
+
+
+def test_toolkits_default_on_prod_east_and_hardened_on_neo_west(
+    clusters: dict[str, list[dict[str, Any]]],
+) -> None:
+    """STACK-008 where the toolkit runs its default; the hardened cluster sets it to false."""
+    for cluster, hardened in (("prod-east", False), ("neo-west", True)):
+        for p in of_kind(clusters[cluster], "Pod"):
+            for c in p["spec"]["containers"]:
+                if "container-toolkit" in c["image"]:
+                    env = {e["name"]: e["value"] for e in c.get("env", [])}
+                    accept = env.get("ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED")
+                    assert accept == ("false" if hardened else None)
 
 
 def test_daemonset_pods_run_only_where_their_node_selector_admits(

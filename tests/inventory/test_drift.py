@@ -109,6 +109,24 @@ def test_each_change_is_reported_with_before_and_after(
     assert expect_after.items() <= changes[0].after.items()
 
 
+SUBSET = snap.SharingEntry("nvidia.com/gpu", "nvidia.com/gpu-ts", 4, devices=("0", "1"))
+
+
+def test_a_changed_device_subset_is_drift():
+    before = ClusterState(sharing_configs=(ts_config(entries=(SUBSET,)),))
+    wider = snap.SharingEntry("nvidia.com/gpu", "nvidia.com/gpu-ts", 4, devices=("0", "1", "2"))
+    (change,) = detect_drift(before, ClusterState(sharing_configs=(ts_config(entries=(wider,)),)))
+    assert change.check_id == "DRIFT-001" and "entries" in change.summary
+    assert change.after["entries"][0]["devices"] == ["0", "1", "2"]
+
+
+def test_a_config_stored_before_entries_were_kept_is_no_drift():
+    """The first sync after the upgrade reads entries the stored copy never had."""
+    before = ClusterState(sharing_configs=(ts_config(),))
+    after = ClusterState(sharing_configs=(ts_config(entries=(SUBSET,)),))
+    assert detect_drift(before, after) == []
+
+
 def test_an_unrelated_application_is_not_a_gpu_component():
     assert (
         detect_drift(ClusterState(workloads=(web("1"),)), ClusterState(workloads=(web("2"),))) == []

@@ -72,7 +72,7 @@ def test_pod_fields():
     assert main.env == (
         EnvVar("NVIDIA_VISIBLE_DEVICES", "all"),
         EnvVar("EMPTY", ""),
-        EnvVar("TOKEN", None, "secretKeyRef"),
+        EnvVar("TOKEN", None, "secretKeyRef", source="hf", key="token"),
         EnvVar("NODE", None, "fieldRef"),
     )
     assert main.volume_mounts == (VolumeMount("caps", "/dev/nvidia-caps", True),)

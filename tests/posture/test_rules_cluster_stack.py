@@ -38,7 +38,9 @@ ALPHA, BETA = tenant("alpha"), tenant("beta", "external")
         ("requests.cpu", False),
         ("limits.memory", False),
         ("count/pods", False),
-        ("requests.nvidia.com/gpumem", False),
+        # HAMi's GPU memory: a quota on it bounds a GPU resource (it used not to count).
+        ("requests.nvidia.com/gpumem", True),
+        ("requests.nvidia.com/gpu-ts", True),
         ("requests.amd.com/gpu", False),
     ],
 )

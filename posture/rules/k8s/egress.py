@@ -44,7 +44,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
     gpu_pods: dict[str, list[Pod]] = {}
     owners: dict[str, TenantInfo] = {}
     for pod, tenant in tenant_pods(inputs):
-        if pod.gpu_resources:
+        if pod.uses_gpu:
             gpu_pods.setdefault(pod.namespace, []).append(pod)
             owners[pod.namespace] = tenant
     for namespace, pods in sorted(gpu_pods.items()):

@@ -1,45 +1,96 @@
-"""K8S-001: tenant namespaces without a ResourceQuota on GPU resources."""
+"""K8S-001: tenant namespaces whose GPU resources no ResourceQuota limits.
+
+Kubernetes counts an extended resource against a quota only under `requests.<resource>`
+(the pod evaluator computes no other key for it): a bare `nvidia.com/gpu` or
+`limits.nvidia.com/gpu` in `spec.hard` is accepted and never enforced. So each GPU resource the
+namespace's pods actually use (`nvidia.com/gpu`, `*.shared`, MIG profiles, names the device
+plugin's `rename` advertises, HAMi's `nvidia.com/gpumem` / `gpucores` / `gpumem-percentage`)
+needs its own `requests.` key. HAMi's scheduler enforces its own counters under `limits.` too.
+A namespace with no GPU pods needs some GPU quota key, so a tenant cannot start taking GPUs
+unbounded. KAI Scheduler fractions ask by annotation and are bounded by KAI's queues, which no
+ResourceQuota can express: they are not judged here.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
-from inventory.snapshot import Namespace, ResourceQuota
+from inventory.snapshot import GPU_RESOURCE_PREFIX, Namespace, Pod, ResourceQuota
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import is_device_resource
-from posture.rules.registry import FindingDraft, check
+from posture.rules.common import pod_ref
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
+from tenants.policy import FRACTIONAL_RESOURCES
 
 QUOTA_PREFIXES = ("requests.", "limits.")
+REQUESTS = "requests."
+# HAMi's scheduler also enforces its counters under `limits.` (its extended ResourceQuota).
+HAMI_LIMIT_PREFIXES = ("limits.", "limit.")
+BASELINE = "nvidia.com/gpu"
 
 
 def is_gpu_quota_key(key: str) -> bool:
-    """`requests.nvidia.com/gpu`, `nvidia.com/gpu`, `limits.nvidia.com/gpu`, the renamed
-    `.shared` resources and MIG resources such as `requests.nvidia.com/mig-1g.10gb`."""
+    """A quota key on an NVIDIA GPU resource (`requests.nvidia.com/gpu`, `nvidia.com/gpu`,
+    `limits.nvidia.com/gpu`, `.shared`, MIG, renamed and HAMi resources)."""
     for prefix in QUOTA_PREFIXES:
         if key.startswith(prefix):
             key = key.removeprefix(prefix)
             break
-    return is_device_resource(key)
+    return key.startswith(GPU_RESOURCE_PREFIX)
+
+
+def enforcing_keys(resource: str) -> tuple[str, ...]:
+    """The quota keys that bound `resource`."""
+    if resource in FRACTIONAL_RESOURCES:
+        return (REQUESTS + resource, *(p + resource for p in HAMI_LIMIT_PREFIXES))
+    return (REQUESTS + resource,)
+
+
+@dataclass
+class Usage:
+    """One GPU resource used in a namespace, and the pods using it."""
+
+    resource: str
+    pods: list[str] = field(default_factory=list)
+
+
+def namespace_gpu_usage(inputs: PostureInputs) -> dict[str, dict[str, Usage]]:
+    """namespace -> resource -> its use by the namespace's active pods (every nvidia.com/*
+    resource a pod holds). DRA device-class quotas add their own resources here."""
+    usage: dict[str, dict[str, Usage]] = {}
+    for pod in sorted(inputs.snapshot.pods, key=pod_ref):
+        if pod.is_active:
+            _add_pod(usage, pod)
+    return usage
+
+
+def _add_pod(usage: dict[str, dict[str, Usage]], pod: Pod) -> None:
+    for resource in sorted(pod.gpu_resources):
+        used = usage.setdefault(pod.namespace, {}).setdefault(resource, Usage(resource))
+        used.pods.append(pod_ref(pod))
 
 
 @check(
     id="K8S-001",
-    title="Tenant namespace without a ResourceQuota on GPU resources",
+    title="Tenant namespace without a ResourceQuota on the GPU resources it uses",
     severity="medium",
     scope="tenant",
     rationale=(
         "Without a quota on GPU resources one tenant can request every GPU (or every "
         "time-sliced replica) in the cluster and starve the others, and a compromised tenant "
         "account can turn the whole fleet to cryptomining. Quotas are also what makes a "
-        "tenant's GPU allocation auditable against what was approved."
+        "tenant's GPU allocation auditable against what was approved. A quota on "
+        "`nvidia.com/gpu` does not bound `nvidia.com/gpu.shared`, a MIG profile or a renamed "
+        "resource: each resource the tenant uses needs its own key, and Kubernetes enforces "
+        "extended resources only under `requests.`."
     ),
     remediation=(
-        "Create a ResourceQuota in the namespace with `spec.hard` entries "
-        '`requests.nvidia.com/gpu: "<approved count>"` and one '
-        "`requests.nvidia.com/mig-<profile>` entry per MIG profile the tenant may use "
-        "(`requests.nvidia.com/gpu.shared` where time-slicing renames the resource). "
-        "Extended resources are quota'd by the `requests.` prefix only."
+        "Create (or extend) a ResourceQuota in the namespace with one `spec.hard` entry per "
+        'resource named in the evidence, e.g. `requests.nvidia.com/gpu: "<approved count>"`, '
+        '`requests.nvidia.com/gpu.shared: "<replicas>"`, `requests.nvidia.com/mig-1g.10gb: '
+        '"2"`. Extended resources are quota\'d by the `requests.` prefix only: a bare '
+        "`nvidia.com/gpu` or `limits.nvidia.com/gpu` key is accepted and never enforced."
     ),
     mappings=("SP800-53:SC-6",),
 )
@@ -47,32 +98,62 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
     by_namespace: dict[str, list[ResourceQuota]] = {}  # once, not a scan per namespace
     for quota in inputs.snapshot.quotas:
         by_namespace.setdefault(quota.namespace, []).append(quota)
+    usage = namespace_gpu_usage(inputs)
     for namespace in sorted(inputs.snapshot.namespaces, key=lambda n: n.name):
         tenant = inputs.tenant_of_namespace(namespace.name)
         if tenant is None:
             continue
         quotas = sorted(by_namespace.get(namespace.name, ()), key=lambda q: q.name)
-        if any(is_gpu_quota_key(key) for q in quotas for key in q.hard):
-            continue
-        yield _quota_draft(inputs, namespace, tenant, quotas)
+        keys = {key for q in quotas for key in q.hard}
+        used = usage.get(namespace.name, {})
+        if used:
+            missing = [u for r, u in sorted(used.items()) if not keys & set(enforcing_keys(r))]
+        else:
+            # No GPU pods yet: any GPU key bounds what the tenant may start taking.
+            missing = [] if any(is_gpu_quota_key(k) for k in keys) else [Usage(BASELINE)]
+        if missing:
+            yield _quota_draft(inputs, namespace, tenant, quotas, missing, bool(used))
 
 
 def _quota_draft(
-    inputs: PostureInputs, namespace: Namespace, tenant: TenantInfo, quotas: list[ResourceQuota]
+    inputs: PostureInputs,
+    namespace: Namespace,
+    tenant: TenantInfo,
+    quotas: list[ResourceQuota],
+    missing: list[Usage],
+    in_use: bool,
 ) -> FindingDraft:
+    keys = {key for q in quotas for key in q.hard}
     evidence = {
         "namespace": namespace.name,
         "tenant": tenant.slug,
         "quotas": [{"name": q.name, "hard_keys": sorted(q.hard)} for q in quotas],
-        "expected_any_of": [
-            "requests.nvidia.com/gpu",
-            "nvidia.com/gpu",
-            "limits.nvidia.com/gpu",
-            "requests.nvidia.com/mig-<profile>",
-        ],
+        "missing": [_missing_entry(u, keys) for u in missing],
+        "basis": (
+            "GPU resources the namespace's pods use"
+            if in_use
+            else "no GPU pods: no quota key on any GPU resource"
+        ),
     }
-    detail = "no ResourceQuota" if not quotas else f"{len(quotas)} quota(s), none on GPUs"
+    names = ", ".join(REQUESTS + u.resource for u in missing)
+    detail = f"no quota on {names}"
+    if not quotas:
+        detail = f"no ResourceQuota (needs {names})" if in_use else "no ResourceQuota"
     return namespace_draft(
         "K8S-001", inputs, namespace.name, tenants=(tenant,), evidence=evidence,
         title=f"Namespace {namespace.name} of tenant {tenant.slug} has {detail}",
+        exposure=sum(max(1, len(u.pods)) for u in missing),
     )  # fmt: skip
+
+
+def _missing_entry(usage: Usage, keys: set[str]) -> dict[str, object]:
+    return {
+        "resource": usage.resource,
+        "expected_key": REQUESTS + usage.resource,
+        "pods": usage.pods[:MEMBERS_SHOWN],
+        "pod_count": len(usage.pods),
+        # Present, but Kubernetes never counts an extended resource under these.
+        "unenforced_keys": sorted(
+            k for k in (usage.resource, "limits." + usage.resource) if k in keys
+        ),
+    }

@@ -30,7 +30,7 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
     """(namespace, service account) -> party -> active GPU pods running as it."""
     groups: dict[tuple[str, str], dict[str, list[Pod]]] = {}
     for pod in sorted(inputs.snapshot.pods, key=pod_ref):
-        if not pod.is_active or not pod.gpu_resources:
+        if not pod.is_active or not pod.uses_gpu:
             continue
         parties = groups.setdefault((pod.namespace, pod.service_account), {})
         parties.setdefault(job_tenant(inputs, pod), []).append(pod)

@@ -51,7 +51,8 @@ def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
         cls = tenant.trust_class
         node = nodes.get(pod.node_name or "")
         # An unscheduled pod, or a node outside the snapshot, cannot be judged.
-        if not cls.requires_dedicated_pool or node is None or not pod.gpu_resources:
+        # A KAI fraction holds its share of a GPU with no nvidia.com/* request.
+        if not cls.requires_dedicated_pool or node is None or not pod.uses_gpu:
             continue
         if has_class_taint(node, cls.slug):
             continue
@@ -62,6 +63,7 @@ def _pool_draft(inputs: PostureInputs, pod: Pod, tenant: TenantInfo, node: Node)
     slug = tenant.trust_class.slug
     evidence = {
         "gpu_resources": pod.gpu_resources,
+        **({"gpu_fraction": pod.gpu_fraction} if pod.gpu_fraction else {}),
         "expected_taint": f"{CLASS_TAINT_KEY}={slug}:NoSchedule (or NoExecute)",
         "node_selector": dict(pod.node_selector),
         "tolerations": [dict(t) for t in pod.tolerations],

@@ -36,7 +36,8 @@ def mode_usage(inputs: PostureInputs) -> dict[tuple[str, str, str], ModeUse]:
     for node in sorted_nodes(inputs):
         pool = node_pool(node.labels)
         for holding in gpu_holdings(inputs, node):
-            if holding.tenant is None or holding.mode == "exclusive":
+            # exclusive shares nothing; "unknown" (a MIG layout nobody knows) is SHARE-009's.
+            if holding.tenant is None or holding.mode in ("exclusive", "unknown"):
                 continue
             use = usage.setdefault((holding.tenant.slug, holding.mode, pool), ModeUse())
             use.nodes.add(node.name)

@@ -59,8 +59,8 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
                     "resource": pool, "sharing_mode": mode, "rule": decision.rule,
                     "forbidden_by": list(decision.forbidden_by),
                 }  # fmt: skip
-                key = f"{pool}:{mode}"
-                yield meeting(node, pool, key, first, second, details=details)
+                if found := meeting(node, pool, f"{pool}:{mode}", first, second, details=details):
+                    yield found
 
 
 def _title(cause: PairCause) -> str:

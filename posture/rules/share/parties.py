@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from itertools import combinations
 from typing import Any
 
-from inventory.snapshot import Node
+from inventory.snapshot import Node, SharedResource
 from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import (
     GpuHolding,
@@ -19,8 +19,9 @@ from posture.rules.common import (
     pools_by_mode,
     sorted_nodes,
 )
+from posture.rules.holding import device_kind
 from posture.rules.subjects import PLATFORM_PARTY, Meeting, Party
-from tenants.policy import is_mig_resource
+from tenants.policy import base_resource, is_mig_resource
 
 # Modes in which one physical GPU (or MIG device) serves several pods at once. exclusive and
 # mig_gi give each pod its own device or hardware partition, so there is no pair to judge.
@@ -28,13 +29,27 @@ CONCURRENT_MODES = ("mig_ci", "vgpu_fixed", "vgpu_equal", "vgpu_best_effort", "m
 
 
 def physical_units(node: Node, pool: str) -> int | None:
-    """How many physical devices back a pool: GPUs from nvidia.com/gpu.count (capacity is
-    multiplied by the replicas), MIG devices from the capacity divided by the replicas."""
+    """How many physical devices back a pool: those the node's sharing config replicates under
+    it, else GPUs from nvidia.com/gpu.count (capacity is multiplied by the replicas), MIG
+    devices from the capacity divided by the replicas."""
+    entry = _replicated(node, pool)
+    if entry is not None and entry.units:
+        return entry.units
     if pool == "nvidia.com/gpu" and node.gpu_count:
         return node.gpu_count
     capacity = node.gpu_capacity.get(pool, 0) + node.gpu_capacity.get(f"{pool}.shared", 0)
-    replicas = node.time_slicing_replicas or 1
+    replicas = _replicas(node, pool) or 1
     return capacity // replicas if capacity >= replicas else None
+
+
+def _replicated(node: Node, pool: str) -> SharedResource | None:
+    return next((r for r in node.resource_sharing if base_resource(r.name) == pool), None)
+
+
+def _replicas(node: Node, pool: str) -> int | None:
+    """Replicas per device of the pool: its own config entry's, else the node's label."""
+    entry = _replicated(node, pool)
+    return (entry.replicas if entry else None) or node.time_slicing_replicas
 
 
 def co_residence(node: Node, pool: str, own: int, others: int) -> tuple[str, str]:
@@ -44,7 +59,7 @@ def co_residence(node: Node, pool: str, own: int, others: int) -> tuple[str, str
     least ceil(others/R); if that exceeds the devices there are, they must meet on one.
     """
     units = physical_units(node, pool)
-    per_unit = node.time_slicing_replicas
+    per_unit = _replicas(node, pool)
     kind = "MIG device" if is_mig_resource(pool) else "physical GPU"
     if units == 1:
         return "certain", f"node {node.name} has a single {kind} behind {pool}"
@@ -89,14 +104,41 @@ def parties_of(
         elif platform is not None:
             grouped.setdefault(PLATFORM_PARTY, (platform, []))[1].append(h)
     return {
-        name: Party(name, cls.slug, tuple(holding_evidence(hs)), sum(h.count for h in hs))
+        name: Party(
+            name, cls.slug, tuple(holding_evidence(hs)), sum(h.count for h in hs), _devices(hs)
+        )
         for name, (cls, hs) in sorted(grouped.items())
     }
 
 
-def meeting(node: Node, pool: str, key: str, first: Party, second: Party, **extra: Any) -> Meeting:
-    """Two parties holding `pool` on `node`, with their co-residence verdict on it."""
-    verdict, why = co_residence(node, pool, first.replicas, second.replicas)
+def _devices(holdings: list[GpuHolding]) -> tuple[str, ...] | None:
+    if any(h.devices is None for h in holdings):
+        return None
+    return tuple(sorted({d for h in holdings for d in h.devices or ()}))
+
+
+def shared_devices(first: Party, second: Party) -> tuple[str, ...] | None:
+    """The devices both parties hold when the scheduler names every one of them by ids of one
+    kind (then () means they are apart); None when that cannot be told."""
+    if first.devices is None or second.devices is None:
+        return None
+    if len({device_kind(d) for d in (*first.devices, *second.devices)}) != 1:
+        return None
+    return tuple(sorted(set(first.devices) & set(second.devices)))
+
+
+def meeting(
+    node: Node, pool: str, key: str, first: Party, second: Party, **extra: Any
+) -> Meeting | None:
+    """Two parties holding `pool` on `node`, with their co-residence verdict on it; None when
+    the scheduler placed them on different devices."""
+    both = shared_devices(first, second)
+    if both == ():
+        return None
+    if both:
+        verdict, why = "certain", f"both hold {', '.join(both)} on {node.name}"
+    else:
+        verdict, why = co_residence(node, pool, first.replicas, second.replicas)
     return Meeting(node, key, (first, second), verdict, why, node_facts(node), **extra)
 
 
@@ -109,4 +151,5 @@ def tenant_pairs_sharing(inputs: PostureInputs, mode: str) -> Iterator[Meeting]:
                 continue
             details = {"resource": pool, "sharing_mode": mode}
             for first, second in combinations(parties_of(holdings).values(), 2):
-                yield meeting(node, pool, pool, first, second, details=details)
+                if found := meeting(node, pool, pool, first, second, details=details):
+                    yield found

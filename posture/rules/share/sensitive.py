@@ -63,7 +63,9 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
                             "resource": pool, "sharing_mode": mode, "sensitive_tenant": name,
                             "trust_class_rank": cls.rank,
                         }  # fmt: skip
-                        yield meeting(node, pool, f"{pool}:{mode}", own, theirs, details=details)
+                        key = f"{pool}:{mode}"
+                        if found := meeting(node, pool, key, own, theirs, details=details):
+                            yield found
 
 
 def _title(cause: PairCause) -> str:

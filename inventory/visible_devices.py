@@ -1,0 +1,192 @@
+"""Whether a node's NVIDIA container stack honours NVIDIA_VISIBLE_DEVICES from unprivileged
+pods (STACK-008, and what POD-011 says about the node). PURE.
+
+CUDA base images set `NVIDIA_VISIBLE_DEVICES=all` in their own ENV, which no manifest shows. On
+a node whose NVIDIA Container Toolkit accepts that variable from unprivileged containers, any pod
+that reaches the NVIDIA runtime may see every GPU without requesting one. Two settings decide:
+
+- the toolkit's `accept-nvidia-visible-devices-envvar-when-unprivileged` (config.toml; the
+  toolkit container's env `ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED`; the GPU
+  Operator's ClusterPolicy `toolkit.env`). Its default is `true` in the toolkit, and the GPU
+  Operator sets nothing unless told (NVIDIA's hardening guide and bulletin 5599 set `false`);
+- the device plugin's device-list strategy (flag `--device-list-strategy`, env
+  `DEVICE_LIST_STRATEGY`, config `flags.plugin.deviceListStrategy`; the ClusterPolicy's
+  `devicePlugin.env`). Its default is `envvar`: the plugin then hands allocated GPUs to the
+  runtime through that very variable, which works only where the toolkit honours it. The GPU
+  Operator sets `cdi-annotations,cdi-cri` when CDI is enabled (the default from v25.10).
+
+The rule (documented in README): honoured when the toolkit's setting is `true` as read (a
+toolkit pod on the node with the variable unset runs the default, `true`), or, the toolkit's
+setting not being visible, when the device-list strategy is `envvar`; not honoured when the
+setting reads `false`; otherwise unverified, and nobody is told it is honoured. A toolkit
+installed on the host (cloud GPU images) keeps its setting in a file the API never shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from inventory.snapshot import Container, Pod, SharingConfig
+from inventory.sources.images import component_of
+
+TOOLKIT_ENV = "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"
+STRATEGY_ENV = "DEVICE_LIST_STRATEGY"
+STRATEGY_FLAG = "--device-list-strategy"
+RUNTIME_DEFAULT_ENV = "NVIDIA_RUNTIME_SET_AS_DEFAULT"
+PLUGIN_DEFAULT_STRATEGY = "envvar"
+OPERATOR_CDI_STRATEGY = "cdi-annotations,cdi-cri"
+# Containers of the device plugin's image that are not the plugin (its sidecars, GFD).
+_NOT_THE_PLUGIN = ("config-manager", "gpu-feature-discovery", "mps-control-daemon")
+
+
+@dataclass(frozen=True)
+class Fact:
+    value: str | None  # None: not visible
+    source: str
+
+
+@dataclass(frozen=True)
+class EnvvarAccess:
+    """What the node's stack shows about NVIDIA_VISIBLE_DEVICES from unprivileged pods."""
+
+    toolkit_accepts: Fact  # "true" / "false"
+    device_list_strategy: Fact
+    nvidia_default_runtime: Fact  # "true" / "false": whether pods reach the NVIDIA runtime unasked
+
+    @property
+    def honoured(self) -> bool | None:
+        """True, False, or None (unverified)."""
+        if self.toolkit_accepts.value is not None:
+            return self.toolkit_accepts.value == "true"
+        strategies = (self.device_list_strategy.value or "").split(",")
+        return True if PLUGIN_DEFAULT_STRATEGY in strategies else None
+
+    @property
+    def verdict(self) -> str:
+        return {True: "yes", False: "no", None: "unverified"}[self.honoured]
+
+    def evidence(self) -> dict[str, Any]:
+        return {
+            "honours_visible_devices_from_unprivileged_pods": self.verdict,
+            "toolkit_accept_envvar_when_unprivileged": _fact(self.toolkit_accepts),
+            "device_list_strategy": _fact(self.device_list_strategy),
+            "nvidia_runtime_is_default": _fact(self.nvidia_default_runtime),
+        }
+
+
+def envvar_access(
+    pods_on_node: Iterable[Pod],
+    config: SharingConfig | None,
+    policies: Iterable[tuple[str, Mapping[str, Any]]],
+) -> EnvvarAccess:
+    """The node's facts from its GPU-stack pods, its device-plugin config and the GPU
+    Operator's ClusterPolicies (name, parsed spec)."""
+    pods = [p for p in pods_on_node if p.is_active]
+    policies = sorted(policies, key=lambda p: p[0])
+    toolkits = _containers(pods, "container_toolkit")
+    plugins = [(p, c) for p, c in _containers(pods, "device_plugin") if _is_plugin(c)]
+    return EnvvarAccess(
+        toolkit_accepts=_toolkit(toolkits, policies),
+        device_list_strategy=_strategy(plugins, config, policies),
+        nvidia_default_runtime=_default_runtime(toolkits, policies),
+    )
+
+
+def _containers(pods: list[Pod], component: str) -> list[tuple[Pod, Container]]:
+    return [
+        (pod, c)
+        for pod in pods
+        for c in pod.containers
+        if not c.init and component_of(c.image) == component
+    ]
+
+
+def _is_plugin(container: Container) -> bool:
+    words = " ".join((*container.command, *container.args, container.name))
+    return not any(word in words for word in _NOT_THE_PLUGIN)
+
+
+def _toolkit(toolkits: list[tuple[Pod, Container]], policies: list) -> Fact:
+    for pod, container in toolkits:
+        where = f"container-toolkit pod {pod.namespace}/{pod.name}"
+        value = _env(container, TOOLKIT_ENV)
+        if value is not None:
+            return _flag(value, f"{where} env {TOOLKIT_ENV}")
+        if not _env_named(container, TOOLKIT_ENV):
+            return Fact("true", f"{where} leaves {TOOLKIT_ENV} unset: the toolkit's default")
+    for name, spec in policies:
+        if spec.get("toolkit_accepts_envvar_unprivileged") is not None:
+            value = "true" if spec["toolkit_accepts_envvar_unprivileged"] else "false"
+            return Fact(value, f"ClusterPolicy {name} toolkit.env {TOOLKIT_ENV}")
+    return Fact(
+        None,
+        "unverified: no container-toolkit pod on the node states it (a toolkit installed on "
+        "the host keeps it in /etc/nvidia-container-runtime/config.toml)",
+    )
+
+
+def _strategy(
+    plugins: list[tuple[Pod, Container]], config: SharingConfig | None, policies: list
+) -> Fact:
+    for pod, container in plugins:
+        value = _flag_value(container.args, STRATEGY_FLAG) or _env(container, STRATEGY_ENV)
+        if value:
+            return Fact(value, f"device-plugin pod {pod.namespace}/{pod.name}")
+    if config is not None and config.device_list_strategy:
+        where = f"device-plugin config {config.namespace}/{config.configmap} key {config.key}"
+        return Fact(config.device_list_strategy, where)
+    for name, spec in policies:
+        if spec.get("device_list_strategy"):
+            source = f"ClusterPolicy {name} devicePlugin.env {STRATEGY_ENV}"
+            return Fact(spec["device_list_strategy"], source)
+        if spec.get("cdi_enabled"):
+            return Fact(OPERATOR_CDI_STRATEGY, f"ClusterPolicy {name} cdi.enabled")
+    if plugins:
+        pod = plugins[0][0]
+        where = f"device-plugin pod {pod.namespace}/{pod.name} sets none: the plugin's default"
+        return Fact(PLUGIN_DEFAULT_STRATEGY, where)
+    return Fact(None, "unverified: no device-plugin pod on the node, nothing states it")
+
+
+def _default_runtime(toolkits: list[tuple[Pod, Container]], policies: list) -> Fact:
+    for pod, container in toolkits:
+        value = _env(container, RUNTIME_DEFAULT_ENV)
+        if value is not None:
+            return _flag(value, f"container-toolkit pod {pod.namespace}/{pod.name}")
+    for name, spec in policies:
+        if spec.get("cdi_enabled"):
+            # GPU Operator v25.10+: containerd / CRI-O inject GPUs by CDI, and the nvidia
+            # runtime serves only pods that name its runtime class (which any pod may do).
+            return Fact("false", f"ClusterPolicy {name} cdi.enabled (GPU Operator v25.10+)")
+    return Fact(None, "unverified")
+
+
+def _env(container: Container, name: str) -> str | None:
+    """A literal env value; None when unset or from a reference."""
+    return next((v.value for v in container.env if v.name == name and v.value is not None), None)
+
+
+def _env_named(container: Container, name: str) -> bool:
+    return any(v.name == name for v in container.env)
+
+
+def _flag(value: str, source: str) -> Fact:
+    word = value.strip().lower()
+    return Fact(word if word in ("true", "false") else None, f"{source} = {value!r}")
+
+
+def _flag_value(args: Iterable[str], flag: str) -> str | None:
+    """`--flag=value` or `--flag value` in a container's args."""
+    args = list(args)
+    for index, arg in enumerate(args):
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1].strip() or None
+        if arg == flag and index + 1 < len(args):
+            return args[index + 1].strip() or None
+    return None
+
+
+def _fact(fact: Fact) -> dict[str, Any]:
+    return {"value": fact.value, "source": fact.source}

@@ -1,0 +1,36 @@
+"""One pod's hold on GPUs of a node: what every sharing check reads (posture.rules.common
+gathers them per node from each way a GPU reaches a pod)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from inventory.snapshot import Pod
+from posture.inputs import TenantInfo
+
+# Device identities are GPU or MIG UUIDs ("GPU-...", "MIG-..."), or a scheduler's own name for
+# a device ("kai-group:<group>"): only identities of one kind can tell two holdings apart.
+UUID_PREFIXES = ("GPU-", "MIG-")
+
+
+@dataclass(frozen=True)
+class GpuHolding:
+    """One pod's hold on one GPU resource of a node, and how that resource is shared."""
+
+    pod: Pod
+    tenant: TenantInfo | None  # None: a platform pod
+    resource: str  # as the pod asks for it ("nvidia.com/gpu.shared", "gpu-fraction")
+    pool: str  # the physical pool it draws from ("nvidia.com/gpu")
+    count: int
+    mode: str  # DESIGN §2 sharing mode, or "unknown" (the MIG layout is not known)
+    # The physical devices it holds, where the scheduler says (a KAI reservation, HAMi's
+    # allocation); None: any device of the pool.
+    devices: tuple[str, ...] | None = None
+    basis: str = ""  # why this mode, when not the node's plain sharing strategy
+
+
+def device_kind(device: str) -> str:
+    """ "uuid" for a GPU or MIG UUID, else the scheduler prefix ("kai-group")."""
+    if device.startswith(UUID_PREFIXES):
+        return "uuid"
+    return device.partition(":")[0]

@@ -1,0 +1,193 @@
+"""Pods' holds on a node's GPUs through the device plugin, HAMi and KAI Scheduler fractions
+(DESIGN §2, "a GPU reaches a pod by any of"). PURE.
+
+- A device-plugin resource (`nvidia.com/gpu`, `*.shared`, MIG profiles, any name the node's
+  config advertises by `rename`): the node's SharedResource of that name gives its mode on the
+  devices it covers; a resource the config leaves alone is a whole device or MIG instance; with
+  no readable config, the node's sharing strategy (GFD's labels) decides.
+- HAMi (`nvidia.com/gpumem`, `gpucores`, `gpumem-percentage`, or its allocation annotation):
+  time-slicing on the `nvidia.com/gpu` it rides on, limits soft; the GPUs are the ones
+  `hami.io/vgpu-devices-allocated` names.
+- KAI Scheduler / Run:ai fractions (`gpu-fraction`, `gpu-memory`): time-slicing on the GPU its
+  reservation pod holds. The binder ties them by the `runai-gpu-group` label; the reservation
+  pod (in `kai-resource-reservation`, `runai-reservation` before KAI v0.6) holds the real
+  `nvidia.com/gpu` and names it in `run.ai/reserve_for_gpu_index` (a UUID despite the name). It
+  is the GPU's placeholder, not a party that shares it.
+- A node whose MIG reconfiguration failed or is stuck: its layout is unknown, so holdings not
+  replicated by a sharing config have mode "unknown" (SHARE-009 says so) rather than an
+  isolation assumed from the requested layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from inventory.mig_state import mig_layout_problem
+from inventory.snapshot import Node, Pod, SharedResource
+from inventory.sources.nodes import mig_enabled
+from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.holding import UUID_PREFIXES, GpuHolding
+from tenants.policy import FRACTIONAL_RESOURCES, base_resource, is_mig_resource, node_sharing_mode
+
+GPU = "nvidia.com/gpu"
+RESERVATION_NAMESPACES = ("kai-resource-reservation", "runai-reservation")
+GPU_GROUP = "runai-gpu-group"  # KAI: a single fraction; "runai-gpu-group/<group>" for several
+RESERVED_GPU = "run.ai/reserve_for_gpu_index"
+RUNAI_GPU_INDEX = "runai-gpu"  # Run:ai before KAI: the fraction's GPU index
+FRACTION_DEVICES = "gpu-fraction-num-devices"
+HAMI_ALLOCATED = "hami.io/vgpu-devices-allocated"
+_NO_GPU = ("", "-1")  # a reservation still waiting for its GPU
+
+
+def plugin_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
+    """Every active pod's GPU devices on `node` from device-plugin resources and fractions."""
+    pods = inputs.pods_by_node.get(node.name, ())
+    reserved = reserved_gpus(inputs, pods)
+    mig_problem = mig_layout_problem(node)
+    why_unknown = (
+        f"MIG layout unknown: nvidia.com/mig.config.state={mig_problem['state']} "
+        f"({mig_problem['why']})"
+        if mig_problem
+        else ""
+    )
+    holdings: list[GpuHolding] = []
+    for pod in pods:
+        if is_reservation(inputs, pod):
+            continue
+        tenant = inputs.tenant_of_pod(pod)
+        if pod.gpu_fraction and not pod.gpu_resources:
+            holdings.append(_fraction_holding(pod, tenant, reserved))
+        else:
+            holdings += _resource_holdings(node, pod, tenant, why_unknown)
+    return holdings
+
+
+def holds_device(node: Node, resource: str) -> bool:
+    """A resource that stands for a GPU or MIG device on this node: NVIDIA's own names, and any
+    name the node's device-plugin config advertises (not HAMi's memory or core counters)."""
+    base = base_resource(resource)
+    return base == GPU or is_mig_resource(resource) or shared_entry(node, resource) is not None
+
+
+def shared_entry(node: Node, resource: str) -> SharedResource | None:
+    return next((r for r in node.resource_sharing if r.name == resource), None)
+
+
+def resource_mode(node: Node, resource: str, why_unknown: str = "") -> tuple[str, str]:
+    """(DESIGN §2 mode, why) of a device-plugin resource on `node`."""
+    entry = shared_entry(node, resource)
+    if entry is not None:
+        # Replicas share whatever the devices turn out to be.
+        return entry.mode, entry_basis(entry)
+    if why_unknown:
+        return "unknown", why_unknown
+    if node.resource_sharing:
+        rest = "mig" if mig_enabled(node.labels, node.gpu_capacity) else "none"
+        mode = node_sharing_mode(rest, resource, mig_strategy=node.mig_strategy)
+        replicated = ", ".join(r.name for r in node.resource_sharing)
+        return mode, f"not replicated by the node's device-plugin config (it shares {replicated})"
+    return node_sharing_mode(node.sharing_strategy, resource, mig_strategy=node.mig_strategy), ""
+
+
+def entry_basis(entry: SharedResource) -> str:
+    devices = ", ".join(entry.devices) if entry.devices else "all devices"
+    replicas = f"{entry.replicas} replicas" if entry.replicas else "replicas"
+    basis = f"{entry.name}: {entry.mode} ({replicas} each) of {entry.source} on {devices}"
+    if entry.mixed:
+        basis += "; whole devices are advertised under the same name, a pod may get either"
+    return f"{basis}; {entry.note}" if entry.note else basis
+
+
+def _resource_holdings(
+    node: Node, pod: Pod, tenant: TenantInfo | None, why_unknown: str
+) -> list[GpuHolding]:
+    resources = pod.gpu_resources
+    hami = HAMI_ALLOCATED in pod.annotations
+    # HAMi's limits are soft (memory and cores enforced in-process, if at all): time-slicing.
+    soft = hami or any(name in FRACTIONAL_RESOURCES for name in resources)
+    devices = hami_devices(pod.annotations.get(HAMI_ALLOCATED, "")) if hami else None
+    holdings = []
+    for name, count in sorted(resources.items()):
+        if not holds_device(node, name):
+            continue
+        if soft:
+            mode, basis = (
+                "time_slicing",
+                "HAMi: a share of the GPU under soft memory and core limits",
+            )
+        else:
+            mode, basis = resource_mode(node, name, why_unknown)
+        pool = base_resource(name)
+        holdings.append(GpuHolding(pod, tenant, name, pool, count, mode, devices, basis))
+    return holdings
+
+
+def hami_devices(value: str) -> tuple[str, ...] | None:
+    """The GPU UUIDs in `hami.io/vgpu-devices-allocated` ("GPU-<uuid>,NVIDIA,3000,30:;":
+    containers split by ";", their devices by ":", a device's fields by ",")."""
+    uuids = {
+        device.split(",")[0].strip()
+        for container in value.split(";")
+        for device in container.split(":")
+        if device.split(",")[0].strip()
+    }
+    return tuple(sorted(uuids)) or None
+
+
+def is_reservation(inputs: PostureInputs, pod: Pod) -> bool:
+    """A KAI / Run:ai reservation pod: the platform's placeholder holding the GPU its
+    fractions share. A tenant's namespace never holds one (it would hide a whole GPU)."""
+    if pod.gpu_fraction or inputs.namespace_owner.get(pod.namespace):
+        return False
+    if RESERVED_GPU in pod.annotations:
+        return True
+    return pod.namespace in RESERVATION_NAMESPACES and GPU_GROUP in pod.labels
+
+
+def reserved_gpus(inputs: PostureInputs, pods: Iterable[Pod]) -> dict[str, str]:
+    """GPU group -> the GPU its reservation pod holds, on one node."""
+    return {
+        group: gpu_id(gpu)
+        for pod in pods
+        if is_reservation(inputs, pod)
+        and (group := pod.labels.get(GPU_GROUP))
+        and (gpu := pod.annotations.get(RESERVED_GPU, "")).strip() not in _NO_GPU
+    }
+
+
+def gpu_id(value: str) -> str:
+    """A GPU as a scheduler names it: its UUID (KAI), else its index (Run:ai before KAI)."""
+    value = value.strip()
+    return value if value.startswith(UUID_PREFIXES) else f"gpu-index:{value}"
+
+
+def gpu_groups(labels: dict[str, str]) -> list[str]:
+    """The GPU groups a fraction pod is bound to (one per GPU it spans)."""
+    groups = [labels[GPU_GROUP]] if labels.get(GPU_GROUP) else []
+    groups += [v for k, v in labels.items() if k.startswith(GPU_GROUP + "/") and v]
+    return sorted(set(groups))
+
+
+def _fraction_holding(pod: Pod, tenant: TenantInfo | None, reserved: dict[str, str]) -> GpuHolding:
+    request = pod.gpu_fraction
+    groups = gpu_groups(pod.labels)
+    if groups:
+        devices: tuple[str, ...] | None = tuple(
+            sorted({reserved.get(g) or f"kai-group:{g}" for g in groups})
+        )
+    elif pod.annotations.get(RUNAI_GPU_INDEX, "").strip():
+        devices = (gpu_id(pod.annotations[RUNAI_GPU_INDEX]),)
+    else:
+        devices = None
+    count = _positive(pod.annotations.get(FRACTION_DEVICES)) or max(1, len(groups))
+    asked = ", ".join(f"{k}={v}" for k, v in request.items())
+    basis = f"KAI Scheduler fraction ({asked}): no memory or fault isolation between sharers"
+    return GpuHolding(pod, tenant, next(iter(request)), GPU, count, "time_slicing", devices, basis)
+
+
+def _positive(value: str | None) -> int | None:
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        return None
+    return number if number > 0 else None

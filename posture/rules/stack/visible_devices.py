@@ -1,0 +1,76 @@
+"""STACK-008: the node's container toolkit honours NVIDIA_VISIBLE_DEVICES from unprivileged pods
+(inventory/visible_devices.py decides from what the snapshot shows)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inventory.snapshot import Node
+from inventory.sources.nodes import matching_config
+from inventory.visible_devices import EnvvarAccess, envvar_access
+from posture.inputs import PostureInputs
+from posture.rules.common import sorted_nodes, tenants_on_node
+from posture.rules.registry import FindingDraft, check
+from posture.rules.subjects import node_draft
+
+
+def node_envvar_access(inputs: PostureInputs, node: Node) -> EnvvarAccess:
+    """What the node's GPU stack shows (once per node and evaluation: POD-011 asks too)."""
+    key = ("envvar_access", node.name)
+    if key not in inputs.memo:
+        config, _ = matching_config(node.device_plugin_config, inputs.snapshot.sharing_configs)
+        policies = [(p.name, p.spec) for p in inputs.snapshot.gpu_operator_policies if not p.error]
+        pods = inputs.pods_by_node.get(node.name, ())
+        inputs.memo[key] = envvar_access(pods, config, policies)
+    return inputs.memo[key]  # type: ignore[return-value]
+
+
+@check(
+    id="STACK-008",
+    title="Container toolkit honours NVIDIA_VISIBLE_DEVICES from unprivileged pods",
+    severity="high",
+    scope="node",
+    rationale=(
+        "CUDA base images set `NVIDIA_VISIBLE_DEVICES=all` in their own ENV, which no manifest "
+        "shows. Where the NVIDIA Container Toolkit accepts that variable from unprivileged "
+        "containers (`accept-nvidia-visible-devices-envvar-when-unprivileged`, true by default) "
+        "any pod that reaches the NVIDIA runtime gets the GPUs it names without requesting one: "
+        "every GPU of the node, including those allocated to other tenants, outside quota and "
+        "invisible to attribution. The device plugin's default device-list strategy `envvar` "
+        "relies on that acceptance. POD-011 finds the pods that set the variable in their "
+        "manifest; this finds the nodes where an image alone is enough."
+    ),
+    remediation=(
+        "Make the toolkit ignore the variable from unprivileged containers and have the "
+        "device plugin pass allocated GPUs another way. GPU Operator: set in the ClusterPolicy "
+        "(or chart values) `toolkit.env` ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED="
+        '"false" and ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS="true", and '
+        "`devicePlugin.env` DEVICE_LIST_STRATEGY=volume-mounts (or enable CDI). A toolkit "
+        "installed on the host: `accept-nvidia-visible-devices-envvar-when-unprivileged = "
+        "false` in /etc/nvidia-container-runtime/config.toml and the plugin's "
+        "`--device-list-strategy=volume-mounts`. Keep hostPath mounts away from tenant pods."
+    ),
+    mappings=("SP800-53:AC-3", "SP800-53:CM-6", "ATT&CK:T1496.001"),
+)
+def toolkit_honours_visible_devices(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    for node in sorted_nodes(inputs):
+        if not node.is_gpu_node:
+            continue
+        access = node_envvar_access(inputs, node)
+        if access.honoured is not True:
+            continue  # "no", or nothing visible: unverified is said in POD-011, not shouted
+        tenants = tenants_on_node(inputs, node.name)
+        evidence = {
+            "node": node.name,
+            **access.evidence(),
+            "why": (
+                "an image's own ENV NVIDIA_VISIBLE_DEVICES=all (every CUDA base image) is "
+                "enough for a pod with no GPU request to see every GPU of the node"
+            ),
+            "tenants_with_pods_on_node": [t.slug for t in tenants],
+        }
+        title = (
+            f"Node {node.name} gives GPUs to unprivileged pods that name them in "
+            "NVIDIA_VISIBLE_DEVICES"
+        )
+        yield node_draft("STACK-008", node, tenants=tenants, evidence=evidence, title=title)
