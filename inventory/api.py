@@ -126,6 +126,19 @@ class DriftEventSerializer(PresentedSerializer):
         ]  # fmt: skip
 
 
+# CharFields stored blank for "not known" (or not installed): null in the API.
+NULL_WHEN_BLANK = (
+    "gpu_model",
+    "driver_version",
+    "container_toolkit_version",
+    "device_plugin_version",
+    "gpu_operator_version",
+    "firmware_version",
+    "mig_strategy",
+    "mig_config",
+)
+
+
 class NodeSerializer(PresentedSerializer):
     """A node as DESIGN §8 lists it. An unknown value is null, never ""; a component the node
     does not run is null too, and `components` says "not_installed" for it (with the reason)."""
@@ -142,6 +155,8 @@ class NodeSerializer(PresentedSerializer):
             "mig_strategy", "mig_config", "taints", "labels", "patch_status", "patch_exposures",
             "patch_not_affected", "patch_notes", "first_seen", "changed_at",
         ]  # fmt: skip
+        # Nullable in the schema too: clients must not be told these are always strings.
+        extra_kwargs = {name: {"allow_null": True} for name in NULL_WHEN_BLANK}
 
     def to_representation(self, instance: Node) -> dict:
         data = super().to_representation(instance)
@@ -153,19 +168,6 @@ class NodeSerializer(PresentedSerializer):
     def get_components(self, node: Node) -> dict:
         """component -> {"state": installed | unknown | not_installed, "version", "source"}."""
         return node_components(node.data) if node.is_gpu_node else {}
-
-
-# CharFields stored blank for "not known" (or not installed): null in the API.
-NULL_WHEN_BLANK = (
-    "gpu_model",
-    "driver_version",
-    "container_toolkit_version",
-    "device_plugin_version",
-    "gpu_operator_version",
-    "firmware_version",
-    "mig_strategy",
-    "mig_config",
-)
 
 
 class PodSerializer(serializers.ModelSerializer):
