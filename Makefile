@@ -6,7 +6,7 @@ PLOTLY_JS := static/vendor/plotly.min.js
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo serve test test-sqlite test-postgres lint lint-deploy format clean test-browser
+.PHONY: install demo serve test test-sqlite test-postgres lint lint-deploy format clean test-browser docs
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (or run: make PYTHON=python3 ...)"; exit 1; }
@@ -58,6 +58,10 @@ test: install
 
 # Browser tests: Debian's chromium driven by Playwright (never `playwright install`); screenshots
 # land in var/screenshots/<test>/. .ci/run installs chromium when it is missing.
+# docs/checks.md from the check registry (a test fails when it is stale).
+docs: install
+	DEBUG=1 $(BIN)/python manage.py catalogue_doc
+
 test-browser: install
 	mkdir -p var
 	GPUPOSTURE_BROWSER=1 SECRET_KEY=test-only-not-secret SECURE_SSL_REDIRECT=0 SECURE_HSTS_SECONDS=0 \

@@ -20,7 +20,7 @@ from posture.rules.subjects import node_draft, node_named
                    "service; cordon the node and preserve evidence before killing it. Close "
                    "the path it came in by (an exposed notebook, a static key, a privileged "
                    "pod) and rotate what it could read.",
-       mappings=("ATT&CK:T1496.001", "CSF:DE.CM-09", "SP800-53:SI-4"))  # fmt: skip
+       mappings=("ATT&CK:T1496.001", "CSF 2.0:DE.CM-09", "SP800-53:SI-4"))  # fmt: skip
 def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
     settings = inputs.telemetry.settings
     for h in inputs.telemetry.hijacks:

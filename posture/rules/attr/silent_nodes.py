@@ -17,7 +17,7 @@ from posture.rules.subjects import node_draft, node_named
        remediation="Check the dcgm-exporter pod on the node (GPU Operator: `dcgmExporter."
                    "enabled`), its ServiceMonitor or scrape config, and that the node is not "
                    "tainted against it.",
-       mappings=("CSF:DE.CM-09", "SP800-53:AU-12"))  # fmt: skip
+       mappings=("CSF 2.0:DE.CM-09", "SP800-53:AU-12"))  # fmt: skip
 def silent_gpu_node(inputs: PostureInputs) -> Iterator[FindingDraft]:
     minutes = inputs.telemetry.settings.get("silent_minutes")
     for silent in inputs.telemetry.silent_nodes:

@@ -73,7 +73,7 @@ _REMEDIATION = (
                  "into it; NVIDIA bulletins fix privilege escalation, memory disclosure and "
                  "denial of service in it. A node below the fixed version of its branch is "
                  "exposed to the listed CVEs.",
-       remediation=_REMEDIATION, mappings=("SP800-53:SI-2", "CSF2.0:ID.AM-01"))  # fmt: skip
+       remediation=_REMEDIATION, mappings=("SP800-53:SI-2", "CSF 2.0:ID.AM-01"))  # fmt: skip
 def driver_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
     yield from _below_baseline(inputs, "STACK-001")
 

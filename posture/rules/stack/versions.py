@@ -47,7 +47,7 @@ FIRMWARE = "firmware_version"
         "each DaemonSet's pod actually runs on the node, and import `nvidia-smi -q -x` for the "
         "node (`manage.py import_nvidia_smi`) to record the VBIOS. Then re-sync the cluster."
     ),
-    mappings=("CSF2.0:ID.AM-01", "SP800-53:CM-8"),
+    mappings=("CSF 2.0:ID.AM-01", "SP800-53:CM-8"),
 )
 def unknown_stack_versions(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for node in sorted_nodes(inputs):
@@ -108,7 +108,7 @@ def _stack_draft(node: Node, unknown: list[str], tenants: list[TenantInfo]) -> F
         "plain YAML, no anchors or aliases, and well under 1 MiB. Check who changed it "
         "(K8S-004 lists tenant principals who may), then re-sync the cluster."
     ),
-    mappings=("SP800-53:CM-6", "SP800-53:CM-8", "CSF2.0:ID.AM-01"),
+    mappings=("SP800-53:CM-6", "SP800-53:CM-8", "CSF 2.0:ID.AM-01"),
 )
 def unreadable_gpu_config(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for node in sorted_nodes(inputs):
