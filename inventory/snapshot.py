@@ -52,6 +52,13 @@ class EnvVar:
     # configMapKeyRef / secretKeyRef: the object and key the value is read from (names only).
     source: str | None = None
     key: str | None = None
+    # A literal value the product does not read is sealed at the boundary (inventory/env_seal.py):
+    # `value` is SEALED_VALUE and only its length and, if it is one, the credential rule that
+    # matched are kept, so no secret pasted into a pod spec reaches the database.
+    length: int | None = None
+    credential_rule: str | None = None
+    credential_kind: str | None = None
+    credential_hint: str | None = None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from inventory.env_seal import literal_env
 from inventory.snapshot import (
     GPU_ANNOTATIONS,
     GPU_RESOURCE_PREFIX,
@@ -190,7 +191,7 @@ def _env_var(raw: dict[str, Any]) -> EnvVar:
             key=text(ref.get("key")),
         )
     # Kubernetes treats a variable without value as the empty string.
-    return EnvVar(name=name, value=text(raw.get("value"), "") or "")
+    return literal_env(name, text(raw.get("value"), "") or "")
 
 
 def _mount(raw: dict[str, Any]) -> VolumeMount:

@@ -12,7 +12,7 @@ import string
 
 import pytest
 
-from posture.rules.pod.credential_shapes import credential_match, is_placeholder, looks_random
+from inventory.credential_shapes import credential_match, is_placeholder, looks_random
 from tests.posture.builders import container, env, inputs, pod, run, tenant
 
 TEAM = tenant("team", namespaces=("team-a",))

@@ -1,26 +1,27 @@
 """POD-008: literal cloud or ML-platform credentials in a tenant container's environment, by
-the variable's name and by the value's shape (posture/rules/pod/credential_shapes.py)."""
+the variable's name and by the value's shape (inventory/credential_shapes.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-from inventory.snapshot import Container
+from inventory.credential_shapes import CredentialMatch, credential_match
+from inventory.env_seal import SEALED_VALUE
+from inventory.snapshot import Container, EnvVar
 from posture.inputs import PostureInputs
 from posture.rules.common import containers_with_paths, tenant_pods
-from posture.rules.pod.credential_shapes import credential_match
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
 
 def literal_credentials(container: Container, path: str) -> list[dict[str, Any]]:
-    """Variables whose literal value is a credential (posture/rules/pod/credential_shapes.py):
+    """Variables whose literal value is a credential (inventory/credential_shapes.py):
     the name, where, the rule that matched, the value's length and at most the vendor's public
     prefix. The value itself never leaves this function."""
     found = []
     for index, var in enumerate(container.env):
-        match = credential_match(var.name, var.value)
+        match = stored_match(var)
         if match is None:
             continue  # from a Secret (or other) reference, empty, a placeholder, or no secret
         found.append(
@@ -30,10 +31,20 @@ def literal_credentials(container: Container, path: str) -> list[dict[str, Any]]
                 "rule": match.rule,
                 "kind": match.what,
                 "hint": match.hint,
-                "value_length": len(var.value or ""),
+                "value_length": var.length if var.length is not None else len(var.value or ""),
             }
         )
     return found
+
+
+def stored_match(var: EnvVar) -> CredentialMatch | None:
+    """The credential rule a variable matched: judged at the sync from the real value when the
+    value was sealed (inventory/env_seal.py), else judged here from the value kept."""
+    if var.value == SEALED_VALUE:
+        if var.credential_rule is None:
+            return None
+        return CredentialMatch(var.credential_rule, var.credential_kind or "", var.credential_hint)
+    return credential_match(var.name, var.value)
 
 
 @check(

@@ -1,0 +1,60 @@
+"""Which literal environment values the sync keeps. PURE.
+
+Tenants paste secrets into `env[].value` (POD-008 exists for that); the product must judge them
+without storing them. Only the values a check reads (the NVIDIA container runtime's and device
+plugin's own variables, which carry device lists and switches, never secrets) are kept, and only
+when they do not look like a credential; every other non-empty literal is sealed: its value is
+replaced by SEALED_VALUE, and its length and the credential rule it matches (computed here, once,
+from the real value) are kept instead."""
+
+from __future__ import annotations
+
+from inventory.credential_shapes import credential_match
+from inventory.snapshot import EnvVar
+
+SEALED_VALUE = "<literal value not stored>"
+
+# Variables whose values checks and inventory read (POD-011, the MIG capability mounts, the
+# toolkit's and device plugin's settings as their pods carry them).
+VALUE_READ = frozenset(
+    {
+        "NVIDIA_VISIBLE_DEVICES",
+        "NVIDIA_DRIVER_CAPABILITIES",
+        "NVIDIA_MIG_CONFIG_DEVICES",
+        "NVIDIA_MIG_MONITOR_DEVICES",
+        "NVIDIA_RUNTIME_SET_AS_DEFAULT",
+        "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED",
+        "DEVICE_LIST_STRATEGY",
+    }
+)
+
+
+def literal_env(name: str, value: str) -> EnvVar:
+    """The EnvVar the sync stores for a literal `name=value`."""
+    match = credential_match(name, value)
+    if value == "" or (name in VALUE_READ and match is None):
+        return EnvVar(name=name, value=value)
+    return EnvVar(
+        name=name,
+        value=SEALED_VALUE,
+        length=len(value),
+        credential_rule=match.rule if match else None,
+        credential_kind=match.what if match else None,
+        credential_hint=match.hint if match else None,
+    )
+
+
+def seal_stored_env(var: dict) -> dict:
+    """The stored (JSON) form of one env entry, sealed if it still holds a literal value: for
+    data written before the sync sealed values."""
+    value = var.get("value")
+    if value is None or value == SEALED_VALUE or var.get("length") is not None:
+        return var
+    return {**var, **_as_dict(literal_env(str(var.get("name") or ""), str(value)))}
+
+
+def _as_dict(env: EnvVar) -> dict:
+    return {
+        "value": env.value, "length": env.length, "credential_rule": env.credential_rule,
+        "credential_kind": env.credential_kind, "credential_hint": env.credential_hint,
+    }  # fmt: skip
