@@ -48,7 +48,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
     posture = tenant_posture(tenant)
     history = TenantScore.objects.filter(tenant=tenant).order_by("computed_at")[:200]
-    trend = [(s.computed_at.isoformat(), s.score) for s in history]
+    trend = [(s.computed_at.isoformat(), s.risk) for s in history]
     scope = hidden_scope_for(request.user)
     with_tenant_slugs(present_all(scope, posture["findings"]), scope)
     findings = [(f, CHECKS.get(f.check_id)) for f in posture["findings"]]
