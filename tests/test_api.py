@@ -9,8 +9,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from accounts.services import token_create
-from posture.scoring import score_for, shown_score
 from posture.models import Finding
+from posture.scoring import score_for, shown_score
 from tests.conftest import api_client
 
 pytestmark = pytest.mark.django_db

@@ -13,9 +13,9 @@ import pytest
 
 from posture.scoring import (
     GRADES,
-    K,
     MAX_SCORE,
     SEVERITY_WEIGHTS,
+    K,
     ScoreItem,
     exposure_factor,
     finding_risk,
