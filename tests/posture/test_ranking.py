@@ -7,13 +7,16 @@ import json
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.cache import cache
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from audit.models import AuditEvent
 from posture.overview import overview_rows
 from posture.ranking import RankedRow, ranked, trend_of
 from posture.services import posture_evaluate
-from tenants.models import TrustClass
+from tenants.models import Tenant, TrustClass
 
 
 def row(key: str, risk: float | None, previous: float | None = None) -> RankedRow:
@@ -76,3 +79,23 @@ def test_a_class_weight_edited_in_the_admin_changes_the_ranking(small_world, per
     assert after[0].tenant_slug == second.tenant_slug
     assert after[0].risk == pytest.approx(second.risk * 100 / lower.risk_weight, rel=1e-3)
     assert after[0].trend == "up" and after[1].trend == "same"
+
+
+@pytest.mark.django_db
+def test_overview_and_tenant_page_queries_do_not_grow_with_runs_or_tenants(small_world, personas):
+    client = Client()
+    client.force_login(personas["security_lead"])
+
+    def queries(url: str) -> int:
+        cache.clear()  # the overview body is cached per posture version: count it cold
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(url).status_code == 200
+        return len(ctx)
+
+    before = (queries("/"), queries("/tenants/alpha/"))
+    sensitive = TrustClass.objects.get(slug="sensitive")
+    for n in range(3):
+        Tenant.objects.create(slug=f"extra-{n}", name=f"Extra {n}", trust_class=sensitive)
+    posture_evaluate()
+    posture_evaluate()  # more runs: a longer history and a trend for every tenant
+    assert (queries("/"), queries("/tenants/alpha/")) == before
