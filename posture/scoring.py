@@ -27,7 +27,7 @@ SEVERITY_WEIGHTS = {"critical": 40, "high": 15, "medium": 5, "low": 1}
 SEVERITY_ORDER = ("critical", "high", "medium", "low")
 STATUSES = ("open", "accepted", "resolved")
 # The risk at which the score is 100/e (about 37). Measured on the demo world (docs/scoring.md):
-# its six tenants' risks (about 100 to 5,700) spread their scores from 96 to 10.
+# its six tenants' risks (about 100 to 5,700) spread their scores from 95 to 10.
 K = 2500.0
 # Lowest score for each grade, best first; below the last threshold is F.
 GRADE_THRESHOLDS = (("A", 90), ("B", 80), ("C", 70), ("D", 60))
