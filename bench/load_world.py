@@ -23,7 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_auth import django_setup  # noqa: E402
 
-SEVERITY_POINTS = {"critical": 25, "high": 10, "medium": 4, "low": 1}
 RUNS = 5
 BATCH = 2000
 
@@ -178,6 +177,7 @@ def _scores(rng: random.Random) -> int:
     from django.utils import timezone
 
     from posture.models import FindingTenant, PostureRun, TenantScore
+    from posture.scoring import SEVERITY_WEIGHTS, grade_for, score_for, shown_score
     from tenants.models import Tenant
 
     now = timezone.now()
@@ -193,17 +193,21 @@ def _scores(rng: random.Random) -> int:
         for tenant in Tenant.objects.all():
             found = open_rows.get(tenant.pk, [])
             contributions = [
-                {"finding_id": pk, "check": check, "severity": sev,
-                 "points": SEVERITY_POINTS[sev], "reason": f"{sev} finding {check}"}
+                {"finding_id": pk, "check": check, "severity": sev, "exposure": 1,
+                 "points": float(SEVERITY_WEIGHTS[sev]), "reason": f"open {sev}"}
                 for pk, check, sev in found[:20]
             ]  # fmt: skip
-            score = max(0, 100 - sum(c["points"] for c in contributions) - rng.randrange(5))
+            # Real-looking history: the risk drifts a little run to run.
+            risk = round(sum(c["points"] for c in contributions) + rng.randrange(5), 2)
+            for c in contributions:
+                c["share"] = round(100 * c["points"] / risk, 1)
+            score = shown_score(score_for(risk))
             by_severity: dict[str, int] = {}
             for _pk, _check, sev in found:
                 by_severity[sev] = by_severity.get(sev, 0) + 1
             scores.append(TenantScore(
-                run=run, tenant=tenant, computed_at=computed, score=score,
-                grade="ABCDF"[min(4, (100 - score) // 15)], contributions=contributions,
+                run=run, tenant=tenant, computed_at=computed, risk=risk, score=score,
+                grade=grade_for(score), contributions=contributions,
                 open_by_severity=by_severity,
             ))  # fmt: skip
     TenantScore.objects.bulk_create(scores, batch_size=BATCH)

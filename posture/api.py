@@ -29,10 +29,10 @@ from posture.finding_rows import (
 from posture.models import Finding
 from posture.read_cache import shared_read
 from posture.rules import CHECKS
-from posture.selectors import checklist_facts, tenant_posture
-from posture.serializers import FindingSerializer, PostureSerializer
+from posture.selectors import checklist_facts, tenant_posture, with_latest_score
+from posture.serializers import FindingSerializer, PostureSerializer, ScoreField
 from posture.services import AcceptanceError, finding_accept, finding_reopen
-from tenants.api import TenantViewSet
+from tenants.api import TenantSerializer, TenantViewSet
 
 
 class AcceptSerializer(serializers.Serializer):
@@ -111,8 +111,25 @@ class FindingViewSet(ScopedReadOnlyViewSet):
         return response
 
 
+class TenantWithScoreSerializer(TenantSerializer):
+    """A tenant with its latest risk points, score and grade (null until first scored)."""
+
+    risk = serializers.FloatField(source="latest_risk", read_only=True, allow_null=True)
+    score = ScoreField(source="latest_score", read_only=True, allow_null=True)
+    grade = serializers.CharField(source="latest_grade", read_only=True, allow_null=True)
+
+    class Meta(TenantSerializer.Meta):
+        fields = [*TenantSerializer.Meta.fields, "risk", "score", "grade"]
+
+
 class TenantPostureViewSet(TenantViewSet):
-    """Tenants, plus each tenant's posture: score, grade, contributions and live findings."""
+    """Tenants with their latest risk points, score and grade, plus each tenant's posture:
+    contributions and live findings."""
+
+    serializer_class = TenantWithScoreSerializer
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return with_latest_score(super().get_queryset())
 
     @extend_schema(responses=PostureSerializer)
     @action(detail=True, methods=["get"])

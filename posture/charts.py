@@ -42,21 +42,21 @@ def findings_by_severity(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return figure.to_plotly_json()
 
 
-def score_trend(points: list[tuple[str, int]]) -> dict[str, Any]:
-    """A tenant's score over its stored runs."""
+def score_trend(points: list[tuple[str, float]]) -> dict[str, Any]:
+    """A tenant's risk points over its stored runs."""
     figure = go.Figure(
         go.Scatter(
             x=[p[0] for p in points],
             y=[p[1] for p in points],
             mode="lines+markers",
-            line={"color": "#0072B2"},
-            hovertemplate="%{x}: %{y}<extra></extra>",
+            line={"color": "#D55E00"},
+            hovertemplate="%{x}: %{y} risk points<extra></extra>",
         )
     )
     figure.update_layout(
         height=220,
-        margin={"l": 40, "r": 10, "t": 10, "b": 40},
-        yaxis={"range": [0, 100], "title": "score"},
+        margin={"l": 50, "r": 10, "t": 10, "b": 40},
+        yaxis={"rangemode": "tozero", "title": "risk points"},
     )
     return figure.to_plotly_json()
 
@@ -64,12 +64,17 @@ def score_trend(points: list[tuple[str, int]]) -> dict[str, Any]:
 TREND_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000")
 
 
-def scores_over_time(series: dict[str, list[tuple[str, int]]]) -> dict[str, Any]:
-    """Scores over the stored runs, one line per tenant of `series` (the overview passes the
-    lowest few: 200 lines read as noise). Slugs are ours: safe as text; hover shows them as
-    data, not markup."""
+def risk_over_time(
+    series: dict[str, list[tuple[str, float]]], order: list[str] | None = None
+) -> dict[str, Any]:
+    """Risk points over the stored runs, one line per tenant of `series` (the overview passes
+    the few with most risk, in `order`: 200 lines read as noise). Risk has no floor, so lines
+    of different tenants do not lie on each other. Slugs are ours: safe as text; hover shows
+    them as data, not markup."""
     figure = go.Figure()
-    for index, (slug, points) in enumerate(sorted(series.items())):
+    slugs = [s for s in (order or sorted(series)) if s in series]
+    for index, slug in enumerate(slugs):
+        points = series[slug]
         figure.add_trace(
             go.Scatter(
                 name=slug,
@@ -79,13 +84,13 @@ def scores_over_time(series: dict[str, list[tuple[str, int]]]) -> dict[str, Any]
                 line={"color": TREND_COLOURS[index % len(TREND_COLOURS)]},
                 marker={"symbol": index % 12},
                 customdata=[slug] * len(points),
-                hovertemplate="%{customdata}: %{y}<extra></extra>",
+                hovertemplate="%{customdata}: %{y} risk points<extra></extra>",
             )
         )
     figure.update_layout(
         height=280,
-        margin={"l": 40, "r": 10, "t": 10, "b": 40},
-        yaxis={"range": [0, 100], "title": "score"},
+        margin={"l": 50, "r": 10, "t": 10, "b": 40},
+        yaxis={"rangemode": "tozero", "title": "risk points"},
         legend={"orientation": "h", "y": 1.15},
     )
     return figure.to_plotly_json()

@@ -132,12 +132,14 @@ class TenantScoreQuerySet(ScopedQuerySet):
 
 
 class TenantScore(models.Model):
-    """A tenant's score in one run, with the contributions that explain it."""
+    """A tenant's risk points and score in one run, with the contributions that explain them."""
 
     run = models.ForeignKey(PostureRun, on_delete=models.CASCADE, related_name="scores")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="scores")
     computed_at = models.DateTimeField()
-    score = models.PositiveSmallIntegerField()
+    # Risk points (DESIGN §6): what ranks tenants; the score is 100 x exp(-risk/K), as shown.
+    risk = models.FloatField(default=0)
+    score = models.FloatField()
     grade = models.CharField(max_length=1)
     cap = models.CharField(max_length=300, blank=True)
     contributions = models.JSONField(default=list)

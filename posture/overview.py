@@ -9,11 +9,12 @@ from django.template.loader import render_to_string
 
 from inventory.presenter import hidden_scope_for, present_all
 from inventory.selectors import clusters_with_last_sync
-from posture import charts
+from posture import charts, scoring
+from posture.ranking import RankedRow, ranked, tenant_rows
 from posture.read_cache import shared_read
-from posture.selectors import score_series, tenants_overview, with_tenant_slugs, worst_findings
+from posture.selectors import risk_series, tenants_overview, with_tenant_slugs, worst_findings
 
-TREND_TENANTS = 8  # lines on the trend: the lowest scores; every tenant's own is on its page
+TREND_TENANTS = 8  # lines on the trend: the most risk; every tenant's own is on its page
 
 
 def overview_body(user) -> tuple[str, bool]:  # type: ignore[no-untyped-def]
@@ -21,26 +22,29 @@ def overview_body(user) -> tuple[str, bool]:  # type: ignore[no-untyped-def]
     return shared_read(user, ("overview",), lambda: _render(user))
 
 
+def overview_rows(user) -> list[RankedRow]:  # type: ignore[no-untyped-def]
+    """The ranked list: every row that holds risk, most first (other kinds of row join here)."""
+    return ranked(tenant_rows(tenants_overview(user)))
+
+
 def overview_context(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    tenants = list(tenants_overview(user))
-    lowest = [t.pk for t in tenants if t.latest][:TREND_TENANTS]
+    rows = overview_rows(user)
+    top = [r.tenant_slug for r in rows if r.tenant_slug and r.risk is not None][:TREND_TENANTS]
     series = {
         slug: points
-        for slug, points in score_series(user, tenant_ids=lowest).items()
+        for slug, points in risk_series(user, tenant_slugs=top).items()
         if len(points) > 1
     }
     # A title may name another tenant's pods: as on the findings page.
     scope = hidden_scope_for(user)
     worst = with_tenant_slugs(present_all(scope, worst_findings(user)), scope)
-    rows = [
-        {"tenant": t.slug, **{s: getattr(t, f"open_{s}") for s in charts.SEVERITY_COLOURS}}
-        for t in tenants
-    ]
+    bars = [{"tenant": r.key, **r.open_counts} for r in rows if r.tenant_slug]
     return {
-        "tenants": tenants,
-        "chart": charts.findings_by_severity(rows) if rows else None,
-        "trend": charts.scores_over_time(series) if series else None,
-        "trend_limited": len(lowest) == TREND_TENANTS,
+        "rows": rows,
+        "k": scoring.K,
+        "chart": charts.findings_by_severity(bars) if bars else None,
+        "trend": charts.risk_over_time(series, order=top) if series else None,
+        "trend_limited": len(top) == TREND_TENANTS,
         "worst": worst,
         "clusters": clusters_with_last_sync(user),
     }

@@ -1,40 +1,42 @@
-"""A tenant's score (0-100) and grade (A-F) from its findings (DESIGN §6).
+"""A tenant's risk points, score (0-100) and grade (A-F) from its findings (DESIGN §6).
 
-PURE: takes ScoreItems, returns a ScoreResult; no ORM. The result is
-- deterministic: items are applied in (severity, check id, finding id) order, whatever order
-  they arrive in;
-- explainable: 100 plus the contributions' points equals the score exactly;
-- monotone: an extra open finding never raises the score or the grade;
-- capped: an open critical finding makes the grade F, an open high one at most C.
+PURE: takes ScoreItems and the tenant's class weight, returns a ScoreResult; no ORM.
+- Risk points: each OPEN finding gives each tenant it affects
+  severity weight x the tenant's class weight x exposure factor (1 + log2(n), n the workloads
+  or GPUs the cause spans). Accepted and resolved findings give nothing.
+- Score: 100 x exp(-risk / K), a smooth, strictly decreasing function with no floor: a finite
+  risk never reaches 0, so tenants keep their order however bad they are.
+- Deterministic: contributions are sorted (points, check id, finding id), whatever order the
+  items arrive in; explainable: the contributions' points add up to `risk`.
+- Monotone: an extra open finding never lowers the risk nor raises the score or the grade.
+- Capped as policy: an open critical finding makes the grade F, an open high one at most C.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 MAX_SCORE = 100
-FLOOR = 0
-# Points an OPEN finding takes off. One critical alone leaves 60 (D) and one high 80 (B): the
-# caps below then make them F and C. Medium and low findings move the grade by score alone
-# (two mediums leave 84, B; four leave 68, D).
-CRITICAL_POINTS = 40
-HIGH_POINTS = 20
-MEDIUM_POINTS = 8
-LOW_POINTS = 3
-SEVERITY_POINTS = {
-    "critical": CRITICAL_POINTS,
-    "high": HIGH_POINTS,
-    "medium": MEDIUM_POINTS,
-    "low": LOW_POINTS,
-}
+# Points of one open finding before class weight and exposure. A critical is a tenant
+# boundary broken now (privileged pod, time-slicing between tenants); it outweighs eight
+# mediums (hygiene that makes a break easier) and forty lows (hardening). High sits near three
+# mediums: a weakened boundary is worse than any number of small gaps needing each other.
+SEVERITY_WEIGHTS = {"critical": 40, "high": 15, "medium": 5, "low": 1}
 SEVERITY_ORDER = ("critical", "high", "medium", "low")
 STATUSES = ("open", "accepted", "resolved")
+# The risk at which the score is 100/e (about 37). Measured on the demo world (docs/scoring.md):
+# its six tenants' risks (about 100 to 5,700) spread their scores from 95 to 10.
+K = 2500.0
 # Lowest score for each grade, best first; below the last threshold is F.
 GRADE_THRESHOLDS = (("A", 90), ("B", 80), ("C", 70), ("D", 60))
 GRADES = ("A", "B", "C", "D", "F")
 # Best grade allowed while an open finding of the severity exists.
 GRADE_CAPS = {"critical": "F", "high": "C"}
+# The smallest score a float holds: exp(-R/K) underflows to 0.0 only for R > ~745 K, and a
+# finite risk must never show 0.
+_SMALLEST = math.ulp(0.0)
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class ScoreItem:
     severity: str
     status: str  # "open", "accepted" or "resolved"
     title: str = ""
+    exposure: int = 1  # workloads or GPUs the cause spans (the finding's stored exposure)
 
 
 @dataclass(frozen=True)
@@ -51,13 +54,16 @@ class Contribution:
     finding_id: int | str
     check_id: str
     severity: str
-    points: int  # zero or negative: what this finding did to the score
+    exposure: int
+    points: float  # risk points this finding adds (positive)
+    share: float  # percent of the tenant's risk
     reason: str
 
 
 @dataclass(frozen=True)
 class ScoreResult:
-    score: int
+    risk: float
+    score: float
     grade: str
     contributions: tuple[Contribution, ...]
     # The ceiling in force, in words naming the finding (None without an open critical or
@@ -65,68 +71,142 @@ class ScoreResult:
     cap: str | None
 
 
-def _order(item: ScoreItem) -> tuple[int, str, str]:
-    return (SEVERITY_ORDER.index(item.severity), item.check_id, str(item.finding_id))
+def exposure_factor(exposure: int) -> float:
+    """1 + log2(n): twelve replicas weigh more than one, but not twelve times (diminishing
+    returns: the fix is one change either way). n <= 1 counts as 1."""
+    return 1.0 + math.log2(exposure) if exposure > 1 else 1.0
 
 
-def _validate(item: ScoreItem) -> None:
-    # A typo in a severity or status must not silently score as harmless.
-    if item.severity not in SEVERITY_POINTS:
-        raise ValueError(f"finding {item.finding_id}: unknown severity {item.severity!r}")
-    if item.status not in STATUSES:
-        raise ValueError(f"finding {item.finding_id}: unknown status {item.status!r}")
+def finding_risk(
+    *,
+    severity: str,
+    exposure: int,
+    class_weight: float,
+    severity_weights: Mapping[str, float] = SEVERITY_WEIGHTS,
+) -> float:
+    """Risk points one OPEN finding gives one tenant it affects (rounded to 0.01)."""
+    return round(severity_weights[severity] * class_weight * exposure_factor(exposure), 2)
 
 
-def _contribution(item: ScoreItem, remaining: int) -> Contribution:
-    """What one item does when `remaining` points are left above the floor."""
-    if item.status == "accepted":
-        return Contribution(item.finding_id, item.check_id, item.severity, 0, "risk accepted")
-    full = SEVERITY_POINTS[item.severity]
-    taken = min(full, remaining)
-    reason = f"open {item.severity} finding: -{full}"
-    # Cut short at the floor so the contributions still add up to the score exactly.
-    if taken == 0:
-        reason += f", counted as 0: the score is already at the floor of {FLOOR}"
-    elif taken < full:
-        reason += f", truncated to -{taken} at the floor of {FLOOR}"
-    return Contribution(item.finding_id, item.check_id, item.severity, -taken, reason)
+def finding_risk_per_tenant(
+    *,
+    severity: str,
+    exposure: int,
+    class_weights: Mapping[str, float],
+    severity_weights: Mapping[str, float] = SEVERITY_WEIGHTS,
+) -> dict[str, float]:
+    """An open finding's risk points for each tenant it affects, given as tenant -> class
+    weight: what closing it removes (an action's "risk removed" sums these)."""
+    return {
+        tenant: finding_risk(
+            severity=severity,
+            exposure=exposure,
+            class_weight=weight,
+            severity_weights=severity_weights,
+        )  # fmt: skip
+        for tenant, weight in class_weights.items()
+    }
 
 
-def grade_for(score: int) -> str:
+def score_for(risk: float, k: float = K) -> float:
+    """100 x exp(-risk/k): 100 with no risk, strictly decreasing, above 0 for a finite risk."""
+    return max(MAX_SCORE * math.exp(-risk / k), _SMALLEST)
+
+
+def shown_score(raw: float) -> float:
+    """The score as shown: whole from 10 up, one decimal below 10, two significant digits
+    below 0.1 (never 0). Rounded down, so any risk shows below 100 and a larger risk never
+    shows a higher score."""
+    if raw >= MAX_SCORE:
+        return float(MAX_SCORE)
+    if raw >= 10:
+        return float(math.floor(raw))
+    if raw >= 0.1:
+        return math.floor(raw * 10) / 10
+    if raw < 1e-300:  # beyond what rounding can hold: as computed
+        return raw
+    scale = 10.0 ** (1 - math.floor(math.log10(raw)))
+    return math.floor(raw * scale) / scale
+
+
+def grade_for(score: float) -> str:
     for grade, minimum in GRADE_THRESHOLDS:
         if score >= minimum:
             return grade
     return "F"
 
 
-def _cap(open_items: list[ScoreItem]) -> tuple[str | None, str | None]:
-    """(best grade allowed, why) from the most severe open finding, first in order."""
+def _validate(item: ScoreItem) -> None:
+    # A typo in a severity or status must not silently score as harmless.
+    if item.severity not in SEVERITY_WEIGHTS:
+        raise ValueError(f"finding {item.finding_id}: unknown severity {item.severity!r}")
+    if item.status not in STATUSES:
+        raise ValueError(f"finding {item.finding_id}: unknown status {item.status!r}")
+
+
+def _reason(item: ScoreItem, class_weight: float, weights: Mapping[str, float]) -> str:
+    exposure = max(item.exposure, 1)
+    spread = (
+        f" x exposure {exposure} (1 + log2 {exposure} = {exposure_factor(exposure):.2f})"
+        if exposure > 1
+        else ""
+    )
+    return (
+        f"open {item.severity} {weights[item.severity]:g} x class weight {class_weight:g}{spread}"
+    )
+
+
+def _cap(contributions: list[Contribution]) -> str | None:
+    """Why the grade is capped, naming the largest open finding of the most severe kind."""
     for severity, ceiling in GRADE_CAPS.items():
-        for item in open_items:
-            if item.severity == severity:
-                label = f"{item.check_id} (finding {item.finding_id})"
-                return ceiling, f"open {severity} finding {label} caps the grade at {ceiling}"
-    return None, None
+        for c in contributions:  # largest first
+            if c.severity == severity:
+                label = f"{c.check_id} (finding {c.finding_id})"
+                return f"open {severity} finding {label} caps the grade at {ceiling}"
+    return None
 
 
-def score_findings(items: Iterable[ScoreItem]) -> ScoreResult:
-    """Score one tenant's findings. Resolved findings are ignored; accepted ones are listed
-    with 0 points; open ones subtract their severity's points, never below the floor."""
+def score_findings(
+    items: Iterable[ScoreItem],
+    *,
+    class_weight: float = 1.0,
+    severity_weights: Mapping[str, float] = SEVERITY_WEIGHTS,
+    k: float = K,
+) -> ScoreResult:
+    """Score one tenant's findings: only open ones count, each with its risk points."""
     given = list(items)
     for item in given:
         _validate(item)
-    ordered = sorted(given, key=_order)
-    score = MAX_SCORE
-    contributions: list[Contribution] = []
-    for item in ordered:
-        if item.status == "resolved":
-            continue
-        contribution = _contribution(item, score - FLOOR)
-        score += contribution.points
-        contributions.append(contribution)
-    open_items = [i for i in ordered if i.status == "open"]
-    ceiling, cap = _cap(open_items)
+    points = {
+        item.finding_id: finding_risk(
+            severity=item.severity,
+            exposure=item.exposure,
+            class_weight=class_weight,
+            severity_weights=severity_weights,
+        )  # fmt: skip
+        for item in given
+        if item.status == "open"
+    }
+    risk = round(sum(points.values()), 2)
+    counted = [item for item in given if item.status == "open"]
+    counted.sort(key=lambda i: (-points[i.finding_id], i.check_id, str(i.finding_id)))
+    contributions = [
+        Contribution(
+            item.finding_id,
+            item.check_id,
+            item.severity,
+            max(item.exposure, 1),
+            points[item.finding_id],
+            round(100 * points[item.finding_id] / risk, 1) if risk else 0.0,
+            _reason(item, class_weight, severity_weights),
+        )  # fmt: skip
+        for item in counted
+    ]
+    score = shown_score(score_for(risk, k))
     grade = grade_for(score)
+    ceiling = next(
+        (GRADE_CAPS[s] for s in GRADE_CAPS if any(c.severity == s for c in counted)), None
+    )
     if ceiling is not None and GRADES.index(ceiling) > GRADES.index(grade):
         grade = ceiling
-    return ScoreResult(score, grade, tuple(contributions), cap)
+    return ScoreResult(risk, score, grade, tuple(contributions), _cap(contributions))

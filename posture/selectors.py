@@ -13,6 +13,7 @@ from inventory import snapshot as snap
 from inventory.drift import DriftChange
 from inventory.models import Bulletin, Cluster, ClusterObject, DriftEvent, Node, Pod, SyncRun
 from inventory.patch_sla import patch_sla_days
+from posture import scoring
 from posture.checklist import ChecklistFacts
 from posture.finding_rows import visible_slugs
 from posture.inputs import (
@@ -271,25 +272,38 @@ def latest_scores() -> QuerySet[TenantScore]:
     return TenantScore.objects.filter(pk=Subquery(newest.values("pk")[:1]))
 
 
+def with_latest_score(tenants: QuerySet[Tenant]) -> QuerySet[Tenant]:
+    """Tenants annotated with their latest latest_risk, latest_score and latest_grade (no
+    extra query: subqueries of the same SELECT)."""
+    newest = TenantScore.objects.filter(tenant=OuterRef("pk")).order_by("-computed_at", "-id")
+    return tenants.annotate(
+        latest_risk=Subquery(newest.values("risk")[:1]),
+        latest_score=Subquery(newest.values("score")[:1]),
+        latest_grade=Subquery(newest.values("grade")[:1]),
+    )
+
+
 TREND_DAYS = 30
 WORST_FINDINGS = 10
 
 
-def score_series(user, days: int = TREND_DAYS, tenant_ids=None) -> dict[str, list[tuple[str, int]]]:  # type: ignore[no-untyped-def]
-    """tenant slug -> [(time, score)] over the last `days`, for the tenants the user may see
-    (of `tenant_ids` when given; one query)."""
+def risk_series(
+    user, days: int = TREND_DAYS, tenant_slugs=None
+) -> dict[str, list[tuple[str, float]]]:  # type: ignore[no-untyped-def]
+    """tenant slug -> [(time, risk points)] over the last `days`, for the tenants the user may
+    see (of `tenant_slugs` when given; one query)."""
     since = timezone.now() - timedelta(days=days)
     tenants = Tenant.objects.visible_to(user)
-    if tenant_ids is not None:
-        tenants = tenants.filter(pk__in=tenant_ids)
+    if tenant_slugs is not None:
+        tenants = tenants.filter(slug__in=tenant_slugs)
     rows = (
         TenantScore.objects.filter(tenant__in=tenants, computed_at__gte=since)
         .order_by("computed_at", "id")
-        .values_list("tenant__slug", "computed_at", "score")
+        .values_list("tenant__slug", "computed_at", "risk")
     )
-    series: dict[str, list[tuple[str, int]]] = {}
-    for slug, at, score in rows:
-        series.setdefault(slug, []).append((at.isoformat(), score))
+    series: dict[str, list[tuple[str, float]]] = {}
+    for slug, at, risk in rows:
+        series.setdefault(slug, []).append((at.isoformat(), risk))
     return series
 
 
@@ -319,8 +333,9 @@ def with_tenant_slugs(findings: Iterable[Finding], scope: HiddenScope | None) ->
 
 
 def tenants_overview(user) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
-    """Tenants the user may see, worst score first, with their open findings counted per
-    severity and their latest score prefetched (two queries whatever the number of tenants)."""
+    """Tenants the user may see, most risk first, with their open findings counted per
+    severity, their latest score prefetched and the risk of the run before it (two queries
+    whatever the number of tenants)."""
     open_findings = Q(findings__status=Finding.Status.OPEN)
     counts = {
         f"open_{sev}": Count("findings", filter=open_findings & Q(findings__severity=sev))
@@ -330,10 +345,14 @@ def tenants_overview(user) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
     return (
         Tenant.objects.visible_to(user)
         .select_related("trust_class")
-        .annotate(**counts, latest_score=Subquery(newest.values("score")[:1]))
+        .annotate(
+            **counts,
+            latest_risk=Subquery(newest.values("risk")[:1]),
+            previous_risk=Subquery(newest.values("risk")[1:2]),
+        )
         .prefetch_related(Prefetch("scores", queryset=latest_scores(), to_attr="latest"))
-        # Worst first: what to fix first is at the top; unscored tenants lead.
-        .order_by(F("latest_score").asc(nulls_first=True), "slug")
+        # Most risk first: different findings never tie; unscored tenants lead (unknown).
+        .order_by(F("latest_risk").desc(nulls_first=True), "slug")
     )
 
 
@@ -356,11 +375,13 @@ def tenant_posture(tenant: Tenant) -> dict:
     return {
         "tenant": tenant.slug,
         "trust_class": tenant.trust_class.slug,
+        "risk": score.risk if score else None,
         "score": score.score if score else None,
         "grade": score.grade if score else None,
         "cap": score.cap if score else "",
         "computed_at": score.computed_at if score else None,
         "contributions": score.contributions if score else [],
+        "k": scoring.K,
         "findings": findings,
     }
 

@@ -39,26 +39,40 @@ class FindingSerializer(PresentedSerializer):
         return check_remediation(finding.check_id)
 
 
+class ScoreField(serializers.FloatField):
+    """A score as shown: a whole number from 10 up, a decimal below (never 0 with finite risk)."""
+
+    def to_representation(self, value: float) -> float | int:
+        number = float(value)
+        return int(number) if number.is_integer() else number
+
+
 class ContributionSerializer(serializers.Serializer):
     finding_id = serializers.IntegerField()
     check = serializers.CharField()
     severity = serializers.CharField()
-    points = serializers.IntegerField()
+    exposure = serializers.IntegerField(default=1)
+    points = serializers.FloatField(help_text="Risk points this open finding adds.")
+    share = serializers.FloatField(default=0, help_text="Percent of the tenant's risk.")
     reason = serializers.CharField()
 
 
 class TenantScoreSerializer(serializers.ModelSerializer):
+    score = ScoreField()
     contributions = ContributionSerializer(many=True)
 
     class Meta:
         model = TenantScore
-        fields = ["score", "grade", "cap", "computed_at", "open_by_severity", "contributions"]
+        fields = [
+            "risk", "score", "grade", "cap", "computed_at", "open_by_severity", "contributions",
+        ]  # fmt: skip
 
 
 class PostureSerializer(serializers.Serializer):
     tenant = serializers.CharField()
     trust_class = serializers.CharField()
-    score = serializers.IntegerField(allow_null=True)
+    risk = serializers.FloatField(allow_null=True, help_text="Risk points: what ranks tenants.")
+    score = ScoreField(allow_null=True, help_text="100 x exp(-risk / K).")
     grade = serializers.CharField(allow_null=True)
     cap = serializers.CharField(allow_blank=True)
     computed_at = serializers.DateTimeField(allow_null=True)

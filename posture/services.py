@@ -164,22 +164,24 @@ def _acceptance_expired(finding: Finding, now: datetime) -> bool:
 @transaction.atomic
 def scores_compute(*, run: PostureRun, now: datetime) -> list[TenantScore]:
     """Score every tenant from the live findings that affect it, across all clusters (one
-    read of the (tenant, finding) pairs)."""
+    read of the (tenant, finding) pairs), weighted by the tenant's trust class."""
     items: dict[int, list[scoring.ScoreItem]] = defaultdict(list)
     live = FindingTenant.objects.filter(finding__status__in=LIVE_STATUSES).values_list(
         "tenant_id", "finding_id", "finding__check_id", "finding__severity",
-        "finding__status", "finding__title",
+        "finding__status", "finding__title", "finding__exposure",
     )  # fmt: skip
-    for tenant_id, pk, check_id, severity, status, title in live.iterator(chunk_size=5000):
-        items[tenant_id].append(scoring.ScoreItem(pk, check_id, severity, status, title))
+    for tenant_id, pk, check_id, severity, status, title, exposure in live.iterator(5000):
+        items[tenant_id].append(scoring.ScoreItem(pk, check_id, severity, status, title, exposure))
     scores = []
-    for tenant_id in Tenant.objects.values_list("pk", flat=True):
-        result = scoring.score_findings(items[tenant_id])
+    weights = Tenant.objects.values_list("pk", "trust_class__risk_weight")
+    for tenant_id, class_weight in weights:
+        result = scoring.score_findings(items[tenant_id], class_weight=class_weight)
         scores.append(
             TenantScore(
                 run=run,
                 tenant_id=tenant_id,
                 computed_at=now,
+                risk=result.risk,
                 score=result.score,
                 grade=result.grade,
                 cap=result.cap or "",
@@ -193,7 +195,7 @@ def scores_compute(*, run: PostureRun, now: datetime) -> list[TenantScore]:
 def _contribution_dict(c: scoring.Contribution) -> dict[str, object]:
     return {
         "finding_id": c.finding_id, "check": c.check_id, "severity": c.severity,
-        "points": c.points, "reason": c.reason,
+        "exposure": c.exposure, "points": c.points, "share": c.share, "reason": c.reason,
     }  # fmt: skip
 
 

@@ -47,8 +47,10 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
         Tenant.objects.visible_to(request.user).select_related("trust_class"), slug=slug
     )
     posture = tenant_posture(tenant)
-    history = TenantScore.objects.filter(tenant=tenant).order_by("computed_at")[:200]
-    trend = [(s.computed_at.isoformat(), s.score) for s in history]
+    # The latest 200 runs, oldest first: the risk points over time.
+    history = TenantScore.objects.filter(tenant=tenant).order_by("-computed_at", "-id")
+    points = history.values_list("computed_at", "risk")[:200]
+    trend = [(at.isoformat(), risk) for at, risk in list(points)[::-1]]
     scope = hidden_scope_for(request.user)
     with_tenant_slugs(present_all(scope, posture["findings"]), scope)
     findings = [(f, CHECKS.get(f.check_id)) for f in posture["findings"]]

@@ -19,7 +19,10 @@ class TenantsAuditedAdmin(AuditedModelAdmin):
 
 @admin.register(TrustClass)
 class TrustClassAdmin(TenantsAuditedAdmin):
-    list_display = ("slug", "name", "allowed_modes", "requires_dedicated_pool", "rank")
+    list_display = (
+        "slug", "name", "allowed_modes", "requires_dedicated_pool", "rank", "risk_weight",
+    )  # fmt: skip
+    list_editable = ("risk_weight",)
 
 
 class NamespaceInline(admin.TabularInline):

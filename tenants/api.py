@@ -31,7 +31,7 @@ class TrustClassSerializer(serializers.ModelSerializer):
         fields = [
             "id", "slug", "name", "description", "allowed_modes", "same_class_only_modes",
             "requires_dedicated_pool", "requires_reset_attestation", "approval_expiry_days",
-            "rank",
+            "rank", "risk_weight",
         ]  # fmt: skip
 
 

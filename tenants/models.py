@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
 from gpuposture.base.querysets import ScopedQuerySet
@@ -49,12 +49,25 @@ class TrustClass(models.Model):
     rank = models.PositiveSmallIntegerField(
         default=0, help_text="Higher means more isolation demanded (sensitive is highest)."
     )
+    # How bad a risk TO a tenant of this class is: multiplies the risk points of every open
+    # finding affecting it (DESIGN §6), so it orders tenants, not checks.
+    risk_weight = models.FloatField(
+        default=1.0,
+        validators=[MinValueValidator(0.1), MaxValueValidator(100)],
+        help_text="Multiplies the risk points of findings affecting tenants of this class "
+        "(defaults: sensitive 10, internal 2, the others 1).",
+    )
 
     objects = TrustClassQuerySet.as_manager()
 
     class Meta:
         ordering = ["rank", "slug"]
         verbose_name_plural = "trust classes"
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(risk_weight__gt=0), name="trustclass_risk_weight_positive"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.slug

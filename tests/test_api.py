@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from accounts.services import token_create
 from posture.models import Finding
+from posture.scoring import score_for, shown_score
 from tests.conftest import api_client
 
 pytestmark = pytest.mark.django_db
@@ -46,8 +47,14 @@ def test_tenant_posture_adds_up(small_world, personas):
     )
     assert tenant["trust_class"] == "internal" and tenant["namespaces"] == ["team-alpha"]
     posture = client.get(f"/api/v1/tenants/{tenant['id']}/posture/").json()
-    assert posture["score"] == 100 + sum(c["points"] for c in posture["contributions"])
+    assert posture["risk"] == round(sum(c["points"] for c in posture["contributions"]), 2)
+    assert posture["risk"] > 0 and 0 < posture["score"] < 100
+    assert posture["score"] == shown_score(score_for(posture["risk"]))
     assert posture["grade"] == "F"
+    # The list gives the same risk and score as the tenant's posture.
+    assert (tenant["risk"], tenant["score"], tenant["grade"]) == (
+        posture["risk"], posture["score"], posture["grade"],
+    )  # fmt: skip
     assert {f["check"] for f in posture["findings"]} >= {"SHARE-001", "SHARE-003", "K8S-002"}
 
 

@@ -68,7 +68,11 @@ def test_sync_score_export_round_trip(tenants_file, personas, tmp_path):
     out, _ = run("sync_cluster", "--cluster", "lab", "--snapshot", str(world_snapshot_path()))
     assert "succeeded" in out and "Node 2" in out
     out, _ = run("score")
-    assert "alpha" in out and "beta" in out
+    # Each tenant with its risk points and score, most risk first.
+    lines = [line.split() for line in out.splitlines() if " risk " in line]
+    risks = [float(parts[2].replace(",", "")) for parts in lines]
+    assert {"alpha", "beta"} <= {parts[0] for parts in lines}
+    assert risks == sorted(risks, reverse=True) and all(parts[3] == "score" for parts in lines)
     data, err = run("export_findings", "--format", "json", "--tenant", "beta", "--status", "open")
     findings = json.loads(data)
     # --tenant means "affects this tenant": shared findings name both tenants.

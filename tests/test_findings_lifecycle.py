@@ -44,8 +44,11 @@ def test_a_security_lead_accepts_a_risk_until_it_expires(small_world, personas):
     finding.refresh_from_db()
     assert finding.status == "accepted"  # still firing, still accepted
     score = TenantScore.objects.filter(tenant__slug="beta").latest("computed_at", "id")
-    accepted = next(c for c in score.contributions if c["finding_id"] == finding.pk)
-    assert accepted["points"] == 0
+    # An accepted risk counts 0: it is not among the contributions, and the risk is less.
+    assert finding.pk not in {c["finding_id"] for c in score.contributions}
+    before = TenantScore.objects.filter(tenant__slug="beta").order_by("computed_at", "id")[0]
+    assert finding.pk in {c["finding_id"] for c in before.contributions}
+    assert score.risk < before.risk
     with time_machine.travel(timezone.now() + timedelta(days=31), tick=False):
         posture_evaluate()
     finding.refresh_from_db()

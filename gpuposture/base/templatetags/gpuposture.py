@@ -44,3 +44,15 @@ def breakable(text: Any) -> SafeString:
     middle of a word, or run off a narrow table. Escaped first; the <wbr> markup is ours."""
     escaped = escape(str(text))
     return mark_safe(re.sub(r"([/=:])", r"\1<wbr>", escaped))  # noqa: S308
+
+
+@register.filter
+def points(value: Any) -> str:
+    """A score or a number of risk points as people read it: whole numbers without ".0",
+    others with the digits stored (a score below 10 keeps its decimal, never showing 0)."""
+    if value is None or value == "":
+        return ""
+    number = float(value)
+    if number.is_integer():
+        return f"{int(number):,}"
+    return f"{number:,.10g}"

@@ -1,4 +1,4 @@
-"""score [--cluster NAME]: run the checks and score every tenant."""
+"""score [--cluster NAME]: run the checks and score every tenant (printed most risk first)."""
 
 from __future__ import annotations
 
@@ -28,5 +28,9 @@ class Command(BaseCommand):
             f"{c.get('still_open', 0)} still open, {c.get('resolved', 0)} resolved; "
             f"{c.get('tenants_scored', 0)} tenants scored"
         )
-        for score in run.scores.select_related("tenant").order_by("tenant__slug"):
-            self.stdout.write(f"  {score.tenant.slug:24} {score.score:3d} {score.grade}")
+        # Most risk first, as the overview ranks them.
+        for score in run.scores.select_related("tenant").order_by("-risk", "tenant__slug"):
+            self.stdout.write(
+                f"  {score.tenant.slug:24} risk {score.risk:>10,.2f}  score {score.score:g} "
+                f"{score.grade}"
+            )
