@@ -282,6 +282,11 @@ class FakeKubeAPI:
     def _answer(self, method: str, path: str, query: dict[str, str], auth: str | None) -> Answer:
         if path.startswith(DRA_GROUP):
             return self._answer_dra(method, path, query, auth)
+        return self._answer_path(method, path, query, auth)
+
+    def _answer_path(
+        self, method: str, path: str, query: dict[str, str], auth: str | None
+    ) -> Answer:
         key = route(path)
         with self._lock:
             self._requests.append(Request(method, path, query))
@@ -297,26 +302,17 @@ class FakeKubeAPI:
     def _answer_dra(
         self, method: str, path: str, query: dict[str, str], auth: str | None
     ) -> Answer:
-        """A DRA path at whatever version it names: 404 unless that is `dra_version`."""
+        """A DRA path at whatever version it names: 404 unless that is `dra_version`; served
+        from the v1 path's objects, the list saying the version asked for."""
         version = path.removeprefix(DRA_GROUP).split("/", 1)[0]
         canonical = path.replace(f"{DRA_GROUP}{version}/", f"{DRA_GROUP}v1/", 1)
-        if version != self.dra_version or canonical not in KIND_AT:
+        if version != self.dra_version or route(canonical) is None:
             with self._lock:
                 self._requests.append(Request(method, path, query))
             return 404, status(404, "NotFound", "the server could not find the requested resource")
-        code, body = (
-            self._answer(method, canonical, query, auth)
-            if version == "v1"
-            else (self._answer_as(method, canonical, query, auth, f"resource.k8s.io/{version}"))
-        )
-        return code, body
-
-    def _answer_as(
-        self, method: str, path: str, query: dict[str, str], auth: str | None, api_version: str
-    ) -> Answer:
-        code, body = self._answer(method, path, query, auth)
-        if isinstance(body, dict) and body.get("kind", "").endswith("List"):
-            body = {**body, "apiVersion": api_version}
+        code, body = self._answer_path(method, canonical, query, auth)
+        if isinstance(body, dict) and str(body.get("kind", "")).endswith("List"):
+            body = {**body, "apiVersion": f"resource.k8s.io/{version}"}
         return code, body
 
     def _hold(self, seconds: float) -> None:

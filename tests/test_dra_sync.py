@@ -1,0 +1,124 @@
+"""DRA read from the live API (the official client against the fake API server) and from a
+`kubectl get -o json` snapshot, stored and read back by the checks alike. A cluster without
+resource.k8s.io is not an error; one whose DRA the account may not list says so on the run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inventory.models import ClusterObject, SyncRun
+from inventory.services import cluster_sync
+from inventory.sources.kube import KubeSettings, KubeSource
+from inventory.sources.files import SnapshotFileSource
+from inventory.sync import cluster_get_or_create
+from posture.selectors import cluster_snapshot
+from tests.kubeapi import FakeKubeAPI
+from tests.posture.dra_world import claim, claim_template, device_class, dra_pod, resource_slice
+from tests.posture.gpu_access_world import UUIDS, namespace, node
+
+pytestmark = pytest.mark.django_db
+
+CLAIMS = "/apis/resource.k8s.io/v1/resourceclaims"
+
+
+@pytest.fixture(autouse=True)
+def full_lists(settings):  # type: ignore[no-untyped-def]
+    settings.GPUPOSTURE_FULL_RESYNC_HOURS = 0
+
+
+def dra_world() -> list[dict]:
+    return [
+        namespace("alpha"),
+        namespace("beta"),
+        node("gpu-a", gpus=4),
+        device_class(),
+        resource_slice("gpu-a"),
+        claim("alpha", "train-gpu", ["gpu-0"], sharing="TimeSlicing", reserved_for=["train-0"]),
+        claim("beta", "infer-gpu", ["gpu-0"], sharing="TimeSlicing", reserved_for=["infer-0"]),
+        claim_template("beta", "one-gpu"),
+        dra_pod("alpha", "train-0", "train-gpu"),
+        dra_pod("beta", "infer-0", "infer-gpu"),
+    ]
+
+
+def _source(api: FakeKubeAPI, tmp_path) -> KubeSource:
+    return KubeSource(
+        kubeconfig=str(api.kubeconfig(tmp_path)),
+        context="fake",
+        settings=KubeSettings(page_size=2, read_timeout=5.0),
+    )
+
+
+def _kinds(cluster) -> dict[str, list[str]]:
+    rows = ClusterObject.objects.filter(cluster=cluster, kind__startswith="dra_")
+    found: dict[str, list[str]] = {}
+    for kind, ns, name in rows.values_list("kind", "namespace", "name"):
+        found.setdefault(kind, []).append(f"{ns}/{name}" if ns else name)
+    return {k: sorted(v) for k, v in found.items()}
+
+
+EXPECTED = {
+    "dra_claim": ["alpha/train-gpu", "beta/infer-gpu"],
+    "dra_claim_template": ["beta/one-gpu"],
+    "dra_device_class": ["gpu.nvidia.com"],
+    "dra_slice": ["gpu-a-gpu.nvidia.com-x8k2n"],
+}
+
+
+@pytest.mark.parametrize("version", ["v1", "v1beta2", "v1beta1"])
+def test_live_dra_is_read_at_the_version_served(tmp_path, version):
+    with FakeKubeAPI(dra_world()) as api:
+        api.dra_version = version
+        source = _source(api, tmp_path)
+        cluster = cluster_get_or_create(name="live")
+        run = cluster_sync(cluster=cluster, source=source)
+    assert run.status == "succeeded" and run.warnings == []
+    assert _kinds(cluster) == EXPECTED
+    assert source.api_versions == dict.fromkeys(
+        ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"), version
+    )
+    snapshot = cluster_snapshot(cluster)
+    assert {c.api_version for c in snapshot.dra_claims} == {f"resource.k8s.io/{version}"}
+    (slice_,) = snapshot.dra_slices
+    assert slice_.devices[0].attributes["uuid"] == UUIDS[0]
+    train = next(p for p in snapshot.pods if p.name == "train-0")
+    assert [(c.name, c.claim) for c in train.resource_claims] == [("gpu", "train-gpu")]
+
+
+def test_a_cluster_without_dra_is_not_an_error(tmp_path):
+    with FakeKubeAPI(dra_world()) as api:
+        api.dra_version = None
+        source = _source(api, tmp_path)
+        cluster = cluster_get_or_create(name="no-dra")
+        run = cluster_sync(cluster=cluster, source=source)
+    assert run.status == "succeeded" and run.warnings == []
+    assert _kinds(cluster) == {}
+    assert set(source.api_versions.values()) == {"not served"}
+
+
+def test_dra_the_account_may_not_list_is_a_warning_on_the_run(tmp_path):
+    with FakeKubeAPI(dra_world()) as api:
+        api.forbid(CLAIMS)
+        cluster = cluster_get_or_create(name="forbidden")
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+    assert run.status == "succeeded"
+    (warning,) = run.warnings
+    assert "ResourceClaim" in warning and "HTTP 403" in warning
+    assert "not seen" in warning
+    # The other DRA kinds were still read.
+    assert "dra_slice" in _kinds(cluster) and "dra_claim" not in _kinds(cluster)
+    assert SyncRun.objects.get(pk=run.pk).warnings == run.warnings
+
+
+def test_a_snapshot_gives_the_same_dra_as_the_live_api(tmp_path):
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": dra_world()}))
+    cluster = cluster_get_or_create(name="file")
+    run = cluster_sync(cluster=cluster, source=SnapshotFileSource([str(path)]))
+    assert run.status == "succeeded"
+    assert _kinds(cluster) == EXPECTED
+    (alpha, _beta) = cluster_snapshot(cluster).dra_claims
+    assert (alpha.node_name, alpha.reserved_for) == ("gpu-a", ("pods/train-0",))
+    assert alpha.allocation_config[0].sharing == "TimeSlicing"
