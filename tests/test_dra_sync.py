@@ -10,8 +10,8 @@ import pytest
 
 from inventory.models import ClusterObject, SyncRun
 from inventory.services import cluster_sync
-from inventory.sources.kube import KubeSettings, KubeSource
 from inventory.sources.files import SnapshotFileSource
+from inventory.sources.kube import KubeSettings, KubeSource
 from inventory.sync import cluster_get_or_create
 from posture.selectors import cluster_snapshot
 from tests.kubeapi import FakeKubeAPI
@@ -122,3 +122,70 @@ def test_a_snapshot_gives_the_same_dra_as_the_live_api(tmp_path):
     (alpha, _beta) = cluster_snapshot(cluster).dra_claims
     assert (alpha.node_name, alpha.reserved_for) == ("gpu-a", ("pods/train-0",))
     assert alpha.allocation_config[0].sharing == "TimeSlicing"
+
+
+# --- the node page and API: DRA devices held and by whom ------------------------------------
+
+
+@pytest.fixture
+def dra_lab(small_world, tmp_path):
+    """The small world with the NVIDIA DRA driver's slice on gpu-ts-1 and a time-sliced GPU
+    held by claims of team-alpha and beta-prod."""
+    from inventory.services import cluster_sync_from_snapshot
+    from posture.services import posture_evaluate
+    from tests.conftest import load_json, world_snapshot_path
+
+    objects = [
+        resource_slice("gpu-ts-1"),
+        device_class(),
+        claim("team-alpha", "trainer-gpu", ["gpu-1"], sharing="TimeSlicing",
+              node="gpu-ts-1", reserved_for=["dra-trainer"]),
+        claim("beta-prod", "secret-infer-gpu", ["gpu-1"], sharing="TimeSlicing",
+              node="gpu-ts-1", reserved_for=["secret-infer"]),
+        dra_pod("team-alpha", "dra-trainer", "trainer-gpu", node_name="gpu-ts-1"),
+        dra_pod("beta-prod", "secret-infer", "secret-infer-gpu", node_name="gpu-ts-1"),
+    ]  # fmt: skip
+    path = tmp_path / "dra.json"
+    path.write_text(json.dumps({"kind": "List", "apiVersion": "v1", "items": objects}))
+    assert load_json("small-cluster.json")  # the world the fixture synced
+    cluster_sync_from_snapshot(cluster=small_world, paths=[world_snapshot_path(), path])
+    posture_evaluate()
+    return small_world
+
+
+def test_node_api_and_page_show_dra_devices_and_who_holds_them(dra_lab, personas):
+    from django.test import Client
+
+    from inventory.models import Node
+    from tests.conftest import api_client
+
+    node = Node.objects.get(cluster=dra_lab, name="gpu-ts-1")
+    lead = api_client(personas["security_lead"]).get(f"/api/v1/nodes/{node.pk}/").json()
+    rows = lead["dra_devices"]
+    assert [(r["namespace"], r["claim"], r["tenant"], r["mode"]) for r in rows] == [
+        ("beta-prod", "secret-infer-gpu", "beta", "time_slicing"),
+        ("team-alpha", "trainer-gpu", "alpha", "time_slicing"),
+    ]
+    assert {r["device_id"] for r in rows} == {UUIDS[1]}
+    assert rows[0]["consumers"] == ["secret-infer"]
+    # A list leaves it out (its query count stays flat).
+    listed = api_client(personas["security_lead"]).get("/api/v1/nodes/").json()
+    assert all("dra_devices" not in n for n in listed["results"])
+
+    viewer = api_client(personas["viewer_alpha"]).get(f"/api/v1/nodes/{node.pk}/")
+    text = viewer.content.decode()
+    assert "trainer-gpu" in text
+    for hidden in ("secret-infer", "beta-prod", '"beta"'):
+        assert hidden not in text
+    browser = Client()
+    browser.force_login(personas["viewer_alpha"])
+    page = browser.get(f"/nodes/{dra_lab.name}/gpu-ts-1/").content.decode()
+    assert "Devices held through DRA claims" in page and "trainer-gpu" in page
+    assert "secret-infer" not in page and "beta-prod" not in page
+
+
+def test_dra_co_tenancy_on_the_node_is_a_share_finding(dra_lab):
+    from posture.models import Finding
+
+    findings = Finding.objects.filter(check_id="SHARE-001", status="open")
+    assert any(UUIDS[1] in json.dumps(f.evidence) for f in findings)
