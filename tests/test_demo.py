@@ -106,9 +106,8 @@ def assert_dra() -> None:
         evidence__missing__0__resource="gpu.nvidia.com.deviceclass.resource.k8s.io/devices",
     ).exists()  # fmt: skip
     # The clean contrast: research's whole H100 from its template is no co-tenancy.
-    assert not Finding.objects.filter(evidence__icontains="pretrain-dra-0").exclude(
-        check_id__in=("K8S-001",)
-    ).filter(check_id__startswith="SHARE-").exists()
+    shares = Finding.objects.filter(check_id__startswith="SHARE-")
+    assert not shares.filter(evidence__icontains="pretrain-dra-0").exists()
 
 
 def assert_patch_truth(checks: set[str]) -> None:

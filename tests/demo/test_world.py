@@ -19,7 +19,7 @@ CLASSES = {"platform", "internal_trusted", "internal", "external", "sensitive"}
 CLUSTER_SCOPED = {
     "Namespace", "Node", "ClusterRole", "ClusterRoleBinding", "ClusterPolicy", "DeviceClass",
     "ResourceSlice",
-}
+}  # fmt: skip
 NAMESPACED = {
     "Pod", "ConfigMap", "ResourceQuota", "Service", "Role", "RoleBinding", "DaemonSet",
     "Deployment", "NetworkPolicy", "ReplicaSet", "Job", "CronJob", "ResourceClaim",
