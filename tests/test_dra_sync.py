@@ -189,3 +189,63 @@ def test_dra_co_tenancy_on_the_node_is_a_share_finding(dra_lab):
 
     findings = Finding.objects.filter(check_id="SHARE-001", status="open")
     assert any(UUIDS[1] in json.dumps(f.evidence) for f in findings)
+
+
+# --- re-sync by watch --------------------------------------------------------------------------
+
+
+def test_a_watch_resync_sees_a_new_claim_and_a_cluster_without_dra_still_watches(
+    tmp_path, settings
+):
+    from inventory.sources.kube import NOT_LISTED
+
+    settings.GPUPOSTURE_FULL_RESYNC_HOURS = 24
+    world = dra_world()
+    with FakeKubeAPI(world) as api:
+        cluster = cluster_get_or_create(name="watched")
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+        assert run.mode == "full"
+        cluster.refresh_from_db()
+        assert cluster.watch_state["kinds"]["ResourceClaim"] not in ("", NOT_LISTED)
+        extra = claim("alpha", "eval-gpu", ["gpu-3"], reserved_for=["eval-0"])
+        api.replace_objects([*world, extra])
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+        assert run.mode == "watch", run.warnings
+        assert "alpha/eval-gpu" in _kinds(cluster)["dra_claim"]
+    with FakeKubeAPI(world) as api:
+        api.dra_version = None
+        cluster = cluster_get_or_create(name="no-dra-watched")
+        cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+        cluster.refresh_from_db()
+        assert cluster.watch_state["kinds"]["ResourceClaim"] == NOT_LISTED
+        assert cluster_sync(cluster=cluster, source=_source(api, tmp_path)).mode == "watch"
+
+
+def test_a_watch_state_from_before_dra_was_read_lists_everything(tmp_path, settings):
+    settings.GPUPOSTURE_FULL_RESYNC_HOURS = 24
+    with FakeKubeAPI(dra_world()) as api:
+        cluster = cluster_get_or_create(name="upgraded")
+        cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+        cluster.refresh_from_db()
+        kinds = {k: v for k, v in cluster.watch_state["kinds"].items() if "Resource" not in k}
+        kinds.pop("DeviceClass")
+        cluster.watch_state = {**cluster.watch_state, "kinds": kinds}
+        cluster.save(update_fields=["watch_state"])
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+    assert run.mode == "full"
+    assert any("DeviceClass" in w or "Resource" in w for w in run.warnings)
+
+
+def test_dra001_is_in_the_catalogue_with_rationale_remediation_and_mappings(dra_lab, personas):
+    from django.test import Client
+
+    from tests.conftest import api_client
+
+    lead = api_client(personas["security_lead"])
+    entry = lead.get("/api/v1/checks/dra-001/").json()
+    assert (entry["id"], entry["severity"]) == ("DRA-001", "critical")
+    assert "adminAccess" in entry["rationale"] and "admin-access" in entry["remediation"]
+    assert set(entry["mappings"]) == {"SP800-53:AC-6", "SP800-53:SC-4"}
+    browser = Client()
+    browser.force_login(personas["auditor"])
+    assert "DRA-001" in browser.get("/checks/").content.decode()

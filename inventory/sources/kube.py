@@ -69,6 +69,7 @@ DRA_LIST_METHODS: tuple[tuple[str, str], ...] = (
     ("ResourceSlice", "list_resource_slice"),
 )
 DRA_KINDS = frozenset(kind for kind, _ in DRA_LIST_METHODS)
+NOT_LISTED = "-"  # the watch position of a DRA kind the last list found not served or forbidden
 OPTIONAL_KINDS = frozenset(kind for kind, *_ in OPTIONAL_CUSTOM_KINDS) | DRA_KINDS
 MAX_LIST_RESTARTS = 3
 # The largest answer we decode: a page of 500 ConfigMaps at Kubernetes' 1 MiB limit each. The
@@ -134,10 +135,14 @@ class KubeSource:
         api_client = self._api_client(pool=len(KINDS) + len(OPTIONAL_KINDS))
         try:
             calls = [(k, c, since.get(k)) for k, c in self._list_calls(api_client)]
-            missing = [k for k, _, rv in calls if not rv and k not in OPTIONAL_KINDS]
+            # A DRA kind the last list never tried (a release before DRA was read) needs a
+            # list; one it found not served or forbidden (NOT_LISTED) has nothing to watch.
+            missing = [
+                k for k, _, rv in calls if not rv and (k not in OPTIONAL_KINDS or k in DRA_KINDS)
+            ]
             if missing:
                 raise WatchExpired(f"no resourceVersion from the last list of {missing[0]}")
-            calls = [(k, c, rv) for k, c, rv in calls if rv]
+            calls = [(k, c, rv) for k, c, rv in calls if rv and rv != NOT_LISTED]
             with ThreadPoolExecutor(max_workers=len(calls) or 1) as pool:
                 answers = list(pool.map(lambda a: self._watch(*a), calls))
         finally:
@@ -218,10 +223,12 @@ class KubeSource:
         except SourceError as exc:
             if "HTTP 404" in str(exc):
                 self.api_versions[kind] = "not served"
+                self.resource_versions[kind] = NOT_LISTED
                 progress(kind, 0)
                 return []
             if "HTTP 403" in str(exc) or "HTTP 401" in str(exc):
                 self.api_versions[kind] = "forbidden"
+                self.resource_versions[kind] = NOT_LISTED
                 self.warnings.append(
                     f"Dynamic Resource Allocation: {kind} (resource.k8s.io) could not be listed, "
                     f"so GPUs held through DRA claims are not seen: {exc}"[:600]
