@@ -368,3 +368,29 @@ def test_a_busy_gpu_a_dra_claim_in_use_holds_is_not_hijacked(small_world, with_p
     samples_ingest(cluster=small_world, samples=series(now - timedelta(minutes=25), 25, busy=96))
     posture_evaluate()
     assert bool(open_findings("ATTR-001")) is not with_pod
+
+
+@pytest.mark.parametrize("dra_slice", [True, False])
+def test_a_dra_only_node_passing_a_gpu_between_tenants_needs_a_reset(small_world, dra_slice):
+    """cpu-1 has no GPU capacity or GFD labels: its GPU is seen only through the NVIDIA DRA
+    driver's ResourceSlice, and is then judged for handovers like any exclusive GPU."""
+    from inventory import snapshot as snap
+    from inventory.models import ClusterObject
+    from inventory.sources.normalise import normalise
+    from tests.posture.dra_world import gpu_device, resource_slice
+
+    if dra_slice:
+        device = gpu_device(0)
+        device["attributes"]["uuid"] = {"string": UUID}
+        (read,) = normalise([resource_slice("cpu-1", [device])]).dra_slices
+        ClusterObject.objects.create(
+            cluster=small_world, kind="dra_slice", name=read.name, data=snap.to_dict(read)
+        )
+    start = timezone.now() - timedelta(hours=3)
+    alpha = series(start, 60, busy=80, namespace="team-alpha", pod="trainer-0", hostname="cpu-1")
+    beta = series(start + timedelta(minutes=90), 60, busy=80, namespace="beta-prod",
+                  pod="inference-0", hostname="cpu-1")  # fmt: skip
+    samples_ingest(cluster=small_world, samples=alpha + beta)
+    posture_evaluate()
+    found = [f for f in open_findings("LEAK-001") if f.subject_name == "cpu-1"]
+    assert bool(found) is dra_slice
