@@ -8,8 +8,8 @@ same device: pods of two tenants on one claim are co-tenants on it.
 
 from __future__ import annotations
 
-from inventory.dra_devices import DraIndex, HeldDevice
-from inventory.snapshot import Node
+from inventory.dra_devices import DraIndex, HeldDevice, gpu_classes_of_pod
+from inventory.snapshot import Node, Pod
 from posture.inputs import PostureInputs
 from posture.rules.holding import GpuHolding
 
@@ -45,6 +45,19 @@ def dra_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
                     )
                 )  # fmt: skip
     return holdings
+
+
+def uses_gpu(inputs: PostureInputs, pod: Pod) -> bool:
+    """A pod that holds a GPU any way (DESIGN §2): a GPU resource, a fraction, or a DRA claim
+    of a GPU device class (allocated or not yet)."""
+    if pod.uses_gpu:
+        return True
+    snapshot = inputs.snapshot
+    if not pod.resource_claims or not (snapshot.dra_claims or snapshot.dra_claim_templates):
+        return False
+    index = dra_index(inputs)
+    held = any(h.kind for c in index.claims_of_pod(pod) for h in index.held_devices(c))
+    return held or bool(gpu_classes_of_pod(index, pod))
 
 
 def held_pool(held: HeldDevice) -> str:

@@ -301,3 +301,34 @@ def test_v1beta1_objects_read_the_same():
     assert {c.api_version for c in inputs.snapshot.dra_claims} == {"resource.k8s.io/v1beta1"}
     (draft,) = run("SHARE-001", inputs)
     assert UUIDS[0] in draft.evidence["nodes"][0]["co_residence_reason"]
+
+
+# --- a DRA pod is a GPU pod for the pool, identity and egress checks ----------------------------
+
+
+def test_a_dra_gpu_pod_outside_its_pool_and_without_egress_policy_is_judged():
+    ext = tenant("ext", "external")
+    objects = _cluster(
+        namespace("ext"),
+        claim("ext", "job-gpu", ["gpu-0"], reserved_for=["job-0"]),
+        dra_pod("ext", "job-0", "job-gpu"),
+        # A pod with no claim at all, and one whose claim is not a GPU: neither is a GPU pod.
+        {**dra_pod("alpha", "cpu-only", "x"), "spec": {"nodeName": "gpu-a",
+                                                   "containers": [{"name": "c", "image": "i"}]}},
+    )  # fmt: skip
+    inputs = world(objects, (ALPHA, BETA, ext))
+    (placed,) = run("POD-009", inputs)
+    assert placed.tenants == ("ext",)
+    egress = {d.subject_name for d in run("K8S-007", inputs)}
+    assert egress == {"ext"}
+
+
+def test_a_pod_whose_claim_is_of_a_nic_class_is_no_gpu_pod():
+    ext = tenant("ext", "external")
+    nic_class = device_class("sriov-nic.example.com")
+    nic_class["spec"]["selectors"][0]["cel"]["expression"] = "device.driver == 'nic.example.com'"
+    nic_claim = claim("ext", "nic", None, device_class_name="sriov-nic.example.com")
+    objects = _cluster(namespace("ext"), nic_class, nic_claim, dra_pod("ext", "net-0", "nic"))
+    inputs = world(objects, (ALPHA, BETA, ext))
+    assert run("POD-009", inputs) == []
+    assert run("K8S-007", inputs) == []
