@@ -213,6 +213,20 @@ def test_an_admin_access_template_and_a_labelled_tenant_namespace_are_findings()
     )
 
 
+def test_a_claim_made_from_an_admin_template_is_the_templates_finding():
+    inputs = world(
+        _cluster(
+            claim_template("alpha", "debug-gpu", admin=True),
+            claim("alpha", "dbg-0-gpu-q8w2e", ["gpu-0"], admin=True, reserved_for=["dbg-0"],
+                  owner_pod="dbg-0"),
+            dra_pod("alpha", "dbg-0", template="debug-gpu", generated="dbg-0-gpu-q8w2e"),
+        ),
+        TENANTS,
+    )  # fmt: skip
+    (draft,) = run("DRA-001", inputs)
+    assert (draft.subject_kind, draft.subject_name) == ("ResourceClaimTemplate", "debug-gpu")
+
+
 def _rbac_world(rules: list[dict]) -> list[dict]:
     return _cluster(
         cluster_role("namespace-labeler", rules),

@@ -59,10 +59,13 @@ def _admin_claims(inputs: PostureInputs) -> Iterator[FindingDraft]:
         *snapshot.dra_claims,
         *snapshot.dra_claim_templates,
     ]
+    from_templates = _generated_from_admin_templates(inputs)
     for obj in objects:
         tenant = inputs.tenant_of_namespace(obj.namespace)
         if tenant is None or not obj.admin_access:
             continue
+        if isinstance(obj, DraClaim) and (obj.namespace, obj.name) in from_templates:
+            continue  # the template is the cause: its finding stands for the claims it made
         kind = "ResourceClaim" if isinstance(obj, DraClaim) else "ResourceClaimTemplate"
         evidence = {
             "namespace": obj.namespace, "tenant": tenant.slug, kind.lower(): obj.name,
@@ -79,6 +82,22 @@ def _admin_claims(inputs: PostureInputs) -> Iterator[FindingDraft]:
             evidence=evidence, key=f"DRA-001:claim:{kind}:{obj.namespace}/{obj.name}",
             title=f"{kind} {obj.name} of tenant {tenant.slug} asks for DRA adminAccess",
         )  # fmt: skip
+
+
+def _generated_from_admin_templates(inputs: PostureInputs) -> set[tuple[str, str]]:
+    """Claims Kubernetes generated for a pod from an adminAccess template."""
+    admin_templates = {
+        (t.namespace, t.name) for t in inputs.snapshot.dra_claim_templates if t.admin_access
+    }
+    if not admin_templates:
+        return set()
+    index = dra_index(inputs)
+    generated = set()
+    for pod in inputs.snapshot.pods:
+        for entry in pod.resource_claims:
+            if entry.template and (pod.namespace, entry.template) in admin_templates:
+                generated |= {(c.namespace, c.name) for c in index.claims_of_pod(pod)}
+    return generated
 
 
 def _reach(inputs: PostureInputs, claim: DraClaim) -> dict[str, Any]:
