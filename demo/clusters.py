@@ -13,6 +13,7 @@ from typing import Any
 
 from demo import k8s
 from demo.k8s import GpuModel, Host, NodeSpec, Obj
+from demo.k8s_dra import Claim
 
 # The tables below read best one row per line, so the formatter leaves them alone.
 # ruff: noqa: E501
@@ -90,6 +91,8 @@ class Cluster:
     cdi: bool = False  # the ClusterPolicy turns CDI on, with NVIDIA's device-list hardening
     # KAI Scheduler's reservation pods: (node, GPU group, index of the GPU it holds).
     reservations: tuple[tuple[str, str, int], ...] = ()
+    # GPUs allocated through the NVIDIA DRA driver (demo/k8s_dra.py) on these claims.
+    dra_claims: tuple[Claim, ...] = ()
 
 
 # namespace -> (the tenant group that edits it, extra labels). Namespaces labelled
@@ -98,7 +101,8 @@ NAMESPACES: dict[str, tuple[str, dict[str, str]]] = {
     "gpu-validation": ("gpu-platform-admins", {}),
     "research-llm": ("research-ml", {}),
     "research-eval": ("research-ml", {"gpuposture.io/tenant": "research"}),
-    "analytics-batch": ("analytics-eng", {}),
+    # Labelled for DRA admin access so analytics' GPU monitor is admitted: DRA-001.
+    "analytics-batch": ("analytics-eng", {"resource.kubernetes.io/admin-access": "true"}),
     "analytics-notebooks": ("analytics-eng", {"gpuposture.io/tenant": "analytics"}),
     "cust-orbital": ("cust-orbital-users", {}),
     "cust-kestrel": ("cust-kestrel-users", {"pod-security.kubernetes.io/enforce": "restricted"}),
@@ -285,6 +289,9 @@ NEO_WEST = Cluster(
         gpu_node("nw-l40s-01", "analytics-ts", L40S, 4, "internal", share="ts-strict", driver="550.127.05",
                  toolkit_image=DIGEST_ONLY_TOOLKIT),
         gpu_node("nw-l40s-02", "analytics", L40S, 4, "internal", driver="550.127.05"),
+        # The pool the NVIDIA DRA driver manages (Kubernetes 1.34, resource.k8s.io/v1).
+        gpu_node("nw-h100-03", "shared-dra", H100, 4, "internal", driver="570.133.20",
+                 host=Host("Ubuntu 24.04.2 LTS", "6.8.0-60-generic", "containerd://2.0.5", "v1.34.2")),
     ),
     works={
         # Kestrel, the clean tenant: whole H200s in the tainted external pool, hardened pods,
@@ -331,7 +338,8 @@ NEO_WEST = Cluster(
         VAL: {"requests.nvidia.com/gpu": "4"},
         RES: {"requests.nvidia.com/gpu": "24"},
         # research-eval has no quota: K8S-001.
-        ANA: {"requests.nvidia.com/gpu": "8"},
+        # Analytics bounds its DRA GPUs too; research's quota misses the device class: K8S-001.
+        ANA: {"requests.nvidia.com/gpu": "8", "gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "4"},
         ORB: {"requests.nvidia.com/gpu": "8"},
         KES: {"requests.nvidia.com/gpu": "8"},
     },
@@ -339,6 +347,17 @@ NEO_WEST = Cluster(
     egress_locked=(KES,),
     # The clean contrast to K8S-003: reading nodes is harmless.
     bindings=(("research-node-reader", "gpu-node-reader", "Group:research-ml", None),),
+    dra_claims=(
+        # Research and analytics time-slice H100 0 through their own DRA claims (the driver's
+        # GpuConfig sharing TimeSlicing): SHARE-001 and SHARE-003, found from the claims.
+        Claim(RES, "rag-ts-gpu", "nw-h100-03", 0, "rag-dra-0", "research/rag-serve", "TimeSlicing"),
+        Claim(ANA, "embed-ts-gpu", "nw-h100-03", 0, "embed-dra-0", "analytics/embedding-refresh", "TimeSlicing"),
+        # DRA-001: analytics' "GPU monitor" claims the same H100 with adminAccess.
+        Claim(ANA, "gpu-peek", "nw-h100-03", 0, "gpu-peek", "analytics/gpu-peek", admin=True),
+        # The clean contrast: a whole H100 from research's own template (exclusive).
+        Claim(RES, "pretrain-dra-0-gpu-x7k2p", "nw-h100-03", 2, "pretrain-dra-0", "research/pretrain",
+              template="one-h100"),
+    ),
     sharing_keys=("exclusive", "ts-strict", "mps-2"),  # no lax ts-4 here: SHARE-005 finds nothing
 )
 

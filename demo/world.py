@@ -50,6 +50,7 @@ from demo.clusters import (
     gpu_node,
 )
 from demo.k8s import Ids, Obj
+from demo.k8s_dra import dra_objects
 from demo.k8s_kai import KAI_RESERVATION_NS, kai_fraction, kai_reservations
 from demo.telemetry import uuid_of
 
@@ -105,7 +106,7 @@ CLUSTER_ROLES = {
 }
 _KIND_ORDER = ("Namespace", "Node", "ClusterPolicy", "ConfigMap", "ResourceQuota", "Service", "NetworkPolicy",
                "DaemonSet", "Deployment", "ReplicaSet", "CronJob", "Job", "Pod", "ClusterRole", "ClusterRoleBinding",
-               "Role", "RoleBinding")
+               "Role", "RoleBinding", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim")
 # The CronJob controller names each Job `<cronjob>-<scheduled minute since the epoch>`.
 _CRONJOB_RUN = 29_419_320  # 2025-12-08 02:00 UTC
 # fmt: on
@@ -298,6 +299,16 @@ def _platform(ids: Ids, c: Cluster) -> list[Obj]:
     return [*platform.objects(), dcgm]
 
 
+def _dra(ids: Ids, c: Cluster) -> list[Obj]:
+    """The NVIDIA DRA driver's node, its claims and the pods using them (demo/k8s_dra.py)."""
+    if not c.dra_claims:
+        return []
+    n = next(n for n in c.nodes if n.name == c.dra_claims[0].node)
+    product = (n.model.product if n.model else "").replace("-", " ")
+    tolerations = [k8s.toleration(*t) for t in n.taints]
+    return dra_objects(ids, n.name, n.count, product, c.dra_claims, tolerations)
+
+
 def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
     """One cluster's objects, sorted as kubectl lists them."""
     ids = Ids(seed, c.name)
@@ -308,6 +319,7 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
     items += _platform(ids, c) + _gpu_operator_config(ids, c)
     tenant_pods, controllers = _tenant_pods(ids, c)
     items += tenant_pods + controllers + kai_reservations(ids, c.reservations)
+    items += _dra(ids, c)
     items += [_quota(ids, ns, hard, tenant_pods) for ns, hard in c.quotas.items()]
     items += [
         k8s.service(ids, ns, app, app, port, node_port) for ns, app, port, node_port in c.services

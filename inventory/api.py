@@ -18,6 +18,7 @@ from inventory.bulletin_decisions import bulletin_delete
 from inventory.bulletin_imports import bulletin_urls_import_request, bulletins_import_recorded
 from inventory.components import firmware_coverage, node_components
 from inventory.coverage import cluster_coverage_counts, with_coverage
+from inventory.dra_node import node_dra_devices
 from inventory.filters import (
     BulletinFilter,
     DriftEventFilter,
@@ -35,7 +36,7 @@ from inventory.models import (
     Pod,
     SyncRun,
 )
-from inventory.presenter import PresentedSerializer
+from inventory.presenter import PresentedSerializer, scope_in
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
 from inventory.validation import clean_cluster_source
 from providers.models import Provider
@@ -162,6 +163,11 @@ class NodeSerializer(PresentedSerializer):
         data = super().to_representation(instance)
         for name in NULL_WHEN_BLANK:
             data[name] = data[name] or None
+        view = self.context.get("view")
+        if getattr(view, "action", None) == "retrieve":
+            # One node: the DRA devices its claims hold and by whom (three queries; lists
+            # leave it out to keep their query count flat).
+            data["dra_devices"] = node_dra_devices(instance, scope_in(self.context))
         return data
 
     @extend_schema_field(serializers.DictField(child=serializers.DictField()))

@@ -249,6 +249,11 @@ class ClusterObject(models.Model):
         OWNER = "owner"  # a ReplicaSet's or Job's owner, a CronJob's existence
         # A ConfigMap pods take env from: key names, and NVIDIA_VISIBLE_DEVICES only
         ENV_CONFIGMAP = "env_configmap"
+        # Dynamic Resource Allocation (resource.k8s.io), read-only
+        DRA_CLAIM = "dra_claim"
+        DRA_CLAIM_TEMPLATE = "dra_claim_template"
+        DRA_DEVICE_CLASS = "dra_device_class"
+        DRA_SLICE = "dra_slice"
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="kube_objects")
     kind = models.CharField(max_length=20, choices=Kind.choices)

@@ -10,8 +10,10 @@ from django.utils import timezone
 
 from inventory.components import LABELS as COMPONENT_LABELS
 from inventory.components import node_components
+from inventory.dra_node import node_dra_devices
 from inventory.models import Bulletin, Cluster, ClusterObject, Node, Pod, SyncRun
 from inventory.patching import COMPONENTS
+from inventory.presenter import hidden_scope_for
 from inventory.rollout import RolloutNode, rollout_plan
 from inventory.runtime import runtime_facts
 
@@ -127,6 +129,7 @@ def node_detail_context(user, node: Node) -> dict:  # type: ignore[no-untyped-de
             for c, entry in node_components(node.data).items()
         ],
         "pods": pods,
+        "dra_devices": node_dra_devices(node, hidden_scope_for(user)),
     }
 
 

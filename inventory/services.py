@@ -7,7 +7,7 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -164,6 +164,10 @@ def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token
     try:
         objects = source.read(progress)
         snapshot = normalise(objects, **platform_inputs())
+        # What the source could not see (DRA it may not list) is said on the run.
+        seen_warnings = tuple(getattr(source, "warnings", ()) or ())
+        if seen_warnings:
+            snapshot = replace(snapshot, warnings=snapshot.warnings + seen_warnings)
     except SourceError as exc:
         sync_run_fail(run=run, error=str(exc))
         raise SyncError(str(exc), retryable=exc.retryable) from exc

@@ -15,6 +15,18 @@ from contextlib import contextmanager
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import Any
 
+from inventory.snapshot_dra import (
+    DraClaim,
+    DraClaimTemplate,
+    DraConfig,
+    DraDevice,
+    DraDeviceClass,
+    DraRequest,
+    DraResult,
+    DraSlice,
+    PodClaim,
+)
+
 GPU_RESOURCE_PREFIX = "nvidia.com/"
 # KAI Scheduler (and Run:ai before it): a pod asks for a share of one GPU by annotation.
 FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
@@ -125,6 +137,8 @@ class Pod:
     # GPU scheduling annotations only (GPU_ANNOTATIONS: KAI / Run:ai fractions and reservations,
     # HAMi's allocation); every other annotation is dropped when the pod is read.
     annotations: dict[str, str] = field(default_factory=dict)
+    # DRA: spec.resourceClaims, each with the claim it resolved to (status.resourceClaimStatuses)
+    resource_claims: tuple[PodClaim, ...] = ()
 
     @property
     def gpu_fraction(self) -> dict[str, str]:
@@ -434,6 +448,11 @@ class ClusterSnapshot:
     gpu_operator_policies: tuple[GpuOperatorPolicy, ...] = ()
     owners: tuple[OwnerLink, ...] = ()
     env_configmaps: tuple[EnvConfigMap, ...] = ()
+    # Dynamic Resource Allocation (inventory/snapshot_dra.py)
+    dra_claims: tuple[DraClaim, ...] = ()
+    dra_claim_templates: tuple[DraClaimTemplate, ...] = ()
+    dra_device_classes: tuple[DraDeviceClass, ...] = ()
+    dra_slices: tuple[DraSlice, ...] = ()
     # Objects read per kind, including the ones not kept (for the SyncRun counts).
     counts: dict[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
@@ -462,7 +481,16 @@ _NESTED: dict[type, dict[str, type]] = {
     },
     SharingConfig: {"entries": SharingEntry},
     Container: {"env": EnvVar, "volume_mounts": VolumeMount},
-    Pod: {"containers": Container, "volumes": Volume},
+    Pod: {"containers": Container, "volumes": Volume, "resource_claims": PodClaim},
+    DraClaim: {
+        "requests": DraRequest,
+        "config": DraConfig,
+        "results": DraResult,
+        "allocation_config": DraConfig,
+    },
+    DraClaimTemplate: {"requests": DraRequest, "config": DraConfig},
+    DraDeviceClass: {"config": DraConfig},
+    DraSlice: {"devices": DraDevice},
     Role: {"rules": PolicyRule},
     RoleBinding: {"subjects": Subject},
 }

@@ -69,6 +69,14 @@ OBJECT_KINDS: dict[str, tuple[str, type, Callable[[Any], tuple[str, str]]]] = {
     ),
     "owners": ("owner", snap.OwnerLink, lambda o: (o.namespace, f"{o.kind}/{o.name}")),
     "env_configmaps": ("env_configmap", snap.EnvConfigMap, lambda o: (o.namespace, o.name)),
+    "dra_claims": ("dra_claim", snap.DraClaim, lambda o: (o.namespace, o.name)),
+    "dra_claim_templates": (
+        "dra_claim_template",
+        snap.DraClaimTemplate,
+        lambda o: (o.namespace, o.name),
+    ),
+    "dra_device_classes": ("dra_device_class", snap.DraDeviceClass, lambda o: ("", o.name)),
+    "dra_slices": ("dra_slice", snap.DraSlice, lambda o: ("", o.name)),
 }
 
 

@@ -48,6 +48,10 @@ _OBJECTS = {
     "gpu_operator_policy": ("gpu_operator_policies", snap.GpuOperatorPolicy),
     "owner": ("owners", snap.OwnerLink),
     "env_configmap": ("env_configmaps", snap.EnvConfigMap),
+    "dra_claim": ("dra_claims", snap.DraClaim),
+    "dra_claim_template": ("dra_claim_templates", snap.DraClaimTemplate),
+    "dra_device_class": ("dra_device_classes", snap.DraDeviceClass),
+    "dra_slice": ("dra_slices", snap.DraSlice),
 }
 
 

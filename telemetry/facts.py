@@ -12,6 +12,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from inventory import snapshot as snap
+from inventory.dra_devices import dra_gpu_nodes, dra_held
 from inventory.models import Cluster
 from telemetry.attribution import Attributed
 from telemetry.evidence import TelemetryFacts
@@ -80,12 +81,17 @@ def _last_seen(
 
 def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, window: timedelta):  # type: ignore[no-untyped-def]
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
-    gpu_pods = {(p.namespace, p.name) for p in running if p.gpu_resources}
+    dra = dra_held(snapshot, running)
+    gpu_pods = {(p.namespace, p.name) for p in running if p.gpu_resources} | dra.pods
     nodes_with_gpu_pods = {p.node_name for p in running if p.gpu_resources}
     shared = {n.name for n in snapshot.nodes if n.sharing_strategy in SHARED_STRATEGIES}
 
     def held(sample: GpuSample) -> bool:
         if sample.pod and (sample.namespace, sample.pod) in gpu_pods:
+            return True
+        # A GPU a DRA claim in use holds is explained, whatever labels the exporter put on
+        # its samples (it may not map DRA devices to pods at all).
+        if sample.uuid and sample.uuid in dra.devices:
             return True
         # A shared GPU's samples may carry no pod labels at all: any GPU pod there explains it.
         return sample.hostname in shared and sample.hostname in nodes_with_gpu_pods
@@ -103,7 +109,12 @@ def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):
     """Whole GPUs of exclusive nodes: who held each, sample by sample, over the raw retention
     (an hourly roll-up is too coarse to place a reset between two tenants), and the resets
     recorded in that time."""
-    exclusive = [n.name for n in snapshot.nodes if n.is_gpu_node and n.sharing_strategy == "none"]
+    dra_nodes = dra_gpu_nodes(snapshot)
+    exclusive = [
+        n.name
+        for n in snapshot.nodes
+        if (n.is_gpu_node or n.name in dra_nodes) and n.sharing_strategy == "none"
+    ]
     since = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
     held = (
         GpuReading.objects.filter(

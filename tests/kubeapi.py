@@ -64,7 +64,13 @@ LIST_PATHS: dict[str, str] = {
     "Ingress": "/apis/networking.k8s.io/v1/ingresses",
     "NetworkPolicy": "/apis/networking.k8s.io/v1/networkpolicies",
     "ClusterPolicy": "/apis/nvidia.com/v1/clusterpolicies",
+    # Dynamic Resource Allocation: served at `dra_version` (v1 unless a test says otherwise)
+    "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
+    "ResourceClaim": "/apis/resource.k8s.io/v1/resourceclaims",
+    "ResourceClaimTemplate": "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+    "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
 }
+DRA_GROUP = "/apis/resource.k8s.io/"
 KIND_AT = {path: kind for kind, path in LIST_PATHS.items()}
 ROUTES = {*KIND_AT, "/version", "/api", "/apis"}
 NODES = LIST_PATHS["Node"]
@@ -163,6 +169,9 @@ class FakeKubeAPI:
         self._pages: dict[str, int] = {}  # 200 answers per path (watches too), for after_pages
         self._forbidden: set[str] = set()
         self._delays: dict[str, float] = {}
+        # The one version resource.k8s.io is served at ("v1", "v1beta2", "v1beta1"; None: not
+        # at all): its lists are the v1 paths' objects under that version's apiVersion.
+        self.dra_version: str | None = "v1"
         self.replace_objects(objects)
 
     # -- the world and the faults, all changeable between requests --
@@ -271,6 +280,13 @@ class FakeKubeAPI:
     # -- answering, called from handler threads --
 
     def _answer(self, method: str, path: str, query: dict[str, str], auth: str | None) -> Answer:
+        if path.startswith(DRA_GROUP):
+            return self._answer_dra(method, path, query, auth)
+        return self._answer_path(method, path, query, auth)
+
+    def _answer_path(
+        self, method: str, path: str, query: dict[str, str], auth: str | None
+    ) -> Answer:
         key = route(path)
         with self._lock:
             self._requests.append(Request(method, path, query))
@@ -282,6 +298,22 @@ class FakeKubeAPI:
             if code == 200 and key:
                 self._pages[key] = self._pages.get(key, 0) + 1
             return code, body
+
+    def _answer_dra(
+        self, method: str, path: str, query: dict[str, str], auth: str | None
+    ) -> Answer:
+        """A DRA path at whatever version it names: 404 unless that is `dra_version`; served
+        from the v1 path's objects, the list saying the version asked for."""
+        version = path.removeprefix(DRA_GROUP).split("/", 1)[0]
+        canonical = path.replace(f"{DRA_GROUP}{version}/", f"{DRA_GROUP}v1/", 1)
+        if version != self.dra_version or route(canonical) is None:
+            with self._lock:
+                self._requests.append(Request(method, path, query))
+            return 404, status(404, "NotFound", "the server could not find the requested resource")
+        code, body = self._answer_path(method, canonical, query, auth)
+        if isinstance(body, dict) and str(body.get("kind", "")).endswith("List"):
+            body = {**body, "apiVersion": f"resource.k8s.io/{version}"}
+        return code, body
 
     def _hold(self, seconds: float) -> None:
         # Called outside the lock by handler threads; stop() sets the event to cut it short.

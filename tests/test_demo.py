@@ -85,6 +85,29 @@ def test_demo_world_meets_the_promise():
     assert Finding.objects.filter(
         check_id="K8S-001", evidence__missing__0__resource="nvidia.com/gpu-ts"
     ).exists()
+    assert_dra()
+
+
+def assert_dra() -> None:
+    """Issue 17 item 4 in the demo: research and analytics time-slice one H100 through their
+    own DRA claims on nw-h100-03, analytics also claims it with adminAccess (DRA-001, and its
+    namespace is labelled for it), research's quota misses the device class (K8S-001)."""
+    share = Finding.objects.filter(check_id="SHARE-001", status="open", subject_name="shared-dra")
+    (pair,) = share
+    assert set(pair.tenants.values_list("slug", flat=True)) == {"research", "analytics"}
+    assert pair.evidence["co_residence"] == "certain"
+    dra = Finding.objects.filter(check_id="DRA-001", status="open")
+    assert set(dra.values_list("subject_kind", "subject_name")) == {
+        ("ResourceClaim", "gpu-peek"),
+        ("Namespace", "analytics-batch"),
+    }
+    assert Finding.objects.filter(
+        check_id="K8S-001", subject_name="research-llm", cluster__name="neo-west",
+        evidence__missing__0__resource="gpu.nvidia.com.deviceclass.resource.k8s.io/devices",
+    ).exists()  # fmt: skip
+    # The clean contrast: research's whole H100 from its template is no co-tenancy.
+    shares = Finding.objects.filter(check_id__startswith="SHARE-")
+    assert not shares.filter(evidence__icontains="pretrain-dra-0").exists()
 
 
 def assert_patch_truth(checks: set[str]) -> None:

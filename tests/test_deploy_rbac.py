@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from inventory.sources.kube import KINDS, OPTIONAL_CUSTOM_KINDS
+from inventory.sources.kube import DRA_LIST_METHODS, KINDS, OPTIONAL_CUSTOM_KINDS
 
 RBAC = Path(__file__).resolve().parent.parent / "deploy" / "rbac.yaml"
 PLURALS = {
@@ -20,6 +20,10 @@ PLURALS = {
     "ClusterRoleBinding": ("rbac.authorization.k8s.io", "clusterrolebindings"),
     "Ingress": ("networking.k8s.io", "ingresses"),
     "NetworkPolicy": ("networking.k8s.io", "networkpolicies"),
+    "DeviceClass": ("resource.k8s.io", "deviceclasses"),
+    "ResourceClaim": ("resource.k8s.io", "resourceclaims"),
+    "ResourceClaimTemplate": ("resource.k8s.io", "resourceclaimtemplates"),
+    "ResourceSlice": ("resource.k8s.io", "resourceslices"),
 }  # fmt: skip
 
 
@@ -37,6 +41,7 @@ def granted() -> set[tuple[str, str, str]]:
 def test_cluster_role_matches_what_the_source_lists():
     listed = {PLURALS[kind] for kind, _, _ in KINDS}
     listed |= {(group, plural) for _, group, _, plural in OPTIONAL_CUSTOM_KINDS}
+    listed |= {PLURALS[kind] for kind, _ in DRA_LIST_METHODS}
     grants = granted()
     assert {(g, r) for g, r, _ in grants} == listed
     assert {v for _, _, v in grants} == {"get", "list", "watch"}

@@ -237,6 +237,7 @@ def test_discovery_and_version(client):
         "networking.k8s.io",
         "nvidia.com",
         "rbac.authorization.k8s.io",
+        "resource.k8s.io",
     ]
 
 

@@ -324,3 +324,73 @@ def test_a_node_past_raw_retention_is_last_seen_in_the_hourly_roll_ups(small_wor
     )  # fmt: skip
     seen = _last_seen(small_world, ["gpu-ts-1"], timezone.now(), timedelta(hours=1))
     assert seen == {"gpu-ts-1": hour + timedelta(hours=1)}
+
+
+def _dra_holds_uuid(cluster, *, with_pod: bool) -> None:  # type: ignore[no-untyped-def]
+    """A DRA claim of team-alpha holding the GPU UUID on gpu-ts-1 (the NVIDIA DRA driver's
+    slice), and the pod using it when `with_pod`."""
+    from inventory import snapshot as snap
+    from inventory.models import ClusterObject
+    from inventory.sources.normalise import normalise
+    from tests.posture.dra_world import claim, dra_pod, gpu_device, resource_slice
+
+    device = gpu_device(0)
+    device["attributes"]["uuid"] = {"string": UUID}
+    objects = [
+        resource_slice("gpu-ts-1", [device]),
+        claim("team-alpha", "trainer-gpu", ["gpu-0"], node="gpu-ts-1", reserved_for=["dra-0"]),
+        dra_pod("team-alpha", "dra-0", "trainer-gpu", node_name="gpu-ts-1"),
+    ]
+    read = normalise(objects)
+    for kind, items in (("dra_slice", read.dra_slices), ("dra_claim", read.dra_claims)):
+        for item in items:
+            ClusterObject.objects.create(
+                cluster=cluster, kind=kind, namespace=getattr(item, "namespace", ""),
+                name=item.name, data=snap.to_dict(item),
+            )  # fmt: skip
+    if with_pod:
+        (pod,) = read.pods
+        Pod.objects.create(
+            cluster=cluster, namespace=pod.namespace, name=pod.name, phase="Running",
+            node=Node.objects.get(name="gpu-ts-1"), data=snap.to_dict(pod),
+            changed_at=timezone.now(),
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize("with_pod", [True, False])
+def test_a_busy_gpu_a_dra_claim_in_use_holds_is_not_hijacked(small_world, with_pod):
+    """The exporter may not map DRA devices to pods: the samples carry no pod, yet the claim a
+    running pod uses explains them. A claim whose pod is gone explains nothing."""
+    make_exclusive()
+    Pod.objects.filter(node__name="gpu-ts-1").exclude(namespace="gpu-operator").delete()
+    _dra_holds_uuid(small_world, with_pod=with_pod)
+    now = timezone.now()
+    samples_ingest(cluster=small_world, samples=series(now - timedelta(minutes=25), 25, busy=96))
+    posture_evaluate()
+    assert bool(open_findings("ATTR-001")) is not with_pod
+
+
+@pytest.mark.parametrize("dra_slice", [True, False])
+def test_a_dra_only_node_passing_a_gpu_between_tenants_needs_a_reset(small_world, dra_slice):
+    """cpu-1 has no GPU capacity or GFD labels: its GPU is seen only through the NVIDIA DRA
+    driver's ResourceSlice, and is then judged for handovers like any exclusive GPU."""
+    from inventory import snapshot as snap
+    from inventory.models import ClusterObject
+    from inventory.sources.normalise import normalise
+    from tests.posture.dra_world import gpu_device, resource_slice
+
+    if dra_slice:
+        device = gpu_device(0)
+        device["attributes"]["uuid"] = {"string": UUID}
+        (read,) = normalise([resource_slice("cpu-1", [device])]).dra_slices
+        ClusterObject.objects.create(
+            cluster=small_world, kind="dra_slice", name=read.name, data=snap.to_dict(read)
+        )
+    start = timezone.now() - timedelta(hours=3)
+    alpha = series(start, 60, busy=80, namespace="team-alpha", pod="trainer-0", hostname="cpu-1")
+    beta = series(start + timedelta(minutes=90), 60, busy=80, namespace="beta-prod",
+                  pod="inference-0", hostname="cpu-1")  # fmt: skip
+    samples_ingest(cluster=small_world, samples=alpha + beta)
+    posture_evaluate()
+    found = [f for f in open_findings("LEAK-001") if f.subject_name == "cpu-1"]
+    assert bool(found) is dra_slice

@@ -53,7 +53,24 @@ KINDS: tuple[tuple[str, str, str], ...] = (
 OPTIONAL_CUSTOM_KINDS: tuple[tuple[str, str, str, str], ...] = (
     ("ClusterPolicy", "nvidia.com", "v1", "clusterpolicies"),
 )
-OPTIONAL_KINDS = frozenset(kind for kind, *_ in OPTIONAL_CUSTOM_KINDS)
+# Dynamic Resource Allocation (resource.k8s.io): GA as v1 in Kubernetes 1.34, served as
+# v1beta2 / v1beta1 before. Each kind is read at the first version the server answers; a group
+# not served at all (404) is a cluster without DRA, an account that may not list it (403) a
+# warning on the run: the GPUs its claims hold are then not seen.
+DRA_VERSIONS: tuple[tuple[str, str], ...] = (
+    ("v1", "ResourceV1Api"),
+    ("v1beta2", "ResourceV1beta2Api"),
+    ("v1beta1", "ResourceV1beta1Api"),
+)
+DRA_LIST_METHODS: tuple[tuple[str, str], ...] = (
+    ("DeviceClass", "list_device_class"),
+    ("ResourceClaim", "list_resource_claim_for_all_namespaces"),
+    ("ResourceClaimTemplate", "list_resource_claim_template_for_all_namespaces"),
+    ("ResourceSlice", "list_resource_slice"),
+)
+DRA_KINDS = frozenset(kind for kind, _ in DRA_LIST_METHODS)
+NOT_LISTED = "-"  # the watch position of a DRA kind the last list found not served or forbidden
+OPTIONAL_KINDS = frozenset(kind for kind, *_ in OPTIONAL_CUSTOM_KINDS) | DRA_KINDS
 MAX_LIST_RESTARTS = 3
 # The largest answer we decode: a page of 500 ConfigMaps at Kubernetes' 1 MiB limit each. The
 # depth of what the API sends is bounded by json's C decoder (a clean error, never a crash).
@@ -84,6 +101,9 @@ class KubeSource:
         self.settings = settings or KubeSettings()
         # kind -> the resourceVersion of its last list, for the next sync's watches
         self.resource_versions: dict[str, str] = {}
+        # DRA kind -> the version it was read at, or "not served" / "forbidden"
+        self.api_versions: dict[str, str] = {}
+        self.warnings: list[str] = []  # for the run: what could not be seen, and why
 
     def describe(self) -> str:
         if self.in_cluster:
@@ -94,11 +114,13 @@ class KubeSource:
 
     def read(self, progress: Progress) -> list[dict[str, Any]]:
         api_client = self._api_client()
-        self.resource_versions = {}
+        self.resource_versions, self.api_versions, self.warnings = {}, {}, []
         try:
             objects: list[dict[str, Any]] = []
             for kind, list_call in self._list_calls(api_client):
-                if kind in OPTIONAL_KINDS:
+                if kind in DRA_KINDS:
+                    objects.extend(self._list_dra(kind, list_call, progress))
+                elif kind in OPTIONAL_KINDS:
                     objects.extend(self._list_optional(kind, list_call, progress))
                 else:
                     objects.extend(self._list_all(kind, list_call, progress))
@@ -113,10 +135,14 @@ class KubeSource:
         api_client = self._api_client(pool=len(KINDS) + len(OPTIONAL_KINDS))
         try:
             calls = [(k, c, since.get(k)) for k, c in self._list_calls(api_client)]
-            missing = [k for k, _, rv in calls if not rv and k not in OPTIONAL_KINDS]
+            # A DRA kind the last list never tried (a release before DRA was read) needs a
+            # list; one it found not served or forbidden (NOT_LISTED) has nothing to watch.
+            missing = [
+                k for k, _, rv in calls if not rv and (k not in OPTIONAL_KINDS or k in DRA_KINDS)
+            ]
             if missing:
                 raise WatchExpired(f"no resourceVersion from the last list of {missing[0]}")
-            calls = [(k, c, rv) for k, c, rv in calls if rv]
+            calls = [(k, c, rv) for k, c, rv in calls if rv and rv != NOT_LISTED]
             with ThreadPoolExecutor(max_workers=len(calls) or 1) as pool:
                 answers = list(pool.map(lambda a: self._watch(*a), calls))
         finally:
@@ -163,7 +189,53 @@ class KubeSource:
                 return custom.list_cluster_custom_object(_g, _v, _p, **kwargs)
 
             calls.append((kind, list_call))
+        calls += [(kind, self._dra_call(api_client, kind, m)) for kind, m in DRA_LIST_METHODS]
         return calls
+
+    def _dra_call(self, api_client: client.ApiClient, kind: str, method: str) -> Callable[..., Any]:
+        """A list (or watch) of a DRA kind at the newest version the server serves: each
+        version in turn while the answer is 404; which one answered is recorded."""
+
+        def list_call(**kwargs: Any) -> Any:
+            missing: ApiException | None = None
+            for version, group in DRA_VERSIONS:
+                api = getattr(client, group, None)
+                if api is None or not hasattr(api, method):
+                    continue
+                try:
+                    answer = getattr(api(api_client), method)(**kwargs)
+                except ApiException as exc:
+                    if exc.status != 404:
+                        raise
+                    missing = exc
+                    continue
+                self.api_versions[kind] = version
+                return answer
+            raise missing or ApiException(status=404, reason="resource.k8s.io not served")
+
+        return list_call
+
+    def _list_dra(
+        self, kind: str, list_call: Callable[..., Any], progress: Progress
+    ) -> list[dict[str, Any]]:
+        try:
+            return self._list_all(kind, list_call, progress)
+        except SourceError as exc:
+            if "HTTP 404" in str(exc):
+                self.api_versions[kind] = "not served"
+                self.resource_versions[kind] = NOT_LISTED
+                progress(kind, 0)
+                return []
+            if "HTTP 403" in str(exc) or "HTTP 401" in str(exc):
+                self.api_versions[kind] = "forbidden"
+                self.resource_versions[kind] = NOT_LISTED
+                self.warnings.append(
+                    f"Dynamic Resource Allocation: {kind} (resource.k8s.io) could not be listed, "
+                    f"so GPUs held through DRA claims are not seen: {exc}"[:600]
+                )
+                progress(kind, 0)
+                return []
+            raise
 
     def _watch(
         self, kind: str, list_call: Callable[..., Any], since: str
@@ -183,6 +255,8 @@ class KubeSource:
         except ApiException as exc:
             if exc.status == 404 and kind in OPTIONAL_KINDS:
                 return [], since  # the CRD went away: nothing of it to keep
+            if exc.status in (401, 403) and kind in DRA_KINDS:
+                return [], since  # said at the last full list; the rest of the watch goes on
             raise api_error(kind, exc) from exc
         except urllib3.exceptions.HTTPError as exc:
             raise SourceError(
@@ -248,6 +322,9 @@ class KubeSource:
                 if isinstance(item, dict):
                     # Typed lists leave kind out of their items; normalise needs it.
                     item.setdefault("kind", kind)
+                    # The version read (DRA kinds may be served at several).
+                    if isinstance(body.get("apiVersion"), str):
+                        item.setdefault("apiVersion", body["apiVersion"])
                 items.append(item)
             progress(kind, len(items))
             token = (body.get("metadata") or {}).get("continue") or None

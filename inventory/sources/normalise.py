@@ -33,7 +33,10 @@ from inventory.snapshot import (
     Workload,
     gc_paused,
 )
+from inventory.snapshot_dra import DraClaim, DraClaimTemplate, DraDeviceClass, DraSlice
+from inventory.sources import dra
 from inventory.sources import objects as readers
+from inventory.sources.dra import DRA_KINDS
 from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
@@ -58,6 +61,8 @@ NAMESPACED_KINDS = frozenset(
         "RoleBinding",
         "Ingress",
         "NetworkPolicy",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
     }
 )
 # Controllers between a pod and its workload: only their owner is kept (inventory/owners.py).
@@ -87,6 +92,10 @@ class _Collected:
     network_policies: list[NetworkPolicy] = field(default_factory=list)
     operator_policies: list[GpuOperatorPolicy] = field(default_factory=list)
     owners: list[OwnerLink] = field(default_factory=list)
+    dra_claims: list[DraClaim] = field(default_factory=list)
+    dra_claim_templates: list[DraClaimTemplate] = field(default_factory=list)
+    dra_device_classes: list[DraDeviceClass] = field(default_factory=list)
+    dra_slices: list[DraSlice] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def add(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
@@ -117,6 +126,18 @@ class _Collected:
             self.network_policies.append(readers.network_policy_from(obj, namespace))
         elif kind == "ClusterPolicy":
             self.operator_policies.append(readers.gpu_operator_policy_from(obj))
+        elif kind in DRA_KINDS:
+            self._add_dra(kind, obj, namespace)
+
+    def _add_dra(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
+        if kind == "ResourceClaim" and namespace:
+            self.dra_claims.append(dra.claim_from(obj, namespace))
+        elif kind == "ResourceClaimTemplate" and namespace:
+            self.dra_claim_templates.append(dra.claim_template_from(obj, namespace))
+        elif kind == "DeviceClass":
+            self.dra_device_classes.append(dra.device_class_from(obj))
+        elif kind == "ResourceSlice":
+            self.dra_slices.append(dra.slice_from(obj))
 
     def add_tolerantly(
         self, kind: str, obj: dict[str, Any], namespace: str | None, name: str
@@ -248,6 +269,12 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         gpu_operator_policies=tuple(sorted(collected.operator_policies, key=lambda p: p.name)),
         owners=tuple(sorted(collected.owners, key=lambda o: (o.namespace, o.kind, o.name))),
         env_configmaps=tuple(env_configmaps(pods, collected.raw_configmaps)),
+        dra_claims=tuple(sorted(collected.dra_claims, key=lambda c: (c.namespace, c.name))),
+        dra_claim_templates=tuple(
+            sorted(collected.dra_claim_templates, key=lambda c: (c.namespace, c.name))
+        ),
+        dra_device_classes=tuple(sorted(collected.dra_device_classes, key=lambda c: c.name)),
+        dra_slices=tuple(sorted(collected.dra_slices, key=lambda s: s.name)),
         counts=dict(sorted(counts.items())),
         warnings=tuple(sorted(set(collected.warnings))),
         platform_namespaces=tuple(sorted(configs.platform)),

@@ -15,6 +15,8 @@ from inventory.snapshot import (
     Volume,
     VolumeMount,
 )
+from inventory.snapshot_dra import PodClaim
+from inventory.sources.dra import pod_claims
 from inventory.sources.raw import (
     as_int,
     dicts,
@@ -57,6 +59,7 @@ def pod_from_object(obj: dict[str, Any], namespace: str) -> Pod:
         owner_kind=text(owner.get("kind")),
         owner_name=text(owner.get("name")),
         annotations=gpu_annotations(meta(obj).get("annotations")),
+        resource_claims=pod_claims(mapping(obj.get("spec")), dig(obj, "status")),
     )
 
 
@@ -87,6 +90,7 @@ def pod_from_template(obj: dict[str, Any]) -> Pod | None:
         owner_kind=kind,
         owner_name=name_of(obj),
         annotations=gpu_annotations(meta(template).get("annotations")),
+        resource_claims=pod_claims(template["spec"], {}),
     )
 
 
@@ -100,6 +104,7 @@ def _pod_from_spec(
     owner_kind: str | None,
     owner_name: str | None,
     annotations: dict[str, str],
+    resource_claims: tuple[PodClaim, ...] = (),
 ) -> Pod:
     pod_security = mapping(spec.get("securityContext"))
     containers = [_container(c, pod_security, init=True) for c in dicts(spec.get("initContainers"))]
@@ -130,6 +135,7 @@ def _pod_from_spec(
         node_selector=str_dict(spec.get("nodeSelector")),
         tolerations=tuple(str_dict(t) for t in dicts(spec.get("tolerations"))),
         annotations=annotations,
+        resource_claims=resource_claims,
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from inventory.snapshot import Container, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
+from posture.rules.dra_holdings import dra_holdings
 from posture.rules.holding import GpuHolding
 from posture.rules.plugin_holdings import plugin_holdings
 from tenants.policy import DEFAULT_TRUST_CLASSES
@@ -55,8 +56,9 @@ def gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
 
 def _gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
     """Each way a GPU reaches a pod contributes its holdings here (DESIGN §2): device-plugin
-    resources, HAMi and KAI fractions (posture.rules.plugin_holdings)."""
-    return plugin_holdings(inputs, node)
+    resources, HAMi and KAI fractions (posture.rules.plugin_holdings), DRA claims
+    (posture.rules.dra_holdings)."""
+    return plugin_holdings(inputs, node) + dra_holdings(inputs, node)
 
 
 def pools_by_mode(holdings: Iterable[GpuHolding]) -> dict[tuple[str, str], list[GpuHolding]]:

@@ -16,10 +16,14 @@ import yaml
 from demo import world
 
 CLASSES = {"platform", "internal_trusted", "internal", "external", "sensitive"}
-CLUSTER_SCOPED = {"Namespace", "Node", "ClusterRole", "ClusterRoleBinding", "ClusterPolicy"}
+CLUSTER_SCOPED = {
+    "Namespace", "Node", "ClusterRole", "ClusterRoleBinding", "ClusterPolicy", "DeviceClass",
+    "ResourceSlice",
+}  # fmt: skip
 NAMESPACED = {
     "Pod", "ConfigMap", "ResourceQuota", "Service", "Role", "RoleBinding", "DaemonSet",
-    "Deployment", "NetworkPolicy", "ReplicaSet", "Job", "CronJob",
+    "Deployment", "NetworkPolicy", "ReplicaSet", "Job", "CronJob", "ResourceClaim",
+    "ResourceClaimTemplate",
 }  # fmt: skip
 TENANT_LABEL = "gpuposture.io/tenant"
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from inventory.snapshot import NetworkPolicy, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
+from posture.rules.dra_holdings import uses_gpu
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 
@@ -44,7 +45,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
     gpu_pods: dict[str, list[Pod]] = {}
     owners: dict[str, TenantInfo] = {}
     for pod, tenant in tenant_pods(inputs):
-        if pod.uses_gpu:
+        if uses_gpu(inputs, pod):
             gpu_pods.setdefault(pod.namespace, []).append(pod)
             owners[pod.namespace] = tenant
     for namespace, pods in sorted(gpu_pods.items()):

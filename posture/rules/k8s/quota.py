@@ -8,7 +8,10 @@ plugin's `rename` advertises, HAMi's `nvidia.com/gpumem` / `gpucores` / `gpumem-
 needs its own `requests.` key. HAMi's scheduler enforces its own counters under `limits.` too.
 A namespace with no GPU pods needs some GPU quota key, so a tenant cannot start taking GPUs
 unbounded. KAI Scheduler fractions ask by annotation and are bounded by KAI's queues, which no
-ResourceQuota can express: they are not judged here.
+ResourceQuota can express: they are not judged here. DRA claims are bounded per device class
+by `<class>.deviceclass.resource.k8s.io/devices` (the count of devices the namespace's claims
+of that class request; adminAccess requests count too): each GPU device class the
+namespace's pods' claims use needs its key.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from inventory.dra_devices import gpu_classes_of_pod
 from inventory.snapshot import GPU_RESOURCE_PREFIX, Namespace, Pod, ResourceQuota
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref
+from posture.rules.dra_holdings import dra_index
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 from tenants.policy import FRACTIONAL_RESOURCES
@@ -28,6 +33,7 @@ REQUESTS = "requests."
 # HAMi's scheduler also enforces its counters under `limits.` (its extended ResourceQuota).
 HAMI_LIMIT_PREFIXES = ("limits.", "limit.")
 BASELINE = "nvidia.com/gpu"
+DRA_QUOTA_SUFFIX = ".deviceclass.resource.k8s.io/devices"
 
 
 def is_gpu_quota_key(key: str) -> bool:
@@ -41,7 +47,9 @@ def is_gpu_quota_key(key: str) -> bool:
 
 
 def enforcing_keys(resource: str) -> tuple[str, ...]:
-    """The quota keys that bound `resource`."""
+    """The quota keys that bound `resource`, the one to write first."""
+    if resource.endswith(DRA_QUOTA_SUFFIX):
+        return (resource, REQUESTS + resource)
     if resource in FRACTIONAL_RESOURCES:
         return (REQUESTS + resource, *(p + resource for p in HAMI_LIMIT_PREFIXES))
     return (REQUESTS + resource,)
@@ -62,6 +70,10 @@ def namespace_gpu_usage(inputs: PostureInputs) -> dict[str, dict[str, Usage]]:
     for pod in sorted(inputs.snapshot.pods, key=pod_ref):
         if pod.is_active:
             _add_pod(usage, pod)
+            for device_class in gpu_classes_of_pod(dra_index(inputs), pod):
+                resource = device_class + DRA_QUOTA_SUFFIX
+                used = usage.setdefault(pod.namespace, {}).setdefault(resource, Usage(resource))
+                used.pods.append(pod_ref(pod))
     return usage
 
 
@@ -89,7 +101,8 @@ def _add_pod(usage: dict[str, dict[str, Usage]], pod: Pod) -> None:
         "Create (or extend) a ResourceQuota in the namespace with one `spec.hard` entry per "
         'resource named in the evidence, e.g. `requests.nvidia.com/gpu: "<approved count>"`, '
         '`requests.nvidia.com/gpu.shared: "<replicas>"`, `requests.nvidia.com/mig-1g.10gb: '
-        '"2"`. Extended resources are quota\'d by the `requests.` prefix only: a bare '
+        '"2"`, and per DRA device class `<class>.deviceclass.resource.k8s.io/devices: "2"`. '
+        "Extended resources are quota'd by the `requests.` prefix only: a bare "
         "`nvidia.com/gpu` or `limits.nvidia.com/gpu` key is accepted and never enforced."
     ),
     mappings=("SP800-53:SC-6",),
@@ -135,7 +148,7 @@ def _quota_draft(
             else "no GPU pods: no quota key on any GPU resource"
         ),
     }
-    names = ", ".join(REQUESTS + u.resource for u in missing)
+    names = ", ".join(enforcing_keys(u.resource)[0] for u in missing)
     detail = f"no quota on {names}"
     if not quotas:
         detail = f"no ResourceQuota (needs {names})" if in_use else "no ResourceQuota"
@@ -149,11 +162,13 @@ def _quota_draft(
 def _missing_entry(usage: Usage, keys: set[str]) -> dict[str, object]:
     return {
         "resource": usage.resource,
-        "expected_key": REQUESTS + usage.resource,
+        "expected_key": enforcing_keys(usage.resource)[0],
         "pods": usage.pods[:MEMBERS_SHOWN],
         "pod_count": len(usage.pods),
         # Present, but Kubernetes never counts an extended resource under these.
         "unenforced_keys": sorted(
-            k for k in (usage.resource, "limits." + usage.resource) if k in keys
+            k
+            for k in (usage.resource, "limits." + usage.resource)
+            if k in keys and k not in enforcing_keys(usage.resource)
         ),
     }

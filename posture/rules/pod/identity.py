@@ -8,6 +8,7 @@ from typing import Any
 from inventory.snapshot import Pod
 from posture.inputs import PostureInputs
 from posture.rules.common import pod_ref
+from posture.rules.dra_holdings import uses_gpu
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import service_account_draft
 from tenants.mapping import TENANT_LABEL
@@ -30,7 +31,7 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
     """(namespace, service account) -> party -> active GPU pods running as it."""
     groups: dict[tuple[str, str], dict[str, list[Pod]]] = {}
     for pod in sorted(inputs.snapshot.pods, key=pod_ref):
-        if not pod.is_active or not pod.uses_gpu:
+        if not pod.is_active or not uses_gpu(inputs, pod):
             continue
         parties = groups.setdefault((pod.namespace, pod.service_account), {})
         parties.setdefault(job_tenant(inputs, pod), []).append(pod)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from inventory.snapshot import Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import nodes_by_name, tenant_pods
+from posture.rules.dra_holdings import uses_gpu
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
@@ -52,7 +53,7 @@ def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
         node = nodes.get(pod.node_name or "")
         # An unscheduled pod, or a node outside the snapshot, cannot be judged.
         # A KAI fraction holds its share of a GPU with no nvidia.com/* request.
-        if not cls.requires_dedicated_pool or node is None or not pod.uses_gpu:
+        if not cls.requires_dedicated_pool or node is None or not uses_gpu(inputs, pod):
             continue
         if has_class_taint(node, cls.slug):
             continue

@@ -1,0 +1,231 @@
+"""Which devices DRA claims hold, where, and how they are shared (DESIGN §2). PURE.
+
+A claim's allocation names each device by driver, pool and device name; the ResourceSlice of
+that driver and pool gives the node and the device's attributes (NVIDIA's gpu.nvidia.com
+publishes type gpu / mig, uuid, index, productName, and for MIG parentUUID and profile). The
+mode of a held device: the NVIDIA driver's opaque sharing config (claim's, else its class's)
+gives TimeSlicing or MPS; a MIG device is its own GPU instance; a device allocated to several
+claims, or reached by adminAccess, is shared with no isolation (time-slicing); otherwise the
+claim holds it exclusively.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from inventory.snapshot import ClusterSnapshot, Pod
+from inventory.snapshot_dra import (
+    DraClaim,
+    DraConfig,
+    DraDevice,
+    DraRequest,
+    DraResult,
+    DraSlice,
+)
+
+NVIDIA_DRIVER = "gpu.nvidia.com"
+SHARING_MODES = {"timeslicing": "time_slicing", "mps": "mps"}
+GPU_TYPES = ("gpu", "mig", "vfio")
+
+
+@dataclass(frozen=True)
+class HeldDevice:
+    """One device a claim holds, resolved through its ResourceSlice where there is one."""
+
+    claim: DraClaim
+    result: DraResult
+    node: str | None
+    device_id: str  # its UUID where published, else "dra:<driver>/<pool>/<device>"
+    kind: str  # "gpu", "mig", or "" when not a GPU device
+    mode: str  # DESIGN §2 sharing mode
+    basis: str  # why that mode
+    product: str = ""
+    profile: str = ""  # MIG profile
+    parent: str = ""  # MIG parent GPU UUID
+
+
+class DraIndex:
+    """The snapshot's DRA objects indexed for lookups by pod, node and device."""
+
+    def __init__(self, snapshot: ClusterSnapshot) -> None:
+        self.claims = {(c.namespace, c.name): c for c in snapshot.dra_claims}
+        self.classes = {c.name: c for c in snapshot.dra_device_classes}
+        self.templates = {(t.namespace, t.name): t for t in snapshot.dra_claim_templates}
+        self.devices: dict[tuple[str, str, str], tuple[DraSlice, DraDevice]] = {
+            (s.driver, s.pool, d.name): (s, d) for s in snapshot.dra_slices for d in s.devices
+        }
+        holders: dict[tuple[str, str, str], set[tuple[str, str]]] = {}
+        for claim in snapshot.dra_claims:
+            for r in claim.results:
+                holders.setdefault((r.driver, r.pool, r.device), set()).add(
+                    (claim.namespace, claim.name)
+                )
+        self.holders = holders
+
+    def claims_of_pod(self, pod: Pod) -> list[DraClaim]:
+        """The claims a pod uses: by name, or the one generated for it from a template
+        (status, else the claim owned by the pod with its pod-claim-name), else a claim that
+        lists the pod among its consumers."""
+        found: dict[str, DraClaim] = {}
+        for entry in pod.resource_claims:
+            claim = self.claims.get((pod.namespace, entry.claim)) if entry.claim else None
+            if claim is None and entry.template:
+                claim = next(
+                    (
+                        c
+                        for (ns, _), c in self.claims.items()
+                        if ns == pod.namespace
+                        and c.owner_pod == pod.name
+                        and c.pod_claim_name in (None, entry.name)
+                    ),
+                    None,
+                )
+            if claim is not None:
+                found[claim.name] = claim
+        if not pod.resource_claims:
+            return []
+        for (ns, name), claim in self.claims.items():
+            if ns == pod.namespace and f"pods/{pod.name}" in claim.reserved_for:
+                found.setdefault(name, claim)
+        return [found[name] for name in sorted(found)]
+
+    def held_devices(self, claim: DraClaim) -> list[HeldDevice]:
+        return [self._held(claim, r) for r in claim.results]
+
+    def _held(self, claim: DraClaim, result: DraResult) -> HeldDevice:
+        key = (result.driver, result.pool, result.device)
+        slice_, device = self.devices.get(key, (None, None))
+        attributes = device.attributes if device else {}
+        kind = attributes.get("type", "").lower()
+        if not kind and result.driver == NVIDIA_DRIVER:
+            kind = "mig" if "-mig-" in result.device else "gpu"
+        if kind not in GPU_TYPES:
+            kind = ""
+        uuid = attributes.get("uuid", "")
+        device_id = uuid if uuid.startswith(("GPU-", "MIG-")) else f"dra:{'/'.join(key)}"
+        # Node-local drivers name the pool after the node; the slice says for certain.
+        node = (slice_.node_name if slice_ else None) or claim.node_name
+        mode, basis = self.mode(claim, result, kind)
+        return HeldDevice(
+            claim, result, node, device_id, kind, mode, basis,
+            product=attributes.get("productName", ""),
+            profile=attributes.get("profile", ""),
+            parent=attributes.get("parentUUID", ""),
+        )  # fmt: skip
+
+    def sharing_config(self, claim: DraClaim, result: DraResult) -> DraConfig | None:
+        """The opaque config that sets this device's sharing: as allocated (status), else the
+        claim's own, else its request's device class's; a claim's config wins over a class's."""
+        request = self._request_class(claim, result.request)
+        candidates = list(claim.allocation_config) or [
+            *claim.config,
+            *(self.classes[request].config if request in self.classes else ()),
+        ]
+        applicable = [
+            c
+            for c in candidates
+            if c.driver == result.driver
+            and c.sharing
+            and (not c.requests or result.request in c.requests or _parent(result) in c.requests)
+        ]
+        claims_own = [c for c in applicable if c.source == "claim"]
+        return (claims_own or applicable or [None])[-1]
+
+    def mode(self, claim: DraClaim, result: DraResult, kind: str) -> tuple[str, str]:
+        config = self.sharing_config(claim, result)
+        if config is not None:
+            mode = SHARING_MODES.get(config.sharing.lower().replace("-", ""), "time_slicing")
+            where = "its device class" if config.source == "class" else "the claim"
+            return mode, f"DRA {config.kind or 'config'} of {where}: sharing {config.sharing}"
+        others = len(self.holders.get((result.driver, result.pool, result.device), ())) - 1
+        if result.admin_access:
+            return "time_slicing", "DRA adminAccess: reaches the device alongside its holders"
+        if others > 0:
+            return "time_slicing", f"DRA: the device is allocated to {others + 1} claims"
+        if kind == "mig":
+            return "mig_gi", "DRA: a MIG device of its own"
+        return "exclusive", "DRA: a whole device allocated to this claim"
+
+    def _request_class(self, claim: DraClaim, request: str) -> str:
+        top = _parent_name(request)
+        for r in claim.requests:
+            if r.name == top:
+                return r.device_class or (r.alternatives[0] if r.alternatives else "")
+        return ""
+
+
+def _parent(result: DraResult) -> str:
+    return _parent_name(result.request)
+
+
+def _parent_name(request: str) -> str:
+    """A firstAvailable result names "<request>/<subrequest>"; config names the request."""
+    return request.split("/", 1)[0]
+
+
+def device_classes_used(requests: Iterable[DraRequest]) -> set[str]:
+    """The device classes these requests ask for (every alternative of a firstAvailable)."""
+    return {name for r in requests for name in (r.device_class, *r.alternatives) if name}
+
+
+@dataclass(frozen=True)
+class DraHeld:
+    """What DRA claims in use by active pods hold: those pods, and the devices by id."""
+
+    pods: frozenset[tuple[str, str]]
+    devices: frozenset[str]
+
+
+def dra_held(snapshot: ClusterSnapshot, pods: Iterable[Pod]) -> DraHeld:
+    """GPU devices held by claims of these pods (telemetry: a busy GPU a claim explains is not
+    hijacked). A MIG device also explains its parent GPU's samples: the exporter reports a MIG
+    instance under its parent's UUID."""
+    if not snapshot.dra_claims:
+        return DraHeld(frozenset(), frozenset())
+    index = DraIndex(snapshot)
+    holders: set[tuple[str, str]] = set()
+    devices: set[str] = set()
+    for pod in pods:
+        held = [h for c in index.claims_of_pod(pod) for h in index.held_devices(c) if h.kind]
+        if held:
+            holders.add((pod.namespace, pod.name))
+            devices |= {h.device_id for h in held} | {h.parent for h in held if h.parent}
+    return DraHeld(frozenset(holders), frozenset(devices))
+
+
+def dra_gpu_nodes(snapshot: ClusterSnapshot) -> set[str]:
+    """Nodes whose ResourceSlices publish GPU or MIG devices (a DRA-only node may carry no GPU
+    capacity or GFD labels at all)."""
+    return {
+        s.node_name
+        for s in snapshot.dra_slices
+        if s.node_name
+        and any(
+            d.attributes.get("type", "gpu" if s.driver == NVIDIA_DRIVER else "") in GPU_TYPES
+            for d in s.devices
+        )
+    }
+
+
+def is_gpu_class(index: DraIndex, name: str) -> bool:
+    """A device class of GPUs: its selectors name a GPU driver (gpu.nvidia.com, gpu.amd.com,
+    gpu.intel.com), or, with no class to read, its name says GPU or MIG."""
+    device_class = index.classes.get(name)
+    if device_class is not None and device_class.drivers:
+        return any(d.startswith("gpu.") for d in device_class.drivers)
+    return "gpu" in name or "mig" in name
+
+
+def gpu_classes_of_pod(index: DraIndex, pod: Pod) -> list[str]:
+    """The GPU device classes a pod's claims ask for (a template's when its claim is not
+    generated yet)."""
+    if not pod.resource_claims:
+        return []
+    requests: list[DraRequest] = [r for c in index.claims_of_pod(pod) for r in c.requests]
+    resolved = {c.owner_pod for c in index.claims_of_pod(pod)}
+    for entry in pod.resource_claims:
+        if entry.template and not entry.claim and pod.name not in resolved:
+            template = index.templates.get((pod.namespace, entry.template))
+            requests += template.requests if template else ()
+    return sorted(c for c in device_classes_used(requests) if is_gpu_class(index, c))

@@ -1,0 +1,72 @@
+"""Pods' holds on a node's GPUs through DRA ResourceClaims (DESIGN §2). PURE.
+
+Each GPU or MIG device a pod's claims hold is a holding named by its UUID (or its DRA name
+where the slice publishes none), so parties on different devices do not meet and parties on
+the same one do, whatever way each got it. A claim several pods use gives each of them the
+same device: pods of two tenants on one claim are co-tenants on it.
+"""
+
+from __future__ import annotations
+
+from inventory.dra_devices import DraIndex, HeldDevice, gpu_classes_of_pod
+from inventory.snapshot import Node, Pod
+from posture.inputs import PostureInputs
+from posture.rules.holding import GpuHolding
+
+GPU_POOL = "nvidia.com/gpu"
+
+
+def dra_index(inputs: PostureInputs) -> DraIndex:
+    """The snapshot's DRA objects, indexed once per evaluation."""
+    key = ("dra_index",)
+    if key not in inputs.memo:
+        inputs.memo[key] = DraIndex(inputs.snapshot)
+    return inputs.memo[key]  # type: ignore[return-value]
+
+
+def dra_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
+    """Every active pod's GPU devices on `node` held through DRA claims."""
+    if not inputs.snapshot.dra_claims:
+        return []
+    index = dra_index(inputs)
+    holdings: list[GpuHolding] = []
+    for pod in inputs.pods_by_node.get(node.name, ()):
+        if not pod.resource_claims:
+            continue
+        tenant = inputs.tenant_of_pod(pod)
+        for claim in index.claims_of_pod(pod):
+            for held in index.held_devices(claim):
+                if not held.kind or (held.node and held.node != node.name):
+                    continue
+                holdings.append(
+                    GpuHolding(
+                        pod, tenant, f"resourceclaim/{claim.name}", held_pool(held), 1,
+                        held.mode, (held.device_id,), held_basis(held),
+                    )
+                )  # fmt: skip
+    return holdings
+
+
+def uses_gpu(inputs: PostureInputs, pod: Pod) -> bool:
+    """A pod that holds a GPU any way (DESIGN §2): a GPU resource, a fraction, or a DRA claim
+    of a GPU device class (allocated or not yet)."""
+    if pod.uses_gpu:
+        return True
+    snapshot = inputs.snapshot
+    if not pod.resource_claims or not (snapshot.dra_claims or snapshot.dra_claim_templates):
+        return False
+    index = dra_index(inputs)
+    held = any(h.kind for c in index.claims_of_pod(pod) for h in index.held_devices(c))
+    return held or bool(gpu_classes_of_pod(index, pod))
+
+
+def held_pool(held: HeldDevice) -> str:
+    """The physical pool a DRA device belongs to, spelled as the device plugin would."""
+    if held.kind == "mig":
+        return f"nvidia.com/mig-{held.profile}" if held.profile else "nvidia.com/mig"
+    return GPU_POOL
+
+
+def held_basis(held: HeldDevice) -> str:
+    r = held.result
+    return f"ResourceClaim {held.claim.name}: {r.driver} {r.pool}/{r.device}; {held.basis}"

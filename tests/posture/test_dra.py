@@ -1,0 +1,348 @@
+"""Dynamic Resource Allocation (issue 17 item 4): GPUs held through ResourceClaims are judged
+like any other way a GPU reaches a pod (SHARE-*, K8S-001), and DRA-001 finds admin access
+within a tenant's reach. Objects as `kubectl get -o json` prints them (resource.k8s.io/v1)."""
+
+from __future__ import annotations
+
+import copy
+
+from tests.posture.builders import tenant
+from tests.posture.dra_world import (
+    DRIVER,
+    claim,
+    claim_template,
+    device_class,
+    dra_pod,
+    mig_device,
+    resource_slice,
+)
+from tests.posture.gpu_access_world import UUIDS, namespace, node, run, world
+from tests.posture.test_rules_cross_tenant import binding, cluster_role, role
+
+ALPHA, BETA = tenant("alpha", "internal_trusted"), tenant("beta", "internal_trusted")
+TENANTS = (ALPHA, BETA)
+
+
+def _cluster(*objects: dict) -> list[dict]:
+    return [
+        namespace("alpha"),
+        namespace("beta"),
+        node("gpu-a", gpus=4),
+        device_class(),
+        resource_slice("gpu-a"),
+        *objects,
+    ]
+
+
+def _two_tenants_on(devices_a: list[str], devices_b: list[str], sharing: str | None) -> list:
+    return _cluster(
+        claim("alpha", "train-gpu", devices_a, sharing=sharing, reserved_for=["train-0"]),
+        claim("beta", "infer-gpu", devices_b, sharing=sharing, reserved_for=["infer-0"]),
+        dra_pod("alpha", "train-0", "train-gpu"),
+        dra_pod("beta", "infer-0", "infer-gpu"),
+    )
+
+
+def test_a_time_sliced_gpu_shared_by_two_tenants_claims_is_co_tenancy():
+    inputs = world(_two_tenants_on(["gpu-0"], ["gpu-0"], "TimeSlicing"), TENANTS)
+    (draft,) = run("SHARE-001", inputs)
+    assert draft.tenants == ("alpha", "beta")
+    (where,) = draft.evidence["nodes"]
+    assert where["co_residence"] == "certain"
+    assert UUIDS[0] in where["co_residence_reason"]
+    # Each tenant uses time-slicing without an approval.
+    approvals = run("SHARE-004", inputs)
+    assert sorted(d.tenants for d in approvals) == [("alpha",), ("beta",)]
+    assert {d.evidence["observed_mode"] for d in approvals} == {"time_slicing"}
+
+
+def test_claims_on_different_gpus_do_not_meet():
+    inputs = world(_two_tenants_on(["gpu-0"], ["gpu-1"], "TimeSlicing"), TENANTS)
+    assert run("SHARE-001", inputs) == []
+
+
+def test_whole_gpus_allocated_by_dra_are_exclusive():
+    inputs = world(_two_tenants_on(["gpu-0"], ["gpu-1"], None), TENANTS)
+    assert run("SHARE-001", inputs) == []
+    assert run("SHARE-004", inputs) == []
+
+
+def test_one_device_allocated_to_two_claims_without_config_is_shared():
+    """Two claims holding one device (the driver allows it when sharing is configured on
+    the class, or by adminAccess): the parties meet on it with no isolation."""
+    inputs = world(_two_tenants_on(["gpu-2"], ["gpu-2"], None), TENANTS)
+    (draft,) = run("SHARE-001", inputs)
+    assert draft.tenants == ("alpha", "beta")
+
+
+def test_mps_sharing_from_the_claims_config_is_mps():
+    inputs = world(_two_tenants_on(["gpu-0"], ["gpu-0"], "MPS"), TENANTS)
+    assert run("SHARE-001", inputs) == []
+    (draft,) = run("SHARE-006", inputs)
+    assert draft.tenants == ("alpha", "beta")
+
+
+def test_sharing_set_by_the_device_class_config_applies():
+    objects = _two_tenants_on(["gpu-0"], ["gpu-0"], None)
+    shared_class = device_class(config=[{"opaque": {"driver": DRIVER, "parameters": {
+        "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
+        "sharing": {"strategy": "MPS"}}}}])  # fmt: skip
+    objects = [shared_class if o["kind"] == "DeviceClass" else o for o in objects]
+    inputs = world(objects, TENANTS)
+    (draft,) = run("SHARE-006", inputs)
+    assert draft.tenants == ("alpha", "beta")
+
+
+def test_a_claim_generated_from_a_template_is_found_through_the_pod_status():
+    inputs = world(
+        _cluster(
+            claim_template("alpha", "one-gpu"),
+            claim_template("beta", "one-gpu"),
+            claim("alpha", "train-0-gpu-7xq2p", ["gpu-3"], sharing="TimeSlicing",
+                  reserved_for=["train-0"], owner_pod="train-0"),
+            claim("beta", "infer-0-gpu-k2m9v", ["gpu-3"], sharing="TimeSlicing",
+                  reserved_for=["infer-0"], owner_pod="infer-0"),
+            dra_pod("alpha", "train-0", template="one-gpu", generated="train-0-gpu-7xq2p"),
+            # The status not written yet: the claim the pod owns is found by its owner.
+            dra_pod("beta", "infer-0", template="one-gpu"),
+        ),
+        TENANTS,
+    )  # fmt: skip
+    (draft,) = run("SHARE-001", inputs)
+    assert draft.tenants == ("alpha", "beta")
+
+
+def test_one_claim_used_by_pods_of_one_tenant_is_not_co_tenancy():
+    inputs = world(
+        _cluster(
+            claim("alpha", "shared-gpu", ["gpu-0"], reserved_for=["a-0", "a-1"]),
+            dra_pod("alpha", "a-0", "shared-gpu"),
+            dra_pod("alpha", "a-1", "shared-gpu"),
+        ),
+        TENANTS,
+    )
+    assert run("SHARE-001", inputs) == []
+
+
+def test_a_claim_shared_by_a_tenant_and_the_platform_is_a_pair():
+    """A claim is namespaced, but pods of another party may name it where they run together:
+    a platform pod in the tenant's claim's devices meets the tenant on it (SHARE-003 judges
+    platform pairs by the tenant's class)."""
+    inputs = world(
+        _cluster(
+            namespace("monitoring"),
+            claim("alpha", "train-gpu", ["gpu-1"], sharing="TimeSlicing", reserved_for=["t"]),
+            claim("monitoring", "probe", ["gpu-1"], sharing="TimeSlicing", reserved_for=["p"]),
+            dra_pod("alpha", "t", "train-gpu"),
+            dra_pod("monitoring", "p", "probe"),
+        ),
+        TENANTS,
+    )
+    drafts = run("SHARE-003", inputs)
+    assert any("alpha" in d.tenants for d in drafts)
+
+
+def test_mig_devices_from_dra_are_their_own_instances():
+    mig_a = "MIG-1f0c1ad4-8f2b-5e44-9d11-7c2a63b0e111"
+    mig_b = "MIG-2a7d9e10-4b3c-5d2e-8f19-0a1b2c3d4e22"
+    objects = _cluster(
+        resource_slice("gpu-m", [mig_device(0, "1g.5gb", mig_a), mig_device(0, "2g.10gb", mig_b)]),
+        node("gpu-m", gpus=1),
+        claim("alpha", "a", ["gpu-0-mig-1g.5gb-0"], node="gpu-m", reserved_for=["a-0"]),
+        claim("beta", "b", ["gpu-0-mig-2g.10gb-0"], node="gpu-m", reserved_for=["b-0"]),
+        dra_pod("alpha", "a-0", "a", node_name="gpu-m"),
+        dra_pod("beta", "b-0", "b", node_name="gpu-m"),
+    )
+    inputs = world(objects, TENANTS)
+    for check_id in ("SHARE-001", "SHARE-002", "SHARE-006"):
+        assert run(check_id, inputs) == [], check_id
+    # Each is a GPU instance of its own: the mode approvals are asked for, as with the plugin.
+    approvals = run("SHARE-004", inputs)
+    assert {(d.tenants, d.evidence["observed_mode"]) for d in approvals} == {
+        (("alpha",), "mig_gi"),
+        (("beta",), "mig_gi"),
+    }
+
+
+# --- DRA-001 -----------------------------------------------------------------------------------
+
+
+def test_an_admin_access_claim_in_a_tenant_namespace_is_critical():
+    inputs = world(
+        _two_tenants_on(["gpu-0"], ["gpu-1"], None)
+        + [
+            claim("alpha", "peek", ["gpu-1"], admin=True, reserved_for=["peeker"]),
+            dra_pod("alpha", "peeker", "peek"),
+        ],
+        TENANTS,
+    )
+    (draft,) = run("DRA-001", inputs)
+    assert (draft.subject_kind, draft.subject_namespace, draft.subject_name) == (
+        "ResourceClaim", "alpha", "peek",
+    )  # fmt: skip
+    assert draft.tenants == ("alpha",)
+    (reached,) = draft.evidence["devices_reached"]
+    assert reached["device"] == UUIDS[1]
+    assert reached["other_claims"] == ["beta/infer-gpu"]
+    # The admin claim meets beta on gpu-1: co-tenancy without isolation.
+    (pair,) = run("SHARE-001", inputs)
+    assert pair.tenants == ("alpha", "beta")
+
+
+def test_admin_access_outside_tenant_namespaces_and_plain_claims_are_quiet():
+    inputs = world(
+        _two_tenants_on(["gpu-0"], ["gpu-1"], None)
+        + [
+            namespace("gpu-monitoring", **{"resource.kubernetes.io/admin-access": "true"}),
+            claim("gpu-monitoring", "dcgm", ["gpu-1"], admin=True, reserved_for=["dcgm-0"]),
+            claim_template("alpha", "one-gpu"),
+        ],
+        TENANTS,
+    )
+    assert run("DRA-001", inputs) == []
+
+
+def test_an_admin_access_template_and_a_labelled_tenant_namespace_are_findings():
+    objects = _cluster(claim_template("beta", "debug-gpu", admin=True))
+    objects[1] = namespace("beta", **{"resource.kubernetes.io/admin-access": "true"})
+    inputs = world(objects, TENANTS)
+    found = {(d.subject_kind, d.subject_name): d for d in run("DRA-001", inputs)}
+    assert set(found) == {("ResourceClaimTemplate", "debug-gpu"), ("Namespace", "beta")}
+    assert found[("ResourceClaimTemplate", "debug-gpu")].evidence["namespace_admin_label"] == (
+        "true"
+    )
+
+
+def test_a_claim_made_from_an_admin_template_is_the_templates_finding():
+    inputs = world(
+        _cluster(
+            claim_template("alpha", "debug-gpu", admin=True),
+            claim("alpha", "dbg-0-gpu-q8w2e", ["gpu-0"], admin=True, reserved_for=["dbg-0"],
+                  owner_pod="dbg-0"),
+            dra_pod("alpha", "dbg-0", template="debug-gpu", generated="dbg-0-gpu-q8w2e"),
+        ),
+        TENANTS,
+    )  # fmt: skip
+    (draft,) = run("DRA-001", inputs)
+    assert (draft.subject_kind, draft.subject_name) == ("ResourceClaimTemplate", "debug-gpu")
+
+
+def _rbac_world(rules: list[dict]) -> list[dict]:
+    return _cluster(
+        cluster_role("namespace-labeler", rules),
+        binding("alpha-labels", "namespace-labeler", "Group:alpha-devs", ns="alpha"),
+    )
+
+
+ALPHA_DEVS = tenant("alpha", "internal_trusted")
+ALPHA_DEVS = type(ALPHA_DEVS)(
+    ALPHA_DEVS.slug, ALPHA_DEVS.name, ALPHA_DEVS.trust_class, ALPHA_DEVS.namespaces,
+    ("group:alpha-devs",),
+)  # fmt: skip
+
+
+def test_a_tenant_able_to_label_its_namespace_is_a_finding_per_binding():
+    rules = [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "patch"]}]
+    inputs = world(_rbac_world(rules), (ALPHA_DEVS, BETA))
+    (draft,) = run("DRA-001", inputs)
+    assert (draft.subject_kind, draft.subject_namespace, draft.subject_name) == (
+        "RoleBinding", "alpha", "alpha-labels",
+    )  # fmt: skip
+    assert draft.evidence["namespaces"] == ["alpha"]
+    assert draft.evidence["grants"][0]["subject"] == "Group:alpha-devs"
+
+
+def test_reading_namespaces_or_labelling_another_namespace_is_not():
+    read_only = [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list"]}]
+    assert run("DRA-001", world(_rbac_world(read_only), (ALPHA_DEVS, BETA))) == []
+    # patch on namespaces named "beta" only, bound in alpha: it reaches no namespace of alpha.
+    other = [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["patch"],
+              "resourceNames": ["beta"]}]  # fmt: skip
+    objects = _cluster(
+        role("alpha", "labeler", other),
+        binding("alpha-labels", "labeler", "Group:alpha-devs", ns="alpha", kind="Role"),
+    )
+    assert run("DRA-001", world(objects, (ALPHA_DEVS, BETA))) == []
+
+
+# --- K8S-001 -----------------------------------------------------------------------------------
+
+
+def _quota(ns: str, hard: dict[str, str]) -> dict:
+    return {
+        "apiVersion": "v1", "kind": "ResourceQuota",
+        "metadata": {"name": "gpu-quota", "namespace": ns}, "spec": {"hard": hard},
+    }  # fmt: skip
+
+
+def test_k8s001_names_the_device_class_quota_a_tenants_claims_need():
+    objects = _two_tenants_on(["gpu-0"], ["gpu-1"], None) + [
+        _quota("alpha", {"requests.nvidia.com/gpu": "4"}),
+        _quota("beta", {"gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "2"}),
+    ]
+    drafts = run("K8S-001", world(objects, TENANTS))
+    (draft,) = drafts
+    assert draft.subject_name == "alpha"
+    (missing,) = draft.evidence["missing"]
+    assert missing["expected_key"] == "gpu.nvidia.com.deviceclass.resource.k8s.io/devices"
+    assert missing["pods"] == ["alpha/train-0"]
+
+
+def test_k8s001_accepts_the_requests_form_of_the_device_class_key():
+    objects = _two_tenants_on(["gpu-0"], ["gpu-1"], None) + [
+        _quota(ns, {f"requests.{'gpu.nvidia.com'}.deviceclass.resource.k8s.io/devices": "2"})
+        for ns in ("alpha", "beta")
+    ]
+    assert run("K8S-001", world(objects, TENANTS)) == []
+
+
+def test_v1beta1_objects_read_the_same():
+    """A cluster serving resource.k8s.io/v1beta1 (Kubernetes 1.32/1.33): the request's fields
+    flat on it, a device's attributes under `basic`."""
+    objects = _two_tenants_on(["gpu-0"], ["gpu-0"], "TimeSlicing")
+    for obj in objects:
+        if obj["kind"] in ("ResourceClaim", "ResourceSlice", "DeviceClass"):
+            obj["apiVersion"] = "resource.k8s.io/v1beta1"
+        if obj["kind"] == "ResourceClaim":
+            for request in obj["spec"]["devices"]["requests"]:
+                request.update(request.pop("exactly"))
+        if obj["kind"] == "ResourceSlice":
+            obj["spec"]["devices"] = [
+                {"name": d["name"], "basic": {k: v for k, v in d.items() if k != "name"}}
+                for d in obj["spec"]["devices"]
+            ]
+    inputs = world(copy.deepcopy(objects), TENANTS)
+    assert {c.api_version for c in inputs.snapshot.dra_claims} == {"resource.k8s.io/v1beta1"}
+    (draft,) = run("SHARE-001", inputs)
+    assert UUIDS[0] in draft.evidence["nodes"][0]["co_residence_reason"]
+
+
+# --- a DRA pod is a GPU pod for the pool, identity and egress checks ----------------------------
+
+
+def test_a_dra_gpu_pod_outside_its_pool_and_without_egress_policy_is_judged():
+    ext = tenant("ext", "external")
+    objects = _cluster(
+        namespace("ext"),
+        claim("ext", "job-gpu", ["gpu-0"], reserved_for=["job-0"]),
+        dra_pod("ext", "job-0", "job-gpu"),
+        # A pod with no claim at all, and one whose claim is not a GPU: neither is a GPU pod.
+        {**dra_pod("alpha", "cpu-only", "x"), "spec": {"nodeName": "gpu-a",
+                                                   "containers": [{"name": "c", "image": "i"}]}},
+    )  # fmt: skip
+    inputs = world(objects, (ALPHA, BETA, ext))
+    (placed,) = run("POD-009", inputs)
+    assert placed.tenants == ("ext",)
+    egress = {d.subject_name for d in run("K8S-007", inputs)}
+    assert egress == {"ext"}
+
+
+def test_a_pod_whose_claim_is_of_a_nic_class_is_no_gpu_pod():
+    ext = tenant("ext", "external")
+    nic_class = device_class("sriov-nic.example.com")
+    nic_class["spec"]["selectors"][0]["cel"]["expression"] = "device.driver == 'nic.example.com'"
+    nic_claim = claim("ext", "nic", None, device_class_name="sriov-nic.example.com")
+    objects = _cluster(namespace("ext"), nic_class, nic_claim, dra_pod("ext", "net-0", "nic"))
+    inputs = world(objects, (ALPHA, BETA, ext))
+    assert run("POD-009", inputs) == []
+    assert run("K8S-007", inputs) == []
