@@ -141,9 +141,11 @@ def run(args: argparse.Namespace, url: str) -> None:
     now_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     raw_hour = now_hour - timedelta(hours=1)  # the hour the next roll-up will find
     user, sizes = load(fleet, args.days, raw_hour, setup)
-    client = signed_in(Client(HTTP_HOST="127.0.0.1"), user)
     days = args.days if args.days in (7, 30, 90) else 30  # the periods the page offers
     rollup = timed(lambda: telemetry_rollup(now=now_hour), ROLLUP_PHASES)
+    # Signed in after the roll-up (a minute or more at full size): the session notes its last
+    # use at most once a minute, and that write belongs to no page.
+    client = signed_in(Client(HTTP_HOST="127.0.0.1"), user)
     results = page_and_selectors(client, user, days)
 
     print_header(args, fleet, setup)
