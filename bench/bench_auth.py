@@ -101,12 +101,17 @@ def session_cookie(user: Any) -> str:
 
 
 def _record_sign_in(session: Any, user: Any) -> None:
-    """What allauth keeps of a sign-in with a password and a TOTP code."""
+    """What a sign-in with a password and a TOTP code leaves in the session: the app's clocks
+    (gpuposture.base.sessions; without them the first page writes the session) and allauth's
+    record of both factors."""
+    from gpuposture.base.sessions import SEEN_KEY, STARTED_KEY
+
+    now = time.time()
+    session[STARTED_KEY] = session[SEEN_KEY] = now
     try:
         from allauth.account.internal.flows import login
     except ImportError:
         return
-    now = time.time()
     session[login.AUTHENTICATION_METHODS_SESSION_KEY] = [
         {"method": "password", "at": now, "username": user.get_username()},
         {"method": "mfa", "at": now, "type": "totp"},

@@ -6,17 +6,30 @@
 #
 #   bench/load.sh                 # 60 s per endpoint
 #   DURATION=10 bench/load.sh     # a quick run
+#   TINY=1 bench/load.sh          # CI's smoke run: a tiny world, 1 s per endpoint, no warm-up
 #
 # The overview and the findings API are cached per posture version for readers of every tenant
 # (posture/read_cache.py); a second pass measures both with that cache off (UNCACHED=0 skips it).
 #
-# Settings (environment): DURATION (60), CONNECTIONS (16), THREADS (2), WORKERS (nproc),
-# PGURL (postgres://postgres@127.0.0.1:5432), KEEP=1 (keep the database and the server).
+# Every answer is counted by bench/wrk_status.lua: the exit status is 1 when any measured
+# request did not answer 200 (or failed on the socket).
+#
+# Settings (environment): DURATION (60), WARMUP (5), CONNECTIONS (16), THREADS (2), WORKERS
+# (nproc), PGURL (postgres://postgres@127.0.0.1:5432), KEEP=1 (keep the database and the
+# server), TINY=1 (6 tenants, 10 nodes, 300 findings; DURATION 1, WARMUP 0, CONNECTIONS 4 and
+# UNCACHED 0 unless set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PY="$ROOT/.venv/bin/python"
+if [ "${TINY:-0}" = 1 ]; then
+  DURATION=${DURATION:-1} WARMUP=${WARMUP:-0} CONNECTIONS=${CONNECTIONS:-4} UNCACHED=${UNCACHED:-0}
+  WORLD=(--tenants 6 --nodes 10 --findings 300)
+else
+  WORLD=()
+fi
 DURATION=${DURATION:-60}
+WARMUP=${WARMUP:-5}
 CONNECTIONS=${CONNECTIONS:-16}
 THREADS=${THREADS:-2}
 WORKERS=${WORKERS:-$(nproc)}
@@ -48,7 +61,7 @@ export DATABASE_URL="$PGURL/$DB" SECRET_KEY=load-bench-only DEBUG=0 ALLOWED_HOST
 
 echo "== building the world (database $DB)"
 "$PY" manage.py migrate --noinput >"$WORK/setup.log" 2>&1
-"$PY" bench/load_world.py
+"$PY" bench/load_world.py "${WORLD[@]}"
 TOKEN=$("$PY" bench/bench_auth.py token bench-lead --scope read)
 COOKIE=$("$PY" bench/bench_auth.py session bench-lead)
 echo '{}' >"$WORK/floor.json"
@@ -92,9 +105,12 @@ echo "   load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 measure() {  # name|path|header
   IFS='|' read -r name path header <<<"$1"
   slug=$(echo "$name" | tr -c 'a-z' '_')
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d5s -H "$header" "$BASE$path" >/dev/null  # warm-up
+  if [ "$WARMUP" != 0 ]; then
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -H "$header" "$BASE$path" >/dev/null
+  fi
   # A 30 s timeout, not wrk's 2 s: a slow answer shows in the latencies, not as an error.
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --timeout 30s --latency -H "$header" "$BASE$path" >"$WORK/wrk-$slug.txt"
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --timeout 30s --latency \
+    -s bench/wrk_status.lua -H "$header" "$BASE$path" >"$WORK/wrk-$slug.txt"
   echo "$name|$path|$WORK/wrk-$slug.txt" >>"$WORK/results.txt"
 }
 for entry in "${ENDPOINTS[@]}"; do measure "$entry"; done
@@ -108,7 +124,7 @@ if [ "${UNCACHED:-1}" = 1 ]; then
 fi
 echo "   load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-"$PY" - "$WORK/results.txt" <<'EOF'
+"$PY" - "$WORK/results.txt" "$BASE" <<'EOF'
 """Parse wrk's output and print the table against the targets."""
 import re
 import sys
@@ -121,7 +137,7 @@ def ms(text):
     return float(value) * UNITS[unit]
 
 
-rows = []
+rows, failed = [], []
 for line in open(sys.argv[1]):
     name, path, file = line.rstrip("\n").split("|")
     out = open(file).read()
@@ -129,10 +145,17 @@ for line in open(sys.argv[1]):
     p50 = ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))
     p99 = ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))
     total = int(re.search(r"(\d+) requests in", out).group(1))
-    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    # bench/wrk_status.lua's line: wrk's own "Non-2xx or 3xx" count would let redirects pass.
+    not200, status = map(int, re.search(r"Not 200: (\d+) \(first status (\d+)\)", out).groups())
     sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-    errors = (int(non2xx.group(1)) if non2xx else 0) + (sum(map(int, sock.groups())) if sock else 0)
+    errors = not200 + (sum(map(int, sock.groups())) if sock else 0)
     rows.append((name, path, rps, p50, p99, errors, total))
+    url = f"{sys.argv[2]}{path}"
+    if errors:
+        failed.append(f"{name} {url}: {not200} of {total} answered not 200 (first status "
+                      f"{status}), {errors - not200} socket errors")
+    elif total == 0:
+        failed.append(f"{name} {url}: no request finished in the run; nothing was measured")
 
 floor = next(r[2] for r in rows if r[1] == "/bench/floor/")
 print()
@@ -148,4 +171,6 @@ for name, path, rps, p50, p99, errors, total in rows:
         met = "yes" if errors == 0 and ratio >= 0.5 and p99 < 250 else "NO"
     print(f"{name:18} {path:18} {rps:8.1f} {p50:8.1f} {p99:8.1f} {errors:7d} {total:9d} "
           f"{ratio:6.0%}  {met}")
+if failed:
+    sys.exit("load bench: not every measured request answered 200:\n  " + "\n  ".join(failed))
 EOF

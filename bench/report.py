@@ -22,7 +22,8 @@ class Report:
     objects: int
     file_mb: float
     setup: dict[str, float]
-    load: Any  # Step
+    load: Any  # Step: json.load with the garbage collector paused (the floor)
+    load_gc_on: Any  # Step: json.load with it running (the yardstick before)
     first: tuple[Any, Any]  # (sync Step, score Step)
     again: tuple[Any, Any]
     changed: int
@@ -57,17 +58,21 @@ class Report:
 
     def _times(self) -> list[str]:
         (s1, c1), (s2, c2) = self.first, self.again
-        load = self.load.seconds
+        load, load_gc = self.load.seconds, self.load_gc_on.seconds
         rows = [
-            ("json.load of the snapshot", f"{load:8.2f} s", "", f"{self.load.peak_mb:7.0f}"),
+            ("json.load, GC paused (the floor)", f"{load:8.2f} s", "", f"{self.load.peak_mb:7.0f}"),
+            ("json.load, GC on (before)", f"{load_gc:8.2f} s", "",
+             f"{self.load_gc_on.peak_mb:7.0f}"),
             ("sync (cluster_sync_from_snapshot)", f"{s1.seconds:8.2f} s", f"{s2.seconds:8.2f} s",
              f"{max(s1.peak_mb, s2.peak_mb):7.0f}"),
             ("score (posture_evaluate)", f"{c1.seconds:8.2f} s", f"{c2.seconds:8.2f} s",
              f"{max(c1.peak_mb, c2.peak_mb):7.0f}"),
             ("sync + score", f"{s1.seconds + c1.seconds:8.2f} s",
              f"{s2.seconds + c2.seconds:8.2f} s", ""),
-            ("ratio (sync + score) / json.load", f"{(s1.seconds + c1.seconds) / load:8.2f}",
+            ("ratio to json.load, GC paused", f"{(s1.seconds + c1.seconds) / load:8.2f}",
              f"{(s2.seconds + c2.seconds) / load:8.2f}", ""),
+            ("ratio to json.load, GC on (before)", f"{(s1.seconds + c1.seconds) / load_gc:8.2f}",
+             f"{(s2.seconds + c2.seconds) / load_gc:8.2f}", ""),
             ("re-sync as % of first: sync", "", f"{s2.seconds / s1.seconds:8.1%}", ""),
             ("re-sync as % of first: sync + score", "",
              f"{(s2.seconds + c2.seconds) / (s1.seconds + c1.seconds):8.1%}", ""),
@@ -125,6 +130,7 @@ class Report:
     def _targets(self) -> list[str]:
         (s1, c1), (s2, _c2) = self.first, self.again
         ratio = (s1.seconds + c1.seconds) / self.load.seconds
+        ratio_gc_on = (s1.seconds + c1.seconds) / self.load_gc_on.seconds
         # A live cluster re-syncs by watch; a snapshot file can only be read again whole.
         resync, how = (
             (self.live[1].seconds / s1.seconds, "watch re-sync")
@@ -132,8 +138,8 @@ class Report:
             else (s2.seconds / s1.seconds, "re-sync")
         )
         checks = (
-            (f"ratio (sync + score) / json.load <= {TARGET_RATIO:g}", ratio <= TARGET_RATIO,
-             f"{ratio:.2f}"),
+            (f"(sync + score) / json.load, GC paused <= {TARGET_RATIO:g}",
+             ratio <= TARGET_RATIO, f"{ratio:.2f} (against json.load, GC on: {ratio_gc_on:.2f})"),
             (f"{how} <= {TARGET_RESYNC:.0%} of the first sync", resync <= TARGET_RESYNC,
              f"{resync:.1%}"),
             ("peak memory < 1.5 GB", self.max_rss_mb < TARGET_MEMORY_MB,
