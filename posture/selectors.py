@@ -30,6 +30,7 @@ from providers.models import Assessment
 from telemetry.facts import telemetry_facts
 from telemetry.models import GpuReading, ResetAttestation
 from tenants.models import SharingRequest, Tenant, TrustClass
+from tenants.pool_taints import PoolTaintRules
 from tenants.redaction import HiddenScope
 
 # ClusterObject kind -> (snapshot attribute, dataclass)
@@ -64,8 +65,11 @@ def trust_class_info(trust_class: TrustClass) -> TrustClassInfo:
 
 
 def tenant_infos() -> tuple[TenantInfo, ...]:
-    tenants = Tenant.objects.select_related("trust_class").prefetch_related(
-        "namespaces", "principals"
+    # The registry's tenants; the system tenant `unclassified` is built by the read model.
+    tenants = (
+        Tenant.objects.filter(is_system=False)
+        .select_related("trust_class")
+        .prefetch_related("namespaces", "principals")
     )
     return tuple(
         TenantInfo(
@@ -230,6 +234,7 @@ def posture_inputs(
     cluster: Cluster, tenants: tuple[TenantInfo, ...] | None = None
 ) -> PostureInputs:
     platform = TrustClass.objects.filter(slug="platform").first()
+    unclassified = TrustClass.objects.filter(slug=settings.GPUPOSTURE_UNCLASSIFIED_CLASS).first()
     snapshot = cluster_snapshot(cluster)
     return PostureInputs(
         cluster=cluster.name,
@@ -242,9 +247,23 @@ def posture_inputs(
         exemptions=exemptions_for(cluster),
         patch=_patch_records(cluster),
         patch_sla_days=patch_sla_days(),
-        # Pods of namespaces no tenant owns are judged as the platform class as configured.
+        platform_configured=frozenset(settings.GPUPOSTURE_PLATFORM_NAMESPACES),
+        # Pods of namespaces nobody claims are judged by this class (the system check and
+        # unclassified_tenant_ensure refuse a setting naming none); platform pods by theirs.
+        unclassified_class=trust_class_info(unclassified) if unclassified else None,
+        pool_taint_rules=pool_taint_rules(),
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )
+
+
+def pool_taint_rules() -> PoolTaintRules:
+    """GPUPOSTURE_POOL_TAINT_KEYS and every class's exact pool taints (one query)."""
+    exact = {
+        slug: tuple(taints)
+        for slug, taints in TrustClass.objects.values_list("slug", "pool_taints")
+        if taints
+    }
+    return PoolTaintRules(keys=tuple(settings.GPUPOSTURE_POOL_TAINT_KEYS), exact=exact)
 
 
 def _patch_records(cluster: Cluster) -> dict[str, dict[str, object]]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from audit.services import CREATE, DELETE, Actor, audit_change, audit_record
@@ -14,6 +16,7 @@ from tenants.audit_state import (
     tenant_state,
     trust_class_state,
 )
+from tenants.mapping import UNCLASSIFIED, UNCLASSIFIED_NAME
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal, TrustClass
 from tenants.spec import TenantSpec, TenantSpecError
 
@@ -160,3 +163,26 @@ def trust_class_image_policy_set(
 def _users_by_name(usernames: set[str]) -> dict:
     user_model = get_user_model()
     return {u.username: u for u in user_model.objects.filter(username__in=usernames)}
+
+
+@transaction.atomic
+def unclassified_tenant_ensure() -> Tenant:
+    """The system tenant `unclassified`, created on first use and kept on the class
+    GPUPOSTURE_UNCLASSIFIED_CLASS names (a changed setting moves it). It is the party of every
+    namespace no tenant claims that is not the platform's: the overview lists it, checks
+    affect it, but no namespace maps to it, no one views it as a tenant and no file edits it."""
+    slug = settings.GPUPOSTURE_UNCLASSIFIED_CLASS
+    trust_class = TrustClass.objects.filter(slug=slug).first()
+    if trust_class is None:
+        raise ImproperlyConfigured(
+            f"GPUPOSTURE_UNCLASSIFIED_CLASS={slug!r} names no trust class "
+            f"(known: {', '.join(TrustClass.objects.values_list('slug', flat=True))})"
+        )
+    tenant, created = Tenant.objects.get_or_create(
+        slug=UNCLASSIFIED,
+        defaults={"name": UNCLASSIFIED_NAME, "trust_class": trust_class, "is_system": True},
+    )
+    if not created and (tenant.trust_class_id, tenant.is_system) != (trust_class.pk, True):
+        tenant.trust_class, tenant.is_system = trust_class, True
+        tenant.save(update_fields=["trust_class", "is_system", "updated_at"])
+    return tenant

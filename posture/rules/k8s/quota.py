@@ -103,9 +103,11 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
         tenant = inputs.tenant_of_namespace(namespace.name)
         if tenant is None:
             continue
+        used = usage.get(namespace.name, {})
+        if not used and inputs.claimed_tenant_of_namespace(namespace.name) is None:
+            continue  # an unclassified namespace matters once it takes GPUs (TEN-001)
         quotas = sorted(by_namespace.get(namespace.name, ()), key=lambda q: q.name)
         keys = {key for q in quotas for key in q.hard}
-        used = usage.get(namespace.name, {})
         if used:
             missing = [u for r, u in sorted(used.items()) if not keys & set(enforcing_keys(r))]
         else:
