@@ -11,6 +11,7 @@ from functools import cached_property
 from inventory.drift import DriftChange
 from inventory.owners import OwnerIndex, WorkloadRef, workload_of
 from inventory.snapshot import ClusterSnapshot, Pod
+from inventory.sources.gpu_config import operator_namespaces
 from telemetry.evidence import TelemetryFacts
 from tenants.mapping import (
     UNCLASSIFIED,
@@ -172,10 +173,13 @@ class PostureInputs:
 
     @cached_property
     def platform_namespaces(self) -> frozenset[str]:
-        """The platform's namespaces (tenants.mapping.platform_namespaces): those the sync found
-        (the operator's included), the configured ones and the defaults; never a claimed one."""
+        """The platform's namespaces (tenants.mapping.platform_namespaces): the defaults, the
+        labelled ones, the GPU Operator's as its Deployment shows, the configured ones and those
+        the sync recorded (a snapshot rebuilt from the database does not carry them); never a
+        claimed one."""
         return platform_namespaces(
             namespace_labels={ns.name: ns.labels for ns in self.snapshot.namespaces},
+            operator_namespaces=operator_namespaces(self.snapshot.workloads),
             configured=set(self.snapshot.platform_namespaces) | self.platform_configured,
             tenant_namespaces=[ns for t in self.tenants for ns in t.namespaces],
         )

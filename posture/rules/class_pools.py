@@ -41,5 +41,7 @@ def unrelated_taints(inputs: PostureInputs, node: Node) -> list[str]:
     return [
         f"{t.key}={t.value or ''}:{t.effect}"
         for t in node.taints
-        if t.effect in SEPARATING_EFFECTS and not rules.classes_of(t.key, t.value or "", t.effect)
+        if t.effect in SEPARATING_EFFECTS
+        and t.key != GENERIC_GPU_TAINT  # evidence names it under "ignored"
+        and not rules.classes_of(t.key, t.value or "", t.effect)
     ]

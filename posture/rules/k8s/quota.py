@@ -60,7 +60,8 @@ def namespace_gpu_usage(inputs: PostureInputs) -> dict[str, dict[str, Usage]]:
     resource a pod holds). DRA device-class quotas add their own resources here."""
     usage: dict[str, dict[str, Usage]] = {}
     for pod in sorted(inputs.snapshot.pods, key=pod_ref):
-        if pod.is_active:
+        # A KAI reservation pod holds a GPU for other namespaces' fractions: no one's use.
+        if pod.is_active and not inputs.is_reservation(pod):
             _add_pod(usage, pod)
     return usage
 
