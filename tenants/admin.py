@@ -20,7 +20,12 @@ class TenantsAuditedAdmin(AuditedModelAdmin):
 @admin.register(TrustClass)
 class TrustClassAdmin(TenantsAuditedAdmin):
     list_display = (
-        "slug", "name", "allowed_modes", "requires_dedicated_pool", "pool_taints", "rank"
+        "slug",
+        "name",
+        "allowed_modes",
+        "requires_dedicated_pool",
+        "pool_taints",
+        "rank",
     )
 
 

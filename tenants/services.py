@@ -160,6 +160,19 @@ def trust_class_image_policy_set(
     return trust_class
 
 
+def trust_class_pool_taints_set(
+    *, trust_class: TrustClass, pool_taints: list[str], actor: Actor = None
+) -> TrustClass:
+    """Set the exact taints that mark the class's node pool (K8S-002, POD-009), each
+    key=value:NoSchedule or :NoExecute, as an audit event."""
+    before = trust_class_state(trust_class)
+    trust_class.pool_taints = [t.strip() for t in pool_taints]
+    trust_class.full_clean(validate_unique=False, validate_constraints=False)
+    trust_class.save(update_fields=["pool_taints"])
+    audit_change(actor=actor, obj=trust_class, before=before, after=trust_class_state(trust_class))
+    return trust_class
+
+
 def _users_by_name(usernames: set[str]) -> dict:
     user_model = get_user_model()
     return {u.username: u for u in user_model.objects.filter(username__in=usernames)}
