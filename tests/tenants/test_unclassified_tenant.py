@@ -137,3 +137,18 @@ def test_checks_catalogue_lists_ten001_with_rationale_remediation_mappings(perso
     assert "tenants file" in ten["remediation"] and "platform" in ten["remediation"]
     assert ten["rationale"]
     assert any("CM-8" in m for m in ten["mappings"]) and any("AC-2" in m for m in ten["mappings"])
+
+
+def test_the_unclassified_page_explains_it_to_a_lead_and_hides_from_a_viewer(
+    scratch_world, personas, client
+):
+    client.force_login(personas["security_lead"])
+    page = client.get("/tenants/unclassified/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Unclassified" in text and "GPUPOSTURE_UNCLASSIFIED_CLASS" in text
+    assert "scratch" in text  # its TEN-001 finding names the namespace
+    client.force_login(personas["viewer_alpha"])
+    assert client.get("/tenants/unclassified/").status_code == 404
+    overview = client.get("/").content.decode()
+    assert "Unclassified" not in overview
