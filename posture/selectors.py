@@ -30,8 +30,8 @@ from providers.models import Assessment
 from telemetry.facts import telemetry_facts
 from telemetry.models import GpuReading, ResetAttestation
 from tenants.models import SharingRequest, Tenant, TrustClass
-from tenants.pool_taints import PoolTaintRules
 from tenants.redaction import HiddenScope
+from tenants.selectors import pool_taint_rules
 
 # ClusterObject kind -> (snapshot attribute, dataclass)
 _OBJECTS = {
@@ -254,16 +254,6 @@ def posture_inputs(
         pool_taint_rules=pool_taint_rules(),
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )
-
-
-def pool_taint_rules() -> PoolTaintRules:
-    """GPUPOSTURE_POOL_TAINT_KEYS and every class's exact pool taints (one query)."""
-    exact = {
-        slug: tuple(taints)
-        for slug, taints in TrustClass.objects.values_list("slug", "pool_taints")
-        if taints
-    }
-    return PoolTaintRules(keys=tuple(settings.GPUPOSTURE_POOL_TAINT_KEYS), exact=exact)
 
 
 def _patch_records(cluster: Cluster) -> dict[str, dict[str, object]]:
