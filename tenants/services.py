@@ -178,6 +178,10 @@ def _users_by_name(usernames: set[str]) -> dict:
     return {u.username: u for u in user_model.objects.filter(username__in=usernames)}
 
 
+# Who the audit log says created or moved the system tenant: the setting, not a person.
+SYSTEM_ACTOR = "GPUPOSTURE_UNCLASSIFIED_CLASS"
+
+
 @transaction.atomic
 def unclassified_tenant_ensure() -> Tenant:
     """The system tenant `unclassified`, created on first use and kept on the class
@@ -195,7 +199,11 @@ def unclassified_tenant_ensure() -> Tenant:
         slug=UNCLASSIFIED,
         defaults={"name": UNCLASSIFIED_NAME, "trust_class": trust_class, "is_system": True},
     )
-    if not created and (tenant.trust_class_id, tenant.is_system) != (trust_class.pk, True):
+    if created:
+        audit_record(actor=SYSTEM_ACTOR, action=CREATE, obj=tenant, after=tenant_state(tenant))
+    elif (tenant.trust_class_id, tenant.is_system) != (trust_class.pk, True):
+        before = tenant_state(tenant)
         tenant.trust_class, tenant.is_system = trust_class, True
         tenant.save(update_fields=["trust_class", "is_system", "updated_at"])
+        audit_change(actor=SYSTEM_ACTOR, obj=tenant, before=before, after=tenant_state(tenant))
     return tenant
