@@ -32,6 +32,7 @@ from telemetry.facts import telemetry_facts
 from telemetry.models import GpuReading, ResetAttestation
 from tenants.models import SharingRequest, Tenant, TrustClass
 from tenants.redaction import HiddenScope
+from tenants.selectors import pool_taint_rules
 
 # ClusterObject kind -> (snapshot attribute, dataclass)
 _OBJECTS = {
@@ -69,8 +70,11 @@ def trust_class_info(trust_class: TrustClass) -> TrustClassInfo:
 
 
 def tenant_infos() -> tuple[TenantInfo, ...]:
-    tenants = Tenant.objects.select_related("trust_class").prefetch_related(
-        "namespaces", "principals"
+    # The registry's tenants; the system tenant `unclassified` is built by the read model.
+    tenants = (
+        Tenant.objects.filter(is_system=False)
+        .select_related("trust_class")
+        .prefetch_related("namespaces", "principals")
     )
     return tuple(
         TenantInfo(
@@ -235,6 +239,7 @@ def posture_inputs(
     cluster: Cluster, tenants: tuple[TenantInfo, ...] | None = None
 ) -> PostureInputs:
     platform = TrustClass.objects.filter(slug="platform").first()
+    unclassified = TrustClass.objects.filter(slug=settings.GPUPOSTURE_UNCLASSIFIED_CLASS).first()
     snapshot = cluster_snapshot(cluster)
     return PostureInputs(
         cluster=cluster.name,
@@ -247,7 +252,11 @@ def posture_inputs(
         exemptions=exemptions_for(cluster),
         patch=_patch_records(cluster),
         patch_sla_days=patch_sla_days(),
-        # Pods of namespaces no tenant owns are judged as the platform class as configured.
+        platform_configured=frozenset(settings.GPUPOSTURE_PLATFORM_NAMESPACES),
+        # Pods of namespaces nobody claims are judged by this class (the system check and
+        # unclassified_tenant_ensure refuse a setting naming none); platform pods by theirs.
+        unclassified_class=trust_class_info(unclassified) if unclassified else None,
+        pool_taint_rules=pool_taint_rules(),
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )
 

@@ -24,6 +24,7 @@ from posture.rules import CHECKS, FindingDraft
 from posture.rules.registry import evaluate
 from posture.selectors import posture_inputs, tenant_infos
 from tenants.models import Tenant
+from tenants.services import unclassified_tenant_ensure
 
 LIVE_STATUSES = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
 
@@ -212,6 +213,8 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
     now = timezone.now()
     run = PostureRun.objects.create()
     targets = list(clusters) if clusters is not None else list(Cluster.objects.all())
+    # Findings on namespaces nobody claims affect the system tenant: it must exist to be linked.
+    unclassified_tenant_ensure()
     tenants = tenant_infos()
     totals: dict[str, int] = defaultdict(int)
     exempted: dict[str, int] = defaultdict(int)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -400,6 +401,17 @@ GPUPOSTURE_MAX_SNAPSHOT_BYTES = env_int("GPUPOSTURE_MAX_SNAPSHOT_BYTES", 200 * 1
 # namespace as found and those labelled gpuposture.io/platform=true (DESIGN §3). Only ConfigMaps
 # in platform namespaces can be GPU configuration; a namespace a tenant claims never is one.
 GPUPOSTURE_PLATFORM_NAMESPACES = env_list("GPUPOSTURE_PLATFORM_NAMESPACES", [])
+# The trust class the pods of an unclassified namespace (no tenant claims it, not the platform's)
+# are judged by: the strictest by default, so nothing unknown is judged leniently (DESIGN §3).
+# Its format is checked here; that the class exists is a system check (tenants.checks).
+GPUPOSTURE_UNCLASSIFIED_CLASS = env_str("GPUPOSTURE_UNCLASSIFIED_CLASS", "external") or "external"
+if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", GPUPOSTURE_UNCLASSIFIED_CLASS):
+    raise ImproperlyConfigured(
+        f"GPUPOSTURE_UNCLASSIFIED_CLASS={GPUPOSTURE_UNCLASSIFIED_CLASS!r} is not a trust class slug"
+    )
+# Taint keys whose value names the trust class a node pool is for (DESIGN §3): K8S-002 and
+# POD-009 accept `KEY=<class>:NoSchedule` (or NoExecute) for each; classes may add exact taints.
+GPUPOSTURE_POOL_TAINT_KEYS = env_list("GPUPOSTURE_POOL_TAINT_KEYS", ["gpuposture.io/trust-class"])
 # A sync holds its cluster's lease this long at most; a killed worker's lease then expires.
 GPUPOSTURE_SYNC_LEASE_SECONDS = env_int("GPUPOSTURE_SYNC_LEASE_SECONDS", 300)
 # Kubeconfig files registered through the UI or API must live here (paths only, no secrets

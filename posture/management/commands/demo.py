@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from demo.approvals import load_demo_requests
 from demo.bulletins import BULLETINS, driver_bulletin_revised
+from demo.clusters import EXTERNAL_POOL_TAINT
 from demo.history import last_week
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml
 from demo.providers import load_demo_providers
@@ -41,7 +42,11 @@ from providers.services import provider_ensure
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.services import samples_ingest, telemetry_rollup
 from tenants.models import Tenant, TrustClass
-from tenants.services import tenants_apply, trust_class_image_policy_set
+from tenants.services import (
+    tenants_apply,
+    trust_class_image_policy_set,
+    trust_class_pool_taints_set,
+)
 from tenants.spec import parse_tenants_document
 
 DEMO_DIR = Path(settings.BASE_DIR) / "demo"
@@ -124,6 +129,12 @@ class Command(BaseCommand):
                 require_image_digest=True,
                 actor=ACTOR,
             )
+        # The GPU cloud taints its external pool by its own convention (tenant-class), which
+        # the platform team lists on the class, as it would in the admin.
+        external = TrustClass.objects.get(slug="external")
+        trust_class_pool_taints_set(
+            trust_class=external, pool_taints=[EXTERNAL_POOL_TAINT], actor=ACTOR
+        )
 
     def _cluster(self, name: str) -> Cluster:
         cluster = cluster_get_or_create(name=name, actor=ACTOR)
