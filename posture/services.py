@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import Actor, audit_record
+from gpuposture.base.rescore import rescore_request
 from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.models import Cluster, SyncRun
 from inventory.snapshot import gc_paused
@@ -262,6 +263,7 @@ def finding_accept(*, finding: Finding, user, reason: str, until: datetime) -> F
     audit_record(
         actor=user, action="accept", obj=finding, before=before, after=acceptance_state(finding)
     )
+    rescore_request(clusters=[finding.cluster_id], reason="acceptance")
     return finding
 
 
@@ -276,6 +278,7 @@ def finding_reopen(*, finding: Finding, user: Actor = None) -> Finding:
         audit_record(
             actor=user, action="reopen", obj=finding, before=before, after=acceptance_state(finding)
         )
+        rescore_request(clusters=[finding.cluster_id], reason="acceptance")
     return finding
 
 

@@ -36,7 +36,7 @@ from inventory.schedule import cluster_schedule_update
 from inventory.services import cluster_save, cluster_sync_from_snapshot, node_host_facts_import
 from inventory.sync import SyncError, cluster_get_or_create, pod_tenants_refresh
 from posture.models import Finding, PostureRun, TenantScore
-from posture.services import posture_evaluate
+from posture.rescore import rescore_now
 from providers.services import provider_ensure
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.services import samples_ingest, telemetry_rollup
@@ -106,7 +106,7 @@ class Command(BaseCommand):
         self._telemetry()
         self.stdout.write(f"sharing requests: {load_demo_requests()} new")
         self.stdout.write(f"provider assessments: {load_demo_providers()} new")
-        run = posture_evaluate()
+        run = rescore_now()
         self.stdout.write(
             f"posture: {run.counts.get('opened', 0) + run.counts.get('still_open', 0)} live, "
             f"{run.counts.get('resolved', 0)} resolved findings; "
@@ -143,7 +143,7 @@ class Command(BaseCommand):
         for name, objects in world.items():
             path = _write(folder, f"{name}-last-week", last_week(name, objects))
             cluster_sync_from_snapshot(cluster=self._cluster(name), paths=[path], actor=ACTOR)
-        posture_evaluate()
+        rescore_now()
         then = timezone.now() - WEEK
         with transaction.atomic():
             SyncRun.objects.filter(started_at__gte=started).update(

@@ -1,0 +1,139 @@
+"""The one call every change that can move a score makes: `rescore_request(...)`.
+
+It lives in the lowest layer so that tenants, providers, inventory and telemetry can call it
+without importing posture (imports go one way). It only records *what* the change touched
+(clusters, tenants, providers, or everything) in the caller's transaction; when that
+transaction commits, the dispatcher posture registers at start-up (posture.rescore) turns it
+into a debounced re-score of the clusters concerned. A rolled-back change asks for nothing.
+
+Requests made inside one transaction are merged into one dispatch: `apply_tenants` editing
+50 tenants asks once, not 50 times.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class RescoreScope:
+    """What a change touched. `everything`: every cluster (a trust class, a global setting)."""
+
+    clusters: set[int] = field(default_factory=set)
+    tenants: set[int] = field(default_factory=set)
+    providers: set[int] = field(default_factory=set)
+    everything: bool = False
+    reasons: set[str] = field(default_factory=set)
+
+    def merge(self, other: RescoreScope) -> None:
+        self.clusters |= other.clusters
+        self.tenants |= other.tenants
+        self.providers |= other.providers
+        self.everything = self.everything or other.everything
+        self.reasons |= other.reasons
+
+    @property
+    def empty(self) -> bool:
+        return not (self.everything or self.clusters or self.tenants or self.providers)
+
+
+Dispatcher = Callable[[RescoreScope], object]
+_dispatcher: list[Dispatcher] = []
+
+
+def dispatcher_register(dispatch: Dispatcher) -> None:
+    """Posture's AppConfig.ready() registers the function that enqueues the re-scores."""
+    _dispatcher[:] = [dispatch]
+
+
+class _Batch:
+    """One transaction's requests, dispatched once on commit."""
+
+    def __init__(self) -> None:
+        self.scope = RescoreScope()
+        self.done = False
+
+    def __call__(self) -> None:
+        self.done = True
+        if self.scope.empty:
+            return
+        if not _dispatcher:
+            logger.warning(
+                "no re-score dispatcher registered: %s waits", sorted(self.scope.reasons)
+            )
+            return
+        _dispatcher[0](self.scope)
+
+
+def rescore_request(
+    *,
+    reason: str,
+    clusters: Iterable[int] = (),
+    tenants: Iterable[int] = (),
+    providers: Iterable[int] = (),
+    everything: bool = False,
+) -> None:
+    """Ask for a re-score of what a change touched, once the current transaction commits
+    (at once outside a transaction). `reason` is a short word for logs ("acceptance")."""
+    scope = RescoreScope(
+        clusters={int(c) for c in clusters if c is not None},
+        tenants={int(t) for t in tenants if t is not None},
+        providers={int(p) for p in providers if p is not None},
+        everything=everything,
+        reasons={reason},
+    )
+    if scope.empty:
+        return
+    batch = _open_batch()
+    if batch is not None:
+        batch.scope.merge(scope)
+        return
+    batch = _Batch()
+    batch.scope = scope
+    transaction.on_commit(batch)
+
+
+def _open_batch() -> _Batch | None:
+    """This transaction's batch, if one is registered and has not run yet."""
+    connection = transaction.get_connection()
+    if not connection.in_atomic_block:
+        return None
+    # Django keeps the transaction's callbacks as (savepoint ids, callable, robust) tuples.
+    for entry in reversed(connection.run_on_commit):
+        if isinstance(entry[1], _Batch) and not entry[1].done:
+            return entry[1]
+    return None
+
+
+class RescoringAdminMixin:
+    """A ModelAdmin whose saves and deletions can move scores (tenants, trust classes,
+    exemptions): each asks for a re-score of what `rescore_scope(obj)` names. Put it before
+    the admin base class."""
+
+    rescore_reason = "admin edit"
+
+    def rescore_scope(self, obj: Any) -> dict[str, Any]:
+        """Keyword arguments for rescore_request; every cluster unless overridden."""
+        return {"everything": True}
+
+    def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)  # type: ignore[misc]
+        rescore_request(reason=self.rescore_reason, **self.rescore_scope(obj))
+
+    def delete_model(self, request: Any, obj: Any) -> None:
+        scope = self.rescore_scope(obj)
+        super().delete_model(request, obj)  # type: ignore[misc]
+        rescore_request(reason=self.rescore_reason, **scope)
+
+    def delete_queryset(self, request: Any, queryset: Any) -> None:
+        scopes = [self.rescore_scope(obj) for obj in queryset]
+        super().delete_queryset(request, queryset)  # type: ignore[misc]
+        for scope in scopes:
+            rescore_request(reason=self.rescore_reason, **scope)
