@@ -5,19 +5,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('inventory', '0014_cluster_object_env_configmap_kind'),
-        ('posture', '0006_finding_tenant_drop'),
+        ("inventory", "0014_cluster_object_env_configmap_kind"),
+        ("posture", "0006_finding_tenant_drop"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ClusterScoreState',
+            name="ClusterScoreState",
             fields=[
-                ('cluster', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='score_state', serialize=False, to='inventory.cluster')),
-                ('pending_since', models.DateTimeField(blank=True, null=True)),
-                ('last_scored_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "cluster",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="score_state",
+                        serialize=False,
+                        to="inventory.cluster",
+                    ),
+                ),
+                ("pending_since", models.DateTimeField(blank=True, null=True)),
+                ("last_scored_at", models.DateTimeField(blank=True, null=True)),
             ],
         ),
     ]
