@@ -116,22 +116,8 @@ def rescore_run(*, cluster_ids: Iterable[int]) -> PostureRun | None:
 
 
 def rescore_now(*, clusters: list[Cluster] | None = None) -> PostureRun:
-    """Evaluate and score now (one cluster set, or all), and stamp when each was scored."""
-    run = posture_evaluate(clusters=clusters)
-    # Every cluster asked for, judged or not (one with no good sync has nothing to judge):
-    # the sweep must not ask again for an expiry this score has seen.
-    scored = (
-        [c.pk for c in clusters]
-        if clusters is not None
-        else list(Cluster.objects.values_list("pk", flat=True))
-    )
-    stamp = run.finished_at or timezone.now()
-    existing = set(ClusterScoreState.objects.filter(pk__in=scored).values_list("pk", flat=True))
-    ClusterScoreState.objects.bulk_create(
-        [ClusterScoreState(cluster_id=pk) for pk in scored if pk not in existing],
-        ignore_conflicts=True,
-    )
-    ClusterScoreState.objects.filter(pk__in=scored).update(last_scored_at=stamp)
+    """Evaluate and score now (one cluster set, or all): the one way every score is asked."""
+    run = posture_evaluate(clusters=clusters)  # it stamps each cluster's last score
     if (
         clusters is not None
         and not ClusterScoreState.objects.filter(pending_since__isnull=False).exists()

@@ -20,7 +20,7 @@ from inventory.snapshot import gc_paused
 from posture import scoring
 from posture.bulletin_effects import bulletin_imports_effects_record
 from posture.finding_links import finding_tenants_write
-from posture.models import Finding, FindingTenant, PostureRun, TenantScore
+from posture.models import ClusterScoreState, Finding, FindingTenant, PostureRun, TenantScore
 from posture.rules import CHECKS, FindingDraft
 from posture.rules.registry import evaluate
 from posture.selectors import posture_inputs, tenant_infos
@@ -234,7 +234,20 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
     run.counts = {**totals, "tenants_scored": len(scores), "exempted": dict(exempted)}
     run.finished_at = timezone.now()
     run.save(update_fields=["clusters", "counts", "finished_at"])
+    cluster_scored_stamp(cluster_ids=[c.pk for c in targets], at=run.finished_at)
     return run
+
+
+def cluster_scored_stamp(*, cluster_ids: list[int], at: datetime) -> None:
+    """Record when each cluster asked for was scored, judged or not (one with no good sync
+    has nothing to judge): the pages show it, and the expiry sweep does not ask again for an
+    expiry this score has seen."""
+    ClusterScoreState.objects.bulk_create(
+        [ClusterScoreState(cluster_id=pk, last_scored_at=at) for pk in cluster_ids],
+        update_conflicts=True,
+        unique_fields=["cluster"],
+        update_fields=["last_scored_at"],
+    )
 
 
 MAX_ACCEPTANCE_DAYS = 365
