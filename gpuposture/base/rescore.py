@@ -13,7 +13,9 @@ Requests made inside one transaction are merged into one dispatch: `apply_tenant
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +48,18 @@ class RescoreScope:
 
 Dispatcher = Callable[[RescoreScope], object]
 _dispatcher: list[Dispatcher] = []
+_suppressed: ContextVar[bool] = ContextVar("rescore_suppressed", default=False)
+
+
+@contextmanager
+def rescore_suppressed() -> Iterator[None]:
+    """Ask for nothing while loading many changes that end with a score of everything (the
+    demo's world): one score at the end instead of one per step."""
+    token = _suppressed.set(True)
+    try:
+        yield
+    finally:
+        _suppressed.reset(token)
 
 
 def dispatcher_register(dispatch: Dispatcher) -> None:
@@ -89,7 +103,7 @@ def rescore_request(
         everything=everything,
         reasons={reason},
     )
-    if scope.empty:
+    if scope.empty or _suppressed.get():
         return
     batch = _open_batch()
     if batch is not None:
