@@ -110,9 +110,16 @@ def rescore_run(*, cluster_ids: Iterable[int]) -> PostureRun | None:
     if not claimed:
         return None
     every = set(Cluster.objects.values_list("pk", flat=True))
-    if every <= set(claimed):
-        return rescore_now(clusters=None)
-    return rescore_now(clusters=list(Cluster.objects.filter(pk__in=claimed)))
+    try:
+        if every <= set(claimed):
+            return rescore_now(clusters=None)
+        return rescore_now(clusters=list(Cluster.objects.filter(pk__in=claimed)))
+    except Exception:
+        # Marked again, so the sweep retries once the mark counts as lost; the error
+        # reaches the task's failure metrics and log.
+        unclaimed = ClusterScoreState.objects.filter(pk__in=claimed, pending_since__isnull=True)
+        unclaimed.update(pending_since=timezone.now())
+        raise
 
 
 def rescore_now(*, clusters: list[Cluster] | None = None) -> PostureRun:

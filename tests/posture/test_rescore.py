@@ -396,3 +396,16 @@ def test_a_lost_rescore_is_enqueued_again_by_the_sweep(
     with time_machine.travel(later):
         assert rescore_sweep() == [small_world.pk]
     assert len(worker_queue) == 2
+
+
+def test_a_rescore_that_fails_leaves_the_cluster_marked_for_the_sweep(small_world, monkeypatch):
+    from posture.rescore import _mark_pending, rescore_run
+
+    def broken(**kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("database went away mid-score")
+
+    monkeypatch.setattr("posture.rescore.posture_evaluate", broken)
+    assert _mark_pending([small_world.pk], timezone.now()) == [small_world.pk]
+    with pytest.raises(RuntimeError):
+        rescore_run(cluster_ids=[small_world.pk])
+    assert ClusterScoreState.objects.get(cluster=small_world).pending_since is not None
