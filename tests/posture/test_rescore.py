@@ -409,3 +409,18 @@ def test_a_rescore_that_fails_leaves_the_cluster_marked_for_the_sweep(small_worl
     with pytest.raises(RuntimeError):
         rescore_run(cluster_ids=[small_world.pk])
     assert ClusterScoreState.objects.get(cluster=small_world).pending_since is not None
+
+
+def test_a_tenant_or_provider_change_reaches_only_the_clusters_they_are_on(small_world):
+    from gpuposture.base.rescore import RescoreScope
+    from inventory.sync import cluster_get_or_create
+    from posture.rescore import clusters_touched
+
+    elsewhere = cluster_get_or_create(name="elsewhere")  # no pods, no provider
+    small_world.provider = Provider.objects.create(slug="nimbus", name="Nimbus GPU Cloud")
+    small_world.save()
+    alpha = Tenant.objects.get(slug="alpha")
+    assert clusters_touched(RescoreScope(tenants={alpha.pk})) == [small_world.pk]
+    assert clusters_touched(RescoreScope(providers={small_world.provider_id})) == [small_world.pk]
+    assert clusters_touched(RescoreScope(clusters={elsewhere.pk})) == [elsewhere.pk]
+    assert clusters_touched(RescoreScope(everything=True)) == [small_world.pk, elsewhere.pk]
