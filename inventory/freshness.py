@@ -34,7 +34,7 @@ def cluster_freshness(
     and `last_error`: of the newest finished sync run (None: none finished yet)."""
     age = (now - last_good_at).total_seconds() if last_good_at else None
     if last_status == FAILED:
-        first_line = (last_error or "no reason recorded").strip().splitlines()[0]
+        first_line = (last_error or "no reason recorded").strip().splitlines()[0].rstrip(".")
         return Freshness(True, True, age, f"the last sync failed: {first_line[:MAX_REASON]}")
     if interval_minutes > 0 and age is not None and age > 2 * interval_minutes * 60:
         return Freshness(

@@ -17,7 +17,7 @@ from tests.conftest import world_snapshot_path
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 AUTH_ERROR = (
     "HTTP 401 from https://10.0.0.1:6443/api/v1/namespaces/beta-prod/pods: Unauthorized "
-    "(the service account token expired)\nresponse body: {...}"
+    "(the service account token expired).\nresponse body: {...}"
 )
 
 
@@ -43,6 +43,7 @@ def test_the_staleness_rule(interval, age_minutes, status, stale, failed, reason
     assert (result.stale, result.failed) == (stale, failed)
     assert result.reason.startswith(reason)
     assert "\n" not in result.reason  # the first line of the error only
+    assert not result.reason.endswith(".")  # the banner ends the sentence itself
     if age_minutes is not None:
         assert result.age_seconds == age_minutes * 60
 
