@@ -138,7 +138,11 @@ class RescoringAdminMixin:
         return {"everything": True}
 
     def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
+        # What the object touched before the edit too (an exemption moved to another cluster).
+        stored = type(obj)._base_manager.filter(pk=obj.pk).first() if change else None
         super().save_model(request, obj, form, change)  # type: ignore[misc]
+        if stored is not None:
+            rescore_request(reason=self.rescore_reason, **self.rescore_scope(stored))
         rescore_request(reason=self.rescore_reason, **self.rescore_scope(obj))
 
     def delete_model(self, request: Any, obj: Any) -> None:

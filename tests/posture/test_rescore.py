@@ -233,6 +233,19 @@ def test_an_exemption_made_in_the_admin_rescores_its_cluster(
     assert runs() == before + 1
     assert not Finding.objects.filter(pk=finding.pk, status="open").exists()
     exemption = CheckExemption.objects.get()
+    # Moved to another cluster: both are re-scored (the old one's finding opens again).
+    from inventory.sync import cluster_get_or_create
+
+    other = cluster_get_or_create(name="elsewhere")
+    data = {
+        "check_id": exemption.check_id, "cluster": other.pk, "namespace": exemption.namespace,
+        "kind": exemption.kind, "name": exemption.name, "labels": "{}", "reason": exemption.reason,
+    }  # fmt: skip
+    with committed():
+        client.post(f"/admin/posture/checkexemption/{exemption.pk}/change/", data)
+    assert set(PostureRun.objects.order_by("-pk").first().clusters) == {"lab"}  # judged ones
+    assert Finding.objects.filter(pk=finding.pk, status="open").exists()
+    before += 1
     with committed():
         client.post(f"/admin/posture/checkexemption/{exemption.pk}/delete/", {"post": "yes"})
     assert runs() == before + 2 and not CheckExemption.objects.exists()
