@@ -13,6 +13,7 @@ Requests made inside one transaction are merged into one dispatch: `apply_tenant
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -49,6 +50,8 @@ class RescoreScope:
 Dispatcher = Callable[[RescoreScope], object]
 _dispatcher: list[Dispatcher] = []
 _suppressed: ContextVar[bool] = ContextVar("rescore_suppressed", default=False)
+# What this thread's open transaction asked for (a connection belongs to one thread).
+_waiting = threading.local()
 
 
 @contextmanager
@@ -65,25 +68,6 @@ def rescore_suppressed() -> Iterator[None]:
 def dispatcher_register(dispatch: Dispatcher) -> None:
     """Posture's AppConfig.ready() registers the function that enqueues the re-scores."""
     _dispatcher[:] = [dispatch]
-
-
-class _Batch:
-    """One transaction's requests, dispatched once on commit."""
-
-    def __init__(self) -> None:
-        self.scope = RescoreScope()
-        self.done = False
-
-    def __call__(self) -> None:
-        self.done = True
-        if self.scope.empty:
-            return
-        if not _dispatcher:
-            logger.warning(
-                "no re-score dispatcher registered: %s waits", sorted(self.scope.reasons)
-            )
-            return
-        _dispatcher[0](self.scope)
 
 
 def rescore_request(
@@ -105,25 +89,27 @@ def rescore_request(
     )
     if scope.empty or _suppressed.get():
         return
-    batch = _open_batch()
-    if batch is not None:
-        batch.scope.merge(scope)
+    waiting = getattr(_waiting, "scope", None)
+    if waiting is None:
+        _waiting.scope = scope
+    else:
+        waiting.merge(scope)
+    transaction.on_commit(_dispatch_waiting)
+
+
+def _dispatch_waiting() -> None:
+    """On commit: hand everything asked for so far to posture, once. A transaction's later
+    callbacks find nothing left, so 50 requests in one transaction make one dispatch. What a
+    rolled-back transaction asked for joins the next dispatch: a re-score that finds nothing
+    changed, never a change left unscored."""
+    scope = getattr(_waiting, "scope", None)
+    _waiting.scope = None
+    if scope is None or scope.empty:
         return
-    batch = _Batch()
-    batch.scope = scope
-    transaction.on_commit(batch)
-
-
-def _open_batch() -> _Batch | None:
-    """This transaction's batch, if one is registered and has not run yet."""
-    connection = transaction.get_connection()
-    if not connection.in_atomic_block:
-        return None
-    # Django keeps the transaction's callbacks as (savepoint ids, callable, robust) tuples.
-    for entry in reversed(connection.run_on_commit):
-        if isinstance(entry[1], _Batch) and not entry[1].done:
-            return entry[1]
-    return None
+    if not _dispatcher:
+        logger.warning("no re-score dispatcher registered: %s waits", sorted(scope.reasons))
+        return
+    _dispatcher[0](scope)
 
 
 class RescoringAdminMixin:

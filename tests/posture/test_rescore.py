@@ -12,11 +12,9 @@ import pytest
 import time_machine
 from django.contrib import admin
 from django.core.management import call_command
-from django.db import transaction
 from django.test import RequestFactory
 from django.utils import timezone
 
-from gpuposture.base.rescore import _Batch
 from gpuposture.celery import app as celery_app
 from inventory.bulletin_imports import bulletins_import_recorded
 from inventory.models import BulletinImport
@@ -46,17 +44,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def committed(django_capture_on_commit_callbacks):
-    """Run a change as a request would: its on-commit work (the re-score) runs at the end.
-    The fixtures' own requests (small_world applies tenants) wait in the test's transaction,
-    which never commits: close them, or the change under test would join their batch."""
-
-    def block():  # type: ignore[no-untyped-def]
-        for _sids, callback, *_ in transaction.get_connection().run_on_commit:
-            if isinstance(callback, _Batch):
-                callback.done = True
-        return django_capture_on_commit_callbacks(execute=True)
-
-    return block
+    """Run a change as a request would: its on-commit work (the re-score) runs at the end."""
+    return lambda: django_capture_on_commit_callbacks(execute=True)
 
 
 def runs() -> int:
@@ -119,7 +108,6 @@ def test_withdrawing_an_acceptance_rescores(small_world, personas, committed):
 def test_a_change_rescores_only_once_committed(
     small_world, personas, committed, django_capture_on_commit_callbacks
 ):
-    committed()  # close the fixture's batch
     finding, before = alpha_finding(), runs()
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         finding_accept(
