@@ -127,6 +127,21 @@ class PostureRun(models.Model):
         return f"posture run {self.pk} at {self.started_at:%Y-%m-%d %H:%M}"
 
 
+class ClusterScoreState(models.Model):
+    """When a cluster's findings were last scored, and whether a re-score is waiting."""
+
+    cluster = models.OneToOneField(
+        Cluster, primary_key=True, on_delete=models.CASCADE, related_name="score_state"
+    )
+    # Set by the first change of a debounce window (a conditional UPDATE, STYLE rule 4); the
+    # re-score task clears it when it claims the work, so 50 changes make one re-score.
+    pending_since = models.DateTimeField(null=True, blank=True)
+    last_scored_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id} scored {self.last_scored_at} pending {self.pending_since}"
+
+
 class TenantScoreQuerySet(ScopedQuerySet):
     tenant_scope_path = "tenant"
 

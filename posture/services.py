@@ -13,13 +13,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import Actor, audit_record
+from gpuposture.base.rescore import rescore_request
 from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.models import Cluster, SyncRun
 from inventory.snapshot import gc_paused
 from posture import scoring
 from posture.bulletin_effects import bulletin_imports_effects_record
 from posture.finding_links import finding_tenants_write
-from posture.models import Finding, FindingTenant, PostureRun, TenantScore
+from posture.models import ClusterScoreState, Finding, FindingTenant, PostureRun, TenantScore
 from posture.rules import CHECKS, FindingDraft
 from posture.rules.registry import evaluate
 from posture.selectors import posture_inputs, tenant_infos
@@ -238,7 +239,20 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
     run.counts = {**totals, "tenants_scored": len(scores), "exempted": dict(exempted)}
     run.finished_at = timezone.now()
     run.save(update_fields=["clusters", "counts", "finished_at"])
+    cluster_scored_stamp(cluster_ids=[c.pk for c in targets], at=run.finished_at)
     return run
+
+
+def cluster_scored_stamp(*, cluster_ids: list[int], at: datetime) -> None:
+    """Record when each cluster asked for was scored, judged or not (one with no good sync
+    has nothing to judge): the pages show it, and the expiry sweep does not ask again for an
+    expiry this score has seen."""
+    ClusterScoreState.objects.bulk_create(
+        [ClusterScoreState(cluster_id=pk, last_scored_at=at) for pk in cluster_ids],
+        update_conflicts=True,
+        unique_fields=["cluster"],
+        update_fields=["last_scored_at"],
+    )
 
 
 MAX_ACCEPTANCE_DAYS = 365
@@ -267,6 +281,7 @@ def finding_accept(*, finding: Finding, user, reason: str, until: datetime) -> F
     audit_record(
         actor=user, action="accept", obj=finding, before=before, after=acceptance_state(finding)
     )
+    rescore_request(clusters=[finding.cluster_id], reason="acceptance")
     return finding
 
 
@@ -281,6 +296,7 @@ def finding_reopen(*, finding: Finding, user: Actor = None) -> Finding:
         audit_record(
             actor=user, action="reopen", obj=finding, before=before, after=acceptance_state(finding)
         )
+        rescore_request(clusters=[finding.cluster_id], reason="acceptance")
     return finding
 
 

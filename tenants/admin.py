@@ -6,12 +6,16 @@ from django.contrib import admin
 from django.db import models
 
 from audit.admin import AuditedModelAdmin
+from gpuposture.base.rescore import RescoringAdminMixin
 from tenants.audit_state import tenants_audit_state
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal, TrustClass
 
 
-class TenantsAuditedAdmin(AuditedModelAdmin):
-    """Changes made here are audit events, in the same shape tenants_apply records."""
+class TenantsAuditedAdmin(RescoringAdminMixin, AuditedModelAdmin):
+    """Changes made here are audit events, in the same shape tenants_apply records, and
+    re-score every cluster (a class or a namespace mapping moves any cluster's findings)."""
+
+    rescore_reason = "tenants"
 
     def audit_state(self, obj: models.Model) -> dict[str, Any]:
         return tenants_audit_state(obj)

@@ -10,6 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from audit.services import CREATE, DELETE, Actor, audit_change, audit_record
+from gpuposture.base.rescore import rescore_request
 from tenants.audit_state import (
     namespace_state,
     principal_state,
@@ -53,6 +54,9 @@ def tenants_apply(*, specs: list[TenantSpec], actor: Actor = None) -> ApplyResul
         changed = _apply_one(tenant, spec, classes[spec.trust_class], users, result, actor, created)
         bucket = result.created if created else result.updated if changed else result.unchanged
         bucket.append(spec.slug)
+    if result.created or result.updated:
+        # A namespace or a class moved: any cluster's findings may change owner or weight.
+        rescore_request(everything=True, reason="tenants")
     return result
 
 
@@ -157,6 +161,7 @@ def trust_class_image_policy_set(
     trust_class.require_image_digest = require_image_digest
     trust_class.save(update_fields=["approved_registries", "require_image_digest"])
     audit_change(actor=actor, obj=trust_class, before=before, after=trust_class_state(trust_class))
+    rescore_request(everything=True, reason="trust class")
     return trust_class
 
 

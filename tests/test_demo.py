@@ -157,3 +157,32 @@ def test_demo_passwords_are_random_and_rerunning_is_safe():
     assert all(first[user] != second[user] for user in first)
     assert len(set(first.values())) == len(first)
     assert Finding.objects.count() == findings  # the same world: no duplicate findings
+
+
+def test_demo_shows_a_stale_cluster_and_rescores_an_acceptance_at_once(
+    client, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from posture.models import PostureRun
+
+    run_demo()
+    client.force_login(get_user_model().objects.get(username="security-lead"))
+    html = client.get("/").content.decode()
+    # neo-west's latest sync read a truncated dump: its banner says so; prod-east is fresh.
+    assert 'data-stale-cluster="neo-west"' in html and "the last sync failed" in html
+    assert 'data-stale-cluster="prod-east"' not in html
+    assert "Last scored" in html and "re-scoring" not in html
+    finding = Finding.objects.filter(status="open", severity="critical").first()
+    runs = PostureRun.objects.count()
+    soon = (timezone.now() + timedelta(days=30)).date().isoformat()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/findings/{finding.pk}/accept/",
+            {"reason": "isolated by a network policy until the upgrade", "until": soon},
+        )
+    assert response.status_code == 302
+    assert PostureRun.objects.count() == runs + 1  # eager in the demo: scored on commit

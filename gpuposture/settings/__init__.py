@@ -444,7 +444,18 @@ GPUPOSTURE_FETCH_MAX_BYTES = env_int("GPUPOSTURE_FETCH_MAX_BYTES", 20 * 1024 * 1
 # Vendor CSAF feeds (provider-metadata.json URLs) that beat imports every N hours.
 GPUPOSTURE_BULLETIN_FEEDS = env_list("GPUPOSTURE_BULLETIN_FEEDS", [])
 GPUPOSTURE_BULLETIN_FEED_HOURS = env_int("GPUPOSTURE_BULLETIN_FEED_HOURS", 24)
+# Scores follow changes (posture.rescore): a change marks its clusters and their re-score runs
+# this many seconds later, so a burst of edits makes one re-score. A mark older than
+# LOST_AFTER (its task lost, e.g. the queue was down) is enqueued again by the sweep, which
+# also re-scores clusters an expiry moved (acceptances, approvals, questionnaires).
+GPUPOSTURE_RESCORE_DEBOUNCE_SECONDS = env_int("GPUPOSTURE_RESCORE_DEBOUNCE_SECONDS", 5)
+GPUPOSTURE_RESCORE_LOST_AFTER_SECONDS = env_int("GPUPOSTURE_RESCORE_LOST_AFTER_SECONDS", 600)
+GPUPOSTURE_RESCORE_SWEEP_SECONDS = env_int("GPUPOSTURE_RESCORE_SWEEP_SECONDS", 300)
 CELERY_BEAT_SCHEDULE = {
+    "re-score what expired": {
+        "task": "posture.tasks.rescore_sweep",
+        "schedule": float(GPUPOSTURE_RESCORE_SWEEP_SECONDS),
+    },
     "read telemetry sources": {"task": "telemetry.tasks.read_telemetry_sources", "schedule": 60.0},
     "roll up telemetry": {"task": "telemetry.tasks.rollup_telemetry", "schedule": 900.0},
     **(
