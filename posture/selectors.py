@@ -364,6 +364,9 @@ def tenants_overview(user) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
             previous_risk=Subquery(newest.values("risk")[1:2]),
         )
         .prefetch_related(Prefetch("scores", queryset=latest_scores(), to_attr="latest"))
+        # Unclassified is a row only while unclaimed namespaces hold something to judge.
+        .exclude(is_system=True, latest_risk__isnull=True)
+        .exclude(is_system=True, latest_risk=0)
         # Most risk first: different findings never tie; unscored tenants lead (unknown).
         .order_by(F("latest_risk").desc(nulls_first=True), "slug")
     )

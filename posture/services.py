@@ -175,8 +175,15 @@ def scores_compute(*, run: PostureRun, now: datetime) -> list[TenantScore]:
     for tenant_id, pk, check_id, severity, status, title, exposure in live.iterator(5000):
         items[tenant_id].append(scoring.ScoreItem(pk, check_id, severity, status, title, exposure))
     scores = []
-    weights = Tenant.objects.values_list("pk", "trust_class__risk_weight")
-    for tenant_id, class_weight in weights:
+    weights = Tenant.objects.values_list("pk", "trust_class__risk_weight", "is_system")
+    # The system tenant `unclassified` is scored only while unclaimed namespaces give it
+    # findings, and once more after, so its last score says they are gone.
+    scored_before = set(
+        TenantScore.objects.filter(tenant__is_system=True).values_list("tenant_id", flat=True)
+    )
+    for tenant_id, class_weight, is_system in weights:
+        if is_system and not items[tenant_id] and tenant_id not in scored_before:
+            continue
         result = scoring.score_findings(items[tenant_id], class_weight=class_weight)
         scores.append(
             TenantScore(

@@ -19,7 +19,7 @@ from tenants.checks import unclassified_class_check
 from tenants.models import Tenant, TrustClass
 from tenants.services import unclassified_tenant_ensure
 from tenants.spec import TenantSpecError, parse_tenants_document
-from tests.conftest import api_client, load_json
+from tests.conftest import api_client, load_json, world_snapshot_path
 
 SCRATCH = [
     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "scratch", "labels": {}}},
@@ -77,6 +77,24 @@ def test_the_overview_lists_unclassified_for_leads_never_for_a_viewer(scratch_wo
     assert response.json()["count"] == 0
     page = api_client(personas["security_lead"]).get("/api/v1/findings/?check=TEN-001")
     assert page.json()["count"] == 1
+
+
+def test_unclassified_is_no_row_while_nothing_is_unclassified(small_world, personas, tmp_path):
+    lead = personas["security_lead"]
+    assert "unclassified" not in {t.slug for t in tenants_overview(lead)}
+    assert not TenantScore.objects.filter(tenant__slug="unclassified").exists()
+    # A sandbox appears, then is claimed: the row comes, then goes with a last score of 0 risk.
+    objects = copy.deepcopy(load_json("small-cluster.json")["items"]) + SCRATCH
+    path = tmp_path / "with-scratch.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    cluster_sync_from_snapshot(cluster=small_world, paths=[path])
+    posture_evaluate()
+    assert "unclassified" in {t.slug for t in tenants_overview(lead)}
+    cluster_sync_from_snapshot(cluster=small_world, paths=[world_snapshot_path()])
+    posture_evaluate()
+    assert "unclassified" not in {t.slug for t in tenants_overview(lead)}
+    last = TenantScore.objects.filter(tenant__slug="unclassified").order_by("-id").first()
+    assert last.risk == 0
 
 
 def test_the_system_tenant_is_not_a_registry_tenant(scratch_world):
