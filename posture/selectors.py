@@ -319,8 +319,8 @@ def top_actions(user, limit: int = FIX_FIRST) -> list[Action]:  # type: ignore[n
 
 
 def with_tenant_slugs(findings: Iterable[Finding], scope: HiddenScope | None) -> list[Finding]:
-    """Set `tenant_slugs` on each finding (tenants prefetched): the tenants it affects that
-    the viewer may see, by slug; a tenant viewer never learns the others' names."""
+    """Set `tenant_slugs` on each finding, or action (tenants prefetched): the tenants it
+    affects that the viewer may see, by slug; a tenant viewer never learns the others' names."""
     found = list(findings)
     for finding in found:
         slugs = (t.slug for t in finding.tenants.all())
