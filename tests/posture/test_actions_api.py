@@ -64,8 +64,10 @@ def test_filters_by_cluster_tenant_and_check(small_world, personas):
     assert rows(lead, "?cluster=lab") == everything
     assert rows(lead, "?cluster=elsewhere") == []
     alpha = rows(lead, "?tenant=alpha")
-    assert alpha and all("alpha" in a["tenants"] for a in alpha)
-    assert len(alpha) < len(everything) or all("alpha" in a["tenants"] for a in everything)
+    assert alpha and alpha == [a for a in everything if "alpha" in a["tenants"]]
+    beta = rows(lead, "?tenant=beta")
+    assert beta == [a for a in everything if "beta" in a["tenants"]]
+    assert {a["key"] for a in alpha} | {a["key"] for a in beta} == {a["key"] for a in everything}
     shared = rows(lead, "?check=share-001")
     assert shared and all("SHARE-001" in a["checks"] for a in shared)
     assert rows(lead, "?check=NOPE-999") == []
