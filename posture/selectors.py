@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Case, Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery, When
+from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from inventory import snapshot as snap
@@ -25,7 +25,7 @@ from posture.inputs import (
     TenantInfo,
     TrustClassInfo,
 )
-from posture.models import SEVERITY_ORDER, CheckExemption, Finding, TenantScore
+from posture.models import SEVERITY_ORDER, Action, CheckExemption, Finding, TenantScore
 from posture.rules import CHECKS
 from providers.models import Assessment
 from telemetry.facts import telemetry_facts
@@ -297,7 +297,7 @@ def with_latest_score(tenants: QuerySet[Tenant]) -> QuerySet[Tenant]:
 
 
 TREND_DAYS = 30
-WORST_FINDINGS = 10
+FIX_FIRST = 10
 
 
 def risk_series(
@@ -320,24 +320,20 @@ def risk_series(
     return series
 
 
-def worst_findings(user, limit: int = WORST_FINDINGS) -> list[Finding]:  # type: ignore[no-untyped-def]
-    """The open findings to fix first: most severe, then the oldest (one query)."""
-    severity_rank = Case(
-        *(When(severity=sev, then=rank) for sev, rank in SEVERITY_ORDER.items()),
-        default=len(SEVERITY_ORDER),
-    )
+def top_actions(user, limit: int = FIX_FIRST) -> list[Action]:  # type: ignore[no-untyped-def]
+    """The fix-first actions the user may see, most risk removed first (two queries: the
+    actions with their cluster, and the tenants they help)."""
     return list(
-        Finding.objects.visible_to(user)
-        .filter(status=Finding.Status.OPEN)
+        Action.objects.visible_to(user)
         .select_related("cluster")
         .prefetch_related("tenants")
-        .order_by(severity_rank, "first_seen", "id")[:limit]
+        .order_by("-risk_removed", "key")[:limit]
     )
 
 
 def with_tenant_slugs(findings: Iterable[Finding], scope: HiddenScope | None) -> list[Finding]:
-    """Set `tenant_slugs` on each finding (tenants prefetched): the tenants it affects that
-    the viewer may see, by slug; a tenant viewer never learns the others' names."""
+    """Set `tenant_slugs` on each finding, or action (tenants prefetched): the tenants it
+    affects that the viewer may see, by slug; a tenant viewer never learns the others' names."""
     found = list(findings)
     for finding in found:
         slugs = (t.slug for t in finding.tenants.all())

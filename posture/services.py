@@ -18,6 +18,7 @@ from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.models import Cluster, SyncRun
 from inventory.snapshot import gc_paused
 from posture import scoring
+from posture.action_store import actions_refresh
 from posture.bulletin_effects import bulletin_imports_effects_record
 from posture.finding_links import finding_tenants_write
 from posture.models import ClusterScoreState, Finding, FindingTenant, PostureRun, TenantScore
@@ -239,11 +240,14 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
             totals[key] += value
         evaluated.append(cluster.name)
     scores = scores_compute(run=run, now=now)
+    actions = actions_refresh(now=now)  # fix-first, ranked from the same risk points
     if clusters is None:
         # Every cluster was judged: bulletin imports waiting to know what they resolved learn it.
         bulletin_imports_effects_record(run=run)
     run.clusters = evaluated
-    run.counts = {**totals, "tenants_scored": len(scores), "exempted": dict(exempted)}
+    run.counts = {
+        **totals, "tenants_scored": len(scores), "actions": actions, "exempted": dict(exempted),
+    }  # fmt: skip
     run.finished_at = timezone.now()
     run.save(update_fields=["clusters", "counts", "finished_at"])
     cluster_scored_stamp(cluster_ids=[c.pk for c in targets], at=run.finished_at)

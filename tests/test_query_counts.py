@@ -25,6 +25,7 @@ from inventory.models import (
     Pod,
     SyncRun,
 )
+from posture.action_store import actions_refresh
 from posture.models import Finding, PostureRun, TenantScore
 from providers.models import Answer, Assessment, Provider, ProviderContact, Questionnaire
 from telemetry.models import GpuUsageDaily, ResetAttestation
@@ -66,6 +67,9 @@ PINNED: dict[str, int] = {
     # streams it 2,000 rows a query, each chunk with its tenants: two at both sizes. csv/json
     # alike; SARIF + its checks.
     "api:finding-export": 5,
+    # Actions: roles + count + page (cluster joined) + the tenants each action of the page
+    # helps; a tenant viewer's titles are presented (+1: the names they may not see).
+    "api:action-list": 5,
     # Not paginated: computed in a fixed number of grouped queries.
     "api:check-list": 3,  # roles + open findings per check + the latest posture run
     "api:check-frameworks": 2,  # roles + open findings per check
@@ -181,6 +185,7 @@ def build_world(size: int, users: list[User]) -> None:
             token_create(user=user, name=f"tok{i}", scope="read")
     cluster.provider = provider
     cluster.save()
+    actions_refresh(now=now)  # one action per finding here: each is its own workload's fix
 
 
 def wipe() -> None:
