@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("inventory", "0015_seal_literal_env_values"),
-        ("posture", "0007_tenant_score_risk"),
+        ("posture", "0008_cluster_score_state"),
         ("tenants", "0005_trust_class_risk_weight"),
     ]
 
