@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db.models import Q
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, mixins, serializers, viewsets
@@ -61,6 +62,12 @@ class TenantViewSet(ScopedReadOnlyViewSet):
     )
     serializer_class = TenantSerializer
     filterset_fields = {"trust_class__slug": ["exact"]}
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        # The system tenant `unclassified` is listed only while unclaimed namespaces give it
+        # open findings, as on the overview: where nothing is unclassified it says nothing.
+        judged = Tenant.objects.filter(is_system=True, findings__status="open").values("pk")
+        return super().get_queryset().exclude(Q(is_system=True) & ~Q(pk__in=judged))
 
 
 # --- sharing requests ---------------------------------------------------------------------

@@ -79,6 +79,10 @@ def test_the_overview_lists_unclassified_for_leads_never_for_a_viewer(scratch_wo
     assert page.json()["count"] == 1
 
 
+def api_slugs(user) -> set[str]:  # type: ignore[no-untyped-def]
+    return {row["slug"] for row in api_client(user).get("/api/v1/tenants/").json()["results"]}
+
+
 def test_unclassified_is_no_row_while_nothing_is_unclassified(small_world, personas, tmp_path):
     lead = personas["security_lead"]
     assert "unclassified" not in {t.slug for t in tenants_overview(lead)}
@@ -90,9 +94,12 @@ def test_unclassified_is_no_row_while_nothing_is_unclassified(small_world, perso
     cluster_sync_from_snapshot(cluster=small_world, paths=[path])
     posture_evaluate()
     assert "unclassified" in {t.slug for t in tenants_overview(lead)}
+    assert "unclassified" in api_slugs(lead)
+    assert "unclassified" not in api_slugs(personas["viewer_alpha"])
     cluster_sync_from_snapshot(cluster=small_world, paths=[world_snapshot_path()])
     posture_evaluate()
     assert "unclassified" not in {t.slug for t in tenants_overview(lead)}
+    assert api_slugs(lead) == {"alpha", "beta"}
     last = TenantScore.objects.filter(tenant__slug="unclassified").order_by("-id").first()
     assert last.risk == 0
 
