@@ -36,14 +36,20 @@ MIG_LAYOUTS = {"all-1g.10gb": {MIG_1G: 7}, "all-balanced": {MIG_1G: 2, MIG_2G: 1
 SHARING_KEYS = {"ts-4": ("time-slicing", 4), "ts-strict": ("time-slicing", 4), "mps-2": ("mps", 2),
                 "ts-subset": ("time-slicing", 4)}
 GENERIC = "generic"  # only nvidia.com/gpu:NoSchedule: keeps CPU pods off, not tenants apart
+# neo-west's GPU cloud taints its external pool by its own convention; the demo lists this exact
+# taint on the external class (TrustClass.pool_taints), so K8S-002 and POD-009 accept it.
+CLOUD_CLASS_KEY = "tenant-class"
+EXTERNAL_POOL_TAINT = f"{CLOUD_CLASS_KEY}=external:NoSchedule"
 
 
 def gpu_node(name: str, pool: str, model: GpuModel, count: int, taint: str | None, *,
-             share: str | None = None, mig: str | None = None, **extra: Any) -> NodeSpec:
-    """taint: a trust class (the pool is tainted for it), GENERIC, or None (no taint at all)."""
+             share: str | None = None, mig: str | None = None,
+             taint_key: str = "gpuposture.io/trust-class", **extra: Any) -> NodeSpec:
+    """taint: a trust class (the pool is tainted for it with `taint_key`), GENERIC, or None (no
+    taint at all)."""
     sharing, replicas = SHARING_KEYS.get(share or "", ("none", 1))
     taints = {None: (), GENERIC: (("nvidia.com/gpu", None, "NoSchedule"),)}.get(
-        taint, (("gpuposture.io/trust-class", taint, "NoSchedule"),)
+        taint, ((taint_key, taint, "NoSchedule"),)
     )
     return NodeSpec(name, pool, model, count, sharing, replicas, share,
                     mig if model.mig_capable else None, MIG_LAYOUTS.get(mig or "", {}), taints,
@@ -107,11 +113,14 @@ NAMESPACES: dict[str, tuple[str, dict[str, str]]] = {
     "cust-orbital": ("cust-orbital-users", {}),
     "cust-kestrel": ("cust-kestrel-users", {"pod-security.kubernetes.io/enforce": "restricted"}),
     "clinical-imaging": ("clinical-ml", {"pod-security.kubernetes.io/enforce": "restricted"}),
+    # Nobody claims it (not in tenants.yaml, no tenant label) and it is not the platform's: the
+    # interns' sandbox is UNCLASSIFIED, its pods judged as external (TEN-001).
+    "ml-sandbox": ("ml-interns", {"owner": "summer-interns"}),
 }
 SYSTEM_NAMESPACES = ("default", "kube-public", "kube-system", k8s.GPU_OPERATOR_NS)
-CLIN, RES, EVAL, ANA, NB, ORB, KES, VAL = (
+CLIN, RES, EVAL, ANA, NB, ORB, KES, VAL, SANDBOX = (
     "clinical-imaging", "research-llm", "research-eval", "analytics-batch",
-    "analytics-notebooks", "cust-orbital", "cust-kestrel", "gpu-validation",
+    "analytics-notebooks", "cust-orbital", "cust-kestrel", "gpu-validation", "ml-sandbox",
 )
 PRIVILEGED = {"privileged": True}
 
@@ -200,6 +209,11 @@ PROD_EAST = Cluster(
             # POD-002: hostIPC, a shared-memory shortcut between the ETL and a sidecar; a nightly
             # CronJob, so the finding names the CronJob, not tonight's Job.
             Work(ANA, "feature-etl", "analytics/feature-etl:3.3.1", {GPU: 1}, "CronJob", security={}, host_ipc=True),
+            # TEN-001: a GPU pod in a namespace no tenant owns, privileged with SYS_ADMIN and /dev
+            # (POD-001, POD-003, POD-004 judged as external), time-sliced beside research and
+            # analytics: each shares a GPU with an unknown, external-class party (SHARE-001/003).
+            Work(SANDBOX, "llm-playground", "docker.io/vllm/vllm-openai:v0.6.3", {GPU: 1},
+                 security={"privileged": True, "capabilities": {"add": ["SYS_ADMIN"]}}, host_dev=True),
         ),
         "pe-l40s-02": (
             # POD-008: the sweep's Hugging Face and W&B tokens pasted into its env.
@@ -279,8 +293,12 @@ NEO_WEST = Cluster(
     mig_strategy="single", driver_managed=True, zone="us-west-2a", cdi=True,
     nodes=(
         NodeSpec("nw-cpu-01", "cpu"),
-        gpu_node("nw-h200-01", "external-h200", H200, 8, "external", driver="550.127.05"),
-        gpu_node("nw-h200-02", "external-h200", H200, 8, "external", driver="550.127.05"),
+        # The external pool, tainted tenant-class=external by the cloud's convention (an exact
+        # taint the external class lists): neither K8S-002 nor POD-009 for kestrel here.
+        gpu_node("nw-h200-01", "external-h200", H200, 8, "external", driver="550.127.05",
+                 taint_key=CLOUD_CLASS_KEY),
+        gpu_node("nw-h200-02", "external-h200", H200, 8, "external", driver="550.127.05",
+                 taint_key=CLOUD_CLASS_KEY),
         # Clean contrast for MPS: one tenant only, in a class-tainted pool.
         gpu_node("nw-h100-01", "research-mps", H100, 8, "internal_trusted", share="mps-2", driver="550.127.05"),
         # No driver label at all: the version can come only from the driver pod's image tag.

@@ -18,6 +18,7 @@ from inventory.api import (
 from inventory.api_patch import PatchSlaView
 from inventory.api_revisions import BulletinRevisionViewSet
 from inventory.mig_api import MigNodeLayoutView, MigValidateView
+from posture.action_api import ActionViewSet
 from posture.api import (
     CheckViewSet,
     ClusterChecklistView,
@@ -44,6 +45,7 @@ router.register("nodes", NodeViewSet)
 router.register("workloads", WorkloadViewSet)
 router.register("findings", FindingViewSet)
 router.register("checks", CheckViewSet, basename="check")
+router.register("actions", ActionViewSet)
 router.register("reset-attestations", ResetAttestationViewSet)
 router.register("audit-events", AuditEventViewSet)
 router.register("sharing-requests", SharingRequestViewSet)

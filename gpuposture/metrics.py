@@ -18,6 +18,7 @@ from prometheus_client.core import GaugeMetricFamily
 
 from gpuposture.base.metrics import bearer_matches, exposition, unauthorised_response
 from inventory.models import Cluster, SyncRun
+from posture.currency import clusters_currency_all
 from posture.models import Finding, Severity
 from tenants.models import Tenant
 
@@ -25,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 
 class DatabaseCollector:
-    """Gauges computed from the database on each scrape (three queries). The operator's token
+    """Gauges computed from the database on each scrape (four queries). The operator's token
     sees everything: no per-user scoping applies here."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
@@ -74,6 +75,41 @@ class DatabaseCollector:
         yield GaugeMetricFamily(
             "gpuposture_tenants", "Tenants registered.", value=Tenant.objects.count()
         )
+        yield from _currency_families()
+
+
+def _currency_families() -> Iterator[GaugeMetricFamily]:
+    """Per cluster: how old its inventory is, whether it is stale and why, and whether a
+    re-score is pending (posture.currency, the rule the pages' banners show; one query)."""
+    families = {
+        "age": GaugeMetricFamily(
+            "gpuposture_cluster_last_good_sync_age_seconds",
+            "Seconds since the cluster's last successful sync finished (absent: never).",
+            labels=["cluster"],
+        ),
+        "stale": GaugeMetricFamily(
+            "gpuposture_cluster_stale",
+            "1 when the last sync failed or the last good one is older than twice the interval.",
+            labels=["cluster"],
+        ),
+        "failed": GaugeMetricFamily(
+            "gpuposture_cluster_last_sync_failed",
+            "1 when the cluster's newest finished sync failed.",
+            labels=["cluster"],
+        ),
+        "pending": GaugeMetricFamily(
+            "gpuposture_cluster_rescore_pending",
+            "1 while a re-score of the cluster waits in its debounce window or the queue.",
+            labels=["cluster"],
+        ),
+    }
+    for c in clusters_currency_all().clusters:
+        if c.freshness.age_seconds is not None:
+            families["age"].add_metric([c.name], round(c.freshness.age_seconds, 3))
+        families["stale"].add_metric([c.name], int(c.freshness.stale))
+        families["failed"].add_metric([c.name], int(c.freshness.failed))
+        families["pending"].add_metric([c.name], int(c.pending))
+    yield from families.values()
 
 
 @login_not_required  # it has its own authentication: the metrics bearer token

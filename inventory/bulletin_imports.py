@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from audit.services import Actor, actor_name, audit_record
 from gpuposture.base.queue import QueueUnavailable, enqueue
+from gpuposture.base.rescore import rescore_request
 from inventory.bulletin_feeds import bulletins_import_urls
 from inventory.bulletins import (
     ImportOptions,
@@ -96,9 +97,7 @@ def bulletin_import_run(*, record: BulletinImport) -> ImportResult | None:
 
 def rescore_after_commit() -> None:
     """Re-score every cluster once the caller's transaction commits: bulletins moved."""
-    from inventory.tasks import score_all  # tasks import services, not the reverse
-
-    transaction.on_commit(score_all)
+    rescore_request(everything=True, reason="bulletins")
 
 
 def _import(

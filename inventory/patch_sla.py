@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from django.conf import settings
 from django.db import transaction
 
+from gpuposture.base.rescore import rescore_request
 from inventory.models import PatchSla
 
 SEVERITIES = tuple(PatchSla.Severity.values)
@@ -61,8 +62,6 @@ def patch_sla_save(*, days: Mapping[str, int], actor: str) -> dict[str, int]:
             severity=severity, defaults={"days": value, "updated_by": actor[:150]}
         )
     if changed:
-        from inventory.tasks import score_all  # tasks import services, not the reverse
-
-        # After commit, so the score reads the new SLA.
-        transaction.on_commit(score_all)
+        # After commit (rescore_request waits for it), so the score reads the new SLA.
+        rescore_request(everything=True, reason="patch SLA")
     return patch_sla_days()

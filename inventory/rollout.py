@@ -192,12 +192,23 @@ def _wave(number: int, pools: list[_Pool], reason: str) -> Wave:
 
 
 def _key(exposure: dict, node: RolloutNode) -> str:
+    return component_key(exposure, node.versions.get("driver") or "")
+
+
+def component_key(exposure: dict, running_driver: str = "") -> str:
+    """What a rollout moves, for one exposure: the component, and the driver by branch
+    ("driver R535"). Fix-first actions (posture/actions.py) group upgrades by it too."""
     component = exposure["component"]
     if component != "driver":
         return component
     # The branch of the driver the node runs, as inventory.patching matched the fix to it.
-    branch = driver_branch(exposure.get("installed") or node.versions.get("driver") or "")
+    branch = driver_branch(exposure.get("installed") or running_driver)
     return f"driver {branch}" if branch else "driver"
+
+
+def highest_version(versions: Iterable[str]) -> str:
+    """The highest of the versions (the target of a move); `versions` must not be empty."""
+    return _ascending(versions)[-1]
 
 
 def _ascending(versions: Iterable[str]) -> list[str]:

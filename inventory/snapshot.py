@@ -175,11 +175,14 @@ class Pod:
         return self.phase in ("Pending", "Running", "Unknown")
 
 
+LABEL_KIND = "NodeLabel"  # UnreadableConfig.kind of a node label; its name is the label's key
+
+
 @dataclass(frozen=True)
 class UnreadableConfig:
     """GPU configuration the node's stack uses that could not be read (STACK-007)."""
 
-    kind: str  # "ConfigMap" or "ClusterPolicy"
+    kind: str  # "ConfigMap", "ClusterPolicy" or LABEL_KIND (a GPU label of the node itself)
     namespace: str
     name: str
     key: str  # the ConfigMap key; "" for a ClusterPolicy

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from celery import shared_task, signature
+from celery import shared_task
 from django.conf import settings
 
-from gpuposture.base.queue import QueueUnavailable, enqueue
+from gpuposture.base.rescore import rescore_request
 from inventory.bulletin_imports import bulletin_import_run, bulletins_import_recorded
 from inventory.models import BulletinImport, Cluster, SyncRun
 from inventory.services import (
@@ -83,8 +83,8 @@ def _sync_cluster(  # type: ignore[no-untyped-def]
         return {"status": "failed", "error": str(exc), "retryable": exc.retryable}
     if task_id:
         SyncRun.objects.filter(pk=run.pk).update(task_id=task_id)
-    # By name: inventory sits below posture and must not import it.
-    signature("posture.tasks.score", kwargs={"cluster_id": cluster_id}).apply_async()
+    # Debounced, like every other change that moves a score (posture.rescore).
+    rescore_request(clusters=[cluster_id], reason="sync")
     return {"status": run.status, "sync_run": run.pk}
 
 
@@ -97,16 +97,6 @@ def _synced_since(cluster: Cluster, run_pk: int) -> bool:
 def _may_retry(task) -> bool:  # type: ignore[no-untyped-def]
     # Run in-process (no broker, `make demo`), a retry would block the caller: report instead.
     return not task.request.is_eager and task.request.retries < MAX_RETRIES
-
-
-def score_all() -> None:
-    """Queue a score of every cluster (after a change that moves findings, like the SLA).
-    With the queue down the change stands and the next scheduled score picks it up."""
-    # By name: inventory sits below posture and must not import it.
-    try:
-        enqueue(signature("posture.tasks.score"), what="the re-score")
-    except QueueUnavailable:
-        logger.warning("the re-score waits for the next scheduled score")
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

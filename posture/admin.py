@@ -10,15 +10,21 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from audit.admin import AuditedModelAdmin
+from gpuposture.base.rescore import RescoringAdminMixin
 from posture.models import CheckExemption, Finding, FindingTenant
 
 
 @admin.register(CheckExemption)
-class CheckExemptionAdmin(AuditedModelAdmin):
+class CheckExemptionAdmin(RescoringAdminMixin, AuditedModelAdmin):
     list_display = ("check_id", "cluster", "namespace", "kind", "name", "reason", "created_by")
     list_filter = ("check_id",)
     creator_fields = ("created_by",)
     readonly_fields = ("created_at",)
+    rescore_reason = "exemption"
+
+    def rescore_scope(self, obj: CheckExemption) -> dict[str, Any]:
+        # An exemption without a cluster applies to every cluster.
+        return {"clusters": [obj.cluster_id]} if obj.cluster_id else {"everything": True}
 
 
 class FindingTenantInline(admin.TabularInline):

@@ -11,8 +11,22 @@ from functools import cached_property
 from inventory.drift import DriftChange
 from inventory.owners import OwnerIndex, WorkloadRef, workload_of
 from inventory.snapshot import ClusterSnapshot, Pod
+from inventory.sources.gpu_config import operator_namespaces
 from telemetry.evidence import TelemetryFacts
-from tenants.mapping import resolve_namespace_owners
+from tenants.mapping import (
+    UNCLASSIFIED,
+    UNCLASSIFIED_NAME,
+    platform_namespaces,
+    resolve_namespace_owners,
+)
+from tenants.policy import DEFAULT_TRUST_CLASSES
+from tenants.pool_taints import PoolTaintRules
+
+# KAI Scheduler / Run:ai reservation pods: the platform's placeholders holding the GPU the
+# fractions share (posture.rules.plugin_holdings reads their GPU).
+RESERVATION_NAMESPACES = ("kai-resource-reservation", "runai-reservation")
+GPU_GROUP = "runai-gpu-group"  # KAI: a single fraction; "runai-gpu-group/<group>" for several
+RESERVED_GPU = "run.ai/reserve_for_gpu_index"
 
 
 @dataclass(frozen=True)
@@ -126,25 +140,65 @@ class PostureInputs:
     # Sharing requests of this cluster, newest first (SHARE-004, DRIFT-004).
     sharing_requests: tuple[SharingRequestInfo, ...] = ()
     provider: ProviderFacts | None = None  # None: the cluster is our own
-    # Namespaces whose pods are platform components even if a tenant label says otherwise.
+    # GPUPOSTURE_PLATFORM_NAMESPACES as now configured, beside those the snapshot found.
+    platform_configured: frozenset[str] = frozenset()
+    # The class unclassified namespaces are judged by (GPUPOSTURE_UNCLASSIFIED_CLASS as the
+    # registry defines it); None: the seed `external`, the strictest.
+    unclassified_class: TrustClassInfo | None = None
+    # GPUPOSTURE_POOL_TAINT_KEYS and each class's exact pool taints (K8S-002, POD-009).
+    pool_taint_rules: PoolTaintRules = field(default_factory=PoolTaintRules)
     extra: dict[str, object] = field(default_factory=dict)
 
     @cached_property
+    def unclassified(self) -> TenantInfo:
+        """The party of namespaces no tenant claims that are not the platform's (DESIGN §3):
+        one tenant, so every check judges its pods as it judges a tenant's."""
+        cls = self.unclassified_class or _seed_class("external")
+        return TenantInfo(slug=UNCLASSIFIED, name=UNCLASSIFIED_NAME, trust_class=cls)
+
+    @cached_property
     def tenants_by_slug(self) -> dict[str, TenantInfo]:
-        return {t.slug: t for t in self.tenants}
+        found = {t.slug: t for t in self.tenants if t.slug != UNCLASSIFIED}
+        return {**found, UNCLASSIFIED: self.unclassified}
 
     @cached_property
     def namespace_owner(self) -> dict[str, str]:
-        """namespace -> tenant slug: the registry's list first, then the namespace label."""
+        """namespace -> the tenant that CLAIMS it: the registry's list first, then the
+        namespace label. Unclassified namespaces are not in it."""
         return resolve_namespace_owners(
             namespace_labels={ns.name: ns.labels for ns in self.snapshot.namespaces},
             registry={ns: t.slug for t in self.tenants for ns in t.namespaces},
             known_tenants=set(self.tenants_by_slug),
         )
 
-    def tenant_of_namespace(self, namespace: str) -> TenantInfo | None:
+    @cached_property
+    def platform_namespaces(self) -> frozenset[str]:
+        """The platform's namespaces (tenants.mapping.platform_namespaces): the defaults, the
+        labelled ones, the GPU Operator's as its Deployment shows, the configured ones and those
+        the sync recorded (a snapshot rebuilt from the database does not carry them); never a
+        claimed one."""
+        return platform_namespaces(
+            namespace_labels={ns.name: ns.labels for ns in self.snapshot.namespaces},
+            operator_namespaces=operator_namespaces(self.snapshot.workloads),
+            configured=set(self.snapshot.platform_namespaces) | self.platform_configured,
+            tenant_namespaces=[ns for t in self.tenants for ns in t.namespaces],
+        )
+
+    def is_unclassified(self, namespace: str) -> bool:
+        return namespace not in self.namespace_owner and namespace not in self.platform_namespaces
+
+    def claimed_tenant_of_namespace(self, namespace: str) -> TenantInfo | None:
+        """The tenant that claims the namespace; None for platform and unclassified ones."""
         slug = self.namespace_owner.get(namespace)
         return self.tenants_by_slug.get(slug) if slug else None
+
+    def tenant_of_namespace(self, namespace: str) -> TenantInfo | None:
+        """The party a namespace's pods are judged as: its tenant, `unclassified` when nobody
+        claims it and it is not the platform's, None for a platform namespace."""
+        claimed = self.claimed_tenant_of_namespace(namespace)
+        if claimed is None and self.is_unclassified(namespace):
+            return self.unclassified
+        return claimed
 
     @cached_property
     def tenants_present(self) -> tuple[TenantInfo, ...]:
@@ -153,8 +207,20 @@ class PostureInputs:
         slugs |= {tenant.slug for _, tenant in self.tenant_pods}
         return tuple(self.tenants_by_slug[s] for s in sorted(s for s in slugs if s))
 
+    def is_reservation(self, pod: Pod) -> bool:
+        """A KAI / Run:ai reservation pod: the platform's placeholder holding the GPU its
+        fractions share, never a party (unclassified or not). A claimed namespace never
+        holds one (it would hide a whole GPU)."""
+        if pod.gpu_fraction or self.namespace_owner.get(pod.namespace):
+            return False
+        if RESERVED_GPU in pod.annotations:
+            return True
+        return pod.namespace in RESERVATION_NAMESPACES and GPU_GROUP in pod.labels
+
     def tenant_of_pod(self, pod: Pod) -> TenantInfo | None:
-        """None means a platform pod (a namespace no tenant owns)."""
+        """None means a platform pod: a platform namespace's, or a reservation placeholder."""
+        if self.is_reservation(pod):
+            return None
         return self.tenant_of_namespace(pod.namespace)
 
     @cached_property
@@ -189,3 +255,15 @@ class PostureInputs:
             if pod.node_name and pod.is_active:
                 grouped.setdefault(pod.node_name, []).append(pod)
         return {k: tuple(v) for k, v in grouped.items()}
+
+
+def _seed_class(slug: str) -> TrustClassInfo:
+    data = next(d for d in DEFAULT_TRUST_CLASSES if d["slug"] == slug)
+    return TrustClassInfo(
+        slug=data["slug"],
+        name=data["name"],
+        allowed_modes=tuple(data["allowed_modes"]),
+        same_class_only_modes=tuple(data["same_class_only_modes"]),
+        requires_dedicated_pool=data["requires_dedicated_pool"],
+        rank=data["rank"],
+    )

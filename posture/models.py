@@ -127,6 +127,21 @@ class PostureRun(models.Model):
         return f"posture run {self.pk} at {self.started_at:%Y-%m-%d %H:%M}"
 
 
+class ClusterScoreState(models.Model):
+    """When a cluster's findings were last scored, and whether a re-score is waiting."""
+
+    cluster = models.OneToOneField(
+        Cluster, primary_key=True, on_delete=models.CASCADE, related_name="score_state"
+    )
+    # Set by the first change of a debounce window (a conditional UPDATE, STYLE rule 4); the
+    # re-score task clears it when it claims the work, so 50 changes make one re-score.
+    pending_since = models.DateTimeField(null=True, blank=True)
+    last_scored_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id} scored {self.last_scored_at} pending {self.pending_since}"
+
+
 class TenantScoreQuerySet(ScopedQuerySet):
     tenant_scope_path = "tenant"
 
@@ -159,6 +174,68 @@ class TenantScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tenant} {self.score} ({self.grade})"
+
+
+class ActionQuerySet(ScopedQuerySet):
+    tenant_scope_path = "tenants"
+
+    def viewed_by(self, user):  # type: ignore[no-untyped-def]
+        """A tenant viewer sees the actions that help one of their tenants (an EXISTS)."""
+        return self.affecting(tenant__viewers=user)
+
+    def affecting(self, **lookup: object) -> models.QuerySet:
+        """Actions that remove risk of a tenant matching `lookup` (an ActionTenant lookup)."""
+        links = ActionTenant.objects.filter(action=OuterRef("pk"), **lookup)
+        return self.filter(Exists(links))
+
+
+class Action(models.Model):
+    """One change that closes a group of open findings (posture/actions.py), as of the last
+    score: rewritten by every posture run, ranked by the risk it removes."""
+
+    key = models.CharField(max_length=16, unique=True)  # stable across runs
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="actions")
+    title = models.CharField(max_length=400)
+    severity = models.CharField(max_length=10, choices=Severity.choices)
+    check_ids = models.JSONField(default=list)
+    finding_ids = models.JSONField(default=list)
+    finding_count = models.PositiveIntegerField(default=0)
+    tenants = models.ManyToManyField(
+        Tenant, through="ActionTenant", related_name="actions", blank=True
+    )
+    # Risk points its findings carry for the tenants they affect (what the scores lose).
+    risk_removed = models.FloatField(default=0)
+    share_of_risk = models.FloatField(default=0)  # percent of all open risk
+    share_of_critical = models.FloatField(default=0)  # percent of all open critical risk
+    computed_at = models.DateTimeField()
+
+    objects = ActionQuerySet.as_manager()
+    # The title names workloads, pools and, for a co-tenancy, both tenants.
+    redacted_fields = {"tenants": Field.TENANTS, "title": Field.TEXT}
+
+    class Meta:
+        ordering = ["-risk_removed", "key"]
+        indexes = [models.Index(fields=["-risk_removed", "key"], name="action_rank")]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class ActionTenant(models.Model):
+    """A tenant an action helps, with the risk points it removes for that tenant."""
+
+    action = models.ForeignKey(Action, on_delete=models.CASCADE, related_name="tenant_links")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="action_links")
+    risk = models.FloatField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["action", "tenant"], name="actiontenant_unique")
+        ]
+        indexes = [models.Index(fields=["tenant", "action"], name="actiontenant_tenant")]
+
+    def __str__(self) -> str:
+        return f"{self.action_id} helps {self.tenant_id}"
 
 
 class CheckExemptionQuerySet(ScopedQuerySet):

@@ -12,7 +12,7 @@ from inventory.selectors import clusters_with_last_sync
 from posture import charts, scoring
 from posture.ranking import RankedRow, ranked, tenant_rows
 from posture.read_cache import shared_read
-from posture.selectors import risk_series, tenants_overview, with_tenant_slugs, worst_findings
+from posture.selectors import risk_series, tenants_overview, top_actions, with_tenant_slugs
 
 TREND_TENANTS = 8  # lines on the trend: the most risk; every tenant's own is on its page
 
@@ -35,9 +35,9 @@ def overview_context(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         for slug, points in risk_series(user, tenant_slugs=top).items()
         if len(points) > 1
     }
-    # A title may name another tenant's pods: as on the findings page.
+    # A title may name another tenant (a co-tenancy pair): hidden as on the findings page.
     scope = hidden_scope_for(user)
-    worst = with_tenant_slugs(present_all(scope, worst_findings(user)), scope)
+    actions = with_tenant_slugs(present_all(scope, top_actions(user)), scope)
     bars = [{"tenant": r.key, **r.open_counts} for r in rows if r.tenant_slug]
     return {
         "rows": rows,
@@ -45,7 +45,7 @@ def overview_context(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         "chart": charts.findings_by_severity(bars) if bars else None,
         "trend": charts.risk_over_time(series, order=top) if series else None,
         "trend_limited": len(top) == TREND_TENANTS,
-        "worst": worst,
+        "actions": actions,
         "clusters": clusters_with_last_sync(user),
     }
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Case, Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery, When
+from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from inventory import snapshot as snap
@@ -25,13 +25,14 @@ from posture.inputs import (
     TenantInfo,
     TrustClassInfo,
 )
-from posture.models import SEVERITY_ORDER, CheckExemption, Finding, TenantScore
+from posture.models import SEVERITY_ORDER, Action, CheckExemption, Finding, TenantScore
 from posture.rules import CHECKS
 from providers.models import Assessment
 from telemetry.facts import telemetry_facts
 from telemetry.models import GpuReading, ResetAttestation
 from tenants.models import SharingRequest, Tenant, TrustClass
 from tenants.redaction import HiddenScope
+from tenants.selectors import pool_taint_rules
 
 # ClusterObject kind -> (snapshot attribute, dataclass)
 _OBJECTS = {
@@ -69,8 +70,11 @@ def trust_class_info(trust_class: TrustClass) -> TrustClassInfo:
 
 
 def tenant_infos() -> tuple[TenantInfo, ...]:
-    tenants = Tenant.objects.select_related("trust_class").prefetch_related(
-        "namespaces", "principals"
+    # The registry's tenants; the system tenant `unclassified` is built by the read model.
+    tenants = (
+        Tenant.objects.filter(is_system=False)
+        .select_related("trust_class")
+        .prefetch_related("namespaces", "principals")
     )
     return tuple(
         TenantInfo(
@@ -235,6 +239,7 @@ def posture_inputs(
     cluster: Cluster, tenants: tuple[TenantInfo, ...] | None = None
 ) -> PostureInputs:
     platform = TrustClass.objects.filter(slug="platform").first()
+    unclassified = TrustClass.objects.filter(slug=settings.GPUPOSTURE_UNCLASSIFIED_CLASS).first()
     snapshot = cluster_snapshot(cluster)
     return PostureInputs(
         cluster=cluster.name,
@@ -247,7 +252,11 @@ def posture_inputs(
         exemptions=exemptions_for(cluster),
         patch=_patch_records(cluster),
         patch_sla_days=patch_sla_days(),
-        # Pods of namespaces no tenant owns are judged as the platform class as configured.
+        platform_configured=frozenset(settings.GPUPOSTURE_PLATFORM_NAMESPACES),
+        # Pods of namespaces nobody claims are judged by this class (the system check and
+        # unclassified_tenant_ensure refuse a setting naming none); platform pods by theirs.
+        unclassified_class=trust_class_info(unclassified) if unclassified else None,
+        pool_taint_rules=pool_taint_rules(),
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )
 
@@ -288,7 +297,7 @@ def with_latest_score(tenants: QuerySet[Tenant]) -> QuerySet[Tenant]:
 
 
 TREND_DAYS = 30
-WORST_FINDINGS = 10
+FIX_FIRST = 10
 
 
 def risk_series(
@@ -311,24 +320,20 @@ def risk_series(
     return series
 
 
-def worst_findings(user, limit: int = WORST_FINDINGS) -> list[Finding]:  # type: ignore[no-untyped-def]
-    """The open findings to fix first: most severe, then the oldest (one query)."""
-    severity_rank = Case(
-        *(When(severity=sev, then=rank) for sev, rank in SEVERITY_ORDER.items()),
-        default=len(SEVERITY_ORDER),
-    )
+def top_actions(user, limit: int = FIX_FIRST) -> list[Action]:  # type: ignore[no-untyped-def]
+    """The fix-first actions the user may see, most risk removed first (two queries: the
+    actions with their cluster, and the tenants they help)."""
     return list(
-        Finding.objects.visible_to(user)
-        .filter(status=Finding.Status.OPEN)
+        Action.objects.visible_to(user)
         .select_related("cluster")
         .prefetch_related("tenants")
-        .order_by(severity_rank, "first_seen", "id")[:limit]
+        .order_by("-risk_removed", "key")[:limit]
     )
 
 
 def with_tenant_slugs(findings: Iterable[Finding], scope: HiddenScope | None) -> list[Finding]:
-    """Set `tenant_slugs` on each finding (tenants prefetched): the tenants it affects that
-    the viewer may see, by slug; a tenant viewer never learns the others' names."""
+    """Set `tenant_slugs` on each finding, or action (tenants prefetched): the tenants it
+    affects that the viewer may see, by slug; a tenant viewer never learns the others' names."""
     found = list(findings)
     for finding in found:
         slugs = (t.slug for t in finding.tenants.all())
@@ -355,6 +360,9 @@ def tenants_overview(user) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
             previous_risk=Subquery(newest.values("risk")[1:2]),
         )
         .prefetch_related(Prefetch("scores", queryset=latest_scores(), to_attr="latest"))
+        # Unclassified is a row only while unclaimed namespaces hold something to judge.
+        .exclude(is_system=True, latest_risk__isnull=True)
+        .exclude(is_system=True, latest_risk=0)
         # Most risk first: different findings never tie; unscored tenants lead (unknown).
         .order_by(F("latest_risk").desc(nulls_first=True), "slug")
     )

@@ -13,17 +13,20 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import Actor, audit_record
+from gpuposture.base.rescore import rescore_request
 from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.models import Cluster, SyncRun
 from inventory.snapshot import gc_paused
 from posture import scoring
+from posture.action_store import actions_refresh
 from posture.bulletin_effects import bulletin_imports_effects_record
 from posture.finding_links import finding_tenants_write
-from posture.models import Finding, FindingTenant, PostureRun, TenantScore
+from posture.models import ClusterScoreState, Finding, FindingTenant, PostureRun, TenantScore
 from posture.rules import CHECKS, FindingDraft
 from posture.rules.registry import evaluate
 from posture.selectors import posture_inputs, tenant_infos
 from tenants.models import Tenant
+from tenants.services import unclassified_tenant_ensure
 
 LIVE_STATUSES = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
 
@@ -173,8 +176,15 @@ def scores_compute(*, run: PostureRun, now: datetime) -> list[TenantScore]:
     for tenant_id, pk, check_id, severity, status, title, exposure in live.iterator(5000):
         items[tenant_id].append(scoring.ScoreItem(pk, check_id, severity, status, title, exposure))
     scores = []
-    weights = Tenant.objects.values_list("pk", "trust_class__risk_weight")
-    for tenant_id, class_weight in weights:
+    weights = Tenant.objects.values_list("pk", "trust_class__risk_weight", "is_system")
+    # The system tenant `unclassified` is scored only while unclaimed namespaces give it
+    # findings, and once more after, so its last score says they are gone.
+    scored_before = set(
+        TenantScore.objects.filter(tenant__is_system=True).values_list("tenant_id", flat=True)
+    )
+    for tenant_id, class_weight, is_system in weights:
+        if is_system and not items[tenant_id] and tenant_id not in scored_before:
+            continue
         result = scoring.score_findings(items[tenant_id], class_weight=class_weight)
         scores.append(
             TenantScore(
@@ -212,6 +222,8 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
     now = timezone.now()
     run = PostureRun.objects.create()
     targets = list(clusters) if clusters is not None else list(Cluster.objects.all())
+    # Findings on namespaces nobody claims affect the system tenant: it must exist to be linked.
+    unclassified_tenant_ensure()
     tenants = tenant_infos()
     totals: dict[str, int] = defaultdict(int)
     exempted: dict[str, int] = defaultdict(int)
@@ -228,14 +240,30 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
             totals[key] += value
         evaluated.append(cluster.name)
     scores = scores_compute(run=run, now=now)
+    actions = actions_refresh(now=now)  # fix-first, ranked from the same risk points
     if clusters is None:
         # Every cluster was judged: bulletin imports waiting to know what they resolved learn it.
         bulletin_imports_effects_record(run=run)
     run.clusters = evaluated
-    run.counts = {**totals, "tenants_scored": len(scores), "exempted": dict(exempted)}
+    run.counts = {
+        **totals, "tenants_scored": len(scores), "actions": actions, "exempted": dict(exempted),
+    }  # fmt: skip
     run.finished_at = timezone.now()
     run.save(update_fields=["clusters", "counts", "finished_at"])
+    cluster_scored_stamp(cluster_ids=[c.pk for c in targets], at=run.finished_at)
     return run
+
+
+def cluster_scored_stamp(*, cluster_ids: list[int], at: datetime) -> None:
+    """Record when each cluster asked for was scored, judged or not (one with no good sync
+    has nothing to judge): the pages show it, and the expiry sweep does not ask again for an
+    expiry this score has seen."""
+    ClusterScoreState.objects.bulk_create(
+        [ClusterScoreState(cluster_id=pk, last_scored_at=at) for pk in cluster_ids],
+        update_conflicts=True,
+        unique_fields=["cluster"],
+        update_fields=["last_scored_at"],
+    )
 
 
 MAX_ACCEPTANCE_DAYS = 365
@@ -264,6 +292,7 @@ def finding_accept(*, finding: Finding, user, reason: str, until: datetime) -> F
     audit_record(
         actor=user, action="accept", obj=finding, before=before, after=acceptance_state(finding)
     )
+    rescore_request(clusters=[finding.cluster_id], reason="acceptance")
     return finding
 
 
@@ -278,6 +307,7 @@ def finding_reopen(*, finding: Finding, user: Actor = None) -> Finding:
         audit_record(
             actor=user, action="reopen", obj=finding, before=before, after=acceptance_state(finding)
         )
+        rescore_request(clusters=[finding.cluster_id], reason="acceptance")
     return finding
 
 

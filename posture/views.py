@@ -17,6 +17,7 @@ from inventory.views import cluster_detail_context
 from posture import charts
 from posture.catalogue import by_control, catalogue, check_exemptions
 from posture.checklist import cluster_checklist
+from posture.currency import clusters_currency
 from posture.filters import FindingFilter
 from posture.forms import AcceptForm
 from posture.models import Finding, Severity, TenantScore
@@ -35,11 +36,16 @@ from tenants.models import Tenant
 
 def overview(request: HttpRequest) -> HttpResponse:
     body, has_charts = overview_body(request.user)
-    # Our own template's output (autoescaped), kept in the cache as text.
+    # Our own template's output (autoescaped), kept in the cache as text. How current it is
+    # is read on every request, outside the cache: time alone makes a cluster stale.
     return render(
         request,
         "posture/overview.html",
-        {"body": mark_safe(body), "has_charts": has_charts},  # noqa: S308
+        {
+            "body": mark_safe(body),  # noqa: S308
+            "has_charts": has_charts,
+            "currency": clusters_currency(request.user),
+        },
     )
 
 
@@ -72,6 +78,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "trend": charts.score_trend(trend) if len(trend) > 1 else None,
             "can_accept": has_role(request.user, SECURITY_LEAD),
             "approvals": sharing_requests_current(tenant),
+            "currency": clusters_currency(request.user, tenant=tenant),
         },
     )
 
@@ -147,4 +154,5 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
     context = cluster_detail_context(request, name)
     facts = checklist_facts(context["cluster"], request.user)
     context["checklist"] = cluster_checklist(facts)
+    context["currency"] = clusters_currency(request.user, cluster=context["cluster"])
     return render(request, "inventory/cluster_detail.html", context)

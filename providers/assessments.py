@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import CREATE, Actor, audit_record, model_to_audit_dict
+from gpuposture.base.rescore import rescore_request
 from gpuposture.base.roles import PROCUREMENT, SECURITY_LEAD, has_role
 from providers.models import Answer, Assessment, EvidenceFile, Provider, Questionnaire
 from providers.questionnaire_spec import QuestionSpec
@@ -265,6 +266,8 @@ def assessment_review(
         before=before,
         after={**_snapshot(assessment), "answer_comments": answer_comments or {}},
     )
+    # PROV- findings of the clusters this provider hosts read the accepted questionnaire.
+    rescore_request(providers=[assessment.provider_id], reason="questionnaire")
     return assessment
 
 

@@ -15,6 +15,7 @@ from django.db.models import Case, IntegerField, Min, Sum, Value, When
 from django.utils import timezone
 
 from gpuposture.base.fetch import FetchError, fetch
+from gpuposture.base.rescore import rescore_request
 from inventory import snapshot as snap
 from inventory.models import Cluster, ClusterObject, Node
 from inventory.sync import namespace_owners
@@ -336,4 +337,5 @@ def reset_attestation_record(*, attestation: ResetAttestation, actor: str) -> Re
     attestation.recorded_by = actor[:150]
     attestation.full_clean()
     attestation.save()
+    rescore_request(clusters=[attestation.cluster_id], reason="reset attestation")
     return attestation

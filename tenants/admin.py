@@ -6,12 +6,16 @@ from django.contrib import admin
 from django.db import models
 
 from audit.admin import AuditedModelAdmin
+from gpuposture.base.rescore import RescoringAdminMixin
 from tenants.audit_state import tenants_audit_state
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal, TrustClass
 
 
-class TenantsAuditedAdmin(AuditedModelAdmin):
-    """Changes made here are audit events, in the same shape tenants_apply records."""
+class TenantsAuditedAdmin(RescoringAdminMixin, AuditedModelAdmin):
+    """Changes made here are audit events, in the same shape tenants_apply records, and
+    re-score every cluster (a class or a namespace mapping moves any cluster's findings)."""
+
+    rescore_reason = "tenants"
 
     def audit_state(self, obj: models.Model) -> dict[str, Any]:
         return tenants_audit_state(obj)
@@ -20,7 +24,8 @@ class TenantsAuditedAdmin(AuditedModelAdmin):
 @admin.register(TrustClass)
 class TrustClassAdmin(TenantsAuditedAdmin):
     list_display = (
-        "slug", "name", "allowed_modes", "requires_dedicated_pool", "rank", "risk_weight",
+        "slug", "name", "allowed_modes", "requires_dedicated_pool", "pool_taints", "rank",
+        "risk_weight",
     )  # fmt: skip
     list_editable = ("risk_weight",)
 
@@ -37,11 +42,23 @@ class PrincipalInline(admin.TabularInline):
 
 @admin.register(Tenant)
 class TenantAdmin(TenantsAuditedAdmin):
-    list_display = ("slug", "name", "trust_class")
+    list_display = ("slug", "name", "trust_class", "is_system")
     list_filter = ("trust_class",)
     search_fields = ("slug", "name")
     inlines = [NamespaceInline, PrincipalInline]
     filter_horizontal = ("viewers",)
+
+    def has_change_permission(self, request: Any, obj: Tenant | None = None) -> bool:
+        # The system tenant `unclassified` is kept by gpuposture: claim a namespace for a real
+        # tenant, or list it as the platform's, instead of editing it.
+        if obj is not None and obj.is_system:
+            return False
+        return super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: Any, obj: Tenant | None = None) -> bool:
+        if obj is not None and obj.is_system:
+            return False
+        return super().has_delete_permission(request, obj)
 
     def audit_cascades(self, obj: Tenant) -> list[models.Model]:  # type: ignore[override]
         # Deleting a tenant removes its namespace and principal mappings: each is an event.

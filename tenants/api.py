@@ -80,7 +80,7 @@ class VisibleSlugField(serializers.SlugRelatedField):
 
 
 class SharingRequestSerializer(serializers.ModelSerializer):
-    tenant = VisibleSlugField(slug_field="slug", queryset=Tenant.objects.all())
+    tenant = VisibleSlugField(slug_field="slug", queryset=Tenant.objects.filter(is_system=False))
     cluster = VisibleSlugField(slug_field="name", queryset=_cluster_model().objects.all())
     mode = serializers.ChoiceField(choices=SHARING_MODES)
     # Empty: the whole cluster (what is stored when no pool is named).

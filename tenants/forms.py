@@ -24,7 +24,8 @@ class SharingRequestForm(forms.Form):
 
     def __init__(self, *args, user, tenants, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
-        self.fields["tenant"].queryset = tenants
+        # Nobody asks to share on behalf of the system tenant `unclassified`.
+        self.fields["tenant"].queryset = tenants.filter(is_system=False)
         cluster_model = SharingRequest._meta.get_field("cluster").related_model
         self.fields["cluster"].queryset = cluster_model.objects.visible_to(user)
 

@@ -6,6 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 TENANT_LABEL = "gpuposture.io/tenant"
+# The system tenant standing for every namespace that no tenant claims and that is not the
+# platform's (DESIGN §3): its pods are judged under GPUPOSTURE_UNCLASSIFIED_CLASS. No namespace
+# can claim it, by the registry or by label: being unclassified is what nobody claiming means.
+UNCLASSIFIED = "unclassified"
+UNCLASSIFIED_NAME = "Unclassified"
 
 
 def resolve_namespace_owners(
@@ -20,9 +25,9 @@ def resolve_namespace_owners(
     owners: dict[str, str] = {}
     for namespace, labels in namespace_labels.items():
         slug = labels.get(TENANT_LABEL)
-        if slug in known_tenants:
+        if slug in known_tenants and slug != UNCLASSIFIED:
             owners[namespace] = slug
-    owners.update(registry)
+    owners.update((ns, slug) for ns, slug in registry.items() if slug != UNCLASSIFIED)
     return owners
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
 from gpuposture.base.querysets import ScopedQuerySet
+from tenants.pool_taints import parse_pool_taint
 
 slug_validator = RegexValidator(
     r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",
@@ -16,6 +18,17 @@ slug_validator = RegexValidator(
 class_slug_validator = RegexValidator(
     r"^[a-z][a-z0-9_]{0,39}$", "Use lowercase letters, digits and underscores."
 )
+
+
+def validate_pool_taints(value: object) -> None:
+    """A list of exact pool taints, each key=value:NoSchedule or :NoExecute."""
+    if not isinstance(value, list):
+        raise ValidationError("A list of taints, e.g. dedicated=regulated:NoSchedule.")
+    for item in value:
+        try:
+            parse_pool_taint(str(item))
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from exc
 
 
 class TrustClassQuerySet(ScopedQuerySet):
@@ -57,6 +70,14 @@ class TrustClass(models.Model):
         help_text="Multiplies the risk points of findings affecting tenants of this class "
         "(defaults: sensitive 10, internal 2, the others 1).",
     )
+    pool_taints = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_pool_taints],
+        help_text="Exact taints marking this class's node pool, as key=value:effect (effect "
+        "NoSchedule or NoExecute), besides GPUPOSTURE_POOL_TAINT_KEYS=<this slug> "
+        "(K8S-002, POD-009).",
+    )
 
     objects = TrustClassQuerySet.as_manager()
 
@@ -86,6 +107,9 @@ class Tenant(models.Model):
     viewers = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="viewable_tenants"
     )
+    # The one system tenant, `unclassified` (tenants.unclassified): the party of namespaces no
+    # tenant claims. Kept by gpuposture, never claimed, edited or given viewers.
+    is_system = models.BooleanField(default=False, db_default=False, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

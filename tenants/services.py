@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from audit.services import CREATE, DELETE, Actor, audit_change, audit_record
+from gpuposture.base.rescore import rescore_request
 from tenants.audit_state import (
     namespace_state,
     principal_state,
     tenant_state,
     trust_class_state,
 )
+from tenants.mapping import UNCLASSIFIED, UNCLASSIFIED_NAME
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal, TrustClass
 from tenants.spec import TenantSpec, TenantSpecError
 
@@ -50,6 +54,9 @@ def tenants_apply(*, specs: list[TenantSpec], actor: Actor = None) -> ApplyResul
         changed = _apply_one(tenant, spec, classes[spec.trust_class], users, result, actor, created)
         bucket = result.created if created else result.updated if changed else result.unchanged
         bucket.append(spec.slug)
+    if result.created or result.updated:
+        # A namespace or a class moved: any cluster's findings may change owner or weight.
+        rescore_request(everything=True, reason="tenants")
     return result
 
 
@@ -154,9 +161,54 @@ def trust_class_image_policy_set(
     trust_class.require_image_digest = require_image_digest
     trust_class.save(update_fields=["approved_registries", "require_image_digest"])
     audit_change(actor=actor, obj=trust_class, before=before, after=trust_class_state(trust_class))
+    rescore_request(everything=True, reason="trust class")
+    return trust_class
+
+
+def trust_class_pool_taints_set(
+    *, trust_class: TrustClass, pool_taints: list[str], actor: Actor = None
+) -> TrustClass:
+    """Set the exact taints that mark the class's node pool (K8S-002, POD-009), each
+    key=value:NoSchedule or :NoExecute, as an audit event."""
+    before = trust_class_state(trust_class)
+    trust_class.pool_taints = [t.strip() for t in pool_taints]
+    trust_class.full_clean(validate_unique=False, validate_constraints=False)
+    trust_class.save(update_fields=["pool_taints"])
+    audit_change(actor=actor, obj=trust_class, before=before, after=trust_class_state(trust_class))
     return trust_class
 
 
 def _users_by_name(usernames: set[str]) -> dict:
     user_model = get_user_model()
     return {u.username: u for u in user_model.objects.filter(username__in=usernames)}
+
+
+# Who the audit log says created or moved the system tenant: the setting, not a person.
+SYSTEM_ACTOR = "GPUPOSTURE_UNCLASSIFIED_CLASS"
+
+
+@transaction.atomic
+def unclassified_tenant_ensure() -> Tenant:
+    """The system tenant `unclassified`, created on first use and kept on the class
+    GPUPOSTURE_UNCLASSIFIED_CLASS names (a changed setting moves it). It is the party of every
+    namespace no tenant claims that is not the platform's: the overview lists it, checks
+    affect it, but no namespace maps to it, no one views it as a tenant and no file edits it."""
+    slug = settings.GPUPOSTURE_UNCLASSIFIED_CLASS
+    trust_class = TrustClass.objects.filter(slug=slug).first()
+    if trust_class is None:
+        raise ImproperlyConfigured(
+            f"GPUPOSTURE_UNCLASSIFIED_CLASS={slug!r} names no trust class "
+            f"(known: {', '.join(TrustClass.objects.values_list('slug', flat=True))})"
+        )
+    tenant, created = Tenant.objects.get_or_create(
+        slug=UNCLASSIFIED,
+        defaults={"name": UNCLASSIFIED_NAME, "trust_class": trust_class, "is_system": True},
+    )
+    if created:
+        audit_record(actor=SYSTEM_ACTOR, action=CREATE, obj=tenant, after=tenant_state(tenant))
+    elif (tenant.trust_class_id, tenant.is_system) != (trust_class.pk, True):
+        before = tenant_state(tenant)
+        tenant.trust_class, tenant.is_system = trust_class, True
+        tenant.save(update_fields=["trust_class", "is_system", "updated_at"])
+        audit_change(actor=SYSTEM_ACTOR, obj=tenant, before=before, after=tenant_state(tenant))
+    return tenant

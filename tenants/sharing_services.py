@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import audit_record, model_to_audit_dict
+from gpuposture.base.rescore import rescore_request
 from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role
 from tenants.models import SharingRequest, Tenant
 from tenants.policy import mode_permitted
@@ -125,6 +126,7 @@ def _decide(
     request.refresh_from_db()
     action = "approve" if status == SharingRequest.Status.APPROVED else "deny"
     audit_record(actor=user, action=action, obj=request, before=before, after=_snapshot(request))
+    rescore_request(clusters=[request.cluster_id], reason="sharing request")
     return request
 
 
@@ -180,4 +182,5 @@ def sharing_request_revoke(*, request: SharingRequest, user, reason: str) -> Sha
         raise SharingRequestError(f"Request #{request.pk} is {current.status}, not approved.")
     request.refresh_from_db()
     audit_record(actor=user, action="revoke", obj=request, before=before, after=_snapshot(request))
+    rescore_request(clusters=[request.cluster_id], reason="sharing request")
     return request

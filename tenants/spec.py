@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from tenants.mapping import UNCLASSIFIED
+
 SLUG_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 PRINCIPAL_RE = re.compile(r"^(group|user):(.{1,253})$")
 MAX_TENANTS = 10_000
@@ -46,6 +48,11 @@ def _parse_tenant(item: Any, index: int) -> TenantSpec:
     slug = _string(item, "slug", where)
     if not SLUG_RE.match(slug):
         raise TenantSpecError(f"{where}.slug {slug!r}: use lowercase letters, digits, hyphens")
+    if slug == UNCLASSIFIED:
+        raise TenantSpecError(
+            f"{where}.slug {slug!r}: reserved for namespaces no tenant claims; claim such a "
+            "namespace for a real tenant, or list it as a platform namespace"
+        )
     namespaces = tuple(_string_list(item, "namespaces", where))
     for ns in namespaces:
         if not SLUG_RE.match(ns):

@@ -39,6 +39,15 @@ def _empty_cache():
 
 
 @pytest.fixture(autouse=True)
+def _no_rescore_waiting():
+    # A test's transaction never commits: what it asked to re-score would join the next
+    # test's first commit (gpuposture.base.rescore). Start each test with nothing waiting.
+    from gpuposture.base import rescore
+
+    rescore._waiting.scope = None
+
+
+@pytest.fixture(autouse=True)
 def _celery_eager():
     # override_settings does not reach a configured Celery app: set it on the app's conf.
     celery_app.conf.task_always_eager = True

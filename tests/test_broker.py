@@ -88,3 +88,27 @@ def test_a_worker_killed_mid_sync_leads_to_a_clean_rerun(live_cluster, queue):
     assert cluster.pods.count() == 5
     cluster.refresh_from_db()
     assert cluster.sync_lock_token == ""  # the lease was released
+
+
+def test_a_debounced_rescore_runs_once_on_a_worker_however_often_delivered(small_world, queue):
+    from django.utils import timezone
+
+    from posture.models import ClusterScoreState
+    from posture.rescore import _mark_pending
+
+    # What a burst of changes leaves: the cluster marked once (posture.rescore).
+    assert _mark_pending([small_world.pk], timezone.now()) == [small_world.pk]
+    assert _mark_pending([small_world.pk], timezone.now()) == []  # already waiting
+    runs_before = PostureRun.objects.count()
+    worker = Worker(queue).start()
+    try:
+        # The task and a duplicate of it (a redelivery after a lost ack, or a second request).
+        first = send(queue, "posture.tasks.rescore", cluster_ids=[small_world.pk])
+        second = send(queue, "posture.tasks.rescore", cluster_ids=[small_world.pk])
+        outcomes = [first.get(timeout=90), second.get(timeout=90)]
+    finally:
+        log = worker.stop()
+    assert [o["status"] for o in outcomes] == ["done", "skipped"], log
+    assert PostureRun.objects.count() == runs_before + 1
+    state = ClusterScoreState.objects.get(cluster=small_world)
+    assert state.pending_since is None and state.last_scored_at is not None

@@ -86,6 +86,7 @@ def test_demo_world_meets_the_promise():
         check_id="K8S-001", evidence__missing__0__resource="nvidia.com/gpu-ts"
     ).exists()
     assert_dra()
+    assert_fail_closed()
 
 
 def assert_dra() -> None:
@@ -108,6 +109,24 @@ def assert_dra() -> None:
     # The clean contrast: research's whole H100 from its template is no co-tenancy.
     shares = Finding.objects.filter(check_id__startswith="SHARE-")
     assert not shares.filter(evidence__icontains="pretrain-dra-0").exists()
+
+
+def assert_fail_closed() -> None:
+    """Issue 17 items 1 and 10: the interns' sandbox nobody claims raises TEN-001, its root pod
+    is judged as external and listed under Unclassified; neo-west's external pool, tainted by
+    the cloud's own key and listed on the class, is a class pool for K8S-002 and POD-009."""
+    (ten,) = Finding.objects.filter(check_id="TEN-001", status="open")
+    assert (ten.subject_name, ten.evidence["judged_as_class"]) == ("ml-sandbox", "external")
+    unclassified = Tenant.objects.get(slug="unclassified", is_system=True)
+    root = Finding.objects.filter(status="open", subject_namespace="ml-sandbox")
+    assert {"POD-001", "POD-003", "POD-004"} <= set(root.values_list("check_id", flat=True))
+    assert all(list(f.tenants.all()) == [unclassified] for f in root)
+    assert unclassified.scores.exists()
+    shared = Finding.objects.filter(check_id="SHARE-003", status="open", tenants=unclassified)
+    assert shared.exists()
+    external_pool = ("nw-h200-01", "nw-h200-02")
+    assert not Finding.objects.filter(check_id="K8S-002", subject_name__in=external_pool).exists()
+    assert not Finding.objects.filter(check_id="POD-009", evidence__pods__0__node__in=external_pool)
 
 
 def assert_patch_truth(checks: set[str]) -> None:
@@ -138,3 +157,32 @@ def test_demo_passwords_are_random_and_rerunning_is_safe():
     assert all(first[user] != second[user] for user in first)
     assert len(set(first.values())) == len(first)
     assert Finding.objects.count() == findings  # the same world: no duplicate findings
+
+
+def test_demo_shows_a_stale_cluster_and_rescores_an_acceptance_at_once(
+    client, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from posture.models import PostureRun
+
+    run_demo()
+    client.force_login(get_user_model().objects.get(username="security-lead"))
+    html = client.get("/").content.decode()
+    # neo-west's latest sync read a truncated dump: its banner says so; prod-east is fresh.
+    assert 'data-stale-cluster="neo-west"' in html and "the last sync failed" in html
+    assert 'data-stale-cluster="prod-east"' not in html
+    assert "Last scored" in html and "re-scoring" not in html
+    finding = Finding.objects.filter(status="open", severity="critical").first()
+    runs = PostureRun.objects.count()
+    soon = (timezone.now() + timedelta(days=30)).date().isoformat()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/findings/{finding.pk}/accept/",
+            {"reason": "isolated by a network policy until the upgrade", "until": soon},
+        )
+    assert response.status_code == 302
+    assert PostureRun.objects.count() == runs + 1  # eager in the demo: scored on commit

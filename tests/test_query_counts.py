@@ -25,6 +25,7 @@ from inventory.models import (
     Pod,
     SyncRun,
 )
+from posture.action_store import actions_refresh
 from posture.models import Finding, PostureRun, TenantScore
 from providers.models import Answer, Assessment, Provider, ProviderContact, Questionnaire
 from telemetry.models import GpuUsageDaily, ResetAttestation
@@ -66,6 +67,9 @@ PINNED: dict[str, int] = {
     # streams it 2,000 rows a query, each chunk with its tenants: two at both sizes. csv/json
     # alike; SARIF + its checks.
     "api:finding-export": 5,
+    # Actions: roles + count + page (cluster joined) + the tenants each action of the page
+    # helps; a tenant viewer's titles are presented (+1: the names they may not see).
+    "api:action-list": 5,
     # Not paginated: computed in a fixed number of grouped queries.
     "api:check-list": 3,  # roles + open findings per check + the latest posture run
     "api:check-frameworks": 2,  # roles + open findings per check
@@ -73,8 +77,9 @@ PINNED: dict[str, int] = {
     "api:api-utilisation": 8,  # roles + 3 day roll-ups (per tenant, top, idle) + 4 name lists
     # Pages: session + user + roles, then one query per table or chart of the page.
     # Overview: tenants with open counts, latest scores, trend, findings and the tenants they
-    # affect (prefetched), hidden names (1), clusters and their last syncs.
-    "overview": 11,
+    # affect (prefetched), hidden names (1), clusters and their last syncs; outside the cache,
+    # how current it is: the clusters' last syncs, failures and re-scores (1).
+    "overview": 12,
     "finding-list": 7,  # count + page + the page's tenants (prefetched) + hidden names (1)
     "check-list": 5,  # open findings per check + the latest posture run
     "check-frameworks": 4,  # open findings per check
@@ -180,6 +185,7 @@ def build_world(size: int, users: list[User]) -> None:
             token_create(user=user, name=f"tok{i}", scope="read")
     cluster.provider = provider
     cluster.save()
+    actions_refresh(now=now)  # one action per finding here: each is its own workload's fix
 
 
 def wipe() -> None:

@@ -16,9 +16,12 @@ from posture.models import PostureRun
 pytestmark = pytest.mark.django_db
 
 
-def test_sync_task_scores_after_a_good_sync(live_cluster):
+def test_sync_task_scores_after_a_good_sync(live_cluster, django_capture_on_commit_callbacks):
     cluster, _ = live_cluster
-    result = sync_cluster.delay(cluster.pk, trigger="api").get()
+    # The re-score is asked for on commit (posture.rescore); the test's transaction never
+    # commits, so run what a commit would.
+    with django_capture_on_commit_callbacks(execute=True):
+        result = sync_cluster.delay(cluster.pk, trigger="api").get()
     assert result["status"] == "succeeded"
     assert [run.clusters for run in PostureRun.objects.all()] == [["live"]]
 

@@ -81,7 +81,7 @@ def test_a_real_worker_registers_every_task_anything_sends():
     # The scans find what we know is there (so an empty scan cannot pass).
     assert {"telemetry.tasks.read_telemetry_sources", "telemetry.tasks.rollup_telemetry",
             "inventory.tasks.sync_cluster"} <= scheduled  # fmt: skip
-    assert {"posture.tasks.score", "inventory.tasks.poll_bulletin_feeds"} <= named
+    assert {"posture.tasks.rescore_sweep", "inventory.tasks.poll_bulletin_feeds"} <= named
     assert {"inventory.tasks.import_bulletin_urls", "telemetry.tasks.rollup_telemetry"} <= defined
     worker = Worker(new_queue()).start()
     try:

@@ -43,13 +43,21 @@ class Enqueueable(Protocol):
     def apply_async(self, args: Any = ..., kwargs: Any = ..., **options: Any) -> Any: ...
 
 
-def enqueue(task: Enqueueable, *args: Any, what: str, **kwargs: Any) -> None:
+def enqueue(
+    task: Enqueueable, *args: Any, what: str, countdown: float | None = None, **kwargs: Any
+) -> None:
     """Queue `task(*args, **kwargs)`, or raise QueueUnavailable naming `what` ("the sync").
     The result is not kept: callers follow a row (a sync run, an import), and a result
-    subscription would make the request wait on the result store's own reconnects."""
+    subscription would make the request wait on the result store's own reconnects.
+    `countdown`: run no sooner than this many seconds from now (ignored when eager)."""
     try:
         task.apply_async(
-            args, kwargs, ignore_result=True, retry=True, retry_policy=PUBLISH_RETRY_POLICY
+            args,
+            kwargs,
+            ignore_result=True,
+            retry=True,
+            retry_policy=PUBLISH_RETRY_POLICY,
+            countdown=countdown,
         )
     except BROKER_ERRORS as exc:
         logger.warning("task queue unreachable, %s was not started: %s", what, exc)

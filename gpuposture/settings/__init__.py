@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -400,6 +401,17 @@ GPUPOSTURE_MAX_SNAPSHOT_BYTES = env_int("GPUPOSTURE_MAX_SNAPSHOT_BYTES", 200 * 1
 # namespace as found and those labelled gpuposture.io/platform=true (DESIGN §3). Only ConfigMaps
 # in platform namespaces can be GPU configuration; a namespace a tenant claims never is one.
 GPUPOSTURE_PLATFORM_NAMESPACES = env_list("GPUPOSTURE_PLATFORM_NAMESPACES", [])
+# The trust class the pods of an unclassified namespace (no tenant claims it, not the platform's)
+# are judged by: the strictest by default, so nothing unknown is judged leniently (DESIGN §3).
+# Its format is checked here; that the class exists is a system check (tenants.checks).
+GPUPOSTURE_UNCLASSIFIED_CLASS = env_str("GPUPOSTURE_UNCLASSIFIED_CLASS", "external") or "external"
+if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", GPUPOSTURE_UNCLASSIFIED_CLASS):
+    raise ImproperlyConfigured(
+        f"GPUPOSTURE_UNCLASSIFIED_CLASS={GPUPOSTURE_UNCLASSIFIED_CLASS!r} is not a trust class slug"
+    )
+# Taint keys whose value names the trust class a node pool is for (DESIGN §3): K8S-002 and
+# POD-009 accept `KEY=<class>:NoSchedule` (or NoExecute) for each; classes may add exact taints.
+GPUPOSTURE_POOL_TAINT_KEYS = env_list("GPUPOSTURE_POOL_TAINT_KEYS", ["gpuposture.io/trust-class"])
 # A sync holds its cluster's lease this long at most; a killed worker's lease then expires.
 GPUPOSTURE_SYNC_LEASE_SECONDS = env_int("GPUPOSTURE_SYNC_LEASE_SECONDS", 300)
 # Kubeconfig files registered through the UI or API must live here (paths only, no secrets
@@ -432,7 +444,18 @@ GPUPOSTURE_FETCH_MAX_BYTES = env_int("GPUPOSTURE_FETCH_MAX_BYTES", 20 * 1024 * 1
 # Vendor CSAF feeds (provider-metadata.json URLs) that beat imports every N hours.
 GPUPOSTURE_BULLETIN_FEEDS = env_list("GPUPOSTURE_BULLETIN_FEEDS", [])
 GPUPOSTURE_BULLETIN_FEED_HOURS = env_int("GPUPOSTURE_BULLETIN_FEED_HOURS", 24)
+# Scores follow changes (posture.rescore): a change marks its clusters and their re-score runs
+# this many seconds later, so a burst of edits makes one re-score. A mark older than
+# LOST_AFTER (its task lost, e.g. the queue was down) is enqueued again by the sweep, which
+# also re-scores clusters an expiry moved (acceptances, approvals, questionnaires).
+GPUPOSTURE_RESCORE_DEBOUNCE_SECONDS = env_int("GPUPOSTURE_RESCORE_DEBOUNCE_SECONDS", 5)
+GPUPOSTURE_RESCORE_LOST_AFTER_SECONDS = env_int("GPUPOSTURE_RESCORE_LOST_AFTER_SECONDS", 600)
+GPUPOSTURE_RESCORE_SWEEP_SECONDS = env_int("GPUPOSTURE_RESCORE_SWEEP_SECONDS", 300)
 CELERY_BEAT_SCHEDULE = {
+    "re-score what expired": {
+        "task": "posture.tasks.rescore_sweep",
+        "schedule": float(GPUPOSTURE_RESCORE_SWEEP_SECONDS),
+    },
     "read telemetry sources": {"task": "telemetry.tasks.read_telemetry_sources", "schedule": 60.0},
     "roll up telemetry": {"task": "telemetry.tasks.rollup_telemetry", "schedule": 900.0},
     **(

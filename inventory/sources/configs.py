@@ -14,6 +14,7 @@ from typing import Any
 
 from gpuposture.base.safe_parse import SafeParseError, load_yaml
 from inventory.snapshot import ConfigMap, SharingConfig, SharingEntry, UnreadableConfig
+from inventory.sources.plugin_entries import entry_problems
 from inventory.sources.raw import as_int, canonical_hash, dicts, dig, flag, mapping, text
 
 DEVICE_PLUGIN = "device_plugin"
@@ -71,6 +72,9 @@ def read_configmap(
                 unreadable[str(key)] = (purpose, str(exc))
             continue
         if DEVICE_PLUGIN in purposes and _is_device_plugin_config(parsed):
+            if problems := entry_problems(parsed):
+                unreadable[str(key)] = (DEVICE_PLUGIN, "; ".join(problems[:5]))
+                continue
             plugin_configs[str(key)] = parsed
         elif MIG_PARTED in purposes and _is_mig_parted_config(parsed):
             mig_parted_texts[str(key)] = value

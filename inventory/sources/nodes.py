@@ -22,6 +22,7 @@ from inventory.snapshot import (
     Workload,
 )
 from inventory.sources.images import component_of, image_version, version_from_tag
+from inventory.sources.node_labels import sharing_label_garbled, unreadable_labels
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 from inventory.sources.shared_resources import shared_resources
 
@@ -65,6 +66,8 @@ def node_from(
     # A CPU node takes no sharing mode from a cluster-wide config.
     config = config if is_gpu else None
     problems = unreadable_for(labels, sharing_configs, unreadable) if is_gpu else ()
+    if is_gpu or labels.get(NV + "gpu.present") == "true":
+        problems += unreadable_labels(labels)
     plugin_unknown = any(p.purpose == "device_plugin" for p in problems)
     info = dig(obj, "status", "nodeInfo")
     taints = _taints(dig(obj, "spec").get("taints"))
@@ -233,6 +236,8 @@ def sharing_strategy(
         return _SHARING_LABEL_VALUES[declared]
     if (as_int(labels.get(REPLICAS)) or 0) > 1:
         return "time_slicing"
+    if sharing_label_garbled(labels):
+        return "unknown"  # GFD said something we cannot read: never "none" (STACK-007)
     if not declared and labels.get(PRODUCT, "").endswith(SHARED_SUFFIX):
         # -SHARED means time-slicing or MPS; with no label saying which, assume the one with
         # no isolation at all rather than report the node as unshared.

@@ -25,14 +25,11 @@ from collections.abc import Iterable
 from inventory.mig_state import mig_layout_problem
 from inventory.snapshot import Node, Pod, SharedResource
 from inventory.sources.nodes import mig_enabled
-from posture.inputs import PostureInputs, TenantInfo
+from posture.inputs import GPU_GROUP, RESERVED_GPU, PostureInputs, TenantInfo
 from posture.rules.holding import UUID_PREFIXES, GpuHolding
 from tenants.policy import FRACTIONAL_RESOURCES, base_resource, is_mig_resource, node_sharing_mode
 
 GPU = "nvidia.com/gpu"
-RESERVATION_NAMESPACES = ("kai-resource-reservation", "runai-reservation")
-GPU_GROUP = "runai-gpu-group"  # KAI: a single fraction; "runai-gpu-group/<group>" for several
-RESERVED_GPU = "run.ai/reserve_for_gpu_index"
 RUNAI_GPU_INDEX = "runai-gpu"  # Run:ai before KAI: the fraction's GPU index
 FRACTION_DEVICES = "gpu-fraction-num-devices"
 HAMI_ALLOCATED = "hami.io/vgpu-devices-allocated"
@@ -135,13 +132,8 @@ def hami_devices(value: str) -> tuple[str, ...] | None:
 
 
 def is_reservation(inputs: PostureInputs, pod: Pod) -> bool:
-    """A KAI / Run:ai reservation pod: the platform's placeholder holding the GPU its
-    fractions share. A tenant's namespace never holds one (it would hide a whole GPU)."""
-    if pod.gpu_fraction or inputs.namespace_owner.get(pod.namespace):
-        return False
-    if RESERVED_GPU in pod.annotations:
-        return True
-    return pod.namespace in RESERVATION_NAMESPACES and GPU_GROUP in pod.labels
+    """A KAI / Run:ai reservation pod (PostureInputs.is_reservation): a placeholder."""
+    return inputs.is_reservation(pod)
 
 
 def reserved_gpus(inputs: PostureInputs, pods: Iterable[Pod]) -> dict[str, str]:

@@ -29,11 +29,18 @@ from inventory.snapshot import Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import nodes_by_name
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, worst_severity
+from tenants.mapping import UNCLASSIFIED
 
 Tenants = Iterable[TenantInfo | str | None]
 PLATFORM_PARTY = ""  # the party of pods no tenant owns: never a tenant slug
 PLATFORM_NAME = "platform"  # how that party is written in evidence and titles
 VERDICTS = ("certain", "possible")  # co-residence, the worse first
+# Said of the unclassified party wherever it meets a tenant: whom the tenant really shares with.
+_UNCLASSIFIED_NOTE = {
+    "is_unclassified": True,
+    "note": "pods of namespaces no tenant claims: an unknown party, judged under the "
+    "unclassified class (GPUPOSTURE_UNCLASSIFIED_CLASS)",
+}
 
 
 def tenant_slugs(tenants: Tenants) -> tuple[str, ...]:
@@ -305,6 +312,9 @@ def _pair_draft(
 def _who(first: str, second: str) -> str:
     if PLATFORM_PARTY in (first, second):
         return f"Tenant {first or second} and platform pods"
+    if UNCLASSIFIED in (first, second):
+        other = second if first == UNCLASSIFIED else first
+        return f"Tenant {other} and pods of a namespace no tenant owns"
     return f"Tenants {first} and {second}"
 
 
@@ -322,6 +332,7 @@ def _parties(meetings: list[Meeting], names: tuple[str, str]) -> list[dict[str, 
                 "party": name or PLATFORM_NAME,
                 "is_platform": name == PLATFORM_PARTY,
                 "trust_class": sides[0].trust_class,
+                **(_UNCLASSIFIED_NOTE if name == UNCLASSIFIED else {}),
                 "pods": pods[:MEMBERS_SHOWN],
                 "replicas": sum(side.replicas for side in sides),
             }

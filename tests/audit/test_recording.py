@@ -398,5 +398,11 @@ def test_the_demo_leaves_a_verifiable_trail():
         "inventory.cluster",
         "providers.provider",
     } <= types
-    assert by_demo.filter(object_type="tenants.tenant").count() == Tenant.objects.count()
+    registry = Tenant.objects.filter(is_system=False)
+    assert by_demo.filter(object_type="tenants.tenant").count() == registry.count()
+    # The system tenant Unclassified is created by the posture run, on the configured class.
+    system = AuditEvent.objects.get(
+        object_type="tenants.tenant", actor_name="GPUPOSTURE_UNCLASSIFIED_CLASS"
+    )
+    assert (system.after["slug"], system.after["trust_class"]) == ("unclassified", "external")
     assert audit_chain_verify().intact

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from posture.overview import overview_rows
-from posture.selectors import latest_scores
+from posture.selectors import latest_scores, top_actions
 
 pytestmark = pytest.mark.django_db
 
@@ -49,3 +49,14 @@ def test_the_demo_ranks_the_sensitive_tenant_first_and_no_two_tenants_tie():
     positions = [html.index(f'href="/tenants/{r.tenant_slug}/"', start) for r in rows]
     assert positions == sorted(positions)
     assert start < html.index("Fix these first")
+
+    # Fix these first lists actions by risk removed; the top one protects the sensitive tenant
+    # (the upgrade of its pool), and the table shows them in that order.
+    actions = top_actions(admin)
+    assert "clinical" in actions[0].tenants.values_list("slug", flat=True)
+    assert actions[0].title.startswith("Upgrade ") and "sensitive-h100" in actions[0].title
+    removed = [a.risk_removed for a in actions]
+    assert removed == sorted(removed, reverse=True)
+    fix_first = html[html.index("Fix these first") :]
+    places = [fix_first.index(f"?action={a.key}") for a in actions]
+    assert places == sorted(places)

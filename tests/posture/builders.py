@@ -98,6 +98,10 @@ def env(name: str, value: str | None, value_from: str | None = None) -> EnvVar:
     return EnvVar(name, value, value_from)
 
 
+# The platform's namespaces in these worlds: the GPU Operator's and the platform team's tools.
+PLATFORM = ("batch", "gpu-operator", "monitoring", "tools")
+
+
 def inputs(
     *,
     nodes: tuple[Node, ...] = (),
@@ -106,7 +110,11 @@ def inputs(
     namespaces: tuple[str, ...] | None = None,
     **snapshot: Any,
 ) -> PostureInputs:
-    """Inputs for one cluster; namespaces default to every tenant's and pod's namespace."""
+    """Inputs for one cluster; namespaces default to every tenant's and pod's namespace.
+    PLATFORM are platform namespaces, as the sync records those it finds (the GPU Operator's
+    Deployment and the namespace labels are not in these worlds); every other namespace no
+    tenant claims is unclassified."""
+    snapshot.setdefault("platform_namespaces", PLATFORM)
     if namespaces is None:
         names = {ns for t in tenants for ns in t.namespaces} | {p.namespace for p in pods}
         namespaces = tuple(sorted(names))

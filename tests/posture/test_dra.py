@@ -189,17 +189,29 @@ def test_an_admin_access_claim_in_a_tenant_namespace_is_critical():
     assert pair.tenants == ("alpha", "beta")
 
 
-def test_admin_access_outside_tenant_namespaces_and_plain_claims_are_quiet():
-    inputs = world(
+def monitoring_world(**labels: str):  # type: ignore[no-untyped-def]
+    return world(
         _two_tenants_on(["gpu-0"], ["gpu-1"], None)
         + [
-            namespace("gpu-monitoring", **{"resource.kubernetes.io/admin-access": "true"}),
+            namespace(
+                "gpu-monitoring", **{"resource.kubernetes.io/admin-access": "true"}, **labels
+            ),
             claim("gpu-monitoring", "dcgm", ["gpu-1"], admin=True, reserved_for=["dcgm-0"]),
             claim_template("alpha", "one-gpu"),
         ],
         TENANTS,
     )
-    assert run("DRA-001", inputs) == []
+
+
+def test_admin_access_in_platform_namespaces_and_plain_claims_are_quiet():
+    assert run("DRA-001", monitoring_world(**{"gpuposture.io/platform": "true"})) == []
+
+
+def test_admin_access_in_a_namespace_nobody_owns_is_judged_fail_closed():
+    found = {
+        (d.subject_kind, d.subject_name, d.tenants) for d in run("DRA-001", monitoring_world())
+    }
+    assert ("ResourceClaim", "dcgm", ("unclassified",)) in found
 
 
 def test_an_admin_access_template_and_a_labelled_tenant_namespace_are_findings():

@@ -102,7 +102,8 @@ GENERIC = Taint("nvidia.com/gpu", "present", "NoSchedule")
         ((GENERIC,), True),
         ((Taint("pool", "external", "PreferNoSchedule"),), True),
         ((GENERIC, Taint("gpuposture.io/trust-class", "external", "NoSchedule")), False),
-        ((Taint("dedicated", "tenant-b", "NoExecute"),), False),
+        # Strict but unrelated: names no class by a configured key or a class's own taint.
+        ((Taint("dedicated", "tenant-b", "NoExecute"),), True),
     ],
 )
 def test_k8s002(taints, fires):

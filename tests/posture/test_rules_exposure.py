@@ -309,6 +309,7 @@ def test_demo_egress_policies(demo):
         ("analytics", "analytics-notebooks"),
         ("orbital", "cust-orbital"),
         ("research", "research-llm"),
+        ("unclassified", "ml-sandbox"),  # nobody's namespace, judged as a tenant of its class
     }  # clinical-imaging has its egress policy; gpu-validation's GPU jobs have finished
     assert found["neo-west"] == {
         ("analytics", "analytics-batch"),

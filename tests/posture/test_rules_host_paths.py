@@ -184,6 +184,7 @@ def test_demo_world_host_paths():
     }
     assert found == {
         ("prod-east", "nb-priya", "/dev"),
+        ("prod-east", "llm-playground", "/dev"),  # the sandbox nobody owns, judged as external
         ("prod-east", "log-shipper", "/var/log"),
         ("neo-west", "gpu-usage-exporter", "/var/lib/kubelet/pod-resources"),
     }  # and not rag-serve's read-only /etc/localtime

@@ -271,7 +271,7 @@ def test_pod009_evidence():
     node = gpu_node(taints=(Taint("gpuposture.io/trust-class", "internal", "NoSchedule"),))
     tol = ({"key": "gpuposture.io/trust-class", "operator": "Exists"},)
     (draft,) = _run("POD-009", pod("ext", gpu=GPU, tolerations=tol), tenants=(EXT,), nodes=(node,))
-    assert draft.evidence["expected_taint"].startswith("gpuposture.io/trust-class=external:")
+    assert draft.evidence["expected_taints"][0].startswith("gpuposture.io/trust-class=external:")
     # What differs per replica (its node) is in the pod's entry.
     assert draft.evidence["pods"][0]["node_taints"] == [
         "gpuposture.io/trust-class=internal:NoSchedule"

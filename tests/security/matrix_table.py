@@ -181,6 +181,8 @@ API: dict[str, Access] = {
     "api:finding-detail": api(read=TENANT, obj="finding"),
     "api:finding-accept": api(get=False, obj="finding", writes=post(LEAD), denied=ROLE_GATED),
     "api:finding-reopen": api(get=False, obj="finding", writes=post(LEAD), denied=ROLE_GATED),
+    "api:action-list": api(),
+    "api:action-detail": api(read=TENANT, obj="action"),
     "api:check-list": api(),
     "api:check-frameworks": api(),
     "api:check-detail": api(obj="check"),

@@ -45,7 +45,7 @@ mig-configs:
 # The objects that belong to a tenant: `World.other` holds beta's and gamma's of each kind.
 TENANT_OBJECTS = frozenset({
     "tenant_slug", "tenant", "finding", "cluster", "node_page", "node", "pod", "sync_run",
-    "drift_event", "sharing_request", "reset", "provider",
+    "drift_event", "sharing_request", "reset", "provider", "action",
 })  # fmt: skip
 
 
@@ -184,7 +184,7 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
         Pod,
         SyncRun,
     )  # fmt: skip
-    from posture.models import Finding
+    from posture.models import Action, Finding
     from posture.services import posture_evaluate
     from telemetry.models import GpuUsageDaily, ResetAttestation
     from tenants.models import Tenant, TrustClass
@@ -220,6 +220,14 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
         for t in slugs
     }
     assert all(findings.values()), findings
+    # Each tenant's own fix-first action, as its own finding is.
+    actions = {
+        t: Action.objects.filter(tenants__slug=t)
+        .exclude(tenants__slug__in=[s for s in slugs if s != t])
+        .first()
+        for t in slugs
+    }
+    assert all(actions.values()), actions
     requests = {
         t.slug: sharing_request_create(
             tenant=t,
@@ -270,6 +278,7 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
         "tenant_slug": {"slug": "alpha"},
         "tenant": {"pk": alpha.pk},
         "finding": {"pk": findings["alpha"].pk},
+        "action": {"key": actions["alpha"].key},
         "check_page": {"check_id": "POD-001"},
         "check": {"pk": "POD-001"},
         "cluster": {"name": "lab"},
@@ -296,6 +305,7 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
         "tenant_slug": [{"slug": "gamma"}, {"slug": "beta"}],
         "tenant": [{"pk": gamma.pk}, {"pk": beta.pk}],
         "finding": [{"pk": findings["gamma"].pk}, {"pk": findings["beta"].pk}],
+        "action": [{"key": actions["gamma"].key}, {"key": actions["beta"].key}],
         "cluster": [{"name": "zz9-lab"}],
         "node_page": [{"cluster": "zz9-lab", "name": "mig-zz9-1"}],
         "node": [{"pk": mig_zz9.pk}],

@@ -67,7 +67,7 @@ def _objects(user) -> dict[str, Callable[[], Iterator[dict]]]:  # type: ignore[n
     """For each kind of object a URL names (matrix_world's names): the URL parameters of
     every one of them the user may see."""
     from inventory.models import Bulletin, Cluster, DriftEvent, Node, Pod, SyncRun
-    from posture.models import Finding
+    from posture.models import Action, Finding
     from posture.rules import CHECKS
     from providers.models import Provider
     from telemetry.models import ResetAttestation
@@ -88,6 +88,7 @@ def _objects(user) -> dict[str, Callable[[], Iterator[dict]]]:  # type: ignore[n
         "provider": each(Provider, slug="slug"), "trust_class": each(TrustClass, slug="slug"),
         "check_page": lambda: ({"check_id": c} for c in CHECKS),
         "check": lambda: ({"pk": c} for c in CHECKS),
+        "action": each(Action, key="key"),
     }  # fmt: skip
 
 

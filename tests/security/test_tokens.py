@@ -129,9 +129,11 @@ def test_a_tenant_viewers_token_sees_only_their_tenant(small_world, personas):
     rows = bearer(key).get("/api/v1/tenants/").json()["results"]
     assert [row["slug"] for row in rows] == ["alpha"]
     _t, lead_key = token_create(user=personas["security_lead"], name="dash", scope="read")
+    # A lead also reads the system tenant Unclassified (namespaces nobody owns); a viewer never.
     assert {r["slug"] for r in bearer(lead_key).get("/api/v1/tenants/").json()["results"]} == {
         "alpha",
         "beta",
+        "unclassified",
     }
 
 

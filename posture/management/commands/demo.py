@@ -23,12 +23,14 @@ from django.utils import timezone
 
 from demo.approvals import load_demo_requests
 from demo.bulletins import BULLETINS, driver_bulletin_revised
+from demo.clusters import EXTERNAL_POOL_TAINT
 from demo.history import last_week
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml
 from demo.providers import load_demo_providers
 from demo.telemetry import DemoNode, DemoPod, demo_samples, uuid_of
 from demo.world import build_clusters
 from gpuposture.base.mfa import demo_mfa_reset
+from gpuposture.base.rescore import rescore_suppressed
 from gpuposture.base.roles import ROLES, TENANT_VIEWER
 from inventory.bulletin_imports import bulletins_import_recorded
 from inventory.models import Cluster, DriftEvent, Node, PatchSla, Pod, SyncRun
@@ -36,12 +38,16 @@ from inventory.schedule import cluster_schedule_update
 from inventory.services import cluster_save, cluster_sync_from_snapshot, node_host_facts_import
 from inventory.sync import SyncError, cluster_get_or_create, pod_tenants_refresh
 from posture.models import Finding, PostureRun, TenantScore
-from posture.services import posture_evaluate
+from posture.rescore import rescore_now
 from providers.services import provider_ensure
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.services import samples_ingest, telemetry_rollup
 from tenants.models import Tenant, TrustClass
-from tenants.services import tenants_apply, trust_class_image_policy_set
+from tenants.services import (
+    tenants_apply,
+    trust_class_image_policy_set,
+    trust_class_pool_taints_set,
+)
 from tenants.spec import parse_tenants_document
 
 DEMO_DIR = Path(settings.BASE_DIR) / "demo"
@@ -78,6 +84,12 @@ class Command(BaseCommand):
     help = "Load the demo world and print demo logins (new random passwords each time)."
 
     def handle(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
+        # Loading asks for no re-score step by step: the world is scored once at the end.
+        # Once loaded, the demo's changes (an acceptance, an approval) re-score at once.
+        with rescore_suppressed():
+            self._load()
+
+    def _load(self) -> None:
         specs = parse_tenants_document(yaml.safe_load((DEMO_DIR / "tenants.yaml").read_text()))
         logins = self._users(sorted({v for spec in specs for v in spec.viewers}))
         self._image_policy()
@@ -90,7 +102,6 @@ class Command(BaseCommand):
         first_time = not SyncRun.objects.exists()
         if first_time:
             self._last_week(world, folder)
-        self._failed_sync(folder)
         for name, objects in world.items():
             cluster = self._cluster(name)
             path = _write(folder, name, objects)
@@ -101,12 +112,13 @@ class Command(BaseCommand):
                 f"{run.counts.get('Pod', 0)} pods; "
                 f"{run.changes.get('drift_events', 0)} drift events"
             )
+        self._failed_sync(folder)
         self._host_facts()
         self._bulletins()
         self._telemetry()
         self.stdout.write(f"sharing requests: {load_demo_requests()} new")
         self.stdout.write(f"provider assessments: {load_demo_providers()} new")
-        run = posture_evaluate()
+        run = rescore_now()
         self.stdout.write(
             f"posture: {run.counts.get('opened', 0) + run.counts.get('still_open', 0)} live, "
             f"{run.counts.get('resolved', 0)} resolved findings; "
@@ -124,6 +136,12 @@ class Command(BaseCommand):
                 require_image_digest=True,
                 actor=ACTOR,
             )
+        # The GPU cloud taints its external pool by its own convention (tenant-class), which
+        # the platform team lists on the class, as it would in the admin.
+        external = TrustClass.objects.get(slug="external")
+        trust_class_pool_taints_set(
+            trust_class=external, pool_taints=[EXTERNAL_POOL_TAINT], actor=ACTOR
+        )
 
     def _cluster(self, name: str) -> Cluster:
         cluster = cluster_get_or_create(name=name, actor=ACTOR)
@@ -143,7 +161,7 @@ class Command(BaseCommand):
         for name, objects in world.items():
             path = _write(folder, f"{name}-last-week", last_week(name, objects))
             cluster_sync_from_snapshot(cluster=self._cluster(name), paths=[path], actor=ACTOR)
-        posture_evaluate()
+        rescore_now()
         then = timezone.now() - WEEK
         with transaction.atomic():
             SyncRun.objects.filter(started_at__gte=started).update(
@@ -158,7 +176,8 @@ class Command(BaseCommand):
         self.stdout.write("last week: synced and scored (dated 7 days back)")
 
     def _failed_sync(self, folder: Path) -> None:
-        """A kubectl dump cut short, as happens: the run fails and nothing changes."""
+        """A kubectl dump cut short, as happens: the run fails and nothing changes. It is
+        neo-west's latest sync, so its banner says the cluster is stale and why."""
         broken = folder / "neo-west-truncated.json"
         broken.write_text('{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", ')
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from inventory.models import Cluster
-from posture.services import posture_evaluate
+from posture.rescore import rescore_now
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
             clusters = list(Cluster.objects.filter(name=cluster))
             if not clusters:
                 raise CommandError(f"no cluster named {cluster!r}")
-        run = posture_evaluate(clusters=clusters)
+        run = rescore_now(clusters=clusters)
         c = run.counts
         self.stdout.write(
             f"posture run {run.pk}: clusters {', '.join(run.clusters) or 'none'}; findings "

@@ -105,7 +105,8 @@ def cross_tenant_writes(inputs: PostureInputs) -> list[Reach]:
             if not verbs:
                 continue
             for namespace in owned if grant.scope is None else [grant.scope]:
-                owner = inputs.tenant_of_namespace(namespace)
+                # The claimed owner: nobody is "another tenant" in an unclassified namespace.
+                owner = inputs.claimed_tenant_of_namespace(namespace)
                 if owner is not None and owner.slug != grantee.slug:
                     found.append(Reach(namespace, owner, grantee, grant, verbs))
     return found

@@ -68,7 +68,8 @@ def namespace_gpu_usage(inputs: PostureInputs) -> dict[str, dict[str, Usage]]:
     resource a pod holds). DRA device-class quotas add their own resources here."""
     usage: dict[str, dict[str, Usage]] = {}
     for pod in sorted(inputs.snapshot.pods, key=pod_ref):
-        if pod.is_active:
+        # A KAI reservation pod holds a GPU for other namespaces' fractions: no one's use.
+        if pod.is_active and not inputs.is_reservation(pod):
             _add_pod(usage, pod)
             for device_class in gpu_classes_of_pod(dra_index(inputs), pod):
                 resource = device_class + DRA_QUOTA_SUFFIX
@@ -116,9 +117,11 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
         tenant = inputs.tenant_of_namespace(namespace.name)
         if tenant is None:
             continue
+        used = usage.get(namespace.name, {})
+        if not used and inputs.claimed_tenant_of_namespace(namespace.name) is None:
+            continue  # an unclassified namespace matters once it takes GPUs (TEN-001)
         quotas = sorted(by_namespace.get(namespace.name, ()), key=lambda q: q.name)
         keys = {key for q in quotas for key in q.hard}
-        used = usage.get(namespace.name, {})
         if used:
             missing = [u for r, u in sorted(used.items()) if not keys & set(enforcing_keys(r))]
         else:

@@ -7,23 +7,15 @@ from typing import Any
 
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.class_pools import (
+    GENERIC_GPU_TAINT,
+    class_labels,
+    node_pool_classes,
+    unrelated_taints,
+)
 from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft
-
-SEPARATING_EFFECTS = ("NoSchedule", "NoExecute")
-# Every GPU pod and the whole GPU Operator tolerate this key, so it keeps CPU pods off GPU
-# nodes but does not separate one tenant class from another.
-GENERIC_GPU_TAINT = "nvidia.com/gpu"
-
-
-def separating_taints(node: Node) -> list[str]:
-    """NoSchedule/NoExecute taints that can keep one tenant class off the node."""
-    return [
-        f"{t.key}={t.value}:{t.effect}"
-        for t in node.taints
-        if t.effect in SEPARATING_EFFECTS and t.key != GENERIC_GPU_TAINT
-    ]
 
 
 @check(
@@ -35,13 +27,19 @@ def separating_taints(node: Node) -> list[str]:
         "GPU pools are separated per trust class by taints: without a class-specific "
         "NoSchedule or NoExecute taint any tenant's GPU pod may be scheduled on the node, so "
         "an external tenant can land next to a sensitive one and the dedicated-pool "
-        "requirement of external and sensitive classes cannot hold. The generic "
-        "`nvidia.com/gpu` taint does not count: every GPU pod tolerates it."
+        "requirement of external and sensitive classes cannot hold. Only a taint that names a "
+        "class counts: a key of GPUPOSTURE_POOL_TAINT_KEYS (default "
+        "`gpuposture.io/trust-class`) whose value is the class, or an exact taint the class "
+        "lists in the admin. The generic `nvidia.com/gpu` taint (every GPU pod tolerates it) "
+        "and unrelated NoSchedule taints (`dedicated=batch`) keep some pods off but say "
+        "nothing about classes."
     ),
     remediation=(
         "Taint the node (through the node pool's configuration, so new nodes get it) with a "
         "class-specific key, e.g. `kubectl taint nodes <node> "
-        "gpuposture.io/trust-class=<class>:NoSchedule`, label it with the same class, and "
+        "gpuposture.io/trust-class=<class>:NoSchedule` (or a key your clusters already use, "
+        "added to GPUPOSTURE_POOL_TAINT_KEYS; or an exact taint listed on the class in the "
+        "admin), label it with the same class, and "
         "give only that class's workloads the matching toleration and nodeSelector (enforce "
         "the toleration with an admission policy so tenants cannot add it themselves)."
     ),
@@ -49,18 +47,22 @@ def separating_taints(node: Node) -> list[str]:
 )
 def gpu_node_without_class_taint(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for node in sorted_nodes(inputs):
-        if not node.is_gpu_node or separating_taints(node):
+        if not node.is_gpu_node or node_pool_classes(inputs, node):
             continue
-        yield _taint_draft(node, tenants_on_node(inputs, node.name))
+        yield _taint_draft(inputs, node, tenants_on_node(inputs, node.name))
 
 
-def _taint_draft(node: Node, tenants: list[TenantInfo]) -> FindingDraft:
+def _taint_draft(inputs: PostureInputs, node: Node, tenants: list[TenantInfo]) -> FindingDraft:
     evidence: dict[str, Any] = {
         "node": node.name,
         "gpu_model": node.gpu_model,
         "gpu_count": node.gpu_count,
         "taints": [f"{t.key}={t.value}:{t.effect}" for t in node.taints],
-        "ignored": f"{GENERIC_GPU_TAINT} (tolerated by every GPU pod) and PreferNoSchedule",
+        "class_taint_keys": list(inputs.pool_taint_rules.keys),
+        "class_labels": class_labels(inputs, node),
+        "unrelated_taints": unrelated_taints(inputs, node),
+        "ignored": f"{GENERIC_GPU_TAINT} (tolerated by every GPU pod), PreferNoSchedule, and "
+        "taints that name no class",
         "tenants_on_node": [{"tenant": t.slug, "trust_class": t.trust_class.slug} for t in tenants],
     }
     return node_draft(

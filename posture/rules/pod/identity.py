@@ -20,11 +20,15 @@ def job_tenant(inputs: PostureInputs, pod: Pod) -> str:
     """Whose work a GPU pod is: the namespace's tenant; in a namespace no tenant owns, the
     tenant its `gpuposture.io/tenant` label names (a shared submission system such as a
     batch or notebook service runs several tenants' jobs there); else the platform ("")."""
-    owner = inputs.tenant_of_pod(pod)
-    if owner is not None:
-        return owner.slug
+    claimed = inputs.claimed_tenant_of_namespace(pod.namespace)
+    if claimed is not None:
+        return claimed.slug
     label = pod.labels.get(TENANT_LABEL, "")
-    return label if label in inputs.tenants_by_slug else PLATFORM_PARTY
+    if label in inputs.tenants_by_slug and label != inputs.unclassified.slug:
+        return label
+    # Unlabelled: the unclassified party in a namespace nobody owns, else the platform.
+    owner = inputs.tenant_of_pod(pod)
+    return owner.slug if owner is not None else PLATFORM_PARTY
 
 
 def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[str, list[Pod]]]:
@@ -65,8 +69,14 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
 def shared_service_account(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for (namespace, account), parties in gpu_pods_by_identity(inputs).items():
         tenants = sorted(p for p in parties if p != PLATFORM_PARTY)
-        platform_namespace = inputs.tenant_of_namespace(namespace) is None
-        if not tenants or (len(parties) < 2 and not platform_namespace):
+        # One party alone is fine in its own namespace (a tenant's, or unclassified pods in an
+        # unclassified one); in a namespace nobody claims, one tenant's jobs run under an
+        # identity that is not its own.
+        alone_at_home = len(parties) < 2 and (
+            inputs.claimed_tenant_of_namespace(namespace) is not None
+            or set(parties) == {inputs.unclassified.slug}
+        )
+        if not tenants or alone_at_home:
             continue
         yield _account_draft(inputs, namespace, account, tenants, parties)
 

@@ -6,20 +6,16 @@ from collections.abc import Iterator
 
 from inventory.snapshot import Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.class_pools import (
+    class_labels,
+    expected_taints,
+    node_pool_classes,
+    tainted_for,
+)
 from posture.rules.common import nodes_by_name, tenant_pods
 from posture.rules.dra_holdings import uses_gpu
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
-
-CLASS_TAINT_KEY = "gpuposture.io/trust-class"
-SEPARATING_EFFECTS = ("NoSchedule", "NoExecute")
-
-
-def has_class_taint(node: Node, class_slug: str) -> bool:
-    return any(
-        t.key == CLASS_TAINT_KEY and t.value == class_slug and t.effect in SEPARATING_EFFECTS
-        for t in node.taints
-    )
 
 
 @check(
@@ -29,7 +25,9 @@ def has_class_taint(node: Node, class_slug: str) -> bool:
     scope="tenant",
     rationale=(
         "External and sensitive tenants require a dedicated node pool (DESIGN §3): nodes "
-        "tainted `gpuposture.io/trust-class=<class>` with NoSchedule or NoExecute, so only "
+        "tainted for the class (a key of GPUPOSTURE_POOL_TAINT_KEYS, default "
+        "`gpuposture.io/trust-class`, valued `<class>`, or an exact taint the class lists) "
+        "with NoSchedule or NoExecute, so only "
         "that class's pods run there. A GPU pod of such a tenant on a node without that taint "
         "shares the node's kernel, container runtime, GPU driver and (depending on the sharing "
         "mode) GPUs with whatever else is scheduled there, which is exactly what the "
@@ -55,7 +53,7 @@ def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
         # A KAI fraction holds its share of a GPU with no nvidia.com/* request.
         if not cls.requires_dedicated_pool or node is None or not uses_gpu(inputs, pod):
             continue
-        if has_class_taint(node, cls.slug):
+        if tainted_for(inputs, node, cls.slug):
             continue
         yield _pool_draft(inputs, pod, tenant, node)
 
@@ -65,14 +63,15 @@ def _pool_draft(inputs: PostureInputs, pod: Pod, tenant: TenantInfo, node: Node)
     evidence = {
         "gpu_resources": pod.gpu_resources,
         **({"gpu_fraction": pod.gpu_fraction} if pod.gpu_fraction else {}),
-        "expected_taint": f"{CLASS_TAINT_KEY}={slug}:NoSchedule (or NoExecute)",
+        "expected_taints": expected_taints(inputs, slug),
         "node_selector": dict(pod.node_selector),
         "tolerations": [dict(t) for t in pod.tolerations],
     }
     # Replicas land on different nodes: each pod's entry names its node and what it carries.
     where = {
         "node_taints": [f"{t.key}={t.value}:{t.effect}" for t in node.taints],
-        "node_class_label": node.labels.get(CLASS_TAINT_KEY),
+        "node_class_labels": class_labels(inputs, node),
+        "node_pool_for": node_pool_classes(inputs, node),
     }
     title = (
         f"GPU pods of {inputs.workload_of(pod).ref()} ({slug} tenant {tenant.slug}) run "

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from inventory.components import COMPONENT_FIELDS, deployed_unknown, node_components
-from inventory.snapshot import Node
+from inventory.snapshot import LABEL_KIND, Node, UnreadableConfig
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
@@ -89,7 +89,7 @@ def _stack_draft(node: Node, unknown: list[str], tenants: list[TenantInfo]) -> F
 
 @check(
     id="STACK-007",
-    title="GPU configuration on the node could not be read",
+    title="GPU configuration or label on the node could not be read",
     severity="medium",
     scope="node",
     rationale=(
@@ -100,13 +100,23 @@ def _stack_draft(node: Node, unknown: list[str], tenants: list[TenantInfo]) -> F
         "node's sharing mode is unknown: the sharing checks judge it as time-sliced, the "
         "weakest isolation, and cannot tell whether `failRequestsGreaterThanOne` or a MIG "
         "layout protects its tenants. A configuration built to defeat parsers is also a sign "
-        "that someone who should not edit it did."
+        "that someone who should not edit it did. The same holds for the GPU labels the "
+        "stack writes on the node (`nvidia.com/gpu.count`, `gpu.replicas`, "
+        "`gpu.sharing-strategy`, `mig.strategy`, `mig.config.state`): a value no component "
+        "writes is never read as a default; the node says it could not read it, and what the "
+        "label decides (a garbled sharing strategy makes the node's sharing unknown) is "
+        "judged as unknown. A device-plugin config entry that cannot be interpreted (no "
+        "resource name, replicas that are not a positive integer, unreadable `devices` or "
+        "`rename`) makes the whole config unreadable rather than silently dropping the entry."
     ),
     remediation=(
         "Open the ConfigMap and key (or the ClusterPolicy) named in the evidence and fix what "
         "the error says: the NVIDIA device plugin and mig-parted need only a few levels of "
         "plain YAML, no anchors or aliases, and well under 1 MiB. Check who changed it "
-        "(K8S-004 lists tenant principals who may), then re-sync the cluster."
+        "(K8S-004 lists tenant principals who may), then re-sync the cluster. For a label, "
+        "find what wrote it (GPU Feature Discovery, the GPU Operator, MIG Manager, or a "
+        "person: DRIFT-003 shows when it changed), restore the component's own value, and "
+        "restrict who may label nodes (K8S-003)."
     ),
     mappings=("SP800-53:CM-6", "SP800-53:CM-8", "CSF 2.0:ID.AM-01"),
 )
@@ -119,7 +129,7 @@ def unreadable_gpu_config(inputs: PostureInputs) -> Iterator[FindingDraft]:
 def _unreadable_draft(node: Node, tenants: list[TenantInfo]) -> FindingDraft:
     configs = [
         {
-            "object": f"{p.kind} {p.namespace}/{p.name}" if p.namespace else f"{p.kind} {p.name}",
+            "object": _object_name(p),
             "key": p.key or None,
             "purpose": p.purpose,
             "error": p.error,
@@ -137,5 +147,13 @@ def _unreadable_draft(node: Node, tenants: list[TenantInfo]) -> FindingDraft:
             "node_sharing_strategy": node.sharing_strategy,
             "tenants_on_node": [t.slug for t in tenants],
         },
-        title=f"GPU node {node.name}: its GPU configuration could not be read ({names})",
+        title=f"GPU node {node.name}: unknown, could not read {names}",
     )
+
+
+def _object_name(problem: UnreadableConfig) -> str:
+    if problem.kind == LABEL_KIND:
+        return f"label {problem.name}"
+    if problem.namespace:
+        return f"{problem.kind} {problem.namespace}/{problem.name}"
+    return f"{problem.kind} {problem.name}"

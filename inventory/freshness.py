@@ -1,0 +1,57 @@
+"""Whether a cluster's inventory is current enough to trust (PURE: no Django).
+
+A cluster is stale when its last sync failed (whatever its age: the reason matters now), or
+when its last good sync is older than twice its sync interval (one missed sync is a blip; two
+mean nothing reads the cluster). A cluster synced by hand only (interval 0, or a snapshot
+with no stored file to re-read) is never stale by age."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+FAILED = "failed"
+MAX_REASON = 300  # the first line of a sync error, shortened for a banner
+
+
+@dataclass(frozen=True)
+class Freshness:
+    stale: bool
+    failed: bool  # the last finished sync failed
+    age_seconds: float | None  # since the last good sync finished; None: never
+    reason: str  # why it is stale, in words; "" when fresh
+
+
+def cluster_freshness(
+    *,
+    now: datetime,
+    interval_minutes: int,
+    last_good_at: datetime | None,
+    last_status: str | None,
+    last_error: str = "",
+) -> Freshness:
+    """`interval_minutes`: the scheduled interval, 0 for manual syncs only. `last_status`
+    and `last_error`: of the newest finished sync run (None: none finished yet)."""
+    age = (now - last_good_at).total_seconds() if last_good_at else None
+    if last_status == FAILED:
+        first_line = (last_error or "no reason recorded").strip().splitlines()[0].rstrip(".")
+        return Freshness(True, True, age, f"the last sync failed: {first_line[:MAX_REASON]}")
+    if interval_minutes > 0 and age is not None and age > 2 * interval_minutes * 60:
+        return Freshness(
+            True,
+            False,
+            age,
+            f"no successful sync for {age_words(age)} (expected every {interval_minutes} min)",
+        )
+    return Freshness(False, False, age, "")
+
+
+def age_words(seconds: float) -> str:
+    """A duration as a person says it: 45 s, 12 min, 5 h, 3 d."""
+    if seconds < 90:
+        return f"{int(seconds)} s"
+    if seconds < 90 * 60:
+        return f"{int(seconds // 60)} min"
+    if seconds < 48 * 3600:
+        return f"{int(seconds // 3600)} h"
+    return f"{int(seconds // 86400)} d"

@@ -1,0 +1,75 @@
+"""GPU-relevant node labels whose value cannot be read (issue 17 item 2). PURE.
+
+GPU Feature Discovery, the GPU Operator and MIG Manager write these labels with a small, known
+set of values. A value outside it (a count that is not a number, a sharing strategy or MIG state
+no component writes) is not a fact we may replace by a default: the node says "unknown, could
+not read <label>" (STACK-007, one check for everything that cannot be read), and whatever the
+label decides is judged as unknown (a garbled sharing strategy makes the node's sharing
+`unknown`, which the sharing checks treat as the weakest isolation)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from inventory.snapshot import LABEL_KIND, UnreadableConfig
+from inventory.sources.raw import as_int
+
+NV = "nvidia.com/"
+LABEL_PURPOSE = "gpu_label"
+# What each component writes (GFD: sharing strategy, count, replicas; the GPU Operator: MIG
+# strategy; MIG Manager: the state of a reconfiguration).
+SHARING_STRATEGIES = ("none", "time-slicing", "mps")
+MIG_STRATEGIES = ("none", "single", "mixed")
+MIG_STATES = ("pending", "rebooting", "success", "failed")
+
+
+def _count(minimum: int) -> Callable[[str], str | None]:
+    def judge(value: str) -> str | None:
+        number = as_int(value)
+        if number is None:
+            return "not an integer"
+        return None if number >= minimum else f"below {minimum}"
+
+    return judge
+
+
+def _one_of(allowed: tuple[str, ...]) -> Callable[[str], str | None]:
+    def judge(value: str) -> str | None:
+        if value.strip().lower() in allowed:
+            return None
+        return f"not one of {', '.join(allowed)}"
+
+    return judge
+
+
+# label -> how its value is judged (an error, or None when it reads).
+READERS: dict[str, Callable[[str], str | None]] = {
+    NV + "gpu.count": _count(0),
+    NV + "gpu.replicas": _count(1),
+    NV + "gpu.sharing-strategy": _one_of(SHARING_STRATEGIES),
+    NV + "mig.strategy": _one_of(MIG_STRATEGIES),
+    NV + "mig.config.state": _one_of(MIG_STATES),
+}
+
+
+def unreadable_labels(labels: Mapping[str, str]) -> tuple[UnreadableConfig, ...]:
+    """Each GPU label of the node whose value cannot be read, with what is wrong with it."""
+    found = []
+    for label, judge in sorted(READERS.items()):
+        if label not in labels:
+            continue  # absent is not unreadable: the component may not run here
+        value = str(labels[label])
+        error = judge(value)
+        if error:
+            found.append(
+                UnreadableConfig(
+                    LABEL_KIND, "", label, "", LABEL_PURPOSE, f"value {value[:63]!r}: {error}"
+                )
+            )
+    return tuple(found)
+
+
+def sharing_label_garbled(labels: Mapping[str, str]) -> bool:
+    """The sharing-strategy label is set to something GFD never writes."""
+    value = labels.get(NV + "gpu.sharing-strategy")
+    return value is not None and READERS[NV + "gpu.sharing-strategy"](value) is not None

@@ -1,0 +1,73 @@
+"""`/api/v1/actions/`: fix-first actions, most risk removed first, each linking to its findings."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import QuerySet
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from gpuposture.base.api import ScopedReadOnlyViewSet
+from inventory.presenter import PresentedSerializer
+from posture.models import Action
+from tenants.models import Tenant
+
+
+class ActionFilter(django_filters.FilterSet):
+    """Filters by name (DESIGN §8); `tenant` means "helps this tenant", `check` "closes a
+    finding of this check"."""
+
+    cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
+    tenant = django_filters.CharFilter(method="filter_tenant", label="Helps tenant (slug)")
+    check = django_filters.CharFilter(method="filter_check", label="Closes findings of check id")
+
+    class Meta:
+        model = Action
+        fields = ["cluster", "tenant", "check"]
+
+    def filter_tenant(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        # A tenant viewer naming another tenant gets nothing, as on the findings list.
+        tenants = Tenant.objects.filter(slug=value)
+        user = getattr(self.request, "user", None)
+        if user is not None:
+            tenants = tenants.visible_to(user)
+        return queryset.affecting(tenant__in=tenants)
+
+    def filter_check(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(check_ids__icontains=f'"{value.upper()}"')
+
+
+class ActionSerializer(PresentedSerializer):
+    cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    checks = serializers.ListField(source="check_ids", child=serializers.CharField())
+    finding_ids = serializers.ListField(child=serializers.IntegerField())
+    tenants = serializers.SerializerMethodField()
+    findings_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Action
+        fields = [
+            "key", "title", "cluster", "severity", "checks", "finding_count", "finding_ids",
+            "tenants", "risk_removed", "share_of_risk", "share_of_critical", "computed_at",
+            "findings_url",
+        ]  # fmt: skip
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_tenants(self, action: Action) -> list[str]:
+        """Slugs of the tenants it helps (a tenant viewer sees only their own)."""
+        return sorted(t.slug for t in action.tenants.all())
+
+    def get_findings_url(self, action: Action) -> str:
+        """The findings it closes: the findings list filtered by this action's key."""
+        return f"{reverse('api:finding-list')}?action={action.key}"
+
+
+class ActionViewSet(ScopedReadOnlyViewSet):
+    """Fix-first actions (DESIGN §5): each groups the open findings one change closes, with the
+    tenants it helps and the risk points it removes (as of the last score), most first."""
+
+    queryset = Action.objects.select_related("cluster").prefetch_related("tenants")
+    serializer_class = ActionSerializer
+    filterset_class = ActionFilter
+    lookup_field = "key"

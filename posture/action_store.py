@@ -1,0 +1,111 @@
+"""Store the fix-first actions (posture/actions.py) once per score, so the overview and
+`/api/v1/actions/` read a ranked table instead of regrouping every open finding per request."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+
+from inventory.models import Cluster, Node
+from inventory.pools import node_pool
+from posture.actions import ActionFinding, actions_for
+from posture.models import Action, ActionTenant, Finding, FindingTenant
+from tenants.models import Tenant
+
+_CHUNK = 2000
+
+
+def _pools() -> dict[tuple[str, str], str]:
+    """(cluster name, node name) -> its pool, for the GPU nodes ("" when none is labelled)."""
+    rows = Node.objects.filter(is_gpu_node=True).values_list("cluster__name", "name", "labels")
+    return {(cluster, name): node_pool(labels or {}) for cluster, name, labels in rows}
+
+
+def _tenant_weights() -> dict[int, dict[str, float]]:
+    """finding id -> {tenant slug: class weight}, for the open findings (one query)."""
+    links = FindingTenant.objects.filter(finding__status=Finding.Status.OPEN).values_list(
+        "finding_id", "tenant__slug", "tenant__trust_class__risk_weight"
+    )
+    weights: dict[int, dict[str, float]] = defaultdict(dict)
+    for finding_id, slug, weight in links.iterator(_CHUNK):
+        weights[finding_id][slug] = weight
+    return weights
+
+
+def _subject_pools(
+    pools: dict[tuple[str, str], str], cluster: str, kind: str, name: str, evidence: Any
+) -> tuple[str, ...]:
+    """The pools a finding's subject is in: its node's, or those of a workload's pods' nodes."""
+    if kind == "Node":
+        found = [pools.get((cluster, name), "")]
+    else:
+        pods = evidence.get("pods") if isinstance(evidence, dict) else None
+        nodes = (p.get("node") for p in pods or () if isinstance(p, dict))
+        found = [pools.get((cluster, str(n)), "") for n in nodes]
+    return tuple(sorted({p for p in found if p}))
+
+
+def open_action_findings() -> Iterator[ActionFinding]:
+    """Every open finding as posture.actions groups it (three queries, read in chunks)."""
+    pools = _pools()
+    weights = _tenant_weights()
+    rows = Finding.objects.filter(status=Finding.Status.OPEN).values_list(
+        "id", "check_id", "severity", "cluster__name", "subject_kind", "subject_namespace",
+        "subject_name", "title", "evidence", "exposure",
+    )  # fmt: skip
+    for (
+        pk,
+        check,
+        severity,
+        cluster,
+        kind,
+        namespace,
+        name,
+        title,
+        evidence,
+        exposure,
+    ) in rows.order_by("id").iterator(_CHUNK):
+        yield ActionFinding(
+            id=pk, check_id=check, severity=severity, cluster=cluster, subject_kind=kind,
+            subject_namespace=namespace, subject_name=name, title=title,
+            evidence=evidence if isinstance(evidence, dict) else {}, exposure=exposure,
+            tenant_weights=weights.get(pk, {}),
+            pools=_subject_pools(pools, cluster, kind, name, evidence),
+        )  # fmt: skip
+
+
+@transaction.atomic
+def actions_refresh(*, now: datetime) -> int:
+    """Regroup every open finding into actions and replace the stored ones (keys are stable,
+    so a link to an action's findings survives a re-score while the action exists)."""
+    built = actions_for(open_action_findings())
+    clusters = dict(Cluster.objects.values_list("name", "pk"))
+    tenants = dict(Tenant.objects.values_list("slug", "pk"))
+    Action.objects.all().delete()
+    rows = Action.objects.bulk_create(
+        Action(
+            key=a.key,
+            cluster_id=clusters[a.cluster],
+            title=a.title[:400],
+            severity=a.severity,
+            check_ids=list(a.check_ids),
+            finding_ids=list(a.finding_ids),
+            finding_count=len(a.finding_ids),
+            risk_removed=a.risk_removed,
+            share_of_risk=a.share_of_risk,
+            share_of_critical=a.share_of_critical,
+            computed_at=now,
+        )  # fmt: skip
+        for a in built
+    )
+    ActionTenant.objects.bulk_create(
+        ActionTenant(action_id=row.pk, tenant_id=tenants[slug], risk=risk)
+        for row, a in zip(rows, built, strict=True)
+        for slug, risk in a.tenant_risk.items()
+        if slug in tenants
+    )
+    return len(rows)

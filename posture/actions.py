@@ -1,0 +1,267 @@
+"""Fix these first: open findings grouped into the ACTIONS that close them (DESIGN §5). PURE.
+
+An action is one change a platform team makes; it closes every finding in it at once:
+- an upgrade of one pool's nodes (STACK-001/002/003 below the baseline, STACK-005 past
+  the SLA): the pool is the patch rollout plan's unit (inventory/rollout.py), and the title
+  names each component move as the plan keys it (a component, the driver by branch) with the
+  highest fixed version named;
+- one setting of one pool's nodes (STACK-004/006/008, ATTR-003);
+- one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of pods running on it);
+- one fix of one workload (the POD-* findings of one check on one workload, every container);
+- one co-tenancy pair separated on one pool (every co-tenancy check of that pair there);
+- otherwise the finding alone.
+
+Risk removed is what the score would lose: the sum of its findings' risk points for each tenant
+they affect, from posture.scoring's own function. Shares are of the total over every open
+finding (all risk, and all critical risk). The key is a short hash of the group's identity,
+stable across runs, and names no tenant (a tenant viewer may read it in a link).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from inventory.rollout import component_key, highest_version
+from posture.scoring import SEVERITY_ORDER, finding_risk
+
+UPGRADE_CHECKS = ("STACK-001", "STACK-002", "STACK-003", "STACK-005")
+TAINT_CHECKS = ("K8S-002", "POD-009")
+COMPONENT_NAMES = {
+    "driver": "the GPU driver",
+    "container_toolkit": "the container toolkit",
+    "device_plugin": "the device plugin",
+    "gpu_operator": "the GPU Operator",
+    "mig_manager": "the MIG manager",
+    "dcgm_exporter": "the DCGM exporter",
+    "firmware": "the GPU firmware",
+}
+# The change each workload check asks for, as the start of an imperative title.
+WORKLOAD_FIXES = {
+    "POD-001": "Remove privileged from",
+    "POD-002": "Remove hostPID, hostIPC and hostNetwork from",
+    "POD-003": "Remove the host path volumes from",
+    "POD-004": "Drop SYS_ADMIN and other dangerous capabilities from",
+    "POD-005": "Remove /dev/nvidia-caps access from",
+    "POD-006": "Set GPU limits equal to requests in",
+    "POD-007": "Pin images by digest from an approved registry in",
+    "POD-008": "Move literal credentials out of the env of",
+    "POD-011": "Request GPUs through the scheduler (not NVIDIA_VISIBLE_DEVICES) in",
+    "K8S-006": "Put authentication in front of the notebook or dashboard of",
+    "DRA-001": "Remove the DRA admin-access claim from",
+}
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod", "ReplicaSet")
+# Node checks whose fix is one setting of the pool's nodes.
+NODE_FIXES = {
+    "STACK-004": "Make the driver, toolkit and device plugin versions known",
+    "STACK-006": "Inject GPUs through CDI (and regenerate the spec after MIG changes)",
+    "STACK-008": "Make the container toolkit ignore NVIDIA_VISIBLE_DEVICES from unprivileged pods",
+    "ATTR-003": "Deploy DCGM-Exporter",
+}
+# What the co-tenancy checks share, for the title: "stop time-slicing a with b on pool x".
+PAIR_VERBS = {"SHARE-001": "time-slicing", "SHARE-006": "MPS-sharing", "SHARE-002": "MIG-sharing"}
+
+
+@dataclass(frozen=True)
+class ActionFinding:
+    """An open finding as the grouping reads it."""
+
+    id: int
+    check_id: str
+    severity: str
+    cluster: str
+    subject_kind: str
+    subject_namespace: str
+    subject_name: str
+    title: str
+    evidence: Mapping[str, Any]
+    exposure: int
+    tenant_weights: Mapping[str, float]  # tenant slug -> its class's risk weight
+    pools: tuple[str, ...] = ()  # the pools of the nodes it is on (a workload's pods')
+
+
+@dataclass(frozen=True)
+class Action:
+    key: str
+    title: str
+    cluster: str
+    severity: str  # the worst of its findings
+    check_ids: tuple[str, ...]
+    finding_ids: tuple[int, ...]
+    tenant_risk: dict[str, float]  # tenant slug -> risk points it removes for that tenant
+    risk_removed: float
+    critical_risk_removed: float
+    share_of_risk: float = 0.0  # percent of all open risk
+    share_of_critical: float = 0.0  # percent of all open critical risk
+
+    @property
+    def tenants(self) -> tuple[str, ...]:
+        return tuple(sorted(self.tenant_risk))
+
+
+def finding_tenant_risk(finding: ActionFinding) -> dict[str, float]:
+    """The risk points the finding gives each tenant it affects (what the score counts)."""
+    return {
+        tenant: finding_risk(severity=finding.severity, exposure=finding.exposure, class_weight=w)
+        for tenant, w in finding.tenant_weights.items()
+    }
+
+
+def _where(finding: ActionFinding) -> str:
+    """The pool the subject is in ("pool x"), or the node itself when it has none."""
+    if finding.subject_kind == "NodePool":
+        return f"pool {finding.subject_name}"
+    if finding.pools:
+        return f"pool {finding.pools[0]}"
+    return f"node {finding.subject_name}"
+
+
+def _moves(finding: ActionFinding) -> tuple[tuple[str, str | None], ...]:
+    """The component moves that close a stack finding: (component key, target version)."""
+    listed = finding.evidence.get("exposures") or finding.evidence.get("late_exposures") or []
+    fixed: dict[str, list[str]] = defaultdict(list)
+    for exposure in listed:
+        key = component_key(exposure)
+        fixed[key]  # a component with no published fix still needs the move
+        if exposure.get("fixed_version"):
+            fixed[key].append(str(exposure["fixed_version"]))
+    return tuple((k, highest_version(v) if v else None) for k, v in sorted(fixed.items()))
+
+
+def _component(key: str) -> str:
+    name, _, branch = key.partition(" ")
+    return f"{COMPONENT_NAMES.get(name, name)}{f' {branch}' if branch else ''}"
+
+
+def _component_order(item: tuple[str, object]) -> tuple[int, str]:
+    """The stack from the bottom up (driver, toolkit, ...), as COMPONENT_NAMES lists it."""
+    name = item[0].partition(" ")[0]
+    names = list(COMPONENT_NAMES)
+    return (names.index(name) if name in names else len(names), item[0])
+
+
+def _upgrade_title(members: list[ActionFinding], where: str) -> str:
+    """ "Upgrade the X to v and the Y to w on pool p": every move the pool's findings need,
+    each to the highest fixed version any of them names (as the rollout plan targets)."""
+    fixed: dict[str, list[str]] = defaultdict(list)
+    for finding in members:
+        for key, version in _moves(finding):
+            fixed[key].extend([version] if version else [])
+    parts = [
+        f"{_component(k)} to {highest_version(v) if v else 'a fixed version'}"
+        for k, v in sorted(fixed.items(), key=_component_order)
+    ]
+    listed = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else "".join(parts)
+    return f"Upgrade {listed or 'the GPU stack'} on {where}"
+
+
+def _pair(finding: ActionFinding) -> tuple[str, str] | None:
+    parties = finding.evidence.get("parties")
+    if not isinstance(parties, list) or len(parties) != 2:
+        return None
+    first, second = sorted(str(p.get("party", "")) for p in parties)
+    return first, second
+
+
+def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
+    """(identity, title) of the action that closes the finding."""
+    check, cluster = finding.check_id, finding.cluster
+    where = _where(finding)
+    if check in UPGRADE_CHECKS and finding.subject_kind == "Node":
+        # One rollout of the pool closes them all (the title, built from every member, says
+        # which components move to what).
+        return (cluster, "upgrade", where), ""
+    if check in NODE_FIXES and finding.subject_kind == "Node":
+        return (cluster, "node", check, where), f"{NODE_FIXES[check]} on {where}"
+    if check in TAINT_CHECKS and (finding.subject_kind == "Node" or finding.pools):
+        return (cluster, "taint", where), f"Taint {where}"
+    pair = _pair(finding)
+    if pair is not None:
+        verb = PAIR_VERBS.get(check, "sharing GPUs between")
+        names = f"{pair[0] or 'platform pods'} with {pair[1] or 'platform pods'}"
+        if verb == "sharing GPUs between":
+            names = names.replace(" with ", " and ")
+        identity = (cluster, "pair", finding.subject_kind, finding.subject_name, *pair)
+        return identity, f"Stop {verb} {names} on {where}"
+    if check in WORKLOAD_FIXES and finding.subject_kind in WORKLOAD_KINDS:
+        ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
+        identity = (cluster, "workload", check, finding.subject_kind, ref)
+        return identity, f"{WORKLOAD_FIXES[check]} {finding.subject_kind} {ref}"
+    return (cluster, "finding", str(finding.id)), f"Fix {check}: {finding.title}"
+
+
+def action_key(identity: tuple[str, ...]) -> str:
+    """16 hex digits of the identity: stable across runs, no tenant name readable in it."""
+    return hashlib.sha256("|".join(identity).encode()).hexdigest()[:16]
+
+
+def actions_for(findings: Iterable[ActionFinding]) -> list[Action]:
+    """Group open findings into actions, most risk removed first (then key, for ties)."""
+    groups: dict[tuple[str, ...], list[ActionFinding]] = defaultdict(list)
+    titles: dict[tuple[str, ...], str] = {}
+    for finding in findings:
+        identity, title = group_of(finding)
+        groups[identity].append(finding)
+        titles.setdefault(identity, title)
+    built = [_action(identity, titles[identity], members) for identity, members in groups.items()]
+    total = sum(a.risk_removed for a in built)
+    critical = sum(a.critical_risk_removed for a in built)
+    shared = [
+        Action(
+            **{
+                **a.__dict__,
+                "share_of_risk": _percent(a.risk_removed, total),
+                "share_of_critical": _percent(a.critical_risk_removed, critical),
+            }
+        )
+        for a in built
+    ]
+    return sorted(shared, key=lambda a: (-a.risk_removed, a.key))
+
+
+def _percent(part: float, whole: float) -> float:
+    return round(100 * part / whole, 1) if whole else 0.0
+
+
+def _action(identity: tuple[str, ...], title: str, members: list[ActionFinding]) -> Action:
+    tenant_risk: dict[str, float] = defaultdict(float)
+    critical = 0.0
+    for finding in members:
+        points = finding_tenant_risk(finding)
+        for tenant, value in points.items():
+            tenant_risk[tenant] += value
+        if finding.severity == "critical":
+            critical += sum(points.values())
+    if identity[1] == "taint":
+        title += _taint_classes(members)
+    elif identity[1] == "upgrade":
+        title = _upgrade_title(members, identity[2])
+    return Action(
+        key=action_key(identity),
+        title=title,
+        cluster=members[0].cluster,
+        severity=min((f.severity for f in members), key=SEVERITY_ORDER.index),
+        check_ids=tuple(sorted({f.check_id for f in members})),
+        finding_ids=tuple(sorted(f.id for f in members)),
+        tenant_risk={t: round(v, 2) for t, v in sorted(tenant_risk.items())},
+        risk_removed=round(sum(tenant_risk.values()), 2),
+        critical_risk_removed=round(critical, 2),
+    )
+
+
+def _taint_classes(members: list[ActionFinding]) -> str:
+    """ " for class x": the classes of the pods running outside their pool (POD-009), else the
+    one class of the tenants on the untainted nodes (K8S-002); "" when several or none."""
+    classes = {str(f.evidence.get("trust_class")) for f in members if f.check_id == "POD-009"}
+    if not classes:
+        on_nodes = (f.evidence.get("tenants_on_node") or [] for f in members)
+        classes = {str(t.get("trust_class")) for listed in on_nodes for t in listed}
+    classes.discard("None")
+    if not classes:
+        return ""
+    if len(classes) == 1:
+        return f" for class {classes.pop()}"
+    return f" for classes {', '.join(sorted(classes))}"

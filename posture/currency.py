@@ -1,0 +1,137 @@
+"""How current what a page shows is: per cluster, whether its inventory is stale (and why),
+whether a re-score is pending, and when it was last scored. One query for any number of
+clusters; a tenant viewer's copy of a sync error hides other tenants' names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import OuterRef, QuerySet, Subquery
+from django.utils import timezone
+
+from inventory.freshness import Freshness, age_words, cluster_freshness
+from inventory.models import Cluster, SyncRun
+from inventory.presenter import hidden_scope_for
+from tenants.models import Tenant
+
+
+@dataclass(frozen=True)
+class ClusterCurrency:
+    name: str
+    freshness: Freshness
+    pending: bool  # a re-score is waiting (posture.rescore)
+    last_scored_at: datetime | None
+
+    @property
+    def age(self) -> str:
+        """Since the last good sync, in words ("" when never)."""
+        seconds = self.freshness.age_seconds
+        return age_words(seconds) if seconds is not None else ""
+
+
+@dataclass(frozen=True)
+class Currency:
+    """What a page says about the clusters it shows."""
+
+    clusters: list[ClusterCurrency]
+
+    @property
+    def stale(self) -> list[ClusterCurrency]:
+        return [c for c in self.clusters if c.freshness.stale]
+
+    @property
+    def pending(self) -> list[str]:
+        return [c.name for c in self.clusters if c.pending]
+
+    @property
+    def last_scored_at(self) -> datetime | None:
+        return max((c.last_scored_at for c in self.clusters if c.last_scored_at), default=None)
+
+
+def clusters_currency(
+    user: Any, *, tenant: Tenant | None = None, cluster: Cluster | None = None
+) -> Currency:
+    """The clusters `user` may see (those `tenant` runs pods on, or `cluster` alone)."""
+    clusters: QuerySet[Cluster] = Cluster.objects.visible_to(user)
+    if tenant is not None:
+        clusters = clusters.filter(pods__tenant=tenant).distinct()
+    if cluster is not None:
+        clusters = clusters.filter(pk=cluster.pk)
+    now = timezone.now()
+    rows = [_currency(row, now) for row in _rows(clusters)]
+    if any(c.freshness.failed for c in rows):
+        rows = _redacted(user, rows)
+    return Currency(rows)
+
+
+def clusters_currency_all() -> Currency:
+    """Every cluster, as stored (for /metrics: the operator's token sees everything)."""
+    now = timezone.now()
+    return Currency([_currency(row, now) for row in _rows(Cluster.objects.all())])
+
+
+def _rows(clusters: QuerySet[Cluster]) -> QuerySet:
+    finished = SyncRun.objects.filter(cluster=OuterRef("pk"), finished_at__isnull=False).order_by(
+        "-finished_at", "-id"
+    )
+    good = finished.filter(status=SyncRun.Status.SUCCEEDED)
+    return (
+        clusters.annotate(
+            last_good_at=Subquery(good.values("finished_at")[:1]),
+            last_status=Subquery(finished.values("status")[:1]),
+            last_error=Subquery(finished.values("error")[:1]),
+        )
+        .order_by("name")
+        .values(
+            "name",
+            "source",
+            "snapshot_paths",
+            "sync_interval_minutes",
+            "last_good_at",
+            "last_status",
+            "last_error",
+            "score_state__pending_since",
+            "score_state__last_scored_at",
+        )  # fmt: skip
+    )
+
+
+def _currency(row: dict[str, Any], now: datetime) -> ClusterCurrency:
+    # As inventory.schedule decides: a snapshot cluster with no stored file is never re-read.
+    scheduled = row["source"] != Cluster.Source.SNAPSHOT or bool(row["snapshot_paths"])
+    freshness = cluster_freshness(
+        now=now,
+        interval_minutes=row["sync_interval_minutes"] if scheduled else 0,
+        last_good_at=row["last_good_at"],
+        last_status=row["last_status"],
+        last_error=row["last_error"] or "",
+    )
+    return ClusterCurrency(
+        name=row["name"],
+        freshness=freshness,
+        pending=row["score_state__pending_since"] is not None,
+        last_scored_at=row["score_state__last_scored_at"],
+    )
+
+
+def _redacted(user: Any, rows: list[ClusterCurrency]) -> list[ClusterCurrency]:
+    """A sync error names objects of every namespace: a tenant viewer sees others' hidden."""
+    scope = hidden_scope_for(user)
+    if scope is None or scope.empty:
+        return rows
+    return [
+        ClusterCurrency(
+            c.name,
+            Freshness(
+                c.freshness.stale,
+                c.freshness.failed,
+                c.freshness.age_seconds,
+                scope.text(c.freshness.reason),
+            ),
+            c.pending,
+            c.last_scored_at,
+        )  # fmt: skip
+        for c in rows
+    ]

@@ -1,0 +1,42 @@
+"""Which clusters time alone has moved: something expired since their last score.
+
+Nobody edits anything when a risk acceptance, a sharing approval or a provider's accepted
+questionnaire reaches its expiry, yet the score changes then. The periodic sweep
+(posture.rescore.rescore_sweep) asks this module which clusters such an expiry touched since
+they were last scored. Three small queries."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db.models import F, Q
+
+from inventory.models import Cluster
+from posture.models import Finding
+from providers.models import Assessment
+from tenants.models import SharingRequest
+
+
+def clusters_due(*, now: datetime) -> set[int]:
+    """Clusters with an expiry at or before `now` that their last score did not see."""
+    # An accepted finding past its date stays "accepted" until an evaluation reopens it.
+    accepted = Finding.objects.filter(
+        status=Finding.Status.ACCEPTED, accepted_until__lte=now
+    ).values_list("cluster_id", flat=True)
+    unseen = Q(cluster__score_state__isnull=True) | Q(
+        cluster__score_state__last_scored_at__isnull=True
+    )
+    approvals = (
+        SharingRequest.objects.filter(status=SharingRequest.Status.APPROVED, expires_at__lte=now)
+        .filter(unseen | Q(expires_at__gt=F("cluster__score_state__last_scored_at")))
+        .values_list("cluster_id", flat=True)
+    )
+    # One filter() call: the assessment conditions hold for the same assessment row.
+    questionnaires = Cluster.objects.filter(
+        Q(score_state__isnull=True)
+        | Q(score_state__last_scored_at__isnull=True)
+        | Q(provider__assessments__expires_at__gt=F("score_state__last_scored_at")),
+        provider__assessments__status=Assessment.Status.ACCEPTED,
+        provider__assessments__expires_at__lte=now,
+    ).values_list("pk", flat=True)
+    return {*accepted, *approvals, *questionnaires}

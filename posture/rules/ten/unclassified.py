@@ -1,0 +1,89 @@
+"""TEN-001: a GPU workload in a namespace no tenant claims and the platform does not own.
+
+Such a namespace is unclassified (DESIGN §3): its pods are judged as the system tenant
+`unclassified` under GPUPOSTURE_UNCLASSIFIED_CLASS by every other check; this one names the
+cause itself, once per namespace, so claiming it (or listing it as the platform's) closes it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inventory.snapshot import Pod
+from posture.inputs import PostureInputs
+from posture.rules.common import pod_ref
+from posture.rules.dra_holdings import uses_gpu
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.subjects import namespace_draft
+
+
+def unclassified_gpu_pods(inputs: PostureInputs) -> dict[str, list[Pod]]:
+    """namespace -> its active GPU pods, for each unclassified namespace holding one (a GPU
+    resource of any name, a fraction, a DRA claim of a GPU class; reservation placeholders
+    left out)."""
+    found: dict[str, list[Pod]] = {}
+    for pod in inputs.snapshot.pods:
+        if not pod.is_active or not uses_gpu(inputs, pod):
+            continue
+        tenant = inputs.tenant_of_pod(pod)
+        if tenant is not None and tenant.slug == inputs.unclassified.slug:
+            found.setdefault(pod.namespace, []).append(pod)
+    return {ns: sorted(pods, key=pod_ref) for ns, pods in sorted(found.items())}
+
+
+@check(
+    id="TEN-001",
+    title="GPU workload in a namespace no tenant owns",
+    severity="high",
+    scope="tenant",
+    rationale=(
+        "Every GPU workload must belong to someone whose trust class says how it may share "
+        "GPUs. A namespace no tenant claims and that is not a platform namespace has no owner, "
+        "no class and no approvals: nobody answers for its pods, its quota or its neighbours. "
+        "gpuposture judges such pods under the strictest class (GPUPOSTURE_UNCLASSIFIED_CLASS, "
+        "`external` by default) rather than trusting them as the platform, and names the "
+        "namespace here so that someone takes ownership."
+    ),
+    remediation=(
+        "Claim the namespace for the tenant that runs it: add it to that tenant's `namespaces` "
+        "in the tenants file (`manage.py apply_tenants`), or label it "
+        "`gpuposture.io/tenant: <slug>`. If it is the platform team's own, label it "
+        '`gpuposture.io/platform: "true"` or list it in GPUPOSTURE_PLATFORM_NAMESPACES, then '
+        "re-sync."
+    ),
+    mappings=("SP800-53:CM-8", "SP800-53:AC-2"),
+)
+def gpu_workload_in_unclassified_namespace(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    party = inputs.unclassified
+    for namespace, pods in unclassified_gpu_pods(inputs).items():
+        workloads = sorted({inputs.workload_of(p).ref() for p in pods})
+        evidence = {
+            "namespace": namespace,
+            "tenant": party.slug,
+            "judged_as_class": party.trust_class.slug,
+            "namespace_labels": _labels(inputs, namespace),
+            "workloads": workloads[:MEMBERS_SHOWN],
+            "gpu_pods": [_pod_entry(p) for p in pods[:MEMBERS_SHOWN]],
+            "gpu_pod_count": len(pods),
+        }
+        title = (
+            f"Namespace {namespace} runs {len(pods)} GPU pod(s) and no tenant owns it "
+            f"(judged as {party.trust_class.slug})"
+        )
+        yield namespace_draft(
+            "TEN-001", inputs, namespace, tenants=(party,), evidence=evidence, title=title,
+            exposure=len(workloads),
+        )  # fmt: skip
+
+
+def _labels(inputs: PostureInputs, namespace: str) -> dict[str, str]:
+    """The namespace's labels: why no tenant label or platform label claimed it."""
+    return next((dict(n.labels) for n in inputs.snapshot.namespaces if n.name == namespace), {})
+
+
+def _pod_entry(pod: Pod) -> dict[str, object]:
+    entry: dict[str, object] = {"pod": pod_ref(pod), "node": pod.node_name}
+    if pod.gpu_resources:
+        entry["gpu_resources"] = dict(sorted(pod.gpu_resources.items()))
+    if pod.gpu_fraction:
+        entry["gpu_fraction"] = pod.gpu_fraction
+    return entry

@@ -1,0 +1,62 @@
+"""Which trust class a node pool is for, by its taints (DESIGN §3 "Class pools"). PURE.
+
+One rule for K8S-002 ("is this GPU node tainted for a class at all") and POD-009 ("is this node
+tainted for the pod's class"): a NoSchedule or NoExecute taint whose key is one of
+GPUPOSTURE_POOL_TAINT_KEYS names the class by its value (`tenant-class=sensitive`), and a class
+may list exact taints of its own (`dedicated=regulated:NoSchedule`). Any other taint, however
+strict its effect, says nothing about classes: `dedicated=batch:NoSchedule` keeps some pods off
+but is not a class pool."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+SEPARATING_EFFECTS = ("NoSchedule", "NoExecute")
+DEFAULT_POOL_TAINT_KEYS = ("gpuposture.io/trust-class",)
+# key=value:effect, or key:effect for a taint with no value (as `kubectl taint` writes them).
+_EXACT = re.compile(r"^(?P<key>[^\s=:]+)(?:=(?P<value>[^\s:]*))?:(?P<effect>NoSchedule|NoExecute)$")
+
+
+def parse_pool_taint(text: str) -> tuple[str, str, str]:
+    """(key, value, effect) of an exact pool taint; ValueError when it is not one."""
+    found = _EXACT.match(text.strip())
+    if not found:
+        raise ValueError(f"{text!r}: write a pool taint as key=value:NoSchedule (or :NoExecute)")
+    return found["key"], found["value"] or "", found["effect"]
+
+
+@dataclass(frozen=True)
+class PoolTaintRules:
+    """The configured keys and each class's exact taints."""
+
+    keys: tuple[str, ...] = DEFAULT_POOL_TAINT_KEYS
+    exact: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # class -> taints
+
+    def classes_of(self, key: str, value: str, effect: str) -> set[str]:
+        """The classes one taint marks a pool for (none for an unrelated taint)."""
+        if effect not in SEPARATING_EFFECTS:
+            return set()
+        found = {value} if key in self.keys and value else set()
+        found |= {
+            cls
+            for cls, taints in self.exact.items()
+            if any(_same(t, key, value, effect) for t in taints)
+        }
+        return found
+
+
+def _same(text: str, key: str, value: str, effect: str) -> bool:
+    try:
+        return parse_pool_taint(text) == (key, value, effect)
+    except ValueError:
+        return False  # refused when saved; an old row never matches rather than crashing
+
+
+def pool_classes(taints: Iterable[tuple[str, str, str]], rules: PoolTaintRules) -> list[str]:
+    """The classes a node's (key, value, effect) taints mark its pool for, sorted."""
+    found: set[str] = set()
+    for key, value, effect in taints:
+        found |= rules.classes_of(key, value, effect)
+    return sorted(found)

@@ -1,0 +1,168 @@
+"""Fix-first actions (posture/actions.py): which open findings one change closes, and the risk
+it removes. Pure: findings as the grouping reads them, evidence shaped as the checks write it."""
+
+from __future__ import annotations
+
+import pytest
+
+from posture.actions import ActionFinding, actions_for, group_of
+from posture.scoring import finding_risk
+
+WEIGHTS = {"internal": 1.0, "sensitive": 4.0, "external": 2.0}
+_ids = iter(range(1, 10_000))
+
+
+def finding(check: str, kind: str, name: str, *, namespace: str = "", severity: str = "high",
+            tenants: dict[str, str] | None = None, evidence: dict | None = None,
+            pools: tuple[str, ...] = (), exposure: int = 1,
+            cluster: str = "prod") -> ActionFinding:  # fmt: skip
+    tenants = tenants if tenants is not None else {"alpha": "internal"}
+    return ActionFinding(
+        id=next(_ids), check_id=check, severity=severity, cluster=cluster, subject_kind=kind,
+        subject_namespace=namespace, subject_name=name, title=f"{check} on {name}",
+        evidence=evidence or {}, exposure=exposure,
+        tenant_weights={slug: WEIGHTS[cls] for slug, cls in tenants.items()}, pools=pools,
+    )  # fmt: skip
+
+
+def toolkit_below(node: str, pool: str, fixed: str = "1.17.8", **kw: object) -> ActionFinding:
+    exposure = {"component": "container_toolkit", "installed": "1.16.1", "fixed_version": fixed,
+                "advisory_id": "NVIDIA-5659", "cves": ["CVE-2025-23266"],
+                "severity": "critical"}  # fmt: skip
+    evidence = {"node": node, "components": ["container_toolkit 1.16.1"], "move_to": fixed,
+                "exposures": [exposure]}  # fmt: skip
+    return finding("STACK-002", "Node", node, severity="critical", evidence=evidence,
+                   pools=(pool,), **kw)  # type: ignore[arg-type]  # fmt: skip
+
+
+def privileged(
+    workload: str, container: str, *, kind: str = "Deployment", replicas: int = 1
+) -> ActionFinding:
+    pods = [{"pod": f"team-a/{workload}-{i}", "node": "gpu-1"} for i in range(replicas)]
+    evidence = {"workload": f"{kind}/team-a/{workload}", "tenant": "alpha",
+                "container": container, "replicas": replicas, "pods": pods}  # fmt: skip
+    return finding("POD-001", kind, workload, namespace="team-a", severity="critical",
+                   evidence=evidence, exposure=replicas)  # fmt: skip
+
+
+def test_a_pools_toolkit_upgrade_is_one_action_over_its_nodes():
+    nodes = [toolkit_below(f"h100-{i}", "h100-a", tenants={f"t{i}": "internal"}) for i in range(4)]
+    other_pool = toolkit_below("l40s-1", "l40s")
+    actions = actions_for([*nodes, other_pool])
+    assert len(actions) == 2
+    top = actions[0]
+    assert top.title == "Upgrade the container toolkit to 1.17.8 on pool h100-a"
+    assert top.finding_ids == tuple(sorted(f.id for f in nodes))
+    assert top.tenants == ("t0", "t1", "t2", "t3") and top.check_ids == ("STACK-002",)
+    assert actions[1].title == "Upgrade the container toolkit to 1.17.8 on pool l40s"
+
+
+def test_a_pools_upgrade_targets_the_highest_fix_and_closes_the_sla_breach_too():
+    late = {"component": "driver", "installed": "550.90.07", "fixed_version": "550.163.01"}
+    sla = finding("STACK-005", "Node", "h100-1", pools=("h100-a",),
+                  evidence={"node": "h100-1", "late_exposures": [late]})  # fmt: skip
+    driver = finding("STACK-001", "Node", "h100-2", pools=("h100-a",),
+                     evidence={"exposures": [{**late, "fixed_version": "550.127.05"}]})  # fmt: skip
+    (action,) = actions_for([toolkit_below("h100-1", "h100-a", fixed="1.17.4"),
+                             toolkit_below("h100-2", "h100-a"), sla, driver])  # fmt: skip
+    assert action.title == (
+        "Upgrade the GPU driver R550 to 550.163.01 and the container toolkit to 1.17.8 "
+        "on pool h100-a"
+    )
+    assert action.check_ids == ("STACK-001", "STACK-002", "STACK-005")
+
+
+def test_a_deployments_privileged_replicas_are_one_action_every_container_included():
+    one = privileged("trainer", "main", replicas=12)
+    sidecar = privileged("trainer", "sidecar", replicas=12)
+    (action,) = actions_for([one, sidecar])
+    assert action.title == "Remove privileged from Deployment team-a/trainer"
+    assert action.finding_ids == (one.id, sidecar.id)
+
+
+def test_different_fixes_are_different_actions():
+    host_pid = finding("POD-002", "Deployment", "trainer", namespace="team-a")
+    other_workload = privileged("serving", "main")
+    actions = actions_for([privileged("trainer", "main"), host_pid, other_workload])
+    assert sorted(a.title for a in actions) == [
+        "Remove hostPID, hostIPC and hostNetwork from Deployment team-a/trainer",
+        "Remove privileged from Deployment team-a/serving",
+        "Remove privileged from Deployment team-a/trainer",
+    ]
+    # The same pool in another cluster is another change.
+    assert len(actions_for([toolkit_below("n1", "a"), toolkit_below("n1", "a", cluster="dr")])) == 2
+
+
+def test_a_pools_taint_closes_its_nodes_and_the_pods_outside_their_class_pool():
+    nodes = [finding("K8S-002", "Node", f"l40s-{i}", pools=("l40s",)) for i in range(2)]
+    outside = finding("POD-009", "StatefulSet", "imaging", namespace="clinical",
+                      tenants={"clinical": "sensitive"}, pools=("l40s",),
+                      evidence={"trust_class": "sensitive",
+                                "pods": [{"node": "l40s-1"}]})  # fmt: skip
+    (action,) = actions_for([*nodes, outside])
+    assert action.title == "Taint pool l40s for class sensitive"
+    assert action.check_ids == ("K8S-002", "POD-009") and len(action.finding_ids) == 3
+
+
+def test_a_co_tenancy_pair_on_a_pool_is_one_action_per_pair():
+    def pair(check: str, first: str, second: str) -> ActionFinding:
+        parties = [{"party": first}, {"party": second}]
+        return finding(check, "NodePool", "shared-ts", severity="critical",
+                       tenants={first: "internal", second: "internal"},
+                       evidence={"parties": parties})  # fmt: skip
+
+    actions = actions_for([pair("SHARE-001", "research", "analytics"),
+                           pair("SHARE-003", "analytics", "research"),
+                           pair("SHARE-001", "analytics", "orbital")])  # fmt: skip
+    assert sorted(a.title for a in actions) == [
+        "Stop time-slicing analytics with orbital on pool shared-ts",
+        "Stop time-slicing analytics with research on pool shared-ts",
+    ]
+
+
+def test_anything_else_is_its_own_action_named_after_the_finding():
+    identity, title = group_of(finding("K8S-001", "Namespace", "team-a"))
+    assert title == "Fix K8S-001: K8S-001 on team-a" and identity[1] == "finding"
+
+
+def test_risk_removed_is_the_sum_of_its_findings_risk_for_each_tenant():
+    shared = toolkit_below(
+        "h100-1", "h100-a", tenants={"clinical": "sensitive", "alpha": "internal"}
+    )
+    alone = toolkit_below("h100-2", "h100-a", exposure=8)
+    (action,) = actions_for([shared, alone])
+    expected_clinical = finding_risk(severity="critical", exposure=1, class_weight=4.0)
+    expected_alpha = finding_risk(severity="critical", exposure=1, class_weight=1.0) + finding_risk(
+        severity="critical", exposure=8, class_weight=1.0
+    )
+    assert action.tenant_risk == {"alpha": expected_alpha, "clinical": expected_clinical}
+    assert action.risk_removed == pytest.approx(expected_alpha + expected_clinical)
+    assert action.critical_risk_removed == action.risk_removed
+    assert action.severity == "critical"
+
+
+def test_actions_are_ranked_by_risk_removed_with_shares_of_all_and_of_critical_risk():
+    sensitive = toolkit_below("h100-1", "h100-a", tenants={"clinical": "sensitive"})
+    high = finding("K8S-001", "Namespace", "team-a", severity="high")
+    low = finding("POD-007", "Deployment", "web", namespace="team-a", severity="low")
+    actions = actions_for([low, high, sensitive])
+    assert [a.finding_ids for a in actions] == [(sensitive.id,), (high.id,), (low.id,)]
+    total = sum(a.risk_removed for a in actions)
+    assert actions[0].share_of_risk == round(100 * actions[0].risk_removed / total, 1)
+    assert actions[0].share_of_critical == 100.0 and actions[1].share_of_critical == 0.0
+
+
+def test_keys_are_stable_and_name_no_tenant():
+    def pair(first: str, second: str) -> ActionFinding:
+        parties = [{"party": first}, {"party": second}]
+        both = {"alpha": "internal", "beta": "internal"}
+        return finding("SHARE-001", "NodePool", "p", evidence={"parties": parties}, tenants=both)
+
+    first = actions_for([pair("alpha", "beta")])
+    again = actions_for([pair("beta", "alpha")])
+    assert first[0].key == again[0].key
+    assert len(first[0].key) == 16 and "alpha" not in first[0].key
+
+
+def test_no_findings_no_actions():
+    assert actions_for([]) == []

@@ -1,0 +1,114 @@
+"""Class pools by taint (issue 17 item 10): K8S-002 and POD-009 read one rule. A taint whose key
+is one of GPUPOSTURE_POOL_TAINT_KEYS names the class by its value; a class may list exact taints;
+any other taint, however strict, marks no class pool. Nodes as `kubectl get -o json` prints them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tenants.pool_taints import PoolTaintRules, parse_pool_taint
+from tests.posture.builders import tenant
+from tests.posture.gpu_access_world import container, namespace, node, pod, run, world
+
+EXT = tenant("ext", "external")
+OURS = PoolTaintRules()  # the default: gpuposture.io/trust-class
+CONFIGURED = PoolTaintRules(keys=("tenant-class", "gpuposture.io/trust-class"))
+EXACT = PoolTaintRules(exact={"external": ("dedicated=regulated:NoSchedule",)})
+
+
+def _tainted(*taints: dict) -> dict:
+    found = node("gpu-a", capacity={"nvidia.com/gpu": "8"})
+    found["spec"]["taints"] = [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+        *taints,
+    ]
+    return found
+
+
+def _taint(key: str, value: str, effect: str = "NoSchedule") -> dict:
+    return {"key": key, "value": value, "effect": effect}
+
+
+def _fired(rules: PoolTaintRules, *taints: dict) -> dict[str, bool]:
+    objects = [
+        _tainted(*taints),
+        namespace("ext"),
+        pod("ext", "train-0", container(gpu={"nvidia.com/gpu": "1"})),
+    ]
+    inputs = dataclasses.replace(world(objects, (EXT,)), pool_taint_rules=rules)
+    return {check: bool(run(check, inputs)) for check in ("K8S-002", "POD-009")}
+
+
+@pytest.mark.parametrize(
+    ("rules", "taints", "k8s002", "pod009"),
+    [
+        # Our key, valued the tenant's class.
+        (OURS, [_taint("gpuposture.io/trust-class", "external")], False, False),
+        (OURS, [_taint("gpuposture.io/trust-class", "external", "NoExecute")], False, False),
+        # PreferNoSchedule keeps nobody off.
+        (OURS, [_taint("gpuposture.io/trust-class", "external", "PreferNoSchedule")], True, True),
+        # A cluster's own key: unknown until configured, then a class pool for both checks.
+        (OURS, [_taint("tenant-class", "external")], True, True),
+        (CONFIGURED, [_taint("tenant-class", "external")], False, False),
+        # A pool for another class: tainted (K8S-002 quiet), but not this tenant's pool.
+        (CONFIGURED, [_taint("tenant-class", "sensitive")], False, True),
+        # An exact taint the class lists in the admin.
+        (EXACT, [_taint("dedicated", "regulated")], False, False),
+        (EXACT, [_taint("dedicated", "regulated", "NoExecute")], True, True),
+        # An unrelated NoSchedule taint is no pool taint, for either check.
+        (OURS, [_taint("dedicated", "batch")], True, True),
+        (CONFIGURED, [_taint("dedicated", "batch")], True, True),
+        (OURS, [], True, True),
+    ],
+)
+def test_k8s002_and_pod009_read_the_same_pool_rule(rules, taints, k8s002, pod009):
+    assert _fired(rules, *taints) == {"K8S-002": k8s002, "POD-009": pod009}
+
+
+def test_k8s002_evidence_says_which_taints_name_no_class():
+    objects = [_tainted(_taint("dedicated", "batch")), namespace("ext"), pod("ext", "t")]
+    inputs = dataclasses.replace(world(objects, (EXT,)), pool_taint_rules=CONFIGURED)
+    (draft,) = run("K8S-002", inputs)
+    assert draft.evidence["unrelated_taints"] == ["dedicated=batch:NoSchedule"]
+    assert draft.evidence["class_taint_keys"] == ["tenant-class", "gpuposture.io/trust-class"]
+
+
+def test_pod009_evidence_names_every_taint_that_would_do():
+    rules = PoolTaintRules(
+        keys=("tenant-class",), exact={"external": ("dedicated=regulated:NoSchedule",)}
+    )
+    objects = [
+        _tainted(_taint("tenant-class", "sensitive")),
+        namespace("ext"),
+        pod("ext", "train-0", container(gpu={"nvidia.com/gpu": "1"})),
+    ]
+    inputs = dataclasses.replace(world(objects, (EXT,)), pool_taint_rules=rules)
+    (draft,) = run("POD-009", inputs)
+    assert draft.evidence["expected_taints"] == [
+        "tenant-class=external:NoSchedule (or NoExecute)",
+        "dedicated=regulated:NoSchedule",
+    ]
+    (entry,) = draft.evidence["pods"]
+    assert entry["node_pool_for"] == ["sensitive"]
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("tenant-class=sensitive:NoSchedule", ("tenant-class", "sensitive", "NoSchedule")),
+        ("dedicated:NoExecute", ("dedicated", "", "NoExecute")),
+        (" pool=gpu-a:NoSchedule ", ("pool", "gpu-a", "NoSchedule")),
+    ],
+)
+def test_parse_pool_taint(text, parsed):
+    assert parse_pool_taint(text) == parsed
+
+
+@pytest.mark.parametrize(
+    "text", ["tenant-class=sensitive", "a=b:PreferNoSchedule", "=x:NoSchedule", "a b:NoSchedule"]
+)
+def test_parse_pool_taint_refuses(text):
+    with pytest.raises(ValueError, match="key=value:NoSchedule"):
+        parse_pool_taint(text)

@@ -1,0 +1,148 @@
+"""Staleness: the rule (a table, no database), the banner on the overview, a tenant's page and
+the cluster page, what a tenant viewer sees of it, and the per-cluster lines of /metrics."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from inventory.freshness import cluster_freshness
+from inventory.models import SyncRun
+from posture.models import PostureRun
+from tests.conftest import world_snapshot_path
+
+NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+AUTH_ERROR = (
+    "HTTP 401 from https://10.0.0.1:6443/api/v1/namespaces/beta-prod/pods: Unauthorized "
+    "(the service account token expired).\nresponse body: {...}"
+)
+
+
+@pytest.mark.parametrize(
+    ("interval", "age_minutes", "status", "stale", "failed", "reason"),
+    [
+        (60, 30, "succeeded", False, False, ""),
+        (60, 120, "succeeded", False, False, ""),  # exactly twice the interval: not yet
+        (60, 121, "succeeded", True, False, "no successful sync for 2 h (expected every 60 min)"),
+        (15, 45, "succeeded", True, False, "no successful sync for 45 min (expected every 15 min)"),
+        (0, 60 * 24 * 30, "succeeded", False, False, ""),  # manual syncs only: never by age
+        (60, 10, "failed", True, True, "the last sync failed: HTTP 401 from https://10.0.0.1"),
+        (0, None, "failed", True, True, "the last sync failed: HTTP 401 from https://10.0.0.1"),
+        (60, None, None, False, False, ""),  # never synced, nothing tried: nothing to warn of
+    ],
+)
+def test_the_staleness_rule(interval, age_minutes, status, stale, failed, reason):
+    last_good = NOW - timedelta(minutes=age_minutes) if age_minutes is not None else None
+    result = cluster_freshness(
+        now=NOW, interval_minutes=interval, last_good_at=last_good, last_status=status,
+        last_error=AUTH_ERROR if status == "failed" else "",
+    )  # fmt: skip
+    assert (result.stale, result.failed) == (stale, failed)
+    assert result.reason.startswith(reason)
+    assert "\n" not in result.reason  # the first line of the error only
+    assert not result.reason.endswith(".")  # the banner ends the sentence itself
+    if age_minutes is not None:
+        assert result.age_seconds == age_minutes * 60
+
+
+@pytest.fixture
+def scheduled(small_world):
+    """The small world's cluster re-reads its snapshot every hour."""
+    small_world.snapshot_paths = [str(world_snapshot_path())]
+    small_world.sync_interval_minutes = 60
+    small_world.save()
+    return small_world
+
+
+def failed_sync(cluster, error: str = AUTH_ERROR) -> SyncRun:  # type: ignore[no-untyped-def]
+    return SyncRun.objects.create(
+        cluster=cluster, source="kubeconfig", status=SyncRun.Status.FAILED, trigger="schedule",
+        finished_at=timezone.now(), error=error,
+    )  # fmt: skip
+
+
+PAGES = ("/", "/tenants/alpha/", "/clusters/lab/")
+
+
+@pytest.mark.django_db
+def test_a_fresh_cluster_shows_no_banner_and_the_last_score(scheduled, personas, client):
+    scored = PostureRun.objects.get().finished_at
+    client.force_login(personas["security_lead"])
+    for page in PAGES:
+        html = client.get(page).content.decode()
+        assert "data-stale-cluster" not in html, page
+        assert "re-scoring" not in html, page
+        assert f"Last scored {scored:%Y-%m-%d %H:%M:%S} UTC" in html, page
+
+
+@pytest.mark.django_db
+def test_a_cluster_not_synced_for_twice_its_interval_is_stale(scheduled, personas, client):
+    with time_machine.travel(timezone.now() + timedelta(hours=3)):
+        client.force_login(personas["security_lead"])  # a session of that time
+        for page in PAGES:
+            html = client.get(page).content.decode()
+            assert 'data-stale-cluster="lab"' in html, page
+            assert "no successful sync for 3 h (expected every 60 min)" in html, page
+            assert "Last good sync 3 h ago" in html, page
+
+
+@pytest.mark.django_db
+def test_a_failed_last_sync_shows_its_reason_at_once(scheduled, personas, client):
+    failed_sync(scheduled)
+    client.force_login(personas["security_lead"])
+    for page in PAGES:
+        html = client.get(page).content.decode()
+        assert 'data-stale-cluster="lab"' in html, page
+        assert "the last sync failed: HTTP 401" in html and "beta-prod" in html, page
+
+
+@pytest.mark.django_db
+def test_a_tenant_viewer_sees_the_banner_without_other_tenants_names(scheduled, personas, client):
+    failed_sync(scheduled)
+    client.force_login(personas["viewer_alpha"])
+    for page in ("/", "/tenants/alpha/", "/clusters/lab/"):
+        html = client.get(page).content.decode()
+        assert 'data-stale-cluster="lab"' in html, page
+        assert "the last sync failed: HTTP 401" in html, page
+        assert "beta-prod" not in html and "Beta Corp" not in html, page
+
+
+@pytest.mark.django_db
+def test_a_tenant_page_shows_only_the_tenants_clusters(scheduled, personas, client):
+    from inventory.sync import cluster_get_or_create
+
+    other = cluster_get_or_create(name="far-away")  # no pods of alpha's
+    failed_sync(other, "HTTP 503 from https://far-away.example:6443/version")
+    client.force_login(personas["security_lead"])
+    assert 'data-stale-cluster="far-away"' in client.get("/").content.decode()
+    assert 'data-stale-cluster="far-away"' not in client.get("/tenants/alpha/").content.decode()
+
+
+@pytest.mark.django_db
+def test_metrics_expose_staleness_and_pending_rescores_per_cluster(scheduled, client, settings):
+    from posture.models import ClusterScoreState
+
+    settings.GPUPOSTURE_METRICS_TOKEN = "scrape-token-for-tests"
+    auth = {"HTTP_AUTHORIZATION": "Bearer scrape-token-for-tests"}
+    text = client.get("/metrics", **auth).content.decode()
+    assert 'gpuposture_cluster_stale{cluster="lab"} 0.0' in text
+    assert 'gpuposture_cluster_last_sync_failed{cluster="lab"} 0.0' in text
+    assert 'gpuposture_cluster_rescore_pending{cluster="lab"} 0.0' in text
+    age = next(
+        line for line in text.splitlines()
+        if line.startswith('gpuposture_cluster_last_good_sync_age_seconds{cluster="lab"}')
+    )  # fmt: skip
+    assert 0 <= float(age.split()[-1]) < 600
+
+    failed_sync(scheduled)
+    ClusterScoreState.objects.update_or_create(
+        cluster=scheduled, defaults={"pending_since": timezone.now()}
+    )
+    text = client.get("/metrics", **auth).content.decode()
+    assert 'gpuposture_cluster_stale{cluster="lab"} 1.0' in text
+    assert 'gpuposture_cluster_last_sync_failed{cluster="lab"} 1.0' in text
+    assert 'gpuposture_cluster_rescore_pending{cluster="lab"} 1.0' in text
+    assert client.get("/metrics").status_code == 401  # the same token rule as before

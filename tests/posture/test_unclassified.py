@@ -1,0 +1,248 @@
+"""Namespaces nobody owns are not the platform's (issue 17 item 1): pods of a namespace that no
+tenant claims and that is not a platform namespace are judged as the system tenant
+`unclassified` under the strictest class, and each such namespace with a GPU pod raises TEN-001.
+Objects are written as `kubectl get -o json` prints them and read by the normaliser."""
+
+from __future__ import annotations
+
+import pytest
+
+from posture.inputs import PostureInputs
+from posture.rules.registry import run_checks
+from tests.posture.builders import tenant, trust_class
+from tests.posture.gpu_access_world import (
+    KAI_RESERVATION_NS,
+    OPERATOR_NS,
+    UUIDS,
+    cluster_policy,
+    configmap,
+    container,
+    kai_fraction_pod,
+    kai_reservation_pod,
+    namespace,
+    node,
+    pod,
+    run,
+    world,
+)
+
+ALPHA = tenant("alpha", "internal")
+ROOT = container(
+    "trainer",
+    gpu={"nvidia.com/gpu": "1"},
+    securityContext={"privileged": True, "capabilities": {"add": ["SYS_ADMIN"]}},
+    volumeMounts=[{"name": "dev", "mountPath": "/dev"}],
+)
+ROOT_VOLUMES = [{"name": "dev", "hostPath": {"path": "/dev", "type": "Directory"}}]
+
+
+def _root_pod(ns: str, name: str = "trainer-0") -> dict:
+    owner = [{"apiVersion": "batch/v1", "kind": "Job", "name": "trainer", "uid": "u-1"}]
+    found = pod(ns, name, ROOT, volumes=ROOT_VOLUMES)
+    found["metadata"]["ownerReferences"] = owner
+    return found
+
+
+def _world(*objects: dict, tenants=(ALPHA,)) -> PostureInputs:
+    return world([node("gpu-a"), namespace("alpha"), *objects], tenants)
+
+
+def _affected(inputs: PostureInputs, *check_ids: str) -> dict[str, set[tuple[str, ...]]]:
+    return {c: {d.tenants for d in run(c, inputs)} for c in check_ids}
+
+
+def test_root_gpu_pod_in_a_namespace_nobody_owns_is_judged_as_external():
+    inputs = _world(namespace("scratch"), _root_pod("scratch"))
+    found = _affected(inputs, "POD-001", "POD-003", "POD-004", "TEN-001")
+    assert found == {c: {("unclassified",)} for c in found}
+    (draft,) = run("POD-001", inputs)
+    assert draft.evidence["trust_class"] == "external"
+    assert draft.evidence["tenant"] == "unclassified"
+
+
+def test_ten001_one_finding_per_namespace_listing_its_gpu_pods_and_workloads():
+    inputs = _world(
+        namespace("scratch", team="ml"),
+        _root_pod("scratch", "trainer-0"),
+        _root_pod("scratch", "trainer-1"),
+        pod("scratch", "cpu-only", container("web", image="nginx:1.27")),
+    )
+    (draft,) = run("TEN-001", inputs)
+    assert (draft.subject_kind, draft.subject_name, draft.severity or "high") == (
+        "Namespace",
+        "scratch",
+        "high",
+    )
+    evidence = draft.evidence
+    assert [p["pod"] for p in evidence["gpu_pods"]] == ["scratch/trainer-0", "scratch/trainer-1"]
+    assert evidence["workloads"] == ["Job scratch/trainer"]
+    assert (evidence["judged_as_class"], evidence["gpu_pod_count"]) == ("external", 2)
+    assert evidence["namespace_labels"] == {"team": "ml"}
+
+
+@pytest.mark.parametrize(
+    ("objects", "why"),
+    [
+        ([namespace("scratch"), pod("scratch", "web", container(image="nginx:1.27"))], "no GPU"),
+        ([_root_pod(OPERATOR_NS)], "the GPU Operator's namespace"),
+        ([_root_pod("kube-system")], "a Kubernetes default"),
+        (
+            [namespace("infra", **{"gpuposture.io/platform": "true"}), _root_pod("infra")],
+            "labelled platform",
+        ),
+        ([_root_pod("alpha")], "claimed by the registry"),
+        (
+            [namespace("lab", **{"gpuposture.io/tenant": "alpha"}), _root_pod("lab")],
+            "claimed by label",
+        ),
+    ],
+)
+def test_ten001_stays_quiet(objects, why):
+    assert run("TEN-001", _world(*objects)) == [], why
+
+
+def test_claimed_namespace_pods_are_the_tenants_not_unclassified():
+    inputs = _world(namespace("lab", **{"gpuposture.io/tenant": "alpha"}), _root_pod("lab"))
+    assert _affected(inputs, "POD-001") == {"POD-001": {("alpha",)}}
+
+
+def test_nobody_can_claim_the_unclassified_tenant_by_label():
+    ns = namespace("scratch", **{"gpuposture.io/tenant": "unclassified"})
+    (draft,) = run("TEN-001", _world(ns, _root_pod("scratch")))
+    assert draft.subject_name == "scratch"
+
+
+def test_platform_label_on_a_claimed_namespace_does_not_make_it_platform():
+    ns = namespace("alpha", **{"gpuposture.io/platform": "true"})
+    inputs = world([node("gpu-a"), ns, _root_pod("alpha")], (ALPHA,))
+    assert _affected(inputs, "POD-001") == {"POD-001": {("alpha",)}}
+
+
+def test_configured_class_judges_unclassified_pods():
+    inputs = _world(namespace("scratch"), _root_pod("scratch"))
+    relaxed = PostureInputs(
+        cluster="test",
+        snapshot=inputs.snapshot,
+        tenants=inputs.tenants,
+        unclassified_class=trust_class("internal"),
+    )
+    (draft,) = run("POD-001", relaxed)
+    assert draft.evidence["trust_class"] == "internal"
+    assert run("TEN-001", relaxed)[0].evidence["judged_as_class"] == "internal"
+
+
+def test_fractions_and_renamed_resources_are_gpu_pods_for_ten001():
+    group = "b1d3f0a2-5c4e-4b7a-9e21-7f3c2d1a9b6e"
+    inputs = _world(
+        namespace("frac"),
+        namespace("renamed"),
+        kai_fraction_pod("frac", "half", group),
+        kai_reservation_pod(group, UUIDS[0]),
+        pod("renamed", "ts", container(gpu={"nvidia.com/gpu-ts": "1"})),
+    )
+    assert {d.subject_name for d in run("TEN-001", inputs)} == {"frac", "renamed"}
+
+
+def test_kai_reservation_pods_are_placeholders_never_unclassified():
+    group = "b1d3f0a2-5c4e-4b7a-9e21-7f3c2d1a9b6e"
+    inputs = _world(
+        namespace(KAI_RESERVATION_NS),
+        kai_reservation_pod(group, UUIDS[0]),
+        kai_fraction_pod("alpha", "half", group),
+    )
+    assert run("TEN-001", inputs) == []
+    drafts = run_checks(inputs)
+    assert not [d for d in drafts if "unclassified" in d.tenants]
+
+
+TS_CONFIG = """\
+version: v1
+sharing:
+  timeSlicing:
+    failRequestsGreaterThanOne: true
+    resources:
+    - name: nvidia.com/gpu
+      replicas: 4
+"""
+
+
+def test_sharing_a_gpu_with_an_unclassified_party_is_sharing_with_external():
+    labels = {
+        "nvidia.com/device-plugin.config": "ts",
+        "nvidia.com/gpu.sharing-strategy": "time-slicing",
+        "nvidia.com/gpu.replicas": "4",
+    }
+    objects = [
+        cluster_policy(devicePlugin={"config": {"name": "plugin-config", "default": "ts"}}),
+        configmap(OPERATOR_NS, "plugin-config", {"ts": TS_CONFIG}),
+        node("gpu-a", gpus=1, capacity={"nvidia.com/gpu": "4"}, labels=labels),
+        namespace("alpha"),
+        namespace("scratch"),
+        pod("alpha", "a", container(gpu={"nvidia.com/gpu": "1"})),
+        pod("scratch", "s", container(gpu={"nvidia.com/gpu": "1"})),
+    ]
+    inputs = world(objects, (ALPHA,))
+    (draft,) = run("SHARE-003", inputs)
+    assert draft.tenants == ("alpha", "unclassified")
+    parties = {p["party"]: p for p in draft.evidence["parties"]}
+    assert parties["unclassified"]["trust_class"] == "external"
+    assert parties["unclassified"]["is_unclassified"] is True
+    assert parties["alpha"].get("is_unclassified") is None
+    assert "no tenant owns" in draft.title
+    assert {d.tenants for d in run("SHARE-001", inputs)} == {("alpha", "unclassified")}
+
+
+def test_k8s008_reads_the_claimed_owner_not_unclassified():
+    """A tenant's group may edit an unclassified namespace: TEN-001's business, not K8S-008's
+    (nobody there is 'another tenant')."""
+    alpha = tenant("alpha", "internal")
+    alpha = type(alpha)(alpha.slug, alpha.name, alpha.trust_class, ("alpha",), ("group:devs",))
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "devs-edit", "namespace": "scratch"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "devs"}],
+    }
+    edit = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "edit"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete"]}],
+    }
+    inputs = world(
+        [node("gpu-a"), namespace("alpha"), namespace("scratch"), edit, binding], (alpha,)
+    )
+    assert run("K8S-008", inputs) == []
+
+
+def _job(ns: str, name: str, account: str = "runner", **labels: str) -> dict:
+    return pod(
+        ns, name, container(gpu={"nvidia.com/gpu": "1"}), labels=labels, serviceAccountName=account
+    )
+
+
+@pytest.mark.parametrize(
+    ("pods", "fired_for"),
+    [
+        # Unclassified pods alone under their own namespace's account: TEN-001's, not POD-010's.
+        ((_job("scratch", "a"), _job("scratch", "b")), []),
+        # A tenant's labelled job beside unlabelled ones under one account in a namespace
+        # nobody owns: both parties share the identity.
+        (
+            (_job("scratch", "a", **{"gpuposture.io/tenant": "alpha"}), _job("scratch", "b")),
+            ["alpha", "unclassified"],
+        ),
+    ],
+)
+def test_pod010_counts_the_unclassified_party(pods, fired_for):
+    inputs = _world(namespace("scratch"), *pods)
+    drafts = run("POD-010", inputs)
+    assert sorted(slug for d in drafts for slug in d.tenants) == fired_for
+
+
+def test_k8s001_skips_an_unclassified_namespace_without_gpus_but_judges_one_with():
+    idle = _world(namespace("default"), pod("default", "web", container(image="nginx:1.27")))
+    assert [d.subject_name for d in run("K8S-001", idle)] == ["alpha"]
+    busy = _world(namespace("scratch"), _root_pod("scratch"))
+    assert {d.subject_name for d in run("K8S-001", busy)} == {"alpha", "scratch"}
