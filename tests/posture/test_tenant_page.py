@@ -24,10 +24,11 @@ from tests.conftest import world_snapshot_path
 
 pytestmark = pytest.mark.django_db
 
-# The page's queries: session, user, roles, tenant, latest score, trend, approvals, the groups,
+# The page's queries: session, user, roles, tenant, latest score, trend, approvals, the
+# clusters' currency (stale or re-scoring banners), the groups,
 # the clusters for the filter, the rows (one window query; one check's view: count + page), their
 # tenants, and for a tenant viewer the names they may not see (2: tenants, cluster objects).
-PINNED_TENANT_PAGE = 14
+PINNED_TENANT_PAGE = 15
 
 
 def grown_snapshot(tmp_path, nodes: int):
