@@ -48,7 +48,8 @@ class Report:
             "== gpuposture sync scale bench",
             f"database    {engine} {version} ({self.args.db})",
             f"machine     os.cpu_count()={os.cpu_count()}  python {platform.python_version()}",
-            f"sizes       {s.nodes} GPU nodes x 8 GPUs, {s.pods} pods ({w.operator_pods} GPU "
+            f"sizes       {'worst case: ' if s.worst else ''}{s.nodes} GPU nodes x 8 GPUs, "
+            f"{s.pods} pods ({w.operator_pods} GPU "
             f"Operator: {len(OPERATOR_SETS)}/node, {w.tenant_pods} tenant), "
             f"{s.namespaces} namespaces, {s.tenants} tenants, seed {s.seed}",
             f"snapshot    {self.objects} objects, {self.file_mb:.1f} MB; re-sync changes "

@@ -24,6 +24,7 @@ LANE_A=(
 )
 LANE_B=(
   "export_scale|$PY bench/export_scale.py --tiny --db sqlite --workers 1"
+  "sync_scale_worst|$PY bench/sync_scale.py --tiny --worst --no-live --db sqlite"
   "load|env TINY=1 WORKERS=1 bench/load.sh"
 )
 

@@ -63,6 +63,10 @@ class Size:
     namespaces: int = 400
     tenants: int = 200
     seed: int = 7
+    # The worst case (sync_scale.py --worst): tenants of every class, every pool shared (time
+    # slicing or MIG), each tenant's pods spread over the whole cluster, so about 20 tenants
+    # run on every node and each per-node cause affects all of them.
+    worst: bool = False
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,8 @@ class World:
     def __init__(self, size: Size) -> None:
         self.size = size
         rng = random.Random(size.seed)
-        self.pools = [_pool(rng, i) for i in range(max(1, -(-size.nodes // POOL_SIZE)))]
+        pools = max(1, -(-size.nodes // POOL_SIZE))
+        self.pools = [_pool(rng, i, shared_only=size.worst) for i in range(pools)]
         self.node_pool = [self.pools[i // POOL_SIZE] for i in range(size.nodes)]
         self.tenants = [f"tenant-{t:03d}" for t in range(size.tenants)]
         self.tenant_pool = {t: self.pools[i % len(self.pools)] for i, t in enumerate(self.tenants)}
@@ -112,8 +117,9 @@ class World:
         self.operator_pods = size.nodes * len(OPERATOR_SETS)
         self.tenant_pods = max(0, size.pods - self.operator_pods)
 
-    @staticmethod
-    def _tenant_class(rng: random.Random, pool: Pool) -> str:
+    def _tenant_class(self, rng: random.Random, pool: Pool) -> str:
+        if self.size.worst:  # every class, mixed on every node
+            return rng.choice(("internal_trusted", "internal", "external", "sensitive"))
         # One tenant in ten sits in a pool its class does not belong to: SHARE-003's case.
         if rng.random() < 0.1:
             return rng.choice(("internal", "external", "internal_trusted"))
@@ -187,12 +193,17 @@ class World:
         pool_nodes: dict[int, list[int]] = {}
         for i, pool in enumerate(self.node_pool):
             pool_nodes.setdefault(pool.index, []).append(i)
+        everywhere = list(range(self.size.nodes))
         for tenant, ns, app, count in self._apps():
             pool = self.tenant_pool[tenant]
             yield k8s.deployment(ids, app, ns, app_image(app))
             rs = f"{app}-{ids.hex(10)}"
             for _ in range(count):
-                node = _place(rng, pool_nodes.get(pool.index, []), free)
+                if self.size.worst:  # anywhere in the cluster, tolerating the node's taint
+                    node = _place(rng, everywhere, free)
+                    pool = self.node_pool[node] if node is not None else pool
+                else:
+                    node = _place(rng, pool_nodes.get(pool.index, []), free)
                 name = self.node_name(node) if node is not None else None
                 slot = Slot(name, pool.resource, pool.taint, f"pool-{pool.index:03d}")
                 number = pods.next()
@@ -225,8 +236,8 @@ class _Counter:
         return self.value
 
 
-def _pool(rng: random.Random, index: int) -> Pool:
-    kinds = list(POOL_KINDS)
+def _pool(rng: random.Random, index: int, *, shared_only: bool = False) -> Pool:
+    kinds = [k for k in POOL_KINDS if not (shared_only and k == "excl")]
     kind = rng.choices(kinds, weights=[POOL_KINDS[k][0] for k in kinds])[0]
     _, models, classes = POOL_KINDS[kind]
     trust_class = rng.choice(classes)

@@ -372,18 +372,12 @@ def nodes_for_list(user) -> QuerySet[Node]:  # type: ignore[no-untyped-def]
     return Node.objects.visible_to(user).select_related("cluster")
 
 
-def tenant_posture(tenant: Tenant) -> dict:
-    """A tenant's latest score with its contributions, and the live findings that affect it."""
+def tenant_posture(tenant: Tenant, *, with_findings: bool = True) -> dict:
+    """A tenant's latest score with its contributions, and the live findings that affect it
+    (all of them: the API's posture; the page reads them grouped and bounded instead, see
+    posture.tenant_findings, and passes `with_findings=False`)."""
     score = TenantScore.objects.filter(tenant=tenant).order_by("-computed_at", "-id").first()
-    findings = (
-        Finding.objects.affecting(tenant=tenant)
-        .filter(status__in=["open", "accepted"])
-        .select_related("cluster")
-        .prefetch_related("tenants")
-        .order_by("check_id", "id")
-    )
-    # Open before accepted, worst severity first (a stable sort keeps check id order).
-    findings = sorted(findings, key=lambda f: (f.status != "open", SEVERITY_ORDER[f.severity]))
+    findings = _live_findings_sorted(tenant) if with_findings else []
     return {
         "tenant": tenant.slug,
         "trust_class": tenant.trust_class.slug,
@@ -396,6 +390,18 @@ def tenant_posture(tenant: Tenant) -> dict:
         "k": scoring.K,
         "findings": findings,
     }
+
+
+def _live_findings_sorted(tenant: Tenant) -> list[Finding]:
+    findings = (
+        Finding.objects.affecting(tenant=tenant)
+        .filter(status__in=["open", "accepted"])
+        .select_related("cluster")
+        .prefetch_related("tenants")
+        .order_by("check_id", "id")
+    )
+    # Open before accepted, worst severity first (a stable sort keeps check id order).
+    return sorted(findings, key=lambda f: (f.status != "open", SEVERITY_ORDER[f.severity]))
 
 
 def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:  # type: ignore[no-untyped-def]

@@ -20,7 +20,7 @@ from posture.checklist import cluster_checklist
 from posture.currency import clusters_currency
 from posture.filters import FindingFilter
 from posture.forms import AcceptForm
-from posture.models import Finding, TenantScore
+from posture.models import Finding, Severity, TenantScore
 from posture.overview import overview_body
 from posture.rules import CHECKS
 from posture.selectors import (
@@ -30,6 +30,7 @@ from posture.selectors import (
     with_tenant_slugs,
 )
 from posture.services import AcceptanceError, finding_accept
+from posture.tenant_findings import ROWS_PER_GROUP, tenant_findings_page, top_contributions
 from tenants.models import Tenant
 
 
@@ -52,21 +53,28 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
     tenant = get_object_or_404(
         Tenant.objects.visible_to(request.user).select_related("trust_class"), slug=slug
     )
-    posture = tenant_posture(tenant)
+    posture = tenant_posture(tenant, with_findings=False)
     # The latest 200 runs, oldest first: the risk points over time.
     history = TenantScore.objects.filter(tenant=tenant).order_by("-computed_at", "-id")
     points = history.values_list("computed_at", "risk")[:200]
     trend = [(at.isoformat(), risk) for at, risk in list(points)[::-1]]
+    # Grouped by check and bounded, whatever the cluster size (posture.tenant_findings).
+    listing = tenant_findings_page(tenant, request.GET)
     scope = hidden_scope_for(request.user)
-    with_tenant_slugs(present_all(scope, posture["findings"]), scope)
-    findings = [(f, CHECKS.get(f.check_id)) for f in posture["findings"]]
+    with_tenant_slugs(present_all(scope, listing.rows), scope)
+    top, rest = top_contributions(posture["contributions"])
     return render(
         request,
         "posture/tenant_detail.html",
         {
             "tenant": tenant,
             "posture": posture,
-            "findings": findings,
+            "top_risks": top,
+            "other_risks": rest,
+            "listing": listing,
+            "severities": Severity.values,
+            "checks": sorted(CHECKS),
+            "rows_per_group": ROWS_PER_GROUP,
             "trend": charts.score_trend(trend) if len(trend) > 1 else None,
             "can_accept": has_role(request.user, SECURITY_LEAD),
             "approvals": sharing_requests_current(tenant),
