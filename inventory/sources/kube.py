@@ -274,11 +274,9 @@ class KubeSource:
         by full syncs only: a watch re-sync keeps the last full list's."""
         group, version = GATEKEEPER_GROUP_VERSION
         try:
-            response = api_client.call_api(
-                f"/apis/{group}/{version}", "GET", auth_settings=["BearerToken"],
-                _preload_content=False, _return_http_data_only=True,
-                _request_timeout=self._timeouts(),
-            )  # fmt: skip
+            response = client.CustomObjectsApi(api_client).get_api_resources(
+                group, version, _preload_content=False, _request_timeout=self._timeouts()
+            )
             found = constraint_kinds(_decode(response.data))
         except ApiException as exc:
             error = None if exc.status == 404 else str(api_error("constraints", exc))
@@ -306,10 +304,13 @@ class KubeSource:
             items = self._list_all(label, list_call, progress)
         except SourceError as exc:
             self.admission_reads.append(read_outcome(resource, str(exc)))
-            self.resource_versions[label] = NOT_LISTED
+            if not label.startswith(GATEKEEPER_PREFIX):
+                self.resource_versions[label] = NOT_LISTED
             progress(label, 0)
             return []
         self.admission_reads.append(read_outcome(resource, None))
+        if label.startswith(GATEKEEPER_PREFIX):
+            self.resource_versions.pop(label, None)  # not watched: see _constraint_calls
         return [fix_item(label, item) for item in items]
 
     def _watch(
