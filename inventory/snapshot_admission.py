@@ -41,6 +41,9 @@ class AdmissionScope:
     excluded_namespaces: tuple[str, ...] = ()
     match_labels: dict[str, str] = field(default_factory=dict)  # the namespaceSelector
     match_expressions: tuple[dict[str, Any], ...] = ()
+    # An objectSelector (VAP), resources.selector (Kyverno) or labelSelector (Gatekeeper): it
+    # judges only pods carrying certain labels, so a tenant can step around it.
+    pod_selector: bool = False
 
 
 @dataclass(frozen=True)

@@ -107,12 +107,18 @@ def _selector(raw: Any) -> dict[str, Any]:
     }
 
 
+def _selects_some(raw: Any) -> bool:
+    selector = mapping(raw)
+    return bool(mapping(selector.get("matchLabels")) or dicts(selector.get("matchExpressions")))
+
+
 def _vap_scope(match: dict[str, Any], actions: tuple[str, ...]) -> AdmissionScope:
     rules = dicts(match.get("resourceRules"))
     return AdmissionScope(
         actions=actions,
         resources=tuple(r for rule in rules for r in str_tuple(rule.get("resources"))),
         operations=tuple(o for rule in rules for o in str_tuple(rule.get("operations"))),
+        pod_selector=_selects_some(match.get("objectSelector")),
         **_selector(match.get("namespaceSelector")),
     )
 
@@ -146,6 +152,7 @@ def _kyverno_scopes(obj: dict[str, Any], spec: dict[str, Any]) -> tuple[Admissio
                     resources=str_tuple(resources.get("kinds")),
                     namespaces=namespaces,
                     excluded_namespaces=excluded,
+                    pod_selector=_selects_some(resources.get("selector")),
                     **_selector(resources.get("namespaceSelector")),
                 )
             )
@@ -177,5 +184,6 @@ def _gatekeeper_scope(spec: dict[str, Any]) -> AdmissionScope:
         resources=tuple(k for entry in kinds for k in str_tuple(entry.get("kinds"))) or ("*",),
         namespaces=str_tuple(match.get("namespaces")),
         excluded_namespaces=str_tuple(match.get("excludedNamespaces")),
+        pod_selector=_selects_some(match.get("labelSelector")),
         **_selector(match.get("namespaceSelector")),
     )

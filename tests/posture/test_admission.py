@@ -51,6 +51,11 @@ def k8s009(objects, **kwargs):
     return run_checks(world(objects, **kwargs), only=["K8S-009"])
 
 
+def with_pod_selector(obj, block, key="objectSelector"):
+    obj["spec"].setdefault(block, {})[key] = {"matchLabels": {"admission": "checked"}}
+    return obj
+
+
 def labelled_alpha(**extra):
     ns = namespace("alpha")
     ns["metadata"]["labels"] |= extra
@@ -101,6 +106,11 @@ def labelled_alpha(**extra):
             False,
             id="binding-not-in-expression",
         ),
+        pytest.param(
+            [namespace("alpha"), vap(), with_pod_selector(binding(), "matchResources")],
+            True,
+            id="binding-judges-labelled-pods-only",
+        ),
         pytest.param([namespace("alpha"), kyverno()], False, id="kyverno-enforce"),
         pytest.param([namespace("alpha"), kyverno(action="Audit")], True, id="kyverno-audit"),
         pytest.param(
@@ -126,6 +136,11 @@ def labelled_alpha(**extra):
             id="kyverno-policy-in-another-namespace",
         ),
         pytest.param([namespace("alpha"), constraint()], False, id="gatekeeper-default-deny"),
+        pytest.param(
+            [namespace("alpha"), with_pod_selector(constraint(), "match", "labelSelector")],
+            True,
+            id="gatekeeper-labelled-pods-only",
+        ),
         pytest.param(
             [namespace("alpha"), constraint(action="dryrun")], True, id="gatekeeper-dryrun"
         ),

@@ -8,7 +8,8 @@ names everything looked at:
   selecting the namespace (namespaceSelector) and the policy's rules matching pods;
 - a Kyverno ClusterPolicy / Policy validate rule in Enforce matching Pod in the namespace;
 - a Gatekeeper constraint with enforcementAction `deny` matching Pod in the namespace.
-A selector operator we do not know selects nothing: never a pass on a guess.
+A selector operator we do not know selects nothing, and a policy judging only pods with certain
+labels (an object or label selector) does not count: a tenant sets its own pods' labels.
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ def _binding_verdict(
     if not _vap_matches_pods(policy_scope) or (scope.resources and not _vap_matches_pods(scope)):
         return Verdict(ref, False, f"policy {vap.name} does not match pod creation")
     for which, s in (("binding", scope), ("policy", policy_scope)):
+        if s.pod_selector:
+            return Verdict(ref, False, f"the {which} judges only pods with certain labels")
         if not selects(s, labels):
             return Verdict(ref, False, f"the {which}'s namespaceSelector does not select it")
     return Verdict(ref, True, f"denies through policy {vap.name}")
@@ -98,6 +101,8 @@ def _scoped_verdict(policy: AdmissionPolicy, namespace: str, labels: dict[str, s
             reasons.append("its namespaces do not include it")
         elif not selects(scope, labels):
             reasons.append("its namespaceSelector does not select it")
+        elif scope.pod_selector:
+            reasons.append("judges only pods with certain labels")
         else:
             return Verdict(policy.ref, True, f"{enforcing} for pods here")
     return Verdict(policy.ref, False, "; ".join(sorted(set(reasons))) or "no validate rule")
