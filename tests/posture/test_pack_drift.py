@@ -159,3 +159,40 @@ def test_drift005_compares_with_the_enforcement_apps_generated_pack():
     packs = expected_policy_packs(cluster, snapshot)
     assert set(packs) == {"vap"}
     assert all(isinstance(o, dict) and o.get("kind") for o in packs["vap"])
+
+
+# --- the adapter (posture/policy_packs.py) -----------------------------------------------------
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("enforcement") is not None, reason="the enforcement app is merged"
+)
+def test_without_the_enforcement_app_no_pack_is_generated_and_drift005_is_silent():
+    from posture.policy_packs import expected_policy_packs
+
+    snapshot = normalise([vap(labels=MANAGED), binding(labels=MANAGED)])
+    assert expected_policy_packs(object(), snapshot) == {}
+
+
+def test_the_adapter_asks_the_generator_only_for_dialects_deployed(monkeypatch):
+    import sys
+    import types
+
+    from posture.policy_packs import expected_policy_packs
+
+    asked = []
+
+    def policy_pack(cluster, *, dialect, mode):
+        asked.append((cluster, dialect, mode))
+        return [vap(labels=MANAGED)]
+
+    packs = types.ModuleType("enforcement.packs")
+    packs.policy_pack = policy_pack  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "enforcement", types.ModuleType("enforcement"))
+    monkeypatch.setitem(sys.modules, "enforcement.packs", packs)
+    cluster = object()
+    assert expected_policy_packs(cluster, normalise([kyverno()])) == {}  # none of ours
+    assert asked == []
+    found = expected_policy_packs(cluster, normalise([vap(labels=MANAGED), kyverno()]))
+    assert found == {"vap": (vap(labels=MANAGED),)}
+    assert asked == [(cluster, "vap", None)]
