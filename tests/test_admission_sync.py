@@ -164,3 +164,32 @@ def test_a_watch_resync_sees_a_new_binding(tmp_path, settings):
         assert run.mode == "watch", run.warnings
     assert "ValidatingAdmissionPolicyBinding/gpuposture-pod-rules-all" in _policies(cluster)
     assert _k8s009(cluster) == {}
+
+
+@pytest.mark.parametrize(
+    ("fault", "resource", "status"),
+    [
+        ("forbid-discovery", "constraints.gatekeeper.sh", "forbidden"),
+        (
+            "fail-bindings",
+            "admissionregistration.k8s.io/validatingadmissionpolicybindings",
+            "failed",
+        ),
+    ],
+)
+def test_other_failed_reads_are_recorded_too(tmp_path, fault, resource, status):
+    from tests.kubeapi import GATEKEEPER, LIST_PATHS
+
+    with FakeKubeAPI(admission_world()) as api:
+        if fault == "forbid-discovery":
+            api.forbid(GATEKEEPER)
+        else:
+            api.fail(LIST_PATHS["ValidatingAdmissionPolicyBinding"], status=500, times=10)
+        cluster = cluster_get_or_create(name=fault)
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+    assert run.status == "succeeded"
+    assert _reads(cluster)[resource] == status
+    verdicts = _k8s009(cluster)
+    assert verdicts["alpha"] == "unknown"
+    # Without the binding, gamma is judged too: unknown, never passed.
+    assert verdicts.get("gamma", "unknown") == "unknown" and "beta" not in verdicts
