@@ -51,6 +51,7 @@ from demo.clusters import (
     gpu_node,
 )
 from demo.k8s import Ids, Obj
+from demo.k8s_admission import admission_objects
 from demo.k8s_dra import dra_objects
 from demo.k8s_kai import KAI_RESERVATION_NS, kai_fraction, kai_reservations
 from demo.telemetry import uuid_of
@@ -107,7 +108,8 @@ CLUSTER_ROLES = {
 }
 _KIND_ORDER = ("Namespace", "Node", "ClusterPolicy", "ConfigMap", "ResourceQuota", "Service", "NetworkPolicy",
                "DaemonSet", "Deployment", "ReplicaSet", "CronJob", "Job", "Pod", "ClusterRole", "ClusterRoleBinding",
-               "Role", "RoleBinding", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim")
+               "Role", "RoleBinding", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim",
+               "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "KyvernoClusterPolicy")
 # The CronJob controller names each Job `<cronjob>-<scheduled minute since the epoch>`.
 _CRONJOB_RUN = 29_419_320  # 2025-12-08 02:00 UTC
 # fmt: on
@@ -326,6 +328,7 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
         k8s.service(ids, ns, app, app, port, node_port) for ns, app, port, node_port in c.services
     ]
     items += _rbac(ids, c, namespaces)
+    items += admission_objects(ids, namespaces, protected=ORB, audited="research-")
     if CLIN in namespaces:  # an ordinary app ConfigMap, which a parser must not keep
         data = {"MODEL_REPOSITORY": "s3://clinical-models/ct-seg"}
         items.append(k8s.configmap(ids, "triton-model-repo", CLIN, data))
@@ -341,11 +344,16 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
     return sorted(
         items,
         key=lambda o: (
-            _KIND_ORDER.index(o["kind"]),
+            _KIND_ORDER.index(_listed_kind(o)),
             o["metadata"].get("namespace", ""),
             o["metadata"]["name"],
         ),
     )
+
+
+def _listed_kind(o: Obj) -> str:
+    # Kyverno's ClusterPolicy is listed on its own, after the admission policies.
+    return "KyvernoClusterPolicy" if o["apiVersion"].startswith("kyverno.io/") else o["kind"]
 
 
 def build_clusters(seed: int = 7) -> dict[str, list[dict]]:

@@ -254,6 +254,9 @@ class ClusterObject(models.Model):
         DRA_CLAIM_TEMPLATE = "dra_claim_template"
         DRA_DEVICE_CLASS = "dra_device_class"
         DRA_SLICE = "dra_slice"
+        # Admission control (VAP and bindings, Kyverno, Gatekeeper) and how each live list went
+        ADMISSION_POLICY = "admission_policy"
+        ADMISSION_READ = "admission_read"
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="kube_objects")
     kind = models.CharField(max_length=20, choices=Kind.choices)

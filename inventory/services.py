@@ -168,6 +168,10 @@ def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token
         seen_warnings = tuple(getattr(source, "warnings", ()) or ())
         if seen_warnings:
             snapshot = replace(snapshot, warnings=snapshot.warnings + seen_warnings)
+        # How each admission kind's live list went (K8S-009: a failed read is "unknown").
+        reads = tuple(getattr(source, "admission_reads", ()) or ())
+        if reads:
+            snapshot = replace(snapshot, admission_reads=reads)
     except SourceError as exc:
         sync_run_fail(run=run, error=str(exc))
         raise SyncError(str(exc), retryable=exc.retryable) from exc

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import Any
 
+from inventory.snapshot_admission import AdmissionPolicy, AdmissionRead, AdmissionScope
 from inventory.snapshot_dra import (
     DraClaim,
     DraClaimTemplate,
@@ -456,6 +457,10 @@ class ClusterSnapshot:
     dra_claim_templates: tuple[DraClaimTemplate, ...] = ()
     dra_device_classes: tuple[DraDeviceClass, ...] = ()
     dra_slices: tuple[DraSlice, ...] = ()
+    # Admission control (inventory/snapshot_admission.py): the policies read, and how each
+    # live list of their kinds went (empty from a snapshot file: what it holds is all we know).
+    admission_policies: tuple[AdmissionPolicy, ...] = ()
+    admission_reads: tuple[AdmissionRead, ...] = ()
     # Objects read per kind, including the ones not kept (for the SyncRun counts).
     counts: dict[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
@@ -494,6 +499,7 @@ _NESTED: dict[type, dict[str, type]] = {
     DraClaimTemplate: {"requests": DraRequest, "config": DraConfig},
     DraDeviceClass: {"config": DraConfig},
     DraSlice: {"devices": DraDevice},
+    AdmissionPolicy: {"scopes": AdmissionScope},
     Role: {"rules": PolicyRule},
     RoleBinding: {"subjects": Subject},
 }

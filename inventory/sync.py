@@ -77,6 +77,12 @@ OBJECT_KINDS: dict[str, tuple[str, type, Callable[[Any], tuple[str, str]]]] = {
     ),
     "dra_device_classes": ("dra_device_class", snap.DraDeviceClass, lambda o: ("", o.name)),
     "dra_slices": ("dra_slice", snap.DraSlice, lambda o: ("", o.name)),
+    "admission_policies": (
+        "admission_policy",
+        snap.AdmissionPolicy,
+        lambda o: (o.namespace, f"{o.kind}/{o.name}"),
+    ),
+    "admission_reads": ("admission_read", snap.AdmissionRead, lambda o: ("", o.resource)),
 }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from inventory.drift import DriftChange
 from inventory.owners import OwnerIndex, WorkloadRef, workload_of
@@ -147,6 +148,9 @@ class PostureInputs:
     unclassified_class: TrustClassInfo | None = None
     # GPUPOSTURE_POOL_TAINT_KEYS and each class's exact pool taints (K8S-002, POD-009).
     pool_taint_rules: PoolTaintRules = field(default_factory=PoolTaintRules)
+    # DRIFT-005: dialect ("vap", "kyverno") -> the generated pack's objects, for each dialect
+    # of which the cluster runs objects of ours (posture/policy_packs.py); empty: none.
+    policy_packs: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     extra: dict[str, object] = field(default_factory=dict)
 
     @cached_property

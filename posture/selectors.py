@@ -26,6 +26,7 @@ from posture.inputs import (
     TrustClassInfo,
 )
 from posture.models import SEVERITY_ORDER, Action, CheckExemption, Finding, TenantScore
+from posture.policy_packs import expected_policy_packs
 from posture.rules import CHECKS
 from providers.models import Assessment
 from telemetry.facts import telemetry_facts
@@ -53,6 +54,8 @@ _OBJECTS = {
     "dra_claim_template": ("dra_claim_templates", snap.DraClaimTemplate),
     "dra_device_class": ("dra_device_classes", snap.DraDeviceClass),
     "dra_slice": ("dra_slices", snap.DraSlice),
+    "admission_policy": ("admission_policies", snap.AdmissionPolicy),
+    "admission_read": ("admission_reads", snap.AdmissionRead),
 }
 
 
@@ -257,6 +260,7 @@ def posture_inputs(
         # unclassified_tenant_ensure refuse a setting naming none); platform pods by theirs.
         unclassified_class=trust_class_info(unclassified) if unclassified else None,
         pool_taint_rules=pool_taint_rules(),
+        policy_packs=expected_policy_packs(cluster, snapshot),
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )
 

@@ -69,10 +69,24 @@ LIST_PATHS: dict[str, str] = {
     "ResourceClaim": "/apis/resource.k8s.io/v1/resourceclaims",
     "ResourceClaimTemplate": "/apis/resource.k8s.io/v1/resourceclaimtemplates",
     "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
+    # Admission control. Kyverno's ClusterPolicy shares its kind with NVIDIA's, so its objects
+    # are filed by group (`_world_key`); Gatekeeper serves one constraint kind here.
+    "ValidatingAdmissionPolicy": (
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+    ),
+    "ValidatingAdmissionPolicyBinding": (
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
+    ),
+    "KyvernoClusterPolicy": "/apis/kyverno.io/v1/clusterpolicies",
+    "KyvernoPolicy": "/apis/kyverno.io/v1/policies",
+    "K8sPSPPrivilegedContainer": (
+        "/apis/constraints.gatekeeper.sh/v1beta1/k8spspprivilegedcontainer"
+    ),
 }
 DRA_GROUP = "/apis/resource.k8s.io/"
+GATEKEEPER = "/apis/constraints.gatekeeper.sh/v1beta1"  # its discovery: the constraint kinds
 KIND_AT = {path: kind for kind, path in LIST_PATHS.items()}
-ROUTES = {*KIND_AT, "/version", "/api", "/apis"}
+ROUTES = {*KIND_AT, "/version", "/api", "/apis", GATEKEEPER}
 NODES = LIST_PATHS["Node"]
 
 VERSION = {
@@ -172,6 +186,8 @@ class FakeKubeAPI:
         # The one version resource.k8s.io is served at ("v1", "v1beta2", "v1beta1"; None: not
         # at all): its lists are the v1 paths' objects under that version's apiVersion.
         self.dra_version: str | None = "v1"
+        # API groups answered 404 (a CRD not installed), e.g. {"kyverno.io"}
+        self.not_served: set[str] = set()
         self.replace_objects(objects)
 
     # -- the world and the faults, all changeable between requests --
@@ -183,11 +199,12 @@ class FakeKubeAPI:
         for obj in objects:
             # A `kubectl get -o json` of several kinds is one `kind: List`: accept it whole.
             for item in obj["items"] if obj.get("kind") == "List" else [obj]:
-                if item.get("kind") not in LIST_PATHS:
+                key = _world_key(item)
+                if key not in LIST_PATHS:
                     raise ValueError(f"FakeKubeAPI does not serve kind {item.get('kind')!r}")
                 # Typed lists omit kind and apiVersion on their items.
                 stripped = {k: v for k, v in item.items() if k not in ("kind", "apiVersion")}
-                world[LIST_PATHS[item["kind"]]].append(copy.deepcopy(stripped))
+                world[LIST_PATHS[key]].append(copy.deepcopy(stripped))
         with self._lock:
             self._resource_version += 1
             self._worlds[str(self._resource_version)] = world
@@ -280,6 +297,13 @@ class FakeKubeAPI:
     # -- answering, called from handler threads --
 
     def _answer(self, method: str, path: str, query: dict[str, str], auth: str | None) -> Answer:
+        if any(
+            path.startswith(f"/apis/{group}/") or path == f"/apis/{group}"
+            for group in self.not_served
+        ):
+            with self._lock:
+                self._requests.append(Request(method, path, query))
+            return 404, status(404, "NotFound", "the server could not find the requested resource")
         if path.startswith(DRA_GROUP):
             return self._answer_dra(method, path, query, auth)
         return self._answer_path(method, path, query, auth)
@@ -416,6 +440,19 @@ class FakeKubeAPI:
         return 404, status(404, "NotFound", f'nodes "{name}" not found', details)
 
     def _discovery(self, path: str) -> dict[str, Any]:
+        if path == GATEKEEPER:
+            resources = [
+                {"name": p.rsplit("/", 1)[1], "kind": KIND_AT[p], "namespaced": False,
+                 "verbs": ["get", "list", "watch"]}
+                for p in KIND_AT
+                if p.startswith(f"{GATEKEEPER}/")
+            ] + [{"name": "k8spspprivilegedcontainer/status", "kind": "K8sPSPPrivilegedContainer",
+                  "namespaced": False, "verbs": ["get"]}]  # fmt: skip
+            group_version = GATEKEEPER.removeprefix("/apis/")
+            return {
+                "kind": "APIResourceList", "apiVersion": "v1",
+                "groupVersion": group_version, "resources": resources,
+            }  # fmt: skip
         if path == "/version":
             return dict(VERSION)
         if path == "/api":
@@ -431,6 +468,13 @@ class FakeKubeAPI:
             for gv in sorted({group_version(path) for path in KIND_AT} - {"v1"})
         ]
         return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def _world_key(item: dict[str, Any]) -> Any:
+    # Kyverno's ClusterPolicy and Policy are filed apart from NVIDIA's ClusterPolicy.
+    if str(item.get("apiVersion", "")).startswith("kyverno.io/"):
+        return f"Kyverno{item.get('kind')}"
+    return item.get("kind")
 
 
 def _known(path: str) -> str:

@@ -45,6 +45,16 @@ def test_demo_world_meets_the_promise():
     # Issue 17 items 11, 12, 14: pasted tokens, a cross-tenant edit binding, and last week's
     # new node labeller recorded as RBAC drift.
     assert {"POD-003", "POD-008", "K8S-008", "DRIFT-006"} <= checks
+    # Issue 21 item 4: research's Kyverno policy is in Audit, so its namespace has no admission
+    # control (K8S-009); the external customer's is bound with Deny to gpuposture's policy and
+    # the kestrel and clinical namespaces enforce Pod Security Admission.
+    unenforced = set(
+        Finding.objects.filter(check_id="K8S-009", status="open").values_list(
+            "subject_name", flat=True
+        )
+    )
+    assert "research-llm" in unenforced
+    assert not {"cust-orbital", "cust-kestrel", "clinical-imaging"} & unenforced
     (labeller,) = Finding.objects.filter(check_id="DRIFT-006", status="open")
     assert labeller.subject_name == "analytics-node-labeler"
     assert labeller.evidence["after"]["new_node_label_subjects"] == ["Group:analytics-eng"]

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 
 from inventory.sources.kube import DRA_LIST_METHODS, KINDS, OPTIONAL_CUSTOM_KINDS
+from inventory.sources.kube_admission import ADMISSION_CUSTOM_KINDS, GATEKEEPER_GROUP_VERSION
 
 RBAC = Path(__file__).resolve().parent.parent / "deploy" / "rbac.yaml"
 PLURALS = {
@@ -42,7 +43,12 @@ def test_cluster_role_matches_what_the_source_lists():
     listed = {PLURALS[kind] for kind, _, _ in KINDS}
     listed |= {(group, plural) for _, group, _, plural in OPTIONAL_CUSTOM_KINDS}
     listed |= {PLURALS[kind] for kind, _ in DRA_LIST_METHODS}
+    listed |= {(group, plural) for _, group, _, plural, _ in ADMISSION_CUSTOM_KINDS}
+    # Gatekeeper's constraint kinds are discovered: the whole constraints group, and only it.
+    gatekeeper = GATEKEEPER_GROUP_VERSION[0]
+    listed |= {(gatekeeper, "*")}
     grants = granted()
     assert {(g, r) for g, r, _ in grants} == listed
     assert {v for _, _, v in grants} == {"get", "list", "watch"}
-    assert not any(r == "secrets" or r == "*" for _, r, _ in grants)
+    assert not any(r == "secrets" for _, r, _ in grants)
+    assert {g for g, r, _ in grants if r == "*"} == {gatekeeper}

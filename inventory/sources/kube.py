@@ -24,7 +24,19 @@ from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
 
 from gpuposture.base.safe_parse import load_json
+from inventory.snapshot_admission import AdmissionRead
 from inventory.sources.base import Progress, SourceError, WatchDelta, WatchExpired
+from inventory.sources.kube_admission import (
+    ADMISSION_CUSTOM_KINDS,
+    ADMISSION_LABELS,
+    GATEKEEPER_GROUP_VERSION,
+    GATEKEEPER_PREFIX,
+    constraint_kinds,
+    fix_item,
+    is_admission_label,
+    read_outcome,
+    resource_of,
+)
 from inventory.sources.kube_exec import refuse_unlisted_commands
 
 # (kind, API group class, list method). The deploy ClusterRole grants get/list/watch on
@@ -70,7 +82,9 @@ DRA_LIST_METHODS: tuple[tuple[str, str], ...] = (
 )
 DRA_KINDS = frozenset(kind for kind, _ in DRA_LIST_METHODS)
 NOT_LISTED = "-"  # the watch position of a DRA kind the last list found not served or forbidden
-OPTIONAL_KINDS = frozenset(kind for kind, *_ in OPTIONAL_CUSTOM_KINDS) | DRA_KINDS
+# Admission control (inventory/sources/kube_admission.py): listed like DRA, tolerantly.
+TOLERANT_KINDS = DRA_KINDS | frozenset(ADMISSION_LABELS)
+OPTIONAL_KINDS = frozenset(kind for kind, *_ in OPTIONAL_CUSTOM_KINDS) | TOLERANT_KINDS
 MAX_LIST_RESTARTS = 3
 # The largest answer we decode: a page of 500 ConfigMaps at Kubernetes' 1 MiB limit each. The
 # depth of what the API sends is bounded by json's C decoder (a clean error, never a crash).
@@ -104,6 +118,9 @@ class KubeSource:
         # DRA kind -> the version it was read at, or "not served" / "forbidden"
         self.api_versions: dict[str, str] = {}
         self.warnings: list[str] = []  # for the run: what could not be seen, and why
+        # How each admission kind's list went (K8S-009 says "unknown" for a failed one).
+        self.admission_reads: list[AdmissionRead] = []
+        self._plurals: dict[str, str] = {}  # Gatekeeper listing label -> its plural
 
     def describe(self) -> str:
         if self.in_cluster:
@@ -115,11 +132,15 @@ class KubeSource:
     def read(self, progress: Progress) -> list[dict[str, Any]]:
         api_client = self._api_client()
         self.resource_versions, self.api_versions, self.warnings = {}, {}, []
+        self.admission_reads = []
         try:
             objects: list[dict[str, Any]] = []
-            for kind, list_call in self._list_calls(api_client):
+            calls = self._list_calls(api_client) + self._constraint_calls(api_client)
+            for kind, list_call in calls:
                 if kind in DRA_KINDS:
                     objects.extend(self._list_dra(kind, list_call, progress))
+                elif is_admission_label(kind):
+                    objects.extend(self._list_admission(kind, list_call, progress))
                 elif kind in OPTIONAL_KINDS:
                     objects.extend(self._list_optional(kind, list_call, progress))
                 else:
@@ -138,7 +159,9 @@ class KubeSource:
             # A DRA kind the last list never tried (a release before DRA was read) needs a
             # list; one it found not served or forbidden (NOT_LISTED) has nothing to watch.
             missing = [
-                k for k, _, rv in calls if not rv and (k not in OPTIONAL_KINDS or k in DRA_KINDS)
+                k
+                for k, _, rv in calls
+                if not rv and (k not in OPTIONAL_KINDS or k in TOLERANT_KINDS)
             ]
             if missing:
                 raise WatchExpired(f"no resourceVersion from the last list of {missing[0]}")
@@ -152,6 +175,7 @@ class KubeSource:
             # The last event of each object is its state now.
             latest = {_identity(obj): (event_type, obj) for event_type, obj in events}
             for event_type, obj in latest.values():
+                obj = fix_item(kind, obj) if is_admission_label(kind) else obj
                 (delta.deleted if event_type == "DELETED" else delta.changed).append(obj)
             delta.resource_versions[kind] = version
             delta.events[kind] = len(events)
@@ -189,6 +213,12 @@ class KubeSource:
                 return custom.list_cluster_custom_object(_g, _v, _p, **kwargs)
 
             calls.append((kind, list_call))
+        for label, group, version, plural, _ in ADMISSION_CUSTOM_KINDS:
+
+            def admission_call(_g=group, _v=version, _p=plural, **kwargs: Any) -> Any:
+                return custom.list_cluster_custom_object(_g, _v, _p, **kwargs)
+
+            calls.append((label, admission_call))
         calls += [(kind, self._dra_call(api_client, kind, m)) for kind, m in DRA_LIST_METHODS]
         return calls
 
@@ -237,6 +267,52 @@ class KubeSource:
                 return []
             raise
 
+    def _constraint_calls(self, api_client: client.ApiClient) -> list[tuple[str, Any]]:
+        """A list call per Gatekeeper constraint kind the server serves (discovered; each
+        ConstraintTemplate makes one). Not served is no Gatekeeper; any other failure is
+        recorded, so K8S-009 cannot pass on constraints it did not see. Constraints are read
+        by full syncs only: a watch re-sync keeps the last full list's."""
+        group, version = GATEKEEPER_GROUP_VERSION
+        try:
+            response = client.CustomObjectsApi(api_client).get_api_resources(
+                group, version, _preload_content=False, _request_timeout=self._timeouts()
+            )
+            found = constraint_kinds(_decode(response.data))
+        except ApiException as exc:
+            error = None if exc.status == 404 else str(api_error("constraints", exc))
+            self.admission_reads.append(read_outcome(group, error or "HTTP 404"))
+            return []
+        except (urllib3.exceptions.HTTPError, ValueError) as exc:
+            self.admission_reads.append(read_outcome(group, f"discovery failed: {exc}"))
+            return []
+        custom = client.CustomObjectsApi(api_client)
+        calls = []
+        for kind, plural in found:
+
+            def list_call(_p=plural, **kwargs: Any) -> Any:
+                return custom.list_cluster_custom_object(group, version, _p, **kwargs)
+
+            calls.append((f"{GATEKEEPER_PREFIX}{kind}", list_call))
+        self._plurals = {f"{GATEKEEPER_PREFIX}{k}": p for k, p in found}
+        return calls
+
+    def _list_admission(
+        self, label: str, list_call: Callable[..., Any], progress: Progress
+    ) -> list[dict[str, Any]]:
+        resource = resource_of(label, self._plurals.get(label, ""))
+        try:
+            items = self._list_all(label, list_call, progress)
+        except SourceError as exc:
+            self.admission_reads.append(read_outcome(resource, str(exc)))
+            if not label.startswith(GATEKEEPER_PREFIX):
+                self.resource_versions[label] = NOT_LISTED
+            progress(label, 0)
+            return []
+        self.admission_reads.append(read_outcome(resource, None))
+        if label.startswith(GATEKEEPER_PREFIX):
+            self.resource_versions.pop(label, None)  # not watched: see _constraint_calls
+        return [fix_item(label, item) for item in items]
+
     def _watch(
         self, kind: str, list_call: Callable[..., Any], since: str
     ) -> tuple[list[tuple[str, dict[str, Any]]], str]:
@@ -255,7 +331,7 @@ class KubeSource:
         except ApiException as exc:
             if exc.status == 404 and kind in OPTIONAL_KINDS:
                 return [], since  # the CRD went away: nothing of it to keep
-            if exc.status in (401, 403) and kind in DRA_KINDS:
+            if exc.status in (401, 403) and kind in TOLERANT_KINDS:
                 return [], since  # said at the last full list; the rest of the watch goes on
             raise api_error(kind, exc) from exc
         except urllib3.exceptions.HTTPError as exc:

@@ -33,9 +33,11 @@ from inventory.snapshot import (
     Workload,
     gc_paused,
 )
+from inventory.snapshot_admission import AdmissionPolicy
 from inventory.snapshot_dra import DraClaim, DraClaimTemplate, DraDeviceClass, DraSlice
 from inventory.sources import dra
 from inventory.sources import objects as readers
+from inventory.sources.admission import admission_policy_from, is_admission
 from inventory.sources.dra import DRA_KINDS
 from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
@@ -96,10 +98,13 @@ class _Collected:
     dra_claim_templates: list[DraClaimTemplate] = field(default_factory=list)
     dra_device_classes: list[DraDeviceClass] = field(default_factory=list)
     dra_slices: list[DraSlice] = field(default_factory=list)
+    admission_policies: list[AdmissionPolicy] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def add(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
-        if kind == "Node":
+        if is_admission(obj):  # by API group first: Kyverno's ClusterPolicy is not NVIDIA's
+            self.admission_policies.append(admission_policy_from(obj))
+        elif kind == "Node":
             self.raw_nodes.append(obj)  # read last: a node's facts need its pods and configs
         elif kind == "Pod" and namespace:
             self.pods.append(pod_from_object(obj, namespace))
@@ -149,7 +154,7 @@ class _Collected:
             reason = f"{type(exc).__name__}: {exc}"[:300]
             where = f"{namespace}/{name}" if namespace else name
             self.warnings.append(f"{kind} {where} could not be read and was skipped: {reason}")
-            if kind == "ClusterPolicy":
+            if kind == "ClusterPolicy" and not is_admission(obj):
                 # The GPU Operator's configuration: its nodes must say it is unknown (STACK-007).
                 self.operator_policies.append(GpuOperatorPolicy(name=name, error=reason))
 
@@ -275,6 +280,9 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         ),
         dra_device_classes=tuple(sorted(collected.dra_device_classes, key=lambda c: c.name)),
         dra_slices=tuple(sorted(collected.dra_slices, key=lambda s: s.name)),
+        admission_policies=tuple(
+            sorted(collected.admission_policies, key=lambda p: (p.kind, p.namespace, p.name))
+        ),
         counts=dict(sorted(counts.items())),
         warnings=tuple(sorted(set(collected.warnings))),
         platform_namespaces=tuple(sorted(configs.platform)),

@@ -18,7 +18,7 @@ from demo import world
 CLASSES = {"platform", "internal_trusted", "internal", "external", "sensitive"}
 CLUSTER_SCOPED = {
     "Namespace", "Node", "ClusterRole", "ClusterRoleBinding", "ClusterPolicy", "DeviceClass",
-    "ResourceSlice",
+    "ResourceSlice", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
 }  # fmt: skip
 NAMESPACED = {
     "Pod", "ConfigMap", "ResourceQuota", "Service", "Role", "RoleBinding", "DaemonSet",

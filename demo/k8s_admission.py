@@ -1,0 +1,70 @@
+"""Admission control in the demo world (K8S-009): a ValidatingAdmissionPolicy of gpuposture's
+pack bound with Deny to the external customer's namespace, and a Kyverno policy the research
+team left in Audit (it blocks nothing, so their namespaces still raise K8S-009). Two other
+namespaces are protected by Pod Security Admission labels (demo/clusters.py NAMESPACES).
+
+Spelled as the objects read back from the API. Pure Python: no Django, no network.
+"""
+
+from __future__ import annotations
+
+from demo.k8s_base import Ids, Obj, meta, obj
+
+VAP_API = "admissionregistration.k8s.io/v1"
+OURS = {"app.kubernetes.io/managed-by": "gpuposture"}
+POD_RULES = (
+    "!object.spec.containers.exists(c, has(c.securityContext) && "
+    "has(c.securityContext.privileged) && c.securityContext.privileged)"
+)
+
+
+def admission_objects(ids: Ids, namespaces: list[str], protected: str, audited: str) -> list[Obj]:
+    """The pack's policy and binding when `protected` is in the cluster; Kyverno in Audit on
+    `audited`-prefixed namespaces when one of them is."""
+    items: list[Obj] = []
+    if protected in namespaces:
+        items += [_policy(ids), _binding(ids, protected)]
+    if any(ns.startswith(audited) for ns in namespaces):
+        items.append(_kyverno_audit(ids, audited))
+    return items
+
+
+def _policy(ids: Ids) -> Obj:
+    m = meta(ids, "ValidatingAdmissionPolicy", "gpuposture-pod-rules", labels=dict(OURS))
+    m["annotations"] = {"gpuposture.io/checks": "POD-001"}
+    rule = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+            "resources": ["pods"], "scope": "*"}  # fmt: skip
+    spec = {
+        "failurePolicy": "Fail",
+        "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": [rule]},
+        "validations": [{"expression": POD_RULES, "message": "privileged containers (POD-001)"}],
+    }
+    return obj(VAP_API, "ValidatingAdmissionPolicy", m, spec=spec)
+
+
+def _binding(ids: Ids, namespace: str) -> Obj:
+    name = "gpuposture-pod-rules-external"
+    m = meta(ids, "ValidatingAdmissionPolicyBinding", name, labels=dict(OURS))
+    selector = {"matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": [namespace]}
+    ]}  # fmt: skip
+    spec = {
+        "policyName": "gpuposture-pod-rules",
+        "validationActions": ["Deny"],
+        "matchResources": {"namespaceSelector": selector, "matchPolicy": "Equivalent"},
+    }
+    return obj(VAP_API, "ValidatingAdmissionPolicyBinding", m, spec=spec)
+
+
+def _kyverno_audit(ids: Ids, prefix: str) -> Obj:
+    m = meta(ids, "ClusterPolicy", "research-baseline")
+    rule = {
+        "name": "no-privileged",
+        "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaces": [f"{prefix}*"]}}]},
+        "validate": {
+            "message": "privileged containers are not allowed",
+            "pattern": {"spec": {"containers": [{"=(securityContext)": {"=(privileged)": False}}]}},
+        },
+    }
+    spec = {"validationFailureAction": "Audit", "background": True, "rules": [rule]}
+    return obj("kyverno.io/v1", "ClusterPolicy", m, spec=spec)

@@ -1,0 +1,75 @@
+"""Admission control as read from a cluster: PURE dataclasses (no ORM, no network).
+
+What K8S-009 asks ("does anything enforce the class's pod rules in this namespace?") and
+DRIFT-005 asks ("is the deployed pack the generated one?") is read into these: one
+`AdmissionPolicy` per ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, Kyverno
+ClusterPolicy / Policy or Gatekeeper constraint, each with the scopes it matches; and one
+`AdmissionRead` per kind a live sync tried to list, so a read that failed is known as such
+(the check then says "unknown", never "pass"). Pod Security Admission is the namespaces'
+own labels (inventory.snapshot.Namespace.labels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# engines
+VAP = "vap"  # ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1)
+VAP_BINDING = "vap_binding"  # ValidatingAdmissionPolicyBinding
+KYVERNO = "kyverno"  # kyverno.io/v1 ClusterPolicy / Policy
+GATEKEEPER = "gatekeeper"  # constraints.gatekeeper.sh/v1beta1, any kind
+
+# AdmissionRead.status
+READ = "read"
+NOT_SERVED = "not served"  # the CRD or API group is absent: an answer, not a failure
+FORBIDDEN = "forbidden"
+FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class AdmissionScope:
+    """What one policy (or one Kyverno rule, one binding) applies to, and what it does."""
+
+    # VAP binding validationActions (Deny, Warn, Audit); Kyverno Enforce / Audit; Gatekeeper
+    # enforcementAction (deny, dryrun, warn). () on a VAP itself: its bindings say.
+    actions: tuple[str, ...] = ()
+    # Resource names ("pods", "*") for VAP rules; kinds ("Pod", "*", "v1/Pod") elsewhere.
+    resources: tuple[str, ...] = ()
+    operations: tuple[str, ...] = ()  # VAP rules: CREATE, UPDATE, "*"; () = not said
+    namespaces: tuple[str, ...] = ()  # limited to these (Kyverno wildcards allowed); () = any
+    excluded_namespaces: tuple[str, ...] = ()
+    match_labels: dict[str, str] = field(default_factory=dict)  # the namespaceSelector
+    match_expressions: tuple[dict[str, Any], ...] = ()
+    # An objectSelector (VAP), resources.selector (Kyverno) or labelSelector (Gatekeeper): it
+    # judges only pods carrying certain labels, so a tenant can step around it.
+    pod_selector: bool = False
+
+
+@dataclass(frozen=True)
+class AdmissionPolicy:
+    engine: str
+    kind: str
+    api_version: str
+    namespace: str  # "" for cluster-scoped objects
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)  # gpuposture.io/* only
+    policy_name: str = ""  # a VAP binding: the policy it binds
+    scopes: tuple[AdmissionScope, ...] = ()
+    # The spec as deployed, for DRIFT-005's comparison with the generated pack.
+    spec: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
+
+
+@dataclass(frozen=True)
+class AdmissionRead:
+    """How a live sync's list of one admission kind went (`resource`: group/plural)."""
+
+    resource: str
+    status: str
+    detail: str = ""

@@ -1,0 +1,188 @@
+"""The deployed admission policy pack against the generated one. PURE (DRIFT-005).
+
+Both sides are Kubernetes objects as dicts. Objects are paired by kind, namespace and name;
+of each pair only what we generate is compared (every key the generated object sets, so the
+API server's defaults on the deployed side are no difference), and the mode apart from the
+rest: a binding without `Deny` or a Kyverno policy in Audit where the generated pack says
+Deny / Enforce is the difference that matters most. A deployed object labelled as ours that
+the generated pack no longer has is reported too (a rule that should have been removed).
+Kinds we do not read from clusters (the parameter ConfigMaps) are listed as not compared.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+MANAGED_BY = "app.kubernetes.io/managed-by"
+OURS = "gpuposture"
+COMPARED_KINDS = {
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("kyverno.io", "ClusterPolicy"),
+    ("kyverno.io", "Policy"),
+}
+ENFORCE, AUDIT, MIXED = "Enforce", "Audit", "mixed"
+PATHS_SHOWN = 10
+
+
+@dataclass(frozen=True)
+class PackDifference:
+    kind: str
+    namespace: str
+    name: str
+    change: str  # "missing", "changed", "mode", "unexpected"
+    detail: str
+    paths: tuple[str, ...] = ()  # the generated spec paths that differ ("changed")
+    expected_mode: str = ""
+    deployed_mode: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class PackComparison:
+    differences: tuple[PackDifference, ...] = ()
+    compared: int = 0
+    not_compared: tuple[str, ...] = field(default=())  # "ConfigMap ns/name"
+
+
+def pack_drift(
+    expected: Iterable[dict[str, Any]], deployed: Iterable[dict[str, Any]]
+) -> PackComparison:
+    wanted, skipped = {}, []
+    for obj in expected:
+        if _compared(obj):
+            wanted[identity(obj)] = obj
+        else:
+            kind, namespace, name = identity(obj)
+            skipped.append(f"{kind} {namespace + '/' if namespace else ''}{name}")
+    present = {identity(o): o for o in deployed if _compared(o)}
+    differences: list[PackDifference] = []
+    for key, obj in sorted(wanted.items()):
+        differences += _pair(key, obj, present.get(key))
+    for key, obj in sorted(present.items()):
+        if key not in wanted and labels(obj).get(MANAGED_BY) == OURS:
+            differences.append(
+                PackDifference(*key, change="unexpected", detail="deployed as ours, not generated")
+            )
+    return PackComparison(tuple(differences), len(wanted), tuple(sorted(skipped)))
+
+
+def _pair(key: tuple[str, str, str], expected: dict, deployed: dict | None) -> list[PackDifference]:
+    if deployed is None:
+        return [PackDifference(*key, change="missing", detail="generated, not deployed")]
+    found = []
+    want_mode, have_mode = mode_of(expected), mode_of(deployed)
+    if want_mode != have_mode:
+        weaker = want_mode == ENFORCE
+        detail = (
+            f"deployed in {have_mode} where the class says {want_mode}"
+            if weaker
+            else f"deployed mode {have_mode}, generated {want_mode}"
+        )
+        found.append(
+            PackDifference(
+                *key,
+                change="mode",
+                detail=detail,
+                expected_mode=want_mode or "",
+                deployed_mode=have_mode or "",
+            )  # fmt: skip
+        )
+    paths = _differing(_without_mode(expected), _without_mode(deployed), "spec")
+    annotations = {k: v for k, v in _meta(expected).get("annotations", {}).items()}
+    paths += [
+        f"metadata.annotations.{k}"
+        for k, v in sorted(annotations.items())
+        if _meta(deployed).get("annotations", {}).get(k) != v
+    ]
+    if paths:
+        found.append(
+            PackDifference(
+                *key,
+                change="changed",
+                detail=f"{len(paths)} generated field(s) differ",
+                paths=tuple(paths[:PATHS_SHOWN]),
+            )  # fmt: skip
+        )
+    return found
+
+
+def identity(obj: dict[str, Any]) -> tuple[str, str, str]:
+    meta = _meta(obj)
+    return (
+        str(obj.get("kind") or ""),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name") or ""),
+    )
+
+
+def labels(obj: dict[str, Any]) -> dict[str, Any]:
+    value = _meta(obj).get("labels")
+    return value if isinstance(value, dict) else {}
+
+
+def mode_of(obj: dict[str, Any]) -> str | None:
+    """Enforce / Audit (/ mixed for Kyverno rules that differ) for the kinds with a mode."""
+    spec = _spec(obj)
+    kind = obj.get("kind")
+    if kind == "ValidatingAdmissionPolicyBinding":
+        return ENFORCE if "Deny" in (spec.get("validationActions") or []) else AUDIT
+    if kind in ("ClusterPolicy", "Policy"):
+        default = str(spec.get("validationFailureAction") or AUDIT)
+        actions = {
+            str(rule["validate"].get("failureAction") or default).capitalize()
+            for rule in spec.get("rules") or []
+            if isinstance(rule, dict) and isinstance(rule.get("validate"), dict)
+        } or {default.capitalize()}
+        return actions.pop() if len(actions) == 1 else MIXED
+    return None
+
+
+def _without_mode(obj: dict[str, Any]) -> dict[str, Any]:
+    spec = copy.deepcopy(_spec(obj))
+    spec.pop("validationActions", None)
+    spec.pop("validationFailureAction", None)
+    for rule in spec.get("rules") or []:
+        if isinstance(rule, dict) and isinstance(rule.get("validate"), dict):
+            rule["validate"].pop("failureAction", None)
+    return spec
+
+
+def _differing(expected: Any, deployed: Any, path: str) -> list[str]:
+    """Paths where the generated value is not in the deployed one (extra deployed keys are
+    the API server's defaults, not differences)."""
+    if isinstance(expected, dict):
+        if not isinstance(deployed, dict):
+            return [path or "spec"]
+        found = []
+        for key, value in expected.items():
+            found += _differing(value, deployed.get(key), f"{path}.{key}" if path else key)
+        return found
+    if isinstance(expected, list):
+        if not isinstance(deployed, list) or len(deployed) != len(expected):
+            return [path]
+        found = []
+        for index, (a, b) in enumerate(zip(expected, deployed, strict=True)):
+            found += _differing(a, b, f"{path}[{index}]")
+        return found
+    return [] if expected == deployed else [path]
+
+
+def _compared(obj: dict[str, Any]) -> bool:
+    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+    return (group, obj.get("kind")) in COMPARED_KINDS
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    value = obj.get("metadata")
+    return value if isinstance(value, dict) else {}
+
+
+def _spec(obj: dict[str, Any]) -> dict[str, Any]:
+    value = obj.get("spec")
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,198 @@
+"""DRIFT-005: the pure comparison of a generated pack with the deployed objects (our own
+fixtures in the shapes the pack generator makes), the rule over stored admission policies,
+and its wiring to the enforcement app's generator."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+from dataclasses import replace
+
+import pytest
+
+import posture.rules  # noqa: F401
+from inventory.sources.normalise import normalise
+from posture.policy_packs import deployed_dialects
+from posture.rules.drift.pack import deployed_object
+from posture.rules.drift.pack_diff import pack_drift
+from posture.rules.registry import run_checks
+from tests.posture.admission_world import MANAGED, binding, kyverno, namespace, vap
+from tests.posture.builders import inputs, pod, tenant
+
+PARAMS = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "gpuposture-params", "namespace": "gpuposture", "labels": MANAGED},
+    "data": {"external": "team-alpha"},
+}
+
+
+def vap_pack(actions=("Deny",)):
+    return [vap(labels=MANAGED), binding(actions=actions, labels=MANAGED), PARAMS]
+
+
+def as_deployed(objects):
+    """What the API server hands back: our objects plus the fields it defaults."""
+    deployed = copy.deepcopy([o for o in objects if o["kind"] != "ConfigMap"])
+    for obj in deployed:
+        obj["metadata"] |= {"uid": "8d0e6c1f", "resourceVersion": "4242", "generation": 1}
+        if obj["kind"] == "ValidatingAdmissionPolicy":
+            obj["spec"]["matchConstraints"]["matchPolicy"] = "Equivalent"
+            obj["spec"]["matchConstraints"]["resourceRules"][0]["scope"] = "*"
+        obj["status"] = {"observedGeneration": 1}
+    return deployed
+
+
+def changes(expected, deployed):
+    return [(d.kind, d.name, d.change) for d in pack_drift(expected, deployed).differences]
+
+
+def test_the_pack_as_applied_is_no_drift_whatever_the_server_defaults():
+    comparison = pack_drift(vap_pack(), as_deployed(vap_pack()))
+    assert comparison.differences == ()
+    assert comparison.compared == 2
+    assert comparison.not_compared == ("ConfigMap gpuposture/gpuposture-params",)
+
+
+def test_a_missing_object_is_drift():
+    deployed = [o for o in as_deployed(vap_pack()) if o["kind"] != "ValidatingAdmissionPolicy"]
+    assert changes(vap_pack(), deployed) == [
+        ("ValidatingAdmissionPolicy", "gpuposture-pod-rules", "missing")
+    ]
+
+
+def test_an_edited_expression_is_drift_with_its_path():
+    deployed = as_deployed(vap_pack())
+    deployed[0]["spec"]["validations"][0]["expression"] = "true"
+    (difference,) = pack_drift(vap_pack(), deployed).differences
+    assert difference.change == "changed"
+    assert difference.paths == ("spec.validations[0].expression",)
+
+
+def test_an_edited_check_annotation_is_drift():
+    deployed = as_deployed(vap_pack())
+    deployed[0]["metadata"]["annotations"]["gpuposture.io/checks"] = "POD-002"
+    assert changes(vap_pack(), deployed) == [
+        ("ValidatingAdmissionPolicy", "gpuposture-pod-rules", "changed")
+    ]
+
+
+def test_audit_where_the_class_says_enforce_is_a_mode_difference():
+    deployed = as_deployed(vap_pack(actions=("Audit", "Warn")))
+    (difference,) = pack_drift(vap_pack(), deployed).differences
+    assert (difference.change, difference.expected_mode, difference.deployed_mode) == (
+        "mode",
+        "Enforce",
+        "Audit",
+    )
+    assert "Audit where the class says Enforce" in difference.detail
+
+
+def test_kyverno_audit_where_enforce_and_per_rule_actions():
+    expected = [kyverno(labels=MANAGED)]
+    deployed = as_deployed([kyverno(action="Audit", labels=MANAGED)])
+    assert changes(expected, deployed) == [("ClusterPolicy", "gpuposture-pod-rules", "mode")]
+    # Kyverno 1.13 writes the action per rule; Enforce there is the same mode.
+    per_rule = as_deployed([kyverno(action="Audit", labels=MANAGED)])
+    per_rule[0]["spec"].pop("validationFailureAction")
+    per_rule[0]["spec"]["rules"][0]["validate"]["failureAction"] = "Enforce"
+    assert changes(expected, per_rule) == []
+
+
+def test_a_deployed_object_of_ours_no_longer_generated_is_drift_and_others_are_not():
+    stale = vap(name="gpuposture-old-rule", labels=MANAGED)
+    theirs = vap(name="platform-team-rule")
+    assert changes(vap_pack(), as_deployed([*vap_pack(), stale, theirs])) == [
+        ("ValidatingAdmissionPolicy", "gpuposture-old-rule", "unexpected")
+    ]
+
+
+# --- the rule over what a sync stored ----------------------------------------------------------
+
+ALPHA = tenant("alpha")
+
+
+def cluster_with(deployed, packs):
+    read = normalise(deployed)
+    base = inputs(pods=(pod("alpha"),), tenants=(ALPHA,))
+    snapshot = replace(base.snapshot, admission_policies=read.admission_policies)
+    return replace(base, snapshot=snapshot, policy_packs=packs)
+
+
+def test_drift005_reports_one_finding_per_dialect_from_stored_policies():
+    deployed = [namespace("alpha"), *as_deployed(vap_pack(actions=("Audit",)))]
+    world = cluster_with(deployed, {"vap": tuple(vap_pack())})
+    (draft,) = run_checks(world, only=["DRIFT-005"])
+    assert (draft.subject_kind, draft.subject_name, draft.tenants) == (
+        "PolicyPack",
+        "vap",
+        ("alpha",),
+    )
+    assert draft.evidence["differences"][0]["change"] == "mode"
+    assert "1 in a weaker mode" in draft.title
+
+
+def test_drift005_is_silent_when_the_stored_pack_matches_or_nothing_is_generated():
+    deployed = as_deployed(vap_pack())
+    assert run_checks(cluster_with(deployed, {"vap": tuple(vap_pack())}), only=["DRIFT-005"]) == []
+    assert run_checks(cluster_with(deployed, {}), only=["DRIFT-005"]) == []
+
+
+def test_stored_policies_round_trip_to_the_objects_compared():
+    (policy,) = normalise([vap(labels=MANAGED)]).admission_policies
+    obj = deployed_object(policy)
+    assert obj["metadata"]["labels"] == MANAGED
+    assert pack_drift([vap(labels=MANAGED)], [obj]).differences == ()
+    assert deployed_dialects(normalise([vap(labels=MANAGED), kyverno()])) == ["vap"]
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("enforcement") is None, reason="enforcement app not merged"
+)
+@pytest.mark.django_db
+def test_drift005_compares_with_the_enforcement_apps_generated_pack():
+    from inventory.sync import cluster_get_or_create
+    from posture.policy_packs import expected_policy_packs
+
+    cluster = cluster_get_or_create(name="drift")
+    snapshot = normalise([vap(labels=MANAGED)])
+    packs = expected_policy_packs(cluster, snapshot)
+    assert set(packs) == {"vap"}
+    assert all(isinstance(o, dict) and o.get("kind") for o in packs["vap"])
+
+
+# --- the adapter (posture/policy_packs.py) -----------------------------------------------------
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("enforcement") is not None, reason="the enforcement app is merged"
+)
+def test_without_the_enforcement_app_no_pack_is_generated_and_drift005_is_silent():
+    from posture.policy_packs import expected_policy_packs
+
+    snapshot = normalise([vap(labels=MANAGED), binding(labels=MANAGED)])
+    assert expected_policy_packs(object(), snapshot) == {}
+
+
+def test_the_adapter_asks_the_generator_only_for_dialects_deployed(monkeypatch):
+    import sys
+    import types
+
+    from posture.policy_packs import expected_policy_packs
+
+    asked = []
+
+    def policy_pack(cluster, *, dialect, mode):
+        asked.append((cluster, dialect, mode))
+        return [vap(labels=MANAGED)]
+
+    packs = types.ModuleType("enforcement.packs")
+    packs.policy_pack = policy_pack  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "enforcement", types.ModuleType("enforcement"))
+    monkeypatch.setitem(sys.modules, "enforcement.packs", packs)
+    cluster = object()
+    assert expected_policy_packs(cluster, normalise([kyverno()])) == {}  # none of ours
+    assert asked == []
+    found = expected_policy_packs(cluster, normalise([vap(labels=MANAGED), kyverno()]))
+    assert found == {"vap": (vap(labels=MANAGED),)}
+    assert asked == [(cluster, "vap", None)]

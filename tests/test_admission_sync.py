@@ -1,0 +1,195 @@
+"""Admission control read from the live API (the official client against the fake API server)
+and from a `kubectl get -o json` snapshot: VAPs and bindings, Kyverno, Gatekeeper constraints
+(discovered), PSA labels; absent CRDs are an answer, a list the account may not make is
+recorded and makes K8S-009 say unknown."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import posture.rules  # noqa: F401
+from inventory.models import ClusterObject
+from inventory.services import cluster_sync
+from inventory.sources.files import SnapshotFileSource
+from inventory.sources.kube import KubeSettings, KubeSource
+from inventory.sync import cluster_get_or_create
+from posture.inputs import TenantInfo
+from posture.rules.registry import run_checks
+from posture.selectors import posture_inputs
+from tests.kubeapi import FakeKubeAPI
+from tests.posture.admission_world import binding, constraint, kyverno, namespace, selector, vap
+from tests.posture.builders import trust_class
+from tests.posture.gpu_access_world import container, node, pod
+
+pytestmark = pytest.mark.django_db
+
+KYVERNO_POLICIES = "/apis/kyverno.io/v1/clusterpolicies"
+CLASS = {"gpuposture.io/trust-class": "external"}
+TENANTS = tuple(
+    TenantInfo(slug, slug.title(), trust_class("external"), (slug,))
+    for slug in ("alpha", "beta", "gamma")
+)
+
+
+@pytest.fixture(autouse=True)
+def full_lists(settings):  # type: ignore[no-untyped-def]
+    settings.GPUPOSTURE_FULL_RESYNC_HOURS = 0
+
+
+def gpu_pod(ns: str) -> dict:
+    return pod(ns, f"{ns}-train", container(resources={"limits": {"nvidia.com/gpu": "1"}}))
+
+
+def admission_world() -> list[dict]:
+    """alpha: nothing enforces; beta: PSA baseline; gamma: a Deny binding selecting its class
+    label. A Kyverno policy in Audit and a Gatekeeper constraint in dryrun block nothing."""
+    gamma = namespace("gamma")
+    gamma["metadata"]["labels"] |= CLASS
+    return [
+        node("gpu-a", gpus=4),
+        namespace("alpha"),
+        namespace("beta", enforce="baseline", **{"enforce-version": "v1.31"}),
+        gamma,
+        gpu_pod("alpha"),
+        gpu_pod("beta"),
+        gpu_pod("gamma"),
+        vap(),
+        binding(namespace_selector=selector(**CLASS)),
+        kyverno(action="Audit"),
+        constraint(action="dryrun"),
+    ]
+
+
+def _source(api: FakeKubeAPI, tmp_path) -> KubeSource:
+    return KubeSource(
+        kubeconfig=str(api.kubeconfig(tmp_path)),
+        context="fake",
+        settings=KubeSettings(page_size=2, read_timeout=5.0),
+    )
+
+
+def _policies(cluster) -> list[str]:
+    rows = ClusterObject.objects.filter(cluster=cluster, kind="admission_policy")
+    return sorted(
+        f"{ns}/{name}" if ns else name for ns, name in rows.values_list("namespace", "name")
+    )
+
+
+def _reads(cluster) -> dict[str, str]:
+    rows = ClusterObject.objects.filter(cluster=cluster, kind="admission_read")
+    return {row["resource"]: row["status"] for row in rows.values_list("data", flat=True)}
+
+
+def _k8s009(cluster) -> dict[str, str]:
+    drafts = run_checks(posture_inputs(cluster, tenants=TENANTS), only=["K8S-009"])
+    return {d.subject_name: d.evidence["verdict"] for d in drafts}
+
+
+POLICIES = [
+    "ClusterPolicy/gpuposture-pod-rules",
+    "K8sPSPPrivilegedContainer/no-privileged",
+    "ValidatingAdmissionPolicy/gpuposture-pod-rules",
+    "ValidatingAdmissionPolicyBinding/gpuposture-pod-rules-external",
+]
+
+
+def test_live_admission_objects_are_read_and_judged(tmp_path):
+    with FakeKubeAPI(admission_world()) as api:
+        cluster = cluster_get_or_create(name="live")
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+    assert run.status == "succeeded", run.error
+    assert _policies(cluster) == POLICIES
+    assert _reads(cluster) == {
+        "admissionregistration.k8s.io/validatingadmissionpolicies": "read",
+        "admissionregistration.k8s.io/validatingadmissionpolicybindings": "read",
+        "kyverno.io/clusterpolicies": "read",
+        "kyverno.io/policies": "read",
+        "constraints.gatekeeper.sh/k8spspprivilegedcontainer": "read",
+    }
+    # Kyverno's ClusterPolicy is not taken for the GPU Operator's.
+    assert not ClusterObject.objects.filter(cluster=cluster, kind="gpu_operator_policy").exists()
+    assert _k8s009(cluster) == {"alpha": "not enforced"}
+
+
+def test_a_snapshot_gives_the_same_admission_objects_as_the_live_api(tmp_path):
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": admission_world()}))
+    cluster = cluster_get_or_create(name="file")
+    run = cluster_sync(cluster=cluster, source=SnapshotFileSource([str(path)]))
+    assert run.status == "succeeded"
+    assert _policies(cluster) == POLICIES
+    assert _reads(cluster) == {}  # a file holds what it holds: nothing failed to be read
+    assert _k8s009(cluster) == {"alpha": "not enforced"}
+
+
+def test_absent_crds_are_not_an_error(tmp_path):
+    with FakeKubeAPI(admission_world()[:7]) as api:
+        api.not_served = {"kyverno.io", "constraints.gatekeeper.sh"}
+        cluster = cluster_get_or_create(name="plain")
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+    assert run.status == "succeeded" and run.warnings == []
+    assert _reads(cluster) == {
+        "admissionregistration.k8s.io/validatingadmissionpolicies": "read",
+        "admissionregistration.k8s.io/validatingadmissionpolicybindings": "read",
+        "kyverno.io/clusterpolicies": "not served",
+        "kyverno.io/policies": "not served",
+        "constraints.gatekeeper.sh": "not served",
+    }
+    assert _k8s009(cluster) == {"alpha": "not enforced", "gamma": "not enforced"}
+
+
+def test_a_list_the_account_may_not_make_is_recorded_and_makes_k8s009_unknown(tmp_path):
+    with FakeKubeAPI(admission_world()) as api:
+        api.forbid(KYVERNO_POLICIES)
+        cluster = cluster_get_or_create(name="forbidden")
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+    assert run.status == "succeeded"
+    assert _reads(cluster)["kyverno.io/clusterpolicies"] == "forbidden"
+    # The rest was read: PSA and the Deny binding still protect beta and gamma.
+    assert "ValidatingAdmissionPolicyBinding/gpuposture-pod-rules-external" in _policies(cluster)
+    assert _k8s009(cluster) == {"alpha": "unknown"}
+
+
+def test_a_watch_resync_sees_a_new_binding(tmp_path, settings):
+    settings.GPUPOSTURE_FULL_RESYNC_HOURS = 24
+    world = admission_world()
+    with FakeKubeAPI(world) as api:
+        cluster = cluster_get_or_create(name="watched")
+        assert cluster_sync(cluster=cluster, source=_source(api, tmp_path)).mode == "full"
+        everyone = binding(name="gpuposture-pod-rules-all")
+        api.replace_objects([*world, everyone])
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+        assert run.mode == "watch", run.warnings
+    assert "ValidatingAdmissionPolicyBinding/gpuposture-pod-rules-all" in _policies(cluster)
+    assert _k8s009(cluster) == {}
+
+
+@pytest.mark.parametrize(
+    ("fault", "resource", "status"),
+    [
+        ("forbid-discovery", "constraints.gatekeeper.sh", "forbidden"),
+        (
+            "fail-bindings",
+            "admissionregistration.k8s.io/validatingadmissionpolicybindings",
+            "failed",
+        ),
+    ],
+)
+def test_other_failed_reads_are_recorded_too(tmp_path, fault, resource, status):
+    from tests.kubeapi import GATEKEEPER, LIST_PATHS
+
+    with FakeKubeAPI(admission_world()) as api:
+        if fault == "forbid-discovery":
+            api.forbid(GATEKEEPER)
+        else:
+            api.fail(LIST_PATHS["ValidatingAdmissionPolicyBinding"], status=500, times=10)
+        cluster = cluster_get_or_create(name=fault)
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+    assert run.status == "succeeded"
+    assert _reads(cluster)[resource] == status
+    verdicts = _k8s009(cluster)
+    assert verdicts["alpha"] == "unknown"
+    # Without the binding, gamma is judged too: unknown, never passed.
+    assert verdicts.get("gamma", "unknown") == "unknown" and "beta" not in verdicts
