@@ -147,10 +147,11 @@ def _sync_problems(sub: Subscription, viewer: Viewer, now: datetime) -> list[Eve
         )
         for run in failed.select_related("cluster").order_by("-finished_at")[:MAX_EVENTS]
     ]
+    reported = {e.cluster for e in events}
     currency = clusters_currency(viewer.user, cluster=sub.cluster)
     for cluster in currency.stale:
-        if cluster.freshness.failed:
-            continue  # reported above, run by run
+        if cluster.name in reported:
+            continue  # its failed runs are reported above, run by run
         # One reminder per cluster and reason a day, not one per beat.
         digest = hashlib.sha256(cluster.freshness.reason.encode()).hexdigest()[:12]
         events.append(

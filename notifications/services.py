@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
-from audit.services import audit_record
+from audit.services import Actor, audit_record
 from notifications.models import NotificationProfile, Subscription
 from notifications.secrets import secret_seal
 
@@ -47,9 +47,10 @@ def _sub_audit(sub: Subscription) -> dict[str, Any]:
 
 
 @transaction.atomic
-def subscription_create(*, user: Any, **fields: Any) -> Subscription:
+def subscription_create(*, user: Any, actor: Actor = None, **fields: Any) -> Subscription:
+    """`actor`: who subscribed `user` (the user themselves unless given, e.g. the demo)."""
     sub = Subscription.objects.create(user=user, **fields)
-    audit_record(actor=user, action="create", obj=sub, after=_sub_audit(sub))
+    audit_record(actor=actor or user, action="create", obj=sub, after=_sub_audit(sub))
     return sub
 
 
