@@ -25,8 +25,10 @@ def profile_save(*, user: Any, webhook_url: str, webhook_secret: str = "") -> No
     profile.webhook_url = webhook_url
     if not webhook_url:
         profile.webhook_secret_sealed = ""
-        # Email stays where a subscription had it; the others have no channel left.
-        Subscription.objects.filter(user=user, by_email=False).delete()
+        # Email stays where a subscription had it; the others have no channel left and go
+        # (each an audit event of its own).
+        for sub in Subscription.objects.filter(user=user, by_email=False):
+            subscription_delete(user=user, subscription=sub)
         Subscription.objects.filter(user=user).update(by_webhook=False)
     elif webhook_secret:
         profile.webhook_secret_sealed = secret_seal(webhook_secret)

@@ -143,3 +143,24 @@ def test_webhook_channel_needs_a_webhook_first(personas):
     )  # fmt: skip
     assert response.status_code == 400
     assert "Set a webhook URL first" in response.content.decode()
+
+
+def test_removing_the_webhook_removes_webhook_only_subscriptions_audited(personas, settings):
+    settings.GPUPOSTURE_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    from notifications.services import profile_save, subscription_create
+
+    lead = personas["security_lead"]
+    profile_save(user=lead, webhook_url="http://127.0.0.1:9/h", webhook_secret="s" * 16)
+    both = subscription_create(user=lead, kind="finding_new", by_email=True, by_webhook=True)
+    subscription_create(user=lead, kind="patch_sla", by_email=False, by_webhook=True)
+    response = client_for(lead).post(URL, {"form": "webhook", "webhook_url": ""})
+    assert response.status_code == 302
+    assert list(Subscription.objects.filter(user=lead)) == [both]
+    both.refresh_from_db()
+    assert (both.by_email, both.by_webhook) == (True, False)
+    assert (
+        AuditEvent.objects.filter(action="delete", object_type="notifications.subscription").count()
+        == 1
+    )
+    profile = NotificationProfile.objects.get(user=lead)
+    assert (profile.webhook_url, profile.webhook_secret_sealed) == ("", "")
