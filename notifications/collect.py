@@ -86,7 +86,11 @@ def _finding_event(kind: str, key: str, finding: Finding, viewer: Viewer, at: da
     return Event(
         kind=kind,
         key=key,
-        title=viewer.text(f"{finding.check_id} {finding.title} ({subject})"),
+        # The subject, unless the title names it already ("GPU node pe-a100-01 ...").
+        title=viewer.text(
+            f"{finding.check_id} {finding.title}"
+            + (f" ({subject})" if subject and finding.subject_name not in finding.title else "")
+        ),
         at=at.isoformat(),
         severity=finding.severity,
         cluster=finding.cluster.name,

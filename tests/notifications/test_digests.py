@@ -203,3 +203,30 @@ def test_events_are_sent_once(personas, unscored_world, django_capture_on_commit
     assert len(mail.outbox) == 1  # two subscriptions, one digest
     keys = SentEvent.objects.filter(user=lead).values_list("key", flat=True)
     assert len(keys) == len(set(keys)) == Delivery.objects.get(user=lead).event_count
+
+
+def test_a_redirect_is_not_followed(personas, unscored_world):
+    """Following it would send the signed digest where its owner did not say."""
+    lead = personas["security_lead"]
+    with Receiver(statuses=[302]) as receiver:
+        profile_save(user=lead, webhook_url=receiver.url, webhook_secret=SECRET)
+        delivery = Delivery.objects.create(
+            user=lead, channel="webhook", trigger="t", subject="s", payload={"events": []}
+        )
+        outcome = delivery_attempt(delivery_id=delivery.pk)
+        assert len(receiver.requests) == 1
+    assert outcome.status == "failed"
+    assert "HTTP 302" in Delivery.objects.get(pk=delivery.pk).last_error
+
+
+def test_a_webhook_that_now_resolves_inside_is_refused_at_delivery(personas, settings):
+    """The URL was vetted when saved; each delivery vets it again (DNS may have changed)."""
+    lead = personas["security_lead"]
+    settings.GPUPOSTURE_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    profile_save(user=lead, webhook_url="http://127.0.0.1:9/hook", webhook_secret=SECRET)
+    settings.GPUPOSTURE_WEBHOOK_ALLOWED_HOSTS = []  # the admin withdrew the exception
+    delivery = Delivery.objects.create(
+        user=lead, channel="webhook", trigger="t", subject="s", payload={"events": []}
+    )
+    delivery_attempt(delivery_id=delivery.pk)
+    assert "plain http is refused" in Delivery.objects.get(pk=delivery.pk).last_error
