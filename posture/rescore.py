@@ -29,6 +29,7 @@ from inventory.models import Cluster
 from posture.bulletin_effects import bulletin_imports_effects_record
 from posture.models import ClusterScoreState, PostureRun
 from posture.rescore_due import clusters_due
+from posture.run_hooks import run_listeners_notify
 from posture.services import posture_evaluate
 
 logger = logging.getLogger(__name__)
@@ -132,6 +133,7 @@ def rescore_now(*, clusters: list[Cluster] | None = None) -> PostureRun:
         # Nothing else waits: bulletin imports learn what they resolved (a full run does
         # this itself).
         bulletin_imports_effects_record(run=run)
+    run_listeners_notify(run)  # e.g. notifications' digests, once per run
     return run
 
 

@@ -25,6 +25,7 @@ from inventory.models import (
     Pod,
     SyncRun,
 )
+from notifications.models import Delivery, Subscription
 from posture.action_store import actions_refresh
 from posture.models import Finding, PostureRun, TenantScore
 from providers.models import Answer, Assessment, Provider, ProviderContact, Questionnaire
@@ -97,6 +98,9 @@ PINNED: dict[str, int] = {
     "bulletin-list": 7,  # bulletins + fixes + recent imports + held revisions
     "audit-log": 5,  # count + page
     "token-list": 4,  # the user's own tokens
+    # The user's webhook, subscriptions (tenant and cluster joined), last 50 deliveries, and
+    # the tenants and clusters the subscribe form offers.
+    "notification-settings": 8,
 }
 # Rows of the matrix with no parameter that are not lists: forms, the API root, the schema.
 NOT_LISTS = {
@@ -183,6 +187,8 @@ def build_world(size: int, users: list[User]) -> None:
         )  # fmt: skip
         for user in users:
             token_create(user=user, name=f"tok{i}", scope="read")
+            Subscription.objects.create(user=user, kind="finding_new", tenant=tenant)
+            Delivery.objects.create(user=user, channel="email", trigger="t", subject=f"s{i}")
     cluster.provider = provider
     cluster.save()
     actions_refresh(now=now)  # one action per finding here: each is its own workload's fix
@@ -196,6 +202,7 @@ def wipe() -> None:
         model.objects.all().delete()
     for user in User.objects.all():
         user.api_tokens.all().delete()
+    Delivery.objects.all().delete()
 
 
 def count_queries(name: str, user: User) -> int:

@@ -36,11 +36,12 @@ _ALLOW_SETTING = "GPUPOSTURE_FETCH_ALLOWED_HOSTS"
 
 
 class FetchError(Exception):
-    """A URL refused by the guard or that could not be read; the message says which and why."""
+    """A URL refused by the guard or that could not be read; the message says which and why.
+    `status` is the HTTP status when the server answered (a POST's caller may retry a 5xx)."""
 
-    def __init__(self, url: str, reason: str) -> None:
+    def __init__(self, url: str, reason: str, *, status: int | None = None) -> None:
         super().__init__(f"{_shown(url)}: {reason}")
-        self.url, self.reason = _shown(url), reason
+        self.url, self.reason, self.status = _shown(url), reason, status
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,9 @@ def fetch_json(
         raise FetchError(url, f"not JSON: {exc}") from exc
 
 
-def vet_url(url: str) -> _Target:
-    """Apply the rule to `url` (resolving its host once) or raise FetchError saying why."""
+def vet_url(url: str, *, allow_setting: str = _ALLOW_SETTING) -> _Target:
+    """Apply the rule to `url` (resolving its host once) or raise FetchError saying why.
+    `allow_setting` names the settings list of hosts exempt from the public-address rule."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
         raise FetchError(url, f"only http(s) URLs are fetched, not {parts.scheme or 'none'}")
@@ -107,9 +109,9 @@ def vet_url(url: str) -> _Target:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError as exc:
         raise FetchError(url, f"bad port: {exc}") from exc
-    allowed = _allowed(host, port)
+    allowed = _allowed(host, port, allow_setting)
     if parts.scheme != "https" and not allowed:
-        raise FetchError(url, f"plain http is refused (only hosts in {_ALLOW_SETTING} may)")
+        raise FetchError(url, f"plain http is refused (only hosts in {allow_setting} may)")
     addresses = _resolve(url, host, port)
     if not allowed:
         for address in addresses:
@@ -118,7 +120,7 @@ def vet_url(url: str) -> _Target:
                 raise FetchError(
                     url,
                     f"{host} resolves to {address} ({kind} address); only hosts "
-                    f"in {_ALLOW_SETTING} may use non-public addresses",
+                    f"in {allow_setting} may use non-public addresses",
                 )
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return _Target(url, parts.scheme, host, port, path, addresses)
@@ -173,9 +175,9 @@ def _class(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     return next((name for name, hit in checks if hit), None)
 
 
-def _allowed(host: str, port: int) -> bool:
+def _allowed(host: str, port: int, allow_setting: str = _ALLOW_SETTING) -> bool:
     named = f"[{host}]" if ":" in host else host
-    entries = {e.strip().lower() for e in settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS}
+    entries = {e.strip().lower() for e in getattr(settings, allow_setting)}
     return bool(entries & {host, named, f"{named}:{port}"})
 
 
@@ -209,6 +211,33 @@ def _get(target: _Target, headers: Mapping[str, str], deadline: float) -> bytes 
             raise FetchError(url, f"HTTP {response.status} {response.reason}".rstrip())
         return _read(url, response, deadline)
     except TimeoutError as exc:  # a socket's wait for the rest of the deadline ran out
+        raise FetchError(url, _too_slow()) from exc
+    except (OSError, http.client.HTTPException) as exc:
+        raise FetchError(url, str(exc) or type(exc).__name__) from exc
+    finally:
+        conn.close()
+
+
+def post(
+    url: str, *, body: bytes, headers: Mapping[str, str], allow_setting: str = _ALLOW_SETTING
+) -> int:
+    """POST `body` to `url` under the same guard (vetted and pinned address, one deadline);
+    the 2xx status, or FetchError (with `status` when the server answered). A redirect is an
+    error: following it would re-send the body somewhere the URL's owner did not name."""
+    deadline = time.monotonic() + settings.GPUPOSTURE_FETCH_TIMEOUT_SECONDS
+    target = vet_url(url, allow_setting=allow_setting)
+    cls = _PinnedHTTPS if target.scheme == "https" else _PinnedHTTP
+    conn = cls(target.host, target.port, addresses=target.addresses, deadline=deadline)
+    sent = {"User-Agent": "gpuposture", "Content-Length": str(len(body)), **headers}
+    try:
+        conn.request("POST", target.request_path, body=body, headers=sent)
+        response = conn.getresponse()
+        response.read(_CHUNK)  # the answer's body is not used; read a little so it closes clean
+        if not 200 <= response.status < 300:
+            reason = f"HTTP {response.status} {response.reason}".rstrip()
+            raise FetchError(url, reason, status=response.status)
+        return response.status
+    except TimeoutError as exc:
         raise FetchError(url, _too_slow()) from exc
     except (OSError, http.client.HTTPException) as exc:
         raise FetchError(url, str(exc) or type(exc).__name__) from exc

@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "inventory",
     "telemetry",
     "posture",
+    "notifications",
 ]
 
 MIDDLEWARE = [
@@ -451,7 +452,37 @@ GPUPOSTURE_BULLETIN_FEED_HOURS = env_int("GPUPOSTURE_BULLETIN_FEED_HOURS", 24)
 GPUPOSTURE_RESCORE_DEBOUNCE_SECONDS = env_int("GPUPOSTURE_RESCORE_DEBOUNCE_SECONDS", 5)
 GPUPOSTURE_RESCORE_LOST_AFTER_SECONDS = env_int("GPUPOSTURE_RESCORE_LOST_AFTER_SECONDS", 600)
 GPUPOSTURE_RESCORE_SWEEP_SECONDS = env_int("GPUPOSTURE_RESCORE_SWEEP_SECONDS", 300)
+# Notifications (notifications/, docs/notifications.md). Email goes through Django's backend:
+# SMTP by default (EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD[_FILE],
+# EMAIL_USE_TLS), the console (printed) with DEBUG on, as in the demo.
+EMAIL_BACKEND = env_str(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.console.EmailBackend"
+    if DEBUG
+    else "django.core.mail.backends.smtp.EmailBackend",
+)
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_secret("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 20)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "gpuposture@localhost")
+# Where links in notifications point (e.g. https://gpuposture.example.com); "" gives paths.
+GPUPOSTURE_BASE_URL = (env_str("GPUPOSTURE_BASE_URL", "") or "").rstrip("/")
+# Webhooks go to https URLs on public addresses only (the fetch guard, gpuposture.base.fetch);
+# hosts listed here (host or host:port) may also use plain http and private addresses.
+GPUPOSTURE_WEBHOOK_ALLOWED_HOSTS = env_list("GPUPOSTURE_WEBHOOK_ALLOWED_HOSTS", [])
+# Seconds before each retry of a delivery that failed for a reason retrying can help.
+GPUPOSTURE_NOTIFY_RETRY_BACKOFF = [
+    int(v) for v in env_list("GPUPOSTURE_NOTIFY_RETRY_BACKOFF", ["30", "120", "600", "1800"])
+]
+GPUPOSTURE_NOTIFY_CHECK_SECONDS = env_int("GPUPOSTURE_NOTIFY_CHECK_SECONDS", 900)
 CELERY_BEAT_SCHEDULE = {
+    "notification checks": {
+        "task": "notifications.tasks.notification_checks",
+        "schedule": float(GPUPOSTURE_NOTIFY_CHECK_SECONDS),
+    },
     "re-score what expired": {
         "task": "posture.tasks.rescore_sweep",
         "schedule": float(GPUPOSTURE_RESCORE_SWEEP_SECONDS),

@@ -136,6 +136,12 @@ PAGES: dict[str, Access] = {
     # API tokens: every user with a role manages their own; another user's token is a 404.
     "token-list": page(writes=post(ANY_ROLE)),
     "token-revoke": page(get=False, obj="token", writes=post(OWNER)),
+    # Notifications: every user with a role keeps their own settings; another user's
+    # subscription is a 404 (the subscription belongs to viewer_alpha).
+    "notification-settings": page(writes=post(ANY_ROLE)),
+    "notification-subscription-delete": page(
+        get=False, obj="notification_subscription", writes=post(OWNER)
+    ),
 }
 
 API: dict[str, Access] = {

@@ -184,6 +184,7 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
         Pod,
         SyncRun,
     )  # fmt: skip
+    from notifications.models import Subscription
     from posture.models import Action, Finding
     from posture.services import posture_evaluate
     from telemetry.models import GpuUsageDaily, ResetAttestation
@@ -269,6 +270,9 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
         changes={"weakening": ["driver linux R550 tesla: no longer in the bulletin"]},
     )  # fmt: skip
     token, _key = token_create(user=personas["viewer_alpha"], name="ci", scope="read")
+    subscription = Subscription.objects.create(
+        user=personas["viewer_alpha"], kind="finding_new", tenant=alpha
+    )
     gpu_ts = Node.objects.get(cluster=lab, name="gpu-ts-1")
     trainer = Pod.objects.get(cluster=lab, name="trainer-0")
     beta_pod = Pod.objects.get(cluster=lab, name="inference-0")
@@ -300,6 +304,7 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
         "audit_event": {"pk": AuditEvent.objects.order_by("pk").first().pk},
         "trust_class": {"slug": TrustClass.objects.get(slug="internal").slug},
         "token": {"pk": token.pk},
+        "notification_subscription": {"pk": subscription.pk},
     }
     world.other = {
         "tenant_slug": [{"slug": "gamma"}, {"slug": "beta"}],

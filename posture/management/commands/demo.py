@@ -17,6 +17,7 @@ import yaml
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
@@ -118,6 +119,9 @@ class Command(BaseCommand):
         self._telemetry()
         self.stdout.write(f"sharing requests: {load_demo_requests()} new")
         self.stdout.write(f"provider assessments: {load_demo_providers()} new")
+        # Named, not imported: notifications sits above posture (imports go one way). Its
+        # subscriptions exist before the final score, whose digests fill the delivery logs.
+        call_command("demo_notifications", stdout=self.stdout)
         run = rescore_now()
         self.stdout.write(
             f"posture: {run.counts.get('opened', 0) + run.counts.get('still_open', 0)} live, "
