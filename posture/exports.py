@@ -57,7 +57,7 @@ def export_text(
     theirs (posture.policy_reports.report_documents)."""
     if kind in REPORT_FORMATS:
         documents = report_documents(kind, rows, checks, link=link, namespaces=namespaces)
-        return iter([report_yaml(documents)])
+        return report_yaml(documents)
     if kind == "csv":
         return csv_lines(CSV_COLUMNS, (_cells(row) for row in rows))
     if kind == "sarif":
