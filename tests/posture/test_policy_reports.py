@@ -309,3 +309,13 @@ def test_api_refuses_an_unknown_format(findings_world, personas):
     response = api_client(personas["security_lead"]).get("/api/v1/findings/export/?format=xml")
     assert response.status_code == 400
     assert "openreports" in response.json()["detail"]
+
+
+def test_the_findings_page_offers_both_report_downloads_with_its_filters(findings_world, personas):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(personas["security_lead"])
+    page = client.get("/findings/?cluster=lab&status=open").content.decode()
+    for kind in ("openreports", "policyreport"):
+        assert f"/api/v1/findings/export/?format={kind}&amp;cluster=lab&amp;status=open" in page
