@@ -18,6 +18,7 @@ from inventory.api import (
 from inventory.api_patch import PatchSlaView
 from inventory.api_revisions import BulletinRevisionViewSet
 from inventory.mig_api import MigNodeLayoutView, MigValidateView
+from inventory.vex.api import ClusterVexView
 from posture.action_api import ActionViewSet
 from posture.api import (
     CheckViewSet,
@@ -63,5 +64,6 @@ urlpatterns = [
         ClusterChecklistView.as_view(),
         name="cluster-checklist",
     ),
+    path("clusters/<str:name>/vex/", ClusterVexView.as_view(), name="cluster-vex"),
     *router.urls,
 ]

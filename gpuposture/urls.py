@@ -12,6 +12,7 @@ from gpuposture.base.views import healthz, readyz
 from gpuposture.metrics import metrics
 from inventory import bulletin_views, mig_views
 from inventory import views as inventory_views
+from inventory.vex import views as vex_views
 from posture import views as posture_views
 from providers import views as provider_views
 from telemetry import views as telemetry_views
@@ -33,6 +34,7 @@ urlpatterns = [
     path("clusters/<str:name>/", posture_views.cluster_detail, name="cluster-detail"),
     path("clusters/<str:name>/edit/", inventory_views.cluster_edit, name="cluster-edit"),
     path("clusters/<str:name>/sync/", inventory_views.cluster_sync_now, name="cluster-sync"),
+    path("clusters/<str:name>/vex/", vex_views.cluster_vex, name="cluster-vex"),
     path("nodes/", inventory_views.node_list, name="node-list"),
     path("nodes/<str:cluster>/<str:name>/", inventory_views.node_detail, name="node-detail"),
     path("patch/", inventory_views.patch_status, name="patch-status"),

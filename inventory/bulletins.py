@@ -28,7 +28,7 @@ from inventory.csaf.products import Bound, Component
 from inventory.csaf.revisions import RevisionChanges, RevisionState, revision_changes
 from inventory.csaf.versions import compare, parse_version
 from inventory.models import Bulletin, BulletinFix, ClusterObject, Node
-from inventory.patching import COMPONENTS, Exposure, NodeStack, node_patch_status
+from inventory.patching import COMPONENTS, Exposure, NodeStack, PatchStatus, node_patch_status
 from inventory.runtime import node_facts
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
@@ -265,6 +265,25 @@ def nodes_patch_refresh(
             changed.append(node)
     Node.objects.bulk_update(changed, list(PATCH_FIELDS), batch_size=500)
     return len(changed)
+
+
+def nodes_patch_judged(*, nodes: list[Node]) -> list[tuple[Node, PatchStatus]]:
+    """Each node's patch judgement now, by the same function and inputs nodes_patch_refresh
+    stores from, for a reader that needs more than is stored (a VEX states the fixed versions
+    too). `nodes`: with `cluster_id`, `labels` and `data` loaded. Three queries."""
+    all_fixes = fixes_from_db()
+    runtime = _runtime_inputs({n.cluster_id for n in nodes})
+    return [
+        (
+            node,
+            node_patch_status(
+                {field: node.data.get(field) for field in COMPONENTS},
+                all_fixes,
+                _node_stack(node, runtime),
+            ),
+        )
+        for node in nodes
+    ]
 
 
 PATCH_FIELDS = (

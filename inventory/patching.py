@@ -72,12 +72,15 @@ class PatchStatus:
     unknown: tuple[str, ...]  # why a component could not be judged
     not_affected: tuple[Exposure, ...] = ()  # in a bound, but not affected, each with its reason
     unknown_components: tuple[str, ...] = ()  # the kinds behind `unknown`
+    # Fixes whose bound the installed version is past: the node runs a fixed version (VEX).
+    fixed: tuple[Exposure, ...] = ()
 
 
 @dataclass
 class _Judgement:
     exposures: list[Exposure] = field(default_factory=list)
     not_affected: list[Exposure] = field(default_factory=list)
+    fixed: list[Exposure] = field(default_factory=list)
     baselines: dict[str, str] = field(default_factory=dict)
     unknown: list[str] = field(default_factory=list)
     unknown_components: list[str] = field(default_factory=list)
@@ -149,6 +152,7 @@ def node_patch_status(
         tuple(judged.unknown),
         tuple(judged.not_affected),
         tuple(dict.fromkeys(judged.unknown_components)),
+        tuple(judged.fixed),
     )
 
 
@@ -176,6 +180,8 @@ def _judge(
             if best is None or compare(fix.fixed_version, best) > 0:
                 judged.baselines[label] = fix.fixed_version
         if not _exposed(installed, fix):
+            if _bounded(fix):
+                judged.fixed.append(_exposure(kind, installed, fix, None))
             continue
         condition = fix.condition or fix.affected.condition
         verdict = evaluate(condition, stack.facts, installed) if condition else None
@@ -198,9 +204,15 @@ def _unknown_note(kind: str, relevant: list[Fix], gpu_model: str | None) -> str:
     )
 
 
+def _bounded(fix: Fix) -> bool:
+    """Whether the fix's affected bound can be compared with (else neither side of it is known)."""
+    bound = fix.affected
+    return bound.op in ("<", "<=") and parse_version(bound.version) is not None
+
+
 def _exposed(installed: str, fix: Fix) -> bool:
     bound = fix.affected
-    if bound.op not in ("<", "<=") or parse_version(bound.version) is None:
+    if not _bounded(fix):
         return False
     return is_below(installed, bound.version, inclusive=bound.op == "<=")
 

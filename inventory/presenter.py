@@ -59,6 +59,22 @@ def hidden_scope_for(user) -> HiddenScope | None:  # type: ignore[no-untyped-def
     )
 
 
+def visible_namespaces_for(user) -> frozenset[str] | None:  # type: ignore[no-untyped-def]
+    """The namespaces of the tenants `user` may see (registered, or holding their pods), or
+    None for those who read every tenant: what a per-namespace export gives a tenant viewer.
+    One query (a UNION)."""
+    if reads_all_posture(user):
+        return None
+    mine = Tenant.objects.visible_to(user).values("pk")
+    rows = (
+        TenantNamespace.objects.filter(tenant__in=mine)
+        .order_by()
+        .values_list("name", flat=True)
+        .union(Pod.objects.filter(tenant__in=mine).order_by().values_list("namespace", flat=True))
+    )
+    return frozenset(rows)
+
+
 def _their_cluster_bindings(principals: set[str], namespaces: set[str]) -> frozenset[str]:
     """Names of the ClusterRoleBindings whose every subject is a hidden tenant's principal or
     one of its service accounts, and of the ClusterRoles only such bindings use: they exist

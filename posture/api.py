@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from gpuposture.base.api import ScopedReadOnlyViewSet
 from gpuposture.base.roles import SECURITY_LEAD
 from inventory.models import Cluster
-from inventory.presenter import hidden_scope_for
+from inventory.presenter import hidden_scope_for, visible_namespaces_for
 from posture.catalogue import by_control, catalogue
 from posture.checklist import cluster_checklist
 from posture.exports import FORMATS, batched, export_refusal, export_text
@@ -27,6 +27,7 @@ from posture.finding_rows import (
     used_checks,
 )
 from posture.models import Finding
+from posture.policy_reports import REPORT_FORMATS
 from posture.read_cache import shared_read
 from posture.rules import CHECKS
 from posture.selectors import checklist_facts, tenant_posture, with_latest_score
@@ -81,20 +82,24 @@ class FindingViewSet(ScopedReadOnlyViewSet):
         return Response(self.get_serializer(finding).data)
 
     @extend_schema(
-        parameters=[OpenApiParameter("format", enum=["json", "csv", "sarif"], default="json")],
+        parameters=[OpenApiParameter("format", enum=[*FORMATS], default="json")],
         responses={
             (200, "application/json"): FindingSerializer(many=True),
             (200, "text/csv"): str,
             (200, "application/sarif+json"): dict,
+            (200, "application/yaml"): str,
         },
     )
     @action(detail=False, methods=["get"], url_path="export", pagination_class=None)
     def export(self, request: Request) -> HttpResponse:
-        """All findings the filters select (not paginated), as JSON, CSV or SARIF 2.1.0,
-        streamed; at most GPUPOSTURE_EXPORT_MAX_ROWS of them (more: a 400 asking to filter)."""
+        """All findings the filters select (not paginated), as JSON, CSV, SARIF 2.1.0 or
+        Kubernetes policy reports (`openreports`: openreports.io/v1alpha1 Report and
+        ClusterReport; `policyreport`: wgpolicyk8s.io/v1alpha2), multi-document YAML;
+        at most GPUPOSTURE_EXPORT_MAX_ROWS of them (more: a 400 asking to filter). A tenant
+        viewer's reports hold their own namespaces only."""
         kind = request.query_params.get("format", "json")
         if kind not in FORMATS:
-            return Response({"detail": "format must be json, csv or sarif"}, status=400)
+            return Response({"detail": f"format must be one of {', '.join(FORMATS)}"}, status=400)
         queryset = self.filter_queryset(self.get_queryset())
         queryset = by_id(queryset)
         refusal = export_refusal(queryset.count(), settings.GPUPOSTURE_EXPORT_MAX_ROWS)
@@ -104,11 +109,22 @@ class FindingViewSet(ScopedReadOnlyViewSet):
         used = used_checks(queryset) if kind == "sarif" else ()
         content_type, filename = FORMATS[kind]
         response = StreamingHttpResponse(
-            batched(export_text(kind, rows, used, CHECKS)),
+            batched(export_text(kind, rows, used, CHECKS, **_report_options(request, kind))),
             content_type=f"{content_type}; charset=utf-8",
         )
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
+
+
+def _report_options(request: Request, kind: str) -> dict:
+    """What a policy-report export needs beyond the rows: each result's link to its finding
+    in the API, and the namespaces a tenant viewer may see (None: every namespace)."""
+    if kind not in REPORT_FORMATS:
+        return {}
+    return {
+        "link": request.build_absolute_uri("/api/v1/findings/"),
+        "namespaces": visible_namespaces_for(request.user),
+    }
 
 
 class TenantWithScoreSerializer(TenantSerializer):

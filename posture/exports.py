@@ -1,9 +1,10 @@
-"""Findings as JSON, CSV (safe to open in a spreadsheet) and SARIF 2.1.0. PURE: takes the
-API's finding dicts (posture.serializers.FindingSerializer output) and the check catalogue.
+"""Findings as JSON, CSV (safe to open in a spreadsheet), SARIF 2.1.0 and Kubernetes policy
+reports (posture.policy_reports). PURE: takes the API's finding dicts
+(posture.serializers.FindingSerializer output) and the check catalogue.
 
-Each format is written as a stream of text (`export_text`), a row at a time, so an export of
-any size is served in constant memory (posture/api.py streams it, export_findings writes it);
-the text is byte for byte what `json.dumps(document, indent=2, default=str)` and the csv
+JSON, CSV and SARIF are written as a stream of text (`export_text`), a row at a time, so an
+export of any size is served in constant memory (posture/api.py streams it, export_findings
+writes it); the text is byte for byte what `json.dumps(document, indent=2, default=str)` and the csv
 module write for the whole document at once."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from json.encoder import encode_basestring_ascii as _string
 from typing import Any
 
 from gpuposture.base.spreadsheet import FORMULA_STARTS, csv_lines, spreadsheet_safe
+from posture.policy_reports import REPORT_FORMATS, report_documents, report_yaml
 
 __all__ = ["FORMULA_STARTS", "findings_csv", "findings_sarif", "spreadsheet_safe"]
 
@@ -22,6 +24,9 @@ FORMATS = {  # format -> (content type, file name)
     "json": ("application/json", "findings.json"),
     "csv": ("text/csv", "findings.csv"),
     "sarif": ("application/sarif+json", "findings.sarif"),
+    # Kubernetes policy reports (posture.policy_reports), multi-document YAML.
+    "openreports": ("application/yaml", "findings-openreports.yaml"),
+    "policyreport": ("application/yaml", "findings-policyreport.yaml"),
 }
 
 CSV_COLUMNS = [
@@ -37,10 +42,22 @@ TOOL_URI = "https://github.com/gpuposture/gpuposture"
 
 
 def export_text(
-    kind: str, rows: Iterable[Mapping[str, Any]], used: Iterable[str], checks: Mapping[str, Any]
+    kind: str,
+    rows: Iterable[Mapping[str, Any]],
+    used: Iterable[str],
+    checks: Mapping[str, Any],
+    *,
+    link: str = "",
+    namespaces: frozenset[str] | None = None,
 ) -> Iterator[str]:
     """The export in format `kind` as pieces of text, a row at a time. `used`: the check ids
-    of the rows (SARIF lists their rules before the results, so they are known first)."""
+    of the rows (SARIF lists their rules before the results, so they are known first).
+    Policy reports group the rows by namespace, so they are written once all are read
+    (bounded like every export by GPUPOSTURE_EXPORT_MAX_ROWS); `link` and `namespaces` are
+    theirs (posture.policy_reports.report_documents)."""
+    if kind in REPORT_FORMATS:
+        documents = report_documents(kind, rows, checks, link=link, namespaces=namespaces)
+        return report_yaml(documents)
     if kind == "csv":
         return csv_lines(CSV_COLUMNS, (_cells(row) for row in rows))
     if kind == "sarif":

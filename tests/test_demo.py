@@ -6,6 +6,7 @@ import io
 import re
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from inventory.models import Bulletin, Cluster, Node
@@ -157,6 +158,40 @@ def assert_patch_truth(checks: set[str]) -> None:
     stack004 = Finding.objects.filter(check_id="STACK-004", status="open")
     assert all("firmware_version" not in f.evidence["unknown"] for f in stack004)
     assert prod.exclude(firmware_version="").count() == 4
+    assert_demo_exports()
+
+
+def assert_demo_exports() -> None:
+    """Issue 21 items 5-6: every demo cluster's VEX as OpenVEX and CSAF (valid, with affected,
+    fixed and, on prod-east, not affected because CDI is off), and the findings as policy
+    reports."""
+    import json
+
+    import yaml
+
+    from tests.conftest import api_client, content
+    from tests.inventory.test_vex import check_openvex, csaf_failures
+    from tests.posture.test_policy_reports import check_shape
+
+    lead = api_client(User.objects.get(username="security-lead"))
+    for cluster in ("prod-east", "neo-west"):
+        openvex = lead.get(f"/api/v1/clusters/{cluster}/vex/?format=openvex")
+        assert openvex.status_code == 200, openvex.content
+        document = json.loads(openvex.content)
+        check_openvex(document)
+        statuses = {s["status"] for s in document["statements"]}
+        assert {"affected", "fixed"} <= statuses, (cluster, statuses)
+        csaf = json.loads(lead.get(f"/api/v1/clusters/{cluster}/vex/?format=csaf").content)
+        assert csaf_failures(csaf) == [], cluster
+    prod = json.loads(lead.get("/api/v1/clusters/prod-east/vex/").content)
+    assert any(
+        s.get("justification") == "vulnerable_code_not_in_execute_path" for s in prod["statements"]
+    )
+    reports = lead.get("/api/v1/findings/export/?format=openreports&status=open")
+    documents = list(yaml.safe_load_all(content(reports).decode()))
+    assert {d["kind"] for d in documents} == {"Report", "ClusterReport"}
+    for document in documents:
+        check_shape(document)
 
 
 def test_demo_passwords_are_random_and_rerunning_is_safe():

@@ -177,6 +177,7 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
     from audit.models import AuditEvent
     from inventory.models import (
         Bulletin,
+        BulletinFix,
         BulletinImport,
         BulletinRevision,
         DriftEvent,
@@ -262,6 +263,12 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
         tracking_id="NVIDIA-ZZ-0001", title="GPU driver advisory",
         category="csaf_security_advisory", version="1", current_release_date=now,
         aggregate_severity="High",
+    )  # fmt: skip
+    # Its one fix concerns gpu-ts-1's driver (550.90.07): the cluster's VEX has a statement.
+    BulletinFix.objects.create(
+        bulletin=bulletin, kind="driver", platform="linux", branch="R550", line="tesla",
+        affected_op="<", affected_version="550.163.01", fixed_version="550.163.01",
+        cves=["CVE-2025-23244"], max_cvss=7.8, severity="high",
     )  # fmt: skip
     bulletin_import = BulletinImport.objects.create(trigger="cli", status="succeeded")
     # Held for a security lead; its document is not CSAF, so a confirmation is refused (400).

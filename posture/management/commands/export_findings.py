@@ -1,4 +1,5 @@
-"""export_findings [--format json|csv] [--tenant SLUG] [--cluster NAME] [--status open]."""
+"""export_findings [--format json|csv|sarif|openreports|policyreport] [--tenant SLUG]
+[--cluster NAME] [--status open]."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Iterator
 
 from django.core.management.base import BaseCommand, CommandError
 
-from posture.exports import export_text
+from posture.exports import FORMATS, export_text
 from posture.filters import FindingFilter
 from posture.finding_rows import finding_rows_streamed, used_checks
 from posture.models import Finding
@@ -14,10 +15,14 @@ from posture.rules import CHECKS
 
 
 class Command(BaseCommand):
-    help = "Write findings to stdout as JSON, CSV or SARIF 2.1.0 (the API's finding shape)."
+    help = (
+        "Write findings to stdout as JSON, CSV, SARIF 2.1.0 (the API's finding shape) or "
+        "Kubernetes policy reports (openreports: openreports.io/v1alpha1 Report/ClusterReport; "
+        "policyreport: wgpolicyk8s.io/v1alpha2), multi-document YAML."
+    )
 
     def add_arguments(self, parser):  # type: ignore[no-untyped-def]
-        parser.add_argument("--format", choices=["json", "csv", "sarif"], default="json")
+        parser.add_argument("--format", choices=list(FORMATS), default="json")
         parser.add_argument("--tenant")
         parser.add_argument("--cluster")
         parser.add_argument("--status", choices=[s.value for s in Finding.Status])
@@ -44,6 +49,6 @@ class Command(BaseCommand):
         used = used_checks(filterset.qs) if kind == "sarif" else ()
         for piece in export_text(kind, rows(), used, CHECKS):
             self.stdout.write(piece, ending="")
-        if kind != "csv":
+        if kind in ("json", "sarif"):
             self.stdout.write("")  # a newline after the JSON document
         self.stderr.write(f"{written[0]} findings exported")
