@@ -92,6 +92,11 @@ urlpatterns = [
     ),
     path("bulletins/", inventory_views.bulletin_list, name="bulletin-list"),
     path("bulletins/import/", inventory_views.bulletin_import_view, name="bulletin-import"),
+    path(
+        "assessments/<int:pk>/evidence/<int:file_id>/remove/",
+        provider_views.evidence_remove_view,
+        name="evidence-remove",
+    ),
     path("bulletins/<int:pk>/", inventory_views.bulletin_detail, name="bulletin-detail"),
     path("bulletins/<int:pk>/delete/", bulletin_views.bulletin_delete_view, name="bulletin-delete"),
     path("bulletins/revisions/<int:pk>/", bulletin_views.revision_detail, name="bulletin-revision"),
