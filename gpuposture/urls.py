@@ -13,6 +13,7 @@ from gpuposture.metrics import metrics
 from inventory import bulletin_views, mig_views
 from inventory import views as inventory_views
 from posture import views as posture_views
+from posture.sharing_context import sharing_request_context
 from providers import views as provider_views
 from telemetry import views as telemetry_views
 from tenants import views as tenant_views
@@ -46,6 +47,7 @@ urlpatterns = [
     path(
         "sharing-requests/<int:pk>/",
         tenant_views.sharing_request_detail,
+        {"extra": sharing_request_context},
         name="sharing-request-detail",
     ),
     path(
@@ -90,13 +92,13 @@ urlpatterns = [
         provider_views.evidence_download,
         name="evidence-download",
     ),
-    path("bulletins/", inventory_views.bulletin_list, name="bulletin-list"),
-    path("bulletins/import/", inventory_views.bulletin_import_view, name="bulletin-import"),
     path(
         "assessments/<int:pk>/evidence/<int:file_id>/remove/",
         provider_views.evidence_remove_view,
         name="evidence-remove",
     ),
+    path("bulletins/", inventory_views.bulletin_list, name="bulletin-list"),
+    path("bulletins/import/", inventory_views.bulletin_import_view, name="bulletin-import"),
     path("bulletins/<int:pk>/", inventory_views.bulletin_detail, name="bulletin-detail"),
     path("bulletins/<int:pk>/delete/", bulletin_views.bulletin_delete_view, name="bulletin-delete"),
     path("bulletins/revisions/<int:pk>/", bulletin_views.revision_detail, name="bulletin-revision"),
