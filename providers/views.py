@@ -222,6 +222,9 @@ def _attach_files(request: HttpRequest, assessment: Assessment) -> int:
 def _saved_message(saved: int, attached: int) -> str:
     if not saved and not attached:
         return "No changes to save: every answer was already saved."
+    if not saved:
+        # Autosave had already stored every answer; say so rather than "0 answer(s) saved".
+        return f"{attached} file(s) attached; every answer was already saved."
     files = f", {attached} file(s) attached" if attached else ""
     return f"{saved} answer(s) saved{files}."
 

@@ -157,3 +157,16 @@ def test_evidence_cannot_be_removed_once_submitted(draft, personas, client):
     client.force_login(personas["procurement"])
     client.post(f"/assessments/{draft.pk}/evidence/{stored.pk}/remove/")
     assert EvidenceFile.objects.filter(pk=stored.pk).exists()
+
+
+def test_the_answered_on_date_survives_a_second_save(draft, personas, client):
+    """The en-gb locale once rendered 20/11/2026 into the date input, which a browser shows as
+    empty: the next Save then cleared the attestation's date."""
+    client.force_login(personas["procurement"])
+    form = {"responder_name": "Rosa Lind", "responded_on": "2026-11-20"}
+    client.post(f"/assessments/{draft.pk}/save/", form)
+    page = client.get(f"/assessments/{draft.pk}/").content.decode()
+    assert 'value="2026-11-20"' in page
+    client.post(f"/assessments/{draft.pk}/save/", {**form, "responded_on": "2026-11-20"})
+    draft.refresh_from_db()
+    assert str(draft.responded_on) == "2026-11-20"
