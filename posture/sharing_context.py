@@ -81,6 +81,7 @@ def _neighbours(item: SharingRequest, node_ids: list[int]) -> list[Neighbour]:
         .values_list(
             "tenant_id", "tenant__slug", "tenant__name", "tenant__trust_class_id", "node__name"
         )  # fmt: skip
+        .order_by()  # no Meta ordering: its columns would join the DISTINCT
         .distinct()
     )
     found: dict[int, dict[str, Any]] = {}
