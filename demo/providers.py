@@ -20,6 +20,7 @@ from providers.assessments import (
     assessment_review,
     assessment_start,
     assessment_submit,
+    evidence_attach,
 )
 from providers.models import Assessment, Provider, ProviderContact
 from providers.questionnaire_spec import QuestionSpec
@@ -57,6 +58,13 @@ PROVIDERS = {
         "notes": {},
         "stage": "draft",
         "partial": 12,  # only the first questions answered so far
+        # A file procurement attached to the draft (removable while it is a draft).
+        "files": {"GPU-WIPE-01": ("helio-memory-scrub-procedure.txt", (
+            "Helio GPU: GPU memory sanitisation between customers\n"
+            "1. Node drained and cordoned when a customer's lease ends.\n"
+            "2. nvidia-smi --gpu-reset on every GPU; memory scrubbed by the driver on reset.\n"
+            "3. Reset logged per GPU UUID to the customer-handover record.\n"
+        ))},
     },
 }  # fmt: skip
 
@@ -100,6 +108,9 @@ def _assess(provider: Provider, plan: dict, procurement, reviewer) -> None:  # t
             answer["evidence_url"] = f"{plan['website']}/trust/{q.id.lower()}.pdf"
         answers[q.id] = answer
     answers_save(assessment=assessment, user=procurement, answers=answers)
+    for question_id, (name, text) in plan.get("files", {}).items():
+        evidence_attach(assessment=assessment, question_id=question_id, user=procurement,
+                        name=name, content_type="text/plain", data=text.encode())  # fmt: skip
     if plan["responder"]:
         name, email = plan["responder"]
         assessment_attest(

@@ -14,6 +14,7 @@ from inventory import bulletin_views, mig_views
 from inventory import views as inventory_views
 from inventory.vex import views as vex_views
 from posture import views as posture_views
+from posture.sharing_context import sharing_request_context
 from providers import views as provider_views
 from telemetry import views as telemetry_views
 from tenants import views as tenant_views
@@ -48,6 +49,7 @@ urlpatterns = [
     path(
         "sharing-requests/<int:pk>/",
         tenant_views.sharing_request_detail,
+        {"extra": sharing_request_context},
         name="sharing-request-detail",
     ),
     path(
@@ -91,6 +93,11 @@ urlpatterns = [
         "assessments/<int:pk>/evidence/<int:file_id>/",
         provider_views.evidence_download,
         name="evidence-download",
+    ),
+    path(
+        "assessments/<int:pk>/evidence/<int:file_id>/remove/",
+        provider_views.evidence_remove_view,
+        name="evidence-remove",
     ),
     path("bulletins/", inventory_views.bulletin_list, name="bulletin-list"),
     path("bulletins/import/", inventory_views.bulletin_import_view, name="bulletin-import"),

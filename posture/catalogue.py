@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import Count
 
-from posture.models import CheckExemption, Finding, PostureRun
+from posture.models import SEVERITY_ORDER, CheckExemption, Finding, PostureRun
 from posture.rules import CHECKS
 
 
@@ -22,8 +22,32 @@ def open_counts(user) -> dict[str, int]:  # type: ignore[no-untyped-def]
     return {row["check_id"]: row["n"] for row in rows}
 
 
+def open_by_severity(user) -> dict[str, dict[str, int]]:  # type: ignore[no-untyped-def]
+    """Open findings per check and severity (one grouped query): a finding may be rated other
+    than its check's default (Check.severity_rule), and the pages say so."""
+    rows = (
+        Finding.objects.visible_to(user)
+        .filter(status=Finding.Status.OPEN)
+        .values("check_id", "severity")
+        .annotate(n=Count("id"))
+    )
+    found: dict[str, dict[str, int]] = defaultdict(dict)
+    for row in rows:
+        found[row["check_id"]][row["severity"]] = row["n"]
+    return found
+
+
+def _severities(default: str, counts: dict[str, int]) -> dict[str, Any]:
+    ordered = sorted(counts.items(), key=lambda item: SEVERITY_ORDER.get(item[0], 9))
+    return {
+        "open_findings": sum(counts.values()),
+        "open_by_severity": ordered,
+        "rated_otherwise": sum(n for severity, n in ordered if severity != default),
+    }
+
+
 def catalogue(user) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
-    counts = open_counts(user)
+    severities = open_by_severity(user)
     exempted = last_exempted_counts()
     return [
         {
@@ -34,7 +58,8 @@ def catalogue(user) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
             "rationale": check.rationale,
             "remediation": check.remediation,
             "mappings": list(check.mappings),
-            "open_findings": counts.get(check.id, 0),
+            "severity_rule": check.severity_rule,
+            **_severities(check.severity, severities.get(check.id, {})),
             "exempted_last_run": exempted.get(check.id, 0),
         }  # fmt: skip
         for check in sorted(CHECKS.values(), key=lambda c: c.id)

@@ -49,6 +49,8 @@ def catalogue_markdown() -> str:
             lines.append(f"| `{c.id}` | {_cell(c.title)} | {c.severity} | {c.scope} | {mappings} |")
         for c in checks:
             lines += ["", f"**{c.id}**: {_cell(c.rationale)}", "", f"Fix: {_cell(c.remediation)}"]
+            if c.severity_rule:
+                lines += ["", f"Severity per finding: {_cell(c.severity_rule)}"]
     return "\n".join(lines) + "\n"
 
 

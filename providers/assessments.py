@@ -103,6 +103,10 @@ def answers_save(*, assessment: Assessment, user, answers: dict[str, dict[str, A
             result.errors[question_id] = str(exc)
             continue
         answer = existing.get(question_id) or Answer(assessment=assessment, question_id=question_id)
+        # The page posts every question: only answers that really change count as saved, so
+        # "3 answer(s) saved" means three, and untouched blanks create no rows.
+        if not _differs(answer, changes):
+            continue
         for name, value in changes.items():
             setattr(answer, name, value)
         answer.updated_by = user
@@ -111,6 +115,12 @@ def answers_save(*, assessment: Assessment, user, answers: dict[str, dict[str, A
     if result.saved:
         Assessment.objects.filter(pk=assessment.pk).update(updated_at=timezone.now())
     return result
+
+
+def _differs(answer: Answer, changes: dict[str, Any]) -> bool:
+    if answer.pk is None:
+        return any(value not in (None, "") for value in changes.values())
+    return any(getattr(answer, name) != value for name, value in changes.items())
 
 
 def _answer_changes(question: QuestionSpec, fields: dict[str, Any]) -> dict[str, Any]:
@@ -171,6 +181,24 @@ def evidence_attach(
         after={"question": question_id, "name": stored.original_name, "sha256": stored.sha256},
     )
     return stored
+
+
+@transaction.atomic
+def evidence_remove(*, evidence: EvidenceFile, user) -> None:  # type: ignore[no-untyped-def]
+    """Take a file off an answer (a wrong upload, a superseded report); the audit event keeps
+    its name and hash, and the stored bytes go with it."""
+    _require(user, PROCUREMENT, "remove evidence")
+    assessment = evidence.answer.assessment
+    _editable(assessment)
+    before = {"question": evidence.answer.question_id, "name": evidence.original_name,
+              "sha256": evidence.sha256, "size": evidence.size}  # fmt: skip
+    pk, label = evidence.pk, str(evidence)
+    stored = evidence.file
+    evidence.delete()
+    # The bytes go only once the row is gone for good: a rolled-back delete keeps its file.
+    transaction.on_commit(lambda: stored.storage.delete(stored.name))
+    audit_record(actor=user, action="detach", object_type="providers.evidencefile",
+                 object_id=pk, object_repr=label, before=before, after=None)  # fmt: skip
 
 
 def assessment_score(assessment: Assessment) -> ScoreResult:

@@ -51,7 +51,9 @@ class AttestationForm(forms.ModelForm):
             "responder_email": "Their email",
             "responded_on": "Answered on",
         }
-        widgets = {"responded_on": forms.DateInput(attrs={"type": "date"})}
+        # ISO, whatever the locale: a date input reads only YYYY-MM-DD (en-gb would render
+        # 30/11/2026, which the browser shows as empty and the next save would clear).
+        widgets = {"responded_on": forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")}
 
 
 class ImportForm(forms.Form):

@@ -19,6 +19,19 @@ ALLOWED = {
     "application/json": ".json",
 }
 TEXT_TYPES = ("text/plain", "text/csv", "application/json")
+# What the content must be for each name ending a reviewer's computer opens by: a text file named
+# .pdf would open in a PDF reader (or be trusted as one), so the name and the bytes must agree.
+EXTENSION_KINDS = {
+    ".pdf": "application/pdf",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".txt": "text/plain",
+    ".csv": "text/plain",
+    ".json": "text/plain",
+}
+KIND_WORDS = {"application/pdf": "a PDF", "image/png": "a PNG image",
+              "image/jpeg": "a JPEG image", "text/plain": "text"}  # fmt: skip
 _MARKUP = re.compile(rb"<\s*(script|html|svg|iframe|object|embed|!doctype)", re.IGNORECASE)
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._ -]+")
 
@@ -75,7 +88,27 @@ def check_upload(
             found = claimed
     elif claimed and claimed != found and claimed != "application/octet-stream":
         raise UploadRefused(f"the file says it is {claimed} but its content is {found}")
+    _extension_agrees(name, "text/plain" if found in TEXT_TYPES else found)
     return UploadCheck(found, ALLOWED[found], display_name(name))
+
+
+def _extension_agrees(name: str, found: str) -> None:
+    """Refuse a name ending the content does not match (magic bytes decide, not the name)."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    extension = "." + base.rsplit(".", 1)[-1] if "." in base else ""
+    if not extension:
+        return  # no ending to contradict: the stored copy gets the ending of what it is
+    expected = EXTENSION_KINDS.get(extension)
+    if expected is None:
+        raise UploadRefused(
+            f"files ending {extension} are not accepted; attach a .pdf, .png, .jpg, .txt, "
+            ".csv or .json file"
+        )
+    if expected != found:
+        raise UploadRefused(
+            f"the name ends {extension} but the content is {KIND_WORDS[found]}, not "
+            f"{KIND_WORDS[expected]}"
+        )
 
 
 def display_name(name: str) -> str:

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -24,6 +25,7 @@ from providers.assessments import (
     assessment_start,
     assessment_submit,
     evidence_attach,
+    evidence_remove,
     submission_problems,
 )
 from providers.exports import assessment_export, import_answers_csv
@@ -178,28 +180,53 @@ def assessment_save(request: HttpRequest, pk: int) -> HttpResponse:
             user=request.user,
             answers=_answers_from_post(request, assessment),
         )
-        for field_name, upload in request.FILES.items():
-            if field_name.startswith("file-"):
-                evidence_attach(
-                    assessment=assessment,
-                    question_id=field_name[len("file-") :],
-                    user=request.user,
-                    name=upload.name or "evidence",
-                    content_type=upload.content_type or "",
-                    data=upload.read(),
-                )
-        form = AttestationForm(request.POST, instance=assessment)
-        if form.is_valid() and form.cleaned_data.get("responder_name"):
-            assessment_attest(assessment=assessment, user=request.user, **form.cleaned_data)
-    except (AssessmentError, ValueError) as exc:
+    except AssessmentError as exc:
         messages.error(request, str(exc))
         return redirect("assessment-detail", pk=pk)
     for qid, problem in result.errors.items():
         messages.error(request, f"{qid}: {problem}")
-    messages.success(request, f"{len(result.saved)} answer(s) saved.")
+    attached = _attach_files(request, assessment)
+    form = AttestationForm(request.POST, instance=assessment)
+    if form.is_valid() and form.cleaned_data.get("responder_name"):
+        assessment_attest(assessment=assessment, user=request.user, **form.cleaned_data)
+    messages.success(request, _saved_message(len(result.saved), attached))
     if request.POST.get("then") == "submit":
         return assessment_submit_view(request, pk)
     return redirect("assessment-detail", pk=pk)
+
+
+def _attach_files(request: HttpRequest, assessment: Assessment) -> int:
+    """Attach each uploaded file on its own: a refused one is named with its question and
+    does not undo the answers or the other files."""
+    attached = 0
+    for field_name, upload in request.FILES.items():
+        if not field_name.startswith("file-"):
+            continue
+        question_id = field_name[len("file-") :]
+        try:
+            evidence_attach(
+                assessment=assessment,
+                question_id=question_id,
+                user=request.user,
+                name=upload.name or "evidence",
+                content_type=upload.content_type or "",
+                data=upload.read(),
+            )
+        except (AssessmentError, ValueError) as exc:
+            messages.error(request, f"{question_id}: file {upload.name!r} was not attached: {exc}.")
+        else:
+            attached += 1
+    return attached
+
+
+def _saved_message(saved: int, attached: int) -> str:
+    if not saved and not attached:
+        return "No changes to save: every answer was already saved."
+    if not saved:
+        # Autosave had already stored every answer; say so rather than "0 answer(s) saved".
+        return f"{attached} file(s) attached; every answer was already saved."
+    files = f", {attached} file(s) attached" if attached else ""
+    return f"{saved} answer(s) saved{files}."
 
 
 @require_POST
@@ -264,6 +291,21 @@ def assessment_import(request: HttpRequest, pk: int) -> HttpResponse:
         where = f"row {error['row']}" if error["row"] else error["question_id"]
         messages.error(request, f"{where}: {error['message']}")
     return redirect("assessment-detail", pk=pk)
+
+
+@require_POST
+@role_required(PROCUREMENT)
+def evidence_remove_view(request: HttpRequest, pk: int, file_id: int) -> HttpResponse:
+    assessment = get_object_or_404(_assessments(request.user), pk=pk)
+    evidence = get_object_or_404(EvidenceFile, pk=file_id, answer__assessment=assessment)
+    name, question_id = evidence.original_name, evidence.answer.question_id
+    try:
+        evidence_remove(evidence=evidence, user=request.user)
+    except AssessmentError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{question_id}: file {name!r} removed.")
+    return redirect(f"{reverse('assessment-detail', args=[pk])}#q-{question_id}")
 
 
 def evidence_download(request: HttpRequest, pk: int, file_id: int) -> FileResponse:

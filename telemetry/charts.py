@@ -31,7 +31,7 @@ def tenant_hours_area(days: list[dict]) -> dict[str, Any]:
         margin={"l": 50, "r": 10, "t": 10, "b": 40},
         barmode="stack",
         xaxis={"type": "date", "tickformat": "%b %d", "dtick": 86_400_000},
-        yaxis={"title": "GPU-hours"},
+        yaxis={"title": "GPU-hours (whole + MIG slices)"},
         legend={"orientation": "h"},
     )
     return figure.to_plotly_json()

@@ -17,6 +17,9 @@ from telemetry.attribution import worst_confidence
 from telemetry.models import GpuUsageDaily
 from tenants.models import Tenant
 
+# Shown to one decimal: a GPU under 0.05 busy GPU-hours would read "0.0" among the busiest.
+BUSIEST_MIN_HOURS = 0.05
+
 
 @dataclass(frozen=True)
 class Period:
@@ -83,12 +86,14 @@ def chargeback(days: list[dict]) -> list[dict]:
         t["confidences"].append(row["confidence"])
     for t in totals.values():
         t["confidence"] = worst_confidence(t.pop("confidences"))
-    return sorted(
-        totals.values(), key=lambda t: (-t["gpu_hours"] - t["mig_slice_hours"], t["tenant"])
-    )
+        # What the chart stacks per tenant: whole-GPU hours plus MIG slice-hours.
+        t["hours"] = t["gpu_hours"] + t["mig_slice_hours"]
+    return sorted(totals.values(), key=lambda t: (-t["hours"], t["tenant"]))
 
 
 def top_gpus(user, period: Period, n: int = 10) -> list[dict]:  # type: ignore[no-untyped-def]
+    """The GPUs (or MIG instances) with the most busy GPU-hours; one never busy is not among
+    the busiest, however long it was held (the idle list shows those)."""
     rows = (
         daily(user, period)
         .values("cluster_id", "hostname", "uuid", "gi_id", "gi_profile", "model")
@@ -96,6 +101,7 @@ def top_gpus(user, period: Period, n: int = 10) -> list[dict]:  # type: ignore[n
             hours=Sum(F("gpu_hours") + F("mig_slice_hours")),
             busy=Sum("busy_gpu_hours"),
         )
+        .filter(busy__gte=BUSIEST_MIN_HOURS)
         .order_by("-busy", "-hours", "hostname", "uuid", "gi_id")[:n]
     )
     names = _cluster_names()

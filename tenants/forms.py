@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from django import forms
 
 from tenants.models import SharingRequest, Tenant
-from tenants.policy import SHARING_MODES
+from tenants.policy import SHARING_MODES, mode_permitted
 
 
 class SharingRequestForm(forms.Form):
@@ -25,9 +27,53 @@ class SharingRequestForm(forms.Form):
     def __init__(self, *args, user, tenants, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
         # Nobody asks to share on behalf of the system tenant `unclassified`.
-        self.fields["tenant"].queryset = tenants.filter(is_system=False)
+        tenants = tenants.filter(is_system=False).select_related("trust_class")
+        self.fields["tenant"].queryset = tenants
         cluster_model = SharingRequest._meta.get_field("cluster").related_model
         self.fields["cluster"].queryset = cluster_model.objects.visible_to(user)
+        # Offer only the modes the tenant's class allows: all of them once a tenant is chosen
+        # (the page's script narrows the list as the tenant changes), else those any of the
+        # user's tenants may ask for. clean() holds the line for a hand-made POST.
+        self.modes_by_tenant = {t.slug: requestable_modes(t.trust_class) for t in tenants}
+        picked = str(self.data.get("tenant") or self.initial.get("tenant") or "")
+        chosen = self.modes_by_tenant.get(picked)
+        offered = (
+            chosen
+            if chosen is not None
+            else sorted(
+                {m for modes in self.modes_by_tenant.values() for m in modes},
+                key=SHARING_MODES.index,
+            )
+        )
+        self.fields["mode"].choices = [(m, m) for m in offered]
+        if chosen is not None:
+            self.fields["mode"].error_messages["invalid_choice"] = self._refusal(
+                tenants.get(slug=picked)
+            )
+        self.fields["tenant"].widget.attrs["data-modes"] = json.dumps(self.modes_by_tenant)
+        self.fields[
+            "mode"
+        ].help_text = "Only the modes the tenant's trust class allows are offered."
+
+    def clean(self) -> dict:
+        data = super().clean()
+        tenant, mode = data.get("tenant"), data.get("mode")
+        if tenant and mode and mode not in self.modes_by_tenant.get(tenant.slug, ()):
+            self.add_error("mode", self._refusal(tenant) % {"value": mode})
+        return data
+
+    def _refusal(self, tenant: Tenant) -> str:
+        """The refusal, with %(value)s for the mode asked (Django's invalid_choice format)."""
+        allowed = ", ".join(self.modes_by_tenant.get(tenant.slug, ())) or "no sharing mode"
+        return (
+            f"Tenant {tenant.slug}'s trust class '{tenant.trust_class.slug}' allows only "
+            f"{allowed} (not %(value)s); exclusive use needs no request."
+        )
+
+
+def requestable_modes(trust_class) -> list[str]:  # type: ignore[no-untyped-def]
+    """The sharing modes a tenant of this class may ask for (exclusive needs no request)."""
+    return [m for m in SHARING_MODES if m != "exclusive" and mode_permitted(trust_class, m).allowed]
 
 
 class DecisionForm(forms.Form):

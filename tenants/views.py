@@ -3,6 +3,9 @@ Thin: the services enforce roles and four eyes; these only show what they decide
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -24,6 +27,7 @@ from tenants.sharing_services import (
     sharing_request_revoke,
 )
 
+ContextHook = Callable[[SharingRequest, Any], dict[str, Any]]
 _RELATED = ("tenant", "tenant__trust_class", "cluster", "requested_by", "decided_by", "revoked_by")
 
 
@@ -87,7 +91,11 @@ def sharing_request_new(request: HttpRequest) -> HttpResponse:
     )
 
 
-def sharing_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def sharing_request_detail(
+    request: HttpRequest, pk: int, extra: ContextHook | None = None
+) -> HttpResponse:
+    """`extra` adds what layers above this app know (posture.sharing_context: nodes, their
+    tenants, findings); the URL wiring passes it, since tenants may not import posture."""
     item = get_object_or_404(_requests(request.user), pk=pk)
     now = timezone.now()
     own = item.requested_by_id == request.user.pk
@@ -105,6 +113,7 @@ def sharing_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "decision_form": DecisionForm(),
             # Judged now, as a decision would be: the class may have changed since the ask.
             "policy": mode_permitted(item.tenant.trust_class, item.mode),
+            **(extra(item, request.user) if extra else {}),
         },
     )
 

@@ -25,7 +25,8 @@ def run_demo() -> dict[str, str]:
     return {user: password for user, password, _ in LOGIN_LINE.findall(out.getvalue())}
 
 
-def test_demo_world_meets_the_promise():
+def test_demo_world_meets_the_promise(settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path / "uploads")  # the demo's evidence file lands here
     logins = run_demo()
     assert Cluster.objects.count() >= 2
     gpu_nodes = Node.objects.filter(is_gpu_node=True)
@@ -98,6 +99,26 @@ def test_demo_world_meets_the_promise():
     ).exists()
     assert_dra()
     assert_fail_closed()
+    assert_procurement_and_approvals()
+
+
+def assert_procurement_and_approvals() -> None:
+    """Issue 19 items 12-13: a draft with an evidence file procurement can remove, and pending
+    sharing requests whose pool has GPU nodes with other tenants on them (their context)."""
+    from inventory.models import Pod
+    from providers.models import EvidenceFile
+    from tenants.models import SharingRequest
+
+    draft_file = EvidenceFile.objects.get(answer__assessment__status="draft")
+    assert draft_file.original_name.endswith(".txt")
+    pending = SharingRequest.objects.filter(status="pending")
+    assert any(
+        Pod.objects.filter(node__cluster=r.cluster_id, node__is_gpu_node=True)
+        .exclude(tenant=r.tenant_id)
+        .exclude(tenant=None)
+        .exists()
+        for r in pending
+    )
 
 
 def assert_dra() -> None:

@@ -66,6 +66,9 @@ class Check:
     remediation: str
     mappings: tuple[str, ...]
     evaluate: CheckFunction = field(compare=False, repr=False)
+    # When a finding may be rated other than `severity`, the rule, in words: the check's page
+    # says it beside findings rated otherwise, so the two never silently disagree.
+    severity_rule: str = ""
 
 
 CHECKS: dict[str, Check] = {}
@@ -80,6 +83,7 @@ def check(
     rationale: str,
     remediation: str,
     mappings: tuple[str, ...],
+    severity_rule: str = "",
 ) -> Callable[[CheckFunction], CheckFunction]:
     """Register a check function under its stable id."""
     assert severity in SEVERITIES, severity
@@ -88,7 +92,9 @@ def check(
     def decorate(func: CheckFunction) -> CheckFunction:
         if id in CHECKS:
             raise ValueError(f"check {id} registered twice")
-        CHECKS[id] = Check(id, title, severity, scope, rationale, remediation, mappings, func)
+        CHECKS[id] = Check(
+            id, title, severity, scope, rationale, remediation, mappings, func, severity_rule
+        )
         return func
 
     return decorate

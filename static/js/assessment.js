@@ -39,6 +39,18 @@
     });
   }
 
+  // A note grows with its text: CSS field-sizing does it where supported, this elsewhere.
+  function grow(area) {
+    area.style.height = "auto";
+    area.style.height = area.scrollHeight + 2 + "px";
+  }
+  if (!(window.CSS && CSS.supports("field-sizing", "content"))) {
+    form.querySelectorAll("textarea.grows").forEach(function (area) {
+      grow(area);
+      area.addEventListener("input", function () { grow(area); });
+    });
+  }
+
   form.addEventListener("change", function (event) {
     var input = event.target;
     if (input.hasAttribute("data-question")) save(input);

@@ -124,6 +124,7 @@ PAGES: dict[str, Access] = {
     "assessment-download": page(read=PROVIDERS, obj="assessment_download"),
     "assessment-import": page(get=False, obj="assessment", writes=post(PROVIDERS)),
     "evidence-download": page(read=PROVIDERS, obj="evidence"),
+    "evidence-remove": page(get=False, obj="evidence", writes=post(PROC), denied=ROLE_GATED),
     "bulletin-list": page(),
     "bulletin-import": page(read={LEAD, PLAT}, denied=ROLE_GATED, writes=post(LEAD, PLAT)),
     "bulletin-detail": page(obj="bulletin"),

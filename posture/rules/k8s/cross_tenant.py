@@ -134,6 +134,10 @@ def cross_tenant_writes(inputs: PostureInputs) -> list[Reach]:
         "system:authenticated or system:serviceaccounts, and keep ClusterRoleBindings to the "
         "platform's own identities."
     ),
+    severity_rule=(
+        "Raised to critical when the namespace belongs to a stricter trust class than the "
+        "grantee's (evidence: stricter_class)."
+    ),
     mappings=("SP800-53:AC-3", "SP800-53:AC-6"),
 )
 def cross_tenant_write_bindings(inputs: PostureInputs) -> Iterator[FindingDraft]:

@@ -130,6 +130,10 @@ def _capability(name: str) -> str:
         "workloads need no added capability. Enforce "
         "`pod-security.kubernetes.io/enforce: restricted` on the tenant namespace."
     ),
+    severity_rule=(
+        "Critical for SYS_ADMIN or ALL (every NVIDIA capability); high for another dangerous "
+        "capability (NET_ADMIN, SYS_PTRACE, SYS_MODULE, ...) on its own."
+    ),
     mappings=("ATT&CK:T1611", "SP800-53:AC-6"),
 )
 def dangerous_capabilities(inputs: PostureInputs) -> Iterator[FindingDraft]:

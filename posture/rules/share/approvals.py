@@ -147,6 +147,10 @@ def _draft(
         "(`nvidia.com/gpu` on a node without a sharing config). Evidence lists any earlier "
         "request for the mode and why it is not active."
     ),
+    severity_rule=(
+        "Lowered to low when the mode in use is stronger than the approved one (a record to "
+        "correct, not an exposure)."
+    ),
     mappings=("SP800-53:CM-3",),
 )
 def sharing_without_approval(inputs: PostureInputs) -> Iterator[FindingDraft]:

@@ -59,6 +59,10 @@ def _below_baseline(inputs: PostureInputs, check_id: str) -> Iterator[FindingDra
         )  # fmt: skip
 
 
+_SEVERITY_RULE = (
+    "A finding takes the worst severity the vendor bulletins give the node's exposures "
+    "(critical when a fix addresses a critical CVE); high when a bulletin gives none."
+)
 _REMEDIATION = (
     "Upgrade to the fixed version in the evidence (`move_to`), pool by pool: a canary pool "
     "first, then waves, keeping the previous version noted for rollback. With the GPU Operator, "
@@ -73,7 +77,8 @@ _REMEDIATION = (
                  "into it; NVIDIA bulletins fix privilege escalation, memory disclosure and "
                  "denial of service in it. A node below the fixed version of its branch is "
                  "exposed to the listed CVEs.",
-       remediation=_REMEDIATION, mappings=("SP800-53:SI-2", "CSF 2.0:ID.AM-01"))  # fmt: skip
+       remediation=_REMEDIATION, mappings=("SP800-53:SI-2", "CSF 2.0:ID.AM-01"),
+       severity_rule=_SEVERITY_RULE)  # fmt: skip
 def driver_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
     yield from _below_baseline(inputs, "STACK-001")
 
@@ -83,7 +88,8 @@ def driver_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
        rationale="The container toolkit sets up every GPU container on the host; its "
                  "bulletins include container escapes (e.g. CVE-2024-0132, CVE-2025-23266) "
                  "that hand a tenant the node.",
-       remediation=_REMEDIATION, mappings=("SP800-53:SI-2", "ATT&CK:T1611"))  # fmt: skip
+       remediation=_REMEDIATION, mappings=("SP800-53:SI-2", "ATT&CK:T1611"),
+       severity_rule=_SEVERITY_RULE)  # fmt: skip
 def toolkit_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
     yield from _below_baseline(inputs, "STACK-002")
 
@@ -95,7 +101,8 @@ def toolkit_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
                  "privileged on every GPU node, and the GPU's firmware (VBIOS) sits below "
                  "every tenant; a known flaw in them is a path from a tenant pod to the host "
                  "or to other tenants' GPUs.",
-       remediation=_REMEDIATION, mappings=("SP800-53:SI-2",))  # fmt: skip
+       remediation=_REMEDIATION, mappings=("SP800-53:SI-2",),
+       severity_rule=_SEVERITY_RULE)  # fmt: skip
 def components_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
     yield from _below_baseline(inputs, "STACK-003")
 
