@@ -43,7 +43,7 @@ def test_a_missing_setting_is_one_line_not_a_traceback():
 
 def test_demo_prints_the_address_the_server_listens_on():
     assert _address("127.0.0.1", "8811") == "http://127.0.0.1:8811/"
-    assert _address("0.0.0.0", "9000") == "http://127.0.0.1:9000/"
+    assert _address("0.0.0.0", "9000") == "http://127.0.0.1:9000/"  # noqa: S104
     assert _address("::1", "8000") == "http://[::1]:8000/"
 
 

@@ -4,6 +4,8 @@ var/screenshots/<test>/; the readme-*.png ones (one screen, 1280x800) are the RE
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.browser.conftest import Watched
@@ -27,6 +29,7 @@ def test_every_role_has_its_own_day(demo_world, chromium, live_server, screens):
     each_role_lands_on_its_home(chromium, live_server.url, screens)
     tenant_viewer_reads_only_their_posture(chromium, live_server.url, screens)
     security_lead_lists_tenants_and_reads_the_checklist(chromium, live_server.url, screens)
+    auditor_traces_an_approval(chromium, live_server.url, screens)
 
 
 def each_role_lands_on_its_home(chromium, url: str, screens) -> None:
@@ -88,3 +91,24 @@ def security_lead_lists_tenants_and_reads_the_checklist(chromium, url: str, scre
         lead.page.screenshot(path=str(screens / "readme-overview.png"))
     finally:
         lead.close()
+
+
+def auditor_traces_an_approval(chromium, url: str, screens) -> None:
+    """From the auditor's home to who approved a sharing request: names, never ids."""
+    auditor = Watched(chromium, url, screens, height=800)
+    try:
+        auditor.login("auditor")
+        auditor.page.click("#home-events >> text=The whole audit log")
+        auditor.page.wait_for_load_state("networkidle")
+        auditor.page.fill("input[name=action]", "approve")
+        auditor.page.click("form.filters button[type=submit]")
+        auditor.page.wait_for_load_state("networkidle")
+        rows = auditor.page.locator("table.data tbody tr")
+        assert rows.count() >= 1
+        first = rows.first.inner_text()
+        # decided_by: the approver's username, not their numeric id
+        assert re.search(r"decided_by: null → platform-engineer", first), first
+        auditor.check()
+        auditor.shot("audit-approvals")
+    finally:
+        auditor.close()
