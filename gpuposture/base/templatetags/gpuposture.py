@@ -76,3 +76,15 @@ def evidence_table(value: Any) -> list[dict[str, Any]]:
 def squash(text: Any) -> str:
     """Runs of whitespace as one space, trimmed (a page title built from indented blocks)."""
     return " ".join(str(text).split())
+
+
+@register.filter
+def model_words(object_type: Any) -> str:
+    """An audit event's `app_label.model` ("tenants.sharingrequest") as the model's name in
+    words ("sharing request"); an unknown type reads as it is."""
+    from django.apps import apps
+
+    try:
+        return str(apps.get_model(str(object_type))._meta.verbose_name)
+    except (LookupError, ValueError):
+        return str(object_type)

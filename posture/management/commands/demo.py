@@ -274,7 +274,10 @@ class Command(BaseCommand):
         return logins
 
     def _print_logins(
-        self, logins: list[tuple[str, str, str, str | None]], *, address: str
+        self,
+        logins: list[tuple[str, str, str, str | None]],
+        *,
+        address: str = "http://127.0.0.1:8000/",
     ) -> None:
         self.stdout.write("\nDemo logins (new random passwords each time `demo` runs):")
         for username, password, role, _secret in logins:
