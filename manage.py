@@ -36,6 +36,9 @@ def main() -> None:
     except ImproperlyConfigured as exc:
         sys.stderr.write(f"manage.py: {exc}\n")
         sys.exit(2)
+    except ValueError as exc:  # a value the settings cannot read, e.g. DATABASE_URL's scheme
+        sys.stderr.write(f"manage.py: a setting from the environment is not valid: {exc}\n")
+        sys.exit(2)
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)
