@@ -37,10 +37,13 @@ $(SARIF_SCHEMA):
 install: $(VENV)/.installed $(PLOTLY_JS) $(SARIF_SCHEMA)
 
 # Demo: DEBUG on, SQLite under var/, Celery eager; random passwords printed by `demo`.
+# It also writes var/demo.env (DEBUG=1), which manage.py reads, so the README's CLI commands
+# (`.venv/bin/python manage.py score`, ...) work on the demo database as written.
 demo: install
 	mkdir -p var
+	printf '# written by make demo: manage.py in this checkout uses the demo settings\nDEBUG=1\n' > var/demo.env
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
-	DEBUG=1 $(BIN)/python manage.py demo
+	DEBUG=1 $(BIN)/python manage.py demo --host $(HOST) --port $(PORT)
 	DEBUG=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 serve: install

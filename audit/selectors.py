@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from audit.chain import ChainReport, EventContent, StoredEvent, verify_chain
-from audit.diff import Change, changed_keys
+from audit.diff import Change
 from audit.models import AuditEvent
+from audit.names import named_event_rows
 
 CHAIN_FIELDS = (
     "id", "time", "actor_name", "action", "object_type", "object_id", "object_repr", "before",
@@ -38,5 +39,5 @@ def audit_events_for(user: AbstractBaseUser | AnonymousUser):  # type: ignore[no
 
 
 def audit_event_rows(events: list[AuditEvent]) -> list[tuple[AuditEvent, list[Change]]]:
-    """Each event with the keys it changed, for the page."""
-    return [(event, changed_keys(event.before, event.after)) for event in events]
+    """Each event with the keys it changed, for the page: related objects by name."""
+    return named_event_rows(events)

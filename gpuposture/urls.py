@@ -13,6 +13,7 @@ from gpuposture.metrics import metrics
 from inventory import bulletin_views, mig_views
 from inventory import views as inventory_views
 from inventory.vex import views as vex_views
+from posture import homes, tenant_list
 from posture import views as posture_views
 from posture.sharing_context import sharing_request_context
 from providers import views as provider_views
@@ -24,6 +25,8 @@ admin.site.login = secure_admin_login(admin.site.login)  # type: ignore[method-a
 
 urlpatterns = [
     path("", posture_views.overview, name="overview"),
+    path("home/", homes.home, name="home"),
+    path("tenants/", tenant_list.tenant_list, name="tenant-list"),
     path("tenants/<slug:slug>/", posture_views.tenant_detail, name="tenant-detail"),
     path("findings/", posture_views.finding_list, name="finding-list"),
     path("findings/<int:pk>/accept/", posture_views.finding_accept_view, name="finding-accept"),

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
+from gpuposture.base.roles import reads_all_posture
 from inventory.presenter import hidden_scope_for, present_all
 from inventory.selectors import clusters_with_last_sync
 from posture import charts, scoring
@@ -47,6 +48,8 @@ def overview_context(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         "trend_limited": len(top) == TREND_TENANTS,
         "actions": actions,
         "clusters": clusters_with_last_sync(user),
+        # Rendered outside a request (cached): the empty states' wording per reader.
+        "sees_everything": reads_all_posture(user),
     }
 
 

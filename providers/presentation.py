@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuposture.base.labels import words
 from providers.assessments import assessment_score
 from providers.models import Assessment
 from providers.questionnaires import spec_of
@@ -34,6 +35,8 @@ def assessment_sections(
             "choices": q.choices, "evidence": q.evidence, "weight": q.weight,
             "mappings": q.mappings, "answer": answer,
             "value": "" if answer is None or answer.value is None else answer.value,
+            # What a person reads: a choice's label, yes/no in words (the value stays the code).
+            "shown": _shown(q, None if answer is None else answer.value),
             "score": None if scored is None or scored.score is None else round(scored.score * 100),
             "red_flag": bool(scored and scored.red_flag),
             "red_flag_reason": scored.reason if scored else "",
@@ -42,6 +45,17 @@ def assessment_sections(
         sections[q.category]["questions"].append(item)
         flat_list.append(item)
     return flat_list if flat else list(sections.values())
+
+
+def _shown(question: Any, value: Any) -> str:
+    if value is None:
+        return ""
+    if question.type == "choice":
+        choice = question.choice(str(value))
+        return choice.label if choice else str(value)
+    if question.type == "yes_no":
+        return words(value)
+    return str(value)
 
 
 def comparison_for(user, slugs: list[str]) -> tuple[Comparison | None, list[str]]:  # type: ignore[no-untyped-def]

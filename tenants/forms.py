@@ -6,6 +6,7 @@ import json
 
 from django import forms
 
+from gpuposture.base.labels import words
 from tenants.models import SharingRequest, Tenant
 from tenants.policy import SHARING_MODES, mode_permitted
 
@@ -19,7 +20,7 @@ class SharingRequestForm(forms.Form):
         required=False,
         help_text="Empty for the whole cluster.",
     )
-    mode = forms.ChoiceField(choices=[(m, m) for m in SHARING_MODES if m != "exclusive"])
+    mode = forms.ChoiceField(choices=[(m, words(m)) for m in SHARING_MODES if m != "exclusive"])
     justification = forms.CharField(
         max_length=2000, min_length=10, widget=forms.Textarea(attrs={"rows": 3})
     )

@@ -252,3 +252,17 @@ def test_demo_shows_a_stale_cluster_and_rescores_an_acceptance_at_once(
         )
     assert response.status_code == 302
     assert PostureRun.objects.count() == runs + 1  # eager in the demo: scored on commit
+
+
+def test_demo_says_its_failed_sync_is_on_purpose_and_prints_the_real_address(caplog):
+    """Issue 19 items 1 and 4: `make demo PORT=8811` prints that address, and the deliberate
+    failed sync is told as part of the demo, not logged as a WARNING that reads broken."""
+    import logging
+
+    out = io.StringIO()
+    with caplog.at_level(logging.WARNING):
+        call_command("demo", "--host", "127.0.0.1", "--port", "8811", stdout=out)
+    text = out.getvalue()
+    assert "Open http://127.0.0.1:8811/ and sign in." in text
+    assert "a failed sync, on purpose (part of the demo)" in text
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []

@@ -81,6 +81,13 @@ PINNED: dict[str, int] = {
     # affect (prefetched), hidden names (1), clusters and their last syncs; outside the cache,
     # how current it is: the clusters' last syncs, failures and re-scores (1).
     "overview": 12,
+    # Home: the overview for a security lead, the tenants page for a tenant viewer of several
+    # tenants, procurement's questionnaires (to fill, renewals due, providers not covered,
+    # submitted: 4); never more than the overview.
+    "home": 12,
+    # Tenants: count + page (open counts, latest and previous risk and score annotated) +
+    # the page's latest scores (prefetched) + the trust classes of the filter.
+    "tenant-list": 7,
     "finding-list": 7,  # count + page + the page's tenants (prefetched) + hidden names (1)
     "check-list": 5,  # open findings per check + the latest posture run
     "check-frameworks": 4,  # open findings per check
@@ -236,3 +243,17 @@ def test_query_counts_do_not_grow_with_size(personas, persona):
         if small != large or large > PINNED[name]
     ]
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("persona", ["platform_engineer", "auditor"])
+def test_home_query_count_does_not_grow_with_size(personas, persona):
+    """The homes the matrix personas above do not land on (posture.homes)."""
+    users = [personas["security_lead"], personas["procurement"], personas[OWNER]]
+    counts = []
+    for size in (3, 30):
+        wipe()
+        build_world(size, users)
+        counts.append(count_queries("home", personas[persona]))
+    # session + user + roles; platform: pending requests + their count + stale clusters (2)
+    # + patch counts + nodes below baseline; auditor: events + open findings per check.
+    assert counts[0] == counts[1] <= PINNED["home"], counts

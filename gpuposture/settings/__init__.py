@@ -172,7 +172,8 @@ GPUPOSTURE_ASSESSMENT_REMINDER_DAYS = env_int("GPUPOSTURE_ASSESSMENT_REMINDER_DA
 
 # --- authentication (django-allauth) -----------------------------------------------------------
 LOGIN_URL = "account_login"
-LOGIN_REDIRECT_URL = "overview"
+# Each role lands on its own home (posture.homes): the first page of its day.
+LOGIN_REDIRECT_URL = "home"
 ACCOUNT_LOGOUT_REDIRECT_URL = "account_login"
 ACCOUNT_LOGIN_METHODS = {"username"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*", "password2*"]

@@ -49,8 +49,10 @@ class Watched:
     """A page that records console errors, uncaught exceptions and any request that leaves
     this machine; `check()` fails the test on either."""
 
-    def __init__(self, browser, base_url: str, folder: Path, width: int = 1280) -> None:
-        self.context = browser.new_context(viewport={"width": width, "height": 900})
+    def __init__(
+        self, browser, base_url: str, folder: Path, width: int = 1280, height: int = 900
+    ) -> None:
+        self.context = browser.new_context(viewport={"width": width, "height": height})
         self.page = self.context.new_page()
         self.base_url = base_url.replace("://localhost:", "://127.0.0.1:")
         self.folder = folder

@@ -112,4 +112,9 @@ def test_a_tenant_viewer_checklist_counts_only_their_own(small_world, personas):
     client = Client()
     client.force_login(personas["viewer_alpha"])
     page = client.get("/clusters/lab/").content.decode()
-    assert "&quot;SHARE-001&quot;: 1" in page and "&quot;SHARE-001&quot;: 2" not in page
+    # The evidence as rows (check -> open findings), not JSON.
+    one, two = (
+        '<th scope="row">SHARE-001</th><td>1</td>',
+        '<th scope="row">SHARE-001</th><td>2</td>',
+    )
+    assert one in page and two not in page

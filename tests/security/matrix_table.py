@@ -77,6 +77,9 @@ ROLE_GATED = 403  # role_required / a write_roles check answers before any objec
 
 PAGES: dict[str, Access] = {
     "overview": page(),
+    # Each role's home (posture.homes): every role lands somewhere, scoped as the pages it shows.
+    "home": page(),
+    "tenant-list": page(),
     "tenant-detail": page(read=TENANT, obj="tenant_slug"),
     "finding-list": page(),
     "finding-accept": page(get=False, obj="finding", writes=post(LEAD), denied=ROLE_GATED),

@@ -148,7 +148,7 @@ def test_with_an_authenticator_the_pages_open_and_sign_in_asks_for_the_code(enfo
     assert client.get(PAGE).status_code == 302  # a wrong code does not sign in either
     code = format_hotp_value(hotp_value(secret, int(time.time()) // 30))  # what an app shows
     response = client.post("/accounts/2fa/authenticate/", {"code": code})
-    assert response.status_code == 302 and response["Location"] == "/"
+    assert response.status_code == 302 and response["Location"] == "/home/"  # the role's home
     # The session passed a second factor: the pages need not look up the authenticators.
     with CaptureQueriesContext(connection) as queries:
         assert client.get(PAGE).status_code == 200
@@ -544,7 +544,7 @@ def test_failed_logins_are_rate_limited_per_account(personas):
     assert client.get(PAGE).status_code == 302
     # Another account is not locked by it.
     response = Client().post("/accounts/login/", {"login": "proc", "password": PASSWORD})
-    assert response.status_code == 302 and response["Location"] == "/"
+    assert response.status_code == 302 and response["Location"] == "/home/"  # the role's home
 
 
 # --- sessions that end ------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def test_enrolment_stores_no_secret_in_clear_and_the_code_still_signs_in(persona
     client = Client()
     client.post("/accounts/login/", {"login": "sec", "password": PASSWORD})
     response = client.post("/accounts/2fa/authenticate/", {"code": code_for(secret)})
-    assert response.status_code == 302 and response["Location"] == "/"
+    assert response.status_code == 302 and response["Location"] == "/home/"  # the role's home
     assert client.get("/findings/").status_code == 200
 
 

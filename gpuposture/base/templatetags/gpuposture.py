@@ -11,6 +11,8 @@ from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from gpuposture.base.labels import evidence_rows, words
+
 register = template.Library()
 
 
@@ -56,3 +58,33 @@ def points(value: Any) -> str:
     if number.is_integer():
         return f"{int(number):,}"
     return f"{number:,.10g}"
+
+
+@register.filter(name="words")
+def words_filter(value: Any) -> str:
+    """A code (`mig_gi`) as words ("MIG GPU instance"): gpuposture.base.labels."""
+    return words(value)
+
+
+@register.filter
+def evidence_table(value: Any) -> list[dict[str, Any]]:
+    """Evidence as rows for a table (gpuposture.base.labels.evidence_rows)."""
+    return evidence_rows(value)
+
+
+@register.filter
+def squash(text: Any) -> str:
+    """Runs of whitespace as one space, trimmed (a page title built from indented blocks)."""
+    return " ".join(str(text).split())
+
+
+@register.filter
+def model_words(object_type: Any) -> str:
+    """An audit event's `app_label.model` ("tenants.sharingrequest") as the model's name in
+    words ("sharing request"); an unknown type reads as it is."""
+    from django.apps import apps
+
+    try:
+        return str(apps.get_model(str(object_type))._meta.verbose_name)
+    except (LookupError, ValueError):
+        return str(object_type)

@@ -9,7 +9,10 @@ week back), so the demo shows drift, resolved findings and a score trend.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -84,13 +87,19 @@ ACTOR = "manage.py demo"  # who the audit log says made the demo's changes
 class Command(BaseCommand):
     help = "Load the demo world and print demo logins (new random passwords each time)."
 
+    def add_arguments(self, parser) -> None:  # type: ignore[no-untyped-def]
+        # `make demo HOST=... PORT=...` passes where it will serve, so the address printed
+        # at the end is the one the server really listens on.
+        parser.add_argument("--host", default="127.0.0.1", help="where the server will listen")
+        parser.add_argument("--port", default="8000", help="the port the server will listen on")
+
     def handle(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
         # Loading asks for no re-score step by step: the world is scored once at the end.
         # Once loaded, the demo's changes (an acceptance, an approval) re-score at once.
         with rescore_suppressed():
-            self._load()
+            self._load(address=_address(options["host"], options["port"]))
 
-    def _load(self) -> None:
+    def _load(self, *, address: str) -> None:
         specs = parse_tenants_document(yaml.safe_load((DEMO_DIR / "tenants.yaml").read_text()))
         logins = self._users(sorted({v for spec in specs for v in spec.viewers}))
         self._image_policy()
@@ -128,7 +137,7 @@ class Command(BaseCommand):
             f"{run.counts.get('resolved', 0)} resolved findings; "
             f"{run.counts.get('tenants_scored', 0)} tenants scored"
         )
-        self._print_logins(logins)
+        self._print_logins(logins, address=address)
 
     def _image_policy(self) -> None:
         """The demo organisation's rule (POD-007): external and sensitive tenants run images
@@ -184,13 +193,17 @@ class Command(BaseCommand):
         neo-west's latest sync, so its banner says the cluster is stale and why."""
         broken = folder / "neo-west-truncated.json"
         broken.write_text('{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", ')
+        # The sync module logs every failed sync as a WARNING; here the failure is the point,
+        # and a warning in the middle of the demo's output reads like a broken install.
         try:
-            cluster_sync_from_snapshot(
-                cluster=self._cluster("neo-west"), paths=[broken], actor=ACTOR
-            )
+            with _quiet("inventory.sync"):
+                cluster_sync_from_snapshot(
+                    cluster=self._cluster("neo-west"), paths=[broken], actor=ACTOR
+                )
         except SyncError:
             self.stdout.write(
-                "neo-west: a truncated snapshot failed its sync (recorded, no change)"
+                "neo-west: a failed sync, on purpose (part of the demo): a truncated snapshot "
+                "was refused, recorded, and changed nothing; the cluster page shows it as stale"
             )
 
     def _host_facts(self) -> None:
@@ -264,7 +277,12 @@ class Command(BaseCommand):
             logins.append((username, password, role, secret))
         return logins
 
-    def _print_logins(self, logins: list[tuple[str, str, str, str | None]]) -> None:
+    def _print_logins(
+        self,
+        logins: list[tuple[str, str, str, str | None]],
+        *,
+        address: str = "http://127.0.0.1:8000/",
+    ) -> None:
         self.stdout.write("\nDemo logins (new random passwords each time `demo` runs):")
         for username, password, role, _secret in logins:
             self.stdout.write(f"  {username:22} {password:20} {role}")
@@ -278,7 +296,26 @@ class Command(BaseCommand):
             )
             for username, secret in with_totp:
                 self.stdout.write(f"  {username:22} secret {secret}")
-        self.stdout.write("Open http://127.0.0.1:8000/ and sign in.")
+        self.stdout.write(f"Open {address} and sign in.")
+
+
+def _address(host: str, port: str) -> str:
+    """The address a browser opens: 0.0.0.0 listens everywhere, 127.0.0.1 reaches it."""
+    shown = "127.0.0.1" if host in {"0.0.0.0", ""} else host  # noqa: S104
+    shown = f"[{shown}]" if ":" in shown and not shown.startswith("[") else shown
+    return f"http://{shown}:{port}/"
+
+
+@contextmanager
+def _quiet(logger_name: str) -> Iterator[None]:
+    """Hide one logger's warnings for a step whose failure is expected."""
+    logger = logging.getLogger(logger_name)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _write(folder: Path, name: str, objects: list[dict]) -> Path:

@@ -48,7 +48,7 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
     severity="medium",
     scope="tenant",
     rationale=(
-        "Every job must map to a tenant identity (DESIGN §2). Tenancy follows the namespace, "
+        "Every job must map to a tenant identity. Tenancy follows the namespace, "
         "so the case that breaks it is a shared namespace: a batch, pipeline or notebook "
         "service that runs every tenant's GPU pods (told apart only by a "
         "`gpuposture.io/tenant` pod label) under its own ServiceAccount. The pods of one "

@@ -24,7 +24,7 @@ from posture.rules.subjects import workload_draft
     severity="high",
     scope="tenant",
     rationale=(
-        "External and sensitive tenants require a dedicated node pool (DESIGN §3): nodes "
+        "External and sensitive tenants require a dedicated node pool: nodes "
         "tainted for the class (a key of GPUPOSTURE_POOL_TAINT_KEYS, default "
         "`gpuposture.io/trust-class`, valued `<class>`, or an exact taint the class lists) "
         "with NoSchedule or NoExecute, so only "

@@ -51,7 +51,7 @@ def gpu_instance_bound(node: Node, profile: str, slices: int) -> int | None:
         "its GPU instance: the framebuffer, L2 cache, copy engines and memory controllers "
         "stay shared by every compute instance of that GPU instance, so there is no memory "
         "isolation and only partial fault isolation between them. Compute instances of one "
-        "GPU instance are not separate tenants (DESIGN §2). The API does not say which GPU "
+        "GPU instance are not separate tenants. The API does not say which GPU "
         "instance a device belongs to, so pods of different tenants holding compute instances "
         "of the same GPU-instance profile on one node are reported as possibly co-resident, "
         "and as certainly co-resident when the node can only have one such GPU instance."

@@ -19,8 +19,8 @@ from tenants.policy import may_share
     severity="high",
     scope="gpu",
     rationale=(
-        "Two tenants may share a physical GPU only by a mode both trust classes allow "
-        "(DESIGN §3): time-slicing and MPS give no fault isolation and time-slicing no memory "
+        "Two tenants may share a physical GPU only by a mode both trust classes allow"
+        ": time-slicing and MPS give no fault isolation and time-slicing no memory "
         "isolation, compute instances of one MIG GPU instance share memory, and vGPU best "
         "effort gives no performance isolation. A class that forbids the mode was assigned "
         "because its workloads must not be exposed to, or expose, the other party that way."

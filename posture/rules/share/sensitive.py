@@ -20,7 +20,7 @@ SENSITIVE_CLASS = "sensitive"
     scope="gpu",
     rationale=(
         "A sensitive model or dataset never shares a physical GPU in time-sliced or MPS mode "
-        "with less trusted code (DESIGN §2). Time-slicing leaves GPU memory unprotected "
+        "with less trusted code. Time-slicing leaves GPU memory unprotected "
         "between workloads, and MPS puts every client behind one server whose fault ends "
         "them all; a tenant of a lower class (or a platform pod, whose code the sensitive "
         "tenant's approval did not cover) on the same time-sliced or MPS resource of the node "

@@ -1,0 +1,92 @@
+"""The tenants page (/tenants/): every tenant the user may see, searchable, filtered by trust
+class and sorted on the server by risk, score, open findings or name. A tenant viewer sees the
+tenants they view and nothing else (Tenant.objects.visible_to, through tenants_overview)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.core.paginator import Page, Paginator
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import render
+
+from posture.models import TenantScore
+from posture.ranking import SEVERITIES, tenant_rows
+from posture.selectors import tenants_overview
+from tenants.models import Tenant, TenantNamespace, TrustClass
+
+PAGE_SIZE = 50
+# Sort key -> ORDER BY. Unscored tenants come first when sorting by risk (unknown risk is not
+# "no risk"), last by score; equal values fall back to the slug, so pages never reshuffle.
+SORTS = {
+    "risk": (F("latest_risk").desc(nulls_first=True), "slug"),
+    "score": (F("latest_score").asc(nulls_last=True), "slug"),
+    "findings": (F("open_total").desc(), F("latest_risk").desc(nulls_last=True), "slug"),
+    "name": ("name", "slug"),
+}
+SORT_LABELS = {
+    "risk": "risk points",
+    "score": "score (lowest first)",
+    "findings": "open findings",
+    "name": "name",
+}
+
+
+@dataclass(frozen=True)
+class TenantQuery:
+    """What the user asked for, read from the query string; unknown values fall back."""
+
+    q: str = ""
+    trust_class: str = ""
+    sort: str = "risk"
+
+    @classmethod
+    def from_get(cls, params: QueryDict) -> TenantQuery:
+        sort = params.get("sort", "risk")
+        return cls(
+            q=params.get("q", "").strip()[:120],
+            trust_class=params.get("class", "").strip()[:63],
+            sort=sort if sort in SORTS else "risk",
+        )
+
+
+def tenants_listed(user, query: TenantQuery) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
+    """The tenants the user may see, counted and scored as on the overview, narrowed and
+    ordered as asked."""
+    newest = TenantScore.objects.filter(tenant=OuterRef("pk")).order_by("-computed_at", "-id")
+    c, h, m, low = (F(f"open_{s}") for s in SEVERITIES)
+    tenants = tenants_overview(user).annotate(
+        latest_score=Subquery(newest.values("score")[:1]), open_total=c + h + m + low
+    )
+    if query.q:
+        # By id, not a join: a join on namespaces would multiply the finding counts.
+        owning = TenantNamespace.objects.filter(name__icontains=query.q).values("tenant_id")
+        tenants = tenants.filter(
+            Q(name__icontains=query.q) | Q(slug__icontains=query.q) | Q(pk__in=owning)
+        )
+    if query.trust_class:
+        tenants = tenants.filter(trust_class__slug=query.trust_class)
+    return tenants.order_by(*SORTS[query.sort])
+
+
+def tenant_list(request: HttpRequest) -> HttpResponse:
+    query = TenantQuery.from_get(request.GET)
+    page: Page = Paginator(tenants_listed(request.user, query), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    params = request.GET.copy()
+    params.pop("page", None)
+    return render(
+        request,
+        "posture/tenant_list.html",
+        {
+            "page": page,
+            "rows": tenant_rows(page.object_list),
+            "query": query,
+            "querystring": params.urlencode(),
+            "sorts": SORT_LABELS,
+            "classes": TrustClass.objects.order_by("rank", "slug").values_list("slug", "name"),
+            "filtered": bool(query.q or query.trust_class),
+        },
+    )
