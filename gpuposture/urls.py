@@ -12,6 +12,7 @@ from gpuposture.base.views import healthz, readyz
 from gpuposture.metrics import metrics
 from inventory import bulletin_views, mig_views
 from inventory import views as inventory_views
+from posture import finding_views
 from posture import views as posture_views
 from providers import views as provider_views
 from telemetry import views as telemetry_views
@@ -23,8 +24,11 @@ admin.site.login = secure_admin_login(admin.site.login)  # type: ignore[method-a
 urlpatterns = [
     path("", posture_views.overview, name="overview"),
     path("tenants/<slug:slug>/", posture_views.tenant_detail, name="tenant-detail"),
-    path("findings/", posture_views.finding_list, name="finding-list"),
-    path("findings/<int:pk>/accept/", posture_views.finding_accept_view, name="finding-accept"),
+    path("findings/", finding_views.finding_list, name="finding-list"),
+    path("findings/accept/", finding_views.finding_bulk_accept_view, name="finding-bulk-accept"),
+    path("findings/<int:pk>/", finding_views.finding_detail, name="finding-detail"),
+    path("findings/<int:pk>/accept/", finding_views.finding_accept_view, name="finding-accept"),
+    path("findings/<int:pk>/triage/", finding_views.finding_triage_view, name="finding-triage"),
     path("checks/", posture_views.check_list, name="check-list"),
     path("checks/frameworks/", posture_views.frameworks, name="check-frameworks"),
     path("checks/<str:check_id>/", posture_views.check_detail, name="check-detail"),

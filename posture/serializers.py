@@ -16,6 +16,9 @@ class FindingSerializer(PresentedSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     mappings = serializers.SerializerMethodField()
     remediation = serializers.SerializerMethodField()
+    owner = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, help_text="Who owns the fix (set on the page)."
+    )
 
     class Meta:
         model = Finding
@@ -23,7 +26,7 @@ class FindingSerializer(PresentedSerializer):
             "id", "check", "severity", "status", "tenants", "cluster", "subject_kind",
             "subject_namespace", "subject_name", "title", "evidence", "remediation",
             "mappings", "first_seen", "last_seen", "resolved_at", "accepted_reason",
-            "accepted_until",
+            "accepted_until", "ticket_url", "owner",
         ]  # fmt: skip
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
