@@ -80,7 +80,9 @@ PINNED: dict[str, int] = {
     # affect (prefetched), hidden names (1), clusters and their last syncs; outside the cache,
     # how current it is: the clusters' last syncs, failures and re-scores (1).
     "overview": 12,
-    "finding-list": 7,  # count + page + the page's tenants (prefetched) + hidden names (1)
+    # count + page (cluster, acceptor and owner joined) + the page's tenants (prefetched) +
+    # hidden names (1) + the pick-lists' tenants and clusters (2)
+    "finding-list": 9,
     "check-list": 5,  # open findings per check + the latest posture run
     "check-frameworks": 4,  # open findings per check
     "cluster-list": 5,  # clusters + their sync runs (prefetched)
