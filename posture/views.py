@@ -13,6 +13,7 @@ from posture import charts
 from posture.catalogue import by_control, catalogue, check_exemptions
 from posture.checklist import cluster_checklist
 from posture.currency import clusters_currency
+from posture.forms import acceptance_window
 from posture.models import Severity, TenantScore
 from posture.overview import overview_body
 from posture.rules import CHECKS
@@ -69,6 +70,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "rows_per_group": ROWS_PER_GROUP,
             "trend": charts.score_trend(trend) if len(trend) > 1 else None,
             "can_accept": has_role(request.user, SECURITY_LEAD),
+            "accept_window": acceptance_window(),
             "approvals": sharing_requests_current(tenant),
             "currency": clusters_currency(request.user, tenant=tenant),
         },
