@@ -28,6 +28,7 @@ from demo.history import last_week
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml
 from demo.providers import load_demo_providers
 from demo.telemetry import DemoNode, DemoPod, demo_samples, uuid_of
+from demo.triage import load_demo_triage
 from demo.world import build_clusters
 from gpuposture.base.mfa import demo_mfa_reset
 from gpuposture.base.rescore import rescore_suppressed
@@ -118,6 +119,8 @@ class Command(BaseCommand):
         self._telemetry()
         self.stdout.write(f"sharing requests: {load_demo_requests()} new")
         self.stdout.write(f"provider assessments: {load_demo_providers()} new")
+        # Before the last score, so the accepted risk already counts 0 in it.
+        self.stdout.write(f"triage: {load_demo_triage()} findings accepted or given an owner")
         run = rescore_now()
         self.stdout.write(
             f"posture: {run.counts.get('opened', 0) + run.counts.get('still_open', 0)} live, "

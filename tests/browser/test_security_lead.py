@@ -1,0 +1,76 @@
+"""The security lead's day (issue 19): from the overview's top fix-first action to its
+findings, into one finding (evidence as tables, history, tenants), and a risk accepted with a
+reason and an expiry inside the limits the form states. Screenshots in
+var/screenshots/<test name>/."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from tests.browser.conftest import Watched
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+REASON = "Isolated by a network policy until the driver upgrade on the 14th."
+
+
+def test_security_lead_triages_the_top_action_and_accepts_a_risk(
+    demo_world, chromium, live_server, screens
+):
+    from posture.models import Action, Finding
+
+    top = Action.objects.order_by("-risk_removed", "key").first()
+    lead = Watched(chromium, live_server.url, screens)
+    try:
+        lead.login("security-lead")
+        lead.go("/")
+        lead.shot("01-overview")
+        # The top action's findings: the first "N findings" link of the ranked actions.
+        lead.page.locator("a[href*='/findings/?action=']").first.click()
+        lead.page.wait_for_load_state("networkidle")
+        lead.check()
+        assert f"action={top.key}" in lead.page.url
+        rows = lead.page.locator("table#findings tbody tr")
+        assert rows.count() == min(top.finding_count, 50)
+        lead.shot("02-top-action-findings")
+        # Into the first of them (its title links to its page).
+        rows.first.locator("td a[href^='/findings/']").click()
+        lead.page.wait_for_load_state("networkidle")
+        lead.check()
+        finding = Finding.objects.get(pk=int(lead.page.url.rstrip("/").rsplit("/", 1)[1]))
+        assert finding.pk in top.finding_ids and finding.status == "open"
+        page = lead.page
+        assert page.locator("h1").inner_text() == finding.title
+        assert page.locator(".evidence-box table.evidence").count() >= 1  # tables, not JSON
+        assert "first seen" in page.locator("section[aria-labelledby=history]").inner_text()
+        assert page.locator(f"a[href='/checks/{finding.check_id}/']").count() >= 1
+        lead.shot("03-finding")
+        # The form states its limits before they are hit: the date input has min and max.
+        until = page.locator("#accept-form input[name=until]")
+        today = timezone.now().date()
+        assert until.get_attribute("min") == (today + timedelta(days=1)).isoformat()
+        assert until.get_attribute("max") == (today + timedelta(days=364)).isoformat()
+        assert "at most 365 days" in page.locator("#accept-form").inner_text()
+        expiry = (today + timedelta(days=30)).isoformat()
+        page.fill("#accept-form textarea[name=reason]", REASON)
+        until.fill(expiry)
+        lead.shot("04-accepting")
+        page.click("#accept-form button[type=submit]")
+        page.wait_for_load_state("networkidle")
+        lead.check()
+        assert f"until {expiry}" in page.locator("ul.messages").inner_text()
+        history = page.locator("section[aria-labelledby=history]").inner_text()
+        assert f"risk accepted until {expiry}" in history and REASON in history
+        assert "security-lead" in history
+        lead.shot("05-accepted")
+        finding.refresh_from_db()
+        assert finding.status == "accepted" and finding.accepted_by.username == "security-lead"
+        # Back on the list of accepted findings: who, why and until when.
+        lead.go("/findings/?status=accepted&sort=-last_seen")
+        assert REASON in lead.page.locator("table#findings").inner_text()
+        lead.shot("06-accepted-list")
+    finally:
+        lead.close()
