@@ -28,6 +28,7 @@ urlpatterns = [
     path("findings/accept/", finding_views.finding_bulk_accept_view, name="finding-bulk-accept"),
     path("findings/<int:pk>/", finding_views.finding_detail, name="finding-detail"),
     path("findings/<int:pk>/accept/", finding_views.finding_accept_view, name="finding-accept"),
+    path("findings/<int:pk>/reopen/", finding_views.finding_reopen_view, name="finding-reopen"),
     path("findings/<int:pk>/triage/", finding_views.finding_triage_view, name="finding-triage"),
     path("checks/", posture_views.check_list, name="check-list"),
     path("checks/frameworks/", posture_views.frameworks, name="check-frameworks"),

@@ -16,7 +16,7 @@ from posture.finding_detail import finding_detail_context, finding_for
 from posture.finding_list import finding_list_page
 from posture.forms import AcceptForm, BulkAcceptForm, TriageForm
 from posture.models import Finding
-from posture.services import AcceptanceError, finding_accept
+from posture.services import AcceptanceError, finding_accept, finding_reopen
 from posture.triage import TriageError, finding_triage_update, findings_accept_bulk
 
 
@@ -86,6 +86,17 @@ def finding_accept_view(request: HttpRequest, pk: int) -> HttpResponse:
     tenant = finding.tenants.filter(slug=request.POST.get("tenant", "")).first()
     if tenant:
         return redirect(f"{reverse('tenant-detail', args=[tenant.slug])}#finding-{finding.pk}")
+    return redirect("finding-detail", pk=finding.pk)
+
+
+@require_POST
+@role_required(SECURITY_LEAD)
+def finding_reopen_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """Withdraw a risk acceptance: the finding counts in the score again (audited)."""
+    finding = _get_finding(request, pk)
+    if finding.status == Finding.Status.ACCEPTED:
+        finding_reopen(finding=finding, user=request.user)
+        messages.success(request, f"Acceptance withdrawn: {finding.check_id} is open again.")
     return redirect("finding-detail", pk=finding.pk)
 
 

@@ -74,3 +74,34 @@ def test_security_lead_triages_the_top_action_and_accepts_a_risk(
         lead.shot("06-accepted-list")
     finally:
         lead.close()
+    a_viewer_reads_a_shared_finding(chromium, live_server.url, screens)
+
+
+def a_viewer_reads_a_shared_finding(chromium, url: str, screens) -> None:
+    """Orbital's viewer opens a finding orbital shares with another tenant: it is there, as
+    "(another tenant)", and no other tenant is named anywhere on the page."""
+    from django.db.models import Count
+
+    from posture.models import Finding
+    from tenants.models import Tenant
+
+    shared = (
+        Finding.objects.filter(tenant_links__tenant__slug="orbital")
+        .annotate(parties=Count("tenant_links"))
+        .filter(parties__gt=1)
+        .order_by("id")
+        .first()
+    )
+    others = Tenant.objects.exclude(slug="orbital").filter(findings=shared)
+    viewer = Watched(chromium, url, screens)
+    try:
+        viewer.login("viewer-orbital")
+        viewer.go(f"/findings/{shared.pk}/")
+        text = viewer.page.locator("main").inner_text()
+        assert "(another tenant)" in text
+        for tenant in others:
+            assert tenant.slug not in text and tenant.name not in text, tenant.slug
+        assert viewer.page.locator("#accept-form").count() == 0  # viewers read only
+        viewer.shot("07-viewer-shared-finding")
+    finally:
+        viewer.close()

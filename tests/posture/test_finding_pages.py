@@ -128,3 +128,18 @@ def test_a_security_lead_sets_ticket_and_owner_audited(small_world, personas):
     assert listed["results"][0]["owner"] == "plat"
     other = client_for(personas["platform_engineer"])
     assert other.post(f"/findings/{finding.pk}/triage/", {"owner": "plat"}).status_code == 403
+
+
+def test_a_security_lead_withdraws_an_acceptance_from_the_page(small_world, personas):
+    finding = privileged(small_world)
+    lead = client_for(personas["security_lead"])
+    day = (timezone.now() + timedelta(days=10)).date().isoformat()
+    lead.post(f"/findings/{finding.pk}/accept/", {"reason": "pilot ends soon", "until": day})
+    assert "Withdraw the acceptance" in lead.get(f"/findings/{finding.pk}/").content.decode()
+    assert lead.post(f"/findings/{finding.pk}/reopen/").status_code == 302
+    finding.refresh_from_db()
+    assert finding.status == "open"
+    html = lead.get(f"/findings/{finding.pk}/").content.decode()
+    assert "acceptance withdrawn: open again" in html
+    auditor = client_for(personas["auditor"])
+    assert auditor.post(f"/findings/{finding.pk}/reopen/").status_code == 403

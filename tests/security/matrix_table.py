@@ -81,6 +81,7 @@ PAGES: dict[str, Access] = {
     "finding-list": page(),
     "finding-detail": page(read=TENANT, obj="finding"),
     "finding-accept": page(get=False, obj="finding", writes=post(LEAD), denied=ROLE_GATED),
+    "finding-reopen": page(get=False, obj="finding", writes=post(LEAD), denied=ROLE_GATED),
     "finding-triage": page(get=False, obj="finding", writes=post(LEAD), denied=ROLE_GATED),
     "finding-bulk-accept": page(get=False, writes=post(LEAD), denied=ROLE_GATED),
     "check-list": page(),
