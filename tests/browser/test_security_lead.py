@@ -78,27 +78,31 @@ def test_security_lead_triages_the_top_action_and_accepts_a_risk(
 
 
 def a_viewer_reads_a_shared_finding(chromium, url: str, screens) -> None:
-    """Orbital's viewer opens a finding orbital shares with another tenant: it is there, as
-    "(another tenant)", and no other tenant is named anywhere on the page."""
+    """A tenant viewer opens a finding their tenant shares with another: it is there, as
+    "(another tenant)", and no other tenant is named anywhere on the page. (The demo's viewer
+    watches orbital, which shares no finding: here they are given a sharing tenant's view.)"""
+    from django.contrib.auth import get_user_model
     from django.db.models import Count
 
     from posture.models import Finding
     from tenants.models import Tenant
 
     shared = (
-        Finding.objects.filter(tenant_links__tenant__slug="orbital")
+        Finding.objects.filter(status="open")
         .annotate(parties=Count("tenant_links"))
         .filter(parties__gt=1)
         .order_by("id")
         .first()
     )
-    others = Tenant.objects.exclude(slug="orbital").filter(findings=shared)
+    mine = shared.tenants.order_by("slug").first()
+    mine.viewers.add(get_user_model().objects.get(username="viewer-orbital"))
+    others = Tenant.objects.filter(findings=shared).exclude(pk=mine.pk)
     viewer = Watched(chromium, url, screens)
     try:
         viewer.login("viewer-orbital")
         viewer.go(f"/findings/{shared.pk}/")
         text = viewer.page.locator("main").inner_text()
-        assert "(another tenant)" in text
+        assert "(another tenant)" in text and mine.name in text
         for tenant in others:
             assert tenant.slug not in text and tenant.name not in text, tenant.slug
         assert viewer.page.locator("#accept-form").count() == 0  # viewers read only

@@ -148,3 +148,12 @@ def test_bulk_accept_by_the_rules_of_one(small_world, personas):
     # Only a security lead.
     other = client_for(personas["platform_engineer"])
     assert other.post("/findings/accept/", {"ids": picked}).status_code == 403
+
+
+def test_the_api_searches_as_the_page_does(small_world, personas):
+    from tests.conftest import api_client
+
+    lead = api_client(personas["security_lead"]).get("/api/v1/findings/?q=beta").json()
+    assert lead["count"] > 0
+    viewer = api_client(personas["viewer_alpha"]).get("/api/v1/findings/?q=beta").json()
+    assert viewer["count"] == 0

@@ -143,3 +143,19 @@ def test_a_security_lead_withdraws_an_acceptance_from_the_page(small_world, pers
     assert "acceptance withdrawn: open again" in html
     auditor = client_for(personas["auditor"])
     assert auditor.post(f"/findings/{finding.pk}/reopen/").status_code == 403
+
+
+def test_the_finding_page_costs_a_fixed_number_of_queries(small_world, personas):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    finding = shared(small_world)
+    lead = client_for(personas["security_lead"])
+    for day in (10, 20, 30):  # history from the audit log: its length costs no query
+        until = (timezone.now() + timedelta(days=day)).date().isoformat()
+        lead.post(f"/findings/{finding.pk}/accept/", {"reason": "renewed again", "until": until})
+    with CaptureQueriesContext(connection) as ctx:
+        assert lead.get(f"/findings/{finding.pk}/").status_code == 200
+    # session + user + roles + the finding (cluster, acceptor, owner joined) + its tenants +
+    # its audit events + the node + the owner pick-list
+    assert len(ctx.captured_queries) <= 8, [q["sql"][:90] for q in ctx.captured_queries]
