@@ -126,6 +126,10 @@ def test_a_security_lead_sets_ticket_and_owner_audited(small_world, personas):
     assert row["ticket_url"].endswith("SEC-42") and row["owner"] == "plat"
     listed = api_client(personas["auditor"]).get("/api/v1/findings/?check=POD-001").json()
     assert listed["results"][0]["owner"] == "plat"
+    beta = finding.tenants.get()
+    posture = api_client(personas["auditor"]).get(f"/api/v1/tenants/{beta.pk}/posture/").json()
+    owned = [f for f in posture["findings"] if f["id"] == finding.pk]
+    assert owned[0]["owner"] == "plat"
     other = client_for(personas["platform_engineer"])
     assert other.post(f"/findings/{finding.pk}/triage/", {"owner": "plat"}).status_code == 403
 
