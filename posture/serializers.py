@@ -17,7 +17,10 @@ class FindingSerializer(PresentedSerializer):
     mappings = serializers.SerializerMethodField()
     remediation = serializers.SerializerMethodField()
     owner = serializers.SlugRelatedField(
-        slug_field="username", read_only=True, help_text="Who owns the fix (set on the page)."
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="Who owns the fix (a username; null: nobody). Set on the finding's page.",
     )
 
     class Meta:
