@@ -13,7 +13,7 @@ from gpuposture.metrics import metrics
 from inventory import bulletin_views, mig_views
 from inventory import views as inventory_views
 from inventory.vex import views as vex_views
-from posture import homes, tenant_list
+from posture import finding_views, homes, tenant_list
 from posture import views as posture_views
 from posture.sharing_context import sharing_request_context
 from providers import views as provider_views
@@ -28,8 +28,12 @@ urlpatterns = [
     path("home/", homes.home, name="home"),
     path("tenants/", tenant_list.tenant_list, name="tenant-list"),
     path("tenants/<slug:slug>/", posture_views.tenant_detail, name="tenant-detail"),
-    path("findings/", posture_views.finding_list, name="finding-list"),
-    path("findings/<int:pk>/accept/", posture_views.finding_accept_view, name="finding-accept"),
+    path("findings/", finding_views.finding_list, name="finding-list"),
+    path("findings/accept/", finding_views.finding_bulk_accept_view, name="finding-bulk-accept"),
+    path("findings/<int:pk>/", finding_views.finding_detail, name="finding-detail"),
+    path("findings/<int:pk>/accept/", finding_views.finding_accept_view, name="finding-accept"),
+    path("findings/<int:pk>/reopen/", finding_views.finding_reopen_view, name="finding-reopen"),
+    path("findings/<int:pk>/triage/", finding_views.finding_triage_view, name="finding-triage"),
     path("checks/", posture_views.check_list, name="check-list"),
     path("checks/frameworks/", posture_views.frameworks, name="check-frameworks"),
     path("checks/<str:check_id>/", posture_views.check_detail, name="check-detail"),
@@ -58,6 +62,7 @@ urlpatterns = [
     path(
         "sharing-requests/<int:pk>/decide/",
         tenant_views.sharing_request_decide,
+        {"extra": sharing_request_context},
         name="sharing-request-decide",
     ),
     path("approvals/", tenant_views.approvals_queue, name="approvals-queue"),

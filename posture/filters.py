@@ -6,11 +6,16 @@ from __future__ import annotations
 import django_filters
 from django.db.models import QuerySet
 
+from inventory.presenter import hidden_scope_for
+from posture.finding_search import finding_search
 from posture.models import Action, Finding, Severity
 from tenants.models import Tenant
 
 
 class FindingFilter(django_filters.FilterSet):
+    # Words in the title, the subject or the check id (posture.finding_search: a tenant
+    # viewer's search matches only what they are shown, never a hidden name).
+    q = django_filters.CharFilter(method="filter_search", label="Search")
     # "Affects this tenant": a finding affects every tenant in its relation (DESIGN §8).
     tenant = django_filters.CharFilter(method="filter_tenant", label="Affects tenant (slug)")
     cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
@@ -21,7 +26,11 @@ class FindingFilter(django_filters.FilterSet):
 
     class Meta:
         model = Finding
-        fields = ["tenant", "cluster", "check", "severity", "status", "action"]
+        fields = ["q", "tenant", "cluster", "check", "severity", "status", "action"]
+
+    def filter_search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        user = getattr(self.request, "user", None)
+        return finding_search(queryset, value, hidden_scope_for(user) if user else None)
 
     def filter_action(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         """The findings one fix-first action closes (one query for its finding ids); an

@@ -25,7 +25,7 @@ _DATETIME = DateTimeField(default_timezone=timezone.get_default_timezone())
 COLUMNS = (
     "id", "check_id", "severity", "status", "cluster__name", "subject_kind",
     "subject_namespace", "subject_name", "title", "evidence", "first_seen", "last_seen",
-    "resolved_at", "accepted_reason", "accepted_until",
+    "resolved_at", "accepted_reason", "accepted_until", "ticket_url", "owner__username",
 )  # fmt: skip
 
 
@@ -126,6 +126,8 @@ def finding_row(
         "resolved_at": _iso(v["resolved_at"]),
         "accepted_reason": v["accepted_reason"],
         "accepted_until": _iso(v["accepted_until"]),
+        "ticket_url": v["ticket_url"],
+        "owner": v["owner__username"],
     }
     return present(scope, row, Finding)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import Exists, OuterRef
 
@@ -20,6 +21,8 @@ class Severity(models.TextChoices):
 
 
 SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+# A ticket link opens in the reader's browser: only web addresses (no javascript:, no ftp).
+WEB_URL = URLValidator(schemes=["http", "https"])
 
 
 class FindingQuerySet(ScopedQuerySet):
@@ -73,6 +76,11 @@ class Finding(models.Model):
     )
     accepted_reason = models.TextField(blank=True, max_length=2000)
     accepted_until = models.DateTimeField(null=True, blank=True)
+    # Triage, set by a security lead (posture.triage): where the fix is tracked and who owns it.
+    ticket_url = models.URLField(max_length=500, blank=True, validators=[WEB_URL])
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     objects = FindingQuerySet.as_manager()
     # What may name another tenant (inventory.presenter hides it from tenant viewers): a
@@ -80,7 +88,7 @@ class Finding(models.Model):
     redacted_fields = {
         "tenants": Field.TENANTS, "subject_namespace": Field.NAMESPACE,
         "subject_name": Field.SUBJECT_NAME, "title": Field.TEXT, "evidence": Field.VALUE,
-        "accepted_reason": Field.TEXT,
+        "accepted_reason": Field.TEXT, "ticket_url": Field.TEXT,
     }  # fmt: skip
 
     class Meta:

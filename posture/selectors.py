@@ -400,7 +400,7 @@ def _live_findings_sorted(tenant: Tenant) -> list[Finding]:
     findings = (
         Finding.objects.affecting(tenant=tenant)
         .filter(status__in=["open", "accepted"])
-        .select_related("cluster")
+        .select_related("cluster", "owner")  # the owner: a field of each serialized row
         .prefetch_related("tenants")
         .order_by("check_id", "id")
     )

@@ -16,6 +16,12 @@ class FindingSerializer(PresentedSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     mappings = serializers.SerializerMethodField()
     remediation = serializers.SerializerMethodField()
+    owner = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="Who owns the fix (a username; null: nobody). Set on the finding's page.",
+    )
 
     class Meta:
         model = Finding
@@ -23,7 +29,7 @@ class FindingSerializer(PresentedSerializer):
             "id", "check", "severity", "status", "tenants", "cluster", "subject_kind",
             "subject_namespace", "subject_name", "title", "evidence", "remediation",
             "mappings", "first_seen", "last_seen", "resolved_at", "accepted_reason",
-            "accepted_until",
+            "accepted_until", "ticket_url", "owner",
         ]  # fmt: skip
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))

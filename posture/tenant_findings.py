@@ -96,14 +96,15 @@ class Group:
         return self.total - len(self.rows)
 
 
-def _severity_rank() -> Case:
+def severity_rank() -> Case:
+    """Severity as a number to order by: critical 0, high 1, medium 2, low 3 (never by name)."""
     whens = [When(severity=s, then=V(rank)) for s, rank in SEVERITY_RANK.items()]
     return Case(*whens, default=V(len(SEVERITY_RANK)), output_field=IntegerField())
 
 
 def _row_order() -> list:
     # Open before accepted ("open" sorts after "accepted"), worst severity first, oldest id.
-    return [F("status").desc(), _severity_rank().asc(), F("id").asc()]
+    return [F("status").desc(), severity_rank().asc(), F("id").asc()]
 
 
 def live_findings(tenant: Tenant) -> QuerySet:
@@ -119,7 +120,7 @@ def _groups(findings: QuerySet) -> list[Group]:
         .annotate(
             total=Count("id"),
             open=Count("id", filter=Q(status=Finding.Status.OPEN)),
-            worst=Min(_severity_rank()),
+            worst=Min(severity_rank()),
         )
     )
     names = {rank: s for s, rank in SEVERITY_RANK.items()}

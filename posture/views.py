@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
+from django.shortcuts import get_object_or_404, render
 from django.utils.safestring import mark_safe
-from django.views.decorators.http import require_POST
 
-from gpuposture.base.decorators import role_required
 from gpuposture.base.roles import SECURITY_LEAD, has_role
 from inventory.presenter import hidden_scope_for, present_all
 from inventory.views import cluster_detail_context
@@ -18,9 +13,8 @@ from posture import charts
 from posture.catalogue import by_control, catalogue, check_exemptions
 from posture.checklist import cluster_checklist
 from posture.currency import clusters_currency
-from posture.filters import FindingFilter
-from posture.forms import AcceptForm
-from posture.models import Finding, Severity, TenantScore
+from posture.forms import acceptance_window
+from posture.models import Severity, TenantScore
 from posture.overview import overview_body
 from posture.rules import CHECKS
 from posture.selectors import (
@@ -29,7 +23,6 @@ from posture.selectors import (
     tenant_posture,
     with_tenant_slugs,
 )
-from posture.services import AcceptanceError, finding_accept
 from posture.tenant_findings import ROWS_PER_GROUP, tenant_findings_page, top_contributions
 from tenants.models import Tenant
 
@@ -77,30 +70,10 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "rows_per_group": ROWS_PER_GROUP,
             "trend": charts.score_trend(trend) if len(trend) > 1 else None,
             "can_accept": has_role(request.user, SECURITY_LEAD),
+            "accept_window": acceptance_window(),
             "approvals": sharing_requests_current(tenant),
             "currency": clusters_currency(request.user, tenant=tenant),
         },
-    )
-
-
-def finding_list(request: HttpRequest) -> HttpResponse:
-    queryset = (
-        Finding.objects.visible_to(request.user)
-        .select_related("cluster")
-        .prefetch_related("tenants")
-    )
-    filterset = FindingFilter(request.GET or {"status": "open"}, queryset=queryset, request=request)
-    page = Paginator(filterset.qs.order_by("status", "severity", "check_id", "id"), 50).get_page(
-        request.GET.get("page")
-    )
-    scope = hidden_scope_for(request.user)
-    with_tenant_slugs(present_all(scope, page.object_list), scope)
-    query = request.GET.copy()
-    query.pop("page", None)
-    return render(
-        request,
-        "posture/finding_list.html",
-        {"filter": filterset, "page": page, "query": query.urlencode(), "checks": CHECKS},
     )
 
 
@@ -121,33 +94,6 @@ def check_detail(request: HttpRequest, check_id: str) -> HttpResponse:
 
 def frameworks(request: HttpRequest) -> HttpResponse:
     return render(request, "posture/frameworks.html", {"controls": by_control(request.user)})
-
-
-@require_POST
-@role_required(SECURITY_LEAD)
-def finding_accept_view(request: HttpRequest, pk: int) -> HttpResponse:
-    finding = get_object_or_404(Finding.objects.visible_to(request.user), pk=pk)
-    form = AcceptForm(request.POST)
-    # Back to the tenant page the form was on, when the finding affects that tenant.
-    tenant = finding.tenants.filter(slug=request.POST.get("tenant", "")).first()
-    back = (
-        f"{reverse('tenant-detail', args=[tenant.slug])}#finding-{finding.pk}"
-        if tenant
-        else reverse("finding-list")
-    )
-    if not form.is_valid():
-        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
-        return redirect(back)
-    try:
-        finding_accept(finding=finding, user=request.user, **form.cleaned_data)
-    except AcceptanceError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(
-            request,
-            f"Risk accepted for {finding.check_id} until {form.cleaned_data['until']:%Y-%m-%d}.",
-        )
-    return redirect(back)
 
 
 def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:

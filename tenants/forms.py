@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from django import forms
+from django.core.validators import MaxValueValidator
 
 from gpuposture.base.labels import words
 from tenants.models import SharingRequest, Tenant
@@ -90,3 +91,24 @@ class DecisionForm(forms.Form):
         max_value=3650,
         help_text="Approve only: a shorter expiry than the trust class's, if you want one.",
     )
+
+    def __init__(
+        self, *args, limit_days: int | None = None, class_slug: str = "", **kwargs
+    ) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        # The trust class's period is the ceiling (tenants.sharing_services._expiry): said
+        # beside the field and set as the input's max, before the approver hits it.
+        if limit_days:
+            field = self.fields["expires_in_days"]
+            field.max_value = limit_days
+            field.validators.append(MaxValueValidator(limit_days))
+            field.widget.attrs["max"] = limit_days
+            field.help_text = (
+                f"Approve only: 1 to {limit_days} days (trust class {class_slug} approvals "
+                f"last at most {limit_days}); empty means {limit_days}."
+            )
+        else:
+            self.fields["expires_in_days"].help_text = (
+                "Approve only: 1 to 3650 days, or empty for an approval that does not expire "
+                f"(trust class {class_slug} sets no period)."
+            )

@@ -97,6 +97,23 @@ def sharing_request_detail(
     """`extra` adds what layers above this app know (posture.sharing_context: nodes, their
     tenants, findings); the URL wiring passes it, since tenants may not import posture."""
     item = get_object_or_404(_requests(request.user), pk=pk)
+    return _detail(request, item, _decision_form(item), extra=extra)
+
+
+def _decision_form(item: SharingRequest, data=None) -> DecisionForm:  # type: ignore[no-untyped-def]
+    trust_class = item.tenant.trust_class
+    return DecisionForm(
+        data, limit_days=trust_class.approval_expiry_days, class_slug=trust_class.slug
+    )
+
+
+def _detail(  # type: ignore[no-untyped-def]
+    request: HttpRequest,
+    item: SharingRequest,
+    form: DecisionForm,
+    status: int = 200,
+    extra: ContextHook | None = None,
+):
     now = timezone.now()
     own = item.requested_by_id == request.user.pk
     return render(
@@ -110,36 +127,40 @@ def sharing_request_detail(
             and may_decide(request.user, item),
             "can_revoke": item.status == SharingRequest.Status.APPROVED
             and has_role(request.user, PLATFORM_ENGINEER, SECURITY_LEAD),
-            "decision_form": DecisionForm(),
+            "decision_form": form,
             # Judged now, as a decision would be: the class may have changed since the ask.
             "policy": mode_permitted(item.tenant.trust_class, item.mode),
             **(extra(item, request.user) if extra else {}),
         },
+        status=status,
     )
 
 
 @require_POST
-def sharing_request_decide(request: HttpRequest, pk: int) -> HttpResponse:
+def sharing_request_decide(
+    request: HttpRequest, pk: int, extra: ContextHook | None = None
+) -> HttpResponse:
     item = get_object_or_404(_requests(request.user), pk=pk)
-    form = DecisionForm(request.POST)
+    form = _decision_form(item, request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            if data["decision"] == "approve":
+                sharing_request_approve(
+                    request=item,
+                    user=request.user,
+                    reason=data["reason"],
+                    expires_in_days=data["expires_in_days"],
+                )
+            elif data["decision"] == "deny":
+                sharing_request_deny(request=item, user=request.user, reason=data["reason"])
+            else:
+                sharing_request_revoke(request=item, user=request.user, reason=data["reason"])
+        except SharingRequestError as exc:
+            form.add_error("expires_in_days" if "days" in str(exc) else None, str(exc))
     if not form.is_valid():
-        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
-        return redirect("sharing-request-detail", pk=pk)
-    data = form.cleaned_data
-    try:
-        if data["decision"] == "approve":
-            sharing_request_approve(
-                request=item,
-                user=request.user,
-                reason=data["reason"],
-                expires_in_days=data["expires_in_days"],
-            )
-        elif data["decision"] == "deny":
-            sharing_request_deny(request=item, user=request.user, reason=data["reason"])
-        else:
-            sharing_request_revoke(request=item, user=request.user, reason=data["reason"])
-    except SharingRequestError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f"Request #{pk}: {data['decision']} recorded.")
+        # Shown again with what was typed and the error beside its field.
+        item.refresh_from_db()
+        return _detail(request, item, form, status=400, extra=extra)
+    messages.success(request, f"Request #{pk}: {form.cleaned_data['decision']} recorded.")
     return redirect("sharing-request-detail", pk=pk)

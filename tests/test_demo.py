@@ -99,6 +99,11 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     ).exists()
     assert_dra()
     assert_fail_closed()
+    # Issue 19 items 8-9: an accepted risk (who, why, until when) and an owned, ticketed one.
+    accepted = Finding.objects.get(status="accepted")
+    assert accepted.accepted_by.username == "security-lead" and accepted.accepted_reason
+    owned = Finding.objects.get(owner__username="platform-engineer")
+    assert owned.check_id == "SHARE-001" and owned.ticket_url.startswith("https://")
     assert_procurement_and_approvals()
 
 

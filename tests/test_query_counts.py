@@ -88,7 +88,9 @@ PINNED: dict[str, int] = {
     # Tenants: count + page (open counts, latest and previous risk and score annotated) +
     # the page's latest scores (prefetched) + the trust classes of the filter.
     "tenant-list": 7,
-    "finding-list": 7,  # count + page + the page's tenants (prefetched) + hidden names (1)
+    # count + page (cluster, acceptor and owner joined) + the page's tenants (prefetched) +
+    # hidden names (1) + the pick-lists' tenants and clusters (2)
+    "finding-list": 9,
     "check-list": 5,  # open findings per check + the latest posture run
     "check-frameworks": 4,  # open findings per check
     "cluster-list": 5,  # clusters + their sync runs (prefetched)

@@ -136,6 +136,7 @@ def _row(i: int, other: str) -> dict:
         "tenant__slug": "alpha", "cluster__name": "lab", "subject_kind": "Node",
         "subject_namespace": "", "subject_name": f"gpu-{i}", "first_seen": None,
         "last_seen": None, "resolved_at": None, "accepted_reason": "", "accepted_until": None,
+        "ticket_url": "", "owner__username": None,
         "title": f"Tenant alpha time-slices nvidia.com/gpu on node gpu-{i} with {other}",
         "evidence": {
             "node": f"gpu-{i}", "tenant": "alpha",

@@ -82,7 +82,11 @@ PAGES: dict[str, Access] = {
     "tenant-list": page(),
     "tenant-detail": page(read=TENANT, obj="tenant_slug"),
     "finding-list": page(),
+    "finding-detail": page(read=TENANT, obj="finding"),
     "finding-accept": page(get=False, obj="finding", writes=post(LEAD), denied=ROLE_GATED),
+    "finding-reopen": page(get=False, obj="finding", writes=post(LEAD), denied=ROLE_GATED),
+    "finding-triage": page(get=False, obj="finding", writes=post(LEAD), denied=ROLE_GATED),
+    "finding-bulk-accept": page(get=False, writes=post(LEAD), denied=ROLE_GATED),
     "check-list": page(),
     "check-frameworks": page(),
     # The catalogue is public knowledge; its open-finding counts are scoped.

@@ -362,3 +362,27 @@ def test_every_decision_is_an_audit_event(small_world, personas, second_engineer
     approve = events[1]
     assert (approve.before["status"], approve.after["status"]) == ("pending", "approved")
     assert approve.after["decision_reason"] == "fits"
+
+
+def test_page_decision_refused_keeps_what_was_typed_and_states_the_limit(
+    client, small_world, personas, second_engineer
+):
+    request = ask(small_world, personas["platform_engineer"])
+    trust_class = request.tenant.trust_class
+    trust_class.approval_expiry_days = 90
+    trust_class.save()
+    client.force_login(second_engineer)
+    page = client.get(f"/sharing-requests/{request.pk}/").content.decode()
+    # The ceiling is on the input and said beside it before anyone hits it.
+    assert 'max="90"' in page and "1 to 90 days" in page
+    refused = client.post(
+        f"/sharing-requests/{request.pk}/decide/",
+        {"decision": "approve", "reason": "fits the pool for a quarter", "expires_in_days": 120},
+    )
+    assert refused.status_code == 400
+    html = refused.content.decode()
+    assert "fits the pool for a quarter</textarea>" in html and 'value="120"' in html
+    field = html.split('for="id_expires_in_days"')[1].split("</p>")[0]
+    assert "less than or equal to 90" in field  # the error is beside the field
+    request.refresh_from_db()
+    assert request.status == "pending"

@@ -32,6 +32,7 @@ from demo.history import last_week
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml
 from demo.providers import load_demo_providers
 from demo.telemetry import DemoNode, DemoPod, demo_samples, uuid_of
+from demo.triage import load_demo_triage
 from demo.world import build_clusters
 from gpuposture.base.mfa import demo_mfa_reset
 from gpuposture.base.rescore import rescore_suppressed
@@ -131,6 +132,8 @@ class Command(BaseCommand):
         # Named, not imported: notifications sits above posture (imports go one way). Its
         # subscriptions exist before the final score, whose digests fill the delivery logs.
         call_command("demo_notifications", stdout=self.stdout)
+        # Before the last score, so the accepted risk already counts 0 in it.
+        self.stdout.write(f"triage: {load_demo_triage()} findings accepted or given an owner")
         run = rescore_now()
         self.stdout.write(
             f"posture: {run.counts.get('opened', 0) + run.counts.get('still_open', 0)} live, "

@@ -1,0 +1,148 @@
+"""What the finding page shows: the finding as the reader may see it, its evidence as tables,
+its history, the tenants it affects, and where to go next (the check, the node or the
+workload's nodes, the audit events). Reads only; a bounded number of queries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from audit.selectors import audit_events_for
+from gpuposture.base.roles import SECURITY_LEAD, has_role, reads_audit_log
+from inventory.models import Node, Pod
+from inventory.presenter import hidden_scope_for, present
+from posture.evidence_view import evidence_tree
+from posture.models import Finding
+from posture.rules import CHECKS
+from tenants.redaction import HIDDEN_TENANT, HiddenScope
+
+HISTORY_EVENTS = 50  # the latest audit events listed; the audit log holds them all
+WORKLOAD_NODES = 10  # nodes listed for a workload's pods
+OBJECT_TYPE = Finding._meta.label_lower
+
+
+@dataclass(frozen=True)
+class Moment:
+    """One line of a finding's history."""
+
+    at: datetime | None
+    what: str
+    who: str = ""
+    detail: str = ""
+
+
+def finding_for(user, pk: int) -> Finding | None:  # type: ignore[no-untyped-def]
+    return (
+        Finding.objects.visible_to(user)
+        .select_related("cluster", "accepted_by", "owner")
+        .filter(pk=pk)
+        .first()
+    )
+
+
+def affected_tenants(finding: Finding, scope: HiddenScope | None) -> list[dict[str, str]]:
+    """The tenants the finding affects, by name; for a tenant viewer each other tenant is a
+    row "(another tenant)" with no link (they learn it is shared, not with whom)."""
+    rows = []
+    hidden = 0
+    for slug, name in finding.tenants.order_by("name").values_list("slug", "name"):
+        if scope is not None and scope.tenant(slug) == HIDDEN_TENANT:
+            hidden += 1
+        else:
+            rows.append({"slug": slug, "name": name})
+    return rows + [{"slug": "", "name": HIDDEN_TENANT}] * hidden
+
+
+def history(finding: Finding, events: list[Any]) -> list[Moment]:
+    """First seen, the acceptances, withdrawals and expiries the audit log records, triage,
+    and resolution, oldest first. `events`: the finding's audit events the reader may see."""
+    moments = [Moment(finding.first_seen, "first seen")]
+    for event in events:
+        after = event.after if isinstance(event.after, dict) else {}
+        if event.action == "accept":
+            until = (after.get("accepted_until") or "")[:10]
+            moments.append(
+                Moment(event.time, f"risk accepted until {until}", event.actor_name,
+                       after.get("accepted_reason") or "")
+            )  # fmt: skip
+        elif event.action == "reopen":
+            moments.append(Moment(event.time, "acceptance withdrawn: open again", event.actor_name))
+        elif event.action == "expire":
+            moments.append(Moment(event.time, "acceptance expired: open again", event.actor_name))
+        elif event.action == "triage":
+            owner = after.get("owner") or "nobody"
+            ticket = after.get("ticket_url") or "no ticket"
+            moments.append(Moment(event.time, f"owner {owner}, {ticket}", event.actor_name))
+        else:
+            moments.append(Moment(event.time, event.action, event.actor_name))
+    if not events and finding.accepted_until:
+        # No audit log for this reader: the finding's own fields say who accepted it.
+        who = finding.accepted_by.get_username() if finding.accepted_by else "?"
+        moments.append(
+            Moment(None, f"risk accepted until {finding.accepted_until:%Y-%m-%d}", who,
+                   finding.accepted_reason)
+        )  # fmt: skip
+    if finding.resolved_at:
+        moments.append(Moment(finding.resolved_at, "resolved: the check no longer fires"))
+    moments.sort(key=lambda m: (m.at is None, m.at or finding.first_seen))
+    return moments
+
+
+def finding_events(user, finding: Finding) -> list[Any]:  # type: ignore[no-untyped-def]
+    """The finding's latest audit events, oldest first, if the user reads the audit log."""
+    if not reads_audit_log(user):
+        return []
+    events = audit_events_for(user).filter(object_type=OBJECT_TYPE, object_id=str(finding.pk))
+    return list(events.order_by("-id")[:HISTORY_EVENTS])[::-1]
+
+
+def subject_links(user, finding: Finding) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    """(label, url) of what the finding is about: its node, or the nodes its workload's pods
+    run on, and its cluster. Read with the presented subject, so nothing hidden is looked up."""
+    cluster = finding.cluster.name
+    links = []
+    if finding.subject_kind == "Node":
+        node = Node.objects.visible_to(user).filter(
+            cluster=finding.cluster, name=finding.subject_name
+        )
+        if node.exists():
+            links.append((f"node {finding.subject_name}", _node_url(cluster, finding.subject_name)))
+    elif finding.subject_namespace and finding.subject_name:
+        nodes = (
+            Pod.objects.visible_to(user)
+            .filter(cluster=finding.cluster, namespace=finding.subject_namespace,
+                    name__startswith=finding.subject_name, node__isnull=False)
+            .order_by("node__name")
+            .values_list("node__name", flat=True)
+            .distinct()[:WORKLOAD_NODES]
+        )  # fmt: skip
+        links += [(f"node {name} (runs its pods)", _node_url(cluster, name)) for name in nodes]
+    links.append((f"cluster {cluster}", reverse("cluster-detail", args=[cluster])))
+    return links
+
+
+def _node_url(cluster: str, name: str) -> str:
+    return reverse("node-detail", args=[cluster, name])
+
+
+def finding_detail_context(user, finding: Finding) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Everything the finding page shows, presented for `user`."""
+    scope = hidden_scope_for(user)
+    tenants = affected_tenants(finding, scope)
+    present(scope, finding)
+    events = finding_events(user, finding)
+    audit_query = urlencode({"object_type": OBJECT_TYPE, "object_id": finding.pk})
+    return {
+        "finding": finding,
+        "check": CHECKS.get(finding.check_id),
+        "evidence": evidence_tree(finding.evidence),
+        "history": history(finding, events),
+        "tenants": tenants,
+        "subject_links": subject_links(user, finding),
+        "audit_url": f"{reverse('audit-log')}?{audit_query}" if reads_audit_log(user) else "",
+        "can_triage": has_role(user, SECURITY_LEAD),
+    }
