@@ -6,6 +6,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from audit.api import AuditEventViewSet
+from enforcement.api import PolicyPackPreviewView, PolicyPackView
 from inventory.api import (
     BulletinImportViewSet,
     BulletinViewSet,
@@ -62,6 +63,16 @@ urlpatterns = [
         "clusters/<str:name>/checklist/",
         ClusterChecklistView.as_view(),
         name="cluster-checklist",
+    ),
+    path(
+        "clusters/<str:name>/policy-pack/",
+        PolicyPackView.as_view(),
+        name="cluster-policy-pack",
+    ),
+    path(
+        "clusters/<str:name>/policy-pack/preview/",
+        PolicyPackPreviewView.as_view(),
+        name="cluster-policy-pack-preview",
     ),
     *router.urls,
 ]

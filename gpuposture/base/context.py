@@ -16,6 +16,7 @@ NAVIGATION = (
     ("utilisation", "Utilisation"),
     ("approvals-queue", "Approvals"),
     ("mig-partitioner", "MIG"),
+    ("enforcement", "Enforcement"),
     ("provider-list", "Providers"),
     ("bulletin-list", "Bulletins"),
 )

@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "inventory",
     "telemetry",
     "posture",
+    "enforcement",
 ]
 
 MIDDLEWARE = [
