@@ -14,6 +14,20 @@ from typing import Any
 
 import celpy
 from celpy import celtypes
+from celpy.evaluation import CELEvalError
+
+
+def _short_repr(self: CELEvalError) -> str:
+    # Never repr the arguments: they hold the evaluation's activation (the whole object).
+    first = self.args[0] if self.args else ""
+    return f"{type(self).__name__}({first[:120] if isinstance(first, str) else type(first)})"
+
+
+# cel-python 0.5.0 evaluates both sides of `||` and `&&` and, when both are errors (a `has()`
+# guard on one side, a missing field on the other), formats both into a TypeError message;
+# CELEvalError's repr renders its arguments, which hold the whole activation: about 0.5 s each.
+# The short form keeps the error's text and makes a preview of a cluster take seconds.
+CELEvalError.__repr__ = _short_repr  # type: ignore[method-assign]
 
 
 @lru_cache(maxsize=256)
