@@ -9,6 +9,8 @@ from enforcement.inputs import PackInputs, TenantPack
 from posture.inputs import Exemption
 
 KEY = "gpuposture.io/trust-class"
+POOL_TOLERATION = {"key": KEY, "operator": "Equal", "value": "sensitive", "effect": "NoSchedule"}
+VISIBLE = "NVIDIA_VISIBLE_DEVICES"
 
 ALPHA = TenantPack(
     slug="alpha",

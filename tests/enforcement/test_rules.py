@@ -8,7 +8,7 @@ import pytest
 from enforcement.cel import judge
 from enforcement.preview import pack_rules
 from enforcement.rules import NODE_RULE, POD_RULES
-from tests.enforcement.packs import KEY, container, pack, pod, pooled
+from tests.enforcement.packs import KEY, POOL_TOLERATION, VISIBLE, container, pack, pod, pooled
 
 DIALECTS = ("vap", "kyverno")
 
@@ -64,15 +64,15 @@ CASES = [
      pod(volumes=[{"name": "root", "hostPath": {"path": "/"}}]),
      pod(volumes=[{"name": "root", "emptyDir": {}}])),
     ("no-visible-devices-without-gpu",
-     pod(containers=container(resources={}, env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}])),
-     pod(containers=container(resources={}, env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]))),
+     pod(containers=container(resources={}, env=[{"name": VISIBLE, "value": "all"}])),
+     pod(containers=container(resources={}, env=[{"name": VISIBLE, "value": "void"}]))),
     ("no-visible-devices-without-gpu",  # from a ConfigMap the sync saw setting it
      pod(containers=container(resources={}, envFrom=[{"configMapRef": {"name": "gpu-env"}}])),
      pod(containers=container(resources={}, envFrom=[{"configMapRef": {"name": "app-env"}}]))),
     ("no-visible-devices-without-gpu",  # with a GPU limit the plugin sets it anyway
      pod(containers=container(resources={"requests": {"nvidia.com/gpu": "1"}},
-                              env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}])),
-     pod(containers=container(env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]))),
+                              env=[{"name": VISIBLE, "value": "all"}])),
+     pod(containers=container(env=[{"name": VISIBLE, "value": "all"}]))),
     ("gpu-requests-equal-limits",
      pod(containers=container(resources={"requests": {"nvidia.com/gpu": "2"},
                                          "limits": {"nvidia.com/gpu": "1"}})),
@@ -84,7 +84,7 @@ CASES = [
      pod("secure-ml", tolerations=[{"key": KEY, "operator": "Equal", "value": "sensitive"}]),
      pooled()),
     ("no-foreign-pool-tolerations",
-     pod(tolerations=[{"key": KEY, "operator": "Equal", "value": "sensitive", "effect": "NoSchedule"}]),
+     pod(tolerations=[POOL_TOLERATION]),
      pod(tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])),
     ("no-foreign-pool-tolerations",
      pod(tolerations=[{"operator": "Exists"}]),
@@ -99,7 +99,7 @@ CASES = [
      pod(containers=container(resources={"limits": {"nvidia.com/gpu-ts": "1"}})),
      pod(containers=container(resources={"limits": {"nvidia.com/mig-3g.40gb": "1"}}))),
     ("approved-sharing-modes",  # HAMi's memory share
-     pod(containers=container(resources={"limits": {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "3000"}})),
+     pod(containers=container(resources={"limits": {"nvidia.com/gpumem": "3000"}})),
      pod()),
     ("approved-sharing-modes",  # a KAI fraction
      pod(containers=container(resources={}), metadata=None) | {"metadata": {
@@ -166,8 +166,9 @@ def node_verdict(dialect: str, old: dict, new: dict, user: dict):
         and o["kind"] in ("ValidatingAdmissionPolicy", "ClusterPolicy")
     )
     assert expression == NODE_RULE.expression
+    data = {"data": params["data"]}
     return judge(variables=(), conditions=(), expression=expression, obj=new,
-                 old_obj=old, params={"data": params["data"]}, request={"userInfo": user})  # fmt: skip
+                 old_obj=old, params=data, request={"userInfo": user})  # fmt: skip
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
