@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from enforcement.api import PACK_READERS_ONLY
@@ -35,7 +35,9 @@ def enforcement_page(request: HttpRequest) -> HttpResponse:
         return render(request, "enforcement/page.html", context)
     cluster = next((c for c in clusters if c.name == name), None)
     if cluster is None:
-        raise Http404(f"No cluster named {name!r} that you can see.")
+        # A filter naming a cluster the user cannot see reads like one that does not exist.
+        context["error"] = f"No cluster named {name!r} that you can see."
+        return render(request, "enforcement/page.html", context)
     download = request.GET.get("download", "")
     if download and not context["full"]:
         raise PermissionDenied(PACK_READERS_ONLY)
