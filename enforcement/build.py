@@ -18,7 +18,16 @@ from enforcement.inputs import (
     principals_params,
     tenant_params,
 )
-from enforcement.rules import NODE_RULE, POD_RULES, RULES, VARIABLES, Rule, exemption_condition
+from enforcement.rules import (
+    KINDS,
+    NODE_RULE,
+    POD_RULES,
+    RULES,
+    TENANT_RULES,
+    VARIABLES,
+    Rule,
+    exemption_condition,
+)
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 CHECKS = "gpuposture.io/checks"
@@ -90,12 +99,20 @@ def support_objects(inputs: PackInputs) -> list[dict]:
     return objects
 
 
+def _operations(rule: Rule) -> list[str]:
+    return ["UPDATE"] if rule.target == "nodes" else ["CREATE", "UPDATE"]
+
+
 def _resource_rules(rule: Rule) -> list[dict]:
-    if rule.target == "nodes":
-        return [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
-                 "resources": ["nodes"]}]  # fmt: skip
-    return [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
-             "resources": ["pods"]}]  # fmt: skip
+    group, version, _ = KINDS[rule.target]
+    return [{"apiGroups": [group], "apiVersions": [version], "operations": _operations(rule),
+             "resources": [rule.target]}]  # fmt: skip
+
+
+def _kyverno_kind(rule: Rule) -> str:
+    """Kyverno names a kind with its group and version when it has a group."""
+    group, version, kind = KINDS[rule.target]
+    return f"{group}/{version}/{kind}" if group else kind
 
 
 def vap_policy(rule: Rule, inputs: PackInputs) -> dict:
@@ -153,7 +170,7 @@ def _namespace_selector(namespaces: tuple[str, ...]) -> dict:
 
 def vap_pack(inputs: PackInputs, mode: str) -> list[dict]:
     objects = support_objects(inputs)
-    for rule in POD_RULES:
+    for rule in TENANT_RULES:
         objects.append(vap_policy(rule, inputs))
         objects += [vap_binding(rule, inputs, mode, t) for t in inputs.tenants]
     objects.append(vap_policy(NODE_RULE, inputs))
@@ -179,20 +196,29 @@ def kyverno_rule(rule: Rule, inputs: PackInputs, params: str, match: dict) -> di
     return body
 
 
+def _match(rule: Rule, namespaces: tuple[str, ...]) -> dict:
+    resources: dict = {"kinds": [_kyverno_kind(rule)], "operations": _operations(rule)}
+    if namespaces:
+        resources["namespaces"] = list(namespaces)
+    return {"any": [{"resources": resources}]}
+
+
 def kyverno_pack(inputs: PackInputs, mode: str) -> list[dict]:
     objects = support_objects(inputs)
     action = KYVERNO_ACTIONS[mode]
     for tenant in inputs.tenants:
-        match = {"any": [{"resources": {"kinds": ["Pod"], "namespaces": list(tenant.namespaces),
-                                        "operations": ["CREATE", "UPDATE"]}}]}  # fmt: skip
-        rules = [kyverno_rule(r, inputs, params_name(tenant), match) for r in POD_RULES]
+        rules = [
+            kyverno_rule(r, inputs, params_name(tenant), _match(r, tenant.namespaces))
+            for r in TENANT_RULES
+        ]
         labels = {
             "gpuposture.io/tenant": tenant.slug,
             "gpuposture.io/trust-class": tenant.trust_class,
         }
-        objects.append(_cluster_policy(f"{PREFIX}-{tenant.slug}", POD_RULES, rules, action, labels))
-    node_match = {"any": [{"resources": {"kinds": ["Node"], "operations": ["UPDATE"]}}]}
-    node_rule = kyverno_rule(NODE_RULE, inputs, PRINCIPALS_CONFIGMAP, node_match)
+        objects.append(
+            _cluster_policy(f"{PREFIX}-{tenant.slug}", TENANT_RULES, rules, action, labels)
+        )
+    node_rule = kyverno_rule(NODE_RULE, inputs, PRINCIPALS_CONFIGMAP, _match(NODE_RULE, ()))
     # The node rule judges who made a request: there is nothing to judge in a background scan.
     objects.append(
         _cluster_policy(f"{PREFIX}-nodes", (NODE_RULE,), [node_rule], action, {}, background=False)

@@ -39,6 +39,11 @@ class Unpreviewed:
 
 
 NODE_WHY = "judges who changes a node (the request's user), which no stored object shows"
+CLAIM_WHY = "judges DRA claims, not pods (DRA-001 reports the claims the last sync saw)"
+
+
+def _why(resources: list[str]) -> str:
+    return NODE_WHY if "nodes" in resources or "Node" in resources else CLAIM_WHY
 
 
 def _configmaps(objects: list[dict]) -> dict[tuple[str, str], dict]:
@@ -67,7 +72,7 @@ def vap_rules(objects: list[dict]) -> tuple[list[PreviewRule], list[Unpreviewed]
         rule, check = meta["labels"].get(RULE, meta["name"]), meta["annotations"][CHECKS]
         resources = spec["matchConstraints"]["resourceRules"][0]["resources"]
         if "pods" not in resources:
-            skipped.append(Unpreviewed(rule, check, NODE_WHY))
+            skipped.append(Unpreviewed(rule, check, _why(resources)))
             continue
         selector = binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"]
         found.append(
@@ -95,8 +100,9 @@ def kyverno_rules(objects: list[dict]) -> tuple[list[PreviewRule], list[Unprevie
             if cel is None:
                 skipped.append(Unpreviewed(rule["name"], check, "not a CEL rule"))
                 continue
-            if not any("Pod" in r.get("kinds", []) for r in resources):
-                skipped.append(Unpreviewed(rule["name"], check, NODE_WHY))
+            kinds = [k.rsplit("/", 1)[-1] for r in resources for k in r.get("kinds", [])]
+            if "Pod" not in kinds:
+                skipped.append(Unpreviewed(rule["name"], _rule_check(rule, check), _why(kinds)))
                 continue
             found.append(
                 PreviewRule(

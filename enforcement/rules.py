@@ -157,7 +157,7 @@ _NODE_PATCHES = (
 class Rule:
     id: str  # a DNS label: policy and rule names are built from it
     check: str  # the catalogue check it enforces (posture.catalogue)
-    target: str  # "pods" or "nodes"
+    target: str  # the resource it judges: "pods", "resourceclaims", ... or "nodes" (KINDS)
     expression: str  # true: admitted
     message: str
     # Pod rules read the tenant's parameters; the node rule the principals' (one for all).
@@ -244,6 +244,47 @@ POD_RULES: tuple[Rule, ...] = (
     ),
 )
 
+
+def _no_admin_access(devices: str) -> str:
+    return (
+        f"!has({devices}) || !has({devices}.requests) || {devices}.requests.all(r,"
+        " !(has(r.exactly) && has(r.exactly.adminAccess) && r.exactly.adminAccess))"
+    )
+
+
+_ADMIN_ACCESS_MESSAGE = (
+    "DRA requests with adminAccess are not allowed in tenant namespaces: they reach devices "
+    "other tenants hold (DRA-001)."
+)
+# resource.k8s.io/v1 (Kubernetes 1.34+): the API server converts older versions' requests to
+# it for a VAP (matchPolicy Equivalent); Kyverno matches v1 objects as written.
+CLAIM_RULES: tuple[Rule, ...] = (
+    Rule(
+        "no-dra-admin-access",
+        "DRA-001",
+        "resourceclaims",
+        _no_admin_access("object.spec.devices"),
+        _ADMIN_ACCESS_MESSAGE,
+        uses_params=False,
+    ),
+    Rule(
+        "no-dra-admin-access-templates",
+        "DRA-001",
+        "resourceclaimtemplates",
+        _no_admin_access("object.spec.spec.devices"),
+        _ADMIN_ACCESS_MESSAGE,
+        uses_params=False,
+    ),
+)
+# The rules bound per tenant, to its namespaces.
+TENANT_RULES: tuple[Rule, ...] = (*POD_RULES, *CLAIM_RULES)
+KINDS = {
+    "pods": ("", "v1", "Pod"),
+    "resourceclaims": ("resource.k8s.io", "v1", "ResourceClaim"),
+    "resourceclaimtemplates": ("resource.k8s.io", "v1", "ResourceClaimTemplate"),
+    "nodes": ("", "v1", "Node"),
+}
+
 NODE_RULE = Rule(
     "no-tenant-node-patches",
     "K8S-003",
@@ -252,7 +293,7 @@ NODE_RULE = Rule(
     "Tenant principals may not change node labels or taints (K8S-003).",
 )
 
-RULES: tuple[Rule, ...] = (*POD_RULES, NODE_RULE)
+RULES: tuple[Rule, ...] = (*TENANT_RULES, NODE_RULE)
 
 
 def exemption_condition(namespace: str, name: str, labels: dict[str, str]) -> str:

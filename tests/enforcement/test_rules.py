@@ -191,3 +191,47 @@ def test_tenant_principals_may_not_relabel_or_untaint_nodes(dialect):
 
 def test_every_pod_rule_has_a_case():
     assert {r.id for r in POD_RULES} == {rule for rule, _, _ in CASES}
+
+
+def claim_verdict(dialect: str, rule_id: str, obj: dict):
+    """Judge a DRA claim (or template) with the rule's expression from the generated pack."""
+    expressions = []
+    for o in pack(dialect):
+        if dialect == "vap" and o["kind"] == "ValidatingAdmissionPolicy":
+            if o["metadata"]["name"] == f"gpuposture-{rule_id}":
+                expressions.append(o["spec"]["validations"][0]["expression"])
+        elif dialect == "kyverno" and o["kind"] == "ClusterPolicy":
+            expressions += [
+                r["validate"]["cel"]["expressions"][0]["expression"]
+                for r in o["spec"]["rules"]
+                if r["name"] == rule_id
+            ]
+    assert expressions and len(set(expressions)) == 1
+    return judge(variables=(), conditions=(), expression=expressions[0], obj=obj)
+
+
+def devices(admin: bool | None) -> dict:
+    exactly = {"deviceClassName": "gpu.nvidia.com"}
+    if admin is not None:
+        exactly["adminAccess"] = admin
+    return {"requests": [{"name": "gpu", "exactly": exactly}]}
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_dra_admin_access_is_denied_in_claims_and_templates(dialect):
+    def claim(admin):  # type: ignore[no-untyped-def]
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"name": "c", "namespace": "team-alpha"},
+                "spec": {"devices": devices(admin)}}  # fmt: skip
+
+    def template(admin):  # type: ignore[no-untyped-def]
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "t", "namespace": "team-alpha"},
+                "spec": {"spec": {"devices": devices(admin)}}}  # fmt: skip
+
+    assert not claim_verdict(dialect, "no-dra-admin-access", claim(True)).admitted
+    assert claim_verdict(dialect, "no-dra-admin-access", claim(False)).admitted
+    assert claim_verdict(dialect, "no-dra-admin-access", claim(None)).admitted
+    rule = "no-dra-admin-access-templates"
+    assert not claim_verdict(dialect, rule, template(True)).admitted
+    assert claim_verdict(dialect, rule, template(None)).admitted
