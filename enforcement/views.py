@@ -62,6 +62,8 @@ def enforcement_page(request: HttpRequest) -> HttpResponse:
         context["error"] = "download must be yaml or zip."
         return render(request, "enforcement/page.html", context, status=400)
     context["report"] = report
+    context["diff_added"] = sum(1 for line in report.diff[2:] if line.startswith("+"))
+    context["diff_removed"] = sum(1 for line in report.diff[2:] if line.startswith("-"))
     context["kinds"] = _kind_counts(report.objects)
     return render(request, "enforcement/page.html", context)
 

@@ -115,6 +115,8 @@ def test_page_shows_preview_downloads_and_the_diff(small_world, personas):
     body = page(lead).content.decode()
     assert GeneratedPack.objects.count() == 2
     assert "+        - team-alpha-dev" in body  # the new namespace in the binding's selector
+    # the principals line, and the selector of each of alpha's 11 bindings
+    assert "12 lines added, 1 removed" in body
     download = page(lead, "&download=yaml")
     assert download["Content-Disposition"].endswith('gpuposture-lab-vap-audit.yaml"')
     assert list(yaml.safe_load_all(download.content))
