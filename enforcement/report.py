@@ -14,8 +14,9 @@ from enforcement.selectors import pack_inputs
 from enforcement.services import generated_pack_record
 from gpuposture.base.roles import reads_all_posture
 from inventory.models import Cluster
+from posture.inputs import PostureInputs
 from posture.selectors import posture_inputs
-from tenants.models import TenantNamespace
+from tenants.models import Tenant, TenantNamespace
 
 
 @dataclass
@@ -33,11 +34,15 @@ class PackReport:
     diff: list[str] = field(default_factory=list)
 
 
-def visible_namespaces(user) -> set[str] | None:  # type: ignore[no-untyped-def]
-    """None: every namespace; else the namespaces of the tenants a tenant viewer views."""
+def visible_namespaces(user, posture: PostureInputs) -> set[str] | None:  # type: ignore[no-untyped-def]
+    """None: every namespace; else the namespaces of the tenants a tenant viewer views, as
+    the registry lists them and as the cluster's namespace labels claim them."""
     if reads_all_posture(user):
         return None
-    return set(TenantNamespace.objects.filter(tenant__viewers=user).values_list("name", flat=True))
+    slugs = set(Tenant.objects.visible_to(user).values_list("slug", flat=True))
+    listed = TenantNamespace.objects.filter(tenant__slug__in=slugs).values_list("name", flat=True)
+    claimed = {ns for ns, slug in posture.namespace_owner.items() if slug in slugs}
+    return set(listed) | claimed
 
 
 def pack_report(
@@ -56,7 +61,7 @@ def pack_report(
     text = pack_yaml(objects)
     digest = pack_hash(text)
     rows = preview(objects, posture)
-    allowed = visible_namespaces(user) if user is not None else None
+    allowed = visible_namespaces(user, posture) if user is not None else None
     if allowed is not None:
         rows = [r for r in rows if r["namespace"] in allowed]
     report = PackReport(
