@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 
 from enforcement.cel import judge
+from enforcement.pod_object import pod_object
 from enforcement.preview import pack_rules
 from enforcement.rules import NODE_RULE, POD_RULES
+from inventory.sources.pods import pod_from_object
 from tests.enforcement.packs import KEY, POOL_TOLERATION, VISIBLE, container, pack, pod, pooled
 
 DIALECTS = ("vap", "kyverno")
@@ -235,3 +237,12 @@ def test_dra_admin_access_is_denied_in_claims_and_templates(dialect):
     rule = "no-dra-admin-access-templates"
     assert not claim_verdict(dialect, rule, template(True)).admitted
     assert claim_verdict(dialect, rule, template(None)).admitted
+
+
+@pytest.mark.parametrize(("rule", "bad", "good"), CASES)
+def test_the_stored_pod_is_judged_as_the_submitted_one(rule, bad, good):
+    """The preview judges pods as the sync stored them (normalised, then rebuilt): every field
+    a rule reads must survive, so both verdicts agree with admission's on the real object."""
+    for raw in (bad, good):
+        stored = pod_from_object(raw, raw["metadata"]["namespace"])
+        assert denied_by("vap", pod_object(stored)) == denied_by("vap", raw)
