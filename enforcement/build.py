@@ -34,6 +34,7 @@ CHECKS = "gpuposture.io/checks"
 RULE = "gpuposture.io/rule"
 PREFIX = "gpuposture"
 PRINCIPALS_CONFIGMAP = f"{PREFIX}-principals"
+MAX_MATCH_CONDITIONS = 64
 VAP_ACTIONS = {"audit": ["Audit", "Warn"], "enforce": ["Deny"]}
 KYVERNO_ACTIONS = {"audit": "Audit", "enforce": "Enforce"}
 
@@ -56,14 +57,20 @@ def params_name(tenant: TenantPack) -> str:
 
 def conditions(rule: Rule, inputs: PackInputs) -> list[dict]:
     """One named condition per exemption of the rule's check (false: the object is exempt)."""
-    found = [e for e in inputs.exemptions if e.check_id == rule.check]
-    return [
+    found = sorted((e for e in inputs.exemptions if e.check_id == rule.check), key=lambda e: e.id)
+    named = [
         {
             "name": f"exemption-{e.id}",
             "expression": exemption_condition(e.namespace, e.name, dict(e.labels)),
         }
-        for e in sorted(found, key=lambda e: e.id)
+        for e in found
     ]
+    if len(named) <= MAX_MATCH_CONDITIONS:
+        return named
+    # The API server accepts at most 64 match conditions per policy: past that, one condition
+    # says "none of these exemptions covers the object".
+    joined = " && ".join(c["expression"] for c in named)
+    return [{"name": "exemptions", "expression": joined}]
 
 
 def support_objects(inputs: PackInputs) -> list[dict]:

@@ -3,6 +3,8 @@ judged by cel-python with the expressions read back from the generated objects."
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from enforcement.cel import judge
@@ -10,7 +12,17 @@ from enforcement.pod_object import pod_object
 from enforcement.preview import pack_rules
 from enforcement.rules import NODE_RULE, POD_RULES
 from inventory.sources.pods import pod_from_object
-from tests.enforcement.packs import KEY, POOL_TOLERATION, VISIBLE, container, pack, pod, pooled
+from posture.inputs import Exemption
+from tests.enforcement.packs import (
+    INPUTS,
+    KEY,
+    POOL_TOLERATION,
+    VISIBLE,
+    container,
+    pack,
+    pod,
+    pooled,
+)
 
 DIALECTS = ("vap", "kyverno")
 
@@ -246,3 +258,20 @@ def test_the_stored_pod_is_judged_as_the_submitted_one(rule, bad, good):
     for raw in (bad, good):
         stored = pod_from_object(raw, raw["metadata"]["namespace"])
         assert denied_by("vap", pod_object(stored)) == denied_by("vap", raw)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_many_exemptions_fit_the_api_servers_limit_of_match_conditions(dialect):
+    many = tuple(
+        Exemption(id=100 + i, check_id="POD-002", namespace="team-alpha", name=f"agent-{i}")
+        for i in range(70)
+    )
+    inputs = replace(INPUTS, exemptions=INPUTS.exemptions + many)
+    rules, _ = pack_rules(pack(dialect, inputs=inputs))
+    (host,) = [r for r in rules if r.rule == "no-host-namespaces" and "team-alpha" in r.namespaces]
+    assert len(host.conditions) == 1
+    for name, exempt in (("agent-69-x7", True), ("agent-0", True), ("trainer", False)):
+        verdict = judge(variables=host.variables, conditions=host.conditions,
+                        expression=host.expressions[0][0], obj=pod(name=name, hostPID=True),
+                        params=host.params)  # fmt: skip
+        assert (verdict is None) == exempt, name
