@@ -62,7 +62,13 @@ DANGEROUS_PATH_PREFIXES = (
     "/run/cri-dockerd.sock",
 )
 DANGEROUS_PATH_ANCESTORS = ("/", "/var", "/var/lib", "/run", "/var/run")
-DANGEROUS_CAPABILITIES = ("SYS_ADMIN", "CAP_SYS_ADMIN", "ALL")
+# Kubernetes passes capability names through as written and runtimes accept either case and
+# the CAP_ prefix; core CEL has no upper-casing, so each spelling is listed.
+DANGEROUS_CAPABILITIES = tuple(
+    f"{prefix}{name}"
+    for name in ("SYS_ADMIN", "sys_admin", "Sys_Admin")
+    for prefix in ("", "CAP_", "cap_")
+) + ("ALL", "all", "All")
 MIG_COMPUTE_INSTANCE = "^nvidia[.]com/mig-[0-9]+c[.]"  # mig-1c.3g.40gb: mig_ci sharing
 
 
