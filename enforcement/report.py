@@ -6,6 +6,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
 from enforcement.build import build_pack
 from enforcement.packs import check_arguments
 from enforcement.preview import Unpreviewed, pack_rules, preview
@@ -34,7 +36,9 @@ class PackReport:
     diff: list[str] = field(default_factory=list)
 
 
-def visible_namespaces(user, posture: PostureInputs) -> set[str] | None:  # type: ignore[no-untyped-def]
+def visible_namespaces(
+    user: AbstractBaseUser | AnonymousUser, posture: PostureInputs
+) -> set[str] | None:
     """None: every namespace; else the namespaces of the tenants a tenant viewer views, as
     the registry lists them and as the cluster's namespace labels claim them."""
     if reads_all_posture(user):
@@ -50,10 +54,11 @@ def pack_report(
     *,
     dialect: str,
     mode: str,
-    user=None,
-    record: bool = True,  # type: ignore[no-untyped-def]
+    user: AbstractBaseUser | AnonymousUser | None = None,
+    record: bool = True,
 ) -> PackReport:
-    """Generate the pack, store it if it changed, and preview it against the last sync."""
+    """Generate the pack, store it if it changed (`record`), and preview it against the last
+    sync; for a tenant viewer the preview keeps their tenants' namespaces only."""
     check_arguments(dialect, mode)
     posture = posture_inputs(cluster)
     inputs = pack_inputs(cluster, posture)

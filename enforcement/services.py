@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 
 from enforcement.models import GeneratedPack
@@ -16,7 +17,7 @@ def generated_pack_record(
     mode: str,
     content: str,
     sha256: str,
-    user=None,  # type: ignore[no-untyped-def]
+    user: AbstractBaseUser | AnonymousUser | None = None,
 ) -> tuple[GeneratedPack, GeneratedPack | None]:
     """(the stored pack now, the one before it) for the cluster, dialect and mode. A pack
     equal to the latest stored one is not stored again, so regenerating is harmless."""
