@@ -6,6 +6,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from audit.api import AuditEventViewSet
+from enforcement.api import PolicyPackPreviewView, PolicyPackView
 from inventory.api import (
     BulletinImportViewSet,
     BulletinViewSet,
@@ -65,5 +66,15 @@ urlpatterns = [
         name="cluster-checklist",
     ),
     path("clusters/<str:name>/vex/", ClusterVexView.as_view(), name="cluster-vex"),
+    path(
+        "clusters/<str:name>/policy-pack/",
+        PolicyPackView.as_view(),
+        name="cluster-policy-pack",
+    ),
+    path(
+        "clusters/<str:name>/policy-pack/preview/",
+        PolicyPackPreviewView.as_view(),
+        name="cluster-policy-pack-preview",
+    ),
     *router.urls,
 ]

@@ -8,6 +8,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from audit import views as audit_views
+from enforcement.views import enforcement_page
 from gpuposture.base.views import healthz, readyz
 from gpuposture.metrics import metrics
 from inventory import bulletin_views, mig_views
@@ -48,6 +49,7 @@ urlpatterns = [
     path("patch/", inventory_views.patch_status, name="patch-status"),
     path("patch/sla/", inventory_views.patch_sla_edit, name="patch-sla"),
     path("mig/", mig_views.mig_partitioner, name="mig-partitioner"),
+    path("enforcement/", enforcement_page, name="enforcement"),
     path("utilisation/", telemetry_views.utilisation, name="utilisation"),
     path("utilisation/chargeback.csv", telemetry_views.chargeback_csv, name="utilisation-csv"),
     path("resets/new/", telemetry_views.reset_attestation_create, name="reset-create"),

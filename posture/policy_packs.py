@@ -1,13 +1,18 @@
 """The generated admission policy pack DRIFT-005 compares the deployed one with.
 
-THE one place posture reaches the enforcement app's generator, imported lazily: without it
-(not installed) no pack is generated and DRIFT-005 reports nothing. Only the dialects of
-which the cluster already runs objects of ours are generated: with no pack deployed there is
-nothing to drift, and K8S-009 says what is missing.
+THE one place posture reaches the enforcement app's generator. The enforcement app sits above
+posture (imports go one way), so it registers its generator here from its AppConfig.ready();
+without it (not installed) no pack is generated and DRIFT-005 reports nothing. Only the
+dialects of which the cluster already runs objects of ours are generated: with no pack deployed
+there is nothing to drift, and K8S-009 says what is missing.
+
+The pack is compared in Enforce mode: that is where every class's pack is meant to end, so a
+pack left in Audit (the first step of a rollout) stays a DRIFT-005 finding until it enforces.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from inventory.models import Cluster
@@ -16,6 +21,15 @@ from inventory.snapshot_admission import KYVERNO, VAP, VAP_BINDING
 from posture.rules.drift.pack_diff import MANAGED_BY, OURS
 
 DIALECT_OF_ENGINE = {VAP: "vap", VAP_BINDING: "vap", KYVERNO: "kyverno"}
+
+# (cluster, dialect, the posture inputs read for it) -> the pack's objects
+PackGenerator = Callable[[Cluster, str, Any], list[dict[str, Any]]]
+_generator: list[PackGenerator] = []
+
+
+def pack_generator_register(generator: PackGenerator | None) -> None:
+    """Set (or, with None, clear) the function that builds a cluster's pack in a dialect."""
+    _generator[:] = [generator] if generator else []
 
 
 def deployed_dialects(snapshot: ClusterSnapshot) -> list[str]:
@@ -29,14 +43,12 @@ def deployed_dialects(snapshot: ClusterSnapshot) -> list[str]:
 
 
 def expected_policy_packs(
-    cluster: Cluster, snapshot: ClusterSnapshot
+    cluster: Cluster, snapshot: ClusterSnapshot, inputs: Any = None
 ) -> dict[str, tuple[dict[str, Any], ...]]:
     dialects = deployed_dialects(snapshot)
     if not dialects:
         return {}
-    try:
-        from enforcement.packs import policy_pack  # noqa: PLC0415 - optional app, see above
-    except ImportError:
+    if not _generator:
         return {}
-    # mode=None: each class's own mode (Enforce or Audit), what the deployed pack should be.
-    return {d: tuple(policy_pack(cluster, dialect=d, mode=None)) for d in dialects}
+    generate = _generator[0]
+    return {d: tuple(generate(cluster, d, inputs)) for d in dialects}

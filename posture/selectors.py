@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import timedelta
 
 from django.conf import settings
@@ -244,7 +245,7 @@ def posture_inputs(
     platform = TrustClass.objects.filter(slug="platform").first()
     unclassified = TrustClass.objects.filter(slug=settings.GPUPOSTURE_UNCLASSIFIED_CLASS).first()
     snapshot = cluster_snapshot(cluster)
-    return PostureInputs(
+    inputs = PostureInputs(
         cluster=cluster.name,
         snapshot=snapshot,
         telemetry=telemetry_facts(cluster, snapshot),
@@ -260,9 +261,10 @@ def posture_inputs(
         # unclassified_tenant_ensure refuse a setting naming none); platform pods by theirs.
         unclassified_class=trust_class_info(unclassified) if unclassified else None,
         pool_taint_rules=pool_taint_rules(),
-        policy_packs=expected_policy_packs(cluster, snapshot),
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )
+    # The pack is generated from these same inputs (no second read, no recursion).
+    return replace(inputs, policy_packs=expected_policy_packs(cluster, snapshot, inputs))
 
 
 def _patch_records(cluster: Cluster) -> dict[str, dict[str, object]]:

@@ -448,10 +448,9 @@ class FakeKubeAPI:
                 if p.startswith(f"{GATEKEEPER}/")
             ] + [{"name": "k8spspprivilegedcontainer/status", "kind": "K8sPSPPrivilegedContainer",
                   "namespaced": False, "verbs": ["get"]}]  # fmt: skip
-            group_version = GATEKEEPER.removeprefix("/apis/")
             return {
                 "kind": "APIResourceList", "apiVersion": "v1",
-                "groupVersion": group_version, "resources": resources,
+                "groupVersion": GATEKEEPER.removeprefix("/apis/"), "resources": resources,
             }  # fmt: skip
         if path == "/version":
             return dict(VERSION)

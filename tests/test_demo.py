@@ -67,6 +67,14 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     ]  # fmt: skip
     assert conditioned and all("cdi" in e["condition"].lower() for e in conditioned)
     assert_patch_truth(checks)
+    # Issue 21: the demo cluster's admission pack would deny real workloads today, for
+    # several rules, each naming a check of the catalogue.
+    from enforcement.report import pack_report
+
+    report = pack_report(Cluster.objects.get(name="prod-east"), dialect="vap", mode="audit")
+    assert {"no-privileged", "no-host-paths", "class-pool-placement"} <= {
+        r["rule"] for r in report.rows
+    }
     # A later revision of the driver bulletin drops R535 (demo nodes still run it): held, with
     # the imports recorded, and the R535 nodes' STACK-001 findings still open.
     from inventory.models import BulletinImport, BulletinRevision

@@ -232,8 +232,11 @@ def test_discovery_and_version(client):
     assert kubernetes.client.CoreApi(client).get_api_versions().versions == ["v1"]
     groups = kubernetes.client.ApisApi(client).get_api_versions().groups
     assert [g.name for g in groups] == [
+        "admissionregistration.k8s.io",
         "apps",
         "batch",
+        "constraints.gatekeeper.sh",
+        "kyverno.io",
         "networking.k8s.io",
         "nvidia.com",
         "rbac.authorization.k8s.io",

@@ -110,6 +110,11 @@ PINNED: dict[str, int] = {
     # The user's webhook, subscriptions (tenant and cluster joined), last 50 deliveries, and
     # the tenants and clusters the subscribe form offers.
     "notification-settings": 8,
+    # The clusters, then posture.selectors.posture_inputs for the shown one (a fixed set of
+    # reads: the snapshot by kind, tenants, approvals, exemptions, telemetry, patch records;
+    # about 20), the trust classes, the stored pack (lock, latest, previous, insert), and for
+    # a tenant viewer their namespaces instead of the pack's storage.
+    "enforcement": 31,
 }
 # Rows of the matrix with no parameter that are not lists: forms, the API root, the schema.
 NOT_LISTS = {
@@ -143,10 +148,15 @@ def build_world(size: int, users: list[User]) -> None:
     for i in range(size):
         tenant = Tenant.objects.create(slug=f"t{size}-{i}", name=f"T {i}", trust_class=internal)
         tenant.viewers.add(viewer)
-        node = Node.objects.create(cluster=cluster, name=f"n{i}", is_gpu_node=True, changed_at=now)
+        # `data` as the sync stores it (the snapshot the enforcement page rebuilds and judges).
+        node = Node.objects.create(
+            cluster=cluster, name=f"n{i}", is_gpu_node=True, changed_at=now,
+            data={"name": f"n{i}"},
+        )  # fmt: skip
         Pod.objects.create(
             cluster=cluster, namespace=f"ns{i}", name="p", node=node, tenant=tenant,
             phase="Running", changed_at=now,
+            data={"namespace": f"ns{i}", "name": "p", "phase": "Running"},
         )  # fmt: skip
         for j, severity in enumerate(("critical", "high", "low")):
             finding = Finding.objects.create(

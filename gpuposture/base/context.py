@@ -38,6 +38,7 @@ MENU: tuple[tuple[str, str, frozenset[str]], ...] = (
     ("approvals-queue", "Approvals", frozenset({SECURITY_LEAD, PLATFORM_ENGINEER, AUDITOR})),
     ("sharing-request-list", "Sharing requests", frozenset({TENANT_VIEWER})),
     ("mig-partitioner", "MIG", frozenset({SECURITY_LEAD, PLATFORM_ENGINEER})),
+    ("enforcement", "Enforcement", _POSTURE),
     ("provider-list", "Providers", frozenset({SECURITY_LEAD, PROCUREMENT, AUDITOR})),
     ("bulletin-list", "Bulletins", frozenset({SECURITY_LEAD, PLATFORM_ENGINEER, AUDITOR})),
     ("audit-log", "Audit log", frozenset({SECURITY_LEAD, AUDITOR})),

@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "telemetry",
     "posture",
     "notifications",
+    "enforcement",
 ]
 
 MIDDLEWARE = [

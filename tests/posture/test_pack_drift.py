@@ -5,7 +5,6 @@ and its wiring to the enforcement app's generator."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 from dataclasses import replace
 
 import pytest
@@ -146,9 +145,6 @@ def test_stored_policies_round_trip_to_the_objects_compared():
     assert deployed_dialects(normalise([vap(labels=MANAGED), kyverno()])) == ["vap"]
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("enforcement") is None, reason="enforcement app not merged"
-)
 @pytest.mark.django_db
 def test_drift005_compares_with_the_enforcement_apps_generated_pack():
     from inventory.sync import cluster_get_or_create
@@ -164,35 +160,50 @@ def test_drift005_compares_with_the_enforcement_apps_generated_pack():
 # --- the adapter (posture/policy_packs.py) -----------------------------------------------------
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("enforcement") is not None, reason="the enforcement app is merged"
-)
 def test_without_the_enforcement_app_no_pack_is_generated_and_drift005_is_silent():
-    from posture.policy_packs import expected_policy_packs
+    from posture import policy_packs
 
     snapshot = normalise([vap(labels=MANAGED), binding(labels=MANAGED)])
-    assert expected_policy_packs(object(), snapshot) == {}
+    registered = list(policy_packs._generator)
+    policy_packs.pack_generator_register(None)
+    try:
+        assert policy_packs.expected_policy_packs(object(), snapshot) == {}
+    finally:
+        policy_packs._generator[:] = registered
 
 
-def test_the_adapter_asks_the_generator_only_for_dialects_deployed(monkeypatch):
-    import sys
-    import types
-
-    from posture.policy_packs import expected_policy_packs
+def test_the_adapter_asks_the_generator_only_for_dialects_deployed():
+    from posture import policy_packs
 
     asked = []
 
-    def policy_pack(cluster, *, dialect, mode):
-        asked.append((cluster, dialect, mode))
+    def generate(cluster, dialect, inputs):
+        asked.append((cluster, dialect))
         return [vap(labels=MANAGED)]
 
-    packs = types.ModuleType("enforcement.packs")
-    packs.policy_pack = policy_pack  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "enforcement", types.ModuleType("enforcement"))
-    monkeypatch.setitem(sys.modules, "enforcement.packs", packs)
-    cluster = object()
-    assert expected_policy_packs(cluster, normalise([kyverno()])) == {}  # none of ours
-    assert asked == []
-    found = expected_policy_packs(cluster, normalise([vap(labels=MANAGED), kyverno()]))
-    assert found == {"vap": (vap(labels=MANAGED),)}
-    assert asked == [(cluster, "vap", None)]
+    registered = list(policy_packs._generator)
+    policy_packs.pack_generator_register(generate)
+    try:
+        cluster = object()
+        assert policy_packs.expected_policy_packs(cluster, normalise([kyverno()])) == {}
+        assert asked == []  # none of ours deployed: nothing generated
+        found = policy_packs.expected_policy_packs(
+            cluster, normalise([vap(labels=MANAGED), kyverno()])
+        )
+        assert found == {"vap": (vap(labels=MANAGED),)}
+        assert asked == [(cluster, "vap")]
+    finally:
+        policy_packs._generator[:] = registered
+
+
+@pytest.mark.django_db
+def test_the_enforcement_app_registers_the_pack_in_enforce_mode():
+    from enforcement.packs import policy_pack
+    from inventory.sync import cluster_get_or_create
+    from posture import policy_packs
+
+    cluster = cluster_get_or_create(name="drift")
+    (generate,) = policy_packs._generator
+    assert generate(cluster, "kyverno", None) == policy_pack(
+        cluster, dialect="kyverno", mode="enforce"
+    )

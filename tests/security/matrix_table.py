@@ -102,6 +102,9 @@ PAGES: dict[str, Access] = {
     "patch-status": page(),
     "patch-sla": page(read={LEAD}, denied=ROLE_GATED, writes=post(LEAD)),
     "mig-partitioner": page(),
+    # Tenant viewers see the preview of their own namespaces; the pack itself is for readers
+    # of every tenant (checked in tests/enforcement/test_pages.py).
+    "enforcement": page(),
     "utilisation": page(),
     "utilisation-csv": page(),
     "reset-create": page(read={PLAT, LEAD}, denied=ROLE_GATED, writes=post(PLAT, LEAD)),
@@ -162,6 +165,9 @@ API: dict[str, Access] = {
     "api:api-mig-node-layout": api(read=TENANT, query="mig_node_own"),
     "api:cluster-checklist": api(read=TENANT, obj="cluster"),
     "api:cluster-vex": api(read=TENANT, obj="cluster"),
+    # A pack names every tenant's namespaces and principals: readers of everything only.
+    "api:cluster-policy-pack": api(read=POSTURE, obj="cluster", denied=ROLE_GATED),
+    "api:cluster-policy-pack-preview": api(read=TENANT, obj="cluster"),
     "api:trustclass-list": api(),
     "api:trustclass-detail": api(obj="trust_class"),
     "api:tenant-list": api(),
