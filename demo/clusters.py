@@ -99,6 +99,9 @@ class Cluster:
     reservations: tuple[tuple[str, str, int], ...] = ()
     # GPUs allocated through the NVIDIA DRA driver (demo/k8s_dra.py) on these claims.
     dra_claims: tuple[Claim, ...] = ()
+    # The dialect of gpuposture's admission pack deployed here ("": none of ours). The pack is
+    # generated, so the demo command adds it after a first sync (demo/k8s_pack.py).
+    admission_pack: str = ""
 
 
 # namespace -> (the tenant group that edits it, extra labels). Namespaces labelled
@@ -148,6 +151,8 @@ PROD_EAST = Cluster(
     name="prod-east",
     host=Host("Ubuntu 22.04.4 LTS", "5.15.0-119-generic", "containerd://1.7.22", "v1.29.9"),
     mig_strategy="mixed", driver_managed=False, zone=None,
+    # The platform team rolled gpuposture's VAP pack out here in Enforce (with two drifts).
+    admission_pack="vap",
     nodes=(
         NodeSpec("pe-cpu-01", "cpu"),
         NodeSpec("pe-cpu-02", "cpu"),

@@ -1,7 +1,9 @@
-"""Admission control in the demo world (K8S-009): a ValidatingAdmissionPolicy of gpuposture's
-pack bound with Deny to the external customer's namespace, and a Kyverno policy the research
-team left in Audit (it blocks nothing, so their namespaces still raise K8S-009). Two other
-namespaces are protected by Pod Security Admission labels (demo/clusters.py NAMESPACES).
+"""Admission control in the demo world (K8S-009) besides gpuposture's own pack (demo/k8s_pack.py,
+deployed where a cluster's `admission_pack` says): on the other clusters, a policy the platform
+team wrote by hand (not labelled as ours: no DRIFT-005) bound with Deny to the external
+customer's namespace, and everywhere a Kyverno policy the research team left in Audit (it
+blocks nothing, so without the pack their namespaces raise K8S-009). Two other namespaces are
+protected by Pod Security Admission labels (demo/clusters.py NAMESPACES).
 
 Spelled as the objects read back from the API. Pure Python: no Django, no network.
 """
@@ -11,18 +13,21 @@ from __future__ import annotations
 from demo.k8s_base import Ids, Obj, meta, obj
 
 VAP_API = "admissionregistration.k8s.io/v1"
-OURS = {"app.kubernetes.io/managed-by": "gpuposture"}
+HANDWRITTEN = "platform-deny-privileged"
 POD_RULES = (
     "!object.spec.containers.exists(c, has(c.securityContext) && "
     "has(c.securityContext.privileged) && c.securityContext.privileged)"
 )
 
 
-def admission_objects(ids: Ids, namespaces: list[str], protected: str, audited: str) -> list[Obj]:
-    """The pack's policy and binding when `protected` is in the cluster; Kyverno in Audit on
-    `audited`-prefixed namespaces when one of them is."""
+def admission_objects(
+    ids: Ids, namespaces: list[str], protected: str, audited: str, *, handwritten: bool = True
+) -> list[Obj]:
+    """The hand-written policy and its binding when `protected` is in the cluster (and the
+    cluster has no pack of ours); Kyverno in Audit on `audited`-prefixed namespaces when one of
+    them is."""
     items: list[Obj] = []
-    if protected in namespaces:
+    if handwritten and protected in namespaces:
         items += [_policy(ids), _binding(ids, protected)]
     if any(ns.startswith(audited) for ns in namespaces):
         items.append(_kyverno_audit(ids, audited))
@@ -30,26 +35,25 @@ def admission_objects(ids: Ids, namespaces: list[str], protected: str, audited: 
 
 
 def _policy(ids: Ids) -> Obj:
-    m = meta(ids, "ValidatingAdmissionPolicy", "gpuposture-pod-rules", labels=dict(OURS))
-    m["annotations"] = {"gpuposture.io/checks": "POD-001"}
+    m = meta(ids, "ValidatingAdmissionPolicy", HANDWRITTEN, labels={"team": "platform"})
     rule = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
             "resources": ["pods"], "scope": "*"}  # fmt: skip
     spec = {
         "failurePolicy": "Fail",
         "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": [rule]},
-        "validations": [{"expression": POD_RULES, "message": "privileged containers (POD-001)"}],
+        "validations": [{"expression": POD_RULES, "message": "privileged containers are refused"}],
     }
     return obj(VAP_API, "ValidatingAdmissionPolicy", m, spec=spec)
 
 
 def _binding(ids: Ids, namespace: str) -> Obj:
-    name = "gpuposture-pod-rules-external"
-    m = meta(ids, "ValidatingAdmissionPolicyBinding", name, labels=dict(OURS))
+    name = f"{HANDWRITTEN}-external"
+    m = meta(ids, "ValidatingAdmissionPolicyBinding", name, labels={"team": "platform"})
     selector = {"matchExpressions": [
         {"key": "kubernetes.io/metadata.name", "operator": "In", "values": [namespace]}
     ]}  # fmt: skip
     spec = {
-        "policyName": "gpuposture-pod-rules",
+        "policyName": HANDWRITTEN,
         "validationActions": ["Deny"],
         "matchResources": {"namespaceSelector": selector, "matchPolicy": "Equivalent"},
     }

@@ -328,7 +328,9 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
         k8s.service(ids, ns, app, app, port, node_port) for ns, app, port, node_port in c.services
     ]
     items += _rbac(ids, c, namespaces)
-    items += admission_objects(ids, namespaces, protected=ORB, audited="research-")
+    items += admission_objects(
+        ids, namespaces, protected=ORB, audited="research-", handwritten=not c.admission_pack
+    )
     if CLIN in namespaces:  # an ordinary app ConfigMap, which a parser must not keep
         data = {"MODEL_REPOSITORY": "s3://clinical-models/ct-seg"}
         items.append(k8s.configmap(ids, "triton-model-repo", CLIN, data))
@@ -340,7 +342,11 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
         spec = {"egress": [{"to": to}], "podSelector": {}, "policyTypes": ["Egress"]}
         meta = k8s.meta(ids, "NetworkPolicy", "restrict-egress", ns)
         items.append(k8s.obj("networking.k8s.io/v1", "NetworkPolicy", meta, spec=spec))
-    # kubectl lists kind by kind in the order asked, each sorted by namespace and name.
+    return kubectl_sorted(items)
+
+
+def kubectl_sorted(items: list[Obj]) -> list[Obj]:
+    """kubectl lists kind by kind in the order asked, each sorted by namespace and name."""
     return sorted(
         items,
         key=lambda o: (
@@ -415,6 +421,7 @@ __all__ = [
     "EDIT",
     "CLUSTER_ROLES",
     "build_cluster",
+    "kubectl_sorted",
     "build_clusters",
     "write_snapshots",
 ]

@@ -52,3 +52,11 @@ def expected_policy_packs(
         return {}
     generate = _generator[0]
     return {d: tuple(generate(cluster, d, inputs)) for d in dialects}
+
+
+def generated_policy_pack(cluster: Cluster, *, dialect: str) -> list[dict[str, Any]]:
+    """The cluster's pack in a dialect as DRIFT-005 expects it deployed (Enforce), from the
+    registry and the cluster's last sync; empty when no generator is registered."""
+    if not _generator:
+        return []
+    return list(_generator[0](cluster, dialect, None))

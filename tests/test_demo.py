@@ -47,16 +47,7 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     # Issue 17 items 11, 12, 14: pasted tokens, a cross-tenant edit binding, and last week's
     # new node labeller recorded as RBAC drift.
     assert {"POD-003", "POD-008", "K8S-008", "DRIFT-006"} <= checks
-    # Issue 21 item 4: research's Kyverno policy is in Audit, so its namespace has no admission
-    # control (K8S-009); the external customer's is bound with Deny to gpuposture's policy and
-    # the kestrel and clinical namespaces enforce Pod Security Admission.
-    unenforced = set(
-        Finding.objects.filter(check_id="K8S-009", status="open").values_list(
-            "subject_name", flat=True
-        )
-    )
-    assert "research-llm" in unenforced
-    assert not {"cust-orbital", "cust-kestrel", "clinical-imaging"} & unenforced
+    assert_admission()
     (labeller,) = Finding.objects.filter(check_id="DRIFT-006", status="open")
     assert labeller.subject_name == "analytics-node-labeler"
     assert labeller.evidence["after"]["new_node_label_subjects"] == ["Group:analytics-eng"]
@@ -113,6 +104,47 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     owned = Finding.objects.get(owner__username="platform-engineer")
     assert owned.check_id == "SHARE-001" and owned.ticket_url.startswith("https://")
     assert_procurement_and_approvals()
+
+
+def assert_admission() -> None:
+    """Issue 21 item 4. prod-east runs gpuposture's own VAP pack, generated from the registry,
+    in Enforce but for two drifts (DRIFT-005, nothing else differs); neo-west has none of ours:
+    research's Kyverno policy is in Audit, so its namespaces have no admission control
+    (K8S-009), while the external customer's is bound with Deny to the platform team's own
+    policy and the kestrel and clinical namespaces enforce Pod Security Admission."""
+    open_k8s_009 = Finding.objects.filter(check_id="K8S-009", status="open")
+    unenforced = set(open_k8s_009.values_list("subject_name", flat=True))
+    assert "research-llm" in unenforced
+    assert not {"cust-orbital", "cust-kestrel", "clinical-imaging"} & unenforced
+    # On prod-east the pack covers every tenant namespace, one binding in Audit or not; only
+    # the namespace no tenant owns (the pack binds none) is left, and last week's are resolved.
+    prod = open_k8s_009.filter(cluster__name="prod-east")
+    assert set(prod.values_list("subject_name", flat=True)) == {"ml-sandbox"}
+    assert Finding.objects.filter(
+        check_id="K8S-009", status="resolved", cluster__name="prod-east",
+        subject_name="research-llm",
+    ).exists()  # fmt: skip
+    (drift,) = Finding.objects.filter(check_id="DRIFT-005", status="open")
+    assert (drift.cluster.name, drift.subject_name) == ("prod-east", "vap")
+    assert drift.title == (
+        "Policy pack (vap) on prod-east: 2 difference(s) from the generated pack, "
+        "1 in a weaker mode"
+    )
+    differences = {(d["kind"], d["name"]): d for d in drift.evidence["differences"]}
+    assert set(differences) == {
+        ("ValidatingAdmissionPolicy", "gpuposture-no-sys-admin"),
+        ("ValidatingAdmissionPolicyBinding", "gpuposture-class-pool-placement-research"),
+    }
+    edited = differences["ValidatingAdmissionPolicy", "gpuposture-no-sys-admin"]
+    assert (edited["change"], edited["paths"]) == ("changed", ["spec.validations[0].expression"])
+    binding = "gpuposture-class-pool-placement-research"
+    audited = differences["ValidatingAdmissionPolicyBinding", binding]
+    assert (audited["change"], audited["expected_mode"], audited["deployed_mode"]) == (
+        "mode", "Enforce", "Audit",
+    )  # fmt: skip
+    # Every generated policy and binding was compared (the parameter ConfigMaps are not).
+    assert drift.evidence["compared_objects"] > 20
+    assert "Namespace gpuposture-policy" in drift.evidence["not_compared"]
 
 
 def assert_procurement_and_approvals() -> None:

@@ -27,13 +27,14 @@ from django.utils import timezone
 
 from demo.approvals import load_demo_requests
 from demo.bulletins import BULLETINS, driver_bulletin_revised
-from demo.clusters import EXTERNAL_POOL_TAINT
+from demo.clusters import CLUSTERS, EXTERNAL_POOL_TAINT
 from demo.history import last_week
+from demo.k8s_pack import deployed_pack
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml
 from demo.providers import load_demo_providers
 from demo.telemetry import DemoNode, DemoPod, demo_samples, uuid_of
 from demo.triage import load_demo_triage
-from demo.world import build_clusters
+from demo.world import build_clusters, kubectl_sorted
 from gpuposture.base.mfa import demo_mfa_reset
 from gpuposture.base.rescore import rescore_suppressed
 from gpuposture.base.roles import ROLES, TENANT_VIEWER
@@ -43,6 +44,7 @@ from inventory.schedule import cluster_schedule_update
 from inventory.services import cluster_save, cluster_sync_from_snapshot, node_host_facts_import
 from inventory.sync import SyncError, cluster_get_or_create, pod_tenants_refresh
 from posture.models import Finding, PostureRun, TenantScore
+from posture.policy_packs import generated_policy_pack
 from posture.rescore import rescore_now
 from providers.services import provider_ensure
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
@@ -134,6 +136,8 @@ class Command(BaseCommand):
         call_command("demo_notifications", stdout=self.stdout)
         # Before the last score, so the accepted risk already counts 0 in it.
         self.stdout.write(f"triage: {load_demo_triage()} findings accepted or given an owner")
+        # Last before the score: the pack is generated from everything loaded above.
+        self._policy_packs(world, folder)
         run = rescore_now()
         self.stdout.write(
             f"posture: {run.counts.get('opened', 0) + run.counts.get('still_open', 0)} live, "
@@ -190,6 +194,26 @@ class Command(BaseCommand):
             Finding.objects.filter(first_seen__gte=started).update(first_seen=then, last_seen=then)
             DriftEvent.objects.filter(detected_at__gte=started).update(detected_at=then)
         self.stdout.write("last week: synced and scored (dated 7 days back)")
+
+    def _policy_packs(self, world: dict[str, list[dict]], folder: Path) -> None:
+        """gpuposture's admission pack where the demo deploys one (demo/clusters.py
+        `admission_pack`): generated for the cluster as now registered and synced, applied
+        with the drifts of demo/k8s_pack.py, and read back by the next sync."""
+        for spec in CLUSTERS:
+            if not spec.admission_pack:
+                continue
+            cluster = Cluster.objects.get(name=spec.name)
+            pack = generated_policy_pack(cluster, dialect=spec.admission_pack)
+            if not pack:  # the enforcement app is not installed: nothing to deploy
+                continue
+            objects = kubectl_sorted(world[spec.name] + deployed_pack(spec.name, pack))
+            path = _write(folder, spec.name, objects)
+            cluster_sync_from_snapshot(cluster=cluster, paths=[path], actor=ACTOR)
+            self.stdout.write(
+                f"policy pack ({spec.admission_pack}) on {spec.name}: {len(pack)} objects "
+                "applied in Enforce, one binding left in Audit and one policy edited by hand "
+                "(DRIFT-005); synced again"
+            )
 
     def _failed_sync(self, folder: Path) -> None:
         """A kubectl dump cut short, as happens: the run fails and nothing changes. It is
