@@ -68,6 +68,20 @@ def test_an_edited_expression_is_drift_with_its_path():
     assert difference.paths == ("spec.validations[0].expression",)
 
 
+def test_a_narrowing_added_by_hand_is_drift_but_an_empty_default_selector_is_not():
+    deployed = as_deployed(vap_pack())
+    # The API server defaults the selectors to {}: not a difference.
+    deployed[0]["spec"]["matchConstraints"]["objectSelector"] = {}
+    assert changes(vap_pack(), deployed) == []
+    # A match condition that skips one namespace weakens the policy without touching its rule.
+    deployed[0]["spec"]["matchConditions"] = [
+        {"name": "skip-llm", "expression": "object.metadata.namespace != 'research-llm'"}
+    ]
+    (difference,) = pack_drift(vap_pack(), deployed).differences
+    assert difference.change == "changed"
+    assert difference.paths == ("spec.matchConditions",)
+
+
 def test_an_edited_check_annotation_is_drift():
     deployed = as_deployed(vap_pack())
     deployed[0]["metadata"]["annotations"]["gpuposture.io/checks"] = "POD-002"

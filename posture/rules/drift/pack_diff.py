@@ -25,6 +25,20 @@ COMPARED_KINDS = {
     ("kyverno.io", "Policy"),
 }
 ENFORCE, AUDIT, MIXED = "Enforce", "Audit", "mixed"
+# Keys that narrow what a policy judges. Added by hand on the deployed side they weaken it
+# (e.g. a matchCondition that skips one tenant's namespace), so unlike other extra keys (the
+# API server's defaults) they count when not empty; the server defaults selectors to {}.
+NARROWING_KEYS = frozenset(
+    {
+        "matchConditions",
+        "excludeResourceRules",
+        "objectSelector",
+        "namespaceSelector",
+        "exclude",
+        "preconditions",
+        "celPreconditions",
+    }
+)
 PATHS_SHOWN = 10
 
 
@@ -155,13 +169,16 @@ def _without_mode(obj: dict[str, Any]) -> dict[str, Any]:
 
 def _differing(expected: Any, deployed: Any, path: str) -> list[str]:
     """Paths where the generated value is not in the deployed one (extra deployed keys are
-    the API server's defaults, not differences)."""
+    the API server's defaults, not differences, except a narrowing one added by hand)."""
     if isinstance(expected, dict):
         if not isinstance(deployed, dict):
             return [path or "spec"]
         found = []
         for key, value in expected.items():
             found += _differing(value, deployed.get(key), f"{path}.{key}" if path else key)
+        for key in sorted(NARROWING_KEYS & (deployed.keys() - expected.keys())):
+            if deployed[key]:
+                found.append(f"{path}.{key}" if path else key)
         return found
     if isinstance(expected, list):
         if not isinstance(deployed, list) or len(deployed) != len(expected):
