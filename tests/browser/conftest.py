@@ -3,6 +3,7 @@ world. Run by `make test-browser` (and .ci/run); skipped by a plain `make test`.
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -113,6 +114,29 @@ class Watched:
         self.context.close()
 
 
+def _seed_rows_after_flush() -> None:
+    """A transactional test's flush empties the tables, including the rows the data migrations
+    seed (the role groups, the default trust classes and their risk weights), so the second
+    browser test of a run would find none. Run those migrations' own functions again, as migrate
+    did."""
+    from django.apps import apps
+    from django.db import migrations
+
+    from tenants.models import TrustClass
+
+    if TrustClass.objects.exists():
+        return
+    for name in (
+        "gpuposture.base.migrations.0001_role_groups",
+        "tenants.migrations.0002_default_trust_classes",
+        "tenants.migrations.0005_trust_class_risk_weight",
+    ):
+        module = importlib.import_module(name)
+        for operation in module.Migration.operations:
+            if isinstance(operation, migrations.RunPython):
+                operation.code(apps, None)
+
+
 @pytest.fixture
 def demo_world(transactional_db, settings) -> Iterator[None]:
     """The demo world, with one known password for every demo account."""
@@ -120,6 +144,7 @@ def demo_world(transactional_db, settings) -> Iterator[None]:
     from django.core.management import call_command
 
     settings.ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+    _seed_rows_after_flush()
     call_command("demo", stdout=open(os.devnull, "w"))  # noqa: SIM115 - closed with the process
     for user in get_user_model().objects.all():
         user.set_password(PASSWORD)
