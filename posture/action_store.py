@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -49,10 +51,13 @@ def _subject_pools(
     return tuple(sorted({p for p in found if p}))
 
 
-def open_action_findings() -> Iterator[ActionFinding]:
+def open_action_findings(
+    pools: dict[tuple[str, str], str] | None = None,
+    weights: dict[int, dict[str, float]] | None = None,
+) -> Iterator[ActionFinding]:
     """Every open finding as posture.actions groups it (three queries, read in chunks)."""
-    pools = _pools()
-    weights = _tenant_weights()
+    pools = _pools() if pools is None else pools
+    weights = _tenant_weights() if weights is None else weights
     rows = Finding.objects.filter(status=Finding.Status.OPEN).values_list(
         "id", "check_id", "severity", "cluster__name", "subject_kind", "subject_namespace",
         "subject_name", "title", "evidence", "exposure",
@@ -78,13 +83,52 @@ def open_action_findings() -> Iterator[ActionFinding]:
         )  # fmt: skip
 
 
+def _digest(
+    pools: dict[tuple[str, str], str],
+    weights: dict[int, dict[str, float]],
+    clusters: dict[str, int],
+    tenants: dict[str, int],
+) -> str:
+    """sha256 of everything actions_for and the stored rows are made of: each open finding's
+    fields (its evidence by Finding.evidence_digest, so no evidence is read), the tenants it
+    affects with their class weights, the nodes' pools, and the cluster and tenant ids."""
+    digest = hashlib.sha256()
+    for part in (sorted(pools.items()), sorted(clusters.items()), sorted(tenants.items())):
+        digest.update(repr(part).encode())
+    rows = Finding.objects.filter(status=Finding.Status.OPEN).values_list(
+        "id", "check_id", "severity", "cluster__name", "subject_kind", "subject_namespace",
+        "subject_name", "title", "exposure", "evidence_digest",
+    )  # fmt: skip
+    for row in rows.order_by("id").iterator(_CHUNK):
+        digest.update(repr((row, sorted(weights.get(row[0], {}).items()))).encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class ActionsRefresh:
+    count: int  # actions stored
+    digest: str  # of what they were grouped from
+    rebuilt: bool  # False: nothing they depend on changed, the stored rows were kept
+
+
 @transaction.atomic
-def actions_refresh(*, now: datetime) -> int:
+def actions_refresh(
+    *, now: datetime, previous: str = "", previous_count: int = -1
+) -> ActionsRefresh:
     """Regroup every open finding into actions and replace the stored ones (keys are stable,
-    so a link to an action's findings survives a re-score while the action exists)."""
-    built = actions_for(open_action_findings())
+    so a link to an action's findings survives a re-score while the action exists).
+
+    `previous` is the digest the last run stored with `previous_count` actions: when nothing
+    the grouping reads has changed since (same digest, the same rows still stored), the stored
+    actions are kept as they are, computed_at included (regrouping every open finding was most
+    of a re-score's time on a large world)."""
+    pools, weights = _pools(), _tenant_weights()
     clusters = dict(Cluster.objects.values_list("name", "pk"))
     tenants = dict(Tenant.objects.values_list("slug", "pk"))
+    digest = _digest(pools, weights, clusters, tenants)
+    if previous and digest == previous and Action.objects.count() == previous_count:
+        return ActionsRefresh(previous_count, digest, rebuilt=False)
+    built = actions_for(open_action_findings(pools, weights))
     Action.objects.all().delete()
     rows = Action.objects.bulk_create(
         Action(
@@ -108,4 +152,4 @@ def actions_refresh(*, now: datetime) -> int:
         for slug, risk in a.tenant_risk.items()
         if slug in tenants
     )
-    return len(rows)
+    return ActionsRefresh(len(rows), digest, rebuilt=True)

@@ -50,11 +50,14 @@ def findings_refresh(
     time. Only findings whose stored fields change are rewritten; the others get their
     last_seen moved in a few UPDATEs; tenant links are inserted and deleted in bulk."""
     tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
-    existing = {f.fingerprint: f for f in Finding.objects.filter(cluster=cluster).iterator(2000)}
+    # Stored evidence is compared by its digest, never decoded: on a large world reading it
+    # back was most of the findings refresh.
+    stored = Finding.objects.filter(cluster=cluster).defer("evidence")
+    existing = {f.fingerprint: f for f in stored.iterator(2000)}
     counts = {"opened": 0, "reopened": 0, "still_open": 0, "resolved": 0}
     to_create: list[tuple[Any, ...]] = []
     changed: list[Finding] = []
-    seen_again: list[int] = []
+    resolved: list[int] = []
     affects: dict[str, set[int]] = {}  # fingerprint -> the tenants it affects now
     expired: list[tuple[Finding, dict[str, Any]]] = []  # risk acceptances past their date
     for draft in drafts:
@@ -67,6 +70,7 @@ def findings_refresh(
             "severity": draft.severity or check.severity,
             "title": (draft.title or check.title)[:300],
             "evidence": draft.evidence,
+            "evidence_digest": evidence_digest(draft.evidence),
             "exposure": draft.exposure,
         }
         row = existing.get(fingerprint)
@@ -78,14 +82,12 @@ def findings_refresh(
                 expired.append((row, acceptance_state(row)))
             if _refresh(row, values, now, counts):
                 changed.append(row)
-            else:
-                seen_again.append(row.pk)
     for fingerprint, row in existing.items():
         if fingerprint not in affects and row.status in LIVE_STATUSES:
             row.status, row.resolved_at = Finding.Status.RESOLVED, now
-            changed.append(row)
+            resolved.append(row.pk)
             counts["resolved"] += 1
-    _findings_write(to_create, changed, seen_again, now)
+    _findings_write(cluster, to_create, changed, resolved, now)
     finding_tenants_write(cluster=cluster, affects=affects, existing=existing, now=now)
     for row, before in expired:
         after = acceptance_state(row)
@@ -102,46 +104,66 @@ def _refresh(row: Finding, values: dict[str, Any], now: datetime, counts: dict[s
         counts["reopened"] += 1
     else:
         counts["still_open"] += 1
-    # Evidence is compared as it reads back once stored (a tuple becomes a list, keys text).
+    # Evidence is compared by digest (canonical JSON: a tuple and a list, or two key orders,
+    # are the same evidence, as they read back once stored).
     same = (
         row.severity == values["severity"]
         and row.title == values["title"]
         and row.exposure == values["exposure"]
-        and row.evidence == _as_stored(values["evidence"])
+        and row.evidence_digest == values["evidence_digest"]
     )
-    for key, value in values.items():
-        setattr(row, key, value)
+    if reopen or not same:
+        for key, value in values.items():
+            setattr(row, key, value)
     row.last_seen = now
     return reopen or not same
 
 
-def _as_stored(value: Any) -> Any:
-    return json.loads(json.dumps(value))
+def evidence_digest(evidence: Any) -> str:
+    """sha256 of the evidence as canonical JSON (Finding.evidence_digest)."""
+    try:
+        text = json.dumps(evidence, sort_keys=True)
+    except TypeError:  # keys of mixed types cannot be sorted; the draft's own order then
+        text = json.dumps(evidence)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 FINDING_COLUMNS = (
     "check_id", "cluster_id", "subject_kind", "subject_namespace", "subject_name", "key",
-    "fingerprint", "severity", "title", "evidence", "exposure", "first_seen", "last_seen",
+    "fingerprint", "severity", "title", "evidence", "evidence_digest", "exposure", "first_seen",
+    "last_seen",
 )  # fmt: skip
-REWRITTEN = ("severity", "title", "evidence", "exposure", "last_seen", "status", "resolved_at")
+REWRITTEN = (
+    "severity", "title", "evidence", "evidence_digest", "exposure", "last_seen", "status",
+    "resolved_at",
+)  # fmt: skip
+BATCH = 900  # ids per UPDATE, under SQLite's limit on query parameters
 
 
 def _findings_write(
-    to_create: list[tuple[Any, ...]], changed: list[Finding], seen_again: list[int], now: datetime
+    cluster: Cluster,
+    to_create: list[tuple[Any, ...]],
+    changed: list[Finding],
+    resolved: list[int],
+    now: datetime,
 ) -> None:
+    """Insert the new, rewrite the changed, resolve the gone; every other live finding of the
+    cluster was seen again unchanged: one UPDATE moves their last_seen."""
     stamp = db_datetime(now)  # first_seen and last_seen of the new ones
     rows_insert(Finding, FINDING_COLUMNS, [(*row, stamp, stamp) for row in to_create], now)
     rows_update(Finding, REWRITTEN, [_update_row(row) for row in changed])
-    for start in range(0, len(seen_again), 900):  # under SQLite's limit on query parameters
-        batch = seen_again[start : start + 900]
-        Finding.objects.filter(pk__in=batch).update(last_seen=now)
+    for start in range(0, len(resolved), BATCH):
+        batch = resolved[start : start + BATCH]
+        Finding.objects.filter(pk__in=batch).update(status=Finding.Status.RESOLVED, resolved_at=now)
+    live = Finding.objects.filter(cluster=cluster, status__in=LIVE_STATUSES, last_seen__lt=now)
+    live.update(last_seen=now)
 
 
 def _update_row(row: Finding) -> tuple[Any, ...]:
     resolved_at = db_datetime(row.resolved_at) if row.resolved_at else None
     return (
-        row.pk, row.severity, row.title, json.dumps(row.evidence), row.exposure,
-        db_datetime(row.last_seen), row.status, resolved_at,
+        row.pk, row.severity, row.title, json.dumps(row.evidence), row.evidence_digest,
+        row.exposure, db_datetime(row.last_seen), row.status, resolved_at,
     )  # fmt: skip
 
 
@@ -152,7 +174,7 @@ def _new_finding_row(
     return (
         draft.check_id, cluster.pk, draft.subject_kind, draft.subject_namespace,
         draft.subject_name, draft.key[:200], fingerprint, values["severity"], values["title"],
-        json.dumps(values["evidence"]), values["exposure"],
+        json.dumps(values["evidence"]), values["evidence_digest"], values["exposure"],
     )  # fmt: skip
 
 
@@ -240,16 +262,27 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
             totals[key] += value
         evaluated.append(cluster.name)
     scores = scores_compute(run=run, now=now)
-    actions = actions_refresh(now=now)  # fix-first, ranked from the same risk points
+    # Fix-first, ranked from the same risk points; regrouped only when what they are grouped
+    # from changed since the last run that stored them.
+    last = (
+        PostureRun.objects.exclude(pk=run.pk).exclude(actions_digest="")
+        .order_by("-id").values_list("actions_digest", "counts").first()
+    )  # fmt: skip
+    previous, previous_counts = last or ("", {})
+    actions = actions_refresh(
+        now=now, previous=previous, previous_count=(previous_counts or {}).get("actions", -1)
+    )
     if clusters is None:
         # Every cluster was judged: bulletin imports waiting to know what they resolved learn it.
         bulletin_imports_effects_record(run=run)
     run.clusters = evaluated
     run.counts = {
-        **totals, "tenants_scored": len(scores), "actions": actions, "exempted": dict(exempted),
+        **totals, "tenants_scored": len(scores), "actions": actions.count,
+        "actions_regrouped": actions.rebuilt, "exempted": dict(exempted),
     }  # fmt: skip
+    run.actions_digest = actions.digest
     run.finished_at = timezone.now()
-    run.save(update_fields=["clusters", "counts", "finished_at"])
+    run.save(update_fields=["clusters", "counts", "actions_digest", "finished_at"])
     cluster_scored_stamp(cluster_ids=[c.pk for c in targets], at=run.finished_at)
     return run
 
