@@ -4,16 +4,19 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 
+from inventory.bulk import db_datetime, rows_insert
 from inventory.models import Cluster, Node
 from inventory.pools import node_pool
+from posture.actions import Action as BuiltAction
 from posture.actions import ActionFinding, actions_for
 from posture.models import Action, ActionTenant, Finding, FindingTenant
 from tenants.models import Tenant
@@ -129,27 +132,48 @@ def actions_refresh(
     if previous and digest == previous and Action.objects.count() == previous_count:
         return ActionsRefresh(previous_count, digest, rebuilt=False)
     built = actions_for(open_action_findings(pools, weights))
-    Action.objects.all().delete()
-    rows = Action.objects.bulk_create(
-        Action(
-            key=a.key,
-            cluster_id=clusters[a.cluster],
-            title=a.title[:400],
-            severity=a.severity,
-            check_ids=list(a.check_ids),
-            finding_ids=list(a.finding_ids),
-            finding_count=len(a.finding_ids),
-            risk_removed=a.risk_removed,
-            share_of_risk=a.share_of_risk,
-            share_of_critical=a.share_of_critical,
-            computed_at=now,
+    _store(built, clusters, tenants, now)
+    return ActionsRefresh(len(built), digest, rebuilt=True)
+
+
+ACTION_COLUMNS = (
+    "key", "cluster_id", "title", "severity", "check_ids", "finding_ids", "finding_count",
+    "risk_removed", "share_of_risk", "share_of_critical", "computed_at",
+)  # fmt: skip
+
+
+def _store(
+    built: list[BuiltAction], clusters: dict[str, int], tenants: dict[str, int], now: datetime
+) -> None:
+    """Replace the stored actions with `built`: two DELETEs and two set-based inserts
+    (inventory.bulk; bulk_create's model instances were most of a regrouping's time)."""
+    with connection.cursor() as cursor:  # links first: nothing points at them
+        for model in (ActionTenant, Action):
+            table = connection.ops.quote_name(model._meta.db_table)
+            cursor.execute(f"DELETE FROM {table}")  # noqa: S608 (a model's own table name)
+    stamp = db_datetime(now)
+    rows = [
+        (
+            a.key,
+            clusters[a.cluster],
+            a.title[:400],
+            a.severity,
+            json.dumps(list(a.check_ids)),
+            json.dumps(list(a.finding_ids)),
+            len(a.finding_ids),
+            a.risk_removed,
+            a.share_of_risk,
+            a.share_of_critical,
+            stamp,
         )  # fmt: skip
         for a in built
-    )
-    ActionTenant.objects.bulk_create(
-        ActionTenant(action_id=row.pk, tenant_id=tenants[slug], risk=risk)
-        for row, a in zip(rows, built, strict=True)
+    ]
+    rows_insert(Action, ACTION_COLUMNS, rows, now)
+    ids = dict(Action.objects.values_list("key", "pk"))
+    links = [
+        (ids[a.key], tenants[slug], risk)
+        for a in built
         for slug, risk in a.tenant_risk.items()
         if slug in tenants
-    )
-    return ActionsRefresh(len(rows), digest, rebuilt=True)
+    ]
+    rows_insert(ActionTenant, ("action_id", "tenant_id", "risk"), links, now)
