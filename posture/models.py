@@ -198,7 +198,8 @@ class ActionQuerySet(ScopedQuerySet):
 
 class Action(models.Model):
     """One change that closes a group of open findings (posture/actions.py), as of the last
-    score: rewritten by every posture run, ranked by the risk it removes."""
+    score: rewritten by a posture run when what they are grouped from changed (see
+    PostureRun.actions_digest), ranked by the risk it removes."""
 
     key = models.CharField(max_length=16, unique=True)  # stable across runs
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="actions")
