@@ -12,7 +12,6 @@ from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from posture.models import Finding
 from posture.rules.registry import FindingDraft
 from posture.services import finding_fingerprint
 
@@ -96,7 +95,8 @@ def test_per_tenant_findings_merge_by_cause_without_loss(old_world):
         "pod_gone": _finding(apps, w, "a", "POD-002", "Pod", "vanished"),
         "no_tenant": _finding(apps, w, None, "PROV-001", "Provider", "nimbus"),
     }  # fmt: skip
-    migrate(AFTER)
+    # The models as of 0006: later migrations add columns (posture.0010 evidence_digest).
+    Finding = migrate(AFTER).get_model("posture", "Finding")  # noqa: N806
 
     def tenants(pk: int) -> list[str]:
         return sorted(Finding.objects.get(pk=pk).tenants.values_list("slug", flat=True))
