@@ -76,10 +76,10 @@ PINNED: dict[str, int] = {
     "api:api-patch-sla": 2,  # roles + the SLA rows
     "api:api-utilisation": 8,  # roles + 3 day roll-ups (per tenant, top, idle) + 4 name lists
     # Pages: session + user + roles, then one query per table or chart of the page.
-    # Overview: tenants with their latest scores and its open counts, trend, findings and the
-    # tenants they affect (prefetched), hidden names (1), clusters and their last syncs; outside
-    # the cache, how current it is: the clusters' last syncs, failures and re-scores (1).
-    "overview": 11,
+    # Overview: tenants with open counts, latest scores, trend, findings and the tenants they
+    # affect (prefetched), hidden names (1), clusters and their last syncs; outside the cache,
+    # how current it is: the clusters' last syncs, failures and re-scores (1).
+    "overview": 12,
     "finding-list": 7,  # count + page + the page's tenants (prefetched) + hidden names (1)
     "check-list": 5,  # open findings per check + the latest posture run
     "check-frameworks": 4,  # open findings per check
