@@ -3,15 +3,20 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 
+from inventory.bulk import db_datetime, rows_insert
 from inventory.models import Cluster, Node
 from inventory.pools import node_pool
+from posture.actions import Action as BuiltAction
 from posture.actions import ActionFinding, actions_for
 from posture.models import Action, ActionTenant, Finding, FindingTenant
 from tenants.models import Tenant
@@ -49,10 +54,13 @@ def _subject_pools(
     return tuple(sorted({p for p in found if p}))
 
 
-def open_action_findings() -> Iterator[ActionFinding]:
+def open_action_findings(
+    pools: dict[tuple[str, str], str] | None = None,
+    weights: dict[int, dict[str, float]] | None = None,
+) -> Iterator[ActionFinding]:
     """Every open finding as posture.actions groups it (three queries, read in chunks)."""
-    pools = _pools()
-    weights = _tenant_weights()
+    pools = _pools() if pools is None else pools
+    weights = _tenant_weights() if weights is None else weights
     rows = Finding.objects.filter(status=Finding.Status.OPEN).values_list(
         "id", "check_id", "severity", "cluster__name", "subject_kind", "subject_namespace",
         "subject_name", "title", "evidence", "exposure",
@@ -78,34 +86,94 @@ def open_action_findings() -> Iterator[ActionFinding]:
         )  # fmt: skip
 
 
+def _digest(
+    pools: dict[tuple[str, str], str],
+    weights: dict[int, dict[str, float]],
+    clusters: dict[str, int],
+    tenants: dict[str, int],
+) -> str:
+    """sha256 of everything actions_for and the stored rows are made of: each open finding's
+    fields (its evidence by Finding.evidence_digest, so no evidence is read), the tenants it
+    affects with their class weights, the nodes' pools, and the cluster and tenant ids."""
+    digest = hashlib.sha256()
+    for part in (sorted(pools.items()), sorted(clusters.items()), sorted(tenants.items())):
+        digest.update(repr(part).encode())
+    rows = Finding.objects.filter(status=Finding.Status.OPEN).values_list(
+        "id", "check_id", "severity", "cluster__name", "subject_kind", "subject_namespace",
+        "subject_name", "title", "exposure", "evidence_digest",
+    )  # fmt: skip
+    for row in rows.order_by("id").iterator(_CHUNK):
+        digest.update(repr((row, sorted(weights.get(row[0], {}).items()))).encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class ActionsRefresh:
+    count: int  # actions stored
+    digest: str  # of what they were grouped from
+    rebuilt: bool  # False: nothing they depend on changed, the stored rows were kept
+
+
 @transaction.atomic
-def actions_refresh(*, now: datetime) -> int:
+def actions_refresh(
+    *, now: datetime, previous: str = "", previous_count: int = -1
+) -> ActionsRefresh:
     """Regroup every open finding into actions and replace the stored ones (keys are stable,
-    so a link to an action's findings survives a re-score while the action exists)."""
-    built = actions_for(open_action_findings())
+    so a link to an action's findings survives a re-score while the action exists).
+
+    `previous` is the digest the last run stored with `previous_count` actions: when nothing
+    the grouping reads has changed since (same digest, the same rows still stored), the stored
+    actions are kept as they are, computed_at included (regrouping every open finding was most
+    of a re-score's time on a large world)."""
+    pools, weights = _pools(), _tenant_weights()
     clusters = dict(Cluster.objects.values_list("name", "pk"))
     tenants = dict(Tenant.objects.values_list("slug", "pk"))
-    Action.objects.all().delete()
-    rows = Action.objects.bulk_create(
-        Action(
-            key=a.key,
-            cluster_id=clusters[a.cluster],
-            title=a.title[:400],
-            severity=a.severity,
-            check_ids=list(a.check_ids),
-            finding_ids=list(a.finding_ids),
-            finding_count=len(a.finding_ids),
-            risk_removed=a.risk_removed,
-            share_of_risk=a.share_of_risk,
-            share_of_critical=a.share_of_critical,
-            computed_at=now,
+    digest = _digest(pools, weights, clusters, tenants)
+    if previous and digest == previous and Action.objects.count() == previous_count:
+        return ActionsRefresh(previous_count, digest, rebuilt=False)
+    built = actions_for(open_action_findings(pools, weights))
+    _store(built, clusters, tenants, now)
+    return ActionsRefresh(len(built), digest, rebuilt=True)
+
+
+ACTION_COLUMNS = (
+    "key", "cluster_id", "title", "severity", "check_ids", "finding_ids", "finding_count",
+    "risk_removed", "share_of_risk", "share_of_critical", "computed_at",
+)  # fmt: skip
+
+
+def _store(
+    built: list[BuiltAction], clusters: dict[str, int], tenants: dict[str, int], now: datetime
+) -> None:
+    """Replace the stored actions with `built`: two DELETEs and two set-based inserts
+    (inventory.bulk; bulk_create's model instances were most of a regrouping's time)."""
+    with connection.cursor() as cursor:  # links first: nothing points at them
+        for model in (ActionTenant, Action):
+            table = connection.ops.quote_name(model._meta.db_table)
+            cursor.execute(f"DELETE FROM {table}")  # noqa: S608 (a model's own table name)
+    stamp = db_datetime(now)
+    rows = [
+        (
+            a.key,
+            clusters[a.cluster],
+            a.title[:400],
+            a.severity,
+            json.dumps(list(a.check_ids)),
+            json.dumps(list(a.finding_ids)),
+            len(a.finding_ids),
+            a.risk_removed,
+            a.share_of_risk,
+            a.share_of_critical,
+            stamp,
         )  # fmt: skip
         for a in built
-    )
-    ActionTenant.objects.bulk_create(
-        ActionTenant(action_id=row.pk, tenant_id=tenants[slug], risk=risk)
-        for row, a in zip(rows, built, strict=True)
+    ]
+    rows_insert(Action, ACTION_COLUMNS, rows, now)
+    ids = dict(Action.objects.values_list("key", "pk"))
+    links = [
+        (ids[a.key], tenants[slug], risk)
+        for a in built
         for slug, risk in a.tenant_risk.items()
         if slug in tenants
-    )
-    return len(rows)
+    ]
+    rows_insert(ActionTenant, ("action_id", "tenant_id", "risk"), links, now)

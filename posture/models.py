@@ -68,6 +68,10 @@ class Finding(models.Model):
     fingerprint = models.CharField(max_length=64, unique=True)
     title = models.CharField(max_length=300)
     evidence = models.JSONField(default=dict)
+    # sha256 of the evidence as canonical JSON (sorted keys), written with it: a re-score
+    # compares digests instead of decoding every stored evidence, and the actions' digest
+    # (PostureRun.actions_digest) covers evidence without reading it. "" until first rewritten.
+    evidence_digest = models.CharField(max_length=64, blank=True, default="")
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
     resolved_at = models.DateTimeField(null=True, blank=True)
@@ -127,6 +131,9 @@ class PostureRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     clusters = models.JSONField(default=list, blank=True)
     counts = models.JSONField(default=dict, blank=True)
+    # sha256 of everything the fix-first actions are grouped from (posture.action_store): the
+    # next run regroups them only when it differs.
+    actions_digest = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         ordering = ["-started_at", "-id"]
@@ -199,7 +206,8 @@ class ActionQuerySet(ScopedQuerySet):
 
 class Action(models.Model):
     """One change that closes a group of open findings (posture/actions.py), as of the last
-    score: rewritten by every posture run, ranked by the risk it removes."""
+    score: rewritten by a posture run when what they are grouped from changed (see
+    PostureRun.actions_digest), ranked by the risk it removes."""
 
     key = models.CharField(max_length=16, unique=True)  # stable across runs
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="actions")

@@ -57,16 +57,15 @@ def tenant_rows(tenants: Iterable) -> list[RankedRow]:  # type: ignore[type-arg]
     """Rows from tenants as posture.selectors.tenants_overview annotates them."""
     rows = []
     for t in tenants:
-        latest = t.latest[0] if t.latest else None
         rows.append(
             RankedRow(
                 key=t.slug,
                 label=t.name,
                 trust_class=t.trust_class.slug,
-                risk=latest.risk if latest else None,
-                score=latest.score if latest else None,
-                grade=latest.grade if latest else None,
-                cap=latest.cap if latest else "",
+                risk=t.latest_risk,
+                score=t.latest_score,
+                grade=t.latest_grade,
+                cap=t.latest_cap or "",
                 previous_risk=t.previous_risk,
                 open_counts={s: getattr(t, f"open_{s}") for s in SEVERITIES},
                 tenant_slug=t.slug,

@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from inventory import snapshot as snap
@@ -26,7 +26,14 @@ from posture.inputs import (
     TenantInfo,
     TrustClassInfo,
 )
-from posture.models import SEVERITY_ORDER, Action, CheckExemption, Finding, TenantScore
+from posture.models import (
+    SEVERITY_ORDER,
+    Action,
+    CheckExemption,
+    Finding,
+    FindingTenant,
+    TenantScore,
+)
 from posture.policy_packs import expected_policy_packs
 from posture.rules import CHECKS
 from providers.models import Assessment
@@ -347,31 +354,45 @@ def with_tenant_slugs(findings: Iterable[Finding], scope: HiddenScope | None) ->
     return found
 
 
-def tenants_overview(user) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
-    """Tenants the user may see, most risk first, with their open findings counted per
-    severity, their latest score prefetched and the risk of the run before it (two queries
-    whatever the number of tenants)."""
-    open_findings = Q(findings__status=Finding.Status.OPEN)
-    counts = {
-        f"open_{sev}": Count("findings", filter=open_findings & Q(findings__severity=sev))
-        for sev in ("critical", "high", "medium", "low")
-    }
+def tenants_overview(user) -> list[Tenant]:  # type: ignore[no-untyped-def]
+    """Tenants the user may see, most risk first, each with its latest score (latest_risk,
+    latest_score, latest_grade, latest_cap), the risk of the run before it (previous_risk) and
+    its open findings counted per severity (open_critical, ...): two queries whatever the
+    number of tenants.
+
+    The counts are a query of their own, grouped by tenant over the finding links. Counted in
+    the tenants' query (a join grouped by every tenant and class column) PostgreSQL guessed a
+    hundred times the groups there are and spent 2 s JIT-compiling a 0.3 s query."""
     newest = TenantScore.objects.filter(tenant=OuterRef("pk")).order_by("-computed_at", "-id")
-    return (
-        Tenant.objects.visible_to(user)
-        .select_related("trust_class")
+    visible = Tenant.objects.visible_to(user)
+    tenants = list(
+        visible.select_related("trust_class")
         .annotate(
-            **counts,
             latest_risk=Subquery(newest.values("risk")[:1]),
+            latest_score=Subquery(newest.values("score")[:1]),
+            latest_grade=Subquery(newest.values("grade")[:1]),
+            latest_cap=Subquery(newest.values("cap")[:1]),
             previous_risk=Subquery(newest.values("risk")[1:2]),
         )
-        .prefetch_related(Prefetch("scores", queryset=latest_scores(), to_attr="latest"))
         # Unclassified is a row only while unclaimed namespaces hold something to judge.
         .exclude(is_system=True, latest_risk__isnull=True)
         .exclude(is_system=True, latest_risk=0)
         # Most risk first: different findings never tie; unscored tenants lead (unknown).
         .order_by(F("latest_risk").desc(nulls_first=True), "slug")
     )
+    severities = ("critical", "high", "medium", "low")
+    counted = (
+        FindingTenant.objects.filter(tenant__in=visible, finding__status=Finding.Status.OPEN)
+        .values("tenant_id")
+        .annotate(**{sev: Count("pk", filter=Q(finding__severity=sev)) for sev in severities})
+        .order_by()
+    )
+    by_tenant = {row["tenant_id"]: row for row in counted}
+    for tenant in tenants:
+        row = by_tenant.get(tenant.pk, {})
+        for sev in severities:
+            setattr(tenant, f"open_{sev}", row.get(sev, 0))
+    return tenants
 
 
 def nodes_for_list(user) -> QuerySet[Node]:  # type: ignore[no-untyped-def]

@@ -2,166 +2,32 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from audit.services import Actor, audit_record
 from gpuposture.base.rescore import rescore_request
-from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.models import Cluster, SyncRun
 from inventory.snapshot import gc_paused
 from posture import scoring
 from posture.action_store import actions_refresh
 from posture.bulletin_effects import bulletin_imports_effects_record
-from posture.finding_links import finding_tenants_write
+from posture.finding_store import (  # noqa: F401 (the findings' store, public here as before)
+    LIVE_STATUSES,
+    acceptance_state,
+    evidence_digest,
+    finding_fingerprint,
+    findings_refresh,
+)
 from posture.models import ClusterScoreState, Finding, FindingTenant, PostureRun, TenantScore
-from posture.rules import CHECKS, FindingDraft
 from posture.rules.registry import evaluate
 from posture.selectors import posture_inputs, tenant_infos
 from tenants.models import Tenant
 from tenants.services import unclassified_tenant_ensure
-
-LIVE_STATUSES = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
-
-
-def finding_fingerprint(cluster: str, draft: FindingDraft) -> str:
-    """sha256 of the cause's identity: check, cluster, subject and key, no tenant (DESIGN §5).
-    Migration posture.0005 holds a frozen copy: keep the two equal."""
-    identity = "|".join(
-        (draft.check_id, cluster, draft.subject_kind, draft.subject_namespace,
-         draft.subject_name, draft.key)
-    )  # fmt: skip
-    return hashlib.sha256(identity.encode()).hexdigest()
-
-
-@transaction.atomic
-def findings_refresh(
-    *, cluster: Cluster, drafts: Iterable[FindingDraft], now: datetime
-) -> dict[str, int]:
-    """Upsert the drafts as findings of this cluster (no duplicates across runs), set the
-    tenants each affects, and resolve the cluster's live findings that no check reported this
-    time. Only findings whose stored fields change are rewritten; the others get their
-    last_seen moved in a few UPDATEs; tenant links are inserted and deleted in bulk."""
-    tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
-    existing = {f.fingerprint: f for f in Finding.objects.filter(cluster=cluster).iterator(2000)}
-    counts = {"opened": 0, "reopened": 0, "still_open": 0, "resolved": 0}
-    to_create: list[tuple[Any, ...]] = []
-    changed: list[Finding] = []
-    seen_again: list[int] = []
-    affects: dict[str, set[int]] = {}  # fingerprint -> the tenants it affects now
-    expired: list[tuple[Finding, dict[str, Any]]] = []  # risk acceptances past their date
-    for draft in drafts:
-        fingerprint = finding_fingerprint(cluster.name, draft)
-        if fingerprint in affects:
-            continue
-        affects[fingerprint] = {tenant_ids[s] for s in draft.tenants if s in tenant_ids}
-        check = CHECKS[draft.check_id]
-        values = {
-            "severity": draft.severity or check.severity,
-            "title": (draft.title or check.title)[:300],
-            "evidence": draft.evidence,
-            "exposure": draft.exposure,
-        }
-        row = existing.get(fingerprint)
-        if row is None:
-            to_create.append(_new_finding_row(cluster, draft, fingerprint, values))
-            counts["opened"] += 1
-        else:
-            if _acceptance_expired(row, now):
-                expired.append((row, acceptance_state(row)))
-            if _refresh(row, values, now, counts):
-                changed.append(row)
-            else:
-                seen_again.append(row.pk)
-    for fingerprint, row in existing.items():
-        if fingerprint not in affects and row.status in LIVE_STATUSES:
-            row.status, row.resolved_at = Finding.Status.RESOLVED, now
-            changed.append(row)
-            counts["resolved"] += 1
-    _findings_write(to_create, changed, seen_again, now)
-    finding_tenants_write(cluster=cluster, affects=affects, existing=existing, now=now)
-    for row, before in expired:
-        after = acceptance_state(row)
-        audit_record(actor="system", action="expire", obj=row, before=before, after=after)
-    return counts
-
-
-def _refresh(row: Finding, values: dict[str, Any], now: datetime, counts: dict[str, int]) -> bool:
-    """Apply a draft's values to its existing finding; True when a stored field changed
-    beyond last_seen (which every finding seen in this run gets)."""
-    reopen = row.status == Finding.Status.RESOLVED or _acceptance_expired(row, now)
-    if reopen:
-        row.status, row.resolved_at = Finding.Status.OPEN, None
-        counts["reopened"] += 1
-    else:
-        counts["still_open"] += 1
-    # Evidence is compared as it reads back once stored (a tuple becomes a list, keys text).
-    same = (
-        row.severity == values["severity"]
-        and row.title == values["title"]
-        and row.exposure == values["exposure"]
-        and row.evidence == _as_stored(values["evidence"])
-    )
-    for key, value in values.items():
-        setattr(row, key, value)
-    row.last_seen = now
-    return reopen or not same
-
-
-def _as_stored(value: Any) -> Any:
-    return json.loads(json.dumps(value))
-
-
-FINDING_COLUMNS = (
-    "check_id", "cluster_id", "subject_kind", "subject_namespace", "subject_name", "key",
-    "fingerprint", "severity", "title", "evidence", "exposure", "first_seen", "last_seen",
-)  # fmt: skip
-REWRITTEN = ("severity", "title", "evidence", "exposure", "last_seen", "status", "resolved_at")
-
-
-def _findings_write(
-    to_create: list[tuple[Any, ...]], changed: list[Finding], seen_again: list[int], now: datetime
-) -> None:
-    stamp = db_datetime(now)  # first_seen and last_seen of the new ones
-    rows_insert(Finding, FINDING_COLUMNS, [(*row, stamp, stamp) for row in to_create], now)
-    rows_update(Finding, REWRITTEN, [_update_row(row) for row in changed])
-    for start in range(0, len(seen_again), 900):  # under SQLite's limit on query parameters
-        batch = seen_again[start : start + 900]
-        Finding.objects.filter(pk__in=batch).update(last_seen=now)
-
-
-def _update_row(row: Finding) -> tuple[Any, ...]:
-    resolved_at = db_datetime(row.resolved_at) if row.resolved_at else None
-    return (
-        row.pk, row.severity, row.title, json.dumps(row.evidence), row.exposure,
-        db_datetime(row.last_seen), row.status, resolved_at,
-    )  # fmt: skip
-
-
-def _new_finding_row(
-    cluster: Cluster, draft: FindingDraft, fingerprint: str, values: dict
-) -> tuple[Any, ...]:
-    """A new finding in FINDING_COLUMNS order, less first_seen and last_seen (the run's time)."""
-    return (
-        draft.check_id, cluster.pk, draft.subject_kind, draft.subject_namespace,
-        draft.subject_name, draft.key[:200], fingerprint, values["severity"], values["title"],
-        json.dumps(values["evidence"]), values["exposure"],
-    )  # fmt: skip
-
-
-def _acceptance_expired(finding: Finding, now: datetime) -> bool:
-    return (
-        finding.status == Finding.Status.ACCEPTED
-        and finding.accepted_until is not None
-        and finding.accepted_until <= now
-    )
 
 
 @transaction.atomic
@@ -240,16 +106,27 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
             totals[key] += value
         evaluated.append(cluster.name)
     scores = scores_compute(run=run, now=now)
-    actions = actions_refresh(now=now)  # fix-first, ranked from the same risk points
+    # Fix-first, ranked from the same risk points; regrouped only when what they are grouped
+    # from changed since the last run that stored them.
+    last = (
+        PostureRun.objects.exclude(pk=run.pk).exclude(actions_digest="")
+        .order_by("-id").values_list("actions_digest", "counts").first()
+    )  # fmt: skip
+    previous, previous_counts = last or ("", {})
+    actions = actions_refresh(
+        now=now, previous=previous, previous_count=(previous_counts or {}).get("actions", -1)
+    )
     if clusters is None:
         # Every cluster was judged: bulletin imports waiting to know what they resolved learn it.
         bulletin_imports_effects_record(run=run)
     run.clusters = evaluated
     run.counts = {
-        **totals, "tenants_scored": len(scores), "actions": actions, "exempted": dict(exempted),
+        **totals, "tenants_scored": len(scores), "actions": actions.count,
+        "actions_regrouped": actions.rebuilt, "exempted": dict(exempted),
     }  # fmt: skip
+    run.actions_digest = actions.digest
     run.finished_at = timezone.now()
-    run.save(update_fields=["clusters", "counts", "finished_at"])
+    run.save(update_fields=["clusters", "counts", "actions_digest", "finished_at"])
     cluster_scored_stamp(cluster_ids=[c.pk for c in targets], at=run.finished_at)
     return run
 
@@ -309,16 +186,3 @@ def finding_reopen(*, finding: Finding, user: Actor = None) -> Finding:
         )
         rescore_request(clusters=[finding.cluster_id], reason="acceptance")
     return finding
-
-
-def acceptance_state(finding: Finding) -> dict[str, Any]:
-    """What the audit log keeps of a finding's risk acceptance."""
-    until = finding.accepted_until
-    return {
-        "check": finding.check_id,
-        "tenants": sorted(finding.tenants.values_list("slug", flat=True)),
-        "status": finding.status,
-        "accepted_by": finding.accepted_by.get_username() if finding.accepted_by_id else None,
-        "accepted_reason": finding.accepted_reason,
-        "accepted_until": until.isoformat() if until else None,
-    }

@@ -95,7 +95,7 @@ def test_per_tenant_findings_merge_by_cause_without_loss(old_world):
         "pod_gone": _finding(apps, w, "a", "POD-002", "Pod", "vanished"),
         "no_tenant": _finding(apps, w, None, "PROV-001", "Provider", "nimbus"),
     }  # fmt: skip
-    # The model as of AFTER: later migrations add columns today's model reads.
+    # The models as of AFTER: later migrations add columns today's model reads.
     Finding = migrate(AFTER).get_model("posture", "Finding")  # noqa: N806
 
     def tenants(pk: int) -> list[str]:

@@ -1,0 +1,216 @@
+"""Store what the checks found: upsert a cluster's findings from the drafts, resolve what no
+check reported, and keep each finding's tenants in step (posture.finding_links). Called by
+posture.services.posture_evaluate once per cluster.
+
+Built for worlds of hundreds of thousands of findings: the stored ones are read as plain rows
+(no model instances, no evidence decoded: Finding.evidence_digest stands for it), only the
+findings whose stored fields change are rewritten, and every finding seen again unchanged has
+its last_seen moved by one UPDATE per cluster."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+
+from audit.services import audit_record
+from inventory.bulk import db_datetime, rows_insert, rows_update
+from inventory.models import Cluster
+from posture.finding_links import finding_tenants_write
+from posture.models import Finding
+from posture.rules import CHECKS, FindingDraft
+from tenants.models import Tenant
+
+LIVE_STATUSES = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
+BATCH = 900  # ids per UPDATE, under SQLite's limit on query parameters
+
+
+def finding_fingerprint(cluster: str, draft: FindingDraft) -> str:
+    """sha256 of the cause's identity: check, cluster, subject and key, no tenant (DESIGN §5).
+    Migration posture.0005 holds a frozen copy: keep the two equal."""
+    identity = "|".join(
+        (draft.check_id, cluster, draft.subject_kind, draft.subject_namespace,
+         draft.subject_name, draft.key)
+    )  # fmt: skip
+    return hashlib.sha256(identity.encode()).hexdigest()
+
+
+def evidence_digest(evidence: Any) -> str:
+    """sha256 of the evidence as canonical JSON (Finding.evidence_digest): a tuple and a list,
+    or two orders of the same keys, are the same evidence, as they read back once stored."""
+    try:
+        text = json.dumps(evidence, sort_keys=True)
+    except TypeError:  # keys of mixed types cannot be sorted; the draft's own order then
+        text = json.dumps(evidence)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(slots=True)
+class Stored:
+    """A stored finding as the refresh compares it (read by values_list, no model)."""
+
+    pk: int
+    status: str
+    severity: str
+    title: str
+    exposure: int
+    evidence_digest: str
+    accepted_until: datetime | None
+    resolved_at: datetime | None
+    evidence: Any = None  # only set when the row is rewritten
+
+    def acceptance_expired(self, now: datetime) -> bool:
+        return (
+            self.status == Finding.Status.ACCEPTED
+            and self.accepted_until is not None
+            and self.accepted_until <= now
+        )
+
+
+STORED_FIELDS = (
+    "fingerprint", "pk", "status", "severity", "title", "exposure", "evidence_digest",
+    "accepted_until", "resolved_at",
+)  # fmt: skip
+
+
+@transaction.atomic
+def findings_refresh(
+    *, cluster: Cluster, drafts: Iterable[FindingDraft], now: datetime
+) -> dict[str, int]:
+    """Upsert the drafts as findings of this cluster (no duplicates across runs), set the
+    tenants each affects, and resolve the cluster's live findings that no check reported this
+    time. Only findings whose stored fields change are rewritten; the others get their
+    last_seen moved; tenant links are inserted and deleted in bulk."""
+    tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
+    rows = Finding.objects.filter(cluster=cluster).values_list(*STORED_FIELDS)
+    existing = {fingerprint: Stored(*rest) for fingerprint, *rest in rows.iterator(5000)}
+    counts = {"opened": 0, "reopened": 0, "still_open": 0, "resolved": 0}
+    to_create: list[tuple[Any, ...]] = []
+    changed: list[Stored] = []
+    resolved: list[int] = []
+    affects: dict[str, set[int]] = {}  # fingerprint -> the tenants it affects now
+    expired: list[int] = []  # findings whose risk acceptance is past its date
+    for draft in drafts:
+        fingerprint = finding_fingerprint(cluster.name, draft)
+        if fingerprint in affects:
+            continue
+        affects[fingerprint] = {tenant_ids[s] for s in draft.tenants if s in tenant_ids}
+        check = CHECKS[draft.check_id]
+        values = {
+            "severity": draft.severity or check.severity,
+            "title": (draft.title or check.title)[:300],
+            "evidence": draft.evidence,
+            "evidence_digest": evidence_digest(draft.evidence),
+            "exposure": draft.exposure,
+        }
+        row = existing.get(fingerprint)
+        if row is None:
+            to_create.append(_new_finding_row(cluster, draft, fingerprint, values))
+            counts["opened"] += 1
+            continue
+        if row.acceptance_expired(now):
+            expired.append(row.pk)
+        if _refresh(row, values, now, counts):
+            changed.append(row)
+    for fingerprint, row in existing.items():
+        if fingerprint not in affects and row.status in LIVE_STATUSES:
+            resolved.append(row.pk)
+            counts["resolved"] += 1
+    # The audit keeps each expired acceptance as it stood (a few rows: read them whole).
+    befores = {f.pk: (f, acceptance_state(f)) for f in Finding.objects.filter(pk__in=expired)}
+    _findings_write(cluster, to_create, changed, resolved, now)
+    ids = {fingerprint: row.pk for fingerprint, row in existing.items()}
+    finding_tenants_write(cluster=cluster, affects=affects, existing=ids, now=now)
+    for finding, before in befores.values():
+        finding.refresh_from_db()
+        after = acceptance_state(finding)
+        audit_record(actor="system", action="expire", obj=finding, before=before, after=after)
+    return counts
+
+
+def _refresh(row: Stored, values: dict[str, Any], now: datetime, counts: dict[str, int]) -> bool:
+    """Apply a draft's values to its stored finding; True when a stored field changed beyond
+    last_seen (which every finding seen in this run gets)."""
+    reopen = row.status == Finding.Status.RESOLVED or row.acceptance_expired(now)
+    if reopen:
+        row.status, row.resolved_at = Finding.Status.OPEN, None
+        counts["reopened"] += 1
+    else:
+        counts["still_open"] += 1
+    same = (
+        row.severity == values["severity"]
+        and row.title == values["title"]
+        and row.exposure == values["exposure"]
+        and row.evidence_digest == values["evidence_digest"]
+    )
+    if reopen or not same:
+        for key, value in values.items():
+            setattr(row, key, value)
+    return reopen or not same
+
+
+FINDING_COLUMNS = (
+    "check_id", "cluster_id", "subject_kind", "subject_namespace", "subject_name", "key",
+    "fingerprint", "severity", "title", "evidence", "evidence_digest", "exposure", "first_seen",
+    "last_seen",
+)  # fmt: skip
+REWRITTEN = (
+    "severity", "title", "evidence", "evidence_digest", "exposure", "last_seen", "status",
+    "resolved_at",
+)  # fmt: skip
+
+
+def _findings_write(
+    cluster: Cluster,
+    to_create: list[tuple[Any, ...]],
+    changed: list[Stored],
+    resolved: list[int],
+    now: datetime,
+) -> None:
+    """Insert the new, rewrite the changed, resolve the gone; every other live finding of the
+    cluster was seen again unchanged: one UPDATE moves their last_seen."""
+    stamp = db_datetime(now)  # first_seen and last_seen of the new ones
+    rows_insert(Finding, FINDING_COLUMNS, [(*row, stamp, stamp) for row in to_create], now)
+    rows_update(Finding, REWRITTEN, [_update_row(row, stamp) for row in changed])
+    for start in range(0, len(resolved), BATCH):
+        batch = resolved[start : start + BATCH]
+        Finding.objects.filter(pk__in=batch).update(status=Finding.Status.RESOLVED, resolved_at=now)
+    live = Finding.objects.filter(cluster=cluster, status__in=LIVE_STATUSES, last_seen__lt=now)
+    live.update(last_seen=now)
+
+
+def _update_row(row: Stored, stamp: Any) -> tuple[Any, ...]:
+    resolved_at = db_datetime(row.resolved_at) if row.resolved_at else None
+    return (
+        row.pk, row.severity, row.title, json.dumps(row.evidence), row.evidence_digest,
+        row.exposure, stamp, row.status, resolved_at,
+    )  # fmt: skip
+
+
+def _new_finding_row(
+    cluster: Cluster, draft: FindingDraft, fingerprint: str, values: dict
+) -> tuple[Any, ...]:
+    """A new finding in FINDING_COLUMNS order, less first_seen and last_seen (the run's time)."""
+    return (
+        draft.check_id, cluster.pk, draft.subject_kind, draft.subject_namespace,
+        draft.subject_name, draft.key[:200], fingerprint, values["severity"], values["title"],
+        json.dumps(values["evidence"]), values["evidence_digest"], values["exposure"],
+    )  # fmt: skip
+
+
+def acceptance_state(finding: Finding) -> dict[str, Any]:
+    """What the audit log keeps of a finding's risk acceptance."""
+    until = finding.accepted_until
+    return {
+        "check": finding.check_id,
+        "tenants": sorted(finding.tenants.values_list("slug", flat=True)),
+        "status": finding.status,
+        "accepted_by": finding.accepted_by.get_username() if finding.accepted_by_id else None,
+        "accepted_reason": finding.accepted_reason,
+        "accepted_until": until.isoformat() if until else None,
+    }
