@@ -1,19 +1,20 @@
 """The tenants page (/tenants/): every tenant the user may see, searchable, filtered by trust
 class and sorted on the server by risk, score, open findings or name. A tenant viewer sees the
-tenants they view and nothing else (Tenant.objects.visible_to, through tenants_overview)."""
+tenants they view and nothing else (Tenant.objects.visible_to, through tenants_ranked)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from django.core.paginator import Page, Paginator
-from django.db.models import F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 
-from posture.models import TenantScore
+from posture.models import Finding, FindingTenant
 from posture.ranking import SEVERITIES, tenant_rows
-from posture.selectors import tenants_overview
+from posture.selectors import tenants_ranked
 from tenants.models import Tenant, TenantNamespace, TrustClass
 
 PAGE_SIZE = 50
@@ -54,11 +55,25 @@ class TenantQuery:
 def tenants_listed(user, query: TenantQuery) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
     """The tenants the user may see, counted and scored as on the overview, narrowed and
     ordered as asked."""
-    newest = TenantScore.objects.filter(tenant=OuterRef("pk")).order_by("-computed_at", "-id")
+    # Counted per tenant in subqueries, so the page sorts and paginates in SQL.
+    counts = {
+        f"open_{sev}": Coalesce(
+            Subquery(
+                FindingTenant.objects.filter(
+                    tenant=OuterRef("pk"),
+                    finding__status=Finding.Status.OPEN,
+                    finding__severity=sev,
+                )
+                .values("tenant_id")
+                .annotate(n=Count("pk"))
+                .values("n")[:1]
+            ),
+            0,
+        )
+        for sev in SEVERITIES
+    }
     c, h, m, low = (F(f"open_{s}") for s in SEVERITIES)
-    tenants = tenants_overview(user).annotate(
-        latest_score=Subquery(newest.values("score")[:1]), open_total=c + h + m + low
-    )
+    tenants = tenants_ranked(user).annotate(**counts).annotate(open_total=c + h + m + low)
     if query.q:
         # By id, not a join: a join on namespaces would multiply the finding counts.
         owning = TenantNamespace.objects.filter(name__icontains=query.q).values("tenant_id")
