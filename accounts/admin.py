@@ -17,16 +17,30 @@ from gpuposture.base.models import ApiToken
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
     list_display = (
-        "name", "user", "prefix", "scope", "created_at", "expires_at", "last_used_at",
-        "last_used_ip", "revoked_at",
-    )  # fmt: skip
+        "name",
+        "user",
+        "prefix",
+        "scope",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "last_used_ip",
+        "revoked_at",
+    )
     list_filter = ("scope", "revoked_at")
     search_fields = ("name", "prefix", "user__username")
     # The hash is left out: useless to a person, and one less thing to leak.
     fields = readonly_fields = (
-        "user", "name", "prefix", "scope", "created_at", "expires_at", "last_used_at",
-        "last_used_ip", "revoked_at",
-    )  # fmt: skip
+        "user",
+        "name",
+        "prefix",
+        "scope",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "last_used_ip",
+        "revoked_at",
+    )
     actions = ["revoke"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

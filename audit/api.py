@@ -26,9 +26,19 @@ class AuditEventSerializer(serializers.ModelSerializer):
     class Meta:
         model = AuditEvent
         fields = [
-            "id", "time", "actor", "action", "object_type", "object_id", "object_repr",
-            "before", "after", "request_id", "prev_hash", "hash",
-        ]  # fmt: skip
+            "id",
+            "time",
+            "actor",
+            "action",
+            "object_type",
+            "object_id",
+            "object_repr",
+            "before",
+            "after",
+            "request_id",
+            "prev_hash",
+            "hash",
+        ]
 
 
 class AuditEventViewSet(ScopedReadOnlyViewSet):

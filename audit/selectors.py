@@ -12,9 +12,19 @@ from audit.models import AuditEvent
 from audit.names import named_event_rows
 
 CHAIN_FIELDS = (
-    "id", "time", "actor_name", "action", "object_type", "object_id", "object_repr", "before",
-    "after", "request_id", "prev_hash", "hash",
-)  # fmt: skip
+    "id",
+    "time",
+    "actor_name",
+    "action",
+    "object_type",
+    "object_id",
+    "object_repr",
+    "before",
+    "after",
+    "request_id",
+    "prev_hash",
+    "hash",
+)
 
 
 def audit_chain(*, chunk_size: int = 2000) -> Iterator[StoredEvent]:

@@ -95,8 +95,13 @@ def _timed_get(client, path: str) -> tuple[float, int, int]:  # type: ignore[no-
     return time.perf_counter() - start, answer.status_code, len(body)
 
 
-def report_lines(first_score_s: float, rescore_s: float, pages: list[PageTime],
-                 busiest: tuple[str, int], shared: tuple[float, int]) -> list[str]:  # fmt: skip
+def report_lines(
+    first_score_s: float,
+    rescore_s: float,
+    pages: list[PageTime],
+    busiest: tuple[str, int],
+    shared: tuple[float, int],
+) -> list[str]:
     rescore = rescore_s / first_score_s if first_score_s else 0.0
     lines = [
         "after the first score",
@@ -107,14 +112,21 @@ def report_lines(first_score_s: float, rescore_s: float, pages: list[PageTime],
     ]
     # "Within 20% of the first": at most 20% slower. Faster is never a miss (the check was
     # abs(rescore - 1) before, which failed a re-score for costing less than the first).
-    checks = [(f"re-score unchanged within {TARGET_RESCORE:.0%} of the first",
-               rescore <= 1 + TARGET_RESCORE, f"{rescore:.0%}")]  # fmt: skip
+    checks = [
+        (
+            f"re-score unchanged within {TARGET_RESCORE:.0%} of the first",
+            rescore <= 1 + TARGET_RESCORE,
+            f"{rescore:.0%}",
+        )
+    ]
     for page in pages:
         if page.status is None:
             lines.append(f"  {page.label:36} absent (no such route in this version)")
             continue
-        lines.append(f"  {page.label:36} {page.status} {page.seconds * 1e3:8.0f} ms "
-                     f"(again {page.again * 1e3:.0f} ms) {page.kbytes:8.0f} kB")  # fmt: skip
+        lines.append(
+            f"  {page.label:36} {page.status} {page.seconds * 1e3:8.0f} ms "
+            f"(again {page.again * 1e3:.0f} ms) {page.kbytes:8.0f} kB"
+        )
         limit = TARGET_TENANT_PAGE_S if page.label.startswith("tenant") else TARGET_PAGE_S
         ok = page.status == 200 and page.seconds < limit
         checks.append((f"{page.label} < {limit * 1e3:.0f} ms", ok, f"{page.seconds * 1e3:.0f} ms"))

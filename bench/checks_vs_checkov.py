@@ -147,9 +147,17 @@ def make_venv(venv: Path) -> float:
 
 def run_checkov(venv: Path, directory: Path) -> tuple[float, dict]:
     command = [
-        venv / "bin" / "checkov", "-d", directory, "--framework", "kubernetes",
-        "-o", "json", "--quiet", "--compact", "--skip-download",
-    ]  # fmt: skip
+        venv / "bin" / "checkov",
+        "-d",
+        directory,
+        "--framework",
+        "kubernetes",
+        "-o",
+        "json",
+        "--quiet",
+        "--compact",
+        "--skip-download",
+    ]
     start = time.perf_counter()
     done = run(command, env={**os.environ, "BC_SKIP_MAPPING": "TRUE"})
     elapsed = time.perf_counter() - start

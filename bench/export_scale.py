@@ -99,10 +99,12 @@ def build_world(args: argparse.Namespace) -> list[Role]:
     slugs = list(Tenant.objects.order_by("slug").values_list("slug", flat=True))
     roles = [
         Role("security lead", user_ensure("bench-lead", "security_lead")),
-        Role(f"viewer of {len(slugs) // 2} tenants",
-             user_ensure("bench-viewer-half", "tenant_viewer", slugs[: len(slugs) // 2])),
+        Role(
+            f"viewer of {len(slugs) // 2} tenants",
+            user_ensure("bench-viewer-half", "tenant_viewer", slugs[: len(slugs) // 2]),
+        ),
         Role("viewer of 1 tenant", user_ensure("bench-viewer-one", "tenant_viewer", slugs[:1])),
-    ]  # fmt: skip
+    ]
     for role in roles:
         role.token = api_token(role.user, scope="read")
         role.rows = Finding.objects.visible_to(role.user).count()
@@ -135,8 +137,17 @@ def in_process(roles: list[Role]) -> list[Export]:
             before = rss_now_mb()
             step = measure(call)
             status, size = step.result
-            results.append(Export(role.label, kind, status, step.seconds, size, step.peak_mb,
-                                  step.peak_mb - before))  # fmt: skip
+            results.append(
+                Export(
+                    role.label,
+                    kind,
+                    status,
+                    step.seconds,
+                    size,
+                    step.peak_mb,
+                    step.peak_mb - before,
+                )
+            )
     return results
 
 
@@ -150,12 +161,28 @@ def free_port() -> int:
 
 
 def start_gunicorn(url: str, port: int, workers: int, extra: list[str], log: Path) -> Any:
-    env = {**os.environ, "DATABASE_URL": url, "DEBUG": "0", "ALLOWED_HOSTS": "127.0.0.1",
-           "SECURE_SSL_REDIRECT": "0", "SECURE_HSTS_SECONDS": "0", "LOG_LEVEL": "WARNING",
-           "DJANGO_SETTINGS_MODULE": "gpuposture.settings"}  # fmt: skip
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "DEBUG": "0",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "SECURE_HSTS_SECONDS": "0",
+        "LOG_LEVEL": "WARNING",
+        "DJANGO_SETTINGS_MODULE": "gpuposture.settings",
+    }
     env.setdefault("SECRET_KEY", "bench")
-    command = [sys.executable, "-m", "gunicorn", "gpuposture.wsgi", "--bind",
-               f"127.0.0.1:{port}", "--workers", str(workers), *extra]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "gpuposture.wsgi",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        *extra,
+    ]
     # cwd=ROOT: gunicorn reads ./gunicorn.conf.py there, as the image does in /app.
     output = log.open("w")
     server = subprocess.Popen(  # noqa: S603 - our own command line
@@ -232,8 +259,10 @@ def live_runs(url: str, role: Role, args: argparse.Namespace, workdir: Path) -> 
     """The Dockerfile's settings (gunicorn.conf.py: gthread), then sync workers (before)."""
     runs = []
     # gunicorn turns sync workers into gthread ones when threads > 1: the second says 1.
-    settings = (("gthread (gunicorn.conf.py)", []),
-                ("sync (before)", ["--worker-class", "sync", "--threads", "1"]))  # fmt: skip
+    settings = (
+        ("gthread (gunicorn.conf.py)", []),
+        ("sync (before)", ["--worker-class", "sync", "--threads", "1"]),
+    )
     for label, extra in settings:
         port = free_port()
         log = workdir / f"gunicorn-{port}.log"
@@ -254,26 +283,37 @@ def live_runs(url: str, role: Role, args: argparse.Namespace, workdir: Path) -> 
 
 def print_in_process(roles: list[Role], results: list[Export]) -> None:
     rows = {role.label: role.rows for role in roles}
-    print(f"{'role':24} {'rows':>7} {'format':6} {'status':>6} {'seconds':>8} {'MB sent':>8} "
-          f"{'peak RSS MB':>12} {'growth MB':>10}")  # fmt: skip
+    print(
+        f"{'role':24} {'rows':>7} {'format':6} {'status':>6} {'seconds':>8} {'MB sent':>8} "
+        f"{'peak RSS MB':>12} {'growth MB':>10}"
+    )
     for r in results:
-        print(f"{r.role:24} {rows[r.role]:7,} {r.kind:6} {r.status:6} {r.seconds:8.2f} "
-              f"{r.size / 1e6:8.1f} {r.peak_mb:12.0f} {r.growth_mb:10.0f}")  # fmt: skip
+        print(
+            f"{r.role:24} {rows[r.role]:7,} {r.kind:6} {r.status:6} {r.seconds:8.2f} "
+            f"{r.size / 1e6:8.1f} {r.peak_mb:12.0f} {r.growth_mb:10.0f}"
+        )
 
 
 def print_live(live: Live, workers: int) -> None:
     latencies = sorted(seconds for _status, seconds in live.healthz) or [0.0]
     statuses = sorted({status for status, _ in live.healthz})
-    exports = ", ".join(f"{e.status} in {e.seconds:.2f} s ({e.size / 1e6:.1f} MB)"
-                        for e in live.exports)  # fmt: skip
-    print(f"\n== gunicorn, {workers} {live.label} workers: {len(live.exports)} concurrent exports "
-          f"({live.exports[0].role if live.exports else '-'}, json)")  # fmt: skip
+    exports = ", ".join(
+        f"{e.status} in {e.seconds:.2f} s ({e.size / 1e6:.1f} MB)" for e in live.exports
+    )
+    print(
+        f"\n== gunicorn, {workers} {live.label} workers: {len(live.exports)} concurrent exports "
+        f"({live.exports[0].role if live.exports else '-'}, json)"
+    )
     print(f"   exports: {exports}")
-    print(f"   /healthz idle: {live.idle_healthz_s * 1000:.1f} ms; during the exports: "
-          f"{len(latencies)} asked, p50 {statistics.median(latencies) * 1000:.1f} ms, "
-          f"max {latencies[-1] * 1000:.1f} ms, statuses {statuses}")  # fmt: skip
-    print(f"   workers' peak RSS MB: {', '.join(f'{m:.0f}' for m in live.worker_peak_mb)}; "
-          f"workers killed for a timeout: {live.timeouts}")  # fmt: skip
+    print(
+        f"   /healthz idle: {live.idle_healthz_s * 1000:.1f} ms; during the exports: "
+        f"{len(latencies)} asked, p50 {statistics.median(latencies) * 1000:.1f} ms, "
+        f"max {latencies[-1] * 1000:.1f} ms, statuses {statuses}"
+    )
+    print(
+        f"   workers' peak RSS MB: {', '.join(f'{m:.0f}' for m in live.worker_peak_mb)}; "
+        f"workers killed for a timeout: {live.timeouts}"
+    )
 
 
 def verdicts(roles: list[Role], results: list[Export], runs: list[Live]) -> list[str]:
@@ -284,15 +324,21 @@ def verdicts(roles: list[Role], results: list[Export], runs: list[Live]) -> list
     threaded = runs[0]
     worst = max((s for _status, s in threaded.healthz), default=0.0)
     print("\n== targets")
-    print(f"   slowest viewer export {viewer.seconds:.2f} s < {TARGET_VIEWER_S} s: "
-          f"{'PASS' if viewer.seconds < TARGET_VIEWER_S else 'FAIL'}")  # fmt: skip
-    print(f"   /healthz max {worst:.2f} s < {TARGET_HEALTHZ_S} s under 3 exports (gthread): "
-          f"{'PASS' if worst < TARGET_HEALTHZ_S else 'FAIL'}")  # fmt: skip
+    print(
+        f"   slowest viewer export {viewer.seconds:.2f} s < {TARGET_VIEWER_S} s: "
+        f"{'PASS' if viewer.seconds < TARGET_VIEWER_S else 'FAIL'}"
+    )
+    print(
+        f"   /healthz max {worst:.2f} s < {TARGET_HEALTHZ_S} s under 3 exports (gthread): "
+        f"{'PASS' if worst < TARGET_HEALTHZ_S else 'FAIL'}"
+    )
     failed = [f"in process {r.role} {r.kind}: {r.status}" for r in results if r.status != 200]
     for live in runs:
-        failed += [f"{live.label} export: {e.status}, {e.size:,} of {whole[e.role, e.kind]:,} "
-                   "bytes" for e in live.exports
-                   if e.status != 200 or e.size != whole[e.role, e.kind]]  # fmt: skip
+        failed += [
+            f"{live.label} export: {e.status}, {e.size:,} of {whole[e.role, e.kind]:,} bytes"
+            for e in live.exports
+            if e.status != 200 or e.size != whole[e.role, e.kind]
+        ]
         failed += [f"{live.label}: {n} worker(s) killed (timeout)" for n in [live.timeouts] if n]
         failed += [f"{live.label} /healthz: {s}" for s, _ in live.healthz if s != 200]
     print(f"   every measured request answered 200: {'PASS' if not failed else 'FAIL'}")
@@ -309,8 +355,10 @@ def run(args: argparse.Namespace, url: str, workdir: Path) -> list[str]:
     setup = time.perf_counter() - start
     from django.db import connection
 
-    print(f"== {args.findings:,} findings, {args.tenants} tenants, {args.nodes} nodes; "
-          f"{connection.vendor}; {os.cpu_count()} CPUs; world built in {setup:.1f} s")  # fmt: skip
+    print(
+        f"== {args.findings:,} findings, {args.tenants} tenants, {args.nodes} nodes; "
+        f"{connection.vendor}; {os.cpu_count()} CPUs; world built in {setup:.1f} s"
+    )
     results = in_process(roles)
     print("\n== each export in this process (token auth, whole body read)")
     print_in_process(roles, results)

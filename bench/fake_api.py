@@ -25,10 +25,24 @@ sys.path.insert(0, str(ROOT))
 from tests.kubeapi import FakeKubeAPI  # noqa: E402
 
 SERVED_KINDS = {
-    "Node", "Namespace", "Pod", "ResourceQuota", "ConfigMap", "Service", "DaemonSet",
-    "Deployment", "ReplicaSet", "Job", "Role", "ClusterRole", "RoleBinding",
-    "ClusterRoleBinding", "Ingress", "NetworkPolicy", "ClusterPolicy",
-}  # fmt: skip
+    "Node",
+    "Namespace",
+    "Pod",
+    "ResourceQuota",
+    "ConfigMap",
+    "Service",
+    "DaemonSet",
+    "Deployment",
+    "ReplicaSet",
+    "Job",
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+    "Ingress",
+    "NetworkPolicy",
+    "ClusterPolicy",
+}
 
 
 def served(path: Path) -> list[dict]:

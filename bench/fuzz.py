@@ -161,16 +161,27 @@ def free_port() -> int:
 
 def server_start(env: dict[str, str], port: int) -> subprocess.Popen:
     cmd = [
-        str(BIN / "gunicorn"), "gpuposture.wsgi:application",
-        "--bind", f"127.0.0.1:{port}", "--workers", "2", "--timeout", "120",
-        "--error-logfile", str(WORK / "gunicorn.log"),
-    ]  # fmt: skip
+        str(BIN / "gunicorn"),
+        "gpuposture.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        "2",
+        "--timeout",
+        "120",
+        "--error-logfile",
+        str(WORK / "gunicorn.log"),
+    ]
     # 4xx are the fuzzer's daily bread: log only errors (a 5xx's traceback) from the app.
     log = (WORK / "gunicorn.log").open("a")
     server = subprocess.Popen(
-        cmd, env={**env, "LOG_LEVEL": "ERROR"}, cwd=ROOT, stdout=log, stderr=log,
+        cmd,
+        env={**env, "LOG_LEVEL": "ERROR"},
+        cwd=ROOT,
+        stdout=log,
+        stderr=log,
         start_new_session=True,
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -202,27 +213,49 @@ GENERATED = re.compile(r"(\d+) generated")
 def fuzz_role(args: argparse.Namespace, role: str, header: str, port: int) -> dict[str, object]:
     log = WORK / f"st-{role}.log"
     cmd = [
-        str(BIN / "st"), "run", f"http://127.0.0.1:{port}/api/schema/",
-        "--header", f"Authorization: {header}",
-        "--checks", CHECKS,
-        "--max-examples", str(args.max_examples),
-        "--phases", args.phases,
-        "--workers", args.workers,
-        "--request-timeout", "60",
-        "--generation-database", "none",
-        "--suppress-health-check", "all",
+        str(BIN / "st"),
+        "run",
+        f"http://127.0.0.1:{port}/api/schema/",
+        "--header",
+        f"Authorization: {header}",
+        "--checks",
+        CHECKS,
+        "--max-examples",
+        str(args.max_examples),
+        "--phases",
+        args.phases,
+        "--workers",
+        args.workers,
+        "--request-timeout",
+        "60",
+        "--generation-database",
+        "none",
+        "--suppress-health-check",
+        "all",
         "--no-color",
-        "--report", "junit", "--report-junit-path", str(WORK / f"junit-{role}.xml"),
+        "--report",
+        "junit",
+        "--report-junit-path",
+        str(WORK / f"junit-{role}.xml"),
         *(["--seed", str(args.seed)] if args.seed is not None else []),
         *args.st_args,
-    ]  # fmt: skip
-    print(f"\n=== fuzz as {role} ({ROLE_USERS[role]}): {args.max_examples} examples/operation, "
-          f"phases {args.phases}, limit {args.limit}s; log {log}", flush=True)  # fmt: skip
+    ]
+    print(
+        f"\n=== fuzz as {role} ({ROLE_USERS[role]}): {args.max_examples} examples/operation, "
+        f"phases {args.phases}, limit {args.limit}s; log {log}",
+        flush=True,
+    )
     started = time.monotonic()
     timed_out = False
     with log.open("w") as out:
-        proc = subprocess.Popen(cmd, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            cmd,
+            cwd=WORK,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         assert proc.stdout is not None
         deadline = started + args.limit
         for line in proc.stdout:

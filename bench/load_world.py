@@ -68,14 +68,23 @@ def _node_facts(cluster: Any, rng: random.Random) -> None:
         node.gpu_operator_version = "24.9.2"
         node.patch_status = rng.choice(("current", "below_baseline", "unknown"))
         node.taints = [{"key": "gpuposture.io/class", "value": "internal", "effect": "NoSchedule"}]
-        node.labels = {"nvidia.com/gpu.product": node.gpu_model.replace(" ", "-"),
-                       "gpuposture.io/pool": f"pool-{int(node.name[4:]) // 20:03d}"}  # fmt: skip
+        node.labels = {
+            "nvidia.com/gpu.product": node.gpu_model.replace(" ", "-"),
+            "gpuposture.io/pool": f"pool-{int(node.name[4:]) // 20:03d}",
+        }
     Node.objects.bulk_update(
         nodes,
-        ["driver_version", "container_toolkit_version", "device_plugin_version",
-         "gpu_operator_version", "patch_status", "taints", "labels"],
+        [
+            "driver_version",
+            "container_toolkit_version",
+            "device_plugin_version",
+            "gpu_operator_version",
+            "patch_status",
+            "taints",
+            "labels",
+        ],
         batch_size=BATCH,
-    )  # fmt: skip
+    )
 
 
 def _pods(cluster: Any, rng: random.Random) -> int:
@@ -88,16 +97,32 @@ def _pods(cluster: Any, rng: random.Random) -> int:
     tenants = list(Tenant.objects.order_by("slug"))
     pods = []
     for i, node in enumerate(Node.objects.filter(cluster=cluster).order_by("name")):
-        pods.append(Pod(cluster=cluster, namespace="gpu-operator", name=f"nvidia-dcgm-{i:05d}",
-                        node=node, phase="Running", service_account="nvidia-dcgm-exporter",
-                        changed_at=now))  # fmt: skip
+        pods.append(
+            Pod(
+                cluster=cluster,
+                namespace="gpu-operator",
+                name=f"nvidia-dcgm-{i:05d}",
+                node=node,
+                phase="Running",
+                service_account="nvidia-dcgm-exporter",
+                changed_at=now,
+            )
+        )
         for k in range(2):
             tenant = tenants[(i + k * 97) % len(tenants)]
-            pods.append(Pod(cluster=cluster, namespace=tenant.slug, tenant=tenant, node=node,
-                            name=f"train-{i:05d}-{k}-{rng.randrange(16**5):05x}",
-                            phase="Running", service_account="default",
-                            gpu_resources={"nvidia.com/gpu": rng.choice((1, 2, 4, 8))},
-                            changed_at=now))  # fmt: skip
+            pods.append(
+                Pod(
+                    cluster=cluster,
+                    namespace=tenant.slug,
+                    tenant=tenant,
+                    node=node,
+                    name=f"train-{i:05d}-{k}-{rng.randrange(16**5):05x}",
+                    phase="Running",
+                    service_account="default",
+                    gpu_resources={"nvidia.com/gpu": rng.choice((1, 2, 4, 8))},
+                    changed_at=now,
+                )
+            )
     Pod.objects.bulk_create(pods, batch_size=BATCH)
     return len(pods)
 
@@ -106,30 +131,69 @@ def _evidence(check: Any, tenant: Any, node: str, pod: str) -> tuple[str, str, s
     """(subject kind, namespace, name, evidence) in the shape the check family writes."""
     family = check.id.split("-")[0]
     if family == "POD":
-        return "Pod", tenant.slug, pod, {
-            "pod": f"{tenant.slug}/{pod}", "node": node, "phase": "Running",
-            "owner": f"ReplicaSet/{pod[:-6]}", "tenant": tenant.slug, "trust_class": "internal",
-            "container": "main", "image": f"registry.example.internal/{tenant.slug}/train@sha256:"
-            + hashlib.sha256(pod.encode()).hexdigest(), "init_container": False,
-            "field": "spec.containers[0].securityContext.privileged", "value": True,
-        }  # fmt: skip
+        return (
+            "Pod",
+            tenant.slug,
+            pod,
+            {
+                "pod": f"{tenant.slug}/{pod}",
+                "node": node,
+                "phase": "Running",
+                "owner": f"ReplicaSet/{pod[:-6]}",
+                "tenant": tenant.slug,
+                "trust_class": "internal",
+                "container": "main",
+                "image": f"registry.example.internal/{tenant.slug}/train@sha256:"
+                + hashlib.sha256(pod.encode()).hexdigest(),
+                "init_container": False,
+                "field": "spec.containers[0].securityContext.privileged",
+                "value": True,
+            },
+        )
     if family in ("SHARE", "LEAK", "ATTR"):
-        return "Node", "", node, {
-            "node": node, "resource": "nvidia.com/gpu", "sharing": "time_slicing", "replicas": 4,
-            "tenants": [tenant.slug, "t-000"], "trust_classes": {tenant.slug: "internal"},
-            "pods": [f"{tenant.slug}/{pod}", f"t-000/train-{node}"],
-            "config": {"configmap": "gpu-operator/time-slicing-config", "key": "ts-4"},
-        }  # fmt: skip
+        return (
+            "Node",
+            "",
+            node,
+            {
+                "node": node,
+                "resource": "nvidia.com/gpu",
+                "sharing": "time_slicing",
+                "replicas": 4,
+                "tenants": [tenant.slug, "t-000"],
+                "trust_classes": {tenant.slug: "internal"},
+                "pods": [f"{tenant.slug}/{pod}", f"t-000/train-{node}"],
+                "config": {"configmap": "gpu-operator/time-slicing-config", "key": "ts-4"},
+            },
+        )
     if family == "STACK":
-        return "Node", "", node, {
-            "node": node, "component": "driver", "version": "550.127.05",
-            "baseline": "550.144.03", "bulletins": ["NVIDIA-2025-5614", "NVIDIA-2025-5630"],
-            "cves": ["CVE-2025-23266", "CVE-2025-23267"], "fixed_in": "550.144.03",
-        }  # fmt: skip
-    return "Namespace", tenant.slug, tenant.slug, {
-        "namespace": tenant.slug, "tenant": tenant.slug, "trust_class": "internal",
-        "quota": None, "gpu_pods": 4, "network_policies": [],
-    }  # fmt: skip
+        return (
+            "Node",
+            "",
+            node,
+            {
+                "node": node,
+                "component": "driver",
+                "version": "550.127.05",
+                "baseline": "550.144.03",
+                "bulletins": ["NVIDIA-2025-5614", "NVIDIA-2025-5630"],
+                "cves": ["CVE-2025-23266", "CVE-2025-23267"],
+                "fixed_in": "550.144.03",
+            },
+        )
+    return (
+        "Namespace",
+        tenant.slug,
+        tenant.slug,
+        {
+            "namespace": tenant.slug,
+            "tenant": tenant.slug,
+            "trust_class": "internal",
+            "quota": None,
+            "gpu_pods": 4,
+            "network_policies": [],
+        },
+    )
 
 
 def _findings(cluster: Any, total: int, rng: random.Random) -> int:
@@ -152,16 +216,27 @@ def _findings(cluster: Any, total: int, rng: random.Random) -> int:
         roll = rng.random()
         status = "open" if roll < 0.75 else "resolved" if roll < 0.9 else "accepted"
         seen = now - timedelta(hours=rng.randrange(24 * 30))
-        rows.append(Finding(
-            check_id=check.id, severity=check.severity, status=status, cluster=cluster,
-            subject_kind=kind, subject_namespace=namespace, subject_name=name,
-            fingerprint=hashlib.sha256(f"bench/{i}".encode()).hexdigest(),
-            title=f"{check.title}: {namespace or node}/{name}"[:300], evidence=evidence,
-            first_seen=seen, last_seen=now if status == "open" else seen,
-            resolved_at=seen if status == "resolved" else None,
-            accepted_reason="Compensating control: dedicated pool." if status == "accepted"
-            else "", accepted_until=now + timedelta(days=30) if status == "accepted" else None,
-        ))  # fmt: skip
+        rows.append(
+            Finding(
+                check_id=check.id,
+                severity=check.severity,
+                status=status,
+                cluster=cluster,
+                subject_kind=kind,
+                subject_namespace=namespace,
+                subject_name=name,
+                fingerprint=hashlib.sha256(f"bench/{i}".encode()).hexdigest(),
+                title=f"{check.title}: {namespace or node}/{name}"[:300],
+                evidence=evidence,
+                first_seen=seen,
+                last_seen=now if status == "open" else seen,
+                resolved_at=seen if status == "resolved" else None,
+                accepted_reason="Compensating control: dedicated pool."
+                if status == "accepted"
+                else "",
+                accepted_until=now + timedelta(days=30) if status == "accepted" else None,
+            )
+        )
         affects.append(None if check.scope == "cluster" else tenant)
     Finding.objects.bulk_create(rows, batch_size=BATCH)
     links = [
@@ -193,10 +268,16 @@ def _scores(rng: random.Random) -> int:
         for tenant in Tenant.objects.all():
             found = open_rows.get(tenant.pk, [])
             contributions = [
-                {"finding_id": pk, "check": check, "severity": sev, "exposure": 1,
-                 "points": float(SEVERITY_WEIGHTS[sev]), "reason": f"open {sev}"}
+                {
+                    "finding_id": pk,
+                    "check": check,
+                    "severity": sev,
+                    "exposure": 1,
+                    "points": float(SEVERITY_WEIGHTS[sev]),
+                    "reason": f"open {sev}",
+                }
                 for pk, check, sev in found[:20]
-            ]  # fmt: skip
+            ]
             # Real-looking history: the risk drifts a little run to run.
             risk = round(sum(c["points"] for c in contributions) + rng.randrange(5), 2)
             for c in contributions:
@@ -205,11 +286,18 @@ def _scores(rng: random.Random) -> int:
             by_severity: dict[str, int] = {}
             for _pk, _check, sev in found:
                 by_severity[sev] = by_severity.get(sev, 0) + 1
-            scores.append(TenantScore(
-                run=run, tenant=tenant, computed_at=computed, risk=risk, score=score,
-                grade=grade_for(score), contributions=contributions,
-                open_by_severity=by_severity,
-            ))  # fmt: skip
+            scores.append(
+                TenantScore(
+                    run=run,
+                    tenant=tenant,
+                    computed_at=computed,
+                    risk=risk,
+                    score=score,
+                    grade=grade_for(score),
+                    contributions=contributions,
+                    open_by_severity=by_severity,
+                )
+            )
     TenantScore.objects.bulk_create(scores, batch_size=BATCH)
     return len(scores)
 
@@ -220,10 +308,13 @@ def _sync_run(cluster: Any, counts: dict[str, int]) -> None:
     from inventory.models import SyncRun
 
     SyncRun.objects.create(
-        cluster=cluster, source="bench/load_world.py", status="succeeded",
-        finished_at=timezone.now(), trigger="cli",
+        cluster=cluster,
+        source="bench/load_world.py",
+        status="succeeded",
+        finished_at=timezone.now(),
+        trigger="cli",
         counts={"Node": counts["nodes"], "Pod": counts["pods"]},
-    )  # fmt: skip
+    )
 
 
 def _analyze() -> None:

@@ -30,12 +30,18 @@ def operator_pod(ids: k8s.Ids, ds: k8s.DaemonSetSpec, node: str, image: str) -> 
     ctr = k8s.container(ds.container, image, security={"privileged": True}, mounts=mounts)
     labels = {"app": ds.name, "controller-revision-hash": ids.digest(ds.image)[:10]}
     return k8s.pod(
-        ids, f"{ds.name}-{ids.suffix()}", ds.namespace, node=node, containers=[ctr],
-        owner=("apps/v1", "DaemonSet", ds.name), labels=labels,
+        ids,
+        f"{ds.name}-{ids.suffix()}",
+        ds.namespace,
+        node=node,
+        containers=[ctr],
+        owner=("apps/v1", "DaemonSet", ds.name),
+        labels=labels,
         volumes=[k8s.host_path(f"host-{i}", p) for i, p in enumerate(ds.host_paths)],
-        tolerations=[{"operator": "Exists"}], service_account=ds.name,
+        tolerations=[{"operator": "Exists"}],
+        service_account=ds.name,
         priority_class="system-node-critical",
-    )  # fmt: skip
+    )
 
 
 def tenant_pod(
@@ -57,19 +63,36 @@ def tenant_pod(
         phase = "Succeeded"
     elif changed:
         image = bumped(image)
-    ctr = k8s.container("main", image, gpus={slot.resource: 1}, cpu="8", memory="64Gi",
-                        security=security, env=env, mounts=mounts, ports=(8000,),
-                        args=["--model", "/models/current", "--port", "8000"])  # fmt: skip
+    ctr = k8s.container(
+        "main",
+        image,
+        gpus={slot.resource: 1},
+        cpu="8",
+        memory="64Gi",
+        security=security,
+        env=env,
+        mounts=mounts,
+        ports=(8000,),
+        args=["--model", "/models/current", "--port", "8000"],
+    )
     tolerations = [k8s.toleration("nvidia.com/gpu", None, "NoSchedule")]
     if slot.taint:
         tolerations.append(k8s.toleration("gpuposture.io/trust-class", slot.taint, "NoSchedule"))
     return k8s.pod(
-        ids, f"{rs}-{ids.suffix()}", ns, node=node, containers=[ctr], phase=phase,
-        owner=("apps/v1", "ReplicaSet", rs), labels={"app": app, "pod-template-hash": rs[-10:]},
-        volumes=volumes, tolerations=tolerations, pod_security=dict(k8s.HARDENED_POD),
+        ids,
+        f"{rs}-{ids.suffix()}",
+        ns,
+        node=node,
+        containers=[ctr],
+        phase=phase,
+        owner=("apps/v1", "ReplicaSet", rs),
+        labels={"app": app, "pod-template-hash": rs[-10:]},
+        volumes=volumes,
+        tolerations=tolerations,
+        pod_security=dict(k8s.HARDENED_POD),
         node_selector={"gpuposture.io/pool": slot.pool},
         host_ipc=0.025 <= risk < 0.03,  # POD-002
-    )  # fmt: skip
+    )
 
 
 def _risks(risk: float) -> tuple[Obj, list[Obj], list[Obj], list[Obj]]:
@@ -113,9 +136,13 @@ def platform_objects(ids: k8s.Ids) -> Iterator[Obj]:
     yield k8s.configmap(ids, "time-slicing-config", op, data)
     yield k8s.configmap(ids, "default-mig-parted-config", op, {"config.yaml": _MIG_PARTED})
     for ds in OPERATOR_SETS:
-        template = {"metadata": {"labels": {"app": ds.name}},
-                    "spec": {"containers": [k8s.container(ds.container, ds.image)],
-                             "serviceAccountName": ds.name}}  # fmt: skip
+        template = {
+            "metadata": {"labels": {"app": ds.name}},
+            "spec": {
+                "containers": [k8s.container(ds.container, ds.image)],
+                "serviceAccountName": ds.name,
+            },
+        }
         spec = {"selector": {"matchLabels": {"app": ds.name}}, "template": template}
         meta = k8s.meta(ids, "DaemonSet", ds.name, op, labels={"app": ds.name})
         yield k8s.obj("apps/v1", "DaemonSet", meta, spec=spec, status={})
@@ -145,13 +172,31 @@ DEVELOPER_RULES = [
 ]
 _API_ACCESS = {
     "name": "kube-api-access-7x2kq",
-    "projected": {"defaultMode": 420, "sources": [
-        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-        {"configMap": {"items": [{"key": "ca.crt", "path": "ca.crt"}], "name": "kube-root-ca.crt"}},
-        {"downwardAPI": {"items": [{"fieldRef": {"apiVersion": "v1",
-                                                 "fieldPath": "metadata.namespace"},
-                                    "path": "namespace"}]}},
-    ]},
-}  # fmt: skip
-_API_MOUNT = {"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
-              "name": "kube-api-access-7x2kq", "readOnly": True}  # fmt: skip
+    "projected": {
+        "defaultMode": 420,
+        "sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {
+                "configMap": {
+                    "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                    "name": "kube-root-ca.crt",
+                }
+            },
+            {
+                "downwardAPI": {
+                    "items": [
+                        {
+                            "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                            "path": "namespace",
+                        }
+                    ]
+                }
+            },
+        ],
+    },
+}
+_API_MOUNT = {
+    "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+    "name": "kube-api-access-7x2kq",
+    "readOnly": True,
+}

@@ -62,33 +62,69 @@ class Report:
         load, load_gc = self.load.seconds, self.load_gc_on.seconds
         rows = [
             ("json.load, GC paused (the floor)", f"{load:8.2f} s", "", f"{self.load.peak_mb:7.0f}"),
-            ("json.load, GC on (before)", f"{load_gc:8.2f} s", "",
-             f"{self.load_gc_on.peak_mb:7.0f}"),
-            ("sync (cluster_sync_from_snapshot)", f"{s1.seconds:8.2f} s", f"{s2.seconds:8.2f} s",
-             f"{max(s1.peak_mb, s2.peak_mb):7.0f}"),
-            ("score (posture_evaluate)", f"{c1.seconds:8.2f} s", f"{c2.seconds:8.2f} s",
-             f"{max(c1.peak_mb, c2.peak_mb):7.0f}"),
-            ("sync + score", f"{s1.seconds + c1.seconds:8.2f} s",
-             f"{s2.seconds + c2.seconds:8.2f} s", ""),
-            ("ratio to json.load, GC paused", f"{(s1.seconds + c1.seconds) / load:8.2f}",
-             f"{(s2.seconds + c2.seconds) / load:8.2f}", ""),
-            ("ratio to json.load, GC on (before)", f"{(s1.seconds + c1.seconds) / load_gc:8.2f}",
-             f"{(s2.seconds + c2.seconds) / load_gc:8.2f}", ""),
+            (
+                "json.load, GC on (before)",
+                f"{load_gc:8.2f} s",
+                "",
+                f"{self.load_gc_on.peak_mb:7.0f}",
+            ),
+            (
+                "sync (cluster_sync_from_snapshot)",
+                f"{s1.seconds:8.2f} s",
+                f"{s2.seconds:8.2f} s",
+                f"{max(s1.peak_mb, s2.peak_mb):7.0f}",
+            ),
+            (
+                "score (posture_evaluate)",
+                f"{c1.seconds:8.2f} s",
+                f"{c2.seconds:8.2f} s",
+                f"{max(c1.peak_mb, c2.peak_mb):7.0f}",
+            ),
+            (
+                "sync + score",
+                f"{s1.seconds + c1.seconds:8.2f} s",
+                f"{s2.seconds + c2.seconds:8.2f} s",
+                "",
+            ),
+            (
+                "ratio to json.load, GC paused",
+                f"{(s1.seconds + c1.seconds) / load:8.2f}",
+                f"{(s2.seconds + c2.seconds) / load:8.2f}",
+                "",
+            ),
+            (
+                "ratio to json.load, GC on (before)",
+                f"{(s1.seconds + c1.seconds) / load_gc:8.2f}",
+                f"{(s2.seconds + c2.seconds) / load_gc:8.2f}",
+                "",
+            ),
             ("re-sync as % of first: sync", "", f"{s2.seconds / s1.seconds:8.1%}", ""),
-            ("re-sync as % of first: sync + score", "",
-             f"{(s2.seconds + c2.seconds) / (s1.seconds + c1.seconds):8.1%}", ""),
-        ]  # fmt: skip
+            (
+                "re-sync as % of first: sync + score",
+                "",
+                f"{(s2.seconds + c2.seconds) / (s1.seconds + c1.seconds):8.1%}",
+                "",
+            ),
+        ]
         lines = [f"{'':36} {'first':>10} {'re-sync':>10} {'peak MB':>8}"]
         lines += [f"{a:36} {b:>10} {c:>10} {d:>8}" for a, b, c, d in rows]
         if self.live:
             full, watch = self.live
             rows = [
-                ("live sync: full list, then watch", f"{full.seconds:8.2f} s",
-                 f"{watch.seconds:8.2f} s", f"{max(full.peak_mb, watch.peak_mb):7.0f}"),
-                ("watch re-sync as % of: live full list", "",
-                 f"{watch.seconds / full.seconds:8.1%}", ""),
+                (
+                    "live sync: full list, then watch",
+                    f"{full.seconds:8.2f} s",
+                    f"{watch.seconds:8.2f} s",
+                    f"{max(full.peak_mb, watch.peak_mb):7.0f}",
+                ),
+                (
+                    "watch re-sync as % of: live full list",
+                    "",
+                    f"{watch.seconds / full.seconds:8.1%}",
+                    "",
+                ),
                 ("watch re-sync as % of: first sync", "", f"{watch.seconds / s1.seconds:8.1%}", ""),
-            ]  # fmt: skip
+            ]
             lines += [f"{a:36} {b:>10} {c:>10} {d:>8}" for a, b, c, d in rows]
         lines.append(f"{'peak RSS of the process (ru_maxrss)':36} {self.max_rss_mb:8.0f} MB")
         return lines
@@ -124,8 +160,10 @@ class Report:
                 rows += [_row("      " + cid, one.phases, two.phases, cid) for cid in check_ids]
         top = sum(one.phases.get(label, 0) for _m, _a, label, d in phases if d == 1)
         top2 = sum(two.phases.get(label, 0) for _m, _a, label, d in phases if d == 1)
-        rows.append(f"{'  rest (run rows, lease, other queries)':40} {one.seconds - top:8.2f} "
-                    f"{two.seconds - top2:8.2f}")  # fmt: skip
+        rows.append(
+            f"{'  rest (run rows, lease, other queries)':40} {one.seconds - top:8.2f} "
+            f"{two.seconds - top2:8.2f}"
+        )
         return rows
 
     def _targets(self) -> list[str]:
@@ -139,13 +177,22 @@ class Report:
             else (s2.seconds / s1.seconds, "re-sync")
         )
         checks = (
-            (f"(sync + score) / json.load, GC paused <= {TARGET_RATIO:g}",
-             ratio <= TARGET_RATIO, f"{ratio:.2f} (against json.load, GC on: {ratio_gc_on:.2f})"),
-            (f"{how} <= {TARGET_RESYNC:.0%} of the first sync", resync <= TARGET_RESYNC,
-             f"{resync:.1%}"),
-            ("peak memory < 1.5 GB", self.max_rss_mb < TARGET_MEMORY_MB,
-             f"{self.max_rss_mb:.0f} MB"),
-        )  # fmt: skip
+            (
+                f"(sync + score) / json.load, GC paused <= {TARGET_RATIO:g}",
+                ratio <= TARGET_RATIO,
+                f"{ratio:.2f} (against json.load, GC on: {ratio_gc_on:.2f})",
+            ),
+            (
+                f"{how} <= {TARGET_RESYNC:.0%} of the first sync",
+                resync <= TARGET_RESYNC,
+                f"{resync:.1%}",
+            ),
+            (
+                "peak memory < 1.5 GB",
+                self.max_rss_mb < TARGET_MEMORY_MB,
+                f"{self.max_rss_mb:.0f} MB",
+            ),
+        )
         return ["targets"] + [
             f"  {'PASS' if ok else 'FAIL'}  {what:45} {value}" for what, ok, value in checks
         ]

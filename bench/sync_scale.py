@@ -211,8 +211,16 @@ def live_syncs(workdir: Path, first: Path, changed: Path) -> tuple[Step, Step]:
     from inventory.sources.kube import KubeSettings, KubeSource
     from inventory.sync import cluster_get_or_create
 
-    command = [sys.executable, str(ROOT / "bench" / "fake_api.py"), "--world", str(first),
-               "--next", str(changed), "--kubeconfig", str(workdir)]  # fmt: skip
+    command = [
+        sys.executable,
+        str(ROOT / "bench" / "fake_api.py"),
+        "--world",
+        str(first),
+        "--next",
+        str(changed),
+        "--kubeconfig",
+        str(workdir),
+    ]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)  # noqa: S603 - our script
     try:
         _expect(server, "ready")

@@ -149,9 +149,11 @@ def run(args: argparse.Namespace, url: str) -> None:
     results = page_and_selectors(client, user, days)
 
     print_header(args, fleet, setup)
-    print(f"data        {sizes['hourly']:,} hourly rows ({args.days} days), {sizes['daily']:,} "
-          f"daily rows; {sizes['raw']:,} raw samples of {raw_hour:%Y-%m-%d %H}h "
-          f"({SCRAPES_PER_HOUR}/device) and {sizes['old']:,} dated 8 days earlier\n")  # fmt: skip
+    print(
+        f"data        {sizes['hourly']:,} hourly rows ({args.days} days), {sizes['daily']:,} "
+        f"daily rows; {sizes['raw']:,} raw samples of {raw_hour:%Y-%m-%d %H}h "
+        f"({SCRAPES_PER_HOUR}/device) and {sizes['old']:,} dated 8 days earlier\n"
+    )
     print_table(results, rollup)
     print_breakdown(results, days)
     print_rollup(*rollup, sizes["raw"], GpuReading.objects.count())
@@ -172,12 +174,16 @@ def load(fleet: Fleet, days: int, raw_hour: datetime, setup: dict[str, float]) -
     first_hour = raw_hour - timedelta(days=days)
     sizes = {
         "hourly": step("hourly rows", lambda: load_hourly(fleet, cluster, first_hour, days)),
-        "daily": step("daily rows (the app's _roll_day)",
-                      lambda: roll_days(cluster, first_hour.date(), raw_hour.date())),
+        "daily": step(
+            "daily rows (the app's _roll_day)",
+            lambda: roll_days(cluster, first_hour.date(), raw_hour.date()),
+        ),
         "raw": step("ingest the raw hour", lambda: ingest_hour(fleet, cluster, raw_hour)),
-        "old": step("ingest it 8 days earlier",
-                    lambda: ingest_hour(fleet, cluster, raw_hour - timedelta(days=8))),
-    }  # fmt: skip
+        "old": step(
+            "ingest it 8 days earlier",
+            lambda: ingest_hour(fleet, cluster, raw_hour - timedelta(days=8)),
+        ),
+    }
     return user, sizes
 
 
@@ -191,9 +197,12 @@ def page_and_selectors(client: Any, user: Any, days: int) -> Results:
     period = Period(days=days)
     selectors = {
         name: timed(lambda f=f: f(user, period))
-        for name, f in (("tenant_days", tenant_days), ("top_gpus", top_gpus),
-                        ("idle_allocated", idle_allocated))
-    }  # fmt: skip
+        for name, f in (
+            ("tenant_days", tenant_days),
+            ("top_gpus", top_gpus),
+            ("idle_allocated", idle_allocated),
+        )
+    }
     return Results(pages, api, selectors)
 
 
@@ -248,9 +257,11 @@ def print_header(args: argparse.Namespace, fleet: Fleet, setup: dict[str, float]
         version = str(connection.cursor().connection.info.server_version)
     print("== gpuposture telemetry scale bench")
     print(f"database    {engine} {version} ({args.db}); os.cpu_count()={os.cpu_count()}")
-    print(f"fleet       {fleet.gpus} GPUs on {fleet.nodes} nodes ({args.mig_share:.0%} of nodes "
-          f"MIG, 7 x 1g.10gb), {fleet.devices_per_hour()} devices an hour, {args.tenants} "
-          f"tenants, seed {args.seed}")  # fmt: skip
+    print(
+        f"fleet       {fleet.gpus} GPUs on {fleet.nodes} nodes ({args.mig_share:.0%} of nodes "
+        f"MIG, 7 x 1g.10gb), {fleet.devices_per_hour()} devices an hour, {args.tenants} "
+        f"tenants, seed {args.seed}"
+    )
     print("setup       " + ", ".join(f"{k} {v:.1f} s" for k, v in setup.items()) + " (not counted)")
 
 
@@ -267,8 +278,9 @@ def print_table(results: Results, rollup: Run) -> None:
     days = max(results.pages)
     label = f"api /api/v1/utilisation/?days={days}"
     lines += [_row(f"{label}  run {i}", *r) for i, r in enumerate(results.api, 1)]
-    lines += [_row(f"selector {name}({days} days) alone", *r)
-              for name, r in results.selectors.items()]  # fmt: skip
+    lines += [
+        _row(f"selector {name}({days} days) alone", *r) for name, r in results.selectors.items()
+    ]
     lines.append(_row("telemetry_rollup (one raw hour + retention)", *rollup))
     lines.append(f"{'peak RSS of the process (ru_maxrss)':46} {max_rss_mb():8.0f} MB")
     print("\n".join(lines) + "\n")
@@ -288,8 +300,10 @@ def print_breakdown(results: Results, days: int) -> None:
 def print_rollup(step: Step, log: QueryLog, raw: int, left: int) -> None:
     result = step.result
     deletes = [s for s, sql in log.queries if re.match(r'DELETE FROM "telemetry_gpureading"', sql)]
-    print(f"roll-up: {result.hours} hour rolled, {raw:,} samples -> {result.rows:,} hourly rows; "
-          f"{result.deleted:,} raw samples past retention deleted, {left:,} left")  # fmt: skip
+    print(
+        f"roll-up: {result.hours} hour rolled, {raw:,} samples -> {result.rows:,} hourly rows; "
+        f"{result.deleted:,} raw samples past retention deleted, {left:,} left"
+    )
     for _module, _attribute, label, depth in ROLLUP_PHASES:
         if label in step.phases:
             print(f"  {'  ' * depth}{label:40} {step.phases[label]:8.2f} s")
@@ -300,11 +314,18 @@ def print_targets(args: argparse.Namespace, results: Results, days: int) -> None
     seconds = best(results.pages[days])[0].seconds
     counts = sorted({len(log.queries) for runs in results.pages.values() for _s, log in runs})
     for ok, label, value in (
-        (seconds < TARGET_PAGE_S, f"page for {args.days} days x {args.gpus} GPUs < "
-         f"{TARGET_PAGE_S:g} s", f"{seconds:.2f} s"),
-        (len(counts) == 1 and counts[0] < MAX_QUERIES, f"queries bounded (the same for "
-         f"?days={' and '.join(map(str, results.pages))}, < {MAX_QUERIES})", f"{counts}"),
-    ):  # fmt: skip
+        (
+            seconds < TARGET_PAGE_S,
+            f"page for {args.days} days x {args.gpus} GPUs < {TARGET_PAGE_S:g} s",
+            f"{seconds:.2f} s",
+        ),
+        (
+            len(counts) == 1 and counts[0] < MAX_QUERIES,
+            f"queries bounded (the same for "
+            f"?days={' and '.join(map(str, results.pages))}, < {MAX_QUERIES})",
+            f"{counts}",
+        ),
+    ):
         print(f"{'PASS' if ok else 'FAIL'}  {label}: {value}")
 
 

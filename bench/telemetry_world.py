@@ -29,10 +29,22 @@ IDLE_SHARE = 0.05
 
 # GpuUsageHourly columns by attname, in the order hourly_rows() fills them.
 HOURLY_COLUMNS = (
-    "cluster_id", "hour", "hostname", "uuid", "gi_id", "gi_profile", "model", "tenant_id",
-    "attribution", "confidence", "gpu_hours", "mig_slice_hours", "busy_gpu_hours", "samples",
+    "cluster_id",
+    "hour",
+    "hostname",
+    "uuid",
+    "gi_id",
+    "gi_profile",
+    "model",
+    "tenant_id",
+    "attribution",
+    "confidence",
+    "gpu_hours",
+    "mig_slice_hours",
+    "busy_gpu_hours",
+    "samples",
     "busy_max",
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)
@@ -139,10 +151,24 @@ def hourly_rows(
                 uuid, profile = uuid_of(node, gpu), MIG_PROFILE if gi_id else ""
                 busy = _busy(attribution, idle, rng)
                 rows.append(
-                    (cluster_id, db_hour(hour), host, uuid, gi_id, profile, model, tenant_id,
-                     attribution, confidence, 0.0 if gi_id else 1.0, 1.0 if gi_id else 0.0,
-                     0.0 if gi_id else busy / 100.0, SCRAPES_PER_HOUR, min(100.0, busy * 1.1))
-                )  # fmt: skip
+                    (
+                        cluster_id,
+                        db_hour(hour),
+                        host,
+                        uuid,
+                        gi_id,
+                        profile,
+                        model,
+                        tenant_id,
+                        attribution,
+                        confidence,
+                        0.0 if gi_id else 1.0,
+                        1.0 if gi_id else 0.0,
+                        0.0 if gi_id else busy / 100.0,
+                        SCRAPES_PER_HOUR,
+                        min(100.0, busy * 1.1),
+                    )
+                )
     return rows
 
 
@@ -159,9 +185,15 @@ def hour_samples(fleet: Fleet, hour: datetime, minutes: int = 5) -> Iterator[lis
                 namespace, pod = tenant_slug(tenant), f"job-{node}-{gpu}-{gi_id or 0}"
             elif attribution == "platform":
                 namespace, pod = PLATFORM_NS, f"{PLATFORM_POD}-{node}"
-            labels = base | {"gpu": str(gpu), "uuid": uuid_of(node, gpu), "gi_id": gi_id,
-                             "gi_profile": MIG_PROFILE if gi_id else "", "namespace": namespace,
-                             "pod": pod, "container": "main" if pod else ""}  # fmt: skip
+            labels = base | {
+                "gpu": str(gpu),
+                "uuid": uuid_of(node, gpu),
+                "gi_id": gi_id,
+                "gi_profile": MIG_PROFILE if gi_id else "",
+                "namespace": namespace,
+                "pod": pod,
+                "container": "main" if pod else "",
+            }
             devices.append((labels, attribution, idle))
     per_chunk = int(timedelta(minutes=minutes) / SCRAPE)
     for first in range(0, SCRAPES_PER_HOUR, per_chunk):
@@ -171,8 +203,15 @@ def hour_samples(fleet: Fleet, hour: datetime, minutes: int = 5) -> Iterator[lis
             for labels, attribution, idle in devices:
                 busy = _busy(attribution, idle, rng)
                 util = None if labels["gi_id"] else busy  # GPU_UTIL is not reported on MIG
-                chunk.append(GpuSample(time=time, util=util, gr_active=busy / 100.0,
-                                       fb_used_mib=40000.0 * busy / 100.0, **labels))  # fmt: skip
+                chunk.append(
+                    GpuSample(
+                        time=time,
+                        util=util,
+                        gr_active=busy / 100.0,
+                        fb_used_mib=40000.0 * busy / 100.0,
+                        **labels,
+                    )
+                )
         yield chunk
 
 
@@ -192,12 +231,21 @@ def setup_world(fleet: Fleet) -> tuple[Any, Any]:
     cluster = cluster_get_or_create(name="bench")
     now = timezone.now()
     Node.objects.bulk_create(
-        Node(cluster=cluster, name=fleet.hostname(n), is_gpu_node=True, gpu_count=8,
-             gpu_model=fleet.model(n), changed_at=now,
-             sharing_strategy="mig" if fleet.is_mig(n)
-             else "time_slicing" if fleet.is_time_sliced(n) else "none")
+        Node(
+            cluster=cluster,
+            name=fleet.hostname(n),
+            is_gpu_node=True,
+            gpu_count=8,
+            gpu_model=fleet.model(n),
+            changed_at=now,
+            sharing_strategy="mig"
+            if fleet.is_mig(n)
+            else "time_slicing"
+            if fleet.is_time_sliced(n)
+            else "none",
+        )
         for n in range(fleet.nodes)
-    )  # fmt: skip
+    )
     classes = list(TrustClass.objects.order_by("rank"))
     tenants = Tenant.objects.bulk_create(
         Tenant(slug=tenant_slug(i), name=f"Tenant {i}", trust_class=classes[i % len(classes)])

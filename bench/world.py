@@ -40,11 +40,13 @@ from demo import k8s
 from demo.k8s import GpuModel, Host, NodeSpec, Obj
 
 POOL_SIZE = 20
-H100 = GpuModel("NVIDIA-H100-80GB-HBM3", 81559, "hopper", (9, 0), True, "PowerEdge-XE9680", 224,
-                2048)  # fmt: skip
+H100 = GpuModel(
+    "NVIDIA-H100-80GB-HBM3", 81559, "hopper", (9, 0), True, "PowerEdge-XE9680", 224, 2048
+)
 A100 = GpuModel("NVIDIA-A100-SXM4-80GB", 81920, "ampere", (8, 0), True, "DGX-A100", 256, 2048)
-L40S = GpuModel("NVIDIA-L40S", 46068, "ada-lovelace", (8, 9), False, "ProLiant-DL380a-Gen11", 64,
-                512)  # fmt: skip
+L40S = GpuModel(
+    "NVIDIA-L40S", 46068, "ada-lovelace", (8, 9), False, "ProLiant-DL380a-Gen11", 64, 512
+)
 HOST = Host("Ubuntu 22.04.4 LTS", "5.15.0-119-generic", "containerd://1.7.22", "v1.29.9")
 MIG_LAYOUT = {MIG_1G: 7}  # all-1g.10gb on an 80GB H100
 # Pool kind -> (share of the pools, GPU models, trust classes its tenants have).
@@ -158,8 +160,13 @@ class World:
 
     def _nodes(self, ids: k8s.Ids) -> Iterator[Obj]:
         for i in range(self.size.nodes):
-            yield k8s.node(ids, _node_spec(self.node_name(i), self.node_pool[i]), HOST,
-                           mig_strategy="mixed", zone="eu-west-1a")  # fmt: skip
+            yield k8s.node(
+                ids,
+                _node_spec(self.node_name(i), self.node_pool[i]),
+                HOST,
+                mig_strategy="mixed",
+                zone="eu-west-1a",
+            )
 
     def _namespaced_objects(self, ids: k8s.Ids) -> Iterator[Obj]:
         yield from platform_objects(ids)
@@ -213,8 +220,9 @@ class World:
         """(tenant, namespace, app, replicas): tenant pods shared out by pool capacity."""
         weight = {t: self.tenant_pool[t].slots for t in self.tenants}
         total = sum(weight.values()) or 1
-        by_tenant = {t: [ns for ns, owner in self.namespaces.items() if owner == t]
-                     for t in self.tenants}  # fmt: skip
+        by_tenant = {
+            t: [ns for ns, owner in self.namespaces.items() if owner == t] for t in self.tenants
+        }
         left = self.tenant_pods
         for k, tenant in enumerate(self.tenants):
             share = (
@@ -253,8 +261,18 @@ def _node_spec(name: str, pool: Pool) -> NodeSpec:
         taints += (("gpuposture.io/trust-class", pool.taint, "NoSchedule"),)
     sharing, replicas = ("time-slicing", 4) if pool.kind == "ts" else ("none", 1)
     mig = pool.kind == "mig"
-    return NodeSpec(name, f"pool-{pool.index:03d}", pool.model, 8, sharing, replicas, pool.ts_key,
-                    "all-1g.10gb" if mig else None, MIG_LAYOUT if mig else {}, taints)  # fmt: skip
+    return NodeSpec(
+        name,
+        f"pool-{pool.index:03d}",
+        pool.model,
+        8,
+        sharing,
+        replicas,
+        pool.ts_key,
+        "all-1g.10gb" if mig else None,
+        MIG_LAYOUT if mig else {},
+        taints,
+    )
 
 
 def _place(rng: random.Random, nodes: list[int], free: dict[int, int]) -> int | None:

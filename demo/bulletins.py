@@ -13,8 +13,11 @@ Obj = dict[str, Any]
 def _version(arch: str, line: str, name: str) -> Obj:
     pid = f"{arch}_{line}_{name}".lower().replace(" ", "_").replace(".", "_").replace("(", "")
     pid = pid.replace(")", "")
-    return {"category": "product_version", "name": line,
-            "product": {"name": name, "product_id": pid}}  # fmt: skip
+    return {
+        "category": "product_version",
+        "name": line,
+        "product": {"name": name, "product_id": pid},
+    }
 
 
 def _advisory(tracking: str, title: str, released: str, severity: str) -> Obj:
@@ -23,15 +26,21 @@ def _advisory(tracking: str, title: str, released: str, severity: str) -> Obj:
         "csaf_version": "2.0",
         "title": title,
         "aggregate_severity": {"text": severity},
-        "publisher": {"category": "vendor", "name": "NVIDIA (restated for the gpuposture demo)",
-                      "namespace": "https://www.nvidia.com"},
+        "publisher": {
+            "category": "vendor",
+            "name": "NVIDIA (restated for the gpuposture demo)",
+            "namespace": "https://www.nvidia.com",
+        },
         "distribution": {"tlp": {"label": "WHITE"}},
         "tracking": {
-            "id": tracking, "status": "final", "version": "1.0.0",
-            "initial_release_date": released, "current_release_date": released,
+            "id": tracking,
+            "status": "final",
+            "version": "1.0.0",
+            "initial_release_date": released,
+            "current_release_date": released,
             "revision_history": [{"date": released, "number": "1.0.0", "summary": "Demo copy"}],
         },
-    }  # fmt: skip
+    }
 
 
 def _vulnerability(
@@ -40,9 +49,13 @@ def _vulnerability(
     return {
         "cve": cve,
         "product_status": {"known_affected": affected, "fixed": fixed},
-        "scores": [{"cvss_v3": {"baseScore": score, "baseSeverity": severity, "version": "3.1"},
-                    "products": affected}],
-    }  # fmt: skip
+        "scores": [
+            {
+                "cvss_v3": {"baseScore": score, "baseSeverity": severity, "version": "3.1"},
+                "products": affected,
+            }
+        ],
+    }
 
 
 def _vendor(branches: list[Obj]) -> Obj:
@@ -68,9 +81,12 @@ def driver_bulletin_revised() -> Obj:
     tracking = data["document"]["tracking"]
     tracking["version"], tracking["current_release_date"] = "1.1.0", "2025-05-06T00:00:00Z"
     tracking["revision_history"].append(
-        {"date": "2025-05-06T00:00:00Z", "number": "1.1.0",
-         "summary": "R535 moved to a bulletin of its own (demo)"}
-    )  # fmt: skip
+        {
+            "date": "2025-05-06T00:00:00Z",
+            "number": "1.1.0",
+            "summary": "R535 moved to a bulletin of its own (demo)",
+        }
+    )
     return data
 
 
@@ -78,21 +94,28 @@ def _driver(fixed_by_branch: tuple[tuple[str, str], ...]) -> Obj:
     branches = []
     for branch, fixed in fixed_by_branch:
         arch = f"Linux({branch})"
-        branches.append({"category": "architecture", "name": arch, "branches": [
-            _version(arch, "Tesla", f"All driver versions prior to {fixed}"),
-            _version(arch, "Tesla", fixed),
-        ]})  # fmt: skip
+        branches.append(
+            {
+                "category": "architecture",
+                "name": arch,
+                "branches": [
+                    _version(arch, "Tesla", f"All driver versions prior to {fixed}"),
+                    _version(arch, "Tesla", fixed),
+                ],
+            }
+        )
     ids = [b["branches"][0]["product"]["product_id"] for b in branches]
     fixes = [b["branches"][1]["product"]["product_id"] for b in branches]
     return {
-        "document": _advisory("demo-5630", "GPU Display Driver - April 2025 (demo)",
-                              "2025-04-24T00:00:00Z", "HIGH"),
+        "document": _advisory(
+            "demo-5630", "GPU Display Driver - April 2025 (demo)", "2025-04-24T00:00:00Z", "HIGH"
+        ),
         "product_tree": {"branches": [_vendor(branches)]},
         "vulnerabilities": [
             _vulnerability("CVE-2025-23244", 7.8, "HIGH", ids, fixes),
             _vulnerability("CVE-2025-23245", 5.5, "MEDIUM", ids, fixes),
         ],
-    }  # fmt: skip
+    }
 
 
 def toolkit_bulletin() -> Obj:
@@ -107,10 +130,17 @@ def toolkit_bulletin() -> Obj:
     ids = [p["product"]["product_id"] for p in products]
     return {
         "document": _advisory("demo-5616", TOOLKIT_TITLE, "2025-02-11T00:00:00Z", "HIGH"),
-        "product_tree": {"branches": [{"category": "vendor", "name": "NVIDIA", "branches": [
-            {"category": "architecture", "name": arch, "branches": products}]}]},
+        "product_tree": {
+            "branches": [
+                {
+                    "category": "vendor",
+                    "name": "NVIDIA",
+                    "branches": [{"category": "architecture", "name": arch, "branches": products}],
+                }
+            ]
+        },
         "vulnerabilities": [_vulnerability("CVE-2025-23359", 8.3, "HIGH", ids[0::2], ids[1::2])],
-    }  # fmt: skip
+    }
 
 
 def cdi_bulletin() -> Obj:
@@ -118,26 +148,43 @@ def cdi_bulletin() -> Obj:
     mode or for CDI device-list strategies, which the node page shows beside the facts."""
     arch = "Linux"
     products = [
-        _version(arch, "NVIDIA Container Toolkit", "All versions up to and including 1.17.7 "
-                 "(CDI mode only for versions before 1.17.5)"),
+        _version(
+            arch,
+            "NVIDIA Container Toolkit",
+            "All versions up to and including 1.17.7 (CDI mode only for versions before 1.17.5)",
+        ),
         _version(arch, "NVIDIA Container Toolkit", "1.17.8"),
-        _version(arch, "NVIDIA GPU Operator", "All versions up to and including 25.3.1 "
-                 "(CDI mode only for versions before 25.3.1)"),
+        _version(
+            arch,
+            "NVIDIA GPU Operator",
+            "All versions up to and including 25.3.1 (CDI mode only for versions before 25.3.1)",
+        ),
         _version(arch, "NVIDIA GPU Operator", "25.3.2"),
-        _version(arch, "NVIDIA k8s Device Plugin", "All versions up to and including 0.17.2 "
-                 "(only when the device list strategy is cdi-annotations or cdi-cri)"),
+        _version(
+            arch,
+            "NVIDIA k8s Device Plugin",
+            "All versions up to and including 0.17.2 "
+            "(only when the device list strategy is cdi-annotations or cdi-cri)",
+        ),
         _version(arch, "NVIDIA k8s Device Plugin", "0.17.3"),
-    ]  # fmt: skip
+    ]
     ids = [p["product"]["product_id"] for p in products]
     return {
         "document": _advisory("demo-5659", CDI_TITLE, "2025-07-15T00:00:00Z", "CRITICAL"),
-        "product_tree": {"branches": [{"category": "vendor", "name": "NVIDIA", "branches": [
-            {"category": "architecture", "name": arch, "branches": products}]}]},
+        "product_tree": {
+            "branches": [
+                {
+                    "category": "vendor",
+                    "name": "NVIDIA",
+                    "branches": [{"category": "architecture", "name": arch, "branches": products}],
+                }
+            ]
+        },
         "vulnerabilities": [
             _vulnerability("CVE-2025-23266", 9.0, "CRITICAL", ids[0::2], ids[1::2]),
             _vulnerability("CVE-2025-23267", 8.5, "HIGH", ids[0::2], ids[1::2]),
         ],
-    }  # fmt: skip
+    }
 
 
 CDI_TITLE = "Container Toolkit, GPU Operator and device plugin - July 2025 (demo)"
@@ -154,12 +201,20 @@ def dcgm_bulletin() -> Obj:
     ]
     ids = [p["product"]["product_id"] for p in products]
     return {
-        "document": _advisory("demo-5857", "DCGM Exporter - July 2026 (demo)",
-                              "2026-07-28T00:00:00Z", "HIGH"),
-        "product_tree": {"branches": [{"category": "vendor", "name": "NVIDIA", "branches": [
-            {"category": "architecture", "name": arch, "branches": products}]}]},
+        "document": _advisory(
+            "demo-5857", "DCGM Exporter - July 2026 (demo)", "2026-07-28T00:00:00Z", "HIGH"
+        ),
+        "product_tree": {
+            "branches": [
+                {
+                    "category": "vendor",
+                    "name": "NVIDIA",
+                    "branches": [{"category": "architecture", "name": arch, "branches": products}],
+                }
+            ]
+        },
         "vulnerabilities": [_vulnerability("CVE-2026-47483", 8.2, "HIGH", ids[:1], ids[1:])],
-    }  # fmt: skip
+    }
 
 
 BULLETINS = (driver_bulletin, toolkit_bulletin, cdi_bulletin, dcgm_bulletin)

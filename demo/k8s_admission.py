@@ -36,8 +36,13 @@ def admission_objects(
 
 def _policy(ids: Ids) -> Obj:
     m = meta(ids, "ValidatingAdmissionPolicy", HANDWRITTEN, labels={"team": "platform"})
-    rule = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
-            "resources": ["pods"], "scope": "*"}  # fmt: skip
+    rule = {
+        "apiGroups": [""],
+        "apiVersions": ["v1"],
+        "operations": ["CREATE", "UPDATE"],
+        "resources": ["pods"],
+        "scope": "*",
+    }
     spec = {
         "failurePolicy": "Fail",
         "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": [rule]},
@@ -49,9 +54,11 @@ def _policy(ids: Ids) -> Obj:
 def _binding(ids: Ids, namespace: str) -> Obj:
     name = f"{HANDWRITTEN}-external"
     m = meta(ids, "ValidatingAdmissionPolicyBinding", name, labels={"team": "platform"})
-    selector = {"matchExpressions": [
-        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": [namespace]}
-    ]}  # fmt: skip
+    selector = {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": [namespace]}
+        ]
+    }
     spec = {
         "policyName": HANDWRITTEN,
         "validationActions": ["Deny"],

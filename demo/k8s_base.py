@@ -105,9 +105,15 @@ def meta(
         api, okind, oname = owner
         key = f"{okind}/{'' if okind in _CLUSTER_SCOPED else namespace}/{oname}"
         m["ownerReferences"] = [
-            {"apiVersion": api, "blockOwnerDeletion": True, "controller": True, "kind": okind,
-             "name": oname, "uid": ids.uid(key)}
-        ]  # fmt: skip
+            {
+                "apiVersion": api,
+                "blockOwnerDeletion": True,
+                "controller": True,
+                "kind": okind,
+                "name": oname,
+                "uid": ids.uid(key),
+            }
+        ]
     return m
 
 

@@ -36,8 +36,9 @@ class Claim:
     template: str | None = None  # generated for the pod from this ResourceClaimTemplate
 
 
-def dra_objects(ids: Ids, node: str, gpus: int, model: str, claims: tuple[Claim, ...],
-                tolerations: list[Obj]) -> list[Obj]:  # fmt: skip
+def dra_objects(
+    ids: Ids, node: str, gpus: int, model: str, claims: tuple[Claim, ...], tolerations: list[Obj]
+) -> list[Obj]:
     """The class, the node's slice, each claim (and its template) and the pod using it."""
     items = [_device_class(ids), _slice(ids, node, gpus, model)]
     for c in claims:
@@ -70,12 +71,16 @@ def _slice(ids: Ids, node: str, gpus: int, model: str) -> Obj:
                 "cudaDriverVersion": {"version": "12.8.0"},
             },
             "capacity": {"memory": {"value": "81559Mi"}},
-        }  # fmt: skip
+        }
         for i in range(gpus)
     ]
     m = meta(ids, "ResourceSlice", f"{node}-{DRIVER}-{ids.suffix()}", owner=("v1", "Node", node))
-    spec = {"driver": DRIVER, "nodeName": node, "devices": devices,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}}  # fmt: skip
+    spec = {
+        "driver": DRIVER,
+        "nodeName": node,
+        "devices": devices,
+        "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+    }
     return obj(API, "ResourceSlice", m, spec=spec)
 
 
@@ -109,8 +114,11 @@ def _claim(ids: Ids, c: Claim) -> Obj:
     result: Obj = {"request": "gpu", "driver": DRIVER, "pool": c.node, "device": f"gpu-{c.index}"}
     if c.admin:
         result["adminAccess"] = True
-    selector = {"nodeSelectorTerms": [{"matchFields": [
-        {"key": "metadata.name", "operator": "In", "values": [c.node]}]}]}  # fmt: skip
+    selector = {
+        "nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [c.node]}]}
+        ]
+    }
     allocation = {
         "devices": {
             "results": [result],
@@ -119,17 +127,31 @@ def _claim(ids: Ids, c: Claim) -> Obj:
         "nodeSelector": selector,
     }
     reserved = [{"resource": "pods", "name": c.pod, "uid": ids.uid(f"Pod/{c.ns}/{c.pod}")}]
-    return obj(API, "ResourceClaim", m, spec={"devices": requests},
-               status={"allocation": allocation, "reservedFor": reserved})  # fmt: skip
+    return obj(
+        API,
+        "ResourceClaim",
+        m,
+        spec={"devices": requests},
+        status={"allocation": allocation, "reservedFor": reserved},
+    )
 
 
 def _pod(ids: Ids, c: Claim, tolerations: list[Obj]) -> Obj:
-    ctr = k8s.container(c.pod, IMAGE.format(c.image), cpu="4", memory="32Gi",
-                        security=k8s.HARDENED_CONTAINER)  # fmt: skip
+    ctr = k8s.container(
+        c.pod, IMAGE.format(c.image), cpu="4", memory="32Gi", security=k8s.HARDENED_CONTAINER
+    )
     ctr["resources"]["claims"] = [{"name": "gpu"}]
-    pod = k8s.pod(ids, c.pod, c.ns, node=c.node, containers=[ctr], labels={"app": c.pod},
-                  tolerations=tolerations, pod_security=k8s.HARDENED_POD,
-                  restart_policy="Never")  # fmt: skip
+    pod = k8s.pod(
+        ids,
+        c.pod,
+        c.ns,
+        node=c.node,
+        containers=[ctr],
+        labels={"app": c.pod},
+        tolerations=tolerations,
+        pod_security=k8s.HARDENED_POD,
+        restart_policy="Never",
+    )
     entry = {"name": "gpu"}
     entry |= (
         {"resourceClaimTemplateName": c.template} if c.template else {"resourceClaimName": c.name}

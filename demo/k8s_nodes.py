@@ -67,13 +67,24 @@ def _driver_labels(n: NodeSpec) -> dict[str, str]:
         return {}
     if n.driver_labels == "legacy":
         p = "nvidia.com/cuda"
-        return {f"{p}.driver.major": major, f"{p}.driver.minor": minor, f"{p}.driver.rev": rev,
-                f"{p}.runtime.major": cuda_major, f"{p}.runtime.minor": cuda_minor}  # fmt: skip
+        return {
+            f"{p}.driver.major": major,
+            f"{p}.driver.minor": minor,
+            f"{p}.driver.rev": rev,
+            f"{p}.runtime.major": cuda_major,
+            f"{p}.runtime.minor": cuda_minor,
+        }
     p = "nvidia.com/cuda.driver-version"
     r = "nvidia.com/cuda.runtime-version"
-    return {f"{p}.full": n.driver, f"{p}.major": major, f"{p}.minor": minor, f"{p}.revision": rev,
-            f"{r}.full": f"{cuda_major}.{cuda_minor}", f"{r}.major": cuda_major,
-            f"{r}.minor": cuda_minor}  # fmt: skip
+    return {
+        f"{p}.full": n.driver,
+        f"{p}.major": major,
+        f"{p}.minor": minor,
+        f"{p}.revision": rev,
+        f"{r}.full": f"{cuda_major}.{cuda_minor}",
+        f"{r}.major": cuda_major,
+        f"{r}.minor": cuda_minor,
+    }
 
 
 def gfd_labels(n: NodeSpec, mig_strategy: str) -> dict[str, str]:
@@ -135,21 +146,34 @@ def gpu_capacity(n: NodeSpec) -> dict[str, str]:
 def node(ids: Ids, n: NodeSpec, host: Host, *, mig_strategy: str, zone: str | None) -> Obj:
     cpu, mem_gib = (n.model.cpu, n.model.memory_gib) if n.model else (64, 256)
     host = n.host or host
-    labels = {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
-              "gpuposture.io/pool": n.pool, "kubernetes.io/arch": "amd64",
-              "kubernetes.io/hostname": n.name, "kubernetes.io/os": "linux"}  # fmt: skip
+    labels = {
+        "beta.kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux",
+        "gpuposture.io/pool": n.pool,
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": n.name,
+        "kubernetes.io/os": "linux",
+    }
     if zone:
         labels["topology.kubernetes.io/region"] = zone[:-1]
         labels["topology.kubernetes.io/zone"] = zone
-    capacity = {"cpu": str(cpu), "ephemeral-storage": "1869170768Ki", "hugepages-1Gi": "0",
-                "hugepages-2Mi": "0", "memory": f"{mem_gib * 1024**2}Ki",
-                "pods": "110"}  # fmt: skip
+    capacity = {
+        "cpu": str(cpu),
+        "ephemeral-storage": "1869170768Ki",
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
+        "memory": f"{mem_gib * 1024**2}Ki",
+        "pods": "110",
+    }
     if n.model:
         labels.update(gfd_labels(n, mig_strategy))
         capacity.update(gpu_capacity(n))
     # The kubelet reserves some CPU and memory for the system; GPUs are never reserved.
-    allocatable = {**capacity, "cpu": f"{cpu * 1000 - 500}m",
-                   "memory": f"{(mem_gib - 2) * 1024**2}Ki"}  # fmt: skip
+    allocatable = {
+        **capacity,
+        "cpu": f"{cpu * 1000 - 500}m",
+        "memory": f"{(mem_gib - 2) * 1024**2}Ki",
+    }
     ip = ids.node_ip(n.name)
     spec: Obj = {"podCIDR": f"10.244.{ip.rsplit('.', 1)[1]}.0/24"}
     spec["podCIDRs"] = [spec["podCIDR"]]
@@ -161,23 +185,36 @@ def node(ids: Ids, n: NodeSpec, host: Host, *, mig_strategy: str, zone: str | No
             for key, value, effect in n.taints
         ]
     since = ids.ago(24, 24 * 30)
-    conditions = [{"lastTransitionTime": since, "reason": f"Kubelet{reason}", "status": status,
-                   "type": kind}
-                  for kind, status, reason in (("MemoryPressure", "False", "HasSufficientMemory"),
-                                               ("DiskPressure", "False", "HasNoDiskPressure"),
-                                               ("Ready", "True", "Ready"))]  # fmt: skip
+    conditions = [
+        {"lastTransitionTime": since, "reason": f"Kubelet{reason}", "status": status, "type": kind}
+        for kind, status, reason in (
+            ("MemoryPressure", "False", "HasSufficientMemory"),
+            ("DiskPressure", "False", "HasNoDiskPressure"),
+            ("Ready", "True", "Ready"),
+        )
+    ]
     node_info = {
-        "architecture": "amd64", "bootID": ids.uid("boot/" + n.name),
-        "containerRuntimeVersion": host.runtime, "kernelVersion": host.kernel,
-        "kubeProxyVersion": host.kubelet, "kubeletVersion": host.kubelet,
-        "machineID": ids.uid("machine/" + n.name).replace("-", ""), "operatingSystem": "linux",
-        "osImage": host.os_image, "systemUUID": ids.uid("system/" + n.name).upper(),
-    }  # fmt: skip
+        "architecture": "amd64",
+        "bootID": ids.uid("boot/" + n.name),
+        "containerRuntimeVersion": host.runtime,
+        "kernelVersion": host.kernel,
+        "kubeProxyVersion": host.kubelet,
+        "kubeletVersion": host.kubelet,
+        "machineID": ids.uid("machine/" + n.name).replace("-", ""),
+        "operatingSystem": "linux",
+        "osImage": host.os_image,
+        "systemUUID": ids.uid("system/" + n.name).upper(),
+    }
     status = {
-        "addresses": [{"address": ip, "type": "InternalIP"},
-                      {"address": n.name, "type": "Hostname"}],
-        "allocatable": allocatable, "capacity": capacity, "conditions": conditions,
-        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}}, "nodeInfo": node_info,
-    }  # fmt: skip
+        "addresses": [
+            {"address": ip, "type": "InternalIP"},
+            {"address": n.name, "type": "Hostname"},
+        ],
+        "allocatable": allocatable,
+        "capacity": capacity,
+        "conditions": conditions,
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        "nodeInfo": node_info,
+    }
     m = meta(ids, "Node", n.name, labels=labels, age_hours=(24 * 30, 24 * 500))
     return obj("v1", "Node", m, spec=spec, status=status)

@@ -11,28 +11,53 @@ from demo.k8s_base import Ids, Obj, meta, obj
 # --- Pods ------------------------------------------------------------------------------------
 
 HARDENED_CONTAINER: Obj = {
-    "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
-    "readOnlyRootFilesystem": True, "runAsNonRoot": True, "runAsUser": 10001,
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "readOnlyRootFilesystem": True,
+    "runAsNonRoot": True,
+    "runAsUser": 10001,
     "seccompProfile": {"type": "RuntimeDefault"},
-}  # fmt: skip
-HARDENED_POD: Obj = {"fsGroup": 10001, "runAsNonRoot": True,
-                     "seccompProfile": {"type": "RuntimeDefault"}}  # fmt: skip
+}
+HARDENED_POD: Obj = {
+    "fsGroup": 10001,
+    "runAsNonRoot": True,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
 
 
-def container(name: str, image: str, *, gpus: dict[str, int] | None = None, cpu: str = "",
-              memory: str = "", security: Obj | None = None, env: list[Obj] | None = None,
-              mounts: list[Obj] | None = None, ports: tuple[int, ...] = (),
-              args: list[str] | None = None) -> Obj:  # fmt: skip
-    c: Obj = {"image": image, "imagePullPolicy": "IfNotPresent", "name": name, "resources": {},
-              "terminationMessagePath": "/dev/termination-log",
-              "terminationMessagePolicy": "File"}  # fmt: skip
+def container(
+    name: str,
+    image: str,
+    *,
+    gpus: dict[str, int] | None = None,
+    cpu: str = "",
+    memory: str = "",
+    security: Obj | None = None,
+    env: list[Obj] | None = None,
+    mounts: list[Obj] | None = None,
+    ports: tuple[int, ...] = (),
+    args: list[str] | None = None,
+) -> Obj:
+    c: Obj = {
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "name": name,
+        "resources": {},
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+    }
     quantities = {"cpu": cpu, "memory": memory} if cpu else {}
     # Extended resources print as strings; requests equal limits, as the scheduler demands.
     quantities.update({k: str(v) for k, v in (gpus or {}).items()})
     if quantities:
         c["resources"] = {"limits": dict(quantities), "requests": dict(quantities)}
-    optional = {"securityContext": security, "env": env, "volumeMounts": mounts, "args": args,
-                "ports": [{"containerPort": p, "protocol": "TCP"} for p in ports]}  # fmt: skip
+    optional = {
+        "securityContext": security,
+        "env": env,
+        "volumeMounts": mounts,
+        "args": args,
+        "ports": [{"containerPort": p, "protocol": "TCP"} for p in ports],
+    }
     c.update({k: v for k, v in optional.items() if v})
     return c
 
@@ -46,38 +71,77 @@ def _container_status(ids: Ids, c: Obj, phase: str, started: str) -> Obj:
     if phase == "Succeeded":
         done = {"exitCode": 0, "finishedAt": started, "reason": "Completed", "startedAt": started}
         state = {"terminated": done}
-    return {"containerID": f"containerd://{ids.hex(64)}", "image": image, "imageID": image_id,
-            "lastState": {}, "name": c["name"], "ready": phase == "Running", "restartCount": 0,
-            "started": phase == "Running", "state": state}  # fmt: skip
+    return {
+        "containerID": f"containerd://{ids.hex(64)}",
+        "image": image,
+        "imageID": image_id,
+        "lastState": {},
+        "name": c["name"],
+        "ready": phase == "Running",
+        "restartCount": 0,
+        "started": phase == "Running",
+        "state": state,
+    }
 
 
-def pod(ids: Ids, name: str, namespace: str, *, node: str | None, containers: list[Obj],
-        phase: str = "Running", owner: tuple[str, str, str] | None = None,
-        labels: dict[str, str] | None = None, volumes: list[Obj] | None = None,
-        tolerations: list[Obj] | None = None, node_selector: dict[str, str] | None = None,
-        service_account: str = "default", pod_security: Obj | None = None,
-        host_ipc: bool = False, restart_policy: str = "Always",
-        priority_class: str | None = None) -> Obj:  # fmt: skip
+def pod(
+    ids: Ids,
+    name: str,
+    namespace: str,
+    *,
+    node: str | None,
+    containers: list[Obj],
+    phase: str = "Running",
+    owner: tuple[str, str, str] | None = None,
+    labels: dict[str, str] | None = None,
+    volumes: list[Obj] | None = None,
+    tolerations: list[Obj] | None = None,
+    node_selector: dict[str, str] | None = None,
+    service_account: str = "default",
+    pod_security: Obj | None = None,
+    host_ipc: bool = False,
+    restart_policy: str = "Always",
+    priority_class: str | None = None,
+) -> Obj:
     # Every pod also gets the tolerations of the DefaultTolerationSeconds admission plugin.
-    defaults = [{"effect": "NoExecute", "key": f"node.kubernetes.io/{k}", "operator": "Exists",
-                 "tolerationSeconds": 300} for k in ("not-ready", "unreachable")]  # fmt: skip
+    defaults = [
+        {
+            "effect": "NoExecute",
+            "key": f"node.kubernetes.io/{k}",
+            "operator": "Exists",
+            "tolerationSeconds": 300,
+        }
+        for k in ("not-ready", "unreachable")
+    ]
     spec: Obj = {
-        "containers": containers, "dnsPolicy": "ClusterFirst", "enableServiceLinks": True,
-        "priority": 2000001000 if priority_class else 0, "restartPolicy": restart_policy,
-        "schedulerName": "default-scheduler", "securityContext": pod_security or {},
-        "serviceAccount": service_account, "serviceAccountName": service_account,
-        "terminationGracePeriodSeconds": 30, "tolerations": [*(tolerations or []), *defaults],
-    }  # fmt: skip
-    optional = {"nodeName": node, "nodeSelector": node_selector, "volumes": volumes,
-                "hostIPC": host_ipc, "priorityClassName": priority_class}  # fmt: skip
+        "containers": containers,
+        "dnsPolicy": "ClusterFirst",
+        "enableServiceLinks": True,
+        "priority": 2000001000 if priority_class else 0,
+        "restartPolicy": restart_policy,
+        "schedulerName": "default-scheduler",
+        "securityContext": pod_security or {},
+        "serviceAccount": service_account,
+        "serviceAccountName": service_account,
+        "terminationGracePeriodSeconds": 30,
+        "tolerations": [*(tolerations or []), *defaults],
+    }
+    optional = {
+        "nodeName": node,
+        "nodeSelector": node_selector,
+        "volumes": volumes,
+        "hostIPC": host_ipc,
+        "priorityClassName": priority_class,
+    }
     spec.update({k: v for k, v in optional.items() if v})
     started = ids.ago(1, 24 * 20)
     qos = "Guaranteed" if any(c["resources"] for c in containers) else "BestEffort"
     status: Obj = {"phase": phase, "qosClass": qos}
     if node:
         status.update(hostIP=ids.node_ip(node), podIP=ids.pod_ip(), startTime=started)
-        status["containerStatuses"] = [_container_status(ids, c, phase, started)
-                                       for c in containers]  # fmt: skip
+        status["containerStatuses"] = [
+            _container_status(ids, c, phase, started) for c in containers
+        ]
         ready = "True" if phase == "Running" else "False"
         status["conditions"] = [
             {"lastTransitionTime": started, "status": "True", "type": "PodScheduled"},
@@ -85,9 +149,15 @@ def pod(ids: Ids, name: str, namespace: str, *, node: str | None, containers: li
         ]
     else:  # still waiting for room: the scheduler says why
         message = "0/7 nodes are available: 7 Insufficient nvidia.com/gpu."
-        status["conditions"] = [{"lastTransitionTime": started, "message": message,
-                                 "reason": "Unschedulable", "status": "False",
-                                 "type": "PodScheduled"}]  # fmt: skip
+        status["conditions"] = [
+            {
+                "lastTransitionTime": started,
+                "message": message,
+                "reason": "Unschedulable",
+                "status": "False",
+                "type": "PodScheduled",
+            }
+        ]
     m = meta(ids, "Pod", name, namespace, labels=labels, owner=owner, created=started)
     return obj("v1", "Pod", m, spec=spec, status=status)
 
@@ -123,9 +193,14 @@ def resource_quota(ids: Ids, ns: str, hard: dict[str, str], used: dict[str, str]
 def service(ids: Ids, ns: str, name: str, app: str, port: int, node_port: int = 0) -> Obj:
     ip = f"10.96.{ids.pod_ip().split('.', 2)[2]}"
     ports: Obj = {"port": port, "protocol": "TCP", "targetPort": port}
-    spec: Obj = {"clusterIP": ip, "clusterIPs": [ip], "ports": [ports], "selector": {"app": app},
-                 "sessionAffinity": "None",
-                 "type": "NodePort" if node_port else "ClusterIP"}  # fmt: skip
+    spec: Obj = {
+        "clusterIP": ip,
+        "clusterIPs": [ip],
+        "ports": [ports],
+        "selector": {"app": app},
+        "sessionAffinity": "None",
+        "type": "NodePort" if node_port else "ClusterIP",
+    }
     if node_port:
         ports["nodePort"] = node_port
         spec["externalTrafficPolicy"] = "Cluster"
@@ -155,16 +230,26 @@ def binding(ids: Ids, name: str, cluster_role: str, subject: str, ns: str | None
 
 
 def deployment(ids: Ids, name: str, ns: str, image: str) -> Obj:
-    template = {"metadata": {"labels": {"app": name}},
-                "spec": {"containers": [container(name, image)]}}  # fmt: skip
+    template = {
+        "metadata": {"labels": {"app": name}},
+        "spec": {"containers": [container(name, image)]},
+    }
     spec = {"replicas": 1, "selector": {"matchLabels": {"app": name}}, "template": template}
     status = {"availableReplicas": 1, "readyReplicas": 1, "replicas": 1, "updatedReplicas": 1}
     m = meta(ids, "Deployment", name, ns, labels={"app": name})
     return obj("apps/v1", "Deployment", m, spec=spec, status=status)
 
 
-def controller(ids: Ids, kind: str, name: str, ns: str, *, labels: dict[str, str],
-               owner: tuple[str, str, str] | None = None, replicas: int = 1) -> Obj:  # fmt: skip
+def controller(
+    ids: Ids,
+    kind: str,
+    name: str,
+    ns: str,
+    *,
+    labels: dict[str, str],
+    owner: tuple[str, str, str] | None = None,
+    replicas: int = 1,
+) -> Obj:
     """A ReplicaSet, Job or CronJob between a tenant's pods and its workload, as the API lists
     it (the template is the pods', so it is left out: only the owner chain is read)."""
     api = "apps/v1" if kind == "ReplicaSet" else "batch/v1"

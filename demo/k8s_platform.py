@@ -81,9 +81,13 @@ DS_LEGACY_GFD = DaemonSetSpec("gpu-feature-discovery-legacy-t4", "gpu-feature-di
 def driver_daemonset(version: str) -> DaemonSetSpec:
     # One DaemonSet per NVIDIADriver resource, named the way the operator names them.
     short = hashlib.sha256(version.encode()).hexdigest()[:10]
-    return DaemonSetSpec(f"nvidia-gpu-driver-ubuntu22.04-{short}", "nvidia-driver-ctr",
-                         driver_image(version), host_paths=("/run/nvidia", "/var/log"),
-                         node_selector=deploy("driver"))  # fmt: skip
+    return DaemonSetSpec(
+        f"nvidia-gpu-driver-ubuntu22.04-{short}",
+        "nvidia-driver-ctr",
+        driver_image(version),
+        host_paths=("/run/nvidia", "/var/log"),
+        node_selector=deploy("driver"),
+    )
 
 
 class Platform:
@@ -109,13 +113,21 @@ class Platform:
         security = {"privileged": True} if ds.privileged else None
         ctr = container(ds.container, image, security=security, mounts=mounts, env=env)
         labels = {"app": ds.name, "controller-revision-hash": self.ids.digest(image)[:10]}
-        self.pods.append(pod(
-            self.ids, f"{ds.name}-{self.ids.suffix()}", ds.namespace, node=node_name,
-            containers=[ctr], owner=("apps/v1", "DaemonSet", ds.name), labels=labels,
-            volumes=[host_path(f"host-{i}", p) for i, p in enumerate(ds.host_paths)],
-            tolerations=[{"operator": "Exists"}], service_account=ds.name,
-            priority_class="system-node-critical",
-        ))  # fmt: skip
+        self.pods.append(
+            pod(
+                self.ids,
+                f"{ds.name}-{self.ids.suffix()}",
+                ds.namespace,
+                node=node_name,
+                containers=[ctr],
+                owner=("apps/v1", "DaemonSet", ds.name),
+                labels=labels,
+                volumes=[host_path(f"host-{i}", p) for i, p in enumerate(ds.host_paths)],
+                tolerations=[{"operator": "Exists"}],
+                service_account=ds.name,
+                priority_class="system-node-critical",
+            )
+        )
 
     def deploy(self, name: str, ns: str, image: str, node_name: str) -> None:
         """A one-replica Deployment (the operator itself, CoreDNS) and its pod."""
@@ -123,16 +135,34 @@ class Platform:
         rs = f"{name}-{self.ids.hex(10)}"
         owner = ("apps/v1", "ReplicaSet", rs)
         ctr = container(name, image)
-        self.pods.append(pod(self.ids, f"{rs}-{self.ids.suffix()}", ns, node=node_name,
-                             containers=[ctr], owner=owner, labels={"app": name}))  # fmt: skip
+        self.pods.append(
+            pod(
+                self.ids,
+                f"{rs}-{self.ids.suffix()}",
+                ns,
+                node=node_name,
+                containers=[ctr],
+                owner=owner,
+                labels={"app": name},
+            )
+        )
 
     def one_shot(self, node_name: str) -> None:
         """The operator's CUDA validation pod: done once per node, left as Succeeded."""
         ctr = container("cuda-validation", VALIDATOR)
         owner = ("nvidia.com/v1", "ClusterPolicy", "cluster-policy")
-        self.pods.append(pod(self.ids, f"nvidia-cuda-validator-{self.ids.suffix()}",
-                             GPU_OPERATOR_NS, node=node_name, containers=[ctr], owner=owner,
-                             phase="Succeeded", restart_policy="OnFailure"))  # fmt: skip
+        self.pods.append(
+            pod(
+                self.ids,
+                f"nvidia-cuda-validator-{self.ids.suffix()}",
+                GPU_OPERATOR_NS,
+                node=node_name,
+                containers=[ctr],
+                owner=owner,
+                phase="Succeeded",
+                restart_policy="OnFailure",
+            )
+        )
 
     def objects(self) -> list[Obj]:
         return self.daemonsets() + self.others + self.pods
@@ -143,19 +173,32 @@ class Platform:
             owned = [p for p in self.pods if _owned_by(p, "DaemonSet", ds.name)]
             n = len(owned)
             updated = sum(p["spec"]["containers"][0]["image"] == ds.image for p in owned)
-            template = {"metadata": {"labels": {"app": ds.name}},
-                        "spec": {"containers": [container(ds.container, ds.image)],
-                                 "nodeSelector": dict(ds.node_selector),
-                                 "serviceAccountName": ds.name,
-                                 "tolerations": [{"operator": "Exists"}]}}  # fmt: skip
+            template = {
+                "metadata": {"labels": {"app": ds.name}},
+                "spec": {
+                    "containers": [container(ds.container, ds.image)],
+                    "nodeSelector": dict(ds.node_selector),
+                    "serviceAccountName": ds.name,
+                    "tolerations": [{"operator": "Exists"}],
+                },
+            }
             # The operator's DaemonSets update OnDelete (its ClusterPolicy says so): a pod is
             # replaced only when someone deletes it, so an old image can linger on a node.
             update = "OnDelete" if ds.namespace == GPU_OPERATOR_NS else "RollingUpdate"
-            spec = {"selector": {"matchLabels": {"app": ds.name}}, "template": template,
-                    "updateStrategy": {"type": update}}  # fmt: skip
-            status = {"currentNumberScheduled": n, "desiredNumberScheduled": n,
-                      "numberAvailable": n, "numberMisscheduled": 0, "numberReady": n,
-                      "observedGeneration": 3, "updatedNumberScheduled": updated}  # fmt: skip
+            spec = {
+                "selector": {"matchLabels": {"app": ds.name}},
+                "template": template,
+                "updateStrategy": {"type": update},
+            }
+            status = {
+                "currentNumberScheduled": n,
+                "desiredNumberScheduled": n,
+                "numberAvailable": n,
+                "numberMisscheduled": 0,
+                "numberReady": n,
+                "observedGeneration": 3,
+                "updatedNumberScheduled": updated,
+            }
             m = meta(self.ids, "DaemonSet", ds.name, ds.namespace, labels={"app": ds.name})
             out.append(obj("apps/v1", "DaemonSet", m, spec=spec, status=status))
         return out

@@ -31,8 +31,10 @@ PROVIDERS = {
     "nimbus-gpu": {
         "name": "Nimbus GPU Cloud",
         "website": "https://nimbus-gpu.example",
-        "contacts": [("Rosa Lind", "security@nimbus-gpu.example", "security"),
-                     ("NOC", "noc@nimbus-gpu.example", "incident")],
+        "contacts": [
+            ("Rosa Lind", "security@nimbus-gpu.example", "security"),
+            ("NOC", "noc@nimbus-gpu.example", "incident"),
+        ],
         "responder": ("Rosa Lind", "rosa.lind@nimbus-gpu.example"),
         # Patch SLA of 45 days and log retention of 14: both red flags (PROV-002).
         "answers": {"GPU-PART-01": "mig_gi", "GPU-PATCH-01": 45, "GPU-LOG-02": 14},
@@ -59,14 +61,20 @@ PROVIDERS = {
         "stage": "draft",
         "partial": 12,  # only the first questions answered so far
         # A file procurement attached to the draft (removable while it is a draft).
-        "files": {"GPU-WIPE-01": ("helio-memory-scrub-procedure.txt", (
-            "Helio GPU: GPU memory sanitisation between customers\n"
-            "1. Node drained and cordoned when a customer's lease ends.\n"
-            "2. nvidia-smi --gpu-reset on every GPU; memory scrubbed by the driver on reset.\n"
-            "3. Reset logged per GPU UUID to the customer-handover record.\n"
-        ))},
+        "files": {
+            "GPU-WIPE-01": (
+                "helio-memory-scrub-procedure.txt",
+                (
+                    "Helio GPU: GPU memory sanitisation between customers\n"
+                    "1. Node drained and cordoned when a customer's lease ends.\n"
+                    "2. nvidia-smi --gpu-reset on every GPU; memory scrubbed by the driver"
+                    " on reset.\n"
+                    "3. Reset logged per GPU UUID to the customer-handover record.\n"
+                ),
+            )
+        },
     },
-}  # fmt: skip
+}
 
 
 def best_answer(question: QuestionSpec) -> Any:
@@ -86,8 +94,9 @@ def load_demo_providers() -> int:
     call_command("load_questionnaires", verbosity=0)
     users = {u.username: u for u in get_user_model().objects.all()}
     for slug, plan in PROVIDERS.items():
-        provider = provider_ensure(slug=slug, name=plan["name"], website=plan["website"],
-                                   actor="manage.py demo")  # fmt: skip
+        provider = provider_ensure(
+            slug=slug, name=plan["name"], website=plan["website"], actor="manage.py demo"
+        )
         if not provider.contacts.exists():
             ProviderContact.objects.bulk_create(
                 ProviderContact(provider=provider, name=n, email=e, role=r)
@@ -102,15 +111,23 @@ def _assess(provider: Provider, plan: dict, procurement, reviewer) -> None:  # t
     questions = spec_of(assessment.questionnaire).questions[: plan.get("partial")]
     answers = {}
     for q in questions:
-        answer = {"value": plan["answers"].get(q.id, best_answer(q)),
-                  "note": plan["notes"].get(q.id, "")}  # fmt: skip
+        answer = {
+            "value": plan["answers"].get(q.id, best_answer(q)),
+            "note": plan["notes"].get(q.id, ""),
+        }
         if q.evidence == "required":
             answer["evidence_url"] = f"{plan['website']}/trust/{q.id.lower()}.pdf"
         answers[q.id] = answer
     answers_save(assessment=assessment, user=procurement, answers=answers)
     for question_id, (name, text) in plan.get("files", {}).items():
-        evidence_attach(assessment=assessment, question_id=question_id, user=procurement,
-                        name=name, content_type="text/plain", data=text.encode())  # fmt: skip
+        evidence_attach(
+            assessment=assessment,
+            question_id=question_id,
+            user=procurement,
+            name=name,
+            content_type="text/plain",
+            data=text.encode(),
+        )
     if plan["responder"]:
         name, email = plan["responder"]
         assessment_attest(
@@ -123,9 +140,12 @@ def _assess(provider: Provider, plan: dict, procurement, reviewer) -> None:  # t
     if plan["stage"] in ("submitted", "accepted"):
         assessment_submit(assessment=assessment, user=procurement)
     if plan["stage"] == "accepted":
-        assessment_review(assessment=assessment, user=reviewer, accept=True,
-                          comment="Red flags noted: patch SLA and log retention are in the "
-                          "renewal negotiation.")  # fmt: skip
+        assessment_review(
+            assessment=assessment,
+            user=reviewer,
+            accept=True,
+            comment="Red flags noted: patch SLA and log retention are in the renewal negotiation.",
+        )
         _date_back(assessment, timedelta(days=plan["age_days"]))
 
 

@@ -92,9 +92,16 @@ def _node_samples(
                 busy = _load("train", t, rng) if node.pods else 0.0
                 labels = [(p.namespace, p.name) for p in node.pods] or [("", "")]
                 for namespace, pod in labels:  # the exporter copies the GPU-wide value
-                    yield GpuSample(time=t, gpu=str(index), uuid=uuid_of(node.name, index),
-                                    util=busy, namespace=namespace, pod=pod,
-                                    container="main" if pod else "", **base)  # fmt: skip
+                    yield GpuSample(
+                        time=t,
+                        gpu=str(index),
+                        uuid=uuid_of(node.name, index),
+                        util=busy,
+                        namespace=namespace,
+                        pod=pod,
+                        container="main" if pod else "",
+                        **base,
+                    )
         return
     handover = next((h for h in handovers if h[0] == node.name), None)
     slots = _assign(node)
@@ -108,12 +115,19 @@ def _node_samples(
                 if hijacked and index == node.gpu_count - 1 and t >= hijack_from:
                     busy = min(100.0, rng.gauss(97, 1.5))
                 yield GpuSample(
-                    time=t, gpu=str(index), uuid=uuid_of(node.name, index), gi_id=gi_id,
-                    gi_profile=profile, util=None if gi_id else busy,
-                    gr_active=busy / 100.0, fb_used_mib=(20000.0 if pod else 0.0) * (busy > 1),
-                    namespace=pod.namespace if pod else "", pod=pod.name if pod else "",
-                    container="main" if pod else "", **base,
-                )  # fmt: skip
+                    time=t,
+                    gpu=str(index),
+                    uuid=uuid_of(node.name, index),
+                    gi_id=gi_id,
+                    gi_profile=profile,
+                    util=None if gi_id else busy,
+                    gr_active=busy / 100.0,
+                    fb_used_mib=(20000.0 if pod else 0.0) * (busy > 1),
+                    namespace=pod.namespace if pod else "",
+                    pod=pod.name if pod else "",
+                    container="main" if pod else "",
+                    **base,
+                )
 
 
 def _assign(node: DemoNode) -> dict[int, list[tuple[str, str, DemoPod]]]:

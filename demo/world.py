@@ -265,9 +265,14 @@ def _gpu_operator_config(ids: Ids, c: Cluster) -> list[Obj]:
     }
     if c.cdi:
         policy["devicePlugin"]["env"] = [{"name": "DEVICE_LIST_STRATEGY", "value": "cdi-cri"}]
-        policy["toolkit"] = {"env": [
-            {"name": "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED", "value": "false"},
-        ]}  # fmt: skip
+        policy["toolkit"] = {
+            "env": [
+                {
+                    "name": "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED",
+                    "value": "false",
+                },
+            ]
+        }
     meta = k8s.meta(ids, "ClusterPolicy", "cluster-policy")
     ns = k8s.GPU_OPERATOR_NS
     return [

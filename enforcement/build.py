@@ -112,8 +112,14 @@ def _operations(rule: Rule) -> list[str]:
 
 def _resource_rules(rule: Rule) -> list[dict]:
     group, version, _ = KINDS[rule.target]
-    return [{"apiGroups": [group], "apiVersions": [version], "operations": _operations(rule),
-             "resources": [rule.target]}]  # fmt: skip
+    return [
+        {
+            "apiGroups": [group],
+            "apiVersions": [version],
+            "operations": _operations(rule),
+            "resources": [rule.target],
+        }
+    ]
 
 
 def _kyverno_kind(rule: Rule) -> str:
@@ -129,7 +135,7 @@ def vap_policy(rule: Rule, inputs: PackInputs) -> dict:
         "matchConstraints": {"resourceRules": _resource_rules(rule)},
         "validations": [
             {"expression": rule.expression, "message": rule.message, "reason": "Forbidden"}
-        ],  # fmt: skip
+        ],
     }
     if rule.target == "pods":
         spec["variables"] = [{"name": n, "expression": e} for n, e in VARIABLES]

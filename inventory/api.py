@@ -53,9 +53,21 @@ class SyncRunSerializer(PresentedSerializer):
     class Meta:
         model = SyncRun
         fields = [
-            "id", "cluster", "source", "mode", "trigger", "status", "started_at", "finished_at",
-            "duration_seconds", "progress", "counts", "changes", "warnings", "error",
-        ]  # fmt: skip
+            "id",
+            "cluster",
+            "source",
+            "mode",
+            "trigger",
+            "status",
+            "started_at",
+            "finished_at",
+            "duration_seconds",
+            "progress",
+            "counts",
+            "changes",
+            "warnings",
+            "error",
+        ]
 
 
 class ClusterSerializer(serializers.ModelSerializer):
@@ -74,10 +86,18 @@ class ClusterSerializer(serializers.ModelSerializer):
     class Meta:
         model = Cluster
         fields = [
-            "id", "name", "description", "provider", "source", "kubeconfig_path",
-            "kube_context", "snapshot_paths", "sync_interval_minutes", "created_at",
+            "id",
+            "name",
+            "description",
+            "provider",
+            "source",
+            "kubeconfig_path",
+            "kube_context",
+            "snapshot_paths",
+            "sync_interval_minutes",
+            "created_at",
             "inventory_coverage",
-        ]  # fmt: skip
+        ]
         extra_kwargs = {"sync_interval_minutes": {"max_value": 7 * 24 * 60}}
 
     @extend_schema_field(serializers.DictField())
@@ -90,10 +110,12 @@ class ClusterSerializer(serializers.ModelSerializer):
         merged = {
             field: attrs.get(field, getattr(self.instance, field, default))
             for field, default in (
-                ("source", "snapshot"), ("kubeconfig_path", ""), ("kube_context", ""),
+                ("source", "snapshot"),
+                ("kubeconfig_path", ""),
+                ("kube_context", ""),
                 ("snapshot_paths", []),
             )
-        }  # fmt: skip
+        }
         try:
             attrs.update(clean_cluster_source(**merged))
         except DjangoValidationError as exc:
@@ -121,10 +143,20 @@ class DriftEventSerializer(PresentedSerializer):
     class Meta:
         model = DriftEvent
         fields = [
-            "id", "cluster", "sync_run", "check_id", "kind", "subject_kind",
-            "subject_namespace", "subject_name", "summary", "before", "after", "nodes",
+            "id",
+            "cluster",
+            "sync_run",
+            "check_id",
+            "kind",
+            "subject_kind",
+            "subject_namespace",
+            "subject_name",
+            "summary",
+            "before",
+            "after",
+            "nodes",
             "detected_at",
-        ]  # fmt: skip
+        ]
 
 
 # CharFields stored blank for "not known" (or not installed): null in the API.
@@ -150,12 +182,31 @@ class NodeSerializer(PresentedSerializer):
     class Meta:
         model = Node
         fields = [
-            "id", "name", "cluster", "is_gpu_node", "gpu_model", "gpu_count", "driver_version",
-            "container_toolkit_version", "device_plugin_version", "gpu_operator_version",
-            "firmware_version", "components", "sharing_strategy", "time_slicing_replicas",
-            "mig_strategy", "mig_config", "taints", "labels", "patch_status", "patch_exposures",
-            "patch_not_affected", "patch_notes", "first_seen", "changed_at",
-        ]  # fmt: skip
+            "id",
+            "name",
+            "cluster",
+            "is_gpu_node",
+            "gpu_model",
+            "gpu_count",
+            "driver_version",
+            "container_toolkit_version",
+            "device_plugin_version",
+            "gpu_operator_version",
+            "firmware_version",
+            "components",
+            "sharing_strategy",
+            "time_slicing_replicas",
+            "mig_strategy",
+            "mig_config",
+            "taints",
+            "labels",
+            "patch_status",
+            "patch_exposures",
+            "patch_not_affected",
+            "patch_notes",
+            "first_seen",
+            "changed_at",
+        ]
         # Nullable in the schema too: clients must not be told these are always strings.
         extra_kwargs = {name: {"allow_null": True} for name in NULL_WHEN_BLANK}
 
@@ -184,9 +235,18 @@ class PodSerializer(serializers.ModelSerializer):
     class Meta:
         model = Pod
         fields = [
-            "id", "cluster", "namespace", "name", "node", "tenant", "phase",
-            "service_account", "gpu_resources", "first_seen", "changed_at",
-        ]  # fmt: skip
+            "id",
+            "cluster",
+            "namespace",
+            "name",
+            "node",
+            "tenant",
+            "phase",
+            "service_account",
+            "gpu_resources",
+            "first_seen",
+            "changed_at",
+        ]
 
 
 class ClusterViewSet(
@@ -262,9 +322,20 @@ class BulletinFixSerializer(serializers.ModelSerializer):
     class Meta:
         model = BulletinFix
         fields = [
-            "kind", "platform", "branch", "line", "host", "affected_op", "affected_version",
-            "condition", "fixed_version", "cves", "max_cvss", "severity", "warning",
-        ]  # fmt: skip
+            "kind",
+            "platform",
+            "branch",
+            "line",
+            "host",
+            "affected_op",
+            "affected_version",
+            "condition",
+            "fixed_version",
+            "cves",
+            "max_cvss",
+            "severity",
+            "warning",
+        ]
 
 
 class BulletinSerializer(serializers.ModelSerializer):
@@ -273,26 +344,49 @@ class BulletinSerializer(serializers.ModelSerializer):
     class Meta:
         model = Bulletin
         fields = [
-            "id", "tracking_id", "title", "category", "version", "initial_release_date",
-            "current_release_date", "aggregate_severity", "cves", "fixes", "unmatched",
-            "source", "imported_at",
-        ]  # fmt: skip
+            "id",
+            "tracking_id",
+            "title",
+            "category",
+            "version",
+            "initial_release_date",
+            "current_release_date",
+            "aggregate_severity",
+            "cves",
+            "fixes",
+            "unmatched",
+            "source",
+            "imported_at",
+        ]
 
 
 class BulletinImportSerializer(serializers.ModelSerializer):
     class Meta:
         model = BulletinImport
         fields = [
-            "id", "action", "trigger", "requested_by", "sources", "status", "counts",
-            "bulletins", "changes", "refused", "resolved_findings", "error", "started_at",
+            "id",
+            "action",
+            "trigger",
+            "requested_by",
+            "sources",
+            "status",
+            "counts",
+            "bulletins",
+            "changes",
+            "refused",
+            "resolved_findings",
+            "error",
+            "started_at",
             "finished_at",
-        ]  # fmt: skip
+        ]
 
 
 class BulletinViewSet(
-    ScopedViewSetMixin, mixins.CreateModelMixin, mixins.DestroyModelMixin,
+    ScopedViewSetMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
     viewsets.ReadOnlyModelViewSet,
-):  # fmt: skip
+):
     """Vendor bulletins (CSAF 2.0). POST a CSAF JSON document to import it; a newer revision
     replaces an older one, an invalid document is refused with the reason. A newer revision
     that weakens a fix (a lower fixed version; a product, branch or CVE dropped) is held (202)

@@ -25,10 +25,21 @@ class BulletinRevisionSerializer(serializers.ModelSerializer):
     class Meta:
         model = BulletinRevision
         fields = [
-            "id", "tracking_id", "version", "base_version", "title", "source", "changes",
-            "status", "held_by", "requested_by", "created_at", "decided_by", "decided_at",
+            "id",
+            "tracking_id",
+            "version",
+            "base_version",
+            "title",
+            "source",
+            "changes",
+            "status",
+            "held_by",
+            "requested_by",
+            "created_at",
+            "decided_by",
+            "decided_at",
             "decision_note",
-        ]  # fmt: skip
+        ]
 
 
 class RevisionDecisionSerializer(serializers.Serializer):

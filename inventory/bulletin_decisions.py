@@ -79,12 +79,16 @@ def bulletin_delete(*, bulletin: Bulletin, user: AbstractBaseUser, trigger: str)
     changes = revision_changes(before, None)
     now = timezone.now()
     record = BulletinImport.objects.create(
-        action=BulletinImport.Action.DELETE, trigger=trigger[:20], requested_by=actor_name(user),
-        sources=[bulletin.tracking_id], status=BulletinImport.Status.SUCCEEDED,
-        counts={"deleted": 1}, bulletins=[bulletin.tracking_id],
+        action=BulletinImport.Action.DELETE,
+        trigger=trigger[:20],
+        requested_by=actor_name(user),
+        sources=[bulletin.tracking_id],
+        status=BulletinImport.Status.SUCCEEDED,
+        counts={"deleted": 1},
+        bulletins=[bulletin.tracking_id],
         changes=[change_entry(bulletin.tracking_id, "deleted", before, None, changes)],
         finished_at=now,
-    )  # fmt: skip
+    )
     state = audit_state(bulletin.tracking_id, bulletin.title, before) | {"import": record.pk}
     audit_record(actor=user, action="delete", obj=bulletin, before=state)
     revisions_supersede(tracking_id=bulletin.tracking_id)
@@ -128,9 +132,12 @@ def _audit_decision(
     revision: BulletinRevision, user: AbstractBaseUser, note: str, record: BulletinImport | None
 ) -> None:
     after = {
-        "status": revision.status, "tracking_id": revision.tracking_id,
-        "version": revision.version, "weakening": revision.changes.get("weakening", []),
-        "note": note, "import": record.pk if record else None,
-    }  # fmt: skip
+        "status": revision.status,
+        "tracking_id": revision.tracking_id,
+        "version": revision.version,
+        "weakening": revision.changes.get("weakening", []),
+        "note": note,
+        "import": record.pk if record else None,
+    }
     action = "confirm" if revision.status == BulletinRevision.Status.CONFIRMED else "reject"
     audit_record(actor=user, action=action, obj=revision, before={"status": "pending"}, after=after)

@@ -46,9 +46,11 @@ def bulletins_import_recorded(
     the caller scores next). `documents` are (source, decoded JSON) pairs; `actor` is the
     user, or the command, the audit events name."""
     sources = [
-        *(paths or []), *(urls or []), *(f"upload {n}" for n, _ in uploads or []),
+        *(paths or []),
+        *(urls or []),
+        *(f"upload {n}" for n, _ in uploads or []),
         *(source for source, _ in documents or []),
-    ]  # fmt: skip
+    ]
     record = BulletinImport.objects.create(
         action=action,
         trigger=trigger[:20],
@@ -101,9 +103,12 @@ def rescore_after_commit() -> None:
 
 
 def _import(
-    paths: list[str], urls: list[str], uploads: list[tuple[str, bytes]],
-    documents: list[tuple[str, object]], options: ImportOptions,
-) -> ImportResult:  # fmt: skip
+    paths: list[str],
+    urls: list[str],
+    uploads: list[tuple[str, bytes]],
+    documents: list[tuple[str, object]],
+    options: ImportOptions,
+) -> ImportResult:
     result = ImportResult()
     if urls:
         result.merge(bulletins_import_urls(urls=urls, refresh=False, options=options))
@@ -116,9 +121,11 @@ def _import(
 
 
 def _run(
-    record: BulletinImport, work: Callable[[], ImportResult], options: ImportOptions,
+    record: BulletinImport,
+    work: Callable[[], ImportResult],
+    options: ImportOptions,
     rescore: bool = True,
-) -> ImportResult:  # fmt: skip
+) -> ImportResult:
     try:
         result = work()
     except Exception as exc:  # noqa: BLE001 - recorded, then re-raised for the caller
@@ -149,10 +156,15 @@ def _run(
     record.finished_at = timezone.now()
     record.save(
         update_fields=[
-            "status", "counts", "bulletins", "changes", "refused", "resolved_findings",
+            "status",
+            "counts",
+            "bulletins",
+            "changes",
+            "refused",
+            "resolved_findings",
             "finished_at",
         ]
-    )  # fmt: skip
+    )
     _audit_import(record, options)
     if record.bulletins and rescore:
         rescore_after_commit()
@@ -162,8 +174,12 @@ def _run(
 def _audit_import(record: BulletinImport, options: ImportOptions) -> None:
     """The import itself as an event (each bulletin it changed or held has its own)."""
     after = {
-        "action": record.action, "trigger": record.trigger, "sources": record.sources[:20],
-        "status": record.status, "counts": record.counts, "bulletins": record.bulletins[:100],
+        "action": record.action,
+        "trigger": record.trigger,
+        "sources": record.sources[:20],
+        "status": record.status,
+        "counts": record.counts,
+        "bulletins": record.bulletins[:100],
         "error": record.error[:500],
-    }  # fmt: skip
+    }
     audit_record(actor=options.actor, action="import", obj=record, after=after)

@@ -27,9 +27,16 @@ class ImportOptions:
 
 def bulletin_state(bulletin: Bulletin) -> RevisionState:
     rows = BulletinFix.objects.filter(bulletin=bulletin).values_list(
-        "kind", "platform", "branch", "line", "host", "affected_op", "affected_version",
-        "fixed_version", "cves",
-    )  # fmt: skip
+        "kind",
+        "platform",
+        "branch",
+        "line",
+        "host",
+        "affected_op",
+        "affected_version",
+        "fixed_version",
+        "cves",
+    )
     facts = [
         FixFacts(product_name(k, p, b, li, h), op, av, fv or None, tuple(cves))
         for k, p, b, li, h, op, av, fv, cves in rows
@@ -51,7 +58,7 @@ def advisory_state(advisory: Advisory, found: list[Fix]) -> RevisionState:
             f.affected.version,
             f.fixed_version,
             f.cves,
-        )  # fmt: skip
+        )
         for f in found
     ]
     cves = [v.cve for v in advisory.vulnerabilities if v.cve]
@@ -64,9 +71,12 @@ def audit_state(tracking_id: str, title: str, state: RevisionState) -> dict[str,
 
 
 def change_entry(
-    tracking_id: str, outcome: str, before: RevisionState | None, after: RevisionState | None,
+    tracking_id: str,
+    outcome: str,
+    before: RevisionState | None,
+    after: RevisionState | None,
     changes: RevisionChanges,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """One bulletin's line in an import record's `changes`."""
     return {
         "tracking_id": tracking_id,
@@ -78,9 +88,15 @@ def change_entry(
 
 
 def revision_hold(
-    *, bulletin: Bulletin, advisory: Advisory, data: object, source: str,
-    after: RevisionState, changes: RevisionChanges, options: ImportOptions,
-) -> BulletinRevision:  # fmt: skip
+    *,
+    bulletin: Bulletin,
+    advisory: Advisory,
+    data: object,
+    source: str,
+    after: RevisionState,
+    changes: RevisionChanges,
+    options: ImportOptions,
+) -> BulletinRevision:
     """Hold a weakening revision (once: the same revision offered again is the same hold, with
     no new event); a newer hold supersedes an older pending one."""
     pending = BulletinRevision.objects.filter(
@@ -92,11 +108,16 @@ def revision_hold(
     revisions_supersede(tracking_id=bulletin.tracking_id)
     record = options.record
     revision = BulletinRevision.objects.create(
-        tracking_id=bulletin.tracking_id, version=advisory.version[:40],
-        base_version=bulletin.version, title=(advisory.title or "")[:500], document=data,
-        source=source[:500], changes=changes.as_dict(), held_by=record,
+        tracking_id=bulletin.tracking_id,
+        version=advisory.version[:40],
+        base_version=bulletin.version,
+        title=(advisory.title or "")[:500],
+        document=data,
+        source=source[:500],
+        changes=changes.as_dict(),
+        held_by=record,
         requested_by=record.requested_by if record else actor_name(options.actor),
-    )  # fmt: skip
+    )
     audit_record(
         actor=options.actor,
         action="hold",

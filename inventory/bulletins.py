@@ -91,9 +91,14 @@ def bulletin_import(
     changes = revision_changes(before, after)
     if existing and changes.weakening and not options.confirm_weakening:
         revision = revision_hold(
-            bulletin=existing, advisory=advisory, data=data, source=source, after=after,
-            changes=changes, options=options,
-        )  # fmt: skip
+            bulletin=existing,
+            advisory=advisory,
+            data=data,
+            source=source,
+            after=after,
+            changes=changes,
+            options=options,
+        )
         result.held.append(advisory.tracking_id)
         entry = change_entry(advisory.tracking_id, "held", before, after, changes)
         result.changes.append(entry | {"revision": revision.pk})
@@ -107,9 +112,13 @@ def bulletin_import(
 
 
 def _store(
-    existing: Bulletin | None, advisory: Advisory, found: list[Fix], unmatched: list,
-    released: datetime, source: str,
-) -> Bulletin:  # fmt: skip
+    existing: Bulletin | None,
+    advisory: Advisory,
+    found: list[Fix],
+    unmatched: list,
+    released: datetime,
+    source: str,
+) -> Bulletin:
     bulletin = existing or Bulletin(tracking_id=advisory.tracking_id)
     bulletin.title = advisory.title[:500]
     bulletin.category, bulletin.version = advisory.category[:60], advisory.version[:40]
@@ -130,9 +139,12 @@ def _store(
 
 
 def _audit_stored(
-    bulletin: Bulletin, before: RevisionState | None, after: RevisionState,
-    changes: RevisionChanges, options: ImportOptions,
-) -> None:  # fmt: skip
+    bulletin: Bulletin,
+    before: RevisionState | None,
+    after: RevisionState,
+    changes: RevisionChanges,
+    options: ImportOptions,
+) -> None:
     record = options.record
     state = audit_state(bulletin.tracking_id, bulletin.title, after)
     state["import"] = record.pk if record else None
@@ -146,12 +158,21 @@ def _audit_stored(
 def _fix_row(bulletin: Bulletin, fix: Fix) -> BulletinFix:
     c, b = fix.component, fix.affected
     return BulletinFix(
-        bulletin=bulletin, kind=c.kind, platform=c.platform or "", branch=c.branch or "",
-        line=c.line or "", host=c.host or "", affected_op=b.op, affected_version=b.version,
-        condition=fix.condition or b.condition or "", fixed_version=fix.fixed_version or "",
-        cves=list(fix.cves), max_cvss=fix.max_cvss, severity=(fix.severity or "").lower(),
+        bulletin=bulletin,
+        kind=c.kind,
+        platform=c.platform or "",
+        branch=c.branch or "",
+        line=c.line or "",
+        host=c.host or "",
+        affected_op=b.op,
+        affected_version=b.version,
+        condition=fix.condition or b.condition or "",
+        fixed_version=fix.fixed_version or "",
+        cves=list(fix.cves),
+        max_cvss=fix.max_cvss,
+        severity=(fix.severity or "").lower(),
         warning=fix.warning or "",
-    )  # fmt: skip
+    )
 
 
 def bulletins_import_paths(
@@ -230,7 +251,7 @@ def fixes_from_db() -> list[Fix]:
             advisory_id=r.bulletin.tracking_id,
             released=r.bulletin.current_release_date.isoformat(),
             warning=r.warning or None,
-        )  # fmt: skip
+        )
         for r in rows
     ]
 

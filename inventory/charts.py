@@ -22,7 +22,7 @@ def patch_heatmap(
             texttemplate="%{text}",
             hovertemplate="%{y} / %{x}: %{z} node(s) below baseline<extra></extra>",
             colorbar={"title": "nodes"},
-        )  # fmt: skip
+        )
     )
     figure.update_layout(
         height=80 + 40 * max(1, len(pools)), margin={"l": 140, "r": 10, "t": 10, "b": 40}

@@ -108,11 +108,17 @@ class DraIndex:
         node = (slice_.node_name if slice_ else None) or claim.node_name
         mode, basis = self.mode(claim, result, kind)
         return HeldDevice(
-            claim, result, node, device_id, kind, mode, basis,
+            claim,
+            result,
+            node,
+            device_id,
+            kind,
+            mode,
+            basis,
             product=attributes.get("productName", ""),
             profile=attributes.get("profile", ""),
             parent=attributes.get("parentUUID", ""),
-        )  # fmt: skip
+        )
 
     def sharing_config(self, claim: DraClaim, result: DraResult) -> DraConfig | None:
         """The opaque config that sets this device's sharing: as allocated (status), else the

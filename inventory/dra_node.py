@@ -49,14 +49,21 @@ def node_dra_devices(node: Node, scope: HiddenScope | None = None) -> list[dict[
             if held.node != node.name or not held.kind:
                 continue
             row = {
-                "device": held.result.device, "device_id": held.device_id, "kind": held.kind,
-                "product": held.product or None, "profile": held.profile or None,
-                "driver": held.result.driver, "pool": held.result.pool,
-                "namespace": claim.namespace, "claim": claim.name,
+                "device": held.result.device,
+                "device_id": held.device_id,
+                "kind": held.kind,
+                "product": held.product or None,
+                "profile": held.profile or None,
+                "driver": held.result.driver,
+                "pool": held.result.pool,
+                "namespace": claim.namespace,
+                "claim": claim.name,
                 "tenant": owners.get(claim.namespace),
                 "consumers": [c.split("/", 1)[-1] for c in claim.reserved_for],
-                "admin_access": held.result.admin_access, "mode": held.mode, "basis": held.basis,
-            }  # fmt: skip
+                "admin_access": held.result.admin_access,
+                "mode": held.mode,
+                "basis": held.basis,
+            }
             if scope is not None:
                 scope.fields(row, REDACTED)
                 if row["namespace"] == HIDDEN_NAMESPACE:  # its pods are that tenant's too

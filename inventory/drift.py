@@ -19,17 +19,31 @@ from inventory.drift_rbac import RbacState, detect_rbac_drift
 VOLATILE_LABEL_SUFFIXES = ("timestamp", "mig.config.state")
 # Node facts that are the sharing configuration itself (reported as DRIFT-001, not DRIFT-003).
 SHARING_FACTS = (
-    "sharing_strategy", "time_slicing_replicas", "mig_strategy", "mig_config",
+    "sharing_strategy",
+    "time_slicing_replicas",
+    "mig_strategy",
+    "mig_config",
     "device_plugin_config",
-)  # fmt: skip
+)
 SHARING_LABELS = (
-    "nvidia.com/gpu.sharing-strategy", "nvidia.com/gpu.replicas", "nvidia.com/mig.strategy",
-    "nvidia.com/mig.config", "nvidia.com/device-plugin.config", "nvidia.com/gpu.product",
-)  # fmt: skip
+    "nvidia.com/gpu.sharing-strategy",
+    "nvidia.com/gpu.replicas",
+    "nvidia.com/mig.strategy",
+    "nvidia.com/mig.config",
+    "nvidia.com/device-plugin.config",
+    "nvidia.com/gpu.product",
+)
 GPU_COMPONENT_REPOS = (
-    "k8s-device-plugin", "gpu-operator", "container-toolkit", "k8s-container-toolkit", "driver",
-    "dcgm-exporter", "k8s-mig-manager", "gpu-feature-discovery", "k8s-driver-manager",
-)  # fmt: skip
+    "k8s-device-plugin",
+    "gpu-operator",
+    "container-toolkit",
+    "k8s-container-toolkit",
+    "driver",
+    "dcgm-exporter",
+    "k8s-mig-manager",
+    "gpu-feature-discovery",
+    "k8s-driver-manager",
+)
 
 
 @dataclass(frozen=True)
@@ -104,7 +118,7 @@ def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> li
                     before=facts_before,
                     after={k: getattr(node, k) for k in facts_before},
                     nodes=(node.name,),
-                )  # fmt: skip
+                )
             )
         diff = _label_taint_diff(old, node)
         if diff:
@@ -119,7 +133,7 @@ def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> li
                     before=diff["before"],
                     after=diff["after"],
                     nodes=(node.name,),
-                )  # fmt: skip
+                )
             )
     return changes
 
@@ -161,11 +175,13 @@ def _config_view(config: snap.SharingConfig | None) -> dict[str, Any]:
     if config is None:
         return {"present": False}
     view = {
-        "mode": config.mode, "replicas": config.replicas,
+        "mode": config.mode,
+        "replicas": config.replicas,
         "fail_requests_greater_than_one": config.fail_requests_greater_than_one,
-        "rename_by_default": config.rename_by_default, "resources": list(config.resources),
+        "rename_by_default": config.rename_by_default,
+        "resources": list(config.resources),
         "mig_strategy": config.mig_strategy,
-    }  # fmt: skip
+    }
     if config.entries:  # rename and devices per resource (kept since issue 17)
         view["entries"] = [snap.to_dict(e) for e in config.entries]
     return view
@@ -208,7 +224,7 @@ def _sharing_config_changes(
                 nodes=tuple(
                     sorted(n.name for n in node_list if n.device_plugin_config == config_key)
                 ),
-            )  # fmt: skip
+            )
         )
     return changes
 
@@ -235,7 +251,7 @@ def _mig_config_changes(
                 before=_configmap_view(was),
                 after=_configmap_view(now),
                 nodes=mig_nodes,
-            )  # fmt: skip
+            )
         )
     return changes
 
@@ -277,7 +293,7 @@ def _component_changes(
                 else f"{kind} {namespace}/{name} {'added' if now else 'removed'}",
                 before=_workload_view(was),
                 after=_workload_view(now),
-            )  # fmt: skip
+            )
         )
     return changes
 
@@ -316,7 +332,7 @@ def _operator_policy_changes(
                 + (": " + ", ".join(fields) if fields else ""),
                 before={k: was_spec.get(k) for k in fields} if was else {"present": False},
                 after={k: now_spec.get(k) for k in fields} if now else {"present": False},
-            )  # fmt: skip
+            )
         )
     return changes
 

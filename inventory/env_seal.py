@@ -55,6 +55,9 @@ def seal_stored_env(var: dict) -> dict:
 
 def _as_dict(env: EnvVar) -> dict:
     return {
-        "value": env.value, "length": env.length, "credential_rule": env.credential_rule,
-        "credential_kind": env.credential_kind, "credential_hint": env.credential_hint,
-    }  # fmt: skip
+        "value": env.value,
+        "length": env.length,
+        "credential_rule": env.credential_rule,
+        "credential_kind": env.credential_kind,
+        "credential_hint": env.credential_hint,
+    }

@@ -69,10 +69,14 @@ class DriftEventFilter(django_filters.FilterSet):
 
 
 COMPONENT_CHOICES = [
-    ("driver", "GPU driver"), ("container_toolkit", "Container Toolkit"),
-    ("gpu_operator", "GPU Operator"), ("device_plugin", "device plugin"),
-    ("mig_manager", "MIG manager"), ("dcgm_exporter", "DCGM exporter"), ("vgpu", "vGPU"),
-]  # fmt: skip
+    ("driver", "GPU driver"),
+    ("container_toolkit", "Container Toolkit"),
+    ("gpu_operator", "GPU Operator"),
+    ("device_plugin", "device plugin"),
+    ("mig_manager", "MIG manager"),
+    ("dcgm_exporter", "DCGM exporter"),
+    ("vgpu", "vGPU"),
+]
 
 
 class BulletinFilter(django_filters.FilterSet):

@@ -21,9 +21,14 @@ class ClusterForm(forms.ModelForm):
     class Meta:
         model = Cluster
         fields = [
-            "name", "description", "provider", "source", "kubeconfig_path", "kube_context",
+            "name",
+            "description",
+            "provider",
+            "source",
+            "kubeconfig_path",
+            "kube_context",
             "sync_interval_minutes",
-        ]  # fmt: skip
+        ]
         help_texts = {
             "kubeconfig_path": "A file inside GPUPOSTURE_KUBECONFIG_DIR on the workers.",
             "kube_context": "Empty for the kubeconfig's current context.",

@@ -308,9 +308,12 @@ class DriftEvent(models.Model):
     objects = DriftEventQuerySet.as_manager()
     # Drift of a cluster is shown to each tenant on it; the changed object may be another's.
     redacted_fields = {
-        "subject_namespace": Field.NAMESPACE, "subject_name": Field.SUBJECT_NAME,
-        "summary": Field.TEXT, "before": Field.VALUE, "after": Field.VALUE,
-    }  # fmt: skip
+        "subject_namespace": Field.NAMESPACE,
+        "subject_name": Field.SUBJECT_NAME,
+        "summary": Field.TEXT,
+        "before": Field.VALUE,
+        "after": Field.VALUE,
+    }
 
     class Meta:
         ordering = ["-detected_at", "-id"]

@@ -32,15 +32,34 @@ from tenants.models import Tenant, TenantNamespace
 logger = logging.getLogger(__name__)
 
 NODE_FIELDS = (
-    "is_gpu_node", "gpu_model", "gpu_count", "driver_version", "container_toolkit_version",
-    "device_plugin_version", "gpu_operator_version", "firmware_version", "sharing_strategy",
-    "time_slicing_replicas", "mig_strategy", "mig_config", "taints", "labels", "data",
-    "data_hash", "changed_at",
-)  # fmt: skip
-POD_FIELDS = (
-    "node", "tenant", "phase", "service_account", "gpu_resources", "data", "data_hash",
+    "is_gpu_node",
+    "gpu_model",
+    "gpu_count",
+    "driver_version",
+    "container_toolkit_version",
+    "device_plugin_version",
+    "gpu_operator_version",
+    "firmware_version",
+    "sharing_strategy",
+    "time_slicing_replicas",
+    "mig_strategy",
+    "mig_config",
+    "taints",
+    "labels",
+    "data",
+    "data_hash",
     "changed_at",
-)  # fmt: skip
+)
+POD_FIELDS = (
+    "node",
+    "tenant",
+    "phase",
+    "service_account",
+    "gpu_resources",
+    "data",
+    "data_hash",
+    "changed_at",
+)
 # The same, as columns of the raw rows inventory.bulk writes (JSON columns as JSON text).
 NODE_COLUMNS = NODE_FIELDS
 POD_COLUMNS = ("node_id", "tenant_id", *POD_FIELDS[2:])
@@ -184,12 +203,14 @@ def _apply(
     drift: list[DriftChange] = []
     if previous is not None:
         current = ClusterState(
-            nodes=tuple(nodes), sharing_configs=snapshot.sharing_configs,
-            configmaps=snapshot.configmaps, workloads=snapshot.workloads,
+            nodes=tuple(nodes),
+            sharing_configs=snapshot.sharing_configs,
+            configmaps=snapshot.configmaps,
+            workloads=snapshot.workloads,
             operator_policies=snapshot.gpu_operator_policies,
             roles=tuple(r for r in snapshot.roles if r.kind == "ClusterRole"),
             bindings=snapshot.bindings,
-        )  # fmt: skip
+        )
         drift = detect_drift(previous, current)
     return {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}, drift
 
@@ -221,11 +242,14 @@ def previous_state(cluster: Cluster, node_names: Iterable[str] | None = None) ->
     node_data = node_rows.values_list("data", flat=True).iterator(chunk_size=2000)
     nodes = [snap.from_dict(snap.Node, d) for d in node_data]
     return ClusterState(
-        nodes=tuple(nodes), sharing_configs=tuple(grouped["sharing_config"]),
-        configmaps=tuple(grouped["configmap"]), workloads=tuple(grouped["workload"]),
-        operator_policies=tuple(grouped["gpu_operator_policy"]), roles=tuple(grouped["role"]),
+        nodes=tuple(nodes),
+        sharing_configs=tuple(grouped["sharing_config"]),
+        configmaps=tuple(grouped["configmap"]),
+        workloads=tuple(grouped["workload"]),
+        operator_policies=tuple(grouped["gpu_operator_policy"]),
+        roles=tuple(grouped["role"]),
         bindings=tuple(grouped["binding"]),
-    )  # fmt: skip
+    )
 
 
 def with_host_facts(cluster: Cluster, nodes: Iterable[snap.Node]) -> list[snap.Node]:
@@ -365,9 +389,15 @@ def pod_rows_write(
         if before is not None and before[1:4] == (digest, node_id, tenant_id):
             continue
         row = (
-            node_id, tenant_id, pod.phase, pod.service_account, json.dumps(pod.gpu_resources),
-            canonical, digest, stamp,
-        )  # fmt: skip
+            node_id,
+            tenant_id,
+            pod.phase,
+            pod.service_account,
+            json.dumps(pod.gpu_resources),
+            canonical,
+            digest,
+            stamp,
+        )
         if before is None:
             to_create.append((cluster.pk, pod.namespace, pod.name, *row))
         else:
@@ -424,7 +454,7 @@ def record_drift(run: SyncRun, drift: list[DriftChange], now: datetime) -> None:
             after=change.after,
             nodes=list(change.nodes),
             detected_at=now,
-        )  # fmt: skip
+        )
         for change in drift
     )
 

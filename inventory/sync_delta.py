@@ -281,9 +281,13 @@ def _rederive_nodes(
         if obj is None:
             continue  # deleted between the watch and now: the next sync sees the event
         result = node_from(
-            obj, pods_on_node=pods_on.get(name, []), operator_version=operator,
-            sharing_configs=configs, unreadable=unreadable, stack=stack,
-        )  # fmt: skip
+            obj,
+            pods_on_node=pods_on.get(name, []),
+            operator_version=operator,
+            sharing_configs=configs,
+            unreadable=unreadable,
+            stack=stack,
+        )
         nodes.append(result.node)
     return with_host_facts(cluster, nodes)
 
@@ -336,9 +340,10 @@ def _write_nodes(
 ) -> tuple[Changes, dict[str, int]]:
     existing = dict(
         (name, (pk, digest))
-        for name, pk, digest in Node.objects.filter(cluster=cluster, name__in=list(touched))
-        .values_list("name", "pk", "data_hash")
-    )  # fmt: skip
+        for name, pk, digest in Node.objects.filter(
+            cluster=cluster, name__in=list(touched)
+        ).values_list("name", "pk", "data_hash")
+    )
     return nodes_write(cluster, nodes, existing, now), _node_ids(cluster)
 
 

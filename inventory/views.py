@@ -175,8 +175,11 @@ def bulletin_import_view(request: HttpRequest) -> HttpResponse:
                 messages.info(request, started)
         if result is None or (result.landed and not result.refused):
             if result is not None:
-                messages.success(request, f"{len(result.imported) + len(result.replaced)} "
-                                 "bulletin(s) imported from the files.")  # fmt: skip
+                messages.success(
+                    request,
+                    f"{len(result.imported) + len(result.replaced)} "
+                    "bulletin(s) imported from the files.",
+                )
             return redirect("bulletin-list")
     return render(request, "inventory/bulletin_import.html", {"form": form, "result": result})
 

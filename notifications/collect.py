@@ -42,10 +42,15 @@ class Event:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "kind": self.kind, "key": self.key, "title": self.title, "at": self.at,
-            "severity": self.severity, "cluster": self.cluster, "tenants": list(self.tenants),
+            "kind": self.kind,
+            "key": self.key,
+            "title": self.title,
+            "at": self.at,
+            "severity": self.severity,
+            "cluster": self.cluster,
+            "tenants": list(self.tenants),
             "path": self.path,
-        }  # fmt: skip
+        }
 
 
 @dataclass

@@ -22,14 +22,18 @@ CLUSTER_KINDS = frozenset({*FINDING_KINDS, EventKind.SYNC_PROBLEM})
 
 class WebhookForm(forms.Form):
     webhook_url = forms.CharField(
-        label="Webhook URL", required=False, max_length=500,
+        label="Webhook URL",
+        required=False,
+        max_length=500,
         help_text="https, on a public address; empty removes the webhook.",
-    )  # fmt: skip
+    )
     webhook_secret = forms.CharField(
-        label="Signing secret", required=False, max_length=200,
+        label="Signing secret",
+        required=False,
+        max_length=200,
         widget=forms.PasswordInput(render_value=False),
         help_text=f"{MIN_SECRET}+ characters; empty keeps the one stored. Stored encrypted.",
-    )  # fmt: skip
+    )
 
     def __init__(self, *args: Any, profile: NotificationProfile | None = None, **kw: Any):
         super().__init__(*args, **kw)
@@ -64,8 +68,12 @@ class SubscriptionForm(forms.ModelForm):
     class Meta:
         model = Subscription
         fields = ["kind", "min_severity", "tenant", "cluster", "days", "by_email", "by_webhook"]
-        labels = {"min_severity": "Severity", "days": "N days", "by_email": "Email",
-                  "by_webhook": "Webhook"}  # fmt: skip
+        labels = {
+            "min_severity": "Severity",
+            "days": "N days",
+            "by_email": "Email",
+            "by_webhook": "Webhook",
+        }
 
     def __init__(self, *args: Any, user: Any, profile: NotificationProfile | None, **kw: Any):
         super().__init__(*args, **kw)

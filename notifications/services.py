@@ -41,11 +41,14 @@ def profile_save(*, user: Any, webhook_url: str, webhook_secret: str = "") -> No
 
 def _sub_audit(sub: Subscription) -> dict[str, Any]:
     return {
-        "kind": sub.kind, "min_severity": sub.min_severity, "days": sub.days,
+        "kind": sub.kind,
+        "min_severity": sub.min_severity,
+        "days": sub.days,
         "tenant": sub.tenant.slug if sub.tenant else None,
         "cluster": sub.cluster.name if sub.cluster else None,
-        "by_email": sub.by_email, "by_webhook": sub.by_webhook,
-    }  # fmt: skip
+        "by_email": sub.by_email,
+        "by_webhook": sub.by_webhook,
+    }
 
 
 @transaction.atomic

@@ -48,10 +48,20 @@ class ActionSerializer(PresentedSerializer):
     class Meta:
         model = Action
         fields = [
-            "key", "title", "cluster", "severity", "checks", "finding_count", "finding_ids",
-            "tenants", "risk_removed", "share_of_risk", "share_of_critical", "computed_at",
+            "key",
+            "title",
+            "cluster",
+            "severity",
+            "checks",
+            "finding_count",
+            "finding_ids",
+            "tenants",
+            "risk_removed",
+            "share_of_risk",
+            "share_of_critical",
+            "computed_at",
             "findings_url",
-        ]  # fmt: skip
+        ]
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_tenants(self, action: Action) -> list[str]:

@@ -62,9 +62,17 @@ def open_action_findings(
     pools = _pools() if pools is None else pools
     weights = _tenant_weights() if weights is None else weights
     rows = Finding.objects.filter(status=Finding.Status.OPEN).values_list(
-        "id", "check_id", "severity", "cluster__name", "subject_kind", "subject_namespace",
-        "subject_name", "title", "evidence", "exposure",
-    )  # fmt: skip
+        "id",
+        "check_id",
+        "severity",
+        "cluster__name",
+        "subject_kind",
+        "subject_namespace",
+        "subject_name",
+        "title",
+        "evidence",
+        "exposure",
+    )
     for (
         pk,
         check,
@@ -78,12 +86,19 @@ def open_action_findings(
         exposure,
     ) in rows.order_by("id").iterator(_CHUNK):
         yield ActionFinding(
-            id=pk, check_id=check, severity=severity, cluster=cluster, subject_kind=kind,
-            subject_namespace=namespace, subject_name=name, title=title,
-            evidence=evidence if isinstance(evidence, dict) else {}, exposure=exposure,
+            id=pk,
+            check_id=check,
+            severity=severity,
+            cluster=cluster,
+            subject_kind=kind,
+            subject_namespace=namespace,
+            subject_name=name,
+            title=title,
+            evidence=evidence if isinstance(evidence, dict) else {},
+            exposure=exposure,
             tenant_weights=weights.get(pk, {}),
             pools=_subject_pools(pools, cluster, kind, name, evidence),
-        )  # fmt: skip
+        )
 
 
 def _digest(
@@ -99,9 +114,17 @@ def _digest(
     for part in (sorted(pools.items()), sorted(clusters.items()), sorted(tenants.items())):
         digest.update(repr(part).encode())
     rows = Finding.objects.filter(status=Finding.Status.OPEN).values_list(
-        "id", "check_id", "severity", "cluster__name", "subject_kind", "subject_namespace",
-        "subject_name", "title", "exposure", "evidence_digest",
-    )  # fmt: skip
+        "id",
+        "check_id",
+        "severity",
+        "cluster__name",
+        "subject_kind",
+        "subject_namespace",
+        "subject_name",
+        "title",
+        "exposure",
+        "evidence_digest",
+    )
     for row in rows.order_by("id").iterator(_CHUNK):
         digest.update(repr((row, sorted(weights.get(row[0], {}).items()))).encode())
     return digest.hexdigest()
@@ -137,9 +160,18 @@ def actions_refresh(
 
 
 ACTION_COLUMNS = (
-    "key", "cluster_id", "title", "severity", "check_ids", "finding_ids", "finding_count",
-    "risk_removed", "share_of_risk", "share_of_critical", "computed_at",
-)  # fmt: skip
+    "key",
+    "cluster_id",
+    "title",
+    "severity",
+    "check_ids",
+    "finding_ids",
+    "finding_count",
+    "risk_removed",
+    "share_of_risk",
+    "share_of_critical",
+    "computed_at",
+)
 
 
 def _store(
@@ -165,7 +197,7 @@ def _store(
             a.share_of_risk,
             a.share_of_critical,
             stamp,
-        )  # fmt: skip
+        )
         for a in built
     ]
     rows_insert(Action, ACTION_COLUMNS, rows, now)

@@ -61,7 +61,7 @@ def catalogue(user) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
             "severity_rule": check.severity_rule,
             **_severities(check.severity, severities.get(check.id, {})),
             "exempted_last_run": exempted.get(check.id, 0),
-        }  # fmt: skip
+        }
         for check in sorted(CHECKS.values(), key=lambda c: c.id)
     ]
 
@@ -87,7 +87,11 @@ def by_control(user) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
             entry["checks"].append(check.id)
             entry["open_findings"] += counts.get(check.id, 0)
     return [
-        {"control": control, "framework": control.split(":")[0], **entry,
-         "checks": sorted(entry["checks"])}
+        {
+            "control": control,
+            "framework": control.split(":")[0],
+            **entry,
+            "checks": sorted(entry["checks"]),
+        }
         for control, entry in sorted(controls.items())
-    ]  # fmt: skip
+    ]

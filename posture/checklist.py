@@ -68,7 +68,7 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
             ("SHARE-001",),
             {**gpu, "time_sliced_nodes": facts.time_sliced_nodes},
             optional=("SHARE-006",),
-        ),  # fmt: skip
+        ),
         3: _by_findings(
             facts,
             ("STACK-004",),
@@ -92,8 +92,10 @@ def _classes(facts: ChecklistFacts) -> tuple[str, dict]:
         return FAIL, {"reason": "no trust classes are defined"}
     empty = sorted(slug for slug, modes in facts.trust_classes.items() if not modes)
     status = FAIL if empty else PASS
-    return status, {"classes": {k: list(v) for k, v in facts.trust_classes.items()},
-                    "without_modes": empty}  # fmt: skip
+    return status, {
+        "classes": {k: list(v) for k, v in facts.trust_classes.items()},
+        "without_modes": empty,
+    }
 
 
 def _bulletins_fresh(facts: ChecklistFacts) -> tuple[str, dict]:

@@ -94,7 +94,7 @@ def _rows(clusters: QuerySet[Cluster]) -> QuerySet:
             "last_error",
             "score_state__pending_since",
             "score_state__last_scored_at",
-        )  # fmt: skip
+        )
     )
 
 
@@ -132,6 +132,6 @@ def _redacted(user: Any, rows: list[ClusterCurrency]) -> list[ClusterCurrency]:
             ),
             c.pending,
             c.last_scored_at,
-        )  # fmt: skip
+        )
         for c in rows
     ]

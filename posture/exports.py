@@ -30,10 +30,21 @@ FORMATS = {  # format -> (content type, file name)
 }
 
 CSV_COLUMNS = [
-    "id", "check", "severity", "status", "tenants", "cluster", "subject_kind",
-    "subject_namespace", "subject_name", "title", "first_seen", "last_seen", "mappings",
+    "id",
+    "check",
+    "severity",
+    "status",
+    "tenants",
+    "cluster",
+    "subject_kind",
+    "subject_namespace",
+    "subject_name",
+    "title",
+    "first_seen",
+    "last_seen",
+    "mappings",
     "evidence",
-]  # fmt: skip
+]
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVEL = {"critical": "error", "high": "error", "medium": "warning", "low": "note"}
 # GitHub code scanning reads this 0-10 score to rank security results.
@@ -146,10 +157,14 @@ def _rule(check: Any) -> dict[str, Any]:
 def _result(row: Mapping[str, Any], index: Mapping[str, int]) -> dict[str, Any]:
     path = "/".join(
         part
-        for part in (row.get("cluster"), row.get("subject_namespace"), row.get("subject_kind"),
-                     row.get("subject_name"))
+        for part in (
+            row.get("cluster"),
+            row.get("subject_namespace"),
+            row.get("subject_kind"),
+            row.get("subject_name"),
+        )
         if part
-    )  # fmt: skip
+    )
     result: dict[str, Any] = {
         "ruleId": row["check"],
         "level": SARIF_LEVEL[row["severity"]],
@@ -164,7 +179,7 @@ def _result(row: Mapping[str, Any], index: Mapping[str, int]) -> dict[str, Any]:
                     }
                 ]
             }
-        ],  # fmt: skip
+        ],
         "partialFingerprints": {"gpuposture/finding/v1": str(row.get("fingerprint") or row["id"])},
         "properties": {
             "findingId": row["id"],
@@ -180,9 +195,12 @@ def _result(row: Mapping[str, Any], index: Mapping[str, int]) -> dict[str, Any]:
         result["ruleIndex"] = index[row["check"]]
     if row.get("status") == "accepted":
         result["suppressions"] = [
-            {"kind": "external", "status": "accepted",
-             "justification": row.get("accepted_reason") or ""}
-        ]  # fmt: skip
+            {
+                "kind": "external",
+                "status": "accepted",
+                "justification": row.get("accepted_reason") or "",
+            }
+        ]
     return result
 
 

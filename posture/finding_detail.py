@@ -66,9 +66,13 @@ def history(finding: Finding, events: list[Any]) -> list[Moment]:
         if event.action == "accept":
             until = (after.get("accepted_until") or "")[:10]
             moments.append(
-                Moment(event.time, f"risk accepted until {until}", event.actor_name,
-                       after.get("accepted_reason") or "")
-            )  # fmt: skip
+                Moment(
+                    event.time,
+                    f"risk accepted until {until}",
+                    event.actor_name,
+                    after.get("accepted_reason") or "",
+                )
+            )
         elif event.action == "reopen":
             moments.append(Moment(event.time, "acceptance withdrawn: open again", event.actor_name))
         elif event.action == "expire":
@@ -83,9 +87,13 @@ def history(finding: Finding, events: list[Any]) -> list[Moment]:
         # No audit log for this reader: the finding's own fields say who accepted it.
         who = finding.accepted_by.get_username() if finding.accepted_by else "?"
         moments.append(
-            Moment(None, f"risk accepted until {finding.accepted_until:%Y-%m-%d}", who,
-                   finding.accepted_reason)
-        )  # fmt: skip
+            Moment(
+                None,
+                f"risk accepted until {finding.accepted_until:%Y-%m-%d}",
+                who,
+                finding.accepted_reason,
+            )
+        )
     if finding.resolved_at:
         moments.append(Moment(finding.resolved_at, "resolved: the check no longer fires"))
     moments.sort(key=lambda m: (m.at is None, m.at or finding.first_seen))
@@ -114,12 +122,16 @@ def subject_links(user, finding: Finding) -> list[tuple[str, str]]:  # type: ign
     elif finding.subject_namespace and finding.subject_name:
         nodes = (
             Pod.objects.visible_to(user)
-            .filter(cluster=finding.cluster, namespace=finding.subject_namespace,
-                    name__startswith=finding.subject_name, node__isnull=False)
+            .filter(
+                cluster=finding.cluster,
+                namespace=finding.subject_namespace,
+                name__startswith=finding.subject_name,
+                node__isnull=False,
+            )
             .order_by("node__name")
             .values_list("node__name", flat=True)
             .distinct()[:WORKLOAD_NODES]
-        )  # fmt: skip
+        )
         links += [(f"node {name} (runs its pods)", _node_url(cluster, name)) for name in nodes]
     links.append((f"cluster {cluster}", reverse("cluster-detail", args=[cluster])))
     return links

@@ -27,9 +27,15 @@ PAGE_SIZE = 50
 DEFAULT_QUERY = "status=open"  # a first visit lists what needs work
 # Column key -> its heading; every column sorts (`?sort=key`, `?sort=-key` for descending).
 COLUMNS = {
-    "severity": "Severity", "check": "Check", "title": "Title", "tenants": "Tenants affected",
-    "cluster": "Cluster", "subject": "Subject", "status": "Status", "last_seen": "Last seen",
-}  # fmt: skip
+    "severity": "Severity",
+    "check": "Check",
+    "title": "Title",
+    "tenants": "Tenants affected",
+    "cluster": "Cluster",
+    "subject": "Subject",
+    "status": "Status",
+    "last_seen": "Last seen",
+}
 DEFAULT_SORT = "severity"
 # Parameters that are not filters: the export and the pager leave them out.
 NOT_FILTERS = ("page", "sort")
@@ -86,8 +92,9 @@ def parse_sort(value: str | None) -> tuple[str, bool]:
 
 
 def sorted_findings(queryset: QuerySet, key: str, descending: bool, user) -> QuerySet:  # type: ignore[no-untyped-def]
-    terms = [t.desc(nulls_last=True) if descending else t.asc(nulls_last=True)
-             for t in _order(key, user)]  # fmt: skip
+    terms = [
+        t.desc(nulls_last=True) if descending else t.asc(nulls_last=True) for t in _order(key, user)
+    ]
     return queryset.order_by(*terms, severity_rank().asc(), "id")
 
 

@@ -23,10 +23,24 @@ from tenants.redaction import HiddenScope
 _DATETIME = DateTimeField(default_timezone=timezone.get_default_timezone())
 
 COLUMNS = (
-    "id", "check_id", "severity", "status", "cluster__name", "subject_kind",
-    "subject_namespace", "subject_name", "title", "evidence", "first_seen", "last_seen",
-    "resolved_at", "accepted_reason", "accepted_until", "ticket_url", "owner__username",
-)  # fmt: skip
+    "id",
+    "check_id",
+    "severity",
+    "status",
+    "cluster__name",
+    "subject_kind",
+    "subject_namespace",
+    "subject_name",
+    "title",
+    "evidence",
+    "first_seen",
+    "last_seen",
+    "resolved_at",
+    "accepted_reason",
+    "accepted_until",
+    "ticket_url",
+    "owner__username",
+)
 
 
 def by_id(queryset: QuerySet) -> QuerySet:

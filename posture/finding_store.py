@@ -34,9 +34,15 @@ def finding_fingerprint(cluster: str, draft: FindingDraft) -> str:
     """sha256 of the cause's identity: check, cluster, subject and key, no tenant (DESIGN §5).
     Migration posture.0005 holds a frozen copy: keep the two equal."""
     identity = "|".join(
-        (draft.check_id, cluster, draft.subject_kind, draft.subject_namespace,
-         draft.subject_name, draft.key)
-    )  # fmt: skip
+        (
+            draft.check_id,
+            cluster,
+            draft.subject_kind,
+            draft.subject_namespace,
+            draft.subject_name,
+            draft.key,
+        )
+    )
     return hashlib.sha256(identity.encode()).hexdigest()
 
 
@@ -73,9 +79,16 @@ class Stored:
 
 
 STORED_FIELDS = (
-    "fingerprint", "pk", "status", "severity", "title", "exposure", "evidence_digest",
-    "accepted_until", "resolved_at",
-)  # fmt: skip
+    "fingerprint",
+    "pk",
+    "status",
+    "severity",
+    "title",
+    "exposure",
+    "evidence_digest",
+    "accepted_until",
+    "resolved_at",
+)
 
 
 @transaction.atomic
@@ -155,14 +168,31 @@ def _refresh(row: Stored, values: dict[str, Any], now: datetime, counts: dict[st
 
 
 FINDING_COLUMNS = (
-    "check_id", "cluster_id", "subject_kind", "subject_namespace", "subject_name", "key",
-    "fingerprint", "severity", "title", "evidence", "evidence_digest", "exposure", "first_seen",
+    "check_id",
+    "cluster_id",
+    "subject_kind",
+    "subject_namespace",
+    "subject_name",
+    "key",
+    "fingerprint",
+    "severity",
+    "title",
+    "evidence",
+    "evidence_digest",
+    "exposure",
+    "first_seen",
     "last_seen",
-)  # fmt: skip
+)
 REWRITTEN = (
-    "severity", "title", "evidence", "evidence_digest", "exposure", "last_seen", "status",
+    "severity",
+    "title",
+    "evidence",
+    "evidence_digest",
+    "exposure",
+    "last_seen",
+    "status",
     "resolved_at",
-)  # fmt: skip
+)
 
 
 def _findings_write(
@@ -187,9 +217,16 @@ def _findings_write(
 def _update_row(row: Stored, stamp: Any) -> tuple[Any, ...]:
     resolved_at = db_datetime(row.resolved_at) if row.resolved_at else None
     return (
-        row.pk, row.severity, row.title, json.dumps(row.evidence), row.evidence_digest,
-        row.exposure, stamp, row.status, resolved_at,
-    )  # fmt: skip
+        row.pk,
+        row.severity,
+        row.title,
+        json.dumps(row.evidence),
+        row.evidence_digest,
+        row.exposure,
+        stamp,
+        row.status,
+        resolved_at,
+    )
 
 
 def _new_finding_row(
@@ -197,10 +234,19 @@ def _new_finding_row(
 ) -> tuple[Any, ...]:
     """A new finding in FINDING_COLUMNS order, less first_seen and last_seen (the run's time)."""
     return (
-        draft.check_id, cluster.pk, draft.subject_kind, draft.subject_namespace,
-        draft.subject_name, draft.key[:200], fingerprint, values["severity"], values["title"],
-        json.dumps(values["evidence"]), values["evidence_digest"], values["exposure"],
-    )  # fmt: skip
+        draft.check_id,
+        cluster.pk,
+        draft.subject_kind,
+        draft.subject_namespace,
+        draft.subject_name,
+        draft.key[:200],
+        fingerprint,
+        values["severity"],
+        values["title"],
+        json.dumps(values["evidence"]),
+        values["evidence_digest"],
+        values["exposure"],
+    )
 
 
 def acceptance_state(finding: Finding) -> dict[str, Any]:

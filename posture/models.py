@@ -90,10 +90,14 @@ class Finding(models.Model):
     # What may name another tenant (inventory.presenter hides it from tenant viewers): a
     # co-tenancy or drift finding is about a subject in, or pods of, another tenant.
     redacted_fields = {
-        "tenants": Field.TENANTS, "subject_namespace": Field.NAMESPACE,
-        "subject_name": Field.SUBJECT_NAME, "title": Field.TEXT, "evidence": Field.VALUE,
-        "accepted_reason": Field.TEXT, "ticket_url": Field.TEXT,
-    }  # fmt: skip
+        "tenants": Field.TENANTS,
+        "subject_namespace": Field.NAMESPACE,
+        "subject_name": Field.SUBJECT_NAME,
+        "title": Field.TEXT,
+        "evidence": Field.VALUE,
+        "accepted_reason": Field.TEXT,
+        "ticket_url": Field.TEXT,
+    }
 
     class Meta:
         ordering = ["status", "check_id", "id"]

@@ -45,16 +45,28 @@ SUMMARY_KEYS = ("pass", "fail", "warn", "error", "skip")
 # sharing mode, a provider, a bulletin exposure) are not objects a report can reference:
 # they are named in the result's properties instead.
 API_VERSIONS = {
-    "Pod": "v1", "Node": "v1", "Namespace": "v1", "ConfigMap": "v1", "ServiceAccount": "v1",
-    "Service": "v1", "Deployment": "apps/v1", "StatefulSet": "apps/v1",
-    "DaemonSet": "apps/v1", "ReplicaSet": "apps/v1", "Job": "batch/v1", "CronJob": "batch/v1",
-    "Role": "rbac.authorization.k8s.io/v1", "RoleBinding": "rbac.authorization.k8s.io/v1",
+    "Pod": "v1",
+    "Node": "v1",
+    "Namespace": "v1",
+    "ConfigMap": "v1",
+    "ServiceAccount": "v1",
+    "Service": "v1",
+    "Deployment": "apps/v1",
+    "StatefulSet": "apps/v1",
+    "DaemonSet": "apps/v1",
+    "ReplicaSet": "apps/v1",
+    "Job": "batch/v1",
+    "CronJob": "batch/v1",
+    "Role": "rbac.authorization.k8s.io/v1",
+    "RoleBinding": "rbac.authorization.k8s.io/v1",
     "ClusterRole": "rbac.authorization.k8s.io/v1",
     "ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
-    "Ingress": "networking.k8s.io/v1", "NetworkPolicy": "networking.k8s.io/v1",
-    "ResourceQuota": "v1", "ResourceClaim": "resource.k8s.io/v1",
+    "Ingress": "networking.k8s.io/v1",
+    "NetworkPolicy": "networking.k8s.io/v1",
+    "ResourceQuota": "v1",
+    "ResourceClaim": "resource.k8s.io/v1",
     "ClusterPolicy": "nvidia.com/v1",
-}  # fmt: skip
+}
 _NAME_UNSAFE = re.compile(r"[^a-z0-9.-]+")
 
 
@@ -182,7 +194,7 @@ def _properties(row: Mapping[str, Any], link: str) -> dict[str, str]:
                 row.get("subject_name"),
             )
             if p
-        ),  # fmt: skip
+        ),
         "firstSeen": str(row.get("first_seen") or ""),
         "lastSeen": str(row.get("last_seen") or ""),
         "mappings": " ".join(row.get("mappings") or []),

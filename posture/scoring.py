@@ -103,7 +103,7 @@ def finding_risk_per_tenant(
             exposure=exposure,
             class_weight=weight,
             severity_weights=severity_weights,
-        )  # fmt: skip
+        )
         for tenant, weight in class_weights.items()
     }
 
@@ -183,7 +183,7 @@ def score_findings(
             exposure=item.exposure,
             class_weight=class_weight,
             severity_weights=severity_weights,
-        )  # fmt: skip
+        )
         for item in given
         if item.status == "open"
     }
@@ -199,7 +199,7 @@ def score_findings(
             points[item.finding_id],
             round(100 * points[item.finding_id] / risk, 1) if risk else 0.0,
             _reason(item, class_weight, severity_weights),
-        )  # fmt: skip
+        )
         for item in counted
     ]
     score = shown_score(score_for(risk, k))

@@ -137,7 +137,7 @@ def exemptions_for(cluster: Cluster) -> tuple[Exemption, ...]:
             name=e.name,
             labels=dict(e.labels),
             reason=e.reason,
-        )  # fmt: skip
+        )
         for e in rows.order_by("pk")
     )
 
@@ -161,7 +161,7 @@ def drift_events(cluster: Cluster) -> tuple[DriftEventInfo, ...]:
                 e.before,
                 e.after,
                 tuple(e.nodes),
-            ),  # fmt: skip
+            ),
         )
         for e in events
     )

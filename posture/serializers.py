@@ -26,11 +26,27 @@ class FindingSerializer(PresentedSerializer):
     class Meta:
         model = Finding
         fields = [
-            "id", "check", "severity", "status", "tenants", "cluster", "subject_kind",
-            "subject_namespace", "subject_name", "title", "evidence", "remediation",
-            "mappings", "first_seen", "last_seen", "resolved_at", "accepted_reason",
-            "accepted_until", "ticket_url", "owner",
-        ]  # fmt: skip
+            "id",
+            "check",
+            "severity",
+            "status",
+            "tenants",
+            "cluster",
+            "subject_kind",
+            "subject_namespace",
+            "subject_name",
+            "title",
+            "evidence",
+            "remediation",
+            "mappings",
+            "first_seen",
+            "last_seen",
+            "resolved_at",
+            "accepted_reason",
+            "accepted_until",
+            "ticket_url",
+            "owner",
+        ]
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_tenants(self, finding: Finding) -> list[str]:
@@ -70,8 +86,14 @@ class TenantScoreSerializer(serializers.ModelSerializer):
     class Meta:
         model = TenantScore
         fields = [
-            "risk", "score", "grade", "cap", "computed_at", "open_by_severity", "contributions",
-        ]  # fmt: skip
+            "risk",
+            "score",
+            "grade",
+            "cap",
+            "computed_at",
+            "open_by_severity",
+            "contributions",
+        ]
 
 
 class PostureSerializer(serializers.Serializer):

@@ -36,9 +36,14 @@ def scores_compute(*, run: PostureRun, now: datetime) -> list[TenantScore]:
     read of the (tenant, finding) pairs), weighted by the tenant's trust class."""
     items: dict[int, list[scoring.ScoreItem]] = defaultdict(list)
     live = FindingTenant.objects.filter(finding__status__in=LIVE_STATUSES).values_list(
-        "tenant_id", "finding_id", "finding__check_id", "finding__severity",
-        "finding__status", "finding__title", "finding__exposure",
-    )  # fmt: skip
+        "tenant_id",
+        "finding_id",
+        "finding__check_id",
+        "finding__severity",
+        "finding__status",
+        "finding__title",
+        "finding__exposure",
+    )
     for tenant_id, pk, check_id, severity, status, title, exposure in live.iterator(5000):
         items[tenant_id].append(scoring.ScoreItem(pk, check_id, severity, status, title, exposure))
     scores = []
@@ -70,9 +75,14 @@ def scores_compute(*, run: PostureRun, now: datetime) -> list[TenantScore]:
 
 def _contribution_dict(c: scoring.Contribution) -> dict[str, object]:
     return {
-        "finding_id": c.finding_id, "check": c.check_id, "severity": c.severity,
-        "exposure": c.exposure, "points": c.points, "share": c.share, "reason": c.reason,
-    }  # fmt: skip
+        "finding_id": c.finding_id,
+        "check": c.check_id,
+        "severity": c.severity,
+        "exposure": c.exposure,
+        "points": c.points,
+        "share": c.share,
+        "reason": c.reason,
+    }
 
 
 def _open_by_severity(items: list[scoring.ScoreItem]) -> dict[str, int]:
@@ -109,9 +119,12 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
     # Fix-first, ranked from the same risk points; regrouped only when what they are grouped
     # from changed since the last run that stored them.
     last = (
-        PostureRun.objects.exclude(pk=run.pk).exclude(actions_digest="")
-        .order_by("-id").values_list("actions_digest", "counts").first()
-    )  # fmt: skip
+        PostureRun.objects.exclude(pk=run.pk)
+        .exclude(actions_digest="")
+        .order_by("-id")
+        .values_list("actions_digest", "counts")
+        .first()
+    )
     previous, previous_counts = last or ("", {})
     actions = actions_refresh(
         now=now, previous=previous, previous_count=(previous_counts or {}).get("actions", -1)
@@ -121,9 +134,12 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
         bulletin_imports_effects_record(run=run)
     run.clusters = evaluated
     run.counts = {
-        **totals, "tenants_scored": len(scores), "actions": actions.count,
-        "actions_regrouped": actions.rebuilt, "exempted": dict(exempted),
-    }  # fmt: skip
+        **totals,
+        "tenants_scored": len(scores),
+        "actions": actions.count,
+        "actions_regrouped": actions.rebuilt,
+        "exempted": dict(exempted),
+    }
     run.actions_digest = actions.digest
     run.finished_at = timezone.now()
     run.save(update_fields=["clusters", "counts", "actions_digest", "finished_at"])

@@ -80,14 +80,15 @@ def _neighbours(item: SharingRequest, node_ids: list[int]) -> list[Neighbour]:
         .exclude(tenant_id=item.tenant_id)
         .values_list(
             "tenant_id", "tenant__slug", "tenant__name", "tenant__trust_class_id", "node__name"
-        )  # fmt: skip
+        )
         .order_by()  # no Meta ordering: its columns would join the DISTINCT
         .distinct()
     )
     found: dict[int, dict[str, Any]] = {}
     for tenant_id, slug, name, class_id, node_name in rows:
-        entry = found.setdefault(tenant_id, {"slug": slug, "name": name, "class": class_id,
-                                             "nodes": set()})  # fmt: skip
+        entry = found.setdefault(
+            tenant_id, {"slug": slug, "name": name, "class": class_id, "nodes": set()}
+        )
         entry["nodes"].add(node_name)
     class_ids = {entry["class"] for entry in found.values()}
     classes = {c.pk: c for c in TrustClass.objects.filter(pk__in=class_ids)}
@@ -104,7 +105,7 @@ def _neighbours(item: SharingRequest, node_ids: list[int]) -> list[Neighbour]:
                 tuple(sorted(entry["nodes"])),
                 decision.rule,
                 decision.allowed,
-            )  # fmt: skip
+            )
         )
     # The neighbours whose class refuses the mode first: they are what the decision turns on.
     return sorted(neighbours, key=lambda n: (n.allowed, n.slug))
@@ -120,8 +121,10 @@ def _findings(item: SharingRequest, nodes: list[dict[str, Any]]) -> dict[str, An
         | Q(pk__in=FindingTenant.objects.filter(tenant_id=item.tenant_id).values("finding_id"))
     )
     rows = Finding.objects.filter(there, cluster_id=item.cluster_id, status=Finding.Status.OPEN)
-    rank = Case(*(When(severity=s, then=Value(i)) for s, i in SEVERITY_ORDER.items()),
-                output_field=IntegerField())  # fmt: skip
+    rank = Case(
+        *(When(severity=s, then=Value(i)) for s, i in SEVERITY_ORDER.items()),
+        output_field=IntegerField(),
+    )
     shown = list(rows.order_by(rank, "check_id", "subject_name")[:MAX_FINDINGS])
     total = len(shown) if len(shown) < MAX_FINDINGS else rows.count()
     return {"findings": shown, "findings_total": total}

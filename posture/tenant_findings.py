@@ -125,10 +125,15 @@ def _groups(findings: QuerySet) -> list[Group]:
     )
     names = {rank: s for s, rank in SEVERITY_RANK.items()}
     groups = [
-        Group(r["check_id"], CHECKS.get(r["check_id"]), r["total"], r["open"],
-              names.get(r["worst"], "info"))
+        Group(
+            r["check_id"],
+            CHECKS.get(r["check_id"]),
+            r["total"],
+            r["open"],
+            names.get(r["worst"], "info"),
+        )
         for r in rows
-    ]  # fmt: skip
+    ]
     groups.sort(key=lambda g: (g.open == 0, SEVERITY_RANK.get(g.worst, 9), -g.open, g.check_id))
     return groups
 

@@ -67,9 +67,17 @@ class ProviderSerializer(ProviderSummarySerializer):
     class Meta:
         model = Provider
         fields = [
-            "id", "slug", "name", "website", "contact_name", "contact_email", "notes",
-            "contacts", "clusters", "standing",
-        ]  # fmt: skip
+            "id",
+            "slug",
+            "name",
+            "website",
+            "contact_name",
+            "contact_email",
+            "notes",
+            "contacts",
+            "clusters",
+            "standing",
+        ]
 
     @transaction.atomic
     def create(self, validated_data: dict) -> Provider:
@@ -129,9 +137,17 @@ class QuestionnaireSerializer(serializers.ModelSerializer):
     class Meta:
         model = Questionnaire
         fields = [
-            "id", "slug", "version", "title", "description", "license", "source",
-            "question_count", "loaded_at", "spec",
-        ]  # fmt: skip
+            "id",
+            "slug",
+            "version",
+            "title",
+            "description",
+            "license",
+            "source",
+            "question_count",
+            "loaded_at",
+            "spec",
+        ]
 
 
 class QuestionnaireViewSet(ScopedReadOnlyViewSet):
@@ -151,16 +167,26 @@ class AnswerSerializer(serializers.ModelSerializer):
     class Meta:
         model = Answer
         fields = [
-            "question_id", "value", "note", "evidence_url", "evidence_files", "review_comment",
+            "question_id",
+            "value",
+            "note",
+            "evidence_url",
+            "evidence_files",
+            "review_comment",
             "updated_at",
-        ]  # fmt: skip
+        ]
 
     def get_evidence_files(self, answer: Answer) -> list[dict]:
         return [
-            {"id": f.pk, "name": f.original_name, "content_type": f.content_type, "size": f.size,
-             "sha256": f.sha256}
+            {
+                "id": f.pk,
+                "name": f.original_name,
+                "content_type": f.content_type,
+                "size": f.size,
+                "sha256": f.sha256,
+            }
             for f in answer.files.all()
-        ]  # fmt: skip
+        ]
 
 
 class AssessmentSerializer(serializers.ModelSerializer):
@@ -181,16 +207,39 @@ class AssessmentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Assessment
         fields = [
-            "id", "provider", "questionnaire", "status", "responder_name", "responder_email",
-            "responded_on", "created_at", "updated_at", "submitted_by", "submitted_at",
-            "reviewed_by", "reviewed_at", "review_comment", "expires_at", "score",
-            "category_scores", "red_flags", "answers",
-        ]  # fmt: skip
-        read_only_fields = [
-            "status", "responder_name", "responder_email", "responded_on", "submitted_at",
-            "reviewed_at", "review_comment", "expires_at", "score", "category_scores",
+            "id",
+            "provider",
+            "questionnaire",
+            "status",
+            "responder_name",
+            "responder_email",
+            "responded_on",
+            "created_at",
+            "updated_at",
+            "submitted_by",
+            "submitted_at",
+            "reviewed_by",
+            "reviewed_at",
+            "review_comment",
+            "expires_at",
+            "score",
+            "category_scores",
             "red_flags",
-        ]  # fmt: skip
+            "answers",
+        ]
+        read_only_fields = [
+            "status",
+            "responder_name",
+            "responder_email",
+            "responded_on",
+            "submitted_at",
+            "reviewed_at",
+            "review_comment",
+            "expires_at",
+            "score",
+            "category_scores",
+            "red_flags",
+        ]
 
 
 MAX_ANSWERS_PER_CALL = 600  # more than any questionnaire has; bounds one request's work

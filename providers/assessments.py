@@ -28,10 +28,20 @@ from providers.scoring import AnswerError, AnswerValue, ScoreResult, coerce_answ
 from providers.uploads import check_upload
 
 ASSESSMENT_FIELDS = (
-    "provider", "questionnaire", "status", "responder_name", "responder_email", "responded_on",
-    "submitted_by", "submitted_at", "reviewed_by", "reviewed_at", "review_comment", "expires_at",
+    "provider",
+    "questionnaire",
+    "status",
+    "responder_name",
+    "responder_email",
+    "responded_on",
+    "submitted_by",
+    "submitted_at",
+    "reviewed_by",
+    "reviewed_at",
+    "review_comment",
+    "expires_at",
     "score",
-)  # fmt: skip
+)
 
 
 class AssessmentError(ValueError):
@@ -190,15 +200,26 @@ def evidence_remove(*, evidence: EvidenceFile, user) -> None:  # type: ignore[no
     _require(user, PROCUREMENT, "remove evidence")
     assessment = evidence.answer.assessment
     _editable(assessment)
-    before = {"question": evidence.answer.question_id, "name": evidence.original_name,
-              "sha256": evidence.sha256, "size": evidence.size}  # fmt: skip
+    before = {
+        "question": evidence.answer.question_id,
+        "name": evidence.original_name,
+        "sha256": evidence.sha256,
+        "size": evidence.size,
+    }
     pk, label = evidence.pk, str(evidence)
     stored = evidence.file
     evidence.delete()
     # The bytes go only once the row is gone for good: a rolled-back delete keeps its file.
     transaction.on_commit(lambda: stored.storage.delete(stored.name))
-    audit_record(actor=user, action="detach", object_type="providers.evidencefile",
-                 object_id=pk, object_repr=label, before=before, after=None)  # fmt: skip
+    audit_record(
+        actor=user,
+        action="detach",
+        object_type="providers.evidencefile",
+        object_id=pk,
+        object_repr=label,
+        before=before,
+        after=None,
+    )
 
 
 def assessment_score(assessment: Assessment) -> ScoreResult:
@@ -214,11 +235,13 @@ def assessment_score(assessment: Assessment) -> ScoreResult:
 def submission_problems(assessment: Assessment, result: ScoreResult) -> list[str]:
     problems = []
     if result.unanswered:
-        problems.append(f"{len(result.unanswered)} question(s) unanswered: "
-                        + ", ".join(result.unanswered[:10]))  # fmt: skip
+        problems.append(
+            f"{len(result.unanswered)} question(s) unanswered: " + ", ".join(result.unanswered[:10])
+        )
     if result.evidence_missing:
-        problems.append("evidence required but missing for: "
-                        + ", ".join(result.evidence_missing[:10]))  # fmt: skip
+        problems.append(
+            "evidence required but missing for: " + ", ".join(result.evidence_missing[:10])
+        )
     if not assessment.responder_name or not assessment.responded_on:
         problems.append("record who at the provider answered, and when (the written attestation)")
     return problems
@@ -227,10 +250,15 @@ def submission_problems(assessment: Assessment, result: ScoreResult) -> list[str
 def _store_score(assessment: Assessment, result: ScoreResult) -> None:
     assessment.score = None if result.overall is None else round(result.overall, 1)
     assessment.red_flags = [
-        {"question": f.question_id, "category": f.category, "text": f.text, "answer": f.answer,
-         "reason": f.reason}
+        {
+            "question": f.question_id,
+            "category": f.category,
+            "text": f.text,
+            "answer": f.answer,
+            "reason": f.reason,
+        }
         for f in result.red_flags
-    ]  # fmt: skip
+    ]
     assessment.category_scores = {
         c.id: None if c.score is None else round(c.score, 1) for c in result.categories
     }
@@ -302,5 +330,6 @@ def assessment_review(
 def provider_record(*, provider: Provider, actor: Actor, before: dict | None) -> None:
     """An audit event for a provider created or changed from a page or the API."""
     after = model_to_audit_dict(provider)
-    audit_record(actor=actor, action="update" if before else CREATE, obj=provider,
-                 before=before, after=after)  # fmt: skip
+    audit_record(
+        actor=actor, action="update" if before else CREATE, obj=provider, before=before, after=after
+    )

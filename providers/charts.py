@@ -19,8 +19,15 @@ from providers.scoring import CategoryComparison, Comparison
 # Colour-blind-safe palette (Okabe-Ito), yellow last for its low contrast on white; providers
 # also differ by marker symbol and are named in the legend, never told apart by colour alone.
 PROVIDER_COLOURS = (
-    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
-)  # fmt: skip
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#000000",
+    "#F0E442",
+)
 PROVIDER_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star", "cross", "pentagon")
 NOT_SCORED = "not scored"
 

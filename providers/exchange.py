@@ -32,9 +32,20 @@ from providers.questionnaire_spec import YES_NO_VALUES, QuestionnaireSpec, Quest
 from providers.scoring import AnswerError, QuestionScore, ScoreResult, Value, coerce_answer
 
 CSV_COLUMNS = (
-    "question_id", "category", "question", "type", "allowed_answers", "answer", "unit", "note",
-    "evidence_url", "evidence_required", "red_flag", "score", "review_comment",
-)  # fmt: skip
+    "question_id",
+    "category",
+    "question",
+    "type",
+    "allowed_answers",
+    "answer",
+    "unit",
+    "note",
+    "evidence_url",
+    "evidence_required",
+    "red_flag",
+    "score",
+    "review_comment",
+)
 REQUIRED_COLUMNS = ("question_id", "answer")
 MAX_BYTES = 2_000_000
 MAX_ROWS = 2_000
@@ -119,7 +130,7 @@ def assessment_csv(
                 "yes" if score and score.red_flag else "",
                 _percent(score, digits=None),
                 row.review_comment,
-            )  # fmt: skip
+            )
         )
     return safe_csv(CSV_COLUMNS, rows)
 
@@ -158,7 +169,7 @@ def _score_json(result: ScoreResult) -> dict[str, Any]:
                 "red_flags": c.red_flags,
                 "questions": c.questions,
                 "answered": c.answered,
-            }  # fmt: skip
+            }
             for c in result.categories
         ],
         "red_flags": [
@@ -168,7 +179,7 @@ def _score_json(result: ScoreResult) -> dict[str, Any]:
                 "question": f.text,
                 "answer": f.answer,
                 "reason": f.reason,
-            }  # fmt: skip
+            }
             for f in result.red_flags
         ],
         "unanswered": list(result.unanswered),
@@ -184,12 +195,19 @@ def _answer_json(
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return {
-        "question_id": question.id, "category": question.category, "question": question.text,
-        "type": question.type, "answer": value, "unit": question.unit, "note": row.note,
-        "evidence_url": row.evidence_url, "evidence_files": list(row.evidence_files),
-        "red_flag": bool(score and score.red_flag), "score": _percent(score, digits=1),
+        "question_id": question.id,
+        "category": question.category,
+        "question": question.text,
+        "type": question.type,
+        "answer": value,
+        "unit": question.unit,
+        "note": row.note,
+        "evidence_url": row.evidence_url,
+        "evidence_files": list(row.evidence_files),
+        "red_flag": bool(score and score.red_flag),
+        "score": _percent(score, digits=1),
         "review_comment": row.review_comment,
-    }  # fmt: skip
+    }
 
 
 def _scores(result: ScoreResult | None) -> dict[str, QuestionScore]:

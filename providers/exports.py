@@ -76,8 +76,9 @@ def import_answers_csv(*, assessment: Assessment, user, upload: UploadedFile) ->
     if upload.size and upload.size > MAX_CSV_BYTES:
         raise AssessmentError(f"the CSV is over {MAX_CSV_BYTES:,} bytes")
     parsed = parse_answers_csv(upload.read(MAX_CSV_BYTES + 1), spec_of(assessment.questionnaire))
-    errors = [{"row": e.row, "question_id": e.question_id, "message": e.message}
-              for e in parsed.errors]  # fmt: skip
+    errors = [
+        {"row": e.row, "question_id": e.question_id, "message": e.message} for e in parsed.errors
+    ]
     saved: list[str] = []
     if parsed.answers:
         result = answers_save(assessment=assessment, user=user, answers=parsed.answers)

@@ -22,18 +22,30 @@ def assessment_sections(
     scores = {q.question_id: q for q in result.questions} if result else {}
     categories = {c.id: c for c in result.categories} if result else {}
     sections: dict[str, dict[str, Any]] = {
-        c.id: {"id": c.id, "title": c.title, "weight": c.weight, "score": categories.get(c.id),
-               "questions": []}
+        c.id: {
+            "id": c.id,
+            "title": c.title,
+            "weight": c.weight,
+            "score": categories.get(c.id),
+            "questions": [],
+        }
         for c in spec.categories
-    }  # fmt: skip
+    }
     flat_list = []
     for q in spec.questions:
         answer = answers.get(q.id)
         scored = scores.get(q.id)
         item = {
-            "id": q.id, "text": q.text, "help": q.help, "type": q.type, "unit": q.unit,
-            "choices": q.choices, "evidence": q.evidence, "weight": q.weight,
-            "mappings": q.mappings, "answer": answer,
+            "id": q.id,
+            "text": q.text,
+            "help": q.help,
+            "type": q.type,
+            "unit": q.unit,
+            "choices": q.choices,
+            "evidence": q.evidence,
+            "weight": q.weight,
+            "mappings": q.mappings,
+            "answer": answer,
             "value": "" if answer is None or answer.value is None else answer.value,
             # What a person reads: a choice's label, yes/no in words (the value stays the code).
             "shown": _shown(q, None if answer is None else answer.value),
@@ -41,7 +53,7 @@ def assessment_sections(
             "red_flag": bool(scored and scored.red_flag),
             "red_flag_reason": scored.reason if scored else "",
             "evidence_missing": bool(scored and scored.evidence_missing),
-        }  # fmt: skip
+        }
         sections[q.category]["questions"].append(item)
         flat_list.append(item)
     return flat_list if flat else list(sections.values())

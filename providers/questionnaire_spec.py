@@ -32,9 +32,15 @@ MAX_VERSION = 100_000
 MAX_NUMBER = 1e15
 MAX_ERRORS = 50  # reported at most; a broken file would otherwise give thousands
 LENGTHS = {
-    "title": 200, "description": 4000, "license": 500, "text": 1000, "help": 2000, "label": 200,
-    "red_flag_reason": 500, "unit": 20,
-}  # fmt: skip
+    "title": 200,
+    "description": 4000,
+    "license": 500,
+    "text": 1000,
+    "help": 2000,
+    "label": 200,
+    "red_flag_reason": 500,
+    "unit": 20,
+}
 QUESTION_TYPES = ("choice", "yes_no", "number", "text")
 EVIDENCE_LEVELS = ("required", "optional", "none")
 YES_NO_VALUES = ("yes", "partial", "no", "na")
@@ -51,12 +57,25 @@ CATEGORY_KEYS = {"id", "title", "weight"}
 CHOICE_KEYS = {"value", "label", "score", "red_flag"}
 # Keys that belong to one question type only.
 TYPE_ONLY = {
-    "choices": "choice", "unit": "number", "best": "number", "worst": "number",
-    "red_flag_above": "number", "red_flag_below": "number", "red_flag_on": "yes_no",
-}  # fmt: skip
+    "choices": "choice",
+    "unit": "number",
+    "best": "number",
+    "worst": "number",
+    "red_flag_above": "number",
+    "red_flag_below": "number",
+    "red_flag_on": "yes_no",
+}
 QUESTION_KEYS = {
-    "id", "category", "text", "help", "type", "evidence", "weight", "mappings", "red_flag_reason",
-} | set(TYPE_ONLY)  # fmt: skip
+    "id",
+    "category",
+    "text",
+    "help",
+    "type",
+    "evidence",
+    "weight",
+    "mappings",
+    "red_flag_reason",
+} | set(TYPE_ONLY)
 
 
 class QuestionnaireError(ValueError):

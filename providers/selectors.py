@@ -19,9 +19,10 @@ def provider_standing(provider: Provider, now: datetime) -> dict[str, Any]:
     """The provider's questionnaire standing from its (prefetched) assessments."""
     assessments = sorted(provider.assessments.all(), key=lambda a: (a.created_at, a.pk))
     accepted = [
-        a for a in assessments
+        a
+        for a in assessments
         if a.status == Assessment.Status.ACCEPTED and a.expires_at and a.expires_at > now
-    ]  # fmt: skip
+    ]
     if accepted:
         current = max(accepted, key=lambda a: (a.reviewed_at or a.created_at, a.pk))
         reminder = current.expires_at - timedelta(  # type: ignore[operator]

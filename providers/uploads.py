@@ -30,8 +30,12 @@ EXTENSION_KINDS = {
     ".csv": "text/plain",
     ".json": "text/plain",
 }
-KIND_WORDS = {"application/pdf": "a PDF", "image/png": "a PNG image",
-              "image/jpeg": "a JPEG image", "text/plain": "text"}  # fmt: skip
+KIND_WORDS = {
+    "application/pdf": "a PDF",
+    "image/png": "a PNG image",
+    "image/jpeg": "a JPEG image",
+    "text/plain": "text",
+}
 _MARKUP = re.compile(rb"<\s*(script|html|svg|iframe|object|embed|!doctype)", re.IGNORECASE)
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._ -]+")
 

@@ -66,9 +66,18 @@ class ResetAttestationSerializer(PresentedSerializer):
     class Meta:
         model = ResetAttestation
         fields = [
-            "id", "cluster", "node", "gpu_uuid", "reset_at", "method", "previous_tenant",
-            "next_tenant", "note", "recorded_by", "recorded_at",
-        ]  # fmt: skip
+            "id",
+            "cluster",
+            "node",
+            "gpu_uuid",
+            "reset_at",
+            "method",
+            "previous_tenant",
+            "next_tenant",
+            "note",
+            "recorded_by",
+            "recorded_at",
+        ]
         read_only_fields = ["recorded_by", "recorded_at"]
 
     def validate(self, attrs: dict) -> dict:

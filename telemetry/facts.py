@@ -47,7 +47,7 @@ def telemetry_facts(
                 gpu_nodes,
                 now=now,
                 window=silent_window,
-            )  # fmt: skip
+            )
         ),
         handovers=tuple(_handovers(cluster, snapshot, now)),
         settings=thresholds,
@@ -100,9 +100,11 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
     rows = GpuReading.objects.filter(cluster=cluster, time__gte=now - 3 * window).order_by("time")
     samples = [r.as_sample() for r in rows.iterator(chunk_size=5000)]
     return unexplained_busy(
-        samples, held=held, threshold=float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT),
+        samples,
+        held=held,
+        threshold=float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT),
         window=window,
-    )  # fmt: skip
+    )
 
 
 def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):  # type: ignore[no-untyped-def]
@@ -118,13 +120,17 @@ def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):
     since = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
     held = (
         GpuReading.objects.filter(
-            cluster=cluster, hostname__in=exclusive, time__gte=since, gi_id="",
-            attribution="tenant", confidence="exact",
+            cluster=cluster,
+            hostname__in=exclusive,
+            time__gte=since,
+            gi_id="",
+            attribution="tenant",
+            confidence="exact",
         )
         .exclude(uuid="")
         .values_list("uuid", "hostname", "tenant__slug", "time")
         .order_by("uuid", "time")
-    )  # fmt: skip
+    )
     tenancies = tenancies_from(
         Attributed(GpuSample(time=t, hostname=host, gpu="", uuid=uuid), slug, "tenant", "exact")
         for uuid, host, slug, t in held.iterator(chunk_size=10000)

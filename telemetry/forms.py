@@ -12,9 +12,15 @@ class ResetAttestationForm(forms.ModelForm):
     class Meta:
         model = ResetAttestation
         fields = [
-            "cluster", "node", "gpu_uuid", "reset_at", "method", "previous_tenant",
-            "next_tenant", "note",
-        ]  # fmt: skip
+            "cluster",
+            "node",
+            "gpu_uuid",
+            "reset_at",
+            "method",
+            "previous_tenant",
+            "next_tenant",
+            "note",
+        ]
         widgets = {"reset_at": forms.DateTimeInput(attrs={"type": "datetime-local"})}
 
     def clean(self) -> dict:

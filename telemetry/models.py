@@ -94,11 +94,20 @@ class GpuReading(models.Model):
 
     def as_sample(self) -> GpuSample:
         return GpuSample(
-            time=self.time, hostname=self.hostname, gpu=self.gpu, uuid=self.uuid,
-            model=self.model, gi_id=self.gi_id, gi_profile=self.gi_profile, util=self.util,
-            gr_active=self.gr_active, fb_used_mib=self.fb_used_mib, namespace=self.namespace,
-            pod=self.pod, container=self.container,
-        )  # fmt: skip
+            time=self.time,
+            hostname=self.hostname,
+            gpu=self.gpu,
+            uuid=self.uuid,
+            model=self.model,
+            gi_id=self.gi_id,
+            gi_profile=self.gi_profile,
+            util=self.util,
+            gr_active=self.gr_active,
+            fb_used_mib=self.fb_used_mib,
+            namespace=self.namespace,
+            pod=self.pod,
+            container=self.container,
+        )
 
 
 class DeviceUsage(models.Model):
@@ -202,8 +211,10 @@ class ResetAttestation(models.Model):
     objects = ResetAttestationQuerySet.as_manager()
     # A reset between two tenants is shown to each: the other is hidden (inventory.presenter).
     redacted_fields = {
-        "previous_tenant": Field.TENANT, "next_tenant": Field.TENANT, "note": Field.TEXT,
-    }  # fmt: skip
+        "previous_tenant": Field.TENANT,
+        "next_tenant": Field.TENANT,
+        "note": Field.TEXT,
+    }
 
     class Meta:
         ordering = ["-reset_at", "-id"]

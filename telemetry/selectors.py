@@ -57,9 +57,15 @@ def tenant_days(user, period: Period) -> list[dict]:  # type: ignore[no-untyped-
         key = (row["day"], _who(slugs.get(row["tenant_id"]), row["attribution"]))
         out = merged.setdefault(
             key,
-            {"day": key[0], "tenant": key[1], "gpu_hours": 0.0, "mig_slice_hours": 0.0,
-             "busy_gpu_hours": 0.0, "confidences": []},
-        )  # fmt: skip
+            {
+                "day": key[0],
+                "tenant": key[1],
+                "gpu_hours": 0.0,
+                "mig_slice_hours": 0.0,
+                "busy_gpu_hours": 0.0,
+                "confidences": [],
+            },
+        )
         out["gpu_hours"] += row["gpu"] or 0.0
         out["mig_slice_hours"] += row["mig"] or 0.0
         out["busy_gpu_hours"] += row["busy"] or 0.0
@@ -78,9 +84,14 @@ def chargeback(days: list[dict]) -> list[dict]:
     for row in days:
         t = totals.setdefault(
             row["tenant"],
-            {"tenant": row["tenant"], "gpu_hours": 0.0, "mig_slice_hours": 0.0,
-             "busy_gpu_hours": 0.0, "confidences": []},
-        )  # fmt: skip
+            {
+                "tenant": row["tenant"],
+                "gpu_hours": 0.0,
+                "mig_slice_hours": 0.0,
+                "busy_gpu_hours": 0.0,
+                "confidences": [],
+            },
+        )
         for field in ("gpu_hours", "mig_slice_hours", "busy_gpu_hours"):
             t[field] += row[field]
         t["confidences"].append(row["confidence"])
@@ -135,8 +146,11 @@ def idle_allocated(user, period: Period, limit: int = 50) -> list[dict]:  # type
         return []
     names, slugs = _cluster_names(), _tenant_slugs()
     return [
-        r | {"cluster__name": names.get(r["cluster_id"], ""),
-             "tenant__slug": slugs.get(r["tenant_id"], ""),
-             "mean_busy": 100.0 * (r["busy"] or 0.0) / r["hours"]}
+        r
+        | {
+            "cluster__name": names.get(r["cluster_id"], ""),
+            "tenant__slug": slugs.get(r["tenant_id"], ""),
+            "mean_busy": 100.0 * (r["busy"] or 0.0) / r["hours"],
+        }
         for r in rows
-    ]  # fmt: skip
+    ]

@@ -98,13 +98,24 @@ def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResul
 def _reading(cluster: Cluster, a: Attributed, tenant_ids: dict[str, int]) -> GpuReading:
     s = a.sample
     return GpuReading(
-        cluster=cluster, time=s.time, hostname=s.hostname[:253], gpu=s.gpu[:16],
-        uuid=s.uuid[:80], model=s.model[:120], gi_id=s.gi_id[:8], gi_profile=s.gi_profile[:40],
-        util=s.util, gr_active=s.gr_active, fb_used_mib=s.fb_used_mib,
-        namespace=s.namespace[:63], pod=s.pod[:253], container=s.container[:253],
-        tenant_id=tenant_ids.get(a.tenant or ""), attribution=a.attribution,
+        cluster=cluster,
+        time=s.time,
+        hostname=s.hostname[:253],
+        gpu=s.gpu[:16],
+        uuid=s.uuid[:80],
+        model=s.model[:120],
+        gi_id=s.gi_id[:8],
+        gi_profile=s.gi_profile[:40],
+        util=s.util,
+        gr_active=s.gr_active,
+        fb_used_mib=s.fb_used_mib,
+        namespace=s.namespace[:63],
+        pod=s.pod[:253],
+        container=s.container[:253],
+        tenant_id=tenant_ids.get(a.tenant or ""),
+        attribution=a.attribution,
         confidence=a.confidence,
-    )  # fmt: skip
+    )
 
 
 def exporter_text_ingest(*, cluster: Cluster, text: str, read_at: datetime) -> IngestResult:
@@ -235,18 +246,31 @@ def _roll_hour(cluster: Cluster, hour: datetime) -> int:
     rows = GpuReading.objects.filter(cluster=cluster, time__gte=hour, time__lt=end + MAX_GAP)
     slugs = dict(Tenant.objects.values_list("pk", "slug"))
     # Plain tuples, not model instances: an hour of a large fleet is hundreds of thousands.
+    fields = (
+        "time",
+        "hostname",
+        "gpu",
+        "uuid",
+        "model",
+        "gi_id",
+        "gi_profile",
+        "util",
+        "gr_active",
+        "namespace",
+        "pod",
+        "tenant_id",
+        "attribution",
+        "confidence",
+    )
     attributed = [
         Attributed(
-            GpuSample(time=t, hostname=host, gpu=gpu, uuid=uuid, model=model, gi_id=gi_id,
-                      gi_profile=profile, util=util, gr_active=gr, namespace=ns, pod=pod),
-            slugs.get(tenant_id or 0), attribution, confidence,
-        )  # fmt: skip
-        for t, host, gpu, uuid, model, gi_id, profile, util, gr, ns, pod, tenant_id, attribution,
-        confidence in rows.values_list(
-            "time", "hostname", "gpu", "uuid", "model", "gi_id", "gi_profile", "util",
-            "gr_active", "namespace", "pod", "tenant_id", "attribution", "confidence",
-        ).iterator(chunk_size=10000)
-    ]  # fmt: skip
+            GpuSample(**dict(zip(fields[:11], row[:11], strict=True))),
+            slugs.get(row[11] or 0),
+            row[12],
+            row[13],
+        )
+        for row in rows.values_list(*fields).iterator(chunk_size=10000)
+    ]
     totals: dict[tuple, dict] = defaultdict(
         lambda: {"gpu": 0.0, "mig": 0.0, "busy": 0.0, "n": 0, "max": None, "conf": []}
     )
@@ -285,7 +309,7 @@ def _roll_hour(cluster: Cluster, hour: datetime) -> int:
             busy_gpu_hours=t["busy"],
             samples=t["n"],
             busy_max=t["max"],
-        )  # fmt: skip
+        )
         for (host, uuid, gi_id, profile, model, tenant, attribution), t in totals.items()
     )
     return len(totals)
@@ -309,11 +333,14 @@ def _roll_day(cluster: Cluster, day: date) -> None:
         )
         .values(*DAY_KEYS)
         .annotate(
-            gpu=Sum("gpu_hours"), mig=Sum("mig_slice_hours"), busy=Sum("busy_gpu_hours"),
-            n=Sum("samples"), worst=Min(CONFIDENCE_RANK),
+            gpu=Sum("gpu_hours"),
+            mig=Sum("mig_slice_hours"),
+            busy=Sum("busy_gpu_hours"),
+            n=Sum("samples"),
+            worst=Min(CONFIDENCE_RANK),
         )
         .order_by()
-    )  # fmt: skip
+    )
     GpuUsageDaily.objects.filter(cluster=cluster, day=day).delete()
     GpuUsageDaily.objects.bulk_create(
         GpuUsageDaily(
@@ -325,7 +352,7 @@ def _roll_day(cluster: Cluster, day: date) -> None:
             mig_slice_hours=row["mig"] or 0.0,
             busy_gpu_hours=row["busy"] or 0.0,
             samples=row["n"] or 0,
-        )  # fmt: skip
+        )
         for row in grouped
     )
 

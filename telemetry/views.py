@@ -57,9 +57,11 @@ def chargeback_csv(request: HttpRequest) -> HttpResponse:
     rows = chargeback(tenant_days(request.user, period))
     body = safe_csv(
         CHARGEBACK_COLUMNS,
-        ([r["tenant"], *(round(r[c], 3) for c in CHARGEBACK_COLUMNS[1:4]), r["confidence"]]
-         for r in rows),
-    )  # fmt: skip
+        (
+            [r["tenant"], *(round(r[c], 3) for c in CHARGEBACK_COLUMNS[1:4]), r["confidence"]]
+            for r in rows
+        ),
+    )
     response = HttpResponse(body, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="chargeback-{period.days}d.csv"'
     return response

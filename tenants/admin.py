@@ -24,9 +24,14 @@ class TenantsAuditedAdmin(RescoringAdminMixin, AuditedModelAdmin):
 @admin.register(TrustClass)
 class TrustClassAdmin(TenantsAuditedAdmin):
     list_display = (
-        "slug", "name", "allowed_modes", "requires_dedicated_pool", "pool_taints", "rank",
+        "slug",
+        "name",
+        "allowed_modes",
+        "requires_dedicated_pool",
+        "pool_taints",
+        "rank",
         "risk_weight",
-    )  # fmt: skip
+    )
     list_editable = ("risk_weight",)
 
 

@@ -30,10 +30,18 @@ class TrustClassSerializer(serializers.ModelSerializer):
     class Meta:
         model = TrustClass
         fields = [
-            "id", "slug", "name", "description", "allowed_modes", "same_class_only_modes",
-            "requires_dedicated_pool", "requires_reset_attestation", "approval_expiry_days",
-            "rank", "risk_weight",
-        ]  # fmt: skip
+            "id",
+            "slug",
+            "name",
+            "description",
+            "allowed_modes",
+            "same_class_only_modes",
+            "requires_dedicated_pool",
+            "requires_reset_attestation",
+            "approval_expiry_days",
+            "rank",
+            "risk_weight",
+        ]
 
 
 class TenantSerializer(serializers.ModelSerializer):
@@ -110,14 +118,33 @@ class SharingRequestSerializer(serializers.ModelSerializer):
     class Meta:
         model = SharingRequest
         fields = [
-            "id", "tenant", "cluster", "node_pool", "mode", "justification", "status",
-            "state", "requested_by", "requested_at", "decided_by", "decided_at",
-            "decision_reason", "expires_at", "revoked_by", "revoked_at", "revoke_reason",
-        ]  # fmt: skip
+            "id",
+            "tenant",
+            "cluster",
+            "node_pool",
+            "mode",
+            "justification",
+            "status",
+            "state",
+            "requested_by",
+            "requested_at",
+            "decided_by",
+            "decided_at",
+            "decision_reason",
+            "expires_at",
+            "revoked_by",
+            "revoked_at",
+            "revoke_reason",
+        ]
         read_only_fields = [
-            "status", "requested_at", "decided_at", "decision_reason", "expires_at",
-            "revoked_at", "revoke_reason",
-        ]  # fmt: skip
+            "status",
+            "requested_at",
+            "decided_at",
+            "decision_reason",
+            "expires_at",
+            "revoked_at",
+            "revoke_reason",
+        ]
 
     def get_state(self, request: SharingRequest) -> str:
         return request.state(self.context["now"])
@@ -126,9 +153,11 @@ class SharingRequestSerializer(serializers.ModelSerializer):
 class DecisionSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=2000)
     expires_in_days = serializers.IntegerField(
-        required=False, min_value=1, max_value=3650, help_text="Approve only; at most the "
-        "trust class's approval expiry."
-    )  # fmt: skip
+        required=False,
+        min_value=1,
+        max_value=3650,
+        help_text="Approve only; at most the trust class's approval expiry.",
+    )
 
 
 def _refusal(exc: SharingRequestError) -> Exception:

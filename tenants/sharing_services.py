@@ -18,10 +18,21 @@ from tenants.models import SharingRequest, Tenant
 from tenants.policy import mode_permitted
 
 AUDIT_FIELDS = (
-    "tenant", "cluster", "node_pool", "mode", "justification", "status", "requested_by",
-    "decided_by", "decided_at", "decision_reason", "expires_at", "revoked_by", "revoked_at",
+    "tenant",
+    "cluster",
+    "node_pool",
+    "mode",
+    "justification",
+    "status",
+    "requested_by",
+    "decided_by",
+    "decided_at",
+    "decision_reason",
+    "expires_at",
+    "revoked_by",
+    "revoked_at",
     "revoke_reason",
-)  # fmt: skip
+)
 
 
 class SharingRequestError(ValueError):

@@ -442,16 +442,28 @@ class FakeKubeAPI:
     def _discovery(self, path: str) -> dict[str, Any]:
         if path == GATEKEEPER:
             resources = [
-                {"name": p.rsplit("/", 1)[1], "kind": KIND_AT[p], "namespaced": False,
-                 "verbs": ["get", "list", "watch"]}
+                {
+                    "name": p.rsplit("/", 1)[1],
+                    "kind": KIND_AT[p],
+                    "namespaced": False,
+                    "verbs": ["get", "list", "watch"],
+                }
                 for p in KIND_AT
                 if p.startswith(f"{GATEKEEPER}/")
-            ] + [{"name": "k8spspprivilegedcontainer/status", "kind": "K8sPSPPrivilegedContainer",
-                  "namespaced": False, "verbs": ["get"]}]  # fmt: skip
+            ] + [
+                {
+                    "name": "k8spspprivilegedcontainer/status",
+                    "kind": "K8sPSPPrivilegedContainer",
+                    "namespaced": False,
+                    "verbs": ["get"],
+                }
+            ]
             return {
-                "kind": "APIResourceList", "apiVersion": "v1",
-                "groupVersion": GATEKEEPER.removeprefix("/apis/"), "resources": resources,
-            }  # fmt: skip
+                "kind": "APIResourceList",
+                "apiVersion": "v1",
+                "groupVersion": GATEKEEPER.removeprefix("/apis/"),
+                "resources": resources,
+            }
         if path == "/version":
             return dict(VERSION)
         if path == "/api":

@@ -22,10 +22,21 @@ def test_finding_shape_and_filters_by_slug_and_name(small_world, personas):
     assert len(rows) == 1
     finding = rows[0]
     assert set(finding) >= {
-        "id", "check", "severity", "status", "tenants", "cluster", "subject_kind",
-        "subject_namespace", "subject_name", "title", "evidence", "first_seen", "last_seen",
+        "id",
+        "check",
+        "severity",
+        "status",
+        "tenants",
+        "cluster",
+        "subject_kind",
+        "subject_namespace",
+        "subject_name",
+        "title",
+        "evidence",
+        "first_seen",
+        "last_seen",
         "mappings",
-    }  # fmt: skip
+    }
     assert finding["tenants"] == ["beta"] and finding["cluster"] == "lab"
     assert finding["subject_name"] == "inference-0"
     assert "ATT&CK:T1611" in finding["mappings"]
@@ -53,8 +64,10 @@ def test_tenant_posture_adds_up(small_world, personas):
     assert posture["grade"] == "F"
     # The list gives the same risk and score as the tenant's posture.
     assert (tenant["risk"], tenant["score"], tenant["grade"]) == (
-        posture["risk"], posture["score"], posture["grade"],
-    )  # fmt: skip
+        posture["risk"],
+        posture["score"],
+        posture["grade"],
+    )
     assert {f["check"] for f in posture["findings"]} >= {"SHARE-001", "SHARE-003", "K8S-002"}
 
 

@@ -38,9 +38,13 @@ def test_platform_engineer_registers_a_kubeconfig_cluster(personas, dirs, fake_a
     kubeconfig = fake_api.kubeconfig(dirs[0])
     client = api_client(personas["platform_engineer"])
     response = register(
-        client, name="east", source="kubeconfig", kubeconfig_path=kubeconfig.name,
-        kube_context="fake", sync_interval_minutes=15,
-    )  # fmt: skip
+        client,
+        name="east",
+        source="kubeconfig",
+        kubeconfig_path=kubeconfig.name,
+        kube_context="fake",
+        sync_interval_minutes=15,
+    )
     assert response.status_code == 201, response.json()
     cluster = Cluster.objects.get(name="east")
     assert cluster.kubeconfig_path == str(kubeconfig.resolve())
@@ -82,8 +86,13 @@ def test_only_platform_engineers_write_clusters(personas, dirs):
 def test_sync_now_answers_the_run(personas, dirs, fake_api, django_capture_on_commit_callbacks):
     client = api_client(personas["platform_engineer"])
     kubeconfig = fake_api.kubeconfig(dirs[0])
-    register(client, name="east", source="kubeconfig", kubeconfig_path=str(kubeconfig),
-             kube_context="fake")  # fmt: skip
+    register(
+        client,
+        name="east",
+        source="kubeconfig",
+        kubeconfig_path=str(kubeconfig),
+        kube_context="fake",
+    )
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/api/v1/clusters/east/sync/")
     assert response.status_code == 202

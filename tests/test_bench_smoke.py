@@ -40,8 +40,14 @@ def test_every_bench_has_a_smoke_run() -> None:
 
 def test_smoke_runs_each_bench_at_its_tiny_size() -> None:
     commands = smoke_commands()
-    assert set(commands) == {"sync_scale", "sync_scale_worst", "telemetry_scale", "export_scale",
-                             "checks_vs_checkov", "load"}  # fmt: skip
+    assert set(commands) == {
+        "sync_scale",
+        "sync_scale_worst",
+        "telemetry_scale",
+        "export_scale",
+        "checks_vs_checkov",
+        "load",
+    }
     for name, command in commands.items():
         assert "--tiny" in command or "TINY=1" in command, name
 

@@ -59,9 +59,11 @@ def test_a_worker_killed_mid_sync_leads_to_a_clean_rerun(live_cluster, queue):
     cluster, api = live_cluster
     api.delay("/api/v1/pods", 120)  # the first worker is inside the pod list when it dies
     settings = {
-        "GPUPOSTURE_SYNC_LEASE_SECONDS": "3", "CELERY_VISIBILITY_TIMEOUT": "4",
-        "CELERY_RESTORE_INTERVAL": "1", "CELERY_RESTORE_THROTTLE": "1",
-    }  # fmt: skip
+        "GPUPOSTURE_SYNC_LEASE_SECONDS": "3",
+        "CELERY_VISIBILITY_TIMEOUT": "4",
+        "CELERY_RESTORE_INTERVAL": "1",
+        "CELERY_RESTORE_THROTTLE": "1",
+    }
     first = Worker(queue, **settings).start()
     second = Worker(queue, **settings)
     try:
@@ -76,8 +78,9 @@ def test_a_worker_killed_mid_sync_leads_to_a_clean_rerun(live_cluster, queue):
         second.start()
         wait_for(
             lambda: SyncRun.objects.filter(cluster=cluster, status="succeeded").exists(),
-            90, "the task to be delivered again and succeed",
-        )  # fmt: skip
+            90,
+            "the task to be delivered again and succeed",
+        )
     except AssertionError:
         raise AssertionError(f"second worker's log:\n{second.stop()}") from None
     finally:

@@ -33,9 +33,13 @@ def test_platform_engineer_edits_and_syncs_from_the_page(
     assert "Sync now" in client.get("/clusters/lab/").content.decode()
     response = client.post(
         "/clusters/lab/edit/",
-        {"source": "snapshot", "sync_interval_minutes": 30,
-         "snapshot_paths_text": "/etc/hostname", "description": "lab"},
-    )  # fmt: skip
+        {
+            "source": "snapshot",
+            "sync_interval_minutes": 30,
+            "snapshot_paths_text": "/etc/hostname",
+            "description": "lab",
+        },
+    )
     assert response.status_code == 200 and "must be inside" in response.content.decode()
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/clusters/lab/sync/")
@@ -57,8 +61,12 @@ def test_register_form_refuses_a_path_outside_the_kubeconfig_dir(personas, setti
     client = client_for(personas["platform_engineer"])
     response = client.post(
         "/clusters/new/",
-        {"name": "east", "source": "kubeconfig", "kubeconfig_path": "/etc/shadow",
-         "sync_interval_minutes": 60},
-    )  # fmt: skip
+        {
+            "name": "east",
+            "source": "kubeconfig",
+            "kubeconfig_path": "/etc/shadow",
+            "sync_interval_minutes": 60,
+        },
+    )
     assert "must be inside" in response.content.decode()
     assert not Cluster.objects.filter(name="east").exists()

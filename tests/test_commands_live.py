@@ -32,8 +32,15 @@ def run(*args: str) -> tuple[str, str]:
 def test_sync_with_a_kubeconfig_and_context(tmp_path):
     with FakeKubeAPI(copy.deepcopy(load_json("small-cluster.json")["items"])) as api:
         kubeconfig = api.kubeconfig(tmp_path)
-        out, _ = run("sync_cluster", "--cluster", "east", "--kubeconfig", str(kubeconfig),
-                     "--context", "fake")  # fmt: skip
+        out, _ = run(
+            "sync_cluster",
+            "--cluster",
+            "east",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--context",
+            "fake",
+        )
     assert "succeeded" in out and "Pod 5" in out
     cluster = Cluster.objects.get(name="east")
     assert (cluster.source, cluster.kube_context) == ("kubeconfig", "fake")
@@ -89,7 +96,7 @@ def test_nvidia_smi_for_a_node_not_yet_synced_is_kept(small_world):
         (ENTITY_BOMB, "entit"),
         ("not xml at all", "XML"),
     ],
-)  # fmt: skip
+)
 def test_hostile_nvidia_smi_input_is_refused(small_world, tmp_path, content, message):
     bad = tmp_path / "gpu-ts-1.xml"
     bad.write_text(content)

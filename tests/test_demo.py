@@ -15,8 +15,11 @@ from tenants.models import Tenant
 
 pytestmark = pytest.mark.django_db
 
-LOGIN_LINE = re.compile(r"^\s+(\S+)\s+(\S+)\s+(superuser|security_lead|platform_engineer|"
-                        r"procurement|auditor|tenant_viewer)$", re.M)  # fmt: skip
+LOGIN_LINE = re.compile(
+    r"^\s+(\S+)\s+(\S+)\s+(superuser|security_lead|platform_engineer|"
+    r"procurement|auditor|tenant_viewer)$",
+    re.M,
+)
 
 
 def run_demo() -> dict[str, str]:
@@ -34,8 +37,12 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     assert gpu_nodes.values("gpu_model").distinct().count() >= 3
     assert Tenant.objects.count() >= 6
     assert set(Tenant.objects.values_list("trust_class__slug", flat=True)) == {
-        "platform", "internal_trusted", "internal", "external", "sensitive",
-    }  # fmt: skip
+        "platform",
+        "internal_trusted",
+        "internal",
+        "external",
+        "sensitive",
+    }
     checks = set(Finding.objects.filter(status="open").values_list("check_id", flat=True))
     assert len(checks) >= 8, checks
     assert {"admin", "security-lead", "platform-engineer", "auditor"} <= set(logins)
@@ -53,9 +60,11 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     assert labeller.evidence["after"]["new_node_label_subjects"] == ["Group:analytics-eng"]
     # The July demo bulletin bounds some exposures by CDI mode; neo-west runs CDI, shown as such.
     conditioned = [
-        e for n in Node.objects.filter(is_gpu_node=True) for e in n.patch_exposures
+        e
+        for n in Node.objects.filter(is_gpu_node=True)
+        for e in n.patch_exposures
         if e.get("condition")
-    ]  # fmt: skip
+    ]
     assert conditioned and all("cdi" in e["condition"].lower() for e in conditioned)
     assert_patch_truth(checks)
     # Issue 21: the demo cluster's admission pack would deny real workloads today, for
@@ -121,9 +130,11 @@ def assert_admission() -> None:
     prod = open_k8s_009.filter(cluster__name="prod-east")
     assert set(prod.values_list("subject_name", flat=True)) == {"ml-sandbox"}
     assert Finding.objects.filter(
-        check_id="K8S-009", status="resolved", cluster__name="prod-east",
+        check_id="K8S-009",
+        status="resolved",
+        cluster__name="prod-east",
         subject_name="research-llm",
-    ).exists()  # fmt: skip
+    ).exists()
     (drift,) = Finding.objects.filter(check_id="DRIFT-005", status="open")
     assert (drift.cluster.name, drift.subject_name) == ("prod-east", "vap")
     assert drift.title == (
@@ -140,8 +151,10 @@ def assert_admission() -> None:
     binding = "gpuposture-class-pool-placement-research"
     audited = differences["ValidatingAdmissionPolicyBinding", binding]
     assert (audited["change"], audited["expected_mode"], audited["deployed_mode"]) == (
-        "mode", "Enforce", "Audit",
-    )  # fmt: skip
+        "mode",
+        "Enforce",
+        "Audit",
+    )
     # Every generated policy and binding was compared (the parameter ConfigMaps are not).
     assert drift.evidence["compared_objects"] > 20
     assert "Namespace gpuposture-policy" in drift.evidence["not_compared"]
@@ -180,9 +193,11 @@ def assert_dra() -> None:
         ("Namespace", "analytics-batch"),
     }
     assert Finding.objects.filter(
-        check_id="K8S-001", subject_name="research-llm", cluster__name="neo-west",
+        check_id="K8S-001",
+        subject_name="research-llm",
+        cluster__name="neo-west",
         evidence__missing__0__resource="gpu.nvidia.com.deviceclass.resource.k8s.io/devices",
-    ).exists()  # fmt: skip
+    ).exists()
     # The clean contrast: research's whole H100 from its template is no co-tenancy.
     shares = Finding.objects.filter(check_id__startswith="SHARE-")
     assert not shares.filter(evidence__icontains="pretrain-dra-0").exists()
@@ -213,8 +228,11 @@ def assert_patch_truth(checks: set[str]) -> None:
     prod = Node.objects.filter(cluster__name="prod-east", is_gpu_node=True)
     spared = [e for n in prod for e in n.patch_not_affected]
     assert {e["reason"]["code"] for e in spared} == {"condition_not_met", "component_not_present"}
-    assert all("CDI device injection is off" in e["reason"]["text"]
-               for e in spared if e["reason"]["code"] == "condition_not_met")  # fmt: skip
+    assert all(
+        "CDI device injection is off" in e["reason"]["text"]
+        for e in spared
+        if e["reason"]["code"] == "condition_not_met"
+    )
     quiet = Node.objects.get(name="pe-l40s-02")
     assert quiet.patch_status == "current" and quiet.data["not_installed"].keys() >= {
         "dcgm_exporter"

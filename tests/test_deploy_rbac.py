@@ -11,11 +11,17 @@ from inventory.sources.kube_admission import ADMISSION_CUSTOM_KINDS, GATEKEEPER_
 
 RBAC = Path(__file__).resolve().parent.parent / "deploy" / "rbac.yaml"
 PLURALS = {
-    "Node": ("", "nodes"), "Namespace": ("", "namespaces"), "Pod": ("", "pods"),
-    "ResourceQuota": ("", "resourcequotas"), "ConfigMap": ("", "configmaps"),
-    "Service": ("", "services"), "DaemonSet": ("apps", "daemonsets"),
-    "Deployment": ("apps", "deployments"), "ReplicaSet": ("apps", "replicasets"),
-    "Job": ("batch", "jobs"), "Role": ("rbac.authorization.k8s.io", "roles"),
+    "Node": ("", "nodes"),
+    "Namespace": ("", "namespaces"),
+    "Pod": ("", "pods"),
+    "ResourceQuota": ("", "resourcequotas"),
+    "ConfigMap": ("", "configmaps"),
+    "Service": ("", "services"),
+    "DaemonSet": ("apps", "daemonsets"),
+    "Deployment": ("apps", "deployments"),
+    "ReplicaSet": ("apps", "replicasets"),
+    "Job": ("batch", "jobs"),
+    "Role": ("rbac.authorization.k8s.io", "roles"),
     "ClusterRole": ("rbac.authorization.k8s.io", "clusterroles"),
     "RoleBinding": ("rbac.authorization.k8s.io", "rolebindings"),
     "ClusterRoleBinding": ("rbac.authorization.k8s.io", "clusterrolebindings"),
@@ -25,7 +31,7 @@ PLURALS = {
     "ResourceClaim": ("resource.k8s.io", "resourceclaims"),
     "ResourceClaimTemplate": ("resource.k8s.io", "resourceclaimtemplates"),
     "ResourceSlice": ("resource.k8s.io", "resourceslices"),
-}  # fmt: skip
+}
 
 
 def granted() -> set[tuple[str, str, str]]:

@@ -138,13 +138,25 @@ def dra_lab(small_world, tmp_path):
     objects = [
         resource_slice("gpu-ts-1"),
         device_class(),
-        claim("team-alpha", "trainer-gpu", ["gpu-1"], sharing="TimeSlicing",
-              node="gpu-ts-1", reserved_for=["dra-trainer"]),
-        claim("beta-prod", "secret-infer-gpu", ["gpu-1"], sharing="TimeSlicing",
-              node="gpu-ts-1", reserved_for=["secret-infer"]),
+        claim(
+            "team-alpha",
+            "trainer-gpu",
+            ["gpu-1"],
+            sharing="TimeSlicing",
+            node="gpu-ts-1",
+            reserved_for=["dra-trainer"],
+        ),
+        claim(
+            "beta-prod",
+            "secret-infer-gpu",
+            ["gpu-1"],
+            sharing="TimeSlicing",
+            node="gpu-ts-1",
+            reserved_for=["secret-infer"],
+        ),
         dra_pod("team-alpha", "dra-trainer", "trainer-gpu", node_name="gpu-ts-1"),
         dra_pod("beta-prod", "secret-infer", "secret-infer-gpu", node_name="gpu-ts-1"),
-    ]  # fmt: skip
+    ]
     path = tmp_path / "dra.json"
     path.write_text(json.dumps({"kind": "List", "apiVersion": "v1", "items": objects}))
     cluster_sync_from_snapshot(cluster=small_world, paths=[world_snapshot_path(), path])

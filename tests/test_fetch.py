@@ -280,11 +280,27 @@ def certificate(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
         pytest.skip("openssl is needed to make a test certificate")
     path = tmp_path_factory.mktemp("tls") / "mirror.pem"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-subj", "/CN=mirror.internal", "-addext", "subjectAltName=DNS:mirror.internal",
-         "-keyout", str(path), "-out", str(path)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=mirror.internal",
+            "-addext",
+            "subjectAltName=DNS:mirror.internal",
+            "-keyout",
+            str(path),
+            "-out",
+            str(path),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return path
 
 

@@ -94,8 +94,15 @@ def test_csv_is_safe_in_a_spreadsheet():
     assert spreadsheet_safe('=HYPERLINK("http://x")') == '\'=HYPERLINK("http://x")'
     assert spreadsheet_safe("+1") == "'+1" and spreadsheet_safe("@SUM(A1)") == "'@SUM(A1)"
     assert spreadsheet_safe("team-alpha") == "team-alpha"
-    row = {"id": 1, "check": "POD-001", "severity": "critical", "status": "open",
-           "title": "=cmd|' /C calc'!A0", "mappings": [], "evidence": {}}  # fmt: skip
+    row = {
+        "id": 1,
+        "check": "POD-001",
+        "severity": "critical",
+        "status": "open",
+        "title": "=cmd|' /C calc'!A0",
+        "mappings": [],
+        "evidence": {},
+    }
     parsed = list(csv.DictReader(io.StringIO(findings_csv([row]))))
     assert parsed[0]["title"].startswith("'=")
 
@@ -137,9 +144,11 @@ def test_an_exemption_sets_aside_one_resource_and_shows_on_the_check_page(small_
     from django.db import IntegrityError, transaction
 
     CheckExemption.objects.create(
-        check_id="POD-001", namespace="beta-prod", name="inference-0",
+        check_id="POD-001",
+        namespace="beta-prod",
+        name="inference-0",
         reason="vendor-supported profiling agent, reviewed 2026-11",
-    )  # fmt: skip
+    )
     run = posture_evaluate()
     assert privileged(small_world).status == "resolved"
     assert run.counts["exempted"] == {"POD-001": 1}

@@ -28,10 +28,11 @@ def full_lists(settings):  # type: ignore[no-untyped-def]
 
 
 SECRET = {
-    "apiVersion": "v1", "kind": "Secret",
+    "apiVersion": "v1",
+    "kind": "Secret",
     "metadata": {"name": "db-password", "namespace": "team-alpha"},
     "data": {"password": "c2VjcmV0"},
-}  # fmt: skip
+}
 
 
 def world() -> list[dict]:
@@ -189,12 +190,19 @@ def test_progress_is_recorded_per_kind(synced):
 
 
 CLUSTER_POLICY = {
-    "apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+    "apiVersion": "nvidia.com/v1",
+    "kind": "ClusterPolicy",
     "metadata": {"name": "cluster-policy"},
-    "spec": {"mig": {"strategy": "mixed"}, "cdi": {"enabled": True, "default": False},
-             "devicePlugin": {"enabled": True, "version": "v0.17.0",
-                              "config": {"name": "time-slicing-config", "default": "ts-4"}}},
-}  # fmt: skip
+    "spec": {
+        "mig": {"strategy": "mixed"},
+        "cdi": {"enabled": True, "default": False},
+        "devicePlugin": {
+            "enabled": True,
+            "version": "v0.17.0",
+            "config": {"name": "time-slicing-config", "default": "ts-4"},
+        },
+    },
+}
 
 
 def test_the_gpu_operator_cluster_policy_is_read_and_its_changes_are_drift(api, synced, tmp_path):

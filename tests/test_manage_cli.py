@@ -30,8 +30,13 @@ def test_a_missing_setting_is_one_line_not_a_traceback():
     env = {"PATH": os.environ.get("PATH", ""), "DEBUG": "0", "HOME": os.environ.get("HOME", "/")}
     result = subprocess.run(
         [sys.executable, "manage.py", "apply_tenants", "tenants.yaml"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert lines == [
@@ -55,14 +60,21 @@ def test_make_demo_passes_host_and_port_and_writes_the_env_file():
 
 def test_a_setting_that_cannot_be_read_is_one_line():
     env = {
-        "PATH": os.environ.get("PATH", ""), "DEBUG": "0", "SECRET_KEY": "k",
+        "PATH": os.environ.get("PATH", ""),
+        "DEBUG": "0",
+        "SECRET_KEY": "k",
         "GPUPOSTURE_MFA_ENCRYPTION_KEY": "not-a-secret-but-long-enough-0123456789",
         "DATABASE_URL": "nope://db",
-    }  # fmt: skip
+    }
     result = subprocess.run(
         [sys.executable, "manage.py", "score"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1
     assert result.stderr.startswith("manage.py: a setting from the environment is not valid:")

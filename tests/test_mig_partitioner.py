@@ -62,21 +62,40 @@ def mig_cluster(small_world):
         ("mig-c", "NVIDIA-A30", "all-balanced"),
     ):
         nodes[name] = Node.objects.create(
-            cluster=cluster, name=name, is_gpu_node=True, gpu_model=model, gpu_count=8,
-            sharing_strategy="mig", mig_strategy="mixed", mig_config=config, changed_at=now,
+            cluster=cluster,
+            name=name,
+            is_gpu_node=True,
+            gpu_model=model,
+            gpu_count=8,
+            sharing_strategy="mig",
+            mig_strategy="mixed",
+            mig_config=config,
+            changed_at=now,
             data={"mig_config_state": "success"},
-        )  # fmt: skip
+        )
     for node, tenant in (("mig-a", "alpha"), ("mig-b", "beta")):
         Pod.objects.create(
-            cluster=cluster, namespace=f"ns-{tenant}", name="p", node=nodes[node],
-            tenant=Tenant.objects.get(slug=tenant), phase="Running", changed_at=now,
-        )  # fmt: skip
+            cluster=cluster,
+            namespace=f"ns-{tenant}",
+            name="p",
+            node=nodes[node],
+            tenant=Tenant.objects.get(slug=tenant),
+            phase="Running",
+            changed_at=now,
+        )
     ClusterObject.objects.create(
-        cluster=cluster, kind="configmap", namespace="gpu-operator",
+        cluster=cluster,
+        kind="configmap",
+        namespace="gpu-operator",
         name="default-mig-parted-config",
-        data={"namespace": "gpu-operator", "name": "default-mig-parted-config",
-              "purpose": "mig_parted", "keys": ["config.yaml"], "data": {"config.yaml": CONFIG}},
-    )  # fmt: skip
+        data={
+            "namespace": "gpu-operator",
+            "name": "default-mig-parted-config",
+            "purpose": "mig_parted",
+            "keys": ["config.yaml"],
+            "data": {"config.yaml": CONFIG},
+        },
+    )
     return cluster
 
 
@@ -84,9 +103,14 @@ def mig_cluster(small_world):
 
 
 def test_the_api_places_instances_on_their_allowed_starts(personas):
-    body = {"gpu_model": "NVIDIA-H100-80GB-HBM3", "instances": [
-        {"profile": "1g.10gb", "start": 0}, {"profile": "3g.40gb"}, {"profile": "2g.20gb"},
-    ]}  # fmt: skip
+    body = {
+        "gpu_model": "NVIDIA-H100-80GB-HBM3",
+        "instances": [
+            {"profile": "1g.10gb", "start": 0},
+            {"profile": "3g.40gb"},
+            {"profile": "2g.20gb"},
+        ],
+    }
     answer = validate(personas["platform_engineer"], body)
     assert answer.status_code == 200
     data = answer.json()
@@ -96,8 +120,10 @@ def test_the_api_places_instances_on_their_allowed_starts(personas):
     assert (data["memory_slices"], data["compute_slices"]) == (8, 7)
     snippet = parse_mig_parted_yaml(data["mig_parted"])
     assert snippet.configs["custom-layout"][0].mig_devices == {
-        "1g.10gb": 1, "2g.20gb": 1, "3g.40gb": 1,
-    }  # fmt: skip
+        "1g.10gb": 1,
+        "2g.20gb": 1,
+        "3g.40gb": 1,
+    }
 
 
 def test_what_does_not_fit_is_an_error_in_the_answer(personas):
@@ -112,9 +138,12 @@ def test_what_does_not_fit_is_an_error_in_the_answer(personas):
     assert not validate(lead, too_many).json()["valid"]
     garbage = validate(lead, {"gpu_model": "H100-80GB", "instances": "x"})
     assert garbage.status_code == 400
-    bad_ci = {"gpu_model": "H100-80GB", "instances": [
-        {"profile": "3g.40gb", "compute_instances": [{"profile": "2c"}, {"profile": "2c"}]},
-    ]}  # fmt: skip
+    bad_ci = {
+        "gpu_model": "H100-80GB",
+        "instances": [
+            {"profile": "3g.40gb", "compute_instances": [{"profile": "2c"}, {"profile": "2c"}]},
+        ],
+    }
     answer = validate(lead, bad_ci).json()
     assert not answer["valid"]
     assert answer["errors"][0] == (
@@ -124,12 +153,21 @@ def test_what_does_not_fit_is_an_error_in_the_answer(personas):
 
 
 def test_compute_instances_of_one_gi_for_two_tenants_warn_share_002_and_003(small_world, personas):
-    body = {"gpu_model": "H100-80GB", "config_name": "ab", "instances": [
-        {"profile": "3g.40gb", "tenant": "alpha",
-         "compute_instances": [{"profile": "1c.3g.40gb", "tenant": "alpha"},
-                               {"profile": "2c", "tenant": "beta"}]},
-        {"profile": "3g.40gb", "start": 0, "tenant": "beta"},
-    ]}  # fmt: skip
+    body = {
+        "gpu_model": "H100-80GB",
+        "config_name": "ab",
+        "instances": [
+            {
+                "profile": "3g.40gb",
+                "tenant": "alpha",
+                "compute_instances": [
+                    {"profile": "1c.3g.40gb", "tenant": "alpha"},
+                    {"profile": "2c", "tenant": "beta"},
+                ],
+            },
+            {"profile": "3g.40gb", "start": 0, "tenant": "beta"},
+        ],
+    }
     data = validate(personas["platform_engineer"], body).json()
     assert data["valid"]  # it fits; the warnings are about who shares it
     (gi,) = [p for p in data["placements"] if p["tenant"] == "alpha"]
@@ -153,9 +191,13 @@ def test_compute_instances_of_one_gi_for_two_tenants_warn_share_002_and_003(smal
 def test_a_class_that_forbids_mig_gi_warns_share_003(small_world, personas):
     from tenants.models import Tenant
 
-    body = {"gpu_model": "H100-80GB", "instances": [
-        {"profile": "3g.40gb", "tenant": "alpha"}, {"profile": "3g.40gb", "tenant": "beta"},
-    ]}  # fmt: skip
+    body = {
+        "gpu_model": "H100-80GB",
+        "instances": [
+            {"profile": "3g.40gb", "tenant": "alpha"},
+            {"profile": "3g.40gb", "tenant": "beta"},
+        ],
+    }
     assert validate(personas["platform_engineer"], body).json()["warnings"] == []
     beta_class = Tenant.objects.get(slug="beta").trust_class
     beta_class.allowed_modes = ["exclusive"]  # whole GPUs only
@@ -169,9 +211,13 @@ def test_a_class_that_forbids_mig_gi_warns_share_003(small_world, personas):
 
 
 def test_a_tenant_viewer_cannot_learn_another_tenants_class(small_world, personas):
-    body = {"gpu_model": "H100-80GB", "instances": [
-        {"profile": "3g.40gb", "tenant": "alpha"}, {"profile": "3g.40gb", "tenant": "beta"},
-    ]}  # fmt: skip
+    body = {
+        "gpu_model": "H100-80GB",
+        "instances": [
+            {"profile": "3g.40gb", "tenant": "alpha"},
+            {"profile": "3g.40gb", "tenant": "beta"},
+        ],
+    }
     data = validate(personas["viewer_alpha"], body).json()
     assert data["warnings"] == [
         "SHARE-003: tenants alpha and beta share this GPU as separate MIG GPU instances "
@@ -194,8 +240,11 @@ def test_node_layout_api_loads_the_named_config(mig_cluster, personas):
     assert data["source"] == "ConfigMap gpu-operator/default-mig-parted-config key config.yaml"
     assert data["valid"] and data["model"] == "H100-80GB" and data["mig_enabled"]
     assert sorted(p["profile"] for p in data["placements"]) == [
-        "1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb",
-    ]  # fmt: skip
+        "1g.10gb",
+        "1g.10gb",
+        "2g.20gb",
+        "3g.40gb",
+    ]
     assert data["compute_slices_used"] == 7
     assert len(data["instances"]) == 4  # ready to post back to validate
     posted_back = {"gpu_model": data["model"], "instances": data["instances"]}
@@ -213,13 +262,18 @@ def test_node_layout_with_compute_instances_and_a_custom_configmap(mig_cluster, 
     assert [len(p["compute_instances"]) for p in data["placements"]] == [1, 1]
     # The GPU Operator is told to read another ConfigMap, which the sync saw without contents.
     ClusterObject.objects.create(
-        cluster=mig_cluster, kind="gpu_operator_policy", name="cluster-policy",
+        cluster=mig_cluster,
+        kind="gpu_operator_policy",
+        name="cluster-policy",
         data={"name": "cluster-policy", "spec": {"mig_manager_config_name": "custom-mig"}},
-    )  # fmt: skip
+    )
     ClusterObject.objects.create(
-        cluster=mig_cluster, kind="configmap", namespace="gpu-operator", name="custom-mig",
+        cluster=mig_cluster,
+        kind="configmap",
+        namespace="gpu-operator",
+        name="custom-mig",
         data={"purpose": "mig_parted", "keys": ["config.yaml"]},
-    )  # fmt: skip
+    )
     data = node_layout(personas["auditor"], cluster="mig-lab", node="mig-a").json()
     assert data["valid"]  # found in the operator's default ConfigMap instead, and said so
     assert data["notes"][0].startswith("MIG Manager reads ConfigMap custom-mig; config")
@@ -304,8 +358,10 @@ def test_the_export_downloads_as_yaml(personas):
     text = response.content.decode()
     config = yaml.safe_load(text)
     assert config["mig-configs"]["team-a"][0]["mig-devices"] == {
-        "1g.5gb": 2, "1c.2g.10gb": 1, "3g.20gb": 1,
-    }  # fmt: skip
+        "1g.5gb": 2,
+        "1c.2g.10gb": 1,
+        "3g.20gb": 1,
+    }
     assert parse_mig_parted_yaml(text).configs["team-a"][0].gpu_instance_slices == 7
     query = {"gpu_model": "A100-40GB", "instances": "7g.40gb\n1g.5gb", "format": "yaml"}
     bad = page(personas["auditor"], query)
@@ -353,9 +409,14 @@ def test_any_role_may_use_the_partitioner(personas):
 
 @pytest.mark.parametrize(
     "text",
-    ["3g.40gb", "3g.40gb @4", "3g.40gb @4 alpha", "3g.40gb alpha ; 1c ; 2c beta",
-     "7g.80gb ; 4c a ; 3c b\n1g.10gb @6"],
-)  # fmt: skip
+    [
+        "3g.40gb",
+        "3g.40gb @4",
+        "3g.40gb @4 alpha",
+        "3g.40gb alpha ; 1c ; 2c beta",
+        "7g.80gb ; 4c a ; 3c b\n1g.10gb @6",
+    ],
+)
 def test_instances_text_round_trips(text: str) -> None:
     assert parse_instances(instances_text(parse_instances(text))) == parse_instances(text)
 
@@ -374,13 +435,21 @@ def add_mig_nodes(count: int, viewer) -> None:  # type: ignore[no-untyped-def]
         tenant = Tenant.objects.create(slug=f"q{count}-{i}", name=f"Q {i}", trust_class=internal)
         tenant.viewers.add(viewer)
         node = Node.objects.create(
-            cluster=cluster, name=f"n{i}", gpu_model="NVIDIA-H100-80GB-HBM3",
-            mig_config="all-balanced", changed_at=now,
-        )  # fmt: skip
+            cluster=cluster,
+            name=f"n{i}",
+            gpu_model="NVIDIA-H100-80GB-HBM3",
+            mig_config="all-balanced",
+            changed_at=now,
+        )
         Pod.objects.create(
-            cluster=cluster, namespace=f"ns{i}", name="p", node=node, tenant=tenant,
-            phase="Running", changed_at=now,
-        )  # fmt: skip
+            cluster=cluster,
+            namespace=f"ns{i}",
+            name="p",
+            node=node,
+            tenant=tenant,
+            phase="Running",
+            changed_at=now,
+        )
 
 
 @pytest.mark.parametrize(("persona", "expected"), [("security_lead", 6), ("viewer_alpha", 6)])

@@ -19,13 +19,30 @@ from tenants.models import Tenant
 pytestmark = pytest.mark.django_db
 
 
-def _usage(cluster, tenant, uuid: str, *, gpu: float = 0.0, mig: float = 0.0, busy: float = 0.0,
-           gi: str = "") -> None:  # fmt: skip
+def _usage(
+    cluster,
+    tenant,
+    uuid: str,
+    *,
+    gpu: float = 0.0,
+    mig: float = 0.0,
+    busy: float = 0.0,
+    gi: str = "",
+) -> None:
     GpuUsageDaily.objects.create(
-        cluster=cluster, day=timezone.now().date(), hostname="gpu-1", uuid=uuid, tenant=tenant,
-        gi_id=gi, gi_profile="3g.40gb" if gi else "", attribution="tenant", confidence="exact",
-        gpu_hours=gpu, mig_slice_hours=mig, busy_gpu_hours=busy,
-    )  # fmt: skip
+        cluster=cluster,
+        day=timezone.now().date(),
+        hostname="gpu-1",
+        uuid=uuid,
+        tenant=tenant,
+        gi_id=gi,
+        gi_profile="3g.40gb" if gi else "",
+        attribution="tenant",
+        confidence="exact",
+        gpu_hours=gpu,
+        mig_slice_hours=mig,
+        busy_gpu_hours=busy,
+    )
 
 
 def test_the_utilisation_table_adds_up_to_what_the_chart_stacks(small_world, personas, client):
@@ -35,8 +52,9 @@ def test_the_utilisation_table_adds_up_to_what_the_chart_stacks(small_world, per
     _usage(small_world, beta, "GPU-whole", gpu=24.0, busy=20.0)
     client.force_login(personas["security_lead"])
     page = client.get("/utilisation/").content.decode()
-    figure = json.loads(re.search(r'id="hours-chart" type="application/json">(.*?)</script>',
-                                  page, re.S).group(1))  # fmt: skip
+    figure = json.loads(
+        re.search(r'id="hours-chart" type="application/json">(.*?)</script>', page, re.S).group(1)
+    )
     charted = {trace["name"]: sum(trace["y"]) for trace in figure["data"]}
     tabled = {
         tenant: float(hours)
@@ -70,10 +88,16 @@ def test_a_check_page_says_why_its_findings_are_rated_otherwise(small_world, per
     check = CHECKS["STACK-002"]
     now = timezone.now()
     Finding.objects.create(
-        check_id="STACK-002", severity="critical", cluster=small_world, subject_kind="Node",
-        subject_name="gpu-1", fingerprint="raised", title="Toolkit below baseline",
-        first_seen=now, last_seen=now,
-    )  # fmt: skip
+        check_id="STACK-002",
+        severity="critical",
+        cluster=small_world,
+        subject_kind="Node",
+        subject_name="gpu-1",
+        fingerprint="raised",
+        title="Toolkit below baseline",
+        first_seen=now,
+        last_seen=now,
+    )
     assert check.severity == "high"
     client.force_login(personas["security_lead"])
     page = client.get("/checks/STACK-002/").content.decode()
@@ -89,9 +113,10 @@ def test_a_check_page_says_why_its_findings_are_rated_otherwise(small_world, per
 def test_a_check_whose_findings_agree_says_nothing_more(small_world, personas, client):
     client.force_login(personas["security_lead"])
     rated = {
-        c.id for c in CHECKS.values()
+        c.id
+        for c in CHECKS.values()
         if Finding.objects.filter(check_id=c.id, status="open").exclude(severity=c.severity)
-    }  # fmt: skip
+    }
     quiet = next(c for c in sorted(CHECKS) if c not in rated and not CHECKS[c].severity_rule)
     assert "Severity per finding" not in client.get(f"/checks/{quiet}/").content.decode()
 

@@ -54,9 +54,10 @@ def test_stack_005_follows_the_sla_in_force(small_world, personas):
     assert breached.exists()  # fixes from 2025: far past the default SLA
     lead = api_client(personas["security_lead"])
     answer = lead.patch(
-        "/api/v1/patch-sla/", {"critical": 3650, "high": 3650, "medium": 3650, "low": 3650},
+        "/api/v1/patch-sla/",
+        {"critical": 3650, "high": 3650, "medium": 3650, "low": 3650},
         format="json",
-    )  # fmt: skip
+    )
     assert answer.status_code == 200 and {r["days"] for r in answer.json()} == {3650}
     posture_evaluate()  # the save queued a score too; run it here to read the result
     assert not Finding.objects.filter(check_id="STACK-005", status="open").exists()
@@ -66,8 +67,11 @@ def test_sla_api_validates_and_only_security_leads_write(personas):
     lead = api_client(personas["security_lead"])
     rows = lead.get("/api/v1/patch-sla/").json()
     assert [(r["severity"], r["days"]) for r in rows] == [
-        ("critical", 7), ("high", 30), ("medium", 90), ("low", 180)
-    ]  # fmt: skip
+        ("critical", 7),
+        ("high", 30),
+        ("medium", 90),
+        ("low", 180),
+    ]
     for body in ({"critical": 0}, {"critical": "soon"}, {"urgent": 3}, {}, {"low": 10**6}):
         assert lead.patch("/api/v1/patch-sla/", body, format="json").status_code == 400, body
     for persona in ("platform_engineer", "auditor", "procurement", "viewer_alpha"):

@@ -70,9 +70,10 @@ def test_the_api_says_not_installed_and_unknown_is_null(tmp_path, personas):
     assert gpu_a["components"]["dcgm_exporter"]["state"] == "not_installed"
     assert gpu_a["components"]["dcgm_exporter"]["version"] is None
     assert gpu_a["components"]["container_toolkit"] == {
-        "state": "installed", "version": "1.17.8",
+        "state": "installed",
+        "version": "1.17.8",
         "source": "pod gpu-operator/nvidia-container-toolkit-daemonset-a7k2p",
-    }  # fmt: skip
+    }
     # Unknown and not installed are null, never "".
     assert gpu_a["firmware_version"] is None and gpu_a["mig_config"] is None
     assert gpu_a["components"]["firmware"]["state"] == "unknown"
@@ -95,8 +96,10 @@ def test_firmware_is_coverage_on_the_cluster_page_api_and_checklist(tmp_path, pe
     auditor = api_client(personas["auditor"])
     coverage = auditor.get("/api/v1/clusters/lab/").json()["inventory_coverage"]
     assert (coverage["gpu_nodes"], coverage["firmware_known"], coverage["firmware_percent"]) == (
-        3, 0, 0.0,
-    )  # fmt: skip
+        3,
+        0,
+        0.0,
+    )
     # No bulletin names firmware: the missing VBIOS is no STACK-004 finding anywhere.
     assert not Finding.objects.filter(check_id="STACK-004", subject_name="gpu-a").exists()
     node_host_facts_import(
@@ -123,10 +126,15 @@ def cdi_cluster(cdi: bool | None, toolkit: str = "v1.17.4") -> list[dict]:
     spec: dict = {"operator": {"defaultRuntime": "containerd"}}
     if cdi is not None:
         spec["cdi"] = {"enabled": cdi, "default": cdi}
-    objects.append({
-        "apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
-        "metadata": {"name": "cluster-policy"}, "spec": spec, "status": {"state": "ready"},
-    })  # fmt: skip
+    objects.append(
+        {
+            "apiVersion": "nvidia.com/v1",
+            "kind": "ClusterPolicy",
+            "metadata": {"name": "cluster-policy"},
+            "spec": spec,
+            "status": {"state": "ready"},
+        }
+    )
     return objects
 
 
@@ -137,8 +145,11 @@ def test_a_cdi_only_flaw_on_a_node_not_in_cdi_mode_is_not_affected(tmp_path, per
     # Before: below baseline on every CDI-only bound; now not affected, with the reason kept.
     assert node.patch_status == "current", node.patch_exposures
     reasons = {(e["component"], e["reason"]["code"]) for e in node.patch_not_affected}
-    assert {("container_toolkit", "condition_not_met"), ("gpu_operator", "condition_not_met"),
-            ("device_plugin", "condition_not_met")} <= reasons  # fmt: skip
+    assert {
+        ("container_toolkit", "condition_not_met"),
+        ("gpu_operator", "condition_not_met"),
+        ("device_plugin", "condition_not_met"),
+    } <= reasons
     toolkit = next(e for e in node.patch_not_affected if e["component"] == "container_toolkit")
     assert "CDI device injection is off (ClusterPolicy cluster-policy" in toolkit["reason"]["text"]
     assert toolkit["reason"]["justification"] == "vulnerable_code_not_in_execute_path"

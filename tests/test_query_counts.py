@@ -118,16 +118,25 @@ PINNED: dict[str, int] = {
 }
 # Rows of the matrix with no parameter that are not lists: forms, the API root, the schema.
 NOT_LISTS = {
-    "cluster-create", "patch-sla", "reset-create", "sharing-request-new", "provider-create",
-    "bulletin-import", "api:api-root", "api:api-mig-node-layout", "schema", "swagger-ui",
-}  # fmt: skip
+    "cluster-create",
+    "patch-sla",
+    "reset-create",
+    "sharing-request-new",
+    "provider-create",
+    "bulletin-import",
+    "api:api-root",
+    "api:api-mig-node-layout",
+    "schema",
+    "swagger-ui",
+}
 
 
 def test_every_list_of_the_matrix_is_pinned():
     lists = {
-        name for name, access in TABLE.items()
+        name
+        for name, access in TABLE.items()
         if access.kind in ("page", "api") and access.get and not access.obj
-    }  # fmt: skip
+    }
     assert lists - NOT_LISTS - set(PINNED) == set(), "pin these lists' query counts here"
     assert set(PINNED) <= lists
 
@@ -150,20 +159,35 @@ def build_world(size: int, users: list[User]) -> None:
         tenant.viewers.add(viewer)
         # `data` as the sync stores it (the snapshot the enforcement page rebuilds and judges).
         node = Node.objects.create(
-            cluster=cluster, name=f"n{i}", is_gpu_node=True, changed_at=now,
+            cluster=cluster,
+            name=f"n{i}",
+            is_gpu_node=True,
+            changed_at=now,
             data={"name": f"n{i}"},
-        )  # fmt: skip
+        )
         Pod.objects.create(
-            cluster=cluster, namespace=f"ns{i}", name="p", node=node, tenant=tenant,
-            phase="Running", changed_at=now,
+            cluster=cluster,
+            namespace=f"ns{i}",
+            name="p",
+            node=node,
+            tenant=tenant,
+            phase="Running",
+            changed_at=now,
             data={"namespace": f"ns{i}", "name": "p", "phase": "Running"},
-        )  # fmt: skip
+        )
         for j, severity in enumerate(("critical", "high", "low")):
             finding = Finding.objects.create(
-                check_id="POD-001", severity=severity, cluster=cluster,
-                subject_kind="Pod", subject_namespace=f"ns{i}", subject_name=f"p{j}",
-                fingerprint=f"{size}-{i}-{j}", title="t", first_seen=now, last_seen=now,
-            )  # fmt: skip
+                check_id="POD-001",
+                severity=severity,
+                cluster=cluster,
+                subject_kind="Pod",
+                subject_namespace=f"ns{i}",
+                subject_name=f"p{j}",
+                fingerprint=f"{size}-{i}-{j}",
+                title="t",
+                first_seen=now,
+                last_seen=now,
+            )
             # The low one is a shared cause: it affects the tenant made before too.
             finding.tenants.add(tenant, *(tenants[-1:] if j == 2 else []))
         tenants.append(tenant)
@@ -174,36 +198,65 @@ def build_world(size: int, users: list[User]) -> None:
             tenant=tenant, cluster=cluster, mode="mig_gi", justification="j", requested_by=viewer
         )
         ResetAttestation.objects.create(
-            cluster=cluster, node=f"n{i}", reset_at=now, method="gpu_reset",
-            previous_tenant=tenant, recorded_by="plat",
-        )  # fmt: skip
+            cluster=cluster,
+            node=f"n{i}",
+            reset_at=now,
+            method="gpu_reset",
+            previous_tenant=tenant,
+            recorded_by="plat",
+        )
         GpuUsageDaily.objects.create(
-            cluster=cluster, day=date.today(), hostname=f"n{i}", uuid=f"GPU-{i}", tenant=tenant,
-            attribution="tenant", confidence="exact", gpu_hours=20.0, busy_gpu_hours=0.5,
-        )  # fmt: skip
+            cluster=cluster,
+            day=date.today(),
+            hostname=f"n{i}",
+            uuid=f"GPU-{i}",
+            tenant=tenant,
+            attribution="tenant",
+            confidence="exact",
+            gpu_hours=20.0,
+            busy_gpu_hours=0.5,
+        )
         audit_record(actor=viewer, action="create", obj=tenant, after={"slug": tenant.slug})
         provider = Provider.objects.create(slug=f"p{size}-{i}", name=f"P {i}")
         ProviderContact.objects.create(provider=provider, name="c")
         assessment = Assessment.objects.create(
-            provider=provider, questionnaire=questionnaire, created_by=viewer,
-            status="accepted", expires_at=now, score=80, red_flags=[{"question": "Q-1"}],
-        )  # fmt: skip
+            provider=provider,
+            questionnaire=questionnaire,
+            created_by=viewer,
+            status="accepted",
+            expires_at=now,
+            score=80,
+            red_flags=[{"question": "Q-1"}],
+        )
         Answer.objects.create(assessment=assessment, question_id="Q-1", value="yes")
         sync = SyncRun.objects.create(cluster=cluster, source="s.json", status="succeeded")
         DriftEvent.objects.create(
-            cluster=cluster, sync_run=sync, kind="config", check_id="DRIFT-001",
-            subject_kind="ConfigMap", subject_namespace="gpu-operator", subject_name=f"cm{i}",
-            summary="changed", detected_at=now,
-        )  # fmt: skip
+            cluster=cluster,
+            sync_run=sync,
+            kind="config",
+            check_id="DRIFT-001",
+            subject_kind="ConfigMap",
+            subject_namespace="gpu-operator",
+            subject_name=f"cm{i}",
+            summary="changed",
+            detected_at=now,
+        )
         Bulletin.objects.create(
-            tracking_id=f"B-{size}-{i}", title="b", category="csaf_security_advisory",
-            version="1", current_release_date=now,
-        )  # fmt: skip
+            tracking_id=f"B-{size}-{i}",
+            title="b",
+            category="csaf_security_advisory",
+            version="1",
+            current_release_date=now,
+        )
         record = BulletinImport.objects.create(trigger="cli", status="succeeded")
         BulletinRevision.objects.create(
-            tracking_id=f"B-{size}-{i}", version="2", base_version="1", document={},
-            changes={"weakening": ["a product dropped"]}, held_by=record,
-        )  # fmt: skip
+            tracking_id=f"B-{size}-{i}",
+            version="2",
+            base_version="1",
+            document={},
+            changes={"weakening": ["a product dropped"]},
+            held_by=record,
+        )
         for user in users:
             token_create(user=user, name=f"tok{i}", scope="read")
             Subscription.objects.create(user=user, kind="finding_new", tenant=tenant)
@@ -214,9 +267,22 @@ def build_world(size: int, users: list[User]) -> None:
 
 
 def wipe() -> None:
-    models = (Finding, TenantScore, Pod, SharingRequest, ResetAttestation, GpuUsageDaily, Tenant,
-              DriftEvent, SyncRun, Cluster, Provider, Bulletin, BulletinRevision,
-              BulletinImport)  # fmt: skip
+    models = (
+        Finding,
+        TenantScore,
+        Pod,
+        SharingRequest,
+        ResetAttestation,
+        GpuUsageDaily,
+        Tenant,
+        DriftEvent,
+        SyncRun,
+        Cluster,
+        Provider,
+        Bulletin,
+        BulletinRevision,
+        BulletinImport,
+    )
     for model in models:
         model.objects.all().delete()
     for user in User.objects.all():

@@ -161,19 +161,36 @@ def test_replicas_of_a_deployment_read_from_the_cluster_are_one_finding(small_wo
     (so only the ReplicaSet's ownerReference tells) file under their Deployment."""
     snapshot = load_json("small-cluster.json")
     (inference,) = [o for o in snapshot["items"] if o["metadata"]["name"] == "inference-0"]
-    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "serve-v2", "uid": "u-rs",
-             "controller": True}  # fmt: skip
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "name": "serve-v2",
+        "uid": "u-rs",
+        "controller": True,
+    }
     for i in range(3):
         replica = json.loads(json.dumps(inference))
         replica["metadata"] |= {"name": f"serve-v2-{i}", "ownerReferences": [owner]}
         snapshot["items"].append(replica)
-    snapshot["items"].append({
-        "apiVersion": "apps/v1", "kind": "ReplicaSet",
-        "metadata": {"name": "serve-v2", "namespace": "beta-prod", "ownerReferences": [
-            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "serve", "controller": True}
-        ]},
-        "spec": {"replicas": 3},
-    })  # fmt: skip
+    snapshot["items"].append(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": "serve-v2",
+                "namespace": "beta-prod",
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "name": "serve",
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {"replicas": 3},
+        }
+    )
     path = tmp_path / "deployment.json"
     path.write_text(json.dumps(snapshot))
     cluster_sync_from_snapshot(cluster=small_world, paths=[path])

@@ -137,9 +137,14 @@ def broken_kubeconfig(tmp_path: Path) -> Path:
 def test_a_broken_kubeconfig_fails_the_cli_sync_clearly(broken_kubeconfig):
     with pytest.raises(CommandError, match="cannot load cluster credentials: ParserError"):
         call_command(
-            "sync_cluster", "--cluster", "prod", "--kubeconfig", str(broken_kubeconfig),
-            stdout=io.StringIO(), stderr=io.StringIO(),
-        )  # fmt: skip
+            "sync_cluster",
+            "--cluster",
+            "prod",
+            "--kubeconfig",
+            str(broken_kubeconfig),
+            stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )
     run = SyncRun.objects.get(cluster__name="prod")
     assert run.status == SyncRun.Status.FAILED
     assert "cannot load cluster credentials" in run.error
@@ -209,9 +214,13 @@ def test_a_tenant_config_stored_before_the_rule_leaves_without_drift(small_world
     # first sync after the upgrade drops it, which is no configuration change of the cluster.
     stored = {"namespace": "team-alpha", "configmap": "mine", "key": "ts-4", "mode": "mps"}
     ClusterObject.objects.create(
-        cluster=small_world, kind="sharing_config", namespace="team-alpha", name="mine/ts-4",
-        data=stored, data_hash="old",
-    )  # fmt: skip
+        cluster=small_world,
+        kind="sharing_config",
+        namespace="team-alpha",
+        name="mine/ts-4",
+        data=stored,
+        data_hash="old",
+    )
     run = sync(small_world, tmp_path, world())
     assert run.changes["drift_events"] == 0
     assert not ClusterObject.objects.filter(namespace="team-alpha", kind="sharing_config")

@@ -55,8 +55,12 @@ def open_findings(check_id: str) -> list[Finding]:
 
 def test_ingest_command_reads_real_exporter_text_and_attributes_it(small_world):
     out = io.StringIO()
-    call_command("ingest_dcgm", str(realworld("dcgm", "datadog-dcgm-label_remap.txt")),
-                 cluster="lab", stdout=out)  # fmt: skip
+    call_command(
+        "ingest_dcgm",
+        str(realworld("dcgm", "datadog-dcgm-label_remap.txt")),
+        cluster="lab",
+        stdout=out,
+    )
     reading = GpuReading.objects.get()
     assert (reading.namespace, reading.pod, reading.util) == ("foo", "bar", 0.0)
     # `foo` belongs to no tenant: platform, with the exact pod the exporter named.
@@ -73,8 +77,10 @@ def test_mig_instances_are_attributed_by_the_exported_pod_labels(small_world):
     call_command("ingest_dcgm", str(MIG_SAMPLE), cluster="lab", stdout=io.StringIO())
     mig = GpuReading.objects.exclude(gi_id="").order_by("gi_id")
     assert [(r.gi_profile, r.namespace) for r in mig] == [
-        ("3g.40gb", "team-alpha"), ("2g.20gb", "beta-jobs"), ("1g.10gb", "team-alpha"),
-    ]  # fmt: skip
+        ("3g.40gb", "team-alpha"),
+        ("2g.20gb", "beta-jobs"),
+        ("1g.10gb", "team-alpha"),
+    ]
     alpha = [r for r in mig if r.namespace == "team-alpha"]
     assert all(r.tenant.slug == "alpha" and r.confidence == "exact" for r in alpha)
     # A Prometheus range read again overlaps the last one: the same readings are kept once.
@@ -102,14 +108,26 @@ def test_a_time_sliced_gpu_is_attributed_with_shared_confidence(small_world):
 def test_prometheus_range_is_ingested(small_world, settings):
     settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
     now = int(timezone.now().timestamp())
-    labels = {"Hostname": "gpu-ts-1", "gpu": "0", "UUID": UUID, "modelName": "NVIDIA A100",
-              "exported_namespace": "team-alpha", "exported_pod": "trainer-0"}  # fmt: skip
-    answer = {"status": "success", "data": {"resultType": "matrix", "result": [
-        {"metric": labels, "values": [[now - 120, "55"], [now - 60, "57"]]}]}}  # fmt: skip
+    labels = {
+        "Hostname": "gpu-ts-1",
+        "gpu": "0",
+        "UUID": UUID,
+        "modelName": "NVIDIA A100",
+        "exported_namespace": "team-alpha",
+        "exported_pod": "trainer-0",
+    }
+    answer = {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [{"metric": labels, "values": [[now - 120, "55"], [now - 60, "57"]]}],
+        },
+    }
     with local_server({"/api/v1/query_range": json.dumps(answer).encode()}) as server:
         out = io.StringIO()
-        call_command("ingest_dcgm", cluster="lab", prometheus=server.url(""), since="10m",
-                     stdout=out)  # fmt: skip
+        call_command(
+            "ingest_dcgm", cluster="lab", prometheus=server.url(""), since="10m", stdout=out
+        )
     assert GpuReading.objects.count() == 2 and "2 samples" in out.getvalue()
     assert {q.split("query=")[1].split("&")[0] for q, _ in server.seen} >= {"DCGM_FI_DEV_GPU_UTIL"}
     with pytest.raises(CommandError, match="refused"):
@@ -167,21 +185,39 @@ def test_a_gpu_passed_between_tenants_needs_a_recorded_reset(small_world, person
     assert finding.evidence["previous_tenant"] == "alpha"
     # A reset recorded between the two closes it.
     engineer = api_client(personas["platform_engineer"])
-    answer = engineer.post("/api/v1/reset-attestations/", {
-        "cluster": "lab", "node": "gpu-ts-1", "gpu_uuid": UUID,
-        "reset_at": (start + timedelta(minutes=75)).isoformat(), "method": "gpu_reset",
-        "previous_tenant": "alpha", "next_tenant": "beta",
-    }, format="json")  # fmt: skip
+    answer = engineer.post(
+        "/api/v1/reset-attestations/",
+        {
+            "cluster": "lab",
+            "node": "gpu-ts-1",
+            "gpu_uuid": UUID,
+            "reset_at": (start + timedelta(minutes=75)).isoformat(),
+            "method": "gpu_reset",
+            "previous_tenant": "alpha",
+            "next_tenant": "beta",
+        },
+        format="json",
+    )
     assert answer.status_code == 201 and answer.json()["recorded_by"] == "plat"
     posture_evaluate()
     assert not open_findings("LEAK-001")
 
 
 def test_reset_attestations_api_validates_and_scopes(small_world, personas):
-    body = {"cluster": "lab", "node": "gpu-ts-1", "reset_at": timezone.now().isoformat(),
-            "method": "reboot", "previous_tenant": "beta", "next_tenant": "beta"}  # fmt: skip
-    assert api_client(personas["auditor"]).post(
-        "/api/v1/reset-attestations/", body, format="json").status_code == 403  # fmt: skip
+    body = {
+        "cluster": "lab",
+        "node": "gpu-ts-1",
+        "reset_at": timezone.now().isoformat(),
+        "method": "reboot",
+        "previous_tenant": "beta",
+        "next_tenant": "beta",
+    }
+    assert (
+        api_client(personas["auditor"])
+        .post("/api/v1/reset-attestations/", body, format="json")
+        .status_code
+        == 403
+    )
     lead = api_client(personas["security_lead"])
     bad = lead.post("/api/v1/reset-attestations/", body | {"node": "nope"}, format="json")
     assert bad.status_code == 400 and "nope" in str(bad.json())
@@ -197,11 +233,25 @@ def test_the_reset_form_records_a_reset(small_world, personas):
     client = Client()
     client.force_login(personas["platform_engineer"])
     cluster = small_world.pk
-    answer = client.post("/resets/new/", {"cluster": cluster, "node": "gpu-ts-1",
-                         "reset_at": "2026-11-30T10:00", "method": "gpu_reset"})  # fmt: skip
+    answer = client.post(
+        "/resets/new/",
+        {
+            "cluster": cluster,
+            "node": "gpu-ts-1",
+            "reset_at": "2026-11-30T10:00",
+            "method": "gpu_reset",
+        },
+    )
     assert answer.status_code == 302 and ResetAttestation.objects.get().recorded_by == "plat"
-    refused = client.post("/resets/new/", {"cluster": cluster, "node": "ghost",
-                          "reset_at": "2026-11-30T10:00", "method": "gpu_reset"})  # fmt: skip
+    refused = client.post(
+        "/resets/new/",
+        {
+            "cluster": cluster,
+            "node": "ghost",
+            "reset_at": "2026-11-30T10:00",
+            "method": "gpu_reset",
+        },
+    )
     assert "has no node" in refused.content.decode()
     viewer = Client()
     viewer.force_login(personas["viewer_alpha"])
@@ -231,8 +281,9 @@ def test_rollup_keeps_hours_and_drops_raw_samples_past_retention(small_world, se
 def _one_day_for_two_tenants(cluster) -> None:  # type: ignore[no-untyped-def]
     start = timezone.now().replace(minute=0, second=0, microsecond=0) - timedelta(hours=6)
     samples = series(start, 180, busy=90, namespace="team-alpha", pod="trainer-0")
-    samples += series(start, 180, busy=2, namespace="beta-prod", pod="inference-0",
-                      uuid="GPU-beta", gpu="1")  # fmt: skip
+    samples += series(
+        start, 180, busy=2, namespace="beta-prod", pod="inference-0", uuid="GPU-beta", gpu="1"
+    )
     samples_ingest(cluster=cluster, samples=samples)
     telemetry_rollup()
 
@@ -288,9 +339,17 @@ def test_the_utilisation_page_costs_the_same_queries_whatever_the_data(small_wor
     more = [
         sample
         for gpu in range(2, 10)
-        for sample in series(start, 600, busy=40, step=10, uuid=f"GPU-{gpu}", gpu=str(gpu),
-                             namespace="team-alpha", pod="trainer-0")
-    ]  # fmt: skip
+        for sample in series(
+            start,
+            600,
+            busy=40,
+            step=10,
+            uuid=f"GPU-{gpu}",
+            gpu=str(gpu),
+            namespace="team-alpha",
+            pod="trainer-0",
+        )
+    ]
     samples_ingest(cluster=small_world, samples=more)
     telemetry_rollup()
     with CaptureQueriesContext(connection) as large:
@@ -319,9 +378,12 @@ def test_a_node_past_raw_retention_is_last_seen_in_the_hourly_roll_ups(small_wor
 
     hour = timezone.now().replace(minute=0, second=0, microsecond=0) - timedelta(days=9)
     GpuUsageHourly.objects.create(
-        cluster=small_world, hour=hour, hostname="gpu-ts-1", attribution="platform",
+        cluster=small_world,
+        hour=hour,
+        hostname="gpu-ts-1",
+        attribution="platform",
         confidence="none",
-    )  # fmt: skip
+    )
     seen = _last_seen(small_world, ["gpu-ts-1"], timezone.now(), timedelta(hours=1))
     assert seen == {"gpu-ts-1": hour + timedelta(hours=1)}
 
@@ -345,16 +407,23 @@ def _dra_holds_uuid(cluster, *, with_pod: bool) -> None:  # type: ignore[no-unty
     for kind, items in (("dra_slice", read.dra_slices), ("dra_claim", read.dra_claims)):
         for item in items:
             ClusterObject.objects.create(
-                cluster=cluster, kind=kind, namespace=getattr(item, "namespace", ""),
-                name=item.name, data=snap.to_dict(item),
-            )  # fmt: skip
+                cluster=cluster,
+                kind=kind,
+                namespace=getattr(item, "namespace", ""),
+                name=item.name,
+                data=snap.to_dict(item),
+            )
     if with_pod:
         (pod,) = read.pods
         Pod.objects.create(
-            cluster=cluster, namespace=pod.namespace, name=pod.name, phase="Running",
-            node=Node.objects.get(name="gpu-ts-1"), data=snap.to_dict(pod),
+            cluster=cluster,
+            namespace=pod.namespace,
+            name=pod.name,
+            phase="Running",
+            node=Node.objects.get(name="gpu-ts-1"),
+            data=snap.to_dict(pod),
             changed_at=timezone.now(),
-        )  # fmt: skip
+        )
 
 
 @pytest.mark.parametrize("with_pod", [True, False])
@@ -388,8 +457,14 @@ def test_a_dra_only_node_passing_a_gpu_between_tenants_needs_a_reset(small_world
         )
     start = timezone.now() - timedelta(hours=3)
     alpha = series(start, 60, busy=80, namespace="team-alpha", pod="trainer-0", hostname="cpu-1")
-    beta = series(start + timedelta(minutes=90), 60, busy=80, namespace="beta-prod",
-                  pod="inference-0", hostname="cpu-1")  # fmt: skip
+    beta = series(
+        start + timedelta(minutes=90),
+        60,
+        busy=80,
+        namespace="beta-prod",
+        pod="inference-0",
+        hostname="cpu-1",
+    )
     samples_ingest(cluster=small_world, samples=alpha + beta)
     posture_evaluate()
     found = [f for f in open_findings("LEAK-001") if f.subject_name == "cpu-1"]

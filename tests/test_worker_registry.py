@@ -79,8 +79,11 @@ def registered_by(worker: Worker) -> set[str]:
 def test_a_real_worker_registers_every_task_anything_sends():
     scheduled, named, defined = names_scheduled(), names_in_source(), names_defined_by_apps()
     # The scans find what we know is there (so an empty scan cannot pass).
-    assert {"telemetry.tasks.read_telemetry_sources", "telemetry.tasks.rollup_telemetry",
-            "inventory.tasks.sync_cluster"} <= scheduled  # fmt: skip
+    assert {
+        "telemetry.tasks.read_telemetry_sources",
+        "telemetry.tasks.rollup_telemetry",
+        "inventory.tasks.sync_cluster",
+    } <= scheduled
     assert {"posture.tasks.rescore_sweep", "inventory.tasks.poll_bulletin_feeds"} <= named
     assert {"inventory.tasks.import_bulletin_urls", "telemetry.tasks.rollup_telemetry"} <= defined
     worker = Worker(new_queue()).start()

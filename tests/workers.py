@@ -58,10 +58,13 @@ class Worker:
 
     def __init__(self, queue: str, **env: str) -> None:
         self.env = {
-            **os.environ, "DATABASE_URL": env.pop("DATABASE_URL", None) or database_url(),
-            "CELERY_BROKER_URL": BROKER, "CELERY_RESULT_BACKEND": BROKER,
-            "CELERY_TASK_DEFAULT_QUEUE": queue, **env,
-        }  # fmt: skip
+            **os.environ,
+            "DATABASE_URL": env.pop("DATABASE_URL", None) or database_url(),
+            "CELERY_BROKER_URL": BROKER,
+            "CELERY_RESULT_BACKEND": BROKER,
+            "CELERY_TASK_DEFAULT_QUEUE": queue,
+            **env,
+        }
         self.queue = queue
         # A node name of its own: remote control (inspect) must reach this worker only, not
         # another test's on the shared broker.
@@ -73,11 +76,30 @@ class Worker:
 
     def start(self) -> Worker:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "gpuposture", "worker", "-Q", self.queue,
-             "-n", self.nodename, "--pool", "solo", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", "--loglevel", "INFO"],
-            cwd=REPO, env=self.env, stdout=self._output, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "gpuposture",
+                "worker",
+                "-Q",
+                self.queue,
+                "-n",
+                self.nodename,
+                "--pool",
+                "solo",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "--loglevel",
+                "INFO",
+            ],
+            cwd=REPO,
+            env=self.env,
+            stdout=self._output,
+            stderr=subprocess.STDOUT,
+        )
         return self
 
     def stop(self, sig: int = signal.SIGTERM) -> str:

@@ -104,10 +104,11 @@ def read_configmap(
 def unreadable_configs(configmap: ConfigMap) -> list[UnreadableConfig]:
     """The unreadable keys of a kept ConfigMap, as facts for the nodes they configure."""
     return [
-        UnreadableConfig("ConfigMap", configmap.namespace, configmap.name, key,
-                         configmap.purpose, error)
+        UnreadableConfig(
+            "ConfigMap", configmap.namespace, configmap.name, key, configmap.purpose, error
+        )
         for key, error in sorted(configmap.unreadable.items())
-    ]  # fmt: skip
+    ]
 
 
 def _parse_value(value: Any) -> Any:

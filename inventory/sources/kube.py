@@ -321,9 +321,13 @@ class KubeSource:
         timeouts = (self.settings.connect_timeout, seconds + self.settings.read_timeout)
         try:
             response = list_call(
-                watch=True, resource_version=since, timeout_seconds=seconds,
-                allow_watch_bookmarks=True, _preload_content=False, _request_timeout=timeouts,
-            )  # fmt: skip
+                watch=True,
+                resource_version=since,
+                timeout_seconds=seconds,
+                allow_watch_bookmarks=True,
+                _preload_content=False,
+                _request_timeout=timeouts,
+            )
             try:
                 body = response.read()
             finally:

@@ -14,13 +14,23 @@ from inventory.snapshot_admission import FAILED, FORBIDDEN, NOT_SERVED, READ, Ad
 # (listing label, group, version, plural, kind). The label is the key of the list's watch
 # position: Kyverno's ClusterPolicy must not share one with the GPU Operator's.
 ADMISSION_CUSTOM_KINDS: tuple[tuple[str, str, str, str, str], ...] = (
-    ("ValidatingAdmissionPolicy", "admissionregistration.k8s.io", "v1",
-     "validatingadmissionpolicies", "ValidatingAdmissionPolicy"),
-    ("ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io", "v1",
-     "validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding"),
+    (
+        "ValidatingAdmissionPolicy",
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingadmissionpolicies",
+        "ValidatingAdmissionPolicy",
+    ),
+    (
+        "ValidatingAdmissionPolicyBinding",
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingadmissionpolicybindings",
+        "ValidatingAdmissionPolicyBinding",
+    ),
     ("KyvernoClusterPolicy", "kyverno.io", "v1", "clusterpolicies", "ClusterPolicy"),
     ("KyvernoPolicy", "kyverno.io", "v1", "policies", "Policy"),
-)  # fmt: skip
+)
 # Gatekeeper makes one CRD per ConstraintTemplate in this group: its kinds are discovered.
 GATEKEEPER_GROUP_VERSION = ("constraints.gatekeeper.sh", "v1beta1")
 GATEKEEPER_PREFIX = "Gatekeeper:"  # listing label: GATEKEEPER_PREFIX + the constraint kind

@@ -45,9 +45,12 @@ class ClusterVexView(generics.GenericAPIView):
         statements = cluster_vex_statements(cluster=cluster, user=request.user)
         try:
             document = vex_document(
-                kind, cluster=cluster, statements=statements, now=timezone.now(),
+                kind,
+                cluster=cluster,
+                statements=statements,
+                now=timezone.now(),
                 base_url=request.build_absolute_uri("/"),
-            )  # fmt: skip
+            )
         except NoStatements as exc:
             return Response({"detail": str(exc)}, status=404)
         content_type, suffix = VEX_FORMATS[kind]

@@ -25,10 +25,22 @@ ACTOR = "migration posture.0005_finding_tenants_merge"
 LIVE = ("open", "accepted")
 BATCH = 500
 WRITTEN = (
-    "severity", "title", "evidence", "subject_kind", "subject_namespace", "subject_name",
-    "status", "fingerprint", "first_seen", "last_seen", "resolved_at", "accepted_by",
-    "accepted_reason", "accepted_until", "exposure",
-)  # fmt: skip
+    "severity",
+    "title",
+    "evidence",
+    "subject_kind",
+    "subject_namespace",
+    "subject_name",
+    "status",
+    "fingerprint",
+    "first_seen",
+    "last_seen",
+    "resolved_at",
+    "accepted_by",
+    "accepted_reason",
+    "accepted_until",
+    "exposure",
+)
 
 
 def workload_of(namespace, name, data):
@@ -88,9 +100,12 @@ def merged_status(rows):
         return {"status": "open", "resolved_at": None, "accepted_until": None}
     earliest = min(live, key=lambda r: (r.accepted_until is None, r.accepted_until, r.pk))
     return {
-        "status": "accepted", "resolved_at": None, "accepted_until": earliest.accepted_until,
-        "accepted_by_id": earliest.accepted_by_id, "accepted_reason": earliest.accepted_reason,
-    }  # fmt: skip
+        "status": "accepted",
+        "resolved_at": None,
+        "accepted_until": earliest.accepted_until,
+        "accepted_by_id": earliest.accepted_by_id,
+        "accepted_reason": earliest.accepted_reason,
+    }
 
 
 def merge_group(survivor, rows, subject, cluster_name):
@@ -122,10 +137,12 @@ def record_merges(merges, slugs):
             f"{survivor.subject_namespace}/{survivor.subject_name}"[:200],
             before={"findings": [survivor.pk, *merged_ids]},
             after={
-                "finding": survivor.pk, "merged": merged_ids,
-                "tenants": sorted(slugs[t] for t in tenant_ids), "status": survivor.status,
+                "finding": survivor.pk,
+                "merged": merged_ids,
+                "tenants": sorted(slugs[t] for t in tenant_ids),
+                "status": survivor.status,
             },
-        )  # fmt: skip
+        )
 
 
 def forward(apps, schema_editor):

@@ -40,10 +40,16 @@ def dra_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
                     continue
                 holdings.append(
                     GpuHolding(
-                        pod, tenant, f"resourceclaim/{claim.name}", held_pool(held), 1,
-                        held.mode, (held.device_id,), held_basis(held),
+                        pod,
+                        tenant,
+                        f"resourceclaim/{claim.name}",
+                        held_pool(held),
+                        1,
+                        held.mode,
+                        (held.device_id,),
+                        held_basis(held),
                     )
-                )  # fmt: skip
+                )
     return holdings
 
 

@@ -128,7 +128,7 @@ def evaluate(inputs: PostureInputs, only: Iterable[str] | None = None) -> Evalua
                         draft.subject_namespace,
                         draft.subject_name,
                         draft.subject_labels,
-                    )  # fmt: skip
+                    )
                 ),
                 None,
             )

@@ -107,10 +107,17 @@ def node_draft(
 ) -> FindingDraft:
     """One finding per node (and key), for every tenant on it; exposure = its GPUs."""
     return subject_draft(
-        check_id, kind="Node", name=node.name, tenants=tenants, evidence=evidence, key=key,
-        title=title, severity=severity, labels=node.labels,
+        check_id,
+        kind="Node",
+        name=node.name,
+        tenants=tenants,
+        evidence=evidence,
+        key=key,
+        title=title,
+        severity=severity,
+        labels=node.labels,
         exposure=gpus_on(node) if exposure is None else exposure,
-    )  # fmt: skip
+    )
 
 
 def bulletin_draft(check_id: str, node: Node, **fields: Any) -> FindingDraft:
@@ -146,10 +153,17 @@ def workload_draft(
     }
     evidence = {**context, **evidence, "pods": [{**entry, **(pod_facts or {})}], "replicas": 1}
     return subject_draft(
-        check_id, kind=workload.kind, namespace=workload.namespace, name=workload.name,
-        tenants=(tenant,), evidence=evidence, key=key, title=title, severity=severity,
+        check_id,
+        kind=workload.kind,
+        namespace=workload.namespace,
+        name=workload.name,
+        tenants=(tenant,),
+        evidence=evidence,
+        key=key,
+        title=title,
+        severity=severity,
         labels=template_labels(pod),
-    )  # fmt: skip
+    )
 
 
 # --- namespaces, objects, identities, providers ----------------------------------------------
@@ -193,9 +207,15 @@ def provider_draft(
     """A cluster's provider: every tenant present in the cluster; exposure = its GPU nodes."""
     gpu_nodes = sum(1 for n in inputs.snapshot.nodes if n.is_gpu_node)
     return subject_draft(
-        check_id, kind="Provider", name=provider, tenants=inputs.tenants_present,
-        evidence=evidence, key=key, title=title, exposure=gpu_nodes,
-    )  # fmt: skip
+        check_id,
+        kind="Provider",
+        name=provider,
+        tenants=inputs.tenants_present,
+        evidence=evidence,
+        key=key,
+        title=title,
+        exposure=gpu_nodes,
+    )
 
 
 def mode_use_draft(
@@ -212,9 +232,17 @@ def mode_use_draft(
     """A tenant's use of a sharing mode in a node pool (what its sharing request covers): the
     tenant is the key, since each tenant's use is approved on its own."""
     return subject_draft(
-        check_id, kind="SharingMode", namespace=pool, name=mode, tenants=(tenant,),
-        evidence=evidence, key=tenant, title=title, severity=severity, exposure=exposure,
-    )  # fmt: skip
+        check_id,
+        kind="SharingMode",
+        namespace=pool,
+        name=mode,
+        tenants=(tenant,),
+        evidence=evidence,
+        key=tenant,
+        title=title,
+        severity=severity,
+        exposure=exposure,
+    )
 
 
 # --- pairs of parties on a node pool ---------------------------------------------------------
@@ -302,11 +330,17 @@ def _pair_draft(
         "node_count": len(meetings),
     }
     return subject_draft(
-        check_id, kind=kind, name=subject, tenants=(first, second), evidence=evidence,
-        key=f"{key}:{names[0]}:{names[1]}", title=title(cause),
-        severity=worst_severity(m.severity for m in meetings), labels=dict(sorted(labels)),
+        check_id,
+        kind=kind,
+        name=subject,
+        tenants=(first, second),
+        evidence=evidence,
+        key=f"{key}:{names[0]}:{names[1]}",
+        title=title(cause),
+        severity=worst_severity(m.severity for m in meetings),
+        labels=dict(sorted(labels)),
         exposure=len(meetings),
-    )  # fmt: skip
+    )
 
 
 def _who(first: str, second: str) -> str:

@@ -177,10 +177,16 @@ def test_check_exemptions_in_the_admin_are_events_by_their_author(admin_client, 
     other = personas["platform_engineer"]
     response = admin_client.post(
         "/admin/posture/checkexemption/add/",
-        {"check_id": "POD-001", "namespace": "gpu-operator", "kind": "", "name": "",
-         "labels": "{}", "reason": "the operator's validator runs privileged",
-         "created_by": other.pk},
-    )  # fmt: skip
+        {
+            "check_id": "POD-001",
+            "namespace": "gpu-operator",
+            "kind": "",
+            "name": "",
+            "labels": "{}",
+            "reason": "the operator's validator runs privileged",
+            "created_by": other.pk,
+        },
+    )
     assert response.status_code == 302, form_errors(response)
     exemption = CheckExemption.objects.get()
     assert exemption.created_by.username == "root"  # the signed-in user, not the form's
@@ -208,11 +214,17 @@ def test_a_reset_attestation_added_in_the_admin_names_who_recorded_it(admin_clie
     cluster = Cluster.objects.create(name="lab")
     response = admin_client.post(
         "/admin/telemetry/resetattestation/add/",
-        {"cluster": cluster.pk, "node": "gpu-1",
-         "gpu_uuid": "GPU-0a1b2c3d-0000-1111-2222-333344445555",
-         "reset_at_0": "2026-01-05", "reset_at_1": "10:00:00", "method": "gpu_reset",
-         "note": "", "recorded_by": "someone-else"},
-    )  # fmt: skip
+        {
+            "cluster": cluster.pk,
+            "node": "gpu-1",
+            "gpu_uuid": "GPU-0a1b2c3d-0000-1111-2222-333344445555",
+            "reset_at_0": "2026-01-05",
+            "reset_at_1": "10:00:00",
+            "method": "gpu_reset",
+            "note": "",
+            "recorded_by": "someone-else",
+        },
+    )
     assert response.status_code == 302, form_errors(response)
     assert ResetAttestation.objects.get().recorded_by == "root"
     [event] = AuditEvent.objects.all()

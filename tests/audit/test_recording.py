@@ -119,8 +119,17 @@ def test_a_namespace_moving_between_tenants_is_a_removal_and_an_addition(tmp_pat
 def test_a_principal_taken_from_another_tenant_is_an_update(tmp_path, personas):
     apply(tmp_path, [ALPHA])
     first = AuditEvent.objects.order_by("-id").first().pk
-    apply(tmp_path, [{"slug": "gamma", "name": "G", "trust_class": "internal",
-                      "principals": ["group:alpha-devs"]}])  # fmt: skip
+    apply(
+        tmp_path,
+        [
+            {
+                "slug": "gamma",
+                "name": "G",
+                "trust_class": "internal",
+                "principals": ["group:alpha-devs"],
+            }
+        ],
+    )
     moved = AuditEvent.objects.get(pk__gt=first, object_type="tenants.tenantprincipal")
     assert moved.action == "update"
     assert (moved.before["tenant"], moved.after["tenant"]) == ("alpha", "gamma")
@@ -130,8 +139,10 @@ def test_a_refused_file_records_nothing(tmp_path, personas):
     apply(tmp_path, [ALPHA])
     count = AuditEvent.objects.count()
     with pytest.raises(Exception, match="unknown trust class"):
-        apply(tmp_path, [{**ALPHA, "name": "Renamed"}, {"slug": "x", "name": "x",
-                                                         "trust_class": "nope"}])  # fmt: skip
+        apply(
+            tmp_path,
+            [{**ALPHA, "name": "Renamed"}, {"slug": "x", "name": "x", "trust_class": "nope"}],
+        )
     assert AuditEvent.objects.count() == count
 
 
@@ -230,9 +241,15 @@ def test_admin_deleting_a_tenant_records_its_mappings_too(admin_client, tmp_path
 def test_admin_bulk_delete_and_provider_changes_are_events(admin_client):
     response = admin_client.post(
         "/admin/providers/provider/add/",
-        {"slug": "nimbus", "name": "Nimbus", "website": "", "contact_name": "",
-         "contact_email": "", "notes": ""},
-    )  # fmt: skip
+        {
+            "slug": "nimbus",
+            "name": "Nimbus",
+            "website": "",
+            "contact_name": "",
+            "contact_email": "",
+            "notes": "",
+        },
+    )
     assert response.status_code == 302
     provider = Provider.objects.get()
     response = admin_client.post(
@@ -367,9 +384,14 @@ def test_a_cluster_edited_on_its_page_is_an_event(personas):
 
 def test_sync_cluster_records_the_cluster_it_registers(personas):
     call_command(
-        "sync_cluster", "--cluster", "lab", "--snapshot", str(world_snapshot_path()),
-        "--remember", stdout=io.StringIO(),
-    )  # fmt: skip
+        "sync_cluster",
+        "--cluster",
+        "lab",
+        "--snapshot",
+        str(world_snapshot_path()),
+        "--remember",
+        stdout=io.StringIO(),
+    )
     create, update = AuditEvent.objects.order_by("id")
     assert (create.actor_name, create.action, create.object_repr) == (
         "manage.py sync_cluster",
@@ -380,9 +402,14 @@ def test_sync_cluster_records_the_cluster_it_registers(personas):
         str(world_snapshot_path())
     ]
     call_command(
-        "sync_cluster", "--cluster", "lab", "--snapshot", str(world_snapshot_path()),
-        "--remember", stdout=io.StringIO(),
-    )  # fmt: skip
+        "sync_cluster",
+        "--cluster",
+        "lab",
+        "--snapshot",
+        str(world_snapshot_path()),
+        "--remember",
+        stdout=io.StringIO(),
+    )
     assert AuditEvent.objects.count() == 2  # the same source again: nothing changed
 
 

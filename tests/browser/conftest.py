@@ -14,11 +14,16 @@ import pytest
 
 CHROMIUM = os.environ.get("GPUPOSTURE_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
     # The live server speaks plain HTTP; chromium would otherwise try https first.
     "--disable-features=HttpsUpgrades",
-]  # fmt: skip
+]
 PASSWORD = "browser-walk-Passw0rd!"
 SHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}

@@ -70,9 +70,12 @@ def procurement_fills_attaches_and_submits(chromium, url: str, screens) -> None:
         assert note.bounding_box()["height"] > short * 2  # the note grows with its text
         view(buyer, "1c-note-grows", note)
         # A text file named .pdf is refused, naming the question and the file; the rest saves.
-        page.set_input_files("#file-GPU-WIPE-01", files=[
-            {"name": "scrub-report.pdf", "mimeType": "application/pdf", "buffer": b"not a pdf"},
-        ])  # fmt: skip
+        page.set_input_files(
+            "#file-GPU-WIPE-01",
+            files=[
+                {"name": "scrub-report.pdf", "mimeType": "application/pdf", "buffer": b"not a pdf"},
+            ],
+        )
         page.get_by_role("button", name="Save", exact=True).click()
         page.wait_for_load_state("networkidle")
         assert "GPU-WIPE-01: file 'scrub-report.pdf' was not attached" in page.content()
@@ -80,9 +83,12 @@ def procurement_fills_attaches_and_submits(chromium, url: str, screens) -> None:
         assert re.search(r"\d+ answer\(s\) saved", page.content())
         view(buyer, "2-upload-refused", page.locator("ul.messages"))
 
-        page.set_input_files("#file-GPU-WIPE-01", files=[
-            {"name": "scrub-report.pdf", "mimeType": "application/pdf", "buffer": PDF},
-        ])  # fmt: skip
+        page.set_input_files(
+            "#file-GPU-WIPE-01",
+            files=[
+                {"name": "scrub-report.pdf", "mimeType": "application/pdf", "buffer": PDF},
+            ],
+        )
         page.click("button[name=then][value=submit]")
         page.wait_for_load_state("networkidle")
         buyer.check()
@@ -151,8 +157,11 @@ def platform_engineer_decides_with_context(chromium, url: str, screens) -> None:
         assert "Open findings there" in text
         assert "Earlier requests of analytics" in text
         second.shot("4-request-with-context")
-        page.fill("textarea[name=reason]", "External tenants kestrel and orbital share these "
-                  "nodes; their class forbids vGPU. Ask for a dedicated pool.")  # fmt: skip
+        page.fill(
+            "textarea[name=reason]",
+            "External tenants kestrel and orbital share these "
+            "nodes; their class forbids vGPU. Ask for a dedicated pool.",
+        )
         page.click("button[value=deny]")
         page.wait_for_load_state("networkidle")
         second.check()

@@ -15,13 +15,21 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # (login, what its home says, menu entries it must have, menu entries it must not have)
 HOMES = [
     ("security-lead", "Tenants by risk", {"Overview", "Findings", "Audit log"}, set()),
-    ("platform-engineer", "Sharing requests waiting for a decision", {"Approvals", "Patching"},
-     {"Audit log", "Providers"}),
+    (
+        "platform-engineer",
+        "Sharing requests waiting for a decision",
+        {"Approvals", "Patching"},
+        {"Audit log", "Providers"},
+    ),
     ("procurement", "Provider questionnaires", {"Providers"}, {"Findings", "Approvals", "Nodes"}),
     ("auditor", "Latest audit events", {"Audit log", "Frameworks"}, {"MIG"}),
-    ("viewer-orbital", "Orbital Genomics", {"Tenants", "Findings"},
-     {"Audit log", "Approvals", "Nodes", "Clusters"}),
-]  # fmt: skip
+    (
+        "viewer-orbital",
+        "Orbital Genomics",
+        {"Tenants", "Findings"},
+        {"Audit log", "Approvals", "Nodes", "Clusters"},
+    ),
+]
 
 
 def test_every_role_has_its_own_day(demo_world, chromium, live_server, screens):

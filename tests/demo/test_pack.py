@@ -55,10 +55,15 @@ def test_what_the_api_server_adds_is_no_drift(generated):
 def test_the_hand_edit_lets_sys_admin_through_and_still_refuses_all(generated):
     def admitted(objects: list[dict], capability: str) -> bool:
         spec = named(objects, "ValidatingAdmissionPolicy", EDITED_POLICY)["spec"]
-        container = {"name": "prof", "image": "dcgm", "securityContext": {
-            "capabilities": {"add": [capability]}}}  # fmt: skip
-        pod = {"metadata": {"name": "p", "namespace": "research-llm"},
-               "spec": {"containers": [container]}}  # fmt: skip
+        container = {
+            "name": "prof",
+            "image": "dcgm",
+            "securityContext": {"capabilities": {"add": [capability]}},
+        }
+        pod = {
+            "metadata": {"name": "p", "namespace": "research-llm"},
+            "spec": {"containers": [container]},
+        }
         verdict = judge(
             variables=[(v["name"], v["expression"]) for v in spec["variables"]],
             conditions=[],
@@ -74,8 +79,9 @@ def test_the_hand_edit_lets_sys_admin_through_and_still_refuses_all(generated):
 
 
 def test_the_weaker_binding_keeps_its_namespaces_and_only_audits(generated):
-    binding = named(deployed_pack("prod-east", generated), "ValidatingAdmissionPolicyBinding",
-                    AUDITED_BINDING)  # fmt: skip
+    binding = named(
+        deployed_pack("prod-east", generated), "ValidatingAdmissionPolicyBinding", AUDITED_BINDING
+    )
     wanted = named(generated, "ValidatingAdmissionPolicyBinding", AUDITED_BINDING)
     assert binding["spec"]["validationActions"] == ["Audit", "Warn"]
     assert binding["metadata"]["generation"] == 2
@@ -88,7 +94,8 @@ def test_the_same_seed_deploys_the_same_objects(generated):
 
 
 def test_a_pack_without_the_objects_to_drift_is_refused_by_name():
-    without_research = build_pack(PackInputs(cluster="c", tenants=(ORBITAL,)), dialect="vap",
-                                  mode="enforce")  # fmt: skip
+    without_research = build_pack(
+        PackInputs(cluster="c", tenants=(ORBITAL,)), dialect="vap", mode="enforce"
+    )
     with pytest.raises(ValueError, match=AUDITED_BINDING):
         deployed_pack("prod-east", without_research)

@@ -17,14 +17,32 @@ from demo import world
 
 CLASSES = {"platform", "internal_trusted", "internal", "external", "sensitive"}
 CLUSTER_SCOPED = {
-    "Namespace", "Node", "ClusterRole", "ClusterRoleBinding", "ClusterPolicy", "DeviceClass",
-    "ResourceSlice", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-}  # fmt: skip
+    "Namespace",
+    "Node",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ClusterPolicy",
+    "DeviceClass",
+    "ResourceSlice",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+}
 NAMESPACED = {
-    "Pod", "ConfigMap", "ResourceQuota", "Service", "Role", "RoleBinding", "DaemonSet",
-    "Deployment", "NetworkPolicy", "ReplicaSet", "Job", "CronJob", "ResourceClaim",
+    "Pod",
+    "ConfigMap",
+    "ResourceQuota",
+    "Service",
+    "Role",
+    "RoleBinding",
+    "DaemonSet",
+    "Deployment",
+    "NetworkPolicy",
+    "ReplicaSet",
+    "Job",
+    "CronJob",
+    "ResourceClaim",
     "ResourceClaimTemplate",
-}  # fmt: skip
+}
 TENANT_LABEL = "gpuposture.io/tenant"
 
 
@@ -183,8 +201,12 @@ def test_enough_gpu_nodes_models_and_cpu_nodes(clusters: dict[str, list[dict[str
     models = {model(n) for n in nodes}
     assert len(models) >= 3
     assert models <= {
-        "NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB", "NVIDIA-L40S", "Tesla-T4", "NVIDIA-H200",
-    }  # fmt: skip
+        "NVIDIA-H100-80GB-HBM3",
+        "NVIDIA-A100-SXM4-80GB",
+        "NVIDIA-L40S",
+        "Tesla-T4",
+        "NVIDIA-H200",
+    }
     cpu_only = [
         n
         for items in clusters.values()
@@ -523,9 +545,10 @@ def test_platform_components_run_on_every_gpu_node(
         assert operator["image"] == "nvcr.io/nvidia/gpu-operator:v24.9.2"
         daemonsets = {d["metadata"]["name"] for d in of_kind(items, "DaemonSet")}
         assert {
-            "nvidia-device-plugin-daemonset", "nvidia-container-toolkit-daemonset",
+            "nvidia-device-plugin-daemonset",
+            "nvidia-container-toolkit-daemonset",
             "nvidia-dcgm-exporter",
-        } <= daemonsets  # fmt: skip
+        } <= daemonsets
 
 
 def test_tenant_pods_have_the_owner_chains_their_controllers_make(
@@ -666,8 +689,14 @@ def test_daemonset_pods_run_only_where_their_node_selector_admits(
             n["metadata"]["name"]: n["metadata"].get("labels", {}) for n in of_kind(items, "Node")
         }
         for p in of_kind(items, "Pod"):
-            owner = next((r["name"] for r in p["metadata"].get("ownerReferences", [])
-                          if r["kind"] == "DaemonSet"), None)  # fmt: skip
+            owner = next(
+                (
+                    r["name"]
+                    for r in p["metadata"].get("ownerReferences", [])
+                    if r["kind"] == "DaemonSet"
+                ),
+                None,
+            )
             if owner:
                 node = labels[p["spec"]["nodeName"]]
                 assert all(node.get(k) == v for k, v in selectors[owner].items()), p["metadata"][

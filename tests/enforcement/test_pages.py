@@ -133,21 +133,50 @@ def test_page_shows_preview_downloads_and_the_diff(small_world, personas):
 def test_export_policy_pack_writes_a_kustomize_directory(small_world, tmp_path):
     err = io.StringIO()
     call_command(
-        "export_policy_pack", "--cluster", "lab", "--dialect", "kyverno", "--mode", "enforce",
-        "--out", str(tmp_path / "pack"), stderr=err,
-    )  # fmt: skip
+        "export_policy_pack",
+        "--cluster",
+        "lab",
+        "--dialect",
+        "kyverno",
+        "--mode",
+        "enforce",
+        "--out",
+        str(tmp_path / "pack"),
+        stderr=err,
+    )
     files = {p.name for p in (tmp_path / "pack").iterdir()}
     assert {"kustomization.yaml", "pack.yaml", "clusterpolicy-gpuposture-nodes.yaml"} <= files
     kustomization = yaml.safe_load((tmp_path / "pack" / "kustomization.yaml").read_text())
     assert set(kustomization["resources"]) == files - {"kustomization.yaml", "pack.yaml"}
     assert "workload denials in the preview" in err.getvalue()
     with pytest.raises(CommandError, match="No cluster named 'nope'"):
-        call_command("export_policy_pack", "--cluster", "nope", "--dialect", "vap",
-                     "--out", str(tmp_path / "x"))  # fmt: skip
+        call_command(
+            "export_policy_pack",
+            "--cluster",
+            "nope",
+            "--dialect",
+            "vap",
+            "--out",
+            str(tmp_path / "x"),
+        )
     with pytest.raises(CommandError):
-        call_command("export_policy_pack", "--cluster", "lab", "--dialect", "opa",
-                     "--out", str(tmp_path / "x"))  # fmt: skip
+        call_command(
+            "export_policy_pack",
+            "--cluster",
+            "lab",
+            "--dialect",
+            "opa",
+            "--out",
+            str(tmp_path / "x"),
+        )
     (tmp_path / "file").write_text("")
     with pytest.raises(CommandError, match="not a directory"):
-        call_command("export_policy_pack", "--cluster", "lab", "--dialect", "vap",
-                     "--out", str(tmp_path / "file"))  # fmt: skip
+        call_command(
+            "export_policy_pack",
+            "--cluster",
+            "lab",
+            "--dialect",
+            "vap",
+            "--out",
+            str(tmp_path / "file"),
+        )

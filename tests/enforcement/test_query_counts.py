@@ -24,11 +24,21 @@ PAGE_PIN = 27  # + session, user and the cluster chooser
 def more_pods(cluster, n: int) -> None:  # type: ignore[no-untyped-def]
     now, start = timezone.now(), Pod.objects.filter(name__startswith="extra-").count()
     Pod.objects.bulk_create(
-        Pod(cluster=cluster, namespace="team-alpha", name=f"extra-{i}", phase="Running",
-            changed_at=now, data={"namespace": "team-alpha", "name": f"extra-{i}",
-                                  "phase": "Running", "host_pid": True})
+        Pod(
+            cluster=cluster,
+            namespace="team-alpha",
+            name=f"extra-{i}",
+            phase="Running",
+            changed_at=now,
+            data={
+                "namespace": "team-alpha",
+                "name": f"extra-{i}",
+                "phase": "Running",
+                "host_pid": True,
+            },
+        )
         for i in range(start, start + n)
-    )  # fmt: skip
+    )
 
 
 def count(get) -> int:  # type: ignore[no-untyped-def]

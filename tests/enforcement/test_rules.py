@@ -50,79 +50,132 @@ def denied_by(dialect: str, obj: dict) -> set[str]:
 
 # (rule, a pod it must deny, a near-identical pod it must admit)
 CASES = [
-    ("no-privileged",
-     pod(containers=container(securityContext={"privileged": True})),
-     pod(containers=container(securityContext={"privileged": False}))),
-    ("no-privileged",  # an init container counts too
-     pod(initContainers=container(name="setup", securityContext={"privileged": True})),
-     pod(initContainers=container(name="setup"))),
-    ("no-sys-admin",
-     pod(containers=container(securityContext={"capabilities": {"add": ["SYS_ADMIN"]}})),
-     pod(containers=container(securityContext={"capabilities": {"add": ["NET_BIND_SERVICE"]}}))),
-    ("no-sys-admin",
-     pod(containers=container(securityContext={"capabilities": {"add": ["cap_sys_admin"]}})),
-     pod(containers=container(securityContext={"capabilities": {"add": ["CHOWN"]}}))),
-    ("no-sys-admin",
-     pod(containers=container(securityContext={"capabilities": {"add": ["ALL"]}})),
-     pod(containers=container(securityContext={"capabilities": {"drop": ["ALL"]}}))),
+    (
+        "no-privileged",
+        pod(containers=container(securityContext={"privileged": True})),
+        pod(containers=container(securityContext={"privileged": False})),
+    ),
+    (
+        "no-privileged",  # an init container counts too
+        pod(initContainers=container(name="setup", securityContext={"privileged": True})),
+        pod(initContainers=container(name="setup")),
+    ),
+    (
+        "no-sys-admin",
+        pod(containers=container(securityContext={"capabilities": {"add": ["SYS_ADMIN"]}})),
+        pod(containers=container(securityContext={"capabilities": {"add": ["NET_BIND_SERVICE"]}})),
+    ),
+    (
+        "no-sys-admin",
+        pod(containers=container(securityContext={"capabilities": {"add": ["cap_sys_admin"]}})),
+        pod(containers=container(securityContext={"capabilities": {"add": ["CHOWN"]}})),
+    ),
+    (
+        "no-sys-admin",
+        pod(containers=container(securityContext={"capabilities": {"add": ["ALL"]}})),
+        pod(containers=container(securityContext={"capabilities": {"drop": ["ALL"]}})),
+    ),
     ("no-host-namespaces", pod(hostPID=True), pod(hostPID=False)),
     ("no-host-namespaces", pod(hostIPC=True), pod(hostIPC=False)),
     ("no-host-namespaces", pod(hostNetwork=True), pod(hostNetwork=False)),
-    ("no-host-paths",
-     pod(volumes=[{"name": "d", "hostPath": {"path": "/dev/nvidia0"}}]),
-     pod(volumes=[{"name": "d", "hostPath": {"path": "/data/datasets"}}])),
-    ("no-host-paths",
-     pod(volumes=[{"name": "k", "hostPath": {"path": "/var/lib/kubelet/pods"}}]),
-     pod(volumes=[{"name": "k", "hostPath": {"path": "/var/lib/kubeletx"}}])),
-    ("no-host-paths",
-     pod(volumes=[{"name": "s", "hostPath": {"path": "/run/containerd/containerd.sock"}}]),
-     pod(volumes=[{"name": "s", "hostPath": {"path": "/opt/models"}}])),
-    ("no-host-paths",  # a parent of /dev reaches it
-     pod(volumes=[{"name": "root", "hostPath": {"path": "/"}}]),
-     pod(volumes=[{"name": "root", "emptyDir": {}}])),
-    ("no-visible-devices-without-gpu",
-     pod(containers=container(resources={}, env=[{"name": VISIBLE, "value": "all"}])),
-     pod(containers=container(resources={}, env=[{"name": VISIBLE, "value": "void"}]))),
-    ("no-visible-devices-without-gpu",  # from a ConfigMap the sync saw setting it
-     pod(containers=container(resources={}, envFrom=[{"configMapRef": {"name": "gpu-env"}}])),
-     pod(containers=container(resources={}, envFrom=[{"configMapRef": {"name": "app-env"}}]))),
-    ("no-visible-devices-without-gpu",  # with a GPU limit the plugin sets it anyway
-     pod(containers=container(resources={"requests": {"nvidia.com/gpu": "1"}},
-                              env=[{"name": VISIBLE, "value": "all"}])),
-     pod(containers=container(env=[{"name": VISIBLE, "value": "all"}]))),
-    ("gpu-requests-equal-limits",
-     pod(containers=container(resources={"requests": {"nvidia.com/gpu": "2"},
-                                         "limits": {"nvidia.com/gpu": "1"}})),
-     pod(containers=container(resources={"limits": {"nvidia.com/gpu": "2"}}))),
-    ("class-pool-placement",
-     pod("secure-ml"),
-     pooled()),
-    ("class-pool-placement",  # the toleration without the nodeSelector is not enough
-     pod("secure-ml", tolerations=[{"key": KEY, "operator": "Equal", "value": "sensitive"}]),
-     pooled()),
-    ("no-foreign-pool-tolerations",
-     pod(tolerations=[POOL_TOLERATION]),
-     pod(tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])),
-    ("no-foreign-pool-tolerations",
-     pod(tolerations=[{"operator": "Exists"}]),
-     pod(tolerations=[{"key": "node.kubernetes.io/not-ready", "operator": "Exists"}])),
-    ("no-foreign-pool-tolerations",
-     pod(tolerations=[{"key": KEY, "operator": "Exists"}]),
-     pod(tolerations=[])),
-    ("approved-sharing-modes",  # time-slicing replicas, no time-slicing approval for alpha
-     pod(containers=container(resources={"limits": {"nvidia.com/gpu.shared": "1"}})),
-     pod(containers=container(resources={"limits": {"nvidia.com/mig-1c.3g.40gb": "1"}}))),
-    ("approved-sharing-modes",  # a renamed time-slicing resource of this cluster
-     pod(containers=container(resources={"limits": {"nvidia.com/gpu-ts": "1"}})),
-     pod(containers=container(resources={"limits": {"nvidia.com/mig-3g.40gb": "1"}}))),
-    ("approved-sharing-modes",  # HAMi's memory share
-     pod(containers=container(resources={"limits": {"nvidia.com/gpumem": "3000"}})),
-     pod()),
-    ("approved-sharing-modes",  # a KAI fraction
-     pod(containers=container(resources={}), metadata=None) | {"metadata": {
-         "name": "frac", "namespace": "team-alpha", "annotations": {"gpu-fraction": "0.5"}}},
-     pod()),
-]  # fmt: skip
+    (
+        "no-host-paths",
+        pod(volumes=[{"name": "d", "hostPath": {"path": "/dev/nvidia0"}}]),
+        pod(volumes=[{"name": "d", "hostPath": {"path": "/data/datasets"}}]),
+    ),
+    (
+        "no-host-paths",
+        pod(volumes=[{"name": "k", "hostPath": {"path": "/var/lib/kubelet/pods"}}]),
+        pod(volumes=[{"name": "k", "hostPath": {"path": "/var/lib/kubeletx"}}]),
+    ),
+    (
+        "no-host-paths",
+        pod(volumes=[{"name": "s", "hostPath": {"path": "/run/containerd/containerd.sock"}}]),
+        pod(volumes=[{"name": "s", "hostPath": {"path": "/opt/models"}}]),
+    ),
+    (
+        "no-host-paths",  # a parent of /dev reaches it
+        pod(volumes=[{"name": "root", "hostPath": {"path": "/"}}]),
+        pod(volumes=[{"name": "root", "emptyDir": {}}]),
+    ),
+    (
+        "no-visible-devices-without-gpu",
+        pod(containers=container(resources={}, env=[{"name": VISIBLE, "value": "all"}])),
+        pod(containers=container(resources={}, env=[{"name": VISIBLE, "value": "void"}])),
+    ),
+    (
+        "no-visible-devices-without-gpu",  # from a ConfigMap the sync saw setting it
+        pod(containers=container(resources={}, envFrom=[{"configMapRef": {"name": "gpu-env"}}])),
+        pod(containers=container(resources={}, envFrom=[{"configMapRef": {"name": "app-env"}}])),
+    ),
+    (
+        "no-visible-devices-without-gpu",  # with a GPU limit the plugin sets it anyway
+        pod(
+            containers=container(
+                resources={"requests": {"nvidia.com/gpu": "1"}},
+                env=[{"name": VISIBLE, "value": "all"}],
+            )
+        ),
+        pod(containers=container(env=[{"name": VISIBLE, "value": "all"}])),
+    ),
+    (
+        "gpu-requests-equal-limits",
+        pod(
+            containers=container(
+                resources={"requests": {"nvidia.com/gpu": "2"}, "limits": {"nvidia.com/gpu": "1"}}
+            )
+        ),
+        pod(containers=container(resources={"limits": {"nvidia.com/gpu": "2"}})),
+    ),
+    ("class-pool-placement", pod("secure-ml"), pooled()),
+    (
+        "class-pool-placement",  # the toleration without the nodeSelector is not enough
+        pod("secure-ml", tolerations=[{"key": KEY, "operator": "Equal", "value": "sensitive"}]),
+        pooled(),
+    ),
+    (
+        "no-foreign-pool-tolerations",
+        pod(tolerations=[POOL_TOLERATION]),
+        pod(tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]),
+    ),
+    (
+        "no-foreign-pool-tolerations",
+        pod(tolerations=[{"operator": "Exists"}]),
+        pod(tolerations=[{"key": "node.kubernetes.io/not-ready", "operator": "Exists"}]),
+    ),
+    (
+        "no-foreign-pool-tolerations",
+        pod(tolerations=[{"key": KEY, "operator": "Exists"}]),
+        pod(tolerations=[]),
+    ),
+    (
+        "approved-sharing-modes",  # time-slicing replicas, no time-slicing approval for alpha
+        pod(containers=container(resources={"limits": {"nvidia.com/gpu.shared": "1"}})),
+        pod(containers=container(resources={"limits": {"nvidia.com/mig-1c.3g.40gb": "1"}})),
+    ),
+    (
+        "approved-sharing-modes",  # a renamed time-slicing resource of this cluster
+        pod(containers=container(resources={"limits": {"nvidia.com/gpu-ts": "1"}})),
+        pod(containers=container(resources={"limits": {"nvidia.com/mig-3g.40gb": "1"}})),
+    ),
+    (
+        "approved-sharing-modes",  # HAMi's memory share
+        pod(containers=container(resources={"limits": {"nvidia.com/gpumem": "3000"}})),
+        pod(),
+    ),
+    (
+        "approved-sharing-modes",  # a KAI fraction
+        pod(containers=container(resources={}), metadata=None)
+        | {
+            "metadata": {
+                "name": "frac",
+                "namespace": "team-alpha",
+                "annotations": {"gpu-fraction": "0.5"},
+            }
+        },
+        pod(),
+    ),
+]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -167,8 +220,12 @@ def test_platform_and_unknown_namespaces_are_not_bound(dialect):
 
 
 def node(labels: dict, taints: list) -> dict:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1", "labels": labels},
-            "spec": {"taints": taints}}  # fmt: skip
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "gpu-1", "labels": labels},
+        "spec": {"taints": taints},
+    }
 
 
 def node_verdict(dialect: str, old: dict, new: dict, user: dict):
@@ -184,8 +241,15 @@ def node_verdict(dialect: str, old: dict, new: dict, user: dict):
     )
     assert expression == NODE_RULE.expression
     data = {"data": params["data"]}
-    return judge(variables=(), conditions=(), expression=expression, obj=new,
-                 old_obj=old, params=data, request={"userInfo": user})  # fmt: skip
+    return judge(
+        variables=(),
+        conditions=(),
+        expression=expression,
+        obj=new,
+        old_obj=old,
+        params=data,
+        request={"userInfo": user},
+    )
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -196,8 +260,10 @@ def test_tenant_principals_may_not_relabel_or_untaint_nodes(dialect):
     untainted = node({KEY: "sensitive"}, [])
     annotated = node({KEY: "sensitive"}, taint) | {"status": {"phase": "Running"}}
     dev = {"username": "bob", "groups": ["alpha-devs", "system:authenticated"]}
-    robot = {"username": "system:serviceaccount:team-alpha:ci",
-             "groups": ["system:serviceaccounts:team-alpha"]}  # fmt: skip
+    robot = {
+        "username": "system:serviceaccount:team-alpha:ci",
+        "groups": ["system:serviceaccounts:team-alpha"],
+    }
     ops = {"username": "ops-automation", "groups": ["platform"]}
     assert not node_verdict(dialect, old, relabelled, dev).admitted
     assert not node_verdict(dialect, old, untainted, {"username": "ana@example.com"}).admitted
@@ -237,14 +303,20 @@ def devices(admin: bool | None) -> dict:
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_dra_admin_access_is_denied_in_claims_and_templates(dialect):
     def claim(admin):  # type: ignore[no-untyped-def]
-        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                "metadata": {"name": "c", "namespace": "team-alpha"},
-                "spec": {"devices": devices(admin)}}  # fmt: skip
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "c", "namespace": "team-alpha"},
+            "spec": {"devices": devices(admin)},
+        }
 
     def template(admin):  # type: ignore[no-untyped-def]
-        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-                "metadata": {"name": "t", "namespace": "team-alpha"},
-                "spec": {"spec": {"devices": devices(admin)}}}  # fmt: skip
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "t", "namespace": "team-alpha"},
+            "spec": {"spec": {"devices": devices(admin)}},
+        }
 
     assert not claim_verdict(dialect, "no-dra-admin-access", claim(True)).admitted
     assert claim_verdict(dialect, "no-dra-admin-access", claim(False)).admitted
@@ -274,7 +346,11 @@ def test_many_exemptions_fit_the_api_servers_limit_of_match_conditions(dialect):
     (host,) = [r for r in rules if r.rule == "no-host-namespaces" and "team-alpha" in r.namespaces]
     assert len(host.conditions) == 1
     for name, exempt in (("agent-69-x7", True), ("agent-0", True), ("trainer", False)):
-        verdict = judge(variables=host.variables, conditions=host.conditions,
-                        expression=host.expressions[0][0], obj=pod(name=name, hostPID=True),
-                        params=host.params)  # fmt: skip
+        verdict = judge(
+            variables=host.variables,
+            conditions=host.conditions,
+            expression=host.expressions[0][0],
+            obj=pod(name=name, hostPID=True),
+            params=host.params,
+        )
         assert (verdict is None) == exempt, name

@@ -88,32 +88,54 @@ def check_kyverno_policy(obj: dict) -> None:
     assert obj["apiVersion"] == "kyverno.io/v1" and obj["kind"] == "ClusterPolicy"
     assert DNS_SUBDOMAIN.match(obj["metadata"]["name"])
     spec = obj["spec"]
-    assert set(spec) <= {"validationFailureAction", "background", "rules", "admission",
-                         "failurePolicy", "webhookConfiguration"}  # fmt: skip
+    assert set(spec) <= {
+        "validationFailureAction",
+        "background",
+        "rules",
+        "admission",
+        "failurePolicy",
+        "webhookConfiguration",
+    }
     assert spec["validationFailureAction"] in ("Audit", "Enforce", "audit", "enforce")
     assert isinstance(spec["background"], bool)
     assert spec["rules"], "a ClusterPolicy needs at least one rule"
     names = [r["name"] for r in spec["rules"]]
     assert len(names) == len(set(names))
     for rule in spec["rules"]:
-        assert set(rule) <= {"name", "match", "exclude", "validate", "celPreconditions",
-                             "preconditions", "context"}  # fmt: skip
+        assert set(rule) <= {
+            "name",
+            "match",
+            "exclude",
+            "validate",
+            "celPreconditions",
+            "preconditions",
+            "context",
+        }
         assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", rule["name"])
         assert len(rule["name"]) <= 63
         # match: `any` or `all` of resource filters, each with kinds
         filters = rule["match"].get("any") or rule["match"].get("all")
         assert filters and all(f["resources"]["kinds"] for f in filters)
         for f in filters:
-            assert set(f["resources"]) <= {"kinds", "namespaces", "names", "operations",
-                                           "selector", "namespaceSelector"}  # fmt: skip
-            assert set(f["resources"].get("operations", [])) <= {"CREATE", "UPDATE", "DELETE",
-                                                                  "CONNECT"}  # fmt: skip
+            assert set(f["resources"]) <= {
+                "kinds",
+                "namespaces",
+                "names",
+                "operations",
+                "selector",
+                "namespaceSelector",
+            }
+            assert set(f["resources"].get("operations", [])) <= {
+                "CREATE",
+                "UPDATE",
+                "DELETE",
+                "CONNECT",
+            }
         # validate: exactly one of pattern, anyPattern, deny, podSecurity, cel, ...
         validate = rule["validate"]
         assert set(validate) == {"cel"}
         cel = validate["cel"]
-        assert set(cel) <= {"expressions", "paramKind", "paramRef", "auditAnnotations",
-                            "variables"}  # fmt: skip
+        assert set(cel) <= {"expressions", "paramKind", "paramRef", "auditAnnotations", "variables"}
         assert cel["expressions"] and all(
             set(e) <= {"expression", "message", "messageExpression", "reason"} and e["expression"]
             for e in cel["expressions"]

@@ -49,20 +49,51 @@ class ThrowawayPostgres:
             raise RuntimeError(f"{tool} failed: {done.stdout}{done.stderr}\n{log}")
 
     def start(self) -> ThrowawayPostgres:
-        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust",
-                  "-E", "UTF8", "--no-sync")  # fmt: skip
+        self._run(
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        )
         options = (
             f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c full_page_writes=off"
         )
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", options, "-w",
-                  "-t", "60", "start")  # fmt: skip
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
         return self
 
     def restart(self) -> None:
         """A fast restart: sessions are cut, the server comes back on the same port."""
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-m", "fast", "-w",
-                  "-t", "60", "restart")  # fmt: skip
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-m",
+            "fast",
+            "-w",
+            "-t",
+            "60",
+            "restart",
+        )
 
     def stop(self) -> None:
         if (self.data / "postmaster.pid").exists():

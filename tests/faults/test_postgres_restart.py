@@ -59,25 +59,47 @@ def test_web_and_worker_survive_a_postgresql_restart(postgres):
     database = f"faults_{uuid.uuid4().hex[:8]}"
     postgres.create_database(database)
     env = {
-        **os.environ, "DATABASE_URL": postgres.url(database), "SECRET_KEY": "faults-only",
-        "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "0", "DEBUG": "0",
-        "CELERY_BROKER_URL": BROKER, "CELERY_RESULT_BACKEND": BROKER,
-    }  # fmt: skip
+        **os.environ,
+        "DATABASE_URL": postgres.url(database),
+        "SECRET_KEY": "faults-only",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "DEBUG": "0",
+        "CELERY_BROKER_URL": BROKER,
+        "CELERY_RESULT_BACKEND": BROKER,
+    }
     env.pop("SQLITE_TEST_NAME", None)
     migrate = subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert migrate.returncode == 0, migrate.stdout + migrate.stderr
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     # One sync worker process: every request reuses the one kept database connection.
     web = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "gpuposture.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", "1", "--timeout", "60"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "gpuposture.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "1",
+            "--timeout",
+            "60",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     worker = Worker(queue, DATABASE_URL=env["DATABASE_URL"], SECRET_KEY=env["SECRET_KEY"]).start()
     try:
         wait_for(lambda: answers(f"{base}/healthz"), 60, "the web server to answer")

@@ -111,9 +111,10 @@ def test_with_redis_down_pages_serve_and_a_sync_is_refused_then_queued_when_back
     worker = Worker(queue).start()
     try:
         wait_for(
-            lambda: SyncRun.objects.get(pk=queued).status == "succeeded", 90,
+            lambda: SyncRun.objects.get(pk=queued).status == "succeeded",
+            90,
             "the sync queued after Redis came back to run on a worker",
-        )  # fmt: skip
+        )
     except AssertionError:
         raise AssertionError(f"worker log:\n{worker.stop()}") from None
     finally:

@@ -20,53 +20,76 @@ DEPLOY = "nvidia.com/gpu.deploy."
 
 def node(name: str, **labels: str) -> dict[str, Any]:
     return {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": {
-            "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "8",
-            "nvidia.com/cuda.driver-version.full": "570.172.08", **labels,
-        }},
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                "nvidia.com/gpu.count": "8",
+                "nvidia.com/cuda.driver-version.full": "570.172.08",
+                **labels,
+            },
+        },
         "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
         "status": {"capacity": {"nvidia.com/gpu": "8"}},
-    }  # fmt: skip
+    }
 
 
 def daemonset(name: str, image: str, component: str | None = None) -> dict[str, Any]:
     """An operator DaemonSet: scheduled on nodes labelled nvidia.com/gpu.deploy.<component>."""
     selector = {f"{DEPLOY}{component}": "true"} if component else {}
     return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
         "metadata": {"name": name, "namespace": NS, "labels": {"app": name}},
         "spec": {
             "selector": {"matchLabels": {"app": name}},
             "template": {
                 "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": name, "image": image}],
-                         "nodeSelector": selector, "tolerations": TOLERATE_GPU,
-                         "priorityClassName": "system-node-critical"},
+                "spec": {
+                    "containers": [{"name": name, "image": image}],
+                    "nodeSelector": selector,
+                    "tolerations": TOLERATE_GPU,
+                    "priorityClassName": "system-node-critical",
+                },
             },
         },
         "status": {"desiredNumberScheduled": 1, "numberReady": 1},
-    }  # fmt: skip
+    }
 
 
 def ds_pod(ds: str, node_name: str, image: str) -> dict[str, Any]:
     return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": f"{ds}-{node_name[-1]}7k2p", "namespace": NS, "ownerReferences": [
-            {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": ds, "controller": True,
-             "uid": "0f0e8a4e-1c44-4c0e-9d3e-6d1b2f0c9a11"}]},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{ds}-{node_name[-1]}7k2p",
+            "namespace": NS,
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "DaemonSet",
+                    "name": ds,
+                    "controller": True,
+                    "uid": "0f0e8a4e-1c44-4c0e-9d3e-6d1b2f0c9a11",
+                }
+            ],
+        },
         "spec": {"nodeName": node_name, "containers": [{"name": ds, "image": image}]},
         "status": {"phase": "Running"},
-    }  # fmt: skip
+    }
 
 
 def operator_deployment() -> dict[str, Any]:
     return {
-        "apiVersion": "apps/v1", "kind": "Deployment",
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
         "metadata": {"name": "gpu-operator", "namespace": NS},
-        "spec": {"template": {"spec": {
-            "containers": [{"name": "gpu-operator", "image": OPERATOR}]}}},
-    }  # fmt: skip
+        "spec": {
+            "template": {"spec": {"containers": [{"name": "gpu-operator", "image": OPERATOR}]}}
+        },
+    }
 
 
 def operator_cluster() -> list[dict[str, Any]]:
@@ -99,9 +122,10 @@ def test_a_dcgm_exporter_switched_off_on_a_node_is_not_installed():
     assert components["dcgm_exporter"]["version"] is None
     assert "nvidia.com/gpu.deploy.dcgm-exporter=true" in components["dcgm_exporter"]["source"]
     assert components["device_plugin"] == {
-        "state": "installed", "version": "0.17.3",
+        "state": "installed",
+        "version": "0.17.3",
         "source": "pod gpu-operator/nvidia-device-plugin-daemonset-a7k2p",
-    }  # fmt: skip
+    }
     assert components["gpu_operator"]["state"] == "installed"
     assert deployed_unknown(nodes["gpu-a"]) == []
 
@@ -128,23 +152,36 @@ def test_without_the_operator_and_without_exporter_both_are_not_installed():
     """A standalone device-plugin install: no operator, no DCGM exporter anywhere; the toolkit
     runs on the host (no pod) and stays unknown, never 'not installed'."""
     objects = [
-        {**daemonset("nvidia-device-plugin", PLUGIN), "metadata": {
-            "name": "nvidia-device-plugin", "namespace": "kube-system"}},
+        {
+            **daemonset("nvidia-device-plugin", PLUGIN),
+            "metadata": {"name": "nvidia-device-plugin", "namespace": "kube-system"},
+        },
         node("gpu-a"),
         {**ds_pod("nvidia-device-plugin", "gpu-a", PLUGIN)},
-        {"apiVersion": "v1", "kind": "Pod",
-         "metadata": {"name": "coredns-5d78c9869d-9qv7x", "namespace": "kube-system"},
-         "spec": {"nodeName": "cpu-1", "containers": [
-             {"name": "coredns", "image": "registry.k8s.io/coredns/coredns:v1.11.1"}]},
-         "status": {"phase": "Running"}},
-    ]  # fmt: skip
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "coredns-5d78c9869d-9qv7x", "namespace": "kube-system"},
+            "spec": {
+                "nodeName": "cpu-1",
+                "containers": [
+                    {"name": "coredns", "image": "registry.k8s.io/coredns/coredns:v1.11.1"}
+                ],
+            },
+            "status": {"phase": "Running"},
+        },
+    ]
     gpu = nodes_of(objects)["gpu-a"]
     states = {c: e["state"] for c, e in node_components(gpu).items()}
     assert states == {
-        "driver": "installed", "container_toolkit": "unknown", "device_plugin": "installed",
-        "gpu_operator": "not_installed", "dcgm_exporter": "not_installed",
-        "mig_manager": "not_installed", "firmware": "unknown",
-    }  # fmt: skip
+        "driver": "installed",
+        "container_toolkit": "unknown",
+        "device_plugin": "installed",
+        "gpu_operator": "not_installed",
+        "dcgm_exporter": "not_installed",
+        "mig_manager": "not_installed",
+        "firmware": "unknown",
+    }
     assert deployed_unknown(gpu) == ["container_toolkit"]
 
 

@@ -69,7 +69,7 @@ def lists(*names: str) -> NodeFacts:
         (f"{PLUGIN_5659}\n{CRUN}", CDI_OFF, "0.17.0", False),
         (f"{TOOLKIT_5659}\n{CRUN}", CDI_ON, "1.17.4", None),
     ],
-)  # fmt: skip
+)
 def test_conditions(condition, facts, installed, affected):
     verdict = evaluate(condition, facts, installed)
     assert verdict.affected is affected, verdict.text
@@ -122,13 +122,26 @@ def test_node_facts_from_the_cluster_policy_and_gfd_labels():
     facts = node_facts(gfd, policy(spec), [], "none")
     assert (facts.cdi, facts.mig, facts.vgpu, facts.sharing) == (False, False, False, "none")
     assert facts.sources["cdi"] == "ClusterPolicy cluster-policy spec.cdi.enabled"
-    on = node_facts(gfd, policy({"cdi": {"enabled": True}, "devicePlugin": {
-        "env": [{"name": "DEVICE_LIST_STRATEGY", "value": "cdi-cri"}]}}), [], "mig")  # fmt: skip
+    on = node_facts(
+        gfd,
+        policy(
+            {
+                "cdi": {"enabled": True},
+                "devicePlugin": {"env": [{"name": "DEVICE_LIST_STRATEGY", "value": "cdi-cri"}]},
+            }
+        ),
+        [],
+        "mig",
+    )
     assert (on.cdi, on.device_list_strategies, on.mig) == (True, frozenset({"cdi-cri"}), True)
     bare = node_facts({}, [], [], "unknown")  # nothing read: nothing claimed
     assert (bare.cdi, bare.device_list_strategies, bare.mig, bare.vgpu, bare.sharing) == (
-        None, None, None, None, None,
-    )  # fmt: skip
+        None,
+        None,
+        None,
+        None,
+        None,
+    )
 
 
 def test_the_nodes_own_device_plugin_config_gives_its_strategy():

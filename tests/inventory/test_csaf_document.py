@@ -12,11 +12,34 @@ from inventory.csaf.document import CsafError, parse_advisory
 from tests.realworld import realworld
 
 NVIDIA_CVE_COUNTS = {
-    "5312": 4, "5328": 1, "5353": 12, "5383": 14, "5415": 30, "5452": 18, "5453": 1,
-    "5468": 4, "5491": 10, "5520": 8, "5551": 10, "5557": 1, "5582": 2, "5585": 1,
-    "5586": 8, "5599": 3, "5614": 7, "5616": 1, "5630": 3, "5659": 2, "5670": 12,
-    "5703": 9, "5747": 5, "5818": 2, "5821": 15, "5850": 1, "5857": 1,
-}  # fmt: skip
+    "5312": 4,
+    "5328": 1,
+    "5353": 12,
+    "5383": 14,
+    "5415": 30,
+    "5452": 18,
+    "5453": 1,
+    "5468": 4,
+    "5491": 10,
+    "5520": 8,
+    "5551": 10,
+    "5557": 1,
+    "5582": 2,
+    "5585": 1,
+    "5586": 8,
+    "5599": 3,
+    "5614": 7,
+    "5616": 1,
+    "5630": 3,
+    "5659": 2,
+    "5670": 12,
+    "5703": 9,
+    "5747": 5,
+    "5818": 2,
+    "5821": 15,
+    "5850": 1,
+    "5857": 1,
+}
 # Expected outcome per file: the category it parses as (the OASIS samples included).
 OUTCOMES = {f"nvidia-{key}.json": "csaf_security_advisory" for key in NVIDIA_CVE_COUNTS} | {
     "oasis-2022-evd-uc-04-001.json": "csaf_vex",
@@ -76,8 +99,10 @@ def test_nvidia_header_and_scores():
     assert advisory.version == "1.0.0"
     first = advisory.vulnerabilities[0]
     assert (first.cve, first.cvss_base_score, first.cvss_severity) == (
-        "CVE-2024-0132", 9.0, "CRITICAL",
-    )  # fmt: skip
+        "CVE-2024-0132",
+        9.0,
+        "CRITICAL",
+    )
     product = advisory.products[first.known_affected[0]]
     assert product.branch_path[0] == ("vendor", "NVIDIA")
     assert product.cpe and product.cpe.startswith("cpe:2.3:a:nvidia:")
@@ -174,13 +199,20 @@ def test_minimal_document_parses():
             "product id 'nope', not in the product tree",
         ),
         (
-            changed(("vulnerabilities",), [{"remediations": [
-                {"category": "vendor_fix", "details": "x", "product_ids": ["ghost"]}
-            ]}]),
+            changed(
+                ("vulnerabilities",),
+                [
+                    {
+                        "remediations": [
+                            {"category": "vendor_fix", "details": "x", "product_ids": ["ghost"]}
+                        ]
+                    }
+                ],
+            ),
             "'ghost', not in the product tree",
         ),
     ],
-)  # fmt: skip
+)
 def test_malformed_documents_are_refused_with_a_reason(data, reason):
     with pytest.raises(CsafError) as caught:
         parse_advisory(data)

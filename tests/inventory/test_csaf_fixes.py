@@ -29,9 +29,10 @@ def linux_driver(key: str, line: str = "tesla") -> dict[str, str | None]:
     return {
         f.component.branch or "": f.fixed_version
         for f in found
-        if f.component.kind == "driver" and f.component.platform == "linux"
+        if f.component.kind == "driver"
+        and f.component.platform == "linux"
         and f.component.line == line
-    }  # fmt: skip
+    }
 
 
 def only(key: str, kind: str) -> list[Fix]:
@@ -70,8 +71,11 @@ def test_linux_tesla_fixed_version_per_branch(key, expected):
 
 
 def test_linux_tesla_affected_bound_is_exclusive():
-    fix = next(f for f in only("5614", "driver") if f.component == Component(
-        "driver", "linux", "R535", "tesla"))  # fmt: skip
+    fix = next(
+        f
+        for f in only("5614", "driver")
+        if f.component == Component("driver", "linux", "R535", "tesla")
+    )
     assert fix.affected == Bound("<", "535.230.02")
 
 
@@ -85,8 +89,11 @@ def test_geforce_fix_differs_from_tesla_in_one_branch():
 
 
 def test_5614_per_cve_scoping():
-    tesla = [f for f in only("5614", "driver") if f.component.platform == "linux"
-             and f.component.line == "tesla"]  # fmt: skip
+    tesla = [
+        f
+        for f in only("5614", "driver")
+        if f.component.platform == "linux" and f.component.line == "tesla"
+    ]
     per_branch = {f.component.branch: set(f.cves) for f in tesla}
     assert "CVE-2024-53869" in per_branch["R570"]
     assert "CVE-2024-53869" in per_branch["R550"]
@@ -133,8 +140,10 @@ def test_toolkit_and_operator_rows(key, toolkit, operator):
 
 def test_5659_conditions_are_recorded():
     found = rows("5659")
-    assert found["container_toolkit"][:2] == (Bound(
-        "<=", "1.17.7", "CDI mode only for versions prior to 1.17.5"), "1.17.8")  # fmt: skip
+    assert found["container_toolkit"][:2] == (
+        Bound("<=", "1.17.7", "CDI mode only for versions prior to 1.17.5"),
+        "1.17.8",
+    )
     assert found["gpu_operator"][3] == "CDI mode only for versions prior to 25.3.1"
     plugin = found["device_plugin"]
     assert plugin[0].op == "<=" and plugin[0].version == "0.17.2" and plugin[1] == "0.17.3"
@@ -178,8 +187,11 @@ def test_5703_typo_is_unmatched_not_misassigned():
     unmatched = result("5703")[1]
     typo = [u for u in unmatched if u.product_id.startswith("linuxr535_vgpu_16_guest_driver_575")]
     assert typo and "does not belong to branch R535" in typo[0].reason
-    guests = [f for f in only("5703", "vgpu_guest") if f.component.branch == "R535"
-              and f.component.platform == "linux"]  # fmt: skip
+    guests = [
+        f
+        for f in only("5703", "vgpu_guest")
+        if f.component.branch == "R535" and f.component.platform == "linux"
+    ]
     assert guests == []
     assert all(f.fixed_version != "575.274.02" for f in result("5703")[0])
 

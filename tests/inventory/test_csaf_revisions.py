@@ -70,9 +70,12 @@ def test_weakening(fixes, cves, reasons):
 
 def test_fixed_versions_before_and_after_per_product():
     changes = changed(
-        [fix(R550, "<", "550.172.02", "550.172.02", "CVE-1", "CVE-2"), BASE[2],
-         fix("driver linux R570 tesla", "<", "570.133.07", "570.133.07", "CVE-1")]
-    )  # fmt: skip
+        [
+            fix(R550, "<", "550.172.02", "550.172.02", "CVE-1", "CVE-2"),
+            BASE[2],
+            fix("driver linux R570 tesla", "<", "570.133.07", "570.133.07", "CVE-1"),
+        ]
+    )
     assert changes.fixed_versions == [
         {
             "product": R550,

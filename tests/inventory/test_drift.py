@@ -20,11 +20,15 @@ from tests.conftest import load_json
 
 def gpu_node(**changes) -> snap.Node:
     base = snap.Node(
-        name="gpu-1", gpu_count=4, gpu_model="NVIDIA-L40S",
+        name="gpu-1",
+        gpu_count=4,
+        gpu_model="NVIDIA-L40S",
         labels={"gpuposture.io/pool": "a", "nvidia.com/gfd.timestamp": "1700000000"},
         taints=(snap.Taint("gpuposture.io/trust-class", "internal", "NoSchedule"),),
-        sharing_strategy="time_slicing", time_slicing_replicas=4, device_plugin_config="ts-4",
-    )  # fmt: skip
+        sharing_strategy="time_slicing",
+        time_slicing_replicas=4,
+        device_plugin_config="ts-4",
+    )
     return snap.Node(**{**base.__dict__, **changes})
 
 
@@ -65,20 +69,30 @@ CASES = {
     "replicas": (
         ClusterState(sharing_configs=(ts_config(),)),
         ClusterState(sharing_configs=(ts_config(replicas=8),)),
-        "DRIFT-001", {"replicas": 4}, {"replicas": 8},
+        "DRIFT-001",
+        {"replicas": 4},
+        {"replicas": 8},
     ),
     "config-added": (
-        ClusterState(), ClusterState(sharing_configs=(ts_config(),)),
-        "DRIFT-001", {"present": False}, {"mode": "time_slicing"},
+        ClusterState(),
+        ClusterState(sharing_configs=(ts_config(),)),
+        "DRIFT-001",
+        {"present": False},
+        {"mode": "time_slicing"},
     ),
     "node-replicas": (
         ClusterState(nodes=(gpu_node(),)),
         ClusterState(nodes=(gpu_node(time_slicing_replicas=8),)),
-        "DRIFT-001", {"time_slicing_replicas": 4}, {"time_slicing_replicas": 8},
+        "DRIFT-001",
+        {"time_slicing_replicas": 4},
+        {"time_slicing_replicas": 8},
     ),
     "taint-removed": (
-        ClusterState(nodes=(gpu_node(),)), ClusterState(nodes=(gpu_node(taints=()),)),
-        "DRIFT-003", {"taints": [TAINT]}, {"taints": []},
+        ClusterState(nodes=(gpu_node(),)),
+        ClusterState(nodes=(gpu_node(taints=()),)),
+        "DRIFT-003",
+        {"taints": [TAINT]},
+        {"taints": []},
     ),
     "pool-label": (
         ClusterState(nodes=(gpu_node(),)),
@@ -94,7 +108,7 @@ CASES = {
         {"images": {"p": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}},
         {"images": {"p": "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}},
     ),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize(

@@ -183,8 +183,12 @@ RBAC = "rbac.authorization.k8s.io/v1"
 
 
 def _meta(name: str, ns: str | None = None) -> dict:
-    m = {"name": name, "uid": f"uid-{name}", "resourceVersion": "812",
-         "creationTimestamp": "2026-11-27T10:00:00Z"}  # fmt: skip
+    m = {
+        "name": name,
+        "uid": f"uid-{name}",
+        "resourceVersion": "812",
+        "creationTimestamp": "2026-11-27T10:00:00Z",
+    }
     return {**m, "namespace": ns} if ns else m
 
 
@@ -196,14 +200,27 @@ def rbac_objects() -> list[dict]:
     operator = {"kind": "ServiceAccount", "name": "gpu-operator", "namespace": "gpu-operator"}
     rules = [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
     return [
-        {"apiVersion": RBAC, "kind": "ClusterRole", "metadata": _meta("node-labeler"),
-         "rules": rules},
-        {"apiVersion": RBAC, "kind": "ClusterRoleBinding", "metadata": _meta("beta-node-labels"),
-         "roleRef": ref, "subjects": [beta]},
-        {"apiVersion": RBAC, "kind": "RoleBinding",
-         "metadata": _meta("operator-helper", "team-alpha"), "roleRef": ref,
-         "subjects": [operator]},
-    ]  # fmt: skip
+        {
+            "apiVersion": RBAC,
+            "kind": "ClusterRole",
+            "metadata": _meta("node-labeler"),
+            "rules": rules,
+        },
+        {
+            "apiVersion": RBAC,
+            "kind": "ClusterRoleBinding",
+            "metadata": _meta("beta-node-labels"),
+            "roleRef": ref,
+            "subjects": [beta],
+        },
+        {
+            "apiVersion": RBAC,
+            "kind": "RoleBinding",
+            "metadata": _meta("operator-helper", "team-alpha"),
+            "roleRef": ref,
+            "subjects": [operator],
+        },
+    ]
 
 
 @pytest.mark.django_db

@@ -53,9 +53,10 @@ def test_a_synced_pod_keeps_no_secret_and_pod008_still_fires(tmp_path, personas)
 
     snapshot = copy.deepcopy(load_json("small-cluster.json"))
     pod = next(
-        o for o in snapshot["items"]
+        o
+        for o in snapshot["items"]
         if o["kind"] == "Pod" and o["metadata"]["namespace"] == "team-alpha"
-    )  # fmt: skip
+    )
     pod["spec"]["containers"][0]["env"] = [
         {"name": "HF_TOKEN", "value": HF},
         {"name": "AWS_SECRET_ACCESS_KEY", "value": AWS_SECRET},

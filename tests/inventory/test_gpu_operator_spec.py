@@ -196,7 +196,7 @@ def test_empty_values_state_nothing(values):
         ({"psp": {"enabled": True}}, "psp_enabled", True),
         ({"toolkit": {"version": "v1.19.1"}}, "toolkit_version", "1.19.1"),
     ],
-)  # fmt: skip
+)
 def test_field_reading(spec, field, expected):
     for parsed in (parse_cluster_policy(policy(spec)), parse_gpu_operator_values(spec)):
         assert getattr(parsed, field) == expected

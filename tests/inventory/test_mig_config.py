@@ -64,10 +64,17 @@ def test_snippet_says_what_mig_parted_cannot_carry() -> None:
 
 @pytest.mark.parametrize(
     ("name", "safe"),
-    [("team-a", "team-a"), ("all-1g.10gb", "all-1g.10gb"), ("", "custom-layout"),
-     (None, "custom-layout"), ("a b", "custom-layout"), ("../x", "custom-layout"),
-     ('x"; rm', "custom-layout"), ("-x", "custom-layout")],
-)  # fmt: skip
+    [
+        ("team-a", "team-a"),
+        ("all-1g.10gb", "all-1g.10gb"),
+        ("", "custom-layout"),
+        (None, "custom-layout"),
+        ("a b", "custom-layout"),
+        ("../x", "custom-layout"),
+        ('x"; rm', "custom-layout"),
+        ("-x", "custom-layout"),
+    ],
+)
 def test_export_name(name: str | None, safe: str) -> None:
     assert export_name(name) == safe
 
@@ -165,23 +172,39 @@ def test_config_found_outside_the_operator_configmap_is_said() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error"),
     [
-        ({"gpu_model": "NVIDIA-A30", "mig_config": "all-balanced"},
-         "the node's GPU model 'NVIDIA-A30' is not a MIG model the partitioner knows"),
-        ({"gpu_model": "", "mig_config": "all-balanced"},
-         "the node's GPU model unknown (no nvidia.com/gpu.product label) is not a MIG model"),
-        ({"gpu_model": "NVIDIA-H100-80GB-HBM3", "mig_config": ""},
-         "the node has no nvidia.com/mig.config label: MIG Manager applies no config to it"),
-        ({"gpu_model": "NVIDIA-H100-80GB-HBM3", "mig_config": "nope", "sources": [stored()]},
-         "no mig-parted config named 'nope' in this cluster (MIG Manager reads ConfigMap "
-         "default-mig-parted-config; 1 mig-parted ConfigMap(s) seen)"),
-        ({"gpu_model": "NVIDIA-H100-80GB-HBM3", "mig_config": "team-x", "configmap": "custom",
-          "sources": [ConfigSource("gpu-operator", "custom")]},
-         "mig-parted config 'team-x' cannot be read: the last sync kept no contents "
-         "(sync again) of ConfigMap gpu-operator/custom"),
-        ({"gpu_model": "NVIDIA-H100-80GB-HBM3", "mig_config": "all-1g.5gb"},
-         "no mig-parted config named 'all-1g.5gb' in this cluster"),
+        (
+            {"gpu_model": "NVIDIA-A30", "mig_config": "all-balanced"},
+            "the node's GPU model 'NVIDIA-A30' is not a MIG model the partitioner knows",
+        ),
+        (
+            {"gpu_model": "", "mig_config": "all-balanced"},
+            "the node's GPU model unknown (no nvidia.com/gpu.product label) is not a MIG model",
+        ),
+        (
+            {"gpu_model": "NVIDIA-H100-80GB-HBM3", "mig_config": ""},
+            "the node has no nvidia.com/mig.config label: MIG Manager applies no config to it",
+        ),
+        (
+            {"gpu_model": "NVIDIA-H100-80GB-HBM3", "mig_config": "nope", "sources": [stored()]},
+            "no mig-parted config named 'nope' in this cluster (MIG Manager reads ConfigMap "
+            "default-mig-parted-config; 1 mig-parted ConfigMap(s) seen)",
+        ),
+        (
+            {
+                "gpu_model": "NVIDIA-H100-80GB-HBM3",
+                "mig_config": "team-x",
+                "configmap": "custom",
+                "sources": [ConfigSource("gpu-operator", "custom")],
+            },
+            "mig-parted config 'team-x' cannot be read: the last sync kept no contents "
+            "(sync again) of ConfigMap gpu-operator/custom",
+        ),
+        (
+            {"gpu_model": "NVIDIA-H100-80GB-HBM3", "mig_config": "all-1g.5gb"},
+            "no mig-parted config named 'all-1g.5gb' in this cluster",
+        ),
     ],
-)  # fmt: skip
+)
 def test_what_cannot_be_loaded_says_why(kwargs: dict, error: str) -> None:
     layout = node_layout(**kwargs)
     assert layout.error is not None and layout.error.startswith(error)

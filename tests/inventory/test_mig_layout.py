@@ -29,8 +29,13 @@ def starts(result: Any) -> list[tuple[str, int]]:
 
 def test_table_models() -> None:
     assert set(MODELS) == {
-        "A100-40GB", "A100-80GB", "H100-80GB", "H100-94GB", "H200-141GB", "B200",
-    }  # fmt: skip
+        "A100-40GB",
+        "A100-80GB",
+        "H100-80GB",
+        "H100-94GB",
+        "H200-141GB",
+        "B200",
+    }
     for gpu in MODELS.values():
         assert (gpu.memory_slots, gpu.compute_slices, len(gpu.profiles)) == (8, 7, 7)
         for prof in gpu.profiles.values():
@@ -145,9 +150,14 @@ def test_unknown_model_and_profile_are_errors_not_exceptions() -> None:
 
 @pytest.mark.parametrize(
     ("profile", "start", "allowed"),
-    [("3g.40gb", 2, "0 or 4"), ("2g.20gb", 1, "0, 2 or 4"), ("1g.10gb", 7, "0, 1, 2, 3, 4, 5 or 6"),
-     ("7g.80gb", 4, "0"), ("1g.20gb", 3, "0, 2, 4 or 6")],
-)  # fmt: skip
+    [
+        ("3g.40gb", 2, "0 or 4"),
+        ("2g.20gb", 1, "0, 2 or 4"),
+        ("1g.10gb", 7, "0, 1, 2, 3, 4, 5 or 6"),
+        ("7g.80gb", 4, "0"),
+        ("1g.20gb", 3, "0, 2, 4 or 6"),
+    ],
+)
 def test_bad_explicit_start_refused(profile: str, start: int, allowed: str) -> None:
     result = validate_layout("H100-80GB", [R(profile, start=start)])
     assert result.errors == [f"{profile} cannot start at {start}; allowed starts: {allowed}"]

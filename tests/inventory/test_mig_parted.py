@@ -47,9 +47,15 @@ def config_with(*entries: dict[str, Any]) -> dict[str, Any]:
 # --- the real default config (NVIDIA/mig-parted deployments/systemd/config-default.yaml) -------
 
 H100_80GB = [
-    "0x233010DE", "0x233110DE", "0x232210DE", "0x20B210DE",
-    "0x20B510DE", "0x20F310DE", "0x20F510DE", "0x232410DE",
-]  # fmt: skip
+    "0x233010DE",
+    "0x233110DE",
+    "0x232210DE",
+    "0x20B210DE",
+    "0x20B510DE",
+    "0x20F310DE",
+    "0x20F510DE",
+    "0x232410DE",
+]
 A100_40GB = ["0x20B010DE", "0x20B110DE", "0x20F110DE", "0x20F610DE"]
 H100_NVL = ["0x232110DE", "0x233A10DE"]
 H200 = ["0x233510DE", "0x233B10DE"]

@@ -154,8 +154,11 @@ def test_operator_configmap_embeds_the_default_config() -> None:
     )
     assert layout.error is None and layout.source.endswith("key config.yaml")
     assert sorted(r.profile for r in layout.instances) == [
-        "1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb",
-    ]  # fmt: skip
+        "1g.10gb",
+        "1g.10gb",
+        "2g.20gb",
+        "3g.40gb",
+    ]
     assert validate_layout(layout.model or "", list(layout.instances)).valid
 
 

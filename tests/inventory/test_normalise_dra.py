@@ -23,14 +23,19 @@ def test_a_v1_claim_keeps_its_requests_allocation_config_and_consumers():
     (read,) = normalise([obj]).dra_claims
     (request,) = read.requests
     assert (request.name, request.device_class, request.count, request.admin_access) == (
-        "gpu", "gpu.nvidia.com", 1, False,
-    )  # fmt: skip
+        "gpu",
+        "gpu.nvidia.com",
+        1,
+        False,
+    )
     (result,) = read.results
     assert (result.driver, result.pool, result.device) == ("gpu.nvidia.com", "gpu-a", "gpu-1")
     (allocated,) = read.allocation_config
     assert (allocated.kind, allocated.sharing, allocated.source) == (
-        "GpuConfig", "TimeSlicing", "claim",
-    )  # fmt: skip
+        "GpuConfig",
+        "TimeSlicing",
+        "claim",
+    )
     assert (read.node_name, read.reserved_for) == ("gpu-a", ("pods/t-0",))
     assert read.api_version == "resource.k8s.io/v1"
     assert "not-kept" not in str(to_dict(read))
@@ -90,6 +95,10 @@ def test_malformed_dra_fields_read_as_nothing_not_as_a_failure():
     (odd,) = [c for c in snapshot.dra_claims if c.name == "odd"]
     assert odd.requests == () and odd.results[0].request == ""
     assert odd.results[0].device == "7"  # a scalar is its text, as everywhere
-    nameless = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                "metadata": {"name": "s"}, "spec": {"devices": [{"attributes": []}]}}  # fmt: skip
+    nameless = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "s"},
+        "spec": {"devices": [{"attributes": []}]},
+    }
     assert normalise([nameless]).dra_slices[0].devices == ()

@@ -19,9 +19,15 @@ def owned(kind: str, name: str, owner: tuple[str, str] | None = None, **extra) -
     if owner is not None:
         api = "batch/v1" if owner[0] == "CronJob" else "apps/v1"
         meta["ownerReferences"] = [
-            {"apiVersion": api, "kind": owner[0], "name": owner[1], "uid": f"uid-{owner[1]}",
-             "controller": True, "blockOwnerDeletion": True}
-        ]  # fmt: skip
+            {
+                "apiVersion": api,
+                "kind": owner[0],
+                "name": owner[1],
+                "uid": f"uid-{owner[1]}",
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
     api = "apps/v1" if kind == "ReplicaSet" else "batch/v1"
     spec = {"template": {"spec": {"containers": [{"name": "main", "image": "secret-ish:1"}]}}}
     return {"apiVersion": api, "kind": kind, "metadata": meta, "spec": spec, **extra}

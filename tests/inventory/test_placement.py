@@ -17,9 +17,13 @@ DCGM_SELECTOR = {"nvidia.com/gpu.deploy.dcgm-exporter": "true"}
 
 def fit(labels=None, taints=(), selector=None, tolerations=(), terms=(), name="gpu-1"):  # type: ignore[no-untyped-def]
     return daemonset_fit(
-        name, labels or {}, taints, node_selector=selector or {}, tolerations=tolerations,
+        name,
+        labels or {},
+        taints,
+        node_selector=selector or {},
+        tolerations=tolerations,
         affinity_terms=terms,
-    ).fits  # fmt: skip
+    ).fits
 
 
 @pytest.mark.parametrize(
@@ -113,8 +117,12 @@ def test_required_node_affinity(labels, terms, expected):
 
 def test_why_names_what_excluded_the_node():
     result = daemonset_fit(
-        "gpu-1", {}, (CLASS_TAINT,), node_selector={}, tolerations=OPERATOR_TOLERATIONS,
+        "gpu-1",
+        {},
+        (CLASS_TAINT,),
+        node_selector={},
+        tolerations=OPERATOR_TOLERATIONS,
         affinity_terms=(),
-    )  # fmt: skip
+    )
     assert result.fits is False
     assert "gpuposture.io/trust-class=sensitive:NoSchedule" in result.why

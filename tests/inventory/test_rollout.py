@@ -9,18 +9,38 @@ import pytest
 from inventory.rollout import RolloutNode, rollout_plan
 
 
-def exposure(installed="550.90.07", fixed="550.163.01", cvss=7.8, released="2025-04-22",
-             advisory="nvidia-5630", component="driver", cves=("CVE-2025-23244",)):  # fmt: skip
+def exposure(
+    installed="550.90.07",
+    fixed="550.163.01",
+    cvss=7.8,
+    released="2025-04-22",
+    advisory="nvidia-5630",
+    component="driver",
+    cves=("CVE-2025-23244",),
+):
     return {
-        "component": component, "installed": installed, "fixed_version": fixed,
-        "affected": f"< {fixed}", "cves": list(cves), "max_cvss": cvss, "severity": "high",
-        "advisory_id": advisory, "released": f"{released}T00:00:00+00:00", "condition": None,
-    }  # fmt: skip
+        "component": component,
+        "installed": installed,
+        "fixed_version": fixed,
+        "affected": f"< {fixed}",
+        "cves": list(cves),
+        "max_cvss": cvss,
+        "severity": "high",
+        "advisory_id": advisory,
+        "released": f"{released}T00:00:00+00:00",
+        "condition": None,
+    }
 
 
 def below(name, pool, cluster="c1", driver="550.90.07", **kwargs):
-    return RolloutNode(cluster, pool, name, "below_baseline",
-                       (exposure(installed=driver, **kwargs),), {"driver": driver})  # fmt: skip
+    return RolloutNode(
+        cluster,
+        pool,
+        name,
+        "below_baseline",
+        (exposure(installed=driver, **kwargs),),
+        {"driver": driver},
+    )
 
 
 def pool_of(prefix, size, **kwargs):
@@ -86,10 +106,15 @@ def test_each_driver_branch_gets_its_own_target():
     nodes = [
         below("old-1", "mixed", driver="535.216.01", fixed="535.247.01"),
         below("new-1", "mixed", driver="550.90.07", fixed="550.163.01"),
-        RolloutNode("c1", "mixed", "new-2", "below_baseline",
-                    (exposure(fixed="550.144.03", advisory="nvidia-5614"), exposure()),
-                    {"driver": "550.90.07"}),
-    ]  # fmt: skip
+        RolloutNode(
+            "c1",
+            "mixed",
+            "new-2",
+            "below_baseline",
+            (exposure(fixed="550.144.03", advisory="nvidia-5614"), exposure()),
+            {"driver": "550.90.07"},
+        ),
+    ]
     wave = only(rollout_plan(nodes)).waves[0]
     assert wave.targets == {"driver R535": "535.247.01", "driver R550": "550.163.01"}
     assert wave.advisories == ["nvidia-5614", "nvidia-5630"]
@@ -100,11 +125,22 @@ def test_rollback_lists_every_version_the_nodes_run_now():
         below("n1", "p", driver="550.127.05"),
         below("n2", "p", driver="550.90.07"),
         below("n3", "p", driver="550.127.05"),
-        RolloutNode("c1", "p", "n4", "below_baseline",
-                    (exposure(component="container_toolkit", installed="1.16.1",
-                              fixed="1.17.4", advisory="nvidia-5616"),),
-                    {"driver": "550.163.01", "container_toolkit": "v1.16.1"}),
-    ]  # fmt: skip
+        RolloutNode(
+            "c1",
+            "p",
+            "n4",
+            "below_baseline",
+            (
+                exposure(
+                    component="container_toolkit",
+                    installed="1.16.1",
+                    fixed="1.17.4",
+                    advisory="nvidia-5616",
+                ),
+            ),
+            {"driver": "550.163.01", "container_toolkit": "v1.16.1"},
+        ),
+    ]
     wave = only(rollout_plan(nodes)).waves[0]
     # Component order, not text order: 550.90.07 is older than 550.127.05.
     assert wave.rollback == {
@@ -148,8 +184,14 @@ def test_waves_after_the_canary_go_by_cvss_then_age_then_sensitivity():
     ranks = {("c1", "canary"): 0, ("c1", "mid-old-internal"): 1, ("c1", "mid-old-sensitive"): 3}
     plan = only(rollout_plan(nodes, ranks, max_wave_share=0.1))
     assert [w.pools[0] for w in plan.waves] == [
-        "canary", "high", "mid-old-sensitive", "mid-old-internal", "mid-new", "low", "no-cvss",
-    ]  # fmt: skip
+        "canary",
+        "high",
+        "mid-old-sensitive",
+        "mid-old-internal",
+        "mid-new",
+        "low",
+        "no-cvss",
+    ]
     assert plan.waves[1].reason == (
         "next most urgent: max CVSS 9.8, oldest advisory released 2025-04-22, "
         "tenants of sensitivity 3"
@@ -170,8 +212,9 @@ def test_clusters_are_planned_apart_and_sorted():
     nodes = pool_of("a", 1, cluster="zeta") + [RolloutNode("alpha", "a", "ok", "current")]
     plans = rollout_plan(nodes)
     assert [(p.cluster, len(p.waves), p.current_nodes) for p in plans] == [
-        ("alpha", 0, 1), ("zeta", 1, 0),
-    ]  # fmt: skip
+        ("alpha", 0, 1),
+        ("zeta", 1, 0),
+    ]
 
 
 def test_empty_input_and_bad_share():

@@ -244,8 +244,11 @@ def test_a_yaml_snapshot_200000_levels_deep_is_refused_without_crashing(tmp_path
     )
     done = subprocess.run(  # noqa: S603 - our own interpreter and code
         [sys.executable, "-c", code, str(path)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == f"{path}: nested deeper than 100 levels (line 1)"
 

@@ -38,62 +38,103 @@ _SUBCOMPONENT = {
     "properties": {"@id": _STR, "identifiers": _IDENTIFIERS, "hashes": {"type": "object"}},
 }
 JUSTIFICATIONS = [
-    "component_not_present", "vulnerable_code_not_present",
-    "vulnerable_code_not_in_execute_path", "vulnerable_code_cannot_be_controlled_by_adversary",
+    "component_not_present",
+    "vulnerable_code_not_present",
+    "vulnerable_code_not_in_execute_path",
+    "vulnerable_code_cannot_be_controlled_by_adversary",
     "inline_mitigations_already_exist",
-]  # fmt: skip
+]
 OPENVEX_SCHEMA = {
     "type": "object",
     "required": ["@context", "@id", "author", "timestamp", "version", "statements"],
     "additionalProperties": False,
     "properties": {
-        "@context": _STR, "@id": _STR, "author": _STR, "role": _STR,
+        "@context": _STR,
+        "@id": _STR,
+        "author": _STR,
+        "role": _STR,
         "timestamp": {"type": "string", "format": "date-time"},
         "last_updated": {"type": "string", "format": "date-time"},
-        "version": {"type": "integer", "minimum": 1}, "tooling": _STR,
+        "version": {"type": "integer", "minimum": 1},
+        "tooling": _STR,
         "statements": {
-            "type": "array", "minItems": 1, "uniqueItems": True,
+            "type": "array",
+            "minItems": 1,
+            "uniqueItems": True,
             "items": {
                 "type": "object",
                 "required": ["vulnerability", "status"],
                 "additionalProperties": False,
                 "properties": {
-                    "@id": _STR, "version": {"type": "integer", "minimum": 1},
+                    "@id": _STR,
+                    "version": {"type": "integer", "minimum": 1},
                     "vulnerability": {
-                        "type": "object", "required": ["name"], "additionalProperties": False,
-                        "properties": {"@id": _STR, "name": _STR, "description": _STR,
-                                       "aliases": {"type": "array", "items": _STR,
-                                                   "uniqueItems": True}},
+                        "type": "object",
+                        "required": ["name"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "@id": _STR,
+                            "name": _STR,
+                            "description": _STR,
+                            "aliases": {"type": "array", "items": _STR, "uniqueItems": True},
+                        },
                     },
-                    "timestamp": _STR, "last_updated": _STR,
-                    "products": {"type": "array", "uniqueItems": True, "items": {
-                        "type": "object", "additionalProperties": False,
-                        "properties": {"@id": _STR, "identifiers": _IDENTIFIERS,
-                                       "hashes": {"type": "object"},
-                                       "subcomponents": {"type": "array", "uniqueItems": True,
-                                                         "items": _SUBCOMPONENT}},
-                    }},
-                    "status": {"enum": ["not_affected", "affected", "fixed",
-                                        "under_investigation"]},
-                    "supplier": _STR, "status_notes": _STR,
+                    "timestamp": _STR,
+                    "last_updated": _STR,
+                    "products": {
+                        "type": "array",
+                        "uniqueItems": True,
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "properties": {
+                                "@id": _STR,
+                                "identifiers": _IDENTIFIERS,
+                                "hashes": {"type": "object"},
+                                "subcomponents": {
+                                    "type": "array",
+                                    "uniqueItems": True,
+                                    "items": _SUBCOMPONENT,
+                                },
+                            },
+                        },
+                    },
+                    "status": {
+                        "enum": ["not_affected", "affected", "fixed", "under_investigation"]
+                    },
+                    "supplier": _STR,
+                    "status_notes": _STR,
                     "justification": {"enum": JUSTIFICATIONS},
-                    "impact_statement": _STR, "action_statement": _STR,
+                    "impact_statement": _STR,
+                    "action_statement": _STR,
                     "action_statement_timestamp": _STR,
                 },
                 "allOf": [
                     # not_affected: a justification or an impact statement, not both
-                    {"if": {"properties": {"status": {"const": "not_affected"}}},
-                     "then": {"oneOf": [
-                         {"required": ["justification"], "not": {"required": ["impact_statement"]}},
-                         {"required": ["impact_statement"], "not": {"required": ["justification"]}},
-                     ]}},
-                    {"if": {"properties": {"status": {"const": "affected"}}},
-                     "then": {"required": ["action_statement"]}},
+                    {
+                        "if": {"properties": {"status": {"const": "not_affected"}}},
+                        "then": {
+                            "oneOf": [
+                                {
+                                    "required": ["justification"],
+                                    "not": {"required": ["impact_statement"]},
+                                },
+                                {
+                                    "required": ["impact_statement"],
+                                    "not": {"required": ["justification"]},
+                                },
+                            ]
+                        },
+                    },
+                    {
+                        "if": {"properties": {"status": {"const": "affected"}}},
+                        "then": {"required": ["action_statement"]},
+                    },
                 ],
             },
         },
     },
-}  # fmt: skip
+}
 
 
 def check_openvex(document: dict) -> None:
@@ -104,13 +145,17 @@ def check_openvex(document: dict) -> None:
 
 def csaf_failures(document: dict) -> list[str]:
     report = Verifier(document).run_all()
-    return [f"{r.test_id} {r.message} {r.details}" for r in report.results
-            if r.status.value == "fail"]  # fmt: skip
+    return [
+        f"{r.test_id} {r.message} {r.details}" for r in report.results if r.status.value == "fail"
+    ]
 
 
 def bulletin_fixes() -> list:
-    return [f for b in (toolkit_bulletin, cdi_bulletin, dcgm_bulletin)
-            for f in fixes(parse_advisory(b()))[0]]  # fmt: skip
+    return [
+        f
+        for b in (toolkit_bulletin, cdi_bulletin, dcgm_bulletin)
+        for f in fixes(parse_advisory(b()))[0]
+    ]
 
 
 CDI_OFF = NodeFacts(cdi=False, sources={"cdi": "ClusterPolicy cluster-policy spec.cdi.enabled"})
@@ -167,9 +212,10 @@ def test_openvex_document_has_the_published_shape():
     check_openvex(document)
     assert document["timestamp"] == "2026-12-03T12:00:00Z"
     legacy = next(
-        s for s in document["statements"]
+        s
+        for s in document["statements"]
         if s["vulnerability"]["name"] == "CVE-2025-23266" and s["status"] == "not_affected"
-    )  # fmt: skip
+    )
     assert legacy["justification"] == "vulnerable_code_not_in_execute_path"
     assert legacy["vulnerability"]["aliases"] == ["demo-5659"]
     (product,) = legacy["products"]
@@ -202,8 +248,10 @@ def test_csaf_vex_passes_the_verifier():
         "known_affected": ["gpu-cdi:container_toolkit"],
         "known_not_affected": ["gpu-legacy:container_toolkit"],
     }
-    assert {"label": "vulnerable_code_not_in_execute_path",
-            "product_ids": ["gpu-legacy:container_toolkit"]} in vuln["flags"]  # fmt: skip
+    assert {
+        "label": "vulnerable_code_not_in_execute_path",
+        "product_ids": ["gpu-legacy:container_toolkit"],
+    } in vuln["flags"]
     fix = next(r for r in vuln["remediations"] if "gpu-cdi:container_toolkit" in r["product_ids"])
     assert fix["category"] == "vendor_fix" and "1.17.8" in fix["details"]
     names = {p["product_id"]: p for p in document["product_tree"]["full_product_names"]}
@@ -228,5 +276,7 @@ def test_counts():
     # 2 CDI CVEs x 3 nodes, the February toolkit CVE x 3 (all past 1.17.3), the exporter CVE
     # x 3: the exporter is affected on the two nodes that run it.
     assert counts(cluster_statements(judged_nodes())) == {
-        "affected": 4, "fixed": 5, "not_affected": 3,
-    }  # fmt: skip
+        "affected": 4,
+        "fixed": 5,
+        "not_affected": 3,
+    }

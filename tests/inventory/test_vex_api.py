@@ -29,18 +29,30 @@ def world(personas):
     now = timezone.now()
     lab = Cluster.objects.create(name="lab")
     ClusterObject.objects.create(
-        cluster=lab, kind="gpu_operator_policy", name="cluster-policy",
+        cluster=lab,
+        kind="gpu_operator_policy",
+        name="cluster-policy",
         data={"spec": {"cdi_enabled": False}},  # as inventory.sources.gpu_operator stores it
-    )  # fmt: skip
+    )
     internal = TrustClass.objects.get(slug="internal")
     for slug, node_name in (("alpha", "gpu-a"), ("beta", "gpu-b")):
         tenant = Tenant.objects.create(slug=slug, name=slug.title(), trust_class=internal)
         node = Node.objects.create(
-            cluster=lab, name=node_name, is_gpu_node=True, changed_at=now,
+            cluster=lab,
+            name=node_name,
+            is_gpu_node=True,
+            changed_at=now,
             data={"container_toolkit_version": "1.17.4", "not_installed": {}},
-        )  # fmt: skip
-        Pod.objects.create(cluster=lab, namespace=f"team-{slug}", name="p", node=node,
-                           tenant=tenant, phase="Running", changed_at=now)  # fmt: skip
+        )
+        Pod.objects.create(
+            cluster=lab,
+            namespace=f"team-{slug}",
+            name="p",
+            node=node,
+            tenant=tenant,
+            phase="Running",
+            changed_at=now,
+        )
         tenant.viewers.add(personas[f"viewer_{slug}"])
     Cluster.objects.create(name="empty-lab")
     for bulletin in (toolkit_bulletin, cdi_bulletin):
@@ -92,8 +104,10 @@ def test_bad_requests_get_a_clear_answer(world, personas):
     empty = lead.get("/api/v1/clusters/empty-lab/vex/")
     assert empty.status_code == 404 and "import the vendor's CSAF" in empty.json()["detail"]
     # A cluster the viewer's tenants do not run on does not exist for them.
-    assert api_client(personas["viewer_alpha"]).get(
-        "/api/v1/clusters/empty-lab/vex/").status_code == 404  # fmt: skip
+    assert (
+        api_client(personas["viewer_alpha"]).get("/api/v1/clusters/empty-lab/vex/").status_code
+        == 404
+    )
 
 
 def test_the_page_lists_statements_and_offers_both_downloads(world, personas):
@@ -137,7 +151,10 @@ def test_query_count_does_not_grow_with_nodes(world, personas):
     now = timezone.now()
     for i in range(20):
         Node.objects.create(
-            cluster=world, name=f"gpu-x{i}", is_gpu_node=True, changed_at=now,
+            cluster=world,
+            name=f"gpu-x{i}",
+            is_gpu_node=True,
+            changed_at=now,
             data={"container_toolkit_version": "1.17.8", "not_installed": {}},
-        )  # fmt: skip
+        )
     assert queries() == small <= 5

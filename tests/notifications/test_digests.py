@@ -59,9 +59,12 @@ def test_webhook_and_email_for_a_new_critical_finding(
     with Receiver() as receiver:
         profile_save(user=lead, webhook_url=receiver.url, webhook_secret=SECRET)
         subscription_create(
-            user=lead, kind=EventKind.FINDING_NEW, min_severity="critical",
-            by_email=True, by_webhook=True,
-        )  # fmt: skip
+            user=lead,
+            kind=EventKind.FINDING_NEW,
+            min_severity="critical",
+            by_email=True,
+            by_webhook=True,
+        )
         score(django_capture_on_commit_callbacks)
 
         assert len(receiver.requests) == 1  # one digest for the run, not one per finding
@@ -83,8 +86,9 @@ def test_webhook_and_email_for_a_new_critical_finding(
     assert "SHARE-001" in email.body
     log = Delivery.objects.filter(user=lead).order_by("channel")
     assert [(d.channel, d.status, d.attempts) for d in log] == [
-        ("email", "sent", 1), ("webhook", "sent", 1)
-    ]  # fmt: skip
+        ("email", "sent", 1),
+        ("webhook", "sent", 1),
+    ]
     # The secret is never stored in clear.
     sealed = NotificationProfile.objects.get(user=lead).webhook_secret_sealed
     assert SECRET not in sealed and sealed.startswith("fernet1:")

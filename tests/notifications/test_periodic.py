@@ -51,9 +51,12 @@ def test_periodic_events_reach_who_subscribed_once(
 
     alpha = Tenant.objects.get(slug="alpha")
     old = SharingRequest.objects.create(
-        tenant=alpha, cluster=small_world, mode="time_slicing", justification="j",
+        tenant=alpha,
+        cluster=small_world,
+        mode="time_slicing",
+        justification="j",
         requested_by=viewer,
-    )  # fmt: skip
+    )
     SharingRequest.objects.filter(pk=old.pk).update(requested_at=now - timedelta(days=5))
     fresh = SharingRequest.objects.create(
         tenant=alpha, cluster=small_world, mode="mps", justification="j", requested_by=viewer
@@ -74,9 +77,11 @@ def test_periodic_events_reach_who_subscribed_once(
     )
     Assessment.objects.create(
         provider=Provider.objects.create(slug="nimbus", name="Nimbus Cloud"),
-        questionnaire=questionnaire, created_by=proc, status="accepted",
+        questionnaire=questionnaire,
+        created_by=proc,
+        status="accepted",
         expires_at=now + timedelta(days=10),
-    )  # fmt: skip
+    )
 
     result = run_checks(django_capture_on_commit_callbacks)
     assert result["deliveries"] == 4

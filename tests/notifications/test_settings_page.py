@@ -31,9 +31,13 @@ def test_each_role_is_offered_only_what_it_may_see(personas):
         return {value for value, _ in form.fields["kind"].choices}
 
     assert offered("security_lead") == {
-        "finding_new", "patch_sla", "sync_problem", "approval_pending",
-        "acceptance_expiring", "assessment_renewal",
-    }  # fmt: skip
+        "finding_new",
+        "patch_sla",
+        "sync_problem",
+        "approval_pending",
+        "acceptance_expiring",
+        "assessment_renewal",
+    }
     assert offered("viewer_alpha") == {"finding_new", "patch_sla", "acceptance_expiring"}
     assert offered("procurement") == {"assessment_renewal"}
     assert client_for(personas["no_role"]).get(URL).status_code == 403
@@ -138,9 +142,14 @@ def test_webhook_settings_are_audited_without_the_secret(personas, settings):
 def test_webhook_channel_needs_a_webhook_first(personas):
     lead = personas["security_lead"]
     response = client_for(lead).post(
-        URL, {"form": "subscribe", "kind": "finding_new", "min_severity": "critical",
-              "by_webhook": "on"},
-    )  # fmt: skip
+        URL,
+        {
+            "form": "subscribe",
+            "kind": "finding_new",
+            "min_severity": "critical",
+            "by_webhook": "on",
+        },
+    )
     assert response.status_code == 400
     assert "Set a webhook URL first" in response.content.decode()
 

@@ -50,14 +50,20 @@ def test_security_lead_home_is_the_ranked_risk_overview(small_world, personas):
 def test_platform_engineer_home_shows_pending_requests_syncs_and_patching(small_world, personas):
     alpha = Tenant.objects.get(slug="alpha")
     SharingRequest.objects.create(
-        tenant=alpha, cluster=small_world, mode="mig_gi", justification="training",
+        tenant=alpha,
+        cluster=small_world,
+        mode="mig_gi",
+        justification="training",
         requested_by=personas["viewer_alpha"],
-    )  # fmt: skip
+    )
     broken = Cluster.objects.create(name="broken")
     SyncRun.objects.create(
-        cluster=broken, source="s.json", status="failed", error="snapshot truncated",
+        cluster=broken,
+        source="s.json",
+        status="failed",
+        error="snapshot truncated",
         finished_at=timezone.now(),
-    )  # fmt: skip
+    )
     status, html = page(personas["platform_engineer"], "/home/")
     assert status == 200
     assert "Sharing requests waiting for a decision (1)" in html
@@ -79,9 +85,12 @@ def test_procurement_home_lists_assessments_to_fill_and_renewals(personas):
         provider=draft_at, questionnaire=questionnaire, created_by=personas["procurement"]
     )
     Assessment.objects.create(
-        provider=due_at, questionnaire=questionnaire, created_by=personas["procurement"],
-        status="accepted", expires_at=timezone.now() + timezone.timedelta(days=20),
-    )  # fmt: skip
+        provider=due_at,
+        questionnaire=questionnaire,
+        created_by=personas["procurement"],
+        status="accepted",
+        expires_at=timezone.now() + timezone.timedelta(days=20),
+    )
     status, html = page(personas["procurement"], "/home/")
     assert status == 200
     to_fill = html.split('id="home-to-fill"')[1].split("</section>")[0]

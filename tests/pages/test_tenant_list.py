@@ -36,10 +36,17 @@ def tenants(personas):
         )
         for i in range(findings):
             finding = Finding.objects.create(
-                check_id="POD-001", severity="high", cluster=cluster, subject_kind="Pod",
-                subject_namespace=slug, subject_name=f"p{i}", fingerprint=f"{slug}-{i}",
-                title="t", first_seen=now, last_seen=now,
-            )  # fmt: skip
+                check_id="POD-001",
+                severity="high",
+                cluster=cluster,
+                subject_kind="Pod",
+                subject_namespace=slug,
+                subject_name=f"p{i}",
+                fingerprint=f"{slug}-{i}",
+                title="t",
+                first_seen=now,
+                last_seen=now,
+            )
             finding.tenants.add(tenant)
         rows[slug] = tenant
     TenantNamespace.objects.create(tenant=rows["cyan"], name="genomics-batch")

@@ -55,15 +55,23 @@ def test_audit_log_names_related_objects(small_world, personas):
 
     alpha = Tenant.objects.get(slug="alpha")
     request = SharingRequest.objects.create(
-        tenant=alpha, cluster=small_world, mode="mig_gi", justification="j",
+        tenant=alpha,
+        cluster=small_world,
+        mode="mig_gi",
+        justification="j",
         requested_by=personas["viewer_alpha"],
-    )  # fmt: skip
+    )
     audit_record(
-        actor=personas["platform_engineer"], action="update", obj=request,
+        actor=personas["platform_engineer"],
+        action="update",
+        obj=request,
         before={"decided_by": None, "tenant": alpha.pk},
-        after={"decided_by": personas["platform_engineer"].pk, "tenant": alpha.pk,
-               "cluster": small_world.pk},
-    )  # fmt: skip
+        after={
+            "decided_by": personas["platform_engineer"].pk,
+            "tenant": alpha.pk,
+            "cluster": small_world.pk,
+        },
+    )
     client = Client()
     client.force_login(personas["auditor"])
     html = client.get("/audit/").content.decode()

@@ -12,37 +12,76 @@ WEIGHTS = {"internal": 1.0, "sensitive": 4.0, "external": 2.0}
 _ids = iter(range(1, 10_000))
 
 
-def finding(check: str, kind: str, name: str, *, namespace: str = "", severity: str = "high",
-            tenants: dict[str, str] | None = None, evidence: dict | None = None,
-            pools: tuple[str, ...] = (), exposure: int = 1,
-            cluster: str = "prod") -> ActionFinding:  # fmt: skip
+def finding(
+    check: str,
+    kind: str,
+    name: str,
+    *,
+    namespace: str = "",
+    severity: str = "high",
+    tenants: dict[str, str] | None = None,
+    evidence: dict | None = None,
+    pools: tuple[str, ...] = (),
+    exposure: int = 1,
+    cluster: str = "prod",
+) -> ActionFinding:
     tenants = tenants if tenants is not None else {"alpha": "internal"}
     return ActionFinding(
-        id=next(_ids), check_id=check, severity=severity, cluster=cluster, subject_kind=kind,
-        subject_namespace=namespace, subject_name=name, title=f"{check} on {name}",
-        evidence=evidence or {}, exposure=exposure,
-        tenant_weights={slug: WEIGHTS[cls] for slug, cls in tenants.items()}, pools=pools,
-    )  # fmt: skip
+        id=next(_ids),
+        check_id=check,
+        severity=severity,
+        cluster=cluster,
+        subject_kind=kind,
+        subject_namespace=namespace,
+        subject_name=name,
+        title=f"{check} on {name}",
+        evidence=evidence or {},
+        exposure=exposure,
+        tenant_weights={slug: WEIGHTS[cls] for slug, cls in tenants.items()},
+        pools=pools,
+    )
 
 
 def toolkit_below(node: str, pool: str, fixed: str = "1.17.8", **kw: object) -> ActionFinding:
-    exposure = {"component": "container_toolkit", "installed": "1.16.1", "fixed_version": fixed,
-                "advisory_id": "NVIDIA-5659", "cves": ["CVE-2025-23266"],
-                "severity": "critical"}  # fmt: skip
-    evidence = {"node": node, "components": ["container_toolkit 1.16.1"], "move_to": fixed,
-                "exposures": [exposure]}  # fmt: skip
-    return finding("STACK-002", "Node", node, severity="critical", evidence=evidence,
-                   pools=(pool,), **kw)  # type: ignore[arg-type]  # fmt: skip
+    exposure = {
+        "component": "container_toolkit",
+        "installed": "1.16.1",
+        "fixed_version": fixed,
+        "advisory_id": "NVIDIA-5659",
+        "cves": ["CVE-2025-23266"],
+        "severity": "critical",
+    }
+    evidence = {
+        "node": node,
+        "components": ["container_toolkit 1.16.1"],
+        "move_to": fixed,
+        "exposures": [exposure],
+    }
+    return finding(
+        "STACK-002", "Node", node, severity="critical", evidence=evidence, pools=(pool,), **kw
+    )  # type: ignore[arg-type]
 
 
 def privileged(
     workload: str, container: str, *, kind: str = "Deployment", replicas: int = 1
 ) -> ActionFinding:
     pods = [{"pod": f"team-a/{workload}-{i}", "node": "gpu-1"} for i in range(replicas)]
-    evidence = {"workload": f"{kind}/team-a/{workload}", "tenant": "alpha",
-                "container": container, "replicas": replicas, "pods": pods}  # fmt: skip
-    return finding("POD-001", kind, workload, namespace="team-a", severity="critical",
-                   evidence=evidence, exposure=replicas)  # fmt: skip
+    evidence = {
+        "workload": f"{kind}/team-a/{workload}",
+        "tenant": "alpha",
+        "container": container,
+        "replicas": replicas,
+        "pods": pods,
+    }
+    return finding(
+        "POD-001",
+        kind,
+        workload,
+        namespace="team-a",
+        severity="critical",
+        evidence=evidence,
+        exposure=replicas,
+    )
 
 
 def test_a_pools_toolkit_upgrade_is_one_action_over_its_nodes():
@@ -59,12 +98,28 @@ def test_a_pools_toolkit_upgrade_is_one_action_over_its_nodes():
 
 def test_a_pools_upgrade_targets_the_highest_fix_and_closes_the_sla_breach_too():
     late = {"component": "driver", "installed": "550.90.07", "fixed_version": "550.163.01"}
-    sla = finding("STACK-005", "Node", "h100-1", pools=("h100-a",),
-                  evidence={"node": "h100-1", "late_exposures": [late]})  # fmt: skip
-    driver = finding("STACK-001", "Node", "h100-2", pools=("h100-a",),
-                     evidence={"exposures": [{**late, "fixed_version": "550.127.05"}]})  # fmt: skip
-    (action,) = actions_for([toolkit_below("h100-1", "h100-a", fixed="1.17.4"),
-                             toolkit_below("h100-2", "h100-a"), sla, driver])  # fmt: skip
+    sla = finding(
+        "STACK-005",
+        "Node",
+        "h100-1",
+        pools=("h100-a",),
+        evidence={"node": "h100-1", "late_exposures": [late]},
+    )
+    driver = finding(
+        "STACK-001",
+        "Node",
+        "h100-2",
+        pools=("h100-a",),
+        evidence={"exposures": [{**late, "fixed_version": "550.127.05"}]},
+    )
+    (action,) = actions_for(
+        [
+            toolkit_below("h100-1", "h100-a", fixed="1.17.4"),
+            toolkit_below("h100-2", "h100-a"),
+            sla,
+            driver,
+        ]
+    )
     assert action.title == (
         "Upgrade the GPU driver R550 to 550.163.01 and the container toolkit to 1.17.8 "
         "on pool h100-a"
@@ -95,10 +150,15 @@ def test_different_fixes_are_different_actions():
 
 def test_a_pools_taint_closes_its_nodes_and_the_pods_outside_their_class_pool():
     nodes = [finding("K8S-002", "Node", f"l40s-{i}", pools=("l40s",)) for i in range(2)]
-    outside = finding("POD-009", "StatefulSet", "imaging", namespace="clinical",
-                      tenants={"clinical": "sensitive"}, pools=("l40s",),
-                      evidence={"trust_class": "sensitive",
-                                "pods": [{"node": "l40s-1"}]})  # fmt: skip
+    outside = finding(
+        "POD-009",
+        "StatefulSet",
+        "imaging",
+        namespace="clinical",
+        tenants={"clinical": "sensitive"},
+        pools=("l40s",),
+        evidence={"trust_class": "sensitive", "pods": [{"node": "l40s-1"}]},
+    )
     (action,) = actions_for([*nodes, outside])
     assert action.title == "Taint pool l40s for class sensitive"
     assert action.check_ids == ("K8S-002", "POD-009") and len(action.finding_ids) == 3
@@ -107,13 +167,22 @@ def test_a_pools_taint_closes_its_nodes_and_the_pods_outside_their_class_pool():
 def test_a_co_tenancy_pair_on_a_pool_is_one_action_per_pair():
     def pair(check: str, first: str, second: str) -> ActionFinding:
         parties = [{"party": first}, {"party": second}]
-        return finding(check, "NodePool", "shared-ts", severity="critical",
-                       tenants={first: "internal", second: "internal"},
-                       evidence={"parties": parties})  # fmt: skip
+        return finding(
+            check,
+            "NodePool",
+            "shared-ts",
+            severity="critical",
+            tenants={first: "internal", second: "internal"},
+            evidence={"parties": parties},
+        )
 
-    actions = actions_for([pair("SHARE-001", "research", "analytics"),
-                           pair("SHARE-003", "analytics", "research"),
-                           pair("SHARE-001", "analytics", "orbital")])  # fmt: skip
+    actions = actions_for(
+        [
+            pair("SHARE-001", "research", "analytics"),
+            pair("SHARE-003", "analytics", "research"),
+            pair("SHARE-001", "analytics", "orbital"),
+        ]
+    )
     assert sorted(a.title for a in actions) == [
         "Stop time-slicing analytics with orbital on pool shared-ts",
         "Stop time-slicing analytics with research on pool shared-ts",

@@ -7,8 +7,12 @@ import pytest
 
 from posture.bulletin_effects import resolved_by_bulletins
 
-EXPOSURE = {"component": "driver", "installed": "550.90.07", "advisory_id": "5630",
-            "affected": "< 550.163.01"}  # fmt: skip
+EXPOSURE = {
+    "component": "driver",
+    "installed": "550.90.07",
+    "advisory_id": "5630",
+    "affected": "< 550.163.01",
+}
 EVIDENCE = {"node": "gpu-1", "exposures": [EXPOSURE]}
 SAME = {"driver": "550.90.07"}
 

@@ -24,10 +24,14 @@ def test_an_unsynced_cluster_is_unknown_everywhere():
 
 def test_pass_fail_and_unknown_from_real_facts():
     facts = ChecklistFacts(
-        synced=True, gpu_nodes=4, time_sliced_nodes=1,
-        open_findings={"SHARE-001": 2, "K8S-001": 1}, registered_checks=ALL,
-        trust_classes={"internal": ("exclusive", "mig_gi")}, provider="Nimbus GPU Cloud",
-    )  # fmt: skip
+        synced=True,
+        gpu_nodes=4,
+        time_sliced_nodes=1,
+        open_findings={"SHARE-001": 2, "K8S-001": 1},
+        registered_checks=ALL,
+        trust_classes={"internal": ("exclusive", "mig_gi")},
+        provider="Nimbus GPU Cloud",
+    )
     result = statuses(facts)
     assert result[1] == "pass" and result[2] == "fail" and result[8] == "fail"
     assert result[3] == "pass" and result[6] == "pass"
@@ -40,9 +44,13 @@ def test_pass_fail_and_unknown_from_real_facts():
 
 def test_a_provider_without_an_accepted_questionnaire_fails_item_10():
     facts = ChecklistFacts(
-        synced=True, gpu_nodes=1, time_sliced_nodes=0, open_findings={"PROV-001": 3},
-        registered_checks=ALL, provider="Nimbus GPU Cloud",
-    )  # fmt: skip
+        synced=True,
+        gpu_nodes=1,
+        time_sliced_nodes=0,
+        open_findings={"PROV-001": 3},
+        registered_checks=ALL,
+        provider="Nimbus GPU Cloud",
+    )
     item = cluster_checklist(facts)[9]
     assert (item.status, item.evidence["open_findings"]) == ("fail", {"PROV-001": 3})
     assert item.evidence["provider"] == "Nimbus GPU Cloud"
@@ -78,12 +86,18 @@ def test_checklist_on_the_cluster_page_and_api(small_world, personas):
 
 
 def test_bulletin_items_follow_the_imports_and_the_sla():
-    base = dict(synced=True, gpu_nodes=2, time_sliced_nodes=0, registered_checks=ALL,
-                trust_classes={"x": ("exclusive",)})  # fmt: skip
+    base = dict(
+        synced=True,
+        gpu_nodes=2,
+        time_sliced_nodes=0,
+        registered_checks=ALL,
+        trust_classes={"x": ("exclusive",)},
+    )
     fresh = statuses(ChecklistFacts(**base, bulletins=3, days_since_bulletin_import=2))
     assert fresh[4] == "pass" and fresh[5] == "pass"
-    stale = ChecklistFacts(**base, bulletins=3, days_since_bulletin_import=30,
-                           open_findings={"STACK-005": 4})  # fmt: skip
+    stale = ChecklistFacts(
+        **base, bulletins=3, days_since_bulletin_import=30, open_findings={"STACK-005": 4}
+    )
     assert statuses(stale)[4] == "fail" and statuses(stale)[5] == "fail"
 
 
@@ -95,9 +109,13 @@ def test_a_tenant_viewer_checklist_counts_only_their_own(small_world, personas):
     from tenants.models import Tenant
 
     ResetAttestation.objects.create(
-        cluster=small_world, node="gpu-ts-1", reset_at="2026-11-30T10:00:00Z", method="reboot",
-        previous_tenant=Tenant.objects.get(slug="beta"), recorded_by="plat",
-    )  # fmt: skip
+        cluster=small_world,
+        node="gpu-ts-1",
+        reset_at="2026-11-30T10:00:00Z",
+        method="reboot",
+        previous_tenant=Tenant.objects.get(slug="beta"),
+        recorded_by="plat",
+    )
     url = "/api/v1/clusters/lab/checklist/"
     lead = {r["number"]: r for r in api_client(personas["security_lead"]).get(url).json()}
     viewer = {r["number"]: r for r in api_client(personas["viewer_alpha"]).get(url).json()}

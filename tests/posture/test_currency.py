@@ -37,9 +37,12 @@ AUTH_ERROR = (
 def test_the_staleness_rule(interval, age_minutes, status, stale, failed, reason):
     last_good = NOW - timedelta(minutes=age_minutes) if age_minutes is not None else None
     result = cluster_freshness(
-        now=NOW, interval_minutes=interval, last_good_at=last_good, last_status=status,
+        now=NOW,
+        interval_minutes=interval,
+        last_good_at=last_good,
+        last_status=status,
         last_error=AUTH_ERROR if status == "failed" else "",
-    )  # fmt: skip
+    )
     assert (result.stale, result.failed) == (stale, failed)
     assert result.reason.startswith(reason)
     assert "\n" not in result.reason  # the first line of the error only
@@ -59,9 +62,13 @@ def scheduled(small_world):
 
 def failed_sync(cluster, error: str = AUTH_ERROR) -> SyncRun:  # type: ignore[no-untyped-def]
     return SyncRun.objects.create(
-        cluster=cluster, source="kubeconfig", status=SyncRun.Status.FAILED, trigger="schedule",
-        finished_at=timezone.now(), error=error,
-    )  # fmt: skip
+        cluster=cluster,
+        source="kubeconfig",
+        status=SyncRun.Status.FAILED,
+        trigger="schedule",
+        finished_at=timezone.now(),
+        error=error,
+    )
 
 
 PAGES = ("/", "/tenants/alpha/", "/clusters/lab/")
@@ -132,9 +139,10 @@ def test_metrics_expose_staleness_and_pending_rescores_per_cluster(scheduled, cl
     assert 'gpuposture_cluster_last_sync_failed{cluster="lab"} 0.0' in text
     assert 'gpuposture_cluster_rescore_pending{cluster="lab"} 0.0' in text
     age = next(
-        line for line in text.splitlines()
+        line
+        for line in text.splitlines()
         if line.startswith('gpuposture_cluster_last_good_sync_age_seconds{cluster="lab"}')
-    )  # fmt: skip
+    )
     assert 0 <= float(age.split()[-1]) < 600
 
     failed_sync(scheduled)

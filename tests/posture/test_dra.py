@@ -84,9 +84,20 @@ def test_mps_sharing_from_the_claims_config_is_mps():
 
 def test_sharing_set_by_the_device_class_config_applies():
     objects = _two_tenants_on(["gpu-0"], ["gpu-0"], None)
-    shared_class = device_class(config=[{"opaque": {"driver": DRIVER, "parameters": {
-        "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
-        "sharing": {"strategy": "MPS"}}}}])  # fmt: skip
+    shared_class = device_class(
+        config=[
+            {
+                "opaque": {
+                    "driver": DRIVER,
+                    "parameters": {
+                        "apiVersion": "resource.nvidia.com/v1beta1",
+                        "kind": "GpuConfig",
+                        "sharing": {"strategy": "MPS"},
+                    },
+                }
+            }
+        ]
+    )
     objects = [shared_class if o["kind"] == "DeviceClass" else o for o in objects]
     inputs = world(objects, TENANTS)
     (draft,) = run("SHARE-006", inputs)
@@ -98,16 +109,28 @@ def test_a_claim_generated_from_a_template_is_found_through_the_pod_status():
         _cluster(
             claim_template("alpha", "one-gpu"),
             claim_template("beta", "one-gpu"),
-            claim("alpha", "train-0-gpu-7xq2p", ["gpu-3"], sharing="TimeSlicing",
-                  reserved_for=["train-0"], owner_pod="train-0"),
-            claim("beta", "infer-0-gpu-k2m9v", ["gpu-3"], sharing="TimeSlicing",
-                  reserved_for=["infer-0"], owner_pod="infer-0"),
+            claim(
+                "alpha",
+                "train-0-gpu-7xq2p",
+                ["gpu-3"],
+                sharing="TimeSlicing",
+                reserved_for=["train-0"],
+                owner_pod="train-0",
+            ),
+            claim(
+                "beta",
+                "infer-0-gpu-k2m9v",
+                ["gpu-3"],
+                sharing="TimeSlicing",
+                reserved_for=["infer-0"],
+                owner_pod="infer-0",
+            ),
             dra_pod("alpha", "train-0", template="one-gpu", generated="train-0-gpu-7xq2p"),
             # The status not written yet: the claim the pod owns is found by its owner.
             dra_pod("beta", "infer-0", template="one-gpu"),
         ),
         TENANTS,
-    )  # fmt: skip
+    )
     (draft,) = run("SHARE-001", inputs)
     assert draft.tenants == ("alpha", "beta")
 
@@ -178,8 +201,10 @@ def test_an_admin_access_claim_in_a_tenant_namespace_is_critical():
     )
     (draft,) = run("DRA-001", inputs)
     assert (draft.subject_kind, draft.subject_namespace, draft.subject_name) == (
-        "ResourceClaim", "alpha", "peek",
-    )  # fmt: skip
+        "ResourceClaim",
+        "alpha",
+        "peek",
+    )
     assert draft.tenants == ("alpha",)
     (reached,) = draft.evidence["devices_reached"]
     assert reached["device"] == UUIDS[1]
@@ -229,12 +254,18 @@ def test_a_claim_made_from_an_admin_template_is_the_templates_finding():
     inputs = world(
         _cluster(
             claim_template("alpha", "debug-gpu", admin=True),
-            claim("alpha", "dbg-0-gpu-q8w2e", ["gpu-0"], admin=True, reserved_for=["dbg-0"],
-                  owner_pod="dbg-0"),
+            claim(
+                "alpha",
+                "dbg-0-gpu-q8w2e",
+                ["gpu-0"],
+                admin=True,
+                reserved_for=["dbg-0"],
+                owner_pod="dbg-0",
+            ),
             dra_pod("alpha", "dbg-0", template="debug-gpu", generated="dbg-0-gpu-q8w2e"),
         ),
         TENANTS,
-    )  # fmt: skip
+    )
     (draft,) = run("DRA-001", inputs)
     assert (draft.subject_kind, draft.subject_name) == ("ResourceClaimTemplate", "debug-gpu")
 
@@ -248,9 +279,12 @@ def _rbac_world(rules: list[dict]) -> list[dict]:
 
 ALPHA_DEVS = tenant("alpha", "internal_trusted")
 ALPHA_DEVS = type(ALPHA_DEVS)(
-    ALPHA_DEVS.slug, ALPHA_DEVS.name, ALPHA_DEVS.trust_class, ALPHA_DEVS.namespaces,
+    ALPHA_DEVS.slug,
+    ALPHA_DEVS.name,
+    ALPHA_DEVS.trust_class,
+    ALPHA_DEVS.namespaces,
     ("group:alpha-devs",),
-)  # fmt: skip
+)
 
 
 def test_a_tenant_able_to_label_its_namespace_is_a_finding_per_binding():
@@ -258,8 +292,10 @@ def test_a_tenant_able_to_label_its_namespace_is_a_finding_per_binding():
     inputs = world(_rbac_world(rules), (ALPHA_DEVS, BETA))
     (draft,) = run("DRA-001", inputs)
     assert (draft.subject_kind, draft.subject_namespace, draft.subject_name) == (
-        "RoleBinding", "alpha", "alpha-labels",
-    )  # fmt: skip
+        "RoleBinding",
+        "alpha",
+        "alpha-labels",
+    )
     assert draft.evidence["namespaces"] == ["alpha"]
     assert draft.evidence["grants"][0]["subject"] == "Group:alpha-devs"
 
@@ -268,8 +304,14 @@ def test_reading_namespaces_or_labelling_another_namespace_is_not():
     read_only = [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list"]}]
     assert run("DRA-001", world(_rbac_world(read_only), (ALPHA_DEVS, BETA))) == []
     # patch on namespaces named "beta" only, bound in alpha: it reaches no namespace of alpha.
-    other = [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["patch"],
-              "resourceNames": ["beta"]}]  # fmt: skip
+    other = [
+        {
+            "apiGroups": [""],
+            "resources": ["namespaces"],
+            "verbs": ["patch"],
+            "resourceNames": ["beta"],
+        }
+    ]
     objects = _cluster(
         role("alpha", "labeler", other),
         binding("alpha-labels", "labeler", "Group:alpha-devs", ns="alpha", kind="Role"),
@@ -282,9 +324,11 @@ def test_reading_namespaces_or_labelling_another_namespace_is_not():
 
 def _quota(ns: str, hard: dict[str, str]) -> dict:
     return {
-        "apiVersion": "v1", "kind": "ResourceQuota",
-        "metadata": {"name": "gpu-quota", "namespace": ns}, "spec": {"hard": hard},
-    }  # fmt: skip
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "gpu-quota", "namespace": ns},
+        "spec": {"hard": hard},
+    }
 
 
 def test_k8s001_names_the_device_class_quota_a_tenants_claims_need():
@@ -339,9 +383,11 @@ def test_a_dra_gpu_pod_outside_its_pool_and_without_egress_policy_is_judged():
         claim("ext", "job-gpu", ["gpu-0"], reserved_for=["job-0"]),
         dra_pod("ext", "job-0", "job-gpu"),
         # A pod with no claim at all, and one whose claim is not a GPU: neither is a GPU pod.
-        {**dra_pod("alpha", "cpu-only", "x"), "spec": {"nodeName": "gpu-a",
-                                                   "containers": [{"name": "c", "image": "i"}]}},
-    )  # fmt: skip
+        {
+            **dra_pod("alpha", "cpu-only", "x"),
+            "spec": {"nodeName": "gpu-a", "containers": [{"name": "c", "image": "i"}]},
+        },
+    )
     inputs = world(objects, (ALPHA, BETA, ext))
     (placed,) = run("POD-009", inputs)
     assert placed.tenants == ("ext",)

@@ -7,17 +7,27 @@ from posture.rules import run_checks
 from tests.posture.builders import inputs, tenant
 
 MANIFEST = {
-    "apiVersion": "v1", "kind": "Pod",
+    "apiVersion": "v1",
+    "kind": "Pod",
     "metadata": {"name": "trainer-0", "namespace": "team-ext"},
     "spec": {
-        "containers": [{"name": "main", "image": "registry.example.internal/t@sha256:" + "a" * 64,
-                        "securityContext": {"privileged": False}}],
-        "ephemeralContainers": [{"name": "debugger-x7", "image": "busybox",
-                                 "securityContext": {"privileged": True,
-                                                     "capabilities": {"add": ["sys_admin"]}}}],
+        "containers": [
+            {
+                "name": "main",
+                "image": "registry.example.internal/t@sha256:" + "a" * 64,
+                "securityContext": {"privileged": False},
+            }
+        ],
+        "ephemeralContainers": [
+            {
+                "name": "debugger-x7",
+                "image": "busybox",
+                "securityContext": {"privileged": True, "capabilities": {"add": ["sys_admin"]}},
+            }
+        ],
     },
     "status": {"phase": "Running"},
-}  # fmt: skip
+}
 
 
 def test_a_privileged_debug_container_is_reported_with_its_path():

@@ -11,16 +11,19 @@ def test_a_mapping_is_a_field_value_table():
     node = evidence_tree({"node": "gpu-1", "honours_env": True, "toolkit": None})
     assert node.kind == "map"
     assert [(k, v.text) for k, v in node.rows] == [
-        ("node", "gpu-1"), ("honours env", "yes"), ("toolkit", "—"),
-    ]  # fmt: skip
+        ("node", "gpu-1"),
+        ("honours env", "yes"),
+        ("toolkit", "—"),
+    ]
 
 
 def test_a_list_of_mappings_is_a_table_with_a_column_per_key():
     node = evidence_tree([{"party": "alpha", "pods": 2}, {"party": "beta", "class": "external"}])
     assert node.kind == "table" and node.columns == ["party", "pods", "class"]
     assert [[c.text for c in row] for row in node.cells] == [
-        ["alpha", "2", "—"], ["beta", "—", "external"],
-    ]  # fmt: skip
+        ["alpha", "2", "—"],
+        ["beta", "—", "external"],
+    ]
 
 
 @pytest.mark.parametrize(

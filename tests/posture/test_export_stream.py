@@ -132,19 +132,36 @@ def test_an_export_past_the_bound_is_refused_with_what_to_do(small_world, person
 def _row(i: int, other: str) -> dict:
     """A co-tenancy finding's values() row naming another tenant, as the checks write it."""
     return {
-        "id": i, "check_id": "SHARE-001", "severity": "critical", "status": "open",
-        "tenant__slug": "alpha", "cluster__name": "lab", "subject_kind": "Node",
-        "subject_namespace": "", "subject_name": f"gpu-{i}", "first_seen": None,
-        "last_seen": None, "resolved_at": None, "accepted_reason": "", "accepted_until": None,
-        "ticket_url": "", "owner__username": None,
+        "id": i,
+        "check_id": "SHARE-001",
+        "severity": "critical",
+        "status": "open",
+        "tenant__slug": "alpha",
+        "cluster__name": "lab",
+        "subject_kind": "Node",
+        "subject_namespace": "",
+        "subject_name": f"gpu-{i}",
+        "first_seen": None,
+        "last_seen": None,
+        "resolved_at": None,
+        "accepted_reason": "",
+        "accepted_until": None,
+        "ticket_url": "",
+        "owner__username": None,
         "title": f"Tenant alpha time-slices nvidia.com/gpu on node gpu-{i} with {other}",
         "evidence": {
-            "node": f"gpu-{i}", "tenant": "alpha",
+            "node": f"gpu-{i}",
+            "tenant": "alpha",
             "tenant_pods": [{"pod": "team-alpha/trainer-0", "count": 1}],
-            "other_tenants": [{"tenant": other, "trust_class": "external",
-                               "pods": [{"pod": f"{other}-ns/job-{i}", "count": 1}]}],
+            "other_tenants": [
+                {
+                    "tenant": other,
+                    "trust_class": "external",
+                    "pods": [{"pod": f"{other}-ns/job-{i}", "count": 1}],
+                }
+            ],
         },
-    }  # fmt: skip
+    }
 
 
 def _scope(tenants: int) -> HiddenScope:

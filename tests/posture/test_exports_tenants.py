@@ -9,12 +9,21 @@ from posture.exports import findings_csv, findings_sarif
 from posture.rules import CHECKS
 
 ROW = {
-    "id": 7, "check": "STACK-004", "severity": "medium", "status": "open",
-    "tenants": ["alpha", "beta"], "cluster": "lab", "subject_kind": "Node",
-    "subject_namespace": "", "subject_name": "gpu-1", "title": "GPU node gpu-1: unknown",
-    "first_seen": "2026-12-01T00:00:00Z", "last_seen": "2026-12-02T00:00:00Z",
-    "mappings": ["SP800-53:CM-8"], "evidence": {"node": "gpu-1"},
-}  # fmt: skip
+    "id": 7,
+    "check": "STACK-004",
+    "severity": "medium",
+    "status": "open",
+    "tenants": ["alpha", "beta"],
+    "cluster": "lab",
+    "subject_kind": "Node",
+    "subject_namespace": "",
+    "subject_name": "gpu-1",
+    "title": "GPU node gpu-1: unknown",
+    "first_seen": "2026-12-01T00:00:00Z",
+    "last_seen": "2026-12-02T00:00:00Z",
+    "mappings": ["SP800-53:CM-8"],
+    "evidence": {"node": "gpu-1"},
+}
 
 
 def test_csv_has_one_row_per_finding_with_its_tenants_in_one_cell():

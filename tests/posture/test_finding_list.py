@@ -95,8 +95,9 @@ def test_a_viewer_picks_and_searches_only_what_they_see(small_world, personas):
 def test_accepted_findings_say_who_why_and_until(small_world, personas):
     finding = Finding.objects.get(check_id="POD-001")
     until = timezone.now() + timedelta(days=9)
-    finding_accept(finding=finding, user=personas["security_lead"],
-                   reason="pilot ends in a week", until=until)  # fmt: skip
+    finding_accept(
+        finding=finding, user=personas["security_lead"], reason="pilot ends in a week", until=until
+    )
     html = client_for(personas["auditor"]).get("/findings/?status=accepted").content.decode()
     assert row_ids(html) == [finding.pk]
     assert f"by sec until {until:%Y-%m-%d}: pilot ends in a week" in html
@@ -132,15 +133,21 @@ def test_bulk_accept_by_the_rules_of_one(small_world, personas):
     assert refused.status_code == 400
     html = refused.content.decode()
     assert "short</textarea>" in html and f'value="{soon}"' in html
-    assert all(f'value="{pk}" form="bulk-accept" aria-label="Pick finding {pk}" checked' in html
-               for pk in picked)  # fmt: skip
+    assert all(
+        f'value="{pk}" form="bulk-accept" aria-label="Pick finding {pk}" checked' in html
+        for pk in picked
+    )
     assert not Finding.objects.filter(status="accepted").exists()
     # Accepted one by one, each its own audit event; a resolved one is refused by name.
     done = lead.post(
         "/findings/accept/",
-        {"ids": [*picked, resolved.pk], "reason": "isolated pool until the upgrade",
-         "until": soon, "back": "severity=medium"},
-    )  # fmt: skip
+        {
+            "ids": [*picked, resolved.pk],
+            "reason": "isolated pool until the upgrade",
+            "until": soon,
+            "back": "severity=medium",
+        },
+    )
     assert done.status_code == 302 and done["Location"] == "/findings/?severity=medium"
     assert set(Finding.objects.filter(status="accepted").values_list("pk", flat=True)) == set(
         picked

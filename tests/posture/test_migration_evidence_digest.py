@@ -30,11 +30,18 @@ def old_rows():
     PostureRun = apps.get_model("posture", "PostureRun")  # noqa: N806
     cluster = Cluster.objects.create(name="lab")
     finding = Finding.objects.create(
-        check_id="POD-001", severity="critical", cluster=cluster, subject_kind="Deployment",
-        subject_namespace="ci", subject_name="trainer", fingerprint="a" * 64, title="t",
-        evidence={"replicas": 2, "pods": [{"pod": "ci/trainer-1"}]}, first_seen=NOW,
+        check_id="POD-001",
+        severity="critical",
+        cluster=cluster,
+        subject_kind="Deployment",
+        subject_namespace="ci",
+        subject_name="trainer",
+        fingerprint="a" * 64,
+        title="t",
+        evidence={"replicas": 2, "pods": [{"pod": "ci/trainer-1"}]},
+        first_seen=NOW,
         last_seen=NOW,
-    )  # fmt: skip
+    )
     run = PostureRun.objects.create(counts={"actions": 1})
     yield finding.pk, run.pk
     migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())

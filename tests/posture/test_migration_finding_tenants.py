@@ -49,12 +49,19 @@ def _old_rows(apps) -> dict[str, object]:  # type: ignore[no-untyped-def]
     cluster = Cluster.objects.create(name="lab")
     hashed = {"pod-template-hash": "5d9c7b8f6", "app": "trainer"}
     owner = {"owner_kind": "ReplicaSet", "owner_name": "trainer-5d9c7b8f6", "labels": hashed}
-    for name, data in (("trainer-5d9c7b8f6-x1", owner), ("trainer-5d9c7b8f6-x2", owner),
-                       ("solo", {"labels": {}})):  # fmt: skip
+    for name, data in (
+        ("trainer-5d9c7b8f6-x1", owner),
+        ("trainer-5d9c7b8f6-x2", owner),
+        ("solo", {"labels": {}}),
+    ):
         Pod.objects.create(
-            cluster=cluster, namespace="team-a", name=name, phase="Running",
-            data={"namespace": "team-a", "name": name, **data}, changed_at=NOW,
-        )  # fmt: skip
+            cluster=cluster,
+            namespace="team-a",
+            name=name,
+            phase="Running",
+            data={"namespace": "team-a", "name": name, **data},
+            changed_at=NOW,
+        )
     return {"cluster": cluster, "a": alpha, "b": beta, "ana": ana, "bob": bob}
 
 
@@ -62,39 +69,94 @@ def _finding(apps, w, tenant, check, kind, name, **fields):  # type: ignore[no-u
     Finding = apps.get_model("posture", "Finding")
     namespace = "team-a" if kind == "Pod" else ""
     base = {
-        "severity": "high", "status": "open", "title": f"{check} {name}", "evidence": {},
-        "first_seen": NOW - 10 * HOUR, "last_seen": NOW - HOUR, "key": "",
-    }  # fmt: skip
+        "severity": "high",
+        "status": "open",
+        "title": f"{check} {name}",
+        "evidence": {},
+        "first_seen": NOW - 10 * HOUR,
+        "last_seen": NOW - HOUR,
+        "key": "",
+    }
     return Finding.objects.create(
-        check_id=check, cluster=w["cluster"], tenant=w[tenant] if tenant else None,
-        subject_kind=kind, subject_namespace=namespace, subject_name=name,
-        fingerprint=f"old-{check}-{name}-{tenant}", **{**base, **fields},
-    ).pk  # fmt: skip
+        check_id=check,
+        cluster=w["cluster"],
+        tenant=w[tenant] if tenant else None,
+        subject_kind=kind,
+        subject_namespace=namespace,
+        subject_name=name,
+        fingerprint=f"old-{check}-{name}-{tenant}",
+        **{**base, **fields},
+    ).pk
 
 
 def test_per_tenant_findings_merge_by_cause_without_loss(old_world):
     apps, w = old_world, _old_rows(old_world)
     ids = {
-        "accepted_a": _finding(apps, w, "a", "STACK-004", "Node", "gpu-1", status="accepted",
-                               accepted_until=NOW + 240 * HOUR, accepted_by=w["ana"],
-                               accepted_reason="alpha's reason", first_seen=NOW - 480 * HOUR),
-        "accepted_b": _finding(apps, w, "b", "STACK-004", "Node", "gpu-1", status="accepted",
-                               accepted_until=NOW + 120 * HOUR, accepted_by=w["bob"],
-                               accepted_reason="beta's reason", last_seen=NOW),
+        "accepted_a": _finding(
+            apps,
+            w,
+            "a",
+            "STACK-004",
+            "Node",
+            "gpu-1",
+            status="accepted",
+            accepted_until=NOW + 240 * HOUR,
+            accepted_by=w["ana"],
+            accepted_reason="alpha's reason",
+            first_seen=NOW - 480 * HOUR,
+        ),
+        "accepted_b": _finding(
+            apps,
+            w,
+            "b",
+            "STACK-004",
+            "Node",
+            "gpu-1",
+            status="accepted",
+            accepted_until=NOW + 120 * HOUR,
+            accepted_by=w["bob"],
+            accepted_reason="beta's reason",
+            last_seen=NOW,
+        ),
         "open_a": _finding(apps, w, "a", "K8S-002", "Node", "gpu-1"),
-        "resolved_b": _finding(apps, w, "b", "K8S-002", "Node", "gpu-1", status="resolved",
-                               resolved_at=NOW - 2 * HOUR),
-        "gone_a": _finding(apps, w, "a", "STACK-001", "Node", "gpu-2", status="resolved",
-                           resolved_at=NOW - 5 * HOUR),
-        "gone_b": _finding(apps, w, "b", "STACK-001", "Node", "gpu-2", status="resolved",
-                           resolved_at=NOW - 3 * HOUR),
+        "resolved_b": _finding(
+            apps, w, "b", "K8S-002", "Node", "gpu-1", status="resolved", resolved_at=NOW - 2 * HOUR
+        ),
+        "gone_a": _finding(
+            apps,
+            w,
+            "a",
+            "STACK-001",
+            "Node",
+            "gpu-2",
+            status="resolved",
+            resolved_at=NOW - 5 * HOUR,
+        ),
+        "gone_b": _finding(
+            apps,
+            w,
+            "b",
+            "STACK-001",
+            "Node",
+            "gpu-2",
+            status="resolved",
+            resolved_at=NOW - 3 * HOUR,
+        ),
         "replica_1": _finding(apps, w, "a", "POD-001", "Pod", "trainer-5d9c7b8f6-x1", key="main"),
-        "replica_2": _finding(apps, w, "a", "POD-001", "Pod", "trainer-5d9c7b8f6-x2", key="main",
-                              first_seen=NOW - 50 * HOUR),
+        "replica_2": _finding(
+            apps,
+            w,
+            "a",
+            "POD-001",
+            "Pod",
+            "trainer-5d9c7b8f6-x2",
+            key="main",
+            first_seen=NOW - 50 * HOUR,
+        ),
         "bare_pod": _finding(apps, w, "a", "POD-002", "Pod", "solo"),
         "pod_gone": _finding(apps, w, "a", "POD-002", "Pod", "vanished"),
         "no_tenant": _finding(apps, w, None, "PROV-001", "Provider", "nimbus"),
-    }  # fmt: skip
+    }
     # The models as of AFTER: later migrations add columns today's model reads.
     Finding = migrate(AFTER).get_model("posture", "Finding")  # noqa: N806
 

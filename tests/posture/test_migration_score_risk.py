@@ -45,29 +45,63 @@ def _old_score(apps):  # type: ignore[no-untyped-def]
     sensitive, _ = TrustClass.objects.get_or_create(slug="sensitive", defaults={"name": "S"})
     tenant = Tenant.objects.create(slug="clinical", name="Clinical", trust_class=sensitive)
     cluster = Cluster.objects.create(name="lab")
-    common = {"cluster": cluster, "subject_kind": "Deployment", "subject_namespace": "ci",
-              "first_seen": NOW, "last_seen": NOW, "title": "t"}  # fmt: skip
+    common = {
+        "cluster": cluster,
+        "subject_kind": "Deployment",
+        "subject_namespace": "ci",
+        "first_seen": NOW,
+        "last_seen": NOW,
+        "title": "t",
+    }
     critical = Finding.objects.create(
-        check_id="POD-001", severity="critical", subject_name="trainer", exposure=4,
-        fingerprint="a" * 64, **common,
-    )  # fmt: skip
+        check_id="POD-001",
+        severity="critical",
+        subject_name="trainer",
+        exposure=4,
+        fingerprint="a" * 64,
+        **common,
+    )
     accepted = Finding.objects.create(
-        check_id="POD-004", severity="critical", subject_name="debug", status="accepted",
-        fingerprint="b" * 64, **common,
-    )  # fmt: skip
+        check_id="POD-004",
+        severity="critical",
+        subject_name="debug",
+        status="accepted",
+        fingerprint="b" * 64,
+        **common,
+    )
     contributions = [
-        {"finding_id": critical.pk, "check": "POD-001", "severity": "critical", "points": -40,
-         "reason": "open critical finding: -40"},
-        {"finding_id": 99999, "check": "SHARE-002", "severity": "high", "points": 0,
-         "reason": "open high finding: -20, counted as 0: the score is already at the floor "
-                   "of 0"},
-        {"finding_id": accepted.pk, "check": "POD-004", "severity": "critical", "points": 0,
-         "reason": "risk accepted"},
-    ]  # fmt: skip
+        {
+            "finding_id": critical.pk,
+            "check": "POD-001",
+            "severity": "critical",
+            "points": -40,
+            "reason": "open critical finding: -40",
+        },
+        {
+            "finding_id": 99999,
+            "check": "SHARE-002",
+            "severity": "high",
+            "points": 0,
+            "reason": "open high finding: -20, counted as 0: the score is already at the floor "
+            "of 0",
+        },
+        {
+            "finding_id": accepted.pk,
+            "check": "POD-004",
+            "severity": "critical",
+            "points": 0,
+            "reason": "risk accepted",
+        },
+    ]
     return TenantScore.objects.create(
-        run=PostureRun.objects.create(), tenant=tenant, computed_at=NOW, score=0, grade="F",
-        cap="open critical finding POD-001 caps the grade at F", contributions=contributions,
-    )  # fmt: skip
+        run=PostureRun.objects.create(),
+        tenant=tenant,
+        computed_at=NOW,
+        score=0,
+        grade="F",
+        cap="open critical finding POD-001 caps the grade at F",
+        contributions=contributions,
+    )
 
 
 def test_old_scores_gain_risk_and_the_new_curve(old_world):
@@ -81,6 +115,7 @@ def test_old_scores_gain_risk_and_the_new_curve(old_world):
     assert row.score == math.floor(100 * math.exp(-1350 / 2500)) == 58
     assert row.grade == "F"  # the open critical still caps it
     assert [(c["check"], c["points"], c["share"]) for c in row.contributions] == [
-        ("POD-001", 1200, 88.9), ("SHARE-002", 150, 11.1),
-    ]  # fmt: skip
+        ("POD-001", 1200, 88.9),
+        ("SHARE-002", 150, 11.1),
+    ]
     assert row.computed_at == old.computed_at  # history keeps its dates

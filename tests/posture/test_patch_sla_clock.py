@@ -17,11 +17,17 @@ SLA = {"critical": 7, "high": 30, "medium": 90, "low": 180}
 
 def exposed_world(*severities: str | None):  # type: ignore[no-untyped-def]
     exposures = [
-        {"component": "container_toolkit", "installed": "1.17.4", "fixed_version": "1.17.8",
-         "severity": s, "advisory_id": f"adv-{s}", "released": RELEASED.isoformat(),
-         "cves": ["CVE-2025-23266"]}
+        {
+            "component": "container_toolkit",
+            "installed": "1.17.4",
+            "fixed_version": "1.17.8",
+            "severity": s,
+            "advisory_id": f"adv-{s}",
+            "released": RELEASED.isoformat(),
+            "cves": ["CVE-2025-23266"],
+        }
         for s in severities
-    ]  # fmt: skip
+    ]
     world = inputs(
         nodes=(gpu_node("gpu-1"),),
         pods=(pod("alpha-ns", "train", gpu={"nvidia.com/gpu": 1}),),

@@ -29,20 +29,30 @@ def hostile_world() -> PostureInputs:
     """One labelled pod of an external tenant that breaks every pod rule at once, on a node
     outside its class's pool, published by a NodePort."""
     main = Container(
-        name="main", image="registry.example.com/train:1", privileged=True,
-        capabilities_add=("SYS_ADMIN",), gpu_requests={"nvidia.com/gpu": "1"},
-        gpu_limits={"nvidia.com/gpu": "2"}, volume_mounts=(mount("dev", "/host-dev"),),
+        name="main",
+        image="registry.example.com/train:1",
+        privileged=True,
+        capabilities_add=("SYS_ADMIN",),
+        gpu_requests={"nvidia.com/gpu": "1"},
+        gpu_limits={"nvidia.com/gpu": "2"},
+        volume_mounts=(mount("dev", "/host-dev"),),
         env=(env("HF_TOKEN", "hf_literal"), env("NVIDIA_MIG_CONFIG_DEVICES", "all")),
-    )  # fmt: skip
+    )
     notebook = Container(
-        name="nb", image="quay.io/jupyter/base-notebook:2024-10-02", ports=(8888,),
+        name="nb",
+        image="quay.io/jupyter/base-notebook:2024-10-02",
+        ports=(8888,),
         args=("start-notebook.py", "--ServerApp.token=", "--ServerApp.password="),
         env=(env("NVIDIA_VISIBLE_DEVICES", "all"),),
-    )  # fmt: skip
+    )
     hostile = pod(
-        "ext", "nb-0", containers=(main, notebook), host_pid=True,
-        volumes=(host_path("dev", "/dev"),), labels=LABELS,
-    )  # fmt: skip
+        "ext",
+        "nb-0",
+        containers=(main, notebook),
+        host_pid=True,
+        volumes=(host_path("dev", "/dev"),),
+        labels=LABELS,
+    )
     published = Service("ext", "nb", "NodePort", {"app": "nb"}, (8888,))
     return inputs(nodes=(gpu_node(),), pods=(hostile,), tenants=(STRICT,), services=(published,))
 

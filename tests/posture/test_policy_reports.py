@@ -26,9 +26,11 @@ _INT = {"type": "integer"}
 OBJECT_REFERENCE = {  # core/v1 ObjectReference
     "type": "object",
     "additionalProperties": False,
-    "properties": {k: _STR for k in ("apiVersion", "fieldPath", "kind", "name", "namespace",
-                                     "resourceVersion", "uid")},
-}  # fmt: skip
+    "properties": {
+        k: _STR
+        for k in ("apiVersion", "fieldPath", "kind", "name", "namespace", "resourceVersion", "uid")
+    },
+}
 LABEL_SELECTOR = {"type": "object"}
 RESULT = {
     "type": "object",
@@ -48,7 +50,7 @@ RESULT = {
                 "nanos": {"type": "integer", "minimum": 0, "maximum": 999999999},
                 "seconds": _INT,
             },
-        },  # fmt: skip
+        },
         "result": {"enum": ["pass", "fail", "warn", "error", "skip"]},
         "scored": {"type": "boolean"},
         "resources": {"type": "array", "items": OBJECT_REFERENCE},
@@ -66,14 +68,22 @@ METADATA = {
     "type": "object",
     "required": ["name"],
     "properties": {
-        "name": {"type": "string", "pattern": r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
-                 "maxLength": 253},
+        "name": {
+            "type": "string",
+            "pattern": r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+            "maxLength": 253,
+        },
         "namespace": _STR,
-        "labels": {"type": "object", "additionalProperties": {
-            "type": "string", "pattern": r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$",
-            "maxLength": 63}},
+        "labels": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "string",
+                "pattern": r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$",
+                "maxLength": 63,
+            },
+        },
     },
-}  # fmt: skip
+}
 
 
 def report_schema(api_version: str, kind: str, namespaced: bool, source: bool) -> dict:
@@ -132,33 +142,76 @@ def check_shape(document: dict) -> None:
 
 def row(**kw) -> dict:
     base = {
-        "id": 41, "check": "POD-001", "severity": "critical", "status": "open",
-        "tenants": ["alpha"], "cluster": "prod-east", "subject_kind": "Deployment",
-        "subject_namespace": "team-alpha", "subject_name": "trainer",
+        "id": 41,
+        "check": "POD-001",
+        "severity": "critical",
+        "status": "open",
+        "tenants": ["alpha"],
+        "cluster": "prod-east",
+        "subject_kind": "Deployment",
+        "subject_namespace": "team-alpha",
+        "subject_name": "trainer",
         "title": "Deployment team-alpha/trainer runs a privileged container",
         "evidence": {"container": "cuda", "securityContext.privileged": True},
-        "remediation": "Remove privileged: true.", "mappings": ["SP800-53:AC-6"],
-        "first_seen": "2026-11-30T08:00:00Z", "last_seen": "2026-12-02T09:30:00.250000Z",
-        "accepted_reason": None, "accepted_until": None,
-    }  # fmt: skip
+        "remediation": "Remove privileged: true.",
+        "mappings": ["SP800-53:AC-6"],
+        "first_seen": "2026-11-30T08:00:00Z",
+        "last_seen": "2026-12-02T09:30:00.250000Z",
+        "accepted_reason": None,
+        "accepted_until": None,
+    }
     return base | kw
 
 
 ROWS = [
     row(),
-    row(id=42, check="POD-006", severity="medium", status="accepted",
-        subject_name="notebook", title="GPU requests differ from limits",
-        accepted_reason="Vendor image, fixed in Q1", accepted_until="2027-01-31T00:00:00Z"),
+    row(
+        id=42,
+        check="POD-006",
+        severity="medium",
+        status="accepted",
+        subject_name="notebook",
+        title="GPU requests differ from limits",
+        accepted_reason="Vendor image, fixed in Q1",
+        accepted_until="2027-01-31T00:00:00Z",
+    ),
     row(id=43, check="POD-007", severity="medium", status="resolved", subject_name="old"),
-    row(id=44, check="K8S-001", severity="medium", subject_kind="Namespace",
-        subject_namespace="team-beta", subject_name="team-beta", tenants=["beta"]),
-    row(id=45, check="STACK-001", severity="high", subject_kind="Node", subject_namespace="",
-        subject_name="gpu-a100-1", tenants=["alpha", "beta"]),
-    row(id=46, check="SHARE-005", severity="low", subject_kind="SharingMode",
-        subject_namespace="", subject_name="time-slicing"),
-    row(id=47, check="STACK-001", severity="high", cluster="neo-west", subject_kind="Node",
-        subject_namespace="", subject_name="nw-h100-1"),
-]  # fmt: skip
+    row(
+        id=44,
+        check="K8S-001",
+        severity="medium",
+        subject_kind="Namespace",
+        subject_namespace="team-beta",
+        subject_name="team-beta",
+        tenants=["beta"],
+    ),
+    row(
+        id=45,
+        check="STACK-001",
+        severity="high",
+        subject_kind="Node",
+        subject_namespace="",
+        subject_name="gpu-a100-1",
+        tenants=["alpha", "beta"],
+    ),
+    row(
+        id=46,
+        check="SHARE-005",
+        severity="low",
+        subject_kind="SharingMode",
+        subject_namespace="",
+        subject_name="time-slicing",
+    ),
+    row(
+        id=47,
+        check="STACK-001",
+        severity="high",
+        cluster="neo-west",
+        subject_kind="Node",
+        subject_namespace="",
+        subject_name="nw-h100-1",
+    ),
+]
 
 
 @pytest.mark.parametrize("kind", ["openreports", "policyreport"])
@@ -168,9 +221,10 @@ def test_every_report_has_the_published_shape(kind):
         check_shape(document)
     kinds = [(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]) for d in documents]
     namespaced, cluster = (
-        ("Report", "ClusterReport") if kind == "openreports" else
-        ("PolicyReport", "ClusterPolicyReport")
-    )  # fmt: skip
+        ("Report", "ClusterReport")
+        if kind == "openreports"
+        else ("PolicyReport", "ClusterPolicyReport")
+    )
     # One report per namespace, one cluster-scoped report per cluster.
     assert kinds == [
         (namespaced, "team-alpha", "gpuposture-prod-east"),
@@ -193,9 +247,13 @@ def test_results_map_status_severity_and_subject():
     assert first["policy"] == "POD-001" and first["rule"] == CHECKS["POD-001"].title
     assert first["severity"] == "critical" and first["source"] == "gpuposture"
     assert first["resources"] == [
-        {"apiVersion": "apps/v1", "kind": "Deployment", "name": "trainer",
-         "namespace": "team-alpha"}
-    ]  # fmt: skip
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "name": "trainer",
+            "namespace": "team-alpha",
+        }
+    ]
     when = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)  # last_seen, to the nanosecond
     assert first["timestamp"] == {"seconds": int(when.timestamp()), "nanos": 250000000}
     assert by_id["42"]["properties"]["acceptedReason"] == "Vendor image, fixed in Q1"
@@ -244,22 +302,44 @@ def findings_world(db):
     for slug in ("alpha", "beta"):
         tenant = Tenant.objects.create(slug=slug, name=slug.title(), trust_class=internal)
         TenantNamespace.objects.create(tenant=tenant, name=f"team-{slug}")
-        node = Node.objects.create(cluster=cluster, name=f"gpu-{slug}", is_gpu_node=True,
-                                   changed_at=now)  # fmt: skip
-        Pod.objects.create(cluster=cluster, namespace=f"team-{slug}", name="p", node=node,
-                           tenant=tenant, phase="Running", changed_at=now)  # fmt: skip
+        node = Node.objects.create(
+            cluster=cluster, name=f"gpu-{slug}", is_gpu_node=True, changed_at=now
+        )
+        Pod.objects.create(
+            cluster=cluster,
+            namespace=f"team-{slug}",
+            name="p",
+            node=node,
+            tenant=tenant,
+            phase="Running",
+            changed_at=now,
+        )
         finding = Finding.objects.create(
-            check_id="POD-001", severity="critical", cluster=cluster, subject_kind="Pod",
-            subject_namespace=f"team-{slug}", subject_name="p", fingerprint=f"f-{slug}",
-            title=f"Pod team-{slug}/p is privileged", first_seen=now, last_seen=now,
-        )  # fmt: skip
+            check_id="POD-001",
+            severity="critical",
+            cluster=cluster,
+            subject_kind="Pod",
+            subject_namespace=f"team-{slug}",
+            subject_name="p",
+            fingerprint=f"f-{slug}",
+            title=f"Pod team-{slug}/p is privileged",
+            first_seen=now,
+            last_seen=now,
+        )
         finding.tenants.add(tenant)
         tenants[slug] = tenant
     shared = Finding.objects.create(
-        check_id="SHARE-001", severity="critical", cluster=cluster, subject_kind="Node",
-        subject_namespace="", subject_name="gpu-alpha", fingerprint="f-share",
-        title="Tenants alpha and beta time-slice one GPU", first_seen=now, last_seen=now,
-    )  # fmt: skip
+        check_id="SHARE-001",
+        severity="critical",
+        cluster=cluster,
+        subject_kind="Node",
+        subject_namespace="",
+        subject_name="gpu-alpha",
+        fingerprint="f-share",
+        title="Tenants alpha and beta time-slice one GPU",
+        first_seen=now,
+        last_seen=now,
+    )
     shared.tenants.add(*tenants.values())
     return tenants
 
@@ -271,9 +351,10 @@ def test_cli_writes_policy_reports(findings_world):
     for document in documents:
         check_shape(document)
     assert [(d["kind"], d["metadata"].get("namespace")) for d in documents] == [
-        ("PolicyReport", "team-alpha"), ("PolicyReport", "team-beta"),
+        ("PolicyReport", "team-alpha"),
+        ("PolicyReport", "team-beta"),
         ("ClusterPolicyReport", None),
-    ]  # fmt: skip
+    ]
     assert "3 findings exported" in err.getvalue()
 
 
@@ -288,10 +369,13 @@ def test_api_export_for_a_tenant_viewer_holds_their_namespaces_only(findings_wor
     text = content(response).decode()
     documents = list(yaml.safe_load_all(text))
     assert [(d["kind"], d["metadata"].get("namespace")) for d in documents] == [
-        ("Report", "team-alpha"), ("ClusterReport", None),
-    ]  # fmt: skip
-    assert "team-beta" not in text and "beta" not in documents[1]["results"][0]["properties"][
-        "tenants"]  # fmt: skip
+        ("Report", "team-alpha"),
+        ("ClusterReport", None),
+    ]
+    assert (
+        "team-beta" not in text
+        and "beta" not in documents[1]["results"][0]["properties"]["tenants"]
+    )
     link = documents[0]["results"][0]["properties"]["link"]
     assert link.startswith("http://testserver/api/v1/findings/") and link.endswith("/")
     lead = api_client(personas["security_lead"]).get(

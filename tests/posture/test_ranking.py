@@ -30,9 +30,15 @@ def test_most_risk_first_unscored_lead_and_only_equal_risk_falls_back_to_the_key
 
 @pytest.mark.parametrize(
     ("risk", "previous", "trend"),
-    [(120.0, 100.0, "up"), (80.0, 100.0, "down"), (100.0, 100.0, "same"), (5.0, None, "new"),
-     (None, 5.0, "new"), (100.004, 100.0, "same")],
-)  # fmt: skip
+    [
+        (120.0, 100.0, "up"),
+        (80.0, 100.0, "down"),
+        (100.0, 100.0, "same"),
+        (5.0, None, "new"),
+        (None, 5.0, "new"),
+        (100.004, 100.0, "same"),
+    ],
+)
 def test_trend_against_the_run_before(risk, previous, trend):
     assert trend_of(risk, previous) == trend
     if trend in ("up", "down"):
@@ -50,8 +56,10 @@ def _set_weight_in_admin(client: Client, trust_class: TrustClass, weight: float)
     """Post the admin's change form as a person would: every field as shown, one changed."""
     fields = ("slug", "name", "description", "approval_expiry_days", "rank")
     data = {f: getattr(trust_class, f) or "" for f in fields}
-    data |= {f: json.dumps(getattr(trust_class, f)) for f in (
-        "allowed_modes", "same_class_only_modes", "approved_registries")}  # fmt: skip
+    data |= {
+        f: json.dumps(getattr(trust_class, f))
+        for f in ("allowed_modes", "same_class_only_modes", "approved_registries")
+    }
     for flag in ("requires_dedicated_pool", "requires_reset_attestation", "require_image_digest"):
         if getattr(trust_class, flag):
             data[flag] = "on"

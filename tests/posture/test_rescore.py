@@ -150,9 +150,13 @@ def sharing(small_world, personas):
 
     def request(pool: str = ""):  # type: ignore[no-untyped-def]
         return sharing_request_create(
-            tenant=alpha, cluster=small_world, mode=mode, node_pool=pool,
-            justification="training jobs share the L4 pool", user=personas["platform_engineer"],
-        )  # fmt: skip
+            tenant=alpha,
+            cluster=small_world,
+            mode=mode,
+            node_pool=pool,
+            justification="training jobs share the L4 pool",
+            user=personas["platform_engineer"],
+        )
 
     return request, decider
 
@@ -211,12 +215,15 @@ def test_an_exemption_made_in_the_admin_rescores_its_cluster(
         response = client.post(
             "/admin/posture/checkexemption/add/",
             {
-                "check_id": finding.check_id, "cluster": small_world.pk,
-                "namespace": finding.subject_namespace, "kind": finding.subject_kind,
-                "name": finding.subject_name, "labels": "{}",
+                "check_id": finding.check_id,
+                "cluster": small_world.pk,
+                "namespace": finding.subject_namespace,
+                "kind": finding.subject_kind,
+                "name": finding.subject_name,
+                "labels": "{}",
                 "reason": "lab cluster, accepted by the platform board",
             },
-        )  # fmt: skip
+        )
     assert response.status_code == 302, response.content[:2000]
     assert runs() == before + 1
     assert not Finding.objects.filter(pk=finding.pk, status="open").exists()
@@ -226,9 +233,14 @@ def test_an_exemption_made_in_the_admin_rescores_its_cluster(
 
     other = cluster_get_or_create(name="elsewhere")
     data = {
-        "check_id": exemption.check_id, "cluster": other.pk, "namespace": exemption.namespace,
-        "kind": exemption.kind, "name": exemption.name, "labels": "{}", "reason": exemption.reason,
-    }  # fmt: skip
+        "check_id": exemption.check_id,
+        "cluster": other.pk,
+        "namespace": exemption.namespace,
+        "kind": exemption.kind,
+        "name": exemption.name,
+        "labels": "{}",
+        "reason": exemption.reason,
+    }
     with committed():
         client.post(f"/admin/posture/checkexemption/{exemption.pk}/change/", data)
     assert set(PostureRun.objects.order_by("-pk").first().clusters) == {"lab"}  # judged ones
@@ -259,8 +271,9 @@ def test_the_image_policy_of_a_class_rescores(small_world, committed):
     with committed():
         trust_class_image_policy_set(
             trust_class=TrustClass.objects.get(slug="external"),
-            approved_registries=["registry.example.com/"], require_image_digest=True,
-        )  # fmt: skip
+            approved_registries=["registry.example.com/"],
+            require_image_digest=True,
+        )
     assert runs() == before + 1
 
 
@@ -304,13 +317,15 @@ def test_a_reset_attestation_rescores_its_cluster(small_world, committed):
     with committed():
         reset_attestation_record(
             attestation=ResetAttestation(
-                cluster=small_world, node="gpu-ts-1", reset_at=timezone.now(),
+                cluster=small_world,
+                node="gpu-ts-1",
+                reset_at=timezone.now(),
                 method=ResetAttestation.Method.GPU_RESET,
                 previous_tenant=Tenant.objects.get(slug="alpha"),
                 next_tenant=Tenant.objects.get(slug="beta"),
             ),
             actor="plat",
-        )  # fmt: skip
+        )
     assert runs() == before + 1
 
 

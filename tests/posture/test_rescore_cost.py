@@ -37,9 +37,10 @@ def test_a_rescore_with_nothing_changed_rewrites_no_finding_and_keeps_the_action
     writes = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
     assert not any('"evidence"' in sql for sql in writes), writes  # no finding rewritten
     assert not [
-        q for q in queries.captured_queries
+        q
+        for q in queries.captured_queries
         if 'DELETE FROM "posture_action' in q["sql"] or 'INSERT INTO "posture_action' in q["sql"]
-    ]  # fmt: skip
+    ]
     # Every finding was still seen: last_seen moved, nothing else.
     for finding in Finding.objects.filter(status="open"):
         assert finding.last_seen > findings[finding.pk][1]
@@ -51,9 +52,11 @@ def test_an_acceptance_regroups_the_actions(small_world, personas):
     holding = [a for a in Action.objects.all() if finding.pk in a.finding_ids]
     assert holding
     finding_accept(
-        finding=finding, user=personas["security_lead"], reason="debug build, removed Friday",
+        finding=finding,
+        user=personas["security_lead"],
+        reason="debug build, removed Friday",
         until=timezone.now() + timedelta(days=7),
-    )  # fmt: skip
+    )
     run = posture_evaluate()
     assert run.counts["actions_regrouped"] is True
     assert not [a for a in Action.objects.all() if finding.pk in a.finding_ids]

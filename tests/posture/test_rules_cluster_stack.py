@@ -206,9 +206,13 @@ def test_stack004_firmware_only_where_a_bulletin_names_it_for_the_model():
 # --- STACK-007 --------------------------------------------------------------------------------
 
 UNREADABLE = UnreadableConfig(
-    "ConfigMap", "gpu-operator", "time-slicing-config", "ts-4", "device_plugin",
+    "ConfigMap",
+    "gpu-operator",
+    "time-slicing-config",
+    "ts-4",
+    "device_plugin",
     "nested deeper than 64 levels (line 2)",
-)  # fmt: skip
+)
 
 
 def test_stack007_names_the_config_and_the_error_once_for_every_tenant_on_the_node():

@@ -19,18 +19,29 @@ CLIN = TenantInfo(
     "clin", "Clinical", trust_class("sensitive"), ("clinical",), ("group:clinical-ml",)
 )
 EDIT_RULES = [
-    {"apiGroups": [""], "resources": ["pods", "pods/exec", "configmaps", "secrets"],
-     "verbs": ["create", "delete", "deletecollection", "patch", "update"]},
-    {"apiGroups": ["apps", "batch"], "resources": ["deployments", "jobs"],
-     "verbs": ["create", "delete", "patch", "update"]},
+    {
+        "apiGroups": [""],
+        "resources": ["pods", "pods/exec", "configmaps", "secrets"],
+        "verbs": ["create", "delete", "deletecollection", "patch", "update"],
+    },
+    {
+        "apiGroups": ["apps", "batch"],
+        "resources": ["deployments", "jobs"],
+        "verbs": ["create", "delete", "patch", "update"],
+    },
     {"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list", "watch"]},
-]  # fmt: skip
+]
 VIEW_RULES = [{"apiGroups": ["", "apps"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]
 
 
 def meta(name: str, namespace: str | None = None, **extra) -> dict:
-    m = {"name": name, "uid": f"uid-{namespace}-{name}", "resourceVersion": "4711",
-         "creationTimestamp": "2025-11-03T09:12:44Z", **extra}  # fmt: skip
+    m = {
+        "name": name,
+        "uid": f"uid-{namespace}-{name}",
+        "resourceVersion": "4711",
+        "creationTimestamp": "2025-11-03T09:12:44Z",
+        **extra,
+    }
     if namespace:
         m["namespace"] = namespace
     return m
@@ -38,8 +49,13 @@ def meta(name: str, namespace: str | None = None, **extra) -> dict:
 
 def namespace(name: str) -> dict:
     labels = {"kubernetes.io/metadata.name": name}
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta(name, labels=labels),
-            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}  # fmt: skip
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": meta(name, labels=labels),
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
 
 
 def cluster_role(name: str, rules: list[dict], labels=None, aggregate_label=None) -> dict:
@@ -166,16 +182,35 @@ def test_aggregated_clusterrole_counts():
     ("rules", "verbs"),
     [
         ([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}], ["*"]),
-        ([{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
-           "verbs": ["bind", "escalate"]}], ["bind", "escalate"]),
-        ([{"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]}],
-         ["impersonate"]),
-        ([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["update"],
-           "resourceNames": ["model-config"]}], ["update"]),
+        (
+            [
+                {
+                    "apiGroups": ["rbac.authorization.k8s.io"],
+                    "resources": ["roles", "rolebindings"],
+                    "verbs": ["bind", "escalate"],
+                }
+            ],
+            ["bind", "escalate"],
+        ),
+        (
+            [{"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]}],
+            ["impersonate"],
+        ),
+        (
+            [
+                {
+                    "apiGroups": [""],
+                    "resources": ["configmaps"],
+                    "verbs": ["update"],
+                    "resourceNames": ["model-config"],
+                }
+            ],
+            ["update"],
+        ),
         ([{"apiGroups": [""], "resources": ["nodes"], "verbs": ["patch"]}], None),  # cluster-scoped
         ([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}], None),
     ],
-)  # fmt: skip
+)
 def test_a_role_in_the_namespace_with_each_kind_of_write(rules, verbs):
     objects = (
         role("alpha", "r", rules),

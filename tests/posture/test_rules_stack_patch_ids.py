@@ -16,10 +16,14 @@ STACK_IDS = ("STACK-001", "STACK-002", "STACK-003")
 
 def exposure(component: str, installed: str, fixed: str, severity: str = "high") -> dict:
     return {
-        "component": component, "installed": installed, "fixed_version": fixed,
-        "severity": severity, "cves": ["CVE-2025-23266"], "bulletin": "demo-5659",
+        "component": component,
+        "installed": installed,
+        "fixed_version": fixed,
+        "severity": severity,
+        "cves": ["CVE-2025-23266"],
+        "bulletin": "demo-5659",
         "released": "2026-07-15",
-    }  # fmt: skip
+    }
 
 
 def world(*exposures: dict):  # type: ignore[no-untyped-def]

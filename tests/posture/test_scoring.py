@@ -40,8 +40,12 @@ def _adds_up(result) -> bool:
 def test_no_findings_is_a_perfect_a_with_no_risk():
     result = score_findings([], class_weight=5)
     assert (result.risk, result.score, result.grade, result.contributions, result.cap) == (
-        0, 100, "A", (), None,
-    )  # fmt: skip
+        0,
+        100,
+        "A",
+        (),
+        None,
+    )
 
 
 def test_documented_weights():
@@ -80,9 +84,18 @@ def test_risk_per_affected_tenant_follows_each_tenants_class():
 
 @pytest.mark.parametrize(
     ("score", "grade"),
-    [(100, "A"), (90, "A"), (89.9, "B"), (80, "B"), (79, "C"), (70, "C"), (60, "D"),
-     (59.9, "F"), (0.1, "F")],
-)  # fmt: skip
+    [
+        (100, "A"),
+        (90, "A"),
+        (89.9, "B"),
+        (80, "B"),
+        (79, "C"),
+        (70, "C"),
+        (60, "D"),
+        (59.9, "F"),
+        (0.1, "F"),
+    ],
+)
 def test_grade_bands(score, grade):
     assert grade_for(score) == grade
 
@@ -101,9 +114,16 @@ def test_no_floor_score_is_positive_and_strictly_decreasing():
 
 @pytest.mark.parametrize(
     ("raw", "shown"),
-    [(100.0, 100), (99.97, 99), (10.4, 10), (9.87, 9.8), (0.15, 0.1), (0.0347, 0.034),
-     (0.000123, 0.00012)],
-)  # fmt: skip
+    [
+        (100.0, 100),
+        (99.97, 99),
+        (10.4, 10),
+        (9.87, 9.8),
+        (0.15, 0.1),
+        (0.0347, 0.034),
+        (0.000123, 0.00012),
+    ],
+)
 def test_shown_score_whole_from_10_one_decimal_below_never_zero(raw, shown):
     assert shown_score(raw) == shown
 
@@ -129,8 +149,11 @@ def test_contributions_largest_first_with_their_share():
         class_weight=2,
     )
     assert [(c.finding_id, c.points, c.share) for c in result.contributions] == [
-        (2, 90, 49.5), (3, 80, 44.0), (4, 10, 5.5), (1, 2, 1.1),
-    ]  # fmt: skip
+        (2, 90, 49.5),
+        (3, 80, 44.0),
+        (4, 10, 5.5),
+        (1, 2, 1.1),
+    ]
     assert result.risk == 182 and _adds_up(result)
     assert result.contributions[0].reason == "open high 15 x class weight 2 x exposure 4 " + (
         "(1 + log2 4 = 3.00)"

@@ -99,19 +99,25 @@ def test_a_stack_problem_on_a_node_with_five_tenants_is_one_finding_for_all_five
 
 def _draft(**fields) -> FindingDraft:
     base = {
-        "check_id": "POD-001", "tenants": ("a",), "subject_kind": "Deployment",
-        "subject_namespace": "ns", "subject_name": "w", "key": "main",
+        "check_id": "POD-001",
+        "tenants": ("a",),
+        "subject_kind": "Deployment",
+        "subject_namespace": "ns",
+        "subject_name": "w",
+        "key": "main",
         "evidence": {"field": "x", "pods": [{"pod": "ns/w-0"}], "replicas": 1},
-    }  # fmt: skip
+    }
     return FindingDraft(**{**base, **fields})
 
 
 def test_merge_joins_drafts_of_one_identity_only():
     first = _draft(title="first", severity="high")
     second = _draft(
-        tenants=("b",), evidence={"field": "y", "pods": [{"pod": "ns/w-1"}], "replicas": 1},
-        severity="critical", exposure=2,
-    )  # fmt: skip
+        tenants=("b",),
+        evidence={"field": "y", "pods": [{"pod": "ns/w-1"}], "replicas": 1},
+        severity="critical",
+        exposure=2,
+    )
     other_key = _draft(key="sidecar")
     merged, kept = merge_drafts([first, second, other_key])
     assert kept == other_key

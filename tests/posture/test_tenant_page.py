@@ -115,9 +115,12 @@ def test_one_checks_view_pages_through_all_its_subjects(
 ):
     grow(tmp_path, 30)
     big = (
-        Finding.objects.affecting(tenant__slug="alpha").filter(status="open")
-        .values_list("check_id", flat=True).order_by("check_id").first()
-    )  # fmt: skip
+        Finding.objects.affecting(tenant__slug="alpha")
+        .filter(status="open")
+        .values_list("check_id", flat=True)
+        .order_by("check_id")
+        .first()
+    )
     alpha = Finding.objects.affecting(tenant__slug="alpha")
     total = alpha.filter(check_id=big, status="open").count()
     monkeypatch.setattr(tenant_findings, "ROWS_PER_PAGE", 12)
@@ -138,16 +141,18 @@ def test_filters_narrow_the_groups(small_world, personas, tmp_path):
     grow(tmp_path, 3)
     lead = personas["security_lead"]
     severities = set(
-        Finding.objects.affecting(tenant__slug="alpha").filter(status="open")
+        Finding.objects.affecting(tenant__slug="alpha")
+        .filter(status="open")
         .values_list("severity", flat=True)
-    )  # fmt: skip
+    )
     severity = sorted(severities)[0]
     html, _ = page(lead, f"?severity={severity}")
     shown = set(re.findall(r'<details class="check-group" id="check-([A-Z0-9-]+)"', html))
     expected = set(
         Finding.objects.affecting(tenant__slug="alpha")
-        .filter(status="open", severity=severity).values_list("check_id", flat=True)
-    )  # fmt: skip
+        .filter(status="open", severity=severity)
+        .values_list("check_id", flat=True)
+    )
     assert shown == expected and shown
     html, _ = page(lead, "?cluster=no-such-cluster")
     assert "matching these filters" in html and 'class="check-group"' not in html

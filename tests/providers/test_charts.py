@@ -23,22 +23,31 @@ COMPARISON = Comparison(
     red_flags={"Acme": 0, "Beta & Co": 2, EVIL: 0},
     categories=(
         CategoryComparison(
-            "partitioning", "Partitioning between customers",
+            "partitioning",
+            "Partitioning between customers",
             scores={"Acme": 90.0, "Beta & Co": 30.0, EVIL: 62.44},
-            red_flags={"Acme": 0, "Beta & Co": 2, EVIL: 0}, spread=60.0, differs=True,
+            red_flags={"Acme": 0, "Beta & Co": 2, EVIL: 0},
+            spread=60.0,
+            differs=True,
         ),
         CategoryComparison(
-            "patching", "Driver <b>patching</b>",
+            "patching",
+            "Driver <b>patching</b>",
             scores={"Acme": 70.0, "Beta & Co": 75.0, EVIL: None},
-            red_flags={"Acme": 0, "Beta & Co": 0, EVIL: 0}, spread=5.0, differs=False,
+            red_flags={"Acme": 0, "Beta & Co": 0, EVIL: 0},
+            spread=5.0,
+            differs=False,
         ),
         CategoryComparison(
-            "logging", "Logs",
+            "logging",
+            "Logs",
             scores={"Acme": None, "Beta & Co": 100.0},  # EVIL's questionnaire lacks it
-            red_flags={"Acme": 0, "Beta & Co": 1}, spread=None, differs=True,
+            red_flags={"Acme": 0, "Beta & Co": 1},
+            spread=None,
+            differs=True,
         ),
     ),
-)  # fmt: skip
+)
 TITLES = ["Partitioning between customers", "Driver &lt;b&gt;patching&lt;/b&gt;", "Logs"]
 
 
@@ -62,8 +71,10 @@ def test_radar_has_one_closed_trace_per_provider() -> None:
 def test_radar_hover_says_not_scored_red_flags_and_differences() -> None:
     acme, beta, evil = comparison_radar(COMPARISON)["data"]
     assert list(acme["text"]) == [
-        "90 / 100, providers differ here", "70 / 100", "not scored, providers differ here",
-    ]  # fmt: skip
+        "90 / 100, providers differ here",
+        "70 / 100",
+        "not scored, providers differ here",
+    ]
     assert list(beta["text"])[0] == "30 / 100, 2 red flags, providers differ here"
     assert list(beta["text"])[2] == "100 / 100, 1 red flag, providers differ here"
     assert list(evil["text"])[1:] == ["not scored", "not scored, providers differ here"]

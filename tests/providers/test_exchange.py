@@ -122,10 +122,15 @@ def test_allowed_answers(question_id: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        (None, ""), (30.0, "30"), (0.0, "0"), (7.5, "7.5"), (14, "14"), ("yes", "yes"),
+        (None, ""),
+        (30.0, "30"),
+        (0.0, "0"),
+        (7.5, "7.5"),
+        (14, "14"),
+        ("yes", "yes"),
         (1e15, "1000000000000000"),
     ],
-)  # fmt: skip
+)
 def test_answer_text(value: object, expected: str) -> None:
     assert answer_text(value) == expected
 
@@ -223,10 +228,18 @@ def test_a_text_starting_with_quote_and_formula_loses_its_quote_as_in_a_spreadsh
 @pytest.mark.parametrize(
     ("cell", "expected"),
     [
-        ("'=1", "=1"), ("'-5", "-5"), ("'+x", "+x"), ("'@a", "@a"), ("'\tx", "\tx"),
-        ("'x", "'x"), ("''=1", "''=1"), ("'", "'"), ("=1", "=1"), ("", ""),
+        ("'=1", "=1"),
+        ("'-5", "-5"),
+        ("'+x", "+x"),
+        ("'@a", "@a"),
+        ("'\tx", "\tx"),
+        ("'x", "'x"),
+        ("''=1", "''=1"),
+        ("'", "'"),
+        ("=1", "=1"),
+        ("", ""),
     ],
-)  # fmt: skip
+)
 def test_unquote_cell_strips_one_quote_before_a_formula(cell: str, expected: str) -> None:
     assert unquote_cell(cell) == expected
 
@@ -242,8 +255,10 @@ def test_hostile_text_is_kept_as_text() -> None:
     result = parse(make_csv(["question_id", "answer", "note", "evidence_url"], rows))
     assert result.errors == []
     assert result.answers["GPU-LEAK-01"] == {
-        "value": HOSTILE, "note": HOSTILE, "evidence_url": "https://x.example/<b>",
-    }  # fmt: skip
+        "value": HOSTILE,
+        "note": HOSTILE,
+        "evidence_url": "https://x.example/<b>",
+    }
 
 
 # --- JSON -------------------------------------------------------------------------------------
@@ -274,8 +289,12 @@ def test_json_shape_and_serialisable() -> None:
         f.question_id for f in result.red_flags
     ]
     assert set(data["score"]["red_flags"][0]) == {
-        "question_id", "category", "question", "answer", "reason",
-    }  # fmt: skip
+        "question_id",
+        "category",
+        "question",
+        "answer",
+        "reason",
+    }
 
 
 def test_json_answers_every_question() -> None:
@@ -283,9 +302,19 @@ def test_json_answers_every_question() -> None:
     answers = {a["question_id"]: a for a in data["answers"]}
     assert [a["question_id"] for a in data["answers"]] == [q.id for q in SPEC.questions]
     assert set(answers["GPU-PART-01"]) == {
-        "question_id", "category", "question", "type", "answer", "unit", "note", "evidence_url",
-        "evidence_files", "red_flag", "score", "review_comment",
-    }  # fmt: skip
+        "question_id",
+        "category",
+        "question",
+        "type",
+        "answer",
+        "unit",
+        "note",
+        "evidence_url",
+        "evidence_files",
+        "red_flag",
+        "score",
+        "review_comment",
+    }
     assert answers["GPU-PATCH-01"]["answer"] == 14 and isinstance(
         answers["GPU-PATCH-01"]["answer"], int
     )

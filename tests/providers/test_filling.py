@@ -67,9 +67,10 @@ def test_files_whose_content_matches_their_name_are_accepted(name, data, kind):
 def test_a_draft_shows_a_provisional_standing_not_a_score(draft, personas, client):
     spec = spec_of(draft.questionnaire)
     answers_save(
-        assessment=draft, user=personas["procurement"],
+        assessment=draft,
+        user=personas["procurement"],
         answers={q.id: good_answer(q) for q in spec.questions[:3]},
-    )  # fmt: skip
+    )
     answered = draft.answers.exclude(value=None).count()
     assert answered == 3
     client.force_login(personas["procurement"])
@@ -122,9 +123,13 @@ def test_an_evidence_file_can_be_removed_and_it_is_audited(
 ):
     question = spec_of(draft.questionnaire).questions[0].id
     stored = evidence_attach(
-        assessment=draft, question_id=question, user=personas["procurement"],
-        name="old report.pdf", content_type="application/pdf", data=PDF,
-    )  # fmt: skip
+        assessment=draft,
+        question_id=question,
+        user=personas["procurement"],
+        name="old report.pdf",
+        content_type="application/pdf",
+        data=PDF,
+    )
     path = stored.file.path
     url = f"/assessments/{draft.pk}/evidence/{stored.pk}/remove/"
     client.force_login(personas["procurement"])
@@ -150,9 +155,13 @@ def test_an_evidence_file_can_be_removed_and_it_is_audited(
 def test_evidence_cannot_be_removed_once_submitted(draft, personas, client):
     question = spec_of(draft.questionnaire).questions[0].id
     stored = evidence_attach(
-        assessment=draft, question_id=question, user=personas["procurement"],
-        name="report.pdf", content_type="application/pdf", data=PDF,
-    )  # fmt: skip
+        assessment=draft,
+        question_id=question,
+        user=personas["procurement"],
+        name="report.pdf",
+        content_type="application/pdf",
+        data=PDF,
+    )
     Assessment.objects.filter(pk=draft.pk).update(status=Assessment.Status.SUBMITTED)
     client.force_login(personas["procurement"])
     client.post(f"/assessments/{draft.pk}/evidence/{stored.pk}/remove/")

@@ -67,9 +67,12 @@ def filled(provider, personas, overrides: dict | None = None) -> Assessment:
     result = answers_save(assessment=assessment, user=user, answers=answers)
     assert result.errors == {}
     assessment_attest(
-        assessment=assessment, user=user, responder_name="Rosa Lind",
-        responder_email="rosa@nimbus.example", responded_on=date(2026, 11, 20),
-    )  # fmt: skip
+        assessment=assessment,
+        user=user,
+        responder_name="Rosa Lind",
+        responder_email="rosa@nimbus.example",
+        responded_on=date(2026, 11, 20),
+    )
     return assessment
 
 
@@ -103,9 +106,10 @@ def test_answers_cannot_change_once_submitted(hosted, personas):
     assessment_submit(assessment=assessment, user=personas["procurement"])
     with pytest.raises(AssessmentError, match="only a draft or one sent back"):
         answers_save(
-            assessment=assessment, user=personas["procurement"],
+            assessment=assessment,
+            user=personas["procurement"],
             answers={"GPU-PART-01": {"value": "whole_gpu"}},
-        )  # fmt: skip
+        )
 
 
 def test_an_incomplete_assessment_cannot_be_submitted(hosted, personas):
@@ -122,16 +126,19 @@ def test_send_back_with_comments_then_resubmit(hosted, personas):
     with pytest.raises(AssessmentError, match="what to fix"):
         assessment_review(assessment=assessment, user=personas["security_lead"], accept=False)
     assessment_review(
-        assessment=assessment, user=personas["security_lead"], accept=False,
+        assessment=assessment,
+        user=personas["security_lead"],
+        accept=False,
         answer_comments={"GPU-PATCH-01": "Attach the SLA clause, not the marketing page."},
-    )  # fmt: skip
+    )
     assessment.refresh_from_db()
     assert assessment.status == "returned"
     assert assessment.answers.get(question_id="GPU-PATCH-01").review_comment.startswith("Attach")
     answers_save(
-        assessment=assessment, user=personas["procurement"],
+        assessment=assessment,
+        user=personas["procurement"],
         answers={"GPU-PATCH-01": {"evidence_url": "https://trust.nimbus.example/msa-7.pdf"}},
-    )  # fmt: skip
+    )
     assessment_submit(assessment=assessment, user=personas["procurement"])
     assert Assessment.objects.get(pk=assessment.pk).status == "submitted"
 
@@ -147,10 +154,15 @@ def test_the_submitter_never_reviews_their_own(hosted, personas):
 def test_invalid_answers_are_reported_and_the_rest_saved(hosted, personas):
     assessment = assessment_start(provider=hosted, user=personas["procurement"])
     result = answers_save(
-        assessment=assessment, user=personas["procurement"],
-        answers={"GPU-PART-01": {"value": "quantum"}, "GPU-PATCH-01": {"value": "14"},
-                 "NOPE-01": {"value": "yes"}, "GPU-IR-02": {"evidence_url": "javascript:x"}},
-    )  # fmt: skip
+        assessment=assessment,
+        user=personas["procurement"],
+        answers={
+            "GPU-PART-01": {"value": "quantum"},
+            "GPU-PATCH-01": {"value": "14"},
+            "NOPE-01": {"value": "yes"},
+            "GPU-IR-02": {"evidence_url": "javascript:x"},
+        },
+    )
     assert result.saved == ["GPU-PATCH-01"]
     assert set(result.errors) == {"GPU-PART-01", "NOPE-01", "GPU-IR-02"}
     assert assessment.answers.get(question_id="GPU-PATCH-01").value == 14
@@ -166,8 +178,9 @@ def test_a_new_version_never_alters_answers_to_the_old_one(hosted, personas):
     reworded = spec.questions[0].__class__(
         **{**spec.questions[0].__dict__, "text": "Reworded in version 2?"}
     )
-    v2_spec = QuestionnaireSpec(**{**spec.__dict__, "version": 2,
-                                   "questions": (reworded, *spec.questions[1:])})  # fmt: skip
+    v2_spec = QuestionnaireSpec(
+        **{**spec.__dict__, "version": 2, "questions": (reworded, *spec.questions[1:])}
+    )
     v2 = questionnaire_load(spec=v2_spec).questionnaire
     assert (v1.version, v2.version) == (1, 2)
     assessment.refresh_from_db()
@@ -283,9 +296,10 @@ def test_api_roles_at_every_step(hosted, personas):
 def test_csv_round_trip_and_formula_injection(hosted, personas):
     assessment = filled(hosted, personas)
     answers_save(
-        assessment=assessment, user=personas["procurement"],
+        assessment=assessment,
+        user=personas["procurement"],
         answers={"GPU-PART-01": {"note": '=HYPERLINK("http://evil.example","click")'}},
-    )  # fmt: skip
+    )
     client = api_client(personas["procurement"])
     csv_text = client.get(f"/api/v1/assessments/{assessment.pk}/export/?format=csv").content
     assert b"'=HYPERLINK" in csv_text
@@ -329,17 +343,27 @@ def test_uploads_are_checked_stored_outside_static_and_served_to_readers_only(
     assessment = assessment_start(provider=hosted, user=personas["procurement"])
     attach = dict(assessment=assessment, question_id="GPU-WIPE-02", user=personas["procurement"])
     with pytest.raises(ValueError, match="limit"):
-        evidence_attach(**attach, name="big.pdf", content_type="application/pdf",
-                        data=b"%PDF-1.7\n" + b"x" * 60_000)  # fmt: skip
+        evidence_attach(
+            **attach,
+            name="big.pdf",
+            content_type="application/pdf",
+            data=b"%PDF-1.7\n" + b"x" * 60_000,
+        )
     with pytest.raises(ValueError, match="markup"):
-        evidence_attach(**attach, name="reset.pdf", content_type="application/pdf",
-                        data=b"<html><script>alert(1)</script></html>")  # fmt: skip
+        evidence_attach(
+            **attach,
+            name="reset.pdf",
+            content_type="application/pdf",
+            data=b"<html><script>alert(1)</script></html>",
+        )
     with pytest.raises(ValueError, match="its content is application/pdf"):
         evidence_attach(**attach, name="x.png", content_type="image/png", data=b"%PDF-1.7\n1")
     stored = evidence_attach(
-        **attach, name="../../reset procedure.pdf", content_type="application/pdf",
+        **attach,
+        name="../../reset procedure.pdf",
+        content_type="application/pdf",
         data=b"%PDF-1.7\nreset log\n",
-    )  # fmt: skip
+    )
     assert stored.original_name == "reset procedure.pdf"
     assert stored.file.path.startswith(settings.MEDIA_ROOT)
     assert "static" not in stored.file.path
@@ -358,12 +382,17 @@ def test_hostile_text_is_rendered_inert(hosted, personas, client):
     Provider.objects.filter(pk=hosted.pk).update(name="<script>alert('p')</script>")
     assessment = filled(hosted, personas)
     answers_save(
-        assessment=assessment, user=personas["procurement"],
+        assessment=assessment,
+        user=personas["procurement"],
         answers={"GPU-PART-01": {"note": "<img src=x onerror=alert(1)>"}},
-    )  # fmt: skip
+    )
     client.force_login(personas["security_lead"])
-    for url in (f"/assessments/{assessment.pk}/", f"/assessments/{assessment.pk}/print/",
-                "/providers/", "/providers/nimbus/"):  # fmt: skip
+    for url in (
+        f"/assessments/{assessment.pk}/",
+        f"/assessments/{assessment.pk}/print/",
+        "/providers/",
+        "/providers/nimbus/",
+    ):
         page = client.get(url).content
         assert b"<script>alert('p')" not in page, url
         assert b"<img src=x onerror" not in page, url
@@ -385,8 +414,12 @@ def test_pages_walk_the_workflow(hosted, personas, client):
     assert b'data-autosave="/api/v1/assessments/' in page.content
     assert b"GPU-PART-01" in page.content
     spec = spec_of(assessment.questionnaire)
-    form = {"responder_name": "Rosa Lind", "responder_email": "rosa@nimbus.example",
-            "responded_on": "2026-11-20", "then": "submit"}  # fmt: skip
+    form = {
+        "responder_name": "Rosa Lind",
+        "responder_email": "rosa@nimbus.example",
+        "responded_on": "2026-11-20",
+        "then": "submit",
+    }
     for q in spec.questions:
         for name, value in good_answer(q).items():
             form[f"{name}-{q.id}"] = value
@@ -436,8 +469,12 @@ def test_procurement_registers_a_provider_with_contacts_and_it_is_audited(person
 
     client = api_client(personas["procurement"])
     contact = {"name": "Marta", "email": "marta@helio.example", "role": "security"}
-    body = {"slug": "helio", "name": "Helio GPU", "website": "https://helio.example",
-            "contacts": [contact]}  # fmt: skip
+    body = {
+        "slug": "helio",
+        "name": "Helio GPU",
+        "website": "https://helio.example",
+        "contacts": [contact],
+    }
     created = client.post("/api/v1/providers/", body, format="json")
     assert created.status_code == 201, created.content
     assert created.json()["contacts"][0]["name"] == "Marta"
@@ -459,8 +496,9 @@ def test_the_review_is_an_audit_event(hosted, personas):
 
     assessment = filled(hosted, personas)
     assessment_submit(assessment=assessment, user=personas["procurement"])
-    assessment_review(assessment=assessment, user=personas["security_lead"], accept=True,
-                      comment="ok")  # fmt: skip
+    assessment_review(
+        assessment=assessment, user=personas["security_lead"], accept=True, comment="ok"
+    )
     actions = list(
         AuditEvent.objects.filter(object_type="providers.assessment", object_id=str(assessment.pk))
         .order_by("id")

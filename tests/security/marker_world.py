@@ -31,17 +31,23 @@ TENANT_SHARING = "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - n
 
 def _ns(name: str, labels: dict | None = None) -> dict:
     return {
-        "apiVersion": "v1", "kind": "Namespace", "spec": {}, "status": {"phase": "Active"},
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "spec": {},
+        "status": {"phase": "Active"},
         "metadata": {"name": name, "uid": f"uid-{name}", "labels": labels or {}},
-    }  # fmt: skip
+    }
 
 
 def _pod(template: dict, namespace: str, name: str, node: str, **spec: object) -> dict:
     pod = copy.deepcopy(template)
     pod["metadata"] = {
-        "name": name, "namespace": namespace, "uid": f"uid-{namespace}-{name}",
-        "creationTimestamp": "2026-11-20T08:00:00Z", "labels": {"app": f"{MARKER}-app"},
-    }  # fmt: skip
+        "name": name,
+        "namespace": namespace,
+        "uid": f"uid-{namespace}-{name}",
+        "creationTimestamp": "2026-11-20T08:00:00Z",
+        "labels": {"app": f"{MARKER}-app"},
+    }
     pod["spec"].update(nodeName=node, serviceAccountName=f"{MARKER}-sa", **spec)
     pod["spec"]["containers"][0]["image"] = f"registry.{MARKER}.example/{name}:1"
     return pod
@@ -60,9 +66,11 @@ def _affinity() -> dict:
 
 def _configmap(namespace: str, name: str, data: dict) -> dict:
     return {
-        "apiVersion": "v1", "kind": "ConfigMap", "data": data,
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "data": data,
         "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{namespace}-{name}"},
-    }  # fmt: skip
+    }
 
 
 def _rbac() -> list[dict]:
@@ -70,26 +78,33 @@ def _rbac() -> list[dict]:
     namespace (a binding alpha's viewer sees as theirs, naming another tenant's group)."""
     group = {"kind": "Group", "name": PRINCIPAL, "apiGroup": "rbac.authorization.k8s.io"}
     role = {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
         "metadata": {"name": f"{MARKER}-node-patcher", "uid": f"uid-{MARKER}-role"},
         "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}],
-    }  # fmt: skip
+    }
     cluster_binding = {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
         "metadata": {"name": f"{MARKER}-node-patch", "uid": f"uid-{MARKER}-crb"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": f"{MARKER}-node-patcher"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": f"{MARKER}-node-patcher",
+        },
         "subjects": [group],
-    }  # fmt: skip
+    }
     in_alpha = {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-        "metadata": {"name": f"{MARKER}-edit", "namespace": "team-alpha",
-                     "uid": f"uid-{MARKER}-rb"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": "edit"},
-        "subjects": [group, {"kind": "ServiceAccount", "name": f"{MARKER}-sa",
-                             "namespace": TRAIN}],
-    }  # fmt: skip
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {
+            "name": f"{MARKER}-edit",
+            "namespace": "team-alpha",
+            "uid": f"uid-{MARKER}-rb",
+        },
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+        "subjects": [group, {"kind": "ServiceAccount", "name": f"{MARKER}-sa", "namespace": TRAIN}],
+    }
     return [role, cluster_binding, in_alpha]
 
 
@@ -125,22 +140,32 @@ def marker_items(small: list[dict]) -> list[dict]:
     alpha_exclusive["spec"]["nodeName"] = EXCLUSIVE_NODE
     mig_user = _pod(trainer, TRAIN, f"{MARKER}-mig-0", "mig-lab-1")
     mig_user["spec"]["containers"][0]["resources"] = {
-        "limits": {"nvidia.com/mig-2g.20gb": "1"}, "requests": {"nvidia.com/mig-2g.20gb": "1"}
-    }  # fmt: skip
+        "limits": {"nvidia.com/mig-2g.20gb": "1"},
+        "requests": {"nvidia.com/mig-2g.20gb": "1"},
+    }
     privileged = {"securityContext": {"privileged": True}}
     server = _pod(trainer, SERVE, f"{MARKER}-server-0", "gpu-ts-1", affinity=_affinity())
     server["spec"]["containers"][0].update(privileged)
     return [
-        shared, exclusive, alpha_exclusive,
-        _ns(TRAIN), _ns(SERVE, {"gpuposture.io/tenant": SLUG}),
-        _pod(trainer, TRAIN, f"{MARKER}-trainer-0", "gpu-ts-1",
-             nodeSelector={f"{MARKER}.example/pool": f"{MARKER}-gpus"}),
-        server, mig_user,
+        shared,
+        exclusive,
+        alpha_exclusive,
+        _ns(TRAIN),
+        _ns(SERVE, {"gpuposture.io/tenant": SLUG}),
+        _pod(
+            trainer,
+            TRAIN,
+            f"{MARKER}-trainer-0",
+            "gpu-ts-1",
+            nodeSelector={f"{MARKER}.example/pool": f"{MARKER}-gpus"},
+        ),
+        server,
+        mig_user,
         _configmap(SERVE, "default-mig-parted-config", {"config.yaml": ZZ9_CONFIG}),
         _configmap(TRAIN, f"{MARKER}-broken-sharing", {"config.yaml": BROKEN_SHARING}),
         _configmap(SERVE, f"{MARKER}-sharing", {"ts-4": TENANT_SHARING}),
         *_rbac(),
-    ]  # fmt: skip
+    ]
 
 
 def marker_tenant(personas) -> None:  # type: ignore[no-untyped-def]
@@ -154,13 +179,15 @@ def marker_tenant(personas) -> None:  # type: ignore[no-untyped-def]
     document = {
         "tenants": [
             {
-                "slug": SLUG, "name": f"{MARKER.title()} Holdings", "trust_class": "external",
-                "namespaces": [TRAIN], "principals": [f"group:{PRINCIPAL}",
-                                                      f"user:{MARKER}-admin@example.com"],
+                "slug": SLUG,
+                "name": f"{MARKER.title()} Holdings",
+                "trust_class": "external",
+                "namespaces": [TRAIN],
+                "principals": [f"group:{PRINCIPAL}", f"user:{MARKER}-admin@example.com"],
                 "viewers": [viewer.username],
             }
         ]
-    }  # fmt: skip
+    }
     tenants_apply(specs=parse_tenants_document(document), actor=f"{MARKER} world")
 
 
@@ -174,10 +201,18 @@ def _telemetry(lab) -> None:  # type: ignore[no-untyped-def]
 
     def series(offset: int, namespace: str, pod: str, host: str, uuid: str) -> list[GpuSample]:
         return [
-            GpuSample(time=start + timedelta(minutes=offset + m), hostname=host, gpu="0",
-                      uuid=uuid, model="NVIDIA H100", util=3.0, namespace=namespace, pod=pod)
+            GpuSample(
+                time=start + timedelta(minutes=offset + m),
+                hostname=host,
+                gpu="0",
+                uuid=uuid,
+                model="NVIDIA H100",
+                util=3.0,
+                namespace=namespace,
+                pod=pod,
+            )
             for m in range(0, 61, 5)
-        ]  # fmt: skip
+        ]
 
     samples = [
         *series(0, TRAIN, f"{MARKER}-old-0", EXCLUSIVE_NODE, EXCLUSIVE_UUID),
@@ -201,33 +236,59 @@ def _records(lab, personas) -> None:  # type: ignore[no-untyped-def]
     note = f"handover after {TRAIN}/{MARKER}-trainer-0; {SLUG} asked for it"
     for previous, following in ((marker, alpha), (alpha, marker)):
         ResetAttestation.objects.create(
-            cluster=lab, node="gpu-ts-1", reset_at=now - timedelta(days=1), method="reboot",
-            previous_tenant=previous, next_tenant=following, recorded_by="plat", note=note,
-        )  # fmt: skip
+            cluster=lab,
+            node="gpu-ts-1",
+            reset_at=now - timedelta(days=1),
+            method="reboot",
+            previous_tenant=previous,
+            next_tenant=following,
+            recorded_by="plat",
+            note=note,
+        )
     GpuUsageDaily.objects.create(
-        cluster=lab, day=date.today() - timedelta(days=1), hostname="gpu-ts-1",
-        uuid="GPU-ts-0000", tenant=marker, attribution="tenant", confidence="shared",
-        gpu_hours=30.0, busy_gpu_hours=0.2, samples=360,
-    )  # fmt: skip
+        cluster=lab,
+        day=date.today() - timedelta(days=1),
+        hostname="gpu-ts-1",
+        uuid="GPU-ts-0000",
+        tenant=marker,
+        attribution="tenant",
+        confidence="shared",
+        gpu_hours=30.0,
+        busy_gpu_hours=0.2,
+        samples=360,
+    )
     sharing_request_create(
-        tenant=marker, cluster=lab, mode="mig_gi", user=personas["platform_engineer"],
+        tenant=marker,
+        cluster=lab,
+        mode="mig_gi",
+        user=personas["platform_engineer"],
         justification=f"{SLUG} batch jobs in {SERVE} fit one GPU instance each.",
-    )  # fmt: skip
+    )
     run = SyncRun.objects.filter(cluster=lab).order_by("-id").first()
     DriftEvent.objects.create(
-        cluster=lab, sync_run=run, kind="config", check_id="DRIFT-001",
-        subject_kind="ConfigMap", subject_namespace=SERVE, subject_name=f"{MARKER}-sharing",
+        cluster=lab,
+        sync_run=run,
+        kind="config",
+        check_id="DRIFT-001",
+        subject_kind="ConfigMap",
+        subject_namespace=SERVE,
+        subject_name=f"{MARKER}-sharing",
         summary=f"{SERVE}/{MARKER}-sharing key ts-4: replicas 4 -> 8",
         before={"configmap": f"{SERVE}/{MARKER}-sharing", "replicas": 4},
         after={"configmap": f"{SERVE}/{MARKER}-sharing", "replicas": 8},
-        nodes=["gpu-ts-1"], detected_at=now,
-    )  # fmt: skip
+        nodes=["gpu-ts-1"],
+        detected_at=now,
+    )
     SyncRun.objects.create(
-        cluster=lab, status="failed", trigger="cli", source="lab.json", finished_at=now,
+        cluster=lab,
+        status="failed",
+        trigger="cli",
+        source="lab.json",
+        finished_at=now,
         error=f"Pod {TRAIN}/{MARKER}-trainer-0 could not be read; {SLUG}'s ConfigMap "
         f"{SERVE}/{MARKER}-sharing neither",
         warnings=[f"ConfigMap {TRAIN}/{MARKER}-broken-sharing key 'config.yaml' is not YAML"],
-    )  # fmt: skip
+    )
 
 
 def add_marker_tenant(personas, directory: Path):  # type: ignore[no-untyped-def]

@@ -43,10 +43,23 @@ mig-configs:
 
 
 # The objects that belong to a tenant: `World.other` holds beta's and gamma's of each kind.
-TENANT_OBJECTS = frozenset({
-    "tenant_slug", "tenant", "finding", "cluster", "node_page", "node", "pod", "sync_run",
-    "drift_event", "sharing_request", "reset", "provider", "action",
-})  # fmt: skip
+TENANT_OBJECTS = frozenset(
+    {
+        "tenant_slug",
+        "tenant",
+        "finding",
+        "cluster",
+        "node_page",
+        "node",
+        "pod",
+        "sync_run",
+        "drift_event",
+        "sharing_request",
+        "reset",
+        "provider",
+        "action",
+    }
+)
 
 
 @dataclass
@@ -68,30 +81,41 @@ def _mig_items(node: str, namespace: str, pod: str) -> list[dict]:
     gpu_node = copy.deepcopy(next(i for i in items if i["metadata"]["name"] == "gpu-ts-1"))
     gpu_node["metadata"].update(name=node, uid=f"uid-{node}")
     gpu_node["metadata"]["labels"] = {
-        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "8",
-        "nvidia.com/mig.strategy": "mixed", "nvidia.com/mig.config": "all-balanced",
-        "nvidia.com/mig.config.state": "success", "kubernetes.io/hostname": node,
-    }  # fmt: skip
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.count": "8",
+        "nvidia.com/mig.strategy": "mixed",
+        "nvidia.com/mig.config": "all-balanced",
+        "nvidia.com/mig.config.state": "success",
+        "kubernetes.io/hostname": node,
+    }
     workload = copy.deepcopy(next(i for i in items if i["metadata"]["name"] == "trainer-0"))
     workload["metadata"].update(name=pod, namespace=namespace, uid=f"uid-{namespace}-{pod}")
     workload["spec"]["nodeName"] = node
     workload["spec"]["containers"][0]["resources"] = {
-        "limits": {"nvidia.com/mig-1g.10gb": "1"}, "requests": {"nvidia.com/mig-1g.10gb": "1"}
-    }  # fmt: skip
+        "limits": {"nvidia.com/mig-1g.10gb": "1"},
+        "requests": {"nvidia.com/mig-1g.10gb": "1"},
+    }
     configmap = {
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "default-mig-parted-config", "namespace": "gpu-operator",
-                     "uid": f"uid-mig-parted-{node}"},
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "default-mig-parted-config",
+            "namespace": "gpu-operator",
+            "uid": f"uid-mig-parted-{node}",
+        },
         "data": {"config.yaml": ZZ9_CONFIG},
-    }  # fmt: skip
+    }
     return [gpu_node, workload, configmap]
 
 
 def _namespace(name: str) -> dict:
     return {
-        "apiVersion": "v1", "kind": "Namespace", "spec": {}, "status": {"phase": "Active"},
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "spec": {},
+        "status": {"phase": "Active"},
         "metadata": {"name": name, "uid": f"uid-{name}"},
-    }  # fmt: skip
+    }
 
 
 def _sync(name: str, items: list[dict], directory: Path):  # type: ignore[no-untyped-def]
@@ -132,11 +156,14 @@ def _tenants_and_clusters(personas, directory: Path):  # type: ignore[no-untyped
     document = load_json("small-tenants.json")
     document["tenants"].append(  # type: ignore[index]
         {
-            "slug": "gamma", "name": "Gamma Zz9 Labs", "trust_class": "external",
-            "namespaces": ["gamma-zz9"], "principals": ["group:gamma-zz9-ops"],
+            "slug": "gamma",
+            "name": "Gamma Zz9 Labs",
+            "trust_class": "external",
+            "namespaces": ["gamma-zz9"],
+            "principals": ["group:gamma-zz9-ops"],
             "viewers": [personas["viewer_gamma"].username],
         }
-    )  # fmt: skip
+    )
     tenants_apply(specs=parse_tenants_document(document), actor="matrix world")
     small = load_json("small-cluster.json")["items"]  # type: ignore[index]
     lab = _sync("lab", [*small, *_mig_items("mig-lab-1", "team-alpha", "trainer-mig-0")], directory)
@@ -165,9 +192,13 @@ def _providers(lab, zz9, personas):  # type: ignore[no-untyped-def]
     assessment = assessment_start(provider=nimbus, user=user)
     spec_question = spec_of(assessment.questionnaire).questions[0].id
     evidence = evidence_attach(
-        assessment=assessment, question_id=spec_question, user=user, name="wipe.txt",
-        content_type="text/plain", data=b"GPU memory is scrubbed between customers.\n",
-    )  # fmt: skip
+        assessment=assessment,
+        question_id=spec_question,
+        user=user,
+        name="wipe.txt",
+        content_type="text/plain",
+        data=b"GPU memory is scrubbed between customers.\n",
+    )
     return nimbus, hidden, assessment, evidence, Questionnaire.objects.first()
 
 
@@ -184,7 +215,7 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
         Node,
         Pod,
         SyncRun,
-    )  # fmt: skip
+    )
     from notifications.models import Subscription
     from posture.models import Action, Finding
     from posture.services import posture_evaluate
@@ -209,7 +240,7 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
             subject_name="time-slicing-config",
             summary="replicas 4 -> 8",
             detected_at=now,
-        )  # fmt: skip
+        )
         for c in (lab, zz9)
     }
     posture_evaluate()
@@ -237,7 +268,7 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
             mode="mig_gi",
             user=personas["platform_engineer"],
             justification="Inference replicas fit in one GPU instance each.",
-        )  # fmt: skip
+        )
         for t, cluster in ((alpha, lab), (beta, lab), (gamma, zz9))
     }
     resets = {
@@ -248,34 +279,58 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
             method="gpu_reset",
             previous_tenant=t,
             recorded_by="plat",
-        )  # fmt: skip
+        )
         for t, cluster, node in ((alpha, lab, "gpu-ts-1"), (gamma, zz9, "mig-zz9-1"))
     }
-    for t, cluster, host in ((alpha, lab, "gpu-ts-1"), (beta, lab, "gpu-ts-1"),
-                             (gamma, zz9, "mig-zz9-1")):  # fmt: skip
+    for t, cluster, host in (
+        (alpha, lab, "gpu-ts-1"),
+        (beta, lab, "gpu-ts-1"),
+        (gamma, zz9, "mig-zz9-1"),
+    ):
         GpuUsageDaily.objects.create(
-            cluster=cluster, day=date.today(), hostname=host, uuid=f"GPU-{t.slug}-0",
-            tenant=t, attribution="tenant", confidence="exact", gpu_hours=20.0,
-            busy_gpu_hours=0.5, samples=240,
-        )  # fmt: skip
+            cluster=cluster,
+            day=date.today(),
+            hostname=host,
+            uuid=f"GPU-{t.slug}-0",
+            tenant=t,
+            attribution="tenant",
+            confidence="exact",
+            gpu_hours=20.0,
+            busy_gpu_hours=0.5,
+            samples=240,
+        )
     nimbus, hidden, assessment, evidence, questionnaire = _providers(lab, zz9, personas)
     bulletin = Bulletin.objects.create(
-        tracking_id="NVIDIA-ZZ-0001", title="GPU driver advisory",
-        category="csaf_security_advisory", version="1", current_release_date=now,
+        tracking_id="NVIDIA-ZZ-0001",
+        title="GPU driver advisory",
+        category="csaf_security_advisory",
+        version="1",
+        current_release_date=now,
         aggregate_severity="High",
-    )  # fmt: skip
+    )
     # Its one fix concerns gpu-ts-1's driver (550.90.07): the cluster's VEX has a statement.
     BulletinFix.objects.create(
-        bulletin=bulletin, kind="driver", platform="linux", branch="R550", line="tesla",
-        affected_op="<", affected_version="550.163.01", fixed_version="550.163.01",
-        cves=["CVE-2025-23244"], max_cvss=7.8, severity="high",
-    )  # fmt: skip
+        bulletin=bulletin,
+        kind="driver",
+        platform="linux",
+        branch="R550",
+        line="tesla",
+        affected_op="<",
+        affected_version="550.163.01",
+        fixed_version="550.163.01",
+        cves=["CVE-2025-23244"],
+        max_cvss=7.8,
+        severity="high",
+    )
     bulletin_import = BulletinImport.objects.create(trigger="cli", status="succeeded")
     # Held for a security lead; its document is not CSAF, so a confirmation is refused (400).
     bulletin_revision = BulletinRevision.objects.create(
-        tracking_id=bulletin.tracking_id, version="2", base_version="1", document={},
+        tracking_id=bulletin.tracking_id,
+        version="2",
+        base_version="1",
+        document={},
         changes={"weakening": ["driver linux R550 tesla: no longer in the bulletin"]},
-    )  # fmt: skip
+    )
     token, _key = token_create(user=personas["viewer_alpha"], name="ci", scope="read")
     subscription = Subscription.objects.create(
         user=personas["viewer_alpha"], kind="finding_new", tenant=alpha

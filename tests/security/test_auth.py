@@ -314,12 +314,17 @@ def test_groups_come_from_the_claim(claims, groups):
         (["gpu-security", "audit", "unknown"], ROLE_MAP, {"security_lead", "auditor"}, True, set()),
         (["unknown"], ROLE_MAP, set(), True, set()),  # roles managed: none left
         (["team-alpha"], ROLE_MAP, {"tenant_viewer"}, True, {"alpha"}),
-        (["team-alpha", "team-beta", "audit"], ROLE_MAP, {"tenant_viewer", "auditor"}, True,
-         {"alpha", "beta"}),
+        (
+            ["team-alpha", "team-beta", "audit"],
+            ROLE_MAP,
+            {"tenant_viewer", "auditor"},
+            True,
+            {"alpha", "beta"},
+        ),
         (["gpu-security"], {}, set(), False, set()),  # no role map: roles stay as set by admins
         (["team-beta"], {}, {"tenant_viewer"}, False, {"beta"}),
     ],
-)  # fmt: skip
+)
 def test_sso_grant_table(groups, role_map, roles_, exact, tenants):
     grant = sso_grant(
         {"groups": groups}, groups_claim="groups", role_map=role_map, tenant_map=TENANT_MAP

@@ -61,11 +61,16 @@ def get_conforming(user, template: str, path: str):  # type: ignore[no-untyped-d
 def test_a_cluster_wide_finding_has_no_tenants_in_the_schema(small_world, personas):
     now = timezone.now()
     finding = Finding.objects.create(
-        check_id="K8S-002", severity="high", cluster=small_world,
-        subject_kind="Node", subject_name="gpu-ts-1", fingerprint="fuzz-regression",
+        check_id="K8S-002",
+        severity="high",
+        cluster=small_world,
+        subject_kind="Node",
+        subject_name="gpu-ts-1",
+        fingerprint="fuzz-regression",
         title="GPU node gpu-ts-1 has no taint that separates tenant classes",
-        first_seen=now, last_seen=now,
-    )  # fmt: skip
+        first_seen=now,
+        last_seen=now,
+    )
     lead = personas["security_lead"]
     rows = get_conforming(lead, "/api/v1/findings/", "/api/v1/findings/").json()["results"]
     assert any(row["tenants"] == [] for row in rows)
@@ -84,10 +89,12 @@ def test_a_platform_pod_and_a_pending_pod_have_null_tenant_and_node(small_world,
 
 def test_a_pending_request_for_the_whole_cluster_conforms(small_world, personas):
     request = sharing_request_create(
-        tenant=Tenant.objects.get(slug="alpha"), cluster=small_world, mode="mig_gi",
+        tenant=Tenant.objects.get(slug="alpha"),
+        cluster=small_world,
+        mode="mig_gi",
         justification="Inference replicas fit in one GPU instance each.",
         user=personas["viewer_alpha"],
-    )  # fmt: skip
+    )
     lead = personas["security_lead"]
     shown = get_conforming(
         lead, "/api/v1/sharing-requests/{id}/", f"/api/v1/sharing-requests/{request.pk}/"
@@ -101,10 +108,15 @@ def test_asking_for_the_whole_cluster_with_an_empty_node_pool_is_accepted(small_
     # refused ("This field may not be blank").
     response = api_client(personas["viewer_alpha"]).post(
         "/api/v1/sharing-requests/",
-        {"tenant": "alpha", "cluster": small_world.name, "mode": "mig_gi", "node_pool": "",
-         "justification": "Inference replicas fit in one GPU instance each."},
+        {
+            "tenant": "alpha",
+            "cluster": small_world.name,
+            "mode": "mig_gi",
+            "node_pool": "",
+            "justification": "Inference replicas fit in one GPU instance each.",
+        },
         format="json",
-    )  # fmt: skip
+    )
     assert response.status_code == 201, response.json()
     assert response.json()["node_pool"] == ""
 

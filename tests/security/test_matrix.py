@@ -195,9 +195,10 @@ def test_permission_matrix(matrix, db, name):
 
 
 OTHER_ROWS = [
-    n for n in MATRIX_ROWS
+    n
+    for n in MATRIX_ROWS
     if TABLE[n].obj in TENANT_OBJECTS or TABLE[n].query.startswith("mig_node")
-]  # fmt: skip
+]
 
 
 def absent(kwargs: dict) -> dict:
@@ -224,8 +225,12 @@ def test_a_tenant_viewer_reaches_nothing_of_another_tenant(matrix, db, name):
     access = TABLE[name]
     if access.query.startswith("mig_node"):
         path = reverse(name)
-        pairs = [({"cluster": "zz9-lab", "node": "mig-zz9-1"},
-                  {"cluster": "absent-cluster", "node": "absent-node"})]  # fmt: skip
+        pairs = [
+            (
+                {"cluster": "zz9-lab", "node": "mig-zz9-1"},
+                {"cluster": "absent-cluster", "node": "absent-node"},
+            )
+        ]
         target = lambda kw: f"{path}?cluster={kw['cluster']}&node={kw['node']}"  # noqa: E731
     else:
         pairs = [(kwargs, absent(kwargs)) for kwargs in world.other[access.obj]]
@@ -250,12 +255,27 @@ def test_a_tenant_viewer_reaches_nothing_of_another_tenant(matrix, db, name):
 
 # Filters and formats pointing at the other tenants: none may bring any of them back.
 FILTERS = (
-    "", "?tenant=beta", "?tenant=gamma", "?cluster=zz9-lab", "?cluster=lab",
-    "?namespace=beta-prod", "?namespace=gamma-zz9", "?provider=zz9-cloud", "?node=mig-zz9-1",
-    "?status=open&tenant=beta", "?status=accepted", "?q=beta", "?search=gamma", "?days=90",
-    "?days=90&cluster=zz9-lab", "?format=csv", "?format=json", "?format=sarif",
-    "?format=csv&tenant=gamma", "?format=sarif&cluster=zz9-lab",
-)  # fmt: skip
+    "",
+    "?tenant=beta",
+    "?tenant=gamma",
+    "?cluster=zz9-lab",
+    "?cluster=lab",
+    "?namespace=beta-prod",
+    "?namespace=gamma-zz9",
+    "?provider=zz9-cloud",
+    "?node=mig-zz9-1",
+    "?status=open&tenant=beta",
+    "?status=accepted",
+    "?q=beta",
+    "?search=gamma",
+    "?days=90",
+    "?days=90&cluster=zz9-lab",
+    "?format=csv",
+    "?format=json",
+    "?format=sarif",
+    "?format=csv&tenant=gamma",
+    "?format=sarif&cluster=zz9-lab",
+)
 # Fixed words of the interface that happen to contain a hidden slug (not data).
 STATIC_TEXT = ("1c alpha ; 2c beta",)  # the MIG form's help text
 SWEPT = [n for n in MATRIX_ROWS if TABLE[n].get and OWNER in TABLE[n].read]
@@ -322,8 +342,15 @@ def test_metrics_answer_only_their_bearer_token(matrix, db, settings):
     assert "gpuposture_database_up" in body(scrape)
 
 
-FILLERS = {"object_id": "1", "app_label": "auth", "content_type_id": "1", "provider_id": "x",
-           "key": "x-y", "uidb36": "x", "url": "x"}  # fmt: skip
+FILLERS = {
+    "object_id": "1",
+    "app_label": "auth",
+    "content_type_id": "1",
+    "provider_id": "x",
+    "key": "x-y",
+    "uidb36": "x",
+    "url": "x",
+}
 
 
 def _filled(name: str) -> str:
@@ -333,8 +360,11 @@ def _filled(name: str) -> str:
     if name != route and not name.endswith(f":{route}"):
         return reverse(name, kwargs=kwargs)
     # An unnamed pattern (a redirect kept for old links): write its path out.
-    path = re.sub(r"\(\?P<(\w+)>[^)]*\)|<(?:\w+:)?(\w+)>",
-                  lambda m: str(kwargs[m.group(1) or m.group(2)]), route)  # fmt: skip
+    path = re.sub(
+        r"\(\?P<(\w+)>[^)]*\)|<(?:\w+:)?(\w+)>",
+        lambda m: str(kwargs[m.group(1) or m.group(2)]),
+        route,
+    )
     return "/" + re.sub(r"[\^$]|\\Z", "", path)
 
 

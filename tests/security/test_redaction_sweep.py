@@ -28,17 +28,36 @@ from tests.security.urlwalk import named_routes
 
 ROUTES = named_routes()
 SWEPT = sorted(
-    n for n in ROUTES
-    if not n.startswith(f"{ADMIN_NAMESPACE}:") and n in TABLE
-    and TABLE[n].kind in ("page", "api") and TABLE[n].get and OWNER in TABLE[n].read
-)  # fmt: skip
+    n
+    for n in ROUTES
+    if not n.startswith(f"{ADMIN_NAMESPACE}:")
+    and n in TABLE
+    and TABLE[n].kind in ("page", "api")
+    and TABLE[n].get
+    and OWNER in TABLE[n].read
+)
 # Lists and exports are also read filtered and in every format, some filters naming MARKER.
 QUERIES = (
-    "", "?status=open", "?status=accepted", "?status=resolved", "?days=90", "?days=7",
-    "?format=json", "?format=csv", "?format=sarif", f"?tenant={SLUG}", "?cluster=lab",
-    f"?namespace={MARKER}-train", f"?q={MARKER}", f"?search={MARKER}", "?page=2",
-    "?check=SHARE-001", "?check=LEAK-001", "?check=DRIFT-001", "?node=gpu-ts-1",
-)  # fmt: skip
+    "",
+    "?status=open",
+    "?status=accepted",
+    "?status=resolved",
+    "?days=90",
+    "?days=7",
+    "?format=json",
+    "?format=csv",
+    "?format=sarif",
+    f"?tenant={SLUG}",
+    "?cluster=lab",
+    f"?namespace={MARKER}-train",
+    f"?q={MARKER}",
+    f"?search={MARKER}",
+    "?page=2",
+    "?check=SHARE-001",
+    "?check=LEAK-001",
+    "?check=DRIFT-001",
+    "?node=gpu-ts-1",
+)
 # Where a page's own links lead that is not ours to sweep (static files, signing out).
 NOT_FOLLOWED = ("/static/", "/admin/", "/accounts/logout/", "/api/docs/", "/api/schema/")
 MAX_REQUESTS = 3000
@@ -79,17 +98,24 @@ def _objects(user) -> dict[str, Callable[[], Iterator[dict]]]:  # type: ignore[n
         return lambda: (dict(zip(params, row, strict=True)) for row in rows)
 
     return {
-        "tenant_slug": each(Tenant, slug="slug"), "tenant": each(Tenant, pk="pk"),
-        "finding": each(Finding, pk="pk"), "node": each(Node, pk="pk"), "pod": each(Pod, pk="pk"),
-        "sync_run": each(SyncRun, pk="pk"), "drift_event": each(DriftEvent, pk="pk"),
-        "bulletin": each(Bulletin, pk="pk"), "sharing_request": each(SharingRequest, pk="pk"),
-        "reset": each(ResetAttestation, pk="pk"), "cluster": each(Cluster, name="name"),
+        "tenant_slug": each(Tenant, slug="slug"),
+        "tenant": each(Tenant, pk="pk"),
+        "finding": each(Finding, pk="pk"),
+        "node": each(Node, pk="pk"),
+        "pod": each(Pod, pk="pk"),
+        "sync_run": each(SyncRun, pk="pk"),
+        "drift_event": each(DriftEvent, pk="pk"),
+        "bulletin": each(Bulletin, pk="pk"),
+        "sharing_request": each(SharingRequest, pk="pk"),
+        "reset": each(ResetAttestation, pk="pk"),
+        "cluster": each(Cluster, name="name"),
         "node_page": each(Node, cluster="cluster__name", name="name"),
-        "provider": each(Provider, slug="slug"), "trust_class": each(TrustClass, slug="slug"),
+        "provider": each(Provider, slug="slug"),
+        "trust_class": each(TrustClass, slug="slug"),
         "check_page": lambda: ({"check_id": c} for c in CHECKS),
         "check": lambda: ({"pk": c} for c in CHECKS),
         "action": each(Action, key="key"),
-    }  # fmt: skip
+    }
 
 
 def _mig_node_queries(user) -> list[str]:  # type: ignore[no-untyped-def]
@@ -203,8 +229,12 @@ def test_the_marker_world_names_the_marker_to_those_who_read_everything(sweep_wo
     personas, _world = sweep_world
     lead = APIClient()
     lead.force_authenticate(personas["security_lead"])
-    urls = ("/api/v1/findings/export/?format=json&tenant=alpha", "/api/v1/reset-attestations/",
-            "/api/v1/sync-runs/", "/api/v1/drift-events/")  # fmt: skip
+    urls = (
+        "/api/v1/findings/export/?format=json&tenant=alpha",
+        "/api/v1/reset-attestations/",
+        "/api/v1/sync-runs/",
+        "/api/v1/drift-events/",
+    )
     for url in urls:
         assert FOUND.search(body(lead.get(url))), url
     alpha = Finding.objects.filter(tenants__slug="alpha", status="open")

@@ -79,22 +79,36 @@ def test_a_prometheus_pull_rolls_up_the_hours_it_pulled(small_world, personas, s
     make_exclusive()
     settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
     start = int((this_hour() - timedelta(hours=2)).timestamp())
-    labels = {"Hostname": "gpu-ts-1", "gpu": "0", "UUID": UUID, "modelName": "NVIDIA A100",
-              "exported_namespace": "team-alpha", "exported_pod": "trainer-0"}  # fmt: skip
+    labels = {
+        "Hostname": "gpu-ts-1",
+        "gpu": "0",
+        "UUID": UUID,
+        "modelName": "NVIDIA A100",
+        "exported_namespace": "team-alpha",
+        "exported_pod": "trainer-0",
+    }
     values = [[start + 300 * i, "57"] for i in range(13)]  # one hour at 5-minute steps
-    answer = {"status": "success", "data": {"resultType": "matrix", "result": [
-        {"metric": labels, "values": values}]}}  # fmt: skip
+    answer = {
+        "status": "success",
+        "data": {"resultType": "matrix", "result": [{"metric": labels, "values": values}]},
+    }
     with local_server({"/api/v1/query_range": json.dumps(answer).encode()}) as server:
-        call_command("ingest_dcgm", cluster="lab", prometheus=server.url(""), since="3h",
-                     stdout=io.StringIO())  # fmt: skip
+        call_command(
+            "ingest_dcgm",
+            cluster="lab",
+            prometheus=server.url(""),
+            since="3h",
+            stdout=io.StringIO(),
+        )
     assert alpha_hours(personas["security_lead"]) == pytest.approx(1.0 + 0.5 / 60, abs=0.001)
 
 
 def test_a_backfill_before_the_last_roll_up_is_rolled_up_too(small_world, personas, tmp_path):
     make_exclusive()
     now_hour = this_hour()
-    recent = series(now_hour - timedelta(hours=2), 55, busy=50, namespace="team-alpha",
-                    pod="trainer-0")  # fmt: skip
+    recent = series(
+        now_hour - timedelta(hours=2), 55, busy=50, namespace="team-alpha", pod="trainer-0"
+    )
     samples_ingest(cluster=small_world, samples=recent)
     telemetry_rollup()  # beat has rolled up to two hours ago
     before = alpha_hours(personas["security_lead"])

@@ -140,9 +140,18 @@ def test_busy_none_counts_zero():
 
 @pytest.mark.parametrize(
     ("profile", "slices"),
-    [("3g.40gb", 3), ("1g.10gb", 1), ("1g.10gb+me", 1), ("7g.80gb", 7), ("2g.20gb", 2),
-     ("4g.20gb", 4), ("", 1), ("weird", 1), ("0g.5gb", 1)],
-)  # fmt: skip
+    [
+        ("3g.40gb", 3),
+        ("1g.10gb", 1),
+        ("1g.10gb+me", 1),
+        ("7g.80gb", 7),
+        ("2g.20gb", 2),
+        ("4g.20gb", 4),
+        ("", 1),
+        ("weird", 1),
+        ("0g.5gb", 1),
+    ],
+)
 def test_mig_slices(profile, slices):
     assert mig_slices(profile) == slices
 
@@ -197,7 +206,11 @@ def test_rows_sorted_by_day_then_tenant():
     samples = [at(day2, ns="team-b"), at(day2), at(ns="team-b", uuid="GPU-9"), at(uuid="GPU-8")]
     rows = usage_by_tenant_day(samples)
     assert [(r.day.day, r.tenant) for r in rows] == [
-        (1, "alpha"), (1, "beta"), (2, "alpha"), (2, "beta")]  # fmt: skip
+        (1, "alpha"),
+        (1, "beta"),
+        (2, "alpha"),
+        (2, "beta"),
+    ]
 
 
 # --- chargeback ----------------------------------------------------------------------------
@@ -241,7 +254,12 @@ def test_top_gpus_by_busy_hours_then_hours():
     )
     top = top_gpus(samples)
     assert [g.device[1] for g in top] == [
-        "GPU-high", "GPU-tie-long", "GPU-tie-short", "GPU-low", "GPU-unknown"]  # fmt: skip
+        "GPU-high",
+        "GPU-tie-long",
+        "GPU-tie-short",
+        "GPU-low",
+        "GPU-unknown",
+    ]
     assert top[0].model == "H100"
     assert top[0].hours == pytest.approx(1.0)
     assert top[0].mean_busy == pytest.approx(90.0)

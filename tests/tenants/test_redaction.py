@@ -29,17 +29,18 @@ SCOPE = HiddenScope(
         ("pod beta-prod/inference-0 holds it", f"pod {HIDDEN_OBJECT} holds it"),
         ("ConfigMap beta-jobs/ts key 'a'", f"ConfigMap {HIDDEN_OBJECT} key 'a'"),
         ("namespace beta-prod", f"namespace {HIDDEN_NAMESPACE}"),
-        ("system:serviceaccount:beta-prod:runner",
-         f"system:serviceaccount:{HIDDEN_OBJECT}"),
+        ("system:serviceaccount:beta-prod:runner", f"system:serviceaccount:{HIDDEN_OBJECT}"),
         ("bound to group:beta-ops", f"bound to group:{HIDDEN_PRINCIPAL}"),
         ("user ops@beta.example may patch", f"user {HIDDEN_PRINCIPAL} may patch"),
-        ("gpuposture.io/tenant=beta:NoSchedule",
-         f"gpuposture.io/tenant={HIDDEN_TENANT}:NoSchedule"),
+        (
+            "gpuposture.io/tenant=beta:NoSchedule",
+            f"gpuposture.io/tenant={HIDDEN_TENANT}:NoSchedule",
+        ),
         # Words that only contain a hidden name are someone else's: left alone.
         ("beta-testers and alphabeta", "beta-testers and alphabeta"),
         ("nothing hidden here", "nothing hidden here"),
     ],
-)  # fmt: skip
+)
 def test_text(text, shown):
     assert SCOPE.text(text) == shown
 
@@ -75,18 +76,34 @@ def test_what_names_nothing_hidden_is_the_same_object_not_a_copy():
 
 def test_declared_fields_hide_a_subject_with_its_namespace():
     declared = {
-        "subject_namespace": Field.NAMESPACE, "subject_name": Field.SUBJECT_NAME,
-        "title": Field.TEXT, "evidence": Field.VALUE, "tenant": Field.TENANT,
-    }  # fmt: skip
-    row = {"subject_namespace": "beta-prod", "subject_name": "inference-0", "title": "x",
-           "evidence": {"t": "beta"}, "tenant": "beta"}  # fmt: skip
+        "subject_namespace": Field.NAMESPACE,
+        "subject_name": Field.SUBJECT_NAME,
+        "title": Field.TEXT,
+        "evidence": Field.VALUE,
+        "tenant": Field.TENANT,
+    }
+    row = {
+        "subject_namespace": "beta-prod",
+        "subject_name": "inference-0",
+        "title": "x",
+        "evidence": {"t": "beta"},
+        "tenant": "beta",
+    }
     SCOPE.fields(row, declared)
     assert row == {
-        "subject_namespace": HIDDEN_NAMESPACE, "subject_name": HIDDEN_OBJECT, "title": "x",
-        "evidence": {"t": HIDDEN_TENANT}, "tenant": HIDDEN_TENANT,
-    }  # fmt: skip
-    own = {"subject_namespace": "team-alpha", "subject_name": "trainer-0", "title": "beta",
-           "evidence": {}, "tenant": "alpha"}  # fmt: skip
+        "subject_namespace": HIDDEN_NAMESPACE,
+        "subject_name": HIDDEN_OBJECT,
+        "title": "x",
+        "evidence": {"t": HIDDEN_TENANT},
+        "tenant": HIDDEN_TENANT,
+    }
+    own = {
+        "subject_namespace": "team-alpha",
+        "subject_name": "trainer-0",
+        "title": "beta",
+        "evidence": {},
+        "tenant": "alpha",
+    }
     SCOPE.fields(own, declared)
     assert own["subject_name"] == "trainer-0" and own["title"] == HIDDEN_TENANT
     assert own["subject_namespace"] == "team-alpha" and own["tenant"] == "alpha"
@@ -108,8 +125,14 @@ def test_objects_that_exist_for_a_hidden_tenant_are_hidden_by_name():
         "subject_name": "acme-node-patch",
         "title": "edit acme-node-patch",
     }
-    scope.fields(row, {"subject_namespace": Field.NAMESPACE, "subject_name": Field.SUBJECT_NAME,
-                       "title": Field.TEXT})  # fmt: skip
+    scope.fields(
+        row,
+        {
+            "subject_namespace": Field.NAMESPACE,
+            "subject_name": Field.SUBJECT_NAME,
+            "title": Field.TEXT,
+        },
+    )
     assert row == {
         "subject_namespace": "",
         "subject_name": "(another tenant's object)",

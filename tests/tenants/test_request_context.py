@@ -24,9 +24,13 @@ pytestmark = pytest.mark.django_db
 
 def ask(world, user, mode: str, tenant: str = "alpha", pool: str = "") -> SharingRequest:
     return sharing_request_create(
-        tenant=Tenant.objects.get(slug=tenant), cluster=world, mode=mode, node_pool=pool,
-        justification="Inference replicas fit in one slice each.", user=user,
-    )  # fmt: skip
+        tenant=Tenant.objects.get(slug=tenant),
+        cluster=world,
+        mode=mode,
+        node_pool=pool,
+        justification="Inference replicas fit in one slice each.",
+        user=user,
+    )
 
 
 def _text(response) -> str:
@@ -78,22 +82,42 @@ def _grow(world, extra: int) -> None:
     beta, alpha = Tenant.objects.get(slug="beta"), Tenant.objects.get(slug="alpha")
     for index in range(extra):
         node = Node.objects.create(
-            cluster=world, name=f"gpu-extra-{index}", is_gpu_node=True,
-            gpu_model="NVIDIA H100", gpu_count=8, changed_at=now,
-        )  # fmt: skip
+            cluster=world,
+            name=f"gpu-extra-{index}",
+            is_gpu_node=True,
+            gpu_model="NVIDIA H100",
+            gpu_count=8,
+            changed_at=now,
+        )
         for tenant in (beta, alpha):
             Pod.objects.create(
-                cluster=world, namespace=tenant.slug, name=f"p-{index}", node=node,
-                tenant=tenant, phase="Running", changed_at=now,
-            )  # fmt: skip
+                cluster=world,
+                namespace=tenant.slug,
+                name=f"p-{index}",
+                node=node,
+                tenant=tenant,
+                phase="Running",
+                changed_at=now,
+            )
         Finding.objects.create(
-            check_id="SHARE-001", severity="high", cluster=world, subject_kind="Node",
-            subject_name=node.name, fingerprint=f"extra-{index}", title="Shared GPU",
-            first_seen=now, last_seen=now,
-        )  # fmt: skip
-        SharingRequest.objects.create(tenant=alpha, cluster=world, mode="mig_gi",
-                                      justification="older ask", status="denied",
-                                      requested_by=make_user(f"asker-{index}"))  # fmt: skip
+            check_id="SHARE-001",
+            severity="high",
+            cluster=world,
+            subject_kind="Node",
+            subject_name=node.name,
+            fingerprint=f"extra-{index}",
+            title="Shared GPU",
+            first_seen=now,
+            last_seen=now,
+        )
+        SharingRequest.objects.create(
+            tenant=alpha,
+            cluster=world,
+            mode="mig_gi",
+            justification="older ask",
+            status="denied",
+            requested_by=make_user(f"asker-{index}"),
+        )
 
 
 @pytest.mark.parametrize("extra", [0, 20])
@@ -121,13 +145,20 @@ def test_the_request_form_offers_only_the_modes_the_tenants_class_allows(
     client.force_login(personas["platform_engineer"])
     assert _offered(client, "beta") == ["mig_gi"]  # external
     assert _offered(client, "alpha") == [
-        "mig_gi", "vgpu_fixed", "vgpu_equal",
-    ]  # fmt: skip
+        "mig_gi",
+        "vgpu_fixed",
+        "vgpu_equal",
+    ]
     # A hand-made POST of a mode the class forbids is refused next to the field, with the rule.
-    response = client.post("/sharing-requests/new/", {
-        "tenant": "beta", "cluster": small_world.name, "mode": "time_slicing",
-        "justification": "Twice the replicas per GPU.",
-    })  # fmt: skip
+    response = client.post(
+        "/sharing-requests/new/",
+        {
+            "tenant": "beta",
+            "cluster": small_world.name,
+            "mode": "time_slicing",
+            "justification": "Twice the replicas per GPU.",
+        },
+    )
     assert response.status_code == 200
     assert "trust class 'external' allows only mig_gi (not time_slicing)" in _text(response)
     assert not SharingRequest.objects.exists()

@@ -247,9 +247,11 @@ class Command(BaseCommand):
             trigger="demo", actor=ACTOR, documents=[(source, b()) for b in BULLETINS], rescore=False
         )
         _record, revised = bulletins_import_recorded(
-            trigger="demo", actor=ACTOR, documents=[(source, driver_bulletin_revised())],
+            trigger="demo",
+            actor=ACTOR,
+            documents=[(source, driver_bulletin_revised())],
             rescore=False,
-        )  # fmt: skip
+        )
         self.stdout.write(
             f"bulletins: {len(BULLETINS)} (demo copies); {len(revised.held)} weakening revision "
             "held for a security lead"
@@ -276,12 +278,16 @@ class Command(BaseCommand):
         handover_at = now - timedelta(hours=13)
         prod = Cluster.objects.get(name="prod-east")
         ResetAttestation.objects.create(
-            cluster=prod, node="pe-a100-01", gpu_uuid=uuid_of("pe-a100-01", 0),
-            reset_at=handover_at, method=ResetAttestation.Method.GPU_RESET,
+            cluster=prod,
+            node="pe-a100-01",
+            gpu_uuid=uuid_of("pe-a100-01", 0),
+            reset_at=handover_at,
+            method=ResetAttestation.Method.GPU_RESET,
             previous_tenant=Tenant.objects.filter(slug="research").first(),
             next_tenant=Tenant.objects.filter(slug="orbital").first(),
-            recorded_by="platform-engineer", note="Drained and reset before the new tenant.",
-        )  # fmt: skip
+            recorded_by="platform-engineer",
+            note="Drained and reset before the new tenant.",
+        )
 
     @transaction.atomic
     def _users(self, viewers: list[str]) -> list[tuple[str, str, str, str | None]]:

@@ -10,37 +10,51 @@ from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
 
 
-@check(id="ATTR-001", title="GPU busy with no scheduled workload on it (possible hijacking)",
-       severity="critical", scope="node",
-       rationale="Sustained GPU utilisation that no scheduled pod explains is the signature "
-                 "of compute hijacking (ATT&CK T1496.001): a miner or a stolen workload "
-                 "running outside the scheduler, on a GPU the platform believes idle.",
-       remediation="Find the process on the node (`nvidia-smi --query-compute-apps=pid,"
-                   "process_name,used_memory --format=csv`), then its container or host "
-                   "service; cordon the node and preserve evidence before killing it. Close "
-                   "the path it came in by (an exposed notebook, a static key, a privileged "
-                   "pod) and rotate what it could read.",
-       mappings=("ATT&CK:T1496.001", "CSF 2.0:DE.CM-09", "SP800-53:SI-4"))  # fmt: skip
+@check(
+    id="ATTR-001",
+    title="GPU busy with no scheduled workload on it (possible hijacking)",
+    severity="critical",
+    scope="node",
+    rationale="Sustained GPU utilisation that no scheduled pod explains is the signature "
+    "of compute hijacking (ATT&CK T1496.001): a miner or a stolen workload "
+    "running outside the scheduler, on a GPU the platform believes idle.",
+    remediation="Find the process on the node (`nvidia-smi --query-compute-apps=pid,"
+    "process_name,used_memory --format=csv`), then its container or host "
+    "service; cordon the node and preserve evidence before killing it. Close "
+    "the path it came in by (an exposed notebook, a static key, a privileged "
+    "pod) and rotate what it could read.",
+    mappings=("ATT&CK:T1496.001", "CSF 2.0:DE.CM-09", "SP800-53:SI-4"),
+)
 def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
     settings = inputs.telemetry.settings
     for h in inputs.telemetry.hijacks:
         minutes = round((h.end - h.start).total_seconds() / 60)
         where = f"{h.uuid}" + (f" MIG instance {h.gi_id}" if h.gi_id else "")
         evidence = {
-            "node": h.hostname, "gpu_uuid": h.uuid, "mig_instance": h.gi_id or None,
-            "start": h.start.isoformat(), "end": h.end.isoformat(), "minutes": minutes,
-            "mean_busy_percent": round(h.mean_busy, 1), "peak_busy_percent": round(h.peak_busy, 1),
+            "node": h.hostname,
+            "gpu_uuid": h.uuid,
+            "mig_instance": h.gi_id or None,
+            "start": h.start.isoformat(),
+            "end": h.end.isoformat(),
+            "minutes": minutes,
+            "mean_busy_percent": round(h.mean_busy, 1),
+            "peak_busy_percent": round(h.peak_busy, 1),
             "samples": [
                 {"time": t.isoformat(), "busy_percent": round(b, 1)} for t, b in h.evidence
             ],
             "threshold_percent": settings.get("threshold_percent"),
             "window_minutes": settings.get("window_minutes"),
             "held_by": "no scheduled pod in the last inventory holds this GPU",
-        }  # fmt: skip
+        }
         title = f"GPU {where} on {h.hostname} busy {minutes} min with no scheduled workload"
         key = f"ATTR-001:{h.uuid}:{h.gi_id}"
         # One GPU: every tenant on its node is suspect, and exposed to what runs there.
         yield node_draft(
-            "ATTR-001", node_named(inputs, h.hostname), tenants=tenants_on_node(inputs, h.hostname),
-            evidence=evidence, key=key, title=title, exposure=1,
-        )  # fmt: skip
+            "ATTR-001",
+            node_named(inputs, h.hostname),
+            tenants=tenants_on_node(inputs, h.hostname),
+            evidence=evidence,
+            key=key,
+            title=title,
+            exposure=1,
+        )

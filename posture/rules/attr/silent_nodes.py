@@ -10,14 +10,18 @@ from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
 
 
-@check(id="ATTR-003", title="GPU node sends no telemetry",
-       severity="medium", scope="node",
-       rationale="Without DCGM-Exporter samples from a GPU node, hijacking and idle allocation "
-                 "there go unseen, and its usage cannot be charged to anyone.",
-       remediation="Check the dcgm-exporter pod on the node (GPU Operator: `dcgmExporter."
-                   "enabled`), its ServiceMonitor or scrape config, and that the node is not "
-                   "tainted against it.",
-       mappings=("CSF 2.0:DE.CM-09", "SP800-53:AU-12"))  # fmt: skip
+@check(
+    id="ATTR-003",
+    title="GPU node sends no telemetry",
+    severity="medium",
+    scope="node",
+    rationale="Without DCGM-Exporter samples from a GPU node, hijacking and idle allocation "
+    "there go unseen, and its usage cannot be charged to anyone.",
+    remediation="Check the dcgm-exporter pod on the node (GPU Operator: `dcgmExporter."
+    "enabled`), its ServiceMonitor or scrape config, and that the node is not "
+    "tainted against it.",
+    mappings=("CSF 2.0:DE.CM-09", "SP800-53:AU-12"),
+)
 def silent_gpu_node(inputs: PostureInputs) -> Iterator[FindingDraft]:
     minutes = inputs.telemetry.settings.get("silent_minutes")
     for silent in inputs.telemetry.silent_nodes:

@@ -68,20 +68,28 @@ def _admin_claims(inputs: PostureInputs) -> Iterator[FindingDraft]:
             continue  # the template is the cause: its finding stands for the claims it made
         kind = "ResourceClaim" if isinstance(obj, DraClaim) else "ResourceClaimTemplate"
         evidence = {
-            "namespace": obj.namespace, "tenant": tenant.slug, kind.lower(): obj.name,
+            "namespace": obj.namespace,
+            "tenant": tenant.slug,
+            kind.lower(): obj.name,
             "api_version": obj.api_version,
             "admin_requests": [
                 {"request": r.name, "device_class": r.device_class}
-                for r in obj.requests if r.admin_access
+                for r in obj.requests
+                if r.admin_access
             ],
             "namespace_admin_label": _label(inputs, obj.namespace),
             **(_reach(inputs, obj) if isinstance(obj, DraClaim) else {}),
-        }  # fmt: skip
+        }
         yield subject_draft(
-            "DRA-001", kind=kind, namespace=obj.namespace, name=obj.name, tenants=(tenant,),
-            evidence=evidence, key=f"DRA-001:claim:{kind}:{obj.namespace}/{obj.name}",
+            "DRA-001",
+            kind=kind,
+            namespace=obj.namespace,
+            name=obj.name,
+            tenants=(tenant,),
+            evidence=evidence,
+            key=f"DRA-001:claim:{kind}:{obj.namespace}/{obj.name}",
             title=f"{kind} {obj.name} of tenant {tenant.slug} asks for DRA adminAccess",
-        )  # fmt: skip
+        )
 
 
 def _generated_from_admin_templates(inputs: PostureInputs) -> set[tuple[str, str]]:
@@ -109,10 +117,12 @@ def _reach(inputs: PostureInputs, claim: DraClaim) -> dict[str, Any]:
         others = sorted(h for h in index.holders.get(key, ()) if h != (claim.namespace, claim.name))
         reached.append(
             {
-                "device": held.device_id, "node": held.node, "driver": held.result.driver,
+                "device": held.device_id,
+                "node": held.node,
+                "driver": held.result.driver,
                 "other_claims": [f"{ns}/{name}" for ns, name in others],
             }
-        )  # fmt: skip
+        )
     return {"devices_reached": reached} if reached else {}
 
 
@@ -122,12 +132,18 @@ def _labelled_namespaces(inputs: PostureInputs) -> Iterator[FindingDraft]:
         if tenant is None or namespace.labels.get(ADMIN_ACCESS_LABEL, "").lower() != "true":
             continue
         yield namespace_draft(
-            "DRA-001", inputs, namespace.name, tenants=(tenant,),
-            evidence={"namespace": namespace.name, "tenant": tenant.slug,
-                      "label": f'{ADMIN_ACCESS_LABEL}="true"'},
+            "DRA-001",
+            inputs,
+            namespace.name,
+            tenants=(tenant,),
+            evidence={
+                "namespace": namespace.name,
+                "tenant": tenant.slug,
+                "label": f'{ADMIN_ACCESS_LABEL}="true"',
+            },
             key=f"DRA-001:label:{namespace.name}",
             title=f"Namespace {namespace.name} of tenant {tenant.slug} allows DRA adminAccess",
-        )  # fmt: skip
+        )
 
 
 def _label_writers(inputs: PostureInputs) -> Iterator[FindingDraft]:
@@ -141,16 +157,24 @@ def _label_writers(inputs: PostureInputs) -> Iterator[FindingDraft]:
             shown = {json.dumps(g.as_evidence(), sort_keys=True): g.as_evidence() for _, g in found}
             where = namespaces[0] if len(namespaces) == 1 else f"{len(namespaces)} namespaces"
             yield binding_draft(
-                "DRA-001", kind, bound_in or None, name, tenants=(tenant,),
+                "DRA-001",
+                kind,
+                bound_in or None,
+                name,
+                tenants=(tenant,),
                 evidence={
-                    "tenant": tenant.slug, "namespaces": namespaces,
-                    "label": ADMIN_ACCESS_LABEL, "verbs": list(LABEL_VERBS),
+                    "tenant": tenant.slug,
+                    "namespaces": namespaces,
+                    "label": ADMIN_ACCESS_LABEL,
+                    "verbs": list(LABEL_VERBS),
                     "grants": list(shown.values()),
                 },
                 key=f"DRA-001:rbac:{tenant.slug}:{kind}:{bound_in}/{name}",
-                title=(f"Tenant {tenant.slug} may label {where} for DRA adminAccess "
-                       f"through {kind} {name}"),
-            )  # fmt: skip
+                title=(
+                    f"Tenant {tenant.slug} may label {where} for DRA adminAccess "
+                    f"through {kind} {name}"
+                ),
+            )
 
 
 def _namespace_writes(inputs: PostureInputs, tenant: TenantInfo) -> list[tuple[str, Grant]]:

@@ -29,20 +29,28 @@ def _drafts(
         if change.check_id != check_id:
             continue
         nodes = gpu_nodes if gpu_wide else change.nodes
-        tenants = sorted(
-            {t.slug for node in nodes for t in tenants_on_node(inputs, node)}
-        ) if affects_tenants else []  # fmt: skip
+        tenants = (
+            sorted({t.slug for node in nodes for t in tenants_on_node(inputs, node)})
+            if affects_tenants
+            else []
+        )
         facts = {
-            "tenants": tenants, "evidence": _evidence(event, tenants, nodes),
-            "key": f"drift-event-{event.id}", "title": change.summary,
-        }  # fmt: skip
+            "tenants": tenants,
+            "evidence": _evidence(event, tenants, nodes),
+            "key": f"drift-event-{event.id}",
+            "title": change.summary,
+        }
         if change.subject_kind == "Node":
             yield node_draft(check_id, node_named(inputs, change.subject_name), **facts)
         else:
             yield subject_draft(
-                check_id, kind=change.subject_kind, namespace=change.subject_namespace,
-                name=change.subject_name, exposure=len(nodes), **facts,
-            )  # fmt: skip
+                check_id,
+                kind=change.subject_kind,
+                namespace=change.subject_namespace,
+                name=change.subject_name,
+                exposure=len(nodes),
+                **facts,
+            )
 
 
 def _evidence(event: DriftEventInfo, tenants: list[str], nodes: Sequence[str]) -> dict[str, object]:

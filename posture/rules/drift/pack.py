@@ -71,6 +71,11 @@ def policy_pack_drift(inputs: PostureInputs) -> Iterator[FindingDraft]:
             + (f", {len(weaker)} in a weaker mode" if weaker else "")
         )
         yield subject_draft(
-            "DRIFT-005", kind="PolicyPack", name=dialect, tenants=tenants,
-            evidence=evidence, title=title, exposure=len(comparison.differences),
-        )  # fmt: skip
+            "DRIFT-005",
+            kind="PolicyPack",
+            name=dialect,
+            tenants=tenants,
+            evidence=evidence,
+            title=title,
+            exposure=len(comparison.differences),
+        )

@@ -105,7 +105,7 @@ def _pair(key: tuple[str, str, str], expected: dict, deployed: dict | None) -> l
                 detail=detail,
                 expected_mode=want_mode or "",
                 deployed_mode=have_mode or "",
-            )  # fmt: skip
+            )
         )
     paths = _differing(_without_mode(expected), _without_mode(deployed), "spec")
     annotations = {k: v for k, v in _meta(expected).get("annotations", {}).items()}
@@ -121,7 +121,7 @@ def _pair(key: tuple[str, str, str], expected: dict, deployed: dict | None) -> l
                 change="changed",
                 detail=f"{len(paths)} generated field(s) differ",
                 paths=tuple(paths[:PATHS_SHOWN]),
-            )  # fmt: skip
+            )
         )
     return found
 

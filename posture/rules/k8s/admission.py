@@ -91,6 +91,11 @@ def _draft(
             "admission control enforcing pod rules (no PSA enforce, no denying policy)"
         )
     return namespace_draft(
-        "K8S-009", inputs, namespace, tenants=(tenant,), evidence=evidence, title=title,
+        "K8S-009",
+        inputs,
+        namespace,
+        tenants=(tenant,),
+        evidence=evidence,
+        title=title,
         exposure=count,
-    )  # fmt: skip
+    )

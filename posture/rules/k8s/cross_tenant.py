@@ -180,7 +180,7 @@ def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> Findin
         title=title,
         severity="critical" if stricter else "",
         exposure=len(namespaces),
-    )  # fmt: skip
+    )
 
 
 def _namespace_entry(namespace: str, reaches: list[Reach]) -> dict[str, Any]:

@@ -88,6 +88,11 @@ def _egress_draft(
         f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
     )
     return namespace_draft(
-        "K8S-007", inputs, namespace, tenants=(tenant,), evidence=evidence, title=title,
+        "K8S-007",
+        inputs,
+        namespace,
+        tenants=(tenant,),
+        evidence=evidence,
+        title=title,
         exposure=len(open_pods),
-    )  # fmt: skip
+    )

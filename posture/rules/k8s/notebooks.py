@@ -15,20 +15,33 @@ from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
 NOTEBOOK_IMAGES = (
-    "jupyter", "notebook", "jupyterlab", "tensorboard", "ray-dashboard", "mlflow", "base-notebook",
-)  # fmt: skip
+    "jupyter",
+    "notebook",
+    "jupyterlab",
+    "tensorboard",
+    "ray-dashboard",
+    "mlflow",
+    "base-notebook",
+)
 NOTEBOOK_COMMANDS = ("jupyter", "start-notebook", "--notebookapp", "--serverapp")
 NOTEBOOK_PORTS = (8888, 6006, 8265)  # Jupyter, TensorBoard, Ray dashboard
 # Jupyter options whose empty value switches authentication off (token) or leaves it unset.
 TOKEN_OPTIONS = ("--NotebookApp.token", "--ServerApp.token", "--IdentityProvider.token")
 PASSWORD_OPTIONS = (
-    "--NotebookApp.password", "--ServerApp.password", "--PasswordIdentityProvider.hashed_password",
-    "--ServerApp.hashed_password", "--NotebookApp.hashed_password",
-)  # fmt: skip
+    "--NotebookApp.password",
+    "--ServerApp.password",
+    "--PasswordIdentityProvider.hashed_password",
+    "--ServerApp.hashed_password",
+    "--NotebookApp.hashed_password",
+)
 # Options that choose the listening address (Jupyter, TensorBoard, Ray, MLflow).
 BIND_OPTIONS = (
-    "--ip", "--NotebookApp.ip", "--ServerApp.ip", "--host", "--dashboard-host",
-)  # fmt: skip
+    "--ip",
+    "--NotebookApp.ip",
+    "--ServerApp.ip",
+    "--host",
+    "--dashboard-host",
+)
 ALL_ADDRESSES = ("0.0.0.0", "*", "::", "[::]")  # noqa: S104 (what we look for, not a bind)
 EMPTY_VALUES = ("", "''", '""')
 EXTERNAL_SERVICE_TYPES = ("NodePort", "LoadBalancer")

@@ -156,10 +156,14 @@ def _quota_draft(
     if not quotas:
         detail = f"no ResourceQuota (needs {names})" if in_use else "no ResourceQuota"
     return namespace_draft(
-        "K8S-001", inputs, namespace.name, tenants=(tenant,), evidence=evidence,
+        "K8S-001",
+        inputs,
+        namespace.name,
+        tenants=(tenant,),
+        evidence=evidence,
         title=f"Namespace {namespace.name} of tenant {tenant.slug} has {detail}",
         exposure=sum(max(1, len(u.pods)) for u in missing),
-    )  # fmt: skip
+    )
 
 
 def _missing_entry(usage: Usage, keys: set[str]) -> dict[str, object]:

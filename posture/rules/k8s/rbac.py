@@ -63,13 +63,20 @@ def _binding_draft(
     tenants = ", ".join(reached_by)
     plural = "s" if len(reached_by) > 1 else ""
     return binding_draft(
-        check_id, kind, namespace, name, tenants=reached_by,
+        check_id,
+        kind,
+        namespace,
+        name,
+        tenants=reached_by,
         evidence={
-            "binding": _ref(kind, namespace or None, name), "subjects": subjects,
-            "subjects_by_tenant": by_tenant, **evidence, "grants": list(shown.values()),
+            "binding": _ref(kind, namespace or None, name),
+            "subjects": subjects,
+            "subjects_by_tenant": by_tenant,
+            **evidence,
+            "grants": list(shown.values()),
         },
         title=f"{', '.join(subjects)} of tenant{plural} {tenants} {title} through {kind} {name}",
-    )  # fmt: skip
+    )
 
 
 def _json_key(value: Any) -> str:

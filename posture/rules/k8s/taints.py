@@ -66,6 +66,9 @@ def _taint_draft(inputs: PostureInputs, node: Node, tenants: list[TenantInfo]) -
         "tenants_on_node": [{"tenant": t.slug, "trust_class": t.trust_class.slug} for t in tenants],
     }
     return node_draft(
-        "K8S-002", node, tenants=tenants, evidence=evidence,
+        "K8S-002",
+        node,
+        tenants=tenants,
+        evidence=evidence,
         title=f"GPU node {node.name} has no taint that separates tenant classes",
-    )  # fmt: skip
+    )

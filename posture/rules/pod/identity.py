@@ -112,7 +112,12 @@ def _account_draft(
     shared = "shared by" if len(parties) > 1 else "of a namespace no tenant owns, used by"
     who = ", ".join(p or "platform pods" for p in sorted(parties))
     return service_account_draft(
-        "POD-010", namespace, account, tenants=tenants, evidence=evidence,
+        "POD-010",
+        namespace,
+        account,
+        tenants=tenants,
+        evidence=evidence,
         title=f"GPU pods run as service account {namespace}/{account}, {shared} {who}",
-        labels=dict(sorted(common)), exposure=len(tenant_pods),
-    )  # fmt: skip
+        labels=dict(sorted(common)),
+        exposure=len(tenant_pods),
+    )

@@ -143,9 +143,15 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
                 f"{VISIBLE_DEVICES} without requesting a GPU"
             )
             yield workload_draft(
-                "POD-011", inputs, pod, tenant, evidence, key=container.name, title=title,
+                "POD-011",
+                inputs,
+                pod,
+                tenant,
+                evidence,
+                key=container.name,
+                title=title,
                 pod_facts=node_facts,
-            )  # fmt: skip
+            )
 
 
 def _unallocated(pod: Pod) -> list[Container]:

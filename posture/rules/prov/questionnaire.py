@@ -91,7 +91,10 @@ def provider_red_flags(inputs: PostureInputs) -> Iterator[FindingDraft]:
             "why_it_is_a_red_flag": flag.get("reason"),
         }
         yield provider_draft(
-            "PROV-002", inputs, provider.slug, evidence=evidence,
+            "PROV-002",
+            inputs,
+            provider.slug,
+            evidence=evidence,
             key=str(flag.get("question", "")),
             title=f"{provider.name}: {flag.get('text', '')} — answered {flag.get('answer')!r}",
-        )  # fmt: skip
+        )

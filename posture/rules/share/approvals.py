@@ -122,10 +122,16 @@ def _draft(
     if not title:
         title = f"{tenant} uses {mode} on {_where(pool)} with no active approval"
     return mode_use_draft(
-        check_id, tenant, mode, pool, evidence=evidence, title=title,
+        check_id,
+        tenant,
+        mode,
+        pool,
+        evidence=evidence,
+        title=title,
         # Drifting to a stronger mode than approved is a record to correct, not an exposure.
-        severity="low" if stronger else "", exposure=evidence["pod_count"],
-    )  # fmt: skip
+        severity="low" if stronger else "",
+        exposure=evidence["pod_count"],
+    )
 
 
 @check(

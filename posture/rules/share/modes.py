@@ -56,9 +56,11 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
                 if decision.allowed:
                     continue
                 details = {
-                    "resource": pool, "sharing_mode": mode, "rule": decision.rule,
+                    "resource": pool,
+                    "sharing_mode": mode,
+                    "rule": decision.rule,
                     "forbidden_by": list(decision.forbidden_by),
-                }  # fmt: skip
+                }
                 if found := meeting(node, pool, f"{pool}:{mode}", first, second, details=details):
                     yield found
 

@@ -60,9 +60,11 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
                 for other, theirs in parties.items():
                     if class_of(other).rank < cls.rank:
                         details = {
-                            "resource": pool, "sharing_mode": mode, "sensitive_tenant": name,
+                            "resource": pool,
+                            "sharing_mode": mode,
+                            "sensitive_tenant": name,
                             "trust_class_rank": cls.rank,
-                        }  # fmt: skip
+                        }
                         key = f"{pool}:{mode}"
                         if found := meeting(node, pool, key, own, theirs, details=details):
                             yield found

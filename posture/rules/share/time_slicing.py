@@ -131,6 +131,12 @@ def _share005_draft(config: SharingConfig, nodes: list[Node], tenants: list[str]
         f"lets a container take several replicas ({config.replicas or '?'} per GPU)"
     )
     return configmap_draft(
-        "SHARE-005", config.namespace, config.configmap, tenants=tenants, evidence=evidence,
-        key=config.key, title=title, exposure=len(nodes),
-    )  # fmt: skip
+        "SHARE-005",
+        config.namespace,
+        config.configmap,
+        tenants=tenants,
+        evidence=evidence,
+        key=config.key,
+        title=title,
+        exposure=len(nodes),
+    )

@@ -54,9 +54,13 @@ def _below_baseline(inputs: PostureInputs, check_id: str) -> Iterator[FindingDra
             f"GPU node {node.name}: {', '.join(evidence['components'])} below the bulletin baseline"
         )
         yield bulletin_draft(
-            check_id, node, tenants=tenants_on_node(inputs, node.name), evidence=evidence,
-            title=title, severity=_severity(exposures),
-        )  # fmt: skip
+            check_id,
+            node,
+            tenants=tenants_on_node(inputs, node.name),
+            evidence=evidence,
+            title=title,
+            severity=_severity(exposures),
+        )
 
 
 _SEVERITY_RULE = (
@@ -71,48 +75,67 @@ _REMEDIATION = (
 )
 
 
-@check(id="STACK-001", title="GPU driver below the bulletin baseline for its branch",
-       severity="high", scope="node",
-       rationale="The GPU driver runs in the host kernel and every tenant's workload calls "
-                 "into it; NVIDIA bulletins fix privilege escalation, memory disclosure and "
-                 "denial of service in it. A node below the fixed version of its branch is "
-                 "exposed to the listed CVEs.",
-       remediation=_REMEDIATION, mappings=("SP800-53:SI-2", "CSF 2.0:ID.AM-01"),
-       severity_rule=_SEVERITY_RULE)  # fmt: skip
+@check(
+    id="STACK-001",
+    title="GPU driver below the bulletin baseline for its branch",
+    severity="high",
+    scope="node",
+    rationale="The GPU driver runs in the host kernel and every tenant's workload calls "
+    "into it; NVIDIA bulletins fix privilege escalation, memory disclosure and "
+    "denial of service in it. A node below the fixed version of its branch is "
+    "exposed to the listed CVEs.",
+    remediation=_REMEDIATION,
+    mappings=("SP800-53:SI-2", "CSF 2.0:ID.AM-01"),
+    severity_rule=_SEVERITY_RULE,
+)
 def driver_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
     yield from _below_baseline(inputs, "STACK-001")
 
 
-@check(id="STACK-002", title="NVIDIA Container Toolkit below the bulletin baseline",
-       severity="high", scope="node",
-       rationale="The container toolkit sets up every GPU container on the host; its "
-                 "bulletins include container escapes (e.g. CVE-2024-0132, CVE-2025-23266) "
-                 "that hand a tenant the node.",
-       remediation=_REMEDIATION, mappings=("SP800-53:SI-2", "ATT&CK:T1611"),
-       severity_rule=_SEVERITY_RULE)  # fmt: skip
+@check(
+    id="STACK-002",
+    title="NVIDIA Container Toolkit below the bulletin baseline",
+    severity="high",
+    scope="node",
+    rationale="The container toolkit sets up every GPU container on the host; its "
+    "bulletins include container escapes (e.g. CVE-2024-0132, CVE-2025-23266) "
+    "that hand a tenant the node.",
+    remediation=_REMEDIATION,
+    mappings=("SP800-53:SI-2", "ATT&CK:T1611"),
+    severity_rule=_SEVERITY_RULE,
+)
 def toolkit_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
     yield from _below_baseline(inputs, "STACK-002")
 
 
-@check(id="STACK-003",
-       title="Device plugin, GPU Operator, DCGM exporter or firmware below baseline",
-       severity="high", scope="node",
-       rationale="The device plugin, GPU Operator, MIG manager and DCGM exporter run "
-                 "privileged on every GPU node, and the GPU's firmware (VBIOS) sits below "
-                 "every tenant; a known flaw in them is a path from a tenant pod to the host "
-                 "or to other tenants' GPUs.",
-       remediation=_REMEDIATION, mappings=("SP800-53:SI-2",),
-       severity_rule=_SEVERITY_RULE)  # fmt: skip
+@check(
+    id="STACK-003",
+    title="Device plugin, GPU Operator, DCGM exporter or firmware below baseline",
+    severity="high",
+    scope="node",
+    rationale="The device plugin, GPU Operator, MIG manager and DCGM exporter run "
+    "privileged on every GPU node, and the GPU's firmware (VBIOS) sits below "
+    "every tenant; a known flaw in them is a path from a tenant pod to the host "
+    "or to other tenants' GPUs.",
+    remediation=_REMEDIATION,
+    mappings=("SP800-53:SI-2",),
+    severity_rule=_SEVERITY_RULE,
+)
 def components_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
     yield from _below_baseline(inputs, "STACK-003")
 
 
-@check(id="STACK-005", title="Patch SLA breached: a node is still below a bulletin's fix",
-       severity="high", scope="node",
-       rationale="The patch SLA (days per severity from a bulletin's release) is the promise "
-                 "the platform makes to tenants; a node still exposed after it is a breach "
-                 "the security lead must see first.",
-       remediation=_REMEDIATION, mappings=("SP800-53:SI-2",))  # fmt: skip
+@check(
+    id="STACK-005",
+    title="Patch SLA breached: a node is still below a bulletin's fix",
+    severity="high",
+    scope="node",
+    rationale="The patch SLA (days per severity from a bulletin's release) is the promise "
+    "the platform makes to tenants; a node still exposed after it is a breach "
+    "the security lead must see first.",
+    remediation=_REMEDIATION,
+    mappings=("SP800-53:SI-2",),
+)
 def patch_sla_breached(inputs: PostureInputs) -> Iterator[FindingDraft]:
     now = datetime.now().astimezone()
     for node in sorted_nodes(inputs):
@@ -122,14 +145,18 @@ def patch_sla_breached(inputs: PostureInputs) -> Iterator[FindingDraft]:
             days = inputs.patch_sla_days.get(severity, 30)
             released = datetime.fromisoformat(str(exposure["released"]))
             if now - released > timedelta(days=days):
-                late.append({**exposure, "sla_days": days,
-                             "days_since_release": (now - released).days})  # fmt: skip
+                late.append(
+                    {**exposure, "sla_days": days, "days_since_release": (now - released).days}
+                )
         if not late:
             continue
         oldest = max(e["days_since_release"] for e in late)
         evidence = {"node": node.name, "late_exposures": late, "oldest_days": oldest}
         title = f"GPU node {node.name} is past the patch SLA ({oldest} days since the oldest fix)"
         yield bulletin_draft(
-            "STACK-005", node, tenants=tenants_on_node(inputs, node.name), evidence=evidence,
+            "STACK-005",
+            node,
+            tenants=tenants_on_node(inputs, node.name),
+            evidence=evidence,
             title=title,
-        )  # fmt: skip
+        )

@@ -70,9 +70,14 @@ def gpu_workload_in_unclassified_namespace(inputs: PostureInputs) -> Iterator[Fi
             f"(judged as {party.trust_class.slug})"
         )
         yield namespace_draft(
-            "TEN-001", inputs, namespace, tenants=(party,), evidence=evidence, title=title,
+            "TEN-001",
+            inputs,
+            namespace,
+            tenants=(party,),
+            evidence=evidence,
+            title=title,
             exposure=len(workloads),
-        )  # fmt: skip
+        )
 
 
 def _labels(inputs: PostureInputs, namespace: str) -> dict[str, str]:
