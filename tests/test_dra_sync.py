@@ -13,7 +13,7 @@ from inventory.services import cluster_sync
 from inventory.sources.files import SnapshotFileSource
 from inventory.sources.kube import KubeSettings, KubeSource
 from inventory.sync import cluster_get_or_create
-from posture.selectors import cluster_snapshot
+from posture.read_model import cluster_snapshot
 from tests.kubeapi import FakeKubeAPI
 from tests.posture.dra_world import claim, claim_template, device_class, dra_pod, resource_slice
 from tests.posture.gpu_access_world import UUIDS, namespace, node
