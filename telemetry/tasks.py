@@ -7,13 +7,14 @@ import logging
 from celery import shared_task
 from django.utils import timezone
 
+from telemetry import queue
 from telemetry.models import TelemetrySource
 from telemetry.services import TelemetryError, telemetry_rollup, telemetry_source_read
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(acks_late=True)
+@shared_task(name=queue.READ_TELEMETRY_SOURCES, acks_late=True)
 def read_telemetry_sources() -> dict[str, object]:
     """Read every cluster's telemetry source that is due (beat runs this every minute)."""
     now = timezone.now()
@@ -33,7 +34,7 @@ def read_telemetry_sources() -> dict[str, object]:
     return {"read": read, "failed": failed}
 
 
-@shared_task(acks_late=True)
+@shared_task(name=queue.ROLLUP_TELEMETRY, acks_late=True)
 def rollup_telemetry() -> dict[str, object]:
     result = telemetry_rollup()
     return {"hours": result.hours, "rows": result.rows, "deleted": result.deleted}

@@ -13,6 +13,10 @@ from django.core.exceptions import ImproperlyConfigured
 from gpuposture.base.sso_claims import ASSIGNABLE_ROLES, MappingError, parse_group_map
 from gpuposture.settings.env import env_bool, env_int, env_list, env_secret, env_str
 from gpuposture.settings.keys import mfa_encryption_key
+from inventory import queue as inventory_queue
+from notifications import queue as notifications_queue
+from posture import queue as posture_queue
+from telemetry import queue as telemetry_queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -482,19 +486,19 @@ GPUPOSTURE_NOTIFY_RETRY_BACKOFF = [
 GPUPOSTURE_NOTIFY_CHECK_SECONDS = env_int("GPUPOSTURE_NOTIFY_CHECK_SECONDS", 900)
 CELERY_BEAT_SCHEDULE = {
     "notification checks": {
-        "task": "notifications.tasks.notification_checks",
+        "task": notifications_queue.NOTIFICATION_CHECKS,
         "schedule": float(GPUPOSTURE_NOTIFY_CHECK_SECONDS),
     },
     "re-score what expired": {
-        "task": "posture.tasks.rescore_sweep",
+        "task": posture_queue.RESCORE_SWEEP,
         "schedule": float(GPUPOSTURE_RESCORE_SWEEP_SECONDS),
     },
-    "read telemetry sources": {"task": "telemetry.tasks.read_telemetry_sources", "schedule": 60.0},
-    "roll up telemetry": {"task": "telemetry.tasks.rollup_telemetry", "schedule": 900.0},
+    "read telemetry sources": {"task": telemetry_queue.READ_TELEMETRY_SOURCES, "schedule": 60.0},
+    "roll up telemetry": {"task": telemetry_queue.ROLLUP_TELEMETRY, "schedule": 900.0},
     **(
         {
             "poll bulletin feeds": {
-                "task": "inventory.tasks.poll_bulletin_feeds",
+                "task": inventory_queue.POLL_BULLETIN_FEEDS,
                 "schedule": GPUPOSTURE_BULLETIN_FEED_HOURS * 3600.0,
             }
         }
