@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import Actor, actor_name, audit_record
-from gpuposture.base.queue import QueueUnavailable, enqueue
+from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.rescore import rescore_request
 from inventory.bulletin_feeds import bulletins_import_urls
 from inventory.bulletins import (
@@ -25,6 +25,7 @@ from inventory.bulletins import (
     bulletins_import_uploads,
 )
 from inventory.models import BulletinImport
+from inventory.queue import enqueue_bulletin_import
 
 logger = logging.getLogger(__name__)
 
@@ -66,15 +67,13 @@ def bulletin_urls_import_request(*, urls: list[str], trigger: str, actor: Actor)
     """Record a URL import and hand it to a worker; the row shows its outcome when done.
     Raises QueueUnavailable (the import recorded as failed with that reason) when the broker
     cannot take the task."""
-    from inventory.tasks import import_bulletin_urls  # tasks import services, not the reverse
-
     record = BulletinImport.objects.create(
         trigger=trigger[:20], requested_by=actor_name(actor), sources=list(urls)[:200]
     )
 
     def send() -> None:
         try:
-            enqueue(import_bulletin_urls, record.pk, what="the import")
+            enqueue_bulletin_import(import_id=record.pk)
         except QueueUnavailable as exc:
             record.status, record.error = BulletinImport.Status.FAILED, str(exc)
             record.finished_at = timezone.now()

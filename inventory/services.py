@@ -18,12 +18,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit.services import CREATE, Actor, audit_change, audit_record
-from gpuposture.base.queue import QueueUnavailable, enqueue
+from gpuposture.base.queue import QueueUnavailable
 from inventory import snapshot as snap
 from inventory.audit_state import cluster_state, stored_cluster_state
 from inventory.hostfacts import merge_host_facts
 from inventory.models import Cluster, Node, NodeHostFacts, SyncRun
 from inventory.platform import platform_inputs
+from inventory.queue import enqueue_sync
 from inventory.sources.base import ClusterSource, SourceError, WatchExpired
 from inventory.sources.normalise import SnapshotError, normalise
 from inventory.sources.nvidia_smi import parse_nvidia_smi, summarise
@@ -375,15 +376,13 @@ def cluster_sync_request(*, cluster: Cluster, trigger: str) -> SyncRun:
     """Record a run and queue the sync (in-process without a broker); the run is returned at
     once so a page or API client can follow its progress. Raises QueueUnavailable (the run
     recorded as failed with that reason) when the broker cannot take the task."""
-    from inventory.tasks import sync_cluster
-
     if lease_remaining_seconds(cluster=cluster) > 0:
         raise SyncBusy(f"a sync of {cluster.name} is already running")
     run = sync_run_start(cluster=cluster, source=f"{cluster.get_source_display()}", trigger=trigger)
 
     def send() -> None:
         try:
-            enqueue(sync_cluster, cluster.pk, trigger=trigger, run_id=run.pk, what="the sync")
+            enqueue_sync(cluster_id=cluster.pk, trigger=trigger, run_id=run.pk)
         except QueueUnavailable as exc:
             # The run stays in the history with the reason; the inventory is untouched.
             exc.record = sync_run_fail(run=run, error=str(exc))

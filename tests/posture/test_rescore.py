@@ -374,7 +374,7 @@ def worker_queue(monkeypatch):
     def record(task, *args, what, countdown=None, **kwargs):  # type: ignore[no-untyped-def]
         sent.append((task.name, args, countdown))
 
-    monkeypatch.setattr("posture.rescore.enqueue", record)
+    monkeypatch.setattr("posture.queue.enqueue", record)
     celery_app.conf.task_always_eager = False
     yield sent
     celery_app.conf.task_always_eager = True

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 import runpy
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -464,6 +465,9 @@ def _settings_with(monkeypatch, **env: str) -> dict:
         monkeypatch.delenv(name)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
+    # The settings package reads its modules (gpuposture/settings/*.py): run them afresh too.
+    for name in [n for n in sys.modules if n.startswith("gpuposture.settings.")]:
+        monkeypatch.delitem(sys.modules, name)
     return runpy.run_path(str(SETTINGS_FILE))
 
 
