@@ -67,10 +67,13 @@ INSTALLED_APPS = [
     "providers",
     "accounts",
     "inventory",
+    "partitioner",
     "telemetry",
     "posture",
     "notifications",
     "enforcement",
+    "sharing",
+    "demo",
 ]
 
 MIDDLEWARE = [

@@ -3,7 +3,7 @@ label and the cluster's mig-parted ConfigMap, and a layout as a mig-parted confi
 
 Pure: the caller reads the node and the ConfigMaps; here they are plain values. mig-parted
 configs count profiles per GPU; they carry no start slots, so a loaded layout is placed afresh
-by inventory.mig_layout (the driver also chooses the slots itself when mig-parted applies it).
+by partitioner.layout (the driver also chooses the slots itself when mig-parted applies it).
 """
 
 from __future__ import annotations
@@ -16,9 +16,6 @@ from typing import Any
 
 import yaml
 
-from inventory.mig_compute import ComputeRequest
-from inventory.mig_layout import InstanceRequest, Placement, to_mig_parted
-from inventory.mig_profiles import DEVICE_IDS, MODELS, GpuModel, model_key
 from inventory.sources.gpu_operator import DEFAULT_MIG_PARTED_CONFIGMAP
 from inventory.sources.mig_parted import (
     MigPartedConfig,
@@ -26,6 +23,9 @@ from inventory.sources.mig_parted import (
     matching_entries,
     mig_parted_from_configmap,
 )
+from partitioner.compute import ComputeRequest
+from partitioner.layout import InstanceRequest, Placement, to_mig_parted
+from partitioner.profiles import DEVICE_IDS, MODELS, GpuModel, model_key
 
 DEFAULT_EXPORT_NAME = "custom-layout"
 _CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")

@@ -45,7 +45,7 @@ class ShareWarning:
 
 
 class _Placed(Protocol):
-    """What the warnings read of a placed GPU instance (inventory.mig_layout.Placement)."""
+    """What the warnings read of a placed GPU instance (partitioner.layout.Placement)."""
 
     @property
     def profile(self) -> str: ...

@@ -3,9 +3,6 @@ Thin: the services enforce roles and four eyes; these only show what they decide
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -14,11 +11,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role
-from tenants.filters import SharingRequestFilter
-from tenants.forms import DecisionForm, SharingRequestForm
-from tenants.models import SharingRequest, Tenant
-from tenants.policy import mode_permitted
-from tenants.sharing_services import (
+from sharing.context import sharing_request_context
+from sharing.filters import SharingRequestFilter
+from sharing.forms import DecisionForm, SharingRequestForm
+from sharing.services import (
     SharingRequestError,
     may_decide,
     sharing_request_approve,
@@ -26,8 +22,9 @@ from tenants.sharing_services import (
     sharing_request_deny,
     sharing_request_revoke,
 )
+from tenants.models import SharingRequest, Tenant
+from tenants.policy import mode_permitted
 
-ContextHook = Callable[[SharingRequest, Any], dict[str, Any]]
 _RELATED = ("tenant", "tenant__trust_class", "cluster", "requested_by", "decided_by", "revoked_by")
 
 
@@ -91,13 +88,9 @@ def sharing_request_new(request: HttpRequest) -> HttpResponse:
     )
 
 
-def sharing_request_detail(
-    request: HttpRequest, pk: int, extra: ContextHook | None = None
-) -> HttpResponse:
-    """`extra` adds what layers above this app know (posture.sharing_context: nodes, their
-    tenants, findings); the URL wiring passes it, since tenants may not import posture."""
+def sharing_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     item = get_object_or_404(_requests(request.user), pk=pk)
-    return _detail(request, item, _decision_form(item), extra=extra)
+    return _detail(request, item, _decision_form(item))
 
 
 def _decision_form(item: SharingRequest, data=None) -> DecisionForm:  # type: ignore[no-untyped-def]
@@ -112,7 +105,6 @@ def _detail(  # type: ignore[no-untyped-def]
     item: SharingRequest,
     form: DecisionForm,
     status: int = 200,
-    extra: ContextHook | None = None,
 ):
     now = timezone.now()
     own = item.requested_by_id == request.user.pk
@@ -130,16 +122,15 @@ def _detail(  # type: ignore[no-untyped-def]
             "decision_form": form,
             # Judged now, as a decision would be: the class may have changed since the ask.
             "policy": mode_permitted(item.tenant.trust_class, item.mode),
-            **(extra(item, request.user) if extra else {}),
+            # Beside the request: the nodes it covers, their tenants, findings, earlier asks.
+            **sharing_request_context(item, request.user),
         },
         status=status,
     )
 
 
 @require_POST
-def sharing_request_decide(
-    request: HttpRequest, pk: int, extra: ContextHook | None = None
-) -> HttpResponse:
+def sharing_request_decide(request: HttpRequest, pk: int) -> HttpResponse:
     item = get_object_or_404(_requests(request.user), pk=pk)
     form = _decision_form(item, request.POST)
     if form.is_valid():
@@ -161,6 +152,6 @@ def sharing_request_decide(
     if not form.is_valid():
         # Shown again with what was typed and the error beside its field.
         item.refresh_from_db()
-        return _detail(request, item, form, status=400, extra=extra)
+        return _detail(request, item, form, status=400)
     messages.success(request, f"Request #{pk}: {form.cleaned_data['decision']} recorded.")
     return redirect("sharing-request-detail", pk=pk)

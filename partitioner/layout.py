@@ -1,10 +1,10 @@
 """Place MIG GPU instances on one GPU's memory-slice grid, or say in plain words why not.
 
 Pure: takes requests, returns a LayoutResult. NVIDIA's rules as modelled here: a profile may only
-start at its allowed slots (inventory.mig_profiles), instances may not overlap in memory slices,
+start at its allowed slots (partitioner.profiles), instances may not overlap in memory slices,
 the compute slices add up to at most the GPU's (7), and no profile exceeds its max_instances.
-A GPU instance may be split into compute instances (inventory.mig_compute); the tenants it is
-assigned to get the SHARE-002 / SHARE-003 warnings of inventory.mig_tenancy.
+A GPU instance may be split into compute instances (partitioner.compute); the tenants it is
+assigned to get the SHARE-002 / SHARE-003 warnings of partitioner.tenancy.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from inventory.mig_compute import ComputeInstance, ComputeRequest, split
-from inventory.mig_profiles import MODELS, GpuModel, MigProfile, model_key
-from inventory.mig_tenancy import ShareWarning, tenant_warnings
+from partitioner.compute import ComputeInstance, ComputeRequest, split
+from partitioner.profiles import MODELS, GpuModel, MigProfile, model_key
+from partitioner.tenancy import ShareWarning, tenant_warnings
 from tenants.policy import TrustClassRules
 
 __all__ = [
@@ -188,7 +188,7 @@ def validate_layout(
     Pinned starts are honoured; the rest are searched, larger instances first. Compute
     instances are checked against their GPU instance. SHARE-002 warnings need no classes; with
     `trust_classes` (tenant slug -> its trust class) SHARE-003 warnings are added too (see
-    inventory.mig_tenancy). Never raises for bad input: problems are in `errors`.
+    partitioner.tenancy). Never raises for bad input: problems are in `errors`.
     """
     key = model_key(gpu_model)
     if key is None:

@@ -96,7 +96,7 @@ class DecisionForm(forms.Form):
         self, *args, limit_days: int | None = None, class_slug: str = "", **kwargs
     ) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
-        # The trust class's period is the ceiling (tenants.sharing_services._expiry): said
+        # The trust class's period is the ceiling (sharing.services._expiry): said
         # beside the field and set as the input's max, before the approver hits it.
         if limit_days:
             field = self.fields["expires_in_days"]

@@ -2,7 +2,7 @@
 instances, assign tenants, load a node's layout, export it for mig-parted.
 
 Works as a plain GET form; static/js/mig.js turns it into an editor that asks
-`POST /api/v1/mig/validate/` on every change. The API views live in inventory.mig_api.
+`POST /api/v1/mig/validate/` on every change. The API views live in partitioner.api.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from gpuposture.base.roles import has_any_role
-from inventory.mig_api import (
+from partitioner.api import (
     MAX_COMPUTE_INSTANCES,
     MAX_INSTANCES,
     MigValidateView,
@@ -26,11 +26,11 @@ from inventory.mig_api import (
     requests_json,
     result_json,
 )
-from inventory.mig_compute import ComputeRequest
-from inventory.mig_config import export_name
-from inventory.mig_layout import InstanceRequest, LayoutResult, Placement
-from inventory.mig_profiles import MODELS, ci_profile_name, ci_profiles
-from inventory.mig_selectors import NodeLookup, mig_node_layout, mig_nodes, mig_tenant_slugs
+from partitioner.compute import ComputeRequest
+from partitioner.config import export_name
+from partitioner.layout import InstanceRequest, LayoutResult, Placement
+from partitioner.profiles import MODELS, ci_profile_name, ci_profiles
+from partitioner.selectors import NodeLookup, mig_node_layout, mig_nodes, mig_tenant_slugs
 
 __all__ = ["MigValidateView", "mig_partitioner"]
 

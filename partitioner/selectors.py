@@ -9,12 +9,12 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
-from inventory.mig_config import ConfigSource, NodeLayout, node_layout
-from inventory.mig_profiles import MODELS
-from inventory.mig_tenancy import ClassRules
 from inventory.models import ClusterObject, Node
 from inventory.sources.configs import MIG_PARTED
 from inventory.sources.gpu_operator import DEFAULT_MIG_PARTED_CONFIGMAP
+from partitioner.config import ConfigSource, NodeLayout, node_layout
+from partitioner.profiles import MODELS
+from partitioner.tenancy import ClassRules
 from tenants.models import Tenant
 
 User = AbstractBaseUser | AnonymousUser

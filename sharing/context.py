@@ -3,8 +3,8 @@ cover, the other tenants already running there (with their trust classes, and wh
 class would share by the asked mode), the open findings there, and the tenant's earlier requests.
 
 A read (selectors): a fixed number of queries whatever the pool's size (pinned in
-tests/tenants/test_request_context.py). It lives in posture, the top layer, because it reads
-nodes, pods and findings, which `tenants` may not import; tenants.views takes it as a hook.
+tests/tenants/test_request_context.py). It lives in the sharing app, above posture, because it
+reads nodes, pods and findings, which `tenants` may not import.
 """
 
 from __future__ import annotations
