@@ -22,7 +22,7 @@ from demo.k8s_pack import deployed_pack
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml
 from demo.telemetry import DemoNode, DemoPod, demo_samples, uuid_of
 from demo.world import kubectl_sorted
-from inventory.bulletin_imports import bulletins_import_recorded
+from inventory.bulletins.imports import bulletins_import_recorded
 from inventory.models import Cluster, DriftEvent, Node, PatchSla, Pod, SyncRun
 from inventory.services import cluster_save, cluster_sync_from_snapshot, node_host_facts_import
 from inventory.sync import SyncError, cluster_get_or_create

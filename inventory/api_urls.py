@@ -6,17 +6,16 @@ from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from inventory.api import (
-    BulletinImportViewSet,
-    BulletinViewSet,
     ClusterViewSet,
     DriftEventViewSet,
     NodeViewSet,
     SyncRunViewSet,
     WorkloadViewSet,
 )
-from inventory.api_patch import PatchSlaView
-from inventory.api_revisions import BulletinRevisionViewSet
-from inventory.vex.api import ClusterVexView
+from inventory.bulletins.api import BulletinImportViewSet, BulletinViewSet
+from inventory.bulletins.revision_api import BulletinRevisionViewSet
+from inventory.bulletins.vex.api import ClusterVexView
+from inventory.patching.api import PatchSlaView
 
 router = SimpleRouter()
 router.register("clusters", ClusterViewSet)

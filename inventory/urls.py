@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.urls import path
 
-from inventory import bulletin_views, views
-from inventory.vex import views as vex_views
+from inventory import views
+from inventory.bulletins import views as bulletin_views
+from inventory.bulletins.vex import views as vex_views
 
 urlpatterns = [
     path("clusters/", views.cluster_list, name="cluster-list"),

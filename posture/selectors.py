@@ -13,7 +13,7 @@ from django.utils import timezone
 from inventory import snapshot as snap
 from inventory.drift import DriftChange
 from inventory.models import Bulletin, Cluster, ClusterObject, DriftEvent, Node, Pod, SyncRun
-from inventory.patch_sla import patch_sla_days
+from inventory.patching.sla import patch_sla_days
 from posture import scoring
 from posture.checklist import ChecklistFacts
 from posture.finding_rows import visible_slugs

@@ -16,9 +16,9 @@ from django.test import RequestFactory
 from django.utils import timezone
 
 from gpuposture.celery import app as celery_app
-from inventory.bulletin_imports import bulletins_import_recorded
+from inventory.bulletins.imports import bulletins_import_recorded
 from inventory.models import BulletinImport
-from inventory.patch_sla import patch_sla_days, patch_sla_save
+from inventory.patching.sla import patch_sla_days, patch_sla_save
 from posture.models import CheckExemption, ClusterScoreState, Finding, PostureRun, TenantScore
 from posture.rescore import rescore_sweep
 from posture.services import finding_accept, finding_reopen

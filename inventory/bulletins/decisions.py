@@ -11,15 +11,15 @@ from django.utils import timezone
 
 from audit.services import actor_name, audit_record
 from gpuposture.base.roles import SECURITY_LEAD, has_role
-from inventory.bulletin_imports import bulletins_import_recorded, rescore_after_commit
-from inventory.bulletin_revisions import (
+from inventory.bulletins.csaf.revisions import revision_changes
+from inventory.bulletins.imports import bulletins_import_recorded, rescore_after_commit
+from inventory.bulletins.revisions import (
     audit_state,
     bulletin_state,
     change_entry,
     revisions_supersede,
 )
-from inventory.bulletins import nodes_patch_refresh
-from inventory.csaf.revisions import revision_changes
+from inventory.bulletins.store import nodes_patch_refresh
 from inventory.models import Bulletin, BulletinImport, BulletinRevision
 
 MAX_NOTE = 2000

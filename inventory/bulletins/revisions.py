@@ -7,10 +7,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit.services import Actor, actor_name, audit_record
-from inventory.csaf.document import Advisory
-from inventory.csaf.fixes import Fix
-from inventory.csaf.revisions import FixFacts, RevisionChanges, RevisionState, product_name
-from inventory.csaf.revisions import revision_state as _state
+from inventory.bulletins.csaf.document import Advisory
+from inventory.bulletins.csaf.fixes import Fix
+from inventory.bulletins.csaf.revisions import (
+    FixFacts,
+    RevisionChanges,
+    RevisionState,
+    product_name,
+)
+from inventory.bulletins.csaf.revisions import revision_state as _state
 from inventory.models import Bulletin, BulletinFix, BulletinImport, BulletinRevision
 
 

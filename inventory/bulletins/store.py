@@ -12,7 +12,12 @@ from django.utils.dateparse import parse_datetime
 
 from audit.services import CREATE, audit_record
 from gpuposture.base.safe_parse import SafeParseError, load_json
-from inventory.bulletin_revisions import (
+from inventory.bulletins.csaf.document import Advisory, CsafError, parse_advisory
+from inventory.bulletins.csaf.fixes import Fix, fixes
+from inventory.bulletins.csaf.products import Bound, Component
+from inventory.bulletins.csaf.revisions import RevisionChanges, RevisionState, revision_changes
+from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.bulletins.revisions import (
     ImportOptions,
     advisory_state,
     audit_state,
@@ -22,13 +27,14 @@ from inventory.bulletin_revisions import (
     revisions_supersede,
     was_rejected,
 )
-from inventory.csaf.document import Advisory, CsafError, parse_advisory
-from inventory.csaf.fixes import Fix, fixes
-from inventory.csaf.products import Bound, Component
-from inventory.csaf.revisions import RevisionChanges, RevisionState, revision_changes
-from inventory.csaf.versions import compare, parse_version
 from inventory.models import Bulletin, BulletinFix, ClusterObject, Node
-from inventory.patching import COMPONENTS, Exposure, NodeStack, PatchStatus, node_patch_status
+from inventory.patching.status import (
+    COMPONENTS,
+    Exposure,
+    NodeStack,
+    PatchStatus,
+    node_patch_status,
+)
 from inventory.runtime import node_facts
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024

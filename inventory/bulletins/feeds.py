@@ -6,14 +6,14 @@ valid CSAF is refused with the reason and the rest of the batch still lands."""
 from __future__ import annotations
 
 from gpuposture.base.fetch import FetchError, fetch
-from inventory.bulletins import (
+from inventory.bulletins.csaf.feed import Document, FeedError, feed_documents
+from inventory.bulletins.store import (
     DEFAULTS,
     ImportOptions,
     ImportResult,
     bulletin_import,
     nodes_patch_refresh,
 )
-from inventory.csaf.feed import Document, FeedError, feed_documents
 
 
 def bulletins_import_urls(

@@ -1,7 +1,7 @@
 """An OpenVEX (v0.2.0) document from a cluster's VEX statements. PURE.
 
 Each statement names one vulnerability and one product: the node (an IRI of its own) with the
-component as its subcomponent, identified by a purl (inventory.vex.statements.Product). A
+component as its subcomponent, identified by a purl (inventory.bulletins.vex.statements.Product). A
 not-affected statement carries its standard justification and, as `status_notes`, the reason
 in words: the published schema accepts a justification or an impact statement but not both."""
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from urllib.parse import quote
 
-from inventory.vex.statements import AFFECTED, NOT_AFFECTED, Statement
+from inventory.bulletins.vex.statements import AFFECTED, NOT_AFFECTED, Statement
 
 CONTEXT = "https://openvex.dev/ns/v0.2.0"
 AUTHOR = "gpuposture"

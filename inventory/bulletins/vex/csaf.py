@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from urllib.parse import quote
 
-from inventory.vex.statements import AFFECTED, FIXED, NOT_AFFECTED, Product, Statement
+from inventory.bulletins.vex.statements import AFFECTED, FIXED, NOT_AFFECTED, Product, Statement
 
 _CVE = re.compile(r"^CVE-[0-9]{4}-[0-9]{4,}$")
 _STATUS_LIST = {AFFECTED: "known_affected", FIXED: "fixed", NOT_AFFECTED: "known_not_affected"}

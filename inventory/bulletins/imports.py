@@ -16,8 +16,8 @@ from django.utils import timezone
 from audit.services import Actor, actor_name, audit_record
 from gpuposture.base.queue import QueueUnavailable, enqueue
 from gpuposture.base.rescore import rescore_request
-from inventory.bulletin_feeds import bulletins_import_urls
-from inventory.bulletins import (
+from inventory.bulletins.feeds import bulletins_import_urls
+from inventory.bulletins.store import (
     ImportOptions,
     ImportResult,
     bulletin_import,

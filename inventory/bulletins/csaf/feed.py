@@ -12,7 +12,7 @@ from urllib.parse import urljoin, urlsplit
 from gpuposture.base.safe_parse import SafeParseError, load_json
 
 MAX_DOCUMENTS = 2000
-MAX_JSON_BYTES = 20 * 1024 * 1024  # as inventory.bulletins.MAX_DOCUMENT_BYTES
+MAX_JSON_BYTES = 20 * 1024 * 1024  # as inventory.bulletins.store.MAX_DOCUMENT_BYTES
 
 
 class FeedError(Exception):

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from gpuposture.base.decorators import role_required
 from gpuposture.base.roles import SECURITY_LEAD, has_role
-from inventory.bulletin_decisions import (
+from inventory.bulletins.decisions import (
     RevisionDecisionError,
     bulletin_delete,
     bulletin_revision_confirm,

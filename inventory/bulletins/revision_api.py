@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet
 from gpuposture.base.roles import SECURITY_LEAD
-from inventory.bulletin_decisions import (
+from inventory.bulletins.decisions import (
     RevisionDecisionError,
     bulletin_revision_confirm,
     bulletin_revision_reject,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from inventory.bulletins.vex.selectors import cluster_vex_statements
+from inventory.bulletins.vex.statements import counts
 from inventory.models import Cluster
-from inventory.vex.selectors import cluster_vex_statements
-from inventory.vex.statements import counts
 
 # A page shows this many statements; the downloads hold them all (a large cluster has nodes
 # x vulnerabilities x components of them).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 
-from inventory.csaf.document import Advisory, Vulnerability
+from inventory.bulletins.csaf.document import Advisory, Vulnerability
 
 _CONDITION = re.compile(
     r"\b(?:only\s+(?:when|if|in|for|with|on|applies)|(?:does|do)\s+not\s+(?:impact|affect)|"

@@ -1,8 +1,8 @@
 """VEX statements for a cluster's GPU nodes: for each vulnerability a bulletin names and each
 node component it concerns, whether that component on that node is affected, fixed or not
-affected, and why. PURE: takes each node's patch judgement (inventory.patching.PatchStatus,
-the same one the patch pages show) and returns frozen statements that inventory.vex.openvex
-and inventory.vex.csaf write out.
+affected, and why. PURE: takes each node's patch judgement
+(inventory.patching.status.PatchStatus, the same one the patch pages show) and returns frozen
+statements that inventory.bulletins.vex.openvex and inventory.bulletins.vex.csaf write out.
 
 - `affected`: the node's version is inside a fix's bound (a condition that holds or could not
   be verified keeps it affected: never a guess in the node's favour); the action is the
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from inventory.components import LABELS
-from inventory.patching import Exposure, PatchStatus
+from inventory.patching.status import Exposure, PatchStatus
 
 AFFECTED, NOT_AFFECTED, FIXED = "affected", "not_affected", "fixed"
 _RANK = {AFFECTED: 0, NOT_AFFECTED: 1, FIXED: 2}

@@ -19,9 +19,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from inventory.bulletins.csaf.fixes import Fix
+from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 from inventory.conditions import NOT_PRESENT, VEX_NOT_PRESENT, NodeFacts, Verdict, evaluate
-from inventory.csaf.fixes import Fix
-from inventory.csaf.versions import compare, is_below, parse_version
 
 CURRENT, BELOW_BASELINE, UNKNOWN = "current", "below_baseline", "unknown"
 # Node field -> the bulletin component kind it is compared with.

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from inventory.csaf.document import Advisory, Product, Vulnerability
-from inventory.csaf.notes import note_conditions
-from inventory.csaf.products import Bound, Component, bound, branch_mismatch, classify
-from inventory.csaf.versions import compare, parse_version
+from inventory.bulletins.csaf.document import Advisory, Product, Vulnerability
+from inventory.bulletins.csaf.notes import note_conditions
+from inventory.bulletins.csaf.products import Bound, Component, bound, branch_mismatch, classify
+from inventory.bulletins.csaf.versions import compare, parse_version
 
 Classified = tuple[Product, Component, Bound]
 _Key = tuple[Component, Bound, str | None, str | None]  # + fixed version, notes' conditions

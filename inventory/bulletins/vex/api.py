@@ -12,13 +12,13 @@ from rest_framework import generics
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from inventory.models import Cluster
-from inventory.vex.selectors import (
+from inventory.bulletins.vex.selectors import (
     VEX_FORMATS,
     NoStatements,
     cluster_vex_statements,
     vex_document,
 )
+from inventory.models import Cluster
 
 
 class ClusterVexView(generics.GenericAPIView):

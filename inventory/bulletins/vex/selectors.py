@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from inventory.bulletins import nodes_patch_judged
+from inventory.bulletins.store import nodes_patch_judged
+from inventory.bulletins.vex.csaf import csaf_document
+from inventory.bulletins.vex.openvex import openvex_document
+from inventory.bulletins.vex.statements import NodeJudgement, Statement, cluster_statements
 from inventory.models import Cluster, Node
-from inventory.vex.csaf import csaf_document
-from inventory.vex.openvex import openvex_document
-from inventory.vex.statements import NodeJudgement, Statement, cluster_statements
 
 VEX_FORMATS = {  # format -> (content type, file name suffix)
     "openvex": ("application/json", "openvex.json"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from inventory.csaf.document import Product
+from inventory.bulletins.csaf.document import Product
 
 _ARCH = re.compile(r"^(?P<prefix>.*?)\s*\((?P<inner>[^()]*)\)\s*$")
 _R_BRANCH = re.compile(r"\bR(\d{3})\b")

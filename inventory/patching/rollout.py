@@ -16,7 +16,8 @@ so it is never split across waves. Per cluster:
   below baseline, and in the urgency order it counts as the most sensitive rank given (0 if
   none). With no ranks at all, every pool is rank 0 and size then name pick the canary.
 - Current nodes are counted and left out; unknown nodes are listed, since we cannot tell what
-  they need. Exposure dicts are `inventory.patching.Exposure` as stored on Node.patch_exposures.
+  they need. Exposure dicts are `inventory.patching.status.Exposure` as stored on
+  Node.patch_exposures.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cmp_to_key
 
-from inventory.csaf.versions import compare, parse_version
-from inventory.patching import BELOW_BASELINE, CURRENT, driver_branch
+from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.patching.status import BELOW_BASELINE, CURRENT, driver_branch
 
 _NEVER = datetime.max.replace(tzinfo=UTC)  # an exposure without a date sorts as the newest
 
@@ -201,7 +202,7 @@ def component_key(exposure: dict, running_driver: str = "") -> str:
     component = exposure["component"]
     if component != "driver":
         return component
-    # The branch of the driver the node runs, as inventory.patching matched the fix to it.
+    # The branch of the driver the node runs, as inventory.patching.status matched the fix to it.
     branch = driver_branch(exposure.get("installed") or running_driver)
     return f"driver {branch}" if branch else "driver"
 

@@ -7,7 +7,7 @@ product the old revision named, the new one
 - gives a lower fixed version, or an affected bound that reaches fewer versions,
 - no longer lists a CVE for it;
 or when the bulletin as a whole no longer lists a CVE. Any of these can close findings that
-are still true, so such a revision waits for a security lead (inventory.bulletin_revisions).
+are still true, so such a revision waits for a security lead (inventory.bulletins.revisions).
 A new product, a higher fixed version, a wider bound or a new CVE only adds exposure.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from inventory.csaf.versions import compare, parse_version
+from inventory.bulletins.csaf.versions import compare, parse_version
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from gpuposture.base.roles import SECURITY_LEAD
-from inventory.patch_sla import MAX_DAYS, MIN_DAYS, PatchSlaError, patch_sla_rows, patch_sla_save
+from inventory.patching.sla import MAX_DAYS, MIN_DAYS, PatchSlaError, patch_sla_rows, patch_sla_save
 
 
 class PatchSlaRowSerializer(serializers.Serializer):
