@@ -230,7 +230,7 @@ def mig_partitioner(request: HttpRequest) -> HttpResponse:
         )
     return render(
         request,
-        "inventory/mig_partitioner.html",
+        "partitioner/mig_partitioner.html",
         {
             "form": form,
             "result": result,

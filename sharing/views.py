@@ -46,7 +46,7 @@ def sharing_request_list(request: HttpRequest) -> HttpResponse:
     query.pop("page", None)
     return render(
         request,
-        "tenants/sharing_request_list.html",
+        "sharing/sharing_request_list.html",
         {
             "filter": filterset,
             "page": page,
@@ -63,7 +63,7 @@ def approvals_queue(request: HttpRequest) -> HttpResponse:
     page = Paginator(pending, 50).get_page(request.GET.get("page"))
     return render(
         request,
-        "tenants/approvals_queue.html",
+        "sharing/approvals_queue.html",
         {"page": page, "can_decide": has_role(request.user, PLATFORM_ENGINEER)},
     )
 
@@ -83,7 +83,7 @@ def sharing_request_new(request: HttpRequest) -> HttpResponse:
             return redirect("sharing-request-detail", pk=created.pk)
     return render(
         request,
-        "tenants/sharing_request_form.html",
+        "sharing/sharing_request_form.html",
         {"form": form, "has_tenants": tenants.exists()},
     )
 
@@ -110,7 +110,7 @@ def _detail(  # type: ignore[no-untyped-def]
     own = item.requested_by_id == request.user.pk
     return render(
         request,
-        "tenants/sharing_request_detail.html",
+        "sharing/sharing_request_detail.html",
         {
             "item": item,
             "state": item.state(now),
