@@ -44,7 +44,7 @@ SYNC_PHASES: tuple[tuple[str, str, str, int], ...] = (
     ("inventory.sync_delta", "_write_nodes", "nodes", 2),
     ("inventory.sync_delta", "_write_pods", "pods", 2),
     ("inventory.sync_delta", "detect_drift", "detect drift", 2),
-    ("inventory.bulletins", "nodes_patch_refresh", "patch status", 1),
+    ("inventory.bulletins.store", "nodes_patch_refresh", "patch status", 1),
 )
 SCORE_PHASES: tuple[tuple[str, str, str, int], ...] = (
     ("posture.services", "tenant_infos", "tenant registry", 1),

@@ -9,7 +9,7 @@ from django.conf import settings
 
 from gpuposture.base.rescore import rescore_request
 from inventory import queue
-from inventory.bulletin_imports import bulletin_import_run, bulletins_import_recorded
+from inventory.bulletins.imports import bulletin_import_run, bulletins_import_recorded
 from inventory.models import BulletinImport, Cluster, SyncRun
 from inventory.services import (
     SyncBusy,

@@ -16,7 +16,7 @@ from django.utils import timezone
 from inventory import snapshot as snap
 from inventory.drift import DriftChange
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, Pod
-from inventory.patch_sla import patch_sla_days
+from inventory.patching.sla import patch_sla_days
 from posture.inputs import (
     DriftEventInfo,
     Exemption,

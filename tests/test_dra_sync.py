@@ -208,7 +208,7 @@ def test_dra_co_tenancy_on_the_node_is_a_share_finding(dra_lab):
 def test_a_watch_resync_sees_a_new_claim_and_a_cluster_without_dra_still_watches(
     tmp_path, settings
 ):
-    from inventory.sources.kube import NOT_LISTED
+    from inventory.sources.kube_kinds import NOT_LISTED
 
     settings.GPUPOSTURE_FULL_RESYNC_HOURS = 24
     world = dra_world()

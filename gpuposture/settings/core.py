@@ -64,10 +64,13 @@ INSTALLED_APPS = [
     "providers",
     "accounts",
     "inventory",
+    "partitioner",
     "telemetry",
     "posture",
     "notifications",
     "enforcement",
+    "sharing",
+    "demo",
 ]
 
 MIDDLEWARE = [

@@ -31,6 +31,7 @@ from rest_framework.test import APIClient
 from accounts.services import token_create
 from accounts.sso import SsoAccountAdapter
 from audit.models import AuditEvent
+from demo.management.commands.demo import Command as DemoCommand
 from gpuposture.base import roles
 from gpuposture.base.auth import NoSignupAccountAdapter
 from gpuposture.base.mfa import IDP_MFA_SESSION_KEY, demo_mfa_reset, mfa_required
@@ -43,7 +44,6 @@ from gpuposture.base.sso_claims import (
     parse_group_map,
     sso_grant,
 )
-from posture.management.commands.demo import Command as DemoCommand
 from tenants.models import Tenant, TrustClass
 from tests.conftest import make_user
 
