@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from audit.services import Actor, audit_record
@@ -23,7 +23,15 @@ from posture.finding_store import (  # noqa: F401 (the findings' store, public h
     finding_fingerprint,
     findings_refresh,
 )
-from posture.models import ClusterScoreState, Finding, FindingTenant, PostureRun, TenantScore
+from posture.models import (
+    Action,
+    ActionTenant,
+    ClusterScoreState,
+    Finding,
+    FindingTenant,
+    PostureRun,
+    TenantScore,
+)
 from posture.rules.registry import evaluate
 from posture.selectors import posture_inputs, tenant_infos
 from tenants.models import Tenant
@@ -121,6 +129,7 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
     if clusters is None:
         # Every cluster was judged: bulletin imports waiting to know what they resolved learn it.
         bulletin_imports_effects_record(run=run)
+    statistics_refresh(totals)
     run.clusters = evaluated
     run.counts = {
         **totals,
@@ -150,6 +159,24 @@ def _actions_refresh(*, now: datetime, run: PostureRun) -> ActionsRefresh:
     return actions_refresh(
         now=now, previous=previous, previous_count=(previous_counts or {}).get("actions", -1)
     )
+
+
+# Tables a score rewrites in bulk, whose planner statistics the pages' plans depend on.
+SCORED_TABLES = (Finding, FindingTenant, Action, ActionTenant, TenantScore)
+
+
+def statistics_refresh(totals: dict[str, int]) -> None:
+    """ANALYZE the scored tables on PostgreSQL when this score changed a tenth of the findings
+    or more (a first score, a new cluster). Autovacuum would, but up to minutes later: meanwhile
+    the planner costed a tenant's page from an empty table's statistics and scanned every live
+    finding for it (2.5 s instead of 0.3 s at 344,000 findings)."""
+    changed = sum(totals.get(k, 0) for k in ("opened", "reopened", "resolved"))
+    live = sum(totals.get(k, 0) for k in ("opened", "reopened", "still_open"))
+    if connection.vendor != "postgresql" or changed * 10 < max(live, 1):
+        return
+    tables = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in SCORED_TABLES)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {tables}")  # noqa: S608 (the models' own table names)
 
 
 def cluster_scored_stamp(*, cluster_ids: list[int], at: datetime) -> None:
