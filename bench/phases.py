@@ -54,6 +54,7 @@ SCORE_PHASES: tuple[tuple[str, str, str, int], ...] = (
     ("posture.services", "evaluate", "checks", 1),
     ("posture.services", "findings_refresh", "findings", 1),
     ("posture.services", "scores_compute", "scores", 1),
+    ("posture.services", "actions_refresh", "actions", 1),
 )
 
 

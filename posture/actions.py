@@ -207,15 +207,13 @@ def actions_for(findings: Iterable[ActionFinding]) -> list[Action]:
         groups[identity].append(finding)
         titles.setdefault(identity, title)
     built = [_action(identity, titles[identity], members) for identity, members in groups.items()]
-    total = sum(a.risk_removed for a in built)
-    critical = sum(a.critical_risk_removed for a in built)
+    total = sum(a["risk_removed"] for a in built)
+    critical = sum(a["critical_risk_removed"] for a in built)
     shared = [
         Action(
-            **{
-                **a.__dict__,
-                "share_of_risk": _percent(a.risk_removed, total),
-                "share_of_critical": _percent(a.critical_risk_removed, critical),
-            }
+            **a,
+            share_of_risk=_percent(a["risk_removed"], total),
+            share_of_critical=_percent(a["critical_risk_removed"], critical),
         )
         for a in built
     ]
@@ -226,7 +224,8 @@ def _percent(part: float, whole: float) -> float:
     return round(100 * part / whole, 1) if whole else 0.0
 
 
-def _action(identity: tuple[str, ...], title: str, members: list[ActionFinding]) -> Action:
+def _action(identity: tuple[str, ...], title: str, members: list[ActionFinding]) -> dict[str, Any]:
+    """An Action's fields but its shares (which need every action's risk first)."""
     tenant_risk: dict[str, float] = defaultdict(float)
     critical = 0.0
     for finding in members:
@@ -239,17 +238,17 @@ def _action(identity: tuple[str, ...], title: str, members: list[ActionFinding])
         title += _taint_classes(members)
     elif identity[1] == "upgrade":
         title = _upgrade_title(members, identity[2])
-    return Action(
-        key=action_key(identity),
-        title=title,
-        cluster=members[0].cluster,
-        severity=min((f.severity for f in members), key=SEVERITY_ORDER.index),
-        check_ids=tuple(sorted({f.check_id for f in members})),
-        finding_ids=tuple(sorted(f.id for f in members)),
-        tenant_risk={t: round(v, 2) for t, v in sorted(tenant_risk.items())},
-        risk_removed=round(sum(tenant_risk.values()), 2),
-        critical_risk_removed=round(critical, 2),
-    )
+    return {
+        "key": action_key(identity),
+        "title": title,
+        "cluster": members[0].cluster,
+        "severity": min((f.severity for f in members), key=SEVERITY_ORDER.index),
+        "check_ids": tuple(sorted({f.check_id for f in members})),
+        "finding_ids": tuple(sorted(f.id for f in members)),
+        "tenant_risk": {t: round(v, 2) for t, v in sorted(tenant_risk.items())},
+        "risk_removed": round(sum(tenant_risk.values()), 2),
+        "critical_risk_removed": round(critical, 2),
+    }
 
 
 def _taint_classes(members: list[ActionFinding]) -> str:

@@ -49,11 +49,18 @@ def finding_fingerprint(cluster: str, draft: FindingDraft) -> str:
 def evidence_digest(evidence: Any) -> str:
     """sha256 of the evidence as canonical JSON (Finding.evidence_digest): a tuple and a list,
     or two orders of the same keys, are the same evidence, as they read back once stored."""
+    return evidence_text(evidence)[1]
+
+
+def evidence_text(evidence: Any) -> tuple[str, str]:
+    """(the evidence as canonical JSON, its sha256): the text is also what is stored, so each
+    new or changed finding's evidence is encoded once, not once to store and again to digest
+    (PostgreSQL's jsonb keeps no key order either)."""
     try:
         text = json.dumps(evidence, sort_keys=True)
     except TypeError:  # keys of mixed types cannot be sorted; the draft's own order then
         text = json.dumps(evidence)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return text, hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(slots=True)
@@ -68,7 +75,7 @@ class Stored:
     evidence_digest: str
     accepted_until: datetime | None
     resolved_at: datetime | None
-    evidence: Any = None  # only set when the row is rewritten
+    evidence: str | None = None  # JSON text, only set when the row is rewritten
 
     def acceptance_expired(self, now: datetime) -> bool:
         return (
@@ -114,11 +121,12 @@ def findings_refresh(
             continue
         affects[fingerprint] = {tenant_ids[s] for s in draft.tenants if s in tenant_ids}
         check = CHECKS[draft.check_id]
+        text, digest = evidence_text(draft.evidence)
         values = {
             "severity": draft.severity or check.severity,
             "title": (draft.title or check.title)[:300],
-            "evidence": draft.evidence,
-            "evidence_digest": evidence_digest(draft.evidence),
+            "evidence": text,
+            "evidence_digest": digest,
             "exposure": draft.exposure,
         }
         row = existing.get(fingerprint)
@@ -220,7 +228,7 @@ def _update_row(row: Stored, stamp: Any) -> tuple[Any, ...]:
         row.pk,
         row.severity,
         row.title,
-        json.dumps(row.evidence),
+        row.evidence,  # JSON text (evidence_text)
         row.evidence_digest,
         row.exposure,
         stamp,
@@ -243,7 +251,7 @@ def _new_finding_row(
         fingerprint,
         values["severity"],
         values["title"],
-        json.dumps(values["evidence"]),
+        values["evidence"],  # JSON text (evidence_text)
         values["evidence_digest"],
         values["exposure"],
     )

@@ -1,6 +1,6 @@
 """The read model the checks take: one cluster's snapshot plus the tenant registry.
 
-PURE: no ORM, no network. posture.selectors builds it from the database; tests build it by hand.
+PURE: no ORM, no network. posture.read_model builds it from the database; tests build it by hand.
 """
 
 from __future__ import annotations

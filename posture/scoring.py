@@ -177,18 +177,24 @@ def score_findings(
     given = list(items)
     for item in given:
         _validate(item)
-    points = {
-        item.finding_id: finding_risk(
-            severity=item.severity,
-            exposure=item.exposure,
-            class_weight=class_weight,
-            severity_weights=severity_weights,
-        )
-        for item in given
-        if item.status == "open"
-    }
-    risk = round(sum(points.values()), 2)
     counted = [item for item in given if item.status == "open"]
+    # A tenant's findings share a few (severity, exposure) pairs: their points and reasons
+    # are computed once each (a tenant of a large world has thousands of findings).
+    risks: dict[tuple[str, int], float] = {}
+    reasons: dict[tuple[str, int], str] = {}
+    points: dict[int | str, float] = {}
+    for item in counted:
+        kind = (item.severity, item.exposure)
+        if kind not in risks:
+            risks[kind] = finding_risk(
+                severity=item.severity,
+                exposure=item.exposure,
+                class_weight=class_weight,
+                severity_weights=severity_weights,
+            )
+            reasons[kind] = _reason(item, class_weight, severity_weights)
+        points[item.finding_id] = risks[kind]
+    risk = round(sum(points.values()), 2)
     counted.sort(key=lambda i: (-points[i.finding_id], i.check_id, str(i.finding_id)))
     contributions = [
         Contribution(
@@ -198,7 +204,7 @@ def score_findings(
             max(item.exposure, 1),
             points[item.finding_id],
             round(100 * points[item.finding_id] / risk, 1) if risk else 0.0,
-            _reason(item, class_weight, severity_weights),
+            reasons[(item.severity, item.exposure)],
         )
         for item in counted
     ]

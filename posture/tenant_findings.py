@@ -144,8 +144,11 @@ def _first_rows(findings: QuerySet, check_ids: list[str]) -> QuerySet:
     numbered = findings.filter(check_id__in=check_ids).annotate(
         row=Window(RowNumber(), partition_by=[F("check_id")], order_by=_row_order())
     )
+    # Numbered by id alone, then read whole: numbering the full rows sorted every live
+    # finding of the tenant with its evidence (2 s on PostgreSQL for 6,878 findings).
+    first = numbered.filter(row__lte=ROWS_PER_GROUP).values("pk")
     return (
-        numbered.filter(row__lte=ROWS_PER_GROUP)
+        Finding.objects.filter(pk__in=first)
         .select_related("cluster", "accepted_by")
         .prefetch_related("tenants")
         .order_by("check_id", *_row_order())

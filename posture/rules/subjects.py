@@ -320,7 +320,10 @@ def _pair_draft(
     verdict = min((m.co_residence for m in meetings), key=VERDICTS.index)
     names = [n or f"({PLATFORM_NAME})" for n in (first, second)]  # never a tenant's slug
     cause = PairCause(_who(first, second), _where(kind, subject), key, verdict, tuple(meetings))
-    labels = set.intersection(*(set(m.node.labels.items()) for m in meetings))
+    if len(meetings) == 1:  # most pairs meet on one node: its labels, without the sets
+        labels = meetings[0].node.labels.items()
+    else:
+        labels = set.intersection(*(set(m.node.labels.items()) for m in meetings))
     evidence = {
         "node_pool": subject if kind == "NodePool" else None,
         "co_residence": verdict,
