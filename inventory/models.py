@@ -4,21 +4,16 @@ from __future__ import annotations
 
 from django.db import models
 
-from gpuposture.base.querysets import ScopedQuerySet
-from gpuposture.base.roles import TENANT_VIEWER, reads_all_posture, user_roles
+from gpuposture.base.querysets import STAFF_ONLY, Scope, ScopedQuerySet
+from gpuposture.base.roles import has_any_role
 from providers.models import Provider
 from tenants.models import Tenant, slug_validator
 from tenants.redaction import Field
 
 
 class ClusterQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        if reads_all_posture(user):
-            return self
-        if TENANT_VIEWER in user_roles(user):
-            # A tenant viewer sees the clusters that run their tenants' pods.
-            return self.filter(pods__tenant__viewers=user).distinct()
-        return self.none()
+    # A tenant viewer sees the clusters that run their tenants' pods.
+    scope = Scope(paths=("pods__tenant",))
 
 
 class Cluster(models.Model):
@@ -61,11 +56,8 @@ class Cluster(models.Model):
         return self.name
 
 
-class SyncRunQuerySet(ClusterQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        if reads_all_posture(user):
-            return self
-        return self.filter(cluster__in=Cluster.objects.visible_to(user))
+class SyncRunQuerySet(ScopedQuerySet):
+    scope = Scope(via="cluster")
 
 
 class SyncRun(models.Model):
@@ -115,13 +107,8 @@ class SyncRun(models.Model):
 
 
 class NodeQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        if reads_all_posture(user):
-            return self
-        if TENANT_VIEWER in user_roles(user):
-            # A tenant viewer sees the nodes their tenants' pods run on.
-            return self.filter(pods__tenant__viewers=user).distinct()
-        return self.none()
+    # A tenant viewer sees the nodes their tenants' pods run on.
+    scope = Scope(paths=("pods__tenant",))
 
 
 class Node(models.Model):
@@ -192,7 +179,7 @@ class Node(models.Model):
 
 
 class PodQuerySet(ScopedQuerySet):
-    tenant_scope_path = "tenant"
+    scope = Scope(paths=("tenant",))
 
 
 class Pod(models.Model):
@@ -346,11 +333,8 @@ class NodeHostFacts(models.Model):
 
 
 class BulletinQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        # Vendor bulletins are public documents: every role may read them.
-        from gpuposture.base.roles import has_any_role
-
-        return self if has_any_role(user) else self.none()
+    # Vendor bulletins are public documents: every role may read them.
+    scope = Scope(readers=has_any_role)
 
 
 class Bulletin(models.Model):
@@ -434,9 +418,8 @@ class PatchSla(models.Model):
 
 
 class BulletinImportQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        # Sources may name internal mirrors: for those who read the whole fleet's posture.
-        return self if reads_all_posture(user) else self.none()
+    # Sources may name internal mirrors: for those who read the whole fleet's posture.
+    scope = STAFF_ONLY
 
 
 class BulletinImport(models.Model):

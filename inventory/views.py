@@ -10,8 +10,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from gpuposture.base.decorators import role_required
+from gpuposture.base.querysets import sees_every_row
 from gpuposture.base.queue import QueueUnavailable
-from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role, reads_all_posture
+from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role
 from inventory.bulletin_imports import bulletin_urls_import_request, bulletins_import_recorded
 from inventory.charts import patch_heatmap
 from inventory.components import firmware_coverage
@@ -217,7 +218,7 @@ def patch_status(request: HttpRequest) -> HttpResponse:
         "sla": patch_sla_rows(),
         "can_edit_sla": has_role(request.user, SECURITY_LEAD),
         # A rollout names every pool of a cluster: for those who read the whole fleet.
-        "rollout": patch_rollout(request.user) if reads_all_posture(request.user) else None,
+        "rollout": patch_rollout(request.user) if sees_every_row(request.user, Node) else None,
     }
     return render(request, "inventory/patch_status.html", context)
 

@@ -13,7 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet, ScopedViewSetMixin
-from gpuposture.base.roles import PROCUREMENT, SECURITY_LEAD, has_role, reads_all_posture
+from gpuposture.base.querysets import sees_every_row
+from gpuposture.base.roles import PROCUREMENT, SECURITY_LEAD
 from providers.assessments import (
     AssessmentError,
     NotAllowed,
@@ -35,7 +36,7 @@ def _refusal(exc: AssessmentError) -> Exception:
 
 
 def sees_full_provider(user) -> bool:  # type: ignore[no-untyped-def]
-    return reads_all_posture(user) or has_role(user, PROCUREMENT)
+    return sees_every_row(user, Provider)
 
 
 # --- providers -------------------------------------------------------------------------------

@@ -42,3 +42,12 @@ def has_any_role(user: AbstractBaseUser | AnonymousUser) -> bool:
 
 def has_role(user: AbstractBaseUser | AnonymousUser, *roles: str) -> bool:
     return bool(user.is_authenticated and (user.is_superuser or user_roles(user) & set(roles)))
+
+
+def reads_providers(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Providers and their assessments in full: posture readers and procurement."""
+    return reads_all_posture(user) or has_role(user, PROCUREMENT)
+
+
+def is_signed_in(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return bool(user.is_authenticated)
