@@ -12,7 +12,12 @@ from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet, ScopedViewSetMixin
 from gpuposture.base.queue import QueueUnavailable
-from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role
+from gpuposture.base.roles import (
+    DECIDE_BULLETINS,
+    EDIT_CLUSTERS,
+    IMPORT_BULLETINS,
+    may,
+)
 from inventory.api_revisions import held_answer
 from inventory.bulletin_decisions import bulletin_delete
 from inventory.bulletin_imports import bulletin_urls_import_request, bulletins_import_recorded
@@ -260,7 +265,7 @@ class ClusterViewSet(
     queryset = with_coverage(Cluster.objects.select_related("provider"))
     serializer_class = ClusterSerializer
     lookup_field = "name"
-    write_roles = (PLATFORM_ENGINEER,)
+    write_roles = EDIT_CLUSTERS
 
     @extend_schema(
         request=None,
@@ -395,7 +400,7 @@ class BulletinViewSet(
 
     queryset = Bulletin.objects.prefetch_related("fixes")
     serializer_class = BulletinSerializer
-    write_roles = (SECURITY_LEAD, PLATFORM_ENGINEER)
+    write_roles = IMPORT_BULLETINS
     filterset_class = BulletinFilter
 
     @extend_schema(request=dict, responses={201: BulletinSerializer, 202: dict, 400: dict})
@@ -419,7 +424,7 @@ class BulletinViewSet(
 
     @extend_schema(responses={200: BulletinImportSerializer, 403: dict})
     def destroy(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]
-        if not has_role(request.user, SECURITY_LEAD):
+        if not may(request.user, DECIDE_BULLETINS):
             raise PermissionDenied("Only a security lead may delete a bulletin.")
         record = bulletin_delete(bulletin=self.get_object(), user=request.user, trigger="api")
         return Response(BulletinImportSerializer(record).data)

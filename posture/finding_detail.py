@@ -14,7 +14,7 @@ from django.urls import reverse
 from audit.models import AuditEvent
 from audit.selectors import audit_events_for
 from gpuposture.base.querysets import sees_every_row
-from gpuposture.base.roles import SECURITY_LEAD, has_role, reads_audit_log
+from gpuposture.base.roles import TRIAGE_FINDINGS, may, reads_audit_log
 from inventory.models import Node, Pod
 from inventory.presenter import hidden_scope_for, present
 from posture.evidence_view import evidence_tree
@@ -150,5 +150,5 @@ def finding_detail_context(user, finding: Finding) -> dict[str, Any]:  # type: i
         "tenants": tenants,
         "subject_links": subject_links(user, finding),
         "audit_url": f"{reverse('audit-log')}?{audit_query}" if reads_audit_log(user) else "",
-        "can_triage": has_role(user, SECURITY_LEAD),
+        "can_triage": may(user, TRIAGE_FINDINGS),
     }
