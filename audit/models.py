@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 
 from audit.chain import EventContent, StoredEvent
-from gpuposture.base.querysets import ScopedQuerySet
+from gpuposture.base.querysets import Scope, ScopedQuerySet
 from gpuposture.base.roles import reads_audit_log
 
 
@@ -26,8 +26,7 @@ class AuditEventQuerySet(ScopedQuerySet):
     the ORM. (Django's cascade uses the plain base manager to null the actor of a deleted user:
     the one change allowed, and the PostgreSQL trigger allows only that too.)"""
 
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        return self if reads_audit_log(user) else self.none()
+    scope = Scope(readers=reads_audit_log)
 
     def update(self, **kwargs: Any) -> NoReturn:
         _refuse("update()")

@@ -14,7 +14,7 @@ from enforcement.preview import Unpreviewed, pack_rules, preview
 from enforcement.render import pack_hash, pack_yaml
 from enforcement.selectors import pack_inputs
 from enforcement.services import generated_pack_record
-from gpuposture.base.roles import reads_all_posture
+from gpuposture.base.querysets import sees_every_row
 from inventory.models import Cluster
 from posture.inputs import PostureInputs
 from posture.read_model import posture_inputs
@@ -41,7 +41,7 @@ def visible_namespaces(
 ) -> set[str] | None:
     """None: every namespace; else the namespaces of the tenants a tenant viewer views, as
     the registry lists them and as the cluster's namespace labels claim them."""
-    if reads_all_posture(user):
+    if sees_every_row(user, Tenant):
         return None
     slugs = set(Tenant.objects.visible_to(user).values_list("slug", flat=True))
     listed = TenantNamespace.objects.filter(tenant__slug__in=slugs).values_list("name", flat=True)

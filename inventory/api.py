@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet, ScopedViewSetMixin
 from gpuposture.base.queue import QueueUnavailable
-from gpuposture.base.roles import PLATFORM_ENGINEER
+from gpuposture.base.roles import EDIT_CLUSTERS
 from inventory.components import firmware_coverage, node_components
 from inventory.coverage import cluster_coverage_counts, with_coverage
 from inventory.dra_node import node_dra_devices
@@ -251,7 +251,7 @@ class ClusterViewSet(
     queryset = with_coverage(Cluster.objects.select_related("provider"))
     serializer_class = ClusterSerializer
     lookup_field = "name"
-    write_roles = (PLATFORM_ENGINEER,)
+    write_roles = EDIT_CLUSTERS
 
     @extend_schema(
         request=None,

@@ -11,7 +11,7 @@ from inventory.dra_devices import DraIndex
 from inventory.models import ClusterObject, Node
 from tenants.mapping import resolve_namespace_owners
 from tenants.models import Tenant, TenantNamespace
-from tenants.redaction import HIDDEN_NAMESPACE, HIDDEN_OBJECT, Field, HiddenScope
+from tenants.redaction import Field, HiddenScope
 
 _KINDS = {
     "dra_claim": ("dra_claims", snap.DraClaim),
@@ -23,7 +23,7 @@ REDACTED = {
     "namespace": Field.NAMESPACE,
     "claim": Field.SUBJECT_NAME,
     "tenant": Field.TENANT,
-    "consumers": Field.VALUE,
+    "consumers": Field.OBJECTS,
 }
 
 
@@ -66,7 +66,5 @@ def node_dra_devices(node: Node, scope: HiddenScope | None = None) -> list[dict[
             }
             if scope is not None:
                 scope.fields(row, REDACTED)
-                if row["namespace"] == HIDDEN_NAMESPACE:  # its pods are that tenant's too
-                    row["consumers"] = [HIDDEN_OBJECT for _ in row["consumers"]]
             devices.append(row)
     return sorted(devices, key=lambda r: (r["device"], str(r["namespace"]), str(r["claim"])))

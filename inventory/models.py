@@ -4,21 +4,15 @@ from __future__ import annotations
 
 from django.db import models
 
-from gpuposture.base.querysets import ScopedQuerySet
-from gpuposture.base.roles import TENANT_VIEWER, reads_all_posture, user_roles
+from gpuposture.base.querysets import Scope, ScopedQuerySet
 from providers.models import Provider
 from tenants.models import Tenant, slug_validator
 from tenants.redaction import Field
 
 
 class ClusterQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        if reads_all_posture(user):
-            return self
-        if TENANT_VIEWER in user_roles(user):
-            # A tenant viewer sees the clusters that run their tenants' pods.
-            return self.filter(pods__tenant__viewers=user).distinct()
-        return self.none()
+    # A tenant viewer sees the clusters that run their tenants' pods.
+    scope = Scope(paths=("pods__tenant",))
 
 
 class Cluster(models.Model):
@@ -61,11 +55,8 @@ class Cluster(models.Model):
         return self.name
 
 
-class SyncRunQuerySet(ClusterQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        if reads_all_posture(user):
-            return self
-        return self.filter(cluster__in=Cluster.objects.visible_to(user))
+class SyncRunQuerySet(ScopedQuerySet):
+    scope = Scope(via="cluster")
 
 
 class SyncRun(models.Model):
@@ -115,13 +106,8 @@ class SyncRun(models.Model):
 
 
 class NodeQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        if reads_all_posture(user):
-            return self
-        if TENANT_VIEWER in user_roles(user):
-            # A tenant viewer sees the nodes their tenants' pods run on.
-            return self.filter(pods__tenant__viewers=user).distinct()
-        return self.none()
+    # A tenant viewer sees the nodes their tenants' pods run on.
+    scope = Scope(paths=("pods__tenant",))
 
 
 class Node(models.Model):
@@ -192,7 +178,7 @@ class Node(models.Model):
 
 
 class PodQuerySet(ScopedQuerySet):
-    tenant_scope_path = "tenant"
+    scope = Scope(paths=("tenant",))
 
 
 class Pod(models.Model):

@@ -20,7 +20,7 @@ from django.db.models import Value
 from django.db.models.functions import Concat
 from rest_framework import serializers
 
-from gpuposture.base.roles import reads_all_posture
+from gpuposture.base.querysets import sees_every_row
 from inventory.models import ClusterObject, Pod
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal
 from tenants.redaction import HiddenScope
@@ -32,7 +32,7 @@ _TENANT, _NAMESPACE, _PRINCIPAL = "t", "n", "p"
 def hidden_scope_for(user) -> HiddenScope | None:  # type: ignore[no-untyped-def]
     """What `user` must not see named: every tenant they may not see, with its namespaces
     (registered, or holding its pods) and principals. One query (a UNION)."""
-    if reads_all_posture(user):
+    if sees_every_row(user, Tenant):
         return None
     hidden = Tenant.objects.exclude(pk__in=Tenant.objects.visible_to(user).values("pk"))
     mine = hidden.values("pk")
@@ -63,7 +63,7 @@ def visible_namespaces_for(user) -> frozenset[str] | None:  # type: ignore[no-un
     """The namespaces of the tenants `user` may see (registered, or holding their pods), or
     None for those who read every tenant: what a per-namespace export gives a tenant viewer.
     One query (a UNION)."""
-    if reads_all_posture(user):
+    if sees_every_row(user, Tenant):
         return None
     mine = Tenant.objects.visible_to(user).values("pk")
     rows = (

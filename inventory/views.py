@@ -10,8 +10,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from gpuposture.base.decorators import role_required
+from gpuposture.base.querysets import sees_every_row
 from gpuposture.base.queue import QueueUnavailable
-from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role, reads_all_posture
+from gpuposture.base.roles import (
+    DECIDE_BULLETINS,
+    EDIT_CLUSTERS,
+    EDIT_PATCH_SLA,
+    IMPORT_BULLETINS,
+    may,
+)
 from inventory.bulletins.imports import bulletin_urls_import_request, bulletins_import_recorded
 from inventory.charts import patch_heatmap
 from inventory.components import firmware_coverage
@@ -48,7 +55,7 @@ def cluster_list(request: HttpRequest) -> HttpResponse:
         "inventory/cluster_list.html",
         {
             "clusters": clusters_with_last_sync(request.user),
-            "can_edit": has_role(request.user, PLATFORM_ENGINEER),
+            "can_edit": may(request.user, EDIT_CLUSTERS),
         },
     )
 
@@ -73,11 +80,11 @@ def cluster_detail_context(request: HttpRequest, name: str) -> dict:
         "firmware_coverage": firmware_coverage(gpu["n"], gpu["known"]),
         # What beat runs, not the interval alone: a cluster with no stored source has none.
         "schedule": cluster_schedule_summary(cluster=cluster),
-        "can_edit": has_role(request.user, PLATFORM_ENGINEER),
+        "can_edit": may(request.user, EDIT_CLUSTERS),
     }
 
 
-@role_required(PLATFORM_ENGINEER)
+@role_required(*EDIT_CLUSTERS)
 def cluster_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
     cluster = get_object_or_404(Cluster, name=name) if name else None
     form = ClusterForm(request.POST or None, instance=cluster)
@@ -89,7 +96,7 @@ def cluster_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
 
 
 @require_POST
-@role_required(PLATFORM_ENGINEER)
+@role_required(*EDIT_CLUSTERS)
 def cluster_sync_now(request: HttpRequest, name: str) -> HttpResponse:
     cluster = get_object_or_404(Cluster, name=name)
     try:
@@ -144,12 +151,12 @@ def bulletin_list(request: HttpRequest) -> HttpResponse:
         "pending": BulletinRevision.objects.visible_to(request.user).filter(
             status=BulletinRevision.Status.PENDING
         )[:50],
-        "can_import": has_role(request.user, SECURITY_LEAD, PLATFORM_ENGINEER),
+        "can_import": may(request.user, IMPORT_BULLETINS),
     }
     return render(request, "inventory/bulletin_list.html", context)
 
 
-@role_required(SECURITY_LEAD, PLATFORM_ENGINEER)
+@role_required(*IMPORT_BULLETINS)
 def bulletin_import_view(request: HttpRequest) -> HttpResponse:
     form = BulletinImportForm(request.POST or None, request.FILES or None)
     result = None
@@ -199,7 +206,7 @@ def bulletin_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "pending": BulletinRevision.objects.visible_to(request.user).filter(
             tracking_id=bulletin.tracking_id, status=BulletinRevision.Status.PENDING
         ),
-        "can_delete": has_role(request.user, SECURITY_LEAD),
+        "can_delete": may(request.user, DECIDE_BULLETINS),
     }
     return render(request, "inventory/bulletin_detail.html", context)
 
@@ -215,14 +222,14 @@ def patch_status(request: HttpRequest) -> HttpResponse:
         **overview,
         "chart": chart,
         "sla": patch_sla_rows(),
-        "can_edit_sla": has_role(request.user, SECURITY_LEAD),
+        "can_edit_sla": may(request.user, EDIT_PATCH_SLA),
         # A rollout names every pool of a cluster: for those who read the whole fleet.
-        "rollout": patch_rollout(request.user) if reads_all_posture(request.user) else None,
+        "rollout": patch_rollout(request.user) if sees_every_row(request.user, Node) else None,
     }
     return render(request, "inventory/patch_status.html", context)
 
 
-@role_required(SECURITY_LEAD)
+@role_required(*EDIT_PATCH_SLA)
 def patch_sla_edit(request: HttpRequest) -> HttpResponse:
     form = PatchSlaForm(request.POST or None, rows=patch_sla_rows())
     if request.method == "POST" and form.is_valid():

@@ -23,7 +23,7 @@ from posture.currency import clusters_currency
 from posture.models import Finding
 from providers.models import Assessment
 from tenants.models import SharingRequest
-from tenants.redaction import HiddenScope
+from tenants.redaction import HiddenScope, hide_text, visible_tenants
 
 MAX_EVENTS = 100
 SEVERITIES = {"critical": ("critical",), "high": ("critical", "high")}
@@ -65,10 +65,10 @@ class Viewer:
         return cls(user, hidden_scope_for(user))
 
     def text(self, value: str) -> str:
-        return self.scope.text(value) if self.scope else value
+        return hide_text(self.scope, value)
 
     def tenants(self, slugs: list[str]) -> tuple[str, ...]:
-        return tuple(self.scope.tenant_list(slugs) if self.scope else sorted(slugs))
+        return tuple(visible_tenants(self.scope, slugs))
 
 
 def events_collect(sub: Subscription, viewer: Viewer, *, now: datetime) -> list[Event]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from gpuposture.base.querysets import Scope, ScopedQuerySet
 from inventory.models import Cluster
 from tenants.models import Tenant
 
@@ -37,6 +38,11 @@ class NotificationProfile(models.Model):
         return f"notification settings of {self.user}"
 
 
+class SubscriptionQuerySet(ScopedQuerySet):
+    # A subscription is its subscriber's: not even a security lead reads another user's.
+    scope = Scope(owner="user")
+
+
 class Subscription(models.Model):
     """One thing a user wants to hear about, optionally narrowed to a tenant or a cluster."""
 
@@ -60,6 +66,8 @@ class Subscription(models.Model):
     by_webhook = models.BooleanField(default=False)
     # Events older than the subscription are not news to its owner: nothing before this is sent.
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = SubscriptionQuerySet.as_manager()
 
     class Meta:
         ordering = ["kind", "pk"]

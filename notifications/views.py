@@ -53,7 +53,7 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
         "webhook_form": webhook_form,
         "sub_form": sub_form,
         "offered": offered_kinds(user),
-        "subscriptions": Subscription.objects.filter(user=user).select_related("tenant", "cluster"),
+        "subscriptions": Subscription.objects.visible_to(user).select_related("tenant", "cluster"),
         "deliveries": Delivery.objects.filter(user=user)[:LOG_ROWS],
     }
     return render(request, "notifications/settings.html", context, status=400 if failed else 200)

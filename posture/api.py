@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet
-from gpuposture.base.roles import SECURITY_LEAD
+from gpuposture.base.roles import TRIAGE_FINDINGS
 from inventory.models import Cluster
 from inventory.presenter import hidden_scope_for, visible_namespaces_for
 from posture.catalogue import by_control, catalogue
@@ -47,7 +47,7 @@ class FindingViewSet(ScopedReadOnlyViewSet):
     queryset = Finding.objects.select_related("cluster", "owner").prefetch_related("tenants")
     serializer_class = FindingSerializer
     filterset_class = FindingFilter
-    write_roles = (SECURITY_LEAD,)
+    write_roles = TRIAGE_FINDINGS
 
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         # The page's links name the host, so the host is part of what is cached.

@@ -11,14 +11,16 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
+from audit.models import AuditEvent
 from audit.selectors import audit_events_for
-from gpuposture.base.roles import SECURITY_LEAD, has_role, reads_audit_log
+from gpuposture.base.querysets import sees_every_row
+from gpuposture.base.roles import TRIAGE_FINDINGS, may, reads_audit_log
 from inventory.models import Node, Pod
 from inventory.presenter import hidden_scope_for, present
 from posture.evidence_view import evidence_tree
 from posture.models import Finding
 from posture.rules import CHECKS
-from tenants.redaction import HIDDEN_TENANT, HiddenScope
+from tenants.redaction import HiddenScope, tenant_rows
 
 HISTORY_EVENTS = 50  # the latest audit events listed; the audit log holds them all
 WORKLOAD_NODES = 10  # nodes listed for a workload's pods
@@ -45,16 +47,8 @@ def finding_for(user, pk: int) -> Finding | None:  # type: ignore[no-untyped-def
 
 
 def affected_tenants(finding: Finding, scope: HiddenScope | None) -> list[dict[str, str]]:
-    """The tenants the finding affects, by name; for a tenant viewer each other tenant is a
-    row "(another tenant)" with no link (they learn it is shared, not with whom)."""
-    rows = []
-    hidden = 0
-    for slug, name in finding.tenants.order_by("name").values_list("slug", "name"):
-        if scope is not None and scope.tenant(slug) == HIDDEN_TENANT:
-            hidden += 1
-        else:
-            rows.append({"slug": slug, "name": name})
-    return rows + [{"slug": "", "name": HIDDEN_TENANT}] * hidden
+    """The tenants the finding affects, by name, as `scope` lets the viewer see them."""
+    return tenant_rows(scope, finding.tenants.order_by("name").values_list("slug", "name"))
 
 
 def history(finding: Finding, events: list[Any]) -> list[Moment]:
@@ -102,7 +96,7 @@ def history(finding: Finding, events: list[Any]) -> list[Moment]:
 
 def finding_events(user, finding: Finding) -> list[Any]:  # type: ignore[no-untyped-def]
     """The finding's latest audit events, oldest first, if the user reads the audit log."""
-    if not reads_audit_log(user):
+    if not sees_every_row(user, AuditEvent):
         return []
     events = audit_events_for(user).filter(object_type=OBJECT_TYPE, object_id=str(finding.pk))
     return list(events.order_by("-id")[:HISTORY_EVENTS])[::-1]
@@ -156,5 +150,5 @@ def finding_detail_context(user, finding: Finding) -> dict[str, Any]:  # type: i
         "tenants": tenants,
         "subject_links": subject_links(user, finding),
         "audit_url": f"{reverse('audit-log')}?{audit_query}" if reads_audit_log(user) else "",
-        "can_triage": has_role(user, SECURITY_LEAD),
+        "can_triage": may(user, TRIAGE_FINDINGS),
     }

@@ -13,7 +13,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import F, OuterRef, QuerySet, Subquery
 from django.http import QueryDict
 
-from gpuposture.base.roles import reads_all_posture
+from gpuposture.base.querysets import sees_every_row
 from inventory.models import Cluster
 from inventory.presenter import hidden_scope_for, present_all
 from posture.filters import FindingFilter
@@ -64,7 +64,7 @@ def _first_tenant(user) -> Subquery:  # type: ignore[no-untyped-def]
     """The first slug (alphabetically) of the tenants a finding affects that `user` may see:
     a tenant viewer's order never depends on another tenant's name."""
     links = FindingTenant.objects.filter(finding=OuterRef("pk"))
-    if not reads_all_posture(user):
+    if not sees_every_row(user, Tenant):
         links = links.filter(tenant__in=Tenant.objects.visible_to(user))
     return Subquery(links.order_by("tenant__slug").values("tenant__slug")[:1])
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from gpuposture.base.decorators import role_required
-from gpuposture.base.roles import SECURITY_LEAD, has_role
+from gpuposture.base.roles import TRIAGE_FINDINGS, may
 from posture.finding_detail import finding_detail_context, finding_for
 from posture.finding_list import finding_list_page
 from posture.forms import AcceptForm, BulkAcceptForm, TriageForm
@@ -34,7 +34,7 @@ def _list(request: HttpRequest, query: QueryDict, bulk: BulkAcceptForm, status: 
             "listing": listing,
             "page": listing.page,
             "query": listing.query,
-            "can_accept": has_role(request.user, SECURITY_LEAD),
+            "can_accept": may(request.user, TRIAGE_FINDINGS),
             "bulk": bulk,
             "ticked": ticked,
         },
@@ -66,7 +66,7 @@ def _detail(request, finding, accept_form, triage_form, status: int = 200):  # t
 
 
 @require_POST
-@role_required(SECURITY_LEAD)
+@role_required(*TRIAGE_FINDINGS)
 def finding_accept_view(request: HttpRequest, pk: int) -> HttpResponse:
     finding = _get_finding(request, pk)
     form = AcceptForm(request.POST)
@@ -90,7 +90,7 @@ def finding_accept_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@role_required(SECURITY_LEAD)
+@role_required(*TRIAGE_FINDINGS)
 def finding_reopen_view(request: HttpRequest, pk: int) -> HttpResponse:
     """Withdraw a risk acceptance: the finding counts in the score again (audited)."""
     finding = _get_finding(request, pk)
@@ -108,7 +108,7 @@ def _field_of(refusal: str) -> str | None:
 
 
 @require_POST
-@role_required(SECURITY_LEAD)
+@role_required(*TRIAGE_FINDINGS)
 def finding_triage_view(request: HttpRequest, pk: int) -> HttpResponse:
     finding = _get_finding(request, pk)
     form = TriageForm(request.POST)
@@ -124,7 +124,7 @@ def finding_triage_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@role_required(SECURITY_LEAD)
+@role_required(*TRIAGE_FINDINGS)
 def finding_bulk_accept_view(request: HttpRequest) -> HttpResponse:
     """Accept the ticked findings, each by the rules of one, then back to the same list."""
     back = QueryDict(request.POST.get("back", ""))

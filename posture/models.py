@@ -5,9 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.validators import URLValidator
 from django.db import models
-from django.db.models import Exists, OuterRef
 
-from gpuposture.base.querysets import ScopedQuerySet
+from gpuposture.base.querysets import STAFF_ONLY, Scope, ScopedQuerySet
 from inventory.models import Cluster
 from tenants.models import Tenant
 from tenants.redaction import Field
@@ -26,18 +25,8 @@ WEB_URL = URLValidator(schemes=["http", "https"])
 
 
 class FindingQuerySet(ScopedQuerySet):
-    tenant_scope_path = "tenants"
-
-    def viewed_by(self, user):  # type: ignore[no-untyped-def]
-        """A tenant viewer sees the findings that affect one of their tenants (an EXISTS, so
-        no join multiplies the rows and no DISTINCT is needed)."""
-        return self.affecting(tenant__viewers=user)
-
-    def affecting(self, **lookup: object) -> models.QuerySet:
-        """Findings that affect a tenant matching `lookup`, a FindingTenant lookup such as
-        tenant=t, tenant__slug="alpha" or tenant__viewers=user."""
-        links = FindingTenant.objects.filter(finding=OuterRef("pk"), **lookup)
-        return self.filter(Exists(links))
+    # A tenant viewer sees the findings that affect one of their tenants.
+    scope = Scope(linked="tenants")
 
 
 class Finding(models.Model):
@@ -111,11 +100,17 @@ class Finding(models.Model):
         return f"{self.check_id} {self.subject_kind} {self.subject_namespace}/{self.subject_name}"
 
 
+class TenantLinkQuerySet(ScopedQuerySet):
+    scope = Scope(paths=("tenant",))
+
+
 class FindingTenant(models.Model):
     """A tenant a finding affects."""
 
     finding = models.ForeignKey(Finding, on_delete=models.CASCADE, related_name="tenant_links")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="finding_links")
+
+    objects = TenantLinkQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -162,7 +157,7 @@ class ClusterScoreState(models.Model):
 
 
 class TenantScoreQuerySet(ScopedQuerySet):
-    tenant_scope_path = "tenant"
+    scope = Scope(paths=("tenant",))
 
 
 class TenantScore(models.Model):
@@ -204,16 +199,8 @@ class TenantScore(models.Model):
 
 
 class ActionQuerySet(ScopedQuerySet):
-    tenant_scope_path = "tenants"
-
-    def viewed_by(self, user):  # type: ignore[no-untyped-def]
-        """A tenant viewer sees the actions that help one of their tenants (an EXISTS)."""
-        return self.affecting(tenant__viewers=user)
-
-    def affecting(self, **lookup: object) -> models.QuerySet:
-        """Actions that remove risk of a tenant matching `lookup` (an ActionTenant lookup)."""
-        links = ActionTenant.objects.filter(action=OuterRef("pk"), **lookup)
-        return self.filter(Exists(links))
+    # A tenant viewer sees the actions that remove risk of one of their tenants.
+    scope = Scope(linked="tenants")
 
 
 class Action(models.Model):
@@ -256,6 +243,8 @@ class ActionTenant(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="action_links")
     risk = models.FloatField(default=0)
 
+    objects = TenantLinkQuerySet.as_manager()
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["action", "tenant"], name="actiontenant_unique")
@@ -267,10 +256,7 @@ class ActionTenant(models.Model):
 
 
 class CheckExemptionQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        from gpuposture.base.roles import reads_all_posture
-
-        return self if reads_all_posture(user) else self.none()
+    scope = STAFF_ONLY
 
 
 class CheckExemption(models.Model):

@@ -21,7 +21,7 @@ from django.core.cache import cache
 from django.db import connection
 
 from audit.models import AuditEvent
-from gpuposture.base.roles import reads_all_posture
+from gpuposture.base.querysets import sees_every_row
 from inventory.models import Cluster, SyncRun
 from posture.models import PostureRun
 from tenants.models import Tenant
@@ -32,7 +32,7 @@ T = TypeVar("T")
 def shared_read(user, parts: tuple[str, ...], build: Callable[[], T]) -> T:  # type: ignore[no-untyped-def]
     """`build()`, from the cache when `user` reads every tenant and nothing changed since."""
     seconds = settings.GPUPOSTURE_READ_CACHE_SECONDS
-    if seconds <= 0 or not reads_all_posture(user):
+    if seconds <= 0 or not sees_every_row(user, Tenant):
         return build()
     digest = hashlib.sha256(repr((posture_version(), parts)).encode()).hexdigest()
     key = f"posture-read:{digest}"

@@ -6,7 +6,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.safestring import mark_safe
 
-from gpuposture.base.roles import SECURITY_LEAD, has_role
+from gpuposture.base.roles import TRIAGE_FINDINGS, may
 from inventory.presenter import hidden_scope_for, present_all
 from inventory.views import cluster_detail_context
 from posture import charts
@@ -69,7 +69,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "checks": sorted(CHECKS),
             "rows_per_group": ROWS_PER_GROUP,
             "trend": charts.score_trend(trend) if len(trend) > 1 else None,
-            "can_accept": has_role(request.user, SECURITY_LEAD),
+            "can_accept": may(request.user, TRIAGE_FINDINGS),
             "accept_window": acceptance_window(),
             "approvals": sharing_requests_current(tenant),
             "currency": clusters_currency(request.user, tenant=tenant),

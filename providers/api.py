@@ -12,7 +12,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet, ScopedViewSetMixin
-from gpuposture.base.roles import PROCUREMENT, SECURITY_LEAD, has_role, reads_all_posture
+from gpuposture.base.querysets import sees_every_row
+from gpuposture.base.roles import EDIT_PROVIDERS, REVIEW_ASSESSMENTS
 from providers.assessments import (
     AssessmentError,
     NotAllowed,
@@ -34,7 +35,7 @@ def _refusal(exc: AssessmentError) -> Exception:
 
 
 def sees_full_provider(user) -> bool:  # type: ignore[no-untyped-def]
-    return reads_all_posture(user) or has_role(user, PROCUREMENT)
+    return sees_every_row(user, Provider)
 
 
 # --- providers -------------------------------------------------------------------------------
@@ -103,7 +104,7 @@ class ProviderViewSet(
 
     queryset = Provider.objects.prefetch_related("contacts", "clusters", "assessments")
     lookup_field = "slug"
-    write_roles = (PROCUREMENT,)
+    write_roles = EDIT_PROVIDERS
 
     def get_serializer_class(self):  # type: ignore[no-untyped-def]
         if sees_full_provider(self.request.user):
@@ -276,7 +277,7 @@ class AssessmentViewSet(ScopedViewSetMixin, mixins.CreateModelMixin, viewsets.Re
 
     @property
     def write_roles(self) -> tuple[str, ...]:  # type: ignore[override]
-        return (SECURITY_LEAD,) if self.action == "review" else (PROCUREMENT,)
+        return REVIEW_ASSESSMENTS if self.action == "review" else EDIT_PROVIDERS
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         queryset = super().get_queryset()

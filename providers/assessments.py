@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from audit.services import CREATE, audit_record, model_to_audit_dict
 from gpuposture.base.rescore import rescore_request
-from gpuposture.base.roles import PROCUREMENT, SECURITY_LEAD, has_role
+from gpuposture.base.roles import EDIT_PROVIDERS, REVIEW_ASSESSMENTS, may
 from providers.models import Answer, Assessment, EvidenceFile, Provider, Questionnaire
 from providers.questionnaire_spec import QuestionSpec
 from providers.questionnaires import latest_questionnaire, spec_of
@@ -58,9 +58,9 @@ class SaveResult:
     errors: dict[str, str] = field(default_factory=dict)  # question id -> why refused
 
 
-def _require(user, role: str, what: str) -> None:  # type: ignore[no-untyped-def]
-    if not has_role(user, role):
-        raise NotAllowed(f"Only {role.replace('_', ' ')} may {what}.")
+def _require(user, action: tuple[str, ...], what: str) -> None:  # type: ignore[no-untyped-def]
+    if not may(user, action):
+        raise NotAllowed(f"Only {' or '.join(r.replace('_', ' ') for r in action)} may {what}.")
 
 
 def _editable(assessment: Assessment) -> None:
@@ -79,7 +79,7 @@ def _snapshot(assessment: Assessment) -> dict[str, Any]:
 def assessment_start(
     *, provider: Provider, user, questionnaire: Questionnaire | None = None
 ) -> Assessment:  # type: ignore[no-untyped-def]
-    _require(user, PROCUREMENT, "start an assessment")
+    _require(user, EDIT_PROVIDERS, "start an assessment")
     questionnaire = questionnaire or latest_questionnaire()
     if questionnaire is None:
         raise AssessmentError("No questionnaire is loaded: run `manage.py load_questionnaires`.")
@@ -101,7 +101,7 @@ def _question(assessment: Assessment, question_id: str) -> QuestionSpec:
 def answers_save(*, assessment: Assessment, user, answers: dict[str, dict[str, Any]]) -> SaveResult:  # type: ignore[no-untyped-def]
     """Save answers by question id ({"value", "note", "evidence_url"}, each optional). Valid
     ones are saved, each refusal is reported by question: an autosave never loses the rest."""
-    _require(user, PROCUREMENT, "fill in answers")
+    _require(user, EDIT_PROVIDERS, "fill in answers")
     _editable(assessment)
     result = SaveResult()
     existing = {a.question_id: a for a in assessment.answers.all()}
@@ -153,7 +153,7 @@ def assessment_attest(
     *, assessment: Assessment, user, responder_name: str, responder_email: str, responded_on: date
 ) -> Assessment:  # type: ignore[no-untyped-def]
     """Who at the provider gave the answers, and when: the answers are theirs, in writing."""
-    _require(user, PROCUREMENT, "record the responder")
+    _require(user, EDIT_PROVIDERS, "record the responder")
     _editable(assessment)
     assessment.responder_name = responder_name.strip()[:120]
     assessment.responder_email = responder_email.strip()[:254]
@@ -166,7 +166,7 @@ def assessment_attest(
 def evidence_attach(
     *, assessment: Assessment, question_id: str, user, name: str, content_type: str, data: bytes
 ) -> EvidenceFile:  # type: ignore[no-untyped-def]
-    _require(user, PROCUREMENT, "attach evidence")
+    _require(user, EDIT_PROVIDERS, "attach evidence")
     _editable(assessment)
     _question(assessment, question_id)
     checked = check_upload(
@@ -197,7 +197,7 @@ def evidence_attach(
 def evidence_remove(*, evidence: EvidenceFile, user) -> None:  # type: ignore[no-untyped-def]
     """Take a file off an answer (a wrong upload, a superseded report); the audit event keeps
     its name and hash, and the stored bytes go with it."""
-    _require(user, PROCUREMENT, "remove evidence")
+    _require(user, EDIT_PROVIDERS, "remove evidence")
     assessment = evidence.answer.assessment
     _editable(assessment)
     before = {
@@ -266,7 +266,7 @@ def _store_score(assessment: Assessment, result: ScoreResult) -> None:
 
 @transaction.atomic
 def assessment_submit(*, assessment: Assessment, user) -> Assessment:  # type: ignore[no-untyped-def]
-    _require(user, PROCUREMENT, "submit an assessment")
+    _require(user, EDIT_PROVIDERS, "submit an assessment")
     _editable(assessment)
     result = assessment_score(assessment)
     problems = submission_problems(assessment, result)
@@ -294,7 +294,7 @@ def assessment_review(
     answer_comments: dict[str, str] | None = None,
 ) -> Assessment:  # type: ignore[no-untyped-def]
     """Accept (valid for GPUPOSTURE_ASSESSMENT_VALID_DAYS) or send back with comments."""
-    _require(user, SECURITY_LEAD, "review an assessment")
+    _require(user, REVIEW_ASSESSMENTS, "review an assessment")
     if assessment.status != Assessment.Status.SUBMITTED:
         raise AssessmentError("Only a submitted assessment can be reviewed.")
     if assessment.submitted_by_id == user.pk:

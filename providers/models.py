@@ -5,25 +5,14 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from gpuposture.base.querysets import ScopedQuerySet
-from gpuposture.base.roles import (
-    PROCUREMENT,
-    TENANT_VIEWER,
-    has_role,
-    reads_all_posture,
-    user_roles,
-)
+from gpuposture.base.querysets import Scope, ScopedQuerySet
+from gpuposture.base.roles import reads_providers
 
 
 class ProviderQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        """Readers and procurement see every provider; a tenant viewer only those hosting a
-        cluster their tenant runs on, and then only as a summary (providers.api)."""
-        if reads_all_posture(user) or has_role(user, PROCUREMENT):
-            return self
-        if TENANT_VIEWER in user_roles(user):
-            return self.filter(clusters__pods__tenant__viewers=user).distinct()
-        return self.none()
+    # A tenant viewer sees the providers hosting a cluster their tenant runs on, and then
+    # only as a summary (providers.api).
+    scope = Scope(paths=("clusters__pods__tenant",), readers=reads_providers)
 
 
 class Provider(models.Model):
@@ -68,10 +57,7 @@ class ProviderContact(models.Model):
 
 
 class QuestionnaireQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        if reads_all_posture(user) or has_role(user, PROCUREMENT):
-            return self
-        return self.none()
+    scope = Scope(readers=reads_providers)
 
 
 class Questionnaire(models.Model):
@@ -106,10 +92,7 @@ class Questionnaire(models.Model):
 
 
 class AssessmentQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        if reads_all_posture(user) or has_role(user, PROCUREMENT):
-            return self
-        return self.none()
+    scope = Scope(readers=reads_providers)
 
     def accepted_unexpired(self, now):  # type: ignore[no-untyped-def]
         return self.filter(status=Assessment.Status.ACCEPTED, expires_at__gt=now)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from gpuposture.base.decorators import role_required
-from gpuposture.base.roles import PROCUREMENT, SECURITY_LEAD, has_role
+from gpuposture.base.roles import EDIT_PROVIDERS, REVIEW_ASSESSMENTS, may
 from providers import charts
 from providers.api import sees_full_provider
 from providers.assessments import (
@@ -54,7 +54,7 @@ def provider_list(request: HttpRequest) -> HttpResponse:
         {
             "rows": rows,
             "full": sees_full_provider(request.user),
-            "can_edit": has_role(request.user, PROCUREMENT),
+            "can_edit": may(request.user, EDIT_PROVIDERS),
         },
     )
 
@@ -89,12 +89,12 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "standing": provider_standing(provider, timezone.now()),
             "full": full,
             "assessments": _assessments(request.user).filter(provider=provider) if full else [],
-            "can_edit": has_role(request.user, PROCUREMENT),
+            "can_edit": may(request.user, EDIT_PROVIDERS),
         },
     )
 
 
-@role_required(PROCUREMENT)
+@role_required(*EDIT_PROVIDERS)
 def provider_edit(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     provider = get_object_or_404(Provider, slug=slug) if slug else None
     form = ProviderForm(request.POST or None, instance=provider)
@@ -124,10 +124,10 @@ def assessment_new(request: HttpRequest, slug: str) -> HttpResponse:
 def assessment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     assessment = get_object_or_404(_assessments(request.user), pk=pk)
     result = assessment_score(assessment)
-    fill = assessment.editable and has_role(request.user, PROCUREMENT)
+    fill = assessment.editable and may(request.user, EDIT_PROVIDERS)
     review = (
         assessment.status == Assessment.Status.SUBMITTED
-        and has_role(request.user, SECURITY_LEAD)
+        and may(request.user, REVIEW_ASSESSMENTS)
         and assessment.submitted_by_id != request.user.pk
     )
     return render(
@@ -300,7 +300,7 @@ def assessment_import(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@role_required(PROCUREMENT)
+@role_required(*EDIT_PROVIDERS)
 def evidence_remove_view(request: HttpRequest, pk: int, file_id: int) -> HttpResponse:
     assessment = get_object_or_404(_assessments(request.user), pk=pk)
     evidence = get_object_or_404(EvidenceFile, pk=file_id, answer__assessment=assessment)

@@ -14,11 +14,11 @@ from typing import Any
 
 from django.db.models import Case, IntegerField, Q, Value, When
 
-from gpuposture.base.roles import reads_all_posture
+from gpuposture.base.querysets import sees_every_row
 from inventory.models import Node, Pod
 from inventory.pools import node_pool
 from posture.models import SEVERITY_ORDER, Finding, FindingTenant
-from tenants.models import SharingRequest, TrustClass
+from tenants.models import SharingRequest, Tenant, TrustClass
 from tenants.policy import may_share
 
 MAX_FINDINGS = 15
@@ -47,7 +47,7 @@ class RequestContext:
 def sharing_request_context(item: SharingRequest, user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Template context for the request page; empty for users who do not read all posture (a
     tenant owner sees their own request, never the other tenants on the nodes)."""
-    if not reads_all_posture(user):
+    if not sees_every_row(user, Tenant):
         return {}
     nodes = _pool_nodes(item)
     return {

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from gpuposture.base.api import ScopedViewSetMixin
-from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD
+from gpuposture.base.roles import RECORD_RESETS
 from inventory.models import Cluster
 from inventory.presenter import PresentedSerializer
 from telemetry.models import ResetAttestation
@@ -98,5 +98,5 @@ class ResetAttestationViewSet(
 
     queryset = ResetAttestation.objects.select_related("cluster", "previous_tenant", "next_tenant")
     serializer_class = ResetAttestationSerializer
-    write_roles = (PLATFORM_ENGINEER, SECURITY_LEAD)
+    write_roles = RECORD_RESETS
     filterset_fields = {"node": ["exact"], "gpu_uuid": ["exact"], "method": ["exact"]}

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from gpuposture.base.querysets import ScopedQuerySet
-from gpuposture.base.roles import TENANT_VIEWER, reads_all_posture, user_roles
+from gpuposture.base.querysets import Scope, ScopedQuerySet
 from inventory.models import Cluster
 from telemetry.samples import GpuSample
 from tenants.models import Tenant
@@ -14,7 +13,7 @@ from tenants.redaction import Field
 
 
 class TenantScopedQuerySet(ScopedQuerySet):
-    tenant_scope_path = "tenant"
+    scope = Scope(paths=("tenant",))
 
 
 class TelemetrySource(models.Model):
@@ -173,14 +172,8 @@ class GpuUsageDaily(DeviceUsage):
 
 
 class ResetAttestationQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        if reads_all_posture(user):
-            return self
-        if TENANT_VIEWER in user_roles(user):
-            return self.filter(
-                models.Q(previous_tenant__viewers=user) | models.Q(next_tenant__viewers=user)
-            ).distinct()
-        return self.none()
+    # Both tenants of a reset see it: the one that left the GPU and the one that came next.
+    scope = Scope(paths=("previous_tenant", "next_tenant"))
 
 
 class ResetAttestation(models.Model):

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from gpuposture.base.decorators import role_required
-from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role
+from gpuposture.base.roles import RECORD_RESETS, may
 from gpuposture.base.spreadsheet import safe_csv
 from inventory.models import Cluster
 from inventory.presenter import hidden_scope_for, present_all
@@ -47,7 +47,7 @@ def utilisation(request: HttpRequest) -> HttpResponse:
                 "cluster", "previous_tenant", "next_tenant"
             )[:20],
         ),
-        "can_record_reset": has_role(request.user, PLATFORM_ENGINEER, SECURITY_LEAD),
+        "can_record_reset": may(request.user, RECORD_RESETS),
     }
     return render(request, "telemetry/utilisation.html", context)
 
@@ -67,7 +67,7 @@ def chargeback_csv(request: HttpRequest) -> HttpResponse:
     return response
 
 
-@role_required(PLATFORM_ENGINEER, SECURITY_LEAD)
+@role_required(*RECORD_RESETS)
 def reset_attestation_create(request: HttpRequest) -> HttpResponse:
     form = ResetAttestationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():

@@ -7,7 +7,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
-from gpuposture.base.querysets import ScopedQuerySet
+from gpuposture.base.querysets import Scope, ScopedQuerySet
+from gpuposture.base.roles import is_signed_in
 from tenants.pool_taints import parse_pool_taint
 
 slug_validator = RegexValidator(
@@ -32,9 +33,8 @@ def validate_pool_taints(value: object) -> None:
 
 
 class TrustClassQuerySet(ScopedQuerySet):
-    # Trust classes are policy, not tenant data: every role may read them.
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        return self if user.is_authenticated else self.none()
+    # Trust classes are policy, not tenant data: every signed-in user may read them.
+    scope = Scope(readers=is_signed_in)
 
 
 class TrustClass(models.Model):
@@ -95,7 +95,7 @@ class TrustClass(models.Model):
 
 
 class TenantQuerySet(ScopedQuerySet):
-    tenant_scope_path = ""
+    scope = Scope(paths=("",))
 
 
 class Tenant(models.Model):
@@ -122,11 +122,17 @@ class Tenant(models.Model):
         return self.slug
 
 
+class TenantMappingQuerySet(ScopedQuerySet):
+    scope = Scope(paths=("tenant",))
+
+
 class TenantNamespace(models.Model):
     """A Kubernetes namespace (in any cluster) that belongs to a tenant."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="namespaces")
     name = models.CharField(max_length=63, validators=[slug_validator])
+
+    objects = TenantMappingQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -149,6 +155,8 @@ class TenantPrincipal(models.Model):
     kind = models.CharField(max_length=10, choices=Kind.choices)
     name = models.CharField(max_length=253)
 
+    objects = TenantMappingQuerySet.as_manager()
+
     class Meta:
         ordering = ["kind", "name"]
         constraints = [
@@ -160,7 +168,7 @@ class TenantPrincipal(models.Model):
 
 
 class SharingRequestQuerySet(ScopedQuerySet):
-    tenant_scope_path = "tenant"
+    scope = Scope(paths=("tenant",))
 
     def pending(self) -> models.QuerySet:
         return self.filter(status=SharingRequest.Status.PENDING)

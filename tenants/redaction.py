@@ -45,6 +45,7 @@ class Field(Enum):
     TENANTS = "tenants"  # a list of tenant slugs: the hidden ones are left out
     NAMESPACE = "namespace"  # a namespace; the field named `subject_name` beside it follows
     SUBJECT_NAME = "subject_name"  # an object's name, hidden with its namespace field
+    OBJECTS = "objects"  # names of objects in the row's namespace: all hidden with it
     TEXT = "text"  # free text: titles, warnings, errors, notes
     VALUE = "value"  # structured JSON: evidence, labels, taints, before/after
 
@@ -156,10 +157,40 @@ class HiddenScope:
                 row[name] = self.tenant_list(current)
             elif kind is Field.SUBJECT_NAME:
                 row[name] = HIDDEN_OBJECT if hidden_namespace and current else self.text(current)
+            elif kind is Field.OBJECTS and current is not None:
+                row[name] = (
+                    [HIDDEN_OBJECT for _ in current] if hidden_namespace else self.value(current)
+                )
             elif kind is Field.TEXT:
                 row[name] = self.text(current) if isinstance(current, str) else current
             elif kind is Field.VALUE:
                 row[name] = self.value(current)
+
+
+# For readers who see every tenant the scope is None: these show them everything as stored.
+
+
+def hide_text(scope: HiddenScope | None, text: str) -> str:
+    return scope.text(text) if scope is not None else text
+
+
+def visible_tenants(scope: HiddenScope | None, slugs: Iterable[str]) -> list[str]:
+    """Sorted slugs less those `scope` hides: a tenant viewer sees only their own tenants."""
+    return scope.tenant_list(slugs) if scope is not None else sorted(slugs)
+
+
+def tenant_rows(scope: HiddenScope | None, tenants: Iterable[tuple[str, str]]) -> list[dict]:
+    """(slug, name) pairs as rows {"slug", "name"}; each hidden tenant becomes a row named
+    HIDDEN_TENANT with no slug, after the others (a viewer learns that a finding is shared,
+    not with whom)."""
+    rows: list[dict] = []
+    hidden = 0
+    for slug, name in tenants:
+        if scope is not None and scope.tenant(slug) == HIDDEN_TENANT:
+            hidden += 1
+        else:
+            rows.append({"slug": slug, "name": name})
+    return rows + [{"slug": "", "name": HIDDEN_TENANT} for _ in range(hidden)]
 
 
 def _unique(taken: Mapping[str, Any], key: Any) -> Any:

@@ -42,3 +42,29 @@ def has_any_role(user: AbstractBaseUser | AnonymousUser) -> bool:
 
 def has_role(user: AbstractBaseUser | AnonymousUser, *roles: str) -> bool:
     return bool(user.is_authenticated and (user.is_superuser or user_roles(user) & set(roles)))
+
+
+def reads_providers(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Providers and their assessments in full: posture readers and procurement."""
+    return reads_all_posture(user) or has_role(user, PROCUREMENT)
+
+
+def is_signed_in(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return bool(user.is_authenticated)
+
+
+# What each role may DO, each action's roles named once: page links and buttons (`may`),
+# page views (`role_required(*ACTION)`), API `write_roles` and services all read these.
+TRIAGE_FINDINGS = (SECURITY_LEAD,)  # accept, reopen, assign, edit a ticket link
+EDIT_CLUSTERS = (PLATFORM_ENGINEER,)
+IMPORT_BULLETINS = (SECURITY_LEAD, PLATFORM_ENGINEER)
+DECIDE_BULLETINS = (SECURITY_LEAD,)  # delete a bulletin, confirm or reject a held revision
+EDIT_PATCH_SLA = (SECURITY_LEAD,)
+EDIT_PROVIDERS = (PROCUREMENT,)  # providers, and assessments up to their submission
+REVIEW_ASSESSMENTS = (SECURITY_LEAD,)
+RECORD_RESETS = (PLATFORM_ENGINEER, SECURITY_LEAD)
+
+
+def may(user: AbstractBaseUser | AnonymousUser, action: tuple[str, ...]) -> bool:
+    """Whether `user` may take `action` (one of the tuples above; superusers may take all)."""
+    return has_role(user, *action)

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet, ScopedViewSetMixin
 from gpuposture.base.queue import QueueUnavailable
-from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role
+from gpuposture.base.roles import DECIDE_BULLETINS, IMPORT_BULLETINS, may
 from inventory.api import RETRY_LATER
 from inventory.bulletins.decisions import bulletin_delete
 from inventory.bulletins.imports import bulletin_urls_import_request, bulletins_import_recorded
@@ -99,7 +99,7 @@ class BulletinViewSet(
 
     queryset = Bulletin.objects.prefetch_related("fixes")
     serializer_class = BulletinSerializer
-    write_roles = (SECURITY_LEAD, PLATFORM_ENGINEER)
+    write_roles = IMPORT_BULLETINS
     filterset_class = BulletinFilter
 
     @extend_schema(request=dict, responses={201: BulletinSerializer, 202: dict, 400: dict})
@@ -123,7 +123,7 @@ class BulletinViewSet(
 
     @extend_schema(responses={200: BulletinImportSerializer, 403: dict})
     def destroy(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]
-        if not has_role(request.user, SECURITY_LEAD):
+        if not may(request.user, DECIDE_BULLETINS):
             raise PermissionDenied("Only a security lead may delete a bulletin.")
         record = bulletin_delete(bulletin=self.get_object(), user=request.user, trigger="api")
         return Response(BulletinImportSerializer(record).data)

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import actor_name, audit_record
-from gpuposture.base.roles import SECURITY_LEAD, has_role
+from gpuposture.base.roles import DECIDE_BULLETINS, may
 from inventory.bulletins.csaf.revisions import revision_changes
 from inventory.bulletins.imports import bulletins_import_recorded, rescore_after_commit
 from inventory.bulletins.revisions import (
@@ -99,7 +99,7 @@ def bulletin_delete(*, bulletin: Bulletin, user: AbstractBaseUser, trigger: str)
 
 
 def _require_lead(user: AbstractBaseUser, what: str) -> None:
-    if not has_role(user, SECURITY_LEAD):
+    if not may(user, DECIDE_BULLETINS):
         raise PermissionDenied(LEAD_ONLY.format(what=what))
 
 

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from django.db import models
 
-from gpuposture.base.querysets import ScopedQuerySet
-from gpuposture.base.roles import reads_all_posture
+from gpuposture.base.querysets import STAFF_ONLY, Scope, ScopedQuerySet
+from gpuposture.base.roles import has_any_role
 from inventory.patching.models import PatchSla
 
 
 class BulletinQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        # Vendor bulletins are public documents: every role may read them.
-        from gpuposture.base.roles import has_any_role
-
-        return self if has_any_role(user) else self.none()
+    # Vendor bulletins are public documents: every role may read them.
+    scope = Scope(readers=has_any_role)
 
 
 class Bulletin(models.Model):
@@ -76,9 +73,8 @@ class BulletinFix(models.Model):
 
 
 class BulletinImportQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        # Sources may name internal mirrors: for those who read the whole fleet's posture.
-        return self if reads_all_posture(user) else self.none()
+    # Sources may name internal mirrors: for those who read the whole fleet's posture.
+    scope = STAFF_ONLY
 
 
 class BulletinImport(models.Model):

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet
-from gpuposture.base.roles import SECURITY_LEAD
+from gpuposture.base.roles import DECIDE_BULLETINS
 from inventory.bulletins.decisions import (
     RevisionDecisionError,
     bulletin_revision_confirm,
@@ -69,7 +69,7 @@ class BulletinRevisionViewSet(ScopedReadOnlyViewSet):
 
     queryset = BulletinRevision.objects.all()
     serializer_class = BulletinRevisionSerializer
-    write_roles = (SECURITY_LEAD,)
+    write_roles = DECIDE_BULLETINS
     filterset_fields = {"status": ["exact"], "tracking_id": ["exact"]}
 
     @extend_schema(request=RevisionDecisionSerializer, responses={200: dict, 400: dict})

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from django.db import models
 
-from gpuposture.base.querysets import ScopedQuerySet
-from gpuposture.base.roles import reads_all_posture
+from gpuposture.base.querysets import STAFF_ONLY, ScopedQuerySet
 
 
 class BulletinRevisionQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
-        # Like import records: sources may name internal mirrors.
-        return self if reads_all_posture(user) else self.none()
+    # Like import records: sources may name internal mirrors.
+    scope = STAFF_ONLY
 
 
 class BulletinRevision(models.Model):

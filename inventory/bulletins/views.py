@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from gpuposture.base.decorators import role_required
-from gpuposture.base.roles import SECURITY_LEAD, has_role
+from gpuposture.base.roles import DECIDE_BULLETINS, may
 from inventory.bulletins.decisions import (
     RevisionDecisionError,
     bulletin_delete,
@@ -28,13 +28,13 @@ def revision_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "revision": revision,
         "stored": stored,
         "can_decide": revision.status == BulletinRevision.Status.PENDING
-        and has_role(request.user, SECURITY_LEAD),
+        and may(request.user, DECIDE_BULLETINS),
     }
     return render(request, "inventory/bulletin_revision.html", context)
 
 
 @require_POST
-@role_required(SECURITY_LEAD)
+@role_required(*DECIDE_BULLETINS)
 def revision_decide(request: HttpRequest, pk: int) -> HttpResponse:
     revision = get_object_or_404(BulletinRevision.objects.visible_to(request.user), pk=pk)
     decision, note = request.POST.get("decision"), request.POST.get("note", "")
@@ -59,7 +59,7 @@ def revision_decide(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@role_required(SECURITY_LEAD)
+@role_required(*DECIDE_BULLETINS)
 def bulletin_delete_view(request: HttpRequest, pk: int) -> HttpResponse:
     bulletin = get_object_or_404(Bulletin.objects.visible_to(request.user), pk=pk)
     if request.POST.get("confirm") != DELETE_CONFIRMATION:

@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from gpuposture.base.roles import SECURITY_LEAD
+from gpuposture.base.roles import EDIT_PATCH_SLA
 from inventory.patching.sla import MAX_DAYS, MIN_DAYS, PatchSlaError, patch_sla_rows, patch_sla_save
 
 
@@ -31,7 +31,7 @@ class PatchSlaView(APIView):
     """Days allowed from a bulletin's release to patched nodes, per severity (STACK-005).
     PATCH `{"critical": 5}` (security lead) changes the given severities and re-scores."""
 
-    write_roles = (SECURITY_LEAD,)
+    write_roles = EDIT_PATCH_SLA
 
     @extend_schema(responses=PatchSlaRowSerializer(many=True))
     def get(self, request: Request) -> Response:

@@ -11,6 +11,9 @@ from tenants.redaction import (
     HIDDEN_TENANT,
     Field,
     HiddenScope,
+    hide_text,
+    tenant_rows,
+    visible_tenants,
 )
 
 SCOPE = HiddenScope(
@@ -138,3 +141,29 @@ def test_objects_that_exist_for_a_hidden_tenant_are_hidden_by_name():
         "subject_name": "(another tenant's object)",
         "title": "edit (another tenant's object)",
     }
+
+
+def test_objects_in_a_hidden_namespace_are_hidden_all_together():
+    declared = {"namespace": Field.NAMESPACE, "consumers": Field.OBJECTS}
+    theirs = {"namespace": "beta-prod", "consumers": ["trainer-0", "trainer-1"]}
+    SCOPE.fields(theirs, declared)
+    assert theirs == {"namespace": HIDDEN_NAMESPACE, "consumers": [HIDDEN_OBJECT] * 2}
+    mine = {"namespace": "alpha-prod", "consumers": ["trainer-0", "beta"]}
+    SCOPE.fields(mine, declared)
+    assert mine == {"namespace": "alpha-prod", "consumers": ["trainer-0", HIDDEN_TENANT]}
+
+
+def test_readers_of_every_tenant_have_no_scope_and_see_everything():
+    assert hide_text(None, "shared with beta") == "shared with beta"
+    assert visible_tenants(None, ["beta", "alpha"]) == ["alpha", "beta"]
+    assert visible_tenants(SCOPE, ["beta", "alpha"]) == ["alpha"]
+    pairs = [("alpha", "Alpha"), ("beta", "Beta Corp"), ("gamma", "Gamma")]
+    assert tenant_rows(None, pairs) == [{"slug": s, "name": n} for s, n in pairs]
+
+
+def test_each_hidden_tenant_is_a_nameless_row_after_the_others():
+    pairs = [("beta", "Beta Corp"), ("alpha", "Alpha")]
+    assert tenant_rows(SCOPE, pairs) == [
+        {"slug": "alpha", "name": "Alpha"},
+        {"slug": "", "name": HIDDEN_TENANT},
+    ]
