@@ -5,17 +5,21 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 
-from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
+from gpuposture.base.roles import EDIT_CLUSTERS, may
 from inventory.components import LABELS as COMPONENT_LABELS
-from inventory.components import node_components
+from inventory.components import firmware_coverage, node_components
 from inventory.dra_node import node_dra_devices
 from inventory.models import Bulletin, Cluster, ClusterObject, Node, Pod, SyncRun
 from inventory.patching.rollout import RolloutNode, rollout_plan
 from inventory.patching.status import COMPONENTS
-from inventory.presenter import hidden_scope_for
+from inventory.presenter import hidden_scope_for, present_all
 from inventory.runtime import runtime_facts
+from inventory.schedule import cluster_schedule_summary
 
 
 def latest_sync_runs() -> QuerySet[SyncRun]:
@@ -164,3 +168,27 @@ def patch_rollout(user) -> list:  # type: ignore[no-untyped-def]
         for n in nodes
     ]
     return rollout_plan(rollout_nodes, pool_sensitivity=sensitivity)
+
+
+def cluster_detail_context(request: HttpRequest, name: str) -> dict:
+    """What the cluster page shows from the inventory (posture adds its checklist)."""
+    cluster = get_object_or_404(Cluster.objects.visible_to(request.user), name=name)
+    nodes = Node.objects.visible_to(request.user).filter(cluster=cluster)
+    scope = hidden_scope_for(request.user)
+    gpu = nodes.filter(is_gpu_node=True).aggregate(
+        n=Count("pk"), known=Count("pk", filter=~Q(firmware_version=""))
+    )
+    return {
+        "cluster": cluster,
+        "runs": present_all(scope, cluster.sync_runs.order_by("-started_at", "-id")[:25]),
+        "drift_events": present_all(
+            scope, cluster.drift_events.order_by("-detected_at", "-id")[:50]
+        ),
+        "operator_policies": cluster.kube_objects.filter(kind="gpu_operator_policy"),
+        "node_count": nodes.count(),
+        "gpu_node_count": gpu["n"],
+        "firmware_coverage": firmware_coverage(gpu["n"], gpu["known"]),
+        # What beat runs, not the interval alone: a cluster with no stored source has none.
+        "schedule": cluster_schedule_summary(cluster=cluster),
+        "can_edit": may(request.user, EDIT_CLUSTERS),
+    }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -21,13 +20,11 @@ from gpuposture.base.roles import (
 )
 from inventory.bulletins.imports import bulletin_urls_import_request, bulletins_import_recorded
 from inventory.charts import patch_heatmap
-from inventory.components import firmware_coverage
 from inventory.filters import BulletinFilter, NodeFilter
 from inventory.forms import BulletinImportForm, ClusterForm, PatchSlaForm
 from inventory.models import Bulletin, BulletinImport, BulletinRevision, Cluster, Node, SyncRun
 from inventory.patching.sla import patch_sla_rows, patch_sla_save
 from inventory.presenter import hidden_scope_for, present, present_all
-from inventory.schedule import cluster_schedule_summary
 from inventory.selectors import (
     PATCH_COMPONENTS,
     clusters_with_last_sync,
@@ -58,30 +55,6 @@ def cluster_list(request: HttpRequest) -> HttpResponse:
             "can_edit": may(request.user, EDIT_CLUSTERS),
         },
     )
-
-
-def cluster_detail_context(request: HttpRequest, name: str) -> dict:
-    """What the cluster page shows from the inventory (posture adds its checklist)."""
-    cluster = get_object_or_404(Cluster.objects.visible_to(request.user), name=name)
-    nodes = Node.objects.visible_to(request.user).filter(cluster=cluster)
-    scope = hidden_scope_for(request.user)
-    gpu = nodes.filter(is_gpu_node=True).aggregate(
-        n=Count("pk"), known=Count("pk", filter=~Q(firmware_version=""))
-    )
-    return {
-        "cluster": cluster,
-        "runs": present_all(scope, cluster.sync_runs.order_by("-started_at", "-id")[:25]),
-        "drift_events": present_all(
-            scope, cluster.drift_events.order_by("-detected_at", "-id")[:50]
-        ),
-        "operator_policies": cluster.kube_objects.filter(kind="gpu_operator_policy"),
-        "node_count": nodes.count(),
-        "gpu_node_count": gpu["n"],
-        "firmware_coverage": firmware_coverage(gpu["n"], gpu["known"]),
-        # What beat runs, not the interval alone: a cluster with no stored source has none.
-        "schedule": cluster_schedule_summary(cluster=cluster),
-        "can_edit": may(request.user, EDIT_CLUSTERS),
-    }
 
 
 @role_required(*EDIT_CLUSTERS)

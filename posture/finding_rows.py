@@ -129,8 +129,3 @@ def tenant_slugs(finding_ids: list[int]) -> dict[int, list[str]]:
         for finding_id, slug in links.values_list("finding_id", "tenant__slug"):
             found.setdefault(finding_id, []).append(slug)
     return found
-
-
-def visible_slugs(slugs: Iterable[str], scope: HiddenScope | None) -> list[str]:
-    """Sorted slugs less those `scope` hides: a tenant viewer sees only their own tenants."""
-    return scope.tenant_list(slugs) if scope else sorted(slugs)

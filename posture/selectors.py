@@ -13,12 +13,11 @@ from django.utils import timezone
 from inventory.models import Bulletin, Cluster, Node, SyncRun
 from posture import scoring
 from posture.checklist import ChecklistFacts
-from posture.finding_rows import visible_slugs
 from posture.models import SEVERITY_ORDER, Action, Finding, FindingTenant, TenantScore
 from posture.rules import CHECKS
 from telemetry.models import GpuReading, ResetAttestation
 from tenants.models import SharingRequest, Tenant, TrustClass
-from tenants.redaction import HiddenScope
+from tenants.redaction import HiddenScope, visible_tenants
 
 
 def sharing_requests_current(tenant: Tenant) -> list[SharingRequest]:
@@ -89,7 +88,7 @@ def with_tenant_slugs(findings: Iterable[Finding], scope: HiddenScope | None) ->
     found = list(findings)
     for finding in found:
         slugs = (t.slug for t in finding.tenants.all())
-        finding.tenant_slugs = visible_slugs(slugs, scope)  # type: ignore[attr-defined]
+        finding.tenant_slugs = visible_tenants(scope, slugs)  # type: ignore[attr-defined]
     return found
 
 

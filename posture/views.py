@@ -8,7 +8,7 @@ from django.utils.safestring import mark_safe
 
 from gpuposture.base.roles import TRIAGE_FINDINGS, may
 from inventory.presenter import hidden_scope_for, present_all
-from inventory.views import cluster_detail_context
+from inventory.selectors import cluster_detail_context
 from posture import charts
 from posture.catalogue import by_control, catalogue, check_exemptions
 from posture.checklist import cluster_checklist

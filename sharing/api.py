@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedViewSetMixin
-from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, TENANT_VIEWER
+from gpuposture.base.roles import DECIDE_SHARING, REQUEST_SHARING, REVOKE_SHARING
 from inventory.models import Cluster
 from sharing.filters import SharingRequestFilter
 from sharing.services import (
@@ -121,10 +121,10 @@ class SharingRequestViewSet(
     @property
     def write_roles(self) -> tuple[str, ...]:  # type: ignore[override]
         if self.action == "create":
-            return (PLATFORM_ENGINEER, TENANT_VIEWER)
+            return REQUEST_SHARING
         if self.action == "revoke":
-            return (PLATFORM_ENGINEER, SECURITY_LEAD)
-        return (PLATFORM_ENGINEER,)
+            return REVOKE_SHARING
+        return DECIDE_SHARING
 
     def get_serializer_context(self) -> dict:
         return {**super().get_serializer_context(), "now": timezone.now()}

@@ -13,7 +13,12 @@ from django.utils import timezone
 
 from audit.services import audit_record, model_to_audit_dict
 from gpuposture.base.rescore import rescore_request
-from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role
+from gpuposture.base.roles import (
+    DECIDE_SHARING,
+    REQUEST_SHARING_FOR_ANY_TENANT,
+    REVOKE_SHARING,
+    may,
+)
 from tenants.models import SharingRequest, Tenant
 from tenants.policy import mode_permitted
 
@@ -53,13 +58,13 @@ def _snapshot(request: SharingRequest) -> dict:
 
 def may_request(user, tenant: Tenant) -> bool:  # type: ignore[no-untyped-def]
     """Platform engineers ask for any tenant; a tenant's owners (its viewers) for their own."""
-    if has_role(user, PLATFORM_ENGINEER):
+    if may(user, REQUEST_SHARING_FOR_ANY_TENANT):
         return True
     return tenant.viewers.filter(pk=user.pk).exists()
 
 
 def may_decide(user, request: SharingRequest) -> bool:  # type: ignore[no-untyped-def]
-    return has_role(user, PLATFORM_ENGINEER) and user.pk != request.requested_by_id
+    return may(user, DECIDE_SHARING) and user.pk != request.requested_by_id
 
 
 @transaction.atomic
@@ -97,7 +102,7 @@ def _check_decider(user, request: SharingRequest) -> None:  # type: ignore[no-un
         raise FourEyesError(
             f"You asked for request #{request.pk}; another platform engineer must decide it."
         )
-    if not has_role(user, PLATFORM_ENGINEER):
+    if not may(user, DECIDE_SHARING):
         raise NotAllowed("Only a platform engineer may approve or deny sharing requests.")
 
 
@@ -175,7 +180,7 @@ def sharing_request_deny(*, request: SharingRequest, user, reason: str) -> Shari
 @transaction.atomic
 def sharing_request_revoke(*, request: SharingRequest, user, reason: str) -> SharingRequest:  # type: ignore[no-untyped-def]
     """Withdraw an approval; the mode's use becomes SHARE-004 at the next evaluation."""
-    if not has_role(user, PLATFORM_ENGINEER, SECURITY_LEAD):
+    if not may(user, REVOKE_SHARING):
         raise NotAllowed("Only a platform engineer or a security lead may revoke an approval.")
     if not reason.strip():
         raise SharingRequestError("Give a reason for revoking the approval.")

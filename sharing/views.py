@@ -10,7 +10,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role
+from gpuposture.base.roles import (
+    DECIDE_SHARING,
+    REQUEST_SHARING_FOR_ANY_TENANT,
+    REVOKE_SHARING,
+    may,
+)
 from sharing.context import sharing_request_context
 from sharing.filters import SharingRequestFilter
 from sharing.forms import DecisionForm, SharingRequestForm
@@ -34,7 +39,7 @@ def _requests(user) -> object:  # type: ignore[no-untyped-def]
 
 def requestable_tenants(user):  # type: ignore[no-untyped-def]
     """Tenants the user may ask for: all for platform engineers, their own for owners."""
-    if has_role(user, PLATFORM_ENGINEER):
+    if may(user, REQUEST_SHARING_FOR_ANY_TENANT):
         return Tenant.objects.all()
     return Tenant.objects.filter(viewers=user)
 
@@ -64,7 +69,7 @@ def approvals_queue(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "sharing/approvals_queue.html",
-        {"page": page, "can_decide": has_role(request.user, PLATFORM_ENGINEER)},
+        {"page": page, "can_decide": may(request.user, DECIDE_SHARING)},
     )
 
 
@@ -118,7 +123,7 @@ def _detail(  # type: ignore[no-untyped-def]
             "can_decide": item.status == SharingRequest.Status.PENDING
             and may_decide(request.user, item),
             "can_revoke": item.status == SharingRequest.Status.APPROVED
-            and has_role(request.user, PLATFORM_ENGINEER, SECURITY_LEAD),
+            and may(request.user, REVOKE_SHARING),
             "decision_form": form,
             # Judged now, as a decision would be: the class may have changed since the ask.
             "policy": mode_permitted(item.tenant.trust_class, item.mode),

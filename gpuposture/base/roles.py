@@ -63,6 +63,11 @@ EDIT_PATCH_SLA = (SECURITY_LEAD,)
 EDIT_PROVIDERS = (PROCUREMENT,)  # providers, and assessments up to their submission
 REVIEW_ASSESSMENTS = (SECURITY_LEAD,)
 RECORD_RESETS = (PLATFORM_ENGINEER, SECURITY_LEAD)
+# Sharing requests: a tenant viewer may ask too, but only for the tenants they own.
+REQUEST_SHARING = (PLATFORM_ENGINEER, TENANT_VIEWER)
+REQUEST_SHARING_FOR_ANY_TENANT = (PLATFORM_ENGINEER,)
+DECIDE_SHARING = (PLATFORM_ENGINEER,)  # approve or deny, never one's own request
+REVOKE_SHARING = (PLATFORM_ENGINEER, SECURITY_LEAD)
 
 
 def may(user: AbstractBaseUser | AnonymousUser, action: tuple[str, ...]) -> bool:
