@@ -26,7 +26,7 @@ class AuditEventQuerySet(ScopedQuerySet):
     the ORM. (Django's cascade uses the plain base manager to null the actor of a deleted user:
     the one change allowed, and the PostgreSQL trigger allows only that too.)"""
 
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
+    def visible_to(self, user):
         return self if reads_audit_log(user) else self.none()
 
     def update(self, **kwargs: Any) -> NoReturn:

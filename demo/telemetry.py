@@ -82,7 +82,7 @@ def demo_samples(
 
 def _node_samples(
     node: DemoNode, times: list[datetime], hijacked: bool, handovers
-) -> Iterator[GpuSample]:  # type: ignore[no-untyped-def]
+) -> Iterator[GpuSample]:
     rng = random.Random(node.name)
     base = {"hostname": node.name, "model": node.model}
     hijack_from = times[-1] - timedelta(minutes=40)

@@ -22,7 +22,7 @@ from telemetry import views as telemetry_views
 from tenants import views as tenant_views
 
 # The admin signs in through allauth's login, so its two-factor step and rate limits apply.
-admin.site.login = secure_admin_login(admin.site.login)  # type: ignore[method-assign]
+admin.site.login = secure_admin_login(admin.site.login)
 
 urlpatterns = [
     path("", posture_views.overview, name="overview"),

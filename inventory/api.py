@@ -132,7 +132,7 @@ class ClusterSerializer(serializers.ModelSerializer):
             setattr(instance, key, value)
         return cluster_save(cluster=instance, actor=self._actor())
 
-    def _actor(self):  # type: ignore[no-untyped-def]
+    def _actor(self):
         request = self.context.get("request")
         return request.user if request is not None else None
 
@@ -399,7 +399,7 @@ class BulletinViewSet(
     filterset_class = BulletinFilter
 
     @extend_schema(request=dict, responses={201: BulletinSerializer, 202: dict, 400: dict})
-    def create(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]
+    def create(self, request: Request, *args, **kwargs) -> Response:
         if isinstance(request.data, dict) and "urls" in request.data:
             return self._import_urls(request.data["urls"])
         record, result = bulletins_import_recorded(
@@ -418,7 +418,7 @@ class BulletinViewSet(
         return Response(BulletinSerializer(bulletin).data, status=code)
 
     @extend_schema(responses={200: BulletinImportSerializer, 403: dict})
-    def destroy(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]
+    def destroy(self, request: Request, *args, **kwargs) -> Response:
         if not has_role(request.user, SECURITY_LEAD):
             raise PermissionDenied("Only a security lead may delete a bulletin.")
         record = bulletin_delete(bulletin=self.get_object(), user=request.user, trigger="api")

@@ -12,7 +12,7 @@ from tenants.redaction import Field
 
 
 class ClusterQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
+    def visible_to(self, user):
         if reads_all_posture(user):
             return self
         if TENANT_VIEWER in user_roles(user):
@@ -62,7 +62,7 @@ class Cluster(models.Model):
 
 
 class SyncRunQuerySet(ClusterQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
+    def visible_to(self, user):
         if reads_all_posture(user):
             return self
         return self.filter(cluster__in=Cluster.objects.visible_to(user))
@@ -115,7 +115,7 @@ class SyncRun(models.Model):
 
 
 class NodeQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
+    def visible_to(self, user):
         if reads_all_posture(user):
             return self
         if TENANT_VIEWER in user_roles(user):
@@ -346,7 +346,7 @@ class NodeHostFacts(models.Model):
 
 
 class BulletinQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
+    def visible_to(self, user):
         # Vendor bulletins are public documents: every role may read them.
         from gpuposture.base.roles import has_any_role
 
@@ -434,7 +434,7 @@ class PatchSla(models.Model):
 
 
 class BulletinImportQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
+    def visible_to(self, user):
         # Sources may name internal mirrors: for those who read the whole fleet's posture.
         return self if reads_all_posture(user) else self.none()
 

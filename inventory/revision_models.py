@@ -9,7 +9,7 @@ from gpuposture.base.roles import reads_all_posture
 
 
 class BulletinRevisionQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
+    def visible_to(self, user):
         # Like import records: sources may name internal mirrors.
         return self if reads_all_posture(user) else self.none()
 

@@ -28,7 +28,7 @@ WEB_URL = URLValidator(schemes=["http", "https"])
 class FindingQuerySet(ScopedQuerySet):
     tenant_scope_path = "tenants"
 
-    def viewed_by(self, user):  # type: ignore[no-untyped-def]
+    def viewed_by(self, user):
         """A tenant viewer sees the findings that affect one of their tenants (an EXISTS, so
         no join multiplies the rows and no DISTINCT is needed)."""
         return self.affecting(tenant__viewers=user)
@@ -198,7 +198,7 @@ class TenantScore(models.Model):
 class ActionQuerySet(ScopedQuerySet):
     tenant_scope_path = "tenants"
 
-    def viewed_by(self, user):  # type: ignore[no-untyped-def]
+    def viewed_by(self, user):
         """A tenant viewer sees the actions that help one of their tenants (an EXISTS)."""
         return self.affecting(tenant__viewers=user)
 
@@ -259,7 +259,7 @@ class ActionTenant(models.Model):
 
 
 class CheckExemptionQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
+    def visible_to(self, user):
         from gpuposture.base.roles import reads_all_posture
 
         return self if reads_all_posture(user) else self.none()

@@ -53,7 +53,7 @@ def ranked(rows: Iterable[RankedRow]) -> list[RankedRow]:
     return sorted(rows, key=lambda r: (r.risk is not None, -(r.risk or 0.0), r.key))
 
 
-def tenant_rows(tenants: Iterable) -> list[RankedRow]:  # type: ignore[type-arg]
+def tenant_rows(tenants: Iterable) -> list[RankedRow]:
     """Rows from tenants as posture.selectors.tenants_overview annotates them."""
     rows = []
     for t in tenants:

@@ -171,7 +171,7 @@ def drift_events(cluster: Cluster) -> tuple[DriftEventInfo, ...]:
 CLOSED_REQUESTS_KEPT = 500
 
 
-def sharing_requests_for(cluster: Cluster, now=None) -> tuple[SharingRequestInfo, ...]:  # type: ignore[no-untyped-def]
+def sharing_requests_for(cluster: Cluster, now=None) -> tuple[SharingRequestInfo, ...]:
     """The cluster's sharing requests, newest first, each with its state at `now`."""
     now = now or timezone.now()
     rows = SharingRequest.objects.filter(cluster=cluster).select_related(
@@ -183,8 +183,8 @@ def sharing_requests_for(cluster: Cluster, now=None) -> tuple[SharingRequestInfo
     return tuple(_request_info(r, now) for r in reversed(found))
 
 
-def _request_info(r: SharingRequest, now) -> SharingRequestInfo:  # type: ignore[no-untyped-def]
-    def iso(value) -> str:  # type: ignore[no-untyped-def]
+def _request_info(r: SharingRequest, now) -> SharingRequestInfo:
+    def iso(value) -> str:
         return value.isoformat() if value else ""
 
     state = r.state(now)
@@ -212,7 +212,7 @@ def sharing_requests_current(tenant: Tenant) -> list[SharingRequest]:
     )
 
 
-def provider_facts(cluster: Cluster, now=None) -> ProviderFacts | None:  # type: ignore[no-untyped-def]
+def provider_facts(cluster: Cluster, now=None) -> ProviderFacts | None:
     """The hosting provider's questionnaire standing at `now`; None for our own clusters."""
     if cluster.provider_id is None:
         return None
@@ -315,7 +315,7 @@ FIX_FIRST = 10
 
 def risk_series(
     user, days: int = TREND_DAYS, tenant_slugs=None
-) -> dict[str, list[tuple[str, float]]]:  # type: ignore[no-untyped-def]
+) -> dict[str, list[tuple[str, float]]]:
     """tenant slug -> [(time, risk points)] over the last `days`, for the tenants the user may
     see (of `tenant_slugs` when given; one query)."""
     since = timezone.now() - timedelta(days=days)
@@ -333,7 +333,7 @@ def risk_series(
     return series
 
 
-def top_actions(user, limit: int = FIX_FIRST) -> list[Action]:  # type: ignore[no-untyped-def]
+def top_actions(user, limit: int = FIX_FIRST) -> list[Action]:
     """The fix-first actions the user may see, most risk removed first (two queries: the
     actions with their cluster, and the tenants they help)."""
     return list(
@@ -350,14 +350,14 @@ def with_tenant_slugs(findings: Iterable[Finding], scope: HiddenScope | None) ->
     found = list(findings)
     for finding in found:
         slugs = (t.slug for t in finding.tenants.all())
-        finding.tenant_slugs = visible_slugs(slugs, scope)  # type: ignore[attr-defined]
+        finding.tenant_slugs = visible_slugs(slugs, scope)
     return found
 
 
 OPEN_SEVERITIES = ("critical", "high", "medium", "low")
 
 
-def tenants_ranked(user) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
+def tenants_ranked(user) -> QuerySet[Tenant]:
     """Tenants the user may see, most risk first, each with its latest score (latest_risk,
     latest_score, latest_grade, latest_cap) and the risk of the run before it (previous_risk)."""
     newest = TenantScore.objects.filter(tenant=OuterRef("pk")).order_by("-computed_at", "-id")
@@ -379,7 +379,7 @@ def tenants_ranked(user) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
     )
 
 
-def tenants_overview(user) -> list[Tenant]:  # type: ignore[no-untyped-def]
+def tenants_overview(user) -> list[Tenant]:
     """tenants_ranked, each with its open findings counted per severity (open_critical, ...):
     two queries whatever the number of tenants.
 
@@ -403,7 +403,7 @@ def tenants_overview(user) -> list[Tenant]:  # type: ignore[no-untyped-def]
     return tenants
 
 
-def nodes_for_list(user) -> QuerySet[Node]:  # type: ignore[no-untyped-def]
+def nodes_for_list(user) -> QuerySet[Node]:
     return Node.objects.visible_to(user).select_related("cluster")
 
 
@@ -439,7 +439,7 @@ def _live_findings_sorted(tenant: Tenant) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.status != "open", SEVERITY_ORDER[f.severity]))
 
 
-def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:  # type: ignore[no-untyped-def]
+def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
     """What the checklist judges, counted over what `user` may see: the whole cluster for
     those who read every tenant, a tenant viewer's own findings, nodes and resets (counts
     over the whole cluster would tell how many findings the other tenants have)."""

@@ -34,7 +34,7 @@ def _refusal(exc: AssessmentError) -> Exception:
     return exceptions.ValidationError({"detail": str(exc)})
 
 
-def sees_full_provider(user) -> bool:  # type: ignore[no-untyped-def]
+def sees_full_provider(user) -> bool:
     return reads_all_posture(user) or has_role(user, PROCUREMENT)
 
 
@@ -121,7 +121,7 @@ class ProviderViewSet(
     lookup_field = "slug"
     write_roles = (PROCUREMENT,)
 
-    def get_serializer_class(self):  # type: ignore[no-untyped-def]
+    def get_serializer_class(self):
         if sees_full_provider(self.request.user):
             return ProviderSerializer
         return ProviderSummarySerializer
@@ -291,10 +291,10 @@ class AssessmentViewSet(ScopedViewSetMixin, mixins.CreateModelMixin, viewsets.Re
     filterset_fields = ["status"]
 
     @property
-    def write_roles(self) -> tuple[str, ...]:  # type: ignore[override]
+    def write_roles(self) -> tuple[str, ...]:
         return (SECURITY_LEAD,) if self.action == "review" else (PROCUREMENT,)
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         queryset = super().get_queryset()
         provider = self.request.query_params.get("provider")
         return queryset.filter(provider__slug=provider) if provider else queryset

@@ -16,7 +16,7 @@ from gpuposture.base.roles import (
 
 
 class ProviderQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
+    def visible_to(self, user):
         """Readers and procurement see every provider; a tenant viewer only those hosting a
         cluster their tenant runs on, and then only as a summary (providers.api)."""
         if reads_all_posture(user) or has_role(user, PROCUREMENT):
@@ -68,7 +68,7 @@ class ProviderContact(models.Model):
 
 
 class QuestionnaireQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
+    def visible_to(self, user):
         if reads_all_posture(user) or has_role(user, PROCUREMENT):
             return self
         return self.none()
@@ -106,12 +106,12 @@ class Questionnaire(models.Model):
 
 
 class AssessmentQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
+    def visible_to(self, user):
         if reads_all_posture(user) or has_role(user, PROCUREMENT):
             return self
         return self.none()
 
-    def accepted_unexpired(self, now):  # type: ignore[no-untyped-def]
+    def accepted_unexpired(self, now):
         return self.filter(status=Assessment.Status.ACCEPTED, expires_at__gt=now)
 
 

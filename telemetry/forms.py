@@ -30,6 +30,6 @@ class ResetAttestationForm(forms.ModelForm):
             self.add_error("node", f"{cluster.name} has no node {node!r} in its inventory")
         return cleaned
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["cluster"].queryset = Cluster.objects.order_by("name")

@@ -173,7 +173,7 @@ class GpuUsageDaily(DeviceUsage):
 
 
 class ResetAttestationQuerySet(ScopedQuerySet):
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
+    def visible_to(self, user):
         if reads_all_posture(user):
             return self
         if TENANT_VIEWER in user_roles(user):

@@ -71,7 +71,7 @@ class TenantViewSet(ScopedReadOnlyViewSet):
     serializer_class = TenantSerializer
     filterset_fields = {"trust_class__slug": ["exact"]}
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         # The system tenant `unclassified` is listed only while unclaimed namespaces give it
         # open findings, as on the overview: where nothing is unclassified it says nothing.
         judged = Tenant.objects.filter(is_system=True, findings__status="open").values("pk")
@@ -81,7 +81,7 @@ class TenantViewSet(ScopedReadOnlyViewSet):
 # --- sharing requests ---------------------------------------------------------------------
 
 
-def _cluster_model():  # type: ignore[no-untyped-def]
+def _cluster_model():
     # The FK names the model; importing inventory here would break the layering.
     return SharingRequest._meta.get_field("cluster").related_model
 
@@ -90,7 +90,7 @@ class VisibleSlugField(serializers.SlugRelatedField):
     """A slug (or name) choice limited to what the requesting user may see, so a refusal
     never tells an outsider that another tenant or cluster exists."""
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return super().get_queryset().visible_to(self.context["request"].user)
 
 
@@ -179,7 +179,7 @@ class SharingRequestViewSet(
     filterset_class = SharingRequestFilter
 
     @property
-    def write_roles(self) -> tuple[str, ...]:  # type: ignore[override]
+    def write_roles(self) -> tuple[str, ...]:
         if self.action == "create":
             return (PLATFORM_ENGINEER, TENANT_VIEWER)
         if self.action == "revoke":
@@ -203,7 +203,7 @@ class SharingRequestViewSet(
         except SharingRequestError as exc:
             raise _refusal(exc) from exc
 
-    def _decision(self, request: Request, service, **extra) -> Response:  # type: ignore[no-untyped-def]
+    def _decision(self, request: Request, service, **extra) -> Response:
         body = DecisionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         kwargs = {"reason": body.validated_data["reason"], **extra}

@@ -59,7 +59,7 @@ def provider_routes(base: str) -> dict[str, Route | bytes]:
 
 
 @contextmanager
-def provider_feed(settings) -> Iterator[LocalServer]:  # type: ignore[no-untyped-def]
+def provider_feed(settings) -> Iterator[LocalServer]:
     """The provider's feed served on 127.0.0.1, which the allow-list lets the guard fetch."""
     settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
     with local_server({}) as running:
@@ -68,13 +68,13 @@ def provider_feed(settings) -> Iterator[LocalServer]:  # type: ignore[no-untyped
 
 
 @pytest.fixture
-def feed(settings):  # type: ignore[no-untyped-def]
+def feed(settings):
     with provider_feed(settings) as running:
         yield running
 
 
 @pytest.fixture
-def refreshes(monkeypatch) -> list[int]:  # type: ignore[no-untyped-def]
+def refreshes(monkeypatch) -> list[int]:
     """Counts node patch refreshes, whichever import module makes them."""
     calls: list[int] = []
     for module in ("inventory.bulletins", "inventory.bulletin_feeds"):
@@ -176,7 +176,7 @@ def test_the_command_reports_a_url_refused_by_the_guard():
 # Feed discovery without a network: `fetch` is a dictionary.
 
 
-def fake_fetch(pages: dict[str, object]):  # type: ignore[no-untyped-def]
+def fake_fetch(pages: dict[str, object]):
     def fetch(url: str) -> bytes:
         if url not in pages:
             raise FeedError("HTTP 404 Not Found")

@@ -113,7 +113,7 @@ class MfaRequiredMiddleware:
         api = request.path_info.startswith("/api/")
         if api and _token_call(request):
             return None
-        if mfa_satisfied(request, user):  # type: ignore[arg-type]
+        if mfa_satisfied(request, user):
             return None
         if api:
             return JsonResponse({"detail": API_MESSAGE}, status=403)

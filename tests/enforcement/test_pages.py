@@ -24,7 +24,7 @@ PACK = "/api/v1/clusters/lab/policy-pack/"
 PREVIEW = "/api/v1/clusters/lab/policy-pack/preview/"
 
 
-def page(user, query: str = "") -> Client:  # type: ignore[no-untyped-def]
+def page(user, query: str = "") -> Client:
     client = Client()
     client.force_login(user)
     return client.get(f"/enforcement/?cluster=lab{query}")

@@ -21,7 +21,7 @@ class Command(BaseCommand):
         "policyreport: wgpolicyk8s.io/v1alpha2), multi-document YAML."
     )
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser):
         parser.add_argument("--format", choices=list(FORMATS), default="json")
         parser.add_argument("--tenant")
         parser.add_argument("--cluster")
@@ -29,7 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--severity", choices=["critical", "high", "medium", "low"])
         parser.add_argument("--check")
 
-    def handle(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, **options) -> None:
         params = {
             k: options[k]
             for k in ("tenant", "cluster", "status", "severity", "check")
