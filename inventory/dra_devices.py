@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gpuposture.base.enums import SharingMode
 from inventory.snapshot import ClusterSnapshot, Pod
 from inventory.snapshot_dra import (
     DraClaim,
@@ -25,7 +26,7 @@ from inventory.snapshot_dra import (
 )
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
-SHARING_MODES = {"timeslicing": "time_slicing", "mps": "mps"}
+SHARING_MODES = {"timeslicing": SharingMode.TIME_SLICING.value, "mps": SharingMode.MPS.value}
 GPU_TYPES = ("gpu", "mig", "vfio")
 
 

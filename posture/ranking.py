@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-SEVERITIES = ("critical", "high", "medium", "low")
+from gpuposture.base.enums import Severity
+
+SEVERITIES = Severity.values()
 
 
 @dataclass(frozen=True)

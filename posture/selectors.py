@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from gpuposture.base.enums import FindingStatus, Severity
 from inventory import snapshot as snap
 from inventory.drift import DriftChange
 from inventory.models import Bulletin, Cluster, ClusterObject, DriftEvent, Node, Pod, SyncRun
@@ -354,7 +355,7 @@ def with_tenant_slugs(findings: Iterable[Finding], scope: HiddenScope | None) ->
     return found
 
 
-OPEN_SEVERITIES = ("critical", "high", "medium", "low")
+OPEN_SEVERITIES = Severity.values()
 
 
 def tenants_ranked(user) -> QuerySet[Tenant]:
@@ -430,7 +431,7 @@ def tenant_posture(tenant: Tenant, *, with_findings: bool = True) -> dict:
 def _live_findings_sorted(tenant: Tenant) -> list[Finding]:
     findings = (
         Finding.objects.affecting(tenant=tenant)
-        .filter(status__in=["open", "accepted"])
+        .filter(status__in=[FindingStatus.OPEN, FindingStatus.ACCEPTED])
         .select_related("cluster", "owner")  # the owner: a field of each serialized row
         .prefetch_related("tenants")
         .order_by("check_id", "id")

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from django.core.management.base import BaseCommand, CommandError
 
+from gpuposture.base.enums import Severity
 from posture.exports import FORMATS, export_text
 from posture.filters import FindingFilter
 from posture.finding_rows import finding_rows_streamed, used_checks
@@ -26,7 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--tenant")
         parser.add_argument("--cluster")
         parser.add_argument("--status", choices=[s.value for s in Finding.Status])
-        parser.add_argument("--severity", choices=["critical", "high", "medium", "low"])
+        parser.add_argument("--severity", choices=Severity.values())
         parser.add_argument("--check")
 
     def handle(self, *args, **options) -> None:
