@@ -137,7 +137,7 @@ class DraIndex:
             and (not c.requests or result.request in c.requests or _parent(result) in c.requests)
         ]
         claims_own = [c for c in applicable if c.source == "claim"]
-        return (claims_own or applicable or [None])[-1]
+        return (claims_own or applicable or [None])[-1]  # type: ignore[list-item]  # None: no config
 
     def mode(self, claim: DraClaim, result: DraResult, kind: str) -> tuple[str, str]:
         config = self.sharing_config(claim, result)

@@ -40,7 +40,7 @@ class ClusterForm(forms.ModelForm):
             self.fields["name"].disabled = True
             self.initial["snapshot_paths_text"] = "\n".join(self.instance.snapshot_paths)
 
-    def clean(self) -> dict:
+    def clean(self) -> dict | None:
         data = super().clean()
         paths = [p.strip() for p in data.get("snapshot_paths_text", "").splitlines() if p.strip()]
         try:
@@ -128,7 +128,7 @@ class BulletinImportForm(forms.Form):
                 raise ValidationError(f"{url[:100]}: not an http(s) URL")
         return urls
 
-    def clean(self) -> dict:
+    def clean(self) -> dict | None:
         cleaned = super().clean()
         if not self.errors and not cleaned.get("files") and not cleaned.get("urls"):
             raise ValidationError("choose at least one file or give a URL")

@@ -91,7 +91,7 @@ class FindingViewSet(ScopedReadOnlyViewSet):
         },
     )
     @action(detail=False, methods=["get"], url_path="export", pagination_class=None)
-    def export(self, request: Request) -> HttpResponse:
+    def export(self, request: Request) -> HttpResponse | StreamingHttpResponse:
         """All findings the filters select (not paginated), as JSON, CSV, SARIF 2.1.0 or
         Kubernetes policy reports (`openreports`: openreports.io/v1alpha1 Report and
         ClusterReport; `policyreport`: wgpolicyk8s.io/v1alpha2), multi-document YAML;

@@ -80,7 +80,7 @@ def _order(key: str, user) -> list:
         "subject": [F("subject_kind"), F("subject_namespace"), F("subject_name")],
         "status": [F("status")],
         "last_seen": [F("last_seen")],
-    }[key]
+    }[key]  # type: ignore[return-value]  # mypy joins the entries' list types to object
 
 
 def parse_sort(value: str | None) -> tuple[str, bool]:

@@ -23,7 +23,7 @@ class ResetAttestationForm(forms.ModelForm):
         ]
         widgets = {"reset_at": forms.DateTimeInput(attrs={"type": "datetime-local"})}
 
-    def clean(self) -> dict:
+    def clean(self) -> dict | None:
         cleaned = super().clean()
         cluster, node = cleaned.get("cluster"), cleaned.get("node")
         if cluster and node and not cluster.nodes.filter(name=node).exists():

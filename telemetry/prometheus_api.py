@@ -152,6 +152,8 @@ def _series_parts(url: str, metric: str, item: object) -> tuple[dict[str, str], 
 
 def _point(url: str, metric: str, point: object) -> tuple[datetime, float | None]:
     """[<unix seconds>, "<value>"] as an aware datetime and a finite value (None otherwise)."""
+    stamp: object  # untrusted JSON, checked below: a non-pair raises and is caught
+    text: object
     try:
         stamp, text = point
         if isinstance(stamp, bool) or not isinstance(stamp, int | float):

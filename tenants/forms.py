@@ -57,7 +57,7 @@ class SharingRequestForm(forms.Form):
             "mode"
         ].help_text = "Only the modes the tenant's trust class allows are offered."
 
-    def clean(self) -> dict:
+    def clean(self) -> dict | None:
         data = super().clean()
         tenant, mode = data.get("tenant"), data.get("mode")
         if tenant and mode and mode not in self.modes_by_tenant.get(tenant.slug, ()):

@@ -78,7 +78,8 @@ def refreshes(monkeypatch) -> list[int]:
     """Counts node patch refreshes, whichever import module makes them."""
     calls: list[int] = []
     for module in ("inventory.bulletins", "inventory.bulletin_feeds"):
-        monkeypatch.setattr(f"{module}.nodes_patch_refresh", lambda: calls.append(1) or 0)
+        # append() for its effect, then 0 as the refresh's count
+        monkeypatch.setattr(f"{module}.nodes_patch_refresh", lambda: calls.append(1) or 0)  # type: ignore[func-returns-value]
     return calls
 
 

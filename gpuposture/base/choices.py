@@ -15,4 +15,5 @@ def text_choices(
     """TextChoices with the enum's names and values; each label is label(value) (the value
     itself by default), so the choices a migration records stay what they were."""
     members = [(member.name, (member.value, label(member.value))) for member in codes]
-    return models.TextChoices(codes.__name__, members)
+    # django-stubs type TextChoices' class syntax only, not the functional Enum API.
+    return models.TextChoices(codes.__name__, members)  # type: ignore[call-overload]

@@ -44,7 +44,7 @@ MIG = {
 
 
 def matrix(metric: str = "", *series: tuple[dict[str, str], list[str]]) -> dict[str, object]:
-    result = [
+    result: list[dict[str, object]] = [
         {
             "metric": {"__name__": metric, **labels},
             "values": [[t, v] for t, v in zip(TIMES, values, strict=True)],

@@ -75,7 +75,7 @@ def approval_findings(inputs: PostureInputs) -> list[tuple[str, FindingDraft]]:
     # Both checks ask; work it out once per evaluation.
     if "approval_findings" not in inputs.memo:
         inputs.memo["approval_findings"] = list(_judge(inputs))
-    return inputs.memo["approval_findings"]
+    return inputs.memo["approval_findings"]  # type: ignore[return-value]  # stored just above
 
 
 def _judge(inputs: PostureInputs) -> Iterator[tuple[str, FindingDraft]]:
