@@ -40,7 +40,7 @@ SOURCE = "gpuposture"
 SEVERITIES = ("critical", "high", "medium", "low", "info")  # the CRDs' enum
 # A finding's lifecycle as a report result: open fails; an accepted risk is still unmet but
 # no longer scored, which is the CRDs' "warn"; resolved passes. Anything else was not judged.
-RESULTS = {
+RESULTS: dict[str, str] = {
     FindingStatus.OPEN: "fail",
     FindingStatus.ACCEPTED: "warn",
     FindingStatus.RESOLVED: "pass",
