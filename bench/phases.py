@@ -44,13 +44,13 @@ SYNC_PHASES: tuple[tuple[str, str, str, int], ...] = (
     ("inventory.sync_delta", "_write_nodes", "nodes", 2),
     ("inventory.sync_delta", "_write_pods", "pods", 2),
     ("inventory.sync_delta", "detect_drift", "detect drift", 2),
-    ("inventory.bulletins", "nodes_patch_refresh", "patch status", 1),
+    ("inventory.bulletins.store", "nodes_patch_refresh", "patch status", 1),
 )
 SCORE_PHASES: tuple[tuple[str, str, str, int], ...] = (
     ("posture.services", "tenant_infos", "tenant registry", 1),
     ("posture.services", "posture_inputs", "build inputs", 1),
-    ("posture.selectors", "cluster_snapshot", "snapshot from DB", 2),
-    ("posture.selectors", "drift_events", "drift events", 2),
+    ("posture.read_model", "cluster_snapshot", "snapshot from DB", 2),
+    ("posture.read_model", "drift_events", "drift events", 2),
     ("posture.services", "evaluate", "checks", 1),
     ("posture.services", "findings_refresh", "findings", 1),
     ("posture.services", "scores_compute", "scores", 1),

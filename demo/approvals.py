@@ -14,13 +14,13 @@ from datetime import timedelta
 from django.contrib.auth import get_user_model
 
 from inventory.models import Cluster
-from tenants.models import SharingRequest, Tenant
-from tenants.sharing_services import (
+from sharing.services import (
     sharing_request_approve,
     sharing_request_create,
     sharing_request_deny,
     sharing_request_revoke,
 )
+from tenants.models import SharingRequest, Tenant
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Three CSAF 2.0 bulletins for the demo, written here in NVIDIA's product-tree shape, and a
 later revision of one that weakens it (held for a security lead). The facts (fixed versions per
 branch, CVE ids, CVSS) restate public bulletins; the text is our own.
-PURE: returns dicts for `inventory.bulletins.bulletin_import`."""
+PURE: returns dicts for `inventory.bulletins.store.bulletin_import`."""
 
 from __future__ import annotations
 

@@ -8,7 +8,6 @@ deterministic for a seed.
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
@@ -53,8 +52,8 @@ from demo.clusters import (
 from demo.k8s import Ids, Obj
 from demo.k8s_admission import admission_objects
 from demo.k8s_dra import dra_objects
-from demo.k8s_kai import KAI_RESERVATION_NS, kai_fraction, kai_reservations
-from demo.telemetry import uuid_of
+from demo.k8s_kai import KAI_RESERVATION_NS, kai_reservations
+from demo.k8s_workloads import tenant_pods_of
 
 # The tables below read best one row per line, so the formatter leaves them alone.
 # ruff: noqa: E501
@@ -110,120 +109,7 @@ _KIND_ORDER = ("Namespace", "Node", "ClusterPolicy", "ConfigMap", "ResourceQuota
                "DaemonSet", "Deployment", "ReplicaSet", "CronJob", "Job", "Pod", "ClusterRole", "ClusterRoleBinding",
                "Role", "RoleBinding", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim",
                "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "KyvernoClusterPolicy")
-# The CronJob controller names each Job `<cronjob>-<scheduled minute since the epoch>`.
-_CRONJOB_RUN = 29_419_320  # 2025-12-08 02:00 UTC
 # fmt: on
-
-
-def _owner(
-    ids: Ids, w: Work, image: str, controllers: dict[tuple[str, str, str], Obj]
-) -> tuple[tuple[str, str, str] | None, dict[str, str], str]:
-    """(the pods' ownerReference, the labels their controller sets, the name prefix of their
-    pods); the controllers in between (ReplicaSet, Job, CronJob) are added to `controllers` once
-    per workload, as the API lists them, whichever nodes its pods run on."""
-    app = {"app": w.name}
-    if w.kind == "Deployment":
-        key = ("ReplicaSet", w.ns, w.name)  # the Deployment's current ReplicaSet
-        if key not in controllers:
-            digest = ids.suffix(10, "bcdfghjklmnpqrstvwxz2456789")  # as the controller encodes it
-            rs = f"{w.name}-{digest}"
-            controllers[key] = k8s.controller(
-                ids,
-                "ReplicaSet",
-                rs,
-                w.ns,
-                labels={**app, "pod-template-hash": digest},
-                owner=("apps/v1", "Deployment", w.name),
-                replicas=w.replicas,
-            )
-            controllers[("Deployment", w.ns, w.name)] = k8s.deployment(ids, w.name, w.ns, image)
-        rs = controllers[key]["metadata"]["name"]
-        return ("apps/v1", "ReplicaSet", rs), {"pod-template-hash": rs.rsplit("-", 1)[1]}, rs
-    if w.kind in ("Job", "CronJob"):
-        job = f"{w.name}-{_CRONJOB_RUN}" if w.kind == "CronJob" else w.name
-        if w.kind == "CronJob":
-            controllers.setdefault(
-                ("CronJob", w.ns, w.name), k8s.controller(ids, "CronJob", w.name, w.ns, labels=app)
-            )
-        owner = ("batch/v1", "CronJob", w.name) if w.kind == "CronJob" else None
-        controllers.setdefault(
-            ("Job", w.ns, job),
-            k8s.controller(ids, "Job", job, w.ns, labels=app, owner=owner, replicas=w.replicas),
-        )
-        return ("batch/v1", "Job", job), {"batch.kubernetes.io/job-name": job, "job-name": job}, job
-    if w.kind == "StatefulSet":
-        return ("apps/v1", "StatefulSet", w.name), {}, w.name
-    return None, {}, w.name
-
-
-def _host_volumes(w: Work) -> list[tuple[str, str, bool]]:
-    return [("host-dev", "/dev", False)] * w.host_dev + list(w.host_paths)
-
-
-def _host_mounts(w: Work) -> list[Obj]:
-    """Each hostPath mounted at /host<path>, read-only where the table says."""
-    return [
-        {"mountPath": "/host" + path, "name": v, **({"readOnly": True} if read_only else {})}
-        for v, path, read_only in _host_volumes(w)
-    ]
-
-
-def _tenant_pods(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
-    """The tenants' pods, and the ReplicaSets, Jobs and CronJobs that own them (and the
-    ConfigMaps KAI's binder fills for fraction pods)."""
-    nodes = {n.name: n for n in c.nodes}
-    gpu_of_group = {group: uuid_of(node, index) for node, group, index in c.reservations}
-    pods, controllers, binder_maps = [], {}, []
-    for node_name, works in c.works.items():
-        n = nodes.get(node_name or "")
-        for w in works:
-            ours = "." not in w.image.split("/")[0]
-            image = ids.pinned(f"{REG}/{w.image}") if ours else w.image
-            env: list[Obj] = [{"name": k, "value": v} for k, v in w.env.items()]
-            for k, ref in w.secret_env.items():
-                secret, key = ref.split("/")
-                env.append({"name": k, "valueFrom": {"secretKeyRef": {"key": key, "name": secret}}})
-            ctr = k8s.container(
-                w.name,
-                image,
-                gpus=w.gpus,
-                cpu="4",
-                memory="32Gi",
-                security=k8s.HARDENED_CONTAINER if w.security is None else w.security,
-                env=env,
-                mounts=_host_mounts(w) or None,
-                ports=w.ports,
-                args=list(w.args),
-            )
-            owner, controller_labels, prefix = _owner(ids, w, image, controllers)
-            for i in range(w.replicas):
-                name, restart = {
-                    "Deployment": (f"{prefix}-{ids.suffix()}", "Always"),
-                    "StatefulSet": (f"{w.name}-{i}", "Always"),
-                    "Job": (f"{prefix}-{ids.suffix()}", "Never"),
-                    "CronJob": (f"{prefix}-{ids.suffix()}", "OnFailure"),
-                    "Pod": (w.name if w.replicas == 1 else f"{w.name}-{i}", "Never"),
-                }[w.kind]
-                pod = k8s.pod(
-                    ids,
-                    name,
-                    w.ns,
-                    node=node_name,
-                    containers=[copy.deepcopy(ctr)],
-                    phase=w.phase,
-                    owner=owner,
-                    restart_policy=restart,
-                    labels={"app": w.name, **controller_labels},
-                    host_ipc=w.host_ipc,
-                    volumes=[k8s.host_path(v, path) for v, path, _ in _host_volumes(w)] or None,
-                    tolerations=[k8s.toleration(*t) for t in n.taints] if n else None,
-                    node_selector={"gpuposture.io/pool": n.pool} if n and n.model else None,
-                    pod_security=k8s.HARDENED_POD if w.security is None else None,
-                )
-                if w.fraction:
-                    binder_maps += kai_fraction(ids, pod, w, gpu_of_group[w.gpu_group or ""])
-                pods.append(pod)
-    return pods, [*controllers.values(), *binder_maps]
 
 
 def _quota(ids: Ids, ns: str, hard: dict[str, str], pods: list[Obj]) -> Obj:
@@ -325,7 +211,7 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
     items += [k8s.namespace(ids, ns, NAMESPACES[ns][1]) for ns in namespaces]
     items += [k8s.node(ids, n, c.host, mig_strategy=c.mig_strategy, zone=c.zone) for n in c.nodes]
     items += _platform(ids, c) + _gpu_operator_config(ids, c)
-    tenant_pods, controllers = _tenant_pods(ids, c)
+    tenant_pods, controllers = tenant_pods_of(ids, c)
     items += tenant_pods + controllers + kai_reservations(ids, c.reservations)
     items += _dra(ids, c)
     items += [_quota(ids, ns, hard, tenant_pods) for ns, hard in c.quotas.items()]

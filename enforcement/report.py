@@ -17,7 +17,7 @@ from enforcement.services import generated_pack_record
 from gpuposture.base.roles import reads_all_posture
 from inventory.models import Cluster
 from posture.inputs import PostureInputs
-from posture.selectors import posture_inputs
+from posture.read_model import posture_inputs
 from tenants.models import Tenant, TenantNamespace
 
 

@@ -3,7 +3,7 @@
 The registry (trust classes, tenants, namespaces, principals), the cluster's active sharing
 approvals and check exemptions, and what the last sync saw (namespaces claimed by label, the
 resources the device plugin replicates, ConfigMaps that set NVIDIA_VISIBLE_DEVICES) come
-through posture.selectors.posture_inputs, the same read model the checks take, so a pack and
+through posture.read_model.posture_inputs, the same read model the checks take, so a pack and
 the findings never disagree about who owns a namespace.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from enforcement.inputs import PackInputs, TenantPack
 from inventory.models import Cluster
 from posture.inputs import PostureInputs, TenantInfo
-from posture.selectors import posture_inputs
+from posture.read_model import posture_inputs
 from tenants.mapping import UNCLASSIFIED
 from tenants.models import TrustClass
 from tenants.policy import FRACTIONAL_RESOURCES

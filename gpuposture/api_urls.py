@@ -1,80 +1,41 @@
-"""The REST API under /api/v1/ (DESIGN §8)."""
+"""The REST API under /api/v1/ (DESIGN §8): each app's `api_urls` module lists its routes;
+here they are put on one router, so /api/v1/ lists every collection in one root."""
 
 from __future__ import annotations
 
-from django.urls import path
+from types import ModuleType
+
 from rest_framework.routers import DefaultRouter
 
-from audit.api import AuditEventViewSet
-from enforcement.api import PolicyPackPreviewView, PolicyPackView
-from inventory.api import (
-    BulletinImportViewSet,
-    BulletinViewSet,
-    ClusterViewSet,
-    DriftEventViewSet,
-    NodeViewSet,
-    SyncRunViewSet,
-    WorkloadViewSet,
+from audit import api_urls as audit_api
+from enforcement import api_urls as enforcement_api
+from inventory import api_urls as inventory_api
+from partitioner import api_urls as partitioner_api
+from posture import api_urls as posture_api
+from providers import api_urls as providers_api
+from sharing import api_urls as sharing_api
+from telemetry import api_urls as telemetry_api
+from tenants import api_urls as tenants_api
+
+APPS: tuple[ModuleType, ...] = (
+    tenants_api,
+    inventory_api,
+    partitioner_api,
+    posture_api,
+    telemetry_api,
+    audit_api,
+    sharing_api,
+    providers_api,
+    enforcement_api,
 )
-from inventory.api_patch import PatchSlaView
-from inventory.api_revisions import BulletinRevisionViewSet
-from inventory.mig_api import MigNodeLayoutView, MigValidateView
-from inventory.vex.api import ClusterVexView
-from posture.action_api import ActionViewSet
-from posture.api import (
-    CheckViewSet,
-    ClusterChecklistView,
-    FindingViewSet,
-    TenantPostureViewSet,
-)
-from providers.api import AssessmentViewSet, ProviderViewSet, QuestionnaireViewSet
-from telemetry.api import ResetAttestationViewSet, UtilisationView
-from tenants.api import SharingRequestViewSet, TrustClassViewSet
 
 # No `.json` twins of every route: JSON is the only renderer, `?format=` names an export
 # format, and the twins passed `format` to actions that take no such argument (a 500).
 router = DefaultRouter()
 router.include_format_suffixes = False
-router.register("trust-classes", TrustClassViewSet)
-router.register("tenants", TenantPostureViewSet, basename="tenant")
-router.register("clusters", ClusterViewSet)
-router.register("sync-runs", SyncRunViewSet)
-router.register("drift-events", DriftEventViewSet)
-router.register("bulletins", BulletinViewSet)
-router.register("bulletin-imports", BulletinImportViewSet)
-router.register("bulletin-revisions", BulletinRevisionViewSet)
-router.register("nodes", NodeViewSet)
-router.register("workloads", WorkloadViewSet)
-router.register("findings", FindingViewSet)
-router.register("checks", CheckViewSet, basename="check")
-router.register("actions", ActionViewSet)
-router.register("reset-attestations", ResetAttestationViewSet)
-router.register("audit-events", AuditEventViewSet)
-router.register("sharing-requests", SharingRequestViewSet)
-router.register("providers", ProviderViewSet)
-router.register("questionnaires", QuestionnaireViewSet)
-router.register("assessments", AssessmentViewSet)
+for app in APPS:
+    router.registry.extend(app.router.registry)
 
-urlpatterns = [
-    path("patch-sla/", PatchSlaView.as_view(), name="api-patch-sla"),
-    path("utilisation/", UtilisationView.as_view(), name="api-utilisation"),
-    path("mig/validate/", MigValidateView.as_view(), name="api-mig-validate"),
-    path("mig/node-layout/", MigNodeLayoutView.as_view(), name="api-mig-node-layout"),
-    path(
-        "clusters/<str:name>/checklist/",
-        ClusterChecklistView.as_view(),
-        name="cluster-checklist",
-    ),
-    path("clusters/<str:name>/vex/", ClusterVexView.as_view(), name="cluster-vex"),
-    path(
-        "clusters/<str:name>/policy-pack/",
-        PolicyPackView.as_view(),
-        name="cluster-policy-pack",
-    ),
-    path(
-        "clusters/<str:name>/policy-pack/preview/",
-        PolicyPackPreviewView.as_view(),
-        name="cluster-policy-pack-preview",
-    ),
-    *router.urls,
-]
+# Each app's own paths first: `clusters/<name>/checklist/` and the like sit beside the
+# `clusters` viewset's routes.
+urlpatterns = [*(pattern for app in APPS for pattern in app.urlpatterns), *router.urls]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 import os
 
-from celery import Celery
+from celery import Celery, Task
 from celery.signals import task_failure, task_postrun, task_prerun, worker_ready
 
-from gpuposture.base import metrics
+from gpuposture.base import metrics, queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuposture.settings")
 
@@ -19,6 +19,18 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 logger = logging.getLogger(__name__)
+
+
+def _task_named(name: str) -> Task:
+    """The registered task `name`. A worker imports every app's tasks module at start; a web or
+    CLI process, which enqueues (or runs eagerly, with no broker), discovers them on first use,
+    so no app imports its tasks module (that imports its services) to send work."""
+    if name not in app.tasks:
+        app.autodiscover_tasks(force=True)
+    return app.tasks[name]
+
+
+queue.task_lookup_register(_task_named)
 
 
 # Task durations and failures for Prometheus (gpuposture.base.metrics); eager tasks count too.

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from inventory.csaf.versions import is_below, parse_version
+from inventory.bulletins.csaf.versions import is_below, parse_version
 
 HOLDS, NOT_MET, UNVERIFIED, NOT_SCOPED = (
     "condition_holds",
@@ -23,7 +23,7 @@ HOLDS, NOT_MET, UNVERIFIED, NOT_SCOPED = (
     "condition_unverified",
     "condition_not_scoped",
 )
-NOT_PRESENT = "component_not_present"  # for components not installed (inventory.patching)
+NOT_PRESENT = "component_not_present"  # for components not installed (inventory.patching.status)
 VEX_NOT_IN_PATH = "vulnerable_code_not_in_execute_path"
 VEX_NOT_PRESENT = "component_not_present"
 CDI_STRATEGIES = frozenset({"cdi-annotations", "cdi-cri"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
-from inventory.bulletins import MAX_DOCUMENT_BYTES
+from inventory.bulletins.store import MAX_DOCUMENT_BYTES
 from inventory.models import Cluster
 from inventory.validation import clean_cluster_source
 

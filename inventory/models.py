@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from django.db import models
 
-from gpuposture.base import enums
-from gpuposture.base.choices import text_choices
 from gpuposture.base.querysets import ScopedQuerySet
 from gpuposture.base.roles import TENANT_VIEWER, reads_all_posture, user_roles
 from providers.models import Provider
@@ -164,7 +162,7 @@ class Node(models.Model):
     patch_status = models.CharField(
         max_length=20, choices=PatchStatus.choices, default=PatchStatus.UNKNOWN
     )
-    # What the node is exposed to (inventory.patching.Exposure as dicts) and why unknown.
+    # What the node is exposed to (inventory.patching.status.Exposure as dicts) and why unknown.
     patch_exposures = models.JSONField(default=list, blank=True)
     patch_notes = models.JSONField(default=list, blank=True)
     # Bulletin bounds the node is in but NOT affected by, each with its reason (a condition not
@@ -347,140 +345,9 @@ class NodeHostFacts(models.Model):
         return f"{self.cluster_id}/{self.node_name} ({self.source})"
 
 
-class BulletinQuerySet(ScopedQuerySet):
-    def visible_to(self, user):
-        # Vendor bulletins are public documents: every role may read them.
-        from gpuposture.base.roles import has_any_role
-
-        return self if has_any_role(user) else self.none()
-
-
-class Bulletin(models.Model):
-    """A vendor security advisory imported from CSAF 2.0 (its latest revision)."""
-
-    tracking_id = models.CharField(max_length=200, unique=True)
-    title = models.CharField(max_length=500)
-    category = models.CharField(max_length=60)
-    version = models.CharField(max_length=40)
-    initial_release_date = models.DateTimeField(null=True, blank=True)
-    current_release_date = models.DateTimeField()
-    aggregate_severity = models.CharField(max_length=40, blank=True)
-    cves = models.JSONField(default=list, blank=True)
-    unmatched = models.JSONField(default=list, blank=True)
-    source = models.CharField(max_length=500, blank=True)
-    imported_at = models.DateTimeField(auto_now=True)
-
-    objects = BulletinQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["-current_release_date", "tracking_id"]
-
-    def __str__(self) -> str:
-        return f"{self.tracking_id} {self.title}"
-
-    @property
-    def severity_level(self) -> str:
-        """The aggregate severity as our severity names ("CRITICAL" -> "critical"), or ""."""
-        level = self.aggregate_severity.strip().lower()
-        return level if level in PatchSla.Severity.values else ""
-
-
-class BulletinFix(models.Model):
-    """One component's affected bound and fixed version in a bulletin, with its CVEs."""
-
-    bulletin = models.ForeignKey(Bulletin, on_delete=models.CASCADE, related_name="fixes")
-    kind = models.CharField(max_length=40)
-    platform = models.CharField(max_length=20, blank=True)
-    branch = models.CharField(max_length=20, blank=True)
-    line = models.CharField(max_length=60, blank=True)
-    host = models.CharField(max_length=120, blank=True)
-    affected_op = models.CharField(max_length=2)
-    affected_version = models.CharField(max_length=60)
-    condition = models.TextField(blank=True)
-    fixed_version = models.CharField(max_length=60, blank=True)
-    cves = models.JSONField(default=list)
-    max_cvss = models.FloatField(null=True, blank=True)
-    severity = models.CharField(max_length=20, blank=True)
-    warning = models.TextField(blank=True)
-
-    objects = models.Manager()
-
-    class Meta:
-        ordering = ["bulletin_id", "kind", "branch", "id"]
-        indexes = [models.Index(fields=["kind", "branch"], name="bulletinfix_kind_branch")]
-
-    def __str__(self) -> str:
-        return f"{self.kind} {self.branch} {self.affected_op} {self.affected_version}"
-
-
-class PatchSla(models.Model):
-    """Days allowed from a bulletin's release to patched nodes, per severity (STACK-005).
-
-    A severity without a row uses the deployment default (GPUPOSTURE_PATCH_SLA_<SEV>_DAYS)."""
-
-    # Labels as Django derived them from the names ("Critical"): the migrations recorded those.
-    Severity = text_choices(enums.Severity, label=str.title)
-
-    severity = models.CharField(max_length=10, choices=Severity.choices, unique=True)
-    days = models.PositiveIntegerField()
-    updated_by = models.CharField(max_length=150, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    objects = models.Manager()
-
-    def __str__(self) -> str:
-        return f"{self.severity}: {self.days} days"
-
-
-class BulletinImportQuerySet(ScopedQuerySet):
-    def visible_to(self, user):
-        # Sources may name internal mirrors: for those who read the whole fleet's posture.
-        return self if reads_all_posture(user) else self.none()
-
-
-class BulletinImport(models.Model):
-    """One import of bulletins (files, uploads, URLs or provider feeds), a confirmed weakening
-    revision or a deletion: who asked, what was asked, what changed (fixed versions before and
-    after, products and CVEs added and dropped), what was held for confirmation, what was
-    refused with the reason, and the findings the re-score after it resolved."""
-
-    class Status(models.TextChoices):
-        RUNNING = "running"
-        SUCCEEDED = "succeeded"
-        FAILED = "failed"
-
-    class Action(models.TextChoices):
-        IMPORT = "import"
-        CONFIRM = "confirm", "confirm a weakening revision"
-        DELETE = "delete"
-
-    action = models.CharField(max_length=10, choices=Action.choices, default=Action.IMPORT)
-    trigger = models.CharField(max_length=20)  # cli, api, page, schedule, demo
-    requested_by = models.CharField(max_length=150, blank=True)
-    sources = models.JSONField(default=list)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
-    counts = models.JSONField(default=dict, blank=True)
-    # Tracking ids imported, replaced or deleted: the bulletins whose change can move findings.
-    bulletins = models.JSONField(default=list, blank=True)
-    # Per bulletin: {"tracking_id", "outcome", "version_before", "version_after", and the
-    # changes of inventory.csaf.revisions.RevisionChanges}.
-    changes = models.JSONField(default=list, blank=True)
-    refused = models.JSONField(default=list, blank=True)  # [{"source", "reason"}]
-    # {"count", "ids", "posture_run"} from the first full evaluation after the import
-    # (posture.bulletin_effects); null until it has run.
-    resolved_findings = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    started_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    objects = BulletinImportQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["-started_at", "-id"]
-
-    def __str__(self) -> str:
-        return f"bulletin {self.action} {self.pk} ({self.status})"
-
-
-# Split out to keep this module readable; imported here so Django registers the model.
-from inventory.revision_models import BulletinRevision  # noqa: E402, F401
+# The bulletin and patch-SLA models live with their domain (inventory/bulletins/,
+# inventory/patching/); imported here so Django registers them under this app and
+# `from inventory.models import Bulletin` keeps working.
+from inventory.bulletins.models import Bulletin, BulletinFix, BulletinImport  # noqa: E402, F401
+from inventory.bulletins.revision_models import BulletinRevision  # noqa: E402, F401
+from inventory.patching.models import PatchSla  # noqa: E402, F401

@@ -7,8 +7,7 @@ import json
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from inventory.models import Cluster
-
-SYNC_TASK = "inventory.tasks.sync_cluster"
+from inventory.queue import SYNC_CLUSTER
 
 
 def task_name(cluster: Cluster) -> str:
@@ -30,7 +29,7 @@ def cluster_schedule_update(*, cluster: Cluster) -> PeriodicTask | None:
     task, _ = PeriodicTask.objects.update_or_create(
         name=task_name(cluster),
         defaults={
-            "task": SYNC_TASK,
+            "task": SYNC_CLUSTER,
             "interval": interval,
             "kwargs": json.dumps({"cluster_id": cluster.pk, "trigger": "schedule"}),
             "enabled": True,

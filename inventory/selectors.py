@@ -12,9 +12,9 @@ from inventory.components import LABELS as COMPONENT_LABELS
 from inventory.components import node_components
 from inventory.dra_node import node_dra_devices
 from inventory.models import Bulletin, Cluster, ClusterObject, Node, Pod, SyncRun
-from inventory.patching import COMPONENTS
+from inventory.patching.rollout import RolloutNode, rollout_plan
+from inventory.patching.status import COMPONENTS
 from inventory.presenter import hidden_scope_for
-from inventory.rollout import RolloutNode, rollout_plan
 from inventory.runtime import runtime_facts
 
 
@@ -134,8 +134,8 @@ def node_detail_context(user, node: Node) -> dict:
 
 
 def patch_rollout(user) -> list:
-    """The suggested rollout per cluster (inventory.rollout) for the nodes the user may see;
-    a pool's sensitivity is the highest trust-class rank among the tenants running on it."""
+    """The suggested rollout per cluster (inventory.patching.rollout) for the nodes the user may
+    see; a pool's sensitivity is the highest trust-class rank among the tenants running on it."""
     nodes = list(
         Node.objects.visible_to(user)
         .filter(is_gpu_node=True)

@@ -18,12 +18,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit.services import CREATE, Actor, audit_change, audit_record
-from gpuposture.base.queue import QueueUnavailable, enqueue
+from gpuposture.base.queue import QueueUnavailable
 from inventory import snapshot as snap
 from inventory.audit_state import cluster_state, stored_cluster_state
 from inventory.hostfacts import merge_host_facts
 from inventory.models import Cluster, Node, NodeHostFacts, SyncRun
 from inventory.platform import platform_inputs
+from inventory.queue import enqueue_sync
 from inventory.sources.base import ClusterSource, SourceError, WatchExpired
 from inventory.sources.normalise import SnapshotError, normalise
 from inventory.sources.nvidia_smi import parse_nvidia_smi, summarise
@@ -183,7 +184,7 @@ def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token
         run.warnings = [*run.warnings, fallback]
         run.save(update_fields=["warnings"])
     _remember_watch_state(cluster, source, getattr(source, "resource_versions", None), full=True)
-    from inventory.bulletins import nodes_patch_refresh
+    from inventory.bulletins.store import nodes_patch_refresh
 
     nodes_patch_refresh(cluster_id=cluster.pk)
     return run
@@ -209,7 +210,7 @@ def _watch_sync(cluster: Cluster, source: Any, run: SyncRun, progress: Any) -> S
     run, touched = delta_apply(run=run, delta=delta, read_node=source.read_node)
     _remember_watch_state(cluster, source, delta.resource_versions, full=False)
     if touched:
-        from inventory.bulletins import nodes_patch_refresh
+        from inventory.bulletins.store import nodes_patch_refresh
 
         nodes_patch_refresh(cluster_id=cluster.pk, node_names=touched)
     return run
@@ -323,7 +324,7 @@ def node_host_facts_import(*, cluster: Cluster, node_name: str, xml: bytes) -> H
             node.changed_at = timezone.now()
             node.save()
     if node is not None:
-        from inventory.bulletins import nodes_patch_refresh
+        from inventory.bulletins.store import nodes_patch_refresh
 
         nodes_patch_refresh(cluster_id=cluster.pk)
     return HostFactsResult(facts=facts, node_found=node is not None)
@@ -375,15 +376,13 @@ def cluster_sync_request(*, cluster: Cluster, trigger: str) -> SyncRun:
     """Record a run and queue the sync (in-process without a broker); the run is returned at
     once so a page or API client can follow its progress. Raises QueueUnavailable (the run
     recorded as failed with that reason) when the broker cannot take the task."""
-    from inventory.tasks import sync_cluster
-
     if lease_remaining_seconds(cluster=cluster) > 0:
         raise SyncBusy(f"a sync of {cluster.name} is already running")
     run = sync_run_start(cluster=cluster, source=f"{cluster.get_source_display()}", trigger=trigger)
 
     def send() -> None:
         try:
-            enqueue(sync_cluster, cluster.pk, trigger=trigger, run_id=run.pk, what="the sync")
+            enqueue_sync(cluster_id=cluster.pk, trigger=trigger, run_id=run.pk)
         except QueueUnavailable as exc:
             # The run stays in the history with the reason; the inventory is untouched.
             exc.record = sync_run_fail(run=run, error=str(exc))

@@ -8,7 +8,8 @@ from celery import shared_task
 from django.conf import settings
 
 from gpuposture.base.rescore import rescore_request
-from inventory.bulletin_imports import bulletin_import_run, bulletins_import_recorded
+from inventory import queue
+from inventory.bulletins.imports import bulletin_import_run, bulletins_import_recorded
 from inventory.models import BulletinImport, Cluster, SyncRun
 from inventory.services import (
     SyncBusy,
@@ -23,7 +24,13 @@ logger = logging.getLogger(__name__)
 MAX_RETRIES = 4
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=MAX_RETRIES)
+@shared_task(
+    name=queue.SYNC_CLUSTER,
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=MAX_RETRIES,
+)
 def sync_cluster(
     self,
     cluster_id: int,
@@ -99,7 +106,7 @@ def _may_retry(task) -> bool:
     return not task.request.is_eager and task.request.retries < MAX_RETRIES
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(name=queue.IMPORT_BULLETIN_URLS, acks_late=True, reject_on_worker_lost=True)
 def import_bulletin_urls(import_id: int) -> dict[str, object]:
     """Run a URL import requested from the page or the API (it re-scores when a bulletin
     changed). Redelivered after a killed worker, it runs again: imports are idempotent and the
@@ -113,7 +120,7 @@ def import_bulletin_urls(import_id: int) -> dict[str, object]:
     return {"status": record.status, "counts": record.counts}
 
 
-@shared_task(acks_late=True)
+@shared_task(name=queue.POLL_BULLETIN_FEEDS, acks_late=True)
 def poll_bulletin_feeds() -> dict[str, object]:
     """Import the vendor feeds the deployment names (GPUPOSTURE_BULLETIN_FEEDS), on beat."""
     urls = list(settings.GPUPOSTURE_BULLETIN_FEEDS)

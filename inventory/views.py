@@ -12,13 +12,13 @@ from django.views.decorators.http import require_POST
 from gpuposture.base.decorators import role_required
 from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, has_role, reads_all_posture
-from inventory.bulletin_imports import bulletin_urls_import_request, bulletins_import_recorded
+from inventory.bulletins.imports import bulletin_urls_import_request, bulletins_import_recorded
 from inventory.charts import patch_heatmap
 from inventory.components import firmware_coverage
 from inventory.filters import BulletinFilter, NodeFilter
 from inventory.forms import BulletinImportForm, ClusterForm, PatchSlaForm
 from inventory.models import Bulletin, BulletinImport, BulletinRevision, Cluster, Node, SyncRun
-from inventory.patch_sla import patch_sla_rows, patch_sla_save
+from inventory.patching.sla import patch_sla_rows, patch_sla_save
 from inventory.presenter import hidden_scope_for, present, present_all
 from inventory.schedule import cluster_schedule_summary
 from inventory.selectors import (

@@ -7,9 +7,8 @@ class NotificationsConfig(AppConfig):
     name = "notifications"
 
     def ready(self) -> None:
-        # Register the tasks in every process (see posture.apps), and send the digests after
-        # each posture run through posture's after-run hook: a function call, not a task name.
-        from notifications import tasks  # noqa: F401
+        # Send the digests after each posture run through posture's after-run hook: a function
+        # call, not a task name.
         from notifications.digest import digests_after_run
         from posture.run_hooks import run_listener_register
 

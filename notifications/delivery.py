@@ -23,8 +23,9 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from gpuposture.base.fetch import FetchError, post
-from gpuposture.base.queue import QueueUnavailable, enqueue
+from gpuposture.base.queue import QueueUnavailable
 from notifications.models import Channel, Delivery, NotificationProfile
+from notifications.queue import enqueue_delivery
 from notifications.secrets import SIGNATURE_HEADER, SecretUnreadable, secret_unseal, signature
 
 logger = logging.getLogger(__name__)
@@ -59,10 +60,8 @@ def deliveries_enqueue(deliveries: list[Delivery]) -> None:
 
 
 def _enqueue(pk: int, countdown: float | None = None) -> None:
-    from notifications.tasks import deliver  # tasks import this module, not the reverse
-
     try:
-        enqueue(deliver, pk, what="the notification", countdown=countdown)
+        enqueue_delivery(delivery_id=pk, countdown=countdown)
     except QueueUnavailable:
         logger.warning("notification %s waits for the sweep (queue unreachable)", pk)
 

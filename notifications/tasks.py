@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from notifications import queue
 from notifications.delivery import deliveries_sweep, delivery_attempt
 from notifications.digest import digests_send
 
 
-@shared_task(bind=True, acks_late=True, max_retries=None)
+@shared_task(name=queue.DELIVER, bind=True, acks_late=True, max_retries=None)
 def deliver(self, delivery_id: int) -> dict[str, object]:
     """One attempt; a transient failure schedules the next after the backoff step the
     delivery has reached (the row counts attempts, so the schedule survives redelivery)."""
@@ -22,7 +23,7 @@ def deliver(self, delivery_id: int) -> dict[str, object]:
     return {"status": outcome.status, "retry_in": outcome.retry_in}
 
 
-@shared_task(acks_late=True)
+@shared_task(name=queue.NOTIFICATION_CHECKS, acks_late=True)
 def notification_checks() -> dict[str, object]:
     """On beat: digests of what time moved (stale syncs, pending approvals, expiring
     acceptances, renewals), and deliveries whose task was lost."""

@@ -2,7 +2,7 @@
 
 An action is one change a platform team makes; it closes every finding in it at once:
 - an upgrade of one pool's nodes (STACK-001/002/003 below the baseline, STACK-005 past
-  the SLA): the pool is the patch rollout plan's unit (inventory/rollout.py), and the title
+  the SLA): the pool is the patch rollout plan's unit (inventory/patching/rollout.py), and the title
   names each component move as the plan keys it (a component, the driver by branch) with the
   highest fixed version named;
 - one setting of one pool's nodes (STACK-004/006/008, ATTR-003);
@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from inventory.rollout import component_key, highest_version
+from inventory.patching.rollout import component_key, highest_version
 from posture.scoring import SEVERITY_ORDER, finding_risk
 
 UPGRADE_CHECKS = ("STACK-001", "STACK-002", "STACK-003", "STACK-005")

@@ -16,9 +16,10 @@ from json.encoder import encode_basestring_ascii as _string
 from typing import Any
 
 from gpuposture.base.spreadsheet import FORMULA_STARTS, csv_lines, spreadsheet_safe
+from posture.finding_fields import CSV_COLUMNS, CSV_FIELDS, SARIF_FIELDS, FindingField
 from posture.policy_reports import REPORT_FORMATS, report_documents, report_yaml
 
-__all__ = ["FORMULA_STARTS", "findings_csv", "findings_sarif", "spreadsheet_safe"]
+__all__ = ["CSV_COLUMNS", "FORMULA_STARTS", "findings_csv", "findings_sarif", "spreadsheet_safe"]
 
 FORMATS = {  # format -> (content type, file name)
     "json": ("application/json", "findings.json"),
@@ -29,22 +30,6 @@ FORMATS = {  # format -> (content type, file name)
     "policyreport": ("application/yaml", "findings-policyreport.yaml"),
 }
 
-CSV_COLUMNS = [
-    "id",
-    "check",
-    "severity",
-    "status",
-    "tenants",
-    "cluster",
-    "subject_kind",
-    "subject_namespace",
-    "subject_name",
-    "title",
-    "first_seen",
-    "last_seen",
-    "mappings",
-    "evidence",
-]
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVEL = {"critical": "error", "high": "error", "medium": "warning", "low": "note"}
 # GitHub code scanning reads this 0-10 score to rank security results.
@@ -95,14 +80,10 @@ def findings_csv(rows: Iterable[Mapping[str, Any]]) -> str:
 
 
 def _cells(row: Mapping[str, Any]) -> list[Any]:
-    values = {
-        **row,
-        # One row per finding: the tenants it affects in one cell.
-        "tenants": "; ".join(row.get("tenants") or []),
-        "mappings": " ".join(row.get("mappings") or []),
-        "evidence": json.dumps(row.get("evidence"), sort_keys=True),
-    }
-    return [values.get(column) for column in CSV_COLUMNS]
+    return [
+        field.csv_cell(row.get(field.name)) if field.csv_cell else row.get(field.name)
+        for field in CSV_FIELDS
+    ]
 
 
 def findings_sarif(rows: Iterable[Mapping[str, Any]], checks: Mapping[str, Any]) -> dict[str, Any]:
@@ -181,15 +162,7 @@ def _result(row: Mapping[str, Any], index: Mapping[str, int]) -> dict[str, Any]:
             }
         ],
         "partialFingerprints": {"gpuposture/finding/v1": str(row.get("fingerprint") or row["id"])},
-        "properties": {
-            "findingId": row["id"],
-            "status": row["status"],
-            "tenants": row.get("tenants") or [],
-            "cluster": row.get("cluster"),
-            "evidence": row.get("evidence"),
-            "firstSeen": str(row.get("first_seen")),
-            "lastSeen": str(row.get("last_seen")),
-        },
+        "properties": {field.sarif: _property(row, field) for field in SARIF_FIELDS},
     }
     if row["check"] in index:
         result["ruleIndex"] = index[row["check"]]
@@ -202,6 +175,14 @@ def _result(row: Mapping[str, Any], index: Mapping[str, int]) -> dict[str, Any]:
             }
         ]
     return result
+
+
+def _property(row: Mapping[str, Any], field: FindingField) -> Any:
+    """A SARIF result's property: dates as text, the tenants a list even when absent."""
+    value = row.get(field.name)
+    if field.when:
+        return str(value)
+    return (value or []) if field.source is None else value
 
 
 # Where json_stream writes the items: a list holding one string no data can hold (JSON writes

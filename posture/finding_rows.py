@@ -2,11 +2,13 @@
 ModelSerializer: the findings list and export are the API's busiest paths, and building 50
 models with their tenant and cluster, then walking DRF's fields for each, cost three times
 the query. The rows are exactly FindingSerializer's (tests/posture/test_finding_rows.py
-compares them field by field); the serializer stays the schema and the detail view's."""
+compares them field by field); the serializer stays the schema and the detail view's. Both
+follow posture.finding_fields, the one list of a finding's fields."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from operator import itemgetter
 from typing import Any
 
 from django.db.models import QuerySet
@@ -14,32 +16,24 @@ from django.utils import timezone
 from rest_framework.fields import DateTimeField
 
 from inventory.presenter import present
+from posture.finding_fields import FINDING_FIELDS, VALUE_COLUMNS
 from posture.models import Finding, FindingTenant
-from posture.rules import CHECKS
 from tenants.redaction import HiddenScope
 
 # The serializer's field, told the time zone: looking up the current one costs more than
 # writing the date (the app never activates another, so it is always the default).
 _DATETIME = DateTimeField(default_timezone=timezone.get_default_timezone())
 
-COLUMNS = (
-    "id",
-    "check_id",
-    "severity",
-    "status",
-    "cluster__name",
-    "subject_kind",
-    "subject_namespace",
-    "subject_name",
-    "title",
-    "evidence",
-    "first_seen",
-    "last_seen",
-    "resolved_at",
-    "accepted_reason",
-    "accepted_until",
-    "ticket_url",
-    "owner__username",
+# The JSON keys in order, and their values() columns read in one call (the tenants, which have
+# no column, hold the id until they are read apart).
+_NAMES = tuple(field.name for field in FINDING_FIELDS)
+_READ = itemgetter(*(field.source or "id" for field in FINDING_FIELDS))
+# (JSON key, what turns the stored value into the JSON one): dates written as the serializer
+# writes them, the fields derived from the check.
+_CONVERTS = tuple(
+    (field.name, _DATETIME.to_representation if field.when else field.derive)
+    for field in FINDING_FIELDS
+    if field.when or field.derive
 )
 
 
@@ -58,7 +52,7 @@ def by_id(queryset: QuerySet) -> QuerySet:
 def finding_values(queryset: QuerySet) -> QuerySet:
     """The columns a row needs, in one query (the cluster joined; the tenants are read for the
     rows' ids by finding_rows, in one more)."""
-    return queryset.values(*COLUMNS)
+    return queryset.values(*VALUE_COLUMNS)
 
 
 class PagedFindingValues:
@@ -112,37 +106,17 @@ def finding_rows(values: Iterable[Mapping[str, Any]], scope: HiddenScope | None)
     return [finding_row(v, scope, tenants.get(v["id"], [])) for v in values]
 
 
-_iso = _DATETIME.to_representation  # as the serializer writes them (None stays None)
-
-
 def finding_row(
     v: Mapping[str, Any], scope: HiddenScope | None, tenants: list[str]
 ) -> dict[str, Any]:
     """One API row from a `finding_values()` row and the slugs of the tenants it affects,
     presented for `scope` (inventory.presenter: O(1) per row whatever the number of
     tenants)."""
-    row = {
-        "id": v["id"],
-        "check": v["check_id"],
-        "severity": v["severity"],
-        "status": v["status"],
-        "tenants": sorted(tenants),
-        "cluster": v["cluster__name"],
-        "subject_kind": v["subject_kind"],
-        "subject_namespace": v["subject_namespace"],
-        "subject_name": v["subject_name"],
-        "title": v["title"],
-        "evidence": v["evidence"],
-        "remediation": check_remediation(v["check_id"]),
-        "mappings": check_mappings(v["check_id"]),
-        "first_seen": _iso(v["first_seen"]),
-        "last_seen": _iso(v["last_seen"]),
-        "resolved_at": _iso(v["resolved_at"]),
-        "accepted_reason": v["accepted_reason"],
-        "accepted_until": _iso(v["accepted_until"]),
-        "ticket_url": v["ticket_url"],
-        "owner": v["owner__username"],
-    }
+    # Built in FINDING_FIELDS order, then the converted values replace theirs in place.
+    row = dict(zip(_NAMES, _READ(v), strict=True))
+    for name, convert in _CONVERTS:
+        row[name] = convert(row[name])
+    row["tenants"] = sorted(tenants)
     return present(scope, row, Finding)
 
 
@@ -160,13 +134,3 @@ def tenant_slugs(finding_ids: list[int]) -> dict[int, list[str]]:
 def visible_slugs(slugs: Iterable[str], scope: HiddenScope | None) -> list[str]:
     """Sorted slugs less those `scope` hides: a tenant viewer sees only their own tenants."""
     return scope.tenant_list(slugs) if scope else sorted(slugs)
-
-
-def check_remediation(check_id: str) -> str:
-    check = CHECKS.get(check_id)
-    return check.remediation if check else ""
-
-
-def check_mappings(check_id: str) -> list[str]:
-    check = CHECKS.get(check_id)
-    return list(check.mappings) if check else []

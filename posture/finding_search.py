@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.db.models import Q, QuerySet
 
 from inventory.presenter import present
+from posture.finding_fields import SEARCHED
 from posture.models import Finding
 from tenants.redaction import HiddenScope
 
@@ -18,7 +19,8 @@ MAX_CHARS = 200
 # A viewer's candidates checked against what they are shown: a viewer sees their tenants'
 # findings only, far fewer than this; past it the search asks to be narrowed by filters.
 VIEWER_CANDIDATES = 5000
-SHOWN = ("check_id", "subject_kind", "subject_namespace", "subject_name", "title")
+# The stored columns matched: the fields posture.finding_fields marks as searched.
+SHOWN = SEARCHED
 
 
 def search_text(text: str | None) -> str:
@@ -32,13 +34,7 @@ def finding_search(queryset: QuerySet, text: str | None, scope: HiddenScope | No
     text = search_text(text)
     if not text:
         return queryset
-    matched = queryset.filter(
-        Q(title__icontains=text)
-        | Q(subject_name__icontains=text)
-        | Q(subject_namespace__icontains=text)
-        | Q(subject_kind__icontains=text)
-        | Q(check_id__icontains=text)
-    )
+    matched = queryset.filter(Q(*((f"{name}__icontains", text) for name in SHOWN), _connector=Q.OR))
     if scope is None or scope.empty:
         return matched
     rows = matched.order_by("id").values("id", *SHOWN)[:VIEWER_CANDIDATES]

@@ -133,7 +133,7 @@ class PostureInputs:
     # Drift recorded within the drift window (newest last); DRIFT- checks report each.
     drift_events: tuple[DriftEventInfo, ...] = ()
     exemptions: tuple[Exemption, ...] = ()
-    # node name -> {"status", "exposures": [inventory.patching.Exposure as dicts], "notes",
+    # node name -> {"status", "exposures": [inventory.patching.status.Exposure as dicts], "notes",
     # "not_affected": [Exposure dicts with a reason], "unknown_components": [kinds]}
     patch: dict[str, dict[str, object]] = field(default_factory=dict)
     patch_sla_days: dict[str, int] = field(default_factory=dict)  # severity -> days

@@ -23,11 +23,12 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from gpuposture.base.queue import QueueUnavailable, enqueue
+from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.rescore import RescoreScope, rescore_request
 from inventory.models import Cluster
 from posture.bulletin_effects import bulletin_imports_effects_record
 from posture.models import ClusterScoreState, PostureRun
+from posture.queue import enqueue_rescore
 from posture.rescore_due import clusters_due
 from posture.run_hooks import run_listeners_notify
 from posture.services import posture_evaluate
@@ -83,10 +84,8 @@ def _mark_pending(ids: Iterable[int], now: datetime) -> list[int]:
 
 
 def _enqueue(cluster_ids: list[int], *, reasons: Iterable[str]) -> None:
-    from posture.tasks import rescore  # tasks import this module, not the reverse
-
     try:
-        enqueue(rescore, cluster_ids, what="the re-score", countdown=debounce_seconds())
+        enqueue_rescore(cluster_ids=cluster_ids, countdown=debounce_seconds())
     except QueueUnavailable:
         # The markers stay: the sweep re-enqueues them once they count as lost.
         logger.warning("re-score of clusters %s (%s) waits for the sweep", cluster_ids, reasons)

@@ -6,10 +6,14 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from inventory.presenter import PresentedSerializer
-from posture.finding_rows import check_mappings, check_remediation
+from posture.finding_fields import API_FIELDS, check_mappings, check_remediation
 from posture.models import Finding, TenantScore
 
 
+# A finding's JSON: posture.finding_fields lists its keys, in order. A model field of the same
+# name is read as the model declares it; the fields declared here are read through a relation
+# or derived from the check, and say their schema type. (No docstring: the schema describes
+# the component with PresentedSerializer's.)
 class FindingSerializer(PresentedSerializer):
     check = serializers.CharField(source="check_id")
     tenants = serializers.SerializerMethodField()
@@ -25,28 +29,7 @@ class FindingSerializer(PresentedSerializer):
 
     class Meta:
         model = Finding
-        fields = [
-            "id",
-            "check",
-            "severity",
-            "status",
-            "tenants",
-            "cluster",
-            "subject_kind",
-            "subject_namespace",
-            "subject_name",
-            "title",
-            "evidence",
-            "remediation",
-            "mappings",
-            "first_seen",
-            "last_seen",
-            "resolved_at",
-            "accepted_reason",
-            "accepted_until",
-            "ticket_url",
-            "owner",
-        ]
+        fields = API_FIELDS
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_tenants(self, finding: Finding) -> list[str]:

@@ -24,8 +24,8 @@ from posture.finding_store import (  # noqa: F401 (the findings' store, public h
     findings_refresh,
 )
 from posture.models import ClusterScoreState, Finding, FindingTenant, PostureRun, TenantScore
+from posture.read_model import posture_inputs, tenant_infos
 from posture.rules.registry import evaluate
-from posture.selectors import posture_inputs, tenant_infos
 from tenants.models import Tenant
 from tenants.services import unclassified_tenant_ensure
 

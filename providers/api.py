@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -21,11 +20,11 @@ from providers.assessments import (
     assessment_review,
     assessment_start,
     assessment_submit,
-    provider_record,
 )
 from providers.exports import assessment_export, import_answers_csv
 from providers.models import Answer, Assessment, Provider, ProviderContact, Questionnaire
 from providers.selectors import provider_standing
+from providers.services import provider_save
 
 
 def _refusal(exc: AssessmentError) -> Exception:
@@ -79,32 +78,17 @@ class ProviderSerializer(ProviderSummarySerializer):
             "standing",
         ]
 
-    @transaction.atomic
     def create(self, validated_data: dict) -> Provider:
         contacts = validated_data.pop("contacts", [])
-        provider = Provider.objects.create(**validated_data)
-        ProviderContact.objects.bulk_create(
-            ProviderContact(provider=provider, **c) for c in contacts
-        )
-        provider_record(provider=provider, actor=self.context["request"].user, before=None)
-        return provider
+        actor = self.context["request"].user
+        return provider_save(provider=None, values=validated_data, contacts=contacts, actor=actor)
 
-    @transaction.atomic
     def update(self, instance: Provider, validated_data: dict) -> Provider:
-        from audit.services import model_to_audit_dict
-
-        before = model_to_audit_dict(instance)
-        contacts = validated_data.pop("contacts", None)
-        for name, value in validated_data.items():
-            setattr(instance, name, value)
-        instance.save()
-        if contacts is not None:
-            instance.contacts.all().delete()
-            ProviderContact.objects.bulk_create(
-                ProviderContact(provider=instance, **c) for c in contacts
-            )
-        provider_record(provider=instance, actor=self.context["request"].user, before=before)
-        return instance
+        contacts = validated_data.pop("contacts", None)  # absent: the contacts stay
+        actor = self.context["request"].user
+        return provider_save(
+            provider=instance, values=validated_data, contacts=contacts, actor=actor
+        )
 
 
 class ProviderViewSet(

@@ -18,7 +18,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from audit.services import CREATE, Actor, audit_record, model_to_audit_dict
+from audit.services import CREATE, audit_record, model_to_audit_dict
 from gpuposture.base.rescore import rescore_request
 from gpuposture.base.roles import PROCUREMENT, SECURITY_LEAD, has_role
 from providers.models import Answer, Assessment, EvidenceFile, Provider, Questionnaire
@@ -325,11 +325,3 @@ def assessment_review(
     # PROV- findings of the clusters this provider hosts read the accepted questionnaire.
     rescore_request(providers=[assessment.provider_id], reason="questionnaire")
     return assessment
-
-
-def provider_record(*, provider: Provider, actor: Actor, before: dict | None) -> None:
-    """An audit event for a provider created or changed from a page or the API."""
-    after = model_to_audit_dict(provider)
-    audit_record(
-        actor=actor, action="update" if before else CREATE, obj=provider, before=before, after=after
-    )

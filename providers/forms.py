@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from django import forms
-from django.db import transaction
+from typing import Any
 
-from audit.services import model_to_audit_dict
-from providers.assessments import provider_record
+from django import forms
+
 from providers.models import Assessment, Provider, ProviderContact
+from providers.services import CONTACT_FIELDS
 
 ContactFormSet = forms.inlineformset_factory(
-    Provider, ProviderContact, fields=["name", "email", "phone", "role"], extra=2, can_delete=True
+    Provider, ProviderContact, fields=list(CONTACT_FIELDS), extra=2, can_delete=True
 )
 
 
@@ -22,22 +22,26 @@ class ProviderForm(forms.ModelForm):
         fields = ["slug", "name", "website", "contact_name", "contact_email", "notes"]
         labels = {"contact_name": "Main contact", "contact_email": "Main contact's email"}
 
-    def __init__(self, *args, user, **kwargs) -> None:
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.user = user
-        self.before = model_to_audit_dict(self.instance) if self.instance.pk else None
         self.contacts = ContactFormSet(self.data or None, instance=self.instance, prefix="contacts")
 
     def is_valid(self) -> bool:
         return super().is_valid() and self.contacts.is_valid()
 
-    @transaction.atomic
-    def save(self, commit: bool = True) -> Provider:
-        provider = super().save()
-        self.contacts.instance = provider
-        self.contacts.save()
-        provider_record(provider=provider, actor=self.user, before=self.before)
-        return provider
+    def provider_values(self) -> dict[str, Any]:
+        """The provider's fields, for providers.services.provider_save (once valid)."""
+        return {name: self.cleaned_data[name] for name in self._meta.fields or ()}
+
+    def contact_rows(self) -> list[dict[str, Any]]:
+        """The contacts the page leaves (kept, changed or added; not those marked for
+        deletion, nor blank extra rows), for provider_save (once valid)."""
+        deleted = self.contacts.deleted_forms
+        return [
+            {name: row.cleaned_data[name] for name in CONTACT_FIELDS}
+            for row in self.contacts.forms
+            if row.cleaned_data and row not in deleted
+        ]
 
 
 class AttestationForm(forms.ModelForm):

@@ -33,6 +33,7 @@ from providers.forms import AttestationForm, ImportForm, ProviderForm
 from providers.models import Assessment, EvidenceFile, Provider
 from providers.presentation import assessment_sections, comparison_for, comparison_rows
 from providers.selectors import provider_standing, providers_for
+from providers.services import provider_save
 
 MAX_COMPARED = 6
 YES_NO_LABELS = (("yes", "Yes"), ("partial", "Partly"), ("no", "No"), ("na", "Not applicable"))
@@ -96,9 +97,14 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
 @role_required(PROCUREMENT)
 def provider_edit(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     provider = get_object_or_404(Provider, slug=slug) if slug else None
-    form = ProviderForm(request.POST or None, instance=provider, user=request.user)
+    form = ProviderForm(request.POST or None, instance=provider)
     if request.method == "POST" and form.is_valid():
-        saved = form.save()
+        saved = provider_save(
+            provider=provider,
+            values=form.provider_values(),
+            contacts=form.contact_rows(),
+            actor=request.user,
+        )
         messages.success(request, f"Provider {saved.name} saved.")
         return redirect("provider-detail", slug=saved.slug)
     return render(request, "providers/provider_form.html", {"form": form, "provider": provider})

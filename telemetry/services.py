@@ -169,6 +169,26 @@ def telemetry_source_read(*, source: TelemetrySource) -> IngestResult:
     return result
 
 
+def telemetry_sources_read_due(*, now: datetime | None = None) -> tuple[int, int]:
+    """Read every source whose interval has passed since its last read (beat, every minute);
+    returns (read, failed). A failure is recorded on its source; the others still run."""
+    now = now or timezone.now()
+    read, failed = 0, 0
+    for source in TelemetrySource.objects.select_related("cluster"):
+        due = source.last_read_at is None or (
+            (now - source.last_read_at).total_seconds() >= source.interval_minutes * 60
+        )
+        if not due:
+            continue
+        try:
+            telemetry_source_read(source=source)
+            read += 1
+        except TelemetryError as exc:
+            logger.warning("telemetry of %s: %s", source.cluster.name, exc)
+            failed += 1
+    return read, failed
+
+
 # --- roll-up -----------------------------------------------------------------------------------
 
 

@@ -16,8 +16,8 @@ from inventory.sources.files import SnapshotFileSource
 from inventory.sources.kube import KubeSettings, KubeSource
 from inventory.sync import cluster_get_or_create
 from posture.inputs import TenantInfo
+from posture.read_model import posture_inputs
 from posture.rules.registry import run_checks
-from posture.selectors import posture_inputs
 from tests.kubeapi import FakeKubeAPI
 from tests.posture.admission_world import binding, constraint, kyverno, namespace, selector, vap
 from tests.posture.builders import trust_class

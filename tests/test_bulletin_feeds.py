@@ -12,8 +12,8 @@ from contextlib import contextmanager
 import pytest
 from django.core.management import CommandError, call_command
 
-from inventory.bulletin_feeds import bulletins_import_urls
-from inventory.csaf.feed import Document, FeedError, Refusal, feed_documents, kind_of
+from inventory.bulletins.csaf.feed import Document, FeedError, Refusal, feed_documents, kind_of
+from inventory.bulletins.feeds import bulletins_import_urls
 from inventory.models import Bulletin
 from tests.realworld import realworld
 from tests.test_fetch import LocalServer, Route, _no_dns, local_server  # noqa: F401 (fixture)
@@ -77,7 +77,7 @@ def feed(settings):
 def refreshes(monkeypatch) -> list[int]:
     """Counts node patch refreshes, whichever import module makes them."""
     calls: list[int] = []
-    for module in ("inventory.bulletins", "inventory.bulletin_feeds"):
+    for module in ("inventory.bulletins.store", "inventory.bulletins.feeds"):
         # append() for its effect, then 0 as the refresh's count
         monkeypatch.setattr(f"{module}.nodes_patch_refresh", lambda: calls.append(1) or 0)  # type: ignore[func-returns-value]
     return calls

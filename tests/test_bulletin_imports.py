@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from inventory.bulletin_imports import bulletin_import_run
+from inventory.bulletins.imports import bulletin_import_run
 from inventory.models import Bulletin, BulletinImport
 from inventory.tasks import poll_bulletin_feeds
 from tests.conftest import api_client

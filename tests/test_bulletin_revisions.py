@@ -13,7 +13,7 @@ from django.test import Client
 
 from audit.models import AuditEvent
 from audit.selectors import audit_chain_verify
-from inventory.bulletins import bulletins_import_paths
+from inventory.bulletins.store import bulletins_import_paths
 from inventory.models import Bulletin, BulletinImport, BulletinRevision, Node
 from posture.bulletin_effects import BULLETIN_CHECKS
 from posture.models import Finding

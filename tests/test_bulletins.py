@@ -11,7 +11,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from inventory.bulletins import ImportResult, bulletin_import, bulletins_import_paths
+from inventory.bulletins.store import ImportResult, bulletin_import, bulletins_import_paths
 from inventory.models import Bulletin, Node
 from posture.models import Finding
 from posture.services import posture_evaluate

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from inventory.sources.kube import DRA_LIST_METHODS, KINDS, OPTIONAL_CUSTOM_KINDS
 from inventory.sources.kube_admission import ADMISSION_CUSTOM_KINDS, GATEKEEPER_GROUP_VERSION
+from inventory.sources.kube_kinds import DRA_LIST_METHODS, KINDS, OPTIONAL_CUSTOM_KINDS
 
 RBAC = Path(__file__).resolve().parent.parent / "deploy" / "rbac.yaml"
 PLURALS = {

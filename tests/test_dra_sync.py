@@ -13,7 +13,7 @@ from inventory.services import cluster_sync
 from inventory.sources.files import SnapshotFileSource
 from inventory.sources.kube import KubeSettings, KubeSource
 from inventory.sync import cluster_get_or_create
-from posture.selectors import cluster_snapshot
+from posture.read_model import cluster_snapshot
 from tests.kubeapi import FakeKubeAPI
 from tests.posture.dra_world import claim, claim_template, device_class, dra_pod, resource_slice
 from tests.posture.gpu_access_world import UUIDS, namespace, node
@@ -208,7 +208,7 @@ def test_dra_co_tenancy_on_the_node_is_a_share_finding(dra_lab):
 def test_a_watch_resync_sees_a_new_claim_and_a_cluster_without_dra_still_watches(
     tmp_path, settings
 ):
-    from inventory.sources.kube import NOT_LISTED
+    from inventory.sources.kube_kinds import NOT_LISTED
 
     settings.GPUPOSTURE_FULL_RESYNC_HOURS = 24
     world = dra_world()

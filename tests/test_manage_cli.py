@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import manage
-from posture.management.commands.demo import _address
+from demo.management.commands.demo import _address
 
 ROOT = Path(manage.__file__).resolve().parent
 

@@ -10,8 +10,8 @@ import yaml
 from django.test import Client
 from django.utils import timezone
 
-from inventory.mig_views import instances_text, parse_instances
 from inventory.sources.mig_parted import parse_mig_parted_yaml
+from partitioner.views import instances_text, parse_instances
 from tests.conftest import api_client
 
 pytestmark = pytest.mark.django_db

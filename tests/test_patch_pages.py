@@ -10,7 +10,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from inventory.bulletins import bulletins_import_paths, nodes_patch_refresh
+from inventory.bulletins.store import bulletins_import_paths, nodes_patch_refresh
 from inventory.models import Bulletin, Node, PatchSla
 from posture.models import Finding
 from posture.services import posture_evaluate

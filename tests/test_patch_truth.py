@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from inventory.bulletins import bulletins_import_paths
+from inventory.bulletins.store import bulletins_import_paths
 from inventory.models import Node
 from inventory.services import cluster_sync_from_snapshot, node_host_facts_import
 from inventory.sync import cluster_get_or_create

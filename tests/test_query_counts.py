@@ -110,7 +110,7 @@ PINNED: dict[str, int] = {
     # The user's webhook, subscriptions (tenant and cluster joined), last 50 deliveries, and
     # the tenants and clusters the subscribe form offers.
     "notification-settings": 8,
-    # The clusters, then posture.selectors.posture_inputs for the shown one (a fixed set of
+    # The clusters, then posture.read_model.posture_inputs for the shown one (a fixed set of
     # reads: the snapshot by kind, tenants, approvals, exemptions, telemetry, patch records;
     # about 20), the trust classes, the stored pack (lock, latest, previous, insert), and for
     # a tenant viewer their namespaces instead of the pack's storage.

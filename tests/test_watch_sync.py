@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, Pod
 from inventory.services import cluster_sync
-from inventory.sources.kube import KINDS, KubeSettings, KubeSource
+from inventory.sources.kube import KubeSettings, KubeSource
+from inventory.sources.kube_kinds import KINDS
 from inventory.sync import SyncError, cluster_get_or_create
 from tests.conftest import load_json
 from tests.kubeapi import FakeKubeAPI

@@ -13,7 +13,7 @@ from rest_framework.parsers import JSONParser, get_encoding
 
 from gpuposture.base.safe_parse import SafeParseError, load_json
 
-# The largest JSON body the API takes: a CSAF advisory (inventory.bulletins allows 20 MiB).
+# The largest JSON body the API takes: a CSAF advisory (inventory.bulletins.store allows 20 MiB).
 MAX_BODY_BYTES = 20 * 1024 * 1024
 # Our own payloads nest under 15 levels (a CSAF advisory 11); serializers and the audit log
 # walk what they get recursively, so nothing deeper is let in.

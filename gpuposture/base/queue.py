@@ -1,11 +1,15 @@
 """Handing work to the task queue from a request. When the broker (Redis) is unreachable the
 caller learns it within about a second, with a message a person can act on, instead of a
 request that hangs on reconnects and ends in a 500. Celery itself is not imported here (only
-tasks and gpuposture.celery may): the task or signature is passed in."""
+tasks and gpuposture.celery may): the task or signature is passed in, or named, and then found
+through the lookup gpuposture.celery registers (`task_lookup_register`). Naming tasks is how
+each app's queue module (`<app>/queue.py`) sends work without importing its tasks module, which
+imports the app's services: importing it would close a circle services -> tasks -> services."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from kombu.exceptions import OperationalError
@@ -41,6 +45,22 @@ class Enqueueable(Protocol):
     """A Celery task or signature."""
 
     def apply_async(self, args: Any = ..., kwargs: Any = ..., **options: Any) -> Any: ...
+
+
+TaskLookup = Callable[[str], Enqueueable]
+_lookup: list[TaskLookup] = []
+
+
+def task_lookup_register(lookup: TaskLookup) -> None:
+    """gpuposture.celery registers how a task name becomes the task (its app's registry)."""
+    _lookup[:] = [lookup]
+
+
+def task_named(name: str) -> Enqueueable:
+    """The task registered under `name` ("inventory.tasks.sync_cluster")."""
+    if not _lookup:
+        raise RuntimeError(f"no task lookup registered (gpuposture.celery not loaded): {name}")
+    return _lookup[0](name)
 
 
 def enqueue(

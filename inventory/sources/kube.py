@@ -23,12 +23,10 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
 
-from gpuposture.base.safe_parse import load_json
 from inventory.snapshot_admission import AdmissionRead
 from inventory.sources.base import Progress, SourceError, WatchDelta, WatchExpired
 from inventory.sources.kube_admission import (
     ADMISSION_CUSTOM_KINDS,
-    ADMISSION_LABELS,
     GATEKEEPER_GROUP_VERSION,
     GATEKEEPER_PREFIX,
     constraint_kinds,
@@ -38,57 +36,19 @@ from inventory.sources.kube_admission import (
     resource_of,
 )
 from inventory.sources.kube_exec import refuse_unlisted_commands
+from inventory.sources.kube_kinds import (
+    DRA_KINDS,
+    DRA_LIST_METHODS,
+    DRA_VERSIONS,
+    KINDS,
+    NOT_LISTED,
+    OPTIONAL_CUSTOM_KINDS,
+    OPTIONAL_KINDS,
+    TOLERANT_KINDS,
+)
+from inventory.sources.kube_wire import api_error, decode, identity, watch_events
 
-# (kind, API group class, list method). The deploy ClusterRole grants get/list/watch on
-# exactly these resources; keep the two in step (tests/test_deploy_rbac.py).
-KINDS: tuple[tuple[str, str, str], ...] = (
-    ("Node", "CoreV1Api", "list_node"),
-    ("Namespace", "CoreV1Api", "list_namespace"),
-    ("Pod", "CoreV1Api", "list_pod_for_all_namespaces"),
-    ("ResourceQuota", "CoreV1Api", "list_resource_quota_for_all_namespaces"),
-    ("ConfigMap", "CoreV1Api", "list_config_map_for_all_namespaces"),
-    ("Service", "CoreV1Api", "list_service_for_all_namespaces"),
-    ("DaemonSet", "AppsV1Api", "list_daemon_set_for_all_namespaces"),
-    ("Deployment", "AppsV1Api", "list_deployment_for_all_namespaces"),
-    # Only their owners are kept: the workload behind each pod (inventory/owners.py).
-    ("ReplicaSet", "AppsV1Api", "list_replica_set_for_all_namespaces"),
-    ("Job", "BatchV1Api", "list_job_for_all_namespaces"),
-    ("Role", "RbacAuthorizationV1Api", "list_role_for_all_namespaces"),
-    ("ClusterRole", "RbacAuthorizationV1Api", "list_cluster_role"),
-    ("RoleBinding", "RbacAuthorizationV1Api", "list_role_binding_for_all_namespaces"),
-    ("ClusterRoleBinding", "RbacAuthorizationV1Api", "list_cluster_role_binding"),
-    ("Ingress", "NetworkingV1Api", "list_ingress_for_all_namespaces"),
-    ("NetworkPolicy", "NetworkingV1Api", "list_network_policy_for_all_namespaces"),
-)
-# Custom resources that may not be installed: (kind, group, version, plural). A 404 means
-# the CRD is absent (no GPU Operator), which is an answer, not a failure.
-OPTIONAL_CUSTOM_KINDS: tuple[tuple[str, str, str, str], ...] = (
-    ("ClusterPolicy", "nvidia.com", "v1", "clusterpolicies"),
-)
-# Dynamic Resource Allocation (resource.k8s.io): GA as v1 in Kubernetes 1.34, served as
-# v1beta2 / v1beta1 before. Each kind is read at the first version the server answers; a group
-# not served at all (404) is a cluster without DRA, an account that may not list it (403) a
-# warning on the run: the GPUs its claims hold are then not seen.
-DRA_VERSIONS: tuple[tuple[str, str], ...] = (
-    ("v1", "ResourceV1Api"),
-    ("v1beta2", "ResourceV1beta2Api"),
-    ("v1beta1", "ResourceV1beta1Api"),
-)
-DRA_LIST_METHODS: tuple[tuple[str, str], ...] = (
-    ("DeviceClass", "list_device_class"),
-    ("ResourceClaim", "list_resource_claim_for_all_namespaces"),
-    ("ResourceClaimTemplate", "list_resource_claim_template_for_all_namespaces"),
-    ("ResourceSlice", "list_resource_slice"),
-)
-DRA_KINDS = frozenset(kind for kind, _ in DRA_LIST_METHODS)
-NOT_LISTED = "-"  # the watch position of a DRA kind the last list found not served or forbidden
-# Admission control (inventory/sources/kube_admission.py): listed like DRA, tolerantly.
-TOLERANT_KINDS = DRA_KINDS | frozenset(ADMISSION_LABELS)
-OPTIONAL_KINDS = frozenset(kind for kind, *_ in OPTIONAL_CUSTOM_KINDS) | TOLERANT_KINDS
 MAX_LIST_RESTARTS = 3
-# The largest answer we decode: a page of 500 ConfigMaps at Kubernetes' 1 MiB limit each. The
-# depth of what the API sends is bounded by json's C decoder (a clean error, never a crash).
-MAX_RESPONSE_BYTES = 512 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -137,9 +97,7 @@ class KubeSource:
             objects: list[dict[str, Any]] = []
             calls = self._list_calls(api_client) + self._constraint_calls(api_client)
             for kind, list_call in calls:
-                if kind in DRA_KINDS:
-                    objects.extend(self._list_dra(kind, list_call, progress))
-                elif is_admission_label(kind):
+                if is_admission_label(kind):
                     objects.extend(self._list_admission(kind, list_call, progress))
                 elif kind in OPTIONAL_KINDS:
                     objects.extend(self._list_optional(kind, list_call, progress))
@@ -173,7 +131,7 @@ class KubeSource:
         delta = WatchDelta(resource_versions=dict(since))
         for (kind, _, _), (events, version) in zip(calls, answers, strict=True):
             # The last event of each object is its state now.
-            latest = {_identity(obj): (event_type, obj) for event_type, obj in events}
+            latest = {identity(obj): (event_type, obj) for event_type, obj in events}
             for event_type, obj in latest.values():
                 obj = fix_item(kind, obj) if is_admission_label(kind) else obj
                 (delta.deleted if event_type == "DELETED" else delta.changed).append(obj)
@@ -189,7 +147,7 @@ class KubeSource:
             response = client.CoreV1Api(api_client).read_node(
                 name, _preload_content=False, _request_timeout=self._timeouts()
             )
-            node = _decode(response.data)
+            node = decode(response.data)
         except ApiException as exc:
             if exc.status == 404:
                 return None
@@ -245,28 +203,6 @@ class KubeSource:
 
         return list_call
 
-    def _list_dra(
-        self, kind: str, list_call: Callable[..., Any], progress: Progress
-    ) -> list[dict[str, Any]]:
-        try:
-            return self._list_all(kind, list_call, progress)
-        except SourceError as exc:
-            if "HTTP 404" in str(exc):
-                self.api_versions[kind] = "not served"
-                self.resource_versions[kind] = NOT_LISTED
-                progress(kind, 0)
-                return []
-            if "HTTP 403" in str(exc) or "HTTP 401" in str(exc):
-                self.api_versions[kind] = "forbidden"
-                self.resource_versions[kind] = NOT_LISTED
-                self.warnings.append(
-                    f"Dynamic Resource Allocation: {kind} (resource.k8s.io) could not be listed, "
-                    f"so GPUs held through DRA claims are not seen: {exc}"[:600]
-                )
-                progress(kind, 0)
-                return []
-            raise
-
     def _constraint_calls(self, api_client: client.ApiClient) -> list[tuple[str, Any]]:
         """A list call per Gatekeeper constraint kind the server serves (discovered; each
         ConstraintTemplate makes one). Not served is no Gatekeeper; any other failure is
@@ -277,7 +213,7 @@ class KubeSource:
             response = client.CustomObjectsApi(api_client).get_api_resources(
                 group, version, _preload_content=False, _request_timeout=self._timeouts()
             )
-            found = constraint_kinds(_decode(response.data))
+            found = constraint_kinds(decode(response.data))
         except ApiException as exc:
             error = None if exc.status == 404 else str(api_error("constraints", exc))
             self.admission_reads.append(read_outcome(group, error or "HTTP 404"))
@@ -342,7 +278,7 @@ class KubeSource:
             raise SourceError(
                 f"watching {kind}: cannot reach the API server: {exc}", retryable=True
             ) from exc
-        return _watch_events(kind, body, since)
+        return watch_events(kind, body, since)
 
     def _api_client(self, pool: int = 4) -> client.ApiClient:
         configuration = client.Configuration()
@@ -414,13 +350,27 @@ class KubeSource:
     def _list_optional(
         self, kind: str, list_call: Callable[..., Any], progress: Progress
     ) -> list[dict[str, Any]]:
+        """A kind that may be absent: not served (404: no CRD, no API group) is an empty
+        answer. A DRA kind also records how it was read, and an account that may not list it
+        (401, 403) is a warning on the run, not a failure: only its claims' GPUs go unseen."""
+        dra = kind in DRA_KINDS
         try:
             return self._list_all(kind, list_call, progress)
         except SourceError as exc:
-            if "HTTP 404" in str(exc):
-                progress(kind, 0)
-                return []
-            raise
+            not_served = "HTTP 404" in str(exc)
+            refused = not not_served and ("HTTP 403" in str(exc) or "HTTP 401" in str(exc))
+            if not (not_served or (dra and refused)):
+                raise
+            if dra:
+                self.api_versions[kind] = "not served" if not_served else "forbidden"
+                self.resource_versions[kind] = NOT_LISTED
+            if refused:
+                self.warnings.append(
+                    f"Dynamic Resource Allocation: {kind} (resource.k8s.io) could not be listed, "
+                    f"so GPUs held through DRA claims are not seen: {exc}"[:600]
+                )
+            progress(kind, 0)
+            return []
 
     def _timeouts(self) -> tuple[float, float]:
         return (self.settings.connect_timeout, self.settings.read_timeout)
@@ -435,7 +385,7 @@ class KubeSource:
             kwargs["_continue"] = token
         try:
             response = list_call(**kwargs)
-            body = _decode(response.data)
+            body = decode(response.data)
         except urllib3.exceptions.HTTPError as exc:
             raise SourceError(
                 f"listing {kind}: cannot reach the API server: {exc}", retryable=True
@@ -447,66 +397,3 @@ class KubeSource:
         if not isinstance(body, dict):
             raise SourceError(f"listing {kind}: the answer is not a list object", retryable=True)
         return body
-
-
-def api_error(kind: str, exc: ApiException) -> SourceError:
-    """A readable, classified error for an API answer."""
-    message = _status_message(exc)
-    if exc.status in (401, 403):
-        hint = (
-            "the credentials were refused"
-            if exc.status == 401
-            else "the account may not list it (grant get/list/watch, see deploy/)"
-        )
-        return SourceError(f"listing {kind}: HTTP {exc.status}: {hint}: {message}", retryable=False)
-    retryable = exc.status in (408, 410, 429) or (exc.status or 0) >= 500
-    return SourceError(f"listing {kind}: HTTP {exc.status}: {message}", retryable=retryable)
-
-
-def _status_message(exc: ApiException) -> str:
-    try:
-        return str(_decode(exc.body).get("message") or exc.reason)[:500]
-    except (TypeError, ValueError, AttributeError):
-        return str(exc.reason)[:500]
-
-
-def _decode(data: str | bytes) -> Any:
-    """JSON from the API server, as any other input: SafeParseError (a ValueError) if bad."""
-    return load_json(data, max_bytes=MAX_RESPONSE_BYTES, max_depth=None)
-
-
-def _identity(obj: dict[str, Any]) -> tuple[str, str]:
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    return (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
-
-
-def _watch_events(
-    kind: str, body: bytes, since: str
-) -> tuple[list[tuple[str, dict[str, Any]]], str]:
-    """Parse a watch stream (one JSON event per line) into (type, object) pairs and the
-    resourceVersion reached; a 410 ERROR event means the changes are no longer kept."""
-    events: list[tuple[str, dict[str, Any]]] = []
-    version = since
-    for line in body.splitlines():
-        if not line.strip():
-            continue
-        try:
-            event = _decode(line)
-            event_type, obj = event["type"], event["object"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise SourceError(f"watching {kind}: not a watch event: {exc}", retryable=True) from exc
-        if not isinstance(obj, dict):
-            raise SourceError(f"watching {kind}: an event without an object", retryable=True)
-        if event_type == "ERROR":
-            if obj.get("code") == 410:
-                raise WatchExpired(
-                    f"watching {kind}: {obj.get('message') or 'resourceVersion expired'}"
-                )
-            raise SourceError(f"watching {kind}: {obj.get('message') or obj}", retryable=True)
-        reached = (obj.get("metadata") or {}).get("resourceVersion")
-        if isinstance(reached, str) and reached:
-            version = reached
-        if event_type in ("ADDED", "MODIFIED", "DELETED"):
-            obj.setdefault("kind", kind)
-            events.append((event_type, obj))
-    return events, version

@@ -8,9 +8,9 @@ from dataclasses import asdict
 
 import pytest
 
+from inventory.bulletins.csaf.document import parse_advisory
+from inventory.bulletins.csaf.notes import note_conditions
 from inventory.conditions import NodeFacts, evaluate
-from inventory.csaf.document import parse_advisory
-from inventory.csaf.notes import note_conditions
 from inventory.runtime import node_facts
 from inventory.sources.gpu_operator import parse_cluster_policy
 from tests.realworld import realworld

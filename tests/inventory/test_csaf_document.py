@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from inventory.csaf.document import CsafError, parse_advisory
+from inventory.bulletins.csaf.document import CsafError, parse_advisory
 from tests.realworld import realworld
 
 NVIDIA_CVE_COUNTS = {

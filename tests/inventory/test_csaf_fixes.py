@@ -7,9 +7,9 @@ from functools import cache
 
 import pytest
 
-from inventory.csaf.document import Advisory, Product, parse_advisory
-from inventory.csaf.fixes import Fix, Unmatched, fixes
-from inventory.csaf.products import Bound, Component, bound, classify
+from inventory.bulletins.csaf.document import Advisory, Product, parse_advisory
+from inventory.bulletins.csaf.fixes import Fix, Unmatched, fixes
+from inventory.bulletins.csaf.products import Bound, Component, bound, classify
 from tests.realworld import realworld
 
 

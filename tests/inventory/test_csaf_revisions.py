@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inventory.csaf.revisions import FixFacts, revision_changes, revision_state
+from inventory.bulletins.csaf.revisions import FixFacts, revision_changes, revision_state
 
 R550, R535, TOOLKIT = "driver linux R550 tesla", "driver linux R535 tesla", "container_toolkit"
 

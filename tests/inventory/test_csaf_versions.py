@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inventory.csaf.versions import compare, is_below, parse_version
+from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 
 
 @pytest.mark.parametrize(

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from inventory.mig_compute import ComputeRequest, ci_size
-from inventory.mig_layout import ComputeInstance, InstanceRequest, validate_layout
-from inventory.mig_profiles import CI_SLICES, MODELS, ci_profile_name, ci_profiles
-from inventory.mig_tenancy import ClassRules
+from partitioner.compute import ComputeRequest, ci_size
+from partitioner.layout import ComputeInstance, InstanceRequest, validate_layout
+from partitioner.profiles import CI_SLICES, MODELS, ci_profile_name, ci_profiles
+from partitioner.tenancy import ClassRules
 
 R, C = InstanceRequest, ComputeRequest
 EVERY_PROFILE = [(model, name) for model, gpu in MODELS.items() for name in gpu.profiles]

@@ -8,8 +8,9 @@ from collections import Counter
 import pytest
 import yaml
 
-from inventory.mig_compute import ComputeRequest
-from inventory.mig_config import (
+from inventory.sources.mig_parted import parse_mig_parted_yaml, resolve
+from partitioner.compute import ComputeRequest
+from partitioner.config import (
     ConfigSource,
     default_config,
     export_name,
@@ -17,9 +18,8 @@ from inventory.mig_config import (
     node_layout,
     requests_of,
 )
-from inventory.mig_layout import InstanceRequest, validate_layout
-from inventory.mig_profiles import MODELS
-from inventory.sources.mig_parted import parse_mig_parted_yaml, resolve
+from partitioner.layout import InstanceRequest, validate_layout
+from partitioner.profiles import MODELS
 
 R, C = InstanceRequest, ComputeRequest
 

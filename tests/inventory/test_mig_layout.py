@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from inventory.mig_layout import (
+from partitioner.layout import (
     InstanceRequest,
     Placement,
     to_mig_parted,
     validate_layout,
 )
-from inventory.mig_profiles import MODELS, model_key, profile_of
-from inventory.mig_tenancy import ClassRules
+from partitioner.profiles import MODELS, model_key, profile_of
+from partitioner.tenancy import ClassRules
 
 R = InstanceRequest
 

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inventory.mig_config import ConfigSource, default_config, node_layout, requests_of
-from inventory.mig_layout import validate_layout
-from inventory.mig_profiles import DEVICE_IDS, MODELS
 from inventory.sources.mig_parted import (
     MigPartedConfig,
     MigPartedEntry,
     mig_parted_from_configmap,
     parse_mig_parted_yaml,
 )
+from partitioner.config import ConfigSource, default_config, node_layout, requests_of
+from partitioner.layout import validate_layout
+from partitioner.profiles import DEVICE_IDS, MODELS
 from tests.realworld import realworld, realworld_dir
 
 # The three plain configs, and the GPU Operator's ConfigMap that embeds the default one.

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from inventory.bulletins.csaf.document import parse_advisory
+from inventory.bulletins.csaf.fixes import fixes
 from inventory.conditions import NodeFacts
-from inventory.csaf.document import parse_advisory
-from inventory.csaf.fixes import fixes
-from inventory.patching import NodeStack, node_patch_status, worst_severity
+from inventory.patching.status import NodeStack, node_patch_status, worst_severity
 from tests.realworld import realworld
 
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from inventory.rollout import RolloutNode, rollout_plan
+from inventory.patching.rollout import RolloutNode, rollout_plan
 
 
 def exposure(

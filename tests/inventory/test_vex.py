@@ -1,7 +1,8 @@
 """VEX per cluster from the bulletin judgements: statements, OpenVEX and CSAF 2.0 VEX.
 
 The inputs are real-shaped: the demo's CSAF bulletins (NVIDIA's product-tree shape, public
-facts) parsed by inventory.csaf, judged by inventory.patching against node versions and facts.
+facts) parsed by inventory.bulletins.csaf, judged by inventory.patching.status against node
+versions and facts.
 OpenVEX is checked against OPENVEX_SCHEMA, which restates the published OpenVEX 0.2.0 JSON
 schema (openvex/spec, openvex_json_schema.json); CSAF against csaf-lib's verifier (the CSAF
 2.0 JSON schema and the csaf_vex profile's mandatory tests), a maintained package that runs
@@ -17,13 +18,13 @@ import pytest
 from csaf_lib.verification.verifier import Verifier
 
 from demo.bulletins import cdi_bulletin, dcgm_bulletin, toolkit_bulletin
+from inventory.bulletins.csaf.document import parse_advisory
+from inventory.bulletins.csaf.fixes import fixes
+from inventory.bulletins.vex.csaf import csaf_document
+from inventory.bulletins.vex.openvex import openvex_document
+from inventory.bulletins.vex.statements import NodeJudgement, cluster_statements, counts
 from inventory.conditions import NodeFacts
-from inventory.csaf.document import parse_advisory
-from inventory.csaf.fixes import fixes
-from inventory.patching import NodeStack, node_patch_status
-from inventory.vex.csaf import csaf_document
-from inventory.vex.openvex import openvex_document
-from inventory.vex.statements import NodeJudgement, cluster_statements, counts
+from inventory.patching.status import NodeStack, node_patch_status
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 _STR = {"type": "string"}

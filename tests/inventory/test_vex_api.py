@@ -13,7 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from demo.bulletins import cdi_bulletin, toolkit_bulletin
-from inventory.bulletins import ImportResult, bulletin_import
+from inventory.bulletins.store import ImportResult, bulletin_import
 from inventory.models import Cluster, ClusterObject, Node, Pod
 from tenants.models import Tenant, TrustClass
 from tests.conftest import api_client

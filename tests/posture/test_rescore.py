@@ -16,25 +16,25 @@ from django.test import RequestFactory
 from django.utils import timezone
 
 from gpuposture.celery import app as celery_app
-from inventory.bulletin_imports import bulletins_import_recorded
+from inventory.bulletins.imports import bulletins_import_recorded
 from inventory.models import BulletinImport
-from inventory.patch_sla import patch_sla_days, patch_sla_save
+from inventory.patching.sla import patch_sla_days, patch_sla_save
 from posture.models import CheckExemption, ClusterScoreState, Finding, PostureRun, TenantScore
 from posture.rescore import rescore_sweep
 from posture.services import finding_accept, finding_reopen
 from posture.tasks import rescore
 from providers.assessments import assessment_review, assessment_submit
 from providers.models import Provider
-from telemetry.models import ResetAttestation
-from telemetry.services import reset_attestation_record
-from tenants.models import SharingRequest, Tenant, TrustClass
-from tenants.services import trust_class_image_policy_set
-from tenants.sharing_services import (
+from sharing.services import (
     sharing_request_approve,
     sharing_request_create,
     sharing_request_deny,
     sharing_request_revoke,
 )
+from telemetry.models import ResetAttestation
+from telemetry.services import reset_attestation_record
+from tenants.models import SharingRequest, Tenant, TrustClass
+from tenants.services import trust_class_image_policy_set
 from tests.conftest import DATA, make_user
 from tests.providers.test_workflow import filled
 from tests.realworld import realworld
@@ -375,7 +375,7 @@ def worker_queue(monkeypatch):
     def record(task, *args, what, countdown=None, **kwargs):
         sent.append((task.name, args, countdown))
 
-    monkeypatch.setattr("posture.rescore.enqueue", record)
+    monkeypatch.setattr("posture.queue.enqueue", record)
     celery_app.conf.task_always_eager = False
     yield sent
     celery_app.conf.task_always_eager = True

@@ -227,9 +227,9 @@ def _telemetry(lab) -> None:
 def _records(lab, personas) -> None:
     """What people and earlier syncs recorded about the marker on "lab"."""
     from inventory.models import DriftEvent, SyncRun
+    from sharing.services import sharing_request_create
     from telemetry.models import GpuUsageDaily, ResetAttestation
     from tenants.models import Tenant
-    from tenants.sharing_services import sharing_request_create
 
     alpha, marker = Tenant.objects.get(slug="alpha"), Tenant.objects.get(slug=SLUG)
     now = timezone.now()

@@ -219,9 +219,9 @@ def build_world(personas, directory: Path) -> World:
     from notifications.models import Subscription
     from posture.models import Action, Finding
     from posture.services import posture_evaluate
+    from sharing.services import sharing_request_create
     from telemetry.models import GpuUsageDaily, ResetAttestation
     from tenants.models import Tenant, TrustClass
-    from tenants.sharing_services import sharing_request_create
 
     now = timezone.now()
     lab, zz9 = _tenants_and_clusters(personas, directory)

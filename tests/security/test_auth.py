@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 import runpy
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,6 +31,7 @@ from rest_framework.test import APIClient
 from accounts.services import token_create
 from accounts.sso import SsoAccountAdapter
 from audit.models import AuditEvent
+from demo.management.commands.demo import Command as DemoCommand
 from gpuposture.base import roles
 from gpuposture.base.auth import NoSignupAccountAdapter
 from gpuposture.base.mfa import IDP_MFA_SESSION_KEY, demo_mfa_reset, mfa_required
@@ -42,7 +44,6 @@ from gpuposture.base.sso_claims import (
     parse_group_map,
     sso_grant,
 )
-from posture.management.commands.demo import Command as DemoCommand
 from tenants.models import Tenant, TrustClass
 from tests.conftest import make_user
 
@@ -464,6 +465,9 @@ def _settings_with(monkeypatch, **env: str) -> dict:
         monkeypatch.delenv(name)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
+    # The settings package reads its modules (gpuposture/settings/*.py): run them afresh too.
+    for name in [n for n in sys.modules if n.startswith("gpuposture.settings.")]:
+        monkeypatch.delitem(sys.modules, name)
     return runpy.run_path(str(SETTINGS_FILE))
 
 

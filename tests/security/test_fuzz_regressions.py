@@ -22,8 +22,8 @@ from inventory.models import Pod
 from posture.models import Finding
 from providers.assessments import assessment_start
 from providers.models import Provider
+from sharing.services import sharing_request_create
 from tenants.models import Tenant
-from tenants.sharing_services import sharing_request_create
 from tests.conftest import api_client, content
 
 pytestmark = pytest.mark.django_db

@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from inventory.models import Node, Pod
 from posture.models import Finding
+from sharing.services import sharing_request_create, sharing_request_deny
 from tenants.models import SharingRequest, Tenant
-from tenants.sharing_services import sharing_request_create, sharing_request_deny
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db

@@ -11,8 +11,7 @@ from django.utils import timezone
 
 from posture.models import Finding
 from posture.services import posture_evaluate
-from tenants.models import SharingRequest, Tenant, TrustClass
-from tenants.sharing_services import (
+from sharing.services import (
     FourEyesError,
     NotAllowed,
     SharingRequestError,
@@ -21,6 +20,7 @@ from tenants.sharing_services import (
     sharing_request_deny,
     sharing_request_revoke,
 )
+from tenants.models import SharingRequest, Tenant, TrustClass
 from tests.conftest import api_client, make_user
 
 pytestmark = pytest.mark.django_db

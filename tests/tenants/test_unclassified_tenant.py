@@ -13,7 +13,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 from inventory.services import cluster_sync_from_snapshot
 from posture.models import Finding, TenantScore
-from posture.selectors import tenant_infos, tenants_overview
+from posture.read_model import tenant_infos
+from posture.selectors import tenants_overview
 from posture.services import posture_evaluate
 from tenants.checks import unclassified_class_check
 from tenants.models import Tenant, TrustClass

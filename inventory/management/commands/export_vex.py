@@ -7,14 +7,14 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from inventory.models import Cluster
-from inventory.vex.selectors import (
+from inventory.bulletins.vex.selectors import (
     VEX_FORMATS,
     NoStatements,
     cluster_vex_statements,
     vex_document,
 )
-from inventory.vex.statements import counts
+from inventory.bulletins.vex.statements import counts
+from inventory.models import Cluster
 
 
 class Command(BaseCommand):

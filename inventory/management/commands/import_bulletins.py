@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from inventory.bulletin_imports import bulletins_import_recorded
+from inventory.bulletins.imports import bulletins_import_recorded
 
 ACTOR = "manage.py import_bulletins"
 

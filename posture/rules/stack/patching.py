@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from inventory.patching import SEVERITY_ORDER
+from inventory.patching.status import SEVERITY_ORDER
 from posture.inputs import PostureInputs
 from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check

@@ -1,0 +1,240 @@
+"""The steps of `manage.py demo`, each loading one part of the demo world through the same
+services a person or a sync would use; the command (demo/management/commands/demo.py) runs
+them in order and prints what each did."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+
+from django.core.management.base import OutputWrapper
+from django.db import transaction
+from django.utils import timezone
+
+from demo.bulletins import BULLETINS, driver_bulletin_revised
+from demo.clusters import CLUSTERS, EXTERNAL_POOL_TAINT
+from demo.history import last_week
+from demo.k8s_pack import deployed_pack
+from demo.nvidia_smi import HOSTS, nvidia_smi_xml
+from demo.telemetry import DemoNode, DemoPod, demo_samples, uuid_of
+from demo.world import kubectl_sorted
+from inventory.bulletins.imports import bulletins_import_recorded
+from inventory.models import Cluster, DriftEvent, Node, PatchSla, Pod, SyncRun
+from inventory.services import cluster_save, cluster_sync_from_snapshot, node_host_facts_import
+from inventory.sync import SyncError, cluster_get_or_create
+from posture.models import Finding, PostureRun, TenantScore
+from posture.policy_packs import generated_policy_pack
+from posture.rescore import rescore_now
+from providers.services import provider_ensure
+from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
+from telemetry.services import samples_ingest, telemetry_rollup
+from tenants.models import Tenant, TrustClass
+from tenants.services import trust_class_image_policy_set, trust_class_pool_taints_set
+
+WEEK = timedelta(days=7)
+ACTOR = "manage.py demo"  # who the audit log says made the demo's changes
+# What demo/telemetry.py plants per cluster: a node that never reports (ATTR-003), a GPU busy
+# with no pod (ATTR-001), GPUs handed between tenants (LEAK-001; prod-east's gets a reset).
+TELEMETRY_PLAN = {
+    "prod-east": {
+        # pe-l40s-02 runs no DCGM exporter at all (its patch status still reads current).
+        "silent": ("pe-t4-02", "pe-l40s-02"),
+        "handovers": (("pe-a100-01", "research-llm"),),
+    },
+    "neo-west": {
+        "hijacked": "nw-h200-02",
+        "handovers": (("nw-h200-01", "research-llm"),),
+    },
+}
+CLUSTER_DESCRIPTIONS = {
+    "prod-east": "On-premises training and inference cluster",
+    "neo-west": "Rented GPU capacity at a GPU cloud provider",
+}
+
+
+def image_policy_set() -> None:
+    """The demo organisation's rule (POD-007): external and sensitive tenants run images
+    from the internal registry, pinned by digest."""
+    for trust_class in TrustClass.objects.filter(slug__in=["external", "sensitive"]):
+        trust_class_image_policy_set(
+            trust_class=trust_class,
+            approved_registries=["registry.example.internal"],
+            require_image_digest=True,
+            actor=ACTOR,
+        )
+    # The GPU cloud taints its external pool by its own convention (tenant-class), which
+    # the platform team lists on the class, as it would in the admin.
+    external = TrustClass.objects.get(slug="external")
+    trust_class_pool_taints_set(
+        trust_class=external, pool_taints=[EXTERNAL_POOL_TAINT], actor=ACTOR
+    )
+
+
+def demo_cluster(name: str) -> Cluster:
+    cluster = cluster_get_or_create(name=name, actor=ACTOR)
+    cluster.description = CLUSTER_DESCRIPTIONS.get(name, cluster.description)
+    if name == "neo-west":
+        cluster.provider = provider_ensure(
+            slug="nimbus-gpu",
+            name="Nimbus GPU Cloud",
+            website="https://nimbus-gpu.example",
+            actor=ACTOR,
+        )
+    return cluster_save(cluster=cluster, actor=ACTOR)
+
+
+def last_week_load(out: OutputWrapper, world: dict[str, list[dict]], folder: Path) -> None:
+    """Sync and score last week's state, then date those runs a week back (demo only)."""
+    started = timezone.now()
+    for name, objects in world.items():
+        path = snapshot_write(folder, f"{name}-last-week", last_week(name, objects))
+        cluster_sync_from_snapshot(cluster=demo_cluster(name), paths=[path], actor=ACTOR)
+    rescore_now()
+    then = timezone.now() - WEEK
+    with transaction.atomic():
+        SyncRun.objects.filter(started_at__gte=started).update(started_at=then, finished_at=then)
+        PostureRun.objects.filter(started_at__gte=started).update(started_at=then, finished_at=then)
+        TenantScore.objects.filter(computed_at__gte=started).update(computed_at=then)
+        Finding.objects.filter(first_seen__gte=started).update(first_seen=then, last_seen=then)
+        DriftEvent.objects.filter(detected_at__gte=started).update(detected_at=then)
+    out.write("last week: synced and scored (dated 7 days back)")
+
+
+def policy_packs_load(out: OutputWrapper, world: dict[str, list[dict]], folder: Path) -> None:
+    """gpuposture's admission pack where the demo deploys one (demo/clusters.py
+    `admission_pack`): generated for the cluster as now registered and synced, applied
+    with the drifts of demo/k8s_pack.py, and read back by the next sync."""
+    for spec in CLUSTERS:
+        if not spec.admission_pack:
+            continue
+        cluster = Cluster.objects.get(name=spec.name)
+        pack = generated_policy_pack(cluster, dialect=spec.admission_pack)
+        if not pack:  # the enforcement app is not installed: nothing to deploy
+            continue
+        objects = kubectl_sorted(world[spec.name] + deployed_pack(spec.name, pack))
+        path = snapshot_write(folder, spec.name, objects)
+        cluster_sync_from_snapshot(cluster=cluster, paths=[path], actor=ACTOR)
+        out.write(
+            f"policy pack ({spec.admission_pack}) on {spec.name}: {len(pack)} objects "
+            "applied in Enforce, one binding left in Audit and one policy edited by hand "
+            "(DRIFT-005); synced again"
+        )
+
+
+def failed_sync_load(out: OutputWrapper, folder: Path) -> None:
+    """A kubectl dump cut short, as happens: the run fails and nothing changes. It is
+    neo-west's latest sync, so its banner says the cluster is stale and why."""
+    broken = folder / "neo-west-truncated.json"
+    broken.write_text('{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", ')
+    # The sync module logs every failed sync as a WARNING; here the failure is the point,
+    # and a warning in the middle of the demo's output reads like a broken install.
+    try:
+        with quiet("inventory.sync"):
+            cluster_sync_from_snapshot(
+                cluster=demo_cluster("neo-west"), paths=[broken], actor=ACTOR
+            )
+    except SyncError:
+        out.write(
+            "neo-west: a failed sync, on purpose (part of the demo): a truncated snapshot "
+            "was refused, recorded, and changed nothing; the cluster page shows it as stale"
+        )
+
+
+def host_facts_load(out: OutputWrapper) -> None:
+    cluster = Cluster.objects.get(name="prod-east")
+    for node in HOSTS:
+        node_host_facts_import(cluster=cluster, node_name=node, xml=nvidia_smi_xml(node))
+    out.write(f"nvidia-smi: host facts for {len(HOSTS)} prod-east nodes")
+
+
+def bulletins_load(out: OutputWrapper) -> None:
+    # Recorded like any import (the demo scores right after, so no re-score here); then a
+    # revision that drops a branch, held for a security lead to confirm on /bulletins/.
+    source = "demo/bulletins.py"
+    bulletins_import_recorded(
+        trigger="demo", actor=ACTOR, documents=[(source, b()) for b in BULLETINS], rescore=False
+    )
+    _record, revised = bulletins_import_recorded(
+        trigger="demo",
+        actor=ACTOR,
+        documents=[(source, driver_bulletin_revised())],
+        rescore=False,
+    )
+    out.write(
+        f"bulletins: {len(BULLETINS)} (demo copies); {len(revised.held)} weakening revision "
+        "held for a security lead"
+    )
+    # The security lead tightened the critical SLA (the demo scores right after, so the
+    # service's re-score is not needed here).
+    PatchSla.objects.update_or_create(
+        severity="critical", defaults={"days": 5, "updated_by": "security-lead"}
+    )
+
+
+def telemetry_load(out: OutputWrapper) -> None:
+    """A day of GPU samples per cluster (demo/telemetry.py), rolled up by the hour, and a
+    reset recorded for one of the two GPU handovers between tenants."""
+    now = timezone.now()
+    GpuReading.objects.all().delete()  # a re-run starts the day again
+    GpuUsageHourly.objects.all().delete()
+    ResetAttestation.objects.filter(recorded_by="platform-engineer").delete()
+    for cluster in Cluster.objects.filter(name__in=TELEMETRY_PLAN):
+        options = TELEMETRY_PLAN[cluster.name]
+        samples = demo_samples(_demo_nodes(cluster), now=now, **options)
+        result = samples_ingest(cluster=cluster, samples=samples)
+        out.write(f"telemetry {cluster.name}: {result.samples} samples")
+    telemetry_rollup(now=now)
+    handover_at = now - timedelta(hours=13)
+    prod = Cluster.objects.get(name="prod-east")
+    ResetAttestation.objects.create(
+        cluster=prod,
+        node="pe-a100-01",
+        gpu_uuid=uuid_of("pe-a100-01", 0),
+        reset_at=handover_at,
+        method=ResetAttestation.Method.GPU_RESET,
+        previous_tenant=Tenant.objects.filter(slug="research").first(),
+        next_tenant=Tenant.objects.filter(slug="orbital").first(),
+        recorded_by="platform-engineer",
+        note="Drained and reset before the new tenant.",
+    )
+
+
+@contextmanager
+def quiet(logger_name: str) -> Iterator[None]:
+    """Hide one logger's warnings for a step whose failure is expected."""
+    logger = logging.getLogger(logger_name)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def snapshot_write(folder: Path, name: str, objects: list[dict]) -> Path:
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    return path
+
+
+def _demo_nodes(cluster: Cluster) -> list[DemoNode]:
+    pods: dict[int, list[DemoPod]] = {}
+    rows = Pod.objects.filter(cluster=cluster, phase="Running", node__isnull=False)
+    for node_id, namespace, name, resources in rows.values_list(
+        "node_id", "namespace", "name", "gpu_resources"
+    ):
+        mig = next((r for r in resources if r.startswith("nvidia.com/mig-")), "")
+        gpus = int(resources.get("nvidia.com/gpu", 0) or 0)
+        if gpus or mig:
+            profile = mig.removeprefix("nvidia.com/mig-")
+            pods.setdefault(node_id, []).append(DemoPod(namespace, name, gpus, profile))
+    return [
+        DemoNode(
+            n.name, n.gpu_model, n.gpu_count or 0, n.sharing_strategy, tuple(pods.get(n.pk, ()))
+        )
+        for n in Node.objects.filter(cluster=cluster, is_gpu_node=True).order_by("name")
+    ]

@@ -1,0 +1,230 @@
+"""Which inventory component an NVIDIA CSAF product is, and the version bound its name states.
+
+NVIDIA's CSAF has no version ranges: the tree is vendor > architecture "Linux(R535)" >
+product_version "Tesla", and the bound is free text in the product name ("All driver versions
+prior to 535.230.02"), or a plain version for the fixed product.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from inventory.bulletins.csaf.document import Product
+
+_ARCH = re.compile(r"^(?P<prefix>.*?)\s*\((?P<inner>[^()]*)\)\s*$")
+_R_BRANCH = re.compile(r"\bR(\d{3})\b")
+_VGPU = re.compile(r"\bvGPU\s+(\d+)\b", re.IGNORECASE)
+_VERSION = r"(?:vGPU\s+)?v?\d+(?:\.\d+)*"
+_INCLUSIVE = r"up to and including|prior to and including|through"
+_RANGE = re.compile(
+    rf"^all (?:drivers? )?versions? (?P<phrase>{_INCLUSIVE}|prior to|before)\s+"
+    rf"(?P<version>{_VERSION})(?P<rest>.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_FROM_TO = re.compile(rf"^(?:from\s+)?{_VERSION}\s+to\s+(?P<version>{_VERSION})(?P<rest>.*)$", re.I)
+_PLAIN = re.compile(rf"^(?P<version>{_VERSION})(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
+_LABEL = re.compile(r"release|latest|^vgpu (?:software )?[\d.]+$|^\s*$", re.IGNORECASE)
+# Data-center GPU model names: A100, H100, H200, B200, GB200, GH200, L40S, L4, T4, V100.
+_GPU_MODEL = re.compile(r"\b((?:GB|GH|[ABHLTVPK])\d{1,3}[A-Z]?)\b")
+_VERS_UPPER = re.compile(r"(?P<op><=|<)\s*(?P<version>[0-9][^|]*)")
+
+# Ordered: the first phrase found in the product label decides the kind.
+_KINDS: tuple[tuple[str, str], ...] = (
+    ("container toolkit", "container_toolkit"),
+    ("gpu operator", "gpu_operator"),
+    ("device plugin", "device_plugin"),
+    ("mig manager", "mig_manager"),
+    ("dcgm exporter", "dcgm_exporter"),
+    ("dcgm", "dcgm"),
+    ("kai scheduler", "kai_scheduler"),
+    ("firmware", "firmware"),
+    ("vbios", "firmware"),
+    ("virtual gpu manager", "vgpu_manager"),
+    ("guest driver", "vgpu_guest"),
+)
+_LINES: tuple[tuple[str, str], ...] = (
+    ("tesla", "tesla"),
+    ("studio", "studio"),
+    ("geforce", "geforce"),
+    ("rtx", "rtx"),
+    ("quadro", "rtx"),
+)
+
+
+@dataclass(frozen=True)
+class Component:
+    """An inventory component: kind, OS, driver branch and product line (tesla, geforce, vGPU 16).
+
+    `host` keeps a non-plain architecture verbatim ("Windows 7 and 8.x", "VMware vSphere"), so
+    two architectures with different fixes never pair with each other.
+    """
+
+    kind: str
+    platform: str | None
+    branch: str | None
+    line: str | None
+    host: str | None = None
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A version bound: op '<', '<=' or '=='; condition is free text kept verbatim."""
+
+    op: str
+    version: str
+    condition: str | None = None
+
+
+def classify(product: Product) -> Component | None:
+    """The component a product describes, or None when it is not one gpuposture inventories."""
+    label = _label(product)
+    prefix, inner = _architecture(product)
+    kind = _kind(label, inner)
+    if kind is None:
+        return None
+    line = _line(kind, label, inner)
+    if kind == "driver" and line is None:
+        return None
+    return Component(
+        kind=kind,
+        platform=_platform(prefix),
+        branch=_branch(inner),
+        line=line,
+        host=prefix if prefix and prefix not in ("Linux", "Windows", "All") else None,
+    )
+
+
+def _label(product: Product) -> str:
+    names = [name for category, name in product.branch_path if category == "product_name"]
+    if names:
+        return names[-1]
+    versions = [name for category, name in product.branch_path if category == "product_version"]
+    return versions[-1] if versions else product.name
+
+
+def _architecture(product: Product) -> tuple[str | None, str | None]:
+    for category, name in product.branch_path:
+        if category == "architecture":
+            match = _ARCH.match(name)
+            return (match["prefix"], match["inner"]) if match else (name, None)
+    return None, None
+
+
+def _kind(label: str, inner: str | None) -> str | None:
+    lowered = label.lower()
+    gaming = "gaming" in lowered or "gaming" in (inner or "").lower()
+    if gaming:
+        return "cloud_gaming_manager" if "manager" in lowered else "cloud_gaming_guest"
+    for phrase, kind in _KINDS:
+        if phrase in lowered:
+            return kind
+    if any(phrase in lowered for phrase, _ in _LINES):
+        return "driver"
+    return None
+
+
+def _line(kind: str, label: str, inner: str | None) -> str | None:
+    if kind == "firmware":
+        return gpu_model_token(label, inner or "")
+    if kind in ("vgpu_guest", "vgpu_manager"):
+        match = _VGPU.search(inner or "")
+        return f"vGPU {match[1]}" if match else None
+    if kind != "driver":
+        return None
+    lowered = label.lower()
+    lines = sorted({line for phrase, line in _LINES if phrase in lowered})
+    return "+".join(lines) if lines else None
+
+
+def gpu_model_token(*texts: str) -> str | None:
+    """The GPU model a firmware product names (H100, A100, GH200, L40S, T4), upper case; the
+    line of a firmware component, matched against a node's GFD product label."""
+    for value in texts:
+        match = _GPU_MODEL.search(value)
+        if match:
+            return match[1].upper()
+    return None
+
+
+def _platform(prefix: str | None) -> str | None:
+    if prefix == "Linux":
+        return "linux"
+    if prefix and (prefix.startswith("Windows") or prefix.startswith("Microsoft Windows")):
+        return "windows"
+    return None
+
+
+def _branch(inner: str | None) -> str | None:
+    if not inner:
+        return None
+    match = _R_BRANCH.search(inner)
+    if match:
+        return f"R{match[1]}"
+    return inner if re.fullmatch(r"\d+(?:\.\d+)*", inner.strip()) else None
+
+
+# --- bounds -------------------------------------------------------------------------------------
+
+
+def bound(product: Product) -> Bound | None:
+    """The version bound a product states, or None when its name holds no version."""
+    if product.version_range:
+        return _vers_bound(product.version_range)
+    text = product.name.strip()
+    match = _RANGE.match(text)
+    if match:
+        inclusive = re.fullmatch(_INCLUSIVE, match["phrase"], re.IGNORECASE) is not None
+        return Bound(
+            "<=" if inclusive else "<", _clean(match["version"]), _condition(match["rest"])
+        )
+    match = _FROM_TO.match(text)
+    if match:
+        return Bound("<=", _clean(match["version"]), _condition(match["rest"]))
+    match = _PLAIN.match(text)
+    if match:
+        return _plain(_clean(match["version"]), match["rest"])
+    return None
+
+
+def _plain(version: str, rest: str) -> Bound:
+    # vGPU style: "535.216.01(All versions up to and including vGPU 16.8)" is the last affected.
+    inner = rest.strip()
+    if inner.startswith("(") and inner.endswith(")"):
+        inner = inner[1:-1]
+    if re.search(_INCLUSIVE, inner, re.IGNORECASE):
+        return Bound("<=", version)
+    if re.match(r"all versions prior to", inner, re.IGNORECASE):
+        return Bound("<", version)
+    return Bound("==", version, _condition(rest))
+
+
+def _condition(rest: str) -> str | None:
+    text = rest.strip().lstrip(".,;: ")
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    return None if _LABEL.search(text) else text
+
+
+def _clean(version: str) -> str:
+    return re.sub(r"^(?:v(?=\d))", "", version.strip(), flags=re.IGNORECASE)
+
+
+def _vers_bound(version_range: str) -> Bound | None:
+    match = _VERS_UPPER.search(version_range)
+    if not match:
+        return None
+    lower = ">" in version_range.replace(match.group(0), "")
+    return Bound(match["op"], match["version"].strip(), version_range if lower else None)
+
+
+def branch_mismatch(component: Component, version: str) -> bool:
+    """True when a driver version cannot belong to the component's R branch (upstream typo).
+
+    Windows and vGPU builds run a few above the branch number (R550 -> 553.20), never 10 or more.
+    """
+    branch = _R_BRANCH.search(component.branch or "")
+    major = re.match(r"(\d+)\.", version)
+    if not branch or not major:
+        return False
+    return not 0 <= int(major[1]) - int(branch[1]) < 10

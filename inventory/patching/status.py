@@ -1,0 +1,253 @@
+"""Patch status of one node against the fixes of imported bulletins. PURE.
+
+A node's components (data-center driver by branch, container toolkit, device plugin, GPU
+Operator, DCGM exporter, MIG manager, and the VBIOS where a bulletin names firmware for the
+node's GPU model) are compared with each fix's affected bound; the baseline of a component (and
+driver branch) is the highest fixed version any bulletin names. A version that is unknown, or a
+driver branch no bulletin covers any more, makes the status unknown: never a guess in either
+direction. A component the node does not run (inventory.components: not installed) is not
+judged at all; its fixes are recorded as not affected, "component not present".
+
+A bound may hold only under a condition ("CDI mode only"): inventory.conditions judges it
+against the node's facts. Not met: the node is not affected, with the reason. Not judged: the
+exposure stays, "condition unverified".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from gpuposture.base.enums import Severity
+from inventory.bulletins.csaf.fixes import Fix
+from inventory.bulletins.csaf.versions import compare, is_below, parse_version
+from inventory.conditions import NOT_PRESENT, VEX_NOT_PRESENT, NodeFacts, Verdict, evaluate
+
+CURRENT, BELOW_BASELINE, UNKNOWN = "current", "below_baseline", "unknown"
+# Node field -> the bulletin component kind it is compared with.
+COMPONENTS = {
+    "driver_version": "driver",
+    "container_toolkit_version": "container_toolkit",
+    "device_plugin_version": "device_plugin",
+    "gpu_operator_version": "gpu_operator",
+    "dcgm_exporter_version": "dcgm_exporter",
+    "mig_manager_version": "mig_manager",
+    "firmware_version": "firmware",
+}
+SEVERITY_ORDER = Severity.values()
+
+
+@dataclass(frozen=True)
+class Exposure:
+    component: str
+    installed: str | None  # None: the component is not installed (a not-affected record)
+    fixed_version: str | None
+    affected: str  # "< 535.230.02" / "<= 1.16.1"
+    cves: tuple[str, ...]
+    max_cvss: float | None
+    severity: str | None
+    advisory_id: str
+    released: str
+    condition: str | None  # the bound applies only under this condition (e.g. CDI mode)
+    # "holds" or "unverified" on an exposure with a condition; "not_met" on a not-affected one.
+    condition_status: str | None = None
+    # Why: {"code", "text", "justification"} (inventory.conditions.Verdict.as_reason).
+    reason: dict[str, str | None] | None = None
+
+
+@dataclass(frozen=True)
+class NodeStack:
+    """What the judgement needs of a node besides its versions."""
+
+    not_installed: frozenset[str] = frozenset()  # component kinds (inventory.components)
+    gpu_model: str | None = None  # the GFD product label, for firmware bulletins
+    facts: NodeFacts = field(default_factory=NodeFacts)
+
+
+@dataclass(frozen=True)
+class PatchStatus:
+    status: str
+    exposures: tuple[Exposure, ...]
+    baselines: dict[str, str]  # component (driver as "driver R535") -> highest fixed version
+    unknown: tuple[str, ...]  # why a component could not be judged
+    not_affected: tuple[Exposure, ...] = ()  # in a bound, but not affected, each with its reason
+    unknown_components: tuple[str, ...] = ()  # the kinds behind `unknown`
+    # Fixes whose bound the installed version is past: the node runs a fixed version (VEX).
+    fixed: tuple[Exposure, ...] = ()
+
+
+@dataclass
+class _Judgement:
+    exposures: list[Exposure] = field(default_factory=list)
+    not_affected: list[Exposure] = field(default_factory=list)
+    fixed: list[Exposure] = field(default_factory=list)
+    baselines: dict[str, str] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)
+    unknown_components: list[str] = field(default_factory=list)
+
+    def not_judged(self, kind: str, why: str) -> None:
+        self.unknown.append(why)
+        self.unknown_components.append(kind)
+
+
+def driver_branch(version: str) -> str | None:
+    parsed = parse_version(version)
+    return f"R{parsed[0]}" if parsed and isinstance(parsed[0], int) else None
+
+
+def installed_version(kind: str, version: str) -> str:
+    """The version a bulletin speaks of: dcgm-exporter tags read `<DCGM>-<exporter>` (e.g.
+    3.3.9-3.6.1), and its bulletins name the exporter's own version."""
+    if kind == "dcgm_exporter" and "-" in version:
+        return version.split("-", 1)[1]
+    return version
+
+
+def model_matches(model: str | None, gpu_model: str | None) -> bool:
+    """Does a firmware fix for `model` (H100) concern a node whose GFD product label is
+    `gpu_model` (NVIDIA-H100-80GB-HBM3)? An unknown node model cannot be ruled out."""
+    if gpu_model is None:
+        return True
+    return bool(model) and model.upper() in re.split(r"[-_\s]+", gpu_model.upper())
+
+
+def _applies(fix: Fix, kind: str, branch: str | None, gpu_model: str | None) -> bool:
+    component = fix.component
+    if component.kind != kind:
+        return False
+    if kind == "firmware":
+        return model_matches(component.line, gpu_model)
+    if kind != "driver":
+        return component.platform in (None, "linux")
+    # Data-center nodes run the Linux data-center ("Tesla") driver of their branch.
+    return (
+        component.platform == "linux" and component.branch == branch and component.line == "tesla"
+    )
+
+
+def node_patch_status(
+    versions: dict[str, str | None], fixes: Iterable[Fix], stack: NodeStack | None = None
+) -> PatchStatus:
+    """`versions`: node field (see COMPONENTS) -> installed version or None."""
+    fixes = list(fixes)
+    if not fixes:
+        return PatchStatus(UNKNOWN, (), {}, ("no bulletins imported",))
+    stack = stack or NodeStack()
+    judged = _Judgement()
+    for field_name, kind in COMPONENTS.items():
+        installed = versions.get(field_name)
+        installed = installed_version(kind, installed) if installed else None
+        if kind in stack.not_installed and kind != "driver":
+            judged.not_affected += [
+                _absent(kind, f) for f in fixes if _applies(f, kind, None, None)
+            ]
+            continue
+        _judge(kind, installed, fixes, stack, judged)
+    exposures = judged.exposures
+    status = BELOW_BASELINE if exposures else UNKNOWN if judged.unknown else CURRENT
+    return PatchStatus(
+        status,
+        tuple(exposures),
+        judged.baselines,
+        tuple(judged.unknown),
+        tuple(judged.not_affected),
+        tuple(dict.fromkeys(judged.unknown_components)),
+        tuple(judged.fixed),
+    )
+
+
+def _judge(
+    kind: str, installed: str | None, fixes: list[Fix], stack: NodeStack, judged: _Judgement
+) -> None:
+    branch = driver_branch(installed) if kind == "driver" and installed else None
+    relevant = [f for f in fixes if _applies(f, kind, branch, stack.gpu_model)]
+    label = f"driver {branch}" if branch else kind
+    if not installed or parse_version(installed) is None:
+        if kind == "driver" or relevant:
+            judged.not_judged(kind, _unknown_note(kind, relevant, stack.gpu_model))
+        return
+    if kind == "driver" and not relevant:
+        if any(f.component.kind == "driver" for f in fixes):
+            judged.not_judged(
+                kind,
+                f"driver {installed}: branch {branch} is in no imported "
+                "bulletin (out of support, or bulletins missing)",
+            )
+        return
+    for fix in relevant:
+        if fix.fixed_version and parse_version(fix.fixed_version):
+            best = judged.baselines.get(label)
+            if best is None or compare(fix.fixed_version, best) > 0:
+                judged.baselines[label] = fix.fixed_version
+        if not _exposed(installed, fix):
+            if _bounded(fix):
+                judged.fixed.append(_exposure(kind, installed, fix, None))
+            continue
+        condition = fix.condition or fix.affected.condition
+        verdict = evaluate(condition, stack.facts, installed) if condition else None
+        if verdict is not None and verdict.affected is False:
+            judged.not_affected.append(_exposure(kind, installed, fix, verdict))
+        else:
+            judged.exposures.append(_exposure(kind, installed, fix, verdict))
+
+
+def _unknown_note(kind: str, relevant: list[Fix], gpu_model: str | None) -> str:
+    if kind != "firmware":
+        return f"{kind}: version unknown"
+    models = ", ".join(sorted({f.component.line or "?" for f in relevant}))
+    if gpu_model is None:
+        return f"firmware: GPU model unknown, and imported bulletins name firmware for {models}"
+    advisories = ", ".join(sorted({f.advisory_id for f in relevant}))
+    return (
+        f"firmware: VBIOS version unknown ({advisories} names firmware for {models}; "
+        "import `nvidia-smi -q -x` for the node)"
+    )
+
+
+def _bounded(fix: Fix) -> bool:
+    """Whether the fix's affected bound can be compared with (else neither side of it is known)."""
+    bound = fix.affected
+    return bound.op in ("<", "<=") and parse_version(bound.version) is not None
+
+
+def _exposed(installed: str, fix: Fix) -> bool:
+    bound = fix.affected
+    if not _bounded(fix):
+        return False
+    return is_below(installed, bound.version, inclusive=bound.op == "<=")
+
+
+_CONDITION_STATUS = {True: "holds", False: "not_met", None: "unverified"}
+
+
+def _exposure(kind: str, installed: str | None, fix: Fix, verdict: Verdict | None) -> Exposure:
+    return Exposure(
+        component=kind,
+        installed=installed,
+        fixed_version=fix.fixed_version,
+        affected=f"{fix.affected.op} {fix.affected.version}",
+        cves=fix.cves,
+        max_cvss=fix.max_cvss,
+        severity=(fix.severity or "").lower() or None,
+        advisory_id=fix.advisory_id,
+        released=fix.released,
+        condition=fix.condition or fix.affected.condition,
+        condition_status=_CONDITION_STATUS[verdict.affected] if verdict else None,
+        reason=verdict.as_reason() if verdict else None,
+    )
+
+
+def _absent(kind: str, fix: Fix) -> Exposure:
+    reason = Verdict(
+        False,
+        NOT_PRESENT,
+        f"Not affected: the node does not run the {kind.replace('_', ' ')}.",
+        VEX_NOT_PRESENT,
+    )
+    return replace(_exposure(kind, None, fix, reason), condition_status=None)
+
+
+def worst_severity(exposures: Iterable[Exposure]) -> str | None:
+    found = {e.severity for e in exposures if e.severity in SEVERITY_ORDER}
+    return next((s for s in SEVERITY_ORDER if s in found), None)

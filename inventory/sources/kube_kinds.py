@@ -1,0 +1,53 @@
+"""What a live sync lists from the Kubernetes API, kind by kind, and which kinds may be absent.
+Pure data: inventory/sources/kube.py makes the calls."""
+
+from __future__ import annotations
+
+from inventory.sources.kube_admission import ADMISSION_LABELS
+
+# (kind, API group class, list method). The deploy ClusterRole grants get/list/watch on
+# exactly these resources; keep the two in step (tests/test_deploy_rbac.py).
+KINDS: tuple[tuple[str, str, str], ...] = (
+    ("Node", "CoreV1Api", "list_node"),
+    ("Namespace", "CoreV1Api", "list_namespace"),
+    ("Pod", "CoreV1Api", "list_pod_for_all_namespaces"),
+    ("ResourceQuota", "CoreV1Api", "list_resource_quota_for_all_namespaces"),
+    ("ConfigMap", "CoreV1Api", "list_config_map_for_all_namespaces"),
+    ("Service", "CoreV1Api", "list_service_for_all_namespaces"),
+    ("DaemonSet", "AppsV1Api", "list_daemon_set_for_all_namespaces"),
+    ("Deployment", "AppsV1Api", "list_deployment_for_all_namespaces"),
+    # Only their owners are kept: the workload behind each pod (inventory/owners.py).
+    ("ReplicaSet", "AppsV1Api", "list_replica_set_for_all_namespaces"),
+    ("Job", "BatchV1Api", "list_job_for_all_namespaces"),
+    ("Role", "RbacAuthorizationV1Api", "list_role_for_all_namespaces"),
+    ("ClusterRole", "RbacAuthorizationV1Api", "list_cluster_role"),
+    ("RoleBinding", "RbacAuthorizationV1Api", "list_role_binding_for_all_namespaces"),
+    ("ClusterRoleBinding", "RbacAuthorizationV1Api", "list_cluster_role_binding"),
+    ("Ingress", "NetworkingV1Api", "list_ingress_for_all_namespaces"),
+    ("NetworkPolicy", "NetworkingV1Api", "list_network_policy_for_all_namespaces"),
+)
+# Custom resources that may not be installed: (kind, group, version, plural). A 404 means
+# the CRD is absent (no GPU Operator), which is an answer, not a failure.
+OPTIONAL_CUSTOM_KINDS: tuple[tuple[str, str, str, str], ...] = (
+    ("ClusterPolicy", "nvidia.com", "v1", "clusterpolicies"),
+)
+# Dynamic Resource Allocation (resource.k8s.io): GA as v1 in Kubernetes 1.34, served as
+# v1beta2 / v1beta1 before. Each kind is read at the first version the server answers; a group
+# not served at all (404) is a cluster without DRA, an account that may not list it (403) a
+# warning on the run: the GPUs its claims hold are then not seen.
+DRA_VERSIONS: tuple[tuple[str, str], ...] = (
+    ("v1", "ResourceV1Api"),
+    ("v1beta2", "ResourceV1beta2Api"),
+    ("v1beta1", "ResourceV1beta1Api"),
+)
+DRA_LIST_METHODS: tuple[tuple[str, str], ...] = (
+    ("DeviceClass", "list_device_class"),
+    ("ResourceClaim", "list_resource_claim_for_all_namespaces"),
+    ("ResourceClaimTemplate", "list_resource_claim_template_for_all_namespaces"),
+    ("ResourceSlice", "list_resource_slice"),
+)
+DRA_KINDS = frozenset(kind for kind, _ in DRA_LIST_METHODS)
+NOT_LISTED = "-"  # the watch position of a DRA kind the last list found not served or forbidden
+# Admission control (inventory/sources/kube_admission.py): listed like DRA, tolerantly.
+TOLERANT_KINDS = DRA_KINDS | frozenset(ADMISSION_LABELS)
+OPTIONAL_KINDS = frozenset(kind for kind, *_ in OPTIONAL_CUSTOM_KINDS) | TOLERANT_KINDS

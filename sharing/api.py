@@ -1,0 +1,171 @@
+"""REST API for sharing requests: ask, approve, deny, revoke (DESIGN §10)."""
+
+from __future__ import annotations
+
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, mixins, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from gpuposture.base.api import ScopedViewSetMixin
+from gpuposture.base.roles import PLATFORM_ENGINEER, SECURITY_LEAD, TENANT_VIEWER
+from inventory.models import Cluster
+from sharing.filters import SharingRequestFilter
+from sharing.services import (
+    FourEyesError,
+    NotAllowed,
+    SharingRequestError,
+    sharing_request_approve,
+    sharing_request_create,
+    sharing_request_deny,
+    sharing_request_revoke,
+)
+from tenants.models import SharingRequest, Tenant
+from tenants.policy import SHARING_MODES
+
+
+class VisibleSlugField(serializers.SlugRelatedField):
+    """A slug (or name) choice limited to what the requesting user may see, so a refusal
+    never tells an outsider that another tenant or cluster exists."""
+
+    def get_queryset(self):
+        return super().get_queryset().visible_to(self.context["request"].user)
+
+
+class SharingRequestSerializer(serializers.ModelSerializer):
+    tenant = VisibleSlugField(slug_field="slug", queryset=Tenant.objects.filter(is_system=False))
+    cluster = VisibleSlugField(slug_field="name", queryset=Cluster.objects.all())
+    mode = serializers.ChoiceField(choices=SHARING_MODES)
+    # Empty: the whole cluster (what is stored when no pool is named).
+    node_pool = serializers.RegexField(
+        r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$",
+        max_length=63,
+        required=False,
+        allow_blank=True,
+    )
+    justification = serializers.CharField(max_length=2000)
+    state = serializers.SerializerMethodField()
+    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    decided_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+    revoked_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+
+    class Meta:
+        model = SharingRequest
+        fields = [
+            "id",
+            "tenant",
+            "cluster",
+            "node_pool",
+            "mode",
+            "justification",
+            "status",
+            "state",
+            "requested_by",
+            "requested_at",
+            "decided_by",
+            "decided_at",
+            "decision_reason",
+            "expires_at",
+            "revoked_by",
+            "revoked_at",
+            "revoke_reason",
+        ]
+        read_only_fields = [
+            "status",
+            "requested_at",
+            "decided_at",
+            "decision_reason",
+            "expires_at",
+            "revoked_at",
+            "revoke_reason",
+        ]
+
+    def get_state(self, request: SharingRequest) -> str:
+        return request.state(self.context["now"])
+
+
+class DecisionSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000)
+    expires_in_days = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=3650,
+        help_text="Approve only; at most the trust class's approval expiry.",
+    )
+
+
+def _refusal(exc: SharingRequestError) -> Exception:
+    if isinstance(exc, FourEyesError | NotAllowed):
+        return exceptions.PermissionDenied(str(exc))
+    return exceptions.ValidationError({"detail": str(exc)})
+
+
+class SharingRequestViewSet(
+    ScopedViewSetMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet
+):
+    """Sharing requests: a tenant owner or platform engineer asks; another platform engineer
+    approves or denies (four eyes); a platform engineer or security lead revokes."""
+
+    queryset = SharingRequest.objects.select_related(
+        "tenant", "cluster", "requested_by", "decided_by", "revoked_by"
+    )
+    serializer_class = SharingRequestSerializer
+    filterset_class = SharingRequestFilter
+
+    @property
+    def write_roles(self) -> tuple[str, ...]:  # type: ignore[override]  # a property: roles per action
+        if self.action == "create":
+            return (PLATFORM_ENGINEER, TENANT_VIEWER)
+        if self.action == "revoke":
+            return (PLATFORM_ENGINEER, SECURITY_LEAD)
+        return (PLATFORM_ENGINEER,)
+
+    def get_serializer_context(self) -> dict:
+        return {**super().get_serializer_context(), "now": timezone.now()}
+
+    def perform_create(self, serializer: SharingRequestSerializer) -> None:  # type: ignore[override]  # always the serializer_class
+        data = serializer.validated_data
+        try:
+            serializer.instance = sharing_request_create(
+                tenant=data["tenant"],
+                cluster=data["cluster"],
+                node_pool=data.get("node_pool", ""),
+                mode=data["mode"],
+                justification=data["justification"],
+                user=self.request.user,
+            )
+        except SharingRequestError as exc:
+            raise _refusal(exc) from exc
+
+    def _decision(self, request: Request, service, **extra) -> Response:
+        body = DecisionSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        kwargs = {"reason": body.validated_data["reason"], **extra}
+        if service is sharing_request_approve:
+            kwargs["expires_in_days"] = body.validated_data.get("expires_in_days")
+        try:
+            decided = service(request=self.get_object(), user=request.user, **kwargs)
+        except SharingRequestError as exc:
+            raise _refusal(exc) from exc
+        return Response(self.get_serializer(decided).data)
+
+    @extend_schema(request=DecisionSerializer, responses=SharingRequestSerializer)
+    @action(detail=True, methods=["post"])
+    def approve(self, request: Request, pk: str | None = None) -> Response:
+        return self._decision(request, sharing_request_approve)
+
+    @extend_schema(request=DecisionSerializer, responses=SharingRequestSerializer)
+    @action(detail=True, methods=["post"])
+    def deny(self, request: Request, pk: str | None = None) -> Response:
+        return self._decision(request, sharing_request_deny)
+
+    @extend_schema(request=DecisionSerializer, responses=SharingRequestSerializer)
+    @action(detail=True, methods=["post"])
+    def revoke(self, request: Request, pk: str | None = None) -> Response:
+        return self._decision(request, sharing_request_revoke)
