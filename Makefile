@@ -90,7 +90,8 @@ fuzz-ci: install
 bench-smoke: install
 	bash bench/smoke.sh
 
-# Production settings need both keys; these are placeholders, used by no running app.
+# Production settings need both keys; these are placeholders, used by no running app (mypy's
+# django plugin loads the settings too).
 LINT_ENV := SECRET_KEY=lint-only GPUPOSTURE_MFA_ENCRYPTION_KEY=lint-only-not-a-secret-0123456789
 
 lint: install
@@ -100,6 +101,7 @@ lint: install
 	$(LINT_ENV) $(BIN)/python manage.py check
 	$(LINT_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/lint-imports
+	$(LINT_ENV) $(BIN)/mypy
 
 # Checkov over deploy/ and the Dockerfile (its own throwaway venv under var/): zero failed checks.
 lint-deploy:

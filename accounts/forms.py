@@ -21,7 +21,7 @@ class TokenCreateForm(forms.Form):
     )
     days = forms.IntegerField(min_value=1, initial=DEFAULT_DAYS, label="Expires in (days)")
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # Read per form, not at import: the limit is a setting (GPUPOSTURE_TOKEN_MAX_DAYS).
         limit = settings.GPUPOSTURE_TOKEN_MAX_DAYS

@@ -39,8 +39,8 @@ def grant_for(sociallogin: SocialLogin) -> SsoGrant:
 
 def _access(user: AbstractBaseUser) -> dict[str, list[str]]:
     return {
-        "roles": sorted(user.groups.filter(name__in=ROLES).values_list("name", flat=True)),  # type: ignore[attr-defined]
-        "tenants": sorted(user.viewable_tenants.values_list("slug", flat=True)),  # type: ignore[attr-defined]
+        "roles": sorted(user.groups.filter(name__in=ROLES).values_list("name", flat=True)),
+        "tenants": sorted(user.viewable_tenants.values_list("slug", flat=True)),
     }
 
 
@@ -53,17 +53,17 @@ def sso_user_update(*, user: AbstractBaseUser, grant: SsoGrant) -> None:
     wanted = set(grant.roles) if grant.roles_exact else current | grant.roles
     if wanted != current:
         groups = {g.name: g for g in Group.objects.filter(name__in=current ^ wanted)}
-        user.groups.remove(*(groups[n] for n in current - wanted if n in groups))  # type: ignore[attr-defined]
-        user.groups.add(*(groups[n] for n in wanted - current if n in groups))  # type: ignore[attr-defined]
+        user.groups.remove(*(groups[n] for n in current - wanted if n in groups))
+        user.groups.add(*(groups[n] for n in wanted - current if n in groups))
         user.__dict__.pop("_gpuposture_roles", None)  # the roles cached for this request
     if grant.managed_tenants:
         tenant_model = apps.get_model("tenants", "Tenant")
         managed = tenant_model.objects.filter(slug__in=grant.managed_tenants)
         viewing = set(before["tenants"])
-        user.viewable_tenants.add(  # type: ignore[attr-defined]
+        user.viewable_tenants.add(
             *(t for t in managed if t.slug in grant.tenants and t.slug not in viewing)
         )
-        user.viewable_tenants.remove(  # type: ignore[attr-defined]
+        user.viewable_tenants.remove(
             *(t for t in managed if t.slug not in grant.tenants and t.slug in viewing)
         )
     after = _access(user)

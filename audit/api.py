@@ -16,7 +16,7 @@ class AuditLogPermission(BasePermission):
 
     message = "The audit log is for the auditor and security_lead roles; ask an administrator."
 
-    def has_permission(self, request, view) -> bool:  # type: ignore[no-untyped-def]
+    def has_permission(self, request, view) -> bool:
         return request.method in SAFE_METHODS and reads_audit_log(request.user)
 
 

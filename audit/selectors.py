@@ -43,7 +43,7 @@ def audit_chain_verify(*, chunk_size: int = 2000, anchor: str | None = None) -> 
     return verify_chain(audit_chain(chunk_size=chunk_size), anchor=anchor)
 
 
-def audit_events_for(user: AbstractBaseUser | AnonymousUser):  # type: ignore[no-untyped-def]
+def audit_events_for(user: AbstractBaseUser | AnonymousUser):
     """The events `user` may read (none unless auditor, security lead or superuser)."""
     return AuditEvent.objects.visible_to(user)
 

@@ -113,7 +113,7 @@ def _actor(actor: Actor) -> tuple[AbstractBaseUser | None, str]:
         return None, actor or SYSTEM
     if not actor.is_authenticated:
         return None, "anonymous"
-    return actor, actor.get_username()  # type: ignore[union-attr]
+    return actor, actor.get_username()
 
 
 def _chain_lock() -> None:

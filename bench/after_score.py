@@ -85,7 +85,7 @@ def page_times(tenant_slug: str) -> list[PageTime]:
     return times
 
 
-def _timed_get(client, path: str) -> tuple[float, int, int]:  # type: ignore[no-untyped-def]
+def _timed_get(client, path: str) -> tuple[float, int, int]:
     from django.core.cache import cache
 
     cache.clear()  # cold: the first request after a score finds no cached overview

@@ -99,9 +99,9 @@ def _risks(risk: float) -> tuple[Obj, list[Obj], list[Obj], list[Obj]]:
     """A tenant container's security context, volumes, mounts and env: hardened, except in
     one pod in forty, which carries a risk the checks report."""
     security: Obj = dict(k8s.HARDENED_CONTAINER)
-    volumes = [_API_ACCESS, {"emptyDir": {"medium": "Memory"}, "name": "dshm"}]
-    mounts = [{"mountPath": "/dev/shm", "name": "dshm"}, _API_MOUNT]  # noqa: S108 - a manifest
-    env = [
+    volumes: list[Obj] = [_API_ACCESS, {"emptyDir": {"medium": "Memory"}, "name": "dshm"}]
+    mounts: list[Obj] = [{"mountPath": "/dev/shm", "name": "dshm"}, _API_MOUNT]  # noqa: S108 - a manifest
+    env: list[Obj] = [
         {"name": "MODEL_DIR", "value": "/models"},
         {"name": "NCCL_DEBUG", "value": "WARN"},
         {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},

@@ -135,7 +135,7 @@ def _busy(attribution: str, idle: bool, rng: random.Random) -> float:
 
 def hourly_rows(
     fleet: Fleet, *, cluster_id: int, tenant_ids: list[int], hours: list[datetime], db_hour
-) -> list[tuple]:  # type: ignore[no-untyped-def]
+) -> list[tuple]:
     """GpuUsageHourly rows (HOURLY_COLUMNS order) for the given hours, as the app's roll-up
     writes them: one row per device and holder, 120 samples an hour."""
     rng = random.Random(f"{fleet.seed}/{hours[0]:%Y%m%d%H}")

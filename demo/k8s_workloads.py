@@ -81,7 +81,7 @@ def tenant_pods_of(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
         for w in works:
             ours = "." not in w.image.split("/")[0]
             image = ids.pinned(f"{REG}/{w.image}") if ours else w.image
-            env = [{"name": k, "value": v} for k, v in w.env.items()]
+            env: list[Obj] = [{"name": k, "value": v} for k, v in w.env.items()]
             for k, ref in w.secret_env.items():
                 secret, key = ref.split("/")
                 env.append({"name": k, "valueFrom": {"secretKeyRef": {"key": key, "name": secret}}})

@@ -106,7 +106,7 @@ def load_demo_providers() -> int:
     return len(PROVIDERS)
 
 
-def _assess(provider: Provider, plan: dict, procurement, reviewer) -> None:  # type: ignore[no-untyped-def]
+def _assess(provider: Provider, plan: dict, procurement, reviewer) -> None:
     assessment = assessment_start(provider=provider, user=procurement)
     questions = spec_of(assessment.questionnaire).questions[: plan.get("partial")]
     answers = {}

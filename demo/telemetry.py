@@ -82,7 +82,7 @@ def demo_samples(
 
 def _node_samples(
     node: DemoNode, times: list[datetime], hijacked: bool, handovers
-) -> Iterator[GpuSample]:  # type: ignore[no-untyped-def]
+) -> Iterator[GpuSample]:
     rng = random.Random(node.name)
     base = {"hostname": node.name, "model": node.model}
     hijack_from = times[-1] - timedelta(minutes=40)
@@ -108,7 +108,7 @@ def _node_samples(
     for index in range(node.gpu_count):
         holders = slots.get(index, [])
         for t in times:
-            for gi_id, profile, pod in holders or [("", "", None)]:
+            for gi_id, profile, pod in holders or [("", "", None)]:  # type: ignore[list-item]  # an idle GPU: one slot, no pod
                 if handover and index == 0 and gi_id == "" and t < times[len(times) // 2]:
                     pod = DemoPod(handover[1], "job-0", 1)  # finished since: another tenant's
                 busy = _load(pod.name, t, rng) if pod else 0.0

@@ -41,7 +41,7 @@ class _ClusterPackView(generics.GenericAPIView):
     lookup_field = "name"
     pagination_class = None
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return Cluster.objects.visible_to(self.request.user)
 
     def report(self, request: Request) -> PackReport:

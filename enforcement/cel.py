@@ -27,7 +27,7 @@ def _short_repr(self: CELEvalError) -> str:
 # guard on one side, a missing field on the other), formats both into a TypeError message;
 # CELEvalError's repr renders its arguments, which hold the whole activation: about 0.5 s each.
 # The short form keeps the error's text and makes a preview of a cluster take seconds.
-CELEvalError.__repr__ = _short_repr  # type: ignore[method-assign]
+CELEvalError.__repr__ = _short_repr
 
 
 @lru_cache(maxsize=256)

@@ -11,7 +11,7 @@ from gpuposture.base.views import healthz, readyz
 from gpuposture.metrics import metrics
 
 # The admin signs in through allauth's login, so its two-factor step and rate limits apply.
-admin.site.login = secure_admin_login(admin.site.login)  # type: ignore[method-assign]
+admin.site.login = secure_admin_login(admin.site.login)
 
 # Each app lists its own pages. Inventory's come before posture's: `clusters/new/` must not
 # be read as the posture page of a cluster named "new".

@@ -123,7 +123,7 @@ class ClusterSerializer(serializers.ModelSerializer):
             setattr(instance, key, value)
         return cluster_save(cluster=instance, actor=self._actor())
 
-    def _actor(self):  # type: ignore[no-untyped-def]
+    def _actor(self):
         request = self.context.get("request")
         return request.user if request is not None else None
 
@@ -201,7 +201,7 @@ class NodeSerializer(PresentedSerializer):
         # Nullable in the schema too: clients must not be told these are always strings.
         extra_kwargs = {name: {"allow_null": True} for name in NULL_WHEN_BLANK}
 
-    def to_representation(self, instance: Node) -> dict:
+    def to_representation(self, instance: Node) -> dict:  # type: ignore[override]  # its Meta.model is Node
         data = super().to_representation(instance)
         for name in NULL_WHEN_BLANK:
             data[name] = data[name] or None
@@ -272,7 +272,7 @@ class ClusterViewSet(
             run = cluster_sync_request(cluster=cluster, trigger="api")
         except SyncBusy as exc:
             running = cluster.sync_runs.filter(status=SyncRun.Status.RUNNING).first()
-            body = {"detail": str(exc)}
+            body: dict[str, object] = {"detail": str(exc)}
             if running:
                 body["run"] = SyncRunSerializer(running).data
             return Response(body, status=status.HTTP_409_CONFLICT)

@@ -100,7 +100,7 @@ def _defaults(model: type[Model], columns: Sequence[str], now: datetime) -> dict
 def _column(model: type[Model], attname: str) -> str:
     for field in model._meta.concrete_fields:
         if field.attname == attname:
-            return field.column
+            return field.column  # type: ignore[return-value]  # a concrete field has a column
     raise ValueError(f"{model.__name__} has no column {attname!r}")
 
 

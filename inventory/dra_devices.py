@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gpuposture.base.enums import SharingMode
 from inventory.snapshot import ClusterSnapshot, Pod
 from inventory.snapshot_dra import (
     DraClaim,
@@ -25,7 +26,7 @@ from inventory.snapshot_dra import (
 )
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
-SHARING_MODES = {"timeslicing": "time_slicing", "mps": "mps"}
+SHARING_MODES = {"timeslicing": SharingMode.TIME_SLICING.value, "mps": SharingMode.MPS.value}
 GPU_TYPES = ("gpu", "mig", "vfio")
 
 
@@ -136,7 +137,7 @@ class DraIndex:
             and (not c.requests or result.request in c.requests or _parent(result) in c.requests)
         ]
         claims_own = [c for c in applicable if c.source == "claim"]
-        return (claims_own or applicable or [None])[-1]
+        return (claims_own or applicable or [None])[-1]  # type: ignore[list-item]  # None: no config
 
     def mode(self, claim: DraClaim, result: DraResult, kind: str) -> tuple[str, str]:
         config = self.sharing_config(claim, result)

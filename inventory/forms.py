@@ -34,13 +34,13 @@ class ClusterForm(forms.ModelForm):
             "kube_context": "Empty for the kubeconfig's current context.",
         }
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             self.fields["name"].disabled = True
             self.initial["snapshot_paths_text"] = "\n".join(self.instance.snapshot_paths)
 
-    def clean(self) -> dict:
+    def clean(self) -> dict | None:
         data = super().clean()
         paths = [p.strip() for p in data.get("snapshot_paths_text", "").splitlines() if p.strip()]
         try:
@@ -66,7 +66,7 @@ class ClusterForm(forms.ModelForm):
 class PatchSlaForm(forms.Form):
     """Days allowed per severity; the initial values are the SLA in force."""
 
-    def __init__(self, *args, rows: list[dict], **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, rows: list[dict], **kwargs) -> None:
         super().__init__(*args, **kwargs)
         for row in rows:
             self.fields[row["severity"]] = forms.IntegerField(
@@ -83,11 +83,11 @@ class _MultipleFileInput(forms.ClearableFileInput):
 
 
 class _MultipleFileField(forms.FileField):
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("widget", _MultipleFileInput(attrs={"accept": ".json,application/json"}))
         super().__init__(*args, **kwargs)
 
-    def clean(self, data, initial=None):  # type: ignore[no-untyped-def]
+    def clean(self, data, initial=None):
         if isinstance(data, list | tuple):
             return [super(_MultipleFileField, self).clean(d, initial) for d in data]
         return [super().clean(data, initial)] if data else []
@@ -128,7 +128,7 @@ class BulletinImportForm(forms.Form):
                 raise ValidationError(f"{url[:100]}: not an http(s) URL")
         return urls
 
-    def clean(self) -> dict:
+    def clean(self) -> dict | None:
         cleaned = super().clean()
         if not self.errors and not cleaned.get("files") and not cleaned.get("urls"):
             raise ValidationError("choose at least one file or give a URL")

@@ -29,7 +29,7 @@ T = TypeVar("T")
 _TENANT, _NAMESPACE, _PRINCIPAL = "t", "n", "p"
 
 
-def hidden_scope_for(user) -> HiddenScope | None:  # type: ignore[no-untyped-def]
+def hidden_scope_for(user) -> HiddenScope | None:
     """What `user` must not see named: every tenant they may not see, with its namespaces
     (registered, or holding its pods) and principals. One query (a UNION)."""
     if sees_every_row(user, Tenant):
@@ -59,7 +59,7 @@ def hidden_scope_for(user) -> HiddenScope | None:  # type: ignore[no-untyped-def
     )
 
 
-def visible_namespaces_for(user) -> frozenset[str] | None:  # type: ignore[no-untyped-def]
+def visible_namespaces_for(user) -> frozenset[str] | None:
     """The namespaces of the tenants `user` may see (registered, or holding their pods), or
     None for those who read every tenant: what a per-namespace export gives a tenant viewer.
     One query (a UNION)."""
@@ -150,13 +150,13 @@ def present(scope: HiddenScope | None, item: T, model: type[models.Model] | None
     if scope is None or scope.empty:
         return item
     if isinstance(item, models.Model):
-        scope.fields(_Instance(item), type(item).redacted_fields)  # type: ignore[attr-defined]
+        scope.fields(_Instance(item), type(item).redacted_fields)
     else:
-        scope.fields(item, model.redacted_fields)  # type: ignore[arg-type, union-attr]
+        scope.fields(item, model.redacted_fields)
     return item
 
 
-def present_all(scope: HiddenScope | None, items: Iterable[T], model=None) -> list[T]:  # type: ignore[no-untyped-def]
+def present_all(scope: HiddenScope | None, items: Iterable[T], model=None) -> list[T]:
     return [present(scope, item, model) for item in items]
 
 

@@ -27,7 +27,7 @@ def latest_sync_runs() -> QuerySet[SyncRun]:
     return SyncRun.objects.filter(pk=Subquery(newest.values("pk")[:1]))
 
 
-def clusters_with_last_sync(user) -> list[Cluster]:  # type: ignore[no-untyped-def]
+def clusters_with_last_sync(user) -> list[Cluster]:
     """Clusters the user may see, each with `.last_run` (its newest SyncRun or None)."""
     clusters = (
         Cluster.objects.visible_to(user)
@@ -44,7 +44,7 @@ POOL_LABEL = "gpuposture.io/pool"
 PATCH_COMPONENTS = tuple(COMPONENTS.values())
 
 
-def patch_overview(user) -> dict:  # type: ignore[no-untyped-def]
+def patch_overview(user) -> dict:
     """Per cluster and node pool: nodes current / below / unknown, and what each node should
     move to, oldest exposure first."""
     nodes = (
@@ -97,7 +97,7 @@ def _patch_row(node: Node, pool: str, now: datetime) -> dict:
     }
 
 
-def node_detail_context(user, node: Node) -> dict:  # type: ignore[no-untyped-def]
+def node_detail_context(user, node: Node) -> dict:
     """A node's facts, how it injects devices, what it is exposed to (with each bound's
     condition), and the pods on it the user may see."""
     objects = ClusterObject.objects.filter(
@@ -137,7 +137,7 @@ def node_detail_context(user, node: Node) -> dict:  # type: ignore[no-untyped-de
     }
 
 
-def patch_rollout(user) -> list:  # type: ignore[no-untyped-def]
+def patch_rollout(user) -> list:
     """The suggested rollout per cluster (inventory.patching.rollout) for the nodes the user may
     see; a pool's sensitivity is the highest trust-class rank among the tenants running on it."""
     nodes = list(

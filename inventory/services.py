@@ -229,7 +229,7 @@ def _remember_watch_state(
         setattr(cluster, name, value)
 
 
-def _progress_recorder(run: SyncRun, cluster: Cluster, token: str):  # type: ignore[no-untyped-def]
+def _progress_recorder(run: SyncRun, cluster: Cluster, token: str):
     """Write objects-read-so-far to the run at most twice a second (the page polls it), and
     renew the lease as we go."""
     progress: dict[str, int] = {}

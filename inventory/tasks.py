@@ -55,7 +55,7 @@ def sync_cluster(
         raise
 
 
-def _sync_cluster(  # type: ignore[no-untyped-def]
+def _sync_cluster(
     self, cluster_id: int, trigger: str, run_id: int | None, done_after_run: int | None
 ) -> dict[str, object]:
     cluster = Cluster.objects.filter(pk=cluster_id).first()
@@ -101,7 +101,7 @@ def _synced_since(cluster: Cluster, run_pk: int) -> bool:
     ).exists()
 
 
-def _may_retry(task) -> bool:  # type: ignore[no-untyped-def]
+def _may_retry(task) -> bool:
     # Run in-process (no broker, `make demo`), a retry would block the caller: report instead.
     return not task.request.is_eager and task.request.retries < MAX_RETRIES
 

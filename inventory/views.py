@@ -35,7 +35,7 @@ from inventory.selectors import (
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
 from inventory.sync_summary import sync_run_summary
 
-RUN_MESSAGE_LEVELS = {
+RUN_MESSAGE_LEVELS: dict[str, int] = {
     SyncRun.Status.SUCCEEDED: messages.SUCCESS,
     SyncRun.Status.FAILED: messages.ERROR,
 }

@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 
 from django.db.models import QuerySet
 
+from gpuposture.base.enums import Severity
 from inventory.models import SyncRun
 from inventory.presenter import hidden_scope_for
 from notifications.models import EventKind, Subscription
@@ -26,7 +27,8 @@ from tenants.models import SharingRequest
 from tenants.redaction import HiddenScope, hide_text, visible_tenants
 
 MAX_EVENTS = 100
-SEVERITIES = {"critical": ("critical",), "high": ("critical", "high")}
+# A subscription's minimum severity -> the severities at or above it.
+SEVERITIES = {s: Severity.values()[: Severity.rank(s) + 1] for s in Subscription.MinSeverity.values}
 
 
 @dataclass(frozen=True)

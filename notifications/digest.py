@@ -75,7 +75,7 @@ def digest_for_user(*, user: Any, trigger: str, now: datetime) -> list[Delivery]
     return deliveries
 
 
-def _delivery(user: Any, channel: str, trigger: str, events: list[Event], now: datetime):  # type: ignore[no-untyped-def]
+def _delivery(user: Any, channel: str, trigger: str, events: list[Event], now: datetime):
     events.sort(key=lambda e: (SEVERITY_RANK.get(e.severity, 4), e.kind, e.key))
     shown = events[:MAX_DIGEST_EVENTS]
     critical = sum(1 for e in events if e.severity == "critical")

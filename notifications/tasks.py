@@ -10,7 +10,7 @@ from notifications.digest import digests_send
 
 
 @shared_task(name=queue.DELIVER, bind=True, acks_late=True, max_retries=None)
-def deliver(self, delivery_id: int) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def deliver(self, delivery_id: int) -> dict[str, object]:
     """One attempt; a transient failure schedules the next after the backoff step the
     delivery has reached (the row counts attempts, so the schedule survives redelivery)."""
     outcome = delivery_attempt(delivery_id=delivery_id)

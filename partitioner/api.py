@@ -105,14 +105,15 @@ class InstanceSerializer(serializers.Serializer):
     profile = serializers.CharField(max_length=40)
     start = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=7)
     tenant = serializers.SlugField(required=False, allow_null=True, max_length=63)
-    compute_instances = ComputeInstanceSerializer(
+    # many=True hands max_length to DRF's ListSerializer; the stubs' __init__ does not list it.
+    compute_instances = ComputeInstanceSerializer(  # type: ignore[call-arg]
         many=True, required=False, max_length=MAX_COMPUTE_INSTANCES
     )
 
 
 class LayoutRequestSerializer(serializers.Serializer):
     gpu_model = serializers.CharField(max_length=120)
-    instances = InstanceSerializer(many=True, max_length=MAX_INSTANCES)
+    instances = InstanceSerializer(many=True, max_length=MAX_INSTANCES)  # type: ignore[call-arg]
     config_name = serializers.CharField(required=False, max_length=63, allow_blank=True)
 
 

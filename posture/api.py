@@ -91,7 +91,7 @@ class FindingViewSet(ScopedReadOnlyViewSet):
         },
     )
     @action(detail=False, methods=["get"], url_path="export", pagination_class=None)
-    def export(self, request: Request) -> HttpResponse:
+    def export(self, request: Request) -> HttpResponse | StreamingHttpResponse:
         """All findings the filters select (not paginated), as JSON, CSV, SARIF 2.1.0 or
         Kubernetes policy reports (`openreports`: openreports.io/v1alpha1 Report and
         ClusterReport; `policyreport`: wgpolicyk8s.io/v1alpha2), multi-document YAML;
@@ -144,7 +144,7 @@ class TenantPostureViewSet(TenantViewSet):
 
     serializer_class = TenantWithScoreSerializer
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return with_latest_score(super().get_queryset())
 
     @extend_schema(responses=PostureSerializer)
@@ -213,7 +213,7 @@ class ClusterChecklistView(generics.GenericAPIView):
     serializer_class = ChecklistItemSerializer
     pagination_class = None  # ten items, always
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return Cluster.objects.visible_to(self.request.user)
 
     @extend_schema(responses=ChecklistItemSerializer(many=True))

@@ -12,7 +12,7 @@ from posture.models import SEVERITY_ORDER, CheckExemption, Finding, PostureRun
 from posture.rules import CHECKS
 
 
-def open_counts(user) -> dict[str, int]:  # type: ignore[no-untyped-def]
+def open_counts(user) -> dict[str, int]:
     rows = (
         Finding.objects.visible_to(user)
         .filter(status=Finding.Status.OPEN)
@@ -22,7 +22,7 @@ def open_counts(user) -> dict[str, int]:  # type: ignore[no-untyped-def]
     return {row["check_id"]: row["n"] for row in rows}
 
 
-def open_by_severity(user) -> dict[str, dict[str, int]]:  # type: ignore[no-untyped-def]
+def open_by_severity(user) -> dict[str, dict[str, int]]:
     """Open findings per check and severity (one grouped query): a finding may be rated other
     than its check's default (Check.severity_rule), and the pages say so."""
     rows = (
@@ -46,7 +46,7 @@ def _severities(default: str, counts: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def catalogue(user) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def catalogue(user) -> list[dict[str, Any]]:
     severities = open_by_severity(user)
     exempted = last_exempted_counts()
     return [
@@ -71,13 +71,13 @@ def last_exempted_counts() -> dict[str, int]:
     return dict((run.counts or {}).get("exempted", {})) if run else {}
 
 
-def check_exemptions(user, check_id: str) -> list[CheckExemption]:  # type: ignore[no-untyped-def]
+def check_exemptions(user, check_id: str) -> list[CheckExemption]:
     return list(
         CheckExemption.objects.visible_to(user).filter(check_id=check_id).select_related("cluster")
     )
 
 
-def by_control(user) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def by_control(user) -> list[dict[str, Any]]:
     """Open findings per framework control (a finding counts under each of its mappings)."""
     counts = open_counts(user)
     controls: dict[str, dict[str, Any]] = defaultdict(lambda: {"checks": [], "open_findings": 0})

@@ -54,6 +54,6 @@ def catalogue_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _order(check) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+def _order(check) -> tuple[str, int]:
     prefix, _, number = check.id.partition("-")
     return prefix, int(number) if number.isdigit() else 0

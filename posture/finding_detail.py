@@ -37,7 +37,7 @@ class Moment:
     detail: str = ""
 
 
-def finding_for(user, pk: int) -> Finding | None:  # type: ignore[no-untyped-def]
+def finding_for(user, pk: int) -> Finding | None:
     return (
         Finding.objects.visible_to(user)
         .select_related("cluster", "accepted_by", "owner")
@@ -94,7 +94,7 @@ def history(finding: Finding, events: list[Any]) -> list[Moment]:
     return moments
 
 
-def finding_events(user, finding: Finding) -> list[Any]:  # type: ignore[no-untyped-def]
+def finding_events(user, finding: Finding) -> list[Any]:
     """The finding's latest audit events, oldest first, if the user reads the audit log."""
     if not sees_every_row(user, AuditEvent):
         return []
@@ -102,7 +102,7 @@ def finding_events(user, finding: Finding) -> list[Any]:  # type: ignore[no-unty
     return list(events.order_by("-id")[:HISTORY_EVENTS])[::-1]
 
 
-def subject_links(user, finding: Finding) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+def subject_links(user, finding: Finding) -> list[tuple[str, str]]:
     """(label, url) of what the finding is about: its node, or the nodes its workload's pods
     run on, and its cluster. Read with the presented subject, so nothing hidden is looked up."""
     cluster = finding.cluster.name
@@ -135,7 +135,7 @@ def _node_url(cluster: str, name: str) -> str:
     return reverse("node-detail", args=[cluster, name])
 
 
-def finding_detail_context(user, finding: Finding) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def finding_detail_context(user, finding: Finding) -> dict[str, Any]:
     """Everything the finding page shows, presented for `user`."""
     scope = hidden_scope_for(user)
     tenants = affected_tenants(finding, scope)

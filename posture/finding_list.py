@@ -60,7 +60,7 @@ class FindingListPage:
     values: dict[str, str]  # the filters as given, to keep the form filled in
 
 
-def _first_tenant(user) -> Subquery:  # type: ignore[no-untyped-def]
+def _first_tenant(user) -> Subquery:
     """The first slug (alphabetically) of the tenants a finding affects that `user` may see:
     a tenant viewer's order never depends on another tenant's name."""
     links = FindingTenant.objects.filter(finding=OuterRef("pk"))
@@ -69,7 +69,7 @@ def _first_tenant(user) -> Subquery:  # type: ignore[no-untyped-def]
     return Subquery(links.order_by("tenant__slug").values("tenant__slug")[:1])
 
 
-def _order(key: str, user) -> list:  # type: ignore[no-untyped-def]
+def _order(key: str, user) -> list:
     """The ORDER BY of a column; ties go by severity, then id, so pages never overlap."""
     return {
         "severity": [severity_rank()],
@@ -80,7 +80,7 @@ def _order(key: str, user) -> list:  # type: ignore[no-untyped-def]
         "subject": [F("subject_kind"), F("subject_namespace"), F("subject_name")],
         "status": [F("status")],
         "last_seen": [F("last_seen")],
-    }[key]
+    }[key]  # type: ignore[return-value]  # mypy joins the entries' list types to object
 
 
 def parse_sort(value: str | None) -> tuple[str, bool]:
@@ -91,7 +91,7 @@ def parse_sort(value: str | None) -> tuple[str, bool]:
     return (key, descending) if key in COLUMNS else (DEFAULT_SORT, False)
 
 
-def sorted_findings(queryset: QuerySet, key: str, descending: bool, user) -> QuerySet:  # type: ignore[no-untyped-def]
+def sorted_findings(queryset: QuerySet, key: str, descending: bool, user) -> QuerySet:
     terms = [
         t.desc(nulls_last=True) if descending else t.asc(nulls_last=True) for t in _order(key, user)
     ]
@@ -110,7 +110,7 @@ def _columns(query: QueryDict, key: str, descending: bool) -> list[Column]:
     return columns
 
 
-def pick_lists(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def pick_lists(user) -> dict[str, Any]:
     """The filters' options, by name, limited to what `user` may see (two queries)."""
     tenants = Tenant.objects.visible_to(user).order_by("name").values_list("slug", "name")
     clusters = Cluster.objects.visible_to(user).order_by("name").values_list("name", flat=True)
@@ -123,7 +123,7 @@ def pick_lists(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     }
 
 
-def finding_list_page(user, query: QueryDict) -> FindingListPage:  # type: ignore[no-untyped-def]
+def finding_list_page(user, query: QueryDict) -> FindingListPage:
     """The page of findings `query` asks for, as `user` may see them."""
     data = query if query else QueryDict(DEFAULT_QUERY)
     queryset = (
@@ -165,5 +165,5 @@ class _Request:
     """What FindingFilter reads of a request: the user (the page may filter a query that is
     not the request's own, e.g. the list re-shown after a refused bulk acceptance)."""
 
-    def __init__(self, user) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, user) -> None:
         self.user = user

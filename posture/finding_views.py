@@ -24,7 +24,7 @@ def finding_list(request: HttpRequest) -> HttpResponse:
     return _list(request, request.GET, BulkAcceptForm())
 
 
-def _list(request: HttpRequest, query: QueryDict, bulk: BulkAcceptForm, status: int = 200):  # type: ignore[no-untyped-def]
+def _list(request: HttpRequest, query: QueryDict, bulk: BulkAcceptForm, status: int = 200):
     listing = finding_list_page(request.user, query)
     ticked = {str(i) for i in bulk.data.getlist("ids")} if bulk.is_bound else set()
     return render(
@@ -59,7 +59,7 @@ def _triage_form(finding: Finding) -> TriageForm:
     return TriageForm(initial={"ticket_url": finding.ticket_url, "owner": owner})
 
 
-def _detail(request, finding, accept_form, triage_form, status: int = 200):  # type: ignore[no-untyped-def]
+def _detail(request, finding, accept_form, triage_form, status: int = 200):
     context = finding_detail_context(request.user, finding)
     context.update(accept_form=accept_form, triage_form=triage_form)
     return render(request, "posture/finding_detail.html", context, status=status)

@@ -34,7 +34,7 @@ class AcceptForm(forms.Form):
     )
     until = forms.DateField(label="Until", widget=forms.DateInput(attrs={"type": "date"}))
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         first, last = acceptance_window()
         self.window = (first, last)
@@ -67,7 +67,7 @@ class BulkAcceptForm(AcceptForm):
 
     ids = forms.TypedMultipleChoiceField(coerce=int, choices=(), required=True)
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # Any id is a valid choice here; the view looks them up in what the user may see.
         raw = self.data.getlist("ids") if hasattr(self.data, "getlist") else []
@@ -99,6 +99,6 @@ class TriageForm(forms.Form):
         help_text="Who owns the fix (optional).",
     )
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["owner"].queryset = owner_choices()

@@ -38,7 +38,7 @@ RENEWAL_WINDOW = timedelta(days=60)  # an accepted questionnaire this close to e
 LIST_LIMIT = 10  # rows per section; each section links to its full page
 
 
-def home_role(user) -> str | None:  # type: ignore[no-untyped-def]
+def home_role(user) -> str | None:
     if user.is_superuser:
         return SECURITY_LEAD
     roles = user_roles(user)
@@ -68,7 +68,7 @@ def _tenant_home(request: HttpRequest) -> HttpResponse:
     return tenant_list(request)
 
 
-def platform_home(user) -> dict:  # type: ignore[no-untyped-def]
+def platform_home(user) -> dict:
     pending = SharingRequest.objects.visible_to(user).pending()
     nodes = Node.objects.visible_to(user).filter(is_gpu_node=True)
     below = nodes.filter(patch_status="below_baseline").select_related("cluster")
@@ -83,7 +83,7 @@ def platform_home(user) -> dict:  # type: ignore[no-untyped-def]
     }
 
 
-def procurement_home(user) -> dict:  # type: ignore[no-untyped-def]
+def procurement_home(user) -> dict:
     now = timezone.now()
     assessments = Assessment.objects.visible_to(user).select_related("provider", "questionnaire")
     editable = Q(status__in=[Assessment.Status.DRAFT, Assessment.Status.RETURNED])
@@ -101,7 +101,7 @@ def procurement_home(user) -> dict:  # type: ignore[no-untyped-def]
     }
 
 
-def auditor_home(user) -> dict:  # type: ignore[no-untyped-def]
+def auditor_home(user) -> dict:
     events = list(audit_events_for(user).order_by("-id")[:LIST_LIMIT])
     controls = sorted(by_control(user), key=lambda c: (-c["open_findings"], c["control"]))
     return {

@@ -244,7 +244,7 @@ class PostureInputs:
         key = ("workload", pod.namespace, pod.name)
         if key not in self.memo:
             self.memo[key] = workload_of(pod, self.owner_index)
-        return self.memo[key]  # type: ignore[return-value]
+        return self.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
     @cached_property
     def memo(self) -> dict[object, object]:

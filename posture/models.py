@@ -6,20 +6,15 @@ from django.conf import settings
 from django.core.validators import URLValidator
 from django.db import models
 
+from gpuposture.base import enums
+from gpuposture.base.choices import text_choices
 from gpuposture.base.querysets import STAFF_ONLY, Scope, ScopedQuerySet
 from inventory.models import Cluster
 from tenants.models import Tenant
 from tenants.redaction import Field
 
-
-class Severity(models.TextChoices):
-    CRITICAL = "critical", "critical"
-    HIGH = "high", "high"
-    MEDIUM = "medium", "medium"
-    LOW = "low", "low"
-
-
-SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+Severity = text_choices(enums.Severity)
+SEVERITY_ORDER = {s: enums.Severity.rank(s) for s in enums.Severity.values()}
 # A ticket link opens in the reader's browser: only web addresses (no javascript:, no ftp).
 WEB_URL = URLValidator(schemes=["http", "https"])
 
@@ -32,10 +27,7 @@ class FindingQuerySet(ScopedQuerySet):
 class Finding(models.Model):
     """One cause: one check firing on one subject (DESIGN §5), with the tenants it affects."""
 
-    class Status(models.TextChoices):
-        OPEN = "open", "open"
-        RESOLVED = "resolved", "resolved"
-        ACCEPTED = "accepted", "accepted"
+    Status = text_choices(enums.FindingStatus)
 
     check_id = models.CharField(max_length=20, db_index=True)
     severity = models.CharField(max_length=10, choices=Severity.choices)

@@ -18,17 +18,17 @@ from posture.selectors import risk_series, tenants_overview, top_actions, with_t
 TREND_TENANTS = 8  # lines on the trend: the most risk; every tenant's own is on its page
 
 
-def overview_body(user) -> tuple[str, bool]:  # type: ignore[no-untyped-def]
+def overview_body(user) -> tuple[str, bool]:
     """The page's main HTML (no forms, no scripts) and whether it holds charts."""
     return shared_read(user, ("overview",), lambda: _render(user))
 
 
-def overview_rows(user) -> list[RankedRow]:  # type: ignore[no-untyped-def]
+def overview_rows(user) -> list[RankedRow]:
     """The ranked list: every row that holds risk, most first (other kinds of row join here)."""
     return ranked(tenant_rows(tenants_overview(user)))
 
 
-def overview_context(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def overview_context(user) -> dict[str, Any]:
     rows = overview_rows(user)
     top = [r.tenant_slug for r in rows if r.tenant_slug and r.risk is not None][:TREND_TENANTS]
     series = {
@@ -53,7 +53,7 @@ def overview_context(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     }
 
 
-def _render(user) -> tuple[str, bool]:  # type: ignore[no-untyped-def]
+def _render(user) -> tuple[str, bool]:
     context = overview_context(user)
     html = render_to_string("posture/_overview_body.html", context)
     return html, bool(context["chart"] or context["trend"])

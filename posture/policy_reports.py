@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from gpuposture.base.enums import FindingStatus
+
 
 @dataclass(frozen=True)
 class ReportFormat:
@@ -38,7 +40,11 @@ SOURCE = "gpuposture"
 SEVERITIES = ("critical", "high", "medium", "low", "info")  # the CRDs' enum
 # A finding's lifecycle as a report result: open fails; an accepted risk is still unmet but
 # no longer scored, which is the CRDs' "warn"; resolved passes. Anything else was not judged.
-RESULTS = {"open": "fail", "accepted": "warn", "resolved": "pass"}
+RESULTS: dict[str, str] = {
+    FindingStatus.OPEN: "fail",
+    FindingStatus.ACCEPTED: "warn",
+    FindingStatus.RESOLVED: "pass",
+}
 SUMMARY_KEYS = ("pass", "fail", "warn", "error", "skip")
 
 # Subject kinds that are Kubernetes objects -> their apiVersion. Other subjects (a pool, a

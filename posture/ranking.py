@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-SEVERITIES = ("critical", "high", "medium", "low")
+from gpuposture.base.enums import Severity
+
+SEVERITIES = Severity.values()
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ def ranked(rows: Iterable[RankedRow]) -> list[RankedRow]:
     return sorted(rows, key=lambda r: (r.risk is not None, -(r.risk or 0.0), r.key))
 
 
-def tenant_rows(tenants: Iterable) -> list[RankedRow]:  # type: ignore[type-arg]
+def tenant_rows(tenants: Iterable) -> list[RankedRow]:
     """Rows from tenants as posture.selectors.tenants_overview annotates them."""
     rows = []
     for t in tenants:

@@ -29,7 +29,7 @@ from tenants.models import Tenant
 T = TypeVar("T")
 
 
-def shared_read(user, parts: tuple[str, ...], build: Callable[[], T]) -> T:  # type: ignore[no-untyped-def]
+def shared_read(user, parts: tuple[str, ...], build: Callable[[], T]) -> T:
     """`build()`, from the cache when `user` reads every tenant and nothing changed since."""
     seconds = settings.GPUPOSTURE_READ_CACHE_SECONDS
     if seconds <= 0 or not sees_every_row(user, Tenant):

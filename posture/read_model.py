@@ -161,7 +161,7 @@ def drift_events(cluster: Cluster) -> tuple[DriftEventInfo, ...]:
 CLOSED_REQUESTS_KEPT = 500
 
 
-def sharing_requests_for(cluster: Cluster, now=None) -> tuple[SharingRequestInfo, ...]:  # type: ignore[no-untyped-def]
+def sharing_requests_for(cluster: Cluster, now=None) -> tuple[SharingRequestInfo, ...]:
     """The cluster's sharing requests, newest first, each with its state at `now`."""
     now = now or timezone.now()
     rows = SharingRequest.objects.filter(cluster=cluster).select_related(
@@ -173,8 +173,8 @@ def sharing_requests_for(cluster: Cluster, now=None) -> tuple[SharingRequestInfo
     return tuple(_request_info(r, now) for r in reversed(found))
 
 
-def _request_info(r: SharingRequest, now) -> SharingRequestInfo:  # type: ignore[no-untyped-def]
-    def iso(value) -> str:  # type: ignore[no-untyped-def]
+def _request_info(r: SharingRequest, now) -> SharingRequestInfo:
+    def iso(value) -> str:
         return value.isoformat() if value else ""
 
     state = r.state(now)
@@ -192,7 +192,7 @@ def _request_info(r: SharingRequest, now) -> SharingRequestInfo:  # type: ignore
     )
 
 
-def provider_facts(cluster: Cluster, now=None) -> ProviderFacts | None:  # type: ignore[no-untyped-def]
+def provider_facts(cluster: Cluster, now=None) -> ProviderFacts | None:
     """The hosting provider's questionnaire standing at `now`; None for our own clusters."""
     if cluster.provider_id is None:
         return None

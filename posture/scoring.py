@@ -18,14 +18,16 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from gpuposture.base.enums import FindingStatus, Severity
+
 MAX_SCORE = 100
 # Points of one open finding before class weight and exposure. A critical is a tenant
 # boundary broken now (privileged pod, time-slicing between tenants); it outweighs eight
 # mediums (hygiene that makes a break easier) and forty lows (hardening). High sits near three
 # mediums: a weakened boundary is worse than any number of small gaps needing each other.
 SEVERITY_WEIGHTS = {"critical": 40, "high": 15, "medium": 5, "low": 1}
-SEVERITY_ORDER = ("critical", "high", "medium", "low")
-STATUSES = ("open", "accepted", "resolved")
+SEVERITY_ORDER = Severity.values()
+STATUSES = FindingStatus.values()
 # The risk at which the score is 100/e (about 37). Measured on the demo world (docs/scoring.md):
 # its six tenants' risks (about 100 to 5,700) spread their scores from 95 to 10.
 K = 2500.0

@@ -10,6 +10,7 @@ from datetime import timedelta
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from gpuposture.base.enums import FindingStatus, Severity
 from inventory.models import Bulletin, Cluster, Node, SyncRun
 from posture import scoring
 from posture.checklist import ChecklistFacts
@@ -53,7 +54,7 @@ FIX_FIRST = 10
 
 def risk_series(
     user, days: int = TREND_DAYS, tenant_slugs=None
-) -> dict[str, list[tuple[str, float]]]:  # type: ignore[no-untyped-def]
+) -> dict[str, list[tuple[str, float]]]:
     """tenant slug -> [(time, risk points)] over the last `days`, for the tenants the user may
     see (of `tenant_slugs` when given; one query)."""
     since = timezone.now() - timedelta(days=days)
@@ -71,7 +72,7 @@ def risk_series(
     return series
 
 
-def top_actions(user, limit: int = FIX_FIRST) -> list[Action]:  # type: ignore[no-untyped-def]
+def top_actions(user, limit: int = FIX_FIRST) -> list[Action]:
     """The fix-first actions the user may see, most risk removed first (two queries: the
     actions with their cluster, and the tenants they help)."""
     return list(
@@ -88,14 +89,14 @@ def with_tenant_slugs(findings: Iterable[Finding], scope: HiddenScope | None) ->
     found = list(findings)
     for finding in found:
         slugs = (t.slug for t in finding.tenants.all())
-        finding.tenant_slugs = visible_tenants(scope, slugs)  # type: ignore[attr-defined]
+        finding.tenant_slugs = visible_tenants(scope, slugs)
     return found
 
 
-OPEN_SEVERITIES = ("critical", "high", "medium", "low")
+OPEN_SEVERITIES = Severity.values()
 
 
-def tenants_ranked(user) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
+def tenants_ranked(user) -> QuerySet[Tenant]:
     """Tenants the user may see, most risk first, each with its latest score (latest_risk,
     latest_score, latest_grade, latest_cap) and the risk of the run before it (previous_risk)."""
     newest = TenantScore.objects.filter(tenant=OuterRef("pk")).order_by("-computed_at", "-id")
@@ -117,7 +118,7 @@ def tenants_ranked(user) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
     )
 
 
-def tenants_overview(user) -> list[Tenant]:  # type: ignore[no-untyped-def]
+def tenants_overview(user) -> list[Tenant]:
     """tenants_ranked, each with its open findings counted per severity (open_critical, ...):
     two queries whatever the number of tenants.
 
@@ -141,7 +142,7 @@ def tenants_overview(user) -> list[Tenant]:  # type: ignore[no-untyped-def]
     return tenants
 
 
-def nodes_for_list(user) -> QuerySet[Node]:  # type: ignore[no-untyped-def]
+def nodes_for_list(user) -> QuerySet[Node]:
     return Node.objects.visible_to(user).select_related("cluster")
 
 
@@ -168,7 +169,7 @@ def tenant_posture(tenant: Tenant, *, with_findings: bool = True) -> dict:
 def _live_findings_sorted(tenant: Tenant) -> list[Finding]:
     findings = (
         Finding.objects.affecting(tenant=tenant)
-        .filter(status__in=["open", "accepted"])
+        .filter(status__in=[FindingStatus.OPEN, FindingStatus.ACCEPTED])
         .select_related("cluster", "owner")  # the owner: a field of each serialized row
         .prefetch_related("tenants")
         .order_by("check_id", "id")
@@ -177,7 +178,7 @@ def _live_findings_sorted(tenant: Tenant) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.status != "open", SEVERITY_ORDER[f.severity]))
 
 
-def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:  # type: ignore[no-untyped-def]
+def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
     """What the checklist judges, counted over what `user` may see: the whole cluster for
     those who read every tenant, a tenant viewer's own findings, nodes and resets (counts
     over the whole cluster would tell how many findings the other tenants have)."""

@@ -47,7 +47,7 @@ class FindingSerializer(PresentedSerializer):
 class ScoreField(serializers.FloatField):
     """A score as shown: a whole number from 10 up, a decimal below (never 0 with finite risk)."""
 
-    def to_representation(self, value: float) -> float | int:
+    def to_representation(self, value: float) -> float | int:  # type: ignore[override]  # a number, not a str
         number = float(value)
         return int(number) if number.is_integer() else number
 

@@ -199,7 +199,7 @@ class AcceptanceError(ValueError):
 
 
 @transaction.atomic
-def finding_accept(*, finding: Finding, user, reason: str, until: datetime) -> Finding:  # type: ignore[no-untyped-def]
+def finding_accept(*, finding: Finding, user, reason: str, until: datetime) -> Finding:
     """Accept the risk of a live finding until a date, with a reason. It no longer counts in
     the score; when the date passes, the next evaluation opens it again."""
     reason = (reason or "").strip()

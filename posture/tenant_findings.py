@@ -32,6 +32,7 @@ from django.db.models import (
 from django.db.models import Value as V
 from django.db.models.functions import RowNumber
 
+from gpuposture.base.enums import Severity as SeverityCode
 from inventory.models import Cluster
 from posture.models import Finding, Severity
 from posture.rules.registry import CHECKS, Check
@@ -42,7 +43,7 @@ ROWS_PER_GROUP = 10  # subjects shown in a collapsed group; the rest are one cli
 ROWS_PER_PAGE = 50  # subjects on one page of a single check's view (?check=)
 TOP_RISKS = 10  # contributions listed under "Why this score"
 
-SEVERITY_RANK = {s: i for i, s in enumerate(("critical", "high", "medium", "low", "info"))}
+SEVERITY_RANK = {s: i for i, s in enumerate((*SeverityCode.values(), "info"))}
 LIVE = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
 
 

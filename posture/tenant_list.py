@@ -52,7 +52,7 @@ class TenantQuery:
         )
 
 
-def tenants_listed(user, query: TenantQuery) -> QuerySet[Tenant]:  # type: ignore[no-untyped-def]
+def tenants_listed(user, query: TenantQuery) -> QuerySet[Tenant]:
     """The tenants the user may see, counted and scored as on the overview, narrowed and
     ordered as asked."""
     # Counted per tenant in subqueries, so the page sorts and paginates in SQL.

@@ -58,7 +58,7 @@ class SaveResult:
     errors: dict[str, str] = field(default_factory=dict)  # question id -> why refused
 
 
-def _require(user, action: tuple[str, ...], what: str) -> None:  # type: ignore[no-untyped-def]
+def _require(user, action: tuple[str, ...], what: str) -> None:
     if not may(user, action):
         raise NotAllowed(f"Only {' or '.join(r.replace('_', ' ') for r in action)} may {what}.")
 
@@ -78,7 +78,7 @@ def _snapshot(assessment: Assessment) -> dict[str, Any]:
 @transaction.atomic
 def assessment_start(
     *, provider: Provider, user, questionnaire: Questionnaire | None = None
-) -> Assessment:  # type: ignore[no-untyped-def]
+) -> Assessment:
     _require(user, EDIT_PROVIDERS, "start an assessment")
     questionnaire = questionnaire or latest_questionnaire()
     if questionnaire is None:
@@ -98,7 +98,7 @@ def _question(assessment: Assessment, question_id: str) -> QuestionSpec:
 
 
 @transaction.atomic
-def answers_save(*, assessment: Assessment, user, answers: dict[str, dict[str, Any]]) -> SaveResult:  # type: ignore[no-untyped-def]
+def answers_save(*, assessment: Assessment, user, answers: dict[str, dict[str, Any]]) -> SaveResult:
     """Save answers by question id ({"value", "note", "evidence_url"}, each optional). Valid
     ones are saved, each refusal is reported by question: an autosave never loses the rest."""
     _require(user, EDIT_PROVIDERS, "fill in answers")
@@ -151,7 +151,7 @@ def _answer_changes(question: QuestionSpec, fields: dict[str, Any]) -> dict[str,
 @transaction.atomic
 def assessment_attest(
     *, assessment: Assessment, user, responder_name: str, responder_email: str, responded_on: date
-) -> Assessment:  # type: ignore[no-untyped-def]
+) -> Assessment:
     """Who at the provider gave the answers, and when: the answers are theirs, in writing."""
     _require(user, EDIT_PROVIDERS, "record the responder")
     _editable(assessment)
@@ -165,7 +165,7 @@ def assessment_attest(
 @transaction.atomic
 def evidence_attach(
     *, assessment: Assessment, question_id: str, user, name: str, content_type: str, data: bytes
-) -> EvidenceFile:  # type: ignore[no-untyped-def]
+) -> EvidenceFile:
     _require(user, EDIT_PROVIDERS, "attach evidence")
     _editable(assessment)
     _question(assessment, question_id)
@@ -194,7 +194,7 @@ def evidence_attach(
 
 
 @transaction.atomic
-def evidence_remove(*, evidence: EvidenceFile, user) -> None:  # type: ignore[no-untyped-def]
+def evidence_remove(*, evidence: EvidenceFile, user) -> None:
     """Take a file off an answer (a wrong upload, a superseded report); the audit event keeps
     its name and hash, and the stored bytes go with it."""
     _require(user, EDIT_PROVIDERS, "remove evidence")
@@ -265,7 +265,7 @@ def _store_score(assessment: Assessment, result: ScoreResult) -> None:
 
 
 @transaction.atomic
-def assessment_submit(*, assessment: Assessment, user) -> Assessment:  # type: ignore[no-untyped-def]
+def assessment_submit(*, assessment: Assessment, user) -> Assessment:
     _require(user, EDIT_PROVIDERS, "submit an assessment")
     _editable(assessment)
     result = assessment_score(assessment)
@@ -292,7 +292,7 @@ def assessment_review(
     accept: bool,
     comment: str = "",
     answer_comments: dict[str, str] | None = None,
-) -> Assessment:  # type: ignore[no-untyped-def]
+) -> Assessment:
     """Accept (valid for GPUPOSTURE_ASSESSMENT_VALID_DAYS) or send back with comments."""
     _require(user, REVIEW_ASSESSMENTS, "review an assessment")
     if assessment.status != Assessment.Status.SUBMITTED:

@@ -71,7 +71,7 @@ def assessment_export(assessment: Assessment, fmt: str) -> HttpResponse:
     return response
 
 
-def import_answers_csv(*, assessment: Assessment, user, upload: UploadedFile) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def import_answers_csv(*, assessment: Assessment, user, upload: UploadedFile) -> dict[str, Any]:
     """Save the valid rows of an answers CSV; every refused row is listed with its number."""
     if upload.size and upload.size > MAX_CSV_BYTES:
         raise AssessmentError(f"the CSV is over {MAX_CSV_BYTES:,} bytes")

@@ -22,7 +22,7 @@ class ProviderForm(forms.ModelForm):
         fields = ["slug", "name", "website", "contact_name", "contact_email", "notes"]
         labels = {"contact_name": "Main contact", "contact_email": "Main contact's email"}
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.contacts = ContactFormSet(self.data or None, instance=self.instance, prefix="contacts")
 

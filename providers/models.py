@@ -94,7 +94,7 @@ class Questionnaire(models.Model):
 class AssessmentQuerySet(ScopedQuerySet):
     scope = Scope(readers=reads_providers)
 
-    def accepted_unexpired(self, now):  # type: ignore[no-untyped-def]
+    def accepted_unexpired(self, now):
         return self.filter(status=Assessment.Status.ACCEPTED, expires_at__gt=now)
 
 

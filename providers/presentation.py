@@ -70,7 +70,7 @@ def _shown(question: Any, value: Any) -> str:
     return str(value)
 
 
-def comparison_for(user, slugs: list[str]) -> tuple[Comparison | None, list[str]]:  # type: ignore[no-untyped-def]
+def comparison_for(user, slugs: list[str]) -> tuple[Comparison | None, list[str]]:
     """Each chosen provider's newest accepted (else newest submitted) assessment, compared.
     Providers with neither are returned as missing."""
     results: dict[str, ScoreResult] = {}
@@ -89,7 +89,7 @@ def comparison_for(user, slugs: list[str]) -> tuple[Comparison | None, list[str]
         if assessment is None:
             missing.append(slug)
             continue
-        results[provider.name] = assessment_score(assessment)  # type: ignore[union-attr]
+        results[provider.name] = assessment_score(assessment)
     return (compare(results) if len(results) >= 2 else None), missing
 
 

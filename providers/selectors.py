@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from providers.models import Assessment, Provider
 
 
-def providers_for(user) -> QuerySet[Provider]:  # type: ignore[no-untyped-def]
+def providers_for(user) -> QuerySet[Provider]:
     return Provider.objects.visible_to(user).prefetch_related("assessments", "clusters")
 
 
@@ -25,9 +25,7 @@ def provider_standing(provider: Provider, now: datetime) -> dict[str, Any]:
     ]
     if accepted:
         current = max(accepted, key=lambda a: (a.reviewed_at or a.created_at, a.pk))
-        reminder = current.expires_at - timedelta(  # type: ignore[operator]
-            days=settings.GPUPOSTURE_ASSESSMENT_REMINDER_DAYS
-        )
+        reminder = current.expires_at - timedelta(days=settings.GPUPOSTURE_ASSESSMENT_REMINDER_DAYS)
         return {
             "status": "accepted",
             "assessment": current.pk,

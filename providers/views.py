@@ -39,7 +39,7 @@ MAX_COMPARED = 6
 YES_NO_LABELS = (("yes", "Yes"), ("partial", "Partly"), ("no", "No"), ("na", "Not applicable"))
 
 
-def _assessments(user):  # type: ignore[no-untyped-def]
+def _assessments(user):
     return Assessment.objects.visible_to(user).select_related(
         "provider", "questionnaire", "submitted_by", "reviewed_by"
     )

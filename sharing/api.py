@@ -30,7 +30,7 @@ class VisibleSlugField(serializers.SlugRelatedField):
     """A slug (or name) choice limited to what the requesting user may see, so a refusal
     never tells an outsider that another tenant or cluster exists."""
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return super().get_queryset().visible_to(self.context["request"].user)
 
 
@@ -119,7 +119,7 @@ class SharingRequestViewSet(
     filterset_class = SharingRequestFilter
 
     @property
-    def write_roles(self) -> tuple[str, ...]:  # type: ignore[override]
+    def write_roles(self) -> tuple[str, ...]:  # type: ignore[override]  # a property: roles per action
         if self.action == "create":
             return REQUEST_SHARING
         if self.action == "revoke":
@@ -129,7 +129,7 @@ class SharingRequestViewSet(
     def get_serializer_context(self) -> dict:
         return {**super().get_serializer_context(), "now": timezone.now()}
 
-    def perform_create(self, serializer: SharingRequestSerializer) -> None:
+    def perform_create(self, serializer: SharingRequestSerializer) -> None:  # type: ignore[override]  # always the serializer_class
         data = serializer.validated_data
         try:
             serializer.instance = sharing_request_create(
@@ -143,7 +143,7 @@ class SharingRequestViewSet(
         except SharingRequestError as exc:
             raise _refusal(exc) from exc
 
-    def _decision(self, request: Request, service, **extra) -> Response:  # type: ignore[no-untyped-def]
+    def _decision(self, request: Request, service, **extra) -> Response:
         body = DecisionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         kwargs = {"reason": body.validated_data["reason"], **extra}

@@ -44,7 +44,7 @@ class RequestContext:
     earlier: list[SharingRequest] = field(default_factory=list)
 
 
-def sharing_request_context(item: SharingRequest, user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def sharing_request_context(item: SharingRequest, user) -> dict[str, Any]:
     """Template context for the request page; empty for users who do not read all posture (a
     tenant owner sees their own request, never the other tenants on the nodes)."""
     if not sees_every_row(user, Tenant):

@@ -26,7 +26,7 @@ class SharingRequestForm(forms.Form):
         max_length=2000, min_length=10, widget=forms.Textarea(attrs={"rows": 3})
     )
 
-    def __init__(self, *args, user, tenants, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, user, tenants, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # Nobody asks to share on behalf of the system tenant `unclassified`.
         tenants = tenants.filter(is_system=False).select_related("trust_class")
@@ -57,7 +57,7 @@ class SharingRequestForm(forms.Form):
             "mode"
         ].help_text = "Only the modes the tenant's trust class allows are offered."
 
-    def clean(self) -> dict:
+    def clean(self) -> dict | None:
         data = super().clean()
         tenant, mode = data.get("tenant"), data.get("mode")
         if tenant and mode and mode not in self.modes_by_tenant.get(tenant.slug, ()):
@@ -73,7 +73,7 @@ class SharingRequestForm(forms.Form):
         )
 
 
-def requestable_modes(trust_class) -> list[str]:  # type: ignore[no-untyped-def]
+def requestable_modes(trust_class) -> list[str]:
     """The sharing modes a tenant of this class may ask for (exclusive needs no request)."""
     return [m for m in SHARING_MODES if m != "exclusive" and mode_permitted(trust_class, m).allowed]
 
@@ -94,7 +94,7 @@ class DecisionForm(forms.Form):
 
     def __init__(
         self, *args, limit_days: int | None = None, class_slug: str = "", **kwargs
-    ) -> None:  # type: ignore[no-untyped-def]
+    ) -> None:
         super().__init__(*args, **kwargs)
         # The trust class's period is the ceiling (sharing.services._expiry): said
         # beside the field and set as the input's max, before the approver hits it.

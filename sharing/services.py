@@ -56,21 +56,21 @@ def _snapshot(request: SharingRequest) -> dict:
     return model_to_audit_dict(request, fields=AUDIT_FIELDS)
 
 
-def may_request(user, tenant: Tenant) -> bool:  # type: ignore[no-untyped-def]
+def may_request(user, tenant: Tenant) -> bool:
     """Platform engineers ask for any tenant; a tenant's owners (its viewers) for their own."""
     if may(user, REQUEST_SHARING_FOR_ANY_TENANT):
         return True
     return tenant.viewers.filter(pk=user.pk).exists()
 
 
-def may_decide(user, request: SharingRequest) -> bool:  # type: ignore[no-untyped-def]
+def may_decide(user, request: SharingRequest) -> bool:
     return may(user, DECIDE_SHARING) and user.pk != request.requested_by_id
 
 
 @transaction.atomic
 def sharing_request_create(
     *, tenant: Tenant, cluster, mode: str, justification: str, user, node_pool: str = ""
-) -> SharingRequest:  # type: ignore[no-untyped-def]
+) -> SharingRequest:
     if not may_request(user, tenant):
         raise NotAllowed(
             f"Only a platform engineer or an owner of tenant {tenant.slug} may ask for it."
@@ -97,7 +97,7 @@ def sharing_request_create(
     return request
 
 
-def _check_decider(user, request: SharingRequest) -> None:  # type: ignore[no-untyped-def]
+def _check_decider(user, request: SharingRequest) -> None:
     if user.pk == request.requested_by_id:
         raise FourEyesError(
             f"You asked for request #{request.pk}; another platform engineer must decide it."
@@ -119,7 +119,7 @@ def _expiry(request: SharingRequest, now: datetime, days: int | None) -> datetim
 
 def _decide(
     *, request: SharingRequest, user, status: str, reason: str, expires_at=None, now=None
-) -> SharingRequest:  # type: ignore[no-untyped-def]
+) -> SharingRequest:
     _check_decider(user, request)
     if not reason.strip():
         raise SharingRequestError("Give a reason for the decision.")
@@ -149,7 +149,7 @@ def _decide(
 @transaction.atomic
 def sharing_request_approve(
     *, request: SharingRequest, user, reason: str, expires_in_days: int | None = None
-) -> SharingRequest:  # type: ignore[no-untyped-def]
+) -> SharingRequest:
     _check_decider(user, request)
     # The class may have changed since the request was made: judge it again now.
     decision = mode_permitted(request.tenant.trust_class, request.mode)
@@ -167,7 +167,7 @@ def sharing_request_approve(
 
 
 @transaction.atomic
-def sharing_request_deny(*, request: SharingRequest, user, reason: str) -> SharingRequest:  # type: ignore[no-untyped-def]
+def sharing_request_deny(*, request: SharingRequest, user, reason: str) -> SharingRequest:
     return _decide(
         request=request,
         user=user,
@@ -178,7 +178,7 @@ def sharing_request_deny(*, request: SharingRequest, user, reason: str) -> Shari
 
 
 @transaction.atomic
-def sharing_request_revoke(*, request: SharingRequest, user, reason: str) -> SharingRequest:  # type: ignore[no-untyped-def]
+def sharing_request_revoke(*, request: SharingRequest, user, reason: str) -> SharingRequest:
     """Withdraw an approval; the mode's use becomes SHARE-004 at the next evaluation."""
     if not may(user, REVOKE_SHARING):
         raise NotAllowed("Only a platform engineer or a security lead may revoke an approval.")

@@ -33,11 +33,11 @@ from tenants.policy import mode_permitted
 _RELATED = ("tenant", "tenant__trust_class", "cluster", "requested_by", "decided_by", "revoked_by")
 
 
-def _requests(user) -> object:  # type: ignore[no-untyped-def]
+def _requests(user) -> object:
     return SharingRequest.objects.visible_to(user).select_related(*_RELATED)
 
 
-def requestable_tenants(user):  # type: ignore[no-untyped-def]
+def requestable_tenants(user):
     """Tenants the user may ask for: all for platform engineers, their own for owners."""
     if may(user, REQUEST_SHARING_FOR_ANY_TENANT):
         return Tenant.objects.all()
@@ -98,14 +98,14 @@ def sharing_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return _detail(request, item, _decision_form(item))
 
 
-def _decision_form(item: SharingRequest, data=None) -> DecisionForm:  # type: ignore[no-untyped-def]
+def _decision_form(item: SharingRequest, data=None) -> DecisionForm:
     trust_class = item.tenant.trust_class
     return DecisionForm(
         data, limit_days=trust_class.approval_expiry_days, class_slug=trust_class.slug
     )
 
 
-def _detail(  # type: ignore[no-untyped-def]
+def _detail(
     request: HttpRequest,
     item: SharingRequest,
     form: DecisionForm,

@@ -165,7 +165,7 @@ def _readings(text: str, default_time: datetime) -> Iterator[Reading]:
         # text_fd_to_metric_families, not text_string_..., only to count lines: it reads the
         # lines one at a time, so when it fails the count is the line it failed on. It
         # tolerates `# NOTE` comments and text-less `# HELP` lines as they are.
-        for family in text_fd_to_metric_families(lines):  # type: ignore[arg-type]
+        for family in text_fd_to_metric_families(lines):
             metric_field = METRIC_FIELDS.get(family.name)
             if metric_field is None and family.name.startswith("DCGM_FI_"):
                 # Any other DCGM field still says this GPU (and the pod on it) is there: an

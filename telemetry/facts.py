@@ -79,7 +79,7 @@ def _last_seen(
     return seen
 
 
-def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, window: timedelta):  # type: ignore[no-untyped-def]
+def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, window: timedelta):
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
     dra = dra_held(snapshot, running)
     gpu_pods = {(p.namespace, p.name) for p in running if p.gpu_resources} | dra.pods
@@ -107,7 +107,7 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
     )
 
 
-def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):  # type: ignore[no-untyped-def]
+def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):
     """Whole GPUs of exclusive nodes: who held each, sample by sample, over the raw retention
     (an hourly roll-up is too coarse to place a reset between two tenants), and the resets
     recorded in that time."""

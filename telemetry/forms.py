@@ -23,13 +23,13 @@ class ResetAttestationForm(forms.ModelForm):
         ]
         widgets = {"reset_at": forms.DateTimeInput(attrs={"type": "datetime-local"})}
 
-    def clean(self) -> dict:
+    def clean(self) -> dict | None:
         cleaned = super().clean()
         cluster, node = cleaned.get("cluster"), cleaned.get("node")
         if cluster and node and not cluster.nodes.filter(name=node).exists():
             self.add_error("node", f"{cluster.name} has no node {node!r} in its inventory")
         return cleaned
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["cluster"].queryset = Cluster.objects.order_by("name")

@@ -121,7 +121,7 @@ def _matrix_readings(
     """The readings of one answer, and the room left after its points."""
     metric_field = METRIC_FIELDS[metric]
     found: list[Reading] = []
-    for item in data["result"]:  # type: ignore[attr-defined]
+    for item in data["result"]:
         labels, values = _series_parts(url, metric, item)
         room -= len(values)  # counted before reading them: the bound is on memory
         if room < 0:
@@ -152,8 +152,10 @@ def _series_parts(url: str, metric: str, item: object) -> tuple[dict[str, str], 
 
 def _point(url: str, metric: str, point: object) -> tuple[datetime, float | None]:
     """[<unix seconds>, "<value>"] as an aware datetime and a finite value (None otherwise)."""
+    stamp: object  # untrusted JSON, checked below: a non-pair raises and is caught
+    text: object
     try:
-        stamp, text = point  # type: ignore[misc]
+        stamp, text = point
         if isinstance(stamp, bool) or not isinstance(stamp, int | float):
             raise TypeError("the timestamp is not a number")
         if not isinstance(text, str):

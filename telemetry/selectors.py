@@ -31,7 +31,7 @@ class Period:
         return timezone.now().date() - timedelta(days=self.days - 1)
 
 
-def daily(user, period: Period) -> QuerySet[GpuUsageDaily]:  # type: ignore[no-untyped-def]
+def daily(user, period: Period) -> QuerySet[GpuUsageDaily]:
     rows = GpuUsageDaily.objects.visible_to(user).filter(day__gte=period.since)
     if period.cluster:
         rows = rows.filter(cluster__name=period.cluster)
@@ -42,7 +42,7 @@ def _who(tenant_slug: str | None, attribution: str) -> str:
     return tenant_slug or attribution  # "platform" or "unattributed" when no tenant
 
 
-def tenant_days(user, period: Period) -> list[dict]:  # type: ignore[no-untyped-def]
+def tenant_days(user, period: Period) -> list[dict]:
     """GPU-hours, MIG-slice-hours and busy GPU-hours per tenant per day, with the worst
     confidence of what went into each figure."""
     grouped = (
@@ -102,7 +102,7 @@ def chargeback(days: list[dict]) -> list[dict]:
     return sorted(totals.values(), key=lambda t: (-t["hours"], t["tenant"]))
 
 
-def top_gpus(user, period: Period, n: int = 10) -> list[dict]:  # type: ignore[no-untyped-def]
+def top_gpus(user, period: Period, n: int = 10) -> list[dict]:
     """The GPUs (or MIG instances) with the most busy GPU-hours; one never busy is not among
     the busiest, however long it was held (the idle list shows those)."""
     rows = (
@@ -129,7 +129,7 @@ def _cluster_names() -> dict[int, str]:
     return dict(Cluster.objects.values_list("pk", "name"))
 
 
-def idle_allocated(user, period: Period, limit: int = 50) -> list[dict]:  # type: ignore[no-untyped-def]
+def idle_allocated(user, period: Period, limit: int = 50) -> list[dict]:
     """Whole GPUs held by a tenant for at least an hour of a day, busy under the idle
     threshold (GPUPOSTURE_IDLE_THRESHOLD_PERCENT) on average that day."""
     threshold = settings.GPUPOSTURE_IDLE_THRESHOLD_PERCENT / 100.0

@@ -65,6 +65,6 @@ class TenantAdmin(TenantsAuditedAdmin):
             return False
         return super().has_delete_permission(request, obj)
 
-    def audit_cascades(self, obj: Tenant) -> list[models.Model]:  # type: ignore[override]
+    def audit_cascades(self, obj: Tenant) -> list[models.Model]:  # type: ignore[override]  # registered for Tenant only
         # Deleting a tenant removes its namespace and principal mappings: each is an event.
         return [*obj.namespaces.all(), *obj.principals.all()]

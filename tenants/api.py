@@ -54,7 +54,7 @@ class TenantViewSet(ScopedReadOnlyViewSet):
     serializer_class = TenantSerializer
     filterset_fields = {"trust_class__slug": ["exact"]}
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         # The system tenant `unclassified` is listed only while unclaimed namespaces give it
         # open findings, as on the overview: where nothing is unclassified it says nothing.
         judged = Tenant.objects.filter(is_system=True, findings__status="open").values("pk")

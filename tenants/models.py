@@ -173,7 +173,7 @@ class SharingRequestQuerySet(ScopedQuerySet):
     def pending(self) -> models.QuerySet:
         return self.filter(status=SharingRequest.Status.PENDING)
 
-    def active(self, now) -> models.QuerySet:  # type: ignore[no-untyped-def]
+    def active(self, now) -> models.QuerySet:
         """Approved and not expired at `now`: the approvals a tenant may share GPUs under."""
         return self.filter(status=SharingRequest.Status.APPROVED).filter(
             models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now)
@@ -247,12 +247,12 @@ class SharingRequest(models.Model):
         pool = f"/{self.node_pool}" if self.node_pool else ""
         return f"#{self.pk} {self.tenant.slug}: {self.mode} on {self.cluster.name}{pool}"
 
-    def is_active(self, now) -> bool:  # type: ignore[no-untyped-def]
+    def is_active(self, now) -> bool:
         return self.status == self.Status.APPROVED and (
             self.expires_at is None or self.expires_at > now
         )
 
-    def state(self, now) -> str:  # type: ignore[no-untyped-def]
+    def state(self, now) -> str:
         """The status as a person reads it: an approval past its expiry is "expired"."""
         if self.status == self.Status.APPROVED and not self.is_active(now):
             return "expired"

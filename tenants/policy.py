@@ -11,18 +11,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gpuposture.base.enums import SharingMode
+
 # DESIGN §2 `sharing_mode` values, from the strongest isolation to the weakest.
-SHARING_MODES: tuple[str, ...] = (
-    "exclusive",
-    "mig_gi",
-    "mig_ci",
-    "vgpu_fixed",
-    "vgpu_equal",
-    "vgpu_best_effort",
-    "mps",
-    "time_slicing",
-)
-VGPU_MODES: tuple[str, ...] = ("vgpu_fixed", "vgpu_equal", "vgpu_best_effort")
+SHARING_MODES: tuple[str, ...] = SharingMode.values()
+VGPU_MODES: tuple[str, ...] = tuple(m for m in SHARING_MODES if m.startswith("vgpu_"))
 
 # The five seed classes of DESIGN §3, as plain data (tuples become JSON lists once stored; treat
 # as read-only). The seed migration tenants/migrations/0002_default_trust_classes.py keeps its

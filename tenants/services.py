@@ -60,7 +60,7 @@ def tenants_apply(*, specs: list[TenantSpec], actor: Actor = None) -> ApplyResul
     return result
 
 
-def _apply_one(tenant, spec, trust_class, users, result, actor, created) -> bool:  # type: ignore[no-untyped-def]
+def _apply_one(tenant, spec, trust_class, users, result, actor, created) -> bool:
     before = _state(tenant)
     audited_before = None if created else tenant_state(tenant)
     if tenant.name != spec.name or tenant.trust_class_id != trust_class.pk:

@@ -82,7 +82,7 @@ def api_client(user: User | None) -> APIClient:
     return client
 
 
-def content(response) -> bytes:  # type: ignore[no-untyped-def]
+def content(response) -> bytes:
     """A response's body, whether streamed (the findings export) or not."""
     if getattr(response, "streaming", False):
         return b"".join(response.streaming_content)

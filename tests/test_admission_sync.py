@@ -34,7 +34,7 @@ TENANTS = tuple(
 
 
 @pytest.fixture(autouse=True)
-def full_lists(settings):  # type: ignore[no-untyped-def]
+def full_lists(settings):
     settings.GPUPOSTURE_FULL_RESYNC_HOURS = 0
 
 

@@ -59,7 +59,7 @@ def provider_routes(base: str) -> dict[str, Route | bytes]:
 
 
 @contextmanager
-def provider_feed(settings) -> Iterator[LocalServer]:  # type: ignore[no-untyped-def]
+def provider_feed(settings) -> Iterator[LocalServer]:
     """The provider's feed served on 127.0.0.1, which the allow-list lets the guard fetch."""
     settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
     with local_server({}) as running:
@@ -68,17 +68,18 @@ def provider_feed(settings) -> Iterator[LocalServer]:  # type: ignore[no-untyped
 
 
 @pytest.fixture
-def feed(settings):  # type: ignore[no-untyped-def]
+def feed(settings):
     with provider_feed(settings) as running:
         yield running
 
 
 @pytest.fixture
-def refreshes(monkeypatch) -> list[int]:  # type: ignore[no-untyped-def]
+def refreshes(monkeypatch) -> list[int]:
     """Counts node patch refreshes, whichever import module makes them."""
     calls: list[int] = []
     for module in ("inventory.bulletins.store", "inventory.bulletins.feeds"):
-        monkeypatch.setattr(f"{module}.nodes_patch_refresh", lambda: calls.append(1) or 0)
+        # append() for its effect, then 0 as the refresh's count
+        monkeypatch.setattr(f"{module}.nodes_patch_refresh", lambda: calls.append(1) or 0)  # type: ignore[func-returns-value]
     return calls
 
 
@@ -176,7 +177,7 @@ def test_the_command_reports_a_url_refused_by_the_guard():
 # Feed discovery without a network: `fetch` is a dictionary.
 
 
-def fake_fetch(pages: dict[str, object]):  # type: ignore[no-untyped-def]
+def fake_fetch(pages: dict[str, object]):
     def fetch(url: str) -> bytes:
         if url not in pages:
             raise FeedError("HTTP 404 Not Found")

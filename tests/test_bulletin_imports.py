@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def feed(settings) -> Iterator[LocalServer]:  # type: ignore[no-untyped-def]
+def feed(settings) -> Iterator[LocalServer]:
     with provider_feed(settings) as running:
         yield running
 

@@ -24,7 +24,7 @@ CLAIMS = "/apis/resource.k8s.io/v1/resourceclaims"
 
 
 @pytest.fixture(autouse=True)
-def full_lists(settings):  # type: ignore[no-untyped-def]
+def full_lists(settings):
     settings.GPUPOSTURE_FULL_RESYNC_HOURS = 0
 
 

@@ -79,7 +79,7 @@ def local_server(
     server = LocalServer(routes)
     if tls:
         server.httpd.socket = tls.wrap_socket(server.httpd.socket, server_side=True)
-    server.httpd.handle_error = lambda *args: None  # type: ignore[method-assign]
+    server.httpd.handle_error = lambda *args: None
     thread = threading.Thread(target=server.httpd.serve_forever, daemon=True)
     thread.start()
     try:
@@ -93,7 +93,7 @@ def fake_dns(monkeypatch: pytest.MonkeyPatch, names: dict[str, str]) -> list[str
     """Resolve `names` (host -> IP) in the test; returns the list of names looked up."""
     looked_up: list[str] = []
 
-    def getaddrinfo(host, port, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def getaddrinfo(host, port, *args, **kwargs):
         looked_up.append(host)
         return _local_getaddrinfo(names.get(host, host), port, *args, **kwargs)
 
@@ -101,7 +101,7 @@ def fake_dns(monkeypatch: pytest.MonkeyPatch, names: dict[str, str]) -> list[str
     return looked_up
 
 
-def _local_getaddrinfo(host, port, *args, **kwargs):  # type: ignore[no-untyped-def]
+def _local_getaddrinfo(host, port, *args, **kwargs):
     if host != "localhost":
         kwargs["flags"] = kwargs.get("flags", 0) | socket.AI_NUMERICHOST
     try:
@@ -111,7 +111,7 @@ def _local_getaddrinfo(host, port, *args, **kwargs):  # type: ignore[no-untyped-
 
 
 @pytest.fixture(autouse=True)
-def _no_dns(monkeypatch: pytest.MonkeyPatch, settings) -> None:  # type: ignore[no-untyped-def]
+def _no_dns(monkeypatch: pytest.MonkeyPatch, settings) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", _local_getaddrinfo)
     settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS = []
 
@@ -274,7 +274,7 @@ def test_the_connection_goes_to_the_vetted_address_with_the_original_host(
 
 
 @pytest.fixture(scope="module")
-def certificate(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+def certificate(tmp_path_factory) -> Path:
     """A self-signed certificate (and key, same file) for mirror.internal."""
     if not shutil.which("openssl"):
         pytest.skip("openssl is needed to make a test certificate")

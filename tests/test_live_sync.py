@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def full_lists(settings):  # type: ignore[no-untyped-def]
+def full_lists(settings):
     """Every sync here lists everything: these tests are about the list path. Re-syncs by
     watch have their own (tests/test_watch_sync.py)."""
     settings.GPUPOSTURE_FULL_RESYNC_HOURS = 0

@@ -30,15 +30,15 @@ mig-configs:
 """
 
 
-def validate(user, body):  # type: ignore[no-untyped-def]
+def validate(user, body):
     return api_client(user).post("/api/v1/mig/validate/", body, format="json")
 
 
-def node_layout(user, **query):  # type: ignore[no-untyped-def]
+def node_layout(user, **query):
     return api_client(user).get("/api/v1/mig/node-layout/", query)
 
 
-def page(user, query=None):  # type: ignore[no-untyped-def]
+def page(user, query=None):
     client = Client()
     if user is not None:
         client.force_login(user)
@@ -424,7 +424,7 @@ def test_instances_text_round_trips(text: str) -> None:
 # --- query counts (STYLE rule 9) ------------------------------------------------------------------
 
 
-def add_mig_nodes(count: int, viewer) -> None:  # type: ignore[no-untyped-def]
+def add_mig_nodes(count: int, viewer) -> None:
     from inventory.models import Cluster, Node, Pod
     from tenants.models import Tenant, TrustClass
 

@@ -20,7 +20,7 @@ from tests.realworld import realworld
 pytestmark = pytest.mark.django_db
 
 
-def login(user) -> Client:  # type: ignore[no-untyped-def]
+def login(user) -> Client:
     client = Client()
     client.force_login(user)
     return client

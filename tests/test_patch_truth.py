@@ -24,7 +24,7 @@ from tests.realworld import realworld
 pytestmark = pytest.mark.django_db
 
 
-def sync(tmp_path: Path, objects: list[dict], name: str = "lab"):  # type: ignore[no-untyped-def]
+def sync(tmp_path: Path, objects: list[dict], name: str = "lab"):
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
     cluster = cluster_get_or_create(name=name)
@@ -84,7 +84,7 @@ def test_the_api_says_not_installed_and_unknown_is_null(tmp_path, personas):
     assert "not installed" in page and "Not affected, and why" in page
 
 
-def login(user) -> Client:  # type: ignore[no-untyped-def]
+def login(user) -> Client:
     client = Client()
     client.force_login(user)
     return client

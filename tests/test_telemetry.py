@@ -33,7 +33,7 @@ UUID = "GPU-00000000-1111-2222-3333-444444444444"
 
 def series(
     start: datetime, minutes: int, *, busy: float, step: int = 5, **labels
-) -> list[GpuSample]:  # type: ignore[no-untyped-def]
+) -> list[GpuSample]:
     base = {"hostname": "gpu-ts-1", "gpu": "0", "uuid": UUID, "model": "NVIDIA A100"} | labels
     return [
         GpuSample(time=start + timedelta(minutes=m), util=busy, **base)
@@ -278,7 +278,7 @@ def test_rollup_keeps_hours_and_drops_raw_samples_past_retention(small_world, se
     assert GpuUsageHourly.objects.count() == len(hourly)  # the hours stay
 
 
-def _one_day_for_two_tenants(cluster) -> None:  # type: ignore[no-untyped-def]
+def _one_day_for_two_tenants(cluster) -> None:
     start = timezone.now().replace(minute=0, second=0, microsecond=0) - timedelta(hours=6)
     samples = series(start, 180, busy=90, namespace="team-alpha", pod="trainer-0")
     samples += series(
@@ -388,7 +388,7 @@ def test_a_node_past_raw_retention_is_last_seen_in_the_hourly_roll_ups(small_wor
     assert seen == {"gpu-ts-1": hour + timedelta(hours=1)}
 
 
-def _dra_holds_uuid(cluster, *, with_pod: bool) -> None:  # type: ignore[no-untyped-def]
+def _dra_holds_uuid(cluster, *, with_pod: bool) -> None:
     """A DRA claim of team-alpha holding the GPU UUID on gpu-ts-1 (the NVIDIA DRA driver's
     slice), and the pod using it when `with_pod`."""
     from inventory import snapshot as snap

@@ -59,7 +59,7 @@ def names_scheduled() -> set[str]:
     """The beat schedule in settings and the periodic syncs inventory.schedule writes."""
     cluster = Cluster.objects.create(name="lab", snapshot_paths=["/tmp/lab.json"])  # noqa: S108
     assert cluster_schedule_update(cluster=cluster) is not None
-    beat = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    beat: set[str] = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     return beat | set(PeriodicTask.objects.values_list("task", flat=True))
 
 

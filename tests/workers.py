@@ -116,7 +116,7 @@ class Worker:
         return self.log
 
 
-def send(queue: str, task: str, **kwargs: object):  # type: ignore[no-untyped-def]
+def send(queue: str, task: str, **kwargs: object):
     # Not the current app: later tests' tasks must keep going through gpuposture's (eager).
     app = Celery(broker=BROKER, backend=BROKER, set_as_current=False)
     return app.send_task(task, kwargs=kwargs, queue=queue)

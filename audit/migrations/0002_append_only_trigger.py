@@ -36,8 +36,8 @@ DROP FUNCTION IF EXISTS {FUNCTION}();
 """
 
 
-def _run_on_postgresql(sql: str):  # type: ignore[no-untyped-def]
-    def run(apps, schema_editor) -> None:  # type: ignore[no-untyped-def]
+def _run_on_postgresql(sql: str):
+    def run(apps, schema_editor) -> None:
         if schema_editor.connection.vendor == "postgresql":
             schema_editor.execute(sql, params=None)  # no placeholders: RAISE uses %
 

@@ -35,9 +35,9 @@ class ScopedViewSetMixin:
 
     write_roles: tuple[str, ...] = ()
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
-        queryset = super().get_queryset()  # type: ignore[misc]
-        return queryset.visible_to(self.request.user)  # type: ignore[attr-defined]
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        return queryset.visible_to(self.request.user)
 
 
 class ScopedReadOnlyViewSet(ScopedViewSetMixin, viewsets.ReadOnlyModelViewSet):

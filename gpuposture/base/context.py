@@ -45,7 +45,7 @@ MENU: tuple[tuple[str, str, frozenset[str]], ...] = (
 )
 
 
-def menu_for(user) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+def menu_for(user) -> list[tuple[str, str]]:
     if user is None or not user.is_authenticated:
         return []
     if user.is_superuser:

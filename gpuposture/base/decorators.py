@@ -13,7 +13,7 @@ from gpuposture.base.roles import has_role
 def role_required(*roles: str) -> Callable:
     def decorate(view: Callable) -> Callable:
         @wraps(view)
-        def wrapper(request, *args, **kwargs):  # type: ignore[no-untyped-def]
+        def wrapper(request, *args, **kwargs):
             if not has_role(request.user, *roles):
                 raise PermissionDenied(f"This needs the role {' or '.join(roles)}.")
             return view(request, *args, **kwargs)

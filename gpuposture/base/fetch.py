@@ -328,7 +328,7 @@ class _DeadlineSocket:
 
 class _DeadlineResponse(http.client.HTTPResponse):
     def __init__(self, sock: socket.socket, *args: Any, deadline: float, **kwargs: Any) -> None:
-        super().__init__(_DeadlineSocket(sock, deadline), *args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(_DeadlineSocket(sock, deadline), *args, **kwargs)
 
 
 class _PinnedHTTP(http.client.HTTPConnection):
@@ -338,7 +338,7 @@ class _PinnedHTTP(http.client.HTTPConnection):
     def __init__(self, host: str, port: int, *, addresses: tuple[str, ...], deadline: float):
         super().__init__(host, port)
         self._addresses, self._deadline = addresses, deadline
-        self.response_class = partial(_DeadlineResponse, deadline=deadline)  # type: ignore[assignment]
+        self.response_class = partial(_DeadlineResponse, deadline=deadline)
 
     def connect(self) -> None:
         error: OSError | None = None

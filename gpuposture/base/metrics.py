@@ -147,7 +147,7 @@ def process_registry() -> CollectorRegistry:
 
 def exposition(extra: Iterable[Collector] = ()) -> tuple[bytes, str]:
     """(body, content type) of the text exposition of this process's metrics plus `extra`."""
-    return generate_latest(_Combined([process_registry(), *extra])), CONTENT_TYPE_LATEST  # type: ignore[arg-type]
+    return generate_latest(_Combined([process_registry(), *extra])), CONTENT_TYPE_LATEST
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -160,7 +160,7 @@ def serve_worker_metrics(*, port: int, addr: str, token: str) -> WSGIServer:
     `Authorization: Bearer <token>` (the same token as the web's /metrics)."""
     metrics_app = make_wsgi_app(process_registry())
 
-    def app(environ: dict, start_response: Callable) -> Iterable[bytes]:  # type: ignore[type-arg]
+    def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
         if not bearer_matches(environ.get("HTTP_AUTHORIZATION"), token):
             start_response(
                 "401 Unauthorized",

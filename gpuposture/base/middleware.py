@@ -9,7 +9,7 @@ class LoginRequiredMiddleware(DjangoLoginRequired):
     """Django's login-required middleware, except for the API, where DRF's project-wide
     permission classes answer 401/403 in JSON (a token client cannot follow a login redirect)."""
 
-    def process_view(self, request, view_func, view_args, view_kwargs):  # type: ignore[no-untyped-def]
+    def process_view(self, request, view_func, view_args, view_kwargs):
         if request.path_info.startswith("/api/"):
             return None
         return super().process_view(request, view_func, view_args, view_kwargs)

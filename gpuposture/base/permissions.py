@@ -15,7 +15,7 @@ class RoleReadPermission(BasePermission):
 
     message = "You need a gpuposture role to use this endpoint; ask an administrator."
 
-    def has_permission(self, request, view) -> bool:  # type: ignore[no-untyped-def]
+    def has_permission(self, request, view) -> bool:
         if not has_any_role(request.user):
             return False
         if request.method in SAFE_METHODS:
@@ -34,5 +34,5 @@ class AnyRolePermission(BasePermission):
 
     message = RoleReadPermission.message
 
-    def has_permission(self, request, view) -> bool:  # type: ignore[no-untyped-def]
+    def has_permission(self, request, view) -> bool:
         return has_any_role(request.user)

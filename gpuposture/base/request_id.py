@@ -56,8 +56,8 @@ class RequestIdMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request_id = new_request_id()
         client_id = client_request_id_from(request.headers.get(REQUEST_ID_HEADER))
-        request.request_id = request_id  # type: ignore[attr-defined]
-        request.client_request_id = client_id  # type: ignore[attr-defined]
+        request.request_id = request_id
+        request.client_request_id = client_id
         token, client_token = _current.set(request_id), _client.set(client_id)
         try:
             response = self.get_response(request)

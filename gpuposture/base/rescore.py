@@ -126,18 +126,18 @@ class RescoringAdminMixin:
     def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
         # What the object touched before the edit too (an exemption moved to another cluster).
         stored = type(obj)._base_manager.filter(pk=obj.pk).first() if change else None
-        super().save_model(request, obj, form, change)  # type: ignore[misc]
+        super().save_model(request, obj, form, change)
         if stored is not None:
             rescore_request(reason=self.rescore_reason, **self.rescore_scope(stored))
         rescore_request(reason=self.rescore_reason, **self.rescore_scope(obj))
 
     def delete_model(self, request: Any, obj: Any) -> None:
         scope = self.rescore_scope(obj)
-        super().delete_model(request, obj)  # type: ignore[misc]
+        super().delete_model(request, obj)
         rescore_request(reason=self.rescore_reason, **scope)
 
     def delete_queryset(self, request: Any, queryset: Any) -> None:
         scopes = [self.rescore_scope(obj) for obj in queryset]
-        super().delete_queryset(request, queryset)  # type: ignore[misc]
+        super().delete_queryset(request, queryset)
         for scope in scopes:
             rescore_request(reason=self.rescore_reason, **scope)

@@ -24,7 +24,7 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
     cached = getattr(user, "_gpuposture_roles", None)
     if cached is None:
         cached = frozenset(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
-        user._gpuposture_roles = cached  # type: ignore[union-attr]
+        user._gpuposture_roles = cached
     return cached
 
 

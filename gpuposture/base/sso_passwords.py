@@ -51,7 +51,7 @@ class _RefuseForSso:
     def clean(self) -> dict[str, Any]:
         if local_password_refused(self.user):
             raise forms.ValidationError(REFUSED_MESSAGE, code="sso_account")
-        return super().clean()  # type: ignore[misc]
+        return super().clean()
 
 
 class ChangePasswordForm(_RefuseForSso, allauth_forms.ChangePasswordForm):

@@ -100,7 +100,7 @@ class ScopedTokenAuthentication(BaseAuthentication):
 
     keyword = "Bearer"
 
-    def authenticate(self, request) -> tuple[AbstractBaseUser, ApiToken] | None:  # type: ignore[no-untyped-def, override]
+    def authenticate(self, request) -> tuple[AbstractBaseUser, ApiToken] | None:
         header = get_authorization_header(request).split()
         if not header or header[0].lower() not in _SCHEMES:
             return None
@@ -119,7 +119,7 @@ class ScopedTokenAuthentication(BaseAuthentication):
             )
         return token.user, token
 
-    def authenticate_header(self, request) -> str:  # type: ignore[no-untyped-def]
+    def authenticate_header(self, request) -> str:
         return f'{self.keyword} realm="api"'
 
 
@@ -129,7 +129,7 @@ class ScopedTokenScheme(OpenApiAuthenticationExtension):
     target_class = ScopedTokenAuthentication
     name = "tokenAuth"
 
-    def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
+    def get_security_definition(self, auto_schema):
         return {
             "type": "http",
             "scheme": "bearer",

@@ -103,7 +103,7 @@ class BulletinViewSet(
     filterset_class = BulletinFilter
 
     @extend_schema(request=dict, responses={201: BulletinSerializer, 202: dict, 400: dict})
-    def create(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]
+    def create(self, request: Request, *args, **kwargs) -> Response:
         if isinstance(request.data, dict) and "urls" in request.data:
             return self._import_urls(request.data["urls"])
         record, result = bulletins_import_recorded(
@@ -122,7 +122,7 @@ class BulletinViewSet(
         return Response(BulletinSerializer(bulletin).data, status=code)
 
     @extend_schema(responses={200: BulletinImportSerializer, 403: dict})
-    def destroy(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]
+    def destroy(self, request: Request, *args, **kwargs) -> Response:
         if not may(request.user, DECIDE_BULLETINS):
             raise PermissionDenied("Only a security lead may delete a bulletin.")
         record = bulletin_delete(bulletin=self.get_object(), user=request.user, trigger="api")

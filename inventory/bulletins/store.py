@@ -77,7 +77,7 @@ def bulletin_import(
     A newer revision that weakens a fix is held (bulletin_revisions.revision_hold) unless
     `options.confirm_weakening`; every change is an audit event."""
     try:
-        advisory = parse_advisory(data)  # type: ignore[arg-type]
+        advisory = parse_advisory(data)
         released = parse_datetime(advisory.current_release_date)
         if released is None:
             raise CsafError("document.tracking.current_release_date is not a date-time")

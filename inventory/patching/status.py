@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from gpuposture.base.enums import Severity
 from inventory.bulletins.csaf.fixes import Fix
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 from inventory.conditions import NOT_PRESENT, VEX_NOT_PRESENT, NodeFacts, Verdict, evaluate
@@ -34,7 +35,7 @@ COMPONENTS = {
     "mig_manager_version": "mig_manager",
     "firmware_version": "firmware",
 }
-SEVERITY_ORDER = ("critical", "high", "medium", "low")
+SEVERITY_ORDER = Severity.values()
 
 
 @dataclass(frozen=True)

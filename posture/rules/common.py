@@ -51,7 +51,7 @@ def gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
     key = ("gpu_holdings", node.name)
     if key not in inputs.memo:
         inputs.memo[key] = tuple(_gpu_holdings(inputs, node))
-    return list(inputs.memo[key])  # type: ignore[arg-type]
+    return list(inputs.memo[key])  # type: ignore[call-overload]  # memo[key] holds what this function stored under it
 
 
 def _gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
@@ -159,7 +159,7 @@ def nodes_by_name(inputs: PostureInputs) -> dict[str, Node]:
     key = ("nodes_by_name",)
     if key not in inputs.memo:
         inputs.memo[key] = {n.name: n for n in inputs.snapshot.nodes}
-    return inputs.memo[key]  # type: ignore[return-value]
+    return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
 
 def containers_with_paths(pod: Pod) -> list[tuple[Container, str]]:

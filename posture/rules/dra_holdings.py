@@ -21,7 +21,7 @@ def dra_index(inputs: PostureInputs) -> DraIndex:
     key = ("dra_index",)
     if key not in inputs.memo:
         inputs.memo[key] = DraIndex(inputs.snapshot)
-    return inputs.memo[key]  # type: ignore[return-value]
+    return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
 
 def dra_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:

@@ -6,10 +6,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gpuposture.base.enums import CheckScope, Severity
 from posture.inputs import PostureInputs
 
-SEVERITIES = ("critical", "high", "medium", "low")
-SCOPES = ("tenant", "node", "gpu", "cluster", "provider")
+SEVERITIES = Severity.values()
+SCOPES = CheckScope.values()
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ def event(n: int, *, actor: object = "manage.py test", **extra: object) -> Audit
         "after": {"name": f"new {n}", "same": 1},
     }
     fields.update(extra)
-    return audit_record(actor=actor, **fields)  # type: ignore[arg-type]
+    return audit_record(actor=actor, **fields)
 
 
 def page_client(user: User) -> Client:
@@ -92,7 +92,7 @@ def test_the_navigation_shows_the_log_to_readers_only(personas):
         assert 'href="/audit/"' not in page_client(personas[role]).get("/").content.decode()
 
 
-def ids(response) -> list[int]:  # type: ignore[no-untyped-def]
+def ids(response) -> list[int]:
     return [row["id"] for row in response.json()["results"]]
 
 
@@ -151,7 +151,7 @@ def test_the_page_filters_and_paginates(personas):
     assert "No event matches these filters" in empty
 
 
-def count_queries(fetch) -> int:  # type: ignore[no-untyped-def]
+def count_queries(fetch) -> int:
     with CaptureQueriesContext(connection) as ctx:
         response = fetch()
     assert response.status_code == 200

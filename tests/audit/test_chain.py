@@ -34,7 +34,7 @@ def content(n: int, **changes: object) -> EventContent:
         after={"name": f"new {n}"},
         request_id=f"req-{n}",
     )
-    return replace(base, **changes)  # type: ignore[arg-type]
+    return replace(base, **changes)
 
 
 def chain(size: int) -> list[StoredEvent]:

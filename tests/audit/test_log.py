@@ -45,7 +45,7 @@ def record(n: int, **extra: object) -> AuditEvent:
         object_repr=f"tenant-{n}",
         before={"name": f"old {n}"},
         after={"name": f"new {n}"},
-        **extra,  # type: ignore[arg-type]
+        **extra,
     )
 
 

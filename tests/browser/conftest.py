@@ -68,11 +68,11 @@ class Watched:
         self.page.on("pageerror", lambda exc: self.errors.append(f"uncaught: {exc}"))
         self.page.on("request", self._request)
 
-    def _console(self, message) -> None:  # type: ignore[no-untyped-def]
+    def _console(self, message) -> None:
         if message.type == "error":
             self.errors.append(f"{self.page.url}: {message.text}")
 
-    def _request(self, request) -> None:  # type: ignore[no-untyped-def]
+    def _request(self, request) -> None:
         url = urlparse(request.url)
         if url.scheme in ("data", "blob", "about"):
             return

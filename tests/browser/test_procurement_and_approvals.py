@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 PDF = b"%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n"
 
 
-def view(watched: Watched, name: str, locator) -> None:  # type: ignore[no-untyped-def]
+def view(watched: Watched, name: str, locator) -> None:
     """A screenshot of the screen around `locator` (the assessment is too long to read whole)."""
     locator.scroll_into_view_if_needed()
     watched.folder.mkdir(parents=True, exist_ok=True)
@@ -105,7 +105,7 @@ def procurement_fills_attaches_and_submits(chromium, url: str, screens) -> None:
     assert [f.original_name for f in answer.files.all()] == ["scrub-report.pdf"]
 
 
-def _answer_every_question(page) -> None:  # type: ignore[no-untyped-def]
+def _answer_every_question(page) -> None:
     """What a buyer copies from the provider's written answer: every question answered, an
     evidence link wherever one is required."""
     for article in page.locator("article.question").all():

@@ -9,6 +9,7 @@ import zipfile
 import pytest
 import yaml
 from django.core.management import CommandError, call_command
+from django.http import HttpResponse
 from django.test import Client
 
 from enforcement.build import CHECKS, MANAGED_BY
@@ -24,10 +25,11 @@ PACK = "/api/v1/clusters/lab/policy-pack/"
 PREVIEW = "/api/v1/clusters/lab/policy-pack/preview/"
 
 
-def page(user, query: str = "") -> Client:  # type: ignore[no-untyped-def]
+def page(user, query: str = "") -> HttpResponse:
     client = Client()
     client.force_login(user)
-    return client.get(f"/enforcement/?cluster=lab{query}")
+    # The test client's response type exists only in django-stubs.
+    return client.get(f"/enforcement/?cluster=lab{query}")  # type: ignore[return-value]
 
 
 def test_policy_pack_is_the_public_entry_point(small_world):

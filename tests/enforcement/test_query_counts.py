@@ -21,7 +21,7 @@ PREVIEW_PIN = 24
 PAGE_PIN = 27  # + session, user and the cluster chooser
 
 
-def more_pods(cluster, n: int) -> None:  # type: ignore[no-untyped-def]
+def more_pods(cluster, n: int) -> None:
     now, start = timezone.now(), Pod.objects.filter(name__startswith="extra-").count()
     Pod.objects.bulk_create(
         Pod(
@@ -41,7 +41,7 @@ def more_pods(cluster, n: int) -> None:  # type: ignore[no-untyped-def]
     )
 
 
-def count(get) -> int:  # type: ignore[no-untyped-def]
+def count(get) -> int:
     with CaptureQueriesContext(connection) as ctx:
         response = get()
     assert response.status_code == 200

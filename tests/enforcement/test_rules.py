@@ -302,7 +302,7 @@ def devices(admin: bool | None) -> dict:
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_dra_admin_access_is_denied_in_claims_and_templates(dialect):
-    def claim(admin):  # type: ignore[no-untyped-def]
+    def claim(admin):
         return {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
@@ -310,7 +310,7 @@ def test_dra_admin_access_is_denied_in_claims_and_templates(dialect):
             "spec": {"devices": devices(admin)},
         }
 
-    def template(admin):  # type: ignore[no-untyped-def]
+    def template(admin):
         return {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaimTemplate",

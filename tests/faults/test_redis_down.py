@@ -57,7 +57,7 @@ def redis_switch() -> Iterator[tuple[TcpSwitch, str]]:
         switch.down()
 
 
-def timed(call):  # type: ignore[no-untyped-def]
+def timed(call):
     started = time.monotonic()
     response = call()
     return response, time.monotonic() - started

@@ -111,7 +111,7 @@ def operator_cluster() -> list[dict[str, Any]]:
     return objects
 
 
-def nodes_of(objects: list[dict[str, Any]]):  # type: ignore[no-untyped-def]
+def nodes_of(objects: list[dict[str, Any]]):
     return {n.name: n for n in normalise(objects).nodes}
 
 

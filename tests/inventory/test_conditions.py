@@ -91,7 +91,7 @@ def test_reason_quotes_the_condition_and_where_the_fact_was_read():
     }
 
 
-def advisory(number: str):  # type: ignore[no-untyped-def]
+def advisory(number: str):
     return parse_advisory(json.loads(realworld("csaf", f"nvidia-{number}.json").read_text()))
 
 

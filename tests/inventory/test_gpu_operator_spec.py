@@ -240,4 +240,4 @@ def test_values_must_be_a_mapping(values):
 
 def test_spec_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
-        UNSTATED.mig_strategy = "mixed"  # type: ignore[misc]
+        UNSTATED.mig_strategy = "mixed"

@@ -141,7 +141,7 @@ def split_between(*tenants: str | None, gi_tenant: str | None = None) -> list[In
     return [R("3g.40gb", tenant=gi_tenant, compute_instances=cis)]
 
 
-def checks(result) -> list[tuple[str, tuple[str, ...], str]]:  # type: ignore[no-untyped-def]
+def checks(result) -> list[tuple[str, tuple[str, ...], str]]:
     return [(w.check, w.tenants, w.mode) for w in result.warning_details]
 
 

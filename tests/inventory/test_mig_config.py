@@ -117,7 +117,7 @@ def stored(name: str = OPERATOR_CM, text: str = CONFIG) -> ConfigSource:
     return ConfigSource("gpu-operator", name, {"config.yaml": text, "other": "not: mig"})
 
 
-def profiles(layout) -> list[str]:  # type: ignore[no-untyped-def]
+def profiles(layout) -> list[str]:
     return [r.profile for r in layout.instances]
 
 

@@ -211,7 +211,7 @@ def test_text_and_bytes_parse_alike_with_the_real_doctype_line(name: str) -> Non
 def test_facts_are_frozen() -> None:
     facts = parse_nvidia_smi(fixture("a100-nomig.xml"))
     with pytest.raises(dataclasses.FrozenInstanceError):
-        facts.gpus[0].uuid = "GPU-other"  # type: ignore[misc]
+        facts.gpus[0].uuid = "GPU-other"
 
 
 # --- values ----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ OPERATOR_TOLERATIONS = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect"
 DCGM_SELECTOR = {"nvidia.com/gpu.deploy.dcgm-exporter": "true"}
 
 
-def fit(labels=None, taints=(), selector=None, tolerations=(), terms=(), name="gpu-1"):  # type: ignore[no-untyped-def]
+def fit(labels=None, taints=(), selector=None, tolerations=(), terms=(), name="gpu-1"):
     return daemonset_fit(
         name,
         labels or {},

@@ -13,7 +13,7 @@ from tests.inventory.normalise_helpers import PLATFORM, configmap
 from tests.realworld import realworld
 
 
-def facts(labels=None, policies=(), configs=()):  # type: ignore[no-untyped-def]
+def facts(labels=None, policies=(), configs=()):
     return {
         r["fact"]: (r["value"], r["source"]) for r in runtime_facts(labels or {}, policies, configs)
     }

@@ -120,7 +120,7 @@ def test_read_snapshot_end_to_end(tmp_path):
 
 def test_a_single_path_is_accepted(tmp_path):
     path = write(tmp_path / "ns.json", namespace("team-alpha"))
-    assert names(load_snapshot_objects(str(path))) == ["team-alpha"]  # type: ignore[arg-type]
+    assert names(load_snapshot_objects(str(path))) == ["team-alpha"]
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ def run(*args: str) -> str:
     return out.getvalue()
 
 
-def broken_file(tmp_path) -> str:  # type: ignore[no-untyped-def]
+def broken_file(tmp_path) -> str:
     path = tmp_path / "broken.json"
     path.write_text("{not json")
     return str(path)

@@ -17,7 +17,7 @@ BROKEN_PATH = "/nonexistent/lab.json"
 transactional = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
-def sync_from_page(user) -> tuple[str, SyncRun]:  # type: ignore[no-untyped-def]
+def sync_from_page(user) -> tuple[str, SyncRun]:
     client = Client()
     client.force_login(user)
     response = client.post("/clusters/lab/sync/", follow=True)

@@ -47,7 +47,7 @@ def unscored_world(personas):
     return cluster
 
 
-def score(capture) -> None:  # type: ignore[no-untyped-def]
+def score(capture) -> None:
     with capture(execute=True):
         rescore_now()
 
@@ -154,7 +154,7 @@ def test_the_task_asks_celery_to_retry_after_the_backoff_step(personas, monkeypa
     )
     asked = {}
 
-    def retry(**kw):  # type: ignore[no-untyped-def]
+    def retry(**kw):
         asked.update(kw)
         return RuntimeError("retry scheduled")
 

@@ -26,13 +26,13 @@ def _mail(settings):
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 
 
-def with_email(user):  # type: ignore[no-untyped-def]
+def with_email(user):
     user.email = f"{user.username}@example.com"
     user.save()
     return user
 
 
-def run_checks(capture) -> dict:  # type: ignore[no-untyped-def]
+def run_checks(capture) -> dict:
     with capture(execute=True):
         return tasks.notification_checks()
 

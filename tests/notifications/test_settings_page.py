@@ -19,7 +19,7 @@ def _plain(settings):
     settings.GPUPOSTURE_WEBHOOK_ALLOWED_HOSTS = []
 
 
-def client_for(user) -> Client:  # type: ignore[no-untyped-def]
+def client_for(user) -> Client:
     client = Client()
     client.force_login(user)
     return client

@@ -17,7 +17,7 @@ from tenants.models import SharingRequest, Tenant
 pytestmark = pytest.mark.django_db
 
 
-def page(user, url: str, **extra) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+def page(user, url: str, **extra) -> tuple[int, str]:
     client = Client(raise_request_exception=False)
     client.force_login(user)
     response = client.get(url, **extra)

@@ -54,7 +54,7 @@ def tenants(personas):
     return rows
 
 
-def listed(user, query: str = "") -> list[str]:  # type: ignore[no-untyped-def]
+def listed(user, query: str = "") -> list[str]:
     client = Client()
     client.force_login(user)
     response = client.get(f"/tenants/{query}")

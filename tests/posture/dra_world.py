@@ -98,7 +98,7 @@ def claim(
     device_class_name: str = GPU_CLASS,
     sharing: str | None = None,
     admin: bool = False,
-    reserved_for: list[str] = (),  # type: ignore[assignment]
+    reserved_for: list[str] = (),
     node: str = "gpu-a",
     owner_pod: str | None = None,
 ) -> dict[str, Any]:

@@ -59,7 +59,7 @@ def toolkit_below(node: str, pool: str, fixed: str = "1.17.8", **kw: object) -> 
     }
     return finding(
         "STACK-002", "Node", node, severity="critical", evidence=evidence, pools=(pool,), **kw
-    )  # type: ignore[arg-type]
+    )
 
 
 def privileged(

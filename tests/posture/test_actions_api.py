@@ -16,7 +16,7 @@ from tests.conftest import api_client
 pytestmark = pytest.mark.django_db
 
 
-def rows(user, query: str = "") -> list[dict]:  # type: ignore[no-untyped-def]
+def rows(user, query: str = "") -> list[dict]:
     response = api_client(user).get(f"/api/v1/actions/{query}")
     assert response.status_code == 200, response.content
     return response.json()["results"]

@@ -60,7 +60,7 @@ def scheduled(small_world):
     return small_world
 
 
-def failed_sync(cluster, error: str = AUTH_ERROR) -> SyncRun:  # type: ignore[no-untyped-def]
+def failed_sync(cluster, error: str = AUTH_ERROR) -> SyncRun:
     return SyncRun.objects.create(
         cluster=cluster,
         source="kubeconfig",

@@ -214,7 +214,7 @@ def test_an_admin_access_claim_in_a_tenant_namespace_is_critical():
     assert pair.tenants == ("alpha", "beta")
 
 
-def monitoring_world(**labels: str):  # type: ignore[no-untyped-def]
+def monitoring_world(**labels: str):
     return world(
         _two_tenants_on(["gpu-0"], ["gpu-1"], None)
         + [

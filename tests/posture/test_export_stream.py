@@ -90,7 +90,7 @@ def test_json_stream_writes_what_json_dumps_writes(document, items):
     assert text == json.dumps(_filled(document, items), indent=2, default=str)
 
 
-def _filled(document, items):  # type: ignore[no-untyped-def]
+def _filled(document, items):
     if document is STREAM:
         return list(items)
     if isinstance(document, dict):

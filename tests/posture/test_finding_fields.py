@@ -34,7 +34,7 @@ WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 def _stored() -> dict:
     """A values() row as finding_values reads one, every column filled."""
-    stored = {column: f"<{column}>" for column in VALUE_COLUMNS}
+    stored: dict[str, object] = {column: f"<{column}>" for column in VALUE_COLUMNS}
     stored.update(id=7, check_id=sorted(CHECKS)[0], severity="high", evidence={"a": 1})
     for field in FINDING_FIELDS:
         if field.when:

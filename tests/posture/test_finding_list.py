@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
-def client_for(user) -> Client:  # type: ignore[no-untyped-def]
+def client_for(user) -> Client:
     client = Client()
     client.force_login(user)
     return client

@@ -17,7 +17,7 @@ from tests.conftest import api_client
 pytestmark = pytest.mark.django_db
 
 
-def client_for(user) -> Client:  # type: ignore[no-untyped-def]
+def client_for(user) -> Client:
     client = Client()
     client.force_login(user)
     return client

@@ -16,7 +16,7 @@ AFTER = [("posture", "0011_finding_evidence_digest")]
 NOW = timezone.now()
 
 
-def migrate(targets):  # type: ignore[no-untyped-def]
+def migrate(targets):
     executor = MigrationExecutor(connection)
     executor.migrate(targets)
     return executor.loader.project_state(targets).apps

@@ -23,7 +23,7 @@ NOW = timezone.now()
 HOUR = timedelta(hours=1)
 
 
-def migrate(targets):  # type: ignore[no-untyped-def]
+def migrate(targets):
     executor = MigrationExecutor(connection)
     executor.migrate(targets)
     return executor.loader.project_state(targets).apps
@@ -36,7 +36,7 @@ def old_world():
     migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
 
 
-def _old_rows(apps) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _old_rows(apps) -> dict[str, object]:
     """Old-shape findings (one per tenant) and the pods they name."""
     User = apps.get_model("auth", "User")
     Tenant = apps.get_model("tenants", "Tenant")
@@ -65,7 +65,7 @@ def _old_rows(apps) -> dict[str, object]:  # type: ignore[no-untyped-def]
     return {"cluster": cluster, "a": alpha, "b": beta, "ana": ana, "bob": bob}
 
 
-def _finding(apps, w, tenant, check, kind, name, **fields):  # type: ignore[no-untyped-def]
+def _finding(apps, w, tenant, check, kind, name, **fields):
     Finding = apps.get_model("posture", "Finding")
     namespace = "team-a" if kind == "Pod" else ""
     base = {

@@ -20,7 +20,7 @@ BEFORE = [("posture", "0006_finding_tenant_drop"), ("tenants", "0004_sharing_req
 NOW = timezone.now()
 
 
-def migrate(targets):  # type: ignore[no-untyped-def]
+def migrate(targets):
     executor = MigrationExecutor(connection)
     executor.migrate(targets)
     return executor.loader.project_state(targets).apps
@@ -33,7 +33,7 @@ def old_world():
     migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
 
 
-def _old_score(apps):  # type: ignore[no-untyped-def]
+def _old_score(apps):
     """A sensitive tenant floored at 0 by the old score: one open critical spanning four
     workloads, one high "counted as 0" at the floor whose finding is gone since, one accepted."""
     TrustClass = apps.get_model("tenants", "TrustClass")

@@ -15,7 +15,7 @@ RELEASED = datetime(2025, 7, 15, tzinfo=UTC)
 SLA = {"critical": 7, "high": 30, "medium": 90, "low": 180}
 
 
-def exposed_world(*severities: str | None):  # type: ignore[no-untyped-def]
+def exposed_world(*severities: str | None):
     exposures = [
         {
             "component": "container_toolkit",

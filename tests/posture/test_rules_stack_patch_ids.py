@@ -26,7 +26,7 @@ def exposure(component: str, installed: str, fixed: str, severity: str = "high")
     }
 
 
-def world(*exposures: dict):  # type: ignore[no-untyped-def]
+def world(*exposures: dict):
     base = inputs(
         nodes=(gpu_node("gpu-1"),),
         pods=(pod("alpha", "trainer", node="gpu-1", gpu={"nvidia.com/gpu": 1}),),

@@ -88,7 +88,7 @@ def test_figures_are_json_without_a_title() -> None:
 
 
 @pytest.mark.parametrize("chart", [comparison_radar, category_bars])
-def test_user_text_is_escaped(chart) -> None:  # type: ignore[no-untyped-def]
+def test_user_text_is_escaped(chart) -> None:
     text = json.dumps(chart(COMPARISON))
     assert EVIL_ESCAPED in text
     assert "<img" not in text and "<b>" not in text

@@ -82,7 +82,7 @@ ANSWERS = {
 }
 
 
-def score(answers: dict[str, AnswerRow] = ANSWERS):  # type: ignore[no-untyped-def]
+def score(answers: dict[str, AnswerRow] = ANSWERS):
     return score_assessment(SPEC, [AnswerValue(a.question_id, a.value) for a in answers.values()])
 
 
@@ -98,7 +98,7 @@ def read_csv(text: str) -> list[list[str]]:
     return list(csv.reader(io.StringIO(text, newline="")))
 
 
-def parse(text: str | bytes, **kwargs):  # type: ignore[no-untyped-def]
+def parse(text: str | bytes, **kwargs):
     return parse_answers_csv(text, SPEC, **kwargs)
 
 

@@ -45,7 +45,7 @@ def events() -> list[tuple[str, str, object, object]]:
     ]
 
 
-def browser(user) -> Client:  # type: ignore[no-untyped-def]
+def browser(user) -> Client:
     client = Client()
     client.force_login(user)
     return client

@@ -168,7 +168,7 @@ def marker_items(small: list[dict]) -> list[dict]:
     ]
 
 
-def marker_tenant(personas) -> None:  # type: ignore[no-untyped-def]
+def marker_tenant(personas) -> None:
     from gpuposture.base import roles
     from tenants.services import tenants_apply
     from tenants.spec import parse_tenants_document
@@ -191,7 +191,7 @@ def marker_tenant(personas) -> None:  # type: ignore[no-untyped-def]
     tenants_apply(specs=parse_tenants_document(document), actor=f"{MARKER} world")
 
 
-def _telemetry(lab) -> None:  # type: ignore[no-untyped-def]
+def _telemetry(lab) -> None:
     """The marker held alpha's exclusive GPU before alpha, with no reset between (LEAK-001),
     and used the shared GPU; rolled up so the utilisation page has its hours."""
     from telemetry.samples import GpuSample
@@ -224,7 +224,7 @@ def _telemetry(lab) -> None:  # type: ignore[no-untyped-def]
     telemetry_rollup()
 
 
-def _records(lab, personas) -> None:  # type: ignore[no-untyped-def]
+def _records(lab, personas) -> None:
     """What people and earlier syncs recorded about the marker on "lab"."""
     from inventory.models import DriftEvent, SyncRun
     from sharing.services import sharing_request_create
@@ -291,7 +291,7 @@ def _records(lab, personas) -> None:  # type: ignore[no-untyped-def]
     )
 
 
-def add_marker_tenant(personas, directory: Path):  # type: ignore[no-untyped-def]
+def add_marker_tenant(personas, directory: Path):
     """The marker tenant, synced into "lab" next to alpha, with its records; then scored."""
     from inventory.models import Cluster
     from posture.services import posture_evaluate
@@ -299,7 +299,7 @@ def add_marker_tenant(personas, directory: Path):  # type: ignore[no-untyped-def
     from tests.security.matrix_world import _mig_items, _sync
 
     marker_tenant(personas)
-    small = load_json("small-cluster.json")["items"]  # type: ignore[index]
+    small = load_json("small-cluster.json")["items"]
     mig = _mig_items("mig-lab-1", "team-alpha", "trainer-mig-0")
     replaced = {"gpu-ts-1"}
     kept = [i for i in small if i["metadata"]["name"] not in replaced]

@@ -54,11 +54,11 @@ class Access:
     note: str = ""
 
 
-def page(**kw) -> Access:  # type: ignore[no-untyped-def]
+def page(**kw) -> Access:
     return Access(kind="page", **kw)
 
 
-def api(**kw) -> Access:  # type: ignore[no-untyped-def]
+def api(**kw) -> Access:
     return Access(kind="api", **kw)
 
 
@@ -66,7 +66,7 @@ def post(*personas: frozenset[str] | str) -> Mapping[str, frozenset[str]]:
     return {"POST": _merge(personas)}
 
 
-def _merge(parts) -> frozenset[str]:  # type: ignore[no-untyped-def]
+def _merge(parts) -> frozenset[str]:
     out: set[str] = set()
     for p in parts:
         out |= {p} if isinstance(p, str) else set(p)

@@ -77,7 +77,7 @@ def _mig_items(node: str, namespace: str, pod: str) -> list[dict]:
     shaped like tests/data/small-cluster.json, and the GPU Operator's mig-parted ConfigMap."""
     from tests.conftest import load_json
 
-    items = load_json("small-cluster.json")["items"]  # type: ignore[index]
+    items = load_json("small-cluster.json")["items"]
     gpu_node = copy.deepcopy(next(i for i in items if i["metadata"]["name"] == "gpu-ts-1"))
     gpu_node["metadata"].update(name=node, uid=f"uid-{node}")
     gpu_node["metadata"]["labels"] = {
@@ -118,7 +118,7 @@ def _namespace(name: str) -> dict:
     }
 
 
-def _sync(name: str, items: list[dict], directory: Path):  # type: ignore[no-untyped-def]
+def _sync(name: str, items: list[dict], directory: Path):
     from inventory.services import cluster_sync_from_snapshot
     from inventory.sync import cluster_get_or_create
 
@@ -146,7 +146,7 @@ def make_personas() -> dict:
     }
 
 
-def _tenants_and_clusters(personas, directory: Path):  # type: ignore[no-untyped-def]
+def _tenants_and_clusters(personas, directory: Path):
     """The small world of tests/conftest.py with gamma declared next to alpha and beta, a MIG
     node for alpha added to "lab", and gamma alone on cluster "zz9-lab"."""
     from tenants.services import tenants_apply
@@ -154,7 +154,7 @@ def _tenants_and_clusters(personas, directory: Path):  # type: ignore[no-untyped
     from tests.conftest import load_json
 
     document = load_json("small-tenants.json")
-    document["tenants"].append(  # type: ignore[index]
+    document["tenants"].append(
         {
             "slug": "gamma",
             "name": "Gamma Zz9 Labs",
@@ -165,7 +165,7 @@ def _tenants_and_clusters(personas, directory: Path):  # type: ignore[no-untyped
         }
     )
     tenants_apply(specs=parse_tenants_document(document), actor="matrix world")
-    small = load_json("small-cluster.json")["items"]  # type: ignore[index]
+    small = load_json("small-cluster.json")["items"]
     lab = _sync("lab", [*small, *_mig_items("mig-lab-1", "team-alpha", "trainer-mig-0")], directory)
     zz9 = _sync(
         "zz9-lab",
@@ -175,7 +175,7 @@ def _tenants_and_clusters(personas, directory: Path):  # type: ignore[no-untyped
     return lab, zz9
 
 
-def _providers(lab, zz9, personas):  # type: ignore[no-untyped-def]
+def _providers(lab, zz9, personas):
     from providers.assessments import assessment_start, evidence_attach
     from providers.models import Provider, ProviderContact, Questionnaire
     from providers.questionnaires import spec_of
@@ -202,7 +202,7 @@ def _providers(lab, zz9, personas):  # type: ignore[no-untyped-def]
     return nimbus, hidden, assessment, evidence, Questionnaire.objects.first()
 
 
-def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-def]
+def build_world(personas, directory: Path) -> World:
     """Everything above; uploads go to MEDIA_ROOT, which the caller points somewhere private."""
     from accounts.services import token_create
     from audit.models import AuditEvent
@@ -394,7 +394,7 @@ def build_world(personas, directory: Path) -> World:  # type: ignore[no-untyped-
 @contextmanager
 def module_world(
     django_db_blocker, tmp_path_factory, build: Callable[[dict, Path], World] | None = None
-) -> Iterator[tuple[dict, World]]:  # type: ignore[no-untyped-def]
+) -> Iterator[tuple[dict, World]]:
     """Personas and `build`'s world (build_world's by default) for a whole test module, in a
     transaction rolled back at the end; each test runs in a savepoint on top."""
     from gpuposture.celery import app as celery_app

@@ -30,11 +30,11 @@ pytestmark = pytest.mark.django_db
 
 
 @cache
-def _schema():  # type: ignore[no-untyped-def]
+def _schema():
     return schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
 
 
-def assert_conforms(response, method: str, template: str, path: str) -> None:  # type: ignore[no-untyped-def]
+def assert_conforms(response, method: str, template: str, path: str) -> None:
     """The response matches what the schema documents for `method template` (raises with
     schemathesis' explanation otherwise)."""
     body = content(response)
@@ -52,7 +52,7 @@ def assert_conforms(response, method: str, template: str, path: str) -> None:  #
     _schema()[template][method].validate_response(checked)
 
 
-def get_conforming(user, template: str, path: str):  # type: ignore[no-untyped-def]
+def get_conforming(user, template: str, path: str):
     response = api_client(user).get(path)
     assert_conforms(response, "GET", template, path)
     return response

@@ -53,7 +53,7 @@ PRIVATE = words(*ANY_TENANT)
 
 
 @pytest.fixture(scope="module")
-def matrix(django_db_setup, django_db_blocker, tmp_path_factory):  # type: ignore[no-untyped-def]
+def matrix(django_db_setup, django_db_blocker, tmp_path_factory):
     """One world for the whole module, in a transaction rolled back at the end; each test
     runs in a savepoint on top, and each request that may write in one more."""
     with module_world(django_db_blocker, tmp_path_factory) as (personas, world):
@@ -61,11 +61,11 @@ def matrix(django_db_setup, django_db_blocker, tmp_path_factory):  # type: ignor
 
 
 @pytest.fixture(autouse=True)
-def _plain_http(settings):  # type: ignore[no-untyped-def]
+def _plain_http(settings):
     settings.SECURE_SSL_REDIRECT = False
 
 
-def send(personas, persona: str, kind: str, method: str, url: str):  # type: ignore[no-untyped-def]
+def send(personas, persona: str, kind: str, method: str, url: str):
     """One request as `persona`, rolled back whatever it changed."""
     with transaction.atomic():
         user = None if persona == "anonymous" else personas[persona]
@@ -91,7 +91,7 @@ def url_for(name: str, access: Access, world: World, kwargs: dict | None = None)
     return reverse(name, kwargs=kwargs) + query
 
 
-def body(response) -> str:  # type: ignore[no-untyped-def]
+def body(response) -> str:
     if getattr(response, "streaming", False):
         return b"".join(response.streaming_content).decode(errors="replace")
     return response.content.decode(errors="replace")
@@ -104,11 +104,11 @@ def hidden_traces(text: str) -> list[str]:
     return SENTINELS.findall(text) + re.findall(HIDDEN_SLUG_PATTERN, text)
 
 
-def is_login_redirect(response) -> bool:  # type: ignore[no-untyped-def]
+def is_login_redirect(response) -> bool:
     return response.status_code == 302 and "/login/" in response["Location"]
 
 
-def expect(access: Access, persona: str, method: str, response) -> str | None:  # type: ignore[no-untyped-def]
+def expect(access: Access, persona: str, method: str, response) -> str | None:
     """None when the answer is the one the matrix expects, else what was expected."""
     code = response.status_code
     if persona == "anonymous":
@@ -206,7 +206,7 @@ def absent(kwargs: dict) -> dict:
     return {k: 987654321 if isinstance(v, int) else f"absent-{k}" for k, v in kwargs.items()}
 
 
-def scrubbed(response, values) -> str:  # type: ignore[no-untyped-def]
+def scrubbed(response, values) -> str:
     """The body with the request's own parameters blanked: echoing what was asked for tells
     nothing, naming anything else would."""
     text = body(response)

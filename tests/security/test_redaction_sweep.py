@@ -65,7 +65,7 @@ FOUND = re.compile(re.escape(MARKER), re.IGNORECASE)
 
 
 @pytest.fixture(scope="module")
-def sweep_world(django_db_setup, django_db_blocker, tmp_path_factory):  # type: ignore[no-untyped-def]
+def sweep_world(django_db_setup, django_db_blocker, tmp_path_factory):
     """The matrix's world plus the marker tenant, once for the module, rolled back after."""
 
     def build(personas: dict, directory: Path) -> World:
@@ -78,11 +78,11 @@ def sweep_world(django_db_setup, django_db_blocker, tmp_path_factory):  # type: 
 
 
 @pytest.fixture(autouse=True)
-def _plain_http(settings):  # type: ignore[no-untyped-def]
+def _plain_http(settings):
     settings.SECURE_SSL_REDIRECT = False
 
 
-def _objects(user) -> dict[str, Callable[[], Iterator[dict]]]:  # type: ignore[no-untyped-def]
+def _objects(user) -> dict[str, Callable[[], Iterator[dict]]]:
     """For each kind of object a URL names (matrix_world's names): the URL parameters of
     every one of them the user may see."""
     from inventory.models import Bulletin, Cluster, DriftEvent, Node, Pod, SyncRun
@@ -92,7 +92,7 @@ def _objects(user) -> dict[str, Callable[[], Iterator[dict]]]:  # type: ignore[n
     from telemetry.models import ResetAttestation
     from tenants.models import SharingRequest, Tenant, TrustClass
 
-    def each(model, **params: str) -> Callable[[], Iterator[dict]]:  # type: ignore[no-untyped-def]
+    def each(model, **params: str) -> Callable[[], Iterator[dict]]:
         """{"pk": "pk"}: every visible object's pk as the URL's `pk`."""
         rows = model.objects.visible_to(user).values_list(*params.values())
         return lambda: (dict(zip(params, row, strict=True)) for row in rows)
@@ -118,14 +118,14 @@ def _objects(user) -> dict[str, Callable[[], Iterator[dict]]]:  # type: ignore[n
     }
 
 
-def _mig_node_queries(user) -> list[str]:  # type: ignore[no-untyped-def]
+def _mig_node_queries(user) -> list[str]:
     from inventory.models import Node
 
     nodes = Node.objects.visible_to(user).filter(sharing_strategy="mig")
     return [f"?cluster={c}&node={n}" for c, n in nodes.values_list("cluster__name", "name")]
 
 
-def start_urls(user) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
+def start_urls(user) -> list[tuple[str, str, str]]:
     """(route name, kind, URL) for every swept route: each object the user may see, each
     query."""
     objects = _objects(user)
@@ -171,7 +171,7 @@ def links(text: str) -> list[str]:
     return out
 
 
-def body(response) -> str:  # type: ignore[no-untyped-def]
+def body(response) -> str:
     if getattr(response, "streaming", False):
         return b"".join(response.streaming_content).decode(errors="replace")
     return response.content.decode(errors="replace")
@@ -192,7 +192,7 @@ def where_found(text: str) -> str:
     return repr(text[max(0, match.start() - 60) : match.end() + 40])
 
 
-def read_everything(user) -> tuple[dict[str, str], list[str]]:  # type: ignore[no-untyped-def]
+def read_everything(user) -> tuple[dict[str, str], list[str]]:
     """Every URL reachable from the start URLs by the pages' links: URL -> what was found
     (empty when MARKER is absent), and what answered wrongly: a start URL without one of
     QUERIES anything but 200 (a list may refuse a filter it does not take, a second page

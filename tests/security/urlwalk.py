@@ -24,7 +24,7 @@ class Route:
         return self.name.split(":", 1)[0] if ":" in self.name else ""
 
 
-def _methods(callback) -> frozenset[str] | None:  # type: ignore[no-untyped-def]
+def _methods(callback) -> frozenset[str] | None:
     actions = getattr(callback, "actions", None)
     if actions:  # a DRF viewset route: the router's method -> action map
         return frozenset(m.upper() for m in actions)

@@ -39,7 +39,7 @@ def exporter_text(start: datetime, minutes: int, step: int = 5) -> str:
     return "\n".join(lines) + "\n"
 
 
-def alpha_hours(user) -> float:  # type: ignore[no-untyped-def]
+def alpha_hours(user) -> float:
     data = api_client(user).get("/api/v1/utilisation/?days=7").json()
     return sum(row["gpu_hours"] for row in data["tenant_days"] if row["tenant"] == "alpha")
 

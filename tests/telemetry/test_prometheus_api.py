@@ -44,7 +44,7 @@ MIG = {
 
 
 def matrix(metric: str = "", *series: tuple[dict[str, str], list[str]]) -> dict[str, object]:
-    result = [
+    result: list[dict[str, object]] = [
         {
             "metric": {"__name__": metric, **labels},
             "values": [[t, v] for t, v in zip(TIMES, values, strict=True)],
@@ -115,7 +115,7 @@ def prometheus(settings) -> Iterator[FakePrometheus]:
 
 
 def query(url: str, **kwargs: object) -> list[GpuSample]:
-    return query_range_samples(url, **{"start": START, "end": END, **kwargs})  # type: ignore[arg-type]
+    return query_range_samples(url, **{"start": START, "end": END, **kwargs})
 
 
 # --- against the local server ---
@@ -266,7 +266,7 @@ def test_naive_datetimes_are_a_programming_error():
 # --- answer shapes, through a stand-in fetch_json ---
 
 
-def _answering(answer: object):  # type: ignore[no-untyped-def]
+def _answering(answer: object):
     return lambda url, *, params=None, headers=None: answer
 
 

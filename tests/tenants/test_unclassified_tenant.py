@@ -80,7 +80,7 @@ def test_the_overview_lists_unclassified_for_leads_never_for_a_viewer(scratch_wo
     assert page.json()["count"] == 1
 
 
-def api_slugs(user) -> set[str]:  # type: ignore[no-untyped-def]
+def api_slugs(user) -> set[str]:
     return {row["slug"] for row in api_client(user).get("/api/v1/tenants/").json()["results"]}
 
 

@@ -26,7 +26,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--chunk-size", type=int, default=2000, help="rows read at a time")
 
-    def handle(self, *args, anchor: str | None, chunk_size: int, **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, anchor: str | None, chunk_size: int, **options) -> None:
         if anchor is not None and not HASH_RE.fullmatch(anchor):
             raise CommandError("--anchor must be a sha256 hash: 64 lowercase hex digits")
         if chunk_size < 1:

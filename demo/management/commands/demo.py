@@ -60,13 +60,13 @@ ROLE_USERS = {
 class Command(BaseCommand):
     help = "Load the demo world and print demo logins (new random passwords each time)."
 
-    def add_arguments(self, parser) -> None:  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser) -> None:
         # `make demo HOST=... PORT=...` passes where it will serve, so the address printed
         # at the end is the one the server really listens on.
         parser.add_argument("--host", default="127.0.0.1", help="where the server will listen")
         parser.add_argument("--port", default="8000", help="the port the server will listen on")
 
-    def handle(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, **options) -> None:
         # Loading asks for no re-score step by step: the world is scored once at the end.
         # Once loaded, the demo's changes (an acceptance, an approval) re-score at once.
         with rescore_suppressed():

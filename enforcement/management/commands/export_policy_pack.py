@@ -18,13 +18,13 @@ class Command(BaseCommand):
         "and kustomization.yaml, plus pack.yaml with every document) and print its preview."
     )
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser):
         parser.add_argument("--cluster", required=True)
         parser.add_argument("--dialect", required=True, choices=DIALECTS)
         parser.add_argument("--mode", choices=MODES, default="audit")
         parser.add_argument("--out", required=True, help="Directory to write (created if absent).")
 
-    def handle(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, **options) -> None:
         cluster = Cluster.objects.filter(name=options["cluster"]).first()
         if cluster is None:
             raise CommandError(f"No cluster named {options['cluster']!r}.")

@@ -146,7 +146,7 @@ def _parse_rolie(url: str, raw: bytes) -> list[str]:
     data = _json(raw)
     if kind_of(data) != "rolie":
         raise FeedError("not a ROLIE feed (no top-level feed)")
-    return rolie_urls(url, data)  # type: ignore[arg-type]
+    return rolie_urls(url, data)
 
 
 def _documents(

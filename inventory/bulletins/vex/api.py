@@ -30,7 +30,7 @@ class ClusterVexView(generics.GenericAPIView):
     lookup_field = "name"
     pagination_class = None
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return Cluster.objects.visible_to(self.request.user)
 
     @extend_schema(

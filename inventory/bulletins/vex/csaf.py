@@ -10,7 +10,7 @@ every affected one: the profile's mandatory tests 6.1.27.9 and 6.1.27.10
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from urllib.parse import quote
 
@@ -116,7 +116,9 @@ def _vulnerability(name: str, group: list[Statement]) -> dict[str, object]:
     return out
 
 
-def _grouped(group: list[Statement], status: str, key) -> list[tuple[str, list[str]]]:  # type: ignore[no-untyped-def]
+def _grouped(
+    group: list[Statement], status: str, key: Callable[[Statement], str]
+) -> list[tuple[str, list[str]]]:
     """(text, product ids) for the statements of `status`, one entry per distinct text."""
     found: dict[str, list[str]] = {}
     for s in group:

@@ -21,7 +21,7 @@ class NoStatements(Exception):
     """Nothing to state: no imported bulletin concerns a GPU node of the cluster."""
 
 
-def cluster_vex_statements(*, cluster: Cluster, user) -> list[Statement]:  # type: ignore[no-untyped-def]
+def cluster_vex_statements(*, cluster: Cluster, user) -> list[Statement]:
     """The statements for the cluster's GPU nodes `user` may see (a tenant viewer: the nodes
     their pods run on; None: the CLI, every node). Four queries whatever the number of nodes."""
     readable = Node.objects.all() if user is None else Node.objects.visible_to(user)

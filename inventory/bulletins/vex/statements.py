@@ -148,7 +148,7 @@ def _statements(node: str, exposure: Exposure, status: str) -> list[Statement]:
             justification if justification in JUSTIFICATIONS else "vulnerable_code_not_present"
         )
         common["impact"] = reason.get("text") or f"Not affected ({exposure.condition})."
-    return [Statement(vulnerability=name, **common) for name in names]  # type: ignore[arg-type]
+    return [Statement(vulnerability=name, **common) for name in names]
 
 
 def _action(product: Product, exposure: Exposure) -> str:

@@ -33,10 +33,10 @@ def load_tenants_file(path: Path) -> object:
 class Command(BaseCommand):
     help = "Create or update tenants from a YAML file (idempotent; others are left alone)."
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser):
         parser.add_argument("file", type=Path)
 
-    def handle(self, *args, file: Path, **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, file: Path, **options) -> None:
         try:
             specs = parse_tenants_document(load_tenants_file(file))
             result = tenants_apply(specs=specs, actor=ACTOR)

@@ -23,11 +23,11 @@ class Command(BaseCommand):
         "one statement per vulnerability and node component (affected, fixed, not affected)."
     )
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser):
         parser.add_argument("--cluster", required=True)
         parser.add_argument("--format", choices=list(VEX_FORMATS), default="openvex")
 
-    def handle(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, **options) -> None:
         cluster = Cluster.objects.filter(name=options["cluster"]).first()
         if cluster is None:
             raise CommandError(f"no cluster named {options['cluster']!r}")

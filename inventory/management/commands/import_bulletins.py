@@ -20,7 +20,7 @@ class Command(BaseCommand):
         "GPUPOSTURE_FETCH_ALLOWED_HOSTS."
     )
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", metavar="PATH_OR_URL")
         parser.add_argument(
             "--confirm-weakening",
@@ -29,7 +29,7 @@ class Command(BaseCommand):
             "lead (the audit log records that this command confirmed them).",
         )
 
-    def handle(self, *args, paths: list[str], **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, paths: list[str], **options) -> None:
         urls = [p for p in paths if "://" in p]
         files = [p for p in paths if "://" not in p]
         record, result = bulletins_import_recorded(

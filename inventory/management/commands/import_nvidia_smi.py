@@ -17,12 +17,12 @@ class Command(BaseCommand):
         "MIG mode, UUIDs) and merge it into that node of the inventory."
     )
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser):
         parser.add_argument("--cluster", required=True)
         parser.add_argument("--node", help="node name (default: the file name without .xml)")
         parser.add_argument("file", type=Path)
 
-    def handle(self, *args, cluster: str, node: str | None, file: Path, **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, cluster: str, node: str | None, file: Path, **options) -> None:
         record = Cluster.objects.filter(name=cluster).first()
         if record is None:
             raise CommandError(f"no cluster named {cluster!r}; sync it first")

@@ -28,7 +28,7 @@ MAX_INTERVAL_MINUTES = 7 * 24 * 60  # as the API allows
 class Command(BaseCommand):
     help = "Sync a cluster's GPU inventory from snapshots, a kubeconfig, or in-cluster access."
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser):
         parser.add_argument("--cluster", required=True, help="cluster name (created if new)")
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument(
@@ -51,7 +51,7 @@ class Command(BaseCommand):
             help="after a good sync, set the scheduled sync interval (0: no scheduled syncs)",
         )
 
-    def handle(self, *args, cluster: str, **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, cluster: str, **options) -> None:
         if not SLUG_RE.match(cluster):
             raise CommandError(f"cluster name {cluster!r}: use lowercase letters, digits, hyphens")
         if options["context"] and not options["kubeconfig"]:

@@ -11,6 +11,6 @@ from notifications.demo import demo_subscriptions_ensure
 class Command(BaseCommand):
     help = "Subscribe the demo users to the notifications their roles concern (demo only)."
 
-    def handle(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, **options) -> None:
         created = demo_subscriptions_ensure()
         self.stdout.write(f"notification subscriptions: {created} new (email, console backend)")

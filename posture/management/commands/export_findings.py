@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from django.core.management.base import BaseCommand, CommandError
 
+from gpuposture.base.enums import Severity
 from posture.exports import FORMATS, export_text
 from posture.filters import FindingFilter
 from posture.finding_rows import finding_rows_streamed, used_checks
@@ -21,15 +22,15 @@ class Command(BaseCommand):
         "policyreport: wgpolicyk8s.io/v1alpha2), multi-document YAML."
     )
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser):
         parser.add_argument("--format", choices=list(FORMATS), default="json")
         parser.add_argument("--tenant")
         parser.add_argument("--cluster")
         parser.add_argument("--status", choices=[s.value for s in Finding.Status])
-        parser.add_argument("--severity", choices=["critical", "high", "medium", "low"])
+        parser.add_argument("--severity", choices=Severity.values())
         parser.add_argument("--check")
 
-    def handle(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, **options) -> None:
         params = {
             k: options[k]
             for k in ("tenant", "cluster", "status", "severity", "check")

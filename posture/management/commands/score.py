@@ -11,10 +11,10 @@ from posture.rescore import rescore_now
 class Command(BaseCommand):
     help = "Evaluate the posture checks over the last good inventory and score every tenant."
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser):
         parser.add_argument("--cluster", help="only re-evaluate this cluster's findings")
 
-    def handle(self, *args, cluster: str | None, **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, cluster: str | None, **options) -> None:
         clusters = None
         if cluster:
             clusters = list(Cluster.objects.filter(name=cluster))

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpuposture.base.enums import SharingMode
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs
 from posture.rules.common import GpuHolding, gpu_holdings, holding_evidence, sorted_nodes
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import node_draft
 
-UNATTRIBUTABLE_MODES = ("time_slicing", "mps")
+UNATTRIBUTABLE_MODES = (SharingMode.TIME_SLICING.value, SharingMode.MPS.value)
 
 
 @check(

@@ -96,7 +96,7 @@ def effective_permissions(inputs: PostureInputs, tenant: TenantInfo) -> list[Gra
     key = ("grants", tenant.slug)
     if key not in inputs.memo:
         inputs.memo[key] = tuple(_grants(inputs, tenant))
-    return list(inputs.memo[key])  # type: ignore[arg-type]
+    return list(inputs.memo[key])  # type: ignore[call-overload]  # memo[key] holds what this function stored under it
 
 
 def _grants(inputs: PostureInputs, tenant: TenantInfo) -> list[Grant]:

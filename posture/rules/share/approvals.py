@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuposture.base.enums import SharingMode
 from inventory.pools import node_pool
 from posture.inputs import PostureInputs, SharingRequestInfo
 from posture.rules.common import gpu_holdings, pod_ref, sorted_nodes
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import mode_use_draft
-from tenants.policy import SHARING_MODES
 
 EVIDENCE_LIMIT = 20  # nodes and pods listed per finding; the counts say how many in all
 
@@ -37,7 +37,7 @@ def mode_usage(inputs: PostureInputs) -> dict[tuple[str, str, str], ModeUse]:
         pool = node_pool(node.labels)
         for holding in gpu_holdings(inputs, node):
             # exclusive shares nothing; "unknown" (a MIG layout nobody knows) is SHARE-009's.
-            if holding.tenant is None or holding.mode in ("exclusive", "unknown"):
+            if holding.tenant is None or holding.mode in (SharingMode.EXCLUSIVE, "unknown"):
                 continue
             use = usage.setdefault((holding.tenant.slug, holding.mode, pool), ModeUse())
             use.nodes.add(node.name)
@@ -75,7 +75,7 @@ def approval_findings(inputs: PostureInputs) -> list[tuple[str, FindingDraft]]:
     # Both checks ask; work it out once per evaluation.
     if "approval_findings" not in inputs.memo:
         inputs.memo["approval_findings"] = list(_judge(inputs))
-    return inputs.memo["approval_findings"]  # type: ignore[return-value]
+    return inputs.memo["approval_findings"]  # type: ignore[return-value]  # stored just above
 
 
 def _judge(inputs: PostureInputs) -> Iterator[tuple[str, FindingDraft]]:
@@ -102,8 +102,8 @@ def _judge(inputs: PostureInputs) -> Iterator[tuple[str, FindingDraft]]:
 
 
 def _isolation_rank(mode: str) -> int:
-    """Position in SHARING_MODES, strongest isolation first; unknown modes rank weakest."""
-    return SHARING_MODES.index(mode) if mode in SHARING_MODES else len(SHARING_MODES)
+    """Position in SharingMode, strongest isolation first; unknown modes rank weakest."""
+    return SharingMode.rank(mode)
 
 
 def _where(pool: str) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from itertools import combinations
 from typing import Any
 
+from gpuposture.base.enums import SharingMode
 from inventory.snapshot import Node, SharedResource
 from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import (
@@ -24,8 +25,9 @@ from posture.rules.subjects import PLATFORM_PARTY, Meeting, Party
 from tenants.policy import base_resource, is_mig_resource
 
 # Modes in which one physical GPU (or MIG device) serves several pods at once. exclusive and
-# mig_gi give each pod its own device or hardware partition, so there is no pair to judge.
-CONCURRENT_MODES = ("mig_ci", "vgpu_fixed", "vgpu_equal", "vgpu_best_effort", "mps", "time_slicing")
+# mig_gi give each pod its own device or hardware partition, so there is no pair to judge: the
+# modes from mig_ci on.
+CONCURRENT_MODES = SharingMode.values()[SharingMode.rank(SharingMode.MIG_CI) :]
 
 
 def physical_units(node: Node, pool: str) -> int | None:

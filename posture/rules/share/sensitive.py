@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpuposture.base.enums import SharingMode
 from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import gpu_holdings, platform_trust_class, pools_by_mode, sorted_nodes
 from posture.rules.registry import FindingDraft, check
@@ -50,7 +51,7 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
 
     for node in sorted_nodes(inputs):
         for (pool, mode), holdings in pools_by_mode(gpu_holdings(inputs, node)).items():
-            if mode not in ("time_slicing", "mps"):
+            if mode not in (SharingMode.TIME_SLICING, SharingMode.MPS):
                 continue
             parties = parties_of(holdings, platform)
             for name, own in parties.items():

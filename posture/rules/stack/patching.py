@@ -28,7 +28,7 @@ def _severity(exposures: list[dict]) -> str:
 
 def _exposures(inputs: PostureInputs, node: str, kinds: tuple[str, ...]) -> list[dict]:
     patch = inputs.patch.get(node) or {}
-    return [e for e in patch.get("exposures", []) if e.get("component") in kinds]  # type: ignore[union-attr]
+    return [e for e in patch.get("exposures", []) if e.get("component") in kinds]
 
 
 def _below_baseline(inputs: PostureInputs, check_id: str) -> Iterator[FindingDraft]:

@@ -55,7 +55,7 @@ def unknown_stack_versions(inputs: PostureInputs) -> Iterator[FindingDraft]:
             continue
         unknown = [COMPONENT_FIELDS[c] for c in deployed_unknown(node)]
         patch = inputs.patch.get(node.name) or {}
-        if "firmware" in (patch.get("unknown_components") or ()):  # type: ignore[operator]
+        if "firmware" in (patch.get("unknown_components") or ()):
             unknown.append(FIRMWARE)
         if unknown:
             yield _stack_draft(node, unknown, tenants_on_node(inputs, node.name))

@@ -22,7 +22,7 @@ def node_envvar_access(inputs: PostureInputs, node: Node) -> EnvvarAccess:
         policies = [(p.name, p.spec) for p in inputs.snapshot.gpu_operator_policies if not p.error]
         pods = inputs.pods_by_node.get(node.name, ())
         inputs.memo[key] = envvar_access(pods, config, policies)
-    return inputs.memo[key]  # type: ignore[return-value]
+    return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
 
 @check(

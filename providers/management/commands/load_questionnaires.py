@@ -15,10 +15,10 @@ class Command(BaseCommand):
         "changes; your own licensed catalogue (CAIQ, SIG) in the same shape loads as imported."
     )
 
-    def add_arguments(self, parser) -> None:  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser) -> None:
         parser.add_argument("paths", nargs="*", help="questionnaire YAML files")
 
-    def handle(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, **options) -> None:
         paths = options["paths"] or library_files()
         source = Questionnaire.Source.IMPORTED if options["paths"] else Questionnaire.Source.LIBRARY
         failures = 0

@@ -21,14 +21,14 @@ class Command(BaseCommand):
         "labels and the tenant registry."
     )
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser):
         parser.add_argument("--cluster", required=True)
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("file", nargs="?", type=Path, help="DCGM-Exporter text")
         source.add_argument("--prometheus", metavar="URL", help="Prometheus base URL")
         parser.add_argument("--since", default="2h", help="with --prometheus: 90m, 2h, 7d")
 
-    def handle(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
+    def handle(self, *args, **options) -> None:
         cluster = Cluster.objects.filter(name=options["cluster"]).first()
         if cluster is None:
             raise CommandError(f"no cluster named {options['cluster']!r}; sync it first")
