@@ -31,8 +31,8 @@ SYNC_PHASES: tuple[tuple[str, str, str, int], ...] = (
     ("inventory.sync", "detect_drift", "detect drift", 2),
     ("inventory.sync", "record_drift", "record drift", 2),
     # Within nodes, pods and other objects above: the database writes themselves.
-    ("inventory.sync", "rows_insert", "of which row inserts", 2),
-    ("inventory.sync", "rows_update", "of which row updates", 2),
+    ("inventory.sync_rows", "rows_insert", "of which row inserts", 2),
+    ("inventory.sync_rows", "rows_update", "of which row updates", 2),
     # The live path: a full list, or a re-sync by watch.
     ("inventory.sources.kube", "KubeSource.read", "list everything (API)", 1),
     ("inventory.sources.kube", "KubeSource.read_changes", "watch changes (API)", 1),

@@ -31,12 +31,12 @@ from inventory.sources.nvidia_smi import parse_nvidia_smi, summarise
 from inventory.sources.registry import source_for_cluster
 from inventory.sync import (
     SyncError,
-    node_values,
     snapshot_apply,
     sync_run_fail,
     sync_run_start,
 )
 from inventory.sync_delta import NeedsFullSync, delta_apply
+from inventory.sync_rows import node_values
 
 PROGRESS_EVERY_SECONDS = 0.5
 

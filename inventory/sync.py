@@ -2,16 +2,14 @@
 
 The run row is written outside the apply transaction, so a failed apply rolls back every
 inventory change while the failure itself stays recorded. Rows are compared by a hash of
-their normalised data and only changed rows are written, so a re-sync costs what changed.
+their normalised data and only changed rows are written, so a re-sync costs what changed
+(the rows and their writers are in inventory/sync_rows.py).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -21,88 +19,15 @@ from django.utils import timezone
 from audit.services import CREATE, Actor, audit_record
 from inventory import snapshot as snap
 from inventory.audit_state import cluster_state
-from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.drift import ClusterState, DriftChange, detect_drift, gpu_config_within
 from inventory.hostfacts import merge_host_facts
 from inventory.mig_state import carry_mig_state
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, NodeHostFacts, Pod, SyncRun
+from inventory.sync_rows import BATCH, Changes, chunks, nodes_write, objects_write, pod_rows_write
 from tenants.mapping import resolve_namespace_owners
 from tenants.models import Tenant, TenantNamespace
 
 logger = logging.getLogger(__name__)
-
-NODE_FIELDS = (
-    "is_gpu_node",
-    "gpu_model",
-    "gpu_count",
-    "driver_version",
-    "container_toolkit_version",
-    "device_plugin_version",
-    "gpu_operator_version",
-    "firmware_version",
-    "sharing_strategy",
-    "time_slicing_replicas",
-    "mig_strategy",
-    "mig_config",
-    "taints",
-    "labels",
-    "data",
-    "data_hash",
-    "changed_at",
-)
-POD_FIELDS = (
-    "node",
-    "tenant",
-    "phase",
-    "service_account",
-    "gpu_resources",
-    "data",
-    "data_hash",
-    "changed_at",
-)
-# The same, as columns of the raw rows inventory.bulk writes (JSON columns as JSON text).
-NODE_COLUMNS = NODE_FIELDS
-POD_COLUMNS = ("node_id", "tenant_id", *POD_FIELDS[2:])
-BATCH = 500
-
-# snapshot attribute -> (ClusterObject kind, dataclass, how to name one record)
-OBJECT_KINDS: dict[str, tuple[str, type, Callable[[Any], tuple[str, str]]]] = {
-    "namespaces": ("namespace", snap.Namespace, lambda o: ("", o.name)),
-    "quotas": ("quota", snap.ResourceQuota, lambda o: (o.namespace, o.name)),
-    "configmaps": ("configmap", snap.ConfigMap, lambda o: (o.namespace, o.name)),
-    "sharing_configs": (
-        "sharing_config",
-        snap.SharingConfig,
-        lambda o: (o.namespace, f"{o.configmap}/{o.key}"),
-    ),
-    "workloads": ("workload", snap.Workload, lambda o: (o.namespace, f"{o.kind}/{o.name}")),
-    "services": ("service", snap.Service, lambda o: (o.namespace, o.name)),
-    "roles": ("role", snap.Role, lambda o: (o.namespace or "", f"{o.kind}/{o.name}")),
-    "bindings": ("binding", snap.RoleBinding, lambda o: (o.namespace or "", f"{o.kind}/{o.name}")),
-    "ingresses": ("ingress", snap.Ingress, lambda o: (o.namespace, o.name)),
-    "network_policies": ("network_policy", snap.NetworkPolicy, lambda o: (o.namespace, o.name)),
-    "gpu_operator_policies": (
-        "gpu_operator_policy",
-        snap.GpuOperatorPolicy,
-        lambda o: ("", o.name),
-    ),
-    "owners": ("owner", snap.OwnerLink, lambda o: (o.namespace, f"{o.kind}/{o.name}")),
-    "env_configmaps": ("env_configmap", snap.EnvConfigMap, lambda o: (o.namespace, o.name)),
-    "dra_claims": ("dra_claim", snap.DraClaim, lambda o: (o.namespace, o.name)),
-    "dra_claim_templates": (
-        "dra_claim_template",
-        snap.DraClaimTemplate,
-        lambda o: (o.namespace, o.name),
-    ),
-    "dra_device_classes": ("dra_device_class", snap.DraDeviceClass, lambda o: ("", o.name)),
-    "dra_slices": ("dra_slice", snap.DraSlice, lambda o: ("", o.name)),
-    "admission_policies": (
-        "admission_policy",
-        snap.AdmissionPolicy,
-        lambda o: (o.namespace, f"{o.kind}/{o.name}"),
-    ),
-    "admission_reads": ("admission_read", snap.AdmissionRead, lambda o: ("", o.resource)),
-}
 
 
 class SyncError(Exception):
@@ -111,30 +36,6 @@ class SyncError(Exception):
     def __init__(self, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
-
-
-@dataclass
-class Changes:
-    created: int = 0
-    updated: int = 0
-    deleted: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return {"created": self.created, "updated": self.updated, "deleted": self.deleted}
-
-
-def data_hash(data: dict[str, Any]) -> str:
-    return text_hash(json.dumps(data, sort_keys=True))
-
-
-def text_hash(canonical: str) -> str:
-    """data_hash of the dict whose canonical JSON (snap.to_json) this is."""
-    return hashlib.sha1(canonical.encode(), usedforsecurity=False).hexdigest()
-
-
-def chunks(items: list[Any], size: int = BATCH) -> Iterator[list[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 def cluster_get_or_create(*, name: str, actor: Actor = None) -> Cluster:
@@ -257,42 +158,6 @@ def with_host_facts(cluster: Cluster, nodes: Iterable[snap.Node]) -> list[snap.N
     return [merge_host_facts(n, facts[n.name]) if n.name in facts else n for n in nodes]
 
 
-def node_values(node: snap.Node) -> dict[str, Any]:
-    """The Node model's field values for a snapshot node."""
-    data = snap.to_dict(node)
-    return {
-        **_node_facts(node),
-        "taints": data["taints"],
-        "labels": dict(node.labels),
-        "data": data,
-        "data_hash": text_hash(snap.to_json(node)),
-    }
-
-
-def _node_facts(node: snap.Node) -> dict[str, Any]:
-    return {
-        "is_gpu_node": node.is_gpu_node,
-        "gpu_model": node.gpu_model or "",
-        "gpu_count": node.gpu_count,
-        "driver_version": node.driver_version or "",
-        "container_toolkit_version": node.container_toolkit_version or "",
-        "device_plugin_version": node.device_plugin_version or "",
-        "gpu_operator_version": node.gpu_operator_version or "",
-        "firmware_version": node.firmware_version or "",
-        "sharing_strategy": node.sharing_strategy,
-        "time_slicing_replicas": node.time_slicing_replicas,
-        "mig_strategy": node.mig_strategy or "",
-        "mig_config": node.mig_config or "",
-    }
-
-
-def node_row(node: snap.Node, canonical: str, digest: str, stamp: Any) -> tuple[Any, ...]:
-    """node_values() as a raw row in NODE_COLUMNS order, JSON columns as JSON text."""
-    taints = json.dumps(snap.to_dict(node)["taints"])
-    extra = (taints, json.dumps(node.labels), canonical, digest, stamp)
-    return (*_node_facts(node).values(), *extra)
-
-
 def _apply_nodes(
     cluster: Cluster, nodes: Iterable[snap.Node], now: datetime
 ) -> tuple[dict[str, int], Changes]:
@@ -307,29 +172,6 @@ def _apply_nodes(
     # Read back: COPY returns no keys, and one query for every node is cheap.
     node_ids = dict(Node.objects.filter(cluster=cluster).values_list("name", "pk"))
     return node_ids, changes
-
-
-def nodes_write(
-    cluster: Cluster, nodes: list[snap.Node], existing: dict[str, tuple[int, str]], now: datetime
-) -> Changes:
-    """Insert the new nodes, update the changed ones, delete those of `existing` (name ->
-    (pk, digest)) that are not among `nodes`."""
-    stamp = db_datetime(now)
-    to_create, to_update = [], []
-    for node in nodes:
-        canonical = snap.to_json(node)
-        digest, before = text_hash(canonical), existing.get(node.name)
-        if before is None:
-            to_create.append((cluster.pk, node.name, *node_row(node, canonical, digest, stamp)))
-        elif before[1] != digest:
-            to_update.append((before[0], *node_row(node, canonical, digest, stamp)))
-    rows_insert(Node, ("cluster_id", "name", *NODE_COLUMNS), to_create, now)
-    rows_update(Node, NODE_COLUMNS, to_update)
-    names = {node.name for node in nodes}
-    gone = [pk for name, (pk, _digest) in existing.items() if name not in names]
-    for batch in chunks(gone):
-        Node.objects.filter(pk__in=batch).delete()
-    return Changes(len(to_create), len(to_update), len(gone))
 
 
 def namespace_owners(namespaces: Iterable[snap.Namespace]) -> dict[str, int]:
@@ -365,48 +207,6 @@ def _apply_pods(
     return Changes(created, updated, len(gone))
 
 
-def pod_rows_write(
-    cluster: Cluster,
-    pods: Iterable[snap.Pod],
-    existing: dict[tuple[str, str], tuple],
-    node_ids: dict[str, int],
-    owners: dict[str, int],
-    now: datetime,
-    seen: Callable[..., Any] | None = None,
-) -> tuple[int, int]:
-    """Insert the new pods and update the changed ones; `existing` maps (namespace, name) to
-    (pk, digest, node_id, tenant_id, ...). `seen` (the full sync's dict.pop) takes each pod
-    read out of `existing`, so what is left there is gone. Returns (created, updated)."""
-    look = seen or (lambda key, default: existing.get(key, default))
-    stamp = db_datetime(now)
-    to_create, to_update = [], []
-    for pod in pods:
-        # One canonical JSON text per pod: hashed to compare, and stored as is when it changed.
-        canonical = snap.to_json(pod)
-        digest = text_hash(canonical)
-        node_id, tenant_id = node_ids.get(pod.node_name or ""), owners.get(pod.namespace)
-        before = look((pod.namespace, pod.name), None)
-        if before is not None and before[1:4] == (digest, node_id, tenant_id):
-            continue
-        row = (
-            node_id,
-            tenant_id,
-            pod.phase,
-            pod.service_account,
-            json.dumps(pod.gpu_resources),
-            canonical,
-            digest,
-            stamp,
-        )
-        if before is None:
-            to_create.append((cluster.pk, pod.namespace, pod.name, *row))
-        else:
-            to_update.append((before[0], *row))
-    rows_insert(Pod, ("cluster_id", "namespace", "name", *POD_COLUMNS), to_create, now)
-    rows_update(Pod, POD_COLUMNS, to_update)
-    return len(to_create), len(to_update)
-
-
 def _apply_objects(cluster: Cluster, snapshot: snap.ClusterSnapshot) -> dict[str, dict[str, int]]:
     existing = {
         (kind, namespace, name): (pk, digest)
@@ -414,29 +214,7 @@ def _apply_objects(cluster: Cluster, snapshot: snap.ClusterSnapshot) -> dict[str
             cluster=cluster
         ).values_list("pk", "kind", "namespace", "name", "data_hash")
     }
-    result: dict[str, Changes] = {}
-    to_create, to_update = [], []
-    for attribute, (kind, _cls, naming) in OBJECT_KINDS.items():
-        changes = result.setdefault(kind, Changes())
-        for obj in getattr(snapshot, attribute):
-            namespace, name = naming(obj)
-            canonical = snap.to_json(obj)
-            digest = text_hash(canonical)
-            before = existing.pop((kind, namespace, name), None)
-            if before is None:
-                to_create.append((cluster.pk, kind, namespace, name, canonical, digest))
-                changes.created += 1
-            elif before[1] != digest:
-                to_update.append((before[0], canonical, digest))
-                changes.updated += 1
-    for kind, _namespace, _name in existing:
-        result.setdefault(kind, Changes()).deleted += 1
-    columns = ("cluster_id", "kind", "namespace", "name", "data", "data_hash")
-    rows_insert(ClusterObject, columns, to_create, timezone.now())
-    rows_update(ClusterObject, ("data", "data_hash"), to_update)
-    for batch in chunks([value[0] for value in existing.values()]):
-        ClusterObject.objects.filter(pk__in=batch).delete()
-    return {kind: c.as_dict() for kind, c in result.items()}
+    return objects_write(cluster, snapshot, existing)
 
 
 def record_drift(run: SyncRun, drift: list[DriftChange], now: datetime) -> None:

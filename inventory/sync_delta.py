@@ -33,18 +33,20 @@ from inventory.sources.images import component_of
 from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.normalise import normalise
 from inventory.sync import (
-    OBJECT_KINDS,
-    Changes,
     SyncError,
-    chunks,
     namespace_owners,
-    nodes_write,
-    pod_rows_write,
     previous_state,
     record_drift,
     sync_run_fail,
-    text_hash,
     with_host_facts,
+)
+from inventory.sync_rows import (
+    OBJECT_KINDS,
+    Changes,
+    chunks,
+    nodes_write,
+    pod_rows_write,
+    text_hash,
 )
 
 ReadNode = Callable[[str], dict[str, Any] | None]

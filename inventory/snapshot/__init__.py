@@ -1,0 +1,156 @@
+"""A normalised, ORM-free picture of one cluster at one moment.
+
+Every source (a kubectl JSON snapshot, the live API, nvidia-smi XML) produces a ClusterSnapshot;
+sync applies it to the database and the checks read it back. Plain frozen dataclasses with
+to_dict()/from_dict() so a snapshot round-trips through JSON columns unchanged.
+
+The dataclasses live in pods.py, nodes.py and objects.py (DRA and admission in the sibling
+snapshot_dra.py and snapshot_admission.py), the JSON round trip in codec.py; every name is
+re-exported here, so `from inventory import snapshot as snap` sees one namespace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from inventory.snapshot.codec import (
+    from_dict,
+    gc_paused,
+    to_dict,
+    to_json,
+)
+from inventory.snapshot.nodes import (
+    LABEL_KIND,
+    SHARING_STRATEGIES,
+    ConfigMap,
+    EnvConfigMap,
+    Node,
+    SharedResource,
+    SharingConfig,
+    SharingEntry,
+    Taint,
+    UnreadableConfig,
+)
+from inventory.snapshot.objects import (
+    GpuOperatorPolicy,
+    Ingress,
+    Namespace,
+    NetworkPolicy,
+    OwnerLink,
+    PolicyRule,
+    ResourceQuota,
+    Role,
+    RoleBinding,
+    Service,
+    Subject,
+    Workload,
+)
+from inventory.snapshot.pods import (
+    FRACTION_ANNOTATIONS,
+    GPU_ANNOTATIONS,
+    GPU_RESOURCE_PREFIX,
+    Container,
+    EnvVar,
+    Pod,
+    Volume,
+    VolumeMount,
+)
+from inventory.snapshot_admission import (
+    AdmissionPolicy,
+    AdmissionRead,
+    AdmissionScope,
+)
+from inventory.snapshot_dra import (
+    DraClaim,
+    DraClaimTemplate,
+    DraConfig,
+    DraDevice,
+    DraDeviceClass,
+    DraRequest,
+    DraResult,
+    DraSlice,
+    PodClaim,
+)
+
+__all__ = [
+    "AdmissionPolicy",
+    "AdmissionRead",
+    "AdmissionScope",
+    "ClusterSnapshot",
+    "ConfigMap",
+    "Container",
+    "DraClaim",
+    "DraClaimTemplate",
+    "DraConfig",
+    "DraDevice",
+    "DraDeviceClass",
+    "DraRequest",
+    "DraResult",
+    "DraSlice",
+    "EnvConfigMap",
+    "EnvVar",
+    "FRACTION_ANNOTATIONS",
+    "GPU_ANNOTATIONS",
+    "GPU_RESOURCE_PREFIX",
+    "GpuOperatorPolicy",
+    "Ingress",
+    "LABEL_KIND",
+    "Namespace",
+    "NetworkPolicy",
+    "Node",
+    "OwnerLink",
+    "Pod",
+    "PodClaim",
+    "PolicyRule",
+    "ResourceQuota",
+    "Role",
+    "RoleBinding",
+    "SHARING_STRATEGIES",
+    "Service",
+    "SharedResource",
+    "SharingConfig",
+    "SharingEntry",
+    "Subject",
+    "Taint",
+    "UnreadableConfig",
+    "Volume",
+    "VolumeMount",
+    "Workload",
+    "from_dict",
+    "gc_paused",
+    "to_dict",
+    "to_json",
+]
+
+
+@dataclass(frozen=True)
+class ClusterSnapshot:
+    nodes: tuple[Node, ...] = ()
+    pods: tuple[Pod, ...] = ()
+    namespaces: tuple[Namespace, ...] = ()
+    quotas: tuple[ResourceQuota, ...] = ()
+    configmaps: tuple[ConfigMap, ...] = ()
+    sharing_configs: tuple[SharingConfig, ...] = ()
+    workloads: tuple[Workload, ...] = ()
+    services: tuple[Service, ...] = ()
+    roles: tuple[Role, ...] = ()
+    bindings: tuple[RoleBinding, ...] = ()
+    ingresses: tuple[Ingress, ...] = ()
+    network_policies: tuple[NetworkPolicy, ...] = ()
+    gpu_operator_policies: tuple[GpuOperatorPolicy, ...] = ()
+    owners: tuple[OwnerLink, ...] = ()
+    env_configmaps: tuple[EnvConfigMap, ...] = ()
+    # Dynamic Resource Allocation (inventory/snapshot_dra.py)
+    dra_claims: tuple[DraClaim, ...] = ()
+    dra_claim_templates: tuple[DraClaimTemplate, ...] = ()
+    dra_device_classes: tuple[DraDeviceClass, ...] = ()
+    dra_slices: tuple[DraSlice, ...] = ()
+    # Admission control (inventory/snapshot_admission.py): the policies read, and how each
+    # live list of their kinds went (empty from a snapshot file: what it holds is all we know).
+    admission_policies: tuple[AdmissionPolicy, ...] = ()
+    admission_reads: tuple[AdmissionRead, ...] = ()
+    # Objects read per kind, including the ones not kept (for the SyncRun counts).
+    counts: dict[str, int] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    # The namespaces whose ConfigMaps could be GPU configuration (tenants.mapping).
+    platform_namespaces: tuple[str, ...] = ()

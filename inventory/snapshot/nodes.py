@@ -1,0 +1,156 @@
+"""The nodes of a snapshot and the GPU configuration they run with (device-plugin sharing,
+the ConfigMaps that hold it, the ones pods read environment from)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# "unknown": the device-plugin config that decides it could not be read and GFD's labels do
+# not say (STACK-007); the checks then judge the node as time-sliced, the weakest isolation.
+SHARING_STRATEGIES = ("none", "time_slicing", "mps", "mig", "vgpu", "unknown")
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+LABEL_KIND = "NodeLabel"  # UnreadableConfig.kind of a node label; its name is the label's key
+
+
+@dataclass(frozen=True)
+class UnreadableConfig:
+    """GPU configuration the node's stack uses that could not be read (STACK-007)."""
+
+    kind: str  # "ConfigMap", "ClusterPolicy" or LABEL_KIND (a GPU label of the node itself)
+    namespace: str
+    name: str
+    key: str  # the ConfigMap key; "" for a ClusterPolicy
+    purpose: str  # "device_plugin", "mig_parted" or "gpu_operator"
+    error: str
+
+
+@dataclass(frozen=True)
+class SharedResource:
+    """A resource the device plugin advertises on a node as replicas of some of its devices
+    (time-slicing or MPS), as the node's config and capacity show it in effect."""
+
+    name: str  # as advertised: "nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/gpu-ts"
+    source: str  # the resource whose devices it replicates ("nvidia.com/gpu", a MIG profile)
+    mode: str  # "time_slicing" or "mps"
+    replicas: int | None = None
+    devices: tuple[str, ...] = ()  # the devices it covers as the config names them; () = all
+    units: int | None = None  # physical devices behind it, where known
+    # The name also carries devices that are not replicated (a `devices` subset with no rename):
+    # a pod asking for it may get either.
+    mixed: bool = False
+    note: str = ""  # how the node's capacity bears the config out, when it does not plainly
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    # nvidia.com/* capacity as integers (time-slicing multiplies nvidia.com/gpu by replicas).
+    gpu_capacity: dict[str, int] = field(default_factory=dict)
+    gpu_model: str | None = None
+    gpu_count: int | None = None  # physical GPUs, from nvidia.com/gpu.count
+    driver_version: str | None = None
+    driver_version_source: str | None = None  # "gfd-label", "gfd-label-legacy", "driver-pod"
+    cuda_driver_version: str | None = None
+    container_toolkit_version: str | None = None
+    device_plugin_version: str | None = None
+    gpu_operator_version: str | None = None
+    dcgm_exporter_version: str | None = None
+    mig_manager_version: str | None = None
+    firmware_version: str | None = None
+    sharing_strategy: str = "none"
+    time_slicing_replicas: int | None = None
+    mig_strategy: str | None = None
+    mig_config: str | None = None
+    mig_config_state: str | None = None
+    # A MIG reconfiguration in progress (state pending or rebooting): when a sync first saw the
+    # state, and when a sync last saw it (ISO 8601, set by inventory.sync; the label has no time).
+    mig_config_state_since: str | None = None
+    mig_config_state_seen: str | None = None
+    device_plugin_config: str | None = None  # value of label nvidia.com/device-plugin.config
+    # Per resource the node's device-plugin config replicates (rename, devices): its mode.
+    # Empty when no readable config applies; other resources keep whole devices.
+    resource_sharing: tuple[SharedResource, ...] = ()
+    os_image: str | None = None
+    kernel_version: str | None = None
+    container_runtime: str | None = None
+    kubelet_version: str | None = None
+    unreadable_configs: tuple[UnreadableConfig, ...] = ()
+    # GPU-stack component (inventory.components.COMPONENT_FIELDS) -> where the snapshot shows
+    # it deployed for this node (its pod, or a DaemonSet that should run one here) ...
+    deployed: dict[str, str] = field(default_factory=dict)
+    # ... or why it is not deployed here (no pod, no DaemonSet scheduling here): such a
+    # component is "not installed", which is not "version unknown".
+    not_installed: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_gpu_node(self) -> bool:
+        return bool(self.gpu_count) or any(v > 0 for v in self.gpu_capacity.values())
+
+
+@dataclass(frozen=True)
+class SharingEntry:
+    """One entry of `sharing.timeSlicing.resources` / `sharing.mps.resources`, as written."""
+
+    name: str  # the resource whose devices are replicated
+    rename: str | None = None
+    replicas: int | None = None
+    devices: tuple[str, ...] = ()  # a list of GPU / MIG indices or UUIDs; () with no count = all
+    device_count: int | None = None  # `devices: N`: the first N devices
+
+
+@dataclass(frozen=True)
+class SharingConfig:
+    """One device-plugin config (a key of a ConfigMap) and what it does to GPUs."""
+
+    namespace: str
+    configmap: str
+    key: str
+    mode: str  # "time_slicing", "mps" or "none"
+    replicas: int | None = None
+    fail_requests_greater_than_one: bool = False
+    rename_by_default: bool = False
+    resources: tuple[str, ...] = ()
+    mig_strategy: str | None = None
+    # How the plugin hands devices to the runtime (envvar, volume-mounts, cdi-annotations,
+    # cdi-cri); bulletins condition some exposures on it.
+    device_list_strategy: str | None = None
+    entries: tuple[SharingEntry, ...] = ()  # the replicated resources of the active mode
+
+
+@dataclass(frozen=True)
+class ConfigMap:
+    """A ConfigMap we keep: only those recognised as device-plugin or MIG configuration
+    (other ConfigMaps may carry credentials and are never stored)."""
+
+    namespace: str
+    name: str
+    purpose: str  # "device_plugin" or "mig_parted"
+    keys: tuple[str, ...] = ()
+    data_hash: str = ""
+    # mig-parted configs only: the keys that hold one, as written (the MIG partitioner loads a
+    # node's layout from them). Layouts are not secret; other keys are never kept.
+    data: dict[str, str] = field(default_factory=dict)
+    # key -> why it could not be read (too deep, too large, not YAML); its settings are unknown.
+    unreadable: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EnvConfigMap:
+    """A ConfigMap a pod reads environment from (envFrom, or configMapKeyRef for
+    NVIDIA_VISIBLE_DEVICES): its key names, and the values only of the keys that become
+    NVIDIA_VISIBLE_DEVICES in some pod. Nothing else of it is kept (it may hold anything)."""
+
+    namespace: str
+    name: str
+    keys: tuple[str, ...] = ()
+    values: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,127 @@
+"""The other Kubernetes objects of a snapshot: namespaces, quotas, controllers, services,
+RBAC, ingresses, network policies, GPU Operator policies and ownership links."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Namespace:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ResourceQuota:
+    namespace: str
+    name: str
+    hard: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A controller (DaemonSet, Deployment) with the images of its pod template."""
+
+    kind: str
+    namespace: str
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    images: dict[str, str] = field(default_factory=dict)  # container name -> image
+    spec_hash: str = ""
+    # GPU-stack controllers only: the ConfigMaps their pods mount or read (volumes, envFrom,
+    # configMapKeyRef), which is where the device plugin and MIG Manager take their config.
+    config_refs: tuple[str, ...] = ()
+    # GPU-stack DaemonSets only: where the template's pods may run (inventory.placement), so
+    # a node without the component's pod can be told "not installed" from "pod missing".
+    node_selector: dict[str, str] = field(default_factory=dict)
+    tolerations: tuple[dict[str, str], ...] = ()
+    affinity_terms: tuple[dict[str, Any], ...] = ()  # required nodeSelectorTerms, as written
+
+
+@dataclass(frozen=True)
+class Service:
+    namespace: str
+    name: str
+    type: str = "ClusterIP"
+    selector: dict[str, str] = field(default_factory=dict)
+    ports: tuple[int, ...] = ()  # target ports where numeric, else service ports
+
+
+@dataclass(frozen=True)
+class PolicyRule:
+    api_groups: tuple[str, ...] = ()
+    resources: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ()
+    resource_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Role:
+    kind: str  # "Role" or "ClusterRole"
+    name: str
+    namespace: str | None = None
+    rules: tuple[PolicyRule, ...] = ()
+    aggregation_labels: tuple[dict[str, str], ...] = ()
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Subject:
+    kind: str  # "User", "Group", "ServiceAccount"
+    name: str
+    namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class RoleBinding:
+    kind: str  # "RoleBinding" or "ClusterRoleBinding"
+    name: str
+    namespace: str | None
+    role_kind: str
+    role_name: str
+    subjects: tuple[Subject, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ingress:
+    namespace: str
+    name: str
+    ingress_class: str | None = None
+    hosts: tuple[str, ...] = ()
+    services: tuple[str, ...] = ()  # backend Service names in the same namespace
+
+
+@dataclass(frozen=True)
+class NetworkPolicy:
+    namespace: str
+    name: str
+    pod_selector: dict[str, str] = field(default_factory=dict)  # matchLabels; {} selects all
+    selects_all_pods: bool = True
+    policy_types: tuple[str, ...] = ()
+    ingress_rules: int = 0
+    egress_rules: int = 0
+
+
+@dataclass(frozen=True)
+class GpuOperatorPolicy:
+    """A GPU Operator ClusterPolicy: its name and what it configures (see
+    inventory/sources/gpu_operator.py for the fields of `spec`)."""
+
+    name: str
+    spec: dict[str, Any] = field(default_factory=dict)
+    spec_hash: str = ""
+    error: str = ""  # why the object could not be read ("" when it was)
+
+
+@dataclass(frozen=True)
+class OwnerLink:
+    """Who owns a ReplicaSet or Job (its controller ownerReference), or that a CronJob exists:
+    enough to name the workload behind a pod (inventory/owners.py). Never the object's spec."""
+
+    kind: str  # "ReplicaSet", "Job" or "CronJob"
+    namespace: str
+    name: str
+    owner_kind: str | None = None  # None: it has no owner (a bare ReplicaSet or Job)
+    owner_name: str | None = None

@@ -1,0 +1,151 @@
+"""The pods of a snapshot: containers, their env, volumes and the GPUs they ask for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from inventory.snapshot_dra import PodClaim
+
+GPU_RESOURCE_PREFIX = "nvidia.com/"
+# KAI Scheduler (and Run:ai before it): a pod asks for a share of one GPU by annotation.
+FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
+# The pod annotations kept (GPU scheduling facts, never anything else a pod carries): KAI's
+# fraction request and how many GPUs it spans, the GPU a reservation pod holds (its UUID despite
+# the name), Run:ai's older GPU index of a fraction pod, and HAMi's devices allocated.
+GPU_ANNOTATIONS = frozenset(
+    {
+        *FRACTION_ANNOTATIONS,
+        "gpu-fraction-num-devices",
+        "run.ai/reserve_for_gpu_index",
+        "runai-gpu",
+        "hami.io/vgpu-devices-allocated",
+    }
+)
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    # The literal value, or None when the value comes from a reference (secret, configmap, field).
+    value: str | None
+    value_from: str | None = None
+    # configMapKeyRef / secretKeyRef: the object and key the value is read from (names only).
+    source: str | None = None
+    key: str | None = None
+    # A literal value the product does not read is sealed at the boundary (inventory/env_seal.py):
+    # `value` is SEALED_VALUE and only its length and, if it is one, the credential rule that
+    # matched are kept, so no secret pasted into a pod spec reaches the database.
+    length: int | None = None
+    credential_rule: str | None = None
+    credential_kind: str | None = None
+    credential_hint: str | None = None
+
+
+@dataclass(frozen=True)
+class VolumeMount:
+    name: str
+    mount_path: str
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class Volume:
+    name: str
+    host_path: str | None = None
+    kind: str = "other"
+
+
+@dataclass(frozen=True)
+class Container:
+    name: str
+    image: str
+    init: bool = False
+    ephemeral: bool = False  # a debug container (spec.ephemeralContainers)
+    privileged: bool = False
+    allow_privilege_escalation: bool | None = None
+    run_as_non_root: bool | None = None
+    capabilities_add: tuple[str, ...] = ()
+    capabilities_drop: tuple[str, ...] = ()
+    # Only resources whose name starts with "nvidia.com/", values as quantity strings.
+    gpu_requests: dict[str, str] = field(default_factory=dict)
+    gpu_limits: dict[str, str] = field(default_factory=dict)
+    env: tuple[EnvVar, ...] = ()
+    volume_mounts: tuple[VolumeMount, ...] = ()
+    ports: tuple[int, ...] = ()
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    # envFrom sources as "secretRef:NAME" / "configMapRef:NAME", with ":PREFIX" appended when the
+    # source has a prefix (names cannot hold a colon). Values are resolved only for
+    # NVIDIA_VISIBLE_DEVICES, from ClusterSnapshot.env_configmaps.
+    env_from: tuple[str, ...] = ()
+
+    def env_from_sources(self) -> list[tuple[str, str, str]]:
+        """(kind, name, prefix) of each envFrom source, in the order Kubernetes applies them."""
+        parts = [source.split(":", 2) for source in self.env_from]
+        return [(p[0], p[1] if len(p) > 1 else "", p[2] if len(p) > 2 else "") for p in parts]
+
+
+@dataclass(frozen=True)
+class Pod:
+    namespace: str
+    name: str
+    node_name: str | None = None
+    phase: str = "Unknown"
+    service_account: str = "default"
+    host_pid: bool = False
+    host_ipc: bool = False
+    host_network: bool = False
+    containers: tuple[Container, ...] = ()
+    volumes: tuple[Volume, ...] = ()
+    labels: dict[str, str] = field(default_factory=dict)
+    owner_kind: str | None = None
+    owner_name: str | None = None
+    node_selector: dict[str, str] = field(default_factory=dict)
+    tolerations: tuple[dict[str, str], ...] = ()
+    # GPU scheduling annotations only (GPU_ANNOTATIONS: KAI / Run:ai fractions and reservations,
+    # HAMi's allocation); every other annotation is dropped when the pod is read.
+    annotations: dict[str, str] = field(default_factory=dict)
+    # DRA: spec.resourceClaims, each with the claim it resolved to (status.resourceClaimStatuses)
+    resource_claims: tuple[PodClaim, ...] = ()
+
+    @property
+    def gpu_fraction(self) -> dict[str, str]:
+        """The KAI Scheduler / Run:ai fraction this pod asks for (`gpu-fraction`, `gpu-memory`):
+        a share of a GPU held for it by a reservation pod, with no nvidia.com/* request."""
+        return {k: v for k in FRACTION_ANNOTATIONS if (v := self.annotations.get(k, "").strip())}
+
+    @property
+    def uses_gpu(self) -> bool:
+        """Holds a GPU resource or a GPU fraction."""
+        return bool(self.gpu_resources) or bool(self.gpu_fraction)
+
+    @property
+    def gpu_resources(self) -> dict[str, int]:
+        """GPU resources this pod holds: limits win (requests default to limits for extended
+        resources), summed over app containers; init containers run before, so they count
+        only when larger."""
+        totals: dict[str, int] = {}
+        init_max: dict[str, int] = {}
+        for c in self.containers:
+            merged = {**c.gpu_requests, **c.gpu_limits}
+            for name, qty in merged.items():
+                n = _quantity(qty)
+                if c.init:
+                    init_max[name] = max(init_max.get(name, 0), n)
+                else:
+                    totals[name] = totals.get(name, 0) + n
+        for name, n in init_max.items():
+            totals[name] = max(totals.get(name, 0), n)
+        return {k: v for k, v in totals.items() if v > 0}
+
+    @property
+    def is_active(self) -> bool:
+        return self.phase in ("Pending", "Running", "Unknown")
+
+
+def _quantity(value: str | int) -> int:
+    """GPU quantities are whole numbers ("1", 2); anything else counts as 0."""
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        return 0
