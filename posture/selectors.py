@@ -142,10 +142,6 @@ def tenants_overview(user) -> list[Tenant]:
     return tenants
 
 
-def nodes_for_list(user) -> QuerySet[Node]:
-    return Node.objects.visible_to(user).select_related("cluster")
-
-
 def tenant_posture(tenant: Tenant, *, with_findings: bool = True) -> dict:
     """A tenant's latest score with its contributions, and the live findings that affect it
     (all of them: the API's posture; the page reads them grouped and bounded instead, see

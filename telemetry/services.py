@@ -259,6 +259,22 @@ def _hours_to_roll(cluster: Cluster, current_hour: datetime) -> list[datetime]:
     return list(readings.datetimes("time", "hour", tzinfo=UTC))
 
 
+# GpuReading columns that are GpuSample fields of the same name, in the order rows carry them.
+SAMPLE_COLUMNS = (
+    "time",
+    "hostname",
+    "gpu",
+    "uuid",
+    "model",
+    "gi_id",
+    "gi_profile",
+    "util",
+    "gr_active",
+    "namespace",
+    "pod",
+)
+
+
 @transaction.atomic
 def _roll_hour(cluster: Cluster, hour: datetime) -> int:
     end = hour + timedelta(hours=1)
@@ -266,30 +282,17 @@ def _roll_hour(cluster: Cluster, hour: datetime) -> int:
     rows = GpuReading.objects.filter(cluster=cluster, time__gte=hour, time__lt=end + MAX_GAP)
     slugs = dict(Tenant.objects.values_list("pk", "slug"))
     # Plain tuples, not model instances: an hour of a large fleet is hundreds of thousands.
-    fields = (
-        "time",
-        "hostname",
-        "gpu",
-        "uuid",
-        "model",
-        "gi_id",
-        "gi_profile",
-        "util",
-        "gr_active",
-        "namespace",
-        "pod",
-        "tenant_id",
-        "attribution",
-        "confidence",
-    )
+    columns = (*SAMPLE_COLUMNS, "tenant_id", "attribution", "confidence")
     attributed = [
         Attributed(
-            GpuSample(**dict(zip(fields[:11], row[:11], strict=True))),
-            slugs.get(row[11] or 0),
-            row[12],
-            row[13],
+            GpuSample(**dict(zip(SAMPLE_COLUMNS, sample, strict=True))),
+            slugs.get(tenant_id or 0),
+            attribution,
+            confidence,
         )
-        for row in rows.values_list(*fields).iterator(chunk_size=10000)
+        for *sample, tenant_id, attribution, confidence in rows.values_list(*columns).iterator(
+            chunk_size=10000
+        )
     ]
     totals: dict[tuple, dict] = defaultdict(
         lambda: {"gpu": 0.0, "mig": 0.0, "busy": 0.0, "n": 0, "max": None, "conf": []}
