@@ -37,7 +37,10 @@ class Finding(models.Model):
     tenants = models.ManyToManyField(
         Tenant, through="FindingTenant", related_name="findings", blank=True
     )
-    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="findings")
+    # No index of its own: finding_cluster_status leads with the cluster.
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="findings", db_index=False
+    )
     subject_kind = models.CharField(max_length=40)
     subject_namespace = models.CharField(max_length=63, blank=True)
     subject_name = models.CharField(max_length=320)
@@ -86,6 +89,10 @@ class Finding(models.Model):
             # The lists' order: a page is read from the index, not sorted from every finding.
             models.Index(fields=["status", "check_id", "id"], name="finding_list_order"),
             models.Index(fields=["cluster", "status"], name="finding_cluster_status"),
+            # The overview counts open findings per tenant and severity over every link: read
+            # from this index, not from the rows (on SQLite, pages of ~1 KB of evidence each,
+            # 1.0 s -> 0.3 s over 742,000 links).
+            models.Index(fields=["id", "status", "severity"], name="finding_status_severity"),
         ]
 
     def __str__(self) -> str:
@@ -99,8 +106,14 @@ class TenantLinkQuerySet(ScopedQuerySet):
 class FindingTenant(models.Model):
     """A tenant a finding affects."""
 
-    finding = models.ForeignKey(Finding, on_delete=models.CASCADE, related_name="tenant_links")
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="finding_links")
+    # No index of their own: the unique (finding, tenant) and findingtenant_tenant lead with
+    # each, and a first score inserts hundreds of thousands of links.
+    finding = models.ForeignKey(
+        Finding, on_delete=models.CASCADE, related_name="tenant_links", db_index=False
+    )
+    tenant = models.ForeignKey(
+        Tenant, on_delete=models.CASCADE, related_name="finding_links", db_index=False
+    )
 
     objects = TenantLinkQuerySet.as_manager()
 
@@ -231,8 +244,13 @@ class Action(models.Model):
 class ActionTenant(models.Model):
     """A tenant an action helps, with the risk points it removes for that tenant."""
 
-    action = models.ForeignKey(Action, on_delete=models.CASCADE, related_name="tenant_links")
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="action_links")
+    # No index of their own, as FindingTenant's.
+    action = models.ForeignKey(
+        Action, on_delete=models.CASCADE, related_name="tenant_links", db_index=False
+    )
+    tenant = models.ForeignKey(
+        Tenant, on_delete=models.CASCADE, related_name="action_links", db_index=False
+    )
     risk = models.FloatField(default=0)
 
     objects = TenantLinkQuerySet.as_manager()
