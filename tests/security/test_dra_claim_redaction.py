@@ -96,7 +96,8 @@ def _shared_findings(cluster) -> list:
 
 def _read(user, cluster) -> dict[str, str]:
     """URL -> the raw text `user` gets there: each shared finding's page and API detail, the
-    findings list (page and API), every export format, and the node page."""
+    findings list (page and API), every export format, the node page, the tenant's page, the
+    home page and the actions the findings group into."""
     page = Client()
     page.force_login(user)
     api = api_client(user)
@@ -106,6 +107,9 @@ def _read(user, cluster) -> dict[str, str]:
         "/findings/?tenant=alpha": page,
         "/api/v1/findings/?tenant=alpha": api,
         "/nodes/lab/gpu-a/": page,
+        "/tenants/alpha/": page,
+        "/home/": page,
+        "/api/v1/actions/": api,
     }
     urls |= {f"/api/v1/findings/export/?format={kind}": api for kind in EXPORTS}
     answers = {}
