@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from inventory.dra_devices import DraIndex, HeldDevice, gpu_classes_of_pod
 from inventory.snapshot import Node, Pod
+from inventory.snapshot_dra import DraClaim
 from posture.inputs import PostureInputs
 from posture.rules.holding import GpuHolding
 
@@ -42,7 +43,7 @@ def dra_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
                     GpuHolding(
                         pod,
                         tenant,
-                        f"resourceclaim/{claim.name}",
+                        f"resourceclaim/{claim_ref(claim)}",
                         held_pool(held),
                         1,
                         held.mode,
@@ -73,6 +74,13 @@ def held_pool(held: HeldDevice) -> str:
     return GPU_POOL
 
 
+def claim_ref(claim: DraClaim) -> str:
+    """A claim as "<namespace>/<name>": claims are namespaced, so the bare name says neither
+    whose it is nor lets tenants.redaction hide it (it hides objects by their namespace, and
+    a bare name like "gpu" could be anyone's)."""
+    return f"{claim.namespace}/{claim.name}"
+
+
 def held_basis(held: HeldDevice) -> str:
     r = held.result
-    return f"ResourceClaim {held.claim.name}: {r.driver} {r.pool}/{r.device}; {held.basis}"
+    return f"ResourceClaim {claim_ref(held.claim)}: {r.driver} {r.pool}/{r.device}; {held.basis}"

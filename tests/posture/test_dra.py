@@ -56,6 +56,46 @@ def test_a_time_sliced_gpu_shared_by_two_tenants_claims_is_co_tenancy():
     assert {d.evidence["observed_mode"] for d in approvals} == {"time_slicing"}
 
 
+def test_co_tenancy_evidence_names_each_claim_with_its_namespace():
+    """A claim is a namespaced object: named "<namespace>/<name>", it says whose it is, and a
+    tenant viewer's redaction hides another tenant's claim with its namespace."""
+    inputs = world(_two_tenants_on(["gpu-0"], ["gpu-0"], "TimeSlicing"), TENANTS)
+    for check_id in ("SHARE-001", "ATTR-002"):
+        (draft,) = run(check_id, inputs)
+        text = str(draft.evidence)
+        assert "resourceclaim/alpha/train-gpu" in text and "resourceclaim/beta/infer-gpu" in text
+        assert "ResourceClaim beta/infer-gpu: gpu.nvidia.com gpu-a/gpu-0;" in text
+        assert "resourceclaim/infer-gpu" not in text and "ResourceClaim infer-gpu" not in text
+    (draft,) = run("SHARE-001", inputs)
+    held = {party["party"]: party["pods"] for party in draft.evidence["parties"]}
+    assert [p["resource"] for p in held["alpha"]] == ["resourceclaim/alpha/train-gpu"]
+    assert [p["mode_basis"] for p in held["beta"]] == [
+        "ResourceClaim beta/infer-gpu: gpu.nvidia.com gpu-a/gpu-0; "
+        "DRA GpuConfig of the claim: sharing TimeSlicing"
+    ]
+
+
+def test_a_claims_name_is_evidence_not_part_of_a_findings_identity():
+    """How claims are named (or spelled in evidence) must not move a finding: its identity
+    (hence its fingerprint, first-seen and acceptance) is the pool and the pair of tenants."""
+
+    def drafts(alpha_claim: str, beta_claim: str) -> dict:
+        objects = _cluster(
+            claim("alpha", alpha_claim, ["gpu-0"], sharing="TimeSlicing", reserved_for=["t-0"]),
+            claim("beta", beta_claim, ["gpu-0"], sharing="TimeSlicing", reserved_for=["i-0"]),
+            dra_pod("alpha", "t-0", alpha_claim),
+            dra_pod("beta", "i-0", beta_claim),
+        )
+        inputs = world(objects, TENANTS)
+        return {c: run(c, inputs) for c in ("SHARE-001", "SHARE-004", "ATTR-002")}
+
+    first, renamed = drafts("train-gpu", "infer-gpu"), drafts("gpu", "rag-ts-gpu")
+    for check_id, found in first.items():
+        assert found, check_id
+        assert [d.identity() for d in found] == [d.identity() for d in renamed[check_id]]
+    assert first["SHARE-001"][0].evidence != renamed["SHARE-001"][0].evidence
+
+
 def test_claims_on_different_gpus_do_not_meet():
     inputs = world(_two_tenants_on(["gpu-0"], ["gpu-1"], "TimeSlicing"), TENANTS)
     assert run("SHARE-001", inputs) == []
@@ -206,6 +246,7 @@ def test_an_admin_access_claim_in_a_tenant_namespace_is_critical():
         "peek",
     )
     assert draft.tenants == ("alpha",)
+    assert draft.title == "ResourceClaim alpha/peek of tenant alpha asks for DRA adminAccess"
     (reached,) = draft.evidence["devices_reached"]
     assert reached["device"] == UUIDS[1]
     assert reached["other_claims"] == ["beta/infer-gpu"]

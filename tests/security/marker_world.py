@@ -4,7 +4,8 @@ ConfigMaps, principals, service account, node selector and affinity, images, a n
 and taint, reset attestations with notes, GPU telemetry, a sharing request, drift, sync-run
 warnings and a failed run all say MARKER. Its pods time-slice alpha's GPU, and one of its
 pods held alpha's exclusive GPU before alpha without a reset, so alpha's co-tenancy and
-handover findings are about it.
+handover findings are about it. On a DRA node, alpha and the marker time-slice one GPU through
+their own ResourceClaims, so a claim of the marker's is in alpha's evidence too.
 
 tests/security/test_redaction_sweep.py then reads everything viewer_alpha can reach and
 asserts MARKER appears nowhere."""
@@ -25,6 +26,8 @@ TRAIN, SERVE = f"{MARKER}-train", f"{MARKER}-serve"  # registered; labelled only
 PRINCIPAL = f"{MARKER}-ops"
 EXCLUSIVE_NODE = "gpu-ex-1"
 EXCLUSIVE_UUID = "GPU-ex-0000-1111-2222-333333333333"
+DRA_NODE = "gpu-dra-1"
+DRA_CLAIM = f"{MARKER}-gpu"  # the marker's ResourceClaim
 BROKEN_SHARING = "sharing:\n  timeSlicing: [unclosed\n"  # looks like a config, is not YAML
 TENANT_SHARING = "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 8\n"  # noqa: E501
 
@@ -168,6 +171,27 @@ def marker_items(small: list[dict]) -> list[dict]:
     ]
 
 
+def dra_items() -> list[dict]:
+    """Alpha and the marker time-slice one GPU of node DRA_NODE through their own DRA claims:
+    alpha's co-tenancy evidence names the marker's claim (its name carries MARKER, as every
+    name of the marker's does)."""
+    from tests.posture.dra_world import claim, device_class, dra_pod, gpu_device, resource_slice
+    from tests.posture.gpu_access_world import node
+
+    def held(ns: str, name: str, pod: str) -> dict:
+        return claim(ns, name, ["gpu-0"], sharing="TimeSlicing", reserved_for=[pod], node=DRA_NODE)
+
+    return [
+        node(DRA_NODE, gpus=2),
+        device_class(),
+        resource_slice(DRA_NODE, [gpu_device(0), gpu_device(1)]),
+        held("team-alpha", "train-dra", "trainer-dra-0"),
+        held(TRAIN, DRA_CLAIM, f"{MARKER}-dra-0"),
+        dra_pod("team-alpha", "trainer-dra-0", "train-dra", node_name=DRA_NODE),
+        dra_pod(TRAIN, f"{MARKER}-dra-0", DRA_CLAIM, node_name=DRA_NODE),
+    ]
+
+
 def marker_tenant(personas) -> None:
     from gpuposture.base import roles
     from tenants.services import tenants_apply
@@ -303,7 +327,7 @@ def add_marker_tenant(personas, directory: Path):
     mig = _mig_items("mig-lab-1", "team-alpha", "trainer-mig-0")
     replaced = {"gpu-ts-1"}
     kept = [i for i in small if i["metadata"]["name"] not in replaced]
-    lab = _sync("lab", [*kept, *mig, *marker_items(small)], directory)
+    lab = _sync("lab", [*kept, *mig, *marker_items(small), *dra_items()], directory)
     assert lab.pk == Cluster.objects.get(name="lab").pk
     _telemetry(lab)
     _records(lab, personas)

@@ -21,7 +21,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from tests.security.marker_world import MARKER, SLUG, add_marker_tenant
+from tests.security.marker_world import DRA_CLAIM, MARKER, SLUG, add_marker_tenant
 from tests.security.matrix_table import ADMIN_NAMESPACE, OWNER, TABLE
 from tests.security.matrix_world import World, build_world, module_world
 from tests.security.urlwalk import named_routes
@@ -240,6 +240,8 @@ def test_the_marker_world_names_the_marker_to_those_who_read_everything(sweep_wo
     alpha = Finding.objects.filter(tenants__slug="alpha", status="open")
     about_marker = {f.check_id for f in alpha if FOUND.search(f"{f.title} {f.evidence}")}
     assert {"SHARE-001", "LEAK-001", "DRIFT-001"} <= about_marker, about_marker
+    # The marker's DRA claim is named in alpha's co-tenancy evidence on the DRA node.
+    assert any(DRA_CLAIM in str(f.evidence) for f in alpha if f.check_id == "SHARE-001")
 
 
 def test_a_tenant_viewer_reads_no_trace_of_another_tenant_anywhere(sweep_world, db):

@@ -39,6 +39,13 @@ SCOPE = HiddenScope(
             "gpuposture.io/tenant=beta:NoSchedule",
             f"gpuposture.io/tenant={HIDDEN_TENANT}:NoSchedule",
         ),
+        # A DRA claim as co-tenancy evidence names it: with its namespace, it is hidden whole.
+        ("resourceclaim/beta-prod/rag-ts-gpu", f"resourceclaim/{HIDDEN_OBJECT}"),
+        (
+            "ResourceClaim beta-prod/rag-ts-gpu: gpu.nvidia.com gpu-a/gpu-0; DRA GpuConfig",
+            f"ResourceClaim {HIDDEN_OBJECT}: gpu.nvidia.com gpu-a/gpu-0; DRA GpuConfig",
+        ),
+        ("resourceclaim/team-alpha/train-gpu", "resourceclaim/team-alpha/train-gpu"),
         # Words that only contain a hidden name are someone else's: left alone.
         ("beta-testers and alphabeta", "beta-testers and alphabeta"),
         ("nothing hidden here", "nothing hidden here"),

@@ -88,7 +88,9 @@ def _admin_claims(inputs: PostureInputs) -> Iterator[FindingDraft]:
             tenants=(tenant,),
             evidence=evidence,
             key=f"DRA-001:claim:{kind}:{obj.namespace}/{obj.name}",
-            title=f"{kind} {obj.name} of tenant {tenant.slug} asks for DRA adminAccess",
+            # Named with its namespace, as every claim the product writes (dra_holdings).
+            title=f"{kind} {obj.namespace}/{obj.name} of tenant {tenant.slug} asks for DRA "
+            "adminAccess",
         )
 
 
