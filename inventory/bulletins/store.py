@@ -3,15 +3,18 @@ every node's patch status in line with what the bulletins now say."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from audit.services import CREATE, audit_record
 from gpuposture.base.safe_parse import SafeParseError, load_json
+from inventory.bulk import rows_update
 from inventory.bulletins.csaf.document import Advisory, CsafError, parse_advisory
 from inventory.bulletins.csaf.fixes import Fix, fixes
 from inventory.bulletins.csaf.products import Bound, Component
@@ -262,6 +265,7 @@ def fixes_from_db() -> list[Fix]:
     ]
 
 
+@transaction.atomic  # one transaction: on SQLite each UPDATE alone is a commit of its own
 def nodes_patch_refresh(
     *, cluster_id: int | None = None, node_names: list[str] | None = None
 ) -> int:
@@ -287,10 +291,10 @@ def nodes_patch_refresh(
             list(status.unknown_components),
         )
         if values != tuple(getattr(node, f) for f in PATCH_FIELDS):
-            for name, value in zip(PATCH_FIELDS, values, strict=True):
-                setattr(node, name, value)
-            changed.append(node)
-    Node.objects.bulk_update(changed, list(PATCH_FIELDS), batch_size=500)
+            status_text, *lists = values
+            changed.append((node.pk, status_text, *(_json_text(v) for v in lists)))
+    # Plain rows, not bulk_update: its CASE WHEN per row was 3.1 of 3.3 s for 2,000 nodes.
+    rows_update(Node, PATCH_FIELDS, changed)
     return len(changed)
 
 
@@ -320,6 +324,11 @@ PATCH_FIELDS = (
     "patch_not_affected",
     "patch_unknown",
 )
+
+
+def _json_text(value: list) -> str:
+    """A JSON column's value as the text the database stores (inventory.bulk writes text)."""
+    return json.dumps(value, cls=DjangoJSONEncoder)
 
 
 def _dicts(exposures: tuple[Exposure, ...]) -> list[dict]:
