@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from audit.services import audit_record, model_to_audit_dict
@@ -56,11 +57,18 @@ def _snapshot(request: SharingRequest) -> dict:
     return model_to_audit_dict(request, fields=AUDIT_FIELDS)
 
 
-def may_request(user, tenant: Tenant) -> bool:
-    """Platform engineers ask for any tenant; a tenant's owners (its viewers) for their own."""
+def requestable_tenants(user) -> QuerySet[Tenant]:
+    """The tenants `user` may ask a sharing mode for, the one rule for the form's choices and
+    for the write: every tenant for platform engineers, their own (those they view) for a
+    tenant's owners. Not the tenants they may see: a security lead sees every tenant and asks
+    for none."""
     if may(user, REQUEST_SHARING_FOR_ANY_TENANT):
-        return True
-    return tenant.viewers.filter(pk=user.pk).exists()
+        return Tenant.objects.all()
+    return Tenant.objects.filter(viewers=user)
+
+
+def may_request(user, tenant: Tenant) -> bool:
+    return requestable_tenants(user).filter(pk=tenant.pk).exists()
 
 
 def may_decide(user, request: SharingRequest) -> bool:

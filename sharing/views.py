@@ -12,7 +12,6 @@ from django.views.decorators.http import require_POST
 
 from gpuposture.base.roles import (
     DECIDE_SHARING,
-    REQUEST_SHARING_FOR_ANY_TENANT,
     REVOKE_SHARING,
     may,
 )
@@ -22,12 +21,13 @@ from sharing.forms import DecisionForm, SharingRequestForm
 from sharing.services import (
     SharingRequestError,
     may_decide,
+    requestable_tenants,
     sharing_request_approve,
     sharing_request_create,
     sharing_request_deny,
     sharing_request_revoke,
 )
-from tenants.models import SharingRequest, Tenant
+from tenants.models import SharingRequest
 from tenants.policy import mode_permitted
 
 _RELATED = ("tenant", "tenant__trust_class", "cluster", "requested_by", "decided_by", "revoked_by")
@@ -35,13 +35,6 @@ _RELATED = ("tenant", "tenant__trust_class", "cluster", "requested_by", "decided
 
 def _requests(user) -> object:
     return SharingRequest.objects.visible_to(user).select_related(*_RELATED)
-
-
-def requestable_tenants(user):
-    """Tenants the user may ask for: all for platform engineers, their own for owners."""
-    if may(user, REQUEST_SHARING_FOR_ANY_TENANT):
-        return Tenant.objects.all()
-    return Tenant.objects.filter(viewers=user)
 
 
 def sharing_request_list(request: HttpRequest) -> HttpResponse:
