@@ -113,7 +113,9 @@ def findings_refresh(
     time. Only findings whose stored fields change are rewritten; the others get their
     last_seen moved; tenant links are inserted and deleted in bulk."""
     tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
-    rows = Finding.objects.filter(cluster=cluster).values_list(*STORED_FIELDS)
+    # Read into a dict: no ORDER BY (the model's ordering), which before the first score's
+    # ANALYZE SQLite answered with a temporary B-tree sort of every finding of the cluster.
+    rows = Finding.objects.filter(cluster=cluster).order_by().values_list(*STORED_FIELDS)
     existing = {fingerprint: Stored(*rest) for fingerprint, *rest in rows.iterator(5000)}
     counts = {"opened": 0, "reopened": 0, "still_open": 0, "resolved": 0}
     to_create: list[tuple[Any, ...]] = []
