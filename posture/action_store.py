@@ -210,7 +210,7 @@ def _store(
         for a in built
     ]
     rows_insert(Action, ACTION_COLUMNS, rows, now)
-    ids = dict(Action.objects.values_list("key", "pk"))
+    ids = dict(Action.objects.order_by().values_list("key", "pk"))  # a dict: no ORDER BY
     links = [
         (ids[a.key], tenants[slug], risk)
         for a in built
