@@ -25,6 +25,7 @@ LANE_A=(
 LANE_B=(
   "export_scale|$PY bench/export_scale.py --tiny --db sqlite --workers 1"
   "sync_scale_worst|$PY bench/sync_scale.py --tiny --worst --no-live --db sqlite"
+  "score_cpu|$PY bench/score_cpu.py --tiny --worst --runs 2"
   "load|env TINY=1 WORKERS=1 bench/load.sh"
 )
 

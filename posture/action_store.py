@@ -54,37 +54,42 @@ def _subject_pools(
     return tuple(sorted({p for p in found if p}))
 
 
+# The columns of an open finding the digest covers (its evidence by Finding.evidence_digest).
+DIGESTED = (
+    "id",
+    "check_id",
+    "severity",
+    "cluster__name",
+    "subject_kind",
+    "subject_namespace",
+    "subject_name",
+    "title",
+    "exposure",
+    "evidence_digest",
+)
+
+
+def _open_rows(*, evidence: bool) -> Iterator[tuple[Any, ...]]:
+    """The open findings' DIGESTED columns (and the evidence last), by id, in chunks."""
+    columns = (*DIGESTED, "evidence") if evidence else DIGESTED
+    rows = Finding.objects.filter(status=Finding.Status.OPEN).values_list(*columns)
+    return rows.order_by("id").iterator(_CHUNK)
+
+
 def open_action_findings(
     pools: dict[tuple[str, str], str] | None = None,
     weights: dict[int, dict[str, float]] | None = None,
+    digest: Any = None,
 ) -> Iterator[ActionFinding]:
-    """Every open finding as posture.actions groups it (three queries, read in chunks)."""
+    """Every open finding as posture.actions groups it (three queries, read in chunks).
+    With `digest` (a _digest_start()), each row read is added to it as _digest adds it: a
+    regrouping that is certain (a first score) reads the open findings once, not twice."""
     pools = _pools() if pools is None else pools
     weights = _tenant_weights() if weights is None else weights
-    rows = Finding.objects.filter(status=Finding.Status.OPEN).values_list(
-        "id",
-        "check_id",
-        "severity",
-        "cluster__name",
-        "subject_kind",
-        "subject_namespace",
-        "subject_name",
-        "title",
-        "evidence",
-        "exposure",
-    )
-    for (
-        pk,
-        check,
-        severity,
-        cluster,
-        kind,
-        namespace,
-        name,
-        title,
-        evidence,
-        exposure,
-    ) in rows.order_by("id").iterator(_CHUNK):
+    for row in _open_rows(evidence=True):
+        pk, check, severity, cluster, kind, namespace, name, title, exposure, _, evidence = row
+        if digest is not None:
+            _digest_add(digest, row[: len(DIGESTED)], weights)
         yield ActionFinding(
             id=pk,
             check_id=check,
@@ -101,6 +106,19 @@ def open_action_findings(
         )
 
 
+def _digest_start(
+    pools: dict[tuple[str, str], str], clusters: dict[str, int], tenants: dict[str, int]
+) -> Any:
+    digest = hashlib.sha256()
+    for part in (sorted(pools.items()), sorted(clusters.items()), sorted(tenants.items())):
+        digest.update(repr(part).encode())
+    return digest
+
+
+def _digest_add(digest: Any, row: tuple[Any, ...], weights: dict[int, dict[str, float]]) -> None:
+    digest.update(repr((row, sorted(weights.get(row[0], {}).items()))).encode())
+
+
 def _digest(
     pools: dict[tuple[str, str], str],
     weights: dict[int, dict[str, float]],
@@ -110,23 +128,9 @@ def _digest(
     """sha256 of everything actions_for and the stored rows are made of: each open finding's
     fields (its evidence by Finding.evidence_digest, so no evidence is read), the tenants it
     affects with their class weights, the nodes' pools, and the cluster and tenant ids."""
-    digest = hashlib.sha256()
-    for part in (sorted(pools.items()), sorted(clusters.items()), sorted(tenants.items())):
-        digest.update(repr(part).encode())
-    rows = Finding.objects.filter(status=Finding.Status.OPEN).values_list(
-        "id",
-        "check_id",
-        "severity",
-        "cluster__name",
-        "subject_kind",
-        "subject_namespace",
-        "subject_name",
-        "title",
-        "exposure",
-        "evidence_digest",
-    )
-    for row in rows.order_by("id").iterator(_CHUNK):
-        digest.update(repr((row, sorted(weights.get(row[0], {}).items()))).encode())
+    digest = _digest_start(pools, clusters, tenants)
+    for row in _open_rows(evidence=False):
+        _digest_add(digest, row, weights)
     return digest.hexdigest()
 
 
@@ -151,10 +155,15 @@ def actions_refresh(
     pools, weights = _pools(), _tenant_weights()
     clusters = dict(Cluster.objects.values_list("name", "pk"))
     tenants = dict(Tenant.objects.values_list("slug", "pk"))
-    digest = _digest(pools, weights, clusters, tenants)
-    if previous and digest == previous and Action.objects.count() == previous_count:
-        return ActionsRefresh(previous_count, digest, rebuilt=False)
-    built = actions_for(open_action_findings(pools, weights))
+    if previous and Action.objects.count() == previous_count:
+        digest = _digest(pools, weights, clusters, tenants)
+        if digest == previous:
+            return ActionsRefresh(previous_count, digest, rebuilt=False)
+        built = actions_for(open_action_findings(pools, weights))
+    else:  # regrouped whatever the digest: it is taken from the grouping's own read
+        hasher = _digest_start(pools, clusters, tenants)
+        built = actions_for(open_action_findings(pools, weights, hasher))
+        digest = hasher.hexdigest()
     _store(built, clusters, tenants, now)
     return ActionsRefresh(len(built), digest, rebuilt=True)
 
@@ -201,7 +210,7 @@ def _store(
         for a in built
     ]
     rows_insert(Action, ACTION_COLUMNS, rows, now)
-    ids = dict(Action.objects.values_list("key", "pk"))
+    ids = dict(Action.objects.order_by().values_list("key", "pk"))  # a dict: no ORDER BY
     links = [
         (ids[a.key], tenants[slug], risk)
         for a in built

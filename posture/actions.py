@@ -206,7 +206,10 @@ def actions_for(findings: Iterable[ActionFinding]) -> list[Action]:
         identity, title = group_of(finding)
         groups[identity].append(finding)
         titles.setdefault(identity, title)
-    built = [_action(identity, titles[identity], members) for identity, members in groups.items()]
+    risks: dict[tuple[str, int, float], float] = {}  # shared by every group, see _points
+    built = [
+        _action(identity, titles[identity], members, risks) for identity, members in groups.items()
+    ]
     total = sum(a["risk_removed"] for a in built)
     critical = sum(a["critical_risk_removed"] for a in built)
     shared = [
@@ -224,12 +227,32 @@ def _percent(part: float, whole: float) -> float:
     return round(100 * part / whole, 1) if whole else 0.0
 
 
-def _action(identity: tuple[str, ...], title: str, members: list[ActionFinding]) -> dict[str, Any]:
+def _points(finding: ActionFinding, risks: dict[tuple[str, int, float], float]) -> dict[str, float]:
+    """finding_tenant_risk(finding), each (severity, exposure, class weight) computed once per
+    grouping: a large world's findings have a few dozen of them for hundreds of thousands of
+    (finding, tenant) pairs."""
+    points = {}
+    for tenant, weight in finding.tenant_weights.items():
+        kind = (finding.severity, finding.exposure, weight)
+        if kind not in risks:
+            risks[kind] = finding_risk(
+                severity=finding.severity, exposure=finding.exposure, class_weight=weight
+            )
+        points[tenant] = risks[kind]
+    return points
+
+
+def _action(
+    identity: tuple[str, ...],
+    title: str,
+    members: list[ActionFinding],
+    risks: dict[tuple[str, int, float], float],
+) -> dict[str, Any]:
     """An Action's fields but its shares (which need every action's risk first)."""
     tenant_risk: dict[str, float] = defaultdict(float)
     critical = 0.0
     for finding in members:
-        points = finding_tenant_risk(finding)
+        points = _points(finding, risks)
         for tenant, value in points.items():
             tenant_risk[tenant] += value
         if finding.severity == "critical":

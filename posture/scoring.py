@@ -28,6 +28,7 @@ MAX_SCORE = 100
 SEVERITY_WEIGHTS = {"critical": 40, "high": 15, "medium": 5, "low": 1}
 SEVERITY_ORDER = Severity.values()
 STATUSES = FindingStatus.values()
+_STATUS_SET = frozenset(STATUSES)
 # The risk at which the score is 100/e (about 37). Measured on the demo world (docs/scoring.md):
 # its six tenants' risks (about 100 to 5,700) spread their scores from 95 to 10.
 K = 2500.0
@@ -178,7 +179,9 @@ def score_findings(
     """Score one tenant's findings: only open ones count, each with its risk points."""
     given = list(items)
     for item in given:
-        _validate(item)
+        # A set lookup per item; _validate only for the one that fails, to say why.
+        if item.severity not in SEVERITY_WEIGHTS or item.status not in _STATUS_SET:
+            _validate(item)
     counted = [item for item in given if item.status == "open"]
     # A tenant's findings share a few (severity, exposure) pairs: their points and reasons
     # are computed once each (a tenant of a large world has thousands of findings).
@@ -198,6 +201,8 @@ def score_findings(
         points[item.finding_id] = risks[kind]
     risk = round(sum(points.values()), 2)
     counted.sort(key=lambda i: (-points[i.finding_id], i.check_id, str(i.finding_id)))
+    # Equal points are an equal share: one division and rounding per distinct value.
+    shares = {p: round(100 * p / risk, 1) if risk else 0.0 for p in set(points.values())}
     contributions = [
         Contribution(
             item.finding_id,
@@ -205,7 +210,7 @@ def score_findings(
             item.severity,
             max(item.exposure, 1),
             points[item.finding_id],
-            round(100 * points[item.finding_id] / risk, 1) if risk else 0.0,
+            shares[points[item.finding_id]],
             reasons[(item.severity, item.exposure)],
         )
         for item in counted

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from audit.services import Actor, audit_record
@@ -44,8 +44,11 @@ def scores_compute(*, run: PostureRun, now: datetime) -> list[TenantScore]:
     read of the (tenant, finding) pairs), weighted by the tenant's trust class."""
     # Each live finding read once, then the (tenant, finding) pairs as ids only: a tenant's
     # items share the finding's ScoreItem (a join repeated every column for every tenant).
-    findings = Finding.objects.filter(status__in=LIVE_STATUSES).values_list(
-        "pk", "check_id", "severity", "status", "title", "exposure"
+    # Unordered: `live` is only looked up (the model's ordering cost a sort before ANALYZE).
+    findings = (
+        Finding.objects.filter(status__in=LIVE_STATUSES)
+        .order_by()
+        .values_list("pk", "check_id", "severity", "status", "title", "exposure")
     )
     live = {row[0]: scoring.ScoreItem(*row) for row in findings.iterator(5000)}
     items: dict[int, list[scoring.ScoreItem]] = defaultdict(list)
@@ -123,13 +126,17 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
         for key, value in counts.items():
             totals[key] += value
         evaluated.append(cluster.name)
+    # The findings and their links are final: their statistics first, so that the scores' and
+    # the actions' reads of them are planned from their real sizes too (a first score's read
+    # of the open findings by id: 0.65 s without, 0.29 s with, at 26,000 findings on SQLite).
+    statistics_refresh(totals, tables=FINDING_TABLES)
     with gc_paused():  # the scores and the actions' groups: many objects, no cycles
         scores = scores_compute(run=run, now=now)
         actions = _actions_refresh(now=now, run=run)
     if clusters is None:
         # Every cluster was judged: bulletin imports waiting to know what they resolved learn it.
         bulletin_imports_effects_record(run=run)
-    statistics_refresh(totals)
+    statistics_refresh(totals, tables=RESULT_TABLES)
     run.clusters = evaluated
     run.counts = {
         **totals,
@@ -161,11 +168,16 @@ def _actions_refresh(*, now: datetime, run: PostureRun) -> ActionsRefresh:
     )
 
 
-# Tables a score rewrites in bulk, whose planner statistics the pages' plans depend on.
-SCORED_TABLES = (Finding, FindingTenant, Action, ActionTenant, TenantScore)
+# Tables a score rewrites in bulk, whose planner statistics the pages' plans depend on: the
+# findings' (final once the checks' findings are stored), then the results computed from them.
+FINDING_TABLES = (Finding, FindingTenant)
+RESULT_TABLES = (Action, ActionTenant, TenantScore)
+SCORED_TABLES = (*FINDING_TABLES, *RESULT_TABLES)
 
 
-def statistics_refresh(totals: dict[str, int]) -> None:
+def statistics_refresh(
+    totals: dict[str, int], *, tables: tuple[type[models.Model], ...] = SCORED_TABLES
+) -> None:
     """ANALYZE the scored tables when this score changed a tenth of the findings or more (a
     first score, a new cluster).
 
@@ -178,12 +190,12 @@ def statistics_refresh(totals: dict[str, int]) -> None:
     live = sum(totals.get(k, 0) for k in ("opened", "reopened", "still_open"))
     if connection.vendor not in ("postgresql", "sqlite") or changed * 10 < max(live, 1):
         return
-    tables = [connection.ops.quote_name(m._meta.db_table) for m in SCORED_TABLES]
+    names = [connection.ops.quote_name(m._meta.db_table) for m in tables]
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute(f"ANALYZE {', '.join(tables)}")  # noqa: S608 (the models' own tables)
+            cursor.execute(f"ANALYZE {', '.join(names)}")  # noqa: S608 (the models' own tables)
         else:  # SQLite analyses one table (or the whole database) per statement
-            for table in tables:
+            for table in names:
                 cursor.execute(f"ANALYZE {table}")  # noqa: S608 (a model's own table)
 
 

@@ -43,6 +43,7 @@ def test_smoke_runs_each_bench_at_its_tiny_size() -> None:
     assert set(commands) == {
         "sync_scale",
         "sync_scale_worst",
+        "score_cpu",
         "telemetry_scale",
         "export_scale",
         "checks_vs_checkov",
