@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -11,6 +12,7 @@ from django.utils import timezone
 
 from audit.services import Actor, audit_record
 from gpuposture.base.rescore import rescore_request
+from inventory.bulk import db_datetime, rows_insert
 from inventory.models import Cluster, SyncRun
 from inventory.snapshot import gc_paused
 from posture import scoring
@@ -81,7 +83,43 @@ def scores_compute(*, run: PostureRun, now: datetime) -> list[TenantScore]:
                 open_by_severity=_open_by_severity(items[tenant_id]),
             )
         )
-    return TenantScore.objects.bulk_create(scores)
+    _scores_write(scores, now=now)
+    return scores
+
+
+# The columns a score row is written with; the rest take their defaults (the id).
+SCORE_COLUMNS = (
+    "run_id",
+    "tenant_id",
+    "computed_at",
+    "risk",
+    "score",
+    "grade",
+    "cap",
+    "contributions",
+    "open_by_severity",
+)
+
+
+def _scores_write(scores: list[TenantScore], *, now: datetime) -> None:
+    """Insert the scores as plain rows (COPY on PostgreSQL): bulk_create quoted each tenant's
+    contributions (thousands of entries at full size) into an UNNEST array in Python, 2.2 of
+    2.8 s at a tenth of the worst world. The objects are returned as built, without ids."""
+    rows = [
+        (
+            s.run_id,
+            s.tenant_id,
+            db_datetime(s.computed_at),
+            s.risk,
+            s.score,
+            s.grade,
+            s.cap,
+            json.dumps(s.contributions),
+            json.dumps(s.open_by_severity),
+        )
+        for s in scores
+    ]
+    rows_insert(TenantScore, SCORE_COLUMNS, rows, now)
 
 
 def _contribution_dict(c: scoring.Contribution) -> dict[str, object]:
