@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.phases import SCORE_PHASES, Phases  # noqa: E402
-from bench.sync_scale import TINY, apply_tenants, django_setup  # noqa: E402
+from bench.sync_scale import TINY, apply_tenants, django_setup, world_arguments  # noqa: E402
 from bench.world import Size, World, write_snapshot, write_tenants  # noqa: E402
 
 
@@ -123,11 +123,7 @@ def timed_score(label: str, profile: Path | None) -> None:
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nodes", type=int, default=Size.nodes)
-    parser.add_argument("--pods", type=int, default=Size.pods, help="operator pods included")
-    parser.add_argument("--namespaces", type=int, default=Size.namespaces)
-    parser.add_argument("--tenants", type=int, default=Size.tenants)
-    parser.add_argument("--seed", type=int, default=Size.seed)
+    world_arguments(parser)
     parser.add_argument("--worst", action="store_true", help="as bench/sync_scale.py --worst")
     parser.add_argument("--tiny", action="store_true", help="sync_scale.py's tiny world (CI)")
     parser.add_argument("--runs", type=int, default=1, help="first scores, each on a fresh copy")

@@ -39,14 +39,19 @@ DEFAULT_PG = "postgres://postgres@127.0.0.1:5432/postgres"
 TINY = (40, 600, 12, 4)
 
 
-def parse_args() -> argparse.Namespace:
-    url = os.environ.get("DATABASE_URL", "")
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def world_arguments(parser: argparse.ArgumentParser) -> None:
+    """The world's size and seed, as every bench that builds it takes them."""
     parser.add_argument("--nodes", type=int, default=Size.nodes)
     parser.add_argument("--pods", type=int, default=Size.pods, help="operator pods included")
     parser.add_argument("--namespaces", type=int, default=Size.namespaces)
     parser.add_argument("--tenants", type=int, default=Size.tenants)
     parser.add_argument("--seed", type=int, default=Size.seed)
+
+
+def parse_args() -> argparse.Namespace:
+    url = os.environ.get("DATABASE_URL", "")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    world_arguments(parser)
     parser.add_argument("--changed", type=float, default=0.01, help="share of pods changed")
     default_db = "postgres" if url.startswith("postgres") else "sqlite"
     parser.add_argument("--db", choices=("sqlite", "postgres"), default=default_db)
