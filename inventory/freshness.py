@@ -7,11 +7,17 @@ with no stored file to re-read) is never stale by age."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
 FAILED = "failed"
 MAX_REASON = 300  # the first line of a sync error, shortened for a banner
+# An absolute path on the server ("/srv/snapshots/x.json"), not the path of a URL
+# ("https://h/x") or of a Kubernetes API request ("/api/v1/...", "/apis/..."): the banner is
+# read by every reader of the cluster, tenant viewers too, and the server's file layout is none
+# of theirs. The file's own name says which file it was.
+_SERVER_PATH = re.compile(r"(?<![\w.:/~-])/(?!apis?/)(?:[\w.@+-]+/)+(?=[\w.@+-])")
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,7 @@ def cluster_freshness(
     age = (now - last_good_at).total_seconds() if last_good_at else None
     if last_status == FAILED:
         first_line = (last_error or "no reason recorded").strip().splitlines()[0].rstrip(".")
+        first_line = _SERVER_PATH.sub("", first_line)
         return Freshness(True, True, age, f"the last sync failed: {first_line[:MAX_REASON]}")
     if interval_minutes > 0 and age is not None and age > 2 * interval_minutes * 60:
         return Freshness(

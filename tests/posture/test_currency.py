@@ -51,6 +51,38 @@ def test_the_staleness_rule(interval, age_minutes, status, stale, failed, reason
         assert result.age_seconds == age_minutes * 60
 
 
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (
+            "the snapshot could not be read: /srv/gpuposture/var/snapshots/lab.json: not JSON",
+            "the last sync failed: the snapshot could not be read: lab.json: not JSON",
+        ),
+        (
+            "no .json/.yaml files in /srv/drop/lab/",
+            "the last sync failed: no .json/.yaml files in lab/",
+        ),
+        # A URL's path and a Kubernetes API path say what failed, and no file on the server.
+        (
+            AUTH_ERROR,
+            "the last sync failed: HTTP 401 from https://10.0.0.1:6443/api/v1/namespaces/",
+        ),
+        (
+            "list /apis/resource.k8s.io/v1/resourceclaims: HTTP 403",
+            "the last sync failed: list /apis/resource.k8s.io/v1/resourceclaims: HTTP 403",
+        ),
+    ],
+)
+def test_a_failed_sync_names_a_server_file_without_its_directories(error, reason):
+    """The banner is read by every reader of the cluster, tenant viewers too: the server's
+    file layout is none of theirs (the cluster page's sync runs keep the whole error)."""
+    result = cluster_freshness(
+        now=NOW, interval_minutes=60, last_good_at=None, last_status="failed", last_error=error
+    )
+    assert result.reason.startswith(reason)
+    assert "/srv" not in result.reason
+
+
 @pytest.fixture
 def scheduled(small_world):
     """The small world's cluster re-reads its snapshot every hour."""
