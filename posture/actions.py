@@ -102,14 +102,6 @@ class Action:
         return tuple(sorted(self.tenant_risk))
 
 
-def finding_tenant_risk(finding: ActionFinding) -> dict[str, float]:
-    """The risk points the finding gives each tenant it affects (what the score counts)."""
-    return {
-        tenant: finding_risk(severity=finding.severity, exposure=finding.exposure, class_weight=w)
-        for tenant, w in finding.tenant_weights.items()
-    }
-
-
 def _where(finding: ActionFinding) -> str:
     """The pool the subject is in ("pool x"), or the node itself when it has none."""
     if finding.subject_kind == "NodePool":
@@ -206,7 +198,7 @@ def actions_for(findings: Iterable[ActionFinding]) -> list[Action]:
         identity, title = group_of(finding)
         groups[identity].append(finding)
         titles.setdefault(identity, title)
-    risks: dict[tuple[str, int, float], float] = {}  # shared by every group, see _points
+    risks: dict[tuple[str, int, float], float] = {}  # see finding_tenant_risk
     built = [
         _action(identity, titles[identity], members, risks) for identity, members in groups.items()
     ]
@@ -227,18 +219,21 @@ def _percent(part: float, whole: float) -> float:
     return round(100 * part / whole, 1) if whole else 0.0
 
 
-def _points(finding: ActionFinding, risks: dict[tuple[str, int, float], float]) -> dict[str, float]:
-    """finding_tenant_risk(finding), each (severity, exposure, class weight) computed once per
+def finding_tenant_risk(
+    finding: ActionFinding, known: dict[tuple[str, int, float], float]
+) -> dict[str, float]:
+    """The risk points the finding gives each tenant it affects (what the score counts). Each
+    (severity, exposure, class weight) is computed once into `known`, shared by a whole
     grouping: a large world's findings have a few dozen of them for hundreds of thousands of
     (finding, tenant) pairs."""
     points = {}
     for tenant, weight in finding.tenant_weights.items():
         kind = (finding.severity, finding.exposure, weight)
-        if kind not in risks:
-            risks[kind] = finding_risk(
+        if kind not in known:
+            known[kind] = finding_risk(
                 severity=finding.severity, exposure=finding.exposure, class_weight=weight
             )
-        points[tenant] = risks[kind]
+        points[tenant] = known[kind]
     return points
 
 
@@ -252,7 +247,7 @@ def _action(
     tenant_risk: dict[str, float] = defaultdict(float)
     critical = 0.0
     for finding in members:
-        points = _points(finding, risks)
+        points = finding_tenant_risk(finding, risks)
         for tenant, value in points.items():
             tenant_risk[tenant] += value
         if finding.severity == "critical":

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
@@ -292,7 +291,7 @@ def nodes_patch_refresh(
         )
         if values != tuple(getattr(node, f) for f in PATCH_FIELDS):
             status_text, *lists = values
-            changed.append((node.pk, status_text, *(_json_text(v) for v in lists)))
+            changed.append((node.pk, status_text, *(json.dumps(v) for v in lists)))
     # Plain rows, not bulk_update: its CASE WHEN per row was 3.1 of 3.3 s for 2,000 nodes.
     rows_update(Node, PATCH_FIELDS, changed)
     return len(changed)
@@ -324,11 +323,6 @@ PATCH_FIELDS = (
     "patch_not_affected",
     "patch_unknown",
 )
-
-
-def _json_text(value: list) -> str:
-    """A JSON column's value as the text the database stores (inventory.bulk writes text)."""
-    return json.dumps(value, cls=DjangoJSONEncoder)
 
 
 def _dicts(exposures: tuple[Exposure, ...]) -> list[dict]:
