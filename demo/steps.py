@@ -48,6 +48,8 @@ TELEMETRY_PLAN = {
     "neo-west": {
         "hijacked": "nw-h200-02",
         "handovers": (("nw-h200-01", "research-llm"),),
+        # Its exporter runs with the Kubernetes mapping off: ATTR-002, not a hijack.
+        "unlabelled": ("nw-h100-02",),
     },
 }
 CLUSTER_DESCRIPTIONS = {

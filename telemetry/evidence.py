@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from telemetry.hijack import Hijack, SilentNode
 from telemetry.leak import Handover
+from telemetry.unmapped import UnmappedNode
 
 
 @dataclass(frozen=True)
@@ -18,4 +19,6 @@ class TelemetryFacts:
     hijacks: tuple[Hijack, ...] = ()
     silent_nodes: tuple[SilentNode, ...] = ()
     handovers: tuple[Handover, ...] = ()
+    # GPU nodes whose exporter names no pod while pods hold GPUs there (ATTR-002).
+    unmapped_nodes: tuple[UnmappedNode, ...] = ()
     settings: dict[str, object] = field(default_factory=dict)  # thresholds, for the evidence

@@ -5,6 +5,8 @@ of samples, the newest sample per node, and who held each exclusive GPU over the
 
 from __future__ import annotations
 
+from collections import defaultdict
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -16,11 +18,12 @@ from inventory.dra_devices import dra_gpu_nodes, dra_held
 from inventory.models import Cluster
 from telemetry.attribution import Attributed
 from telemetry.evidence import TelemetryFacts
-from telemetry.hijack import silent_nodes, unexplained_busy
+from telemetry.hijack import Hijack, silent_nodes, unexplained_busy
 from telemetry.leak import Attestation, tenancies_from, unattested_handovers
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.samples import GpuSample
 from telemetry.services import SHARED_STRATEGIES
+from telemetry.unmapped import UnmappedNode, unmapped_nodes
 
 
 def telemetry_facts(
@@ -38,9 +41,11 @@ def telemetry_facts(
         return TelemetryFacts(sampled=False, settings=thresholds)
     gpu_nodes = [n.name for n in snapshot.nodes if n.is_gpu_node]
     silent_window = timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES)
+    hijacks, unmapped = _hijacks(cluster, snapshot, now, window)
     return TelemetryFacts(
         sampled=True,
-        hijacks=tuple(_hijacks(cluster, snapshot, now, window)),
+        hijacks=hijacks,
+        unmapped_nodes=tuple(unmapped.values()),
         silent_nodes=tuple(
             silent_nodes(
                 _last_seen(cluster, gpu_nodes, now, silent_window),
@@ -79,12 +84,25 @@ def _last_seen(
     return seen
 
 
-def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, window: timedelta):
+def _hijacks(
+    cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, window: timedelta
+) -> tuple[tuple[Hijack, ...], dict[str, UnmappedNode]]:
+    """Busy GPUs no scheduled pod explains, and the nodes whose exporter names no pod at all
+    (telemetry.unmapped: there, only more busy GPUs than held ones prove a hijack)."""
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
     dra = dra_held(snapshot, running)
     gpu_pods = {(p.namespace, p.name) for p in running if p.gpu_resources} | dra.pods
-    nodes_with_gpu_pods = {p.node_name for p in running if p.gpu_resources}
+    held_units: dict[str, int] = defaultdict(int)  # GPU units held per node
+    for p in running:
+        if p.gpu_resources:
+            held_units[p.node_name] += sum(p.gpu_resources.values())
     shared = {n.name for n in snapshot.nodes if n.sharing_strategy in SHARED_STRATEGIES}
+    threshold = float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT)
+    # Three windows back: a run that started before the last window is seen whole.
+    rows = GpuReading.objects.filter(cluster=cluster, time__gte=now - 3 * window).order_by("time")
+    samples = [r.as_sample() for r in rows.iterator(chunk_size=5000)]
+    unmapped = unmapped_nodes(samples, held_units, threshold=threshold)
+    counted = {node for node, facts in unmapped.items() if facts.explained}
 
     def held(sample: GpuSample) -> bool:
         if sample.pod and (sample.namespace, sample.pod) in gpu_pods:
@@ -93,18 +111,17 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
         # its samples (it may not map DRA devices to pods at all).
         if sample.uuid and sample.uuid in dra.devices:
             return True
+        if sample.hostname in counted:
+            return True
         # A shared GPU's samples may carry no pod labels at all: any GPU pod there explains it.
-        return sample.hostname in shared and sample.hostname in nodes_with_gpu_pods
+        return sample.hostname in shared and sample.hostname in held_units
 
-    # Three windows back: a run that started before the last window is seen whole.
-    rows = GpuReading.objects.filter(cluster=cluster, time__gte=now - 3 * window).order_by("time")
-    samples = [r.as_sample() for r in rows.iterator(chunk_size=5000)]
-    return unexplained_busy(
-        samples,
-        held=held,
-        threshold=float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT),
-        window=window,
+    found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
+    hijacks = tuple(
+        replace(h, held_note=unmapped[h.hostname].note()) if h.hostname in unmapped else h
+        for h in found
     )
+    return hijacks, unmapped
 
 
 def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):

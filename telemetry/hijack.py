@@ -29,6 +29,7 @@ class Hijack:
     mean_busy: float  # mean over the run's timestamps (the exporter samples at a steady rate)
     peak_busy: float
     evidence: tuple[tuple[datetime, float], ...]  # (time, busy), at most MAX_EVIDENCE
+    held_note: str = ""  # why no pod is taken to hold it, where the plain rule does not say
 
 
 @dataclass(frozen=True)

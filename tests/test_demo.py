@@ -93,6 +93,12 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     )
     assert {"ATTR-001", "ATTR-003", "LEAK-001"} <= checks
     assert ResetAttestation.objects.exists()
+    # nw-h100-02's exporter names no pod: its busy GPUs are its pods' (no hijack), but whose
+    # usage is whose cannot be told.
+    hijacked = Finding.objects.filter(check_id="ATTR-001", status="open")
+    assert set(hijacked.values_list("subject_name", flat=True)) == {"nw-h200-02"}
+    blind = Finding.objects.get(check_id="ATTR-002", subject_name="nw-h100-02")
+    assert blind.evidence["exporter_names_pods"] is False
     # Every way a GPU reaches a pod (issue 17): a KAI fraction two tenants share on one GPU, a
     # renamed time-slicing resource, a failed MIG reconfiguration, toolkits that honour
     # NVIDIA_VISIBLE_DEVICES from unprivileged pods (prod-east) and hardened ones (neo-west).

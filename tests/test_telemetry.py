@@ -158,6 +158,54 @@ def test_the_same_busy_gpu_held_by_a_scheduled_pod_is_fine(small_world):
     assert not open_findings("ATTR-001")
 
 
+def test_an_exporter_naming_no_pod_does_not_make_held_gpus_a_hijack(small_world):
+    # DCGM-Exporter with its Kubernetes mapping off labels no sample with a pod: the node's
+    # pods hold GPUs, so one busy GPU may be theirs. Not a critical hijack, but a blind spot.
+    make_exclusive()
+    now = timezone.now()
+    samples_ingest(cluster=small_world, samples=series(now - timedelta(minutes=25), 25, busy=96))
+    posture_evaluate()
+    assert not open_findings("ATTR-001")
+    (blind,) = open_findings("ATTR-002")
+    assert "its exporter names no pod" in blind.title
+    assert blind.evidence["exporter_names_pods"] is False
+    assert "may be a held one" in blind.evidence["attribution"]
+    assert sorted(blind.tenants.values_list("slug", flat=True)) == ["alpha", "beta"]
+
+
+def test_more_busy_gpus_than_its_pods_hold_is_a_hijack_even_unlabelled(small_world):
+    # trainer-0 and inference-0 hold one GPU each on gpu-ts-1; three are busy, unlabelled.
+    make_exclusive()
+    now = timezone.now()
+    samples = [
+        s
+        for i in range(3)
+        for s in series(now - timedelta(minutes=25), 25, busy=96, uuid=f"GPU-{i:04d}", gpu=str(i))
+    ]
+    samples_ingest(cluster=small_world, samples=samples)
+    posture_evaluate()
+    found = open_findings("ATTR-001")
+    assert len(found) == 3  # which one is unheld cannot be told: each says so
+    for finding in found:
+        assert "3 GPU(s) busy while its scheduled pods hold 2" in finding.evidence["held_by"]
+        assert "at least 1 run(s) outside the scheduler" in finding.evidence["held_by"]
+
+
+def test_an_unheld_gpu_next_to_a_labelled_one_is_a_hijack(small_world):
+    # The exporter names the pod on the held GPU, so its mapping is on: the other busy GPU,
+    # unlabelled, is held by no pod.
+    make_exclusive()
+    now = timezone.now()
+    start = now - timedelta(minutes=25)
+    held = series(start, 25, busy=96, namespace="team-alpha", pod="trainer-0")
+    stray = series(start, 25, busy=96, uuid="GPU-0000-stray", gpu="1")
+    samples_ingest(cluster=small_world, samples=held + stray)
+    posture_evaluate()
+    (finding,) = open_findings("ATTR-001")
+    assert finding.evidence["gpu_uuid"] == "GPU-0000-stray"
+    assert finding.evidence["held_by"] == "no scheduled pod in the last inventory holds this GPU"
+
+
 def test_a_gpu_node_silent_for_an_hour_is_reported(small_world, settings):
     posture_evaluate()
     assert not open_findings("ATTR-003")  # a cluster that never sent telemetry: nothing to judge

@@ -44,7 +44,7 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
             ],
             "threshold_percent": settings.get("threshold_percent"),
             "window_minutes": settings.get("window_minutes"),
-            "held_by": "no scheduled pod in the last inventory holds this GPU",
+            "held_by": h.held_note or "no scheduled pod in the last inventory holds this GPU",
         }
         title = f"GPU {where} on {h.hostname} busy {minutes} min with no scheduled workload"
         key = f"ATTR-001:{h.uuid}:{h.gi_id}"
