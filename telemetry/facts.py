@@ -101,7 +101,7 @@ def _hijacks(
     # Three windows back: a run that started before the last window is seen whole.
     rows = GpuReading.objects.filter(cluster=cluster, time__gte=now - 3 * window).order_by("time")
     samples = [r.as_sample() for r in rows.iterator(chunk_size=5000)]
-    unmapped = unmapped_nodes(samples, held_units, threshold=threshold)
+    unmapped = unmapped_nodes(samples, held_units, gpu_pods, threshold=threshold)
     counted = {node for node, facts in unmapped.items() if facts.explained}
 
     def held(sample: GpuSample) -> bool:

@@ -17,10 +17,11 @@ from django.utils import timezone
 from gpuposture.base.fetch import FetchError, fetch
 from gpuposture.base.rescore import rescore_request
 from inventory import snapshot as snap
-from inventory.models import Cluster, ClusterObject, Node
+from inventory.models import Cluster, ClusterObject, Node, Pod
 from inventory.sync import namespace_owners
 from telemetry.attribution import CONFIDENCES, Attributed, attribute, worst_confidence
 from telemetry.dcgm import DcgmError, parse_exporter_text
+from telemetry.hosts import hosts_resolve, unique_pod_nodes
 from telemetry.models import (
     GpuReading,
     GpuUsageDaily,
@@ -78,6 +79,7 @@ def attribution_context(cluster: Cluster) -> tuple[dict[str, str], set[str]]:
 
 def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResult:
     """Attribute and store samples; one already stored (same series and time) is skipped."""
+    samples = _on_nodes(cluster, samples)
     owners, shared = attribution_context(cluster)
     tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
     attributed = attribute(samples, owners=owners, shared_nodes=shared)
@@ -93,6 +95,18 @@ def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResul
         result.first = min(s.time for s in samples)
         result.last = max(s.time for s in samples)
     return result
+
+
+def _on_nodes(cluster: Cluster, samples: list[GpuSample]) -> list[GpuSample]:
+    """The samples with an exporter pod's name as `Hostname` read as that pod's node
+    (telemetry.hosts), from the cluster's last inventory."""
+    nodes = set(Node.objects.filter(cluster=cluster).values_list("name", flat=True))
+    unknown = {s.hostname for s in samples} - nodes
+    if not unknown:
+        return samples
+    pods = Pod.objects.filter(cluster=cluster, name__in=unknown, node__isnull=False)
+    pod_nodes = unique_pod_nodes(pods.values_list("name", "node__name"))
+    return hosts_resolve(samples, nodes, pod_nodes) if pod_nodes else samples
 
 
 def _reading(cluster: Cluster, a: Attributed, tenant_ids: dict[str, int]) -> GpuReading:

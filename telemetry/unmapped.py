@@ -4,7 +4,9 @@ With its Kubernetes mapping on, the exporter labels each sample of a GPU a pod h
 pod; a GPU no pod holds has no pod label, which is what ATT&CK T1496.001 detection reads. When
 the mapping is off (`DCGM_EXPORTER_KUBERNETES=false`, the kubelet's pod-resources socket not
 mounted) or a scrape drops the labels, no sample of the node names a pod, held GPUs included.
-On such a node an unlabelled busy GPU proves nothing by itself. What the inventory still says
+(A Prometheus scrape may then stamp its target's own `pod`, the exporter's, on every sample:
+a label counts only when it names a pod that holds GPUs.) On such a node an unlabelled busy GPU
+proves nothing by itself. What the inventory still says
 is how many GPUs scheduled pods hold there: while no more GPUs are busy than that, each busy
 one may be a held one (cannot tell, ATTR-002); more busy GPUs than held ones means at least
 the difference run outside the scheduler (ATTR-001)."""
@@ -12,7 +14,7 @@ the difference run outside the scheduler (ATTR-001)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from telemetry.samples import GpuSample
@@ -49,17 +51,19 @@ class UnmappedNode:
 def unmapped_nodes(
     samples: Iterable[GpuSample],
     held_by_node: Mapping[str, int],
+    gpu_pods: Collection[tuple[str, str]],
     *,
     threshold: float,
 ) -> dict[str, UnmappedNode]:
     """The nodes whose pods hold GPUs (`held_by_node`, GPU units per node) but none of whose
-    samples names a pod, with how many of their devices were busy above `threshold`."""
+    samples names a pod holding GPUs (`gpu_pods`: (namespace, name)), with how many of their
+    devices were busy above `threshold`."""
     labelled: set[str] = set()
     sampled: set[str] = set()
     busy: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
     for s in samples:
         sampled.add(s.hostname)
-        if s.pod:
+        if s.pod and (s.namespace, s.pod) in gpu_pods:
             labelled.add(s.hostname)
         value = s.busy
         if value is not None and value > threshold:

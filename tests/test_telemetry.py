@@ -206,6 +206,28 @@ def test_an_unheld_gpu_next_to_a_labelled_one_is_a_hijack(small_world):
     assert finding.evidence["held_by"] == "no scheduled pod in the last inventory holds this GPU"
 
 
+def test_an_exporter_pods_name_as_hostname_is_read_as_its_node(small_world):
+    # dcgm-exporter without host networking (and without NODE_NAME) reports its own pod's
+    # name as `Hostname`: the inventory says which node that pod runs on.
+    exporter = "nvidia-dcgm-exporter-7hx2q"
+    pod = Pod.objects.get(name="nvidia-device-plugin-daemonset-x1")  # a platform pod there
+    pod.pk, pod.name, pod.data = None, exporter, {**pod.data, "name": exporter}
+    pod.save()
+    now = timezone.now()
+    samples = series(
+        now - timedelta(minutes=10),
+        10,
+        busy=60,
+        hostname=exporter,
+        namespace="team-alpha",
+        pod="trainer-0",
+    )
+    samples_ingest(cluster=small_world, samples=samples)
+    assert set(GpuReading.objects.values_list("hostname", flat=True)) == {"gpu-ts-1"}
+    posture_evaluate()
+    assert not open_findings("ATTR-003")  # the node reports, under its exporter's name
+
+
 def test_a_gpu_node_silent_for_an_hour_is_reported(small_world, settings):
     posture_evaluate()
     assert not open_findings("ATTR-003")  # a cluster that never sent telemetry: nothing to judge

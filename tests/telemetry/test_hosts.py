@@ -1,0 +1,28 @@
+"""An exporter's own pod name as `Hostname` is read as the node that pod runs on."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from telemetry.hosts import hosts_resolve, unique_pod_nodes
+from telemetry.samples import GpuSample
+
+T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def at(hostname: str) -> GpuSample:
+    return GpuSample(time=T0, hostname=hostname, gpu="0", uuid="GPU-a", util=50)
+
+
+def test_a_pod_name_becomes_its_node_and_a_node_name_stays():
+    pods = {"dcgm-exporter-x1": "gpu-07", "gpu-01": "gpu-09"}
+    resolved = hosts_resolve(
+        [at("dcgm-exporter-x1"), at("gpu-01"), at("elsewhere")], {"gpu-01"}, pods
+    )
+    assert [s.hostname for s in resolved] == ["gpu-07", "gpu-01", "elsewhere"]
+
+
+def test_a_pod_name_two_namespaces_share_names_no_node():
+    rows = [("dcgm-exporter-x1", "gpu-07"), ("dcgm-exporter-x1", "gpu-08"), ("other", "gpu-01")]
+    assert unique_pod_nodes(rows) == {"other": "gpu-01"}
+    assert unique_pod_nodes([("a", "n1"), ("a", "n1")]) == {"a": "n1"}
