@@ -19,10 +19,10 @@ from inventory.models import Cluster
 from telemetry.attribution import Attributed
 from telemetry.evidence import TelemetryFacts
 from telemetry.hijack import Hijack, silent_nodes, unexplained_busy
+from telemetry.ingest_context import SHARED_STRATEGIES
 from telemetry.leak import Attestation, tenancies_from, unattested_handovers
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.samples import GpuSample
-from telemetry.services import SHARED_STRATEGIES
 from telemetry.unmapped import UnmappedNode, unmapped_nodes
 
 

@@ -16,12 +16,10 @@ from django.utils import timezone
 
 from gpuposture.base.fetch import FetchError, fetch
 from gpuposture.base.rescore import rescore_request
-from inventory import snapshot as snap
-from inventory.models import Cluster, ClusterObject, Node, Pod
-from inventory.sync import namespace_owners
+from inventory.models import Cluster
 from telemetry.attribution import CONFIDENCES, Attributed, attribute, worst_confidence
 from telemetry.dcgm import DcgmError, parse_exporter_text
-from telemetry.hosts import hosts_resolve, unique_pod_nodes
+from telemetry.ingest_context import attribution_context, samples_as_read
 from telemetry.models import (
     GpuReading,
     GpuUsageDaily,
@@ -32,10 +30,9 @@ from telemetry.models import (
 from telemetry.prometheus_api import PrometheusError, query_range_samples
 from telemetry.samples import GpuSample
 from telemetry.usage import MAX_GAP, mig_slices, weighted
-from tenants.models import Tenant, TenantNamespace
+from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
-SHARED_STRATEGIES = ("time_slicing", "mps")
 
 
 class TelemetryError(Exception):
@@ -51,35 +48,9 @@ class IngestResult:
     hours_rolled: int = 0  # complete hours rolled up at once (ingested_hours_rollup)
 
 
-def attribution_context(cluster: Cluster) -> tuple[dict[str, str], set[str]]:
-    """namespace -> tenant slug (the registry and `gpuposture.io/tenant` labels, as pods are
-    attributed), and the nodes whose GPUs are time-sliced or MPS-shared."""
-    namespaces = [
-        snap.from_dict(snap.Namespace, data)
-        for data in ClusterObject.objects.filter(cluster=cluster, kind="namespace").values_list(
-            "data", flat=True
-        )
-    ]
-    known = {ns.name for ns in namespaces}
-    # Namespaces the registry names but the last sync did not see still belong to their tenant.
-    namespaces += [
-        snap.Namespace(name=name)
-        for name in TenantNamespace.objects.values_list("name", flat=True)
-        if name not in known
-    ]
-    slugs = dict(Tenant.objects.values_list("pk", "slug"))
-    owners = {ns: slugs[pk] for ns, pk in namespace_owners(namespaces).items()}
-    shared = set(
-        Node.objects.filter(cluster=cluster, sharing_strategy__in=SHARED_STRATEGIES).values_list(
-            "name", flat=True
-        )
-    )
-    return owners, shared
-
-
 def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResult:
     """Attribute and store samples; one already stored (same series and time) is skipped."""
-    samples = _on_nodes(cluster, samples)
+    samples = samples_as_read(cluster, samples)
     owners, shared = attribution_context(cluster)
     tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
     attributed = attribute(samples, owners=owners, shared_nodes=shared)
@@ -95,18 +66,6 @@ def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResul
         result.first = min(s.time for s in samples)
         result.last = max(s.time for s in samples)
     return result
-
-
-def _on_nodes(cluster: Cluster, samples: list[GpuSample]) -> list[GpuSample]:
-    """The samples with an exporter pod's name as `Hostname` read as that pod's node
-    (telemetry.hosts), from the cluster's last inventory."""
-    nodes = set(Node.objects.filter(cluster=cluster).values_list("name", flat=True))
-    unknown = {s.hostname for s in samples} - nodes
-    if not unknown:
-        return samples
-    pods = Pod.objects.filter(cluster=cluster, name__in=unknown, node__isnull=False)
-    pod_nodes = unique_pod_nodes(pods.values_list("name", "node__name"))
-    return hosts_resolve(samples, nodes, pod_nodes) if pod_nodes else samples
 
 
 def _reading(cluster: Cluster, a: Attributed, tenant_ids: dict[str, int]) -> GpuReading:

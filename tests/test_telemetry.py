@@ -206,19 +206,29 @@ def test_an_unheld_gpu_next_to_a_labelled_one_is_a_hijack(small_world):
     assert finding.evidence["held_by"] == "no scheduled pod in the last inventory holds this GPU"
 
 
+EXPORTER = "nvidia-dcgm-exporter-7hx2q"
+
+
+def exporter_pod() -> None:
+    """A DCGM exporter pod on gpu-ts-1 (a copy of the platform pod there, with its image)."""
+    pod = Pod.objects.get(name="nvidia-device-plugin-daemonset-x1")
+    image = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"
+    containers = [{**c, "image": image} for c in pod.data["containers"]]
+    pod.pk, pod.name = None, EXPORTER
+    pod.data = {**pod.data, "name": EXPORTER, "containers": containers}
+    pod.save()
+
+
 def test_an_exporter_pods_name_as_hostname_is_read_as_its_node(small_world):
     # dcgm-exporter without host networking (and without NODE_NAME) reports its own pod's
     # name as `Hostname`: the inventory says which node that pod runs on.
-    exporter = "nvidia-dcgm-exporter-7hx2q"
-    pod = Pod.objects.get(name="nvidia-device-plugin-daemonset-x1")  # a platform pod there
-    pod.pk, pod.name, pod.data = None, exporter, {**pod.data, "name": exporter}
-    pod.save()
+    exporter_pod()
     now = timezone.now()
     samples = series(
         now - timedelta(minutes=10),
         10,
         busy=60,
-        hostname=exporter,
+        hostname=EXPORTER,
         namespace="team-alpha",
         pod="trainer-0",
     )
@@ -226,6 +236,23 @@ def test_an_exporter_pods_name_as_hostname_is_read_as_its_node(small_world):
     assert set(GpuReading.objects.values_list("hostname", flat=True)) == {"gpu-ts-1"}
     posture_evaluate()
     assert not open_findings("ATTR-003")  # the node reports, under its exporter's name
+
+
+def test_the_scrapes_own_pod_label_names_no_workload(small_world):
+    # A Prometheus scrape stamped its target, the exporter's pod, on samples the exporter
+    # left bare (its Kubernetes mapping off): nobody's usage, not the platform's, and the
+    # node's held GPUs are not a hijack.
+    exporter_pod()
+    make_exclusive()
+    now = timezone.now()
+    samples = series(
+        now - timedelta(minutes=25), 25, busy=96, namespace="gpu-operator", pod=EXPORTER
+    )
+    samples_ingest(cluster=small_world, samples=samples)
+    assert set(GpuReading.objects.values_list("attribution", "pod")) == {("unattributed", "")}
+    posture_evaluate()
+    assert not open_findings("ATTR-001")
+    assert open_findings("ATTR-002")
 
 
 def test_a_gpu_node_silent_for_an_hour_is_reported(small_world, settings):

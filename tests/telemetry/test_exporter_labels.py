@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from telemetry.hosts import hosts_resolve, unique_pod_nodes
+from telemetry.exporter_labels import exporter_labels_strip, hosts_resolve, unique_pod_nodes
 from telemetry.samples import GpuSample
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -26,3 +26,10 @@ def test_a_pod_name_two_namespaces_share_names_no_node():
     rows = [("dcgm-exporter-x1", "gpu-07"), ("dcgm-exporter-x1", "gpu-08"), ("other", "gpu-01")]
     assert unique_pod_nodes(rows) == {"other": "gpu-01"}
     assert unique_pod_nodes([("a", "n1"), ("a", "n1")]) == {"a": "n1"}
+
+
+def test_the_exporters_own_pod_is_no_workload():
+    bare = GpuSample(time=T0, hostname="n1", gpu="0", uuid="GPU-a", namespace="ops", pod="dcgm-1")
+    held = GpuSample(time=T0, hostname="n1", gpu="1", uuid="GPU-b", namespace="t", pod="job-0")
+    stripped, kept = exporter_labels_strip([bare, held], {("ops", "dcgm-1")})
+    assert (stripped.namespace, stripped.pod) == ("", "") and kept == held

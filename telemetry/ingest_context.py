@@ -1,0 +1,63 @@
+"""What the cluster's last inventory says of samples being ingested: who owns each namespace,
+which nodes share their GPUs, which labels are the exporter's own (telemetry.exporter_labels)."""
+
+from __future__ import annotations
+
+from inventory import snapshot as snap
+from inventory.models import Cluster, ClusterObject, Node, Pod
+from inventory.sources.images import component_of
+from inventory.sync import namespace_owners
+from telemetry.exporter_labels import exporter_labels_strip, hosts_resolve, unique_pod_nodes
+from telemetry.samples import GpuSample
+from tenants.models import Tenant, TenantNamespace
+
+SHARED_STRATEGIES = ("time_slicing", "mps")
+
+
+def attribution_context(cluster: Cluster) -> tuple[dict[str, str], set[str]]:
+    """namespace -> tenant slug (the registry and `gpuposture.io/tenant` labels, as pods are
+    attributed), and the nodes whose GPUs are time-sliced or MPS-shared."""
+    namespaces = [
+        snap.from_dict(snap.Namespace, data)
+        for data in ClusterObject.objects.filter(cluster=cluster, kind="namespace").values_list(
+            "data", flat=True
+        )
+    ]
+    known = {ns.name for ns in namespaces}
+    # Namespaces the registry names but the last sync did not see still belong to their tenant.
+    namespaces += [
+        snap.Namespace(name=name)
+        for name in TenantNamespace.objects.values_list("name", flat=True)
+        if name not in known
+    ]
+    slugs = dict(Tenant.objects.values_list("pk", "slug"))
+    owners = {ns: slugs[pk] for ns, pk in namespace_owners(namespaces).items()}
+    shared = set(
+        Node.objects.filter(cluster=cluster, sharing_strategy__in=SHARED_STRATEGIES).values_list(
+            "name", flat=True
+        )
+    )
+    return owners, shared
+
+
+def samples_as_read(cluster: Cluster, samples: list[GpuSample]) -> list[GpuSample]:
+    """The samples without what the exporter says of itself (telemetry.exporter_labels): its
+    pod's name as `Hostname` read as that pod's node, its pod stamped by a scrape dropped;
+    from the cluster's last inventory."""
+    nodes = set(Node.objects.filter(cluster=cluster).values_list("name", flat=True))
+    named = {s.hostname for s in samples} - nodes
+    named |= {s.pod for s in samples if s.pod}
+    pods = Pod.objects.filter(cluster=cluster, name__in=named)
+    rows = list(pods.values_list("namespace", "name", "node__name", "data"))
+    pod_nodes = unique_pod_nodes((name, node) for _, name, node, _ in rows if node)
+    exporters = {(ns, name) for ns, name, _, data in rows if _is_exporter(data)}
+    return exporter_labels_strip(hosts_resolve(samples, nodes, pod_nodes), exporters)
+
+
+def _is_exporter(data: dict) -> bool:
+    containers = data.get("containers") if isinstance(data, dict) else None
+    return any(
+        component_of(str(c.get("image", ""))) == "dcgm_exporter"
+        for c in containers or ()
+        if isinstance(c, dict)
+    )
