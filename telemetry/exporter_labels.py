@@ -5,7 +5,10 @@ dcgm-exporter sets `Hostname` to the host it runs on. In a pod without host netw
 the pod's own name (`nvidia-dcgm-exporter-7hx2q`): exporters before NODE_NAME was honoured, and
 deployments that do not set it, label every GPU of the node with their pod's name. Read as is,
 no sample would ever match a node: every GPU node would look silent (ATTR-003) and no busy GPU
-could be told held or not. The inventory knows which node that pod runs on.
+could be told held or not. The inventory knows which node that pod runs on. So does it of a
+host's own name where the node is named otherwise: the node's `kubernetes.io/hostname` label,
+or its short name where the node's is a fully qualified one (`ip-10-0-1-23` for
+`ip-10-0-1-23.ec2.internal`).
 
 Whose pod a sample names, when a Prometheus scrape stamped its target's own `namespace`/`pod`
 (the exporter's) on a sample the exporter left without them (a GPU no pod holds, or every GPU
@@ -14,26 +17,36 @@ nobody's, not the platform's."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
 
 from telemetry.samples import GpuSample
 
 
 def hosts_resolve(
-    samples: Iterable[GpuSample], nodes: Collection[str], pod_nodes: Mapping[str, str]
+    samples: Iterable[GpuSample], nodes: Collection[str], aliases: Mapping[str, str]
 ) -> list[GpuSample]:
-    """The samples, each whose hostname names no node but a pod (`pod_nodes`: a pod name
-    the cluster has once -> its node) read as that pod's node."""
+    """The samples, each whose hostname names no node but has an alias (a node's host name,
+    or a pod's name, that one node has -> that node) read as that node."""
     out = []
     for s in samples:
-        node = pod_nodes.get(s.hostname) if s.hostname not in nodes else None
+        node = aliases.get(s.hostname) if s.hostname not in nodes else None
         out.append(replace(s, hostname=node) if node else s)
     return out
 
 
+def node_aliases(nodes: Iterable[tuple[str, Mapping[str, str]]]) -> Iterator[tuple[str, str]]:
+    """(alias, node) for each (node name, labels): its host name label and its short name."""
+    for name, labels in nodes:
+        host = (labels or {}).get("kubernetes.io/hostname")
+        if host and host != name:
+            yield str(host), name
+        if "." in name:
+            yield name.split(".", 1)[0], name
+
+
 def unique_pod_nodes(rows: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """(pod name, node name) rows -> pod name -> node, for the names only one pod has (two
+    """(name, node name) rows -> name -> node, for the names only one node has (two
     namespaces may both hold a pod so named: which node the exporter ran on is then unknown)."""
     found: dict[str, str] = {}
     twice: set[str] = set()

@@ -7,7 +7,12 @@ from inventory import snapshot as snap
 from inventory.models import Cluster, ClusterObject, Node, Pod
 from inventory.sources.images import component_of
 from inventory.sync import namespace_owners
-from telemetry.exporter_labels import exporter_labels_strip, hosts_resolve, unique_pod_nodes
+from telemetry.exporter_labels import (
+    exporter_labels_strip,
+    hosts_resolve,
+    node_aliases,
+    unique_pod_nodes,
+)
 from telemetry.samples import GpuSample
 from tenants.models import Tenant, TenantNamespace
 
@@ -42,16 +47,19 @@ def attribution_context(cluster: Cluster) -> tuple[dict[str, str], set[str]]:
 
 def samples_as_read(cluster: Cluster, samples: list[GpuSample]) -> list[GpuSample]:
     """The samples without what the exporter says of itself (telemetry.exporter_labels): its
-    pod's name as `Hostname` read as that pod's node, its pod stamped by a scrape dropped;
+    pod's name or its host's name as `Hostname` read as that node, its pod stamped by a
+    scrape dropped;
     from the cluster's last inventory."""
-    nodes = set(Node.objects.filter(cluster=cluster).values_list("name", flat=True))
+    node_rows = list(Node.objects.filter(cluster=cluster).values_list("name", "labels"))
+    nodes = {name for name, _ in node_rows}
     named = {s.hostname for s in samples} - nodes
     named |= {s.pod for s in samples if s.pod}
     pods = Pod.objects.filter(cluster=cluster, name__in=named)
     rows = list(pods.values_list("namespace", "name", "node__name", "data"))
     pod_nodes = unique_pod_nodes((name, node) for _, name, node, _ in rows if node)
+    aliases = {**pod_nodes, **unique_pod_nodes(node_aliases(node_rows))}
     exporters = {(ns, name) for ns, name, _, data in rows if _is_exporter(data)}
-    return exporter_labels_strip(hosts_resolve(samples, nodes, pod_nodes), exporters)
+    return exporter_labels_strip(hosts_resolve(samples, nodes, aliases), exporters)
 
 
 def _is_exporter(data: dict) -> bool:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from telemetry.exporter_labels import exporter_labels_strip, hosts_resolve, unique_pod_nodes
+from telemetry.exporter_labels import (
+    exporter_labels_strip,
+    hosts_resolve,
+    node_aliases,
+    unique_pod_nodes,
+)
 from telemetry.samples import GpuSample
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -33,3 +38,18 @@ def test_the_exporters_own_pod_is_no_workload():
     held = GpuSample(time=T0, hostname="n1", gpu="1", uuid="GPU-b", namespace="t", pod="job-0")
     stripped, kept = exporter_labels_strip([bare, held], {("ops", "dcgm-1")})
     assert (stripped.namespace, stripped.pod) == ("", "") and kept == held
+
+
+def test_a_hosts_own_name_finds_its_node():
+    nodes = [
+        ("ip-10-0-1-23.ec2.internal", {"kubernetes.io/hostname": "ip-10-0-1-23.ec2.internal"}),
+        ("gpu-a", {"kubernetes.io/hostname": "metal-rack4-07"}),
+        ("gpu-b", {}),
+    ]
+    aliases = unique_pod_nodes(node_aliases(nodes))
+    assert aliases == {"ip-10-0-1-23": "ip-10-0-1-23.ec2.internal", "metal-rack4-07": "gpu-a"}
+    names = {n for n, _ in nodes}
+    resolved = hosts_resolve(
+        [at("ip-10-0-1-23"), at("metal-rack4-07"), at("gpu-b")], names, aliases
+    )
+    assert [s.hostname for s in resolved] == ["ip-10-0-1-23.ec2.internal", "gpu-a", "gpu-b"]
