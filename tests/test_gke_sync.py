@@ -116,6 +116,7 @@ def snapshot() -> dict[str, Any]:
             for ns in ("kube-system", "vision", "partner")
         ),
         plugin_ds,
+        LEFTOVER_CONFIG,
         *(
             pod(
                 "kube-system",
@@ -132,6 +133,19 @@ def snapshot() -> dict[str, Any]:
         pod("partner", "eval-0", a100, image.format("partner"), gpus=1),
     ]
     return {"apiVersion": "v1", "kind": "List", "items": items, "metadata": {}}
+
+
+# A time-slicing config left in kube-system by an earlier GPU Operator trial, without
+# failRequestsGreaterThanOne: GKE's device plugin never reads it, so it decides no node here.
+LEFTOVER_CONFIG = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": meta("time-slicing-config", "kube-system"),
+    "data": {
+        "any": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+        "    - name: nvidia.com/gpu\n      replicas: 8\n"
+    },
+}
 
 
 def run(*args: str) -> str:
@@ -170,7 +184,8 @@ def test_tenants_time_sharing_a_gke_gpu_are_found(gke_world):
 
 
 def test_gke_time_sharing_raises_no_share005(gke_world):
-    # GKE rejects a container asking for more than one shared GPU: nothing to configure.
+    # GKE rejects a container asking for more than one shared GPU, and its device plugin reads
+    # no NVIDIA ConfigMap: the leftover config is nothing a GKE node uses.
     assert by_check(gke_world, "SHARE-005") == []
 
 

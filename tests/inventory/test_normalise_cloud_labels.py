@@ -32,12 +32,14 @@ def shared(strategy: str, clients: str) -> dict[str, str]:
 
 
 def test_gke_time_sharing_reads_time_slicing_with_its_clients_per_gpu():
-    result = only_node([gke_node(4, **shared("time-sharing", "4"))])
+    channel = {GKE + "gke-gpu-driver-version": "latest"}  # a channel, never a driver version
+    result = only_node([gke_node(4, **shared("time-sharing", "4"), **channel)])
     assert result.sharing_strategy == "time_slicing"
     assert result.time_slicing_replicas == 4
     assert result.gpu_count == 1  # 4 shared GPUs / 4 clients each: one physical GPU
     assert result.gpu_model == "NVIDIA-L4"
     assert result.unreadable_configs == ()
+    assert (result.driver_version, result.driver_version_source) == (None, None)
 
 
 def test_gke_mps_reads_mps():
@@ -66,7 +68,8 @@ def test_a_garbled_clients_label_is_unreadable_and_gives_no_count():
 
 
 def test_a_shared_capacity_that_does_not_divide_gives_no_count():
-    assert only_node([gke_node(5, **shared("time-sharing", "2"))]).gpu_count is None
+    result = only_node([gke_node(5, **shared("time-sharing", "2"))])
+    assert (result.sharing_strategy, result.gpu_count) == ("time_slicing", None)
 
 
 def test_autopilot_count_label_gives_the_physical_count():
@@ -75,15 +78,16 @@ def test_autopilot_count_label_gives_the_physical_count():
 
 
 def test_gfd_labels_come_first():
+    # GFD's count and product win; GKE's label says what GFD leaves unsaid (the sharing).
     labels = {
         **shared("time-sharing", "4"),
         "nvidia.com/gpu.count": "1",
-        "nvidia.com/gpu.product": "NVIDIA-L4-SHARED",
-        "nvidia.com/gpu.sharing-strategy": "none",
+        "nvidia.com/gpu.product": "NVIDIA-L4-Custom",
         GKE + "gke-accelerator-count": "3",
     }
     result = only_node([gke_node(4, **labels)])
-    assert (result.gpu_count, result.gpu_model, result.sharing_strategy) == (1, "NVIDIA-L4", "none")
+    assert (result.gpu_count, result.gpu_model) == (1, "NVIDIA-L4-Custom")
+    assert result.sharing_strategy == "time_slicing"
 
 
 def test_a_partition_size_makes_the_node_mig():
@@ -95,13 +99,6 @@ def test_a_partition_size_makes_the_node_mig():
     assert result.sharing_strategy == "mig"
     assert result.gpu_model == "NVIDIA-A100-40GB"
     assert result.gpu_count is None  # two MIG instances: the capacity counts partitions
-
-
-def test_the_driver_channel_label_is_never_a_driver_version():
-    labels = {**shared("time-sharing", "2"), GKE + "gke-gpu-driver-version": "latest"}
-    result = only_node([gke_node(2, **labels)])
-    assert result.driver_version is None
-    assert result.driver_version_source is None
 
 
 def test_a_cluster_device_plugin_configmap_does_not_decide_a_gke_node():
@@ -174,7 +171,6 @@ def test_an_unknown_accelerator_is_kept_as_written_and_matched_by_nothing():
         ),
         ({"k8s.amazonaws.com/accelerator": "nvidia-tesla-v100"}, "NVIDIA-V100", None),
         ({"k8s.amazonaws.com/accelerator": "vendor-board-7"}, "vendor-board-7", None),
-        ({"kubernetes.azure.com/accelerator": "nvidia"}, None, None),  # names no model
     ],
 )
 def test_eks_and_aks_labels(labels, model, count):
