@@ -201,3 +201,14 @@ def test_the_node_api_shows_what_gke_labels_say(gke_world, personas):
     assert l4["device_plugin_version"] is None  # a GKE build tag, not an NVIDIA release
     filtered = client.get("/api/v1/nodes/", {"cluster": "gke-ml", "gpu_model": "A100"}).json()
     assert [row["name"] for row in filtered["results"]] == ["gke-ml-a100-mig-91d0"]
+
+
+def test_gkes_device_plugin_is_deployed_with_an_unknown_version_and_no_nvidia_defaults(gke_world):
+    for finding in by_check(gke_world, "STACK-004"):
+        deployed = finding["evidence"]["deployed"]["device_plugin_version"]
+        assert "GKE build" in deployed and "v0.0.35-gke.1" in deployed
+        assert "device_plugin" not in finding["evidence"]["not_installed"]
+    assert len(by_check(gke_world, "STACK-004")) == 2
+    # NVIDIA's plugin defaults to the envvar device-list strategy; GKE's plugin is not NVIDIA's,
+    # so nothing here says the node honours NVIDIA_VISIBLE_DEVICES from unprivileged pods.
+    assert by_check(gke_world, "STACK-008") == []

@@ -30,6 +30,7 @@ KARPENTER_GPU_NAME = "karpenter.k8s.aws/instance-gpu-name"
 KARPENTER_GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
 KARPENTER_GPU_MAKER = "karpenter.k8s.aws/instance-gpu-manufacturer"
 EKS_ACCELERATOR = "k8s.amazonaws.com/accelerator"
+NVIDIA_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"
 
 # GKE's sharing label value -> DESIGN §2 mode (the only two values GKE writes).
 GKE_SHARING_MODES = {"time-sharing": "time_slicing", "mps": "mps"}
@@ -122,5 +123,9 @@ def gke_partitioned(labels: Mapping[str, str]) -> bool:
 
 
 def gke_shares(labels: Mapping[str, str]) -> bool:
-    """GKE's device plugin, not NVIDIA's, decides how the node shares its GPUs."""
-    return GKE_SHARING in labels or gke_partitioned(labels)
+    """GKE's device plugin, not NVIDIA's, decides how the node shares its GPUs: GKE's sharing
+    or partition label is set, and GFD states no sharing strategy and names no device-plugin
+    config (with the GPU Operator on GKE, NVIDIA's plugin and GFD's labels decide)."""
+    gke = GKE_SHARING in labels or gke_partitioned(labels)
+    nvidia = any(k in labels for k in ("nvidia.com/gpu.sharing-strategy", NVIDIA_PLUGIN_CONFIG))
+    return gke and not nvidia

@@ -75,7 +75,7 @@ def node_from(
     config, warning = matching_config(labels.get(PLUGIN_CONFIG), sharing_configs)
     # A CPU node takes no sharing mode from a cluster-wide config, nor does a node whose
     # sharing GKE's own device plugin runs (it reads its labels, never NVIDIA's ConfigMap).
-    config = config if is_gpu and not _gke_managed(labels) else None
+    config = config if is_gpu and not gke_shares(labels) else None
     problems = unreadable_for(labels, sharing_configs, unreadable) if is_gpu else ()
     if is_gpu or labels.get(NV + "gpu.present") == "true":
         problems += unreadable_labels(labels)
@@ -145,11 +145,6 @@ def physical_gpus(labels: dict[str, str], capacity: dict[str, int]) -> int | Non
         return gfd
     cloud = cloud_gpu_count(labels)
     return cloud if cloud is not None else gke_physical_gpus(labels, capacity)
-
-
-def _gke_managed(labels: dict[str, str]) -> bool:
-    """GKE's labels decide the node's sharing: GFD does not label it, or names no config."""
-    return gke_shares(labels) and SHARING not in labels and PLUGIN_CONFIG not in labels
 
 
 def _gpu_model(product: str | None) -> str | None:
