@@ -212,3 +212,12 @@ def test_gkes_device_plugin_is_deployed_with_an_unknown_version_and_no_nvidia_de
     # NVIDIA's plugin defaults to the envvar device-list strategy; GKE's plugin is not NVIDIA's,
     # so nothing here says the node honours NVIDIA_VISIBLE_DEVICES from unprivileged pods.
     assert by_check(gke_world, "STACK-008") == []
+
+
+def test_the_mig_partitioner_reads_gkes_partition_size(gke_world, personas):
+    client = api_client(personas["platform_engineer"])
+    query = {"cluster": "gke-ml", "node": "gke-ml-a100-mig-91d0"}
+    data = client.get("/api/v1/mig/node-layout/", query).json()
+    assert data["valid"] and data["model"] == "A100-40GB"
+    assert data["config_name"] == "3g.20gb" and "gke-gpu-partition-size" in data["source"]
+    assert [p["profile"] for p in data["placements"]] == ["3g.20gb", "3g.20gb"]

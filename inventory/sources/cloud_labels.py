@@ -117,9 +117,14 @@ def gke_physical_gpus(labels: Mapping[str, str], capacity: Mapping[str, int]) ->
     return shared // clients
 
 
+def gke_partition_size(labels: Mapping[str, str]) -> str | None:
+    """The MIG profile GKE partitions the node's GPUs into (each instance advertised as
+    nvidia.com/gpu), as written; None when GKE does not partition them."""
+    return labels.get(GKE_PARTITION, "").strip() or None
+
+
 def gke_partitioned(labels: Mapping[str, str]) -> bool:
-    """GKE partitions the node's GPUs into MIG instances (each advertised as nvidia.com/gpu)."""
-    return bool(labels.get(GKE_PARTITION, "").strip())
+    return gke_partition_size(labels) is not None
 
 
 def gke_shares(labels: Mapping[str, str]) -> bool:

@@ -26,6 +26,7 @@ from inventory.sources.cloud_labels import (
     cloud_gpu_count,
     cloud_gpu_model,
     gke_clients_per_gpu,
+    gke_partition_size,
     gke_partitioned,
     gke_physical_gpus,
     gke_shares,
@@ -75,7 +76,8 @@ def node_from(
     config, warning = matching_config(labels.get(PLUGIN_CONFIG), sharing_configs)
     # A CPU node takes no sharing mode from a cluster-wide config, nor does a node whose
     # sharing GKE's own device plugin runs (it reads its labels, never NVIDIA's ConfigMap).
-    config = config if is_gpu and not gke_shares(labels) else None
+    gke = gke_shares(labels)
+    config = config if is_gpu and not gke else None
     problems = unreadable_for(labels, sharing_configs, unreadable) if is_gpu else ()
     if is_gpu or labels.get(NV + "gpu.present") == "true":
         problems += unreadable_labels(labels)
@@ -99,7 +101,8 @@ def node_from(
         sharing_strategy=sharing_strategy(labels, capacity, config, config_unknown=plugin_unknown),
         time_slicing_replicas=_replicas(labels, None if plugin_unknown else config),
         mig_strategy=labels.get(MIG_STRATEGY),
-        mig_config=labels.get(MIG_CONFIG),
+        # GKE's partition size where GKE partitions the GPUs: the layout, not a mig-parted name.
+        mig_config=labels.get(MIG_CONFIG) or (gke_partition_size(labels) if gke else None),
         mig_config_state=labels.get(MIG_STATE),
         device_plugin_config=labels.get(PLUGIN_CONFIG),
         resource_sharing=shared_resources(None if plugin_unknown else config, capacity, gpu_count),

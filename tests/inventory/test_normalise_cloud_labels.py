@@ -12,6 +12,7 @@ from inventory.components import deployed_unknown, node_components
 from inventory.patching.status import model_matches
 from inventory.snapshot import LABEL_KIND
 from inventory.sources.normalise import normalise
+from partitioner.config import partition_layout
 from partitioner.profiles import model_key
 from posture.rules.leak.leftoverlocals import leftoverlocals_match
 from tests.inventory.normalise_helpers import PLATFORM, configmap, node, only_node
@@ -98,6 +99,7 @@ def test_a_partition_size_makes_the_node_mig():
     result = only_node([node("gke-a100-1", labels, capacity={"nvidia.com/gpu": "2"})])
     assert result.sharing_strategy == "mig"
     assert result.gpu_model == "NVIDIA-A100-40GB"
+    assert result.mig_config == "3g.20gb"  # GKE's layout, where the node records MIG layout
     assert result.gpu_count is None  # two MIG instances: the capacity counts partitions
 
 
@@ -228,3 +230,27 @@ def test_gkes_device_plugin_with_a_plain_version_tag_has_that_version():
     (result,) = normalise(plugin_objects(":v0.0.36"), **PLATFORM).nodes
     assert result.device_plugin_version == "0.0.36"
     assert node_components(result)["device_plugin"]["state"] == "installed"
+
+
+@pytest.mark.parametrize(
+    ("model", "size", "instances", "error"),
+    [
+        ("NVIDIA-A100-40GB", "3g.20gb", 2, None),
+        ("NVIDIA-A100-40GB", "1g.5gb", 7, None),
+        ("NVIDIA-H100-80GB", "1g.20gb", 4, None),
+        (
+            "NVIDIA-A100-40GB",
+            "3g.40gb",
+            0,
+            "GKE partition size '3g.40gb' is not a MIG profile of A100-40GB",
+        ),
+        ("NVIDIA-L4", "1g.5gb", 0, "'NVIDIA-L4' is not a MIG model the partitioner knows"),
+    ],
+)
+def test_a_gke_partition_size_is_a_layout_only_where_it_fits_the_model(
+    model, size, instances, error
+):
+    layout = partition_layout(gpu_model=model, size=size)
+    assert len(layout.instances) == instances
+    assert {i.profile for i in layout.instances} <= {size}
+    assert (error in (layout.error or "")) if error else layout.error is None
