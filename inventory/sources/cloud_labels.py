@@ -107,10 +107,13 @@ def gke_clients_per_gpu(labels: Mapping[str, str]) -> int | None:
 
 def gke_physical_gpus(labels: Mapping[str, str], capacity: Mapping[str, int]) -> int | None:
     """Physical GPUs behind a GKE-shared node's `nvidia.com/gpu` capacity: capacity / clients
-    when that divides exactly; None otherwise (the capacity of a shared node is never a count)."""
+    when that divides exactly; None otherwise (the capacity of a shared node is never a count).
+    On a partitioned node the quotient counts MIG instances, not GPUs: None too."""
     clients = gke_clients_per_gpu(labels)
     shared = capacity.get("nvidia.com/gpu")
     if gke_sharing(labels) not in ("time_slicing", "mps") or not clients or not shared:
+        return None
+    if gke_partitioned(labels):
         return None
     if shared % clients:
         return None

@@ -103,6 +103,18 @@ def test_a_partition_size_makes_the_node_mig():
     assert result.gpu_count is None  # two MIG instances: the capacity counts partitions
 
 
+def test_time_sharing_of_mig_partitions_counts_no_gpus():
+    labels = {
+        **shared("time-sharing", "2"),
+        GKE + "gke-accelerator": "nvidia-tesla-a100",
+        GKE + "gke-gpu-partition-size": "1g.5gb",
+    }
+    result = only_node([gke_node(14, **labels)])  # 7 partitions x 2 clients, on one A100
+    assert (result.sharing_strategy, result.time_slicing_replicas) == ("time_slicing", 2)
+    assert result.gpu_count is None  # 14 / 2 counts partitions, not GPUs
+    assert result.mig_config == "1g.5gb"
+
+
 def test_a_cluster_device_plugin_configmap_does_not_decide_a_gke_node():
     data = {
         "default": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
