@@ -29,6 +29,7 @@ H200 = GpuModel("NVIDIA-H200",           143771, "hopper",       (9, 0), True,  
 A100 = GpuModel("NVIDIA-A100-SXM4-80GB", 81920,  "ampere",       (8, 0), True,  "DGX-A100",              256, 2048)
 L40S = GpuModel("NVIDIA-L40S",           46068,  "ada-lovelace", (8, 9), False, "ProLiant-DL380a-Gen11", 64,  512)
 T4   = GpuModel("Tesla-T4",              15360,  "turing",       (7, 5), False, "PowerEdge-R740",        32,  192)
+L4   = GpuModel("NVIDIA-L4",             23034,  "ada-lovelace", (8, 9), False, "g2-standard-8",         8,   32)
 
 # MIG resources per GPU of each mig-parted profile (80GB A100/H100), and what each
 # time-slicing-config key does: (GFD sharing-strategy, replicas).
@@ -102,6 +103,8 @@ class Cluster:
     # The dialect of gpuposture's admission pack deployed here ("": none of ours). The pack is
     # generated, so the demo command adds it after a first sync (demo/k8s_pack.py).
     admission_pack: str = ""
+    # Google Kubernetes Engine: GKE's own GPU labels, device plugin and driver; no GPU Operator.
+    gke: bool = False
 
 
 # namespace -> (the tenant group that edits it, extra labels). Namespaces labelled
@@ -384,5 +387,33 @@ NEO_WEST = Cluster(
     sharing_keys=("exclusive", "ts-strict", "mps-2"),  # no lax ts-4 here: SHARE-005 finds nothing
 )
 
-CLUSTERS = (PROD_EAST, NEO_WEST)
+# On Google Kubernetes Engine: no GFD and no GPU Operator. GKE's own labels say how a node shares
+# its GPU (here time-sharing, four clients per GPU), its device plugin (a GKE build) hands out
+# the shares, and GKE installs the driver. GKE enforces one shared GPU per container, so no
+# SHARE-005 here.
+GKE_TAINT = (("nvidia.com/gpu", "present", "NoSchedule"),)  # GKE's automatic GPU taint
+GKE_CENTRAL = Cluster(
+    name="gke-central",
+    host=Host("Container-Optimized OS from Google", "6.6.56+", "containerd://1.7.24", "v1.31.5-gke.1023000"),
+    mig_strategy="none", driver_managed=False, zone="us-central1-a", gke=True,
+    nodes=(
+        NodeSpec("gke-central-default-pool-3f1a", "default-pool"),
+        # ONE physical L4 as four time-shared clients: research's eval harness and analytics'
+        # notebook land on it together: SHARE-001 for certain, SHARE-003 (internal may not
+        # time-slice with another tenant).
+        NodeSpec("gke-central-l4-shared-7c2d", "l4-shared", L4, 1, "time-slicing", 4, taints=GKE_TAINT,
+                 gke_accelerator="nvidia-l4"),
+    ),
+    works={
+        "gke-central-l4-shared-7c2d": (
+            Work(EVAL, "eval-harness-gke", "research/eval-harness:0.4.5", {GPU: 1}),
+            Work(NB, "nb-burst", "analytics/notebook:2024.10", {GPU: 1}, "StatefulSet"),
+        ),
+    },
+    quotas={EVAL: {"requests.nvidia.com/gpu": "4"}, NB: {"requests.nvidia.com/gpu": "2"}},
+    egress_locked=(EVAL, NB),
+    sharing_keys=(),
+)
+
+CLUSTERS = (PROD_EAST, NEO_WEST, GKE_CENTRAL)
 # fmt: on

@@ -61,6 +61,7 @@ from demo.k8s_objects import (
 from demo.k8s_platform import (
     DS_DCGM,
     DS_GFD,
+    DS_GKE_PLUGIN,
     DS_LEGACY_GFD,
     DS_LEGACY_PLUGIN,
     DS_MIG,
@@ -127,6 +128,7 @@ __all__ = [
     "DS_NFD",
     "DS_LEGACY_PLUGIN",
     "DS_LEGACY_GFD",
+    "DS_GKE_PLUGIN",
     "driver_daemonset",
     "Platform",
     "gpu_operator_pods",

@@ -1,4 +1,5 @@
-"""Builders for the demo's Node objects: GFD labels, GPU capacity, the kubelet's status.
+"""Builders for the demo's Node objects: GFD labels (or, on GKE, GKE's own GPU labels), GPU
+capacity, the kubelet's status.
 
 Pure Python: no Django, no network.
 """
@@ -58,6 +59,9 @@ class NodeSpec:
     # plugin's `rename` and `devices`); the other GPUs stay whole nvidia.com/gpu. 0: all GPUs.
     sliced_devices: int = 0
     sliced_resource: str = "nvidia.com/gpu"
+    # A GKE node: its accelerator type (cloud.google.com/gke-accelerator). GKE runs no GFD; its
+    # labels say the sharing (`sharing`/`replicas` as GKE time-sharing or MPS) instead.
+    gke_accelerator: str | None = None
 
 
 def _driver_labels(n: NodeSpec) -> dict[str, str]:
@@ -134,6 +138,22 @@ def gfd_labels(n: NodeSpec, mig_strategy: str) -> dict[str, str]:
     return labels
 
 
+def gke_labels(n: NodeSpec) -> dict[str, str]:
+    """The labels GKE puts on a GPU node of a pool created with GPU sharing (no GFD labels)."""
+    g = "cloud.google.com/"
+    labels = {
+        g + "gke-accelerator": n.gke_accelerator or "",
+        g + "gke-nodepool": n.pool,
+        g + "gke-gpu-driver-version": "latest",  # a driver channel, not a version
+    }
+    if n.sharing != "none":
+        labels[g + "gke-gpu-sharing-strategy"] = {"time-slicing": "time-sharing"}.get(
+            n.sharing, n.sharing
+        )
+        labels[g + "gke-max-shared-clients-per-gpu"] = str(n.replicas)
+    return labels
+
+
 def gpu_capacity(n: NodeSpec) -> dict[str, str]:
     if n.sliced_devices:  # replicas of the sliced GPUs under their own name, the rest whole
         whole, sliced = n.count - n.sliced_devices, n.sliced_devices * n.replicas
@@ -166,7 +186,7 @@ def node(ids: Ids, n: NodeSpec, host: Host, *, mig_strategy: str, zone: str | No
         "pods": "110",
     }
     if n.model:
-        labels.update(gfd_labels(n, mig_strategy))
+        labels.update(gke_labels(n) if n.gke_accelerator else gfd_labels(n, mig_strategy))
         capacity.update(gpu_capacity(n))
     # The kubelet reserves some CPU and memory for the system; GPUs are never reserved.
     allocatable = {
@@ -177,7 +197,9 @@ def node(ids: Ids, n: NodeSpec, host: Host, *, mig_strategy: str, zone: str | No
     ip = ids.node_ip(n.name)
     spec: Obj = {"podCIDR": f"10.244.{ip.rsplit('.', 1)[1]}.0/24"}
     spec["podCIDRs"] = [spec["podCIDR"]]
-    if zone:
+    if zone and n.gke_accelerator:
+        spec["providerID"] = f"gce://example-ml-project/{zone}/{n.name}"
+    elif zone:
         spec["providerID"] = f"nimbus://{zone}/{ids.uid('vm/' + n.name)}"  # the GPU cloud's VM id
     if n.taints:
         spec["taints"] = [

@@ -73,6 +73,10 @@ DS_LEGACY_PLUGIN = DaemonSetSpec("nvidia-device-plugin-legacy-t4", "nvidia-devic
                                  DEVICE_PLUGIN_OLD, "kube-system",
                                  host_paths=("/var/lib/kubelet/device-plugins",),
                                  node_selector=LEGACY_POOL)
+# GKE's own device plugin (kube-system), which reads GKE's sharing labels; its tag is a GKE build.
+DS_GKE_PLUGIN = DaemonSetSpec("nvidia-gpu-device-plugin-small-cos", "nvidia-gpu-device-plugin",
+                              "gke.gcr.io/nvidia-gpu-device-plugin:v0.0.35-gke.1", "kube-system",
+                              host_paths=("/var/lib/kubelet/device-plugins", "/dev"))
 DS_LEGACY_GFD = DaemonSetSpec("gpu-feature-discovery-legacy-t4", "gpu-feature-discovery",
                               GFD_OLD, "kube-system", node_selector=LEGACY_POOL)
 # fmt: on

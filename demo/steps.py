@@ -55,6 +55,7 @@ TELEMETRY_PLAN = {
 CLUSTER_DESCRIPTIONS = {
     "prod-east": "On-premises training and inference cluster",
     "neo-west": "Rented GPU capacity at a GPU cloud provider",
+    "gke-central": "Burst capacity on Google Kubernetes Engine (GKE's own GPU time-sharing)",
 }
 
 

@@ -171,15 +171,24 @@ def _gpu_operator_config(ids: Ids, c: Cluster) -> list[Obj]:
 
 
 def _platform(ids: Ids, c: Cluster) -> list[Obj]:
-    """kube-system and gpu-operator: per-node DaemonSet pods, the operator, CoreDNS."""
+    """kube-system and gpu-operator: per-node DaemonSet pods, the operator, CoreDNS. On GKE:
+    GKE's own device plugin on each GPU node, and no GPU Operator at all."""
     platform = k8s.Platform(ids)
     proxy = f"registry.k8s.io/kube-proxy:{c.host.kubelet}"
     kube_proxy = k8s.DaemonSetSpec("kube-proxy", "kube-proxy", proxy, "kube-system")
     for n in c.nodes:
         platform.place(kube_proxy, n.name)
+        if c.gke:
+            if n.model:
+                platform.place(k8s.DS_GKE_PLUGIN, n.name)
+            continue
         platform.place(k8s.DS_NFD, n.name)
         if n.model:
             k8s.gpu_operator_pods(platform, n, driver_managed=c.driver_managed, hardened=c.cdi)
+    if c.gke:
+        coredns = "registry.k8s.io/coredns/coredns:v1.11.1"
+        platform.deploy("coredns", "kube-system", coredns, c.nodes[0].name)
+        return platform.objects()
     gpu_nodes = [n.name for n in c.nodes if n.model]
     for node_name in gpu_nodes[:3]:
         platform.one_shot(node_name)
@@ -210,7 +219,7 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
     items = [k8s.namespace(ids, ns) for ns in SYSTEM_NAMESPACES]
     items += [k8s.namespace(ids, ns, NAMESPACES[ns][1]) for ns in namespaces]
     items += [k8s.node(ids, n, c.host, mig_strategy=c.mig_strategy, zone=c.zone) for n in c.nodes]
-    items += _platform(ids, c) + _gpu_operator_config(ids, c)
+    items += _platform(ids, c) + ([] if c.gke else _gpu_operator_config(ids, c))
     tenant_pods, controllers = tenant_pods_of(ids, c)
     items += tenant_pods + controllers + kai_reservations(ids, c.reservations)
     items += _dra(ids, c)

@@ -19,7 +19,7 @@ from typing import Any
 
 from inventory.placement import daemonset_fit
 from inventory.snapshot import Pod, Taint, Workload
-from inventory.sources.images import component_of
+from inventory.sources.images import GKE_BUILD_NOTE, component_of, gke_build_tag
 
 # component -> the node field holding its version
 COMPONENT_FIELDS = {
@@ -156,7 +156,10 @@ def _pods_by_component(pods: Iterable[Pod]) -> dict[str, str]:
         for container in pod.containers:
             component = component_of(container.image)
             if component:
-                seen.setdefault(component, f"{pod.namespace}/{pod.name}")
+                where = f"{pod.namespace}/{pod.name}"
+                if tag := gke_build_tag(container.image):
+                    where += f" ({GKE_BUILD_NOTE.format(tag=tag)})"  # why STACK-004 says unknown
+                seen.setdefault(component, where)
     return seen
 
 

@@ -24,12 +24,12 @@ installed on the host (cloud GPU images) keeps its setting in a file the API nev
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from inventory.snapshot import Container, Pod, SharingConfig
-from inventory.sources.images import component_of
+from inventory.sources.images import component_of, is_gke_device_plugin
 
 TOOLKIT_ENV = "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"
 STRATEGY_ENV = "DEVICE_LIST_STRATEGY"
@@ -87,9 +87,12 @@ def envvar_access(
     policies = sorted(policies, key=lambda p: p[0])
     toolkits = _containers(pods, "container_toolkit")
     plugins = [(p, c) for p, c in _containers(pods, "device_plugin") if _is_plugin(c)]
+    # GKE's own plugin takes none of NVIDIA's flags: NVIDIA's default strategy is not its.
+    gke = [(p, c) for p, c in plugins if is_gke_device_plugin(c.image)]
+    plugins = [(p, c) for p, c in plugins if not is_gke_device_plugin(c.image)]
     return EnvvarAccess(
         toolkit_accepts=_toolkit(toolkits, policies),
-        device_list_strategy=_strategy(plugins, config, policies),
+        device_list_strategy=_strategy(plugins, config, policies, gke=gke),
         nvidia_default_runtime=_default_runtime(toolkits, policies),
     )
 
@@ -128,7 +131,11 @@ def _toolkit(toolkits: list[tuple[Pod, Container]], policies: list) -> Fact:
 
 
 def _strategy(
-    plugins: list[tuple[Pod, Container]], config: SharingConfig | None, policies: list
+    plugins: list[tuple[Pod, Container]],
+    config: SharingConfig | None,
+    policies: list,
+    *,
+    gke: Sequence[tuple[Pod, Container]] = (),
 ) -> Fact:
     for pod, container in plugins:
         value = _flag_value(container.args, STRATEGY_FLAG) or _env(container, STRATEGY_ENV)
@@ -147,6 +154,13 @@ def _strategy(
         pod = plugins[0][0]
         where = f"device-plugin pod {pod.namespace}/{pod.name} sets none: the plugin's default"
         return Fact(PLUGIN_DEFAULT_STRATEGY, where)
+    if gke:
+        pod = gke[0][0]
+        return Fact(
+            None,
+            f"unverified: GKE's own device plugin (pod {pod.namespace}/{pod.name}) runs here; "
+            "it has no NVIDIA device-list strategy",
+        )
     return Fact(None, "unverified: no device-plugin pod on the node, nothing states it")
 
 

@@ -28,6 +28,7 @@ from partitioner.layout import InstanceRequest, Placement, to_mig_parted
 from partitioner.profiles import DEVICE_IDS, MODELS, GpuModel, model_key
 
 DEFAULT_EXPORT_NAME = "custom-layout"
+GKE_PARTITION_SOURCE = "GKE partition size (node label cloud.google.com/gke-gpu-partition-size)"
 _CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 _CI_KEY = re.compile(r"^(?P<k>\d+)c\.(?P<gi>\d+g\..+)$")
 # GPUs per node looked at when telling whether a config treats them alike (count unknown: 8).
@@ -174,6 +175,31 @@ def node_layout(
         return NodeLayout(mig_config, model=key, error=found)
     config, source, notes = found
     return _resolve(config, mig_config, key, device, gpu_count, source, notes)
+
+
+def partition_layout(*, gpu_model: str | None, size: str) -> NodeLayout:
+    """The layout GKE gives each GPU of a node whose pool it partitions by `size` (label
+    cloud.google.com/gke-gpu-partition-size): as many GPU instances of that profile as fit (the
+    counts GKE documents per size are each profile's maximum), each one an `nvidia.com/gpu`.
+    GKE, like mig-parted, states no start slots: the driver picks them."""
+    key = model_key(gpu_model) if gpu_model else None
+    if key is None:
+        what = repr(gpu_model) if gpu_model else "unknown"
+        error = f"the node's GPU model {what} is not a MIG model the partitioner knows"
+        return NodeLayout(size, source=GKE_PARTITION_SOURCE, error=f"{error} ({', '.join(MODELS)})")
+    prof = MODELS[key].profiles.get(size)
+    if prof is None:
+        known = ", ".join(MODELS[key].profiles)
+        error = f"GKE partition size {size!r} is not a MIG profile of {key} ({known})"
+        return NodeLayout(size, source=GKE_PARTITION_SOURCE, model=key, error=error)
+    note = (
+        f"GKE makes {prof.max_instances} partition(s) of {size} on each GPU; it states no slots, "
+        "so the placements shown are the partitioner's, not read from the node"
+    )
+    instances = (InstanceRequest(size),) * prof.max_instances
+    return NodeLayout(
+        size, source=GKE_PARTITION_SOURCE, instances=instances, notes=(note,), model=key
+    )
 
 
 def _find_config(

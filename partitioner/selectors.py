@@ -10,9 +10,10 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
 from inventory.models import ClusterObject, Node
+from inventory.sources.cloud_labels import gke_partition_size
 from inventory.sources.configs import MIG_PARTED
 from inventory.sources.gpu_operator import DEFAULT_MIG_PARTED_CONFIGMAP
-from partitioner.config import ConfigSource, NodeLayout, node_layout
+from partitioner.config import ConfigSource, NodeLayout, node_layout, partition_layout
 from partitioner.profiles import MODELS
 from partitioner.tenancy import ClassRules
 from tenants.models import Tenant
@@ -75,6 +76,9 @@ def mig_node_layout(*, user: User, cluster: str, node: str, device: int = 0) -> 
     )
     if found is None:
         return NodeLookup(None, None, f"no node {node!r} in cluster {cluster!r} that you can see")
+    size = gke_partition_size(found.labels if isinstance(found.labels, dict) else {})
+    if size:  # GKE partitions the node itself: no mig-parted config is involved
+        return NodeLookup(found, partition_layout(gpu_model=found.gpu_model, size=size))
     objects = ClusterObject.objects.filter(cluster_id=found.cluster_id).filter(
         Q(kind=ClusterObject.Kind.CONFIGMAP, data__purpose=MIG_PARTED)
         | Q(kind=ClusterObject.Kind.GPU_OPERATOR_POLICY)

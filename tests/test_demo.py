@@ -106,6 +106,11 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     assert share.filter(subject_name="notebooks-kai", evidence__co_residence="certain").exists()
     assert share.filter(subject_name="research-mixed", evidence__resource="nvidia.com/gpu-ts")
     assert Finding.objects.filter(check_id="SHARE-009", subject_name="pe-a100-03").exists()
+    # GKE's own time-sharing, read from GKE's node labels (no GFD there): the same SHARE-001,
+    # and no SHARE-005 (GKE allows one shared GPU per container).
+    gke = share.filter(cluster__name="gke-central", subject_name="l4-shared")
+    assert gke.filter(evidence__co_residence="certain").exists()
+    assert not Finding.objects.filter(check_id="SHARE-005", cluster__name="gke-central").exists()
     toolkit = Finding.objects.filter(check_id="STACK-008", status="open")
     assert set(toolkit.values_list("cluster__name", flat=True)) == {"prod-east"}
     assert Finding.objects.filter(

@@ -16,6 +16,9 @@ _RELEASE = re.compile(r"\d+(?:\.\d+)+")
 # Pre-release markers stay part of the version: "0.15.0-rc.1" is below 0.15.0, not equal to it.
 _PRERELEASE = re.compile(r"(?:rc|alpha|beta)\.?\d*", re.IGNORECASE)
 
+# GKE's own device plugin (gke.gcr.io/nvidia-gpu-device-plugin), which GKE runs in kube-system
+# instead of NVIDIA's; its tags are GKE builds (stack_version).
+GKE_DEVICE_PLUGIN = "nvidia-gpu-device-plugin"
 # Last path segment of the image repository -> the component it runs (NVIDIA's image names).
 COMPONENTS: dict[str, str] = {
     "driver": "driver",
@@ -25,7 +28,11 @@ COMPONENTS: dict[str, str] = {
     "dcgm-exporter": "dcgm_exporter",
     "k8s-mig-manager": "mig_manager",
     "gpu-operator": "gpu_operator",
+    GKE_DEVICE_PLUGIN: "device_plugin",
 }
+# A GKE build suffix ("v0.0.35-gke.1"): the number before it is GKE's, not an NVIDIA release.
+_GKE_BUILD = re.compile(r"-gke\.\d+", re.IGNORECASE)
+GKE_BUILD_NOTE = "its image tag {tag!r} is a GKE build, not an NVIDIA release: version unknown"
 
 
 # A cluster runs a few hundred distinct images in tens of thousands of containers: the pure
@@ -60,6 +67,25 @@ def version_from_tag(tag: str) -> str | None:
             break
         kept.append(segment)
     return "-".join(kept)
+
+
+def stack_version(image: str) -> str | None:
+    """The version of a GPU-stack component's image: image_version's, except a GKE build tag,
+    which numbers GKE's own build and is never compared with an NVIDIA bulletin."""
+    return None if gke_build_tag(image) else image_version(image)[1]
+
+
+def is_gke_device_plugin(image: str) -> bool:
+    """GKE's own device plugin: none of NVIDIA's plugin flags or defaults apply to it."""
+    return image_version(image)[0].rsplit("/", 1)[-1] == GKE_DEVICE_PLUGIN
+
+
+def gke_build_tag(image: str) -> str | None:
+    """The tag of an image tagged as a GKE build ("v0.0.35-gke.1"), else None."""
+    reference = image.strip().partition("@")[0]
+    colon = reference.rfind(":")
+    tag = reference[colon + 1 :] if colon > reference.rfind("/") else ""
+    return tag if _GKE_BUILD.search(tag) else None
 
 
 @functools.lru_cache(maxsize=8192)

@@ -1,17 +1,25 @@
 """GPU-relevant node labels whose value cannot be read (issue 17 item 2). PURE.
 
 GPU Feature Discovery, the GPU Operator and MIG Manager write these labels with a small, known
-set of values. A value outside it (a count that is not a number, a sharing strategy or MIG state
-no component writes) is not a fact we may replace by a default: the node says "unknown, could
-not read <label>" (STACK-007, one check for everything that cannot be read), and whatever the
-label decides is judged as unknown (a garbled sharing strategy makes the node's sharing
-`unknown`, which the sharing checks treat as the weakest isolation)."""
+set of values; so do GKE and Karpenter for the labels that stand in for GFD's on their nodes.
+A value outside it (a count that is not a number, a sharing strategy or MIG state no component
+writes) is not a fact we may replace by a default: the node says "unknown, could not read
+<label>" (STACK-007, one check for everything that cannot be read), and whatever the label
+decides is judged as unknown (a garbled sharing strategy makes the node's sharing `unknown`,
+which the sharing checks treat as the weakest isolation)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
 from inventory.snapshot import LABEL_KIND, UnreadableConfig
+from inventory.sources.cloud_labels import (
+    GKE_ACCELERATOR_COUNT,
+    GKE_MAX_CLIENTS,
+    GKE_SHARING,
+    GKE_SHARING_MODES,
+    KARPENTER_GPU_COUNT,
+)
 from inventory.sources.raw import as_int
 
 NV = "nvidia.com/"
@@ -49,6 +57,12 @@ READERS: dict[str, Callable[[str], str | None]] = {
     NV + "gpu.sharing-strategy": _one_of(SHARING_STRATEGIES),
     NV + "mig.strategy": _one_of(MIG_STRATEGIES),
     NV + "mig.config.state": _one_of(MIG_STATES),
+    # Managed clouds' labels that stand in for GFD's (cloud_labels.py): GKE's sharing, its
+    # clients per GPU and physical count, Karpenter's count.
+    GKE_SHARING: _one_of(tuple(GKE_SHARING_MODES)),
+    GKE_MAX_CLIENTS: _count(1),
+    GKE_ACCELERATOR_COUNT: _count(0),
+    KARPENTER_GPU_COUNT: _count(0),
 }
 
 

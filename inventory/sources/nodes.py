@@ -1,7 +1,8 @@
 """Node objects -> snapshot Nodes: the GPU host stack and how the node shares its GPUs.
 
-Facts come from GPU Feature Discovery labels first, then from the image tags of the GPU Operator
-pods on the node. A fact no source states stays None (unknown), so STACK-004 can say so.
+Facts come from GPU Feature Discovery labels first, then from a managed cloud's own labels
+(cloud_labels.py: GKE, Karpenter, EKS), then from the image tags of the GPU-stack pods on the
+node. A fact no source states stays None (unknown), so STACK-004 can say so.
 """
 
 from __future__ import annotations
@@ -21,7 +22,17 @@ from inventory.snapshot import (
     UnreadableConfig,
     Workload,
 )
-from inventory.sources.images import component_of, image_version, version_from_tag
+from inventory.sources.cloud_labels import (
+    cloud_gpu_count,
+    cloud_gpu_model,
+    gke_clients_per_gpu,
+    gke_partition_size,
+    gke_partitioned,
+    gke_physical_gpus,
+    gke_shares,
+    gke_sharing,
+)
+from inventory.sources.images import component_of, image_version, stack_version, version_from_tag
 from inventory.sources.node_labels import sharing_label_garbled, unreadable_labels
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 from inventory.sources.shared_resources import shared_resources
@@ -60,11 +71,13 @@ def node_from(
     (`stack`; without it no component is ever said to be not installed)."""
     labels = labels_of(obj)
     capacity = _gpu_capacity(dig(obj, "status").get("capacity"))
-    gpu_count = as_int(labels.get(COUNT))  # physical; capacity is multiplied by sharing
+    gpu_count = physical_gpus(labels, capacity)  # capacity is multiplied by sharing
     is_gpu = bool(gpu_count) or any(v > 0 for v in capacity.values())
     config, warning = matching_config(labels.get(PLUGIN_CONFIG), sharing_configs)
-    # A CPU node takes no sharing mode from a cluster-wide config.
-    config = config if is_gpu else None
+    # A CPU node takes no sharing mode from a cluster-wide config, nor does a node whose
+    # sharing GKE's own device plugin runs (it reads its labels, never NVIDIA's ConfigMap).
+    gke = gke_shares(labels)
+    config = config if is_gpu and not gke else None
     problems = unreadable_for(labels, sharing_configs, unreadable) if is_gpu else ()
     if is_gpu or labels.get(NV + "gpu.present") == "true":
         problems += unreadable_labels(labels)
@@ -81,14 +94,15 @@ def node_from(
         labels=labels,
         taints=taints,
         gpu_capacity=capacity,
-        gpu_model=_gpu_model(labels.get(PRODUCT)),
+        gpu_model=_gpu_model(labels.get(PRODUCT)) or cloud_gpu_model(labels)[0],
         gpu_count=gpu_count,
         gpu_operator_version=operator_version if is_gpu else None,
         firmware_version=None,  # the API does not report it; nvidia-smi XML does
         sharing_strategy=sharing_strategy(labels, capacity, config, config_unknown=plugin_unknown),
         time_slicing_replicas=_replicas(labels, None if plugin_unknown else config),
         mig_strategy=labels.get(MIG_STRATEGY),
-        mig_config=labels.get(MIG_CONFIG),
+        # GKE's partition size where GKE partitions the GPUs: the layout, not a mig-parted name.
+        mig_config=labels.get(MIG_CONFIG) or (gke_partition_size(labels) if gke else None),
         mig_config_state=labels.get(MIG_STATE),
         device_plugin_config=labels.get(PLUGIN_CONFIG),
         resource_sharing=shared_resources(None if plugin_unknown else config, capacity, gpu_count),
@@ -124,6 +138,16 @@ def _gpu_capacity(value: Any) -> dict[str, int]:
     return {
         k: v for k, v in capacity.items() if k.startswith(GPU_RESOURCE_PREFIX) and v is not None
     }
+
+
+def physical_gpus(labels: dict[str, str], capacity: dict[str, int]) -> int | None:
+    """Physical GPUs: GFD's count, else the cloud's label, else a GKE-shared node's capacity
+    divided by its clients per GPU; None rather than the capacity of a shared node."""
+    gfd = as_int(labels.get(COUNT))
+    if gfd is not None:
+        return gfd
+    cloud = cloud_gpu_count(labels)
+    return cloud if cloud is not None else gke_physical_gpus(labels, capacity)
 
 
 def _gpu_model(product: str | None) -> str | None:
@@ -189,7 +213,7 @@ def component_versions(pods: Iterable[Pod]) -> dict[str, str]:
             continue  # a finished pod may be the version that was replaced
         for container in pod.containers:
             component = component_of(container.image)
-            version = image_version(container.image)[1]
+            version = stack_version(container.image)
             if component and version:
                 found.setdefault(component, set()).add(version)
     # Two versions at once means a rolling upgrade; the older one still runs, so patch status
@@ -242,7 +266,10 @@ def sharing_strategy(
         # -SHARED means time-slicing or MPS; with no label saying which, assume the one with
         # no isolation at all rather than report the node as unshared.
         return "time_slicing"
-    if mig_enabled(labels, capacity):
+    gke = gke_sharing(labels) if not declared else None
+    if gke:
+        return gke  # time-sharing wins over a partition size: GKE time-shares MIG instances
+    if mig_enabled(labels, capacity) or (not declared and gke_partitioned(labels)):
         return "mig"
     if labels.get(VGPU, "").strip().lower() == "true":
         return "vgpu"
@@ -268,6 +295,8 @@ def _replicas(labels: dict[str, str], config: SharingConfig | None) -> int | Non
     replicas = as_int(labels.get(REPLICAS))
     if replicas is None and config is not None:
         return config.replicas
+    if replicas is None and gke_sharing(labels) in ("time_slicing", "mps"):
+        return gke_clients_per_gpu(labels)
     return replicas
 
 

@@ -85,6 +85,18 @@ def label(node: dict[str, Any], key: str) -> str | None:
     return node["metadata"]["labels"].get(key)
 
 
+GKE_ACCELERATOR = "cloud.google.com/gke-accelerator"
+
+
+def operator_clusters(clusters: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """The clusters that run the GPU Operator: all but the GKE one, whose GPUs GKE manages."""
+    return {
+        name: items
+        for name, items in clusters.items()
+        if not any(label(n, GKE_ACCELERATOR) for n in of_kind(items, "Node"))
+    }
+
+
 def model(node: dict[str, Any]) -> str:
     # GFD appends -SHARED to the product of a time-sliced or MPS node; the model is the same.
     return (label(node, "nvidia.com/gpu.product") or "").removesuffix("-SHARED")
@@ -316,7 +328,7 @@ def test_taints_cover_class_generic_and_none(clusters: dict[str, list[dict[str, 
 
 def test_sharing_configmap_keys(clusters: dict[str, list[dict[str, Any]]]) -> None:
     keys = set()
-    for items in clusters.values():
+    for items in operator_clusters(clusters).values():
         cm = named(items, "ConfigMap", "time-slicing-config")
         data = {k: yaml.safe_load(v) for k, v in cm["data"].items()}
         keys |= set(data)
@@ -525,7 +537,7 @@ def test_risky_rbac(clusters: dict[str, list[dict[str, Any]]]) -> None:
 def test_platform_components_run_on_every_gpu_node(
     clusters: dict[str, list[dict[str, Any]]],
 ) -> None:
-    for items in clusters.values():
+    for items in operator_clusters(clusters).values():
         images_on: dict[str, set[str]] = defaultdict(set)
         for p in of_kind(items, "Pod"):
             if p["metadata"]["namespace"] in ("gpu-operator", "kube-system"):
@@ -702,3 +714,22 @@ def test_daemonset_pods_run_only_where_their_node_selector_admits(
                 assert all(node.get(k) == v for k, v in selectors[owner].items()), p["metadata"][
                     "name"
                 ]
+
+
+def test_the_gke_cluster_has_gkes_labels_and_device_plugin_and_no_operator(
+    clusters: dict[str, list[dict[str, Any]]],
+) -> None:
+    items = clusters["gke-central"]
+    (gpu,) = [n for n in of_kind(items, "Node") if label(n, GKE_ACCELERATOR)]
+    assert label(gpu, GKE_ACCELERATOR) == "nvidia-l4"
+    assert label(gpu, "cloud.google.com/gke-gpu-sharing-strategy") == "time-sharing"
+    assert label(gpu, "cloud.google.com/gke-max-shared-clients-per-gpu") == "4"
+    assert not [k for k in gpu["metadata"]["labels"] if k.startswith("nvidia.com/")]  # no GFD
+    assert gpu["status"]["capacity"]["nvidia.com/gpu"] == "4"  # one L4, four clients
+    on_it = [
+        p for p in of_kind(items, "Pod") if p["spec"].get("nodeName") == gpu["metadata"]["name"]
+    ]
+    images = {c["image"] for p in on_it for c in p["spec"]["containers"]}
+    assert any(i.startswith("gke.gcr.io/nvidia-gpu-device-plugin:") for i in images)
+    assert not [i for i in images if i.startswith("nvcr.io/")]
+    assert "gpu-operator" not in {d["metadata"]["name"] for d in of_kind(items, "Deployment")}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from inventory.snapshot import Node, SharingConfig
+from inventory.sources.cloud_labels import gke_shares
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import (
     gpu_holdings,
@@ -60,7 +61,10 @@ def _share001_title(cause: PairCause) -> str:
         "request several replicas of a time-sliced GPU and receives them, often on the same "
         "physical GPU, while expecting a proportional share it never gets: time-slicing gives "
         "no guaranteed share per replica. Quotas and chargeback counted in replicas then "
-        "overstate what tenants receive and let one workload crowd out others on the device."
+        "overstate what tenants receive and let one workload crowd out others on the device. "
+        "GKE's own GPU time-sharing (node label `cloud.google.com/gke-gpu-sharing-strategy`) "
+        "has no such setting and needs none: GKE rejects a container that requests more than "
+        "one shared GPU, so its nodes never count here (SHARE-001 still judges who shares)."
     ),
     remediation=(
         "In the device-plugin ConfigMap named in the evidence, set "
@@ -98,11 +102,12 @@ def _keys_of(inputs: PostureInputs, config: SharingConfig) -> set[str]:
 
 def _uses_config(inputs: PostureInputs, node: Node, config: SharingConfig) -> bool:
     """A labelled node uses the key its `nvidia.com/device-plugin.config` label names; an
-    unlabelled time-sliced node falls back to the map's only key or its "default" key."""
+    unlabelled time-sliced node falls back to the map's only key or its "default" key, unless
+    GKE's own device plugin shares its GPUs."""
     if node.device_plugin_config:
         return node.device_plugin_config == config.key
-    if node.sharing_strategy != "time_slicing":
-        return False
+    if node.sharing_strategy != "time_slicing" or gke_shares(node.labels):
+        return False  # GKE's device plugin reads no ConfigMap, and allows one shared GPU each
     return config.key == "default" or len(_keys_of(inputs, config)) == 1
 
 
