@@ -102,6 +102,12 @@ class NetworkPolicy:
     policy_types: tuple[str, ...] = ()
     ingress_rules: int = 0
     egress_rules: int = 0
+    # The podSelector's matchExpressions, as written (key, operator, values).
+    match_expressions: tuple[dict[str, Any], ...] = ()
+    # An egress rule that lets the selected pods reach anything: no `to` and no `ports`, or
+    # `to` everywhere (an ipBlock 0.0.0.0/0 or ::/0 without `except`) on every port. Policies
+    # add up, so such a rule undoes every other egress policy selecting the same pods.
+    egress_allows_all: bool = False
 
 
 @dataclass(frozen=True)

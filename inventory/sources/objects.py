@@ -217,15 +217,43 @@ def network_policy_from(obj: dict[str, Any], namespace: str) -> NetworkPolicy:
     if not types:
         # The API's default: Ingress always, Egress when egress rules are given.
         types = ("Ingress", "Egress") if isinstance(egress, list) and egress else ("Ingress",)
+    expressions = tuple(
+        {
+            "key": text(e.get("key"), "") or "",
+            "operator": text(e.get("operator"), "") or "",
+            "values": list(str_tuple(e.get("values"))),
+        }
+        for e in dicts(selector.get("matchExpressions"))
+    )
     return NetworkPolicy(
         namespace=namespace,
         name=name_of(obj),
         pod_selector=match_labels,
-        selects_all_pods=not match_labels and not dicts(selector.get("matchExpressions")),
+        selects_all_pods=not match_labels and not expressions,
         policy_types=tuple(sorted(types)),
         ingress_rules=len(dicts(spec.get("ingress"))),
         egress_rules=len(dicts(egress)),
+        match_expressions=expressions,
+        egress_allows_all=any(_allows_everywhere(rule) for rule in dicts(egress)),
     )
+
+
+EVERYWHERE = ("0.0.0.0/0", "::/0")
+
+
+def _allows_everywhere(rule: dict[str, Any]) -> bool:
+    """An egress rule opening every destination on every port: `{}` (no `to`, no `ports`),
+    or a `to` peer that is the whole IPv4 or IPv6 internet with no `except`."""
+    if dicts(rule.get("ports")):
+        return False
+    peers = dicts(rule.get("to"))
+    if not peers:
+        return True
+    for peer in peers:
+        block = mapping(peer.get("ipBlock"))
+        if text(block.get("cidr")) in EVERYWHERE and not str_tuple(block.get("except")):
+            return True
+    return False
 
 
 def gpu_operator_policy_from(obj: dict[str, Any]) -> GpuOperatorPolicy:

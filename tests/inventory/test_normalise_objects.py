@@ -274,3 +274,46 @@ def test_namespaces_and_quotas():
     snapshot = normalise(objects)
     assert snapshot.namespaces[0].labels == {"gpuposture.io/tenant": "alpha"}
     assert snapshot.quotas[0].hard == {"requests.nvidia.com/gpu": "4", "limits.memory": "256Gi"}
+
+
+def _netpol(name: str, spec: dict) -> dict:
+    return {
+        "kind": "NetworkPolicy",
+        "apiVersion": "networking.k8s.io/v1",
+        "metadata": {"name": name, "namespace": "team-alpha"},
+        "spec": spec,
+    }
+
+
+def test_network_policy_selector_expressions_and_allow_all_egress():
+    expressions = {"matchExpressions": [{"key": "app", "operator": "In", "values": ["train"]}]}
+    snapshot = normalise(
+        [
+            _netpol("deny", {"podSelector": {}, "policyTypes": ["Egress"]}),
+            _netpol("open", {"podSelector": expressions, "egress": [{}]}),
+            _netpol("world", {"podSelector": {}, "egress": [{"to": [{"ipBlock": {"cidr": "::/0"}}]}]}),
+            _netpol(
+                "world-but",
+                {
+                    "podSelector": {},
+                    "egress": [
+                        {"to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["169.254.0.0/16"]}}]}
+                    ],
+                },
+            ),
+            _netpol("https", {"podSelector": {}, "egress": [{"ports": [{"port": 443}]}]}),
+        ]
+    )
+    by_name = {p.name: p for p in snapshot.network_policies}
+    assert {n: p.egress_allows_all for n, p in by_name.items()} == {
+        "deny": False,
+        "open": True,
+        "world": True,
+        "world-but": False,  # the metadata endpoint stays closed
+        "https": False,  # one port to anywhere: narrowed, not open
+    }
+    assert by_name["open"].match_expressions == (
+        {"key": "app", "operator": "In", "values": ["train"]},
+    )
+    assert not by_name["open"].selects_all_pods
+    assert by_name["open"].policy_types == ("Egress", "Ingress")

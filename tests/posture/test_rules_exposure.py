@@ -215,9 +215,23 @@ def test_k8s006_evidence_names_pod_container_reason_service_and_ingress():
 GPU = {"nvidia.com/gpu": 1}
 
 
-def egress(selector=None, types=("Egress",), namespace="alpha", expressions=False):
+def egress(selector=None, types=("Egress",), namespace="alpha", expressions=(), open_all=False):
     everything = not selector and not expressions
-    return NetworkPolicy(namespace, "np", selector or {}, everything, types, 0, 1)
+    return NetworkPolicy(
+        namespace,
+        "np",
+        selector or {},
+        everything,
+        types,
+        0,
+        1,
+        match_expressions=tuple(expressions),
+        egress_allows_all=open_all,
+    )
+
+
+def expr(key, operator, *values):
+    return {"key": key, "operator": operator, "values": list(values)}
 
 
 @pytest.mark.parametrize(
@@ -247,10 +261,40 @@ def egress(selector=None, types=("Egress",), namespace="alpha", expressions=Fals
             id="selector-misses",
         ),
         pytest.param(
-            [pod("alpha", gpu=GPU)],
-            [egress(expressions=True)],
+            [pod("alpha", gpu=GPU, labels={"app": "gpu"})],
+            [egress(expressions=[expr("app", "In", "gpu", "batch")])],
             [],
-            id="match-expressions-benefit-of-doubt",
+            id="match-expressions-match",
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU, labels={"app": "gpu"})],
+            [egress(expressions=[expr("app", "In", "web")])],
+            ["alpha/p"],
+            id="match-expressions-miss",
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU, labels={"app": "gpu"})],
+            [egress({"app": "gpu"}, expressions=[expr("tier", "Exists")])],
+            ["alpha/p"],
+            id="labels-match-expression-misses",
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU, labels={"app": "gpu"})],
+            [egress(expressions=[expr("tier", "DoesNotExist"), expr("app", "NotIn", "web")])],
+            [],
+            id="match-expressions-absent-and-notin",
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU)],
+            [egress(), egress(open_all=True)],
+            ["alpha/p"],
+            id="deny-all-undone-by-allow-all",
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU, labels={"app": "gpu"})],
+            [egress(), egress({"app": "web"}, open_all=True)],
+            [],
+            id="allow-all-for-other-pods",
         ),
         pytest.param(
             [pod("alpha", "a", gpu=GPU, labels={"app": "gpu"}), pod("alpha", "b", gpu=GPU)],

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from inventory.label_selector import selector_matches
 from inventory.snapshot_admission import (
     GATEKEEPER,
     KYVERNO,
@@ -127,22 +128,4 @@ def in_namespaces(scope: AdmissionScope, namespace: str) -> bool:
 
 def selects(scope: AdmissionScope, labels: dict[str, str]) -> bool:
     """A Kubernetes label selector (empty selects everything)."""
-    if any(labels.get(k) != v for k, v in scope.match_labels.items()):
-        return False
-    for expression in scope.match_expressions:
-        key, operator = expression.get("key", ""), expression.get("operator", "")
-        values = list(expression.get("values") or ())
-        present = key in labels
-        if operator == "In":
-            ok = present and labels[key] in values
-        elif operator == "NotIn":
-            ok = not present or labels[key] not in values
-        elif operator == "Exists":
-            ok = present
-        elif operator == "DoesNotExist":
-            ok = not present
-        else:
-            ok = False
-        if not ok:
-            return False
-    return True
+    return selector_matches(scope.match_labels, scope.match_expressions, labels)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
+from inventory.label_selector import selector_matches
 from inventory.snapshot import NetworkPolicy, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
@@ -12,14 +13,19 @@ from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 
 
-def restricts_egress(policy: NetworkPolicy, pod: Pod) -> bool:
-    """True when the policy limits the pod's egress. A selector made only of matchExpressions
-    (not read into the snapshot) is given the benefit of the doubt."""
+def selects_for_egress(policy: NetworkPolicy, pod: Pod) -> bool:
+    """True when the policy is an egress policy of the pod's namespace whose podSelector
+    (matchLabels and matchExpressions) picks the pod."""
     if "Egress" not in policy.policy_types or policy.namespace != pod.namespace:
         return False
-    if policy.selects_all_pods or not policy.pod_selector:
-        return True
-    return all(pod.labels.get(k) == v for k, v in policy.pod_selector.items())
+    return selector_matches(policy.pod_selector, policy.match_expressions, pod.labels)
+
+
+def restricts_egress(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
+    """True when some egress policy selects the pod and none of those selecting it opens
+    egress everywhere: NetworkPolicies add up, so one allow-all rule undoes a deny-all."""
+    selecting = [p for p in policies if selects_for_egress(p, pod)]
+    return bool(selecting) and not any(p.egress_allows_all for p in selecting)
 
 
 @check(
@@ -36,8 +42,9 @@ def restricts_egress(policy: NetworkPolicy, pod: Pod) -> bool:
     remediation=(
         "Add a NetworkPolicy in the namespace with `policyTypes: [Egress]` and a `podSelector` "
         "that covers the GPU pods (`{}` for all), allowing only what they need: cluster DNS, "
-        "the namespace itself, and named registries or storage endpoints. Check that the "
-        "cluster's CNI enforces NetworkPolicy."
+        "the namespace itself, and named registries or storage endpoints. An egress rule `{}` "
+        "(or `to` 0.0.0.0/0 on every port) in any policy selecting the pods allows everything "
+        "and undoes the deny: narrow it. Check that the cluster's CNI enforces NetworkPolicy."
     ),
     mappings=("SP800-53:SC-7",),
 )
@@ -53,7 +60,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
             (p for p in inputs.snapshot.network_policies if p.namespace == namespace),
             key=lambda p: p.name,
         )
-        open_pods = [p for p in pods if not any(restricts_egress(np, p) for np in policies)]
+        open_pods = [p for p in pods if not restricts_egress(policies, p)]
         if open_pods:
             yield _egress_draft(
                 inputs, namespace, owners[namespace], open_pods, len(pods), policies
@@ -78,7 +85,8 @@ def _egress_draft(
             {
                 "name": p.name,
                 "policy_types": list(p.policy_types),
-                "pod_selector": "all pods" if p.selects_all_pods else p.pod_selector,
+                "pod_selector": "all pods" if p.selects_all_pods else _selector(p),
+                "allows_all_egress": p.egress_allows_all,
             }
             for p in policies
         ],
@@ -96,3 +104,12 @@ def _egress_draft(
         title=title,
         exposure=len(open_pods),
     )
+
+
+def _selector(policy: NetworkPolicy) -> dict[str, object]:
+    if not policy.match_expressions:
+        return dict(policy.pod_selector)  # the shape earlier findings' evidence has
+    return {
+        "matchLabels": dict(policy.pod_selector),
+        "matchExpressions": [dict(e) for e in policy.match_expressions],
+    }
