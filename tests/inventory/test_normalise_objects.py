@@ -291,7 +291,9 @@ def test_network_policy_selector_expressions_and_allow_all_egress():
         [
             _netpol("deny", {"podSelector": {}, "policyTypes": ["Egress"]}),
             _netpol("open", {"podSelector": expressions, "egress": [{}]}),
-            _netpol("world", {"podSelector": {}, "egress": [{"to": [{"ipBlock": {"cidr": "::/0"}}]}]}),
+            _netpol(
+                "world", {"podSelector": {}, "egress": [{"to": [{"ipBlock": {"cidr": "::/0"}}]}]}
+            ),
             _netpol(
                 "world-but",
                 {

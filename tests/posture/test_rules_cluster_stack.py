@@ -18,7 +18,7 @@ from inventory.snapshot import (
     Volume,
 )
 from posture.rules import CHECKS, run_checks
-from posture.rules.k8s.quota import is_gpu_quota_key
+from posture.rules.k8s.quota import enforces_a_gpu_key, is_gpu_quota_key
 from tests.posture.builders import gpu_node, inputs, pod, run, tenant
 
 ALPHA, BETA = tenant("alpha"), tenant("beta", "external")
@@ -49,6 +49,25 @@ def test_gpu_quota_keys(key, counts):
 
 
 @pytest.mark.parametrize(
+    ("key", "enforced"),
+    [
+        ("requests.nvidia.com/gpu", True),
+        ("requests.nvidia.com/mig-1g.10gb", True),
+        # Accepted by the API server, never counted for an extended resource.
+        ("nvidia.com/gpu", False),
+        ("limits.nvidia.com/gpu", False),
+        # HAMi's scheduler counts its own resources under limits. too.
+        ("limits.nvidia.com/gpumem", True),
+        ("gpu.nvidia.com.deviceclass.resource.k8s.io/devices", True),
+        ("requests.cpu", False),
+        ("count/pods", False),
+    ],
+)
+def test_enforced_gpu_quota_keys(key, enforced):
+    assert enforces_a_gpu_key(key) is enforced
+
+
+@pytest.mark.parametrize(
     ("quotas", "fires"),
     [
         ((), True),
@@ -56,6 +75,9 @@ def test_gpu_quota_keys(key, counts):
         ((ResourceQuota("other", "gpu", {"requests.nvidia.com/gpu": "4"}),), True),
         ((ResourceQuota("alpha", "gpu", {"requests.nvidia.com/gpu": "4"}),), False),
         ((ResourceQuota("alpha", "mig", {"requests.nvidia.com/mig-1g.10gb": "2"}),), False),
+        # Keys the API accepts and never enforces for an extended resource bound nothing.
+        ((ResourceQuota("alpha", "gpu", {"limits.nvidia.com/gpu": "4"}),), True),
+        ((ResourceQuota("alpha", "gpu", {"nvidia.com/gpu": "4"}),), True),
         (
             (
                 ResourceQuota("alpha", "compute", {"requests.cpu": "10"}),

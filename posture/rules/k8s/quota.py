@@ -46,6 +46,18 @@ def is_gpu_quota_key(key: str) -> bool:
     return key.startswith(GPU_RESOURCE_PREFIX)
 
 
+def enforces_a_gpu_key(key: str) -> bool:
+    """A quota key Kubernetes (or HAMi) actually counts a GPU resource under: `requests.` of
+    an NVIDIA resource, `limits.` of a HAMi counter, a DRA device-class key. A bare
+    `nvidia.com/gpu` or `limits.nvidia.com/gpu` is accepted by the API and bounds nothing."""
+    if key.endswith(DRA_QUOTA_SUFFIX):
+        return True
+    resource = next((key.removeprefix(p) for p in QUOTA_PREFIXES if key.startswith(p)), None)
+    if resource is None or not resource.startswith(GPU_RESOURCE_PREFIX):
+        return False
+    return key in enforcing_keys(resource)
+
+
 def enforcing_keys(resource: str) -> tuple[str, ...]:
     """The quota keys that bound `resource`, the one to write first."""
     if resource.endswith(DRA_QUOTA_SUFFIX):
@@ -125,8 +137,8 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
         if used:
             missing = [u for r, u in sorted(used.items()) if not keys & set(enforcing_keys(r))]
         else:
-            # No GPU pods yet: any GPU key bounds what the tenant may start taking.
-            missing = [] if any(is_gpu_quota_key(k) for k in keys) else [Usage(BASELINE)]
+            # No GPU pods yet: any enforced GPU key bounds what the tenant may start taking.
+            missing = [] if any(enforces_a_gpu_key(k) for k in keys) else [Usage(BASELINE)]
         if missing:
             yield _quota_draft(inputs, namespace, tenant, quotas, missing, bool(used))
 
@@ -148,7 +160,7 @@ def _quota_draft(
         "basis": (
             "GPU resources the namespace's pods use"
             if in_use
-            else "no GPU pods: no quota key on any GPU resource"
+            else "no GPU pods: no enforced quota key on any GPU resource"
         ),
     }
     names = ", ".join(enforcing_keys(u.resource)[0] for u in missing)
