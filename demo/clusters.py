@@ -92,6 +92,9 @@ class Cluster:
     quotas: dict[str, dict[str, str]]  # namespace -> hard limits of its GPU quota
     services: tuple[tuple[str, str, int, int], ...] = ()  # namespace, app, port, nodePort
     egress_locked: tuple[str, ...] = ()  # namespaces with a restrictive egress NetworkPolicy
+    # Namespaces whose egress a CiliumNetworkPolicy restricts, which gpuposture does not
+    # evaluate: K8S-007 says their egress is unknown.
+    cilium_egress: tuple[str, ...] = ()
     bindings: tuple[tuple[str, str, str, str | None], ...] = ()  # name, ClusterRole, subject, ns
     sharing_keys: tuple[str, ...] = ("exclusive", "ts-4", "ts-strict", "mps-2")  # in the ConfigMap
     cdi: bool = False  # the ClusterPolicy turns CDI on, with NVIDIA's device-list hardening
@@ -368,6 +371,7 @@ NEO_WEST = Cluster(
     },
     services=((ORB, "jupyter", 8888, 30888), (KES, "vit-serve", 8080, 0)),
     egress_locked=(KES,),
+    cilium_egress=("research-eval",),
     # The clean contrast to K8S-003: reading nodes is harmless.
     bindings=(("research-node-reader", "gpu-node-reader", "Group:research-ml", None),),
     dra_claims=(

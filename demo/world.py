@@ -108,7 +108,8 @@ CLUSTER_ROLES = {
 _KIND_ORDER = ("Namespace", "Node", "ClusterPolicy", "ConfigMap", "ResourceQuota", "Service", "NetworkPolicy",
                "DaemonSet", "Deployment", "ReplicaSet", "CronJob", "Job", "Pod", "ClusterRole", "ClusterRoleBinding",
                "Role", "RoleBinding", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim",
-               "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "KyvernoClusterPolicy")
+               "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "KyvernoClusterPolicy",
+               "CiliumNetworkPolicy")
 # fmt: on
 
 
@@ -233,6 +234,10 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
         spec = {"egress": [{"to": to}], "podSelector": {}, "policyTypes": ["Egress"]}
         meta = k8s.meta(ids, "NetworkPolicy", "restrict-egress", ns)
         items.append(k8s.obj("networking.k8s.io/v1", "NetworkPolicy", meta, spec=spec))
+    for ns in c.cilium_egress:  # Cilium's own policy: no egress to the world
+        spec = {"endpointSelector": {}, "egressDeny": [{"toEntities": ["world"]}]}
+        meta = k8s.meta(ids, "CiliumNetworkPolicy", "deny-world-egress", ns)
+        items.append(k8s.obj("cilium.io/v2", "CiliumNetworkPolicy", meta, spec=spec))
     return kubectl_sorted(items)
 
 

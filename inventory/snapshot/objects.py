@@ -108,6 +108,9 @@ class NetworkPolicy:
     # `to` everywhere (an ipBlock 0.0.0.0/0 or ::/0 without `except`) on every port. Policies
     # add up, so such a rule undoes every other egress policy selecting the same pods.
     egress_allows_all: bool = False
+    # "" for a Kubernetes NetworkPolicy; else the CNI's own kind ("cilium.io/CiliumNetworkPolicy",
+    # inventory/sources/cni_policies.py), kept by name only and never evaluated.
+    engine: str = ""
 
 
 @dataclass(frozen=True)

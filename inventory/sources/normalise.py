@@ -38,13 +38,14 @@ from inventory.snapshot_dra import DraClaim, DraClaimTemplate, DraDeviceClass, D
 from inventory.sources import dra
 from inventory.sources import objects as readers
 from inventory.sources.admission import admission_policy_from, is_admission
+from inventory.sources.cni_policies import cni_policy_from, cni_policy_kind
 from inventory.sources.dra import DRA_KINDS
 from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
 from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.pods import pod_from_object, pod_from_template
-from inventory.sources.raw import mapping, name_of, text
+from inventory.sources.raw import mapping, name_of, namespace_of, text
 
 __all__ = ["SnapshotError", "image_version", "normalise", "pod_from_template"]
 
@@ -104,6 +105,8 @@ class _Collected:
     def add(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
         if is_admission(obj):  # by API group first: Kyverno's ClusterPolicy is not NVIDIA's
             self.admission_policies.append(admission_policy_from(obj))
+        elif cni_policy_kind(obj):  # by API group first: Calico's NetworkPolicy is not ours
+            self.network_policies.append(cni_policy_from(obj))
         elif kind == "Node":
             self.raw_nodes.append(obj)  # read last: a node's facts need its pods and configs
         elif kind == "Pod" and namespace:
@@ -192,10 +195,13 @@ def _normalise(
         if kind == "Secret":
             continue  # never look further into a Secret, not even its metadata
         name, namespace = _identity(index, kind, obj)
-        if (kind, namespace, name) in seen:
+        # A CNI's own policy is told apart by its group (Calico's kind is `NetworkPolicy`).
+        cni_kind = cni_policy_kind(obj)
+        identity = (cni_kind, namespace_of(obj), name) if cni_kind else (kind, namespace, name)
+        if identity in seen:
             collected.warnings.append(_duplicate_warning(kind, namespace, name))
             continue
-        seen.add((kind, namespace, name))
+        seen.add(identity)
         collected.add_tolerantly(kind, obj, namespace, name)
     if counts["Secret"]:
         collected.warnings.append(SECRET_WARNING)

@@ -37,6 +37,7 @@ NAMESPACED = {
     "DaemonSet",
     "Deployment",
     "NetworkPolicy",
+    "CiliumNetworkPolicy",
     "ReplicaSet",
     "Job",
     "CronJob",

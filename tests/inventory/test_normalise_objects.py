@@ -319,3 +319,34 @@ def test_network_policy_selector_expressions_and_allow_all_egress():
     )
     assert not by_name["open"].selects_all_pods
     assert by_name["open"].policy_types == ("Egress", "Ingress")
+
+
+def test_cni_policies_are_kept_by_kind_and_never_read_as_kubernetes_ones():
+    calico = {
+        "apiVersion": "projectcalico.org/v3",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "deny", "namespace": "team-alpha"},
+        # Calico's own shape: read as a Kubernetes policy it would select every pod.
+        "spec": {"selector": "all()", "types": ["Egress"], "egress": [{"action": "Allow"}]},
+    }
+    cilium = {
+        "apiVersion": "cilium.io/v2",
+        "kind": "CiliumClusterwideNetworkPolicy",
+        "metadata": {"name": "no-world", "namespace": "stray"},
+        "spec": {"endpointSelector": {}, "egressDeny": [{"toEntities": ["world"]}]},
+    }
+    kube = _netpol("deny", {"podSelector": {}, "policyTypes": ["Ingress"]})
+    snapshot = normalise([calico, cilium, kube])
+    found = {(p.engine, p.namespace, p.name): p for p in snapshot.network_policies}
+    assert set(found) == {
+        ("", "team-alpha", "deny"),
+        ("projectcalico.org/NetworkPolicy", "team-alpha", "deny"),
+        ("cilium.io/CiliumClusterwideNetworkPolicy", "", "no-world"),
+    }
+    assert snapshot.warnings == ()  # the same name in two APIs is not a duplicate
+    unread = found[("projectcalico.org/NetworkPolicy", "team-alpha", "deny")]
+    assert (unread.policy_types, unread.selects_all_pods, unread.egress_allows_all) == (
+        (),
+        False,
+        False,
+    )

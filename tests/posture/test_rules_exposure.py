@@ -323,6 +323,35 @@ def test_k8s007(pods, policies, open_pods):
     assert draft.evidence["gpu_pods"] == len(pods)
 
 
+def cni_policy(namespace="alpha", engine="cilium.io/CiliumNetworkPolicy", name="cnp"):
+    return NetworkPolicy(namespace, name, selects_all_pods=False, engine=engine)
+
+
+@pytest.mark.parametrize(
+    ("policies", "unevaluated"),
+    [
+        ([cni_policy()], ["cilium.io/CiliumNetworkPolicy alpha/cnp"]),
+        (
+            [cni_policy("", "projectcalico.org/GlobalNetworkPolicy", "gnp")],
+            ["projectcalico.org/GlobalNetworkPolicy cluster-wide gnp"],
+        ),
+        ([cni_policy("beta")], None),
+    ],
+)
+def test_k8s007_says_unknown_where_a_cni_policy_may_restrict(policies, unevaluated):
+    world = inputs(
+        pods=(pod("alpha", gpu=GPU),), tenants=(ALPHA,), network_policies=tuple(policies)
+    )
+    (draft,) = run_checks(world, only=["K8S-007"])
+    if unevaluated is None:
+        assert draft.evidence["verdict"] == "not restricted"
+        assert "unknown" not in draft.title
+        return
+    assert draft.evidence["verdict"] == "unknown"
+    assert draft.evidence["unevaluated_policies"] == unevaluated
+    assert "unknown" in draft.title and "does not evaluate" in draft.title
+
+
 # --- the demo world ---------------------------------------------------------------------------
 
 
@@ -361,3 +390,9 @@ def test_demo_egress_policies(demo):
         ("research", "research-eval"),
         ("research", "research-llm"),
     }  # cust-kestrel has its egress policy
+    # research-eval's egress is restricted by a CiliumNetworkPolicy, which is not evaluated.
+    verdicts = {
+        d.subject_name: d.evidence["verdict"] for d in run_checks(demo["neo-west"], ["K8S-007"])
+    }
+    assert verdicts["research-eval"] == "unknown"
+    assert verdicts["research-llm"] == "not restricted"

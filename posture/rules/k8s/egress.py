@@ -55,15 +55,19 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
         if uses_gpu(inputs, pod):
             gpu_pods.setdefault(pod.namespace, []).append(pod)
             owners[pod.namespace] = tenant
+    own = [p for p in inputs.snapshot.network_policies if not p.engine]
+    cni = [p for p in inputs.snapshot.network_policies if p.engine]
     for namespace, pods in sorted(gpu_pods.items()):
-        policies = sorted(
-            (p for p in inputs.snapshot.network_policies if p.namespace == namespace),
-            key=lambda p: p.name,
-        )
+        policies = sorted((p for p in own if p.namespace == namespace), key=lambda p: p.name)
         open_pods = [p for p in pods if not restricts_egress(policies, p)]
         if open_pods:
+            # A CNI's own policy here or cluster-wide may restrict them: unknown, not "none".
+            unread = sorted(
+                (p for p in cni if p.namespace in (namespace, "")),
+                key=lambda p: (p.namespace, p.engine, p.name),
+            )
             yield _egress_draft(
-                inputs, namespace, owners[namespace], open_pods, len(pods), policies
+                inputs, namespace, owners[namespace], open_pods, len(pods), policies, unread
             )
 
 
@@ -74,10 +78,12 @@ def _egress_draft(
     open_pods: list[Pod],
     gpu_pod_count: int,
     policies: list[NetworkPolicy],
+    unread: list[NetworkPolicy],
 ) -> FindingDraft:
     evidence = {
         "namespace": namespace,
         "tenant": tenant.slug,
+        "verdict": "unknown" if unread else "not restricted",
         "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods[:MEMBERS_SHOWN]],
         "open_gpu_pods": len(open_pods),
         "gpu_pods": gpu_pod_count,
@@ -91,10 +97,19 @@ def _egress_draft(
             for p in policies
         ],
     }
+    if unread:
+        evidence["unevaluated_policies"] = [_unread_ref(p) for p in unread[:MEMBERS_SHOWN]]
     title = (
         f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
         f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
     )
+    if unread:
+        kinds = ", ".join(sorted({p.engine.partition("/")[2] for p in unread}))
+        title = (
+            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
+            f"{gpu_pod_count} GPU pod(s) unknown (no NetworkPolicy restricts it; {kinds} "
+            "present, which gpuposture does not evaluate)"
+        )
     return namespace_draft(
         "K8S-007",
         inputs,
@@ -113,3 +128,8 @@ def _selector(policy: NetworkPolicy) -> dict[str, object]:
         "matchLabels": dict(policy.pod_selector),
         "matchExpressions": [dict(e) for e in policy.match_expressions],
     }
+
+
+def _unread_ref(policy: NetworkPolicy) -> str:
+    where = f"{policy.namespace}/" if policy.namespace else "cluster-wide "
+    return f"{policy.engine} {where}{policy.name}"
