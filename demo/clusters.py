@@ -373,7 +373,11 @@ NEO_WEST = Cluster(
     egress_locked=(KES,),
     cilium_egress=("research-eval",),
     # The clean contrast to K8S-003: reading nodes is harmless.
-    bindings=(("research-node-reader", "gpu-node-reader", "Group:research-ml", None),),
+    bindings=(
+        ("research-node-reader", "gpu-node-reader", "Group:research-ml", None),
+        # K8S-003 and K8S-004 by escalation: research may impersonate system:masters.
+        ("research-ci-impersonator", "ci-impersonator", "Group:research-ml", None),
+    ),
     dra_claims=(
         # Research and analytics time-slice H100 0 through their own DRA claims (the driver's
         # GpuConfig sharing TimeSlicing): SHARE-001 and SHARE-003, found from the claims.

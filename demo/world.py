@@ -104,6 +104,8 @@ CLUSTER_ROLES = {
     "node-labeler": [k8s.rule([""], ["nodes"], ["get", "list", "patch"])],
     "gpu-sharing-config-editor": [k8s.rule([""], ["configmaps"], ["get", "list", "update"])],
     "gpu-node-reader": [k8s.rule([""], ["nodes"], ["get", "list", "watch"])],
+    # "For the CI runner to act as the team": impersonating any group includes system:masters.
+    "ci-impersonator": [k8s.rule([""], ["users", "groups"], ["impersonate"])],
 }
 _KIND_ORDER = ("Namespace", "Node", "ClusterPolicy", "ConfigMap", "ResourceQuota", "Service", "NetworkPolicy",
                "DaemonSet", "Deployment", "ReplicaSet", "CronJob", "Job", "Pod", "ClusterRole", "ClusterRoleBinding",
