@@ -18,6 +18,10 @@ class ResourceQuota:
     namespace: str
     name: str
     hard: dict[str, str] = field(default_factory=dict)
+    # A scoped quota counts only the pods its scopes match (Terminating, BestEffort, ...) and
+    # its scopeSelector's expressions ({"scopeName", "operator", "values"}), e.g. PriorityClass.
+    scopes: tuple[str, ...] = ()
+    scope_selector: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,20 @@ def namespace_from(obj: dict[str, Any]) -> Namespace:
 
 
 def quota_from(obj: dict[str, Any], namespace: str) -> ResourceQuota:
+    spec = dig(obj, "spec")
     return ResourceQuota(
-        namespace=namespace, name=name_of(obj), hard=str_dict(dig(obj, "spec").get("hard"))
+        namespace=namespace,
+        name=name_of(obj),
+        hard=str_dict(spec.get("hard")),
+        scopes=str_tuple(spec.get("scopes")),
+        scope_selector=tuple(
+            {
+                "scopeName": text(e.get("scopeName"), "") or "",
+                "operator": text(e.get("operator"), "") or "",
+                "values": list(str_tuple(e.get("values"))),
+            }
+            for e in dicts(dig(spec, "scopeSelector").get("matchExpressions"))
+        ),
     )
 
 

@@ -350,3 +350,24 @@ def test_cni_policies_are_kept_by_kind_and_never_read_as_kubernetes_ones():
         False,
         False,
     )
+
+
+def test_quota_scopes_and_scope_selector():
+    quota = {
+        "kind": "ResourceQuota",
+        "metadata": {"name": "gpu-high", "namespace": "team-alpha"},
+        "spec": {
+            "hard": {"requests.nvidia.com/gpu": "4"},
+            "scopes": ["NotTerminating"],
+            "scopeSelector": {
+                "matchExpressions": [
+                    {"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}
+                ]
+            },
+        },
+    }
+    (read,) = normalise([quota]).quotas
+    assert read.scopes == ("NotTerminating",)
+    assert read.scope_selector == (
+        {"scopeName": "PriorityClass", "operator": "In", "values": ["high"]},
+    )
