@@ -92,6 +92,7 @@ class Cluster:
     quotas: dict[str, dict[str, str]]  # namespace -> hard limits of its GPU quota
     services: tuple[tuple[str, str, int, int], ...] = ()  # namespace, app, port, nodePort
     egress_locked: tuple[str, ...] = ()  # namespaces with a restrictive egress NetworkPolicy
+    routes: tuple[tuple[str, str, str], ...] = ()  # Gateway API HTTPRoutes: namespace, Service, host
     # Namespaces whose egress a CiliumNetworkPolicy restricts, which gpuposture does not
     # evaluate: K8S-007 says their egress is unknown.
     cilium_egress: tuple[str, ...] = ()
@@ -372,6 +373,8 @@ NEO_WEST = Cluster(
     services=((ORB, "jupyter", 8888, 30888), (KES, "vit-serve", 8080, 0)),
     egress_locked=(KES,),
     cilium_egress=("research-eval",),
+    # The orbital notebook is also published on the shared gateway (K8S-006 names both ways).
+    routes=((ORB, "jupyter", "notebooks.orbital.example.com"),),
     # The clean contrast to K8S-003: reading nodes is harmless.
     bindings=(
         ("research-node-reader", "gpu-node-reader", "Group:research-ml", None),

@@ -111,7 +111,7 @@ _KIND_ORDER = ("Namespace", "Node", "ClusterPolicy", "ConfigMap", "ResourceQuota
                "DaemonSet", "Deployment", "ReplicaSet", "CronJob", "Job", "Pod", "ClusterRole", "ClusterRoleBinding",
                "Role", "RoleBinding", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim",
                "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "KyvernoClusterPolicy",
-               "CiliumNetworkPolicy")
+               "CiliumNetworkPolicy", "HTTPRoute")
 # fmt: on
 
 
@@ -236,6 +236,14 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
         spec = {"egress": [{"to": to}], "podSelector": {}, "policyTypes": ["Egress"]}
         meta = k8s.meta(ids, "NetworkPolicy", "restrict-egress", ns)
         items.append(k8s.obj("networking.k8s.io/v1", "NetworkPolicy", meta, spec=spec))
+    for ns, service, host in c.routes:
+        spec = {
+            "parentRefs": [{"name": "public", "namespace": "gateway"}],
+            "hostnames": [host],
+            "rules": [{"backendRefs": [{"name": service, "port": 80}]}],
+        }
+        meta = k8s.meta(ids, "HTTPRoute", service, ns)
+        items.append(k8s.obj("gateway.networking.k8s.io/v1", "HTTPRoute", meta, spec=spec))
     for ns in c.cilium_egress:  # Cilium's own policy: no egress to the world
         spec = {"endpointSelector": {}, "egressDeny": [{"toEntities": ["world"]}]}
         meta = k8s.meta(ids, "CiliumNetworkPolicy", "deny-world-egress", ns)

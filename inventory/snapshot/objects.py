@@ -95,6 +95,9 @@ class Ingress:
     ingress_class: str | None = None
     hosts: tuple[str, ...] = ()
     services: tuple[str, ...] = ()  # backend Service names in the same namespace
+    # "Ingress", or a Gateway API route ("HTTPRoute", "GRPCRoute") read the same way: its
+    # hostnames and the Services its backendRefs name.
+    kind: str = "Ingress"
 
 
 @dataclass(frozen=True)

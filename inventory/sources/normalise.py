@@ -64,6 +64,8 @@ NAMESPACED_KINDS = frozenset(
         "RoleBinding",
         "Ingress",
         "NetworkPolicy",
+        "HTTPRoute",
+        "GRPCRoute",
         "ResourceClaim",
         "ResourceClaimTemplate",
     }
@@ -130,6 +132,8 @@ class _Collected:
             self.bindings.append(readers.binding_from(obj, namespace))
         elif kind == "Ingress" and namespace:
             self.ingresses.append(readers.ingress_from(obj, namespace))
+        elif readers.is_route(obj) and namespace:
+            self.ingresses.append(readers.route_from(obj, namespace))
         elif kind == "NetworkPolicy" and namespace:
             self.network_policies.append(readers.network_policy_from(obj, namespace))
         elif kind == "ClusterPolicy":
@@ -273,7 +277,9 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         bindings=tuple(
             sorted(collected.bindings, key=lambda b: (b.namespace or "", b.name, b.kind))
         ),
-        ingresses=tuple(sorted(collected.ingresses, key=lambda i: (i.namespace, i.name))),
+        ingresses=tuple(
+            sorted(collected.ingresses, key=lambda i: (i.namespace, i.kind != "Ingress", i.name))
+        ),
         network_policies=tuple(
             sorted(collected.network_policies, key=lambda n: (n.namespace, n.name))
         ),

@@ -220,6 +220,35 @@ def ingress_from(obj: dict[str, Any], namespace: str) -> Ingress:
     )
 
 
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+ROUTE_KINDS = ("HTTPRoute", "GRPCRoute")
+
+
+def is_route(obj: dict[str, Any]) -> bool:
+    api_version = text(obj.get("apiVersion"), "") or ""
+    return obj.get("kind") in ROUTE_KINDS and api_version.rpartition("/")[0] == GATEWAY_GROUP
+
+
+def route_from(obj: dict[str, Any], namespace: str) -> Ingress:
+    """A Gateway API route, as an Ingress: the Services of its namespace that it sends
+    traffic to (a backendRef with no kind, or kind Service, and no other namespace)."""
+    spec = dig(obj, "spec")
+    services = {
+        text(ref.get("name"))
+        for rule in dicts(spec.get("rules"))
+        for ref in dicts(rule.get("backendRefs"))
+        if (text(ref.get("kind")) or "Service") == "Service"
+        and (text(ref.get("namespace")) or namespace) == namespace
+    }
+    return Ingress(
+        namespace=namespace,
+        name=name_of(obj),
+        hosts=tuple(sorted(h for h in str_tuple(spec.get("hostnames")) if h)),
+        services=tuple(sorted(s for s in services if s)),
+        kind=str(obj["kind"]),
+    )
+
+
 def network_policy_from(obj: dict[str, Any], namespace: str) -> NetworkPolicy:
     spec = dig(obj, "spec")
     selector = mapping(spec.get("podSelector"))

@@ -38,6 +38,7 @@ NAMESPACED = {
     "Deployment",
     "NetworkPolicy",
     "CiliumNetworkPolicy",
+    "HTTPRoute",
     "ReplicaSet",
     "Job",
     "CronJob",

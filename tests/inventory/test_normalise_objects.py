@@ -371,3 +371,31 @@ def test_quota_scopes_and_scope_selector():
     assert read.scope_selector == (
         {"scopeName": "PriorityClass", "operator": "In", "values": ["high"]},
     )
+
+
+def test_gateway_routes_are_read_as_ingresses_of_their_services():
+    route = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {
+            "parentRefs": [{"name": "public", "namespace": "gateway"}],
+            "hostnames": ["nb.example.com"],
+            "rules": [
+                {"backendRefs": [{"name": "nb", "port": 80}]},
+                {"backendRefs": [{"name": "elsewhere", "namespace": "team-beta", "port": 80}]},
+                {"backendRefs": [{"name": "bucket", "kind": "Backend", "group": "x.example"}]},
+            ],
+        },
+    }
+    ingress = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}},
+    }
+    snapshot = normalise([route, ingress])
+    found = {(i.kind, i.name): i for i in snapshot.ingresses}
+    assert set(found) == {("Ingress", "nb"), ("HTTPRoute", "nb")}
+    read = found[("HTTPRoute", "nb")]
+    assert (read.hosts, read.services) == (("nb.example.com",), ("nb",))

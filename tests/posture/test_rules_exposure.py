@@ -369,6 +369,11 @@ def test_demo_orbital_jupyter_behind_nodeport(demo):
         "jupyter",
     )
     assert draft.evidence["services"] == [{"name": "jupyter", "type": "NodePort", "ports": [8888]}]
+    # Also published on the gateway through an HTTPRoute.
+    assert [(i["kind"], i["name"], i["hosts"]) for i in draft.evidence["ingresses"]] == [
+        ("HTTPRoute", "jupyter", ["notebooks.orbital.example.com"])
+    ]
+    assert "HTTPRoute jupyter" in draft.title
     assert len(draft.evidence["reasons"]) == 2  # empty token and password, and 0.0.0.0
 
 
