@@ -7,7 +7,7 @@ import pytest
 
 import posture.rules  # noqa: F401
 import posture.rules.k8s.notebooks  # noqa: F401
-from inventory.snapshot import Container, Ingress, NetworkPolicy, Service
+from inventory.snapshot import Container, Ingress, NetworkPolicy, Service, Workload
 from posture.inputs import PostureInputs
 from posture.rules.k8s.notebooks import is_notebook, weaknesses
 from posture.rules.registry import run_checks
@@ -350,6 +350,39 @@ def test_k8s007_says_unknown_where_a_cni_policy_may_restrict(policies, unevaluat
     assert draft.evidence["verdict"] == "unknown"
     assert draft.evidence["unevaluated_policies"] == unevaluated
     assert "unknown" in draft.title and "does not evaluate" in draft.title
+
+
+def agent(image):
+    return Workload("DaemonSet", "kube-system", "cni-agent", images={"agent": image})
+
+
+@pytest.mark.parametrize(
+    ("workloads", "policies", "cnis"),
+    [
+        ([agent("quay.io/cilium/cilium:v1.16.3")], [], ["Cilium"]),
+        ([agent("docker.io/calico/node:v3.28.1")], [], ["Calico"]),
+        # Some of Cilium's own policies were read: its kinds were listed, none is here.
+        ([agent("quay.io/cilium/cilium:v1.16.3")], [cni_policy("beta")], None),
+        ([agent("registry.example.com/flannel:v0.25")], [], None),
+    ],
+)
+def test_k8s007_says_unknown_where_a_cni_runs_whose_policies_were_not_read(
+    workloads, policies, cnis
+):
+    world = inputs(
+        pods=(pod("alpha", gpu=GPU),),
+        tenants=(ALPHA,),
+        network_policies=tuple(policies),
+        workloads=tuple(workloads),
+    )
+    (draft,) = run_checks(world, only=["K8S-007"])
+    if cnis is None:
+        assert draft.evidence["verdict"] == "not restricted"
+        assert "cni_policies_not_read" not in draft.evidence
+        return
+    assert draft.evidence["verdict"] == "unknown"
+    assert draft.evidence["cni_policies_not_read"] == cnis
+    assert f"runs {cnis[0]}, whose own network policies were not read" in draft.title
 
 
 # --- the demo world ---------------------------------------------------------------------------

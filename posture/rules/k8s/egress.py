@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from inventory.label_selector import selector_matches
-from inventory.snapshot import NetworkPolicy, Pod
+from inventory.snapshot import NetworkPolicy, Pod, Workload
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
 from posture.rules.dra_holdings import uses_gpu
@@ -57,6 +57,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
             owners[pod.namespace] = tenant
     own = [p for p in inputs.snapshot.network_policies if not p.engine]
     cni = [p for p in inputs.snapshot.network_policies if p.engine]
+    unlisted = unlisted_cnis(inputs.snapshot.workloads, cni)
     for namespace, pods in sorted(gpu_pods.items()):
         policies = sorted((p for p in own if p.namespace == namespace), key=lambda p: p.name)
         open_pods = [p for p in pods if not restricts_egress(policies, p)]
@@ -67,23 +68,51 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 key=lambda p: (p.namespace, p.engine, p.name),
             )
             yield _egress_draft(
-                inputs, namespace, owners[namespace], open_pods, len(pods), policies, unread
+                inputs,
+                namespace,
+                owners[namespace],
+                (open_pods, len(pods)),
+                policies,
+                (unread, unlisted),
             )
+
+
+# A CNI with a network-policy API of its own: the image of its node agent, and its API groups.
+CNI_AGENTS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("Cilium", ("cilium/cilium",), ("cilium.io",)),
+    ("Calico", ("calico/node", "calico-node"), ("projectcalico.org", "crd.projectcalico.org")),
+    ("Antrea", ("antrea/antrea", "antrea-agent"), ("crd.antrea.io",)),
+)
+
+
+def unlisted_cnis(workloads: Iterable[Workload], cni_policies: list[NetworkPolicy]) -> list[str]:
+    """CNIs whose agent DaemonSet runs but none of whose own policies were read: a live sync
+    does not list their kinds (nor does a snapshot that left them out), so whether they
+    restrict egress cannot be told. A snapshot holding some of their policies listed them."""
+    groups = {p.engine.partition("/")[0] for p in cni_policies}
+    images = [
+        image.lower() for w in workloads if w.kind == "DaemonSet" for image in w.images.values()
+    ]
+    return [
+        name
+        for name, markers, api_groups in CNI_AGENTS
+        if any(m in image for m in markers for image in images) and not groups & set(api_groups)
+    ]
 
 
 def _egress_draft(
     inputs: PostureInputs,
     namespace: str,
     tenant: TenantInfo,
-    open_pods: list[Pod],
-    gpu_pod_count: int,
+    pods: tuple[list[Pod], int],
     policies: list[NetworkPolicy],
-    unread: list[NetworkPolicy],
+    unknowns: tuple[list[NetworkPolicy], list[str]],
 ) -> FindingDraft:
+    (open_pods, gpu_pod_count), (unread, cnis) = pods, unknowns
     evidence = {
         "namespace": namespace,
         "tenant": tenant.slug,
-        "verdict": "unknown" if unread else "not restricted",
+        "verdict": "unknown" if unread or cnis else "not restricted",
         "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods[:MEMBERS_SHOWN]],
         "open_gpu_pods": len(open_pods),
         "gpu_pods": gpu_pod_count,
@@ -99,6 +128,8 @@ def _egress_draft(
     }
     if unread:
         evidence["unevaluated_policies"] = [_unread_ref(p) for p in unread[:MEMBERS_SHOWN]]
+    if cnis:
+        evidence["cni_policies_not_read"] = cnis
     title = (
         f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
         f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
@@ -109,6 +140,12 @@ def _egress_draft(
             f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
             f"{gpu_pod_count} GPU pod(s) unknown (no NetworkPolicy restricts it; {kinds} "
             "present, which gpuposture does not evaluate)"
+        )
+    elif cnis:
+        title = (
+            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
+            f"{gpu_pod_count} GPU pod(s) unknown (no NetworkPolicy restricts it; the cluster "
+            f"runs {', '.join(cnis)}, whose own network policies were not read)"
         )
     return namespace_draft(
         "K8S-007",
