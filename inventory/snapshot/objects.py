@@ -111,9 +111,9 @@ class NetworkPolicy:
     egress_rules: int = 0
     # The podSelector's matchExpressions, as written (key, operator, values).
     match_expressions: tuple[dict[str, Any], ...] = ()
-    # An egress rule that lets the selected pods reach anything: no `to` and no `ports`, or
-    # `to` everywhere (an ipBlock 0.0.0.0/0 or ::/0 without `except`) on every port. Policies
-    # add up, so such a rule undoes every other egress policy selecting the same pods.
+    # An egress rule that lets the selected pods reach the internet: no `to` and no `ports`,
+    # or `to` an ipBlock 0.0.0.0/0 or ::/0 (whatever its `except`) on every port. Policies add
+    # up, so such a rule undoes every other egress policy selecting the same pods.
     egress_allows_all: bool = False
     # "" for a Kubernetes NetworkPolicy; else the CNI's own kind ("cilium.io/CiliumNetworkPolicy",
     # inventory/sources/cni_policies.py), kept by name only and never evaluated.

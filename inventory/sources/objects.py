@@ -283,18 +283,15 @@ EVERYWHERE = ("0.0.0.0/0", "::/0")
 
 
 def _allows_everywhere(rule: dict[str, Any]) -> bool:
-    """An egress rule opening every destination on every port: `{}` (no `to`, no `ports`),
-    or a `to` peer that is the whole IPv4 or IPv6 internet with no `except`."""
+    """An egress rule opening the internet on every port: `{}` (no `to`, no `ports`), or a
+    `to` peer that is the whole IPv4 or IPv6 range. Its `except` list (the metadata endpoint,
+    private ranges) does not count: what K8S-007 guards against is reaching the internet."""
     if dicts(rule.get("ports")):
         return False
     peers = dicts(rule.get("to"))
     if not peers:
         return True
-    for peer in peers:
-        block = mapping(peer.get("ipBlock"))
-        if text(block.get("cidr")) in EVERYWHERE and not str_tuple(block.get("except")):
-            return True
-    return False
+    return any(text(mapping(p.get("ipBlock")).get("cidr")) in EVERYWHERE for p in peers)
 
 
 def gpu_operator_policy_from(obj: dict[str, Any]) -> GpuOperatorPolicy:
