@@ -215,10 +215,11 @@ NODE_PATCH = cluster_role("node-labeler", rule(verbs=("get", "patch")))
             id="wrong-group",
         ),
         pytest.param(
+            # A status update keeps only the old spec: the labels it is sent are written.
             [cluster_role("r", rule(resources=("nodes/status",)))],
             [crb("b", "r", DEVS)],
-            False,
-            id="subresource",
+            True,
+            id="status-subresource",
         ),
         pytest.param(
             [cluster_role("r", rule(names=("gpu-1",)))],
@@ -300,6 +301,18 @@ def test_escalation_through_a_rolebinding_reaches_no_node():
     # namespace-scoped grant of them authorises none.
     roles = [cluster_role("r", rule(resources=("groups",), verbs=("impersonate",)))]
     assert fired("K8S-003", roles, [rb("alpha", "b", "r", DEVS)]) == []
+
+
+def test_k8s003_status_subresource_is_named_as_such():
+    role = cluster_role("r", rule(resources=("nodes/status",), verbs=("patch",)))
+    (draft,) = fired("K8S-003", [role], [crb("b", "r", DEVS)])
+    assert draft.evidence["objects"] == [
+        {
+            "object": "every Node (status subresource)",
+            "purpose": "labels of all nodes",
+            "verbs": ["patch"],
+        }
+    ]
 
 
 def test_k8s003_evidence_names_subject_binding_role_rule():

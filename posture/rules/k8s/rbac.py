@@ -96,7 +96,9 @@ class Target:
     purpose: str
 
     def ref(self) -> str:
-        return _ref(self.kind, self.namespace, self.name) if self.name else f"every {self.kind}"
+        found = _ref(self.kind, self.namespace, self.name) if self.name else f"every {self.kind}"
+        _, _, sub = self.resource.partition("/")
+        return f"{found} ({sub} subresource)" if sub else found
 
     def verbs_allowed(self, grant: Grant, verbs: Iterable[str]) -> list[str]:
         # The API server authorises create without an object name: resourceNames never allow it.
@@ -154,9 +156,23 @@ def _reached(
         if allowed:
             ordered = [v for v in verbs if v in allowed]
             reached.append({"object": target.ref(), "purpose": target.purpose, "verbs": ordered})
-    if targets[0].name is None and reached[0]["object"] == targets[0].ref():
-        reached = reached[:1]  # every node: naming each one adds nothing
-    return reached
+    # Every node (of a resource) reached: naming each one of it adds nothing.
+    every = {t.resource for t in targets if t.name is None}
+    every &= {t.resource for t in targets if t.name is None and t.ref() in _objects(reached)}
+    return [
+        r
+        for r, t in zip(reached, _reached_targets(targets, reached), strict=True)
+        if t.name is None or t.resource not in every
+    ]
+
+
+def _objects(reached: list[dict[str, Any]]) -> set[str]:
+    return {r["object"] for r in reached}
+
+
+def _reached_targets(targets: list[Target], reached: list[dict[str, Any]]) -> list[Target]:
+    by_ref = {t.ref(): t for t in targets}
+    return [by_ref[r["object"]] for r in reached]
 
 
 def gpu_config_targets(snapshot: ClusterSnapshot) -> list[Target]:
@@ -196,11 +212,18 @@ def gpu_config_targets(snapshot: ClusterSnapshot) -> list[Target]:
 )
 def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
     # A rule without resourceNames reaches every node; one with them, only the nodes named.
-    targets = [Target("Node", "", "nodes", None, None, "all nodes")]
-    targets += [
-        Target("Node", "", "nodes", None, n.name, "node")
-        for n in sorted(inputs.snapshot.nodes, key=lambda n: n.name)
-    ]
+    # The status subresource counts too: a status update keeps only the spec (so the taints)
+    # from the old object, and takes the labels it is sent.
+    targets = []
+    for resource, every, one in (
+        ("nodes", "all nodes", "node"),
+        ("nodes/status", "labels of all nodes", "node labels"),
+    ):
+        targets.append(Target("Node", "", resource, None, None, every))
+        targets += [
+            Target("Node", "", resource, None, n.name, one)
+            for n in sorted(inputs.snapshot.nodes, key=lambda n: n.name)
+        ]
     yield from _write_findings("K8S-003", inputs, targets, NODE_WRITE_VERBS)
 
 
