@@ -35,13 +35,20 @@ def cni_policy_kind(obj: dict[str, Any]) -> str | None:
     return f"{key[0]}/{key[1]}" if key in CNI_POLICY_KINDS else None
 
 
+def cni_policy_namespace(obj: dict[str, Any]) -> str:
+    """Its namespace; "" for a cluster-wide kind, whatever stray namespace a manifest gives."""
+    group, _, kind = (cni_policy_kind(obj) or "").partition("/")
+    if not CNI_POLICY_KINDS.get((group, kind), False):
+        return ""
+    return text(meta(obj).get("namespace"), "") or ""
+
+
 def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
     """The policy by name, kind and namespace ("" for a cluster-wide one); its selector and
     rules are not read, so it selects no pod here and restricts nothing by itself."""
-    engine = cni_policy_kind(obj) or ""
-    group, _, kind = engine.partition("/")
-    namespaced = CNI_POLICY_KINDS.get((group, kind), False)
-    namespace = (text(meta(obj).get("namespace"), "") or "") if namespaced else ""
     return NetworkPolicy(
-        namespace=namespace, name=name_of(obj), selects_all_pods=False, engine=engine
+        namespace=cni_policy_namespace(obj),
+        name=name_of(obj),
+        selects_all_pods=False,
+        engine=cni_policy_kind(obj) or "",
     )

@@ -38,14 +38,14 @@ from inventory.snapshot_dra import DraClaim, DraClaimTemplate, DraDeviceClass, D
 from inventory.sources import dra
 from inventory.sources import objects as readers
 from inventory.sources.admission import admission_policy_from, is_admission
-from inventory.sources.cni_policies import cni_policy_from, cni_policy_kind
+from inventory.sources.cni_policies import cni_policy_from, cni_policy_kind, cni_policy_namespace
 from inventory.sources.dra import DRA_KINDS
 from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
 from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.pods import pod_from_object, pod_from_template
-from inventory.sources.raw import mapping, name_of, namespace_of, text
+from inventory.sources.raw import mapping, name_of, text
 
 __all__ = ["SnapshotError", "image_version", "normalise", "pod_from_template"]
 
@@ -201,7 +201,9 @@ def _normalise(
         name, namespace = _identity(index, kind, obj)
         # A CNI's own policy is told apart by its group (Calico's kind is `NetworkPolicy`).
         cni_kind = cni_policy_kind(obj)
-        identity = (cni_kind, namespace_of(obj), name) if cni_kind else (kind, namespace, name)
+        identity = (kind, namespace, name)
+        if cni_kind:
+            identity = (cni_kind, cni_policy_namespace(obj), name)
         if identity in seen:
             collected.warnings.append(_duplicate_warning(kind, namespace, name))
             continue

@@ -336,14 +336,18 @@ def test_cni_policies_are_kept_by_kind_and_never_read_as_kubernetes_ones():
         "spec": {"endpointSelector": {}, "egressDeny": [{"toEntities": ["world"]}]},
     }
     kube = _netpol("deny", {"podSelector": {}, "policyTypes": ["Ingress"]})
-    snapshot = normalise([calico, cilium, kube])
+    # The same cluster-wide policy again under another stray namespace: one object.
+    again = {**cilium, "metadata": {"name": "no-world", "namespace": "other"}}
+    snapshot = normalise([calico, cilium, kube, again])
     found = {(p.engine, p.namespace, p.name): p for p in snapshot.network_policies}
     assert set(found) == {
         ("", "team-alpha", "deny"),
         ("projectcalico.org/NetworkPolicy", "team-alpha", "deny"),
         ("cilium.io/CiliumClusterwideNetworkPolicy", "", "no-world"),
     }
-    assert snapshot.warnings == ()  # the same name in two APIs is not a duplicate
+    # The same name in two APIs is not a duplicate; the same cluster-wide object is.
+    (warning,) = snapshot.warnings
+    assert "CiliumClusterwideNetworkPolicy" in warning and "more than once" in warning
     unread = found[("projectcalico.org/NetworkPolicy", "team-alpha", "deny")]
     assert (unread.policy_types, unread.selects_all_pods, unread.egress_allows_all) == (
         (),
