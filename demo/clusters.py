@@ -93,6 +93,10 @@ class Cluster:
     quotas: dict[str, dict[str, str]]  # namespace -> hard limits of its GPU quota
     services: tuple[tuple[str, str, int, int], ...] = ()  # namespace, app, port, nodePort
     egress_locked: tuple[str, ...] = ()  # namespaces with a restrictive egress NetworkPolicy
+    routes: tuple[tuple[str, str, str], ...] = ()  # Gateway API HTTPRoutes: namespace, Service, host
+    # Namespaces whose egress a CiliumNetworkPolicy restricts, which gpuposture does not
+    # evaluate: K8S-007 says their egress is unknown.
+    cilium_egress: tuple[str, ...] = ()
     bindings: tuple[tuple[str, str, str, str | None], ...] = ()  # name, ClusterRole, subject, ns
     sharing_keys: tuple[str, ...] = ("exclusive", "ts-4", "ts-strict", "mps-2")  # in the ConfigMap
     cdi: bool = False  # the ClusterPolicy turns CDI on, with NVIDIA's device-list hardening
@@ -371,8 +375,15 @@ NEO_WEST = Cluster(
     },
     services=((ORB, "jupyter", 8888, 30888), (KES, "vit-serve", 8080, 0)),
     egress_locked=(KES,),
+    cilium_egress=("research-eval",),
+    # The orbital notebook is also published on the shared gateway (K8S-006 names both ways).
+    routes=((ORB, "jupyter", "notebooks.orbital.example.com"),),
     # The clean contrast to K8S-003: reading nodes is harmless.
-    bindings=(("research-node-reader", "gpu-node-reader", "Group:research-ml", None),),
+    bindings=(
+        ("research-node-reader", "gpu-node-reader", "Group:research-ml", None),
+        # K8S-003 and K8S-004 by escalation: research may impersonate system:masters.
+        ("research-ci-impersonator", "ci-impersonator", "Group:research-ml", None),
+    ),
     dra_claims=(
         # Research and analytics time-slice H100 0 through their own DRA claims (the driver's
         # GpuConfig sharing TimeSlicing): SHARE-001 and SHARE-003, found from the claims.

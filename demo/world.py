@@ -104,11 +104,14 @@ CLUSTER_ROLES = {
     "node-labeler": [k8s.rule([""], ["nodes"], ["get", "list", "patch"])],
     "gpu-sharing-config-editor": [k8s.rule([""], ["configmaps"], ["get", "list", "update"])],
     "gpu-node-reader": [k8s.rule([""], ["nodes"], ["get", "list", "watch"])],
+    # "For the CI runner to act as the team": impersonating any group includes system:masters.
+    "ci-impersonator": [k8s.rule([""], ["users", "groups"], ["impersonate"])],
 }
 _KIND_ORDER = ("Namespace", "Node", "ClusterPolicy", "ConfigMap", "ResourceQuota", "Service", "NetworkPolicy",
                "DaemonSet", "Deployment", "ReplicaSet", "CronJob", "Job", "Pod", "ClusterRole", "ClusterRoleBinding",
                "Role", "RoleBinding", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim",
-               "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "KyvernoClusterPolicy")
+               "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "KyvernoClusterPolicy",
+               "CiliumNetworkPolicy", "HTTPRoute")
 # fmt: on
 
 
@@ -242,6 +245,18 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
         spec = {"egress": [{"to": to}], "podSelector": {}, "policyTypes": ["Egress"]}
         meta = k8s.meta(ids, "NetworkPolicy", "restrict-egress", ns)
         items.append(k8s.obj("networking.k8s.io/v1", "NetworkPolicy", meta, spec=spec))
+    for ns, service, host in c.routes:
+        spec = {
+            "parentRefs": [{"name": "public", "namespace": "gateway"}],
+            "hostnames": [host],
+            "rules": [{"backendRefs": [{"name": service, "port": 80}]}],
+        }
+        meta = k8s.meta(ids, "HTTPRoute", service, ns)
+        items.append(k8s.obj("gateway.networking.k8s.io/v1", "HTTPRoute", meta, spec=spec))
+    for ns in c.cilium_egress:  # Cilium's own policy: no egress to the world
+        spec = {"endpointSelector": {}, "egressDeny": [{"toEntities": ["world"]}]}
+        meta = k8s.meta(ids, "CiliumNetworkPolicy", "deny-world-egress", ns)
+        items.append(k8s.obj("cilium.io/v2", "CiliumNetworkPolicy", meta, spec=spec))
     return kubectl_sorted(items)
 
 

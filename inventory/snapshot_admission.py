@@ -44,6 +44,10 @@ class AdmissionScope:
     # An objectSelector (VAP), resources.selector (Kyverno) or labelSelector (Gatekeeper): it
     # judges only pods carrying certain labels, so a tenant can step around it.
     pod_selector: bool = False
+    # Kyverno's validationFailureActionOverrides / a rule's failureActionOverrides: another
+    # action in some namespaces, each {"action", "namespaces", "match_labels",
+    # "match_expressions"} (namespaces by pattern, or by namespaceSelector), first match wins.
+    action_overrides: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -67,8 +67,18 @@ OBJECT_KINDS: dict[str, tuple[str, type, Callable[[Any], tuple[str, str]]]] = {
     "services": ("service", snap.Service, lambda o: (o.namespace, o.name)),
     "roles": ("role", snap.Role, lambda o: (o.namespace or "", f"{o.kind}/{o.name}")),
     "bindings": ("binding", snap.RoleBinding, lambda o: (o.namespace or "", f"{o.kind}/{o.name}")),
-    "ingresses": ("ingress", snap.Ingress, lambda o: (o.namespace, o.name)),
-    "network_policies": ("network_policy", snap.NetworkPolicy, lambda o: (o.namespace, o.name)),
+    "ingresses": (
+        "ingress",
+        snap.Ingress,
+        # A Gateway API route may share a name with an Ingress: its kind prefixes it.
+        lambda o: (o.namespace, o.name if o.kind == "Ingress" else f"{o.kind}/{o.name}"),
+    ),
+    "network_policies": (
+        "network_policy",
+        snap.NetworkPolicy,
+        # A CNI's own policy may share a name with a Kubernetes one: its kind prefixes it.
+        lambda o: (o.namespace, f"{o.engine}/{o.name}" if o.engine else o.name),
+    ),
     "gpu_operator_policies": (
         "gpu_operator_policy",
         snap.GpuOperatorPolicy,

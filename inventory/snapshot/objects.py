@@ -18,6 +18,10 @@ class ResourceQuota:
     namespace: str
     name: str
     hard: dict[str, str] = field(default_factory=dict)
+    # A scoped quota counts only the pods its scopes match (Terminating, BestEffort, ...) and
+    # its scopeSelector's expressions ({"scopeName", "operator", "values"}), e.g. PriorityClass.
+    scopes: tuple[str, ...] = ()
+    scope_selector: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,9 @@ class Ingress:
     ingress_class: str | None = None
     hosts: tuple[str, ...] = ()
     services: tuple[str, ...] = ()  # backend Service names in the same namespace
+    # "Ingress", or a Gateway API route ("HTTPRoute", "GRPCRoute") read the same way: its
+    # hostnames and the Services its backendRefs name.
+    kind: str = "Ingress"
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,15 @@ class NetworkPolicy:
     policy_types: tuple[str, ...] = ()
     ingress_rules: int = 0
     egress_rules: int = 0
+    # The podSelector's matchExpressions, as written (key, operator, values).
+    match_expressions: tuple[dict[str, Any], ...] = ()
+    # An egress rule that lets the selected pods reach the internet: no `to` and no `ports`,
+    # or `to` an ipBlock 0.0.0.0/0 or ::/0 (whatever its `except`) on every port. Policies add
+    # up, so such a rule undoes every other egress policy selecting the same pods.
+    egress_allows_all: bool = False
+    # "" for a Kubernetes NetworkPolicy; else the CNI's own kind ("cilium.io/CiliumNetworkPolicy",
+    # inventory/sources/cni_policies.py), kept by name only and never evaluated.
+    engine: str = ""
 
 
 @dataclass(frozen=True)

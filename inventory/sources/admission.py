@@ -127,6 +127,7 @@ def _kyverno_scopes(obj: dict[str, Any], spec: dict[str, Any]) -> tuple[Admissio
     """One scope per validate rule and per `match.any` entry (any of them admits the rule);
     `match.all` entries and the older `match.resources` make one scope together."""
     default = text(spec.get("validationFailureAction"), "Audit") or "Audit"
+    policy_overrides = _overrides(spec.get("validationFailureActionOverrides"))
     own_namespace = _own_namespace(obj)
     scopes = []
     for rule in dicts(spec.get("rules")):
@@ -134,6 +135,7 @@ def _kyverno_scopes(obj: dict[str, Any], spec: dict[str, Any]) -> tuple[Admissio
         if not validate:
             continue  # mutate / generate / verifyImages rules admit everything
         action = text(validate.get("failureAction"), default) or default
+        overrides = _overrides(validate.get("failureActionOverrides")) or policy_overrides
         excluded = _kyverno_namespaces(mapping(rule.get("exclude")))
         match = mapping(rule.get("match"))
         entries = [dig(e, "resources") for e in dicts(match.get("any"))]
@@ -153,10 +155,24 @@ def _kyverno_scopes(obj: dict[str, Any], spec: dict[str, Any]) -> tuple[Admissio
                     namespaces=namespaces,
                     excluded_namespaces=excluded,
                     pod_selector=_selects_some(resources.get("selector")),
+                    action_overrides=overrides,
                     **_selector(resources.get("namespaceSelector")),
                 )
             )
     return tuple(scopes)
+
+
+def _overrides(raw: Any) -> tuple[dict[str, Any], ...]:
+    """Kyverno's per-namespace action overrides, as written (a policy in Enforce may be only
+    Audit in the namespaces listed or selected here)."""
+    return tuple(
+        {
+            "action": text(o.get("action"), "") or "",
+            "namespaces": list(str_tuple(o.get("namespaces"))),
+            **_selector(o.get("namespaceSelector")),
+        }
+        for o in dicts(raw)
+    )
 
 
 def _merged(parts: list[dict[str, Any]]) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from inventory.snapshot_dra import DraClaim, DraClaimTemplate, DraDeviceClass, D
 from inventory.sources import dra
 from inventory.sources import objects as readers
 from inventory.sources.admission import admission_policy_from, is_admission
+from inventory.sources.cni_policies import cni_policy_from, cni_policy_kind, cni_policy_namespace
 from inventory.sources.dra import DRA_KINDS
 from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
@@ -63,6 +64,8 @@ NAMESPACED_KINDS = frozenset(
         "RoleBinding",
         "Ingress",
         "NetworkPolicy",
+        "HTTPRoute",
+        "GRPCRoute",
         "ResourceClaim",
         "ResourceClaimTemplate",
     }
@@ -104,6 +107,8 @@ class _Collected:
     def add(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
         if is_admission(obj):  # by API group first: Kyverno's ClusterPolicy is not NVIDIA's
             self.admission_policies.append(admission_policy_from(obj))
+        elif cni_policy_kind(obj):  # by API group first: Calico's NetworkPolicy is not ours
+            self.network_policies.append(cni_policy_from(obj))
         elif kind == "Node":
             self.raw_nodes.append(obj)  # read last: a node's facts need its pods and configs
         elif kind == "Pod" and namespace:
@@ -127,6 +132,8 @@ class _Collected:
             self.bindings.append(readers.binding_from(obj, namespace))
         elif kind == "Ingress" and namespace:
             self.ingresses.append(readers.ingress_from(obj, namespace))
+        elif readers.is_route(obj) and namespace:
+            self.ingresses.append(readers.route_from(obj, namespace))
         elif kind == "NetworkPolicy" and namespace:
             self.network_policies.append(readers.network_policy_from(obj, namespace))
         elif kind == "ClusterPolicy":
@@ -192,10 +199,15 @@ def _normalise(
         if kind == "Secret":
             continue  # never look further into a Secret, not even its metadata
         name, namespace = _identity(index, kind, obj)
-        if (kind, namespace, name) in seen:
+        # A CNI's own policy is told apart by its group (Calico's kind is `NetworkPolicy`).
+        cni_kind = cni_policy_kind(obj)
+        identity = (kind, namespace, name)
+        if cni_kind:
+            identity = (cni_kind, cni_policy_namespace(obj), name)
+        if identity in seen:
             collected.warnings.append(_duplicate_warning(kind, namespace, name))
             continue
-        seen.add((kind, namespace, name))
+        seen.add(identity)
         collected.add_tolerantly(kind, obj, namespace, name)
     if counts["Secret"]:
         collected.warnings.append(SECRET_WARNING)
@@ -267,7 +279,9 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         bindings=tuple(
             sorted(collected.bindings, key=lambda b: (b.namespace or "", b.name, b.kind))
         ),
-        ingresses=tuple(sorted(collected.ingresses, key=lambda i: (i.namespace, i.name))),
+        ingresses=tuple(
+            sorted(collected.ingresses, key=lambda i: (i.namespace, i.kind != "Ingress", i.name))
+        ),
         network_policies=tuple(
             sorted(collected.network_policies, key=lambda n: (n.namespace, n.name))
         ),

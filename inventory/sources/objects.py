@@ -40,8 +40,20 @@ def namespace_from(obj: dict[str, Any]) -> Namespace:
 
 
 def quota_from(obj: dict[str, Any], namespace: str) -> ResourceQuota:
+    spec = dig(obj, "spec")
     return ResourceQuota(
-        namespace=namespace, name=name_of(obj), hard=str_dict(dig(obj, "spec").get("hard"))
+        namespace=namespace,
+        name=name_of(obj),
+        hard=str_dict(spec.get("hard")),
+        scopes=str_tuple(spec.get("scopes")),
+        scope_selector=tuple(
+            {
+                "scopeName": text(e.get("scopeName"), "") or "",
+                "operator": text(e.get("operator"), "") or "",
+                "values": list(str_tuple(e.get("values"))),
+            }
+            for e in dicts(dig(spec, "scopeSelector").get("matchExpressions"))
+        ),
     )
 
 
@@ -208,6 +220,35 @@ def ingress_from(obj: dict[str, Any], namespace: str) -> Ingress:
     )
 
 
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+ROUTE_KINDS = ("HTTPRoute", "GRPCRoute")
+
+
+def is_route(obj: dict[str, Any]) -> bool:
+    api_version = text(obj.get("apiVersion"), "") or ""
+    return obj.get("kind") in ROUTE_KINDS and api_version.rpartition("/")[0] == GATEWAY_GROUP
+
+
+def route_from(obj: dict[str, Any], namespace: str) -> Ingress:
+    """A Gateway API route, as an Ingress: the Services of its namespace that it sends
+    traffic to (a backendRef with no kind, or kind Service, and no other namespace)."""
+    spec = dig(obj, "spec")
+    services = {
+        text(ref.get("name"))
+        for rule in dicts(spec.get("rules"))
+        for ref in dicts(rule.get("backendRefs"))
+        if (text(ref.get("kind")) or "Service") == "Service"
+        and (text(ref.get("namespace")) or namespace) == namespace
+    }
+    return Ingress(
+        namespace=namespace,
+        name=name_of(obj),
+        hosts=tuple(sorted(h for h in str_tuple(spec.get("hostnames")) if h)),
+        services=tuple(sorted(s for s in services if s)),
+        kind=str(obj["kind"]),
+    )
+
+
 def network_policy_from(obj: dict[str, Any], namespace: str) -> NetworkPolicy:
     spec = dig(obj, "spec")
     selector = mapping(spec.get("podSelector"))
@@ -217,15 +258,40 @@ def network_policy_from(obj: dict[str, Any], namespace: str) -> NetworkPolicy:
     if not types:
         # The API's default: Ingress always, Egress when egress rules are given.
         types = ("Ingress", "Egress") if isinstance(egress, list) and egress else ("Ingress",)
+    expressions = tuple(
+        {
+            "key": text(e.get("key"), "") or "",
+            "operator": text(e.get("operator"), "") or "",
+            "values": list(str_tuple(e.get("values"))),
+        }
+        for e in dicts(selector.get("matchExpressions"))
+    )
     return NetworkPolicy(
         namespace=namespace,
         name=name_of(obj),
         pod_selector=match_labels,
-        selects_all_pods=not match_labels and not dicts(selector.get("matchExpressions")),
+        selects_all_pods=not match_labels and not expressions,
         policy_types=tuple(sorted(types)),
         ingress_rules=len(dicts(spec.get("ingress"))),
         egress_rules=len(dicts(egress)),
+        match_expressions=expressions,
+        egress_allows_all=any(_allows_everywhere(rule) for rule in dicts(egress)),
     )
+
+
+EVERYWHERE = ("0.0.0.0/0", "::/0")
+
+
+def _allows_everywhere(rule: dict[str, Any]) -> bool:
+    """An egress rule opening the internet on every port: `{}` (no `to`, no `ports`), or a
+    `to` peer that is the whole IPv4 or IPv6 range. Its `except` list (the metadata endpoint,
+    private ranges) does not count: what K8S-007 guards against is reaching the internet."""
+    if dicts(rule.get("ports")):
+        return False
+    peers = dicts(rule.get("to"))
+    if not peers:
+        return True
+    return any(text(mapping(p.get("ipBlock")).get("cidr")) in EVERYWHERE for p in peers)
 
 
 def gpu_operator_policy_from(obj: dict[str, Any]) -> GpuOperatorPolicy:

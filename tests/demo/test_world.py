@@ -37,6 +37,8 @@ NAMESPACED = {
     "DaemonSet",
     "Deployment",
     "NetworkPolicy",
+    "CiliumNetworkPolicy",
+    "HTTPRoute",
     "ReplicaSet",
     "Job",
     "CronJob",

@@ -274,3 +274,132 @@ def test_namespaces_and_quotas():
     snapshot = normalise(objects)
     assert snapshot.namespaces[0].labels == {"gpuposture.io/tenant": "alpha"}
     assert snapshot.quotas[0].hard == {"requests.nvidia.com/gpu": "4", "limits.memory": "256Gi"}
+
+
+def _netpol(name: str, spec: dict) -> dict:
+    return {
+        "kind": "NetworkPolicy",
+        "apiVersion": "networking.k8s.io/v1",
+        "metadata": {"name": name, "namespace": "team-alpha"},
+        "spec": spec,
+    }
+
+
+def test_network_policy_selector_expressions_and_allow_all_egress():
+    expressions = {"matchExpressions": [{"key": "app", "operator": "In", "values": ["train"]}]}
+    snapshot = normalise(
+        [
+            _netpol("deny", {"podSelector": {}, "policyTypes": ["Egress"]}),
+            _netpol("open", {"podSelector": expressions, "egress": [{}]}),
+            _netpol(
+                "world", {"podSelector": {}, "egress": [{"to": [{"ipBlock": {"cidr": "::/0"}}]}]}
+            ),
+            _netpol(
+                "world-but",
+                {
+                    "podSelector": {},
+                    "egress": [
+                        {"to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["169.254.0.0/16"]}}]}
+                    ],
+                },
+            ),
+            _netpol("https", {"podSelector": {}, "egress": [{"ports": [{"port": 443}]}]}),
+        ]
+    )
+    by_name = {p.name: p for p in snapshot.network_policies}
+    assert {n: p.egress_allows_all for n, p in by_name.items()} == {
+        "deny": False,
+        "open": True,
+        "world": True,
+        "world-but": True,  # the internet is open, only the metadata endpoint is not
+        "https": False,  # one port to anywhere: narrowed, not open
+    }
+    assert by_name["open"].match_expressions == (
+        {"key": "app", "operator": "In", "values": ["train"]},
+    )
+    assert not by_name["open"].selects_all_pods
+    assert by_name["open"].policy_types == ("Egress", "Ingress")
+
+
+def test_cni_policies_are_kept_by_kind_and_never_read_as_kubernetes_ones():
+    calico = {
+        "apiVersion": "projectcalico.org/v3",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "deny", "namespace": "team-alpha"},
+        # Calico's own shape: read as a Kubernetes policy it would select every pod.
+        "spec": {"selector": "all()", "types": ["Egress"], "egress": [{"action": "Allow"}]},
+    }
+    cilium = {
+        "apiVersion": "cilium.io/v2",
+        "kind": "CiliumClusterwideNetworkPolicy",
+        "metadata": {"name": "no-world", "namespace": "stray"},
+        "spec": {"endpointSelector": {}, "egressDeny": [{"toEntities": ["world"]}]},
+    }
+    kube = _netpol("deny", {"podSelector": {}, "policyTypes": ["Ingress"]})
+    # The same cluster-wide policy again under another stray namespace: one object.
+    again = {**cilium, "metadata": {"name": "no-world", "namespace": "other"}}
+    snapshot = normalise([calico, cilium, kube, again])
+    found = {(p.engine, p.namespace, p.name): p for p in snapshot.network_policies}
+    assert set(found) == {
+        ("", "team-alpha", "deny"),
+        ("projectcalico.org/NetworkPolicy", "team-alpha", "deny"),
+        ("cilium.io/CiliumClusterwideNetworkPolicy", "", "no-world"),
+    }
+    # The same name in two APIs is not a duplicate; the same cluster-wide object is.
+    (warning,) = snapshot.warnings
+    assert "CiliumClusterwideNetworkPolicy" in warning and "more than once" in warning
+    unread = found[("projectcalico.org/NetworkPolicy", "team-alpha", "deny")]
+    assert (unread.policy_types, unread.selects_all_pods, unread.egress_allows_all) == (
+        (),
+        False,
+        False,
+    )
+
+
+def test_quota_scopes_and_scope_selector():
+    quota = {
+        "kind": "ResourceQuota",
+        "metadata": {"name": "gpu-high", "namespace": "team-alpha"},
+        "spec": {
+            "hard": {"requests.nvidia.com/gpu": "4"},
+            "scopes": ["NotTerminating"],
+            "scopeSelector": {
+                "matchExpressions": [
+                    {"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}
+                ]
+            },
+        },
+    }
+    (read,) = normalise([quota]).quotas
+    assert read.scopes == ("NotTerminating",)
+    assert read.scope_selector == (
+        {"scopeName": "PriorityClass", "operator": "In", "values": ["high"]},
+    )
+
+
+def test_gateway_routes_are_read_as_ingresses_of_their_services():
+    route = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {
+            "parentRefs": [{"name": "public", "namespace": "gateway"}],
+            "hostnames": ["nb.example.com"],
+            "rules": [
+                {"backendRefs": [{"name": "nb", "port": 80}]},
+                {"backendRefs": [{"name": "elsewhere", "namespace": "team-beta", "port": 80}]},
+                {"backendRefs": [{"name": "bucket", "kind": "Backend", "group": "x.example"}]},
+            ],
+        },
+    }
+    ingress = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}},
+    }
+    snapshot = normalise([route, ingress])
+    found = {(i.kind, i.name): i for i in snapshot.ingresses}
+    assert set(found) == {("Ingress", "nb"), ("HTTPRoute", "nb")}
+    read = found[("HTTPRoute", "nb")]
+    assert (read.hosts, read.services) == (("nb.example.com",), ("nb",))

@@ -82,6 +82,8 @@ def kyverno(
     kind: str = "ClusterPolicy",
     policy_namespace: str = "",
     labels: dict | None = None,
+    overrides: list[dict[str, Any]] | None = None,
+    rule_overrides: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     resources: dict[str, Any] = {"kinds": list(kinds)}
     if namespaces:
@@ -94,17 +96,17 @@ def kyverno(
             "pattern": {"spec": {"containers": [{"=(securityContext)": {"=(privileged)": False}}]}},
         },
     }
+    if rule_overrides is not None:
+        rule["validate"]["failureActionOverrides"] = rule_overrides
     if exclude:
         rule["exclude"] = {"any": [{"resources": {"namespaces": list(exclude)}}]}
     metadata: dict[str, Any] = {"name": name, "labels": dict(labels or {})}
     if policy_namespace:
         metadata["namespace"] = policy_namespace
-    return {
-        "apiVersion": "kyverno.io/v1",
-        "kind": kind,
-        "metadata": metadata,
-        "spec": {"validationFailureAction": action, "background": True, "rules": [rule]},
-    }
+    spec: dict[str, Any] = {"validationFailureAction": action, "background": True, "rules": [rule]}
+    if overrides is not None:
+        spec["validationFailureActionOverrides"] = overrides
+    return {"apiVersion": "kyverno.io/v1", "kind": kind, "metadata": metadata, "spec": spec}
 
 
 def constraint(

@@ -135,6 +135,49 @@ def labelled_alpha(**extra):
             True,
             id="kyverno-policy-in-another-namespace",
         ),
+        pytest.param(
+            [namespace("alpha"), kyverno(overrides=[{"action": "Audit", "namespaces": ["al*"]}])],
+            True,
+            id="kyverno-enforce-overridden-to-audit-here",
+        ),
+        pytest.param(
+            [namespace("alpha"), kyverno(overrides=[{"action": "Audit", "namespaces": ["beta"]}])],
+            False,
+            id="kyverno-enforce-overridden-elsewhere",
+        ),
+        pytest.param(
+            [
+                namespace("alpha"),
+                kyverno(overrides=[{"action": "Audit", "namespaceSelector": selector(tier="lab")}]),
+            ],
+            False,
+            id="kyverno-override-selects-other-namespaces",
+        ),
+        pytest.param(
+            [
+                namespace("alpha"),
+                kyverno(
+                    rule_overrides=[
+                        {
+                            "action": "Audit",
+                            "namespaceSelector": selector(
+                                **{"kubernetes.io/metadata.name": "alpha"}
+                            ),
+                        }
+                    ]
+                ),
+            ],
+            True,
+            id="kyverno-rule-override-selects-it",
+        ),
+        pytest.param(
+            [
+                namespace("alpha"),
+                kyverno(action="Audit", overrides=[{"action": "Enforce", "namespaces": ["alpha"]}]),
+            ],
+            False,
+            id="kyverno-audit-enforced-here",
+        ),
         pytest.param([namespace("alpha"), constraint()], False, id="gatekeeper-default-deny"),
         pytest.param(
             [namespace("alpha"), with_pod_selector(constraint(), "match", "labelSelector")],

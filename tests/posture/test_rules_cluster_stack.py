@@ -18,7 +18,7 @@ from inventory.snapshot import (
     Volume,
 )
 from posture.rules import CHECKS, run_checks
-from posture.rules.k8s.quota import is_gpu_quota_key
+from posture.rules.k8s.quota import enforces_a_gpu_key, is_gpu_quota_key
 from tests.posture.builders import gpu_node, inputs, pod, run, tenant
 
 ALPHA, BETA = tenant("alpha"), tenant("beta", "external")
@@ -49,6 +49,33 @@ def test_gpu_quota_keys(key, counts):
 
 
 @pytest.mark.parametrize(
+    ("key", "enforced"),
+    [
+        ("requests.nvidia.com/gpu", True),
+        ("requests.nvidia.com/mig-1g.10gb", True),
+        # Accepted by the API server, never counted for an extended resource.
+        ("nvidia.com/gpu", False),
+        ("limits.nvidia.com/gpu", False),
+        # HAMi's scheduler counts its own resources under limits. too.
+        ("limits.nvidia.com/gpumem", True),
+        ("gpu.nvidia.com.deviceclass.resource.k8s.io/devices", True),
+        ("requests.cpu", False),
+        ("count/pods", False),
+    ],
+)
+def test_enforced_gpu_quota_keys(key, enforced):
+    assert enforces_a_gpu_key(key) is enforced
+
+
+GPU_KEY = "requests.nvidia.com/gpu"
+PRIORITY_HIGH = {"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}
+
+
+def scoped(name, *selector, scopes=()):
+    return ResourceQuota("alpha", name, {GPU_KEY: "4"}, tuple(scopes), tuple(selector))
+
+
+@pytest.mark.parametrize(
     ("quotas", "fires"),
     [
         ((), True),
@@ -56,6 +83,16 @@ def test_gpu_quota_keys(key, counts):
         ((ResourceQuota("other", "gpu", {"requests.nvidia.com/gpu": "4"}),), True),
         ((ResourceQuota("alpha", "gpu", {"requests.nvidia.com/gpu": "4"}),), False),
         ((ResourceQuota("alpha", "mig", {"requests.nvidia.com/mig-1g.10gb": "2"}),), False),
+        # Scoped quotas count only the pods in scope, which the tenant chooses.
+        ((scoped("gpu", PRIORITY_HIGH),), True),
+        ((scoped("gpu", scopes=("Terminating",)),), True),
+        ((scoped("gpu", scopes=("NotBestEffort",)),), True),  # a GPU-only pod is BestEffort
+        ((scoped("a", scopes=("Terminating",)), scoped("b", scopes=("NotTerminating",))), False),
+        ((scoped("a", PRIORITY_HIGH), scoped("b", {**PRIORITY_HIGH, "operator": "NotIn"})), False),
+        ((scoped("gpu", PRIORITY_HIGH), ResourceQuota("alpha", "all", {GPU_KEY: "8"})), False),
+        # Keys the API accepts and never enforces for an extended resource bound nothing.
+        ((ResourceQuota("alpha", "gpu", {"limits.nvidia.com/gpu": "4"}),), True),
+        ((ResourceQuota("alpha", "gpu", {"nvidia.com/gpu": "4"}),), True),
         (
             (
                 ResourceQuota("alpha", "compute", {"requests.cpu": "10"}),
@@ -68,6 +105,19 @@ def test_gpu_quota_keys(key, counts):
 def test_k8s001(quotas, fires):
     found = run("K8S-001", inputs(tenants=(ALPHA,), quotas=quotas))
     assert bool(found) is fires
+
+
+def test_k8s001_gpu_pods_outside_a_scoped_quota_are_unbounded():
+    world = inputs(
+        pods=(pod("alpha", gpu={"nvidia.com/gpu": 1}),),
+        tenants=(ALPHA,),
+        quotas=(scoped("gpu-high", PRIORITY_HIGH),),
+    )
+    (draft,) = run("K8S-001", world)
+    (missing,) = draft.evidence["missing"]
+    assert missing["not_counted"] == "without a priority class"
+    assert draft.evidence["quotas"][0]["scope_selector"] == [PRIORITY_HIGH]
+    assert "scoped quotas do not count pods without a priority class" in draft.title
 
 
 def test_k8s001_evidence_lists_the_quotas_seen():

@@ -7,7 +7,7 @@ import pytest
 
 import posture.rules  # noqa: F401
 import posture.rules.k8s.notebooks  # noqa: F401
-from inventory.snapshot import Container, Ingress, NetworkPolicy, Service
+from inventory.snapshot import Container, Ingress, NetworkPolicy, Service, Workload
 from posture.inputs import PostureInputs
 from posture.rules.k8s.notebooks import is_notebook, weaknesses
 from posture.rules.registry import run_checks
@@ -215,9 +215,23 @@ def test_k8s006_evidence_names_pod_container_reason_service_and_ingress():
 GPU = {"nvidia.com/gpu": 1}
 
 
-def egress(selector=None, types=("Egress",), namespace="alpha", expressions=False):
+def egress(selector=None, types=("Egress",), namespace="alpha", expressions=(), open_all=False):
     everything = not selector and not expressions
-    return NetworkPolicy(namespace, "np", selector or {}, everything, types, 0, 1)
+    return NetworkPolicy(
+        namespace,
+        "np",
+        selector or {},
+        everything,
+        types,
+        0,
+        1,
+        match_expressions=tuple(expressions),
+        egress_allows_all=open_all,
+    )
+
+
+def expr(key, operator, *values):
+    return {"key": key, "operator": operator, "values": list(values)}
 
 
 @pytest.mark.parametrize(
@@ -247,10 +261,40 @@ def egress(selector=None, types=("Egress",), namespace="alpha", expressions=Fals
             id="selector-misses",
         ),
         pytest.param(
-            [pod("alpha", gpu=GPU)],
-            [egress(expressions=True)],
+            [pod("alpha", gpu=GPU, labels={"app": "gpu"})],
+            [egress(expressions=[expr("app", "In", "gpu", "batch")])],
             [],
-            id="match-expressions-benefit-of-doubt",
+            id="match-expressions-match",
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU, labels={"app": "gpu"})],
+            [egress(expressions=[expr("app", "In", "web")])],
+            ["alpha/p"],
+            id="match-expressions-miss",
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU, labels={"app": "gpu"})],
+            [egress({"app": "gpu"}, expressions=[expr("tier", "Exists")])],
+            ["alpha/p"],
+            id="labels-match-expression-misses",
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU, labels={"app": "gpu"})],
+            [egress(expressions=[expr("tier", "DoesNotExist"), expr("app", "NotIn", "web")])],
+            [],
+            id="match-expressions-absent-and-notin",
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU)],
+            [egress(), egress(open_all=True)],
+            ["alpha/p"],
+            id="deny-all-undone-by-allow-all",
+        ),
+        pytest.param(
+            [pod("alpha", gpu=GPU, labels={"app": "gpu"})],
+            [egress(), egress({"app": "web"}, open_all=True)],
+            [],
+            id="allow-all-for-other-pods",
         ),
         pytest.param(
             [pod("alpha", "a", gpu=GPU, labels={"app": "gpu"}), pod("alpha", "b", gpu=GPU)],
@@ -279,6 +323,68 @@ def test_k8s007(pods, policies, open_pods):
     assert draft.evidence["gpu_pods"] == len(pods)
 
 
+def cni_policy(namespace="alpha", engine="cilium.io/CiliumNetworkPolicy", name="cnp"):
+    return NetworkPolicy(namespace, name, selects_all_pods=False, engine=engine)
+
+
+@pytest.mark.parametrize(
+    ("policies", "unevaluated"),
+    [
+        ([cni_policy()], ["cilium.io/CiliumNetworkPolicy alpha/cnp"]),
+        (
+            [cni_policy("", "projectcalico.org/GlobalNetworkPolicy", "gnp")],
+            ["projectcalico.org/GlobalNetworkPolicy cluster-wide gnp"],
+        ),
+        ([cni_policy("beta")], None),
+    ],
+)
+def test_k8s007_says_unknown_where_a_cni_policy_may_restrict(policies, unevaluated):
+    world = inputs(
+        pods=(pod("alpha", gpu=GPU),), tenants=(ALPHA,), network_policies=tuple(policies)
+    )
+    (draft,) = run_checks(world, only=["K8S-007"])
+    if unevaluated is None:
+        assert draft.evidence["verdict"] == "not restricted"
+        assert "unknown" not in draft.title
+        return
+    assert draft.evidence["verdict"] == "unknown"
+    assert draft.evidence["unevaluated_policies"] == unevaluated
+    assert "unknown" in draft.title and "does not evaluate" in draft.title
+
+
+def agent(image):
+    return Workload("DaemonSet", "kube-system", "cni-agent", images={"agent": image})
+
+
+@pytest.mark.parametrize(
+    ("workloads", "policies", "cnis"),
+    [
+        ([agent("quay.io/cilium/cilium:v1.16.3")], [], ["Cilium"]),
+        ([agent("docker.io/calico/node:v3.28.1")], [], ["Calico"]),
+        # Some of Cilium's own policies were read: its kinds were listed, none is here.
+        ([agent("quay.io/cilium/cilium:v1.16.3")], [cni_policy("beta")], None),
+        ([agent("registry.example.com/flannel:v0.25")], [], None),
+    ],
+)
+def test_k8s007_says_unknown_where_a_cni_runs_whose_policies_were_not_read(
+    workloads, policies, cnis
+):
+    world = inputs(
+        pods=(pod("alpha", gpu=GPU),),
+        tenants=(ALPHA,),
+        network_policies=tuple(policies),
+        workloads=tuple(workloads),
+    )
+    (draft,) = run_checks(world, only=["K8S-007"])
+    if cnis is None:
+        assert draft.evidence["verdict"] == "not restricted"
+        assert "cni_policies_not_read" not in draft.evidence
+        return
+    assert draft.evidence["verdict"] == "unknown"
+    assert draft.evidence["cni_policies_not_read"] == cnis
+    assert f"runs {cnis[0]}, whose own network policies were not read" in draft.title
+
+
 # --- the demo world ---------------------------------------------------------------------------
 
 
@@ -296,6 +402,11 @@ def test_demo_orbital_jupyter_behind_nodeport(demo):
         "jupyter",
     )
     assert draft.evidence["services"] == [{"name": "jupyter", "type": "NodePort", "ports": [8888]}]
+    # Also published on the gateway through an HTTPRoute.
+    assert [(i["kind"], i["name"], i["hosts"]) for i in draft.evidence["ingresses"]] == [
+        ("HTTPRoute", "jupyter", ["notebooks.orbital.example.com"])
+    ]
+    assert "HTTPRoute jupyter" in draft.title
     assert len(draft.evidence["reasons"]) == 2  # empty token and password, and 0.0.0.0
 
 
@@ -317,3 +428,9 @@ def test_demo_egress_policies(demo):
         ("research", "research-eval"),
         ("research", "research-llm"),
     }  # cust-kestrel has its egress policy
+    # research-eval's egress is restricted by a CiliumNetworkPolicy, which is not evaluated.
+    verdicts = {
+        d.subject_name: d.evidence["verdict"] for d in run_checks(demo["neo-west"], ["K8S-007"])
+    }
+    assert verdicts["research-eval"] == "unknown"
+    assert verdicts["research-llm"] == "not restricted"

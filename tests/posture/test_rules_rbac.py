@@ -215,10 +215,11 @@ NODE_PATCH = cluster_role("node-labeler", rule(verbs=("get", "patch")))
             id="wrong-group",
         ),
         pytest.param(
+            # A status update keeps only the old spec: the labels it is sent are written.
             [cluster_role("r", rule(resources=("nodes/status",)))],
             [crb("b", "r", DEVS)],
-            False,
-            id="subresource",
+            True,
+            id="status-subresource",
         ),
         pytest.param(
             [cluster_role("r", rule(names=("gpu-1",)))],
@@ -254,6 +255,64 @@ NODE_PATCH = cluster_role("node-labeler", rule(verbs=("get", "patch")))
 )
 def test_k8s003(roles, bindings, fires):
     assert bool(fired("K8S-003", roles, bindings)) is fires
+
+
+RBAC = "rbac.authorization.k8s.io"
+
+
+@pytest.mark.parametrize(
+    ("rules", "path"),
+    [
+        (
+            [rule(resources=("users", "groups"), verbs=("impersonate",))],
+            "may impersonate group system:masters",
+        ),
+        (
+            [
+                rule((RBAC,), ("clusterroles",), ("bind",), ("cluster-admin",)),
+                rule((RBAC,), ("clusterrolebindings",), ("create",)),
+            ],
+            "may bind ClusterRole cluster-admin to itself with bind and create",
+        ),
+        (
+            [rule((RBAC,), ("clusterroles",), ("escalate", "update"))],
+            "may add any rule to ClusterRoles with escalate and update",
+        ),
+        # Not escalations: impersonating only its own group, bind without create, a view role.
+        ([rule(resources=("groups",), verbs=("impersonate",), names=("alpha-devs",))], None),
+        ([rule((RBAC,), ("clusterroles",), ("bind",))], None),
+        ([rule((RBAC,), ("clusterroles",), ("escalate",), ("view",))], None),
+    ],
+)
+def test_k8s003_and_k8s004_follow_rbac_escalation_paths(rules, path):
+    roles, bindings = [cluster_role("r", *rules)], [crb("b", "r", DEVS)]
+    for check_id in ("K8S-003", "K8S-004"):
+        drafts = fired(check_id, roles, bindings)
+        if path is None:
+            assert drafts == []
+            continue
+        (draft,) = drafts
+        assert draft.evidence["escalation"] == [path]
+        assert f"by escalation ({path})" in draft.title
+
+
+def test_escalation_through_a_rolebinding_reaches_no_node():
+    # Impersonation and ClusterRole binding are cluster-wide requests: a RoleBinding's
+    # namespace-scoped grant of them authorises none.
+    roles = [cluster_role("r", rule(resources=("groups",), verbs=("impersonate",)))]
+    assert fired("K8S-003", roles, [rb("alpha", "b", "r", DEVS)]) == []
+
+
+def test_k8s003_status_subresource_is_named_as_such():
+    role = cluster_role("r", rule(resources=("nodes/status",), verbs=("patch",)))
+    (draft,) = fired("K8S-003", [role], [crb("b", "r", DEVS)])
+    assert draft.evidence["objects"] == [
+        {
+            "object": "every Node (status subresource)",
+            "purpose": "labels of all nodes",
+            "verbs": ["patch"],
+        }
+    ]
 
 
 def test_k8s003_evidence_names_subject_binding_role_rule():
@@ -489,7 +548,10 @@ def _found(world: PostureInputs, check_id: str) -> list[tuple[str | None, str, s
 
 def test_demo_world_rbac(demo):
     assert _found(demo["prod-east"], "K8S-003") == [(("analytics",), "", "analytics-node-labeler")]
-    assert _found(demo["neo-west"], "K8S-003") == []  # research only reads nodes there
+    # Research only reads nodes there, but it may impersonate system:masters: an escalation.
+    impersonator = [(("research",), "", "research-ci-impersonator")]
+    assert _found(demo["neo-west"], "K8S-003") == impersonator
+    assert _found(demo["neo-west"], "K8S-004") == impersonator
     (draft,) = run_checks(demo["prod-east"], ["K8S-004"])
     assert (draft.tenants, draft.subject_name) == (("research",), "research-sharing-config")
     assert draft.evidence["subjects"] == ["Group:research-ml"]
@@ -497,7 +559,6 @@ def test_demo_world_rbac(demo):
         "ConfigMap gpu-operator/time-slicing-config",
         "ConfigMap gpu-operator/default-mig-parted-config",
     }
-    assert _found(demo["neo-west"], "K8S-004") == []
     # The operator's own ClusterRoleBinding is its install, not a borrowed identity.
     assert _found(demo["prod-east"], "K8S-005") == _found(demo["neo-west"], "K8S-005") == []
     # K8S-008: analytics (internal) may edit the sensitive clinical namespace: critical.
@@ -508,4 +569,6 @@ def test_demo_world_rbac(demo):
         "analytics-dashboards",
     )
     assert draft.severity == "critical"
-    assert _found(demo["neo-west"], "K8S-008") == []
+    # Impersonating any group lets research act in every tenant's namespace there.
+    ((tenants, _, name),) = _found(demo["neo-west"], "K8S-008")
+    assert name == "research-ci-impersonator" and "research" in tenants and len(tenants) > 2

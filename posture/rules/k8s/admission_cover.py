@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import Any
 
+from inventory.label_selector import selector_matches
 from inventory.snapshot_admission import (
     GATEKEEPER,
     KYVERNO,
@@ -93,8 +95,9 @@ def _scoped_verdict(policy: AdmissionPolicy, namespace: str, labels: dict[str, s
     enforcing = "enforce" if policy.engine == KYVERNO else "deny"
     reasons = []
     for scope in policy.scopes:
-        if not any(a.lower() == enforcing for a in scope.actions):
-            reasons.append(f"action {'/'.join(scope.actions) or 'none'} does not block")
+        actions = _actions_in(scope, namespace, labels)
+        if not any(a.lower() == enforcing for a in actions):
+            reasons.append(f"action {'/'.join(actions) or 'none'} does not block")
         elif not any(_kind(k) in ("Pod", "*") for k in scope.resources):
             reasons.append(f"matches {list(scope.resources)}, not Pod")
         elif not in_namespaces(scope, namespace):
@@ -106,6 +109,23 @@ def _scoped_verdict(policy: AdmissionPolicy, namespace: str, labels: dict[str, s
         else:
             return Verdict(policy.ref, True, f"{enforcing} for pods here")
     return Verdict(policy.ref, False, "; ".join(sorted(set(reasons))) or "no validate rule")
+
+
+def _actions_in(scope: AdmissionScope, namespace: str, labels: dict[str, str]) -> tuple[str, ...]:
+    """The scope's actions in this namespace: Kyverno's first override naming it (by pattern
+    or by namespaceSelector) replaces the policy's action there."""
+    for override in scope.action_overrides:
+        named = any(fnmatchcase(namespace, p) for p in override.get("namespaces") or ())
+        chosen = bool(override.get("match_labels") or override.get("match_expressions"))
+        if named or (chosen and _override_selects(override, labels)):
+            return (str(override.get("action") or ""),)
+    return scope.actions
+
+
+def _override_selects(override: dict[str, Any], labels: dict[str, str]) -> bool:
+    return selector_matches(
+        override.get("match_labels") or {}, override.get("match_expressions") or (), labels
+    )
 
 
 def _kind(written: str) -> str:
@@ -127,22 +147,4 @@ def in_namespaces(scope: AdmissionScope, namespace: str) -> bool:
 
 def selects(scope: AdmissionScope, labels: dict[str, str]) -> bool:
     """A Kubernetes label selector (empty selects everything)."""
-    if any(labels.get(k) != v for k, v in scope.match_labels.items()):
-        return False
-    for expression in scope.match_expressions:
-        key, operator = expression.get("key", ""), expression.get("operator", "")
-        values = list(expression.get("values") or ())
-        present = key in labels
-        if operator == "In":
-            ok = present and labels[key] in values
-        elif operator == "NotIn":
-            ok = not present or labels[key] not in values
-        elif operator == "Exists":
-            ok = present
-        elif operator == "DoesNotExist":
-            ok = not present
-        else:
-            ok = False
-        if not ok:
-            return False
-    return True
+    return selector_matches(scope.match_labels, scope.match_expressions, labels)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-from inventory.snapshot import NetworkPolicy, Pod
+from inventory.label_selector import selector_matches
+from inventory.snapshot import NetworkPolicy, Pod, Workload
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
 from posture.rules.dra_holdings import uses_gpu
@@ -12,14 +13,19 @@ from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 
 
-def restricts_egress(policy: NetworkPolicy, pod: Pod) -> bool:
-    """True when the policy limits the pod's egress. A selector made only of matchExpressions
-    (not read into the snapshot) is given the benefit of the doubt."""
+def selects_for_egress(policy: NetworkPolicy, pod: Pod) -> bool:
+    """True when the policy is an egress policy of the pod's namespace whose podSelector
+    (matchLabels and matchExpressions) picks the pod."""
     if "Egress" not in policy.policy_types or policy.namespace != pod.namespace:
         return False
-    if policy.selects_all_pods or not policy.pod_selector:
-        return True
-    return all(pod.labels.get(k) == v for k, v in policy.pod_selector.items())
+    return selector_matches(policy.pod_selector, policy.match_expressions, pod.labels)
+
+
+def restricts_egress(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
+    """True when some egress policy selects the pod and none of those selecting it opens
+    egress everywhere: NetworkPolicies add up, so one allow-all rule undoes a deny-all."""
+    selecting = [p for p in policies if selects_for_egress(p, pod)]
+    return bool(selecting) and not any(p.egress_allows_all for p in selecting)
 
 
 @check(
@@ -36,8 +42,9 @@ def restricts_egress(policy: NetworkPolicy, pod: Pod) -> bool:
     remediation=(
         "Add a NetworkPolicy in the namespace with `policyTypes: [Egress]` and a `podSelector` "
         "that covers the GPU pods (`{}` for all), allowing only what they need: cluster DNS, "
-        "the namespace itself, and named registries or storage endpoints. Check that the "
-        "cluster's CNI enforces NetworkPolicy."
+        "the namespace itself, and named registries or storage endpoints. An egress rule `{}` "
+        "(or `to` 0.0.0.0/0 on every port) in any policy selecting the pods allows everything "
+        "and undoes the deny: narrow it. Check that the cluster's CNI enforces NetworkPolicy."
     ),
     mappings=("SP800-53:SC-7",),
 )
@@ -48,29 +55,64 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
         if uses_gpu(inputs, pod):
             gpu_pods.setdefault(pod.namespace, []).append(pod)
             owners[pod.namespace] = tenant
+    own = [p for p in inputs.snapshot.network_policies if not p.engine]
+    cni = [p for p in inputs.snapshot.network_policies if p.engine]
+    unlisted = unlisted_cnis(inputs.snapshot.workloads, cni)
     for namespace, pods in sorted(gpu_pods.items()):
-        policies = sorted(
-            (p for p in inputs.snapshot.network_policies if p.namespace == namespace),
-            key=lambda p: p.name,
-        )
-        open_pods = [p for p in pods if not any(restricts_egress(np, p) for np in policies)]
+        policies = sorted((p for p in own if p.namespace == namespace), key=lambda p: p.name)
+        open_pods = [p for p in pods if not restricts_egress(policies, p)]
         if open_pods:
-            yield _egress_draft(
-                inputs, namespace, owners[namespace], open_pods, len(pods), policies
+            # A CNI's own policy here or cluster-wide may restrict them: unknown, not "none".
+            unread = sorted(
+                (p for p in cni if p.namespace in (namespace, "")),
+                key=lambda p: (p.namespace, p.engine, p.name),
             )
+            yield _egress_draft(
+                inputs,
+                namespace,
+                owners[namespace],
+                (open_pods, len(pods)),
+                policies,
+                (unread, unlisted),
+            )
+
+
+# A CNI with a network-policy API of its own: the image of its node agent, and its API groups.
+CNI_AGENTS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("Cilium", ("cilium/cilium",), ("cilium.io",)),
+    ("Calico", ("calico/node", "calico-node"), ("projectcalico.org", "crd.projectcalico.org")),
+    ("Antrea", ("antrea/antrea", "antrea-agent"), ("crd.antrea.io",)),
+)
+
+
+def unlisted_cnis(workloads: Iterable[Workload], cni_policies: list[NetworkPolicy]) -> list[str]:
+    """CNIs whose agent DaemonSet runs but none of whose own policies were read: a live sync
+    does not list their kinds (nor does a snapshot that left them out), so whether they
+    restrict egress cannot be told. A snapshot holding some of their policies listed them."""
+    groups = {p.engine.partition("/")[0] for p in cni_policies}
+    images = [
+        image.lower() for w in workloads if w.kind == "DaemonSet" for image in w.images.values()
+    ]
+    return [
+        name
+        for name, markers, api_groups in CNI_AGENTS
+        if any(m in image for m in markers for image in images) and not groups & set(api_groups)
+    ]
 
 
 def _egress_draft(
     inputs: PostureInputs,
     namespace: str,
     tenant: TenantInfo,
-    open_pods: list[Pod],
-    gpu_pod_count: int,
+    pods: tuple[list[Pod], int],
     policies: list[NetworkPolicy],
+    unknowns: tuple[list[NetworkPolicy], list[str]],
 ) -> FindingDraft:
+    (open_pods, gpu_pod_count), (unread, cnis) = pods, unknowns
     evidence = {
         "namespace": namespace,
         "tenant": tenant.slug,
+        "verdict": "unknown" if unread or cnis else "not restricted",
         "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods[:MEMBERS_SHOWN]],
         "open_gpu_pods": len(open_pods),
         "gpu_pods": gpu_pod_count,
@@ -78,15 +120,33 @@ def _egress_draft(
             {
                 "name": p.name,
                 "policy_types": list(p.policy_types),
-                "pod_selector": "all pods" if p.selects_all_pods else p.pod_selector,
+                "pod_selector": "all pods" if p.selects_all_pods else _selector(p),
+                "allows_all_egress": p.egress_allows_all,
             }
             for p in policies
         ],
     }
+    if unread:
+        evidence["unevaluated_policies"] = [_unread_ref(p) for p in unread[:MEMBERS_SHOWN]]
+    if cnis:
+        evidence["cni_policies_not_read"] = cnis
     title = (
         f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
         f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
     )
+    if unread:
+        kinds = ", ".join(sorted({p.engine.partition("/")[2] for p in unread}))
+        title = (
+            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
+            f"{gpu_pod_count} GPU pod(s) unknown (no NetworkPolicy restricts it; {kinds} "
+            "present, which gpuposture does not evaluate)"
+        )
+    elif cnis:
+        title = (
+            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
+            f"{gpu_pod_count} GPU pod(s) unknown (no NetworkPolicy restricts it; the cluster "
+            f"runs {', '.join(cnis)}, whose own network policies were not read)"
+        )
     return namespace_draft(
         "K8S-007",
         inputs,
@@ -96,3 +156,17 @@ def _egress_draft(
         title=title,
         exposure=len(open_pods),
     )
+
+
+def _selector(policy: NetworkPolicy) -> dict[str, object]:
+    if not policy.match_expressions:
+        return dict(policy.pod_selector)  # the shape earlier findings' evidence has
+    return {
+        "matchLabels": dict(policy.pod_selector),
+        "matchExpressions": [dict(e) for e in policy.match_expressions],
+    }
+
+
+def _unread_ref(policy: NetworkPolicy) -> str:
+    where = f"{policy.namespace}/" if policy.namespace else "cluster-wide "
+    return f"{policy.engine} {where}{policy.name}"

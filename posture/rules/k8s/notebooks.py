@@ -112,7 +112,8 @@ def weaknesses(container: Container) -> list[str]:
 @dataclass(frozen=True)
 class Exposure:
     services: tuple[Service, ...]  # NodePort / LoadBalancer Services selecting the pod
-    ingresses: tuple[tuple[Ingress, Service], ...]  # Ingresses reaching a Service of the pod
+    # Ingresses and Gateway API routes reaching a Service of the pod
+    ingresses: tuple[tuple[Ingress, Service], ...]
 
     def as_evidence(self) -> dict[str, Any]:
         return {
@@ -120,7 +121,14 @@ class Exposure:
                 {"name": s.name, "type": s.type, "ports": list(s.ports)} for s in self.services
             ],
             "ingresses": [
-                {"name": i.name, "hosts": list(i.hosts), "service": s.name, "ports": list(s.ports)}
+                {
+                    "name": i.name,
+                    # Ingress evidence keeps its earlier shape; a Gateway route says its kind.
+                    **({} if i.kind == "Ingress" else {"kind": i.kind}),
+                    "hosts": list(i.hosts),
+                    "service": s.name,
+                    "ports": list(s.ports),
+                }
                 for i, s in self.ingresses
             ],
         }
@@ -158,8 +166,9 @@ def exposure(inputs: PostureInputs, pod: Pod) -> Exposure:
     rationale=(
         "Jupyter executes whatever code reaches it, and the Ray dashboard accepts jobs: "
         "without a token or password, or listening on every address, the first person to "
-        "find the NodePort, load balancer or Ingress runs code in the tenant's pod, with its "
-        "GPUs, data and service-account token (ATT&CK T1190). Exposed notebooks are among the "
+        "find the NodePort, load balancer, Ingress or Gateway API route runs code in the "
+        "tenant's pod, with its GPUs, data and service-account token (ATT&CK T1190). Exposed "
+        "notebooks are among the "
         "most scanned-for entry points and a common start of GPU cryptojacking."
     ),
     remediation=(
@@ -201,7 +210,7 @@ def _notebook_draft(
         **reach.as_evidence(),
     }
     how = [f"{s.type} Service {s.name}" for s in reach.services]
-    how += [f"Ingress {i.name}" for i, _ in reach.ingresses]
+    how += [f"{i.kind} {i.name}" for i, _ in reach.ingresses]
     title = (
         f"Notebook {container.name} in {inputs.workload_of(pod).ref()} ({'; '.join(reasons)}) "
         "is reachable "

@@ -24,6 +24,7 @@ from inventory.snapshot import GPU_RESOURCE_PREFIX, Namespace, Pod, ResourceQuot
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref
 from posture.rules.dra_holdings import dra_index
+from posture.rules.k8s.quota_scopes import scope_names, uncounted
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 from tenants.policy import FRACTIONAL_RESOURCES
@@ -44,6 +45,18 @@ def is_gpu_quota_key(key: str) -> bool:
             key = key.removeprefix(prefix)
             break
     return key.startswith(GPU_RESOURCE_PREFIX)
+
+
+def enforces_a_gpu_key(key: str) -> bool:
+    """A quota key Kubernetes (or HAMi) actually counts a GPU resource under: `requests.` of
+    an NVIDIA resource, `limits.` of a HAMi counter, a DRA device-class key. A bare
+    `nvidia.com/gpu` or `limits.nvidia.com/gpu` is accepted by the API and bounds nothing."""
+    if key.endswith(DRA_QUOTA_SUFFIX):
+        return True
+    resource = next((key.removeprefix(p) for p in QUOTA_PREFIXES if key.startswith(p)), None)
+    if resource is None or not resource.startswith(GPU_RESOURCE_PREFIX):
+        return False
+    return key in enforcing_keys(resource)
 
 
 def enforcing_keys(resource: str) -> tuple[str, ...]:
@@ -123,12 +136,18 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
         quotas = sorted(by_namespace.get(namespace.name, ()), key=lambda q: q.name)
         keys = {key for q in quotas for key in q.hard}
         if used:
-            missing = [u for r, u in sorted(used.items()) if not keys & set(enforcing_keys(r))]
+            missing = [u for r, u in sorted(used.items()) if _unbounded(quotas, enforcing_keys(r))]
         else:
-            # No GPU pods yet: any GPU key bounds what the tenant may start taking.
-            missing = [] if any(is_gpu_quota_key(k) for k in keys) else [Usage(BASELINE)]
+            # No GPU pods yet: any enforced GPU key bounds what the tenant may start taking.
+            enforced = [k for k in keys if enforces_a_gpu_key(k)]
+            missing = [] if enforced and not uncounted(quotas, enforced) else [Usage(BASELINE)]
         if missing:
             yield _quota_draft(inputs, namespace, tenant, quotas, missing, bool(used))
+
+
+def _unbounded(quotas: list[ResourceQuota], keys: tuple[str, ...]) -> bool:
+    """No quota holds any of `keys`, or scoped ones leave some pod the tenant may write out."""
+    return not any(set(keys) & set(q.hard) for q in quotas) or uncounted(quotas, keys) is not None
 
 
 def _quota_draft(
@@ -143,16 +162,19 @@ def _quota_draft(
     evidence = {
         "namespace": namespace.name,
         "tenant": tenant.slug,
-        "quotas": [{"name": q.name, "hard_keys": sorted(q.hard)} for q in quotas],
-        "missing": [_missing_entry(u, keys) for u in missing],
+        "quotas": [_quota_entry(q) for q in quotas],
+        "missing": [_missing_entry(u, keys, quotas) for u in missing],
         "basis": (
             "GPU resources the namespace's pods use"
             if in_use
-            else "no GPU pods: no quota key on any GPU resource"
+            else "no GPU pods: no enforced quota key on any GPU resource"
         ),
     }
     names = ", ".join(enforcing_keys(u.resource)[0] for u in missing)
     detail = f"no quota on {names}"
+    scoped = [_left_out(quotas, u.resource) for u in missing]
+    if any(scoped):
+        detail += f" for every pod (scoped quotas do not count pods {next(filter(None, scoped))})"
     if not quotas:
         detail = f"no ResourceQuota (needs {names})" if in_use else "no ResourceQuota"
     return namespace_draft(
@@ -166,7 +188,16 @@ def _quota_draft(
     )
 
 
-def _missing_entry(usage: Usage, keys: set[str]) -> dict[str, object]:
+def _quota_entry(quota: ResourceQuota) -> dict[str, object]:
+    entry: dict[str, object] = {"name": quota.name, "hard_keys": sorted(quota.hard)}
+    if quota.scopes or quota.scope_selector:
+        # It counts only the pods in its scope: the tenant decides which pods those are.
+        entry["scopes"] = list(quota.scopes)
+        entry["scope_selector"] = [dict(e) for e in quota.scope_selector]
+    return entry
+
+
+def _missing_entry(usage: Usage, keys: set[str], quotas: list[ResourceQuota]) -> dict[str, object]:
     return {
         "resource": usage.resource,
         "expected_key": enforcing_keys(usage.resource)[0],
@@ -178,4 +209,14 @@ def _missing_entry(usage: Usage, keys: set[str]) -> dict[str, object]:
             for k in (usage.resource, "limits." + usage.resource)
             if k in keys and k not in enforcing_keys(usage.resource)
         ),
+        # Held by scoped quotas only: a pod they do not count (None when no quota holds it).
+        "not_counted": _left_out(quotas, usage.resource),
     }
+
+
+def _left_out(quotas: list[ResourceQuota], resource: str) -> str | None:
+    keys = enforcing_keys(resource)
+    if not any(set(keys) & set(q.hard) for q in quotas):
+        return None
+    pod = uncounted(quotas, keys)
+    return pod.describe(scope_names(quotas)) if pod else None

@@ -27,6 +27,7 @@ from inventory.rbac import ref as _ref
 from inventory.rbac import subject_label as _subject_label
 from inventory.snapshot import ClusterSnapshot
 from posture.inputs import PostureInputs
+from posture.rules.k8s.rbac_escalation import escalations
 from posture.rules.k8s.rbac_eval import (
     Grant,
     can,
@@ -95,7 +96,9 @@ class Target:
     purpose: str
 
     def ref(self) -> str:
-        return _ref(self.kind, self.namespace, self.name) if self.name else f"every {self.kind}"
+        found = _ref(self.kind, self.namespace, self.name) if self.name else f"every {self.kind}"
+        _, _, sub = self.resource.partition("/")
+        return f"{found} ({sub} subresource)" if sub else found
 
     def verbs_allowed(self, grant: Grant, verbs: Iterable[str]) -> list[str]:
         # The API server authorises create without an object name: resourceNames never allow it.
@@ -113,34 +116,63 @@ def _write_findings(
     check_id: str, inputs: PostureInputs, targets: list[Target], verbs: tuple[str, ...]
 ) -> Iterator[FindingDraft]:
     """One draft per binding that lets a tenant principal write any of `targets`."""
+    if not targets:
+        return  # nothing to guard (no GPU configuration read): no binding reaches it
     by_binding: dict[tuple[str, str, str], dict[str, list[Grant]]] = {}
+    escalating: dict[Grant, str] = {}  # grants that may take any right, and how
     for tenant in sorted(inputs.tenants, key=lambda t: t.slug):
+        escalating.update(escalations(inputs, tenant))
         for grant in effective_permissions(inputs, tenant):
-            if any(t.verbs_allowed(grant, verbs) for t in targets):
+            if grant in escalating or any(t.verbs_allowed(grant, verbs) for t in targets):
                 reached_by = by_binding.setdefault(grant.binding_ref, {})
                 reached_by.setdefault(tenant.slug, []).append(grant)
     for _ref_key, reached_by in sorted(by_binding.items()):
         grants = [g for found in reached_by.values() for g in found]
-        reached = _reached(targets, grants, verbs)
+        reached = _reached(targets, grants, verbs, escalating)
         verbs_seen = [v for v in verbs if any(v in r["verbs"] for r in reached)]
         objects = ", ".join(r["object"] for r in reached)
         title = f"may {'/'.join(verbs_seen)} {objects}"
-        yield _binding_draft(check_id, reached_by, {"objects": reached}, title)
+        evidence: dict[str, Any] = {"objects": reached}
+        direct = any(t.verbs_allowed(g, verbs) for t in targets for g in grants)
+        paths = sorted({escalating[g] for g in grants if g in escalating})
+        if paths and not direct:  # a direct grant is the cause to name; escalation adds nothing
+            evidence["escalation"] = paths
+            title += f" by escalation ({'; '.join(paths)})"
+        yield _binding_draft(check_id, reached_by, evidence, title)
 
 
 def _reached(
-    targets: list[Target], grants: list[Grant], verbs: tuple[str, ...]
+    targets: list[Target],
+    grants: list[Grant],
+    verbs: tuple[str, ...],
+    escalating: dict[Grant, str],
 ) -> list[dict[str, Any]]:
-    """Each target the grants may write, with the verbs."""
+    """Each target the grants may write, with the verbs (every verb through an escalation)."""
     reached = []
     for target in targets:
         allowed = {v for g in grants for v in target.verbs_allowed(g, verbs)}
+        if any(g in escalating for g in grants):
+            allowed = set(verbs)
         if allowed:
             ordered = [v for v in verbs if v in allowed]
             reached.append({"object": target.ref(), "purpose": target.purpose, "verbs": ordered})
-    if targets[0].name is None and reached[0]["object"] == targets[0].ref():
-        reached = reached[:1]  # every node: naming each one adds nothing
-    return reached
+    # Every node (of a resource) reached: naming each one of it adds nothing.
+    every = {t.resource for t in targets if t.name is None}
+    every &= {t.resource for t in targets if t.name is None and t.ref() in _objects(reached)}
+    return [
+        r
+        for r, t in zip(reached, _reached_targets(targets, reached), strict=True)
+        if t.name is None or t.resource not in every
+    ]
+
+
+def _objects(reached: list[dict[str, Any]]) -> set[str]:
+    return {r["object"] for r in reached}
+
+
+def _reached_targets(targets: list[Target], reached: list[dict[str, Any]]) -> list[Target]:
+    by_ref = {t.ref(): t for t in targets}
+    return [by_ref[r["object"]] for r in reached]
 
 
 def gpu_config_targets(snapshot: ClusterSnapshot) -> list[Target]:
@@ -180,11 +212,18 @@ def gpu_config_targets(snapshot: ClusterSnapshot) -> list[Target]:
 )
 def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
     # A rule without resourceNames reaches every node; one with them, only the nodes named.
-    targets = [Target("Node", "", "nodes", None, None, "all nodes")]
-    targets += [
-        Target("Node", "", "nodes", None, n.name, "node")
-        for n in sorted(inputs.snapshot.nodes, key=lambda n: n.name)
-    ]
+    # The status subresource counts too: a status update keeps only the spec (so the taints)
+    # from the old object, and takes the labels it is sent.
+    targets = []
+    for resource, every, one in (
+        ("nodes", "all nodes", "node"),
+        ("nodes/status", "labels of all nodes", "node labels"),
+    ):
+        targets.append(Target("Node", "", resource, None, None, every))
+        targets += [
+            Target("Node", "", resource, None, n.name, one)
+            for n in sorted(inputs.snapshot.nodes, key=lambda n: n.name)
+        ]
     yield from _write_findings("K8S-003", inputs, targets, NODE_WRITE_VERBS)
 
 
