@@ -63,6 +63,7 @@ API_VERSIONS = {
     "ReplicaSet": "apps/v1",
     "Job": "batch/v1",
     "CronJob": "batch/v1",
+    "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1",
     "Role": "rbac.authorization.k8s.io/v1",
     "RoleBinding": "rbac.authorization.k8s.io/v1",
     "ClusterRole": "rbac.authorization.k8s.io/v1",

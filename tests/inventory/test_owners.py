@@ -182,6 +182,65 @@ def test_from_labels_when_the_snapshot_lacks_the_objects(pod, cronjobs, expected
     assert (found.kind, found.name, found.resolved_by) == expected
 
 
+LWS = "leaderworkerset.sigs.k8s.io/name"
+
+
+# A LeaderWorkerSet's leaders run in the StatefulSet `<lws>`, each group's workers in the
+# StatefulSet `<lws>-<group index>` (the leader pod's name); every pod carries the LWS label.
+@pytest.mark.parametrize(
+    ("pod", "expected"),
+    [
+        pytest.param(
+            pod_of("StatefulSet", "infer", "infer-1", **{LWS: "infer"}),
+            ("LeaderWorkerSet", "infer", "leaderworkerset label"),
+            id="leader",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "infer-1", "infer-1-3", **{LWS: "infer"}),
+            ("LeaderWorkerSet", "infer", "leaderworkerset label"),
+            id="worker-of-group-1",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "infer-12", "infer-12-1", **{LWS: "infer"}),
+            ("LeaderWorkerSet", "infer", "leaderworkerset label"),
+            id="worker-of-group-12",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "db", "db-0", **{LWS: "infer"}),
+            ("StatefulSet", "db", "owner reference"),
+            id="label-on-a-statefulset-of-another-name",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "infer-canary", "infer-canary-0", **{LWS: "infer"}),
+            ("StatefulSet", "infer-canary", "owner reference"),
+            id="not-a-group-index",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "infer-1", "infer-1-0"),
+            ("StatefulSet", "infer-1", "owner reference"),
+            id="no-label",
+        ),
+        pytest.param(
+            pod_of("ReplicaSet", "infer", "infer-x", **{LWS: "infer"}),
+            ("ReplicaSet", "infer", "owner reference"),
+            id="only-statefulsets",
+        ),
+    ],
+)
+def test_leaderworkerset(pod, expected):
+    found = workload_of(pod, NOTHING)
+    assert (found.kind, found.name, found.resolved_by) == expected
+
+
+def test_a_leaderworkersets_pods_have_the_same_template_labels():
+    leader = {LWS: "infer", f"{LWS[:-4]}group-index": "0", f"{LWS[:-4]}worker-index": "0"}
+    worker = {**leader, f"{LWS[:-4]}group-index": "1", f"{LWS[:-4]}worker-index": "2"}
+    hashes = {f"{LWS[:-4]}group-key": "k1", f"{LWS[:-4]}template-revision-hash": "r1"}
+    first = template_labels(pod_of("StatefulSet", "infer", "infer-0", **leader, **hashes))
+    other = template_labels(pod_of("StatefulSet", "infer-1", "infer-1-2", **worker))
+    assert first == other == {LWS: "infer"}
+
+
 def test_ref_and_template_labels():
     ref = WorkloadRef("Deployment", "team-a", "trainer", "owner index")
     assert ref.ref() == "Deployment team-a/trainer"

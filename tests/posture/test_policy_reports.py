@@ -270,6 +270,19 @@ def test_cluster_scoped_subjects_that_are_not_objects_carry_no_resource():
     assert results["SHARE-005"]["properties"]["subject"] == "SharingMode/time-slicing"
 
 
+def test_a_leaderworkerset_subject_is_referenced_as_its_object():
+    lws = row(subject_kind="LeaderWorkerSet", subject_name="infer")
+    (report,) = report_documents("openreports", [lws], CHECKS)
+    assert report["results"][0]["resources"] == [
+        {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "name": "infer",
+            "namespace": "team-alpha",
+        }
+    ]
+
+
 def test_a_tenant_viewer_gets_their_namespaces_only():
     documents = report_documents("openreports", ROWS, CHECKS, namespaces=frozenset({"team-beta"}))
     namespaces = [d["metadata"].get("namespace") for d in documents]
