@@ -151,6 +151,7 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
         name=text(raw.get("name"), "") or "",
         image=text(raw.get("image"), "") or "",
         init=init,
+        sidecar=init and text(raw.get("restartPolicy")) == "Always",
         privileged=flag(security.get("privileged")) is True,
         allow_privilege_escalation=flag(security.get("allowPrivilegeEscalation")),
         run_as_non_root=run_as_non_root,
