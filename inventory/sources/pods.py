@@ -49,7 +49,10 @@ _KEY_REFS = ("secretKeyRef", "configMapKeyRef")  # their object and key are kept
 
 def pod_from_object(obj: dict[str, Any], namespace: str) -> Pod:
     """A Pod object as read from the API (status, node and owner included)."""
-    owner = next(iter(dicts(meta(obj).get("ownerReferences"))), {})
+    # The controller reference names the workload; another owner (a garbage-collection
+    # parent an operator adds) may come first in the list.
+    refs = dicts(meta(obj).get("ownerReferences"))
+    owner = next((r for r in refs if r.get("controller") is True), refs[0] if refs else {})
     return _pod_from_spec(
         spec=mapping(obj.get("spec")),
         namespace=namespace,

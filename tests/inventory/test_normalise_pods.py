@@ -140,6 +140,16 @@ def test_gpus_held_count_native_sidecars_with_the_app(init, app, expected):
     assert sidecars == [f"init-{i}" for i, c in enumerate(init) if c.get("restartPolicy")]
 
 
+def test_the_controller_reference_names_the_owner_whatever_its_place():
+    raw = pod("team-a", "trainer-0", ctr("main"))
+    raw["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "run-state"},
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "trainer", "controller": True},
+    ]
+    (result,) = normalise([raw]).pods
+    assert (result.owner_kind, result.owner_name) == ("StatefulSet", "trainer")
+
+
 def test_pod_defaults():
     raw = {"kind": "Pod", "metadata": {"name": "bare", "namespace": "team-beta"}}
     (result,) = normalise([raw]).pods
