@@ -64,7 +64,9 @@ class Work:
     name: str
     image: str  # "team/app:tag" in our registry (pinned by digest), or a full reference as is
     gpus: dict[str, int] = field(default_factory=dict)
-    kind: str = "Deployment"  # Deployment, StatefulSet, Job, CronJob or Pod (a bare pod)
+    # Deployment, StatefulSet, Job, CronJob, Pod (a bare pod) or LeaderWorkerSet (one group:
+    # a leader and replicas - 1 workers)
+    kind: str = "Deployment"
     replicas: int = 1
     phase: str = "Running"
     security: Obj | None = None  # None: the hardened context; otherwise this (risky) one
@@ -345,6 +347,10 @@ NEO_WEST = Cluster(
         ),
         "nw-h100-02": (
             Work(RES, "pretrain-7b", "research/pretrain:7b-r12", {GPU: 4}, "Job"),
+            # POD-002: multi-node inference sharing memory over hostIPC, a LeaderWorkerSet whose
+            # leader and worker run in two StatefulSets: one finding, on the LeaderWorkerSet.
+            Work(RES, "llm-multinode", "research/vllm-dev:0.6.3", {GPU: 1}, "LeaderWorkerSet",
+                 replicas=2, host_ipc=True),
             # POD-004: SYS_ADMIN for DCGM profiling counters (implies every NVIDIA capability).
             Work(EVAL, "dcgm-prof-eval", "research/eval-harness:0.4.5", {GPU: 1}, "Pod", security=adds("SYS_ADMIN")),
             Work(VAL, "dcgm-diag", f"{k8s.NVCR}/cloud-native/dcgm:3.3.9-1-ubuntu22.04", {GPU: 8}, "Job", phase="Succeeded"),

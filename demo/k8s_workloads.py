@@ -15,6 +15,7 @@ from demo.telemetry import uuid_of
 
 # The CronJob controller names each Job `<cronjob>-<scheduled minute since the epoch>`.
 _CRONJOB_RUN = 29_419_320  # 2025-12-08 02:00 UTC
+LWS = "leaderworkerset.sigs.k8s.io/"
 
 
 def _owner(
@@ -58,6 +59,16 @@ def _owner(
     return None, {}, w.name
 
 
+def _lws_pod(w: Work, index: int) -> tuple[str, tuple[str, str, str], dict[str, str]]:
+    """(name, owner, labels) of pod `index` of a LeaderWorkerSet's group 0, as its controller
+    makes them: the leader `<lws>-0` in StatefulSet `<lws>`, the workers `<lws>-0-<index>` in
+    StatefulSet `<lws>-0` (named after their leader)."""
+    labels = {f"{LWS}name": w.name, f"{LWS}group-index": "0", f"{LWS}worker-index": str(index)}
+    if index == 0:
+        return f"{w.name}-0", ("apps/v1", "StatefulSet", w.name), labels
+    return f"{w.name}-0-{index}", ("apps/v1", "StatefulSet", f"{w.name}-0"), labels
+
+
 def _host_volumes(w: Work) -> list[tuple[str, str, bool]]:
     return [("host-dev", "/dev", False)] * w.host_dev + list(w.host_paths)
 
@@ -99,9 +110,12 @@ def tenant_pods_of(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
             )
             owner, controller_labels, prefix = _owner(ids, w, image, controllers)
             for i in range(w.replicas):
+                if w.kind == "LeaderWorkerSet":  # its pods are in two StatefulSets
+                    _, owner, controller_labels = _lws_pod(w, i)
                 name, restart = {
                     "Deployment": (f"{prefix}-{ids.suffix()}", "Always"),
                     "StatefulSet": (f"{w.name}-{i}", "Always"),
+                    "LeaderWorkerSet": (_lws_pod(w, i)[0], "Always"),
                     "Job": (f"{prefix}-{ids.suffix()}", "Never"),
                     "CronJob": (f"{prefix}-{ids.suffix()}", "OnFailure"),
                     "Pod": (w.name if w.replicas == 1 else f"{w.name}-{i}", "Never"),

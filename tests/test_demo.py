@@ -105,6 +105,9 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     assert Finding.objects.filter(
         check_id="K8S-001", evidence__missing__0__resource="nvidia.com/gpu-ts"
     ).exists()
+    # A LeaderWorkerSet's leader and worker StatefulSets are one workload: one finding.
+    (lws,) = Finding.objects.filter(check_id="POD-002", subject_name="llm-multinode")
+    assert (lws.subject_kind, lws.evidence["replicas"]) == ("LeaderWorkerSet", 2)
     assert_dra()
     assert_fail_closed()
     # Issue 19 items 8-9: an accepted risk (who, why, until when) and an owned, ticketed one.
