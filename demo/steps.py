@@ -48,6 +48,9 @@ TELEMETRY_PLAN = {
     "neo-west": {
         "hijacked": "nw-h200-02",
         "handovers": (("nw-h200-01", "research-llm"),),
+        # Its exporter runs without the Kubernetes mapping: ATTR-002, usage attributed to
+        # nobody; its busy GPUs are no more than analytics' pods hold, so no ATTR-001.
+        "unlabelled": ("nw-l40s-02",),
     },
 }
 CLUSTER_DESCRIPTIONS = {

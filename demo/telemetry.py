@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from telemetry.samples import GpuSample
@@ -64,10 +64,12 @@ def demo_samples(
     silent: tuple[str, ...] = (),
     hijacked: str = "",
     handovers: tuple[tuple[str, str], ...] = (),
+    unlabelled: tuple[str, ...] = (),
 ) -> list[GpuSample]:
     """`silent`: nodes that send nothing; `hijacked`: a node whose last GPU runs busy for the
     last 40 minutes with no pod; `handovers`: (node, namespace) whose GPU 0 ran a pod of
-    that namespace in the first half of the day before its present holder took it."""
+    that namespace in the first half of the day before its present holder took it;
+    `unlabelled`: nodes whose exporter runs without its Kubernetes mapping (no pod labels)."""
     # On the 5-minute grid, so a demo run again within those minutes writes the same samples.
     end = now.replace(minute=now.minute - now.minute % 5, second=0, microsecond=0)
     start = end - timedelta(hours=HOURS)
@@ -76,7 +78,10 @@ def demo_samples(
     for node in nodes:
         if node.name in silent:
             continue
-        out += list(_node_samples(node, times, hijacked == node.name, handovers))
+        samples = _node_samples(node, times, hijacked == node.name, handovers)
+        if node.name in unlabelled:
+            samples = (replace(x, namespace="", pod="", container="") for x in samples)
+        out += list(samples)
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from telemetry.hijack import Hijack, SilentNode
+from telemetry.hijack import Hijack, SilentNode, UnmappedNode
 from telemetry.leak import Handover
 
 
@@ -18,4 +18,6 @@ class TelemetryFacts:
     hijacks: tuple[Hijack, ...] = ()
     silent_nodes: tuple[SilentNode, ...] = ()
     handovers: tuple[Handover, ...] = ()
+    # Nodes whose busy GPUs are attributed by count only (ATTR-002 says so).
+    unmapped_nodes: tuple[UnmappedNode, ...] = ()
     settings: dict[str, object] = field(default_factory=dict)  # thresholds, for the evidence

@@ -16,7 +16,7 @@ from inventory.dra_devices import dra_gpu_nodes, dra_held
 from inventory.models import Cluster
 from telemetry.attribution import Attributed
 from telemetry.evidence import TelemetryFacts
-from telemetry.hijack import silent_nodes, unexplained_busy
+from telemetry.hijack import UnmappedNode, explained_by_count, silent_nodes, unexplained_busy
 from telemetry.leak import Attestation, tenancies_from, unattested_handovers
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.samples import GpuSample
@@ -38,9 +38,11 @@ def telemetry_facts(
         return TelemetryFacts(sampled=False, settings=thresholds)
     gpu_nodes = [n.name for n in snapshot.nodes if n.is_gpu_node]
     silent_window = timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES)
+    hijacks, unmapped = _hijacks(cluster, snapshot, now, window)
     return TelemetryFacts(
         sampled=True,
-        hijacks=tuple(_hijacks(cluster, snapshot, now, window)),
+        hijacks=tuple(hijacks),
+        unmapped_nodes=tuple(unmapped),
         silent_nodes=tuple(
             silent_nodes(
                 _last_seen(cluster, gpu_nodes, now, silent_window),
@@ -80,11 +82,29 @@ def _last_seen(
 
 
 def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, window: timedelta):
+    """The busy runs no scheduled pod explains, and the nodes judged by count only."""
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
     dra = dra_held(snapshot, running)
     gpu_pods = {(p.namespace, p.name) for p in running if p.gpu_resources} | dra.pods
     nodes_with_gpu_pods = {p.node_name for p in running if p.gpu_resources}
     shared = {n.name for n in snapshot.nodes if n.sharing_strategy in SHARED_STRATEGIES}
+    threshold = float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT)
+    # Three windows back: a run that started before the last window is seen whole.
+    rows = GpuReading.objects.filter(cluster=cluster, time__gte=now - 3 * window).order_by("time")
+    samples = [r.as_sample() for r in rows.iterator(chunk_size=5000)]
+    # DCGM-Exporter often labels no pod at all (its Kubernetes mapping off, or unable to read
+    # the kubelet's pod resources): on such a node a busy GPU is no more a hijack than one of
+    # the GPUs its pods hold, which the samples cannot name; only a count says anything.
+    reporting = {s.hostname for s in samples}
+    named = {s.hostname for s in samples if s.pod}
+    unmapped = [
+        UnmappedNode(node, count)
+        for node, count in sorted(_devices_held(running).items())
+        if node in reporting and node not in named and node not in shared
+    ]
+    by_count = explained_by_count(
+        samples, {u.node: u.held_devices for u in unmapped}, threshold=threshold
+    )
 
     def held(sample: GpuSample) -> bool:
         if sample.pod and (sample.namespace, sample.pod) in gpu_pods:
@@ -93,18 +113,28 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
         # its samples (it may not map DRA devices to pods at all).
         if sample.uuid and sample.uuid in dra.devices:
             return True
+        if (sample.hostname, sample.time) in by_count:
+            return True
         # A shared GPU's samples may carry no pod labels at all: any GPU pod there explains it.
         return sample.hostname in shared and sample.hostname in nodes_with_gpu_pods
 
-    # Three windows back: a run that started before the last window is seen whole.
-    rows = GpuReading.objects.filter(cluster=cluster, time__gte=now - 3 * window).order_by("time")
-    samples = [r.as_sample() for r in rows.iterator(chunk_size=5000)]
-    return unexplained_busy(
-        samples,
-        held=held,
-        threshold=float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT),
-        window=window,
-    )
+    found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
+    return found, unmapped
+
+
+def _devices_held(pods: list[snap.Pod]) -> dict[str, int]:
+    """node -> whole GPUs and MIG instances its scheduled pods hold (device-plugin resources;
+    each is one device the exporter reports on)."""
+    held: dict[str, int] = {}
+    for pod in pods:
+        count = sum(
+            n
+            for name, n in pod.gpu_resources.items()
+            if name == "nvidia.com/gpu" or name.startswith("nvidia.com/mig-")
+        )
+        if count and pod.node_name:
+            held[pod.node_name] = held.get(pod.node_name, 0) + count
+    return held
 
 
 def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):

@@ -38,6 +38,16 @@ class SilentNode:
 
 
 @dataclass(frozen=True)
+class UnmappedNode:
+    """A GPU node whose exporter names no pod on any sample while scheduled pods hold its
+    GPUs (DCGM-Exporter's Kubernetes mapping off or broken): busy GPUs there are told from a
+    hijack by count only (explained_by_count)."""
+
+    node: str
+    held_devices: int  # whole GPUs and MIG instances the node's scheduled pods hold
+
+
+@dataclass(frozen=True)
 class _Point:
     time: datetime
     busy: float | None
@@ -78,6 +88,20 @@ def _timelines(
         was_held = old is not None and old.held
         here[s.time] = _Point(s.time, busy, was_held or held(s))
     return {d: [by_time[t] for t in sorted(by_time)] for d, by_time in merged.items()}
+
+
+def explained_by_count(
+    samples: Iterable[GpuSample], held_devices: Mapping[str, int], *, threshold: float
+) -> set[tuple[str, datetime]]:
+    """(node, time) at which a node of `held_devices` (an UnmappedNode's: no sample names its
+    pod) has no more devices busy above the threshold than its scheduled pods hold: each busy
+    one may be theirs. More busy than held, and some run outside the scheduler: none of them
+    is explained, since the samples cannot say which."""
+    busy: dict[tuple[str, datetime], set[Device]] = defaultdict(set)
+    for s in samples:
+        if s.hostname in held_devices and s.busy is not None and s.busy > threshold:
+            busy[(s.hostname, s.time)].add(s.device)
+    return {key for key, devices in busy.items() if len(devices) <= held_devices[key[0]]}
 
 
 def _runs(points: list[_Point], threshold: float, max_gap: timedelta) -> list[list[_Point]]:

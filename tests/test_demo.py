@@ -92,6 +92,9 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
         GpuUsageHourly.objects.filter(attribution="tenant").values("tenant").distinct().count() >= 3
     )
     assert {"ATTR-001", "ATTR-003", "LEAK-001"} <= checks
+    (unmapped,) = Finding.objects.filter(check_id="ATTR-002", key="unmapped", status="open")
+    assert unmapped.subject_name == "nw-l40s-02"
+    assert not Finding.objects.filter(check_id="ATTR-001", subject_name="nw-l40s-02").exists()
     assert ResetAttestation.objects.exists()
     # Every way a GPU reaches a pod (issue 17): a KAI fraction two tenants share on one GPU, a
     # renamed time-slicing resource, a failed MIG reconfiguration, toolkits that honour

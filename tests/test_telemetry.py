@@ -158,6 +158,33 @@ def test_the_same_busy_gpu_held_by_a_scheduled_pod_is_fine(small_world):
     assert not open_findings("ATTR-001")
 
 
+def test_an_exporter_that_names_no_pod_is_not_a_hijack_while_pods_hold_the_gpus(small_world):
+    """DCGM-Exporter without its Kubernetes mapping labels no pod: the node's one busy GPU is
+    one its scheduled pods hold (by count), not a critical hijack; ATTR-002 says the usage
+    is attributed to nobody."""
+    make_exclusive()
+    now = timezone.now()
+    samples_ingest(cluster=small_world, samples=series(now - timedelta(minutes=25), 25, busy=96))
+    posture_evaluate()
+    assert not open_findings("ATTR-001")
+    (unmapped,) = [f for f in open_findings("ATTR-002") if f.key == "unmapped"]
+    assert unmapped.subject_name == "gpu-ts-1"
+    assert unmapped.evidence["gpus_held_by_scheduled_pods"] == 2
+    assert set(unmapped.tenants.values_list("slug", flat=True)) == {"alpha", "beta"}
+
+
+def test_more_busy_gpus_than_the_pods_hold_is_still_a_hijack_without_pod_labels(small_world):
+    make_exclusive()
+    Pod.objects.filter(node__name="gpu-ts-1", name="inference-0").delete()  # 1 GPU held
+    now = timezone.now()
+    start = now - timedelta(minutes=25)
+    other = "GPU-99999999-1111-2222-3333-444444444444"
+    samples = series(start, 25, busy=96) + series(start, 25, busy=91, gpu="1", uuid=other)
+    samples_ingest(cluster=small_world, samples=samples)
+    posture_evaluate()
+    assert {f.evidence["gpu_uuid"] for f in open_findings("ATTR-001")} == {UUID, other}
+
+
 def test_a_gpu_node_silent_for_an_hour_is_reported(small_world, settings):
     posture_evaluate()
     assert not open_findings("ATTR-003")  # a cluster that never sent telemetry: nothing to judge
