@@ -64,8 +64,8 @@ class Work:
     name: str
     image: str  # "team/app:tag" in our registry (pinned by digest), or a full reference as is
     gpus: dict[str, int] = field(default_factory=dict)
-    # Deployment, StatefulSet, Job, CronJob, Pod (a bare pod) or LeaderWorkerSet (one group:
-    # a leader and replicas - 1 workers)
+    # Deployment, StatefulSet, Job, CronJob, Pod (a bare pod), LeaderWorkerSet (one group:
+    # a leader and replicas - 1 workers) or Notebook (Kubeflow's, run as a StatefulSet)
     kind: str = "Deployment"
     replicas: int = 1
     phase: str = "Running"
@@ -235,10 +235,10 @@ PROD_EAST = Cluster(
             Work(ORB, "tts-demo", "orbital/tts-demo:0.9.4", {GPU: 1}),
             Work(ANA, "churn-scoring", "analytics/churn-scoring:1.12.0", {GPU: 1}),
         ),
-        # POD-003: hostPath /dev in a notebook, which also opens /dev/nvidia-caps (POD-005),
-        # and POD-007: a tag from Docker Hub.
+        # POD-003: hostPath /dev in a Kubeflow notebook, which also opens /dev/nvidia-caps
+        # (POD-005), and POD-007: a tag from Docker Hub; filed under the Notebook.
         "pe-t4-02": (
-            Work(NB, "nb-priya", "docker.io/jupyter/pytorch-notebook:cuda12-python-3.11", {GPU: 1}, "StatefulSet",
+            Work(NB, "nb-priya", "docker.io/jupyter/pytorch-notebook:cuda12-python-3.11", {GPU: 1}, "Notebook",
                  security={}, host_dev=True),
         ),
         "pe-cpu-02": (

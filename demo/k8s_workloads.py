@@ -56,6 +56,9 @@ def _owner(
         return ("batch/v1", "Job", job), {"batch.kubernetes.io/job-name": job, "job-name": job}, job
     if w.kind == "StatefulSet":
         return ("apps/v1", "StatefulSet", w.name), {}, w.name
+    if w.kind == "Notebook":  # Kubeflow's controller runs it as a StatefulSet of its name
+        labels = {"notebook-name": w.name, "statefulset": w.name}
+        return ("apps/v1", "StatefulSet", w.name), labels, w.name
     return None, {}, w.name
 
 
@@ -115,6 +118,7 @@ def tenant_pods_of(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
                 name, restart = {
                     "Deployment": (f"{prefix}-{ids.suffix()}", "Always"),
                     "StatefulSet": (f"{w.name}-{i}", "Always"),
+                    "Notebook": (f"{w.name}-{i}", "Always"),
                     "LeaderWorkerSet": (_lws_pod(w, i)[0], "Always"),
                     "Job": (f"{prefix}-{ids.suffix()}", "Never"),
                     "CronJob": (f"{prefix}-{ids.suffix()}", "OnFailure"),

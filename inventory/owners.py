@@ -14,7 +14,10 @@ when the snapshot has it, else from what real clusters guarantee:
   each group's workers in a StatefulSet named after the group's leader pod
   (`<lws>-<group index>`), and labels every pod `leaderworkerset.sigs.k8s.io/name: <lws>`:
   a pod of such a StatefulSet is the LeaderWorkerSet's, so its 1 + N StatefulSets are one
-  workload (the template is changed on the LeaderWorkerSet, never on the StatefulSets).
+  workload (the template is changed on the LeaderWorkerSet, never on the StatefulSets);
+- a Kubeflow Notebook runs in a StatefulSet of its own name whose pods are labelled
+  `notebook-name` and `statefulset` with that name: the pod is the Notebook's (its
+  controller reverts any edit of the StatefulSet).
 Anything else stays at the nearest owner known for certain (the ReplicaSet, the Job) or the
 bare Pod: never a guess.
 """
@@ -32,6 +35,7 @@ JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 # `<cronjob>-<digits>`: the CronJob controller appends the scheduled time in minutes.
 CRONJOB_JOB_NAME = re.compile(r"^(?P<cronjob>.+)-\d+$")
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+NOTEBOOK_LABELS = ("notebook-name", "statefulset")  # Kubeflow's notebook controller sets both
 # Labels the controllers set per pod (or per rollout, per Job): not part of the template a
 # person wrote, so they are left out of a workload's labels.
 PER_POD_LABELS = frozenset(
@@ -65,7 +69,7 @@ class WorkloadRef:
     namespace: str
     name: str
     # "owner index", "pod-template-hash label", "job-name label", "leaderworkerset label",
-    # "owner reference", "bare pod"
+    # "notebook-name label", "owner reference", "bare pod"
     resolved_by: str
 
     def ref(self) -> str:
@@ -100,8 +104,8 @@ def workload_of(pod: Pod, index: OwnerIndex) -> WorkloadRef:
         guessed = _deployment(pod, name) if kind == "ReplicaSet" else _cronjob(pod, name, index)
         if guessed is not None:
             return guessed
-    if kind == "StatefulSet" and (lws := _leaderworkerset(pod, name)) is not None:
-        return lws
+    if kind == "StatefulSet" and (controller := _statefulset_controller(pod, name)) is not None:
+        return controller
     return WorkloadRef(kind, namespace, name, "owner reference")
 
 
@@ -123,14 +127,17 @@ def _cronjob(pod: Pod, job: str, index: OwnerIndex) -> WorkloadRef | None:
     return None
 
 
-def _leaderworkerset(pod: Pod, stateful_set: str) -> WorkloadRef | None:
+def _statefulset_controller(pod: Pod, stateful_set: str) -> WorkloadRef | None:
     """The LeaderWorkerSet whose leader (`<lws>`) or group (`<lws>-<index>`) StatefulSet runs
-    the pod; the name must fit the label, so a label alone never moves a pod elsewhere."""
+    the pod, or the Kubeflow Notebook whose StatefulSet does. The StatefulSet's name must fit
+    the labels, so a label alone never moves a pod elsewhere."""
     lws = pod.labels.get(LWS_NAME, "")
     group = stateful_set.removeprefix(f"{lws}-")
     of_group = group != stateful_set and group.isascii() and group.isdigit()
     if lws and (stateful_set == lws or of_group):
         return WorkloadRef("LeaderWorkerSet", pod.namespace, lws, "leaderworkerset label")
+    if all(pod.labels.get(label) == stateful_set for label in NOTEBOOK_LABELS):
+        return WorkloadRef("Notebook", pod.namespace, stateful_set, "notebook-name label")
     return None
 
 

@@ -111,6 +111,9 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     # A LeaderWorkerSet's leader and worker StatefulSets are one workload: one finding.
     (lws,) = Finding.objects.filter(check_id="POD-002", subject_name="llm-multinode")
     assert (lws.subject_kind, lws.evidence["replicas"]) == ("LeaderWorkerSet", 2)
+    # A Kubeflow Notebook's pod is the Notebook's, not its StatefulSet's.
+    notebook = Finding.objects.filter(check_id="POD-003", subject_name="nb-priya")
+    assert set(notebook.values_list("subject_kind", flat=True)) == {"Notebook"}
     assert_dra()
     assert_fail_closed()
     # Issue 19 items 8-9: an accepted risk (who, why, until when) and an owned, ticketed one.

@@ -232,6 +232,39 @@ def test_leaderworkerset(pod, expected):
     assert (found.kind, found.name, found.resolved_by) == expected
 
 
+NOTEBOOK = {"notebook-name": "ana-lab", "statefulset": "ana-lab"}
+
+
+@pytest.mark.parametrize(
+    ("pod", "expected"),
+    [
+        pytest.param(
+            pod_of("StatefulSet", "ana-lab", "ana-lab-0", **NOTEBOOK),
+            ("Notebook", "ana-lab", "notebook-name label"),
+            id="kubeflow-notebook",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "ana-lab", "ana-lab-0", **{"notebook-name": "ana-lab"}),
+            ("StatefulSet", "ana-lab", "owner reference"),
+            id="one-label-of-two",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "db", "db-0", **NOTEBOOK),
+            ("StatefulSet", "db", "owner reference"),
+            id="labels-of-another-name",
+        ),
+        pytest.param(
+            pod_of("ReplicaSet", "ana-lab", "ana-lab-x", **NOTEBOOK),
+            ("ReplicaSet", "ana-lab", "owner reference"),
+            id="only-statefulsets",
+        ),
+    ],
+)
+def test_kubeflow_notebook(pod, expected):
+    found = workload_of(pod, NOTHING)
+    assert (found.kind, found.name, found.resolved_by) == expected
+
+
 def test_a_leaderworkersets_pods_have_the_same_template_labels():
     leader = {LWS: "infer", f"{LWS[:-4]}group-index": "0", f"{LWS[:-4]}worker-index": "0"}
     worker = {**leader, f"{LWS[:-4]}group-index": "1", f"{LWS[:-4]}worker-index": "2"}

@@ -270,16 +270,14 @@ def test_cluster_scoped_subjects_that_are_not_objects_carry_no_resource():
     assert results["SHARE-005"]["properties"]["subject"] == "SharingMode/time-slicing"
 
 
-def test_a_leaderworkerset_subject_is_referenced_as_its_object():
-    lws = row(subject_kind="LeaderWorkerSet", subject_name="infer")
-    (report,) = report_documents("openreports", [lws], CHECKS)
+@pytest.mark.parametrize(
+    ("kind", "api_version"),
+    [("LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1"), ("Notebook", "kubeflow.org/v1")],
+)
+def test_a_controller_the_owner_chain_names_is_referenced_as_its_object(kind, api_version):
+    (report,) = report_documents("openreports", [row(subject_kind=kind)], CHECKS)
     assert report["results"][0]["resources"] == [
-        {
-            "apiVersion": "leaderworkerset.x-k8s.io/v1",
-            "kind": "LeaderWorkerSet",
-            "name": "infer",
-            "namespace": "team-alpha",
-        }
+        {"apiVersion": api_version, "kind": kind, "name": "trainer", "namespace": "team-alpha"}
     ]
 
 
