@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from inventory.env_seal import literal_env
+from inventory.owners import qualified_kind
 from inventory.snapshot import (
     GPU_ANNOTATIONS,
     GPU_RESOURCE_PREFIX,
@@ -59,11 +60,16 @@ def pod_from_object(obj: dict[str, Any], namespace: str) -> Pod:
         name=name_of(obj),
         labels=labels_of(obj),
         phase=text(dig(obj, "status").get("phase"), "Unknown") or "Unknown",
-        owner_kind=text(owner.get("kind")),
+        owner_kind=_owner_kind(owner),
         owner_name=text(owner.get("name")),
         annotations=gpu_annotations(meta(obj).get("annotations")),
         resource_claims=pod_claims(mapping(obj.get("spec")), dig(obj, "status")),
     )
+
+
+def _owner_kind(owner: dict[str, Any]) -> str | None:
+    kind = text(owner.get("kind"))
+    return qualified_kind(kind, text(owner.get("apiVersion"), "") or "") if kind else kind
 
 
 def gpu_annotations(value: Any) -> dict[str, str]:

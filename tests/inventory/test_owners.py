@@ -8,7 +8,13 @@ import json
 
 import pytest
 
-from inventory.owners import OwnerIndex, WorkloadRef, template_labels, workload_of
+from inventory.owners import (
+    OwnerIndex,
+    WorkloadRef,
+    qualified_kind,
+    template_labels,
+    workload_of,
+)
 from inventory.snapshot import OwnerLink, Pod
 from inventory.sources.normalise import normalise
 
@@ -230,6 +236,48 @@ LWS = "leaderworkerset.sigs.k8s.io/name"
 def test_leaderworkerset(pod, expected):
     found = workload_of(pod, NOTHING)
     assert (found.kind, found.name, found.resolved_by) == expected
+
+
+def test_a_volcano_job_is_not_taken_for_a_batch_job():
+    """Volcano's Job (batch.volcano.sh) shares the built-in's kind name: named with its group,
+    and never indexed or looked up as a batch/v1 Job of the same name."""
+    batch = owned("Job", "train", ("CronJob", "nightly"))
+    volcano = {**owned("Job", "train"), "apiVersion": "batch.volcano.sh/v1alpha1"}
+    raw = {
+        "kind": "Pod",
+        "metadata": {
+            "name": "train-worker-0",
+            "namespace": "team-a",
+            "ownerReferences": [
+                {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "train"}
+            ],
+        },
+        "spec": {"containers": [{"name": "main", "image": "x:1"}]},
+    }
+    snapshot = normalise([batch, volcano, raw])
+    assert snapshot.owners == (OwnerLink("Job", "team-a", "train", "CronJob", "nightly"),)
+    (pod,) = snapshot.pods
+    found = workload_of(pod, OwnerIndex(snapshot.owners))
+    assert (found.kind, found.name, found.resolved_by) == (
+        "Job.batch.volcano.sh",
+        "train",
+        "owner reference",
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "api_version", "expected"),
+    [
+        ("Job", "batch/v1", "Job"),
+        ("ReplicaSet", "extensions/v1beta1", "ReplicaSet"),  # before apps/v1
+        ("Node", "v1", "Node"),
+        ("Job", "", "Job"),  # no apiVersion: taken as the built-in's
+        ("Job", "batch.volcano.sh/v1alpha1", "Job.batch.volcano.sh"),
+        ("RayCluster", "ray.io/v1", "RayCluster"),
+    ],
+)
+def test_qualified_kind(kind, api_version, expected):
+    assert qualified_kind(kind, api_version) == expected
 
 
 NOTEBOOK = {"notebook-name": "ana-lab", "statefulset": "ana-lab"}
