@@ -6,6 +6,7 @@ ATTR-003: a GPU node that sends no samples hides exactly that, so silence is a f
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -91,17 +92,30 @@ def _timelines(
 
 
 def explained_by_count(
-    samples: Iterable[GpuSample], held_devices: Mapping[str, int], *, threshold: float
+    samples: Iterable[GpuSample],
+    held_devices: Mapping[str, int],
+    *,
+    threshold: float,
+    within: timedelta = timedelta(seconds=60),
 ) -> set[tuple[str, datetime]]:
     """(node, time) at which a node of `held_devices` (an UnmappedNode's: no sample names its
     pod) has no more devices busy above the threshold than its scheduled pods hold: each busy
     one may be theirs. More busy than held, and some run outside the scheduler: none of them
-    is explained, since the samples cannot say which."""
-    busy: dict[tuple[str, datetime], set[Device]] = defaultdict(set)
+    is explained, since the samples cannot say which. Devices busy `within` a moment of each
+    other count together: series scraped apart need not carry one timestamp."""
+    busy: dict[str, list[tuple[datetime, Device]]] = defaultdict(list)
     for s in samples:
         if s.hostname in held_devices and s.busy is not None and s.busy > threshold:
-            busy[(s.hostname, s.time)].add(s.device)
-    return {key for key, devices in busy.items() if len(devices) <= held_devices[key[0]]}
+            busy[s.hostname].append((s.time, s.device))
+    explained = set()
+    for node, events in busy.items():
+        events.sort()
+        times = [t for t, _ in events]
+        for t in sorted(set(times)):
+            low, high = bisect_left(times, t - within), bisect_right(times, t + within)
+            if len({device for _, device in events[low:high]}) <= held_devices[node]:
+                explained.add((node, t))
+    return explained
 
 
 def _runs(points: list[_Point], threshold: float, max_gap: timedelta) -> list[list[_Point]]:

@@ -183,12 +183,22 @@ def test_busy_gpus_no_more_than_the_pods_hold_are_explained_by_count():
         s(0, uuid="GPU-1"),
         s(0, uuid="GPU-2"),
         s(0, 5.0, uuid="GPU-3"),  # idle: not counted
-        s(1, uuid="GPU-1"),
-        s(1, uuid="GPU-2"),
-        s(1, uuid="GPU-3"),  # a third busy GPU: more than the pods hold
+        s(5, uuid="GPU-1"),
+        s(5, uuid="GPU-2"),
+        s(5, uuid="GPU-3"),  # a third busy GPU: more than the pods hold
         s(0, hostname="n2"),  # a node not judged by count
     ]
     assert explained_by_count(samples, {"n1": 2}, threshold=20.0) == {("n1", m(0))}
+
+
+def test_busy_gpus_scraped_seconds_apart_count_together():
+    samples = [s(0, uuid="GPU-1"), s(0.25, uuid="GPU-2"), s(5, uuid="GPU-1")]
+    assert explained_by_count(samples, {"n1": 1}, threshold=20.0) == {("n1", m(5))}
+    assert explained_by_count(samples, {"n1": 2}, threshold=20.0) == {
+        ("n1", m(0)),
+        ("n1", m(0.25)),
+        ("n1", m(5)),
+    }
 
 
 def test_mig_instances_count_one_each():
