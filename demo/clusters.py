@@ -80,6 +80,8 @@ class Work:
     # A KAI Scheduler fraction (`gpu-fraction` annotation) bound to the GPU of this group.
     fraction: str | None = None
     gpu_group: str | None = None
+    # A privileged debug container `kubectl debug --profile=sysadmin` added to the first pod.
+    debugged: bool = False
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,9 @@ PROD_EAST = Cluster(
         # internal_trusted research and internal analytics time-slice the same four GPUs:
         # SHARE-001 (different tenants), SHARE-003 (internal may not time-slice with others).
         "pe-l40s-01": (
-            Work(RES, "vllm-dev", "research/vllm-dev:0.6.3", {GPU: 1}, replicas=2),
+            # POD-001 on one pod only: a privileged debug container added to it (kubectl debug);
+            # the Deployment's template is clean, so the finding names the pod.
+            Work(RES, "vllm-dev", "research/vllm-dev:0.6.3", {GPU: 1}, replicas=2, debugged=True),
             # POD-001: a privileged container for Nsight profiling.
             Work(RES, "nsys-profile", "research/nsys-profile:2024.6", {GPU: 1}, "Pod", security=PRIVILEGED),
             # POD-002: hostIPC, a shared-memory shortcut between the ETL and a sidecar; a nightly

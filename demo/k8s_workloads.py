@@ -72,6 +72,19 @@ def _lws_pod(w: Work, index: int) -> tuple[str, tuple[str, str, str], dict[str, 
     return f"{w.name}-0-{index}", ("apps/v1", "StatefulSet", f"{w.name}-0"), labels
 
 
+def _debugger() -> Obj:
+    """The container `kubectl debug --profile=sysadmin` adds: privileged, no resources (a
+    fixed name: drawing one from `ids` would shift every later generated name)."""
+    return {
+        "name": "debugger-x7k2p",
+        "image": "docker.io/library/busybox:1.36",
+        "securityContext": {"privileged": True},
+        "stdin": True,
+        "tty": True,
+        "terminationMessagePolicy": "File",
+    }
+
+
 def _host_volumes(w: Work) -> list[tuple[str, str, bool]]:
     return [("host-dev", "/dev", False)] * w.host_dev + list(w.host_paths)
 
@@ -140,6 +153,8 @@ def tenant_pods_of(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
                     node_selector={"gpuposture.io/pool": n.pool} if n and n.model else None,
                     pod_security=k8s.HARDENED_POD if w.security is None else None,
                 )
+                if w.debugged and i == 0:
+                    pod["spec"]["ephemeralContainers"] = [_debugger()]
                 if w.fraction:
                     binder_maps += kai_fraction(ids, pod, w, gpu_of_group[w.gpu_group or ""])
                 pods.append(pod)

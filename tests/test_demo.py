@@ -111,6 +111,12 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     # A LeaderWorkerSet's leader and worker StatefulSets are one workload: one finding.
     (lws,) = Finding.objects.filter(check_id="POD-002", subject_name="llm-multinode")
     assert (lws.subject_kind, lws.evidence["replicas"]) == ("LeaderWorkerSet", 2)
+    # A debug container is one pod's, not its Deployment's template's.
+    (debug,) = Finding.objects.filter(
+        check_id="POD-001", evidence__debug_container_in__isnull=False
+    )
+    assert debug.subject_kind == "Pod" and debug.subject_name.startswith("vllm-dev-")
+    assert debug.evidence["debug_container_in"] == "Deployment research-llm/vllm-dev"
     # A Kubeflow Notebook's pod is the Notebook's, not its StatefulSet's.
     notebook = Finding.objects.filter(check_id="POD-003", subject_name="nb-priya")
     assert set(notebook.values_list("subject_kind", flat=True)) == {"Notebook"}
