@@ -18,7 +18,7 @@ when the snapshot has it, else from what real clusters guarantee:
 - a Kubeflow Notebook runs in a StatefulSet of its own name whose pods are labelled
   `notebook-name` and `statefulset` with that name: the pod is the Notebook's (its
   controller reverts any edit of the StatefulSet).
-A kind of another API group that shares a built-in controller's name (Volcano's
+A custom resource that shares a built-in controller's kind name (Volcano's
 `batch.volcano.sh` Job) is named with its group (`Job.batch.volcano.sh`, as kubectl takes it),
 so it is never taken for, or looked up as, the built-in one.
 Anything else stays at the nearest owner known for certain (the ReplicaSet, the Job) or the
@@ -37,17 +37,12 @@ POD_TEMPLATE_HASH = "pod-template-hash"
 JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 # `<cronjob>-<digits>`: the CronJob controller appends the scheduled time in minutes.
 CRONJOB_JOB_NAME = re.compile(r"^(?P<cronjob>.+)-\d+$")
-# The API groups of the built-in controllers a pod's owner chain may name ("extensions" is the
-# group ReplicaSets, Deployments and DaemonSets had before apps/v1).
-BUILTIN_GROUPS = {
-    "ReplicaSet": ("apps", "extensions"),
-    "Deployment": ("apps", "extensions"),
-    "DaemonSet": ("apps", "extensions"),
-    "StatefulSet": ("apps",),
-    "Job": ("batch",),
-    "CronJob": ("batch",),
-    "Node": ("",),
-}
+# The built-in controller kinds a pod's owner chain may name. Their groups ("", apps, batch,
+# extensions) hold no dot; a custom resource's group must (CRD validation), so a dotted group
+# marks another resource of the same kind name.
+BUILTIN_KINDS = frozenset(
+    {"ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "Job", "CronJob", "Node"}
+)
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 NOTEBOOK_LABELS = ("notebook-name", "statefulset")  # Kubeflow's notebook controller sets both
 # Labels the controllers set per pod (or per rollout, per Job): not part of the template a
@@ -91,10 +86,10 @@ class WorkloadRef:
 
 
 def qualified_kind(kind: str, api_version: str) -> str:
-    """`kind`, or `<kind>.<group>` when a built-in controller's name comes from another API
-    group; an apiVersion left out is taken as the built-in's."""
-    group = api_version.rpartition("/")[0] if "/" in api_version else ""
-    if kind in BUILTIN_GROUPS and api_version and group not in BUILTIN_GROUPS[kind]:
+    """`kind`, or `<kind>.<group>` when a built-in controller's kind name comes from a custom
+    resource's API group."""
+    group = api_version.rpartition("/")[0]
+    if kind in BUILTIN_KINDS and "." in group:
         return f"{kind}.{group}"
     return kind
 

@@ -272,6 +272,7 @@ def test_a_volcano_job_is_not_taken_for_a_batch_job():
         ("ReplicaSet", "extensions/v1beta1", "ReplicaSet"),  # before apps/v1
         ("Node", "v1", "Node"),
         ("Job", "", "Job"),  # no apiVersion: taken as the built-in's
+        ("Job", "apps/v1", "Job"),  # a wrong built-in group is still not a custom resource
         ("Job", "batch.volcano.sh/v1alpha1", "Job.batch.volcano.sh"),
         ("RayCluster", "ray.io/v1", "RayCluster"),
     ],
