@@ -65,7 +65,9 @@ class Work:
     name: str
     image: str  # "team/app:tag" in our registry (pinned by digest), or a full reference as is
     gpus: dict[str, int] = field(default_factory=dict)
-    kind: str = "Deployment"  # Deployment, StatefulSet, Job, CronJob or Pod (a bare pod)
+    # Deployment, StatefulSet, Job, CronJob, Pod (a bare pod), LeaderWorkerSet (one group:
+    # a leader and replicas - 1 workers) or Notebook (Kubeflow's, run as a StatefulSet)
+    kind: str = "Deployment"
     replicas: int = 1
     phase: str = "Running"
     security: Obj | None = None  # None: the hardened context; otherwise this (risky) one
@@ -79,6 +81,8 @@ class Work:
     # A KAI Scheduler fraction (`gpu-fraction` annotation) bound to the GPU of this group.
     fraction: str | None = None
     gpu_group: str | None = None
+    # A privileged debug container `kubectl debug --profile=sysadmin` added to the first pod.
+    debugged: bool = False
 
 
 @dataclass(frozen=True)
@@ -215,7 +219,9 @@ PROD_EAST = Cluster(
         # internal_trusted research and internal analytics time-slice the same four GPUs:
         # SHARE-001 (different tenants), SHARE-003 (internal may not time-slice with others).
         "pe-l40s-01": (
-            Work(RES, "vllm-dev", "research/vllm-dev:0.6.3", {GPU: 1}, replicas=2),
+            # POD-001 on one pod only: a privileged debug container added to it (kubectl debug);
+            # the Deployment's template is clean, so the finding names the pod.
+            Work(RES, "vllm-dev", "research/vllm-dev:0.6.3", {GPU: 1}, replicas=2, debugged=True),
             # POD-001: a privileged container for Nsight profiling.
             Work(RES, "nsys-profile", "research/nsys-profile:2024.6", {GPU: 1}, "Pod", security=PRIVILEGED),
             # POD-002: hostIPC, a shared-memory shortcut between the ETL and a sidecar; a nightly
@@ -240,10 +246,10 @@ PROD_EAST = Cluster(
             Work(ORB, "tts-demo", "orbital/tts-demo:0.9.4", {GPU: 1}),
             Work(ANA, "churn-scoring", "analytics/churn-scoring:1.12.0", {GPU: 1}),
         ),
-        # POD-003: hostPath /dev in a notebook, which also opens /dev/nvidia-caps (POD-005),
-        # and POD-007: a tag from Docker Hub.
+        # POD-003: hostPath /dev in a Kubeflow notebook, which also opens /dev/nvidia-caps
+        # (POD-005), and POD-007: a tag from Docker Hub; filed under the Notebook.
         "pe-t4-02": (
-            Work(NB, "nb-priya", "docker.io/jupyter/pytorch-notebook:cuda12-python-3.11", {GPU: 1}, "StatefulSet",
+            Work(NB, "nb-priya", "docker.io/jupyter/pytorch-notebook:cuda12-python-3.11", {GPU: 1}, "Notebook",
                  security={}, host_dev=True),
         ),
         "pe-cpu-02": (
@@ -352,6 +358,10 @@ NEO_WEST = Cluster(
         ),
         "nw-h100-02": (
             Work(RES, "pretrain-7b", "research/pretrain:7b-r12", {GPU: 4}, "Job"),
+            # POD-002: multi-node inference sharing memory over hostIPC, a LeaderWorkerSet whose
+            # leader and worker run in two StatefulSets: one finding, on the LeaderWorkerSet.
+            Work(RES, "llm-multinode", "research/vllm-dev:0.6.3", {GPU: 1}, "LeaderWorkerSet",
+                 replicas=2, host_ipc=True),
             # POD-004: SYS_ADMIN for DCGM profiling counters (implies every NVIDIA capability).
             Work(EVAL, "dcgm-prof-eval", "research/eval-harness:0.4.5", {GPU: 1}, "Pod", security=adds("SYS_ADMIN")),
             Work(VAL, "dcgm-diag", f"{k8s.NVCR}/cloud-native/dcgm:3.3.9-1-ubuntu22.04", {GPU: 8}, "Job", phase="Succeeded"),

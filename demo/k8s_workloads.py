@@ -15,6 +15,7 @@ from demo.telemetry import uuid_of
 
 # The CronJob controller names each Job `<cronjob>-<scheduled minute since the epoch>`.
 _CRONJOB_RUN = 29_419_320  # 2025-12-08 02:00 UTC
+LWS = "leaderworkerset.sigs.k8s.io/"
 
 
 def _owner(
@@ -55,7 +56,33 @@ def _owner(
         return ("batch/v1", "Job", job), {"batch.kubernetes.io/job-name": job, "job-name": job}, job
     if w.kind == "StatefulSet":
         return ("apps/v1", "StatefulSet", w.name), {}, w.name
+    if w.kind == "Notebook":  # Kubeflow's controller runs it as a StatefulSet of its name
+        labels = {"notebook-name": w.name, "statefulset": w.name}
+        return ("apps/v1", "StatefulSet", w.name), labels, w.name
     return None, {}, w.name
+
+
+def _lws_pod(w: Work, index: int) -> tuple[str, tuple[str, str, str], dict[str, str]]:
+    """(name, owner, labels) of pod `index` of a LeaderWorkerSet's group 0, as its controller
+    makes them: the leader `<lws>-0` in StatefulSet `<lws>`, the workers `<lws>-0-<index>` in
+    StatefulSet `<lws>-0` (named after their leader)."""
+    labels = {f"{LWS}name": w.name, f"{LWS}group-index": "0", f"{LWS}worker-index": str(index)}
+    if index == 0:
+        return f"{w.name}-0", ("apps/v1", "StatefulSet", w.name), labels
+    return f"{w.name}-0-{index}", ("apps/v1", "StatefulSet", f"{w.name}-0"), labels
+
+
+def _debugger() -> Obj:
+    """The container `kubectl debug --profile=sysadmin` adds: privileged, no resources (a
+    fixed name: drawing one from `ids` would shift every later generated name)."""
+    return {
+        "name": "debugger-x7k2p",
+        "image": "docker.io/library/busybox:1.36",
+        "securityContext": {"privileged": True},
+        "stdin": True,
+        "tty": True,
+        "terminationMessagePolicy": "File",
+    }
 
 
 def _host_volumes(w: Work) -> list[tuple[str, str, bool]]:
@@ -99,9 +126,13 @@ def tenant_pods_of(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
             )
             owner, controller_labels, prefix = _owner(ids, w, image, controllers)
             for i in range(w.replicas):
+                if w.kind == "LeaderWorkerSet":  # its pods are in two StatefulSets
+                    _, owner, controller_labels = _lws_pod(w, i)
                 name, restart = {
                     "Deployment": (f"{prefix}-{ids.suffix()}", "Always"),
                     "StatefulSet": (f"{w.name}-{i}", "Always"),
+                    "Notebook": (f"{w.name}-{i}", "Always"),
+                    "LeaderWorkerSet": (_lws_pod(w, i)[0], "Always"),
                     "Job": (f"{prefix}-{ids.suffix()}", "Never"),
                     "CronJob": (f"{prefix}-{ids.suffix()}", "OnFailure"),
                     "Pod": (w.name if w.replicas == 1 else f"{w.name}-{i}", "Never"),
@@ -122,6 +153,8 @@ def tenant_pods_of(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
                     node_selector={"gpuposture.io/pool": n.pool} if n and n.model else None,
                     pod_security=k8s.HARDENED_POD if w.security is None else None,
                 )
+                if w.debugged and i == 0:
+                    pod["spec"]["ephemeralContainers"] = [_debugger()]
                 if w.fraction:
                     binder_maps += kai_fraction(ids, pod, w, gpu_of_group[w.gpu_group or ""])
                 pods.append(pod)

@@ -48,14 +48,14 @@ TELEMETRY_PLAN = {
     "neo-west": {
         "hijacked": "nw-h200-02",
         "handovers": (("nw-h200-01", "research-llm"),),
-        # Its exporter runs with the Kubernetes mapping off: ATTR-002, not a hijack.
-        "unlabelled": ("nw-h100-02",),
+        # Its exporter runs without the Kubernetes mapping: ATTR-002, usage attributed to
+        # nobody; its busy GPUs are no more than analytics' pods hold, so no ATTR-001.
+        "unlabelled": ("nw-l40s-02",),
     },
 }
 CLUSTER_DESCRIPTIONS = {
     "prod-east": "On-premises training and inference cluster",
     "neo-west": "Rented GPU capacity at a GPU cloud provider",
-    "gke-central": "Burst capacity on Google Kubernetes Engine (GKE's own GPU time-sharing)",
 }
 
 

@@ -7,8 +7,7 @@ value copied onto every pod, as the exporter does there. Planted for the checks:
 with no pod on it for the last 40 minutes (ATTR-001), GPU nodes that never report (ATTR-003:
 one whose exporter is broken, one where it is switched off), and a GPU handed from one tenant
 to another halfway through the day (LEAK-001; the demo records a reset for one such handover
-and not for the other), and a node whose exporter has its Kubernetes mapping off, so no sample
-names a pod (ATTR-002: its usage cannot be attributed, though its pods explain its busy GPUs).
+and not for the other).
 """
 
 from __future__ import annotations
@@ -70,7 +69,7 @@ def demo_samples(
     """`silent`: nodes that send nothing; `hijacked`: a node whose last GPU runs busy for the
     last 40 minutes with no pod; `handovers`: (node, namespace) whose GPU 0 ran a pod of
     that namespace in the first half of the day before its present holder took it;
-    `unlabelled`: nodes whose exporter names no pod on any sample."""
+    `unlabelled`: nodes whose exporter runs without its Kubernetes mapping (no pod labels)."""
     # On the 5-minute grid, so a demo run again within those minutes writes the same samples.
     end = now.replace(minute=now.minute - now.minute % 5, second=0, microsecond=0)
     start = end - timedelta(hours=HOURS)
@@ -81,7 +80,7 @@ def demo_samples(
             continue
         samples = _node_samples(node, times, hijacked == node.name, handovers)
         if node.name in unlabelled:
-            samples = (replace(s, namespace="", pod="", container="") for s in samples)
+            samples = (replace(x, namespace="", pod="", container="") for x in samples)
         out += list(samples)
     return out
 

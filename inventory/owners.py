@@ -9,7 +9,18 @@ when the snapshot has it, else from what real clusters guarantee:
   labels its pods `pod-template-hash: <hash>`;
 - the CronJob controller names each Job `<cronjob>-<scheduled time in minutes>` and its pods
   carry `batch.kubernetes.io/job-name` (and the older `job-name`): it is the CronJob's only
-  when a CronJob of that name exists in the snapshot.
+  when a CronJob of that name exists in the snapshot;
+- a LeaderWorkerSet (sigs.k8s.io/lws) runs its leaders in a StatefulSet named after it and
+  each group's workers in a StatefulSet named after the group's leader pod
+  (`<lws>-<group index>`), and labels every pod `leaderworkerset.sigs.k8s.io/name: <lws>`:
+  a pod of such a StatefulSet is the LeaderWorkerSet's, so its 1 + N StatefulSets are one
+  workload (the template is changed on the LeaderWorkerSet, never on the StatefulSets);
+- a Kubeflow Notebook runs in a StatefulSet of its own name whose pods are labelled
+  `notebook-name` and `statefulset` with that name: the pod is the Notebook's (its
+  controller reverts any edit of the StatefulSet).
+A custom resource that shares a built-in controller's kind name (Volcano's
+`batch.volcano.sh` Job) is named with its group (`Job.batch.volcano.sh`, as kubectl takes it),
+so it is never taken for, or looked up as, the built-in one.
 Anything else stays at the nearest owner known for certain (the ReplicaSet, the Job) or the
 bare Pod: never a guess.
 """
@@ -26,6 +37,14 @@ POD_TEMPLATE_HASH = "pod-template-hash"
 JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 # `<cronjob>-<digits>`: the CronJob controller appends the scheduled time in minutes.
 CRONJOB_JOB_NAME = re.compile(r"^(?P<cronjob>.+)-\d+$")
+# The built-in controller kinds a pod's owner chain may name. Their groups ("", apps, batch,
+# extensions) hold no dot; a custom resource's group must (CRD validation), so a dotted group
+# marks another resource of the same kind name.
+BUILTIN_KINDS = frozenset(
+    {"ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "Job", "CronJob", "Node"}
+)
+LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+NOTEBOOK_LABELS = ("notebook-name", "statefulset")  # Kubeflow's notebook controller sets both
 # Labels the controllers set per pod (or per rollout, per Job): not part of the template a
 # person wrote, so they are left out of a workload's labels.
 PER_POD_LABELS = frozenset(
@@ -40,6 +59,12 @@ PER_POD_LABELS = frozenset(
         "batch.kubernetes.io/controller-uid",
         "batch.kubernetes.io/job-name",
         "batch.kubernetes.io/job-completion-index",
+        # LeaderWorkerSet: the group and the pod's place in it, a hash per group and one per
+        # revision of the template (like pod-template-hash).
+        "leaderworkerset.sigs.k8s.io/group-index",
+        "leaderworkerset.sigs.k8s.io/worker-index",
+        "leaderworkerset.sigs.k8s.io/group-key",
+        "leaderworkerset.sigs.k8s.io/template-revision-hash",
     }
 )
 
@@ -52,11 +77,21 @@ class WorkloadRef:
     # other controller kind a pod's ownerReference names (e.g. a RayCluster)
     namespace: str
     name: str
-    # "owner index", "pod-template-hash label", "job-name label", "owner reference", "bare pod"
+    # "owner index", "pod-template-hash label", "job-name label", "leaderworkerset label",
+    # "notebook-name label", "owner reference", "bare pod"
     resolved_by: str
 
     def ref(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}"
+
+
+def qualified_kind(kind: str, api_version: str) -> str:
+    """`kind`, or `<kind>.<group>` when a built-in controller's kind name comes from a custom
+    resource's API group."""
+    group = api_version.rpartition("/")[0]
+    if kind in BUILTIN_KINDS and "." in group:
+        return f"{kind}.{group}"
+    return kind
 
 
 class OwnerIndex:
@@ -87,6 +122,8 @@ def workload_of(pod: Pod, index: OwnerIndex) -> WorkloadRef:
         guessed = _deployment(pod, name) if kind == "ReplicaSet" else _cronjob(pod, name, index)
         if guessed is not None:
             return guessed
+    if kind == "StatefulSet" and (controller := _statefulset_controller(pod, name)) is not None:
+        return controller
     return WorkloadRef(kind, namespace, name, "owner reference")
 
 
@@ -105,6 +142,20 @@ def _cronjob(pod: Pod, job: str, index: OwnerIndex) -> WorkloadRef | None:
     match = CRONJOB_JOB_NAME.match(job)
     if match and index.has("CronJob", pod.namespace, match["cronjob"]):
         return WorkloadRef("CronJob", pod.namespace, match["cronjob"], "job-name label")
+    return None
+
+
+def _statefulset_controller(pod: Pod, stateful_set: str) -> WorkloadRef | None:
+    """The LeaderWorkerSet whose leader (`<lws>`) or group (`<lws>-<index>`) StatefulSet runs
+    the pod, or the Kubeflow Notebook whose StatefulSet does. The StatefulSet's name must fit
+    the labels, so a label alone never moves a pod elsewhere."""
+    lws = pod.labels.get(LWS_NAME, "")
+    group = stateful_set.removeprefix(f"{lws}-")
+    of_group = group != stateful_set and group.isascii() and group.isdigit()
+    if lws and (stateful_set == lws or of_group):
+        return WorkloadRef("LeaderWorkerSet", pod.namespace, lws, "leaderworkerset label")
+    if all(pod.labels.get(label) == stateful_set for label in NOTEBOOK_LABELS):
+        return WorkloadRef("Notebook", pod.namespace, stateful_set, "notebook-name label")
     return None
 
 

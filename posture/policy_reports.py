@@ -63,6 +63,8 @@ API_VERSIONS = {
     "ReplicaSet": "apps/v1",
     "Job": "batch/v1",
     "CronJob": "batch/v1",
+    "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1",
+    "Notebook": "kubeflow.org/v1",
     "Role": "rbac.authorization.k8s.io/v1",
     "RoleBinding": "rbac.authorization.k8s.io/v1",
     "ClusterRole": "rbac.authorization.k8s.io/v1",

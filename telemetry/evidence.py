@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from telemetry.hijack import Hijack, SilentNode
+from telemetry.hijack import Hijack, SilentNode, UnmappedNode
 from telemetry.leak import Handover
-from telemetry.unmapped import UnmappedNode
 
 
 @dataclass(frozen=True)
@@ -19,6 +18,6 @@ class TelemetryFacts:
     hijacks: tuple[Hijack, ...] = ()
     silent_nodes: tuple[SilentNode, ...] = ()
     handovers: tuple[Handover, ...] = ()
-    # GPU nodes whose exporter names no pod while pods hold GPUs there (ATTR-002).
+    # Nodes whose busy GPUs are attributed by count only (ATTR-002 says so).
     unmapped_nodes: tuple[UnmappedNode, ...] = ()
     settings: dict[str, object] = field(default_factory=dict)  # thresholds, for the evidence

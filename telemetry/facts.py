@@ -5,7 +5,6 @@ of samples, the newest sample per node, and who held each exclusive GPU over the
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -18,12 +17,17 @@ from inventory.dra_devices import dra_gpu_nodes, dra_held
 from inventory.models import Cluster
 from telemetry.attribution import Attributed
 from telemetry.evidence import TelemetryFacts
-from telemetry.hijack import Hijack, silent_nodes, unexplained_busy
+from telemetry.hijack import (
+    Hijack,
+    UnmappedNode,
+    explained_by_count,
+    silent_nodes,
+    unexplained_busy,
+)
 from telemetry.ingest_context import SHARED_STRATEGIES
 from telemetry.leak import Attestation, tenancies_from, unattested_handovers
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.samples import GpuSample
-from telemetry.unmapped import UnmappedNode, unmapped_nodes
 
 
 def telemetry_facts(
@@ -44,8 +48,8 @@ def telemetry_facts(
     hijacks, unmapped = _hijacks(cluster, snapshot, now, window)
     return TelemetryFacts(
         sampled=True,
-        hijacks=hijacks,
-        unmapped_nodes=tuple(unmapped.values()),
+        hijacks=tuple(hijacks),
+        unmapped_nodes=tuple(unmapped),
         silent_nodes=tuple(
             silent_nodes(
                 _last_seen(cluster, gpu_nodes, now, silent_window),
@@ -84,25 +88,32 @@ def _last_seen(
     return seen
 
 
-def _hijacks(
-    cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, window: timedelta
-) -> tuple[tuple[Hijack, ...], dict[str, UnmappedNode]]:
-    """Busy GPUs no scheduled pod explains, and the nodes whose exporter names no pod at all
-    (telemetry.unmapped: there, only more busy GPUs than held ones prove a hijack)."""
+def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, window: timedelta):
+    """The busy runs no scheduled pod explains, and the nodes judged by count only."""
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
     dra = dra_held(snapshot, running)
     gpu_pods = {(p.namespace, p.name) for p in running if p.gpu_resources} | dra.pods
-    held_units: dict[str, int] = defaultdict(int)  # GPU units held per node
-    for p in running:
-        if p.gpu_resources:
-            held_units[p.node_name] += sum(p.gpu_resources.values())
+    nodes_with_gpu_pods = {p.node_name for p in running if p.gpu_resources}
     shared = {n.name for n in snapshot.nodes if n.sharing_strategy in SHARED_STRATEGIES}
     threshold = float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT)
     # Three windows back: a run that started before the last window is seen whole.
     rows = GpuReading.objects.filter(cluster=cluster, time__gte=now - 3 * window).order_by("time")
     samples = [r.as_sample() for r in rows.iterator(chunk_size=5000)]
-    unmapped = unmapped_nodes(samples, held_units, gpu_pods, threshold=threshold)
-    counted = {node for node, facts in unmapped.items() if facts.explained}
+    # DCGM-Exporter often labels no pod at all (its Kubernetes mapping off, or unable to read
+    # the kubelet's pod resources): on such a node a busy GPU is no more a hijack than one of
+    # the GPUs its pods hold, which the samples cannot name; only a count says anything.
+    reporting = {s.hostname for s in samples}
+    # A label counts only when it names a pod holding GPUs: a scrape may stamp its target's
+    # own pod (the exporter's) on samples the exporter left bare.
+    named = {s.hostname for s in samples if s.pod and (s.namespace, s.pod) in gpu_pods}
+    unmapped = [
+        UnmappedNode(node, count)
+        for node, count in sorted(_devices_held(running).items())
+        if node in reporting and node not in named and node not in shared
+    ]
+    by_count = explained_by_count(
+        samples, {u.node: u.held_devices for u in unmapped}, threshold=threshold
+    )
 
     def held(sample: GpuSample) -> bool:
         if sample.pod and (sample.namespace, sample.pod) in gpu_pods:
@@ -111,17 +122,41 @@ def _hijacks(
         # its samples (it may not map DRA devices to pods at all).
         if sample.uuid and sample.uuid in dra.devices:
             return True
-        if sample.hostname in counted:
+        if (sample.hostname, sample.time) in by_count:
             return True
         # A shared GPU's samples may carry no pod labels at all: any GPU pod there explains it.
-        return sample.hostname in shared and sample.hostname in held_units
+        return sample.hostname in shared and sample.hostname in nodes_with_gpu_pods
 
     found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
-    hijacks = tuple(
-        replace(h, held_note=unmapped[h.hostname].note()) if h.hostname in unmapped else h
-        for h in found
+    counted = {u.node: u.held_devices for u in unmapped}
+    return [_by_count_note(h, counted) for h in found], unmapped
+
+
+def _by_count_note(hijack: Hijack, counted: dict[str, int]) -> Hijack:
+    """The hijack, saying why it was judged by count where its node's exporter names no pod."""
+    if hijack.hostname not in counted:
+        return hijack
+    note = (
+        "the exporter on this node names no pod, so which busy GPU is unheld is unknown; more "
+        f"GPUs were busy at once than the {counted[hijack.hostname]} its scheduled pods hold, "
+        "so at least one runs outside the scheduler"
     )
-    return hijacks, unmapped
+    return replace(hijack, held_note=note)
+
+
+def _devices_held(pods: list[snap.Pod]) -> dict[str, int]:
+    """node -> whole GPUs and MIG instances its scheduled pods hold (device-plugin resources;
+    each is one device the exporter reports on)."""
+    held: dict[str, int] = {}
+    for pod in pods:
+        count = sum(
+            n
+            for name, n in pod.gpu_resources.items()
+            if name == "nvidia.com/gpu" or name.startswith("nvidia.com/mig-")
+        )
+        if count and pod.node_name:
+            held[pod.node_name] = held.get(pod.node_name, 0) + count
+    return held
 
 
 def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):

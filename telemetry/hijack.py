@@ -6,6 +6,7 @@ ATTR-003: a GPU node that sends no samples hides exactly that, so silence is a f
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -36,6 +37,16 @@ class Hijack:
 class SilentNode:
     node: str
     last_sample: datetime | None  # None: never sampled
+
+
+@dataclass(frozen=True)
+class UnmappedNode:
+    """A GPU node whose exporter names no pod on any sample while scheduled pods hold its
+    GPUs (DCGM-Exporter's Kubernetes mapping off or broken): busy GPUs there are told from a
+    hijack by count only (explained_by_count)."""
+
+    node: str
+    held_devices: int  # whole GPUs and MIG instances the node's scheduled pods hold
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,33 @@ def _timelines(
         was_held = old is not None and old.held
         here[s.time] = _Point(s.time, busy, was_held or held(s))
     return {d: [by_time[t] for t in sorted(by_time)] for d, by_time in merged.items()}
+
+
+def explained_by_count(
+    samples: Iterable[GpuSample],
+    held_devices: Mapping[str, int],
+    *,
+    threshold: float,
+    within: timedelta = timedelta(seconds=60),
+) -> set[tuple[str, datetime]]:
+    """(node, time) at which a node of `held_devices` (an UnmappedNode's: no sample names its
+    pod) has no more devices busy above the threshold than its scheduled pods hold: each busy
+    one may be theirs. More busy than held, and some run outside the scheduler: none of them
+    is explained, since the samples cannot say which. Devices busy `within` a moment of each
+    other count together: series scraped apart need not carry one timestamp."""
+    busy: dict[str, list[tuple[datetime, Device]]] = defaultdict(list)
+    for s in samples:
+        if s.hostname in held_devices and s.busy is not None and s.busy > threshold:
+            busy[s.hostname].append((s.time, s.device))
+    explained = set()
+    for node, events in busy.items():
+        events.sort()
+        times = [t for t, _ in events]
+        for t in sorted(set(times)):
+            low, high = bisect_left(times, t - within), bisect_right(times, t + within)
+            if len({device for _, device in events[low:high]}) <= held_devices[node]:
+                explained.add((node, t))
+    return explained
 
 
 def _runs(points: list[_Point], threshold: float, max_gap: timedelta) -> list[list[_Point]]:

@@ -92,13 +92,12 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
         GpuUsageHourly.objects.filter(attribution="tenant").values("tenant").distinct().count() >= 3
     )
     assert {"ATTR-001", "ATTR-003", "LEAK-001"} <= checks
+    (unmapped,) = Finding.objects.filter(check_id="ATTR-002", key="unmapped", status="open")
+    assert unmapped.subject_name == "nw-l40s-02"
+    assert not Finding.objects.filter(check_id="ATTR-001", subject_name="nw-l40s-02").exists()
     assert ResetAttestation.objects.exists()
-    # nw-h100-02's exporter names no pod: its busy GPUs are its pods' (no hijack), but whose
-    # usage is whose cannot be told.
     hijacked = Finding.objects.filter(check_id="ATTR-001", status="open")
     assert set(hijacked.values_list("subject_name", flat=True)) == {"nw-h200-02"}
-    blind = Finding.objects.get(check_id="ATTR-002", subject_name="nw-h100-02")
-    assert blind.evidence["exporter_names_pods"] is False
     # Every way a GPU reaches a pod (issue 17): a KAI fraction two tenants share on one GPU, a
     # renamed time-slicing resource, a failed MIG reconfiguration, toolkits that honour
     # NVIDIA_VISIBLE_DEVICES from unprivileged pods (prod-east) and hardened ones (neo-west).
@@ -116,6 +115,18 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     assert Finding.objects.filter(
         check_id="K8S-001", evidence__missing__0__resource="nvidia.com/gpu-ts"
     ).exists()
+    # A LeaderWorkerSet's leader and worker StatefulSets are one workload: one finding.
+    (lws,) = Finding.objects.filter(check_id="POD-002", subject_name="llm-multinode")
+    assert (lws.subject_kind, lws.evidence["replicas"]) == ("LeaderWorkerSet", 2)
+    # A debug container is one pod's, not its Deployment's template's.
+    (debug,) = Finding.objects.filter(
+        check_id="POD-001", evidence__debug_container_in__isnull=False
+    )
+    assert debug.subject_kind == "Pod" and debug.subject_name.startswith("vllm-dev-")
+    assert debug.evidence["debug_container_in"] == "Deployment research-llm/vllm-dev"
+    # A Kubeflow Notebook's pod is the Notebook's, not its StatefulSet's.
+    notebook = Finding.objects.filter(check_id="POD-003", subject_name="nb-priya")
+    assert set(notebook.values_list("subject_kind", flat=True)) == {"Notebook"}
     assert_dra()
     assert_fail_closed()
     # Issue 19 items 8-9: an accepted risk (who, why, until when) and an owned, ticketed one.

@@ -60,6 +60,9 @@ class Container:
     name: str
     image: str
     init: bool = False
+    # An init container with `restartPolicy: Always` (a native sidecar, Kubernetes 1.29+): it
+    # starts before the app containers and runs beside them for the pod's life.
+    sidecar: bool = False
     ephemeral: bool = False  # a debug container (spec.ephemeralContainers)
     privileged: bool = False
     allow_privilege_escalation: bool | None = None
@@ -121,26 +124,40 @@ class Pod:
 
     @property
     def gpu_resources(self) -> dict[str, int]:
-        """GPU resources this pod holds: limits win (requests default to limits for extended
-        resources), summed over app containers; init containers run before, so they count
-        only when larger."""
-        totals: dict[str, int] = {}
-        init_max: dict[str, int] = {}
+        """GPU resources this pod holds, as the scheduler counts them: limits win (requests
+        default to limits for extended resources), summed over app containers and native
+        sidecars (they run together); an init container runs to completion before the next
+        one starts, beside only the sidecars declared before it, so it counts only where
+        that exceeds the rest."""
+        apps: dict[str, int] = {}
+        sidecars: dict[str, int] = {}
+        init_peak: dict[str, int] = {}
         for c in self.containers:
-            merged = {**c.gpu_requests, **c.gpu_limits}
-            for name, qty in merged.items():
-                n = _quantity(qty)
-                if c.init:
-                    init_max[name] = max(init_max.get(name, 0), n)
-                else:
-                    totals[name] = totals.get(name, 0) + n
-        for name, n in init_max.items():
+            asked = {
+                name: _quantity(qty) for name, qty in {**c.gpu_requests, **c.gpu_limits}.items()
+            }
+            if not c.init:
+                _add(apps, asked)
+                continue
+            if c.sidecar:
+                _add(sidecars, asked)
+            for name in asked:
+                running = sidecars.get(name, 0) + (0 if c.sidecar else asked[name])
+                init_peak[name] = max(init_peak.get(name, 0), running)
+        totals = dict(apps)
+        _add(totals, sidecars)
+        for name, n in init_peak.items():
             totals[name] = max(totals.get(name, 0), n)
         return {k: v for k, v in totals.items() if v > 0}
 
     @property
     def is_active(self) -> bool:
         return self.phase in ("Pending", "Running", "Unknown")
+
+
+def _add(totals: dict[str, int], more: dict[str, int]) -> None:
+    for name, n in more.items():
+        totals[name] = totals.get(name, 0) + n
 
 
 def _quantity(value: str | int) -> int:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inventory.components import stack_facts
+from inventory.owners import qualified_kind
 from inventory.snapshot import (
     ClusterSnapshot,
     GpuOperatorPolicy,
@@ -123,7 +124,9 @@ class _Collected:
         elif kind in ("DaemonSet", "Deployment") and namespace:
             self.workloads.append(readers.workload_from(obj, namespace))
         elif kind in OWNER_KINDS and namespace:
-            self.owners.append(readers.owner_link_from(obj, namespace))
+            # Only the built-in ones: Volcano's Job is another resource (inventory.owners).
+            if qualified_kind(kind, text(obj.get("apiVersion"), "") or "") == kind:
+                self.owners.append(readers.owner_link_from(obj, namespace))
         elif kind == "Service" and namespace:
             self.services.append(readers.service_from(obj, namespace))
         elif kind in ("Role", "ClusterRole"):

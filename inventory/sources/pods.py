@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from inventory.env_seal import literal_env
+from inventory.owners import qualified_kind
 from inventory.snapshot import (
     GPU_ANNOTATIONS,
     GPU_RESOURCE_PREFIX,
@@ -49,18 +50,26 @@ _KEY_REFS = ("secretKeyRef", "configMapKeyRef")  # their object and key are kept
 
 def pod_from_object(obj: dict[str, Any], namespace: str) -> Pod:
     """A Pod object as read from the API (status, node and owner included)."""
-    owner = next(iter(dicts(meta(obj).get("ownerReferences"))), {})
+    # The controller reference names the workload; another owner (a garbage-collection
+    # parent an operator adds) may come first in the list.
+    refs = dicts(meta(obj).get("ownerReferences"))
+    owner = next((r for r in refs if r.get("controller") is True), refs[0] if refs else {})
     return _pod_from_spec(
         spec=mapping(obj.get("spec")),
         namespace=namespace,
         name=name_of(obj),
         labels=labels_of(obj),
         phase=text(dig(obj, "status").get("phase"), "Unknown") or "Unknown",
-        owner_kind=text(owner.get("kind")),
+        owner_kind=_owner_kind(owner),
         owner_name=text(owner.get("name")),
         annotations=gpu_annotations(meta(obj).get("annotations")),
         resource_claims=pod_claims(mapping(obj.get("spec")), dig(obj, "status")),
     )
+
+
+def _owner_kind(owner: dict[str, Any]) -> str | None:
+    kind = text(owner.get("kind"))
+    return qualified_kind(kind, text(owner.get("apiVersion"), "") or "") if kind else kind
 
 
 def gpu_annotations(value: Any) -> dict[str, str]:
@@ -151,6 +160,7 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
         name=text(raw.get("name"), "") or "",
         image=text(raw.get("image"), "") or "",
         init=init,
+        sidecar=init and text(raw.get("restartPolicy")) == "Always",
         privileged=flag(security.get("privileged")) is True,
         allow_privilege_escalation=flag(security.get("allowPrivilegeEscalation")),
         run_as_non_root=run_as_non_root,

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from inventory.owners import template_labels
+from inventory.owners import WorkloadRef, template_labels
 from inventory.pools import node_pool
 from inventory.snapshot import Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
@@ -151,6 +151,14 @@ def workload_draft(
         "tenant": tenant.slug,
         "trust_class": tenant.trust_class.slug,
     }
+    if workload.kind != "Pod" and _debug_container(pod, evidence.get("container")):
+        # `kubectl debug` adds its container to one running pod, never to the workload's
+        # template: the pod (and who may debug it) is the thing to change.
+        pod_workload = WorkloadRef("Pod", pod.namespace, pod.name, "debug container")
+        title = title.replace(workload.ref(), pod_workload.ref())
+        context |= {"workload": pod_workload.ref(), "resolved_by": pod_workload.resolved_by}
+        context["debug_container_in"] = workload.ref()
+        workload = pod_workload
     evidence = {**context, **evidence, "pods": [{**entry, **(pod_facts or {})}], "replicas": 1}
     return subject_draft(
         check_id,
@@ -164,6 +172,12 @@ def workload_draft(
         severity=severity,
         labels=template_labels(pod),
     )
+
+
+def _debug_container(pod: Pod, name: object) -> bool:
+    """Whether the named container is one of the pod's ephemeral (debug) containers; names
+    are unique across a pod's containers of every kind."""
+    return bool(name) and any(c.ephemeral and c.name == name for c in pod.containers)
 
 
 # --- namespaces, objects, identities, providers ----------------------------------------------

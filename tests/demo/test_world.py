@@ -597,6 +597,22 @@ def test_tenant_pods_have_the_owner_chains_their_controllers_make(
     assert owners[("Job", "research-llm", "lora-sweep")] is None  # a Job of its own
 
 
+def test_a_leaderworkersets_leader_and_worker_run_in_two_statefulsets(
+    clusters: dict[str, list[dict[str, Any]]],
+) -> None:
+    """As the LWS controller makes them: the leader in StatefulSet <lws>, the group's worker
+    in StatefulSet <lws>-0 (its leader's name), both labelled with the LWS's name."""
+    lws = [
+        p
+        for p in of_kind(clusters["neo-west"], "Pod")
+        if p["metadata"].get("labels", {}).get("leaderworkerset.sigs.k8s.io/name")
+        == "llm-multinode"
+    ]
+    assert sorted(
+        (p["metadata"]["name"], p["metadata"]["ownerReferences"][0]["name"]) for p in lws
+    ) == [("llm-multinode-0", "llm-multinode"), ("llm-multinode-0-1", "llm-multinode-0")]
+
+
 # --- Files ------------------------------------------------------------------------------------
 
 

@@ -106,6 +106,50 @@ def test_pod_fields():
     assert result.gpu_resources == {"nvidia.com/gpu": 1}
 
 
+def gpus(n: int, **fields) -> dict:
+    """A container asking for `n` whole GPUs (by limit, as is usual)."""
+    return {"resources": {"limits": {"nvidia.com/gpu": str(n)}}, **fields}
+
+
+SIDECAR = {"restartPolicy": "Always"}
+
+
+# What the scheduler reserves: app containers and native sidecars run together and add up; an
+# init container runs alone beside the sidecars declared before it.
+@pytest.mark.parametrize(
+    ("init", "app", "expected"),
+    [
+        pytest.param([], [gpus(1), gpus(2)], 3, id="apps-add-up"),
+        pytest.param([gpus(4)], [gpus(1)], 4, id="larger-init-wins"),
+        pytest.param([gpus(1)], [gpus(2)], 2, id="smaller-init-does-not-add"),
+        pytest.param([gpus(1, **SIDECAR)], [gpus(1)], 2, id="sidecar-adds-to-the-app"),
+        pytest.param([gpus(1, **SIDECAR)], [{}], 1, id="sidecar-alone"),
+        pytest.param([gpus(1, **SIDECAR), gpus(1)], [{}], 2, id="init-after-a-sidecar"),
+        pytest.param([gpus(1), gpus(1, **SIDECAR)], [{}], 1, id="init-before-the-sidecar"),
+        pytest.param(
+            [gpus(1, **SIDECAR), gpus(3)], [gpus(1)], 4, id="init-beside-the-sidecar-wins"
+        ),
+    ],
+)
+def test_gpus_held_count_native_sidecars_with_the_app(init, app, expected):
+    containers = [ctr(f"app-{i}", **c) for i, c in enumerate(app)]
+    init_containers = [ctr(f"init-{i}", **c) for i, c in enumerate(init)]
+    (result,) = normalise([pod("team-a", "p", *containers, initContainers=init_containers)]).pods
+    assert result.gpu_resources == ({"nvidia.com/gpu": expected} if expected else {})
+    sidecars = [c.name for c in result.containers if c.sidecar]
+    assert sidecars == [f"init-{i}" for i, c in enumerate(init) if c.get("restartPolicy")]
+
+
+def test_the_controller_reference_names_the_owner_whatever_its_place():
+    raw = pod("team-a", "trainer-0", ctr("main"))
+    raw["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "run-state"},
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "trainer", "controller": True},
+    ]
+    (result,) = normalise([raw]).pods
+    assert (result.owner_kind, result.owner_name) == ("StatefulSet", "trainer")
+
+
 def test_pod_defaults():
     raw = {"kind": "Pod", "metadata": {"name": "bare", "namespace": "team-beta"}}
     (result,) = normalise([raw]).pods

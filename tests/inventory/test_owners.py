@@ -8,7 +8,13 @@ import json
 
 import pytest
 
-from inventory.owners import OwnerIndex, WorkloadRef, template_labels, workload_of
+from inventory.owners import (
+    OwnerIndex,
+    WorkloadRef,
+    qualified_kind,
+    template_labels,
+    workload_of,
+)
 from inventory.snapshot import OwnerLink, Pod
 from inventory.sources.normalise import normalise
 
@@ -180,6 +186,141 @@ def test_from_the_snapshots_objects(objects, pod, expected):
 def test_from_labels_when_the_snapshot_lacks_the_objects(pod, cronjobs, expected):
     found = workload_of(pod, index(*(owned("CronJob", name) for name in cronjobs)))
     assert (found.kind, found.name, found.resolved_by) == expected
+
+
+LWS = "leaderworkerset.sigs.k8s.io/name"
+
+
+# A LeaderWorkerSet's leaders run in the StatefulSet `<lws>`, each group's workers in the
+# StatefulSet `<lws>-<group index>` (the leader pod's name); every pod carries the LWS label.
+@pytest.mark.parametrize(
+    ("pod", "expected"),
+    [
+        pytest.param(
+            pod_of("StatefulSet", "infer", "infer-1", **{LWS: "infer"}),
+            ("LeaderWorkerSet", "infer", "leaderworkerset label"),
+            id="leader",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "infer-1", "infer-1-3", **{LWS: "infer"}),
+            ("LeaderWorkerSet", "infer", "leaderworkerset label"),
+            id="worker-of-group-1",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "infer-12", "infer-12-1", **{LWS: "infer"}),
+            ("LeaderWorkerSet", "infer", "leaderworkerset label"),
+            id="worker-of-group-12",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "db", "db-0", **{LWS: "infer"}),
+            ("StatefulSet", "db", "owner reference"),
+            id="label-on-a-statefulset-of-another-name",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "infer-canary", "infer-canary-0", **{LWS: "infer"}),
+            ("StatefulSet", "infer-canary", "owner reference"),
+            id="not-a-group-index",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "infer-1", "infer-1-0"),
+            ("StatefulSet", "infer-1", "owner reference"),
+            id="no-label",
+        ),
+        pytest.param(
+            pod_of("ReplicaSet", "infer", "infer-x", **{LWS: "infer"}),
+            ("ReplicaSet", "infer", "owner reference"),
+            id="only-statefulsets",
+        ),
+    ],
+)
+def test_leaderworkerset(pod, expected):
+    found = workload_of(pod, NOTHING)
+    assert (found.kind, found.name, found.resolved_by) == expected
+
+
+def test_a_volcano_job_is_not_taken_for_a_batch_job():
+    """Volcano's Job (batch.volcano.sh) shares the built-in's kind name: named with its group,
+    and never indexed or looked up as a batch/v1 Job of the same name."""
+    batch = owned("Job", "train", ("CronJob", "nightly"))
+    volcano = {**owned("Job", "train"), "apiVersion": "batch.volcano.sh/v1alpha1"}
+    raw = {
+        "kind": "Pod",
+        "metadata": {
+            "name": "train-worker-0",
+            "namespace": "team-a",
+            "ownerReferences": [
+                {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "train"}
+            ],
+        },
+        "spec": {"containers": [{"name": "main", "image": "x:1"}]},
+    }
+    snapshot = normalise([batch, volcano, raw])
+    assert snapshot.owners == (OwnerLink("Job", "team-a", "train", "CronJob", "nightly"),)
+    (pod,) = snapshot.pods
+    found = workload_of(pod, OwnerIndex(snapshot.owners))
+    assert (found.kind, found.name, found.resolved_by) == (
+        "Job.batch.volcano.sh",
+        "train",
+        "owner reference",
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "api_version", "expected"),
+    [
+        ("Job", "batch/v1", "Job"),
+        ("ReplicaSet", "extensions/v1beta1", "ReplicaSet"),  # before apps/v1
+        ("Node", "v1", "Node"),
+        ("Job", "", "Job"),  # no apiVersion: taken as the built-in's
+        ("Job", "apps/v1", "Job"),  # a wrong built-in group is still not a custom resource
+        ("Job", "batch.volcano.sh/v1alpha1", "Job.batch.volcano.sh"),
+        ("RayCluster", "ray.io/v1", "RayCluster"),
+    ],
+)
+def test_qualified_kind(kind, api_version, expected):
+    assert qualified_kind(kind, api_version) == expected
+
+
+NOTEBOOK = {"notebook-name": "ana-lab", "statefulset": "ana-lab"}
+
+
+@pytest.mark.parametrize(
+    ("pod", "expected"),
+    [
+        pytest.param(
+            pod_of("StatefulSet", "ana-lab", "ana-lab-0", **NOTEBOOK),
+            ("Notebook", "ana-lab", "notebook-name label"),
+            id="kubeflow-notebook",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "ana-lab", "ana-lab-0", **{"notebook-name": "ana-lab"}),
+            ("StatefulSet", "ana-lab", "owner reference"),
+            id="one-label-of-two",
+        ),
+        pytest.param(
+            pod_of("StatefulSet", "db", "db-0", **NOTEBOOK),
+            ("StatefulSet", "db", "owner reference"),
+            id="labels-of-another-name",
+        ),
+        pytest.param(
+            pod_of("ReplicaSet", "ana-lab", "ana-lab-x", **NOTEBOOK),
+            ("ReplicaSet", "ana-lab", "owner reference"),
+            id="only-statefulsets",
+        ),
+    ],
+)
+def test_kubeflow_notebook(pod, expected):
+    found = workload_of(pod, NOTHING)
+    assert (found.kind, found.name, found.resolved_by) == expected
+
+
+def test_a_leaderworkersets_pods_have_the_same_template_labels():
+    leader = {LWS: "infer", f"{LWS[:-4]}group-index": "0", f"{LWS[:-4]}worker-index": "0"}
+    worker = {**leader, f"{LWS[:-4]}group-index": "1", f"{LWS[:-4]}worker-index": "2"}
+    hashes = {f"{LWS[:-4]}group-key": "k1", f"{LWS[:-4]}template-revision-hash": "r1"}
+    first = template_labels(pod_of("StatefulSet", "infer", "infer-0", **leader, **hashes))
+    other = template_labels(pod_of("StatefulSet", "infer-1", "infer-1-2", **worker))
+    assert first == other == {LWS: "infer"}
 
 
 def test_ref_and_template_labels():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from inventory.sources.normalise import pod_from_template
 from posture.rules import run_checks
 from tests.posture.builders import inputs, tenant
@@ -38,3 +40,28 @@ def test_a_privileged_debug_container_is_reported_with_its_path():
     assert drafts["POD-001"].key == "debugger-x7"
     assert "spec.ephemeralContainers[0]" in str(drafts["POD-001"].evidence)
     assert "POD-004" in drafts
+
+
+def test_a_debug_container_in_one_replica_is_filed_under_that_pod_not_its_deployment():
+    """`kubectl debug` changed one pod, not the Deployment's template: the finding names the
+    pod (the template's other replicas are clean) and says whose pod it is."""
+    debugged = pod_from_template(MANIFEST)
+    owner = {"owner_kind": "ReplicaSet", "owner_name": "trainer-5d9c7b8f6"}
+    labels = {"pod-template-hash": "5d9c7b8f6"}
+    debugged = replace(debugged, name="trainer-5d9c7b8f6-aaaaa", labels=labels, **owner)
+    clean = replace(
+        debugged,
+        name="trainer-5d9c7b8f6-bbbbb",
+        containers=tuple(c for c in debugged.containers if not c.ephemeral),
+    )
+    world = inputs(
+        pods=(debugged, clean),
+        tenants=(tenant("ext", "external", namespaces=("team-ext",)),),
+    )
+    (draft,) = run_checks(world, only=["POD-001"])
+    assert (draft.subject_kind, draft.subject_name) == ("Pod", "trainer-5d9c7b8f6-aaaaa")
+    assert draft.evidence["debug_container_in"] == "Deployment team-ext/trainer"
+    assert draft.evidence["resolved_by"] == "debug container"
+    assert draft.title == (
+        "Container debugger-x7 of Pod team-ext/trainer-5d9c7b8f6-aaaaa is privileged"
+    )

@@ -270,6 +270,17 @@ def test_cluster_scoped_subjects_that_are_not_objects_carry_no_resource():
     assert results["SHARE-005"]["properties"]["subject"] == "SharingMode/time-slicing"
 
 
+@pytest.mark.parametrize(
+    ("kind", "api_version"),
+    [("LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1"), ("Notebook", "kubeflow.org/v1")],
+)
+def test_a_controller_the_owner_chain_names_is_referenced_as_its_object(kind, api_version):
+    (report,) = report_documents("openreports", [row(subject_kind=kind)], CHECKS)
+    assert report["results"][0]["resources"] == [
+        {"apiVersion": api_version, "kind": kind, "name": "trainer", "namespace": "team-alpha"}
+    ]
+
+
 def test_a_tenant_viewer_gets_their_namespaces_only():
     documents = report_documents("openreports", ROWS, CHECKS, namespaces=frozenset({"team-beta"}))
     namespaces = [d["metadata"].get("namespace") for d in documents]

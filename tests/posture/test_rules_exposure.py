@@ -147,6 +147,10 @@ def test_weaknesses_read_a_shell_command_line():
         ),
         pytest.param(nb(), [node_port(selector={})], [], False, id="no-selector"),
         pytest.param(nb(args=("start-notebook.py",)), [node_port()], [], False, id="default-token"),
+        # A native sidecar (an init container that keeps running) serves like an app container;
+        # a plain init container has exited before anything can reach it.
+        pytest.param(nb(init=True, sidecar=True), [node_port()], [], True, id="native-sidecar"),
+        pytest.param(nb(init=True), [node_port()], [], False, id="init-container"),
         pytest.param(nb(args=("--ip=0.0.0.0",)), [node_port()], [], True, id="all-addresses"),
         pytest.param(
             Container("nginx", "nginx:1.27", args=("--host=0.0.0.0",)),

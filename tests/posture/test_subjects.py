@@ -76,6 +76,28 @@ def test_the_owner_index_names_the_deployment_without_the_label():
     assert draft.evidence["resolved_by"] == "owner index"
 
 
+def test_a_leaderworkersets_leaders_and_workers_are_one_finding():
+    """Two groups of one LeaderWorkerSet: leaders in StatefulSet `infer`, each group's workers
+    in `infer-<group>`; one template, so one finding with every pod counted."""
+    lws = "leaderworkerset.sigs.k8s.io/"
+    owners = {"infer-0": "infer", "infer-1": "infer"}  # leader pod -> its StatefulSet
+    owners |= {"infer-0-1": "infer-0", "infer-1-1": "infer-1"}  # worker pod -> its group
+    pods = tuple(
+        replace(
+            replicas(1)[0],
+            name=name,
+            owner_kind="StatefulSet",
+            owner_name=sts,
+            labels={f"{lws}name": "infer", f"{lws}group-index": name.split("-")[1]},
+        )
+        for name, sts in owners.items()
+    )
+    (draft,) = run("POD-001", inputs(pods=pods, tenants=(TEAM,)))
+    assert (draft.subject_kind, draft.subject_name) == ("LeaderWorkerSet", "infer")
+    assert draft.evidence["replicas"] == draft.exposure == 4
+    assert draft.subject_labels == {f"{lws}name": "infer"}
+
+
 def test_bare_pods_stay_one_finding_each():
     pods = (pod("team-a", "a", **{"host_pid": True}), pod("team-a", "b", **{"host_pid": True}))
     drafts = run("POD-002", inputs(pods=pods, tenants=(TEAM,)))

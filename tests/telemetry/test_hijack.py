@@ -5,7 +5,13 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from telemetry.hijack import Hijack, SilentNode, silent_nodes, unexplained_busy
+from telemetry.hijack import (
+    Hijack,
+    SilentNode,
+    explained_by_count,
+    silent_nodes,
+    unexplained_busy,
+)
 from telemetry.samples import GpuSample
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -167,6 +173,38 @@ def test_devices_are_separate_and_sorted():
 
 def test_no_samples_no_findings():
     assert unexplained_busy([], held=nobody) == []
+
+
+# --- explained_by_count: nodes whose exporter names no pod ----------------------------------
+
+
+def test_busy_gpus_no_more_than_the_pods_hold_are_explained_by_count():
+    samples = [
+        s(0, uuid="GPU-1"),
+        s(0, uuid="GPU-2"),
+        s(0, 5.0, uuid="GPU-3"),  # idle: not counted
+        s(5, uuid="GPU-1"),
+        s(5, uuid="GPU-2"),
+        s(5, uuid="GPU-3"),  # a third busy GPU: more than the pods hold
+        s(0, hostname="n2"),  # a node not judged by count
+    ]
+    assert explained_by_count(samples, {"n1": 2}, threshold=20.0) == {("n1", m(0))}
+
+
+def test_busy_gpus_scraped_seconds_apart_count_together():
+    samples = [s(0, uuid="GPU-1"), s(0.25, uuid="GPU-2"), s(5, uuid="GPU-1")]
+    assert explained_by_count(samples, {"n1": 1}, threshold=20.0) == {("n1", m(5))}
+    assert explained_by_count(samples, {"n1": 2}, threshold=20.0) == {
+        ("n1", m(0)),
+        ("n1", m(0.25)),
+        ("n1", m(5)),
+    }
+
+
+def test_mig_instances_count_one_each():
+    samples = [s(0, gi_id="1"), s(0, gi_id="2"), s(0, gi_id="3")]
+    assert explained_by_count(samples, {"n1": 3}, threshold=20.0) == {("n1", m(0))}
+    assert explained_by_count(samples, {"n1": 2}, threshold=20.0) == set()
 
 
 # --- silent_nodes -----------------------------------------------------------------------------

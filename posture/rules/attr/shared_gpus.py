@@ -1,5 +1,5 @@
 """ATTR-002: GPU usage that cannot be attributed per workload: on time-sliced or MPS GPUs, and
-on nodes whose DCGM-Exporter names no pod (telemetry.unmapped)."""
+on nodes whose DCGM-Exporter names no pod (telemetry.facts: judged by count only)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,23 @@ from collections.abc import Iterator
 from gpuposture.base.enums import SharingMode
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs
-from posture.rules.common import GpuHolding, gpu_holdings, holding_evidence, sorted_nodes
+from posture.rules.common import (
+    GpuHolding,
+    gpu_holdings,
+    holding_evidence,
+    sorted_nodes,
+    tenants_on_node,
+)
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
-from posture.rules.subjects import node_draft
-from telemetry.unmapped import UnmappedNode
+from posture.rules.subjects import node_draft, node_named
+from telemetry.hijack import UnmappedNode
 
 UNATTRIBUTABLE_MODES = (SharingMode.TIME_SLICING.value, SharingMode.MPS.value)
 
 
 @check(
     id="ATTR-002",
-    title="GPU utilisation on time-sliced or MPS GPUs cannot be attributed per workload",
+    title="GPU utilisation cannot be attributed per workload (shared GPUs, no pod labels)",
     severity="low",
     scope="node",
     rationale=(
@@ -27,43 +33,64 @@ UNATTRIBUTABLE_MODES = (SharingMode.TIME_SLICING.value, SharingMode.MPS.value)
         "the pods holding a replica, or none, so the usage of a tenant's workload cannot be "
         "told apart from its neighbours': chargeback, anomaly detection and compute-hijacking "
         "detection for that tenant carry a low confidence, never a per-pod figure. The same "
-        "holds for whole GPUs on a node whose exporter labels no sample with a pod: a busy "
-        "GPU there is judged only by counting busy GPUs against the GPUs pods hold."
+        "holds on any node whose exporter labels no pod at all (its Kubernetes mapping off or "
+        "unable to read the kubelet's pod resources): busy GPUs there are told from a hijack "
+        "only by counting them against the GPUs scheduled pods hold."
     ),
     remediation=(
         "Where per-tenant attribution is required, give the tenant whole GPUs or MIG GPU "
         "instances (DCGM reports per `GPU_I_ID`), i.e. a node pool whose "
         "`nvidia.com/device-plugin.config` has no `sharing` section. Otherwise record that "
         "the tenant's GPU usage is attributed per node only, and keep DCGM-Exporter's "
-        "Kubernetes mapping on (`DCGM_EXPORTER_KUBERNETES=true`) for the nodes that allow it."
+        "Kubernetes mapping on (`DCGM_EXPORTER_KUBERNETES=true`, the kubelet's "
+        "`/var/lib/kubelet/pod-resources` mounted) for the nodes that allow it."
     ),
     mappings=("SP800-53:AU-10",),
 )
 def unattributable_utilisation(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    unmapped = {u.node: u for u in inputs.telemetry.unmapped_nodes}
     for node in sorted_nodes(inputs):
-        blind = unmapped.get(node.name)
         shared: dict[str, list[GpuHolding]] = {}
         platform_pods = 0
         for holding in gpu_holdings(inputs, node):
-            if holding.mode not in UNATTRIBUTABLE_MODES and blind is None:
+            if holding.mode not in UNATTRIBUTABLE_MODES:
                 continue
             if holding.tenant is None:
                 platform_pods += 1
             else:
                 shared.setdefault(holding.tenant.slug, []).append(holding)
         if shared:
-            yield _attr_draft(node, dict(sorted(shared.items())), platform_pods, blind)
+            yield _attr_draft(node, dict(sorted(shared.items())), platform_pods)
+    for unmapped in inputs.telemetry.unmapped_nodes:
+        yield _unmapped_draft(inputs, unmapped)
+
+
+def _unmapped_draft(inputs: PostureInputs, unmapped: UnmappedNode) -> FindingDraft:
+    """A node whose exporter labels no pod: its usage is attributed to nobody, and a busy GPU
+    is told from a hijack (ATTR-001) only by counting busy GPUs against those pods hold."""
+    node = node_named(inputs, unmapped.node)
+    evidence = {
+        "node": node.name,
+        "gpu_model": node.gpu_model,
+        "gpus_held_by_scheduled_pods": unmapped.held_devices,
+        "attribution": "none: no DCGM-Exporter sample from this node names a pod, though "
+        "scheduled pods hold its GPUs",
+        "hijack_detection": "by count only: ATTR-001 fires when more GPUs are busy than the "
+        "node's pods hold, and cannot tell a process on a held but idle GPU",
+    }
+    title = (
+        f"GPU usage on node {node.name} cannot be attributed per workload: DCGM-Exporter "
+        "names no pod"
+    )
+    tenants = tenants_on_node(inputs, node.name)
+    return node_draft(
+        "ATTR-002", node, tenants=tenants, evidence=evidence, key="unmapped", title=title
+    )
 
 
 def _attr_draft(
-    node: Node,
-    shared: dict[str, list[GpuHolding]],
-    platform_pods: int,
-    blind: UnmappedNode | None,
+    node: Node, shared: dict[str, list[GpuHolding]], platform_pods: int
 ) -> FindingDraft:
-    """One finding per node, for every tenant holding its shared GPUs (every GPU, where the
-    exporter names no pod)."""
+    """One finding per node, for every tenant holding its shared GPUs."""
     modes = sorted({h.mode for own in shared.values() for h in own})
     evidence = {
         "node": node.name,
@@ -78,14 +105,9 @@ def _attr_draft(
         ],
         "platform_gpu_holdings": platform_pods,
         "attribution": "none: DCGM-Exporter cannot attribute a shared GPU's usage per pod",
-        "exporter_names_pods": blind is None,
     }
-    why = ", ".join(m for m in modes if m in UNATTRIBUTABLE_MODES)
-    if blind is not None:
-        evidence["attribution"] = "none: " + blind.note()
-        why = ", ".join(filter(None, (why, "its exporter names no pod")))
     title = (
-        f"GPU usage on node {node.name} ({why}) cannot be attributed per "
+        f"GPU usage on node {node.name} ({', '.join(modes)}) cannot be attributed per "
         f"workload: tenants {', '.join(shared)}"
     )
     return node_draft("ATTR-002", node, tenants=shared, evidence=evidence, title=title)

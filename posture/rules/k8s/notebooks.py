@@ -182,7 +182,8 @@ def exposure(inputs: PostureInputs, pod: Pod) -> Exposure:
 )
 def exposed_notebook(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in tenant_pods(inputs):
-        notebooks = [c for c in pod.containers if not c.init and is_notebook(c)]
+        # A native sidecar keeps running beside the app; other init containers have exited.
+        notebooks = [c for c in pod.containers if (c.sidecar or not c.init) and is_notebook(c)]
         if not notebooks:
             continue
         reach = exposure(inputs, pod)
