@@ -178,11 +178,20 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
             names = names.replace(" with ", " and ")
         identity = (cluster, "pair", finding.subject_kind, finding.subject_name, *pair)
         return identity, f"Stop {verb} {names} on {where}"
-    if check in WORKLOAD_FIXES and finding.subject_kind in WORKLOAD_KINDS:
+    if check in WORKLOAD_FIXES and _is_workload(finding):
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"{WORKLOAD_FIXES[check]} {finding.subject_kind} {ref}"
     return (cluster, "finding", str(finding.id)), f"Fix {check}: {finding.title}"
+
+
+def _is_workload(finding: ActionFinding) -> bool:
+    """A workload subject: a built-in kind, or whatever controller a pod's owner chain
+    resolved to (a LeaderWorkerSet, a Rollout, a Volcano Job...), which pod findings name in
+    their evidence's `workload`."""
+    return finding.subject_kind in WORKLOAD_KINDS or isinstance(
+        finding.evidence.get("workload"), str
+    )
 
 
 def action_key(identity: tuple[str, ...]) -> str:

@@ -135,6 +135,14 @@ def test_a_deployments_privileged_replicas_are_one_action_every_container_includ
     assert action.finding_ids == (one.id, sidecar.id)
 
 
+def test_a_resolved_controllers_containers_are_one_action_too():
+    # The owner chain may end at a controller the built-in kinds do not name.
+    one = privileged("llm", "leader", kind="LeaderWorkerSet", replicas=4)
+    other = privileged("llm", "worker", kind="LeaderWorkerSet", replicas=4)
+    (action,) = actions_for([one, other])
+    assert action.title == "Remove privileged from LeaderWorkerSet team-a/llm"
+
+
 def test_different_fixes_are_different_actions():
     host_pid = finding("POD-002", "Deployment", "trainer", namespace="team-a")
     other_workload = privileged("serving", "main")
