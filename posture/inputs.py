@@ -11,7 +11,7 @@ from typing import Any
 
 from inventory.drift import DriftChange
 from inventory.owners import OwnerIndex, WorkloadRef, workload_of
-from inventory.snapshot import ClusterSnapshot, Pod
+from inventory.snapshot import ClusterSnapshot, Pod, Workload
 from inventory.sources.gpu_config import operator_namespaces
 from telemetry.evidence import TelemetryFacts
 from tenants.mapping import (
@@ -236,12 +236,42 @@ class PostureInputs:
         )
 
     @cached_property
+    def template_pods(self) -> tuple[tuple[Pod, TenantInfo], ...]:
+        """The pod templates (Workload.template) of tenant workloads no active pod resolves
+        to: a CronJob between runs, a Deployment scaled to 0, a suspended Job, a StatefulSet
+        whose pods are all gone. The pod-hardening checks judge these as they judge pods, under
+        the same workload, so a finding keeps its identity when pods come and go; a workload
+        with an active pod is judged from its pods only."""
+        running = {_identity(self.workload_of(pod)) for pod in self.snapshot.pods if pod.is_active}
+        found = []
+        for workload in self.snapshot.workloads:
+            pod = workload.template
+            if pod is None or (tenant := self.tenant_of_pod(pod)) is None:
+                continue
+            if _identity(self.workload_of(pod)) not in running:
+                found.append((pod, tenant))
+        return tuple(sorted(found, key=lambda item: (item[0].namespace, item[0].name)))
+
+    def template_workload(self, pod: Pod) -> Workload | None:
+        """The workload whose template `pod` is (template_pods), None for a real pod."""
+        key = ("template", pod.namespace, pod.owner_kind, pod.owner_name)
+        if "templates" not in self.memo:
+            self.memo["templates"] = {
+                ("template", w.namespace, w.kind, w.name): w
+                for w in self.snapshot.workloads
+                if w.template is not None
+            }
+        return self.memo["templates"].get(key)  # type: ignore[attr-defined]  # memo["templates"] holds the dict built above
+
+    @cached_property
     def owner_index(self) -> OwnerIndex:
         return OwnerIndex(self.snapshot.owners)
 
     def workload_of(self, pod: Pod) -> WorkloadRef:
         """The workload behind the pod (inventory/owners.py), resolved once per pod."""
-        key = ("workload", pod.namespace, pod.name)
+        # The owner is part of the key: a template pod is named after its controller, which
+        # may share its name with a bare pod.
+        key = ("workload", pod.namespace, pod.name, pod.owner_kind, pod.owner_name)
         if key not in self.memo:
             self.memo[key] = workload_of(pod, self.owner_index)
         return self.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
@@ -259,6 +289,10 @@ class PostureInputs:
             if pod.node_name and pod.is_active:
                 grouped.setdefault(pod.node_name, []).append(pod)
         return {k: tuple(v) for k, v in grouped.items()}
+
+
+def _identity(ref: WorkloadRef) -> tuple[str, str, str]:
+    return (ref.kind, ref.namespace, ref.name)
 
 
 def _seed_class(slug: str) -> TrustClassInfo:

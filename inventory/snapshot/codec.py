@@ -18,7 +18,7 @@ from inventory.snapshot.nodes import (
     Taint,
     UnreadableConfig,
 )
-from inventory.snapshot.objects import PolicyRule, Role, RoleBinding, Subject
+from inventory.snapshot.objects import PolicyRule, Role, RoleBinding, Subject, Workload
 from inventory.snapshot.pods import Container, EnvVar, Pod, Volume, VolumeMount
 from inventory.snapshot_admission import AdmissionPolicy, AdmissionScope
 from inventory.snapshot_dra import (
@@ -60,6 +60,8 @@ _NESTED: dict[type, dict[str, type]] = {
     Role: {"rules": PolicyRule},
     RoleBinding: {"subjects": Subject},
 }
+# Fields holding one nested dataclass or None (not a list of them).
+_ONE: dict[type, dict[str, type]] = {Workload: {"template": Pod}}
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -114,7 +116,11 @@ def from_dict(cls: type, data: dict[str, Any]) -> Any:
 @functools.cache
 def _builder(cls: type) -> Callable[[dict[str, Any]], Any]:
     nested = {name: _builder(kind) for name, kind in _NESTED.get(cls, {}).items()}
-    plan = [(f.name, nested.get(f.name), f.default, f.default_factory) for f in fields(cls)]
+    one = {name: _builder(kind) for name, kind in _ONE.get(cls, {}).items()}
+    plan = [
+        (f.name, nested.get(f.name), one.get(f.name), f.default, f.default_factory)
+        for f in fields(cls)
+    ]
     # Our classes have no __post_init__, so filling __dict__ directly makes the same object as
     # __init__ without its per-field object.__setattr__ calls (the classes are frozen).
     direct = not hasattr(cls, "__post_init__") and not hasattr(cls, "__slots__")
@@ -122,11 +128,13 @@ def _builder(cls: type) -> Callable[[dict[str, Any]], Any]:
     def build(data: dict[str, Any]) -> Any:
         values: dict[str, Any] = {}
         complete = True
-        for name, inner, default, factory in plan:
+        for name, inner, single, default, factory in plan:
             if name in data:
                 value = data[name]
                 if inner is not None:
                     value = tuple([inner(item) for item in value or ()])
+                elif single is not None:
+                    value = None if value is None else single(value)
                 elif isinstance(value, list):
                     value = tuple([tuple(v) if isinstance(v, list) else v for v in value])
                 values[name] = value

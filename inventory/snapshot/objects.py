@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from inventory.snapshot.pods import Pod
+
 
 @dataclass(frozen=True)
 class Namespace:
@@ -26,7 +28,8 @@ class ResourceQuota:
 
 @dataclass(frozen=True)
 class Workload:
-    """A controller (DaemonSet, Deployment) with the images of its pod template."""
+    """A controller (DaemonSet, Deployment, StatefulSet, CronJob, a Job no controller owns)
+    with the images of its pod template."""
 
     kind: str
     namespace: str
@@ -42,6 +45,14 @@ class Workload:
     node_selector: dict[str, str] = field(default_factory=dict)
     tolerations: tuple[dict[str, str], ...] = ()
     affinity_terms: tuple[dict[str, Any], ...] = ()  # required nodeSelectorTerms, as written
+    # The pod template as a Pod (phase TEMPLATE_PHASE, named after the controller), so a
+    # workload with no pod running is still judged by the pod-hardening checks; None when
+    # the object has no pod spec. `replicas` as the spec says (spec.replicas, a Job's
+    # parallelism; None for a DaemonSet: one per matching node); `suspended` for a CronJob or
+    # Job with spec.suspend.
+    template: Pod | None = None
+    replicas: int | None = None
+    suspended: bool = False
 
 
 @dataclass(frozen=True)

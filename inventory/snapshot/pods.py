@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 from inventory.snapshot_dra import PodClaim
 
 GPU_RESOURCE_PREFIX = "nvidia.com/"
+# The phase of a Pod built from a controller's pod template (Workload.template): a pod that does
+# not exist, so it is never active and never counted where pods run; only the pod-hardening
+# checks judge it (posture.inputs.PostureInputs.template_pods).
+TEMPLATE_PHASE = "Template"
 # KAI Scheduler (and Run:ai before it): a pod asks for a share of one GPU by annotation.
 FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
 # The pod annotations kept (GPU scheduling facts, never anything else a pod carries): KAI's

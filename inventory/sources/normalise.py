@@ -57,6 +57,7 @@ NAMESPACED_KINDS = frozenset(
         "ConfigMap",
         "DaemonSet",
         "Deployment",
+        "StatefulSet",
         "ReplicaSet",
         "Job",
         "CronJob",
@@ -73,6 +74,10 @@ NAMESPACED_KINDS = frozenset(
 )
 # Controllers between a pod and its workload: only their owner is kept (inventory/owners.py).
 OWNER_KINDS = ("ReplicaSet", "Job", "CronJob")
+# Controllers kept as a Workload with their pod template: a workload with no pod running is
+# judged from it (DESIGN §5). A Job only when nothing owns it: a CronJob's Jobs are the
+# CronJob's template, another controller's are that controller's.
+WORKLOAD_KINDS = ("DaemonSet", "Deployment", "StatefulSet", "CronJob", "Job")
 # A message about Secrets, not a credential.
 SECRET_WARNING = "Secret objects in the snapshot were ignored: gpuposture never reads Secrets"  # noqa: S105
 
@@ -121,12 +126,8 @@ class _Collected:
         elif kind == "ConfigMap" and namespace:
             # Read last: whether it is GPU configuration depends on the operator and DaemonSets.
             self.raw_configmaps.append(RawConfigMap(namespace, name_of(obj), obj.get("data")))
-        elif kind in ("DaemonSet", "Deployment") and namespace:
-            self.workloads.append(readers.workload_from(obj, namespace))
-        elif kind in OWNER_KINDS and namespace:
-            # Only the built-in ones: Volcano's Job is another resource (inventory.owners).
-            if qualified_kind(kind, text(obj.get("apiVersion"), "") or "") == kind:
-                self.owners.append(readers.owner_link_from(obj, namespace))
+        elif kind in WORKLOAD_KINDS + OWNER_KINDS and namespace:
+            self._add_controller(kind, obj, namespace)
         elif kind == "Service" and namespace:
             self.services.append(readers.service_from(obj, namespace))
         elif kind in ("Role", "ClusterRole"):
@@ -143,6 +144,16 @@ class _Collected:
             self.operator_policies.append(readers.gpu_operator_policy_from(obj))
         elif kind in DRA_KINDS:
             self._add_dra(kind, obj, namespace)
+
+    def _add_controller(self, kind: str, obj: dict[str, Any], namespace: str) -> None:
+        # Only the built-in ones: Volcano's Job is another resource (inventory.owners).
+        builtin = qualified_kind(kind, text(obj.get("apiVersion"), "") or "") == kind
+        if kind in OWNER_KINDS and builtin:
+            self.owners.append(readers.owner_link_from(obj, namespace))
+        if kind in ("DaemonSet", "Deployment") or (
+            builtin and kind in WORKLOAD_KINDS and not (kind == "Job" and _owned(obj))
+        ):
+            self.workloads.append(readers.workload_from(obj, namespace))
 
     def _add_dra(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
         if kind == "ResourceClaim" and namespace:
@@ -256,6 +267,10 @@ def _identity(index: int, kind: str, obj: dict[str, Any]) -> tuple[str, str | No
         )
     # A namespace on a cluster-scoped object (a stray field in a manifest) means nothing.
     return name, namespace if kind in NAMESPACED_KINDS else None
+
+
+def _owned(obj: dict[str, Any]) -> bool:
+    return bool(mapping(obj.get("metadata")).get("ownerReferences"))
 
 
 def _duplicate_warning(kind: str, namespace: str | None, name: str) -> str:

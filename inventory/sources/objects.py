@@ -21,6 +21,7 @@ from inventory.snapshot import (
 )
 from inventory.sources.gpu_operator import GpuOperatorError, parse_cluster_policy
 from inventory.sources.images import component_of
+from inventory.sources.pods import template_facts, template_path
 from inventory.sources.raw import (
     as_int,
     canonical_hash,
@@ -58,9 +59,10 @@ def quota_from(obj: dict[str, Any], namespace: str) -> ResourceQuota:
 
 
 def workload_from(obj: dict[str, Any], namespace: str) -> Workload:
-    """A DaemonSet or Deployment: its template's images and a hash of the template spec, so a
-    later sync can tell that the device plugin or operator was changed."""
-    pod_spec = dig(obj, "spec", "template", "spec")
+    """A DaemonSet, Deployment, StatefulSet, CronJob or Job: its template's images and a hash
+    of the template spec, so a later sync can tell that the device plugin or operator was
+    changed, and the template itself (a workload with no pod running is judged from it)."""
+    pod_spec = dig(obj, *template_path(str(obj["kind"])), "spec")
     containers = dicts(pod_spec.get("initContainers")) + dicts(pod_spec.get("containers"))
     images: dict[str, str] = {}
     for container in containers:
@@ -76,6 +78,7 @@ def workload_from(obj: dict[str, Any], namespace: str) -> Workload:
         spec_hash=canonical_hash(pod_spec),
         config_refs=_config_refs(pod_spec, containers) if gpu_stack else (),
         **placement,
+        **template_facts(obj),
     )
 
 

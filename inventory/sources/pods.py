@@ -10,6 +10,7 @@ from inventory.owners import qualified_kind
 from inventory.snapshot import (
     GPU_ANNOTATIONS,
     GPU_RESOURCE_PREFIX,
+    TEMPLATE_PHASE,
     Container,
     EnvVar,
     Pod,
@@ -101,6 +102,39 @@ def pod_from_template(obj: dict[str, Any]) -> Pod | None:
         annotations=gpu_annotations(meta(template).get("annotations")),
         resource_claims=pod_claims(template["spec"], {}),
     )
+
+
+def template_path(kind: str) -> tuple[str, ...]:
+    """Where a controller of `kind` keeps its pod template (spec.template for most)."""
+    return _TEMPLATE_PATHS.get(kind, ("spec", "template"))
+
+
+def template_facts(obj: dict[str, Any]) -> dict[str, Any]:
+    """A controller's pod template as Workload fields: `template` (a Pod in TEMPLATE_PHASE,
+    named after the controller, None without a pod spec), `replicas` as the spec says and
+    `suspended`. What a pod of it would run, for a workload with no pod running now."""
+    kind = text(obj.get("kind"), "") or ""
+    # A custom resource of a built-in kind's name (OpenKruise's apps.kruise.io DaemonSet) is
+    # not judged from a template: its pods name it by its group, so the two would not meet.
+    builtin = qualified_kind(kind, text(obj.get("apiVersion"), "") or "") == kind
+    pod = pod_from_template(obj) if builtin else None
+    spec = dig(obj, "spec")
+    if kind == "CronJob":
+        spec = dig(obj, "spec", "jobTemplate", "spec")
+    # The API defaults spec.replicas and a Job's parallelism to 1; a DaemonSet has neither.
+    replicas = None if kind == "DaemonSet" else _count(spec, kind)
+    return {
+        "template": replace(pod, phase=TEMPLATE_PHASE) if pod is not None else None,
+        "replicas": replicas,
+        "suspended": flag(dig(obj, "spec").get("suspend")) is True,
+    }
+
+
+def _count(spec: dict[str, Any], kind: str) -> int | None:
+    field = "parallelism" if kind in ("Job", "CronJob") else "replicas"
+    if field not in spec:
+        return 1
+    return as_int(spec.get(field))
 
 
 def _pod_from_spec(

@@ -112,6 +112,14 @@ def tenant_pods(inputs: PostureInputs) -> list[tuple[Pod, TenantInfo]]:
     return sorted(inputs.tenant_pods, key=lambda item: pod_ref(item[0]))
 
 
+def hardening_pods(inputs: PostureInputs) -> list[tuple[Pod, TenantInfo]]:
+    """What the pod-hardening checks (POD-001 to POD-005, POD-007, POD-008) judge: the active
+    tenant pods and the templates of tenant workloads with none running (a CronJob between
+    runs, a Deployment scaled to 0). Checks that need a node or a GPU placement use
+    tenant_pods: a template runs nowhere."""
+    return tenant_pods(inputs) + list(inputs.template_pods)
+
+
 def container_path(pod: Pod, container: Container) -> str:
     """The manifest path of a container: app, init and ephemeral containers are indexed
     separately."""

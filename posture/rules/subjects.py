@@ -25,7 +25,7 @@ from typing import Any
 
 from inventory.owners import WorkloadRef, template_labels
 from inventory.pools import node_pool
-from inventory.snapshot import Node, Pod
+from inventory.snapshot import TEMPLATE_PHASE, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import nodes_by_name
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, worst_severity
@@ -159,7 +159,54 @@ def workload_draft(
         context |= {"workload": pod_workload.ref(), "resolved_by": pod_workload.resolved_by}
         context["debug_container_in"] = workload.ref()
         workload = pod_workload
+    if pod.phase == TEMPLATE_PHASE:
+        # No pod of the workload runs: its template was judged (PostureInputs.template_pods).
+        return _template_draft(
+            check_id, inputs, pod, tenant, workload, context, evidence, key, title, severity
+        )
     evidence = {**context, **evidence, "pods": [{**entry, **(pod_facts or {})}], "replicas": 1}
+    return subject_draft(
+        check_id,
+        kind=workload.kind,
+        namespace=workload.namespace,
+        name=workload.name,
+        tenants=(tenant,),
+        evidence=evidence,
+        key=key,
+        title=title,
+        severity=severity,
+        labels=template_labels(pod),
+    )
+
+
+def _template_draft(
+    check_id: str,
+    inputs: PostureInputs,
+    pod: Pod,
+    tenant: TenantInfo,
+    workload: WorkloadRef,
+    context: dict[str, Any],
+    evidence: dict[str, Any],
+    key: str,
+    title: str,
+    severity: str,
+) -> FindingDraft:
+    """A pod-level cause found in the pod template of a workload with no pod running: filed
+    under the same workload as its pods' would be; `pods` is empty, `replicas` the spec's."""
+    spec = inputs.template_workload(pod)
+    facts = {
+        "from_template": True,
+        "template_of": f"{pod.owner_kind} {pod.namespace}/{pod.owner_name}",
+        "suspended": spec.suspended if spec else False,
+    }
+    context = {**context, "resolved_by": "pod template"}
+    evidence = {
+        **context,
+        **evidence,
+        **facts,
+        "pods": [],
+        "replicas": spec.replicas if spec else None,
+    }
     return subject_draft(
         check_id,
         kind=workload.kind,

@@ -10,7 +10,7 @@ from inventory.credential_shapes import CredentialMatch, credential_match
 from inventory.env_seal import SEALED_VALUE
 from inventory.snapshot import Container, EnvVar
 from posture.inputs import PostureInputs
-from posture.rules.common import containers_with_paths, tenant_pods
+from posture.rules.common import containers_with_paths, hardening_pods
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
@@ -77,7 +77,7 @@ def stored_match(var: EnvVar) -> CredentialMatch | None:
     mappings=("SP800-53:IA-5", "ATT&CK:T1552"),
 )
 def literal_cloud_credentials(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in tenant_pods(inputs):
+    for pod, tenant in hardening_pods(inputs):
         for container, path in containers_with_paths(pod):
             variables = literal_credentials(container, path)
             if not variables:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from inventory.snapshot import Container, Pod
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import containers_with_paths, tenant_pods
+from posture.rules.common import containers_with_paths, hardening_pods
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
@@ -34,7 +34,7 @@ from posture.rules.subjects import workload_draft
     mappings=("ATT&CK:T1611", "SP800-53:AC-6"),
 )
 def privileged_container(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in tenant_pods(inputs):
+    for pod, tenant in hardening_pods(inputs):
         for container, path in containers_with_paths(pod):
             if not container.privileged:
                 continue
@@ -72,7 +72,7 @@ def privileged_container(inputs: PostureInputs) -> Iterator[FindingDraft]:
     mappings=("ATT&CK:T1611", "SP800-53:SC-39"),
 )
 def host_namespaces(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in tenant_pods(inputs):
+    for pod, tenant in hardening_pods(inputs):
         shared = {
             "spec.hostPID": pod.host_pid,
             "spec.hostIPC": pod.host_ipc,
@@ -137,7 +137,7 @@ def _capability(name: str) -> str:
     mappings=("ATT&CK:T1611", "SP800-53:AC-6"),
 )
 def dangerous_capabilities(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in tenant_pods(inputs):
+    for pod, tenant in hardening_pods(inputs):
         for container, path in containers_with_paths(pod):
             draft = _capability_draft(inputs, pod, tenant, container, path)
             if draft is not None:

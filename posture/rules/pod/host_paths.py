@@ -8,7 +8,7 @@ from typing import Any
 
 from inventory.snapshot import Pod, Volume
 from posture.inputs import PostureInputs
-from posture.rules.common import containers_with_paths, mounts_of, path_within, tenant_pods
+from posture.rules.common import containers_with_paths, hardening_pods, mounts_of, path_within
 from posture.rules.pod.host_areas import canonical_host_path, dangerous_host_path
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
@@ -47,7 +47,7 @@ MIG_CAP_ENV_OFF = ("", "none", "void")
     mappings=("ATT&CK:T1611",),
 )
 def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in tenant_pods(inputs):
+    for pod, tenant in hardening_pods(inputs):
         for index, volume in enumerate(pod.volumes):
             if not volume.host_path:
                 continue
@@ -148,7 +148,7 @@ def _mig_cap_env(pod: Pod) -> list[dict[str, Any]]:
     mappings=("SP800-53:AC-6",),
 )
 def mig_capability_access(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in tenant_pods(inputs):
+    for pod, tenant in hardening_pods(inputs):
         volumes, env = _mig_cap_volumes(pod), _mig_cap_env(pod)
         if not volumes and not env:
             continue

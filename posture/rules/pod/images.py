@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from inventory.snapshot import Container, Pod
 from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
-from posture.rules.common import containers_with_paths, tenant_pods
+from posture.rules.common import containers_with_paths, hardening_pods
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
@@ -98,7 +98,7 @@ def image_problems(ref: ImageRef, cls: TrustClassInfo) -> list[str]:
     mappings=("SP800-53:SR-3", "SP800-53:CM-14"),
 )
 def unapproved_image(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in tenant_pods(inputs):
+    for pod, tenant in hardening_pods(inputs):
         cls = tenant.trust_class
         if not cls.approved_registries and not cls.require_image_digest:
             continue
