@@ -147,9 +147,17 @@ def _apply_objects(
         else:
             to_update.append((before[0], canonical, digest))
             counter.updated += 1
+    # Controllers kept only for their pod template (a finished Job's TTL deletes it) never
+    # feed a node's facts unless they run a GPU-stack image: no full sync for them.
+    template_only = {
+        ("workload", *OBJECT_KINDS["workloads"][2](w))
+        for w in deleted.workloads
+        if w.kind in ("StatefulSet", "CronJob", "Job")
+        and not any(component_of(image) for image in w.images.values())
+    }
     for key in gone - set(wanted):
         if key in existing:
-            _refuse_node_wide(key, key[0] == "workload")
+            _refuse_node_wide(key, key[0] == "workload" and key not in template_only)
             to_delete.append(existing[key][0])
             result.setdefault(key[0], Changes()).deleted += 1
     columns = ("cluster_id", "kind", "namespace", "name", "data", "data_hash")

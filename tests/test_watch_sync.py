@@ -220,3 +220,22 @@ def test_a_namespace_claimed_by_label_moves_its_pods_to_the_tenant(api, tmp_path
     run = cluster_sync(cluster=cluster, source=source(api, tmp_path))
     assert run.mode == "watch" and run.counts["Namespace"] == 1
     assert Pod.objects.get(cluster=cluster, name="job-0").tenant.slug == "beta"
+
+
+def test_a_finished_job_deleted_by_its_ttl_needs_no_full_list(api, tmp_path, small_world):
+    # An unowned Job is kept for its pod template (a workload judged when no pod runs); its
+    # deletion feeds no node's facts, so the watch re-sync removes it without listing again.
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "one-off", "namespace": "team-alpha", "resourceVersion": "1"},
+        "spec": {"template": {"spec": {"containers": [{"name": "m", "image": "r.example/m:1"}]}}},
+    }
+    api.replace_objects([*world(), job])
+    cluster = cluster_get_or_create(name="live")
+    cluster_sync(cluster=cluster, source=source(api, tmp_path))
+    assert ClusterObject.objects.filter(cluster=cluster, kind="workload", name="Job/one-off")
+    api.replace_objects(world())
+    run = cluster_sync(cluster=cluster, source=source(api, tmp_path))
+    assert (run.status, run.mode) == ("succeeded", "watch")
+    assert not ClusterObject.objects.filter(cluster=cluster, kind="workload", name="Job/one-off")
