@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 
 from demo import k8s
-from demo.clusters import REG, Cluster, Work
+from demo.clusters import ANA, REG, Cluster, Work
 from demo.k8s import Ids, Obj
 from demo.k8s_kai import kai_fraction
 from demo.telemetry import uuid_of
@@ -159,3 +159,23 @@ def tenant_pods_of(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
                     binder_maps += kai_fraction(ids, pod, w, gpu_of_group[w.gpu_group or ""])
                 pods.append(pod)
     return pods, [*controllers.values(), *binder_maps]
+
+
+def idle_cronjobs(ids: Ids, namespaces: list[str]) -> list[Obj]:
+    """A tenant's nightly CronJob with a privileged container and no pod right now (it runs at
+    03:30; the snapshot is taken by day): judged from its template (POD-001 on the CronJob)."""
+    if ANA not in namespaces:
+        return []
+    image = ids.pinned(f"{REG}/analytics/warehouse-vacuum:1.4.2")
+    ctr = k8s.container("vacuum", image, cpu="2", memory="8Gi", security={"privileged": True})
+    template = {
+        "metadata": {"labels": {"app": "warehouse-vacuum"}},
+        "spec": {"containers": [ctr], "restartPolicy": "OnFailure"},
+    }
+    spec = {
+        "schedule": "30 3 * * *",
+        "concurrencyPolicy": "Forbid",
+        "jobTemplate": {"spec": {"backoffLimit": 2, "template": template}},
+    }
+    m = k8s.meta(ids, "CronJob", "warehouse-vacuum", ANA, labels={"app": "warehouse-vacuum"})
+    return [k8s.obj("batch/v1", "CronJob", m, spec=spec, status={})]

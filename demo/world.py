@@ -53,7 +53,7 @@ from demo.k8s import Ids, Obj
 from demo.k8s_admission import admission_objects
 from demo.k8s_dra import dra_objects
 from demo.k8s_kai import KAI_RESERVATION_NS, kai_reservations
-from demo.k8s_workloads import tenant_pods_of
+from demo.k8s_workloads import idle_cronjobs, tenant_pods_of
 
 # The tables below read best one row per line, so the formatter leaves them alone.
 # ruff: noqa: E501
@@ -225,6 +225,7 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
     items += _platform(ids, c) + ([] if c.gke else _gpu_operator_config(ids, c))
     tenant_pods, controllers = tenant_pods_of(ids, c)
     items += tenant_pods + controllers + kai_reservations(ids, c.reservations)
+    items += idle_cronjobs(ids, namespaces)
     items += _dra(ids, c)
     items += [_quota(ids, ns, hard, tenant_pods) for ns, hard in c.quotas.items()]
     items += [

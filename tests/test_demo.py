@@ -67,6 +67,12 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     ]
     assert conditioned and all("cdi" in e["condition"].lower() for e in conditioned)
     assert_patch_truth(checks)
+    # A nightly CronJob with no pod right now is judged from its template.
+    idle = Finding.objects.filter(
+        check_id="POD-001", subject_kind="CronJob", subject_name="warehouse-vacuum"
+    )
+    assert idle.exists() and all(f.evidence["from_template"] for f in idle)
+    assert all(f.evidence["pods"] == [] for f in idle)
     # Issue 21: the demo cluster's admission pack would deny real workloads today, for
     # several rules, each naming a check of the catalogue.
     from enforcement.report import pack_report
