@@ -150,10 +150,13 @@ class _Collected:
         builtin = qualified_kind(kind, text(obj.get("apiVersion"), "") or "") == kind
         if kind in OWNER_KINDS and builtin:
             self.owners.append(readers.owner_link_from(obj, namespace))
-        if kind in ("DaemonSet", "Deployment") or (
-            builtin and kind in WORKLOAD_KINDS and not (kind == "Job" and _owned(obj))
-        ):
+        if kind in ("DaemonSet", "Deployment"):
             self.workloads.append(readers.workload_from(obj, namespace))
+        elif builtin and kind in WORKLOAD_KINDS and not (kind == "Job" and _owned(obj)):
+            # Kept for their pod template only: without one there is nothing to judge.
+            workload = readers.workload_from(obj, namespace)
+            if workload.template is not None:
+                self.workloads.append(workload)
 
     def _add_dra(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
         if kind == "ResourceClaim" and namespace:
