@@ -254,14 +254,11 @@ class PostureInputs:
 
     def template_workload(self, pod: Pod) -> Workload | None:
         """The workload whose template `pod` is (template_pods), None for a real pod."""
-        key = ("template", pod.namespace, pod.owner_kind, pod.owner_name)
-        if "templates" not in self.memo:
-            self.memo["templates"] = {
-                ("template", w.namespace, w.kind, w.name): w
-                for w in self.snapshot.workloads
-                if w.template is not None
-            }
-        return self.memo["templates"].get(key)  # type: ignore[attr-defined]  # memo["templates"] holds the dict built above
+        return self._templates.get((pod.namespace, pod.owner_kind or "", pod.owner_name or ""))
+
+    @cached_property
+    def _templates(self) -> dict[tuple[str, str, str], Workload]:
+        return {(w.namespace, w.kind, w.name): w for w in self.snapshot.workloads if w.template}
 
     @cached_property
     def owner_index(self) -> OwnerIndex:
