@@ -161,10 +161,10 @@ def workload_draft(
         workload = pod_workload
     if pod.phase == TEMPLATE_PHASE:
         # No pod of the workload runs: its template was judged (PostureInputs.template_pods).
-        return _template_draft(
-            check_id, inputs, pod, tenant, workload, context, evidence, key, title, severity
-        )
-    evidence = {**context, **evidence, "pods": [{**entry, **(pod_facts or {})}], "replicas": 1}
+        context["resolved_by"] = "pod template"
+        evidence = {**context, **evidence, **_template_facts(inputs, pod)}
+    else:
+        evidence = {**context, **evidence, "pods": [{**entry, **(pod_facts or {})}], "replicas": 1}
     return subject_draft(
         check_id,
         kind=workload.kind,
@@ -179,46 +179,15 @@ def workload_draft(
     )
 
 
-def _template_draft(
-    check_id: str,
-    inputs: PostureInputs,
-    pod: Pod,
-    tenant: TenantInfo,
-    workload: WorkloadRef,
-    context: dict[str, Any],
-    evidence: dict[str, Any],
-    key: str,
-    title: str,
-    severity: str,
-) -> FindingDraft:
-    """A pod-level cause found in the pod template of a workload with no pod running: filed
-    under the same workload as its pods' would be; `pods` is empty, `replicas` the spec's."""
+def _template_facts(inputs: PostureInputs, pod: Pod) -> dict[str, Any]:
+    """What a finding judged from a template says of it: no pods, replicas as the spec says."""
     spec = inputs.template_workload(pod)
-    facts = {
+    return {
         "from_template": True,
-        "template_of": f"{pod.owner_kind} {pod.namespace}/{pod.owner_name}",
         "suspended": spec.suspended if spec else False,
-    }
-    context = {**context, "resolved_by": "pod template"}
-    evidence = {
-        **context,
-        **evidence,
-        **facts,
         "pods": [],
         "replicas": spec.replicas if spec else None,
     }
-    return subject_draft(
-        check_id,
-        kind=workload.kind,
-        namespace=workload.namespace,
-        name=workload.name,
-        tenants=(tenant,),
-        evidence=evidence,
-        key=key,
-        title=title,
-        severity=severity,
-        labels=template_labels(pod),
-    )
 
 
 def _debug_container(pod: Pod, name: object) -> bool:
