@@ -230,3 +230,44 @@ def test_no_gpu_operator_crd_is_not_an_error(api, tmp_path):
     run = cluster_sync(cluster=cluster, source=source(api, tmp_path))
     assert run.status == "succeeded"
     assert not ClusterObject.objects.filter(cluster=cluster, kind="gpu_operator_policy").exists()
+
+
+NIGHTLY = {
+    "apiVersion": "batch/v1",
+    "kind": "CronJob",
+    "metadata": {"name": "nightly-compact", "namespace": "team-alpha"},
+    "spec": {
+        "schedule": "0 3 * * *",
+        "jobTemplate": {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [
+                            {
+                                "name": "compact",
+                                "image": "registry.example.com/alpha/compact@sha256:" + "a" * 64,
+                                "securityContext": {"privileged": True},
+                            }
+                        ],
+                    }
+                }
+            }
+        },
+    },
+}
+
+
+def test_a_cronjob_between_runs_is_listed_and_judged_from_its_template(tmp_path):
+    from posture.models import Finding
+    from posture.services import posture_evaluate
+
+    with FakeKubeAPI([*world(), NIGHTLY]) as server:
+        cluster = cluster_get_or_create(name="live")
+        run = cluster_sync(cluster=cluster, source=source(server, tmp_path))
+        assert run.status == "succeeded"
+        assert "/apis/batch/v1/cronjobs" in {r.path for r in server.requests}
+    posture_evaluate()
+    (finding,) = Finding.objects.filter(check_id="POD-001", subject_kind="CronJob")
+    assert (finding.subject_namespace, finding.subject_name) == ("team-alpha", "nightly-compact")
+    assert finding.evidence["from_template"] is True

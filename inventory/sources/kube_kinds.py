@@ -16,6 +16,9 @@ KINDS: tuple[tuple[str, str, str], ...] = (
     ("Service", "CoreV1Api", "list_service_for_all_namespaces"),
     ("DaemonSet", "AppsV1Api", "list_daemon_set_for_all_namespaces"),
     ("Deployment", "AppsV1Api", "list_deployment_for_all_namespaces"),
+    # Judged from their pod template while no pod of theirs runs (posture template pods).
+    ("StatefulSet", "AppsV1Api", "list_stateful_set_for_all_namespaces"),
+    ("CronJob", "BatchV1Api", "list_cron_job_for_all_namespaces"),
     # Only their owners are kept: the workload behind each pod (inventory/owners.py).
     ("ReplicaSet", "AppsV1Api", "list_replica_set_for_all_namespaces"),
     ("Job", "BatchV1Api", "list_job_for_all_namespaces"),
