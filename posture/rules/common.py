@@ -113,7 +113,7 @@ def tenant_pods(inputs: PostureInputs) -> list[tuple[Pod, TenantInfo]]:
 
 
 def hardening_pods(inputs: PostureInputs) -> list[tuple[Pod, TenantInfo]]:
-    """What the pod-hardening checks (POD-001 to POD-005, POD-007, POD-008) judge: the active
+    """What the pod-hardening checks (POD-001 to POD-008) judge: the active
     tenant pods and the templates of tenant workloads with none running (a CronJob between
     runs, a Deployment scaled to 0). Checks that need a node or a GPU placement use
     tenant_pods: a template runs nowhere."""

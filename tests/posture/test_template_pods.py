@@ -58,6 +58,20 @@ def test_a_privileged_template_with_no_pod_is_a_finding_on_the_workload(kind):
     assert draft.subject_labels == {"app": "w"}
 
 
+def test_a_templates_gpu_request_unlike_its_limit_is_a_finding_too():
+    # What the pods will ask for is in the template, whether or not one runs now.
+    asks = (
+        Container(
+            "main",
+            "registry.example.com/m:1",
+            gpu_requests={"nvidia.com/gpu": "1"},
+            gpu_limits={"nvidia.com/gpu": "2"},
+        ),
+    )
+    (draft,) = run("POD-006", _world(_workload("Deployment", "w", containers=asks)))
+    assert draft.subject_kind == "Deployment" and draft.evidence["from_template"] is True
+
+
 def test_a_running_pod_is_judged_instead_of_the_template_under_the_same_identity():
     idle = _workload("Deployment", "web", host_pid=True)
     (from_template,) = run("POD-002", _world(idle))

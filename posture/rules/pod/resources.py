@@ -7,7 +7,7 @@ from typing import Any
 
 from inventory.snapshot import Container
 from posture.inputs import PostureInputs
-from posture.rules.common import containers_with_paths, tenant_pods
+from posture.rules.common import containers_with_paths, hardening_pods
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
@@ -65,7 +65,8 @@ def gpu_request_mismatches(container: Container, path: str) -> list[dict[str, An
     mappings=("SP800-53:CM-6",),
 )
 def gpu_request_limit_mismatch(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in tenant_pods(inputs):
+    # A template asks for the GPUs its pods will: judged with no pod running too.
+    for pod, tenant in hardening_pods(inputs):
         for container, path in containers_with_paths(pod):
             mismatches = gpu_request_mismatches(container, path)
             if not mismatches:
