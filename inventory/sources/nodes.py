@@ -33,7 +33,11 @@ from inventory.sources.cloud_labels import (
     gke_sharing,
 )
 from inventory.sources.images import component_of, image_version, stack_version, version_from_tag
-from inventory.sources.node_labels import sharing_label_garbled, unreadable_labels
+from inventory.sources.node_labels import (
+    missing_plugin_config,
+    sharing_label_garbled,
+    unreadable_labels,
+)
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 from inventory.sources.shared_resources import shared_resources
 
@@ -79,6 +83,8 @@ def node_from(
     gke = gke_shares(labels)
     config = config if is_gpu and not gke else None
     problems = unreadable_for(labels, sharing_configs, unreadable) if is_gpu else ()
+    if is_gpu and not gke:
+        problems += missing_plugin_config(labels, sharing_configs, unreadable)
     if is_gpu or labels.get(NV + "gpu.present") == "true":
         problems += unreadable_labels(labels)
     plugin_unknown = any(p.purpose == "device_plugin" for p in problems)

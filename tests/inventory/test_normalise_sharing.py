@@ -108,7 +108,8 @@ def _plugin_configmap(name: str = "time-slicing-config", **data: str) -> dict[st
             "none",
             None,
         ),
-        ("missing-key", [_plugin_configmap(any=TIME_SLICING)], "none", None),
+        # A label naming no config: the plugin refuses it, the config in effect is unknown.
+        ("missing-key", [_plugin_configmap(any=TIME_SLICING)], "unknown", None),
         # No label: the plugin falls back to the only config, or to the one named "default".
         (None, [_plugin_configmap(any=TIME_SLICING)], "time_slicing", 4),
         (
@@ -157,3 +158,31 @@ def test_a_config_key_defined_two_ways_is_a_warning_not_a_guess():
     snapshot = normalise(objects, **PLATFORM)
     assert snapshot.nodes[0].sharing_strategy == "none"
     assert any("'shared' is defined differently" in w for w in snapshot.warnings)
+
+
+def test_label_naming_no_config_is_unknown_and_says_why():
+    # The device plugin's config-manager fails on a named config it does not have (it never
+    # falls back to "default" then): what runs on the node is not in the snapshot.
+    labels = {"nvidia.com/gpu.count": "2", "nvidia.com/device-plugin.config": "h100-typo"}
+    maps = [_plugin_configmap(default=TIME_SLICING, **{"h100-ts": TIME_SLICING})]
+    result = only_node([node("gpu-h100-07", labels), *maps])
+    assert result.sharing_strategy == "unknown"
+    (problem,) = result.unreadable_configs
+    assert (problem.name, problem.purpose) == ("nvidia.com/device-plugin.config", "device_plugin")
+    assert "'h100-typo'" in problem.error and "default, h100-ts" in problem.error
+
+
+@pytest.mark.parametrize(
+    ("extra", "configmaps", "strategy"),
+    [
+        # GFD's own verdict still wins over what the label names.
+        ({"nvidia.com/gpu.sharing-strategy": "none"}, True, "none"),
+        # No device-plugin config anywhere: nothing reads the label.
+        ({}, False, "none"),
+    ],
+)
+def test_label_naming_no_config_where_it_decides_nothing(extra, configmaps, strategy):
+    labels = {"nvidia.com/gpu.count": "2", "nvidia.com/device-plugin.config": "gone", **extra}
+    maps = [_plugin_configmap(any=TIME_SLICING)] if configmaps else []
+    result = only_node([node("gpu-a10-03", labels), *maps])
+    assert result.sharing_strategy == strategy
