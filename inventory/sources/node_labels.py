@@ -90,20 +90,26 @@ def sharing_label_garbled(labels: Mapping[str, str]) -> bool:
 
 
 PLUGIN_CONFIG = NV + "device-plugin.config"
+DEFAULT_SOURCE = "devicePlugin.config.default"
 
 
 def missing_plugin_config(
     labels: Mapping[str, str],
     configs: Sequence[SharingConfig],
     unreadable: Sequence[UnreadableConfig],
+    default: str = "",
 ) -> tuple[UnreadableConfig, ...]:
-    """The node's `nvidia.com/device-plugin.config` label when it names a config that no
+    """The node's `nvidia.com/device-plugin.config` label (else the explicit `default` the
+    GPU Operator's ClusterPolicy gives the plugin) when it names a config that no
     device-plugin ConfigMap of the snapshot has. The plugin's config-manager refuses a named
     config that does not exist ("specified config ... does not exist") rather than falling back:
     a new plugin pod does not start, a running one keeps whatever config it had. That config is
     not in the snapshot, so the node's sharing is unknown, never "none". Only where the cluster
     shows its device-plugin configs at all (with none, nothing reads the label)."""
     label = str(labels.get(PLUGIN_CONFIG) or "").strip()
+    source = PLUGIN_CONFIG
+    if not label and default:
+        label, source = default, DEFAULT_SOURCE
     plugin = [p for p in unreadable if p.purpose == "device_plugin"]
     if not label or not (configs or plugin):
         return ()
@@ -115,4 +121,6 @@ def missing_plugin_config(
         "plugin's config-manager refuses a config that does not exist, so the config in effect "
         "on this node is not in the snapshot"
     )
+    if source != PLUGIN_CONFIG:  # the ClusterPolicy names it: the object to fix
+        return (UnreadableConfig("ClusterPolicy", "", source, "", "device_plugin", error),)
     return (UnreadableConfig(LABEL_KIND, "", PLUGIN_CONFIG, "", "device_plugin", error),)

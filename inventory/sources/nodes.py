@@ -69,22 +69,27 @@ def node_from(
     sharing_configs: Sequence[SharingConfig],
     unreadable: Sequence[UnreadableConfig] = (),
     stack: StackFacts | None = None,
+    plugin_default: str = "",
 ) -> NodeResult:
     """One Node object, with the pods scheduled on it, the cluster's sharing configs, the
     GPU configuration that could not be read and what the cluster shows of its GPU stack
-    (`stack`; without it no component is ever said to be not installed)."""
+    (`stack`; without it no component is ever said to be not installed). `plugin_default` is
+    the config the plugin reads when the node has no label (the ClusterPolicy's
+    `devicePlugin.config.default`), "" when nothing sets one."""
     labels = labels_of(obj)
     capacity = _gpu_capacity(dig(obj, "status").get("capacity"))
     gpu_count = physical_gpus(labels, capacity)  # capacity is multiplied by sharing
     is_gpu = bool(gpu_count) or any(v > 0 for v in capacity.values())
-    config, warning = matching_config(labels.get(PLUGIN_CONFIG), sharing_configs)
+    # The device plugin's config-manager: the node's label, else the explicit default.
+    named = labels.get(PLUGIN_CONFIG) or plugin_default or None
+    config, warning = matching_config(named, sharing_configs)
     # A CPU node takes no sharing mode from a cluster-wide config, nor does a node whose
     # sharing GKE's own device plugin runs (it reads its labels, never NVIDIA's ConfigMap).
     gke = gke_shares(labels)
     config = config if is_gpu and not gke else None
-    problems = unreadable_for(labels, sharing_configs, unreadable) if is_gpu else ()
+    problems = unreadable_for(labels, sharing_configs, unreadable, named) if is_gpu else ()
     if is_gpu and not gke:
-        problems += missing_plugin_config(labels, sharing_configs, unreadable)
+        problems += missing_plugin_config(labels, sharing_configs, unreadable, plugin_default)
     if is_gpu or labels.get(NV + "gpu.present") == "true":
         problems += unreadable_labels(labels)
     plugin_unknown = any(p.purpose == "device_plugin" for p in problems)
@@ -327,11 +332,13 @@ def unreadable_for(
     labels: dict[str, str],
     configs: Sequence[SharingConfig],
     unreadable: Sequence[UnreadableConfig],
+    named: str | None = None,
 ) -> tuple[UnreadableConfig, ...]:
     """The unreadable GPU configuration a GPU node uses: the device-plugin config its label
-    names (else the one the plugin falls back to), the mig-parted config when MIG Manager
-    manages it (it has a layout label), and the operator's ClusterPolicy."""
-    label = labels.get(PLUGIN_CONFIG)
+    (else the explicit default, `named`) names, else the one the plugin falls back to, the
+    mig-parted config when MIG Manager manages it (it has a layout label), and the operator's
+    ClusterPolicy."""
+    label = named or labels.get(PLUGIN_CONFIG)
     fallback = _fallback_key(configs, unreadable) if not label else None
     found = []
     for problem in unreadable:

@@ -186,3 +186,42 @@ def test_label_naming_no_config_where_it_decides_nothing(extra, configmaps, stra
     maps = [_plugin_configmap(any=TIME_SLICING)] if configmaps else []
     result = only_node([node("gpu-a10-03", labels), *maps])
     assert result.sharing_strategy == strategy
+
+
+def _cluster_policy(**config: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "gpu-cluster-policy"},
+        "spec": {"devicePlugin": {"config": {"name": "sharing-by-model", **config}}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("default", "strategy", "replicas"),
+    [
+        # The operator hands its default to the plugin: unlabelled nodes read that key, even
+        # with several keys and none named "default".
+        ("l4-shared", "time_slicing", 4),
+        ("plain", "none", None),
+        # A default the ConfigMap does not have: the plugin refuses it.
+        ("l4-sharde", "unknown", None),
+    ],
+)
+def test_unlabelled_node_reads_the_cluster_policy_default(default, strategy, replicas):
+    plain = "version: v1\nflags:\n  migStrategy: none\n"
+    maps = [_plugin_configmap("sharing-by-model", plain=plain, **{"l4-shared": TIME_SLICING})]
+    objects = [node("gpu-l4-02", {"nvidia.com/gpu.count": "2"}), _cluster_policy(default=default)]
+    result = only_node([*objects, *maps])
+    assert (result.sharing_strategy, result.time_slicing_replicas) == (strategy, replicas)
+    if strategy == "unknown":
+        (problem,) = result.unreadable_configs
+        assert (problem.kind, problem.name) == ("ClusterPolicy", "devicePlugin.config.default")
+
+
+def test_a_node_label_outranks_the_cluster_policy_default():
+    labels = {"nvidia.com/gpu.count": "2", "nvidia.com/device-plugin.config": "plain"}
+    plain = "version: v1\nflags:\n  migStrategy: none\n"
+    maps = [_plugin_configmap("sharing-by-model", plain=plain, **{"l4-shared": TIME_SLICING})]
+    result = only_node([node("gpu-l4-03", labels), _cluster_policy(default="l4-shared"), *maps])
+    assert result.sharing_strategy == "none"
