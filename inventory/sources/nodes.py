@@ -110,7 +110,7 @@ def node_from(
         gpu_operator_version=operator_version if is_gpu else None,
         firmware_version=None,  # the API does not report it; nvidia-smi XML does
         sharing_strategy=sharing_strategy(labels, capacity, config, config_unknown=plugin_unknown),
-        time_slicing_replicas=_replicas(labels, None if plugin_unknown else config),
+        time_slicing_replicas=_replicas(labels, capacity, None if plugin_unknown else config),
         mig_strategy=labels.get(MIG_STRATEGY),
         # GKE's partition size where GKE partitions the GPUs: the layout, not a mig-parted name.
         mig_config=labels.get(MIG_CONFIG) or (gke_partition_size(labels) if gke else None),
@@ -289,7 +289,24 @@ def sharing_strategy(
         return "unknown"
     if not declared and config is not None and config.mode in ("time_slicing", "mps"):
         return config.mode
+    if not declared and capacity_replicas(labels, capacity):
+        # More nvidia.com/gpu than physical GPUs: something replicates them. Time-slicing or
+        # MPS; with nothing saying which, the one with no isolation (as for "-SHARED").
+        return "time_slicing"
     return "none"
+
+
+def capacity_replicas(labels: dict[str, str], capacity: dict[str, int]) -> int | None:
+    """Replicas per GPU the node's capacity proves: its `nvidia.com/gpu` over the physical
+    count a label gives (GFD's or the cloud's), when larger and whole; None otherwise. Not on a
+    MIG node (single strategy advertises each MIG instance as nvidia.com/gpu)."""
+    count = physical_gpus(labels, capacity)
+    advertised = capacity.get(NV + "gpu") or 0
+    if not count or advertised <= count or advertised % count:
+        return None
+    if labels.get(MIG_STRATEGY) == "single" or "-MIG-" in labels.get(PRODUCT, ""):
+        return None
+    return advertised // count
 
 
 def mig_enabled(labels: dict[str, str], capacity: dict[str, int]) -> bool:
@@ -302,13 +319,15 @@ def mig_enabled(labels: dict[str, str], capacity: dict[str, int]) -> bool:
     return bool(layout and layout != "all-disabled") or has_mig_resources
 
 
-def _replicas(labels: dict[str, str], config: SharingConfig | None) -> int | None:
+def _replicas(
+    labels: dict[str, str], capacity: dict[str, int], config: SharingConfig | None
+) -> int | None:
     replicas = as_int(labels.get(REPLICAS))
-    if replicas is None and config is not None:
+    if replicas is None and config is not None and config.replicas:
         return config.replicas
     if replicas is None and gke_sharing(labels) in ("time_slicing", "mps"):
         return gke_clients_per_gpu(labels)
-    return replicas
+    return replicas if replicas is not None else capacity_replicas(labels, capacity)
 
 
 def matching_config(

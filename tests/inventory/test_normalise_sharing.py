@@ -53,6 +53,17 @@ from tests.inventory.normalise_helpers import PLATFORM, TIME_SLICING, configmap,
         ),
         ({"nvidia.com/vgpu.present": "true"}, {}, "vgpu", None),
         ({}, {"nvidia.com/gpu": "8"}, "none", None),
+        # Four nvidia.com/gpu per physical GPU with no label saying why: replicated, and with
+        # nothing saying how, the weakest isolation (never whole GPUs).
+        ({}, {"nvidia.com/gpu": "32"}, "time_slicing", 4),
+        ({"nvidia.com/gpu.sharing-strategy": "mps"}, {"nvidia.com/gpu": "32"}, "mps", 4),
+        # Single-strategy MIG advertises each instance as nvidia.com/gpu: not replicas.
+        (
+            {"nvidia.com/mig.strategy": "single", "nvidia.com/mig.config": "all-1g.10gb"},
+            {"nvidia.com/gpu": "56"},
+            "mig",
+            None,
+        ),
     ],
 )
 def test_sharing_strategy_from_labels(labels, capacity, strategy, replicas):
@@ -225,3 +236,10 @@ def test_a_node_label_outranks_the_cluster_policy_default():
     maps = [_plugin_configmap("sharing-by-model", plain=plain, **{"l4-shared": TIME_SLICING})]
     result = only_node([node("gpu-l4-03", labels), _cluster_policy(default="l4-shared"), *maps])
     assert result.sharing_strategy == "none"
+
+
+def test_capacity_over_a_cloud_gpu_count_is_replicated():
+    # A Karpenter node with 8 GPUs advertising 24: the plugin's config is not in the snapshot.
+    labels = {"karpenter.k8s.aws/instance-gpu-count": "8"}
+    result = only_node([node("gpu-p5-01", labels, capacity={"nvidia.com/gpu": "24"})])
+    assert (result.sharing_strategy, result.time_slicing_replicas) == ("time_slicing", 3)
