@@ -10,9 +10,9 @@ which the sharing checks treat as the weakest isolation)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
-from inventory.snapshot import LABEL_KIND, UnreadableConfig
+from inventory.snapshot import LABEL_KIND, SharingConfig, UnreadableConfig
 from inventory.sources.cloud_labels import (
     GKE_ACCELERATOR_COUNT,
     GKE_MAX_CLIENTS,
@@ -87,3 +87,40 @@ def sharing_label_garbled(labels: Mapping[str, str]) -> bool:
     """The sharing-strategy label is set to something GFD never writes."""
     value = labels.get(NV + "gpu.sharing-strategy")
     return value is not None and READERS[NV + "gpu.sharing-strategy"](value) is not None
+
+
+PLUGIN_CONFIG = NV + "device-plugin.config"
+DEFAULT_SOURCE = "devicePlugin.config.default"
+
+
+def missing_plugin_config(
+    labels: Mapping[str, str],
+    configs: Sequence[SharingConfig],
+    unreadable: Sequence[UnreadableConfig],
+    default: str = "",
+) -> tuple[UnreadableConfig, ...]:
+    """The node's `nvidia.com/device-plugin.config` label (else the explicit `default` the
+    GPU Operator's ClusterPolicy gives the plugin) when it names a config that no
+    device-plugin ConfigMap of the snapshot has. The plugin's config-manager refuses a named
+    config that does not exist ("specified config ... does not exist") rather than falling back:
+    a new plugin pod does not start, a running one keeps whatever config it had. That config is
+    not in the snapshot, so the node's sharing is unknown, never "none". Only where the cluster
+    shows its device-plugin configs at all (with none, nothing reads the label)."""
+    label = str(labels.get(PLUGIN_CONFIG) or "").strip()
+    source = PLUGIN_CONFIG
+    if not label and default:
+        label, source = default, DEFAULT_SOURCE
+    plugin = [p for p in unreadable if p.purpose == "device_plugin"]
+    if not label or not (configs or plugin):
+        return ()
+    if any(c.key == label for c in configs) or any(p.key in (label, "") for p in plugin):
+        return ()  # found, or its ConfigMap could not be read (unreadable_for says so)
+    keys = ", ".join(sorted({c.key for c in configs} | {p.key for p in plugin})) or "none"
+    error = (
+        f"value {label[:63]!r}: no device-plugin config has that key (keys: {keys}); the "
+        "plugin's config-manager refuses a config that does not exist, so the config in effect "
+        "on this node is not in the snapshot"
+    )
+    if source != PLUGIN_CONFIG:  # the ClusterPolicy names it: the object to fix
+        return (UnreadableConfig("ClusterPolicy", "", source, "", "device_plugin", error),)
+    return (UnreadableConfig(LABEL_KIND, "", PLUGIN_CONFIG, "", "device_plugin", error),)

@@ -33,7 +33,11 @@ from inventory.sources.cloud_labels import (
     gke_sharing,
 )
 from inventory.sources.images import component_of, image_version, stack_version, version_from_tag
-from inventory.sources.node_labels import sharing_label_garbled, unreadable_labels
+from inventory.sources.node_labels import (
+    missing_plugin_config,
+    sharing_label_garbled,
+    unreadable_labels,
+)
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 from inventory.sources.shared_resources import shared_resources
 
@@ -65,20 +69,27 @@ def node_from(
     sharing_configs: Sequence[SharingConfig],
     unreadable: Sequence[UnreadableConfig] = (),
     stack: StackFacts | None = None,
+    plugin_default: str = "",
 ) -> NodeResult:
     """One Node object, with the pods scheduled on it, the cluster's sharing configs, the
     GPU configuration that could not be read and what the cluster shows of its GPU stack
-    (`stack`; without it no component is ever said to be not installed)."""
+    (`stack`; without it no component is ever said to be not installed). `plugin_default` is
+    the config the plugin reads when the node has no label (the ClusterPolicy's
+    `devicePlugin.config.default`), "" when nothing sets one."""
     labels = labels_of(obj)
     capacity = _gpu_capacity(dig(obj, "status").get("capacity"))
     gpu_count = physical_gpus(labels, capacity)  # capacity is multiplied by sharing
     is_gpu = bool(gpu_count) or any(v > 0 for v in capacity.values())
-    config, warning = matching_config(labels.get(PLUGIN_CONFIG), sharing_configs)
+    # The device plugin's config-manager: the node's label, else the explicit default.
+    named = labels.get(PLUGIN_CONFIG) or plugin_default or None
+    config, warning = matching_config(named, sharing_configs)
     # A CPU node takes no sharing mode from a cluster-wide config, nor does a node whose
     # sharing GKE's own device plugin runs (it reads its labels, never NVIDIA's ConfigMap).
     gke = gke_shares(labels)
     config = config if is_gpu and not gke else None
-    problems = unreadable_for(labels, sharing_configs, unreadable) if is_gpu else ()
+    problems = unreadable_for(labels, sharing_configs, unreadable, named) if is_gpu else ()
+    if is_gpu and not gke:
+        problems += missing_plugin_config(labels, sharing_configs, unreadable, plugin_default)
     if is_gpu or labels.get(NV + "gpu.present") == "true":
         problems += unreadable_labels(labels)
     plugin_unknown = any(p.purpose == "device_plugin" for p in problems)
@@ -99,7 +110,7 @@ def node_from(
         gpu_operator_version=operator_version if is_gpu else None,
         firmware_version=None,  # the API does not report it; nvidia-smi XML does
         sharing_strategy=sharing_strategy(labels, capacity, config, config_unknown=plugin_unknown),
-        time_slicing_replicas=_replicas(labels, None if plugin_unknown else config),
+        time_slicing_replicas=_replicas(labels, capacity, None if plugin_unknown else config),
         mig_strategy=labels.get(MIG_STRATEGY),
         # GKE's partition size where GKE partitions the GPUs: the layout, not a mig-parted name.
         mig_config=labels.get(MIG_CONFIG) or (gke_partition_size(labels) if gke else None),
@@ -278,7 +289,24 @@ def sharing_strategy(
         return "unknown"
     if not declared and config is not None and config.mode in ("time_slicing", "mps"):
         return config.mode
+    if not declared and capacity_replicas(labels, capacity):
+        # More nvidia.com/gpu than physical GPUs: something replicates them. Time-slicing or
+        # MPS; with nothing saying which, the one with no isolation (as for "-SHARED").
+        return "time_slicing"
     return "none"
+
+
+def capacity_replicas(labels: dict[str, str], capacity: dict[str, int]) -> int | None:
+    """Replicas per GPU the node's capacity proves: its `nvidia.com/gpu` over the physical
+    count a label gives (GFD's or the cloud's), when larger and whole; None otherwise. Not on a
+    MIG node (single strategy advertises each MIG instance as nvidia.com/gpu)."""
+    count = physical_gpus(labels, capacity)
+    advertised = capacity.get(NV + "gpu") or 0
+    if not count or advertised <= count or advertised % count:
+        return None
+    if labels.get(MIG_STRATEGY) == "single" or "-MIG-" in labels.get(PRODUCT, ""):
+        return None
+    return advertised // count
 
 
 def mig_enabled(labels: dict[str, str], capacity: dict[str, int]) -> bool:
@@ -291,13 +319,15 @@ def mig_enabled(labels: dict[str, str], capacity: dict[str, int]) -> bool:
     return bool(layout and layout != "all-disabled") or has_mig_resources
 
 
-def _replicas(labels: dict[str, str], config: SharingConfig | None) -> int | None:
+def _replicas(
+    labels: dict[str, str], capacity: dict[str, int], config: SharingConfig | None
+) -> int | None:
     replicas = as_int(labels.get(REPLICAS))
-    if replicas is None and config is not None:
+    if replicas is None and config is not None and config.replicas:
         return config.replicas
     if replicas is None and gke_sharing(labels) in ("time_slicing", "mps"):
         return gke_clients_per_gpu(labels)
-    return replicas
+    return replicas if replicas is not None else capacity_replicas(labels, capacity)
 
 
 def matching_config(
@@ -321,11 +351,13 @@ def unreadable_for(
     labels: dict[str, str],
     configs: Sequence[SharingConfig],
     unreadable: Sequence[UnreadableConfig],
+    named: str | None = None,
 ) -> tuple[UnreadableConfig, ...]:
     """The unreadable GPU configuration a GPU node uses: the device-plugin config its label
-    names (else the one the plugin falls back to), the mig-parted config when MIG Manager
-    manages it (it has a layout label), and the operator's ClusterPolicy."""
-    label = labels.get(PLUGIN_CONFIG)
+    (else the explicit default, `named`) names, else the one the plugin falls back to, the
+    mig-parted config when MIG Manager manages it (it has a layout label), and the operator's
+    ClusterPolicy."""
+    label = named or labels.get(PLUGIN_CONFIG)
     fallback = _fallback_key(configs, unreadable) if not label else None
     found = []
     for problem in unreadable:

@@ -337,6 +337,7 @@ def _nodes(
     operator = operator_version(collected.workloads)
     policies = [p.name for p in collected.operator_policies]
     stack = stack_facts(collected.workloads, policies, pods)
+    plugin_default = _plugin_default(collected.operator_policies)
     nodes: list[Node] = []
     for raw in collected.raw_nodes:
         name = text(mapping(raw.get("metadata")).get("name"), "") or ""
@@ -348,6 +349,7 @@ def _nodes(
                 sharing_configs=sharing_configs,
                 unreadable=unreadable,
                 stack=stack,
+                plugin_default=plugin_default,
             )
         except Exception as exc:  # noqa: BLE001 - as for any other object: skip, say why
             reason = f"{type(exc).__name__}: {exc}"[:300]
@@ -356,3 +358,12 @@ def _nodes(
         nodes.append(result.node)
         collected.warnings.extend(result.warnings)
     return nodes
+
+
+def _plugin_default(policies: list[GpuOperatorPolicy]) -> str:
+    """The device-plugin config an unlabelled node reads, as the GPU Operator's ClusterPolicy
+    sets it (`devicePlugin.config.default`); "" when none does or two disagree."""
+    defaults = {
+        str(p.spec.get("device_plugin_config_default") or "") for p in policies if not p.error
+    }
+    return defaults.pop() if len(defaults) == 1 else ""

@@ -53,6 +53,17 @@ from tests.inventory.normalise_helpers import PLATFORM, TIME_SLICING, configmap,
         ),
         ({"nvidia.com/vgpu.present": "true"}, {}, "vgpu", None),
         ({}, {"nvidia.com/gpu": "8"}, "none", None),
+        # Four nvidia.com/gpu per physical GPU with no label saying why: replicated, and with
+        # nothing saying how, the weakest isolation (never whole GPUs).
+        ({}, {"nvidia.com/gpu": "32"}, "time_slicing", 4),
+        ({"nvidia.com/gpu.sharing-strategy": "mps"}, {"nvidia.com/gpu": "32"}, "mps", 4),
+        # Single-strategy MIG advertises each instance as nvidia.com/gpu: not replicas.
+        (
+            {"nvidia.com/mig.strategy": "single", "nvidia.com/mig.config": "all-1g.10gb"},
+            {"nvidia.com/gpu": "56"},
+            "mig",
+            None,
+        ),
     ],
 )
 def test_sharing_strategy_from_labels(labels, capacity, strategy, replicas):
@@ -108,7 +119,8 @@ def _plugin_configmap(name: str = "time-slicing-config", **data: str) -> dict[st
             "none",
             None,
         ),
-        ("missing-key", [_plugin_configmap(any=TIME_SLICING)], "none", None),
+        # A label naming no config: the plugin refuses it, the config in effect is unknown.
+        ("missing-key", [_plugin_configmap(any=TIME_SLICING)], "unknown", None),
         # No label: the plugin falls back to the only config, or to the one named "default".
         (None, [_plugin_configmap(any=TIME_SLICING)], "time_slicing", 4),
         (
@@ -157,3 +169,77 @@ def test_a_config_key_defined_two_ways_is_a_warning_not_a_guess():
     snapshot = normalise(objects, **PLATFORM)
     assert snapshot.nodes[0].sharing_strategy == "none"
     assert any("'shared' is defined differently" in w for w in snapshot.warnings)
+
+
+def test_label_naming_no_config_is_unknown_and_says_why():
+    # The device plugin's config-manager fails on a named config it does not have (it never
+    # falls back to "default" then): what runs on the node is not in the snapshot.
+    labels = {"nvidia.com/gpu.count": "2", "nvidia.com/device-plugin.config": "h100-typo"}
+    maps = [_plugin_configmap(default=TIME_SLICING, **{"h100-ts": TIME_SLICING})]
+    result = only_node([node("gpu-h100-07", labels), *maps])
+    assert result.sharing_strategy == "unknown"
+    (problem,) = result.unreadable_configs
+    assert (problem.name, problem.purpose) == ("nvidia.com/device-plugin.config", "device_plugin")
+    assert "'h100-typo'" in problem.error and "default, h100-ts" in problem.error
+
+
+@pytest.mark.parametrize(
+    ("extra", "configmaps", "strategy"),
+    [
+        # GFD's own verdict still wins over what the label names.
+        ({"nvidia.com/gpu.sharing-strategy": "none"}, True, "none"),
+        # No device-plugin config anywhere: nothing reads the label.
+        ({}, False, "none"),
+    ],
+)
+def test_label_naming_no_config_where_it_decides_nothing(extra, configmaps, strategy):
+    labels = {"nvidia.com/gpu.count": "2", "nvidia.com/device-plugin.config": "gone", **extra}
+    maps = [_plugin_configmap(any=TIME_SLICING)] if configmaps else []
+    result = only_node([node("gpu-a10-03", labels), *maps])
+    assert result.sharing_strategy == strategy
+
+
+def _cluster_policy(**config: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "gpu-cluster-policy"},
+        "spec": {"devicePlugin": {"config": {"name": "sharing-by-model", **config}}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("default", "strategy", "replicas"),
+    [
+        # The operator hands its default to the plugin: unlabelled nodes read that key, even
+        # with several keys and none named "default".
+        ("l4-shared", "time_slicing", 4),
+        ("plain", "none", None),
+        # A default the ConfigMap does not have: the plugin refuses it.
+        ("l4-sharde", "unknown", None),
+    ],
+)
+def test_unlabelled_node_reads_the_cluster_policy_default(default, strategy, replicas):
+    plain = "version: v1\nflags:\n  migStrategy: none\n"
+    maps = [_plugin_configmap("sharing-by-model", plain=plain, **{"l4-shared": TIME_SLICING})]
+    objects = [node("gpu-l4-02", {"nvidia.com/gpu.count": "2"}), _cluster_policy(default=default)]
+    result = only_node([*objects, *maps])
+    assert (result.sharing_strategy, result.time_slicing_replicas) == (strategy, replicas)
+    if strategy == "unknown":
+        (problem,) = result.unreadable_configs
+        assert (problem.kind, problem.name) == ("ClusterPolicy", "devicePlugin.config.default")
+
+
+def test_a_node_label_outranks_the_cluster_policy_default():
+    labels = {"nvidia.com/gpu.count": "2", "nvidia.com/device-plugin.config": "plain"}
+    plain = "version: v1\nflags:\n  migStrategy: none\n"
+    maps = [_plugin_configmap("sharing-by-model", plain=plain, **{"l4-shared": TIME_SLICING})]
+    result = only_node([node("gpu-l4-03", labels), _cluster_policy(default="l4-shared"), *maps])
+    assert result.sharing_strategy == "none"
+
+
+def test_capacity_over_a_cloud_gpu_count_is_replicated():
+    # A Karpenter node with 8 GPUs advertising 24: the plugin's config is not in the snapshot.
+    labels = {"karpenter.k8s.aws/instance-gpu-count": "8"}
+    result = only_node([node("gpu-p5-01", labels, capacity={"nvidia.com/gpu": "24"})])
+    assert (result.sharing_strategy, result.time_slicing_replicas) == ("time_slicing", 3)
