@@ -1,4 +1,4 @@
-"""Three CSAF 2.0 bulletins for the demo, written here in NVIDIA's product-tree shape, and a
+"""Five CSAF 2.0 bulletins for the demo, written here in NVIDIA's product-tree shape, and a
 later revision of one that weakens it (held for a security lead). The facts (fixed versions per
 branch, CVE ids, CVSS) restate public bulletins; the text is our own.
 PURE: returns dicts for `inventory.bulletins.store.bulletin_import`."""
@@ -90,7 +90,30 @@ def driver_bulletin_revised() -> Obj:
     return data
 
 
-def _driver(fixed_by_branch: tuple[tuple[str, str], ...]) -> Obj:
+JANUARY_FIXES = (("R570", "570.86.15"), ("R550", "550.144.03"), ("R535", "535.230.02"))
+
+
+def driver_bulletin_january() -> Obj:
+    """January 2025 data-center driver fixes, R570 among them. The April bulletin (restated
+    here with R550 and R535 only) leaves R570 out: a node on R570 is never `current` by it,
+    but unknown, "out of support, or not affected"."""
+    return _driver(
+        JANUARY_FIXES,
+        advisory=_advisory(
+            "demo-5614", "GPU Display Driver - January 2025 (demo)", "2025-01-16T00:00:00Z", "HIGH"
+        ),
+        cves=(("CVE-2024-0150", 7.1, "HIGH"), ("CVE-2024-53869", 5.5, "MEDIUM")),
+    )
+
+
+_APRIL = (("CVE-2025-23244", 7.8, "HIGH"), ("CVE-2025-23245", 5.5, "MEDIUM"))
+
+
+def _driver(
+    fixed_by_branch: tuple[tuple[str, str], ...],
+    advisory: Obj | None = None,
+    cves: tuple[tuple[str, float, str], ...] = _APRIL,
+) -> Obj:
     branches = []
     for branch, fixed in fixed_by_branch:
         arch = f"Linux({branch})"
@@ -107,13 +130,13 @@ def _driver(fixed_by_branch: tuple[tuple[str, str], ...]) -> Obj:
     ids = [b["branches"][0]["product"]["product_id"] for b in branches]
     fixes = [b["branches"][1]["product"]["product_id"] for b in branches]
     return {
-        "document": _advisory(
+        "document": advisory
+        or _advisory(
             "demo-5630", "GPU Display Driver - April 2025 (demo)", "2025-04-24T00:00:00Z", "HIGH"
         ),
         "product_tree": {"branches": [_vendor(branches)]},
         "vulnerabilities": [
-            _vulnerability("CVE-2025-23244", 7.8, "HIGH", ids, fixes),
-            _vulnerability("CVE-2025-23245", 5.5, "MEDIUM", ids, fixes),
+            _vulnerability(cve, score, severity, ids, fixes) for cve, score, severity in cves
         ],
     }
 
@@ -217,4 +240,10 @@ def dcgm_bulletin() -> Obj:
     }
 
 
-BULLETINS = (driver_bulletin, toolkit_bulletin, cdi_bulletin, dcgm_bulletin)
+BULLETINS = (
+    driver_bulletin_january,
+    driver_bulletin,
+    toolkit_bulletin,
+    cdi_bulletin,
+    dcgm_bulletin,
+)

@@ -234,3 +234,29 @@ def test_firmware_is_judged_only_for_the_gpu_model_a_bulletin_names():
     assert "firmware" not in a100.unknown_components
     # An unknown GPU model cannot be ruled out.
     assert "firmware" in node_patch_status({}, found, NodeStack()).unknown_components
+
+
+@pytest.mark.parametrize(
+    "driver, status",
+    [
+        # R550's last fix is 550.163.01 (Apr 2025); the Jul and Oct 2025 bulletins fix R570 and
+        # R535 only. Before, a node on 550.163.01 read "current" while its branch got no fixes.
+        ("550.163.01", "unknown"),
+        ("575.51.02", "unknown"),  # R575: in Apr 2025 only
+        ("535.274.02", "current"),  # R535 (LTSB) is in every bulletin
+        ("580.95.05", "current"),  # R580 first appears in Oct 2025: Jul 2025 does not concern it
+    ],
+)
+def test_a_branch_a_later_bulletin_leaves_out_never_reads_current(driver, status):
+    result = node_patch_status({"driver_version": driver}, bulletin_fixes("5630", "5670", "5703"))
+    assert result.status == status
+    if status == "unknown":
+        (note,) = result.unknown
+        assert "is not in bulletin 5703" in note and "out of support" in note
+        assert result.unknown_components == ("driver",)
+
+
+def test_a_dropped_branch_below_its_last_fix_stays_below_baseline():
+    result = node_patch_status({"driver_version": "550.144.03"}, bulletin_fixes("5630", "5670"))
+    assert result.status == "below_baseline"
+    assert "is not in bulletin 5670" in result.unknown[0]
