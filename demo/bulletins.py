@@ -216,11 +216,15 @@ CDI_TITLE = "Container Toolkit, GPU Operator and device plugin - July 2025 (demo
 def dcgm_bulletin() -> Obj:
     """July 2026: DCGM Exporter before 4.8.2 (CVE-2026-47483, network denial of service). NVIDIA
     names the affected range "0.0 to 4.8.2" while naming 4.8.2 the fix; restated here as "prior
-    to 4.8.2". A node that runs no exporter is not installed, so not judged by it."""
+    to 4.8.2". A node that runs no exporter is not installed, so not judged by it. DCGM before
+    4.5.3 is affected too: the exporter image 3.3.9-3.6.1 bundles DCGM 3.3.9."""
     arch = "All(4.8)"
     products = [
         _version(arch, "DCGM Exporter", "All versions prior to 4.8.2"),
         _version(arch, "DCGM Exporter", "4.8.2"),
+        # DCGM itself, which each exporter image bundles (its tag's first number).
+        _version(arch, "DCGM", "All versions prior to 4.5.3"),
+        _version(arch, "DCGM", "4.5.3"),
     ]
     ids = [p["product"]["product_id"] for p in products]
     return {
@@ -236,7 +240,9 @@ def dcgm_bulletin() -> Obj:
                 }
             ]
         },
-        "vulnerabilities": [_vulnerability("CVE-2026-47483", 8.2, "HIGH", ids[:1], ids[1:])],
+        "vulnerabilities": [
+            _vulnerability("CVE-2026-47483", 8.2, "HIGH", ids[0::2], ids[1::2]),
+        ],
     }
 
 

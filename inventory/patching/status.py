@@ -104,6 +104,16 @@ def installed_version(kind: str, version: str) -> str:
     return version
 
 
+def bundled_dcgm(exporter: str | None) -> str | None:
+    """The DCGM version an exporter image carries: its tag reads `<DCGM>-<exporter>`
+    (4.2.3-4.1.3-ubuntu22.04), and the exporter runs that DCGM's library in its container, so a
+    DCGM bulletin concerns it. Without the pair (a tag of one number) it is not known."""
+    if not exporter or "-" not in exporter:
+        return None
+    dcgm = exporter.split("-", 1)[0]
+    return dcgm if parse_version(dcgm) else None
+
+
 def model_matches(model: str | None, gpu_model: str | None) -> bool:
     """Does a firmware fix for `model` (H100) concern a node whose GFD product label is
     `gpu_model` (NVIDIA-H100-80GB-HBM3)? An unknown node model cannot be ruled out."""
@@ -144,6 +154,8 @@ def node_patch_status(
             ]
             continue
         _judge(kind, installed, fixes, stack, judged)
+    if dcgm := bundled_dcgm(versions.get("dcgm_exporter_version")):
+        _judge("dcgm", dcgm, fixes, stack, judged)
     exposures = judged.exposures
     status = BELOW_BASELINE if exposures else UNKNOWN if judged.unknown else CURRENT
     return PatchStatus(

@@ -260,3 +260,23 @@ def test_a_dropped_branch_below_its_last_fix_stays_below_baseline():
     result = node_patch_status({"driver_version": "550.144.03"}, bulletin_fixes("5630", "5670"))
     assert result.status == "below_baseline"
     assert "is not in bulletin 5670" in result.unknown[0]
+
+
+def test_a_dcgm_bulletin_judges_the_dcgm_an_exporter_image_bundles():
+    """The exporter tag 3.1.6-3.1.3 carries DCGM 3.1.6, which the DCGM bulletin of Mar 2023
+    fixes in 3.1.7. Before, DCGM fixes were never judged: the node read "current"."""
+    found = bulletin_fixes("5453")
+    versions = {"driver_version": "535.309.01", "dcgm_exporter_version": "3.1.6-3.1.3"}
+    result = node_patch_status(versions, found)
+    assert result.status == "below_baseline"
+    (exposure,) = result.exposures
+    assert (exposure.component, exposure.installed, exposure.fixed_version) == (
+        "dcgm",
+        "3.1.6",
+        "3.1.7",
+    )
+    versions["dcgm_exporter_version"] = "3.1.7-3.1.4"
+    assert node_patch_status(versions, found).exposures == ()
+    # No exporter on the node: nothing shows a DCGM, so nothing is claimed about one.
+    absent = NodeStack(not_installed=frozenset({"dcgm_exporter"}))
+    assert node_patch_status({"driver_version": "535.309.01"}, found, absent).exposures == ()
