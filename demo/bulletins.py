@@ -1,4 +1,4 @@
-"""Three CSAF 2.0 bulletins for the demo, written here in NVIDIA's product-tree shape, and a
+"""Five CSAF 2.0 bulletins for the demo, written here in NVIDIA's product-tree shape, and a
 later revision of one that weakens it (held for a security lead). The facts (fixed versions per
 branch, CVE ids, CVSS) restate public bulletins; the text is our own.
 PURE: returns dicts for `inventory.bulletins.store.bulletin_import`."""
@@ -90,7 +90,30 @@ def driver_bulletin_revised() -> Obj:
     return data
 
 
-def _driver(fixed_by_branch: tuple[tuple[str, str], ...]) -> Obj:
+JANUARY_FIXES = (("R570", "570.86.15"), ("R550", "550.144.03"), ("R535", "535.230.02"))
+
+
+def driver_bulletin_january() -> Obj:
+    """January 2025 data-center driver fixes, R570 among them. The April bulletin (restated
+    here with R550 and R535 only) leaves R570 out: a node on R570 is never `current` by it,
+    but unknown, "out of support, or not affected"."""
+    return _driver(
+        JANUARY_FIXES,
+        advisory=_advisory(
+            "demo-5614", "GPU Display Driver - January 2025 (demo)", "2025-01-16T00:00:00Z", "HIGH"
+        ),
+        cves=(("CVE-2024-0150", 7.1, "HIGH"), ("CVE-2024-53869", 5.5, "MEDIUM")),
+    )
+
+
+_APRIL = (("CVE-2025-23244", 7.8, "HIGH"), ("CVE-2025-23245", 5.5, "MEDIUM"))
+
+
+def _driver(
+    fixed_by_branch: tuple[tuple[str, str], ...],
+    advisory: Obj | None = None,
+    cves: tuple[tuple[str, float, str], ...] = _APRIL,
+) -> Obj:
     branches = []
     for branch, fixed in fixed_by_branch:
         arch = f"Linux({branch})"
@@ -107,13 +130,13 @@ def _driver(fixed_by_branch: tuple[tuple[str, str], ...]) -> Obj:
     ids = [b["branches"][0]["product"]["product_id"] for b in branches]
     fixes = [b["branches"][1]["product"]["product_id"] for b in branches]
     return {
-        "document": _advisory(
+        "document": advisory
+        or _advisory(
             "demo-5630", "GPU Display Driver - April 2025 (demo)", "2025-04-24T00:00:00Z", "HIGH"
         ),
         "product_tree": {"branches": [_vendor(branches)]},
         "vulnerabilities": [
-            _vulnerability("CVE-2025-23244", 7.8, "HIGH", ids, fixes),
-            _vulnerability("CVE-2025-23245", 5.5, "MEDIUM", ids, fixes),
+            _vulnerability(cve, score, severity, ids, fixes) for cve, score, severity in cves
         ],
     }
 
@@ -193,11 +216,15 @@ CDI_TITLE = "Container Toolkit, GPU Operator and device plugin - July 2025 (demo
 def dcgm_bulletin() -> Obj:
     """July 2026: DCGM Exporter before 4.8.2 (CVE-2026-47483, network denial of service). NVIDIA
     names the affected range "0.0 to 4.8.2" while naming 4.8.2 the fix; restated here as "prior
-    to 4.8.2". A node that runs no exporter is not installed, so not judged by it."""
+    to 4.8.2". A node that runs no exporter is not installed, so not judged by it. DCGM before
+    4.5.3 is affected too: the exporter image 3.3.9-3.6.1 bundles DCGM 3.3.9."""
     arch = "All(4.8)"
     products = [
         _version(arch, "DCGM Exporter", "All versions prior to 4.8.2"),
         _version(arch, "DCGM Exporter", "4.8.2"),
+        # DCGM itself, which each exporter image bundles (its tag's first number).
+        _version(arch, "DCGM", "All versions prior to 4.5.3"),
+        _version(arch, "DCGM", "4.5.3"),
     ]
     ids = [p["product"]["product_id"] for p in products]
     return {
@@ -213,8 +240,16 @@ def dcgm_bulletin() -> Obj:
                 }
             ]
         },
-        "vulnerabilities": [_vulnerability("CVE-2026-47483", 8.2, "HIGH", ids[:1], ids[1:])],
+        "vulnerabilities": [
+            _vulnerability("CVE-2026-47483", 8.2, "HIGH", ids[0::2], ids[1::2]),
+        ],
     }
 
 
-BULLETINS = (driver_bulletin, toolkit_bulletin, cdi_bulletin, dcgm_bulletin)
+BULLETINS = (
+    driver_bulletin_january,
+    driver_bulletin,
+    toolkit_bulletin,
+    cdi_bulletin,
+    dcgm_bulletin,
+)

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from inventory.models import BulletinImport, Node
-from inventory.patching.status import COMPONENTS, installed_version
+from inventory.patching.status import COMPONENTS, bundled_dcgm, installed_version
 from posture.models import Finding, PostureRun
 
 BULLETIN_CHECKS = ("STACK-001", "STACK-002", "STACK-003", "STACK-005")
@@ -85,5 +85,6 @@ def _node_facts(keys: Iterable[tuple[int, str]]) -> dict[tuple[int, str], NodeFa
             kind: installed_version(kind, data[field]) if data.get(field) else None
             for field, kind in COMPONENTS.items()
         }
+        versions["dcgm"] = bundled_dcgm(data.get("dcgm_exporter_version"))
         facts[(cluster_id, name)] = (versions, list(exposures or []))
     return facts

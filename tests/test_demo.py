@@ -48,8 +48,17 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     assert {"admin", "security-lead", "platform-engineer", "auditor"} <= set(logins)
     assert not Tenant.objects.filter(scores__isnull=True).exists()  # every tenant is scored
     # Bulletins (our own demo copies) give the nodes a patch status and STACK- findings.
-    assert Bulletin.objects.count() == 4
+    assert Bulletin.objects.count() == 5
     assert Node.objects.filter(patch_status="below_baseline").exists()
+    # R570 is in the January demo bulletin, not in April's: its driver is never "current".
+    dra = Node.objects.get(name="nw-h100-03")
+    assert not any(e["component"] == "driver" for e in dra.patch_exposures)
+    assert any("R570 is not in bulletin demo-5630" in n for n in dra.patch_notes)
+    # The DCGM the exporter image bundles (3.3.9) is judged by the DCGM bulletin's DCGM fix.
+    assert any(
+        (e["component"], e["installed"], e["fixed_version"]) == ("dcgm", "3.3.9", "4.5.3")
+        for e in dra.patch_exposures
+    )
     assert {"STACK-001", "STACK-005"} <= checks
     # Issue 17 items 11, 12, 14: pasted tokens, a cross-tenant edit binding, and last week's
     # new node labeller recorded as RBAC drift.

@@ -104,6 +104,16 @@ def installed_version(kind: str, version: str) -> str:
     return version
 
 
+def bundled_dcgm(exporter: str | None) -> str | None:
+    """The DCGM version an exporter image carries: its tag reads `<DCGM>-<exporter>`
+    (4.2.3-4.1.3-ubuntu22.04), and the exporter runs that DCGM's library in its container, so a
+    DCGM bulletin concerns it. Without the pair (a tag of one number) it is not known."""
+    if not exporter or "-" not in exporter:
+        return None
+    dcgm = exporter.split("-", 1)[0]
+    return dcgm if parse_version(dcgm) else None
+
+
 def model_matches(model: str | None, gpu_model: str | None) -> bool:
     """Does a firmware fix for `model` (H100) concern a node whose GFD product label is
     `gpu_model` (NVIDIA-H100-80GB-HBM3)? An unknown node model cannot be ruled out."""
@@ -144,6 +154,8 @@ def node_patch_status(
             ]
             continue
         _judge(kind, installed, fixes, stack, judged)
+    if dcgm := bundled_dcgm(versions.get("dcgm_exporter_version")):
+        _judge("dcgm", dcgm, fixes, stack, judged)
     exposures = judged.exposures
     status = BELOW_BASELINE if exposures else UNKNOWN if judged.unknown else CURRENT
     return PatchStatus(
@@ -175,6 +187,8 @@ def _judge(
                 "bulletin (out of support, or bulletins missing)",
             )
         return
+    if kind == "driver" and (dropped := _dropped_by(relevant, fixes)):
+        judged.not_judged(kind, f"driver {installed}: {dropped}")
     for fix in relevant:
         if fix.fixed_version and parse_version(fix.fixed_version):
             best = judged.baselines.get(label)
@@ -190,6 +204,35 @@ def _judge(
             judged.not_affected.append(_exposure(kind, installed, fix, verdict))
         else:
             judged.exposures.append(_exposure(kind, installed, fix, verdict))
+
+
+def _dropped_by(relevant: list[Fix], fixes: list[Fix]) -> str | None:
+    """Why a driver branch cannot read current: a later bulletin fixes Linux data-center drivers
+    of other branches but not this one (R550 after July 2025). NVIDIA leaves a branch out of a
+    bulletin when it no longer supports it, so its fixes stop while its flaws stay; whether the
+    branch is out of support or was not affected, the bulletin does not say. A branch first
+    listed after a bulletin (R580 and the bulletins of 2024) is not concerned by it."""
+    listed = max(f.released[:10] for f in relevant)
+    branch = relevant[0].component.branch
+    later: dict[str, set[str]] = {}
+    for fix in fixes:
+        component = fix.component
+        if (
+            component.kind == "driver"
+            and component.platform == "linux"
+            and component.line == "tesla"
+            and fix.released[:10] > listed
+        ):
+            later.setdefault(fix.advisory_id, set()).add(component.branch or "?")
+    if not later:
+        return None
+    latest = max(later, key=lambda a: next(f.released for f in fixes if f.advisory_id == a))
+    others = ", ".join(sorted(later[latest], reverse=True))
+    return (
+        f"branch {branch} is not in bulletin {latest}, which fixes Linux data-center drivers "
+        f"{others} (its last fix is in a bulletin of {listed}): out of support, or not "
+        "affected, the bulletin does not say"
+    )
 
 
 def _unknown_note(kind: str, relevant: list[Fix], gpu_model: str | None) -> str:

@@ -234,3 +234,49 @@ def test_firmware_is_judged_only_for_the_gpu_model_a_bulletin_names():
     assert "firmware" not in a100.unknown_components
     # An unknown GPU model cannot be ruled out.
     assert "firmware" in node_patch_status({}, found, NodeStack()).unknown_components
+
+
+@pytest.mark.parametrize(
+    "driver, status",
+    [
+        # R550's last fix is 550.163.01 (Apr 2025); the Jul and Oct 2025 bulletins fix R570 and
+        # R535 only. Before, a node on 550.163.01 read "current" while its branch got no fixes.
+        ("550.163.01", "unknown"),
+        ("575.51.02", "unknown"),  # R575: in Apr 2025 only
+        ("535.274.02", "current"),  # R535 (LTSB) is in every bulletin
+        ("580.95.05", "current"),  # R580 first appears in Oct 2025: Jul 2025 does not concern it
+    ],
+)
+def test_a_branch_a_later_bulletin_leaves_out_never_reads_current(driver, status):
+    result = node_patch_status({"driver_version": driver}, bulletin_fixes("5630", "5670", "5703"))
+    assert result.status == status
+    if status == "unknown":
+        (note,) = result.unknown
+        assert "is not in bulletin 5703" in note and "out of support" in note
+        assert result.unknown_components == ("driver",)
+
+
+def test_a_dropped_branch_below_its_last_fix_stays_below_baseline():
+    result = node_patch_status({"driver_version": "550.144.03"}, bulletin_fixes("5630", "5670"))
+    assert result.status == "below_baseline"
+    assert "is not in bulletin 5670" in result.unknown[0]
+
+
+def test_a_dcgm_bulletin_judges_the_dcgm_an_exporter_image_bundles():
+    """The exporter tag 3.1.6-3.1.3 carries DCGM 3.1.6, which the DCGM bulletin of Mar 2023
+    fixes in 3.1.7. Before, DCGM fixes were never judged: the node read "current"."""
+    found = bulletin_fixes("5453")
+    versions = {"driver_version": "535.309.01", "dcgm_exporter_version": "3.1.6-3.1.3"}
+    result = node_patch_status(versions, found)
+    assert result.status == "below_baseline"
+    (exposure,) = result.exposures
+    assert (exposure.component, exposure.installed, exposure.fixed_version) == (
+        "dcgm",
+        "3.1.6",
+        "3.1.7",
+    )
+    versions["dcgm_exporter_version"] = "3.1.7-3.1.4"
+    assert node_patch_status(versions, found).exposures == ()
+    # No exporter on the node: nothing shows a DCGM, so nothing is claimed about one.
+    absent = NodeStack(not_installed=frozenset({"dcgm_exporter"}))
+    assert node_patch_status({"driver_version": "535.309.01"}, found, absent).exposures == ()

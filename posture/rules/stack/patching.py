@@ -16,7 +16,15 @@ STACK_CHECKS = {
     "STACK-001": ("driver",),
     "STACK-002": ("container_toolkit",),
     # Firmware joins only where a bulletin names firmware for the node's GPU model.
-    "STACK-003": ("device_plugin", "gpu_operator", "mig_manager", "dcgm_exporter", "firmware"),
+    # dcgm: the DCGM library an exporter image bundles (inventory.patching.status.bundled_dcgm).
+    "STACK-003": (
+        "device_plugin",
+        "gpu_operator",
+        "mig_manager",
+        "dcgm_exporter",
+        "dcgm",
+        "firmware",
+    ),
 }
 
 
@@ -116,7 +124,8 @@ def toolkit_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
     rationale="The device plugin, GPU Operator, MIG manager and DCGM exporter run "
     "privileged on every GPU node, and the GPU's firmware (VBIOS) sits below "
     "every tenant; a known flaw in them is a path from a tenant pod to the host "
-    "or to other tenants' GPUs.",
+    "or to other tenants' GPUs. An exporter image bundles a DCGM (its tag's first "
+    "number), judged by DCGM bulletins as component `dcgm`.",
     remediation=_REMEDIATION,
     mappings=("SP800-53:SI-2",),
     severity_rule=_SEVERITY_RULE,
