@@ -62,6 +62,7 @@ def read_configmap(
     plugin_configs: dict[str, dict[str, Any]] = {}
     mig_parted_texts: dict[str, str] = {}
     unreadable: dict[str, tuple[str, str]] = {}  # key -> (purpose, error)
+    plain_configs: dict[str, dict[str, Any]] = {}
     for key in sorted(data, key=str):
         value = data[key]
         try:
@@ -78,6 +79,13 @@ def read_configmap(
             plugin_configs[str(key)] = parsed
         elif MIG_PARTED in purposes and _is_mig_parted_config(parsed):
             mig_parted_texts[str(key)] = value
+        elif DEVICE_PLUGIN in purposes and _is_plain_plugin_config(parsed, stated):
+            plain_configs[str(key)] = parsed
+    if plain_configs and (plugin_configs or stated == DEVICE_PLUGIN):
+        # `version: v1` alone (or with flags other than the MIG strategy), the usual "no
+        # sharing" entry: in a device-plugin ConfigMap it is a key the config-manager selects
+        # like any other, and it means whole GPUs. Alone in some other ConfigMap it is nothing.
+        plugin_configs = dict(sorted((plugin_configs | plain_configs).items()))
     if not plugin_configs and not mig_parted_texts and not unreadable:
         return ConfigMapResult()
     plugin = bool(plugin_configs) or any(p == DEVICE_PLUGIN for p, _ in unreadable.values())
@@ -134,6 +142,11 @@ def _is_device_plugin_config(parsed: Any) -> bool:
         return False
     flags = parsed.get("flags")
     return "sharing" in parsed or (isinstance(flags, dict) and "migStrategy" in flags)
+
+
+def _is_plain_plugin_config(parsed: Any, stated: str | None) -> bool:
+    # In a ConfigMap the ClusterPolicy names as the plugin's, every mapping is a config.
+    return isinstance(parsed, dict) and ("version" in parsed or stated == DEVICE_PLUGIN)
 
 
 def _is_mig_parted_config(parsed: Any) -> bool:

@@ -243,3 +243,34 @@ def test_capacity_over_a_cloud_gpu_count_is_replicated():
     labels = {"karpenter.k8s.aws/instance-gpu-count": "8"}
     result = only_node([node("gpu-p5-01", labels, capacity={"nvidia.com/gpu": "24"})])
     assert (result.sharing_strategy, result.time_slicing_replicas) == ("time_slicing", 3)
+
+
+@pytest.mark.parametrize("labelled", [False, True])
+def test_a_config_with_no_sharing_section_is_still_a_key_of_the_plugin(labelled):
+    # The usual "no sharing" entry of the ConfigMap the ClusterPolicy names is `version: v1`
+    # alone: the config-manager selects it like any other key, and it means whole GPUs. Read as
+    # "no such key" it made every unlabelled node unknown with a false STACK-007.
+    labels = {"nvidia.com/gpu.count": "2"} | (
+        {"nvidia.com/device-plugin.config": "exclusive"} if labelled else {}
+    )
+    maps = [_plugin_configmap("sharing-by-model", exclusive="version: v1\n", ts=TIME_SLICING)]
+    result = only_node([node("gpu-l4-04", labels), _cluster_policy(default="exclusive"), *maps])
+    assert (result.sharing_strategy, result.time_slicing_replicas) == ("none", None)
+    assert result.unreadable_configs == ()
+
+
+def test_a_plain_config_counts_in_a_plugin_configmap_the_cluster_policy_does_not_name():
+    # A Helm-installed plugin (no ClusterPolicy): the ConfigMap is the plugin's because other
+    # keys are plugin configs, so its `version: v1` key is one too.
+    labels = {"nvidia.com/gpu.count": "2", "nvidia.com/device-plugin.config": "whole"}
+    maps = [_plugin_configmap("plugin-configs", whole="version: v1\n", ts=TIME_SLICING)]
+    result = only_node([node("gpu-l4-05", labels), *maps])
+    assert (result.sharing_strategy, result.unreadable_configs) == ("none", ())
+
+
+def test_a_plain_config_alone_is_not_a_plugin_configmap():
+    # `version: v1` alone says nothing about the device plugin: many ConfigMaps hold one.
+    labels = {"nvidia.com/gpu.count": "2"}
+    maps = [configmap("gpu-operator", "some-tool", {"config.yaml": "version: v1\n"})]
+    result = only_node([node("gpu-l4-06", labels), *maps])
+    assert (result.sharing_strategy, result.unreadable_configs) == ("none", ())
