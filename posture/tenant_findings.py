@@ -34,6 +34,7 @@ from django.db.models.functions import RowNumber
 
 from gpuposture.base.enums import Severity as SeverityCode
 from inventory.models import Cluster
+from inventory.presenter import present_all
 from posture.models import Finding, Severity
 from posture.rules.registry import CHECKS, Check
 from tenants.models import Tenant
@@ -210,3 +211,13 @@ def top_contributions(contributions: list[dict]) -> tuple[list[dict], dict | Non
         "points": sum(c.get("points", 0) for c in rest),
         "share": sum(c.get("share", 0) for c in rest),
     }
+
+
+def with_subjects(top: list[dict], user, scope) -> list[dict]:
+    """Each listed contribution with the finding it comes from (one query, at most TOP_RISKS
+    rows), shown through the viewer's redaction: "Why this score" names what to change, not
+    only the check (two STACK-001 rows on two nodes read alike otherwise)."""
+    ids = [c["finding_id"] for c in top if isinstance(c.get("finding_id"), int)]
+    rows = Finding.objects.visible_to(user).filter(id__in=ids).select_related("cluster")
+    found = {f.id: f for f in present_all(scope, rows)}
+    return [c | {"finding": found.get(c.get("finding_id"))} for c in top]

@@ -23,7 +23,12 @@ from posture.selectors import (
     tenant_posture,
     with_tenant_slugs,
 )
-from posture.tenant_findings import ROWS_PER_GROUP, tenant_findings_page, top_contributions
+from posture.tenant_findings import (
+    ROWS_PER_GROUP,
+    tenant_findings_page,
+    top_contributions,
+    with_subjects,
+)
 from tenants.models import Tenant
 
 
@@ -56,6 +61,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
     scope = hidden_scope_for(request.user)
     with_tenant_slugs(present_all(scope, listing.rows), scope)
     top, rest = top_contributions(posture["contributions"])
+    top = with_subjects(top, request.user, scope)
     return render(
         request,
         "posture/tenant_detail.html",

@@ -25,10 +25,10 @@ from tests.conftest import world_snapshot_path
 pytestmark = pytest.mark.django_db
 
 # The page's queries: session, user, roles, tenant, latest score, trend, approvals, the
-# clusters' currency (stale or re-scoring banners), the groups,
+# clusters' currency (stale or re-scoring banners), the subjects of the top risks, the groups,
 # the clusters for the filter, the rows (one window query; one check's view: count + page), their
 # tenants, and for a tenant viewer the names they may not see (2: tenants, cluster objects).
-PINNED_TENANT_PAGE = 15
+PINNED_TENANT_PAGE = 16
 
 
 def grown_snapshot(tmp_path, nodes: int):
@@ -179,3 +179,15 @@ def test_tenant_page_queries_do_not_grow_with_the_cluster(small_world, personas,
     large = (page(user)[1], page(user, "?check=SHARE-001")[1])
     assert small == large
     assert max(large) <= PINNED_TENANT_PAGE
+
+
+def test_why_this_score_names_the_subject_of_each_contribution(small_world, personas, tmp_path):
+    # Two STACK-001 rows on two nodes read alike without the node: each row links its finding.
+    grow(tmp_path, 3)
+    html, _ = page(personas["security_lead"])
+    why = html[html.index('id="why-h"') : html.index('id="findings-h"')]
+    linked = [int(i) for i in re.findall(r'href="/findings/(\d+)/"', why)]
+    assert linked and len(linked) == len(set(linked))
+    for finding in Finding.objects.filter(id__in=linked):
+        assert f"{finding.subject_kind} " in why and finding.subject_name in why
+        assert finding.tenants.filter(slug="alpha").exists()
