@@ -3,7 +3,7 @@ deployed where a cluster's `admission_pack` says): on the other clusters, a poli
 team wrote by hand (not labelled as ours: no DRIFT-005) bound with Deny to the external
 customer's namespace, and everywhere a Kyverno policy the research team left in Audit (it
 blocks nothing, so without the pack their namespaces raise K8S-009). Two other namespaces are
-protected by Pod Security Admission labels (demo/clusters.py NAMESPACES).
+protected by Pod Security Admission labels (demo/cluster_parts.py NAMESPACES).
 
 Spelled as the objects read back from the API. Pure Python: no Django, no network.
 """

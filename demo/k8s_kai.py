@@ -9,7 +9,7 @@ reservation pod's `run.ai/reserve_for_gpu_index`). Pure Python: no Django, no ne
 from __future__ import annotations
 
 from demo import k8s_objects as k8s
-from demo.clusters import GPU, Work
+from demo.cluster_parts import GPU, Work
 from demo.k8s_base import Ids, Obj
 from demo.telemetry import uuid_of
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 
 from demo import k8s
-from demo.clusters import ANA, REG, Cluster, Work
+from demo.cluster_parts import ANA, REG, Cluster, Work
 from demo.k8s import Ids, Obj
 from demo.k8s_kai import kai_fraction
 from demo.telemetry import uuid_of

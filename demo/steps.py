@@ -16,7 +16,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from demo.bulletins import BULLETINS, driver_bulletin_revised
-from demo.clusters import CLUSTERS, EXTERNAL_POOL_TAINT
+from demo.cluster_parts import EXTERNAL_POOL_TAINT
+from demo.clusters import CLUSTERS
 from demo.history import last_week
 from demo.k8s_pack import deployed_pack
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml

@@ -12,11 +12,10 @@ import json
 from pathlib import Path
 
 from demo import k8s
-from demo.clusters import (
+from demo.cluster_parts import (
     A100,
     ANA,
     CLIN,
-    CLUSTERS,
     DIGEST_ONLY_TOOLKIT,
     EVAL,
     GENERIC,
@@ -33,10 +32,8 @@ from demo.clusters import (
     MIG_LAYOUTS,
     NAMESPACES,
     NB,
-    NEO_WEST,
     ORB,
     PRIVILEGED,
-    PROD_EAST,
     REG,
     RES,
     SANDBOX,
@@ -49,6 +46,7 @@ from demo.clusters import (
     adds,
     gpu_node,
 )
+from demo.clusters import CLUSTERS, NEO_WEST, PROD_EAST
 from demo.k8s import Ids, Obj
 from demo.k8s_admission import admission_objects
 from demo.k8s_dra import dra_objects
