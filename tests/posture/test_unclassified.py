@@ -246,3 +246,33 @@ def test_k8s001_skips_an_unclassified_namespace_without_gpus_but_judges_one_with
     assert [d.subject_name for d in run("K8S-001", idle)] == ["alpha"]
     busy = _world(namespace("scratch"), _root_pod("scratch"))
     assert {d.subject_name for d in run("K8S-001", busy)} == {"alpha", "scratch"}
+
+
+def test_a_reservation_annotation_outside_the_reservation_namespaces_is_no_placeholder():
+    """`run.ai/reserve_for_gpu_index` is the pod's own annotation: in a namespace nobody owns it
+    must not turn a privileged 8-GPU pod into the platform's unjudged placeholder."""
+    miner = pod(
+        "scratch",
+        "miner",
+        container(gpu={"nvidia.com/gpu": "8"}, securityContext={"privileged": True}),
+        annotations={"run.ai/reserve_for_gpu_index": UUIDS[0]},
+        labels={"runai-gpu-group": "b1d3f0a2-5c4e-4b7a-9e21-7f3c2d1a9b6e"},
+    )
+    inputs = _world(namespace("scratch"), miner)
+    found = _affected(inputs, "TEN-001", "POD-001")
+    assert found == {"TEN-001": {("unclassified",)}, "POD-001": {("unclassified",)}}
+
+
+def test_kai_reservation_pods_in_a_platform_namespace_of_their_own_are_placeholders():
+    """KAI's reservation namespace is configurable: listed as the platform's, its reservation
+    pods stay placeholders (no platform party holding the GPU the fractions share)."""
+    group = "b1d3f0a2-5c4e-4b7a-9e21-7f3c2d1a9b6e"
+    reservation = kai_reservation_pod(group, UUIDS[0])
+    reservation["metadata"]["namespace"] = "gpu-reservations"
+    inputs = _world(
+        namespace("gpu-reservations", **{"gpuposture.io/platform": "true"}),
+        reservation,
+        kai_fraction_pod("alpha", "half", group),
+    )
+    assert [inputs.is_reservation(p) for p in inputs.snapshot.pods if p.name != "half"] == [True]
+    assert run("TEN-001", inputs) == []
