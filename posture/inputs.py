@@ -183,7 +183,9 @@ class PostureInputs:
         claimed one."""
         return platform_namespaces(
             namespace_labels={ns.name: ns.labels for ns in self.snapshot.namespaces},
-            operator_namespaces=operator_namespaces(self.snapshot.workloads),
+            operator_namespaces=operator_namespaces(
+                self.snapshot.workloads, self.snapshot.bindings
+            ),
             configured=set(self.snapshot.platform_namespaces) | self.platform_configured,
             tenant_namespaces=[ns for t in self.tenants for ns in t.namespaces],
         )

@@ -276,3 +276,71 @@ def test_kai_reservation_pods_in_a_platform_namespace_of_their_own_are_placehold
     )
     assert [inputs.is_reservation(p) for p in inputs.snapshot.pods if p.name != "half"] == [True]
     assert run("TEN-001", inputs) == []
+
+
+def _operator(ns: str, account: str = "gpu-operator") -> dict:
+    """The GPU Operator's Deployment as its helm chart installs it (here at zero replicas: a
+    decoy needs no pod)."""
+    template = {
+        "metadata": {"labels": {"app": "gpu-operator"}},
+        "spec": {
+            "serviceAccountName": account,
+            "containers": [container("gpu-operator", "nvcr.io/nvidia/gpu-operator:v24.9.0")],
+        },
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "gpu-operator", "namespace": ns},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "gpu-operator"}},
+            "template": template,
+        },
+    }
+
+
+OPERATOR_BINDING = {
+    "apiVersion": "rbac.authorization.k8s.io/v1",
+    "kind": "ClusterRoleBinding",
+    "metadata": {"name": "gpu-operator"},
+    "roleRef": {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "gpu-operator",
+    },
+    "subjects": [
+        {"kind": "ServiceAccount", "name": "gpu-operator", "namespace": "nvidia-gpu-operator"}
+    ],
+}
+
+
+def test_the_operators_image_alone_does_not_make_a_namespace_nobody_owns_the_platforms():
+    """Anyone who may create a Deployment can run the operator's image; only an admin can bind
+    it cluster-wide. The decoy's namespace stays unclassified, and a ConfigMap there named like
+    the ClusterPolicy's device-plugin config is not GPU configuration."""
+    objects = [
+        node("gpu-a"),
+        namespace("alpha"),
+        namespace("nvidia-gpu-operator"),
+        namespace("scratch"),
+        cluster_policy(devicePlugin={"config": {"name": "plugin-config", "default": "ts"}}),
+        _operator("nvidia-gpu-operator"),
+        OPERATOR_BINDING,
+        _operator("scratch"),
+        configmap("scratch", "plugin-config", {"ts": TS_CONFIG}),
+        _root_pod("scratch"),
+    ]
+    inputs = world(objects, (ALPHA,))
+    assert "nvidia-gpu-operator" in inputs.platform_namespaces
+    assert "scratch" not in inputs.platform_namespaces
+    assert "scratch" not in inputs.snapshot.platform_namespaces
+    assert not [c for c in inputs.snapshot.sharing_configs if c.namespace == "scratch"]
+    found = _affected(inputs, "TEN-001", "POD-001")
+    assert found == {"TEN-001": {("unclassified",)}, "POD-001": {("unclassified",)}}
+
+
+def test_without_rbac_in_the_snapshot_the_operators_image_still_finds_its_namespace():
+    objects = [node("gpu-a"), namespace("alpha"), _operator("nvidia-gpu-operator")]
+    inputs = world(objects, (ALPHA,))
+    assert "nvidia-gpu-operator" in inputs.platform_namespaces
