@@ -344,3 +344,33 @@ def test_without_rbac_in_the_snapshot_the_operators_image_still_finds_its_namesp
     objects = [node("gpu-a"), namespace("alpha"), _operator("nvidia-gpu-operator")]
     inputs = world(objects, (ALPHA,))
     assert "nvidia-gpu-operator" in inputs.platform_namespaces
+
+
+def _gpu_cronjob(ns: str) -> dict:
+    template = {"spec": {"restartPolicy": "Never", "containers": [ROOT]}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "nightly-train", "namespace": ns},
+        "spec": {"schedule": "0 2 * * *", "jobTemplate": {"spec": {"template": template}}},
+    }
+
+
+def test_ten001_names_a_gpu_cronjob_between_runs():
+    """A GPU workload nobody owns is one between its runs too: TEN-001 does not resolve each
+    morning and reopen each night."""
+    inputs = _world(namespace("scratch"), _gpu_cronjob("scratch"))
+    (draft,) = run("TEN-001", inputs)
+    assert draft.subject_name == "scratch" and draft.tenants == ("unclassified",)
+    assert draft.evidence["gpu_pod_count"] == 0
+    assert draft.evidence["gpu_workloads_with_no_pod_running"] == ["CronJob scratch/nightly-train"]
+    assert "no pod running" in draft.title
+
+
+def test_ten001_ignores_a_cpu_cronjob_and_a_claimed_ones_template():
+    cpu = _gpu_cronjob("scratch")
+    cpu["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"] = [
+        container("web", image="nginx:1.27")
+    ]
+    inputs = _world(namespace("scratch"), cpu, _gpu_cronjob("alpha"))
+    assert run("TEN-001", inputs) == []

@@ -30,6 +30,17 @@ def unclassified_gpu_pods(inputs: PostureInputs) -> dict[str, list[Pod]]:
     return {ns: sorted(pods, key=pod_ref) for ns, pods in sorted(found.items())}
 
 
+def unclassified_gpu_templates(inputs: PostureInputs) -> dict[str, list[Pod]]:
+    """namespace -> the GPU pod templates of its workloads with no pod running (a CronJob
+    between runs, a suspended Job, a Deployment scaled to 0), for each unclassified namespace:
+    a GPU workload nobody owns is one whether or not its pods run at this sync."""
+    found: dict[str, list[Pod]] = {}
+    for pod, tenant in inputs.template_pods:
+        if tenant.slug == inputs.unclassified.slug and uses_gpu(inputs, pod):
+            found.setdefault(pod.namespace, []).append(pod)
+    return found
+
+
 @check(
     id="TEN-001",
     title="GPU workload in a namespace no tenant owns",
@@ -54,8 +65,11 @@ def unclassified_gpu_pods(inputs: PostureInputs) -> dict[str, list[Pod]]:
 )
 def gpu_workload_in_unclassified_namespace(inputs: PostureInputs) -> Iterator[FindingDraft]:
     party = inputs.unclassified
-    for namespace, pods in unclassified_gpu_pods(inputs).items():
-        workloads = sorted({inputs.workload_of(p).ref() for p in pods})
+    running = unclassified_gpu_pods(inputs)
+    idle = unclassified_gpu_templates(inputs)
+    for namespace in sorted(set(running) | set(idle)):
+        pods, templates = running.get(namespace, []), idle.get(namespace, [])
+        workloads = sorted({inputs.workload_of(p).ref() for p in [*pods, *templates]})
         evidence = {
             "namespace": namespace,
             "tenant": party.slug,
@@ -65,8 +79,17 @@ def gpu_workload_in_unclassified_namespace(inputs: PostureInputs) -> Iterator[Fi
             "gpu_pods": [_pod_entry(p) for p in pods[:MEMBERS_SHOWN]],
             "gpu_pod_count": len(pods),
         }
+        if templates:
+            evidence["gpu_workloads_with_no_pod_running"] = sorted(
+                inputs.workload_of(p).ref() for p in templates
+            )[:MEMBERS_SHOWN]
+        what = (
+            f"runs {len(pods)} GPU pod(s)"
+            if pods
+            else f"has {len(templates)} GPU workload(s) with no pod running now"
+        )
         title = (
-            f"Namespace {namespace} runs {len(pods)} GPU pod(s) and no tenant owns it "
+            f"Namespace {namespace} {what} and no tenant owns it "
             f"(judged as {party.trust_class.slug})"
         )
         yield namespace_draft(
