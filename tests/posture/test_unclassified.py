@@ -374,3 +374,23 @@ def test_ten001_ignores_a_cpu_cronjob_and_a_claimed_ones_template():
     ]
     inputs = _world(namespace("scratch"), cpu, _gpu_cronjob("alpha"))
     assert run("TEN-001", inputs) == []
+
+
+def _gpu_job(ns: str, name: str, suspend: bool) -> dict:
+    template = {"spec": {"restartPolicy": "Never", "containers": [ROOT]}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+        "spec": {"suspend": suspend, "template": template},
+    }
+
+
+def test_ten001_counts_a_job_kueue_holds_suspended_not_a_finished_one():
+    inputs = _world(
+        namespace("queued"),
+        namespace("done"),
+        _gpu_job("queued", "train", suspend=True),
+        _gpu_job("done", "train", suspend=False),
+    )
+    assert [d.subject_name for d in run("TEN-001", inputs)] == ["queued"]

@@ -33,11 +33,16 @@ def unclassified_gpu_pods(inputs: PostureInputs) -> dict[str, list[Pod]]:
 def unclassified_gpu_templates(inputs: PostureInputs) -> dict[str, list[Pod]]:
     """namespace -> the GPU pod templates of its workloads with no pod running (a CronJob
     between runs, a suspended Job, a Deployment scaled to 0), for each unclassified namespace:
-    a GPU workload nobody owns is one whether or not its pods run at this sync."""
+    a GPU workload nobody owns is one whether or not its pods run at this sync. A Job with no
+    pod that is not suspended (Kueue's queued Jobs are) has finished: it takes no GPU again."""
     found: dict[str, list[Pod]] = {}
     for pod, tenant in inputs.template_pods:
-        if tenant.slug == inputs.unclassified.slug and uses_gpu(inputs, pod):
-            found.setdefault(pod.namespace, []).append(pod)
+        if tenant.slug != inputs.unclassified.slug or not uses_gpu(inputs, pod):
+            continue
+        workload = inputs.template_workload(pod)
+        if workload is not None and workload.kind == "Job" and not workload.suspended:
+            continue
+        found.setdefault(pod.namespace, []).append(pod)
     return found
 
 
