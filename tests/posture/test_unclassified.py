@@ -394,3 +394,31 @@ def test_ten001_counts_a_job_kueue_holds_suspended_not_a_finished_one():
         _gpu_job("done", "train", suspend=False),
     )
     assert [d.subject_name for d in run("TEN-001", inputs)] == ["queued"]
+
+
+def test_ten001_names_what_capsule_hnc_and_kubeflow_say_without_claiming_by_it():
+    """A namespace these controllers label is still nobody's until the tenants file claims it
+    (their labels are only as good as whoever may label namespaces), but TEN-001 says whose
+    it looks to be: an HNC child of alpha's namespace, a Capsule tenant, a Kubeflow Profile."""
+    hnc_child = namespace(
+        "alpha-exp",
+        **{"alpha.tree.hnc.x-k8s.io/depth": "1", "alpha-exp.tree.hnc.x-k8s.io/depth": "0"},
+    )
+    capsule = namespace("oil-dev", **{"capsule.clastix.io/tenant": "oil"})
+    profile = namespace("kubeflow-ana", **{"app.kubernetes.io/part-of": "kubeflow-profile"})
+    inputs = _world(
+        hnc_child,
+        capsule,
+        profile,
+        namespace("plain"),
+        *(_root_pod(ns) for ns in ("alpha-exp", "oil-dev", "kubeflow-ana", "plain")),
+    )
+    drafts = {d.subject_name: d for d in run("TEN-001", inputs)}
+    assert set(drafts) == {"alpha-exp", "oil-dev", "kubeflow-ana", "plain"}
+    assert all(d.tenants == ("unclassified",) for d in drafts.values())
+    hnc = drafts["alpha-exp"].evidence["owner_hints"]
+    assert hnc["hnc_ancestors"] == [{"namespace": "alpha", "depth": 1, "claimed_by": "alpha"}]
+    oil = drafts["oil-dev"].evidence["owner_hints"]
+    assert (oil["capsule_tenant"], oil["capsule_tenant_is_ours"]) == ("oil", False)
+    assert drafts["kubeflow-ana"].evidence["owner_hints"]["kubeflow_profile"] is True
+    assert "owner_hints" not in drafts["plain"].evidence

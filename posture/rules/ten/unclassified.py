@@ -14,6 +14,7 @@ from posture.rules.common import pod_ref
 from posture.rules.dra_holdings import uses_gpu
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
+from posture.rules.ten.owner_hints import owner_hints
 
 
 def unclassified_gpu_pods(inputs: PostureInputs) -> dict[str, list[Pod]]:
@@ -84,6 +85,9 @@ def gpu_workload_in_unclassified_namespace(inputs: PostureInputs) -> Iterator[Fi
             "gpu_pods": [_pod_entry(p) for p in pods[:MEMBERS_SHOWN]],
             "gpu_pod_count": len(pods),
         }
+        labels = evidence["namespace_labels"]
+        if hints := owner_hints(labels, inputs.namespace_owner, {t.slug for t in inputs.tenants}):
+            evidence["owner_hints"] = hints
         if templates:
             evidence["gpu_workloads_with_no_pod_running"] = sorted(
                 inputs.workload_of(p).ref() for p in templates
