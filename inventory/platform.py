@@ -27,14 +27,18 @@ def platform_inputs(cluster: Cluster | None = None) -> dict[str, frozenset[str]]
 
 def stored_platform_namespaces(cluster: Cluster) -> frozenset[str]:
     """The platform namespaces by the cluster's stored namespaces and workloads."""
-    rows = ClusterObject.objects.filter(cluster=cluster, kind__in=("namespace", "workload"))
+    kinds = ("namespace", "workload", "binding")
+    rows = ClusterObject.objects.filter(cluster=cluster, kind__in=kinds)
     labels: dict[str, dict[str, str]] = {}
     workloads = []
+    bindings = []
     for kind, data in rows.values_list("kind", "data").iterator(chunk_size=2000):
         if kind == "namespace":
             labels[data["name"]] = data.get("labels") or {}
-        else:
+        elif kind == "workload":
             workloads.append(snap.from_dict(snap.Workload, data))
+        else:
+            bindings.append(snap.from_dict(snap.RoleBinding, data))
     return platform_namespaces(
-        namespace_labels=labels, operator_namespaces=operator_namespaces(workloads)
+        namespace_labels=labels, operator_namespaces=operator_namespaces(workloads, bindings)
     )

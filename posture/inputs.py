@@ -183,7 +183,9 @@ class PostureInputs:
         claimed one."""
         return platform_namespaces(
             namespace_labels={ns.name: ns.labels for ns in self.snapshot.namespaces},
-            operator_namespaces=operator_namespaces(self.snapshot.workloads),
+            operator_namespaces=operator_namespaces(
+                self.snapshot.workloads, self.snapshot.bindings
+            ),
             configured=set(self.snapshot.platform_namespaces) | self.platform_configured,
             tenant_namespaces=[ns for t in self.tenants for ns in t.namespaces],
         )
@@ -213,13 +215,16 @@ class PostureInputs:
 
     def is_reservation(self, pod: Pod) -> bool:
         """A KAI / Run:ai reservation pod: the platform's placeholder holding the GPU its
-        fractions share, never a party (unclassified or not). A claimed namespace never
-        holds one (it would hide a whole GPU)."""
+        fractions share, never a party (unclassified or not). Only KAI's / Run:ai's own
+        reservation namespace, or a platform namespace (KAI's is configurable), holds one: the
+        annotation and label are the pod's own, so elsewhere they would let any pod in a
+        namespace nobody owns pass as the platform's with whole GPUs, unjudged."""
         if pod.gpu_fraction or self.namespace_owner.get(pod.namespace):
             return False
-        if RESERVED_GPU in pod.annotations:
-            return True
-        return pod.namespace in RESERVATION_NAMESPACES and GPU_GROUP in pod.labels
+        reservation_ns = pod.namespace in RESERVATION_NAMESPACES
+        if not reservation_ns and pod.namespace not in self.platform_namespaces:
+            return False
+        return RESERVED_GPU in pod.annotations or (reservation_ns and GPU_GROUP in pod.labels)
 
     def tenant_of_pod(self, pod: Pod) -> TenantInfo | None:
         """None means a platform pod: a platform namespace's, or a reservation placeholder."""

@@ -8,6 +8,8 @@ from django.conf import settings
 from django.core.checks import Error, register
 from django.db import DatabaseError
 
+from tenants.mapping import PLATFORM_CLASS
+
 
 @register()
 def unclassified_class_check(app_configs: Any = None, **kwargs: Any) -> list[Error]:
@@ -17,6 +19,15 @@ def unclassified_class_check(app_configs: Any = None, **kwargs: Any) -> list[Err
     from tenants.models import TrustClass  # models load after the checks register
 
     slug = settings.GPUPOSTURE_UNCLASSIFIED_CLASS
+    if slug == PLATFORM_CLASS:
+        return [
+            Error(
+                f"GPUPOSTURE_UNCLASSIFIED_CLASS={slug!r} would judge namespaces nobody owns as "
+                "the platform's (any sharing mode with anyone): nothing unknown is trusted so",
+                hint="Use external (the default) or another class of real tenants.",
+                id="gpuposture.E102",
+            )
+        ]
     try:
         known = set(TrustClass.objects.values_list("slug", flat=True))
     except DatabaseError:

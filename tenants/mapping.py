@@ -31,6 +31,9 @@ def resolve_namespace_owners(
     return owners
 
 
+# The trust class of the platform's own workloads: never the class of namespaces nobody owns
+# (GPUPOSTURE_UNCLASSIFIED_CLASS; DESIGN §3: "nothing unknown is ever judged as platform").
+PLATFORM_CLASS = "platform"
 PLATFORM_LABEL = "gpuposture.io/platform"
 # The namespaces every Kubernetes cluster gives its own control plane (DESIGN §3).
 DEFAULT_PLATFORM_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease"})

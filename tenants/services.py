@@ -17,7 +17,7 @@ from tenants.audit_state import (
     tenant_state,
     trust_class_state,
 )
-from tenants.mapping import UNCLASSIFIED, UNCLASSIFIED_NAME
+from tenants.mapping import PLATFORM_CLASS, UNCLASSIFIED, UNCLASSIFIED_NAME
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal, TrustClass
 from tenants.spec import TenantSpec, TenantSpecError
 
@@ -194,6 +194,11 @@ def unclassified_tenant_ensure() -> Tenant:
     namespace no tenant claims that is not the platform's: the overview lists it, checks
     affect it, but no namespace maps to it, no one views it as a tenant and no file edits it."""
     slug = settings.GPUPOSTURE_UNCLASSIFIED_CLASS
+    if slug == PLATFORM_CLASS:  # a worker runs no system check (tenants.checks)
+        raise ImproperlyConfigured(
+            f"GPUPOSTURE_UNCLASSIFIED_CLASS={slug!r}: namespaces nobody owns are never judged "
+            "as the platform's; use external (the default) or another class"
+        )
     trust_class = TrustClass.objects.filter(slug=slug).first()
     if trust_class is None:
         raise ImproperlyConfigured(

@@ -19,6 +19,7 @@ from inventory.snapshot import (
     ConfigMap,
     GpuOperatorPolicy,
     Namespace,
+    RoleBinding,
     SharingConfig,
     UnreadableConfig,
     Workload,
@@ -85,10 +86,11 @@ def read_gpu_configs(
     namespaces: Iterable[Namespace],
     configured_platform: Iterable[str] = (),
     tenant_namespaces: Iterable[str] = (),
+    bindings: Iterable[RoleBinding] = (),
 ) -> GpuConfigs:
     """Read the GPU stack's ConfigMaps among `configmaps`; one that cannot be read is skipped
     with a warning, never an error for the whole snapshot."""
-    operator = operator_namespaces(workloads)
+    operator = operator_namespaces(workloads, bindings)
     platform = platform_namespaces(
         namespace_labels={ns.name: ns.labels for ns in namespaces},
         operator_namespaces=operator,
@@ -129,14 +131,39 @@ def _read_one(
     result.warnings.extend(read.warnings)
 
 
-def operator_namespaces(workloads: Iterable[Workload]) -> frozenset[str]:
-    """Where the GPU Operator runs: the namespaces of Deployments running its image."""
+def operator_namespaces(
+    workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
+) -> frozenset[str]:
+    """Where the GPU Operator runs: the namespaces of Deployments running its image where a
+    ClusterRoleBinding names a service account. Anyone who may create a Deployment can run the
+    operator's image (even at zero replicas), and a namespace found here becomes the platform's,
+    unjudged; only a cluster admin can grant the cluster-wide rights the real operator cannot
+    work without. With no ClusterRoleBinding in `bindings` at all (the snapshot did not read
+    RBAC; a cluster always has some), the image alone decides, as it must."""
+    bound = _cluster_bound_namespaces(bindings or ())
     return frozenset(
         w.namespace
         for w in workloads
         if w.kind == "Deployment"
         and any(component_of(image) == "gpu_operator" for image in w.images.values())
+        and (bound is None or w.namespace in bound)
     )
+
+
+def _cluster_bound_namespaces(bindings: Iterable[RoleBinding]) -> set[str] | None:
+    """Namespaces one of whose service accounts (or all of them, the group
+    `system:serviceaccounts:<namespace>`) a ClusterRoleBinding names; None with none read."""
+    cluster_bindings = [b for b in bindings if b.kind == "ClusterRoleBinding"]
+    if not cluster_bindings:
+        return None
+    group = "system:serviceaccounts:"
+    found: set[str] = set()
+    for subject in (s for b in cluster_bindings for s in b.subjects):
+        if subject.kind == "ServiceAccount" and subject.namespace:
+            found.add(subject.namespace)
+        elif subject.kind == "Group" and subject.name.startswith(group):
+            found.add(subject.name.removeprefix(group))
+    return found
 
 
 def stack_references(

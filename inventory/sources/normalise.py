@@ -235,6 +235,7 @@ def _normalise(
         namespaces=collected.namespaces,
         configured_platform=configured_platform,
         tenant_namespaces=tenant_namespaces,
+        bindings=collected.bindings,
     )
     collected.warnings.extend(configs.warnings)
     return _snapshot(collected, configs, counts)

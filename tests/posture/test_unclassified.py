@@ -246,3 +246,179 @@ def test_k8s001_skips_an_unclassified_namespace_without_gpus_but_judges_one_with
     assert [d.subject_name for d in run("K8S-001", idle)] == ["alpha"]
     busy = _world(namespace("scratch"), _root_pod("scratch"))
     assert {d.subject_name for d in run("K8S-001", busy)} == {"alpha", "scratch"}
+
+
+def test_a_reservation_annotation_outside_the_reservation_namespaces_is_no_placeholder():
+    """`run.ai/reserve_for_gpu_index` is the pod's own annotation: in a namespace nobody owns it
+    must not turn a privileged 8-GPU pod into the platform's unjudged placeholder."""
+    miner = pod(
+        "scratch",
+        "miner",
+        container(gpu={"nvidia.com/gpu": "8"}, securityContext={"privileged": True}),
+        annotations={"run.ai/reserve_for_gpu_index": UUIDS[0]},
+        labels={"runai-gpu-group": "b1d3f0a2-5c4e-4b7a-9e21-7f3c2d1a9b6e"},
+    )
+    inputs = _world(namespace("scratch"), miner)
+    found = _affected(inputs, "TEN-001", "POD-001")
+    assert found == {"TEN-001": {("unclassified",)}, "POD-001": {("unclassified",)}}
+
+
+def test_kai_reservation_pods_in_a_platform_namespace_of_their_own_are_placeholders():
+    """KAI's reservation namespace is configurable: listed as the platform's, its reservation
+    pods stay placeholders (no platform party holding the GPU the fractions share)."""
+    group = "b1d3f0a2-5c4e-4b7a-9e21-7f3c2d1a9b6e"
+    reservation = kai_reservation_pod(group, UUIDS[0])
+    reservation["metadata"]["namespace"] = "gpu-reservations"
+    inputs = _world(
+        namespace("gpu-reservations", **{"gpuposture.io/platform": "true"}),
+        reservation,
+        kai_fraction_pod("alpha", "half", group),
+    )
+    assert [inputs.is_reservation(p) for p in inputs.snapshot.pods if p.name != "half"] == [True]
+    assert run("TEN-001", inputs) == []
+
+
+def _operator(ns: str, account: str = "gpu-operator") -> dict:
+    """The GPU Operator's Deployment as its helm chart installs it (here at zero replicas: a
+    decoy needs no pod)."""
+    template = {
+        "metadata": {"labels": {"app": "gpu-operator"}},
+        "spec": {
+            "serviceAccountName": account,
+            "containers": [container("gpu-operator", "nvcr.io/nvidia/gpu-operator:v24.9.0")],
+        },
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "gpu-operator", "namespace": ns},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "gpu-operator"}},
+            "template": template,
+        },
+    }
+
+
+OPERATOR_BINDING = {
+    "apiVersion": "rbac.authorization.k8s.io/v1",
+    "kind": "ClusterRoleBinding",
+    "metadata": {"name": "gpu-operator"},
+    "roleRef": {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "gpu-operator",
+    },
+    "subjects": [
+        {"kind": "ServiceAccount", "name": "gpu-operator", "namespace": "nvidia-gpu-operator"}
+    ],
+}
+
+
+def test_the_operators_image_alone_does_not_make_a_namespace_nobody_owns_the_platforms():
+    """Anyone who may create a Deployment can run the operator's image; only an admin can bind
+    it cluster-wide. The decoy's namespace stays unclassified, and a ConfigMap there named like
+    the ClusterPolicy's device-plugin config is not GPU configuration."""
+    objects = [
+        node("gpu-a"),
+        namespace("alpha"),
+        namespace("nvidia-gpu-operator"),
+        namespace("scratch"),
+        cluster_policy(devicePlugin={"config": {"name": "plugin-config", "default": "ts"}}),
+        _operator("nvidia-gpu-operator"),
+        OPERATOR_BINDING,
+        _operator("scratch"),
+        configmap("scratch", "plugin-config", {"ts": TS_CONFIG}),
+        _root_pod("scratch"),
+    ]
+    inputs = world(objects, (ALPHA,))
+    assert "nvidia-gpu-operator" in inputs.platform_namespaces
+    assert "scratch" not in inputs.platform_namespaces
+    assert "scratch" not in inputs.snapshot.platform_namespaces
+    assert not [c for c in inputs.snapshot.sharing_configs if c.namespace == "scratch"]
+    found = _affected(inputs, "TEN-001", "POD-001")
+    assert found == {"TEN-001": {("unclassified",)}, "POD-001": {("unclassified",)}}
+
+
+def test_without_rbac_in_the_snapshot_the_operators_image_still_finds_its_namespace():
+    objects = [node("gpu-a"), namespace("alpha"), _operator("nvidia-gpu-operator")]
+    inputs = world(objects, (ALPHA,))
+    assert "nvidia-gpu-operator" in inputs.platform_namespaces
+
+
+def _gpu_cronjob(ns: str) -> dict:
+    template = {"spec": {"restartPolicy": "Never", "containers": [ROOT]}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "nightly-train", "namespace": ns},
+        "spec": {"schedule": "0 2 * * *", "jobTemplate": {"spec": {"template": template}}},
+    }
+
+
+def test_ten001_names_a_gpu_cronjob_between_runs():
+    """A GPU workload nobody owns is one between its runs too: TEN-001 does not resolve each
+    morning and reopen each night."""
+    inputs = _world(namespace("scratch"), _gpu_cronjob("scratch"))
+    (draft,) = run("TEN-001", inputs)
+    assert draft.subject_name == "scratch" and draft.tenants == ("unclassified",)
+    assert draft.evidence["gpu_pod_count"] == 0
+    assert draft.evidence["gpu_workloads_with_no_pod_running"] == ["CronJob scratch/nightly-train"]
+    assert "no pod running" in draft.title
+
+
+def test_ten001_ignores_a_cpu_cronjob_and_a_claimed_ones_template():
+    cpu = _gpu_cronjob("scratch")
+    cpu["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"] = [
+        container("web", image="nginx:1.27")
+    ]
+    inputs = _world(namespace("scratch"), cpu, _gpu_cronjob("alpha"))
+    assert run("TEN-001", inputs) == []
+
+
+def _gpu_job(ns: str, name: str, suspend: bool) -> dict:
+    template = {"spec": {"restartPolicy": "Never", "containers": [ROOT]}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+        "spec": {"suspend": suspend, "template": template},
+    }
+
+
+def test_ten001_counts_a_job_kueue_holds_suspended_not_a_finished_one():
+    inputs = _world(
+        namespace("queued"),
+        namespace("done"),
+        _gpu_job("queued", "train", suspend=True),
+        _gpu_job("done", "train", suspend=False),
+    )
+    assert [d.subject_name for d in run("TEN-001", inputs)] == ["queued"]
+
+
+def test_ten001_names_what_capsule_hnc_and_kubeflow_say_without_claiming_by_it():
+    """A namespace these controllers label is still nobody's until the tenants file claims it
+    (their labels are only as good as whoever may label namespaces), but TEN-001 says whose
+    it looks to be: an HNC child of alpha's namespace, a Capsule tenant, a Kubeflow Profile."""
+    hnc_child = namespace(
+        "alpha-exp",
+        **{"alpha.tree.hnc.x-k8s.io/depth": "1", "alpha-exp.tree.hnc.x-k8s.io/depth": "0"},
+    )
+    capsule = namespace("oil-dev", **{"capsule.clastix.io/tenant": "oil"})
+    profile = namespace("kubeflow-ana", **{"app.kubernetes.io/part-of": "kubeflow-profile"})
+    inputs = _world(
+        hnc_child,
+        capsule,
+        profile,
+        namespace("plain"),
+        *(_root_pod(ns) for ns in ("alpha-exp", "oil-dev", "kubeflow-ana", "plain")),
+    )
+    drafts = {d.subject_name: d for d in run("TEN-001", inputs)}
+    assert set(drafts) == {"alpha-exp", "oil-dev", "kubeflow-ana", "plain"}
+    assert all(d.tenants == ("unclassified",) for d in drafts.values())
+    hnc = drafts["alpha-exp"].evidence["owner_hints"]
+    assert hnc["hnc_ancestors"] == [{"namespace": "alpha", "depth": 1, "claimed_by": "alpha"}]
+    oil = drafts["oil-dev"].evidence["owner_hints"]
+    assert (oil["capsule_tenant"], oil["capsule_tenant_is_ours"]) == ("oil", False)
+    assert drafts["kubeflow-ana"].evidence["owner_hints"]["kubeflow_profile"] is True
+    assert "owner_hints" not in drafts["plain"].evidence

@@ -178,3 +178,13 @@ def test_the_unclassified_page_explains_it_to_a_lead_and_hides_from_a_viewer(
     assert client.get("/tenants/unclassified/").status_code == 404
     overview = client.get("/").content.decode()
     assert "Unclassified" not in overview
+
+
+@pytest.mark.django_db
+def test_namespaces_nobody_owns_are_never_judged_as_the_platform(settings):
+    """DESIGN §3: nothing unknown is ever judged as platform, whatever the setting says."""
+    settings.GPUPOSTURE_UNCLASSIFIED_CLASS = "platform"
+    (error,) = unclassified_class_check()
+    assert error.id == "gpuposture.E102"
+    with pytest.raises(ImproperlyConfigured, match="never judged"):
+        unclassified_tenant_ensure()

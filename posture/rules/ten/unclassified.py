@@ -14,6 +14,7 @@ from posture.rules.common import pod_ref
 from posture.rules.dra_holdings import uses_gpu
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
+from posture.rules.ten.owner_hints import owner_hints
 
 
 def unclassified_gpu_pods(inputs: PostureInputs) -> dict[str, list[Pod]]:
@@ -28,6 +29,22 @@ def unclassified_gpu_pods(inputs: PostureInputs) -> dict[str, list[Pod]]:
         if tenant is not None and tenant.slug == inputs.unclassified.slug:
             found.setdefault(pod.namespace, []).append(pod)
     return {ns: sorted(pods, key=pod_ref) for ns, pods in sorted(found.items())}
+
+
+def unclassified_gpu_templates(inputs: PostureInputs) -> dict[str, list[Pod]]:
+    """namespace -> the GPU pod templates of its workloads with no pod running (a CronJob
+    between runs, a suspended Job, a Deployment scaled to 0), for each unclassified namespace:
+    a GPU workload nobody owns is one whether or not its pods run at this sync. A Job with no
+    pod that is not suspended (Kueue's queued Jobs are) has finished: it takes no GPU again."""
+    found: dict[str, list[Pod]] = {}
+    for pod, tenant in inputs.template_pods:
+        if tenant.slug != inputs.unclassified.slug or not uses_gpu(inputs, pod):
+            continue
+        workload = inputs.template_workload(pod)
+        if workload is not None and workload.kind == "Job" and not workload.suspended:
+            continue
+        found.setdefault(pod.namespace, []).append(pod)
+    return found
 
 
 @check(
@@ -54,8 +71,11 @@ def unclassified_gpu_pods(inputs: PostureInputs) -> dict[str, list[Pod]]:
 )
 def gpu_workload_in_unclassified_namespace(inputs: PostureInputs) -> Iterator[FindingDraft]:
     party = inputs.unclassified
-    for namespace, pods in unclassified_gpu_pods(inputs).items():
-        workloads = sorted({inputs.workload_of(p).ref() for p in pods})
+    running = unclassified_gpu_pods(inputs)
+    idle = unclassified_gpu_templates(inputs)
+    for namespace in sorted(set(running) | set(idle)):
+        pods, templates = running.get(namespace, []), idle.get(namespace, [])
+        workloads = sorted({inputs.workload_of(p).ref() for p in [*pods, *templates]})
         evidence = {
             "namespace": namespace,
             "tenant": party.slug,
@@ -65,8 +85,20 @@ def gpu_workload_in_unclassified_namespace(inputs: PostureInputs) -> Iterator[Fi
             "gpu_pods": [_pod_entry(p) for p in pods[:MEMBERS_SHOWN]],
             "gpu_pod_count": len(pods),
         }
+        labels = evidence["namespace_labels"]
+        if hints := owner_hints(labels, inputs.namespace_owner, {t.slug for t in inputs.tenants}):
+            evidence["owner_hints"] = hints
+        if templates:
+            evidence["gpu_workloads_with_no_pod_running"] = sorted(
+                inputs.workload_of(p).ref() for p in templates
+            )[:MEMBERS_SHOWN]
+        what = (
+            f"runs {len(pods)} GPU pod(s)"
+            if pods
+            else f"has {len(templates)} GPU workload(s) with no pod running now"
+        )
         title = (
-            f"Namespace {namespace} runs {len(pods)} GPU pod(s) and no tenant owns it "
+            f"Namespace {namespace} {what} and no tenant owns it "
             f"(judged as {party.trust_class.slug})"
         )
         yield namespace_draft(
