@@ -126,8 +126,11 @@ NAMESPACES: dict[str, tuple[str, dict[str, str]]] = {
     "cust-kestrel": ("cust-kestrel-users", {"pod-security.kubernetes.io/enforce": "restricted"}),
     "clinical-imaging": ("clinical-ml", {"pod-security.kubernetes.io/enforce": "restricted"}),
     # Nobody claims it (not in tenants.yaml, no tenant label) and it is not the platform's: the
-    # interns' sandbox is UNCLASSIFIED, its pods judged as external (TEN-001).
-    "ml-sandbox": ("ml-interns", {"owner": "summer-interns"}),
+    # interns' sandbox is UNCLASSIFIED, its pods judged as external (TEN-001). HNC made it a
+    # child of research-llm: TEN-001's evidence names that ancestor as a hint, never a claim.
+    "ml-sandbox": ("ml-interns", {"owner": "summer-interns",
+                                  "ml-sandbox.tree.hnc.x-k8s.io/depth": "0",
+                                  "research-llm.tree.hnc.x-k8s.io/depth": "1"}),
 }
 SYSTEM_NAMESPACES = ("default", "kube-public", "kube-system", k8s.GPU_OPERATOR_NS)
 CLIN, RES, EVAL, ANA, NB, ORB, KES, VAL, SANDBOX = (

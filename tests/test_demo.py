@@ -246,6 +246,9 @@ def assert_fail_closed() -> None:
     the cloud's own key and listed on the class, is a class pool for K8S-002 and POD-009."""
     (ten,) = Finding.objects.filter(check_id="TEN-001", status="open")
     assert (ten.subject_name, ten.evidence["judged_as_class"]) == ("ml-sandbox", "external")
+    # HNC's labels name the parent namespace and who claims it: a hint, never a claim.
+    (parent,) = ten.evidence["owner_hints"]["hnc_ancestors"]
+    assert (parent["namespace"], parent["claimed_by"]) == ("research-llm", "research")
     unclassified = Tenant.objects.get(slug="unclassified", is_system=True)
     root = Finding.objects.filter(status="open", subject_namespace="ml-sandbox")
     assert {"POD-001", "POD-003", "POD-004"} <= set(root.values_list("check_id", flat=True))
