@@ -69,6 +69,10 @@ class Container:
     sidecar: bool = False
     ephemeral: bool = False  # a debug container (spec.ephemeralContainers)
     privileged: bool = False
+    # A Windows HostProcess container (windowsOptions.hostProcess: true) runs as a process on the
+    # node with its full access, the Windows equivalent of privileged: "container" or "pod" says
+    # which securityContext sets it (the container's overrides the pod's), None when not one.
+    host_process: str | None = None
     allow_privilege_escalation: bool | None = None
     run_as_non_root: bool | None = None
     capabilities_add: tuple[str, ...] = ()

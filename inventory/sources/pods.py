@@ -196,6 +196,7 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
         init=init,
         sidecar=init and text(raw.get("restartPolicy")) == "Always",
         privileged=flag(security.get("privileged")) is True,
+        host_process=_host_process(security, pod_security),
         allow_privilege_escalation=flag(security.get("allowPrivilegeEscalation")),
         run_as_non_root=run_as_non_root,
         capabilities_add=_capabilities(capabilities.get("add")),
@@ -211,6 +212,15 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
         args=str_tuple(raw.get("args")),
         env_from=tuple(_env_from(e) for e in dicts(raw.get("envFrom"))),
     )
+
+
+def _host_process(security: dict[str, Any], pod_security: dict[str, Any]) -> str | None:
+    """Which securityContext makes the container a Windows HostProcess one, if any: the
+    container's windowsOptions.hostProcess wins over the pod's (false there opts out)."""
+    own = flag(mapping(security.get("windowsOptions")).get("hostProcess"))
+    if own is not None:
+        return "container" if own else None
+    return "pod" if flag(mapping(pod_security.get("windowsOptions")).get("hostProcess")) else None
 
 
 def _capabilities(value: Any) -> tuple[str, ...]:

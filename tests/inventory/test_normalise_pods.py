@@ -250,3 +250,19 @@ def test_pod_from_template(obj, expected):
 )
 def test_pod_from_template_without_pod_spec(obj):
     assert pod_from_template(obj) is None
+
+
+def test_windows_host_process_container_overrides_pod():
+    raw = pod(
+        "team-alpha",
+        "p",
+        ctr("a", securityContext={"windowsOptions": {"hostProcess": False}}),
+        ctr("b"),
+        ctr("c", securityContext={"windowsOptions": {"hostProcess": True}}),
+        securityContext={"windowsOptions": {"hostProcess": True}},
+        hostNetwork=True,
+    )
+    (result,) = normalise([raw]).pods
+    assert [c.host_process for c in result.containers] == [None, "pod", "container"]
+    (plain,) = normalise([pod("team-alpha", "q", ctr("a"))]).pods
+    assert plain.containers[0].host_process is None

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from inventory.snapshot import ClusterSnapshot, Container, Namespace
+from inventory.sources.normalise import pod_from_template
 from posture.inputs import PostureInputs
 from posture.rules.pod.host_areas import dangerous_host_path
 from tests.posture.builders import container, env, host_path, inputs, mount, pod, run, tenant
@@ -74,6 +75,39 @@ def test_pod001_one_finding_per_privileged_container_with_its_path():
     assert found["sidecar"].subject_kind == "Pod"
     assert (found["sidecar"].subject_namespace, found["sidecar"].subject_name) == ("team-a", "p")
     assert found["sidecar"].tenants == ("team",)
+
+
+def _windows_pod(pod_level: bool | None, container_level: bool | None) -> dict:
+    security = (
+        {} if container_level is None else {"windowsOptions": {"hostProcess": container_level}}
+    )
+    spec: dict = {
+        "hostNetwork": True,
+        "containers": [
+            {"name": "agent", "image": "mcr.example/agent:1", "securityContext": security}
+        ],
+        "nodeSelector": {"kubernetes.io/os": "windows"},
+    }
+    if pod_level is not None:
+        spec["securityContext"] = {"windowsOptions": {"hostProcess": pod_level}}
+    meta = {"name": "win", "namespace": "team-a"}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("pod_level", "container_level", "field"),
+    [
+        (True, None, "spec.securityContext.windowsOptions.hostProcess"),
+        (None, True, "spec.containers[0].securityContext.windowsOptions.hostProcess"),
+        (True, False, None),  # the container opts out of the pod's setting
+        (False, None, None),
+    ],
+)
+def test_pod001_windows_host_process_is_privileged(pod_level, container_level, field):
+    found = _run_pod("POD-001", pod_from_template(_windows_pod(pod_level, container_level)))
+    assert [d.evidence["field"] for d in found] == ([field] if field else [])
+    if field:
+        assert "Windows HostProcess" in found[0].title
 
 
 def test_pod001_negative():

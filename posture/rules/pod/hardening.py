@@ -21,14 +21,17 @@ from posture.rules.subjects import workload_draft
         "A privileged container gets every capability, every host device under /dev (all "
         "GPUs, /dev/nvidia-caps, disks) and no seccomp or AppArmor confinement: it can load "
         "kernel modules, reconfigure MIG for every tenant on the node and escape to the host "
-        "(ATT&CK T1611). No tenant workload needs it to use a GPU: the device plugin injects "
-        "the devices it was allocated."
+        "(ATT&CK T1611). A Windows HostProcess container (`windowsOptions.hostProcess: "
+        "true`) is the same on a Windows node: a process on the host with its full access. No "
+        "tenant workload needs either to use a GPU: the device plugin injects the devices it "
+        "was allocated."
     ),
     remediation=(
-        "Remove `securityContext.privileged: true` from the container at the path in the "
-        "evidence (or set it to false), request GPUs through `resources.limits` "
-        "(`nvidia.com/gpu` or a MIG resource), and enforce the Pod Security Standard "
-        "`baseline` or `restricted` on the tenant namespace with the label "
+        "Remove `securityContext.privileged: true` (or `windowsOptions.hostProcess: true`) "
+        "from the securityContext at the path in the evidence (or set it to false), request "
+        "GPUs through `resources.limits` (`nvidia.com/gpu` or a MIG resource), and enforce "
+        "the Pod Security Standard `baseline` or `restricted` on the tenant namespace with the "
+        "label "
         "`pod-security.kubernetes.io/enforce: restricted`."
     ),
     mappings=("ATT&CK:T1611", "SP800-53:AC-6"),
@@ -36,19 +39,33 @@ from posture.rules.subjects import workload_draft
 def privileged_container(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in hardening_pods(inputs):
         for container, path in containers_with_paths(pod):
-            if not container.privileged:
+            field = _privilege_field(container, path)
+            if field is None:
                 continue
             evidence = {
                 "container": container.name,
                 "image": container.image,
                 "init_container": container.init,
-                "field": f"{path}.securityContext.privileged",
+                "field": field,
                 "value": True,
             }
-            title = f"Container {container.name} of {inputs.workload_of(pod).ref()} is privileged"
+            what = "privileged" if container.privileged else "a Windows HostProcess container"
+            title = f"Container {container.name} of {inputs.workload_of(pod).ref()} is {what}"
             yield workload_draft(
                 "POD-001", inputs, pod, tenant, evidence, key=container.name, title=title
             )
+
+
+def _privilege_field(container: Container, path: str) -> str | None:
+    """The field that gives the container the node: privileged, else a HostProcess flag (its
+    own or the pod's, which it inherits)."""
+    if container.privileged:
+        return f"{path}.securityContext.privileged"
+    if container.host_process == "container":
+        return f"{path}.securityContext.windowsOptions.hostProcess"
+    if container.host_process == "pod":
+        return "spec.securityContext.windowsOptions.hostProcess"
+    return None
 
 
 @check(
