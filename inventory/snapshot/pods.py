@@ -50,6 +50,10 @@ class VolumeMount:
     name: str
     mount_path: str
     read_only: bool = False
+    # Only this part of the volume is mounted: subPath (relative, no "..": the API and the kubelet
+    # keep it inside the volume), or subPathExpr, which expands the container's env at start.
+    sub_path: str = ""
+    sub_path_expr: str = ""
 
 
 @dataclass(frozen=True)

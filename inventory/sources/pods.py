@@ -259,6 +259,8 @@ def _mount(raw: dict[str, Any]) -> VolumeMount:
         name=text(raw.get("name"), "") or "",
         mount_path=text(raw.get("mountPath"), "") or "",
         read_only=flag(raw.get("readOnly")) is True,
+        sub_path=text(raw.get("subPath"), "") or "",
+        sub_path_expr=text(raw.get("subPathExpr"), "") or "",
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from inventory.snapshot import VolumeMount
+from inventory.sources.normalise import pod_from_template
 from posture.rules.pod.host_areas import canonical_host_path, dangerous_host_path
 from tests.posture.builders import container, host_path, inputs, pod, run, tenant
 
@@ -167,6 +168,53 @@ def test_pod003_evidence_says_why_and_whether_writable():
     assert draft.evidence["mounted_by"] == [
         {"container": "main", "mount_path": "/host", "read_only": True}
     ]
+
+
+def _sub_path_pod(path: str, *mounts: dict) -> object:
+    """A Pod manifest whose one container mounts hostPath `path` as `mounts` say, read the way a
+    sync reads it."""
+    volume_mounts = [{"name": "host", "mountPath": f"/m{i}", **m} for i, m in enumerate(mounts)]
+    spec = {
+        "containers": [
+            {"name": "main", "image": "registry.example.com/main:1", "volumeMounts": volume_mounts}
+        ],
+        "volumes": [{"name": "host", "hostPath": {"path": path, "type": "Directory"}}],
+    }
+    meta = {"name": "p", "namespace": "team-a"}
+    return pod_from_template({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+
+
+@pytest.mark.parametrize(
+    ("path", "mounts", "fired"),
+    [
+        # Only /srv/data/team-a of the node reaches the container: nothing to report.
+        ("/", [{"subPath": "srv/data/team-a"}], set()),
+        ("/", [{"subPath": "srv/data", "readOnly": True}], set()),
+        ("/var", [{"subPath": "cache/app"}], set()),
+        # The subPath leads into a dangerous area, or another mount takes the whole volume.
+        ("/", [{"subPath": "var/run/docker.sock"}], {"POD-003"}),
+        ("/", [{"subPath": "dev/nvidia-caps"}], {"POD-003", "POD-005"}),
+        ("/", [{"subPath": "srv/data"}, {}], {"POD-003", "POD-005"}),
+        ("/var/lib", [{"subPath": "kubelet/pods", "readOnly": True}], {"POD-003"}),
+        ("/usr", [{"subPath": "lib", "readOnly": True}], set()),
+        ("/usr", [{"subPath": "lib"}], {"POD-003"}),
+        # subPathExpr expands env at start: it may be anything inside the volume.
+        ("/", [{"subPathExpr": "$(POD_NAME)"}], {"POD-003", "POD-005"}),
+    ],
+)
+def test_pod003_pod005_judge_the_part_a_sub_path_mounts(path, mounts, fired):
+    world = inputs(pods=(_sub_path_pod(path, *mounts),), tenants=(TEAM,))
+    assert {check for check in ("POD-003", "POD-005") if run(check, world)} == fired
+
+
+def test_pod003_sub_path_evidence_names_the_path_reached():
+    world = inputs(pods=(_sub_path_pod("/", {"subPath": "run/containerd"}),), tenants=(TEAM,))
+    (draft,) = run("POD-003", world)
+    assert (draft.evidence["normalised_path"], draft.evidence["reached_path"]) == (
+        "/",
+        "/run/containerd",
+    )
+    assert draft.evidence["mounted_by"][0]["sub_path"] == "run/containerd"
 
 
 def test_pod003_platform_namespace_is_never_reported():

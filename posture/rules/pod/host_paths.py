@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 from typing import Any
 
@@ -52,22 +53,50 @@ def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
             if not volume.host_path:
                 continue
             mounts = mounts_of(pod, volume.name)
-            writable = any(not m["read_only"] for m in mounts)
-            why = dangerous_host_path(volume.host_path, writable)
-            if why is None:
+            reached = reached_host_paths(volume.host_path, mounts)
+            found = _first_danger(reached)
+            if found is None:
                 continue
+            path, why = found
+            evidence = _volume_evidence(index, volume, why, mounts, any(reached.values()))
+            if path != evidence["normalised_path"]:
+                evidence["reached_path"] = path  # a subPath narrows what the container sees
             yield workload_draft(
                 "POD-003",
                 inputs,
                 pod,
                 tenant,
-                _volume_evidence(index, volume, why, mounts, writable),
+                evidence,
                 key=volume.name,
                 title=(
                     f"{inputs.workload_of(pod).ref()} mounts host path {volume.host_path} "
                     f"(volume {volume.name})"
                 ),
             )
+
+
+def reached_host_paths(host_path: str, mounts: list[dict[str, Any]]) -> dict[str, bool]:
+    """The node paths the mounts of a hostPath volume reach, each with whether some mount of it
+    is writable. A subPath reaches only that part of the volume; a subPathExpr depends on the
+    container's env at start, so it counts as the whole volume. A volume no container mounts
+    is judged by its own path, read-only (an ephemeral container may mount it later)."""
+    if not mounts:
+        return {canonical_host_path(host_path): False}
+    reached: dict[str, bool] = {}
+    for mount in mounts:
+        sub_path = "" if mount.get("sub_path_expr") else mount.get("sub_path", "")
+        path = canonical_host_path(posixpath.join(host_path, sub_path) if sub_path else host_path)
+        reached[path] = reached.get(path, False) or not mount["read_only"]
+    return reached
+
+
+def _first_danger(reached: dict[str, bool]) -> tuple[str, str] | None:
+    """The first reached path that is dangerous, with why."""
+    for path, writable in reached.items():
+        why = dangerous_host_path(path, writable)
+        if why is not None:
+            return path, why
+    return None
 
 
 def _volume_evidence(
@@ -85,19 +114,23 @@ def _volume_evidence(
 
 
 def _mig_cap_volumes(pod: Pod) -> list[dict[str, Any]]:
-    """hostPath volumes that expose /dev/nvidia-caps: it, anything under it, /dev or /."""
+    """hostPath volumes that expose /dev/nvidia-caps: a mount reaching it, anything under it,
+    /dev or / (after its subPath)."""
     found = []
     for index, volume in enumerate(pod.volumes):
         if not volume.host_path:
             continue
-        path = canonical_host_path(volume.host_path)
-        if path in ("/", "/dev") or path_within(path, NVIDIA_CAPS):
+        mounts = mounts_of(pod, volume.name)
+        if any(
+            path in ("/", "/dev") or path_within(path, NVIDIA_CAPS)
+            for path in reached_host_paths(volume.host_path, mounts)
+        ):
             found.append(
                 {
                     "volume": volume.name,
                     "field": f"spec.volumes[{index}].hostPath.path",
                     "host_path": volume.host_path,
-                    "mounted_by": mounts_of(pod, volume.name),
+                    "mounted_by": mounts,
                 }
             )
     return found
