@@ -110,6 +110,9 @@ class Pod:
     host_pid: bool = False
     host_ipc: bool = False
     host_network: bool = False
+    # spec.hostUsers: False runs the pod in its own user namespace (Kubernetes 1.33+ by default),
+    # where the capabilities it holds are not valid on the host; None when unset (the host's).
+    host_users: bool | None = None
     containers: tuple[Container, ...] = ()
     volumes: tuple[Volume, ...] = ()
     labels: dict[str, str] = field(default_factory=dict)

@@ -170,6 +170,7 @@ def _pod_from_spec(
         host_pid=flag(spec.get("hostPID")) is True,
         host_ipc=flag(spec.get("hostIPC")) is True,
         host_network=flag(spec.get("hostNetwork")) is True,
+        host_users=flag(spec.get("hostUsers")),
         containers=tuple(containers),
         volumes=tuple(_volume(v) for v in dicts(spec.get("volumes"))),
         labels=labels,

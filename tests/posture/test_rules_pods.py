@@ -229,6 +229,32 @@ def test_pod004_field_paths_point_at_the_added_capability():
     assert draft.evidence["other_added"] == ["CHOWN"]
 
 
+@pytest.mark.parametrize(
+    ("host_users", "severity"),
+    [
+        (False, "high"),  # its own user namespace: SYS_ADMIN is not valid on the host
+        (True, "critical"),
+        (None, "critical"),  # unset: the host's user namespace
+    ],
+)
+def test_pod004_user_namespace_lowers_sys_admin_to_high(host_users, severity):
+    spec: dict = {
+        "containers": [
+            {
+                "name": "main",
+                "image": "registry.example.com/main:1",
+                "securityContext": {"capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}},
+            }
+        ]
+    }
+    if host_users is not None:
+        spec["hostUsers"] = host_users
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"}}
+    (draft,) = _run_pod("POD-004", pod_from_template({**manifest, "spec": spec}))
+    assert draft.severity == severity
+    assert ("user_namespace" in draft.evidence) is (host_users is False)
+
+
 # --- POD-005 -------------------------------------------------------------------------------
 
 

@@ -138,7 +138,10 @@ def _capability(name: str) -> str:
         "it allows mount and namespace operations that lead out of the container (T1611). "
         "ALL includes it. SYS_MODULE, SYS_RAWIO, SYS_PTRACE, BPF, PERFMON, DAC_READ_SEARCH, "
         "MAC_ADMIN/MAC_OVERRIDE and NET_ADMIN/NET_RAW each weaken the kernel boundary or the "
-        "network isolation between tenants (reported as high)."
+        "network isolation between tenants (reported as high). In a pod with its own user "
+        "namespace (`hostUsers: false`) capabilities are not valid on the host, so SYS_ADMIN "
+        "no longer reaches the GPUs' MIG controls, but it still opens kernel interfaces that "
+        "container escapes have used (CVE-2022-0185)."
     ),
     remediation=(
         "Remove the capabilities listed in the evidence from "
@@ -149,7 +152,8 @@ def _capability(name: str) -> str:
     ),
     severity_rule=(
         "Critical for SYS_ADMIN or ALL (every NVIDIA capability); high for another dangerous "
-        "capability (NET_ADMIN, SYS_PTRACE, SYS_MODULE, ...) on its own."
+        "capability (NET_ADMIN, SYS_PTRACE, SYS_MODULE, ...) on its own, and for SYS_ADMIN or "
+        "ALL in a pod with its own user namespace (`hostUsers: false`)."
     ),
     mappings=("ATT&CK:T1611", "SP800-53:AC-6"),
 )
@@ -175,7 +179,11 @@ def _capability_draft(
             other.append(raw)
     if not flagged:
         return None
-    critical = any(_capability(f["capability"]) in CRITICAL_CAPABILITIES for f in flagged)
+    # In its own user namespace the pod's capabilities are not valid on the host.
+    user_namespace = pod.host_users is False
+    critical = not user_namespace and any(
+        _capability(f["capability"]) in CRITICAL_CAPABILITIES for f in flagged
+    )
     evidence = {
         "container": container.name,
         "image": container.image,
@@ -184,6 +192,8 @@ def _capability_draft(
         "other_added": other,
         "dropped": list(container.capabilities_drop),
     }
+    if user_namespace:
+        evidence["user_namespace"] = "spec.hostUsers: false"
     names = ", ".join(f["capability"] for f in flagged)
     return workload_draft(
         "POD-004",
