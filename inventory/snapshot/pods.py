@@ -81,6 +81,9 @@ class Container:
     run_as_non_root: bool | None = None
     capabilities_add: tuple[str, ...] = ()
     capabilities_drop: tuple[str, ...] = ()
+    # Positions in capabilities_add of names written with the CAP_ prefix. containerd prefixes
+    # CAP_ itself, so runc gets CAP_CAP_... and ignores it: only CRI-O and Docker grant these.
+    capabilities_add_prefixed: tuple[int, ...] = ()
     # Only resources whose name starts with "nvidia.com/", values as quantity strings.
     gpu_requests: dict[str, str] = field(default_factory=dict)
     gpu_limits: dict[str, str] = field(default_factory=dict)

@@ -202,6 +202,7 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
         run_as_non_root=run_as_non_root,
         capabilities_add=_capabilities(capabilities.get("add")),
         capabilities_drop=_capabilities(capabilities.get("drop")),
+        capabilities_add_prefixed=_prefixed(capabilities.get("add")),
         gpu_requests=_gpu_quantities(resources.get("requests")),
         gpu_limits=_gpu_quantities(resources.get("limits")),
         env=tuple(_env_var(e) for e in dicts(raw.get("env"))),
@@ -230,6 +231,15 @@ def _capabilities(value: Any) -> tuple[str, ...]:
     if not value:
         return ()  # the usual case; skips building two generators per container
     return tuple(name.upper().removeprefix("CAP_") for name in str_tuple(value))
+
+
+def _prefixed(value: Any) -> tuple[int, ...]:
+    """Positions of the capabilities.add names written with the CAP_ prefix: the container
+    runtime decides whether they are granted (containerd does not)."""
+    if not value:
+        return ()
+    names = str_tuple(value)
+    return tuple(i for i, name in enumerate(names) if name.strip().upper().startswith("CAP_"))
 
 
 def _gpu_quantities(value: Any) -> dict[str, str]:

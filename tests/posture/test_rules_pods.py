@@ -11,7 +11,17 @@ from inventory.snapshot import ClusterSnapshot, Container, Namespace
 from inventory.sources.normalise import pod_from_template
 from posture.inputs import PostureInputs
 from posture.rules.pod.host_areas import dangerous_host_path
-from tests.posture.builders import container, env, host_path, inputs, mount, pod, run, tenant
+from tests.posture.builders import (
+    container,
+    env,
+    gpu_node,
+    host_path,
+    inputs,
+    mount,
+    pod,
+    run,
+    tenant,
+)
 from tests.realworld import realworld
 
 TEAM = tenant("team", namespaces=("team-a",))
@@ -253,6 +263,40 @@ def test_pod004_user_namespace_lowers_sys_admin_to_high(host_users, severity):
     (draft,) = _run_pod("POD-004", pod_from_template({**manifest, "spec": spec}))
     assert draft.severity == severity
     assert ("user_namespace" in draft.evidence) is (host_users is False)
+
+
+@pytest.mark.parametrize(
+    ("runtime", "added", "severity", "flagged"),
+    [
+        # containerd prefixes CAP_ itself: CAP_CAP_SYS_ADMIN is unknown to runc, not granted.
+        ("containerd://1.7.13", ["CAP_SYS_ADMIN"], None, []),
+        ("containerd://1.7.13", ["cap_sys_admin", "NET_RAW"], "high", ["NET_RAW"]),
+        ("containerd://1.7.13", ["sys_admin"], "critical", ["SYS_ADMIN"]),
+        ("cri-o://1.30.2", ["CAP_SYS_ADMIN"], "critical", ["SYS_ADMIN"]),
+        (None, ["CAP_SYS_ADMIN"], "critical", ["SYS_ADMIN"]),  # no node: cannot tell
+    ],
+)
+def test_pod004_cap_prefix_depends_on_the_nodes_runtime(runtime, added, severity, flagged):
+    spec: dict = {
+        "containers": [
+            {
+                "name": "main",
+                "image": "registry.example.com/main:1",
+                "securityContext": {"capabilities": {"add": added}},
+            }
+        ]
+    }
+    nodes = ()
+    if runtime is not None:
+        spec["nodeName"] = "gpu-1"
+        nodes = (gpu_node("gpu-1", container_runtime=runtime),)
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"}}
+    running = dataclasses.replace(pod_from_template({**manifest, "spec": spec}), phase="Running")
+    found = run("POD-004", inputs(pods=(running,), tenants=(TEAM,), nodes=nodes))
+    assert [d.severity for d in found] == ([severity] if severity else [])
+    if found:
+        assert [f["capability"] for f in found[0].evidence["flagged"]] == flagged
+        assert ("note" in found[0].evidence["flagged"][0]) is (runtime is None)
 
 
 # --- POD-005 -------------------------------------------------------------------------------

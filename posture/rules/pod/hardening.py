@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from inventory.snapshot import Container, Pod
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import containers_with_paths, hardening_pods
+from posture.rules.common import containers_with_paths, hardening_pods, nodes_by_name
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
@@ -153,7 +153,9 @@ def _capability(name: str) -> str:
     severity_rule=(
         "Critical for SYS_ADMIN or ALL (every NVIDIA capability); high for another dangerous "
         "capability (NET_ADMIN, SYS_PTRACE, SYS_MODULE, ...) on its own, and for SYS_ADMIN or "
-        "ALL in a pod with its own user namespace (`hostUsers: false`)."
+        "ALL in a pod with its own user namespace (`hostUsers: false`). A name written with "
+        "the CAP_ prefix counts only where the runtime grants it: not on a containerd node "
+        "(containerd adds the prefix itself and runc ignores CAP_CAP_SYS_ADMIN)."
     ),
     mappings=("ATT&CK:T1611", "SP800-53:AC-6"),
 )
@@ -165,18 +167,37 @@ def dangerous_capabilities(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 yield draft
 
 
+# kubernetes/kubernetes#119568: containerd adds the prefix itself and runc ignores the unknown
+# CAP_CAP_ name; CRI-O and Docker accept either spelling.
+_PREFIX_NOTE = "containerd ignores a CAP_-prefixed name, CRI-O and Docker grant it"
+
+
+def _node_runtime(inputs: PostureInputs, pod: Pod) -> str:
+    """The container runtime of the pod's node as the kubelet reports it ("containerd://1.7.13"),
+    "" when not known (a template, an unscheduled pod, a node not in the snapshot)."""
+    node = nodes_by_name(inputs).get(pod.node_name or "")
+    return (node.container_runtime or "") if node is not None else ""
+
+
 def _capability_draft(
     inputs: PostureInputs, pod: Pod, tenant: TenantInfo, container: Container, path: str
 ) -> FindingDraft | None:
     flagged: list[dict[str, str]] = []
     other: list[str] = []
+    runtime = _node_runtime(inputs, pod)
     for index, raw in enumerate(container.capabilities_add):
         name = _capability(raw)
-        if name in CRITICAL_CAPABILITIES or name in DANGEROUS_CAPABILITIES:
-            field = f"{path}.securityContext.capabilities.add[{index}]"
-            flagged.append({"capability": raw, "field": field})
-        else:
+        if name not in CRITICAL_CAPABILITIES and name not in DANGEROUS_CAPABILITIES:
             other.append(raw)
+            continue
+        entry = {"capability": raw, "field": f"{path}.securityContext.capabilities.add[{index}]"}
+        if index in container.capabilities_add_prefixed:
+            if runtime.startswith("containerd://"):
+                other.append(f"CAP_{name} (not granted: {_PREFIX_NOTE})")
+                continue
+            if not runtime:
+                entry["note"] = f"written with the CAP_ prefix: {_PREFIX_NOTE}"
+        flagged.append(entry)
     if not flagged:
         return None
     # In its own user namespace the pod's capabilities are not valid on the host.
