@@ -321,13 +321,42 @@ def test_pod004_cap_prefix_depends_on_the_nodes_runtime(runtime, added, severity
     ],
 )
 def test_pod005(volumes, envs, fires):
-    p = pod("team-a", containers=(container(env=envs),), volumes=volumes)
+    # The toolkit serves the MIG variables only to a container holding CAP_SYS_ADMIN.
+    c = container(env=envs, capabilities_add=("SYS_ADMIN",))
+    p = pod("team-a", containers=(c,), volumes=volumes)
     assert bool(_run_pod("POD-005", p)) is fires
+
+
+@pytest.mark.parametrize(
+    ("security", "fires"),
+    [
+        ({}, False),  # the toolkit's hook refuses the variable: the container never starts
+        ({"capabilities": {"add": ["NET_ADMIN"]}}, False),
+        ({"privileged": True}, True),
+        ({"capabilities": {"add": ["SYS_ADMIN"]}}, True),
+        ({"capabilities": {"drop": ["ALL"], "add": ["ALL"]}}, True),
+    ],
+)
+def test_pod005_mig_variables_reach_only_a_container_the_toolkit_deems_privileged(security, fires):
+    spec = {
+        "containers": [
+            {
+                "name": "main",
+                "image": "registry.example.com/main:1",
+                "env": [{"name": "NVIDIA_MIG_CONFIG_DEVICES", "value": "all"}],
+                "securityContext": security,
+            }
+        ]
+    }
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"}}
+    found = _run_pod("POD-005", pod_from_template({**manifest, "spec": spec}))
+    assert bool(found) is fires
 
 
 def test_pod005_evidence_names_the_env_field():
     envs = (env("A", "1"), env("NVIDIA_MIG_CONFIG_DEVICES", "all"))
-    (draft,) = _run_pod("POD-005", pod("team-a", containers=(container(env=envs),)))
+    c = container(env=envs, privileged=True)
+    (draft,) = _run_pod("POD-005", pod("team-a", containers=(c,)))
     assert draft.evidence["env"][0]["field"] == "spec.containers[0].env[1]"
     assert draft.evidence["env"][0]["value"] == "all"
 

@@ -179,6 +179,24 @@ def _node_runtime(inputs: PostureInputs, pod: Pod) -> str:
     return (node.container_runtime or "") if node is not None else ""
 
 
+def _not_granted(inputs: PostureInputs, pod: Pod, container: Container, index: int) -> bool:
+    """The added capability at `index` is written CAP_... and the node runs containerd."""
+    prefixed = index in container.capabilities_add_prefixed
+    return prefixed and _node_runtime(inputs, pod).startswith("containerd://")
+
+
+def toolkit_privileged(inputs: PostureInputs, pod: Pod, container: Container) -> bool:
+    """What the NVIDIA Container Toolkit counts as privileged (its hook looks for CAP_SYS_ADMIN
+    in the container's capabilities): privileged, or SYS_ADMIN / ALL added in a spelling the
+    node's runtime grants."""
+    if container.privileged:
+        return True
+    return any(
+        _capability(raw) in CRITICAL_CAPABILITIES and not _not_granted(inputs, pod, container, i)
+        for i, raw in enumerate(container.capabilities_add)
+    )
+
+
 def _capability_draft(
     inputs: PostureInputs, pod: Pod, tenant: TenantInfo, container: Container, path: str
 ) -> FindingDraft | None:
@@ -191,12 +209,11 @@ def _capability_draft(
             other.append(raw)
             continue
         entry = {"capability": raw, "field": f"{path}.securityContext.capabilities.add[{index}]"}
-        if index in container.capabilities_add_prefixed:
-            if runtime.startswith("containerd://"):
-                other.append(f"CAP_{name} (not granted: {_PREFIX_NOTE})")
-                continue
-            if not runtime:
-                entry["note"] = f"written with the CAP_ prefix: {_PREFIX_NOTE}"
+        if _not_granted(inputs, pod, container, index):
+            other.append(f"CAP_{name} (not granted: {_PREFIX_NOTE})")
+            continue
+        if index in container.capabilities_add_prefixed and not runtime:
+            entry["note"] = f"written with the CAP_ prefix: {_PREFIX_NOTE}"
         flagged.append(entry)
     if not flagged:
         return None

@@ -10,6 +10,7 @@ from typing import Any
 from inventory.snapshot import Pod, Volume
 from posture.inputs import PostureInputs
 from posture.rules.common import containers_with_paths, hardening_pods, mounts_of, path_within
+from posture.rules.pod.hardening import toolkit_privileged
 from posture.rules.pod.host_areas import canonical_host_path, dangerous_host_path
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
@@ -136,11 +137,14 @@ def _mig_cap_volumes(pod: Pod) -> list[dict[str, Any]]:
     return found
 
 
-def _mig_cap_env(pod: Pod) -> list[dict[str, Any]]:
-    """Toolkit variables asking for mig-config / mig-monitor; a value from a reference cannot
-    be checked here, so it counts as set."""
+def _mig_cap_env(inputs: PostureInputs, pod: Pod) -> list[dict[str, Any]]:
+    """Toolkit variables asking for mig-config / mig-monitor in a container the toolkit serves
+    them to: its hook refuses them to an unprivileged container, which then fails to start. A
+    value from a reference cannot be checked here, so it counts as set."""
     found = []
     for container, path in containers_with_paths(pod):
+        if not toolkit_privileged(inputs, pod, container):
+            continue
         for index, env in enumerate(container.env):
             if env.name not in MIG_CAP_ENV:
                 continue
@@ -167,8 +171,10 @@ def _mig_cap_env(pod: Pod) -> list[dict[str, Any]]:
         "The mig-config capability under /dev/nvidia-caps lets a process create and destroy "
         "MIG GPU and compute instances on every GPU of the node, wiping or resizing other "
         "tenants' instances; mig-monitor reveals every instance's usage. The NVIDIA Container "
-        "Toolkit grants them through NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES, "
-        "and a hostPath of /dev/nvidia-caps, /dev or / exposes the device nodes directly."
+        "Toolkit grants them through NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES "
+        "to a container it counts as privileged (privileged, or holding CAP_SYS_ADMIN; it "
+        "refuses to start any other that sets them), and a hostPath of /dev/nvidia-caps, /dev "
+        "or / exposes the device nodes directly."
     ),
     remediation=(
         "Remove the environment variables NVIDIA_MIG_CONFIG_DEVICES and "
@@ -182,7 +188,7 @@ def _mig_cap_env(pod: Pod) -> list[dict[str, Any]]:
 )
 def mig_capability_access(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in hardening_pods(inputs):
-        volumes, env = _mig_cap_volumes(pod), _mig_cap_env(pod)
+        volumes, env = _mig_cap_volumes(pod), _mig_cap_env(inputs, pod)
         if not volumes and not env:
             continue
         evidence = {"host_path_volumes": volumes, "env": env}
