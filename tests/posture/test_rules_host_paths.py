@@ -57,6 +57,8 @@ RO, RW = False, True
         ("/proc", RO, "/proc"),
         ("/sys/fs/cgroup", RO, "/sys"),
         ("/dev/nvidia0", RO, "/dev"),
+        ("/dev/infiniband", RO, "/dev/infiniband"),  # RDMA jobs mount it: say what it is
+        ("/dev/infiniband/uverbs0", RW, "/dev/infiniband"),
         # Host code, kernel modules and boot files: dangerous only writable.
         ("/boot", RW, "/boot"),
         ("/lib/modules", RW, "/lib/modules"),
