@@ -61,6 +61,12 @@ class Volume:
     name: str
     host_path: str | None = None
     kind: str = "other"
+    # persistentVolumeClaim: the claim's name and, when the snapshot holds the PersistentVolume
+    # of type hostPath or local bound to it (inventory/sources/persistent_volumes.py), that PV
+    # and its path on the node.
+    claim: str | None = None
+    persistent_volume: str | None = None
+    pv_path: str | None = None
 
 
 @dataclass(frozen=True)

@@ -280,6 +280,9 @@ def _volume(raw: dict[str, Any]) -> Volume:
     if "hostPath" in raw:
         path = text(mapping(raw.get("hostPath")).get("path"))
         return Volume(name=name, host_path=path, kind="hostPath")
+    if "persistentVolumeClaim" in raw:
+        claim = text(mapping(raw.get("persistentVolumeClaim")).get("claimName"))
+        return Volume(name=name, kind="persistentVolumeClaim", claim=claim)
     # A volume has exactly one source key besides its name (emptyDir, configMap, secret, ...).
     kind = next((key for key in raw if key != "name"), "other")
     return Volume(name=name, kind=str(kind))

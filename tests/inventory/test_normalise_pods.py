@@ -85,7 +85,7 @@ def test_pod_fields():
     assert result.volumes == (
         Volume("caps", "/dev/nvidia-caps", "hostPath"),
         Volume("scratch", None, "emptyDir"),
-        Volume("data", None, "persistentVolumeClaim"),
+        Volume("data", None, "persistentVolumeClaim", claim="alpha-data"),
     )
     assert (result.node_name, result.phase, result.service_account) == (
         "gpu-h100-01",

@@ -36,7 +36,8 @@ MIG_CAP_ENV_OFF = ("", "none", "void")
         "containers' filesystems or start a privileged one; /var/log holds other tenants' logs "
         "and, writable, allows the log-mount escape. Host programs, libraries, kernel modules "
         "and /boot count when writable. Any of them is a container escape or a cross-tenant "
-        "read (T1611)."
+        "read (T1611). A PersistentVolume of type hostPath or local bound to the pod's claim "
+        "hands over its node path the same way, and Pod Security's baseline does not stop it."
     ),
     remediation=(
         "Remove the volume at `spec.volumes[].hostPath` named in the evidence and its "
@@ -44,17 +45,20 @@ MIG_CAP_ENV_OFF = ("", "none", "void")
         "never from a /dev hostPath; logs go to stdout for the platform's collector; use an "
         "emptyDir, a PersistentVolumeClaim or a projected volume for data. Enforce "
         "`pod-security.kubernetes.io/enforce: baseline` on the tenant namespace, which "
-        "forbids hostPath volumes."
+        "forbids hostPath volumes. For a claim, delete the hostPath or local PersistentVolume "
+        "named in the evidence (or give it a path of its own under a data directory) and "
+        "let tenants claim storage only from a provisioner."
     ),
     mappings=("ATT&CK:T1611",),
 )
 def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in hardening_pods(inputs):
         for index, volume in enumerate(pod.volumes):
-            if not volume.host_path:
+            node_path = node_path_of(volume)
+            if not node_path:
                 continue
             mounts = mounts_of(pod, volume.name)
-            reached = reached_host_paths(volume.host_path, mounts)
+            reached = reached_host_paths(node_path, mounts)
             found = _first_danger(reached)
             if found is None:
                 continue
@@ -62,6 +66,7 @@ def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
             evidence = _volume_evidence(index, volume, why, mounts, any(reached.values()))
             if path != evidence["normalised_path"]:
                 evidence["reached_path"] = path  # a subPath narrows what the container sees
+            through = f", PersistentVolume {volume.persistent_volume}" if volume.pv_path else ""
             yield workload_draft(
                 "POD-003",
                 inputs,
@@ -70,10 +75,22 @@ def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 evidence,
                 key=volume.name,
                 title=(
-                    f"{inputs.workload_of(pod).ref()} mounts host path {volume.host_path} "
-                    f"(volume {volume.name})"
+                    f"{inputs.workload_of(pod).ref()} mounts host path {node_path} "
+                    f"(volume {volume.name}{through})"
                 ),
             )
+
+
+def node_path_of(volume: Volume) -> str | None:
+    """Where on the node a volume lies: its hostPath, or the path of the hostPath or local
+    PersistentVolume its claim is bound to (Pod Security's baseline does not stop that one)."""
+    return volume.host_path or volume.pv_path
+
+
+def _volume_field(index: int, volume: Volume) -> str:
+    if volume.host_path:
+        return f"spec.volumes[{index}].hostPath.path"
+    return f"spec.volumes[{index}].persistentVolumeClaim.claimName"
 
 
 def reached_host_paths(host_path: str, mounts: list[dict[str, Any]]) -> dict[str, bool]:
@@ -103,15 +120,18 @@ def _first_danger(reached: dict[str, bool]) -> tuple[str, str] | None:
 def _volume_evidence(
     index: int, volume: Volume, why: str, mounts: list[dict[str, Any]], writable: bool
 ) -> dict[str, Any]:
-    return {
+    evidence = {
         "volume": volume.name,
-        "field": f"spec.volumes[{index}].hostPath.path",
-        "host_path": volume.host_path,
-        "normalised_path": canonical_host_path(volume.host_path or ""),
+        "field": _volume_field(index, volume),
+        "host_path": node_path_of(volume),
+        "normalised_path": canonical_host_path(node_path_of(volume) or ""),
         "reason": why,
         "writable": writable,
         "mounted_by": mounts,
     }
+    if not volume.host_path:
+        evidence["through"] = {"claim": volume.claim, "persistent_volume": volume.persistent_volume}
+    return evidence
 
 
 def _mig_cap_volumes(pod: Pod) -> list[dict[str, Any]]:
@@ -119,18 +139,19 @@ def _mig_cap_volumes(pod: Pod) -> list[dict[str, Any]]:
     /dev or / (after its subPath)."""
     found = []
     for index, volume in enumerate(pod.volumes):
-        if not volume.host_path:
+        node_path = node_path_of(volume)
+        if not node_path:
             continue
         mounts = mounts_of(pod, volume.name)
         if any(
             path in ("/", "/dev") or path_within(path, NVIDIA_CAPS)
-            for path in reached_host_paths(volume.host_path, mounts)
+            for path in reached_host_paths(node_path, mounts)
         ):
             found.append(
                 {
                     "volume": volume.name,
-                    "field": f"spec.volumes[{index}].hostPath.path",
-                    "host_path": volume.host_path,
+                    "field": _volume_field(index, volume),
+                    "host_path": node_path,
                     "mounted_by": mounts,
                 }
             )
