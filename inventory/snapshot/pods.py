@@ -50,6 +50,10 @@ class VolumeMount:
     name: str
     mount_path: str
     read_only: bool = False
+    # Only this part of the volume is mounted: subPath (relative, no "..": the API and the kubelet
+    # keep it inside the volume), or subPathExpr, which expands the container's env at start.
+    sub_path: str = ""
+    sub_path_expr: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,12 @@ class Volume:
     name: str
     host_path: str | None = None
     kind: str = "other"
+    # persistentVolumeClaim: the claim's name and, when the snapshot holds the PersistentVolume
+    # of type hostPath or local bound to it (inventory/sources/persistent_volumes.py), that PV
+    # and its path on the node.
+    claim: str | None = None
+    persistent_volume: str | None = None
+    pv_path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,10 +79,17 @@ class Container:
     sidecar: bool = False
     ephemeral: bool = False  # a debug container (spec.ephemeralContainers)
     privileged: bool = False
+    # A Windows HostProcess container (windowsOptions.hostProcess: true) runs as a process on the
+    # node with its full access, the Windows equivalent of privileged: "container" or "pod" says
+    # which securityContext sets it (the container's overrides the pod's), None when not one.
+    host_process: str | None = None
     allow_privilege_escalation: bool | None = None
     run_as_non_root: bool | None = None
     capabilities_add: tuple[str, ...] = ()
     capabilities_drop: tuple[str, ...] = ()
+    # Positions in capabilities_add of names written with the CAP_ prefix. containerd prefixes
+    # CAP_ itself, so runc gets CAP_CAP_... and ignores it: only CRI-O and Docker grant these.
+    capabilities_add_prefixed: tuple[int, ...] = ()
     # Only resources whose name starts with "nvidia.com/", values as quantity strings.
     gpu_requests: dict[str, str] = field(default_factory=dict)
     gpu_limits: dict[str, str] = field(default_factory=dict)
@@ -102,6 +119,9 @@ class Pod:
     host_pid: bool = False
     host_ipc: bool = False
     host_network: bool = False
+    # spec.hostUsers: False runs the pod in its own user namespace (Kubernetes 1.33+ by default),
+    # where the capabilities it holds are not valid on the host; None when unset (the host's).
+    host_users: bool | None = None
     containers: tuple[Container, ...] = ()
     volumes: tuple[Volume, ...] = ()
     labels: dict[str, str] = field(default_factory=dict)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inventory.components import stack_facts
@@ -45,6 +45,7 @@ from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
 from inventory.sources.nodes import node_from, operator_version
+from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
 from inventory.sources.pods import pod_from_object, pod_from_template
 from inventory.sources.raw import mapping, name_of, text
 
@@ -108,6 +109,7 @@ class _Collected:
     dra_device_classes: list[DraDeviceClass] = field(default_factory=list)
     dra_slices: list[DraSlice] = field(default_factory=list)
     admission_policies: list[AdmissionPolicy] = field(default_factory=list)
+    persistent_volumes: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def add(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
@@ -144,6 +146,8 @@ class _Collected:
             self.operator_policies.append(readers.gpu_operator_policy_from(obj))
         elif kind in DRA_KINDS:
             self._add_dra(kind, obj, namespace)
+        elif kind == "PersistentVolume":
+            self.persistent_volumes.append(obj)  # only its node path reaches a pod's claim
 
     def _add_controller(self, kind: str, obj: dict[str, Any], namespace: str) -> None:
         # Only the built-in ones: Volcano's Job is another resource (inventory.owners).
@@ -286,7 +290,14 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
     sharing_configs = sorted(
         configs.sharing_configs, key=lambda c: (c.namespace, c.configmap, c.key)
     )
-    pods = sorted(collected.pods, key=lambda p: (p.namespace, p.name))
+    claims = claim_node_paths(collected.persistent_volumes)
+    pods = sorted(
+        (with_claim_paths(p, claims) for p in collected.pods), key=lambda p: (p.namespace, p.name)
+    )
+    workloads = [
+        replace(w, template=with_claim_paths(w.template, claims)) if w.template else w
+        for w in collected.workloads
+    ]
     nodes = _nodes(collected, pods, sharing_configs, configs.unreadable)
     return ClusterSnapshot(
         nodes=tuple(sorted(nodes, key=lambda n: n.name)),
@@ -295,7 +306,7 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         quotas=tuple(sorted(collected.quotas, key=lambda q: (q.namespace, q.name))),
         configmaps=tuple(sorted(configs.configmaps, key=lambda c: (c.namespace, c.name))),
         sharing_configs=tuple(sharing_configs),
-        workloads=tuple(sorted(collected.workloads, key=lambda w: (w.namespace, w.name, w.kind))),
+        workloads=tuple(sorted(workloads, key=lambda w: (w.namespace, w.name, w.kind))),
         services=tuple(sorted(collected.services, key=lambda s: (s.namespace, s.name))),
         roles=tuple(sorted(collected.roles, key=lambda r: (r.namespace or "", r.name, r.kind))),
         bindings=tuple(

@@ -170,6 +170,7 @@ def _pod_from_spec(
         host_pid=flag(spec.get("hostPID")) is True,
         host_ipc=flag(spec.get("hostIPC")) is True,
         host_network=flag(spec.get("hostNetwork")) is True,
+        host_users=flag(spec.get("hostUsers")),
         containers=tuple(containers),
         volumes=tuple(_volume(v) for v in dicts(spec.get("volumes"))),
         labels=labels,
@@ -196,10 +197,12 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
         init=init,
         sidecar=init and text(raw.get("restartPolicy")) == "Always",
         privileged=flag(security.get("privileged")) is True,
+        host_process=_host_process(security, pod_security),
         allow_privilege_escalation=flag(security.get("allowPrivilegeEscalation")),
         run_as_non_root=run_as_non_root,
         capabilities_add=_capabilities(capabilities.get("add")),
         capabilities_drop=_capabilities(capabilities.get("drop")),
+        capabilities_add_prefixed=_prefixed(capabilities.get("add")),
         gpu_requests=_gpu_quantities(resources.get("requests")),
         gpu_limits=_gpu_quantities(resources.get("limits")),
         env=tuple(_env_var(e) for e in dicts(raw.get("env"))),
@@ -213,12 +216,30 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
     )
 
 
+def _host_process(security: dict[str, Any], pod_security: dict[str, Any]) -> str | None:
+    """Which securityContext makes the container a Windows HostProcess one, if any: the
+    container's windowsOptions.hostProcess wins over the pod's (false there opts out)."""
+    own = flag(mapping(security.get("windowsOptions")).get("hostProcess"))
+    if own is not None:
+        return "container" if own else None
+    return "pod" if flag(mapping(pod_security.get("windowsOptions")).get("hostProcess")) else None
+
+
 def _capabilities(value: Any) -> tuple[str, ...]:
     """Capability names as the kernel spells them without the prefix: `cap_sys_admin` and
     `SYS_ADMIN` are the same grant, so checks compare one spelling."""
     if not value:
         return ()  # the usual case; skips building two generators per container
     return tuple(name.upper().removeprefix("CAP_") for name in str_tuple(value))
+
+
+def _prefixed(value: Any) -> tuple[int, ...]:
+    """Positions of the capabilities.add names written with the CAP_ prefix: the container
+    runtime decides whether they are granted (containerd does not)."""
+    if not value:
+        return ()
+    names = str_tuple(value)
+    return tuple(i for i, name in enumerate(names) if name.strip().upper().startswith("CAP_"))
 
 
 def _gpu_quantities(value: Any) -> dict[str, str]:
@@ -249,6 +270,8 @@ def _mount(raw: dict[str, Any]) -> VolumeMount:
         name=text(raw.get("name"), "") or "",
         mount_path=text(raw.get("mountPath"), "") or "",
         read_only=flag(raw.get("readOnly")) is True,
+        sub_path=text(raw.get("subPath"), "") or "",
+        sub_path_expr=text(raw.get("subPathExpr"), "") or "",
     )
 
 
@@ -257,6 +280,9 @@ def _volume(raw: dict[str, Any]) -> Volume:
     if "hostPath" in raw:
         path = text(mapping(raw.get("hostPath")).get("path"))
         return Volume(name=name, host_path=path, kind="hostPath")
+    if "persistentVolumeClaim" in raw:
+        claim = text(mapping(raw.get("persistentVolumeClaim")).get("claimName"))
+        return Volume(name=name, kind="persistentVolumeClaim", claim=claim)
     # A volume has exactly one source key besides its name (emptyDir, configMap, secret, ...).
     kind = next((key for key in raw if key != "name"), "other")
     return Volume(name=name, kind=str(kind))

@@ -149,17 +149,20 @@ def path_within(path: str, root: str) -> bool:
 
 
 def mounts_of(pod: Pod, volume_name: str) -> list[dict[str, Any]]:
-    """Which containers mount a volume, where, and whether read-only."""
-    return [
-        {
-            "container": c.name,
-            "mount_path": m.mount_path,
-            "read_only": m.read_only,
-        }
-        for c in pod.containers
-        for m in c.volume_mounts
-        if m.name == volume_name
-    ]
+    """Which containers mount a volume, where, whether read-only, and which part of it (only
+    when a subPath or subPathExpr narrows it)."""
+    found = []
+    for c in pod.containers:
+        for m in c.volume_mounts:
+            if m.name != volume_name:
+                continue
+            entry = {"container": c.name, "mount_path": m.mount_path, "read_only": m.read_only}
+            if m.sub_path_expr:
+                entry["sub_path_expr"] = m.sub_path_expr
+            elif m.sub_path:
+                entry["sub_path"] = m.sub_path
+            found.append(entry)
+    return found
 
 
 def nodes_by_name(inputs: PostureInputs) -> dict[str, Node]:

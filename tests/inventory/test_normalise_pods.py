@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from inventory import snapshot as snap
 from inventory.snapshot import EnvVar, Volume, VolumeMount
 from inventory.sources.normalise import normalise, pod_from_template
 from tests.inventory.normalise_helpers import ctr, pod
@@ -84,7 +85,7 @@ def test_pod_fields():
     assert result.volumes == (
         Volume("caps", "/dev/nvidia-caps", "hostPath"),
         Volume("scratch", None, "emptyDir"),
-        Volume("data", None, "persistentVolumeClaim"),
+        Volume("data", None, "persistentVolumeClaim", claim="alpha-data"),
     )
     assert (result.node_name, result.phase, result.service_account) == (
         "gpu-h100-01",
@@ -250,3 +251,48 @@ def test_pod_from_template(obj, expected):
 )
 def test_pod_from_template_without_pod_spec(obj):
     assert pod_from_template(obj) is None
+
+
+def test_windows_host_process_container_overrides_pod():
+    raw = pod(
+        "team-alpha",
+        "p",
+        ctr("a", securityContext={"windowsOptions": {"hostProcess": False}}),
+        ctr("b"),
+        ctr("c", securityContext={"windowsOptions": {"hostProcess": True}}),
+        securityContext={"windowsOptions": {"hostProcess": True}},
+        hostNetwork=True,
+    )
+    (result,) = normalise([raw]).pods
+    assert [c.host_process for c in result.containers] == [None, "pod", "container"]
+    (plain,) = normalise([pod("team-alpha", "q", ctr("a"))]).pods
+    assert plain.containers[0].host_process is None
+
+
+def test_security_details_survive_the_stored_form():
+    """What POD-001/003/004/005 read (HostProcess, hostUsers, subPath, CAP_-prefixed names)
+    comes back from the JSON the sync stores."""
+    raw = pod(
+        "team-alpha",
+        "p",
+        ctr(
+            "a",
+            securityContext={
+                "windowsOptions": {"hostProcess": True},
+                "capabilities": {"add": ["NET_RAW", "CAP_SYS_ADMIN"]},
+            },
+            volumeMounts=[{"name": "h", "mountPath": "/h", "subPath": "srv/data"}],
+        ),
+        hostUsers=False,
+        volumes=[{"name": "h", "hostPath": {"path": "/"}}],
+    )
+    (result,) = normalise([raw]).pods
+    stored = snap.from_dict(snap.Pod, snap.to_dict(result))
+    assert stored == result
+    container = stored.containers[0]
+    assert (stored.host_users, container.host_process) == (False, "container")
+    assert (container.capabilities_add, container.capabilities_add_prefixed) == (
+        ("NET_RAW", "SYS_ADMIN"),
+        (1,),
+    )
+    assert container.volume_mounts[0].sub_path == "srv/data"

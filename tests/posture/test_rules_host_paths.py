@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from inventory.snapshot import VolumeMount
+from inventory.sources.normalise import normalise, pod_from_template
 from posture.rules.pod.host_areas import canonical_host_path, dangerous_host_path
 from tests.posture.builders import container, host_path, inputs, pod, run, tenant
 
@@ -56,6 +57,8 @@ RO, RW = False, True
         ("/proc", RO, "/proc"),
         ("/sys/fs/cgroup", RO, "/sys"),
         ("/dev/nvidia0", RO, "/dev"),
+        ("/dev/infiniband", RO, "/dev/infiniband"),  # RDMA jobs mount it: say what it is
+        ("/dev/infiniband/uverbs0", RW, "/dev/infiniband"),
         # Host code, kernel modules and boot files: dangerous only writable.
         ("/boot", RW, "/boot"),
         ("/lib/modules", RW, "/lib/modules"),
@@ -169,6 +172,53 @@ def test_pod003_evidence_says_why_and_whether_writable():
     ]
 
 
+def _sub_path_pod(path: str, *mounts: dict) -> object:
+    """A Pod manifest whose one container mounts hostPath `path` as `mounts` say, read the way a
+    sync reads it."""
+    volume_mounts = [{"name": "host", "mountPath": f"/m{i}", **m} for i, m in enumerate(mounts)]
+    spec = {
+        "containers": [
+            {"name": "main", "image": "registry.example.com/main:1", "volumeMounts": volume_mounts}
+        ],
+        "volumes": [{"name": "host", "hostPath": {"path": path, "type": "Directory"}}],
+    }
+    meta = {"name": "p", "namespace": "team-a"}
+    return pod_from_template({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+
+
+@pytest.mark.parametrize(
+    ("path", "mounts", "fired"),
+    [
+        # Only /srv/data/team-a of the node reaches the container: nothing to report.
+        ("/", [{"subPath": "srv/data/team-a"}], set()),
+        ("/", [{"subPath": "srv/data", "readOnly": True}], set()),
+        ("/var", [{"subPath": "cache/app"}], set()),
+        # The subPath leads into a dangerous area, or another mount takes the whole volume.
+        ("/", [{"subPath": "var/run/docker.sock"}], {"POD-003"}),
+        ("/", [{"subPath": "dev/nvidia-caps"}], {"POD-003", "POD-005"}),
+        ("/", [{"subPath": "srv/data"}, {}], {"POD-003", "POD-005"}),
+        ("/var/lib", [{"subPath": "kubelet/pods", "readOnly": True}], {"POD-003"}),
+        ("/usr", [{"subPath": "lib", "readOnly": True}], set()),
+        ("/usr", [{"subPath": "lib"}], {"POD-003"}),
+        # subPathExpr expands env at start: it may be anything inside the volume.
+        ("/", [{"subPathExpr": "$(POD_NAME)"}], {"POD-003", "POD-005"}),
+    ],
+)
+def test_pod003_pod005_judge_the_part_a_sub_path_mounts(path, mounts, fired):
+    world = inputs(pods=(_sub_path_pod(path, *mounts),), tenants=(TEAM,))
+    assert {check for check in ("POD-003", "POD-005") if run(check, world)} == fired
+
+
+def test_pod003_sub_path_evidence_names_the_path_reached():
+    world = inputs(pods=(_sub_path_pod("/", {"subPath": "run/containerd"}),), tenants=(TEAM,))
+    (draft,) = run("POD-003", world)
+    assert (draft.evidence["normalised_path"], draft.evidence["reached_path"]) == (
+        "/",
+        "/run/containerd",
+    )
+    assert draft.evidence["mounted_by"][0]["sub_path"] == "run/containerd"
+
+
 def test_pod003_platform_namespace_is_never_reported():
     found = run("POD-003", inputs(pods=(pod("kube-system", volumes=(host_path("h", "/var"),)),)))
     assert found == []
@@ -188,3 +238,67 @@ def test_demo_world_host_paths():
         ("prod-east", "log-shipper", "/var/log"),
         ("neo-west", "gpu-usage-exporter", "/var/lib/kubelet/pod-resources"),
     }  # and not rag-serve's read-only /etc/localtime
+
+
+def _pv(name: str, claim: str, *, path: str, kind: str = "hostPath", phase: str = "Bound") -> dict:
+    spec = {
+        kind: {"path": path},
+        "capacity": {"storage": "1Gi"},
+        "accessModes": ["ReadWriteOnce"],
+        "claimRef": {"kind": "PersistentVolumeClaim", "namespace": "team-a", "name": claim},
+    }
+    meta = {"name": name}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+def _claiming_pod(claim: str, read_only: bool = False) -> dict:
+    mount = {"name": "data", "mountPath": "/data", "readOnly": read_only}
+    spec = {
+        "nodeName": "gpu-1",
+        "containers": [
+            {"name": "main", "image": "registry.example.com/main:1", "volumeMounts": [mount]}
+        ],
+        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}],
+    }
+    meta = {"name": "p", "namespace": "team-a"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"phase": "Running"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("pv", "fired"),
+    [
+        (_pv("pv-root", "data", path="/"), {"POD-003", "POD-005"}),
+        (_pv("pv-kubelet", "data", path="/var/lib/kubelet", kind="local"), {"POD-003"}),
+        # A provisioner's own directory, a PV bound to another claim, a Released PV: nothing.
+        (_pv("pvc-123", "data", path="/opt/local-path-provisioner/pvc-123"), set()),
+        (_pv("pv-root", "other", path="/"), set()),
+        (_pv("pv-root", "data", path="/", phase="Released"), set()),
+        (None, set()),  # the PV is not in the snapshot: nothing is assumed
+    ],
+)
+def test_pod003_pod005_follow_a_claim_to_its_hostpath_or_local_pv(pv, fired):
+    objects = [_claiming_pod("data")] + ([pv] if pv else [])
+    pods = normalise(objects).pods
+    world = inputs(pods=pods, tenants=(TEAM,))
+    assert {check for check in ("POD-003", "POD-005") if run(check, world)} == fired
+
+
+def test_pod003_claim_evidence_names_the_claim_and_the_pv():
+    pods = normalise([_claiming_pod("data"), _pv("pv-etc", "data", path="/etc")]).pods
+    (draft,) = run("POD-003", inputs(pods=pods, tenants=(TEAM,)))
+    assert draft.evidence["field"] == "spec.volumes[0].persistentVolumeClaim.claimName"
+    assert draft.evidence["host_path"] == "/etc"
+    assert draft.evidence["through"] == {"claim": "data", "persistent_volume": "pv-etc"}
+    assert "PersistentVolume pv-etc" in draft.title

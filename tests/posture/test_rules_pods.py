@@ -8,9 +8,20 @@ import pytest
 import yaml
 
 from inventory.snapshot import ClusterSnapshot, Container, Namespace
+from inventory.sources.normalise import pod_from_template
 from posture.inputs import PostureInputs
 from posture.rules.pod.host_areas import dangerous_host_path
-from tests.posture.builders import container, env, host_path, inputs, mount, pod, run, tenant
+from tests.posture.builders import (
+    container,
+    env,
+    gpu_node,
+    host_path,
+    inputs,
+    mount,
+    pod,
+    run,
+    tenant,
+)
 from tests.realworld import realworld
 
 TEAM = tenant("team", namespaces=("team-a",))
@@ -74,6 +85,39 @@ def test_pod001_one_finding_per_privileged_container_with_its_path():
     assert found["sidecar"].subject_kind == "Pod"
     assert (found["sidecar"].subject_namespace, found["sidecar"].subject_name) == ("team-a", "p")
     assert found["sidecar"].tenants == ("team",)
+
+
+def _windows_pod(pod_level: bool | None, container_level: bool | None) -> dict:
+    security = (
+        {} if container_level is None else {"windowsOptions": {"hostProcess": container_level}}
+    )
+    spec: dict = {
+        "hostNetwork": True,
+        "containers": [
+            {"name": "agent", "image": "mcr.example/agent:1", "securityContext": security}
+        ],
+        "nodeSelector": {"kubernetes.io/os": "windows"},
+    }
+    if pod_level is not None:
+        spec["securityContext"] = {"windowsOptions": {"hostProcess": pod_level}}
+    meta = {"name": "win", "namespace": "team-a"}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("pod_level", "container_level", "field"),
+    [
+        (True, None, "spec.securityContext.windowsOptions.hostProcess"),
+        (None, True, "spec.containers[0].securityContext.windowsOptions.hostProcess"),
+        (True, False, None),  # the container opts out of the pod's setting
+        (False, None, None),
+    ],
+)
+def test_pod001_windows_host_process_is_privileged(pod_level, container_level, field):
+    found = _run_pod("POD-001", pod_from_template(_windows_pod(pod_level, container_level)))
+    assert [d.evidence["field"] for d in found] == ([field] if field else [])
+    if field:
+        assert "Windows HostProcess" in found[0].title
 
 
 def test_pod001_negative():
@@ -195,6 +239,66 @@ def test_pod004_field_paths_point_at_the_added_capability():
     assert draft.evidence["other_added"] == ["CHOWN"]
 
 
+@pytest.mark.parametrize(
+    ("host_users", "severity"),
+    [
+        (False, "high"),  # its own user namespace: SYS_ADMIN is not valid on the host
+        (True, "critical"),
+        (None, "critical"),  # unset: the host's user namespace
+    ],
+)
+def test_pod004_user_namespace_lowers_sys_admin_to_high(host_users, severity):
+    spec: dict = {
+        "containers": [
+            {
+                "name": "main",
+                "image": "registry.example.com/main:1",
+                "securityContext": {"capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}},
+            }
+        ]
+    }
+    if host_users is not None:
+        spec["hostUsers"] = host_users
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"}}
+    (draft,) = _run_pod("POD-004", pod_from_template({**manifest, "spec": spec}))
+    assert draft.severity == severity
+    assert ("user_namespace" in draft.evidence) is (host_users is False)
+
+
+@pytest.mark.parametrize(
+    ("runtime", "added", "severity", "flagged"),
+    [
+        # containerd prefixes CAP_ itself: CAP_CAP_SYS_ADMIN is unknown to runc, not granted.
+        ("containerd://1.7.13", ["CAP_SYS_ADMIN"], None, []),
+        ("containerd://1.7.13", ["cap_sys_admin", "NET_RAW"], "high", ["NET_RAW"]),
+        ("containerd://1.7.13", ["sys_admin"], "critical", ["SYS_ADMIN"]),
+        ("cri-o://1.30.2", ["CAP_SYS_ADMIN"], "critical", ["SYS_ADMIN"]),
+        (None, ["CAP_SYS_ADMIN"], "critical", ["SYS_ADMIN"]),  # no node: cannot tell
+    ],
+)
+def test_pod004_cap_prefix_depends_on_the_nodes_runtime(runtime, added, severity, flagged):
+    spec: dict = {
+        "containers": [
+            {
+                "name": "main",
+                "image": "registry.example.com/main:1",
+                "securityContext": {"capabilities": {"add": added}},
+            }
+        ]
+    }
+    nodes = ()
+    if runtime is not None:
+        spec["nodeName"] = "gpu-1"
+        nodes = (gpu_node("gpu-1", container_runtime=runtime),)
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"}}
+    running = dataclasses.replace(pod_from_template({**manifest, "spec": spec}), phase="Running")
+    found = run("POD-004", inputs(pods=(running,), tenants=(TEAM,), nodes=nodes))
+    assert [d.severity for d in found] == ([severity] if severity else [])
+    if found:
+        assert [f["capability"] for f in found[0].evidence["flagged"]] == flagged
+        assert ("note" in found[0].evidence["flagged"][0]) is (runtime is None)
+
+
 # --- POD-005 -------------------------------------------------------------------------------
 
 
@@ -217,13 +321,42 @@ def test_pod004_field_paths_point_at_the_added_capability():
     ],
 )
 def test_pod005(volumes, envs, fires):
-    p = pod("team-a", containers=(container(env=envs),), volumes=volumes)
+    # The toolkit serves the MIG variables only to a container holding CAP_SYS_ADMIN.
+    c = container(env=envs, capabilities_add=("SYS_ADMIN",))
+    p = pod("team-a", containers=(c,), volumes=volumes)
     assert bool(_run_pod("POD-005", p)) is fires
+
+
+@pytest.mark.parametrize(
+    ("security", "fires"),
+    [
+        ({}, False),  # the toolkit's hook refuses the variable: the container never starts
+        ({"capabilities": {"add": ["NET_ADMIN"]}}, False),
+        ({"privileged": True}, True),
+        ({"capabilities": {"add": ["SYS_ADMIN"]}}, True),
+        ({"capabilities": {"drop": ["ALL"], "add": ["ALL"]}}, True),
+    ],
+)
+def test_pod005_mig_variables_reach_only_a_container_the_toolkit_deems_privileged(security, fires):
+    spec = {
+        "containers": [
+            {
+                "name": "main",
+                "image": "registry.example.com/main:1",
+                "env": [{"name": "NVIDIA_MIG_CONFIG_DEVICES", "value": "all"}],
+                "securityContext": security,
+            }
+        ]
+    }
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"}}
+    found = _run_pod("POD-005", pod_from_template({**manifest, "spec": spec}))
+    assert bool(found) is fires
 
 
 def test_pod005_evidence_names_the_env_field():
     envs = (env("A", "1"), env("NVIDIA_MIG_CONFIG_DEVICES", "all"))
-    (draft,) = _run_pod("POD-005", pod("team-a", containers=(container(env=envs),)))
+    c = container(env=envs, privileged=True)
+    (draft,) = _run_pod("POD-005", pod("team-a", containers=(c,)))
     assert draft.evidence["env"][0]["field"] == "spec.containers[0].env[1]"
     assert draft.evidence["env"][0]["value"] == "all"
 

@@ -360,6 +360,12 @@ def test_pod010_table(pods, fired_for):
         (EnvVar("NVIDIA_VISIBLE_DEVICES", ""), None, False),
         (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), GPU, False),
         (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), {"nvidia.com/mig-1g.10gb": 1}, False),
+        (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), {"nvidia.com/gpu.shared": 1}, False),
+        (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), {**GPU, "nvidia.com/gpumem": 4}, False),
+        # A limit of 0 allocates no GPU: the variable still reaches every GPU.
+        (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), {"nvidia.com/gpu": 0}, True),
+        # An NVIDIA Network Operator SR-IOV NIC is an nvidia.com/ resource, not a GPU.
+        (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), {"nvidia.com/hostdev": 1}, True),
         (EnvVar("CUDA_VISIBLE_DEVICES", "0"), None, False),
     ],
 )

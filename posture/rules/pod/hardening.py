@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from inventory.snapshot import Container, Pod
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import containers_with_paths, hardening_pods
+from posture.rules.common import containers_with_paths, hardening_pods, nodes_by_name
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
@@ -21,14 +21,17 @@ from posture.rules.subjects import workload_draft
         "A privileged container gets every capability, every host device under /dev (all "
         "GPUs, /dev/nvidia-caps, disks) and no seccomp or AppArmor confinement: it can load "
         "kernel modules, reconfigure MIG for every tenant on the node and escape to the host "
-        "(ATT&CK T1611). No tenant workload needs it to use a GPU: the device plugin injects "
-        "the devices it was allocated."
+        "(ATT&CK T1611). A Windows HostProcess container (`windowsOptions.hostProcess: "
+        "true`) is the same on a Windows node: a process on the host with its full access. No "
+        "tenant workload needs either to use a GPU: the device plugin injects the devices it "
+        "was allocated."
     ),
     remediation=(
-        "Remove `securityContext.privileged: true` from the container at the path in the "
-        "evidence (or set it to false), request GPUs through `resources.limits` "
-        "(`nvidia.com/gpu` or a MIG resource), and enforce the Pod Security Standard "
-        "`baseline` or `restricted` on the tenant namespace with the label "
+        "Remove `securityContext.privileged: true` (or `windowsOptions.hostProcess: true`) "
+        "from the securityContext at the path in the evidence (or set it to false), request "
+        "GPUs through `resources.limits` (`nvidia.com/gpu` or a MIG resource), and enforce "
+        "the Pod Security Standard `baseline` or `restricted` on the tenant namespace with the "
+        "label "
         "`pod-security.kubernetes.io/enforce: restricted`."
     ),
     mappings=("ATT&CK:T1611", "SP800-53:AC-6"),
@@ -36,19 +39,33 @@ from posture.rules.subjects import workload_draft
 def privileged_container(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in hardening_pods(inputs):
         for container, path in containers_with_paths(pod):
-            if not container.privileged:
+            field = _privilege_field(container, path)
+            if field is None:
                 continue
             evidence = {
                 "container": container.name,
                 "image": container.image,
                 "init_container": container.init,
-                "field": f"{path}.securityContext.privileged",
+                "field": field,
                 "value": True,
             }
-            title = f"Container {container.name} of {inputs.workload_of(pod).ref()} is privileged"
+            what = "privileged" if container.privileged else "a Windows HostProcess container"
+            title = f"Container {container.name} of {inputs.workload_of(pod).ref()} is {what}"
             yield workload_draft(
                 "POD-001", inputs, pod, tenant, evidence, key=container.name, title=title
             )
+
+
+def _privilege_field(container: Container, path: str) -> str | None:
+    """The field that gives the container the node: privileged, else a HostProcess flag (its
+    own or the pod's, which it inherits)."""
+    if container.privileged:
+        return f"{path}.securityContext.privileged"
+    if container.host_process == "container":
+        return f"{path}.securityContext.windowsOptions.hostProcess"
+    if container.host_process == "pod":
+        return "spec.securityContext.windowsOptions.hostProcess"
+    return None
 
 
 @check(
@@ -121,7 +138,10 @@ def _capability(name: str) -> str:
         "it allows mount and namespace operations that lead out of the container (T1611). "
         "ALL includes it. SYS_MODULE, SYS_RAWIO, SYS_PTRACE, BPF, PERFMON, DAC_READ_SEARCH, "
         "MAC_ADMIN/MAC_OVERRIDE and NET_ADMIN/NET_RAW each weaken the kernel boundary or the "
-        "network isolation between tenants (reported as high)."
+        "network isolation between tenants (reported as high). In a pod with its own user "
+        "namespace (`hostUsers: false`) capabilities are not valid on the host, so SYS_ADMIN "
+        "no longer reaches the GPUs' MIG controls, but it still opens kernel interfaces that "
+        "container escapes have used (CVE-2022-0185)."
     ),
     remediation=(
         "Remove the capabilities listed in the evidence from "
@@ -132,7 +152,10 @@ def _capability(name: str) -> str:
     ),
     severity_rule=(
         "Critical for SYS_ADMIN or ALL (every NVIDIA capability); high for another dangerous "
-        "capability (NET_ADMIN, SYS_PTRACE, SYS_MODULE, ...) on its own."
+        "capability (NET_ADMIN, SYS_PTRACE, SYS_MODULE, ...) on its own, and for SYS_ADMIN or "
+        "ALL in a pod with its own user namespace (`hostUsers: false`). A name written with "
+        "the CAP_ prefix counts only where the runtime grants it: not on a containerd node "
+        "(containerd adds the prefix itself and runc ignores CAP_CAP_SYS_ADMIN)."
     ),
     mappings=("ATT&CK:T1611", "SP800-53:AC-6"),
 )
@@ -144,21 +167,61 @@ def dangerous_capabilities(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 yield draft
 
 
+# kubernetes/kubernetes#119568: containerd adds the prefix itself and runc ignores the unknown
+# CAP_CAP_ name; CRI-O and Docker accept either spelling.
+_PREFIX_NOTE = "containerd ignores a CAP_-prefixed name, CRI-O and Docker grant it"
+
+
+def _node_runtime(inputs: PostureInputs, pod: Pod) -> str:
+    """The container runtime of the pod's node as the kubelet reports it ("containerd://1.7.13"),
+    "" when not known (a template, an unscheduled pod, a node not in the snapshot)."""
+    node = nodes_by_name(inputs).get(pod.node_name or "")
+    return (node.container_runtime or "") if node is not None else ""
+
+
+def _not_granted(inputs: PostureInputs, pod: Pod, container: Container, index: int) -> bool:
+    """The added capability at `index` is written CAP_... and the node runs containerd."""
+    prefixed = index in container.capabilities_add_prefixed
+    return prefixed and _node_runtime(inputs, pod).startswith("containerd://")
+
+
+def toolkit_privileged(inputs: PostureInputs, pod: Pod, container: Container) -> bool:
+    """What the NVIDIA Container Toolkit counts as privileged (its hook looks for CAP_SYS_ADMIN
+    in the container's capabilities): privileged, or SYS_ADMIN / ALL added in a spelling the
+    node's runtime grants."""
+    if container.privileged:
+        return True
+    return any(
+        _capability(raw) in CRITICAL_CAPABILITIES and not _not_granted(inputs, pod, container, i)
+        for i, raw in enumerate(container.capabilities_add)
+    )
+
+
 def _capability_draft(
     inputs: PostureInputs, pod: Pod, tenant: TenantInfo, container: Container, path: str
 ) -> FindingDraft | None:
     flagged: list[dict[str, str]] = []
     other: list[str] = []
+    runtime = _node_runtime(inputs, pod)
     for index, raw in enumerate(container.capabilities_add):
         name = _capability(raw)
-        if name in CRITICAL_CAPABILITIES or name in DANGEROUS_CAPABILITIES:
-            field = f"{path}.securityContext.capabilities.add[{index}]"
-            flagged.append({"capability": raw, "field": field})
-        else:
+        if name not in CRITICAL_CAPABILITIES and name not in DANGEROUS_CAPABILITIES:
             other.append(raw)
+            continue
+        entry = {"capability": raw, "field": f"{path}.securityContext.capabilities.add[{index}]"}
+        if _not_granted(inputs, pod, container, index):
+            other.append(f"CAP_{name} (not granted: {_PREFIX_NOTE})")
+            continue
+        if index in container.capabilities_add_prefixed and not runtime:
+            entry["note"] = f"written with the CAP_ prefix: {_PREFIX_NOTE}"
+        flagged.append(entry)
     if not flagged:
         return None
-    critical = any(_capability(f["capability"]) in CRITICAL_CAPABILITIES for f in flagged)
+    # In its own user namespace the pod's capabilities are not valid on the host.
+    user_namespace = pod.host_users is False
+    critical = not user_namespace and any(
+        _capability(f["capability"]) in CRITICAL_CAPABILITIES for f in flagged
+    )
     evidence = {
         "container": container.name,
         "image": container.image,
@@ -167,6 +230,8 @@ def _capability_draft(
         "other_added": other,
         "dropped": list(container.capabilities_drop),
     }
+    if user_namespace:
+        evidence["user_namespace"] = "spec.hostUsers: false"
     names = ", ".join(f["capability"] for f in flagged)
     return workload_draft(
         "POD-004",

@@ -39,6 +39,11 @@ _HOST_CODE = "programs and libraries root runs on the node"
 _SOCKET = "the container runtime socket: start a privileged container on the node"
 AREAS = (
     HostArea("/dev", "host device nodes: every GPU (/dev/nvidia*), /dev/nvidia-caps, disks"),
+    HostArea(
+        "/dev/infiniband",
+        "the node's RDMA verbs devices: every InfiniBand / RoCE adapter, outside the RDMA device "
+        "plugin's allocation and beyond NetworkPolicy",
+    ),
     HostArea("/proc", "the host's processes and kernel settings"),
     HostArea("/sys", "the host's kernel and device interfaces (sysfs, cgroups)"),
     HostArea(

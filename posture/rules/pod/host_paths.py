@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 from typing import Any
 
 from inventory.snapshot import Pod, Volume
 from posture.inputs import PostureInputs
 from posture.rules.common import containers_with_paths, hardening_pods, mounts_of, path_within
+from posture.rules.pod.hardening import toolkit_privileged
 from posture.rules.pod.host_areas import canonical_host_path, dangerous_host_path
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
@@ -34,7 +36,8 @@ MIG_CAP_ENV_OFF = ("", "none", "void")
         "containers' filesystems or start a privileged one; /var/log holds other tenants' logs "
         "and, writable, allows the log-mount escape. Host programs, libraries, kernel modules "
         "and /boot count when writable. Any of them is a container escape or a cross-tenant "
-        "read (T1611)."
+        "read (T1611). A PersistentVolume of type hostPath or local bound to the pod's claim "
+        "hands over its node path the same way, and Pod Security's baseline does not stop it."
     ),
     remediation=(
         "Remove the volume at `spec.volumes[].hostPath` named in the evidence and its "
@@ -42,72 +45,127 @@ MIG_CAP_ENV_OFF = ("", "none", "void")
         "never from a /dev hostPath; logs go to stdout for the platform's collector; use an "
         "emptyDir, a PersistentVolumeClaim or a projected volume for data. Enforce "
         "`pod-security.kubernetes.io/enforce: baseline` on the tenant namespace, which "
-        "forbids hostPath volumes."
+        "forbids hostPath volumes. For a claim, delete the hostPath or local PersistentVolume "
+        "named in the evidence (or give it a path of its own under a data directory) and "
+        "let tenants claim storage only from a provisioner."
     ),
     mappings=("ATT&CK:T1611",),
 )
 def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in hardening_pods(inputs):
         for index, volume in enumerate(pod.volumes):
-            if not volume.host_path:
+            node_path = node_path_of(volume)
+            if not node_path:
                 continue
             mounts = mounts_of(pod, volume.name)
-            writable = any(not m["read_only"] for m in mounts)
-            why = dangerous_host_path(volume.host_path, writable)
-            if why is None:
+            reached = reached_host_paths(node_path, mounts)
+            found = _first_danger(reached)
+            if found is None:
                 continue
+            path, why = found
+            evidence = _volume_evidence(index, volume, why, mounts, any(reached.values()))
+            if path != evidence["normalised_path"]:
+                evidence["reached_path"] = path  # a subPath narrows what the container sees
+            through = f", PersistentVolume {volume.persistent_volume}" if volume.pv_path else ""
             yield workload_draft(
                 "POD-003",
                 inputs,
                 pod,
                 tenant,
-                _volume_evidence(index, volume, why, mounts, writable),
+                evidence,
                 key=volume.name,
                 title=(
-                    f"{inputs.workload_of(pod).ref()} mounts host path {volume.host_path} "
-                    f"(volume {volume.name})"
+                    f"{inputs.workload_of(pod).ref()} mounts host path {node_path} "
+                    f"(volume {volume.name}{through})"
                 ),
             )
+
+
+def node_path_of(volume: Volume) -> str | None:
+    """Where on the node a volume lies: its hostPath, or the path of the hostPath or local
+    PersistentVolume its claim is bound to (Pod Security's baseline does not stop that one)."""
+    return volume.host_path or volume.pv_path
+
+
+def _volume_field(index: int, volume: Volume) -> str:
+    if volume.host_path:
+        return f"spec.volumes[{index}].hostPath.path"
+    return f"spec.volumes[{index}].persistentVolumeClaim.claimName"
+
+
+def reached_host_paths(host_path: str, mounts: list[dict[str, Any]]) -> dict[str, bool]:
+    """The node paths the mounts of a hostPath volume reach, each with whether some mount of it
+    is writable. A subPath reaches only that part of the volume; a subPathExpr depends on the
+    container's env at start, so it counts as the whole volume. A volume no container mounts
+    is judged by its own path, read-only (an ephemeral container may mount it later)."""
+    if not mounts:
+        return {canonical_host_path(host_path): False}
+    reached: dict[str, bool] = {}
+    for mount in mounts:
+        sub_path = "" if mount.get("sub_path_expr") else mount.get("sub_path", "")
+        path = canonical_host_path(posixpath.join(host_path, sub_path) if sub_path else host_path)
+        reached[path] = reached.get(path, False) or not mount["read_only"]
+    return reached
+
+
+def _first_danger(reached: dict[str, bool]) -> tuple[str, str] | None:
+    """The first reached path that is dangerous, with why."""
+    for path, writable in reached.items():
+        why = dangerous_host_path(path, writable)
+        if why is not None:
+            return path, why
+    return None
 
 
 def _volume_evidence(
     index: int, volume: Volume, why: str, mounts: list[dict[str, Any]], writable: bool
 ) -> dict[str, Any]:
-    return {
+    evidence = {
         "volume": volume.name,
-        "field": f"spec.volumes[{index}].hostPath.path",
-        "host_path": volume.host_path,
-        "normalised_path": canonical_host_path(volume.host_path or ""),
+        "field": _volume_field(index, volume),
+        "host_path": node_path_of(volume),
+        "normalised_path": canonical_host_path(node_path_of(volume) or ""),
         "reason": why,
         "writable": writable,
         "mounted_by": mounts,
     }
+    if not volume.host_path:
+        evidence["through"] = {"claim": volume.claim, "persistent_volume": volume.persistent_volume}
+    return evidence
 
 
 def _mig_cap_volumes(pod: Pod) -> list[dict[str, Any]]:
-    """hostPath volumes that expose /dev/nvidia-caps: it, anything under it, /dev or /."""
+    """hostPath volumes that expose /dev/nvidia-caps: a mount reaching it, anything under it,
+    /dev or / (after its subPath)."""
     found = []
     for index, volume in enumerate(pod.volumes):
-        if not volume.host_path:
+        node_path = node_path_of(volume)
+        if not node_path:
             continue
-        path = canonical_host_path(volume.host_path)
-        if path in ("/", "/dev") or path_within(path, NVIDIA_CAPS):
+        mounts = mounts_of(pod, volume.name)
+        if any(
+            path in ("/", "/dev") or path_within(path, NVIDIA_CAPS)
+            for path in reached_host_paths(node_path, mounts)
+        ):
             found.append(
                 {
                     "volume": volume.name,
-                    "field": f"spec.volumes[{index}].hostPath.path",
-                    "host_path": volume.host_path,
-                    "mounted_by": mounts_of(pod, volume.name),
+                    "field": _volume_field(index, volume),
+                    "host_path": node_path,
+                    "mounted_by": mounts,
                 }
             )
     return found
 
 
-def _mig_cap_env(pod: Pod) -> list[dict[str, Any]]:
-    """Toolkit variables asking for mig-config / mig-monitor; a value from a reference cannot
-    be checked here, so it counts as set."""
+def _mig_cap_env(inputs: PostureInputs, pod: Pod) -> list[dict[str, Any]]:
+    """Toolkit variables asking for mig-config / mig-monitor in a container the toolkit serves
+    them to: its hook refuses them to an unprivileged container, which then fails to start. A
+    value from a reference cannot be checked here, so it counts as set."""
     found = []
     for container, path in containers_with_paths(pod):
+        if not toolkit_privileged(inputs, pod, container):
+            continue
         for index, env in enumerate(container.env):
             if env.name not in MIG_CAP_ENV:
                 continue
@@ -134,8 +192,10 @@ def _mig_cap_env(pod: Pod) -> list[dict[str, Any]]:
         "The mig-config capability under /dev/nvidia-caps lets a process create and destroy "
         "MIG GPU and compute instances on every GPU of the node, wiping or resizing other "
         "tenants' instances; mig-monitor reveals every instance's usage. The NVIDIA Container "
-        "Toolkit grants them through NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES, "
-        "and a hostPath of /dev/nvidia-caps, /dev or / exposes the device nodes directly."
+        "Toolkit grants them through NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES "
+        "to a container it counts as privileged (privileged, or holding CAP_SYS_ADMIN; it "
+        "refuses to start any other that sets them), and a hostPath of /dev/nvidia-caps, /dev "
+        "or / exposes the device nodes directly."
     ),
     remediation=(
         "Remove the environment variables NVIDIA_MIG_CONFIG_DEVICES and "
@@ -149,7 +209,7 @@ def _mig_cap_env(pod: Pod) -> list[dict[str, Any]]:
 )
 def mig_capability_access(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in hardening_pods(inputs):
-        volumes, env = _mig_cap_volumes(pod), _mig_cap_env(pod)
+        volumes, env = _mig_cap_volumes(pod), _mig_cap_env(inputs, pod)
         if not volumes and not env:
             continue
         evidence = {"host_path_volumes": volumes, "env": env}

@@ -5,16 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from inventory.snapshot import Container, EnvConfigMap, EnvVar, Pod
+from inventory.snapshot import Container, EnvConfigMap, EnvVar, Node, Pod
 from posture.inputs import PostureInputs
 from posture.rules.common import (
     container_path,
     nodes_by_name,
     tenant_pods,
 )
+from posture.rules.plugin_holdings import holds_device
 from posture.rules.registry import FindingDraft, check
 from posture.rules.stack.visible_devices import node_envvar_access
 from posture.rules.subjects import workload_draft
+from tenants.policy import FRACTIONAL_RESOURCES
 
 VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 VISIBLE_DEVICES_OFF = ("", "void", "none")
@@ -119,7 +121,7 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
         node = nodes.get(pod.node_name or "")
         if node is None or not node.is_gpu_node:
             continue
-        for container in _unallocated(pod):
+        for container in _unallocated(pod, node):
             path = container_path(pod, container)
             found = visible_devices_env(container, path, pod.namespace, configmaps)
             if found is None:
@@ -154,10 +156,28 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
             )
 
 
-def _unallocated(pod: Pod) -> list[Container]:
-    """Containers no scheduler gave GPUs to: not those with an nvidia.com/* request (the device
-    plugin sets the variable itself), nor the first app container of a KAI fraction pod (KAI's
-    binder sets it, from a ConfigMap, to the GPU the fraction's reservation holds)."""
+def _unallocated(pod: Pod, node: Node) -> list[Container]:
+    """Containers no scheduler gave GPUs to: not those the device plugin allocated a GPU to (it
+    sets the variable itself), nor the first app container of a KAI fraction pod (KAI's binder
+    sets it, from a ConfigMap, to the GPU the fraction's reservation holds)."""
     app = [c for c in pod.containers if not c.init and not c.ephemeral]
     fraction = app[0] if pod.gpu_fraction and app else None
-    return [c for c in pod.containers if not (c.gpu_requests or c.gpu_limits) and c is not fraction]
+    return [c for c in pod.containers if not _allocated_gpu(c, node) and c is not fraction]
+
+
+def _allocated_gpu(container: Container, node: Node) -> bool:
+    """The container asks for at least one GPU device (or a HAMi share of one). Not any
+    nvidia.com/* name: a limit of 0 allocates nothing, and the NVIDIA Network Operator's SR-IOV
+    NICs (`nvidia.com/hostdev`, ...) are not GPUs; the variable then still hands over GPUs."""
+    asked = {**container.gpu_requests, **container.gpu_limits}
+    return any(
+        _positive(qty) and (holds_device(node, name) or name in FRACTIONAL_RESOURCES)
+        for name, qty in asked.items()
+    )
+
+
+def _positive(quantity: str) -> bool:
+    try:
+        return int(str(quantity).strip()) > 0
+    except ValueError:
+        return True  # a quantity we cannot read may be a request: do not accuse on a guess
