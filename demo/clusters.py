@@ -105,8 +105,10 @@ PROD_EAST = Cluster(
         "pe-a100-01": (Work(ORB, "fold-worker", "orbital/fold-worker:3.1.0", {MIG_3G: 1}, "StatefulSet", replicas=2),),
         "pe-a100-02": (
             Work(ORB, "embed-batch", "orbital/embed-batch:2.0.1", {MIG_2G: 1}, "Job"),
-            # ...but POD-005: a helper given every MIG config device (/dev/nvidia-caps).
-            Work(ORB, "mig-tuner", "orbital/mig-tuner:0.3.0", {MIG_1G: 1}, "Pod", env={"NVIDIA_MIG_CONFIG_DEVICES": "all"}),
+            # ...but POD-005: a helper given every MIG config device (/dev/nvidia-caps), with the
+            # SYS_ADMIN the toolkit requires before it hands them over (POD-004 too).
+            Work(ORB, "mig-tuner", "orbital/mig-tuner:0.3.0", {MIG_1G: 1}, "Pod", env={"NVIDIA_MIG_CONFIG_DEVICES": "all"},
+                 security=adds("SYS_ADMIN")),
         ),
         # internal_trusted research and internal analytics time-slice the same four GPUs:
         # SHARE-001 (different tenants), SHARE-003 (internal may not time-slice with others).

@@ -82,6 +82,9 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     )
     assert idle.exists() and all(f.evidence["from_template"] for f in idle)
     assert all(f.evidence["pods"] == [] for f in idle)
+    # The MIG tuner holds SYS_ADMIN, without which the toolkit refuses the MIG config devices.
+    tuner = Finding.objects.filter(status="open", subject_name="mig-tuner")
+    assert {"POD-004", "POD-005"} <= set(tuner.values_list("check_id", flat=True))
     # Issue 21: the demo cluster's admission pack would deny real workloads today, for
     # several rules, each naming a check of the catalogue.
     from enforcement.report import pack_report
