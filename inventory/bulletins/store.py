@@ -128,7 +128,7 @@ def _store(
     source: str,
 ) -> Bulletin:
     bulletin = existing or Bulletin(tracking_id=advisory.tracking_id)
-    bulletin.title = advisory.title[:500]
+    bulletin.title = (advisory.title or "")[:500]  # CSAF requires one; its lack loses no fix
     bulletin.category, bulletin.version = advisory.category[:60], advisory.version[:40]
     bulletin.initial_release_date = parse_datetime(advisory.initial_release_date or "") or None
     bulletin.current_release_date = released
@@ -139,8 +139,9 @@ def _store(
     ]
     bulletin.source = source[:500]
     bulletin.save()
+    known = _published_before(bulletin) if existing else None
     bulletin.fixes.all().delete()
-    BulletinFix.objects.bulk_create(_fix_row(bulletin, fix) for fix in found)
+    BulletinFix.objects.bulk_create(_fix_row(bulletin, fix, known, released) for fix in found)
     # A pending hold compared itself with the revision just replaced: it no longer applies.
     revisions_supersede(tracking_id=bulletin.tracking_id)
     return bulletin
@@ -163,9 +164,53 @@ def _audit_stored(
     audit_record(actor=options.actor, action=action, obj=bulletin, before=old, after=state)
 
 
-def _fix_row(bulletin: Bulletin, fix: Fix) -> BulletinFix:
+_RowKey = tuple[str, ...]  # kind, platform, branch, line, host, op, affected, fixed version
+
+
+def _row_key(*parts: str | None) -> _RowKey:
+    return tuple(part or "" for part in parts)
+
+
+def _published_before(bulletin: Bulletin) -> dict[_RowKey, datetime]:
+    """Fix row -> when it was published, from the revision being replaced."""
+    return {
+        _row_key(*values[:-1]): values[-1] or bulletin.current_release_date
+        for values in bulletin.fixes.values_list(
+            "kind",
+            "platform",
+            "branch",
+            "line",
+            "host",
+            "affected_op",
+            "affected_version",
+            "fixed_version",
+            "released",
+        )
+    }
+
+
+def _fix_published(
+    fix: Fix, known: dict[_RowKey, datetime] | None, revision: datetime
+) -> datetime | None:
+    """A fix the replaced revision had keeps its date; one this revision adds (nvidia-5614
+    v3.0.0 added R570) was published with it; on a first import, the advisory's own date."""
+    stated = parse_datetime(fix.released)
+    if known is None:
+        return stated
+    c, b = fix.component, fix.affected
+    key = _row_key(c.kind, c.platform, c.branch, c.line, c.host, b.op, b.version, fix.fixed_version)
+    return known.get(key, revision)
+
+
+def _fix_row(
+    bulletin: Bulletin,
+    fix: Fix,
+    known: dict[_RowKey, datetime] | None = None,
+    revision: datetime | None = None,
+) -> BulletinFix:
     c, b = fix.component, fix.affected
     return BulletinFix(
+        released=_fix_published(fix, known, revision or bulletin.current_release_date),
         bulletin=bulletin,
         kind=c.kind,
         platform=c.platform or "",
@@ -257,7 +302,7 @@ def fixes_from_db() -> list[Fix]:
             severity=r.severity or None,
             condition=r.condition or None,
             advisory_id=r.bulletin.tracking_id,
-            released=r.bulletin.current_release_date.isoformat(),
+            released=(r.released or r.bulletin.current_release_date).isoformat(),
             warning=r.warning or None,
         )
         for r in rows

@@ -256,6 +256,9 @@ def _bounded(fix: Fix) -> bool:
 
 def _exposed(installed: str, fix: Fix) -> bool:
     bound = fix.affected
+    if bound.op == "==" and parse_version(bound.version) is not None:
+        # A document listing the affected versions one by one ("1.17.7"): that one is affected.
+        return compare(installed, bound.version) == 0
     if not _bounded(fix):
         return False
     return is_below(installed, bound.version, inclusive=bound.op == "<=")

@@ -236,14 +236,17 @@ def _cve(raw: Mapping[str, Any]) -> str:
 
 
 def _score(scores: list[Any]) -> tuple[float | None, str | None]:
+    """The highest CVSS base score and its severity, over CVSS v3 and v4 (`cvss_v4`, as CSAF
+    2.1 and vendors already publishing v4 write it): a v4-only score is still a score."""
     best: tuple[float | None, str | None] = (None, None)
     for entry in scores:
-        cvss = entry.get("cvss_v3") if isinstance(entry, Mapping) else None
-        if not isinstance(cvss, Mapping) or not isinstance(cvss.get("baseScore"), int | float):
-            continue
-        value = float(cvss["baseScore"])
-        if best[0] is None or value > best[0]:
-            best = (value, cvss.get("baseSeverity"))
+        for key in ("cvss_v3", "cvss_v4"):
+            cvss = entry.get(key) if isinstance(entry, Mapping) else None
+            if not isinstance(cvss, Mapping) or not isinstance(cvss.get("baseScore"), int | float):
+                continue
+            value = float(cvss["baseScore"])
+            if best[0] is None or value > best[0]:
+                best = (value, cvss.get("baseSeverity"))
     return best
 
 

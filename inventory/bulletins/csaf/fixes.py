@@ -5,16 +5,20 @@ Anything that cannot be paired stays visible as Unmatched with a reason; nothing
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cmp_to_key
 
 from inventory.bulletins.csaf.document import Advisory, Product, Vulnerability
 from inventory.bulletins.csaf.notes import note_conditions
 from inventory.bulletins.csaf.products import Bound, Component, bound, branch_mismatch, classify
-from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 
 Classified = tuple[Product, Component, Bound]
-_Key = tuple[Component, Bound, str | None, str | None]  # + fixed version, notes' conditions
+# + fixed version, notes' conditions, a pairing warning
+_Key = tuple[Component, Bound, str | None, str | None, str | None]
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class _Group:
     cves: list[str]
     max_cvss: float | None
     severity: str | None
+    published: list[str] = field(default_factory=list)  # its CVEs' release dates
 
 
 def fixes(advisory: Advisory) -> tuple[list[Fix], list[Unmatched]]:
@@ -58,8 +63,8 @@ def fixes(advisory: Advisory) -> tuple[list[Fix], list[Unmatched]]:
         pairs, lost = _pairs(advisory, vulnerability)
         # CVEs fixed by one version may differ in the conditions their notes state.
         noted = "\n".join(note_conditions(advisory, vulnerability)) or None
-        for component, affected, fixed_version in pairs:
-            _add(groups, (component, affected, fixed_version, noted), vulnerability)
+        for component, affected, fixed_version, warning in pairs:
+            _add(groups, (component, affected, fixed_version, noted, warning), vulnerability)
         for item in lost:
             unmatched.setdefault((item.product_id, item.reason), item)
     found = [_fix(key, group, advisory) for key, group in groups.items()]
@@ -68,31 +73,60 @@ def fixes(advisory: Advisory) -> tuple[list[Fix], list[Unmatched]]:
 
 def _pairs(
     advisory: Advisory, vulnerability: Vulnerability
-) -> tuple[list[tuple[Component, Bound, str | None]], list[Unmatched]]:
+) -> tuple[list[tuple[Component, Bound, str | None, str | None]], list[Unmatched]]:
+    """(component, affected bound, fixed version, warning) per affected product. An affected
+    product is never dropped for want of a fix: its bound alone says which nodes are exposed
+    (a vendor_fix remediation may be all a document gives, or several backport lines)."""
     lost: list[Unmatched] = []
     affected = _classified(advisory, vulnerability.known_affected, lost)
     fixed = _classified(advisory, vulnerability.fixed, lost)
     by_component: dict[Component, list[Classified]] = {}
     for item in fixed:
         by_component.setdefault(item[1], []).append(item)
-    pairs: list[tuple[Component, Bound, str | None]] = []
+    pairs: list[tuple[Component, Bound, str | None, str | None]] = []
     paired: set[Component] = set()
     for product, component, affected_bound in affected:
         versions = sorted({b.version for _, _, b in by_component.get(component, [])})
+        paired.add(component)
         if len(versions) == 1:
-            pairs.append((component, affected_bound, versions[0]))
-            paired.add(component)
+            pairs.append((component, affected_bound, versions[0], None))
+        elif versions:
+            pairs.append((component, affected_bound, *_past_bound(affected_bound, versions)))
         else:
-            reason = (
-                "no fixed product of the same component"
-                if not versions
-                else (f"several fixed versions for one component: {', '.join(versions)}")
-            )
-            lost.append(_lost(product, reason))
+            pairs.append((component, affected_bound, _remedy(vulnerability, product), None))
     for product, component, _ in fixed:
         if component not in paired:
             lost.append(_lost(product, "fixed product without an affected product to pair"))
     return pairs, lost
+
+
+def _past_bound(affected: Bound, versions: list[str]) -> tuple[str | None, str]:
+    """Several fixed versions for one component (backport lines 1.16.3 and 1.17.8): the lowest
+    one the affected bound does not cover, with a warning naming them all."""
+    outside = [
+        v
+        for v in versions
+        if affected.op == "==" or not is_below(v, affected.version, affected.op == "<=")
+    ]
+    chosen = min(outside, key=cmp_to_key(compare)) if outside else None
+    shown = chosen or "none past the bound"
+    return chosen, f"several fixed versions for one component: {', '.join(versions)} ({shown})"
+
+
+_UPGRADE = re.compile(r"\b(?:upgrade|update|install)\w*\b.{0,40}?\bv?(\d+(?:\.\d+)+)", re.I)
+
+
+def _remedy(vulnerability: Vulnerability, product: Product) -> str | None:
+    """The version a vendor_fix remediation for this product names ("Update to version 4.2 or
+    later"), when exactly one is named; else None (the fix is not stated as a version)."""
+    named = {
+        match[1]
+        for ids, details in vulnerability.vendor_fix
+        if product.product_id in ids
+        for match in [_UPGRADE.search(details)]
+        if match
+    }
+    return named.pop() if len(named) == 1 else None
 
 
 def _classified(advisory: Advisory, ids: Iterable[str], lost: list[Unmatched]) -> list[Classified]:
@@ -122,13 +156,15 @@ def _add(groups: dict[_Key, _Group], key: _Key, vulnerability: Vulnerability) ->
     group = groups.setdefault(key, _Group([], None, None))
     if vulnerability.cve not in group.cves:
         group.cves.append(vulnerability.cve)
+    if vulnerability.release_date and _moment(vulnerability.release_date):
+        group.published.append(vulnerability.release_date)
     score = vulnerability.cvss_base_score
     if score is not None and (group.max_cvss is None or score > group.max_cvss):
         group.max_cvss, group.severity = score, vulnerability.cvss_severity
 
 
 def _fix(key: _Key, group: _Group, advisory: Advisory) -> Fix:
-    component, affected, fixed_version, noted = key
+    component, affected, fixed_version, noted, paired = key
     return Fix(
         component=component,
         affected=affected,
@@ -139,9 +175,30 @@ def _fix(key: _Key, group: _Group, advisory: Advisory) -> Fix:
         # One clause per line: the product name's, then the notes' (inventory.conditions).
         condition="\n".join(c for c in (affected.condition, noted) if c) or None,
         advisory_id=advisory.tracking_id,
-        released=advisory.current_release_date,
-        warning=_warning(affected, fixed_version),
+        released=_published(group, advisory),
+        warning="; ".join(w for w in (paired, _warning(affected, fixed_version)) if w) or None,
     )
+
+
+def _published(group: _Group, advisory: Advisory) -> str:
+    """When this fix was published, where the patch SLA clock starts: its earliest CVE's
+    release date, else the advisory's first release. Not the current release: a revision
+    that fixes a typo weeks later does not restart the clock (nvidia-5659 v2.0.0 came four
+    weeks after its critical CVE-2025-23266 and its fix)."""
+    dated = [
+        (moment, text)
+        for text in (*group.published, advisory.initial_release_date)
+        if text and (moment := _moment(text))
+    ]
+    return min(dated)[1] if dated else advisory.current_release_date
+
+
+def _moment(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _warning(affected: Bound, fixed_version: str | None) -> str | None:

@@ -168,10 +168,21 @@ def _branch(inner: str | None) -> str | None:
 
 
 def bound(product: Product) -> Bound | None:
-    """The version bound a product states, or None when its name holds no version."""
+    """The version bound a product states, or None when it holds no version. NVIDIA writes it
+    in the product name; the CSAF tree's own shape (product_name "NVIDIA Container Toolkit" >
+    product_version "1.17.7", product name "NVIDIA Container Toolkit 1.17.7") in the
+    innermost product_version branch name."""
     if product.version_range:
-        return _vers_bound(product.version_range)
-    text = product.name.strip()
+        return _vers_bound(product.version_range) or _text_bound(product.version_range)
+    stated = _text_bound(product.name)
+    if stated is None:
+        versions = [name for category, name in product.branch_path if category == "product_version"]
+        stated = _text_bound(versions[-1]) if versions else None
+    return stated
+
+
+def _text_bound(text: str) -> Bound | None:
+    text = text.strip()
     match = _RANGE.match(text)
     if match:
         inclusive = re.fullmatch(_INCLUSIVE, match["phrase"], re.IGNORECASE) is not None

@@ -1,0 +1,147 @@
+"""CSAF shapes other vendors (and the CSAF standard's own examples) use, judged end to end on
+pure functions: parse -> fixes -> a node's patch status. Documents are our own, small."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inventory.bulletins.csaf.document import parse_advisory
+from inventory.bulletins.csaf.fixes import fixes
+from inventory.bulletins.csaf.versions import vers_contains
+from inventory.patching.status import BELOW_BASELINE, node_patch_status
+
+TOOLKIT = "NVIDIA Container Toolkit"
+
+
+def document(products: list[dict[str, Any]], status: dict, **vulnerability: Any) -> dict:
+    """One vulnerability over products under vendor > product_name "NVIDIA Container Toolkit"."""
+    return {
+        "document": {
+            "category": "csaf_security_advisory",
+            "csaf_version": "2.0",
+            "title": "Toolkit advisory",
+            "publisher": {"category": "vendor", "name": "Example", "namespace": "https://e.x"},
+            "tracking": {
+                "id": "EX-1",
+                "status": "final",
+                "version": "1",
+                "initial_release_date": "2025-07-15T00:00:00Z",
+                "current_release_date": "2025-07-15T00:00:00Z",
+                "revision_history": [],
+            },
+        },
+        "product_tree": {
+            "branches": [
+                {
+                    "category": "vendor",
+                    "name": "Example",
+                    "branches": [
+                        {"category": "product_name", "name": TOOLKIT, "branches": products}
+                    ],
+                }
+            ]
+        },
+        "vulnerabilities": [{"cve": "CVE-2099-0001", "product_status": status, **vulnerability}],
+    }
+
+
+def version(pid: str, name: str, category: str = "product_version") -> dict[str, Any]:
+    return {
+        "category": category,
+        "name": name,
+        "product": {"product_id": pid, "name": f"{TOOLKIT} {name}"},
+    }
+
+
+def judged(data: dict, toolkit: str):
+    return node_patch_status(
+        {"driver_version": "570.172.08", "container_toolkit_version": toolkit},
+        fixes(parse_advisory(data))[0],
+    )
+
+
+def exposed(data: dict, toolkit: str) -> list[str]:
+    return [e.affected for e in judged(data, toolkit).exposures]
+
+
+def test_the_version_in_a_product_version_branch_is_the_bound():
+    # The CSAF standard's tree: product_version "1.17.7", product name "<product> 1.17.7".
+    data = document(
+        [version("A", "1.17.7"), version("F", "1.17.8")],
+        {"known_affected": ["A"], "fixed": ["F"]},
+    )
+    assert exposed(data, "1.17.7") == ["== 1.17.7"]
+    assert judged(data, "1.17.7").status == BELOW_BASELINE
+    assert exposed(data, "1.17.8") == []
+
+
+def test_an_affected_range_with_only_a_vendor_fix_remediation_still_exposes_nodes():
+    # As the OASIS VEX example: a range known_affected, no fixed product, a vendor_fix in words.
+    data = document(
+        [version("A", "vers:generic/<1.17.8", "product_version_range")],
+        {"known_affected": ["A"]},
+        remediations=[
+            {
+                "category": "vendor_fix",
+                "details": "Update to version 1.17.8 or later.",
+                "product_ids": ["A"],
+            }
+        ],
+    )
+    status = judged(data, "1.17.4")
+    assert status.status == BELOW_BASELINE
+    assert [(e.affected, e.fixed_version) for e in status.exposures] == [("< 1.17.8", "1.17.8")]
+    assert exposed(data, "1.17.8") == []
+
+
+def test_an_affected_range_with_no_fix_at_all_is_kept_with_no_fixed_version():
+    data = document(
+        [version("A", "vers:generic/<=1.17.7", "product_version_range")],
+        {"known_affected": ["A"]},
+        remediations=[{"category": "none_available", "details": "None yet.", "product_ids": ["A"]}],
+    )
+    assert [(e.affected, e.fixed_version) for e in judged(data, "1.17.4").exposures] == [
+        ("<= 1.17.7", None)
+    ]
+
+
+def test_backport_lines_judge_each_node_by_its_own_line():
+    data = document(
+        [
+            version("A16", "vers:generic/>=1.16.0|<1.16.3", "product_version_range"),
+            version("A17", "vers:generic/>=1.17.0|<1.17.8", "product_version_range"),
+            version("F16", "1.16.3"),
+            version("F17", "1.17.8"),
+        ],
+        {"known_affected": ["A16", "A17"], "fixed": ["F16", "F17"]},
+    )
+    moves = {f.affected.version: f.fixed_version for f in fixes(parse_advisory(data))[0]}
+    assert moves == {"1.16.3": "1.16.3", "1.17.8": "1.17.8"}
+    assert exposed(data, "1.16.2") == ["< 1.16.3"]
+    assert exposed(data, "1.17.4") == ["< 1.17.8"]
+    # 1.16.5 carries the 1.16 line's fix: below 1.17.8, but not in the 1.17 line's range.
+    fixed_line = judged(data, "1.16.5")
+    assert fixed_line.exposures == ()
+    (spared,) = fixed_line.not_affected
+    assert spared.reason and "outside the affected range" in str(spared.reason["text"])
+
+
+def test_a_cvss_v4_score_gives_the_severity():
+    data = document(
+        [version("A", "1.17.7"), version("F", "1.17.8")],
+        {"known_affected": ["A"], "fixed": ["F"]},
+        scores=[{"products": ["A"], "cvss_v4": {"baseScore": 9.3, "baseSeverity": "CRITICAL"}}],
+    )
+    (exposure,) = judged(data, "1.17.7").exposures
+    assert (exposure.severity, exposure.max_cvss) == ("critical", 9.3)
+
+
+def test_vers_ranges():
+    assert vers_contains("vers:generic/>=1.16.0|<1.16.3|>=1.17.0|<1.17.8", "1.17.2") is True
+    assert vers_contains("vers:generic/>=1.16.0|<1.16.3|>=1.17.0|<1.17.8", "1.16.5") is False
+    assert vers_contains("vers:generic/<570.133.07|>=570.0", "570.124.06") is True
+    assert vers_contains("vers:generic/<=4.1|>=2.9", "4.1") is True
+    assert vers_contains("vers:generic/>=2.9|<=4.1", "2.8") is False
+    assert vers_contains("vers:generic/!=1.0|>=0.9", "1.0") is False
+    assert vers_contains("vers:generic/*", "3") is True
+    assert vers_contains("not a range", "3") is None
