@@ -145,3 +145,14 @@ def test_vers_ranges():
     assert vers_contains("vers:generic/!=1.0|>=0.9", "1.0") is False
     assert vers_contains("vers:generic/*", "3") is True
     assert vers_contains("not a range", "3") is None
+
+
+def test_first_and_last_affected_are_affected():
+    data = document(
+        [version("A0", "1.16.0"), version("A1", "1.17.7"), version("F", "1.17.8")],
+        {"first_affected": ["A0"], "last_affected": ["A1"], "first_fixed": ["F"]},
+    )
+    assert exposed(data, "1.17.7") == ["<= 1.17.7"]
+    assert exposed(data, "1.17.2") == ["<= 1.17.7"]
+    assert sorted(exposed(data, "1.16.0")) == ["<= 1.17.7", "== 1.16.0"]
+    assert exposed(data, "1.17.8") == []

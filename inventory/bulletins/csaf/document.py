@@ -10,6 +10,7 @@ BranchPath = tuple[tuple[str, str], ...]
 VendorFix = tuple[tuple[str, ...], str]
 
 _STATUS_FIXED = ("fixed", "first_fixed")
+_STATUS_AFFECTED = ("known_affected", "first_affected")  # last_affected: a bound of its own
 _STATUS_ALL = (
     "known_affected",
     "first_affected",
@@ -50,6 +51,8 @@ class Vulnerability:
     vendor_fix: tuple[VendorFix, ...]
     release_date: str | None = None
     notes: tuple[str, ...] = ()  # texts of its notes (summary, details, ...), as published
+    # product_status.last_affected: this version and those before it are affected.
+    last_affected: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -212,7 +215,10 @@ def _vulnerability(
         title=raw.get("title") if isinstance(raw.get("title"), str) else None,
         cvss_base_score=score,
         cvss_severity=severity,
-        known_affected=tuple(_list(status.get("known_affected"), where)),
+        known_affected=tuple(
+            pid for key in _STATUS_AFFECTED for pid in _list(status.get(key), where)
+        ),
+        last_affected=tuple(_list(status.get("last_affected"), where)),
         fixed=tuple(pid for key in _STATUS_FIXED for pid in _list(status.get(key), where)),
         vendor_fix=_vendor_fixes(raw, products, groups, where),
         release_date=raw.get("release_date") if isinstance(raw.get("release_date"), str) else None,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cmp_to_key
 
@@ -79,6 +79,11 @@ def _pairs(
     (a vendor_fix remediation may be all a document gives, or several backport lines)."""
     lost: list[Unmatched] = []
     affected = _classified(advisory, vulnerability.known_affected, lost)
+    # A last_affected version bounds every version up to it (CSAF 2.0 product_status).
+    affected += [
+        (product, component, replace(stated, op="<=") if stated.op == "==" else stated)
+        for product, component, stated in _classified(advisory, vulnerability.last_affected, lost)
+    ]
     fixed = _classified(advisory, vulnerability.fixed, lost)
     by_component: dict[Component, list[Classified]] = {}
     for item in fixed:
