@@ -156,3 +156,15 @@ def test_first_and_last_affected_are_affected():
     assert exposed(data, "1.17.2") == ["<= 1.17.7"]
     assert sorted(exposed(data, "1.16.0")) == ["<= 1.17.7", "== 1.16.0"]
     assert exposed(data, "1.17.8") == []
+
+
+def test_a_score_without_its_rating_and_an_unscored_cve_still_get_a_severity():
+    products = [version("A", "1.17.7"), version("F", "1.17.8")]
+    status = {"known_affected": ["A"], "fixed": ["F"]}
+    scored = document(products, status, scores=[{"cvss_v3": {"baseScore": 9.8}}])
+    assert judged(scored, "1.17.7").exposures[0].severity == "critical"
+    unscored = document(products, status)
+    unscored["document"]["aggregate_severity"] = {"text": "Critical"}
+    assert judged(unscored, "1.17.7").exposures[0].severity == "critical"
+    unscored["document"]["aggregate_severity"] = {"text": "Important"}
+    assert judged(unscored, "1.17.7").exposures[0].severity == "high"

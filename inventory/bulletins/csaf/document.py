@@ -252,8 +252,18 @@ def _score(scores: list[Any]) -> tuple[float | None, str | None]:
                 continue
             value = float(cvss["baseScore"])
             if best[0] is None or value > best[0]:
-                best = (value, cvss.get("baseSeverity"))
+                stated = cvss.get("baseSeverity")
+                best = (value, stated if isinstance(stated, str) else _cvss_severity(value))
     return best
+
+
+def _cvss_severity(score: float) -> str | None:
+    """The CVSS qualitative rating of a base score (v3 and v4 share it), for a score stated
+    without its baseSeverity."""
+    for floor, name in ((9.0, "CRITICAL"), (7.0, "HIGH"), (4.0, "MEDIUM"), (0.1, "LOW")):
+        if score >= floor:
+            return name
+    return None
 
 
 def _vendor_fixes(

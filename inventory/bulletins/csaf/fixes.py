@@ -176,13 +176,25 @@ def _fix(key: _Key, group: _Group, advisory: Advisory) -> Fix:
         fixed_version=fixed_version,
         cves=tuple(group.cves),
         max_cvss=group.max_cvss,
-        severity=group.severity,
+        severity=group.severity or _aggregate(advisory.aggregate_severity),
         # One clause per line: the product name's, then the notes' (inventory.conditions).
         condition="\n".join(c for c in (affected.condition, noted) if c) or None,
         advisory_id=advisory.tracking_id,
         released=_published(group, advisory),
         warning="; ".join(w for w in (paired, _warning(affected, fixed_version)) if w) or None,
     )
+
+
+# Aggregate severity words vendors write (Red Hat's "Important", "Moderate") -> ours.
+_AGGREGATE = {"critical": "critical", "high": "high", "important": "high", "medium": "medium"}
+_AGGREGATE |= {"moderate": "medium", "low": "low"}
+
+
+def _aggregate(text: str | None) -> str | None:
+    """A fix whose CVEs carry no score takes the document's aggregate severity, when it is one
+    of ours: a bulletin rated critical is not judged high by default."""
+    words = re.findall(r"[a-z]+", (text or "").lower())
+    return _AGGREGATE.get(words[0]) if words else None
 
 
 def _published(group: _Group, advisory: Advisory) -> str:
