@@ -168,3 +168,29 @@ def test_a_score_without_its_rating_and_an_unscored_cve_still_get_a_severity():
     assert judged(unscored, "1.17.7").exposures[0].severity == "critical"
     unscored["document"]["aggregate_severity"] = {"text": "Important"}
     assert judged(unscored, "1.17.7").exposures[0].severity == "high"
+
+
+def test_a_withdrawn_advisory_states_no_fix():
+    products = [version("A", "1.17.7"), version("F", "1.17.8")]
+    status = {"known_affected": ["A"], "fixed": ["F"]}
+    for where, value in (
+        ("title", "WITHDRAWN: Toolkit advisory"),
+        ("notes", [{"category": "general", "text": "This advisory has been withdrawn."}]),
+        ("category", "csaf_withdrawn"),
+    ):
+        data = document(products, status)
+        data["document"][where] = value
+        found, unmatched = fixes(parse_advisory(data))
+        assert found == [] and unmatched[0].reason.startswith("withdrawn: "), where
+    assert fixes(parse_advisory(document(products, status)))[0]  # as published, it counts
+
+
+def test_csaf_2_1_metrics_are_read():
+    data = document(
+        [version("A", "1.17.7"), version("F", "1.17.8")],
+        {"known_affected": ["A"], "fixed": ["F"]},
+        metrics=[{"products": ["A"], "content": {"cvss_v4": {"baseScore": 9.3}}}],
+    )
+    data["document"]["csaf_version"] = "2.1"
+    (exposure,) = judged(data, "1.17.7").exposures
+    assert (exposure.severity, exposure.max_cvss) == ("critical", 9.3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +68,13 @@ class Advisory:
     products: dict[str, Product]
     vulnerabilities: tuple[Vulnerability, ...]
     notes: tuple[str, ...] = ()  # document notes other than the legal disclaimer
+    withdrawn: str | None = None  # why the advisory says it is withdrawn: it states no fixes
+
+
+_VERSIONS = ("2.0", "2.1")  # 2.1: scores under `metrics[].content`, csaf_withdrawn
+_WITHDRAWN = re.compile(
+    r"^\W*withdrawn\b|\b(?:advisory|bulletin)\s+(?:has been|is|was)\s+withdrawn\b", re.I
+)
 
 
 def parse_advisory(data: Any) -> Advisory:
@@ -74,8 +82,10 @@ def parse_advisory(data: Any) -> Advisory:
     if not isinstance(data, Mapping):
         raise CsafError("document is not a JSON object")
     document = _mapping(data.get("document"), "document")
-    if document.get("csaf_version") != "2.0":
-        raise CsafError(f"document.csaf_version is {document.get('csaf_version')!r}, not '2.0'")
+    if document.get("csaf_version") not in _VERSIONS:
+        raise CsafError(
+            f"document.csaf_version is {document.get('csaf_version')!r}, not '2.0' (or '2.1')"
+        )
     tracking = _mapping(document.get("tracking"), "document.tracking")
     products = _products(data.get("product_tree", {}))
     groups = _groups(data.get("product_tree", {}))
@@ -96,7 +106,27 @@ def parse_advisory(data: Any) -> Advisory:
             _vulnerability(v, index, products, groups) for index, v in enumerate(vulnerabilities)
         ),
         notes=_notes(document.get("notes")),
+        withdrawn=_withdrawn(document, tracking),
     )
+
+
+def _withdrawn(document: Mapping[str, Any], tracking: Mapping[str, Any]) -> str | None:
+    """Why the publisher withdrew the advisory, or None: CSAF 2.1's `csaf_withdrawn`, a
+    tracking status or title saying so, or a document note ("This advisory has been
+    withdrawn"), as 2.0 publishers write it."""
+    if document.get("category") == "csaf_withdrawn" or tracking.get("status") == "withdrawn":
+        return f"document says withdrawn ({document.get('category')}, {tracking.get('status')})"
+    title = document.get("title")
+    if isinstance(title, str) and _WITHDRAWN.search(title):
+        return f"title: {title[:200]}"
+    notes = document.get("notes")
+    for note in notes if isinstance(notes, list) else ():
+        if not isinstance(note, Mapping) or note.get("category") == "legal_disclaimer":
+            continue
+        for text in (note.get("title"), note.get("text")):
+            if isinstance(text, str) and _WITHDRAWN.search(text):
+                return f"note: {text[:200]}"
+    return None
 
 
 def _notes(value: Any) -> tuple[str, ...]:
@@ -209,7 +239,12 @@ def _vulnerability(
     status = _mapping(status, f"{where}.product_status")
     for key in _STATUS_ALL:
         _known(_list(status.get(key), f"{where}.product_status.{key}"), products, where)
-    score, severity = _score(_list(raw.get("scores"), f"{where}.scores"))
+    metrics = [
+        m.get("content")
+        for m in _list(raw.get("metrics"), f"{where}.metrics")
+        if isinstance(m, Mapping)
+    ]
+    score, severity = _score([*_list(raw.get("scores"), f"{where}.scores"), *metrics])
     return Vulnerability(
         cve=_cve(raw),
         title=raw.get("title") if isinstance(raw.get("title"), str) else None,

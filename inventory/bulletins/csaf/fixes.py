@@ -57,6 +57,9 @@ class _Group:
 
 def fixes(advisory: Advisory) -> tuple[list[Fix], list[Unmatched]]:
     """All affected -> fixed pairs of an advisory, and the products that could not be paired."""
+    if advisory.withdrawn:
+        # A withdrawn advisory states nothing: none of its products is judged by it.
+        return [], [Unmatched("*", advisory.title or "", f"withdrawn: {advisory.withdrawn}")]
     groups: dict[_Key, _Group] = {}
     unmatched: dict[tuple[str, str], Unmatched] = {}
     for vulnerability in advisory.vulnerabilities:
