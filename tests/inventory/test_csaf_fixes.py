@@ -258,6 +258,9 @@ def test_bound(name, expected):
         ("Linux(R535)", "Tesla", Component("driver", "linux", "R535", "tesla")),
         ("Windows(R570)", "GeForce", Component("driver", "windows", "R570", "geforce")),
         ("Linux(R570)", "NVIDIA RTX, Quadro, NVS", Component("driver", "linux", "R570", "rtx")),
+        ("Linux(R580)", "Data Center", Component("driver", "linux", "R580", "tesla")),
+        ("Linux(R580)", "Tesla, Data Center", Component("driver", "linux", "R580", "tesla")),
+        ("Linux", "NVIDIA Data Center GPU Manager", Component("dcgm", "linux", None, None)),
         (
             "Linux(R550 vGPU 17)",
             "Guest driver",

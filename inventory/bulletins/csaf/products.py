@@ -37,6 +37,7 @@ _KINDS: tuple[tuple[str, str], ...] = (
     ("mig manager", "mig_manager"),
     ("dcgm exporter", "dcgm_exporter"),
     ("dcgm", "dcgm"),
+    ("data center gpu manager", "dcgm"),
     ("kai scheduler", "kai_scheduler"),
     ("firmware", "firmware"),
     ("vbios", "firmware"),
@@ -45,6 +46,9 @@ _KINDS: tuple[tuple[str, str], ...] = (
 )
 _LINES: tuple[tuple[str, str], ...] = (
     ("tesla", "tesla"),
+    # NVIDIA's newer name for the Tesla line ("Data Center GPU driver").
+    ("data center", "tesla"),
+    ("datacenter", "tesla"),
     ("studio", "studio"),
     ("geforce", "geforce"),
     ("rtx", "rtx"),
