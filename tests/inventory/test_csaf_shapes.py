@@ -194,3 +194,18 @@ def test_csaf_2_1_metrics_are_read():
     data["document"]["csaf_version"] = "2.1"
     (exposure,) = judged(data, "1.17.7").exposures
     assert (exposure.severity, exposure.max_cvss) == ("critical", 9.3)
+
+
+def test_a_score_naming_its_products_rates_only_those():
+    # The Linux toolkit row is scored medium; another product's score is critical.
+    products = [version("A", "1.17.7"), version("F", "1.17.8"), version("W", "9.9")]
+    data = document(
+        products,
+        {"known_affected": ["A", "W"], "fixed": ["F"]},
+        scores=[
+            {"products": ["A"], "cvss_v3": {"baseScore": 5.5, "baseSeverity": "MEDIUM"}},
+            {"products": ["W"], "cvss_v3": {"baseScore": 9.8, "baseSeverity": "CRITICAL"}},
+        ],
+    )
+    (exposure,) = judged(data, "1.17.7").exposures
+    assert (exposure.severity, exposure.max_cvss) == ("medium", 5.5)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 BranchPath = tuple[tuple[str, str], ...]
@@ -54,6 +54,9 @@ class Vulnerability:
     notes: tuple[str, ...] = ()  # texts of its notes (summary, details, ...), as published
     # product_status.last_affected: this version and those before it are affected.
     last_affected: tuple[str, ...] = ()
+    # Product id -> its own highest score, where score entries name their products (a Windows
+    # row may be critical and the Linux row medium); others take the overall score.
+    product_scores: dict[str, tuple[float | None, str | None]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -239,12 +242,11 @@ def _vulnerability(
     status = _mapping(status, f"{where}.product_status")
     for key in _STATUS_ALL:
         _known(_list(status.get(key), f"{where}.product_status.{key}"), products, where)
-    metrics = [
-        m.get("content")
-        for m in _list(raw.get("metrics"), f"{where}.metrics")
-        if isinstance(m, Mapping)
+    metrics_of = [
+        m for m in _list(raw.get("metrics"), f"{where}.metrics") if isinstance(m, Mapping)
     ]
-    score, severity = _score([*_list(raw.get("scores"), f"{where}.scores"), *metrics])
+    entries = [*_list(raw.get("scores"), f"{where}.scores"), *metrics_of]
+    score, severity = _score([e.get("content", e) for e in entries])
     return Vulnerability(
         cve=_cve(raw),
         title=raw.get("title") if isinstance(raw.get("title"), str) else None,
@@ -258,7 +260,17 @@ def _vulnerability(
         vendor_fix=_vendor_fixes(raw, products, groups, where),
         release_date=raw.get("release_date") if isinstance(raw.get("release_date"), str) else None,
         notes=_notes(raw.get("notes")),
+        product_scores=_product_scores(entries),
     )
+
+
+def _product_scores(entries: list[Any]) -> dict[str, tuple[float | None, str | None]]:
+    named: dict[str, list[Any]] = {}
+    for entry in entries:
+        products = entry.get("products") if isinstance(entry, Mapping) else None
+        for product_id in products if isinstance(products, list) else ():
+            named.setdefault(str(product_id), []).append(entry.get("content", entry))
+    return {pid: _score(found) for pid, found in named.items()}
 
 
 def _known(ids: Iterable[Any], products: Mapping[str, Product], where: str) -> None:

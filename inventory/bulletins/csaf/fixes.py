@@ -17,6 +17,8 @@ from inventory.bulletins.csaf.products import Bound, Component, bound, branch_mi
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 
 Classified = tuple[Product, Component, Bound]
+# (component, affected bound, fixed version, pairing warning, affected product id)
+_Pair = tuple[Component, Bound, str | None, str | None, str]
 # + fixed version, notes' conditions, a pairing warning
 _Key = tuple[Component, Bound, str | None, str | None, str | None]
 
@@ -66,20 +68,19 @@ def fixes(advisory: Advisory) -> tuple[list[Fix], list[Unmatched]]:
         pairs, lost = _pairs(advisory, vulnerability)
         # CVEs fixed by one version may differ in the conditions their notes state.
         noted = "\n".join(note_conditions(advisory, vulnerability)) or None
-        for component, affected, fixed_version, warning in pairs:
-            _add(groups, (component, affected, fixed_version, noted, warning), vulnerability)
+        for component, affected, fixed_version, warning, product_id in pairs:
+            key = (component, affected, fixed_version, noted, warning)
+            _add(groups, key, vulnerability, product_id)
         for item in lost:
             unmatched.setdefault((item.product_id, item.reason), item)
     found = [_fix(key, group, advisory) for key, group in groups.items()]
     return found, list(unmatched.values())
 
 
-def _pairs(
-    advisory: Advisory, vulnerability: Vulnerability
-) -> tuple[list[tuple[Component, Bound, str | None, str | None]], list[Unmatched]]:
-    """(component, affected bound, fixed version, warning) per affected product. An affected
-    product is never dropped for want of a fix: its bound alone says which nodes are exposed
-    (a vendor_fix remediation may be all a document gives, or several backport lines)."""
+def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair], list[Unmatched]]:
+    """(component, affected bound, fixed version, warning, product id) per affected product.
+    An affected product is never dropped for want of a fix: its bound alone says which nodes
+    are exposed (a vendor_fix remediation may be all a document gives, or backport lines)."""
     lost: list[Unmatched] = []
     affected = _classified(advisory, vulnerability.known_affected, lost)
     # A last_affected version bounds every version up to it (CSAF 2.0 product_status).
@@ -91,17 +92,19 @@ def _pairs(
     by_component: dict[Component, list[Classified]] = {}
     for item in fixed:
         by_component.setdefault(item[1], []).append(item)
-    pairs: list[tuple[Component, Bound, str | None, str | None]] = []
+    pairs: list[_Pair] = []
     paired: set[Component] = set()
     for product, component, affected_bound in affected:
         versions = sorted({b.version for _, _, b in by_component.get(component, [])})
         paired.add(component)
         if len(versions) == 1:
-            pairs.append((component, affected_bound, versions[0], None))
+            pairs.append((component, affected_bound, versions[0], None, product.product_id))
         elif versions:
-            pairs.append((component, affected_bound, *_past_bound(affected_bound, versions)))
+            chosen, warning = _past_bound(affected_bound, versions)
+            pairs.append((component, affected_bound, chosen, warning, product.product_id))
         else:
-            pairs.append((component, affected_bound, _remedy(vulnerability, product), None))
+            remedy = _remedy(vulnerability, product)
+            pairs.append((component, affected_bound, remedy, None, product.product_id))
     for product, component, _ in fixed:
         if component not in paired:
             lost.append(_lost(product, "fixed product without an affected product to pair"))
@@ -160,15 +163,18 @@ def _lost(product: Product, reason: str) -> Unmatched:
     return Unmatched(product.product_id, product.name, reason)
 
 
-def _add(groups: dict[_Key, _Group], key: _Key, vulnerability: Vulnerability) -> None:
+def _add(
+    groups: dict[_Key, _Group], key: _Key, vulnerability: Vulnerability, product_id: str
+) -> None:
     group = groups.setdefault(key, _Group([], None, None))
     if vulnerability.cve not in group.cves:
         group.cves.append(vulnerability.cve)
     if vulnerability.release_date and _moment(vulnerability.release_date):
         group.published.append(vulnerability.release_date)
-    score = vulnerability.cvss_base_score
+    overall = (vulnerability.cvss_base_score, vulnerability.cvss_severity)
+    score, severity = vulnerability.product_scores.get(product_id, overall)
     if score is not None and (group.max_cvss is None or score > group.max_cvss):
-        group.max_cvss, group.severity = score, vulnerability.cvss_severity
+        group.max_cvss, group.severity = score, severity
 
 
 def _fix(key: _Key, group: _Group, advisory: Advisory) -> Fix:
