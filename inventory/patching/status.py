@@ -195,7 +195,7 @@ def _judge(
             if best is None or compare(fix.fixed_version, best) > 0:
                 judged.baselines[label] = fix.fixed_version
         if not _exposed(installed, fix):
-            if _bounded(fix):
+            if _bounded(fix) or _past_fix(installed, fix):
                 judged.fixed.append(_exposure(kind, installed, fix, None))
             continue
         condition = fix.condition or fix.affected.condition
@@ -252,6 +252,13 @@ def _bounded(fix: Fix) -> bool:
     """Whether the fix's affected bound can be compared with (else neither side of it is known)."""
     bound = fix.affected
     return bound.op in ("<", "<=") and parse_version(bound.version) is not None
+
+
+def _past_fix(installed: str, fix: Fix) -> bool:
+    """An exact affected version ("== 1.17.7") says nothing of others, but a node at or past
+    its fixed version runs the fix."""
+    fixed = fix.fixed_version
+    return bool(fixed and parse_version(fixed) and compare(installed, fixed) >= 0)
 
 
 def _exposed(installed: str, fix: Fix) -> bool:

@@ -73,6 +73,8 @@ def test_the_version_in_a_product_version_branch_is_the_bound():
     assert exposed(data, "1.17.7") == ["== 1.17.7"]
     assert judged(data, "1.17.7").status == BELOW_BASELINE
     assert exposed(data, "1.17.8") == []
+    assert [e.affected for e in judged(data, "1.17.8").fixed] == ["== 1.17.7"]  # for the VEX
+    assert judged(data, "1.17.6").fixed == ()  # not listed, not fixed either: nothing said
 
 
 def test_an_affected_range_with_only_a_vendor_fix_remediation_still_exposes_nodes():
