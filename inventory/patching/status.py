@@ -214,11 +214,15 @@ def _dropped_by(relevant: list[Fix], fixes: list[Fix]) -> str | None:
     listed after a bulletin (R580 and the bulletins of 2024) is not concerned by it."""
     listed = max(f.released[:10] for f in relevant)
     branch = relevant[0].component.branch
+    # A bulletin that lists the branch never drops it, whatever the dates of its other rows
+    # (a revision may add a branch weeks later: nvidia-5614 v3.0.0 added R570).
+    listing = {f.advisory_id for f in relevant}
     later: dict[str, set[str]] = {}
     for fix in fixes:
         component = fix.component
         if (
-            component.kind == "driver"
+            fix.advisory_id not in listing
+            and component.kind == "driver"
             and component.platform == "linux"
             and component.line == "tesla"
             and fix.released[:10] > listed
