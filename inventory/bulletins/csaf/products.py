@@ -17,8 +17,11 @@ _R_BRANCH = re.compile(r"\bR(\d{3})\b")
 _VGPU = re.compile(r"\bvGPU\s+(\d+)\b", re.IGNORECASE)
 _VERSION = r"(?:vGPU\s+)?v?\d+(?:\.\d+)*"
 _INCLUSIVE = r"up to and including|prior to and including|through"
+# "All driver versions prior to 535.230.02", and the shorter forms other vendors write:
+# "versions prior to 1.17.8", "prior to 1.17.8", "before 1.17.8", "< 1.17.8", "<=1.17.7".
 _RANGE = re.compile(
-    rf"^all (?:drivers? )?versions? (?P<phrase>{_INCLUSIVE}|prior to|before)\s+"
+    rf"^(?:all\s+)?(?:(?:drivers?\s+)?versions?\s+)?"
+    rf"(?P<phrase>{_INCLUSIVE}|prior to|before|earlier than|older than|<=|<)\s*"
     rf"(?P<version>{_VERSION})(?P<rest>.*)$",
     re.IGNORECASE | re.DOTALL,
 )
@@ -189,7 +192,8 @@ def _text_bound(text: str) -> Bound | None:
     text = text.strip()
     match = _RANGE.match(text)
     if match:
-        inclusive = re.fullmatch(_INCLUSIVE, match["phrase"], re.IGNORECASE) is not None
+        phrase = match["phrase"]
+        inclusive = phrase == "<=" or re.fullmatch(_INCLUSIVE, phrase, re.IGNORECASE) is not None
         return Bound(
             "<=" if inclusive else "<", _clean(match["version"]), _condition(match["rest"])
         )
