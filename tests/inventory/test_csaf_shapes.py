@@ -211,3 +211,13 @@ def test_a_score_naming_its_products_rates_only_those():
     )
     (exposure,) = judged(data, "1.17.7").exposures
     assert (exposure.severity, exposure.max_cvss) == ("medium", 5.5)
+
+
+def test_a_date_only_release_date_starts_the_clock_at_utc_midnight():
+    data = document(
+        [version("A", "1.17.7"), version("F", "1.17.8")],
+        {"known_affected": ["A"], "fixed": ["F"]},
+        release_date="2025-07-01",
+    )
+    (fix,) = fixes(parse_advisory(data))[0]
+    assert fix.released == "2025-07-01T00:00:00+00:00"

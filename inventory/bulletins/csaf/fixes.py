@@ -216,7 +216,8 @@ def _published(group: _Group, advisory: Advisory) -> str:
         for text in (*group.published, advisory.initial_release_date)
         if text and (moment := _moment(text))
     ]
-    return min(dated)[1] if dated else advisory.current_release_date
+    # As an aware ISO date-time: a date-only release_date ("2025-07-15") reads as UTC midnight.
+    return min(dated)[0].isoformat() if dated else advisory.current_release_date
 
 
 def _moment(text: str) -> datetime | None:
