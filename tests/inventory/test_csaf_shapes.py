@@ -221,3 +221,20 @@ def test_a_date_only_release_date_starts_the_clock_at_utc_midnight():
     )
     (fix,) = fixes(parse_advisory(data))[0]
     assert fix.released == "2025-07-01T00:00:00+00:00"
+
+
+def test_a_vendor_fix_naming_several_versions_is_not_guessed():
+    data = document(
+        [version("A", "vers:generic/<1.17.8", "product_version_range")],
+        {"known_affected": ["A"]},
+        remediations=[
+            {
+                "category": "vendor_fix",
+                "details": "Upgrade the GPU Operator to 25.3.2, which ships the toolkit 1.17.8.",
+                "product_ids": ["A"],
+            }
+        ],
+    )
+    assert [(e.affected, e.fixed_version) for e in judged(data, "1.17.4").exposures] == [
+        ("< 1.17.8", None)
+    ]

@@ -124,18 +124,19 @@ def _past_bound(affected: Bound, versions: list[str]) -> tuple[str | None, str]:
     return chosen, f"several fixed versions for one component: {', '.join(versions)} ({shown})"
 
 
-_UPGRADE = re.compile(r"\b(?:upgrade|update|install)\w*\b.{0,40}?\bv?(\d+(?:\.\d+)+)", re.I)
+_UPGRADE = re.compile(r"\b(?:upgrade|update|install)", re.I)
+_NUMBER = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)\b")
 
 
 def _remedy(vulnerability: Vulnerability, product: Product) -> str | None:
     """The version a vendor_fix remediation for this product names ("Update to version 4.2 or
-    later"), when exactly one is named; else None (the fix is not stated as a version)."""
+    later"), when its remediations name exactly one; else None (not stated as one version:
+    "GPU Operator 25.3.2, which ships Container Toolkit 1.17.8" is not guessed)."""
     named = {
-        match[1]
+        number
         for ids, details in vulnerability.vendor_fix
-        if product.product_id in ids
-        for match in [_UPGRADE.search(details)]
-        if match
+        if product.product_id in ids and _UPGRADE.search(details)
+        for number in _NUMBER.findall(details)
     }
     return named.pop() if len(named) == 1 else None
 
