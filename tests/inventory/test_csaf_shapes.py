@@ -238,3 +238,16 @@ def test_a_vendor_fix_naming_several_versions_is_not_guessed():
     assert [(e.affected, e.fixed_version) for e in judged(data, "1.17.4").exposures] == [
         ("< 1.17.8", None)
     ]
+
+
+def test_a_range_of_several_intervals_is_bounded_by_its_highest_upper_bound():
+    data = document(
+        [
+            version("A", "vers:generic/>=1.16.0|<1.16.3|>=1.17.0|<1.17.8", "product_version_range"),
+            version("F", "1.17.8"),
+        ],
+        {"known_affected": ["A"], "fixed": ["F"]},
+    )
+    assert exposed(data, "1.17.4") == ["< 1.17.8"]
+    assert exposed(data, "1.16.2") == ["< 1.17.8"]
+    assert exposed(data, "1.16.5") == []  # between the intervals: outside the range

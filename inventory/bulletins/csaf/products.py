@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cmp_to_key
 
 from inventory.bulletins.csaf.document import Product
+from inventory.bulletins.csaf.versions import compare, parse_version
 
 _ARCH = re.compile(r"^(?P<prefix>.*?)\s*\((?P<inner>[^()]*)\)\s*$")
 _R_BRANCH = re.compile(r"\bR(\d{3})\b")
@@ -230,10 +232,18 @@ def _clean(version: str) -> str:
 
 
 def _vers_bound(version_range: str) -> Bound | None:
-    match = _VERS_UPPER.search(version_range)
-    if not match:
+    """The highest upper bound of a range; with a lower bound or several intervals
+    ("vers:generic/>=1.16.0|<1.16.3|>=1.17.0|<1.17.8") the range itself is kept as the
+    condition, judged by inventory.conditions. Not the first upper bound: 1.17.4 is past
+    1.16.3 and still affected."""
+    uppers = [m for m in _VERS_UPPER.finditer(version_range) if parse_version(m["version"].strip())]
+    if not uppers:
         return None
-    lower = ">" in version_range.replace(match.group(0), "")
+    match = max(
+        uppers, key=cmp_to_key(lambda a, b: compare(a["version"].strip(), b["version"].strip()))
+    )
+    rest = version_range.replace(match.group(0), "")
+    lower = ">" in rest or len(uppers) > 1
     return Bound(match["op"], match["version"].strip(), version_range if lower else None)
 
 
