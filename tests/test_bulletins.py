@@ -11,7 +11,12 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from inventory.bulletins.store import ImportResult, bulletin_import, bulletins_import_paths
+from inventory.bulletins.store import (
+    ImportResult,
+    bulletin_import,
+    bulletins_import_paths,
+    fixes_from_db,
+)
 from inventory.models import Bulletin, BulletinFix, Node
 from posture.models import Finding
 from posture.services import posture_evaluate
@@ -188,3 +193,17 @@ def test_a_document_without_a_title_does_not_stop_the_batch(tmp_path):
     result = bulletins_import_paths(paths=[str(tmp_path)])
     assert len(result.imported) == 2
     assert Bulletin.objects.get(tracking_id="OWN-1").fixes.count() == 1
+
+
+def test_fixes_stored_before_their_publication_was_recorded_read_the_first_release():
+    result = ImportResult()
+    first = own_toolkit_advisory("1", "2025-08-12T00:00:00Z", False)
+    bulletin_import(data=first, source="a", result=result)
+    BulletinFix.objects.update(released=None)  # as rows stored before the column existed
+    (fix,) = fixes_from_db()
+    assert fix.released.startswith("2025-07-15")  # initial release, not the current one
+    bulletin_import(
+        data=own_toolkit_advisory("2", "2025-09-01T00:00:00Z", True), source="b", result=result
+    )
+    released = {f.kind: f.released.date().isoformat() for f in BulletinFix.objects.all()}
+    assert released == {"container_toolkit": "2025-07-15", "gpu_operator": "2025-09-01"}

@@ -19,6 +19,7 @@ from inventory.bulletins.csaf.fixes import Fix, fixes
 from inventory.bulletins.csaf.products import Bound, Component
 from inventory.bulletins.csaf.revisions import RevisionChanges, RevisionState, revision_changes
 from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.bulletins.published import RowKey, fix_published, published_before
 from inventory.bulletins.revisions import (
     ImportOptions,
     advisory_state,
@@ -139,7 +140,7 @@ def _store(
     ]
     bulletin.source = source[:500]
     bulletin.save()
-    known = _published_before(bulletin) if existing else None
+    known = published_before(bulletin) if existing else None
     bulletin.fixes.all().delete()
     BulletinFix.objects.bulk_create(_fix_row(bulletin, fix, known, released) for fix in found)
     # A pending hold compared itself with the revision just replaced: it no longer applies.
@@ -164,53 +165,15 @@ def _audit_stored(
     audit_record(actor=options.actor, action=action, obj=bulletin, before=old, after=state)
 
 
-_RowKey = tuple[str, ...]  # kind, platform, branch, line, host, op, affected, fixed version
-
-
-def _row_key(*parts: str | None) -> _RowKey:
-    return tuple(part or "" for part in parts)
-
-
-def _published_before(bulletin: Bulletin) -> dict[_RowKey, datetime]:
-    """Fix row -> when it was published, from the revision being replaced."""
-    return {
-        _row_key(*values[:-1]): values[-1] or bulletin.current_release_date
-        for values in bulletin.fixes.values_list(
-            "kind",
-            "platform",
-            "branch",
-            "line",
-            "host",
-            "affected_op",
-            "affected_version",
-            "fixed_version",
-            "released",
-        )
-    }
-
-
-def _fix_published(
-    fix: Fix, known: dict[_RowKey, datetime] | None, revision: datetime
-) -> datetime | None:
-    """A fix the replaced revision had keeps its date; one this revision adds (nvidia-5614
-    v3.0.0 added R570) was published with it; on a first import, the advisory's own date."""
-    stated = parse_datetime(fix.released)
-    if known is None:
-        return stated
-    c, b = fix.component, fix.affected
-    key = _row_key(c.kind, c.platform, c.branch, c.line, c.host, b.op, b.version, fix.fixed_version)
-    return known.get(key, revision)
-
-
 def _fix_row(
     bulletin: Bulletin,
     fix: Fix,
-    known: dict[_RowKey, datetime] | None = None,
+    known: dict[RowKey, datetime | None] | None = None,
     revision: datetime | None = None,
 ) -> BulletinFix:
     c, b = fix.component, fix.affected
     return BulletinFix(
-        released=_fix_published(fix, known, revision or bulletin.current_release_date),
+        released=fix_published(fix, known, revision or bulletin.current_release_date),
         bulletin=bulletin,
         kind=c.kind,
         platform=c.platform or "",
@@ -302,7 +265,10 @@ def fixes_from_db() -> list[Fix]:
             severity=r.severity or None,
             condition=r.condition or None,
             advisory_id=r.bulletin.tracking_id,
-            released=(r.released or r.bulletin.current_release_date).isoformat(),
+            # Rows stored before `released` was recorded: the advisory's first release.
+            released=(
+                r.released or r.bulletin.initial_release_date or r.bulletin.current_release_date
+            ).isoformat(),
             warning=r.warning or None,
         )
         for r in rows
