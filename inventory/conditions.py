@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from inventory.bulletins.csaf.versions import is_below, parse_version
+from inventory.bulletins.csaf.versions import is_below, parse_version, vers_contains
 
 HOLDS, NOT_MET, UNVERIFIED, NOT_SCOPED = (
     "condition_holds",
@@ -23,9 +23,11 @@ HOLDS, NOT_MET, UNVERIFIED, NOT_SCOPED = (
     "condition_unverified",
     "condition_not_scoped",
 )
+NOT_IN_RANGE = "version_not_in_range"  # below a product_version_range's lower bound
 NOT_PRESENT = "component_not_present"  # for components not installed (inventory.patching.status)
 VEX_NOT_IN_PATH = "vulnerable_code_not_in_execute_path"
 VEX_NOT_PRESENT = "component_not_present"
+VEX_NOT_IN_CODE = "vulnerable_code_not_present"
 CDI_STRATEGIES = frozenset({"cdi-annotations", "cdi-cri"})
 _STRATEGY_NAMES = r"\b(envvar|volume-mounts|cdi-annotations|cdi-cri)\b"
 
@@ -86,6 +88,8 @@ _NEGATIONS = re.compile(
 
 
 def _clause(clause: str, facts: NodeFacts, installed: str | None) -> Verdict:
+    if clause.lower().startswith("vers:"):
+        return _version_range(clause, installed)
     scope = _SCOPE.search(clause)
     if scope and installed and parse_version(installed):
         inclusive = scope["phrase"].lower() in ("up to and including", "through")
@@ -107,6 +111,18 @@ def _clause(clause: str, facts: NodeFacts, installed: str | None) -> Verdict:
         f'Condition unverified: "{clause}" is not a condition '
         "gpuposture can check against the node's facts.",
     )
+
+
+def _version_range(clause: str, installed: str | None) -> Verdict:
+    """A product_version_range with a lower bound ("vers:generic/>=1.17.0|<1.17.8"): the upper
+    bound put the node here; a version below the lower bound is another line's business."""
+    inside = vers_contains(clause, installed) if installed else None
+    if inside is None:
+        return Verdict(None, UNVERIFIED, f'Condition unverified: range "{clause}" not judged.')
+    if inside:
+        return Verdict(True, HOLDS, f"{installed} is in the affected range {clause}.")
+    text = f"Not affected: {installed} is outside the affected range {clause}."
+    return Verdict(False, NOT_IN_RANGE, text, VEX_NOT_IN_CODE)
 
 
 def _fact_verdict(

@@ -11,8 +11,13 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from inventory.bulletins.store import ImportResult, bulletin_import, bulletins_import_paths
-from inventory.models import Bulletin, Node
+from inventory.bulletins.store import (
+    ImportResult,
+    bulletin_import,
+    bulletins_import_paths,
+    fixes_from_db,
+)
+from inventory.models import Bulletin, BulletinFix, Node
 from posture.models import Finding
 from posture.services import posture_evaluate
 from tests.realworld import realworld
@@ -121,3 +126,84 @@ def test_bulletin_api_and_pages(small_world, personas):
     assert '<option value="high" selected>high</option>' in listed
     assert bulletin.tracking_id not in client.get("/bulletins/?severity=low").content.decode()
     assert lead.get("/api/v1/bulletins/?severity=HIGH").json()["count"] == 1
+
+
+def own_toolkit_advisory(version: str, released: str, operator: bool) -> dict:
+    """Our own small advisory: toolkit <= 1.17.7 fixed in 1.17.8 (and the operator's, when
+    `operator`), first out on 2025-07-15."""
+    branches = [
+        ("NVIDIA Container Toolkit", "t", "1.17.7", "1.17.8"),
+        *([("NVIDIA GPU Operator", "o", "25.3.1", "25.3.2")] if operator else []),
+    ]
+    tree = [
+        {
+            "category": "product_version",
+            "name": label,
+            "product": {"product_id": f"{key}-{state}", "name": name},
+        }
+        for label, key, affected, fixed in branches
+        for state, name in (("a", f"All versions up to and including {affected}"), ("f", fixed))
+    ]
+    return {
+        "document": {
+            "category": "csaf_security_advisory",
+            "csaf_version": "2.0",
+            "title": "Toolkit advisory",
+            "tracking": {
+                "id": "OWN-1",
+                "version": version,
+                "initial_release_date": "2025-07-15T00:00:00Z",
+                "current_release_date": released,
+            },
+        },
+        "product_tree": {
+            "branches": [{"category": "architecture", "name": "Linux", "branches": tree}]
+        },
+        "vulnerabilities": [
+            {
+                "cve": "CVE-2099-0002",
+                "product_status": {
+                    "known_affected": [f"{key}-a" for _, key, _, _ in branches],
+                    "fixed": [f"{key}-f" for _, key, _, _ in branches],
+                },
+            }
+        ],
+    }
+
+
+def test_a_revision_keeps_the_publication_date_of_the_fixes_it_carries_over():
+    result = ImportResult()
+    bulletin_import(
+        data=own_toolkit_advisory("1", "2025-07-15T00:00:00Z", False), source="a", result=result
+    )
+    bulletin_import(
+        data=own_toolkit_advisory("2", "2025-08-12T00:00:00Z", True), source="b", result=result
+    )
+    assert result.replaced == ["OWN-1"]
+    released = {f.kind: f.released.date().isoformat() for f in BulletinFix.objects.all()}
+    # The toolkit fix was out on 07-15; the operator's came with revision 2.
+    assert released == {"container_toolkit": "2025-07-15", "gpu_operator": "2025-08-12"}
+
+
+def test_a_document_without_a_title_does_not_stop_the_batch(tmp_path):
+    untitled = own_toolkit_advisory("1", "2025-07-15T00:00:00Z", False)
+    del untitled["document"]["title"]
+    (tmp_path / "a-untitled.json").write_text(json.dumps(untitled))
+    (tmp_path / "b-good.json").write_text(json.dumps(document("5616")))
+    result = bulletins_import_paths(paths=[str(tmp_path)])
+    assert len(result.imported) == 2
+    assert Bulletin.objects.get(tracking_id="OWN-1").fixes.count() == 1
+
+
+def test_fixes_stored_before_their_publication_was_recorded_read_the_first_release():
+    result = ImportResult()
+    first = own_toolkit_advisory("1", "2025-08-12T00:00:00Z", False)
+    bulletin_import(data=first, source="a", result=result)
+    BulletinFix.objects.update(released=None)  # as rows stored before the column existed
+    (fix,) = fixes_from_db()
+    assert fix.released.startswith("2025-07-15")  # initial release, not the current one
+    bulletin_import(
+        data=own_toolkit_advisory("2", "2025-09-01T00:00:00Z", True), source="b", result=result
+    )
+    released = {f.kind: f.released.date().isoformat() for f in BulletinFix.objects.all()}
+    assert released == {"container_toolkit": "2025-07-15", "gpu_operator": "2025-09-01"}

@@ -61,6 +61,9 @@ class BulletinFix(models.Model):
     max_cvss = models.FloatField(null=True, blank=True)
     severity = models.CharField(max_length=20, blank=True)
     warning = models.TextField(blank=True)
+    # When this fix was published (the patch SLA clock's start); null on rows stored before
+    # it was recorded, which read the bulletin's current release date.
+    released = models.DateTimeField(null=True, blank=True)
 
     objects = models.Manager()
 

@@ -19,6 +19,7 @@ from inventory.bulletins.csaf.fixes import Fix, fixes
 from inventory.bulletins.csaf.products import Bound, Component
 from inventory.bulletins.csaf.revisions import RevisionChanges, RevisionState, revision_changes
 from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.bulletins.published import RowKey, fix_published, published_before
 from inventory.bulletins.revisions import (
     ImportOptions,
     advisory_state,
@@ -128,7 +129,7 @@ def _store(
     source: str,
 ) -> Bulletin:
     bulletin = existing or Bulletin(tracking_id=advisory.tracking_id)
-    bulletin.title = advisory.title[:500]
+    bulletin.title = (advisory.title or "")[:500]  # CSAF requires one; its lack loses no fix
     bulletin.category, bulletin.version = advisory.category[:60], advisory.version[:40]
     bulletin.initial_release_date = parse_datetime(advisory.initial_release_date or "") or None
     bulletin.current_release_date = released
@@ -139,8 +140,9 @@ def _store(
     ]
     bulletin.source = source[:500]
     bulletin.save()
+    known = published_before(bulletin) if existing else None
     bulletin.fixes.all().delete()
-    BulletinFix.objects.bulk_create(_fix_row(bulletin, fix) for fix in found)
+    BulletinFix.objects.bulk_create(_fix_row(bulletin, fix, known, released) for fix in found)
     # A pending hold compared itself with the revision just replaced: it no longer applies.
     revisions_supersede(tracking_id=bulletin.tracking_id)
     return bulletin
@@ -163,9 +165,15 @@ def _audit_stored(
     audit_record(actor=options.actor, action=action, obj=bulletin, before=old, after=state)
 
 
-def _fix_row(bulletin: Bulletin, fix: Fix) -> BulletinFix:
+def _fix_row(
+    bulletin: Bulletin,
+    fix: Fix,
+    known: dict[RowKey, datetime | None] | None = None,
+    revision: datetime | None = None,
+) -> BulletinFix:
     c, b = fix.component, fix.affected
     return BulletinFix(
+        released=fix_published(fix, known, revision or bulletin.current_release_date),
         bulletin=bulletin,
         kind=c.kind,
         platform=c.platform or "",
@@ -257,7 +265,10 @@ def fixes_from_db() -> list[Fix]:
             severity=r.severity or None,
             condition=r.condition or None,
             advisory_id=r.bulletin.tracking_id,
-            released=r.bulletin.current_release_date.isoformat(),
+            # Rows stored before `released` was recorded: the advisory's first release.
+            released=(
+                r.released or r.bulletin.initial_release_date or r.bulletin.current_release_date
+            ).isoformat(),
             warning=r.warning or None,
         )
         for r in rows

@@ -195,7 +195,7 @@ def _judge(
             if best is None or compare(fix.fixed_version, best) > 0:
                 judged.baselines[label] = fix.fixed_version
         if not _exposed(installed, fix):
-            if _bounded(fix):
+            if _bounded(fix) or _past_fix(installed, fix):
                 judged.fixed.append(_exposure(kind, installed, fix, None))
             continue
         condition = fix.condition or fix.affected.condition
@@ -214,11 +214,15 @@ def _dropped_by(relevant: list[Fix], fixes: list[Fix]) -> str | None:
     listed after a bulletin (R580 and the bulletins of 2024) is not concerned by it."""
     listed = max(f.released[:10] for f in relevant)
     branch = relevant[0].component.branch
+    # A bulletin that lists the branch never drops it, whatever the dates of its other rows
+    # (a revision may add a branch weeks later: nvidia-5614 v3.0.0 added R570).
+    listing = {f.advisory_id for f in relevant}
     later: dict[str, set[str]] = {}
     for fix in fixes:
         component = fix.component
         if (
-            component.kind == "driver"
+            fix.advisory_id not in listing
+            and component.kind == "driver"
             and component.platform == "linux"
             and component.line == "tesla"
             and fix.released[:10] > listed
@@ -254,8 +258,18 @@ def _bounded(fix: Fix) -> bool:
     return bound.op in ("<", "<=") and parse_version(bound.version) is not None
 
 
+def _past_fix(installed: str, fix: Fix) -> bool:
+    """An exact affected version ("== 1.17.7") says nothing of others, but a node at or past
+    its fixed version runs the fix."""
+    fixed = fix.fixed_version
+    return bool(fixed and parse_version(fixed) and compare(installed, fixed) >= 0)
+
+
 def _exposed(installed: str, fix: Fix) -> bool:
     bound = fix.affected
+    if bound.op == "==" and parse_version(bound.version) is not None:
+        # A document listing the affected versions one by one ("1.17.7"): that one is affected.
+        return compare(installed, bound.version) == 0
     if not _bounded(fix):
         return False
     return is_below(installed, bound.version, inclusive=bound.op == "<=")

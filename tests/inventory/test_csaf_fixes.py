@@ -192,7 +192,8 @@ def test_5703_typo_is_unmatched_not_misassigned():
         for f in only("5703", "vgpu_guest")
         if f.component.branch == "R535" and f.component.platform == "linux"
     ]
-    assert guests == []
+    # The affected bound stands on its own (its versions are exposed); the typo is not its fix.
+    assert [(g.affected, g.fixed_version) for g in guests] == [(Bound("<=", "535.261.03"), None)]
     assert all(f.fixed_version != "575.274.02" for f in result("5703")[0])
 
 
@@ -205,10 +206,19 @@ def test_unclassifiable_products_stay_visible():
     assert all(u.reason == "not a component gpuposture inventories" for u in unmatched)
 
 
-def test_ambiguous_fix_is_unmatched():
-    # 5614 lists two Windows Tesla R570 fixes (572.13 and 572.16): not guessed.
-    reasons = {u.reason for u in result("5614")[1]}
-    assert "several fixed versions for one component: 572.13, 572.16" in reasons
+def test_several_fixes_pair_each_bound_with_the_lowest_fix_past_it_and_say_so():
+    # 5614 lists two Windows Tesla R570 bounds and fixes (572.13 and 572.16): each bound keeps
+    # its exposure, paired with the lowest fix it does not cover, with a warning naming both.
+    rows = {
+        (f.affected.version, f.fixed_version, f.warning)
+        for f in result("5614")[0]
+        if f.component == Component("driver", "windows", "R570", "tesla")
+    }
+    several = "several fixed versions for one component: 572.13, 572.16"
+    assert rows >= {
+        ("572.13", "572.13", f"{several} (572.13)"),
+        ("572.16", "572.16", f"{several} (572.16)"),
+    }
 
 
 # --- bound() and classify() on hand-made products -----------------------------------------------
@@ -234,6 +244,12 @@ def product(name: str, arch: str = "Linux", label: str = "Tesla") -> Product:
             "All versions up to and including 1.17.7 (CDI mode only for versions prior to 1.17.5)",
             Bound("<=", "1.17.7", "CDI mode only for versions prior to 1.17.5"),
         ),
+        ("versions prior to 1.17.8", Bound("<", "1.17.8")),
+        ("Prior to 1.17.8", Bound("<", "1.17.8")),
+        ("before v1.17.8", Bound("<", "1.17.8")),
+        ("< 1.17.8", Bound("<", "1.17.8")),
+        ("<=1.17.7", Bound("<=", "1.17.7")),
+        ("up to and including 25.3.1", Bound("<=", "25.3.1")),
         ("All driver versions", None),
         ("Available the week of June 29, 2023", None),
     ],
@@ -248,6 +264,9 @@ def test_bound(name, expected):
         ("Linux(R535)", "Tesla", Component("driver", "linux", "R535", "tesla")),
         ("Windows(R570)", "GeForce", Component("driver", "windows", "R570", "geforce")),
         ("Linux(R570)", "NVIDIA RTX, Quadro, NVS", Component("driver", "linux", "R570", "rtx")),
+        ("Linux(R580)", "Data Center", Component("driver", "linux", "R580", "tesla")),
+        ("Linux(R580)", "Tesla, Data Center", Component("driver", "linux", "R580", "tesla")),
+        ("Linux", "NVIDIA Data Center GPU Manager", Component("dcgm", "linux", None, None)),
         (
             "Linux(R550 vGPU 17)",
             "Guest driver",
@@ -265,3 +284,9 @@ def test_bound(name, expected):
 )
 def test_classify(arch, label, expected):
     assert classify(product("1.0", arch, label)) == expected
+
+
+def test_the_sla_clock_of_a_fix_starts_when_it_was_published_not_at_the_last_revision():
+    # 5659 v2.0.0 (2025-08-12) revised an advisory first out on 2025-07-15 with its fixes.
+    assert advisory("5659").current_release_date.startswith("2025-08-12")
+    assert {f.released[:10] for f in result("5659")[0]} == {"2025-07-15"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -280,3 +281,13 @@ def test_a_dcgm_bulletin_judges_the_dcgm_an_exporter_image_bundles():
     # No exporter on the node: nothing shows a DCGM, so nothing is claimed about one.
     absent = NodeStack(not_installed=frozenset({"dcgm_exporter"}))
     assert node_patch_status({"driver_version": "535.309.01"}, found, absent).exposures == ()
+
+
+def test_a_branch_a_revision_added_later_does_not_drop_the_branches_listed_first():
+    # 5614 v3.0.0 added R570 two weeks after R535's rows: the same bulletin still lists R535.
+    found = [
+        replace(f, released="2025-01-30T00:00:00+00:00") if f.component.branch == "R570" else f
+        for f in bulletin_fixes("5614")
+    ]
+    result = node_patch_status({"driver_version": "535.230.02"}, found)
+    assert (result.status, result.unknown) == ("current", ())

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 BranchPath = tuple[tuple[str, str], ...]
 VendorFix = tuple[tuple[str, ...], str]
 
 _STATUS_FIXED = ("fixed", "first_fixed")
+_STATUS_AFFECTED = ("known_affected", "first_affected")  # last_affected: a bound of its own
 _STATUS_ALL = (
     "known_affected",
     "first_affected",
@@ -50,6 +52,11 @@ class Vulnerability:
     vendor_fix: tuple[VendorFix, ...]
     release_date: str | None = None
     notes: tuple[str, ...] = ()  # texts of its notes (summary, details, ...), as published
+    # product_status.last_affected: this version and those before it are affected.
+    last_affected: tuple[str, ...] = ()
+    # Product id -> its own highest score, where score entries name their products (a Windows
+    # row may be critical and the Linux row medium); others take the overall score.
+    product_scores: dict[str, tuple[float | None, str | None]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,13 @@ class Advisory:
     products: dict[str, Product]
     vulnerabilities: tuple[Vulnerability, ...]
     notes: tuple[str, ...] = ()  # document notes other than the legal disclaimer
+    withdrawn: str | None = None  # why the advisory says it is withdrawn: it states no fixes
+
+
+_VERSIONS = ("2.0", "2.1")  # 2.1: scores under `metrics[].content`, csaf_withdrawn
+_WITHDRAWN = re.compile(
+    r"^\W*withdrawn\b|\b(?:advisory|bulletin)\s+(?:has been|is|was)\s+withdrawn\b", re.I
+)
 
 
 def parse_advisory(data: Any) -> Advisory:
@@ -71,8 +85,10 @@ def parse_advisory(data: Any) -> Advisory:
     if not isinstance(data, Mapping):
         raise CsafError("document is not a JSON object")
     document = _mapping(data.get("document"), "document")
-    if document.get("csaf_version") != "2.0":
-        raise CsafError(f"document.csaf_version is {document.get('csaf_version')!r}, not '2.0'")
+    if document.get("csaf_version") not in _VERSIONS:
+        raise CsafError(
+            f"document.csaf_version is {document.get('csaf_version')!r}, not '2.0' (or '2.1')"
+        )
     tracking = _mapping(document.get("tracking"), "document.tracking")
     products = _products(data.get("product_tree", {}))
     groups = _groups(data.get("product_tree", {}))
@@ -93,7 +109,27 @@ def parse_advisory(data: Any) -> Advisory:
             _vulnerability(v, index, products, groups) for index, v in enumerate(vulnerabilities)
         ),
         notes=_notes(document.get("notes")),
+        withdrawn=_withdrawn(document, tracking),
     )
+
+
+def _withdrawn(document: Mapping[str, Any], tracking: Mapping[str, Any]) -> str | None:
+    """Why the publisher withdrew the advisory, or None: CSAF 2.1's `csaf_withdrawn`, a
+    tracking status or title saying so, or a document note ("This advisory has been
+    withdrawn"), as 2.0 publishers write it."""
+    if document.get("category") == "csaf_withdrawn" or tracking.get("status") == "withdrawn":
+        return f"document says withdrawn ({document.get('category')}, {tracking.get('status')})"
+    title = document.get("title")
+    if isinstance(title, str) and _WITHDRAWN.search(title):
+        return f"title: {title[:200]}"
+    notes = document.get("notes")
+    for note in notes if isinstance(notes, list) else ():
+        if not isinstance(note, Mapping) or note.get("category") == "legal_disclaimer":
+            continue
+        for text in (note.get("title"), note.get("text")):
+            if isinstance(text, str) and _WITHDRAWN.search(text):
+                return f"note: {text[:200]}"
+    return None
 
 
 def _notes(value: Any) -> tuple[str, ...]:
@@ -206,18 +242,35 @@ def _vulnerability(
     status = _mapping(status, f"{where}.product_status")
     for key in _STATUS_ALL:
         _known(_list(status.get(key), f"{where}.product_status.{key}"), products, where)
-    score, severity = _score(_list(raw.get("scores"), f"{where}.scores"))
+    metrics_of = [
+        m for m in _list(raw.get("metrics"), f"{where}.metrics") if isinstance(m, Mapping)
+    ]
+    entries = [*_list(raw.get("scores"), f"{where}.scores"), *metrics_of]
+    score, severity = _score([e.get("content", e) for e in entries])
     return Vulnerability(
         cve=_cve(raw),
         title=raw.get("title") if isinstance(raw.get("title"), str) else None,
         cvss_base_score=score,
         cvss_severity=severity,
-        known_affected=tuple(_list(status.get("known_affected"), where)),
+        known_affected=tuple(
+            pid for key in _STATUS_AFFECTED for pid in _list(status.get(key), where)
+        ),
+        last_affected=tuple(_list(status.get("last_affected"), where)),
         fixed=tuple(pid for key in _STATUS_FIXED for pid in _list(status.get(key), where)),
         vendor_fix=_vendor_fixes(raw, products, groups, where),
         release_date=raw.get("release_date") if isinstance(raw.get("release_date"), str) else None,
         notes=_notes(raw.get("notes")),
+        product_scores=_product_scores(entries),
     )
+
+
+def _product_scores(entries: list[Any]) -> dict[str, tuple[float | None, str | None]]:
+    named: dict[str, list[Any]] = {}
+    for entry in entries:
+        products = entry.get("products") if isinstance(entry, Mapping) else None
+        for product_id in products if isinstance(products, list) else ():
+            named.setdefault(str(product_id), []).append(entry.get("content", entry))
+    return {pid: _score(found) for pid, found in named.items()}
 
 
 def _known(ids: Iterable[Any], products: Mapping[str, Product], where: str) -> None:
@@ -236,15 +289,28 @@ def _cve(raw: Mapping[str, Any]) -> str:
 
 
 def _score(scores: list[Any]) -> tuple[float | None, str | None]:
+    """The highest CVSS base score and its severity, over CVSS v3 and v4 (`cvss_v4`, as CSAF
+    2.1 and vendors already publishing v4 write it): a v4-only score is still a score."""
     best: tuple[float | None, str | None] = (None, None)
     for entry in scores:
-        cvss = entry.get("cvss_v3") if isinstance(entry, Mapping) else None
-        if not isinstance(cvss, Mapping) or not isinstance(cvss.get("baseScore"), int | float):
-            continue
-        value = float(cvss["baseScore"])
-        if best[0] is None or value > best[0]:
-            best = (value, cvss.get("baseSeverity"))
+        for key in ("cvss_v3", "cvss_v4"):
+            cvss = entry.get(key) if isinstance(entry, Mapping) else None
+            if not isinstance(cvss, Mapping) or not isinstance(cvss.get("baseScore"), int | float):
+                continue
+            value = float(cvss["baseScore"])
+            if best[0] is None or value > best[0]:
+                stated = cvss.get("baseSeverity")
+                best = (value, stated if isinstance(stated, str) else _cvss_severity(value))
     return best
+
+
+def _cvss_severity(score: float) -> str | None:
+    """The CVSS qualitative rating of a base score (v3 and v4 share it), for a score stated
+    without its baseSeverity."""
+    for floor, name in ((9.0, "CRITICAL"), (7.0, "HIGH"), (4.0, "MEDIUM"), (0.1, "LOW")):
+        if score >= floor:
+            return name
+    return None
 
 
 def _vendor_fixes(

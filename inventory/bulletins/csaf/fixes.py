@@ -5,16 +5,22 @@ Anything that cannot be paired stays visible as Unmatched with a reason; nothing
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from functools import cmp_to_key
 
 from inventory.bulletins.csaf.document import Advisory, Product, Vulnerability
 from inventory.bulletins.csaf.notes import note_conditions
 from inventory.bulletins.csaf.products import Bound, Component, bound, branch_mismatch, classify
-from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 
 Classified = tuple[Product, Component, Bound]
-_Key = tuple[Component, Bound, str | None, str | None]  # + fixed version, notes' conditions
+# (component, affected bound, fixed version, pairing warning, affected product id)
+_Pair = tuple[Component, Bound, str | None, str | None, str]
+# + fixed version, notes' conditions, a pairing warning
+_Key = tuple[Component, Bound, str | None, str | None, str | None]
 
 
 @dataclass(frozen=True)
@@ -48,51 +54,91 @@ class _Group:
     cves: list[str]
     max_cvss: float | None
     severity: str | None
+    published: list[str] = field(default_factory=list)  # its CVEs' release dates
 
 
 def fixes(advisory: Advisory) -> tuple[list[Fix], list[Unmatched]]:
     """All affected -> fixed pairs of an advisory, and the products that could not be paired."""
+    if advisory.withdrawn:
+        # A withdrawn advisory states nothing: none of its products is judged by it.
+        return [], [Unmatched("*", advisory.title or "", f"withdrawn: {advisory.withdrawn}")]
     groups: dict[_Key, _Group] = {}
     unmatched: dict[tuple[str, str], Unmatched] = {}
     for vulnerability in advisory.vulnerabilities:
         pairs, lost = _pairs(advisory, vulnerability)
         # CVEs fixed by one version may differ in the conditions their notes state.
         noted = "\n".join(note_conditions(advisory, vulnerability)) or None
-        for component, affected, fixed_version in pairs:
-            _add(groups, (component, affected, fixed_version, noted), vulnerability)
+        for component, affected, fixed_version, warning, product_id in pairs:
+            key = (component, affected, fixed_version, noted, warning)
+            _add(groups, key, vulnerability, product_id)
         for item in lost:
             unmatched.setdefault((item.product_id, item.reason), item)
     found = [_fix(key, group, advisory) for key, group in groups.items()]
     return found, list(unmatched.values())
 
 
-def _pairs(
-    advisory: Advisory, vulnerability: Vulnerability
-) -> tuple[list[tuple[Component, Bound, str | None]], list[Unmatched]]:
+def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair], list[Unmatched]]:
+    """(component, affected bound, fixed version, warning, product id) per affected product.
+    An affected product is never dropped for want of a fix: its bound alone says which nodes
+    are exposed (a vendor_fix remediation may be all a document gives, or backport lines)."""
     lost: list[Unmatched] = []
     affected = _classified(advisory, vulnerability.known_affected, lost)
+    # A last_affected version bounds every version up to it (CSAF 2.0 product_status).
+    affected += [
+        (product, component, replace(stated, op="<=") if stated.op == "==" else stated)
+        for product, component, stated in _classified(advisory, vulnerability.last_affected, lost)
+    ]
     fixed = _classified(advisory, vulnerability.fixed, lost)
     by_component: dict[Component, list[Classified]] = {}
     for item in fixed:
         by_component.setdefault(item[1], []).append(item)
-    pairs: list[tuple[Component, Bound, str | None]] = []
+    pairs: list[_Pair] = []
     paired: set[Component] = set()
     for product, component, affected_bound in affected:
         versions = sorted({b.version for _, _, b in by_component.get(component, [])})
+        paired.add(component)
         if len(versions) == 1:
-            pairs.append((component, affected_bound, versions[0]))
-            paired.add(component)
+            pairs.append((component, affected_bound, versions[0], None, product.product_id))
+        elif versions:
+            chosen, warning = _past_bound(affected_bound, versions)
+            pairs.append((component, affected_bound, chosen, warning, product.product_id))
         else:
-            reason = (
-                "no fixed product of the same component"
-                if not versions
-                else (f"several fixed versions for one component: {', '.join(versions)}")
-            )
-            lost.append(_lost(product, reason))
+            remedy = _remedy(vulnerability, product)
+            pairs.append((component, affected_bound, remedy, None, product.product_id))
     for product, component, _ in fixed:
         if component not in paired:
             lost.append(_lost(product, "fixed product without an affected product to pair"))
     return pairs, lost
+
+
+def _past_bound(affected: Bound, versions: list[str]) -> tuple[str | None, str]:
+    """Several fixed versions for one component (backport lines 1.16.3 and 1.17.8): the lowest
+    one the affected bound does not cover, with a warning naming them all."""
+    outside = [
+        v
+        for v in versions
+        if affected.op == "==" or not is_below(v, affected.version, affected.op == "<=")
+    ]
+    chosen = min(outside, key=cmp_to_key(compare)) if outside else None
+    shown = chosen or "none past the bound"
+    return chosen, f"several fixed versions for one component: {', '.join(versions)} ({shown})"
+
+
+_UPGRADE = re.compile(r"\b(?:upgrade|update|install)", re.I)
+_NUMBER = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)\b")
+
+
+def _remedy(vulnerability: Vulnerability, product: Product) -> str | None:
+    """The version a vendor_fix remediation for this product names ("Update to version 4.2 or
+    later"), when its remediations name exactly one; else None (not stated as one version:
+    "GPU Operator 25.3.2, which ships Container Toolkit 1.17.8" is not guessed)."""
+    named = {
+        number
+        for ids, details in vulnerability.vendor_fix
+        if product.product_id in ids and _UPGRADE.search(details)
+        for number in _NUMBER.findall(details)
+    }
+    return named.pop() if len(named) == 1 else None
 
 
 def _classified(advisory: Advisory, ids: Iterable[str], lost: list[Unmatched]) -> list[Classified]:
@@ -118,30 +164,69 @@ def _lost(product: Product, reason: str) -> Unmatched:
     return Unmatched(product.product_id, product.name, reason)
 
 
-def _add(groups: dict[_Key, _Group], key: _Key, vulnerability: Vulnerability) -> None:
+def _add(
+    groups: dict[_Key, _Group], key: _Key, vulnerability: Vulnerability, product_id: str
+) -> None:
     group = groups.setdefault(key, _Group([], None, None))
     if vulnerability.cve not in group.cves:
         group.cves.append(vulnerability.cve)
-    score = vulnerability.cvss_base_score
+    if vulnerability.release_date and _moment(vulnerability.release_date):
+        group.published.append(vulnerability.release_date)
+    overall = (vulnerability.cvss_base_score, vulnerability.cvss_severity)
+    score, severity = vulnerability.product_scores.get(product_id, overall)
     if score is not None and (group.max_cvss is None or score > group.max_cvss):
-        group.max_cvss, group.severity = score, vulnerability.cvss_severity
+        group.max_cvss, group.severity = score, severity
 
 
 def _fix(key: _Key, group: _Group, advisory: Advisory) -> Fix:
-    component, affected, fixed_version, noted = key
+    component, affected, fixed_version, noted, paired = key
     return Fix(
         component=component,
         affected=affected,
         fixed_version=fixed_version,
         cves=tuple(group.cves),
         max_cvss=group.max_cvss,
-        severity=group.severity,
+        severity=group.severity or _aggregate(advisory.aggregate_severity),
         # One clause per line: the product name's, then the notes' (inventory.conditions).
         condition="\n".join(c for c in (affected.condition, noted) if c) or None,
         advisory_id=advisory.tracking_id,
-        released=advisory.current_release_date,
-        warning=_warning(affected, fixed_version),
+        released=_published(group, advisory),
+        warning="; ".join(w for w in (paired, _warning(affected, fixed_version)) if w) or None,
     )
+
+
+# Aggregate severity words vendors write (Red Hat's "Important", "Moderate") -> ours.
+_AGGREGATE = {"critical": "critical", "high": "high", "important": "high", "medium": "medium"}
+_AGGREGATE |= {"moderate": "medium", "low": "low"}
+
+
+def _aggregate(text: str | None) -> str | None:
+    """A fix whose CVEs carry no score takes the document's aggregate severity, when it is one
+    of ours: a bulletin rated critical is not judged high by default."""
+    words = re.findall(r"[a-z]+", (text or "").lower())
+    return _AGGREGATE.get(words[0]) if words else None
+
+
+def _published(group: _Group, advisory: Advisory) -> str:
+    """When this fix was published, where the patch SLA clock starts: its earliest CVE's
+    release date, else the advisory's first release. Not the current release: a revision
+    that fixes a typo weeks later does not restart the clock (nvidia-5659 v2.0.0 came four
+    weeks after its critical CVE-2025-23266 and its fix)."""
+    dated = [
+        (moment, text)
+        for text in (*group.published, advisory.initial_release_date)
+        if text and (moment := _moment(text))
+    ]
+    # As an aware ISO date-time: a date-only release_date ("2025-07-15") reads as UTC midnight.
+    return min(dated)[0].isoformat() if dated else advisory.current_release_date
+
+
+def _moment(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _warning(affected: Bound, fixed_version: str | None) -> str | None:

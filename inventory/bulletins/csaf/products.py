@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cmp_to_key
 
 from inventory.bulletins.csaf.document import Product
+from inventory.bulletins.csaf.versions import compare, parse_version
 
 _ARCH = re.compile(r"^(?P<prefix>.*?)\s*\((?P<inner>[^()]*)\)\s*$")
 _R_BRANCH = re.compile(r"\bR(\d{3})\b")
 _VGPU = re.compile(r"\bvGPU\s+(\d+)\b", re.IGNORECASE)
 _VERSION = r"(?:vGPU\s+)?v?\d+(?:\.\d+)*"
 _INCLUSIVE = r"up to and including|prior to and including|through"
+# "All driver versions prior to 535.230.02", and the shorter forms other vendors write:
+# "versions prior to 1.17.8", "prior to 1.17.8", "before 1.17.8", "< 1.17.8", "<=1.17.7".
 _RANGE = re.compile(
-    rf"^all (?:drivers? )?versions? (?P<phrase>{_INCLUSIVE}|prior to|before)\s+"
+    rf"^(?:all\s+)?(?:(?:drivers?\s+)?versions?\s+)?"
+    rf"(?P<phrase>{_INCLUSIVE}|prior to|before|earlier than|older than|<=|<)\s*"
     rf"(?P<version>{_VERSION})(?P<rest>.*)$",
     re.IGNORECASE | re.DOTALL,
 )
@@ -37,6 +42,7 @@ _KINDS: tuple[tuple[str, str], ...] = (
     ("mig manager", "mig_manager"),
     ("dcgm exporter", "dcgm_exporter"),
     ("dcgm", "dcgm"),
+    ("data center gpu manager", "dcgm"),
     ("kai scheduler", "kai_scheduler"),
     ("firmware", "firmware"),
     ("vbios", "firmware"),
@@ -45,6 +51,9 @@ _KINDS: tuple[tuple[str, str], ...] = (
 )
 _LINES: tuple[tuple[str, str], ...] = (
     ("tesla", "tesla"),
+    # NVIDIA's newer name for the Tesla line ("Data Center GPU driver").
+    ("data center", "tesla"),
+    ("datacenter", "tesla"),
     ("studio", "studio"),
     ("geforce", "geforce"),
     ("rtx", "rtx"),
@@ -168,13 +177,25 @@ def _branch(inner: str | None) -> str | None:
 
 
 def bound(product: Product) -> Bound | None:
-    """The version bound a product states, or None when its name holds no version."""
+    """The version bound a product states, or None when it holds no version. NVIDIA writes it
+    in the product name; the CSAF tree's own shape (product_name "NVIDIA Container Toolkit" >
+    product_version "1.17.7", product name "NVIDIA Container Toolkit 1.17.7") in the
+    innermost product_version branch name."""
     if product.version_range:
-        return _vers_bound(product.version_range)
-    text = product.name.strip()
+        return _vers_bound(product.version_range) or _text_bound(product.version_range)
+    stated = _text_bound(product.name)
+    if stated is None:
+        versions = [name for category, name in product.branch_path if category == "product_version"]
+        stated = _text_bound(versions[-1]) if versions else None
+    return stated
+
+
+def _text_bound(text: str) -> Bound | None:
+    text = text.strip()
     match = _RANGE.match(text)
     if match:
-        inclusive = re.fullmatch(_INCLUSIVE, match["phrase"], re.IGNORECASE) is not None
+        phrase = match["phrase"]
+        inclusive = phrase == "<=" or re.fullmatch(_INCLUSIVE, phrase, re.IGNORECASE) is not None
         return Bound(
             "<=" if inclusive else "<", _clean(match["version"]), _condition(match["rest"])
         )
@@ -211,10 +232,18 @@ def _clean(version: str) -> str:
 
 
 def _vers_bound(version_range: str) -> Bound | None:
-    match = _VERS_UPPER.search(version_range)
-    if not match:
+    """The highest upper bound of a range; with a lower bound or several intervals
+    ("vers:generic/>=1.16.0|<1.16.3|>=1.17.0|<1.17.8") the range itself is kept as the
+    condition, judged by inventory.conditions. Not the first upper bound: 1.17.4 is past
+    1.16.3 and still affected."""
+    uppers = [m for m in _VERS_UPPER.finditer(version_range) if parse_version(m["version"].strip())]
+    if not uppers:
         return None
-    lower = ">" in version_range.replace(match.group(0), "")
+    match = max(
+        uppers, key=cmp_to_key(lambda a, b: compare(a["version"].strip(), b["version"].strip()))
+    )
+    rest = version_range.replace(match.group(0), "")
+    lower = ">" in rest or len(uppers) > 1
     return Bound(match["op"], match["version"].strip(), version_range if lower else None)
 
 

@@ -45,3 +45,48 @@ def is_below(version: str, bound: str, inclusive: bool) -> bool:
     """True when version is under bound (or equal to it, if inclusive)."""
     order = compare(version, bound)
     return order < 0 or (inclusive and order == 0)
+
+
+_VERS_CONSTRAINT = re.compile(r"^\s*(?P<op>>=|<=|!=|<|>|=)?\s*(?P<version>\S+)\s*$")
+
+
+def vers_contains(text: str, version: str) -> bool | None:
+    """Whether `version` is in a `vers:` range ("vers:generic/>=1.17.0|<1.17.8"; several
+    intervals may be listed), by the vers specification's algorithm; None when it cannot say."""
+    scheme, _, body = text.strip().partition("/")
+    if not scheme.startswith("vers:") or parse_version(version) is None:
+        return None
+    if body.strip() == "*":
+        return True
+    constraints: list[tuple[str, str]] = []
+    for piece in body.split("|"):
+        match = _VERS_CONSTRAINT.match(piece)
+        if not match or parse_version(match["version"]) is None:
+            return None
+        constraints.append((match["op"] or "=", match["version"]))
+    for op, bound in constraints:
+        if op in ("=", "<=", ">=") and compare(version, bound) == 0:
+            return True
+        if op == "!=" and compare(version, bound) == 0:
+            return False
+    ranges = sorted(
+        ((op, bound) for op, bound in constraints if op not in ("=", "!=")),
+        key=lambda c: _sort_key(c[1]),
+    )
+    if not ranges:
+        return False
+    if ranges[0][0] in ("<", "<=") and compare(version, ranges[0][1]) < 0:
+        return True
+    if ranges[-1][0] in (">", ">=") and compare(version, ranges[-1][1]) > 0:
+        return True
+    return any(
+        low_op in (">", ">=")
+        and high_op in ("<", "<=")
+        and compare(low, version) < 0 < compare(high, version)
+        for (low_op, low), (high_op, high) in zip(ranges, ranges[1:], strict=False)
+    )
+
+
+def _sort_key(version: str) -> list[tuple[int, int | str]]:
+    parsed = parse_version(version) or ()
+    return [_key(p) for p in parsed + (0,) * (8 - len(parsed))]
