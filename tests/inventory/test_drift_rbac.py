@@ -223,9 +223,28 @@ def rbac_objects() -> list[dict]:
     ]
 
 
+def operator_binding() -> dict:
+    """The GPU Operator's own cluster-wide binding, which every install has: where a snapshot
+    reads ClusterRoleBindings, only it makes the operator's namespace the platform's."""
+    role = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "gpu-operator"}
+    subject = {"kind": "ServiceAccount", "name": "gpu-operator", "namespace": "gpu-operator"}
+    return {
+        "apiVersion": RBAC,
+        "kind": "ClusterRoleBinding",
+        "metadata": _meta("gpu-operator"),
+        "roleRef": role,
+        "subjects": [subject],
+    }
+
+
 @pytest.mark.django_db
 def test_rbac_drift_through_two_syncs(small_world, tmp_path):
-    objects = copy.deepcopy(load_json("small-cluster.json")["items"]) + rbac_objects()
+    base = copy.deepcopy(load_json("small-cluster.json")["items"]) + [operator_binding()]
+    cluster_sync_from_snapshot(cluster=small_world, paths=[write(tmp_path, base, "v1")])
+    DriftEvent.objects.all().delete()  # the operator's binding: the world as it was before
+    posture_evaluate()
+    Finding.objects.filter(check_id="DRIFT-006").delete()
+    objects = base + rbac_objects()
     run = cluster_sync_from_snapshot(cluster=small_world, paths=[write(tmp_path, objects, "v2")])
     assert run.changes["drift_events"] == 2
     events = {e.subject_name: e for e in DriftEvent.objects.filter(check_id="DRIFT-006")}
