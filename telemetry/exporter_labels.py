@@ -45,9 +45,10 @@ def node_aliases(nodes: Iterable[tuple[str, Mapping[str, str]]]) -> Iterator[tup
             yield name.split(".", 1)[0], name
 
 
-def unique_pod_nodes(rows: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """(name, node name) rows -> name -> node, for the names only one node has (two
-    namespaces may both hold a pod so named: which node the exporter ran on is then unknown)."""
+def unique_names(rows: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """(name, node name) rows -> name -> node, for the names only one node has. The names are
+    pods' names or hosts' (node_aliases): two namespaces may both hold a pod so named, two nodes
+    share a short name; which node the exporter ran on is then unknown."""
     found: dict[str, str] = {}
     twice: set[str] = set()
     for name, node in rows:

@@ -92,8 +92,8 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
     """The busy runs no scheduled pod explains, and the nodes judged by count only."""
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
     dra = dra_held(snapshot, running)
-    gpu_pods = {(p.namespace, p.name) for p in running if p.gpu_resources} | dra.pods
-    nodes_with_gpu_pods = {p.node_name for p in running if p.gpu_resources}
+    gpu_pods, held_devices = _gpu_pods(running)
+    gpu_pods |= dra.pods
     shared = {n.name for n in snapshot.nodes if n.sharing_strategy in SHARED_STRATEGIES}
     threshold = float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT)
     # Three windows back: a run that started before the last window is seen whole.
@@ -108,8 +108,8 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
     named = {s.hostname for s in samples if s.pod and (s.namespace, s.pod) in gpu_pods}
     unmapped = [
         UnmappedNode(node, count)
-        for node, count in sorted(_devices_held(running).items())
-        if node in reporting and node not in named and node not in shared
+        for node, count in sorted(held_devices.items())
+        if count and node in reporting and node not in named and node not in shared
     ]
     by_count = explained_by_count(
         samples, {u.node: u.held_devices for u in unmapped}, threshold=threshold
@@ -125,7 +125,7 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
         if (sample.hostname, sample.time) in by_count:
             return True
         # A shared GPU's samples may carry no pod labels at all: any GPU pod there explains it.
-        return sample.hostname in shared and sample.hostname in nodes_with_gpu_pods
+        return sample.hostname in shared and sample.hostname in held_devices
 
     found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
     counted = {u.node: u.held_devices for u in unmapped}
@@ -144,19 +144,25 @@ def _by_count_note(hijack: Hijack, counted: dict[str, int]) -> Hijack:
     return replace(hijack, held_note=note)
 
 
-def _devices_held(pods: list[snap.Pod]) -> dict[str, int]:
-    """node -> whole GPUs and MIG instances its scheduled pods hold (device-plugin resources;
-    each is one device the exporter reports on)."""
+def _gpu_pods(pods: list[snap.Pod]) -> tuple[set[tuple[str, str]], dict[str, int]]:
+    """(namespace, name) of the scheduled pods holding GPU resources, and node -> whole GPUs
+    and MIG instances they hold there (device-plugin resources; each is one device the
+    exporter reports on). Every node with such a pod is a key, with 0 where it holds only
+    other GPU resources (shared replicas, fractions)."""
+    names: set[tuple[str, str]] = set()
     held: dict[str, int] = {}
     for pod in pods:
+        resources = pod.gpu_resources
+        if not resources or not pod.node_name:
+            continue
+        names.add((pod.namespace, pod.name))
         count = sum(
             n
-            for name, n in pod.gpu_resources.items()
+            for name, n in resources.items()
             if name == "nvidia.com/gpu" or name.startswith("nvidia.com/mig-")
         )
-        if count and pod.node_name:
-            held[pod.node_name] = held.get(pod.node_name, 0) + count
-    return held
+        held[pod.node_name] = held.get(pod.node_name, 0) + count
+    return names, held
 
 
 def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):

@@ -11,7 +11,7 @@ from telemetry.exporter_labels import (
     exporter_labels_strip,
     hosts_resolve,
     node_aliases,
-    unique_pod_nodes,
+    unique_names,
 )
 from telemetry.samples import GpuSample
 from tenants.models import Tenant, TenantNamespace
@@ -56,16 +56,14 @@ def samples_as_read(cluster: Cluster, samples: list[GpuSample]) -> list[GpuSampl
     named |= {s.pod for s in samples if s.pod}
     pods = Pod.objects.filter(cluster=cluster, name__in=named)
     rows = list(pods.values_list("namespace", "name", "node__name", "data"))
-    pod_nodes = unique_pod_nodes((name, node) for _, name, node, _ in rows if node)
-    aliases = {**pod_nodes, **unique_pod_nodes(node_aliases(node_rows))}
+    pod_nodes = unique_names((name, node) for _, name, node, _ in rows if node)
+    aliases = {**pod_nodes, **unique_names(node_aliases(node_rows))}
     exporters = {(ns, name) for ns, name, _, data in rows if _is_exporter(data)}
     return exporter_labels_strip(hosts_resolve(samples, nodes, aliases), exporters)
 
 
 def _is_exporter(data: dict) -> bool:
-    containers = data.get("containers") if isinstance(data, dict) else None
-    return any(
-        component_of(str(c.get("image", ""))) == "dcgm_exporter"
-        for c in containers or ()
-        if isinstance(c, dict)
-    )
+    """Whether a stored pod row runs DCGM-Exporter, read as inventory.components reads a
+    snapshot pod's containers."""
+    pod = snap.from_dict(snap.Pod, data)
+    return any(component_of(c.image) == "dcgm_exporter" for c in pod.containers)

@@ -8,7 +8,7 @@ from telemetry.exporter_labels import (
     exporter_labels_strip,
     hosts_resolve,
     node_aliases,
-    unique_pod_nodes,
+    unique_names,
 )
 from telemetry.samples import GpuSample
 
@@ -29,8 +29,8 @@ def test_a_pod_name_becomes_its_node_and_a_node_name_stays():
 
 def test_a_pod_name_two_namespaces_share_names_no_node():
     rows = [("dcgm-exporter-x1", "gpu-07"), ("dcgm-exporter-x1", "gpu-08"), ("other", "gpu-01")]
-    assert unique_pod_nodes(rows) == {"other": "gpu-01"}
-    assert unique_pod_nodes([("a", "n1"), ("a", "n1")]) == {"a": "n1"}
+    assert unique_names(rows) == {"other": "gpu-01"}
+    assert unique_names([("a", "n1"), ("a", "n1")]) == {"a": "n1"}
 
 
 def test_the_exporters_own_pod_is_no_workload():
@@ -46,7 +46,7 @@ def test_a_hosts_own_name_finds_its_node():
         ("gpu-a", {"kubernetes.io/hostname": "metal-rack4-07"}),
         ("gpu-b", {}),
     ]
-    aliases = unique_pod_nodes(node_aliases(nodes))
+    aliases = unique_names(node_aliases(nodes))
     assert aliases == {"ip-10-0-1-23": "ip-10-0-1-23.ec2.internal", "metal-rack4-07": "gpu-a"}
     names = {n for n, _ in nodes}
     resolved = hosts_resolve(
