@@ -13,12 +13,19 @@ or its short name where the node's is a fully qualified one (`ip-10-0-1-23` for
 Whose pod a sample names, when a Prometheus scrape stamped its target's own `namespace`/`pod`
 (the exporter's) on a sample the exporter left without them (a GPU no pod holds, or every GPU
 with the exporter's Kubernetes mapping off): the sample names no workload, and its usage is
-nobody's, not the platform's."""
+nobody's, not the platform's.
+
+Whether a sample's pod held its GPU then (ATTR-001, `PodLabels`): the exporter names a pod
+only where the kubelet's pod resources gave it the device, at the sample's time; the inventory
+is read at another. A Job that completed since, or a pod started after the last sync, held its
+GPU when the exporter said so: read against the inventory's present alone, every finished or
+new training run would look like a hijack for as long as its busy samples stay in the window."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import datetime
 
 from telemetry.samples import GpuSample
 
@@ -68,3 +75,39 @@ def exporter_labels_strip(
         else s
         for s in samples
     ]
+
+
+PodKey = tuple[str, str]  # (namespace, name)
+
+
+@dataclass(frozen=True)
+class PodLabels:
+    """What the last inventory says of the pods samples name."""
+
+    holding: Collection[PodKey]  # active pods holding GPUs (device plugin or DRA)
+    finished: Collection[PodKey]  # pods that held GPUs and ran to an end (Succeeded, Failed)
+    known: Collection[PodKey]  # every pod the inventory lists
+    exporter_sets: Collection[PodKey]  # (namespace, DaemonSet) of the DCGM-Exporter pods
+    read_at: datetime | None  # when the inventory was read; None: never
+
+    def held(self, namespace: str, pod: str, time: datetime) -> bool:
+        """Whether the pod a sample at `time` names held the sample's device then.
+
+        An active GPU pod does. A pod that ran to an end did at any time the inventory had not
+        yet seen it finished (a kubelet that still lists a terminated pod's devices cannot
+        cover a GPU past the read). A pod the inventory does not know at all is newer than the
+        read or deleted since: the kubelet gave it the device (judged again once a sync has
+        seen it), unless it is an exporter pod the read did not see, whose name a scrape
+        stamped on a GPU the exporter left bare. Any other known pod holds no GPU."""
+        key = (namespace, pod)
+        if not pod:
+            return False
+        if key in self.holding:
+            return True
+        if key in self.finished:
+            return self.read_at is not None and time <= self.read_at
+        if key in self.known:
+            return False
+        return not any(
+            namespace == ns and pod.startswith(f"{ds}-") for ns, ds in self.exporter_sets
+        )

@@ -14,9 +14,11 @@ from django.utils import timezone
 
 from inventory import snapshot as snap
 from inventory.dra_devices import dra_gpu_nodes, dra_held
-from inventory.models import Cluster
+from inventory.models import Cluster, SyncRun
+from inventory.sources.images import component_of
 from telemetry.attribution import Attributed
 from telemetry.evidence import TelemetryFacts
+from telemetry.exporter_labels import PodLabels
 from telemetry.hijack import (
     Hijack,
     UnmappedNode,
@@ -93,7 +95,7 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
     dra = dra_held(snapshot, running)
     gpu_pods, held_devices = _gpu_pods(running)
-    gpu_pods |= dra.pods
+    labels = _pod_labels(cluster, snapshot, gpu_pods | dra.pods)
     shared = {n.name for n in snapshot.nodes if n.sharing_strategy in SHARED_STRATEGIES}
     threshold = float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT)
     # Three windows back: a run that started before the last window is seen whole.
@@ -103,9 +105,9 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
     # the kubelet's pod resources): on such a node a busy GPU is no more a hijack than one of
     # the GPUs its pods hold, which the samples cannot name; only a count says anything.
     reporting = {s.hostname for s in samples}
-    # A label counts only when it names a pod holding GPUs: a scrape may stamp its target's
-    # own pod (the exporter's) on samples the exporter left bare.
-    named = {s.hostname for s in samples if s.pod and (s.namespace, s.pod) in gpu_pods}
+    # A label counts only when it names a pod holding GPUs then: a scrape may stamp its
+    # target's own pod (the exporter's) on samples the exporter left bare.
+    named = {s.hostname for s in samples if labels.held(s.namespace, s.pod, s.time)}
     unmapped = [
         UnmappedNode(node, count)
         for node, count in sorted(held_devices.items())
@@ -116,7 +118,7 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
     )
 
     def held(sample: GpuSample) -> bool:
-        if sample.pod and (sample.namespace, sample.pod) in gpu_pods:
+        if labels.held(sample.namespace, sample.pod, sample.time):
             return True
         # A GPU a DRA claim in use holds is explained, whatever labels the exporter put on
         # its samples (it may not map DRA devices to pods at all).
@@ -142,6 +144,42 @@ def _by_count_note(hijack: Hijack, counted: dict[str, int]) -> Hijack:
         "so at least one runs outside the scheduler"
     )
     return replace(hijack, held_note=note)
+
+
+def _pod_labels(
+    cluster: Cluster, snapshot: snap.ClusterSnapshot, holding: set[tuple[str, str]]
+) -> PodLabels:
+    """The inventory's pods as the samples' pod labels are judged (exporter_labels.PodLabels),
+    read as of the start of the last sync that succeeded."""
+    read_at = (
+        SyncRun.objects.filter(cluster=cluster, status=SyncRun.Status.SUCCEEDED)
+        .order_by("-started_at")
+        .values_list("started_at", flat=True)
+        .first()
+    )
+    return PodLabels(
+        holding=holding,
+        finished={
+            (p.namespace, p.name)
+            for p in snapshot.pods
+            if p.phase in ("Succeeded", "Failed") and (p.uses_gpu or p.resource_claims)
+        },
+        known={(p.namespace, p.name) for p in snapshot.pods},
+        exporter_sets={
+            (p.namespace, p.owner_name)
+            for p in snapshot.pods
+            if p.owner_kind == "DaemonSet"
+            and p.owner_name
+            and any(component_of(c.image) == "dcgm_exporter" for c in p.containers)
+        }
+        | {
+            (w.namespace, w.name)
+            for w in snapshot.workloads
+            if w.kind == "DaemonSet"
+            and any(component_of(i) == "dcgm_exporter" for i in w.images.values())
+        },
+        read_at=read_at,
+    )
 
 
 def _gpu_pods(pods: list[snap.Pod]) -> tuple[set[tuple[str, str]], dict[str, int]]:

@@ -1,0 +1,78 @@
+"""ATTR-001 reads a sample's pod label as of the sample's time: the exporter names a pod only
+where the kubelet gave it the device then, while the inventory was read at another moment
+(telemetry.exporter_labels.PodLabels)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from inventory.models import Pod, SyncRun
+from posture.services import posture_evaluate
+from telemetry.services import samples_ingest
+from tests.test_telemetry import make_exclusive, open_findings, series
+
+pytestmark = pytest.mark.django_db
+
+
+def only_finished_gpu_pod_left() -> None:
+    """gpu-ts-1 whole GPUs, and of its GPU pods only `beta-prod/batch-done` (Succeeded)."""
+    make_exclusive()
+    Pod.objects.filter(name__in=["trainer-0", "inference-0"]).delete()
+
+
+def busy_until(minutes_ago: int, **labels) -> list:
+    now = timezone.now()
+    return series(now - timedelta(minutes=25 + minutes_ago), 25, busy=96, **labels)
+
+
+def test_a_job_that_completed_since_held_its_gpu_while_it_ran(small_world):
+    # The Job ran busy until two minutes before the sync that saw it Succeeded.
+    only_finished_gpu_pod_left()
+    SyncRun.objects.update(started_at=timezone.now())
+    samples = busy_until(2, namespace="beta-prod", pod="batch-done")
+    samples_ingest(cluster=small_world, samples=samples)
+    posture_evaluate()
+    assert not open_findings("ATTR-001")
+
+
+def test_a_finished_pods_label_after_the_inventory_saw_it_finished_holds_nothing(small_world):
+    # A kubelet that still lists a terminated pod's devices: the busy GPU is not its.
+    only_finished_gpu_pod_left()
+    SyncRun.objects.update(started_at=timezone.now() - timedelta(hours=1))
+    samples = busy_until(0, namespace="beta-prod", pod="batch-done")
+    samples_ingest(cluster=small_world, samples=samples)
+    posture_evaluate()
+    (finding,) = open_findings("ATTR-001")
+    assert finding.subject_name == "gpu-ts-1"
+
+
+def test_a_pod_started_after_the_last_sync_holds_the_gpu_the_exporter_names(small_world):
+    only_finished_gpu_pod_left()
+    samples = busy_until(0, namespace="team-alpha", pod="trainer-1")  # unknown to the sync
+    samples_ingest(cluster=small_world, samples=samples)
+    posture_evaluate()
+    assert not open_findings("ATTR-001")
+
+
+def test_a_scrape_stamping_an_exporter_pod_newer_than_the_sync_explains_nothing(small_world):
+    # The exporter restarted since the sync: its new pod, named after its DaemonSet, is
+    # stamped by the scrape on a GPU the exporter left bare. Still nobody's GPU.
+    only_finished_gpu_pod_left()
+    pod = Pod.objects.get(name="nvidia-device-plugin-daemonset-x1")
+    image = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"
+    pod.pk, pod.name = None, "nvidia-dcgm-exporter-7hx2q"
+    pod.data = {
+        **pod.data,
+        "name": pod.name,
+        "owner_kind": "DaemonSet",
+        "owner_name": "nvidia-dcgm-exporter",
+        "containers": [{**c, "image": image} for c in pod.data["containers"]],
+    }
+    pod.save()
+    samples = busy_until(0, namespace="gpu-operator", pod="nvidia-dcgm-exporter-k2m9d")
+    samples_ingest(cluster=small_world, samples=samples)
+    posture_evaluate()
+    assert open_findings("ATTR-001")
