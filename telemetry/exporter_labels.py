@@ -42,6 +42,28 @@ def hosts_resolve(
     return out
 
 
+def hosts_placed(
+    samples: Iterable[GpuSample],
+    nodes: Collection[str],
+    pod_nodes: Mapping[tuple[str, str], str],
+    gpu_nodes: Mapping[str, str],
+) -> dict[str, str]:
+    """hostname -> node for each hostname that names no node and no alias (an exporter pod
+    newer than the last sync, its name as `Hostname`), from what its samples name: pods
+    ((namespace, name) -> node) the inventory places, GPUs (UUID -> node) earlier samples
+    placed. Only where all of it agrees on one node; else the hostname stays as it is."""
+    found: dict[str, set[str]] = {}
+    for s in samples:
+        if s.hostname in nodes:
+            continue
+        seen = found.setdefault(s.hostname, set())
+        if node := pod_nodes.get((s.namespace, s.pod)) if s.pod else None:
+            seen.add(node)
+        if node := gpu_nodes.get(s.uuid) if s.uuid else None:
+            seen.add(node)
+    return {host: next(iter(seen)) for host, seen in found.items() if len(seen) == 1}
+
+
 def node_aliases(nodes: Iterable[tuple[str, Mapping[str, str]]]) -> Iterator[tuple[str, str]]:
     """(alias, node) for each (node name, labels): its host name label and its short name."""
     for name, labels in nodes:

@@ -9,10 +9,12 @@ from inventory.sources.images import component_of
 from inventory.sync import namespace_owners
 from telemetry.exporter_labels import (
     exporter_labels_strip,
+    hosts_placed,
     hosts_resolve,
     node_aliases,
     unique_names,
 )
+from telemetry.models import GpuReading
 from telemetry.samples import GpuSample
 from tenants.models import Tenant, TenantNamespace
 
@@ -59,7 +61,28 @@ def samples_as_read(cluster: Cluster, samples: list[GpuSample]) -> list[GpuSampl
     pod_nodes = unique_names((name, node) for _, name, node, _ in rows if node)
     aliases = {**pod_nodes, **unique_names(node_aliases(node_rows))}
     exporters = {(ns, name) for ns, name, _, data in rows if _is_exporter(data)}
-    return exporter_labels_strip(hosts_resolve(samples, nodes, aliases), exporters)
+    resolved = hosts_resolve(samples, nodes, aliases)
+    # An exporter pod newer than the sync names its node by what its samples name (the
+    # scrape's stamp of that very pod included, so placed before it is dropped).
+    unplaced = {s.uuid for s in resolved if s.hostname not in nodes and s.uuid}
+    placed = hosts_placed(
+        resolved,
+        nodes,
+        {(ns, name): node for ns, name, node, _ in rows if node},
+        _gpus_placed(cluster, unplaced, nodes) if unplaced else {},
+    )
+    return exporter_labels_strip(hosts_resolve(resolved, nodes, placed), exporters)
+
+
+def _gpus_placed(cluster: Cluster, uuids: set[str], nodes: set[str]) -> dict[str, str]:
+    """UUID -> node for these GPUs, from the samples stored under a node's name (a GPU does
+    not move between hosts)."""
+    rows = (
+        GpuReading.objects.filter(cluster=cluster, uuid__in=uuids, hostname__in=nodes)
+        .values_list("uuid", "hostname")
+        .distinct()
+    )
+    return unique_names(rows.order_by())
 
 
 def _is_exporter(data: dict) -> bool:

@@ -10,6 +10,7 @@ import pytest
 from telemetry.exporter_labels import (
     PodLabels,
     exporter_labels_strip,
+    hosts_placed,
     hosts_resolve,
     node_aliases,
     unique_names,
@@ -87,3 +88,18 @@ def test_a_pod_label_holds_its_gpu_as_of_the_samples_time(namespace, pod, minute
 
 def test_a_finished_pod_holds_nothing_when_the_inventory_was_never_read():
     assert not replace(LABELS, read_at=None).held("t", "done-0", T0)
+
+
+def test_a_host_is_placed_where_its_pods_and_gpus_agree():
+    def sample(host: str, uuid: str, pod: str = "") -> GpuSample:
+        return GpuSample(time=T0, hostname=host, gpu="0", uuid=uuid, namespace="t", pod=pod)
+
+    samples = [
+        sample("exp-new", "GPU-a", "job-0"),  # the pod is on n1
+        sample("exp-new", "GPU-b"),  # no pod, and a GPU never placed
+        sample("exp-two", "GPU-c", "job-0"),  # n1 by its pod, n2 by its GPU
+        sample("exp-none", "GPU-d"),
+        sample("n1", "GPU-e"),  # a node already
+    ]
+    pods = {("t", "job-0"): "n1"}
+    assert hosts_placed(samples, {"n1", "n2"}, pods, {"GPU-c": "n2"}) == {"exp-new": "n1"}
