@@ -30,6 +30,7 @@ from telemetry.ingest_context import SHARED_STRATEGIES
 from telemetry.leak import Attestation, tenancies_from, unattested_handovers
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.samples import GpuSample
+from tenants.policy import FRACTIONAL_RESOURCES
 
 
 def telemetry_facts(
@@ -116,6 +117,10 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
     by_count = explained_by_count(
         samples, {u.node: u.held_devices for u in unmapped}, threshold=threshold
     )
+    caps = _shared_caps(snapshot, running)
+    # MIG instances of a shared node are not counted against its physical GPUs.
+    whole = [s for s in samples if s.hostname in caps and not s.gi_id]
+    shared_count = explained_by_count(whole, caps, threshold=threshold)
 
     def held(sample: GpuSample) -> bool:
         if labels.held(sample.namespace, sample.pod, sample.time):
@@ -126,24 +131,56 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
             return True
         if (sample.hostname, sample.time) in by_count:
             return True
-        # A shared GPU's samples may carry no pod labels at all: any GPU pod there explains it.
+        # A shared GPU's samples may name one of its pods or none: a busy GPU is explained
+        # while no more are busy than the node's pods can occupy (any of them, where they can
+        # occupy every GPU, or where the node's GPU count is unknown).
+        if sample.hostname in caps and not sample.gi_id:
+            return (sample.hostname, sample.time) in shared_count
         return sample.hostname in shared and sample.hostname in held_devices
 
     found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
     counted = {u.node: u.held_devices for u in unmapped}
-    return [_by_count_note(h, counted) for h in found], unmapped
+    return [_by_count_note(h, counted, caps) for h in found], unmapped
 
 
-def _by_count_note(hijack: Hijack, counted: dict[str, int]) -> Hijack:
-    """The hijack, saying why it was judged by count where its node's exporter names no pod."""
-    if hijack.hostname not in counted:
+def _by_count_note(hijack: Hijack, counted: dict[str, int], caps: dict[str, int]) -> Hijack:
+    """The hijack, saying why it was judged by count where its node's exporter names no pod,
+    or where its node's GPUs are shared."""
+    if hijack.hostname in counted:
+        note = (
+            "the exporter on this node names no pod, so which busy GPU is unheld is unknown; "
+            f"more GPUs were busy at once than the {counted[hijack.hostname]} its scheduled "
+            "pods hold, so at least one runs outside the scheduler"
+        )
+    elif hijack.hostname in caps and not hijack.gi_id:
+        note = (
+            "the node's GPUs are time-sliced or MPS-shared, so the exporter names at most one "
+            "of the pods on a GPU; more GPUs were busy at once than the "
+            f"{caps[hijack.hostname]} its scheduled pods can occupy (one per GPU they hold), "
+            "so at least one runs outside the scheduler"
+        )
+    else:
         return hijack
-    note = (
-        "the exporter on this node names no pod, so which busy GPU is unheld is unknown; more "
-        f"GPUs were busy at once than the {counted[hijack.hostname]} its scheduled pods hold, "
-        "so at least one runs outside the scheduler"
-    )
     return replace(hijack, held_note=note)
+
+
+def _shared_caps(snapshot: snap.ClusterSnapshot, running: list[snap.Pod]) -> dict[str, int]:
+    """Time-sliced or MPS nodes -> the most physical GPUs their scheduled pods can occupy (one
+    per shared replica held; a pod with only a fraction or a claim, one), where that is fewer
+    than the node has: a busy GPU beyond them is none of theirs."""
+    units: dict[str, int] = {}
+    for pod in running:
+        n = sum(v for k, v in pod.gpu_resources.items() if k not in FRACTIONAL_RESOURCES)
+        if not n and (pod.uses_gpu or pod.resource_claims):
+            n = 1
+        units[str(pod.node_name)] = units.get(str(pod.node_name), 0) + n
+    return {
+        node.name: units.get(node.name, 0)
+        for node in snapshot.nodes
+        if node.sharing_strategy in SHARED_STRATEGIES
+        and node.gpu_count
+        and units.get(node.name, 0) < node.gpu_count
+    }
 
 
 def _pod_labels(

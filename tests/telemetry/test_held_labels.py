@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from inventory.models import Pod, SyncRun
+from inventory.models import Node, Pod, SyncRun
 from posture.services import posture_evaluate
 from telemetry.services import samples_ingest
-from tests.test_telemetry import make_exclusive, open_findings, series
+from tests.test_telemetry import UUID, make_exclusive, open_findings, series
 
 pytestmark = pytest.mark.django_db
 
@@ -76,3 +76,37 @@ def test_a_scrape_stamping_an_exporter_pod_newer_than_the_sync_explains_nothing(
     samples_ingest(cluster=small_world, samples=samples)
     posture_evaluate()
     assert open_findings("ATTR-001")
+
+
+def four_time_sliced_gpus_one_pod() -> None:
+    """gpu-ts-1 with four physical GPUs, time-sliced; one pod (trainer-0) holds one replica."""
+    node = Node.objects.get(name="gpu-ts-1")
+    node.gpu_count = 4
+    node.data = {**node.data, "gpu_count": 4}
+    node.save()
+    Pod.objects.filter(name="inference-0").delete()
+
+
+@pytest.mark.parametrize("labelled", [True, False])
+def test_busy_gpus_beyond_what_a_shared_nodes_pods_can_occupy_are_a_hijack(small_world, labelled):
+    # The exporter names the one pod on its GPU, or (unable to map replicas) no pod at all;
+    # a second GPU busy too is one no pod can be on.
+    four_time_sliced_gpus_one_pod()
+    pod = {"namespace": "team-alpha", "pod": "trainer-0"} if labelled else {}
+    held = busy_until(0, **pod)
+    stray = busy_until(0, gpu="3", uuid="GPU-0000-stray")
+    samples_ingest(cluster=small_world, samples=held + stray)
+    posture_evaluate()
+    found = {f.evidence["gpu_uuid"] for f in open_findings("ATTR-001")}
+    assert "GPU-0000-stray" in found
+    assert (UUID in found) is not labelled  # unlabelled, which of the two is unknown
+    assert all(
+        "time-sliced or MPS-shared" in f.evidence["held_by"] for f in open_findings("ATTR-001")
+    )
+
+
+def test_as_many_busy_shared_gpus_as_the_pods_can_occupy_are_theirs(small_world):
+    four_time_sliced_gpus_one_pod()
+    samples_ingest(cluster=small_world, samples=busy_until(0, gpu="3", uuid="GPU-0000-other"))
+    posture_evaluate()
+    assert not open_findings("ATTR-001")
