@@ -140,13 +140,22 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
 
     found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
     counted = {u.node: u.held_devices for u in unmapped}
-    return [_by_count_note(h, counted, caps) for h in found], unmapped
+    nodes = {n.name for n in snapshot.nodes}
+    return [_by_count_note(h, counted, caps, nodes) for h in found], unmapped
 
 
-def _by_count_note(hijack: Hijack, counted: dict[str, int], caps: dict[str, int]) -> Hijack:
+def _by_count_note(
+    hijack: Hijack, counted: dict[str, int], caps: dict[str, int], nodes: set[str]
+) -> Hijack:
     """The hijack, saying why it was judged by count where its node's exporter names no pod,
-    or where its node's GPUs are shared."""
-    if hijack.hostname in counted:
+    or where its node's GPUs are shared, or that its host is no node the inventory knows."""
+    if hijack.hostname not in nodes:
+        note = (
+            "the exporter's Hostname names no node of the last inventory (a node removed "
+            "since, an exporter pod the sync has not seen, or another cluster's exporter): "
+            "which pods run there is unknown, and none the inventory knows holds this GPU"
+        )
+    elif hijack.hostname in counted:
         note = (
             "the exporter on this node names no pod, so which busy GPU is unheld is unknown; "
             f"more GPUs were busy at once than the {counted[hijack.hostname]} its scheduled "

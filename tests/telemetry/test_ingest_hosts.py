@@ -55,3 +55,15 @@ def test_a_host_whose_samples_point_at_two_nodes_stays_unplaced(small_world):
     samples_ingest(cluster=small_world, samples=mixed)
     hosts = set(GpuReading.objects.filter(time=now).values_list("hostname", flat=True))
     assert hosts == {NEW_EXPORTER}  # cpu-1 by its UUID, gpu-ts-1 by its pod: unknown
+
+
+def test_a_hijack_on_a_host_the_inventory_does_not_know_says_so(small_world):
+    # Mapping off and a host never placed: the finding stands, saying what is not known.
+    now = timezone.now()
+    samples_ingest(
+        cluster=small_world,
+        samples=series(now - timedelta(minutes=25), 25, busy=96, hostname="gpu-gone-3"),
+    )
+    posture_evaluate()
+    (finding,) = open_findings("ATTR-001")
+    assert "names no node of the last inventory" in finding.evidence["held_by"]
