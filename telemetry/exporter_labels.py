@@ -107,17 +107,17 @@ class PodLabels:
     """What the last inventory says of the pods samples name."""
 
     holding: Collection[PodKey]  # active pods holding GPUs (device plugin or DRA)
-    finished: Collection[PodKey]  # pods that held GPUs and ran to an end (Succeeded, Failed)
+    # pods that held GPUs and ran to an end (Succeeded, Failed) -> when a sync saw them so
+    finished: Mapping[PodKey, datetime]
     known: Collection[PodKey]  # every pod the inventory lists
     exporter_sets: Collection[PodKey]  # (namespace, DaemonSet) of the DCGM-Exporter pods
-    read_at: datetime | None  # when the inventory was read; None: never
 
     def held(self, namespace: str, pod: str, time: datetime) -> bool:
         """Whether the pod a sample at `time` names held the sample's device then.
 
-        An active GPU pod does. A pod that ran to an end did at any time the inventory had not
-        yet seen it finished (a kubelet that still lists a terminated pod's devices cannot
-        cover a GPU past the read). A pod the inventory does not know at all is newer than the
+        An active GPU pod does. A pod that ran to an end did up to the sync that saw it
+        finished (a kubelet that still lists a terminated pod's devices cannot cover a GPU
+        past that). A pod the inventory does not know at all is newer than the
         read or deleted since: the kubelet gave it the device (judged again once a sync has
         seen it), unless it is an exporter pod the read did not see, whose name a scrape
         stamped on a GPU the exporter left bare. Any other known pod holds no GPU."""
@@ -126,8 +126,8 @@ class PodLabels:
             return False
         if key in self.holding:
             return True
-        if key in self.finished:
-            return self.read_at is not None and time <= self.read_at
+        if (until := self.finished.get(key)) is not None:
+            return time <= until
         if key in self.known:
             return False
         return not any(

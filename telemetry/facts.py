@@ -5,6 +5,7 @@ of samples, the newest sample per node, and who held each exclusive GPU over the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -14,7 +15,7 @@ from django.utils import timezone
 
 from inventory import snapshot as snap
 from inventory.dra_devices import dra_gpu_nodes, dra_held
-from inventory.models import Cluster, SyncRun
+from inventory.models import Cluster, Pod
 from inventory.sources.images import component_of
 from telemetry.attribution import Attributed
 from telemetry.evidence import TelemetryFacts
@@ -31,6 +32,8 @@ from telemetry.leak import Attestation, tenancies_from, unattested_handovers
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.samples import GpuSample
 from tenants.policy import FRACTIONAL_RESOURCES
+
+FINISHED = ("Succeeded", "Failed")  # pod phases: it ran to an end
 
 
 def telemetry_facts(
@@ -96,7 +99,8 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
     dra = dra_held(snapshot, running)
     gpu_pods, held_devices = _gpu_pods(running)
-    labels = _pod_labels(cluster, snapshot, gpu_pods | dra.pods)
+    ended = _finished(cluster, snapshot)
+    labels = _pod_labels(snapshot, gpu_pods | dra.pods, ended)
     shared = {n.name for n in snapshot.nodes if n.sharing_strategy in SHARED_STRATEGIES}
     threshold = float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT)
     # Three windows back: a run that started before the last window is seen whole.
@@ -114,13 +118,28 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
         for node, count in sorted(held_devices.items())
         if count and node in reporting and node not in named and node not in shared
     ]
+    # Pods that ran to an end held their GPUs until a sync saw them finished: a Job's last
+    # busy minutes are its own.
+    ended_devices = _by_node(ended, lambda pod: _gpu_pods([pod])[1].get(str(pod.node_name), 0))
+    unlabelled = {
+        node
+        for node in {*held_devices, *ended_devices}
+        if node in reporting and node not in named and node not in shared
+    }
     by_count = explained_by_count(
-        samples, {u.node: u.held_devices for u in unmapped}, threshold=threshold
+        samples,
+        {n: held_devices.get(n, 0) for n in unlabelled},
+        threshold=threshold,
+        ended=ended_devices,
     )
     caps = _shared_caps(snapshot, running)
     # MIG instances of a shared node are not counted against its physical GPUs.
-    whole = [s for s in samples if s.hostname in caps and not s.gi_id]
-    shared_count = explained_by_count(whole, caps, threshold=threshold)
+    shared_count = explained_by_count(
+        [s for s in samples if not s.gi_id],
+        caps,
+        threshold=threshold,
+        ended=_by_node(ended, _shared_units),
+    )
 
     def held(sample: GpuSample) -> bool:
         if labels.held(sample.namespace, sample.pod, sample.time):
@@ -139,7 +158,7 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
         return sample.hostname in shared and sample.hostname in held_devices
 
     found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
-    counted = {u.node: u.held_devices for u in unmapped}
+    counted = {node: held_devices.get(node, 0) for node in unlabelled}
     nodes = {n.name for n in snapshot.nodes}
     return [_by_count_note(h, counted, caps, nodes) for h in found], unmapped
 
@@ -173,16 +192,19 @@ def _by_count_note(
     return replace(hijack, held_note=note)
 
 
+def _shared_units(pod: snap.Pod) -> int:
+    """The most physical GPUs a pod on a time-sliced or MPS node can occupy: one per shared
+    replica it holds; a pod with only a fraction or a claim, one."""
+    n = sum(v for k, v in pod.gpu_resources.items() if k not in FRACTIONAL_RESOURCES)
+    return n or (1 if pod.uses_gpu or pod.resource_claims else 0)
+
+
 def _shared_caps(snapshot: snap.ClusterSnapshot, running: list[snap.Pod]) -> dict[str, int]:
-    """Time-sliced or MPS nodes -> the most physical GPUs their scheduled pods can occupy (one
-    per shared replica held; a pod with only a fraction or a claim, one), where that is fewer
-    than the node has: a busy GPU beyond them is none of theirs."""
+    """Time-sliced or MPS nodes -> the most physical GPUs their scheduled pods can occupy,
+    where that is fewer than the node has: a busy GPU beyond them is none of theirs."""
     units: dict[str, int] = {}
     for pod in running:
-        n = sum(v for k, v in pod.gpu_resources.items() if k not in FRACTIONAL_RESOURCES)
-        if not n and (pod.uses_gpu or pod.resource_claims):
-            n = 1
-        units[str(pod.node_name)] = units.get(str(pod.node_name), 0) + n
+        units[str(pod.node_name)] = units.get(str(pod.node_name), 0) + _shared_units(pod)
     return {
         node.name: units.get(node.name, 0)
         for node in snapshot.nodes
@@ -192,24 +214,52 @@ def _shared_caps(snapshot: snap.ClusterSnapshot, running: list[snap.Pod]) -> dic
     }
 
 
-def _pod_labels(
-    cluster: Cluster, snapshot: snap.ClusterSnapshot, holding: set[tuple[str, str]]
-) -> PodLabels:
-    """The inventory's pods as the samples' pod labels are judged (exporter_labels.PodLabels),
-    read as of the start of the last sync that succeeded."""
-    read_at = (
-        SyncRun.objects.filter(cluster=cluster, status=SyncRun.Status.SUCCEEDED)
-        .order_by("-started_at")
-        .values_list("started_at", flat=True)
-        .first()
+Ended = tuple[snap.Pod, datetime, bool]  # a finished GPU pod, until when, seen running
+
+
+def _finished(cluster: Cluster, snapshot: snap.ClusterSnapshot) -> list[Ended]:
+    """The scheduled pods that held GPUs and ran to an end, each with when a sync saw it so
+    (its row last changed: it held its GPUs up to then at most), and whether an earlier sync
+    saw it before that (so it ran within that sync interval; a pod first seen finished may
+    have run at any time before)."""
+    pods = {
+        (p.namespace, p.name): p
+        for p in snapshot.pods
+        if p.phase in FINISHED and p.node_name and (p.uses_gpu or p.resource_claims)
+    }
+    if not pods:
+        return []
+    rows = Pod.objects.filter(cluster=cluster, phase__in=FINISHED).values_list(
+        "namespace", "name", "changed_at", "first_seen"
     )
+    return [
+        (pods[(ns, name)], changed, first < changed)
+        for ns, name, changed, first in rows
+        if (ns, name) in pods
+    ]
+
+
+def _by_node(
+    ended: list[Ended], devices: Callable[[snap.Pod], int]
+) -> dict[str, list[tuple[datetime, int]]]:
+    """node -> (until, devices) of the finished pods on it an earlier sync saw running: with
+    no label naming it, only those are known to have run in the samples' time."""
+    found: dict[str, list[tuple[datetime, int]]] = {}
+    for pod, until, seen_running in ended:
+        if seen_running and (n := devices(pod)):
+            found.setdefault(str(pod.node_name), []).append((until, n))
+    return found
+
+
+def _pod_labels(
+    snapshot: snap.ClusterSnapshot,
+    holding: set[tuple[str, str]],
+    ended: list[Ended],
+) -> PodLabels:
+    """The inventory's pods as the samples' pod labels are judged (exporter_labels.PodLabels)."""
     return PodLabels(
         holding=holding,
-        finished={
-            (p.namespace, p.name)
-            for p in snapshot.pods
-            if p.phase in ("Succeeded", "Failed") and (p.uses_gpu or p.resource_claims)
-        },
+        finished={(p.namespace, p.name): until for p, until, _ in ended},
         known={(p.namespace, p.name) for p in snapshot.pods},
         exporter_sets={
             (p.namespace, p.owner_name)
@@ -224,7 +274,6 @@ def _pod_labels(
             if w.kind == "DaemonSet"
             and any(component_of(i) == "dcgm_exporter" for i in w.images.values())
         },
-        read_at=read_at,
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -62,10 +61,9 @@ def test_a_hosts_own_name_finds_its_node():
 
 LABELS = PodLabels(
     holding={("t", "run-0")},
-    finished={("t", "done-0")},
+    finished={("t", "done-0"): T0},
     known={("t", "run-0"), ("t", "done-0"), ("t", "web-0"), ("ops", "dcgm-exp-aaaaa")},
     exporter_sets={("ops", "dcgm-exp")},
-    read_at=T0,
 )
 
 
@@ -73,8 +71,8 @@ LABELS = PodLabels(
     ("namespace", "pod", "minutes", "held"),
     [
         ("t", "run-0", 30, True),  # an active GPU pod
-        ("t", "done-0", 0, True),  # finished, but not yet when the inventory was read
-        ("t", "done-0", 1, False),  # a label past the read that saw it finished
+        ("t", "done-0", 0, True),  # finished, but not yet when a sync saw it so
+        ("t", "done-0", 1, False),  # a label past the sync that saw it finished
         ("t", "web-0", 0, False),  # a known pod holding no GPU
         ("t", "new-0", 30, True),  # newer than the read (or deleted since): the kubelet's
         ("ops", "dcgm-exp-bbbbb", 0, False),  # an exporter pod the read did not see
@@ -84,10 +82,6 @@ LABELS = PodLabels(
 )
 def test_a_pod_label_holds_its_gpu_as_of_the_samples_time(namespace, pod, minutes, held):
     assert LABELS.held(namespace, pod, T0 + timedelta(minutes=minutes)) is held
-
-
-def test_a_finished_pod_holds_nothing_when_the_inventory_was_never_read():
-    assert not replace(LABELS, read_at=None).held("t", "done-0", T0)
 
 
 def test_a_host_is_placed_where_its_pods_and_gpus_agree():

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from inventory.models import Node, Pod, SyncRun
+from inventory.models import Node, Pod
 from posture.services import posture_evaluate
 from telemetry.services import samples_ingest
 from tests.test_telemetry import UUID, make_exclusive, open_findings, series
@@ -31,17 +31,17 @@ def busy_until(minutes_ago: int, **labels) -> list:
 def test_a_job_that_completed_since_held_its_gpu_while_it_ran(small_world):
     # The Job ran busy until two minutes before the sync that saw it Succeeded.
     only_finished_gpu_pod_left()
-    SyncRun.objects.update(started_at=timezone.now())
+    Pod.objects.filter(name="batch-done").update(changed_at=timezone.now())
     samples = busy_until(2, namespace="beta-prod", pod="batch-done")
     samples_ingest(cluster=small_world, samples=samples)
     posture_evaluate()
     assert not open_findings("ATTR-001")
 
 
-def test_a_finished_pods_label_after_the_inventory_saw_it_finished_holds_nothing(small_world):
+def test_a_finished_pods_label_after_a_sync_saw_it_finished_holds_nothing(small_world):
     # A kubelet that still lists a terminated pod's devices: the busy GPU is not its.
     only_finished_gpu_pod_left()
-    SyncRun.objects.update(started_at=timezone.now() - timedelta(hours=1))
+    Pod.objects.filter(name="batch-done").update(changed_at=timezone.now() - timedelta(hours=1))
     samples = busy_until(0, namespace="beta-prod", pod="batch-done")
     samples_ingest(cluster=small_world, samples=samples)
     posture_evaluate()
@@ -110,3 +110,28 @@ def test_as_many_busy_shared_gpus_as_the_pods_can_occupy_are_theirs(small_world)
     samples_ingest(cluster=small_world, samples=busy_until(0, gpu="3", uuid="GPU-0000-other"))
     posture_evaluate()
     assert not open_findings("ATTR-001")
+
+
+def inference_finished() -> None:
+    pod = Pod.objects.get(name="inference-0")
+    pod.phase = "Succeeded"
+    pod.data = {**pod.data, "phase": "Succeeded"}
+    pod.save()
+
+
+@pytest.mark.parametrize(("read_minutes_ago", "hijack"), [(0, False), (60, True)])
+def test_an_exporter_naming_no_pod_counts_a_job_that_completed_since(
+    small_world, read_minutes_ago, hijack
+):
+    # Mapping off: two GPUs busy, one pod still running, the other's Job completed after
+    # its last busy sample; by count, both busy GPUs were held while the Job ran.
+    make_exclusive()
+    inference_finished()
+    Pod.objects.filter(name="inference-0").update(
+        first_seen=timezone.now() - timedelta(hours=2),  # an earlier sync saw it running
+        changed_at=timezone.now() - timedelta(minutes=read_minutes_ago),
+    )
+    two = busy_until(2) + busy_until(2, gpu="1", uuid="GPU-0000-second")
+    samples_ingest(cluster=small_world, samples=two)
+    posture_evaluate()
+    assert bool(open_findings("ATTR-001")) is hijack
