@@ -3,6 +3,8 @@ which nodes share their GPUs, which labels are the exporter's own (telemetry.exp
 
 from __future__ import annotations
 
+from django.db.models import Q
+
 from inventory import snapshot as snap
 from inventory.models import Cluster, ClusterObject, Node, Pod
 from inventory.sources.images import component_of
@@ -61,6 +63,7 @@ def samples_as_read(cluster: Cluster, samples: list[GpuSample]) -> list[GpuSampl
     pod_nodes = unique_names((name, node) for _, name, node, _ in rows if node)
     aliases = {**pod_nodes, **unique_names(node_aliases(node_rows))}
     exporters = {(ns, name) for ns, name, _, data in rows if _is_exporter(data)}
+    exporters |= _new_exporter_pods(cluster, samples, {(ns, name) for ns, name, _, _ in rows})
     resolved = hosts_resolve(samples, nodes, aliases)
     # An exporter pod newer than the sync names its node by what its samples name (the
     # scrape's stamp of that very pod included, so placed before it is dropped).
@@ -72,6 +75,27 @@ def samples_as_read(cluster: Cluster, samples: list[GpuSample]) -> list[GpuSampl
         _gpus_placed(cluster, unplaced, nodes) if unplaced else {},
     )
     return exporter_labels_strip(hosts_resolve(resolved, nodes, placed), exporters)
+
+
+def _new_exporter_pods(
+    cluster: Cluster, samples: list[GpuSample], known: set[tuple[str, str]]
+) -> set[tuple[str, str]]:
+    """(namespace, pod) the samples name that the last sync did not see but that are named
+    after a DCGM-Exporter DaemonSet whose other pods it did (`<daemonset>-<suffix>`): the
+    exporter restarted since, and a scrape stamped its new pod on GPUs it left bare."""
+    unknown = {(s.namespace, s.pod) for s in samples if s.pod} - known
+    prefixes = {(ns, name.rsplit("-", 1)[0]) for ns, name in unknown if "-" in name}
+    if not prefixes:
+        return set()
+    near = Q()
+    for ns, prefix in prefixes:
+        near |= Q(namespace=ns, name__startswith=f"{prefix}-")
+    sets = set()
+    for ns, data in Pod.objects.filter(near, cluster=cluster).values_list("namespace", "data"):
+        pod = snap.from_dict(snap.Pod, data)
+        if pod.owner_kind == "DaemonSet" and pod.owner_name and _is_exporter(data):
+            sets.add((ns, pod.owner_name))
+    return {(ns, name) for ns, name in unknown if (ns, name.rsplit("-", 1)[0]) in sets}
 
 
 def _gpus_placed(cluster: Cluster, uuids: set[str], nodes: set[str]) -> dict[str, str]:

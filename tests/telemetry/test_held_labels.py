@@ -23,6 +23,21 @@ def only_finished_gpu_pod_left() -> None:
     Pod.objects.filter(name__in=["trainer-0", "inference-0"]).delete()
 
 
+def exporter_daemonset_pod() -> None:
+    """A pod of the DCGM-Exporter DaemonSet `nvidia-dcgm-exporter` on gpu-ts-1, as synced."""
+    pod = Pod.objects.get(name="nvidia-device-plugin-daemonset-x1")
+    image = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"
+    pod.pk, pod.name = None, "nvidia-dcgm-exporter-7hx2q"
+    pod.data = {
+        **pod.data,
+        "name": pod.name,
+        "owner_kind": "DaemonSet",
+        "owner_name": "nvidia-dcgm-exporter",
+        "containers": [{**c, "image": image} for c in pod.data["containers"]],
+    }
+    pod.save()
+
+
 def busy_until(minutes_ago: int, **labels) -> list:
     now = timezone.now()
     return series(now - timedelta(minutes=25 + minutes_ago), 25, busy=96, **labels)
@@ -61,17 +76,7 @@ def test_a_scrape_stamping_an_exporter_pod_newer_than_the_sync_explains_nothing(
     # The exporter restarted since the sync: its new pod, named after its DaemonSet, is
     # stamped by the scrape on a GPU the exporter left bare. Still nobody's GPU.
     only_finished_gpu_pod_left()
-    pod = Pod.objects.get(name="nvidia-device-plugin-daemonset-x1")
-    image = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"
-    pod.pk, pod.name = None, "nvidia-dcgm-exporter-7hx2q"
-    pod.data = {
-        **pod.data,
-        "name": pod.name,
-        "owner_kind": "DaemonSet",
-        "owner_name": "nvidia-dcgm-exporter",
-        "containers": [{**c, "image": image} for c in pod.data["containers"]],
-    }
-    pod.save()
+    exporter_daemonset_pod()
     samples = busy_until(0, namespace="gpu-operator", pod="nvidia-dcgm-exporter-k2m9d")
     samples_ingest(cluster=small_world, samples=samples)
     posture_evaluate()

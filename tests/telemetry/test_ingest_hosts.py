@@ -11,6 +11,7 @@ from django.utils import timezone
 from posture.services import posture_evaluate
 from telemetry.models import GpuReading
 from telemetry.services import samples_ingest
+from tests.telemetry.test_held_labels import exporter_daemonset_pod
 from tests.test_telemetry import make_exclusive, open_findings, series
 
 pytestmark = pytest.mark.django_db
@@ -67,3 +68,18 @@ def test_a_hijack_on_a_host_the_inventory_does_not_know_says_so(small_world):
     posture_evaluate()
     (finding,) = open_findings("ATTR-001")
     assert "names no node of the last inventory" in finding.evidence["held_by"]
+
+
+def test_a_scrapes_stamp_of_an_exporter_pod_newer_than_the_sync_names_no_workload(small_world):
+    # The exporter restarted since the sync; its new pod, stamped by the scrape on the GPU it
+    # left bare, is named after its DaemonSet: nobody's usage, not the platform's.
+    exporter_daemonset_pod()
+    stamped = series(
+        timezone.now() - timedelta(minutes=5),
+        5,
+        busy=0,
+        namespace="gpu-operator",
+        pod="nvidia-dcgm-exporter-k2m9d",
+    )
+    samples_ingest(cluster=small_world, samples=stamped)
+    assert set(GpuReading.objects.values_list("attribution", "pod")) == {("unattributed", "")}
