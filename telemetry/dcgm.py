@@ -79,11 +79,26 @@ def read_series(labels: Mapping[str, str]) -> Series | None:
     )
 
 
+# The spelling dcgm-exporter writes with `--kubernetes-use-old-namespace` (1.x names, still
+# an option in 3.x/4.x): `pod_name`, `pod_namespace`, `container_name`.
+OLD_POD_LABELS: Mapping[str, str] = {
+    "pod": "pod_name",
+    "namespace": "pod_namespace",
+    "container": "container_name",
+}
+
+
 def _pod_label(labels: Mapping[str, str], name: str) -> str:
     # A Prometheus scrape that attaches its own namespace/pod target labels renames the
     # exporter's conflicting ones to exported_*; the plain ones then name the exporter's pod.
+    # The old spelling conflicts with no target label, so a scrape keeps it and still adds
+    # its own plain `namespace`/`pod` (the exporter's): the old one names the workload.
     # Each label is renamed on its own, so each is chosen on its own. Empty means absent.
-    return labels.get(f"exported_{name}") or labels.get(name, "")
+    old = OLD_POD_LABELS[name]
+    for key in (f"exported_{name}", f"exported_{old}", old, name):
+        if value := labels.get(key):
+            return value
+    return ""
 
 
 def finite_or_none(value: float) -> float | None:

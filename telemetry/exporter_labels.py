@@ -13,12 +13,19 @@ or its short name where the node's is a fully qualified one (`ip-10-0-1-23` for
 Whose pod a sample names, when a Prometheus scrape stamped its target's own `namespace`/`pod`
 (the exporter's) on a sample the exporter left without them (a GPU no pod holds, or every GPU
 with the exporter's Kubernetes mapping off): the sample names no workload, and its usage is
-nobody's, not the platform's."""
+nobody's, not the platform's.
+
+Whether a sample's pod held its GPU then (ATTR-001, `PodLabels`): the exporter names a pod
+only where the kubelet's pod resources gave it the device, at the sample's time; the inventory
+is read at another. A Job that completed since, or a pod started after the last sync, held its
+GPU when the exporter said so: read against the inventory's present alone, every finished or
+new training run would look like a hijack for as long as its busy samples stay in the window."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import datetime
 
 from telemetry.samples import GpuSample
 
@@ -35,6 +42,28 @@ def hosts_resolve(
     return out
 
 
+def hosts_placed(
+    samples: Iterable[GpuSample],
+    nodes: Collection[str],
+    pod_nodes: Mapping[tuple[str, str], str],
+    gpu_nodes: Mapping[str, str],
+) -> dict[str, str]:
+    """hostname -> node for each hostname that names no node and no alias (an exporter pod
+    newer than the last sync, its name as `Hostname`), from what its samples name: pods
+    ((namespace, name) -> node) the inventory places, GPUs (UUID -> node) earlier samples
+    placed. Only where all of it agrees on one node; else the hostname stays as it is."""
+    found: dict[str, set[str]] = {}
+    for s in samples:
+        if s.hostname in nodes:
+            continue
+        seen = found.setdefault(s.hostname, set())
+        if node := pod_nodes.get((s.namespace, s.pod)) if s.pod else None:
+            seen.add(node)
+        if node := gpu_nodes.get(s.uuid) if s.uuid else None:
+            seen.add(node)
+    return {host: next(iter(seen)) for host, seen in found.items() if len(seen) == 1}
+
+
 def node_aliases(nodes: Iterable[tuple[str, Mapping[str, str]]]) -> Iterator[tuple[str, str]]:
     """(alias, node) for each (node name, labels): its host name label and its short name."""
     for name, labels in nodes:
@@ -45,9 +74,10 @@ def node_aliases(nodes: Iterable[tuple[str, Mapping[str, str]]]) -> Iterator[tup
             yield name.split(".", 1)[0], name
 
 
-def unique_pod_nodes(rows: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """(name, node name) rows -> name -> node, for the names only one node has (two
-    namespaces may both hold a pod so named: which node the exporter ran on is then unknown)."""
+def unique_names(rows: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """(name, node name) rows -> name -> node, for the names only one node has. The names are
+    pods' names or hosts' (node_aliases): two namespaces may both hold a pod so named, two nodes
+    share a short name; which node the exporter ran on is then unknown."""
     found: dict[str, str] = {}
     twice: set[str] = set()
     for name, node in rows:
@@ -67,3 +97,39 @@ def exporter_labels_strip(
         else s
         for s in samples
     ]
+
+
+PodKey = tuple[str, str]  # (namespace, name)
+
+
+@dataclass(frozen=True)
+class PodLabels:
+    """What the last inventory says of the pods samples name."""
+
+    holding: Collection[PodKey]  # active pods holding GPUs (device plugin or DRA)
+    # pods that held GPUs and ran to an end (Succeeded, Failed) -> when a sync saw them so
+    finished: Mapping[PodKey, datetime]
+    known: Collection[PodKey]  # every pod the inventory lists
+    exporter_sets: Collection[PodKey]  # (namespace, DaemonSet) of the DCGM-Exporter pods
+
+    def held(self, namespace: str, pod: str, time: datetime) -> bool:
+        """Whether the pod a sample at `time` names held the sample's device then.
+
+        An active GPU pod does. A pod that ran to an end did up to the sync that saw it
+        finished (a kubelet that still lists a terminated pod's devices cannot cover a GPU
+        past that). A pod the inventory does not know at all is newer than the
+        read or deleted since: the kubelet gave it the device (judged again once a sync has
+        seen it), unless it is an exporter pod the read did not see, whose name a scrape
+        stamped on a GPU the exporter left bare. Any other known pod holds no GPU."""
+        key = (namespace, pod)
+        if not pod:
+            return False
+        if key in self.holding:
+            return True
+        if (until := self.finished.get(key)) is not None:
+            return time <= until
+        if key in self.known:
+            return False
+        return not any(
+            namespace == ns and pod.startswith(f"{ds}-") for ns, ds in self.exporter_sets
+        )

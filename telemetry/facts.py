@@ -5,6 +5,7 @@ of samples, the newest sample per node, and who held each exclusive GPU over the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -14,9 +15,11 @@ from django.utils import timezone
 
 from inventory import snapshot as snap
 from inventory.dra_devices import dra_gpu_nodes, dra_held
-from inventory.models import Cluster
+from inventory.models import Cluster, Pod
+from inventory.sources.images import component_of
 from telemetry.attribution import Attributed
 from telemetry.evidence import TelemetryFacts
+from telemetry.exporter_labels import PodLabels
 from telemetry.hijack import (
     Hijack,
     UnmappedNode,
@@ -28,6 +31,9 @@ from telemetry.ingest_context import SHARED_STRATEGIES
 from telemetry.leak import Attestation, tenancies_from, unattested_handovers
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.samples import GpuSample
+from tenants.policy import FRACTIONAL_RESOURCES
+
+FINISHED = ("Succeeded", "Failed")  # pod phases: it ran to an end
 
 
 def telemetry_facts(
@@ -92,8 +98,9 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
     """The busy runs no scheduled pod explains, and the nodes judged by count only."""
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
     dra = dra_held(snapshot, running)
-    gpu_pods = {(p.namespace, p.name) for p in running if p.gpu_resources} | dra.pods
-    nodes_with_gpu_pods = {p.node_name for p in running if p.gpu_resources}
+    gpu_pods, held_devices = _gpu_pods(running)
+    ended = _finished(cluster, snapshot)
+    labels = _pod_labels(snapshot, gpu_pods | dra.pods, ended)
     shared = {n.name for n in snapshot.nodes if n.sharing_strategy in SHARED_STRATEGIES}
     threshold = float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT)
     # Three windows back: a run that started before the last window is seen whole.
@@ -103,20 +110,39 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
     # the kubelet's pod resources): on such a node a busy GPU is no more a hijack than one of
     # the GPUs its pods hold, which the samples cannot name; only a count says anything.
     reporting = {s.hostname for s in samples}
-    # A label counts only when it names a pod holding GPUs: a scrape may stamp its target's
-    # own pod (the exporter's) on samples the exporter left bare.
-    named = {s.hostname for s in samples if s.pod and (s.namespace, s.pod) in gpu_pods}
+    # A label counts only when it names a pod holding GPUs then: a scrape may stamp its
+    # target's own pod (the exporter's) on samples the exporter left bare.
+    named = {s.hostname for s in samples if labels.held(s.namespace, s.pod, s.time)}
     unmapped = [
         UnmappedNode(node, count)
-        for node, count in sorted(_devices_held(running).items())
-        if node in reporting and node not in named and node not in shared
+        for node, count in sorted(held_devices.items())
+        if count and node in reporting and node not in named and node not in shared
     ]
+    # Pods that ran to an end held their GPUs until a sync saw them finished: a Job's last
+    # busy minutes are its own.
+    ended_devices = _by_node(ended, lambda pod: _gpu_pods([pod])[1].get(str(pod.node_name), 0))
+    unlabelled = {
+        node
+        for node in {*held_devices, *ended_devices}
+        if node in reporting and node not in named and node not in shared
+    }
     by_count = explained_by_count(
-        samples, {u.node: u.held_devices for u in unmapped}, threshold=threshold
+        samples,
+        {n: held_devices.get(n, 0) for n in unlabelled},
+        threshold=threshold,
+        ended=ended_devices,
+    )
+    caps = _shared_caps(snapshot, running)
+    # MIG instances of a shared node are not counted against its physical GPUs.
+    shared_count = explained_by_count(
+        [s for s in samples if not s.gi_id],
+        caps,
+        threshold=threshold,
+        ended=_by_node(ended, _shared_units),
     )
 
     def held(sample: GpuSample) -> bool:
-        if sample.pod and (sample.namespace, sample.pod) in gpu_pods:
+        if labels.held(sample.namespace, sample.pod, sample.time):
             return True
         # A GPU a DRA claim in use holds is explained, whatever labels the exporter put on
         # its samples (it may not map DRA devices to pods at all).
@@ -124,39 +150,152 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
             return True
         if (sample.hostname, sample.time) in by_count:
             return True
-        # A shared GPU's samples may carry no pod labels at all: any GPU pod there explains it.
-        return sample.hostname in shared and sample.hostname in nodes_with_gpu_pods
+        # A shared GPU's samples may name one of its pods or none: a busy GPU is explained
+        # while no more are busy than the node's pods can occupy (any of them, where they can
+        # occupy every GPU, or where the node's GPU count is unknown).
+        if sample.hostname in caps and not sample.gi_id:
+            return (sample.hostname, sample.time) in shared_count
+        return sample.hostname in shared and sample.hostname in held_devices
 
     found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
-    counted = {u.node: u.held_devices for u in unmapped}
-    return [_by_count_note(h, counted) for h in found], unmapped
+    counted = {node: held_devices.get(node, 0) for node in unlabelled}
+    nodes = {n.name for n in snapshot.nodes}
+    return [_by_count_note(h, counted, caps, nodes) for h in found], unmapped
 
 
-def _by_count_note(hijack: Hijack, counted: dict[str, int]) -> Hijack:
-    """The hijack, saying why it was judged by count where its node's exporter names no pod."""
-    if hijack.hostname not in counted:
+def _by_count_note(
+    hijack: Hijack, counted: dict[str, int], caps: dict[str, int], nodes: set[str]
+) -> Hijack:
+    """The hijack, saying why it was judged by count where its node's exporter names no pod,
+    or where its node's GPUs are shared, or that its host is no node the inventory knows."""
+    if hijack.hostname not in nodes:
+        note = (
+            "the exporter's Hostname names no node of the last inventory (a node removed "
+            "since, an exporter pod the sync has not seen, or another cluster's exporter): "
+            "which pods run there is unknown, and none the inventory knows holds this GPU"
+        )
+    elif hijack.hostname in counted:
+        note = (
+            "the exporter on this node names no pod, so which busy GPU is unheld is unknown; "
+            f"more GPUs were busy at once than the {counted[hijack.hostname]} its scheduled "
+            "pods hold, so at least one runs outside the scheduler"
+        )
+    elif hijack.hostname in caps and not hijack.gi_id:
+        note = (
+            "the node's GPUs are time-sliced or MPS-shared, so the exporter names at most one "
+            "of the pods on a GPU; more GPUs were busy at once than the "
+            f"{caps[hijack.hostname]} its scheduled pods can occupy (one per GPU they hold), "
+            "so at least one runs outside the scheduler"
+        )
+    else:
         return hijack
-    note = (
-        "the exporter on this node names no pod, so which busy GPU is unheld is unknown; more "
-        f"GPUs were busy at once than the {counted[hijack.hostname]} its scheduled pods hold, "
-        "so at least one runs outside the scheduler"
-    )
     return replace(hijack, held_note=note)
 
 
-def _devices_held(pods: list[snap.Pod]) -> dict[str, int]:
-    """node -> whole GPUs and MIG instances its scheduled pods hold (device-plugin resources;
-    each is one device the exporter reports on)."""
+def _shared_units(pod: snap.Pod) -> int:
+    """The most physical GPUs a pod on a time-sliced or MPS node can occupy: one per shared
+    replica it holds; a pod with only a fraction or a claim, one."""
+    n = sum(v for k, v in pod.gpu_resources.items() if k not in FRACTIONAL_RESOURCES)
+    return n or (1 if pod.uses_gpu or pod.resource_claims else 0)
+
+
+def _shared_caps(snapshot: snap.ClusterSnapshot, running: list[snap.Pod]) -> dict[str, int]:
+    """Time-sliced or MPS nodes -> the most physical GPUs their scheduled pods can occupy,
+    where that is fewer than the node has: a busy GPU beyond them is none of theirs."""
+    units: dict[str, int] = {}
+    for pod in running:
+        units[str(pod.node_name)] = units.get(str(pod.node_name), 0) + _shared_units(pod)
+    return {
+        node.name: units.get(node.name, 0)
+        for node in snapshot.nodes
+        if node.sharing_strategy in SHARED_STRATEGIES
+        and node.gpu_count
+        and units.get(node.name, 0) < node.gpu_count
+    }
+
+
+Ended = tuple[snap.Pod, datetime, bool]  # a finished GPU pod, until when, seen running
+
+
+def _finished(cluster: Cluster, snapshot: snap.ClusterSnapshot) -> list[Ended]:
+    """The scheduled pods that held GPUs and ran to an end, each with when a sync saw it so
+    (its row last changed: it held its GPUs up to then at most), and whether an earlier sync
+    saw it before that (so it ran within that sync interval; a pod first seen finished may
+    have run at any time before)."""
+    pods = {
+        (p.namespace, p.name): p
+        for p in snapshot.pods
+        if p.phase in FINISHED and p.node_name and (p.uses_gpu or p.resource_claims)
+    }
+    if not pods:
+        return []
+    rows = Pod.objects.filter(cluster=cluster, phase__in=FINISHED).values_list(
+        "namespace", "name", "changed_at", "first_seen"
+    )
+    return [
+        (pods[(ns, name)], changed, first < changed)
+        for ns, name, changed, first in rows
+        if (ns, name) in pods
+    ]
+
+
+def _by_node(
+    ended: list[Ended], devices: Callable[[snap.Pod], int]
+) -> dict[str, list[tuple[datetime, int]]]:
+    """node -> (until, devices) of the finished pods on it an earlier sync saw running: with
+    no label naming it, only those are known to have run in the samples' time."""
+    found: dict[str, list[tuple[datetime, int]]] = {}
+    for pod, until, seen_running in ended:
+        if seen_running and (n := devices(pod)):
+            found.setdefault(str(pod.node_name), []).append((until, n))
+    return found
+
+
+def _pod_labels(
+    snapshot: snap.ClusterSnapshot,
+    holding: set[tuple[str, str]],
+    ended: list[Ended],
+) -> PodLabels:
+    """The inventory's pods as the samples' pod labels are judged (exporter_labels.PodLabels)."""
+    return PodLabels(
+        holding=holding,
+        finished={(p.namespace, p.name): until for p, until, _ in ended},
+        known={(p.namespace, p.name) for p in snapshot.pods},
+        exporter_sets={
+            (p.namespace, p.owner_name)
+            for p in snapshot.pods
+            if p.owner_kind == "DaemonSet"
+            and p.owner_name
+            and any(component_of(c.image) == "dcgm_exporter" for c in p.containers)
+        }
+        | {
+            (w.namespace, w.name)
+            for w in snapshot.workloads
+            if w.kind == "DaemonSet"
+            and any(component_of(i) == "dcgm_exporter" for i in w.images.values())
+        },
+    )
+
+
+def _gpu_pods(pods: list[snap.Pod]) -> tuple[set[tuple[str, str]], dict[str, int]]:
+    """(namespace, name) of the scheduled pods holding GPU resources, and node -> whole GPUs
+    and MIG instances they hold there (device-plugin resources; each is one device the
+    exporter reports on). Every node with such a pod is a key, with 0 where it holds only
+    other GPU resources (shared replicas, fractions)."""
+    names: set[tuple[str, str]] = set()
     held: dict[str, int] = {}
     for pod in pods:
+        resources = pod.gpu_resources
+        if not resources or not pod.node_name:
+            continue
+        names.add((pod.namespace, pod.name))
         count = sum(
             n
-            for name, n in pod.gpu_resources.items()
+            for name, n in resources.items()
             if name == "nvidia.com/gpu" or name.startswith("nvidia.com/mig-")
         )
-        if count and pod.node_name:
-            held[pod.node_name] = held.get(pod.node_name, 0) + count
-    return held
+        held[pod.node_name] = held.get(pod.node_name, 0) + count
+    return names, held
 
 
 def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):

@@ -98,12 +98,15 @@ def explained_by_count(
     *,
     threshold: float,
     within: timedelta = timedelta(seconds=60),
+    ended: Mapping[str, Iterable[tuple[datetime, int]]] | None = None,
 ) -> set[tuple[str, datetime]]:
     """(node, time) at which a node of `held_devices` (an UnmappedNode's: no sample names its
     pod) has no more devices busy above the threshold than its scheduled pods hold: each busy
     one may be theirs. More busy than held, and some run outside the scheduler: none of them
     is explained, since the samples cannot say which. Devices busy `within` a moment of each
-    other count together: series scraped apart need not carry one timestamp."""
+    other count together: series scraped apart need not carry one timestamp. `ended`: node ->
+    (until, devices) of pods that ran to an end, held up to `until` (when the inventory saw
+    them finished)."""
     busy: dict[str, list[tuple[datetime, Device]]] = defaultdict(list)
     for s in samples:
         if s.hostname in held_devices and s.busy is not None and s.busy > threshold:
@@ -112,9 +115,11 @@ def explained_by_count(
     for node, events in busy.items():
         events.sort()
         times = [t for t, _ in events]
+        past = list((ended or {}).get(node, ()))
         for t in sorted(set(times)):
             low, high = bisect_left(times, t - within), bisect_right(times, t + within)
-            if len({device for _, device in events[low:high]}) <= held_devices[node]:
+            held = held_devices[node] + sum(n for until, n in past if t <= until)
+            if len({device for _, device in events[low:high]}) <= held:
                 explained.add((node, t))
     return explained
 

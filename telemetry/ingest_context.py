@@ -3,16 +3,20 @@ which nodes share their GPUs, which labels are the exporter's own (telemetry.exp
 
 from __future__ import annotations
 
+from django.db.models import Q
+
 from inventory import snapshot as snap
 from inventory.models import Cluster, ClusterObject, Node, Pod
 from inventory.sources.images import component_of
 from inventory.sync import namespace_owners
 from telemetry.exporter_labels import (
     exporter_labels_strip,
+    hosts_placed,
     hosts_resolve,
     node_aliases,
-    unique_pod_nodes,
+    unique_names,
 )
+from telemetry.models import GpuReading
 from telemetry.samples import GpuSample
 from tenants.models import Tenant, TenantNamespace
 
@@ -56,16 +60,57 @@ def samples_as_read(cluster: Cluster, samples: list[GpuSample]) -> list[GpuSampl
     named |= {s.pod for s in samples if s.pod}
     pods = Pod.objects.filter(cluster=cluster, name__in=named)
     rows = list(pods.values_list("namespace", "name", "node__name", "data"))
-    pod_nodes = unique_pod_nodes((name, node) for _, name, node, _ in rows if node)
-    aliases = {**pod_nodes, **unique_pod_nodes(node_aliases(node_rows))}
+    pod_nodes = unique_names((name, node) for _, name, node, _ in rows if node)
+    aliases = {**pod_nodes, **unique_names(node_aliases(node_rows))}
     exporters = {(ns, name) for ns, name, _, data in rows if _is_exporter(data)}
-    return exporter_labels_strip(hosts_resolve(samples, nodes, aliases), exporters)
+    exporters |= _new_exporter_pods(cluster, samples, {(ns, name) for ns, name, _, _ in rows})
+    resolved = hosts_resolve(samples, nodes, aliases)
+    # An exporter pod newer than the sync names its node by what its samples name (the
+    # scrape's stamp of that very pod included, so placed before it is dropped).
+    unplaced = {s.uuid for s in resolved if s.hostname not in nodes and s.uuid}
+    placed = hosts_placed(
+        resolved,
+        nodes,
+        {(ns, name): node for ns, name, node, _ in rows if node},
+        _gpus_placed(cluster, unplaced, nodes) if unplaced else {},
+    )
+    return exporter_labels_strip(hosts_resolve(resolved, nodes, placed), exporters)
+
+
+def _new_exporter_pods(
+    cluster: Cluster, samples: list[GpuSample], known: set[tuple[str, str]]
+) -> set[tuple[str, str]]:
+    """(namespace, pod) the samples name that the last sync did not see but that are named
+    after a DCGM-Exporter DaemonSet whose other pods it did (`<daemonset>-<suffix>`): the
+    exporter restarted since, and a scrape stamped its new pod on GPUs it left bare."""
+    unknown = {(s.namespace, s.pod) for s in samples if s.pod} - known
+    prefixes = {(ns, name.rsplit("-", 1)[0]) for ns, name in unknown if "-" in name}
+    if not prefixes:
+        return set()
+    near = Q()
+    for ns, prefix in prefixes:
+        near |= Q(namespace=ns, name__startswith=f"{prefix}-")
+    sets = set()
+    for ns, data in Pod.objects.filter(near, cluster=cluster).values_list("namespace", "data"):
+        pod = snap.from_dict(snap.Pod, data)
+        if pod.owner_kind == "DaemonSet" and pod.owner_name and _is_exporter(data):
+            sets.add((ns, pod.owner_name))
+    return {(ns, name) for ns, name in unknown if (ns, name.rsplit("-", 1)[0]) in sets}
+
+
+def _gpus_placed(cluster: Cluster, uuids: set[str], nodes: set[str]) -> dict[str, str]:
+    """UUID -> node for these GPUs, from the samples stored under a node's name (a GPU does
+    not move between hosts)."""
+    rows = (
+        GpuReading.objects.filter(cluster=cluster, uuid__in=uuids, hostname__in=nodes)
+        .values_list("uuid", "hostname")
+        .distinct()
+    )
+    return unique_names(rows.order_by())
 
 
 def _is_exporter(data: dict) -> bool:
-    containers = data.get("containers") if isinstance(data, dict) else None
-    return any(
-        component_of(str(c.get("image", ""))) == "dcgm_exporter"
-        for c in containers or ()
-        if isinstance(c, dict)
-    )
+    """Whether a stored pod row runs DCGM-Exporter, read as inventory.components reads a
+    snapshot pod's containers."""
+    pod = snap.from_dict(snap.Pod, data)
+    return any(component_of(c.image) == "dcgm_exporter" for c in pod.containers)

@@ -129,6 +129,20 @@ BASE = {"Hostname": "n1", "gpu": "0", "UUID": "GPU-1"}
         # Each label is renamed by the scrape on its own: container was not, so it is kept.
         ({"exported_pod": "p", "pod": "exp", "container": "c"}, ("", "p", "c")),
         ({"exported_pod": "", "pod": "p"}, ("", "p", "")),  # empty is absent in Prometheus
+        # dcgm-exporter --kubernetes-use-old-namespace, read directly ...
+        ({"pod_namespace": "a", "pod_name": "p", "container_name": "c"}, ("a", "p", "c")),
+        # ... and after a scrape, which adds its own plain labels (the exporter's pod).
+        (
+            {
+                "pod_namespace": "a",
+                "pod_name": "p",
+                "container_name": "c",
+                "namespace": "gpu-operator",
+                "pod": "nvidia-dcgm-exporter-x1",
+                "container": "nvidia-dcgm-exporter",
+            },
+            ("a", "p", "c"),
+        ),
     ],
 )
 def test_pod_labels_prefer_the_exported_spelling(extra, expected):

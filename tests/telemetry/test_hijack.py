@@ -234,3 +234,15 @@ def test_silent_nodes_window_is_configurable():
     ]
     assert silent_nodes(last, ["a"], now=m(30)) == []
     assert silent_nodes(last, [], now=m(30)) == []
+
+
+def test_a_pod_that_ran_to_an_end_counts_until_a_sync_saw_it_finished():
+    t0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    busy = [
+        GpuSample(time=t0 + timedelta(minutes=m), hostname="n1", gpu=g, uuid=f"GPU-{g}", util=90)
+        for m in (0, 10)
+        for g in ("0", "1")
+    ]
+    ended = {"n1": [(t0 + timedelta(minutes=5), 1)]}
+    explained = explained_by_count(busy, {"n1": 1}, threshold=20, ended=ended)
+    assert explained == {("n1", t0)}  # two busy, two held; after the sync, one held
