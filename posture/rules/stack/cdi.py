@@ -7,6 +7,7 @@ from typing import Any
 
 from inventory.runtime import CDI_NODE_LABEL, CDI_NODE_LABEL_ON
 from inventory.snapshot import GpuOperatorPolicy, Node
+from inventory.sources.node_kinds import sandbox_workload
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
@@ -14,7 +15,10 @@ from posture.rules.subjects import node_draft
 
 
 def cdi_gap(inputs: PostureInputs, node: Node) -> dict[str, Any] | None:
-    """Why the node's device injection is not known to use CDI, or None when it does."""
+    """Why the node's device injection is not known to use CDI, or None when it does (or
+    injects nothing into containers: a sandbox node's GPUs go to VMs through VFIO)."""
+    if sandbox_workload(node.labels):
+        return None
     policies = sorted(inputs.snapshot.gpu_operator_policies, key=lambda p: p.name)
     if policies:
         if any(p.spec.get("cdi_enabled") is True for p in policies):

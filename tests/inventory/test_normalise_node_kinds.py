@@ -1,0 +1,127 @@
+"""normalise(): nodes that are not "N whole NVIDIA GPUs" -- NICs under nvidia.com/, GPU
+Operator sandbox (VM) nodes, and GFD's MIG single-strategy overrides."""
+
+from __future__ import annotations
+
+import pytest
+
+from inventory.sources.node_kinds import vm_device_kind
+from inventory.sources.normalise import normalise
+from tests.inventory.normalise_helpers import PLATFORM, configmap, node, only_node, pod
+
+# A time-slicing config every unlabelled GPU node falls back to (its only key).
+SLICE_ALL = configmap(
+    "gpu-operator",
+    "time-slicing-config",
+    {
+        "any": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+        "    - name: nvidia.com/gpu\n      replicas: 4\n"
+    },
+)
+
+
+@pytest.mark.parametrize(
+    ("resource", "kind"),
+    [
+        ("nvidia.com/GH100_H100_SXM5_80GB", "passthrough"),
+        ("nvidia.com/GA102GL_A10", "passthrough"),
+        ("nvidia.com/TU104GL_TESLA_T4", "passthrough"),
+        ("nvidia.com/NVIDIA_A10-12Q", "vgpu"),
+        ("nvidia.com/GRID_T4-16Q", "vgpu"),
+        ("nvidia.com/NVIDIA_A100-1-5C", "vgpu"),
+        ("nvidia.com/gpu", None),
+        ("nvidia.com/mig-1g.10gb", None),
+        ("nvidia.com/hostdev", None),
+        ("nvidia.com/sriov_rdma_vf", None),
+    ],
+)
+def test_sandbox_device_plugin_names(resource, kind):
+    assert vm_device_kind(resource) == kind
+
+
+def test_network_operator_nics_do_not_make_a_gpu_node():
+    # The NVIDIA Network Operator advertises SR-IOV VFs under nvidia.com/ on CPU nodes.
+    capacity = {"nvidia.com/hostdev": 4, "nvidia.com/sriov_rdma_vf": 8, "cpu": "64"}
+    result = only_node([node("cpu-rdma", {"kubernetes.io/os": "linux"}, capacity=capacity)])
+    assert not result.is_gpu_node
+    assert result.gpu_capacity == {}
+
+
+def test_nics_on_a_gpu_node_do_not_hide_its_gpus():
+    labels = {"nvidia.com/gpu.count": "8", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    capacity = {"nvidia.com/gpu": 8, "nvidia.com/hostdev": 8}
+    result = only_node([node("dgx", labels, capacity=capacity)])
+    assert result.is_gpu_node and result.gpu_count == 8
+
+
+def test_a_passthrough_node_takes_no_sharing_from_the_device_plugin_config():
+    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-passthrough"}
+    capacity = {"nvidia.com/GH100_H100_SXM5_80GB": 8}
+    result = only_node([SLICE_ALL, node("vm-pt", labels, capacity=capacity)])
+    assert result.is_gpu_node
+    assert result.sharing_strategy == "none"
+    assert result.time_slicing_replicas is None
+    assert result.resource_sharing == ()
+    # vfio-pci holds the GPUs: no host driver and no toolkit, rather than "unknown".
+    assert set(result.not_installed) >= {"driver", "container_toolkit"}
+
+
+def test_a_vgpu_host_is_a_vgpu_node_with_a_host_driver_still_to_find():
+    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-vgpu"}
+    result = only_node(
+        [SLICE_ALL, node("vm-vgpu", labels, capacity={"nvidia.com/NVIDIA_A10-12Q": 4})]
+    )
+    assert result.sharing_strategy == "vgpu"
+    assert result.time_slicing_replicas is None
+    assert "container_toolkit" in result.not_installed
+    assert "driver" not in result.not_installed  # the vGPU Manager is the host's driver
+
+
+def test_a_container_node_beside_them_still_reads_the_config():
+    labels = {"nvidia.com/gpu.count": "2", "nvidia.com/gpu.workload.config": "container"}
+    result = only_node([SLICE_ALL, node("ctr", labels, capacity={"nvidia.com/gpu": 8})])
+    assert result.sharing_strategy == "time_slicing"
+
+
+def test_mig_single_strategy_counts_and_product_are_not_the_physical_gpus():
+    # GFD with the single strategy overwrites the count with MIG devices and names the profile.
+    labels = {
+        "nvidia.com/mig.strategy": "single",
+        "nvidia.com/mig.config": "all-1g.10gb",
+        "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb",
+        "nvidia.com/gpu.count": "56",
+    }
+    result = only_node([node("a100", labels, capacity={"nvidia.com/gpu": 56})])
+    assert result.gpu_model == "NVIDIA-A100-SXM4-80GB"
+    assert result.gpu_count is None  # 56 MIG devices, not 56 GPUs
+    assert result.is_gpu_node and result.sharing_strategy == "mig"
+
+
+def test_mig_single_strategy_time_sliced_keeps_its_model():
+    labels = {
+        "nvidia.com/mig.strategy": "single",
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-3g.40gb-SHARED",
+        "nvidia.com/gpu.count": "16",
+        "nvidia.com/gpu.replicas": "2",
+        "nvidia.com/gpu.sharing-strategy": "time-slicing",
+    }
+    result = only_node([node("h100", labels, capacity={"nvidia.com/gpu": 32})])
+    assert result.gpu_model == "NVIDIA-H100-80GB-HBM3"
+    assert result.sharing_strategy == "time_slicing"
+
+
+def test_vm_pods_on_a_sandbox_node_keep_their_gpu_resources():
+    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-vgpu"}
+    launcher = {
+        "name": "compute",
+        "image": "quay.io/kubevirt/virt-launcher:v1.3.0",
+        "resources": {"limits": {"nvidia.com/NVIDIA_A10-12Q": "1"}},
+    }
+    snapshot = normalise(
+        [
+            node("vm-vgpu", labels, capacity={"nvidia.com/NVIDIA_A10-12Q": 4}),
+            pod("alpha", "virt-launcher-vm-abcde", launcher, node_name="vm-vgpu"),
+        ],
+        **PLATFORM,
+    )
+    assert snapshot.pods[0].gpu_resources == {"nvidia.com/NVIDIA_A10-12Q": 1}

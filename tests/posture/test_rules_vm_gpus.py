@@ -1,0 +1,57 @@
+"""KubeVirt VMs on GPU Operator sandbox nodes: a vGPU is shared by vGPU, a passthrough GPU is
+whole, and no container-side check (CDI) is judged where GPUs go to VMs."""
+
+from __future__ import annotations
+
+import posture.rules  # noqa: F401  (registers the existing checks)
+import posture.rules.share  # noqa: F401
+from inventory.snapshot import GpuOperatorPolicy, Node
+from tests.posture.builders import gpu_node, inputs, pod, run, tenant
+
+EXT = tenant("ext", "external")
+TEAM = tenant("team", namespaces=("team-a",))
+VGPU = "nvidia.com/NVIDIA_A10-12Q"
+PASSTHROUGH = "nvidia.com/GH100_H100_SXM5_80GB"
+
+
+def sandbox_node(workload: str, resource: str, strategy: str) -> Node:
+    return gpu_node(
+        "vm-1",
+        gpu_count=None,
+        gpu_model=None,
+        gpu_capacity={resource: 4},
+        labels={"nvidia.com/gpu.workload.config": workload},
+        sharing_strategy=strategy,
+    )
+
+
+def _world(node: Node, resource: str, **snapshot):
+    pods = (
+        pod("ext", "virt-launcher-a", node=node.name, gpu={resource: 1}),
+        pod("team-a", "virt-launcher-b", node=node.name, gpu={resource: 1}),
+    )
+    return inputs(nodes=(node,), pods=pods, tenants=(EXT, TEAM), **snapshot)
+
+
+def test_vms_of_two_tenants_on_vgpus_of_one_host_share_by_vgpu():
+    world = _world(sandbox_node("vm-vgpu", VGPU, "vgpu"), VGPU)
+    (draft,) = run("SHARE-003", world)
+    assert draft.tenants == ("ext", "team")
+    assert "vgpu_best_effort" in draft.title
+    (perf,) = run("SHARE-008", world)
+    assert perf.tenants == ("ext",)
+
+
+def test_passthrough_gpus_are_whole_gpus():
+    world = _world(sandbox_node("vm-passthrough", PASSTHROUGH, "none"), PASSTHROUGH)
+    assert run("SHARE-003", world) == []
+    assert run("SHARE-001", world) == []
+
+
+def test_no_cdi_finding_where_gpus_go_to_vms():
+    policy = GpuOperatorPolicy("cluster-policy", spec={"cdi_enabled": False, "cdi_default": None})
+    for node, resource in (
+        (sandbox_node("vm-vgpu", VGPU, "vgpu"), VGPU),
+        (sandbox_node("vm-passthrough", PASSTHROUGH, "none"), PASSTHROUGH),
+    ):
+        assert run("STACK-006", _world(node, resource, gpu_operator_policies=(policy,))) == []
