@@ -46,7 +46,7 @@ _VGPU_TYPE = re.compile(r"^nvidia\.com/(?:NVIDIA|GRID)_[A-Z0-9]+[A-Za-z0-9_-]*-\
 
 
 def vm_device_kind(resource: str) -> str | None:
-    """"passthrough" (a whole GPU for one VM) or "vgpu" (a vGPU of a shared GPU) for a resource
+    """ "passthrough" (a whole GPU for one VM) or "vgpu" (a vGPU of a shared GPU) for a resource
     the GPU Operator's sandbox device plugin advertises; None for any other name."""
     if _VGPU_TYPE.match(resource):
         return "vgpu"
@@ -115,3 +115,20 @@ def physical_model(product: str) -> str:
     """The GPU model in a GFD product label, without GFD's `-MIG-<profile>` (single strategy)."""
     head, found, _profile = product.partition(MIG_PRODUCT)
     return head if found and head else product
+
+
+# GFD labels each resource it advertises: `<resource>.sharing-strategy` and `.replicas`
+# (`nvidia.com/mig-1g.10gb.sharing-strategy=time-slicing` on a mixed-strategy node whose MIG
+# devices are time-sliced), not only `nvidia.com/gpu.*`.
+_GFD_SHARING = {"time-slicing": "time_slicing", "mps": "mps"}
+
+
+def gfd_resource_sharing(labels: Mapping[str, str], resource: str) -> tuple[str, int | None] | None:
+    """(mode, replicas) GFD states for this resource's devices when it says they are shared;
+    None when it says nothing or "none"."""
+    declared = str(labels.get(f"{resource}.sharing-strategy", "")).strip().lower()
+    mode = _GFD_SHARING.get(declared)
+    if mode is None:
+        return None
+    replicas = str(labels.get(f"{resource}.replicas", "")).strip()
+    return mode, int(replicas) if replicas.isdigit() else None

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 
 from inventory.mig_state import mig_layout_problem
 from inventory.snapshot import Node, Pod, SharedResource
-from inventory.sources.node_kinds import vm_device_kind
+from inventory.sources.node_kinds import gfd_resource_sharing, vm_device_kind
 from inventory.sources.nodes import mig_enabled
 from posture.inputs import GPU_GROUP, RESERVED_GPU, PostureInputs, TenantInfo
 from posture.rules.holding import UUID_PREFIXES, GpuHolding
@@ -98,12 +98,32 @@ def resource_mode(node: Node, resource: str, why_unknown: str = "") -> tuple[str
         return entry.mode, entry_basis(entry)
     if why_unknown:
         return "unknown", why_unknown
+    replicated = replicated_mig(node, resource)
+    if replicated is not None:
+        return replicated
     if node.resource_sharing:
         rest = "mig" if mig_enabled(node.labels, node.gpu_capacity) else "none"
         mode = node_sharing_mode(rest, resource, mig_strategy=node.mig_strategy)
         replicated = ", ".join(r.name for r in node.resource_sharing)
         return mode, f"not replicated by the node's device-plugin config (it shares {replicated})"
     return node_sharing_mode(node.sharing_strategy, resource, mig_strategy=node.mig_strategy), ""
+
+
+def replicated_mig(node: Node, resource: str) -> tuple[str, str] | None:
+    """(mode, why) of a MIG resource the node shows replicated without a config entry for it:
+    GFD's own `<resource>.sharing-strategy` label (DESIGN §7: the labels first), or a
+    `.shared` name, which only a sharing config's renameByDefault gives (and the device plugin
+    shares MIG devices by time-slicing only); None otherwise."""
+    if not is_mig_resource(resource):
+        return None
+    gfd = gfd_resource_sharing(node.labels, resource)
+    if gfd is not None:
+        mode, replicas = gfd
+        each = f" ({replicas} replicas each)" if replicas else ""
+        return mode, f"GFD label {resource}.sharing-strategy: {mode}{each}"
+    if resource.endswith(".shared"):
+        return "time_slicing", "a .shared MIG resource: only time-slicing renames one"
+    return None
 
 
 def entry_basis(entry: SharedResource) -> str:

@@ -55,3 +55,45 @@ def test_no_cdi_finding_where_gpus_go_to_vms():
         (sandbox_node("vm-passthrough", PASSTHROUGH, "none"), PASSTHROUGH),
     ):
         assert run("STACK-006", _world(node, resource, gpu_operator_policies=(policy,))) == []
+
+
+# --- MIG devices GFD says are time-sliced, with no config to read ----------------------------
+
+MIG = "nvidia.com/mig-1g.10gb"
+
+
+def _mig_world(labels: dict[str, str], resource: str = MIG):
+    node = gpu_node(
+        "mig-1",
+        gpu_count=8,
+        gpu_capacity={resource: 224},
+        sharing_strategy="mig",
+        mig_strategy="mixed",
+        labels={
+            "nvidia.com/mig.strategy": "mixed",
+            "nvidia.com/mig.config": "all-1g.10gb",
+            **labels,
+        },
+    )
+    pods = (
+        pod("ext", "a", node="mig-1", gpu={resource: 1}),
+        pod("team-a", "b", node="mig-1", gpu={resource: 1}),
+    )
+    return inputs(nodes=(node,), pods=pods, tenants=(EXT, TEAM))
+
+
+def test_gfd_label_of_a_time_sliced_mig_resource_is_read():
+    labels = {f"{MIG}.sharing-strategy": "time-slicing", f"{MIG}.replicas": "4"}
+    (draft,) = run("SHARE-001", _mig_world(labels))
+    assert draft.tenants == ("ext", "team")
+
+
+def test_a_shared_mig_resource_is_time_sliced():
+    (draft,) = run("SHARE-001", _mig_world({}, MIG + ".shared"))
+    assert draft.tenants == ("ext", "team")
+
+
+def test_mig_instances_gfd_calls_unshared_stay_instances():
+    labels = {f"{MIG}.sharing-strategy": "none", f"{MIG}.replicas": "1"}
+    assert run("SHARE-001", _mig_world(labels)) == []
+    assert run("SHARE-003", _mig_world(labels)) == []
