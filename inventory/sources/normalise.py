@@ -48,7 +48,13 @@ from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.pods import pod_from_object, pod_from_template
 from inventory.sources.raw import mapping, name_of, text
 
-__all__ = ["SnapshotError", "image_version", "normalise", "pod_from_template"]
+__all__ = [
+    "SnapshotError",
+    "image_version",
+    "normalise",
+    "plugin_config_default",
+    "pod_from_template",
+]
 
 NAMESPACED_KINDS = frozenset(
     {
@@ -337,7 +343,7 @@ def _nodes(
     operator = operator_version(collected.workloads)
     policies = [p.name for p in collected.operator_policies]
     stack = stack_facts(collected.workloads, policies, pods)
-    plugin_default = _plugin_default(collected.operator_policies)
+    plugin_default = plugin_config_default(collected.operator_policies)
     nodes: list[Node] = []
     for raw in collected.raw_nodes:
         name = text(mapping(raw.get("metadata")).get("name"), "") or ""
@@ -360,7 +366,7 @@ def _nodes(
     return nodes
 
 
-def _plugin_default(policies: list[GpuOperatorPolicy]) -> str:
+def plugin_config_default(policies: Iterable[GpuOperatorPolicy]) -> str:
     """The device-plugin config an unlabelled node reads, as the GPU Operator's ClusterPolicy
     sets it (`devicePlugin.config.default`); "" when none does or two disagree."""
     defaults = {
