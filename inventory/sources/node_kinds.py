@@ -132,3 +132,42 @@ def gfd_resource_sharing(labels: Mapping[str, str], resource: str) -> tuple[str,
         return None
     replicas = str(labels.get(f"{resource}.replicas", "")).strip()
     return mode, int(replicas) if replicas.isdigit() else None
+
+
+# Other vendors' accelerators, as their device plugins advertise them. gpuposture judges NVIDIA
+# sharing only: these are said to be not judged, never passed as unshared.
+OTHER_ACCELERATORS = (
+    "amd.com/gpu",
+    "gpu.intel.com/i915",
+    "gpu.intel.com/xe",
+    "habana.ai/gaudi",
+    "aws.amazon.com/neuron",
+    "aws.amazon.com/neuroncore",
+    "aws.amazon.com/neurondevice",
+    "google.com/tpu",
+)
+
+
+def other_accelerators(capacity: Mapping[str, object]) -> list[str]:
+    """The other vendors' accelerator resources a node advertises (a count above 0)."""
+    found = []
+    for name in OTHER_ACCELERATORS:
+        value = str(capacity.get(name, "0")).strip()
+        if value.isdigit() and int(value) > 0:
+            found.append(name)
+    return found
+
+
+def not_judged_warning(nodes: Mapping[str, list[str]], shown: int = 5) -> str | None:
+    """One sync warning for every node whose accelerators gpuposture does not judge."""
+    if not nodes:
+        return None
+    names = sorted(nodes)
+    listed = "; ".join(f"{n} ({', '.join(nodes[n])})" for n in names[:shown])
+    more = f"; and {len(names) - shown} more" if len(names) > shown else ""
+    return (
+        f"{len(names)} node(s) have accelerators gpuposture does not judge: {listed}{more}. "
+        "Their sharing between tenants, their driver stack and their telemetry are not "
+        "assessed (no finding means not looked at, not safe); pods using them appear in no "
+        "sharing check"
+    )

@@ -44,6 +44,7 @@ from inventory.sources.dra import DRA_KINDS
 from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
+from inventory.sources.node_kinds import not_judged_warning, other_accelerators
 from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.pods import pod_from_object, pod_from_template
 from inventory.sources.raw import mapping, name_of, text
@@ -345,6 +346,7 @@ def _nodes(
     stack = stack_facts(collected.workloads, policies, pods)
     plugin_default = plugin_config_default(collected.operator_policies)
     nodes: list[Node] = []
+    others: dict[str, list[str]] = {}  # node -> accelerators of other vendors
     for raw in collected.raw_nodes:
         name = text(mapping(raw.get("metadata")).get("name"), "") or ""
         try:
@@ -363,6 +365,10 @@ def _nodes(
             continue
         nodes.append(result.node)
         collected.warnings.extend(result.warnings)
+        if found := other_accelerators(mapping(mapping(raw.get("status")).get("capacity"))):
+            others[name] = found
+    if warning := not_judged_warning(others):
+        collected.warnings.append(warning)
     return nodes
 
 

@@ -125,3 +125,21 @@ def test_vm_pods_on_a_sandbox_node_keep_their_gpu_resources():
         **PLATFORM,
     )
     assert snapshot.pods[0].gpu_resources == {"nvidia.com/NVIDIA_A10-12Q": 1}
+
+
+def test_other_vendors_accelerators_are_said_not_judged():
+    snapshot = normalise(
+        [
+            node("mi300", {"amd.com/gpu.family": "AI"}, capacity={"amd.com/gpu": 8}),
+            node("gaudi", {}, capacity={"habana.ai/gaudi": 8}),
+            node("tpu", {}, capacity={"google.com/tpu": 4}),
+            node("cpu", {}, capacity={"cpu": "64"}),
+        ],
+        **PLATFORM,
+    )
+    (warning,) = [w for w in snapshot.warnings if "does not judge" in w]
+    assert "3 node(s)" in warning
+    assert "mi300 (amd.com/gpu)" in warning and "gaudi (habana.ai/gaudi)" in warning
+    assert "not safe" in warning
+    # Nothing NVIDIA is claimed of them: no GPU node, so no stack or sharing verdict.
+    assert not any(n.is_gpu_node for n in snapshot.nodes)
