@@ -120,12 +120,12 @@ def physical_model(product: str) -> str:
 # GFD labels each resource it advertises: `<resource>.sharing-strategy` and `.replicas`
 # (`nvidia.com/mig-1g.10gb.sharing-strategy=time-slicing` on a mixed-strategy node whose MIG
 # devices are time-sliced), not only `nvidia.com/gpu.*`.
-_GFD_SHARING = {"time-slicing": "time_slicing", "mps": "mps"}
+_GFD_SHARING = {"time-slicing": "time_slicing", "mps": "mps", "none": "none"}
 
 
 def gfd_resource_sharing(labels: Mapping[str, str], resource: str) -> tuple[str, int | None] | None:
-    """(mode, replicas) GFD states for this resource's devices when it says they are shared;
-    None when it says nothing or "none"."""
+    """(mode, replicas) GFD states for this resource's devices ("time_slicing", "mps", or
+    "none": not replicated); None when it says nothing we can read."""
     declared = str(labels.get(f"{resource}.sharing-strategy", "")).strip().lower()
     mode = _GFD_SHARING.get(declared)
     if mode is None:

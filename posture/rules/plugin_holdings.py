@@ -110,16 +110,21 @@ def resource_mode(node: Node, resource: str, why_unknown: str = "") -> tuple[str
 
 
 def replicated_mig(node: Node, resource: str) -> tuple[str, str] | None:
-    """(mode, why) of a MIG resource the node shows replicated without a config entry for it:
-    GFD's own `<resource>.sharing-strategy` label (DESIGN §7: the labels first), or a
-    `.shared` name, which only a sharing config's renameByDefault gives (and the device plugin
-    shares MIG devices by time-slicing only); None otherwise."""
+    """(mode, why) of a MIG resource by what the node says of it without a config entry for
+    it: GFD's own `<resource>.sharing-strategy` label (DESIGN §7: the labels first; "none"
+    keeps a MIG device its own instance whatever `nvidia.com/gpu.sharing-strategy` says), or
+    a `.shared` name, which only a sharing config's renameByDefault gives (and the device
+    plugin shares MIG devices by time-slicing only); None otherwise."""
     if not is_mig_resource(resource):
         return None
     gfd = gfd_resource_sharing(node.labels, resource)
     if gfd is not None:
         mode, replicas = gfd
-        each = f" ({replicas} replicas each)" if replicas else ""
+        if mode == "none":
+            # GFD says these MIG devices are not replicated, though a node-wide label may
+            # time-slice nvidia.com/gpu: each is its own instance.
+            mode = node_sharing_mode("mig", resource, mig_strategy=node.mig_strategy)
+        each = f" ({replicas} replicas each)" if replicas and replicas > 1 else ""
         return mode, f"GFD label {resource}.sharing-strategy: {mode}{each}"
     if resource.endswith(".shared"):
         return "time_slicing", "a .shared MIG resource: only time-slicing renames one"

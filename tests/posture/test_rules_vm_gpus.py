@@ -62,12 +62,12 @@ def test_no_cdi_finding_where_gpus_go_to_vms():
 MIG = "nvidia.com/mig-1g.10gb"
 
 
-def _mig_world(labels: dict[str, str], resource: str = MIG):
+def _mig_world(labels: dict[str, str], resource: str = MIG, strategy: str = "mig"):
     node = gpu_node(
         "mig-1",
         gpu_count=8,
         gpu_capacity={resource: 224},
-        sharing_strategy="mig",
+        sharing_strategy=strategy,
         mig_strategy="mixed",
         labels={
             "nvidia.com/mig.strategy": "mixed",
@@ -97,3 +97,17 @@ def test_mig_instances_gfd_calls_unshared_stay_instances():
     labels = {f"{MIG}.sharing-strategy": "none", f"{MIG}.replicas": "1"}
     assert run("SHARE-001", _mig_world(labels)) == []
     assert run("SHARE-003", _mig_world(labels)) == []
+
+
+def test_mig_instances_gfd_calls_unshared_beside_a_time_sliced_gpu_label():
+    # The cluster-wide config time-slices nvidia.com/gpu (GFD labels the node so), but the
+    # mixed strategy's MIG devices are other resources, which GFD labels unshared.
+    labels = {
+        "nvidia.com/gpu.sharing-strategy": "time-slicing",
+        "nvidia.com/gpu.replicas": "4",
+        f"{MIG}.sharing-strategy": "none",
+        f"{MIG}.replicas": "1",
+    }
+    world = _mig_world(labels, strategy="time_slicing")  # as nodes.py reads the labels
+    assert run("SHARE-001", world) == []
+    assert run("SHARE-003", world) == []
