@@ -143,3 +143,17 @@ def test_other_vendors_accelerators_are_said_not_judged():
     assert "not safe" in warning
     # Nothing NVIDIA is claimed of them: no GPU node, so no stack or sharing verdict.
     assert not any(n.is_gpu_node for n in snapshot.nodes)
+
+
+def test_an_eks_amd_gpu_instance_is_not_an_nvidia_gpu_node():
+    # g4ad: Karpenter labels the AMD GPU like an NVIDIA one; the AMD device plugin advertises it.
+    labels = {
+        "karpenter.k8s.aws/instance-gpu-name": "radeon-pro-v520",
+        "karpenter.k8s.aws/instance-gpu-manufacturer": "amd",
+        "karpenter.k8s.aws/instance-gpu-count": "1",
+    }
+    snapshot = normalise([node("g4ad", labels, capacity={"amd.com/gpu": 1})], **PLATFORM)
+    (result,) = snapshot.nodes
+    assert not result.is_gpu_node
+    assert (result.gpu_model, result.gpu_count) == (None, None)
+    assert any("g4ad (amd.com/gpu)" in w for w in snapshot.warnings)
