@@ -30,6 +30,7 @@ from inventory.sources.configs import unreadable_configs
 from inventory.sources.env_configmaps import references
 from inventory.sources.gpu_config import policy_unreadable
 from inventory.sources.images import component_of
+from inventory.sources.node_kinds import sandbox_default
 from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.normalise import normalise, plugin_config_default
 from inventory.sync import (
@@ -284,6 +285,7 @@ def _rederive_nodes(
     operator = operator_version(workloads)
     # As a full sync reads it: the config an unlabelled node's plugin falls back to.
     plugin_default = plugin_config_default(policies)
+    workload_default = sandbox_default(p.spec for p in policies if not p.error)
     # A live cluster: its pods were listed (and are stored), so absence means absence.
     stack = stack_facts(workloads, [p.name for p in policies], (), pods_read=True)
     configs.sort(key=lambda c: (c.namespace, c.configmap, c.key))
@@ -300,6 +302,7 @@ def _rederive_nodes(
             unreadable=unreadable,
             stack=stack,
             plugin_default=plugin_default,
+            workload_default=workload_default,
         )
         nodes.append(result.node)
     return with_host_facts(cluster, nodes)

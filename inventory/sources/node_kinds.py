@@ -42,21 +42,37 @@ FRACTIONAL = (NV + "gpumem", NV + "gpucores", NV + "gpumem-percentage")
 # GH100_H100_SXM5_80GB, AD102GL_L40S); a vGPU by its type ("NVIDIA A10-12Q" -> NVIDIA_A10-12Q,
 # GRID_T4-16Q, NVIDIA_A100-1-5C for a MIG-backed vGPU): framebuffer size, then the series letter.
 _PASSTHROUGH = re.compile(r"^nvidia\.com/(?:G[KMPVAHB]|TU|AD)\d{3}[A-Z]*_[A-Z0-9_]+$")
+# The Kata sandbox device plugin (sandboxWorkloads.mode kata): a whole GPU for a Kata VM.
+KATA_PASSTHROUGH = NV + "pgpu"
 _VGPU_TYPE = re.compile(r"^nvidia\.com/(?:NVIDIA|GRID)_[A-Z0-9]+[A-Za-z0-9_-]*-\d+[A-Z]$")
 
 
 def vm_device_kind(resource: str) -> str | None:
     """ "passthrough" (a whole GPU for one VM) or "vgpu" (a vGPU of a shared GPU) for a resource
     the GPU Operator's sandbox device plugin advertises; None for any other name."""
+    if resource == KATA_PASSTHROUGH:
+        return "passthrough"
     if _VGPU_TYPE.match(resource):
         return "vgpu"
     return "passthrough" if _PASSTHROUGH.match(resource) else None
 
 
-def sandbox_workload(labels: Mapping[str, str]) -> str | None:
-    """`vm-passthrough` or `vm-vgpu` when the GPU Operator gives this node's GPUs to VMs."""
-    value = str(labels.get(WORKLOAD, "")).strip().lower()
+def sandbox_workload(labels: Mapping[str, str], default: str = "") -> str | None:
+    """`vm-passthrough` or `vm-vgpu` when the GPU Operator gives this node's GPUs to VMs: its
+    label, else the ClusterPolicy's `sandboxWorkloads.defaultWorkload` (`default`)."""
+    value = str(labels.get(WORKLOAD, default) or "").strip().lower()
     return value if value in SANDBOX_SHARING else None
+
+
+def sandbox_default(specs: Iterable[Mapping[str, object]]) -> str:
+    """The workload of unlabelled GPU nodes the ClusterPolicies set with sandbox workloads
+    enabled; "" when none does, or two disagree."""
+    found = {
+        str(spec.get("sandbox_workloads_default") or "container")
+        for spec in specs
+        if spec.get("sandbox_workloads_enabled")
+    }
+    return found.pop() if len(found) == 1 else ""
 
 
 def sandbox_absent(workload: str) -> dict[str, str]:

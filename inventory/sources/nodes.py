@@ -77,12 +77,14 @@ def node_from(
     unreadable: Sequence[UnreadableConfig] = (),
     stack: StackFacts | None = None,
     plugin_default: str = "",
+    workload_default: str = "",
 ) -> NodeResult:
     """One Node object, with the pods scheduled on it, the cluster's sharing configs, the
     GPU configuration that could not be read and what the cluster shows of its GPU stack
     (`stack`; without it no component is ever said to be not installed). `plugin_default` is
     the config the plugin reads when the node has no label (the ClusterPolicy's
-    `devicePlugin.config.default`), "" when nothing sets one."""
+    `devicePlugin.config.default`), "" when nothing sets one; `workload_default` the workload of
+    a node with no `nvidia.com/gpu.workload.config` (`sandboxWorkloads.defaultWorkload`)."""
     labels = labels_of(obj)
     # The device plugin's config-manager: the node's label, else the explicit default.
     named = labels.get(PLUGIN_CONFIG) or plugin_default or None
@@ -97,7 +99,8 @@ def node_from(
     # A CPU node takes no sharing mode from a cluster-wide config, nor does a node whose
     # sharing GKE's own device plugin runs (it reads its labels, never NVIDIA's ConfigMap), nor
     # a node whose GPUs go to VMs (the operator's sandbox device plugin reads no config).
-    gke, vm = gke_shares(labels), sandbox_workload(labels)
+    gke = gke_shares(labels)
+    vm = sandbox_workload(labels, workload_default) if is_gpu else None
     config = config if is_gpu and not gke and not vm else None
     problems = unreadable_for(labels, sharing_configs, unreadable, named) if is_gpu else ()
     if vm:

@@ -44,7 +44,7 @@ from inventory.sources.dra import DRA_KINDS
 from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
-from inventory.sources.node_kinds import not_judged_warning, other_accelerators
+from inventory.sources.node_kinds import not_judged_warning, other_accelerators, sandbox_default
 from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.pods import pod_from_object, pod_from_template
 from inventory.sources.raw import mapping, name_of, text
@@ -345,6 +345,7 @@ def _nodes(
     policies = [p.name for p in collected.operator_policies]
     stack = stack_facts(collected.workloads, policies, pods)
     plugin_default = plugin_config_default(collected.operator_policies)
+    workload_default = sandbox_default(p.spec for p in collected.operator_policies if not p.error)
     nodes: list[Node] = []
     others: dict[str, list[str]] = {}  # node -> accelerators of other vendors
     for raw in collected.raw_nodes:
@@ -358,6 +359,7 @@ def _nodes(
                 unreadable=unreadable,
                 stack=stack,
                 plugin_default=plugin_default,
+                workload_default=workload_default,
             )
         except Exception as exc:  # noqa: BLE001 - as for any other object: skip, say why
             reason = f"{type(exc).__name__}: {exc}"[:300]

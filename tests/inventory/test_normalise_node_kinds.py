@@ -157,3 +157,47 @@ def test_an_eks_amd_gpu_instance_is_not_an_nvidia_gpu_node():
     assert not result.is_gpu_node
     assert (result.gpu_model, result.gpu_count) == (None, None)
     assert any("g4ad (amd.com/gpu)" in w for w in snapshot.warnings)
+
+
+def _policy(sandbox: dict) -> dict:
+    return {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "cluster-policy"},
+        "spec": {
+            "sandboxWorkloads": sandbox,
+            "devicePlugin": {"config": {"name": "time-slicing-config", "default": "any"}},
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "labels", "strategy"),
+    [
+        ({"enabled": True, "defaultWorkload": "vm-passthrough"}, {}, "none"),
+        ({"enabled": True, "defaultWorkload": "vm-vgpu"}, {}, "vgpu"),
+        # The node's own label wins over the default.
+        (
+            {"enabled": True, "defaultWorkload": "vm-passthrough"},
+            {"nvidia.com/gpu.workload.config": "container"},
+            "time_slicing",
+        ),
+        # Sandbox workloads disabled: the default means nothing.
+        ({"enabled": False, "defaultWorkload": "vm-passthrough"}, {}, "time_slicing"),
+    ],
+)
+def test_the_clusterpolicy_default_workload(sandbox, labels, strategy):
+    gpu = node(
+        "gpu",
+        {"nvidia.com/gpu.present": "true", **labels},
+        capacity={"nvidia.com/gpu": 4, "nvidia.com/GH100_H100_SXM5_80GB": 4},
+    )
+    cpu = node("cpu", {}, capacity={"cpu": "8"})
+    snapshot = normalise([SLICE_ALL, _policy(sandbox), gpu, cpu], **PLATFORM)
+    by_name = {n.name: n for n in snapshot.nodes}
+    assert by_name["gpu"].sharing_strategy == strategy
+    assert by_name["cpu"].sharing_strategy == "none" and not by_name["cpu"].is_gpu_node
+
+
+def test_kata_passthrough_gpu():
+    assert vm_device_kind("nvidia.com/pgpu") == "passthrough"
