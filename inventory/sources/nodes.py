@@ -46,7 +46,7 @@ from inventory.sources.node_labels import (
 from inventory.sources.node_versions import operator_version as operator_version  # re-export
 from inventory.sources.node_versions import stack_versions
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
-from inventory.sources.shared_resources import shared_resources
+from inventory.sources.shared_resources import replicates_here, shared_resources
 
 NV = GPU_RESOURCE_PREFIX  # "nvidia.com/": GFD labels share the prefix
 PRODUCT, COUNT = NV + "gpu.product", NV + "gpu.count"
@@ -119,10 +119,12 @@ def node_from(
     )
     if vm and is_gpu:
         not_installed = {**sandbox_absent(vm), **not_installed}
+    # The node's own sharing: only from entries that replicate something it has.
+    node_config = config if config is not None and replicates_here(config, capacity) else None
     strategy = (
         SANDBOX_SHARING[vm]
         if vm
-        else sharing_strategy(labels, capacity, config, config_unknown=plugin_unknown)
+        else sharing_strategy(labels, capacity, node_config, config_unknown=plugin_unknown)
     )
     node = Node(
         name=name_of(obj),
@@ -135,7 +137,7 @@ def node_from(
         firmware_version=None,  # the API does not report it; nvidia-smi XML does
         sharing_strategy=strategy,
         time_slicing_replicas=(
-            None if vm else _replicas(labels, capacity, None if plugin_unknown else config)
+            None if vm else _replicas(labels, capacity, None if plugin_unknown else node_config)
         ),
         mig_strategy=labels.get(MIG_STRATEGY),
         # GKE's partition size where GKE partitions the GPUs: the layout, not a mig-parted name.

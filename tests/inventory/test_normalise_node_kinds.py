@@ -201,3 +201,31 @@ def test_the_clusterpolicy_default_workload(sandbox, labels, strategy):
 
 def test_kata_passthrough_gpu():
     assert vm_device_kind("nvidia.com/pgpu") == "passthrough"
+
+
+MIG_ONLY = configmap(
+    "gpu-operator",
+    "time-slicing-config",
+    {
+        "any": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+        "    - name: nvidia.com/mig-1g.10gb\n      replicas: 4\n"
+    },
+)
+
+
+def test_a_config_that_slices_only_mig_devices_leaves_a_node_without_them_unshared():
+    whole = node(
+        "a100",
+        {"nvidia.com/gpu.count": "8", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"},
+        capacity={"nvidia.com/gpu": 8},
+    )
+    mig = node(
+        "h100",
+        {"nvidia.com/gpu.count": "8", "nvidia.com/mig.strategy": "mixed"},
+        capacity={"nvidia.com/gpu": 0, "nvidia.com/mig-1g.10gb": 224},
+    )
+    nodes = {n.name: n for n in normalise([MIG_ONLY, whole, mig], **PLATFORM).nodes}
+    assert (nodes["a100"].sharing_strategy, nodes["a100"].time_slicing_replicas) == ("none", None)
+    # The MIG node's devices are time-sliced (its holdings say so per resource).
+    assert nodes["h100"].time_slicing_replicas == 4
+    assert [r.name for r in nodes["h100"].resource_sharing] == ["nvidia.com/mig-1g.10gb"]
