@@ -89,7 +89,8 @@ def node_from(
     # The device plugin's config-manager: the node's label, else the explicit default.
     named = labels.get(PLUGIN_CONFIG) or plugin_default or None
     config, warning = matching_config(named, sharing_configs)
-    advertised = [r.name for r in shared_resources(config, {}, None)]
+    # Any name a sharing config of the cluster advertises (a rename) is a GPU resource.
+    advertised = [r.name for c in sharing_configs for r in shared_resources(c, {}, None)]
     # nvidia.com/ resources that are not GPUs (the Network Operator's NICs) make no GPU node.
     capacity = gpu_capacity_of(
         _gpu_capacity(dig(obj, "status").get("capacity")), labels, advertised

@@ -229,3 +229,19 @@ def test_a_config_that_slices_only_mig_devices_leaves_a_node_without_them_unshar
     # The MIG node's devices are time-sliced (its holdings say so per resource).
     assert nodes["h100"].time_slicing_replicas == 4
     assert [r.name for r in nodes["h100"].resource_sharing] == ["nvidia.com/mig-1g.10gb"]
+
+
+def test_a_renamed_resource_of_any_config_is_a_gpu_without_gfd():
+    # Two device-plugin ConfigMaps (no fallback applies) and no GFD labels on the node.
+    renamed = configmap(
+        "gpu-operator",
+        "plugin-a",
+        {
+            "ts": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+            "    - name: nvidia.com/gpu\n      rename: nvidia.com/gpu-ts\n      replicas: 4\n"
+        },
+    )
+    snapshot = normalise(
+        [renamed, MIG_ONLY, node("n", {}, capacity={"nvidia.com/gpu-ts": 16})], **PLATFORM
+    )
+    assert snapshot.nodes[0].is_gpu_node
