@@ -111,3 +111,11 @@ def test_mig_instances_gfd_calls_unshared_beside_a_time_sliced_gpu_label():
     world = _mig_world(labels, strategy="time_slicing")  # as nodes.py reads the labels
     assert run("SHARE-001", world) == []
     assert run("SHARE-003", world) == []
+
+
+def test_vgpus_are_not_counted_as_physical_gpus():
+    (draft,) = run("SHARE-003", _world(sandbox_node("vm-vgpu", VGPU, "vgpu"), VGPU))
+    (entry,) = draft.evidence["nodes"]
+    assert entry["co_residence_reason"] == (
+        f"the number of physical GPUs behind {VGPU} on vm-1 is unknown"
+    )
