@@ -119,3 +119,16 @@ def test_vgpus_are_not_counted_as_physical_gpus():
     assert entry["co_residence_reason"] == (
         f"the number of physical GPUs behind {VGPU} on vm-1 is unknown"
     )
+
+
+def test_no_cdi_finding_on_unlabelled_nodes_of_a_vm_only_cluster():
+    policy = GpuOperatorPolicy(
+        "cluster-policy",
+        spec={
+            "cdi_enabled": False,
+            "sandbox_workloads_enabled": True,
+            "sandbox_workloads_default": "vm-passthrough",
+        },
+    )
+    node = gpu_node("vm-1", gpu_capacity={PASSTHROUGH: 4})
+    assert run("STACK-006", _world(node, PASSTHROUGH, gpu_operator_policies=(policy,))) == []
