@@ -140,12 +140,13 @@ _GFD_SHARING = {"time-slicing": "time_slicing", "mps": "mps", "none": "none"}
 
 
 def gfd_resource_sharing(labels: Mapping[str, str], resource: str) -> tuple[str, int | None] | None:
-    """(mode, replicas) GFD states for this resource's devices ("time_slicing", "mps", or
-    "none": not replicated); None when it says nothing we can read."""
-    declared = str(labels.get(f"{resource}.sharing-strategy", "")).strip().lower()
-    mode = _GFD_SHARING.get(declared)
-    if mode is None:
+    """(mode, replicas) GFD states for this resource's devices ("time_slicing", "mps", "none":
+    not replicated, or "unknown": a value GFD never writes); None when it has no such label."""
+    label = f"{resource}.sharing-strategy"
+    if label not in labels:
         return None
+    # A value GFD never writes is unknown (STACK-007 says which label), never unshared.
+    mode = _GFD_SHARING.get(str(labels[label]).strip().lower(), "unknown")
     replicas = str(labels.get(f"{resource}.replicas", "")).strip()
     return mode, int(replicas) if replicas.isdigit() else None
 

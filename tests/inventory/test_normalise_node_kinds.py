@@ -245,3 +245,16 @@ def test_a_renamed_resource_of_any_config_is_a_gpu_without_gfd():
         [renamed, MIG_ONLY, node("n", {}, capacity={"nvidia.com/gpu-ts": 16})], **PLATFORM
     )
     assert snapshot.nodes[0].is_gpu_node
+
+
+def test_a_garbled_mig_sharing_label_is_unreadable():
+    labels = {
+        "nvidia.com/gpu.count": "8",
+        "nvidia.com/mig.strategy": "mixed",
+        "nvidia.com/mig-1g.10gb.sharing-strategy": "sliced-ish",
+        "nvidia.com/mig-2g.20gb.sharing-strategy": "none",
+    }
+    result = only_node([node("h100", labels, capacity={"nvidia.com/mig-1g.10gb": 8})])
+    assert [p.name for p in result.unreadable_configs] == [
+        "nvidia.com/mig-1g.10gb.sharing-strategy"
+    ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import posture.rules  # noqa: F401  (registers the existing checks)
 import posture.rules.share  # noqa: F401
 from inventory.snapshot import GpuOperatorPolicy, Node
+from posture.rules.common import gpu_holdings
 from tests.posture.builders import gpu_node, inputs, pod, run, tenant
 
 EXT = tenant("ext", "external")
@@ -132,3 +133,10 @@ def test_no_cdi_finding_on_unlabelled_nodes_of_a_vm_only_cluster():
     )
     node = gpu_node("vm-1", gpu_capacity={PASSTHROUGH: 4})
     assert run("STACK-006", _world(node, PASSTHROUGH, gpu_operator_policies=(policy,))) == []
+
+
+def test_a_garbled_mig_sharing_label_is_unknown_not_an_instance():
+    labels = {f"{MIG}.sharing-strategy": "sliced-ish"}
+    world = _mig_world(labels)
+    holdings = gpu_holdings(world, world.snapshot.nodes[0])
+    assert {h.mode for h in holdings} == {"unknown"}
