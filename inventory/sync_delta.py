@@ -30,8 +30,9 @@ from inventory.sources.configs import unreadable_configs
 from inventory.sources.env_configmaps import references
 from inventory.sources.gpu_config import policy_unreadable
 from inventory.sources.images import component_of
+from inventory.sources.node_kinds import sandbox_default
 from inventory.sources.nodes import node_from, operator_version
-from inventory.sources.normalise import normalise
+from inventory.sources.normalise import normalise, plugin_config_default
 from inventory.sync import (
     SyncError,
     namespace_owners,
@@ -282,8 +283,11 @@ def _rederive_nodes(
     pods_on = _pods_on_nodes(cluster, names, changed, deleted)
     workloads, configs, unreadable, policies = _stored_node_inputs(cluster)
     operator = operator_version(workloads)
+    # As a full sync reads it: the config an unlabelled node's plugin falls back to.
+    plugin_default = plugin_config_default(policies)
+    workload_default = sandbox_default(p.spec for p in policies if not p.error)
     # A live cluster: its pods were listed (and are stored), so absence means absence.
-    stack = stack_facts(workloads, policies, (), pods_read=True)
+    stack = stack_facts(workloads, [p.name for p in policies], (), pods_read=True)
     configs.sort(key=lambda c: (c.namespace, c.configmap, c.key))
     nodes = []
     for name in sorted(names - gone):
@@ -297,6 +301,8 @@ def _rederive_nodes(
             sharing_configs=configs,
             unreadable=unreadable,
             stack=stack,
+            plugin_default=plugin_default,
+            workload_default=workload_default,
         )
         nodes.append(result.node)
     return with_host_facts(cluster, nodes)
@@ -304,15 +310,15 @@ def _rederive_nodes(
 
 def _stored_node_inputs(
     cluster: Any,
-) -> tuple[list, list, list[snap.UnreadableConfig], list[str]]:
-    """The stored workloads, sharing configs, unreadable GPU configuration and ClusterPolicy
-    names a node's facts are derived from."""
+) -> tuple[list, list, list[snap.UnreadableConfig], list[snap.GpuOperatorPolicy]]:
+    """The stored workloads, sharing configs, unreadable GPU configuration and ClusterPolicies
+    a node's facts are derived from."""
     kinds = ("workload", "sharing_config", "configmap", "gpu_operator_policy")
     objects = ClusterObject.objects.filter(cluster=cluster, kind__in=kinds)
     workloads, configs, unreadable, policies = [], [], [], []
     for kind, data in objects.values_list("kind", "data"):
         if kind == "gpu_operator_policy":
-            policies.append(data.get("name") or "")
+            policies.append(snap.from_dict(snap.GpuOperatorPolicy, data))
         if kind == "workload":
             workloads.append(snap.from_dict(snap.Workload, data))
         elif kind == "sharing_config":
@@ -320,7 +326,7 @@ def _stored_node_inputs(
         elif kind == "configmap":
             unreadable += unreadable_configs(snap.from_dict(snap.ConfigMap, data))
         elif data.get("error"):
-            unreadable.append(policy_unreadable(snap.from_dict(snap.GpuOperatorPolicy, data)))
+            unreadable.append(policy_unreadable(policies[-1]))
     return workloads, configs, unreadable, policies
 
 

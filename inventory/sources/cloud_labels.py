@@ -62,13 +62,19 @@ KARPENTER_NVIDIA = ("a100", "a10g", "h100", "h200", "b200", "l4", "l40s", "t4", 
 EKS_NVIDIA = ("k80", "m60", "t4", "v100", "a100")
 
 
+def karpenter_other_vendor(labels: Mapping[str, str]) -> bool:
+    """Karpenter names another GPU maker than NVIDIA (`amd` on g4ad instances)."""
+    maker = labels.get(KARPENTER_GPU_MAKER, "").strip().lower()
+    return bool(maker) and maker != "nvidia"
+
+
 def cloud_gpu_model(labels: Mapping[str, str]) -> tuple[str | None, str | None]:
     """(model, the label it came from) from a managed cloud's labels; (None, None) if none."""
     gke = labels.get(GKE_ACCELERATOR, "").strip()
     if gke:
         return GKE_MODELS.get(gke.lower(), gke), GKE_ACCELERATOR
     name = labels.get(KARPENTER_GPU_NAME, "").strip()
-    if name:
+    if name and not karpenter_other_vendor(labels):
         nvidia = labels.get(KARPENTER_GPU_MAKER, "").strip().lower() == "nvidia"
         known = nvidia and name.lower() in KARPENTER_NVIDIA
         return (f"NVIDIA-{name.upper()}" if known else name), KARPENTER_GPU_NAME
@@ -83,6 +89,8 @@ def cloud_gpu_model(labels: Mapping[str, str]) -> tuple[str | None, str | None]:
 def cloud_gpu_count(labels: Mapping[str, str]) -> int | None:
     """Physical GPUs as the cloud labels them (GKE Autopilot, Karpenter), else None."""
     for label in (GKE_ACCELERATOR_COUNT, KARPENTER_GPU_COUNT):
+        if label == KARPENTER_GPU_COUNT and karpenter_other_vendor(labels):
+            continue  # an AMD GPU instance (g4ad): not an NVIDIA GPU this product judges
         count = as_int(labels.get(label))
         if count is not None:
             return count

@@ -65,6 +65,9 @@ class GpuOperatorSpec:
     # bypass the device plugin (bulletin 5599) sets "volume-mounts" and "false".
     device_list_strategy: str | None = None
     toolkit_accepts_envvar_unprivileged: bool | None = None
+    # The workload of nodes without nvidia.com/gpu.workload.config: container, vm-passthrough
+    # or vm-vgpu (only while sandboxWorkloads is enabled).
+    sandbox_workloads_default: str | None = None
 
     @property
     def mig_parted_configmap(self) -> str:
@@ -139,6 +142,7 @@ def _from_spec(spec: dict[str, Any]) -> GpuOperatorSpec:
         mig_manager_version=_version(spec, "migManager"),
         sandbox_workloads_enabled=_enabled(spec, "sandboxWorkloads"),
         sandbox_workloads_mode=_word(dig(spec, "sandboxWorkloads").get("mode")),
+        sandbox_workloads_default=_word(dig(spec, "sandboxWorkloads").get("defaultWorkload")),
         vgpu_manager_enabled=_enabled(spec, "vgpuManager"),
         psp_enabled=_enabled(spec, "psp"),
         kernel_module_type=_word(driver.get("kernelModuleType")),

@@ -69,7 +69,14 @@ READERS: dict[str, Callable[[str], str | None]] = {
 def unreadable_labels(labels: Mapping[str, str]) -> tuple[UnreadableConfig, ...]:
     """Each GPU label of the node whose value cannot be read, with what is wrong with it."""
     found = []
-    for label, judge in sorted(READERS.items()):
+    # GFD's per-resource sharing label of each MIG profile (mixed strategy) reads like its
+    # nvidia.com/gpu one.
+    per_mig = {
+        label: READERS[NV + "gpu.sharing-strategy"]
+        for label in labels
+        if label.startswith(NV + "mig-") and label.endswith(".sharing-strategy")
+    }
+    for label, judge in sorted({**READERS, **per_mig}.items()):
         if label not in labels:
             continue  # absent is not unreadable: the component may not run here
         value = str(labels[label])

@@ -7,8 +7,7 @@ node. A fact no source states stays None (unknown), so STACK-004 can say so.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +19,6 @@ from inventory.snapshot import (
     SharingConfig,
     Taint,
     UnreadableConfig,
-    Workload,
 )
 from inventory.sources.cloud_labels import (
     cloud_gpu_count,
@@ -32,14 +30,23 @@ from inventory.sources.cloud_labels import (
     gke_shares,
     gke_sharing,
 )
-from inventory.sources.images import component_of, image_version, stack_version, version_from_tag
+from inventory.sources.node_kinds import (
+    SANDBOX_SHARING,
+    gpu_capacity_of,
+    mig_single_overrides,
+    physical_model,
+    sandbox_absent,
+    sandbox_workload,
+)
 from inventory.sources.node_labels import (
     missing_plugin_config,
     sharing_label_garbled,
     unreadable_labels,
 )
+from inventory.sources.node_versions import operator_version as operator_version  # re-export
+from inventory.sources.node_versions import stack_versions
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
-from inventory.sources.shared_resources import shared_resources
+from inventory.sources.shared_resources import replicates_here, shared_resources
 
 NV = GPU_RESOURCE_PREFIX  # "nvidia.com/": GFD labels share the prefix
 PRODUCT, COUNT = NV + "gpu.product", NV + "gpu.count"
@@ -70,25 +77,36 @@ def node_from(
     unreadable: Sequence[UnreadableConfig] = (),
     stack: StackFacts | None = None,
     plugin_default: str = "",
+    workload_default: str = "",
 ) -> NodeResult:
     """One Node object, with the pods scheduled on it, the cluster's sharing configs, the
     GPU configuration that could not be read and what the cluster shows of its GPU stack
     (`stack`; without it no component is ever said to be not installed). `plugin_default` is
     the config the plugin reads when the node has no label (the ClusterPolicy's
-    `devicePlugin.config.default`), "" when nothing sets one."""
+    `devicePlugin.config.default`), "" when nothing sets one; `workload_default` the workload of
+    a node with no `nvidia.com/gpu.workload.config` (`sandboxWorkloads.defaultWorkload`)."""
     labels = labels_of(obj)
-    capacity = _gpu_capacity(dig(obj, "status").get("capacity"))
-    gpu_count = physical_gpus(labels, capacity)  # capacity is multiplied by sharing
-    is_gpu = bool(gpu_count) or any(v > 0 for v in capacity.values())
     # The device plugin's config-manager: the node's label, else the explicit default.
     named = labels.get(PLUGIN_CONFIG) or plugin_default or None
     config, warning = matching_config(named, sharing_configs)
+    # Any name a sharing config of the cluster advertises (a rename) is a GPU resource.
+    advertised = [r.name for c in sharing_configs for r in shared_resources(c, {}, None)]
+    # nvidia.com/ resources that are not GPUs (the Network Operator's NICs) make no GPU node.
+    capacity = gpu_capacity_of(
+        _gpu_capacity(dig(obj, "status").get("capacity")), labels, advertised
+    )
+    gpu_count = physical_gpus(labels, capacity)  # capacity is multiplied by sharing
+    is_gpu = bool(gpu_count) or any(v > 0 for v in capacity.values())
     # A CPU node takes no sharing mode from a cluster-wide config, nor does a node whose
-    # sharing GKE's own device plugin runs (it reads its labels, never NVIDIA's ConfigMap).
+    # sharing GKE's own device plugin runs (it reads its labels, never NVIDIA's ConfigMap), nor
+    # a node whose GPUs go to VMs (the operator's sandbox device plugin reads no config).
     gke = gke_shares(labels)
-    config = config if is_gpu and not gke else None
+    vm = sandbox_workload(labels, workload_default) if is_gpu else None
+    config = config if is_gpu and not gke and not vm else None
     problems = unreadable_for(labels, sharing_configs, unreadable, named) if is_gpu else ()
-    if is_gpu and not gke:
+    if vm:
+        problems = tuple(p for p in problems if p.purpose != "device_plugin")
+    if is_gpu and not gke and not vm:
         problems += missing_plugin_config(labels, sharing_configs, unreadable, plugin_default)
     if is_gpu or labels.get(NV + "gpu.present") == "true":
         problems += unreadable_labels(labels)
@@ -100,6 +118,15 @@ def node_from(
         if is_gpu and stack is not None
         else ({}, {})
     )
+    if vm and is_gpu:
+        not_installed = {**sandbox_absent(vm), **not_installed}
+    # The node's own sharing: only from entries that replicate something it has.
+    node_config = config if config is not None and replicates_here(config, capacity) else None
+    strategy = (
+        SANDBOX_SHARING[vm]
+        if vm
+        else sharing_strategy(labels, capacity, node_config, config_unknown=plugin_unknown)
+    )
     node = Node(
         name=name_of(obj),
         labels=labels,
@@ -109,8 +136,10 @@ def node_from(
         gpu_count=gpu_count,
         gpu_operator_version=operator_version if is_gpu else None,
         firmware_version=None,  # the API does not report it; nvidia-smi XML does
-        sharing_strategy=sharing_strategy(labels, capacity, config, config_unknown=plugin_unknown),
-        time_slicing_replicas=_replicas(labels, capacity, None if plugin_unknown else config),
+        sharing_strategy=strategy,
+        time_slicing_replicas=(
+            None if vm else _replicas(labels, capacity, None if plugin_unknown else node_config)
+        ),
         mig_strategy=labels.get(MIG_STRATEGY),
         # GKE's partition size where GKE partitions the GPUs: the layout, not a mig-parted name.
         mig_config=labels.get(MIG_CONFIG) or (gke_partition_size(labels) if gke else None),
@@ -124,24 +153,9 @@ def node_from(
         unreadable_configs=problems,
         deployed=deployed,
         not_installed=not_installed,
-        **_stack_versions(labels, pods_on_node),
+        **stack_versions(labels, pods_on_node),
     )
     return NodeResult(node, (warning,) if warning else ())
-
-
-def _stack_versions(labels: dict[str, str], pods_on_node: Sequence[Pod]) -> dict[str, str | None]:
-    """Node fields for the versions of the GPU host stack on this node."""
-    components = component_versions(pods_on_node)
-    driver, driver_source = _driver(labels, components)
-    return {
-        "driver_version": driver,
-        "driver_version_source": driver_source,
-        "cuda_driver_version": _cuda_version(labels),
-        "container_toolkit_version": components.get("container_toolkit"),
-        "device_plugin_version": components.get("device_plugin"),
-        "dcgm_exporter_version": components.get("dcgm_exporter"),
-        "mig_manager_version": components.get("mig_manager"),
-    }
 
 
 def _gpu_capacity(value: Any) -> dict[str, int]:
@@ -155,6 +169,8 @@ def physical_gpus(labels: dict[str, str], capacity: dict[str, int]) -> int | Non
     """Physical GPUs: GFD's count, else the cloud's label, else a GKE-shared node's capacity
     divided by its clients per GPU; None rather than the capacity of a shared node."""
     gfd = as_int(labels.get(COUNT))
+    if mig_single_overrides(labels):
+        return None  # GFD's count is of MIG devices here; the physical count is not stated
     if gfd is not None:
         return gfd
     cloud = cloud_gpu_count(labels)
@@ -164,7 +180,7 @@ def physical_gpus(labels: dict[str, str], capacity: dict[str, int]) -> int | Non
 def _gpu_model(product: str | None) -> str | None:
     if not product:
         return None
-    return product.removesuffix(SHARED_SUFFIX)
+    return physical_model(product.removesuffix(SHARED_SUFFIX))
 
 
 def _taints(value: Any) -> tuple[Taint, ...]:
@@ -177,84 +193,6 @@ def _taints(value: Any) -> tuple[Taint, ...]:
         for t in dicts(value)
     }
     return tuple(sorted(taints, key=lambda t: (t.key, t.value, t.effect)))
-
-
-def _dotted(labels: dict[str, str], major: str, minor: str, patch: str | None = None) -> str | None:
-    """major.minor[.patch] from separate labels; both major and minor are needed."""
-    parts = [labels.get(major, "").strip(), labels.get(minor, "").strip()]
-    if not all(parts):
-        return None
-    rest = labels.get(patch, "").strip() if patch else ""
-    return ".".join(parts + [rest] if rest else parts)
-
-
-def _driver(labels: dict[str, str], components: dict[str, str]) -> tuple[str | None, str | None]:
-    """The driver version and where it came from, in the order of trust DESIGN §7 gives."""
-    cuda = NV + "cuda."
-    version = labels.get(cuda + "driver-version.full") or _dotted(
-        labels,
-        cuda + "driver-version.major",
-        cuda + "driver-version.minor",
-        cuda + "driver-version.revision",
-    )
-    if version:
-        return version, "gfd-label"
-    legacy = _dotted(labels, cuda + "driver.major", cuda + "driver.minor", cuda + "driver.rev")
-    if legacy:
-        return legacy, "gfd-label-legacy"
-    if components.get("driver"):
-        return components["driver"], "driver-pod"
-    return None, None
-
-
-def _cuda_version(labels: dict[str, str]) -> str | None:
-    cuda = NV + "cuda."
-    return (
-        labels.get(cuda + "runtime-version.full")
-        or _dotted(labels, cuda + "runtime-version.major", cuda + "runtime-version.minor")
-        or _dotted(labels, cuda + "runtime.major", cuda + "runtime.minor")
-    )
-
-
-def component_versions(pods: Iterable[Pod]) -> dict[str, str]:
-    """GPU-stack component -> version, from the images of the live pods on one node."""
-    found: dict[str, set[str]] = {}
-    for pod in pods:
-        if not pod.is_active:
-            continue  # a finished pod may be the version that was replaced
-        for container in pod.containers:
-            component = component_of(container.image)
-            version = stack_version(container.image)
-            if component and version:
-                found.setdefault(component, set()).add(version)
-    # Two versions at once means a rolling upgrade; the older one still runs, so patch status
-    # must not be judged on the newer.
-    return {component: min(versions, key=_version_key) for component, versions in found.items()}
-
-
-def _version_key(version: str) -> tuple[tuple[int, ...], str]:
-    return tuple(int(n) for n in re.findall(r"\d+", version)), version
-
-
-def operator_version(workloads: Iterable[Workload]) -> str | None:
-    """The GPU Operator version: the image of its Deployment, else the version label of a
-    workload named gpu-operator. Two at once (an upgrade in flight): the older."""
-    workloads = list(workloads)
-    by_image = {
-        version
-        for w in workloads
-        if w.kind == "Deployment"
-        for image in w.images.values()
-        if component_of(image) == "gpu_operator" and (version := image_version(image)[1])
-    }
-    by_label = {
-        version
-        for w in workloads
-        if w.name == "gpu-operator"
-        and (version := version_from_tag(w.labels.get("app.kubernetes.io/version", "")))
-    }
-    found = by_image or by_label
-    return min(found, key=_version_key) if found else None
 
 
 def sharing_strategy(

@@ -44,12 +44,19 @@ from inventory.sources.dra import DRA_KINDS
 from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
+from inventory.sources.node_kinds import not_judged_warning, other_accelerators, sandbox_default
 from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
 from inventory.sources.pods import pod_from_object, pod_from_template
 from inventory.sources.raw import mapping, name_of, text
 
-__all__ = ["SnapshotError", "image_version", "normalise", "pod_from_template"]
+__all__ = [
+    "SnapshotError",
+    "image_version",
+    "normalise",
+    "plugin_config_default",
+    "pod_from_template",
+]
 
 NAMESPACED_KINDS = frozenset(
     {
@@ -349,8 +356,10 @@ def _nodes(
     operator = operator_version(collected.workloads)
     policies = [p.name for p in collected.operator_policies]
     stack = stack_facts(collected.workloads, policies, pods)
-    plugin_default = _plugin_default(collected.operator_policies)
+    plugin_default = plugin_config_default(collected.operator_policies)
+    workload_default = sandbox_default(p.spec for p in collected.operator_policies if not p.error)
     nodes: list[Node] = []
+    others: dict[str, list[str]] = {}  # node -> accelerators of other vendors
     for raw in collected.raw_nodes:
         name = text(mapping(raw.get("metadata")).get("name"), "") or ""
         try:
@@ -362,6 +371,7 @@ def _nodes(
                 unreadable=unreadable,
                 stack=stack,
                 plugin_default=plugin_default,
+                workload_default=workload_default,
             )
         except Exception as exc:  # noqa: BLE001 - as for any other object: skip, say why
             reason = f"{type(exc).__name__}: {exc}"[:300]
@@ -369,10 +379,14 @@ def _nodes(
             continue
         nodes.append(result.node)
         collected.warnings.extend(result.warnings)
+        if found := other_accelerators(mapping(mapping(raw.get("status")).get("capacity"))):
+            others[name] = found
+    if warning := not_judged_warning(others):
+        collected.warnings.append(warning)
     return nodes
 
 
-def _plugin_default(policies: list[GpuOperatorPolicy]) -> str:
+def plugin_config_default(policies: Iterable[GpuOperatorPolicy]) -> str:
     """The device-plugin config an unlabelled node reads, as the GPU Operator's ClusterPolicy
     sets it (`devicePlugin.config.default`); "" when none does or two disagree."""
     defaults = {

@@ -22,6 +22,7 @@ from inventory.snapshot import SharedResource, SharingConfig, SharingEntry
 
 SHARED_SUFFIX = ".shared"
 GPU = "nvidia.com/gpu"
+MIG_PREFIX = "nvidia.com/mig-"
 
 
 def shared_resources(
@@ -87,3 +88,17 @@ def _units(
     if advertised and replicas and advertised >= replicas:
         return advertised // replicas
     return gpu_count if entry.name == GPU else None
+
+
+def replicates_here(config: SharingConfig, capacity: Mapping[str, int]) -> bool:
+    """Whether the config replicates anything this node has: a whole-GPU entry always (its
+    GPUs may just not be advertised yet), a MIG entry only where the node advertises that MIG
+    resource. One cluster-wide config often lists MIG profiles beside `nvidia.com/gpu`, or only
+    MIG profiles for the MIG nodes: a node without them shares nothing by those entries."""
+    for entry in config.entries:
+        if not entry.name.startswith(MIG_PREFIX):
+            return True
+        advertised = _advertised(config, entry)
+        if capacity.get(entry.name) or capacity.get(advertised):
+            return True
+    return not config.entries  # a mode with no entries to judge by: as written

@@ -13,6 +13,10 @@
   pod (in `kai-resource-reservation`, `runai-reservation` before KAI v0.6) holds the real
   `nvidia.com/gpu` and names it in `run.ai/reserve_for_gpu_index` (a UUID despite the name). It
   is the GPU's placeholder, not a party that shares it.
+- The GPU Operator's sandbox device plugin (KubeVirt VMs): a passthrough GPU
+  (`nvidia.com/GH100_H100_SXM5_80GB`) is one VM's whole GPU; a vGPU type
+  (`nvidia.com/NVIDIA_A10-12Q`) shares a physical GPU with other VMs' vGPUs by the host's
+  vGPU scheduler (best effort unless known).
 - A node whose MIG reconfiguration failed or is stuck: its layout is unknown, so holdings not
   replicated by a sharing config have mode "unknown" (SHARE-009 says so) rather than an
   isolation assumed from the requested layout.
@@ -24,6 +28,7 @@ from collections.abc import Iterable
 
 from inventory.mig_state import mig_layout_problem
 from inventory.snapshot import Node, Pod, SharedResource
+from inventory.sources.node_kinds import gfd_resource_sharing, vm_device_kind
 from inventory.sources.nodes import mig_enabled
 from posture.inputs import GPU_GROUP, RESERVED_GPU, PostureInputs, TenantInfo
 from posture.rules.holding import UUID_PREFIXES, GpuHolding
@@ -63,7 +68,12 @@ def holds_device(node: Node, resource: str) -> bool:
     """A resource that stands for a GPU or MIG device on this node: NVIDIA's own names, and any
     name the node's device-plugin config advertises (not HAMi's memory or core counters)."""
     base = base_resource(resource)
-    return base == GPU or is_mig_resource(resource) or shared_entry(node, resource) is not None
+    return (
+        base == GPU
+        or is_mig_resource(resource)
+        or shared_entry(node, resource) is not None
+        or vm_device_kind(resource) is not None
+    )
 
 
 def shared_entry(node: Node, resource: str) -> SharedResource | None:
@@ -72,18 +82,53 @@ def shared_entry(node: Node, resource: str) -> SharedResource | None:
 
 def resource_mode(node: Node, resource: str, why_unknown: str = "") -> tuple[str, str]:
     """(DESIGN §2 mode, why) of a device-plugin resource on `node`."""
+    vm = vm_device_kind(resource)
+    if vm == "passthrough":
+        return "exclusive", "a whole GPU passed through to the pod's VM (vfio-pci)"
+    if vm == "vgpu":
+        # vGPUs of one type share physical GPUs under the host's vGPU scheduler, which the
+        # API does not show: NVIDIA's default, best effort (DESIGN §2).
+        return node_sharing_mode("vgpu", resource), (
+            "a vGPU for the pod's VM: vGPUs share a physical GPU under the host's vGPU "
+            "scheduler, not visible here, so best effort (NVIDIA's default)"
+        )
     entry = shared_entry(node, resource)
     if entry is not None:
         # Replicas share whatever the devices turn out to be.
         return entry.mode, entry_basis(entry)
     if why_unknown:
         return "unknown", why_unknown
+    replicated = replicated_mig(node, resource)
+    if replicated is not None:
+        return replicated
     if node.resource_sharing:
         rest = "mig" if mig_enabled(node.labels, node.gpu_capacity) else "none"
         mode = node_sharing_mode(rest, resource, mig_strategy=node.mig_strategy)
         replicated = ", ".join(r.name for r in node.resource_sharing)
         return mode, f"not replicated by the node's device-plugin config (it shares {replicated})"
     return node_sharing_mode(node.sharing_strategy, resource, mig_strategy=node.mig_strategy), ""
+
+
+def replicated_mig(node: Node, resource: str) -> tuple[str, str] | None:
+    """(mode, why) of a MIG resource by what the node says of it without a config entry for
+    it: GFD's own `<resource>.sharing-strategy` label (DESIGN §7: the labels first; "none"
+    keeps a MIG device its own instance whatever `nvidia.com/gpu.sharing-strategy` says), or
+    a `.shared` name, which only a sharing config's renameByDefault gives (and the device
+    plugin shares MIG devices by time-slicing only); None otherwise."""
+    if not is_mig_resource(resource):
+        return None
+    gfd = gfd_resource_sharing(node.labels, resource)
+    if gfd is not None:
+        mode, replicas = gfd
+        if mode == "none":
+            # GFD says these MIG devices are not replicated, though a node-wide label may
+            # time-slice nvidia.com/gpu: each is its own instance.
+            mode = node_sharing_mode("mig", resource, mig_strategy=node.mig_strategy)
+        each = f" ({replicas} replicas each)" if replicas and replicas > 1 else ""
+        return mode, f"GFD label {resource}.sharing-strategy: {mode}{each}"
+    if resource.endswith(".shared"):
+        return "time_slicing", "a .shared MIG resource: only time-slicing renames one"
+    return None
 
 
 def entry_basis(entry: SharedResource) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from gpuposture.base.enums import SharingMode
 from inventory.snapshot import Node, SharedResource
+from inventory.sources.node_kinds import vm_device_kind
 from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import (
     GpuHolding,
@@ -37,6 +38,8 @@ def physical_units(node: Node, pool: str) -> int | None:
     entry = _replicated(node, pool)
     if entry is not None and entry.units:
         return entry.units
+    if vm_device_kind(pool) == "vgpu":
+        return None  # the capacity counts vGPUs; how many GPUs carry them is not shown
     if pool == "nvidia.com/gpu" and node.gpu_count:
         return node.gpu_count
     capacity = node.gpu_capacity.get(pool, 0) + node.gpu_capacity.get(f"{pool}.shared", 0)

@@ -7,6 +7,7 @@ from typing import Any
 
 from inventory.runtime import CDI_NODE_LABEL, CDI_NODE_LABEL_ON
 from inventory.snapshot import GpuOperatorPolicy, Node
+from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
@@ -14,8 +15,12 @@ from posture.rules.subjects import node_draft
 
 
 def cdi_gap(inputs: PostureInputs, node: Node) -> dict[str, Any] | None:
-    """Why the node's device injection is not known to use CDI, or None when it does."""
+    """Why the node's device injection is not known to use CDI, or None when it does (or
+    injects nothing into containers: a sandbox node's GPUs go to VMs through VFIO)."""
     policies = sorted(inputs.snapshot.gpu_operator_policies, key=lambda p: p.name)
+    default = sandbox_default(p.spec for p in policies if not p.error)
+    if is_gpu_sandbox(node, default):
+        return None
     if policies:
         if any(p.spec.get("cdi_enabled") is True for p in policies):
             return None
@@ -95,3 +100,8 @@ def _cdi_draft(node: Node, gap: dict[str, Any], tenants: list[TenantInfo]) -> Fi
         evidence=evidence,
         title=f"GPU node {node.name} does not use CDI for device injection",
     )
+
+
+def is_gpu_sandbox(node: Node, default: str) -> bool:
+    """The node's GPUs go to VMs (its workload label, else the ClusterPolicy's default)."""
+    return sandbox_workload(node.labels, default) is not None

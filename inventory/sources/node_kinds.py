@@ -1,0 +1,190 @@
+"""What kind of GPU node a Node object is, beyond "N whole NVIDIA GPUs". PURE.
+
+- Which `nvidia.com/` resources are GPUs. NVIDIA's Network Operator advertises its NICs under
+  the same prefix (SR-IOV VFs as `nvidia.com/hostdev`, `nvidia.com/sriov_rdma_vf`, any name the
+  NicClusterPolicy chooses): a node with only those is not a GPU node. A GPU resource is the
+  device plugin's (`nvidia.com/gpu`, `.shared`, MIG profiles, the names a sharing config
+  advertises); any other `nvidia.com/` resource counts only on a node that says it has NVIDIA
+  GPUs (GFD's or the operator's labels, or NFD's PCI vendor label 10de).
+- GPU Operator sandbox workloads (`nvidia.com/gpu.workload.config`): on `vm-passthrough` nodes
+  the GPUs are bound to vfio-pci and handed whole to KubeVirt VMs; on `vm-vgpu` nodes the vGPU
+  Manager splits them into vGPUs for VMs. The operator runs its sandbox device plugin there,
+  which advertises each GPU or vGPU type under its own name (`nvidia.com/GH100_H100_SXM5_80GB`,
+  `nvidia.com/NVIDIA_A10-12Q`) and reads no device-plugin ConfigMap; no host driver (passthrough)
+  and no container toolkit run there.
+- MIG `single` strategy: GFD then overwrites `nvidia.com/gpu.count` with the number of MIG
+  devices and appends `-MIG-<profile>` to `nvidia.com/gpu.product`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+NV = "nvidia.com/"
+WORKLOAD = NV + "gpu.workload.config"
+PASSTHROUGH, VGPU_HOST = "vm-passthrough", "vm-vgpu"
+# The node sharing strategy of each sandbox workload: a passthrough GPU is one VM's whole GPU.
+SANDBOX_SHARING = {PASSTHROUGH: "none", VGPU_HOST: "vgpu"}
+# Labels that say the node has NVIDIA GPUs, whatever its capacity shows.
+GPU_LABELS = (
+    NV + "gpu.present",
+    NV + "gpu.product",
+    NV + "gpu.count",
+    WORKLOAD,
+    "feature.node.kubernetes.io/pci-10de.present",
+)
+MIG_PRODUCT = "-MIG-"
+DEVICE_PLUGIN_RESOURCES = (NV + "gpu", NV + "mig-")
+FRACTIONAL = (NV + "gpumem", NV + "gpucores", NV + "gpumem-percentage")
+# The sandbox device plugin's names: a passthrough GPU by its PCI device name, which starts with
+# the NVIDIA chip ("GA100 [A100 PCIe 40GB]" -> GA100_A100_PCIE_40GB, TU104GL_TESLA_T4,
+# GH100_H100_SXM5_80GB, AD102GL_L40S); a vGPU by its type ("NVIDIA A10-12Q" -> NVIDIA_A10-12Q,
+# GRID_T4-16Q, NVIDIA_A100-1-5C for a MIG-backed vGPU): framebuffer size, then the series letter.
+_PASSTHROUGH = re.compile(r"^nvidia\.com/(?:G[KMPVAHB]|TU|AD)\d{3}[A-Z]*_[A-Z0-9_]+$")
+# The Kata sandbox device plugin (sandboxWorkloads.mode kata): a whole GPU for a Kata VM.
+KATA_PASSTHROUGH = NV + "pgpu"
+_VGPU_TYPE = re.compile(r"^nvidia\.com/(?:NVIDIA|GRID)_[A-Z0-9]+[A-Za-z0-9_-]*-\d+[A-Z]$")
+
+
+def vm_device_kind(resource: str) -> str | None:
+    """ "passthrough" (a whole GPU for one VM) or "vgpu" (a vGPU of a shared GPU) for a resource
+    the GPU Operator's sandbox device plugin advertises; None for any other name."""
+    if resource == KATA_PASSTHROUGH:
+        return "passthrough"
+    if _VGPU_TYPE.match(resource):
+        return "vgpu"
+    return "passthrough" if _PASSTHROUGH.match(resource) else None
+
+
+def sandbox_workload(labels: Mapping[str, str], default: str = "") -> str | None:
+    """`vm-passthrough` or `vm-vgpu` when the GPU Operator gives this node's GPUs to VMs: its
+    label, else the ClusterPolicy's `sandboxWorkloads.defaultWorkload` (`default`)."""
+    value = str(labels.get(WORKLOAD, default) or "").strip().lower()
+    return value if value in SANDBOX_SHARING else None
+
+
+def sandbox_default(specs: Iterable[Mapping[str, object]]) -> str:
+    """The workload of unlabelled GPU nodes the ClusterPolicies set with sandbox workloads
+    enabled; "" when none does, or two disagree."""
+    found = {
+        str(spec.get("sandbox_workloads_default") or "container")
+        for spec in specs
+        if spec.get("sandbox_workloads_enabled")
+    }
+    return found.pop() if len(found) == 1 else ""
+
+
+def sandbox_absent(workload: str) -> dict[str, str]:
+    """What a GPU Operator sandbox node runs no version of: the container toolkit (no container
+    gets a GPU there), and on passthrough nodes the host driver (vfio-pci holds the GPUs; the
+    driver runs in each VM's guest). The vGPU Manager of a vm-vgpu node is its host driver."""
+    why = f"nvidia.com/gpu.workload.config={workload}: the node's GPUs go to VMs"
+    absent = {"container_toolkit": f"{why}; no container toolkit runs there"}
+    if workload == PASSTHROUGH:
+        absent["driver"] = f"{why} bound to vfio-pci; the NVIDIA driver runs in each guest"
+    return absent
+
+
+def says_nvidia_gpu(labels: Mapping[str, str]) -> bool:
+    """A label of GFD, the operator or NFD (PCI vendor 10de) says the node has NVIDIA GPUs."""
+    return any(
+        str(labels.get(label, "")).strip().lower() not in ("", "false") for label in GPU_LABELS
+    )
+
+
+def is_gpu_resource(name: str, advertised: Iterable[str] = ()) -> bool:
+    """A resource that is a GPU, a MIG device or a share of one by NVIDIA's device plugin or
+    HAMi, a GPU or vGPU the sandbox device plugin gives to VMs, or a name the node's sharing
+    config advertises (`advertised`)."""
+    base = name.removesuffix(".shared")
+    return (
+        base == NV + "gpu"
+        or base.startswith(NV + "mig-")
+        or name in FRACTIONAL
+        or vm_device_kind(name) is not None
+        or name in set(advertised)
+    )
+
+
+def gpu_capacity_of(
+    capacity: Mapping[str, int], labels: Mapping[str, str], advertised: Iterable[str] = ()
+) -> dict[str, int]:
+    """The `nvidia.com/` capacity that stands for GPUs: everything on a node that says it has
+    NVIDIA GPUs (a sandbox node's VM devices have names of their own), else only the device
+    plugin's resources (the rest are the Network Operator's NICs)."""
+    if says_nvidia_gpu(labels):
+        return dict(capacity)
+    names = tuple(advertised)
+    return {k: v for k, v in capacity.items() if is_gpu_resource(k, names)}
+
+
+def mig_single_overrides(labels: Mapping[str, str]) -> bool:
+    """GFD ran with the MIG single strategy on MIG devices: its count label counts MIG devices
+    and its product label names the profile, not the physical GPUs."""
+    return labels.get(NV + "mig.strategy") == "single" and MIG_PRODUCT in labels.get(
+        NV + "gpu.product", ""
+    )
+
+
+def physical_model(product: str) -> str:
+    """The GPU model in a GFD product label, without GFD's `-MIG-<profile>` (single strategy)."""
+    head, found, _profile = product.partition(MIG_PRODUCT)
+    return head if found and head else product
+
+
+# GFD labels each resource it advertises: `<resource>.sharing-strategy` and `.replicas`
+# (`nvidia.com/mig-1g.10gb.sharing-strategy=time-slicing` on a mixed-strategy node whose MIG
+# devices are time-sliced), not only `nvidia.com/gpu.*`.
+_GFD_SHARING = {"time-slicing": "time_slicing", "mps": "mps", "none": "none"}
+
+
+def gfd_resource_sharing(labels: Mapping[str, str], resource: str) -> tuple[str, int | None] | None:
+    """(mode, replicas) GFD states for this resource's devices ("time_slicing", "mps", "none":
+    not replicated, or "unknown": a value GFD never writes); None when it has no such label."""
+    label = f"{resource}.sharing-strategy"
+    if label not in labels:
+        return None
+    # A value GFD never writes is unknown (STACK-007 says which label), never unshared.
+    mode = _GFD_SHARING.get(str(labels[label]).strip().lower(), "unknown")
+    replicas = str(labels.get(f"{resource}.replicas", "")).strip()
+    return mode, int(replicas) if replicas.isdigit() else None
+
+
+# Other vendors' accelerators, as their device plugins advertise them. gpuposture judges NVIDIA
+# sharing only: these are said to be not judged, never passed as unshared.
+OTHER_ACCELERATORS = (
+    "amd.com/gpu",
+    "gpu.intel.com/i915",
+    "gpu.intel.com/xe",
+    "habana.ai/gaudi",
+    "aws.amazon.com/neuron",
+    "aws.amazon.com/neuroncore",
+    "aws.amazon.com/neurondevice",
+    "google.com/tpu",
+)
+
+
+def other_accelerators(capacity: Mapping[str, object]) -> list[str]:
+    """The other vendors' accelerator resources a node advertises (a count above 0)."""
+    found = []
+    for name in OTHER_ACCELERATORS:
+        value = str(capacity.get(name, "0")).strip()
+        if value.isdigit() and int(value) > 0:
+            found.append(name)
+    return found
+
+
+def not_judged_warning(nodes: Mapping[str, list[str]], shown: int = 5) -> str | None:
+    """One sync warning for every node whose accelerators gpuposture does not judge."""
+    if not nodes:
+        return None
+    names = sorted(nodes)
+    listed = "; ".join(f"{n} ({', '.join(nodes[n])})" for n in names[:shown])
+    more = f"; and {len(names) - shown} more" if len(names) > shown else ""
+    return (
+        f"{len(names)} node(s) have accelerators gpuposture does not judge: {listed}{more}. "
+        "Their sharing between tenants, their driver stack and their telemetry are not "
+        "assessed (no finding means not looked at, not safe); pods using them appear in no "
+        "sharing check"
+    )
