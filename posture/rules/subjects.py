@@ -9,38 +9,25 @@ subject, its labels, the tenants affected and the exposure are set alike everywh
 - a node (`node_draft`): one finding per node whatever the number of tenants on it; labels
   are the node's; exposure = its GPUs unless the check says otherwise. A bulletin exposure
   on a node (`bulletin_draft`) is one per check and node;
-- a pair of parties on a node pool (`pair_drafts`): co-tenancy is per pair of tenants (or a
-  tenant and the platform) and per pool where they meet (a node with no pool label is its
-  own subject, kind Node); evidence lists the nodes, each party's pods and trust class;
-  exposure = nodes where they meet; the verdict is the worst over those nodes;
+- a pair of parties on a node pool: co-tenancy, built in posture/rules/pairs.py on
+  `subject_draft` below;
 - a namespace, a ConfigMap, an RBAC binding, a service account, a provider, a tenant's use
   of a sharing mode: one finding per subject with every tenant it affects.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 from inventory.owners import WorkloadRef, template_labels
-from inventory.pools import node_pool
 from inventory.snapshot import TEMPLATE_PHASE, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import nodes_by_name
-from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, worst_severity
-from tenants.mapping import UNCLASSIFIED
+from posture.rules.registry import FindingDraft
 
 Tenants = Iterable[TenantInfo | str | None]
 PLATFORM_PARTY = ""  # the party of pods no tenant owns: never a tenant slug
-PLATFORM_NAME = "platform"  # how that party is written in evidence and titles
-VERDICTS = ("certain", "possible")  # co-residence, the worse first
-# Said of the unclassified party wherever it meets a tenant: whom the tenant really shares with.
-_UNCLASSIFIED_NOTE = {
-    "is_unclassified": True,
-    "note": "pods of namespaces no tenant claims: an unknown party, judged under the "
-    "unclassified class (GPUPOSTURE_UNCLASSIFIED_CLASS)",
-}
 
 
 def tenant_slugs(tenants: Tenants) -> tuple[str, ...]:
@@ -273,144 +260,3 @@ def mode_use_draft(
         severity=severity,
         exposure=exposure,
     )
-
-
-# --- pairs of parties on a node pool ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Party:
-    """One side of a co-tenancy on one node: a tenant, or the platform's pods."""
-
-    name: str  # tenant slug, or PLATFORM_PARTY
-    trust_class: str
-    pods: tuple[dict[str, Any], ...]  # what it holds on the node (pod, resource, count)
-    replicas: int
-    # The physical devices it holds where every holding names them (a KAI reservation's GPU,
-    # HAMi's allocation, a DRA result); None when any could be on any device of the pool.
-    devices: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True)
-class Meeting:
-    """Two parties holding one shared resource of one node: what a co-tenancy check sees."""
-
-    node: Node
-    key: str  # the resource, profile or resource and mode they share
-    parties: tuple[Party, Party]
-    co_residence: str  # "certain" or "possible" on this node
-    reason: str
-    node_facts: dict[str, Any] = field(default_factory=dict)
-    severity: str = ""
-    # Facts of the pair itself (the rule that forbids it, the resource, the mode): the first
-    # meeting's are kept.
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class PairCause:
-    """A pair's meetings in one pool, as a title reads them."""
-
-    who: str  # "Tenants alpha and beta", "Tenant alpha and platform pods"
-    where: str  # "pool h100-a" or "node gpu-7"
-    key: str
-    co_residence: str
-    meetings: tuple[Meeting, ...]
-
-    @property
-    def note(self) -> str:
-        return f"({self.co_residence} co-residence)"
-
-
-def pool_subject(node: Node) -> tuple[str, str]:
-    """(kind, name) of the subject a co-tenancy on `node` is filed under."""
-    pool = node_pool(node.labels)
-    return ("NodePool", pool) if pool else ("Node", node.name)
-
-
-def pair_drafts(
-    check_id: str, meetings: Iterable[Meeting], title: Callable[[PairCause], str]
-) -> list[FindingDraft]:
-    """One draft per pair of parties, shared key and pool, from their meetings on nodes."""
-    groups: dict[tuple[str, str, str, str, str], list[Meeting]] = {}
-    for meeting in meetings:
-        first, second = sorted(p.name for p in meeting.parties)
-        group = (*pool_subject(meeting.node), meeting.key, first, second)
-        groups.setdefault(group, []).append(meeting)
-    return [_pair_draft(check_id, group, found, title) for group, found in groups.items()]
-
-
-def _pair_draft(
-    check_id: str,
-    group: tuple[str, str, str, str, str],
-    meetings: list[Meeting],
-    title: Callable[[PairCause], str],
-) -> FindingDraft:
-    kind, subject, key, first, second = group
-    verdict = min((m.co_residence for m in meetings), key=VERDICTS.index)
-    names = [n or f"({PLATFORM_NAME})" for n in (first, second)]  # never a tenant's slug
-    cause = PairCause(_who(first, second), _where(kind, subject), key, verdict, tuple(meetings))
-    if len(meetings) == 1:  # most pairs meet on one node: its labels, without the sets
-        labels = meetings[0].node.labels.items()
-    else:
-        labels = set.intersection(*(set(m.node.labels.items()) for m in meetings))
-    evidence = {
-        "node_pool": subject if kind == "NodePool" else None,
-        "co_residence": verdict,
-        **meetings[0].details,
-        "parties": _parties(meetings, (first, second)),
-        "nodes": [_node_entry(m) for m in meetings[:MEMBERS_SHOWN]],
-        "node_count": len(meetings),
-    }
-    return subject_draft(
-        check_id,
-        kind=kind,
-        name=subject,
-        tenants=(first, second),
-        evidence=evidence,
-        key=f"{key}:{names[0]}:{names[1]}",
-        title=title(cause),
-        severity=worst_severity(m.severity for m in meetings),
-        labels=dict(sorted(labels)),
-        exposure=len(meetings),
-    )
-
-
-def _who(first: str, second: str) -> str:
-    if PLATFORM_PARTY in (first, second):
-        return f"Tenant {first or second} and platform pods"
-    if UNCLASSIFIED in (first, second):
-        other = second if first == UNCLASSIFIED else first
-        return f"Tenant {other} and pods of a namespace no tenant owns"
-    return f"Tenants {first} and {second}"
-
-
-def _where(kind: str, subject: str) -> str:
-    return f"pool {subject}" if kind == "NodePool" else f"node {subject}"
-
-
-def _parties(meetings: list[Meeting], names: tuple[str, str]) -> list[dict[str, Any]]:
-    parties = []
-    for name in names:
-        sides = [p for m in meetings for p in m.parties if p.name == name]
-        pods = [pod for side in sides for pod in side.pods]
-        parties.append(
-            {
-                "party": name or PLATFORM_NAME,
-                "is_platform": name == PLATFORM_PARTY,
-                "trust_class": sides[0].trust_class,
-                **(_UNCLASSIFIED_NOTE if name == UNCLASSIFIED else {}),
-                "pods": pods[:MEMBERS_SHOWN],
-                "replicas": sum(side.replicas for side in sides),
-            }
-        )
-    return parties
-
-
-def _node_entry(meeting: Meeting) -> dict[str, Any]:
-    return {
-        "node": meeting.node.name,
-        **meeting.node_facts,
-        "co_residence": meeting.co_residence,
-        "co_residence_reason": meeting.reason,
-    }

@@ -9,9 +9,9 @@ from itertools import combinations
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs
 from posture.rules.common import GpuHolding, gpu_holdings, sorted_nodes
+from posture.rules.pairs import Meeting, PairCause, Party, pair_drafts
 from posture.rules.registry import FindingDraft, check
 from posture.rules.share.parties import node_facts, parties_of
-from posture.rules.subjects import Meeting, PairCause, Party, pair_drafts
 from tenants.policy import base_resource
 
 # A100, H100, H200 and B200 have 7 compute slices per GPU (A30: 4), so at most 7 // g GPU

@@ -7,9 +7,9 @@ from itertools import combinations
 
 from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import gpu_holdings, platform_trust_class, pools_by_mode, sorted_nodes
+from posture.rules.pairs import Meeting, PairCause, pair_drafts
 from posture.rules.registry import FindingDraft, check
 from posture.rules.share.parties import CONCURRENT_MODES, meeting, parties_of
-from posture.rules.subjects import Meeting, PairCause, pair_drafts
 from tenants.policy import may_share
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from posture.inputs import PostureInputs
+from posture.rules.pairs import PairCause, pair_drafts
 from posture.rules.registry import FindingDraft, check
 from posture.rules.share.parties import tenant_pairs_sharing
-from posture.rules.subjects import PairCause, pair_drafts
 
 
 @check(

@@ -1,6 +1,6 @@
 """Who holds a GPU resource on a node and whether two parties' replicas must meet on one
 device: what the co-tenancy checks (SHARE-001, -002, -003, -006, -007) share. Each reports
-the pairs of parties that meet on a node (subjects.Meeting); subjects.pair_drafts files them
+the pairs of parties that meet on a node (pairs.Meeting); pairs.pair_drafts files them
 per pair and node pool."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from posture.rules.common import (
     sorted_nodes,
 )
 from posture.rules.holding import device_kind
-from posture.rules.subjects import PLATFORM_PARTY, Meeting, Party
+from posture.rules.pairs import Meeting, Party
+from posture.rules.subjects import PLATFORM_PARTY
 from tenants.policy import base_resource, is_mig_resource
 
 # Modes in which one physical GPU (or MIG device) serves several pods at once. exclusive and

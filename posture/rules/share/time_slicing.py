@@ -12,9 +12,10 @@ from posture.rules.common import (
     gpu_holdings,
     sorted_nodes,
 )
+from posture.rules.pairs import PairCause, pair_drafts
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.share.parties import tenant_pairs_sharing
-from posture.rules.subjects import PairCause, configmap_draft, pair_drafts
+from posture.rules.subjects import configmap_draft
 
 
 @check(
