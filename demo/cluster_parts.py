@@ -81,6 +81,8 @@ class Work:
     gpu_group: str | None = None
     # A privileged debug container `kubectl debug --profile=sysadmin` added to the first pod.
     debugged: bool = False
+    # PersistentVolumeClaims it mounts: (claim, mount path); Cluster.host_volumes binds them.
+    claims: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,9 @@ class Cluster:
     # The dialect of gpuposture's admission pack deployed here ("": none of ours). The pack is
     # generated, so the demo command adds it after a first sync (demo/k8s_pack.py).
     admission_pack: str = ""
+    # PersistentVolumes of type hostPath bound to a tenant's claim: (PV, node path, namespace,
+    # claim). Pod Security's baseline forbids a hostPath volume, not a claim bound to one.
+    host_volumes: tuple[tuple[str, str, str, str], ...] = ()
     # Google Kubernetes Engine: GKE's own GPU labels, device plugin and driver; no GPU Operator.
     gke: bool = False
 

@@ -56,6 +56,7 @@ PROD_EAST = Cluster(
     mig_strategy="mixed", driver_managed=False, zone=None,
     # The platform team rolled gpuposture's VAP pack out here in Enforce (with two drifts).
     admission_pack="vap",
+    host_volumes=(("kubelet-debug", "/var/lib/kubelet", RES, "debug-scratch"),),
     nodes=(
         NodeSpec("pe-cpu-01", "cpu"),
         NodeSpec("pe-cpu-02", "cpu"),
@@ -151,6 +152,9 @@ PROD_EAST = Cluster(
             # POD-003: a log shipper of analytics' own reading and writing the node's /var/log
             # (every tenant's pod logs; the log-mount escape).
             Work(ANA, "log-shipper", "analytics/vector:0.41.1", host_paths=(("varlog", "/var/log", False),)),
+            # POD-003 through a claim: a "scratch" volume an admin bound to a hostPath PV of the
+            # kubelet's state for a debugging session, and never released.
+            Work(RES, "dataset-index", "research/dataset-index:0.9.0", kind="Job", claims=(("debug-scratch", "/scratch"),)),
         ),
         # Research and analytics time-slice the renamed GPUs 0-3: SHARE-001, SHARE-003, and
         # K8S-001 for analytics, whose quota bounds nvidia.com/gpu but not nvidia.com/gpu-ts.

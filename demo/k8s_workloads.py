@@ -90,11 +90,17 @@ def _host_volumes(w: Work) -> list[tuple[str, str, bool]]:
 
 
 def _host_mounts(w: Work) -> list[Obj]:
-    """Each hostPath mounted at /host<path>, read-only where the table says."""
+    """Each hostPath mounted at /host<path>, read-only where the table says; each claim at its
+    own path."""
     return [
         {"mountPath": "/host" + path, "name": v, **({"readOnly": True} if read_only else {})}
         for v, path, read_only in _host_volumes(w)
-    ]
+    ] + [{"mountPath": path, "name": claim} for claim, path in w.claims]
+
+
+def _volumes(w: Work) -> list[Obj]:
+    claims = [{"name": c, "persistentVolumeClaim": {"claimName": c}} for c, _ in w.claims]
+    return [k8s.host_path(v, path) for v, path, _ in _host_volumes(w)] + claims
 
 
 def tenant_pods_of(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
@@ -148,7 +154,7 @@ def tenant_pods_of(ids: Ids, c: Cluster) -> tuple[list[Obj], list[Obj]]:
                     restart_policy=restart,
                     labels={"app": w.name, **controller_labels},
                     host_ipc=w.host_ipc,
-                    volumes=[k8s.host_path(v, path) for v, path, _ in _host_volumes(w)] or None,
+                    volumes=_volumes(w) or None,
                     tolerations=[k8s.toleration(*t) for t in n.taints] if n else None,
                     node_selector={"gpuposture.io/pool": n.pool} if n and n.model else None,
                     pod_security=k8s.HARDENED_POD if w.security is None else None,

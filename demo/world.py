@@ -109,7 +109,7 @@ _KIND_ORDER = ("Namespace", "Node", "ClusterPolicy", "ConfigMap", "ResourceQuota
                "DaemonSet", "Deployment", "ReplicaSet", "CronJob", "Job", "Pod", "ClusterRole", "ClusterRoleBinding",
                "Role", "RoleBinding", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim",
                "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "KyvernoClusterPolicy",
-               "CiliumNetworkPolicy", "HTTPRoute")
+               "CiliumNetworkPolicy", "HTTPRoute", "PersistentVolume", "PersistentVolumeClaim")
 # fmt: on
 
 
@@ -252,11 +252,47 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
         }
         meta = k8s.meta(ids, "HTTPRoute", service, ns)
         items.append(k8s.obj("gateway.networking.k8s.io/v1", "HTTPRoute", meta, spec=spec))
+    items += _host_volumes(ids, c)
     for ns in c.cilium_egress:  # Cilium's own policy: no egress to the world
         spec = {"endpointSelector": {}, "egressDeny": [{"toEntities": ["world"]}]}
         meta = k8s.meta(ids, "CiliumNetworkPolicy", "deny-world-egress", ns)
         items.append(k8s.obj("cilium.io/v2", "CiliumNetworkPolicy", meta, spec=spec))
     return kubectl_sorted(items)
+
+
+def _host_volumes(ids: Ids, c: Cluster) -> list[Obj]:
+    """Each hostPath PersistentVolume and the tenant claim bound to it, as the PV controller
+    leaves them (the PV's claimRef, the claim's volumeName, both Bound)."""
+    items = []
+    for pv, path, ns, claim in c.host_volumes:
+        size = {"storage": "100Gi"}
+        spec = {
+            "accessModes": ["ReadWriteOnce"],
+            "capacity": size,
+            "claimRef": {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "name": claim,
+                "namespace": ns,
+            },
+            "hostPath": {"path": path, "type": ""},
+            "persistentVolumeReclaimPolicy": "Retain",
+            "storageClassName": "manual",
+            "volumeMode": "Filesystem",
+        }
+        meta = k8s.meta(ids, "PersistentVolume", pv)
+        items.append(k8s.obj("v1", "PersistentVolume", meta, spec=spec, status={"phase": "Bound"}))
+        spec = {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": size},
+            "storageClassName": "manual",
+            "volumeMode": "Filesystem",
+            "volumeName": pv,
+        }
+        meta = k8s.meta(ids, "PersistentVolumeClaim", claim, ns)
+        status = {"accessModes": ["ReadWriteOnce"], "capacity": size, "phase": "Bound"}
+        items.append(k8s.obj("v1", "PersistentVolumeClaim", meta, spec=spec, status=status))
+    return items
 
 
 def kubectl_sorted(items: list[Obj]) -> list[Obj]:

@@ -82,6 +82,12 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     )
     assert idle.exists() and all(f.evidence["from_template"] for f in idle)
     assert all(f.evidence["pods"] == [] for f in idle)
+    # A claim bound to a hostPath PersistentVolume reaches the node path like a hostPath volume.
+    (backfill,) = Finding.objects.filter(check_id="POD-003", subject_name="dataset-index")
+    assert backfill.evidence["through"] == {
+        "claim": "debug-scratch",
+        "persistent_volume": "kubelet-debug",
+    }
     # The MIG tuner holds SYS_ADMIN, without which the toolkit refuses the MIG config devices.
     tuner = Finding.objects.filter(status="open", subject_name="mig-tuner")
     assert {"POD-004", "POD-005"} <= set(tuner.values_list("check_id", flat=True))

@@ -19,6 +19,7 @@ CLASSES = {"platform", "internal_trusted", "internal", "external", "sensitive"}
 CLUSTER_SCOPED = {
     "Namespace",
     "Node",
+    "PersistentVolume",
     "ClusterRole",
     "ClusterRoleBinding",
     "ClusterPolicy",
@@ -29,6 +30,7 @@ CLUSTER_SCOPED = {
 }
 NAMESPACED = {
     "Pod",
+    "PersistentVolumeClaim",
     "ConfigMap",
     "ResourceQuota",
     "Service",
