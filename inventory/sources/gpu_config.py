@@ -131,22 +131,39 @@ def _read_one(
     result.warnings.extend(read.warnings)
 
 
+# The GPU-stack components the operator deploys as DaemonSets in its own namespace.
+OPERAND_COMPONENTS = frozenset(
+    {"device_plugin", "container_toolkit", "driver", "dcgm_exporter", "mig_manager"}
+)
+
+
 def operator_namespaces(
     workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
 ) -> frozenset[str]:
-    """Where the GPU Operator runs: the namespaces of Deployments running its image where a
-    ClusterRoleBinding names a service account. Anyone who may create a Deployment can run the
-    operator's image (even at zero replicas), and a namespace found here becomes the platform's,
-    unjudged; only a cluster admin can grant the cluster-wide rights the real operator cannot
-    work without. With no ClusterRoleBinding in `bindings` at all (the snapshot did not read
-    RBAC; a cluster always has some), the image alone decides, as it must."""
+    """Where the GPU Operator runs: the namespaces of Deployments running its image that a
+    ClusterRoleBinding names (one of their service accounts), or that also run the operator's
+    operands (DaemonSets of the device plugin, toolkit, driver, DCGM exporter or MIG manager,
+    which the operator creates in its own namespace). Anyone who may create a Deployment can run
+    the operator's image, even at zero replicas, and a namespace found here becomes the
+    platform's, unjudged: the image alone proves nothing where RBAC was read. Where a hand-made
+    snapshot holds some bindings but not the operator's, its operands still place it, rather
+    than every platform DaemonSet being judged as a tenant's pods. With no ClusterRoleBinding
+    in `bindings` at all (the snapshot did not read RBAC; a cluster always has some), the image
+    alone decides, as it must."""
+    workloads = list(workloads)
     bound = _cluster_bound_namespaces(bindings or ())
+    operands = {
+        w.namespace
+        for w in workloads
+        if w.kind == "DaemonSet"
+        and any(component_of(image) in OPERAND_COMPONENTS for image in w.images.values())
+    }
     return frozenset(
         w.namespace
         for w in workloads
         if w.kind == "Deployment"
         and any(component_of(image) == "gpu_operator" for image in w.images.values())
-        and (bound is None or w.namespace in bound)
+        and (bound is None or w.namespace in bound or w.namespace in operands)
     )
 
 

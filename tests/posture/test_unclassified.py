@@ -340,6 +340,37 @@ def test_the_operators_image_alone_does_not_make_a_namespace_nobody_owns_the_pla
     assert found == {"TEN-001": {("unclassified",)}, "POD-001": {("unclassified",)}}
 
 
+def _operand(ns: str) -> dict:
+    image = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
+    template = {"spec": {"containers": [{"name": "nvidia-device-plugin", "image": image}]}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": ns},
+        "spec": {"template": template},
+    }
+
+
+def test_the_operators_operands_place_it_where_rbac_was_read_but_not_its_binding():
+    """A hand-made snapshot with some ClusterRoleBindings but not the operator's: the operand
+    DaemonSets the operator creates beside it still make its namespace the platform's, so they
+    are not judged as pods of a namespace nobody owns. A decoy Deployment alone still is not."""
+    decoy_binding = {**OPERATOR_BINDING, "subjects": [{"kind": "Group", "name": "ops"}]}
+    objects = [
+        node("gpu-a"),
+        namespace("alpha"),
+        namespace("nvidia-gpu-operator"),
+        namespace("scratch"),
+        _operator("nvidia-gpu-operator"),
+        _operand("nvidia-gpu-operator"),
+        decoy_binding,
+        _operator("scratch"),
+    ]
+    inputs = world(objects, (ALPHA,))
+    assert "nvidia-gpu-operator" in inputs.platform_namespaces
+    assert "scratch" not in inputs.platform_namespaces
+
+
 def test_without_rbac_in_the_snapshot_the_operators_image_still_finds_its_namespace():
     objects = [node("gpu-a"), namespace("alpha"), _operator("nvidia-gpu-operator")]
     inputs = world(objects, (ALPHA,))
