@@ -236,6 +236,11 @@ def test_demo_world_host_paths():
         ("prod-east", "nb-priya", "/dev"),
         ("prod-east", "llm-playground", "/dev"),  # the sandbox nobody owns, judged as external
         ("prod-east", "log-shipper", "/var/log"),
+        (
+            "prod-east",
+            "dataset-index",
+            "/var/lib/kubelet",
+        ),  # through a claim bound to a hostPath PV
         ("neo-west", "gpu-usage-exporter", "/var/lib/kubelet/pod-resources"),
     }  # and not rag-serve's read-only /etc/localtime
 
