@@ -42,6 +42,9 @@ ALPHA, BETA = tenant("alpha"), tenant("beta", "external")
         ("requests.nvidia.com/gpumem", True),
         ("requests.nvidia.com/gpu-ts", True),
         ("requests.amd.com/gpu", False),
+        # The Network Operator's NICs share the prefix: a quota on them bounds no GPU.
+        ("requests.nvidia.com/hostdev", False),
+        ("requests.nvidia.com/rdma_shared_device_a", False),
     ],
 )
 def test_gpu_quota_keys(key, counts):
@@ -61,6 +64,7 @@ def test_gpu_quota_keys(key, counts):
         ("gpu.nvidia.com.deviceclass.resource.k8s.io/devices", True),
         ("requests.cpu", False),
         ("count/pods", False),
+        ("requests.nvidia.com/sriov_rdma_vf", False),
     ],
 )
 def test_enforced_gpu_quota_keys(key, enforced):
