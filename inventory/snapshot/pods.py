@@ -100,6 +100,10 @@ class Container:
     # Only resources whose name starts with "nvidia.com/", values as quantity strings.
     gpu_requests: dict[str, str] = field(default_factory=dict)
     gpu_limits: dict[str, str] = field(default_factory=dict)
+    # Other vendors' accelerators (inventory.sources.node_kinds.OTHER_ACCELERATORS: amd.com/gpu,
+    # ...), whole devices their device plugins allocate; the limit wins over the request.
+    # Their sharing is not judged, but LeftoverLocals (LEAK-002) needs who holds AMD GPUs.
+    accelerators: dict[str, str] = field(default_factory=dict)
     env: tuple[EnvVar, ...] = ()
     volume_mounts: tuple[VolumeMount, ...] = ()
     ports: tuple[int, ...] = ()
@@ -183,6 +187,15 @@ class Pod:
         for name, n in init_peak.items():
             totals[name] = max(totals.get(name, 0), n)
         return {k: v for k, v in totals.items() if v > 0}
+
+    @property
+    def other_accelerators(self) -> dict[str, int]:
+        """Other vendors' accelerators the pod's containers ask for (any container: a debug
+        one holds none), with a positive count."""
+        found: dict[str, int] = {}
+        for c in self.containers:
+            _add(found, {name: _quantity(qty) for name, qty in c.accelerators.items()})
+        return {k: v for k, v in found.items() if v > 0}
 
     @property
     def is_active(self) -> bool:

@@ -19,6 +19,7 @@ from inventory.snapshot import (
 )
 from inventory.snapshot_dra import PodClaim
 from inventory.sources.dra import pod_claims
+from inventory.sources.node_kinds import OTHER_ACCELERATORS
 from inventory.sources.raw import (
     as_int,
     dicts,
@@ -205,6 +206,7 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
         capabilities_add_prefixed=_prefixed(capabilities.get("add")),
         gpu_requests=_gpu_quantities(resources.get("requests")),
         gpu_limits=_gpu_quantities(resources.get("limits")),
+        accelerators=_accelerators(resources),
         env=tuple(_env_var(e) for e in dicts(raw.get("env"))),
         volume_mounts=tuple(_mount(m) for m in dicts(raw.get("volumeMounts"))),
         ports=tuple(
@@ -246,6 +248,13 @@ def _gpu_quantities(value: Any) -> dict[str, str]:
     # Only the few nvidia.com/ keys are converted (cpu and memory are dropped anyway).
     gpu = {k: v for k, v in mapping(value).items() if str(k).startswith(GPU_RESOURCE_PREFIX)}
     return str_dict(gpu) if gpu else {}
+
+
+def _accelerators(resources: dict[str, Any]) -> dict[str, str]:
+    """Other vendors' accelerator quantities (the limit wins: requests default to it)."""
+    asked = {**mapping(resources.get("requests")), **mapping(resources.get("limits"))}
+    found = {k: v for k, v in asked.items() if k in OTHER_ACCELERATORS}
+    return str_dict(found) if found else {}
 
 
 def _env_var(raw: dict[str, Any]) -> EnvVar:

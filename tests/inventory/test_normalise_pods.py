@@ -327,3 +327,12 @@ def test_network_operator_nics_are_not_gpus(limits, expected):
     (result,) = normalise([raw]).pods
     assert result.gpu_resources == expected
     assert result.uses_gpu is bool(expected)
+
+
+def test_other_vendors_accelerators_are_kept_apart_from_nvidia_gpus():
+    # LEAK-002 needs who holds an AMD GPU; no NVIDIA check counts it as one of theirs.
+    amd = {"amd.com/gpu": "2", "cpu": "4"}
+    raw = pod("team-a", "p", ctr("rocm", resources={"limits": amd, "requests": amd}))
+    (result,) = normalise([raw]).pods
+    assert result.other_accelerators == {"amd.com/gpu": 2}
+    assert result.gpu_resources == {} and not result.uses_gpu
