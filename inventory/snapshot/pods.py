@@ -8,6 +8,17 @@ from dataclasses import dataclass, field
 from inventory.snapshot_dra import PodClaim
 
 GPU_RESOURCE_PREFIX = "nvidia.com/"
+# GPU-sharing schedulers that advertise NVIDIA GPUs under their own names: Volcano's vGPU
+# device plugin (`volcano.sh/vgpu-number` shares, with `vgpu-memory` / `vgpu-cores` limits)
+# and Aliyun's gpushare (`aliyun.com/gpu-mem`, GiB of one GPU). Read with the nvidia.com/ ones.
+SHARE_SCHEDULER_RESOURCES = frozenset(
+    {
+        "volcano.sh/vgpu-number",
+        "volcano.sh/vgpu-memory",
+        "volcano.sh/vgpu-cores",
+        "aliyun.com/gpu-mem",
+    }
+)
 # NVIDIA's Network Operator advertises NICs under the same prefix: SR-IOV VFs (`hostdev`,
 # `sriov_rdma_vf`, `mlnx_sriov_netdevice`), shared RDMA devices (`rdma_shared_device_a`),
 # InfiniBand VFs (`ib_sriov`). The NicClusterPolicy chooses the names, but they name the
@@ -97,7 +108,8 @@ class Container:
     # Positions in capabilities_add of names written with the CAP_ prefix. containerd prefixes
     # CAP_ itself, so runc gets CAP_CAP_... and ignores it: only CRI-O and Docker grant these.
     capabilities_add_prefixed: tuple[int, ...] = ()
-    # Only resources whose name starts with "nvidia.com/", values as quantity strings.
+    # Only resources whose name starts with "nvidia.com/" and SHARE_SCHEDULER_RESOURCES, values
+    # as quantity strings.
     gpu_requests: dict[str, str] = field(default_factory=dict)
     gpu_limits: dict[str, str] = field(default_factory=dict)
     # Other vendors' accelerators (inventory.sources.node_kinds.OTHER_ACCELERATORS: amd.com/gpu,

@@ -10,6 +10,7 @@ from inventory.owners import qualified_kind
 from inventory.snapshot import (
     GPU_ANNOTATIONS,
     GPU_RESOURCE_PREFIX,
+    SHARE_SCHEDULER_RESOURCES,
     TEMPLATE_PHASE,
     Container,
     EnvVar,
@@ -245,8 +246,12 @@ def _prefixed(value: Any) -> tuple[int, ...]:
 
 
 def _gpu_quantities(value: Any) -> dict[str, str]:
-    # Only the few nvidia.com/ keys are converted (cpu and memory are dropped anyway).
-    gpu = {k: v for k, v in mapping(value).items() if str(k).startswith(GPU_RESOURCE_PREFIX)}
+    # Only the few GPU keys are converted (cpu and memory are dropped anyway).
+    gpu = {
+        k: v
+        for k, v in mapping(value).items()
+        if str(k).startswith(GPU_RESOURCE_PREFIX) or k in SHARE_SCHEDULER_RESOURCES
+    }
     return str_dict(gpu) if gpu else {}
 
 
