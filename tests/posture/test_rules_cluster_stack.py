@@ -18,7 +18,7 @@ from inventory.snapshot import (
     Volume,
 )
 from posture.rules import CHECKS, run_checks
-from posture.rules.k8s.quota import enforces_a_gpu_key, is_gpu_quota_key
+from posture.rules.k8s.quota import enforces_a_gpu_key, enforcing_keys, is_gpu_quota_key
 from tests.posture.builders import gpu_node, inputs, pod, run, tenant
 
 ALPHA, BETA = tenant("alpha"), tenant("beta", "external")
@@ -357,3 +357,21 @@ def test_every_draft_is_json_ready_and_well_formed():
         assert draft.severity in ("", "critical", "high", "medium", "low")
         assert set(draft.tenants) <= {"alpha", "ext"}
         assert draft.exposure >= 1
+
+
+@pytest.mark.parametrize(
+    ("resource", "keys"),
+    [
+        ("nvidia.com/gpu", ("requests.nvidia.com/gpu",)),
+        # HAMi's scheduler enforces its counters under limits. too; Kubernetes does not, so
+        # Volcano's and Aliyun's counters are bounded by requests. only.
+        (
+            "nvidia.com/gpumem",
+            ("requests.nvidia.com/gpumem", "limits.nvidia.com/gpumem", "limit.nvidia.com/gpumem"),
+        ),
+        ("volcano.sh/vgpu-memory", ("requests.volcano.sh/vgpu-memory",)),
+        ("aliyun.com/gpu-mem", ("requests.aliyun.com/gpu-mem",)),
+    ],
+)
+def test_quota_keys_that_bound_a_resource(resource, keys):
+    assert enforcing_keys(resource) == keys

@@ -67,7 +67,8 @@ def enforcing_keys(resource: str) -> tuple[str, ...]:
     """The quota keys that bound `resource`, the one to write first."""
     if resource.endswith(DRA_QUOTA_SUFFIX):
         return (resource, REQUESTS + resource)
-    if resource in FRACTIONAL_RESOURCES:
+    if resource in FRACTIONAL_RESOURCES and resource.startswith(GPU_RESOURCE_PREFIX):
+        # HAMi's own counters only: Volcano's and Aliyun's are bounded by `requests.` alone.
         return (REQUESTS + resource, *(p + resource for p in HAMI_LIMIT_PREFIXES))
     return (REQUESTS + resource,)
 
