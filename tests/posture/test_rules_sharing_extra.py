@@ -429,3 +429,10 @@ def test_new_checks_run_through_the_registry_with_node_labels_as_subject_labels(
     drafts = run_checks(_world(node, *pods), only=NEW)
     assert {d.check_id for d in drafts} == {"SHARE-007", "STACK-006", "ATTR-002"}
     assert all(d.subject_labels == {"pool": "shared"} for d in drafts)
+
+
+def test_leak002_nvidia_holdings_on_a_mixed_node_are_not_the_affected_gpus():
+    # A node with NVIDIA GPUs and AMD labels: whole NVIDIA GPUs of two tenants share no AMD GPU.
+    mixed = gpu_node(labels={"amd.com/gpu.product-name": "AMD_Instinct_MI210"})
+    pods = (pod("team-a", "a", gpu=GPU), pod("other-a", "b", gpu=GPU))
+    assert run("LEAK-002", _world(mixed, *pods)) == []

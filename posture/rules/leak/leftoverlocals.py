@@ -8,7 +8,7 @@ from typing import Any
 
 from inventory.snapshot import Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import gpu_holdings, path_within, sorted_nodes
+from posture.rules.common import path_within, sorted_nodes
 from posture.rules.pod.host_areas import canonical_host_path
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft
@@ -93,16 +93,12 @@ def leftoverlocals_shared(inputs: PostureInputs) -> Iterator[FindingDraft]:
 
 
 def _gpu_users(inputs: PostureInputs, node: Node) -> tuple[list[TenantInfo], dict[str, str]]:
-    """The tenants that share the node's GPUs, and how each reaches them; none when no GPU
-    is shared. An NVIDIA-resource node: every tenant holding an inventoried GPU resource. A
-    node of another vendor: its device plugin (`amd.com/gpu`) hands out whole GPUs, so
+    """The tenants that share the node's affected GPUs, and how each reaches them; none when
+    no GPU is shared. Affected GPUs are never NVIDIA's (their holdings on a mixed node are
+    not these GPUs): the vendor's device plugin (`amd.com/gpu`) hands out whole GPUs, so
     tenants holding one each share nothing; a GPU is shared only where a tenant's pod reaches
     every GPU of the node outside the plugin (privileged, or a hostPath over /dev) beside
     another tenant's use. A GPU passed from one tenant to the next is LEAK-001's."""
-    if node.is_gpu_node:
-        found = {h.tenant.slug: h.tenant for h in gpu_holdings(inputs, node) if h.tenant}
-        how = {slug: "holds an nvidia.com/* GPU resource" for slug in found}
-        return [found[slug] for slug in sorted(found)], how
     tenants: dict[str, TenantInfo] = {}
     how: dict[str, str] = {}
     reaching: set[str] = set()
@@ -154,9 +150,7 @@ def _leak_draft(
             for t in tenants
         ],
         "counted_by": (
-            "nvidia.com/* GPU resources held"
-            if node.is_gpu_node
-            else "whole GPUs the vendor's device plugin allocates (amd.com/gpu) are each one "
+            "whole GPUs the vendor's device plugin allocates (amd.com/gpu) are each one "
             "tenant's; a pod reaching every GPU outside the plugin shares them with the rest"
         ),
     }
