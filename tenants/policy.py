@@ -168,9 +168,18 @@ SHARED_SUFFIX = ".shared"  # added by the device plugin's renameByDefault
 # A MIG profile whose compute slices differ from its GPU-instance slices ("1c.3g.40gb") is a
 # compute instance inside a shared GPU instance; "3g.40gb" (or "3g.40gb+me") is a whole GI.
 _MIG_CI = re.compile(r"^nvidia\.com/mig-\d+c\.\d+g\.")
-# Fractional schedulers (HAMi) count as time-slicing for isolation (DESIGN §2): soft limits.
+# Fractional schedulers (HAMi, Volcano's vGPU device plugin, Aliyun's gpushare) count as
+# time-slicing for isolation (DESIGN §2): soft limits. These are their memory and core
+# counters, never a count of GPUs (Aliyun's `gpu-mem` is GiB of one GPU's memory).
 FRACTIONAL_RESOURCES = frozenset(
-    {"nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores"}
+    {
+        "nvidia.com/gpumem",
+        "nvidia.com/gpumem-percentage",
+        "nvidia.com/gpucores",
+        "volcano.sh/vgpu-memory",
+        "volcano.sh/vgpu-cores",
+        "aliyun.com/gpu-mem",
+    }
 )
 VGPU_SCHEDULERS = {"fixed": "vgpu_fixed", "equal": "vgpu_equal", "best_effort": "vgpu_best_effort"}
 

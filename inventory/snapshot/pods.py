@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from inventory.snapshot_dra import PodClaim
 
 GPU_RESOURCE_PREFIX = "nvidia.com/"
+# GPU-sharing schedulers that advertise NVIDIA GPUs under their own names: Volcano's vGPU
+# device plugin (`volcano.sh/vgpu-number` shares, with `vgpu-memory` / `vgpu-cores` limits)
+# and Aliyun's gpushare (`aliyun.com/gpu-mem`, GiB of one GPU). Read with the nvidia.com/ ones.
+SHARE_SCHEDULER_RESOURCES = frozenset(
+    {
+        "volcano.sh/vgpu-number",
+        "volcano.sh/vgpu-memory",
+        "volcano.sh/vgpu-cores",
+        "aliyun.com/gpu-mem",
+    }
+)
+# NVIDIA's Network Operator advertises NICs under the same prefix: SR-IOV VFs (`hostdev`,
+# `sriov_rdma_vf`, `mlnx_sriov_netdevice`), shared RDMA devices (`rdma_shared_device_a`),
+# InfiniBand VFs (`ib_sriov`). The NicClusterPolicy chooses the names, but they name the
+# network kind; a GPU resource (`gpu`, `gpu.shared`, `mig-*`, a rename in a device-plugin
+# config, the sandbox plugin's chip or vGPU type) never carries these words.
+_NIC_WORDS = re.compile(r"rdma|sriov|hostdev|netdevice|mlnx|infiniband|(^|_)ib(_|$)|(^|_)vf(_|$)")
 # The phase of a Pod built from a controller's pod template (Workload.template): a pod that does
 # not exist, so it is never active and never counted where pods run; only the pod-hardening
 # checks judge it (posture.inputs.PostureInputs.template_pods).
@@ -90,9 +108,14 @@ class Container:
     # Positions in capabilities_add of names written with the CAP_ prefix. containerd prefixes
     # CAP_ itself, so runc gets CAP_CAP_... and ignores it: only CRI-O and Docker grant these.
     capabilities_add_prefixed: tuple[int, ...] = ()
-    # Only resources whose name starts with "nvidia.com/", values as quantity strings.
+    # Only resources whose name starts with "nvidia.com/" and SHARE_SCHEDULER_RESOURCES, values
+    # as quantity strings.
     gpu_requests: dict[str, str] = field(default_factory=dict)
     gpu_limits: dict[str, str] = field(default_factory=dict)
+    # Other vendors' accelerators (inventory.sources.node_kinds.OTHER_ACCELERATORS: amd.com/gpu,
+    # ...), whole devices their device plugins allocate; the limit wins over the request.
+    # Their sharing is not judged, but LeftoverLocals (LEAK-002) needs who holds AMD GPUs.
+    accelerators: dict[str, str] = field(default_factory=dict)
     env: tuple[EnvVar, ...] = ()
     volume_mounts: tuple[VolumeMount, ...] = ()
     ports: tuple[int, ...] = ()
@@ -148,7 +171,8 @@ class Pod:
 
     @property
     def gpu_resources(self) -> dict[str, int]:
-        """GPU resources this pod holds, as the scheduler counts them: limits win (requests
+        """GPU resources this pod holds (not the Network Operator's NICs under the same
+        prefix, is_nic_resource), as the scheduler counts them: limits win (requests
         default to limits for extended resources), summed over app containers and native
         sidecars (they run together); an init container runs to completion before the next
         one starts, beside only the sidecars declared before it, so it counts only where
@@ -158,7 +182,9 @@ class Pod:
         init_peak: dict[str, int] = {}
         for c in self.containers:
             asked = {
-                name: _quantity(qty) for name, qty in {**c.gpu_requests, **c.gpu_limits}.items()
+                name: _quantity(qty)
+                for name, qty in {**c.gpu_requests, **c.gpu_limits}.items()
+                if not is_nic_resource(name)
             }
             if not c.init:
                 _add(apps, asked)
@@ -175,8 +201,26 @@ class Pod:
         return {k: v for k, v in totals.items() if v > 0}
 
     @property
+    def other_accelerators(self) -> dict[str, int]:
+        """Other vendors' accelerators the pod's containers ask for (any container: a debug
+        one holds none), with a positive count."""
+        found: dict[str, int] = {}
+        for c in self.containers:
+            _add(found, {name: _quantity(qty) for name, qty in c.accelerators.items()})
+        return {k: v for k, v in found.items() if v > 0}
+
+    @property
     def is_active(self) -> bool:
         return self.phase in ("Pending", "Running", "Unknown")
+
+
+def is_nic_resource(name: str) -> bool:
+    """An `nvidia.com/` resource of the Network Operator (a NIC, not a GPU): holding one gives
+    a pod no GPU, so it counts in no GPU check (quota, egress, admission, pool placement)."""
+    if not name.startswith(GPU_RESOURCE_PREFIX):
+        return False
+    local = name[len(GPU_RESOURCE_PREFIX) :].lower()
+    return not local.startswith(("gpu", "mig-")) and bool(_NIC_WORDS.search(local))
 
 
 def _add(totals: dict[str, int], more: dict[str, int]) -> None:

@@ -10,6 +10,7 @@ from inventory.owners import qualified_kind
 from inventory.snapshot import (
     GPU_ANNOTATIONS,
     GPU_RESOURCE_PREFIX,
+    SHARE_SCHEDULER_RESOURCES,
     TEMPLATE_PHASE,
     Container,
     EnvVar,
@@ -19,6 +20,7 @@ from inventory.snapshot import (
 )
 from inventory.snapshot_dra import PodClaim
 from inventory.sources.dra import pod_claims
+from inventory.sources.node_kinds import OTHER_ACCELERATORS
 from inventory.sources.raw import (
     as_int,
     dicts,
@@ -205,6 +207,7 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
         capabilities_add_prefixed=_prefixed(capabilities.get("add")),
         gpu_requests=_gpu_quantities(resources.get("requests")),
         gpu_limits=_gpu_quantities(resources.get("limits")),
+        accelerators=_accelerators(resources),
         env=tuple(_env_var(e) for e in dicts(raw.get("env"))),
         volume_mounts=tuple(_mount(m) for m in dicts(raw.get("volumeMounts"))),
         ports=tuple(
@@ -243,9 +246,20 @@ def _prefixed(value: Any) -> tuple[int, ...]:
 
 
 def _gpu_quantities(value: Any) -> dict[str, str]:
-    # Only the few nvidia.com/ keys are converted (cpu and memory are dropped anyway).
-    gpu = {k: v for k, v in mapping(value).items() if str(k).startswith(GPU_RESOURCE_PREFIX)}
+    # Only the few GPU keys are converted (cpu and memory are dropped anyway).
+    gpu = {
+        k: v
+        for k, v in mapping(value).items()
+        if str(k).startswith(GPU_RESOURCE_PREFIX) or k in SHARE_SCHEDULER_RESOURCES
+    }
     return str_dict(gpu) if gpu else {}
+
+
+def _accelerators(resources: dict[str, Any]) -> dict[str, str]:
+    """Other vendors' accelerator quantities (the limit wins: requests default to it)."""
+    asked = {**mapping(resources.get("requests")), **mapping(resources.get("limits"))}
+    found = {k: v for k, v in asked.items() if k in OTHER_ACCELERATORS}
+    return str_dict(found) if found else {}
 
 
 def _env_var(raw: dict[str, Any]) -> EnvVar:

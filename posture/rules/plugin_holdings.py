@@ -8,6 +8,8 @@
 - HAMi (`nvidia.com/gpumem`, `gpucores`, `gpumem-percentage`, or its allocation annotation):
   time-slicing on the `nvidia.com/gpu` it rides on, limits soft; the GPUs are the ones
   `hami.io/vgpu-devices-allocated` names.
+- Volcano's vGPU device plugin (`volcano.sh/vgpu-number`, with `vgpu-memory` / `vgpu-cores`)
+  and Aliyun's gpushare (`aliyun.com/gpu-mem`): time-slicing on an NVIDIA GPU, limits soft.
 - KAI Scheduler / Run:ai fractions (`gpu-fraction`, `gpu-memory`): time-slicing on the GPU its
   reservation pod holds. The binder ties them by the `runai-gpu-group` label; the reservation
   pod (in `kai-resource-reservation`, `runai-reservation` before KAI v0.6) holds the real
@@ -35,6 +37,12 @@ from posture.rules.holding import UUID_PREFIXES, GpuHolding
 from tenants.policy import FRACTIONAL_RESOURCES, base_resource, is_mig_resource, node_sharing_mode
 
 GPU = "nvidia.com/gpu"
+# Shares of an NVIDIA GPU other schedulers advertise, and what each pod's count is: Volcano's
+# vGPU device plugin counts shares (each of one GPU); Aliyun's gpushare counts GiB of one GPU.
+SCHEDULER_SHARES = {
+    "volcano.sh/vgpu-number": "Volcano vGPU: a share of the GPU under soft memory and core limits",
+    "aliyun.com/gpu-mem": "Aliyun gpushare: GiB of one GPU's memory, with no isolation enforced",
+}
 RUNAI_GPU_INDEX = "runai-gpu"  # Run:ai before KAI: the fraction's GPU index
 FRACTION_DEVICES = "gpu-fraction-num-devices"
 HAMI_ALLOCATED = "hami.io/vgpu-devices-allocated"
@@ -69,7 +77,8 @@ def holds_device(node: Node, resource: str) -> bool:
     name the node's device-plugin config advertises (not HAMi's memory or core counters)."""
     base = base_resource(resource)
     return (
-        base == GPU
+        resource in SCHEDULER_SHARES
+        or base == GPU
         or is_mig_resource(resource)
         or shared_entry(node, resource) is not None
         or vm_device_kind(resource) is not None
@@ -152,14 +161,17 @@ def _resource_holdings(
     for name, count in sorted(resources.items()):
         if not holds_device(node, name):
             continue
-        if soft:
+        pool = base_resource(name)
+        if name in SCHEDULER_SHARES:
+            mode, basis, pool = "time_slicing", SCHEDULER_SHARES[name], GPU
+            count = count if name == "volcano.sh/vgpu-number" else 1
+        elif soft:
             mode, basis = (
                 "time_slicing",
                 "HAMi: a share of the GPU under soft memory and core limits",
             )
         else:
             mode, basis = resource_mode(node, name, why_unknown)
-        pool = base_resource(name)
         holdings.append(GpuHolding(pod, tenant, name, pool, count, mode, devices, basis))
     return holdings
 

@@ -296,3 +296,43 @@ def test_security_details_survive_the_stored_form():
         (1,),
     )
     assert container.volume_mounts[0].sub_path == "srv/data"
+
+
+# NVIDIA's Network Operator advertises NICs under nvidia.com/: a pod holding only those holds
+# no GPU (the quota, egress, admission and pool checks would otherwise judge it a GPU pod).
+@pytest.mark.parametrize(
+    ("limits", "expected"),
+    [
+        pytest.param({"nvidia.com/hostdev": "1"}, {}, id="sriov-hostdev"),
+        pytest.param({"nvidia.com/sriov_rdma_vf": "2"}, {}, id="sriov-rdma-vf"),
+        pytest.param({"nvidia.com/rdma_shared_device_a": "1"}, {}, id="rdma-shared"),
+        pytest.param({"nvidia.com/mlnx_sriov_netdevice": "1"}, {}, id="netdevice"),
+        pytest.param({"nvidia.com/ib_sriov": "1"}, {}, id="infiniband-vf"),
+        pytest.param(
+            {"nvidia.com/gpu": "8", "nvidia.com/hostdev": "8"}, {"nvidia.com/gpu": 8}, id="dgx"
+        ),
+        # GPU names a device-plugin config or the sandbox plugin advertises stay GPUs.
+        pytest.param({"nvidia.com/a100": "1"}, {"nvidia.com/a100": 1}, id="renamed-gpu"),
+        pytest.param({"nvidia.com/gpu-ts": "1"}, {"nvidia.com/gpu-ts": 1}, id="renamed-shared"),
+        pytest.param(
+            {"nvidia.com/NVIDIA_A10-12Q": "1"}, {"nvidia.com/NVIDIA_A10-12Q": 1}, id="vgpu-type"
+        ),
+        pytest.param(
+            {"nvidia.com/mig-1g.10gb": "1"}, {"nvidia.com/mig-1g.10gb": 1}, id="mig-profile"
+        ),
+    ],
+)
+def test_network_operator_nics_are_not_gpus(limits, expected):
+    raw = pod("team-a", "p", ctr("mpi", resources={"limits": limits, "requests": limits}))
+    (result,) = normalise([raw]).pods
+    assert result.gpu_resources == expected
+    assert result.uses_gpu is bool(expected)
+
+
+def test_other_vendors_accelerators_are_kept_apart_from_nvidia_gpus():
+    # LEAK-002 needs who holds an AMD GPU; no NVIDIA check counts it as one of theirs.
+    amd = {"amd.com/gpu": "2", "cpu": "4"}
+    raw = pod("team-a", "p", ctr("rocm", resources={"limits": amd, "requests": amd}))
+    (result,) = normalise([raw]).pods
+    assert result.other_accelerators == {"amd.com/gpu": 2}
+    assert result.gpu_resources == {} and not result.uses_gpu

@@ -225,3 +225,32 @@ def test_pod011_says_whether_the_node_honours_the_variable(objects, verdict):
     (draft,) = _pod011(probe, *objects)
     (entry,) = draft.evidence["pods"]
     assert entry["node_honours_visible_devices"] == verdict
+
+
+# POD-011 on a container that requests GPUs and names others: the kubelet applies the pod's env
+# after the device plugin's, so under the plugin's `envvar` strategy the pod's value wins.
+@pytest.mark.parametrize(
+    ("objects", "fires", "strategy"),
+    [
+        ([_plugin_pod()], True, "envvar"),
+        ([_plugin_pod(("DEVICE_LIST_STRATEGY", "envvar"))], True, "envvar"),
+        # The toolkit takes the plugin's mounts or CDI devices first: the variable is ignored.
+        ([_plugin_pod(args=("--device-list-strategy=volume-mounts",))], False, None),
+        ([_plugin_pod(("DEVICE_LIST_STRATEGY", "cdi-annotations,cdi-cri"))], False, None),
+        # Nothing says how the plugin hands GPUs over: said, not passed.
+        ([], True, None),
+    ],
+)
+def test_pod011_a_gpu_request_does_not_cover_naming_every_gpu(objects, fires, strategy):
+    gpu = {"nvidia.com/gpu": "1"}
+    probe = pod("alpha", "probe", container("probe", gpu=gpu, env=[{"name": NVD, "value": "all"}]))
+    found = _pod011(probe, *objects)
+    assert bool(found) is fires
+    if found:
+        (draft,) = found
+        assert draft.evidence["requested_gpus"] == 1 and draft.evidence["value"] == "all"
+        assert "over the 1 GPU(s) it requested" in draft.title
+        (entry,) = draft.evidence["pods"]
+        assert entry["node_device_list_strategy"] == strategy
+        reason = draft.evidence["overrides_allocation"]
+        assert reason.startswith("unverified") is (strategy is None)

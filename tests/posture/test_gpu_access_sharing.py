@@ -298,3 +298,29 @@ def test_runai_fractions_by_gpu_index(indices, verdict):
         pods.append(fraction)
     found = run("SHARE-001", world(_kai(*pods), (ALPHA, BETA)))
     assert [d.evidence["co_residence"] for d in found] == ([verdict] if verdict else [])
+
+
+# Volcano's vGPU device plugin and Aliyun's gpushare advertise shares of NVIDIA GPUs under their
+# own names: pods of two tenants holding them on a one-GPU node time-slice it.
+@pytest.mark.parametrize(
+    ("capacity", "asked"),
+    [
+        (
+            {"volcano.sh/vgpu-number": "10", "volcano.sh/vgpu-memory": "81920"},
+            {"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory": "3000"},
+        ),
+        ({"aliyun.com/gpu-mem": "80", "aliyun.com/gpu-count": "1"}, {"aliyun.com/gpu-mem": "4"}),
+    ],
+)
+def test_volcano_and_aliyun_shares_are_time_slicing(capacity, asked):
+    inputs = world(
+        [
+            node("gpu-a", gpus=1, capacity=capacity),
+            pod("alpha", "a", container(gpu=asked)),
+            pod("beta", "b", container(gpu=asked)),
+        ],
+        (ALPHA, BETA),
+    )
+    (draft,) = run("SHARE-001", inputs)
+    assert draft.evidence["co_residence"] == "certain"
+    assert draft.tenants == ("alpha", "beta")

@@ -18,7 +18,7 @@ from inventory.snapshot import (
     Volume,
 )
 from posture.rules import CHECKS, run_checks
-from posture.rules.k8s.quota import enforces_a_gpu_key, is_gpu_quota_key
+from posture.rules.k8s.quota import enforces_a_gpu_key, enforcing_keys, is_gpu_quota_key
 from tests.posture.builders import gpu_node, inputs, pod, run, tenant
 
 ALPHA, BETA = tenant("alpha"), tenant("beta", "external")
@@ -42,6 +42,9 @@ ALPHA, BETA = tenant("alpha"), tenant("beta", "external")
         ("requests.nvidia.com/gpumem", True),
         ("requests.nvidia.com/gpu-ts", True),
         ("requests.amd.com/gpu", False),
+        # The Network Operator's NICs share the prefix: a quota on them bounds no GPU.
+        ("requests.nvidia.com/hostdev", False),
+        ("requests.nvidia.com/rdma_shared_device_a", False),
     ],
 )
 def test_gpu_quota_keys(key, counts):
@@ -61,6 +64,7 @@ def test_gpu_quota_keys(key, counts):
         ("gpu.nvidia.com.deviceclass.resource.k8s.io/devices", True),
         ("requests.cpu", False),
         ("count/pods", False),
+        ("requests.nvidia.com/sriov_rdma_vf", False),
     ],
 )
 def test_enforced_gpu_quota_keys(key, enforced):
@@ -353,3 +357,21 @@ def test_every_draft_is_json_ready_and_well_formed():
         assert draft.severity in ("", "critical", "high", "medium", "low")
         assert set(draft.tenants) <= {"alpha", "ext"}
         assert draft.exposure >= 1
+
+
+@pytest.mark.parametrize(
+    ("resource", "keys"),
+    [
+        ("nvidia.com/gpu", ("requests.nvidia.com/gpu",)),
+        # HAMi's scheduler enforces its counters under limits. too; Kubernetes does not, so
+        # Volcano's and Aliyun's counters are bounded by requests. only.
+        (
+            "nvidia.com/gpumem",
+            ("requests.nvidia.com/gpumem", "limits.nvidia.com/gpumem", "limit.nvidia.com/gpumem"),
+        ),
+        ("volcano.sh/vgpu-memory", ("requests.volcano.sh/vgpu-memory",)),
+        ("aliyun.com/gpu-mem", ("requests.aliyun.com/gpu-mem",)),
+    ],
+)
+def test_quota_keys_that_bound_a_resource(resource, keys):
+    assert enforcing_keys(resource) == keys

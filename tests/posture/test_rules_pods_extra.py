@@ -358,10 +358,14 @@ def test_pod010_table(pods, fired_for):
         (EnvVar("NVIDIA_VISIBLE_DEVICES", "void"), None, False),
         (EnvVar("NVIDIA_VISIBLE_DEVICES", "NONE"), None, False),
         (EnvVar("NVIDIA_VISIBLE_DEVICES", ""), None, False),
-        (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), GPU, False),
-        (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), {"nvidia.com/mig-1g.10gb": 1}, False),
-        (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), {"nvidia.com/gpu.shared": 1}, False),
-        (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), {**GPU, "nvidia.com/gpumem": 4}, False),
+        # A GPU request does not exempt it: the pod's value replaces the plugin's allocation
+        # under the default device-list strategy, which nothing on this node states
+        # (tests/posture/test_gpu_access_env.py judges each strategy).
+        (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), GPU, True),
+        (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), {"nvidia.com/mig-1g.10gb": 1}, True),
+        (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), {"nvidia.com/gpu.shared": 1}, True),
+        (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), {**GPU, "nvidia.com/gpumem": 4}, True),
+        (EnvVar("NVIDIA_VISIBLE_DEVICES", "void"), GPU, False),
         # A limit of 0 allocates no GPU: the variable still reaches every GPU.
         (EnvVar("NVIDIA_VISIBLE_DEVICES", "all"), {"nvidia.com/gpu": 0}, True),
         # An NVIDIA Network Operator SR-IOV NIC is an nvidia.com/ resource, not a GPU.

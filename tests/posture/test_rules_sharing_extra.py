@@ -10,7 +10,16 @@ import posture.rules.share  # noqa: F401
 from inventory.snapshot import GpuOperatorPolicy, Node
 from posture.rules.leak.leftoverlocals import leftoverlocals_match
 from posture.rules.registry import run_checks
-from tests.posture.builders import gpu_node, inputs, pod, run, sliced_node, tenant
+from tests.posture.builders import (
+    container,
+    gpu_node,
+    host_path,
+    inputs,
+    pod,
+    run,
+    sliced_node,
+    tenant,
+)
 
 TEAM = tenant("team", namespaces=("team-a",))
 OTHER = tenant("other", namespaces=("other-a",))
@@ -272,12 +281,36 @@ def test_leftoverlocals_models(model, labels, vendor):
 AMD = Node("amd-1", labels={"amd.com/gpu.product-name": "AMD_Instinct_MI210"})
 
 
-def test_leak002_two_tenants_on_an_affected_amd_node():
-    pods = (pod("team-a", "a", node="amd-1"), pod("other-a", "b", node="amd-1"))
+AMD_GPU = (container(accelerators={"amd.com/gpu": "1"}),)
+PRIVILEGED = (container(privileged=True),)
+
+
+def _amd(namespace: str, name: str, containers=AMD_GPU, **fields):
+    return pod(namespace, name, node="amd-1", containers=containers, **fields)
+
+
+@pytest.mark.parametrize(
+    ("pods", "how"),
+    [
+        # A privileged pod reaches every GPU of the node, the other tenant's included.
+        (
+            (_amd("team-a", "a"), _amd("other-a", "b", containers=PRIVILEGED)),
+            "pod other-a/b reaches every GPU: privileged container main",
+        ),
+        # So does a hostPath over /dev/kfd (the AMD compute interface) or /dev.
+        (
+            (_amd("team-a", "a"), _amd("other-a", "b", volumes=(host_path("kfd", "/dev/kfd"),))),
+            "pod other-a/b reaches every GPU: hostPath volume kfd (/dev/kfd)",
+        ),
+    ],
+)
+def test_leak002_a_tenant_reaching_every_gpu_beside_another(pods, how):
     (draft,) = run("LEAK-002", _world(AMD, *pods))
     assert draft.tenants == ("other", "team")  # one finding per node, both tenants on it
     assert draft.evidence["affected_by"]["vendor"] == "AMD"
     assert "VU#446598" in draft.evidence["advisory"]
+    by = {t["tenant"]: t["reaches_gpus_by"] for t in draft.evidence["tenants_on_node"]}
+    assert by == {"other": how, "team": "pod team-a/a holds amd.com/gpu=1"}
 
 
 @pytest.mark.parametrize(
@@ -285,6 +318,12 @@ def test_leak002_two_tenants_on_an_affected_amd_node():
     [
         (AMD, (pod("team-a", "a", node="amd-1"), pod("team-a", "b", node="amd-1"))),
         (AMD, (pod("team-a", "a", node="amd-1"), pod("kube-system", "b", node="amd-1"))),
+        # Whole AMD GPUs, one per tenant: nothing is shared (a handover is LEAK-001's).
+        (AMD, (_amd("team-a", "a"), _amd("other-a", "b"))),
+        # Pods with no GPU and no device access do not reach the GPUs.
+        (AMD, (pod("team-a", "a", node="amd-1"), pod("other-a", "b", node="amd-1"))),
+        # The only pod reaching every GPU is the one tenant's.
+        (AMD, (_amd("team-a", "a", containers=PRIVILEGED), pod("other-a", "b", node="amd-1"))),
         (gpu_node(), (pod("team-a", "a", gpu=GPU), pod("other-a", "b", gpu=GPU))),  # NVIDIA
         (sliced_node(), (pod("team-a", "a", gpu=GPU), pod("other-a", "b", gpu=GPU))),
     ],
@@ -390,3 +429,10 @@ def test_new_checks_run_through_the_registry_with_node_labels_as_subject_labels(
     drafts = run_checks(_world(node, *pods), only=NEW)
     assert {d.check_id for d in drafts} == {"SHARE-007", "STACK-006", "ATTR-002"}
     assert all(d.subject_labels == {"pool": "shared"} for d in drafts)
+
+
+def test_leak002_nvidia_holdings_on_a_mixed_node_are_not_the_affected_gpus():
+    # A node with NVIDIA GPUs and AMD labels: whole NVIDIA GPUs of two tenants share no AMD GPU.
+    mixed = gpu_node(labels={"amd.com/gpu.product-name": "AMD_Instinct_MI210"})
+    pods = (pod("team-a", "a", gpu=GPU), pod("other-a", "b", gpu=GPU))
+    assert run("LEAK-002", _world(mixed, *pods)) == []

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from inventory.dra_devices import gpu_classes_of_pod
 from inventory.snapshot import GPU_RESOURCE_PREFIX, Namespace, Pod, ResourceQuota
+from inventory.snapshot.pods import is_nic_resource
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref
 from posture.rules.dra_holdings import dra_index
@@ -44,7 +45,8 @@ def is_gpu_quota_key(key: str) -> bool:
         if key.startswith(prefix):
             key = key.removeprefix(prefix)
             break
-    return key.startswith(GPU_RESOURCE_PREFIX)
+    # A quota on the Network Operator's NICs (`requests.nvidia.com/hostdev`) bounds no GPU.
+    return key.startswith(GPU_RESOURCE_PREFIX) and not is_nic_resource(key)
 
 
 def enforces_a_gpu_key(key: str) -> bool:
@@ -56,6 +58,8 @@ def enforces_a_gpu_key(key: str) -> bool:
     resource = next((key.removeprefix(p) for p in QUOTA_PREFIXES if key.startswith(p)), None)
     if resource is None or not resource.startswith(GPU_RESOURCE_PREFIX):
         return False
+    if is_nic_resource(resource):
+        return False
     return key in enforcing_keys(resource)
 
 
@@ -63,7 +67,8 @@ def enforcing_keys(resource: str) -> tuple[str, ...]:
     """The quota keys that bound `resource`, the one to write first."""
     if resource.endswith(DRA_QUOTA_SUFFIX):
         return (resource, REQUESTS + resource)
-    if resource in FRACTIONAL_RESOURCES:
+    if resource in FRACTIONAL_RESOURCES and resource.startswith(GPU_RESOURCE_PREFIX):
+        # HAMi's own counters only: Volcano's and Aliyun's are bounded by `requests.` alone.
         return (REQUESTS + resource, *(p + resource for p in HAMI_LIMIT_PREFIXES))
     return (REQUESTS + resource,)
 

@@ -6,9 +6,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from inventory.snapshot import Node
+from inventory.snapshot import Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import gpu_holdings, sorted_nodes, tenants_on_node
+from posture.rules.common import path_within, sorted_nodes
+from posture.rules.pod.host_areas import canonical_host_path
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft
 
@@ -65,9 +66,11 @@ def leftoverlocals_match(node: Node) -> dict[str, Any] | None:
         "memory another process's kernel left behind, on some AMD, Apple, Qualcomm and "
         "Imagination GPUs (not NVIDIA). Fragments of a neighbour's model weights, prompts "
         "and outputs can be reconstructed this way, whether the tenants run concurrently or "
-        "one after the other on the same GPU. Resource requests for non-NVIDIA GPUs "
-        "(`amd.com/gpu`) are not inventoried, so every tenant with an active pod on the node "
-        "counts as a user of its GPUs."
+        "one after the other on the same GPU. Whole GPUs that the vendor's device plugin "
+        "allocates (`amd.com/gpu`) are each one tenant's: they are shared where a tenant's pod "
+        "reaches every GPU of the node outside the plugin (privileged, or a hostPath over "
+        "/dev) beside another tenant's pods. A GPU passed from one tenant to the next is "
+        "LEAK-001's (a reset between tenants)."
     ),
     remediation=(
         "Do not share these GPUs between tenants: taint the node for a single tenant "
@@ -83,34 +86,72 @@ def leftoverlocals_shared(inputs: PostureInputs) -> Iterator[FindingDraft]:
         match = leftoverlocals_match(node)
         if match is None:
             continue
-        tenants = _gpu_users(inputs, node)
+        tenants, how = _gpu_users(inputs, node)
         if len(tenants) < 2:
             continue
-        yield _leak_draft(node, match, tenants)
+        yield _leak_draft(node, match, tenants, how)
 
 
-def _gpu_users(inputs: PostureInputs, node: Node) -> list[TenantInfo]:
-    """Tenants holding an inventoried GPU resource on the node, or with any active pod on it
-    when the node has no NVIDIA resources (other vendors' requests are not inventoried)."""
-    if node.is_gpu_node:
-        found = {h.tenant.slug: h.tenant for h in gpu_holdings(inputs, node) if h.tenant}
-        return [found[slug] for slug in sorted(found)]
-    return tenants_on_node(inputs, node.name)
+def _gpu_users(inputs: PostureInputs, node: Node) -> tuple[list[TenantInfo], dict[str, str]]:
+    """The tenants that share the node's affected GPUs, and how each reaches them; none when
+    no GPU is shared. Affected GPUs are never NVIDIA's (their holdings on a mixed node are
+    not these GPUs): the vendor's device plugin (`amd.com/gpu`) hands out whole GPUs, so
+    tenants holding one each share nothing; a GPU is shared only where a tenant's pod reaches
+    every GPU of the node outside the plugin (privileged, or a hostPath over /dev) beside
+    another tenant's use. A GPU passed from one tenant to the next is LEAK-001's."""
+    tenants: dict[str, TenantInfo] = {}
+    how: dict[str, str] = {}
+    reaching: set[str] = set()
+    for pod in inputs.pods_by_node.get(node.name, ()):
+        tenant = inputs.tenant_of_pod(pod)
+        if tenant is None or not pod.is_active:
+            continue
+        reach = reaches_every_device(pod)
+        if reach:
+            reaching.add(tenant.slug)
+            how[tenant.slug] = f"pod {pod.namespace}/{pod.name} reaches every GPU: {reach}"
+        elif (held := pod.other_accelerators) or pod.resource_claims:
+            asked = ", ".join(f"{k}={v}" for k, v in sorted(held.items())) or "a DRA claim"
+            how.setdefault(tenant.slug, f"pod {pod.namespace}/{pod.name} holds {asked}")
+        else:
+            continue  # no device node of the GPUs is in its container
+        tenants[tenant.slug] = tenant
+    if not reaching or len(tenants) < 2:
+        return [], {}
+    return [tenants[slug] for slug in sorted(tenants)], how
 
 
-def _leak_draft(node: Node, match: dict[str, Any], tenants: list[TenantInfo]) -> FindingDraft:
+def reaches_every_device(pod: Pod) -> str | None:
+    """How a pod reaches every device node of its node outside any device plugin, or None:
+    a privileged container, or a hostPath volume over /dev (or the root)."""
+    privileged = next((c.name for c in pod.containers if c.privileged), None)
+    if privileged:
+        return f"privileged container {privileged}"
+    for volume in pod.volumes:
+        path = volume.host_path or volume.pv_path
+        node_path = canonical_host_path(path) if path else ""
+        # /dev/kfd, /dev/dri/renderD128 (a GPU each), /dev, or a directory holding /dev.
+        if node_path and (path_within(node_path, "/dev") or path_within("/dev", node_path)):
+            return f"hostPath volume {volume.name} ({path})"
+    return None
+
+
+def _leak_draft(
+    node: Node, match: dict[str, Any], tenants: list[TenantInfo], how: dict[str, str]
+) -> FindingDraft:
     """One finding per node: the fix (a single tenant per node, or the vendor's update) is
     the node's, for every tenant that uses its GPUs."""
     evidence = {
         "node": node.name,
         "advisory": "CERT/CC VU#446598 (LeftoverLocals, CVE-2023-4969)",
         "affected_by": match,
-        "tenants_on_node": [{"tenant": t.slug, "trust_class": t.trust_class.slug} for t in tenants],
+        "tenants_on_node": [
+            {"tenant": t.slug, "trust_class": t.trust_class.slug, "reaches_gpus_by": how[t.slug]}
+            for t in tenants
+        ],
         "counted_by": (
-            "nvidia.com/* GPU resources held"
-            if node.is_gpu_node
-            else "active pods on the node (amd.com/* and other vendors' requests are not "
-            "inventoried)"
+            "whole GPUs the vendor's device plugin allocates (amd.com/gpu) are each one "
+            "tenant's; a pod reaching every GPU outside the plugin shares them with the rest"
         ),
     }
     names = ", ".join(t.slug for t in tenants)

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from inventory.snapshot import Container, EnvConfigMap, EnvVar, Node, Pod
+from inventory.visible_devices import PLUGIN_DEFAULT_STRATEGY, EnvvarAccess
 from posture.inputs import PostureInputs
 from posture.rules.common import (
     container_path,
@@ -98,7 +99,11 @@ def _from_env_from(
         "through `envFrom`, without requesting an `nvidia.com/*` resource gets GPUs the "
         "scheduler never "
         "allocated: outside quota and accounting, on devices allocated to other tenants, and "
-        "invisible to attribution (a compute-hijacking path, T1496.001). Platform pods are "
+        "invisible to attribution (a compute-hijacking path, T1496.001). Requesting a GPU "
+        "does not cover it: the kubelet applies the pod's env after the device plugin's, so "
+        "under the plugin's default device-list strategy `envvar` a container that requests "
+        "one GPU and sets `all` sees every GPU of the node (where the strategy is not known, "
+        "the finding says so). Platform pods are "
         "exempt by design (the device plugin and DCGM-Exporter set it legitimately); images "
         "that set it in their own ENV are not visible to the API and need the toolkit "
         "setting below."
@@ -121,28 +126,42 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
         node = nodes.get(pod.node_name or "")
         if node is None or not node.is_gpu_node:
             continue
-        for container in _unallocated(pod, node):
+        for container in _judged(pod):
             path = container_path(pod, container)
             found = visible_devices_env(container, path, pod.namespace, configmaps)
             if found is None:
                 continue
+            access = node_envvar_access(inputs, node)
+            asked = _allocated_gpu(container, node)
+            overrides = _overrides(access, container) if asked else None
+            if asked and overrides is None:
+                continue  # the plugin's mounts or CDI devices win over the variable
             evidence = {
                 "container": container.name,
                 "init_container": container.init,
                 "image": container.image,
                 **found,
-                "gpu_requests": {},
-                "gpu_limits": {},
+                "gpu_requests": dict(container.gpu_requests) if asked else {},
+                "gpu_limits": dict(container.gpu_limits) if asked else {},
             }
+            if asked:
+                evidence["requested_gpus"] = asked
+                evidence["overrides_allocation"] = overrides
             node_facts = {
                 "node_gpu_model": node.gpu_model,
                 "node_gpu_count": node.gpu_count,
                 # STACK-008's verdict: whether the node's toolkit acts on the variable at all.
-                "node_honours_visible_devices": node_envvar_access(inputs, node).verdict,
+                "node_honours_visible_devices": access.verdict,
+                "node_device_list_strategy": access.device_list_strategy.value,
             }
+            ref = inputs.workload_of(pod).ref()
             title = (
-                f"Container {container.name} of {inputs.workload_of(pod).ref()} sets "
-                f"{VISIBLE_DEVICES} without requesting a GPU"
+                f"Container {container.name} of {ref} sets {VISIBLE_DEVICES} without "
+                "requesting a GPU"
+                if not asked
+                else f"Container {container.name} of {ref} sets {VISIBLE_DEVICES}="
+                f"{found['value'] if found['value'] is not None else '<unread>'} over the "
+                f"{asked} GPU(s) it requested"
             )
             yield workload_draft(
                 "POD-011",
@@ -156,28 +175,53 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
             )
 
 
-def _unallocated(pod: Pod, node: Node) -> list[Container]:
-    """Containers no scheduler gave GPUs to: not those the device plugin allocated a GPU to (it
-    sets the variable itself), nor the first app container of a KAI fraction pod (KAI's binder
-    sets it, from a ConfigMap, to the GPU the fraction's reservation holds)."""
-    app = [c for c in pod.containers if not c.init and not c.ephemeral]
-    fraction = app[0] if pod.gpu_fraction and app else None
-    return [c for c in pod.containers if not _allocated_gpu(c, node) and c is not fraction]
-
-
-def _allocated_gpu(container: Container, node: Node) -> bool:
-    """The container asks for at least one GPU device (or a HAMi share of one). Not any
-    nvidia.com/* name: a limit of 0 allocates nothing, and the NVIDIA Network Operator's SR-IOV
-    NICs (`nvidia.com/hostdev`, ...) are not GPUs; the variable then still hands over GPUs."""
-    asked = {**container.gpu_requests, **container.gpu_limits}
-    return any(
-        _positive(qty) and (holds_device(node, name) or name in FRACTIONAL_RESOURCES)
-        for name, qty in asked.items()
+def _overrides(access: EnvvarAccess, container: Container) -> str | None:
+    """Why the container's own NVIDIA_VISIBLE_DEVICES replaces the GPUs the device plugin
+    allocated to it, or None where the allocation wins. The kubelet appends the pod's env
+    after the plugin's, so the pod's value is the one the runtime sees: with the plugin's
+    default device-list strategy `envvar` the toolkit injects whatever the pod names (`all`:
+    every GPU of the node, other tenants' included). With `volume-mounts` or CDI the toolkit
+    takes the plugin's mounts or CDI devices first and ignores the variable."""
+    strategy = access.device_list_strategy
+    if strategy.value is None:
+        return (
+            f"unverified: the node's device-list strategy is not known ({strategy.source}); "
+            f"under the plugin's default ({PLUGIN_DEFAULT_STRATEGY}) the pod's value replaces "
+            "the GPUs the device plugin allocated"
+        )
+    if PLUGIN_DEFAULT_STRATEGY not in strategy.value.split(","):
+        return None
+    if access.toolkit_accepts.value == "false" and not container.privileged:
+        return None  # the toolkit ignores the variable from this container altogether
+    return (
+        f"device-list strategy {strategy.value} ({strategy.source}): the device plugin hands "
+        "its GPUs over in this variable and the kubelet applies the pod's env after the "
+        "plugin's, so the pod's value replaces the allocation"
     )
 
 
-def _positive(quantity: str) -> bool:
+def _judged(pod: Pod) -> list[Container]:
+    """Every container but the first app container of a KAI fraction pod (KAI's binder sets
+    the variable there, from a ConfigMap, to the GPU the fraction's reservation holds)."""
+    app = [c for c in pod.containers if not c.init and not c.ephemeral]
+    fraction = app[0] if pod.gpu_fraction and app else None
+    return [c for c in pod.containers if c is not fraction]
+
+
+def _allocated_gpu(container: Container, node: Node) -> int:
+    """How many GPU devices (or HAMi shares of one) the container asks for; 0 for none. Not
+    any nvidia.com/* name: a limit of 0 allocates nothing, and the NVIDIA Network Operator's
+    SR-IOV NICs (`nvidia.com/hostdev`, ...) are not GPUs; the variable then still hands over
+    GPUs. A quantity that cannot be read counts as one (do not accuse on a guess)."""
+    asked = {**container.gpu_requests, **container.gpu_limits}
+    devices = sum(_count(qty) for name, qty in asked.items() if holds_device(node, name))
+    # HAMi's memory and core counters ride on a device; alone they still get a share of one.
+    shares = any(_count(qty) for name, qty in asked.items() if name in FRACTIONAL_RESOURCES)
+    return devices or int(shares)
+
+
+def _count(quantity: str) -> int:
     try:
-        return int(str(quantity).strip()) > 0
+        return max(0, int(str(quantity).strip()))
     except ValueError:
-        return True  # a quantity we cannot read may be a request: do not accuse on a guess
+        return 1
