@@ -63,14 +63,46 @@ def test_ingest_command_reads_real_exporter_text_and_attributes_it(small_world):
     )
     reading = GpuReading.objects.get()
     assert (reading.namespace, reading.pod, reading.util) == ("foo", "bar", 0.0)
-    # `foo` belongs to no tenant: platform, with the exact pod the exporter named.
-    assert (reading.attribution, reading.confidence, reading.tenant) == ("platform", "exact", None)
-    assert "1 samples for lab (1 platform)" in out.getvalue()
+    # `foo` belongs to no tenant and is no platform namespace: the unclassified party's
+    # (DESIGN §3), with the exact pod the exporter named; never the platform's.
+    assert (reading.attribution, reading.confidence) == ("tenant", "exact")
+    assert reading.tenant.slug == "unclassified"
+    assert "1 samples for lab (1 tenant)" in out.getvalue()
     with pytest.raises(CommandError, match="not DCGM-Exporter text"):
         bad = MIG_SAMPLE.parent / "small-tenants.json"
         call_command("ingest_dcgm", str(bad), cluster="lab", stdout=io.StringIO())
     with pytest.raises(CommandError, match="no cluster"):
         call_command("ingest_dcgm", str(MIG_SAMPLE), cluster="nowhere")
+
+
+def test_usage_in_a_namespace_nobody_claims_is_charged_to_unclassified(small_world, settings):
+    # Real platform namespaces stay the platform's (the defaults, the GPU Operator's as the
+    # sync found it, the configured ones); any other unclaimed namespace is nobody's.
+    settings.GPUPOSTURE_PLATFORM_NAMESPACES = ["ops-tools"]
+    make_exclusive()
+    start = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
+    samples = []
+    for gpu, ns in enumerate(("kube-system", "gpu-operator", "ops-tools", "ml-scratch")):
+        samples += series(
+            start, 60, busy=90.0, gpu=str(gpu), uuid=f"GPU-{gpu}", namespace=ns, pod=f"p-{gpu}"
+        )
+    samples_ingest(cluster=small_world, samples=samples)
+    booked = {
+        (r.namespace, r.attribution, r.tenant.slug if r.tenant else None)
+        for r in GpuReading.objects.all()
+    }
+    assert booked == {
+        ("kube-system", "platform", None),
+        ("gpu-operator", "platform", None),
+        ("ops-tools", "platform", None),
+        ("ml-scratch", "tenant", "unclassified"),
+    }
+    telemetry_rollup(now=start + timedelta(hours=3))
+    hours = {
+        (r.attribution, r.tenant.slug if r.tenant else None)
+        for r in GpuUsageHourly.objects.filter(uuid="GPU-3")
+    }
+    assert hours == {("tenant", "unclassified")}
 
 
 def test_mig_instances_are_attributed_by_the_exported_pod_labels(small_world):

@@ -17,6 +17,7 @@ from telemetry.samples import GpuSample
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 OWNERS = {"ns-a": "a", "ns-b": "b", "ns-c": "c"}
+PLATFORM = frozenset({"kube-system", "gpu-operator"})
 
 
 def m(minutes: float) -> datetime:
@@ -26,7 +27,7 @@ def m(minutes: float) -> datetime:
 def at(minutes: float, ns: str = "ns-a", pod: str = "p", **kw) -> Attributed:
     fields = {"hostname": "n1", "gpu": "0", "uuid": "GPU-1", "util": 50.0, **kw}
     sample = GpuSample(time=m(minutes), namespace=ns, pod=pod, **fields)
-    [a] = attribute([sample], owners=OWNERS, shared_nodes=("ts-node",))
+    [a] = attribute([sample], owners=OWNERS, shared_nodes=("ts-node",), platform=PLATFORM)
     return a
 
 
