@@ -17,6 +17,7 @@ from inventory import snapshot as snap
 from inventory.dra_devices import dra_gpu_nodes, dra_held
 from inventory.models import Cluster, Pod
 from inventory.sources.images import component_of
+from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from telemetry.attribution import Attributed
 from telemetry.evidence import TelemetryFacts
 from telemetry.exporter_labels import PodLabels
@@ -62,11 +63,20 @@ def telemetry_facts(
                 gpu_nodes,
                 now=now,
                 window=silent_window,
+                vm_workloads=_vm_workloads(snapshot),
             )
         ),
         handovers=tuple(_handovers(cluster, snapshot, now)),
         settings=thresholds,
     )
+
+
+def _vm_workloads(snapshot: snap.ClusterSnapshot) -> dict[str, str]:
+    """GPU node -> `vm-passthrough` / `vm-vgpu` where the GPU Operator gives its GPUs to VMs
+    (its label, else the ClusterPolicy's default, as the sync reads it)."""
+    default = sandbox_default(p.spec for p in snapshot.gpu_operator_policies if not p.error)
+    found = {n.name: sandbox_workload(n.labels, default) for n in snapshot.nodes if n.is_gpu_node}
+    return {name: vm for name, vm in found.items() if vm}
 
 
 def _last_seen(

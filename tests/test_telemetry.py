@@ -295,6 +295,25 @@ def test_a_gpu_node_silent_for_an_hour_is_reported(small_world, settings):
     assert findings[0].evidence["last_sample"].startswith(last.isoformat()[:16])
 
 
+@pytest.mark.parametrize("workload", ["vm-passthrough", "vm-vgpu"])
+def test_a_node_giving_its_gpus_to_vms_is_silent_by_design_not_a_broken_exporter(
+    small_world, settings, workload
+):
+    # A GPU Operator sandbox node: its GPUs go to KubeVirt VMs, no DCGM-Exporter runs there.
+    node = Node.objects.get(name="gpu-ts-1")
+    labels = {**node.labels, "nvidia.com/gpu.workload.config": workload}
+    node.labels = labels
+    node.data = {**node.data, "labels": labels}
+    node.save()
+    long_ago = timezone.now() - timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES + 30)
+    samples_ingest(cluster=small_world, samples=series(long_ago, 10, busy=10))
+    posture_evaluate()
+    [finding] = open_findings("ATTR-003")
+    assert finding.severity == "low"  # not the medium of an exporter the platform can fix
+    assert workload in finding.title and "VMs" in finding.title
+    assert workload in finding.evidence["why_no_telemetry"]
+
+
 def test_a_gpu_passed_between_tenants_needs_a_recorded_reset(small_world, personas):
     make_exclusive()
     start = timezone.now() - timedelta(hours=3)
