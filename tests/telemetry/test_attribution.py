@@ -100,7 +100,5 @@ def test_worst_confidence_rejects_unknown():
 
 def test_a_claim_wins_over_a_platform_list():
     # A namespace a tenant owns is the tenant's even if a platform list names it.
-    [a] = attribute(
-        [sample("team-a", "p")], owners=OWNERS, shared_nodes=(), platform={"team-a"}
-    )
+    [a] = attribute([sample("team-a", "p")], owners=OWNERS, shared_nodes=(), platform={"team-a"})
     assert (a.tenant, a.attribution) == ("alpha", "tenant")
