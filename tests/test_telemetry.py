@@ -105,6 +105,32 @@ def test_usage_in_a_namespace_nobody_claims_is_charged_to_unclassified(small_wor
     assert hours == {("tenant", "unclassified")}
 
 
+def test_usage_booked_to_the_platform_before_moves_to_unclassified(small_world):
+    # What ingest stored before the fix: an unclaimed namespace's samples as the platform's.
+    from telemetry.rebook import all_unclaimed_usage_rebook
+
+    start = timezone.now().replace(minute=0, second=0, microsecond=0) - timedelta(hours=3)
+    samples_ingest(
+        cluster=small_world,
+        samples=series(start, 60, busy=50.0, namespace="ml-scratch", pod="nb-0")
+        + series(start, 60, busy=50.0, uuid="GPU-ks", namespace="kube-system", pod="ks-0"),
+    )
+    GpuReading.objects.update(attribution="platform", tenant=None)
+    telemetry_rollup()
+    assert all_unclaimed_usage_rebook() == 13
+    booked = {
+        (r.namespace, r.attribution, r.tenant.slug if r.tenant else None)
+        for r in GpuReading.objects.all()
+    }
+    assert booked == {("ml-scratch", "tenant", "unclassified"), ("kube-system", "platform", None)}
+    hours = {
+        (r.uuid, r.attribution, r.tenant.slug if r.tenant else None)
+        for r in GpuUsageHourly.objects.all()
+    }
+    assert hours == {(UUID, "tenant", "unclassified"), ("GPU-ks", "platform", None)}
+    assert all_unclaimed_usage_rebook() == 0  # once is enough
+
+
 def test_mig_instances_are_attributed_by_the_exported_pod_labels(small_world):
     call_command("ingest_dcgm", str(MIG_SAMPLE), cluster="lab", stdout=io.StringIO())
     mig = GpuReading.objects.exclude(gi_id="").order_by("gi_id")
