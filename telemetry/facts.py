@@ -32,6 +32,7 @@ from telemetry.ingest_context import SHARED_STRATEGIES
 from telemetry.leak import Attestation, tenancies_from, unattested_handovers
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.samples import GpuSample
+from tenants.mapping import UNCLASSIFIED
 from tenants.policy import FRACTIONAL_RESOURCES
 
 FINISHED = ("Succeeded", "Failed")  # pod phases: it ran to an end
@@ -329,12 +330,17 @@ def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):
             confidence="exact",
         )
         .exclude(uuid="")
-        .values_list("uuid", "hostname", "tenant__slug", "time")
+        .values_list("uuid", "hostname", "tenant__slug", "namespace", "time")
         .order_by("uuid", "time")
     )
     tenancies = tenancies_from(
-        Attributed(GpuSample(time=t, hostname=host, gpu="", uuid=uuid), slug, "tenant", "exact")
-        for uuid, host, slug, t in held.iterator(chunk_size=10000)
+        Attributed(
+            GpuSample(time=t, hostname=host, gpu="", uuid=uuid),
+            _party(slug, namespace),
+            "tenant",
+            "exact",
+        )
+        for uuid, host, slug, namespace, t in held.iterator(chunk_size=10000)
         if slug
     )
     attestations = [
@@ -344,3 +350,10 @@ def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):
         ).values_list("node", "gpu_uuid", "reset_at")
     ]
     return unattested_handovers(tenancies, attestations)
+
+
+def _party(slug: str, namespace: str) -> str:
+    """Who held a GPU, for handovers: the tenant, or for the unclassified tenant its namespace
+    (`unclassified:<namespace>`): two namespaces nobody claims are not known to be one party,
+    so a GPU passing between them needs a reset like any other handover."""
+    return f"{UNCLASSIFIED}:{namespace}" if slug == UNCLASSIFIED else slug

@@ -373,6 +373,24 @@ def test_a_gpu_passed_between_tenants_needs_a_recorded_reset(small_world, person
     assert not open_findings("LEAK-001")
 
 
+def test_a_gpu_passed_between_two_unclaimed_namespaces_needs_a_reset(small_world):
+    # Two namespaces nobody claims are both the unclassified tenant's, but not known to be one
+    # party: their GPU changing hands is a handover like any other.
+    make_exclusive()
+    start = timezone.now() - timedelta(hours=3)
+    first = series(start, 60, busy=80, namespace="scratch-x", pod="nb-0")
+    second = series(start + timedelta(minutes=90), 60, busy=80, namespace="scratch-y", pod="nb-1")
+    again = series(start + timedelta(minutes=180), 20, busy=80, namespace="scratch-y", pod="nb-2")
+    samples_ingest(cluster=small_world, samples=first + second + again)
+    posture_evaluate()
+    (finding,) = open_findings("LEAK-001")
+    assert (finding.evidence["previous_tenant"], finding.evidence["next_tenant"]) == (
+        "unclassified:scratch-x",
+        "unclassified:scratch-y",
+    )
+    assert list(finding.tenants.values_list("slug", flat=True)) == ["unclassified"]
+
+
 def test_reset_attestations_api_validates_and_scopes(small_world, personas):
     body = {
         "cluster": "lab",

@@ -41,7 +41,10 @@ def unattested_handover(inputs: PostureInputs) -> Iterator[FindingDraft]:
         # two tenants trading the GPU again) updates it rather than opening another.
         key = f"LEAK-001:{h.device}:{h.previous_tenant}>{h.next_tenant}"
         # Both tenants are affected: one's residue, the other's exposure to it.
-        tenants = [s for s in (h.previous_tenant, h.next_tenant) if s in inputs.tenants_by_slug]
+        # A namespace nobody claims is held as `unclassified:<namespace>`: the unclassified
+        # tenant's.
+        parties = {p.split(":", 1)[0] for p in (h.previous_tenant, h.next_tenant)}
+        tenants = sorted(s for s in parties if s in inputs.tenants_by_slug)
         node = node_named(inputs, h.node)
         yield node_draft(
             "LEAK-001", node, tenants=tenants, evidence=evidence, key=key, title=title, exposure=1
