@@ -384,10 +384,12 @@ def test_a_gpu_passed_between_two_unclaimed_namespaces_needs_a_reset(small_world
     samples_ingest(cluster=small_world, samples=first + second + again)
     posture_evaluate()
     (finding,) = open_findings("LEAK-001")
-    assert (finding.evidence["previous_tenant"], finding.evidence["next_tenant"]) == (
-        "unclassified:scratch-x",
-        "unclassified:scratch-y",
+    evidence = finding.evidence
+    assert (evidence["previous_namespace"], evidence["next_namespace"]) == (
+        "scratch-x",
+        "scratch-y",
     )
+    assert evidence["previous_tenant"] == evidence["next_tenant"] == "unclassified"
     assert list(finding.tenants.values_list("slug", flat=True)) == ["unclassified"]
 
 
