@@ -65,7 +65,9 @@ def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResul
     )
     result = IngestResult(samples=len(attributed))
     for a in attributed:
-        result.by_attribution[a.attribution] = result.by_attribution.get(a.attribution, 0) + 1
+        # Said apart from the tenants' own: usage nobody claims is what a reader acts on.
+        kind = UNCLASSIFIED if a.tenant == UNCLASSIFIED else a.attribution
+        result.by_attribution[kind] = result.by_attribution.get(kind, 0) + 1
     if samples:
         result.first = min(s.time for s in samples)
         result.last = max(s.time for s in samples)

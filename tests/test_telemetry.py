@@ -67,7 +67,7 @@ def test_ingest_command_reads_real_exporter_text_and_attributes_it(small_world):
     # (DESIGN §3), with the exact pod the exporter named; never the platform's.
     assert (reading.attribution, reading.confidence) == ("tenant", "exact")
     assert reading.tenant.slug == "unclassified"
-    assert "1 samples for lab (1 tenant)" in out.getvalue()
+    assert "1 samples for lab (1 unclassified)" in out.getvalue()
     with pytest.raises(CommandError, match="not DCGM-Exporter text"):
         bad = MIG_SAMPLE.parent / "small-tenants.json"
         call_command("ingest_dcgm", str(bad), cluster="lab", stdout=io.StringIO())
