@@ -423,6 +423,8 @@ def test_the_reset_form_records_a_reset(small_world, personas):
     client = Client()
     client.force_login(personas["platform_engineer"])
     cluster = small_world.pk
+    # The time typed has no zone: the form says which one it is read in.
+    assert "In UTC, to the minute" in client.get("/resets/new/").content.decode()
     answer = client.post(
         "/resets/new/",
         {
