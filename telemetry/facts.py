@@ -17,6 +17,7 @@ from inventory import snapshot as snap
 from inventory.dra_devices import dra_gpu_nodes, dra_held
 from inventory.models import Cluster, Pod
 from inventory.sources.images import component_of
+from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from telemetry.attribution import Attributed
 from telemetry.evidence import TelemetryFacts
 from telemetry.exporter_labels import PodLabels
@@ -31,6 +32,7 @@ from telemetry.ingest_context import SHARED_STRATEGIES
 from telemetry.leak import Attestation, tenancies_from, unattested_handovers
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.samples import GpuSample
+from tenants.mapping import UNCLASSIFIED
 from tenants.policy import FRACTIONAL_RESOURCES
 
 FINISHED = ("Succeeded", "Failed")  # pod phases: it ran to an end
@@ -62,11 +64,20 @@ def telemetry_facts(
                 gpu_nodes,
                 now=now,
                 window=silent_window,
+                vm_workloads=_vm_workloads(snapshot),
             )
         ),
         handovers=tuple(_handovers(cluster, snapshot, now)),
         settings=thresholds,
     )
+
+
+def _vm_workloads(snapshot: snap.ClusterSnapshot) -> dict[str, str]:
+    """GPU node -> `vm-passthrough` / `vm-vgpu` where the GPU Operator gives its GPUs to VMs
+    (its label, else the ClusterPolicy's default, as the sync reads it)."""
+    default = sandbox_default(p.spec for p in snapshot.gpu_operator_policies if not p.error)
+    found = {n.name: sandbox_workload(n.labels, default) for n in snapshot.nodes if n.is_gpu_node}
+    return {name: vm for name, vm in found.items() if vm}
 
 
 def _last_seen(
@@ -319,12 +330,17 @@ def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):
             confidence="exact",
         )
         .exclude(uuid="")
-        .values_list("uuid", "hostname", "tenant__slug", "time")
+        .values_list("uuid", "hostname", "tenant__slug", "namespace", "time")
         .order_by("uuid", "time")
     )
     tenancies = tenancies_from(
-        Attributed(GpuSample(time=t, hostname=host, gpu="", uuid=uuid), slug, "tenant", "exact")
-        for uuid, host, slug, t in held.iterator(chunk_size=10000)
+        Attributed(
+            GpuSample(time=t, hostname=host, gpu="", uuid=uuid),
+            _party(slug, namespace),
+            "tenant",
+            "exact",
+        )
+        for uuid, host, slug, namespace, t in held.iterator(chunk_size=10000)
         if slug
     )
     attestations = [
@@ -334,3 +350,10 @@ def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):
         ).values_list("node", "gpu_uuid", "reset_at")
     ]
     return unattested_handovers(tenancies, attestations)
+
+
+def _party(slug: str, namespace: str) -> str:
+    """Who held a GPU, for handovers: the tenant, or for the unclassified tenant its namespace
+    (`unclassified:<namespace>`): two namespaces nobody claims are not known to be one party,
+    so a GPU passing between them needs a reset like any other handover."""
+    return f"{UNCLASSIFIED}:{namespace}" if slug == UNCLASSIFIED else slug

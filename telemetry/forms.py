@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 
 from inventory.models import Cluster
 from telemetry.models import ResetAttestation
@@ -33,3 +34,10 @@ class ResetAttestationForm(forms.ModelForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["cluster"].queryset = Cluster.objects.order_by("name")
+        # A browser's datetime-local carries no zone: the server reads it in its own, which a
+        # user elsewhere must know, or the reset lands hours off the handover it attests.
+        self.fields[
+            "reset_at"
+        ].help_text = (
+            f"In {settings.TIME_ZONE}, to the minute (a reset at 10:00 stands for 10:00-10:01)."
+        )

@@ -37,6 +37,10 @@ class Hijack:
 class SilentNode:
     node: str
     last_sample: datetime | None  # None: never sampled
+    # `vm-passthrough` / `vm-vgpu` when the GPU Operator gives the node's GPUs to VMs: no
+    # DCGM-Exporter runs on such a host (vfio-pci or the vGPU Manager holds the GPUs), so its
+    # silence is by design, not an exporter to fix. "" for a container node.
+    vm_workload: str = ""
 
 
 @dataclass(frozen=True)
@@ -177,14 +181,17 @@ def silent_nodes(
     *,
     now: datetime,
     window: timedelta = timedelta(hours=1),
+    vm_workloads: Mapping[str, str] | None = None,
 ) -> list[SilentNode]:
-    """GPU nodes with no sample in the window before now, never-sampled ones included.
+    """GPU nodes with no sample in the window before now, never-sampled ones included, each
+    with its sandbox workload (`vm_workloads`: node -> vm-passthrough / vm-vgpu) if any.
 
     A sample exactly `window` old still counts as recent. Sorted by node."""
     since = now - window
+    vms = vm_workloads or {}
     silent = []
     for node in sorted(set(gpu_nodes)):
         last = last_sample.get(node)
         if last is None or last < since:
-            silent.append(SilentNode(node, last))
+            silent.append(SilentNode(node, last, vms.get(node, "")))
     return silent

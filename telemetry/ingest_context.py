@@ -7,6 +7,7 @@ from django.db.models import Q
 
 from inventory import snapshot as snap
 from inventory.models import Cluster, ClusterObject, Node, Pod
+from inventory.platform import platform_inputs
 from inventory.sources.images import component_of
 from inventory.sync import namespace_owners
 from telemetry.exporter_labels import (
@@ -23,9 +24,11 @@ from tenants.models import Tenant, TenantNamespace
 SHARED_STRATEGIES = ("time_slicing", "mps")
 
 
-def attribution_context(cluster: Cluster) -> tuple[dict[str, str], set[str]]:
+def attribution_context(cluster: Cluster) -> tuple[dict[str, str], set[str], frozenset[str]]:
     """namespace -> tenant slug (the registry and `gpuposture.io/tenant` labels, as pods are
-    attributed), and the nodes whose GPUs are time-sliced or MPS-shared."""
+    attributed), the nodes whose GPUs are time-sliced or MPS-shared, and the platform
+    namespaces (as the sync finds them: the defaults, the GPU Operator's, the labelled and the
+    configured ones). Any other namespace is the unclassified party's, never the platform's."""
     namespaces = [
         snap.from_dict(snap.Namespace, data)
         for data in ClusterObject.objects.filter(cluster=cluster, kind="namespace").values_list(
@@ -46,7 +49,7 @@ def attribution_context(cluster: Cluster) -> tuple[dict[str, str], set[str]]:
             "name", flat=True
         )
     )
-    return owners, shared
+    return owners, shared, platform_inputs(cluster)["configured_platform"]
 
 
 def samples_as_read(cluster: Cluster, samples: list[GpuSample]) -> list[GpuSample]:

@@ -95,7 +95,9 @@ def unattested_handovers(
     by_uuid: dict[str, list[datetime]] = defaultdict(list)
     by_node: dict[str, list[datetime]] = defaultdict(list)
     for a in attestations:
-        (by_uuid[a.uuid] if a.uuid else by_node[a.node]).append(a.time)
+        # A UUID as typed may differ from the exporter's in case or spaces, never in meaning.
+        uuid = _uuid_key(a.uuid)
+        (by_uuid[uuid] if uuid else by_node[a.node]).append(a.time)
     for times in (*by_uuid.values(), *by_node.values()):
         times.sort()
     per_device: dict[str, list[Tenancy]] = defaultdict(list)
@@ -110,7 +112,7 @@ def unattested_handovers(
             # Overlapping tenancies of different tenants on an exclusive GPU mean something is
             # wrong (a pod outside the scheduler, a stale exclusive flag): report them as a
             # handover too. No attestation can fall in the empty interval, so it always shows.
-            if _reset_between(by_uuid[device], prev.end, nxt.start) or _reset_between(
+            if _reset_between(by_uuid[_uuid_key(device)], prev.end, nxt.start) or _reset_between(
                 by_node[nxt.node], prev.end, nxt.start
             ):
                 continue
@@ -118,7 +120,29 @@ def unattested_handovers(
     return found
 
 
+def _uuid_key(uuid: str) -> str:
+    return uuid.strip().lower()
+
+
+# The reset form's datetime-local input records a time to the minute: a reset at "10:00" was
+# some time in [10:00, 10:01).
+MINUTE = timedelta(minutes=1)
+
+
+def _latest(time: datetime) -> datetime:
+    """The latest moment a recorded reset time may stand for: the end of its minute when it is
+    given to the minute (no seconds), else itself."""
+    if time.second == 0 and time.microsecond == 0:
+        return time + MINUTE - timedelta(microseconds=1)
+    return time
+
+
 def _reset_between(times: list[datetime], start: datetime, end: datetime) -> bool:
-    """Whether a sorted list of times has one in [start, end], both ends included."""
-    i = bisect_left(times, start)
-    return i < len(times) and times[i] <= end
+    """Whether a sorted list of reset times has one that may fall in [start, end], both ends
+    included (a time to the minute stands for its whole minute)."""
+    i = bisect_left(times, start - MINUTE)
+    while i < len(times) and times[i] <= end:
+        if _latest(times[i]) >= start:
+            return True
+        i += 1
+    return False

@@ -30,7 +30,9 @@ from telemetry.models import (
 from telemetry.prometheus_api import PrometheusError, query_range_samples
 from telemetry.samples import GpuSample
 from telemetry.usage import MAX_GAP, mig_slices, weighted
+from tenants.mapping import UNCLASSIFIED
 from tenants.models import Tenant
+from tenants.services import unclassified_tenant_ensure
 
 logger = logging.getLogger(__name__)
 
@@ -51,9 +53,11 @@ class IngestResult:
 def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResult:
     """Attribute and store samples; one already stored (same series and time) is skipped."""
     samples = samples_as_read(cluster, samples)
-    owners, shared = attribution_context(cluster)
+    owners, shared, platform = attribution_context(cluster)
+    attributed = attribute(samples, owners=owners, shared_nodes=shared, platform=platform)
+    if any(a.tenant == UNCLASSIFIED for a in attributed):
+        unclassified_tenant_ensure()  # the party the usage is booked to must exist
     tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
-    attributed = attribute(samples, owners=owners, shared_nodes=shared)
     GpuReading.objects.bulk_create(
         (_reading(cluster, a, tenant_ids) for a in attributed),
         batch_size=2000,
@@ -61,7 +65,9 @@ def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResul
     )
     result = IngestResult(samples=len(attributed))
     for a in attributed:
-        result.by_attribution[a.attribution] = result.by_attribution.get(a.attribution, 0) + 1
+        # Said apart from the tenants' own: usage nobody claims is what a reader acts on.
+        kind = UNCLASSIFIED if a.tenant == UNCLASSIFIED else a.attribution
+        result.by_attribution[kind] = result.by_attribution.get(kind, 0) + 1
     if samples:
         result.first = min(s.time for s in samples)
         result.last = max(s.time for s in samples)

@@ -63,14 +63,72 @@ def test_ingest_command_reads_real_exporter_text_and_attributes_it(small_world):
     )
     reading = GpuReading.objects.get()
     assert (reading.namespace, reading.pod, reading.util) == ("foo", "bar", 0.0)
-    # `foo` belongs to no tenant: platform, with the exact pod the exporter named.
-    assert (reading.attribution, reading.confidence, reading.tenant) == ("platform", "exact", None)
-    assert "1 samples for lab (1 platform)" in out.getvalue()
+    # `foo` belongs to no tenant and is no platform namespace: the unclassified party's
+    # (DESIGN §3), with the exact pod the exporter named; never the platform's.
+    assert (reading.attribution, reading.confidence) == ("tenant", "exact")
+    assert reading.tenant.slug == "unclassified"
+    assert "1 samples for lab (1 unclassified)" in out.getvalue()
     with pytest.raises(CommandError, match="not DCGM-Exporter text"):
         bad = MIG_SAMPLE.parent / "small-tenants.json"
         call_command("ingest_dcgm", str(bad), cluster="lab", stdout=io.StringIO())
     with pytest.raises(CommandError, match="no cluster"):
         call_command("ingest_dcgm", str(MIG_SAMPLE), cluster="nowhere")
+
+
+def test_usage_in_a_namespace_nobody_claims_is_charged_to_unclassified(small_world, settings):
+    # Real platform namespaces stay the platform's (the defaults, the GPU Operator's as the
+    # sync found it, the configured ones); any other unclaimed namespace is nobody's.
+    settings.GPUPOSTURE_PLATFORM_NAMESPACES = ["ops-tools"]
+    make_exclusive()
+    start = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
+    samples = []
+    for gpu, ns in enumerate(("kube-system", "gpu-operator", "ops-tools", "ml-scratch")):
+        samples += series(
+            start, 60, busy=90.0, gpu=str(gpu), uuid=f"GPU-{gpu}", namespace=ns, pod=f"p-{gpu}"
+        )
+    samples_ingest(cluster=small_world, samples=samples)
+    booked = {
+        (r.namespace, r.attribution, r.tenant.slug if r.tenant else None)
+        for r in GpuReading.objects.all()
+    }
+    assert booked == {
+        ("kube-system", "platform", None),
+        ("gpu-operator", "platform", None),
+        ("ops-tools", "platform", None),
+        ("ml-scratch", "tenant", "unclassified"),
+    }
+    telemetry_rollup(now=start + timedelta(hours=3))
+    hours = {
+        (r.attribution, r.tenant.slug if r.tenant else None)
+        for r in GpuUsageHourly.objects.filter(uuid="GPU-3")
+    }
+    assert hours == {("tenant", "unclassified")}
+
+
+def test_usage_booked_to_the_platform_before_moves_to_unclassified(small_world):
+    # What ingest stored before the fix: an unclaimed namespace's samples as the platform's.
+    from telemetry.rebook import all_unclaimed_usage_rebook
+
+    start = timezone.now().replace(minute=0, second=0, microsecond=0) - timedelta(hours=3)
+    samples_ingest(
+        cluster=small_world,
+        samples=series(start, 60, busy=50.0, namespace="ml-scratch", pod="nb-0")
+        + series(start, 60, busy=50.0, uuid="GPU-ks", namespace="kube-system", pod="ks-0"),
+    )
+    GpuReading.objects.update(attribution="platform", tenant=None)
+    telemetry_rollup()
+    assert all_unclaimed_usage_rebook() == 13
+    booked = {
+        (r.namespace, r.attribution, r.tenant.slug if r.tenant else None)
+        for r in GpuReading.objects.all()
+    }
+    assert booked == {("ml-scratch", "tenant", "unclassified"), ("kube-system", "platform", None)}
+    hours = {
+        (r.uuid, r.attribution, r.tenant.slug if r.tenant else None)
+        for r in GpuUsageHourly.objects.all()
+    }
+    assert hours == {(UUID, "tenant", "unclassified"), ("GPU-ks", "platform", None)}
+    assert all_unclaimed_usage_rebook() == 0  # once is enough
 
 
 def test_mig_instances_are_attributed_by_the_exported_pod_labels(small_world):
@@ -263,6 +321,25 @@ def test_a_gpu_node_silent_for_an_hour_is_reported(small_world, settings):
     assert findings[0].evidence["last_sample"].startswith(last.isoformat()[:16])
 
 
+@pytest.mark.parametrize("workload", ["vm-passthrough", "vm-vgpu"])
+def test_a_node_giving_its_gpus_to_vms_is_silent_by_design_not_a_broken_exporter(
+    small_world, settings, workload
+):
+    # A GPU Operator sandbox node: its GPUs go to KubeVirt VMs, no DCGM-Exporter runs there.
+    node = Node.objects.get(name="gpu-ts-1")
+    labels = {**node.labels, "nvidia.com/gpu.workload.config": workload}
+    node.labels = labels
+    node.data = {**node.data, "labels": labels}
+    node.save()
+    long_ago = timezone.now() - timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES + 30)
+    samples_ingest(cluster=small_world, samples=series(long_ago, 10, busy=10))
+    posture_evaluate()
+    [finding] = open_findings("ATTR-003")
+    assert finding.severity == "low"  # not the medium of an exporter the platform can fix
+    assert workload in finding.title and "VMs" in finding.title
+    assert workload in finding.evidence["why_no_telemetry"]
+
+
 def test_a_gpu_passed_between_tenants_needs_a_recorded_reset(small_world, personas):
     make_exclusive()
     start = timezone.now() - timedelta(hours=3)
@@ -296,6 +373,26 @@ def test_a_gpu_passed_between_tenants_needs_a_recorded_reset(small_world, person
     assert not open_findings("LEAK-001")
 
 
+def test_a_gpu_passed_between_two_unclaimed_namespaces_needs_a_reset(small_world):
+    # Two namespaces nobody claims are both the unclassified tenant's, but not known to be one
+    # party: their GPU changing hands is a handover like any other.
+    make_exclusive()
+    start = timezone.now() - timedelta(hours=3)
+    first = series(start, 60, busy=80, namespace="scratch-x", pod="nb-0")
+    second = series(start + timedelta(minutes=90), 60, busy=80, namespace="scratch-y", pod="nb-1")
+    again = series(start + timedelta(minutes=180), 20, busy=80, namespace="scratch-y", pod="nb-2")
+    samples_ingest(cluster=small_world, samples=first + second + again)
+    posture_evaluate()
+    (finding,) = open_findings("LEAK-001")
+    evidence = finding.evidence
+    assert (evidence["previous_namespace"], evidence["next_namespace"]) == (
+        "scratch-x",
+        "scratch-y",
+    )
+    assert evidence["previous_tenant"] == evidence["next_tenant"] == "unclassified"
+    assert list(finding.tenants.values_list("slug", flat=True)) == ["unclassified"]
+
+
 def test_reset_attestations_api_validates_and_scopes(small_world, personas):
     body = {
         "cluster": "lab",
@@ -326,6 +423,8 @@ def test_the_reset_form_records_a_reset(small_world, personas):
     client = Client()
     client.force_login(personas["platform_engineer"])
     cluster = small_world.pk
+    # The time typed has no zone: the form says which one it is read in.
+    assert "In UTC, to the minute" in client.get("/resets/new/").content.decode()
     answer = client.post(
         "/resets/new/",
         {

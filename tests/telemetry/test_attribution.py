@@ -17,6 +17,7 @@ from telemetry.samples import GpuSample
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 OWNERS = {"team-a": "alpha", "team-a-batch": "alpha", "team-b": "beta"}
+PLATFORM = frozenset({"kube-system", "gpu-operator"})
 
 
 def sample(namespace: str = "", pod: str = "", host: str = "node-1") -> GpuSample:
@@ -24,7 +25,7 @@ def sample(namespace: str = "", pod: str = "", host: str = "node-1") -> GpuSampl
 
 
 def one(s: GpuSample, shared: tuple[str, ...] = ()) -> Attributed:
-    [a] = attribute([s], owners=OWNERS, shared_nodes=shared)
+    [a] = attribute([s], owners=OWNERS, shared_nodes=shared, platform=PLATFORM)
     return a
 
 
@@ -48,6 +49,11 @@ def one(s: GpuSample, shared: tuple[str, ...] = ()) -> Attributed:
         ("team-a", "", ("node-1",), ("alpha", "tenant", "none")),
         # another node is shared, this one is not
         ("team-a", "train-0", ("node-2",), ("alpha", "tenant", "exact")),
+        # a namespace nobody claims and that is not the platform's: the unclassified party's
+        # (DESIGN §3), charged as a tenant, never as the platform
+        ("ml-scratch", "train-0", (), ("unclassified", "tenant", "exact")),
+        ("ml-scratch", "", (), ("unclassified", "tenant", "none")),
+        ("ml-scratch", "x", ("node-1",), ("unclassified", "tenant", "shared")),
         # no namespace: unattributed, with no confidence even if a pod label survived
         ("", "", (), (None, "unattributed", "none")),
         ("", "stray", (), (None, "unattributed", "none")),
@@ -63,13 +69,13 @@ def test_attribute(namespace, pod, shared, expected):
 
 def test_attribute_keeps_order_and_sample():
     samples = [sample("team-b", "p"), sample(), sample("team-a", "q")]
-    result = attribute(iter(samples), owners=OWNERS, shared_nodes=["node-9"])
+    result = attribute(iter(samples), owners=OWNERS, shared_nodes=["node-9"], platform=PLATFORM)
     assert [a.sample for a in result] == samples
     assert [a.tenant for a in result] == ["beta", None, "alpha"]
 
 
 def test_attribute_empty():
-    assert attribute([], owners=OWNERS, shared_nodes=()) == []
+    assert attribute([], owners=OWNERS, shared_nodes=(), platform=PLATFORM) == []
 
 
 @pytest.mark.parametrize(
@@ -90,3 +96,9 @@ def test_worst_confidence(values, expected):
 def test_worst_confidence_rejects_unknown():
     with pytest.raises(ValueError):
         worst_confidence(["exact", "high"])
+
+
+def test_a_claim_wins_over_a_platform_list():
+    # A namespace a tenant owns is the tenant's even if a platform list names it.
+    [a] = attribute([sample("team-a", "p")], owners=OWNERS, shared_nodes=(), platform={"team-a"})
+    assert (a.tenant, a.attribution) == ("alpha", "tenant")

@@ -17,6 +17,7 @@ from telemetry.samples import GpuSample
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 OWNERS = {"ns-a": "a", "ns-b": "b", "ns-c": "c"}
+PLATFORM = frozenset({"kube-system", "gpu-operator"})
 
 
 def m(minutes: float) -> datetime:
@@ -26,7 +27,7 @@ def m(minutes: float) -> datetime:
 def at(minutes: float, ns: str = "ns-a", pod: str = "p", **kw) -> Attributed:
     fields = {"hostname": "n1", "gpu": "0", "uuid": "GPU-1", "util": 50.0, **kw}
     sample = GpuSample(time=m(minutes), namespace=ns, pod=pod, **fields)
-    [a] = attribute([sample], owners=OWNERS, shared_nodes=("ts-node",))
+    [a] = attribute([sample], owners=OWNERS, shared_nodes=("ts-node",), platform=PLATFORM)
     return a
 
 
@@ -109,6 +110,27 @@ def test_reset_of_that_gpu_between_attests_the_handover():
         assert unattested_handovers(tenancies, [reset(minute)]) == []
     for minute in (9, 21):  # during a tenancy is not between them
         assert len(unattested_handovers(tenancies, [reset(minute)])) == 1
+
+
+def test_a_reset_recorded_to_the_minute_covers_that_minute():
+    # The reset form's datetime-local input records minutes: "10:00" is a reset some time in
+    # 10:00-10:01, which fits between A's last sample (10:00:45) and B's first (10:01:10).
+    a_end, b_start = T0 + timedelta(seconds=45), T0 + timedelta(seconds=70)
+    tenancies = [Tenancy("GPU-1", "n1", "a", T0 - timedelta(hours=1), a_end)]
+    tenancies.append(Tenancy("GPU-1", "n1", "b", b_start, b_start + timedelta(hours=1)))
+    assert unattested_handovers(tenancies, [Attestation("n1", "GPU-1", T0)]) == []
+    assert unattested_handovers(tenancies, [Attestation("n1", "", T0)]) == []
+    # A time given to the second is taken as given: 10:00:30 was while A still ran.
+    during = Attestation("n1", "GPU-1", T0 + timedelta(seconds=30))
+    assert len(unattested_handovers(tenancies, [during])) == 1
+    # The minute before A's last sample's minute ended before it: no cover.
+    before = Attestation("n1", "GPU-1", T0 - timedelta(minutes=1))
+    assert len(unattested_handovers(tenancies, [before])) == 1
+
+
+def test_a_reset_names_the_gpu_whatever_the_case_of_its_uuid():
+    tenancies = [ten("a", 0, 10, device="GPU-ab12"), ten("b", 20, 30, device="GPU-ab12")]
+    assert unattested_handovers(tenancies, [reset(15, uuid=" gpu-AB12 ")]) == []
 
 
 def test_reset_found_by_uuid_whatever_node_it_names():

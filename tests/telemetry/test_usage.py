@@ -23,6 +23,7 @@ from telemetry.usage import (
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 OWNERS = {"team-a": "alpha", "team-b": "beta", "team-c": "gamma"}
+PLATFORM = frozenset({"kube-system", "gpu-operator"})
 SHARED = ("ts-node",)
 S30 = timedelta(seconds=30)
 
@@ -31,7 +32,7 @@ def at(offset: timedelta = timedelta(0), *, ns="team-a", pod="p", **kw) -> Attri
     """One attributed sample; host "n1", GPU "GPU-1" and 50 % busy unless given."""
     fields = {"hostname": "n1", "gpu": "0", "uuid": "GPU-1", "util": 50.0, **kw}
     s = GpuSample(time=fields.pop("time", T0) + offset, namespace=ns, pod=pod, **fields)
-    [a] = attribute([s], owners=OWNERS, shared_nodes=SHARED)
+    [a] = attribute([s], owners=OWNERS, shared_nodes=SHARED, platform=PLATFORM)
     return a
 
 

@@ -21,6 +21,9 @@ from posture.rules.subjects import node_draft, node_named
     "enabled`), its ServiceMonitor or scrape config, and that the node is not "
     "tainted against it.",
     mappings=("CSF 2.0:DE.CM-09", "SP800-53:AU-12"),
+    severity_rule="Low where the GPU Operator gives the node's GPUs to VMs "
+    "(`nvidia.com/gpu.workload.config` vm-passthrough or vm-vgpu): no DCGM-Exporter runs on such "
+    "a host by design, so the gap is said, not an exporter to fix.",
 )
 def silent_gpu_node(inputs: PostureInputs) -> Iterator[FindingDraft]:
     minutes = inputs.telemetry.settings.get("silent_minutes")
@@ -30,8 +33,32 @@ def silent_gpu_node(inputs: PostureInputs) -> Iterator[FindingDraft]:
         title = f"GPU node {silent.node} has sent no telemetry " + (
             f"since {last[:16]}" if last else "at all"
         )
+        severity = ""
+        if silent.vm_workload:
+            # The GPUs are bound to vfio-pci (passthrough) or split by the vGPU Manager for VMs:
+            # the operator deploys no DCGM-Exporter there, and host-side DCGM cannot see inside
+            # the guests. What is true is a visibility gap, not a broken exporter.
+            title = (
+                f"GPU node {silent.node} gives its GPUs to VMs ({silent.vm_workload}): "
+                "no host telemetry of their use"
+            )
+            evidence["why_no_telemetry"] = (
+                f"nvidia.com/gpu.workload.config={silent.vm_workload}: the GPU Operator runs no "
+                "DCGM-Exporter on a node whose GPUs go to VMs; their use is not seen from the host"
+            )
+            evidence["not_assessed"] = "compute hijacking (ATTR-001) and usage per tenant"
+            evidence["what_would_help"] = (
+                "GPU monitoring inside each guest VM (DCGM in the guest) scraped per tenant"
+            )
+            severity = "low"
         node = node_named(inputs, silent.node)
         tenants = tenants_on_node(inputs, silent.node)
         yield node_draft(
-            "ATTR-003", node, tenants=tenants, evidence=evidence, key="ATTR-003", title=title
+            "ATTR-003",
+            node,
+            tenants=tenants,
+            evidence=evidence,
+            key="ATTR-003",
+            title=title,
+            severity=severity,
         )

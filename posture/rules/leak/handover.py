@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from posture.inputs import PostureInputs
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
+from tenants.mapping import UNCLASSIFIED
 
 
 @check(
@@ -24,25 +25,40 @@ from posture.rules.subjects import node_draft, node_named
 )
 def unattested_handover(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for h in inputs.telemetry.handovers:
+        # A namespace nobody claims holds a GPU as `unclassified:<namespace>` (telemetry.facts):
+        # the unclassified tenant's, shown as such. Its namespace is named only where both sides
+        # are unclassified (no tenant viewer sees that finding): a tenant must not learn names.
+        previous, next_ = _shown(h.previous_tenant), _shown(h.next_tenant)
         evidence = {
             "node": h.node,
             "gpu_uuid": h.device,
-            "previous_tenant": h.previous_tenant,
-            "next_tenant": h.next_tenant,
+            "previous_tenant": previous,
+            "next_tenant": next_,
             "previous_end": h.previous_end.isoformat(),
             "next_start": h.next_start.isoformat(),
             "looked_for": "a reset attestation of this GPU or node between the two",
         }
+        if previous == next_ == UNCLASSIFIED:
+            evidence["previous_namespace"] = h.previous_tenant.partition(":")[2]
+            evidence["next_namespace"] = h.next_tenant.partition(":")[2]
         title = (
-            f"GPU {h.device} on {h.node} went from {h.previous_tenant} to {h.next_tenant} "
-            "without a recorded reset"
+            f"GPU {h.device} on {h.node} went from {previous} to {next_} without a recorded reset"
         )
+        if previous == next_:
+            title = (
+                f"GPU {h.device} on {h.node} went between two namespaces nobody claims "
+                "without a recorded reset"
+            )
         # One finding per GPU and pair of tenants: a re-read of the same history (or the same
         # two tenants trading the GPU again) updates it rather than opening another.
         key = f"LEAK-001:{h.device}:{h.previous_tenant}>{h.next_tenant}"
         # Both tenants are affected: one's residue, the other's exposure to it.
-        tenants = [s for s in (h.previous_tenant, h.next_tenant) if s in inputs.tenants_by_slug]
+        tenants = sorted({s for s in (previous, next_) if s in inputs.tenants_by_slug})
         node = node_named(inputs, h.node)
         yield node_draft(
             "LEAK-001", node, tenants=tenants, evidence=evidence, key=key, title=title, exposure=1
         )
+
+
+def _shown(party: str) -> str:
+    return party.partition(":")[0]
