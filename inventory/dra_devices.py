@@ -6,7 +6,10 @@ publishes type gpu / mig, uuid, index, productName, and for MIG parentUUID and p
 mode of a held device: the NVIDIA driver's opaque sharing config (claim's, else its class's)
 gives TimeSlicing or MPS; a MIG device is its own GPU instance; a device allocated to several
 claims, or reached by adminAccess, is shared with no isolation (time-slicing); otherwise the
-claim holds it exclusively.
+claim holds it exclusively. An adminAccess claim of a platform namespace (a monitoring agent:
+the use Kubernetes made adminAccess for) is the platform's reach, like DCGM-Exporter's under the
+device plugin: it does not turn the tenant's whole device into a shared one, it is named in
+the basis.
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ class HeldDevice:
 class DraIndex:
     """The snapshot's DRA objects indexed for lookups by pod, node and device."""
 
-    def __init__(self, snapshot: ClusterSnapshot) -> None:
+    def __init__(self, snapshot: ClusterSnapshot, platform: frozenset[str] = frozenset()) -> None:
+        self.platform = platform  # namespaces whose adminAccess claims are the platform's
         self.claims = {(c.namespace, c.name): c for c in snapshot.dra_claims}
         self.classes = {c.name: c for c in snapshot.dra_device_classes}
         self.templates = {(t.namespace, t.name): t for t in snapshot.dra_claim_templates}
@@ -57,12 +61,15 @@ class DraIndex:
             (s.driver, s.pool, d.name): (s, d) for s in snapshot.dra_slices for d in s.devices
         }
         holders: dict[tuple[str, str, str], set[tuple[str, str]]] = {}
+        admins: dict[tuple[str, str, str], set[tuple[str, str]]] = {}
         for claim in snapshot.dra_claims:
             for r in claim.results:
-                holders.setdefault((r.driver, r.pool, r.device), set()).add(
-                    (claim.namespace, claim.name)
-                )
-        self.holders = holders
+                key = (r.driver, r.pool, r.device)
+                holders.setdefault(key, set()).add((claim.namespace, claim.name))
+                if is_admin(claim, r):
+                    admins.setdefault(key, set()).add((claim.namespace, claim.name))
+        self.holders = holders  # every claim allocated the device, adminAccess ones too
+        self.admins = admins  # those of them that reach it by adminAccess
 
     def claims_of_pod(self, pod: Pod) -> list[DraClaim]:
         """The claims a pod uses: by name, or the one generated for it from a template
@@ -140,14 +147,35 @@ class DraIndex:
         return (claims_own or applicable or [None])[-1]  # type: ignore[list-item]  # None: no config
 
     def mode(self, claim: DraClaim, result: DraResult, kind: str) -> tuple[str, str]:
+        own = (claim.namespace, claim.name)
+        key = (result.driver, result.pool, result.device)
+        if is_admin(claim, result):
+            return "time_slicing", "DRA adminAccess: reaches the device alongside its holders"
+        admins = self.admins.get(key, set()) - {own}
+        # A tenant's (or an unowned namespace's) admin reach leaves no isolation, whatever the
+        # holder's own config says: both sides are judged in one mode so they meet.
+        reachers = sorted(f"{ns}/{name}" for ns, name in admins if ns not in self.platform)
+        if reachers:
+            return "time_slicing", (
+                f"DRA: reached by the adminAccess claim {', '.join(reachers)}: no isolation"
+            )
+        mode, basis = self._own_mode(claim, result, kind)
+        platform = sorted(f"{ns}/{name}" for ns, name in admins)
+        if platform:
+            basis += f" (also reached by the platform's adminAccess claim {', '.join(platform)})"
+        return mode, basis
+
+    def _own_mode(self, claim: DraClaim, result: DraResult, kind: str) -> tuple[str, str]:
+        """The mode of a device this claim holds without adminAccess: its sharing config, else
+        shared when other non-admin claims hold it too, else its own instance or whole GPU."""
         config = self.sharing_config(claim, result)
         if config is not None:
             mode = SHARING_MODES.get(config.sharing.lower().replace("-", ""), "time_slicing")
             where = "its device class" if config.source == "class" else "the claim"
             return mode, f"DRA {config.kind or 'config'} of {where}: sharing {config.sharing}"
-        others = len(self.holders.get((result.driver, result.pool, result.device), ())) - 1
-        if result.admin_access:
-            return "time_slicing", "DRA adminAccess: reaches the device alongside its holders"
+        key = (result.driver, result.pool, result.device)
+        own = {(claim.namespace, claim.name)}
+        others = len(self.holders.get(key, set()) - self.admins.get(key, set()) - own)
         if others > 0:
             return "time_slicing", f"DRA: the device is allocated to {others + 1} claims"
         if kind == "mig":
@@ -160,6 +188,12 @@ class DraIndex:
             if r.name == top:
                 return r.device_class or (r.alternatives[0] if r.alternatives else "")
         return ""
+
+
+def is_admin(claim: DraClaim, result: DraResult) -> bool:
+    """A result reached by adminAccess: the result says so (1.32+), or its request asked."""
+    top = _parent_name(result.request)
+    return result.admin_access or any(r.admin_access for r in claim.requests if r.name == top)
 
 
 def _parent(result: DraResult) -> str:

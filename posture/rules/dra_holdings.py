@@ -21,7 +21,8 @@ def dra_index(inputs: PostureInputs) -> DraIndex:
     """The snapshot's DRA objects, indexed once per evaluation."""
     key = ("dra_index",)
     if key not in inputs.memo:
-        inputs.memo[key] = DraIndex(inputs.snapshot)
+        # The platform's adminAccess claims (monitoring) are its reach, not tenant sharing.
+        inputs.memo[key] = DraIndex(inputs.snapshot, inputs.platform_namespaces)
     return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
 

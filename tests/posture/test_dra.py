@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 
+from inventory.dra_devices import DraIndex
 from tests.posture.builders import tenant
 from tests.posture.dra_world import (
     DRIVER,
@@ -271,6 +272,44 @@ def monitoring_world(**labels: str):
 
 def test_admin_access_in_platform_namespaces_and_plain_claims_are_quiet():
     assert run("DRA-001", monitoring_world(**{"gpuposture.io/platform": "true"})) == []
+
+
+def test_a_platform_monitoring_admin_claim_leaves_tenants_whole_gpus_whole():
+    """Kubernetes made adminAccess for monitoring agents: a platform DCGM claim reaching every
+    GPU (allocationMode All) is the platform's reach, as DCGM-Exporter's is under the device
+    plugin. A tenant's claim still holds its GPU whole: no time-slicing, no pair to judge."""
+    objects = _two_tenants_on(["gpu-0"], ["gpu-1"], None) + [
+        namespace("gpu-monitoring", **{"gpuposture.io/platform": "true"}),
+        claim("gpu-monitoring", "dcgm", [f"gpu-{i}" for i in range(4)], admin=True),
+        dra_pod("gpu-monitoring", "dcgm-0", "dcgm"),
+    ]
+    objects[-2]["status"]["reservedFor"] = [{"resource": "pods", "name": "dcgm-0", "uid": "u"}]
+    inputs = world(objects, TENANTS)
+    for check_id in ("SHARE-001", "SHARE-003", "SHARE-004", "ATTR-002"):
+        assert run(check_id, inputs) == [], check_id
+    index = DraIndex(inputs.snapshot, inputs.platform_namespaces)
+    (held,) = index.held_devices(index.claims[("alpha", "train-gpu")])
+    assert held.mode == "exclusive"
+    assert "platform's adminAccess claim gpu-monitoring/dcgm" in held.basis
+
+
+def test_a_tenants_admin_claim_meets_the_holder_whatever_its_sharing_config():
+    """adminAccess gives no isolation: the holder's own MPS config does not set the pair
+    apart from the tenant that reaches its GPU (both are judged time-slicing, so they meet)."""
+    inputs = world(
+        _cluster(
+            claim("alpha", "train-gpu", ["gpu-0"], sharing="MPS", reserved_for=["train-0"]),
+            dra_pod("alpha", "train-0", "train-gpu"),
+            claim("beta", "peek", ["gpu-0"], admin=True, reserved_for=["peeker"]),
+            dra_pod("beta", "peeker", "peek"),
+        ),
+        TENANTS,
+    )
+    (pair,) = run("SHARE-001", inputs)
+    assert pair.tenants == ("alpha", "beta")
+    index = DraIndex(inputs.snapshot, inputs.platform_namespaces)
+    (held,) = index.held_devices(index.claims[("alpha", "train-gpu")])
+    assert held.basis == "DRA: reached by the adminAccess claim beta/peek: no isolation"
 
 
 def test_admin_access_in_a_namespace_nobody_owns_is_judged_fail_closed():
