@@ -183,10 +183,15 @@ class DraIndex:
         return "exclusive", "DRA: a whole device allocated to this claim"
 
     def _request_class(self, claim: DraClaim, request: str) -> str:
-        top = _parent_name(request)
+        """The device class a result was allocated from: its request's, or for a firstAvailable
+        result ("<request>/<subrequest>") the alternative the scheduler chose, not the first."""
+        top, _, sub = request.partition("/")
         for r in claim.requests:
-            if r.name == top:
-                return r.device_class or (r.alternatives[0] if r.alternatives else "")
+            if r.name != top:
+                continue
+            if sub and sub in r.subrequests:
+                return r.alternatives[r.subrequests.index(sub)]
+            return r.device_class or (r.alternatives[0] if r.alternatives else "")
         return ""
 
 

@@ -484,3 +484,52 @@ def test_a_pod_whose_claim_is_of_a_nic_class_is_no_gpu_pod():
     inputs = world(objects, (ALPHA, BETA, ext))
     assert run("POD-009", inputs) == []
     assert run("K8S-007", inputs) == []
+
+
+def _first_available_claim(chosen: str) -> dict:
+    """A v1 claim preferring a time-sliced class, else a whole GPU; `chosen` is the
+    subrequest the scheduler allocated. No config applied to a whole GPU, so the status
+    carries none (the allocator copies only the configs of the classes it used)."""
+    obj = claim("alpha", "flex", ["gpu-2"], reserved_for=["flex-0"])
+    obj["spec"]["devices"]["requests"] = [
+        {
+            "name": "gpu",
+            "firstAvailable": [
+                {"name": "shared", "deviceClassName": "shared-gpu.example.com", "count": 1},
+                {"name": "whole", "deviceClassName": "gpu.nvidia.com", "count": 1},
+            ],
+        }
+    ]
+    obj["status"]["allocation"]["devices"]["results"][0]["request"] = f"gpu/{chosen}"
+    return obj
+
+
+def test_a_first_available_claim_takes_the_sharing_of_the_alternative_it_got():
+    time_sliced = device_class(
+        "shared-gpu.example.com",
+        config=[
+            {
+                "opaque": {
+                    "driver": DRIVER,
+                    "parameters": {
+                        "apiVersion": "resource.nvidia.com/v1beta1",
+                        "kind": "GpuConfig",
+                        "sharing": {"strategy": "TimeSlicing"},
+                    },
+                }
+            }
+        ],
+    )
+    for chosen, mode in (("whole", "exclusive"), ("shared", "time_slicing")):
+        inputs = world(
+            _cluster(
+                time_sliced, _first_available_claim(chosen), dra_pod("alpha", "flex-0", "flex")
+            ),
+            TENANTS,
+        )
+        index = DraIndex(inputs.snapshot)
+        (held,) = index.held_devices(index.claims[("alpha", "flex")])
+        assert held.mode == mode, chosen
+    # The whole GPU it got needs no approval for time-slicing.
+    whole = world(_cluster(time_sliced, _first_available_claim("whole"), pod), TENANTS)
+    assert run("SHARE-004", whole) == []
