@@ -520,13 +520,9 @@ def test_a_first_available_claim_takes_the_sharing_of_the_alternative_it_got():
             }
         ],
     )
+    pod = dra_pod("alpha", "flex-0", "flex")
     for chosen, mode in (("whole", "exclusive"), ("shared", "time_slicing")):
-        inputs = world(
-            _cluster(
-                time_sliced, _first_available_claim(chosen), dra_pod("alpha", "flex-0", "flex")
-            ),
-            TENANTS,
-        )
+        inputs = world(_cluster(time_sliced, _first_available_claim(chosen), pod), TENANTS)
         index = DraIndex(inputs.snapshot)
         (held,) = index.held_devices(index.claims[("alpha", "flex")])
         assert held.mode == mode, chosen
