@@ -293,6 +293,25 @@ def test_a_platform_monitoring_admin_claim_leaves_tenants_whole_gpus_whole():
     assert "platform's adminAccess claim gpu-monitoring/dcgm" in held.basis
 
 
+def test_a_platform_monitoring_admin_claim_is_no_party_on_a_time_sliced_claim():
+    """A tenant time-slicing its own claim among its pods is not sharing with the platform's
+    monitoring agent that reaches the GPU by adminAccess: no SHARE-003 pair with the platform."""
+    inputs = world(
+        _cluster(
+            namespace("gpu-monitoring", **{"gpuposture.io/platform": "true"}),
+            claim("beta", "infer", ["gpu-2"], sharing="TimeSlicing", reserved_for=["i-0", "i-1"]),
+            dra_pod("beta", "i-0", "infer"),
+            dra_pod("beta", "i-1", "infer"),
+            claim("gpu-monitoring", "dcgm", ["gpu-2"], admin=True, reserved_for=["dcgm-0"]),
+            dra_pod("gpu-monitoring", "dcgm-0", "dcgm"),
+        ),
+        (ALPHA, tenant("beta", "external")),
+    )
+    assert run("SHARE-003", inputs) == []
+    (approval,) = run("SHARE-004", inputs)  # beta's own time-slicing still needs approval
+    assert approval.tenants == ("beta",)
+
+
 def test_a_tenants_admin_claim_meets_the_holder_whatever_its_sharing_config():
     """adminAccess gives no isolation: the holder's own MPS config does not set the pair
     apart from the tenant that reaches its GPU (both are judged time-slicing, so they meet)."""
