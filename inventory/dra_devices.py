@@ -226,14 +226,21 @@ class DraHeld:
 def dra_held(snapshot: ClusterSnapshot, pods: Iterable[Pod]) -> DraHeld:
     """GPU devices held by claims of these pods (telemetry: a busy GPU a claim explains is not
     hijacked). A MIG device also explains its parent GPU's samples: the exporter reports a MIG
-    instance under its parent's UUID."""
+    instance under its parent's UUID. An adminAccess result explains nothing: it reaches a
+    device to watch or reset it (a monitoring agent's claim of allocationMode All reaches every
+    GPU of the node), it does not allocate it for work."""
     if not snapshot.dra_claims:
         return DraHeld(frozenset(), frozenset())
     index = DraIndex(snapshot)
     holders: set[tuple[str, str]] = set()
     devices: set[str] = set()
     for pod in pods:
-        held = [h for c in index.claims_of_pod(pod) for h in index.held_devices(c) if h.kind]
+        held = [
+            h
+            for c in index.claims_of_pod(pod)
+            for h in index.held_devices(c)
+            if h.kind and not is_admin(c, h.result)
+        ]
         if held:
             holders.add((pod.namespace, pod.name))
             devices |= {h.device_id for h in held} | {h.parent for h in held if h.parent}

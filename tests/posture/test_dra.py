@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from inventory.dra_devices import DraIndex
+from inventory.dra_devices import DraIndex, dra_held
 from tests.posture.builders import tenant
 from tests.posture.dra_world import (
     DRIVER,
@@ -548,3 +548,20 @@ def test_a_first_available_claim_takes_the_sharing_of_the_alternative_it_got():
     # The whole GPU it got needs no approval for time-slicing.
     whole = world(_cluster(time_sliced, _first_available_claim("whole"), pod), TENANTS)
     assert run("SHARE-004", whole) == []
+
+
+def test_an_admin_access_claim_explains_no_busy_gpu():
+    """ATTR-001 asks whether a scheduled workload holds a busy GPU: a monitoring agent's
+    adminAccess claim of allocationMode All reaches every GPU of the node without holding any
+    for work, so it must not explain a hijacker's use of an idle one."""
+    objects = _cluster(
+        namespace("gpu-monitoring", **{"gpuposture.io/platform": "true"}),
+        claim("alpha", "train-gpu", ["gpu-0"], reserved_for=["train-0"]),
+        dra_pod("alpha", "train-0", "train-gpu"),
+        claim("gpu-monitoring", "dcgm", [f"gpu-{i}" for i in range(4)], admin=True),
+        dra_pod("gpu-monitoring", "dcgm-0", "dcgm"),
+    )
+    snapshot = world(objects, TENANTS).snapshot
+    held = dra_held(snapshot, snapshot.pods)
+    assert held.devices == {UUIDS[0]}
+    assert held.pods == {("alpha", "train-0")}
