@@ -154,10 +154,12 @@ class DraIndex:
         admins = self.admins.get(key, set()) - {own}
         # A tenant's (or an unowned namespace's) admin reach leaves no isolation, whatever the
         # holder's own config says: both sides are judged in one mode so they meet.
-        reachers = sorted(f"{ns}/{name}" for ns, name in admins if ns not in self.platform)
+        # Counted, not named: the basis is shown to this claim's tenant, the reacher may be
+        # another tenant's (DRA-001 names it to its own tenant).
+        reachers = [ns for ns, _ in admins if ns not in self.platform]
         if reachers:
             return "time_slicing", (
-                f"DRA: reached by the adminAccess claim {', '.join(reachers)}: no isolation"
+                f"DRA: reached by {len(reachers)} other claim(s) with adminAccess: no isolation"
             )
         mode, basis = self._own_mode(claim, result, kind)
         platform = sorted(f"{ns}/{name}" for ns, name in admins)
