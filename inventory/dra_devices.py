@@ -169,20 +169,39 @@ class DraIndex:
 
     def _own_mode(self, claim: DraClaim, result: DraResult, kind: str) -> tuple[str, str]:
         """The mode of a device this claim holds without adminAccess: its sharing config, else
-        shared when other non-admin claims hold it too, else its own instance or whole GPU."""
+        shared when other non-admin claims hold it too, else its own instance or whole GPU.
+        Claims sharing one device (consumable capacity) under different configs get no more
+        isolation than the weakest: time-slicing for all, so every pair of them meets."""
+        key = (result.driver, result.pool, result.device)
+        own = (claim.namespace, claim.name)
+        others = sorted(self.holders.get(key, set()) - self.admins.get(key, set()) - {own})
         config = self.sharing_config(claim, result)
         if config is not None:
             mode = SHARING_MODES.get(config.sharing.lower().replace("-", ""), "time_slicing")
+            if any(self._configured_mode(o, key) != mode for o in others):
+                return "time_slicing", (
+                    f"DRA: the device is allocated to {len(others) + 1} claims not all "
+                    f"configured for {config.sharing}"
+                )
             where = "its device class" if config.source == "class" else "the claim"
             return mode, f"DRA {config.kind or 'config'} of {where}: sharing {config.sharing}"
-        key = (result.driver, result.pool, result.device)
-        own = {(claim.namespace, claim.name)}
-        others = len(self.holders.get(key, set()) - self.admins.get(key, set()) - own)
-        if others > 0:
-            return "time_slicing", f"DRA: the device is allocated to {others + 1} claims"
+        if others:
+            return "time_slicing", f"DRA: the device is allocated to {len(others) + 1} claims"
         if kind == "mig":
             return "mig_gi", "DRA: a MIG device of its own"
         return "exclusive", "DRA: a whole device allocated to this claim"
+
+    def _configured_mode(self, holder: tuple[str, str], key: tuple[str, str, str]) -> str | None:
+        """The sharing mode another claim's config sets on the device `key`, None for none."""
+        claim = self.claims[holder]
+        for r in claim.results:
+            if (r.driver, r.pool, r.device) == key:
+                config = self.sharing_config(claim, r)
+                if config is not None:
+                    return SHARING_MODES.get(
+                        config.sharing.lower().replace("-", ""), "time_slicing"
+                    )
+        return None
 
     def _request_class(self, claim: DraClaim, request: str) -> str:
         """The device class a result was allocated from: its request's, or for a firstAvailable

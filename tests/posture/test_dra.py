@@ -566,3 +566,21 @@ def test_an_admin_access_claim_explains_no_busy_gpu():
     held = dra_held(snapshot, snapshot.pods)
     assert held.devices == {UUIDS[0]}
     assert held.pods == {("alpha", "train-0")}
+
+
+def test_claims_on_one_device_under_different_sharing_configs_meet():
+    """Two claims allocated one device (consumable capacity, resource.k8s.io 1.34), one
+    configured for MPS, the other for time-slicing: the device isolates neither from the
+    other, so the pair is judged time-slicing, not filed apart under two modes."""
+    objects = _cluster(
+        claim("alpha", "train-gpu", ["gpu-0"], sharing="MPS", reserved_for=["train-0"]),
+        claim("beta", "infer-gpu", ["gpu-0"], sharing="TimeSlicing", reserved_for=["infer-0"]),
+        dra_pod("alpha", "train-0", "train-gpu"),
+        dra_pod("beta", "infer-0", "infer-gpu"),
+    )
+    for obj in objects[-4:-2]:
+        obj["status"]["allocation"]["devices"]["results"][0]["shareID"] = (
+            f"share-{obj['metadata']['name']}"
+        )
+    (pair,) = run("SHARE-001", world(objects, TENANTS))
+    assert pair.tenants == ("alpha", "beta")
