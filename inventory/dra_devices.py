@@ -184,7 +184,13 @@ class DraIndex:
                     f"configured for {config.sharing}"
                 )
             where = "its device class" if config.source == "class" else "the claim"
-            return mode, f"DRA {config.kind or 'config'} of {where}: sharing {config.sharing}"
+            basis = f"DRA {config.kind or 'config'} of {where}: sharing {config.sharing}"
+            if not others and (pod := _only_pod(claim)):
+                # A claim generated for one pod serves no other: the config shares the device
+                # among that pod's containers, one workload, as a whole device would.
+                whole = "mig_gi" if kind == "mig" else "exclusive"
+                return whole, f"{basis} among the containers of pod {pod} only"
+            return mode, basis
         if others:
             return "time_slicing", f"DRA: the device is allocated to {len(others) + 1} claims"
         if kind == "mig":
@@ -220,6 +226,14 @@ def is_admin(claim: DraClaim, result: DraResult) -> bool:
     """A result reached by adminAccess: the result says so (1.32+), or its request asked."""
     top = _parent_name(result.request)
     return result.admin_access or any(r.admin_access for r in claim.requests if r.name == top)
+
+
+def _only_pod(claim: DraClaim) -> str | None:
+    """The one pod a claim generated from a template serves (Kubernetes makes one per pod and
+    deletes it with the pod), unless another pod was let in by the claim's name."""
+    if claim.owner_pod and set(claim.reserved_for) <= {f"pods/{claim.owner_pod}"}:
+        return claim.owner_pod
+    return None
 
 
 def _parent(result: DraResult) -> str:

@@ -584,3 +584,37 @@ def test_claims_on_one_device_under_different_sharing_configs_meet():
         )
     (pair,) = run("SHARE-001", world(objects, TENANTS))
     assert pair.tenants == ("alpha", "beta")
+
+
+def test_a_time_sliced_claim_generated_for_one_pod_is_that_pods_whole_gpu():
+    """NVIDIA's examples put a TimeSlicing GpuConfig in a ResourceClaimTemplate so the
+    containers of one pod share its GPU: the claim made for that pod serves no other, so the
+    GPU is the pod's whole (no time-slicing approval, usage attributable to the pod)."""
+    generated = claim(
+        "alpha",
+        "train-0-gpu-7xq2p",
+        ["gpu-3"],
+        sharing="TimeSlicing",
+        reserved_for=["train-0"],
+        owner_pod="train-0",
+    )
+    inputs = world(
+        _cluster(
+            claim_template("alpha", "one-gpu"),
+            generated,
+            dra_pod("alpha", "train-0", template="one-gpu", generated="train-0-gpu-7xq2p"),
+        ),
+        TENANTS,
+    )
+    for check_id in ("SHARE-004", "ATTR-002"):
+        assert run(check_id, inputs) == [], check_id
+    index = DraIndex(inputs.snapshot)
+    (held,) = index.held_devices(index.claims[("alpha", "train-0-gpu-7xq2p")])
+    assert held.mode == "exclusive"
+    assert held.basis.endswith("among the containers of pod train-0 only")
+    # Another pod let in by the generated claim's name shares it: time-slicing again.
+    generated["status"]["reservedFor"].append({"resource": "pods", "name": "x", "uid": "x"})
+    shared = world(_cluster(generated, dra_pod("alpha", "x", "train-0-gpu-7xq2p")), TENANTS)
+    index = DraIndex(shared.snapshot)
+    (held,) = index.held_devices(index.claims[("alpha", "train-0-gpu-7xq2p")])
+    assert held.mode == "time_slicing"
