@@ -193,6 +193,10 @@ class DraIndex:
             return mode, basis
         if others:
             return "time_slicing", f"DRA: the device is allocated to {len(others) + 1} claims"
+        pods = [c for c in claim.reserved_for if c.startswith("pods/")]
+        if len(pods) > 1:
+            # Pods sharing one claim run on its device at once, with no config to isolate them.
+            return "time_slicing", f"DRA: one claim in use by {len(pods)} pods at once"
         if kind == "mig":
             return "mig_gi", "DRA: a MIG device of its own"
         return "exclusive", "DRA: a whole device allocated to this claim"

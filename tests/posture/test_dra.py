@@ -186,6 +186,10 @@ def test_one_claim_used_by_pods_of_one_tenant_is_not_co_tenancy():
         TENANTS,
     )
     assert run("SHARE-001", inputs) == []
+    # The two pods run on one GPU at once: time-slicing within the tenant, not a whole GPU.
+    (approval,) = run("SHARE-004", inputs)
+    assert (approval.tenants, approval.evidence["observed_mode"]) == (("alpha",), "time_slicing")
+    assert run("ATTR-002", inputs)
 
 
 def test_a_claim_shared_by_a_tenant_and_the_platform_is_a_pair():
