@@ -6,7 +6,10 @@ publishes type gpu / mig, uuid, index, productName, and for MIG parentUUID and p
 mode of a held device: the NVIDIA driver's opaque sharing config (claim's, else its class's)
 gives TimeSlicing or MPS; a MIG device is its own GPU instance; a device allocated to several
 claims, or reached by adminAccess, is shared with no isolation (time-slicing); otherwise the
-claim holds it exclusively.
+claim holds it exclusively. An adminAccess claim of a platform namespace (a monitoring agent:
+the use Kubernetes made adminAccess for) is the platform's reach, like DCGM-Exporter's under the
+device plugin: it does not turn the tenant's whole device into a shared one, it is named in
+the basis.
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ class HeldDevice:
 class DraIndex:
     """The snapshot's DRA objects indexed for lookups by pod, node and device."""
 
-    def __init__(self, snapshot: ClusterSnapshot) -> None:
+    def __init__(self, snapshot: ClusterSnapshot, platform: frozenset[str] = frozenset()) -> None:
+        self.platform = platform  # namespaces whose adminAccess claims are the platform's
         self.claims = {(c.namespace, c.name): c for c in snapshot.dra_claims}
         self.classes = {c.name: c for c in snapshot.dra_device_classes}
         self.templates = {(t.namespace, t.name): t for t in snapshot.dra_claim_templates}
@@ -57,12 +61,15 @@ class DraIndex:
             (s.driver, s.pool, d.name): (s, d) for s in snapshot.dra_slices for d in s.devices
         }
         holders: dict[tuple[str, str, str], set[tuple[str, str]]] = {}
+        admins: dict[tuple[str, str, str], set[tuple[str, str]]] = {}
         for claim in snapshot.dra_claims:
             for r in claim.results:
-                holders.setdefault((r.driver, r.pool, r.device), set()).add(
-                    (claim.namespace, claim.name)
-                )
-        self.holders = holders
+                key = (r.driver, r.pool, r.device)
+                holders.setdefault(key, set()).add((claim.namespace, claim.name))
+                if is_admin(claim, r):
+                    admins.setdefault(key, set()).add((claim.namespace, claim.name))
+        self.holders = holders  # every claim allocated the device, adminAccess ones too
+        self.admins = admins  # those of them that reach it by adminAccess
 
     def claims_of_pod(self, pod: Pod) -> list[DraClaim]:
         """The claims a pod uses: by name, or the one generated for it from a template
@@ -140,26 +147,97 @@ class DraIndex:
         return (claims_own or applicable or [None])[-1]  # type: ignore[list-item]  # None: no config
 
     def mode(self, claim: DraClaim, result: DraResult, kind: str) -> tuple[str, str]:
+        own = (claim.namespace, claim.name)
+        key = (result.driver, result.pool, result.device)
+        if is_admin(claim, result):
+            return "time_slicing", "DRA adminAccess: reaches the device alongside its holders"
+        admins = self.admins.get(key, set()) - {own}
+        # A tenant's (or an unowned namespace's) admin reach leaves no isolation, whatever the
+        # holder's own config says: both sides are judged in one mode so they meet.
+        # Counted, not named: the basis is shown to this claim's tenant, the reacher may be
+        # another tenant's (DRA-001 names it to its own tenant).
+        reachers = [ns for ns, _ in admins if ns not in self.platform]
+        if reachers:
+            return "time_slicing", (
+                f"DRA: reached by {len(reachers)} other claim(s) with adminAccess: no isolation"
+            )
+        mode, basis = self._own_mode(claim, result, kind)
+        platform = sorted(f"{ns}/{name}" for ns, name in admins)
+        if platform:
+            basis += f" (also reached by the platform's adminAccess claim {', '.join(platform)})"
+        return mode, basis
+
+    def _own_mode(self, claim: DraClaim, result: DraResult, kind: str) -> tuple[str, str]:
+        """The mode of a device this claim holds without adminAccess: its sharing config, else
+        shared when other non-admin claims hold it too, else its own instance or whole GPU.
+        Claims sharing one device (consumable capacity) under different configs get no more
+        isolation than the weakest: time-slicing for all, so every pair of them meets."""
+        key = (result.driver, result.pool, result.device)
+        own = (claim.namespace, claim.name)
+        others = sorted(self.holders.get(key, set()) - self.admins.get(key, set()) - {own})
         config = self.sharing_config(claim, result)
         if config is not None:
             mode = SHARING_MODES.get(config.sharing.lower().replace("-", ""), "time_slicing")
+            if any(self._configured_mode(o, key) != mode for o in others):
+                return "time_slicing", (
+                    f"DRA: the device is allocated to {len(others) + 1} claims not all "
+                    f"configured for {config.sharing}"
+                )
             where = "its device class" if config.source == "class" else "the claim"
-            return mode, f"DRA {config.kind or 'config'} of {where}: sharing {config.sharing}"
-        others = len(self.holders.get((result.driver, result.pool, result.device), ())) - 1
-        if result.admin_access:
-            return "time_slicing", "DRA adminAccess: reaches the device alongside its holders"
-        if others > 0:
-            return "time_slicing", f"DRA: the device is allocated to {others + 1} claims"
+            basis = f"DRA {config.kind or 'config'} of {where}: sharing {config.sharing}"
+            if not others and (pod := _only_pod(claim)):
+                # A claim generated for one pod serves no other: the config shares the device
+                # among that pod's containers, one workload, as a whole device would.
+                whole = "mig_gi" if kind == "mig" else "exclusive"
+                return whole, f"{basis} among the containers of pod {pod} only"
+            return mode, basis
+        if others:
+            return "time_slicing", f"DRA: the device is allocated to {len(others) + 1} claims"
+        pods = [c for c in claim.reserved_for if c.startswith("pods/")]
+        if len(pods) > 1:
+            # Pods sharing one claim run on its device at once, with no config to isolate them.
+            return "time_slicing", f"DRA: one claim in use by {len(pods)} pods at once"
         if kind == "mig":
             return "mig_gi", "DRA: a MIG device of its own"
         return "exclusive", "DRA: a whole device allocated to this claim"
 
+    def _configured_mode(self, holder: tuple[str, str], key: tuple[str, str, str]) -> str | None:
+        """The sharing mode another claim's config sets on the device `key`, None for none."""
+        claim = self.claims[holder]
+        for r in claim.results:
+            if (r.driver, r.pool, r.device) == key:
+                config = self.sharing_config(claim, r)
+                if config is not None:
+                    return SHARING_MODES.get(
+                        config.sharing.lower().replace("-", ""), "time_slicing"
+                    )
+        return None
+
     def _request_class(self, claim: DraClaim, request: str) -> str:
-        top = _parent_name(request)
+        """The device class a result was allocated from: its request's, or for a firstAvailable
+        result ("<request>/<subrequest>") the alternative the scheduler chose, not the first."""
+        top, _, sub = request.partition("/")
         for r in claim.requests:
-            if r.name == top:
-                return r.device_class or (r.alternatives[0] if r.alternatives else "")
+            if r.name != top:
+                continue
+            if sub and sub in r.subrequests:
+                return r.alternatives[r.subrequests.index(sub)]
+            return r.device_class or (r.alternatives[0] if r.alternatives else "")
         return ""
+
+
+def is_admin(claim: DraClaim, result: DraResult) -> bool:
+    """A result reached by adminAccess: the result says so (1.32+), or its request asked."""
+    top = _parent_name(result.request)
+    return result.admin_access or any(r.admin_access for r in claim.requests if r.name == top)
+
+
+def _only_pod(claim: DraClaim) -> str | None:
+    """The one pod a claim generated from a template serves (Kubernetes makes one per pod and
+    deletes it with the pod), unless another pod was let in by the claim's name."""
+    if claim.owner_pod and set(claim.reserved_for) <= {f"pods/{claim.owner_pod}"}:
+        return claim.owner_pod
+    return None
 
 
 def _parent(result: DraResult) -> str:
@@ -187,14 +265,21 @@ class DraHeld:
 def dra_held(snapshot: ClusterSnapshot, pods: Iterable[Pod]) -> DraHeld:
     """GPU devices held by claims of these pods (telemetry: a busy GPU a claim explains is not
     hijacked). A MIG device also explains its parent GPU's samples: the exporter reports a MIG
-    instance under its parent's UUID."""
+    instance under its parent's UUID. An adminAccess result explains nothing: it reaches a
+    device to watch or reset it (a monitoring agent's claim of allocationMode All reaches every
+    GPU of the node), it does not allocate it for work."""
     if not snapshot.dra_claims:
         return DraHeld(frozenset(), frozenset())
     index = DraIndex(snapshot)
     holders: set[tuple[str, str]] = set()
     devices: set[str] = set()
     for pod in pods:
-        held = [h for c in index.claims_of_pod(pod) for h in index.held_devices(c) if h.kind]
+        held = [
+            h
+            for c in index.claims_of_pod(pod)
+            for h in index.held_devices(c)
+            if h.kind and not is_admin(c, h.result)
+        ]
         if held:
             holders.add((pod.namespace, pod.name))
             devices |= {h.device_id for h in held} | {h.parent for h in held if h.parent}

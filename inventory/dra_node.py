@@ -9,6 +9,7 @@ from typing import Any
 from inventory import snapshot as snap
 from inventory.dra_devices import DraIndex
 from inventory.models import ClusterObject, Node
+from inventory.platform import platform_inputs
 from tenants.mapping import resolve_namespace_owners
 from tenants.models import Tenant, TenantNamespace
 from tenants.redaction import Field, HiddenScope
@@ -28,7 +29,7 @@ REDACTED = {
 
 
 def node_dra_devices(node: Node, scope: HiddenScope | None = None) -> list[dict[str, Any]]:
-    """One row per device a claim holds on this node (three queries, whatever the node)."""
+    """One row per device a claim holds on this node (a few queries, whatever the node)."""
     grouped: dict[str, list] = {attribute: [] for attribute, _ in _KINDS.values()}
     rows = ClusterObject.objects.filter(cluster_id=node.cluster_id, kind__in=list(_KINDS))
     for kind, data in rows.values_list("kind", "data"):
@@ -42,7 +43,9 @@ def node_dra_devices(node: Node, scope: HiddenScope | None = None) -> list[dict[
         registry=dict(TenantNamespace.objects.values_list("name", "tenant__slug")),
         known_tenants=set(Tenant.objects.values_list("slug", flat=True)),
     )
-    index = DraIndex(snapshot)
+    # The platform's adminAccess claims (monitoring) do not make a tenant's device shared.
+    platform = platform_inputs(node.cluster)["configured_platform"] - set(owners)
+    index = DraIndex(snapshot, platform)
     devices = []
     for claim in sorted(snapshot.dra_claims, key=lambda c: (c.namespace, c.name)):
         for held in index.held_devices(claim):

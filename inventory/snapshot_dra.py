@@ -30,8 +30,9 @@ class DraRequest:
     admin_access: bool = False
     count: int | None = None
     allocation_mode: str = ""
-    # firstAvailable: the device classes of the alternatives, in order
+    # firstAvailable: the device classes of the alternatives, in order, and their names
     alternatives: tuple[str, ...] = ()
+    subrequests: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -260,3 +260,33 @@ def test_dra001_is_in_the_catalogue_with_rationale_remediation_and_mappings(dra_
     browser = Client()
     browser.force_login(personas["auditor"])
     assert "DRA-001" in browser.get("/checks/").content.decode()
+
+
+def test_the_node_page_keeps_a_whole_gpu_whole_under_a_platform_monitoring_claim(tmp_path):
+    """A kube-system adminAccess claim (a monitoring agent) reaches the GPU a tenant's claim
+    holds whole: the page says exclusive, and names the platform's reach in the basis."""
+    from inventory.dra_node import node_dra_devices
+    from inventory.models import Node
+
+    objects = [
+        namespace("alpha"),
+        namespace("kube-system"),
+        node("gpu-a", gpus=4),
+        device_class(),
+        resource_slice("gpu-a"),
+        claim("alpha", "train-gpu", ["gpu-0"], reserved_for=["train-0"]),
+        dra_pod("alpha", "train-0", "train-gpu"),
+        claim("kube-system", "dcgm", ["gpu-0"], admin=True, reserved_for=["dcgm-0"]),
+        dra_pod("kube-system", "dcgm-0", "dcgm"),
+    ]
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    cluster = cluster_get_or_create(name="monitored")
+    assert cluster_sync(cluster=cluster, source=SnapshotFileSource([str(path)])).status == (
+        "succeeded"
+    )
+    rows = node_dra_devices(Node.objects.get(cluster=cluster, name="gpu-a"))
+    modes = {(r["namespace"], r["mode"]) for r in rows}
+    assert modes == {("alpha", "exclusive"), ("kube-system", "time_slicing")}
+    (alpha,) = [r for r in rows if r["namespace"] == "alpha"]
+    assert "platform's adminAccess claim kube-system/dcgm" in alpha["basis"]

@@ -126,6 +126,11 @@ def request_from(raw: dict[str, Any]) -> DraRequest:
         alternatives=tuple(
             c for s in dicts(raw.get("firstAvailable")) if (c := text(s.get("deviceClassName")))
         ),
+        subrequests=tuple(
+            text(s.get("name"), "") or ""
+            for s in dicts(raw.get("firstAvailable"))
+            if text(s.get("deviceClassName"))
+        ),
     )
 
 

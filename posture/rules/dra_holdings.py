@@ -3,12 +3,13 @@
 Each GPU or MIG device a pod's claims hold is a holding named by its UUID (or its DRA name
 where the slice publishes none), so parties on different devices do not meet and parties on
 the same one do, whatever way each got it. A claim several pods use gives each of them the
-same device: pods of two tenants on one claim are co-tenants on it.
+same device: pods of two tenants on one claim are co-tenants on it. A platform namespace's
+adminAccess claim (a monitoring agent) is the platform's reach, not a holding: it meets no one.
 """
 
 from __future__ import annotations
 
-from inventory.dra_devices import DraIndex, HeldDevice, gpu_classes_of_pod
+from inventory.dra_devices import DraIndex, HeldDevice, gpu_classes_of_pod, is_admin
 from inventory.snapshot import Node, Pod
 from inventory.snapshot_dra import DraClaim
 from posture.inputs import PostureInputs
@@ -21,7 +22,8 @@ def dra_index(inputs: PostureInputs) -> DraIndex:
     """The snapshot's DRA objects, indexed once per evaluation."""
     key = ("dra_index",)
     if key not in inputs.memo:
-        inputs.memo[key] = DraIndex(inputs.snapshot)
+        # The platform's adminAccess claims (monitoring) are its reach, not tenant sharing.
+        inputs.memo[key] = DraIndex(inputs.snapshot, inputs.platform_namespaces)
     return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
 
@@ -39,6 +41,8 @@ def dra_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
             for held in index.held_devices(claim):
                 if not held.kind or (held.node and held.node != node.name):
                     continue
+                if claim.namespace in index.platform and is_admin(claim, held.result):
+                    continue  # the platform's monitoring reach, as DCGM-Exporter's: no holding
                 holdings.append(
                     GpuHolding(
                         pod,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 
+from inventory.dra_devices import DraIndex, dra_held
 from tests.posture.builders import tenant
 from tests.posture.dra_world import (
     DRIVER,
@@ -185,6 +186,10 @@ def test_one_claim_used_by_pods_of_one_tenant_is_not_co_tenancy():
         TENANTS,
     )
     assert run("SHARE-001", inputs) == []
+    # The two pods run on one GPU at once: time-slicing within the tenant, not a whole GPU.
+    (approval,) = run("SHARE-004", inputs)
+    assert (approval.tenants, approval.evidence["observed_mode"]) == (("alpha",), "time_slicing")
+    assert run("ATTR-002", inputs)
 
 
 def test_a_claim_shared_by_a_tenant_and_the_platform_is_a_pair():
@@ -271,6 +276,64 @@ def monitoring_world(**labels: str):
 
 def test_admin_access_in_platform_namespaces_and_plain_claims_are_quiet():
     assert run("DRA-001", monitoring_world(**{"gpuposture.io/platform": "true"})) == []
+
+
+def test_a_platform_monitoring_admin_claim_leaves_tenants_whole_gpus_whole():
+    """Kubernetes made adminAccess for monitoring agents: a platform DCGM claim reaching every
+    GPU (allocationMode All) is the platform's reach, as DCGM-Exporter's is under the device
+    plugin. A tenant's claim still holds its GPU whole: no time-slicing, no pair to judge."""
+    objects = _two_tenants_on(["gpu-0"], ["gpu-1"], None) + [
+        namespace("gpu-monitoring", **{"gpuposture.io/platform": "true"}),
+        claim("gpu-monitoring", "dcgm", [f"gpu-{i}" for i in range(4)], admin=True),
+        dra_pod("gpu-monitoring", "dcgm-0", "dcgm"),
+    ]
+    objects[-2]["status"]["reservedFor"] = [{"resource": "pods", "name": "dcgm-0", "uid": "u"}]
+    inputs = world(objects, TENANTS)
+    for check_id in ("SHARE-001", "SHARE-003", "SHARE-004", "ATTR-002"):
+        assert run(check_id, inputs) == [], check_id
+    index = DraIndex(inputs.snapshot, inputs.platform_namespaces)
+    (held,) = index.held_devices(index.claims[("alpha", "train-gpu")])
+    assert held.mode == "exclusive"
+    assert "platform's adminAccess claim gpu-monitoring/dcgm" in held.basis
+
+
+def test_a_platform_monitoring_admin_claim_is_no_party_on_a_time_sliced_claim():
+    """A tenant time-slicing its own claim among its pods is not sharing with the platform's
+    monitoring agent that reaches the GPU by adminAccess: no SHARE-003 pair with the platform."""
+    inputs = world(
+        _cluster(
+            namespace("gpu-monitoring", **{"gpuposture.io/platform": "true"}),
+            claim("beta", "infer", ["gpu-2"], sharing="TimeSlicing", reserved_for=["i-0", "i-1"]),
+            dra_pod("beta", "i-0", "infer"),
+            dra_pod("beta", "i-1", "infer"),
+            claim("gpu-monitoring", "dcgm", ["gpu-2"], admin=True, reserved_for=["dcgm-0"]),
+            dra_pod("gpu-monitoring", "dcgm-0", "dcgm"),
+        ),
+        (ALPHA, tenant("beta", "external")),
+    )
+    assert run("SHARE-003", inputs) == []
+    (approval,) = run("SHARE-004", inputs)  # beta's own time-slicing still needs approval
+    assert approval.tenants == ("beta",)
+
+
+def test_a_tenants_admin_claim_meets_the_holder_whatever_its_sharing_config():
+    """adminAccess gives no isolation: the holder's own MPS config does not set the pair
+    apart from the tenant that reaches its GPU (both are judged time-slicing, so they meet)."""
+    inputs = world(
+        _cluster(
+            claim("alpha", "train-gpu", ["gpu-0"], sharing="MPS", reserved_for=["train-0"]),
+            dra_pod("alpha", "train-0", "train-gpu"),
+            claim("beta", "peek", ["gpu-0"], admin=True, reserved_for=["peeker"]),
+            dra_pod("beta", "peeker", "peek"),
+        ),
+        TENANTS,
+    )
+    (pair,) = run("SHARE-001", inputs)
+    assert pair.tenants == ("alpha", "beta")
+    index = DraIndex(inputs.snapshot, inputs.platform_namespaces)
+    (held,) = index.held_devices(index.claims[("alpha", "train-gpu")])
+    # Counted, not named: alpha sees this basis, and the claim is beta's.
+    assert held.basis == "DRA: reached by 1 other claim(s) with adminAccess: no isolation"
 
 
 def test_admin_access_in_a_namespace_nobody_owns_is_judged_fail_closed():
@@ -445,3 +508,117 @@ def test_a_pod_whose_claim_is_of_a_nic_class_is_no_gpu_pod():
     inputs = world(objects, (ALPHA, BETA, ext))
     assert run("POD-009", inputs) == []
     assert run("K8S-007", inputs) == []
+
+
+def _first_available_claim(chosen: str) -> dict:
+    """A v1 claim preferring a time-sliced class, else a whole GPU; `chosen` is the
+    subrequest the scheduler allocated. No config applied to a whole GPU, so the status
+    carries none (the allocator copies only the configs of the classes it used)."""
+    obj = claim("alpha", "flex", ["gpu-2"], reserved_for=["flex-0"])
+    obj["spec"]["devices"]["requests"] = [
+        {
+            "name": "gpu",
+            "firstAvailable": [
+                {"name": "shared", "deviceClassName": "shared-gpu.example.com", "count": 1},
+                {"name": "whole", "deviceClassName": "gpu.nvidia.com", "count": 1},
+            ],
+        }
+    ]
+    obj["status"]["allocation"]["devices"]["results"][0]["request"] = f"gpu/{chosen}"
+    return obj
+
+
+def test_a_first_available_claim_takes_the_sharing_of_the_alternative_it_got():
+    time_sliced = device_class(
+        "shared-gpu.example.com",
+        config=[
+            {
+                "opaque": {
+                    "driver": DRIVER,
+                    "parameters": {
+                        "apiVersion": "resource.nvidia.com/v1beta1",
+                        "kind": "GpuConfig",
+                        "sharing": {"strategy": "TimeSlicing"},
+                    },
+                }
+            }
+        ],
+    )
+    pod = dra_pod("alpha", "flex-0", "flex")
+    for chosen, mode in (("whole", "exclusive"), ("shared", "time_slicing")):
+        inputs = world(_cluster(time_sliced, _first_available_claim(chosen), pod), TENANTS)
+        index = DraIndex(inputs.snapshot)
+        (held,) = index.held_devices(index.claims[("alpha", "flex")])
+        assert held.mode == mode, chosen
+    # The whole GPU it got needs no approval for time-slicing.
+    whole = world(_cluster(time_sliced, _first_available_claim("whole"), pod), TENANTS)
+    assert run("SHARE-004", whole) == []
+
+
+def test_an_admin_access_claim_explains_no_busy_gpu():
+    """ATTR-001 asks whether a scheduled workload holds a busy GPU: a monitoring agent's
+    adminAccess claim of allocationMode All reaches every GPU of the node without holding any
+    for work, so it must not explain a hijacker's use of an idle one."""
+    objects = _cluster(
+        namespace("gpu-monitoring", **{"gpuposture.io/platform": "true"}),
+        claim("alpha", "train-gpu", ["gpu-0"], reserved_for=["train-0"]),
+        dra_pod("alpha", "train-0", "train-gpu"),
+        claim("gpu-monitoring", "dcgm", [f"gpu-{i}" for i in range(4)], admin=True),
+        dra_pod("gpu-monitoring", "dcgm-0", "dcgm"),
+    )
+    snapshot = world(objects, TENANTS).snapshot
+    held = dra_held(snapshot, snapshot.pods)
+    assert held.devices == {UUIDS[0]}
+    assert held.pods == {("alpha", "train-0")}
+
+
+def test_claims_on_one_device_under_different_sharing_configs_meet():
+    """Two claims allocated one device (consumable capacity, resource.k8s.io 1.34), one
+    configured for MPS, the other for time-slicing: the device isolates neither from the
+    other, so the pair is judged time-slicing, not filed apart under two modes."""
+    objects = _cluster(
+        claim("alpha", "train-gpu", ["gpu-0"], sharing="MPS", reserved_for=["train-0"]),
+        claim("beta", "infer-gpu", ["gpu-0"], sharing="TimeSlicing", reserved_for=["infer-0"]),
+        dra_pod("alpha", "train-0", "train-gpu"),
+        dra_pod("beta", "infer-0", "infer-gpu"),
+    )
+    for obj in objects[-4:-2]:
+        obj["status"]["allocation"]["devices"]["results"][0]["shareID"] = (
+            f"share-{obj['metadata']['name']}"
+        )
+    (pair,) = run("SHARE-001", world(objects, TENANTS))
+    assert pair.tenants == ("alpha", "beta")
+
+
+def test_a_time_sliced_claim_generated_for_one_pod_is_that_pods_whole_gpu():
+    """NVIDIA's examples put a TimeSlicing GpuConfig in a ResourceClaimTemplate so the
+    containers of one pod share its GPU: the claim made for that pod serves no other, so the
+    GPU is the pod's whole (no time-slicing approval, usage attributable to the pod)."""
+    generated = claim(
+        "alpha",
+        "train-0-gpu-7xq2p",
+        ["gpu-3"],
+        sharing="TimeSlicing",
+        reserved_for=["train-0"],
+        owner_pod="train-0",
+    )
+    inputs = world(
+        _cluster(
+            claim_template("alpha", "one-gpu"),
+            generated,
+            dra_pod("alpha", "train-0", template="one-gpu", generated="train-0-gpu-7xq2p"),
+        ),
+        TENANTS,
+    )
+    for check_id in ("SHARE-004", "ATTR-002"):
+        assert run(check_id, inputs) == [], check_id
+    index = DraIndex(inputs.snapshot)
+    (held,) = index.held_devices(index.claims[("alpha", "train-0-gpu-7xq2p")])
+    assert held.mode == "exclusive"
+    assert held.basis.endswith("among the containers of pod train-0 only")
+    # Another pod let in by the generated claim's name shares it: time-slicing again.
+    generated["status"]["reservedFor"].append({"resource": "pods", "name": "x", "uid": "x"})
+    shared = world(_cluster(generated, dra_pod("alpha", "x", "train-0-gpu-7xq2p")), TENANTS)
+    index = DraIndex(shared.snapshot)
+    (held,) = index.held_devices(index.claims[("alpha", "train-0-gpu-7xq2p")])
+    assert held.mode == "time_slicing"
