@@ -12,11 +12,13 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gpuposture.base.safe_parse import SafeParseError, load_yaml
 from inventory import snapshot as snap
+from inventory.drift_labels import label_taint_diff
 from inventory.drift_rbac import RbacState, detect_rbac_drift
+from inventory.sources.configs import MAX_ALIASES, MAX_DEPTH, MAX_VALUE_BYTES
+from inventory.sources.raw import canonical_hash
 
-# Labels GPU Feature Discovery rewrites on every pass: never a configuration change.
-VOLATILE_LABEL_SUFFIXES = ("timestamp", "mig.config.state")
 # Node facts that are the sharing configuration itself (reported as DRIFT-001, not DRIFT-003).
 SHARING_FACTS = (
     "sharing_strategy",
@@ -24,14 +26,6 @@ SHARING_FACTS = (
     "mig_strategy",
     "mig_config",
     "device_plugin_config",
-)
-SHARING_LABELS = (
-    "nvidia.com/gpu.sharing-strategy",
-    "nvidia.com/gpu.replicas",
-    "nvidia.com/mig.strategy",
-    "nvidia.com/mig.config",
-    "nvidia.com/device-plugin.config",
-    "nvidia.com/gpu.product",
 )
 GPU_COMPONENT_REPOS = (
     "k8s-device-plugin",
@@ -120,7 +114,7 @@ def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> li
                     nodes=(node.name,),
                 )
             )
-        diff = _label_taint_diff(old, node)
+        diff = label_taint_diff(old, node)
         if diff:
             changes.append(
                 DriftChange(
@@ -136,35 +130,6 @@ def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> li
                 )
             )
     return changes
-
-
-def _stable_labels(node: snap.Node) -> dict[str, str]:
-    return {
-        k: v
-        for k, v in node.labels.items()
-        if not k.endswith(VOLATILE_LABEL_SUFFIXES) and k not in SHARING_LABELS
-    }
-
-
-def _label_taint_diff(old: snap.Node, new: snap.Node) -> dict[str, dict[str, Any]] | None:
-    before_labels, after_labels = _stable_labels(old), _stable_labels(new)
-    keys = {
-        k
-        for k in before_labels.keys() | after_labels.keys()
-        if before_labels.get(k) != after_labels.get(k)
-    }
-    old_taints = sorted(f"{t.key}={t.value}:{t.effect}" for t in old.taints)
-    new_taints = sorted(f"{t.key}={t.value}:{t.effect}" for t in new.taints)
-    if not keys and old_taints == new_taints:
-        return None
-    before: dict[str, Any] = {}
-    after: dict[str, Any] = {}
-    if keys:
-        before["labels"] = {k: before_labels.get(k) for k in sorted(keys)}
-        after["labels"] = {k: after_labels.get(k) for k in sorted(keys)}
-    if old_taints != new_taints:
-        before["taints"], after["taints"] = old_taints, new_taints
-    return {"before": before, "after": after}
 
 
 def _config_key(config: snap.SharingConfig) -> tuple[str, str, str]:
@@ -238,7 +203,7 @@ def _mig_config_changes(
     changes = []
     for key in sorted(old.keys() | new.keys()):
         was, now = old.get(key), new.get(key)
-        if was and now and was.data_hash == now.data_hash:
+        if was and now and _same_mig_layouts(was, now):
             continue
         changes.append(
             DriftChange(
@@ -254,6 +219,32 @@ def _mig_config_changes(
             )
         )
     return changes
+
+
+def _same_mig_layouts(was: snap.ConfigMap, now: snap.ConfigMap) -> bool:
+    """Same bytes, or the same mig-parted documents: a comment, a blank line, key order or
+    flow style (`{"1g.10gb": 7}`) changes the hash, not one partition. A key other than the
+    mig-parted ones (kept in `data`) is no MIG config; without kept texts the hash decides."""
+    if was.data_hash == now.data_hash:
+        return True
+    if not was.data or not now.data:
+        return False
+    return _parsed(was.data) == _parsed(now.data)
+
+
+def _parsed(texts: dict[str, str]) -> dict[str, str] | None:
+    """key -> canonical hash of its parsed YAML; None when one no longer parses (a change)."""
+    try:
+        return {
+            key: canonical_hash(
+                load_yaml(
+                    value, max_bytes=MAX_VALUE_BYTES, max_depth=MAX_DEPTH, max_aliases=MAX_ALIASES
+                )
+            )
+            for key, value in texts.items()
+        }
+    except SafeParseError:
+        return None
 
 
 def _configmap_view(config: snap.ConfigMap | None) -> dict[str, Any]:

@@ -217,3 +217,95 @@ def test_drift_findings_resolve_after_the_drift_window(small_world, tmp_path, se
         posture_evaluate()
     assert not Finding.objects.filter(check_id="DRIFT-003", status="open").exists()
     assert Finding.objects.filter(check_id="DRIFT-003", status="resolved").count() == 1
+
+
+MIG_PARTED = (
+    "version: v1\nmig-configs:\n  all-disabled:\n    - devices: all\n      mig-enabled: false\n"
+    "  all-1g.10gb:\n    - devices: all\n      mig-enabled: true\n"
+    '      mig-devices:\n        "1g.10gb": 7\n'
+)
+
+
+def mig_configmap(text: str) -> snap.ConfigMap:
+    from inventory.sources.raw import canonical_hash
+
+    data = {"config.yaml": text}
+    return snap.ConfigMap(
+        "gpu-operator",
+        "default-mig-parted-config",
+        "mig_parted",
+        keys=("config.yaml",),
+        data_hash=canonical_hash(data),
+        data=data,
+    )
+
+
+def test_mig_parted_config_rewritten_with_the_same_meaning_is_not_drift():
+    """A comment, key order and flow style change the bytes of the ConfigMap, not one
+    partition: the GPU Operator's own default config is rewritten like this on upgrades."""
+    rewritten = (
+        "# managed by the GPU Operator\nversion: v1\nmig-configs:\n"
+        '  all-1g.10gb:\n  - devices: all\n    mig-enabled: true\n    mig-devices: {"1g.10gb": 7}\n'
+        "  all-disabled:\n  - devices: all\n    mig-enabled: false\n"
+    )
+    before = ClusterState(configmaps=(mig_configmap(MIG_PARTED),))
+    after = ClusterState(configmaps=(mig_configmap(rewritten),))
+    assert detect_drift(before, after) == []
+
+
+def test_mig_parted_layout_changed_is_drift():
+    before = ClusterState(configmaps=(mig_configmap(MIG_PARTED),))
+    after = ClusterState(configmaps=(mig_configmap(MIG_PARTED.replace(": 7", ": 3")),))
+    [change] = detect_drift(before, after)
+    assert change.check_id == "DRIFT-001"
+    assert change.subject_name == "default-mig-parted-config"
+
+
+def test_driver_upgrade_and_cordon_on_a_gpu_node_is_not_drift():
+    """A driver upgrade through the GPU Operator cordons and drains each node, GFD and NFD
+    relabel it with the new driver and kernel, and a newer GFD adds labels: nothing that
+    steers tenants moved (the driver change itself is DRIFT-002 on its DaemonSet)."""
+    labels = {
+        **gpu_node().labels,
+        "nvidia.com/cuda.driver.minor": "90",
+        "nvidia.com/cuda.driver-version.full": "550.90.07",
+        "feature.node.kubernetes.io/kernel-version.full": "5.15.0-105-generic",
+        "nvidia.com/gpu-driver-upgrade-state": "upgrade-done",
+        "nvidia.com/gpu.deploy.device-plugin": "true",
+    }
+    upgraded = {
+        **labels,
+        "nvidia.com/cuda.driver.minor": "127",
+        "nvidia.com/cuda.driver-version.full": "550.127.05",
+        "feature.node.kubernetes.io/kernel-version.full": "5.15.0-125-generic",
+        "nvidia.com/gpu-driver-upgrade-state": "pod-restart-required",
+        "nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change",
+        "nvidia.com/mps.capable": "false",
+        "nvidia.com/gpu.mode": "compute",
+    }
+    cordoned = (
+        *gpu_node().taints,
+        snap.Taint("node.kubernetes.io/unschedulable", "", "NoSchedule"),
+        snap.Taint("karpenter.sh/disrupted", "", "NoSchedule"),
+        snap.Taint("ToBeDeletedByClusterAutoscaler", "1733400000", "NoSchedule"),
+    )
+    before = ClusterState(nodes=(gpu_node(labels=labels),))
+    after = ClusterState(nodes=(gpu_node(labels=upgraded, taints=cordoned),))
+    assert detect_drift(before, after) == []
+
+
+def test_class_taint_removed_during_a_cordon_is_still_drift():
+    before = ClusterState(nodes=(gpu_node(),))
+    after = ClusterState(
+        nodes=(
+            gpu_node(
+                labels={**gpu_node().labels, "nvidia.com/gpu.deploy.device-plugin": "false"},
+                taints=(snap.Taint("node.kubernetes.io/unschedulable", "", "NoSchedule"),),
+            ),
+        )
+    )
+    [change] = detect_drift(before, after)
+    assert change.check_id == "DRIFT-003"
+    assert change.before["taints"] == ["gpuposture.io/trust-class=internal:NoSchedule"]
+    assert change.after["taints"] == []
+    assert change.after["labels"] == {"nvidia.com/gpu.deploy.device-plugin": "false"}
