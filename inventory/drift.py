@@ -16,6 +16,7 @@ from gpuposture.base.safe_parse import SafeParseError, load_yaml
 from inventory import snapshot as snap
 from inventory.drift_labels import label_taint_diff
 from inventory.drift_rbac import RbacState, detect_rbac_drift
+from inventory.pools import node_pool
 from inventory.sources.configs import MAX_ALIASES, MAX_DEPTH, MAX_VALUE_BYTES
 from inventory.sources.raw import canonical_hash
 
@@ -91,10 +92,14 @@ def detect_drift(before: ClusterState, after: ClusterState) -> list[DriftChange]
 
 def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> list[DriftChange]:
     previous = {n.name: n for n in before}
+    pools = _pool_sharing(previous.values())
     changes = []
     for node in after:
         old = previous.get(node.name)
-        if old is None or not (node.is_gpu_node or old.is_gpu_node):
+        if old is None:
+            changes.extend(_replacement_change(node, pools))
+            continue
+        if not (node.is_gpu_node or old.is_gpu_node):
             continue
         facts_before = {
             k: getattr(old, k) for k in SHARING_FACTS if getattr(old, k) != getattr(node, k)
@@ -130,6 +135,58 @@ def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> li
                 )
             )
     return changes
+
+
+Facts = tuple[Any, ...]  # a node's SHARING_FACTS, in order
+
+
+def _sharing_facts(node: snap.Node) -> Facts:
+    return tuple(getattr(node, k) for k in SHARING_FACTS)
+
+
+def _pool_sharing(nodes: Iterable[snap.Node]) -> dict[str, set[Facts]]:
+    """Node pool -> the sharing configurations its GPU nodes had."""
+    found: dict[str, set[Facts]] = {}
+    for node in nodes:
+        if node.is_gpu_node and (pool := node_pool(node.labels)):
+            found.setdefault(pool, set()).add(_sharing_facts(node))
+    return found
+
+
+def _replacement_change(node: snap.Node, pools: dict[str, set[Facts]]) -> list[DriftChange]:
+    """An autoscaler replaces a pool's nodes under new names, so a new node is compared with
+    the nodes its pool had: a pool whose template now sets another device-plugin config or MIG
+    layout shares its GPUs differently though no node was relabelled. Only a pool whose earlier
+    GPU nodes agreed is compared (a mixed pool says nothing about what a new node should be),
+    and only facts the new node has: one GFD or the plugin has not labelled yet reads as
+    unshared, which is not known to differ (and would be stronger isolation, not weaker)."""
+    pool = node_pool(node.labels)
+    earlier = pools.get(pool, set()) if node.is_gpu_node and pool else set()
+    if len(earlier) != 1:
+        return []
+    [was] = earlier
+    now = _sharing_facts(node)
+    fields = [
+        k
+        for k, a, b in zip(SHARING_FACTS, was, now, strict=True)
+        if b not in (None, "none") and a != b
+    ]
+    if not fields:
+        return []
+    return [
+        DriftChange(
+            "sharing_config",
+            "DRIFT-001",
+            "Node",
+            "",
+            node.name,
+            f"GPU node {node.name} joined node pool {pool} with another sharing configuration "
+            f"than the pool's earlier nodes: {', '.join(sorted(fields))}",
+            before={"node_pool": pool, **{k: was[SHARING_FACTS.index(k)] for k in fields}},
+            after={"node_pool": pool, **{k: getattr(node, k) for k in fields}},
+            nodes=(node.name,),
+        )
+    ]
 
 
 def _config_key(config: snap.SharingConfig) -> tuple[str, str, str]:

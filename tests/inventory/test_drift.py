@@ -309,3 +309,44 @@ def test_class_taint_removed_during_a_cordon_is_still_drift():
     assert change.before["taints"] == ["gpuposture.io/trust-class=internal:NoSchedule"]
     assert change.after["taints"] == []
     assert change.after["labels"] == {"nvidia.com/gpu.deploy.device-plugin": "false"}
+
+
+def pool_node(name: str, pool: str = "gpu-a", **changes) -> snap.Node:
+    labels = {"cloud.google.com/gke-nodepool": pool, "nvidia.com/gfd.timestamp": "1"}
+    return gpu_node(name=name, labels=labels, **changes)
+
+
+def test_autoscaler_replacing_a_pool_with_another_sharing_config_is_drift():
+    """The pool template now names ts-8: old nodes drain, new ones join under new names, and
+    the GPUs are shared 8 ways though no node was ever relabelled."""
+    before = ClusterState(nodes=(pool_node("gke-a-1"), pool_node("gke-a-2")))
+    after = ClusterState(
+        nodes=(
+            pool_node("gke-a-3", time_slicing_replicas=8, device_plugin_config="ts-8"),
+            pool_node("gke-b-1", pool="gpu-b", time_slicing_replicas=8),  # a pool with no past
+        )
+    )
+    [change] = detect_drift(before, after)
+    assert (change.check_id, change.subject_name) == ("DRIFT-001", "gke-a-3")
+    assert change.before == {
+        "node_pool": "gpu-a",
+        "device_plugin_config": "ts-4",
+        "time_slicing_replicas": 4,
+    }
+    assert change.after["time_slicing_replicas"] == 8
+
+
+def test_autoscaler_replacing_a_pool_alike_or_a_node_not_labelled_yet_is_no_drift():
+    before = ClusterState(nodes=(pool_node("gke-a-1"),))
+    after = ClusterState(
+        nodes=(
+            pool_node("gke-a-2"),
+            pool_node(
+                "gke-a-3",
+                sharing_strategy="none",
+                time_slicing_replicas=None,
+                device_plugin_config=None,
+            ),
+        )
+    )
+    assert detect_drift(before, after) == []
