@@ -38,6 +38,9 @@ GPU_COMPONENT_REPOS = (
     "k8s-mig-manager",
     "gpu-feature-discovery",
     "k8s-driver-manager",
+    "gpu-operator-validator",
+    "k8s-dra-driver-gpu",  # the DRA driver's controller is a Deployment
+    "k8s-dra-driver",
 )
 
 
@@ -311,11 +314,19 @@ def _configmap_view(config: snap.ConfigMap | None) -> dict[str, Any]:
 
 
 def is_gpu_component(workload: snap.Workload) -> bool:
+    """A workload of the GPU stack: one running a component's image, or a DaemonSet named
+    `nvidia-*` (the GPU Operator's operands: validators, the sandbox and CC managers run
+    images no list can keep up with). A tenant's Deployment or Job named `nvidia-triton` or
+    `nvidia-smi-check` running its own image is the tenant's, not the stack's: taking it
+    would report its rollouts as DRIFT-002 and make its namespace's service accounts the
+    GPU stack's (DRIFT-006, K8S-005)."""
     repos = [
         image.split("@")[0].rsplit(":", 1)[0].rsplit("/", 1)[-1]
         for image in workload.images.values()
     ]
-    return any(repo in GPU_COMPONENT_REPOS for repo in repos) or "nvidia" in workload.name
+    if any(repo in GPU_COMPONENT_REPOS for repo in repos):
+        return True
+    return workload.kind == "DaemonSet" and "nvidia" in workload.name
 
 
 def _component_changes(

@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from inventory import snapshot as snap
-from inventory.drift import ClusterState, detect_drift
+from inventory.drift import ClusterState, detect_drift, is_gpu_component
 from inventory.models import DriftEvent
 from inventory.services import cluster_sync_from_snapshot
 from posture.models import Finding
@@ -350,3 +350,32 @@ def test_autoscaler_replacing_a_pool_alike_or_a_node_not_labelled_yet_is_no_drif
         )
     )
     assert detect_drift(before, after) == []
+
+
+def test_a_tenant_deployment_named_nvidia_is_not_the_gpu_stack():
+    """Triton behind a Deployment called `nvidia-triton-server` in a tenant namespace: its
+    rollout is the tenant's release, not DRIFT-002, and its namespace's service accounts are
+    not the GPU stack's (DRIFT-006)."""
+
+    def triton(tag: str) -> snap.Workload:
+        image = f"nvcr.io/nvidia/tritonserver:{tag}-py3"
+        return snap.Workload(
+            "Deployment", "team-a", "nvidia-triton-server", images={"t": image}, spec_hash=tag
+        )
+
+    binding = snap.RoleBinding(
+        kind="RoleBinding",
+        namespace="team-a",
+        name="triton-view",
+        role_kind="ClusterRole",
+        role_name="view",
+        subjects=(snap.Subject("ServiceAccount", "triton", "team-a"),),
+    )
+    before = ClusterState(workloads=(triton("24.08"),))
+    after = ClusterState(workloads=(triton("24.09"),), bindings=(binding,))
+    assert detect_drift(before, after) == []
+    # The operator's operands are DaemonSets named nvidia-*, whatever image they run.
+    validator = snap.Workload(
+        "DaemonSet", "gpu-operator", "nvidia-sandbox-validator", images={"v": "x/y:1"}
+    )
+    assert is_gpu_component(validator)
