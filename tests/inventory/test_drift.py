@@ -379,3 +379,39 @@ def test_a_tenant_deployment_named_nvidia_is_not_the_gpu_stack():
         "DaemonSet", "gpu-operator", "nvidia-sandbox-validator", images={"v": "x/y:1"}
     )
     assert is_gpu_component(validator)
+
+
+def test_device_plugin_resources_reordered_is_not_drift():
+    """The plugin takes each resource's entry by its name: listing them in another order (a
+    Helm values rewrite) shares no GPU differently."""
+    gpu = snap.SharingEntry("nvidia.com/gpu", replicas=4)
+    mig = snap.SharingEntry("nvidia.com/mig-1g.10gb", replicas=2)
+    config = ts_config(resources=("nvidia.com/gpu", "nvidia.com/mig-1g.10gb"), entries=(gpu, mig))
+    swapped = ts_config(resources=("nvidia.com/mig-1g.10gb", "nvidia.com/gpu"), entries=(mig, gpu))
+    assert (
+        detect_drift(
+            ClusterState(sharing_configs=(config,)), ClusterState(sharing_configs=(swapped,))
+        )
+        == []
+    )
+
+
+def test_device_list_strategy_switched_to_envvar_is_drift():
+    """volume-mounts -> envvar: containers may again name GPUs through NVIDIA_VISIBLE_DEVICES.
+    Unset and `envvar` are the same (the plugin's default)."""
+    mounts = ts_config(device_list_strategy="volume-mounts")
+    [change] = detect_drift(
+        ClusterState(sharing_configs=(mounts,)), ClusterState(sharing_configs=(ts_config(),))
+    )
+    assert change.check_id == "DRIFT-001"
+    assert (change.before["device_list_strategy"], change.after["device_list_strategy"]) == (
+        "volume-mounts",
+        "envvar",
+    )
+    explicit = ts_config(device_list_strategy="envvar")
+    assert (
+        detect_drift(
+            ClusterState(sharing_configs=(ts_config(),)), ClusterState(sharing_configs=(explicit,))
+        )
+        == []
+    )
