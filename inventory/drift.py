@@ -148,7 +148,8 @@ def _replacement_change(node: snap.Node, pools: dict[str, set[Facts]]) -> list[D
     layout shares its GPUs differently though no node was relabelled. Only a pool whose earlier
     GPU nodes agreed is compared (a mixed pool says nothing about what a new node should be),
     and only facts the new node has: one GFD or the plugin has not labelled yet reads as
-    unshared, which is not known to differ (and would be stronger isolation, not weaker)."""
+    unshared, which is not known to differ (and would be stronger isolation, not weaker), and
+    one whose config could not be read ("unknown") is STACK-007's, not a known change."""
     pool = node_pool(node.labels)
     earlier = pools.get(pool, set()) if node.is_gpu_node and pool else set()
     if len(earlier) != 1:
@@ -158,7 +159,7 @@ def _replacement_change(node: snap.Node, pools: dict[str, set[Facts]]) -> list[D
     fields = [
         k
         for k, a, b in zip(SHARING_FACTS, was, now, strict=True)
-        if b not in (None, "none") and a != b
+        if b not in (None, "none", "unknown") and a != b
     ]
     if not fields:
         return []

@@ -347,6 +347,7 @@ def test_autoscaler_replacing_a_pool_alike_or_a_node_not_labelled_yet_is_no_drif
                 time_slicing_replicas=None,
                 device_plugin_config=None,
             ),
+            pool_node("gke-a-4", sharing_strategy="unknown", time_slicing_replicas=None),
         )
     )
     assert detect_drift(before, after) == []
