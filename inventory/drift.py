@@ -9,14 +9,16 @@ binding of its service accounts, a new subject with node-label rights; inventory
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inventory import snapshot as snap
+from inventory.drift_change import DriftChange as DriftChange  # re-exported: callers import it here
+from inventory.drift_configs import mig_config_changes, sharing_config_changes
+from inventory.drift_labels import label_taint_diff
 from inventory.drift_rbac import RbacState, detect_rbac_drift
+from inventory.pools import node_pool
 
-# Labels GPU Feature Discovery rewrites on every pass: never a configuration change.
-VOLATILE_LABEL_SUFFIXES = ("timestamp", "mig.config.state")
 # Node facts that are the sharing configuration itself (reported as DRIFT-001, not DRIFT-003).
 SHARING_FACTS = (
     "sharing_strategy",
@@ -24,14 +26,6 @@ SHARING_FACTS = (
     "mig_strategy",
     "mig_config",
     "device_plugin_config",
-)
-SHARING_LABELS = (
-    "nvidia.com/gpu.sharing-strategy",
-    "nvidia.com/gpu.replicas",
-    "nvidia.com/mig.strategy",
-    "nvidia.com/mig.config",
-    "nvidia.com/device-plugin.config",
-    "nvidia.com/gpu.product",
 )
 GPU_COMPONENT_REPOS = (
     "k8s-device-plugin",
@@ -43,20 +37,10 @@ GPU_COMPONENT_REPOS = (
     "k8s-mig-manager",
     "gpu-feature-discovery",
     "k8s-driver-manager",
+    "gpu-operator-validator",
+    "k8s-dra-driver-gpu",  # the DRA driver's controller is a Deployment
+    "k8s-dra-driver",
 )
-
-
-@dataclass(frozen=True)
-class DriftChange:
-    kind: str  # "sharing_config", "component", "node" or "rbac"
-    check_id: str
-    subject_kind: str
-    subject_namespace: str
-    subject_name: str
-    summary: str
-    before: dict[str, Any] = field(default_factory=dict)
-    after: dict[str, Any] = field(default_factory=dict)
-    nodes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,8 +70,8 @@ def gpu_config_within(state: ClusterState, namespaces: Collection[str]) -> Clust
 def detect_drift(before: ClusterState, after: ClusterState) -> list[DriftChange]:
     changes = [
         *_node_changes(before.nodes, after.nodes),
-        *_sharing_config_changes(before.sharing_configs, after.sharing_configs, after.nodes),
-        *_mig_config_changes(before.configmaps, after.configmaps, after.nodes),
+        *sharing_config_changes(before.sharing_configs, after.sharing_configs, after.nodes),
+        *mig_config_changes(before.configmaps, after.configmaps, after.nodes),
         *_component_changes(before.workloads, after.workloads),
         *_operator_policy_changes(before.operator_policies, after.operator_policies),
         *_rbac_changes(before, after),
@@ -97,10 +81,14 @@ def detect_drift(before: ClusterState, after: ClusterState) -> list[DriftChange]
 
 def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> list[DriftChange]:
     previous = {n.name: n for n in before}
+    pools = _pool_sharing(previous.values())
     changes = []
     for node in after:
         old = previous.get(node.name)
-        if old is None or not (node.is_gpu_node or old.is_gpu_node):
+        if old is None:
+            changes.extend(_replacement_change(node, pools))
+            continue
+        if not (node.is_gpu_node or old.is_gpu_node):
             continue
         facts_before = {
             k: getattr(old, k) for k in SHARING_FACTS if getattr(old, k) != getattr(node, k)
@@ -120,7 +108,7 @@ def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> li
                     nodes=(node.name,),
                 )
             )
-        diff = _label_taint_diff(old, node)
+        diff = label_taint_diff(old, node)
         if diff:
             changes.append(
                 DriftChange(
@@ -138,136 +126,73 @@ def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> li
     return changes
 
 
-def _stable_labels(node: snap.Node) -> dict[str, str]:
-    return {
-        k: v
-        for k, v in node.labels.items()
-        if not k.endswith(VOLATILE_LABEL_SUFFIXES) and k not in SHARING_LABELS
-    }
+Facts = tuple[Any, ...]  # a node's SHARING_FACTS, in order
 
 
-def _label_taint_diff(old: snap.Node, new: snap.Node) -> dict[str, dict[str, Any]] | None:
-    before_labels, after_labels = _stable_labels(old), _stable_labels(new)
-    keys = {
+def _sharing_facts(node: snap.Node) -> Facts:
+    return tuple(getattr(node, k) for k in SHARING_FACTS)
+
+
+def _pool_sharing(nodes: Iterable[snap.Node]) -> dict[str, set[Facts]]:
+    """Node pool -> the sharing configurations its GPU nodes had."""
+    found: dict[str, set[Facts]] = {}
+    for node in nodes:
+        if node.is_gpu_node and (pool := node_pool(node.labels)):
+            found.setdefault(pool, set()).add(_sharing_facts(node))
+    return found
+
+
+def _replacement_change(node: snap.Node, pools: dict[str, set[Facts]]) -> list[DriftChange]:
+    """An autoscaler replaces a pool's nodes under new names, so a new node is compared with
+    the nodes its pool had: a pool whose template now sets another device-plugin config or MIG
+    layout shares its GPUs differently though no node was relabelled. Only a pool whose earlier
+    GPU nodes agreed is compared (a mixed pool says nothing about what a new node should be),
+    and only facts the new node has: one GFD or the plugin has not labelled yet reads as
+    unshared, which is not known to differ (and would be stronger isolation, not weaker), and
+    one whose config could not be read ("unknown") is STACK-007's, not a known change."""
+    pool = node_pool(node.labels)
+    earlier = pools.get(pool, set()) if node.is_gpu_node and pool else set()
+    if len(earlier) != 1:
+        return []
+    [was] = earlier
+    now = _sharing_facts(node)
+    fields = [
         k
-        for k in before_labels.keys() | after_labels.keys()
-        if before_labels.get(k) != after_labels.get(k)
-    }
-    old_taints = sorted(f"{t.key}={t.value}:{t.effect}" for t in old.taints)
-    new_taints = sorted(f"{t.key}={t.value}:{t.effect}" for t in new.taints)
-    if not keys and old_taints == new_taints:
-        return None
-    before: dict[str, Any] = {}
-    after: dict[str, Any] = {}
-    if keys:
-        before["labels"] = {k: before_labels.get(k) for k in sorted(keys)}
-        after["labels"] = {k: after_labels.get(k) for k in sorted(keys)}
-    if old_taints != new_taints:
-        before["taints"], after["taints"] = old_taints, new_taints
-    return {"before": before, "after": after}
-
-
-def _config_key(config: snap.SharingConfig) -> tuple[str, str, str]:
-    return (config.namespace, config.configmap, config.key)
-
-
-def _config_view(config: snap.SharingConfig | None) -> dict[str, Any]:
-    if config is None:
-        return {"present": False}
-    view = {
-        "mode": config.mode,
-        "replicas": config.replicas,
-        "fail_requests_greater_than_one": config.fail_requests_greater_than_one,
-        "rename_by_default": config.rename_by_default,
-        "resources": list(config.resources),
-        "mig_strategy": config.mig_strategy,
-    }
-    if config.entries:  # rename and devices per resource (kept since issue 17)
-        view["entries"] = [snap.to_dict(e) for e in config.entries]
-    return view
-
-
-def _comparable(was: dict[str, Any], now: dict[str, Any]) -> None:
-    """A config stored before its entries were kept has none to compare: not a change."""
-    if "entries" not in was or "entries" not in now:
-        was.pop("entries", None)
-        now.pop("entries", None)
-
-
-def _sharing_config_changes(
-    before: Iterable[snap.SharingConfig],
-    after: Iterable[snap.SharingConfig],
-    nodes: Iterable[snap.Node],
-) -> list[DriftChange]:
-    old = {_config_key(c): c for c in before}
-    new = {_config_key(c): c for c in after}
-    node_list = list(nodes)
-    changes = []
-    for key in sorted(old.keys() | new.keys()):
-        was, now = _config_view(old.get(key)), _config_view(new.get(key))
-        _comparable(was, now)
-        if was == now:
-            continue
-        namespace, configmap, config_key = key
-        fields_changed = sorted(k for k in was.keys() | now.keys() if was.get(k) != now.get(k))
-        changes.append(
-            DriftChange(
-                "sharing_config",
-                "DRIFT-001",
-                "ConfigMap",
-                namespace,
-                configmap,
-                f"device-plugin config {namespace}/{configmap} key {config_key} changed: "
-                + ", ".join(fields_changed),
-                before={"key": config_key, **was},
-                after={"key": config_key, **now},
-                nodes=tuple(
-                    sorted(n.name for n in node_list if n.device_plugin_config == config_key)
-                ),
-            )
+        for k, a, b in zip(SHARING_FACTS, was, now, strict=True)
+        if b not in (None, "none", "unknown") and a != b
+    ]
+    if not fields:
+        return []
+    return [
+        DriftChange(
+            "sharing_config",
+            "DRIFT-001",
+            "Node",
+            "",
+            node.name,
+            f"GPU node {node.name} joined node pool {pool} with another sharing configuration "
+            f"than the pool's earlier nodes: {', '.join(sorted(fields))}",
+            before={"node_pool": pool, **{k: was[SHARING_FACTS.index(k)] for k in fields}},
+            after={"node_pool": pool, **{k: getattr(node, k) for k in fields}},
+            nodes=(node.name,),
         )
-    return changes
-
-
-def _mig_config_changes(
-    before: Iterable[snap.ConfigMap], after: Iterable[snap.ConfigMap], nodes: Iterable[snap.Node]
-) -> list[DriftChange]:
-    old = {(c.namespace, c.name): c for c in before if c.purpose == "mig_parted"}
-    new = {(c.namespace, c.name): c for c in after if c.purpose == "mig_parted"}
-    mig_nodes = tuple(sorted(n.name for n in nodes if n.sharing_strategy == "mig"))
-    changes = []
-    for key in sorted(old.keys() | new.keys()):
-        was, now = old.get(key), new.get(key)
-        if was and now and was.data_hash == now.data_hash:
-            continue
-        changes.append(
-            DriftChange(
-                "sharing_config",
-                "DRIFT-001",
-                "ConfigMap",
-                key[0],
-                key[1],
-                f"MIG partitioning config {key[0]}/{key[1]} changed",
-                before=_configmap_view(was),
-                after=_configmap_view(now),
-                nodes=mig_nodes,
-            )
-        )
-    return changes
-
-
-def _configmap_view(config: snap.ConfigMap | None) -> dict[str, Any]:
-    if config is None:
-        return {"present": False}
-    return {"keys": list(config.keys), "sha256": config.data_hash}
+    ]
 
 
 def is_gpu_component(workload: snap.Workload) -> bool:
+    """A workload of the GPU stack: one running a component's image, or a DaemonSet named
+    `nvidia-*` (the GPU Operator's operands: validators, the sandbox and CC managers run
+    images no list can keep up with). A tenant's Deployment or Job named `nvidia-triton` or
+    `nvidia-smi-check` running its own image is the tenant's, not the stack's: taking it
+    would report its rollouts as DRIFT-002 and make its namespace's service accounts the
+    GPU stack's (DRIFT-006, K8S-005)."""
     repos = [
         image.split("@")[0].rsplit(":", 1)[0].rsplit("/", 1)[-1]
         for image in workload.images.values()
     ]
-    return any(repo in GPU_COMPONENT_REPOS for repo in repos) or "nvidia" in workload.name
+    if any(repo in GPU_COMPONENT_REPOS for repo in repos):
+        return True
+    return workload.kind == "DaemonSet" and "nvidia" in workload.name
 
 
 def _component_changes(

@@ -93,6 +93,10 @@ def _apply(
     _refuse_env_sources(cluster, delta, changed, old_pods)
     touched = _nodes_to_rederive(delta, changed.pods, deleted.pods, old_pods)
     before = previous_state(cluster, touched)
+    if set(touched) - {n.name for n in before.nodes}:
+        # A node that joined: drift compares it with its pool's earlier nodes, untouched ones
+        # included (a surge upgrade adds the new node a watch before it drains the old one).
+        before = previous_state(cluster)
     object_changes = _apply_objects(cluster, changed, deleted)
     owners = namespace_owners(
         snap.from_dict(snap.Namespace, d)

@@ -9,7 +9,7 @@ from django.db import models
 
 from gpuposture.base.querysets import Scope, ScopedQuerySet
 from gpuposture.base.roles import is_signed_in
-from tenants.pool_taints import parse_pool_taint
+from tenants.pool_taints import check_class_taint
 
 slug_validator = RegexValidator(
     r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",
@@ -27,7 +27,7 @@ def validate_pool_taints(value: object) -> None:
         raise ValidationError("A list of taints, e.g. dedicated=regulated:NoSchedule.")
     for item in value:
         try:
-            parse_pool_taint(str(item))
+            check_class_taint(str(item))
         except ValueError as exc:
             raise ValidationError(str(exc)) from exc
 

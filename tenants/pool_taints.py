@@ -15,6 +15,10 @@ from dataclasses import dataclass, field
 
 SEPARATING_EFFECTS = ("NoSchedule", "NoExecute")
 DEFAULT_POOL_TAINT_KEYS = ("gpuposture.io/trust-class",)
+# GKE, AKS, EKS guides and the GPU Operator put this key on every GPU node and every GPU pod
+# tolerates it (GKE adds the toleration itself): a pool "for a class" by this taint admits
+# every tenant's GPU pods, so it never names a class, configured or listed.
+GENERIC_GPU_TAINT_KEY = "nvidia.com/gpu"
 # key=value:effect, or key:effect for a taint with no value (as `kubectl taint` writes them).
 _EXACT = re.compile(r"^(?P<key>[^\s=:]+)(?:=(?P<value>[^\s:]*))?:(?P<effect>NoSchedule|NoExecute)$")
 
@@ -27,6 +31,18 @@ def parse_pool_taint(text: str) -> tuple[str, str, str]:
     return found["key"], found["value"] or "", found["effect"]
 
 
+def check_class_taint(text: str) -> None:
+    """ValueError when `text` cannot mark a class's pool (the admin refuses it): not a pool
+    taint, or the generic GPU taint every GPU pod tolerates. A row saved before this rule is
+    still read by parse_pool_taint and simply never matches (PoolTaintRules.classes_of)."""
+    key, _value, _effect = parse_pool_taint(text)
+    if key == GENERIC_GPU_TAINT_KEY:
+        raise ValueError(
+            f"{text!r}: every GPU pod tolerates {GENERIC_GPU_TAINT_KEY} taints, so one keeps no "
+            "other class off the pool; use a key of your own (gpuposture.io/trust-class=<class>)"
+        )
+
+
 @dataclass(frozen=True)
 class PoolTaintRules:
     """The configured keys and each class's exact taints."""
@@ -36,7 +52,7 @@ class PoolTaintRules:
 
     def classes_of(self, key: str, value: str, effect: str) -> set[str]:
         """The classes one taint marks a pool for (none for an unrelated taint)."""
-        if effect not in SEPARATING_EFFECTS:
+        if effect not in SEPARATING_EFFECTS or key == GENERIC_GPU_TAINT_KEY:
             return set()
         found = {value} if key in self.keys and value else set()
         found |= {

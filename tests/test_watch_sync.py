@@ -239,3 +239,31 @@ def test_a_finished_job_deleted_by_its_ttl_needs_no_full_list(api, tmp_path, sma
     run = cluster_sync(cluster=cluster, source=source(api, tmp_path))
     assert (run.status, run.mode) == ("succeeded", "watch")
     assert not ClusterObject.objects.filter(cluster=cluster, kind="workload", name="Job/one-off")
+
+
+def test_a_node_joining_its_pool_with_another_sharing_config_is_drift_in_a_watch(tmp_path):
+    """A surge upgrade adds the new node before it removes the old one: the watch touches only
+    the new node, and it is still compared with the pool's earlier nodes (DRIFT-001)."""
+    objects = world()
+    config = item(objects, "ConfigMap", "time-slicing-config")["data"]
+    config["ts-8"] = config["ts-4"].replace("replicas: 4", "replicas: 8")
+    old = item(objects, "Node", "gpu-ts-1")
+    old["metadata"]["labels"]["cloud.google.com/gke-nodepool"] = "gpu-a"
+    with FakeKubeAPI(objects) as api:
+        cluster = cluster_get_or_create(name="live")
+        assert cluster_sync(cluster=cluster, source=source(api, tmp_path)).mode == "full"
+        new = copy.deepcopy(old)
+        new["metadata"].update(name="gpu-ts-2", uid="uid--gpu-ts-2")
+        new["metadata"]["labels"].update(
+            {
+                "kubernetes.io/hostname": "gpu-ts-2",
+                "nvidia.com/device-plugin.config": "ts-8",
+                "nvidia.com/gpu.replicas": "8",
+            }
+        )
+        api.replace_objects([*copy.deepcopy(objects), new])
+        run = cluster_sync(cluster=cluster, source=source(api, tmp_path))
+    assert run.mode == "watch"
+    event = DriftEvent.objects.get(cluster=cluster, check_id="DRIFT-001")
+    assert event.subject_name == "gpu-ts-2"
+    assert event.before["device_plugin_config"] == "ts-4"

@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from inventory import snapshot as snap
-from inventory.drift import ClusterState, detect_drift
+from inventory.drift import ClusterState, detect_drift, is_gpu_component
 from inventory.models import DriftEvent
 from inventory.services import cluster_sync_from_snapshot
 from posture.models import Finding
@@ -217,3 +217,202 @@ def test_drift_findings_resolve_after_the_drift_window(small_world, tmp_path, se
         posture_evaluate()
     assert not Finding.objects.filter(check_id="DRIFT-003", status="open").exists()
     assert Finding.objects.filter(check_id="DRIFT-003", status="resolved").count() == 1
+
+
+MIG_PARTED = (
+    "version: v1\nmig-configs:\n  all-disabled:\n    - devices: all\n      mig-enabled: false\n"
+    "  all-1g.10gb:\n    - devices: all\n      mig-enabled: true\n"
+    '      mig-devices:\n        "1g.10gb": 7\n'
+)
+
+
+def mig_configmap(text: str) -> snap.ConfigMap:
+    from inventory.sources.raw import canonical_hash
+
+    data = {"config.yaml": text}
+    return snap.ConfigMap(
+        "gpu-operator",
+        "default-mig-parted-config",
+        "mig_parted",
+        keys=("config.yaml",),
+        data_hash=canonical_hash(data),
+        data=data,
+    )
+
+
+def test_mig_parted_config_rewritten_with_the_same_meaning_is_not_drift():
+    """A comment, key order and flow style change the bytes of the ConfigMap, not one
+    partition: the GPU Operator's own default config is rewritten like this on upgrades."""
+    rewritten = (
+        "# managed by the GPU Operator\nversion: v1\nmig-configs:\n"
+        '  all-1g.10gb:\n  - devices: all\n    mig-enabled: true\n    mig-devices: {"1g.10gb": 7}\n'
+        "  all-disabled:\n  - devices: all\n    mig-enabled: false\n"
+    )
+    before = ClusterState(configmaps=(mig_configmap(MIG_PARTED),))
+    after = ClusterState(configmaps=(mig_configmap(rewritten),))
+    assert detect_drift(before, after) == []
+
+
+def test_mig_parted_layout_changed_is_drift():
+    before = ClusterState(configmaps=(mig_configmap(MIG_PARTED),))
+    after = ClusterState(configmaps=(mig_configmap(MIG_PARTED.replace(": 7", ": 3")),))
+    [change] = detect_drift(before, after)
+    assert change.check_id == "DRIFT-001"
+    assert change.subject_name == "default-mig-parted-config"
+
+
+def test_driver_upgrade_and_cordon_on_a_gpu_node_is_not_drift():
+    """A driver upgrade through the GPU Operator cordons and drains each node, GFD and NFD
+    relabel it with the new driver and kernel, and a newer GFD adds labels: nothing that
+    steers tenants moved (the driver change itself is DRIFT-002 on its DaemonSet)."""
+    labels = {
+        **gpu_node().labels,
+        "nvidia.com/cuda.driver.minor": "90",
+        "nvidia.com/cuda.driver-version.full": "550.90.07",
+        "feature.node.kubernetes.io/kernel-version.full": "5.15.0-105-generic",
+        "nvidia.com/gpu-driver-upgrade-state": "upgrade-done",
+        "nvidia.com/gpu.deploy.device-plugin": "true",
+    }
+    upgraded = {
+        **labels,
+        "nvidia.com/cuda.driver.minor": "127",
+        "nvidia.com/cuda.driver-version.full": "550.127.05",
+        "feature.node.kubernetes.io/kernel-version.full": "5.15.0-125-generic",
+        "nvidia.com/gpu-driver-upgrade-state": "pod-restart-required",
+        "nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change",
+        "nvidia.com/mps.capable": "false",
+        "nvidia.com/gpu.mode": "compute",
+    }
+    cordoned = (
+        *gpu_node().taints,
+        snap.Taint("node.kubernetes.io/unschedulable", "", "NoSchedule"),
+        snap.Taint("karpenter.sh/disrupted", "", "NoSchedule"),
+        snap.Taint("ToBeDeletedByClusterAutoscaler", "1733400000", "NoSchedule"),
+    )
+    before = ClusterState(nodes=(gpu_node(labels=labels),))
+    after = ClusterState(nodes=(gpu_node(labels=upgraded, taints=cordoned),))
+    assert detect_drift(before, after) == []
+
+
+def test_class_taint_removed_during_a_cordon_is_still_drift():
+    before = ClusterState(nodes=(gpu_node(),))
+    after = ClusterState(
+        nodes=(
+            gpu_node(
+                labels={**gpu_node().labels, "nvidia.com/gpu.deploy.device-plugin": "false"},
+                taints=(snap.Taint("node.kubernetes.io/unschedulable", "", "NoSchedule"),),
+            ),
+        )
+    )
+    [change] = detect_drift(before, after)
+    assert change.check_id == "DRIFT-003"
+    assert change.before["taints"] == ["gpuposture.io/trust-class=internal:NoSchedule"]
+    assert change.after["taints"] == []
+    assert change.after["labels"] == {"nvidia.com/gpu.deploy.device-plugin": "false"}
+
+
+def pool_node(name: str, pool: str = "gpu-a", **changes) -> snap.Node:
+    labels = {"cloud.google.com/gke-nodepool": pool, "nvidia.com/gfd.timestamp": "1"}
+    return gpu_node(name=name, labels=labels, **changes)
+
+
+def test_autoscaler_replacing_a_pool_with_another_sharing_config_is_drift():
+    """The pool template now names ts-8: old nodes drain, new ones join under new names, and
+    the GPUs are shared 8 ways though no node was ever relabelled."""
+    before = ClusterState(nodes=(pool_node("gke-a-1"), pool_node("gke-a-2")))
+    after = ClusterState(
+        nodes=(
+            pool_node("gke-a-3", time_slicing_replicas=8, device_plugin_config="ts-8"),
+            pool_node("gke-b-1", pool="gpu-b", time_slicing_replicas=8),  # a pool with no past
+        )
+    )
+    [change] = detect_drift(before, after)
+    assert (change.check_id, change.subject_name) == ("DRIFT-001", "gke-a-3")
+    assert change.before == {
+        "node_pool": "gpu-a",
+        "device_plugin_config": "ts-4",
+        "time_slicing_replicas": 4,
+    }
+    assert change.after["time_slicing_replicas"] == 8
+
+
+def test_autoscaler_replacing_a_pool_alike_or_a_node_not_labelled_yet_is_no_drift():
+    before = ClusterState(nodes=(pool_node("gke-a-1"),))
+    after = ClusterState(
+        nodes=(
+            pool_node("gke-a-2"),
+            pool_node(
+                "gke-a-3",
+                sharing_strategy="none",
+                time_slicing_replicas=None,
+                device_plugin_config=None,
+            ),
+            pool_node("gke-a-4", sharing_strategy="unknown", time_slicing_replicas=None),
+        )
+    )
+    assert detect_drift(before, after) == []
+
+
+def test_a_tenant_deployment_named_nvidia_is_not_the_gpu_stack():
+    """Triton behind a Deployment called `nvidia-triton-server` in a tenant namespace: its
+    rollout is the tenant's release, not DRIFT-002, and its namespace's service accounts are
+    not the GPU stack's (DRIFT-006)."""
+
+    def triton(tag: str) -> snap.Workload:
+        image = f"nvcr.io/nvidia/tritonserver:{tag}-py3"
+        return snap.Workload(
+            "Deployment", "team-a", "nvidia-triton-server", images={"t": image}, spec_hash=tag
+        )
+
+    binding = snap.RoleBinding(
+        kind="RoleBinding",
+        namespace="team-a",
+        name="triton-view",
+        role_kind="ClusterRole",
+        role_name="view",
+        subjects=(snap.Subject("ServiceAccount", "triton", "team-a"),),
+    )
+    before = ClusterState(workloads=(triton("24.08"),))
+    after = ClusterState(workloads=(triton("24.09"),), bindings=(binding,))
+    assert detect_drift(before, after) == []
+    # The operator's operands are DaemonSets named nvidia-*, whatever image they run.
+    validator = snap.Workload(
+        "DaemonSet", "gpu-operator", "nvidia-sandbox-validator", images={"v": "x/y:1"}
+    )
+    assert is_gpu_component(validator)
+
+
+def test_device_plugin_resources_reordered_is_not_drift():
+    """The plugin takes each resource's entry by its name: listing them in another order (a
+    Helm values rewrite) shares no GPU differently."""
+    gpu = snap.SharingEntry("nvidia.com/gpu", replicas=4)
+    mig = snap.SharingEntry("nvidia.com/mig-1g.10gb", replicas=2)
+    config = ts_config(resources=("nvidia.com/gpu", "nvidia.com/mig-1g.10gb"), entries=(gpu, mig))
+    swapped = ts_config(resources=("nvidia.com/mig-1g.10gb", "nvidia.com/gpu"), entries=(mig, gpu))
+    assert (
+        detect_drift(
+            ClusterState(sharing_configs=(config,)), ClusterState(sharing_configs=(swapped,))
+        )
+        == []
+    )
+
+
+def test_device_list_strategy_switched_to_envvar_is_drift():
+    """volume-mounts -> envvar: containers may again name GPUs through NVIDIA_VISIBLE_DEVICES.
+    Unset and `envvar` are the same (the plugin's default)."""
+    mounts = ts_config(device_list_strategy="volume-mounts")
+    [change] = detect_drift(
+        ClusterState(sharing_configs=(mounts,)), ClusterState(sharing_configs=(ts_config(),))
+    )
+    assert change.check_id == "DRIFT-001"
+    assert (change.before["device_list_strategy"], change.after["device_list_strategy"]) == (
+        "volume-mounts",
+        "envvar",
+    )
+    explicit = ts_config(device_list_strategy="envvar")
+    assert (
+        detect_drift(
+            ClusterState(sharing_configs=(ts_config(),)), ClusterState(sharing_configs=(explicit,))
+        )
+        == []
+    )

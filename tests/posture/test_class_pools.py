@@ -112,3 +112,25 @@ def test_parse_pool_taint(text, parsed):
 def test_parse_pool_taint_refuses(text):
     with pytest.raises(ValueError, match="key=value:NoSchedule"):
         parse_pool_taint(text)
+
+
+def test_the_generic_gpu_taint_never_marks_a_class_pool():
+    """GKE puts nvidia.com/gpu=present:NoSchedule on every GPU node and a toleration for it on
+    every GPU pod: listed as a class's exact taint (or configured as a key) it would make every
+    GPU node that class's pool and silence K8S-002 and POD-009 everywhere."""
+    generic = _taint("nvidia.com/gpu", "present")
+    listed = PoolTaintRules(exact={"external": ("nvidia.com/gpu=present:NoSchedule",)})
+    keyed = PoolTaintRules(keys=("nvidia.com/gpu",))
+    assert _fired(listed, generic) == {"K8S-002": True, "POD-009": True}
+    assert keyed.classes_of("nvidia.com/gpu", "external", "NoSchedule") == set()
+
+
+def test_the_admin_refuses_the_generic_gpu_taint_for_a_class():
+    from django.core.exceptions import ValidationError
+
+    from tenants.models import validate_pool_taints
+
+    with pytest.raises(ValidationError, match="every GPU pod tolerates"):
+        validate_pool_taints(["nvidia.com/gpu:NoSchedule"])
+    validate_pool_taints(["dedicated=regulated:NoSchedule"])
+    assert parse_pool_taint("nvidia.com/gpu=present:NoSchedule")[0] == "nvidia.com/gpu"
