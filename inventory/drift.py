@@ -94,18 +94,11 @@ def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> li
             k: getattr(old, k) for k in SHARING_FACTS if getattr(old, k) != getattr(node, k)
         }
         if facts_before:
+            title = f"sharing configuration of GPU node {node.name} changed: "
+            after_facts = {k: getattr(node, k) for k in facts_before}
             changes.append(
-                DriftChange(
-                    "sharing_config",
-                    "DRIFT-001",
-                    "Node",
-                    "",
-                    node.name,
-                    f"sharing configuration of GPU node {node.name} changed: "
-                    + ", ".join(sorted(facts_before)),
-                    before=facts_before,
-                    after={k: getattr(node, k) for k in facts_before},
-                    nodes=(node.name,),
+                _sharing_change(
+                    node, title + ", ".join(sorted(facts_before)), facts_before, after_facts
                 )
             )
         diff = label_taint_diff(old, node)
@@ -163,20 +156,30 @@ def _replacement_change(node: snap.Node, pools: dict[str, set[Facts]]) -> list[D
     ]
     if not fields:
         return []
-    return [
-        DriftChange(
-            "sharing_config",
-            "DRIFT-001",
-            "Node",
-            "",
-            node.name,
-            f"GPU node {node.name} joined node pool {pool} with another sharing configuration "
-            f"than the pool's earlier nodes: {', '.join(sorted(fields))}",
-            before={"node_pool": pool, **{k: was[SHARING_FACTS.index(k)] for k in fields}},
-            after={"node_pool": pool, **{k: getattr(node, k) for k in fields}},
-            nodes=(node.name,),
-        )
-    ]
+    title = (
+        f"GPU node {node.name} joined node pool {pool} with another sharing configuration "
+        f"than the pool's earlier nodes: {', '.join(sorted(fields))}"
+    )
+    before = {"node_pool": pool, **{k: was[SHARING_FACTS.index(k)] for k in fields}}
+    after = {"node_pool": pool, **{k: getattr(node, k) for k in fields}}
+    return [_sharing_change(node, title, before, after)]
+
+
+def _sharing_change(
+    node: snap.Node, title: str, before: dict[str, Any], after: dict[str, Any]
+) -> DriftChange:
+    """DRIFT-001 on one GPU node: how it shares its GPUs differs from before."""
+    return DriftChange(
+        "sharing_config",
+        "DRIFT-001",
+        "Node",
+        "",
+        node.name,
+        title,
+        before=before,
+        after=after,
+        nodes=(node.name,),
+    )
 
 
 def is_gpu_component(workload: snap.Workload) -> bool:

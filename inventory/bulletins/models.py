@@ -44,6 +44,19 @@ class Bulletin(models.Model):
         return level if level in PatchSla.Severity.values else ""
 
 
+# The columns that identify one fix row of a bulletin across its revisions.
+FIX_IDENTITY = (
+    "kind",
+    "platform",
+    "branch",
+    "line",
+    "host",
+    "affected_op",
+    "affected_version",
+    "fixed_version",
+)
+
+
 class BulletinFix(models.Model):
     """One component's affected bound and fixed version in a bulletin, with its CVEs."""
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from django.utils.dateparse import parse_datetime
 
 from inventory.bulletins.csaf.fixes import Fix
-from inventory.bulletins.models import Bulletin
+from inventory.bulletins.models import FIX_IDENTITY, Bulletin
 
 RowKey = tuple[str, ...]  # kind, platform, branch, line, host, op, affected, fixed version
 
@@ -22,17 +22,7 @@ def published_before(bulletin: Bulletin) -> dict[RowKey, datetime | None]:
     the revision being replaced."""
     return {
         _row_key(*values[:-1]): values[-1]
-        for values in bulletin.fixes.values_list(
-            "kind",
-            "platform",
-            "branch",
-            "line",
-            "host",
-            "affected_op",
-            "affected_version",
-            "fixed_version",
-            "released",
-        )
+        for values in bulletin.fixes.values_list(*FIX_IDENTITY, "released")
     }
 
 

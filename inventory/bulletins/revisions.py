@@ -16,6 +16,7 @@ from inventory.bulletins.csaf.revisions import (
     product_name,
 )
 from inventory.bulletins.csaf.revisions import revision_state as _state
+from inventory.bulletins.models import FIX_IDENTITY
 from inventory.models import Bulletin, BulletinFix, BulletinImport, BulletinRevision
 
 
@@ -31,17 +32,7 @@ class ImportOptions:
 
 
 def bulletin_state(bulletin: Bulletin) -> RevisionState:
-    rows = BulletinFix.objects.filter(bulletin=bulletin).values_list(
-        "kind",
-        "platform",
-        "branch",
-        "line",
-        "host",
-        "affected_op",
-        "affected_version",
-        "fixed_version",
-        "cves",
-    )
+    rows = BulletinFix.objects.filter(bulletin=bulletin).values_list(*FIX_IDENTITY, "cves")
     facts = [
         FixFacts(product_name(k, p, b, li, h), op, av, fv or None, tuple(cves))
         for k, p, b, li, h, op, av, fv, cves in rows
