@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from inventory.snapshot.pods import is_nic_resource
+
 NV = "nvidia.com/"
 WORKLOAD = NV + "gpu.workload.config"
 PASSTHROUGH, VGPU_HOST = "vm-passthrough", "vm-vgpu"
@@ -111,10 +113,11 @@ def gpu_capacity_of(
     capacity: Mapping[str, int], labels: Mapping[str, str], advertised: Iterable[str] = ()
 ) -> dict[str, int]:
     """The `nvidia.com/` capacity that stands for GPUs: everything on a node that says it has
-    NVIDIA GPUs (a sandbox node's VM devices have names of their own), else only the device
-    plugin's resources (the rest are the Network Operator's NICs)."""
+    NVIDIA GPUs (a sandbox node's VM devices have names of their own) but the Network
+    Operator's NICs, which pods' GPU holdings leave out the same way; else only the device
+    plugin's resources."""
     if says_nvidia_gpu(labels):
-        return dict(capacity)
+        return {k: v for k, v in capacity.items() if not is_nic_resource(k)}
     names = tuple(advertised)
     return {k: v for k, v in capacity.items() if is_gpu_resource(k, names)}
 

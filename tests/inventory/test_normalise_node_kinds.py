@@ -52,6 +52,8 @@ def test_nics_on_a_gpu_node_do_not_hide_its_gpus():
     capacity = {"nvidia.com/gpu": 8, "nvidia.com/hostdev": 8}
     result = only_node([node("dgx", labels, capacity=capacity)])
     assert result.is_gpu_node and result.gpu_count == 8
+    # The NICs are no GPU capacity either, as they are no pod's GPU holding.
+    assert result.gpu_capacity == {"nvidia.com/gpu": 8}
 
 
 def test_a_passthrough_node_takes_no_sharing_from_the_device_plugin_config():
