@@ -120,9 +120,12 @@ def presence(
     taints: Iterable[Taint],
     pods_on_node: Iterable[Pod],
     facts: StackFacts,
+    plugin_resources: Sequence[str] = (),
 ) -> tuple[dict[str, str], dict[str, str]]:
     """(deployed, not_installed) for one GPU node: component -> where it was seen / why it is
-    not there. A component in neither is unknown: nothing says whether it is deployed."""
+    not there. A component in neither is unknown: nothing says whether it is deployed.
+    `plugin_resources`: the device-plugin resources the node offers (a device plugin is there,
+    whatever the snapshot shows of it)."""
     seen = _pods_by_component(pods_on_node)
     deployed = {c: f"pod {where}" for c, where in seen.items()}
     not_installed: dict[str, str] = {}
@@ -136,6 +139,13 @@ def presence(
         if fits:
             deployed[component] = (
                 f"DaemonSet {fits[0]} should run a pod here, but none is on the node"
+            )
+        elif component == "device_plugin" and plugin_resources:
+            # Only a registered device plugin makes the kubelet offer these: it runs on the host
+            # or in pods the snapshot lacks, so its version is unknown, never "not installed".
+            deployed[component] = (
+                f"the node offers {plugin_resources[0]}, which only a registered device plugin"
+                " advertises; no pod of it is in the snapshot"
             )
         elif not misses or all(fit is False for _, fit, _ in misses):
             not_installed[component] = _absent(misses)

@@ -109,6 +109,27 @@ def is_gpu_resource(name: str, advertised: Iterable[str] = ()) -> bool:
     )
 
 
+def plugin_resources(
+    capacity: Mapping[str, int], allocatable: Mapping[str, int], advertised: Iterable[str] = ()
+) -> tuple[str, ...]:
+    """The NVIDIA device plugin's resources the node offers. The kubelet advertises them only
+    for a registered plugin, and their allocatable falls to 0 when it goes (capacity lingers)."""
+    names = set(advertised)
+    return tuple(
+        sorted(
+            name
+            for name, count in capacity.items()
+            if count > 0
+            and allocatable.get(name, count) > 0
+            and (
+                name.removesuffix(".shared") == NV + "gpu"
+                or name.startswith(NV + "mig-")
+                or name in names
+            )
+        )
+    )
+
+
 def gpu_capacity_of(
     capacity: Mapping[str, int], labels: Mapping[str, str], advertised: Iterable[str] = ()
 ) -> dict[str, int]:

@@ -35,6 +35,7 @@ from inventory.sources.node_kinds import (
     gpu_capacity_of,
     mig_single_overrides,
     physical_model,
+    plugin_resources,
     sandbox_absent,
     sandbox_workload,
 )
@@ -113,8 +114,11 @@ def node_from(
     plugin_unknown = any(p.purpose == "device_plugin" for p in problems)
     info = dig(obj, "status", "nodeInfo")
     taints = _taints(dig(obj, "spec").get("taints"))
+    offered = plugin_resources(
+        capacity, _gpu_capacity(dig(obj, "status").get("allocatable")), advertised
+    )
     deployed, not_installed = (
-        presence(name_of(obj), labels, taints, pods_on_node, stack)
+        presence(name_of(obj), labels, taints, pods_on_node, stack, offered)
         if is_gpu and stack is not None
         else ({}, {})
     )

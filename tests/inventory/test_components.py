@@ -212,3 +212,36 @@ def test_pods_without_their_daemonsets_leave_a_missing_pod_unknown():
     # No pod of a MIG manager anywhere: not deployed in this cluster at all.
     assert node_components(nodes["gpu-a"])["mig_manager"]["state"] == "not_installed"
     assert deployed_unknown(nodes["gpu-a"]) == []  # unknown, but nothing shows it deployed
+
+
+def _tenant_pod(node_name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "trainer-0", "namespace": "team-a"},
+        "spec": {
+            "nodeName": node_name,
+            "containers": [{"name": "main", "image": "registry.example.com/trainer:1.0"}],
+        },
+        "status": {"phase": "Running"},
+    }
+
+
+def test_a_node_offering_gpus_has_a_device_plugin_the_snapshot_does_not_show():
+    """Nodes and pods only (no DaemonSets, no plugin pod): the node offers nvidia.com/gpu, which
+    only a registered device plugin advertises, so the plugin is deployed with its version
+    unknown (STACK-004), never "not installed" and left out of the patch judgement."""
+    gpu = nodes_of([node("gpu-a"), _tenant_pod("gpu-a")])["gpu-a"]
+    plugin = node_components(gpu)["device_plugin"]
+    assert plugin["state"] == "unknown"
+    assert "offers nvidia.com/gpu" in plugin["source"]
+    assert "device_plugin" in deployed_unknown(gpu)
+    # The DCGM exporter is not needed to offer GPUs: still not installed.
+    assert node_components(gpu)["dcgm_exporter"]["state"] == "not_installed"
+
+
+def test_a_plugin_gone_from_a_node_leaves_its_capacity_but_no_allocatable():
+    gone = node("gpu-a")
+    gone["status"]["allocatable"] = {"nvidia.com/gpu": "0"}
+    gpu = nodes_of([gone, _tenant_pod("gpu-a")])["gpu-a"]
+    assert node_components(gpu)["device_plugin"]["state"] == "not_installed"
