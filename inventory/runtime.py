@@ -6,6 +6,7 @@ next to the condition, each with where it was read, and "not known" when nothing
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -18,18 +19,26 @@ CDI_NODE_LABEL_ON = ("true", "enabled")
 PRODUCT_LABEL, MIG_CAPABLE = "nvidia.com/gpu.product", "nvidia.com/mig.capable"
 VGPU_LABEL, PLUGIN_CONFIG_LABEL = "nvidia.com/vgpu.present", "nvidia.com/device-plugin.config"
 _GFD_SOURCE = "GPU Feature Discovery's node labels"
+# GPU Operator v25.10.0 turned an unset ClusterPolicy spec.cdi.enabled on; before, it meant off.
+CDI_DEFAULT_ON_FROM = (25, 10, 0)
+_RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+# Device list strategies by which the plugin names CDI devices for the runtime to inject.
+CDI_STRATEGIES = ("cdi-annotations", "cdi-cri")
 
 
 def runtime_facts(
     labels: Mapping[str, str],
     policies: Iterable[tuple[str, Mapping[str, Any]]],
     sharing_configs: Iterable[Mapping[str, Any]],
+    operator_version: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows of (fact, value, source); `policies` are (ClusterPolicy name, parsed spec)."""
+    """Rows of (fact, value, source); `policies` are (ClusterPolicy name, parsed spec);
+    `operator_version` the GPU Operator's (it sets what an unset spec.cdi.enabled means)."""
     policies = sorted(policies)
+    strategy = _strategy(labels, policies, sharing_configs)
     return [
-        _cdi(labels, policies),
-        _strategy(labels, policies, sharing_configs),
+        _cdi(labels, policies, operator_version, strategy),
+        strategy,
         _envvar(policies),
     ]
 
@@ -39,10 +48,11 @@ def node_facts(
     policies: Iterable[tuple[str, Mapping[str, Any]]],
     sharing_configs: Iterable[Mapping[str, Any]],
     sharing_strategy: str | None,
+    operator_version: str | None = None,
 ) -> NodeFacts:
     """The facts bulletin conditions are judged against (inventory.conditions), from the same
     rows the node page shows, plus MIG and vGPU from GPU Feature Discovery's labels."""
-    cdi, strategy, envvar = runtime_facts(labels, policies, sharing_configs)
+    cdi, strategy, envvar = runtime_facts(labels, policies, sharing_configs, operator_version)
     strategies = strategy["value"]
     return NodeFacts(
         cdi=None if cdi["value"] is None else cdi["value"] == "on",
@@ -72,7 +82,12 @@ def _gfd_flag(labels: Mapping[str, str], on: bool, off: bool) -> bool | None:
     return False if off or PRODUCT_LABEL in labels else None
 
 
-def _cdi(labels: Mapping[str, str], policies: list) -> dict[str, Any]:
+def _cdi(
+    labels: Mapping[str, str],
+    policies: list,
+    operator_version: str | None,
+    strategy: Mapping[str, Any],
+) -> dict[str, Any]:
     fact = "CDI device injection"
     for name, spec in policies:
         if spec.get("cdi_enabled") is not None:
@@ -82,8 +97,33 @@ def _cdi(labels: Mapping[str, str], policies: list) -> dict[str, Any]:
     if label is not None:
         on = label.strip().lower() in CDI_NODE_LABEL_ON
         return _row(fact, "on" if on else "off", f"node label {CDI_NODE_LABEL}={label}")
-    source = "ClusterPolicy leaves spec.cdi.enabled unset" if policies else "nothing states it"
-    return _row(fact, None, source)
+    if policies:
+        unset = f"ClusterPolicy {policies[0][0]} leaves spec.cdi.enabled unset"
+        default = operator_cdi_default(operator_version)
+        if default is None:
+            return _row(
+                fact, None, f"{unset}; the GPU Operator's version, which decides, is unknown"
+            )
+        return _row(
+            fact,
+            "on" if default else "off",
+            f"{unset}: GPU Operator {operator_version} defaults it "
+            f"{'on' if default else 'off'} (on from v25.10.0)",
+        )
+    named = set(str(strategy["value"] or "").split(","))
+    if named & set(CDI_STRATEGIES):
+        return _row(fact, "on", f"{strategy['source']}: deviceListStrategy {strategy['value']}")
+    return _row(fact, None, "nothing states it")
+
+
+def operator_cdi_default(version: str | None) -> bool | None:
+    """What an unset spec.cdi.enabled means to this GPU Operator: on from v25.10.0, off
+    before; None when the version is not known."""
+    found = _RELEASE.match(str(version or "").strip())
+    if not found:
+        return None
+    release = tuple(int(part or 0) for part in found.groups())
+    return release >= CDI_DEFAULT_ON_FROM
 
 
 def _strategy(

@@ -124,7 +124,9 @@ def node_detail_context(user, node: Node) -> dict:
     )
     return {
         "node": node,
-        "runtime": runtime_facts(node.labels, policies, configs),
+        "runtime": runtime_facts(
+            node.labels, policies, configs, node.data.get("gpu_operator_version")
+        ),
         "exposures": sorted(exposures, key=lambda e: (-(e.get("max_cvss") or 0), e["component"])),
         "has_conditions": any(e.get("condition") for e in exposures),
         "not_affected": sorted(not_affected, key=lambda e: (e["component"], e["advisory_id"])),

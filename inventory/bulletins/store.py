@@ -362,5 +362,11 @@ def _node_stack(node: Node, runtime: dict[int, tuple[list, list]]) -> NodeStack:
     return NodeStack(
         not_installed=frozenset(data.get("not_installed") or ()),
         gpu_model=data.get("gpu_model") or None,
-        facts=node_facts(node.labels, policies, configs, data.get("sharing_strategy")),
+        facts=node_facts(
+            node.labels,
+            policies,
+            configs,
+            data.get("sharing_strategy"),
+            data.get("gpu_operator_version"),
+        ),
     )

@@ -98,3 +98,18 @@ def test_a_strategy_list_and_bad_env_values_are_read_carefully():
         }
     )
     assert spec.toolkit_accepts_envvar_unprivileged is None and spec.device_list_strategy is None
+
+
+def test_an_unset_cdi_field_reads_by_the_operators_version():
+    unset = [("cluster-policy", {"cdi_enabled": None})]
+    on = runtime_facts({}, unset, (), "25.10.0")[0]
+    assert on["value"] == "on" and "defaults it on" in on["source"]
+    assert runtime_facts({}, unset, (), "v25.3.2")[0]["value"] == "off"
+    unknown = runtime_facts({}, unset, ())[0]
+    assert unknown["value"] is None and "version, which decides, is unknown" in unknown["source"]
+
+
+def test_a_plugin_config_naming_cdi_devices_is_cdi_injection():
+    config = {"configmap": "nvidia-device-plugin", "key": "any", "device_list_strategy": "cdi-cri"}
+    value, source = facts(configs=[config])["CDI device injection"]
+    assert value == "on" and "nvidia-device-plugin/any" in source

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 import posture.rules  # noqa: F401  (registers the existing checks)
 import posture.rules.leak.leftoverlocals  # noqa: F401
 import posture.rules.share  # noqa: F401
-from inventory.snapshot import GpuOperatorPolicy, Node
+from inventory.snapshot import GpuOperatorPolicy, Node, SharingConfig
 from posture.rules.leak.leftoverlocals import leftoverlocals_match
 from posture.rules.registry import run_checks
 from tests.posture.builders import (
@@ -356,6 +358,46 @@ def test_stack006_table(labels, policies, fires):
     node = gpu_node(labels=labels)
     drafts = run("STACK-006", _world(node, gpu_operator_policies=policies))
     assert [d.tenants for d in drafts] == ([()] if fires else [])
+
+
+@pytest.mark.parametrize(
+    ("operator", "fires", "cdi"),
+    [
+        ("25.10.0", False, None),
+        ("v25.10.1", False, None),
+        ("25.3.4", True, "off"),
+        (None, True, "unknown"),
+    ],
+)
+def test_stack006_an_unset_cdi_field_means_what_the_operators_version_makes_it(
+    operator, fires, cdi
+):
+    """GPU Operator v25.10.0 turned an unset spec.cdi.enabled on (off before): the upstream
+    sample ClusterPolicy leaves it `cdi: {}`."""
+    node = gpu_node(gpu_operator_version=operator)
+    drafts = run("STACK-006", _world(node, gpu_operator_policies=(_policy(None),)))
+    assert [d.evidence["cdi"] for d in drafts] == ([cdi] if fires else [])
+    if cdi == "off":
+        assert "does not use CDI" in drafts[0].title and "25.3.4" in drafts[0].evidence["source"]
+    if cdi == "unknown":
+        assert "is not shown to use CDI" in drafts[0].title
+
+
+def test_stack006_a_standalone_plugin_naming_cdi_devices_uses_cdi():
+    """No operator: the device plugin's own config says deviceListStrategy cdi-cri, so the
+    runtime injects the CDI devices the plugin names."""
+    cdi_config = SharingConfig(
+        "kube-system",
+        "nvidia-device-plugin",
+        "config.yaml",
+        "none",
+        device_list_strategy="cdi-cri",
+    )
+    envvar_config = replace(cdi_config, device_list_strategy="envvar")
+    node = gpu_node()
+    assert run("STACK-006", _world(node, sharing_configs=(cdi_config,))) == []
+    (draft,) = run("STACK-006", _world(node, sharing_configs=(envvar_config,)))
+    assert draft.evidence["cdi"] == "unknown"
 
 
 def test_stack006_for_the_tenants_on_the_node_and_cpu_nodes_skipped():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from inventory.runtime import CDI_NODE_LABEL, CDI_NODE_LABEL_ON
+from inventory.runtime import CDI_NODE_LABEL, runtime_facts
 from inventory.snapshot import GpuOperatorPolicy, Node
 from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from posture.inputs import PostureInputs, TenantInfo
@@ -21,21 +21,20 @@ def cdi_gap(inputs: PostureInputs, node: Node) -> dict[str, Any] | None:
     default = sandbox_default(p.spec for p in policies if not p.error)
     if is_gpu_sandbox(node, default):
         return None
-    if policies:
-        if any(p.spec.get("cdi_enabled") is True for p in policies):
-            return None
-        return {
-            "source": "GPU Operator ClusterPolicy",
-            "cluster_policies": [_policy_state(p) for p in policies],
-        }
-    label = node.labels.get(CDI_NODE_LABEL)
-    if label is not None and label.strip().lower() in CDI_NODE_LABEL_ON:
+    configs = [
+        {"configmap": c.configmap, "key": c.key, "device_list_strategy": c.device_list_strategy}
+        for c in inputs.snapshot.sharing_configs
+    ]
+    readable = [(p.name, p.spec) for p in policies if not p.error]
+    cdi = runtime_facts(node.labels, readable, configs, node.gpu_operator_version)[0]
+    if cdi["value"] == "on":
         return None
-    return {
-        "source": "node label (no GPU Operator ClusterPolicy in the snapshot)",
-        "label": CDI_NODE_LABEL,
-        "value": label,
-    }
+    gap: dict[str, Any] = {"cdi": cdi["value"] or "unknown", "source": cdi["source"]}
+    if policies:
+        gap["cluster_policies"] = [_policy_state(p) for p in policies]
+    else:
+        gap |= {"label": CDI_NODE_LABEL, "value": node.labels.get(CDI_NODE_LABEL)}
+    return gap
 
 
 def _policy_state(policy: GpuOperatorPolicy) -> dict[str, Any]:
@@ -44,7 +43,7 @@ def _policy_state(policy: GpuOperatorPolicy) -> dict[str, Any]:
         "name": policy.name,
         "field": "spec.cdi.enabled",
         "cdi_enabled": enabled,
-        "meaning": "disabled" if enabled is False else "not set (default depends on version)",
+        "meaning": "disabled" if enabled is False else "not set (on from GPU Operator v25.10.0)",
         "cdi_default": policy.spec.get("cdi_default"),
     }
 
@@ -98,7 +97,11 @@ def _cdi_draft(node: Node, gap: dict[str, Any], tenants: list[TenantInfo]) -> Fi
         node,
         tenants=tenants,
         evidence=evidence,
-        title=f"GPU node {node.name} does not use CDI for device injection",
+        title=(
+            f"GPU node {node.name} does not use CDI for device injection"
+            if gap["cdi"] == "off"
+            else f"GPU node {node.name} is not shown to use CDI for device injection"
+        ),
     )
 
 
