@@ -7,7 +7,7 @@ from django.conf import settings
 
 from inventory import snapshot as snap
 from inventory.models import Cluster, ClusterObject
-from inventory.sources.gpu_config import operator_namespaces
+from inventory.sources.gpu_config import stack_namespaces
 from tenants.mapping import platform_namespaces
 from tenants.models import TenantNamespace
 
@@ -40,5 +40,5 @@ def stored_platform_namespaces(cluster: Cluster) -> frozenset[str]:
         else:
             bindings.append(snap.from_dict(snap.RoleBinding, data))
     return platform_namespaces(
-        namespace_labels=labels, operator_namespaces=operator_namespaces(workloads, bindings)
+        namespace_labels=labels, operator_namespaces=stack_namespaces(workloads, bindings)
     )

@@ -31,7 +31,7 @@ from inventory.sources.configs import (
     unreadable_configs,
 )
 from inventory.sources.gpu_operator import DEFAULT_MIG_PARTED_CONFIGMAP
-from inventory.sources.images import component_of
+from inventory.sources.images import component_of, image_version
 from tenants.mapping import platform_namespaces
 
 # The DaemonSets whose configuration is a ConfigMap, by the component their image runs (GPU
@@ -90,10 +90,11 @@ def read_gpu_configs(
 ) -> GpuConfigs:
     """Read the GPU stack's ConfigMaps among `configmaps`; one that cannot be read is skipped
     with a warning, never an error for the whole snapshot."""
+    bindings = list(bindings)
     operator = operator_namespaces(workloads, bindings)
     platform = platform_namespaces(
         namespace_labels={ns.name: ns.labels for ns in namespaces},
-        operator_namespaces=operator,
+        operator_namespaces=stack_namespaces(workloads, bindings),
         configured=configured_platform,
         tenant_namespaces=tenant_namespaces,
     )
@@ -165,6 +166,37 @@ def operator_namespaces(
         and any(component_of(image) == "gpu_operator" for image in w.images.values())
         and (bound is None or w.namespace in bound or w.namespace in operands)
     )
+
+
+# The NVIDIA DRA driver's image (its kubelet plugin DaemonSet and controller Deployment; the
+# older driver was `k8s-dra-driver`). Its chart installs it in a namespace of its own.
+DRA_DRIVER_IMAGES = frozenset({"k8s-dra-driver-gpu", "k8s-dra-driver"})
+
+
+def stack_namespaces(
+    workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
+) -> frozenset[str]:
+    """The GPU stack's namespaces as found: the GPU Operator's (operator_namespaces) and the
+    NVIDIA DRA driver's, where a ClusterRoleBinding names one of its service accounts (its
+    kubelet plugin publishes ResourceSlices cluster-wide, so its chart always binds one), or
+    where the snapshot read no ClusterRoleBinding at all."""
+    workloads = list(workloads)
+    bindings = list(bindings or ())
+    bound = _cluster_bound_namespaces(bindings)
+    dra = {
+        w.namespace
+        for w in workloads
+        if w.kind in ("DaemonSet", "Deployment")
+        and any(_repository_name(image) in DRA_DRIVER_IMAGES for image in w.images.values())
+        and (bound is None or w.namespace in bound)
+    }
+    return operator_namespaces(workloads, bindings) | dra
+
+
+def _repository_name(image: str) -> str | None:
+    """The last segment of an image's repository under a path (`nvcr.io/nvidia/x` -> x)."""
+    repository, _ = image_version(image)
+    return repository.rsplit("/", 1)[1] if "/" in repository else None
 
 
 def _cluster_bound_namespaces(bindings: Iterable[RoleBinding]) -> set[str] | None:

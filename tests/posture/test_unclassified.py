@@ -453,3 +453,60 @@ def test_ten001_names_what_capsule_hnc_and_kubeflow_say_without_claiming_by_it()
     assert (oil["capsule_tenant"], oil["capsule_tenant_is_ours"]) == ("oil", False)
     assert drafts["kubeflow-ana"].evidence["owner_hints"]["kubeflow_profile"] is True
     assert "owner_hints" not in drafts["plain"].evidence
+
+
+def _dra_kubelet_plugin(ns: str) -> dict:
+    """The NVIDIA DRA driver's kubelet plugin as its chart installs it: privileged, with the
+    host's /dev and kubelet plugin directories."""
+    spec = {
+        "serviceAccountName": "nvidia-dra-driver-gpu-service-account-kubeletplugin",
+        "containers": [
+            {
+                "name": "gpus",
+                "image": "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.2",
+                "securityContext": {"privileged": True},
+            }
+        ],
+        "volumes": [{"name": "dev", "hostPath": {"path": "/dev"}}],
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "nvidia-dra-driver-gpu-kubelet-plugin", "namespace": ns},
+        "spec": {"template": {"metadata": {"labels": {"app": "kp"}}, "spec": spec}},
+    }
+
+
+def _dra_binding(ns: str) -> dict:
+    return {
+        **OPERATOR_BINDING,
+        "metadata": {"name": "nvidia-dra-driver-gpu-role-binding-kubeletplugin"},
+        "subjects": [
+            {
+                "kind": "ServiceAccount",
+                "name": "nvidia-dra-driver-gpu-service-account-kubeletplugin",
+                "namespace": ns,
+            }
+        ],
+    }
+
+
+def test_the_dra_drivers_namespace_is_the_platforms_where_its_account_is_bound():
+    """The NVIDIA DRA driver's chart installs it in a namespace of its own and binds its
+    kubelet plugin's account cluster-wide: that namespace is the GPU stack's, so its privileged
+    plugin is not a critical POD-001 of "unclassified". Its image in a namespace no
+    ClusterRoleBinding names (a copy anyone could run) makes nothing the platform's."""
+    objects = [
+        node("gpu-a"),
+        namespace("alpha"),
+        namespace("nvidia-dra-driver-gpu"),
+        namespace("scratch"),
+        _dra_kubelet_plugin("nvidia-dra-driver-gpu"),
+        _dra_binding("nvidia-dra-driver-gpu"),
+        _dra_kubelet_plugin("scratch"),
+    ]
+    inputs = world(objects, (ALPHA,))
+    assert "nvidia-dra-driver-gpu" in inputs.platform_namespaces
+    assert "scratch" not in inputs.platform_namespaces
+    found = run("POD-001", inputs)
+    assert [(d.subject_namespace, d.tenants) for d in found] == [("scratch", ("unclassified",))]
