@@ -176,21 +176,27 @@ DRA_DRIVER_IMAGES = frozenset({"k8s-dra-driver-gpu", "k8s-dra-driver"})
 def stack_namespaces(
     workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
 ) -> frozenset[str]:
-    """The GPU stack's namespaces as found: the GPU Operator's (operator_namespaces) and the
-    NVIDIA DRA driver's, where a ClusterRoleBinding names one of its service accounts (its
-    kubelet plugin publishes ResourceSlices cluster-wide, so its chart always binds one), or
-    where the snapshot read no ClusterRoleBinding at all."""
+    """The GPU stack's namespaces as found: the GPU Operator's (operator_namespaces), and those
+    of the two things that hand GPUs to pods without it, the NVIDIA DRA driver and a standalone
+    device plugin (its chart's own namespace), where a ClusterRoleBinding names one of their
+    service accounts (the DRA kubelet plugin publishes ResourceSlices, the plugin's config
+    manager and GFD read nodes: their charts bind one), or where the snapshot read no
+    ClusterRoleBinding at all. Their image alone, which anyone may run, places nothing."""
     workloads = list(workloads)
     bindings = list(bindings or ())
     bound = _cluster_bound_namespaces(bindings)
-    dra = {
+    handing = {
         w.namespace
         for w in workloads
         if w.kind in ("DaemonSet", "Deployment")
-        and any(_repository_name(image) in DRA_DRIVER_IMAGES for image in w.images.values())
+        and any(_hands_out_gpus(image) for image in w.images.values())
         and (bound is None or w.namespace in bound)
     }
-    return operator_namespaces(workloads, bindings) | dra
+    return operator_namespaces(workloads, bindings) | handing
+
+
+def _hands_out_gpus(image: str) -> bool:
+    return _repository_name(image) in DRA_DRIVER_IMAGES or component_of(image) == "device_plugin"
 
 
 def _repository_name(image: str) -> str | None:

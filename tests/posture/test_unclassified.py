@@ -510,3 +510,67 @@ def test_the_dra_drivers_namespace_is_the_platforms_where_its_account_is_bound()
     assert "scratch" not in inputs.platform_namespaces
     found = run("POD-001", inputs)
     assert [(d.subject_namespace, d.tenants) for d in found] == [("scratch", ("unclassified",))]
+
+
+def _standalone_plugin(ns: str) -> dict:
+    """The standalone device plugin's chart with a config: the plugin and its config manager
+    read the ConfigMap the chart creates, under an account bound cluster-wide (it reads its
+    node's labels)."""
+    spec = {
+        "serviceAccountName": "nvdp-nvidia-device-plugin-service-account",
+        "containers": [
+            {
+                "name": "nvidia-device-plugin-ctr",
+                "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.3",
+                "env": [{"name": "CONFIG_FILE", "value": "/config/config.yaml"}],
+                "volumeMounts": [{"name": "config", "mountPath": "/available-configs"}],
+            }
+        ],
+        "volumes": [{"name": "config", "configMap": {"name": "nvdp-nvidia-device-plugin-configs"}}],
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "nvdp-nvidia-device-plugin", "namespace": ns},
+        "spec": {"template": {"spec": spec}},
+    }
+
+
+def test_a_standalone_device_plugins_namespace_is_the_platforms_and_its_config_is_read():
+    """`helm install nvdp nvdp/nvidia-device-plugin -n nvidia-device-plugin --set config...`:
+    no operator. The plugin's namespace, its account bound cluster-wide, is the GPU stack's,
+    so its time-slicing config is read (before, only a warning that it was not) and its pods
+    are not judged as a namespace nobody owns."""
+    ns = "nvidia-device-plugin"
+    binding = {
+        **OPERATOR_BINDING,
+        "metadata": {"name": "nvdp-nvidia-device-plugin-role-binding"},
+        "subjects": [
+            {
+                "kind": "ServiceAccount",
+                "name": "nvdp-nvidia-device-plugin-service-account",
+                "namespace": ns,
+            }
+        ],
+    }
+    labels = {"nvidia.com/device-plugin.config": "ts"}
+    objects = [
+        node("gpu-a", gpus=1, capacity={"nvidia.com/gpu": "4"}, labels=labels),
+        namespace("alpha"),
+        namespace(ns),
+        _standalone_plugin(ns),
+        binding,
+        configmap(ns, "nvdp-nvidia-device-plugin-configs", {"ts": TS_CONFIG}),
+    ]
+    inputs = world(objects, (ALPHA,))
+    assert ns in inputs.platform_namespaces
+    (config,) = inputs.snapshot.sharing_configs
+    assert (config.namespace, config.key, config.replicas) == (ns, "ts", 4)
+    assert config.fail_requests_greater_than_one  # SHARE-005 reads the real config
+    (gpu,) = inputs.snapshot.nodes
+    assert (gpu.sharing_strategy, gpu.time_slicing_replicas) == ("time_slicing", 4)
+    # Without the binding (a snapshot that read other bindings), the image alone places nothing.
+    unbound = [o for o in objects if o is not binding] + [
+        {**OPERATOR_BINDING, "subjects": [{"kind": "Group", "name": "ops"}]}
+    ]
+    assert ns not in world(unbound, (ALPHA,)).platform_namespaces
