@@ -53,6 +53,7 @@ LIST_PATHS: dict[str, str] = {
     "ConfigMap": "/api/v1/configmaps",
     "Service": "/api/v1/services",
     "Secret": "/api/v1/secrets",
+    "PersistentVolume": "/api/v1/persistentvolumes",
     "DaemonSet": "/apis/apps/v1/daemonsets",
     "Deployment": "/apis/apps/v1/deployments",
     "ReplicaSet": "/apis/apps/v1/replicasets",

@@ -17,6 +17,7 @@ PLURALS = {
     "ResourceQuota": ("", "resourcequotas"),
     "ConfigMap": ("", "configmaps"),
     "Service": ("", "services"),
+    "PersistentVolume": ("", "persistentvolumes"),
     "DaemonSet": ("apps", "daemonsets"),
     "Deployment": ("apps", "deployments"),
     "ReplicaSet": ("apps", "replicasets"),

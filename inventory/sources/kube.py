@@ -44,6 +44,7 @@ from inventory.sources.kube_kinds import (
     NOT_LISTED,
     OPTIONAL_CUSTOM_KINDS,
     OPTIONAL_KINDS,
+    REFUSABLE_KINDS,
     TOLERANT_KINDS,
 )
 from inventory.sources.kube_wire import api_error, decode, identity, watch_events
@@ -351,24 +352,23 @@ class KubeSource:
         self, kind: str, list_call: Callable[..., Any], progress: Progress
     ) -> list[dict[str, Any]]:
         """A kind that may be absent: not served (404: no CRD, no API group) is an empty
-        answer. A DRA kind also records how it was read, and an account that may not list it
-        (401, 403) is a warning on the run, not a failure: only its claims' GPUs go unseen."""
+        answer. A DRA kind also records how it was read. An account that may not list a DRA
+        kind or a REFUSABLE_KINDS one (401, 403) is a warning on the run, not a failure: only
+        what that kind shows goes unseen."""
         dra = kind in DRA_KINDS
         try:
             return self._list_all(kind, list_call, progress)
         except SourceError as exc:
             not_served = "HTTP 404" in str(exc)
             refused = not not_served and ("HTTP 403" in str(exc) or "HTTP 401" in str(exc))
-            if not (not_served or (dra and refused)):
+            if not (not_served or (refused and (dra or kind in REFUSABLE_KINDS))):
                 raise
             if dra:
                 self.api_versions[kind] = "not served" if not_served else "forbidden"
+            if dra or refused:
                 self.resource_versions[kind] = NOT_LISTED
             if refused:
-                self.warnings.append(
-                    f"Dynamic Resource Allocation: {kind} (resource.k8s.io) could not be listed, "
-                    f"so GPUs held through DRA claims are not seen: {exc}"[:600]
-                )
+                self.warnings.append(_refused(kind, exc))
             progress(kind, 0)
             return []
 
@@ -397,3 +397,10 @@ class KubeSource:
         if not isinstance(body, dict):
             raise SourceError(f"listing {kind}: the answer is not a list object", retryable=True)
         return body
+
+
+def _refused(kind: str, exc: SourceError) -> str:
+    if kind in DRA_KINDS:
+        what = f"Dynamic Resource Allocation: {kind} (resource.k8s.io) could not be listed, "
+        return f"{what}so GPUs held through DRA claims are not seen: {exc}"[:600]
+    return f"{kind} could not be listed, so {REFUSABLE_KINDS[kind]}: {exc}"[:600]

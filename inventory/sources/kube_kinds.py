@@ -28,7 +28,15 @@ KINDS: tuple[tuple[str, str, str], ...] = (
     ("ClusterRoleBinding", "RbacAuthorizationV1Api", "list_cluster_role_binding"),
     ("Ingress", "NetworkingV1Api", "list_ingress_for_all_namespaces"),
     ("NetworkPolicy", "NetworkingV1Api", "list_network_policy_for_all_namespaces"),
+    # hostPath and local volumes a pod reaches through a claim (the claim's PV names it).
+    ("PersistentVolume", "CoreV1Api", "list_persistent_volume"),
 )
+# Core kinds an account from before they were read may not list: a 403 is a warning on the run
+# saying what goes unjudged, never a failed sync.
+REFUSABLE_KINDS: dict[str, str] = {
+    "PersistentVolume": "claims bound to hostPath or local PersistentVolumes are not judged "
+    "(POD-003); grant get/list/watch on persistentvolumes (deploy/rbac.yaml)",
+}
 # Custom resources that may not be installed: (kind, group, version, plural). A 404 means
 # the CRD is absent (no GPU Operator), which is an answer, not a failure.
 OPTIONAL_CUSTOM_KINDS: tuple[tuple[str, str, str, str], ...] = (
@@ -52,5 +60,5 @@ DRA_LIST_METHODS: tuple[tuple[str, str], ...] = (
 DRA_KINDS = frozenset(kind for kind, _ in DRA_LIST_METHODS)
 NOT_LISTED = "-"  # the watch position of a DRA kind the last list found not served or forbidden
 # Admission control (inventory/sources/kube_admission.py): listed like DRA, tolerantly.
-TOLERANT_KINDS = DRA_KINDS | frozenset(ADMISSION_LABELS)
+TOLERANT_KINDS = DRA_KINDS | frozenset(ADMISSION_LABELS) | frozenset(REFUSABLE_KINDS)
 OPTIONAL_KINDS = frozenset(kind for kind, *_ in OPTIONAL_CUSTOM_KINDS) | TOLERANT_KINDS

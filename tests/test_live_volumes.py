@@ -1,0 +1,60 @@
+"""PersistentVolumes read from the live API: a tenant pod's claim bound to a hostPath PV is
+judged by the PV's path, as from a snapshot; an account from before PVs were read (no grant
+on persistentvolumes) still syncs, with a warning saying what goes unjudged."""
+
+from __future__ import annotations
+
+import pytest
+
+from inventory.services import cluster_sync
+from inventory.sources.kube import KubeSettings, KubeSource
+from inventory.sync import cluster_get_or_create
+from posture.read_model import cluster_snapshot
+from tests.kubeapi import FakeKubeAPI
+from tests.posture.test_rules_host_paths import _claiming_pod, _pv
+
+pytestmark = pytest.mark.django_db
+
+VOLUMES = "/api/v1/persistentvolumes"
+
+
+@pytest.fixture(autouse=True)
+def full_lists(settings):
+    settings.GPUPOSTURE_FULL_RESYNC_HOURS = 0
+
+
+def _sync(api: FakeKubeAPI, tmp_path, name: str):
+    source = KubeSource(
+        kubeconfig=str(api.kubeconfig(tmp_path)),
+        context="fake",
+        settings=KubeSettings(page_size=2, read_timeout=5.0),
+    )
+    cluster = cluster_get_or_create(name=name)
+    return cluster, cluster_sync(cluster=cluster, source=source)
+
+
+def _claim_volume(cluster):
+    (pod,) = cluster_snapshot(cluster).pods
+    (volume,) = [v for v in pod.volumes if v.claim]
+    return volume
+
+
+def test_a_claim_bound_to_a_hostpath_pv_is_read_live(tmp_path):
+    world = [_claiming_pod("data"), _pv("pv-kubelet", "data", path="/var/lib/kubelet")]
+    with FakeKubeAPI(world) as api:
+        cluster, run = _sync(api, tmp_path, "live-pv")
+        assert VOLUMES in {r.path for r in api.requests}
+    assert run.status == "succeeded" and run.warnings == []
+    volume = _claim_volume(cluster)
+    assert (volume.persistent_volume, volume.pv_path) == ("pv-kubelet", "/var/lib/kubelet")
+
+
+def test_an_account_that_may_not_list_pvs_syncs_with_a_warning(tmp_path):
+    world = [_claiming_pod("data"), _pv("pv-kubelet", "data", path="/var/lib/kubelet")]
+    with FakeKubeAPI(world) as api:
+        api.forbid(VOLUMES)
+        cluster, run = _sync(api, tmp_path, "no-pv-grant")
+    assert run.status == "succeeded"
+    (warning,) = run.warnings
+    assert "PersistentVolume" in warning and "HTTP 403" in warning and "not judged" in warning
+    assert _claim_volume(cluster).pv_path is None  # unknown, never assumed
