@@ -16,6 +16,8 @@ class TelemetryFacts:
 
     sampled: bool = False
     hijacks: tuple[Hijack, ...] = ()
+    # Busy runs on hosts the last inventory does not list: nobody known holds them (ATTR-002).
+    unknown_hosts: tuple[Hijack, ...] = ()
     silent_nodes: tuple[SilentNode, ...] = ()
     handovers: tuple[Handover, ...] = ()
     # Nodes whose busy GPUs are attributed by count only (ATTR-002 says so).

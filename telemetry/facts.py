@@ -54,9 +54,14 @@ def telemetry_facts(
     gpu_nodes = [n.name for n in snapshot.nodes if n.is_gpu_node]
     silent_window = timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES)
     hijacks, unmapped = _hijacks(cluster, snapshot, now, window)
+    # A busy GPU on a host the last inventory does not list (most often a node that joined
+    # since the sync): which pods run there is unknown, so it is usage nobody can be said to
+    # hold, not a hijack (ATTR-002 names the host).
+    nodes = {n.name for n in snapshot.nodes}
     return TelemetryFacts(
         sampled=True,
-        hijacks=tuple(hijacks),
+        hijacks=tuple(h for h in hijacks if h.hostname in nodes),
+        unknown_hosts=tuple(h for h in hijacks if h.hostname not in nodes),
         unmapped_nodes=tuple(unmapped),
         silent_nodes=tuple(
             silent_nodes(
@@ -170,22 +175,13 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
 
     found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
     counted = {node: held_devices.get(node, 0) for node in unlabelled}
-    nodes = {n.name for n in snapshot.nodes}
-    return [_by_count_note(h, counted, caps, nodes) for h in found], unmapped
+    return [_by_count_note(h, counted, caps) for h in found], unmapped
 
 
-def _by_count_note(
-    hijack: Hijack, counted: dict[str, int], caps: dict[str, int], nodes: set[str]
-) -> Hijack:
+def _by_count_note(hijack: Hijack, counted: dict[str, int], caps: dict[str, int]) -> Hijack:
     """The hijack, saying why it was judged by count where its node's exporter names no pod,
-    or where its node's GPUs are shared, or that its host is no node the inventory knows."""
-    if hijack.hostname not in nodes:
-        note = (
-            "the exporter's Hostname names no node of the last inventory (a node removed "
-            "since, an exporter pod the sync has not seen, or another cluster's exporter): "
-            "which pods run there is unknown, and none the inventory knows holds this GPU"
-        )
-    elif hijack.hostname in counted:
+    or where its node's GPUs are shared."""
+    if hijack.hostname in counted:
         note = (
             "the exporter on this node names no pod, so which busy GPU is unheld is unknown; "
             f"more GPUs were busy at once than the {counted[hijack.hostname]} its scheduled "

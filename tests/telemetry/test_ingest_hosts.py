@@ -58,16 +58,21 @@ def test_a_host_whose_samples_point_at_two_nodes_stays_unplaced(small_world):
     assert hosts == {NEW_EXPORTER}  # cpu-1 by its UUID, gpu-ts-1 by its pod: unknown
 
 
-def test_a_hijack_on_a_host_the_inventory_does_not_know_says_so(small_world):
-    # Mapping off and a host never placed: the finding stands, saying what is not known.
+def test_busy_gpus_on_a_host_the_inventory_does_not_know_are_nobodys_not_a_hijack(small_world):
+    """Mapping off and a host never placed (most often a node that joined since the sync):
+    which pods run there is unknown, so no critical hijack is claimed; ATTR-002 names the host
+    and says what a sync will tell."""
     now = timezone.now()
     samples_ingest(
         cluster=small_world,
-        samples=series(now - timedelta(minutes=25), 25, busy=96, hostname="gpu-gone-3"),
+        samples=series(now - timedelta(minutes=25), 25, busy=96, hostname="gpu-new-3"),
     )
     posture_evaluate()
-    (finding,) = open_findings("ATTR-001")
-    assert "names no node of the last inventory" in finding.evidence["held_by"]
+    assert not open_findings("ATTR-001")
+    (finding,) = [f for f in open_findings("ATTR-002") if f.subject_name == "gpu-new-3"]
+    assert finding.severity == "low" and finding.evidence["in_inventory"] is False
+    assert "sync the cluster again" in finding.evidence["hijack_detection"]
+    assert [g["peak_busy_percent"] for g in finding.evidence["busy_gpus"]] == [96]
 
 
 def test_a_scrapes_stamp_of_an_exporter_pod_newer_than_the_sync_names_no_workload(small_world):

@@ -3,7 +3,7 @@ on nodes whose DCGM-Exporter names no pod (telemetry.facts: judged by count only
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from gpuposture.base.enums import SharingMode
 from inventory.snapshot import Node
@@ -17,7 +17,7 @@ from posture.rules.common import (
 )
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
-from telemetry.hijack import UnmappedNode
+from telemetry.hijack import Hijack, UnmappedNode
 
 UNATTRIBUTABLE_MODES = (SharingMode.TIME_SLICING.value, SharingMode.MPS.value)
 
@@ -35,7 +35,9 @@ UNATTRIBUTABLE_MODES = (SharingMode.TIME_SLICING.value, SharingMode.MPS.value)
         "detection for that tenant carry a low confidence, never a per-pod figure. The same "
         "holds on any node whose exporter labels no pod at all (its Kubernetes mapping off or "
         "unable to read the kubelet's pod resources): busy GPUs there are told from a hijack "
-        "only by counting them against the GPUs scheduled pods hold."
+        "only by counting them against the GPUs scheduled pods hold. Busy GPUs on a host the "
+        "last inventory does not list (a node that joined since the sync) are nobody's until "
+        "a sync shows what runs there."
     ),
     remediation=(
         "Where per-tenant attribution is required, give the tenant whole GPUs or MIG GPU "
@@ -62,6 +64,43 @@ def unattributable_utilisation(inputs: PostureInputs) -> Iterator[FindingDraft]:
             yield _attr_draft(node, dict(sorted(shared.items())), platform_pods)
     for unmapped in inputs.telemetry.unmapped_nodes:
         yield _unmapped_draft(inputs, unmapped)
+    yield from _unknown_host_drafts(inputs.telemetry.unknown_hosts)
+
+
+def _unknown_host_drafts(runs: Iterable[Hijack]) -> Iterator[FindingDraft]:
+    """Busy GPUs on a host the last inventory does not list: usage nobody can be said to hold,
+    neither a tenant nor a hijacker, until a sync shows what runs there."""
+    by_host: dict[str, list[Hijack]] = {}
+    for run in runs:
+        by_host.setdefault(run.hostname, []).append(run)
+    for host, busy in sorted(by_host.items()):
+        evidence = {
+            "node": host,
+            "in_inventory": False,
+            "busy_gpus": [
+                {
+                    "gpu_uuid": h.uuid,
+                    "mig_instance": h.gi_id or None,
+                    "start": h.start.isoformat(),
+                    "end": h.end.isoformat(),
+                    "peak_busy_percent": round(h.peak_busy, 1),
+                }
+                for h in busy[:MEMBERS_SHOWN]
+            ],
+            "attribution": "none: the exporter's Hostname names no node of the last inventory, "
+            "so which pods run there is unknown",
+            "hijack_detection": "not judged: sync the cluster again. A node that joined since "
+            "the sync is then judged (ATTR-001 if no pod holds its busy GPUs); a host that is "
+            "still no node reports from outside the cluster (another cluster's exporter, or a "
+            "machine scraped into this cluster's metrics)",
+        }
+        title = (
+            f"{len(busy)} busy GPU(s) on {host}, which the last inventory does not list: "
+            "usage nobody is known to hold"
+        )
+        yield node_draft(
+            "ATTR-002", Node(host), tenants=(), evidence=evidence, key="unknown-host", title=title
+        )
 
 
 def _unmapped_draft(inputs: PostureInputs, unmapped: UnmappedNode) -> FindingDraft:
