@@ -11,7 +11,15 @@ from telemetry.models import ResetAttestation, TelemetrySource
 
 @admin.register(TelemetrySource)
 class TelemetrySourceAdmin(AuditedModelAdmin):
-    list_display = ("cluster", "kind", "url", "interval_minutes", "last_read_at", "last_error")
+    list_display = (
+        "cluster",
+        "kind",
+        "url",
+        "match",
+        "interval_minutes",
+        "last_read_at",
+        "last_error",
+    )
 
 
 @admin.register(ResetAttestation)

@@ -3,10 +3,12 @@ cluster's metrics come from, and attestations that a GPU was reset between tenan
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from gpuposture.base.querysets import Scope, ScopedQuerySet
 from inventory.models import Cluster
+from telemetry.prometheus_api import parse_matchers
 from telemetry.samples import GpuSample
 from tenants.models import Tenant
 from tenants.redaction import Field
@@ -14,6 +16,13 @@ from tenants.redaction import Field
 
 class TenantScopedQuerySet(ScopedQuerySet):
     scope = Scope(paths=("tenant",))
+
+
+def validate_matchers(value: str) -> None:
+    try:
+        parse_matchers(value)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
 
 
 class TelemetrySource(models.Model):
@@ -27,6 +36,14 @@ class TelemetrySource(models.Model):
     cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="telemetry")
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.PROMETHEUS)
     url = models.URLField(max_length=500, help_text="https; internal hosts need the allow-list.")
+    # Where one Prometheus holds several clusters' metrics: the labels of this cluster's.
+    match = models.CharField(
+        max_length=500,
+        blank=True,
+        validators=[validate_matchers],
+        help_text="Prometheus only: LABEL=VALUE,... that select this cluster's series "
+        "(e.g. cluster=prod-east); empty takes every series as this cluster's.",
+    )
     interval_minutes = models.PositiveIntegerField(default=5)
     last_read_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)

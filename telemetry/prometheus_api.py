@@ -5,6 +5,7 @@ because the Prometheus URL is typed in by a user and must not reach inside our n
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -39,19 +40,58 @@ def query_range_samples(
     step_seconds: int = 60,
     fetch_json: FetchJson = guarded_fetch_json,
     headers: Mapping[str, str] | None = None,
+    match: Mapping[str, str] | None = None,
 ) -> list[GpuSample]:
     """The GPU samples Prometheus at `base_url` holds between `start` and `end` (aware
     datetimes), one point per `step_seconds`. `headers` (e.g. Authorization) go to every request.
-    A metric Prometheus does not have is skipped; anything else unexpected is PrometheusError."""
+    `match` (label -> value) keeps only the series with those labels: one cluster's, where one
+    Prometheus holds several. A metric Prometheus does not have is skipped; anything else
+    unexpected is PrometheusError."""
     url = _endpoint(base_url)
     params = _range_params(url, start, end, step_seconds)  # checked before any request
+    selector = _selector(match or {})
     readings: list[Reading] = []
     room = MAX_SAMPLES  # points still allowed, over all metrics
     for metric in METRIC_FIELDS:
-        answer = _ask(url, metric, {"query": metric, **params}, fetch_json, headers)
+        query = {"query": metric + selector, **params}
+        answer = _ask(url, metric, query, fetch_json, headers)
         found, room = _matrix_readings(url, metric, answer, room)
         readings.extend(found)
     return merge_readings(readings)
+
+
+_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+
+
+def parse_matchers(text: str) -> dict[str, str]:
+    """`cluster=prod-east,region=eu` as label -> value. ValueError, saying why, for anything
+    else: the labels become a PromQL selector, so each name must be a label name."""
+    found: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, equals, value = part.partition("=")
+        name, value = name.strip(), value.strip()
+        if not equals or not _LABEL_NAME.fullmatch(name) or name.startswith("__"):
+            raise ValueError(
+                f"not a label matcher: {part!r} (write LABEL=VALUE, e.g. cluster=prod-east)"
+            )
+        found[name] = value
+    return found
+
+
+def _selector(match: Mapping[str, str]) -> str:
+    """`{cluster="prod-east"}`: each value quoted as a PromQL string, so none can close it."""
+    if not match:
+        return ""
+    for name in match:
+        if not _LABEL_NAME.fullmatch(name) or name.startswith("__"):
+            raise ValueError(f"not a label name: {name!r}")
+    # A JSON string is a valid PromQL one (Go's escapes: \\, \", \n, \uXXXX).
+    quoted = (
+        f"{name}={json.dumps(value, ensure_ascii=False)}" for name, value in sorted(match.items())
+    )
+    return "{" + ",".join(quoted) + "}"
 
 
 def _endpoint(base_url: str) -> str:

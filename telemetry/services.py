@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as dtime
@@ -27,7 +28,7 @@ from telemetry.models import (
     ResetAttestation,
     TelemetrySource,
 )
-from telemetry.prometheus_api import PrometheusError, query_range_samples
+from telemetry.prometheus_api import PrometheusError, parse_matchers, query_range_samples
 from telemetry.samples import GpuSample
 from telemetry.usage import MAX_GAP, mig_slices, weighted
 from tenants.mapping import UNCLASSIFIED
@@ -106,11 +107,18 @@ def exporter_text_ingest(*, cluster: Cluster, text: str, read_at: datetime) -> I
 
 
 def prometheus_ingest(
-    *, cluster: Cluster, url: str, since: timedelta, now: datetime | None = None
+    *,
+    cluster: Cluster,
+    url: str,
+    since: timedelta,
+    now: datetime | None = None,
+    match: Mapping[str, str] | None = None,
 ) -> IngestResult:
+    """`match`: the labels that pick this cluster's series where one Prometheus holds several
+    clusters' (without it, every series is taken as this cluster's)."""
     end = now or timezone.now()
     try:
-        samples = query_range_samples(url, start=end - since, end=end)
+        samples = query_range_samples(url, start=end - since, end=end, match=match)
     except PrometheusError as exc:
         raise TelemetryError(str(exc)) from exc
     return _ingest_and_roll(cluster, samples)
@@ -134,7 +142,12 @@ def telemetry_source_read(*, source: TelemetrySource) -> IngestResult:
     try:
         if source.kind == TelemetrySource.Kind.PROMETHEUS:
             window = timedelta(minutes=max(source.interval_minutes, 1) * 2)  # overlap: no holes
-            result = prometheus_ingest(cluster=source.cluster, url=source.url, since=window)
+            result = prometheus_ingest(
+                cluster=source.cluster,
+                url=source.url,
+                since=window,
+                match=parse_matchers(source.match),
+            )
         else:
             try:
                 text = fetch(source.url, accept="text/plain").decode("utf-8", "replace")

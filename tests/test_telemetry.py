@@ -8,9 +8,11 @@ import io
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 import time_machine
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
@@ -191,6 +193,26 @@ def test_prometheus_range_is_ingested(small_world, settings):
     with pytest.raises(CommandError, match="refused"):
         settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS = []
         call_command("ingest_dcgm", cluster="lab", prometheus="http://127.0.0.1:9/", since="1h")
+
+
+def test_ingest_dcgm_match_picks_the_clusters_series_and_refuses_a_bad_one(small_world, settings):
+    settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
+    with local_server(
+        {"/api/v1/query_range": b'{"status":"success","data":{"resultType":"matrix","result":[]}}'}
+    ) as server:
+        call_command(
+            "ingest_dcgm",
+            cluster="lab",
+            prometheus=server.url(""),
+            match="cluster=lab",
+            stdout=io.StringIO(),
+        )
+    queries = {unquote(q.split("query=")[1].split("&")[0]) for q, _ in server.seen}
+    assert 'DCGM_FI_DEV_GPU_UTIL{cluster="lab"}' in queries
+    with pytest.raises(CommandError, match="LABEL=VALUE"):
+        call_command("ingest_dcgm", cluster="lab", prometheus=server.url(""), match="lab")
+    with pytest.raises(CommandError, match="--prometheus only"):
+        call_command("ingest_dcgm", "/dev/null", cluster="lab", match="cluster=lab")
 
 
 def test_busy_gpu_with_no_scheduled_pod_is_a_critical_finding(small_world):
@@ -661,3 +683,21 @@ def test_a_dra_only_node_passing_a_gpu_between_tenants_needs_a_reset(small_world
     posture_evaluate()
     found = [f for f in open_findings("LEAK-001") if f.subject_name == "cpu-1"]
     assert bool(found) is dra_slice
+
+
+def test_a_configured_prometheus_source_reads_only_its_clusters_series(small_world, settings):
+    from telemetry.models import TelemetrySource
+    from telemetry.services import telemetry_source_read
+
+    settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
+    empty = b'{"status":"success","data":{"resultType":"matrix","result":[]}}'
+    with local_server({"/api/v1/query_range": empty}) as server:
+        source = TelemetrySource.objects.create(
+            cluster=small_world, url=server.url(""), match="cluster=lab"
+        )
+        telemetry_source_read(source=source)
+    queries = {unquote(q.split("query=")[1].split("&")[0]) for q, _ in server.seen}
+    assert queries and all(q.endswith('{cluster="lab"}') for q in queries)
+    source.match = "lab"
+    with pytest.raises(ValidationError, match="LABEL=VALUE"):
+        source.full_clean()

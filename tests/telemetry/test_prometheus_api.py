@@ -345,3 +345,42 @@ def test_parse_duration(text, expected):
 def test_parse_duration_refuses(text, reason):
     with pytest.raises(ValueError, match=reason):
         parse_duration(text)
+
+
+# --- one cluster's series out of a Prometheus that holds several ---
+
+
+def test_a_match_selects_one_clusters_series(prometheus):
+    """A Thanos or Mimir holding every cluster's DCGM metrics: `--match cluster=prod-east`
+    asks only for that cluster's series (Prometheus answers the selector; we send it)."""
+    selected = 'DCGM_FI_DEV_GPU_UTIL{cluster="prod-east",region="eu"}'
+    prometheus.answers = {selected: ANSWERS["DCGM_FI_DEV_GPU_UTIL"]}
+    samples = query(prometheus.base_url(), match={"region": "eu", "cluster": "prod-east"})
+    queries = [params["query"] for _, params, _ in prometheus.seen]
+    assert queries[0] == selected
+    assert all(q.endswith('{cluster="prod-east",region="eu"}') for q in queries)
+    assert {s.hostname for s in samples} == {"gpu-a100-01"}
+
+
+def test_a_matchers_value_cannot_close_the_selector():
+    hostile = 'x"} or vector(1) or up{a="'
+    selector = prometheus_api._selector({"cluster": hostile})
+    assert selector == '{cluster="x\\"} or vector(1) or up{a=\\""}'
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("cluster=prod-east", {"cluster": "prod-east"}),
+        (" cluster = prod-east , region=eu ", {"cluster": "prod-east", "region": "eu"}),
+        ("", {}),
+    ],
+)
+def test_matchers_are_read_as_labels_and_values(text, found):
+    assert prometheus_api.parse_matchers(text) == found
+
+
+@pytest.mark.parametrize("text", ["cluster", "9lives=x", "__name__=up", 'a"b=c', "cluster!=x"])
+def test_a_matcher_that_is_not_label_equals_value_is_refused(text):
+    with pytest.raises(ValueError, match="LABEL=VALUE"):
+        prometheus_api.parse_matchers(text)

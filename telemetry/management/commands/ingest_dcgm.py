@@ -1,5 +1,6 @@
-"""ingest_dcgm --cluster NAME (FILE | --prometheus URL [--since 2h]): read DCGM-Exporter
-metrics, attribute them to tenants, store them and roll up the complete hours they touch."""
+"""ingest_dcgm --cluster NAME (FILE | --prometheus URL [--since 2h] [--match L=V]): read
+DCGM-Exporter metrics, attribute them to tenants, store them and roll up the complete hours
+they touch."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from inventory.models import Cluster
-from telemetry.prometheus_api import parse_duration
+from telemetry.prometheus_api import parse_duration, parse_matchers
 from telemetry.services import TelemetryError, exporter_text_ingest, prometheus_ingest
 
 
@@ -27,6 +28,13 @@ class Command(BaseCommand):
         source.add_argument("file", nargs="?", type=Path, help="DCGM-Exporter text")
         source.add_argument("--prometheus", metavar="URL", help="Prometheus base URL")
         parser.add_argument("--since", default="2h", help="with --prometheus: 90m, 2h, 7d")
+        parser.add_argument(
+            "--match",
+            default="",
+            metavar="LABEL=VALUE[,...]",
+            help="with --prometheus: only the series with these labels (e.g. cluster=prod-east), "
+            "where one Prometheus holds several clusters' metrics",
+        )
 
     def handle(self, *args, **options) -> None:
         cluster = Cluster.objects.filter(name=options["cluster"]).first()
@@ -35,8 +43,15 @@ class Command(BaseCommand):
         try:
             if options["prometheus"]:
                 since = parse_duration(options["since"])
-                result = prometheus_ingest(cluster=cluster, url=options["prometheus"], since=since)
+                result = prometheus_ingest(
+                    cluster=cluster,
+                    url=options["prometheus"],
+                    since=since,
+                    match=parse_matchers(options["match"]),
+                )
             else:
+                if options["match"]:
+                    raise CommandError("--match selects series of --prometheus only")
                 result = exporter_text_ingest(
                     cluster=cluster, text=_read(options["file"]), read_at=timezone.now()
                 )
