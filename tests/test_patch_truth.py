@@ -114,14 +114,16 @@ def test_firmware_is_coverage_on_the_cluster_page_api_and_checklist(tmp_path, pe
     assert item3["evidence"]["firmware"]["firmware_known"] == 1
 
 
-def cdi_cluster(cdi: bool | None, toolkit: str = "v1.17.4") -> list[dict]:
-    """gpu-a on toolkit 1.17.4, device plugin 0.17.0, operator 24.9.2, and a ClusterPolicy that
-    turns CDI off (or on, or leaves it unset)."""
+def cdi_cluster(
+    cdi: bool | None, toolkit: str = "v1.17.4", operator: str = "gpu-operator:v24.9.2"
+) -> list[dict]:
+    """gpu-a on toolkit 1.17.4, device plugin 0.17.0, operator 24.9.2 (or `operator`, the
+    image's last part), and a ClusterPolicy that turns CDI off (or on, or leaves it unset)."""
     objects = copy.deepcopy(operator_cluster())
     text = json.dumps(objects)
     text = text.replace("container-toolkit:v1.17.8", f"container-toolkit:{toolkit}")
     text = text.replace("k8s-device-plugin:v0.17.3", "k8s-device-plugin:v0.17.0")
-    text = text.replace("gpu-operator:v25.3.2", "gpu-operator:v24.9.2")
+    text = text.replace("gpu-operator:v25.3.2", operator)
     objects = json.loads(text)
     spec: dict = {"operator": {"defaultRuntime": "containerd"}}
     if cdi is not None:
@@ -160,8 +162,20 @@ def test_a_cdi_only_flaw_on_a_node_not_in_cdi_mode_is_not_affected(tmp_path, per
     assert "Not affected, because" in patch_page
 
 
+def test_an_unset_cdi_field_is_off_on_an_operator_before_25_10(tmp_path):
+    sync(tmp_path, cdi_cluster(cdi=None))  # operator 24.9.2: an unset spec.cdi.enabled is off
+    import_real("5659")
+    node = patch("gpu-a")
+    assert node.patch_status == "current", node.patch_exposures
+    toolkit = next(e for e in node.patch_not_affected if e["component"] == "container_toolkit")
+    assert "defaults it off" in toolkit["reason"]["text"]
+
+
 def test_a_condition_that_cannot_be_judged_stays_affected_and_unverified(tmp_path, personas):
-    sync(tmp_path, cdi_cluster(cdi=None))  # the ClusterPolicy leaves spec.cdi.enabled unset
+    # The ClusterPolicy leaves spec.cdi.enabled unset, and the operator's image is pinned by
+    # digest only: its version, which decides what unset means, is unknown.
+    digest = "gpu-operator@sha256:" + "ab" * 32
+    sync(tmp_path, cdi_cluster(cdi=None, operator=digest))
     import_real("5659")
     node = patch("gpu-a")
     assert node.patch_status == "below_baseline"
