@@ -31,6 +31,8 @@ class ChecklistFacts:
     telemetry_samples: int = 0  # 1 when GPU samples are held for this cluster (LEAK-001 reads them)
     reset_attestations: int = 0
     firmware_known: int = 0  # GPU nodes with a known VBIOS version (coverage, item 3)
+    # Kinds the last full sync read objects of; None: not known (every kind taken as read).
+    kinds_read: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -42,10 +44,15 @@ class ChecklistItem:
 
 
 def _by_findings(
-    facts: ChecklistFacts, checks: tuple[str, ...], looked_at: dict, optional: tuple[str, ...] = ()
+    facts: ChecklistFacts,
+    checks: tuple[str, ...],
+    looked_at: dict,
+    optional: tuple[str, ...] = (),
+    needs: tuple[str, ...] = (),
 ) -> tuple[str, dict]:
     """Fail on any open finding of `checks` (and of the `optional` ones that exist); unknown
-    when a required check is not available."""
+    when a required check is not available, or when the last full sync read none of the kinds
+    in `needs` (no finding there means nothing was looked at, not a pass)."""
     missing = [c for c in checks if c not in facts.registered_checks]
     if missing:
         return UNKNOWN, {"reason": f"check(s) {', '.join(missing)} not available yet"}
@@ -53,6 +60,10 @@ def _by_findings(
     open_ = {c: facts.open_findings.get(c, 0) for c in checks if facts.open_findings.get(c)}
     if open_:
         return FAIL, {"open_findings": open_, **looked_at}
+    if needs and facts.kinds_read is not None and not set(needs) & facts.kinds_read:
+        kinds = " or ".join(needs)
+        reason = f"the last full sync read no {kinds}: nothing was looked at, so none can pass"
+        return UNKNOWN, {"reason": reason, "open_findings": {}, **looked_at}
     return PASS, {"open_findings": {}, **looked_at}
 
 
@@ -68,17 +79,19 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
             ("SHARE-001",),
             {**gpu, "time_sliced_nodes": facts.time_sliced_nodes},
             optional=("SHARE-006",),
+            needs=("Pod",),
         ),
         3: _by_findings(
             facts,
             ("STACK-004",),
             {**gpu, "firmware": firmware_coverage(facts.gpu_nodes, facts.firmware_known)},
+            needs=("Node",),
         ),
         4: _bulletins_fresh(facts),
         5: _patch_sla(facts),
-        6: _by_findings(facts, ("POD-001", "POD-003", "POD-004", "POD-005"), {}),
-        7: _by_findings(facts, ("K8S-004",), {}),
-        8: _by_findings(facts, ("K8S-001", "K8S-002"), gpu),
+        6: _by_findings(facts, ("POD-001", "POD-003", "POD-004", "POD-005"), {}, needs=("Pod",)),
+        7: _by_findings(facts, ("K8S-004",), {}, needs=("RoleBinding", "ClusterRoleBinding")),
+        8: _by_findings(facts, ("K8S-001", "K8S-002"), gpu, needs=("Node",)),
         9: _resets(facts),
         10: _provider(facts),
     }

@@ -199,8 +199,20 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
         reset_attestations=ResetAttestation.objects.visible_to(user)
         .filter(cluster=cluster)
         .count(),
+        kinds_read=_kinds_read(cluster),
         **_bulletin_facts(),
     )
+
+
+def _kinds_read(cluster: Cluster) -> frozenset[str] | None:
+    """The kinds the last successful full sync read objects of (a watch reads only changes)."""
+    counts = (
+        cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED, mode=SyncRun.Mode.FULL)
+        .order_by("-started_at")
+        .values_list("counts", flat=True)
+        .first()
+    )
+    return None if counts is None else frozenset(k for k, n in counts.items() if n)
 
 
 def _bulletin_facts() -> dict[str, object]:

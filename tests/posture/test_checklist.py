@@ -67,6 +67,52 @@ def test_an_item_whose_check_is_missing_is_unknown_not_pass():
     assert statuses(facts)[7] == "unknown"
 
 
+def test_an_item_passes_only_where_the_last_sync_read_what_it_judges():
+    """A snapshot of nodes and pods only: no finding on sharing ConfigMaps means RBAC was never
+    looked at, not that only the platform may edit them; one with no pods says nothing of the
+    pods' hardening. Failing stays failing whatever was read."""
+    nodes_and_pods = ChecklistFacts(
+        synced=True,
+        gpu_nodes=2,
+        time_sliced_nodes=0,
+        registered_checks=ALL,
+        open_findings={"K8S-001": 1},
+        kinds_read=frozenset({"Node", "Pod", "Namespace"}),
+    )
+    result = statuses(nodes_and_pods)
+    assert (result[2], result[6], result[7], result[8]) == ("pass", "pass", "unknown", "fail")
+    item7 = cluster_checklist(nodes_and_pods)[6]
+    assert "read no RoleBinding or ClusterRoleBinding" in item7.evidence["reason"]
+    nodes_only = ChecklistFacts(
+        synced=True,
+        gpu_nodes=2,
+        time_sliced_nodes=0,
+        registered_checks=ALL,
+        kinds_read=frozenset({"Node", "ClusterRoleBinding"}),
+    )
+    result = statuses(nodes_only)
+    assert (result[2], result[3], result[6], result[7]) == ("unknown", "pass", "unknown", "pass")
+
+
+@pytest.mark.django_db
+def test_the_checklist_reads_what_the_last_full_sync_read(small_world, personas):
+    from inventory.models import SyncRun
+    from posture.selectors import checklist_facts
+
+    run = small_world.sync_runs.filter(status=SyncRun.Status.SUCCEEDED).latest("started_at")
+    assert checklist_facts(small_world, personas["auditor"]).kinds_read == {
+        kind for kind, n in run.counts.items() if n
+    }
+    # A watch re-sync reads only what changed: the last full list still says what was read.
+    SyncRun.objects.create(
+        cluster=small_world,
+        mode=SyncRun.Mode.WATCH,
+        status=SyncRun.Status.SUCCEEDED,
+        counts={"Pod": 1},
+    )
+    assert "Node" in checklist_facts(small_world, personas["auditor"]).kinds_read
+
+
 @pytest.mark.django_db
 def test_checklist_on_the_cluster_page_and_api(small_world, personas):
     rows = api_client(personas["auditor"]).get("/api/v1/clusters/lab/checklist/").json()
