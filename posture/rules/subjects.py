@@ -25,6 +25,7 @@ from inventory.snapshot import TEMPLATE_PHASE, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import nodes_by_name
 from posture.rules.registry import FindingDraft
+from tenants.mapping import UNCLASSIFIED
 
 Tenants = Iterable[TenantInfo | str | None]
 PLATFORM_PARTY = ""  # the party of pods no tenant owns: never a tenant slug
@@ -138,6 +139,13 @@ def workload_draft(
         "tenant": tenant.slug,
         "trust_class": tenant.trust_class.slug,
     }
+    if tenant.slug == UNCLASSIFIED:
+        # Fail closed (DESIGN §3), and say how the namespace gets its owner.
+        context["why_unclassified"] = (
+            f"namespace {pod.namespace} is claimed by no tenant and is not a platform namespace, "
+            f"so its pods are judged as class {tenant.trust_class.slug}: claim it for its tenant, "
+            f'or label it gpuposture.io/platform="true" if it is the platform\'s'
+        )
     if workload.kind != "Pod" and _debug_container(pod, evidence.get("container")):
         # `kubectl debug` adds its container to one running pod, never to the workload's
         # template: the pod (and who may debug it) is the thing to change.

@@ -574,3 +574,11 @@ def test_a_standalone_device_plugins_namespace_is_the_platforms_and_its_config_i
         {**OPERATOR_BINDING, "subjects": [{"kind": "Group", "name": "ops"}]}
     ]
     assert ns not in world(unbound, (ALPHA,)).platform_namespaces
+
+
+def test_a_finding_of_an_unclassified_namespace_says_how_it_gets_an_owner():
+    inputs = _world(namespace("scratch"), _root_pod("scratch"))
+    (draft,) = run("POD-001", inputs)
+    assert draft.tenants == ("unclassified",)
+    why = draft.evidence["why_unclassified"]
+    assert "namespace scratch is claimed by no tenant" in why and "gpuposture.io/platform" in why
