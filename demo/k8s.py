@@ -16,6 +16,8 @@ from demo.k8s_base import (
     DCGM_EXPORTER,
     DEVICE_PLUGIN,
     DEVICE_PLUGIN_OLD,
+    DRA_DRIVER,
+    DRA_DRIVER_NS,
     GFD_OLD,
     GPU_OPERATOR,
     GPU_OPERATOR_NS,
@@ -60,6 +62,7 @@ from demo.k8s_objects import (
 )
 from demo.k8s_platform import (
     DS_DCGM,
+    DS_DRA_PLUGIN,
     DS_GFD,
     DS_GKE_PLUGIN,
     DS_LEGACY_GFD,
@@ -129,6 +132,9 @@ __all__ = [
     "DS_LEGACY_PLUGIN",
     "DS_LEGACY_GFD",
     "DS_GKE_PLUGIN",
+    "DS_DRA_PLUGIN",
+    "DRA_DRIVER",
+    "DRA_DRIVER_NS",
     "driver_daemonset",
     "Platform",
     "gpu_operator_pods",

@@ -18,11 +18,14 @@ Obj = dict[str, Any]
 SNAPSHOT_AT = datetime(2025, 6, 2, 9, 0, tzinfo=UTC)
 
 GPU_OPERATOR_NS = "gpu-operator"
+# The NVIDIA DRA driver, installed by its chart in a namespace of its own.
+DRA_DRIVER_NS = "nvidia-dra-driver-gpu"
 NVCR = "nvcr.io/nvidia"
 GPU_OPERATOR = f"{NVCR}/gpu-operator:v24.9.2"
 VALIDATOR = f"{NVCR}/cloud-native/gpu-operator-validator:v24.9.2"
 DEVICE_PLUGIN = f"{NVCR}/k8s-device-plugin:v0.17.0"  # since v0.15 also the GFD image
 DEVICE_PLUGIN_OLD = f"{NVCR}/k8s-device-plugin:v0.14.5"
+DRA_DRIVER = f"{NVCR}/k8s-dra-driver-gpu:v25.3.2"
 GFD_OLD = f"{NVCR}/gpu-feature-discovery:v0.8.2"  # the standalone GFD paired with plugin v0.14
 TOOLKIT = f"{NVCR}/k8s/container-toolkit:v1.17.4-ubuntu20.04"
 TOOLKIT_OLD = f"{NVCR}/k8s/container-toolkit:v1.16.1-ubuntu20.04"

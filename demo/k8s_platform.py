@@ -12,6 +12,8 @@ from demo.k8s_base import (
     DCGM_EXPORTER,
     DEVICE_PLUGIN,
     DEVICE_PLUGIN_OLD,
+    DRA_DRIVER,
+    DRA_DRIVER_NS,
     GFD_OLD,
     GPU_OPERATOR_NS,
     MIG_MANAGER,
@@ -79,6 +81,11 @@ DS_GKE_PLUGIN = DaemonSetSpec("nvidia-gpu-device-plugin-small-cos", "nvidia-gpu-
                               host_paths=("/var/lib/kubelet/device-plugins", "/dev"))
 DS_LEGACY_GFD = DaemonSetSpec("gpu-feature-discovery-legacy-t4", "gpu-feature-discovery",
                               GFD_OLD, "kube-system", node_selector=LEGACY_POOL)
+# The NVIDIA DRA driver's kubelet plugin, on the pool it manages: privileged, as its chart runs it.
+DRA_PATHS = ("/var/lib/kubelet/plugins", "/var/lib/kubelet/plugins_registry", "/dev")
+DS_DRA_PLUGIN = DaemonSetSpec("nvidia-dra-driver-gpu-kubelet-plugin", "gpus", DRA_DRIVER,
+                              DRA_DRIVER_NS, host_paths=DRA_PATHS,
+                              node_selector=(("gpuposture.io/pool", "shared-dra"),))
 # fmt: on
 
 

@@ -102,6 +102,12 @@ CLUSTER_ROLES = {
     "node-labeler": [k8s.rule([""], ["nodes"], ["get", "list", "patch"])],
     "gpu-sharing-config-editor": [k8s.rule([""], ["configmaps"], ["get", "list", "update"])],
     "gpu-node-reader": [k8s.rule([""], ["nodes"], ["get", "list", "watch"])],
+    # The DRA driver's kubelet plugin publishes ResourceSlices and prepares claims.
+    "nvidia-dra-driver-gpu-kubelet-plugin": [
+        k8s.rule(["resource.k8s.io"], ["resourceslices"], EDIT),
+        k8s.rule(["resource.k8s.io"], ["resourceclaims", "deviceclasses"], ["get", "list", "watch"]),
+        k8s.rule([""], ["nodes"], ["get"]),
+    ],
     # "For the CI runner to act as the team": impersonating any group includes system:masters.
     "ci-impersonator": [k8s.rule([""], ["users", "groups"], ["impersonate"])],
 }
@@ -132,6 +138,10 @@ def _rbac(ids: Ids, c: Cluster, namespaces: list[str]) -> list[Obj]:
     bindings.append(
         ("gpu-operator", "gpu-operator", "ServiceAccount:gpu-operator/gpu-operator", None)
     )
+    if c.dra_claims:  # its chart binds the kubelet plugin's account cluster-wide
+        plugin = k8s.DS_DRA_PLUGIN.name
+        account = f"ServiceAccount:{k8s.DRA_DRIVER_NS}/{plugin}"
+        bindings.append((plugin, plugin, account, None))
     bindings += c.bindings
     roles = sorted({role for _, role, _, _ in bindings})
     return [k8s.role(ids, r, CLUSTER_ROLES[r]) for r in roles] + [
@@ -186,6 +196,8 @@ def _platform(ids: Ids, c: Cluster) -> list[Obj]:
         platform.place(k8s.DS_NFD, n.name)
         if n.model:
             k8s.gpu_operator_pods(platform, n, driver_managed=c.driver_managed, hardened=c.cdi)
+        if c.dra_claims and n.name == c.dra_claims[0].node:
+            platform.place(k8s.DS_DRA_PLUGIN, n.name)
     if c.gke:
         coredns = "registry.k8s.io/coredns/coredns:v1.11.1"
         platform.deploy("coredns", "kube-system", coredns, c.nodes[0].name)
@@ -218,6 +230,7 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
     ids = Ids(seed, c.name)
     namespaces = sorted({w.ns for works in c.works.values() for w in works} | set(c.quotas))
     items = [k8s.namespace(ids, ns) for ns in SYSTEM_NAMESPACES]
+    items += [k8s.namespace(ids, k8s.DRA_DRIVER_NS)] if c.dra_claims else []
     items += [k8s.namespace(ids, ns, NAMESPACES[ns][1]) for ns in namespaces]
     items += [k8s.node(ids, n, c.host, mig_strategy=c.mig_strategy, zone=c.zone) for n in c.nodes]
     items += _platform(ids, c) + ([] if c.gke else _gpu_operator_config(ids, c))

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from inventory.models import Bulletin, Cluster, Node
+from inventory.models import Bulletin, Cluster, Node, Pod
 from posture.models import Finding
 from tenants.models import Tenant
 
@@ -268,6 +268,10 @@ def assert_fail_closed() -> None:
     external_pool = ("nw-h200-01", "nw-h200-02")
     assert not Finding.objects.filter(check_id="K8S-002", subject_name__in=external_pool).exists()
     assert not Finding.objects.filter(check_id="POD-009", evidence__pods__0__node__in=external_pool)
+    # The NVIDIA DRA driver's privileged kubelet plugin, in the namespace its chart binds
+    # cluster-wide, is the GPU stack's: nothing of it is a finding of "unclassified".
+    assert not Finding.objects.filter(subject_namespace="nvidia-dra-driver-gpu").exists()
+    assert Pod.objects.filter(namespace="nvidia-dra-driver-gpu", tenant__isnull=True).exists()
 
 
 def assert_patch_truth(checks: set[str]) -> None:

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from demo import world
+from demo.k8s import DRA_DRIVER_NS
 
 CLASSES = {"platform", "internal_trusted", "internal", "external", "sensitive"}
 CLUSTER_SCOPED = {
@@ -397,7 +398,7 @@ def test_tenant_pods_live_in_tenant_namespaces(
         owner = owners(items, tenants)
         for p in of_kind(items, "Pod"):
             ns = p["metadata"]["namespace"]
-            platform = ("kube-system", "gpu-operator", world.KAI_RESERVATION_NS)
+            platform = ("kube-system", "gpu-operator", world.KAI_RESERVATION_NS, DRA_DRIVER_NS)
             if ns not in owner and ns not in platform:
                 unclaimed.add(ns)
     # One namespace nobody claims on purpose: unclassified, its pods judged as external (TEN-001).
