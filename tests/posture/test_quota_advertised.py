@@ -67,3 +67,24 @@ def test_a_gpu_quota_leaves_the_advertised_mig_slices_unbounded():
 )
 def test_advertised_resources_table(nodes, quotas, missing):
     assert _missing(nodes, quotas) == missing
+
+
+def test_the_title_tells_a_key_no_quota_holds_from_one_a_scoped_quota_leaves_pods_out():
+    scoped = ResourceQuota(
+        "team-a",
+        "gpu-high",
+        {"requests.nvidia.com/gpu": "4"},
+        scope_selector=({"scopeName": "PriorityClass", "operator": "In", "values": ["high"]},),
+    )
+    world = inputs(
+        nodes=(WHOLE, MIG),
+        pods=(pod("team-a", gpu={"nvidia.com/gpu": 1}),),
+        tenants=(TEAM,),
+        quotas=(scoped,),
+    )
+    (draft,) = run("K8S-001", world)
+    assert draft.title == (
+        "Namespace team-a of tenant team has no quota on requests.nvidia.com/mig-1g.10gb; "
+        "no quota on requests.nvidia.com/gpu for every pod (scoped quotas do not count pods "
+        "without a priority class)"
+    )

@@ -204,10 +204,17 @@ def _quota_draft(
         ),
     }
     names = ", ".join(enforcing_keys(u.resource)[0] for u in missing)
-    detail = f"no quota on {names}"
-    scoped = [_left_out(quotas, u.resource) for u in missing]
-    if any(scoped):
-        detail += f" for every pod (scoped quotas do not count pods {next(filter(None, scoped))})"
+    # Keys no quota holds, and keys held only by scoped quotas that leave some pod out.
+    left_out = {u.resource: _left_out(quotas, u.resource) for u in missing}
+    unheld = [enforcing_keys(r)[0] for r, pod in left_out.items() if pod is None]
+    scoped = [(enforcing_keys(r)[0], pod) for r, pod in left_out.items() if pod is not None]
+    parts = [f"no quota on {', '.join(unheld)}"] if unheld else []
+    if scoped:
+        held = ", ".join(key for key, _ in scoped)
+        parts.append(
+            f"no quota on {held} for every pod (scoped quotas do not count pods {scoped[0][1]})"
+        )
+    detail = "; ".join(parts)
     if not quotas:
         detail = f"no ResourceQuota (needs {names})" if any_wanted else "no ResourceQuota"
     return namespace_draft(
