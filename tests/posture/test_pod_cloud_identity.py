@@ -90,3 +90,16 @@ def test_shared_cloud_identity_table(pods, fired_for):
 def test_the_sync_keeps_the_identity_it_judges(name):
     value = ROLE if name == "AWS_ROLE_ARN" else "0b1c2d3e-0000-4000-8000-000000000001"
     assert literal_env(name, value).value == value
+
+
+def test_a_long_identity_fits_the_subject_and_stays_distinct():
+    long_a, long_b = ROLE + "x" * 400, ROLE + "y" * 400
+    pods = [
+        _job(ns, f"{ns}-{v[-1]}", ("AWS_ROLE_ARN", v))
+        for v in (long_a, long_b)
+        for ns in ("team-a", "other-a")
+    ]
+    drafts = _drafts(*pods)
+    names = {d.subject_name for d in drafts}
+    assert len(names) == 2 and all(len(n) <= 320 for n in names)
+    assert {d.evidence["cloud_identity"] for d in drafts} == {long_a, long_b}

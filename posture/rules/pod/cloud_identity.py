@@ -12,6 +12,7 @@ Identity leave no trace in the pod, so they are not seen here.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 
 from inventory.env_seal import SEALED_VALUE
@@ -29,6 +30,7 @@ IDENTITY_VARIABLES = {
     "AZURE_CLIENT_ID": "Azure managed identity / app (Workload Identity)",
 }
 SUBJECT_KIND = "CloudIdentity"
+NAME_ROOM = 300  # Finding.subject_name holds 320: the pod's env value is the tenant's to write
 
 
 def cloud_identities(pod: Pod) -> set[tuple[str, str]]:
@@ -82,9 +84,18 @@ def _identity_draft(
     return subject_draft(
         "POD-010",
         kind=SUBJECT_KIND,
-        name=value,
+        name=_subject_name(value),
         tenants=tenants,
         evidence=evidence,
         title=f"GPU pods of {who} act as one cloud identity {value} ({variable})",
         exposure=sum(len(parties[t]) for t in tenants),
     )
+
+
+def _subject_name(value: str) -> str:
+    """The identity as the finding's subject: whole when it fits, else cut with a digest of
+    the whole so two long values never name one subject."""
+    if len(value) <= NAME_ROOM:
+        return value
+    digest = hashlib.sha256(value.encode()).hexdigest()[:16]
+    return f"{value[: NAME_ROOM - 20]}...{digest}"
