@@ -14,6 +14,7 @@ KEY = "gpuposture.io/trust-class"
 SENS = tenant("sens", "sensitive", namespaces=("sens-a",))
 EXT = tenant("ext", "external", namespaces=("ext-a",))
 INT = tenant("int", "internal", namespaces=("int-a",))
+OPS = tenant("ops", "platform", namespaces=("ops-a",))
 GPU = {"nvidia.com/gpu": 1}
 
 
@@ -22,7 +23,7 @@ def _node(*classes: str):
 
 
 def _fired(node, *pods):
-    world = inputs(nodes=(node,), pods=pods, tenants=(SENS, EXT, INT))
+    world = inputs(nodes=(node,), pods=pods, tenants=(SENS, EXT, INT, OPS))
     return {d.subject_name: d for d in run("POD-009", world)}
 
 
@@ -52,6 +53,8 @@ def test_an_external_pod_in_the_sensitive_pool_names_the_pool_tenants_too():
         # An internal pod on an untainted node or another non-dedicated class's pool.
         (_node(), (pod("int-a", "i", gpu=GPU),)),
         (_node("internal_trusted"), (pod("int-a", "i", gpu=GPU),)),
+        # A tenant of the platform class: the platform's own workloads run in every pool.
+        (_node("sensitive"), (pod("sens-a", "s", gpu=GPU), pod("ops-a", "o", gpu=GPU))),
         # A CPU pod of another tenant holds no GPU (POD-009 judges GPU pods).
         (_node("sensitive"), (pod("sens-a", "s", gpu=GPU), pod("int-a", "i"))),
     ],

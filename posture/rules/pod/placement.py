@@ -18,6 +18,7 @@ from posture.rules.common import nodes_by_name, tenant_pods, tenants_on_node
 from posture.rules.dra_holdings import uses_gpu
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import tenant_slugs, workload_draft
+from tenants.mapping import PLATFORM_CLASS
 
 
 @check(
@@ -65,7 +66,12 @@ def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
             continue
         # Another class's dedicated pool this pod sits in (a toleration broad enough, a pod
         # bound by nodeName, or one that predates the taint: NoSchedule evicts nobody).
-        invaded = [c for c in node_pool_classes(inputs, node) if c != cls.slug and c in dedicated]
+        # The platform class's own system workloads (validators, burn-in) run in every pool.
+        invaded = [
+            c
+            for c in node_pool_classes(inputs, node)
+            if c != cls.slug and c in dedicated and cls.slug != PLATFORM_CLASS
+        ]
         outside = cls.requires_dedicated_pool and not tainted_for(inputs, node, cls.slug)
         if outside or invaded:
             yield _pool_draft(inputs, pod, tenant, node, invaded)
