@@ -25,6 +25,10 @@ VALUE_READ = frozenset(
         "NVIDIA_RUNTIME_SET_AS_DEFAULT",
         "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED",
         "DEVICE_LIST_STRATEGY",
+        # Cloud identities the federation webhooks write into pods (IRSA, Azure Workload
+        # Identity): a role ARN or client id names a principal and is no secret (POD-010).
+        "AWS_ROLE_ARN",
+        "AZURE_CLIENT_ID",
     }
 )
 

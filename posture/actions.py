@@ -168,9 +168,15 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         return (cluster, "upgrade", where), ""
     if check in NODE_FIXES and finding.subject_kind == "Node":
         return (cluster, "node", check, where), f"{NODE_FIXES[check]} on {where}"
+    if check == "POD-009" and _inside_other_pool(finding):
+        # The pool is tainted already: the workload's toleration let it in.
+        ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
+        identity = (cluster, "workload", check, finding.subject_kind, ref)
+        return identity, f"Keep {finding.subject_kind} {ref} out of another class's pool"
     if check in TAINT_CHECKS and (finding.subject_kind == "Node" or finding.pools):
         return (cluster, "taint", where), f"Taint {where}"
-    pair = _pair(finding)
+    # POD-010's parties share an identity, not a GPU: no "stop sharing GPUs" pair action.
+    pair = _pair(finding) if check != "POD-010" else None
     if pair is not None:
         verb = PAIR_VERBS.get(check, "sharing GPUs between")
         names = f"{pair[0] or 'platform pods'} with {pair[1] or 'platform pods'}"
@@ -183,6 +189,14 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"{WORKLOAD_FIXES[check]} {finding.subject_kind} {ref}"
     return (cluster, "finding", str(finding.id)), f"Fix {check}: {finding.title}"
+
+
+def _inside_other_pool(finding: ActionFinding) -> bool:
+    """A POD-009 finding about pods inside another class's dedicated pool."""
+    pods = finding.evidence.get("pods")
+    return isinstance(pods, list) and any(
+        isinstance(p, dict) and p.get("inside_pool_of") for p in pods
+    )
 
 
 def _is_workload(finding: ActionFinding) -> bool:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import ROUND_CEILING
 
+from inventory.snapshot.quantity import parse_quantity
 from inventory.snapshot_dra import PodClaim
 
 GPU_RESOURCE_PREFIX = "nvidia.com/"
@@ -229,8 +231,10 @@ def _add(totals: dict[str, int], more: dict[str, int]) -> None:
 
 
 def _quantity(value: str | int) -> int:
-    """GPU quantities are whole numbers ("1", 2); anything else counts as 0."""
-    try:
-        return int(str(value).strip())
-    except ValueError:
+    """GPU quantities are whole numbers, in the canonical form the API server returns ("1",
+    "3k" for HAMi's 3000 MiB): a fraction is rounded up (a share still holds the device);
+    text that is no quantity, or a negative one, counts as 0."""
+    number = parse_quantity(value)
+    if number is None or number <= 0:
         return 0
+    return int(number.to_integral_value(rounding=ROUND_CEILING))

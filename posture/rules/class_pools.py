@@ -19,8 +19,11 @@ def node_pool_classes(inputs: PostureInputs, node: Node) -> list[str]:
 
 
 def tainted_for(inputs: PostureInputs, node: Node, class_slug: str) -> bool:
-    """Whether the node sits in `class_slug`'s tainted pool."""
-    return class_slug in node_pool_classes(inputs, node)
+    """Whether the node sits in `class_slug`'s tainted pool, and in no other class's: a node
+    tainted for two classes (`trust-class=external` and `trust-class=sensitive`) admits only
+    pods that tolerate both, so whatever runs there tolerates another class's taint and the
+    node is neither class's dedicated pool."""
+    return node_pool_classes(inputs, node) == [class_slug]
 
 
 def expected_taints(inputs: PostureInputs, class_slug: str) -> list[str]:

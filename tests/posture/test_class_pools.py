@@ -61,6 +61,24 @@ def _fired(rules: PoolTaintRules, *taints: dict) -> dict[str, bool]:
         (OURS, [_taint("dedicated", "batch")], True, True),
         (CONFIGURED, [_taint("dedicated", "batch")], True, True),
         (OURS, [], True, True),
+        # Tainted for two classes: pods there tolerate another class's taint, so the node is
+        # no class's dedicated pool (K8S-002 quiet: it does keep untolerating pods off).
+        (
+            OURS,
+            [
+                _taint("gpuposture.io/trust-class", "external"),
+                _taint("gpuposture.io/trust-class", "sensitive"),
+            ],
+            False,
+            True,
+        ),
+        # Two taints that both name the tenant's class are still its pool.
+        (
+            CONFIGURED,
+            [_taint("tenant-class", "external"), _taint("gpuposture.io/trust-class", "external")],
+            False,
+            False,
+        ),
     ],
 )
 def test_k8s002_and_pod009_read_the_same_pool_rule(rules, taints, k8s002, pod009):

@@ -6,12 +6,20 @@ Kubernetes counts an extended resource against a quota only under `requests.<res
 namespace's pods actually use (`nvidia.com/gpu`, `*.shared`, MIG profiles, names the device
 plugin's `rename` advertises, HAMi's `nvidia.com/gpumem` / `gpucores` / `gpumem-percentage`)
 needs its own `requests.` key. HAMi's scheduler enforces its own counters under `limits.` too.
-A namespace with no GPU pods needs some GPU quota key, so a tenant cannot start taking GPUs
-unbounded. KAI Scheduler fractions ask by annotation and are bounded by KAI's queues, which no
-ResourceQuota can express: they are not judged here. DRA claims are bounded per device class
-by `<class>.deviceclass.resource.k8s.io/devices` (the count of devices the namespace's claims
-of that class request; adminAccess requests count too): each GPU device class the
-namespace's pods' claims use needs its key.
+A resource the namespace does not use yet is unbounded all the same: a quota on
+`requests.nvidia.com/gpu` leaves the MIG slices or `gpu.shared` replicas the cluster's nodes
+advertise free for the taking (a key absent from `spec.hard` is no limit), so every GPU
+resource some node advertises needs its key too (`"0"` where none is approved). Taints do not
+excuse one: the tolerations are the tenant's to write. With no GPU node in the snapshot, a
+namespace with no GPU pods needs some enforced GPU key. KAI Scheduler fractions ask by
+annotation and are bounded by KAI's queues, which no ResourceQuota can express: they are not
+judged here. Kueue is no quota either: a ClusterQueue's nominalQuota bounds only workloads
+submitted through a LocalQueue (the `kueue.x-k8s.io/queue-name` label the tenant writes), is
+shared by every namespace whose LocalQueue points at it and lends through its cohort, so a
+tenant's pod without the label takes GPUs Kueue never counts. DRA claims are bounded per
+device class by `<class>.deviceclass.resource.k8s.io/devices` (the count of devices the
+namespace's claims of that class request; adminAccess requests count too): each GPU device
+class the namespace's pods' claims use needs its key.
 """
 
 from __future__ import annotations
@@ -102,6 +110,19 @@ def _add_pod(usage: dict[str, dict[str, Usage]], pod: Pod) -> None:
         used.pods.append(pod_ref(pod))
 
 
+def advertised_gpu_resources(inputs: PostureInputs) -> list[str]:
+    """The GPU resources some node of the cluster advertises (whole GPUs, replicas, MIG
+    profiles, renamed resources), sorted; the Network Operator's NICs are none."""
+    return sorted(
+        {
+            name
+            for node in inputs.snapshot.nodes
+            for name, count in node.gpu_capacity.items()
+            if count > 0 and name.startswith(GPU_RESOURCE_PREFIX) and not is_nic_resource(name)
+        }
+    )
+
+
 @check(
     id="K8S-001",
     title="Tenant namespace without a ResourceQuota on the GPU resources it uses",
@@ -113,14 +134,17 @@ def _add_pod(usage: dict[str, dict[str, Usage]], pod: Pod) -> None:
         "account can turn the whole fleet to cryptomining. Quotas are also what makes a "
         "tenant's GPU allocation auditable against what was approved. A quota on "
         "`nvidia.com/gpu` does not bound `nvidia.com/gpu.shared`, a MIG profile or a renamed "
-        "resource: each resource the tenant uses needs its own key, and Kubernetes enforces "
-        "extended resources only under `requests.`."
+        "resource: each resource the tenant uses or the nodes advertise needs its own key "
+        "(one left out of `spec.hard` is unlimited), and Kubernetes enforces extended "
+        "resources only under `requests.`. A Kueue ClusterQueue is no quota: a pod without "
+        "the queue-name label bypasses it."
     ),
     remediation=(
         "Create (or extend) a ResourceQuota in the namespace with one `spec.hard` entry per "
         'resource named in the evidence, e.g. `requests.nvidia.com/gpu: "<approved count>"`, '
         '`requests.nvidia.com/gpu.shared: "<replicas>"`, `requests.nvidia.com/mig-1g.10gb: '
         '"2"`, and per DRA device class `<class>.deviceclass.resource.k8s.io/devices: "2"`. '
+        'A resource the nodes advertise that the tenant is not approved for gets `"0"`. '
         "Extended resources are quota'd by the `requests.` prefix only: a bare "
         "`nvidia.com/gpu` or `limits.nvidia.com/gpu` key is accepted and never enforced."
     ),
@@ -131,6 +155,7 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
     for quota in inputs.snapshot.quotas:
         by_namespace.setdefault(quota.namespace, []).append(quota)
     usage = namespace_gpu_usage(inputs)
+    advertised = advertised_gpu_resources(inputs)
     for namespace in sorted(inputs.snapshot.namespaces, key=lambda n: n.name):
         tenant = inputs.tenant_of_namespace(namespace.name)
         if tenant is None:
@@ -140,14 +165,17 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
             continue  # an unclassified namespace matters once it takes GPUs (TEN-001)
         quotas = sorted(by_namespace.get(namespace.name, ()), key=lambda q: q.name)
         keys = {key for q in quotas for key in q.hard}
-        if used:
-            missing = [u for r, u in sorted(used.items()) if _unbounded(quotas, enforcing_keys(r))]
+        wanted = {**{r: Usage(r) for r in advertised}, **used}
+        if wanted:
+            missing = [
+                u for r, u in sorted(wanted.items()) if _unbounded(quotas, enforcing_keys(r))
+            ]
         else:
             # No GPU pods yet: any enforced GPU key bounds what the tenant may start taking.
             enforced = [k for k in keys if enforces_a_gpu_key(k)]
             missing = [] if enforced and not uncounted(quotas, enforced) else [Usage(BASELINE)]
         if missing:
-            yield _quota_draft(inputs, namespace, tenant, quotas, missing, bool(used))
+            yield _quota_draft(inputs, namespace, tenant, quotas, missing, bool(wanted))
 
 
 def _unbounded(quotas: list[ResourceQuota], keys: tuple[str, ...]) -> bool:
@@ -161,7 +189,7 @@ def _quota_draft(
     tenant: TenantInfo,
     quotas: list[ResourceQuota],
     missing: list[Usage],
-    in_use: bool,
+    any_wanted: bool,
 ) -> FindingDraft:
     keys = {key for q in quotas for key in q.hard}
     evidence = {
@@ -170,18 +198,25 @@ def _quota_draft(
         "quotas": [_quota_entry(q) for q in quotas],
         "missing": [_missing_entry(u, keys, quotas) for u in missing],
         "basis": (
-            "GPU resources the namespace's pods use"
-            if in_use
+            "GPU resources the namespace's pods use and the cluster's nodes advertise"
+            if any_wanted
             else "no GPU pods: no enforced quota key on any GPU resource"
         ),
     }
     names = ", ".join(enforcing_keys(u.resource)[0] for u in missing)
-    detail = f"no quota on {names}"
-    scoped = [_left_out(quotas, u.resource) for u in missing]
-    if any(scoped):
-        detail += f" for every pod (scoped quotas do not count pods {next(filter(None, scoped))})"
+    # Keys no quota holds, and keys held only by scoped quotas that leave some pod out.
+    left_out = {u.resource: _left_out(quotas, u.resource) for u in missing}
+    unheld = [enforcing_keys(r)[0] for r, pod in left_out.items() if pod is None]
+    scoped = [(enforcing_keys(r)[0], pod) for r, pod in left_out.items() if pod is not None]
+    parts = [f"no quota on {', '.join(unheld)}"] if unheld else []
+    if scoped:
+        held = ", ".join(key for key, _ in scoped)
+        parts.append(
+            f"no quota on {held} for every pod (scoped quotas do not count pods {scoped[0][1]})"
+        )
+    detail = "; ".join(parts)
     if not quotas:
-        detail = f"no ResourceQuota (needs {names})" if in_use else "no ResourceQuota"
+        detail = f"no ResourceQuota (needs {names})" if any_wanted else "no ResourceQuota"
     return namespace_draft(
         "K8S-001",
         inputs,
@@ -208,6 +243,8 @@ def _missing_entry(usage: Usage, keys: set[str], quotas: list[ResourceQuota]) ->
         "expected_key": enforcing_keys(usage.resource)[0],
         "pods": usage.pods[:MEMBERS_SHOWN],
         "pod_count": len(usage.pods),
+        # No pod uses it yet: a node advertises it, so the tenant may start to.
+        "in_use": bool(usage.pods),
         # Present, but Kubernetes never counts an extended resource under these.
         "unenforced_keys": sorted(
             k

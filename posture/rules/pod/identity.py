@@ -9,6 +9,7 @@ from inventory.snapshot import Pod
 from posture.inputs import PostureInputs
 from posture.rules.common import pod_ref
 from posture.rules.dra_holdings import uses_gpu
+from posture.rules.pod.cloud_identity import shared_cloud_identities
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import service_account_draft
 from tenants.mapping import TENANT_LABEL
@@ -55,14 +56,20 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
         "ServiceAccount are grouped by the tenant they work for; when a group spans several "
         "tenants, or a tenant's GPU work runs in a namespace no tenant owns, each tenant can "
         "use the other's credentials, volumes and API permissions, and audit logs and GPU "
-        "usage name the shared identity instead of the tenant."
+        "usage name the shared identity instead of the tenant. The same holds outside the "
+        "cluster: ServiceAccounts of several tenants federated to one cloud role (EKS IRSA "
+        "`AWS_ROLE_ARN`, Azure Workload Identity `AZURE_CLIENT_ID`, as the webhooks write them "
+        "into each pod) give each tenant the other's cloud permissions and data."
     ),
     remediation=(
         "Run each tenant's GPU jobs in a namespace the tenant owns, under a ServiceAccount of "
         "that namespace (`kubectl create serviceaccount <tenant>-jobs -n <tenant-namespace>` "
         "and set `spec.serviceAccountName`), and configure the submission system to "
         "impersonate the tenant's identity instead of using its own. Set "
-        "`automountServiceAccountToken: false` where the job needs no API access."
+        "`automountServiceAccountToken: false` where the job needs no API access. Federate each "
+        "tenant's ServiceAccount to a cloud role of its own (the `eks.amazonaws.com/role-arn` "
+        "or `azure.workload.identity/client-id` annotation) and narrow the role's trust "
+        "policy to that one `system:serviceaccount:<namespace>:<name>` subject."
     ),
     mappings=("SP800-53:AC-2", "SP800-53:AU-10"),
 )
@@ -79,6 +86,8 @@ def shared_service_account(inputs: PostureInputs) -> Iterator[FindingDraft]:
         if not tenants or alone_at_home:
             continue
         yield _account_draft(inputs, namespace, account, tenants, parties)
+    # Separate accounts federated to one cloud role are one identity outside the cluster.
+    yield from shared_cloud_identities(inputs, job_tenant)
 
 
 def _pod_list(pods: list[Pod]) -> list[dict[str, Any]]:

@@ -1,8 +1,10 @@
-"""POD-009: GPU pods of a dedicated-pool tenant outside its class's tainted pool (DESIGN §3)."""
+"""POD-009: GPU pods of a dedicated-pool tenant outside its class's tainted pool, and GPU pods
+of any tenant inside another class's dedicated pool (DESIGN §3)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from inventory.snapshot import Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
@@ -12,10 +14,11 @@ from posture.rules.class_pools import (
     node_pool_classes,
     tainted_for,
 )
-from posture.rules.common import nodes_by_name, tenant_pods
+from posture.rules.common import nodes_by_name, tenant_pods, tenants_on_node
 from posture.rules.dra_holdings import uses_gpu
 from posture.rules.registry import FindingDraft, check
-from posture.rules.subjects import workload_draft
+from posture.rules.subjects import tenant_slugs, workload_draft
+from tenants.mapping import PLATFORM_CLASS
 
 
 @check(
@@ -28,11 +31,16 @@ from posture.rules.subjects import workload_draft
         "tainted for the class (a key of GPUPOSTURE_POOL_TAINT_KEYS, default "
         "`gpuposture.io/trust-class`, valued `<class>`, or an exact taint the class lists) "
         "with NoSchedule or NoExecute, so only "
-        "that class's pods run there. A GPU pod of such a tenant on a node without that taint "
+        "that class's pods run there (a node tainted for two classes is neither's: whatever "
+        "runs there tolerates another class's taint). A GPU pod of such a tenant on a node "
+        "without that taint "
         "shares the node's kernel, container runtime, GPU driver and (depending on the sharing "
         "mode) GPUs with whatever else is scheduled there, which is exactly what the "
         "dedicated pool exists to prevent. It usually means a missing nodeSelector, a "
-        "toleration broad enough to land anywhere, or a pool that lost its taint."
+        "toleration broad enough to land anywhere, or a pool that lost its taint. The same "
+        "holds from the pool's side: a GPU pod of any other class inside a dedicated pool "
+        "(it tolerates the pool's taint, was bound by nodeName, or predates a NoSchedule "
+        "taint, which evicts nobody) breaks that pool for the tenants it was made for."
     ),
     remediation=(
         "Taint the class's pool (`kubectl taint nodes <node> "
@@ -40,25 +48,45 @@ from posture.rules.subjects import workload_draft
         "new nodes get it), give the tenant's workloads that toleration and a nodeSelector "
         "`gpuposture.io/trust-class: <class>` (or node affinity), remove tolerations with "
         "`operator: Exists` and no key, and delete the pod named in the evidence so it is "
-        "rescheduled inside the pool. Enforce the nodeSelector with an admission policy."
+        "rescheduled inside the pool (a pod inside another class's pool: remove its toleration "
+        "for that pool's taint and delete it, or taint the pool NoExecute so it is evicted). "
+        "Enforce the nodeSelector and tolerations with an admission policy."
     ),
     mappings=("SP800-53:SC-39",),
 )
 def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
     nodes = nodes_by_name(inputs)
+    dedicated = _dedicated_classes(inputs)
     for pod, tenant in tenant_pods(inputs):
         cls = tenant.trust_class
         node = nodes.get(pod.node_name or "")
         # An unscheduled pod, or a node outside the snapshot, cannot be judged.
         # A KAI fraction holds its share of a GPU with no nvidia.com/* request.
-        if not cls.requires_dedicated_pool or node is None or not uses_gpu(inputs, pod):
+        if node is None or not uses_gpu(inputs, pod):
             continue
-        if tainted_for(inputs, node, cls.slug):
-            continue
-        yield _pool_draft(inputs, pod, tenant, node)
+        # Another class's dedicated pool this pod sits in (a toleration broad enough, a pod
+        # bound by nodeName, or one that predates the taint: NoSchedule evicts nobody).
+        # The platform class's own system workloads (validators, burn-in) run in every pool.
+        invaded = [
+            c
+            for c in node_pool_classes(inputs, node)
+            if c != cls.slug and c in dedicated and cls.slug != PLATFORM_CLASS
+        ]
+        outside = cls.requires_dedicated_pool and not tainted_for(inputs, node, cls.slug)
+        if outside or invaded:
+            yield _pool_draft(inputs, pod, tenant, node, invaded)
 
 
-def _pool_draft(inputs: PostureInputs, pod: Pod, tenant: TenantInfo, node: Node) -> FindingDraft:
+def _dedicated_classes(inputs: PostureInputs) -> set[str]:
+    """The classes known to require a dedicated pool (those of the tenants and the class
+    unclassified namespaces are judged under)."""
+    classes = [t.trust_class for t in inputs.tenants] + [inputs.unclassified.trust_class]
+    return {c.slug for c in classes if c.requires_dedicated_pool}
+
+
+def _pool_draft(
+    inputs: PostureInputs, pod: Pod, tenant: TenantInfo, node: Node, invaded: list[str]
+) -> FindingDraft:
     slug = tenant.trust_class.slug
     evidence = {
         "gpu_resources": pod.gpu_resources,
@@ -73,8 +101,17 @@ def _pool_draft(inputs: PostureInputs, pod: Pod, tenant: TenantInfo, node: Node)
         "node_class_labels": class_labels(inputs, node),
         "node_pool_for": node_pool_classes(inputs, node),
     }
+    # The tenants whose dedicated pool the pod sits in are affected by it too.
+    owners = [t for t in tenants_on_node(inputs, node.name) if t.trust_class.slug in invaded]
+    if invaded:
+        where["inside_pool_of"] = [{"class": c} for c in invaded]
+        where["pool_tenants_on_node"] = [t.slug for t in owners]
+    where_words = (
+        f"inside the {' and '.join(invaded)} pool" if invaded else f"outside the {slug} pool"
+    )
     title = (
         f"GPU pods of {inputs.workload_of(pod).ref()} ({slug} tenant {tenant.slug}) run "
-        f"outside the {slug} pool"
+        f"{where_words}"
     )
-    return workload_draft("POD-009", inputs, pod, tenant, evidence, title=title, pod_facts=where)
+    draft = workload_draft("POD-009", inputs, pod, tenant, evidence, title=title, pod_facts=where)
+    return replace(draft, tenants=tenant_slugs((tenant, *owners)))

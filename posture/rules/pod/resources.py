@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from inventory.snapshot import Container
+from inventory.snapshot.quantity import parse_quantity
 from posture.inputs import PostureInputs
 from posture.rules.common import containers_with_paths, hardening_pods
 from posture.rules.registry import FindingDraft, check
@@ -13,12 +14,12 @@ from posture.rules.subjects import workload_draft
 
 
 def _same_quantity(a: str, b: str) -> bool:
-    """GPU quantities are whole numbers: "1" and " 01" are the same; other text compares as
-    written (the API server would refuse it anyway)."""
-    try:
-        return int(a.strip()) == int(b.strip())
-    except ValueError:
+    """Equal as quantities ("1", " 01" and "1000m" are one GPU; "3k" is 3000 MiB); text that
+    is no quantity compares as written (the API server would refuse it anyway)."""
+    left, right = parse_quantity(a), parse_quantity(b)
+    if left is None or right is None:
         return a.strip() == b.strip()
+    return left == right
 
 
 def gpu_request_mismatches(container: Container, path: str) -> list[dict[str, Any]]:
