@@ -27,7 +27,7 @@ from inventory.rbac import ref as _ref
 from inventory.rbac import subject_label as _subject_label
 from inventory.snapshot import ClusterSnapshot
 from posture.inputs import PostureInputs
-from posture.rules.k8s.rbac_escalation import escalations
+from posture.rules.k8s.rbac_escalation import Escalation, escalations
 from posture.rules.k8s.rbac_eval import (
     Grant,
     can,
@@ -100,7 +100,7 @@ class Target:
         _, _, sub = self.resource.partition("/")
         return f"{found} ({sub} subresource)" if sub else found
 
-    def verbs_allowed(self, grant: Grant, verbs: Iterable[str]) -> list[str]:
+    def verbs_allowed(self, grant: Grant | Escalation, verbs: Iterable[str]) -> list[str]:
         # The API server authorises create without an object name: resourceNames never allow it.
         return [
             verb
@@ -115,17 +115,25 @@ class Target:
 def _write_findings(
     check_id: str, inputs: PostureInputs, targets: list[Target], verbs: tuple[str, ...]
 ) -> Iterator[FindingDraft]:
-    """One draft per binding that lets a tenant principal write any of `targets`."""
+    """One draft per binding that lets a tenant principal write any of `targets`, directly or
+    by an escalation path (rbac_escalation)."""
     if not targets:
         return  # nothing to guard (no GPU configuration read): no binding reaches it
     by_binding: dict[tuple[str, str, str], dict[str, list[Grant]]] = {}
-    escalating: dict[Grant, str] = {}  # grants that may take any right, and how
+    escalating: dict[Grant, list[Escalation]] = {}  # the paths by which a grant reaches them
     for tenant in sorted(inputs.tenants, key=lambda t: t.slug):
-        escalating.update(escalations(inputs, tenant))
+        paths_of = escalations(inputs, tenant)
         for grant in effective_permissions(inputs, tenant):
-            if grant in escalating or any(t.verbs_allowed(grant, verbs) for t in targets):
+            paths = [
+                e
+                for e in paths_of.get(grant, ())
+                if any(t.verbs_allowed(e, verbs) for t in targets)
+            ]
+            if paths or any(t.verbs_allowed(grant, verbs) for t in targets):
                 reached_by = by_binding.setdefault(grant.binding_ref, {})
                 reached_by.setdefault(tenant.slug, []).append(grant)
+            if paths:
+                escalating.setdefault(grant, []).extend(paths)
     for _ref_key, reached_by in sorted(by_binding.items()):
         grants = [g for found in reached_by.values() for g in found]
         reached = _reached(targets, grants, verbs, escalating)
@@ -134,7 +142,10 @@ def _write_findings(
         title = f"may {'/'.join(verbs_seen)} {objects}"
         evidence: dict[str, Any] = {"objects": reached}
         direct = any(t.verbs_allowed(g, verbs) for t in targets for g in grants)
-        paths = sorted({escalating[g] for g in grants if g in escalating})
+        found_paths = [e for g in grants for e in escalating.get(g, ())]
+        # A total path says it all: the identities it could also assume add nothing.
+        shown = [e for e in found_paths if e.total] or found_paths
+        paths = sorted({e.how for e in shown})
         if paths and not direct:  # a direct grant is the cause to name; escalation adds nothing
             evidence["escalation"] = paths
             title += f" by escalation ({'; '.join(paths)})"
@@ -145,14 +156,13 @@ def _reached(
     targets: list[Target],
     grants: list[Grant],
     verbs: tuple[str, ...],
-    escalating: dict[Grant, str],
+    escalating: dict[Grant, list[Escalation]],
 ) -> list[dict[str, Any]]:
-    """Each target the grants may write, with the verbs (every verb through an escalation)."""
+    """Each target the grants may write, with the verbs (directly or by an escalation)."""
     reached = []
+    ways: list[Grant | Escalation] = [*grants, *(e for g in grants for e in escalating.get(g, ()))]
     for target in targets:
-        allowed = {v for g in grants for v in target.verbs_allowed(g, verbs)}
-        if any(g in escalating for g in grants):
-            allowed = set(verbs)
+        allowed = {v for way in ways for v in target.verbs_allowed(way, verbs)}
         if allowed:
             ordered = [v for v in verbs if v in allowed]
             reached.append({"object": target.ref(), "purpose": target.purpose, "verbs": ordered})

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from inventory.rbac import (
-    ALL_AUTHENTICATED,
     ALL_SERVICE_ACCOUNTS,
+    EVERYONE,
     binding_order,
     find_role,
     ref,
@@ -80,8 +80,9 @@ def tenant_namespaces(inputs: PostureInputs, tenant: TenantInfo) -> set[str]:
 def subject_of_tenant(subject: Subject, tenant: TenantInfo, namespaces: set[str]) -> str | None:
     """How `subject` names the tenant ("Group:NAME", ...), or None when it does not."""
     if subject.kind in ("Group", "User"):
+        # Exactly as the tenant lists it: Kubernetes compares names case-sensitively.
         prefix = f"{subject.kind.lower()}:"
-        if prefix + subject.name in tenant.principals or subject.name == ALL_AUTHENTICATED:
+        if prefix + subject.name in tenant.principals or (subject.kind, subject.name) in EVERYONE:
             return subject_label(subject)
         if subject.name == ALL_SERVICE_ACCOUNTS and subject.kind == "Group" and namespaces:
             return subject_label(subject)
