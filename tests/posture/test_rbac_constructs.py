@@ -277,3 +277,39 @@ def test_dra001_a_tenant_that_may_bind_cluster_admin_in_its_namespace_may_label_
     # The built-in `admin` shape (rolebindings without bind) is not a path.
     admin_like = [cluster_role("binder", rule((RBAC,), ("rolebindings", "roles"), ("create",)))]
     assert run_checks(world(admin_like, [rb("alpha", "b", "binder", DEVS)]), only=["DRA-001"]) == []
+
+
+# --- K8S-004: every way to change the GPU Operator's configuration -------------------------------
+
+
+def test_deletecollection_on_operator_configmaps_is_an_edit_named_objects_are_not():
+    wipe = cluster_role("r", rule(("",), ("configmaps",), ("deletecollection",)))
+    (draft,) = _fires("K8S-004", [wipe], [rb(OPS, "b", "r", DEVS)])
+    assert {tuple(o["verbs"]) for o in draft.evidence["objects"]} == {("deletecollection",)}
+    # A collection request names no object: a rule limited to names never allows it.
+    named = cluster_role(
+        "r", rule(("",), ("configmaps",), ("deletecollection",), ("time-slicing-config",))
+    )
+    assert _fires("K8S-004", [named], [rb(OPS, "b", "r", DEVS)]) == []
+
+
+def test_patching_nvidiadrivers_is_editing_the_gpu_operator_configuration():
+    driver = cluster_role("r", rule(("nvidia.com",), ("nvidiadrivers",), ("patch", "get")))
+    (draft,) = _fires("K8S-004", [driver], [crb("b", "r", DEVS)])
+    assert draft.evidence["objects"] == [
+        {"object": "every NVIDIADriver", "purpose": "gpu_operator", "verbs": ["patch"]}
+    ]
+    # Another group's resource of the same name is not the operator's.
+    other = cluster_role("r", rule(("example.com",), ("nvidiadrivers",), ("patch",)))
+    assert _fires("K8S-004", [other], [crb("b", "r", DEVS)]) == []
+
+
+@pytest.mark.parametrize(
+    ("names", "fires"),
+    [(("team-settings",), False), (("time-slicing-config",), True)],
+)
+def test_k8s004_resource_names_reach_only_the_configmap_named(names, fires):
+    editor = cluster_role("r", rule(("",), ("configmaps",), ("update", "patch"), names))
+    assert bool(_fires("K8S-004", [editor], [rb(OPS, "b", "r", DEVS)])) is fires
+    # A RoleBinding in the tenant's own namespace never reaches the operator's namespace.
+    assert _fires("K8S-004", [editor], [rb("alpha", "b", "r", DEVS)]) == []

@@ -39,9 +39,11 @@ from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import binding_draft
 
 NODE_WRITE_VERBS = ("patch", "update")
-EDIT_VERBS = ("create", "update", "patch", "delete")
+EDIT_VERBS = ("create", "update", "patch", "delete", "deletecollection")
+NAMELESS_VERBS = ("create", "deletecollection")  # asked about no single object
 SHARING_CONFIGMAP_PURPOSES = ("device_plugin", "mig_parted")
 OPERATOR_GROUP, OPERATOR_RESOURCE = "nvidia.com", "clusterpolicies"
+DRIVER_RESOURCE = "nvidiadrivers"
 
 
 # --- checks ------------------------------------------------------------------------------------
@@ -101,7 +103,8 @@ class Target:
         return f"{found} ({sub} subresource)" if sub else found
 
     def verbs_allowed(self, grant: Grant | Escalation, verbs: Iterable[str]) -> list[str]:
-        # The API server authorises create without an object name: resourceNames never allow it.
+        # The API server authorises create and deletecollection without an object name:
+        # resourceNames never allow them.
         return [
             verb
             for verb in verbs
@@ -109,7 +112,7 @@ class Target:
         ]
 
     def _name(self, verb: str) -> str | None:
-        return None if verb == "create" else self.name
+        return None if verb in NAMELESS_VERBS else self.name
 
 
 def _write_findings(
@@ -197,6 +200,12 @@ def gpu_config_targets(snapshot: ClusterSnapshot) -> list[Target]:
         Target("ClusterPolicy", OPERATOR_GROUP, OPERATOR_RESOURCE, None, p.name, "gpu_operator")
         for p in sorted(snapshot.gpu_operator_policies, key=lambda p: p.name)
     ]
+    if snapshot.gpu_operator_policies:
+        # The operator installs the NVIDIADriver CRD with the ClusterPolicy's: an NVIDIADriver
+        # picks the driver image its node pool runs (the snapshot does not read them).
+        targets.append(
+            Target("NVIDIADriver", OPERATOR_GROUP, DRIVER_RESOURCE, None, None, "gpu_operator")
+        )
     return targets
 
 
@@ -246,14 +255,17 @@ def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
         "The device-plugin ConfigMap decides whether GPUs are time-sliced or shared through "
         "MPS and into how many replicas; the mig-parted ConfigMap decides how GPUs are cut "
         "into MIG instances; the GPU Operator's ClusterPolicy points at both and controls the "
-        "driver and toolkit on every GPU node. A tenant that may write any of them can turn "
-        "hardware isolation into time-slicing for every tenant on those nodes."
+        "driver and toolkit on every GPU node, and its NVIDIADriver resources pick the driver "
+        "image each node pool runs. A tenant that may write any of them can turn hardware "
+        "isolation into time-slicing for every tenant on those nodes, or run code of its "
+        "choosing as the driver."
     ),
     remediation=(
         "Remove the binding in the evidence, or narrow its role so that it no longer grants "
-        "create/update/patch/delete on these ConfigMaps (in the GPU Operator's namespace) or "
-        "on `clusterpolicies.nvidia.com`. Changes to GPU sharing go through a sharing request "
-        "the platform team approves and applies; tenants keep read access at most."
+        "create/update/patch/delete/deletecollection on these ConfigMaps (in the GPU "
+        "Operator's namespace) or on `clusterpolicies.nvidia.com` and "
+        "`nvidiadrivers.nvidia.com`. Changes to GPU sharing go through a sharing request the "
+        "platform team approves and applies; tenants keep read access at most."
     ),
     mappings=("SP800-53:AC-6", "SP800-53:CM-5"),
 )
