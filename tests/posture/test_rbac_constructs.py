@@ -11,6 +11,7 @@ from inventory.rbac import role_rules, rule_allows
 from inventory.snapshot import Role
 from inventory.sources.objects import role_from
 from posture.rules.registry import run_checks
+from tests.posture import test_rules_cross_tenant as xt
 from tests.posture.test_rules_rbac import (
     DEVS,
     OPS,
@@ -313,3 +314,34 @@ def test_k8s004_resource_names_reach_only_the_configmap_named(names, fires):
     assert bool(_fires("K8S-004", [editor], [rb(OPS, "b", "r", DEVS)])) is fires
     # A RoleBinding in the tenant's own namespace never reaches the operator's namespace.
     assert _fires("K8S-004", [editor], [rb("alpha", "b", "r", DEVS)]) == []
+
+
+# --- K8S-008: the Namespace object is written in its own namespace --------------------------------
+
+NS_PATCH = [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["patch"]}]
+
+
+@pytest.mark.parametrize(
+    ("objects", "reached"),
+    [
+        # Bound in beta: beta's own Namespace object (its tenant and pod-security labels).
+        ([xt.binding("b", "ns-labeler", "Group:alpha-devs", ns="beta")], ["beta"]),
+        # Cluster-wide: every other tenant's Namespace object.
+        ([xt.binding("b", "ns-labeler", "Group:alpha-devs")], ["beta", "clinical"]),
+        # Limited by name to the grantee's own namespace: no other tenant's.
+        ([xt.binding("b", "ns-labeler-own", "Group:alpha-devs")], []),
+    ],
+)
+def test_k8s008_patching_another_tenants_namespace_object_is_a_write_there(objects, reached):
+    roles = [
+        xt.cluster_role("ns-labeler", NS_PATCH),
+        xt.cluster_role("ns-labeler-own", [{**NS_PATCH[0], "resourceNames": ["alpha"]}]),
+    ]
+    found = xt.k8s008(*roles, *objects)
+    assert [e["namespace"] for d in found for e in d.evidence["namespaces"]] == reached
+
+
+def test_k8s008_verbs_compare_exactly():
+    # The authorizer compares verbs case-sensitively: "Create" allows nothing.
+    odd = xt.cluster_role("odd", [{"apiGroups": [""], "resources": ["pods"], "verbs": ["Create"]}])
+    assert xt.k8s008(odd, xt.rb("beta", "Group:alpha-devs", "odd")) == []
