@@ -26,11 +26,12 @@ does not.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 from inventory.drift import is_gpu_component
 from inventory.rbac import (
+    ANY,
     SA_GROUP_PREFIX,
     SA_USER_PREFIX,
     binding_order,
@@ -79,13 +80,23 @@ class Escalation:
     grants: tuple[Grant, ...] = ()
     total: bool = False
     namespace: str | None = None
+    # Answers already given for these grants, shared by every path to the same identity.
+    answers: dict[tuple[str | None, ...], bool] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def allows(
         self, verb: str, group: str, resource: str, namespace: str | None, name: str | None
     ) -> bool:
         if self.total:
             return self.namespace is None or namespace == self.namespace
-        return any(g.allows(verb, group, resource, namespace, name) for g in self.grants)
+        request = (verb, group, resource, namespace, name)
+        if self.answers is not None and request in self.answers:
+            return self.answers[request]
+        answer = any(g.allows(*request) for g in self.grants)
+        if self.answers is not None:
+            self.answers[request] = answer
+        return answer
 
 
 def escalations(inputs: PostureInputs, tenant: TenantInfo) -> dict[Grant, tuple[Escalation, ...]]:
@@ -131,13 +142,20 @@ def _tenant_escalations(
     operator_ns = {w.namespace for w in inputs.snapshot.workloads if is_gpu_component(w)}
     for grant, escalation in _total(grants, own | operator_ns):
         found.setdefault(grant, []).append(escalation)
-    identities = {
-        identity: held
-        for identity, (subject, held) in _identities(inputs).items()
-        if subject_of_tenant(subject, tenant, own) is None  # not already the tenant's own
-    }
-    elsewhere = sorted(({ns for _, ns, _ in identities if ns} | operator_ns) - own)
-    for grant in grants:
+    assumable = [g for g in grants if _may_assume(g)]
+    if not assumable:
+        return {grant: tuple(paths) for grant, paths in found.items()}
+    # What another identity holds where these checks look: cluster-wide, in the operator's
+    # namespaces and in the tenant's own (its Namespace objects); elsewhere it reaches nothing.
+    where = own | operator_ns
+    identities: dict[Identity, Held] = {}
+    for identity, held in _identities(inputs).items():
+        if not (held.total or held.cluster or any(ns in held.by_namespace for ns in where)):
+            continue
+        if subject_of_tenant(held.subject, tenant, own) is None:  # else its rights are the tenant's
+            identities[identity] = held
+    elsewhere = sorted(({ns for _, ns, _ in _identities(inputs) if ns} | operator_ns) - own)
+    for grant in assumable:
         for escalation in _assumed(grant, identities, elsewhere, operator_ns, own):
             found.setdefault(grant, []).append(escalation)
     return {grant: tuple(paths) for grant, paths in found.items()}
@@ -174,13 +192,27 @@ def _total(
                 yield grant, Escalation(how, total=True, namespace=namespace)
 
 
-def _identities(inputs: PostureInputs) -> dict[Identity, tuple[Subject, tuple[Grant, ...]]]:
-    """Every identity a binding names, with one of its subjects and what it holds. Memoised."""
+@dataclass(frozen=True)
+class Held:
+    """What one identity holds: cluster-wide, by namespace, and the total path it opens."""
+
+    subject: Subject
+    grants: tuple[Grant, ...]
+    cluster: tuple[Grant, ...]
+    by_namespace: dict[str, tuple[Grant, ...]]
+    total: str | None  # a cluster-wide total path of its own (see _total)
+    answers: dict[tuple[str | None, ...], bool] = field(default_factory=dict, compare=False)
+
+
+def _identities(inputs: PostureInputs) -> dict[Identity, Held]:
+    """Every identity a binding names, with what it holds; a service account also holds what
+    its namespace's service-account group holds. Memoised per evaluation."""
     key = ("rbac-identities",)
     if key not in inputs.memo:
         snapshot = inputs.snapshot
         cluster_roles = {r.name: r for r in snapshot.roles if r.kind == "ClusterRole"}
-        held: dict[Identity, tuple[Subject, list[Grant]]] = {}
+        subjects: dict[Identity, Subject] = {}
+        held: dict[Identity, list[Grant]] = {}
         for binding in sorted(snapshot.bindings, key=binding_order):
             role = find_role(snapshot.roles, binding)
             if role is None:
@@ -189,11 +221,30 @@ def _identities(inputs: PostureInputs) -> dict[Identity, tuple[Subject, tuple[Gr
             where = (binding.kind, binding.namespace, binding.name, role.kind, role.name)
             rules = role_rules(role, cluster_roles)
             for subject in binding.subjects:
-                _, found = held.setdefault(_identity(subject), (subject, []))
+                identity = _identity(subject)
+                subjects.setdefault(identity, subject)
                 label = subject_label(subject)
+                found = held.setdefault(identity, [])
                 found += [Grant(label, *where, rule, scope, source) for rule, source in rules]
-        inputs.memo[key] = {k: (s, tuple(g)) for k, (s, g) in held.items()}
-    return cast("dict[Identity, tuple[Subject, tuple[Grant, ...]]]", inputs.memo[key])
+        table: dict[Identity, Held] = {}
+        for identity, grants in sorted(held.items()):
+            kind, namespace, name = identity
+            if kind == "ServiceAccount" and name != ANY_SA:
+                grants = [*grants, *held.get(("ServiceAccount", namespace, ANY_SA), ())]
+            by_namespace: dict[str, list[Grant]] = {}
+            for grant in grants:
+                if grant.scope is not None:
+                    by_namespace.setdefault(grant.scope, []).append(grant)
+            totals = sorted({e.how for _, e in _total(grants) if e.namespace is None})
+            table[identity] = Held(
+                subjects[identity],
+                tuple(grants),
+                tuple(g for g in grants if g.scope is None),
+                {ns: tuple(found) for ns, found in by_namespace.items()},
+                totals[0] if totals else None,
+            )
+        inputs.memo[key] = table
+    return cast("dict[Identity, Held]", inputs.memo[key])  # what this function stored
 
 
 def _identity(subject: Subject) -> Identity:
@@ -215,43 +266,54 @@ def _names(grant: Grant) -> tuple[str | None, ...]:
 
 def _assumed(
     grant: Grant,
-    identities: dict[Identity, tuple[Grant, ...]],
+    identities: dict[Identity, Held],
     elsewhere: list[str],
     operator_ns: set[str],
     own: set[str],
 ) -> Iterator[Escalation]:
-    runs_in = [
-        ns
-        for ns in ([grant.scope] if grant.scope is not None else elsewhere)
-        if ns not in own and _runs_code(grant, ns)
-    ]
-    for ns in runs_in:
-        if ns in operator_ns:
-            how = f"may run pods in GPU Operator namespace {ns} (privileged, as its accounts)"
-            yield Escalation(how, total=True)
-    for identity, held in sorted(identities.items()):
+    if grant.scope is None:  # the same in every namespace
+        runs_in = set(elsewhere) if _runs_code(grant, None) else set()
+    else:
+        runs_in = {grant.scope} - own if _runs_code(grant, grant.scope) else set()
+    for ns in sorted(runs_in & operator_ns):
+        how = f"may run pods in GPU Operator namespace {ns} (privileged, as its accounts)"
+        yield Escalation(how, total=True)
+    verbs, resources = set(grant.rule.verbs), set(grant.rule.resources)
+    impersonates = bool(verbs & {ANY, "impersonate"})
+    tokens = bool(verbs & {ANY, "create"} and resources & {ANY, "*/token", "serviceaccounts/token"})
+    if not (runs_in or impersonates or tokens):
+        return
+    for identity, held in identities.items():
         kind, namespace, name = identity
         verb = None
         if kind == "ServiceAccount" and namespace in runs_in:
-            verb = "may run pods in namespace " + namespace + " as"
-        elif _impersonates(grant, identity):
+            verb = f"may run pods in namespace {namespace} as"
+        elif impersonates and _impersonates(grant, identity):
             verb = "may impersonate"
-        elif name != ANY_SA and _token_for(grant, identity):
+        elif tokens and name != ANY_SA and _token_for(grant, identity):
             verb = "may create a token for"
         if verb is None:
             continue
-        gained = held
-        if kind == "ServiceAccount" and name != ANY_SA:  # and its namespace's group
-            gained = (*held, *identities.get(("ServiceAccount", namespace, ANY_SA), ()))
         how = f"{verb} {_label(identity)}"
-        totals = sorted({e.how for _, e in _total(list(gained)) if e.namespace is None})
-        if totals:
-            yield Escalation(f"{how}, which {totals[0]}", total=True)
+        if held.total:
+            yield Escalation(f"{how}, which {held.total}", total=True)
         else:
-            yield Escalation(how, grants=gained)
+            yield Escalation(how, grants=held.grants, answers=held.answers)
 
 
-def _runs_code(grant: Grant, namespace: str) -> bool:
+# Resources (and their subresources) some assumption path asks about.
+ASSUMING = {r.partition("/")[0] for _, _, r in RUNS_CODE} | {*IMPERSONATED.values()}
+
+
+def _may_assume(grant: Grant) -> bool:
+    """A cheap first look: the rule names a verb and a resource some path needs."""
+    rule = grant.rule
+    return any(v in (ANY, "create", "update", "patch", "impersonate") for v in rule.verbs) and any(
+        r == ANY or r.startswith("*/") or r.partition("/")[0] in ASSUMING for r in rule.resources
+    )
+
+
+def _runs_code(grant: Grant, namespace: str | None) -> bool:
     return any(
         grant.allows(verb, group, resource, namespace, name)
         for verbs, group, resource in RUNS_CODE
