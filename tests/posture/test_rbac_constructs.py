@@ -345,3 +345,71 @@ def test_k8s008_verbs_compare_exactly():
     # The authorizer compares verbs case-sensitively: "Create" allows nothing.
     odd = xt.cluster_role("odd", [{"apiGroups": [""], "resources": ["pods"], "verbs": ["Create"]}])
     assert xt.k8s008(odd, xt.rb("beta", "Group:alpha-devs", "odd")) == []
+
+
+def test_k8s008_the_builtin_self_reviews_of_every_user_write_nothing():
+    # system:basic-user (Kubernetes 1.28+), bound to system:authenticated on every cluster.
+    basic_user = xt.cluster_role(
+        "system:basic-user",
+        [
+            {
+                "apiGroups": ["authorization.k8s.io"],
+                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+                "verbs": ["create"],
+            },
+            {
+                "apiGroups": ["authentication.k8s.io"],
+                "resources": ["selfsubjectreviews"],
+                "verbs": ["create"],
+            },
+        ],
+    )
+    binding = xt.binding("system:basic-user", "system:basic-user", "Group:system:authenticated")
+    assert xt.k8s008(basic_user, binding) == []
+    # localsubjectaccessreviews is namespaced, and still a question only.
+    review = xt.cluster_role(
+        "reviewer",
+        [
+            {
+                "apiGroups": ["authorization.k8s.io"],
+                "resources": ["localsubjectaccessreviews"],
+                "verbs": ["create"],
+            }
+        ],
+    )
+    assert xt.k8s008(review, xt.rb("beta", "Group:alpha-devs", "reviewer")) == []
+
+
+@pytest.mark.parametrize(
+    "rule_",
+    [
+        # OpenShift defaults bound to system:authenticated on every cluster.
+        {
+            "apiGroups": ["oauth.openshift.io"],
+            "resources": ["oauthaccesstokens"],
+            "verbs": ["delete"],
+        },
+        {
+            "apiGroups": ["authorization.openshift.io"],
+            "resources": ["scopes"],
+            "verbs": ["impersonate"],
+        },
+        {
+            "apiGroups": ["build.openshift.io"],
+            "resources": ["builds/docker", "builds/source"],
+            "verbs": ["create"],
+        },
+        {
+            "apiGroups": ["build.openshift.io"],
+            "resources": ["buildconfigs/webhooks"],
+            "verbs": ["create"],
+        },
+    ],
+)
+def test_k8s008_openshift_defaults_for_every_user_write_in_no_namespace(rule_):
+    role = xt.cluster_role("default", [rule_])
+    binding = xt.binding("default", "default", "Group:system:authenticated")
+    assert xt.k8s008(role, binding) == []
+    # ...while creating builds themselves in another tenant's namespace is a write there.
+    builds = xt.cluster_role("b", [{**rule_, "resources": ["builds"], "verbs": ["create"]}])
+    assert xt.k8s008(builds, xt.rb("beta", "Group:alpha-devs", "b"))

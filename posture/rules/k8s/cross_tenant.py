@@ -63,6 +63,41 @@ CLUSTER_SCOPED = frozenset(
         "subjectaccessreviews",
         "selfsubjectaccessreviews",
         "selfsubjectrulesreviews",
+        # OpenShift's cluster-scoped identity and OAuth objects (its defaults let every
+        # authenticated user delete their own tokens and impersonate scopes).
+        "oauthaccesstokens",
+        "oauthauthorizetokens",
+        "useroauthaccesstokens",
+        "oauthclients",
+        "oauthclientauthorizations",
+        "identities",
+        "useridentitymappings",
+        "projectrequests",
+        "scopes",
+    }
+)
+
+
+# Reviews and checks: `create` asks the API server a question and stores nothing
+# (system:basic-user grants every authenticated user the self reviews); a rule naming only
+# these writes nothing.
+REVIEWS = frozenset(
+    {
+        "selfsubjectreviews",
+        "selfsubjectaccessreviews",
+        "selfsubjectrulesreviews",
+        "subjectaccessreviews",
+        "localsubjectaccessreviews",
+        "tokenreviews",
+        # OpenShift's build-strategy and webhook checks: bound to every user by default, they
+        # say which builds one may run where one may create builds (or holds the webhook's
+        # secret), and write nothing themselves.
+        "builds/docker",
+        "builds/optimizeddocker",
+        "builds/source",
+        "builds/custom",
+        "builds/jenkinspipeline",
+        "buildconfigs/webhooks",
     }
 )
 
@@ -73,7 +108,10 @@ def write_verbs(rule: PolicyRule, namespace: str | None = None) -> tuple[str, ..
     relabelling it, e.g. its tenant or pod-security labels, is a write there too). Verbs
     compare exactly, as the authorizer compares them."""
     verbs = tuple(v for v in rule.verbs if v == ANY or v in WRITE_VERBS)
-    namespaced = any(r == ANY or r.split("/")[0] not in CLUSTER_SCOPED for r in rule.resources)
+    namespaced = any(
+        r == ANY or (r.split("/")[0] not in CLUSTER_SCOPED and r not in REVIEWS)
+        for r in rule.resources
+    )
     itself = (
         namespace is not None
         and any(r.split("/")[0] == "namespaces" for r in rule.resources)
