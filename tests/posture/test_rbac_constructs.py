@@ -413,3 +413,30 @@ def test_k8s008_openshift_defaults_for_every_user_write_in_no_namespace(rule_):
     # ...while creating builds themselves in another tenant's namespace is a write there.
     builds = xt.cluster_role("b", [{**rule_, "resources": ["builds"], "verbs": ["create"]}])
     assert xt.k8s008(builds, xt.rb("beta", "Group:alpha-devs", "b"))
+
+
+@pytest.mark.parametrize(
+    ("subject", "fires"),
+    [
+        (sa("ci", "alpha-runner"), True),
+        (user("system:serviceaccount:ci:alpha-runner"), True),
+        (group("system:serviceaccounts:ci"), True),
+        (group("system:serviceaccounts"), True),
+        (sa("ci", "beta-runner"), False),
+        (group("system:serviceaccounts:tools"), False),
+    ],
+)
+def test_a_service_account_the_tenant_lists_is_its_however_a_binding_spells_it(subject, fires):
+    from dataclasses import replace
+
+    from tests.posture.test_rules_rbac import ALPHA
+
+    # A tenant without namespaces of its own whose CI runs as an account in a shared namespace.
+    tenant = replace(
+        ALPHA, namespaces=(), principals=("user:system:serviceaccount:ci:alpha-runner",)
+    )
+    roles, bindings = [cluster_role("r", NODE_PATCH)], [crb("b", "r", subject)]
+    world_ = world(roles, bindings)
+    world_ = type(world_)(world_.cluster, world_.snapshot, (tenant,))
+    found = run_checks(world_, only=["K8S-003"])
+    assert bool(found) is fires

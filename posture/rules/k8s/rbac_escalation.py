@@ -222,6 +222,8 @@ def _identities(inputs: PostureInputs) -> dict[Identity, Held]:
             rules = role_rules(role, cluster_roles)
             for subject in binding.subjects:
                 identity = _identity(subject)
+                if identity[0] == "ServiceAccount" and not identity[1]:
+                    continue  # no namespace: the API server matches it to no account
                 subjects.setdefault(identity, subject)
                 label = subject_label(subject)
                 found = held.setdefault(identity, [])
