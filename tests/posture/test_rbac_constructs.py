@@ -440,3 +440,16 @@ def test_a_service_account_the_tenant_lists_is_its_however_a_binding_spells_it(s
     world_ = type(world_)(world_.cluster, world_.snapshot, (tenant,))
     found = run_checks(world_, only=["K8S-003"])
     assert bool(found) is fires
+
+
+def test_many_paths_are_all_in_evidence_and_the_first_few_in_the_title():
+    roles = [
+        cluster_role("node-labeler", NODE_PATCH),
+        cluster_role("pods", rule(resources=("pods",), verbs=("create",))),
+    ]
+    controllers = [f"c{i}" for i in range(5)]
+    bindings = [crb(f"crb-{c}", "node-labeler", sa("kube-system", c)) for c in controllers]
+    (draft,) = _fires("K8S-003", roles, [*bindings, rb("kube-system", "b", "pods", DEVS)])
+    assert len(draft.evidence["escalation"]) == 5
+    assert draft.title.count("may run pods in namespace kube-system as") == 3
+    assert "; and 2 more)" in draft.title

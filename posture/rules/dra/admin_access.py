@@ -18,7 +18,7 @@ from typing import Any
 from inventory.snapshot_dra import ADMIN_ACCESS_LABEL, DraClaim, DraClaimTemplate
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.dra_holdings import dra_index
-from posture.rules.k8s.rbac_escalation import reaching
+from posture.rules.k8s.rbac_escalation import paths_title, reaching
 from posture.rules.k8s.rbac_eval import Grant, tenant_namespaces
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import binding_draft, namespace_draft, subject_draft
@@ -164,7 +164,7 @@ def _label_writers(inputs: PostureInputs) -> Iterator[FindingDraft]:
             # Named only when no grant of the binding writes the namespace directly.
             paths = sorted({p for _, _, ps in found for p in ps})
             escalation = {"escalation": paths} if all(ps for _, _, ps in found) else {}
-            how = f" by escalation ({'; '.join(paths)})" if escalation else ""
+            how = paths_title(paths) if escalation else ""
             yield binding_draft(
                 "DRA-001",
                 kind,

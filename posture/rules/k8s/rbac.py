@@ -27,7 +27,7 @@ from inventory.rbac import ref as _ref
 from inventory.rbac import subject_label as _subject_label
 from inventory.snapshot import ClusterSnapshot
 from posture.inputs import PostureInputs
-from posture.rules.k8s.rbac_escalation import Escalation, escalations
+from posture.rules.k8s.rbac_escalation import Escalation, escalations, paths_title
 from posture.rules.k8s.rbac_eval import (
     Grant,
     can,
@@ -151,7 +151,7 @@ def _write_findings(
         paths = sorted({e.how for e in shown})
         if paths and not direct:  # a direct grant is the cause to name; escalation adds nothing
             evidence["escalation"] = paths
-            title += f" by escalation ({'; '.join(paths)})"
+            title += paths_title(paths)
         yield _binding_draft(check_id, reached_by, evidence, title)
 
 

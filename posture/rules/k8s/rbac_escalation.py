@@ -108,6 +108,16 @@ def escalations(inputs: PostureInputs, tenant: TenantInfo) -> dict[Grant, tuple[
     return dict(cast("dict[Grant, tuple[Escalation, ...]]", inputs.memo[key]))  # stored above
 
 
+PATHS_IN_TITLE = 3
+
+
+def paths_title(paths: list[str]) -> str:
+    """ " by escalation (...)": the first few paths; the evidence lists them all."""
+    shown = "; ".join(paths[:PATHS_IN_TITLE])
+    more = len(paths) - PATHS_IN_TITLE
+    return f" by escalation ({shown}{f'; and {more} more' if more > 0 else ''})"
+
+
 def reaching(
     inputs: PostureInputs,
     tenant: TenantInfo,
