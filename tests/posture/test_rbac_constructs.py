@@ -453,3 +453,21 @@ def test_many_paths_are_all_in_evidence_and_the_first_few_in_the_title():
     assert len(draft.evidence["escalation"]) == 5
     assert draft.title.count("may run pods in namespace kube-system as") == 3
     assert "; and 2 more)" in draft.title
+
+
+def test_dra001_one_binding_reaching_every_tenant_is_one_finding_for_all():
+    from dataclasses import replace
+
+    from tests.posture.test_rules_rbac import ALPHA
+
+    beta = replace(ALPHA, slug="beta", name="Beta", namespaces=("beta",), principals=())
+    labeler = cluster_role("ns-labeler", rule(resources=("namespaces",), verbs=("patch",)))
+    world_ = world([labeler], [crb("everyone", "ns-labeler", group("system:authenticated"))])
+    world_ = type(world_)(world_.cluster, world_.snapshot, (ALPHA, beta))
+    (draft,) = run_checks(world_, only=["DRA-001"])
+    assert (draft.subject_kind, draft.subject_name) == ("ClusterRoleBinding", "everyone")
+    assert set(draft.tenants) == {"alpha", "beta"}
+    assert draft.evidence["namespaces_by_tenant"] == [
+        {"tenant": "alpha", "namespaces": ["alpha"]},
+        {"tenant": "beta", "namespaces": ["beta"]},
+    ]

@@ -150,41 +150,49 @@ def _labelled_namespaces(inputs: PostureInputs) -> Iterator[FindingDraft]:
 
 
 def _label_writers(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    """One finding per binding that lets a tenant patch or update its own namespaces."""
+    """One finding per binding that lets tenants patch or update their own namespaces, for
+    every tenant it lets (a binding to system:authenticated is one cause for all)."""
+    Write = tuple[str, Grant, tuple[str, ...]]  # (namespace, grant, escalation paths)
+    by_binding: dict[tuple[str, str, str], dict[str, list[Write]]] = {}
     for tenant in sorted(inputs.tenants, key=lambda t: t.slug):
-        by_binding: dict[tuple[str, str, str], list[tuple[str, Grant, tuple[str, ...]]]] = {}
         for namespace, grant, paths in _namespace_writes(inputs, tenant):
-            by_binding.setdefault(grant.binding_ref, []).append((namespace, grant, paths))
-        for (kind, bound_in, name), found in sorted(by_binding.items()):
-            namespaces = sorted({ns for ns, _, _ in found})
-            shown = {
-                json.dumps(g.as_evidence(), sort_keys=True): g.as_evidence() for _, g, _ in found
-            }
-            where = namespaces[0] if len(namespaces) == 1 else f"{len(namespaces)} namespaces"
-            # Named only when no grant of the binding writes the namespace directly.
-            paths = sorted({p for _, _, ps in found for p in ps})
-            escalation = {"escalation": paths} if all(ps for _, _, ps in found) else {}
-            how = paths_title(paths) if escalation else ""
-            yield binding_draft(
-                "DRA-001",
-                kind,
-                bound_in or None,
-                name,
-                tenants=(tenant,),
-                evidence={
-                    "tenant": tenant.slug,
-                    "namespaces": namespaces,
-                    "label": ADMIN_ACCESS_LABEL,
-                    "verbs": list(LABEL_VERBS),
-                    "grants": list(shown.values()),
-                    **escalation,
-                },
-                key=f"DRA-001:rbac:{tenant.slug}:{kind}:{bound_in}/{name}",
-                title=(
-                    f"Tenant {tenant.slug} may label {where} for DRA adminAccess{how} "
-                    f"through {kind} {name}"
-                ),
-            )
+            reached = by_binding.setdefault(grant.binding_ref, {})
+            reached.setdefault(tenant.slug, []).append((namespace, grant, paths))
+    tenants = {t.slug: t for t in inputs.tenants}
+    for (kind, bound_in, name), reached in sorted(by_binding.items()):
+        found = [w for writes in reached.values() for w in writes]
+        namespaces = sorted({ns for ns, _, _ in found})
+        shown = {json.dumps(g.as_evidence(), sort_keys=True): g.as_evidence() for _, g, _ in found}
+        where = namespaces[0] if len(namespaces) == 1 else f"{len(namespaces)} namespaces"
+        # Named only when no grant of the binding writes the namespace directly.
+        paths = sorted({p for _, _, ps in found for p in ps})
+        escalation = {"escalation": paths} if all(ps for _, _, ps in found) else {}
+        how = paths_title(paths) if escalation else ""
+        who = ", ".join(reached)
+        yield binding_draft(
+            "DRA-001",
+            kind,
+            bound_in or None,
+            name,
+            tenants=tuple(tenants[slug] for slug in reached),
+            evidence={
+                # A list, not a dict by slug: redaction hides values, never keys.
+                "namespaces_by_tenant": [
+                    {"tenant": slug, "namespaces": sorted({ns for ns, _, _ in writes})}
+                    for slug, writes in reached.items()
+                ],
+                "namespaces": namespaces,
+                "label": ADMIN_ACCESS_LABEL,
+                "verbs": list(LABEL_VERBS),
+                "grants": list(shown.values()),
+                **escalation,
+            },
+            key=f"DRA-001:rbac:{kind}:{bound_in}/{name}",
+            title=(
+                f"Tenant{'s' if len(reached) > 1 else ''} {who} may label {where} for DRA "
+                f"adminAccess{how} through {kind} {name}"
+            ),
+        )
 
 
 def _namespace_writes(
