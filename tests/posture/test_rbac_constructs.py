@@ -471,3 +471,27 @@ def test_dra001_one_binding_reaching_every_tenant_is_one_finding_for_all():
         {"tenant": "alpha", "namespaces": ["alpha"]},
         {"tenant": "beta", "namespaces": ["beta"]},
     ]
+
+
+def test_a_gpu_component_in_a_tenants_namespace_does_not_make_it_the_operators():
+    from dataclasses import replace
+
+    from inventory.snapshot import Workload
+    from tests.posture.builders import gpu_node, inputs
+    from tests.posture.test_rules_rbac import ALPHA
+
+    exporter = Workload(
+        "DaemonSet",
+        "beta",
+        "nvidia-dcgm-exporter",
+        images={"e": "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5"},
+    )
+    beta = replace(ALPHA, slug="beta", name="Beta", namespaces=("beta",), principals=())
+    world_ = inputs(
+        nodes=(gpu_node("gpu-1"),),
+        tenants=(ALPHA, beta),
+        roles=(cluster_role("pods", rule(resources=("pods",), verbs=("create",))),),
+        bindings=(rb("beta", "b", "pods", DEVS),),
+        workloads=(exporter,),
+    )
+    assert run_checks(world_, only=["K8S-003", "K8S-004"]) == []

@@ -149,7 +149,7 @@ def _tenant_escalations(
     grants = effective_permissions(inputs, tenant)
     found: dict[Grant, list[Escalation]] = {}
     own = tenant_namespaces(inputs, tenant)
-    operator_ns = {w.namespace for w in inputs.snapshot.workloads if is_gpu_component(w)}
+    operator_ns = _operator_namespaces(inputs)
     for grant, escalation in _total(grants, own | operator_ns):
         found.setdefault(grant, []).append(escalation)
     assumable = [g for g in grants if _may_assume(g)]
@@ -169,6 +169,13 @@ def _tenant_escalations(
         for escalation in _assumed(grant, identities, elsewhere, operator_ns, own):
             found.setdefault(grant, []).append(escalation)
     return {grant: tuple(paths) for grant, paths in found.items()}
+
+
+def _operator_namespaces(inputs: PostureInputs) -> set[str]:
+    """Namespaces running the GPU stack that no tenant owns (a tenant's own DCGM exporter does
+    not make its namespace the operator's)."""
+    stack = {w.namespace for w in inputs.snapshot.workloads if is_gpu_component(w)}
+    return stack - set(inputs.namespace_owner)
 
 
 def _total(
