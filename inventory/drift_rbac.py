@@ -29,6 +29,7 @@ from inventory.rbac import (
 from inventory.snapshot import Role, RoleBinding
 
 NODE_WRITE_VERBS = ("patch", "update")
+NODE_RESOURCES = ("nodes", "nodes/status")
 Key = tuple[str, str, str]  # (kind, namespace or "", name) of a binding
 
 
@@ -63,8 +64,9 @@ class RbacState:
 
 
 def _node_verbs(binding: RoleBinding, roles: Iterable[Role], cluster_roles: dict) -> list[str]:
-    """patch/update on nodes the binding grants: only a ClusterRoleBinding reaches them; a rule
-    with resourceNames still writes the nodes it names."""
+    """patch/update on nodes (or their status, which takes the labels it is sent, as K8S-003
+    reads it) the binding grants: only a ClusterRoleBinding reaches them; a rule with
+    resourceNames still writes the nodes it names."""
     role = find_role(roles, binding) if binding.kind == "ClusterRoleBinding" else None
     if role is None:
         return []
@@ -72,7 +74,11 @@ def _node_verbs(binding: RoleBinding, roles: Iterable[Role], cluster_roles: dict
     return [
         verb
         for verb in NODE_WRITE_VERBS
-        if any(rule_allows(r, verb, "", "nodes", next(iter(r.resource_names), None)) for r in rules)
+        if any(
+            rule_allows(r, verb, "", resource, next(iter(r.resource_names), None))
+            for r in rules
+            for resource in NODE_RESOURCES
+        )
     ]
 
 

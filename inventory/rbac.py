@@ -10,6 +10,7 @@ never disagree about what a binding grants. `*` matches any verb, group or resou
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from inventory.snapshot import PolicyRule, Role, RoleBinding, Subject
 
@@ -19,10 +20,22 @@ SA_USER_PREFIX = "system:serviceaccount:"  # + namespace:name, how a service acc
 # Groups every tenant identity belongs to, so a binding to them reaches each tenant.
 ALL_AUTHENTICATED = "system:authenticated"
 ALL_SERVICE_ACCOUNTS = "system:serviceaccounts"
+# Whoever sends no credentials (anonymous auth is on by default): every tenant may, so a
+# binding to them reaches each tenant as well.
+UNAUTHENTICATED = "system:unauthenticated"
+ANONYMOUS = "system:anonymous"
+EVERYONE = {("Group", ALL_AUTHENTICATED), ("Group", UNAUTHENTICATED), ("User", ANONYMOUS)}
 
 
 def matches(value: str, allowed: Iterable[str]) -> bool:
     return any(a in (ANY, value) for a in allowed)
+
+
+def resource_matches(resource: str, allowed: Iterable[str]) -> bool:
+    """As the authorizer matches a resource: `*`, the exact `resource/subresource`, or
+    `*/subresource` for that subresource of any resource (`*/status` reaches `nodes/status`)."""
+    _, slash, sub = resource.partition("/")
+    return any(a in (ANY, resource) or (slash and a == f"*/{sub}") for a in allowed)
 
 
 def rule_allows(
@@ -35,7 +48,7 @@ def rule_allows(
     return (
         matches(verb, rule.verbs)
         and matches(group, rule.api_groups)
-        and matches(resource, rule.resources)
+        and resource_matches(resource, rule.resources)
     )
 
 
@@ -64,10 +77,31 @@ def service_account_namespace(subject: Subject) -> str | None:
     return None
 
 
-def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
-    # An empty selector here came from matchExpressions we do not read: aggregate nothing
-    # rather than every ClusterRole in the cluster.
-    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+def _selectors(role: Role) -> tuple[dict[str, Any], ...]:
+    if role.aggregation_selectors:
+        return role.aggregation_selectors
+    # A role stored before whole selectors were read: its matchLabels alone, and an empty one
+    # (matchExpressions not kept) aggregates nothing rather than every ClusterRole.
+    return tuple({"matchLabels": labels} for labels in role.aggregation_labels if labels)
+
+
+def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """A label selector as the aggregation controller applies it: every matchLabels pair and
+    every matchExpression must hold, so an empty selector selects every ClusterRole."""
+    wanted = selector.get("matchLabels") or {}
+    if any(labels.get(k) != v for k, v in wanted.items()):
+        return False
+    for expression in selector.get("matchExpressions") or ():
+        key, values = expression.get("key", ""), expression.get("values") or ()
+        holds = {
+            "In": key in labels and labels[key] in values,
+            "NotIn": labels.get(key) not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }.get(expression.get("operator", ""), False)  # the API server admits no other
+        if not holds:
+            return False
+    return True
 
 
 def role_rules(role: Role, cluster_roles: dict[str, Role]) -> list[tuple[PolicyRule, str | None]]:
@@ -81,7 +115,7 @@ def role_rules(role: Role, cluster_roles: dict[str, Role]) -> list[tuple[PolicyR
         for other in sorted(cluster_roles.values(), key=lambda r: r.name):
             if other.name in seen:
                 continue
-            if any(_selects(sel, other.labels) for sel in current.aggregation_labels):
+            if any(_selects(sel, other.labels) for sel in _selectors(current)):
                 seen.add(other.name)
                 queue.append(other)
                 for rule in other.rules:

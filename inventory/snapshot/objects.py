@@ -78,8 +78,11 @@ class Role:
     name: str
     namespace: str | None = None
     rules: tuple[PolicyRule, ...] = ()
-    aggregation_labels: tuple[dict[str, str], ...] = ()
+    aggregation_labels: tuple[dict[str, str], ...] = ()  # each selector's matchLabels
     labels: dict[str, str] = field(default_factory=dict)
+    # Each clusterRoleSelector whole: {"matchLabels": {...}, "matchExpressions": [{"key",
+    # "operator", "values"}]}; empty on syncs stored before it was read (aggregation_labels).
+    aggregation_selectors: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -170,7 +170,24 @@ def role_from(obj: dict[str, Any], namespace: str | None) -> Role:
         rules=tuple(_rule(r) for r in dicts(obj.get("rules"))),
         aggregation_labels=tuple(str_dict(s.get("matchLabels")) for s in selectors),
         labels=labels_of(obj),
+        aggregation_selectors=tuple(_selector(s) for s in selectors),
     )
+
+
+def _selector(raw: dict[str, Any]) -> dict[str, Any]:
+    """A clusterRoleSelector as the aggregation controller reads it: matchLabels and
+    matchExpressions (an empty one selects every ClusterRole)."""
+    return {
+        "matchLabels": str_dict(raw.get("matchLabels")),
+        "matchExpressions": [
+            {
+                "key": text(e.get("key"), "") or "",
+                "operator": text(e.get("operator"), "") or "",
+                "values": list(str_tuple(e.get("values"))),
+            }
+            for e in dicts(raw.get("matchExpressions"))
+        ],
+    }
 
 
 def _rule(raw: dict[str, Any]) -> PolicyRule:

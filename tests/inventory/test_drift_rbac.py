@@ -290,3 +290,12 @@ def test_rbac_drift_found_by_a_watch_resync(small_world, tmp_path):
         )
     )
     assert names == {"beta-node-labels", "operator-helper"}
+
+
+@pytest.mark.parametrize("resources", [("nodes/status",), ("*/status",)])
+def test_node_status_writes_are_node_label_rights_as_k8s003_reads_them(resources):
+    status = cluster_role("node-status", rule(resources=resources, verbs=("patch",)))
+    binding = crb("status", "node-status", group("beta-ops"))
+    roles = (*BASE_ROLES, status)
+    (change,) = only_rbac(state(roles=roles), state(binding, roles=roles))
+    assert change.after["new_node_label_subjects"] == ["Group:beta-ops"]

@@ -228,5 +228,7 @@ def test_write_verbs_need_a_namespaced_resource():
     from inventory.snapshot import PolicyRule
 
     assert write_verbs(PolicyRule(("",), ("nodes", "namespaces"), ("*",))) == ()
+    # ...except the Namespace object itself, asked about in its own namespace.
+    assert write_verbs(PolicyRule(("",), ("namespaces",), ("patch",)), "beta") == ("patch",)
     assert write_verbs(PolicyRule(("",), ("nodes", "pods"), ("patch", "get"))) == ("patch",)
     assert write_verbs(PolicyRule(("",), (), ("create",))) == ()  # nonResourceURLs only

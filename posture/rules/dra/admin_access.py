@@ -18,7 +18,8 @@ from typing import Any
 from inventory.snapshot_dra import ADMIN_ACCESS_LABEL, DraClaim, DraClaimTemplate
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.dra_holdings import dra_index
-from posture.rules.k8s.rbac_eval import Grant, can, tenant_namespaces
+from posture.rules.k8s.rbac_escalation import paths_title, reaching
+from posture.rules.k8s.rbac_eval import Grant, tenant_namespaces
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import binding_draft, namespace_draft, subject_draft
 
@@ -149,46 +150,64 @@ def _labelled_namespaces(inputs: PostureInputs) -> Iterator[FindingDraft]:
 
 
 def _label_writers(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    """One finding per binding that lets a tenant patch or update its own namespaces."""
+    """One finding per binding that lets tenants patch or update their own namespaces, for
+    every tenant it lets (a binding to system:authenticated is one cause for all)."""
+    Write = tuple[str, Grant, tuple[str, ...]]  # (namespace, grant, escalation paths)
+    by_binding: dict[tuple[str, str, str], dict[str, list[Write]]] = {}
     for tenant in sorted(inputs.tenants, key=lambda t: t.slug):
-        by_binding: dict[tuple[str, str, str], list[tuple[str, Grant]]] = {}
-        for namespace, grant in _namespace_writes(inputs, tenant):
-            by_binding.setdefault(grant.binding_ref, []).append((namespace, grant))
-        for (kind, bound_in, name), found in sorted(by_binding.items()):
-            namespaces = sorted({ns for ns, _ in found})
-            shown = {json.dumps(g.as_evidence(), sort_keys=True): g.as_evidence() for _, g in found}
-            where = namespaces[0] if len(namespaces) == 1 else f"{len(namespaces)} namespaces"
-            yield binding_draft(
-                "DRA-001",
-                kind,
-                bound_in or None,
-                name,
-                tenants=(tenant,),
-                evidence={
-                    "tenant": tenant.slug,
-                    "namespaces": namespaces,
-                    "label": ADMIN_ACCESS_LABEL,
-                    "verbs": list(LABEL_VERBS),
-                    "grants": list(shown.values()),
-                },
-                key=f"DRA-001:rbac:{tenant.slug}:{kind}:{bound_in}/{name}",
-                title=(
-                    f"Tenant {tenant.slug} may label {where} for DRA adminAccess "
-                    f"through {kind} {name}"
-                ),
-            )
+        for namespace, grant, paths in _namespace_writes(inputs, tenant):
+            reached = by_binding.setdefault(grant.binding_ref, {})
+            reached.setdefault(tenant.slug, []).append((namespace, grant, paths))
+    tenants = {t.slug: t for t in inputs.tenants}
+    for (kind, bound_in, name), reached in sorted(by_binding.items()):
+        found = [w for writes in reached.values() for w in writes]
+        namespaces = sorted({ns for ns, _, _ in found})
+        shown = {json.dumps(g.as_evidence(), sort_keys=True): g.as_evidence() for _, g, _ in found}
+        where = namespaces[0] if len(namespaces) == 1 else f"{len(namespaces)} namespaces"
+        # Named only when no grant of the binding writes the namespace directly.
+        paths = sorted({p for _, _, ps in found for p in ps})
+        escalation = {"escalation": paths} if all(ps for _, _, ps in found) else {}
+        how = paths_title(paths) if escalation else ""
+        who = ", ".join(reached)
+        yield binding_draft(
+            "DRA-001",
+            kind,
+            bound_in or None,
+            name,
+            tenants=tuple(tenants[slug] for slug in reached),
+            evidence={
+                # A list, not a dict by slug: redaction hides values, never keys.
+                "namespaces_by_tenant": [
+                    {"tenant": slug, "namespaces": sorted({ns for ns, _, _ in writes})}
+                    for slug, writes in reached.items()
+                ],
+                "namespaces": namespaces,
+                "label": ADMIN_ACCESS_LABEL,
+                "verbs": list(LABEL_VERBS),
+                "grants": list(shown.values()),
+                **escalation,
+            },
+            key=f"DRA-001:rbac:{kind}:{bound_in}/{name}",
+            title=(
+                f"Tenant{'s' if len(reached) > 1 else ''} {who} may label {where} for DRA "
+                f"adminAccess{how} through {kind} {name}"
+            ),
+        )
 
 
-def _namespace_writes(inputs: PostureInputs, tenant: TenantInfo) -> list[tuple[str, Grant]]:
-    """(namespace, grant) for each of the tenant's present namespaces it may patch or update.
-    A Namespace is cluster-scoped, but the authorizer passes its own name as the request's
-    namespace, so a RoleBinding inside it grants on it too."""
+def _namespace_writes(
+    inputs: PostureInputs, tenant: TenantInfo
+) -> list[tuple[str, Grant, tuple[str, ...]]]:
+    """(namespace, grant, escalation paths) for each of the tenant's present namespaces it may
+    patch or update, directly (no paths) or by escalation (rbac_escalation). A Namespace is
+    cluster-scoped, but the authorizer passes its own name as the request's namespace, so a
+    RoleBinding inside it grants on it too."""
     present = {n.name for n in inputs.snapshot.namespaces}
-    found: list[tuple[str, Grant]] = []
+    found: list[tuple[str, Grant, tuple[str, ...]]] = []
     for namespace in sorted(tenant_namespaces(inputs, tenant) & present):
         for verb in LABEL_VERBS:
-            grants = can(inputs, tenant, verb, "", "namespaces", namespace, namespace)
-            found += [(namespace, g) for g in grants]
+            reached = reaching(inputs, tenant, verb, "", "namespaces", namespace, namespace)
+            found += [(namespace, g, paths) for g, paths in reached]
     return found
 
 

@@ -32,7 +32,8 @@ WRITE_VERBS = (
     "bind",
     "impersonate",
 )
-# Cluster-scoped resources: a rule naming only these grants nothing inside a namespace.
+# Cluster-scoped resources: a rule naming only these grants nothing inside a namespace (but
+# a Namespace object is asked about in its own namespace: write_verbs).
 CLUSTER_SCOPED = frozenset(
     {
         "nodes",
@@ -62,15 +63,61 @@ CLUSTER_SCOPED = frozenset(
         "subjectaccessreviews",
         "selfsubjectaccessreviews",
         "selfsubjectrulesreviews",
+        # OpenShift's cluster-scoped identity and OAuth objects (its defaults let every
+        # authenticated user delete their own tokens and impersonate scopes).
+        "oauthaccesstokens",
+        "oauthauthorizetokens",
+        "useroauthaccesstokens",
+        "oauthclients",
+        "oauthclientauthorizations",
+        "identities",
+        "useridentitymappings",
+        "projectrequests",
+        "scopes",
     }
 )
 
 
-def write_verbs(rule: PolicyRule) -> tuple[str, ...]:
-    """The rule's write verbs, when it names a namespaced resource at all."""
-    verbs = tuple(v for v in rule.verbs if v == ANY or v.lower() in WRITE_VERBS)
-    namespaced = any(r == ANY or r.split("/")[0] not in CLUSTER_SCOPED for r in rule.resources)
-    return verbs if namespaced else ()
+# Reviews and checks: `create` asks the API server a question and stores nothing
+# (system:basic-user grants every authenticated user the self reviews); a rule naming only
+# these writes nothing.
+REVIEWS = frozenset(
+    {
+        "selfsubjectreviews",
+        "selfsubjectaccessreviews",
+        "selfsubjectrulesreviews",
+        "subjectaccessreviews",
+        "localsubjectaccessreviews",
+        "tokenreviews",
+        # OpenShift's build-strategy and webhook checks: bound to every user by default, they
+        # say which builds one may run where one may create builds (or holds the webhook's
+        # secret), and write nothing themselves.
+        "builds/docker",
+        "builds/optimizeddocker",
+        "builds/source",
+        "builds/custom",
+        "builds/jenkinspipeline",
+        "buildconfigs/webhooks",
+    }
+)
+
+
+def write_verbs(rule: PolicyRule, namespace: str | None = None) -> tuple[str, ...]:
+    """The rule's write verbs, when it names a namespaced resource at all, or the Namespace
+    object `namespace` itself (the authorizer asks about a Namespace in its own namespace, so
+    relabelling it, e.g. its tenant or pod-security labels, is a write there too). Verbs
+    compare exactly, as the authorizer compares them."""
+    verbs = tuple(v for v in rule.verbs if v == ANY or v in WRITE_VERBS)
+    namespaced = any(
+        r == ANY or (r.split("/")[0] not in CLUSTER_SCOPED and r not in REVIEWS)
+        for r in rule.resources
+    )
+    itself = (
+        namespace is not None
+        and any(r.split("/")[0] == "namespaces" for r in rule.resources)
+        and (not rule.resource_names or namespace in rule.resource_names)
+    )
+    return verbs if namespaced or itself else ()
 
 
 @dataclass(frozen=True)
@@ -101,13 +148,13 @@ def cross_tenant_writes(inputs: PostureInputs) -> list[Reach]:
     found = []
     for grantee in sorted(inputs.tenants, key=lambda t: t.slug):
         for grant in effective_permissions(inputs, grantee):
-            verbs = write_verbs(grant.rule)
-            if not verbs:
+            if not any(v == ANY or v in WRITE_VERBS for v in grant.rule.verbs):
                 continue
             for namespace in owned if grant.scope is None else [grant.scope]:
                 # The claimed owner: nobody is "another tenant" in an unclassified namespace.
                 owner = inputs.claimed_tenant_of_namespace(namespace)
-                if owner is not None and owner.slug != grantee.slug:
+                verbs = write_verbs(grant.rule, namespace)
+                if verbs and owner is not None and owner.slug != grantee.slug:
                     found.append(Reach(namespace, owner, grantee, grant, verbs))
     return found
 

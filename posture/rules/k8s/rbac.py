@@ -27,7 +27,7 @@ from inventory.rbac import ref as _ref
 from inventory.rbac import subject_label as _subject_label
 from inventory.snapshot import ClusterSnapshot
 from posture.inputs import PostureInputs
-from posture.rules.k8s.rbac_escalation import escalations
+from posture.rules.k8s.rbac_escalation import Escalation, escalations, paths_title
 from posture.rules.k8s.rbac_eval import (
     Grant,
     can,
@@ -39,9 +39,11 @@ from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import binding_draft
 
 NODE_WRITE_VERBS = ("patch", "update")
-EDIT_VERBS = ("create", "update", "patch", "delete")
+EDIT_VERBS = ("create", "update", "patch", "delete", "deletecollection")
+NAMELESS_VERBS = ("create", "deletecollection")  # asked about no single object
 SHARING_CONFIGMAP_PURPOSES = ("device_plugin", "mig_parted")
 OPERATOR_GROUP, OPERATOR_RESOURCE = "nvidia.com", "clusterpolicies"
+DRIVER_RESOURCE = "nvidiadrivers"
 
 
 # --- checks ------------------------------------------------------------------------------------
@@ -100,8 +102,9 @@ class Target:
         _, _, sub = self.resource.partition("/")
         return f"{found} ({sub} subresource)" if sub else found
 
-    def verbs_allowed(self, grant: Grant, verbs: Iterable[str]) -> list[str]:
-        # The API server authorises create without an object name: resourceNames never allow it.
+    def verbs_allowed(self, grant: Grant | Escalation, verbs: Iterable[str]) -> list[str]:
+        # The API server authorises create and deletecollection without an object name:
+        # resourceNames never allow them.
         return [
             verb
             for verb in verbs
@@ -109,23 +112,31 @@ class Target:
         ]
 
     def _name(self, verb: str) -> str | None:
-        return None if verb == "create" else self.name
+        return None if verb in NAMELESS_VERBS else self.name
 
 
 def _write_findings(
     check_id: str, inputs: PostureInputs, targets: list[Target], verbs: tuple[str, ...]
 ) -> Iterator[FindingDraft]:
-    """One draft per binding that lets a tenant principal write any of `targets`."""
+    """One draft per binding that lets a tenant principal write any of `targets`, directly or
+    by an escalation path (rbac_escalation)."""
     if not targets:
         return  # nothing to guard (no GPU configuration read): no binding reaches it
     by_binding: dict[tuple[str, str, str], dict[str, list[Grant]]] = {}
-    escalating: dict[Grant, str] = {}  # grants that may take any right, and how
+    escalating: dict[Grant, list[Escalation]] = {}  # the paths by which a grant reaches them
     for tenant in sorted(inputs.tenants, key=lambda t: t.slug):
-        escalating.update(escalations(inputs, tenant))
+        paths_of = escalations(inputs, tenant)
         for grant in effective_permissions(inputs, tenant):
-            if grant in escalating or any(t.verbs_allowed(grant, verbs) for t in targets):
+            paths = [
+                e
+                for e in paths_of.get(grant, ())
+                if any(t.verbs_allowed(e, verbs) for t in targets)
+            ]
+            if paths or any(t.verbs_allowed(grant, verbs) for t in targets):
                 reached_by = by_binding.setdefault(grant.binding_ref, {})
                 reached_by.setdefault(tenant.slug, []).append(grant)
+            if paths:
+                escalating.setdefault(grant, []).extend(paths)
     for _ref_key, reached_by in sorted(by_binding.items()):
         grants = [g for found in reached_by.values() for g in found]
         reached = _reached(targets, grants, verbs, escalating)
@@ -134,10 +145,13 @@ def _write_findings(
         title = f"may {'/'.join(verbs_seen)} {objects}"
         evidence: dict[str, Any] = {"objects": reached}
         direct = any(t.verbs_allowed(g, verbs) for t in targets for g in grants)
-        paths = sorted({escalating[g] for g in grants if g in escalating})
+        found_paths = [e for g in grants for e in escalating.get(g, ())]
+        # A total path says it all: the identities it could also assume add nothing.
+        shown = [e for e in found_paths if e.total] or found_paths
+        paths = sorted({e.how for e in shown})
         if paths and not direct:  # a direct grant is the cause to name; escalation adds nothing
             evidence["escalation"] = paths
-            title += f" by escalation ({'; '.join(paths)})"
+            title += paths_title(paths)
         yield _binding_draft(check_id, reached_by, evidence, title)
 
 
@@ -145,14 +159,13 @@ def _reached(
     targets: list[Target],
     grants: list[Grant],
     verbs: tuple[str, ...],
-    escalating: dict[Grant, str],
+    escalating: dict[Grant, list[Escalation]],
 ) -> list[dict[str, Any]]:
-    """Each target the grants may write, with the verbs (every verb through an escalation)."""
+    """Each target the grants may write, with the verbs (directly or by an escalation)."""
     reached = []
+    ways: list[Grant | Escalation] = [*grants, *(e for g in grants for e in escalating.get(g, ()))]
     for target in targets:
-        allowed = {v for g in grants for v in target.verbs_allowed(g, verbs)}
-        if any(g in escalating for g in grants):
-            allowed = set(verbs)
+        allowed = {v for way in ways for v in target.verbs_allowed(way, verbs)}
         if allowed:
             ordered = [v for v in verbs if v in allowed]
             reached.append({"object": target.ref(), "purpose": target.purpose, "verbs": ordered})
@@ -187,6 +200,12 @@ def gpu_config_targets(snapshot: ClusterSnapshot) -> list[Target]:
         Target("ClusterPolicy", OPERATOR_GROUP, OPERATOR_RESOURCE, None, p.name, "gpu_operator")
         for p in sorted(snapshot.gpu_operator_policies, key=lambda p: p.name)
     ]
+    if snapshot.gpu_operator_policies:
+        # The operator installs the NVIDIADriver CRD with the ClusterPolicy's: an NVIDIADriver
+        # picks the driver image its node pool runs (the snapshot does not read them).
+        targets.append(
+            Target("NVIDIADriver", OPERATOR_GROUP, DRIVER_RESOURCE, None, None, "gpu_operator")
+        )
     return targets
 
 
@@ -236,14 +255,17 @@ def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
         "The device-plugin ConfigMap decides whether GPUs are time-sliced or shared through "
         "MPS and into how many replicas; the mig-parted ConfigMap decides how GPUs are cut "
         "into MIG instances; the GPU Operator's ClusterPolicy points at both and controls the "
-        "driver and toolkit on every GPU node. A tenant that may write any of them can turn "
-        "hardware isolation into time-slicing for every tenant on those nodes."
+        "driver and toolkit on every GPU node, and its NVIDIADriver resources pick the driver "
+        "image each node pool runs. A tenant that may write any of them can turn hardware "
+        "isolation into time-slicing for every tenant on those nodes, or run code of its "
+        "choosing as the driver."
     ),
     remediation=(
         "Remove the binding in the evidence, or narrow its role so that it no longer grants "
-        "create/update/patch/delete on these ConfigMaps (in the GPU Operator's namespace) or "
-        "on `clusterpolicies.nvidia.com`. Changes to GPU sharing go through a sharing request "
-        "the platform team approves and applies; tenants keep read access at most."
+        "create/update/patch/delete/deletecollection on these ConfigMaps (in the GPU "
+        "Operator's namespace) or on `clusterpolicies.nvidia.com` and "
+        "`nvidiadrivers.nvidia.com`. Changes to GPU sharing go through a sharing request the "
+        "platform team approves and applies; tenants keep read access at most."
     ),
     mappings=("SP800-53:AC-6", "SP800-53:CM-5"),
 )

@@ -1,51 +1,368 @@
-"""RBAC escalation paths: rights that let a tenant take any other right. PURE (K8S-003/-004).
+"""RBAC escalation paths: rights that let a tenant take rights it does not hold. PURE
+(K8S-003/-004, DRA-001).
 
-The API server lets a subject assume or grant rights it does not hold, by three verbs:
+Total paths, which reach any right:
 - `impersonate` on `groups` (core API group) for `system:masters`, cluster-wide: it then acts
   as the superuser group, which the RBAC authorizer never limits;
 - `bind` on the ClusterRole `cluster-admin` (present on every cluster) with `create` on
   `clusterrolebindings`: it binds cluster-admin to itself (`bind` lifts RBAC's check that a
   binding grants no more than its author holds);
 - `escalate` with `update` or `patch` on every ClusterRole: it adds any rule to a role it is
-  bound to.
-A grant that opens one of these paths reaches every object the node and GPU-configuration
-checks guard, so those checks report its binding as if it granted the write directly.
+  bound to;
+- the same `bind` (any ClusterRole) with `create` on `rolebindings`, or `escalate` with a write
+  on `roles`, inside one namespace: any right there, the Namespace object itself included;
+- running code in a GPU Operator namespace (creating pods or the controllers that make them,
+  changing those controllers, `exec`/`attach` into its pods): its pods run privileged on every
+  GPU node under the operator's own service accounts.
+Assumed identities, which reach what that identity holds (the bindings naming it; a service
+account also holds what its namespace's `system:serviceaccounts:NS` group holds):
+- `impersonate` on `users`, `groups` or `serviceaccounts` for that name;
+- running code in another namespace: a pod runs as any service account of its namespace;
+- `create` on `serviceaccounts/token`: a token of that service account.
+One step only: an assumed identity's own total paths count, an identity it may assume in turn
+does not.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import cast
 
+from inventory.drift import is_gpu_component
+from inventory.rbac import (
+    ANY,
+    SA_GROUP_PREFIX,
+    SA_USER_PREFIX,
+    binding_order,
+    find_role,
+    role_rules,
+    subject_label,
+)
+from inventory.snapshot import Subject
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.k8s.rbac_eval import Grant, effective_permissions
+from posture.rules.k8s.rbac_eval import (
+    Grant,
+    effective_permissions,
+    subject_of_tenant,
+    tenant_namespaces,
+)
 
 MASTERS = "system:masters"
 CLUSTER_ADMIN = "cluster-admin"
 RBAC_GROUP = "rbac.authorization.k8s.io"
+IMPERSONATED = {"User": "users", "Group": "groups", "ServiceAccount": "serviceaccounts"}
+# (verbs, API group, resource) that run code of one's choosing in a namespace.
+RUNS_CODE = (
+    (("create",), "", "pods"),
+    (("create",), "", "pods/exec"),
+    (("create",), "", "pods/attach"),
+    (("update", "patch"), "", "pods/ephemeralcontainers"),
+    (("create", "update", "patch"), "", "replicationcontrollers"),
+    *(
+        (("create", "update", "patch"), "apps", resource)
+        for resource in ("deployments", "daemonsets", "statefulsets", "replicasets")
+    ),
+    (("create",), "batch", "jobs"),
+    (("create", "update", "patch"), "batch", "cronjobs"),
+)
+ANY_SA = "*"  # an identity key's name: every service account of its namespace
+
+Identity = tuple[str, str, str]  # (kind, namespace or "", name): "User", "Group", "ServiceAccount"
 
 
-def escalations(inputs: PostureInputs, tenant: TenantInfo) -> dict[Grant, str]:
-    """The tenant's grants that open an escalation path, each with how. Computed once per
-    tenant and evaluation (K8S-003 and K8S-004 both ask)."""
+@dataclass(frozen=True)
+class Escalation:
+    """One way a grant reaches more than it says: every right (total; within `namespace` only,
+    when set) or the rights of an identity it may assume (`grants`)."""
+
+    how: str
+    grants: tuple[Grant, ...] = ()
+    total: bool = False
+    namespace: str | None = None
+    # Answers already given for these grants, shared by every path to the same identity.
+    answers: dict[tuple[str | None, ...], bool] | None = field(
+        default=None, compare=False, repr=False
+    )
+
+    def allows(
+        self, verb: str, group: str, resource: str, namespace: str | None, name: str | None
+    ) -> bool:
+        if self.total:
+            return self.namespace is None or namespace == self.namespace
+        request = (verb, group, resource, namespace, name)
+        if self.answers is not None and request in self.answers:
+            return self.answers[request]
+        answer = any(g.allows(*request) for g in self.grants)
+        if self.answers is not None:
+            self.answers[request] = answer
+        return answer
+
+
+def escalations(inputs: PostureInputs, tenant: TenantInfo) -> dict[Grant, tuple[Escalation, ...]]:
+    """The tenant's grants that open an escalation path, each with its paths. Computed once
+    per tenant and evaluation (K8S-003, K8S-004 and DRA-001 all ask)."""
     key = ("escalations", tenant.slug)
     if key not in inputs.memo:
-        inputs.memo[key] = _escalations(effective_permissions(inputs, tenant))
-    return dict(cast("dict[Grant, str]", inputs.memo[key]))  # what this function stored
+        inputs.memo[key] = _tenant_escalations(inputs, tenant)
+    return dict(cast("dict[Grant, tuple[Escalation, ...]]", inputs.memo[key]))  # stored above
 
 
-def _escalations(grants: list[Grant]) -> dict[Grant, str]:
-    def cluster_wide(verb: str, group: str, resource: str, name: str | None = None) -> list[Grant]:
-        return [g for g in grants if g.allows(verb, group, resource, None, name)]
+PATHS_IN_TITLE = 3
 
-    found: dict[Grant, str] = {}
-    for grant in cluster_wide("impersonate", "", "groups", MASTERS):
-        found.setdefault(grant, f"may impersonate group {MASTERS}")
-    if cluster_wide("create", RBAC_GROUP, "clusterrolebindings"):
-        for grant in cluster_wide("bind", RBAC_GROUP, "clusterroles", CLUSTER_ADMIN):
-            found.setdefault(
-                grant, f"may bind ClusterRole {CLUSTER_ADMIN} to itself with bind and create"
+
+def paths_title(paths: list[str]) -> str:
+    """ " by escalation (...)": the first few paths; the evidence lists them all."""
+    shown = "; ".join(paths[:PATHS_IN_TITLE])
+    more = len(paths) - PATHS_IN_TITLE
+    return f" by escalation ({shown}{f'; and {more} more' if more > 0 else ''})"
+
+
+def reaching(
+    inputs: PostureInputs,
+    tenant: TenantInfo,
+    verb: str,
+    group: str,
+    resource: str,
+    namespace: str | None,
+    name: str | None,
+) -> Iterator[tuple[Grant, tuple[str, ...]]]:
+    """Each of the tenant's grants that allows the request: directly (no paths), or else by
+    the escalation paths named."""
+    paths_of = escalations(inputs, tenant)
+    for grant in effective_permissions(inputs, tenant):
+        if grant.allows(verb, group, resource, namespace, name):
+            yield grant, ()
+            continue
+        paths = tuple(
+            e.how
+            for e in paths_of.get(grant, ())
+            if e.allows(verb, group, resource, namespace, name)
+        )
+        if paths:
+            yield grant, paths
+
+
+def _tenant_escalations(
+    inputs: PostureInputs, tenant: TenantInfo
+) -> dict[Grant, tuple[Escalation, ...]]:
+    grants = effective_permissions(inputs, tenant)
+    found: dict[Grant, list[Escalation]] = {}
+    own = tenant_namespaces(inputs, tenant)
+    operator_ns = _operator_namespaces(inputs)
+    for grant, escalation in _total(grants, own | operator_ns):
+        found.setdefault(grant, []).append(escalation)
+    assumable = [g for g in grants if _may_assume(g)]
+    if not assumable:
+        return {grant: tuple(paths) for grant, paths in found.items()}
+    # What another identity holds where these checks look: cluster-wide, in the operator's
+    # namespaces and in the tenant's own (its Namespace objects); elsewhere it reaches nothing.
+    where = own | operator_ns
+    identities: dict[Identity, Held] = {}
+    for identity, held in _identities(inputs).items():
+        if not (held.total or held.cluster or any(ns in held.by_namespace for ns in where)):
+            continue
+        if subject_of_tenant(held.subject, tenant, own) is None:  # else its rights are the tenant's
+            identities[identity] = held
+    elsewhere = sorted(({ns for _, ns, _ in _identities(inputs) if ns} | operator_ns) - own)
+    for grant in assumable:
+        for escalation in _assumed(grant, identities, elsewhere, operator_ns, own):
+            found.setdefault(grant, []).append(escalation)
+    return {grant: tuple(paths) for grant, paths in found.items()}
+
+
+def _operator_namespaces(inputs: PostureInputs) -> set[str]:
+    """Namespaces running the GPU stack that no tenant owns (a tenant's own DCGM exporter does
+    not make its namespace the operator's)."""
+    stack = {w.namespace for w in inputs.snapshot.workloads if is_gpu_component(w)}
+    return stack - set(inputs.namespace_owner)
+
+
+def _total(
+    grants: list[Grant], namespaces: Iterable[str] = ()
+) -> Iterator[tuple[Grant, Escalation]]:
+    """The grants that open a total path; namespaced paths in `namespaces` and in those the
+    grants are bound in."""
+
+    def allowed(verb: str, resource: str, namespace: str | None, name: str | None = None):
+        return [g for g in grants if g.allows(verb, RBAC_GROUP, resource, namespace, name)]
+
+    for grant in (g for g in grants if g.allows("impersonate", "", "groups", None, MASTERS)):
+        yield grant, Escalation(f"may impersonate group {MASTERS}", total=True)
+    if allowed("create", "clusterrolebindings", None):
+        how = f"may bind ClusterRole {CLUSTER_ADMIN} to itself with bind and create"
+        for grant in allowed("bind", "clusterroles", None, CLUSTER_ADMIN):
+            yield grant, Escalation(how, total=True)
+    if allowed("update", "clusterroles", None) or allowed("patch", "clusterroles", None):
+        how = "may add any rule to ClusterRoles with escalate and update"
+        for grant in allowed("escalate", "clusterroles", None):
+            yield grant, Escalation(how, total=True)
+    # Inside one namespace: a RoleBinding to cluster-admin there, or any rule added to a Role.
+    for namespace in sorted({g.scope for g in grants if g.scope is not None} | set(namespaces)):
+        if allowed("create", "rolebindings", namespace):
+            how = f"may bind ClusterRole {CLUSTER_ADMIN} in namespace {namespace}"
+            for grant in allowed("bind", "clusterroles", namespace, CLUSTER_ADMIN):
+                yield grant, Escalation(how, total=True, namespace=namespace)
+        if any(allowed(v, "roles", namespace) for v in ("create", "update", "patch")):
+            how = f"may add any rule to Roles in namespace {namespace} with escalate"
+            for grant in allowed("escalate", "roles", namespace):
+                yield grant, Escalation(how, total=True, namespace=namespace)
+
+
+@dataclass(frozen=True)
+class Held:
+    """What one identity holds: cluster-wide, by namespace, and the total path it opens."""
+
+    subject: Subject
+    grants: tuple[Grant, ...]
+    cluster: tuple[Grant, ...]
+    by_namespace: dict[str, tuple[Grant, ...]]
+    total: str | None  # a cluster-wide total path of its own (see _total)
+    answers: dict[tuple[str | None, ...], bool] = field(default_factory=dict, compare=False)
+
+
+def _identities(inputs: PostureInputs) -> dict[Identity, Held]:
+    """Every identity a binding names, with what it holds; a service account also holds what
+    its namespace's service-account group holds. Memoised per evaluation."""
+    key = ("rbac-identities",)
+    if key not in inputs.memo:
+        snapshot = inputs.snapshot
+        cluster_roles = {r.name: r for r in snapshot.roles if r.kind == "ClusterRole"}
+        subjects: dict[Identity, Subject] = {}
+        held: dict[Identity, list[Grant]] = {}
+        for binding in sorted(snapshot.bindings, key=binding_order):
+            role = find_role(snapshot.roles, binding)
+            if role is None:
+                continue
+            scope = binding.namespace if binding.kind == "RoleBinding" else None
+            where = (binding.kind, binding.namespace, binding.name, role.kind, role.name)
+            rules = role_rules(role, cluster_roles)
+            for subject in binding.subjects:
+                identity = _identity(subject)
+                if identity[0] == "ServiceAccount" and not identity[1]:
+                    continue  # no namespace: the API server matches it to no account
+                subjects.setdefault(identity, subject)
+                label = subject_label(subject)
+                found = held.setdefault(identity, [])
+                found += [Grant(label, *where, rule, scope, source) for rule, source in rules]
+        table: dict[Identity, Held] = {}
+        for identity, grants in sorted(held.items()):
+            kind, namespace, name = identity
+            if kind == "ServiceAccount" and name != ANY_SA:
+                grants = [*grants, *held.get(("ServiceAccount", namespace, ANY_SA), ())]
+            by_namespace: dict[str, list[Grant]] = {}
+            for grant in grants:
+                if grant.scope is not None:
+                    by_namespace.setdefault(grant.scope, []).append(grant)
+            totals = sorted({e.how for _, e in _total(grants) if e.namespace is None})
+            table[identity] = Held(
+                subjects[identity],
+                tuple(grants),
+                tuple(g for g in grants if g.scope is None),
+                {ns: tuple(found) for ns, found in by_namespace.items()},
+                totals[0] if totals else None,
             )
-    if any(cluster_wide(verb, RBAC_GROUP, "clusterroles") for verb in ("update", "patch")):
-        for grant in cluster_wide("escalate", RBAC_GROUP, "clusterroles"):
-            found.setdefault(grant, "may add any rule to ClusterRoles with escalate and update")
-    return found
+        inputs.memo[key] = table
+    return cast("dict[Identity, Held]", inputs.memo[key])  # what this function stored
+
+
+def _identity(subject: Subject) -> Identity:
+    """How the authorizer sees a subject: a service account however it is spelt."""
+    if subject.kind == "User" and subject.name.startswith(SA_USER_PREFIX):
+        namespace, _, name = subject.name.removeprefix(SA_USER_PREFIX).partition(":")
+        return ("ServiceAccount", namespace, name)
+    if subject.kind == "Group" and subject.name.startswith(SA_GROUP_PREFIX):
+        return ("ServiceAccount", subject.name.removeprefix(SA_GROUP_PREFIX), ANY_SA)
+    if subject.kind == "ServiceAccount":
+        return ("ServiceAccount", subject.namespace or "", subject.name)
+    return (subject.kind, "", subject.name)
+
+
+def _names(grant: Grant) -> tuple[str | None, ...]:
+    """Object names to ask about: any (None) or each name the rule is limited to."""
+    return grant.rule.resource_names or (None,)
+
+
+def _assumed(
+    grant: Grant,
+    identities: dict[Identity, Held],
+    elsewhere: list[str],
+    operator_ns: set[str],
+    own: set[str],
+) -> Iterator[Escalation]:
+    if grant.scope is None:  # the same in every namespace
+        runs_in = set(elsewhere) if _runs_code(grant, None) else set()
+    else:
+        runs_in = {grant.scope} - own if _runs_code(grant, grant.scope) else set()
+    for ns in sorted(runs_in & operator_ns):
+        how = f"may run pods in GPU Operator namespace {ns} (privileged, as its accounts)"
+        yield Escalation(how, total=True)
+    verbs, resources = set(grant.rule.verbs), set(grant.rule.resources)
+    impersonates = bool(verbs & {ANY, "impersonate"})
+    tokens = bool(verbs & {ANY, "create"} and resources & {ANY, "*/token", "serviceaccounts/token"})
+    if not (runs_in or impersonates or tokens):
+        return
+    for identity, held in identities.items():
+        kind, namespace, name = identity
+        verb = None
+        if kind == "ServiceAccount" and namespace in runs_in:
+            verb = f"may run pods in namespace {namespace} as"
+        elif impersonates and _impersonates(grant, identity):
+            verb = "may impersonate"
+        elif tokens and name != ANY_SA and _token_for(grant, identity):
+            verb = "may create a token for"
+        if verb is None:
+            continue
+        how = f"{verb} {_label(identity)}"
+        if held.total:
+            yield Escalation(f"{how}, which {held.total}", total=True)
+        else:
+            yield Escalation(how, grants=held.grants, answers=held.answers)
+
+
+# Resources (and their subresources) some assumption path asks about.
+ASSUMING = {r.partition("/")[0] for _, _, r in RUNS_CODE} | {*IMPERSONATED.values()}
+
+
+def _may_assume(grant: Grant) -> bool:
+    """A cheap first look: the rule names a verb and a resource some path needs."""
+    rule = grant.rule
+    return any(v in (ANY, "create", "update", "patch", "impersonate") for v in rule.verbs) and any(
+        r == ANY or r.startswith("*/") or r.partition("/")[0] in ASSUMING for r in rule.resources
+    )
+
+
+def _runs_code(grant: Grant, namespace: str | None) -> bool:
+    return any(
+        grant.allows(verb, group, resource, namespace, name)
+        for verbs, group, resource in RUNS_CODE
+        for verb in verbs
+        for name in _names(grant)
+    )
+
+
+def _token_for(grant: Grant, identity: Identity) -> bool:
+    kind, namespace, name = identity
+    return kind == "ServiceAccount" and grant.allows(
+        "create", "", "serviceaccounts/token", namespace, name
+    )
+
+
+def _impersonates(grant: Grant, identity: Identity) -> bool:
+    kind, namespace, name = identity
+    resource = IMPERSONATED.get(kind)
+    if resource is None:
+        return False
+    if kind != "ServiceAccount":
+        return grant.allows("impersonate", "", resource, None, name)
+    names: Iterable[str | None] = _names(grant) if name == ANY_SA else (name,)
+    return any(grant.allows("impersonate", "", resource, namespace, n) for n in names)
+
+
+def _label(identity: Identity) -> str:
+    kind, namespace, name = identity
+    if kind == "ServiceAccount":
+        if name == ANY_SA:
+            return f"Group {SA_GROUP_PREFIX}{namespace}"
+        return f"ServiceAccount {namespace}/{name}"
+    return f"{kind} {name}"

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from inventory.rbac import (
-    ALL_AUTHENTICATED,
     ALL_SERVICE_ACCOUNTS,
+    EVERYONE,
+    SA_USER_PREFIX,
     binding_order,
     find_role,
     ref,
@@ -78,15 +79,37 @@ def tenant_namespaces(inputs: PostureInputs, tenant: TenantInfo) -> set[str]:
 
 
 def subject_of_tenant(subject: Subject, tenant: TenantInfo, namespaces: set[str]) -> str | None:
-    """How `subject` names the tenant ("Group:NAME", ...), or None when it does not."""
+    """How `subject` names the tenant ("Group:NAME", ...), or None when it does not. A service
+    account is the tenant's when it lives in one of its namespaces or when the tenant lists it
+    as `user:system:serviceaccount:NS:NAME`, however the binding spells it."""
     if subject.kind in ("Group", "User"):
+        # Exactly as the tenant lists it: Kubernetes compares names case-sensitively.
         prefix = f"{subject.kind.lower()}:"
-        if prefix + subject.name in tenant.principals or subject.name == ALL_AUTHENTICATED:
+        if prefix + subject.name in tenant.principals or (subject.kind, subject.name) in EVERYONE:
             return subject_label(subject)
-        if subject.name == ALL_SERVICE_ACCOUNTS and subject.kind == "Group" and namespaces:
-            return subject_label(subject)
+        if subject.name == ALL_SERVICE_ACCOUNTS and subject.kind == "Group":
+            return subject_label(subject) if namespaces or _listed_accounts(tenant) else None
     namespace = service_account_namespace(subject)
-    return subject_label(subject) if namespace and namespace in namespaces else None
+    if not namespace:
+        return None
+    if namespace in namespaces:
+        return subject_label(subject)
+    listed = _listed_accounts(tenant)
+    if subject.kind == "Group":  # system:serviceaccounts:NS holds every account of NS
+        return subject_label(subject) if any(ns == namespace for ns, _ in listed) else None
+    name = subject.name if subject.kind == "ServiceAccount" else subject.name.rsplit(":", 1)[-1]
+    return subject_label(subject) if (namespace, name) in listed else None
+
+
+def _listed_accounts(tenant: TenantInfo) -> set[tuple[str, str]]:
+    """(namespace, name) of the service accounts the tenant lists as user principals."""
+    prefix = f"user:{SA_USER_PREFIX}"
+    found = set()
+    for principal in tenant.principals:
+        namespace, _, name = principal.removeprefix(prefix).partition(":")
+        if principal.startswith(prefix) and namespace and name:
+            found.add((namespace, name))
+    return found
 
 
 def effective_permissions(inputs: PostureInputs, tenant: TenantInfo) -> list[Grant]:
