@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from gpuposture.base.enums import Severity
 from inventory.bulletins.csaf.fixes import Fix
+from inventory.bulletins.csaf.products import ALL_VERSIONS, OPEN
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 from inventory.conditions import NOT_PRESENT, VEX_NOT_PRESENT, NodeFacts, Verdict, evaluate
 
@@ -75,6 +76,9 @@ class PatchStatus:
     unknown_components: tuple[str, ...] = ()  # the kinds behind `unknown`
     # Fixes whose bound the installed version is past: the node runs a fixed version (VEX).
     fixed: tuple[Exposure, ...] = ()
+    # OPEN bounds the node's version may be in (under investigation, or no bound stated): the
+    # component is unknown, never current; a VEX says `under_investigation`.
+    investigating: tuple[Exposure, ...] = ()
 
 
 @dataclass
@@ -82,6 +86,7 @@ class _Judgement:
     exposures: list[Exposure] = field(default_factory=list)
     not_affected: list[Exposure] = field(default_factory=list)
     fixed: list[Exposure] = field(default_factory=list)
+    investigating: list[Exposure] = field(default_factory=list)
     baselines: dict[str, str] = field(default_factory=dict)
     unknown: list[str] = field(default_factory=list)
     unknown_components: list[str] = field(default_factory=list)
@@ -166,6 +171,7 @@ def node_patch_status(
         tuple(judged.not_affected),
         tuple(dict.fromkeys(judged.unknown_components)),
         tuple(judged.fixed),
+        tuple(judged.investigating),
     )
 
 
@@ -194,6 +200,9 @@ def _judge(
             best = judged.baselines.get(label)
             if best is None or compare(fix.fixed_version, best) > 0:
                 judged.baselines[label] = fix.fixed_version
+        if fix.affected.op == OPEN:
+            _judge_open(kind, installed, fix, judged)
+            continue
         if not _exposed(installed, fix):
             if _bounded(fix) or _past_fix(installed, fix):
                 judged.fixed.append(_exposure(kind, installed, fix, None))
@@ -204,6 +213,21 @@ def _judge(
             judged.not_affected.append(_exposure(kind, installed, fix, verdict))
         else:
             judged.exposures.append(_exposure(kind, installed, fix, verdict))
+
+
+def _judge_open(kind: str, installed: str, fix: Fix, judged: _Judgement) -> None:
+    """A bound the bulletin leaves open: past its fixed version the node runs the fix, past the
+    highest version it names it is not concerned; else whether it is affected is unknown."""
+    if _past_fix(installed, fix):
+        judged.fixed.append(_exposure(kind, installed, fix, None))
+        return
+    reach = fix.affected.version
+    if reach != ALL_VERSIONS and parse_version(reach) and compare(installed, reach) > 0:
+        return
+    why = {"code": "open_bound", "text": fix.warning, "justification": None}
+    judged.investigating.append(replace(_exposure(kind, installed, fix, None), reason=why))
+    cves = ", ".join(fix.cves) or "no CVE named"
+    judged.not_judged(kind, f"{kind} {installed}: {fix.advisory_id} ({cves}): {fix.warning}")
 
 
 def _dropped_by(relevant: list[Fix], fixes: list[Fix]) -> str | None:

@@ -57,6 +57,8 @@ class Vulnerability:
     # Product id -> its own highest score, where score entries name their products (a Windows
     # row may be critical and the Linux row medium); others take the overall score.
     product_scores: dict[str, tuple[float | None, str | None]] = field(default_factory=dict)
+    # product_status.under_investigation: the vendor does not yet know whether they are affected.
+    under_investigation: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -256,6 +258,7 @@ def _vulnerability(
             pid for key in _STATUS_AFFECTED for pid in _list(status.get(key), where)
         ),
         last_affected=tuple(_list(status.get("last_affected"), where)),
+        under_investigation=tuple(_list(status.get("under_investigation"), where)),
         fixed=tuple(pid for key in _STATUS_FIXED for pid in _list(status.get(key), where)),
         vendor_fix=_vendor_fixes(raw, products, groups, where),
         release_date=raw.get("release_date") if isinstance(raw.get("release_date"), str) else None,

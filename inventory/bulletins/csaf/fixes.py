@@ -13,7 +13,15 @@ from functools import cmp_to_key
 
 from inventory.bulletins.csaf.document import Advisory, Product, Vulnerability
 from inventory.bulletins.csaf.notes import note_conditions
-from inventory.bulletins.csaf.products import Bound, Component, bound, branch_mismatch, classify
+from inventory.bulletins.csaf.products import (
+    ALL_VERSIONS,
+    OPEN,
+    Bound,
+    Component,
+    bound,
+    branch_mismatch,
+    classify,
+)
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 
 Classified = tuple[Product, Component, Bound]
@@ -80,13 +88,21 @@ def fixes(advisory: Advisory) -> tuple[list[Fix], list[Unmatched]]:
 def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair], list[Unmatched]]:
     """(component, affected bound, fixed version, warning, product id) per affected product.
     An affected product is never dropped for want of a fix: its bound alone says which nodes
-    are exposed (a vendor_fix remediation may be all a document gives, or backport lines)."""
+    are exposed (a vendor_fix remediation may be all a document gives, or backport lines).
+    Nor for want of a bound: an affected product whose versions the bulletin does not bound,
+    and a product under investigation, stay OPEN (the node cannot read current)."""
     lost: list[Unmatched] = []
-    affected = _classified(advisory, vulnerability.known_affected, lost)
+    affected = _classified(advisory, vulnerability.known_affected, lost, open_bounds=True)
     # A last_affected version bounds every version up to it (CSAF 2.0 product_status).
     affected += [
         (product, component, replace(stated, op="<=") if stated.op == "==" else stated)
         for product, component, stated in _classified(advisory, vulnerability.last_affected, lost)
+    ]
+    investigating = [
+        (product, component, Bound(OPEN, _reach(stated), stated.condition))
+        for product, component, stated in _classified(
+            advisory, vulnerability.under_investigation, lost, open_bounds=True
+        )
     ]
     fixed = _classified(advisory, vulnerability.fixed, lost)
     by_component: dict[Component, list[Classified]] = {}
@@ -97,7 +113,9 @@ def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair
     for product, component, affected_bound in affected:
         versions = sorted({b.version for _, _, b in by_component.get(component, [])})
         paired.add(component)
-        if len(versions) == 1:
+        if affected_bound.op == OPEN:
+            pairs.append(_open_pair(vulnerability, product, component, versions))
+        elif len(versions) == 1:
             pairs.append((component, affected_bound, versions[0], None, product.product_id))
         elif versions:
             chosen, warning = _past_bound(affected_bound, versions)
@@ -105,10 +123,42 @@ def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair
         else:
             remedy = _remedy(vulnerability, product)
             pairs.append((component, affected_bound, remedy, None, product.product_id))
+    for product, component, open_bound in investigating:
+        versions = sorted({b.version for _, _, b in by_component.get(component, [])})
+        paired.add(component)
+        highest = max(versions, key=cmp_to_key(compare)) if versions else None
+        pairs.append((component, open_bound, highest, UNDER_INVESTIGATION, product.product_id))
     for product, component, _ in fixed:
         if component not in paired:
             lost.append(_lost(product, "fixed product without an affected product to pair"))
     return pairs, lost
+
+
+UNDER_INVESTIGATION = "under investigation: the vendor does not yet say whether it is affected"
+NOT_BOUNDED = "affected, but the bulletin states no version bound"
+
+
+def _reach(stated: Bound) -> str:
+    """The highest version an under-investigation product names, or ALL_VERSIONS."""
+    if stated.op == OPEN or parse_version(stated.version) is None:
+        return ALL_VERSIONS
+    return stated.version
+
+
+def _open_pair(
+    vulnerability: Vulnerability, product: Product, component: Component, versions: list[str]
+) -> _Pair:
+    """An affected product with no bound: below its one fixed version (the fixed product of
+    the same component, else the one version a vendor_fix names) it is affected; with no
+    such version it stays OPEN, judged by no version (fixed past the highest one named)."""
+    remedy = versions[0] if len(versions) == 1 else None
+    if not versions:
+        remedy = _remedy(vulnerability, product)
+    if remedy:
+        warning = f"{NOT_BOUNDED}: read as every version below the fixed {remedy}"
+        return (component, Bound("<", remedy), remedy, warning, product.product_id)
+    highest = max(versions, key=cmp_to_key(compare)) if versions else None
+    return (component, Bound(OPEN, ALL_VERSIONS), highest, NOT_BOUNDED, product.product_id)
 
 
 def _past_bound(affected: Bound, versions: list[str]) -> tuple[str | None, str]:
@@ -141,13 +191,20 @@ def _remedy(vulnerability: Vulnerability, product: Product) -> str | None:
     return named.pop() if len(named) == 1 else None
 
 
-def _classified(advisory: Advisory, ids: Iterable[str], lost: list[Unmatched]) -> list[Classified]:
+def _classified(
+    advisory: Advisory, ids: Iterable[str], lost: list[Unmatched], open_bounds: bool = False
+) -> list[Classified]:
+    """Each product as (product, component, bound). `open_bounds`: a component whose versions
+    the product does not bound is kept with an OPEN bound (affected or under investigation:
+    the vendor names it), not lost."""
     found: list[Classified] = []
     for product_id in ids:
         product = advisory.products[product_id]
         component, stated = classify(product), bound(product)
         if component is None:
             lost.append(_lost(product, "not a component gpuposture inventories"))
+        elif open_bounds and (stated is None or parse_version(stated.version) is None):
+            found.append((product, component, Bound(OPEN, ALL_VERSIONS)))
         elif stated is None:
             lost.append(_lost(product, "no version bound in the product name"))
         elif parse_version(stated.version) is None:
@@ -230,7 +287,7 @@ def _moment(text: str) -> datetime | None:
 
 
 def _warning(affected: Bound, fixed_version: str | None) -> str | None:
-    if fixed_version is None or affected.op == "==":
+    if fixed_version is None or affected.op not in ("<", "<="):
         return None
     order = compare(fixed_version, affected.version)
     if order < 0 or (order == 0 and affected.op == "<="):

@@ -76,9 +76,16 @@ class Component:
     host: str | None = None
 
 
+# Bound op of a product the bulletin does not bound: under investigation, or affected with no
+# version bound it states (a bare product name, an unreadable range). Its version is the highest
+# version it could concern, or ALL_VERSIONS. Never read as "not affected".
+OPEN = "?"
+ALL_VERSIONS = "*"
+
+
 @dataclass(frozen=True)
 class Bound:
-    """A version bound: op '<', '<=' or '=='; condition is free text kept verbatim."""
+    """A version bound: op '<', '<=', '==' or OPEN; condition is free text kept verbatim."""
 
     op: str
     version: str
