@@ -74,6 +74,10 @@ class Advisory:
     vulnerabilities: tuple[Vulnerability, ...]
     notes: tuple[str, ...] = ()  # document notes other than the legal disclaimer
     withdrawn: str | None = None  # why the advisory says it is withdrawn: it states no fixes
+    status: str = "final"  # document.tracking.status: draft, interim or final
+    # document.distribution.tlp.label, upper case ("WHITE", "CLEAR", "AMBER+STRICT"); None
+    # when the document states none.
+    tlp: str | None = None
 
 
 _VERSIONS = ("2.0", "2.1")  # 2.1: scores under `metrics[].content`, csaf_withdrawn
@@ -112,7 +116,35 @@ def parse_advisory(data: Any) -> Advisory:
         ),
         notes=_notes(document.get("notes")),
         withdrawn=_withdrawn(document, tracking),
+        status=_tracking_status(tracking),
+        tlp=_tlp(document),
     )
+
+
+# "withdrawn" is not a CSAF status, but publishers write it (see _withdrawn).
+_TRACKING_STATUSES = ("draft", "interim", "final", "withdrawn")
+
+
+def _tracking_status(tracking: Mapping[str, Any]) -> str:
+    """document.tracking.status (required by CSAF; a document that leaves it out is read as
+    final, as before). A stated value outside the standard's is refused, never read as final."""
+    status = tracking.get("status", "final")
+    if status not in _TRACKING_STATUSES:
+        raise CsafError(
+            f"document.tracking.status is {status!r}, not one of {', '.join(_TRACKING_STATUSES)}"
+        )
+    return status
+
+
+def _tlp(document: Mapping[str, Any]) -> str | None:
+    """The TLP label (CSAF 2.0: WHITE, GREEN, AMBER, RED; 2.1: CLEAR, GREEN, AMBER,
+    AMBER+STRICT, RED), upper case without a "TLP:" prefix; None when the document states none."""
+    distribution = document.get("distribution")
+    tlp = distribution.get("tlp") if isinstance(distribution, Mapping) else None
+    label = tlp.get("label") if isinstance(tlp, Mapping) else None
+    if not isinstance(label, str) or not label.strip():
+        return None
+    return re.sub(r"^TLP:\s*", "", label.strip().upper())[:20]
 
 
 def _withdrawn(document: Mapping[str, Any], tracking: Mapping[str, Any]) -> str | None:
