@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 BranchPath = tuple[tuple[str, str], ...]
@@ -39,6 +39,10 @@ class Product:
     branch_path: BranchPath
     cpe: str | None
     version_range: str | None
+    purl: str | None = None
+    # A relationship's product (default_component_of, installed_on, ...): the name of the
+    # product it refers to, which states the version ("... as a component of Ubuntu 22.04" not).
+    reference_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -231,12 +235,14 @@ def _product(raw: Any, path: BranchPath, version_range: str | None, where: str) 
     raw = _mapping(raw, f"{where} product")
     helper = raw.get("product_identification_helper")
     cpe = helper.get("cpe") if isinstance(helper, Mapping) else None
+    purl = helper.get("purl") if isinstance(helper, Mapping) else None
     return Product(
         product_id=_text(raw, "product_id", where),
         name=_text(raw, "name", where),
         branch_path=path,
         cpe=cpe if isinstance(cpe, str) else None,
         version_range=version_range,
+        purl=purl if isinstance(purl, str) else None,
     )
 
 
@@ -246,7 +252,17 @@ def _related(relation: Any, found: Mapping[str, Product]) -> Product:
     path = base.branch_path if base else ()
     link = (str(relation.get("category", "")), str(relation.get("relates_to_product_reference")))
     full = relation.get("full_product_name")
-    return _product(full, (*path, link), None, "product_tree.relationships[]")
+    related = _product(full, (*path, link), None, "product_tree.relationships[]")
+    if base is None:
+        return related
+    # The component's own identity and version: those of the product it refers to.
+    return replace(
+        related,
+        cpe=related.cpe or base.cpe,
+        purl=related.purl or base.purl,
+        version_range=base.version_range,
+        reference_name=base.name,
+    )
 
 
 def _add(found: dict[str, Product], product: Product) -> None:

@@ -8,8 +8,9 @@ prior to 535.230.02"), or a plain version for the fixed product.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cmp_to_key
+from urllib.parse import unquote
 
 from inventory.bulletins.csaf.document import Product
 from inventory.bulletins.csaf.versions import compare, parse_version
@@ -94,9 +95,12 @@ class Bound:
 
 def classify(product: Product) -> Component | None:
     """The component a product describes, or None when it is not one gpuposture inventories."""
-    label = _label(product)
+    label = _words(_label(product))
     prefix, inner = _architecture(product)
     kind = _kind(label, inner)
+    if kind is None and (identity := _identity(product)):
+        # A product known only by its identification helper ("nvidia-container-toolkit").
+        label, kind = identity, _kind(identity, inner)
     if kind is None:
         return None
     line = _line(kind, label, inner)
@@ -116,7 +120,27 @@ def _label(product: Product) -> str:
     if names:
         return names[-1]
     versions = [name for category, name in product.branch_path if category == "product_version"]
-    return versions[-1] if versions else product.name
+    return versions[-1] if versions else product.reference_name or product.name
+
+
+def _words(text: str) -> str:
+    """Package and CPE spellings as words: "nvidia-container-toolkit", "container_toolkit"."""
+    return re.sub(r"[-_]+", " ", text)
+
+
+_PURL = re.compile(r"^pkg:(?P<type>[^/]+)/(?:[^@?#]*/)?(?P<name>[^/@?#]+)(?:@(?P<version>[^?#]+))?")
+
+
+def _identity(product: Product) -> str:
+    """The package name a purl, and the product a CPE 2.3 names (vendor:product), as words."""
+    found = []
+    match = _PURL.match(product.purl or "")
+    if match:
+        found.append(unquote(match["name"]))
+    parts = (product.cpe or "").split(":")
+    if len(parts) > 4 and parts[0] == "cpe":
+        found.append(parts[4] if parts[1] == "2.3" else parts[3])
+    return _words(" ".join(found))
 
 
 def _architecture(product: Product) -> tuple[str | None, str | None]:
@@ -190,11 +214,58 @@ def bound(product: Product) -> Bound | None:
     innermost product_version branch name."""
     if product.version_range:
         return _vers_bound(product.version_range) or _text_bound(product.version_range)
-    stated = _text_bound(product.name)
+    # A relationship's own name ("... as a component of Ubuntu 22.04") states no version.
+    name = product.reference_name or product.name
+    stated = _text_bound(name)
     if stated is None:
         versions = [name for category, name in product.branch_path if category == "product_version"]
         stated = _text_bound(versions[-1]) if versions else None
-    return stated
+    return stated or _named_bound(name) or _helper_bound(product)
+
+
+# "NVIDIA Container Toolkit 1.17.7", "NVIDIA GPU Operator versions prior to 25.3.2",
+# "nvidia-container-toolkit v1.17.7 and earlier": the bound right after the component's name.
+_NAMED = re.compile(
+    rf"(?:{'|'.join(re.escape(phrase) for phrase, _ in _KINDS)})\s+"
+    rf"(?P<bound>(?:(?:all\s+)?versions?\s+)?(?:{_INCLUSIVE}|prior to|before|earlier than|"
+    r"older than|<=|<)?\s*v?\d+(?:\.\d+)+"
+    r"(?:\s+(?:and|or)\s+(?:earlier|prior|older|lower|below))?)",
+    re.IGNORECASE,
+)
+
+
+def _named_bound(name: str) -> Bound | None:
+    words = _words(name)
+    match = _NAMED.search(words)
+    if not match:
+        return None
+    text, rest = match["bound"], _condition(words[match.end() :])
+    earlier = re.search(r"\s+(?:and|or)\s+\w+$", text)
+    if earlier:
+        return Bound("<=", _clean(text[: earlier.start()].split()[-1]), rest)
+    stated = _text_bound(text)
+    return replace(stated, condition=stated.condition or rest) if stated else None
+
+
+def _helper_bound(product: Product) -> Bound | None:
+    """The version a purl or a CPE 2.3 states, as the one version the product is. Distribution
+    packages (rpm, deb, apk) give their upstream version: epoch and release dropped."""
+    match = _PURL.match(product.purl or "")
+    if match and match["version"]:
+        version = unquote(match["version"])
+        if match["type"] in ("rpm", "deb", "apk"):
+            version = re.sub(r"^\d+:", "", version).rsplit("-", 1)[0]
+        version = _clean(version)
+        if parse_version(version):
+            return Bound("==", version)
+    parts = (product.cpe or "").split(":")
+    if len(parts) > 5 and parts[:2] == ["cpe", "2.3"] and parts[5] not in ("*", "-", ""):
+        version = parts[5]
+        if re.fullmatch(r"\d+(?:_\d+)+", version):  # NVIDIA writes 535_230_02
+            version = version.replace("_", ".")
+        if parse_version(_clean(version)):
+            return Bound("==", _clean(version))
+    return None
 
 
 def _text_bound(text: str) -> Bound | None:
