@@ -39,6 +39,7 @@ class BulletinFixSerializer(serializers.ModelSerializer):
             "max_cvss",
             "severity",
             "warning",
+            "no_fix",
         ]
 
 

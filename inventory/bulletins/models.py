@@ -85,6 +85,8 @@ class BulletinFix(models.Model):
     max_cvss = models.FloatField(null=True, blank=True)
     severity = models.CharField(max_length=20, blank=True)
     warning = models.TextField(blank=True)
+    # No fixed version and the vendor says why ("none_available: ...", "no_fix_planned: ...").
+    no_fix = models.TextField(blank=True)
     # When this fix was published (the patch SLA clock's start); null on rows stored before
     # it was recorded, which read the bulletin's current release date.
     released = models.DateTimeField(null=True, blank=True)

@@ -202,6 +202,7 @@ def _fix_row(
         max_cvss=fix.max_cvss,
         severity=(fix.severity or "").lower(),
         warning=fix.warning or "",
+        no_fix=fix.no_fix or "",
     )
 
 
@@ -284,6 +285,7 @@ def fixes_from_db() -> list[Fix]:
                 r.released or r.bulletin.initial_release_date or r.bulletin.current_release_date
             ).isoformat(),
             warning=r.warning or None,
+            no_fix=r.no_fix or None,
         )
         for r in rows
     ]

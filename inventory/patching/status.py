@@ -55,6 +55,8 @@ class Exposure:
     condition_status: str | None = None
     # Why: {"code", "text", "justification"} (inventory.conditions.Verdict.as_reason).
     reason: dict[str, str | None] | None = None
+    # No fixed version, and the vendor says why ("none_available: ...", "no_fix_planned: ...").
+    no_fix: str | None = None
 
 
 @dataclass(frozen=True)
@@ -316,6 +318,7 @@ def _exposure(kind: str, installed: str | None, fix: Fix, verdict: Verdict | Non
         condition=fix.condition or fix.affected.condition,
         condition_status=_CONDITION_STATUS[verdict.affected] if verdict else None,
         reason=verdict.as_reason() if verdict else None,
+        no_fix=fix.no_fix,
     )
 
 

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from inventory.bulletins.csaf.remedies import other_remedies, vendor_fixes
+
 BranchPath = tuple[tuple[str, str], ...]
 VendorFix = tuple[tuple[str, ...], str]
 
@@ -63,6 +65,9 @@ class Vulnerability:
     product_scores: dict[str, tuple[float | None, str | None]] = field(default_factory=dict)
     # product_status.under_investigation: the vendor does not yet know whether they are affected.
     under_investigation: tuple[str, ...] = ()
+    # Remediations other than vendor_fix (none_available, no_fix_planned, mitigation,
+    # workaround, ...): (product ids, category, details).
+    other_remedies: tuple[tuple[tuple[str, ...], str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -308,7 +313,8 @@ def _vulnerability(
         last_affected=tuple(_list(status.get("last_affected"), where)),
         under_investigation=tuple(_list(status.get("under_investigation"), where)),
         fixed=tuple(pid for key in _STATUS_FIXED for pid in _list(status.get(key), where)),
-        vendor_fix=_vendor_fixes(raw, products, groups, where),
+        vendor_fix=vendor_fixes(raw, products, groups, where),
+        other_remedies=other_remedies(raw, groups),
         release_date=raw.get("release_date") if isinstance(raw.get("release_date"), str) else None,
         notes=_notes(raw.get("notes")),
         product_scores=_product_scores(entries),
@@ -362,22 +368,3 @@ def _cvss_severity(score: float) -> str | None:
         if score >= floor:
             return name
     return None
-
-
-def _vendor_fixes(
-    raw: Mapping[str, Any],
-    products: Mapping[str, Product],
-    groups: Mapping[str, tuple[str, ...]],
-    where: str,
-) -> tuple[VendorFix, ...]:
-    fixes: list[VendorFix] = []
-    for remedy in _list(raw.get("remediations"), f"{where}.remediations"):
-        remedy = _mapping(remedy, f"{where}.remediations[]")
-        if remedy.get("category") != "vendor_fix":
-            continue
-        ids = list(_list(remedy.get("product_ids"), where))
-        for group_id in _list(remedy.get("group_ids"), where):
-            ids.extend(groups.get(group_id, ()))
-        _known(ids, products, f"{where}.remediations")
-        fixes.append((tuple(ids), str(remedy.get("details", ""))))
-    return tuple(fixes)

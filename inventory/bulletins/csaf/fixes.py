@@ -27,8 +27,9 @@ from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 Classified = tuple[Product, Component, Bound]
 # (component, affected bound, fixed version, pairing warning, affected product id)
 _Pair = tuple[Component, Bound, str | None, str | None, str]
-# + fixed version, notes' conditions, a pairing warning
-_Key = tuple[Component, Bound, str | None, str | None, str | None]
+# + fixed version, notes' conditions, a pairing warning, why no fix is named
+_Key = tuple[Component, Bound, str | None, str | None, str | None, str | None]
+NO_FIX = ("none_available", "no_fix_planned")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class Fix:
     advisory_id: str
     released: str
     warning: str | None = None
+    # No fixed version, and the vendor says why: "none_available: <details>" or
+    # "no_fix_planned: <details>". Nothing to upgrade to, so no patch SLA runs.
+    no_fix: str | None = None
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,8 @@ def fixes(advisory: Advisory) -> tuple[list[Fix], list[Unmatched]]:
         # CVEs fixed by one version may differ in the conditions their notes state.
         noted = "\n".join(note_conditions(advisory, vulnerability)) or None
         for component, affected, fixed_version, warning, product_id in pairs:
-            key = (component, affected, fixed_version, noted, warning)
+            no_fix = None if fixed_version else _no_fix(vulnerability, product_id)
+            key = (component, affected, fixed_version, noted, warning, no_fix)
             _add(groups, key, vulnerability, product_id)
         for item in lost:
             unmatched.setdefault((item.product_id, item.reason), item)
@@ -235,8 +240,17 @@ def _add(
         group.max_cvss, group.severity = score, severity
 
 
+def _no_fix(vulnerability: Vulnerability, product_id: str) -> str | None:
+    """Why the vendor names no fix for this product (none_available, no_fix_planned), with
+    its details; None when it does not say."""
+    for ids, category, details in vulnerability.other_remedies:
+        if category in NO_FIX and product_id in ids:
+            return f"{category}: {details}".strip().rstrip(":")[:1000]
+    return None
+
+
 def _fix(key: _Key, group: _Group, advisory: Advisory) -> Fix:
-    component, affected, fixed_version, noted, paired = key
+    component, affected, fixed_version, noted, paired, no_fix = key
     return Fix(
         component=component,
         affected=affected,
@@ -249,6 +263,7 @@ def _fix(key: _Key, group: _Group, advisory: Advisory) -> Fix:
         advisory_id=advisory.tracking_id,
         released=_published(group, advisory),
         warning="; ".join(w for w in (paired, _warning(affected, fixed_version)) if w) or None,
+        no_fix=no_fix,
     )
 
 

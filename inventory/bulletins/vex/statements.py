@@ -170,6 +170,12 @@ def _action(product: Product, exposure: Exposure) -> str:
         if exposure.fixed_version
         else "once a fixed version is released (none is named yet)"
     )
+    if not exposure.fixed_version and exposure.no_fix:
+        return (
+            f"No fixed {label.lower()} for node {product.node} ({product.version}): "
+            f"{exposure.advisory_id} says {exposure.no_fix}. Isolate or replace the component; "
+            "an upgrade does not remove this exposure."
+        )
     text = (
         f"Upgrade the {label.lower()} on node {product.node} from {product.version} {target} "
         f"({exposure.advisory_id})."
