@@ -121,3 +121,20 @@ def test_the_vex_says_under_investigation_in_both_formats():
     assert csaf_failures(csaf) == []
     (vuln,) = csaf["vulnerabilities"]
     assert vuln["product_status"]["under_investigation"] == ["gpu-old:container_toolkit"]
+
+
+def test_first_affected_reaches_every_version_up_to_the_first_fix():
+    data = document(
+        [version("A", "1.16.0"), version("F", "1.17.8")],
+        {"first_affected": ["A"], "first_fixed": ["F"]},
+    )
+    assert judged(data, "1.17.4").status == BELOW_BASELINE  # past 1.16.0, below the fix
+    assert judged(data, "1.16.0").status == BELOW_BASELINE
+    assert judged(data, "1.17.8").status == CURRENT
+    below = judged(data, "1.15.2")
+    assert below.status == CURRENT and below.not_affected  # before the first affected one
+
+
+def test_first_affected_with_no_fix_above_it_is_unknown():
+    data = document([version("A", "1.16.0")], {"first_affected": ["A"]})
+    assert judged(data, "1.17.4").status == UNKNOWN

@@ -13,7 +13,7 @@ BranchPath = tuple[tuple[str, str], ...]
 VendorFix = tuple[tuple[str, ...], str]
 
 _STATUS_FIXED = ("fixed", "first_fixed")
-_STATUS_AFFECTED = ("known_affected", "first_affected")  # last_affected: a bound of its own
+_STATUS_AFFECTED = ("known_affected",)  # first_ and last_affected: bounds of their own
 _STATUS_ALL = (
     "known_affected",
     "first_affected",
@@ -65,6 +65,8 @@ class Vulnerability:
     product_scores: dict[str, tuple[float | None, str | None]] = field(default_factory=dict)
     # product_status.under_investigation: the vendor does not yet know whether they are affected.
     under_investigation: tuple[str, ...] = ()
+    # product_status.first_affected: this version and those after it (up to a fix) are affected.
+    first_affected: tuple[str, ...] = ()
     # Remediations other than vendor_fix (none_available, no_fix_planned, mitigation,
     # workaround, ...): (product ids, category, details).
     other_remedies: tuple[tuple[tuple[str, ...], str, str], ...] = ()
@@ -312,6 +314,7 @@ def _vulnerability(
         ),
         last_affected=tuple(_list(status.get("last_affected"), where)),
         under_investigation=tuple(_list(status.get("under_investigation"), where)),
+        first_affected=tuple(_list(status.get("first_affected"), where)),
         fixed=tuple(pid for key in _STATUS_FIXED for pid in _list(status.get(key), where)),
         vendor_fix=vendor_fixes(raw, products, groups, where),
         other_remedies=other_remedies(raw, groups),

@@ -103,6 +103,7 @@ def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair
         (product, component, replace(stated, op="<=") if stated.op == "==" else stated)
         for product, component, stated in _classified(advisory, vulnerability.last_affected, lost)
     ]
+    firsts = _classified(advisory, vulnerability.first_affected, lost, open_bounds=True)
     investigating = [
         (product, component, Bound(OPEN, _reach(stated), stated.condition))
         for product, component, stated in _classified(
@@ -128,6 +129,10 @@ def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair
         else:
             remedy = _remedy(vulnerability, product)
             pairs.append((component, affected_bound, remedy, None, product.product_id))
+    for product, component, first in firsts:
+        versions = sorted({b.version for _, _, b in by_component.get(component, [])})
+        paired.add(component)
+        pairs.append((component, *_from_first(first, versions), product.product_id))
     for product, component, open_bound in investigating:
         versions = sorted({b.version for _, _, b in by_component.get(component, [])})
         paired.add(component)
@@ -141,6 +146,20 @@ def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair
 
 UNDER_INVESTIGATION = "under investigation: the vendor does not yet say whether it is affected"
 NOT_BOUNDED = "affected, but the bulletin states no version bound"
+
+
+def _from_first(first: Bound, versions: list[str]) -> tuple[Bound, str | None, str | None]:
+    """A first_affected version X: X and every version after it up to the lowest fixed version
+    above X, kept as a vers range the node's version is judged against. With no fixed version
+    above it, the bound stays OPEN (from X on, affected; how far, the bulletin does not say)."""
+    if first.op == OPEN or parse_version(first.version) is None:
+        return Bound(OPEN, ALL_VERSIONS), None, NOT_BOUNDED
+    above = [v for v in versions if compare(v, first.version) > 0]
+    if not above:
+        warning = f"first affected {first.version}; no fixed version above it is named"
+        return Bound(OPEN, ALL_VERSIONS), None, warning
+    fixed = min(above, key=cmp_to_key(compare))
+    return Bound("<", fixed, f"vers:generic/>={first.version}|<{fixed}"), fixed, None
 
 
 def _reach(stated: Bound) -> str:
