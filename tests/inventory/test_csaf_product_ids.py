@@ -13,7 +13,7 @@ import pytest
 from inventory.bulletins.csaf.document import parse_advisory
 from inventory.bulletins.csaf.fixes import fixes
 from inventory.patching.status import BELOW_BASELINE, CURRENT, node_patch_status
-from tests.inventory.test_csaf_shapes import document
+from tests.inventory.test_csaf_shapes import document, version
 
 
 def flat(products: list[dict[str, Any]], status: dict, relationships=()) -> dict:
@@ -95,3 +95,16 @@ def test_a_relationship_takes_the_version_of_the_product_it_refers_to(category):
     data = flat(products, {"known_affected": ["OS:TK7"], "fixed": ["OS:TK8"]}, relationships)
     assert toolkit(data, "1.17.7") == BELOW_BASELINE
     assert toolkit(data, "1.17.8") == CURRENT
+
+
+@pytest.mark.parametrize(
+    "text", [">=1.16.0 <1.17.8", ">=1.16.0, <1.17.8", ">= 1.16.0 && < 1.17.8", "1.16.0 - 1.17.7"]
+)
+def test_a_free_text_range_is_read_with_both_ends(text):
+    data = document(
+        [version("A", text, "product_version_range"), version("F", "1.17.8")],
+        {"known_affected": ["A"], "fixed": ["F"]},
+    )
+    assert toolkit(data, "1.17.4") == BELOW_BASELINE  # inside (a hyphen range: 1.16.0 - 1.17.7)
+    assert toolkit(data, "1.17.8") == CURRENT
+    assert toolkit(data, "1.15.0") == CURRENT  # below the lower end: not this range's

@@ -213,7 +213,8 @@ def bound(product: Product) -> Bound | None:
     product_version "1.17.7", product name "NVIDIA Container Toolkit 1.17.7") in the
     innermost product_version branch name."""
     if product.version_range:
-        return _vers_bound(product.version_range) or _text_bound(product.version_range)
+        text = _operator_range(product.version_range) or product.version_range
+        return _vers_bound(text) or _text_bound(text)
     # A relationship's own name ("... as a component of Ubuntu 22.04") states no version.
     name = product.reference_name or product.name
     stated = _text_bound(name)
@@ -307,6 +308,28 @@ def _condition(rest: str) -> str | None:
 
 def _clean(version: str) -> str:
     return re.sub(r"^(?:v(?=\d))", "", version.strip(), flags=re.IGNORECASE)
+
+
+_OPERATOR = re.compile(r"(>=|<=|>|<|=)\s*v?(\d[\w.+\-]*)")
+_HYPHEN = re.compile(r"^\s*v?(\d[\w.+]*)\s+(?:-|to|through)\s+v?(\d[\w.+]*)\s*$", re.IGNORECASE)
+
+
+def _operator_range(text: str) -> str | None:
+    """A free-text range as vers: ">=1.16.0 <1.17.8", ">=1.16.0, <1.17.8", ">= 1.16.0 &&
+    < 1.17.8", "1.16.0 - 1.17.7" (both ends included); None for any other text."""
+    if text.strip().lower().startswith("vers:"):
+        return None
+    hyphen = _HYPHEN.match(text)
+    if hyphen:
+        return f"vers:generic/>={hyphen[1]}|<={hyphen[2]}"
+    found = _OPERATOR.findall(text)
+    if (
+        not found
+        or _OPERATOR.sub("", text).strip(" ,;&|\t")
+        or not any(op.startswith("<") for op, _ in found)
+    ):
+        return None
+    return "vers:generic/" + "|".join(f"{op}{version}" for op, version in found)
 
 
 def _vers_bound(version_range: str) -> Bound | None:
