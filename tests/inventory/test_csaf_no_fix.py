@@ -70,3 +70,15 @@ def test_the_vex_action_does_not_promise_an_upgrade():
     (statement,) = cluster_statements([NodeJudgement("gpu-1", None, status)])
     assert statement.status == "affected"
     assert "none_available" in statement.action and "does not remove" in statement.action
+
+
+def test_a_vendor_fix_by_group_names_the_fixed_version():
+    for details in ("Update to 1.17.8 or later.", "Fixed in NVIDIA Container Toolkit 1.17.8."):
+        data = document(
+            [version("A", "vers:generic/<=1.17.7", "product_version_range")],
+            {"known_affected": ["A"]},
+            remediations=[{"category": "vendor_fix", "details": details, "group_ids": ["G"]}],
+        )
+        data["product_tree"]["product_groups"] = [{"group_id": "G", "product_ids": ["A"]}]
+        (exposure,) = judged(data).exposures
+        assert exposure.fixed_version == "1.17.8", details

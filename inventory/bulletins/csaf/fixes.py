@@ -198,7 +198,7 @@ def _past_bound(affected: Bound, versions: list[str]) -> tuple[str | None, str]:
     return chosen, f"several fixed versions for one component: {', '.join(versions)} ({shown})"
 
 
-_UPGRADE = re.compile(r"\b(?:upgrade|update|install)", re.I)
+_UPGRADE = re.compile(r"\b(?:upgrade|update|install|(?:fixed|resolved|patched|addressed) in)", re.I)
 _NUMBER = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)\b")
 
 
