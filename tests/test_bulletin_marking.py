@@ -134,3 +134,10 @@ def test_the_vex_leaves_out_what_a_viewer_may_not_read(world, personas):  # noqa
     viewer = api_client(personas["viewer_alpha"]).get("/api/v1/clusters/lab/vex/?format=openvex")
     statements = viewer.json().get("statements", []) if viewer.status_code == 200 else []
     assert not [s for s in statements if "demo-56" in str(s)]
+
+
+def test_an_interim_republished_as_final_reads_final():
+    imported(marked("INT-1", "WHITE", status="interim"))
+    result = imported(marked("INT-1", "WHITE", status="final"))
+    assert result.unchanged == ["INT-1"]
+    assert Bulletin.objects.get().tracking_status == "final"

@@ -99,11 +99,13 @@ def bulletin_import(
         not _newer(advisory.version, advisory.current_release_date, existing)
         or was_rejected(existing.tracking_id, advisory.version)
     ):
-        if existing.tlp != (advisory.tlp or ""):
-            # Stored before the TLP was recorded (or re-marked by the publisher): who may read
-            # the bulletin follows the document's own marking.
-            existing.tlp = advisory.tlp or ""
-            existing.save(update_fields=["tlp"])
+        marking = {"tlp": advisory.tlp or "", "tracking_status": advisory.status[:10]}
+        if any(getattr(existing, k) != v for k, v in marking.items()):
+            # Stored before the marking was recorded, or re-marked by the publisher (TLP, an
+            # interim revision republished as final): the document's own marking holds.
+            for key, value in marking.items():
+                setattr(existing, key, value)
+            existing.save(update_fields=list(marking))
         result.unchanged.append(advisory.tracking_id)
         return existing
     found, unmatched = fixes(advisory)
