@@ -108,3 +108,31 @@ def test_a_free_text_range_is_read_with_both_ends(text):
     assert toolkit(data, "1.17.4") == BELOW_BASELINE  # inside (a hyphen range: 1.16.0 - 1.17.7)
     assert toolkit(data, "1.17.8") == CURRENT
     assert toolkit(data, "1.15.0") == CURRENT  # below the lower end: not this range's
+
+
+def test_a_product_family_names_the_component():
+    def family_version(pid: str, number: str) -> dict[str, Any]:
+        return {
+            "category": "product_version",
+            "name": number,
+            "product": {"product_id": pid, "name": f"Toolkit {number}"},
+        }
+
+    data = document([], {"known_affected": ["A"], "fixed": ["F"]})
+    data["product_tree"] = {
+        "branches": [
+            {
+                "category": "vendor",
+                "name": "NVIDIA",
+                "branches": [
+                    {
+                        "category": "product_family",
+                        "name": "NVIDIA Container Toolkit",
+                        "branches": [family_version("A", "1.17.7"), family_version("F", "1.17.8")],
+                    }
+                ],
+            }
+        ]
+    }
+    assert toolkit(data, "1.17.7") == BELOW_BASELINE
+    assert toolkit(data, "1.17.8") == CURRENT

@@ -95,12 +95,17 @@ class Bound:
 
 def classify(product: Product) -> Component | None:
     """The component a product describes, or None when it is not one gpuposture inventories."""
-    label = _words(_label(product))
     prefix, inner = _architecture(product)
-    kind = _kind(label, inner)
-    if kind is None and (identity := _identity(product)):
-        # A product known only by its identification helper ("nvidia-container-toolkit").
-        label, kind = identity, _kind(identity, inner)
+    families = [name for category, name in product.branch_path if category == "product_family"]
+    # The innermost product name first; then the product's full name, its product family
+    # (product_family "NVIDIA Container Toolkit" > product_version "1.17.7"), and its
+    # identification helper (a product known only as "pkg:.../nvidia-container-toolkit").
+    kind, label = None, ""
+    for text in (_label(product), product.name, *reversed(families), _identity(product)):
+        label = _words(text)
+        kind = _kind(label, inner) if label else None
+        if kind is not None:
+            break
     if kind is None:
         return None
     line = _line(kind, label, inner)
