@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from gpuposture.base.enums import Severity
 from inventory.bulletins.csaf.fixes import Fix
-from inventory.bulletins.csaf.products import ALL_VERSIONS, OPEN
+from inventory.bulletins.csaf.products import ALL_VERSIONS, EVERY, OPEN
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 from inventory.conditions import NOT_PRESENT, VEX_NOT_PRESENT, NodeFacts, Verdict, evaluate
 
@@ -293,6 +293,8 @@ def _past_fix(installed: str, fix: Fix) -> bool:
 
 def _exposed(installed: str, fix: Fix) -> bool:
     bound = fix.affected
+    if bound.op == EVERY:
+        return True  # a range with no upper end; a lower end is the fix's condition
     if bound.op == "==" and parse_version(bound.version) is not None:
         # A document listing the affected versions one by one ("1.17.7"): that one is affected.
         return compare(installed, bound.version) == 0

@@ -67,7 +67,7 @@ def test_affected_with_no_bound_and_no_fix_is_unknown_not_current():
 
 
 def test_an_unreadable_range_is_unknown_not_dropped():
-    data = document([version("T", "vers:generic/*", "product_version_range")], {})
+    data = document([version("T", "vers:npm/~1.17", "product_version_range")], {})
     data["vulnerabilities"][0]["product_status"] = {"known_affected": ["T"]}
     status = judged(data, "1.19.0")
     assert status.status == UNKNOWN
@@ -138,3 +138,25 @@ def test_first_affected_reaches_every_version_up_to_the_first_fix():
 def test_first_affected_with_no_fix_above_it_is_unknown():
     data = document([version("A", "1.16.0")], {"first_affected": ["A"]})
     assert judged(data, "1.17.4").status == UNKNOWN
+
+
+def test_every_version_of_a_range_with_no_upper_end_is_exposed():
+    for text in ("vers:generic/*", "vers:generic/>=1.16.0"):
+        data = document([version("T", text, "product_version_range")], {})
+        data["vulnerabilities"][0]["product_status"] = {"known_affected": ["T"]}
+        status = judged(data, "1.19.0")
+        assert status.status == BELOW_BASELINE, text
+        assert status.exposures[0].fixed_version is None
+    lower = document([version("T", "vers:generic/>=1.16.0", "product_version_range")], {})
+    lower["vulnerabilities"][0]["product_status"] = {"known_affected": ["T"]}
+    assert judged(lower, "1.15.0").status == CURRENT  # below its lower end
+
+
+def test_a_range_with_no_upper_end_stops_at_its_fix():
+    data = document(
+        [version("T", "vers:generic/>=1.16.0", "product_version_range"), version("F", "1.17.8")],
+        {"known_affected": ["T"], "fixed": ["F"]},
+    )
+    assert judged(data, "1.17.4").status == BELOW_BASELINE
+    assert judged(data, "1.17.8").status == CURRENT
+    assert judged(data, "1.15.0").status == CURRENT

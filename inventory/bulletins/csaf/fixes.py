@@ -15,6 +15,7 @@ from inventory.bulletins.csaf.document import Advisory, Product, Vulnerability
 from inventory.bulletins.csaf.notes import note_conditions
 from inventory.bulletins.csaf.products import (
     ALL_VERSIONS,
+    EVERY,
     OPEN,
     Bound,
     Component,
@@ -121,6 +122,8 @@ def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair
         paired.add(component)
         if affected_bound.op == OPEN:
             pairs.append(_open_pair(vulnerability, product, component, versions))
+        elif affected_bound.op == EVERY:
+            pairs.append(_every_pair(vulnerability, product, component, affected_bound, versions))
         elif len(versions) == 1:
             pairs.append((component, affected_bound, versions[0], None, product.product_id))
         elif versions:
@@ -160,6 +163,23 @@ def _from_first(first: Bound, versions: list[str]) -> tuple[Bound, str | None, s
         return Bound(OPEN, ALL_VERSIONS), None, warning
     fixed = min(above, key=cmp_to_key(compare))
     return Bound("<", fixed, f"vers:generic/>={first.version}|<{fixed}"), fixed, None
+
+
+def _every_pair(
+    vulnerability: Vulnerability,
+    product: Product,
+    component: Component,
+    every: Bound,
+    versions: list[str],
+) -> _Pair:
+    """A range with no upper end: below its one fixed version (or the one a vendor_fix names)
+    when there is one; else every version in it is affected, with no fix to move to."""
+    fixed = versions[0] if len(versions) == 1 else None
+    if not versions:
+        fixed = _remedy(vulnerability, product)
+    if fixed:
+        return (component, Bound("<", fixed, every.condition), fixed, None, product.product_id)
+    return (component, every, None, None, product.product_id)
 
 
 def _reach(stated: Bound) -> str:
@@ -227,6 +247,8 @@ def _classified(
         component, stated = classify(product), bound(product)
         if component is None:
             lost.append(_lost(product, "not a component gpuposture inventories"))
+        elif open_bounds and stated is not None and stated.op == EVERY:
+            found.append((product, component, stated))
         elif open_bounds and (stated is None or parse_version(stated.version) is None):
             found.append((product, component, Bound(OPEN, ALL_VERSIONS)))
         elif stated is None:

@@ -13,7 +13,7 @@ from functools import cmp_to_key
 from urllib.parse import unquote
 
 from inventory.bulletins.csaf.document import Product
-from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.bulletins.csaf.versions import compare, parse_version, vers_contains
 
 _ARCH = re.compile(r"^(?P<prefix>.*?)\s*\((?P<inner>[^()]*)\)\s*$")
 _R_BRANCH = re.compile(r"\bR(\d{3})\b")
@@ -82,6 +82,9 @@ class Component:
 # version it could concern, or ALL_VERSIONS. Never read as "not affected".
 OPEN = "?"
 ALL_VERSIONS = "*"
+# Bound op of a range with no upper end ("vers:generic/*", "vers:generic/>=1.16.0"): every
+# version (from its lower end, kept as the condition) is affected.
+EVERY = "*"
 
 
 @dataclass(frozen=True)
@@ -344,7 +347,10 @@ def _vers_bound(version_range: str) -> Bound | None:
     1.16.3 and still affected."""
     uppers = [m for m in _VERS_UPPER.finditer(version_range) if parse_version(m["version"].strip())]
     if not uppers:
-        return None
+        scheme, _, body = version_range.strip().partition("/")
+        if not scheme.lower().startswith("vers:") or vers_contains(version_range, "0") is None:
+            return None  # not a vers range this reads: left open, never read as a bound
+        return Bound(EVERY, ALL_VERSIONS, None if body.strip() == "*" else version_range)
     match = max(
         uppers, key=cmp_to_key(lambda a, b: compare(a["version"].strip(), b["version"].strip()))
     )
