@@ -160,3 +160,18 @@ def test_a_range_with_no_upper_end_stops_at_its_fix():
     assert judged(data, "1.17.4").status == BELOW_BASELINE
     assert judged(data, "1.17.8").status == CURRENT
     assert judged(data, "1.15.0").status == CURRENT
+
+
+def test_a_version_known_not_affected_inside_an_affected_range_is_spared():
+    data = document(
+        [
+            version("A", "vers:generic/<1.17.8", "product_version_range"),
+            version("N", "1.17.3"),
+            version("F", "1.17.8"),
+        ],
+        {"known_affected": ["A"], "known_not_affected": ["N"], "fixed": ["F"]},
+    )
+    spared = judged(data, "1.17.3")
+    assert spared.status == CURRENT
+    assert spared.not_affected[0].reason["justification"] == "vulnerable_code_not_present"
+    assert judged(data, "1.17.4").status == BELOW_BASELINE

@@ -65,6 +65,8 @@ class Vulnerability:
     product_scores: dict[str, tuple[float | None, str | None]] = field(default_factory=dict)
     # product_status.under_investigation: the vendor does not yet know whether they are affected.
     under_investigation: tuple[str, ...] = ()
+    # product_status.known_not_affected: the vendor says these are not affected.
+    known_not_affected: tuple[str, ...] = ()
     # product_status.first_affected: this version and those after it (up to a fix) are affected.
     first_affected: tuple[str, ...] = ()
     # Remediations other than vendor_fix (none_available, no_fix_planned, mitigation,
@@ -315,6 +317,7 @@ def _vulnerability(
         last_affected=tuple(_list(status.get("last_affected"), where)),
         under_investigation=tuple(_list(status.get("under_investigation"), where)),
         first_affected=tuple(_list(status.get("first_affected"), where)),
+        known_not_affected=tuple(_list(status.get("known_not_affected"), where)),
         fixed=tuple(pid for key in _STATUS_FIXED for pid in _list(status.get(key), where)),
         vendor_fix=vendor_fixes(raw, products, groups, where),
         other_remedies=other_remedies(raw, groups),

@@ -144,7 +144,28 @@ def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair
     for product, component, _ in fixed:
         if component not in paired:
             lost.append(_lost(product, "fixed product without an affected product to pair"))
-    return pairs, lost
+    return _spared(advisory, vulnerability, pairs), lost
+
+
+def _spared(advisory: Advisory, vulnerability: Vulnerability, pairs: list[_Pair]) -> list[_Pair]:
+    """Versions the vendor lists as known_not_affected inside an affected range (a VEX saying
+    1.17.3 is not affected while < 1.17.8 is): excluded from the range, as a vers condition
+    (`!=`), so a node running one reads not affected, `vulnerable_code_not_present`."""
+    excluded: dict[Component, set[str]] = {}
+    for _, component, stated in _classified(advisory, vulnerability.known_not_affected, []):
+        if stated.op == "==":
+            excluded.setdefault(component, set()).add(stated.version)
+    if not excluded:
+        return pairs
+    found = []
+    for component, stated, fixed_version, warning, product_id in pairs:
+        versions = sorted(excluded.get(component, ()))
+        if versions and stated.op in ("<", "<=", EVERY):
+            spare = "vers:generic/>=0|" + "|".join(f"!={v}" for v in versions)
+            condition = "\n".join(c for c in (stated.condition, spare) if c)
+            stated = replace(stated, condition=condition)
+        found.append((component, stated, fixed_version, warning, product_id))
+    return found
 
 
 UNDER_INVESTIGATION = "under investigation: the vendor does not yet say whether it is affected"
