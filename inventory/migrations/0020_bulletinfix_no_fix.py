@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('inventory', '0019_bulletin_tracking_status_tlp'),
+        ("inventory", "0019_bulletin_tracking_status_tlp"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='bulletinfix',
-            name='no_fix',
+            model_name="bulletinfix",
+            name="no_fix",
             field=models.TextField(blank=True),
         ),
     ]
