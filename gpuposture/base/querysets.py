@@ -16,7 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 from django.db.models import Q
 
-from gpuposture.base.roles import TENANT_VIEWER, reads_all_posture, user_roles
+from gpuposture.base.roles import TENANT_VIEWER, has_any_role, reads_all_posture, user_roles
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -33,13 +33,15 @@ class Scope:
         through rows (no join multiplies the rows, so no DISTINCT).
     `via`: a foreign key whose model's scope decides instead, for every user who is not a
     reader. `owner`: a foreign key to the user a row belongs to; each user sees their own
-    rows and no one else's, whatever their roles. A scope with none of these is for its
-    readers only."""
+    rows and no one else's, whatever their roles. `shared`: a filter on the rows every
+    signed-in holder of a role who is not a reader sees (bulletins marked TLP:CLEAR). A scope
+    with none of these is for its readers only."""
 
     paths: tuple[str, ...] = ()
     linked: str = ""
     via: str = ""
     owner: str = ""
+    shared: Q | None = None
     readers: Callable[[User], bool] = reads_all_posture
 
     @property
@@ -62,6 +64,8 @@ class ScopedQuerySet(models.QuerySet):
             return self.filter(**{scope.owner: user}) if user.is_authenticated else self.none()
         if scope.readers(user):
             return self
+        if scope.shared is not None:
+            return self.filter(scope.shared) if has_any_role(user) else self.none()
         if scope.via:
             target = self.model._meta.get_field(scope.via).related_model
             return self.filter(**{f"{scope.via}__in": target._default_manager.visible_to(user)})

@@ -39,6 +39,7 @@ class BulletinFixSerializer(serializers.ModelSerializer):
             "max_cvss",
             "severity",
             "warning",
+            "no_fix",
         ]
 
 
@@ -56,6 +57,8 @@ class BulletinSerializer(serializers.ModelSerializer):
             "initial_release_date",
             "current_release_date",
             "aggregate_severity",
+            "tracking_status",
+            "tlp",
             "cves",
             "fixes",
             "unmatched",
@@ -110,8 +113,10 @@ class BulletinViewSet(
             trigger="api", actor=request.user, documents=[("api upload", request.data)]
         )
         if not result.landed:
+            reason = result.refused[0][1]
+            what = "not imported" if "is 'draft'" in reason else "not a valid CSAF 2.0 document"
             return Response(
-                {"detail": f"not a valid CSAF 2.0 document: {result.refused[0][1]}"},
+                {"detail": f"{what}: {reason}"},
                 status=status.HTTP_400_BAD_REQUEST,
             )
         if result.held:

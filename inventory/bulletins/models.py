@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import Q
 
 from gpuposture.base.querysets import STAFF_ONLY, Scope, ScopedQuerySet
-from gpuposture.base.roles import has_any_role
 from inventory.patching.models import PatchSla
+
+# TLP labels whose documents may be shown to anyone signed in (TLP 1.0 WHITE, 2.0 CLEAR).
+PUBLIC_TLP = ("WHITE", "CLEAR")
 
 
 class BulletinQuerySet(ScopedQuerySet):
-    # Vendor bulletins are public documents: every role may read them.
-    scope = Scope(readers=has_any_role)
+    # Those who read the whole fleet's posture read every bulletin. Other roles (a tenant
+    # viewer, procurement) read only bulletins marked TLP:CLEAR / WHITE: GREEN is for a
+    # community a customer tenant is not part of, AMBER and RED for named recipients, and a
+    # document that states no TLP is not assumed public (fail closed).
+    scope = Scope(shared=Q(tlp__in=PUBLIC_TLP))
 
 
 class Bulletin(models.Model):
@@ -27,6 +33,11 @@ class Bulletin(models.Model):
     cves = models.JSONField(default=list, blank=True)
     unmatched = models.JSONField(default=list, blank=True)
     source = models.CharField(max_length=500, blank=True)
+    # document.tracking.status: "final", or "interim" (published, expected to change: shown
+    # as such). Drafts are refused at import.
+    tracking_status = models.CharField(max_length=10, default="final")
+    # document.distribution.tlp.label (upper case, no "TLP:"); "" when the document states none.
+    tlp = models.CharField(max_length=20, blank=True)
     imported_at = models.DateTimeField(auto_now=True)
 
     objects = BulletinQuerySet.as_manager()
@@ -74,6 +85,8 @@ class BulletinFix(models.Model):
     max_cvss = models.FloatField(null=True, blank=True)
     severity = models.CharField(max_length=20, blank=True)
     warning = models.TextField(blank=True)
+    # No fixed version and the vendor says why ("none_available: ...", "no_fix_planned: ...").
+    no_fix = models.TextField(blank=True)
     # When this fix was published (the patch SLA clock's start); null on rows stored before
     # it was recorded, which read the bulletin's current release date.
     released = models.DateTimeField(null=True, blank=True)

@@ -41,6 +41,10 @@ from inventory.patching.status import (
 from inventory.runtime import node_facts
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
+DRAFT_REFUSED = (
+    "{id}: document.tracking.status is 'draft': a draft is not a published advisory and "
+    "never sets a baseline; import the publisher's interim or final revision"
+)
 DEFAULTS = ImportOptions()
 
 
@@ -87,11 +91,21 @@ def bulletin_import(
     except CsafError as exc:
         result.refused.append((source, getattr(exc, "reason", str(exc))))
         return None
+    if advisory.status == "draft":
+        result.refused.append((source, DRAFT_REFUSED.format(id=advisory.tracking_id)))
+        return None
     existing = Bulletin.objects.filter(tracking_id=advisory.tracking_id).first()
     if existing and (
         not _newer(advisory.version, advisory.current_release_date, existing)
         or was_rejected(existing.tracking_id, advisory.version)
     ):
+        marking = {"tlp": advisory.tlp or "", "tracking_status": advisory.status[:10]}
+        if any(getattr(existing, k) != v for k, v in marking.items()):
+            # Stored before the marking was recorded, or re-marked by the publisher (TLP, an
+            # interim revision republished as final): the document's own marking holds.
+            for key, value in marking.items():
+                setattr(existing, key, value)
+            existing.save(update_fields=list(marking))
         result.unchanged.append(advisory.tracking_id)
         return existing
     found, unmatched = fixes(advisory)
@@ -139,6 +153,8 @@ def _store(
         {"product": u.product_id, "name": u.name, "reason": u.reason} for u in unmatched
     ]
     bulletin.source = source[:500]
+    bulletin.tracking_status = advisory.status[:10]
+    bulletin.tlp = advisory.tlp or ""
     bulletin.save()
     known = published_before(bulletin) if existing else None
     bulletin.fixes.all().delete()
@@ -188,6 +204,7 @@ def _fix_row(
         max_cvss=fix.max_cvss,
         severity=(fix.severity or "").lower(),
         warning=fix.warning or "",
+        no_fix=fix.no_fix or "",
     )
 
 
@@ -270,6 +287,7 @@ def fixes_from_db() -> list[Fix]:
                 r.released or r.bulletin.initial_release_date or r.bulletin.current_release_date
             ).isoformat(),
             warning=r.warning or None,
+            no_fix=r.no_fix or None,
         )
         for r in rows
     ]

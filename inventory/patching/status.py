@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from gpuposture.base.enums import Severity
 from inventory.bulletins.csaf.fixes import Fix
+from inventory.bulletins.csaf.products import ALL_VERSIONS, EVERY, OPEN
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 from inventory.conditions import NOT_PRESENT, VEX_NOT_PRESENT, NodeFacts, Verdict, evaluate
 
@@ -54,6 +55,8 @@ class Exposure:
     condition_status: str | None = None
     # Why: {"code", "text", "justification"} (inventory.conditions.Verdict.as_reason).
     reason: dict[str, str | None] | None = None
+    # No fixed version, and the vendor says why ("none_available: ...", "no_fix_planned: ...").
+    no_fix: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,9 @@ class PatchStatus:
     unknown_components: tuple[str, ...] = ()  # the kinds behind `unknown`
     # Fixes whose bound the installed version is past: the node runs a fixed version (VEX).
     fixed: tuple[Exposure, ...] = ()
+    # OPEN bounds the node's version may be in (under investigation, or no bound stated): the
+    # component is unknown, never current; a VEX says `under_investigation`.
+    investigating: tuple[Exposure, ...] = ()
 
 
 @dataclass
@@ -82,6 +88,7 @@ class _Judgement:
     exposures: list[Exposure] = field(default_factory=list)
     not_affected: list[Exposure] = field(default_factory=list)
     fixed: list[Exposure] = field(default_factory=list)
+    investigating: list[Exposure] = field(default_factory=list)
     baselines: dict[str, str] = field(default_factory=dict)
     unknown: list[str] = field(default_factory=list)
     unknown_components: list[str] = field(default_factory=list)
@@ -166,6 +173,7 @@ def node_patch_status(
         tuple(judged.not_affected),
         tuple(dict.fromkeys(judged.unknown_components)),
         tuple(judged.fixed),
+        tuple(judged.investigating),
     )
 
 
@@ -194,6 +202,9 @@ def _judge(
             best = judged.baselines.get(label)
             if best is None or compare(fix.fixed_version, best) > 0:
                 judged.baselines[label] = fix.fixed_version
+        if fix.affected.op == OPEN:
+            _judge_open(kind, installed, fix, judged)
+            continue
         if not _exposed(installed, fix):
             if _bounded(fix) or _past_fix(installed, fix):
                 judged.fixed.append(_exposure(kind, installed, fix, None))
@@ -204,6 +215,21 @@ def _judge(
             judged.not_affected.append(_exposure(kind, installed, fix, verdict))
         else:
             judged.exposures.append(_exposure(kind, installed, fix, verdict))
+
+
+def _judge_open(kind: str, installed: str, fix: Fix, judged: _Judgement) -> None:
+    """A bound the bulletin leaves open: past its fixed version the node runs the fix, past the
+    highest version it names it is not concerned; else whether it is affected is unknown."""
+    if _past_fix(installed, fix):
+        judged.fixed.append(_exposure(kind, installed, fix, None))
+        return
+    reach = fix.affected.version
+    if reach != ALL_VERSIONS and parse_version(reach) and compare(installed, reach) > 0:
+        return
+    why = {"code": "open_bound", "text": fix.warning, "justification": None}
+    judged.investigating.append(replace(_exposure(kind, installed, fix, None), reason=why))
+    cves = ", ".join(fix.cves) or "no CVE named"
+    judged.not_judged(kind, f"{kind} {installed}: {fix.advisory_id} ({cves}): {fix.warning}")
 
 
 def _dropped_by(relevant: list[Fix], fixes: list[Fix]) -> str | None:
@@ -267,6 +293,8 @@ def _past_fix(installed: str, fix: Fix) -> bool:
 
 def _exposed(installed: str, fix: Fix) -> bool:
     bound = fix.affected
+    if bound.op == EVERY:
+        return True  # a range with no upper end; a lower end is the fix's condition
     if bound.op == "==" and parse_version(bound.version) is not None:
         # A document listing the affected versions one by one ("1.17.7"): that one is affected.
         return compare(installed, bound.version) == 0
@@ -292,6 +320,7 @@ def _exposure(kind: str, installed: str | None, fix: Fix, verdict: Verdict | Non
         condition=fix.condition or fix.affected.condition,
         condition_status=_CONDITION_STATUS[verdict.affected] if verdict else None,
         reason=verdict.as_reason() if verdict else None,
+        no_fix=fix.no_fix,
     )
 
 

@@ -154,9 +154,10 @@ def test_first_and_last_affected_are_affected():
         [version("A0", "1.16.0"), version("A1", "1.17.7"), version("F", "1.17.8")],
         {"first_affected": ["A0"], "last_affected": ["A1"], "first_fixed": ["F"]},
     )
-    assert exposed(data, "1.17.7") == ["<= 1.17.7"]
-    assert exposed(data, "1.17.2") == ["<= 1.17.7"]
-    assert sorted(exposed(data, "1.16.0")) == ["<= 1.17.7", "== 1.16.0"]
+    # first_affected 1.16.0 reaches up to the first fix (a vers range from 1.16.0 on).
+    assert sorted(exposed(data, "1.17.7")) == ["< 1.17.8", "<= 1.17.7"]
+    assert sorted(exposed(data, "1.17.2")) == ["< 1.17.8", "<= 1.17.7"]
+    assert sorted(exposed(data, "1.16.0")) == ["< 1.17.8", "<= 1.17.7"]
     assert exposed(data, "1.17.8") == []
 
 

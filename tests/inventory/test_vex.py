@@ -281,4 +281,5 @@ def test_counts():
         "affected": 6,
         "fixed": 5,
         "not_affected": 3,
+        "under_investigation": 0,
     }

@@ -307,6 +307,7 @@ def build_world(personas, directory: Path) -> World:
         version="1",
         current_release_date=now,
         aggregate_severity="High",
+        tlp="WHITE",  # public: every role reads it (AMBER/RED: tests/test_bulletin_marking.py)
     )
     # Its one fix concerns gpu-ts-1's driver (550.90.07): the cluster's VEX has a statement.
     BulletinFix.objects.create(

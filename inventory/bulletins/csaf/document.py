@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from inventory.bulletins.csaf.remedies import other_remedies, vendor_fixes
 
 BranchPath = tuple[tuple[str, str], ...]
 VendorFix = tuple[tuple[str, ...], str]
 
 _STATUS_FIXED = ("fixed", "first_fixed")
-_STATUS_AFFECTED = ("known_affected", "first_affected")  # last_affected: a bound of its own
+_STATUS_AFFECTED = ("known_affected",)  # first_ and last_affected: bounds of their own
 _STATUS_ALL = (
     "known_affected",
     "first_affected",
@@ -39,6 +41,10 @@ class Product:
     branch_path: BranchPath
     cpe: str | None
     version_range: str | None
+    purl: str | None = None
+    # A relationship's product (default_component_of, installed_on, ...): the name of the
+    # product it refers to, which states the version ("... as a component of Ubuntu 22.04" not).
+    reference_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,15 @@ class Vulnerability:
     # Product id -> its own highest score, where score entries name their products (a Windows
     # row may be critical and the Linux row medium); others take the overall score.
     product_scores: dict[str, tuple[float | None, str | None]] = field(default_factory=dict)
+    # product_status.under_investigation: the vendor does not yet know whether they are affected.
+    under_investigation: tuple[str, ...] = ()
+    # product_status.known_not_affected: the vendor says these are not affected.
+    known_not_affected: tuple[str, ...] = ()
+    # product_status.first_affected: this version and those after it (up to a fix) are affected.
+    first_affected: tuple[str, ...] = ()
+    # Remediations other than vendor_fix (none_available, no_fix_planned, mitigation,
+    # workaround, ...): (product ids, category, details).
+    other_remedies: tuple[tuple[tuple[str, ...], str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,6 +87,10 @@ class Advisory:
     vulnerabilities: tuple[Vulnerability, ...]
     notes: tuple[str, ...] = ()  # document notes other than the legal disclaimer
     withdrawn: str | None = None  # why the advisory says it is withdrawn: it states no fixes
+    status: str = "final"  # document.tracking.status: draft, interim or final
+    # document.distribution.tlp.label, upper case ("WHITE", "CLEAR", "AMBER+STRICT"); None
+    # when the document states none.
+    tlp: str | None = None
 
 
 _VERSIONS = ("2.0", "2.1")  # 2.1: scores under `metrics[].content`, csaf_withdrawn
@@ -110,7 +129,35 @@ def parse_advisory(data: Any) -> Advisory:
         ),
         notes=_notes(document.get("notes")),
         withdrawn=_withdrawn(document, tracking),
+        status=_tracking_status(tracking),
+        tlp=_tlp(document),
     )
+
+
+# "withdrawn" is not a CSAF status, but publishers write it (see _withdrawn).
+_TRACKING_STATUSES = ("draft", "interim", "final", "withdrawn")
+
+
+def _tracking_status(tracking: Mapping[str, Any]) -> str:
+    """document.tracking.status (required by CSAF; a document that leaves it out is read as
+    final, as before). A stated value outside the standard's is refused, never read as final."""
+    status = tracking.get("status", "final")
+    if status not in _TRACKING_STATUSES:
+        raise CsafError(
+            f"document.tracking.status is {status!r}, not one of {', '.join(_TRACKING_STATUSES)}"
+        )
+    return status
+
+
+def _tlp(document: Mapping[str, Any]) -> str | None:
+    """The TLP label (CSAF 2.0: WHITE, GREEN, AMBER, RED; 2.1: CLEAR, GREEN, AMBER,
+    AMBER+STRICT, RED), upper case without a "TLP:" prefix; None when the document states none."""
+    distribution = document.get("distribution")
+    tlp = distribution.get("tlp") if isinstance(distribution, Mapping) else None
+    label = tlp.get("label") if isinstance(tlp, Mapping) else None
+    if not isinstance(label, str) or not label.strip():
+        return None
+    return re.sub(r"^TLP:\s*", "", label.strip().upper())[:20]
 
 
 def _withdrawn(document: Mapping[str, Any], tracking: Mapping[str, Any]) -> str | None:
@@ -197,12 +244,14 @@ def _product(raw: Any, path: BranchPath, version_range: str | None, where: str) 
     raw = _mapping(raw, f"{where} product")
     helper = raw.get("product_identification_helper")
     cpe = helper.get("cpe") if isinstance(helper, Mapping) else None
+    purl = helper.get("purl") if isinstance(helper, Mapping) else None
     return Product(
         product_id=_text(raw, "product_id", where),
         name=_text(raw, "name", where),
         branch_path=path,
         cpe=cpe if isinstance(cpe, str) else None,
         version_range=version_range,
+        purl=purl if isinstance(purl, str) else None,
     )
 
 
@@ -212,7 +261,17 @@ def _related(relation: Any, found: Mapping[str, Product]) -> Product:
     path = base.branch_path if base else ()
     link = (str(relation.get("category", "")), str(relation.get("relates_to_product_reference")))
     full = relation.get("full_product_name")
-    return _product(full, (*path, link), None, "product_tree.relationships[]")
+    related = _product(full, (*path, link), None, "product_tree.relationships[]")
+    if base is None:
+        return related
+    # The component's own identity and version: those of the product it refers to.
+    return replace(
+        related,
+        cpe=related.cpe or base.cpe,
+        purl=related.purl or base.purl,
+        version_range=base.version_range,
+        reference_name=base.name,
+    )
 
 
 def _add(found: dict[str, Product], product: Product) -> None:
@@ -256,8 +315,12 @@ def _vulnerability(
             pid for key in _STATUS_AFFECTED for pid in _list(status.get(key), where)
         ),
         last_affected=tuple(_list(status.get("last_affected"), where)),
+        under_investigation=tuple(_list(status.get("under_investigation"), where)),
+        first_affected=tuple(_list(status.get("first_affected"), where)),
+        known_not_affected=tuple(_list(status.get("known_not_affected"), where)),
         fixed=tuple(pid for key in _STATUS_FIXED for pid in _list(status.get(key), where)),
-        vendor_fix=_vendor_fixes(raw, products, groups, where),
+        vendor_fix=vendor_fixes(raw, products, groups, where),
+        other_remedies=other_remedies(raw, groups),
         release_date=raw.get("release_date") if isinstance(raw.get("release_date"), str) else None,
         notes=_notes(raw.get("notes")),
         product_scores=_product_scores(entries),
@@ -311,22 +374,3 @@ def _cvss_severity(score: float) -> str | None:
         if score >= floor:
             return name
     return None
-
-
-def _vendor_fixes(
-    raw: Mapping[str, Any],
-    products: Mapping[str, Product],
-    groups: Mapping[str, tuple[str, ...]],
-    where: str,
-) -> tuple[VendorFix, ...]:
-    fixes: list[VendorFix] = []
-    for remedy in _list(raw.get("remediations"), f"{where}.remediations"):
-        remedy = _mapping(remedy, f"{where}.remediations[]")
-        if remedy.get("category") != "vendor_fix":
-            continue
-        ids = list(_list(remedy.get("product_ids"), where))
-        for group_id in _list(remedy.get("group_ids"), where):
-            ids.extend(groups.get(group_id, ()))
-        _known(ids, products, f"{where}.remediations")
-        fixes.append((tuple(ids), str(remedy.get("details", ""))))
-    return tuple(fixes)

@@ -13,14 +13,24 @@ from functools import cmp_to_key
 
 from inventory.bulletins.csaf.document import Advisory, Product, Vulnerability
 from inventory.bulletins.csaf.notes import note_conditions
-from inventory.bulletins.csaf.products import Bound, Component, bound, branch_mismatch, classify
+from inventory.bulletins.csaf.products import (
+    ALL_VERSIONS,
+    EVERY,
+    OPEN,
+    Bound,
+    Component,
+    bound,
+    branch_mismatch,
+    classify,
+)
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 
 Classified = tuple[Product, Component, Bound]
 # (component, affected bound, fixed version, pairing warning, affected product id)
 _Pair = tuple[Component, Bound, str | None, str | None, str]
-# + fixed version, notes' conditions, a pairing warning
-_Key = tuple[Component, Bound, str | None, str | None, str | None]
+# + fixed version, notes' conditions, a pairing warning, why no fix is named
+_Key = tuple[Component, Bound, str | None, str | None, str | None, str | None]
+NO_FIX = ("none_available", "no_fix_planned")
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,9 @@ class Fix:
     advisory_id: str
     released: str
     warning: str | None = None
+    # No fixed version, and the vendor says why: "none_available: <details>" or
+    # "no_fix_planned: <details>". Nothing to upgrade to, so no patch SLA runs.
+    no_fix: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +82,8 @@ def fixes(advisory: Advisory) -> tuple[list[Fix], list[Unmatched]]:
         # CVEs fixed by one version may differ in the conditions their notes state.
         noted = "\n".join(note_conditions(advisory, vulnerability)) or None
         for component, affected, fixed_version, warning, product_id in pairs:
-            key = (component, affected, fixed_version, noted, warning)
+            no_fix = None if fixed_version else _no_fix(vulnerability, product_id)
+            key = (component, affected, fixed_version, noted, warning, no_fix)
             _add(groups, key, vulnerability, product_id)
         for item in lost:
             unmatched.setdefault((item.product_id, item.reason), item)
@@ -80,13 +94,22 @@ def fixes(advisory: Advisory) -> tuple[list[Fix], list[Unmatched]]:
 def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair], list[Unmatched]]:
     """(component, affected bound, fixed version, warning, product id) per affected product.
     An affected product is never dropped for want of a fix: its bound alone says which nodes
-    are exposed (a vendor_fix remediation may be all a document gives, or backport lines)."""
+    are exposed (a vendor_fix remediation may be all a document gives, or backport lines).
+    Nor for want of a bound: an affected product whose versions the bulletin does not bound,
+    and a product under investigation, stay OPEN (the node cannot read current)."""
     lost: list[Unmatched] = []
-    affected = _classified(advisory, vulnerability.known_affected, lost)
+    affected = _classified(advisory, vulnerability.known_affected, lost, open_bounds=True)
     # A last_affected version bounds every version up to it (CSAF 2.0 product_status).
     affected += [
         (product, component, replace(stated, op="<=") if stated.op == "==" else stated)
         for product, component, stated in _classified(advisory, vulnerability.last_affected, lost)
+    ]
+    firsts = _classified(advisory, vulnerability.first_affected, lost, open_bounds=True)
+    investigating = [
+        (product, component, Bound(OPEN, _reach(stated), stated.condition))
+        for product, component, stated in _classified(
+            advisory, vulnerability.under_investigation, lost, open_bounds=True
+        )
     ]
     fixed = _classified(advisory, vulnerability.fixed, lost)
     by_component: dict[Component, list[Classified]] = {}
@@ -97,7 +120,11 @@ def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair
     for product, component, affected_bound in affected:
         versions = sorted({b.version for _, _, b in by_component.get(component, [])})
         paired.add(component)
-        if len(versions) == 1:
+        if affected_bound.op == OPEN:
+            pairs.append(_open_pair(vulnerability, product, component, versions))
+        elif affected_bound.op == EVERY:
+            pairs.append(_every_pair(vulnerability, product, component, affected_bound, versions))
+        elif len(versions) == 1:
             pairs.append((component, affected_bound, versions[0], None, product.product_id))
         elif versions:
             chosen, warning = _past_bound(affected_bound, versions)
@@ -105,10 +132,98 @@ def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair
         else:
             remedy = _remedy(vulnerability, product)
             pairs.append((component, affected_bound, remedy, None, product.product_id))
+    for product, component, first in firsts:
+        versions = sorted({b.version for _, _, b in by_component.get(component, [])})
+        paired.add(component)
+        pairs.append((component, *_from_first(first, versions), product.product_id))
+    for product, component, open_bound in investigating:
+        versions = sorted({b.version for _, _, b in by_component.get(component, [])})
+        paired.add(component)
+        highest = max(versions, key=cmp_to_key(compare)) if versions else None
+        pairs.append((component, open_bound, highest, UNDER_INVESTIGATION, product.product_id))
     for product, component, _ in fixed:
         if component not in paired:
             lost.append(_lost(product, "fixed product without an affected product to pair"))
-    return pairs, lost
+    return _spared(advisory, vulnerability, pairs), lost
+
+
+def _spared(advisory: Advisory, vulnerability: Vulnerability, pairs: list[_Pair]) -> list[_Pair]:
+    """Versions the vendor lists as known_not_affected inside an affected range (a VEX saying
+    1.17.3 is not affected while < 1.17.8 is): excluded from the range, as a vers condition
+    (`!=`), so a node running one reads not affected, `vulnerable_code_not_present`."""
+    excluded: dict[Component, set[str]] = {}
+    for _, component, stated in _classified(advisory, vulnerability.known_not_affected, []):
+        if stated.op == "==":
+            excluded.setdefault(component, set()).add(stated.version)
+    if not excluded:
+        return pairs
+    found = []
+    for component, stated, fixed_version, warning, product_id in pairs:
+        versions = sorted(excluded.get(component, ()))
+        if versions and stated.op in ("<", "<=", EVERY):
+            spare = "vers:generic/>=0|" + "|".join(f"!={v}" for v in versions)
+            condition = "\n".join(c for c in (stated.condition, spare) if c)
+            stated = replace(stated, condition=condition)
+        found.append((component, stated, fixed_version, warning, product_id))
+    return found
+
+
+UNDER_INVESTIGATION = "under investigation: the vendor does not yet say whether it is affected"
+NOT_BOUNDED = "affected, but the bulletin states no version bound"
+
+
+def _from_first(first: Bound, versions: list[str]) -> tuple[Bound, str | None, str | None]:
+    """A first_affected version X: X and every version after it up to the lowest fixed version
+    above X, kept as a vers range the node's version is judged against. With no fixed version
+    above it, the bound stays OPEN (from X on, affected; how far, the bulletin does not say)."""
+    if first.op == OPEN or parse_version(first.version) is None:
+        return Bound(OPEN, ALL_VERSIONS), None, NOT_BOUNDED
+    above = [v for v in versions if compare(v, first.version) > 0]
+    if not above:
+        warning = f"first affected {first.version}; no fixed version above it is named"
+        return Bound(OPEN, ALL_VERSIONS), None, warning
+    fixed = min(above, key=cmp_to_key(compare))
+    return Bound("<", fixed, f"vers:generic/>={first.version}|<{fixed}"), fixed, None
+
+
+def _every_pair(
+    vulnerability: Vulnerability,
+    product: Product,
+    component: Component,
+    every: Bound,
+    versions: list[str],
+) -> _Pair:
+    """A range with no upper end: below its one fixed version (or the one a vendor_fix names)
+    when there is one; else every version in it is affected, with no fix to move to."""
+    fixed = versions[0] if len(versions) == 1 else None
+    if not versions:
+        fixed = _remedy(vulnerability, product)
+    if fixed:
+        return (component, Bound("<", fixed, every.condition), fixed, None, product.product_id)
+    return (component, every, None, None, product.product_id)
+
+
+def _reach(stated: Bound) -> str:
+    """The highest version an under-investigation product names, or ALL_VERSIONS."""
+    if stated.op == OPEN or parse_version(stated.version) is None:
+        return ALL_VERSIONS
+    return stated.version
+
+
+def _open_pair(
+    vulnerability: Vulnerability, product: Product, component: Component, versions: list[str]
+) -> _Pair:
+    """An affected product with no bound: below its one fixed version (the fixed product of
+    the same component, else the one version a vendor_fix names) it is affected; with no
+    such version it stays OPEN, judged by no version (fixed past the highest one named)."""
+    remedy = versions[0] if len(versions) == 1 else None
+    if not versions:
+        remedy = _remedy(vulnerability, product)
+    if remedy:
+        warning = f"{NOT_BOUNDED}: read as every version below the fixed {remedy}"
+        return (component, Bound("<", remedy), remedy, warning, product.product_id)
+    highest = max(versions, key=cmp_to_key(compare)) if versions else None
+    return (component, Bound(OPEN, ALL_VERSIONS), highest, NOT_BOUNDED, product.product_id)
 
 
 def _past_bound(affected: Bound, versions: list[str]) -> tuple[str | None, str]:
@@ -124,7 +239,7 @@ def _past_bound(affected: Bound, versions: list[str]) -> tuple[str | None, str]:
     return chosen, f"several fixed versions for one component: {', '.join(versions)} ({shown})"
 
 
-_UPGRADE = re.compile(r"\b(?:upgrade|update|install)", re.I)
+_UPGRADE = re.compile(r"\b(?:upgrade|update|install|(?:fixed|resolved|patched|addressed) in)", re.I)
 _NUMBER = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)\b")
 
 
@@ -141,13 +256,22 @@ def _remedy(vulnerability: Vulnerability, product: Product) -> str | None:
     return named.pop() if len(named) == 1 else None
 
 
-def _classified(advisory: Advisory, ids: Iterable[str], lost: list[Unmatched]) -> list[Classified]:
+def _classified(
+    advisory: Advisory, ids: Iterable[str], lost: list[Unmatched], open_bounds: bool = False
+) -> list[Classified]:
+    """Each product as (product, component, bound). `open_bounds`: a component whose versions
+    the product does not bound is kept with an OPEN bound (affected or under investigation:
+    the vendor names it), not lost."""
     found: list[Classified] = []
     for product_id in ids:
         product = advisory.products[product_id]
         component, stated = classify(product), bound(product)
         if component is None:
             lost.append(_lost(product, "not a component gpuposture inventories"))
+        elif open_bounds and stated is not None and stated.op == EVERY:
+            found.append((product, component, stated))
+        elif open_bounds and (stated is None or parse_version(stated.version) is None):
+            found.append((product, component, Bound(OPEN, ALL_VERSIONS)))
         elif stated is None:
             lost.append(_lost(product, "no version bound in the product name"))
         elif parse_version(stated.version) is None:
@@ -178,8 +302,17 @@ def _add(
         group.max_cvss, group.severity = score, severity
 
 
+def _no_fix(vulnerability: Vulnerability, product_id: str) -> str | None:
+    """Why the vendor names no fix for this product (none_available, no_fix_planned), with
+    its details; None when it does not say."""
+    for ids, category, details in vulnerability.other_remedies:
+        if category in NO_FIX and product_id in ids:
+            return f"{category}: {details}".strip().rstrip(":")[:1000]
+    return None
+
+
 def _fix(key: _Key, group: _Group, advisory: Advisory) -> Fix:
-    component, affected, fixed_version, noted, paired = key
+    component, affected, fixed_version, noted, paired, no_fix = key
     return Fix(
         component=component,
         affected=affected,
@@ -192,6 +325,7 @@ def _fix(key: _Key, group: _Group, advisory: Advisory) -> Fix:
         advisory_id=advisory.tracking_id,
         released=_published(group, advisory),
         warning="; ".join(w for w in (paired, _warning(affected, fixed_version)) if w) or None,
+        no_fix=no_fix,
     )
 
 
@@ -230,7 +364,7 @@ def _moment(text: str) -> datetime | None:
 
 
 def _warning(affected: Bound, fixed_version: str | None) -> str | None:
-    if fixed_version is None or affected.op == "==":
+    if fixed_version is None or affected.op not in ("<", "<="):
         return None
     order = compare(fixed_version, affected.version)
     if order < 0 or (order == 0 and affected.op == "<="):

@@ -8,11 +8,12 @@ prior to 535.230.02"), or a plain version for the fixed product.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cmp_to_key
+from urllib.parse import unquote
 
 from inventory.bulletins.csaf.document import Product
-from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.bulletins.csaf.versions import compare, parse_version, vers_contains
 
 _ARCH = re.compile(r"^(?P<prefix>.*?)\s*\((?P<inner>[^()]*)\)\s*$")
 _R_BRANCH = re.compile(r"\bR(\d{3})\b")
@@ -76,9 +77,19 @@ class Component:
     host: str | None = None
 
 
+# Bound op of a product the bulletin does not bound: under investigation, or affected with no
+# version bound it states (a bare product name, an unreadable range). Its version is the highest
+# version it could concern, or ALL_VERSIONS. Never read as "not affected".
+OPEN = "?"
+ALL_VERSIONS = "*"
+# Bound op of a range with no upper end ("vers:generic/*", "vers:generic/>=1.16.0"): every
+# version (from its lower end, kept as the condition) is affected.
+EVERY = "*"
+
+
 @dataclass(frozen=True)
 class Bound:
-    """A version bound: op '<', '<=' or '=='; condition is free text kept verbatim."""
+    """A version bound: op '<', '<=', '==' or OPEN; condition is free text kept verbatim."""
 
     op: str
     version: str
@@ -87,9 +98,17 @@ class Bound:
 
 def classify(product: Product) -> Component | None:
     """The component a product describes, or None when it is not one gpuposture inventories."""
-    label = _label(product)
     prefix, inner = _architecture(product)
-    kind = _kind(label, inner)
+    families = [name for category, name in product.branch_path if category == "product_family"]
+    # The innermost product name first; then the product's full name, its product family
+    # (product_family "NVIDIA Container Toolkit" > product_version "1.17.7"), and its
+    # identification helper (a product known only as "pkg:.../nvidia-container-toolkit").
+    kind, label = None, ""
+    for text in (_label(product), product.name, *reversed(families), _identity(product)):
+        label = _words(text)
+        kind = _kind(label, inner) if label else None
+        if kind is not None:
+            break
     if kind is None:
         return None
     line = _line(kind, label, inner)
@@ -109,7 +128,27 @@ def _label(product: Product) -> str:
     if names:
         return names[-1]
     versions = [name for category, name in product.branch_path if category == "product_version"]
-    return versions[-1] if versions else product.name
+    return versions[-1] if versions else product.reference_name or product.name
+
+
+def _words(text: str) -> str:
+    """Package and CPE spellings as words: "nvidia-container-toolkit", "container_toolkit"."""
+    return re.sub(r"[-_]+", " ", text)
+
+
+_PURL = re.compile(r"^pkg:(?P<type>[^/]+)/(?:[^@?#]*/)?(?P<name>[^/@?#]+)(?:@(?P<version>[^?#]+))?")
+
+
+def _identity(product: Product) -> str:
+    """The package name a purl, and the product a CPE 2.3 names (vendor:product), as words."""
+    found = []
+    match = _PURL.match(product.purl or "")
+    if match:
+        found.append(unquote(match["name"]))
+    parts = (product.cpe or "").split(":")
+    if len(parts) > 4 and parts[0] == "cpe":
+        found.append(parts[4] if parts[1] == "2.3" else parts[3])
+    return _words(" ".join(found))
 
 
 def _architecture(product: Product) -> tuple[str | None, str | None]:
@@ -182,12 +221,60 @@ def bound(product: Product) -> Bound | None:
     product_version "1.17.7", product name "NVIDIA Container Toolkit 1.17.7") in the
     innermost product_version branch name."""
     if product.version_range:
-        return _vers_bound(product.version_range) or _text_bound(product.version_range)
-    stated = _text_bound(product.name)
+        text = _operator_range(product.version_range) or product.version_range
+        return _vers_bound(text) or _text_bound(text)
+    # A relationship's own name ("... as a component of Ubuntu 22.04") states no version.
+    name = product.reference_name or product.name
+    stated = _text_bound(name)
     if stated is None:
         versions = [name for category, name in product.branch_path if category == "product_version"]
         stated = _text_bound(versions[-1]) if versions else None
-    return stated
+    return stated or _named_bound(name) or _helper_bound(product)
+
+
+# "NVIDIA Container Toolkit 1.17.7", "NVIDIA GPU Operator versions prior to 25.3.2",
+# "nvidia-container-toolkit v1.17.7 and earlier": the bound right after the component's name.
+_NAMED = re.compile(
+    rf"(?:{'|'.join(re.escape(phrase) for phrase, _ in _KINDS)})\s+"
+    rf"(?P<bound>(?:(?:all\s+)?versions?\s+)?(?:{_INCLUSIVE}|prior to|before|earlier than|"
+    r"older than|<=|<)?\s*v?\d+(?:\.\d+)+"
+    r"(?:\s+(?:and|or)\s+(?:earlier|prior|older|lower|below))?)",
+    re.IGNORECASE,
+)
+
+
+def _named_bound(name: str) -> Bound | None:
+    words = _words(name)
+    match = _NAMED.search(words)
+    if not match:
+        return None
+    text, rest = match["bound"], _condition(words[match.end() :])
+    earlier = re.search(r"\s+(?:and|or)\s+\w+$", text)
+    if earlier:
+        return Bound("<=", _clean(text[: earlier.start()].split()[-1]), rest)
+    stated = _text_bound(text)
+    return replace(stated, condition=stated.condition or rest) if stated else None
+
+
+def _helper_bound(product: Product) -> Bound | None:
+    """The version a purl or a CPE 2.3 states, as the one version the product is. Distribution
+    packages (rpm, deb, apk) give their upstream version: epoch and release dropped."""
+    match = _PURL.match(product.purl or "")
+    if match and match["version"]:
+        version = unquote(match["version"])
+        if match["type"] in ("rpm", "deb", "apk"):
+            version = re.sub(r"^\d+:", "", version).rsplit("-", 1)[0]
+        version = _clean(version)
+        if parse_version(version):
+            return Bound("==", version)
+    parts = (product.cpe or "").split(":")
+    if len(parts) > 5 and parts[:2] == ["cpe", "2.3"] and parts[5] not in ("*", "-", ""):
+        version = parts[5]
+        if re.fullmatch(r"\d+(?:_\d+)+", version):  # NVIDIA writes 535_230_02
+            version = version.replace("_", ".")
+        if parse_version(_clean(version)):
+            return Bound("==", _clean(version))
+    return None
 
 
 def _text_bound(text: str) -> Bound | None:
@@ -231,6 +318,28 @@ def _clean(version: str) -> str:
     return re.sub(r"^(?:v(?=\d))", "", version.strip(), flags=re.IGNORECASE)
 
 
+_OPERATOR = re.compile(r"(>=|<=|>|<|=)\s*v?(\d[\w.+\-]*)")
+_HYPHEN = re.compile(r"^\s*v?(\d[\w.+]*)\s+(?:-|to|through)\s+v?(\d[\w.+]*)\s*$", re.IGNORECASE)
+
+
+def _operator_range(text: str) -> str | None:
+    """A free-text range as vers: ">=1.16.0 <1.17.8", ">=1.16.0, <1.17.8", ">= 1.16.0 &&
+    < 1.17.8", "1.16.0 - 1.17.7" (both ends included); None for any other text."""
+    if text.strip().lower().startswith("vers:"):
+        return None
+    hyphen = _HYPHEN.match(text)
+    if hyphen:
+        return f"vers:generic/>={hyphen[1]}|<={hyphen[2]}"
+    found = _OPERATOR.findall(text)
+    if (
+        not found
+        or _OPERATOR.sub("", text).strip(" ,;&|\t")
+        or not any(op.startswith("<") for op, _ in found)
+    ):
+        return None
+    return "vers:generic/" + "|".join(f"{op}{version}" for op, version in found)
+
+
 def _vers_bound(version_range: str) -> Bound | None:
     """The highest upper bound of a range; with a lower bound or several intervals
     ("vers:generic/>=1.16.0|<1.16.3|>=1.17.0|<1.17.8") the range itself is kept as the
@@ -238,7 +347,10 @@ def _vers_bound(version_range: str) -> Bound | None:
     1.16.3 and still affected."""
     uppers = [m for m in _VERS_UPPER.finditer(version_range) if parse_version(m["version"].strip())]
     if not uppers:
-        return None
+        scheme, _, body = version_range.strip().partition("/")
+        if not scheme.lower().startswith("vers:") or vers_contains(version_range, "0") is None:
+            return None  # not a vers range this reads: left open, never read as a bound
+        return Bound(EVERY, ALL_VERSIONS, None if body.strip() == "*" else version_range)
     match = max(
         uppers, key=cmp_to_key(lambda a, b: compare(a["version"].strip(), b["version"].strip()))
     )

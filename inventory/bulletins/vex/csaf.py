@@ -1,8 +1,8 @@
 """A CSAF 2.0 VEX document (profile `csaf_vex`) from a cluster's VEX statements. PURE.
 
 The product tree names each node component once (its purl as the identification helper);
-each vulnerability lists its products by status (known_affected / fixed /
-known_not_affected), a flag with the standard justification label for every not-affected
+each vulnerability lists its products by status (known_affected / fixed / known_not_affected
+/ under_investigation), a flag with the standard justification label for every not-affected
 product and a threat of category `impact` saying why, and a `vendor_fix` remediation for
 every affected one: the profile's mandatory tests 6.1.27.9 and 6.1.27.10
 (tests/inventory/test_vex.py runs a maintained CSAF VEX verifier over it)."""
@@ -14,10 +14,22 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from urllib.parse import quote
 
-from inventory.bulletins.vex.statements import AFFECTED, FIXED, NOT_AFFECTED, Product, Statement
+from inventory.bulletins.vex.statements import (
+    AFFECTED,
+    FIXED,
+    NOT_AFFECTED,
+    UNDER_INVESTIGATION,
+    Product,
+    Statement,
+)
 
 _CVE = re.compile(r"^CVE-[0-9]{4}-[0-9]{4,}$")
-_STATUS_LIST = {AFFECTED: "known_affected", FIXED: "fixed", NOT_AFFECTED: "known_not_affected"}
+_STATUS_LIST = {
+    AFFECTED: "known_affected",
+    FIXED: "fixed",
+    NOT_AFFECTED: "known_not_affected",
+    UNDER_INVESTIGATION: "under_investigation",
+}
 PUBLISHER_NAMESPACE = "https://github.com/gpuposture/gpuposture"
 
 

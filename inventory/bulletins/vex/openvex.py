@@ -13,7 +13,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from urllib.parse import quote
 
-from inventory.bulletins.vex.statements import AFFECTED, NOT_AFFECTED, Statement
+from inventory.bulletins.vex.statements import (
+    AFFECTED,
+    NOT_AFFECTED,
+    UNDER_INVESTIGATION,
+    Statement,
+)
 
 CONTEXT = "https://openvex.dev/ns/v0.2.0"
 AUTHOR = "gpuposture"
@@ -62,6 +67,8 @@ def _statement(cluster: str, s: Statement) -> dict[str, object]:
         out["action_statement"] = s.action or ""
     elif s.status == NOT_AFFECTED:
         out["justification"] = s.justification
+        out["status_notes"] = s.impact or ""
+    elif s.status == UNDER_INVESTIGATION:
         out["status_notes"] = s.impact or ""
     else:
         out["status_notes"] = (

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from gpuposture.base.querysets import sees_every_row
 from inventory.bulletins.store import nodes_patch_judged
 from inventory.bulletins.vex.csaf import csaf_document
 from inventory.bulletins.vex.openvex import openvex_document
 from inventory.bulletins.vex.statements import NodeJudgement, Statement, cluster_statements
-from inventory.models import Cluster, Node
+from inventory.models import Bulletin, Cluster, Node
 
 VEX_FORMATS = {  # format -> (content type, file name suffix)
     "openvex": ("application/json", "openvex.json"),
@@ -23,7 +24,8 @@ class NoStatements(Exception):
 
 def cluster_vex_statements(*, cluster: Cluster, user) -> list[Statement]:
     """The statements for the cluster's GPU nodes `user` may see (a tenant viewer: the nodes
-    their pods run on; None: the CLI, every node). Four queries whatever the number of nodes."""
+    their pods run on; None: the CLI, every node), from the bulletins that user may read. Five
+    queries at most whatever the number of nodes."""
     readable = Node.objects.all() if user is None else Node.objects.visible_to(user)
     nodes = list(
         readable.filter(cluster=cluster, is_gpu_node=True)
@@ -31,10 +33,15 @@ def cluster_vex_statements(*, cluster: Cluster, user) -> list[Statement]:
         .order_by("name")
     )
     judged = nodes_patch_judged(nodes=nodes)
-    return cluster_statements(
+    statements = cluster_statements(
         NodeJudgement(node.name, node.data.get("gpu_model") or None, status)
         for node, status in judged
     )
+    if user is None or sees_every_row(user, Bulletin):
+        return statements
+    # A bulletin the user may not read (TLP:AMBER, RED, ...) states nothing to them here either.
+    readable = set(Bulletin.objects.visible_to(user).values_list("tracking_id", flat=True))
+    return [s for s in statements if s.advisory_id in readable]
 
 
 def vex_document(

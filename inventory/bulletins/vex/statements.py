@@ -12,9 +12,13 @@ statements that inventory.bulletins.vex.openvex and inventory.bulletins.vex.csaf
   installed there (`component_not_present`). The justification comes from
   inventory.conditions, the impact statement is its reason.
 - `fixed`: the node's version is past the bound.
+- `under_investigation`: the bulletin names the component without a bound the node's version
+  is outside of (the vendor's own `under_investigation`, or affected with no version bound
+  stated): not known, never read as fixed or not affected.
 
 One vulnerability may have several bounds for one component (one for every install, a lower
-one "CDI mode only"): the statement is the worst, affected over not_affected over fixed."""
+one "CDI mode only"): the statement is the worst, affected over under_investigation over
+not_affected over fixed."""
 
 from __future__ import annotations
 
@@ -26,7 +30,8 @@ from inventory.components import LABELS
 from inventory.patching.status import Exposure, PatchStatus
 
 AFFECTED, NOT_AFFECTED, FIXED = "affected", "not_affected", "fixed"
-_RANK = {AFFECTED: 0, NOT_AFFECTED: 1, FIXED: 2}
+UNDER_INVESTIGATION = "under_investigation"
+_RANK = {AFFECTED: 0, UNDER_INVESTIGATION: 1, NOT_AFFECTED: 2, FIXED: 3}
 # The justifications OpenVEX and CSAF share (CSAF's flag labels use the same words).
 JUSTIFICATIONS = frozenset(
     {
@@ -90,7 +95,7 @@ class Statement:
     vulnerability: str  # the CVE id, or the advisory id where a fix names no CVE
     advisory_id: str
     product: Product
-    status: str  # AFFECTED / NOT_AFFECTED / FIXED
+    status: str  # AFFECTED / NOT_AFFECTED / FIXED / UNDER_INVESTIGATION
     justification: str | None = None  # not_affected only
     impact: str | None = None  # not_affected: why
     action: str | None = None  # affected: what to do
@@ -111,6 +116,7 @@ def cluster_statements(nodes: Iterable[NodeJudgement]) -> list[Statement]:
             [(e, AFFECTED) for e in node.status.exposures]
             + [(e, NOT_AFFECTED) for e in node.status.not_affected]
             + [(e, FIXED) for e in node.status.fixed]
+            + [(e, UNDER_INVESTIGATION) for e in node.status.investigating]
         )
         for exposure, status in judged:
             for statement in _statements(node.name, exposure, status):
@@ -148,6 +154,12 @@ def _statements(node: str, exposure: Exposure, status: str) -> list[Statement]:
             justification if justification in JUSTIFICATIONS else "vulnerable_code_not_present"
         )
         common["impact"] = reason.get("text") or f"Not affected ({exposure.condition})."
+    elif status == UNDER_INVESTIGATION:
+        why = (exposure.reason or {}).get("text") or "no version bound stated"
+        common["impact"] = (
+            f"{product.label}: {exposure.advisory_id} names it without a version bound that "
+            f"leaves it out ({why}): not known whether it is affected."
+        )
     return [Statement(vulnerability=name, **common) for name in names]
 
 
@@ -158,6 +170,12 @@ def _action(product: Product, exposure: Exposure) -> str:
         if exposure.fixed_version
         else "once a fixed version is released (none is named yet)"
     )
+    if not exposure.fixed_version and exposure.no_fix:
+        return (
+            f"No fixed {label.lower()} for node {product.node} ({product.version}): "
+            f"{exposure.advisory_id} says {exposure.no_fix}. Isolate or replace the component; "
+            "an upgrade does not remove this exposure."
+        )
     text = (
         f"Upgrade the {label.lower()} on node {product.node} from {product.version} {target} "
         f"({exposure.advisory_id})."
@@ -173,7 +191,7 @@ def _action(product: Product, exposure: Exposure) -> str:
 
 
 def counts(statements: Iterable[Statement]) -> dict[str, int]:
-    found = {AFFECTED: 0, NOT_AFFECTED: 0, FIXED: 0}
+    found = {AFFECTED: 0, NOT_AFFECTED: 0, FIXED: 0, UNDER_INVESTIGATION: 0}
     for statement in statements:
         found[statement.status] += 1
     return found

@@ -50,6 +50,10 @@ def _below_baseline(inputs: PostureInputs, check_id: str) -> Iterator[FindingDra
             "node": node.name,
             "components": sorted({f"{e['component']} {e['installed']}" for e in exposures}),
             "move_to": fixed[-1] if fixed else None,
+            # Exposures the vendor says have no fix (none_available, no_fix_planned).
+            "no_fix": sorted(
+                {e["no_fix"] for e in exposures if e.get("no_fix") and not e.get("fixed_version")}
+            ),
             "exposures": exposures,
             "cves": sorted({c for e in exposures for c in e.get("cves", [])}),
             "conditional": [e for e in exposures if e.get("condition")],
@@ -150,6 +154,10 @@ def patch_sla_breached(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for node in sorted_nodes(inputs):
         late = []
         for exposure in _exposures(inputs, node.name, sum(STACK_CHECKS.values(), ())):
+            if not exposure.get("fixed_version") and exposure.get("no_fix"):
+                # The vendor says no fix exists (none_available, no_fix_planned): there is
+                # nothing to patch to, so no patch SLA runs; STACK-001..003 keep the exposure.
+                continue
             severity = str(exposure.get("severity") or "high").lower()
             days = inputs.patch_sla_days.get(severity, 30)
             released = datetime.fromisoformat(str(exposure["released"]))
