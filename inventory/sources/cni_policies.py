@@ -1,4 +1,5 @@
-"""Network policies of a CNI's own API (Cilium, Calico, Antrea, AdminNetworkPolicy). PURE.
+"""Network policies of a CNI's own API (Cilium, Calico, Antrea, AdminNetworkPolicy, OVN-Kubernetes
+and OpenShift egress firewalls, GKE FQDNNetworkPolicy). PURE.
 
 gpuposture evaluates only `networking.k8s.io/v1` NetworkPolicy. A cluster may restrict egress
 with these instead, so they are kept by name and kind (not their rules): K8S-007 then says
@@ -25,6 +26,14 @@ CNI_POLICY_KINDS: dict[tuple[str, str], bool] = {
     ("crd.antrea.io", "ClusterNetworkPolicy"): False,
     ("policy.networking.k8s.io", "AdminNetworkPolicy"): False,
     ("policy.networking.k8s.io", "BaselineAdminNetworkPolicy"): False,
+    # Its successor in the same group (v1alpha2), one kind for both tiers.
+    ("policy.networking.k8s.io", "ClusterNetworkPolicy"): False,
+    # Namespaced egress firewalls: OVN-Kubernetes (OpenShift 4's default network) and
+    # OpenShift SDN deny or allow destinations by CIDR or DNS name for the whole namespace.
+    ("k8s.ovn.org", "EgressFirewall"): True,
+    ("network.openshift.io", "EgressNetworkPolicy"): True,
+    # GKE Dataplane V2's egress allow-list by domain name.
+    ("networking.gke.io", "FQDNNetworkPolicy"): True,
 }
 
 

@@ -356,6 +356,29 @@ def test_cni_policies_are_kept_by_kind_and_never_read_as_kubernetes_ones():
     )
 
 
+@pytest.mark.parametrize(
+    ("api_version", "kind", "namespace"),
+    [
+        ("k8s.ovn.org/v1", "EgressFirewall", "team-alpha"),
+        ("network.openshift.io/v1", "EgressNetworkPolicy", "team-alpha"),
+        ("networking.gke.io/v1alpha1", "FQDNNetworkPolicy", "team-alpha"),
+        ("policy.networking.k8s.io/v1alpha2", "ClusterNetworkPolicy", ""),
+    ],
+)
+def test_egress_firewalls_of_other_apis_are_kept_as_unread_policies(api_version, kind, namespace):
+    # OpenShift's and GKE's own egress controls restrict a namespace's egress to the internet:
+    # K8S-007 must say unknown for them, not "not restricted".
+    obj = {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": "default", "namespace": "team-alpha"},
+        "spec": {"egress": [{"type": "Deny", "to": {"cidrSelector": "0.0.0.0/0"}}]},
+    }
+    (read,) = normalise([obj]).network_policies
+    group = api_version.rpartition("/")[0]
+    assert (read.engine, read.namespace) == (f"{group}/{kind}", namespace)
+
+
 def test_quota_scopes_and_scope_selector():
     quota = {
         "kind": "ResourceQuota",

@@ -306,6 +306,13 @@ def expr(key, operator, *values):
             ["alpha/b"],
             id="partly-covered",
         ),
+        # NetworkPolicy does not reach a pod on the node's network: a deny-all leaves it open.
+        pytest.param(
+            [pod("alpha", gpu=GPU, host_network=True)],
+            [egress()],
+            ["alpha/p"],
+            id="host-network-not-restricted",
+        ),
         pytest.param([pod("alpha")], [], [], id="cpu-only"),
         pytest.param([pod("alpha", gpu=GPU, phase="Succeeded")], [], [], id="finished"),
         pytest.param([pod("tools", gpu=GPU)], [], [], id="platform-namespace"),
@@ -365,6 +372,11 @@ def agent(image):
     [
         ([agent("quay.io/cilium/cilium:v1.16.3")], [], ["Cilium"]),
         ([agent("docker.io/calico/node:v3.28.1")], [], ["Calico"]),
+        (
+            [agent("quay.io/openshift-release-dev/ocp-v4.0-art-dev:ovn-kubernetes")],
+            [],
+            ["OVN-Kubernetes"],
+        ),
         # Some of Cilium's own policies were read: its kinds were listed, none is here.
         ([agent("quay.io/cilium/cilium:v1.16.3")], [cni_policy("beta")], None),
         ([agent("registry.example.com/flannel:v0.25")], [], None),

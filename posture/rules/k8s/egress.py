@@ -23,7 +23,11 @@ def selects_for_egress(policy: NetworkPolicy, pod: Pod) -> bool:
 
 def restricts_egress(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
     """True when some egress policy selects the pod and none of those selecting it opens
-    egress everywhere: NetworkPolicies add up, so one allow-all rule undoes a deny-all."""
+    egress everywhere: NetworkPolicies add up, so one allow-all rule undoes a deny-all.
+    A hostNetwork pod is never restricted: it sends from the node's own network namespace,
+    where Kubernetes leaves NetworkPolicy undefined and the common CNIs do not enforce it."""
+    if pod.host_network:
+        return False
     selecting = [p for p in policies if selects_for_egress(p, pod)]
     return bool(selecting) and not any(p.egress_allows_all for p in selecting)
 
@@ -82,6 +86,8 @@ CNI_AGENTS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("Cilium", ("cilium/cilium",), ("cilium.io",)),
     ("Calico", ("calico/node", "calico-node"), ("projectcalico.org", "crd.projectcalico.org")),
     ("Antrea", ("antrea/antrea", "antrea-agent"), ("crd.antrea.io",)),
+    # OpenShift's ovnkube-node runs the release's ovn-kubernetes image; upstream names it so.
+    ("OVN-Kubernetes", ("ovn-kubernetes", "ovnkube"), ("k8s.ovn.org",)),
 )
 
 
@@ -116,6 +122,7 @@ def _egress_draft(
         "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods[:MEMBERS_SHOWN]],
         "open_gpu_pods": len(open_pods),
         "gpu_pods": gpu_pod_count,
+        **_host_network(open_pods),
         "network_policies": [
             {
                 "name": p.name,
@@ -156,6 +163,17 @@ def _egress_draft(
         title=title,
         exposure=len(open_pods),
     )
+
+
+def _host_network(pods: list[Pod]) -> dict[str, object]:
+    on_host = [pod_ref(p) for p in pods if p.host_network]
+    if not on_host:
+        return {}
+    return {
+        "host_network_pods": on_host[:MEMBERS_SHOWN],
+        "host_network_note": "hostNetwork pods use the node's network: NetworkPolicy does not "
+        "restrict them",
+    }
 
 
 def _selector(policy: NetworkPolicy) -> dict[str, object]:
