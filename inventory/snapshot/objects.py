@@ -62,6 +62,10 @@ class Service:
     type: str = "ClusterIP"
     selector: dict[str, str] = field(default_factory=dict)
     ports: tuple[int, ...] = ()  # target ports where numeric, else service ports
+    # Each port's targetPort as written: a number ("8888") or a container port's name.
+    targets: tuple[str, ...] = ()
+    # spec.externalIPs: the cluster routes these addresses to the Service, whatever its type.
+    external_ips: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,10 @@ class Ingress:
     # "Ingress", or a Gateway API route ("HTTPRoute", "GRPCRoute") read the same way: its
     # hostnames and the Services its backendRefs name.
     kind: str = "Ingress"
+    # A route's backendRefs to Services of other namespaces ("namespace/name"): they carry
+    # traffic where a ReferenceGrant there allows it (not read), unless the route's status says
+    # the reference was refused.
+    remote_services: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

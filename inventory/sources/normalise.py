@@ -76,6 +76,8 @@ NAMESPACED_KINDS = frozenset(
         "NetworkPolicy",
         "HTTPRoute",
         "GRPCRoute",
+        "TLSRoute",
+        "TCPRoute",
         "ResourceClaim",
         "ResourceClaimTemplate",
     }

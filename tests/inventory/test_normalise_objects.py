@@ -426,3 +426,128 @@ def test_gateway_routes_are_read_as_ingresses_of_their_services():
     assert set(found) == {("Ingress", "nb"), ("HTTPRoute", "nb")}
     read = found[("HTTPRoute", "nb")]
     assert (read.hosts, read.services) == (("nb.example.com",), ("nb",))
+
+
+def _route(name, parent_refs, status=None, kind="HTTPRoute"):
+    obj = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "team-alpha"},
+        "spec": {
+            "rules": [
+                {
+                    "backendRefs": [
+                        {"name": "nb", "port": 80},
+                        {"name": "nb", "namespace": "team-beta", "port": 80},
+                    ]
+                }
+            ],
+        },
+    }
+    if parent_refs is not None:
+        obj["spec"]["parentRefs"] = parent_refs
+    if status is not None:
+        obj["status"] = {"parents": status}
+    return obj
+
+
+GATEWAY = {"name": "public", "namespace": "gateway"}
+
+
+def _parent_status(**conditions):
+    return [
+        {
+            "parentRef": GATEWAY,
+            "conditions": [
+                {"type": t, "status": v[0], "reason": v[1]} for t, v in conditions.items()
+            ],
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("route", "local", "remote"),
+    [
+        pytest.param(_route("r", [GATEWAY]), ("nb",), ("team-beta/nb",), id="gateway"),
+        pytest.param(_route("r", [GATEWAY], kind="TLSRoute"), ("nb",), ("team-beta/nb",), id="tls"),
+        pytest.param(_route("r", None), (), (), id="no-parent-attaches-nowhere"),
+        # GAMMA: a route whose parent is a Service routes traffic inside the mesh.
+        pytest.param(
+            _route("r", [{"group": "", "kind": "Service", "name": "nb"}]), (), (), id="gamma-mesh"
+        ),
+        pytest.param(
+            _route("r", [GATEWAY], _parent_status(Accepted=("False", "NotAllowedByListeners"))),
+            (),
+            (),
+            id="refused-by-its-gateway",
+        ),
+        pytest.param(
+            _route(
+                "r",
+                [GATEWAY],
+                _parent_status(
+                    Accepted=("True", "Accepted"), ResolvedRefs=("False", "RefNotPermitted")
+                ),
+            ),
+            ("nb",),
+            (),
+            id="cross-namespace-ref-without-grant",
+        ),
+    ],
+)
+def test_gateway_routes_reach_services_only_through_a_gateway(route, local, remote):
+    (read,) = normalise([route]).ingresses
+    assert (read.services, read.remote_services) == (local, remote)
+
+
+def test_service_target_ports_and_external_ips_and_old_ingress_backends():
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {
+            "selector": {"app": "nb"},
+            "externalIPs": ["203.0.113.7"],
+            "ports": [
+                {"port": 443, "targetPort": "proxy"},
+                {"port": 80},
+                {"port": 81, "targetPort": 8888},
+            ],
+        },
+    }
+    old = {
+        "apiVersion": "networking.k8s.io/v1beta1",
+        "kind": "Ingress",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {
+            "backend": {"serviceName": "default", "servicePort": 80},
+            "rules": [{"http": {"paths": [{"backend": {"serviceName": "nb", "servicePort": 80}}]}}],
+        },
+    }
+    snapshot = normalise([service, old])
+    (read,) = snapshot.services
+    assert (read.targets, read.external_ips) == (("proxy", "80", "8888"), ("203.0.113.7",))
+    (ingress,) = snapshot.ingresses
+    assert ingress.services == ("default", "nb")
+
+
+def test_container_port_names_and_host_ports():
+    raw = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "nb",
+                    "image": "quay.io/jupyter/base-notebook:2024-10-02",
+                    "ports": [
+                        {"containerPort": 8888, "name": "notebook-port", "hostPort": 30888},
+                        {"containerPort": 9000},
+                    ],
+                }
+            ]
+        },
+    }
+    (container,) = normalise([raw]).pods[0].containers
+    assert (container.named_ports, container.host_ports) == ({"notebook-port": 8888}, (30888,))

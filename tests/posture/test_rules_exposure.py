@@ -7,7 +7,7 @@ import pytest
 
 import posture.rules  # noqa: F401
 import posture.rules.k8s.notebooks  # noqa: F401
-from inventory.snapshot import Container, Ingress, NetworkPolicy, Service, Workload
+from inventory.snapshot import Container, Ingress, NetworkPolicy, Pod, Service, Workload
 from posture.inputs import PostureInputs
 from posture.rules.k8s.notebooks import is_notebook, weaknesses
 from posture.rules.registry import run_checks
@@ -73,7 +73,16 @@ def test_is_notebook(c, notebook):
         ),
         (("--NotebookApp.token=", "--NotebookApp.password=sha1:ab12:cd34"), (), []),
         (("--ServerApp.token=", "--PasswordIdentityProvider.hashed_password=argon2:x"), (), []),
-        ((), (env("JUPYTER_TOKEN", ""),), ["no token or password (env JUPYTER_TOKEN empty)"]),
+        # Jupyter reads an empty JUPYTER_TOKEN as unset and generates a token...
+        ((), (env("JUPYTER_TOKEN", ""),), []),
+        # ...but an option given the empty variable is an empty token.
+        (
+            ("--IdentityProvider.token=$(JUPYTER_TOKEN)",),
+            (env("JUPYTER_TOKEN", ""),),
+            ["no token or password (--IdentityProvider.token empty: JUPYTER_TOKEN is empty)"],
+        ),
+        (("--ServerApp.token=$(JUPYTER_TOKEN)",), (env("JUPYTER_TOKEN", "<sealed>"),), []),
+        (("--ServerApp.token=$(JUPYTER_TOKEN)",), (), []),  # left as written: a literal token
         ((), (env("JUPYTER_TOKEN", None, "secretKeyRef:nb/token"),), []),
         ((), (env("JUPYTER_TOKEN", "s3cret-token"),), []),
         (("--ServerApp.token=abc",), (), []),
@@ -185,6 +194,174 @@ def test_weaknesses_read_a_shell_command_line():
 def test_k8s006(c, services, ingresses, fires):
     drafts = run_checks(notebook_world(c, services, ingresses), only=["K8S-006"])
     assert bool(drafts) is fires
+
+
+def proxied(nb_args=OPEN_ARGS, target="proxy", **service) -> tuple[Pod, Service]:
+    """A notebook pod with an OAuth proxy sidecar in front of it (OpenShift AI, oauth2-proxy)."""
+    notebook = nb(args=nb_args, ports=(8888,), named_ports={"notebook-port": 8888})
+    proxy = Container(
+        "oauth-proxy", "quay.io/oauth2-proxy/oauth2-proxy:v7.6.0", ports=(4180,),
+        named_ports={"proxy": 4180},
+    )  # fmt: skip
+    p = pod("alpha", "nb-0", containers=(notebook, proxy), labels=APP)
+    return p, Service("alpha", "nb", "LoadBalancer", APP, (4180,), targets=(target,), **service)
+
+
+@pytest.mark.parametrize(
+    ("nb_args", "target", "fires"),
+    [
+        pytest.param(OPEN_ARGS, "proxy", False, id="named-target-is-the-proxy"),
+        pytest.param(OPEN_ARGS, "4180", False, id="numeric-target-is-the-proxy"),
+        pytest.param(OPEN_ARGS, "notebook-port", True, id="named-target-is-the-notebook"),
+        pytest.param(OPEN_ARGS, "8888", True, id="numeric-target-is-the-notebook"),
+        pytest.param(OPEN_ARGS, "9999", True, id="undeclared-port-may-be-the-notebook"),
+        pytest.param(OPEN_ARGS, "metrics", False, id="unresolved-name-has-no-endpoint"),
+        pytest.param(
+            (*OPEN_ARGS, "--ServerApp.ip=127.0.0.1"), "8888", False, id="notebook-on-loopback"
+        ),
+    ],
+)
+def test_k8s006_a_service_reaches_only_the_container_its_target_port_names(nb_args, target, fires):
+    p, service = proxied(nb_args, target)
+    world = inputs(pods=(p,), tenants=(ALPHA,), services=(service,))
+    assert bool(run_checks(world, ["K8S-006"])) is fires
+
+
+@pytest.mark.parametrize(
+    ("c", "pod_fields", "services", "how"),
+    [
+        pytest.param(nb(), {"host_network": True}, [], "hostNetwork", id="host-network"),
+        pytest.param(nb(host_ports=(8888,)), {}, [], "hostPort 8888", id="host-port"),
+        pytest.param(
+            nb(),
+            {},
+            [Service("alpha", "nb", "ClusterIP", APP, (8888,), external_ips=("203.0.113.7",))],
+            "ClusterIP Service nb (externalIPs)",
+            id="external-ips",
+        ),
+    ],
+)
+def test_k8s006_reachable_on_an_address_outside_the_cluster_network(c, pod_fields, services, how):
+    p = pod("alpha", "nb-0", containers=(c,), labels=APP, **pod_fields)
+    world = inputs(pods=(p,), tenants=(ALPHA,), services=tuple(services))
+    (draft,) = run_checks(world, ["K8S-006"])
+    assert draft.title.endswith(f"is reachable through {how}")
+
+
+def test_k8s006_a_route_in_another_namespace_reaches_the_service_it_names():
+    # A shared gateway's namespace holds the route; the tenant's ReferenceGrant allows it.
+    route = Ingress(
+        "gateway-infra", "nb", hosts=("nb.example.com",), kind="HTTPRoute",
+        remote_services=("alpha/nb",),
+    )  # fmt: skip
+    elsewhere = Ingress("gateway-infra", "other", kind="HTTPRoute", remote_services=("beta/nb",))
+    world = notebook_world(nb(), [node_port(kind="ClusterIP")], [route, elsewhere])
+    (draft,) = run_checks(world, ["K8S-006"])
+    assert draft.evidence["ingresses"] == [
+        {
+            "name": "nb",
+            "kind": "HTTPRoute",
+            "namespace": "gateway-infra",
+            "hosts": ["nb.example.com"],
+            "service": "nb",
+            "ports": [8888],
+        }
+    ]
+
+
+ALL = "0.0.0.0"  # noqa: S104 (a server's address in a test world)
+
+
+@pytest.mark.parametrize(
+    ("c", "reasons"),
+    [
+        pytest.param(
+            Container("cs", "codercom/code-server:4.93.1", args=("--auth", "none")),
+            ["no authentication (--auth none)"],
+            id="code-server-auth-none",
+        ),
+        pytest.param(
+            Container("cs", "codercom/code-server:4.93.1", args=("--bind-addr", "0.0.0.0:8080")),
+            ["listens on all addresses (--bind-addr=0.0.0.0:8080)"],
+            id="code-server-password",
+        ),
+        pytest.param(
+            Container(
+                "tb",
+                "python:3.12",
+                command=("tensorboard",),
+                args=("--logdir", "/l", "--host", ALL),
+            ),
+            [
+                "no authentication (TensorBoard has none of its own)",
+                "listens on all addresses (--host=0.0.0.0)",
+            ],
+            id="tensorboard-host",
+        ),
+        pytest.param(
+            Container("tb", "python:3.12", command=("tensorboard", "--logdir", "/l")),
+            [],
+            id="tensorboard-on-loopback-by-default",
+        ),
+        pytest.param(
+            Container("ml", "python:3.12", command=("mlflow", "server", "--host", ALL)),
+            [
+                "no authentication (MLflow has none of its own)",
+                "listens on all addresses (--host=0.0.0.0)",
+            ],
+            id="mlflow",
+        ),
+        pytest.param(
+            Container(
+                "ml",
+                "python:3.12",
+                command=("mlflow", "server", "--host", ALL, "--app-name", "basic-auth"),
+            ),
+            ["listens on all addresses (--host=0.0.0.0)"],
+            id="mlflow-basic-auth",
+        ),
+        pytest.param(
+            Container("st", "python:3.12", command=("streamlit", "run", "app.py")),
+            ["no authentication (Streamlit has none of its own)"],
+            id="streamlit-binds-all-by-default",
+        ),
+        pytest.param(
+            Container(
+                "gr",
+                "python:3.12",
+                command=("python", "app.py"),
+                env=(env("GRADIO_SERVER_NAME", ALL),),
+            ),
+            [
+                "no authentication (Gradio has none of its own)",
+                "listens on all addresses (GRADIO_SERVER_NAME=0.0.0.0)",
+            ],
+            id="gradio",
+        ),
+        pytest.param(
+            Container(
+                "ray",
+                "rayproject/ray:2.9.0",
+                command=("/bin/bash", "-lc", "--"),
+                args=("ray start --head --dashboard-host=0.0.0.0 --block",),
+            ),
+            [
+                "no authentication (Ray dashboard has none of its own)",
+                "listens on all addresses (--dashboard-host=0.0.0.0)",
+            ],
+            id="kuberay-head",
+        ),
+        pytest.param(
+            Container("ray", "rayproject/ray:2.9.0", args=("ray start --address=head:6379",)),
+            [],
+            id="ray-worker",
+        ),
+    ],
+)
+def test_k8s006_dashboards_without_authentication(c, reasons):
+    assert weaknesses(c) == reasons
+    world = notebook_world(c, [node_port()])
+    assert bool(run_checks(world, ["K8S-006"])) is bool(reasons)
 
 
 def test_k8s006_platform_namespace_never_fires():
