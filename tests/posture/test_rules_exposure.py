@@ -7,7 +7,16 @@ import pytest
 
 import posture.rules  # noqa: F401
 import posture.rules.k8s.notebooks  # noqa: F401
-from inventory.snapshot import Container, Ingress, NetworkPolicy, Pod, Service, Workload
+from inventory.snapshot import (
+    Container,
+    Ingress,
+    NetworkPolicy,
+    Pod,
+    Service,
+    Volume,
+    VolumeMount,
+    Workload,
+)
 from posture.inputs import PostureInputs
 from posture.rules.k8s.notebooks import is_notebook, weaknesses
 from posture.rules.registry import run_checks
@@ -362,6 +371,52 @@ def test_k8s006_dashboards_without_authentication(c, reasons):
     assert weaknesses(c) == reasons
     world = notebook_world(c, [node_port()])
     assert bool(run_checks(world, ["K8S-006"])) is bool(reasons)
+
+
+KUBEFLOW = Container(
+    "nb",
+    "kubeflownotebookswg/jupyter-scipy:v1.8.0",
+    ports=(8888,),
+    env=(env("NB_PREFIX", "/notebook/alpha/nb"),),
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "fires"), [("ClusterIP", False), ("NodePort", True), ("LoadBalancer", True)]
+)
+def test_k8s006_kubeflow_notebook_published_around_its_gateway(kind, fires):
+    # Kubeflow's images serve with no token: its Istio gateway authenticates. A ClusterIP
+    # Service (reached through that gateway) is fine; a NodePort or load balancer skips it.
+    drafts = run_checks(notebook_world(KUBEFLOW, [node_port(kind=kind)]), ["K8S-006"])
+    assert bool(drafts) is fires
+    if fires:
+        assert "Kubeflow notebook" in drafts[0].evidence["reasons"][0]
+
+
+@pytest.mark.parametrize(
+    ("volume", "mount", "args", "verdict"),
+    [
+        (Volume("cfg", kind="configMap"), VolumeMount("cfg", "/etc/jupyter"), (), "unknown"),
+        (
+            Volume("cfg", kind="configMap"),
+            VolumeMount("cfg", "/home/jovyan/.jupyter/jupyter_server_config.py", sub_path="c.py"),
+            (),
+            "unknown",
+        ),
+        (Volume("cfg", kind="configMap"), VolumeMount("cfg", "/etc/jupyter"), OPEN_ARGS, None),
+        (Volume("data", kind="configMap"), VolumeMount("data", "/home/jovyan/work"), (), "none"),
+    ],
+)
+def test_k8s006_jupyter_configuration_from_a_configmap_is_unknown(volume, mount, args, verdict):
+    c = nb(args=args, volume_mounts=(mount,))
+    p = pod("alpha", "nb-0", containers=(c,), labels=APP, volumes=(volume,))
+    drafts = run_checks(inputs(pods=(p,), tenants=(ALPHA,), services=(node_port(),)), ["K8S-006"])
+    if verdict == "none":
+        assert drafts == []
+        return
+    (draft,) = drafts
+    assert draft.evidence.get("verdict") == verdict
+    assert draft.evidence["unread_configuration"] == [f"configMap volume cfg at {mount.mount_path}"]
 
 
 def test_k8s006_platform_namespace_never_fires():

@@ -17,7 +17,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from inventory.snapshot import Container
+from inventory.snapshot import Container, Pod
 
 ALL_ADDRESSES = ("0.0.0.0", "*", "::", "[::]")  # noqa: S104 (what we look for, not a bind)
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -80,6 +80,13 @@ SERVERS = (
     ),
     Server("Gradio", ("gradio",), (), (7860,), ("env GRADIO_SERVER_NAME",), True, False),
 )
+# Kubeflow's notebook controller sets NB_PREFIX on every notebook it runs; Kubeflow's images
+# (and the custom ones it documents) start the server with no token and no password, relying on
+# the Istio gateway's authentication in front of the ClusterIP Service.
+KUBEFLOW_ENV = "NB_PREFIX"
+# Where Jupyter reads configuration files (jupyter --paths) and their names.
+CONFIG_DIRS = ("/etc/jupyter", "/usr/local/etc/jupyter", "/opt/conda/etc/jupyter", ".jupyter")
+CONFIG_FILE = re.compile(r"jupyter_(server|notebook|lab)_config\.(py|json)$")
 # Every option or env variable naming a listening address, whichever server reads it.
 BIND_OPTIONS = tuple(dict.fromkeys(o for server in SERVERS for o in server.bind_options))
 _VARIABLE = re.compile(r"^\$\((\w+)\)$|^\$\{?(\w+)\}?$")
@@ -207,6 +214,11 @@ def weaknesses(container: Container) -> list[str]:
         if off and not password:
             said = ", ".join(f"{o} empty" + (f": {note}" if note else "") for o, note in off)
             reasons.append(f"no token or password ({said})")
+        elif not off and not password and any(e.name == KUBEFLOW_ENV for e in container.env):
+            reasons.append(
+                f"no token or password (a Kubeflow notebook, {KUBEFLOW_ENV} set: its image "
+                "serves without one and leaves authentication to the Kubeflow gateway)"
+            )
     elif server.name == "code-server":
         if values.get("--auth", ("",))[0] == "none":
             reasons.append("no authentication (--auth none)")
@@ -222,3 +234,22 @@ def weaknesses(container: Container) -> list[str]:
     if bound:
         reasons.append(f"listens on all addresses ({', '.join(bound)})")
     return reasons
+
+
+def unread_configuration(pod: Pod, container: Container) -> list[str]:
+    """Jupyter configuration files the pod mounts from a ConfigMap or Secret (which can set
+    the token, the password and the address): gpuposture does not read them."""
+    if server_of(container) is not JUPYTER:
+        return []
+    kinds = {v.name: v.kind for v in pod.volumes}
+    found = []
+    for mount in container.volume_mounts:
+        path = mount.mount_path.rstrip("/")
+        kind = kinds.get(mount.name, "")
+        if kind not in ("configMap", "secret", "projected"):
+            continue
+        if CONFIG_FILE.search(mount.sub_path or path) or any(
+            path.endswith(d) or f"{d}/" in path for d in CONFIG_DIRS
+        ):
+            found.append(f"{kind} volume {mount.name} at {mount.mount_path}")
+    return found

@@ -9,7 +9,12 @@ from typing import Any
 from inventory.snapshot import Container, Ingress, Pod, Service
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import tenant_pods
-from posture.rules.k8s.notebook_servers import listens_on_loopback_only, server_of, weaknesses
+from posture.rules.k8s.notebook_servers import (
+    listens_on_loopback_only,
+    server_of,
+    unread_configuration,
+    weaknesses,
+)
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
@@ -172,9 +177,13 @@ def exposed_notebook(inputs: PostureInputs) -> Iterator[FindingDraft]:
             if listens_on_loopback_only(container):
                 continue
             reasons = weaknesses(container)
+            unread = unread_configuration(pod, container)
+            if unread and not reasons:
+                # A configuration file may switch the token off: unknown, never a silent pass.
+                reasons = [f"authentication unknown ({'; '.join(unread)} not read)"]
             reach = exposure(inputs, pod, container) if reasons else None
             if reach:
-                yield _notebook_draft(inputs, pod, tenant, container, reasons, reach)
+                yield _notebook_draft(inputs, pod, tenant, container, reasons, reach, unread)
 
 
 def _notebook_draft(
@@ -184,6 +193,7 @@ def _notebook_draft(
     container: Container,
     reasons: list[str],
     reach: Exposure,
+    unread: list[str],
 ) -> FindingDraft:
     evidence = {
         "container": container.name,
@@ -192,6 +202,10 @@ def _notebook_draft(
         "reasons": reasons,
         **reach.as_evidence(),
     }
+    if unread:
+        evidence["unread_configuration"] = unread
+        if reasons[0].startswith("authentication unknown"):
+            evidence["verdict"] = "unknown"
     title = (
         f"Notebook {container.name} in {inputs.workload_of(pod).ref()} ({'; '.join(reasons)}) "
         f"is reachable through {', '.join(reach.how())}"
