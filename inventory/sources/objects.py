@@ -349,13 +349,23 @@ EVERYWHERE = ("0.0.0.0/0", "::/0")
 def _allows_everywhere(rule: dict[str, Any]) -> bool:
     """An egress rule opening the internet on every port: `{}` (no `to`, no `ports`), or a
     `to` peer that is the whole IPv4 or IPv6 range. Its `except` list (the metadata endpoint,
-    private ranges) does not count: what K8S-007 guards against is reaching the internet."""
-    if dicts(rule.get("ports")):
+    private ranges) does not count: what K8S-007 guards against is reaching the internet.
+    A `ports` entry with no `port` matches every port of its protocol, and so does a range
+    from 1 to 65535: such a rule still opens the internet (over TCP, say)."""
+    ports = dicts(rule.get("ports"))
+    if ports and not any(_every_port(p) for p in ports):
         return False
     peers = dicts(rule.get("to"))
     if not peers:
         return True
     return any(text(mapping(p.get("ipBlock")).get("cidr")) in EVERYWHERE for p in peers)
+
+
+def _every_port(port: dict[str, Any]) -> bool:
+    if port.get("port") in (None, ""):
+        return True
+    start, end = as_int(port.get("port")), as_int(port.get("endPort"))
+    return start is not None and start <= 1 and end is not None and end >= 65535
 
 
 def gpu_operator_policy_from(obj: dict[str, Any]) -> GpuOperatorPolicy:

@@ -304,6 +304,24 @@ def test_network_policy_selector_expressions_and_allow_all_egress():
                 },
             ),
             _netpol("https", {"podSelector": {}, "egress": [{"ports": [{"port": 443}]}]}),
+            # A port entry with no port is every port of its protocol; so is 1-65535.
+            _netpol(
+                "all-tcp",
+                {
+                    "podSelector": {},
+                    "egress": [
+                        {"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"protocol": "TCP"}]}
+                    ],
+                },
+            ),
+            _netpol(
+                "range",
+                {"podSelector": {}, "egress": [{"ports": [{"port": 1, "endPort": 65535}]}]},
+            ),
+            _netpol(
+                "high-range",
+                {"podSelector": {}, "egress": [{"ports": [{"port": 1024, "endPort": 65535}]}]},
+            ),
         ]
     )
     by_name = {p.name: p for p in snapshot.network_policies}
@@ -313,6 +331,9 @@ def test_network_policy_selector_expressions_and_allow_all_egress():
         "world": True,
         "world-but": True,  # the internet is open, only the metadata endpoint is not
         "https": False,  # one port to anywhere: narrowed, not open
+        "all-tcp": True,
+        "range": True,
+        "high-range": False,
     }
     assert by_name["open"].match_expressions == (
         {"key": "app", "operator": "In", "values": ["train"]},
