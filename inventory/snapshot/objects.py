@@ -117,6 +117,9 @@ class Ingress:
     # traffic where a ReferenceGrant there allows it (not read), unless the route's status says
     # the reference was refused.
     remote_services: tuple[str, ...] = ()
+    # The controller authenticates every request before the backend sees it, as an annotation
+    # says (inventory/sources/exposure.py INGRESS_AUTH): "annotation=value", else "".
+    auth: str = ""
 
 
 @dataclass(frozen=True)

@@ -572,3 +572,35 @@ def test_container_port_names_and_host_ports():
     }
     (container,) = normalise([raw]).pods[0].containers
     assert (container.named_ports, container.host_ports) == ({"notebook-port": 8888}, (30888,))
+
+
+@pytest.mark.parametrize(
+    ("annotations", "auth"),
+    [
+        (
+            {"nginx.ingress.kubernetes.io/auth-url": "https://oauth2.example.com/oauth2/auth"},
+            "nginx.ingress.kubernetes.io/auth-url=https://oauth2.example.com/oauth2/auth",
+        ),
+        (
+            {"nginx.ingress.kubernetes.io/auth-type": "basic"},
+            "nginx.ingress.kubernetes.io/auth-type=basic",
+        ),
+        (
+            {"alb.ingress.kubernetes.io/auth-type": "oidc"},
+            "alb.ingress.kubernetes.io/auth-type=oidc",
+        ),
+        ({"alb.ingress.kubernetes.io/auth-type": "none"}, ""),
+        # A Traefik middleware may or may not authenticate: not counted.
+        ({"traefik.ingress.kubernetes.io/router.middlewares": "auth-sso@kubernetescrd"}, ""),
+        ({}, ""),
+    ],
+)
+def test_ingress_authenticated_by_its_controller(annotations, auth):
+    ingress = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "nb", "namespace": "team-alpha", "annotations": annotations},
+        "spec": {"defaultBackend": {"service": {"name": "nb", "port": {"number": 80}}}},
+    }
+    (read,) = normalise([ingress]).ingresses
+    assert read.auth == auth

@@ -63,6 +63,22 @@ def notebook_world(c: Container, services=(), ingresses=(), namespace="alpha", l
         (Container("c", "python:3.12", command=("sh", "-c", "jupyter lab --ip=0.0.0.0")), True),
         (Container("c", "python:3.12", args=("--NotebookApp.token=''",)), True),
         (Container("c", "nginx:1.27", ports=(8080,)), False),
+        # JupyterHub's hub and proxy (zero-to-jupyterhub): the hub authenticates, no notebook.
+        (
+            Container(
+                "hub", "quay.io/jupyterhub/k8s-hub:4.0.0", command=("jupyterhub", "--ip=0.0.0.0")
+            ),
+            False,
+        ),
+        (
+            Container(
+                "chp",
+                "quay.io/jupyterhub/configurable-http-proxy:4.6.2",
+                command=("configurable-http-proxy", "--ip=", "--port=8000"),
+            ),
+            False,
+        ),
+        (Container("nb", "python:3.12", command=("jupyterhub-singleuser",)), True),
         (Container("c", "registry.example.com/train:1", args=("--host=0.0.0.0",)), False),
     ],
 )
@@ -144,6 +160,18 @@ def test_weaknesses_read_a_shell_command_line():
             [Ingress("alpha", "web", services=("other",))],
             False,
             id="ingress-elsewhere",
+        ),
+        # The remedy the check gives: an Ingress that authenticates (OAuth2 proxy) in front.
+        pytest.param(
+            nb(),
+            [node_port(kind="ClusterIP")],
+            [
+                Ingress(
+                    "alpha", "web", services=("nb",), auth="nginx.ingress.kubernetes.io/auth-url=x"
+                )
+            ],
+            False,
+            id="ingress-with-auth",
         ),
         pytest.param(
             nb(),

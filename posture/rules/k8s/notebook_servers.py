@@ -125,11 +125,19 @@ def options(line: list[str]) -> dict[str, str]:
     return found
 
 
+# JupyterHub's own hub and proxy (images under jupyterhub/, so "jupyter" in their names): the
+# hub authenticates every user itself; they serve no notebook.
+HUB_PROGRAMS = frozenset({"jupyterhub", "configurable-http-proxy"})
+HUB_IMAGES = ("/k8s-hub", "/configurable-http-proxy", "/k8s-image-awaiter", "/k8s-network-tools")
+
+
 def server_of(container: Container) -> Server | None:
     """The notebook or dashboard the container runs, if any."""
     line = [w.lower() for w in words(container)]
     programs = {w.rsplit("/", 1)[-1] for w in line}
     image = container.image.lower()
+    if programs & HUB_PROGRAMS or any(marker in image for marker in HUB_IMAGES):
+        return None
     env = {e.name for e in container.env}
     for server in SERVERS:
         if server.commands and programs & set(server.commands):

@@ -117,9 +117,12 @@ def exposure(inputs: PostureInputs, pod: Pod, container: Container | None = None
     ]
     external = tuple(s for s in own if s.type in EXTERNAL_SERVICE_TYPES or s.external_ips)
     by_name = {s.name: s for s in own}
+    # An Ingress whose controller authenticates every request (OAuth2 proxy, basic auth,
+    # OIDC) is the remedy, not an exposure.
     routed = tuple(
         (ingress, by_name[name])
         for ingress in sorted(inputs.snapshot.ingresses, key=lambda i: (i.namespace, i.name))
+        if not ingress.auth
         for name in _backends(ingress, pod.namespace)
         if name in by_name
     )
