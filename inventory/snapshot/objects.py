@@ -66,6 +66,11 @@ class Service:
     targets: tuple[str, ...] = ()
     # spec.externalIPs: the cluster routes these addresses to the Service, whatever its type.
     external_ips: tuple[str, ...] = ()
+    # A LoadBalancer the cloud's annotation makes internal (reachable from the VPC / VNet, not
+    # the internet: still beyond the node), as "annotation=value"; "" when not said.
+    internal_lb: str = ""
+    # spec.loadBalancerSourceRanges: the client ranges the load balancer admits.
+    source_ranges: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

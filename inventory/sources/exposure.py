@@ -32,7 +32,29 @@ def service_from(obj: dict[str, Any], namespace: str) -> Service:
         ports=tuple(ports),
         targets=tuple(targets),
         external_ips=tuple(ip for ip in str_tuple(spec.get("externalIPs")) if ip),
+        internal_lb=_internal_lb(obj),
+        source_ranges=tuple(r for r in str_tuple(spec.get("loadBalancerSourceRanges")) if r),
     )
+
+
+# Annotations by which each cloud's controller provisions an internal load balancer.
+INTERNAL_LB: tuple[tuple[str, str], ...] = (
+    ("service.beta.kubernetes.io/aws-load-balancer-internal", "true"),
+    ("service.beta.kubernetes.io/aws-load-balancer-scheme", "internal"),
+    ("networking.gke.io/load-balancer-type", "internal"),
+    ("cloud.google.com/load-balancer-type", "internal"),
+    ("service.beta.kubernetes.io/azure-load-balancer-internal", "true"),
+    ("service.beta.kubernetes.io/oci-load-balancer-internal", "true"),
+    ("service.kubernetes.io/ibm-load-balancer-cloud-provider-ip-type", "private"),
+)
+
+
+def _internal_lb(obj: dict[str, Any]) -> str:
+    annotations = str_dict(meta(obj).get("annotations"))
+    for key, value in INTERNAL_LB:
+        if (annotations.get(key) or "").strip().lower() == value:
+            return f"{key}={annotations[key]}"
+    return ""
 
 
 def ingress_from(obj: dict[str, Any], namespace: str) -> Ingress:

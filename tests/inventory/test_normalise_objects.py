@@ -604,3 +604,25 @@ def test_ingress_authenticated_by_its_controller(annotations, auth):
     }
     (read,) = normalise([ingress]).ingresses
     assert read.auth == auth
+
+
+@pytest.mark.parametrize(
+    ("annotations", "internal"),
+    [
+        ({"service.beta.kubernetes.io/aws-load-balancer-internal": "true"}, True),
+        ({"service.beta.kubernetes.io/aws-load-balancer-scheme": "internal"}, True),
+        ({"service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing"}, False),
+        ({"networking.gke.io/load-balancer-type": "Internal"}, True),
+        ({"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}, True),
+        ({}, False),
+    ],
+)
+def test_internal_load_balancer_annotations(annotations, internal):
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "nb", "namespace": "team-alpha", "annotations": annotations},
+        "spec": {"type": "LoadBalancer", "selector": {"app": "nb"}, "ports": [{"port": 80}]},
+    }
+    (read,) = normalise([service]).services
+    assert bool(read.internal_lb) is internal

@@ -285,6 +285,25 @@ def test_k8s006_reachable_on_an_address_outside_the_cluster_network(c, pod_field
     assert draft.title.endswith(f"is reachable through {how}")
 
 
+def test_k8s006_an_internal_load_balancer_is_still_beyond_the_node_and_says_so():
+    internal = "service.beta.kubernetes.io/aws-load-balancer-internal=true"
+    service = Service(
+        "alpha", "nb", "LoadBalancer", APP, (8888,), internal_lb=internal,
+        source_ranges=("10.0.0.0/8",),
+    )  # fmt: skip
+    (draft,) = run_checks(notebook_world(nb(), [service]), ["K8S-006"])
+    assert draft.evidence["services"] == [
+        {
+            "name": "nb",
+            "type": "LoadBalancer",
+            "ports": [8888],
+            "internal": internal,
+            "source_ranges": ["10.0.0.0/8"],
+        }
+    ]
+    assert draft.title.endswith("LoadBalancer Service nb (internal load balancer)")
+
+
 def test_k8s006_a_route_in_another_namespace_reaches_the_service_it_names():
     # A shared gateway's namespace holds the route; the tenant's ReferenceGrant allows it.
     route = Ingress(

@@ -47,6 +47,13 @@ class Exposure:
                     "type": s.type,
                     "ports": list(s.ports),
                     **({"external_ips": list(s.external_ips)} if s.external_ips else {}),
+                    # Internal: the VPC reaches it, not the internet (still beyond the node).
+                    **({"internal": s.internal_lb} if _lb(s) and s.internal_lb else {}),
+                    **(
+                        {"source_ranges": list(s.source_ranges)}
+                        if _lb(s) and s.source_ranges
+                        else {}
+                    ),
                 }
                 for s in self.services
             ],
@@ -69,11 +76,17 @@ class Exposure:
 
     def how(self) -> list[str]:
         how = [
-            f"{s.type} Service {s.name}" + (" (externalIPs)" if s.external_ips else "")
+            f"{s.type} Service {s.name}"
+            + (" (externalIPs)" if s.external_ips else "")
+            + (" (internal load balancer)" if _lb(s) and s.internal_lb else "")
             for s in self.services
         ]
         how += [f"{i.kind} {i.name}" for i, _ in self.ingresses]
         return list(dict.fromkeys(how + list(self.host)))
+
+
+def _lb(service: Service) -> bool:
+    return service.type == "LoadBalancer"
 
 
 def selects(service: Service, pod: Pod) -> bool:
