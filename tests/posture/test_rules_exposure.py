@@ -7,6 +7,7 @@ import pytest
 
 import posture.rules  # noqa: F401
 import posture.rules.k8s.notebooks  # noqa: F401
+from inventory.env_seal import literal_env
 from inventory.snapshot import (
     Container,
     Ingress,
@@ -464,6 +465,32 @@ def test_k8s006_jupyter_configuration_from_a_configmap_is_unknown(volume, mount,
     (draft,) = drafts
     assert draft.evidence.get("verdict") == verdict
     assert draft.evidence["unread_configuration"] == [f"configMap volume cfg at {mount.mount_path}"]
+
+
+@pytest.mark.parametrize(
+    ("value", "stored", "fires"),
+    [
+        (
+            "--ServerApp.token='' --ServerApp.password=''",
+            "--ServerApp.token= --ServerApp.password=",
+            True,
+        ),
+        (
+            "--ServerApp.token=s3cr3t-abc --ip=0.0.0.0",
+            "'--ServerApp.token=<set>' --ip=0.0.0.0",
+            True,
+        ),
+        ("--ServerApp.token s3cr3t-abc", "--ServerApp.token '<set>'", False),
+        ("--ServerApp.base_url=/nb", "--ServerApp.base_url=/nb", False),
+    ],
+)
+def test_k8s006_reads_the_docker_stacks_notebook_args(value, stored, fires):
+    # The Docker Stacks' start script appends NOTEBOOK_ARGS to `jupyter lab`; the sync keeps
+    # it with secret values replaced, so the token's emptiness is still known.
+    var = literal_env("NOTEBOOK_ARGS", value)
+    assert var.value == stored
+    world = notebook_world(nb(args=(), env=(var,)), [node_port()])
+    assert bool(run_checks(world, ["K8S-006"])) is fires
 
 
 def test_k8s006_platform_namespace_never_fires():

@@ -17,6 +17,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from inventory.env_seal import ARGS_READ, SEALED_VALUE
 from inventory.snapshot import Container, Pod
 
 ALL_ADDRESSES = ("0.0.0.0", "*", "::", "[::]")  # noqa: S104 (what we look for, not a bind)
@@ -173,9 +174,19 @@ def _resolve(value: str, container: Container) -> tuple[str, str]:
     return "<set>", ""  # a literal (sealed) or a reference to a secret or ConfigMap
 
 
+def _env_args(container: Container) -> list[str]:
+    """The Docker Stacks' NOTEBOOK_ARGS (appended to the command line by its start script), as
+    stored: secret values replaced by "<set>" (inventory/env_seal.py)."""
+    var = next((e for e in reversed(container.env) if e.name in ARGS_READ), None)
+    if var is None or not var.value or var.value == SEALED_VALUE:
+        return []
+    return list(_split((var.value,)))
+
+
 def _values(container: Container) -> dict[str, tuple[str, str]]:
     """Options by name, and the env variables that bind a server as "env NAME"."""
-    found = {k: _resolve(v, container) for k, v in options(words(container)).items()}
+    line = words(container) + _env_args(container)
+    found = {k: _resolve(v, container) for k, v in options(line).items()}
     for var in container.env:
         if f"env {var.name}" in BIND_OPTIONS and var.value is not None:
             found[f"env {var.name}"] = (var.value, "")
