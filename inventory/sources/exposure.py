@@ -181,3 +181,31 @@ def _condition_refused(parents: list[dict[str, Any]], kind: str, reason: str | N
         for p in parents
         for c in dicts(p.get("conditions"))
     )
+
+
+OPENSHIFT_ROUTE_GROUP = "route.openshift.io"
+
+
+def is_openshift_route(obj: dict[str, Any]) -> bool:
+    api_version = text(obj.get("apiVersion"), "") or ""
+    return obj.get("kind") == "Route" and api_version.rpartition("/")[0] == OPENSHIFT_ROUTE_GROUP
+
+
+def openshift_route_from(obj: dict[str, Any], namespace: str) -> Ingress:
+    """An OpenShift Route, as an Ingress: the router publishes its host and sends traffic to
+    the Service in `to` and its `alternateBackends` (same namespace)."""
+    spec = dig(obj, "spec")
+    backends = [dig(spec, "to"), *dicts(spec.get("alternateBackends"))]
+    services = {
+        text(b.get("name"))
+        for b in backends
+        if (text(b.get("kind")) or "Service") == "Service" and text(b.get("name"))
+    }
+    host = text(spec.get("host"))
+    return Ingress(
+        namespace=namespace,
+        name=name_of(obj),
+        hosts=(host,) if host else (),
+        services=tuple(sorted(s for s in services if s)),
+        kind="Route",
+    )

@@ -42,7 +42,14 @@ from inventory.sources.admission import admission_policy_from, is_admission
 from inventory.sources.cni_policies import cni_policy_from, cni_policy_kind, cni_policy_namespace
 from inventory.sources.dra import DRA_KINDS
 from inventory.sources.env_configmaps import env_configmaps
-from inventory.sources.exposure import ingress_from, is_route, route_from, service_from
+from inventory.sources.exposure import (
+    ingress_from,
+    is_openshift_route,
+    is_route,
+    openshift_route_from,
+    route_from,
+    service_from,
+)
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
 from inventory.sources.node_kinds import not_judged_warning, other_accelerators, sandbox_default
@@ -79,6 +86,7 @@ NAMESPACED_KINDS = frozenset(
         "GRPCRoute",
         "TLSRoute",
         "TCPRoute",
+        "Route",  # OpenShift's
         "ResourceClaim",
         "ResourceClaimTemplate",
     }
@@ -150,6 +158,8 @@ class _Collected:
             self.ingresses.append(ingress_from(obj, namespace))
         elif is_route(obj) and namespace:
             self.ingresses.append(route_from(obj, namespace))
+        elif is_openshift_route(obj) and namespace:
+            self.ingresses.append(openshift_route_from(obj, namespace))
         elif kind == "NetworkPolicy" and namespace:
             self.network_policies.append(readers.network_policy_from(obj, namespace))
         elif kind == "ClusterPolicy":

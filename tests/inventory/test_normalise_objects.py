@@ -626,3 +626,23 @@ def test_internal_load_balancer_annotations(annotations, internal):
     }
     (read,) = normalise([service]).services
     assert bool(read.internal_lb) is internal
+
+
+def test_openshift_routes_are_read_as_ingresses_of_their_services():
+    route = {
+        "apiVersion": "route.openshift.io/v1",
+        "kind": "Route",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {
+            "host": "nb-team-alpha.apps.example.com",
+            "to": {"kind": "Service", "name": "nb", "weight": 100},
+            "alternateBackends": [{"kind": "Service", "name": "nb-canary", "weight": 10}],
+            "tls": {"termination": "edge"},
+        },
+    }
+    (read,) = normalise([route]).ingresses
+    assert (read.kind, read.hosts, read.services) == (
+        "Route",
+        ("nb-team-alpha.apps.example.com",),
+        ("nb", "nb-canary"),
+    )
