@@ -184,11 +184,44 @@ def _condition_refused(parents: list[dict[str, Any]], kind: str, reason: str | N
 
 
 OPENSHIFT_ROUTE_GROUP = "route.openshift.io"
+# Traefik's own routes (traefik.io, traefik.containo.us before v3): k3s ships Traefik.
+TRAEFIK_GROUPS = ("traefik.io", "traefik.containo.us")
+TRAEFIK_KINDS = ("IngressRoute", "IngressRouteTCP")
 
 
 def is_openshift_route(obj: dict[str, Any]) -> bool:
     api_version = text(obj.get("apiVersion"), "") or ""
     return obj.get("kind") == "Route" and api_version.rpartition("/")[0] == OPENSHIFT_ROUTE_GROUP
+
+
+def is_traefik_route(obj: dict[str, Any]) -> bool:
+    api_version = text(obj.get("apiVersion"), "") or ""
+    return obj.get("kind") in TRAEFIK_KINDS and api_version.rpartition("/")[0] in TRAEFIK_GROUPS
+
+
+def traefik_route_from(obj: dict[str, Any], namespace: str) -> Ingress:
+    """A Traefik IngressRoute, as an Ingress: the Services its routes name (kind Service or
+    none; a TraefikService is Traefik's own load balancer, not followed). Its middlewares may
+    or may not authenticate: not counted as authentication."""
+    refs = [
+        ref
+        for route in dicts(dig(obj, "spec").get("routes"))
+        for ref in dicts(route.get("services"))
+        if (text(ref.get("kind")) or "Service") == "Service" and text(ref.get("name"))
+    ]
+    local = {str(text(r.get("name"))) for r in refs if _ref_namespace(r, namespace) == namespace}
+    remote = {
+        f"{_ref_namespace(r, namespace)}/{text(r.get('name'))}"
+        for r in refs
+        if _ref_namespace(r, namespace) != namespace
+    }
+    return Ingress(
+        namespace=namespace,
+        name=name_of(obj),
+        services=tuple(sorted(local)),
+        kind=str(obj["kind"]),
+        remote_services=tuple(sorted(remote)),
+    )
 
 
 def openshift_route_from(obj: dict[str, Any], namespace: str) -> Ingress:
@@ -209,3 +242,18 @@ def openshift_route_from(obj: dict[str, Any], namespace: str) -> Ingress:
         services=tuple(sorted(s for s in services if s)),
         kind="Route",
     )
+
+
+# The kinds of every route read here (all namespaced), whatever their API group.
+ROUTE_KIND_NAMES = (*ROUTE_KINDS, "Route", *TRAEFIK_KINDS)
+
+
+def route_of(obj: dict[str, Any], namespace: str) -> Ingress | None:
+    """A Gateway API, OpenShift or Traefik route read as an Ingress; None for anything else."""
+    if is_route(obj):
+        return route_from(obj, namespace)
+    if is_openshift_route(obj):
+        return openshift_route_from(obj, namespace)
+    if is_traefik_route(obj):
+        return traefik_route_from(obj, namespace)
+    return None

@@ -646,3 +646,31 @@ def test_openshift_routes_are_read_as_ingresses_of_their_services():
         ("nb-team-alpha.apps.example.com",),
         ("nb", "nb-canary"),
     )
+
+
+def test_traefik_ingress_routes_are_read_as_ingresses_of_their_services():
+    route = {
+        "apiVersion": "traefik.io/v1alpha1",
+        "kind": "IngressRoute",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {
+            "entryPoints": ["websecure"],
+            "routes": [
+                {
+                    "match": "Host(`nb.example.com`)",
+                    "kind": "Rule",
+                    "services": [
+                        {"name": "nb", "port": 80},
+                        {"name": "shared", "namespace": "team-beta", "port": 80},
+                        {"name": "weighted", "kind": "TraefikService"},
+                    ],
+                }
+            ],
+        },
+    }
+    (read,) = normalise([route]).ingresses
+    assert (read.kind, read.services, read.remote_services) == (
+        "IngressRoute",
+        ("nb",),
+        ("team-beta/shared",),
+    )
