@@ -28,6 +28,9 @@ VALUE_READ = frozenset(
         "NVIDIA_RUNTIME_SET_AS_DEFAULT",
         "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED",
         "DEVICE_LIST_STRATEGY",
+        # The address a Gradio or Streamlit server listens on (K8S-006): an address, no secret.
+        "GRADIO_SERVER_NAME",
+        "STREAMLIT_SERVER_ADDRESS",
     }
 )
 

@@ -493,6 +493,17 @@ def test_k8s006_reads_the_docker_stacks_notebook_args(value, stored, fires):
     assert bool(run_checks(world, ["K8S-006"])) is fires
 
 
+@pytest.mark.parametrize(
+    ("address", "fires"),
+    [("0.0.0.0", True), ("127.0.0.1", False)],  # noqa: S104
+)
+def test_k8s006_gradio_address_from_env_as_the_sync_stores_it(address, fires):
+    var = literal_env("GRADIO_SERVER_NAME", address)
+    assert var.value == address
+    c = Container("gr", "python:3.12", command=("python", "app.py"), env=(var,))
+    assert bool(run_checks(notebook_world(c, [node_port()]), ["K8S-006"])) is fires
+
+
 def test_k8s006_platform_namespace_never_fires():
     assert not run_checks(
         notebook_world(nb(), [node_port(namespace="tools")], namespace="tools"), ["K8S-006"]
