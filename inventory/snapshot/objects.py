@@ -145,6 +145,10 @@ class NetworkPolicy:
     # "" for a Kubernetes NetworkPolicy; else the CNI's own kind ("cilium.io/CiliumNetworkPolicy",
     # inventory/sources/cni_policies.py), kept by name only and never evaluated.
     engine: str = ""
+    # A Cilium policy whose one rule denies egress to the internet (egressDeny toEntities
+    # world/all, every port) for the endpoints its selector (pod_selector, match_expressions)
+    # picks: Cilium's deny wins over every allow. Its other rules are still not evaluated.
+    egress_denies_world: bool = False
 
 
 @dataclass(frozen=True)

@@ -674,3 +674,85 @@ def test_traefik_ingress_routes_are_read_as_ingresses_of_their_services():
         ("nb",),
         ("team-beta/shared",),
     )
+
+
+def _cilium(spec, kind="CiliumNetworkPolicy", namespace="team-alpha", specs=None):
+    obj = {
+        "apiVersion": "cilium.io/v2",
+        "kind": kind,
+        "metadata": {"name": "p", "namespace": namespace},
+    }
+    if spec is not None:
+        obj["spec"] = spec
+    if specs is not None:
+        obj["specs"] = specs
+    return obj
+
+
+DENY_WORLD = {"egressDeny": [{"toEntities": ["world"]}]}
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        (_cilium({"endpointSelector": {}, **DENY_WORLD}), ({}, True)),
+        (
+            _cilium({"endpointSelector": {"matchLabels": {"k8s:app": "train"}}, **DENY_WORLD}),
+            ({"app": "train"}, True),
+        ),
+        (
+            _cilium(
+                {
+                    "endpointSelector": {
+                        "matchLabels": {"k8s:io.kubernetes.pod.namespace": "team-alpha"}
+                    },
+                    "egressDeny": [{"toEntities": ["all"]}],
+                },
+                kind="CiliumClusterwideNetworkPolicy",
+                namespace=None,
+            ),
+            ({"io.kubernetes.pod.namespace": "team-alpha"}, True),
+        ),
+        # Only some ports denied, an allow rule, a node (host) policy, a service-account
+        # selector, two denying rules: not evaluated.
+        (
+            _cilium(
+                {
+                    "endpointSelector": {},
+                    "egressDeny": [
+                        {"toEntities": ["world"], "toPorts": [{"ports": [{"port": "25"}]}]}
+                    ],
+                }
+            ),
+            ({}, False),
+        ),
+        (_cilium({"endpointSelector": {}, "egress": [{"toEntities": ["world"]}]}), ({}, False)),
+        (_cilium({"nodeSelector": {}, **DENY_WORLD}), ({}, False)),
+        (
+            _cilium(
+                {
+                    "endpointSelector": {
+                        "matchLabels": {"io.cilium.k8s.policy.serviceaccount": "runner"}
+                    },
+                    **DENY_WORLD,
+                }
+            ),
+            ({}, False),
+        ),
+        (
+            _cilium(
+                None,
+                specs=[
+                    {"endpointSelector": {"matchLabels": {"app": "a"}}, **DENY_WORLD},
+                    {"endpointSelector": {"matchLabels": {"app": "b"}}, **DENY_WORLD},
+                ],
+            ),
+            ({}, False),
+        ),
+    ],
+)
+def test_cilium_world_deny_is_read(obj, expected):
+    if obj["metadata"]["namespace"] is None:
+        del obj["metadata"]["namespace"]
+    (read,) = normalise([obj]).network_policies
+    assert (read.pod_selector, read.egress_denies_world) == expected

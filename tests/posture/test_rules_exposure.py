@@ -680,6 +680,59 @@ def test_k8s007_says_unknown_where_a_cni_policy_may_restrict(policies, unevaluat
     assert "unknown" in draft.title and "does not evaluate" in draft.title
 
 
+def world_deny(namespace="alpha", selector=None, expressions=(), name="deny-world"):
+    return NetworkPolicy(
+        namespace,
+        name,
+        selector or {},
+        not selector and not expressions,
+        match_expressions=tuple(expressions),
+        engine="cilium.io/CiliumNetworkPolicy"
+        if namespace
+        else "cilium.io/CiliumClusterwideNetworkPolicy",
+        egress_denies_world=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("policies", "pod_fields", "fires"),
+    [
+        pytest.param([world_deny()], {}, False, id="cnp-all-pods"),
+        pytest.param(
+            [world_deny(selector={"app": "gpu"})],
+            {"labels": {"app": "gpu"}},
+            False,
+            id="cnp-selects",
+        ),
+        pytest.param(
+            [world_deny(selector={"app": "web"})], {"labels": {"app": "gpu"}}, True, id="cnp-misses"
+        ),
+        pytest.param([world_deny(namespace="beta")], {}, True, id="cnp-other-namespace"),
+        pytest.param([world_deny(namespace="")], {}, False, id="ccnp-everywhere"),
+        pytest.param(
+            [world_deny(namespace="", selector={"io.kubernetes.pod.namespace": "alpha"})],
+            {},
+            False,
+            id="ccnp-this-namespace",
+        ),
+        pytest.param(
+            [world_deny(namespace="", selector={"io.kubernetes.pod.namespace": "beta"})],
+            {},
+            True,
+            id="ccnp-other-namespace",
+        ),
+        # A hostNetwork pod is not a Cilium endpoint of its own: endpoint policies miss it.
+        pytest.param([world_deny()], {"host_network": True}, True, id="host-network"),
+        # Deny wins in Cilium, even over a Kubernetes allow-all rule.
+        pytest.param([world_deny(), egress(open_all=True)], {}, False, id="deny-beats-k8s-allow"),
+    ],
+)
+def test_k8s007_cilium_world_deny_restricts(policies, pod_fields, fires):
+    p = pod("alpha", gpu=GPU, **pod_fields)
+    world = inputs(pods=(p,), tenants=(ALPHA,), network_policies=tuple(policies))
+    assert bool(run_checks(world, only=["K8S-007"])) is fires
+
+
 def agent(image):
     return Workload("DaemonSet", "kube-system", "cni-agent", images={"agent": image})
 
@@ -755,15 +808,14 @@ def test_demo_egress_policies(demo):
         ("research", "research-llm"),
         ("unclassified", "ml-sandbox"),  # nobody's namespace, judged as a tenant of its class
     }  # clinical-imaging has its egress policy; gpu-validation's GPU jobs have finished
+    # cust-kestrel has its egress policy; research-eval a CiliumNetworkPolicy denying egress
+    # to the world for every pod (egressDeny toEntities world), which Cilium enforces first.
     assert found["neo-west"] == {
         ("analytics", "analytics-batch"),
         ("orbital", "cust-orbital"),
-        ("research", "research-eval"),
         ("research", "research-llm"),
-    }  # cust-kestrel has its egress policy
-    # research-eval's egress is restricted by a CiliumNetworkPolicy, which is not evaluated.
+    }
     verdicts = {
         d.subject_name: d.evidence["verdict"] for d in run_checks(demo["neo-west"], ["K8S-007"])
     }
-    assert verdicts["research-eval"] == "unknown"
     assert verdicts["research-llm"] == "not restricted"

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 
 from inventory.label_selector import selector_matches
 from inventory.snapshot import NetworkPolicy, Pod, Workload
+from inventory.sources.cni_policies import NAMESPACE_LABEL
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
 from posture.rules.dra_holdings import uses_gpu
@@ -19,6 +20,20 @@ def selects_for_egress(policy: NetworkPolicy, pod: Pod) -> bool:
     if "Egress" not in policy.policy_types or policy.namespace != pod.namespace:
         return False
     return selector_matches(policy.pod_selector, policy.match_expressions, pod.labels)
+
+
+def cilium_denies_world(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
+    """A Cilium policy denies the pod egress to the world (its deny wins over every allow,
+    Kubernetes NetworkPolicies included). A hostNetwork pod is no Cilium endpoint of its own."""
+    if pod.host_network:
+        return False
+    labels = {**pod.labels, NAMESPACE_LABEL: pod.namespace}
+    return any(
+        p.egress_denies_world
+        and p.namespace in ("", pod.namespace)
+        and selector_matches(p.pod_selector, p.match_expressions, labels)
+        for p in policies
+    )
 
 
 def restricts_egress(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
@@ -64,7 +79,9 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
     unlisted = unlisted_cnis(inputs.snapshot.workloads, cni)
     for namespace, pods in sorted(gpu_pods.items()):
         policies = sorted((p for p in own if p.namespace == namespace), key=lambda p: p.name)
-        open_pods = [p for p in pods if not restricts_egress(policies, p)]
+        open_pods = [
+            p for p in pods if not restricts_egress(policies, p) and not cilium_denies_world(cni, p)
+        ]
         if open_pods:
             # A CNI's own policy here or cluster-wide may restrict them: unknown, not "none".
             unread = sorted(
