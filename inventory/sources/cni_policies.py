@@ -1,9 +1,10 @@
 """Network policies of a CNI's own API (Cilium, Calico, Antrea, AdminNetworkPolicy, OVN-Kubernetes
 and OpenShift egress firewalls, GKE FQDNNetworkPolicy). PURE.
 
-gpuposture evaluates only `networking.k8s.io/v1` NetworkPolicy. A cluster may restrict egress
-with these instead, so they are kept by name and kind (not their rules): K8S-007 then says
-that a GPU pod's egress is unknown rather than stating that nothing restricts it. Which object
+gpuposture evaluates `networking.k8s.io/v1` NetworkPolicy, and of these only a Cilium rule
+denying egress to the world (cilium_world_deny). A cluster may restrict egress with the others,
+so they are kept by name and kind (not their rules): K8S-007 then says that a GPU pod's egress
+is unknown rather than stating that nothing restricts it. Which object
 is which is told by its API group: Calico's namespaced kind is also called `NetworkPolicy`.
 """
 
