@@ -9,6 +9,9 @@ from the real value) are kept instead."""
 
 from __future__ import annotations
 
+import re
+import shlex
+
 from inventory.credential_shapes import credential_match
 from inventory.snapshot import EnvVar
 
@@ -29,13 +32,44 @@ VALUE_READ = frozenset(
         # Identity): a role ARN or client id names a principal and is no secret (POD-010).
         "AWS_ROLE_ARN",
         "AZURE_CLIENT_ID",
+        # The address a Gradio or Streamlit server listens on (K8S-006): an address, no secret.
+        "GRADIO_SERVER_NAME",
+        "STREAMLIT_SERVER_ADDRESS",
     }
 )
+
+
+# Command lines a server reads from its env (the Jupyter Docker Stacks' start script appends
+# NOTEBOOK_ARGS to `jupyter lab`; K8S-006 reads it): kept with the value of every option that
+# may hold a secret reduced to whether it is empty.
+ARGS_READ = frozenset({"NOTEBOOK_ARGS"})
+_SECRET_OPTION = re.compile(r"token|password|secret|key|cookie", re.IGNORECASE)
+REDACTED = "<set>"
+
+
+def redact_args(value: str) -> str:
+    """`value` as shell words, each secret-looking option's non-empty value replaced."""
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        words = value.split()
+    kept: list[str] = []
+    for i, word in enumerate(words):
+        previous = words[i - 1] if i else ""
+        name, sep, given = word.partition("=")
+        if word.startswith("-") and sep and _SECRET_OPTION.search(name):
+            word = f"{name}={REDACTED}" if given not in ("", "''", '""') else f"{name}="
+        elif previous.startswith("-") and "=" not in previous and _SECRET_OPTION.search(previous):
+            word = REDACTED if word not in ("", "''", '""') else ""
+        kept.append(word)
+    return shlex.join(kept)
 
 
 def literal_env(name: str, value: str) -> EnvVar:
     """The EnvVar the sync stores for a literal `name=value`."""
     match = credential_match(name, value)
+    if name in ARGS_READ and match is None:
+        return EnvVar(name=name, value=redact_args(value))
     if value == "" or (name in VALUE_READ and match is None):
         return EnvVar(name=name, value=value)
     return EnvVar(

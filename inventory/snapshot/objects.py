@@ -62,6 +62,15 @@ class Service:
     type: str = "ClusterIP"
     selector: dict[str, str] = field(default_factory=dict)
     ports: tuple[int, ...] = ()  # target ports where numeric, else service ports
+    # Each port's targetPort as written: a number ("8888") or a container port's name.
+    targets: tuple[str, ...] = ()
+    # spec.externalIPs: the cluster routes these addresses to the Service, whatever its type.
+    external_ips: tuple[str, ...] = ()
+    # A LoadBalancer the cloud's annotation makes internal (reachable from the VPC / VNet, not
+    # the internet: still beyond the node), as "annotation=value"; "" when not said.
+    internal_lb: str = ""
+    # spec.loadBalancerSourceRanges: the client ranges the load balancer admits.
+    source_ranges: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,6 +121,13 @@ class Ingress:
     # "Ingress", or a Gateway API route ("HTTPRoute", "GRPCRoute") read the same way: its
     # hostnames and the Services its backendRefs name.
     kind: str = "Ingress"
+    # A route's backendRefs to Services of other namespaces ("namespace/name"): they carry
+    # traffic where a ReferenceGrant there allows it (not read), unless the route's status says
+    # the reference was refused.
+    remote_services: tuple[str, ...] = ()
+    # The controller authenticates every request before the backend sees it, as an annotation
+    # says (inventory/sources/exposure.py INGRESS_AUTH): "annotation=value", else "".
+    auth: str = ""
 
 
 @dataclass(frozen=True)
@@ -132,6 +148,10 @@ class NetworkPolicy:
     # "" for a Kubernetes NetworkPolicy; else the CNI's own kind ("cilium.io/CiliumNetworkPolicy",
     # inventory/sources/cni_policies.py), kept by name only and never evaluated.
     engine: str = ""
+    # A Cilium policy whose one rule denies egress to the internet (egressDeny toEntities
+    # world/all, every port) for the endpoints its selector (pod_selector, match_expressions)
+    # picks: Cilium's deny wins over every allow. Its other rules are still not evaluated.
+    egress_denies_world: bool = False
 
 
 @dataclass(frozen=True)

@@ -121,6 +121,10 @@ class Container:
     env: tuple[EnvVar, ...] = ()
     volume_mounts: tuple[VolumeMount, ...] = ()
     ports: tuple[int, ...] = ()
+    # The names of its ports (a Service's named targetPort resolves against them) and the node
+    # ports they are bound to (hostPort: reachable at the node's address, no Service needed).
+    named_ports: dict[str, int] = field(default_factory=dict)
+    host_ports: tuple[int, ...] = ()
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     # envFrom sources as "secretRef:NAME" / "configMapRef:NAME", with ":PREFIX" appended when the

@@ -1,17 +1,20 @@
-"""Network policies of a CNI's own API (Cilium, Calico, Antrea, AdminNetworkPolicy). PURE.
+"""Network policies of a CNI's own API (Cilium, Calico, Antrea, AdminNetworkPolicy, OVN-Kubernetes
+and OpenShift egress firewalls, GKE FQDNNetworkPolicy). PURE.
 
-gpuposture evaluates only `networking.k8s.io/v1` NetworkPolicy. A cluster may restrict egress
-with these instead, so they are kept by name and kind (not their rules): K8S-007 then says
-that a GPU pod's egress is unknown rather than stating that nothing restricts it. Which object
+gpuposture evaluates `networking.k8s.io/v1` NetworkPolicy, and of these only a Cilium rule
+denying egress to the world (cilium_world_deny). A cluster may restrict egress with the others,
+so they are kept by name and kind (not their rules): K8S-007 then says that a GPU pod's egress
+is unknown rather than stating that nothing restricts it. Which object
 is which is told by its API group: Calico's namespaced kind is also called `NetworkPolicy`.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from inventory.snapshot import NetworkPolicy
-from inventory.sources.raw import meta, name_of, text
+from inventory.sources.raw import dicts, mapping, meta, name_of, str_dict, str_tuple, text
 
 # (API group, kind) -> namespaced?
 CNI_POLICY_KINDS: dict[tuple[str, str], bool] = {
@@ -25,6 +28,14 @@ CNI_POLICY_KINDS: dict[tuple[str, str], bool] = {
     ("crd.antrea.io", "ClusterNetworkPolicy"): False,
     ("policy.networking.k8s.io", "AdminNetworkPolicy"): False,
     ("policy.networking.k8s.io", "BaselineAdminNetworkPolicy"): False,
+    # Its successor in the same group (v1alpha2), one kind for both tiers.
+    ("policy.networking.k8s.io", "ClusterNetworkPolicy"): False,
+    # Namespaced egress firewalls: OVN-Kubernetes (OpenShift 4's default network) and
+    # OpenShift SDN deny or allow destinations by CIDR or DNS name for the whole namespace.
+    ("k8s.ovn.org", "EgressFirewall"): True,
+    ("network.openshift.io", "EgressNetworkPolicy"): True,
+    # GKE Dataplane V2's egress allow-list by domain name.
+    ("networking.gke.io", "FQDNNetworkPolicy"): True,
 }
 
 
@@ -44,11 +55,77 @@ def cni_policy_namespace(obj: dict[str, Any]) -> str:
 
 
 def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
-    """The policy by name, kind and namespace ("" for a cluster-wide one); its selector and
-    rules are not read, so it selects no pod here and restricts nothing by itself."""
-    return NetworkPolicy(
+    """The policy by name, kind and namespace ("" for a cluster-wide one). Its rules are not
+    read, so it selects no pod here and restricts nothing by itself, but for one Cilium
+    construct: a rule denying egress to the world (cilium_world_deny)."""
+    policy = NetworkPolicy(
         namespace=cni_policy_namespace(obj),
         name=name_of(obj),
         selects_all_pods=False,
         engine=cni_policy_kind(obj) or "",
     )
+    if policy.engine.startswith("cilium.io/"):
+        deny = cilium_world_deny(obj)
+        if deny is not None:
+            labels, expressions = deny
+            return replace(
+                policy,
+                pod_selector=labels,
+                match_expressions=expressions,
+                selects_all_pods=not labels and not expressions,
+                egress_denies_world=True,
+            )
+    return policy
+
+
+WORLD_ENTITIES = ("world", "all")
+# Cilium writes Kubernetes labels with a source prefix, or none (any source).
+LABEL_SOURCES = ("k8s:", "any:")
+NAMESPACE_LABEL = "io.kubernetes.pod.namespace"
+
+
+def cilium_world_deny(
+    obj: dict[str, Any],
+) -> tuple[dict[str, str], tuple[dict[str, Any], ...]] | None:
+    """The pod selector (matchLabels, matchExpressions) of the policy's rule that denies egress
+    to the world on every port, when exactly one rule does and its endpointSelector uses only
+    pod labels (and, cluster-wide, the namespace label); else None (not evaluated)."""
+    spec = obj.get("spec")
+    rules = [spec] if isinstance(spec, dict) else []
+    rules += dicts(obj.get("specs"))
+    denying = [r for r in rules if any(_denies_world(e) for e in dicts(r.get("egressDeny")))]
+    if len(denying) != 1 or "endpointSelector" not in denying[0]:
+        return None
+    selector = mapping(denying[0].get("endpointSelector"))
+    labels = {_label(k): v for k, v in str_dict(selector.get("matchLabels")).items()}
+    expressions = tuple(
+        {
+            "key": _label(text(e.get("key"), "") or ""),
+            "operator": text(e.get("operator"), "") or "",
+            "values": list(str_tuple(e.get("values"))),
+        }
+        for e in dicts(selector.get("matchExpressions"))
+    )
+    keys = set(labels) | {e["key"] for e in expressions}
+    if any(k.startswith("io.cilium.") or (":" in k) for k in keys):
+        return None  # a service-account or other reserved label: not a pod label we have
+    namespace = labels.pop(NAMESPACE_LABEL, None)
+    if expressions and any(e["key"] == NAMESPACE_LABEL for e in expressions):
+        return None
+    if namespace is not None:
+        if cni_policy_namespace(obj) and namespace != cni_policy_namespace(obj):
+            return None
+        labels[NAMESPACE_LABEL] = namespace  # kept: egress.py matches it against the pod's
+    return labels, expressions
+
+
+def _denies_world(entry: dict[str, Any]) -> bool:
+    entities = {str(e).lower() for e in str_tuple(entry.get("toEntities"))}
+    return bool(entities & set(WORLD_ENTITIES)) and not dicts(entry.get("toPorts"))
+
+
+def _label(key: str) -> str:
+    for source in LABEL_SOURCES:
+        if key.startswith(source):
+            return key[len(source) :]
+    return key

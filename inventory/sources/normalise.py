@@ -42,6 +42,7 @@ from inventory.sources.admission import admission_policy_from, is_admission
 from inventory.sources.cni_policies import cni_policy_from, cni_policy_kind, cni_policy_namespace
 from inventory.sources.dra import DRA_KINDS
 from inventory.sources.env_configmaps import env_configmaps
+from inventory.sources.exposure import ROUTE_KIND_NAMES, ingress_from, route_of, service_from
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
 from inventory.sources.node_kinds import not_judged_warning, other_accelerators, sandbox_default
@@ -74,8 +75,7 @@ NAMESPACED_KINDS = frozenset(
         "RoleBinding",
         "Ingress",
         "NetworkPolicy",
-        "HTTPRoute",
-        "GRPCRoute",
+        *ROUTE_KIND_NAMES,
         "ResourceClaim",
         "ResourceClaimTemplate",
     }
@@ -138,15 +138,15 @@ class _Collected:
         elif kind in WORKLOAD_KINDS + OWNER_KINDS and namespace:
             self._add_controller(kind, obj, namespace)
         elif kind == "Service" and namespace:
-            self.services.append(readers.service_from(obj, namespace))
+            self.services.append(service_from(obj, namespace))
         elif kind in ("Role", "ClusterRole"):
             self.roles.append(readers.role_from(obj, namespace))
         elif kind in ("RoleBinding", "ClusterRoleBinding"):
             self.bindings.append(readers.binding_from(obj, namespace))
         elif kind == "Ingress" and namespace:
-            self.ingresses.append(readers.ingress_from(obj, namespace))
-        elif readers.is_route(obj) and namespace:
-            self.ingresses.append(readers.route_from(obj, namespace))
+            self.ingresses.append(ingress_from(obj, namespace))
+        elif namespace and (route := route_of(obj, namespace)):
+            self.ingresses.append(route)
         elif kind == "NetworkPolicy" and namespace:
             self.network_policies.append(readers.network_policy_from(obj, namespace))
         elif kind == "ClusterPolicy":

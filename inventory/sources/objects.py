@@ -1,4 +1,5 @@
-"""Namespaces, quotas, controllers, Services and RBAC objects -> snapshot dataclasses."""
+"""Namespaces, quotas, controllers, RBAC objects and NetworkPolicies -> snapshot dataclasses
+(Services, Ingresses and routes: inventory/sources/exposure.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Any
 
 from inventory.snapshot import (
     GpuOperatorPolicy,
-    Ingress,
     Namespace,
     NetworkPolicy,
     OwnerLink,
@@ -15,7 +15,6 @@ from inventory.snapshot import (
     ResourceQuota,
     Role,
     RoleBinding,
-    Service,
     Subject,
     Workload,
 )
@@ -140,25 +139,6 @@ def owner_link_from(obj: dict[str, Any], namespace: str) -> OwnerLink:
     )
 
 
-def service_from(obj: dict[str, Any], namespace: str) -> Service:
-    spec = dig(obj, "spec")
-    ports: list[int] = []
-    for port in dicts(spec.get("ports")):
-        target = port.get("targetPort")
-        # A named targetPort (a string, even "8080") resolves only against a pod's port names;
-        # then the service port is the number we can state.
-        number = as_int(target) if isinstance(target, int) else as_int(port.get("port"))
-        if number is not None:
-            ports.append(number)
-    return Service(
-        namespace=namespace,
-        name=name_of(obj),
-        type=text(spec.get("type")) or "ClusterIP",
-        selector=str_dict(spec.get("selector")),
-        ports=tuple(ports),
-    )
-
-
 def role_from(obj: dict[str, Any], namespace: str | None) -> Role:
     kind = str(obj["kind"])
     selectors = dicts(dig(obj, "aggregationRule").get("clusterRoleSelectors"))
@@ -222,53 +202,6 @@ def _subject(raw: dict[str, Any], binding_namespace: str | None) -> Subject:
     return Subject(kind=kind, name=text(raw.get("name"), "") or "", namespace=namespace)
 
 
-def ingress_from(obj: dict[str, Any], namespace: str) -> Ingress:
-    spec = dig(obj, "spec")
-    services = {text(dig(spec, "defaultBackend", "service").get("name"))}
-    hosts = set()
-    for rule in dicts(spec.get("rules")):
-        if text(rule.get("host")):
-            hosts.add(text(rule.get("host")))
-        for path in dicts(dig(rule, "http").get("paths")):
-            services.add(text(dig(path, "backend", "service").get("name")))
-    return Ingress(
-        namespace=namespace,
-        name=name_of(obj),
-        ingress_class=text(spec.get("ingressClassName")),
-        hosts=tuple(sorted(h for h in hosts if h)),
-        services=tuple(sorted(s for s in services if s)),
-    )
-
-
-GATEWAY_GROUP = "gateway.networking.k8s.io"
-ROUTE_KINDS = ("HTTPRoute", "GRPCRoute")
-
-
-def is_route(obj: dict[str, Any]) -> bool:
-    api_version = text(obj.get("apiVersion"), "") or ""
-    return obj.get("kind") in ROUTE_KINDS and api_version.rpartition("/")[0] == GATEWAY_GROUP
-
-
-def route_from(obj: dict[str, Any], namespace: str) -> Ingress:
-    """A Gateway API route, as an Ingress: the Services of its namespace that it sends
-    traffic to (a backendRef with no kind, or kind Service, and no other namespace)."""
-    spec = dig(obj, "spec")
-    services = {
-        text(ref.get("name"))
-        for rule in dicts(spec.get("rules"))
-        for ref in dicts(rule.get("backendRefs"))
-        if (text(ref.get("kind")) or "Service") == "Service"
-        and (text(ref.get("namespace")) or namespace) == namespace
-    }
-    return Ingress(
-        namespace=namespace,
-        name=name_of(obj),
-        hosts=tuple(sorted(h for h in str_tuple(spec.get("hostnames")) if h)),
-        services=tuple(sorted(s for s in services if s)),
-        kind=str(obj["kind"]),
-    )
-
-
 def network_policy_from(obj: dict[str, Any], namespace: str) -> NetworkPolicy:
     spec = dig(obj, "spec")
     selector = mapping(spec.get("podSelector"))
@@ -305,13 +238,23 @@ EVERYWHERE = ("0.0.0.0/0", "::/0")
 def _allows_everywhere(rule: dict[str, Any]) -> bool:
     """An egress rule opening the internet on every port: `{}` (no `to`, no `ports`), or a
     `to` peer that is the whole IPv4 or IPv6 range. Its `except` list (the metadata endpoint,
-    private ranges) does not count: what K8S-007 guards against is reaching the internet."""
-    if dicts(rule.get("ports")):
+    private ranges) does not count: what K8S-007 guards against is reaching the internet.
+    A `ports` entry with no `port` matches every port of its protocol, and so does a range
+    from 1 to 65535: such a rule still opens the internet (over TCP, say)."""
+    ports = dicts(rule.get("ports"))
+    if ports and not any(_every_port(p) for p in ports):
         return False
     peers = dicts(rule.get("to"))
     if not peers:
         return True
     return any(text(mapping(p.get("ipBlock")).get("cidr")) in EVERYWHERE for p in peers)
+
+
+def _every_port(port: dict[str, Any]) -> bool:
+    if port.get("port") in (None, ""):
+        return True
+    start, end = as_int(port.get("port")), as_int(port.get("endPort"))
+    return start is not None and start <= 1 and end is not None and end >= 65535
 
 
 def gpu_operator_policy_from(obj: dict[str, Any]) -> GpuOperatorPolicy:

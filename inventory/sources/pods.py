@@ -213,6 +213,14 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
         ports=tuple(
             port for p in dicts(raw.get("ports")) if (port := as_int(p.get("containerPort")))
         ),
+        named_ports={
+            name: port
+            for p in dicts(raw.get("ports"))
+            if (name := text(p.get("name"))) and (port := as_int(p.get("containerPort")))
+        },
+        host_ports=tuple(
+            port for p in dicts(raw.get("ports")) if (port := as_int(p.get("hostPort")))
+        ),
         command=str_tuple(raw.get("command")),
         args=str_tuple(raw.get("args")),
         env_from=tuple(_env_from(e) for e in dicts(raw.get("envFrom"))),

@@ -304,6 +304,24 @@ def test_network_policy_selector_expressions_and_allow_all_egress():
                 },
             ),
             _netpol("https", {"podSelector": {}, "egress": [{"ports": [{"port": 443}]}]}),
+            # A port entry with no port is every port of its protocol; so is 1-65535.
+            _netpol(
+                "all-tcp",
+                {
+                    "podSelector": {},
+                    "egress": [
+                        {"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"protocol": "TCP"}]}
+                    ],
+                },
+            ),
+            _netpol(
+                "range",
+                {"podSelector": {}, "egress": [{"ports": [{"port": 1, "endPort": 65535}]}]},
+            ),
+            _netpol(
+                "high-range",
+                {"podSelector": {}, "egress": [{"ports": [{"port": 1024, "endPort": 65535}]}]},
+            ),
         ]
     )
     by_name = {p.name: p for p in snapshot.network_policies}
@@ -313,6 +331,9 @@ def test_network_policy_selector_expressions_and_allow_all_egress():
         "world": True,
         "world-but": True,  # the internet is open, only the metadata endpoint is not
         "https": False,  # one port to anywhere: narrowed, not open
+        "all-tcp": True,
+        "range": True,
+        "high-range": False,
     }
     assert by_name["open"].match_expressions == (
         {"key": "app", "operator": "In", "values": ["train"]},
@@ -354,6 +375,29 @@ def test_cni_policies_are_kept_by_kind_and_never_read_as_kubernetes_ones():
         False,
         False,
     )
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "namespace"),
+    [
+        ("k8s.ovn.org/v1", "EgressFirewall", "team-alpha"),
+        ("network.openshift.io/v1", "EgressNetworkPolicy", "team-alpha"),
+        ("networking.gke.io/v1alpha1", "FQDNNetworkPolicy", "team-alpha"),
+        ("policy.networking.k8s.io/v1alpha2", "ClusterNetworkPolicy", ""),
+    ],
+)
+def test_egress_firewalls_of_other_apis_are_kept_as_unread_policies(api_version, kind, namespace):
+    # OpenShift's and GKE's own egress controls restrict a namespace's egress to the internet:
+    # K8S-007 must say unknown for them, not "not restricted".
+    obj = {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": "default", "namespace": "team-alpha"},
+        "spec": {"egress": [{"type": "Deny", "to": {"cidrSelector": "0.0.0.0/0"}}]},
+    }
+    (read,) = normalise([obj]).network_policies
+    group = api_version.rpartition("/")[0]
+    assert (read.engine, read.namespace) == (f"{group}/{kind}", namespace)
 
 
 def test_quota_scopes_and_scope_selector():
@@ -403,3 +447,312 @@ def test_gateway_routes_are_read_as_ingresses_of_their_services():
     assert set(found) == {("Ingress", "nb"), ("HTTPRoute", "nb")}
     read = found[("HTTPRoute", "nb")]
     assert (read.hosts, read.services) == (("nb.example.com",), ("nb",))
+
+
+def _route(name, parent_refs, status=None, kind="HTTPRoute"):
+    obj = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "team-alpha"},
+        "spec": {
+            "rules": [
+                {
+                    "backendRefs": [
+                        {"name": "nb", "port": 80},
+                        {"name": "nb", "namespace": "team-beta", "port": 80},
+                    ]
+                }
+            ],
+        },
+    }
+    if parent_refs is not None:
+        obj["spec"]["parentRefs"] = parent_refs
+    if status is not None:
+        obj["status"] = {"parents": status}
+    return obj
+
+
+GATEWAY = {"name": "public", "namespace": "gateway"}
+
+
+def _parent_status(**conditions):
+    return [
+        {
+            "parentRef": GATEWAY,
+            "conditions": [
+                {"type": t, "status": v[0], "reason": v[1]} for t, v in conditions.items()
+            ],
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("route", "local", "remote"),
+    [
+        pytest.param(_route("r", [GATEWAY]), ("nb",), ("team-beta/nb",), id="gateway"),
+        pytest.param(_route("r", [GATEWAY], kind="TLSRoute"), ("nb",), ("team-beta/nb",), id="tls"),
+        pytest.param(_route("r", None), (), (), id="no-parent-attaches-nowhere"),
+        # GAMMA: a route whose parent is a Service routes traffic inside the mesh.
+        pytest.param(
+            _route("r", [{"group": "", "kind": "Service", "name": "nb"}]), (), (), id="gamma-mesh"
+        ),
+        pytest.param(
+            _route("r", [GATEWAY], _parent_status(Accepted=("False", "NotAllowedByListeners"))),
+            (),
+            (),
+            id="refused-by-its-gateway",
+        ),
+        pytest.param(
+            _route(
+                "r",
+                [GATEWAY],
+                _parent_status(
+                    Accepted=("True", "Accepted"), ResolvedRefs=("False", "RefNotPermitted")
+                ),
+            ),
+            ("nb",),
+            (),
+            id="cross-namespace-ref-without-grant",
+        ),
+    ],
+)
+def test_gateway_routes_reach_services_only_through_a_gateway(route, local, remote):
+    (read,) = normalise([route]).ingresses
+    assert (read.services, read.remote_services) == (local, remote)
+
+
+def test_service_target_ports_and_external_ips_and_old_ingress_backends():
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {
+            "selector": {"app": "nb"},
+            "externalIPs": ["203.0.113.7"],
+            "ports": [
+                {"port": 443, "targetPort": "proxy"},
+                {"port": 80},
+                {"port": 81, "targetPort": 8888},
+            ],
+        },
+    }
+    old = {
+        "apiVersion": "networking.k8s.io/v1beta1",
+        "kind": "Ingress",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {
+            "backend": {"serviceName": "default", "servicePort": 80},
+            "rules": [{"http": {"paths": [{"backend": {"serviceName": "nb", "servicePort": 80}}]}}],
+        },
+    }
+    snapshot = normalise([service, old])
+    (read,) = snapshot.services
+    assert (read.targets, read.external_ips) == (("proxy", "80", "8888"), ("203.0.113.7",))
+    (ingress,) = snapshot.ingresses
+    assert ingress.services == ("default", "nb")
+
+
+def test_container_port_names_and_host_ports():
+    raw = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "nb",
+                    "image": "quay.io/jupyter/base-notebook:2024-10-02",
+                    "ports": [
+                        {"containerPort": 8888, "name": "notebook-port", "hostPort": 30888},
+                        {"containerPort": 9000},
+                    ],
+                }
+            ]
+        },
+    }
+    (container,) = normalise([raw]).pods[0].containers
+    assert (container.named_ports, container.host_ports) == ({"notebook-port": 8888}, (30888,))
+
+
+@pytest.mark.parametrize(
+    ("annotations", "auth"),
+    [
+        (
+            {"nginx.ingress.kubernetes.io/auth-url": "https://oauth2.example.com/oauth2/auth"},
+            "nginx.ingress.kubernetes.io/auth-url=https://oauth2.example.com/oauth2/auth",
+        ),
+        (
+            {"nginx.ingress.kubernetes.io/auth-type": "basic"},
+            "nginx.ingress.kubernetes.io/auth-type=basic",
+        ),
+        (
+            {"alb.ingress.kubernetes.io/auth-type": "oidc"},
+            "alb.ingress.kubernetes.io/auth-type=oidc",
+        ),
+        ({"alb.ingress.kubernetes.io/auth-type": "none"}, ""),
+        # A Traefik middleware may or may not authenticate: not counted.
+        ({"traefik.ingress.kubernetes.io/router.middlewares": "auth-sso@kubernetescrd"}, ""),
+        ({}, ""),
+    ],
+)
+def test_ingress_authenticated_by_its_controller(annotations, auth):
+    ingress = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "nb", "namespace": "team-alpha", "annotations": annotations},
+        "spec": {"defaultBackend": {"service": {"name": "nb", "port": {"number": 80}}}},
+    }
+    (read,) = normalise([ingress]).ingresses
+    assert read.auth == auth
+
+
+@pytest.mark.parametrize(
+    ("annotations", "internal"),
+    [
+        ({"service.beta.kubernetes.io/aws-load-balancer-internal": "true"}, True),
+        ({"service.beta.kubernetes.io/aws-load-balancer-scheme": "internal"}, True),
+        ({"service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing"}, False),
+        ({"networking.gke.io/load-balancer-type": "Internal"}, True),
+        ({"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}, True),
+        ({}, False),
+    ],
+)
+def test_internal_load_balancer_annotations(annotations, internal):
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "nb", "namespace": "team-alpha", "annotations": annotations},
+        "spec": {"type": "LoadBalancer", "selector": {"app": "nb"}, "ports": [{"port": 80}]},
+    }
+    (read,) = normalise([service]).services
+    assert bool(read.internal_lb) is internal
+
+
+def test_openshift_routes_are_read_as_ingresses_of_their_services():
+    route = {
+        "apiVersion": "route.openshift.io/v1",
+        "kind": "Route",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {
+            "host": "nb-team-alpha.apps.example.com",
+            "to": {"kind": "Service", "name": "nb", "weight": 100},
+            "alternateBackends": [{"kind": "Service", "name": "nb-canary", "weight": 10}],
+            "tls": {"termination": "edge"},
+        },
+    }
+    (read,) = normalise([route]).ingresses
+    assert (read.kind, read.hosts, read.services) == (
+        "Route",
+        ("nb-team-alpha.apps.example.com",),
+        ("nb", "nb-canary"),
+    )
+
+
+def test_traefik_ingress_routes_are_read_as_ingresses_of_their_services():
+    route = {
+        "apiVersion": "traefik.io/v1alpha1",
+        "kind": "IngressRoute",
+        "metadata": {"name": "nb", "namespace": "team-alpha"},
+        "spec": {
+            "entryPoints": ["websecure"],
+            "routes": [
+                {
+                    "match": "Host(`nb.example.com`)",
+                    "kind": "Rule",
+                    "services": [
+                        {"name": "nb", "port": 80},
+                        {"name": "shared", "namespace": "team-beta", "port": 80},
+                        {"name": "weighted", "kind": "TraefikService"},
+                    ],
+                }
+            ],
+        },
+    }
+    (read,) = normalise([route]).ingresses
+    assert (read.kind, read.services, read.remote_services) == (
+        "IngressRoute",
+        ("nb",),
+        ("team-beta/shared",),
+    )
+
+
+def _cilium(spec, kind="CiliumNetworkPolicy", namespace="team-alpha", specs=None):
+    obj = {
+        "apiVersion": "cilium.io/v2",
+        "kind": kind,
+        "metadata": {"name": "p", "namespace": namespace},
+    }
+    if spec is not None:
+        obj["spec"] = spec
+    if specs is not None:
+        obj["specs"] = specs
+    return obj
+
+
+DENY_WORLD = {"egressDeny": [{"toEntities": ["world"]}]}
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        (_cilium({"endpointSelector": {}, **DENY_WORLD}), ({}, True)),
+        (
+            _cilium({"endpointSelector": {"matchLabels": {"k8s:app": "train"}}, **DENY_WORLD}),
+            ({"app": "train"}, True),
+        ),
+        (
+            _cilium(
+                {
+                    "endpointSelector": {
+                        "matchLabels": {"k8s:io.kubernetes.pod.namespace": "team-alpha"}
+                    },
+                    "egressDeny": [{"toEntities": ["all"]}],
+                },
+                kind="CiliumClusterwideNetworkPolicy",
+                namespace=None,
+            ),
+            ({"io.kubernetes.pod.namespace": "team-alpha"}, True),
+        ),
+        # Only some ports denied, an allow rule, a node (host) policy, a service-account
+        # selector, two denying rules: not evaluated.
+        (
+            _cilium(
+                {
+                    "endpointSelector": {},
+                    "egressDeny": [
+                        {"toEntities": ["world"], "toPorts": [{"ports": [{"port": "25"}]}]}
+                    ],
+                }
+            ),
+            ({}, False),
+        ),
+        (_cilium({"endpointSelector": {}, "egress": [{"toEntities": ["world"]}]}), ({}, False)),
+        (_cilium({"nodeSelector": {}, **DENY_WORLD}), ({}, False)),
+        (
+            _cilium(
+                {
+                    "endpointSelector": {
+                        "matchLabels": {"io.cilium.k8s.policy.serviceaccount": "runner"}
+                    },
+                    **DENY_WORLD,
+                }
+            ),
+            ({}, False),
+        ),
+        (
+            _cilium(
+                None,
+                specs=[
+                    {"endpointSelector": {"matchLabels": {"app": "a"}}, **DENY_WORLD},
+                    {"endpointSelector": {"matchLabels": {"app": "b"}}, **DENY_WORLD},
+                ],
+            ),
+            ({}, False),
+        ),
+    ],
+)
+def test_cilium_world_deny_is_read(obj, expected):
+    if obj["metadata"]["namespace"] is None:
+        del obj["metadata"]["namespace"]
+    (read,) = normalise([obj]).network_policies
+    assert (read.pod_selector, read.egress_denies_world) == expected

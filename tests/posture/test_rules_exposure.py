@@ -7,7 +7,17 @@ import pytest
 
 import posture.rules  # noqa: F401
 import posture.rules.k8s.notebooks  # noqa: F401
-from inventory.snapshot import Container, Ingress, NetworkPolicy, Service, Workload
+from inventory.env_seal import literal_env
+from inventory.snapshot import (
+    Container,
+    Ingress,
+    NetworkPolicy,
+    Pod,
+    Service,
+    Volume,
+    VolumeMount,
+    Workload,
+)
 from posture.inputs import PostureInputs
 from posture.rules.k8s.notebooks import is_notebook, weaknesses
 from posture.rules.registry import run_checks
@@ -54,6 +64,22 @@ def notebook_world(c: Container, services=(), ingresses=(), namespace="alpha", l
         (Container("c", "python:3.12", command=("sh", "-c", "jupyter lab --ip=0.0.0.0")), True),
         (Container("c", "python:3.12", args=("--NotebookApp.token=''",)), True),
         (Container("c", "nginx:1.27", ports=(8080,)), False),
+        # JupyterHub's hub and proxy (zero-to-jupyterhub): the hub authenticates, no notebook.
+        (
+            Container(
+                "hub", "quay.io/jupyterhub/k8s-hub:4.0.0", command=("jupyterhub", "--ip=0.0.0.0")
+            ),
+            False,
+        ),
+        (
+            Container(
+                "chp",
+                "quay.io/jupyterhub/configurable-http-proxy:4.6.2",
+                command=("configurable-http-proxy", "--ip=", "--port=8000"),
+            ),
+            False,
+        ),
+        (Container("nb", "python:3.12", command=("jupyterhub-singleuser",)), True),
         (Container("c", "registry.example.com/train:1", args=("--host=0.0.0.0",)), False),
     ],
 )
@@ -73,7 +99,16 @@ def test_is_notebook(c, notebook):
         ),
         (("--NotebookApp.token=", "--NotebookApp.password=sha1:ab12:cd34"), (), []),
         (("--ServerApp.token=", "--PasswordIdentityProvider.hashed_password=argon2:x"), (), []),
-        ((), (env("JUPYTER_TOKEN", ""),), ["no token or password (env JUPYTER_TOKEN empty)"]),
+        # Jupyter reads an empty JUPYTER_TOKEN as unset and generates a token...
+        ((), (env("JUPYTER_TOKEN", ""),), []),
+        # ...but an option given the empty variable is an empty token.
+        (
+            ("--IdentityProvider.token=$(JUPYTER_TOKEN)",),
+            (env("JUPYTER_TOKEN", ""),),
+            ["no token or password (--IdentityProvider.token empty: JUPYTER_TOKEN is empty)"],
+        ),
+        (("--ServerApp.token=$(JUPYTER_TOKEN)",), (env("JUPYTER_TOKEN", "<sealed>"),), []),
+        (("--ServerApp.token=$(JUPYTER_TOKEN)",), (), []),  # left as written: a literal token
         ((), (env("JUPYTER_TOKEN", None, "secretKeyRef:nb/token"),), []),
         ((), (env("JUPYTER_TOKEN", "s3cret-token"),), []),
         (("--ServerApp.token=abc",), (), []),
@@ -126,6 +161,18 @@ def test_weaknesses_read_a_shell_command_line():
             [Ingress("alpha", "web", services=("other",))],
             False,
             id="ingress-elsewhere",
+        ),
+        # The remedy the check gives: an Ingress that authenticates (OAuth2 proxy) in front.
+        pytest.param(
+            nb(),
+            [node_port(kind="ClusterIP")],
+            [
+                Ingress(
+                    "alpha", "web", services=("nb",), auth="nginx.ingress.kubernetes.io/auth-url=x"
+                )
+            ],
+            False,
+            id="ingress-with-auth",
         ),
         pytest.param(
             nb(),
@@ -185,6 +232,276 @@ def test_weaknesses_read_a_shell_command_line():
 def test_k8s006(c, services, ingresses, fires):
     drafts = run_checks(notebook_world(c, services, ingresses), only=["K8S-006"])
     assert bool(drafts) is fires
+
+
+def proxied(nb_args=OPEN_ARGS, target="proxy", **service) -> tuple[Pod, Service]:
+    """A notebook pod with an OAuth proxy sidecar in front of it (OpenShift AI, oauth2-proxy)."""
+    notebook = nb(args=nb_args, ports=(8888,), named_ports={"notebook-port": 8888})
+    proxy = Container(
+        "oauth-proxy", "quay.io/oauth2-proxy/oauth2-proxy:v7.6.0", ports=(4180,),
+        named_ports={"proxy": 4180},
+    )  # fmt: skip
+    p = pod("alpha", "nb-0", containers=(notebook, proxy), labels=APP)
+    return p, Service("alpha", "nb", "LoadBalancer", APP, (4180,), targets=(target,), **service)
+
+
+@pytest.mark.parametrize(
+    ("nb_args", "target", "fires"),
+    [
+        pytest.param(OPEN_ARGS, "proxy", False, id="named-target-is-the-proxy"),
+        pytest.param(OPEN_ARGS, "4180", False, id="numeric-target-is-the-proxy"),
+        pytest.param(OPEN_ARGS, "notebook-port", True, id="named-target-is-the-notebook"),
+        pytest.param(OPEN_ARGS, "8888", True, id="numeric-target-is-the-notebook"),
+        pytest.param(OPEN_ARGS, "9999", True, id="undeclared-port-may-be-the-notebook"),
+        pytest.param(OPEN_ARGS, "metrics", False, id="unresolved-name-has-no-endpoint"),
+        pytest.param(
+            (*OPEN_ARGS, "--ServerApp.ip=127.0.0.1"), "8888", False, id="notebook-on-loopback"
+        ),
+    ],
+)
+def test_k8s006_a_service_reaches_only_the_container_its_target_port_names(nb_args, target, fires):
+    p, service = proxied(nb_args, target)
+    world = inputs(pods=(p,), tenants=(ALPHA,), services=(service,))
+    assert bool(run_checks(world, ["K8S-006"])) is fires
+
+
+@pytest.mark.parametrize(
+    ("c", "pod_fields", "services", "how"),
+    [
+        pytest.param(nb(), {"host_network": True}, [], "hostNetwork", id="host-network"),
+        pytest.param(nb(host_ports=(8888,)), {}, [], "hostPort 8888", id="host-port"),
+        pytest.param(
+            nb(),
+            {},
+            [Service("alpha", "nb", "ClusterIP", APP, (8888,), external_ips=("203.0.113.7",))],
+            "ClusterIP Service nb (externalIPs)",
+            id="external-ips",
+        ),
+    ],
+)
+def test_k8s006_reachable_on_an_address_outside_the_cluster_network(c, pod_fields, services, how):
+    p = pod("alpha", "nb-0", containers=(c,), labels=APP, **pod_fields)
+    world = inputs(pods=(p,), tenants=(ALPHA,), services=tuple(services))
+    (draft,) = run_checks(world, ["K8S-006"])
+    assert draft.title.endswith(f"is reachable through {how}")
+
+
+def test_k8s006_an_internal_load_balancer_is_still_beyond_the_node_and_says_so():
+    internal = "service.beta.kubernetes.io/aws-load-balancer-internal=true"
+    service = Service(
+        "alpha", "nb", "LoadBalancer", APP, (8888,), internal_lb=internal,
+        source_ranges=("10.0.0.0/8",),
+    )  # fmt: skip
+    (draft,) = run_checks(notebook_world(nb(), [service]), ["K8S-006"])
+    assert draft.evidence["services"] == [
+        {
+            "name": "nb",
+            "type": "LoadBalancer",
+            "ports": [8888],
+            "internal": internal,
+            "source_ranges": ["10.0.0.0/8"],
+        }
+    ]
+    assert draft.title.endswith("LoadBalancer Service nb (internal load balancer)")
+
+
+def test_k8s006_a_route_in_another_namespace_reaches_the_service_it_names():
+    # A shared gateway's namespace holds the route; the tenant's ReferenceGrant allows it.
+    route = Ingress(
+        "gateway-infra", "nb", hosts=("nb.example.com",), kind="HTTPRoute",
+        remote_services=("alpha/nb",),
+    )  # fmt: skip
+    elsewhere = Ingress("gateway-infra", "other", kind="HTTPRoute", remote_services=("beta/nb",))
+    world = notebook_world(nb(), [node_port(kind="ClusterIP")], [route, elsewhere])
+    (draft,) = run_checks(world, ["K8S-006"])
+    assert draft.evidence["ingresses"] == [
+        {
+            "name": "nb",
+            "kind": "HTTPRoute",
+            "namespace": "gateway-infra",
+            "hosts": ["nb.example.com"],
+            "service": "nb",
+            "ports": [8888],
+        }
+    ]
+
+
+ALL = "0.0.0.0"  # noqa: S104 (a server's address in a test world)
+
+
+@pytest.mark.parametrize(
+    ("c", "reasons"),
+    [
+        pytest.param(
+            Container("cs", "codercom/code-server:4.93.1", args=("--auth", "none")),
+            ["no authentication (--auth none)"],
+            id="code-server-auth-none",
+        ),
+        pytest.param(
+            Container("cs", "codercom/code-server:4.93.1", args=("--bind-addr", "0.0.0.0:8080")),
+            ["listens on all addresses (--bind-addr=0.0.0.0:8080)"],
+            id="code-server-password",
+        ),
+        pytest.param(
+            Container(
+                "tb",
+                "python:3.12",
+                command=("tensorboard",),
+                args=("--logdir", "/l", "--host", ALL),
+            ),
+            [
+                "no authentication (TensorBoard has none of its own)",
+                "listens on all addresses (--host=0.0.0.0)",
+            ],
+            id="tensorboard-host",
+        ),
+        pytest.param(
+            Container("tb", "python:3.12", command=("tensorboard", "--logdir", "/l")),
+            [],
+            id="tensorboard-on-loopback-by-default",
+        ),
+        pytest.param(
+            Container("ml", "python:3.12", command=("mlflow", "server", "--host", ALL)),
+            [
+                "no authentication (MLflow has none of its own)",
+                "listens on all addresses (--host=0.0.0.0)",
+            ],
+            id="mlflow",
+        ),
+        pytest.param(
+            Container(
+                "ml",
+                "python:3.12",
+                command=("mlflow", "server", "--host", ALL, "--app-name", "basic-auth"),
+            ),
+            ["listens on all addresses (--host=0.0.0.0)"],
+            id="mlflow-basic-auth",
+        ),
+        pytest.param(
+            Container("st", "python:3.12", command=("streamlit", "run", "app.py")),
+            ["no authentication (Streamlit has none of its own)"],
+            id="streamlit-binds-all-by-default",
+        ),
+        pytest.param(
+            Container(
+                "gr",
+                "python:3.12",
+                command=("python", "app.py"),
+                env=(env("GRADIO_SERVER_NAME", ALL),),
+            ),
+            [
+                "no authentication (Gradio has none of its own)",
+                "listens on all addresses (GRADIO_SERVER_NAME=0.0.0.0)",
+            ],
+            id="gradio",
+        ),
+        pytest.param(
+            Container(
+                "ray",
+                "rayproject/ray:2.9.0",
+                command=("/bin/bash", "-lc", "--"),
+                args=("ray start --head --dashboard-host=0.0.0.0 --block",),
+            ),
+            [
+                "no authentication (Ray dashboard has none of its own)",
+                "listens on all addresses (--dashboard-host=0.0.0.0)",
+            ],
+            id="kuberay-head",
+        ),
+        pytest.param(
+            Container("ray", "rayproject/ray:2.9.0", args=("ray start --address=head:6379",)),
+            [],
+            id="ray-worker",
+        ),
+    ],
+)
+def test_k8s006_dashboards_without_authentication(c, reasons):
+    assert weaknesses(c) == reasons
+    world = notebook_world(c, [node_port()])
+    assert bool(run_checks(world, ["K8S-006"])) is bool(reasons)
+
+
+KUBEFLOW = Container(
+    "nb",
+    "kubeflownotebookswg/jupyter-scipy:v1.8.0",
+    ports=(8888,),
+    env=(env("NB_PREFIX", "/notebook/alpha/nb"),),
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "fires"), [("ClusterIP", False), ("NodePort", True), ("LoadBalancer", True)]
+)
+def test_k8s006_kubeflow_notebook_published_around_its_gateway(kind, fires):
+    # Kubeflow's images serve with no token: its Istio gateway authenticates. A ClusterIP
+    # Service (reached through that gateway) is fine; a NodePort or load balancer skips it.
+    drafts = run_checks(notebook_world(KUBEFLOW, [node_port(kind=kind)]), ["K8S-006"])
+    assert bool(drafts) is fires
+    if fires:
+        assert "Kubeflow notebook" in drafts[0].evidence["reasons"][0]
+
+
+@pytest.mark.parametrize(
+    ("volume", "mount", "args", "verdict"),
+    [
+        (Volume("cfg", kind="configMap"), VolumeMount("cfg", "/etc/jupyter"), (), "unknown"),
+        (
+            Volume("cfg", kind="configMap"),
+            VolumeMount("cfg", "/home/jovyan/.jupyter/jupyter_server_config.py", sub_path="c.py"),
+            (),
+            "unknown",
+        ),
+        (Volume("cfg", kind="configMap"), VolumeMount("cfg", "/etc/jupyter"), OPEN_ARGS, None),
+        (Volume("data", kind="configMap"), VolumeMount("data", "/home/jovyan/work"), (), "none"),
+    ],
+)
+def test_k8s006_jupyter_configuration_from_a_configmap_is_unknown(volume, mount, args, verdict):
+    c = nb(args=args, volume_mounts=(mount,))
+    p = pod("alpha", "nb-0", containers=(c,), labels=APP, volumes=(volume,))
+    drafts = run_checks(inputs(pods=(p,), tenants=(ALPHA,), services=(node_port(),)), ["K8S-006"])
+    if verdict == "none":
+        assert drafts == []
+        return
+    (draft,) = drafts
+    assert draft.evidence.get("verdict") == verdict
+    assert draft.evidence["unread_configuration"] == [f"configMap volume cfg at {mount.mount_path}"]
+
+
+@pytest.mark.parametrize(
+    ("value", "stored", "fires"),
+    [
+        (
+            "--ServerApp.token='' --ServerApp.password=''",
+            "--ServerApp.token= --ServerApp.password=",
+            True,
+        ),
+        (
+            "--ServerApp.token=s3cr3t-abc --ip=0.0.0.0",
+            "'--ServerApp.token=<set>' --ip=0.0.0.0",
+            True,
+        ),
+        ("--ServerApp.token s3cr3t-abc", "--ServerApp.token '<set>'", False),
+        ("--ServerApp.base_url=/nb", "--ServerApp.base_url=/nb", False),
+    ],
+)
+def test_k8s006_reads_the_docker_stacks_notebook_args(value, stored, fires):
+    # The Docker Stacks' start script appends NOTEBOOK_ARGS to `jupyter lab`; the sync keeps
+    # it with secret values replaced, so the token's emptiness is still known.
+    var = literal_env("NOTEBOOK_ARGS", value)
+    assert var.value == stored
+    world = notebook_world(nb(args=(), env=(var,)), [node_port()])
+    assert bool(run_checks(world, ["K8S-006"])) is fires
+
+
+@pytest.mark.parametrize(
+    ("address", "fires"),
+    [("0.0.0.0", True), ("127.0.0.1", False)],  # noqa: S104
+)
+def test_k8s006_gradio_address_from_env_as_the_sync_stores_it(address, fires):
+    var = literal_env("GRADIO_SERVER_NAME", address)
+    assert var.value == address
+    c = Container("gr", "python:3.12", command=("python", "app.py"), env=(var,))
+    assert bool(run_checks(notebook_world(c, [node_port()]), ["K8S-006"])) is fires
 
 
 def test_k8s006_platform_namespace_never_fires():
@@ -306,6 +623,13 @@ def expr(key, operator, *values):
             ["alpha/b"],
             id="partly-covered",
         ),
+        # NetworkPolicy does not reach a pod on the node's network: a deny-all leaves it open.
+        pytest.param(
+            [pod("alpha", gpu=GPU, host_network=True)],
+            [egress()],
+            ["alpha/p"],
+            id="host-network-not-restricted",
+        ),
         pytest.param([pod("alpha")], [], [], id="cpu-only"),
         pytest.param([pod("alpha", gpu=GPU, phase="Succeeded")], [], [], id="finished"),
         pytest.param([pod("tools", gpu=GPU)], [], [], id="platform-namespace"),
@@ -356,6 +680,59 @@ def test_k8s007_says_unknown_where_a_cni_policy_may_restrict(policies, unevaluat
     assert "unknown" in draft.title and "does not evaluate" in draft.title
 
 
+def world_deny(namespace="alpha", selector=None, expressions=(), name="deny-world"):
+    return NetworkPolicy(
+        namespace,
+        name,
+        selector or {},
+        not selector and not expressions,
+        match_expressions=tuple(expressions),
+        engine="cilium.io/CiliumNetworkPolicy"
+        if namespace
+        else "cilium.io/CiliumClusterwideNetworkPolicy",
+        egress_denies_world=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("policies", "pod_fields", "fires"),
+    [
+        pytest.param([world_deny()], {}, False, id="cnp-all-pods"),
+        pytest.param(
+            [world_deny(selector={"app": "gpu"})],
+            {"labels": {"app": "gpu"}},
+            False,
+            id="cnp-selects",
+        ),
+        pytest.param(
+            [world_deny(selector={"app": "web"})], {"labels": {"app": "gpu"}}, True, id="cnp-misses"
+        ),
+        pytest.param([world_deny(namespace="beta")], {}, True, id="cnp-other-namespace"),
+        pytest.param([world_deny(namespace="")], {}, False, id="ccnp-everywhere"),
+        pytest.param(
+            [world_deny(namespace="", selector={"io.kubernetes.pod.namespace": "alpha"})],
+            {},
+            False,
+            id="ccnp-this-namespace",
+        ),
+        pytest.param(
+            [world_deny(namespace="", selector={"io.kubernetes.pod.namespace": "beta"})],
+            {},
+            True,
+            id="ccnp-other-namespace",
+        ),
+        # A hostNetwork pod is not a Cilium endpoint of its own: endpoint policies miss it.
+        pytest.param([world_deny()], {"host_network": True}, True, id="host-network"),
+        # Deny wins in Cilium, even over a Kubernetes allow-all rule.
+        pytest.param([world_deny(), egress(open_all=True)], {}, False, id="deny-beats-k8s-allow"),
+    ],
+)
+def test_k8s007_cilium_world_deny_restricts(policies, pod_fields, fires):
+    p = pod("alpha", gpu=GPU, **pod_fields)
+    world = inputs(pods=(p,), tenants=(ALPHA,), network_policies=tuple(policies))
+    assert bool(run_checks(world, only=["K8S-007"])) is fires
+
+
 def agent(image):
     return Workload("DaemonSet", "kube-system", "cni-agent", images={"agent": image})
 
@@ -365,6 +742,11 @@ def agent(image):
     [
         ([agent("quay.io/cilium/cilium:v1.16.3")], [], ["Cilium"]),
         ([agent("docker.io/calico/node:v3.28.1")], [], ["Calico"]),
+        (
+            [agent("quay.io/openshift-release-dev/ocp-v4.0-art-dev:ovn-kubernetes")],
+            [],
+            ["OVN-Kubernetes"],
+        ),
         # Some of Cilium's own policies were read: its kinds were listed, none is here.
         ([agent("quay.io/cilium/cilium:v1.16.3")], [cni_policy("beta")], None),
         ([agent("registry.example.com/flannel:v0.25")], [], None),
@@ -426,15 +808,14 @@ def test_demo_egress_policies(demo):
         ("research", "research-llm"),
         ("unclassified", "ml-sandbox"),  # nobody's namespace, judged as a tenant of its class
     }  # clinical-imaging has its egress policy; gpu-validation's GPU jobs have finished
+    # cust-kestrel has its egress policy; research-eval a CiliumNetworkPolicy denying egress
+    # to the world for every pod (egressDeny toEntities world), which Cilium enforces first.
     assert found["neo-west"] == {
         ("analytics", "analytics-batch"),
         ("orbital", "cust-orbital"),
-        ("research", "research-eval"),
         ("research", "research-llm"),
-    }  # cust-kestrel has its egress policy
-    # research-eval's egress is restricted by a CiliumNetworkPolicy, which is not evaluated.
+    }
     verdicts = {
         d.subject_name: d.evidence["verdict"] for d in run_checks(demo["neo-west"], ["K8S-007"])
     }
-    assert verdicts["research-eval"] == "unknown"
     assert verdicts["research-llm"] == "not restricted"

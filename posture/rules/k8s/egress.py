@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 
 from inventory.label_selector import selector_matches
 from inventory.snapshot import NetworkPolicy, Pod, Workload
+from inventory.sources.cni_policies import NAMESPACE_LABEL
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
 from posture.rules.dra_holdings import uses_gpu
@@ -21,9 +22,27 @@ def selects_for_egress(policy: NetworkPolicy, pod: Pod) -> bool:
     return selector_matches(policy.pod_selector, policy.match_expressions, pod.labels)
 
 
+def cilium_denies_world(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
+    """A Cilium policy denies the pod egress to the world (its deny wins over every allow,
+    Kubernetes NetworkPolicies included). A hostNetwork pod is no Cilium endpoint of its own."""
+    if pod.host_network:
+        return False
+    labels = {**pod.labels, NAMESPACE_LABEL: pod.namespace}
+    return any(
+        p.egress_denies_world
+        and p.namespace in ("", pod.namespace)
+        and selector_matches(p.pod_selector, p.match_expressions, labels)
+        for p in policies
+    )
+
+
 def restricts_egress(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
     """True when some egress policy selects the pod and none of those selecting it opens
-    egress everywhere: NetworkPolicies add up, so one allow-all rule undoes a deny-all."""
+    egress everywhere: NetworkPolicies add up, so one allow-all rule undoes a deny-all.
+    A hostNetwork pod is never restricted: it sends from the node's own network namespace,
+    where Kubernetes leaves NetworkPolicy undefined and the common CNIs do not enforce it."""
+    if pod.host_network:
+        return False
     selecting = [p for p in policies if selects_for_egress(p, pod)]
     return bool(selecting) and not any(p.egress_allows_all for p in selecting)
 
@@ -60,7 +79,9 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
     unlisted = unlisted_cnis(inputs.snapshot.workloads, cni)
     for namespace, pods in sorted(gpu_pods.items()):
         policies = sorted((p for p in own if p.namespace == namespace), key=lambda p: p.name)
-        open_pods = [p for p in pods if not restricts_egress(policies, p)]
+        open_pods = [
+            p for p in pods if not restricts_egress(policies, p) and not cilium_denies_world(cni, p)
+        ]
         if open_pods:
             # A CNI's own policy here or cluster-wide may restrict them: unknown, not "none".
             unread = sorted(
@@ -82,6 +103,8 @@ CNI_AGENTS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("Cilium", ("cilium/cilium",), ("cilium.io",)),
     ("Calico", ("calico/node", "calico-node"), ("projectcalico.org", "crd.projectcalico.org")),
     ("Antrea", ("antrea/antrea", "antrea-agent"), ("crd.antrea.io",)),
+    # OpenShift's ovnkube-node runs the release's ovn-kubernetes image; upstream names it so.
+    ("OVN-Kubernetes", ("ovn-kubernetes", "ovnkube"), ("k8s.ovn.org",)),
 )
 
 
@@ -116,6 +139,7 @@ def _egress_draft(
         "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods[:MEMBERS_SHOWN]],
         "open_gpu_pods": len(open_pods),
         "gpu_pods": gpu_pod_count,
+        **_host_network(open_pods),
         "network_policies": [
             {
                 "name": p.name,
@@ -156,6 +180,17 @@ def _egress_draft(
         title=title,
         exposure=len(open_pods),
     )
+
+
+def _host_network(pods: list[Pod]) -> dict[str, object]:
+    on_host = [pod_ref(p) for p in pods if p.host_network]
+    if not on_host:
+        return {}
+    return {
+        "host_network_pods": on_host[:MEMBERS_SHOWN],
+        "host_network_note": "hostNetwork pods use the node's network: NetworkPolicy does not "
+        "restrict them",
+    }
 
 
 def _selector(policy: NetworkPolicy) -> dict[str, object]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -11,120 +9,60 @@ from typing import Any
 from inventory.snapshot import Container, Ingress, Pod, Service
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import tenant_pods
+from posture.rules.k8s.notebook_servers import (
+    listens_on_loopback_only,
+    server_of,
+    unread_configuration,
+    weaknesses,
+)
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
-NOTEBOOK_IMAGES = (
-    "jupyter",
-    "notebook",
-    "jupyterlab",
-    "tensorboard",
-    "ray-dashboard",
-    "mlflow",
-    "base-notebook",
-)
-NOTEBOOK_COMMANDS = ("jupyter", "start-notebook", "--notebookapp", "--serverapp")
-NOTEBOOK_PORTS = (8888, 6006, 8265)  # Jupyter, TensorBoard, Ray dashboard
-# Jupyter options whose empty value switches authentication off (token) or leaves it unset.
-TOKEN_OPTIONS = ("--NotebookApp.token", "--ServerApp.token", "--IdentityProvider.token")
-PASSWORD_OPTIONS = (
-    "--NotebookApp.password",
-    "--ServerApp.password",
-    "--PasswordIdentityProvider.hashed_password",
-    "--ServerApp.hashed_password",
-    "--NotebookApp.hashed_password",
-)
-# Options that choose the listening address (Jupyter, TensorBoard, Ray, MLflow).
-BIND_OPTIONS = (
-    "--ip",
-    "--NotebookApp.ip",
-    "--ServerApp.ip",
-    "--host",
-    "--dashboard-host",
-)
-ALL_ADDRESSES = ("0.0.0.0", "*", "::", "[::]")  # noqa: S104 (what we look for, not a bind)
-EMPTY_VALUES = ("", "''", '""')
 EXTERNAL_SERVICE_TYPES = ("NodePort", "LoadBalancer")
 
 
-def _words(container: Container) -> list[str]:
-    """The command line as words: a `sh -c "..."` string is split, quotes removed."""
-    return list(_split((*container.command, *container.args)))
-
-
-@functools.lru_cache(maxsize=4096)
-def _split(parts: tuple[str, ...]) -> tuple[str, ...]:
-    # Cached: thousands of pods of one workload share a command line, and shlex is slow.
-    words: list[str] = []
-    for part in parts:
-        try:
-            words += shlex.split(part) or [part]
-        except ValueError:  # unbalanced quotes: keep the raw words
-            words += part.split()
-    return tuple(words)
-
-
-def _options(words: list[str]) -> dict[str, str]:
-    """`--name=value` and `--name value` options by name (the last one wins, as in traitlets)."""
-    found: dict[str, str] = {}
-    for i, word in enumerate(words):
-        if not word.startswith("--"):
-            continue
-        name, sep, value = word.partition("=")
-        if sep:
-            found[name] = value
-        elif i + 1 < len(words) and not words[i + 1].startswith("--"):
-            found[name] = words[i + 1]
-        else:
-            found[name] = "true"  # a flag such as TensorBoard's --bind_all
-    return found
-
-
 def is_notebook(container: Container) -> bool:
-    image = container.image.lower()
-    if any(marker in image for marker in NOTEBOOK_IMAGES):
-        return True
-    if any(port in NOTEBOOK_PORTS for port in container.ports):
-        return True
-    line = " ".join(_words(container)).lower()
-    return any(marker in line for marker in NOTEBOOK_COMMANDS)
-
-
-def weaknesses(container: Container) -> list[str]:
-    """Why the server accepts anyone who reaches it: no token or password, or all addresses."""
-    options = _options(_words(container))
-    reasons = []
-    token_off = [o for o in TOKEN_OPTIONS if options.get(o) in EMPTY_VALUES]
-    token_off += [
-        f"env {e.name}" for e in container.env if e.name == "JUPYTER_TOKEN" and e.value == ""
-    ]
-    password_set = [o for o in PASSWORD_OPTIONS if options.get(o) not in (None, *EMPTY_VALUES)]
-    if token_off and not password_set:
-        reasons.append(f"no token or password ({', '.join(token_off)} empty)")
-    bound = [f"{o}={options[o]}" for o in BIND_OPTIONS if options.get(o) in ALL_ADDRESSES]
-    if "--bind_all" in options:
-        bound.append("--bind_all")
-    if bound:
-        reasons.append(f"listens on all addresses ({', '.join(bound)})")
-    return reasons
+    return server_of(container) is not None
 
 
 @dataclass(frozen=True)
 class Exposure:
-    services: tuple[Service, ...]  # NodePort / LoadBalancer Services selecting the pod
+    # Services selecting the pod that are reachable from outside the cluster network:
+    # NodePort, LoadBalancer (internal load balancers too: they reach beyond the node), or any
+    # type given externalIPs.
+    services: tuple[Service, ...]
     # Ingresses and Gateway API routes reaching a Service of the pod
     ingresses: tuple[tuple[Ingress, Service], ...]
+    # On the node's own address: "hostNetwork", or "hostPort N" for each port bound on the node.
+    host: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.services or self.ingresses or self.host)
 
     def as_evidence(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "services": [
-                {"name": s.name, "type": s.type, "ports": list(s.ports)} for s in self.services
+                {
+                    "name": s.name,
+                    "type": s.type,
+                    "ports": list(s.ports),
+                    **({"external_ips": list(s.external_ips)} if s.external_ips else {}),
+                    # Internal: the VPC reaches it, not the internet (still beyond the node).
+                    **({"internal": s.internal_lb} if _lb(s) and s.internal_lb else {}),
+                    **(
+                        {"source_ranges": list(s.source_ranges)}
+                        if _lb(s) and s.source_ranges
+                        else {}
+                    ),
+                }
+                for s in self.services
             ],
             "ingresses": [
                 {
                     "name": i.name,
                     # Ingress evidence keeps its earlier shape; a Gateway route says its kind.
                     **({} if i.kind == "Ingress" else {"kind": i.kind}),
+                    **({} if i.namespace == s.namespace else {"namespace": i.namespace}),
                     "hosts": list(i.hosts),
                     "service": s.name,
                     "ports": list(s.ports),
@@ -132,6 +70,23 @@ class Exposure:
                 for i, s in self.ingresses
             ],
         }
+        if self.host:
+            found["node_address"] = list(self.host)
+        return found
+
+    def how(self) -> list[str]:
+        how = [
+            f"{s.type} Service {s.name}"
+            + (" (externalIPs)" if s.external_ips else "")
+            + (" (internal load balancer)" if _lb(s) and s.internal_lb else "")
+            for s in self.services
+        ]
+        how += [f"{i.kind} {i.name}" for i, _ in self.ingresses]
+        return list(dict.fromkeys(how + list(self.host)))
+
+
+def _lb(service: Service) -> bool:
+    return service.type == "LoadBalancer"
 
 
 def selects(service: Service, pod: Pod) -> bool:
@@ -143,19 +98,61 @@ def selects(service: Service, pod: Pod) -> bool:
     )
 
 
-def exposure(inputs: PostureInputs, pod: Pod) -> Exposure:
-    """How the pod is reachable from outside the cluster network, if at all."""
-    own = [s for s in sorted(inputs.snapshot.services, key=lambda s: s.name) if selects(s, pod)]
-    external = tuple(s for s in own if s.type in EXTERNAL_SERVICE_TYPES)
+def reaches(service: Service, pod: Pod, container: Container) -> bool:
+    """Whether some port of the Service sends traffic to `container`. A targetPort another
+    container of the pod declares is that container's (a pod shares one network namespace:
+    two processes cannot listen on one port), e.g. an OAuth proxy in front of the notebook; a
+    name resolves against the pod's port names. A number nobody declares may be the
+    notebook's (declaring ports is optional); a name no container declares gives no endpoint,
+    unless the pod names no port at all (read before port names were kept: unknown)."""
+    targets = service.targets or tuple(str(p) for p in service.ports)
+    running = [c for c in pod.containers if c.sidecar or not c.init]
+    names_known = any(c.named_ports for c in running)
+    for target in targets:
+        if target.isdigit():
+            owners = [c for c in running if int(target) in c.ports]
+        else:
+            owners = [c for c in running if target in c.named_ports]
+            if not owners and names_known:
+                continue
+        if not owners or container in owners:
+            return True
+    return False
+
+
+def exposure(inputs: PostureInputs, pod: Pod, container: Container | None = None) -> Exposure:
+    """How the pod (its `container`, when given) is reachable from outside the cluster
+    network, if at all."""
+    own = [
+        s
+        for s in sorted(inputs.snapshot.services, key=lambda s: s.name)
+        if selects(s, pod) and (container is None or reaches(s, pod, container))
+    ]
+    external = tuple(s for s in own if s.type in EXTERNAL_SERVICE_TYPES or s.external_ips)
     by_name = {s.name: s for s in own}
+    # An Ingress whose controller authenticates every request (OAuth2 proxy, basic auth,
+    # OIDC) is the remedy, not an exposure.
     routed = tuple(
         (ingress, by_name[name])
-        for ingress in sorted(inputs.snapshot.ingresses, key=lambda i: i.name)
-        if ingress.namespace == pod.namespace
-        for name in ingress.services
+        for ingress in sorted(inputs.snapshot.ingresses, key=lambda i: (i.namespace, i.name))
+        if not ingress.auth
+        for name in _backends(ingress, pod.namespace)
         if name in by_name
     )
-    return Exposure(external, routed)
+    host: list[str] = []
+    if pod.host_network:
+        host.append("hostNetwork")
+    for c in pod.containers if container is None else (container,):
+        host += [f"hostPort {port}" for port in c.host_ports]
+    return Exposure(external, routed, tuple(host))
+
+
+def _backends(ingress: Ingress, namespace: str) -> tuple[str, ...]:
+    """The Services of `namespace` the Ingress or route sends traffic to."""
+    if ingress.namespace == namespace:
+        return ingress.services
+    prefix = f"{namespace}/"
+    return tuple(r.removeprefix(prefix) for r in ingress.remote_services if r.startswith(prefix))
 
 
 @check(
@@ -166,16 +163,20 @@ def exposure(inputs: PostureInputs, pod: Pod) -> Exposure:
     rationale=(
         "Jupyter executes whatever code reaches it, and the Ray dashboard accepts jobs: "
         "without a token or password, or listening on every address, the first person to "
-        "find the NodePort, load balancer, Ingress or Gateway API route runs code in the "
+        "find the NodePort, load balancer, external IP, host port, Ingress or Gateway API "
+        "route runs code in the "
         "tenant's pod, with its GPUs, data and service-account token (ATT&CK T1190). Exposed "
         "notebooks are among the "
         "most scanned-for entry points and a common start of GPU cryptojacking."
     ),
     remediation=(
         "Give the server a token or password (remove `--ServerApp.token=`, "
-        "`--IdentityProvider.token=`, `--NotebookApp.token=''` and empty JUPYTER_TOKEN; set a "
-        "hashed password or let Jupyter generate a token), and stop publishing it: change the "
-        "Service to ClusterIP and reach it with `kubectl port-forward`, or put it behind an "
+        "`--IdentityProvider.token=`, `--NotebookApp.token=''`, code-server's `--auth none`; set a "
+        "hashed password or let Jupyter generate a token; TensorBoard, Ray, MLflow, Streamlit "
+        "and Gradio have no login of their own: bind them to 127.0.0.1 behind an authenticating "
+        "proxy), and stop publishing it: change the "
+        "Service to ClusterIP (without externalIPs; no hostNetwork or hostPort on the pod) and "
+        "reach it with `kubectl port-forward`, or put it behind an "
         "Ingress with authentication (OAuth2 proxy, JupyterHub) and TLS."
     ),
     mappings=("ATT&CK:T1190", "SP800-53:AC-3"),
@@ -186,13 +187,19 @@ def exposed_notebook(inputs: PostureInputs) -> Iterator[FindingDraft]:
         notebooks = [c for c in pod.containers if (c.sidecar or not c.init) and is_notebook(c)]
         if not notebooks:
             continue
-        reach = exposure(inputs, pod)
-        if not reach.services and not reach.ingresses:
-            continue
         for container in notebooks:
+            # Bound to loopback only (behind an authenticating proxy in the pod, say): nothing
+            # outside the pod reaches it, whatever publishes the pod.
+            if listens_on_loopback_only(container):
+                continue
             reasons = weaknesses(container)
-            if reasons:
-                yield _notebook_draft(inputs, pod, tenant, container, reasons, reach)
+            unread = unread_configuration(pod, container)
+            if unread and not reasons:
+                # A configuration file may switch the token off: unknown, never a silent pass.
+                reasons = [f"authentication unknown ({'; '.join(unread)} not read)"]
+            reach = exposure(inputs, pod, container) if reasons else None
+            if reach:
+                yield _notebook_draft(inputs, pod, tenant, container, reasons, reach, unread)
 
 
 def _notebook_draft(
@@ -202,6 +209,7 @@ def _notebook_draft(
     container: Container,
     reasons: list[str],
     reach: Exposure,
+    unread: list[str],
 ) -> FindingDraft:
     evidence = {
         "container": container.name,
@@ -210,11 +218,12 @@ def _notebook_draft(
         "reasons": reasons,
         **reach.as_evidence(),
     }
-    how = [f"{s.type} Service {s.name}" for s in reach.services]
-    how += [f"{i.kind} {i.name}" for i, _ in reach.ingresses]
+    if unread:
+        evidence["unread_configuration"] = unread
+        if reasons[0].startswith("authentication unknown"):
+            evidence["verdict"] = "unknown"
     title = (
         f"Notebook {container.name} in {inputs.workload_of(pod).ref()} ({'; '.join(reasons)}) "
-        "is reachable "
-        f"through {', '.join(dict.fromkeys(how))}"
+        f"is reachable through {', '.join(reach.how())}"
     )
     return workload_draft("K8S-006", inputs, pod, tenant, evidence, key=container.name, title=title)

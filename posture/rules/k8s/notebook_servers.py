@@ -1,0 +1,274 @@
+"""Which notebook or ML dashboard a container runs, how it authenticates and where it listens,
+read from its image, command line and env (K8S-006). PURE.
+
+Each server has its own defaults: Jupyter generates a token unless told not to (an empty
+`JUPYTER_TOKEN` does not switch it off: Jupyter reads an empty variable as unset); TensorBoard,
+the Ray dashboard, MLflow's tracking server, Streamlit and Gradio have no authentication of their
+own; code-server asks for a password unless `--auth none`. TensorBoard, Ray, MLflow, Gradio and
+code-server's CLI listen on loopback unless told otherwise (code-server's image binds 0.0.0.0);
+Streamlit listens on every address. A server bound to loopback only is reachable from its pod
+alone, whatever publishes the pod.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shlex
+from dataclasses import dataclass
+
+from inventory.env_seal import ARGS_READ, SEALED_VALUE
+from inventory.snapshot import Container, Pod
+
+ALL_ADDRESSES = ("0.0.0.0", "*", "::", "[::]")  # noqa: S104 (what we look for, not a bind)
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+EMPTY = ("", "''", '""')
+# Jupyter options whose empty value switches authentication off (token) or leaves it unset.
+TOKEN_OPTIONS = ("--NotebookApp.token", "--ServerApp.token", "--IdentityProvider.token")
+PASSWORD_OPTIONS = (
+    "--NotebookApp.password",
+    "--ServerApp.password",
+    "--PasswordIdentityProvider.hashed_password",
+    "--ServerApp.hashed_password",
+    "--NotebookApp.hashed_password",
+)
+
+
+@dataclass(frozen=True)
+class Server:
+    name: str
+    images: tuple[str, ...]  # substrings of the image reference
+    commands: tuple[str, ...]  # words of the command line (program names, lower case)
+    ports: tuple[int, ...]  # its well-known container ports
+    bind_options: tuple[str, ...]  # options (or env variables) naming the listening address
+    loopback_default: bool  # listens on loopback unless a bind option says otherwise
+    has_auth: bool  # authenticates by default
+
+
+JUPYTER = Server(
+    "Jupyter",
+    ("jupyter", "notebook", "jupyterlab", "base-notebook"),
+    ("jupyter", "jupyter-lab", "jupyter-notebook", "start-notebook.sh", "start-notebook.py",
+     "start-notebook", "jupyterhub-singleuser"),
+    (8888,),
+    ("--ip", "--NotebookApp.ip", "--ServerApp.ip"),
+    False,  # the Jupyter Docker Stacks images configure 0.0.0.0
+    True,
+)  # fmt: skip
+RAY = Server(
+    "Ray dashboard",
+    ("ray-dashboard", "rayproject/ray", "anyscale/ray"),
+    (),
+    (8265,),
+    ("--dashboard-host",),
+    True,
+    False,
+)
+SERVERS = (
+    JUPYTER,
+    Server("TensorBoard", ("tensorboard",), ("tensorboard",), (6006,), ("--host",), True, False),
+    RAY,
+    Server("MLflow", ("mlflow",), ("mlflow",), (), ("--host",), True, False),
+    Server("code-server", ("code-server",), ("code-server",), (), ("--bind-addr",), False, True),
+    Server(
+        "Streamlit",
+        ("streamlit",),
+        ("streamlit",),
+        (8501,),
+        ("--server.address", "env STREAMLIT_SERVER_ADDRESS"),
+        False,
+        False,
+    ),
+    Server("Gradio", ("gradio",), (), (7860,), ("env GRADIO_SERVER_NAME",), True, False),
+)
+# Kubeflow's notebook controller sets NB_PREFIX on every notebook it runs; Kubeflow's images
+# (and the custom ones it documents) start the server with no token and no password, relying on
+# the Istio gateway's authentication in front of the ClusterIP Service.
+KUBEFLOW_ENV = "NB_PREFIX"
+# Where Jupyter reads configuration files (jupyter --paths) and their names.
+CONFIG_DIRS = ("/etc/jupyter", "/usr/local/etc/jupyter", "/opt/conda/etc/jupyter", ".jupyter")
+CONFIG_FILE = re.compile(r"jupyter_(server|notebook|lab)_config\.(py|json)$")
+# Every option or env variable naming a listening address, whichever server reads it.
+BIND_OPTIONS = tuple(dict.fromkeys(o for server in SERVERS for o in server.bind_options))
+_VARIABLE = re.compile(r"^\$\((\w+)\)$|^\$\{?(\w+)\}?$")
+
+
+def words(container: Container) -> list[str]:
+    """The command line as words: a `sh -c "..."` string is split, quotes removed."""
+    return list(_split((*container.command, *container.args)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _split(parts: tuple[str, ...]) -> tuple[str, ...]:
+    # Cached: thousands of pods of one workload share a command line, and shlex is slow.
+    found: list[str] = []
+    for part in parts:
+        try:
+            found += shlex.split(part) or [part]
+        except ValueError:  # unbalanced quotes: keep the raw words
+            found += part.split()
+    return tuple(found)
+
+
+def options(line: list[str]) -> dict[str, str]:
+    """`--name=value` and `--name value` options by name (the last one wins, as in traitlets)."""
+    found: dict[str, str] = {}
+    for i, word in enumerate(line):
+        if not word.startswith("-") or word == "-":
+            continue
+        name, sep, value = word.partition("=")
+        if sep:
+            found[name] = value
+        elif i + 1 < len(line) and not line[i + 1].startswith("-"):
+            found[name] = line[i + 1]
+        else:
+            found[name] = "true"  # a flag such as TensorBoard's --bind_all
+    return found
+
+
+# JupyterHub's own hub and proxy (images under jupyterhub/, so "jupyter" in their names): the
+# hub authenticates every user itself; they serve no notebook.
+HUB_PROGRAMS = frozenset({"jupyterhub", "configurable-http-proxy"})
+HUB_IMAGES = ("/k8s-hub", "/configurable-http-proxy", "/k8s-image-awaiter", "/k8s-network-tools")
+
+
+def server_of(container: Container) -> Server | None:
+    """The notebook or dashboard the container runs, if any."""
+    line = [w.lower() for w in words(container)]
+    programs = {w.rsplit("/", 1)[-1] for w in line}
+    image = container.image.lower()
+    if programs & HUB_PROGRAMS or any(marker in image for marker in HUB_IMAGES):
+        return None
+    env = {e.name for e in container.env}
+    for server in SERVERS:
+        if server.commands and programs & set(server.commands):
+            return server
+    if any(w.startswith(("--notebookapp.", "--serverapp.")) for w in line):
+        return JUPYTER
+    if "ray" in programs and "--head" in line:
+        return RAY
+    for server in SERVERS:
+        if any(marker in image for marker in server.images):
+            return server
+        if any(o.startswith("env ") and o[4:] in env for o in server.bind_options):
+            return server
+    for server in SERVERS:
+        if any(port in server.ports for port in container.ports):
+            return server
+    return None
+
+
+def _resolve(value: str, container: Container) -> tuple[str, str]:
+    """An option's value with a `$(VAR)` (Kubernetes) or `$VAR` (shell) reference to the
+    container's env resolved as far as the spec tells: (value, note)."""
+    match = _VARIABLE.match(value)
+    if not match:
+        return value, ""
+    name = match.group(1) or match.group(2)
+    var = next((e for e in reversed(container.env) if e.name == name), None)
+    if var is None:
+        # Kubernetes leaves an unknown $(VAR) as written; a shell makes an unset $VAR empty.
+        return (value, "") if match.group(1) else ("", f"${name} is not set in the pod spec")
+    if var.value == "":
+        return "", f"{name} is empty"
+    return "<set>", ""  # a literal (sealed) or a reference to a secret or ConfigMap
+
+
+def _env_args(container: Container) -> list[str]:
+    """The Docker Stacks' NOTEBOOK_ARGS (appended to the command line by its start script), as
+    stored: secret values replaced by "<set>" (inventory/env_seal.py)."""
+    var = next((e for e in reversed(container.env) if e.name in ARGS_READ), None)
+    if var is None or not var.value or var.value == SEALED_VALUE:
+        return []
+    return list(_split((var.value,)))
+
+
+def _values(container: Container) -> dict[str, tuple[str, str]]:
+    """Options by name, and the env variables that bind a server as "env NAME"."""
+    line = words(container) + _env_args(container)
+    found = {k: _resolve(v, container) for k, v in options(line).items()}
+    for var in container.env:
+        if f"env {var.name}" in BIND_OPTIONS and var.value is not None:
+            found[f"env {var.name}"] = (var.value, "")
+    return found
+
+
+def _host(option: str, value: str) -> str:
+    if option == "--bind-addr":  # code-server: host:port
+        return value.rpartition(":")[0] if value.count(":") == 1 else value
+    return value
+
+
+def _binds(values: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
+    """(option, host) of each listening address given, in the order of BIND_OPTIONS."""
+    found = [(o, _host(o, values[o][0])) for o in BIND_OPTIONS if o in values]
+    if "--bind_all" in values:  # TensorBoard
+        found.append(("--bind_all", "0.0.0.0"))  # noqa: S104
+    return found
+
+
+def listens_on_loopback_only(container: Container) -> bool:
+    """Told (or by its default) to listen on loopback only: unreachable from outside its pod."""
+    server = server_of(container)
+    if server is None:
+        return False
+    given = _binds(_values(container))
+    if any(host in ALL_ADDRESSES for _, host in given):
+        return False
+    if given:
+        return all(host in LOOPBACK for _, host in given)
+    return server.loopback_default
+
+
+def weaknesses(container: Container) -> list[str]:
+    """Why the server accepts anyone who reaches it: no token or password, or all addresses."""
+    server = server_of(container)
+    if server is None:
+        return []
+    values = _values(container)
+    reasons = []
+    if server is JUPYTER:
+        off = [(o, values[o][1]) for o in TOKEN_OPTIONS if o in values and values[o][0] in EMPTY]
+        password = [o for o in PASSWORD_OPTIONS if values.get(o, ("",))[0] not in EMPTY]
+        if off and not password:
+            said = ", ".join(f"{o} empty" + (f": {note}" if note else "") for o, note in off)
+            reasons.append(f"no token or password ({said})")
+        elif not off and not password and any(e.name == KUBEFLOW_ENV for e in container.env):
+            reasons.append(
+                f"no token or password (a Kubeflow notebook, {KUBEFLOW_ENV} set: its image "
+                "serves without one and leaves authentication to the Kubeflow gateway)"
+            )
+    elif server.name == "code-server":
+        if values.get("--auth", ("",))[0] == "none":
+            reasons.append("no authentication (--auth none)")
+    elif server.name == "MLflow" and values.get("--app-name", ("",))[0] == "basic-auth":
+        pass
+    elif not server.has_auth and not listens_on_loopback_only(container):
+        reasons.append(f"no authentication ({server.name} has none of its own)")
+    bound = [
+        o if o == "--bind_all" else f"{o.removeprefix('env ')}={values[o][0]}"
+        for o, host in _binds(values)
+        if host in ALL_ADDRESSES
+    ]
+    if bound:
+        reasons.append(f"listens on all addresses ({', '.join(bound)})")
+    return reasons
+
+
+def unread_configuration(pod: Pod, container: Container) -> list[str]:
+    """Jupyter configuration files the pod mounts from a ConfigMap or Secret (which can set
+    the token, the password and the address): gpuposture does not read them."""
+    if server_of(container) is not JUPYTER:
+        return []
+    kinds = {v.name: v.kind for v in pod.volumes}
+    found = []
+    for mount in container.volume_mounts:
+        path = mount.mount_path.rstrip("/")
+        kind = kinds.get(mount.name, "")
+        if kind not in ("configMap", "secret", "projected"):
+            continue
+        if CONFIG_FILE.search(mount.sub_path or path) or any(
+            path.endswith(d) or f"{d}/" in path for d in CONFIG_DIRS
+        ):
+            found.append(f"{kind} volume {mount.name} at {mount.mount_path}")
+    return found
