@@ -365,7 +365,8 @@ class KubeSource:
                 raise
             if dra:
                 self.api_versions[kind] = "not served" if not_served else "forbidden"
-            if dra or refused:
+            if dra or refused or kind in REFUSABLE_KINDS:
+                # Nothing to watch until the next full list (which tries the kind again).
                 self.resource_versions[kind] = NOT_LISTED
             if refused:
                 self.warnings.append(_refused(kind, exc))

@@ -31,17 +31,60 @@ KINDS: tuple[tuple[str, str, str], ...] = (
     # hostPath and local volumes a pod reaches through a claim (the claim's PV names it).
     ("PersistentVolume", "CoreV1Api", "list_persistent_volume"),
 )
+
+
+def plural(kind: str) -> str:
+    """The resource name of a custom kind, as its CRD names it (NetworkPolicy: networkpolicies)."""
+    name = kind.lower()
+    return name[:-1] + "ies" if name.endswith("y") else name + "s"
+
+
+# The egress controls of CNIs and the routes of gateways and ingress controllers that K8S-006
+# and K8S-007 read (inventory/sources/cni_policies.py, exposure.py): labelled "group/Kind",
+# since Calico's and Antrea's kind is also `NetworkPolicy`. Most clusters serve few of them.
+NETWORK_CUSTOM_KINDS: tuple[tuple[str, str, str], ...] = (
+    ("cilium.io", "v2", "CiliumNetworkPolicy"),
+    ("cilium.io", "v2", "CiliumClusterwideNetworkPolicy"),
+    ("crd.projectcalico.org", "v1", "NetworkPolicy"),
+    ("crd.projectcalico.org", "v1", "GlobalNetworkPolicy"),
+    ("crd.antrea.io", "v1beta1", "NetworkPolicy"),
+    ("crd.antrea.io", "v1beta1", "ClusterNetworkPolicy"),
+    ("policy.networking.k8s.io", "v1alpha1", "AdminNetworkPolicy"),
+    ("policy.networking.k8s.io", "v1alpha1", "BaselineAdminNetworkPolicy"),
+    ("policy.networking.k8s.io", "v1alpha2", "ClusterNetworkPolicy"),
+    ("k8s.ovn.org", "v1", "EgressFirewall"),
+    ("network.openshift.io", "v1", "EgressNetworkPolicy"),
+    ("networking.gke.io", "v1alpha3", "FQDNNetworkPolicy"),
+    ("gateway.networking.k8s.io", "v1", "HTTPRoute"),
+    ("gateway.networking.k8s.io", "v1", "GRPCRoute"),
+    ("gateway.networking.k8s.io", "v1alpha2", "TLSRoute"),
+    ("gateway.networking.k8s.io", "v1alpha2", "TCPRoute"),
+    ("route.openshift.io", "v1", "Route"),
+    ("traefik.io", "v1alpha1", "IngressRoute"),
+    ("traefik.io", "v1alpha1", "IngressRouteTCP"),
+    ("traefik.containo.us", "v1alpha1", "IngressRoute"),
+    ("traefik.containo.us", "v1alpha1", "IngressRouteTCP"),
+)
+OPTIONAL_CUSTOM_KINDS: tuple[tuple[str, str, str, str], ...] = (
+    ("ClusterPolicy", "nvidia.com", "v1", "clusterpolicies"),
+    *(
+        (f"{group}/{kind}", group, version, plural(kind))
+        for group, version, kind in NETWORK_CUSTOM_KINDS
+    ),
+)
 # Core kinds an account from before they were read may not list: a 403 is a warning on the run
 # saying what goes unjudged, never a failed sync.
 REFUSABLE_KINDS: dict[str, str] = {
     "PersistentVolume": "claims bound to hostPath or local PersistentVolumes are not judged "
     "(POD-003); grant get/list/watch on persistentvolumes (deploy/rbac.yaml)",
+    **{
+        f"{group}/{kind}": f"what its {kind} objects allow or route is not seen (K8S-006, "
+        f"K8S-007); grant get/list/watch on {plural(kind)}.{group} (deploy/rbac.yaml)"
+        for group, _, kind in NETWORK_CUSTOM_KINDS
+    },
 }
 # Custom resources that may not be installed: (kind, group, version, plural). A 404 means
 # the CRD is absent (no GPU Operator), which is an answer, not a failure.
-OPTIONAL_CUSTOM_KINDS: tuple[tuple[str, str, str, str], ...] = (
-    ("ClusterPolicy", "nvidia.com", "v1", "clusterpolicies"),
-)
 # Dynamic Resource Allocation (resource.k8s.io): GA as v1 in Kubernetes 1.34, served as
 # v1beta2 / v1beta1 before. Each kind is read at the first version the server answers; a group
 # not served at all (404) is a cluster without DRA, an account that may not list it (403) a
