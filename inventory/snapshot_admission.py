@@ -19,6 +19,8 @@ VAP = "vap"  # ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1)
 VAP_BINDING = "vap_binding"  # ValidatingAdmissionPolicyBinding
 KYVERNO = "kyverno"  # kyverno.io/v1 ClusterPolicy / Policy
 GATEKEEPER = "gatekeeper"  # constraints.gatekeeper.sh/v1beta1, any kind
+# Gatekeeper's Config (config.gatekeeper.sh): namespaces its webhook never judges.
+GATEKEEPER_CONFIG = "gatekeeper_config"
 
 # AdmissionRead.status
 READ = "read"
@@ -48,6 +50,15 @@ class AdmissionScope:
     # action in some namespaces, each {"action", "namespaces", "match_labels",
     # "match_expressions"} (namespaces by pattern, or by namespaceSelector), first match wins.
     action_overrides: tuple[dict[str, Any], ...] = ()
+    # Namespaces left out by selector (a Kyverno exclude's namespaceSelector), each
+    # {"match_labels", "match_expressions"}.
+    excluded_selectors: tuple[dict[str, Any], ...] = ()
+    # Which pod controls the rule judges (inventory.sources.admission_controls.CONTROLS); on a
+    # VAP binding (): its policy says.
+    controls: tuple[str, ...] = ()
+    # Why the scope never denies at admission though its action says so (Kyverno
+    # `admission: false`, a VAP with failurePolicy Ignore), "" when it can.
+    inert: str = ""
 
 
 @dataclass(frozen=True)
