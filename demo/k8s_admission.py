@@ -14,11 +14,14 @@ from demo.k8s_base import Ids, Obj, meta, obj
 
 VAP_API = "admissionregistration.k8s.io/v1"
 HANDWRITTEN = "platform-deny-privileged"
+_ALL_CONTAINERS = (
+    "(has(object.spec.initContainers) ? object.spec.initContainers : []) + object.spec.containers"
+)
 # The node-escape controls K8S-009 asks for: privileged, host namespaces, hostPath, added
 # capabilities (a policy refusing privileged containers alone is only partial coverage).
 POD_RULES = (
     (
-        "!object.spec.containers.exists(c, has(c.securityContext) && "
+        f"!({_ALL_CONTAINERS}).exists(c, has(c.securityContext) && "
         "has(c.securityContext.privileged) && c.securityContext.privileged)",
         "privileged containers are refused",
     ),
@@ -32,7 +35,7 @@ POD_RULES = (
         "hostPath volumes are refused",
     ),
     (
-        "object.spec.containers.all(c, !has(c.securityContext) || "
+        f"({_ALL_CONTAINERS}).all(c, !has(c.securityContext) || "
         "!has(c.securityContext.capabilities) || !has(c.securityContext.capabilities.add))",
         "added capabilities are refused",
     ),

@@ -7,7 +7,8 @@ still admits hostPID or a hostPath of /dev. Each rule is read for the controls i
   `exclude` lists (an exclusion by image or field is one a tenant can often meet);
 - a Kyverno pattern, condition or CEL rule, or a ValidatingAdmissionPolicy's validations: the
   pod fields it names (`privileged`, `hostPID`, `hostIPC`, `hostNetwork`, `hostPath`,
-  `capabilities` with `add`); messages are not read;
+  `capabilities` with `add`; the container fields only where `initContainers` are judged
+  too); messages are not read;
 - a Gatekeeper constraint: its kind (the gatekeeper-library's K8sPSP* templates and names
   like them), less what its parameters allow (allowedCapabilities `*`, a hostPath prefix
   over /dev, `hostNetwork: true`, a `hostPath` volume type).
@@ -78,10 +79,15 @@ def _words(value: Any) -> list[str]:
 
 
 def named_controls(rule: Any) -> tuple[str, ...]:
-    """The controls whose pod fields a pattern, condition or CEL expression names."""
+    """The controls whose pod fields a pattern, condition or CEL expression names. The
+    container-level ones (privileged, capabilities) count only when init containers are
+    judged too: a privileged init container runs on the node like any other."""
     text = "\n".join(_words(rule))
-    found = {c for c in (PRIVILEGED, HOST_PID, HOST_IPC, HOST_NETWORK, HOST_PATH) if c in text}
-    if CAPABILITIES in text and _ADD.search(text):
+    found = {c for c in (HOST_PID, HOST_IPC, HOST_NETWORK, HOST_PATH) if c in text}
+    every_container = "initContainers" in text
+    if PRIVILEGED in text and every_container:
+        found.add(PRIVILEGED)
+    if CAPABILITIES in text and _ADD.search(text) and every_container:
         found.add(CAPABILITIES)
     return tuple(c for c in CONTROLS if c in found)
 

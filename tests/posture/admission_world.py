@@ -19,7 +19,15 @@ def selector(**labels: str) -> dict[str, Any]:
     return {"matchLabels": labels} if labels else {}
 
 
+ALL_CONTAINERS = (
+    "(has(object.spec.initContainers) ? object.spec.initContainers : []) + object.spec.containers"
+)
 PRIVILEGED_CEL = (
+    f"!({ALL_CONTAINERS}).exists(c, has(c.securityContext) && "
+    "has(c.securityContext.privileged) && c.securityContext.privileged)"
+)
+# The same, judging only `containers`: a privileged init container is not refused.
+CONTAINERS_ONLY_PRIVILEGED_CEL = (
     "!object.spec.containers.exists(c, has(c.securityContext) && "
     "has(c.securityContext.privileged) && c.securityContext.privileged)"
 )
@@ -28,7 +36,7 @@ ALL_CONTROLS_CEL = (
     "!(has(object.spec.hostPID) && object.spec.hostPID) && !(has(object.spec.hostIPC) && "
     "object.spec.hostIPC) && !(has(object.spec.hostNetwork) && object.spec.hostNetwork)",
     "!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath))",
-    "object.spec.containers.all(c, !has(c.securityContext) || "
+    f"({ALL_CONTAINERS}).all(c, !has(c.securityContext) || "
     "!has(c.securityContext.capabilities) || !has(c.securityContext.capabilities.add))",
 )
 # The kyverno/policies pod-security baseline patterns, restated.
@@ -39,6 +47,14 @@ KYVERNO_BASELINE = {
             "=(hostIPC)": "false",
             "=(hostNetwork)": "false",
             "=(volumes)": [{"X(hostPath)": "null"}],
+            "=(initContainers)": [
+                {
+                    "=(securityContext)": {
+                        "=(privileged)": "false",
+                        "=(capabilities)": {"X(add)": "null"},
+                    }
+                }
+            ],
             "containers": [
                 {
                     "=(securityContext)": {

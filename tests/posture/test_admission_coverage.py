@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.posture.admission_world import (
+    CONTAINERS_ONLY_PRIVILEGED_CEL,
     PRIVILEGED_CEL,
     binding,
     constraint,
@@ -266,3 +267,16 @@ def test_partial_evidence_names_who_enforces_what():
     assert draft.evidence["enforced_controls"] == {
         "privileged": ["ValidatingAdmissionPolicyBinding gpuposture-pod-rules-external"]
     }
+
+
+def test_a_rule_judging_containers_but_not_init_containers_does_not_cover_privileged():
+    objects = [namespace("alpha"), vap(expression=CONTAINERS_ONLY_PRIVILEGED_CEL), binding()]
+    (draft,) = k8s009(objects)
+    assert draft.evidence["verdict"] == "not enforced"
+    assert "judges none of" in draft.evidence["looked_at"][1]["why"]
+
+
+def test_a_psa_level_the_api_server_cannot_parse_is_enforced_as_restricted():
+    assert k8s009([namespace("alpha", enforce="Baseline")]) == []
+    (draft,) = k8s009([namespace("alpha", enforce="privileged")])
+    assert draft.evidence["verdict"] == "not enforced"

@@ -41,6 +41,7 @@ from inventory.sources.admission_controls import CONTROL_CHECKS, CONTROLS
 
 PSA_PREFIX = "pod-security.kubernetes.io/"
 PSA_ENFORCING = ("baseline", "restricted")
+PSA_LEVELS = ("privileged", *PSA_ENFORCING)
 NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace
 GATEKEEPER_IGNORE = "admission.gatekeeper.sh/ignore"  # Gatekeeper's webhook skips the namespace
 
@@ -94,6 +95,10 @@ def psa_verdict(labels: dict[str, str]) -> Verdict:
         return Verdict(
             "PSA", True, f"pod-security.kubernetes.io/enforce={level} ({version})", CONTROLS
         )
+    if level and level not in PSA_LEVELS:
+        # Pod Security Admission evaluates a label it cannot parse as restricted (and the
+        # API server refuses such labels on new writes: this one predates PSA).
+        return Verdict("PSA", True, f"enforce={level} is not a level: restricted", CONTROLS)
     if level:
         said = f"enforce={level}"
     else:
