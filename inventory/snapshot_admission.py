@@ -56,8 +56,9 @@ class AdmissionScope:
     # Which pod controls the rule judges (inventory.sources.admission_controls.CONTROLS); on a
     # VAP binding (): its policy says.
     controls: tuple[str, ...] = ()
-    # Why the scope never denies at admission though its action says so (Kyverno
-    # `admission: false`, a VAP with failurePolicy Ignore), "" when it can.
+    # Why the scope does not hold for a tenant's pods though its action says deny (Kyverno
+    # `admission: false` or a match / exclude keyed to requesters, a VAP with failurePolicy
+    # Ignore), "" when it holds.
     inert: str = ""
 
 

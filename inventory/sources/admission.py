@@ -176,13 +176,14 @@ def _kyverno_scopes(obj: dict[str, Any], spec: dict[str, Any]) -> tuple[Admissio
         overrides = _overrides(validate.get("failureActionOverrides")) or policy_overrides
         exclude = _kyverno_exclude(mapping(rule.get("exclude")))
         match = mapping(rule.get("match"))
-        entries = [dig(e, "resources") for e in dicts(match.get("any"))]
-        combined = [dig(e, "resources") for e in dicts(match.get("all"))]
+        entries = [(dig(e, "resources"), _by_requester([e])) for e in dicts(match.get("any"))]
+        alls = dicts(match.get("all"))
+        combined = [dig(e, "resources") for e in alls]
         if dig(match, "resources"):
             combined.append(dig(match, "resources"))
         if combined:
-            entries.append(_merged(combined))
-        for resources in entries:
+            entries.append((_merged(combined), _by_requester([*alls, match])))
+        for resources, requester in entries:
             namespaces = str_tuple(resources.get("namespaces"))
             if own_namespace:  # a namespaced Policy applies in its own namespace only
                 namespaces = (own_namespace,)
@@ -197,7 +198,7 @@ def _kyverno_scopes(obj: dict[str, Any], spec: dict[str, Any]) -> tuple[Admissio
                     pod_selector=_selects_some(resources.get("selector")) or exclude["pods"],
                     action_overrides=overrides,
                     controls=kyverno_controls(validate),
-                    inert=inert,
+                    inert=inert or requester or exclude["requesters"],
                     **_selector(resources.get("namespaceSelector")),
                 )
             )
@@ -240,7 +241,30 @@ def _kyverno_exclude(exclude: dict[str, Any]) -> dict[str, Any]:
             if _selects_some(part.get("namespaceSelector"))
         ),
         "pods": any(_selects_some(part.get("selector")) for part in parts),
+        "requesters": _excludes_service_accounts(
+            [*dicts(exclude.get("any")), *dicts(exclude.get("all")), exclude]
+        ),
     }
+
+
+def _by_requester(entries: list[dict[str, Any]]) -> str:
+    """A match limited to requests by some users, groups or roles: the pods a controller or
+    an operator (a Deployment's ReplicaSet, Kubeflow, KubeRay, JobSet) creates for the tenant
+    are requests by its service account, not by them."""
+    if any(e.get(k) for e in entries for k in ("subjects", "roles", "clusterRoles")):
+        return "matches only requests by certain users or roles (not pods controllers create)"
+    return ""
+
+
+def _excludes_service_accounts(entries: list[dict[str, Any]]) -> str:
+    """An exclude naming service accounts (or their groups) lets through every pod those
+    controllers or operators create, whoever asked for the workload."""
+    for entry in entries:
+        for subject in dicts(entry.get("subjects")):
+            kind, name = text(subject.get("kind"), ""), text(subject.get("name"), "") or ""
+            if kind == "ServiceAccount" or name.startswith("system:serviceaccount"):
+                return f"excludes requests by {name or kind}: pods it creates are not judged"
+    return ""
 
 
 def _gatekeeper_scope(spec: dict[str, Any], kind: str) -> AdmissionScope:

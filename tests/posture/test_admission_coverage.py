@@ -280,3 +280,54 @@ def test_a_psa_level_the_api_server_cannot_parse_is_enforced_as_restricted():
     assert k8s009([namespace("alpha", enforce="Baseline")]) == []
     (draft,) = k8s009([namespace("alpha", enforce="privileged")])
     assert draft.evidence["verdict"] == "not enforced"
+
+
+@pytest.mark.parametrize(
+    ("match_extra", "exclude"),
+    [
+        pytest.param(
+            {"subjects": [{"kind": "Group", "name": "alpha-devs"}]}, None, id="match-users"
+        ),
+        pytest.param({"clusterRoles": ["tenant-edit"]}, None, id="match-roles"),
+        pytest.param(
+            {},
+            {
+                "any": [
+                    {"subjects": [{"kind": "Group", "name": "system:serviceaccounts:kube-system"}]}
+                ]
+            },
+            id="exclude-controllers",
+        ),
+        pytest.param(
+            {},
+            {
+                "any": [
+                    {
+                        "subjects": [
+                            {
+                                "kind": "ServiceAccount",
+                                "name": "kuberay-operator",
+                                "namespace": "ray-system",
+                            }
+                        ]
+                    }
+                ]
+            },
+            id="exclude-an-operator",
+        ),
+    ],
+)
+def test_kyverno_rules_keyed_to_requesters_miss_pods_controllers_create(match_extra, exclude):
+    policy = kyverno()
+    rule = policy["spec"]["rules"][0]
+    rule["match"]["any"][0] |= match_extra
+    if exclude:
+        rule["exclude"] = exclude
+    (draft,) = k8s009([namespace("alpha"), policy])
+    assert draft.evidence["verdict"] == "not enforced"
+
+
+def test_kyverno_excluding_cluster_admins_still_counts():
+    policy = kyverno()
+    policy["spec"]["rules"][0]["exclude"] = {"any": [{"clusterRoles": ["cluster-admin"]}]}
+    assert k8s009([namespace("alpha"), policy]) == []
