@@ -11,7 +11,7 @@ still admits hostPID or a hostPath of /dev. Each rule is read for the controls i
   too); messages are not read;
 - a Gatekeeper constraint: its kind (the gatekeeper-library's K8sPSP* templates and names
   like them), less what its parameters allow (allowedCapabilities `*`, a hostPath prefix
-  over /dev, `hostNetwork: true`, a `hostPath` volume type).
+  over /dev, `hostNetwork: true`, a `hostPath` volume type, any `exemptImages`).
 Naming a field is taken as judging it; a rule that blocks a control without naming it (an
 allow-list of volume types) is not credited: K8S-009 then says partial, never a false pass.
 """
@@ -114,6 +114,10 @@ def vap_controls(spec: dict[str, Any]) -> tuple[str, ...]:
 
 
 def gatekeeper_controls(kind: str, parameters: dict[str, Any]) -> tuple[str, ...]:
+    if parameters.get("exemptImages"):
+        # Anyone may run an exempt image (nvcr.io/nvidia/* is where tenants' PyTorch images
+        # come from too) with a command of their own: the constraint holds for nobody.
+        return ()
     name = kind.lower()
     found: set[str] = set()
     if PRIVILEGED in name:

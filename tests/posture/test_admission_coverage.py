@@ -331,3 +331,14 @@ def test_kyverno_excluding_cluster_admins_still_counts():
     policy = kyverno()
     policy["spec"]["rules"][0]["exclude"] = {"any": [{"clusterRoles": ["cluster-admin"]}]}
     assert k8s009([namespace("alpha"), policy]) == []
+
+
+def test_a_gatekeeper_constraint_exempting_images_holds_for_nobody():
+    exempt = {"exemptImages": ["nvcr.io/nvidia/*"]}
+    objects = [
+        namespace("alpha"),
+        constraint(kind="K8sPSPPrivilegedContainer", parameters=exempt),
+        *psp_constraints()[1:],
+    ]
+    (draft,) = k8s009(objects)
+    assert draft.evidence["missing_controls"] == ["privileged (POD-001)"]
