@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from posture.rules.pod.hardening import CRITICAL_CAPABILITIES as POD_004_CRITICAL
+from posture.rules.pod.hardening import DANGEROUS_CAPABILITIES as POD_004_DANGEROUS
+
 # Every container a pod runs, init and debug ones included (VAP / Kyverno `variables`).
 CONTAINERS = (
     "(has(object.spec.initContainers) ? object.spec.initContainers : [])"
@@ -62,13 +65,16 @@ DANGEROUS_PATH_PREFIXES = (
     "/run/cri-dockerd.sock",
 )
 DANGEROUS_PATH_ANCESTORS = ("/", "/var", "/var/lib", "/run", "/var/run")
+# Every capability POD-004 reports: SYS_ADMIN and ALL, and the others that each break the
+# node's or another tenant's isolation on their own (NET_ADMIN, SYS_PTRACE, SYS_MODULE, ...).
 # Kubernetes passes capability names through as written and runtimes accept either case and
 # the CAP_ prefix; core CEL has no upper-casing, so each spelling is listed.
 DANGEROUS_CAPABILITIES = tuple(
-    f"{prefix}{name}"
-    for name in ("SYS_ADMIN", "sys_admin", "Sys_Admin")
-    for prefix in ("", "CAP_", "cap_")
-) + ("ALL", "all", "All")
+    f"{prefix}{spelling}"
+    for name in (*POD_004_CRITICAL, *POD_004_DANGEROUS)
+    for spelling in dict.fromkeys((name, name.lower(), name.title()))
+    for prefix in (("",) if name == "ALL" else ("", "CAP_", "cap_"))
+)
 MIG_COMPUTE_INSTANCE = "^nvidia[.]com/mig-[0-9]+c[.]"  # mig-1c.3g.40gb: mig_ci sharing
 
 
@@ -188,7 +194,9 @@ POD_RULES: tuple[Rule, ...] = (
         " && has(c.securityContext.capabilities) && has(c.securityContext.capabilities.add)"
         " && c.securityContext.capabilities.add.exists(a, a in "
         f"{_quoted(DANGEROUS_CAPABILITIES)})))",
-        "Adding the SYS_ADMIN or ALL capability is not allowed in tenant namespaces (POD-004).",
+        "Adding SYS_ADMIN, ALL or another capability that breaks isolation (NET_ADMIN, "
+        "NET_RAW, SYS_PTRACE, SYS_MODULE, BPF, ...) is not allowed in tenant namespaces "
+        "(POD-004).",
         uses_params=False,
     ),
     Rule(
