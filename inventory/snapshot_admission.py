@@ -43,8 +43,9 @@ class AdmissionScope:
     excluded_namespaces: tuple[str, ...] = ()
     match_labels: dict[str, str] = field(default_factory=dict)  # the namespaceSelector
     match_expressions: tuple[dict[str, Any], ...] = ()
-    # An objectSelector (VAP), resources.selector (Kyverno) or labelSelector (Gatekeeper): it
-    # judges only pods carrying certain labels, so a tenant can step around it.
+    # An objectSelector (VAP), resources.selector (Kyverno) or labelSelector (Gatekeeper), or
+    # object names (VAP resourceNames, Kyverno names, Gatekeeper match.name): it judges only
+    # pods carrying certain labels or names, so a tenant can step around it.
     pod_selector: bool = False
     # Kyverno's validationFailureActionOverrides / a rule's failureActionOverrides: another
     # action in some namespaces, each {"action", "namespaces", "match_labels",

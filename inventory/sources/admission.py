@@ -152,7 +152,9 @@ def _vap_scope(
         actions=actions,
         resources=resources,
         operations=tuple(o for rule in rules for o in str_tuple(rule.get("operations"))),
-        pod_selector=_selects_some(match.get("objectSelector")),
+        # resourceNames: only objects of those names (a tenant names its own pods)
+        pod_selector=_selects_some(match.get("objectSelector"))
+        or any(str_tuple(rule.get("resourceNames")) for rule in rules),
         controls=vap_controls(spec) if policy else (),
         inert=inert,
         **_selector(match.get("namespaceSelector")),
@@ -195,7 +197,9 @@ def _kyverno_scopes(obj: dict[str, Any], spec: dict[str, Any]) -> tuple[Admissio
                     namespaces=namespaces,
                     excluded_namespaces=exclude["namespaces"],
                     excluded_selectors=exclude["selectors"],
-                    pod_selector=_selects_some(resources.get("selector")) or exclude["pods"],
+                    pod_selector=_selects_some(resources.get("selector"))
+                    or bool(resources.get("names") or resources.get("name"))
+                    or exclude["pods"],
                     action_overrides=overrides,
                     controls=kyverno_controls(validate),
                     inert=inert or requester or exclude["requesters"],
@@ -221,7 +225,7 @@ def _overrides(raw: Any) -> tuple[dict[str, Any], ...]:
 def _merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     for part in parts:
-        for key in ("kinds", "namespaces", "namespaceSelector", "operations", "selector"):
+        for key in ("kinds", "namespaces", "namespaceSelector", "operations", "selector", "names"):
             if part.get(key):
                 merged[key] = part[key]
     return merged
@@ -279,7 +283,7 @@ def _gatekeeper_scope(spec: dict[str, Any], kind: str) -> AdmissionScope:
         resources=resources,
         namespaces=str_tuple(match.get("namespaces")),
         excluded_namespaces=str_tuple(match.get("excludedNamespaces")),
-        pod_selector=_selects_some(match.get("labelSelector")),
+        pod_selector=_selects_some(match.get("labelSelector")) or bool(match.get("name")),
         controls=gatekeeper_controls(kind, mapping(spec.get("parameters"))),
         **_selector(match.get("namespaceSelector")),
     )

@@ -342,3 +342,17 @@ def test_a_gatekeeper_constraint_exempting_images_holds_for_nobody():
     ]
     (draft,) = k8s009(objects)
     assert draft.evidence["missing_controls"] == ["privileged (POD-001)"]
+
+
+def test_policies_judging_pods_by_name_only_do_not_count():
+    policy = vap()
+    policy["spec"]["matchConstraints"]["resourceRules"][0]["resourceNames"] = ["train-0"]
+    (draft,) = k8s009([namespace("alpha"), policy, binding()])
+    assert "names" in draft.evidence["looked_at"][1]["why"]
+    named = with_rule(kyverno(), names=["train-*"])
+    assert k8s009([namespace("alpha"), named])[0].evidence["verdict"] == "not enforced"
+    gk = with_spec(
+        psp_constraints(),
+        match={"kinds": [{"apiGroups": [""], "kinds": ["Pod"]}], "name": "train-*"},
+    )
+    assert k8s009([namespace("alpha"), *gk])[0].evidence["verdict"] == "not enforced"

@@ -156,7 +156,7 @@ def _binding_verdict(
         return Verdict(ref, False, f"policy {vap.name} does not match pod creation")
     for which, s in (("binding", scope), ("policy", policy_scope)):
         if s.pod_selector:
-            return Verdict(ref, False, f"the {which} judges only pods with certain labels")
+            return Verdict(ref, False, f"the {which} judges only pods with certain labels or names")
         if not selects(s, labels):
             return Verdict(ref, False, f"the {which}'s namespaceSelector does not select it")
     if policy_scope.inert:
@@ -185,7 +185,9 @@ def _scoped_verdict(policy: AdmissionPolicy, namespace: str, labels: dict[str, s
         elif any(_override_selects(s, labels) for s in scope.excluded_selectors):
             reasons.append("its exclude's namespaceSelector leaves it out")
         elif scope.pod_selector:
-            reasons.append("judges only pods with certain labels (or excludes some by label)")
+            reasons.append(
+                "judges only pods with certain labels or names (or excludes some by label)"
+            )
         elif not scope.controls:
             reasons.append(f"{enforcing} for pods here, but judges none of {', '.join(CONTROLS)}")
         else:
