@@ -356,3 +356,18 @@ def test_policies_judging_pods_by_name_only_do_not_count():
         match={"kinds": [{"apiGroups": [""], "kinds": ["Pod"]}], "name": "train-*"},
     )
     assert k8s009([namespace("alpha"), *gk])[0].evidence["verdict"] == "not enforced"
+
+
+@pytest.mark.parametrize(
+    ("param_ref", "fires"),
+    [
+        ({"name": "limits", "parameterNotFoundAction": "Allow"}, True),
+        ({"name": "limits", "parameterNotFoundAction": "Deny"}, False),
+        ({"name": "limits", "namespace": "policy", "parameterNotFoundAction": "Allow"}, False),
+    ],
+)
+def test_vap_params_the_tenant_can_delete_switch_it_off(param_ref, fires):
+    policy, bound = vap(), binding()
+    policy["spec"]["paramKind"] = {"apiVersion": "v1", "kind": "ConfigMap"}
+    bound["spec"]["paramRef"] = param_ref
+    assert bool(k8s009([namespace("alpha"), policy, bound])) is fires

@@ -161,7 +161,28 @@ def _binding_verdict(
             return Verdict(ref, False, f"the {which}'s namespaceSelector does not select it")
     if policy_scope.inert:
         return Verdict(ref, False, f"policy {vap.name}: {policy_scope.inert}")
+    if _tenant_params(binding, vap):
+        return Verdict(
+            ref,
+            False,
+            "its ConfigMap parameters are read from the pod's own namespace and a missing one "
+            "allows (parameterNotFoundAction: Allow): whoever deletes it there switches it off",
+        )
     return _judges(ref, policy_scope.controls, f"denies through policy {vap.name}")
+
+
+def _tenant_params(binding: AdmissionPolicy, vap: AdmissionPolicy) -> bool:
+    """A paramRef without a namespace reads a namespaced parameter (a ConfigMap) from the
+    namespace of the object admitted: the tenant's own."""
+    ref = binding.spec.get("paramRef")
+    kind = vap.spec.get("paramKind")
+    return (
+        isinstance(ref, dict)
+        and isinstance(kind, dict)
+        and kind.get("kind") == "ConfigMap"
+        and not ref.get("namespace")
+        and ref.get("parameterNotFoundAction") == "Allow"
+    )
 
 
 def _scoped_verdict(policy: AdmissionPolicy, namespace: str, labels: dict[str, str]) -> Verdict:
