@@ -14,9 +14,31 @@ from demo.k8s_base import Ids, Obj, meta, obj
 
 VAP_API = "admissionregistration.k8s.io/v1"
 HANDWRITTEN = "platform-deny-privileged"
+_ALL_CONTAINERS = (
+    "(has(object.spec.initContainers) ? object.spec.initContainers : []) + object.spec.containers"
+)
+# The node-escape controls K8S-009 asks for: privileged, host namespaces, hostPath, added
+# capabilities (a policy refusing privileged containers alone is only partial coverage).
 POD_RULES = (
-    "!object.spec.containers.exists(c, has(c.securityContext) && "
-    "has(c.securityContext.privileged) && c.securityContext.privileged)"
+    (
+        f"!({_ALL_CONTAINERS}).exists(c, has(c.securityContext) && "
+        "has(c.securityContext.privileged) && c.securityContext.privileged)",
+        "privileged containers are refused",
+    ),
+    (
+        "!(has(object.spec.hostPID) && object.spec.hostPID) && !(has(object.spec.hostIPC) && "
+        "object.spec.hostIPC) && !(has(object.spec.hostNetwork) && object.spec.hostNetwork)",
+        "host namespaces are refused",
+    ),
+    (
+        "!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath))",
+        "hostPath volumes are refused",
+    ),
+    (
+        f"({_ALL_CONTAINERS}).all(c, !has(c.securityContext) || "
+        "!has(c.securityContext.capabilities) || !has(c.securityContext.capabilities.add))",
+        "added capabilities are refused",
+    ),
 )
 
 
@@ -46,7 +68,7 @@ def _policy(ids: Ids) -> Obj:
     spec = {
         "failurePolicy": "Fail",
         "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": [rule]},
-        "validations": [{"expression": POD_RULES, "message": "privileged containers are refused"}],
+        "validations": [{"expression": e, "message": m} for e, m in POD_RULES],
     }
     return obj(VAP_API, "ValidatingAdmissionPolicy", m, spec=spec)
 

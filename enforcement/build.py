@@ -19,6 +19,7 @@ from enforcement.inputs import (
     tenant_params,
 )
 from enforcement.rules import (
+    CLAIM_RULES,
     KINDS,
     NODE_RULE,
     POD_RULES,
@@ -110,22 +111,30 @@ def _operations(rule: Rule) -> list[str]:
     return ["UPDATE"] if rule.target == "nodes" else ["CREATE", "UPDATE"]
 
 
+# A debug container is added to a running pod through the ephemeralcontainers subresource,
+# which a rule on `pods` alone never sees (`kubectl debug --profile=sysadmin` is privileged).
+SUBRESOURCES = {"pods": ("ephemeralcontainers",)}
+
+
 def _resource_rules(rule: Rule) -> list[dict]:
     group, version, _ = KINDS[rule.target]
+    subresources = [f"{rule.target}/{s}" for s in SUBRESOURCES.get(rule.target, ())]
     return [
         {
             "apiGroups": [group],
             "apiVersions": [version],
             "operations": _operations(rule),
-            "resources": [rule.target],
+            "resources": [rule.target, *subresources],
         }
     ]
 
 
-def _kyverno_kind(rule: Rule) -> str:
-    """Kyverno names a kind with its group and version when it has a group."""
+def _kyverno_kinds(rule: Rule) -> list[str]:
+    """Kyverno names a kind with its group and version when it has a group, and a
+    subresource as Kind/subresource."""
     group, version, kind = KINDS[rule.target]
-    return f"{group}/{version}/{kind}" if group else kind
+    name = f"{group}/{version}/{kind}" if group else kind
+    return [name, *(f"{name}/{s}" for s in SUBRESOURCES.get(rule.target, ()))]
 
 
 def vap_policy(rule: Rule, inputs: PackInputs) -> dict:
@@ -210,7 +219,7 @@ def kyverno_rule(rule: Rule, inputs: PackInputs, params: str, match: dict) -> di
 
 
 def _match(rule: Rule, namespaces: tuple[str, ...]) -> dict:
-    resources: dict = {"kinds": [_kyverno_kind(rule)], "operations": _operations(rule)}
+    resources: dict = {"kinds": _kyverno_kinds(rule), "operations": _operations(rule)}
     if namespaces:
         resources["namespaces"] = list(namespaces)
     return {"any": [{"resources": resources}]}
@@ -220,17 +229,23 @@ def kyverno_pack(inputs: PackInputs, mode: str) -> list[dict]:
     objects = support_objects(inputs)
     action = KYVERNO_ACTIONS[mode]
     for tenant in inputs.tenants:
-        rules = [
-            kyverno_rule(r, inputs, params_name(tenant), _match(r, tenant.namespaces))
-            for r in TENANT_RULES
-        ]
         labels = {
             "gpuposture.io/tenant": tenant.slug,
             "gpuposture.io/trust-class": tenant.trust_class,
         }
-        objects.append(
-            _cluster_policy(f"{PREFIX}-{tenant.slug}", TENANT_RULES, rules, action, labels)
-        )
+        # Kyverno refuses a whole policy naming a kind the cluster does not serve: the DRA
+        # rules (resource.k8s.io/v1, Kubernetes 1.34+) get a policy of their own, so a cluster
+        # without them still takes the pod rules. "--" keeps the name apart from any
+        # tenant's (a slug never starts with a hyphen).
+        for name, source in (
+            (f"{PREFIX}-{tenant.slug}", POD_RULES),
+            (f"{PREFIX}--dra-{tenant.slug}", CLAIM_RULES),
+        ):
+            rules = [
+                kyverno_rule(r, inputs, params_name(tenant), _match(r, tenant.namespaces))
+                for r in source
+            ]
+            objects.append(_cluster_policy(name, source, rules, action, labels))
     node_rule = kyverno_rule(NODE_RULE, inputs, PRINCIPALS_CONFIGMAP, _match(NODE_RULE, ()))
     # The node rule judges who made a request: there is nothing to judge in a background scan.
     objects.append(

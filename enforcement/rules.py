@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from posture.rules.pod.hardening import CRITICAL_CAPABILITIES as POD_004_CRITICAL
+from posture.rules.pod.hardening import DANGEROUS_CAPABILITIES as POD_004_DANGEROUS
+from posture.rules.pod.host_areas import AREAS, HOST_SYMLINKS, READ_ONLY_SAFE
+
 # Every container a pod runs, init and debug ones included (VAP / Kyverno `variables`).
 CONTAINERS = (
     "(has(object.spec.initContainers) ? object.spec.initContainers : [])"
@@ -44,31 +48,16 @@ GPU_POD = (
 
 VARIABLES: tuple[tuple[str, str], ...] = (("containers", CONTAINERS), ("gpuPod", GPU_POD))
 
-# Host paths that hand a container the node's devices, the kubelet's state or the container
-# runtime (POD-003), and their ancestors, which contain them.
-DANGEROUS_PATH_PREFIXES = (
-    "/dev",
-    "/var/lib/kubelet",
-    "/var/lib/containerd",
-    "/var/lib/docker",
-    "/var/lib/containers",
-    "/run/containerd",
-    "/var/run/containerd",
-    "/run/crio",
-    "/var/run/crio",
-    "/run/docker.sock",
-    "/var/run/docker.sock",
-    "/var/run/cri-dockerd.sock",
-    "/run/cri-dockerd.sock",
-)
-DANGEROUS_PATH_ANCESTORS = ("/", "/var", "/var/lib", "/run", "/var/run")
+# Every capability POD-004 reports: SYS_ADMIN and ALL, and the others that each break the
+# node's or another tenant's isolation on their own (NET_ADMIN, SYS_PTRACE, SYS_MODULE, ...).
 # Kubernetes passes capability names through as written and runtimes accept either case and
 # the CAP_ prefix; core CEL has no upper-casing, so each spelling is listed.
 DANGEROUS_CAPABILITIES = tuple(
-    f"{prefix}{name}"
-    for name in ("SYS_ADMIN", "sys_admin", "Sys_Admin")
-    for prefix in ("", "CAP_", "cap_")
-) + ("ALL", "all", "All")
+    f"{prefix}{spelling}"
+    for name in (*POD_004_CRITICAL, *POD_004_DANGEROUS)
+    for spelling in dict.fromkeys((name, name.lower(), name.title()))
+    for prefix in (("",) if name == "ALL" else ("", "CAP_", "cap_"))
+)
 MIG_COMPUTE_INSTANCE = "^nvidia[.]com/mig-[0-9]+c[.]"  # mig-1c.3g.40gb: mig_ci sharing
 
 
@@ -76,14 +65,69 @@ def _quoted(items: tuple[str, ...]) -> str:
     return "[" + ", ".join(f"'{i}'" for i in items) + "]"
 
 
+# Host paths (POD-003's areas, posture.rules.pod.host_areas): a path is matched as the check
+# reads it once normalised: repeated slashes and "." segments ("//dev", "/./dev"), a relative
+# path taken from /, /var/run and /var/lock as the /run they link to. ".." is refused by the API
+# server in a hostPath. Regexes use `[.]` for a dot: no backslash to escape in CEL.
+_START = "^(?:[.]?/)*"
+_SEP = "/(?:[.]?/)*"
+
+
+def _segments(root: str) -> str:
+    return _SEP.join(s.replace(".", "[.]") for s in root.split("/") if s)
+
+
+def _within(root: str) -> str:
+    return _segments(root) + "(?:/.*)?"
+
+
+def _exactly(path: str) -> str:
+    body = _segments(path)
+    return body + "(?:/(?:[.]?/)*[.]?)?" if body else "[.]?"
+
+
+def _aliases(root: str) -> list[str]:
+    found = [root]
+    for link, target in HOST_SYMLINKS:
+        if root == target or root.startswith(target + "/"):
+            found.append(link + root.removeprefix(target))
+    return found
+
+
+def _ancestors(root: str) -> list[str]:
+    parts = [s for s in root.split("/") if s]
+    return ["/" + "/".join(parts[:i]) for i in range(len(parts))]
+
+
+def _regex(bodies: list[str]) -> str:
+    return f"{_START}(?:{'|'.join(sorted(set(bodies)))})$"
+
+
+def _host_path_regexes() -> tuple[str, str, str]:
+    """(dangerous however mounted, dangerous where writable, harmless when read-only)."""
+    always: list[str] = []
+    writable: list[str] = []
+    roots = [(r, a.writable_only) for a in AREAS for r in _aliases(a.root)]
+    # /var/lock links into /run, an area of its own: the link itself lies in it.
+    roots += [(link, False) for link, target in HOST_SYMLINKS if target.startswith("/run")]
+    for root, writable_only in roots:
+        group = writable if writable_only else always
+        group.append(_within(root))
+        group += [_exactly(p) for p in _ancestors(root)]
+    return _regex(always), _regex(writable), _regex([_within(p) for p in READ_ONLY_SAFE])
+
+
 def _host_path_expression() -> str:
-    exact = tuple(sorted({*DANGEROUS_PATH_ANCESTORS, *(a + "/" for a in DANGEROUS_PATH_ANCESTORS)}))
-    prefixes = tuple(p + suffix for p in DANGEROUS_PATH_PREFIXES for suffix in ("", "/"))
+    always, writable, safe = _host_path_regexes()
+    mounted_writable = (
+        "variables.containers.exists(c, has(c.volumeMounts) && c.volumeMounts.exists(m,"
+        " m.name == v.name && !(has(m.readOnly) && m.readOnly)))"
+    )
     return (
         "!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath)"
-        f" || !(v.hostPath.path in {_quoted(exact)}"
-        f" || {_quoted(prefixes)}.exists(p, v.hostPath.path == p"
-        " || (p.endsWith('/') && v.hostPath.path.startsWith(p)))))"
+        f" || (!({mounted_writable}) && v.hostPath.path.matches('{safe}'))"
+        f" || !(v.hostPath.path.matches('{always}')"
+        f" || (({mounted_writable}) && v.hostPath.path.matches('{writable}'))))"
     )
 
 
@@ -188,7 +232,9 @@ POD_RULES: tuple[Rule, ...] = (
         " && has(c.securityContext.capabilities) && has(c.securityContext.capabilities.add)"
         " && c.securityContext.capabilities.add.exists(a, a in "
         f"{_quoted(DANGEROUS_CAPABILITIES)})))",
-        "Adding the SYS_ADMIN or ALL capability is not allowed in tenant namespaces (POD-004).",
+        "Adding SYS_ADMIN, ALL or another capability that breaks isolation (NET_ADMIN, "
+        "NET_RAW, SYS_PTRACE, SYS_MODULE, BPF, ...) is not allowed in tenant namespaces "
+        "(POD-004).",
         uses_params=False,
     ),
     Rule(
@@ -205,8 +251,9 @@ POD_RULES: tuple[Rule, ...] = (
         "POD-003",
         "pods",
         _host_path_expression(),
-        "hostPath volumes under /dev, /var/lib/kubelet or the container runtime's sockets and "
-        "state (or a parent of them) are not allowed in tenant namespaces (POD-003).",
+        "hostPath volumes of the node's devices, kernel interfaces, configuration, logs, the "
+        "kubelet's or the container runtime's state and sockets (or a parent of them; host "
+        "programs and libraries when writable) are not allowed in tenant namespaces (POD-003).",
         uses_params=False,
     ),
     Rule(

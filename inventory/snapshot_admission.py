@@ -19,6 +19,8 @@ VAP = "vap"  # ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1)
 VAP_BINDING = "vap_binding"  # ValidatingAdmissionPolicyBinding
 KYVERNO = "kyverno"  # kyverno.io/v1 ClusterPolicy / Policy
 GATEKEEPER = "gatekeeper"  # constraints.gatekeeper.sh/v1beta1, any kind
+# Gatekeeper's Config (config.gatekeeper.sh): namespaces its webhook never judges.
+GATEKEEPER_CONFIG = "gatekeeper_config"
 
 # AdmissionRead.status
 READ = "read"
@@ -41,13 +43,24 @@ class AdmissionScope:
     excluded_namespaces: tuple[str, ...] = ()
     match_labels: dict[str, str] = field(default_factory=dict)  # the namespaceSelector
     match_expressions: tuple[dict[str, Any], ...] = ()
-    # An objectSelector (VAP), resources.selector (Kyverno) or labelSelector (Gatekeeper): it
-    # judges only pods carrying certain labels, so a tenant can step around it.
+    # An objectSelector (VAP), resources.selector (Kyverno) or labelSelector (Gatekeeper), or
+    # object names (VAP resourceNames, Kyverno names, Gatekeeper match.name): it judges only
+    # pods carrying certain labels or names, so a tenant can step around it.
     pod_selector: bool = False
     # Kyverno's validationFailureActionOverrides / a rule's failureActionOverrides: another
     # action in some namespaces, each {"action", "namespaces", "match_labels",
     # "match_expressions"} (namespaces by pattern, or by namespaceSelector), first match wins.
     action_overrides: tuple[dict[str, Any], ...] = ()
+    # Namespaces left out by selector (a Kyverno exclude's namespaceSelector), each
+    # {"match_labels", "match_expressions"}.
+    excluded_selectors: tuple[dict[str, Any], ...] = ()
+    # Which pod controls the rule judges (inventory.sources.admission_controls.CONTROLS); on a
+    # VAP binding (): its policy says.
+    controls: tuple[str, ...] = ()
+    # Why the scope does not hold for a tenant's pods though its action says deny (Kyverno
+    # `admission: false` or a match / exclude keyed to requesters, a VAP with failurePolicy
+    # Ignore), "" when it holds.
+    inert: str = ""
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,7 @@ LIST_PATHS: dict[str, str] = {
     "K8sPSPPrivilegedContainer": (
         "/apis/constraints.gatekeeper.sh/v1beta1/k8spspprivilegedcontainer"
     ),
+    "GatekeeperConfig": "/apis/config.gatekeeper.sh/v1alpha1/configs",
 }
 DRA_GROUP = "/apis/resource.k8s.io/"
 GATEKEEPER = "/apis/constraints.gatekeeper.sh/v1beta1"  # its discovery: the constraint kinds
@@ -488,6 +489,8 @@ def _world_key(item: dict[str, Any]) -> Any:
     # Kyverno's ClusterPolicy and Policy are filed apart from NVIDIA's ClusterPolicy.
     if str(item.get("apiVersion", "")).startswith("kyverno.io/"):
         return f"Kyverno{item.get('kind')}"
+    if str(item.get("apiVersion", "")).startswith("config.gatekeeper.sh/"):
+        return f"Gatekeeper{item.get('kind')}"
     return item.get("kind")
 
 

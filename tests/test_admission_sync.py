@@ -19,7 +19,15 @@ from posture.inputs import TenantInfo
 from posture.read_model import posture_inputs
 from posture.rules.registry import run_checks
 from tests.kubeapi import FakeKubeAPI
-from tests.posture.admission_world import binding, constraint, kyverno, namespace, selector, vap
+from tests.posture.admission_world import (
+    binding,
+    constraint,
+    gatekeeper_config,
+    kyverno,
+    namespace,
+    selector,
+    vap,
+)
 from tests.posture.builders import trust_class
 from tests.posture.gpu_access_world import container, node, pod
 
@@ -106,6 +114,7 @@ def test_live_admission_objects_are_read_and_judged(tmp_path):
         "admissionregistration.k8s.io/validatingadmissionpolicybindings": "read",
         "kyverno.io/clusterpolicies": "read",
         "kyverno.io/policies": "read",
+        "config.gatekeeper.sh/configs": "read",
         "constraints.gatekeeper.sh/k8spspprivilegedcontainer": "read",
     }
     # Kyverno's ClusterPolicy is not taken for the GPU Operator's.
@@ -126,7 +135,7 @@ def test_a_snapshot_gives_the_same_admission_objects_as_the_live_api(tmp_path):
 
 def test_absent_crds_are_not_an_error(tmp_path):
     with FakeKubeAPI(admission_world()[:7]) as api:
-        api.not_served = {"kyverno.io", "constraints.gatekeeper.sh"}
+        api.not_served = {"kyverno.io", "constraints.gatekeeper.sh", "config.gatekeeper.sh"}
         cluster = cluster_get_or_create(name="plain")
         run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
     assert run.status == "succeeded" and run.warnings == []
@@ -135,6 +144,7 @@ def test_absent_crds_are_not_an_error(tmp_path):
         "admissionregistration.k8s.io/validatingadmissionpolicybindings": "read",
         "kyverno.io/clusterpolicies": "not served",
         "kyverno.io/policies": "not served",
+        "config.gatekeeper.sh/configs": "not served",
         "constraints.gatekeeper.sh": "not served",
     }
     assert _k8s009(cluster) == {"alpha": "not enforced", "gamma": "not enforced"}
@@ -193,3 +203,20 @@ def test_other_failed_reads_are_recorded_too(tmp_path, fault, resource, status):
     assert verdicts["alpha"] == "unknown"
     # Without the binding, gamma is judged too: unknown, never passed.
     assert verdicts.get("gamma", "unknown") == "unknown" and "beta" not in verdicts
+
+
+def test_gatekeeper_config_read_live_exempts_namespaces_from_constraints(tmp_path):
+    """Gatekeeper's Config (config.gatekeeper.sh) exempting alpha from its webhook: the
+    constraint denying privileged pods there never judges them (without the Config it covers
+    that one control: partial)."""
+    world = [node("gpu-a", gpus=4), namespace("alpha"), gpu_pod("alpha"), constraint()]
+    verdicts = {}
+    for name, extra in (("gk", [gatekeeper_config("kube-*", "alpha")]), ("gk-plain", [])):
+        with FakeKubeAPI(world + extra) as api:
+            api.not_served = {"kyverno.io"}
+            cluster = cluster_get_or_create(name=name)
+            run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+        assert run.status == "succeeded", run.error
+        assert _reads(cluster)["config.gatekeeper.sh/configs"] == "read"
+        verdicts[name] = _k8s009(cluster)
+    assert verdicts == {"gk": {"alpha": "not enforced"}, "gk-plain": {"alpha": "partial"}}

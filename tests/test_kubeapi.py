@@ -235,6 +235,7 @@ def test_discovery_and_version(client):
         "admissionregistration.k8s.io",
         "apps",
         "batch",
+        "config.gatekeeper.sh",
         "constraints.gatekeeper.sh",
         "kyverno.io",
         "networking.k8s.io",

@@ -13,11 +13,17 @@ from typing import Any
 
 from inventory.snapshot_admission import (
     GATEKEEPER,
+    GATEKEEPER_CONFIG,
     KYVERNO,
     VAP,
     VAP_BINDING,
     AdmissionPolicy,
     AdmissionScope,
+)
+from inventory.sources.admission_controls import (
+    gatekeeper_controls,
+    kyverno_controls,
+    vap_controls,
 )
 from inventory.sources.raw import (
     dicts,
@@ -34,6 +40,10 @@ from inventory.sources.raw import (
 ADMISSION_GROUP = "admissionregistration.k8s.io"
 KYVERNO_GROUP = "kyverno.io"
 GATEKEEPER_GROUP = "constraints.gatekeeper.sh"
+GATEKEEPER_CONFIG_GROUP = "config.gatekeeper.sh"
+# Gatekeeper's enforcement points that refuse a request at admission (its own webhook, and the
+# ValidatingAdmissionPolicy it may generate for a constraint).
+ADMISSION_POINTS = ("validation.gatekeeper.sh", "vap.k8s.io", "*")
 _VAP_KINDS = {
     "ValidatingAdmissionPolicy": VAP,
     "ValidatingAdmissionPolicyBinding": VAP_BINDING,
@@ -53,6 +63,7 @@ def is_admission(obj: dict[str, Any]) -> bool:
         (group == ADMISSION_GROUP and kind in _VAP_KINDS)
         or (group == KYVERNO_GROUP and kind in _KYVERNO_KINDS)
         or group == GATEKEEPER_GROUP
+        or (group == GATEKEEPER_CONFIG_GROUP and kind == "Config")
     )
 
 
@@ -64,17 +75,19 @@ def admission_policy_from(obj: dict[str, Any]) -> AdmissionPolicy:
         engine = _VAP_KINDS[kind]
         block = "matchConstraints" if engine == VAP else "matchResources"
         actions = str_tuple(spec.get("validationActions")) if engine == VAP_BINDING else ()
-        scopes: tuple[AdmissionScope, ...] = (_vap_scope(dig(spec, block), actions),)
+        scopes: tuple[AdmissionScope, ...] = (_vap_scope(spec, block, actions, engine == VAP),)
     elif group == KYVERNO_GROUP:
         engine, scopes = KYVERNO, _kyverno_scopes(obj, spec)
+    elif group == GATEKEEPER_CONFIG_GROUP:
+        engine, scopes = GATEKEEPER_CONFIG, (_gatekeeper_config_scope(spec),)
     else:
-        engine, scopes = GATEKEEPER, (_gatekeeper_scope(spec),)
+        engine, scopes = GATEKEEPER, (_gatekeeper_scope(spec, kind),)
     annotations = str_dict(meta(obj).get("annotations"))
     return AdmissionPolicy(
         engine=engine,
         kind=kind,
         api_version=text(obj.get("apiVersion"), "") or "",
-        namespace=_own_namespace(obj),
+        namespace=_own_namespace(obj) if engine != GATEKEEPER_CONFIG else _namespace(obj),
         name=name_of(obj),
         labels=labels_of(obj),
         annotations={k: v for k, v in annotations.items() if k.startswith(ANNOTATION_PREFIX)},
@@ -82,6 +95,10 @@ def admission_policy_from(obj: dict[str, Any]) -> AdmissionPolicy:
         scopes=scopes,
         spec=spec,
     )
+
+
+def _namespace(obj: dict[str, Any]) -> str:
+    return text(meta(obj).get("namespace"), "") or ""
 
 
 def _own_namespace(obj: dict[str, Any]) -> str:
@@ -112,13 +129,34 @@ def _selects_some(raw: Any) -> bool:
     return bool(mapping(selector.get("matchLabels")) or dicts(selector.get("matchExpressions")))
 
 
-def _vap_scope(match: dict[str, Any], actions: tuple[str, ...]) -> AdmissionScope:
+def _vap_scope(
+    spec: dict[str, Any], block: str, actions: tuple[str, ...], policy: bool
+) -> AdmissionScope:
+    match = dig(spec, block)
     rules = dicts(match.get("resourceRules"))
+    resources = tuple(r for rule in rules for r in str_tuple(rule.get("resources")))
+    excluded = {
+        r
+        for rule in dicts(match.get("excludeResourceRules"))
+        for r in str_tuple(rule.get("resources"))
+    }
+    if excluded & {"pods", "*"}:
+        resources = tuple(r for r in resources if r not in ("pods", "*"))
+    inert = ""
+    if policy and text(spec.get("failurePolicy"), "Fail") == "Ignore":
+        inert = (
+            "failurePolicy Ignore: a pod whose evaluation fails (the CEL cost limit, a "
+            "missing parameter) is admitted"
+        )
     return AdmissionScope(
         actions=actions,
-        resources=tuple(r for rule in rules for r in str_tuple(rule.get("resources"))),
+        resources=resources,
         operations=tuple(o for rule in rules for o in str_tuple(rule.get("operations"))),
-        pod_selector=_selects_some(match.get("objectSelector")),
+        # resourceNames: only objects of those names (a tenant names its own pods)
+        pod_selector=_selects_some(match.get("objectSelector"))
+        or any(str_tuple(rule.get("resourceNames")) for rule in rules),
+        controls=vap_controls(spec) if policy else (),
+        inert=inert,
         **_selector(match.get("namespaceSelector")),
     )
 
@@ -129,6 +167,8 @@ def _kyverno_scopes(obj: dict[str, Any], spec: dict[str, Any]) -> tuple[Admissio
     default = text(spec.get("validationFailureAction"), "Audit") or "Audit"
     policy_overrides = _overrides(spec.get("validationFailureActionOverrides"))
     own_namespace = _own_namespace(obj)
+    # Kyverno 1.11+: `admission: false` applies the policy in background scans only.
+    inert = "admission: false (background scans only)" if spec.get("admission") is False else ""
     scopes = []
     for rule in dicts(spec.get("rules")):
         validate = mapping(rule.get("validate"))
@@ -136,15 +176,16 @@ def _kyverno_scopes(obj: dict[str, Any], spec: dict[str, Any]) -> tuple[Admissio
             continue  # mutate / generate / verifyImages rules admit everything
         action = text(validate.get("failureAction"), default) or default
         overrides = _overrides(validate.get("failureActionOverrides")) or policy_overrides
-        excluded = _kyverno_namespaces(mapping(rule.get("exclude")))
+        exclude = _kyverno_exclude(mapping(rule.get("exclude")))
         match = mapping(rule.get("match"))
-        entries = [dig(e, "resources") for e in dicts(match.get("any"))]
-        combined = [dig(e, "resources") for e in dicts(match.get("all"))]
+        entries = [(dig(e, "resources"), _by_requester([e])) for e in dicts(match.get("any"))]
+        alls = dicts(match.get("all"))
+        combined = [dig(e, "resources") for e in alls]
         if dig(match, "resources"):
             combined.append(dig(match, "resources"))
         if combined:
-            entries.append(_merged(combined))
-        for resources in entries:
+            entries.append((_merged(combined), _by_requester([*alls, match])))
+        for resources, requester in entries:
             namespaces = str_tuple(resources.get("namespaces"))
             if own_namespace:  # a namespaced Policy applies in its own namespace only
                 namespaces = (own_namespace,)
@@ -152,10 +193,16 @@ def _kyverno_scopes(obj: dict[str, Any], spec: dict[str, Any]) -> tuple[Admissio
                 AdmissionScope(
                     actions=(action,),
                     resources=str_tuple(resources.get("kinds")),
+                    operations=str_tuple(resources.get("operations")),
                     namespaces=namespaces,
-                    excluded_namespaces=excluded,
-                    pod_selector=_selects_some(resources.get("selector")),
+                    excluded_namespaces=exclude["namespaces"],
+                    excluded_selectors=exclude["selectors"],
+                    pod_selector=_selects_some(resources.get("selector"))
+                    or bool(resources.get("names") or resources.get("name"))
+                    or exclude["pods"],
                     action_overrides=overrides,
+                    controls=kyverno_controls(validate),
+                    inert=inert or requester or exclude["requesters"],
                     **_selector(resources.get("namespaceSelector")),
                 )
             )
@@ -178,28 +225,91 @@ def _overrides(raw: Any) -> tuple[dict[str, Any], ...]:
 def _merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     for part in parts:
-        for key in ("kinds", "namespaces", "namespaceSelector"):
+        for key in ("kinds", "namespaces", "namespaceSelector", "operations", "selector", "names"):
             if part.get(key):
                 merged[key] = part[key]
     return merged
 
 
-def _kyverno_namespaces(exclude: dict[str, Any]) -> tuple[str, ...]:
+def _kyverno_exclude(exclude: dict[str, Any]) -> dict[str, Any]:
+    """What a rule's `exclude` leaves out: namespaces by name or selector, and whether it
+    leaves out pods by their own labels (which a tenant sets). `all` entries are read as
+    if each excluded alone: that can only make the rule cover less."""
     parts = [dig(e, "resources") for e in dicts(exclude.get("any")) + dicts(exclude.get("all"))]
     parts.append(dig(exclude, "resources"))
-    return tuple(ns for part in parts for ns in str_tuple(part.get("namespaces")))
+    return {
+        "namespaces": tuple(ns for part in parts for ns in str_tuple(part.get("namespaces"))),
+        "selectors": tuple(
+            _selector(part.get("namespaceSelector"))
+            for part in parts
+            if _selects_some(part.get("namespaceSelector"))
+        ),
+        "pods": any(_selects_some(part.get("selector")) for part in parts),
+        "requesters": _excludes_service_accounts(
+            [*dicts(exclude.get("any")), *dicts(exclude.get("all")), exclude]
+        ),
+    }
 
 
-def _gatekeeper_scope(spec: dict[str, Any]) -> AdmissionScope:
+def _by_requester(entries: list[dict[str, Any]]) -> str:
+    """A match limited to requests by some users, groups or roles: the pods a controller or
+    an operator (a Deployment's ReplicaSet, Kubeflow, KubeRay, JobSet) creates for the tenant
+    are requests by its service account, not by them."""
+    if any(e.get(k) for e in entries for k in ("subjects", "roles", "clusterRoles")):
+        return "matches only requests by certain users or roles (not pods controllers create)"
+    return ""
+
+
+def _excludes_service_accounts(entries: list[dict[str, Any]]) -> str:
+    """An exclude naming service accounts (or their groups) lets through every pod those
+    controllers or operators create, whoever asked for the workload."""
+    for entry in entries:
+        for subject in dicts(entry.get("subjects")):
+            kind, name = text(subject.get("kind"), ""), text(subject.get("name"), "") or ""
+            if kind == "ServiceAccount" or name.startswith("system:serviceaccount"):
+                return f"excludes requests by {name or kind}: pods it creates are not judged"
+    return ""
+
+
+def _gatekeeper_scope(spec: dict[str, Any], kind: str) -> AdmissionScope:
     match = mapping(spec.get("match"))
     kinds = dicts(match.get("kinds"))
+    # No `kinds` matches every kind; `scope: Cluster` only cluster-scoped objects (not pods).
+    resources = tuple(k for entry in kinds for k in str_tuple(entry.get("kinds"))) or ("*",)
+    if text(match.get("scope"), "*") == "Cluster":
+        resources = ()
     return AdmissionScope(
-        # Gatekeeper's default is deny.
-        actions=(text(spec.get("enforcementAction"), "deny") or "deny",),
-        # No `kinds` matches every kind.
-        resources=tuple(k for entry in kinds for k in str_tuple(entry.get("kinds"))) or ("*",),
+        actions=_gatekeeper_actions(spec),
+        resources=resources,
         namespaces=str_tuple(match.get("namespaces")),
         excluded_namespaces=str_tuple(match.get("excludedNamespaces")),
-        pod_selector=_selects_some(match.get("labelSelector")),
+        pod_selector=_selects_some(match.get("labelSelector")) or bool(match.get("name")),
+        controls=gatekeeper_controls(kind, mapping(spec.get("parameters"))),
         **_selector(match.get("namespaceSelector")),
     )
+
+
+def _gatekeeper_actions(spec: dict[str, Any]) -> tuple[str, ...]:
+    """Gatekeeper's default is deny; `scoped` takes each scopedEnforcementActions entry's
+    action at the enforcement points that judge admission requests."""
+    action = text(spec.get("enforcementAction"), "deny") or "deny"
+    if action.lower() != "scoped":
+        return (action,)
+    found = []
+    for entry in dicts(spec.get("scopedEnforcementActions")):
+        points = {text(p.get("name"), "") for p in dicts(entry.get("enforcementPoints"))}
+        if points & set(ADMISSION_POINTS):
+            found.append(text(entry.get("action"), "") or "")
+    return tuple(found) or ("scoped (no admission enforcement point)",)
+
+
+def _gatekeeper_config_scope(spec: dict[str, Any]) -> AdmissionScope:
+    """The namespaces Gatekeeper's Config exempts from its webhook (`processes` `*` or
+    `webhook`)."""
+    excluded = tuple(
+        ns
+        for entry in dicts(spec.get("match"))
+        if set(str_tuple(entry.get("processes"))) & {"*", "webhook"}
+        for ns in str_tuple(entry.get("excludedNamespaces"))
+    )
+    return AdmissionScope(excluded_namespaces=excluded)

@@ -30,6 +30,8 @@ ADMISSION_CUSTOM_KINDS: tuple[tuple[str, str, str, str, str], ...] = (
     ),
     ("KyvernoClusterPolicy", "kyverno.io", "v1", "clusterpolicies", "ClusterPolicy"),
     ("KyvernoPolicy", "kyverno.io", "v1", "policies", "Policy"),
+    # Gatekeeper's Config: the namespaces its webhook exempts (K8S-009 reads them).
+    ("GatekeeperConfig", "config.gatekeeper.sh", "v1alpha1", "configs", "Config"),
 )
 # Gatekeeper makes one CRD per ConstraintTemplate in this group: its kinds are discovered.
 GATEKEEPER_GROUP_VERSION = ("constraints.gatekeeper.sh", "v1beta1")

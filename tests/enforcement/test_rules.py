@@ -72,6 +72,16 @@ CASES = [
     ),
     (
         "no-sys-admin",
+        pod(containers=container(securityContext={"capabilities": {"add": ["NET_ADMIN"]}})),
+        pod(containers=container(securityContext={"capabilities": {"add": ["NET_BIND_SERVICE"]}})),
+    ),
+    (
+        "no-sys-admin",
+        pod(containers=container(securityContext={"capabilities": {"add": ["cap_sys_ptrace"]}})),
+        pod(containers=container(securityContext={"capabilities": {"add": ["KILL"]}})),
+    ),
+    (
+        "no-sys-admin",
         pod(containers=container(securityContext={"capabilities": {"add": ["ALL"]}})),
         pod(containers=container(securityContext={"capabilities": {"drop": ["ALL"]}})),
     ),

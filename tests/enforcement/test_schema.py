@@ -153,7 +153,7 @@ def check_kyverno_policy(obj: dict) -> None:
 def test_kyverno_pack_has_the_fields_of_the_clusterpolicy_crd(mode):
     objects = pack("kyverno", mode)
     policies = [o for o in objects if o["kind"] == "ClusterPolicy"]
-    assert len(policies) == 3  # two tenants, and the nodes
+    assert len(policies) == 5  # two tenants' pod and DRA policies, and the nodes
     for policy in policies:
         check_kyverno_policy(policy)
         expected = "Enforce" if mode == "enforce" else "Audit"

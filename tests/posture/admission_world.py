@@ -19,14 +19,65 @@ def selector(**labels: str) -> dict[str, Any]:
     return {"matchLabels": labels} if labels else {}
 
 
+ALL_CONTAINERS = (
+    "(has(object.spec.initContainers) ? object.spec.initContainers : []) + object.spec.containers"
+)
+PRIVILEGED_CEL = (
+    f"!({ALL_CONTAINERS}).exists(c, has(c.securityContext) && "
+    "has(c.securityContext.privileged) && c.securityContext.privileged)"
+)
+# The same, judging only `containers`: a privileged init container is not refused.
+CONTAINERS_ONLY_PRIVILEGED_CEL = (
+    "!object.spec.containers.exists(c, has(c.securityContext) && "
+    "has(c.securityContext.privileged) && c.securityContext.privileged)"
+)
+ALL_CONTROLS_CEL = (
+    PRIVILEGED_CEL,
+    "!(has(object.spec.hostPID) && object.spec.hostPID) && !(has(object.spec.hostIPC) && "
+    "object.spec.hostIPC) && !(has(object.spec.hostNetwork) && object.spec.hostNetwork)",
+    "!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath))",
+    f"({ALL_CONTAINERS}).all(c, !has(c.securityContext) || "
+    "!has(c.securityContext.capabilities) || !has(c.securityContext.capabilities.add))",
+)
+# The kyverno/policies pod-security baseline patterns, restated.
+KYVERNO_BASELINE = {
+    "pattern": {
+        "spec": {
+            "=(hostPID)": "false",
+            "=(hostIPC)": "false",
+            "=(hostNetwork)": "false",
+            "=(volumes)": [{"X(hostPath)": "null"}],
+            "=(initContainers)": [
+                {
+                    "=(securityContext)": {
+                        "=(privileged)": "false",
+                        "=(capabilities)": {"X(add)": "null"},
+                    }
+                }
+            ],
+            "containers": [
+                {
+                    "=(securityContext)": {
+                        "=(privileged)": "false",
+                        "=(capabilities)": {"X(add)": "null"},
+                    }
+                }
+            ],
+        }
+    }
+}
+
+
 def vap(
     name: str = "gpuposture-pod-rules",
     resources: tuple[str, ...] = ("pods",),
     namespace_selector: dict | None = None,
     labels: dict | None = None,
-    expression: str = "!object.spec.containers.exists(c, has(c.securityContext) && "
-    "has(c.securityContext.privileged) && c.securityContext.privileged)",
+    expression: str | None = None,
+    failure_policy: str = "Fail",
 ) -> dict[str, Any]:
+    """A policy whose validations judge every pod control K8S-009 asks for (or `expression`)."""
+    expressions = [expression] if expression else list(ALL_CONTROLS_CEL)
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicy",
@@ -36,7 +87,7 @@ def vap(
             "annotations": {"gpuposture.io/checks": "POD-001"},
         },
         "spec": {
-            "failurePolicy": "Fail",
+            "failurePolicy": failure_policy,
             "matchConstraints": {
                 "resourceRules": [
                     {
@@ -48,7 +99,7 @@ def vap(
                 ],
                 **({"namespaceSelector": namespace_selector} if namespace_selector else {}),
             },
-            "validations": [{"expression": expression, "message": "privileged container"}],
+            "validations": [{"expression": e, "message": "not allowed"} for e in expressions],
         },
     }
 
@@ -84,6 +135,7 @@ def kyverno(
     labels: dict | None = None,
     overrides: list[dict[str, Any]] | None = None,
     rule_overrides: list[dict[str, Any]] | None = None,
+    validate: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     resources: dict[str, Any] = {"kinds": list(kinds)}
     if namespaces:
@@ -93,7 +145,7 @@ def kyverno(
         "match": {"any": [{"resources": resources}]},
         "validate": {
             "message": "privileged containers are not allowed",
-            "pattern": {"spec": {"containers": [{"=(securityContext)": {"=(privileged)": False}}]}},
+            **(validate if validate is not None else KYVERNO_BASELINE),
         },
     }
     if rule_overrides is not None:
@@ -115,6 +167,8 @@ def constraint(
     namespaces: tuple[str, ...] = (),
     excluded: tuple[str, ...] = (),
     kinds: tuple[str, ...] = ("Pod",),
+    kind: str = "K8sPSPPrivilegedContainer",
+    parameters: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     match: dict[str, Any] = {"kinds": [{"apiGroups": [""], "kinds": list(kinds)}]}
     if namespaces:
@@ -124,9 +178,34 @@ def constraint(
     spec: dict[str, Any] = {"match": match}
     if action:
         spec["enforcementAction"] = action
+    if parameters:
+        spec["parameters"] = parameters
     return {
         "apiVersion": "constraints.gatekeeper.sh/v1beta1",
-        "kind": "K8sPSPPrivilegedContainer",
+        "kind": kind,
         "metadata": {"name": name},
         "spec": spec,
+    }
+
+
+# The gatekeeper-library pod-security constraints that together judge every control.
+PSP_KINDS = (
+    "K8sPSPPrivilegedContainer",
+    "K8sPSPHostNamespace",
+    "K8sPSPHostNetworkingPorts",
+    "K8sPSPHostFilesystem",
+    "K8sPSPCapabilities",
+)
+
+
+def psp_constraints(**kwargs: Any) -> list[dict[str, Any]]:
+    return [constraint(name=k.lower(), kind=k, **kwargs) for k in PSP_KINDS]
+
+
+def gatekeeper_config(*excluded: str, processes: tuple[str, ...] = ("*",)) -> dict[str, Any]:
+    return {
+        "apiVersion": "config.gatekeeper.sh/v1alpha1",
+        "kind": "Config",
+        "metadata": {"name": "config", "namespace": "gatekeeper-system"},
+        "spec": {"match": [{"excludedNamespaces": list(excluded), "processes": list(processes)}]},
     }

@@ -14,9 +14,9 @@ from inventory.sources.normalise import normalise
 from posture.rules.registry import run_checks
 from tests.posture.admission_world import (
     binding,
-    constraint,
     kyverno,
     namespace,
+    psp_constraints,
     selector,
     vap,
 )
@@ -178,20 +178,27 @@ def labelled_alpha(**extra):
             False,
             id="kyverno-audit-enforced-here",
         ),
-        pytest.param([namespace("alpha"), constraint()], False, id="gatekeeper-default-deny"),
+        pytest.param([namespace("alpha"), *psp_constraints()], False, id="gatekeeper-default-deny"),
         pytest.param(
-            [namespace("alpha"), with_pod_selector(constraint(), "match", "labelSelector")],
+            [
+                namespace("alpha"),
+                *(with_pod_selector(c, "match", "labelSelector") for c in psp_constraints()),
+            ],
             True,
             id="gatekeeper-labelled-pods-only",
         ),
         pytest.param(
-            [namespace("alpha"), constraint(action="dryrun")], True, id="gatekeeper-dryrun"
+            [namespace("alpha"), *psp_constraints(action="dryrun")], True, id="gatekeeper-dryrun"
         ),
         pytest.param(
-            [namespace("alpha"), constraint(excluded=("alpha",))], True, id="gatekeeper-excluded"
+            [namespace("alpha"), *psp_constraints(excluded=("alpha",))],
+            True,
+            id="gatekeeper-excluded",
         ),
         pytest.param(
-            [namespace("alpha"), constraint(kinds=("Service",))], True, id="gatekeeper-not-pods"
+            [namespace("alpha"), *psp_constraints(kinds=("Service",))],
+            True,
+            id="gatekeeper-not-pods",
         ),
     ],
 )

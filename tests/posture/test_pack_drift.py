@@ -112,6 +112,34 @@ def test_kyverno_audit_where_enforce_and_per_rule_actions():
     assert changes(expected, per_rule) == []
 
 
+@pytest.mark.parametrize(
+    ("where", "key", "value"),
+    [
+        ("spec", "admission", False),
+        ("spec", "failurePolicy", "Ignore"),
+        ("spec", "validationFailureActionOverrides", [{"action": "Audit", "namespaces": ["a*"]}]),
+        ("rule", "failureActionOverrides", [{"action": "Audit", "namespaces": ["alpha"]}]),
+        ("spec", "webhookConfiguration", {"matchConditions": [{"name": "x", "expression": "1>2"}]}),
+    ],
+)
+def test_kyverno_switched_off_by_a_key_the_pack_leaves_out_is_drift(where, key, value):
+    expected = [kyverno(labels=MANAGED)]
+    deployed = as_deployed(expected)
+    target = deployed[0]["spec"] if where == "spec" else deployed[0]["spec"]["rules"][0]["validate"]
+    target[key] = value
+    (difference,) = pack_drift(expected, deployed).differences
+    assert difference.change == "changed"
+    assert difference.paths[0].endswith(key)
+
+
+def test_kyverno_defaults_of_those_keys_are_no_drift():
+    expected = [kyverno(labels=MANAGED)]
+    deployed = as_deployed(expected)
+    deployed[0]["spec"] |= {"admission": True, "failurePolicy": "Fail", "emitWarning": False}
+    deployed[0]["spec"]["validationFailureActionOverrides"] = []
+    assert changes(expected, deployed) == []
+
+
 def test_a_deployed_object_of_ours_no_longer_generated_is_drift_and_others_are_not():
     stale = vap(name="gpuposture-old-rule", labels=MANAGED)
     theirs = vap(name="platform-team-rule")

@@ -42,6 +42,22 @@ NARROWING_KEYS = frozenset(
 PATHS_SHOWN = 10
 
 
+def _weakens(key: str, value: Any) -> bool:
+    """A key the generated pack leaves out whose deployed value switches the policy off,
+    everywhere or in some namespaces (its default is no difference): Kyverno's
+    `admission: false` (background scans only), `failurePolicy: Ignore`, per-namespace
+    action overrides, webhook match conditions."""
+    if key == "admission":
+        return value is False
+    if key == "failurePolicy":
+        return value == "Ignore"
+    if key in ("validationFailureActionOverrides", "failureActionOverrides"):
+        return bool(value)
+    if key == "webhookConfiguration":
+        return isinstance(value, dict) and bool(value.get("matchConditions"))
+    return False
+
+
 @dataclass(frozen=True)
 class PackDifference:
     kind: str
@@ -176,8 +192,9 @@ def _differing(expected: Any, deployed: Any, path: str) -> list[str]:
         found = []
         for key, value in expected.items():
             found += _differing(value, deployed.get(key), f"{path}.{key}" if path else key)
-        for key in sorted(NARROWING_KEYS & (deployed.keys() - expected.keys())):
-            if deployed[key]:
+        for key in sorted(deployed.keys() - expected.keys()):
+            value = deployed[key]
+            if (key in NARROWING_KEYS and value) or _weakens(key, value):
                 found.append(f"{path}.{key}" if path else key)
         return found
     if isinstance(expected, list):

@@ -8,7 +8,7 @@ from inventory.snapshot_admission import NOT_SERVED, READ
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import tenant_pods
 from posture.rules.dra_holdings import uses_gpu
-from posture.rules.k8s.admission_cover import Verdict, psa_labels, verdicts
+from posture.rules.k8s.admission_cover import Verdict, covered, missing, psa_labels, verdicts
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import namespace_draft
 
@@ -25,7 +25,10 @@ from posture.rules.subjects import namespace_draft
         "Security Admission at baseline or stricter, or a ValidatingAdmissionPolicy, Kyverno "
         "or Gatekeeper policy that denies, one `kubectl apply` by a tenant gives it the node's "
         "GPUs and the node itself. Policies in Audit or Warn, and PSA audit/warn labels, block "
-        "nothing. A cluster-wide PSA default set in the API server's AdmissionConfiguration "
+        "nothing. A policy counts for what it judges: one requiring labels, or refusing "
+        "privileged containers but not hostPID, hostPath or added capabilities, leaves the "
+        "rest open, and the finding names what nothing denies. A cluster-wide PSA default "
+        "set in the API server's AdmissionConfiguration "
         "is not visible through the API, so the namespace label is what counts here. When the "
         "policies could not be read the finding says unknown rather than passing."
     ),
@@ -52,7 +55,7 @@ def namespace_without_admission_control(inputs: PostureInputs) -> Iterator[Findi
     unread = [r for r in inputs.snapshot.admission_reads if r.status not in (READ, NOT_SERVED)]
     for namespace, count in sorted(gpu_pods.items()):
         found = verdicts(namespace, labels.get(namespace, {}), policies)
-        if any(v.covers for v in found):
+        if not missing(found):
             continue
         yield _draft(inputs, namespace, owners[namespace], count, found, unread, labels)
 
@@ -66,12 +69,16 @@ def _draft(
     unread: list,
     labels: dict[str, dict[str, str]],
 ) -> FindingDraft:
+    have, lacking = covered(found), missing(found)
+    verdict = "partial" if have else "not enforced"
     evidence = {
         "namespace": namespace,
         "tenant": tenant.slug,
         "trust_class": tenant.trust_class.slug,
         "gpu_pods": count,
-        "verdict": "unknown" if unread else "not enforced",
+        "verdict": "unknown" if unread else verdict,
+        "enforced_controls": have,
+        "missing_controls": lacking,
         "pod_security_labels": psa_labels(labels.get(namespace, {})),
         "looked_at": [v.as_dict() for v in found],
         "policy_reads": [
@@ -83,7 +90,13 @@ def _draft(
         names = ", ".join(sorted(r.resource for r in unread))
         title = (
             f"Namespace {namespace} of tenant {tenant.slug}: admission enforcement unknown "
-            f"({names} could not be read; nothing read enforces pod rules)"
+            f"({names} could not be read; nothing read enforces every pod rule)"
+        )
+    elif have:
+        title = (
+            f"Namespace {namespace} of tenant {tenant.slug}: {count} GPU pod(s) and admission "
+            f"control enforcing only part of the pod rules (nothing denies "
+            f"{', '.join(lacking)})"
         )
     else:
         title = (

@@ -1,15 +1,23 @@
-"""Does an admission control deny bad pods in a namespace? PURE (K8S-009).
+"""Does an admission control deny bad pods in a namespace, and which of them? PURE (K8S-009).
 
-Each candidate is judged with the reason it does or does not count, so the finding's evidence
-names everything looked at:
+Each candidate is judged with the reason it does or does not count, and the pod controls it
+judges (inventory.sources.admission_controls: privileged, hostPID, hostIPC, hostNetwork,
+hostPath, added capabilities), so the finding's evidence names everything looked at and what
+is still missing; a namespace is covered only when the enforcing candidates together judge
+every control:
 - Pod Security Admission: the namespace's `pod-security.kubernetes.io/enforce` label at
-  `baseline` or `restricted` (audit and warn block nothing);
+  `baseline` or `restricted` (audit and warn block nothing), all controls;
 - a ValidatingAdmissionPolicy through a binding with `Deny` among its validationActions, both
-  selecting the namespace (namespaceSelector) and the policy's rules matching pods;
-- a Kyverno ClusterPolicy / Policy validate rule in Enforce matching Pod in the namespace;
-- a Gatekeeper constraint with enforcementAction `deny` matching Pod in the namespace.
+  selecting the namespace (namespaceSelector) and the policy's rules matching pods, and the
+  policy not `failurePolicy: Ignore`;
+- a Kyverno ClusterPolicy / Policy validate rule in Enforce matching Pod creation in the
+  namespace (not `admission: false`, not excluded by name or namespace selector);
+- a Gatekeeper constraint denying at admission (enforcementAction `deny`, or `scoped` with
+  deny at the webhook) matching Pod in the namespace, unless Gatekeeper's Config or the
+  `admission.gatekeeper.sh/ignore` label exempts the namespace.
 A selector operator we do not know selects nothing, and a policy judging only pods with certain
-labels (an object or label selector) does not count: a tenant sets its own pods' labels.
+labels (an object or label selector, or an exclude by pod labels) does not count: a tenant sets
+its own pods' labels.
 """
 
 from __future__ import annotations
@@ -22,26 +30,58 @@ from typing import Any
 from inventory.label_selector import selector_matches
 from inventory.snapshot_admission import (
     GATEKEEPER,
+    GATEKEEPER_CONFIG,
     KYVERNO,
     VAP,
     VAP_BINDING,
     AdmissionPolicy,
     AdmissionScope,
 )
+from inventory.sources.admission_controls import CONTROL_CHECKS, CONTROLS
 
 PSA_PREFIX = "pod-security.kubernetes.io/"
 PSA_ENFORCING = ("baseline", "restricted")
+PSA_LEVELS = ("privileged", *PSA_ENFORCING)
 NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace
+GATEKEEPER_IGNORE = "admission.gatekeeper.sh/ignore"  # Gatekeeper's webhook skips the namespace
 
 
 @dataclass(frozen=True)
 class Verdict:
     source: str  # "PSA", or the object's ref ("ValidatingAdmissionPolicyBinding x")
-    covers: bool
+    covers: bool  # denies pods here for at least one control
     reason: str
+    controls: tuple[str, ...] = ()  # the controls it denies here (when it covers)
 
     def as_dict(self) -> dict[str, object]:
-        return {"looked_at": self.source, "enforces": self.covers, "why": self.reason}
+        return {
+            "looked_at": self.source,
+            "enforces": self.covers,
+            "why": self.reason,
+            "controls": list(self.controls),
+        }
+
+
+def covered(found: Sequence[Verdict]) -> dict[str, list[str]]:
+    """control -> the sources denying it, for the controls something denies."""
+    out: dict[str, list[str]] = {}
+    for verdict in found:
+        if verdict.covers:
+            for control in verdict.controls:
+                out.setdefault(control, []).append(verdict.source)
+    return {c: out[c] for c in CONTROLS if c in out}
+
+
+def missing(found: Sequence[Verdict]) -> list[str]:
+    """The controls nothing denies, each with the check it backs ("hostPath (POD-003)")."""
+    have = covered(found)
+    return [f"{c} ({CONTROL_CHECKS[c]})" for c in CONTROLS if c not in have]
+
+
+def _judges(source: str, controls: tuple[str, ...], how: str) -> Verdict:
+    if not controls:
+        return Verdict(source, False, f"{how}, but judges none of {', '.join(CONTROLS)}")
+    return Verdict(source, True, f"{how}: {', '.join(controls)}", controls)
 
 
 def psa_labels(labels: dict[str, str]) -> dict[str, str]:
@@ -51,8 +91,20 @@ def psa_labels(labels: dict[str, str]) -> dict[str, str]:
 def psa_verdict(labels: dict[str, str]) -> Verdict:
     level = labels.get(f"{PSA_PREFIX}enforce", "")
     if level in PSA_ENFORCING:
-        return Verdict("PSA", True, f"pod-security.kubernetes.io/enforce={level}")
-    said = f"enforce={level}" if level else "no enforce label"
+        version = labels.get(f"{PSA_PREFIX}enforce-version", "latest")
+        return Verdict(
+            "PSA", True, f"pod-security.kubernetes.io/enforce={level} ({version})", CONTROLS
+        )
+    if level and level not in PSA_LEVELS:
+        # Pod Security Admission evaluates a label it cannot parse as restricted (and the
+        # API server refuses such labels on new writes: this one predates PSA).
+        return Verdict("PSA", True, f"enforce={level} is not a level: restricted", CONTROLS)
+    if level:
+        said = f"enforce={level}"
+    else:
+        # The API server's AdmissionConfiguration may set a cluster-wide default; it is not
+        # visible through the API, so it is not assumed.
+        said = "no enforce label (a cluster-wide default, if any, is not visible)"
     return Verdict("PSA", False, f"Pod Security Admission: {said} (audit and warn block nothing)")
 
 
@@ -63,12 +115,31 @@ def verdicts(
     labels = {**labels, NAME_LABEL: namespace}
     found = [psa_verdict(labels)]
     vaps = {p.name: p for p in policies if p.engine == VAP}
+    exempt = _gatekeeper_exempt(namespace, labels, policies)
     for policy in policies:
         if policy.engine == VAP_BINDING:
             found.append(_binding_verdict(policy, vaps.get(policy.policy_name), labels))
+        elif policy.engine == GATEKEEPER and exempt:
+            found.append(Verdict(policy.ref, False, exempt))
         elif policy.engine in (KYVERNO, GATEKEEPER):
             found.append(_scoped_verdict(policy, namespace, labels))
     return found
+
+
+def _gatekeeper_exempt(
+    namespace: str, labels: dict[str, str], policies: Sequence[AdmissionPolicy]
+) -> str:
+    """Why Gatekeeper's webhook never judges the namespace's pods, "" when it does."""
+    if GATEKEEPER_IGNORE in labels:
+        return f"the namespace is labelled {GATEKEEPER_IGNORE}: Gatekeeper skips it"
+    for config in (p for p in policies if p.engine == GATEKEEPER_CONFIG):
+        if any(
+            in_namespaces(AdmissionScope(namespaces=s.excluded_namespaces), namespace)
+            for s in config.scopes
+            if s.excluded_namespaces
+        ):
+            return f"Gatekeeper's {config.ref} exempts the namespace from its webhook"
+    return ""
 
 
 def _binding_verdict(
@@ -85,29 +156,66 @@ def _binding_verdict(
         return Verdict(ref, False, f"policy {vap.name} does not match pod creation")
     for which, s in (("binding", scope), ("policy", policy_scope)):
         if s.pod_selector:
-            return Verdict(ref, False, f"the {which} judges only pods with certain labels")
+            return Verdict(ref, False, f"the {which} judges only pods with certain labels or names")
         if not selects(s, labels):
             return Verdict(ref, False, f"the {which}'s namespaceSelector does not select it")
-    return Verdict(ref, True, f"denies through policy {vap.name}")
+    if policy_scope.inert:
+        return Verdict(ref, False, f"policy {vap.name}: {policy_scope.inert}")
+    if _tenant_params(binding, vap):
+        return Verdict(
+            ref,
+            False,
+            "its ConfigMap parameters are read from the pod's own namespace and a missing one "
+            "allows (parameterNotFoundAction: Allow): whoever deletes it there switches it off",
+        )
+    return _judges(ref, policy_scope.controls, f"denies through policy {vap.name}")
+
+
+def _tenant_params(binding: AdmissionPolicy, vap: AdmissionPolicy) -> bool:
+    """A paramRef without a namespace reads a namespaced parameter (a ConfigMap) from the
+    namespace of the object admitted: the tenant's own."""
+    ref = binding.spec.get("paramRef")
+    kind = vap.spec.get("paramKind")
+    return (
+        isinstance(ref, dict)
+        and isinstance(kind, dict)
+        and kind.get("kind") == "ConfigMap"
+        and not ref.get("namespace")
+        and ref.get("parameterNotFoundAction") == "Allow"
+    )
 
 
 def _scoped_verdict(policy: AdmissionPolicy, namespace: str, labels: dict[str, str]) -> Verdict:
     enforcing = "enforce" if policy.engine == KYVERNO else "deny"
     reasons = []
+    controls: set[str] = set()
     for scope in policy.scopes:
         actions = _actions_in(scope, namespace, labels)
         if not any(a.lower() == enforcing for a in actions):
             reasons.append(f"action {'/'.join(actions) or 'none'} does not block")
+        elif scope.inert:
+            reasons.append(scope.inert)
         elif not any(_kind(k) in ("Pod", "*") for k in scope.resources):
             reasons.append(f"matches {list(scope.resources)}, not Pod")
+        elif scope.operations and not any(o in ("CREATE", "*") for o in scope.operations):
+            reasons.append(f"judges {list(scope.operations)}, not pod creation")
         elif not in_namespaces(scope, namespace):
             reasons.append("its namespaces do not include it")
         elif not selects(scope, labels):
             reasons.append("its namespaceSelector does not select it")
+        elif any(_override_selects(s, labels) for s in scope.excluded_selectors):
+            reasons.append("its exclude's namespaceSelector leaves it out")
         elif scope.pod_selector:
-            reasons.append("judges only pods with certain labels")
+            reasons.append(
+                "judges only pods with certain labels or names (or excludes some by label)"
+            )
+        elif not scope.controls:
+            reasons.append(f"{enforcing} for pods here, but judges none of {', '.join(CONTROLS)}")
         else:
-            return Verdict(policy.ref, True, f"{enforcing} for pods here")
+            controls.update(scope.controls)
+    if controls:
+        found = tuple(c for c in CONTROLS if c in controls)
+        return Verdict(policy.ref, True, f"{enforcing} for pods here: {', '.join(found)}", found)
     return Verdict(policy.ref, False, "; ".join(sorted(set(reasons))) or "no validate rule")
 
 
