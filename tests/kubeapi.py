@@ -80,6 +80,9 @@ LIST_PATHS: dict[str, str] = {
     "ValidatingAdmissionPolicyBinding": (
         "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
     ),
+    # A CNI's egress policy and a Gateway API route (kube_kinds.NETWORK_CUSTOM_KINDS).
+    "CiliumNetworkPolicy": "/apis/cilium.io/v2/ciliumnetworkpolicies",
+    "HTTPRoute": "/apis/gateway.networking.k8s.io/v1/httproutes",
     "KyvernoClusterPolicy": "/apis/kyverno.io/v1/clusterpolicies",
     "KyvernoPolicy": "/apis/kyverno.io/v1/policies",
     "K8sPSPPrivilegedContainer": (

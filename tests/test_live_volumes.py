@@ -58,3 +58,38 @@ def test_an_account_that_may_not_list_pvs_syncs_with_a_warning(tmp_path):
     (warning,) = run.warnings
     assert "PersistentVolume" in warning and "HTTP 403" in warning and "not judged" in warning
     assert _claim_volume(cluster).pv_path is None  # unknown, never assumed
+
+
+CILIUM = {
+    "apiVersion": "cilium.io/v2",
+    "kind": "CiliumNetworkPolicy",
+    "metadata": {"name": "deny-world", "namespace": "team-a"},
+    "spec": {"endpointSelector": {}, "egressDeny": [{"toEntities": ["world"]}]},
+}
+ROUTE = {
+    "apiVersion": "gateway.networking.k8s.io/v1",
+    "kind": "HTTPRoute",
+    "metadata": {"name": "notebook", "namespace": "team-a"},
+    "spec": {
+        "parentRefs": [{"name": "public", "namespace": "gateway-infra"}],
+        "hostnames": ["nb.example.com"],
+        "rules": [{"backendRefs": [{"name": "notebook", "port": 8888}]}],
+    },
+}
+
+
+def test_cni_egress_policies_and_gateway_routes_are_read_live(tmp_path):
+    """A CiliumNetworkPolicy and an HTTPRoute reach the checks from the live API as from a
+    snapshot (K8S-007 and K8S-006 read them); groups the server does not serve are absent."""
+    with FakeKubeAPI([_claiming_pod("data"), CILIUM, ROUTE]) as api:
+        cluster, run = _sync(api, tmp_path, "live-network")
+    assert run.status == "succeeded" and run.warnings == []
+    snapshot = cluster_snapshot(cluster)
+    assert [(p.namespace, p.name) for p in snapshot.network_policies] == [("team-a", "deny-world")]
+    assert snapshot.network_policies[0].egress_denies_world
+    (route,) = snapshot.ingresses
+    assert (route.kind, route.hosts, route.services) == (
+        "HTTPRoute",
+        ("nb.example.com",),
+        ("notebook",),
+    )

@@ -337,8 +337,9 @@ class KubeSource:
                     self.resource_versions[kind] = version
             for item in body.get("items") or []:
                 if isinstance(item, dict):
-                    # Typed lists leave kind out of their items; normalise needs it.
-                    item.setdefault("kind", kind)
+                    # Typed lists leave kind out of their items; normalise needs it. A
+                    # custom kind's label is "group/Kind" (kube_kinds.NETWORK_CUSTOM_KINDS).
+                    item.setdefault("kind", kind.rpartition("/")[2])
                     # The version read (DRA kinds may be served at several).
                     if isinstance(body.get("apiVersion"), str):
                         item.setdefault("apiVersion", body["apiVersion"])
