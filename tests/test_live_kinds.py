@@ -1,6 +1,7 @@
-"""PersistentVolumes read from the live API: a tenant pod's claim bound to a hostPath PV is
-judged by the PV's path, as from a snapshot; an account from before PVs were read (no grant
-on persistentvolumes) still syncs, with a warning saying what goes unjudged."""
+"""Kinds the live sync lists beyond the core ones, read as from a snapshot: PersistentVolumes
+(a tenant pod's claim bound to a hostPath PV is judged by the PV's path; an account from before
+PVs were read still syncs, with a warning saying what goes unjudged), CNI egress policies and
+gateway routes."""
 
 from __future__ import annotations
 
