@@ -91,6 +91,7 @@ LIST_PATHS: dict[str, str] = {
     "GatekeeperConfig": "/apis/config.gatekeeper.sh/v1alpha1/configs",
 }
 DRA_GROUP = "/apis/resource.k8s.io/"
+ADMISSION_GROUP = "/apis/admissionregistration.k8s.io/"  # VAP: v1 from 1.30, v1beta1 before
 GATEKEEPER = "/apis/constraints.gatekeeper.sh/v1beta1"  # its discovery: the constraint kinds
 KIND_AT = {path: kind for kind, path in LIST_PATHS.items()}
 ROUTES = {*KIND_AT, "/version", "/api", "/apis", GATEKEEPER}
@@ -193,6 +194,7 @@ class FakeKubeAPI:
         # The one version resource.k8s.io is served at ("v1", "v1beta2", "v1beta1"; None: not
         # at all): its lists are the v1 paths' objects under that version's apiVersion.
         self.dra_version: str | None = "v1"
+        self.admission_version: str | None = "v1"
         # API groups answered 404 (a CRD not installed), e.g. {"kyverno.io"}
         self.not_served: set[str] = set()
         self.replace_objects(objects)
@@ -312,7 +314,10 @@ class FakeKubeAPI:
                 self._requests.append(Request(method, path, query))
             return 404, status(404, "NotFound", "the server could not find the requested resource")
         if path.startswith(DRA_GROUP):
-            return self._answer_dra(method, path, query, auth)
+            return self._answer_versioned(DRA_GROUP, self.dra_version, method, path, query, auth)
+        if path.startswith(ADMISSION_GROUP):
+            served = self.admission_version
+            return self._answer_versioned(ADMISSION_GROUP, served, method, path, query, auth)
         return self._answer_path(method, path, query, auth)
 
     def _answer_path(
@@ -330,20 +335,26 @@ class FakeKubeAPI:
                 self._pages[key] = self._pages.get(key, 0) + 1
             return code, body
 
-    def _answer_dra(
-        self, method: str, path: str, query: dict[str, str], auth: str | None
+    def _answer_versioned(
+        self,
+        group: str,
+        served: str | None,
+        method: str,
+        path: str,
+        query: dict[str, str],
+        auth: str | None,
     ) -> Answer:
-        """A DRA path at whatever version it names: 404 unless that is `dra_version`; served
-        from the v1 path's objects, the list saying the version asked for."""
-        version = path.removeprefix(DRA_GROUP).split("/", 1)[0]
-        canonical = path.replace(f"{DRA_GROUP}{version}/", f"{DRA_GROUP}v1/", 1)
-        if version != self.dra_version or route(canonical) is None:
+        """A path of a group served at one version (DRA's, admission's): 404 unless the path
+        names `served`; served from the v1 path's objects, the list saying the version asked."""
+        version = path.removeprefix(group).split("/", 1)[0]
+        canonical = path.replace(f"{group}{version}/", f"{group}v1/", 1)
+        if version != served or route(canonical) is None:
             with self._lock:
                 self._requests.append(Request(method, path, query))
             return 404, status(404, "NotFound", "the server could not find the requested resource")
         code, body = self._answer_path(method, canonical, query, auth)
         if isinstance(body, dict) and str(body.get("kind", "")).endswith("List"):
-            body = {**body, "apiVersion": f"resource.k8s.io/{version}"}
+            body = {**body, "apiVersion": f"{group.strip('/').removeprefix('apis/')}/{version}"}
         return code, body
 
     def _hold(self, seconds: float) -> None:

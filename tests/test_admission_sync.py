@@ -122,6 +122,18 @@ def test_live_admission_objects_are_read_and_judged(tmp_path):
     assert _k8s009(cluster) == {"alpha": "not enforced"}
 
 
+def test_a_cluster_serving_vap_only_as_v1beta1_is_read_there(tmp_path):
+    """Kubernetes 1.28 and 1.29 serve ValidatingAdmissionPolicy only as v1beta1: the policy
+    and its binding are read there (before, 'not served', and K8S-009 judged without them)."""
+    with FakeKubeAPI(admission_world()) as api:
+        api.admission_version = "v1beta1"
+        cluster = cluster_get_or_create(name="k8s-1-29")
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+    assert run.status == "succeeded", run.error
+    assert _policies(cluster) == POLICIES
+    assert _reads(cluster)["admissionregistration.k8s.io/validatingadmissionpolicies"] == "read"
+
+
 def test_a_snapshot_gives_the_same_admission_objects_as_the_live_api(tmp_path):
     path = tmp_path / "snapshot.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": admission_world()}))

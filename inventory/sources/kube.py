@@ -27,6 +27,7 @@ from inventory.snapshot_admission import AdmissionRead
 from inventory.sources.base import Progress, SourceError, WatchDelta, WatchExpired
 from inventory.sources.kube_admission import (
     ADMISSION_CUSTOM_KINDS,
+    FALLBACK_VERSIONS,
     GATEKEEPER_GROUP_VERSION,
     GATEKEEPER_PREFIX,
     constraint_kinds,
@@ -175,7 +176,13 @@ class KubeSource:
         for label, group, version, plural, _ in ADMISSION_CUSTOM_KINDS:
 
             def admission_call(_g=group, _v=version, _p=plural, **kwargs: Any) -> Any:
-                return custom.list_cluster_custom_object(_g, _v, _p, **kwargs)
+                try:
+                    return custom.list_cluster_custom_object(_g, _v, _p, **kwargs)
+                except ApiException as exc:
+                    older = FALLBACK_VERSIONS.get((_g, _v))
+                    if exc.status != 404 or older is None:
+                        raise
+                    return custom.list_cluster_custom_object(_g, older, _p, **kwargs)
 
             calls.append((label, admission_call))
         calls += [(kind, self._dra_call(api_client, kind, m)) for kind, m in DRA_LIST_METHODS]

@@ -33,6 +33,9 @@ ADMISSION_CUSTOM_KINDS: tuple[tuple[str, str, str, str, str], ...] = (
     # Gatekeeper's Config: the namespaces its webhook exempts (K8S-009 reads them).
     ("GatekeeperConfig", "config.gatekeeper.sh", "v1alpha1", "configs", "Config"),
 )
+# Versions to ask for when the first is not served: ValidatingAdmissionPolicy is GA (v1) from
+# Kubernetes 1.30, and served only as v1beta1 on 1.28 and 1.29.
+FALLBACK_VERSIONS: dict[tuple[str, str], str] = {("admissionregistration.k8s.io", "v1"): "v1beta1"}
 # Gatekeeper makes one CRD per ConstraintTemplate in this group: its kinds are discovered.
 GATEKEEPER_GROUP_VERSION = ("constraints.gatekeeper.sh", "v1beta1")
 GATEKEEPER_PREFIX = "Gatekeeper:"  # listing label: GATEKEEPER_PREFIX + the constraint kind
