@@ -26,8 +26,6 @@ from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
 from inventory.snapshot_admission import AdmissionRead
 from inventory.sources.base import Progress, SourceError, WatchDelta, WatchExpired
 from inventory.sources.kube_admission import (
-    ADMISSION_CUSTOM_KINDS,
-    FALLBACK_VERSIONS,
     GATEKEEPER_GROUP_VERSION,
     GATEKEEPER_PREFIX,
     constraint_kinds,
@@ -36,14 +34,13 @@ from inventory.sources.kube_admission import (
     read_outcome,
     resource_of,
 )
+from inventory.sources.kube_calls import dra_call, list_calls
 from inventory.sources.kube_exec import refuse_unlisted_commands
 from inventory.sources.kube_kinds import (
     DRA_KINDS,
     DRA_LIST_METHODS,
-    DRA_VERSIONS,
     KINDS,
     NOT_LISTED,
-    OPTIONAL_CUSTOM_KINDS,
     OPTIONAL_KINDS,
     REFUSABLE_KINDS,
     TOLERANT_KINDS,
@@ -162,54 +159,10 @@ class KubeSource:
         return node
 
     def _list_calls(self, api_client: client.ApiClient) -> list[tuple[str, Callable[..., Any]]]:
-        calls = [
-            (kind, getattr(getattr(client, group)(api_client), method))
-            for kind, group, method in KINDS
-        ]
-        custom = client.CustomObjectsApi(api_client)
-        for kind, group, version, plural in OPTIONAL_CUSTOM_KINDS:
-
-            def list_call(_g=group, _v=version, _p=plural, **kwargs: Any) -> Any:
-                return custom.list_cluster_custom_object(_g, _v, _p, **kwargs)
-
-            calls.append((kind, list_call))
-        for label, group, version, plural, _ in ADMISSION_CUSTOM_KINDS:
-
-            def admission_call(_g=group, _v=version, _p=plural, **kwargs: Any) -> Any:
-                try:
-                    return custom.list_cluster_custom_object(_g, _v, _p, **kwargs)
-                except ApiException as exc:
-                    older = FALLBACK_VERSIONS.get((_g, _v))
-                    if exc.status != 404 or older is None:
-                        raise
-                    return custom.list_cluster_custom_object(_g, older, _p, **kwargs)
-
-            calls.append((label, admission_call))
-        calls += [(kind, self._dra_call(api_client, kind, m)) for kind, m in DRA_LIST_METHODS]
+        calls = list_calls(api_client)
+        record = self.api_versions.__setitem__
+        calls += [(kind, dra_call(api_client, kind, m, record)) for kind, m in DRA_LIST_METHODS]
         return calls
-
-    def _dra_call(self, api_client: client.ApiClient, kind: str, method: str) -> Callable[..., Any]:
-        """A list (or watch) of a DRA kind at the newest version the server serves: each
-        version in turn while the answer is 404; which one answered is recorded."""
-
-        def list_call(**kwargs: Any) -> Any:
-            missing: ApiException | None = None
-            for version, group in DRA_VERSIONS:
-                api = getattr(client, group, None)
-                if api is None or not hasattr(api, method):
-                    continue
-                try:
-                    answer = getattr(api(api_client), method)(**kwargs)
-                except ApiException as exc:
-                    if exc.status != 404:
-                        raise
-                    missing = exc
-                    continue
-                self.api_versions[kind] = version
-                return answer
-            raise missing or ApiException(status=404, reason="resource.k8s.io not served")
-
-        return list_call
 
     def _constraint_calls(self, api_client: client.ApiClient) -> list[tuple[str, Any]]:
         """A list call per Gatekeeper constraint kind the server serves (discovered; each

@@ -1,0 +1,69 @@
+"""The list (and watch) call of each kind a live sync reads, as the official client makes it:
+typed APIs for the core kinds, the custom-objects API for CRDs and admission kinds (at an older
+version where the newer is not served), DRA at the newest version the server serves."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from inventory.sources.kube_admission import ADMISSION_CUSTOM_KINDS, FALLBACK_VERSIONS
+from inventory.sources.kube_kinds import DRA_VERSIONS, KINDS, OPTIONAL_CUSTOM_KINDS
+
+Call = Callable[..., Any]
+
+
+def list_calls(api_client: client.ApiClient) -> list[tuple[str, Call]]:
+    """(label, call) for the core kinds, the optional CRDs and the admission kinds."""
+    calls: list[tuple[str, Call]] = [
+        (kind, getattr(getattr(client, group)(api_client), method)) for kind, group, method in KINDS
+    ]
+    custom = client.CustomObjectsApi(api_client)
+    for kind, group, version, plural in OPTIONAL_CUSTOM_KINDS:
+
+        def list_call(_g=group, _v=version, _p=plural, **kwargs: Any) -> Any:
+            return custom.list_cluster_custom_object(_g, _v, _p, **kwargs)
+
+        calls.append((kind, list_call))
+    for label, group, version, plural, _ in ADMISSION_CUSTOM_KINDS:
+
+        def admission_call(_g=group, _v=version, _p=plural, **kwargs: Any) -> Any:
+            try:
+                return custom.list_cluster_custom_object(_g, _v, _p, **kwargs)
+            except ApiException as exc:
+                older = FALLBACK_VERSIONS.get((_g, _v))
+                if exc.status != 404 or older is None:
+                    raise
+                return custom.list_cluster_custom_object(_g, older, _p, **kwargs)
+
+        calls.append((label, admission_call))
+    return calls
+
+
+def dra_call(
+    api_client: client.ApiClient, kind: str, method: str, record: Callable[[str, str], None]
+) -> Call:
+    """A list (or watch) of a DRA kind at the newest version the server serves: each
+    version in turn while the answer is 404; `record(kind, version)` says which answered."""
+
+    def list_call(**kwargs: Any) -> Any:
+        missing: ApiException | None = None
+        for version, group in DRA_VERSIONS:
+            api = getattr(client, group, None)
+            if api is None or not hasattr(api, method):
+                continue
+            try:
+                answer = getattr(api(api_client), method)(**kwargs)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+                missing = exc
+                continue
+            record(kind, version)
+            return answer
+        raise missing or ApiException(status=404, reason="resource.k8s.io not served")
+
+    return list_call
