@@ -52,6 +52,9 @@ TELEMETRY_PLAN = {
         # Its exporter runs without the Kubernetes mapping: ATTR-002, usage attributed to
         # nobody; its busy GPUs are no more than analytics' pods hold, so no ATTR-001.
         "unlabelled": ("nw-l40s-02",),
+        # A node the autoscaler added after the last sync, already busy: usage nobody is known
+        # to hold (ATTR-002), not a hijack, until a sync lists the node.
+        "newcomer": ("nw-h200-03", "NVIDIA H200", 8),
     },
 }
 CLUSTER_DESCRIPTIONS = {

@@ -122,6 +122,10 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     assert ResetAttestation.objects.exists()
     hijacked = Finding.objects.filter(check_id="ATTR-001", status="open")
     assert set(hijacked.values_list("subject_name", flat=True)) == {"nw-h200-02"}
+    # A node the autoscaler added after the sync, already busy: nobody's usage, not a hijack.
+    (newcomer,) = Finding.objects.filter(check_id="ATTR-002", key="unknown-host", status="open")
+    assert (newcomer.subject_name, newcomer.severity) == ("nw-h200-03", "low")
+    assert len(newcomer.evidence["busy_gpus"]) == 8
     # Every way a GPU reaches a pod (issue 17): a KAI fraction two tenants share on one GPU, a
     # renamed time-slicing resource, a failed MIG reconfiguration, toolkits that honour
     # NVIDIA_VISIBLE_DEVICES from unprivileged pods (prod-east) and hardened ones (neo-west).
@@ -237,6 +241,8 @@ def assert_dra() -> None:
     assert set(dra.values_list("subject_kind", "subject_name")) == {
         ("ResourceClaim", "gpu-peek"),
         ("Namespace", "analytics-batch"),
+        # Impersonating any group (system:masters) lets research label its namespaces too.
+        ("ClusterRoleBinding", "research-ci-impersonator"),
     }
     assert Finding.objects.filter(
         check_id="K8S-001",
