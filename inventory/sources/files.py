@@ -11,12 +11,24 @@ from inventory.sources.base import Progress, SourceError
 from inventory.sources.normalise import SnapshotError
 from inventory.sources.snapshot_file import load_snapshot_objects
 
+# Kinds whose absence the checks read as "none in the cluster". `kubectl get` lists only the
+# kinds it is asked for, so a snapshot with pods and none of one of these may not have asked.
+ABSENCE_READ = {
+    "ResourceQuota": ("resourcequotas", "K8S-001 reads every tenant namespace as without quota"),
+    "NetworkPolicy": ("networkpolicies", "K8S-007 reads every GPU pod's egress as unrestricted"),
+    "ClusterRoleBinding": (
+        "roles,clusterroles,rolebindings,clusterrolebindings",
+        "the RBAC checks (K8S-003/004/005/008, DRA-001) see no binding at all",
+    ),
+}
+
 
 class SnapshotFileSource:
     def __init__(self, paths: Sequence[str | Path]) -> None:
         if not paths:
             raise SourceError("no snapshot files given", retryable=False)
         self.paths = [str(p) for p in paths]
+        self.warnings: list[str] = []
 
     def describe(self) -> str:
         return "snapshot: " + ", ".join(self.paths)
@@ -26,8 +38,20 @@ class SnapshotFileSource:
             objects = load_snapshot_objects(self.paths)
         except (SnapshotError, OSError) as exc:
             raise SourceError(f"the snapshot could not be read: {exc}", retryable=False) from exc
-        for kind, count in Counter(
-            o.get("kind", "?") for o in objects if isinstance(o, dict)
-        ).items():
+        counts = Counter(o.get("kind", "?") for o in objects if isinstance(o, dict))
+        for kind, count in counts.items():
             progress(kind, count)
+        self.warnings = absence_warnings(counts)
         return objects
+
+
+def absence_warnings(counts: Counter[str]) -> list[str]:
+    """What a snapshot of a cluster (it holds pods) leaves the checks to read as absent."""
+    if not counts.get("Pod"):
+        return []
+    return [
+        f"the snapshot holds pods but no {kind}, so {effect}; if it did not ask for them, "
+        f"add {resources} to `kubectl get`"
+        for kind, (resources, effect) in ABSENCE_READ.items()
+        if not counts.get(kind)
+    ]

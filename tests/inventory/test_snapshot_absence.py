@@ -1,0 +1,31 @@
+"""A snapshot file holds only the kinds `kubectl get` was asked for: where it holds pods but no
+ResourceQuota, NetworkPolicy or ClusterRoleBinding, the run says what the checks then read as
+absent, and how to include them."""
+
+from __future__ import annotations
+
+import json
+
+from inventory.sources.files import SnapshotFileSource
+
+
+def _read(tmp_path, kinds: list[str]) -> list[str]:
+    items = [{"apiVersion": "v1", "kind": k, "metadata": {"name": k.lower()}} for k in kinds]
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    source = SnapshotFileSource([path])
+    source.read(lambda kind, count: None)
+    return source.warnings
+
+
+def test_pods_without_the_kinds_read_as_absent_are_said(tmp_path):
+    warnings = _read(tmp_path, ["Node", "Pod", "NetworkPolicy"])
+    assert len(warnings) == 2
+    assert "no ResourceQuota, so K8S-001" in warnings[0] and "add resourcequotas" in warnings[0]
+    assert "no ClusterRoleBinding" in warnings[1]
+
+
+def test_a_full_capture_or_a_file_of_nodes_only_says_nothing(tmp_path):
+    kinds = ["Pod", "ResourceQuota", "NetworkPolicy", "ClusterRoleBinding"]
+    assert _read(tmp_path, kinds) == []
+    assert _read(tmp_path, ["Node"]) == []
