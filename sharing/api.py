@@ -113,7 +113,7 @@ class SharingRequestViewSet(
     approves or denies (four eyes); a platform engineer or security lead revokes."""
 
     queryset = SharingRequest.objects.select_related(
-        "tenant", "cluster", "requested_by", "decided_by", "revoked_by"
+        "tenant__trust_class", "cluster", "requested_by", "decided_by", "revoked_by"
     )
     serializer_class = SharingRequestSerializer
     filterset_class = SharingRequestFilter
