@@ -117,3 +117,13 @@ def test_drift004_is_low_when_any_covering_approval_is_weaker_than_the_observed_
     # Approved mig_gi only: MPS is weaker than everything approved, the check's own high.
     [finding] = run("DRIFT-004", replace(world, sharing_requests=approvals[1:]))
     assert finding.severity == ""
+
+
+def test_share004_names_an_approval_for_the_mode_on_another_pool():
+    # Approved time_slicing on pool "other"; the tenant time-slices on "batch" too.
+    [finding] = run("SHARE-004", sliced_world(request("time_slicing", pool="other", rid=9)))
+    assert finding.evidence["node_pool"] == "batch"
+    assert finding.evidence["active_approval"] is None
+    [other] = finding.evidence["requests_for_this_mode"]
+    assert (other["id"], other["state"], other["node_pool"]) == (9, "active", "other")
+    assert other["covers_this_pool"] is False

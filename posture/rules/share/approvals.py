@@ -80,16 +80,20 @@ def approval_findings(inputs: PostureInputs) -> list[tuple[str, FindingDraft]]:
 
 def _judge(inputs: PostureInputs) -> Iterator[tuple[str, FindingDraft]]:
     for (tenant, mode, pool), use in mode_usage(inputs).items():
-        mine = [r for r in inputs.sharing_requests if r.tenant == tenant and r.covers_pool(pool)]
+        theirs = [r for r in inputs.sharing_requests if r.tenant == tenant]
+        mine = [r for r in theirs if r.covers_pool(pool)]
         active = [r for r in mine if r.state == "active"]
         if any(r.mode == mode for r in active):
             continue
         evidence = _use_evidence(tenant, mode, pool, use)
         if not active:
-            # The request's absence is the evidence; earlier requests for the mode say why.
+            # The request's absence is the evidence; earlier requests for the mode say why,
+            # and so does one for another node pool (an approval there does not cover here).
             evidence["active_approval"] = None
             evidence["requests_for_this_mode"] = [
-                _request_evidence(r) for r in mine if r.mode == mode
+                {**_request_evidence(r), "covers_this_pool": r.covers_pool(pool)}
+                for r in theirs
+                if r.mode == mode
             ][:5]
             yield "SHARE-004", _draft("SHARE-004", tenant, mode, pool, evidence, "")
             continue
