@@ -47,6 +47,8 @@ class SharingRequestSerializer(serializers.ModelSerializer):
     )
     justification = serializers.CharField(max_length=2000)
     state = serializers.SerializerMethodField()
+    # expires_at as decided, or sooner the ceiling of the tenant's current trust class.
+    effective_expires_at = serializers.DateTimeField(source="effective_expiry", read_only=True)
     requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     decided_by = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
@@ -72,6 +74,7 @@ class SharingRequestSerializer(serializers.ModelSerializer):
             "decided_at",
             "decision_reason",
             "expires_at",
+            "effective_expires_at",
             "revoked_by",
             "revoked_at",
             "revoke_reason",

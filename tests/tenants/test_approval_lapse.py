@@ -45,7 +45,9 @@ def share004_alpha() -> Finding | None:
     return rows.first()
 
 
-def test_a_tenant_moved_into_sensitive_loses_an_approval_older_than_90_days(small_world, personas):
+def test_a_tenant_moved_into_sensitive_loses_an_approval_older_than_90_days(
+    client, small_world, personas
+):
     request = approve(small_world, personas, "mig_gi")  # internal: no expiry of its own
     assert request.expires_at is None
     move("alpha", "sensitive")
@@ -60,7 +62,15 @@ def test_a_tenant_moved_into_sensitive_loses_an_approval_older_than_90_days(smal
         [info] = sharing_requests_for(small_world)
         assert info.state == "expired"
         auditor = api_client(personas["auditor"])
-        assert auditor.get(f"{URL}{request.pk}/").json()["state"] == "expired"
+        shown = auditor.get(f"{URL}{request.pk}/").json()
+        assert (shown["state"], shown["expires_at"]) == ("expired", None)
+        ends = request.decided_at + timedelta(days=90)
+        assert shown["effective_expires_at"].startswith(ends.strftime("%Y-%m-%dT%H:%M"))
+        client.force_login(personas["auditor"])
+        page = client.get(f"/sharing-requests/{request.pk}/")
+        assert page.status_code == 200
+        assert "never (its trust class sets no expiry)" not in page.content.decode()
+        assert ends.strftime("%Y-%m-%d") in page.content.decode()
         assert [r["id"] for r in auditor.get(URL, {"state": "expired"}).json()["results"]] == [
             request.pk
         ]
