@@ -188,9 +188,11 @@ class SharingRequestQuerySet(ScopedQuerySet):
             .distinct()
         )
         for days in periods:
-            within_class |= models.Q(
-                tenant__trust_class__approval_expiry_days=days,
-                decided_at__gt=now - timedelta(days=days),
+            # Counted from the decision; from the ask if no decision time was recorded.
+            start = now - timedelta(days=days)
+            within_class |= models.Q(tenant__trust_class__approval_expiry_days=days) & (
+                models.Q(decided_at__gt=start)
+                | models.Q(decided_at__isnull=True, requested_at__gt=start)
             )
         return self.filter(status=SharingRequest.Status.APPROVED).filter(
             models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now), within_class
@@ -277,8 +279,9 @@ class SharingRequest(models.Model):
         after 90 days, whatever class the tenant had when it was approved)."""
         ends = [self.expires_at] if self.expires_at else []
         days = self.tenant.trust_class.approval_expiry_days
-        if days is not None and self.decided_at is not None:
-            ends.append(self.decided_at + timedelta(days=days))
+        start = self.decided_at or self.requested_at  # the ask, if no decision time recorded
+        if days is not None and start is not None:
+            ends.append(start + timedelta(days=days))
         return min(ends) if ends else None
 
     def mode_still_permitted(self) -> bool:

@@ -113,3 +113,17 @@ def test_an_approval_for_a_mode_the_new_class_forbids_covers_nothing(small_world
     assert [r["id"] for r in listed] == [request.pk]
     assert auditor.get(URL, {"state": "active"}).json()["count"] == 0
     assert auditor.get(URL, {"state": "expired"}).json()["count"] == 0
+
+
+def test_an_approval_with_no_decision_time_counts_from_the_ask(small_world, personas):
+    # Written outside the services (a restore, a hand edit): the model and the query agree.
+    request = approve(small_world, personas, "mig_gi")
+    SharingRequest.objects.filter(pk=request.pk).update(decided_at=None)
+    move("alpha", "sensitive")
+    request.refresh_from_db()
+    with time_machine.travel(request.requested_at + timedelta(days=91)):
+        now = timezone.now()
+        assert request.state(now) == "expired"
+        assert not SharingRequest.objects.active(now).exists()
+    assert request.state(timezone.now()) == "approved"
+    assert SharingRequest.objects.active(timezone.now()).filter(pk=request.pk).exists()
