@@ -72,7 +72,8 @@ class SharingRequestInfo:
     tenant: str  # slug
     mode: str
     node_pool: str = ""  # "" = the whole cluster
-    # "active" (approved, unexpired), "pending", "denied", "revoked" or "expired"
+    # "active" (approved, unexpired, mode permitted by the tenant's current class), "pending",
+    # "denied", "revoked", "expired" (its own expiry or its class's ceiling) or "not_permitted"
     state: str = "pending"
     requested_at: str = ""  # ISO 8601, like the other times below
     requested_by: str = ""

@@ -165,7 +165,7 @@ def sharing_requests_for(cluster: Cluster, now=None) -> tuple[SharingRequestInfo
     """The cluster's sharing requests, newest first, each with its state at `now`."""
     now = now or timezone.now()
     rows = SharingRequest.objects.filter(cluster=cluster).select_related(
-        "tenant", "requested_by", "decided_by"
+        "tenant__trust_class", "requested_by", "decided_by"
     )
     open_ = Q(status__in=[SharingRequest.Status.PENDING, SharingRequest.Status.APPROVED])
     closed = rows.exclude(open_)[:CLOSED_REQUESTS_KEPT]

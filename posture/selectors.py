@@ -27,7 +27,7 @@ def sharing_requests_current(tenant: Tenant) -> list[SharingRequest]:
         SharingRequest.objects.filter(
             tenant=tenant,
             status__in=[SharingRequest.Status.PENDING, SharingRequest.Status.APPROVED],
-        ).select_related("cluster")[:50]
+        ).select_related("cluster", "tenant__trust_class")[:50]
     )
 
 

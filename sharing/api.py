@@ -47,6 +47,8 @@ class SharingRequestSerializer(serializers.ModelSerializer):
     )
     justification = serializers.CharField(max_length=2000)
     state = serializers.SerializerMethodField()
+    # expires_at as decided, or sooner the ceiling of the tenant's current trust class.
+    effective_expires_at = serializers.DateTimeField(source="effective_expiry", read_only=True)
     requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     decided_by = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
@@ -72,6 +74,7 @@ class SharingRequestSerializer(serializers.ModelSerializer):
             "decided_at",
             "decision_reason",
             "expires_at",
+            "effective_expires_at",
             "revoked_by",
             "revoked_at",
             "revoke_reason",
@@ -113,7 +116,7 @@ class SharingRequestViewSet(
     approves or denies (four eyes); a platform engineer or security lead revokes."""
 
     queryset = SharingRequest.objects.select_related(
-        "tenant", "cluster", "requested_by", "decided_by", "revoked_by"
+        "tenant__trust_class", "cluster", "requested_by", "decided_by", "revoked_by"
     )
     serializer_class = SharingRequestSerializer
     filterset_class = SharingRequestFilter

@@ -134,6 +134,6 @@ def _earlier(item: SharingRequest) -> list[SharingRequest]:
     return list(
         SharingRequest.objects.filter(tenant_id=item.tenant_id)
         .exclude(pk=item.pk)
-        .select_related("cluster", "requested_by", "decided_by")
+        .select_related("cluster", "tenant__trust_class", "requested_by", "decided_by")
         .order_by("-requested_at", "-id")[:MAX_EARLIER]
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import django_filters
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from tenants.models import SharingRequest
@@ -13,6 +13,7 @@ STATE_CHOICES = [
     ("pending", "Pending"),
     ("active", "Approved and active"),
     ("expired", "Approved, expired"),
+    ("not_permitted", "Approved, mode no longer permitted by the trust class"),
     ("denied", "Denied"),
     ("revoked", "Revoked"),
 ]
@@ -29,11 +30,16 @@ class SharingRequestFilter(django_filters.FilterSet):
         fields = ["tenant", "cluster", "mode", "state", "node_pool"]
 
     def filter_state(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        # One rule with the model's state(): the class's expiry ceiling and permitted modes.
         now = timezone.now()
-        approved = Q(status=SharingRequest.Status.APPROVED)
-        unexpired = Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+        requests = SharingRequest.objects
         if value == "active":
-            return queryset.filter(approved & unexpired)
+            return queryset.filter(pk__in=requests.active(now).values("pk"))
         if value == "expired":
-            return queryset.filter(approved, expires_at__lte=now)
+            return queryset.filter(status=SharingRequest.Status.APPROVED).exclude(
+                pk__in=requests.unexpired(now).values("pk")
+            )
+        if value == "not_permitted":
+            unexpired = requests.unexpired(now).exclude(pk__in=requests.active(now).values("pk"))
+            return queryset.filter(pk__in=unexpired.values("pk"))
         return queryset.filter(status=value)

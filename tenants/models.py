@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
@@ -9,6 +11,7 @@ from django.db import models
 
 from gpuposture.base.querysets import Scope, ScopedQuerySet
 from gpuposture.base.roles import is_signed_in
+from tenants.policy import mode_permitted
 from tenants.pool_taints import check_class_taint
 
 slug_validator = RegexValidator(
@@ -173,11 +176,34 @@ class SharingRequestQuerySet(ScopedQuerySet):
     def pending(self) -> models.QuerySet:
         return self.filter(status=SharingRequest.Status.PENDING)
 
-    def active(self, now) -> models.QuerySet:
-        """Approved and not expired at `now`: the approvals a tenant may share GPUs under."""
-        return self.filter(status=SharingRequest.Status.APPROVED).filter(
-            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now)
+    def unexpired(self, now) -> models.QuerySet:
+        """Approved and, at `now`, before both its own expiry and the ceiling its tenant's
+        CURRENT trust class sets (decided_at + approval_expiry_days): a tenant moved into the
+        sensitive class, or a class whose expiry was shortened, bounds approvals decided
+        before the change too."""
+        within_class = models.Q(tenant__trust_class__approval_expiry_days__isnull=True)
+        periods = (
+            TrustClass.objects.exclude(approval_expiry_days=None)
+            .values_list("approval_expiry_days", flat=True)
+            .distinct()
         )
+        for days in periods:
+            # Counted from the decision; from the ask if no decision time was recorded.
+            start = now - timedelta(days=days)
+            within_class |= models.Q(tenant__trust_class__approval_expiry_days=days) & (
+                models.Q(decided_at__gt=start)
+                | models.Q(decided_at__isnull=True, requested_at__gt=start)
+            )
+        return self.filter(status=SharingRequest.Status.APPROVED).filter(
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now), within_class
+        )
+
+    def active(self, now) -> models.QuerySet:
+        """Approved, unexpired at `now`, and for a mode the tenant's current trust class still
+        permits: the approvals a tenant may share GPUs under."""
+        unexpired = self.unexpired(now).select_related("tenant__trust_class")
+        void = [r.pk for r in unexpired if not r.mode_still_permitted()]
+        return self.unexpired(now).exclude(pk__in=void)
 
 
 class SharingRequest(models.Model):
@@ -247,13 +273,35 @@ class SharingRequest(models.Model):
         pool = f"/{self.node_pool}" if self.node_pool else ""
         return f"#{self.pk} {self.tenant.slug}: {self.mode} on {self.cluster.name}{pool}"
 
+    def effective_expiry(self) -> datetime | None:
+        """When the approval ends: its own expiry, or sooner the ceiling of the tenant's
+        current trust class counted from the decision (DESIGN §3: sensitive approvals expire
+        after 90 days, whatever class the tenant had when it was approved)."""
+        ends = [self.expires_at] if self.expires_at else []
+        days = self.tenant.trust_class.approval_expiry_days
+        start = self.decided_at or self.requested_at  # the ask, if no decision time recorded
+        if days is not None and start is not None:
+            ends.append(start + timedelta(days=days))
+        return min(ends) if ends else None
+
+    def mode_still_permitted(self) -> bool:
+        """Does the tenant's current trust class still permit the mode? Approval judged it
+        against the class of the day; a tenant since moved to a stricter class (internal
+        to external) is no longer covered by it."""
+        return mode_permitted(self.tenant.trust_class, self.mode).allowed
+
     def is_active(self, now) -> bool:
-        return self.status == self.Status.APPROVED and (
-            self.expires_at is None or self.expires_at > now
-        )
+        return self.state(now) == self.Status.APPROVED
 
     def state(self, now) -> str:
-        """The status as a person reads it: an approval past its expiry is "expired"."""
-        if self.status == self.Status.APPROVED and not self.is_active(now):
+        """The status as a person reads it: an approval past its expiry (its own or its
+        class's) is "expired"; one for a mode the tenant's class no longer permits is
+        "not_permitted"."""
+        if self.status != self.Status.APPROVED:
+            return self.status
+        ends = self.effective_expiry()
+        if ends is not None and ends <= now:
             return "expired"
+        if not self.mode_still_permitted():
+            return "not_permitted"
         return self.status

@@ -99,3 +99,31 @@ def test_a_pool_scoped_approval_covers_only_its_pool():
 def test_platform_pods_need_no_approval():
     world = inputs(nodes=(sliced_node(),), pods=(pod("kube-system", "dcgm", gpu={GPU: 1}),))
     assert run("SHARE-004", world) == []
+
+
+def test_drift004_is_low_when_any_covering_approval_is_weaker_than_the_observed_mode():
+    # Approved time_slicing cluster-wide and mig_gi on the pool; observed MPS on the pool:
+    # the weakest approved mode covering the pool was accepted, MPS isolates at least as well.
+    world = inputs(
+        nodes=(gpu_node(labels=POOL, sharing_strategy="mps"),),
+        pods=(pod("tr1", "infer", gpu={GPU: 1}),),
+        tenants=(TRUSTED,),
+    )
+    approvals = (request("time_slicing", rid=1), request("mig_gi", pool="batch", rid=2))
+    [finding] = run("DRIFT-004", replace(world, sharing_requests=approvals))
+    assert finding.evidence["observed_mode"] == "mps"
+    assert finding.severity == "low"
+    assert finding.evidence["observed_is_stronger_isolation"] is True
+    # Approved mig_gi only: MPS is weaker than everything approved, the check's own high.
+    [finding] = run("DRIFT-004", replace(world, sharing_requests=approvals[1:]))
+    assert finding.severity == ""
+
+
+def test_share004_names_an_approval_for_the_mode_on_another_pool():
+    # Approved time_slicing on pool "other"; the tenant time-slices on "batch" too.
+    [finding] = run("SHARE-004", sliced_world(request("time_slicing", pool="other", rid=9)))
+    assert finding.evidence["node_pool"] == "batch"
+    assert finding.evidence["active_approval"] is None
+    [other] = finding.evidence["requests_for_this_mode"]
+    assert (other["id"], other["state"], other["node_pool"]) == (9, "active", "other")
+    assert other["covers_this_pool"] is False

@@ -20,14 +20,19 @@ from posture.rules.share.approvals import approval_findings
         "for example approved for its own MIG GPU instances and observed time-slicing, which "
         "gives no memory or fault isolation. The change happened in the cluster (a device "
         "plugin config, a MIG layout, a relabelled node) without a new request, so the "
-        "isolation the approval relied on is gone. Observed modes stronger than the approved "
-        "one are reported at low severity: the record is wrong, not the isolation."
+        "isolation the approval relied on is gone. Observed modes stronger than an approved "
+        "one covering the pool are reported at low severity: the record is wrong, not the "
+        "isolation."
     ),
     remediation=(
         "Restore the approved configuration on the nodes in the evidence (the node's "
         "`nvidia.com/device-plugin.config` or `nvidia.com/mig.config` label, or the pod's GPU "
         "resource name), or file a sharing request for the observed mode and have it decided. "
         "Then find who changed it (the API server audit log for the node and ConfigMap)."
+    ),
+    severity_rule=(
+        "Lowered to low when the mode in use isolates better than the weakest approved mode "
+        "covering its node pool (a record to correct, not an exposure)."
     ),
     mappings=("SP800-53:CM-3",),
 )

@@ -80,21 +80,27 @@ def approval_findings(inputs: PostureInputs) -> list[tuple[str, FindingDraft]]:
 
 def _judge(inputs: PostureInputs) -> Iterator[tuple[str, FindingDraft]]:
     for (tenant, mode, pool), use in mode_usage(inputs).items():
-        mine = [r for r in inputs.sharing_requests if r.tenant == tenant and r.covers_pool(pool)]
+        theirs = [r for r in inputs.sharing_requests if r.tenant == tenant]
+        mine = [r for r in theirs if r.covers_pool(pool)]
         active = [r for r in mine if r.state == "active"]
         if any(r.mode == mode for r in active):
             continue
         evidence = _use_evidence(tenant, mode, pool, use)
         if not active:
-            # The request's absence is the evidence; earlier requests for the mode say why.
+            # The request's absence is the evidence; earlier requests for the mode say why,
+            # and so does one for another node pool (an approval there does not cover here).
             evidence["active_approval"] = None
             evidence["requests_for_this_mode"] = [
-                _request_evidence(r) for r in mine if r.mode == mode
+                {**_request_evidence(r), "covers_this_pool": r.covers_pool(pool)}
+                for r in theirs
+                if r.mode == mode
             ][:5]
             yield "SHARE-004", _draft("SHARE-004", tenant, mode, pool, evidence, "")
             continue
         evidence["approved"] = [_request_evidence(r) for r in active]
-        stronger = all(_isolation_rank(mode) < _isolation_rank(r.mode) for r in active)
+        # The weakest approved mode covering the pool is the exposure the platform accepted;
+        # a mode isolating better than it adds none (DESIGN §2 orders the modes).
+        stronger = any(_isolation_rank(mode) < _isolation_rank(r.mode) for r in active)
         evidence["observed_is_stronger_isolation"] = stronger
         approved = ", ".join(sorted({r.mode for r in active}))
         title = f"{tenant} uses {mode} on {_where(pool)}; approved: {approved}"
@@ -152,10 +158,6 @@ def _draft(
         "a platform engineer decide it; or move the tenant's pods to whole GPUs "
         "(`nvidia.com/gpu` on a node without a sharing config). Evidence lists any earlier "
         "request for the mode and why it is not active."
-    ),
-    severity_rule=(
-        "Lowered to low when the mode in use is stronger than the approved one (a record to "
-        "correct, not an exposure)."
     ),
     mappings=("SP800-53:CM-3",),
 )
