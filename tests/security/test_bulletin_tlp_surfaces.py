@@ -15,6 +15,7 @@ from inventory.models import Bulletin, Node
 from inventory.presenter import hidden_scope_for
 from posture.models import Finding
 from posture.services import posture_evaluate
+from tenants.models import Tenant
 from tenants.redaction import HIDDEN_ADVISORY
 from tests.conftest import api_client, content
 
@@ -54,6 +55,7 @@ def surfaces(user) -> dict[str, str]:
     page.force_login(user)
     api = api_client(user)
     node = Node.objects.get(name=NODE)
+    alpha = Tenant.objects.get(slug="alpha")
     texts = {
         "node page": page.get(f"/nodes/lab/{NODE}/"),
         "node api": api.get(f"/api/v1/nodes/{node.pk}/"),
@@ -61,8 +63,13 @@ def surfaces(user) -> dict[str, str]:
         "patch page": page.get("/patch/"),
         "findings api": api.get("/api/v1/findings/?check=STACK-002"),
         "tenant page": page.get("/tenants/alpha/"),
+        "posture api": api.get(f"/api/v1/tenants/{alpha.pk}/posture/"),
+        "actions api": api.get("/api/v1/actions/"),
+        "cluster checklist api": api.get("/api/v1/clusters/lab/checklist/"),
+        "cluster page": page.get("/clusters/lab/"),
+        "home": page.get("/home/"),
     }
-    for kind in ("json", "csv", "sarif"):
+    for kind in ("json", "csv", "sarif", "openreports", "policyreport"):
         texts[f"export {kind}"] = api.get(f"/api/v1/findings/export/?format={kind}")
     for finding in Finding.objects.filter(check_id__startswith="STACK-00"):
         texts[f"{finding.check_id} page"] = page.get(f"/findings/{finding.pk}/")
@@ -83,7 +90,7 @@ def test_an_amber_bulletin_is_named_on_no_surface_a_role_may_not_read(
     ]
     assert not leaks, leaks
     if persona == "viewer_alpha":  # procurement sees no node and no finding at all
-        for name in ("node page", "node api", "patch page", "STACK-002 page", "export json"):
+        for name in ("node page", "node api", "patch page", "STACK-002 page", "posture api"):
             assert "status" not in shown[name][:7], (name, shown[name][:80])
         # The CLEAR bulletin stays named, and the status stays what it is.
         for name in ("node page", "node api", "STACK-002 api", "export csv", "export sarif"):
