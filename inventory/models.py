@@ -164,8 +164,16 @@ class Node(models.Model):
     changed_at = models.DateTimeField()
 
     objects = NodeQuerySet.as_manager()
-    # A node shared with other tenants may be labelled or tainted with their names.
-    redacted_fields = {"labels": Field.VALUE, "taints": Field.VALUE, "mig_config": Field.TEXT}
+    # A node shared with other tenants may be labelled or tainted with their names; its patch
+    # records name bulletins a viewer may not read (TLP, tenants.redaction.advisory_record).
+    redacted_fields = {
+        "labels": Field.VALUE,
+        "taints": Field.VALUE,
+        "mig_config": Field.TEXT,
+        "patch_exposures": Field.VALUE,
+        "patch_not_affected": Field.VALUE,
+        "patch_notes": Field.VALUE,
+    }
 
     class Meta:
         ordering = ["cluster__name", "name"]

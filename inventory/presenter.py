@@ -12,27 +12,31 @@ belongs to a tenant by the registry or by its label, which only the synced pods 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from django.db import models
 from django.db.models import Value
-from django.db.models.functions import Concat
+from django.db.models.functions import Cast, Concat
 from rest_framework import serializers
 
 from gpuposture.base.querysets import sees_every_row
-from inventory.models import ClusterObject, Pod
+from inventory.models import Bulletin, ClusterObject, Pod
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal
 from tenants.redaction import HiddenScope
 
 T = TypeVar("T")
 _TENANT, _NAMESPACE, _PRINCIPAL = "t", "n", "p"
+# A bulletin's tracking id, and its CVEs (JSON text) when hidden or shown.
+_ADVISORY, _HIDDEN_CVES, _SHOWN_CVES = "a", "h", "s"
 
 
 def hidden_scope_for(user) -> HiddenScope | None:
     """What `user` must not see named: every tenant they may not see, with its namespaces
-    (registered, or holding its pods) and principals. One query (a UNION)."""
-    if sees_every_row(user, Tenant):
+    (registered, or holding its pods) and principals, and every bulletin they may not read
+    (its tracking id, and the CVEs no bulletin they read names). One query (a UNION)."""
+    if sees_every_row(user, Tenant) and sees_every_row(user, Bulletin):
         return None
     hidden = Tenant.objects.exclude(pk__in=Tenant.objects.visible_to(user).values("pk"))
     mine = hidden.values("pk")
@@ -47,16 +51,51 @@ def hidden_scope_for(user) -> HiddenScope | None:
         tagged(Pod.objects.filter(tenant__in=mine), _NAMESPACE, models.F("namespace")),
         tagged(principals, _PRINCIPAL, models.F("name")),
         tagged(principals, _PRINCIPAL, Concat("kind", Value(":"), "name")),
+        *_bulletin_words(user, tagged),
     )
-    found: dict[str, set[str]] = {_TENANT: set(), _NAMESPACE: set(), _PRINCIPAL: set()}
+    found: dict[str, set[str]] = {
+        tag: set() for tag in (_TENANT, _NAMESPACE, _PRINCIPAL, _ADVISORY, _HIDDEN_CVES)
+    }
+    shown_cves: set[str] = set()
     for tag, word in rows:
-        found[tag].add(word)
+        if tag in (_HIDDEN_CVES, _SHOWN_CVES):
+            cves = _cve_list(word)
+            (found[_HIDDEN_CVES] if tag == _HIDDEN_CVES else shown_cves).update(cves)
+        else:
+            found[tag].add(word)
     return HiddenScope(
         tenants=frozenset(found[_TENANT]),
         namespaces=frozenset(found[_NAMESPACE]),
         principals=frozenset(found[_PRINCIPAL]),
         objects=_their_cluster_bindings(found[_PRINCIPAL], found[_NAMESPACE]),
+        advisories=frozenset(found[_ADVISORY]),
+        cves=frozenset(found[_HIDDEN_CVES] - shown_cves),
     )
+
+
+def _bulletin_words(user, tagged) -> list[models.QuerySet]:
+    """The parts of the UNION that read the bulletins `user` may not read: their tracking ids
+    and CVEs, and the CVEs of those they read (a CVE a readable bulletin names is not hidden).
+    None when they read every bulletin."""
+    if sees_every_row(user, Bulletin):
+        return []
+    shown = Bulletin.objects.visible_to(user)
+    hidden = Bulletin.objects.exclude(pk__in=shown.values("pk"))
+    cves = Cast("cves", models.TextField())
+    return [
+        tagged(hidden, _ADVISORY, models.F("tracking_id")),
+        tagged(hidden, _HIDDEN_CVES, cves),
+        tagged(shown, _SHOWN_CVES, cves),
+    ]
+
+
+def _cve_list(text: str | list) -> list[str]:
+    """A bulletin's CVEs read as text from the UNION (a backend may hand back the list)."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else text
+    except ValueError:
+        return []
+    return [c for c in value if isinstance(c, str)] if isinstance(value, list) else []
 
 
 def visible_namespaces_for(user) -> frozenset[str] | None:

@@ -56,7 +56,9 @@ def patch_overview(user) -> dict:
     now = timezone.now()
     rows: list[dict] = []
     pools: dict[str, dict] = {}
-    for node in nodes:
+    # The bulletins the user may not read are named nowhere in the rows (the status stays).
+    scope = hidden_scope_for(user)
+    for node in present_all(scope, nodes):
         pool = f"{node.cluster.name} / {node.labels.get(POOL_LABEL, 'no pool label')}"
         counts = pools.setdefault(pool, _pool_counts())
         counts[node.patch_status] += 1

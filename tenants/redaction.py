@@ -11,7 +11,15 @@ title, a sync warning, a note someone typed).
 hiding costs O(1) per name looked at and one C-speed scan per string: what a row costs does
 not grow with the number of tenants. Models declare which of their fields may name another
 tenant and how (`redacted_fields`, see `Field`); inventory.presenter applies the declaration
-to model instances, value rows and serializers alike."""
+to model instances, value rows and serializers alike.
+
+The same scope hides the bulletins a viewer may not read (TLP other than CLEAR/WHITE, see
+inventory.bulletins.models): their tracking ids, and the CVEs no bulletin they may read names,
+are words like a tenant's name. A record of one (a node's exposure, a finding's evidence: any
+mapping with an `advisory_id` they may not read) keeps what is the viewer's own (the component,
+its version, the bound, the fix, severity and release date: what makes the node's patch status)
+and loses what identifies the advisory (id, CVEs, CVSS, the vendor's condition text); a list
+of ids or CVEs leaves the hidden ones out.`HIDDEN_ADVISORY` stands where an id stood."""
 
 from __future__ import annotations
 
@@ -27,6 +35,13 @@ HIDDEN_TENANT = "(another tenant)"
 HIDDEN_NAMESPACE = "(another tenant's namespace)"
 HIDDEN_OBJECT = "(another tenant's object)"
 HIDDEN_PRINCIPAL = "(another tenant's principal)"
+HIDDEN_ADVISORY = "(an advisory you may not read)"
+# What a record of a hidden advisory keeps empty: what names or identifies the advisory.
+_ADVISORY_KEYS = {"advisory_id": HIDDEN_ADVISORY, "cves": [], "max_cvss": None, "title": None}
+# The vendor's words: a condition, and a reason that quotes it (the reason keeps its code).
+_ADVISORY_TEXT = ("condition", "reason")
+# A reason in our own words, naming nothing of the advisory: kept whole.
+_OWN_REASONS = frozenset({"component_not_present"})
 
 # A word of text that may be a name: DNS labels and subdomains, emails, with the separators
 # that join a namespace to an object ("ns/name", "system:serviceaccount:ns:name") kept
@@ -61,11 +76,27 @@ class HiddenScope:
     # Cluster-scoped objects that exist for a hidden tenant (a ClusterRoleBinding granting its
     # principals): their names often carry the tenant's name.
     objects: frozenset[str] = frozenset()
+    # Tracking ids of the bulletins the viewer may not read, and the CVEs only they name.
+    advisories: frozenset[str] = frozenset()
+    cves: frozenset[str] = frozenset()
 
     @cached_property
     def _words(self) -> frozenset[str]:
         """Every name a word of text is checked against, in one set: one lookup per word."""
-        return self.tenants | self.namespaces | self.principals | self.objects
+        return (
+            self.tenants
+            | self.namespaces
+            | self.principals
+            | self.objects
+            | self.advisories
+            | self.cves
+        )
+
+    @cached_property
+    def _chained_ids(self) -> frozenset[str]:
+        """Hidden tracking ids that are not one word of text ("RHSA-2024:1234"): text is
+        checked for them as chains."""
+        return frozenset(a for a in self.advisories if _WORD.fullmatch(a) is None)
 
     @property
     def empty(self) -> bool:
@@ -73,7 +104,12 @@ class HiddenScope:
 
     def names_any(self, text: str) -> bool:
         """Whether `text` holds a hidden name as a word (one C-speed scan, one set test)."""
-        return not self._words.isdisjoint(_WORD.findall(text))
+        if not self._words.isdisjoint(_WORD.findall(text)):
+            return True
+        return bool(self._chained_ids) and not self._chained_ids.isdisjoint(_CHAIN.findall(text))
+
+    def hides_advisory(self, word: object) -> bool:
+        return isinstance(word, str) and (word in self.advisories or word in self.cves)
 
     def word(self, word: str) -> str | None:
         """The token hiding `word`, or None when it names nothing hidden."""
@@ -85,6 +121,8 @@ class HiddenScope:
             return HIDDEN_PRINCIPAL
         if word in self.objects:
             return HIDDEN_OBJECT
+        if word in self.advisories or word in self.cves:
+            return HIDDEN_ADVISORY
         return None
 
     def tenant(self, slug: str | None) -> str | None:
@@ -102,6 +140,8 @@ class HiddenScope:
         return _CHAIN.sub(lambda m: self._chain(m.group(0)), text)
 
     def _chain(self, chain: str) -> str:
+        if chain in self.advisories:
+            return HIDDEN_ADVISORY
         parts = _PARTS.split(chain)  # words at even indexes, separators between them
         out: list[str] = []
         i = 0
@@ -130,6 +170,8 @@ class HiddenScope:
         if isinstance(value, str):
             return self.word(value) or self.text(value)
         if isinstance(value, Mapping):
+            if self.hides_advisory(value.get("advisory_id")):
+                value = self.advisory_record(value)
             out: dict[str, Any] = {}
             for key, item in value.items():
                 out[_unique(out, self._walk(key) if isinstance(key, str) else key)] = self._walk(
@@ -137,8 +179,26 @@ class HiddenScope:
                 )
             return out
         if isinstance(value, list | tuple):
-            return [self._walk(item) for item in value]
+            # A list of ids or CVEs leaves the hidden ones out, as a list of tenants does.
+            return [self._walk(item) for item in value if not self.hides_advisory(item)]
         return value
+
+    def advisory_record(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """A record (exposure, not-affected, late exposure) of an advisory the viewer may not
+        read: the same keys, with what identifies the advisory emptied."""
+        out = dict(record)
+        for key, empty in _ADVISORY_KEYS.items():
+            if key in out:
+                out[key] = empty
+        for key in _ADVISORY_TEXT:
+            if key in out and out[key]:
+                out[key] = None
+        reason = record.get("reason")
+        if isinstance(reason, Mapping) and reason.get("code") in _OWN_REASONS:
+            out["reason"] = reason
+        elif isinstance(reason, Mapping) and reason.get("code"):
+            out["reason"] = {**reason, "text": f"{HIDDEN_ADVISORY}: its condition is not shown"}
+        return out
 
     def fields(self, row: MutableMapping[str, Any], declared: Mapping[str, Field]) -> None:
         """Hide, in place, what the `declared` fields of `row` name (a dict or a mapping

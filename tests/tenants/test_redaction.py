@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tenants.redaction import (
+    HIDDEN_ADVISORY,
     HIDDEN_NAMESPACE,
     HIDDEN_OBJECT,
     HIDDEN_PRINCIPAL,
@@ -174,3 +175,58 @@ def test_each_hidden_tenant_is_a_nameless_row_after_the_others():
         {"slug": "alpha", "name": "Alpha"},
         {"slug": "", "name": HIDDEN_TENANT},
     ]
+
+
+# Bulletins a viewer may not read (TLP other than CLEAR/WHITE): their ids and CVEs.
+MARKED = HiddenScope(
+    advisories=frozenset({"amb-1", "RHSA-2026:0101"}), cves=frozenset({"CVE-2026-0001"})
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "driver 570.1: amb-1 (CVE-2026-0001): open",
+            f"driver 570.1: {HIDDEN_ADVISORY} ({HIDDEN_ADVISORY}): open",
+        ),
+        (
+            "branch R550 is not in bulletin RHSA-2026:0101, which",
+            f"branch R550 is not in bulletin {HIDDEN_ADVISORY}, which",
+        ),
+        ("firmware: VBIOS version unknown (pub-2 names firmware)", None),
+    ],
+)
+def test_a_hidden_advisory_is_not_named_in_text(text, shown):
+    assert MARKED.text(text) == (shown or text)
+
+
+def test_a_record_of_a_hidden_advisory_keeps_the_nodes_facts():
+    record = {
+        "component": "driver",
+        "installed": "570.1",
+        "fixed_version": "570.2",
+        "affected": "< 570.2",
+        "cves": ["CVE-2026-0001", "CVE-2026-0002"],
+        "max_cvss": 9.1,
+        "severity": "critical",
+        "advisory_id": "amb-1",
+        "released": "2026-01-01",
+        "condition": "only with the vendor's secret switch",
+        "condition_status": "unverified",
+        "reason": {"code": "condition_unverified", "text": "the vendor's secret switch"},
+    }
+    public = record | {"advisory_id": "pub-2", "cves": ["CVE-2026-0002"]}
+    evidence = {"exposures": [record, public], "cves": ["CVE-2026-0001", "CVE-2026-0002"]}
+    shown = MARKED.value(evidence)
+    hidden, kept = shown["exposures"]
+    assert kept == public and shown["cves"] == ["CVE-2026-0002"]
+    assert set(hidden) == set(record)
+    assert hidden["advisory_id"] == HIDDEN_ADVISORY and hidden["cves"] == []
+    assert hidden["max_cvss"] is None and hidden["condition"] is None
+    assert "secret" not in str(hidden) and hidden["reason"]["code"] == "condition_unverified"
+    assert {k: hidden[k] for k in ("component", "installed", "fixed_version", "severity")} == {
+        k: record[k] for k in ("component", "installed", "fixed_version", "severity")
+    }
+    assert evidence["exposures"][0]["advisory_id"] == "amb-1"  # the stored row is untouched
+    assert HiddenScope().value(evidence) is evidence
