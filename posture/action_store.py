@@ -54,6 +54,13 @@ def _subject_pools(
     return tuple(sorted({p for p in found if p}))
 
 
+def _unpooled(pools: dict[tuple[str, str], str], cluster: str, kind: str, evidence: Any) -> bool:
+    """A workload with a pod on a node in no pool (no one pool's taint reaches that pod)."""
+    pods = evidence.get("pods") if kind != "Node" and isinstance(evidence, dict) else None
+    nodes = [p.get("node") for p in pods or () if isinstance(p, dict) and p.get("node")]
+    return any(not pools.get((cluster, str(n)), "") for n in nodes)
+
+
 # The columns of an open finding the digest covers (its evidence by Finding.evidence_digest).
 DIGESTED = (
     "id",
@@ -103,6 +110,7 @@ def open_action_findings(
             exposure=exposure,
             tenant_weights=weights.get(pk, {}),
             pools=_subject_pools(pools, cluster, kind, name, evidence),
+            unpooled=_unpooled(pools, cluster, kind, evidence),
         )
 
 

@@ -6,7 +6,9 @@ An action is one change a platform team makes; it closes every finding in it at 
   names each component move as the plan keys it (a component, the driver by branch) with the
   highest fixed version named;
 - one setting of one pool's nodes (STACK-004/006/008, ATTR-003);
-- one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of pods running on it);
+- one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of a workload whose pods
+  all run on it); a POD-009 workload whose pods run on several pools (or on a node in no pool)
+  is no one taint's: its one change is to schedule it on its class's pool;
 - one fix of one workload (the POD-* findings of one check on one workload, every container);
 - one co-tenancy pair separated on one pool (every co-tenancy check of that pair there);
 - otherwise the finding alone.
@@ -81,6 +83,7 @@ class ActionFinding:
     exposure: int
     tenant_weights: Mapping[str, float]  # tenant slug -> its class's risk weight
     pools: tuple[str, ...] = ()  # the pools of the nodes it is on (a workload's pods')
+    unpooled: bool = False  # some of a workload's pods run on a node in no pool
 
 
 @dataclass(frozen=True)
@@ -173,8 +176,14 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"Keep {finding.subject_kind} {ref} out of another class's pool"
-    if check in TAINT_CHECKS and (finding.subject_kind == "Node" or finding.pools):
+    if check in TAINT_CHECKS and (finding.subject_kind == "Node" or _one_pool(finding)):
         return (cluster, "taint", where), f"Taint {where}"
+    if check == "POD-009" and finding.pools:
+        # Its pods run on several pools (or one and a node in none): tainting one pool leaves
+        # the others' pods outside their class's pool. The one change is to the workload.
+        ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
+        identity = (cluster, "workload", check, finding.subject_kind, ref)
+        return identity, f"Schedule {finding.subject_kind} {ref} on its class's tainted pool"
     # POD-010's parties share an identity, not a GPU: no "stop sharing GPUs" pair action.
     pair = _pair(finding) if check != "POD-010" else None
     if pair is not None:
@@ -189,6 +198,11 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"{WORKLOAD_FIXES[check]} {finding.subject_kind} {ref}"
     return (cluster, "finding", str(finding.id)), f"Fix {check}: {finding.title}"
+
+
+def _one_pool(finding: ActionFinding) -> bool:
+    """Every pod of the finding's workload runs on one and the same pool."""
+    return len(finding.pools) == 1 and not finding.unpooled
 
 
 def _inside_other_pool(finding: ActionFinding) -> bool:
