@@ -189,3 +189,74 @@ def test_a_workload_on_one_untainted_pool_is_closed_by_tainting_it(tmp_path, per
     action = action_of(outside)
     assert action.title == "Taint pool pa for class external"
     assert outside.pk in action.finding_ids and "K8S-002" in action.check_ids
+
+
+def toolkit_pool(toolkits: dict[str, str]) -> list[dict]:
+    """GPU nodes of pool pa, each with the container toolkit version given, alpha's pod on each."""
+    items = [*namespaces("team-a", "beta-prod", "gpu-operator")]
+    for node, toolkit in toolkits.items():
+        image = f"nvcr.io/nvidia/k8s/container-toolkit:v{toolkit}"
+        items += [
+            gpu_node(node, "pa"),
+            pod("gpu-operator", f"toolkit-{node}", node, image, gpu=False, privileged=True),
+            pod(
+                "team-a", f"train-{node}", node, "registry.example.internal/a/t@sha256:" + "b" * 64
+            ),
+        ]
+    return items
+
+
+def no_fix_advisory(tmp_path: Path) -> Path:
+    """A vendor advisory (our own, CSAF 2.0) on the container toolkit up to 1.17.7 that names no
+    fix (remediation none_available), as a vendor does for a branch it no longer patches."""
+    from tests.inventory.test_csaf_shapes import document, version
+
+    data = document(
+        [version("A", "vers:generic/<=1.17.7", "product_version_range")],
+        {"known_affected": ["A"]},
+        remediations=[{"category": "none_available", "details": "No fix.", "product_ids": ["A"]}],
+    )
+    path = tmp_path / "no-fix.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_an_exposure_with_no_fixed_version_is_in_no_upgrade(tmp_path, personas):
+    """gpu-a1's toolkit 1.17.3 is below the real NVIDIA 5616 fix (1.17.4) and under an advisory
+    naming no fix: upgrading pa to 1.17.4 cannot close a finding that keeps the no-fix
+    exposure, so no upgrade action may claim it (nor name "a fixed version" that does not
+    exist)."""
+    world(tmp_path, toolkit_pool({"gpu-a1": "1.17.3"}), "5616")
+    bulletins_import_paths(paths=[str(no_fix_advisory(tmp_path))])
+    posture_evaluate()
+    finding = open_finding("STACK-002", "gpu-a1")
+    assert any(e.get("no_fix") for e in finding.evidence["exposures"])
+    action = action_of(finding)
+    assert not action.title.startswith("Upgrade"), action.title
+    assert action.title == (
+        "Mitigate or replace the container toolkit 1.17.3 on node gpu-a1: no fixed version for EX-1"
+    )
+    assert action.finding_ids == [finding.pk]
+
+
+def test_two_toolkit_bulletins_on_one_pool_name_the_higher_fix(tmp_path, personas):
+    """Real NVIDIA 5599 (fix 1.17.1) and 5616 (fix 1.17.4) on a pool whose nodes run 1.17.0 and
+    1.17.3: one upgrade of pa to 1.17.4 closes both nodes' STACK-002 (1.17.1 would not close
+    5616's), and its risk is what the scores count for them."""
+    world(tmp_path, toolkit_pool({"gpu-a1": "1.17.0", "gpu-a2": "1.17.3"}), "5599", "5616")
+    findings = [open_finding("STACK-002", n) for n in ("gpu-a1", "gpu-a2")]
+    (action,) = {action_of(f).pk: action_of(f) for f in findings}.values()
+    assert action.title.startswith("Upgrade the container toolkit to 1.17.4 on pool pa")
+    assert set(action.finding_ids) >= {f.pk for f in findings}
+    assert action.risk_removed == pytest.approx(score_points(action.finding_ids), abs=0.05)
+
+
+def score_points(finding_ids: list[int]) -> float:
+    """The points every tenant's latest score counts for these findings."""
+    from posture.models import TenantScore
+
+    total, wanted = 0.0, set(finding_ids)
+    for tenant in {s.tenant_id for s in TenantScore.objects.all()}:
+        latest = TenantScore.objects.filter(tenant=tenant).order_by("-computed_at").first()
+        total += sum(c["points"] for c in latest.contributions if c["finding_id"] in wanted)
+    return total
