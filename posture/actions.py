@@ -9,7 +9,7 @@ An action is one change a platform team makes; it closes every finding in it at 
 - one setting of one pool's nodes (STACK-004/006/008, ATTR-003);
 - one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of a workload whose pods
   all run on it); a POD-009 workload whose pods run on several pools (or on a node in no pool)
-  is no one taint's: its one change is to schedule it on its class's pool;
+  is no one taint's (nor one on nodes in no pool): its one change is to the workload;
 - one fix of one workload (the POD-* findings of one check on one workload, every container);
 - one co-tenancy pair separated on one pool (every co-tenancy check of that pair there);
 - otherwise the finding alone.
@@ -198,9 +198,9 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         return identity, f"Keep {finding.subject_kind} {ref} out of another class's pool"
     if check in TAINT_CHECKS and (finding.subject_kind == "Node" or _one_pool(finding)):
         return (cluster, "taint", where), f"Taint {where}"
-    if check == "POD-009" and finding.pools:
-        # Its pods run on several pools (or one and a node in none): tainting one pool leaves
-        # the others' pods outside their class's pool. The one change is to the workload.
+    if check == "POD-009" and _is_workload(finding):
+        # Its pods run on several pools, or on nodes in none: no one pool's taint reaches them
+        # all, so the one change is to the workload.
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"Schedule {finding.subject_kind} {ref} on its class's tainted pool"

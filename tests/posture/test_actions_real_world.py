@@ -260,3 +260,17 @@ def score_points(finding_ids: list[int]) -> float:
         latest = TenantScore.objects.filter(tenant=tenant).order_by("-computed_at").first()
         total += sum(c["points"] for c in latest.contributions if c["finding_id"] in wanted)
     return total
+
+
+def test_a_workload_on_nodes_in_no_pool_is_a_workload_fix(tmp_path, personas):
+    items = [
+        gpu_node("gpu-x", None),
+        gpu_node("gpu-y", None),
+        *namespaces("team-a", "beta-prod"),
+        *deployment("beta-prod", "infer", "infer-7d9"),
+        pod("beta-prod", "infer-7d9-a", "gpu-x", "docker.io/b/infer:2", owner="infer-7d9"),
+        pod("beta-prod", "infer-7d9-b", "gpu-y", "docker.io/b/infer:2", owner="infer-7d9"),
+    ]
+    world(tmp_path, items)
+    action = action_of(open_finding("POD-009", "infer"))
+    assert action.title == "Schedule Deployment beta-prod/infer on its class's tainted pool"
