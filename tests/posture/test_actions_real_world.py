@@ -274,3 +274,53 @@ def test_a_workload_on_nodes_in_no_pool_is_a_workload_fix(tmp_path, personas):
     world(tmp_path, items)
     action = action_of(open_finding("POD-009", "infer"))
     assert action.title == "Schedule Deployment beta-prod/infer on its class's tainted pool"
+
+
+def test_a_pool_on_two_driver_branches_moves_each_within_its_branch(tmp_path, personas):
+    """Real NVIDIA 5630 (R535 535.247.01, R550 550.163.01) on a pool whose nodes run
+    535.183.01 and 550.90.07: the upgrade names each branch's own fix, never one version for
+    both (a node on R535 does not move to R550)."""
+    items = toolkit_pool({"gpu-a1": "1.17.8", "gpu-a2": "1.17.8"})
+    for item in items:
+        if item["kind"] == "Node" and item["metadata"]["name"] == "gpu-a1":
+            item["metadata"]["labels"]["nvidia.com/cuda.driver-version.full"] = "535.183.01"
+    world(tmp_path, items, "5630")
+    findings = [open_finding("STACK-001", n) for n in ("gpu-a1", "gpu-a2")]
+    (action,) = {action_of(f).pk: action_of(f) for f in findings}.values()
+    assert action.title == (
+        "Upgrade the GPU driver R535 to 535.247.01 and the GPU driver R550 to 550.163.01 on pool pa"
+    )
+    assert action.risk_removed == pytest.approx(score_points(action.finding_ids), abs=0.05)
+
+
+def test_an_accepted_finding_leaves_its_action_and_the_scores(tmp_path, personas):
+    """Accepting gpu-a1's STACK-002 re-scores: the pool's upgrade no longer lists it, its risk
+    drops by exactly the points the scores stop counting, and no contribution points at it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from posture.models import TenantScore
+    from posture.services import finding_accept
+
+    world(tmp_path, toolkit_pool({"gpu-a1": "1.17.3", "gpu-a2": "1.17.3"}), "5616")
+    accepted = open_finding("STACK-002", "gpu-a1")
+    before = action_of(accepted)
+    points = score_points([accepted.pk])
+    assert points > 0
+    finding_accept(
+        finding=accepted,
+        user=personas["security_lead"],
+        reason="compensating control in place",
+        until=timezone.now() + timedelta(days=30),
+    )
+    posture_evaluate()
+    after = Action.objects.get(key=before.key)
+    assert accepted.pk not in after.finding_ids
+    assert after.risk_removed == pytest.approx(before.risk_removed - points, abs=0.05)
+    assert after.risk_removed == pytest.approx(score_points(after.finding_ids), abs=0.05)
+    for score in TenantScore.objects.filter(
+        computed_at=TenantScore.objects.latest("computed_at").computed_at
+    ):
+        assert accepted.pk not in {c["finding_id"] for c in score.contributions}
+        assert score.risk == pytest.approx(sum(c["points"] for c in score.contributions), abs=0.05)
