@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from gpuposture.base.api import ScopedReadOnlyViewSet
 from inventory.presenter import PresentedSerializer
+from posture.action_store import own_risk_removed, with_own_risk
 from posture.models import Action
 from tenants.models import Tenant
 
@@ -43,6 +44,7 @@ class ActionSerializer(PresentedSerializer):
     checks = serializers.ListField(source="check_ids", child=serializers.CharField())
     finding_ids = serializers.ListField(child=serializers.IntegerField())
     tenants = serializers.SerializerMethodField()
+    risk_removed = serializers.SerializerMethodField()
     findings_url = serializers.SerializerMethodField()
 
     class Meta:
@@ -68,6 +70,12 @@ class ActionSerializer(PresentedSerializer):
         """Slugs of the tenants it helps (a tenant viewer sees only their own)."""
         return sorted(t.slug for t in action.tenants.all())
 
+    @extend_schema_field(serializers.FloatField())
+    def get_risk_removed(self, action: Action) -> float:
+        """The risk points it removes: every tenant's for a reader who sees them all; a tenant
+        viewer's own tenants' only (with_own_risk)."""
+        return own_risk_removed(action)
+
     def get_findings_url(self, action: Action) -> str:
         """The findings it closes: the findings list filtered by this action's key."""
         return f"{reverse('api:finding-list')}?action={action.key}"
@@ -81,3 +89,6 @@ class ActionViewSet(ScopedReadOnlyViewSet):
     serializer_class = ActionSerializer
     filterset_class = ActionFilter
     lookup_field = "key"
+
+    def get_queryset(self) -> QuerySet:
+        return with_own_risk(super().get_queryset(), self.request.user)

@@ -12,7 +12,9 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import F, OuterRef, QuerySet, Subquery, Sum
 
+from gpuposture.base.querysets import sees_every_row
 from inventory.bulk import db_datetime, rows_insert
 from inventory.models import Cluster, Node
 from inventory.pools import node_pool
@@ -52,6 +54,13 @@ def _subject_pools(
         nodes = (p.get("node") for p in pods or () if isinstance(p, dict))
         found = [pools.get((cluster, str(n)), "") for n in nodes]
     return tuple(sorted({p for p in found if p}))
+
+
+def _unpooled(pools: dict[tuple[str, str], str], cluster: str, kind: str, evidence: Any) -> bool:
+    """A workload with a pod on a node in no pool (no one pool's taint reaches that pod)."""
+    pods = evidence.get("pods") if kind != "Node" and isinstance(evidence, dict) else None
+    nodes = [p.get("node") for p in pods or () if isinstance(p, dict) and p.get("node")]
+    return any(not pools.get((cluster, str(n)), "") for n in nodes)
 
 
 # The columns of an open finding the digest covers (its evidence by Finding.evidence_digest).
@@ -103,6 +112,7 @@ def open_action_findings(
             exposure=exposure,
             tenant_weights=weights.get(pk, {}),
             pools=_subject_pools(pools, cluster, kind, name, evidence),
+            unpooled=_unpooled(pools, cluster, kind, evidence),
         )
 
 
@@ -218,3 +228,31 @@ def _store(
         if slug in tenants
     ]
     rows_insert(ActionTenant, ("action_id", "tenant_id", "risk"), links, now)
+
+
+def with_own_risk(queryset: QuerySet, user) -> QuerySet:
+    """Actions with `own_risk`, the risk they remove for the tenants `user` may see, when
+    that is not every tenant: another tenant's points would tell a tenant viewer its findings
+    and class weight, and are not what their own score loses. Ranked by it, most first (then
+    key), as the whole risk ranks them for a reader who sees everything. A subquery: no query
+    more."""
+    if sees_every_row(user, Tenant):
+        return queryset
+    own = (
+        ActionTenant.objects.filter(
+            action=OuterRef("pk"), tenant__in=Tenant.objects.visible_to(user)
+        )
+        .order_by()
+        .values("action")
+        .annotate(total=Sum("risk"))
+        .values("total")
+    )
+    ranked = queryset.annotate(own_risk=Subquery(own))
+    return ranked.order_by(F("own_risk").desc(nulls_last=True), "key")
+
+
+def own_risk_removed(action: Action) -> float:
+    """What with_own_risk left on the action (its whole risk removed without it)."""
+    if not hasattr(action, "own_risk"):
+        return action.risk_removed
+    return round(action.own_risk or 0.0, 2)

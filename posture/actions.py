@@ -4,9 +4,12 @@ An action is one change a platform team makes; it closes every finding in it at 
 - an upgrade of one pool's nodes (STACK-001/002/003 below the baseline, STACK-005 past
   the SLA): the pool is the patch rollout plan's unit (inventory/patching/rollout.py), and the title
   names each component move as the plan keys it (a component, the driver by branch) with the
-  highest fixed version named;
+  highest fixed version named; a finding with an exposure that has no fixed version is no
+  upgrade's (it stays open after any): it is its own action, to mitigate or replace;
 - one setting of one pool's nodes (STACK-004/006/008, ATTR-003);
-- one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of pods running on it);
+- one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of a workload whose pods
+  all run on it); a POD-009 workload whose pods run on several pools (or on a node in no pool)
+  is no one taint's (nor one on nodes in no pool): its one change is to the workload;
 - one fix of one workload (the POD-* findings of one check on one workload, every container);
 - one co-tenancy pair separated on one pool (every co-tenancy check of that pair there);
 - otherwise the finding alone.
@@ -81,6 +84,7 @@ class ActionFinding:
     exposure: int
     tenant_weights: Mapping[str, float]  # tenant slug -> its class's risk weight
     pools: tuple[str, ...] = ()  # the pools of the nodes it is on (a workload's pods')
+    unpooled: bool = False  # some of a workload's pods run on a node in no pool
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,13 @@ def _moves(finding: ActionFinding) -> tuple[tuple[str, str | None], ...]:
     return tuple((k, highest_version(v) if v else None) for k, v in sorted(fixed.items()))
 
 
+def _unfixed(finding: ActionFinding) -> list[dict]:
+    """The exposures of a stack finding no version closes (the vendor names no fix): while
+    one stays the finding stays open, whatever the pool is upgraded to."""
+    listed = finding.evidence.get("exposures") or finding.evidence.get("late_exposures") or []
+    return [e for e in listed if isinstance(e, dict) and not e.get("fixed_version")]
+
+
 def _component(key: str) -> str:
     name, _, branch = key.partition(" ")
     return f"{COMPONENT_NAMES.get(name, name)}{f' {branch}' if branch else ''}"
@@ -162,6 +173,18 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
     """(identity, title) of the action that closes the finding."""
     check, cluster = finding.check_id, finding.cluster
     where = _where(finding)
+    unfixed = _unfixed(finding) if check in UPGRADE_CHECKS else []
+    if unfixed:
+        # No upgrade closes it: an exposure the vendor names no fixed version for stays.
+        names = sorted(
+            {f"{_component(component_key(e))} {e.get('installed', '')}".strip() for e in unfixed}
+        )
+        advisories = sorted({str(e.get("advisory_id") or "?") for e in unfixed})
+        title = (
+            f"Mitigate or replace {' and '.join(names)} on node {finding.subject_name}: "
+            f"no fixed version for {', '.join(advisories)}"
+        )
+        return (cluster, "finding", str(finding.id)), title
     if check in UPGRADE_CHECKS and finding.subject_kind == "Node":
         # One rollout of the pool closes them all (the title, built from every member, says
         # which components move to what).
@@ -173,8 +196,14 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"Keep {finding.subject_kind} {ref} out of another class's pool"
-    if check in TAINT_CHECKS and (finding.subject_kind == "Node" or finding.pools):
+    if check in TAINT_CHECKS and (finding.subject_kind == "Node" or _one_pool(finding)):
         return (cluster, "taint", where), f"Taint {where}"
+    if check == "POD-009" and _is_workload(finding):
+        # Its pods run on several pools, or on nodes in none: no one pool's taint reaches them
+        # all, so the one change is to the workload.
+        ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
+        identity = (cluster, "workload", check, finding.subject_kind, ref)
+        return identity, f"Schedule {finding.subject_kind} {ref} on its class's tainted pool"
     # POD-010's parties share an identity, not a GPU: no "stop sharing GPUs" pair action.
     pair = _pair(finding) if check != "POD-010" else None
     if pair is not None:
@@ -189,6 +218,11 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"{WORKLOAD_FIXES[check]} {finding.subject_kind} {ref}"
     return (cluster, "finding", str(finding.id)), f"Fix {check}: {finding.title}"
+
+
+def _one_pool(finding: ActionFinding) -> bool:
+    """Every pod of the finding's workload runs on one and the same pool."""
+    return len(finding.pools) == 1 and not finding.unpooled
 
 
 def _inside_other_pool(finding: ActionFinding) -> bool:

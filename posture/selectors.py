@@ -13,6 +13,7 @@ from django.utils import timezone
 from gpuposture.base.enums import FindingStatus, Severity
 from inventory.models import Bulletin, Cluster, Node, SyncRun
 from posture import scoring
+from posture.action_store import with_own_risk
 from posture.checklist import ChecklistFacts
 from posture.models import SEVERITY_ORDER, Action, Finding, FindingTenant, TenantScore
 from posture.rules import CHECKS
@@ -75,12 +76,13 @@ def risk_series(
 def top_actions(user, limit: int = FIX_FIRST) -> list[Action]:
     """The fix-first actions the user may see, most risk removed first (two queries: the
     actions with their cluster, and the tenants they help)."""
-    return list(
+    actions = (
         Action.objects.visible_to(user)
         .select_related("cluster")
         .prefetch_related("tenants")
-        .order_by("-risk_removed", "key")[:limit]
+        .order_by("-risk_removed", "key")
     )
+    return list(with_own_risk(actions, user)[:limit])  # a tenant viewer's: by their own risk
 
 
 def with_tenant_slugs(findings: Iterable[Finding], scope: HiddenScope | None) -> list[Finding]:

@@ -113,3 +113,27 @@ def test_the_overview_lists_actions_to_fix_first(small_world, personas, client):
     section = html[html.index("Fix these first") :]
     assert top.title in section
     assert f"?action={top.key}" in section
+
+
+def test_a_viewer_sees_the_risk_their_own_tenant_loses_not_the_others(
+    small_world, personas, client
+):
+    """The alpha/beta time-slicing pair removes both tenants' points; alpha's viewer is told
+    alpha's only (beta's points would give away beta's findings and class weight), on the API
+    and on the overview. The lead still sees the whole."""
+    from posture.models import ActionTenant
+
+    own = dict(ActionTenant.objects.filter(tenant__slug="alpha").values_list("action__key", "risk"))
+    pair = next(a for a in rows(personas["security_lead"]) if a["title"].startswith("Stop "))
+    both = ActionTenant.objects.filter(action__key=pair["key"]).values_list("risk", flat=True)
+    assert pair["risk_removed"] == pytest.approx(sum(both)) and sum(both) > own[pair["key"]]
+    seen = rows(personas["viewer_alpha"])
+    assert [a["risk_removed"] for a in seen] == sorted(own.values(), reverse=True)
+    for action in seen:
+        assert action["risk_removed"] == pytest.approx(own[action["key"]]), action["title"]
+    client.force_login(personas["viewer_alpha"])
+    html = client.get("/").content.decode()
+    section = html[html.index("Fix these first") :]
+    total = Action.objects.get(key=pair["key"]).risk_removed
+    assert f'<td class="num">{total:g}</td>' not in section
+    assert f'<td class="num">{own[pair["key"]]:g}</td>' in section

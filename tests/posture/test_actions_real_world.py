@@ -1,0 +1,326 @@
+"""Fix-first actions on worlds synced, imported (the real NVIDIA CSAF bulletins) and scored
+through the real path: each action closes exactly what one change closes, and its numbers are
+the scores' own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inventory.bulletins.store import bulletins_import_paths
+from inventory.services import cluster_sync_from_snapshot
+from inventory.sync import cluster_get_or_create
+from posture.models import Action, Finding
+from posture.services import posture_evaluate
+from tenants.services import tenants_apply
+from tenants.spec import parse_tenants_document
+from tests.realworld import realworld
+
+pytestmark = pytest.mark.django_db
+
+TENANTS = {
+    "tenants": [
+        {"slug": "alpha", "name": "Alpha", "trust_class": "internal", "namespaces": ["team-a"]},
+        {"slug": "beta", "name": "Beta", "trust_class": "external", "namespaces": ["beta-prod"]},
+    ]
+}
+
+
+def gpu_node(name: str, pool: str | None, driver: str = "550.90.07") -> dict:
+    labels = {
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.count": "1",
+        "nvidia.com/cuda.driver-version.full": driver,
+        "kubernetes.io/hostname": name,
+    }
+    if pool:
+        labels["gpuposture.io/pool"] = pool
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "uid": f"uid-{name}", "labels": labels},
+        "spec": {},
+        "status": {"capacity": {"nvidia.com/gpu": "1"}, "allocatable": {"nvidia.com/gpu": "1"}},
+    }
+
+
+def pod(
+    namespace: str,
+    name: str,
+    node: str,
+    image: str,
+    *,
+    gpu: bool = True,
+    owner: str | None = None,
+    privileged: bool = False,
+) -> dict:
+    container: dict = {"name": "main", "image": image, "resources": {}}
+    if gpu:
+        container["resources"] = {
+            "limits": {"nvidia.com/gpu": "1"},
+            "requests": {"nvidia.com/gpu": "1"},
+        }
+    if privileged:
+        container["securityContext"] = {"privileged": True}
+    meta: dict = {"name": name, "namespace": namespace, "uid": f"uid-{namespace}-{name}"}
+    if owner:
+        meta["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner, "controller": True}
+        ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {"nodeName": node, "serviceAccountName": "default", "containers": [container]},
+        "status": {"phase": "Running"},
+    }
+
+
+def deployment(namespace: str, name: str, replicaset: str) -> list[dict]:
+    return [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "namespace": namespace, "uid": f"uid-dep-{name}"},
+            "spec": {"replicas": 2},
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": replicaset,
+                "namespace": namespace,
+                "uid": f"uid-rs-{replicaset}",
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "name": name,
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {"replicas": 2},
+        },
+    ]
+
+
+def namespaces(*names: str) -> list[dict]:
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "uid": f"uid-ns-{n}"}}
+        for n in names
+    ]
+
+
+def world(tmp_path: Path, items: list[dict], *bulletins: str) -> None:
+    """Tenants alpha and beta, the snapshot synced as cluster "rt", the bulletins imported from
+    the real NVIDIA CSAF files, and everything scored."""
+    tenants_apply(specs=parse_tenants_document(TENANTS))
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    cluster_sync_from_snapshot(cluster=cluster_get_or_create(name="rt"), paths=[path])
+    if bulletins:
+        files = [str(realworld("csaf", f"nvidia-{n}.json")) for n in bulletins]
+        bulletins_import_paths(paths=files)
+    posture_evaluate()
+
+
+def open_finding(check: str, name: str) -> Finding:
+    return Finding.objects.get(check_id=check, subject_name=name, status="open")
+
+
+def action_of(finding: Finding) -> Action:
+    (action,) = [a for a in Action.objects.all() if finding.pk in a.finding_ids]
+    return action
+
+
+def test_a_workload_on_two_untainted_pools_is_no_single_pools_taint(tmp_path, personas):
+    """POD-009 of a Deployment with a pod on pool pa and one on pool pb: tainting pa leaves
+    the pb pod outside its class's pool, so the taint of pa does not close it; the one change
+    that does is to the workload (schedule it on its class's pool)."""
+    items = [
+        gpu_node("gpu-a1", "pa"),
+        gpu_node("gpu-b1", "pb"),
+        *namespaces("team-a", "beta-prod"),
+        *deployment("beta-prod", "infer", "infer-7d9"),
+        pod("beta-prod", "infer-7d9-a", "gpu-a1", "docker.io/b/infer:2", owner="infer-7d9"),
+        pod("beta-prod", "infer-7d9-b", "gpu-b1", "docker.io/b/infer:2", owner="infer-7d9"),
+    ]
+    world(tmp_path, items)
+    outside = open_finding("POD-009", "infer")
+    action = action_of(outside)
+    assert not action.title.startswith("Taint pool"), action.title
+    assert action.title == "Schedule Deployment beta-prod/infer on its class's tainted pool"
+    assert action.finding_ids == [outside.pk]
+    # Each pool's own taint still closes its node's K8S-002, and nothing else.
+    for node, pool in (("gpu-a1", "pa"), ("gpu-b1", "pb")):
+        taint = action_of(open_finding("K8S-002", node))
+        assert taint.title.startswith(f"Taint pool {pool}")
+        assert taint.check_ids == ["K8S-002"]
+
+
+def test_a_workload_with_a_pod_on_a_node_in_no_pool_is_no_pools_taint(tmp_path, personas):
+    items = [
+        gpu_node("gpu-a1", "pa"),
+        gpu_node("gpu-x", None),
+        *namespaces("team-a", "beta-prod"),
+        *deployment("beta-prod", "infer", "infer-7d9"),
+        pod("beta-prod", "infer-7d9-a", "gpu-a1", "docker.io/b/infer:2", owner="infer-7d9"),
+        pod("beta-prod", "infer-7d9-b", "gpu-x", "docker.io/b/infer:2", owner="infer-7d9"),
+    ]
+    world(tmp_path, items)
+    action = action_of(open_finding("POD-009", "infer"))
+    assert action.title == "Schedule Deployment beta-prod/infer on its class's tainted pool"
+
+
+def test_a_workload_on_one_untainted_pool_is_closed_by_tainting_it(tmp_path, personas):
+    items = [
+        gpu_node("gpu-a1", "pa"),
+        gpu_node("gpu-a2", "pa"),
+        *namespaces("team-a", "beta-prod"),
+        *deployment("beta-prod", "infer", "infer-7d9"),
+        pod("beta-prod", "infer-7d9-a", "gpu-a1", "docker.io/b/infer:2", owner="infer-7d9"),
+        pod("beta-prod", "infer-7d9-b", "gpu-a2", "docker.io/b/infer:2", owner="infer-7d9"),
+    ]
+    world(tmp_path, items)
+    outside = open_finding("POD-009", "infer")
+    action = action_of(outside)
+    assert action.title == "Taint pool pa for class external"
+    assert outside.pk in action.finding_ids and "K8S-002" in action.check_ids
+
+
+def toolkit_pool(toolkits: dict[str, str]) -> list[dict]:
+    """GPU nodes of pool pa, each with the container toolkit version given, alpha's pod on each."""
+    items = [*namespaces("team-a", "beta-prod", "gpu-operator")]
+    for node, toolkit in toolkits.items():
+        image = f"nvcr.io/nvidia/k8s/container-toolkit:v{toolkit}"
+        items += [
+            gpu_node(node, "pa"),
+            pod("gpu-operator", f"toolkit-{node}", node, image, gpu=False, privileged=True),
+            pod(
+                "team-a", f"train-{node}", node, "registry.example.internal/a/t@sha256:" + "b" * 64
+            ),
+        ]
+    return items
+
+
+def no_fix_advisory(tmp_path: Path) -> Path:
+    """A vendor advisory (our own, CSAF 2.0) on the container toolkit up to 1.17.7 that names no
+    fix (remediation none_available), as a vendor does for a branch it no longer patches."""
+    from tests.inventory.test_csaf_shapes import document, version
+
+    data = document(
+        [version("A", "vers:generic/<=1.17.7", "product_version_range")],
+        {"known_affected": ["A"]},
+        remediations=[{"category": "none_available", "details": "No fix.", "product_ids": ["A"]}],
+    )
+    path = tmp_path / "no-fix.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_an_exposure_with_no_fixed_version_is_in_no_upgrade(tmp_path, personas):
+    """gpu-a1's toolkit 1.17.3 is below the real NVIDIA 5616 fix (1.17.4) and under an advisory
+    naming no fix: upgrading pa to 1.17.4 cannot close a finding that keeps the no-fix
+    exposure, so no upgrade action may claim it (nor name "a fixed version" that does not
+    exist)."""
+    world(tmp_path, toolkit_pool({"gpu-a1": "1.17.3"}), "5616")
+    bulletins_import_paths(paths=[str(no_fix_advisory(tmp_path))])
+    posture_evaluate()
+    finding = open_finding("STACK-002", "gpu-a1")
+    assert any(e.get("no_fix") for e in finding.evidence["exposures"])
+    action = action_of(finding)
+    assert not action.title.startswith("Upgrade"), action.title
+    assert action.title == (
+        "Mitigate or replace the container toolkit 1.17.3 on node gpu-a1: no fixed version for EX-1"
+    )
+    assert action.finding_ids == [finding.pk]
+
+
+def test_two_toolkit_bulletins_on_one_pool_name_the_higher_fix(tmp_path, personas):
+    """Real NVIDIA 5599 (fix 1.17.1) and 5616 (fix 1.17.4) on a pool whose nodes run 1.17.0 and
+    1.17.3: one upgrade of pa to 1.17.4 closes both nodes' STACK-002 (1.17.1 would not close
+    5616's), and its risk is what the scores count for them."""
+    world(tmp_path, toolkit_pool({"gpu-a1": "1.17.0", "gpu-a2": "1.17.3"}), "5599", "5616")
+    findings = [open_finding("STACK-002", n) for n in ("gpu-a1", "gpu-a2")]
+    (action,) = {action_of(f).pk: action_of(f) for f in findings}.values()
+    assert action.title.startswith("Upgrade the container toolkit to 1.17.4 on pool pa")
+    assert set(action.finding_ids) >= {f.pk for f in findings}
+    assert action.risk_removed == pytest.approx(score_points(action.finding_ids), abs=0.05)
+
+
+def score_points(finding_ids: list[int]) -> float:
+    """The points every tenant's latest score counts for these findings."""
+    from posture.models import TenantScore
+
+    total, wanted = 0.0, set(finding_ids)
+    for tenant in {s.tenant_id for s in TenantScore.objects.all()}:
+        latest = TenantScore.objects.filter(tenant=tenant).order_by("-computed_at").first()
+        total += sum(c["points"] for c in latest.contributions if c["finding_id"] in wanted)
+    return total
+
+
+def test_a_workload_on_nodes_in_no_pool_is_a_workload_fix(tmp_path, personas):
+    items = [
+        gpu_node("gpu-x", None),
+        gpu_node("gpu-y", None),
+        *namespaces("team-a", "beta-prod"),
+        *deployment("beta-prod", "infer", "infer-7d9"),
+        pod("beta-prod", "infer-7d9-a", "gpu-x", "docker.io/b/infer:2", owner="infer-7d9"),
+        pod("beta-prod", "infer-7d9-b", "gpu-y", "docker.io/b/infer:2", owner="infer-7d9"),
+    ]
+    world(tmp_path, items)
+    action = action_of(open_finding("POD-009", "infer"))
+    assert action.title == "Schedule Deployment beta-prod/infer on its class's tainted pool"
+
+
+def test_a_pool_on_two_driver_branches_moves_each_within_its_branch(tmp_path, personas):
+    """Real NVIDIA 5630 (R535 535.247.01, R550 550.163.01) on a pool whose nodes run
+    535.183.01 and 550.90.07: the upgrade names each branch's own fix, never one version for
+    both (a node on R535 does not move to R550)."""
+    items = toolkit_pool({"gpu-a1": "1.17.8", "gpu-a2": "1.17.8"})
+    for item in items:
+        if item["kind"] == "Node" and item["metadata"]["name"] == "gpu-a1":
+            item["metadata"]["labels"]["nvidia.com/cuda.driver-version.full"] = "535.183.01"
+    world(tmp_path, items, "5630")
+    findings = [open_finding("STACK-001", n) for n in ("gpu-a1", "gpu-a2")]
+    (action,) = {action_of(f).pk: action_of(f) for f in findings}.values()
+    assert action.title == (
+        "Upgrade the GPU driver R535 to 535.247.01 and the GPU driver R550 to 550.163.01 on pool pa"
+    )
+    assert action.risk_removed == pytest.approx(score_points(action.finding_ids), abs=0.05)
+
+
+def test_an_accepted_finding_leaves_its_action_and_the_scores(tmp_path, personas):
+    """Accepting gpu-a1's STACK-002 re-scores: the pool's upgrade no longer lists it, its risk
+    drops by exactly the points the scores stop counting, and no contribution points at it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from posture.models import TenantScore
+    from posture.services import finding_accept
+
+    world(tmp_path, toolkit_pool({"gpu-a1": "1.17.3", "gpu-a2": "1.17.3"}), "5616")
+    accepted = open_finding("STACK-002", "gpu-a1")
+    before = action_of(accepted)
+    points = score_points([accepted.pk])
+    assert points > 0
+    finding_accept(
+        finding=accepted,
+        user=personas["security_lead"],
+        reason="compensating control in place",
+        until=timezone.now() + timedelta(days=30),
+    )
+    posture_evaluate()
+    after = Action.objects.get(key=before.key)
+    assert accepted.pk not in after.finding_ids
+    assert after.risk_removed == pytest.approx(before.risk_removed - points, abs=0.05)
+    assert after.risk_removed == pytest.approx(score_points(after.finding_ids), abs=0.05)
+    for score in TenantScore.objects.filter(
+        computed_at=TenantScore.objects.latest("computed_at").computed_at
+    ):
+        assert accepted.pk not in {c["finding_id"] for c in score.contributions}
+        assert score.risk == pytest.approx(sum(c["points"] for c in score.contributions), abs=0.05)
