@@ -48,7 +48,9 @@ class SharingRequestSerializer(serializers.ModelSerializer):
     justification = serializers.CharField(max_length=2000)
     state = serializers.SerializerMethodField()
     # expires_at as decided, or sooner the ceiling of the tenant's current trust class.
-    effective_expires_at = serializers.DateTimeField(source="effective_expiry", read_only=True)
+    effective_expires_at = serializers.DateTimeField(
+        source="effective_expiry", read_only=True, allow_null=True
+    )
     requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     decided_by = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
