@@ -184,7 +184,9 @@ def _total(
     """The grants that open a total path; namespaced paths in `namespaces` and in those the
     grants are bound in."""
 
-    def allowed(verb: str, resource: str, namespace: str | None, name: str | None = None):
+    def allowed(
+        verb: str, resource: str, namespace: str | None, name: str | None = None
+    ) -> list[Grant]:
         return [g for g in grants if g.allows(verb, RBAC_GROUP, resource, namespace, name)]
 
     for grant in (g for g in grants if g.allows("impersonate", "", "groups", None, MASTERS)):
