@@ -99,14 +99,18 @@ def is_gpu_resource(name: str, advertised: Iterable[str] = ()) -> bool:
     """A resource that is a GPU, a MIG device or a share of one by NVIDIA's device plugin or
     HAMi, a GPU or vGPU the sandbox device plugin gives to VMs, or a name the node's sharing
     config advertises (`advertised`)."""
-    base = name.removesuffix(".shared")
     return (
-        base == NV + "gpu"
-        or base.startswith(NV + "mig-")
+        is_plugin_resource(name, advertised)
         or name in FRACTIONAL
         or vm_device_kind(name) is not None
-        or name in set(advertised)
     )
+
+
+def is_plugin_resource(name: str, advertised: Iterable[str] = ()) -> bool:
+    """A resource NVIDIA's device plugin advertises: a GPU, a MIG device, a share of one, or a
+    name the node's sharing config advertises (`advertised`)."""
+    base = name.removesuffix(".shared")
+    return base == NV + "gpu" or base.startswith(NV + "mig-") or name in set(advertised)
 
 
 def plugin_resources(
@@ -119,13 +123,7 @@ def plugin_resources(
         sorted(
             name
             for name, count in capacity.items()
-            if count > 0
-            and allocatable.get(name, count) > 0
-            and (
-                name.removesuffix(".shared") == NV + "gpu"
-                or name.startswith(NV + "mig-")
-                or name in names
-            )
+            if count > 0 and allocatable.get(name, count) > 0 and is_plugin_resource(name, names)
         )
     )
 
