@@ -107,20 +107,60 @@ def load_json(
         raise SafeParseError(f"not valid JSON: {exc}") from exc
 
 
+def load_json_values(text: str | bytes, *, max_bytes: int) -> list[Any]:
+    """Every JSON value in `text`, one after another: `kubectl get ... -o json >> file` run
+    once per kind leaves several documents in one file. Whitespace between them is skipped;
+    anything else is an error naming where. No depth scan (see load_json's `max_depth=None`)."""
+    text = _text(text, max_bytes)
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    at = _skip_space(text, 0)
+    try:
+        while at < len(text):
+            value, at = decoder.raw_decode(text, at)
+            values.append(value)
+            at = _skip_space(text, at)
+    except RecursionError as exc:
+        raise SafeParseError("not valid JSON: nested too deeply to read") from exc
+    except ValueError as exc:
+        raise SafeParseError(f"not valid JSON: {exc}") from exc
+    if not values:
+        raise SafeParseError("not valid JSON: the file is empty")
+    return values
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
 def _text(text: str | bytes, max_bytes: int) -> str:
     """`text` as str, refused when its UTF-8 form is over `max_bytes`."""
     if isinstance(text, bytes | bytearray):
         size = len(text)
         _check_size(size, max_bytes)
+        encoding = _encoding(bytes(text[:4]))
         try:
             # -sig: a byte-order mark (PowerShell writes one) is not part of the document.
-            return bytes(text).decode("utf-8-sig")
+            return bytes(text).decode(encoding)
         except UnicodeDecodeError as exc:
-            raise SafeParseError(f"cannot be read as UTF-8 text (byte {exc.start})") from exc
+            name = "UTF-8" if encoding == "utf-8-sig" else encoding.upper()
+            raise SafeParseError(f"cannot be read as {name} text (byte {exc.start})") from exc
     # Encoding costs a copy: only when the character count leaves the byte count in doubt.
     if len(text) > max_bytes or 4 * len(text) > max_bytes:
         _check_size(len(text.encode("utf-8", "surrogatepass")), max_bytes)
     return text
+
+
+def _encoding(start: bytes) -> str:
+    """UTF-8 unless a byte-order mark says UTF-16 or UTF-32: Windows PowerShell 5's `>`
+    writes `kubectl get ... -o json` as UTF-16 with a mark. The codecs drop the mark."""
+    if start.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "utf-32"
+    if start.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    return "utf-8-sig"
 
 
 def _check_size(size: int, max_bytes: int) -> None:

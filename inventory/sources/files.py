@@ -16,6 +16,11 @@ from inventory.sources.snapshot_file import load_snapshot_objects
 ABSENCE_READ = {
     "ResourceQuota": ("resourcequotas", "K8S-001 reads every tenant namespace as without quota"),
     "NetworkPolicy": ("networkpolicies", "K8S-007 reads every GPU pod's egress as unrestricted"),
+    # Every cluster has a Service (`default/kubernetes`): none means none was asked for.
+    "Service": (
+        "services,ingresses",
+        "K8S-006 sees no notebook or dashboard reached through a NodePort, LoadBalancer or Ingress",
+    ),
     "ClusterRoleBinding": (
         "roles,clusterroles,rolebindings,clusterrolebindings",
         "the RBAC checks (K8S-003/004/005/008, DRA-001) see no binding at all",

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from gpuposture.base.safe_parse import SafeParseError, load_json, load_yaml_all
+from gpuposture.base.safe_parse import SafeParseError, load_json_values, load_yaml_all
 from inventory.snapshot import ClusterSnapshot, gc_paused
 from inventory.sources.normalise import SnapshotError, normalise
 
@@ -62,7 +62,8 @@ def _snapshot_files(paths: Sequence[str | Path]) -> Iterator[Path]:
 
 
 def _documents(file: Path) -> list[Any]:
-    """The parsed documents of one file: one for JSON, one per `---` section for YAML."""
+    """The parsed documents of one file: each JSON value in turn (one, or one per `>>` of
+    `kubectl get -o json`), one per `---` section for YAML."""
     size = file.stat().st_size
     if size > MAX_FILE_BYTES:
         raise SnapshotError(
@@ -75,7 +76,7 @@ def _documents(file: Path) -> list[Any]:
         raise SnapshotError(f"{file}: cannot be read: {exc}") from exc
     try:
         if _is_json(file, content):
-            return [load_json(content, max_bytes=MAX_FILE_BYTES, max_depth=None)]
+            return load_json_values(content, max_bytes=MAX_FILE_BYTES)
         return load_yaml_all(content, max_bytes=MAX_FILE_BYTES, max_depth=MAX_YAML_DEPTH)
     except SafeParseError as exc:
         raise SnapshotError(f"{file}: {exc}") from exc
@@ -84,9 +85,9 @@ def _documents(file: Path) -> list[Any]:
 def _is_json(file: Path, content: bytes) -> bool:
     if file.suffix.lower() == ".json":
         return True
-    # A file named otherwise (snapshot.txt) is JSON when it reads like JSON (after a BOM:
-    # PowerShell writes one).
-    start = content.removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
+    # A file named otherwise (snapshot.txt) is JSON when it reads like JSON (after a byte-order
+    # mark, UTF-8 or UTF-16: PowerShell writes one, and UTF-16's zero bytes).
+    start = content.lstrip(b"\xef\xbb\xbf\xff\xfe\x00 \t\r\n")[:1]
     return file.suffix.lower() not in (".yaml", ".yml") and start in (b"{", b"[")
 
 

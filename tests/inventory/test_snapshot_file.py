@@ -68,6 +68,40 @@ def test_json_files(tmp_path, content, expected):
     assert names(load_snapshot_objects([write(tmp_path / "snap.json", content)])) == expected
 
 
+def test_kubectl_outputs_appended_to_one_file_are_each_read(tmp_path):
+    # `kubectl get nodes -o json > snap.json; kubectl get pods -A -o json >> snap.json`
+    content = (
+        json.dumps(kube_list(gpu_node("gpu-h100-01"), kind="List"), indent=4)
+        + "\n"
+        + json.dumps(kube_list(namespace("team-alpha")), indent=4)
+        + "\n"
+    )
+    objects = load_snapshot_objects([write(tmp_path / "snap.json", content)])
+    assert names(objects) == ["gpu-h100-01", "team-alpha"]
+
+
+def test_something_else_between_appended_outputs_is_refused_with_where(tmp_path):
+    content = (
+        json.dumps(kube_list(namespace("a"))) + "\nerror: the server doesn't have a resource type\n"
+    )
+    with pytest.raises(SnapshotError, match=r"snap\.json: not valid JSON: .*line 2 column 1"):
+        load_snapshot_objects([write(tmp_path / "snap.json", content)])
+
+
+@pytest.mark.parametrize("file_name", ["snap.json", "snap.txt"])
+def test_windows_powershell_utf16_output_is_read(tmp_path, file_name):
+    # Windows PowerShell 5's `>` writes UTF-16 little-endian with a byte-order mark.
+    text = json.dumps(kube_list(namespace("team-alpha"), gpu_node("gpu-h100-01")))
+    path = tmp_path / file_name
+    path.write_bytes("\ufeff".encode("utf-16-le") + text.encode("utf-16-le"))
+    assert names(load_snapshot_objects([path])) == ["team-alpha", "gpu-h100-01"]
+
+
+def test_an_empty_json_file_is_refused(tmp_path):
+    with pytest.raises(SnapshotError, match="snap.json: not valid JSON: the file is empty"):
+        load_snapshot_objects([write(tmp_path / "snap.json", "  \n")])
+
+
 def test_typed_api_list_items_get_their_kind_back(tmp_path):
     # The raw API's PodList leaves kind off its items.
     pod = {"metadata": {"name": "trainer", "namespace": "team-alpha"}, "spec": {}}
