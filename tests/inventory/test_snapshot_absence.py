@@ -1,6 +1,6 @@
 """A snapshot file holds only the kinds `kubectl get` was asked for: where it holds pods but no
-ResourceQuota, NetworkPolicy or ClusterRoleBinding, the run says what the checks then read as
-absent, and how to include them."""
+ResourceQuota, NetworkPolicy, ClusterRoleBinding or ServiceAccount, the run says what the checks
+then read as absent, and how to include them."""
 
 from __future__ import annotations
 
@@ -19,13 +19,20 @@ def _read(tmp_path, kinds: list[str]) -> list[str]:
 
 
 def test_pods_without_the_kinds_read_as_absent_are_said(tmp_path):
-    warnings = _read(tmp_path, ["Node", "Pod", "NetworkPolicy"])
+    warnings = _read(tmp_path, ["Node", "Pod", "NetworkPolicy", "ServiceAccount"])
     assert len(warnings) == 2
     assert "no ResourceQuota, so K8S-001" in warnings[0] and "add resourcequotas" in warnings[0]
     assert "no ClusterRoleBinding" in warnings[1]
 
 
 def test_a_full_capture_or_a_file_of_nodes_only_says_nothing(tmp_path):
-    kinds = ["Pod", "ResourceQuota", "NetworkPolicy", "ClusterRoleBinding"]
+    kinds = ["Pod", "ResourceQuota", "NetworkPolicy", "ClusterRoleBinding", "ServiceAccount"]
     assert _read(tmp_path, kinds) == []
     assert _read(tmp_path, ["Node"]) == []
+
+
+def test_pods_without_service_accounts_say_pod010_cannot_see_their_cloud_identity(tmp_path):
+    kinds = ["Pod", "ResourceQuota", "NetworkPolicy", "ClusterRoleBinding"]
+    (warning,) = _read(tmp_path, kinds)
+    assert "no ServiceAccount, so POD-010" in warning and "GKE Workload Identity" in warning
+    assert "add serviceaccounts" in warning
