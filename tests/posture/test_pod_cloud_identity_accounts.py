@@ -30,9 +30,14 @@ def job(ns: str, name: str, sa: str, *variables, gpu=GPU):
     return pod(ns, name, containers=(box,), service_account=sa)
 
 
-def drafts(pods, accounts):
+# GKE's metadata server runs on the node (its DaemonSet selects this label).
+METADATA_SERVER = {"iam.gke.io/gke-metadata-server-enabled": "true"}
+
+
+def drafts(pods, accounts, node_labels=METADATA_SERVER):
+    node = gpu_node(labels=dict(node_labels))
     world = inputs(
-        nodes=(gpu_node(),), pods=tuple(pods), tenants=(TEAM, OTHER), service_accounts=accounts
+        nodes=(node,), pods=tuple(pods), tenants=(TEAM, OTHER), service_accounts=accounts
     )
     return [d for d in run("POD-010", world) if d.subject_kind == "CloudIdentity"]
 
@@ -114,3 +119,21 @@ def test_an_annotated_account_whose_pods_hold_no_gpu_is_no_gpu_work():
     accounts = (account("team-a", "jobs", **{GKE: GSA}), account("other-a", "web", **{GKE: GSA}))
     pods = [job("team-a", "a", "jobs"), job("other-a", "b", "web", gpu=None)]
     assert drafts(pods, accounts) == []
+
+
+def test_the_gke_annotation_takes_effect_only_where_the_metadata_server_runs():
+    """Off the metadata server the pod acts as the node's own Google service account, not the
+    annotated one: nothing is said of the annotation there (the env-free IRSA case still is)."""
+    accounts = (account("team-a", "jobs", **{GKE: GSA}), account("other-a", "jobs", **{GKE: GSA}))
+    pods = [job("team-a", "a", "jobs"), job("other-a", "b", "jobs")]
+    assert drafts(pods, accounts, node_labels={}) == []
+    off = {"iam.gke.io/gke-metadata-server-enabled": "false"}
+    assert drafts(pods, accounts, node_labels=off) == []
+    on_other_node = [
+        job("team-a", "a", "jobs"),
+        pod("other-a", "b", node="gone", gpu=GPU, service_account="jobs"),
+    ]
+    assert drafts(on_other_node, accounts) == []
+    irsa = (account("team-a", "jobs", **{IRSA: ROLE}), account("other-a", "jobs", **{IRSA: ROLE}))
+    (draft,) = drafts(pods, irsa, node_labels={})
+    assert draft.tenants == ("other", "team")

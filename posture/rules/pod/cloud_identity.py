@@ -5,8 +5,12 @@ do share in practice is the cloud identity their ServiceAccounts are federated t
 from two places (inventory/sources/service_accounts.py):
 - the ServiceAccount's annotation: EKS IRSA `eks.amazonaws.com/role-arn`, Azure Workload
   Identity `azure.workload.identity/client-id`, GKE Workload Identity
-  `iam.gke.io/gcp-service-account` (GKE writes nothing into the pod; an IRSA account is federated
-  whether or not the webhook wrote the env, as the role's trust policy names the account);
+  `iam.gke.io/gcp-service-account` (an IRSA account is federated whether or not the webhook
+  wrote the env, as the role's trust policy names the account). GKE writes nothing into the
+  pod: its metadata server answers as the annotated Google service account only on nodes that
+  run it, labelled `iam.gke.io/gke-metadata-server-enabled: "true"` (the label its DaemonSet
+  selects; every Autopilot node); elsewhere the pod acts as the node's own service account, so
+  the annotation counts only for pods on such a node in the snapshot;
 - the variable the IRSA and Azure webhooks write into each pod, `AWS_ROLE_ARN` and
   `AZURE_CLIENT_ID` (a snapshot without ServiceAccounts still shows these).
 GPU pods of two tenants with the same identity assume the same role, read the same buckets and
@@ -19,7 +23,7 @@ said about them (no finding either way). A snapshot without ServiceAccounts is s
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 
 from inventory.env_seal import SEALED_VALUE
 from inventory.snapshot import Pod, ServiceAccount
@@ -41,6 +45,7 @@ IDENTITY_KINDS = {
 IDENTITY_VARIABLES = {"AWS_ROLE_ARN": AWS, "AZURE_CLIENT_ID": AZURE}
 # The ServiceAccount annotation that federates it -> the kind of identity it names.
 IDENTITY_ANNOTATIONS = {IRSA_ANNOTATION: AWS, AZURE_ANNOTATION: AZURE, GKE_ANNOTATION: GCP}
+GKE_METADATA_SERVER = "iam.gke.io/gke-metadata-server-enabled"
 # A client id (a GUID) and a Google service account (an e-mail address) are case-insensitive.
 CASE_INSENSITIVE = (AZURE, GCP)
 SUBJECT_KIND = "CloudIdentity"
@@ -55,10 +60,13 @@ def _identity(kind: str, value: str) -> Identity:
     return kind, value.lower() if kind in CASE_INSENSITIVE else value
 
 
-def cloud_identities(pod: Pod, accounts: Accounts | None = None) -> dict[Identity, set[str]]:
+def cloud_identities(
+    pod: Pod, accounts: Accounts | None = None, metadata_nodes: Collection[str] = ()
+) -> dict[Identity, set[str]]:
     """Each cloud identity the pod acts as -> where it was read ("env AWS_ROLE_ARN", "annotation
     iam.gke.io/gcp-service-account on ServiceAccount ns/name"). Env: literal values only (a
-    value from a ConfigMap or Secret is not read)."""
+    value from a ConfigMap or Secret is not read). `metadata_nodes`: the nodes that run GKE's
+    metadata server, where the GKE annotation takes effect."""
     found: dict[Identity, set[str]] = {}
     for c in pod.containers:
         if c.ephemeral:
@@ -69,7 +77,8 @@ def cloud_identities(pod: Pod, accounts: Accounts | None = None) -> dict[Identit
                 found.setdefault(identity, set()).add(f"env {var.name}")
     account = (accounts or {}).get((pod.namespace, pod.service_account))
     for annotation, value in account.identities.items() if account else ():
-        if annotation in IDENTITY_ANNOTATIONS:
+        gke_elsewhere = annotation == GKE_ANNOTATION and pod.node_name not in metadata_nodes
+        if annotation in IDENTITY_ANNOTATIONS and not gke_elsewhere:
             identity = _identity(IDENTITY_ANNOTATIONS[annotation], value)
             where = f"annotation {annotation} on ServiceAccount {pod.namespace}/{account.name}"
             found.setdefault(identity, set()).add(where)
@@ -82,12 +91,15 @@ def shared_cloud_identities(
     """One finding per cloud identity that the GPU pods of several parties (tenants, or a
     tenant and the platform) act as. `party_of(inputs, pod)` names whose work a pod is."""
     accounts = {(a.namespace, a.name): a for a in inputs.snapshot.service_accounts}
+    metadata_nodes = {
+        n.name for n in inputs.snapshot.nodes if n.labels.get(GKE_METADATA_SERVER) == "true"
+    }
     groups: dict[Identity, dict[str, list[Pod]]] = {}
     sources: dict[Identity, set[str]] = {}
     for pod in sorted(inputs.snapshot.pods, key=pod_ref):
         if not pod.is_active or not uses_gpu(inputs, pod):
             continue
-        for identity, where in cloud_identities(pod, accounts).items():
+        for identity, where in cloud_identities(pod, accounts, metadata_nodes).items():
             parties = groups.setdefault(identity, {})
             parties.setdefault(party_of(inputs, pod), []).append(pod)
             sources.setdefault(identity, set()).update(where)
