@@ -95,3 +95,22 @@ def test_an_account_that_may_not_list_service_accounts_syncs_with_a_warning(tmp_
     (warning,) = run.warnings
     assert "ServiceAccount" in warning and "HTTP 403" in warning and "POD-010" in warning
     assert cluster_snapshot(cluster).service_accounts == ()
+
+
+@pytest.mark.django_db
+def test_a_changed_annotation_arrives_by_watch(tmp_path):
+    with FakeKubeAPI([ANNOTATED]) as api:
+        source = KubeSource(
+            kubeconfig=str(api.kubeconfig(tmp_path)),
+            context="fake",
+            settings=KubeSettings(page_size=2, read_timeout=5.0, watch_seconds=1),
+        )
+        cluster = cluster_get_or_create(name="watch-sa")
+        assert cluster_sync(cluster=cluster, source=source).mode == "full"
+        moved = service_account("team-a", "trainer", {GKE: "other@ml-prod.iam.gserviceaccount.com"})
+        api.replace_objects([moved])
+        cluster.refresh_from_db()
+        run = cluster_sync(cluster=cluster, source=source)
+    assert (run.status, run.mode) == ("succeeded", "watch")
+    (stored,) = cluster_snapshot(cluster).service_accounts
+    assert stored.identities == {GKE: "other@ml-prod.iam.gserviceaccount.com"}
