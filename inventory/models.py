@@ -251,6 +251,8 @@ class ClusterObject(models.Model):
         # Admission control (VAP and bindings, Kyverno, Gatekeeper) and how each live list went
         ADMISSION_POLICY = "admission_policy"
         ADMISSION_READ = "admission_read"
+        # A ServiceAccount's workload-identity annotations (POD-010), nothing else of it
+        SERVICE_ACCOUNT = "service_account"
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="kube_objects")
     kind = models.CharField(max_length=20, choices=Kind.choices)

@@ -2,6 +2,12 @@
 
 PURE. A sharing approval may be scoped to one node pool; a node with none of these labels is
 in no named pool, so only cluster-wide approvals cover it.
+
+Only labels the provider itself writes on the Node, whose value names the pool, are read (a
+tenant cannot write node labels). Not read, as they never reach the Node: Cluster API's
+`cluster.x-k8s.io/deployment-name` and Rancher's `rke.cattle.io/rke-machine-pool-name` (on the
+Machine; Cluster API copies only `node.cluster.x-k8s.io/*` and node-role labels to the Node),
+OpenShift's `machine.openshift.io/cluster-api-machineset` (on the Machine).
 """
 
 from __future__ import annotations
@@ -15,8 +21,21 @@ POOL_LABELS: tuple[str, ...] = (
     "eks.amazonaws.com/nodegroup",
     "alpha.eksctl.io/nodegroup-name",
     "karpenter.sh/nodepool",
+    # Karpenter before v0.32 (v1alpha5 Provisioner): the Provisioner's name.
+    "karpenter.sh/provisioner-name",
     "kubernetes.azure.com/agentpool",
     "agentpool",
+    # DigitalOcean Kubernetes: the pool's name (doks.digitalocean.com/node-pool-id is its id).
+    "doks.digitalocean.com/node-pool",
+    # IBM Cloud Kubernetes Service and Red Hat OpenShift on IBM Cloud: the worker pool's name.
+    "ibm-cloud.kubernetes.io/worker-pool-name",
+    # CoreWeave Kubernetes Service: the NodePool (compute.coreweave.com) the node belongs to.
+    "compute.coreweave.com/node-pool",
+    # Oracle OKE pools made with the terraform-oci-oke module (OKE itself sets no pool name).
+    "oke.oraclecloud.com/pool.name",
+    # Alibaba Cloud ACK: the pool's id (np...), the only pool label ACK writes; a pool-scoped
+    # approval names the pool by this id.
+    "alibabacloud.com/nodepool-id",
     "node.kubernetes.io/pool",
 )
 

@@ -100,6 +100,11 @@ OBJECT_KINDS: dict[str, tuple[str, type, Callable[[Any], tuple[str, str]]]] = {
         lambda o: (o.namespace, f"{o.kind}/{o.name}"),
     ),
     "admission_reads": ("admission_read", snap.AdmissionRead, lambda o: ("", o.resource)),
+    "service_accounts": (
+        "service_account",
+        snap.ServiceAccount,
+        lambda o: (o.namespace, o.name),
+    ),
 }
 
 

@@ -54,6 +54,7 @@ _OBJECTS = {
     "dra_slice": ("dra_slices", snap.DraSlice),
     "admission_policy": ("admission_policies", snap.AdmissionPolicy),
     "admission_read": ("admission_reads", snap.AdmissionRead),
+    "service_account": ("service_accounts", snap.ServiceAccount),
 }
 
 

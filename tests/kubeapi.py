@@ -54,6 +54,7 @@ LIST_PATHS: dict[str, str] = {
     "Service": "/api/v1/services",
     "Secret": "/api/v1/secrets",
     "PersistentVolume": "/api/v1/persistentvolumes",
+    "ServiceAccount": "/api/v1/serviceaccounts",
     "DaemonSet": "/apis/apps/v1/daemonsets",
     "Deployment": "/apis/apps/v1/deployments",
     "ReplicaSet": "/apis/apps/v1/replicasets",

@@ -18,6 +18,7 @@ PLURALS = {
     "ConfigMap": ("", "configmaps"),
     "Service": ("", "services"),
     "PersistentVolume": ("", "persistentvolumes"),
+    "ServiceAccount": ("", "serviceaccounts"),
     "DaemonSet": ("apps", "daemonsets"),
     "Deployment": ("apps", "deployments"),
     "ReplicaSet": ("apps", "replicasets"),

@@ -42,6 +42,7 @@ from inventory.snapshot.objects import (
     Role,
     RoleBinding,
     Service,
+    ServiceAccount,
     Subject,
     Workload,
 )
@@ -110,6 +111,7 @@ __all__ = [
     "RoleBinding",
     "SHARING_STRATEGIES",
     "Service",
+    "ServiceAccount",
     "SharedResource",
     "SharingConfig",
     "SharingEntry",
@@ -153,6 +155,9 @@ class ClusterSnapshot:
     # live list of their kinds went (empty from a snapshot file: what it holds is all we know).
     admission_policies: tuple[AdmissionPolicy, ...] = ()
     admission_reads: tuple[AdmissionRead, ...] = ()
+    # ServiceAccounts with the cloud identity each is federated to (POD-010); none when the
+    # snapshot holds no ServiceAccount (every namespace has at least `default`: not read).
+    service_accounts: tuple[ServiceAccount, ...] = ()
     # Objects read per kind, including the ones not kept (for the SyncRun counts).
     counts: dict[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()

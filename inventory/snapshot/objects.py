@@ -1,5 +1,6 @@
-"""The other Kubernetes objects of a snapshot: namespaces, quotas, controllers, services,
-RBAC, ingresses, network policies, GPU Operator policies and ownership links."""
+"""The other Kubernetes objects of a snapshot: namespaces, service accounts, quotas,
+controllers, services, RBAC, ingresses, network policies, GPU Operator policies and ownership
+links."""
 
 from __future__ import annotations
 
@@ -13,6 +14,16 @@ from inventory.snapshot.pods import Pod
 class Namespace:
     name: str
     labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ServiceAccount:
+    """A ServiceAccount as POD-010 reads it: the cloud identity its workload-identity
+    annotations federate it to (inventory/sources/service_accounts.py keeps only those)."""
+
+    namespace: str
+    name: str
+    identities: dict[str, str] = field(default_factory=dict)  # annotation -> value
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,11 @@ ABSENCE_READ = {
         "roles,clusterroles,rolebindings,clusterrolebindings",
         "the RBAC checks (K8S-003/004/005/008, DRA-001) see no binding at all",
     ),
+    "ServiceAccount": (
+        "serviceaccounts",
+        "POD-010 sees no cloud identity federated through ServiceAccount annotations (GKE "
+        "Workload Identity; IRSA or Azure Workload Identity where pods carry no env)",
+    ),
 }
 
 

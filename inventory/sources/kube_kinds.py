@@ -30,6 +30,8 @@ KINDS: tuple[tuple[str, str, str], ...] = (
     ("NetworkPolicy", "NetworkingV1Api", "list_network_policy_for_all_namespaces"),
     # hostPath and local volumes a pod reaches through a claim (the claim's PV names it).
     ("PersistentVolume", "CoreV1Api", "list_persistent_volume"),
+    # The cloud identity each is federated to, from its annotations (POD-010).
+    ("ServiceAccount", "CoreV1Api", "list_service_account_for_all_namespaces"),
 )
 
 
@@ -77,6 +79,9 @@ OPTIONAL_CUSTOM_KINDS: tuple[tuple[str, str, str, str], ...] = (
 REFUSABLE_KINDS: dict[str, str] = {
     "PersistentVolume": "claims bound to hostPath or local PersistentVolumes are not judged "
     "(POD-003); grant get/list/watch on persistentvolumes (deploy/rbac.yaml)",
+    "ServiceAccount": "cloud identities federated through ServiceAccount annotations (GKE "
+    "Workload Identity; IRSA or Azure Workload Identity where pods carry no env) are not seen "
+    "(POD-010); grant get/list/watch on serviceaccounts (deploy/rbac.yaml)",
     **{
         f"{group}/{kind}": f"what its {kind} objects allow or route is not seen (K8S-006, "
         f"K8S-007); grant get/list/watch on {plural(kind)}.{group} (deploy/rbac.yaml)"

@@ -29,6 +29,7 @@ from inventory.snapshot import (
     Role,
     RoleBinding,
     Service,
+    ServiceAccount,
     SharingConfig,
     UnreadableConfig,
     Workload,
@@ -50,6 +51,7 @@ from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
 from inventory.sources.pods import pod_from_object, pod_from_template
 from inventory.sources.raw import mapping, name_of, text
+from inventory.sources.service_accounts import service_account_from
 
 __all__ = [
     "SnapshotError",
@@ -78,6 +80,7 @@ NAMESPACED_KINDS = frozenset(
         *ROUTE_KIND_NAMES,
         "ResourceClaim",
         "ResourceClaimTemplate",
+        "ServiceAccount",
     }
 )
 # Controllers between a pod and its workload: only their owner is kept (inventory/owners.py).
@@ -117,6 +120,7 @@ class _Collected:
     dra_slices: list[DraSlice] = field(default_factory=list)
     admission_policies: list[AdmissionPolicy] = field(default_factory=list)
     persistent_volumes: list[dict[str, Any]] = field(default_factory=list)
+    service_accounts: list[ServiceAccount] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def add(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
@@ -155,6 +159,8 @@ class _Collected:
             self._add_dra(kind, obj, namespace)
         elif kind == "PersistentVolume":
             self.persistent_volumes.append(obj)  # only its node path reaches a pod's claim
+        elif kind == "ServiceAccount" and namespace:
+            self.service_accounts.append(service_account_from(obj, namespace))
 
     def _add_controller(self, kind: str, obj: dict[str, Any], namespace: str) -> None:
         # Only the built-in ones: Volcano's Job is another resource (inventory.owners).
@@ -336,6 +342,9 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         dra_slices=tuple(sorted(collected.dra_slices, key=lambda s: s.name)),
         admission_policies=tuple(
             sorted(collected.admission_policies, key=lambda p: (p.kind, p.namespace, p.name))
+        ),
+        service_accounts=tuple(
+            sorted(collected.service_accounts, key=lambda a: (a.namespace, a.name))
         ),
         counts=dict(sorted(counts.items())),
         warnings=tuple(sorted(set(collected.warnings))),

@@ -1,6 +1,6 @@
 """A snapshot file holds only the kinds `kubectl get` was asked for: where it holds pods but no
-ResourceQuota, NetworkPolicy, ClusterRoleBinding or Service, the run says what the checks then
-read as absent, and how to include them."""
+ResourceQuota, NetworkPolicy, ClusterRoleBinding, Service or ServiceAccount, the run says what
+the checks then read as absent, and how to include them."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _read(tmp_path, kinds: list[str]) -> list[str]:
 
 
 def test_pods_without_the_kinds_read_as_absent_are_said(tmp_path):
-    warnings = _read(tmp_path, ["Node", "Pod", "NetworkPolicy", "Service"])
+    warnings = _read(tmp_path, ["Node", "Pod", "NetworkPolicy", "Service", "ServiceAccount"])
     assert len(warnings) == 2
     assert "no ResourceQuota, so K8S-001" in warnings[0] and "add resourcequotas" in warnings[0]
     assert "no ClusterRoleBinding" in warnings[1]
@@ -27,7 +27,7 @@ def test_pods_without_the_kinds_read_as_absent_are_said(tmp_path):
 
 def test_pods_without_any_service_say_exposures_go_unseen(tmp_path):
     # Every cluster has the `default/kubernetes` Service: none means none was asked for.
-    kinds = ["Pod", "ResourceQuota", "NetworkPolicy", "ClusterRoleBinding"]
+    kinds = ["Pod", "ResourceQuota", "NetworkPolicy", "ClusterRoleBinding", "ServiceAccount"]
     (warning,) = _read(tmp_path, kinds)
     assert "no Service, so K8S-006 sees no notebook" in warning
     assert "add services,ingresses" in warning
@@ -35,5 +35,13 @@ def test_pods_without_any_service_say_exposures_go_unseen(tmp_path):
 
 def test_a_full_capture_or_a_file_of_nodes_only_says_nothing(tmp_path):
     kinds = ["Pod", "ResourceQuota", "NetworkPolicy", "ClusterRoleBinding", "Service"]
+    kinds.append("ServiceAccount")
     assert _read(tmp_path, kinds) == []
     assert _read(tmp_path, ["Node"]) == []
+
+
+def test_pods_without_service_accounts_say_pod010_cannot_see_their_cloud_identity(tmp_path):
+    kinds = ["Pod", "ResourceQuota", "NetworkPolicy", "ClusterRoleBinding", "Service"]
+    (warning,) = _read(tmp_path, kinds)
+    assert "no ServiceAccount, so POD-010" in warning and "GKE Workload Identity" in warning
+    assert "add serviceaccounts" in warning

@@ -1,22 +1,33 @@
 """POD-010, the cloud side: GPU pods of several tenants that act as one cloud identity. PURE.
 
 A ServiceAccount is namespaced, so two tenants never share one in Kubernetes terms; what they
-do share in practice is the cloud role their ServiceAccounts are federated to. EKS IRSA (the
-`eks.amazonaws.com/role-arn` annotation) and Azure Workload Identity
-(`azure.workload.identity/client-id`) have their admission webhooks write the identity into
-every pod of such an account, as `AWS_ROLE_ARN` and `AZURE_CLIENT_ID`: GPU pods of two tenants
-carrying the same value assume the same role, read the same buckets and appear in the cloud's
-audit log as one principal. GKE Workload Identity (`iam.gke.io/gcp-service-account`) and EKS Pod
-Identity leave no trace in the pod, so they are not seen here.
+do share in practice is the cloud identity their ServiceAccounts are federated to. It is read
+from two places (inventory/sources/service_accounts.py):
+- the ServiceAccount's annotation: EKS IRSA `eks.amazonaws.com/role-arn`, Azure Workload
+  Identity `azure.workload.identity/client-id`, GKE Workload Identity
+  `iam.gke.io/gcp-service-account` (an IRSA account is federated whether or not the webhook
+  wrote the env, as the role's trust policy names the account). GKE writes nothing into the
+  pod: its metadata server answers as the annotated Google service account only on nodes that
+  run it, labelled `iam.gke.io/gke-metadata-server-enabled: "true"` (the label its DaemonSet
+  selects; every Autopilot node); elsewhere the pod acts as the node's own service account, so
+  the annotation counts only for pods on such a node in the snapshot;
+- the variable the IRSA and Azure webhooks write into each pod, `AWS_ROLE_ARN` and
+  `AZURE_CLIENT_ID` (a snapshot without ServiceAccounts still shows these).
+GPU pods of two tenants with the same identity assume the same role, read the same buckets and
+appear in the cloud's audit log as one principal. EKS Pod Identity associations and GKE's IAM
+grants to a Kubernetes principal live in the cloud's IAM, invisible from the cluster: nothing is
+said about them (no finding either way). A snapshot without ServiceAccounts is said on its run
+(inventory/sources/files.py, kube_kinds.REFUSABLE_KINDS).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 
 from inventory.env_seal import SEALED_VALUE
-from inventory.snapshot import Pod
+from inventory.snapshot import Pod, ServiceAccount
+from inventory.sources.service_accounts import AZURE_ANNOTATION, GKE_ANNOTATION, IRSA_ANNOTATION
 from posture.inputs import PostureInputs
 from posture.rules.common import pod_ref
 from posture.rules.dra_holdings import uses_gpu
@@ -24,25 +35,54 @@ from posture.rules.registry import MEMBERS_SHOWN, FindingDraft
 from posture.rules.subjects import subject_draft
 
 PLATFORM_PARTY = ""
-# The variable a federation webhook writes into each pod -> the kind of identity it names.
-IDENTITY_VARIABLES = {
-    "AWS_ROLE_ARN": "AWS IAM role (IRSA)",
-    "AZURE_CLIENT_ID": "Azure managed identity / app (Workload Identity)",
+AWS, AZURE, GCP = "aws", "azure", "gcp"
+IDENTITY_KINDS = {
+    AWS: "AWS IAM role (IRSA)",
+    AZURE: "Azure managed identity / app (Workload Identity)",
+    GCP: "Google service account (GKE Workload Identity)",
 }
+# The variable a federation webhook writes into each pod -> the kind of identity it names.
+IDENTITY_VARIABLES = {"AWS_ROLE_ARN": AWS, "AZURE_CLIENT_ID": AZURE}
+# The ServiceAccount annotation that federates it -> the kind of identity it names.
+IDENTITY_ANNOTATIONS = {IRSA_ANNOTATION: AWS, AZURE_ANNOTATION: AZURE, GKE_ANNOTATION: GCP}
+GKE_METADATA_SERVER = "iam.gke.io/gke-metadata-server-enabled"
+# A client id (a GUID) and a Google service account (an e-mail address) are case-insensitive.
+CASE_INSENSITIVE = (AZURE, GCP)
 SUBJECT_KIND = "CloudIdentity"
 NAME_ROOM = 300  # Finding.subject_name holds 320: the pod's env value is the tenant's to write
 
+Identity = tuple[str, str]  # (kind, value)
+Accounts = Mapping[tuple[str, str], ServiceAccount]
 
-def cloud_identities(pod: Pod) -> set[tuple[str, str]]:
-    """(variable, value) of each cloud identity a container of the pod acts as (literal values
-    only: a value from a ConfigMap or Secret is not read)."""
-    return {
-        (var.name, var.value.strip())
-        for c in pod.containers
-        if not c.ephemeral
-        for var in c.env
-        if var.name in IDENTITY_VARIABLES and var.value and var.value != SEALED_VALUE
-    }
+
+def _identity(kind: str, value: str) -> Identity:
+    value = value.strip()
+    return kind, value.lower() if kind in CASE_INSENSITIVE else value
+
+
+def cloud_identities(
+    pod: Pod, accounts: Accounts | None = None, metadata_nodes: Collection[str] = ()
+) -> dict[Identity, set[str]]:
+    """Each cloud identity the pod acts as -> where it was read ("env AWS_ROLE_ARN", "annotation
+    iam.gke.io/gcp-service-account on ServiceAccount ns/name"). Env: literal values only (a
+    value from a ConfigMap or Secret is not read). `metadata_nodes`: the nodes that run GKE's
+    metadata server, where the GKE annotation takes effect."""
+    found: dict[Identity, set[str]] = {}
+    for c in pod.containers:
+        if c.ephemeral:
+            continue
+        for var in c.env:
+            if var.name in IDENTITY_VARIABLES and var.value and var.value != SEALED_VALUE:
+                identity = _identity(IDENTITY_VARIABLES[var.name], var.value)
+                found.setdefault(identity, set()).add(f"env {var.name}")
+    account = (accounts or {}).get((pod.namespace, pod.service_account))
+    for annotation, value in account.identities.items() if account else ():
+        gke_elsewhere = annotation == GKE_ANNOTATION and pod.node_name not in metadata_nodes
+        if annotation in IDENTITY_ANNOTATIONS and not gke_elsewhere:
+            identity = _identity(IDENTITY_ANNOTATIONS[annotation], value)
+            where = f"annotation {annotation} on ServiceAccount {pod.namespace}/{account.name}"
+            found.setdefault(identity, set()).add(where)
+    return found
 
 
 def shared_cloud_identities(
@@ -50,26 +90,37 @@ def shared_cloud_identities(
 ) -> Iterator[FindingDraft]:
     """One finding per cloud identity that the GPU pods of several parties (tenants, or a
     tenant and the platform) act as. `party_of(inputs, pod)` names whose work a pod is."""
-    groups: dict[tuple[str, str], dict[str, list[Pod]]] = {}
+    accounts = {(a.namespace, a.name): a for a in inputs.snapshot.service_accounts}
+    metadata_nodes = {
+        n.name for n in inputs.snapshot.nodes if n.labels.get(GKE_METADATA_SERVER) == "true"
+    }
+    groups: dict[Identity, dict[str, list[Pod]]] = {}
+    sources: dict[Identity, set[str]] = {}
     for pod in sorted(inputs.snapshot.pods, key=pod_ref):
         if not pod.is_active or not uses_gpu(inputs, pod):
             continue
-        for identity in cloud_identities(pod):
+        for identity, where in cloud_identities(pod, accounts, metadata_nodes).items():
             parties = groups.setdefault(identity, {})
             parties.setdefault(party_of(inputs, pod), []).append(pod)
-    for (variable, value), parties in sorted(groups.items()):
+            sources.setdefault(identity, set()).update(where)
+    for identity, parties in sorted(groups.items()):
         tenants = sorted(p for p in parties if p != PLATFORM_PARTY)
         if tenants and len(parties) > 1:
-            yield _identity_draft(variable, value, tenants, parties)
+            yield _identity_draft(identity, sorted(sources[identity]), tenants, parties)
 
 
 def _identity_draft(
-    variable: str, value: str, tenants: list[str], parties: dict[str, list[Pod]]
+    identity: Identity, sources: list[str], tenants: list[str], parties: dict[str, list[Pod]]
 ) -> FindingDraft:
+    kind, value = identity
+    # The kinds of place it was read from: "annotation <key>", "env <variable>".
+    fields = sorted({s.split(" on ServiceAccount")[0] for s in sources})
+    names = ", ".join(f.split(" ", 1)[1] for f in fields)  # the keys and variables alone
     evidence: dict[str, object] = {
         "cloud_identity": value,
-        "kind": IDENTITY_VARIABLES[variable],
-        "field": f"env {variable} (written by the federation webhook from the ServiceAccount)",
+        "kind": IDENTITY_KINDS[kind],
+        "field": "; ".join(fields),
+        "read_from": sources[:MEMBERS_SHOWN],
         "parties": [
             {
                 "party": party or "platform",
@@ -87,7 +138,7 @@ def _identity_draft(
         name=_subject_name(value),
         tenants=tenants,
         evidence=evidence,
-        title=f"GPU pods of {who} act as one cloud identity {value} ({variable})",
+        title=f"GPU pods of {who} act as one cloud identity {value} ({names})",
         exposure=sum(len(parties[t]) for t in tenants),
     )
 

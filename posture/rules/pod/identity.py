@@ -57,9 +57,15 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
         "tenants, or a tenant's GPU work runs in a namespace no tenant owns, each tenant can "
         "use the other's credentials, volumes and API permissions, and audit logs and GPU "
         "usage name the shared identity instead of the tenant. The same holds outside the "
-        "cluster: ServiceAccounts of several tenants federated to one cloud role (EKS IRSA "
-        "`AWS_ROLE_ARN`, Azure Workload Identity `AZURE_CLIENT_ID`, as the webhooks write them "
-        "into each pod) give each tenant the other's cloud permissions and data."
+        "cluster: ServiceAccounts of several tenants federated to one cloud identity give each "
+        "tenant the other's cloud permissions and data. The identity is read from the "
+        "ServiceAccount's annotation (EKS IRSA `eks.amazonaws.com/role-arn`, Azure Workload "
+        "Identity `azure.workload.identity/client-id`, GKE Workload Identity "
+        "`iam.gke.io/gcp-service-account`, for pods on nodes that run GKE's metadata server) and "
+        "from what the IRSA and Azure webhooks write into "
+        "each pod (`AWS_ROLE_ARN`, `AZURE_CLIENT_ID`). EKS Pod Identity associations and GKE "
+        "IAM grants to a Kubernetes principal live in the cloud's IAM, not in the cluster: "
+        "they are not judged. A snapshot without ServiceAccounts says so on its run."
     ),
     remediation=(
         "Run each tenant's GPU jobs in a namespace the tenant owns, under a ServiceAccount of "
@@ -67,9 +73,11 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
         "and set `spec.serviceAccountName`), and configure the submission system to "
         "impersonate the tenant's identity instead of using its own. Set "
         "`automountServiceAccountToken: false` where the job needs no API access. Federate each "
-        "tenant's ServiceAccount to a cloud role of its own (the `eks.amazonaws.com/role-arn` "
-        "or `azure.workload.identity/client-id` annotation) and narrow the role's trust "
-        "policy to that one `system:serviceaccount:<namespace>:<name>` subject."
+        "tenant's ServiceAccount to a cloud identity of its own (the "
+        "`eks.amazonaws.com/role-arn`, `azure.workload.identity/client-id` or "
+        "`iam.gke.io/gcp-service-account` annotation) and narrow the role's trust policy, the "
+        "federated credential or the `roles/iam.workloadIdentityUser` binding to that one "
+        "`<namespace>/<name>` ServiceAccount."
     ),
     mappings=("SP800-53:AC-2", "SP800-53:AU-10"),
 )
