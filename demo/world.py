@@ -115,7 +115,7 @@ _KIND_ORDER = ("Namespace", "Node", "ClusterPolicy", "ConfigMap", "ResourceQuota
                "DaemonSet", "Deployment", "ReplicaSet", "CronJob", "Job", "Pod", "ClusterRole", "ClusterRoleBinding",
                "Role", "RoleBinding", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim",
                "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "KyvernoClusterPolicy",
-               "CiliumNetworkPolicy", "HTTPRoute", "PersistentVolume", "PersistentVolumeClaim")
+               "CiliumNetworkPolicy", "HTTPRoute", "PersistentVolume", "PersistentVolumeClaim", "ServiceAccount")
 # fmt: on
 
 
@@ -270,7 +270,26 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
         spec = {"endpointSelector": {}, "egressDeny": [{"toEntities": ["world"]}]}
         meta = k8s.meta(ids, "CiliumNetworkPolicy", "deny-world-egress", ns)
         items.append(k8s.obj("cilium.io/v2", "CiliumNetworkPolicy", meta, spec=spec))
+    # Last, so every object above keeps the ids it had: what every cluster holds unasked.
+    items += _always_there(ids, [o["metadata"]["name"] for o in items if o["kind"] == "Namespace"])
     return kubectl_sorted(items)
+
+
+def _always_there(ids: Ids, namespaces: list[str]) -> list[Obj]:
+    """The API server's own Service and each namespace's `default` ServiceAccount."""
+    spec = {
+        "clusterIP": "10.96.0.1",
+        "clusterIPs": ["10.96.0.1"],
+        "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+        "sessionAffinity": "None",
+        "type": "ClusterIP",
+    }
+    api = k8s.obj("v1", "Service", k8s.meta(ids, "Service", "kubernetes", "default"), spec=spec)
+    accounts = [
+        k8s.obj("v1", "ServiceAccount", k8s.meta(ids, "ServiceAccount", "default", ns))
+        for ns in namespaces
+    ]
+    return [api, *accounts]
 
 
 def _host_volumes(ids: Ids, c: Cluster) -> list[Obj]:

@@ -32,6 +32,7 @@ CLUSTER_SCOPED = {
 NAMESPACED = {
     "Pod",
     "PersistentVolumeClaim",
+    "ServiceAccount",
     "ConfigMap",
     "ResourceQuota",
     "Service",
