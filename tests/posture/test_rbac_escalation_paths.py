@@ -138,7 +138,7 @@ GET_EXEC = rule(resources=("pods/exec",), verbs=("get",))
 def test_get_pods_exec_is_exec_on_a_cluster_before_1_35():
     (draft,) = _k8s003(GET_EXEC, nodes=[_node("v1.30.4"), _node("v1.31.2-eks-1")])
     assert draft.evidence["escalation"] == [
-        "may run pods with get on pods/exec (exec over WebSocket, before Kubernetes 1.35) "
+        "may exec into pods with get on pods/exec (WebSocket, before Kubernetes 1.35) "
         "in namespace tools as ServiceAccount tools/deployer"
     ]
 
@@ -249,3 +249,12 @@ def test_k8s004_without_its_targets_is_quiet_for_other_namespaces_and_without_a_
         snapshot=replace(everywhere.snapshot, workloads=()),
     )
     assert run_checks(no_stack, only=["K8S-004"]) == []
+
+
+def test_get_pods_attach_is_named_as_attach():
+    attach = rule(resources=("pods/attach",), verbs=("get",))
+    (draft,) = _k8s003(attach, nodes=[_node("v1.29.0")])
+    assert draft.evidence["escalation"] == [
+        "may attach to pods with get on pods/attach (WebSocket, before Kubernetes 1.35) "
+        "in namespace tools as ServiceAccount tools/deployer"
+    ]

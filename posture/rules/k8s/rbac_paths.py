@@ -41,19 +41,20 @@ IMPERSONATED = {"User": "users", "Group": "groups", "ServiceAccount": "serviceac
 ANY_SA = "*"  # an identity key's name: every service account of its namespace
 Identity = tuple[str, str, str]  # (kind, namespace or "", name): "User", "Group", "ServiceAccount"
 WRITES = ("create", "update", "patch")
-# (verbs, API group, resource, how the path names it: "" for core Kubernetes).
+RUN = "run pods"
+# (verbs, API group, resource, what the path says the holder may do).
 CORE_RUNS_CODE: tuple[tuple[tuple[str, ...], str, str, str], ...] = (
-    (("create",), "", "pods", ""),
-    (("create",), "", "pods/exec", ""),
-    (("create",), "", "pods/attach", ""),
-    (("update", "patch"), "", "pods/ephemeralcontainers", ""),
-    (WRITES, "", "replicationcontrollers", ""),
+    (("create",), "", "pods", RUN),
+    (("create",), "", "pods/exec", RUN),
+    (("create",), "", "pods/attach", RUN),
+    (("update", "patch"), "", "pods/ephemeralcontainers", RUN),
+    (WRITES, "", "replicationcontrollers", RUN),
     *(
-        (WRITES, "apps", r, "")
+        (WRITES, "apps", r, RUN)
         for r in ("deployments", "daemonsets", "statefulsets", "replicasets")
     ),
-    (("create",), "batch", "jobs", ""),
-    (WRITES, "batch", "cronjobs", ""),
+    (("create",), "batch", "jobs", RUN),
+    (WRITES, "batch", "cronjobs", RUN),
 )
 # Custom resources whose controllers make pods under a service account their author names.
 CUSTOM_RUNS_CODE: tuple[tuple[tuple[str, ...], str, str], ...] = (
@@ -76,9 +77,12 @@ CUSTOM_RUNS_CODE: tuple[tuple[tuple[str, ...], str, str], ...] = (
 )
 RUNS_CODE = (
     *CORE_RUNS_CODE,
-    *((verbs, group, r, f" through {r}.{group}") for verbs, group, r in CUSTOM_RUNS_CODE),
+    *((verbs, group, r, f"run pods through {r}.{group}") for verbs, group, r in CUSTOM_RUNS_CODE),
 )
-EXEC_BY_GET = ((("get",), "", "pods/exec"), (("get",), "", "pods/attach"))
+EXEC_BY_GET = (
+    (("get",), "", "pods/exec", "exec into pods with get on pods/exec"),
+    (("get",), "", "pods/attach", "attach to pods with get on pods/attach"),
+)
 WEBSOCKET_FIX = (1, 35)  # the first release that asks for `create` on a WebSocket exec
 SKEW = 3  # a kubelet may be up to three minor releases older than the API server, never newer
 SECRET_READS = ("get", "list", "watch")
@@ -92,21 +96,21 @@ def _minor(version: str | None) -> tuple[int, int] | None:
 
 
 def exec_by_get(snapshot: ClusterSnapshot) -> str | None:
-    """How a `get pods/exec` path names its condition, or None when the API server asks for
+    """The condition a `get pods/exec` path states, or None when the API server asks for
     `create` (it runs 1.35 or later: some kubelet does). The snapshot holds kubelet versions
     only; the API server is at least the newest and at most three releases past the oldest."""
     versions = sorted(v for n in snapshot.nodes if (v := _minor(n.kubelet_version)) is not None)
     if versions and versions[-1] >= WEBSOCKET_FIX:
         return None
     if versions and (versions[0][0], versions[0][1] + SKEW) < WEBSOCKET_FIX:
-        return " with get on pods/exec (exec over WebSocket, before Kubernetes 1.35)"
+        return "(WebSocket, before Kubernetes 1.35)"
     known = (
         f"the API server's version is not read, its nodes run kubelet {versions[-1][0]}."
         f"{versions[-1][1]}"
         if versions
         else "the cluster's version is unknown"
     )
-    return f" with get on pods/exec (exec over WebSocket, before Kubernetes 1.35; {known})"
+    return f"(WebSocket, before Kubernetes 1.35; {known})"
 
 
 def runs_code_table(snapshot: ClusterSnapshot) -> tuple[tuple[tuple[str, ...], str, str, str], ...]:
@@ -114,7 +118,10 @@ def runs_code_table(snapshot: ClusterSnapshot) -> tuple[tuple[tuple[str, ...], s
     via = exec_by_get(snapshot)
     if via is None:
         return RUNS_CODE
-    return (*RUNS_CODE, *((verbs, group, r, via) for verbs, group, r in EXEC_BY_GET))
+    return (
+        *RUNS_CODE,
+        *((verbs, group, r, f"{does} {via}") for verbs, group, r, does in EXEC_BY_GET),
+    )
 
 
 @dataclass(frozen=True)
@@ -149,7 +156,7 @@ def steps(
         runs_in = (set(world.namespaces) if grant.scope is None else {grant.scope}) - own
     for ns in sorted(runs_in & world.operator_ns):
         yield (
-            f"may run pods{via} in GPU Operator namespace {ns} (privileged, as its accounts)",
+            f"may {via} in GPU Operator namespace {ns} (privileged, as its accounts)",
             None,
         )
     verbs, resources = set(grant.rule.verbs), set(grant.rule.resources)
@@ -163,7 +170,7 @@ def steps(
             continue
         kind, namespace, name = identity
         if kind == "ServiceAccount" and namespace in runs_in:
-            verb = f"may run pods{via} in namespace {namespace} as"
+            verb = f"may {via} in namespace {namespace} as"
         elif impersonates and _impersonates(grant, identity):
             verb = "may impersonate"
         elif tokens and name != ANY_SA and _token_for(grant, identity):
@@ -222,7 +229,7 @@ def may_assume(grant: Grant) -> bool:
 def _runs_code(
     grant: Grant, namespace: str | None, runs: tuple[tuple[tuple[str, ...], str, str, str], ...]
 ) -> str | None:
-    """How the grant runs code in `namespace` ("" for pods and their controllers), or None."""
+    """How the grant runs code in `namespace` ("run pods", ...), or None."""
     for verbs, group, resource, via in runs:
         for verb in verbs:
             if any(grant.allows(verb, group, resource, namespace, n) for n in names(grant)):
