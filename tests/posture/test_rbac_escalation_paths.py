@@ -14,6 +14,7 @@ from tests.posture.test_rules_rbac import (
     OPS,
     cluster_role,
     crb,
+    group,
     rb,
     rule,
     sa,
@@ -257,4 +258,35 @@ def test_get_pods_attach_is_named_as_attach():
     assert draft.evidence["escalation"] == [
         "may attach to pods with get on pods/attach (WebSocket, before Kubernetes 1.35) "
         "in namespace tools as ServiceAccount tools/deployer"
+    ]
+
+
+def test_a_token_secret_for_any_account_takes_what_its_namespaces_group_holds():
+    group_nodes = crb("tools-nodes", "node-labeler", group("system:serviceaccounts:tools"))
+    roles = [NODE_PATCH, cluster_role("r", rule(resources=("secrets",), verbs=("create", "list")))]
+    found = run_checks(world(roles, [group_nodes, rb("tools", "b", "r", DEVS)]), only=["K8S-003"])
+    (draft,) = [d for d in found if d.subject_name == "b"]
+    assert draft.evidence["escalation"] == [
+        "may create a service-account token Secret (and read it) for Group "
+        "system:serviceaccounts:tools"
+    ]
+
+
+def test_dra001_a_chain_to_an_account_that_may_label_namespaces():
+    # The tenant runs Ray jobs in `ci` as ci/runner, which may mint a token for tools/labeler,
+    # which may patch namespaces.
+    roles = [
+        cluster_role("ray", rule(("ray.io",), ("rayjobs",), ("create",))),
+        cluster_role("tokens", rule(resources=("serviceaccounts/token",), verbs=("create",))),
+        cluster_role("ns-labeler", rule(resources=("namespaces",), verbs=("patch",))),
+    ]
+    bindings = [
+        rb("ci", "b", "ray", DEVS),
+        rb("tools", "runner-tokens", "tokens", sa("ci", "runner")),
+        crb("labeler-ns", "ns-labeler", sa("tools", "labeler")),
+    ]
+    (draft,) = run_checks(world(roles, bindings), only=["DRA-001"])
+    assert draft.evidence["escalation"] == [
+        "may run pods through rayjobs.ray.io in namespace ci as ServiceAccount ci/runner, "
+        "which may create a token for ServiceAccount tools/labeler"
     ]
