@@ -156,7 +156,9 @@ def _tenant_escalations(
     for identity, held in table.items():
         if subject_of_tenant(held.subject, tenant, own) is not None:
             tenants.add(identity)
-        elif held.total or held.cluster or any(ns in held.by_namespace for ns in where):
+        elif held.total or any(
+            g.scope is None or g.scope in where for g in held.grants if _acts(g)
+        ):
             useful[identity] = held
     world = _world(inputs)
     for grant in assumable:
@@ -164,6 +166,12 @@ def _tenant_escalations(
         for escalation in _closure(inputs, first, useful, tenants):
             found.setdefault(grant, []).append(escalation)
     return {grant: tuple(paths) for grant, paths in found.items()}
+
+
+def _acts(grant: Grant) -> bool:
+    """A rule the checks may ask about: one that grants more than impersonation (which a
+    chain follows as a path of its own, and no check asks for)."""
+    return any(v != "impersonate" for v in grant.rule.verbs)
 
 
 def _world(inputs: PostureInputs) -> World:
