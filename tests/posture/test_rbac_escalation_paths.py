@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from inventory.snapshot import Workload
 from posture.rules.registry import run_checks
 from tests.posture.test_rules_rbac import (
     DEVS,
@@ -93,7 +94,27 @@ def test_secrets_without_both_halves_take_no_identity(tenant_rule):
 def test_custom_resources_run_pods_as_an_account_of_their_namespace(group, resource, verb):
     (draft,) = _k8s003(rule((group,), (resource,), (verb,)))
     assert draft.evidence["escalation"] == [
-        f"may run pods through {resource}.{group} in namespace tools as ServiceAccount "
+        f"may run pods through {resource}.{group} (its controller was not seen running) in "
+        "namespace tools as ServiceAccount tools/deployer"
+    ]
+
+
+def test_a_custom_resource_path_whose_controller_runs_says_no_more():
+    controller = Workload(
+        "Deployment",
+        "argo",
+        "workflow-controller",
+        images={"c": "quay.io/argoproj/workflow-controller:v3.6.2"},
+    )
+    inputs = world(
+        [NODE_PATCH, cluster_role("r", rule(("argoproj.io",), ("workflows",), ("create",)))],
+        [DEPLOYER, rb("tools", "b", "r", DEVS)],
+    )
+    workloads = (*inputs.snapshot.workloads, controller)
+    inputs = replace(inputs, snapshot=replace(inputs.snapshot, workloads=workloads))
+    (draft,) = run_checks(inputs, only=["K8S-003"])
+    assert draft.evidence["escalation"] == [
+        "may run pods through workflows.argoproj.io in namespace tools as ServiceAccount "
         "tools/deployer"
     ]
 
@@ -119,8 +140,8 @@ def test_a_training_job_in_the_gpu_operator_namespace_is_a_total_path():
     assert {d.check_id for d in drafts} == {"K8S-003", "K8S-004"}
     for draft in drafts:
         assert draft.evidence["escalation"] == [
-            f"may run pods through pytorchjobs.kubeflow.org in GPU Operator namespace {OPS} "
-            "(privileged, as its accounts)"
+            "may run pods through pytorchjobs.kubeflow.org (its controller was not seen "
+            f"running) in GPU Operator namespace {OPS} (privileged, as its accounts)"
         ]
 
 
@@ -287,6 +308,7 @@ def test_dra001_a_chain_to_an_account_that_may_label_namespaces():
     ]
     (draft,) = run_checks(world(roles, bindings), only=["DRA-001"])
     assert draft.evidence["escalation"] == [
-        "may run pods through rayjobs.ray.io in namespace ci as ServiceAccount ci/runner, "
+        "may run pods through rayjobs.ray.io (its controller was not seen running) in "
+        "namespace ci as ServiceAccount ci/runner, "
         "which may create a token for ServiceAccount tools/labeler"
     ]

@@ -16,7 +16,9 @@ Running code:
   (`spec.driver.serviceAccount`), Kubeflow training jobs (replica pod templates) and TrainJob
   (`podTemplateOverrides`), KubeRay (head and worker pod templates), JobSet (job templates) and
   LeaderWorkerSet (leader and worker templates). A WorkflowTemplate alone runs nothing (running
-  it creates a Workflow, which needs `create` on workflows).
+  it creates a Workflow, which needs `create` on workflows). A right on such a resource counts
+  whether or not the snapshot shows its controller running (the role suggests it is installed;
+  it may run elsewhere or under a mirrored image); the path says when it was not seen.
 
 Minting credentials: `create` on `serviceaccounts/token`; or `create` on `secrets` with any way
 to read a Secret back (`get`, `list` or `watch`): a `kubernetes.io/service-account-token` Secret
@@ -79,6 +81,19 @@ RUNS_CODE = (
     *CORE_RUNS_CODE,
     *((verbs, group, r, f"run pods through {r}.{group}") for verbs, group, r in CUSTOM_RUNS_CODE),
 )
+# What each group's controller image is called (as its project publishes it): a path through a
+# custom resource whose controller no workload of the snapshot runs says so.
+CONTROLLER_IMAGES = {
+    "argoproj.io": "workflow-controller",
+    "tekton.dev": "tektoncd/pipeline",
+    "sparkoperator.k8s.io": "spark-operator",
+    "kubeflow.org": "training-operator",
+    "trainer.kubeflow.org": "trainer-controller-manager",
+    "ray.io": "kuberay",
+    "jobset.x-k8s.io": "/jobset",
+    "leaderworkerset.x-k8s.io": "/lws",
+}
+UNSEEN_CONTROLLER = " (its controller was not seen running)"
 EXEC_BY_GET = (
     (("get",), "", "pods/exec", "exec into pods with get on pods/exec"),
     (("get",), "", "pods/attach", "attach to pods with get on pods/attach"),
@@ -115,11 +130,17 @@ def exec_by_get(snapshot: ClusterSnapshot) -> str | None:
 
 def runs_code_table(snapshot: ClusterSnapshot) -> tuple[tuple[tuple[str, ...], str, str, str], ...]:
     """RUNS_CODE, and `get` on exec/attach where the cluster's version lets it open a session."""
+    images = [i.lower() for w in snapshot.workloads for i in w.images.values()]
+    unseen = {g for g, name in CONTROLLER_IMAGES.items() if not any(name in i for i in images)}
+    runs = tuple(
+        (verbs, group, r, f"{does}{UNSEEN_CONTROLLER}" if group in unseen else does)
+        for verbs, group, r, does in RUNS_CODE
+    )
     via = exec_by_get(snapshot)
     if via is None:
-        return RUNS_CODE
+        return runs
     return (
-        *RUNS_CODE,
+        *runs,
         *((verbs, group, r, f"{does} {via}") for verbs, group, r, does in EXEC_BY_GET),
     )
 
