@@ -98,10 +98,8 @@ class Target:
     purpose: str
 
     def ref(self) -> str:
-        where = f" in namespace {self.namespace}" if self.namespace else ""
-        found = (
-            _ref(self.kind, self.namespace, self.name) if self.name else f"every {self.kind}{where}"
-        )
+        every = f"every {self.kind}" + (f" in namespace {self.namespace}" if self.namespace else "")
+        found = _ref(self.kind, self.namespace, self.name) if self.name else every
         _, _, sub = self.resource.partition("/")
         return f"{found} ({sub} subresource)" if sub else found
 
@@ -288,29 +286,23 @@ def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
     mappings=("SP800-53:AC-6", "SP800-53:CM-5"),
 )
 def tenant_may_edit_gpu_config(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    targets = gpu_config_targets(inputs.snapshot)
-    if targets:
-        yield from _write_findings("K8S-004", inputs, targets, EDIT_VERBS)
-        return
-    # Neither the ClusterPolicy nor a sharing ConfigMap was read, but the GPU stack runs: its
-    # configuration, if any, lives in ConfigMaps of the stack's namespace, and whoever writes
-    # them there (or may create them) still steers it. Said with what was not seen.
-    unseen = [
-        Target("ConfigMap", "", "configmaps", ns, None, "gpu_stack_namespace")
-        for ns in sorted(gpu_stack_namespaces(inputs))
-    ]
-    yield from _write_findings("K8S-004", inputs, unseen, EDIT_VERBS, UNSEEN_CONFIG)
+    targets, unseen = gpu_config_targets(inputs.snapshot), ""
+    if not targets:
+        # Neither the ClusterPolicy nor a sharing ConfigMap was read, but the GPU stack may
+        # run: its configuration, if any, lives in ConfigMaps of the stack's namespace (no
+        # tenant's), and whoever writes them there still steers it. Said with what was unseen.
+        stack = operator_namespaces(inputs.snapshot) - set(inputs.namespace_owner)
+        targets = [
+            Target("ConfigMap", "", "configmaps", ns, None, "gpu_stack") for ns in sorted(stack)
+        ]
+        unseen = UNSEEN_CONFIG
+    yield from _write_findings("K8S-004", inputs, targets, EDIT_VERBS, unseen)
 
 
 UNSEEN_CONFIG = (
     "no ClusterPolicy or device-plugin/MIG ConfigMap was seen: which of these ConfigMaps "
     "configure GPU sharing is unknown"
 )
-
-
-def gpu_stack_namespaces(inputs: PostureInputs) -> set[str]:
-    """Namespaces running GPU components that no tenant owns."""
-    return operator_namespaces(inputs.snapshot) - set(inputs.namespace_owner)
 
 
 def operator_namespaces(snapshot: ClusterSnapshot) -> set[str]:
