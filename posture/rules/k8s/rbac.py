@@ -98,7 +98,8 @@ class Target:
     purpose: str
 
     def ref(self) -> str:
-        found = _ref(self.kind, self.namespace, self.name) if self.name else f"every {self.kind}"
+        every = f"every {self.kind}" + (f" in namespace {self.namespace}" if self.namespace else "")
+        found = _ref(self.kind, self.namespace, self.name) if self.name else every
         _, _, sub = self.resource.partition("/")
         return f"{found} ({sub} subresource)" if sub else found
 
@@ -116,10 +117,15 @@ class Target:
 
 
 def _write_findings(
-    check_id: str, inputs: PostureInputs, targets: list[Target], verbs: tuple[str, ...]
+    check_id: str,
+    inputs: PostureInputs,
+    targets: list[Target],
+    verbs: tuple[str, ...],
+    unseen: str = "",
 ) -> Iterator[FindingDraft]:
     """One draft per binding that lets a tenant principal write any of `targets`, directly or
-    by an escalation path (rbac_escalation)."""
+    by an escalation path (rbac_escalation). `unseen`: what the targets stand in for, when the
+    objects themselves were not seen."""
     if not targets:
         return  # nothing to guard (no GPU configuration read): no binding reaches it
     by_binding: dict[tuple[str, str, str], dict[str, list[Grant]]] = {}
@@ -144,6 +150,10 @@ def _write_findings(
         objects = ", ".join(r["object"] for r in reached)
         title = f"may {'/'.join(verbs_seen)} {objects}"
         evidence: dict[str, Any] = {"objects": reached}
+        if unseen:
+            evidence["target_seen"] = False
+            evidence["target_unseen"] = unseen
+            title += f" ({unseen})"
         direct = any(t.verbs_allowed(g, verbs) for t in targets for g in grants)
         found_paths = [e for g in grants for e in escalating.get(g, ())]
         # A total path says it all: the identities it could also assume add nothing.
@@ -219,7 +229,11 @@ def gpu_config_targets(snapshot: ClusterSnapshot) -> list[Target]:
         "objects can relabel a node into another tenant's pool, remove the taint that keeps "
         "other classes off it, or set `nvidia.com/mig.config` and the device-plugin config "
         "label to repartition its GPUs: a tenant with that right decides where every other "
-        "tenant's pods land and how their GPUs are shared."
+        "tenant's pods land and how their GPUs are shared. The right counts however it is "
+        "reached: directly, or by taking an identity that holds it (impersonation, a "
+        "service-account token or a legacy token Secret, running pods, exec or a workflow, "
+        "training or Ray job in another namespace, in turn along a chain) or by bind/escalate; "
+        "the evidence names the path."
     ),
     remediation=(
         "Remove the binding in the evidence, or bind the tenant to a ClusterRole that only "
@@ -258,7 +272,9 @@ def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
         "driver and toolkit on every GPU node, and its NVIDIADriver resources pick the driver "
         "image each node pool runs. A tenant that may write any of them can turn hardware "
         "isolation into time-slicing for every tenant on those nodes, or run code of its "
-        "choosing as the driver."
+        "choosing as the driver. When neither the ClusterPolicy nor a sharing ConfigMap was "
+        "read but the GPU stack runs, writes to ConfigMaps in the stack's namespace are "
+        "reported with the configuration marked as not seen (`target_seen` false)."
     ),
     remediation=(
         "Remove the binding in the evidence, or narrow its role so that it no longer grants "
@@ -270,7 +286,23 @@ def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
     mappings=("SP800-53:AC-6", "SP800-53:CM-5"),
 )
 def tenant_may_edit_gpu_config(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    yield from _write_findings("K8S-004", inputs, gpu_config_targets(inputs.snapshot), EDIT_VERBS)
+    targets, unseen = gpu_config_targets(inputs.snapshot), ""
+    if not targets:
+        # Neither the ClusterPolicy nor a sharing ConfigMap was read, but the GPU stack may
+        # run: its configuration, if any, lives in ConfigMaps of the stack's namespace (no
+        # tenant's), and whoever writes them there still steers it. Said with what was unseen.
+        stack = operator_namespaces(inputs.snapshot) - set(inputs.namespace_owner)
+        targets = [
+            Target("ConfigMap", "", "configmaps", ns, None, "gpu_stack") for ns in sorted(stack)
+        ]
+        unseen = UNSEEN_CONFIG
+    yield from _write_findings("K8S-004", inputs, targets, EDIT_VERBS, unseen)
+
+
+UNSEEN_CONFIG = (
+    "no ClusterPolicy or device-plugin/MIG ConfigMap was seen: which of these ConfigMaps "
+    "configure GPU sharing is unknown"
+)
 
 
 def operator_namespaces(snapshot: ClusterSnapshot) -> set[str]:

@@ -17,10 +17,13 @@ Total paths, which reach any right:
 Assumed identities, which reach what that identity holds (the bindings naming it; a service
 account also holds what its namespace's `system:serviceaccounts:NS` group holds):
 - `impersonate` on `users`, `groups` or `serviceaccounts` for that name;
-- running code in another namespace: a pod runs as any service account of its namespace;
-- `create` on `serviceaccounts/token`: a token of that service account.
-One step only: an assumed identity's own total paths count, an identity it may assume in turn
-does not.
+- running code in another namespace (rbac_paths: pods, their controllers, exec, and custom
+  resources whose controllers make pods): a pod runs as any service account of its namespace;
+- `create` on `serviceaccounts/token`, or on `secrets` with a way to read them back (a legacy
+  service-account token Secret): a token of that service account.
+Chains: an assumed identity's own paths count in turn (it may impersonate another, run pods
+where a third lives, ...), each identity by the shortest chain, at most CHAIN_HOPS steps and
+CHAIN_VISITS identities per grant; the path names the chain.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from typing import cast
 
 from inventory.drift import is_gpu_component
 from inventory.rbac import (
-    ANY,
     SA_GROUP_PREFIX,
     SA_USER_PREFIX,
     binding_order,
@@ -47,28 +49,18 @@ from posture.rules.k8s.rbac_eval import (
     subject_of_tenant,
     tenant_namespaces,
 )
+from posture.rules.k8s.rbac_paths import (
+    ANY_SA,
+    Identity,
+    World,
+    may_assume,
+    runs_code_table,
+    steps,
+)
 
 MASTERS = "system:masters"
 CLUSTER_ADMIN = "cluster-admin"
 RBAC_GROUP = "rbac.authorization.k8s.io"
-IMPERSONATED = {"User": "users", "Group": "groups", "ServiceAccount": "serviceaccounts"}
-# (verbs, API group, resource) that run code of one's choosing in a namespace.
-RUNS_CODE = (
-    (("create",), "", "pods"),
-    (("create",), "", "pods/exec"),
-    (("create",), "", "pods/attach"),
-    (("update", "patch"), "", "pods/ephemeralcontainers"),
-    (("create", "update", "patch"), "", "replicationcontrollers"),
-    *(
-        (("create", "update", "patch"), "apps", resource)
-        for resource in ("deployments", "daemonsets", "statefulsets", "replicasets")
-    ),
-    (("create",), "batch", "jobs"),
-    (("create", "update", "patch"), "batch", "cronjobs"),
-)
-ANY_SA = "*"  # an identity key's name: every service account of its namespace
-
-Identity = tuple[str, str, str]  # (kind, namespace or "", name): "User", "Group", "ServiceAccount"
 
 
 @dataclass(frozen=True)
@@ -152,23 +144,105 @@ def _tenant_escalations(
     operator_ns = _operator_namespaces(inputs)
     for grant, escalation in _total(grants, own | operator_ns):
         found.setdefault(grant, []).append(escalation)
-    assumable = [g for g in grants if _may_assume(g)]
+    assumable = [g for g in grants if may_assume(g)]
     if not assumable:
         return {grant: tuple(paths) for grant, paths in found.items()}
     # What another identity holds where these checks look: cluster-wide, in the operator's
     # namespaces and in the tenant's own (its Namespace objects); elsewhere it reaches nothing.
     where = own | operator_ns
-    identities: dict[Identity, Held] = {}
-    for identity, held in _identities(inputs).items():
-        if not (held.total or held.cluster or any(ns in held.by_namespace for ns in where)):
-            continue
-        if subject_of_tenant(held.subject, tenant, own) is None:  # else its rights are the tenant's
-            identities[identity] = held
-    elsewhere = sorted(({ns for _, ns, _ in _identities(inputs) if ns} | operator_ns) - own)
+    table = _identities(inputs)
+    useful: dict[Identity, Held] = {}
+    tenants: set[Identity] = set()  # the tenant's own identities: its rights already
+    for identity, held in table.items():
+        if subject_of_tenant(held.subject, tenant, own) is not None:
+            tenants.add(identity)
+        elif held.total or any(
+            g.scope is None or g.scope in where for g in held.grants if _acts(g)
+        ):
+            useful[identity] = held
+    world = _world(inputs)
     for grant in assumable:
-        for escalation in _assumed(grant, identities, elsewhere, operator_ns, own):
+        first = list(steps(grant, grants, table, world, own, set()))
+        for escalation in _closure(inputs, first, useful, tenants):
             found.setdefault(grant, []).append(escalation)
     return {grant: tuple(paths) for grant, paths in found.items()}
+
+
+def _acts(grant: Grant) -> bool:
+    """A rule the checks may ask about: one that grants more than impersonation (which a
+    chain follows as a path of its own, and no check asks for)."""
+    return any(v != "impersonate" for v in grant.rule.verbs)
+
+
+def _world(inputs: PostureInputs) -> World:
+    key = ("rbac-world",)
+    if key not in inputs.memo:
+        operator_ns = _operator_namespaces(inputs)
+        namespaces = {ns for _, ns, _ in _identities(inputs) if ns} | operator_ns
+        inputs.memo[key] = World(
+            runs_code_table(inputs.snapshot), tuple(sorted(namespaces)), frozenset(operator_ns)
+        )
+    return cast("World", inputs.memo[key])  # what this function stored
+
+
+CHAIN_HOPS = 4  # identities taken in turn after the first
+CHAIN_VISITS = 200  # identities one grant's chains visit at most
+
+
+def _closure(
+    inputs: PostureInputs,
+    steps: list[tuple[str, Identity | None]],
+    useful: dict[Identity, Held],
+    tenants: set[Identity],
+) -> Iterator[Escalation]:
+    """The escalations of one grant's first steps and of the chains from them: each identity
+    by its shortest chain (breadth first), within CHAIN_HOPS and CHAIN_VISITS."""
+    table = _identities(inputs)
+    seen = set(tenants)
+    queue: list[tuple[str, Identity, int]] = []
+    for how, identity in steps:
+        if identity is None:
+            yield Escalation(how, total=True)
+        elif identity not in seen:
+            seen.add(identity)
+            queue.append((how, identity, 0))
+    while queue:
+        how, identity, hops = queue.pop(0)
+        held = table[identity]
+        if held.total:  # its own total path says it all
+            yield Escalation(f"{how}, which {held.total}", total=True)
+            continue
+        if identity in useful:
+            yield Escalation(how, grants=held.grants, answers=held.answers)
+        if hops >= CHAIN_HOPS or len(seen) >= CHAIN_VISITS + len(tenants):
+            continue
+        for then, other in _edges(inputs, identity):
+            if other is None:
+                yield Escalation(f"{how}, which {then}", total=True)
+            elif other not in seen:
+                seen.add(other)
+                queue.append((f"{how}, which {then}", other, hops + 1))
+
+
+def _edges(inputs: PostureInputs, identity: Identity) -> list[tuple[str, Identity | None]]:
+    """The identities one identity may take in turn (the `how` names the next one), memoised
+    per evaluation; None: a total path of running code in a GPU Operator namespace."""
+    key = ("rbac-edges", identity)
+    if key not in inputs.memo:
+        table = _identities(inputs)
+        held = table[identity]
+        grants = list(held.grants)
+        kind, namespace, _ = identity
+        # A service account already holds what its namespace's group holds.
+        itself = {identity} | (
+            {("ServiceAccount", namespace, ANY_SA)} if kind == "ServiceAccount" else set()
+        )
+        edges: dict[Identity | None, str] = {}
+        for grant in (g for g in grants if may_assume(g)):
+            for how, other in steps(grant, grants, table, _world(inputs), set(), itself):
+                edges.setdefault(other, how)
+        inputs.memo[key] = [(how, other) for other, how in edges.items()]
+    return cast("list[tuple[str, Identity | None]]", inputs.memo[key])  # stored above
 
 
 def _operator_namespaces(inputs: PostureInputs) -> set[str]:
@@ -278,93 +352,3 @@ def _identity(subject: Subject) -> Identity:
     if subject.kind == "ServiceAccount":
         return ("ServiceAccount", subject.namespace or "", subject.name)
     return (subject.kind, "", subject.name)
-
-
-def _names(grant: Grant) -> tuple[str | None, ...]:
-    """Object names to ask about: any (None) or each name the rule is limited to."""
-    return grant.rule.resource_names or (None,)
-
-
-def _assumed(
-    grant: Grant,
-    identities: dict[Identity, Held],
-    elsewhere: list[str],
-    operator_ns: set[str],
-    own: set[str],
-) -> Iterator[Escalation]:
-    if grant.scope is None:  # the same in every namespace
-        runs_in = set(elsewhere) if _runs_code(grant, None) else set()
-    else:
-        runs_in = {grant.scope} - own if _runs_code(grant, grant.scope) else set()
-    for ns in sorted(runs_in & operator_ns):
-        how = f"may run pods in GPU Operator namespace {ns} (privileged, as its accounts)"
-        yield Escalation(how, total=True)
-    verbs, resources = set(grant.rule.verbs), set(grant.rule.resources)
-    impersonates = bool(verbs & {ANY, "impersonate"})
-    tokens = bool(verbs & {ANY, "create"} and resources & {ANY, "*/token", "serviceaccounts/token"})
-    if not (runs_in or impersonates or tokens):
-        return
-    for identity, held in identities.items():
-        kind, namespace, name = identity
-        verb = None
-        if kind == "ServiceAccount" and namespace in runs_in:
-            verb = f"may run pods in namespace {namespace} as"
-        elif impersonates and _impersonates(grant, identity):
-            verb = "may impersonate"
-        elif tokens and name != ANY_SA and _token_for(grant, identity):
-            verb = "may create a token for"
-        if verb is None:
-            continue
-        how = f"{verb} {_label(identity)}"
-        if held.total:
-            yield Escalation(f"{how}, which {held.total}", total=True)
-        else:
-            yield Escalation(how, grants=held.grants, answers=held.answers)
-
-
-# Resources (and their subresources) some assumption path asks about.
-ASSUMING = {r.partition("/")[0] for _, _, r in RUNS_CODE} | {*IMPERSONATED.values()}
-
-
-def _may_assume(grant: Grant) -> bool:
-    """A cheap first look: the rule names a verb and a resource some path needs."""
-    rule = grant.rule
-    return any(v in (ANY, "create", "update", "patch", "impersonate") for v in rule.verbs) and any(
-        r == ANY or r.startswith("*/") or r.partition("/")[0] in ASSUMING for r in rule.resources
-    )
-
-
-def _runs_code(grant: Grant, namespace: str | None) -> bool:
-    return any(
-        grant.allows(verb, group, resource, namespace, name)
-        for verbs, group, resource in RUNS_CODE
-        for verb in verbs
-        for name in _names(grant)
-    )
-
-
-def _token_for(grant: Grant, identity: Identity) -> bool:
-    kind, namespace, name = identity
-    return kind == "ServiceAccount" and grant.allows(
-        "create", "", "serviceaccounts/token", namespace, name
-    )
-
-
-def _impersonates(grant: Grant, identity: Identity) -> bool:
-    kind, namespace, name = identity
-    resource = IMPERSONATED.get(kind)
-    if resource is None:
-        return False
-    if kind != "ServiceAccount":
-        return grant.allows("impersonate", "", resource, None, name)
-    names: Iterable[str | None] = _names(grant) if name == ANY_SA else (name,)
-    return any(grant.allows("impersonate", "", resource, namespace, n) for n in names)
-
-
-def _label(identity: Identity) -> str:
-    kind, namespace, name = identity
-    if kind == "ServiceAccount":
-        if name == ANY_SA:
-            return f"Group {SA_GROUP_PREFIX}{namespace}"
-        return f"ServiceAccount {namespace}/{name}"
-    return f"{kind} {name}"
