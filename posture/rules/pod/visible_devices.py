@@ -126,13 +126,13 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
         node = nodes.get(pod.node_name or "")
         if node is None or not node.is_gpu_node:
             continue
-        for container in _judged(pod):
+        for container in judged_containers(pod):
             path = container_path(pod, container)
             found = visible_devices_env(container, path, pod.namespace, configmaps)
             if found is None:
                 continue
             access = node_envvar_access(inputs, node)
-            asked = _allocated_gpu(container, node)
+            asked = allocated_gpus(container, node)
             overrides = _overrides(access, container) if asked else None
             if asked and overrides is None:
                 continue  # the plugin's mounts or CDI devices win over the variable
@@ -200,7 +200,7 @@ def _overrides(access: EnvvarAccess, container: Container) -> str | None:
     )
 
 
-def _judged(pod: Pod) -> list[Container]:
+def judged_containers(pod: Pod) -> list[Container]:
     """Every container but the first app container of a KAI fraction pod (KAI's binder sets
     the variable there, from a ConfigMap, to the GPU the fraction's reservation holds)."""
     app = [c for c in pod.containers if not c.init and not c.ephemeral]
@@ -208,7 +208,7 @@ def _judged(pod: Pod) -> list[Container]:
     return [c for c in pod.containers if c is not fraction]
 
 
-def _allocated_gpu(container: Container, node: Node) -> int:
+def allocated_gpus(container: Container, node: Node) -> int:
     """How many GPU devices (or HAMi shares of one) the container asks for; 0 for none. Not
     any nvidia.com/* name: a limit of 0 allocates nothing, and the NVIDIA Network Operator's
     SR-IOV NICs (`nvidia.com/hostdev`, ...) are not GPUs; the variable then still hands over

@@ -9,7 +9,7 @@ from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import gpu_holdings, platform_trust_class, pools_by_mode, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, pair_drafts
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.parties import meeting, parties_of
+from posture.rules.share.parties import may_meet, meeting, parties_of
 
 SENSITIVE_CLASS = "sensitive"
 
@@ -59,7 +59,7 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
                 if not name or cls.slug != SENSITIVE_CLASS:
                     continue
                 for other, theirs in parties.items():
-                    if class_of(other).rank < cls.rank:
+                    if class_of(other).rank < cls.rank and may_meet(holdings, mode, name, other):
                         details = {
                             "resource": pool,
                             "sharing_mode": mode,
