@@ -32,8 +32,8 @@ from typing import Any
 
 from inventory.snapshot import Container, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import container_path
-from posture.rules.holding import ENV_RESOURCE, EVERY_GPU, UUID_PREFIXES, GpuHolding
+from posture.rules.common import container_path, gpu_holdings, pod_ref
+from posture.rules.holding import ENV_RESOURCE, EVERY_GPU, UUID_PREFIXES, GpuHolding, device_kind
 from posture.rules.pod.visible_devices import (
     VISIBLE_DEVICES,
     allocated_gpus,
@@ -101,6 +101,40 @@ def env_accesses(inputs: PostureInputs, node: Node) -> list[EnvAccess]:
 def env_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
     """The holdings of the accesses the node acts on, with a readable device list."""
     return [a.holding() for a in env_accesses(inputs, node) if a.honoured and a.devices]
+
+
+def access_of(
+    inputs: PostureInputs, node: Node, pod: Pod, container: Container
+) -> EnvAccess | None:
+    return next(
+        (a for a in env_accesses(inputs, node) if a.pod is pod and a.container is container), None
+    )
+
+
+def reached_holders(inputs: PostureInputs, node: Node, access: EnvAccess) -> list[dict[str, Any]]:
+    """Other pods' GPU holdings on the node the access reaches (or would, if honoured): every
+    holding of nvidia.com/gpu when it names every GPU; where both sides name their devices by
+    ids of one kind, only those sharing one; otherwise those that may (the plugin does not say
+    which GPU it gave)."""
+    if not access.devices:
+        return []
+    reached = []
+    for h in gpu_holdings(inputs, node):
+        if h.pod is access.pod or h.through_env or h.pool != GPU_POOL:
+            continue
+        if not access.every_device and h.devices is not None:
+            kinds = {device_kind(d) for d in (*h.devices, *access.devices)}
+            if len(kinds) == 1 and not set(h.devices) & set(access.devices):
+                continue  # both named, on different GPUs
+        reached.append(
+            {
+                "tenant": h.tenant.slug if h.tenant else "platform",
+                "pod": pod_ref(h.pod),
+                "resource": h.resource,
+                "sharing_mode": h.mode,
+            }
+        )
+    return sorted(reached, key=lambda e: (e["pod"], e["resource"]))
 
 
 def _accesses(inputs: PostureInputs, node: Node) -> list[EnvAccess]:

@@ -219,3 +219,102 @@ def test_attr002_env_access_cannot_be_attributed():
     (draft,) = run("ATTR-002", cluster(toolkit(), env_pod()))
     assert draft.tenants == ("alpha",)
     assert "time_slicing" in draft.evidence["sharing_modes"]
+
+
+def test_share004_says_the_use_is_through_the_variable():
+    (draft,) = run("SHARE-004", cluster(toolkit(), env_pod()))
+    assert draft.evidence["through_visible_devices"]["pods"] == ["alpha/probe"]
+
+
+def test_pod009_env_access_inside_another_classs_pool():
+    clinic = tenant("beta", "sensitive")
+    taint = {"key": "gpuposture.io/trust-class", "value": "sensitive", "effect": "NoSchedule"}
+    tainted = gpu_node()
+    tainted["spec"]["taints"] = [taint]
+    inputs = world([tainted, toolkit(), env_pod(), whole_gpu("beta")], (ALPHA, clinic))
+    (draft,) = [d for d in run("POD-009", inputs) if "alpha" in d.tenants]
+    assert draft.tenants == ("alpha", "beta")
+    (reach,) = draft.evidence["gpu_access_through_visible_devices"]
+    assert reach.startswith(f"through {NVD}=all")
+
+
+def test_pod009_ignores_env_access_the_node_does_not_honour():
+    clinic = tenant("beta", "sensitive")
+    taint = {"key": "gpuposture.io/trust-class", "value": "sensitive", "effect": "NoSchedule"}
+    tainted = gpu_node()
+    tainted["spec"]["taints"] = [taint]
+    inputs = world([tainted, toolkit("false"), env_pod()], (ALPHA, clinic))
+    assert run("POD-009", inputs) == []
+
+
+# --- POD-011 says the co-tenancy, honoured or not ------------------------------------------
+
+
+def test_pod011_names_the_holders_it_time_slices_with():
+    (draft,) = run("POD-011", cluster(toolkit(), env_pod(), whole_gpu("beta")))
+    assert draft.title.endswith("; it time-slices GPUs 1 other pod(s) hold")
+    assert draft.evidence["honoured_here"] == "yes"
+    (held,) = draft.evidence["time_slices_gpus_held_by"]
+    assert (held["tenant"], held["pod"], held["sharing_mode"]) == (
+        "beta",
+        "beta/train",
+        "exclusive",
+    )
+
+
+def test_pod011_unverified_says_what_it_would_share_and_no_share_finding():
+    inputs = cluster(env_pod(), whole_gpu("beta"))
+    (draft,) = run("POD-011", inputs)
+    assert draft.title.endswith("; if the node honours it, it time-slices GPUs 1 other pod(s) hold")
+    assert draft.evidence["honoured_here"] == "unverified"
+    assert [h["pod"] for h in draft.evidence["would_time_slice_gpus_held_by"]] == ["beta/train"]
+    assert run("SHARE-001", inputs) == [] and run("SHARE-004", inputs) == []
+
+
+def test_pod011_privileged_container_is_honoured_on_a_hardened_node():
+    probe = env_pod(securityContext={"privileged": True})
+    (draft,) = run("POD-011", cluster(toolkit("false"), probe, whole_gpu("beta")))
+    (entry,) = draft.evidence["pods"]
+    assert entry["node_honours_visible_devices"] == "no"
+    assert draft.evidence["honoured_here"] == "yes"
+    assert "privileged" in draft.evidence["honoured_because"]
+
+
+# --- ATTR-001: a busy GPU only an env-access pod can be using --------------------------------
+
+
+def _busy(uuid: str):
+    from datetime import UTC, datetime, timedelta
+
+    from telemetry.evidence import TelemetryFacts
+    from telemetry.hijack import Hijack
+
+    start = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
+    run_ = Hijack(
+        ("gpu-a", uuid, ""), "gpu-a", uuid, "", start, start + timedelta(minutes=30), 97.0, 99.0, ()
+    )
+    return TelemetryFacts(sampled=True, hijacks=(run_,))
+
+
+@pytest.mark.parametrize(("objects", "honoured"), [([toolkit()], "yes"), ([], "unverified")])
+def test_attr001_names_the_pod_reaching_the_busy_gpu(objects, honoured):
+    from dataclasses import replace
+
+    inputs = replace(cluster(*objects, env_pod()), telemetry=_busy(UUIDS[2]))
+    (draft,) = run("ATTR-001", inputs)
+    assert draft.title.endswith("; 1 pod(s) reach it through NVIDIA_VISIBLE_DEVICES")
+    (reach,) = draft.evidence["reached_through_visible_devices"]
+    assert (reach["pod"], reach["value"], reach["node_honours_it"]) == (
+        "alpha/probe",
+        "all",
+        honoured,
+    )
+    assert draft.tenants == ("alpha",)
+
+
+def test_attr001_unchanged_where_the_node_ignores_the_variable():
+    from dataclasses import replace
+
+    inputs = replace(cluster(toolkit("false"), env_pod()), telemetry=_busy(UUIDS[2]))
+    (draft,) = run("ATTR-001", inputs)
+    assert "reached_through_visible_devices" not in draft.evidence

@@ -14,7 +14,7 @@ from posture.rules.common import (
     tenant_pods,
 )
 from posture.rules.plugin_holdings import holds_device
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.stack.visible_devices import node_envvar_access
 from posture.rules.subjects import workload_draft
 from tenants.policy import FRACTIONAL_RESOURCES
@@ -155,6 +155,7 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
                 "node_device_list_strategy": access.device_list_strategy.value,
             }
             ref = inputs.workload_of(pod).ref()
+            cotenancy = "" if asked else _cotenancy(inputs, node, pod, container, evidence)
             title = (
                 f"Container {container.name} of {ref} sets {VISIBLE_DEVICES} without "
                 "requesting a GPU"
@@ -162,7 +163,7 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
                 else f"Container {container.name} of {ref} sets {VISIBLE_DEVICES}="
                 f"{found['value'] if found['value'] is not None else '<unread>'} over the "
                 f"{asked} GPU(s) it requested"
-            )
+            ) + cotenancy
             yield workload_draft(
                 "POD-011",
                 inputs,
@@ -173,6 +174,37 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
                 title=title,
                 pod_facts=node_facts,
             )
+
+
+def _cotenancy(
+    inputs: PostureInputs, node: Node, pod: Pod, container: Container, evidence: dict[str, Any]
+) -> str:
+    """What the access does beside other pods' GPUs (posture.rules.env_holdings): said in the
+    evidence, and in the title's tail. Honoured: it holds them by time-slicing (SHARE-001 and
+    the other sharing checks judge the pairs). Unverified: no co-tenancy is claimed, but the
+    one it would make is named, so it is not hidden either."""
+    from posture.rules.env_holdings import access_of, reached_holders  # it imports this module
+
+    access = access_of(inputs, node, pod, container)
+    if access is None or access.honoured is False:
+        return ""
+    reached = reached_holders(inputs, node, access)
+    evidence["honoured_here"] = "yes" if access.honoured else "unverified"
+    evidence["honoured_because"] = access.why
+    if access.devices is None:
+        return ""
+    key = "time_slices_gpus_held_by" if access.honoured else "would_time_slice_gpus_held_by"
+    evidence[key] = reached[:MEMBERS_SHOWN]
+    evidence["gpu_quota"] = (
+        "not counted: a ResourceQuota on requests.nvidia.com/gpu cannot limit GPUs taken "
+        "through the variable"
+    )
+    if not reached:
+        return ""
+    pods = len({entry["pod"] for entry in reached})
+    if access.honoured:
+        return f"; it time-slices GPUs {pods} other pod(s) hold"
+    return f"; if the node honours it, it time-slices GPUs {pods} other pod(s) hold"
 
 
 def _overrides(access: EnvvarAccess, container: Container) -> str | None:
