@@ -120,12 +120,8 @@ def reached_holders(inputs: PostureInputs, node: Node, access: EnvAccess) -> lis
         return []
     reached = []
     for h in gpu_holdings(inputs, node):
-        if h.pod is access.pod or h.through_env or h.pool != GPU_POOL:
+        if h.pod is access.pod or h.through_env or not reaches(access.holding(), h):
             continue
-        if not access.every_device and h.devices is not None:
-            kinds = {device_kind(d) for d in (*h.devices, *access.devices)}
-            if len(kinds) == 1 and not set(h.devices) & set(access.devices):
-                continue  # both named, on different GPUs
         reached.append(
             {
                 "tenant": h.tenant.slug if h.tenant else "platform",
@@ -135,6 +131,19 @@ def reached_holders(inputs: PostureInputs, node: Node, access: EnvAccess) -> lis
             }
         )
     return sorted(reached, key=lambda e: (e["pod"], e["resource"]))
+
+
+def reaches(env: GpuHolding, other: GpuHolding) -> bool:
+    """Whether a hold through the variable may be on the same GPU as another holding of the
+    node: always when it names every GPU; where both name their devices by ids of one kind,
+    only if they share one; otherwise it may (the device plugin does not say which GPU it
+    gave). Only whole GPUs: MIG instances are a pool of their own."""
+    if other.pool != GPU_POOL or other.pod is env.pod:
+        return False
+    if env.every_device or env.devices is None or other.devices is None:
+        return True
+    kinds = {device_kind(d) for d in (*other.devices, *env.devices)}
+    return len(kinds) != 1 or bool(set(other.devices) & set(env.devices))
 
 
 def _accesses(inputs: PostureInputs, node: Node) -> list[EnvAccess]:

@@ -318,3 +318,13 @@ def test_attr001_unchanged_where_the_node_ignores_the_variable():
     inputs = replace(cluster(toolkit("false"), env_pod()), telemetry=_busy(UUIDS[2]))
     (draft,) = run("ATTR-001", inputs)
     assert "reached_through_visible_devices" not in draft.evidence
+
+
+def test_attr002_the_whole_gpu_beside_an_env_access_cannot_be_attributed_either():
+    (draft,) = run("ATTR-002", cluster(toolkit(), env_pod(), whole_gpu("beta")))
+    assert draft.tenants == ("alpha", "beta")
+    assert draft.evidence["env_access_pods"] == ["alpha/probe"]
+
+
+def test_attr002_a_whole_gpu_beside_an_ignored_variable_stays_attributable():
+    assert run("ATTR-002", cluster(toolkit("false"), env_pod(), whole_gpu("beta"))) == []
