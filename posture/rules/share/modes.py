@@ -31,7 +31,9 @@ from tenants.policy import may_share
         "(`nvidia.com/mig.config` giving each tenant its own instances, mig strategy mixed). "
         "Enforce it with a per-class NoSchedule taint on the node pool and a matching "
         "toleration and nodeSelector on the tenant's workloads. If the sharing is intended, "
-        "change the tenant's trust class through review rather than tolerating the finding."
+        "change the tenant's trust class through review rather than tolerating the finding. "
+        "A party that reaches the GPU through NVIDIA_VISIBLE_DEVICES (evidence `mode_basis`) "
+        "is closed by removing the variable from its workload (POD-011)."
     ),
     mappings=("SP800-53:SC-39", "SP800-53:AC-4"),
 )

@@ -33,7 +33,9 @@ SENSITIVE_CLASS = "sensitive"
         "(`nvidia.com/device-plugin.config`) has no `sharing` section, or MIG GPU instances "
         "owned by that tenant alone. Delete the pods named in the evidence so they reschedule "
         "there, then reset the GPUs they used (`nvidia-smi --gpu-reset -i <gpu>`) and record "
-        "the reset attestation before any other tenant uses them."
+        "the reset attestation before any other tenant uses them. A party that reaches the "
+        "GPU through NVIDIA_VISIBLE_DEVICES (evidence `mode_basis`) is removed by deleting the "
+        "variable from its workload (POD-011), then the same reset."
     ),
     mappings=("SP800-53:SC-4",),
 )
