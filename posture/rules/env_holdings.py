@@ -22,7 +22,8 @@ The rule:
 - the node honours the variable (EnvvarAccess.honoured True, or the container is privileged):
   a holding. Not honoured: none. Unverified: no holding (the product cannot see the access
   happen, so no co-tenancy is claimed) and POD-011 names the holders it would meet if honoured;
-- an image's own ENV is not in any manifest: no holding (STACK-008 says which nodes let it in).
+- an image's own ENV is not in any manifest: no holding (STACK-008 says which nodes let it in);
+- an init container (not a native sidecar) of a Running pod has finished: no holding now.
 """
 
 from __future__ import annotations
@@ -158,6 +159,8 @@ def _accesses(inputs: PostureInputs, node: Node) -> list[EnvAccess]:
         for container in judged_containers(pod):
             if allocated_gpus(container, node):
                 continue  # a GPU resource already holds its GPUs (POD-011 judges the override)
+            if container.init and not container.sidecar and pod.phase == "Running":
+                continue  # a running pod's init containers have finished: they hold nothing now
             path = container_path(pod, container)
             found = visible_devices_env(container, path, pod.namespace, configmaps)
             if found is None:

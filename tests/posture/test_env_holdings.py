@@ -328,3 +328,15 @@ def test_attr002_the_whole_gpu_beside_an_env_access_cannot_be_attributed_either(
 
 def test_attr002_a_whole_gpu_beside_an_ignored_variable_stays_attributable():
     assert run("ATTR-002", cluster(toolkit("false"), env_pod(), whole_gpu("beta"))) == []
+
+
+def test_a_running_pods_finished_init_container_holds_nothing():
+    probe = container("probe", "nvidia/cuda:12.4.1-base-ubuntu22.04")
+    probe["env"] = [{"name": NVD, "value": "all"}]
+    inputs = cluster(toolkit(), pod("alpha", "probe", container(), initContainers=[probe]))
+    assert gpu_holdings(inputs, inputs.snapshot.nodes[0]) == []
+    # A native sidecar runs beside the app for the pod's life: it holds.
+    sidecar = {**probe, "restartPolicy": "Always"}
+    inputs = cluster(toolkit(), pod("alpha", "probe", container(), initContainers=[sidecar]))
+    (holding,) = gpu_holdings(inputs, inputs.snapshot.nodes[0])
+    assert holding.every_device
