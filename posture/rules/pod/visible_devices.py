@@ -152,7 +152,7 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
             if asked:
                 evidence["requested_gpus"] = asked
                 evidence["overrides_allocation"] = overrides
-            node_facts = {
+            node_facts: dict[str, Any] = {
                 "node_gpu_model": node.gpu_model,
                 "node_gpu_count": node.gpu_count,
                 # STACK-008's verdict: whether the node's toolkit acts on the variable at all.
@@ -160,7 +160,7 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
                 "node_device_list_strategy": access.device_list_strategy.value,
             }
             ref = inputs.workload_of(pod).ref()
-            cotenancy = "" if asked else _cotenancy(inputs, node, pod, container, evidence)
+            cotenancy = "" if asked else _cotenancy(inputs, node, pod, container, node_facts)
             title = (
                 f"Container {container.name} of {ref} sets {VISIBLE_DEVICES} without "
                 "requesting a GPU"
@@ -185,9 +185,10 @@ def _cotenancy(
     inputs: PostureInputs, node: Node, pod: Pod, container: Container, evidence: dict[str, Any]
 ) -> str:
     """What the access does beside other pods' GPUs (posture.rules.env_holdings): said in the
-    evidence, and in the title's tail. Honoured: it holds them by time-slicing (SHARE-001 and
-    the other sharing checks judge the pairs). Unverified: no co-tenancy is claimed, but the
-    one it would make is named, so it is not hidden either."""
+    pod's entry of the evidence (it depends on the node), and in the title's tail. Honoured:
+    it holds them by time-slicing (SHARE-001 and the other sharing checks judge the pairs).
+    Unverified: no co-tenancy is claimed, but the one it would make is named, so it is not
+    hidden either."""
     from posture.rules.env_holdings import access_of, reached_holders  # it imports this module
 
     access = access_of(inputs, node, pod, container)
