@@ -12,7 +12,7 @@ from typing import Any
 from inventory.snapshot import Container, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
 from posture.rules.dra_holdings import dra_holdings
-from posture.rules.holding import GpuHolding
+from posture.rules.holding import EVERY_GPU, GpuHolding
 from posture.rules.plugin_holdings import plugin_holdings
 from tenants.policy import DEFAULT_TRUST_CLASSES
 
@@ -57,16 +57,33 @@ def gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
 def _gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
     """Each way a GPU reaches a pod contributes its holdings here (DESIGN §2): device-plugin
     resources, HAMi and KAI fractions (posture.rules.plugin_holdings), DRA claims
-    (posture.rules.dra_holdings)."""
-    return plugin_holdings(inputs, node) + dra_holdings(inputs, node)
+    (posture.rules.dra_holdings), NVIDIA_VISIBLE_DEVICES outside the scheduler
+    (posture.rules.env_holdings)."""
+    # Imported here: env_holdings reads the variable as POD-011 does, and POD-011's module
+    # imports this one.
+    from posture.rules.env_holdings import env_holdings
+
+    return plugin_holdings(inputs, node) + dra_holdings(inputs, node) + env_holdings(inputs, node)
 
 
 def pools_by_mode(holdings: Iterable[GpuHolding]) -> dict[tuple[str, str], list[GpuHolding]]:
-    """Holdings grouped by (physical pool, sharing mode), in a stable order."""
+    """Holdings grouped by (physical pool, sharing mode), in a stable order.
+
+    A hold through NVIDIA_VISIBLE_DEVICES time-shares its GPUs with whoever holds them, by
+    whatever mode they got them (a whole GPU, an MPS client): its group also carries the
+    pool's holdings of other modes, and share.parties.may_meet keeps those from meeting one
+    another there (two whole GPUs beside an env access do not share with each other)."""
     grouped: dict[tuple[str, str], list[GpuHolding]] = {}
     for holding in holdings:
         grouped.setdefault((holding.pool, holding.mode), []).append(holding)
-    return dict(sorted(grouped.items()))
+    joined = {}
+    for (pool, mode), group in grouped.items():
+        if any(h.through_env for h in group):
+            group = group + [
+                h for (p, m), others in grouped.items() if p == pool and m != mode for h in others
+            ]
+        joined[(pool, mode)] = group
+    return dict(sorted(joined.items()))
 
 
 def pod_ref(pod: Pod) -> str:
@@ -85,6 +102,8 @@ def _holding_entry(holding: GpuHolding) -> dict[str, Any]:
     }
     if holding.devices:
         entry["devices"] = list(holding.devices)
+    if holding.every_device:
+        entry["reach"] = EVERY_GPU
     if holding.basis:  # the mode comes from more than the node's sharing strategy
         entry["mode_basis"] = holding.basis
     return entry

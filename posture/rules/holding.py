@@ -11,6 +11,10 @@ from posture.inputs import TenantInfo
 # Device identities are GPU or MIG UUIDs ("GPU-...", "MIG-..."), or a scheduler's own name for
 # a device ("kai-group:<group>"): only identities of one kind can tell two holdings apart.
 UUID_PREFIXES = ("GPU-", "MIG-")
+# The resource name of a hold through NVIDIA_VISIBLE_DEVICES outside the scheduler
+# (posture.rules.env_holdings): no resource is requested, the variable is the hold.
+ENV_RESOURCE = "env:NVIDIA_VISIBLE_DEVICES"
+EVERY_GPU = "every GPU of the node"  # what `all` reaches, as evidence says it
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,13 @@ class GpuHolding:
     # allocation); None: any device of the pool.
     devices: tuple[str, ...] | None = None
     basis: str = ""  # why this mode, when not the node's plain sharing strategy
+    # NVIDIA_VISIBLE_DEVICES=all: every GPU of the node, whoever else holds one.
+    every_device: bool = False
+
+    @property
+    def through_env(self) -> bool:
+        """Held through NVIDIA_VISIBLE_DEVICES, not allocated by any scheduler."""
+        return self.resource == ENV_RESOURCE
 
 
 def device_kind(device: str) -> str:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from posture.inputs import PostureInputs
-from posture.rules.common import tenants_on_node
+from posture.rules.common import nodes_by_name, pod_ref, tenants_on_node
+from posture.rules.env_holdings import env_accesses
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
 
@@ -47,6 +49,12 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
             "held_by": h.held_note or "no scheduled pod in the last inventory holds this GPU",
         }
         title = f"GPU {where} on {h.hostname} busy {minutes} min with no scheduled workload"
+        reach = _env_reach(inputs, h.hostname, h.uuid)
+        if reach:
+            # Still outside the scheduler, so still the hijack signature (T1496.001), but the
+            # likely user is named: a pod that takes GPUs through NVIDIA_VISIBLE_DEVICES.
+            evidence["reached_through_visible_devices"] = reach
+            title += f"; {len(reach)} pod(s) reach it through NVIDIA_VISIBLE_DEVICES"
         key = f"ATTR-001:{h.uuid}:{h.gi_id}"
         # One GPU: every tenant on its node is suspect, and exposed to what runs there.
         yield node_draft(
@@ -58,3 +66,34 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
             title=title,
             exposure=1,
         )
+
+
+def _env_reach(inputs: PostureInputs, hostname: str, uuid: str) -> list[dict[str, Any]]:
+    """Tenant containers whose NVIDIA_VISIBLE_DEVICES reaches the busy GPU, where the node
+    honours it or may (posture.rules.env_holdings): `all`, its UUID, or an index we cannot
+    tell from it. A telemetry GPU named by index only is matched by any index."""
+    node = nodes_by_name(inputs).get(hostname)
+    if node is None:
+        return []
+    found = []
+    for access in env_accesses(inputs, node):
+        if access.honoured is False or access.devices == ():
+            continue
+        if not (access.every_device or access.devices is None or _may_be(uuid, access.devices)):
+            continue
+        found.append(
+            {
+                "pod": pod_ref(access.pod),
+                "tenant": access.tenant.slug,
+                "container": access.container.name,
+                "value": access.found.get("value"),
+                "field": access.found["field"],
+                "node_honours_it": "yes" if access.honoured else "unverified",
+            }
+        )
+    return found
+
+
+def _may_be(uuid: str, devices: tuple[str, ...]) -> bool:
+    """Whether a device list may name the GPU: its UUID, or an index whose UUID is unknown."""
+    return uuid in devices or any(d.startswith("gpu-index:") for d in devices)

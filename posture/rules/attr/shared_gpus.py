@@ -12,9 +12,11 @@ from posture.rules.common import (
     GpuHolding,
     gpu_holdings,
     holding_evidence,
+    pod_ref,
     sorted_nodes,
     tenants_on_node,
 )
+from posture.rules.env_holdings import reaches
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
 from telemetry.hijack import Hijack, UnmappedNode
@@ -53,8 +55,13 @@ def unattributable_utilisation(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for node in sorted_nodes(inputs):
         shared: dict[str, list[GpuHolding]] = {}
         platform_pods = 0
-        for holding in gpu_holdings(inputs, node):
-            if holding.mode not in UNATTRIBUTABLE_MODES:
+        holdings = gpu_holdings(inputs, node)
+        env = [h for h in holdings if h.through_env]
+        for holding in holdings:
+            # A GPU an env access reaches is time-shared with it, whatever mode its holder
+            # got it by: DCGM-Exporter charges its usage to the holder alone.
+            beside = any(reaches(e, holding) for e in env)
+            if holding.mode not in UNATTRIBUTABLE_MODES and not beside:
                 continue
             if holding.tenant is None:
                 platform_pods += 1
@@ -145,6 +152,13 @@ def _attr_draft(
         "platform_gpu_holdings": platform_pods,
         "attribution": "none: DCGM-Exporter cannot attribute a shared GPU's usage per pod",
     }
+    env = sorted({pod_ref(h.pod) for own in shared.values() for h in own if h.through_env})
+    if env:
+        evidence["env_access_pods"] = env[:MEMBERS_SHOWN]
+        evidence["attribution"] += (
+            "; pods taking GPUs through NVIDIA_VISIBLE_DEVICES are never named: the exporter "
+            "maps usage through the kubelet's allocations, which do not list them"
+        )
     title = (
         f"GPU usage on node {node.name} ({', '.join(modes)}) cannot be attributed per "
         f"workload: tenants {', '.join(shared)}"

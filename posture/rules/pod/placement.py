@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 from inventory.snapshot import Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
@@ -14,7 +15,13 @@ from posture.rules.class_pools import (
     node_pool_classes,
     tainted_for,
 )
-from posture.rules.common import nodes_by_name, tenant_pods, tenants_on_node
+from posture.rules.common import (
+    GpuHolding,
+    gpu_holdings,
+    nodes_by_name,
+    tenant_pods,
+    tenants_on_node,
+)
 from posture.rules.dra_holdings import uses_gpu
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import tenant_slugs, workload_draft
@@ -62,7 +69,8 @@ def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
         node = nodes.get(pod.node_name or "")
         # An unscheduled pod, or a node outside the snapshot, cannot be judged.
         # A KAI fraction holds its share of a GPU with no nvidia.com/* request.
-        if node is None or not uses_gpu(inputs, pod):
+        # So does a container naming GPUs in NVIDIA_VISIBLE_DEVICES on a node that honours it.
+        if node is None or not (uses_gpu(inputs, pod) or env_access_of(inputs, pod, node)):
             continue
         # Another class's dedicated pool this pod sits in (a toleration broad enough, a pod
         # bound by nodeName, or one that predates the taint: NoSchedule evicts nobody).
@@ -75,6 +83,16 @@ def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
         outside = cls.requires_dedicated_pool and not tainted_for(inputs, node, cls.slug)
         if outside or invaded:
             yield _pool_draft(inputs, pod, tenant, node, invaded)
+
+
+def env_access_of(inputs: PostureInputs, pod: Pod, node: Node) -> list[GpuHolding]:
+    """The pod's holds through NVIDIA_VISIBLE_DEVICES on its node (posture.rules.env_holdings)."""
+    return [h for h in gpu_holdings(inputs, node) if h.through_env and h.pod is pod]
+
+
+def _env_evidence(inputs: PostureInputs, pod: Pod, node: Node) -> dict[str, Any]:
+    held = env_access_of(inputs, pod, node)
+    return {"gpu_access_through_visible_devices": [h.basis for h in held]} if held else {}
 
 
 def _dedicated_classes(inputs: PostureInputs) -> set[str]:
@@ -91,6 +109,7 @@ def _pool_draft(
     evidence = {
         "gpu_resources": pod.gpu_resources,
         **({"gpu_fraction": pod.gpu_fraction} if pod.gpu_fraction else {}),
+        **_env_evidence(inputs, pod, node),
         "expected_taints": expected_taints(inputs, slug),
         "node_selector": dict(pod.node_selector),
         "tolerations": [dict(t) for t in pod.tolerations],

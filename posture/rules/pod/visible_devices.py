@@ -14,7 +14,7 @@ from posture.rules.common import (
     tenant_pods,
 )
 from posture.rules.plugin_holdings import holds_device
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.stack.visible_devices import node_envvar_access
 from posture.rules.subjects import workload_draft
 from tenants.policy import FRACTIONAL_RESOURCES
@@ -103,7 +103,12 @@ def _from_env_from(
         "does not cover it: the kubelet applies the pod's env after the device plugin's, so "
         "under the plugin's default device-list strategy `envvar` a container that requests "
         "one GPU and sets `all` sees every GPU of the node (where the strategy is not known, "
-        "the finding says so). Platform pods are "
+        "the finding says so). Where the node honours the variable (or the container is "
+        "privileged: the toolkit honours it from privileged containers whatever its setting) "
+        "the access is a GPU holding, time-sliced with whoever holds those GPUs, which the "
+        "sharing, approval, pool and attribution checks judge; where that is unverified the "
+        "evidence names the holders it would time-slice with, and no sharing finding is "
+        "claimed. Platform pods are "
         "exempt by design (the device plugin and DCGM-Exporter set it legitimately); images "
         "that set it in their own ENV are not visible to the API and need the toolkit "
         "setting below."
@@ -126,13 +131,13 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
         node = nodes.get(pod.node_name or "")
         if node is None or not node.is_gpu_node:
             continue
-        for container in _judged(pod):
+        for container in judged_containers(pod):
             path = container_path(pod, container)
             found = visible_devices_env(container, path, pod.namespace, configmaps)
             if found is None:
                 continue
             access = node_envvar_access(inputs, node)
-            asked = _allocated_gpu(container, node)
+            asked = allocated_gpus(container, node)
             overrides = _overrides(access, container) if asked else None
             if asked and overrides is None:
                 continue  # the plugin's mounts or CDI devices win over the variable
@@ -147,7 +152,7 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
             if asked:
                 evidence["requested_gpus"] = asked
                 evidence["overrides_allocation"] = overrides
-            node_facts = {
+            node_facts: dict[str, Any] = {
                 "node_gpu_model": node.gpu_model,
                 "node_gpu_count": node.gpu_count,
                 # STACK-008's verdict: whether the node's toolkit acts on the variable at all.
@@ -155,6 +160,7 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
                 "node_device_list_strategy": access.device_list_strategy.value,
             }
             ref = inputs.workload_of(pod).ref()
+            cotenancy = "" if asked else _cotenancy(inputs, node, pod, container, node_facts)
             title = (
                 f"Container {container.name} of {ref} sets {VISIBLE_DEVICES} without "
                 "requesting a GPU"
@@ -162,7 +168,7 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
                 else f"Container {container.name} of {ref} sets {VISIBLE_DEVICES}="
                 f"{found['value'] if found['value'] is not None else '<unread>'} over the "
                 f"{asked} GPU(s) it requested"
-            )
+            ) + cotenancy
             yield workload_draft(
                 "POD-011",
                 inputs,
@@ -173,6 +179,38 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
                 title=title,
                 pod_facts=node_facts,
             )
+
+
+def _cotenancy(
+    inputs: PostureInputs, node: Node, pod: Pod, container: Container, evidence: dict[str, Any]
+) -> str:
+    """What the access does beside other pods' GPUs (posture.rules.env_holdings): said in the
+    pod's entry of the evidence (it depends on the node), and in the title's tail. Honoured:
+    it holds them by time-slicing (SHARE-001 and the other sharing checks judge the pairs).
+    Unverified: no co-tenancy is claimed, but the one it would make is named, so it is not
+    hidden either."""
+    from posture.rules.env_holdings import access_of, reached_holders  # it imports this module
+
+    access = access_of(inputs, node, pod, container)
+    if access is None or access.honoured is False:
+        return ""
+    reached = reached_holders(inputs, node, access)
+    evidence["honoured_here"] = "yes" if access.honoured else "unverified"
+    evidence["honoured_because"] = access.why
+    if access.devices is None:
+        return ""
+    key = "time_slices_gpus_held_by" if access.honoured else "would_time_slice_gpus_held_by"
+    evidence[key] = reached[:MEMBERS_SHOWN]
+    evidence["gpu_quota"] = (
+        "not counted: a ResourceQuota on requests.nvidia.com/gpu cannot limit GPUs taken "
+        "through the variable"
+    )
+    if not reached:
+        return ""
+    pods = len({entry["pod"] for entry in reached})
+    if access.honoured:
+        return f"; it time-slices GPUs {pods} other pod(s) hold"
+    return f"; if the node honours it, it time-slices GPUs {pods} other pod(s) hold"
 
 
 def _overrides(access: EnvvarAccess, container: Container) -> str | None:
@@ -200,7 +238,7 @@ def _overrides(access: EnvvarAccess, container: Container) -> str | None:
     )
 
 
-def _judged(pod: Pod) -> list[Container]:
+def judged_containers(pod: Pod) -> list[Container]:
     """Every container but the first app container of a KAI fraction pod (KAI's binder sets
     the variable there, from a ConfigMap, to the GPU the fraction's reservation holds)."""
     app = [c for c in pod.containers if not c.init and not c.ephemeral]
@@ -208,7 +246,7 @@ def _judged(pod: Pod) -> list[Container]:
     return [c for c in pod.containers if c is not fraction]
 
 
-def _allocated_gpu(container: Container, node: Node) -> int:
+def allocated_gpus(container: Container, node: Node) -> int:
     """How many GPU devices (or HAMi shares of one) the container asks for; 0 for none. Not
     any nvidia.com/* name: a limit of 0 allocates nothing, and the NVIDIA Network Operator's
     SR-IOV NICs (`nvidia.com/hostdev`, ...) are not GPUs; the variable then still hands over

@@ -28,6 +28,9 @@ class ModeUse:
 
     nodes: set[str] = field(default_factory=set)
     pods: set[str] = field(default_factory=set)
+    # Pods that use the mode through NVIDIA_VISIBLE_DEVICES, outside any scheduler: no
+    # approval covers that, and the fix is removing the variable, not asking for one.
+    env_pods: set[str] = field(default_factory=set)
 
 
 def mode_usage(inputs: PostureInputs) -> dict[tuple[str, str, str], ModeUse]:
@@ -42,6 +45,8 @@ def mode_usage(inputs: PostureInputs) -> dict[tuple[str, str, str], ModeUse]:
             use = usage.setdefault((holding.tenant.slug, holding.mode, pool), ModeUse())
             use.nodes.add(node.name)
             use.pods.add(pod_ref(holding.pod))
+            if holding.through_env:
+                use.env_pods.add(pod_ref(holding.pod))
     return dict(sorted(usage.items()))
 
 
@@ -60,7 +65,7 @@ def _request_evidence(request: SharingRequestInfo) -> dict[str, Any]:
 
 
 def _use_evidence(tenant: str, mode: str, pool: str, use: ModeUse) -> dict[str, Any]:
-    return {
+    evidence: dict[str, Any] = {
         "tenant": tenant,
         "observed_mode": mode,
         "node_pool": pool or "(no pool label)",
@@ -69,6 +74,13 @@ def _use_evidence(tenant: str, mode: str, pool: str, use: ModeUse) -> dict[str, 
         "pods": sorted(use.pods)[:EVIDENCE_LIMIT],
         "pod_count": len(use.pods),
     }
+    if use.env_pods:
+        evidence["through_visible_devices"] = {
+            "pods": sorted(use.env_pods)[:EVIDENCE_LIMIT],
+            "note": "these take GPUs through NVIDIA_VISIBLE_DEVICES, outside the scheduler "
+            "(POD-011): remove the variable; an approval would not make it reviewed sharing",
+        }
+    return evidence
 
 
 def approval_findings(inputs: PostureInputs) -> list[tuple[str, FindingDraft]]:

@@ -9,7 +9,7 @@ from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import gpu_holdings, platform_trust_class, pools_by_mode, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, pair_drafts
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.parties import CONCURRENT_MODES, meeting, parties_of
+from posture.rules.share.parties import CONCURRENT_MODES, may_meet, meeting, parties_of
 from tenants.policy import may_share
 
 
@@ -31,7 +31,9 @@ from tenants.policy import may_share
         "(`nvidia.com/mig.config` giving each tenant its own instances, mig strategy mixed). "
         "Enforce it with a per-class NoSchedule taint on the node pool and a matching "
         "toleration and nodeSelector on the tenant's workloads. If the sharing is intended, "
-        "change the tenant's trust class through review rather than tolerating the finding."
+        "change the tenant's trust class through review rather than tolerating the finding. "
+        "A party that reaches the GPU through NVIDIA_VISIBLE_DEVICES (evidence `mode_basis`) "
+        "is closed by removing the variable from its workload (POD-011)."
     ),
     mappings=("SP800-53:SC-39", "SP800-53:AC-4"),
 )
@@ -52,6 +54,8 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
             if mode not in CONCURRENT_MODES:
                 continue
             for first, second in combinations(parties_of(holdings, platform).values(), 2):
+                if not may_meet(holdings, mode, first.name, second.name):
+                    continue
                 decision = may_share(class_of(first.name), class_of(second.name), mode)
                 if decision.allowed:
                     continue

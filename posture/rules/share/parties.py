@@ -21,7 +21,7 @@ from posture.rules.common import (
     pools_by_mode,
     sorted_nodes,
 )
-from posture.rules.holding import device_kind
+from posture.rules.holding import EVERY_GPU, device_kind
 from posture.rules.pairs import Meeting, Party
 from posture.rules.subjects import PLATFORM_PARTY
 from tenants.policy import base_resource, is_mig_resource
@@ -138,14 +138,45 @@ def meeting(
 ) -> Meeting | None:
     """Two parties holding `pool` on `node`, with their co-residence verdict on it; None when
     the scheduler placed them on different devices."""
+    everywhere = next((p for p in (first, second) if reaches_every_gpu(p)), None)
     both = shared_devices(first, second)
-    if both == ():
+    if both == () and everywhere is None:
         return None
-    if both:
+    if everywhere is not None:
+        who = everywhere.name or "a platform pod"
+        verdict, why = (
+            "certain",
+            (f"{who} reaches {EVERY_GPU} {node.name} through NVIDIA_VISIBLE_DEVICES=all"),
+        )
+    elif both:
         verdict, why = "certain", f"both hold {', '.join(both)} on {node.name}"
     else:
         verdict, why = co_residence(node, pool, first.replicas, second.replicas)
     return Meeting(node, key, (first, second), verdict, why, node_facts(node), **extra)
+
+
+def reaches_every_gpu(party: Party) -> bool:
+    """The party holds every GPU of the node through NVIDIA_VISIBLE_DEVICES=all."""
+    return any(entry.get("reach") == EVERY_GPU for entry in party.pods)
+
+
+def may_meet(holdings: list[GpuHolding], mode: str, first: str, second: str) -> bool:
+    """Whether two parties of one pools_by_mode group share its GPUs by `mode`. A group that
+    carries a hold through NVIDIA_VISIBLE_DEVICES also carries the pool's holdings of other
+    modes (whole GPUs, MPS clients): the access meets each of them, but they do not meet one
+    another by this mode. So one side must hold through the variable, or both by the mode."""
+
+    def own(name: str) -> list[GpuHolding]:
+        return [h for h in holdings if party_name(h) == name]
+
+    mine, theirs = own(first), own(second)
+    if any(h.through_env for h in (*mine, *theirs)):
+        return True
+    return any(h.mode == mode for h in mine) and any(h.mode == mode for h in theirs)
+
+
+def party_name(holding: GpuHolding) -> str:
+    return holding.tenant.slug if holding.tenant is not None else PLATFORM_PARTY
 
 
 def tenant_pairs_sharing(inputs: PostureInputs, mode: str) -> Iterator[Meeting]:
@@ -157,5 +188,7 @@ def tenant_pairs_sharing(inputs: PostureInputs, mode: str) -> Iterator[Meeting]:
                 continue
             details = {"resource": pool, "sharing_mode": mode}
             for first, second in combinations(parties_of(holdings).values(), 2):
+                if not may_meet(holdings, mode, first.name, second.name):
+                    continue
                 if found := meeting(node, pool, pool, first, second, details=details):
                     yield found

@@ -9,7 +9,7 @@ from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import gpu_holdings, platform_trust_class, pools_by_mode, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, pair_drafts
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.parties import meeting, parties_of
+from posture.rules.share.parties import may_meet, meeting, parties_of
 
 SENSITIVE_CLASS = "sensitive"
 
@@ -33,7 +33,9 @@ SENSITIVE_CLASS = "sensitive"
         "(`nvidia.com/device-plugin.config`) has no `sharing` section, or MIG GPU instances "
         "owned by that tenant alone. Delete the pods named in the evidence so they reschedule "
         "there, then reset the GPUs they used (`nvidia-smi --gpu-reset -i <gpu>`) and record "
-        "the reset attestation before any other tenant uses them."
+        "the reset attestation before any other tenant uses them. A party that reaches the "
+        "GPU through NVIDIA_VISIBLE_DEVICES (evidence `mode_basis`) is removed by deleting the "
+        "variable from its workload (POD-011), then the same reset."
     ),
     mappings=("SP800-53:SC-4",),
 )
@@ -59,7 +61,7 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
                 if not name or cls.slug != SENSITIVE_CLASS:
                     continue
                 for other, theirs in parties.items():
-                    if class_of(other).rank < cls.rank:
+                    if class_of(other).rank < cls.rank and may_meet(holdings, mode, name, other):
                         details = {
                             "resource": pool,
                             "sharing_mode": mode,

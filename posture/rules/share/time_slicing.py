@@ -37,7 +37,11 @@ from posture.rules.subjects import configmap_draft
         "`nvidia.com/device-plugin.config` and keep `sharing.timeSlicing` only in the config of "
         "a single-tenant pool, taint that pool per tenant class and give the tenant's pods the "
         "matching toleration and nodeSelector. Where tenants must share a node, use MIG GPU "
-        "instances (`nvidia.com/mig.config` with one instance per tenant) or whole GPUs instead."
+        "instances (`nvidia.com/mig.config` with one instance per tenant) or whole GPUs instead. "
+        "Where a party reaches the GPU through NVIDIA_VISIBLE_DEVICES (its evidence's "
+        '`mode_basis` starts "through NVIDIA_VISIBLE_DEVICES"), no pool change helps: '
+        "remove the variable from that workload (POD-011) and make the node's toolkit ignore "
+        "it (STACK-008)."
     ),
     mappings=("SP800-53:SC-4", "SP800-53:SC-39"),
 )
