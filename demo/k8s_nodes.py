@@ -145,6 +145,8 @@ def gke_labels(n: NodeSpec) -> dict[str, str]:
         g + "gke-accelerator": n.gke_accelerator or "",
         g + "gke-nodepool": n.pool,
         g + "gke-gpu-driver-version": "latest",  # a driver channel, not a version
+        # Workload Identity on the pool: GKE's metadata server runs on the node.
+        "iam.gke.io/gke-metadata-server-enabled": "true",
     }
     if n.sharing != "none":
         labels[g + "gke-gpu-sharing-strategy"] = {"time-slicing": "time-sharing"}.get(

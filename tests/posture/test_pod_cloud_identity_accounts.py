@@ -137,3 +137,37 @@ def test_the_gke_annotation_takes_effect_only_where_the_metadata_server_runs():
     irsa = (account("team-a", "jobs", **{IRSA: ROLE}), account("other-a", "jobs", **{IRSA: ROLE}))
     (draft,) = drafts(pods, irsa, node_labels={})
     assert draft.tenants == ("other", "team")
+
+
+GKE_POOL = {"cloud.google.com/gke-nodepool": "gpu-pool"}
+
+
+def test_gke_pool_without_the_metadata_server_gives_every_pod_the_nodes_account():
+    # Workload metadata mode GCE_METADATA: pods read the node's own token from the Compute
+    # Engine metadata server, whatever their ServiceAccounts say.
+    accounts = (account("team-a", "jobs", **{GKE: GSA}), account("other-a", "default"))
+    pods = [job("team-a", "a", "jobs"), job("other-a", "b", "default")]
+    (draft,) = drafts(pods, accounts, node_labels=GKE_POOL)
+    assert draft.tenants == ("other", "team")
+    assert draft.subject_name == "node pool gpu-pool"
+    assert draft.evidence["kind"].startswith("Google service account of the GKE node pool")
+    assert draft.evidence["read_from"] == [
+        "GKE node gpu-1: no GKE metadata server on the node (Workload Identity off on its pool)"
+    ]
+    assert "the node's service account" in draft.title
+
+
+def test_gke_pool_with_the_metadata_server_shares_nothing_but_its_host_network_pods():
+    accounts = (account("team-a", "jobs"), account("other-a", "default"))
+    labels = {**GKE_POOL, **METADATA_SERVER}
+    pods = [job("team-a", "a", "jobs"), job("other-a", "b", "default")]
+    assert drafts(pods, accounts, node_labels=labels) == []
+    host = [pod(p.namespace, p.name, containers=p.containers, host_network=True) for p in pods]
+    (draft,) = drafts(host, accounts, node_labels=labels)
+    assert draft.tenants == ("other", "team")
+    assert "host-network pod" in draft.evidence["read_from"][0]
+
+
+def test_a_node_gke_did_not_label_is_not_read_as_gke():
+    pods = [job("team-a", "a", "jobs"), job("other-a", "b", "default")]
+    assert drafts(pods, (), node_labels={}) == []

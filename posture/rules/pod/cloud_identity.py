@@ -13,6 +13,12 @@ from two places (inventory/sources/service_accounts.py):
   the annotation counts only for pods on such a node in the snapshot;
 - the variable the IRSA and Azure webhooks write into each pod, `AWS_ROLE_ARN` and
   `AZURE_CLIENT_ID` (a snapshot without ServiceAccounts still shows these).
+On a GKE node that runs no GKE metadata server (its pool's workload metadata mode is
+`GCE_METADATA`: "expose all Compute Engine metadata to pods"), and for host-network pods on any
+GKE node (the metadata server does not intercept them), a pod gets the token of the node's own
+Google service account: GPU pods of several tenants on one such pool act as one identity, read
+per node pool (`cloud.google.com/gke-nodepool`; which account a pool runs as is not in the
+cluster, so pools are not merged). Only nodes GKE labels so are read this way.
 GPU pods of two tenants with the same identity assume the same role, read the same buckets and
 appear in the cloud's audit log as one principal. EKS Pod Identity associations and GKE's IAM
 grants to a Kubernetes principal live in the cloud's IAM, invisible from the cluster: nothing is
@@ -35,12 +41,14 @@ from posture.rules.registry import MEMBERS_SHOWN, FindingDraft
 from posture.rules.subjects import subject_draft
 
 PLATFORM_PARTY = ""
-AWS, AZURE, GCP = "aws", "azure", "gcp"
+AWS, AZURE, GCP, GCE_NODE = "aws", "azure", "gcp", "gce-node"
 IDENTITY_KINDS = {
     AWS: "AWS IAM role (IRSA)",
     AZURE: "Azure managed identity / app (Workload Identity)",
     GCP: "Google service account (GKE Workload Identity)",
+    GCE_NODE: "Google service account of the GKE node pool (Compute Engine metadata server)",
 }
+GKE_NODE_POOL = "cloud.google.com/gke-nodepool"
 # The variable a federation webhook writes into each pod -> the kind of identity it names.
 IDENTITY_VARIABLES = {"AWS_ROLE_ARN": AWS, "AZURE_CLIENT_ID": AZURE}
 # The ServiceAccount annotation that federates it -> the kind of identity it names.
@@ -61,13 +69,25 @@ def _identity(kind: str, value: str) -> Identity:
 
 
 def cloud_identities(
-    pod: Pod, accounts: Accounts | None = None, metadata_nodes: Collection[str] = ()
+    pod: Pod,
+    accounts: Accounts | None = None,
+    metadata_nodes: Collection[str] = (),
+    gke_pools: Mapping[str, str] | None = None,
 ) -> dict[Identity, set[str]]:
     """Each cloud identity the pod acts as -> where it was read ("env AWS_ROLE_ARN", "annotation
     iam.gke.io/gcp-service-account on ServiceAccount ns/name"). Env: literal values only (a
     value from a ConfigMap or Secret is not read). `metadata_nodes`: the nodes that run GKE's
-    metadata server, where the GKE annotation takes effect."""
+    metadata server, where the GKE annotation takes effect; `gke_pools`: GKE node -> its pool."""
     found: dict[Identity, set[str]] = {}
+    pool = (gke_pools or {}).get(pod.node_name or "")
+    if pool is not None and (pod.host_network or pod.node_name not in metadata_nodes):
+        why = (
+            "host-network pod (GKE's metadata server does not serve it)"
+            if pod.host_network and pod.node_name in metadata_nodes
+            else "no GKE metadata server on the node (Workload Identity off on its pool)"
+        )
+        found[(GCE_NODE, f"node pool {pool}")] = {f"GKE node {pod.node_name}: {why}"}
+        return found  # the metadata server answers as the node: no annotation takes effect
     for c in pod.containers:
         if c.ephemeral:
             continue
@@ -94,12 +114,17 @@ def shared_cloud_identities(
     metadata_nodes = {
         n.name for n in inputs.snapshot.nodes if n.labels.get(GKE_METADATA_SERVER) == "true"
     }
+    gke_pools = {
+        n.name: n.labels[GKE_NODE_POOL]
+        for n in inputs.snapshot.nodes
+        if n.labels.get(GKE_NODE_POOL)
+    }
     groups: dict[Identity, dict[str, list[Pod]]] = {}
     sources: dict[Identity, set[str]] = {}
     for pod in sorted(inputs.snapshot.pods, key=pod_ref):
         if not pod.is_active or not uses_gpu(inputs, pod):
             continue
-        for identity, where in cloud_identities(pod, accounts, metadata_nodes).items():
+        for identity, where in cloud_identities(pod, accounts, metadata_nodes, gke_pools).items():
             parties = groups.setdefault(identity, {})
             parties.setdefault(party_of(inputs, pod), []).append(pod)
             sources.setdefault(identity, set()).update(where)
@@ -116,6 +141,9 @@ def _identity_draft(
     # The kinds of place it was read from: "annotation <key>", "env <variable>".
     fields = sorted({s.split(" on ServiceAccount")[0] for s in sources})
     names = ", ".join(f.split(" ", 1)[1] for f in fields)  # the keys and variables alone
+    if kind == GCE_NODE:  # read from the nodes, not from a key or variable
+        fields = ["the Compute Engine metadata server"]
+        names = "the node's service account, from the metadata server"
     evidence: dict[str, object] = {
         "cloud_identity": value,
         "kind": IDENTITY_KINDS[kind],

@@ -63,7 +63,11 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
         "Identity `azure.workload.identity/client-id`, GKE Workload Identity "
         "`iam.gke.io/gcp-service-account`, for pods on nodes that run GKE's metadata server) and "
         "from what the IRSA and Azure webhooks write into "
-        "each pod (`AWS_ROLE_ARN`, `AZURE_CLIENT_ID`). EKS Pod Identity associations and GKE "
+        "each pod (`AWS_ROLE_ARN`, `AZURE_CLIENT_ID`). On a GKE node pool without Workload "
+        "Identity (no `iam.gke.io/gke-metadata-server-enabled` label), and for host-network "
+        "pods on any GKE node, every pod reads the node's own service account token from the "
+        "Compute Engine metadata server: GPU pods of several tenants in one such pool act as "
+        "one identity. EKS Pod Identity associations and GKE "
         "IAM grants to a Kubernetes principal live in the cloud's IAM, not in the cluster: "
         "they are not judged. A snapshot without ServiceAccounts says so on its run."
     ),
@@ -77,7 +81,9 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
         "`eks.amazonaws.com/role-arn`, `azure.workload.identity/client-id` or "
         "`iam.gke.io/gcp-service-account` annotation) and narrow the role's trust policy, the "
         "federated credential or the `roles/iam.workloadIdentityUser` binding to that one "
-        "`<namespace>/<name>` ServiceAccount."
+        "`<namespace>/<name>` ServiceAccount. On GKE, enable Workload Identity on the GPU "
+        "node pools (`--workload-metadata=GKE_METADATA`) and keep tenant GPU pods off the "
+        "host network."
     ),
     mappings=("SP800-53:AC-2", "SP800-53:AU-10"),
 )
