@@ -139,9 +139,15 @@ _TRACKING_STATUSES = ("draft", "interim", "final", "withdrawn")
 
 
 def _tracking_status(tracking: Mapping[str, Any]) -> str:
-    """document.tracking.status (required by CSAF; a document that leaves it out is read as
-    final, as before). A stated value outside the standard's is refused, never read as final."""
-    status = tracking.get("status", "final")
+    """document.tracking.status. CSAF 2.0 requires it (a document without it fails the
+    schema, as `csaf_validator` says): a document that does not say it is published is refused
+    as a draft is, never read as final. A stated value outside the standard's is refused too."""
+    status = tracking.get("status")
+    if status is None:
+        raise CsafError(
+            "document.tracking.status is missing: CSAF requires it (draft, interim or final); "
+            "a document that does not say it is published never sets a baseline"
+        )
     if status not in _TRACKING_STATUSES:
         raise CsafError(
             f"document.tracking.status is {status!r}, not one of {', '.join(_TRACKING_STATUSES)}"
