@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import Q
 
 from gpuposture.base.querysets import STAFF_ONLY, Scope, ScopedQuerySet
+from inventory.bulletins.csaf.severity import rating
 from inventory.patching.models import PatchSla
 
 # TLP labels whose documents may be shown to anyone signed in (TLP 1.0 WHITE, 2.0 CLEAR).
@@ -50,8 +51,9 @@ class Bulletin(models.Model):
 
     @property
     def severity_level(self) -> str:
-        """The aggregate severity as our severity names ("CRITICAL" -> "critical"), or ""."""
-        level = self.aggregate_severity.strip().lower()
+        """The aggregate severity as our severity names ("CRITICAL" -> "critical", Red Hat's
+        "Important" -> "high"), or ""."""
+        level = rating(self.aggregate_severity) or ""
         return level if level in PatchSla.Severity.values else ""
 
 

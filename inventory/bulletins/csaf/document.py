@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inventory.bulletins.csaf.remedies import other_remedies, vendor_fixes
+from inventory.bulletins.csaf.severity import product_scores, threat_impact
+from inventory.bulletins.csaf.severity import score as score_of
 
 BranchPath = tuple[tuple[str, str], ...]
 VendorFix = tuple[tuple[str, ...], str]
@@ -311,7 +313,9 @@ def _vulnerability(
         m for m in _list(raw.get("metrics"), f"{where}.metrics") if isinstance(m, Mapping)
     ]
     entries = [*_list(raw.get("scores"), f"{where}.scores"), *metrics_of]
-    score, severity = _score([e.get("content", e) for e in entries])
+    score, severity = score_of([e.get("content", e) for e in entries])
+    # No score: the vendor's own word for it (Red Hat's threats impact "Important").
+    severity = severity or threat_impact(raw.get("threats"))
     return Vulnerability(
         cve=_cve(raw),
         title=raw.get("title") if isinstance(raw.get("title"), str) else None,
@@ -329,17 +333,8 @@ def _vulnerability(
         other_remedies=other_remedies(raw, groups),
         release_date=raw.get("release_date") if isinstance(raw.get("release_date"), str) else None,
         notes=_notes(raw.get("notes")),
-        product_scores=_product_scores(entries),
+        product_scores=product_scores(entries),
     )
-
-
-def _product_scores(entries: list[Any]) -> dict[str, tuple[float | None, str | None]]:
-    named: dict[str, list[Any]] = {}
-    for entry in entries:
-        products = entry.get("products") if isinstance(entry, Mapping) else None
-        for product_id in products if isinstance(products, list) else ():
-            named.setdefault(str(product_id), []).append(entry.get("content", entry))
-    return {pid: _score(found) for pid, found in named.items()}
 
 
 def _known(ids: Iterable[Any], products: Mapping[str, Product], where: str) -> None:
@@ -355,28 +350,3 @@ def _cve(raw: Mapping[str, Any]) -> str:
     if isinstance(ids, list) and ids and isinstance(ids[0], Mapping):
         return str(ids[0].get("text", ""))
     return ""
-
-
-def _score(scores: list[Any]) -> tuple[float | None, str | None]:
-    """The highest CVSS base score and its severity, over CVSS v3 and v4 (`cvss_v4`, as CSAF
-    2.1 and vendors already publishing v4 write it): a v4-only score is still a score."""
-    best: tuple[float | None, str | None] = (None, None)
-    for entry in scores:
-        for key in ("cvss_v3", "cvss_v4"):
-            cvss = entry.get(key) if isinstance(entry, Mapping) else None
-            if not isinstance(cvss, Mapping) or not isinstance(cvss.get("baseScore"), int | float):
-                continue
-            value = float(cvss["baseScore"])
-            if best[0] is None or value > best[0]:
-                stated = cvss.get("baseSeverity")
-                best = (value, stated if isinstance(stated, str) else _cvss_severity(value))
-    return best
-
-
-def _cvss_severity(score: float) -> str | None:
-    """The CVSS qualitative rating of a base score (v3 and v4 share it), for a score stated
-    without its baseSeverity."""
-    for floor, name in ((9.0, "CRITICAL"), (7.0, "HIGH"), (4.0, "MEDIUM"), (0.1, "LOW")):
-        if score >= floor:
-            return name
-    return None

@@ -23,6 +23,7 @@ from inventory.bulletins.csaf.products import (
     branch_mismatch,
     classify,
 )
+from inventory.bulletins.csaf.severity import rating, worst_rating
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 
 Classified = tuple[Product, Component, Bound]
@@ -299,7 +300,10 @@ def _add(
     overall = (vulnerability.cvss_base_score, vulnerability.cvss_severity)
     score, severity = vulnerability.product_scores.get(product_id, overall)
     if score is not None and (group.max_cvss is None or score > group.max_cvss):
-        group.max_cvss, group.severity = score, severity
+        group.max_cvss = score
+    # The worst severity of its CVEs, scored or only rated (a CVE rated critical in words is
+    # not outranked by another's medium score).
+    group.severity = worst_rating((group.severity, severity))
 
 
 def _no_fix(vulnerability: Vulnerability, product_id: str) -> str | None:
@@ -329,16 +333,12 @@ def _fix(key: _Key, group: _Group, advisory: Advisory) -> Fix:
     )
 
 
-# Aggregate severity words vendors write (Red Hat's "Important", "Moderate") -> ours.
-_AGGREGATE = {"critical": "critical", "high": "high", "important": "high", "medium": "medium"}
-_AGGREGATE |= {"moderate": "medium", "low": "low"}
-
-
 def _aggregate(text: str | None) -> str | None:
-    """A fix whose CVEs carry no score takes the document's aggregate severity, when it is one
-    of ours: a bulletin rated critical is not judged high by default."""
-    words = re.findall(r"[a-z]+", (text or "").lower())
-    return _AGGREGATE.get(words[0]) if words else None
+    """A fix whose CVEs carry no score or rating takes the document's aggregate severity, when
+    it is one of ours ("Important" is high): a bulletin rated critical is not judged high by
+    default. "none" is not taken from it: an aggregate never rates a fix below its CVEs."""
+    rated = rating(text)
+    return rated if rated != "none" else None
 
 
 def _published(group: _Group, advisory: Advisory) -> str:
