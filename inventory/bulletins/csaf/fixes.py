@@ -11,6 +11,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cmp_to_key
 
+from inventory.bulletins.csaf.distro import (
+    backports,
+    distribution_package,
+    unpaired_reason,
+    upstream_version,
+)
 from inventory.bulletins.csaf.document import Advisory, Product, Vulnerability
 from inventory.bulletins.csaf.notes import note_conditions
 from inventory.bulletins.csaf.products import (
@@ -144,7 +150,15 @@ def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair
         pairs.append((component, open_bound, highest, UNDER_INVESTIGATION, product.product_id))
     for product, component, _ in fixed:
         if component not in paired:
-            lost.append(_lost(product, "fixed product without an affected product to pair"))
+            package = distribution_package(product)
+            reason = (
+                unpaired_reason(package, component.kind)
+                if package
+                else "fixed product without an affected product to pair"
+            )
+            lost.append(_lost(product, reason))
+    pairs, backported = backports(pairs, fixed)
+    lost += [_lost(product, reason) for product, reason in backported]
     return _spared(advisory, vulnerability, pairs), lost
 
 
@@ -267,6 +281,8 @@ def _classified(
     for product_id in ids:
         product = advisory.products[product_id]
         component, stated = classify(product), bound(product)
+        if stated is None and (upstream := upstream_version(product)):
+            stated = Bound("==", upstream)  # a package build's name: its upstream version
         if component is None:
             lost.append(_lost(product, "not a component gpuposture inventories"))
         elif open_bounds and stated is not None and stated.op == EVERY:
