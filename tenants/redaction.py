@@ -37,9 +37,16 @@ HIDDEN_OBJECT = "(another tenant's object)"
 HIDDEN_PRINCIPAL = "(another tenant's principal)"
 HIDDEN_ADVISORY = "(an advisory you may not read)"
 # What a record of a hidden advisory keeps empty: what names or identifies the advisory.
-_ADVISORY_KEYS = {"advisory_id": HIDDEN_ADVISORY, "cves": [], "max_cvss": None, "title": None}
-# The vendor's words: a condition, and a reason that quotes it (the reason keeps its code).
-_ADVISORY_TEXT = ("condition", "reason")
+_ADVISORY_KEYS = {
+    "advisory_id": HIDDEN_ADVISORY,
+    "cves": [],
+    "max_cvss": None,
+    "title": None,
+    "remedies": [],  # the vendor's remediation texts and URLs
+}
+# The vendor's words: a condition, a remediation's details and URL, and a reason that quotes
+# a condition (the reason keeps its code).
+_ADVISORY_TEXT = ("condition", "reason", "details", "url")
 # A reason in our own words, naming nothing of the advisory: kept whole.
 _OWN_REASONS = frozenset({"component_not_present"})
 

@@ -89,6 +89,9 @@ class BulletinFix(models.Model):
     warning = models.TextField(blank=True)
     # No fixed version and the vendor says why ("none_available: ...", "no_fix_planned: ...").
     no_fix = models.TextField(blank=True)
+    # What the vendor says to do besides (or instead of) upgrading: [{"category", "details",
+    # "url"}] (vendor_fix, mitigation, workaround, none_available, no_fix_planned).
+    remedies = models.JSONField(default=list, blank=True)
     # When this fix was published (the patch SLA clock's start); null on rows stored before
     # it was recorded, which read the bulletin's current release date.
     released = models.DateTimeField(null=True, blank=True)

@@ -57,6 +57,9 @@ class Exposure:
     reason: dict[str, str | None] | None = None
     # No fixed version, and the vendor says why ("none_available: ...", "no_fix_planned: ...").
     no_fix: str | None = None
+    # What the bulletin says to do for it: (category, details, url) per remediation; a
+    # mitigation or workaround is what a node that cannot upgrade yet can do.
+    remedies: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -321,6 +324,7 @@ def _exposure(kind: str, installed: str | None, fix: Fix, verdict: Verdict | Non
         condition_status=_CONDITION_STATUS[verdict.affected] if verdict else None,
         reason=verdict.as_reason() if verdict else None,
         no_fix=fix.no_fix,
+        remedies=fix.remedies,
     )
 
 
@@ -332,6 +336,14 @@ def _absent(kind: str, fix: Fix) -> Exposure:
         VEX_NOT_PRESENT,
     )
     return replace(_exposure(kind, None, fix, reason), condition_status=None)
+
+
+REMEDY_KEYS = ("category", "details", "url")
+
+
+def remedy_dicts(remedies: Iterable[tuple[str, str, str]]) -> list[dict[str, str]]:
+    """Remediations as stored and shown: {"category", "details", "url"}."""
+    return [dict(zip(REMEDY_KEYS, remedy, strict=True)) for remedy in remedies]
 
 
 def worst_severity(exposures: Iterable[Exposure]) -> str | None:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from inventory.bulletins.csaf.remedies import other_remedies, vendor_fixes
+from inventory.bulletins.csaf.remedies import other_remedies, remedy_notes, vendor_fixes
 from inventory.bulletins.csaf.severity import product_scores, threat_impact
 from inventory.bulletins.csaf.severity import score as score_of
 
@@ -74,6 +74,8 @@ class Vulnerability:
     # Remediations other than vendor_fix (none_available, no_fix_planned, mitigation,
     # workaround, ...): (product ids, category, details).
     other_remedies: tuple[tuple[tuple[str, ...], str, str], ...] = ()
+    # Remediations shown to the user with the fix they concern: (ids, category, details, url).
+    remedies: tuple[tuple[tuple[str, ...], str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -331,6 +333,7 @@ def _vulnerability(
         fixed=tuple(pid for key in _STATUS_FIXED for pid in _list(status.get(key), where)),
         vendor_fix=vendor_fixes(raw, products, groups, where),
         other_remedies=other_remedies(raw, groups),
+        remedies=remedy_notes(raw, groups),
         release_date=raw.get("release_date") if isinstance(raw.get("release_date"), str) else None,
         notes=_notes(raw.get("notes")),
         product_scores=product_scores(entries),

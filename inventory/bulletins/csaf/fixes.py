@@ -60,6 +60,9 @@ class Fix:
     # No fixed version, and the vendor says why: "none_available: <details>" or
     # "no_fix_planned: <details>". Nothing to upgrade to, so no patch SLA runs.
     no_fix: str | None = None
+    # What the vendor says to do for these products: (category, details, url) per
+    # remediation (vendor_fix, mitigation, workaround, none_available, no_fix_planned).
+    remedies: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class _Group:
     max_cvss: float | None
     severity: str | None
     published: list[str] = field(default_factory=list)  # its CVEs' release dates
+    remedies: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def fixes(advisory: Advisory) -> tuple[list[Fix], list[Unmatched]]:
@@ -320,6 +324,10 @@ def _add(
     # The worst severity of its CVEs, scored or only rated (a CVE rated critical in words is
     # not outranked by another's medium score).
     group.severity = worst_rating((group.severity, severity))
+    for ids, category, details, url in vulnerability.remedies:
+        remedy = (category, details, url)
+        if product_id in ids and (details or url) and remedy not in group.remedies:
+            group.remedies.append(remedy)
 
 
 def _no_fix(vulnerability: Vulnerability, product_id: str) -> str | None:
@@ -346,6 +354,7 @@ def _fix(key: _Key, group: _Group, advisory: Advisory) -> Fix:
         released=_published(group, advisory),
         warning="; ".join(w for w in (paired, _warning(affected, fixed_version)) if w) or None,
         no_fix=no_fix,
+        remedies=tuple(group.remedies[:20]),
     )
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 from urllib.parse import quote
 
 from inventory.bulletins.vex.statements import (
     AFFECTED,
     FIXED,
+    INTERIM,
     NOT_AFFECTED,
     UNDER_INVESTIGATION,
     Product,
@@ -124,7 +126,30 @@ def _vulnerability(name: str, group: list[Statement]) -> dict[str, object]:
     if fixes:
         out["remediations"] = [
             {"category": "vendor_fix", "details": text, "product_ids": ids} for text, ids in fixes
-        ]
+        ] + _interim_remedies(group)
+    return out
+
+
+def _interim_remedies(group: list[Statement]) -> list[dict[str, Any]]:
+    """The bulletins' mitigations and workarounds for the affected products, in their words
+    and with their URLs, as CSAF remediations of the same category."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for s in group:
+        if s.status != AFFECTED:
+            continue
+        for category, details, url in s.remedies:
+            if category in INTERIM and (details or url):
+                found.setdefault((category, details, url), []).append(s.product.id)
+    out = []
+    for (category, details, url), ids in sorted(found.items()):
+        remedy: dict[str, Any] = {
+            "category": category,
+            "details": details or f"See {url}",
+            "product_ids": sorted(set(ids)),
+        }
+        if url:
+            remedy["url"] = url
+        out.append(remedy)
     return out
 
 
