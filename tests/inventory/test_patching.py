@@ -9,6 +9,7 @@ import pytest
 
 from inventory.bulletins.csaf.document import parse_advisory
 from inventory.bulletins.csaf.fixes import fixes
+from inventory.bulletins.vex.statements import NodeJudgement, cluster_statements
 from inventory.conditions import NodeFacts
 from inventory.patching.status import NodeStack, node_patch_status, worst_severity
 from tests.realworld import realworld
@@ -306,5 +307,13 @@ def test_a_version_the_bulletin_names_both_affected_and_fixed_is_unknown():
     [doubt] = [e for e in status.investigating if e.component == "dcgm_exporter"]
     assert doubt.reason["code"] == "contradictory_bulletin"
     assert "4.8.2 both affected" in " ".join(status.unknown)
+    [statement] = [
+        s
+        for s in cluster_statements([NodeJudgement("gpu-1", None, status)])
+        if s.product.component == "dcgm_exporter"
+    ]
+    assert statement.status == "under_investigation"
+    assert "both affected (<= 4.8.2) and fixed" in statement.impact
+    assert "without a version bound" not in statement.impact
     below = node_patch_status({"dcgm_exporter_version": "4.5.2-4.8.1"}, bulletin_fixes("5857"))
     assert [e.fixed_version for e in below.exposures if e.component == "dcgm_exporter"] == ["4.8.2"]

@@ -161,6 +161,12 @@ def _statements(node: str, exposure: Exposure, status: str) -> list[Statement]:
             justification if justification in JUSTIFICATIONS else "vulnerable_code_not_present"
         )
         common["impact"] = reason.get("text") or f"Not affected ({exposure.condition})."
+    elif (
+        status == UNDER_INVESTIGATION
+        and (exposure.reason or {}).get("code") == "contradictory_bulletin"
+    ):
+        why = (exposure.reason or {}).get("text")
+        common["impact"] = f"{product.label}: {why}: not known whether it is affected."
     elif status == UNDER_INVESTIGATION:
         why = (exposure.reason or {}).get("text") or "no version bound stated"
         common["impact"] = (
