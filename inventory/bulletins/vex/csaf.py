@@ -122,12 +122,27 @@ def _vulnerability(name: str, group: list[Statement]) -> dict[str, object]:
         out["threats"] = [
             {"category": "impact", "details": text, "product_ids": ids} for text, ids in impacts
         ]
-    fixes = _grouped(group, AFFECTED, lambda s: s.action or "")
+    fixes = _grouped(group, AFFECTED, lambda s: f"{_fix_category(s)}\n{s.action or ''}")
     if fixes:
         out["remediations"] = [
-            {"category": "vendor_fix", "details": text, "product_ids": ids} for text, ids in fixes
+            {
+                "category": key.split("\n", 1)[0],
+                "details": key.split("\n", 1)[1],
+                "product_ids": ids,
+            }
+            for key, ids in fixes
         ] + _interim_remedies(group)
     return out
+
+
+def _fix_category(statement: Statement) -> str:
+    """`vendor_fix` only where a fixed version is named; else what the bulletin says
+    (`no_fix_planned`, `none_available`), and `none_available` when it names no fix at all:
+    a VEX does not promise a fix the vendor has not published."""
+    if statement.fixed_version:
+        return "vendor_fix"
+    said = {category for category, _, _ in statement.remedies}
+    return "no_fix_planned" if "no_fix_planned" in said else "none_available"
 
 
 def _interim_remedies(group: list[Statement]) -> list[dict[str, Any]]:
