@@ -128,3 +128,29 @@ def test_remediations_are_stored_and_shown_on_the_bulletin_page(personas):
     page = client.get(f"/bulletins/{Bulletin.objects.get().pk}/").content.decode()
     assert 'data-remedy="mitigation"' in page and "features.disable-cuda-compat-lib-hook" in page
     assert f'href="{ERRATA}"' in page
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("tlp", "viewer_reads"), [("WHITE", True), ("AMBER", False)])
+def test_the_node_page_shows_the_remediations_to_whom_may_read_them(
+    small_world, personas, tlp, viewer_reads
+):
+    from inventory.bulletins.store import nodes_patch_refresh
+    from inventory.models import Node
+
+    data = remedied()
+    data["document"]["distribution"] = {"tlp": {"label": tlp}}
+    bulletin_import(data=data, source="test", result=ImportResult())
+    node = Node.objects.get(name="gpu-ts-1")
+    node.data["container_toolkit_version"] = "1.17.4"
+    node.save(update_fields=["data"])
+    nodes_patch_refresh()
+    pages = {}
+    for persona in ("platform_engineer", "viewer_alpha"):
+        client = Client()
+        client.force_login(personas[persona])
+        pages[persona] = client.get(f"/nodes/lab/{node.name}/").content.decode()
+    assert 'data-remedy="mitigation"' in pages["platform_engineer"]
+    assert "features.disable-cuda-compat-lib-hook" in pages["platform_engineer"]
+    assert ("features.disable-cuda-compat-lib-hook" in pages["viewer_alpha"]) is viewer_reads
+    assert (ERRATA in pages["viewer_alpha"]) is viewer_reads
