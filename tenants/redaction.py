@@ -211,6 +211,10 @@ class HiddenScope:
         for key in _ADVISORY_TEXT:
             if key in out and out[key]:
                 out[key] = None
+        no_fix = record.get("no_fix")
+        if isinstance(no_fix, str) and no_fix:
+            # That no fix exists is the node's to know; the vendor's details are not.
+            out["no_fix"] = no_fix.split(":", 1)[0]
         reason = record.get("reason")
         if isinstance(reason, Mapping) and reason.get("code") in _OWN_REASONS:
             out["reason"] = reason

@@ -243,3 +243,8 @@ def test_a_hidden_cve_in_lower_case_is_hidden_in_values_and_lists():
     shown = MARKED.value(evidence)
     assert shown == {"cves": ["CVE-2026-0002"], "note": f"see {HIDDEN_ADVISORY}"}
     assert MARKED.value({"advisory_id": "Amb-1", "cves": []})["advisory_id"] == HIDDEN_ADVISORY
+
+
+def test_a_hidden_advisorys_no_fix_keeps_its_category_not_the_vendors_words():
+    record = {"advisory_id": "amb-1", "no_fix": "no_fix_planned: the secret branch is retired"}
+    assert MARKED.value({"exposures": [record]})["exposures"][0]["no_fix"] == "no_fix_planned"
