@@ -128,6 +128,13 @@ def test_remediations_are_stored_and_shown_on_the_bulletin_page(personas):
     page = client.get(f"/bulletins/{Bulletin.objects.get().pk}/").content.decode()
     assert 'data-remedy="mitigation"' in page and "features.disable-cuda-compat-lib-hook" in page
     assert f'href="{ERRATA}"' in page
+    from tests.conftest import api_client
+
+    answer = api_client(personas["platform_engineer"]).get(
+        f"/api/v1/bulletins/{Bulletin.objects.get().pk}/"
+    )
+    remedies = [r for f in answer.json()["fixes"] for r in f["remedies"]]
+    assert {"category": "mitigation", "details": HOOK, "url": ""} in remedies
 
 
 @pytest.mark.django_db
