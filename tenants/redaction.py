@@ -37,9 +37,16 @@ HIDDEN_OBJECT = "(another tenant's object)"
 HIDDEN_PRINCIPAL = "(another tenant's principal)"
 HIDDEN_ADVISORY = "(an advisory you may not read)"
 # What a record of a hidden advisory keeps empty: what names or identifies the advisory.
-_ADVISORY_KEYS = {"advisory_id": HIDDEN_ADVISORY, "cves": [], "max_cvss": None, "title": None}
-# The vendor's words: a condition, and a reason that quotes it (the reason keeps its code).
-_ADVISORY_TEXT = ("condition", "reason")
+_ADVISORY_KEYS = {
+    "advisory_id": HIDDEN_ADVISORY,
+    "cves": [],
+    "max_cvss": None,
+    "title": None,
+    "remedies": [],  # the vendor's remediation texts and URLs
+}
+# The vendor's words: a condition, a remediation's details and URL, and a reason that quotes
+# a condition (the reason keeps its code).
+_ADVISORY_TEXT = ("condition", "reason", "details", "url")
 # A reason in our own words, naming nothing of the advisory: kept whole.
 _OWN_REASONS = frozenset({"component_not_present"})
 
@@ -93,10 +100,16 @@ class HiddenScope:
         )
 
     @cached_property
+    def _folded(self) -> frozenset[str]:
+        """Hidden tracking ids and CVEs in upper case: an id is the same id in any case
+        ("cve-2024-0132" in a note someone typed names CVE-2024-0132)."""
+        return frozenset(name.upper() for name in self.advisories | self.cves)
+
+    @cached_property
     def _chained_ids(self) -> frozenset[str]:
-        """Hidden tracking ids that are not one word of text ("RHSA-2024:1234"): text is
-        checked for them as chains."""
-        return frozenset(a for a in self.advisories if _WORD.fullmatch(a) is None)
+        """Hidden tracking ids that are not one word of text ("RHSA-2024:1234"), upper case:
+        text is checked for them as chains."""
+        return frozenset(a.upper() for a in self.advisories if _WORD.fullmatch(a) is None)
 
     @property
     def empty(self) -> bool:
@@ -104,12 +117,17 @@ class HiddenScope:
 
     def names_any(self, text: str) -> bool:
         """Whether `text` holds a hidden name as a word (one C-speed scan, one set test)."""
-        if not self._words.isdisjoint(_WORD.findall(text)):
+        words = _WORD.findall(text)
+        if not self._words.isdisjoint(words):
             return True
-        return bool(self._chained_ids) and not self._chained_ids.isdisjoint(_CHAIN.findall(text))
+        if self._folded and not self._folded.isdisjoint(map(str.upper, words)):
+            return True
+        return bool(self._chained_ids) and not self._chained_ids.isdisjoint(
+            map(str.upper, _CHAIN.findall(text))
+        )
 
     def hides_advisory(self, word: object) -> bool:
-        return isinstance(word, str) and (word in self.advisories or word in self.cves)
+        return isinstance(word, str) and bool(self._folded) and word.upper() in self._folded
 
     def word(self, word: str) -> str | None:
         """The token hiding `word`, or None when it names nothing hidden."""
@@ -121,7 +139,7 @@ class HiddenScope:
             return HIDDEN_PRINCIPAL
         if word in self.objects:
             return HIDDEN_OBJECT
-        if word in self.advisories or word in self.cves:
+        if self._folded and word.upper() in self._folded:
             return HIDDEN_ADVISORY
         return None
 
@@ -140,7 +158,7 @@ class HiddenScope:
         return _CHAIN.sub(lambda m: self._chain(m.group(0)), text)
 
     def _chain(self, chain: str) -> str:
-        if chain in self.advisories:
+        if self._chained_ids and chain.upper() in self._chained_ids:
             return HIDDEN_ADVISORY
         parts = _PARTS.split(chain)  # words at even indexes, separators between them
         out: list[str] = []
@@ -193,6 +211,10 @@ class HiddenScope:
         for key in _ADVISORY_TEXT:
             if key in out and out[key]:
                 out[key] = None
+        no_fix = record.get("no_fix")
+        if isinstance(no_fix, str) and no_fix:
+            # That no fix exists is the node's to know; the vendor's details are not.
+            out["no_fix"] = no_fix.split(":", 1)[0]
         reason = record.get("reason")
         if isinstance(reason, Mapping) and reason.get("code") in _OWN_REASONS:
             out["reason"] = reason

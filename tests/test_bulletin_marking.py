@@ -102,6 +102,16 @@ def test_a_draft_is_refused_and_never_sets_a_baseline(personas):
     assert Bulletin.objects.count() == 0
 
 
+def test_a_document_without_a_status_is_refused_and_never_sets_a_baseline():
+    # CSAF requires tracking.status: one that leaves it out does not say it is published.
+    unmarked = marked("NOSTATUS-1", "WHITE")
+    del unmarked["document"]["tracking"]["status"]
+    result = imported(unmarked)
+    assert Bulletin.objects.count() == 0
+    [(_, reason)] = result.refused
+    assert "tracking.status is missing" in reason and "draft, interim or final" in reason
+
+
 def test_a_draft_revision_leaves_the_final_one_in_place():
     imported(marked("B-1", "WHITE"))
     newer = marked("B-1", "WHITE", status="draft")

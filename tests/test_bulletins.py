@@ -151,6 +151,7 @@ def own_toolkit_advisory(version: str, released: str, operator: bool) -> dict:
             "title": "Toolkit advisory",
             "tracking": {
                 "id": "OWN-1",
+                "status": "final",
                 "version": version,
                 "initial_release_date": "2025-07-15T00:00:00Z",
                 "current_release_date": released,

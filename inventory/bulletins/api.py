@@ -40,6 +40,7 @@ class BulletinFixSerializer(serializers.ModelSerializer):
             "severity",
             "warning",
             "no_fix",
+            "remedies",
         ]
 
 

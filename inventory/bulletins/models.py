@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import Q
 
 from gpuposture.base.querysets import STAFF_ONLY, Scope, ScopedQuerySet
+from inventory.bulletins.csaf.severity import rating
 from inventory.patching.models import PatchSla
 
 # TLP labels whose documents may be shown to anyone signed in (TLP 1.0 WHITE, 2.0 CLEAR).
@@ -50,8 +51,9 @@ class Bulletin(models.Model):
 
     @property
     def severity_level(self) -> str:
-        """The aggregate severity as our severity names ("CRITICAL" -> "critical"), or ""."""
-        level = self.aggregate_severity.strip().lower()
+        """The aggregate severity as our severity names ("CRITICAL" -> "critical", Red Hat's
+        "Important" -> "high"), or ""."""
+        level = rating(self.aggregate_severity) or ""
         return level if level in PatchSla.Severity.values else ""
 
 
@@ -87,6 +89,9 @@ class BulletinFix(models.Model):
     warning = models.TextField(blank=True)
     # No fixed version and the vendor says why ("none_available: ...", "no_fix_planned: ...").
     no_fix = models.TextField(blank=True)
+    # What the vendor says to do besides (or instead of) upgrading: [{"category", "details",
+    # "url"}] (vendor_fix, mitigation, workaround, none_available, no_fix_planned).
+    remedies = models.JSONField(default=list, blank=True)
     # When this fix was published (the patch SLA clock's start); null on rows stored before
     # it was recorded, which read the bulletin's current release date.
     released = models.DateTimeField(null=True, blank=True)

@@ -33,10 +33,12 @@ from inventory.bulletins.revisions import (
 from inventory.models import Bulletin, BulletinFix, ClusterObject, Node
 from inventory.patching.status import (
     COMPONENTS,
+    REMEDY_KEYS,
     Exposure,
     NodeStack,
     PatchStatus,
     node_patch_status,
+    remedy_dicts,
 )
 from inventory.runtime import node_facts
 
@@ -205,6 +207,7 @@ def _fix_row(
         severity=(fix.severity or "").lower(),
         warning=fix.warning or "",
         no_fix=fix.no_fix or "",
+        remedies=remedy_dicts(fix.remedies),
     )
 
 
@@ -288,6 +291,11 @@ def fixes_from_db() -> list[Fix]:
             ).isoformat(),
             warning=r.warning or None,
             no_fix=r.no_fix or None,
+            remedies=tuple(
+                tuple(str(item.get(k) or "") for k in REMEDY_KEYS)
+                for item in r.remedies or ()
+                if isinstance(item, dict)
+            ),
         )
         for r in rows
     ]
@@ -355,7 +363,9 @@ PATCH_FIELDS = (
 
 
 def _dicts(exposures: tuple[Exposure, ...]) -> list[dict]:
-    return [e.__dict__ | {"cves": list(e.cves)} for e in exposures]
+    return [
+        e.__dict__ | {"cves": list(e.cves), "remedies": remedy_dicts(e.remedies)} for e in exposures
+    ]
 
 
 def _runtime_inputs(cluster_ids: set[int]) -> dict[int, tuple[list, list]]:

@@ -57,6 +57,9 @@ class Exposure:
     reason: dict[str, str | None] | None = None
     # No fixed version, and the vendor says why ("none_available: ...", "no_fix_planned: ...").
     no_fix: str | None = None
+    # What the bulletin says to do for it: (category, details, url) per remediation; a
+    # mitigation or workaround is what a node that cannot upgrade yet can do.
+    remedies: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,9 @@ def _judge(
         if fix.affected.op == OPEN:
             _judge_open(kind, installed, fix, judged)
             continue
+        if _contradicted(installed, fix):
+            _judge_contradicted(kind, installed, fix, judged)
+            continue
         if not _exposed(installed, fix):
             if _bounded(fix) or _past_fix(installed, fix):
                 judged.fixed.append(_exposure(kind, installed, fix, None))
@@ -230,6 +236,31 @@ def _judge_open(kind: str, installed: str, fix: Fix, judged: _Judgement) -> None
     judged.investigating.append(replace(_exposure(kind, installed, fix, None), reason=why))
     cves = ", ".join(fix.cves) or "no CVE named"
     judged.not_judged(kind, f"{kind} {installed}: {fix.advisory_id} ({cves}): {fix.warning}")
+
+
+def _contradicted(installed: str, fix: Fix) -> bool:
+    """The node runs the very version the bulletin names fixed, inside the bound it names
+    affected (nvidia-5857: DCGM Exporter "0.0 to 4.8.2" affected, 4.8.2 fixed)."""
+    fixed = fix.fixed_version
+    return bool(
+        fixed
+        and parse_version(fixed)
+        and compare(installed, fixed) == 0
+        and fix.affected.op in ("<=", "==")
+        and _exposed(installed, fix)
+    )
+
+
+def _judge_contradicted(kind: str, installed: str, fix: Fix, judged: _Judgement) -> None:
+    """Upstream data that says both: neither "move to the version you run" nor "fixed" is
+    true to it, so the component is unknown, saying why (a VEX: under investigation)."""
+    text = (
+        f"{fix.advisory_id} names {installed} both affected ({fix.affected.op} "
+        f"{fix.affected.version}) and fixed; which it is, the bulletin does not say"
+    )
+    why = {"code": "contradictory_bulletin", "text": text, "justification": None}
+    judged.investigating.append(replace(_exposure(kind, installed, fix, None), reason=why))
+    judged.not_judged(kind, f"{kind} {installed}: {text}")
 
 
 def _dropped_by(relevant: list[Fix], fixes: list[Fix]) -> str | None:
@@ -321,6 +352,7 @@ def _exposure(kind: str, installed: str | None, fix: Fix, verdict: Verdict | Non
         condition_status=_CONDITION_STATUS[verdict.affected] if verdict else None,
         reason=verdict.as_reason() if verdict else None,
         no_fix=fix.no_fix,
+        remedies=fix.remedies,
     )
 
 
@@ -332,6 +364,14 @@ def _absent(kind: str, fix: Fix) -> Exposure:
         VEX_NOT_PRESENT,
     )
     return replace(_exposure(kind, None, fix, reason), condition_status=None)
+
+
+REMEDY_KEYS = ("category", "details", "url")
+
+
+def remedy_dicts(remedies: Iterable[tuple[str, str, str]]) -> list[dict[str, str]]:
+    """Remediations as stored and shown: {"category", "details", "url"}."""
+    return [dict(zip(REMEDY_KEYS, remedy, strict=True)) for remedy in remedies]
 
 
 def worst_severity(exposures: Iterable[Exposure]) -> str | None:

@@ -137,7 +137,12 @@ MINIMAL: dict[str, Any] = {
         "csaf_version": "2.0",
         "category": "csaf_security_advisory",
         "title": "t",
-        "tracking": {"id": "X-1", "version": "1", "current_release_date": "2025-01-01T00:00:00Z"},
+        "tracking": {
+            "id": "X-1",
+            "status": "final",
+            "version": "1",
+            "current_release_date": "2025-01-01T00:00:00Z",
+        },
     },
     "product_tree": {
         "branches": [
@@ -192,6 +197,9 @@ def test_minimal_document_parses():
         (changed(("document", "tracking", "version"), ""), "document.tracking.version"),
         (changed(("document", "tracking", "current_release_date"), None), "current_release_date"),
         (changed(("document", "category"), None), "document.category"),
+        # CSAF requires the status: a document that does not say it is published is not final.
+        (changed(("document", "tracking", "status"), None), "tracking.status is missing"),
+        (changed(("document", "tracking", "status"), "published"), "'published', not one of"),
         (changed(("product_tree",), []), "product_tree is missing or not an object"),
         (changed(("vulnerabilities",), {}), "vulnerabilities is not a list"),
         (

@@ -119,7 +119,7 @@ def test_5582_container_toolkit_inclusive_bound():
     assert found["container_toolkit"] == (Bound("<=", "1.16.1"), "1.16.2", both, noted)
     assert found["gpu_operator"] == (Bound("<=", "24.6.1"), "24.6.2", both, noted)
     fix = only("5582", "container_toolkit")[0]
-    assert (fix.max_cvss, fix.severity, fix.advisory_id) == (9.0, "CRITICAL", "5582")
+    assert (fix.max_cvss, fix.severity, fix.advisory_id) == (9.0, "critical", "5582")
     assert result("5582")[1] == []
 
 

@@ -82,3 +82,15 @@ def test_a_vendor_fix_by_group_names_the_fixed_version():
         data["product_tree"]["product_groups"] = [{"group_id": "G", "product_ids": ["A"]}]
         (exposure,) = judged(data).exposures
         assert exposure.fixed_version == "1.17.8", details
+
+
+def test_the_csaf_vex_does_not_call_a_missing_fix_a_vendor_fix():
+    from inventory.bulletins.vex.csaf import csaf_document
+
+    for category in ("none_available", "no_fix_planned"):
+        status = judged(no_fix_document(category, False))
+        statements = cluster_statements([NodeJudgement("gpu-1", None, status)])
+        document = csaf_document("lab", statements, now=datetime(2026, 12, 1, tzinfo=UTC))
+        [vulnerability] = document["vulnerabilities"]
+        categories = {r["category"] for r in vulnerability["remediations"]}
+        assert categories == {category}, categories

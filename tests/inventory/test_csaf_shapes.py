@@ -252,3 +252,51 @@ def test_a_range_of_several_intervals_is_bounded_by_its_highest_upper_bound():
     assert exposed(data, "1.17.4") == ["< 1.17.8"]
     assert exposed(data, "1.16.2") == ["< 1.17.8"]
     assert exposed(data, "1.16.5") == []  # between the intervals: outside the range
+
+
+def _rated(data: dict) -> tuple[str | None, float | None]:
+    (exposure,) = judged(data, "1.17.7").exposures
+    return exposure.severity, exposure.max_cvss
+
+
+AFFECTED_AND_FIXED = (
+    [version("A", "1.17.7"), version("F", "1.17.8")],
+    {"known_affected": ["A"], "fixed": ["F"]},
+)
+
+
+def test_a_csaf_2_1_qualitative_rating_alone_rates_the_fix():
+    # CSAF 2.1 metrics may carry a qualitative_severity_rating instead of a CVSS score.
+    data = document(
+        *AFFECTED_AND_FIXED,
+        metrics=[{"products": ["A"], "content": {"qualitative_severity_rating": "critical"}}],
+    )
+    data["document"]["csaf_version"] = "2.1"
+    assert _rated(data) == ("critical", None)
+
+
+def test_a_cvss_v2_score_alone_rates_the_fix_by_its_own_bands():
+    data = document(
+        *AFFECTED_AND_FIXED, scores=[{"products": ["A"], "cvss_v2": {"baseScore": 9.3}}]
+    )
+    assert _rated(data) == ("high", 9.3)
+
+
+def test_a_threat_impact_text_alone_rates_the_fix():
+    # Red Hat writes its severity as a threats entry of category impact: "Important".
+    data = document(*AFFECTED_AND_FIXED, threats=[{"category": "impact", "details": "Important"}])
+    assert _rated(data) == ("high", None)
+    data["vulnerabilities"][0]["threats"] = [{"category": "impact", "details": "Critical"}]
+    data["document"]["aggregate_severity"] = {"text": "Low"}
+    assert _rated(data) == ("critical", None)  # the CVE's own word before the document's
+
+
+def test_a_rated_cve_is_not_outranked_by_a_lower_scored_one():
+    data = document(*AFFECTED_AND_FIXED, threats=[{"category": "impact", "details": "Critical"}])
+    second = {
+        "cve": "CVE-2099-0002",
+        "product_status": {"known_affected": ["A"], "fixed": ["F"]},
+        "scores": [{"products": ["A"], "cvss_v3": {"baseScore": 5.0, "baseSeverity": "MEDIUM"}}],
+    }
+    data["vulnerabilities"].append(second)
+    assert _rated(data) == ("critical", 5.0)

@@ -9,6 +9,7 @@ import pytest
 
 from inventory.bulletins.csaf.document import parse_advisory
 from inventory.bulletins.csaf.fixes import fixes
+from inventory.bulletins.vex.statements import NodeJudgement, cluster_statements
 from inventory.conditions import NodeFacts
 from inventory.patching.status import NodeStack, node_patch_status, worst_severity
 from tests.realworld import realworld
@@ -291,3 +292,28 @@ def test_a_branch_a_revision_added_later_does_not_drop_the_branches_listed_first
     ]
     result = node_patch_status({"driver_version": "535.230.02"}, found)
     assert (result.status, result.unknown) == ("current", ())
+
+
+def test_a_version_the_bulletin_names_both_affected_and_fixed_is_unknown():
+    # 5857: DCGM Exporter "0.0  to 4.8.2" affected and 4.8.2 fixed (SOURCES.md). A node at
+    # 4.8.2 is neither told to move to the version it runs nor read as fixed.
+    status = node_patch_status(
+        {"driver_version": "580.159.03", "dcgm_exporter_version": "4.5.3-4.8.2"},
+        bulletin_fixes("5857"),
+    )
+    assert status.status == "unknown"
+    assert not [e for e in status.exposures if e.component == "dcgm_exporter"]
+    assert not [e for e in status.fixed if e.component == "dcgm_exporter"]
+    [doubt] = [e for e in status.investigating if e.component == "dcgm_exporter"]
+    assert doubt.reason["code"] == "contradictory_bulletin"
+    assert "4.8.2 both affected" in " ".join(status.unknown)
+    [statement] = [
+        s
+        for s in cluster_statements([NodeJudgement("gpu-1", None, status)])
+        if s.product.component == "dcgm_exporter"
+    ]
+    assert statement.status == "under_investigation"
+    assert "both affected (<= 4.8.2) and fixed" in statement.impact
+    assert "without a version bound" not in statement.impact
+    below = node_patch_status({"dcgm_exporter_version": "4.5.2-4.8.1"}, bulletin_fixes("5857"))
+    assert [e.fixed_version for e in below.exposures if e.component == "dcgm_exporter"] == ["4.8.2"]

@@ -195,6 +195,12 @@ MARKED = HiddenScope(
             f"branch R550 is not in bulletin {HIDDEN_ADVISORY}, which",
         ),
         ("firmware: VBIOS version unknown (pub-2 names firmware)", None),
+        # Ids are the same ids in any case: a note typed in lower case names them too.
+        (
+            "tracked as cve-2026-0001 (see rhsa-2026:0101, AMB-1)",
+            f"tracked as {HIDDEN_ADVISORY} (see {HIDDEN_ADVISORY}, {HIDDEN_ADVISORY})",
+        ),
+        ("Cve-2026-0001 is open", f"{HIDDEN_ADVISORY} is open"),
     ],
 )
 def test_a_hidden_advisory_is_not_named_in_text(text, shown):
@@ -230,3 +236,15 @@ def test_a_record_of_a_hidden_advisory_keeps_the_nodes_facts():
     }
     assert evidence["exposures"][0]["advisory_id"] == "amb-1"  # the stored row is untouched
     assert HiddenScope().value(evidence) is evidence
+
+
+def test_a_hidden_cve_in_lower_case_is_hidden_in_values_and_lists():
+    evidence = {"cves": ["cve-2026-0001", "CVE-2026-0002"], "note": "see cve-2026-0001"}
+    shown = MARKED.value(evidence)
+    assert shown == {"cves": ["CVE-2026-0002"], "note": f"see {HIDDEN_ADVISORY}"}
+    assert MARKED.value({"advisory_id": "Amb-1", "cves": []})["advisory_id"] == HIDDEN_ADVISORY
+
+
+def test_a_hidden_advisorys_no_fix_keeps_its_category_not_the_vendors_words():
+    record = {"advisory_id": "amb-1", "no_fix": "no_fix_planned: the secret branch is retired"}
+    assert MARKED.value({"exposures": [record]})["exposures"][0]["no_fix"] == "no_fix_planned"

@@ -7,7 +7,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from inventory.bulletins.csaf.remedies import other_remedies, vendor_fixes
+from inventory.bulletins.csaf.remedies import other_remedies, remedy_notes, vendor_fixes
+from inventory.bulletins.csaf.severity import product_scores, threat_impact
+from inventory.bulletins.csaf.severity import score as score_of
 
 BranchPath = tuple[tuple[str, str], ...]
 VendorFix = tuple[tuple[str, ...], str]
@@ -72,6 +74,8 @@ class Vulnerability:
     # Remediations other than vendor_fix (none_available, no_fix_planned, mitigation,
     # workaround, ...): (product ids, category, details).
     other_remedies: tuple[tuple[tuple[str, ...], str, str], ...] = ()
+    # Remediations shown to the user with the fix they concern: (ids, category, details, url).
+    remedies: tuple[tuple[tuple[str, ...], str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,9 +143,15 @@ _TRACKING_STATUSES = ("draft", "interim", "final", "withdrawn")
 
 
 def _tracking_status(tracking: Mapping[str, Any]) -> str:
-    """document.tracking.status (required by CSAF; a document that leaves it out is read as
-    final, as before). A stated value outside the standard's is refused, never read as final."""
-    status = tracking.get("status", "final")
+    """document.tracking.status. CSAF 2.0 requires it (a document without it fails the
+    schema, as `csaf_validator` says): a document that does not say it is published is refused
+    as a draft is, never read as final. A stated value outside the standard's is refused too."""
+    status = tracking.get("status")
+    if status is None:
+        raise CsafError(
+            "document.tracking.status is missing: CSAF requires it (draft, interim or final); "
+            "a document that does not say it is published never sets a baseline"
+        )
     if status not in _TRACKING_STATUSES:
         raise CsafError(
             f"document.tracking.status is {status!r}, not one of {', '.join(_TRACKING_STATUSES)}"
@@ -305,7 +315,9 @@ def _vulnerability(
         m for m in _list(raw.get("metrics"), f"{where}.metrics") if isinstance(m, Mapping)
     ]
     entries = [*_list(raw.get("scores"), f"{where}.scores"), *metrics_of]
-    score, severity = _score([e.get("content", e) for e in entries])
+    score, severity = score_of([e.get("content", e) for e in entries])
+    # No score: the vendor's own word for it (Red Hat's threats impact "Important").
+    severity = severity or threat_impact(raw.get("threats"))
     return Vulnerability(
         cve=_cve(raw),
         title=raw.get("title") if isinstance(raw.get("title"), str) else None,
@@ -321,19 +333,11 @@ def _vulnerability(
         fixed=tuple(pid for key in _STATUS_FIXED for pid in _list(status.get(key), where)),
         vendor_fix=vendor_fixes(raw, products, groups, where),
         other_remedies=other_remedies(raw, groups),
+        remedies=remedy_notes(raw, groups),
         release_date=raw.get("release_date") if isinstance(raw.get("release_date"), str) else None,
         notes=_notes(raw.get("notes")),
-        product_scores=_product_scores(entries),
+        product_scores=product_scores(entries),
     )
-
-
-def _product_scores(entries: list[Any]) -> dict[str, tuple[float | None, str | None]]:
-    named: dict[str, list[Any]] = {}
-    for entry in entries:
-        products = entry.get("products") if isinstance(entry, Mapping) else None
-        for product_id in products if isinstance(products, list) else ():
-            named.setdefault(str(product_id), []).append(entry.get("content", entry))
-    return {pid: _score(found) for pid, found in named.items()}
 
 
 def _known(ids: Iterable[Any], products: Mapping[str, Product], where: str) -> None:
@@ -349,28 +353,3 @@ def _cve(raw: Mapping[str, Any]) -> str:
     if isinstance(ids, list) and ids and isinstance(ids[0], Mapping):
         return str(ids[0].get("text", ""))
     return ""
-
-
-def _score(scores: list[Any]) -> tuple[float | None, str | None]:
-    """The highest CVSS base score and its severity, over CVSS v3 and v4 (`cvss_v4`, as CSAF
-    2.1 and vendors already publishing v4 write it): a v4-only score is still a score."""
-    best: tuple[float | None, str | None] = (None, None)
-    for entry in scores:
-        for key in ("cvss_v3", "cvss_v4"):
-            cvss = entry.get(key) if isinstance(entry, Mapping) else None
-            if not isinstance(cvss, Mapping) or not isinstance(cvss.get("baseScore"), int | float):
-                continue
-            value = float(cvss["baseScore"])
-            if best[0] is None or value > best[0]:
-                stated = cvss.get("baseSeverity")
-                best = (value, stated if isinstance(stated, str) else _cvss_severity(value))
-    return best
-
-
-def _cvss_severity(score: float) -> str | None:
-    """The CVSS qualitative rating of a base score (v3 and v4 share it), for a score stated
-    without its baseSeverity."""
-    for floor, name in ((9.0, "CRITICAL"), (7.0, "HIGH"), (4.0, "MEDIUM"), (0.1, "LOW")):
-        if score >= floor:
-            return name
-    return None

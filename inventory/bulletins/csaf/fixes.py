@@ -11,6 +11,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cmp_to_key
 
+from inventory.bulletins.csaf.distro import (
+    backports,
+    distribution_package,
+    unpaired_reason,
+    upstream_version,
+)
 from inventory.bulletins.csaf.document import Advisory, Product, Vulnerability
 from inventory.bulletins.csaf.notes import note_conditions
 from inventory.bulletins.csaf.products import (
@@ -23,6 +29,7 @@ from inventory.bulletins.csaf.products import (
     branch_mismatch,
     classify,
 )
+from inventory.bulletins.csaf.severity import rating, worst_rating
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 
 Classified = tuple[Product, Component, Bound]
@@ -53,6 +60,9 @@ class Fix:
     # No fixed version, and the vendor says why: "none_available: <details>" or
     # "no_fix_planned: <details>". Nothing to upgrade to, so no patch SLA runs.
     no_fix: str | None = None
+    # What the vendor says to do for these products: (category, details, url) per
+    # remediation (vendor_fix, mitigation, workaround, none_available, no_fix_planned).
+    remedies: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,7 @@ class _Group:
     max_cvss: float | None
     severity: str | None
     published: list[str] = field(default_factory=list)  # its CVEs' release dates
+    remedies: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def fixes(advisory: Advisory) -> tuple[list[Fix], list[Unmatched]]:
@@ -143,7 +154,15 @@ def _pairs(advisory: Advisory, vulnerability: Vulnerability) -> tuple[list[_Pair
         pairs.append((component, open_bound, highest, UNDER_INVESTIGATION, product.product_id))
     for product, component, _ in fixed:
         if component not in paired:
-            lost.append(_lost(product, "fixed product without an affected product to pair"))
+            package = distribution_package(product)
+            reason = (
+                unpaired_reason(package, component.kind)
+                if package
+                else "fixed product without an affected product to pair"
+            )
+            lost.append(_lost(product, reason))
+    pairs, backported = backports(pairs, fixed)
+    lost += [_lost(product, reason) for product, reason in backported]
     return _spared(advisory, vulnerability, pairs), lost
 
 
@@ -266,6 +285,8 @@ def _classified(
     for product_id in ids:
         product = advisory.products[product_id]
         component, stated = classify(product), bound(product)
+        if stated is None and (upstream := upstream_version(product)):
+            stated = Bound("==", upstream)  # a package build's name: its upstream version
         if component is None:
             lost.append(_lost(product, "not a component gpuposture inventories"))
         elif open_bounds and stated is not None and stated.op == EVERY:
@@ -299,7 +320,14 @@ def _add(
     overall = (vulnerability.cvss_base_score, vulnerability.cvss_severity)
     score, severity = vulnerability.product_scores.get(product_id, overall)
     if score is not None and (group.max_cvss is None or score > group.max_cvss):
-        group.max_cvss, group.severity = score, severity
+        group.max_cvss = score
+    # The worst severity of its CVEs, scored or only rated (a CVE rated critical in words is
+    # not outranked by another's medium score).
+    group.severity = worst_rating((group.severity, severity))
+    for ids, category, details, url in vulnerability.remedies:
+        remedy = (category, details, url)
+        if product_id in ids and (details or url) and remedy not in group.remedies:
+            group.remedies.append(remedy)
 
 
 def _no_fix(vulnerability: Vulnerability, product_id: str) -> str | None:
@@ -326,19 +354,16 @@ def _fix(key: _Key, group: _Group, advisory: Advisory) -> Fix:
         released=_published(group, advisory),
         warning="; ".join(w for w in (paired, _warning(affected, fixed_version)) if w) or None,
         no_fix=no_fix,
+        remedies=tuple(group.remedies[:20]),
     )
 
 
-# Aggregate severity words vendors write (Red Hat's "Important", "Moderate") -> ours.
-_AGGREGATE = {"critical": "critical", "high": "high", "important": "high", "medium": "medium"}
-_AGGREGATE |= {"moderate": "medium", "low": "low"}
-
-
 def _aggregate(text: str | None) -> str | None:
-    """A fix whose CVEs carry no score takes the document's aggregate severity, when it is one
-    of ours: a bulletin rated critical is not judged high by default."""
-    words = re.findall(r"[a-z]+", (text or "").lower())
-    return _AGGREGATE.get(words[0]) if words else None
+    """A fix whose CVEs carry no score or rating takes the document's aggregate severity, when
+    it is one of ours ("Important" is high): a bulletin rated critical is not judged high by
+    default. "none" is not taken from it: an aggregate never rates a fix below its CVEs."""
+    rated = rating(text)
+    return rated if rated != "none" else None
 
 
 def _published(group: _Group, advisory: Advisory) -> str:

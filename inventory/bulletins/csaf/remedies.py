@@ -48,3 +48,35 @@ def vendor_fixes(
         _known(ids, products, f"{where}.remediations")
         fixes.append((tuple(ids), str(remedy.get("details", ""))))
     return tuple(fixes)
+
+
+# Remediations a user acts on besides upgrading, shown with the fix they concern.
+SHOWN = ("vendor_fix", "mitigation", "workaround", "none_available", "no_fix_planned")
+Remedy = tuple[tuple[str, ...], str, str, str]  # (product ids, category, details, url)
+
+
+def remedy_notes(
+    raw: Mapping[str, Any], groups: Mapping[str, tuple[str, ...]]
+) -> tuple[Remedy, ...]:
+    """Every remediation of a shown category with its details and URL (the products it
+    names, group ids expanded); a malformed one is skipped: these are shown, not judged."""
+    found = []
+    remedies = raw.get("remediations")
+    for remedy in remedies if isinstance(remedies, list) else ():
+        if not isinstance(remedy, Mapping) or remedy.get("category") not in SHOWN:
+            continue
+        ids = [i for i in remedy.get("product_ids") or () if isinstance(i, str)]
+        for group_id in remedy.get("group_ids") or ():
+            ids.extend(groups.get(str(group_id), ()))
+        details, url = remedy.get("details"), remedy.get("url")
+        found.append(
+            (
+                tuple(ids),
+                str(remedy["category"]),
+                details[:2000] if isinstance(details, str) else "",
+                url[:500]
+                if isinstance(url, str) and url.startswith(("https://", "http://"))
+                else "",
+            )
+        )
+    return tuple(found)

@@ -12,11 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 from urllib.parse import quote
 
 from inventory.bulletins.vex.statements import (
     AFFECTED,
     FIXED,
+    INTERIM,
     NOT_AFFECTED,
     UNDER_INVESTIGATION,
     Product,
@@ -120,11 +122,49 @@ def _vulnerability(name: str, group: list[Statement]) -> dict[str, object]:
         out["threats"] = [
             {"category": "impact", "details": text, "product_ids": ids} for text, ids in impacts
         ]
-    fixes = _grouped(group, AFFECTED, lambda s: s.action or "")
+    fixes = _grouped(group, AFFECTED, lambda s: f"{_fix_category(s)}\n{s.action or ''}")
     if fixes:
         out["remediations"] = [
-            {"category": "vendor_fix", "details": text, "product_ids": ids} for text, ids in fixes
-        ]
+            {
+                "category": key.split("\n", 1)[0],
+                "details": key.split("\n", 1)[1],
+                "product_ids": ids,
+            }
+            for key, ids in fixes
+        ] + _interim_remedies(group)
+    return out
+
+
+def _fix_category(statement: Statement) -> str:
+    """`vendor_fix` only where a fixed version is named; else what the bulletin says
+    (`no_fix_planned`, `none_available`), and `none_available` when it names no fix at all:
+    a VEX does not promise a fix the vendor has not published."""
+    if statement.fixed_version:
+        return "vendor_fix"
+    said = {category for category, _, _ in statement.remedies}
+    return "no_fix_planned" if "no_fix_planned" in said else "none_available"
+
+
+def _interim_remedies(group: list[Statement]) -> list[dict[str, Any]]:
+    """The bulletins' mitigations and workarounds for the affected products, in their words
+    and with their URLs, as CSAF remediations of the same category."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for s in group:
+        if s.status != AFFECTED:
+            continue
+        for category, details, url in s.remedies:
+            if category in INTERIM and (details or url):
+                found.setdefault((category, details, url), []).append(s.product.id)
+    out = []
+    for (category, details, url), ids in sorted(found.items()):
+        remedy: dict[str, Any] = {
+            "category": category,
+            "details": details or f"See {url}",
+            "product_ids": sorted(set(ids)),
+        }
+        if url:
+            remedy["url"] = url
+        out.append(remedy)
     return out
 
 

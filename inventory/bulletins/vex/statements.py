@@ -105,6 +105,12 @@ class Statement:
     max_cvss: float | None = None
     condition: str | None = None
     condition_status: str | None = None
+    # affected: the bulletin's remediations, (category, details, url) each.
+    remedies: tuple[tuple[str, str, str], ...] = ()
+
+
+# Remediations that lower the exposure before (or without) an upgrade.
+INTERIM = ("mitigation", "workaround")
 
 
 def cluster_statements(nodes: Iterable[NodeJudgement]) -> list[Statement]:
@@ -145,6 +151,7 @@ def _statements(node: str, exposure: Exposure, status: str) -> list[Statement]:
     }
     if status == AFFECTED:
         common["action"] = _action(product, exposure)
+        common["remedies"] = exposure.remedies
     elif status == NOT_AFFECTED:
         reason = exposure.reason or {}
         justification = reason.get("justification")
@@ -154,6 +161,12 @@ def _statements(node: str, exposure: Exposure, status: str) -> list[Statement]:
             justification if justification in JUSTIFICATIONS else "vulnerable_code_not_present"
         )
         common["impact"] = reason.get("text") or f"Not affected ({exposure.condition})."
+    elif (
+        status == UNDER_INVESTIGATION
+        and (exposure.reason or {}).get("code") == "contradictory_bulletin"
+    ):
+        why = (exposure.reason or {}).get("text")
+        common["impact"] = f"{product.label}: {why}: not known whether it is affected."
     elif status == UNDER_INVESTIGATION:
         why = (exposure.reason or {}).get("text") or "no version bound stated"
         common["impact"] = (
@@ -187,7 +200,19 @@ def _action(product: Product, exposure: Exposure) -> str:
         )
     elif exposure.condition_status == "holds":
         text += f" The bulletin's condition holds on the node: {exposure.condition}."
-    return text
+    return text + _interim(exposure)
+
+
+def _interim(exposure: Exposure) -> str:
+    """The bulletin's mitigations and workarounds, in its words: what to do until the
+    upgrade (or instead of one, where none exists)."""
+    said = [
+        f" {category.capitalize()} ({exposure.advisory_id}): {details or url}"
+        + (f" ({url})" if details and url else "")
+        for category, details, url in exposure.remedies
+        if category in INTERIM and (details or url)
+    ]
+    return "".join(text if text.endswith(".") else f"{text}." for text in said)
 
 
 def counts(statements: Iterable[Statement]) -> dict[str, int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from inventory.bulletins.imports import bulletins_import_recorded
+from inventory.models import Bulletin
 
 ACTOR = "manage.py import_bulletins"
 
@@ -48,6 +49,16 @@ class Command(BaseCommand):
                     f"lead to confirm (revision {change['revision']}): "
                     + "; ".join(change["weakening"])
                 )
+        for bulletin in Bulletin.objects.filter(
+            tracking_id__in=[*result.imported, *result.replaced], fixes__isnull=True
+        ):
+            # Landed, but judges no node: say why rather than let it pass for coverage.
+            first = bulletin.unmatched[0] if bulletin.unmatched else {}
+            self.stderr.write(
+                f"{bulletin.tracking_id}: no product paired with a component gpuposture "
+                f"judges ({len(bulletin.unmatched)} not paired; first: "
+                f"{first.get('name', '-')}: {first.get('reason', 'no products')})"
+            )
         self.stdout.write(
             f"bulletins: {len(result.imported)} imported, {len(result.replaced)} replaced by a "
             f"newer revision, {len(result.unchanged)} unchanged, {len(result.held)} held for "

@@ -34,6 +34,18 @@ def _severity(exposures: list[dict]) -> str:
     return next((s for s in SEVERITY_ORDER if s in found), "high")
 
 
+def _remedies(exposures: list[dict]) -> list[dict]:
+    """Each bulletin's remediations for the node's exposures, once, mitigations and
+    workarounds first (what can be done before the upgrade), each naming its bulletin."""
+    found: list[dict] = []
+    for exposure in exposures:
+        for remedy in exposure.get("remedies") or ():
+            entry = {"advisory_id": exposure.get("advisory_id"), **remedy}
+            if entry not in found:
+                found.append(entry)
+    return sorted(found, key=lambda r: r.get("category") not in ("mitigation", "workaround"))
+
+
 def _exposures(inputs: PostureInputs, node: str, kinds: tuple[str, ...]) -> list[dict]:
     patch = inputs.patch.get(node) or {}
     return [e for e in patch.get("exposures", []) if e.get("component") in kinds]
@@ -57,6 +69,9 @@ def _below_baseline(inputs: PostureInputs, check_id: str) -> Iterator[FindingDra
             "exposures": exposures,
             "cves": sorted({c for e in exposures for c in e.get("cves", [])}),
             "conditional": [e for e in exposures if e.get("condition")],
+            # What the bulletins say to do: a mitigation or workaround for a node that cannot
+            # upgrade yet, the vendor fix's details and errata URL.
+            "remedies": _remedies(exposures),
             # A bound the bulletin limits by a condition the node's facts cannot settle.
             "condition_unverified": sorted(
                 {e["advisory_id"] for e in exposures if e.get("condition_status") == "unverified"}
@@ -83,7 +98,8 @@ _REMEDIATION = (
     "Upgrade to the fixed version in the evidence (`move_to`), pool by pool: a canary pool "
     "first, then waves, keeping the previous version noted for rollback. With the GPU Operator, "
     "set the component's version in the ClusterPolicy (or Helm values) and let the operator "
-    "roll it out; then re-sync the cluster."
+    "roll it out; then re-sync the cluster. Until a node is upgraded (or where no fix exists), "
+    "apply the mitigations and workarounds the bulletins give (`remedies` in the evidence)."
 )
 
 
