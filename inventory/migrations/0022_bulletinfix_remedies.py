@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("inventory", "0020_bulletinfix_no_fix"),
+        ("inventory", "0021_service_accounts"),
     ]
 
     operations = [
