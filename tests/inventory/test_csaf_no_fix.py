@@ -62,7 +62,9 @@ def test_no_patch_sla_runs_where_no_fix_exists_but_the_exposure_stays():
         assert run("STACK-005", world) == []
         (draft,) = run("STACK-002", world)
     assert draft.evidence["move_to"] is None
-    assert draft.evidence["no_fix"] == ["no_fix_planned: No fix is planned for this branch."]
+    (said,) = draft.evidence["no_fix"]
+    assert said["no_fix"] == "no_fix_planned: No fix is planned for this branch."
+    assert said["advisory_id"]
 
 
 def test_the_vex_action_does_not_promise_an_upgrade():

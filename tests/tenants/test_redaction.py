@@ -248,3 +248,15 @@ def test_a_hidden_cve_in_lower_case_is_hidden_in_values_and_lists():
 def test_a_hidden_advisorys_no_fix_keeps_its_category_not_the_vendors_words():
     record = {"advisory_id": "amb-1", "no_fix": "no_fix_planned: the secret branch is retired"}
     assert MARKED.value({"exposures": [record]})["exposures"][0]["no_fix"] == "no_fix_planned"
+
+
+def test_a_hidden_advisorys_no_fix_in_the_findings_summary_keeps_only_its_category():
+    # STACK-00x evidence lists the no-fix statements beside the exposures: each names its
+    # advisory, so the vendor's words of a hidden one go as they do in the exposure.
+    evidence = {
+        "no_fix": [
+            {"advisory_id": "amb-1", "no_fix": "no_fix_planned: the secret branch is retired"},
+        ]
+    }
+    (said,) = MARKED.value(evidence)["no_fix"]
+    assert said["no_fix"] == "no_fix_planned" and "secret" not in str(said)

@@ -46,6 +46,15 @@ def _remedies(exposures: list[dict]) -> list[dict]:
     return sorted(found, key=lambda r: r.get("category") not in ("mitigation", "workaround"))
 
 
+def _no_fix(exposures: list[dict]) -> list[dict]:
+    found = {
+        (e.get("advisory_id") or "", e["no_fix"])
+        for e in exposures
+        if e.get("no_fix") and not e.get("fixed_version")
+    }
+    return [{"advisory_id": advisory, "no_fix": said} for advisory, said in sorted(found)]
+
+
 def _exposures(inputs: PostureInputs, node: str, kinds: tuple[str, ...]) -> list[dict]:
     patch = inputs.patch.get(node) or {}
     return [e for e in patch.get("exposures", []) if e.get("component") in kinds]
@@ -62,10 +71,9 @@ def _below_baseline(inputs: PostureInputs, check_id: str) -> Iterator[FindingDra
             "node": node.name,
             "components": sorted({f"{e['component']} {e['installed']}" for e in exposures}),
             "move_to": fixed[-1] if fixed else None,
-            # Exposures the vendor says have no fix (none_available, no_fix_planned).
-            "no_fix": sorted(
-                {e["no_fix"] for e in exposures if e.get("no_fix") and not e.get("fixed_version")}
-            ),
+            # Exposures the vendor says have no fix (none_available, no_fix_planned), each with
+            # its advisory: a reader who may not read that advisory sees the category only.
+            "no_fix": _no_fix(exposures),
             "exposures": exposures,
             "cves": sorted({c for e in exposures for c in e.get("cves", [])}),
             "conditional": [e for e in exposures if e.get("condition")],
