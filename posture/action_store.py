@@ -24,6 +24,9 @@ from posture.models import Action, ActionTenant, Finding, FindingTenant
 from tenants.models import Tenant
 
 _CHUNK = 2000
+# json.dumps's own text, from one encoder made once without the circular-reference check
+# (two lists of plain values per action, 26,000 at a tenth of the worst world).
+_JSON = json.JSONEncoder(check_circular=False).encode
 
 
 def _pools() -> dict[tuple[str, str], str]:
@@ -45,22 +48,26 @@ def _tenant_weights() -> dict[int, dict[str, float]]:
 
 def _subject_pools(
     pools: dict[tuple[str, str], str], cluster: str, kind: str, name: str, evidence: Any
-) -> tuple[str, ...]:
-    """The pools a finding's subject is in: its node's, or those of a workload's pods' nodes."""
+) -> tuple[tuple[str, ...], bool]:
+    """The pools a finding's subject is in (its node's, or those of a workload's pods' nodes),
+    and whether a workload has a pod on a node in no pool (no one pool's taint reaches that
+    pod). One walk of the pods for both."""
     if kind == "Node":
-        found = [pools.get((cluster, name), "")]
-    else:
-        pods = evidence.get("pods") if isinstance(evidence, dict) else None
-        nodes = (p.get("node") for p in pods or () if isinstance(p, dict))
-        found = [pools.get((cluster, str(n)), "") for n in nodes]
-    return tuple(sorted({p for p in found if p}))
-
-
-def _unpooled(pools: dict[tuple[str, str], str], cluster: str, kind: str, evidence: Any) -> bool:
-    """A workload with a pod on a node in no pool (no one pool's taint reaches that pod)."""
-    pods = evidence.get("pods") if kind != "Node" and isinstance(evidence, dict) else None
-    nodes = [p.get("node") for p in pods or () if isinstance(p, dict) and p.get("node")]
-    return any(not pools.get((cluster, str(n)), "") for n in nodes)
+        pool = pools.get((cluster, name), "")
+        return ((pool,) if pool else ()), False
+    pods = evidence.get("pods") if isinstance(evidence, dict) else None
+    found: set[str] = set()
+    unpooled = False
+    for pod in pods or ():
+        if not isinstance(pod, dict):
+            continue
+        node = pod.get("node")
+        pool = pools.get((cluster, str(node)), "")
+        if pool:
+            found.add(pool)
+        elif node:
+            unpooled = True
+    return tuple(sorted(found)), unpooled
 
 
 # The columns of an open finding the digest covers (its evidence by Finding.evidence_digest).
@@ -99,6 +106,7 @@ def open_action_findings(
         pk, check, severity, cluster, kind, namespace, name, title, exposure, _, evidence = row
         if digest is not None:
             _digest_add(digest, row[: len(DIGESTED)], weights)
+        in_pools, unpooled = _subject_pools(pools, cluster, kind, name, evidence)
         yield ActionFinding(
             id=pk,
             check_id=check,
@@ -111,8 +119,8 @@ def open_action_findings(
             evidence=evidence if isinstance(evidence, dict) else {},
             exposure=exposure,
             tenant_weights=weights.get(pk, {}),
-            pools=_subject_pools(pools, cluster, kind, name, evidence),
-            unpooled=_unpooled(pools, cluster, kind, evidence),
+            pools=in_pools,
+            unpooled=unpooled,
         )
 
 
@@ -209,8 +217,8 @@ def _store(
             clusters[a.cluster],
             a.title[:400],
             a.severity,
-            json.dumps(list(a.check_ids)),
-            json.dumps(list(a.finding_ids)),
+            _JSON(a.check_ids),  # a tuple is written as the list json.dumps makes of it
+            _JSON(a.finding_ids),
             len(a.finding_ids),
             a.risk_removed,
             a.share_of_risk,

@@ -26,7 +26,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from inventory.patching.rollout import component_key, highest_version
 from posture.scoring import SEVERITY_ORDER, finding_risk
@@ -68,9 +68,10 @@ NODE_FIXES = {
 PAIR_VERBS = {"SHARE-001": "time-slicing", "SHARE-006": "MPS-sharing", "SHARE-002": "MIG-sharing"}
 
 
-@dataclass(frozen=True)
-class ActionFinding:
-    """An open finding as the grouping reads it."""
+class ActionFinding(NamedTuple):
+    """An open finding as the grouping reads it. A named tuple, not a frozen dataclass: one is
+    built per open finding at every regrouping, and a frozen dataclass's __init__ sets its 13
+    fields through object.__setattr__ (0.1 s of a 26,000-finding regrouping)."""
 
     id: int
     check_id: str
