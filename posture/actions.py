@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from inventory.patching.rollout import component_key, highest_version
+from posture.rules.holding import ENV_RESOURCE
 from posture.scoring import SEVERITY_ORDER, finding_risk
 
 UPGRADE_CHECKS = ("STACK-001", "STACK-002", "STACK-003", "STACK-005")
@@ -205,6 +206,12 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"Schedule {finding.subject_kind} {ref} on its class's tainted pool"
+    if (workload := _env_access_workload(finding)) is not None:
+        # One side reaches the GPUs through NVIDIA_VISIBLE_DEVICES outside the scheduler:
+        # removing the variable from that workload ends the co-tenancy (POD-011's action).
+        kind, ref = workload
+        identity = (cluster, "workload", "POD-011", kind, ref)
+        return identity, f"{WORKLOAD_FIXES['POD-011']} {kind} {ref}"
     # POD-010's parties share an identity, not a GPU: no "stop sharing GPUs" pair action.
     pair = _pair(finding) if check != "POD-010" else None
     if pair is not None:
@@ -219,6 +226,25 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"{WORKLOAD_FIXES[check]} {finding.subject_kind} {ref}"
     return (cluster, "finding", str(finding.id)), f"Fix {check}: {finding.title}"
+
+
+def _env_access_workload(finding: ActionFinding) -> tuple[str, str] | None:
+    """(kind, "ns/name") of the one workload whose NVIDIA_VISIBLE_DEVICES makes a pair's
+    co-tenancy, when exactly one side holds only through the variable, from one workload."""
+    parties = finding.evidence.get("parties")
+    if finding.check_id == "POD-010" or not isinstance(parties, list) or len(parties) != 2:
+        return None
+    found = []
+    for party in parties:
+        pods = party.get("pods") if isinstance(party, dict) else None
+        if not isinstance(pods, list) or not pods:
+            continue
+        if all(isinstance(p, dict) and p.get("resource") == ENV_RESOURCE for p in pods):
+            found.append({str(p.get("workload") or "") for p in pods})
+    if len(found) != 1 or len(found[0]) != 1:
+        return None
+    kind, _, ref = next(iter(found[0])).partition(" ")
+    return (kind, ref) if kind and ref else None
 
 
 def _one_pool(finding: ActionFinding) -> bool:

@@ -106,6 +106,8 @@ def _holding_entry(holding: GpuHolding) -> dict[str, Any]:
         entry["reach"] = EVERY_GPU
     if holding.basis:  # the mode comes from more than the node's sharing strategy
         entry["mode_basis"] = holding.basis
+    if holding.workload:
+        entry["workload"] = holding.workload
     return entry
 
 

@@ -60,6 +60,7 @@ class EnvAccess:
     devices: tuple[str, ...] | None  # None: the value could not be read
     every_device: bool = False
     unmapped: tuple[str, ...] = ()  # indices the node's inventory names no UUID for
+    workload: str = ""  # the workload behind the pod ("Deployment ns/name")
 
     def holding(self) -> GpuHolding:
         return GpuHolding(
@@ -72,6 +73,7 @@ class EnvAccess:
             self.devices or None,
             self.basis(),
             every_device=self.every_device,
+            workload=self.workload,
         )
 
     def basis(self) -> str:
@@ -168,7 +170,18 @@ def _accesses(inputs: PostureInputs, node: Node) -> list[EnvAccess]:
             honoured, why = _honoured(inputs, node, container)
             devices, every, unmapped = _devices(inputs, node, found.get("value"))
             found_accesses.append(
-                EnvAccess(pod, tenant, container, found, honoured, why, devices, every, unmapped)
+                EnvAccess(
+                    pod,
+                    tenant,
+                    container,
+                    found,
+                    honoured,
+                    why,
+                    devices,
+                    every,
+                    unmapped,
+                    inputs.workload_of(pod).ref(),
+                )
             )
     return found_accesses
 

@@ -33,6 +33,9 @@ class GpuHolding:
     basis: str = ""  # why this mode, when not the node's plain sharing strategy
     # NVIDIA_VISIBLE_DEVICES=all: every GPU of the node, whoever else holds one.
     every_device: bool = False
+    # The workload behind an env access ("Deployment ns/name"): the one change that ends it
+    # is to that workload (POD-011's action), whomever it time-shares with.
+    workload: str = ""
 
     @property
     def through_env(self) -> bool:

@@ -342,3 +342,45 @@ def test_a_running_pods_finished_init_container_holds_nothing():
     inputs = cluster(toolkit(), pod("alpha", "probe", container(), initContainers=[sidecar]))
     (holding,) = gpu_holdings(inputs, inputs.snapshot.nodes[0])
     assert holding.every_device
+
+
+# --- the action that ends it --------------------------------------------------------------------
+
+
+def test_the_co_tenancy_an_env_access_makes_is_closed_by_the_workloads_pod011_action():
+    # Not "stop time-slicing alpha with beta": beta asked the scheduler for a whole GPU; alpha's
+    # variable is the one change that ends the co-tenancy, as POD-011 says.
+    from posture.actions import group_of
+    from tests.posture.test_actions import finding
+
+    inputs = cluster(toolkit(), env_pod(), whole_gpu("beta"))
+    (pair,) = run("SHARE-001", inputs)
+    (pod011,) = run("POD-011", inputs)
+    pair_action = group_of(
+        finding("SHARE-001", pair.subject_kind, pair.subject_name, evidence=pair.evidence)
+    )
+    own_action = group_of(
+        finding(
+            "POD-011",
+            pod011.subject_kind,
+            pod011.subject_name,
+            namespace=pod011.subject_namespace,
+            evidence=pod011.evidence,
+        )
+    )
+    assert pair_action == own_action
+    assert pair_action[1] == (
+        "Request GPUs through the scheduler (not NVIDIA_VISIBLE_DEVICES) in Pod alpha/probe"
+    )
+
+
+def test_two_env_accesses_sharing_a_gpu_stay_a_pair_action():
+    from posture.actions import group_of
+    from tests.posture.test_actions import finding
+
+    inputs = cluster(toolkit(), env_pod(), env_pod("beta"))
+    (pair,) = run("SHARE-001", inputs)
+    identity, title = group_of(
+        finding("SHARE-001", pair.subject_kind, pair.subject_name, evidence=pair.evidence)
+    )
+    assert "pair" in identity and title.startswith("Stop time-slicing alpha with beta")
