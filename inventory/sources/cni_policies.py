@@ -40,6 +40,9 @@ CNI_POLICY_KINDS: dict[tuple[str, str], bool] = {
     ("network.openshift.io", "EgressNetworkPolicy"): True,
     # GKE Dataplane V2's egress allow-list by domain name.
     ("networking.gke.io", "FQDNNetworkPolicy"): True,
+    # Istio: a Sidecar whose outboundTrafficPolicy is REGISTRY_ONLY lets the proxied pods it
+    # selects reach only known services (sidecar_limits_egress); other Sidecars are not kept.
+    ("networking.istio.io", "Sidecar"): True,
 }
 
 
@@ -47,7 +50,17 @@ def cni_policy_kind(obj: dict[str, Any]) -> str | None:
     """ "group/Kind" when the object is a CNI's own network policy, else None."""
     api_version = text(obj.get("apiVersion"), "") or ""
     key = (api_version.rpartition("/")[0], text(obj.get("kind"), "") or "")
+    if key == ("networking.istio.io", "Sidecar") and not sidecar_limits_egress(obj):
+        return None
     return f"{key[0]}/{key[1]}" if key in CNI_POLICY_KINDS else None
+
+
+def sidecar_limits_egress(obj: dict[str, Any]) -> bool:
+    """An Istio Sidecar with `outboundTrafficPolicy.mode: REGISTRY_ONLY`: its proxies pass
+    only traffic to services in the mesh's registry. Whether a pod runs the proxy, and what
+    the registry holds, is not read: its effect is unknown, not "none"."""
+    policy = mapping(mapping(obj.get("spec")).get("outboundTrafficPolicy"))
+    return (text(policy.get("mode"), "") or "").upper() == "REGISTRY_ONLY"
 
 
 def cni_policy_namespace(obj: dict[str, Any]) -> str:

@@ -45,6 +45,7 @@ from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.exposure import ROUTE_KIND_NAMES, ingress_from, route_of, service_from
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
+from inventory.sources.mesh_routes import mesh_route_kind
 from inventory.sources.node_kinds import not_judged_warning, other_accelerators, sandbox_default
 from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
@@ -280,8 +281,10 @@ def _identity(index: int, kind: str, obj: dict[str, Any]) -> tuple[str, str | No
             "one in the API, so export with `kubectl get ... -A -o json` rather than from "
             "manifests"
         )
-    # A namespace on a cluster-scoped object (a stray field in a manifest) means nothing.
-    return name, namespace if kind in NAMESPACED_KINDS else None
+    # A namespace on a cluster-scoped object (a stray field in a manifest) means nothing. A
+    # mesh's route is told by its API group: other CRDs may share its kind's name.
+    namespaced = kind in NAMESPACED_KINDS or mesh_route_kind(obj) is not None
+    return name, namespace if namespaced else None
 
 
 def _owned(obj: dict[str, Any]) -> bool:

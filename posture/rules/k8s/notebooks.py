@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inventory.snapshot import Container, Ingress, Pod, Service
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import tenant_pods
 from posture.rules.k8s.notebook_servers import (
+    KUBEFLOW_REASON,
     listens_on_loopback_only,
     server_of,
     unread_configuration,
@@ -163,8 +164,9 @@ def _backends(ingress: Ingress, namespace: str) -> tuple[str, ...]:
     rationale=(
         "Jupyter executes whatever code reaches it, and the Ray dashboard accepts jobs: "
         "without a token or password, or listening on every address, the first person to "
-        "find the NodePort, load balancer, external IP, host port, Ingress or Gateway API "
-        "route runs code in the "
+        "find the NodePort, load balancer, external IP, host port, Ingress, Gateway API "
+        "route or a mesh's or ingress controller's own route (Istio, Contour, Emissary, NGINX, "
+        "Kong, Traefik, OpenShift) runs code in the "
         "tenant's pod, with its GPUs, data and service-account token (ATT&CK T1190). Exposed "
         "notebooks are among the "
         "most scanned-for entry points and a common start of GPU cryptojacking."
@@ -198,6 +200,11 @@ def exposed_notebook(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 # A configuration file may switch the token off: unknown, never a silent pass.
                 reasons = [f"authentication unknown ({'; '.join(unread)} not read)"]
             reach = exposure(inputs, pod, container) if reasons else None
+            if reach and all(r.startswith(KUBEFLOW_REASON) for r in reasons):
+                # Kubeflow publishes each notebook with an Istio VirtualService on its own
+                # gateway, which is where Kubeflow authenticates: that route is the design.
+                routed = tuple((i, s) for i, s in reach.ingresses if i.kind != "VirtualService")
+                reach = replace(reach, ingresses=routed)
             if reach:
                 yield _notebook_draft(inputs, pod, tenant, container, reasons, reach, unread)
 
