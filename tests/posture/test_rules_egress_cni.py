@@ -79,6 +79,21 @@ def k8s007(workloads=(), policies=(DENY_ALL,), pods=None):
             "flannel",
             id="kube-router-firewall-off",
         ),
+        pytest.param(
+            [ds("fluentbit-gke", c("fluentbit", "gke.gcr.io/fluent-bit:v1.8.12-gke.38"))],
+            "GKE without Dataplane V2 or network policy enforcement",
+            id="gke-dataplane-v1",
+        ),
+        pytest.param(
+            [
+                ds(
+                    "azure-cns",
+                    c("cns-container", "mcr.microsoft.com/containernetworking/azure-cns:v1.6.5"),
+                )
+            ],
+            "AKS without a network policy engine",
+            id="aks-no-engine",
+        ),
     ],
 )
 def test_k8s007_a_cni_that_does_not_enforce_undoes_the_policy(workloads, cni):
@@ -106,6 +121,27 @@ def test_k8s007_a_cni_that_does_not_enforce_undoes_the_policy(workloads, cni):
         ),
         pytest.param(
             [ds("anetd", c("cilium-agent", "gke.gcr.io/cilium/cilium:v1.14"))], id="gke-dpv2"
+        ),
+        pytest.param(
+            [
+                ds("fluentbit-gke", c("fluentbit", "gke.gcr.io/fluent-bit:v1.8.12-gke.38")),
+                ds("calico-node", c("calico-node", "gke.gcr.io/calico/node:v3.26.3-gke.4")),
+            ],
+            id="gke-legacy-enforcement",
+        ),
+        pytest.param(
+            [
+                ds("azure-cns", c("cns", "mcr.microsoft.com/containernetworking/azure-cns:v1.6.5")),
+                ds(
+                    "azure-npm",
+                    c("azure-npm", "mcr.microsoft.com/containernetworking/azure-npm:v1.5"),
+                ),
+            ],
+            id="aks-azure-npm",
+        ),
+        # A platform DaemonSet outside kube-system says nothing of the cluster's network.
+        pytest.param(
+            [ds("x", c("x", "gke.gcr.io/fluent-bit:v1"), namespace="tools")], id="not-kube-system"
         ),
         # The agent is there but its flag not written: the snapshot cannot tell.
         pytest.param([aws_node()], id="aws-flag-unwritten"),

@@ -12,7 +12,8 @@ only where no agent says the opposite:
 - "not enforced": no such agent, but a CNI that has none runs: flannel alone (Canal pairs it
   with Calico), the AWS VPC CNI without its agent enabled (its `aws-eks-nodeagent` container
   ships with `--enable-network-policy=false`, and before v1.14 did not exist), kindnetd
-  before kind v0.24 (kind issue #3705);
+  before kind v0.24 (kind issue #3705); or GKE / AKS, told by their own kube-system
+  DaemonSets, with none of the engines above (MANAGED);
 - "unverified": neither is seen (a snapshot without kube-system's DaemonSets, k3s whose
   flannel and policy controller live in its own binary, a CNI not listed here). Nothing is
   said against the policies then; the evidence names the state.
@@ -84,6 +85,33 @@ def enforcement(workloads: Iterable[Workload]) -> Enforcement:
         return undecided[0]
     if without:
         return without[0]
+    return _managed_without_engine(daemonsets)
+
+
+# Managed platforms whose default network has no policy engine: GKE's Dataplane V1 without
+# network policy enforcement (Dataplane V2 runs anetd, the legacy enforcement calico-node),
+# AKS with kubenet or Azure CNI and no network policy option (Azure NPM, Calico or Cilium).
+# Told by the platform's own kube-system DaemonSets: seeing them means kube-system's
+# DaemonSets are in the snapshot, so the absence of every engine above is a fact.
+MANAGED: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("GKE without Dataplane V2 or network policy enforcement", ("gke.gcr.io/", "gke-release")),
+    (
+        "AKS without a network policy engine",
+        ("mcr.microsoft.com/oss/kubernetes/kube-proxy", "azure-cns", "mcr.microsoft.com/aks/"),
+    ),
+)
+
+
+def _managed_without_engine(daemonsets: list[Workload]) -> Enforcement:
+    for name, markers in MANAGED:
+        for ds in daemonsets:
+            if ds.namespace != "kube-system":
+                continue
+            image = next((i for i in ds.images.values() if any(m in i for m in markers)), None)
+            if image is not None:
+                return Enforcement(
+                    NOT_ENFORCED, name, f"DaemonSet {ds.namespace}/{ds.name} ({image})"
+                )
     return Enforcement(UNVERIFIED)
 
 

@@ -85,7 +85,8 @@ def restricts_egress(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
         "and undoes the deny: narrow it, and so does a Cilium or Calico policy allowing the "
         "pods egress to the world, or an AdminNetworkPolicy `Allow` to 0.0.0.0/0. Check that "
         "the cluster's CNI enforces NetworkPolicy: flannel alone, the AWS VPC CNI without its "
-        "network policy agent enabled, or kindnet before kind v0.24 do not."
+        "network policy agent enabled, kindnet before kind v0.24, GKE without Dataplane V2 "
+        "or network policy enforcement, and AKS without a network policy engine do not."
     ),
     mappings=("SP800-53:SC-7",),
 )
