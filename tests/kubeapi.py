@@ -84,6 +84,7 @@ LIST_PATHS: dict[str, str] = {
     "CiliumNetworkPolicy": "/apis/cilium.io/v2/ciliumnetworkpolicies",
     "HTTPRoute": "/apis/gateway.networking.k8s.io/v1/httproutes",
     "VirtualService": "/apis/networking.istio.io/v1beta1/virtualservices",
+    "AuthorizationPolicy": "/apis/security.istio.io/v1beta1/authorizationpolicies",
     "KyvernoClusterPolicy": "/apis/kyverno.io/v1/clusterpolicies",
     "KyvernoPolicy": "/apis/kyverno.io/v1/policies",
     "K8sPSPPrivilegedContainer": (

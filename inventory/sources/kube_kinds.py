@@ -70,6 +70,9 @@ NETWORK_CUSTOM_KINDS: tuple[tuple[str, str, str], ...] = (
     # outbound policy REGISTRY_ONLY limits egress through the proxy (cni_policies.py).
     ("networking.istio.io", "v1beta1", "VirtualService"),
     ("networking.istio.io", "v1beta1", "Sidecar"),
+    # What may authenticate a VirtualService's requests (istio_auth.py).
+    ("security.istio.io", "v1beta1", "AuthorizationPolicy"),
+    ("security.istio.io", "v1beta1", "RequestAuthentication"),
     ("projectcontour.io", "v1", "HTTPProxy"),
     ("getambassador.io", "v3alpha1", "Mapping"),
     ("k8s.nginx.org", "v1", "VirtualServer"),

@@ -136,3 +136,87 @@ def test_only_an_istio_sidecar_limiting_egress_is_kept(mode, kept):
     )
     engines = [p.engine for p in normalise([sidecar]).network_policies]
     assert engines == (["networking.istio.io/Sidecar"] if kept else [])
+
+
+def _policy(kind, namespace, spec):
+    return {
+        "apiVersion": "security.istio.io/v1",
+        "kind": kind,
+        "metadata": {"name": "auth", "namespace": namespace},
+        "spec": spec,
+    }
+
+
+GATEWAY = {"matchLabels": {"istio": "ingressgateway"}}
+OAUTH2 = {
+    "selector": GATEWAY,
+    "action": "CUSTOM",
+    "provider": {"name": "oauth2-proxy"},
+    "rules": [{}],
+}
+NO_JWT = {
+    "selector": GATEWAY,
+    "action": "DENY",
+    "rules": [{"from": [{"source": {"notRequestPrincipals": ["*"]}}]}],
+}
+JWT = {"jwtRules": [{"issuer": "https://issuer.example.com"}]}
+
+
+@pytest.mark.parametrize(
+    ("policies", "auth"),
+    [
+        ([], ""),
+        (
+            [_policy("AuthorizationPolicy", "istio-system", OAUTH2)],
+            "AuthorizationPolicy istio-system/auth: CUSTOM authorization by oauth2-proxy",
+        ),
+        (
+            [_policy("AuthorizationPolicy", "istio-system", NO_JWT)],
+            "AuthorizationPolicy istio-system/auth: DENY of requests without a valid JWT",
+        ),
+        # A RequestAuthentication alone lets a request without a token through; an ALLOW on
+        # request principals, or ext-authz for some paths only, is not evaluated.
+        (
+            [_policy("RequestAuthentication", "istio-system", {"selector": GATEWAY, **JWT})],
+            "unknown: RequestAuthentication istio-system/auth not evaluated",
+        ),
+        (
+            [
+                _policy(
+                    "AuthorizationPolicy",
+                    "istio-system",
+                    {**OAUTH2, "rules": [{"to": [{"operation": {"paths": ["/admin"]}}]}]},
+                )
+            ],
+            "unknown: AuthorizationPolicy istio-system/auth not evaluated",
+        ),
+        (
+            [
+                _policy(
+                    "AuthorizationPolicy",
+                    "team-a",
+                    {"rules": [{"from": [{"source": {"requestPrincipals": ["*"]}}]}]},
+                )
+            ],
+            "unknown: AuthorizationPolicy team-a/auth not evaluated",
+        ),
+        # Another tenant's namespace says nothing of this route.
+        ([_policy("AuthorizationPolicy", "team-z", OAUTH2)], ""),
+    ],
+)
+def test_istio_authentication_in_front_of_a_virtual_service(policies, auth):
+    snapshot = normalise([vs(["istio-system/public"], "nb"), *policies])
+    (route,) = snapshot.ingresses
+    assert route.auth == auth
+
+
+def test_istio_policies_of_one_name_in_two_namespaces_are_two_objects():
+    snapshot = normalise(
+        [
+            vs(["istio-system/public"], "nb"),
+            _policy("AuthorizationPolicy", "team-z", OAUTH2),
+            _policy("AuthorizationPolicy", "istio-system", OAUTH2),
+        ]
+    )
+    assert snapshot.warnings == ()
+    assert snapshot.ingresses[0].auth.startswith("AuthorizationPolicy istio-system/auth")

@@ -87,3 +87,19 @@ def test_k8s007_an_istio_registry_only_sidecar_makes_egress_unknown(namespace, v
     assert draft.evidence["verdict"] == verdict
     if verdict == "unknown":
         assert draft.evidence["unevaluated_policies"] == [f"{SIDECAR} alpha/egress"]
+
+
+def test_k8s006_a_route_whose_istio_authentication_was_not_read_is_unknown():
+    route = Ingress(
+        "alpha",
+        "nb",
+        services=("nb",),
+        kind="VirtualService",
+        auth="unknown: RequestAuthentication istio-system/jwt not evaluated",
+    )
+    (draft,) = run_checks(world(OPEN, route), ["K8S-006"])
+    assert draft.evidence["verdict"] == "unknown"
+    assert draft.evidence["route_authentication"] == [
+        "VirtualService nb: unknown: RequestAuthentication istio-system/jwt not evaluated"
+    ]
+    assert "whether Istio authenticates the route is unknown" in draft.title

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from inventory.snapshot import Container, Ingress, Pod, Service
+from inventory.sources.istio_auth import UNKNOWN as AUTH_UNKNOWN
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import tenant_pods
 from posture.rules.k8s.notebook_servers import (
@@ -136,7 +137,7 @@ def exposure(inputs: PostureInputs, pod: Pod, container: Container | None = None
     routed = tuple(
         (ingress, by_name[name])
         for ingress in sorted(inputs.snapshot.ingresses, key=lambda i: (i.namespace, i.name))
-        if not ingress.auth
+        if not ingress.auth or ingress.auth.startswith(AUTH_UNKNOWN)
         for name in _backends(ingress, pod.namespace)
         if name in by_name
     )
@@ -229,8 +230,16 @@ def _notebook_draft(
         evidence["unread_configuration"] = unread
         if reasons[0].startswith("authentication unknown"):
             evidence["verdict"] = "unknown"
+    unsure = [f"{i.kind} {i.name}: {i.auth}" for i, _ in reach.ingresses if i.auth]
+    if unsure:
+        # Istio policies in front of the route that were not evaluated may authenticate.
+        evidence["route_authentication"] = list(dict.fromkeys(unsure))
+        if len(unsure) == len(reach.ingresses) and not (reach.services or reach.host):
+            evidence["verdict"] = "unknown"
     title = (
         f"Notebook {container.name} in {inputs.workload_of(pod).ref()} ({'; '.join(reasons)}) "
         f"is reachable through {', '.join(reach.how())}"
     )
+    if unsure and evidence.get("verdict") == "unknown":
+        title += " (whether Istio authenticates the route is unknown)"
     return workload_draft("K8S-006", inputs, pod, tenant, evidence, key=container.name, title=title)
