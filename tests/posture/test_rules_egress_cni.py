@@ -112,6 +112,10 @@ def test_k8s007_a_cni_that_does_not_enforce_undoes_the_policy(workloads, cni):
         pytest.param([], id="no-cni-seen"),
         pytest.param([CANAL], id="canal"),
         pytest.param(
+            [FLANNEL, ds("cilium-agent", c("cilium-agent", "docker.io/bitnami/cilium:1.16.3"))],
+            id="flannel+cilium-chained",
+        ),
+        pytest.param(
             [FLANNEL, ds("calico-node", c("calico-node", "calico/node:v3.28"))], id="flannel+calico"
         ),
         pytest.param([aws_node("--enable-network-policy=true")], id="aws-on"),
@@ -221,3 +225,15 @@ def test_k8s007_a_cni_rule_opening_the_internet_undoes_the_policy(allow, ref):
 )
 def test_k8s007_a_cni_rule_for_other_pods_leaves_the_policy_standing(allow):
     assert k8s007(policies=(DENY_ALL, allow)) == []
+
+
+def test_k8s007_a_cilium_deny_is_inert_where_no_cilium_agent_runs():
+    deny = NetworkPolicy(
+        "alpha",
+        "deny-world",
+        selects_all_pods=True,
+        engine="cilium.io/CiliumNetworkPolicy",
+        egress_denies_world=True,
+    )
+    (draft,) = k8s007([FLANNEL], policies=(deny,))
+    assert draft.evidence["network_policy_enforcement"]["state"] == "not enforced"

@@ -8,7 +8,7 @@ only where no agent says the opposite:
 - "enforced": a policy engine's agent runs (Cilium, GKE Dataplane V2's anetd, Calico and
   Canal, Antrea, OVN-Kubernetes, Weave Net's weave-npc, kube-router, Azure NPM,
   kube-network-policies, AWS's network policy agent with `--enable-network-policy=true`,
-  kindnetd from kind v0.24 on);
+  kindnetd from kind v0.24 on, Kube-OVN);
 - "not enforced": no such agent, but a CNI that has none runs: flannel alone (Canal pairs it
   with Calico), the AWS VPC CNI without its agent enabled (its `aws-eks-nodeagent` container
   ships with `--enable-network-policy=false`, and before v1.14 did not exist), kindnetd
@@ -39,13 +39,15 @@ class Enforcement:
 
 # (name, image markers, DaemonSet names): agents that enforce NetworkPolicy when they run.
 ENGINES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("Cilium", ("cilium/cilium",), ("cilium",)),
+    # Any registry's cilium image (quay.io/cilium/cilium, Isovalent's, Bitnami's).
+    ("Cilium", ("cilium/cilium", "/cilium:", "/cilium@"), ("cilium",)),
     # GKE Dataplane V2 is Cilium, run as anetd in kube-system: policy is always on there.
     ("GKE Dataplane V2", (), ("anetd",)),
     # Also GKE's legacy network-policy enforcement and Canal's calico-node container.
-    ("Calico", ("calico/node", "calico-node"), ("calico-node",)),
+    ("Calico", ("calico/node", "calico-node", "tigera/cnx-node"), ("calico-node",)),
     ("Antrea", ("antrea/antrea",), ("antrea-agent",)),
     ("OVN-Kubernetes", ("ovn-kubernetes", "ovnkube"), ("ovnkube-node",)),
+    ("Kube-OVN", ("kubeovn/kube-ovn",), ("kube-ovn-cni",)),
     ("Weave Net", ("weave-npc",), ()),
     ("kube-router", ("kube-router",), ("kube-router",)),
     ("Azure NPM", ("azure-npm",), ("azure-npm",)),

@@ -106,7 +106,8 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
         open_pods: list[Pod] = []
         opened_by: dict[str, NetworkPolicy] = {}
         for pod in pods:
-            if cilium_denies_world(cni, pod):
+            # Where the CNI is known not to enforce, no Cilium agent runs: its policies are inert.
+            if enforced.state != NOT_ENFORCED and cilium_denies_world(cni, pod):
                 continue
             opening = cni_opens_world(cni, pod)
             if opening:
