@@ -112,6 +112,16 @@ def test_k8s007_a_cni_that_does_not_enforce_undoes_the_policy(workloads, cni):
         pytest.param([], id="no-cni-seen"),
         pytest.param([CANAL], id="canal"),
         pytest.param(
+            [
+                ds(
+                    "rke2-canal",
+                    c("calico-node", "rancher/hardened-calico:v3.29.2-build20250306"),
+                    c("kube-flannel", "rancher/hardened-flannel:v0.26.5-build20250306"),
+                )
+            ],
+            id="rke2-canal",
+        ),
+        pytest.param(
             [FLANNEL, ds("cilium-agent", c("cilium-agent", "docker.io/bitnami/cilium:1.16.3"))],
             id="flannel+cilium-chained",
         ),

@@ -37,10 +37,10 @@ class Enforcement:
     seen: str = ""  # "DaemonSet namespace/name (image)"
 
 
-# (name, image markers, DaemonSet names): agents that enforce NetworkPolicy when they run.
+# (name, image markers, DaemonSet or container names): agents that enforce NetworkPolicy.
 ENGINES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     # Any registry's cilium image (quay.io/cilium/cilium, Isovalent's, Bitnami's).
-    ("Cilium", ("cilium/cilium", "/cilium:", "/cilium@"), ("cilium",)),
+    ("Cilium", ("cilium/cilium", "/cilium:", "/cilium@"), ("cilium", "cilium-agent")),
     # GKE Dataplane V2 is Cilium, run as anetd in kube-system: policy is always on there.
     ("GKE Dataplane V2", (), ("anetd",)),
     # Also GKE's legacy network-policy enforcement and Canal's calico-node container.
@@ -72,7 +72,10 @@ def enforcement(workloads: Iterable[Workload]) -> Enforcement:
         images = {name: image.lower() for name, image in ds.images.items()}
         seen = f"DaemonSet {ds.namespace}/{ds.name}"
         for name, markers, ds_names in ENGINES:
-            hit = ds.name in ds_names or any(m in i for m in markers for i in images.values())
+            # By the DaemonSet's or a container's name too: RKE2's Canal runs calico-node from
+            # rancher/hardened-calico, its Cilium rancher/mirrored-cilium-cilium.
+            named = ds.name in ds_names or any(n in ds_names for n in images)
+            hit = named or any(m in i for m in markers for i in images.values())
             if hit and not _disabled(name, ds):
                 return Enforcement(ENFORCED, name, seen)
         for image in images.values():
