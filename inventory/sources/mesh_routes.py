@@ -5,8 +5,10 @@ NGINX Inc VirtualServer and VirtualServerRoute, Kong TCPIngress. PURE.
 Each names the Services it sends traffic to; only those are followed (a ServiceEntry, an
 external host or an upstream by address is not a pod of the cluster). Authentication these
 controllers may put in front (Istio's AuthorizationPolicy, NGINX Inc's Policy objects,
-Emissary's AuthService) lives in other objects and is not read here, so it is not counted,
-as for Traefik's middlewares; Contour's external authorization on the virtual host is.
+Emissary's AuthService) lives in other objects and is not read here: Emissary's is not
+counted, as for Traefik's middlewares; an NGINX Inc route naming Policy objects says its
+authentication is unknown; Contour's external authorization or default JWT provider on the
+virtual host counts (istio_auth.py reads Istio's).
 Kong routes with Ingress and Gateway API objects, read as such (exposure.py).
 """
 
@@ -64,6 +66,7 @@ def mesh_route_of(obj: dict[str, Any], namespace: str) -> Ingress | None:
     else:  # NGINX Inc: upstreams name Services of the object's own namespace
         refs = {(namespace, text(u.get("service"), "") or "") for u in dicts(spec.get("upstreams"))}
         hosts = (text(spec.get("host"), "") or "",)
+        auth = _nginx_policies(spec)
     refs = {(ns, name) for ns, name in refs if ns and name}
     return Ingress(
         namespace=namespace,
@@ -116,12 +119,26 @@ def _contour(
     services += dicts(dig(spec, "tcpproxy").get("services"))
     refs = {(namespace, text(s.get("name"), "") or "") for s in services}
     fqdn = text(virtualhost.get("fqdn"), "") or ""
-    # External authorization on the virtual host covers every route but those that disable it.
+    # External authorization on the virtual host covers every route but those that disable
+    # it; so does a JWT provider marked default (every route must then carry a valid token).
+    routes = dicts(spec.get("routes"))
     authorized = bool(dig(virtualhost, "authorization").get("extensionRef")) and not any(
-        dig(r, "authPolicy").get("disabled") is True for r in dicts(spec.get("routes"))
+        dig(r, "authPolicy").get("disabled") is True for r in routes
     )
-    auth = "virtualhost.authorization" if authorized else ""
+    jwt = any(p.get("default") is True for p in dicts(virtualhost.get("jwtProviders"))) and not any(
+        dig(r, "jwtVerificationPolicy").get("disabled") is True for r in routes
+    )
+    auth = "virtualhost.authorization" if authorized else "virtualhost.jwtProviders" if jwt else ""
     return refs, (fqdn,), auth
+
+
+def _nginx_policies(spec: dict[str, Any]) -> str:
+    """NGINX Inc's Policy objects (JWT, OIDC, basic auth, API key, or rate limits and access
+    lists) are not read: a route naming some may authenticate, which is unknown."""
+    named = [*dicts(spec.get("policies"))]
+    named += [p for r in dicts(spec.get("routes")) for p in dicts(r.get("policies"))]
+    names = sorted({text(p.get("name"), "") or "" for p in named} - {""})
+    return f"unknown: Policy {', '.join(names)} not evaluated" if names else ""
 
 
 def _emissary(spec: dict[str, Any], namespace: str) -> set[tuple[str, str]]:

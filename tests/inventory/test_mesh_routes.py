@@ -105,6 +105,34 @@ def vs(gateways, *hosts):
         ),
         pytest.param(
             _obj(
+                "k8s.nginx.org/v1",
+                "VirtualServer",
+                {
+                    "host": "nb.example.com",
+                    "policies": [{"name": "jwt-policy"}],
+                    "upstreams": [{"name": "nb", "service": "nb", "port": 8888}],
+                },
+            ),
+            ("VirtualServer", ("nb",), (), "unknown: Policy jwt-policy not evaluated"),
+            id="nginx-inc-policy",
+        ),
+        pytest.param(
+            _obj(
+                "projectcontour.io/v1",
+                "HTTPProxy",
+                {
+                    "virtualhost": {
+                        "fqdn": "nb.example.com",
+                        "jwtProviders": [{"name": "idp", "default": True, "issuer": "x"}],
+                    },
+                    "routes": [{"services": [{"name": "nb", "port": 8888}]}],
+                },
+            ),
+            ("HTTPProxy", ("nb",), (), "virtualhost.jwtProviders"),
+            id="contour-jwt",
+        ),
+        pytest.param(
+            _obj(
                 "configuration.konghq.com/v1beta1",
                 "TCPIngress",
                 {"rules": [{"port": 9000, "backend": {"serviceName": "nb", "servicePort": 8888}}]},

@@ -102,4 +102,4 @@ def test_k8s006_a_route_whose_istio_authentication_was_not_read_is_unknown():
     assert draft.evidence["route_authentication"] == [
         "VirtualService nb: unknown: RequestAuthentication istio-system/jwt not evaluated"
     ]
-    assert "whether Istio authenticates the route is unknown" in draft.title
+    assert "whether the route authenticates is unknown" in draft.title

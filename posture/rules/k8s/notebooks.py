@@ -232,7 +232,8 @@ def _notebook_draft(
             evidence["verdict"] = "unknown"
     unsure = [f"{i.kind} {i.name}: {i.auth}" for i, _ in reach.ingresses if i.auth]
     if unsure:
-        # Istio policies in front of the route that were not evaluated may authenticate.
+        # Policies in front of the route that were not evaluated (Istio's, NGINX Inc's) may
+        # authenticate.
         evidence["route_authentication"] = list(dict.fromkeys(unsure))
         if len(unsure) == len(reach.ingresses) and not (reach.services or reach.host):
             evidence["verdict"] = "unknown"
@@ -241,5 +242,5 @@ def _notebook_draft(
         f"is reachable through {', '.join(reach.how())}"
     )
     if unsure and evidence.get("verdict") == "unknown":
-        title += " (whether Istio authenticates the route is unknown)"
+        title += " (whether the route authenticates is unknown)"
     return workload_draft("K8S-006", inputs, pod, tenant, evidence, key=container.name, title=title)
