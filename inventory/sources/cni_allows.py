@@ -14,7 +14,8 @@ NetworkPolicy's restriction:
   unless a Deny or Pass rule of the same policy comes first (then not evaluated).
 - AdminNetworkPolicy: an `Allow` is final and is evaluated before any NetworkPolicy; a rule
   to the `networks` 0.0.0.0/0 or ::/0 with no ports opens egress for its subject.
-  (BaselineAdminNetworkPolicy comes after NetworkPolicy: it cannot undo one.)
+  (BaselineAdminNetworkPolicy comes after NetworkPolicy: it cannot undo one.) Its successor
+  ClusterNetworkPolicy (v1alpha2) the same in its Admin tier, where the action is `Accept`.
 
 Each returns the selector of the pods it opens, as (matchLabels, matchExpressions) with the
 namespace as the `io.kubernetes.pod.namespace` label where the rule names one; None when no
@@ -130,11 +131,17 @@ def _calico_selector(selector: str) -> tuple[dict[str, str], tuple[dict[str, Any
 
 
 def admin_world_allow(obj: dict[str, Any]) -> Selector | None:
-    """The pods an AdminNetworkPolicy `Allow` rule opens to the internet; None when none
-    does or its subject picks namespaces by labels other than their name."""
+    """The pods an AdminNetworkPolicy `Allow` rule (its successor ClusterNetworkPolicy's
+    `Accept` in the Admin tier) opens to the internet; None when none does or its subject
+    picks namespaces by labels other than their name."""
     spec = mapping(obj.get("spec"))
+    allow = "Allow"
+    if obj.get("kind") == "ClusterNetworkPolicy":
+        if (text(spec.get("tier"), "") or "") != "Admin":
+            return None  # the Baseline tier comes after NetworkPolicy
+        allow = "Accept"
     opens = any(
-        (text(rule.get("action"), "") or "") == "Allow"
+        (text(rule.get("action"), "") or "") == allow
         and not dicts(rule.get("ports"))
         and any(
             set(str_tuple(peer.get("networks"))) & set(EVERYWHERE) for peer in dicts(rule.get("to"))

@@ -117,7 +117,7 @@ def _world_allow(
         return _cilium_selector(obj, cilium_allows_world)
     if group in ("projectcalico.org", "crd.projectcalico.org"):
         return calico_world_allow(obj, policy.namespace)
-    if (group, kind) == ("policy.networking.k8s.io", "AdminNetworkPolicy"):
+    if group == "policy.networking.k8s.io" and kind != "BaselineAdminNetworkPolicy":
         return admin_world_allow(obj)
     return None
 

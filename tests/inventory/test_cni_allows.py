@@ -199,3 +199,23 @@ GPU = {"matchLabels": {"app": "train"}}
 )
 def test_cni_rules_opening_the_internet_are_read(obj, opens):
     assert _read(obj) == opens
+
+
+def cnp(tier):
+    return _obj(
+        "policy.networking.k8s.io/v1alpha2",
+        "ClusterNetworkPolicy",
+        {
+            "tier": tier,
+            "priority": 10,
+            "subject": {"namespaces": {}},
+            "egress": [{"action": "Accept", "to": [{"networks": ["::/0", "0.0.0.0/0"]}]}],
+        },
+        None,
+    )
+
+
+@pytest.mark.parametrize(("tier", "opens"), [("Admin", ({}, ())), ("Baseline", None)])
+def test_cluster_network_policy_accept_in_the_admin_tier_opens(tier, opens):
+    obj = cnp(tier)
+    assert _read(obj) == opens
