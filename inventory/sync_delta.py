@@ -189,9 +189,13 @@ def _stored_objects(cluster: Any, keys: set[tuple[str, str, str]]) -> dict:
 
 def _refuse_istio(delta: WatchDelta) -> None:
     """A VirtualService's authentication is read from Istio's policies with it (istio_auth.py):
-    one of either that changed needs them all."""
+    one of either that changed needs them all. A Sidecar is kept only while it limits egress
+    (cni_policies.py): one that stops doing so is no object to update, but one to drop."""
     for obj in [*delta.changed, *delta.deleted]:
-        if is_istio_auth(obj) or mesh_route_kind(obj) == ("networking.istio.io", "VirtualService"):
+        group = (text(obj.get("apiVersion"), "") or "").rpartition("/")[0]
+        sidecar = (group, obj.get("kind")) == ("networking.istio.io", "Sidecar")
+        virtual_service = mesh_route_kind(obj) == ("networking.istio.io", "VirtualService")
+        if is_istio_auth(obj) or virtual_service or sidecar:
             where = f"{text(meta(obj).get('namespace'), '')}/{text(meta(obj).get('name'), '')}"
             raise NeedsFullSync(f"{obj.get('kind')} {where} changed: Istio routes are read whole")
 

@@ -85,6 +85,7 @@ LIST_PATHS: dict[str, str] = {
     "HTTPRoute": "/apis/gateway.networking.k8s.io/v1/httproutes",
     "VirtualService": "/apis/networking.istio.io/v1beta1/virtualservices",
     "AuthorizationPolicy": "/apis/security.istio.io/v1beta1/authorizationpolicies",
+    "Sidecar": "/apis/networking.istio.io/v1beta1/sidecars",
     "KyvernoClusterPolicy": "/apis/kyverno.io/v1/clusterpolicies",
     "KyvernoPolicy": "/apis/kyverno.io/v1/policies",
     "K8sPSPPrivilegedContainer": (

@@ -302,3 +302,24 @@ def test_an_istio_policy_change_reads_every_route_again(tmp_path, small_world):
     assert (run.status, run.mode) == ("succeeded", "full")
     (stored,) = cluster_snapshot(cluster).ingresses
     assert stored.auth.startswith("AuthorizationPolicy istio-system/oauth2: CUSTOM")
+
+
+def test_an_istio_sidecar_that_stops_limiting_egress_is_dropped(tmp_path, small_world):
+    sidecar = {
+        "apiVersion": "networking.istio.io/v1beta1",
+        "kind": "Sidecar",
+        "metadata": {"name": "default", "namespace": "team-a"},
+        "spec": {"outboundTrafficPolicy": {"mode": "REGISTRY_ONLY"}},
+    }
+    with FakeKubeAPI([*world(), sidecar]) as server:
+        cluster = cluster_get_or_create(name="istio-sidecar")
+        cluster_sync(cluster=cluster, source=source(server, tmp_path))
+        assert [p.engine for p in cluster_snapshot(cluster).network_policies] == [
+            "networking.istio.io/Sidecar"
+        ]
+        opened = copy.deepcopy(sidecar)
+        opened["spec"]["outboundTrafficPolicy"]["mode"] = "ALLOW_ANY"
+        server.replace_objects([*world(), opened])
+        run = cluster_sync(cluster=cluster, source=source(server, tmp_path))
+    assert run.status == "succeeded"
+    assert [p.engine for p in cluster_snapshot(cluster).network_policies] == []
