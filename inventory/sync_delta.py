@@ -30,9 +30,12 @@ from inventory.sources.configs import unreadable_configs
 from inventory.sources.env_configmaps import references
 from inventory.sources.gpu_config import policy_unreadable
 from inventory.sources.images import component_of
+from inventory.sources.istio_auth import is_istio_auth
+from inventory.sources.mesh_routes import mesh_route_kind
 from inventory.sources.node_kinds import sandbox_default
 from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.normalise import normalise, plugin_config_default
+from inventory.sources.raw import meta, text
 from inventory.sync import (
     SyncError,
     namespace_owners,
@@ -88,6 +91,7 @@ def _apply(
 ) -> tuple[dict[str, dict[str, int]], list, list[str]]:
     cluster = run.cluster
     inputs = platform_inputs(cluster)
+    _refuse_istio(delta)
     changed, deleted = _normalised(delta.changed, inputs), _normalised(delta.deleted, inputs)
     old_pods = _stored_pods(cluster, [*changed.pods, *deleted.pods])
     _refuse_env_sources(cluster, delta, changed, old_pods)
@@ -181,6 +185,19 @@ def _stored_objects(cluster: Any, keys: set[tuple[str, str, str]]) -> dict:
         name__in={n for _, _, n in keys},
     ).values_list("pk", "kind", "namespace", "name", "data_hash")
     return {(k, ns, n): (pk, h) for pk, k, ns, n, h in rows if (k, ns, n) in keys}
+
+
+def _refuse_istio(delta: WatchDelta) -> None:
+    """A VirtualService's authentication is read from Istio's policies with it (istio_auth.py):
+    one of either that changed needs them all. A Sidecar is kept only while it limits egress
+    (cni_policies.py): one that stops doing so is no object to update, but one to drop."""
+    for obj in [*delta.changed, *delta.deleted]:
+        group = (text(obj.get("apiVersion"), "") or "").rpartition("/")[0]
+        sidecar = (group, obj.get("kind")) == ("networking.istio.io", "Sidecar")
+        virtual_service = mesh_route_kind(obj) == ("networking.istio.io", "VirtualService")
+        if is_istio_auth(obj) or virtual_service or sidecar:
+            where = f"{text(meta(obj).get('namespace'), '')}/{text(meta(obj).get('name'), '')}"
+            raise NeedsFullSync(f"{obj.get('kind')} {where} changed: Istio routes are read whole")
 
 
 def _refuse_node_wide(key: tuple[str, str, str], gpu_stack_workload: bool) -> None:

@@ -84,6 +84,9 @@ LIST_PATHS: dict[str, str] = {
     # A CNI's egress policy and a Gateway API route (kube_kinds.NETWORK_CUSTOM_KINDS).
     "CiliumNetworkPolicy": "/apis/cilium.io/v2/ciliumnetworkpolicies",
     "HTTPRoute": "/apis/gateway.networking.k8s.io/v1/httproutes",
+    "VirtualService": "/apis/networking.istio.io/v1beta1/virtualservices",
+    "AuthorizationPolicy": "/apis/security.istio.io/v1beta1/authorizationpolicies",
+    "Sidecar": "/apis/networking.istio.io/v1beta1/sidecars",
     "KyvernoClusterPolicy": "/apis/kyverno.io/v1/clusterpolicies",
     "KyvernoPolicy": "/apis/kyverno.io/v1/policies",
     "K8sPSPPrivilegedContainer": (

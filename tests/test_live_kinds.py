@@ -94,3 +94,28 @@ def test_cni_egress_policies_and_gateway_routes_are_read_live(tmp_path):
         ("nb.example.com",),
         ("notebook",),
     )
+
+
+VIRTUAL_SERVICE = {
+    "apiVersion": "networking.istio.io/v1beta1",
+    "kind": "VirtualService",
+    "metadata": {"name": "notebook", "namespace": "team-a"},
+    "spec": {
+        "hosts": ["nb.example.com"],
+        "gateways": ["istio-system/public"],
+        "http": [{"route": [{"destination": {"host": "notebook", "port": {"number": 8888}}}]}],
+    },
+}
+
+
+def test_an_istio_virtual_service_is_read_live(tmp_path):
+    """An Istio VirtualService on a gateway reaches K8S-006 from the live API."""
+    with FakeKubeAPI([_claiming_pod("data"), VIRTUAL_SERVICE]) as api:
+        cluster, run = _sync(api, tmp_path, "live-istio")
+    assert run.status == "succeeded" and run.warnings == []
+    (route,) = cluster_snapshot(cluster).ingresses
+    assert (route.kind, route.hosts, route.services) == (
+        "VirtualService",
+        ("nb.example.com",),
+        ("notebook",),
+    )

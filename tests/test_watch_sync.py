@@ -17,6 +17,7 @@ from inventory.services import cluster_sync
 from inventory.sources.kube import KubeSettings, KubeSource
 from inventory.sources.kube_kinds import KINDS
 from inventory.sync import SyncError, cluster_get_or_create
+from posture.read_model import cluster_snapshot
 from tests.conftest import load_json
 from tests.kubeapi import FakeKubeAPI
 
@@ -268,3 +269,57 @@ def test_a_node_joining_its_pool_with_another_sharing_config_is_drift_in_a_watch
     event = DriftEvent.objects.get(cluster=cluster, check_id="DRIFT-001")
     assert event.subject_name == "gpu-ts-2"
     assert event.before["device_plugin_config"] == "ts-4"
+
+
+def test_an_istio_policy_change_reads_every_route_again(tmp_path, small_world):
+    # A VirtualService's authentication is read from Istio's policies with it: an
+    # AuthorizationPolicy added later changes what the stored route says.
+    route = {
+        "apiVersion": "networking.istio.io/v1beta1",
+        "kind": "VirtualService",
+        "metadata": {"name": "nb", "namespace": "team-a"},
+        "spec": {
+            "gateways": ["istio-system/public"],
+            "http": [{"route": [{"destination": {"host": "nb"}}]}],
+        },
+    }
+    policy = {
+        "apiVersion": "security.istio.io/v1beta1",
+        "kind": "AuthorizationPolicy",
+        "metadata": {"name": "oauth2", "namespace": "istio-system"},
+        "spec": {
+            "selector": {"matchLabels": {"istio": "ingressgateway"}},
+            "action": "CUSTOM",
+            "provider": {"name": "oauth2-proxy"},
+            "rules": [{}],
+        },
+    }
+    with FakeKubeAPI([*world(), route]) as server:
+        cluster = cluster_get_or_create(name="istio")
+        assert cluster_sync(cluster=cluster, source=source(server, tmp_path)).mode == "full"
+        server.replace_objects([*world(), route, policy])
+        run = cluster_sync(cluster=cluster, source=source(server, tmp_path))
+    assert (run.status, run.mode) == ("succeeded", "full")
+    (stored,) = cluster_snapshot(cluster).ingresses
+    assert stored.auth.startswith("AuthorizationPolicy istio-system/oauth2: CUSTOM")
+
+
+def test_an_istio_sidecar_that_stops_limiting_egress_is_dropped(tmp_path, small_world):
+    sidecar = {
+        "apiVersion": "networking.istio.io/v1beta1",
+        "kind": "Sidecar",
+        "metadata": {"name": "default", "namespace": "team-a"},
+        "spec": {"outboundTrafficPolicy": {"mode": "REGISTRY_ONLY"}},
+    }
+    with FakeKubeAPI([*world(), sidecar]) as server:
+        cluster = cluster_get_or_create(name="istio-sidecar")
+        cluster_sync(cluster=cluster, source=source(server, tmp_path))
+        assert [p.engine for p in cluster_snapshot(cluster).network_policies] == [
+            "networking.istio.io/Sidecar"
+        ]
+        opened = copy.deepcopy(sidecar)
+        opened["spec"]["outboundTrafficPolicy"]["mode"] = "ALLOW_ANY"
+        server.replace_objects([*world(), opened])
+        run = cluster_sync(cluster=cluster, source=source(server, tmp_path))
+    assert run.status == "succeeded"
+    assert [p.engine for p in cluster_snapshot(cluster).network_policies] == []

@@ -2,18 +2,22 @@
 and OpenShift egress firewalls, GKE FQDNNetworkPolicy). PURE.
 
 gpuposture evaluates `networking.k8s.io/v1` NetworkPolicy, and of these only a Cilium rule
-denying egress to the world (cilium_world_deny). A cluster may restrict egress with the others,
-so they are kept by name and kind (not their rules): K8S-007 then says that a GPU pod's egress
-is unknown rather than stating that nothing restricts it. Which object
+denying egress to the world (cilium_world_deny) and the Cilium, Calico and AdminNetworkPolicy
+rules that open egress to the world whatever a NetworkPolicy says (cni_allows.py). A cluster
+may restrict egress with the others, so they are kept by name and kind (not their rules):
+K8S-007 then says that a GPU pod's egress is unknown rather than stating that nothing
+restricts it. Which object
 is which is told by its API group: Calico's namespaced kind is also called `NetworkPolicy`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from inventory.snapshot import NetworkPolicy
+from inventory.sources.cni_allows import admin_world_allow, calico_world_allow, cilium_allows_world
 from inventory.sources.raw import dicts, mapping, meta, name_of, str_dict, str_tuple, text
 
 # (API group, kind) -> namespaced?
@@ -36,6 +40,9 @@ CNI_POLICY_KINDS: dict[tuple[str, str], bool] = {
     ("network.openshift.io", "EgressNetworkPolicy"): True,
     # GKE Dataplane V2's egress allow-list by domain name.
     ("networking.gke.io", "FQDNNetworkPolicy"): True,
+    # Istio: a Sidecar whose outboundTrafficPolicy is REGISTRY_ONLY lets the proxied pods it
+    # selects reach only known services (sidecar_limits_egress); other Sidecars are not kept.
+    ("networking.istio.io", "Sidecar"): True,
 }
 
 
@@ -43,7 +50,17 @@ def cni_policy_kind(obj: dict[str, Any]) -> str | None:
     """ "group/Kind" when the object is a CNI's own network policy, else None."""
     api_version = text(obj.get("apiVersion"), "") or ""
     key = (api_version.rpartition("/")[0], text(obj.get("kind"), "") or "")
+    if key == ("networking.istio.io", "Sidecar") and not sidecar_limits_egress(obj):
+        return None
     return f"{key[0]}/{key[1]}" if key in CNI_POLICY_KINDS else None
+
+
+def sidecar_limits_egress(obj: dict[str, Any]) -> bool:
+    """An Istio Sidecar with `outboundTrafficPolicy.mode: REGISTRY_ONLY`: its proxies pass
+    only traffic to services in the mesh's registry. Whether a pod runs the proxy, and what
+    the registry holds, is not read: its effect is unknown, not "none"."""
+    policy = mapping(mapping(obj.get("spec")).get("outboundTrafficPolicy"))
+    return (text(policy.get("mode"), "") or "").upper() == "REGISTRY_ONLY"
 
 
 def cni_policy_namespace(obj: dict[str, Any]) -> str:
@@ -56,8 +73,9 @@ def cni_policy_namespace(obj: dict[str, Any]) -> str:
 
 def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
     """The policy by name, kind and namespace ("" for a cluster-wide one). Its rules are not
-    read, so it selects no pod here and restricts nothing by itself, but for one Cilium
-    construct: a rule denying egress to the world (cilium_world_deny)."""
+    read, so it selects no pod here and restricts nothing by itself, but for a Cilium rule
+    denying egress to the world (cilium_world_deny) and a Cilium, Calico or
+    AdminNetworkPolicy rule opening it (cni_allows.py: egress_allows_all)."""
     policy = NetworkPolicy(
         namespace=cni_policy_namespace(obj),
         name=name_of(obj),
@@ -75,7 +93,33 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
                 selects_all_pods=not labels and not expressions,
                 egress_denies_world=True,
             )
+    allow = _world_allow(obj, policy)
+    if allow is not None:
+        # A rule opening the internet to the pods it selects, which no NetworkPolicy takes
+        # back (inventory/sources/cni_allows.py): K8S-007 reads it as an allow-all rule.
+        labels, expressions = allow
+        return replace(
+            policy,
+            pod_selector=labels,
+            match_expressions=expressions,
+            selects_all_pods=not labels and not expressions,
+            policy_types=("Egress",),
+            egress_allows_all=True,
+        )
     return policy
+
+
+def _world_allow(
+    obj: dict[str, Any], policy: NetworkPolicy
+) -> tuple[dict[str, str], tuple[dict[str, Any], ...]] | None:
+    group, _, kind = policy.engine.partition("/")
+    if group == "cilium.io":
+        return _cilium_selector(obj, cilium_allows_world)
+    if group in ("projectcalico.org", "crd.projectcalico.org"):
+        return calico_world_allow(obj, policy.namespace)
+    if group == "policy.networking.k8s.io" and kind != "BaselineAdminNetworkPolicy":
+        return admin_world_allow(obj)
+    return None
 
 
 WORLD_ENTITIES = ("world", "all")
@@ -90,13 +134,23 @@ def cilium_world_deny(
     """The pod selector (matchLabels, matchExpressions) of the policy's rule that denies egress
     to the world on every port, when exactly one rule does and its endpointSelector uses only
     pod labels (and, cluster-wide, the namespace label); else None (not evaluated)."""
+    return _cilium_selector(
+        obj, lambda rule: any(_denies_world(e) for e in dicts(rule.get("egressDeny")))
+    )
+
+
+def _cilium_selector(
+    obj: dict[str, Any], chosen: Callable[[dict[str, Any]], bool]
+) -> tuple[dict[str, str], tuple[dict[str, Any], ...]] | None:
+    """The endpointSelector of the one rule (spec, or an entry of specs) `chosen` picks, as
+    pod labels; None when not exactly one rule is picked or its selector is not of pods."""
     spec = obj.get("spec")
     rules = [spec] if isinstance(spec, dict) else []
     rules += dicts(obj.get("specs"))
-    denying = [r for r in rules if any(_denies_world(e) for e in dicts(r.get("egressDeny")))]
-    if len(denying) != 1 or "endpointSelector" not in denying[0]:
+    picked = [r for r in rules if chosen(r)]
+    if len(picked) != 1 or "endpointSelector" not in picked[0]:
         return None
-    selector = mapping(denying[0].get("endpointSelector"))
+    selector = mapping(picked[0].get("endpointSelector"))
     labels = {_label(k): v for k, v in str_dict(selector.get("matchLabels")).items()}
     expressions = tuple(
         {

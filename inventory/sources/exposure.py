@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from inventory.snapshot import Ingress, Service
+from inventory.sources.mesh_routes import mesh_route_of
 from inventory.sources.raw import as_int, dicts, dig, meta, name_of, str_dict, str_tuple, text
 
 
@@ -249,11 +250,12 @@ ROUTE_KIND_NAMES = (*ROUTE_KINDS, "Route", *TRAEFIK_KINDS)
 
 
 def route_of(obj: dict[str, Any], namespace: str) -> Ingress | None:
-    """A Gateway API, OpenShift or Traefik route read as an Ingress; None for anything else."""
+    """A Gateway API, OpenShift, Traefik or mesh route (mesh_routes.py) read as an Ingress;
+    None for anything else."""
     if is_route(obj):
         return route_from(obj, namespace)
     if is_openshift_route(obj):
         return openshift_route_from(obj, namespace)
     if is_traefik_route(obj):
         return traefik_route_from(obj, namespace)
-    return None
+    return mesh_route_of(obj, namespace)  # Istio, Contour, Emissary, NGINX Inc, Kong

@@ -38,6 +38,8 @@ KINDS: tuple[tuple[str, str, str], ...] = (
 def plural(kind: str) -> str:
     """The resource name of a custom kind, as its CRD names it (NetworkPolicy: networkpolicies)."""
     name = kind.lower()
+    if name.endswith("s"):
+        return name + "es"  # Kong's TCPIngress: tcpingresses
     return name[:-1] + "ies" if name.endswith("y") else name + "s"
 
 
@@ -66,6 +68,18 @@ NETWORK_CUSTOM_KINDS: tuple[tuple[str, str, str], ...] = (
     ("traefik.io", "v1alpha1", "IngressRouteTCP"),
     ("traefik.containo.us", "v1alpha1", "IngressRoute"),
     ("traefik.containo.us", "v1alpha1", "IngressRouteTCP"),
+    # Meshes' and ingress controllers' own routes (mesh_routes.py), and Istio's Sidecar whose
+    # outbound policy REGISTRY_ONLY limits egress through the proxy (cni_policies.py).
+    ("networking.istio.io", "v1beta1", "VirtualService"),
+    ("networking.istio.io", "v1beta1", "Sidecar"),
+    # What may authenticate a VirtualService's requests (istio_auth.py).
+    ("security.istio.io", "v1beta1", "AuthorizationPolicy"),
+    ("security.istio.io", "v1beta1", "RequestAuthentication"),
+    ("projectcontour.io", "v1", "HTTPProxy"),
+    ("getambassador.io", "v3alpha1", "Mapping"),
+    ("k8s.nginx.org", "v1", "VirtualServer"),
+    ("k8s.nginx.org", "v1", "VirtualServerRoute"),
+    ("configuration.konghq.com", "v1beta1", "TCPIngress"),
 )
 OPTIONAL_CUSTOM_KINDS: tuple[tuple[str, str, str, str], ...] = (
     ("ClusterPolicy", "nvidia.com", "v1", "clusterpolicies"),

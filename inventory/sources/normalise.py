@@ -46,6 +46,8 @@ from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.exposure import ROUTE_KIND_NAMES, ingress_from, route_of, service_from
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
+from inventory.sources.istio_auth import authenticated_routes, is_istio_auth
+from inventory.sources.mesh_routes import mesh_route_kind
 from inventory.sources.node_kinds import not_judged_warning, other_accelerators, sandbox_default
 from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
@@ -121,6 +123,9 @@ class _Collected:
     admission_policies: list[AdmissionPolicy] = field(default_factory=list)
     persistent_volumes: list[dict[str, Any]] = field(default_factory=list)
     service_accounts: list[ServiceAccount] = field(default_factory=list)
+    # Istio's VirtualServices as written and its auth policies, read together (istio_auth.py)
+    virtual_services: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    istio_auth: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def add(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
@@ -149,8 +154,12 @@ class _Collected:
             self.bindings.append(readers.binding_from(obj, namespace))
         elif kind == "Ingress" and namespace:
             self.ingresses.append(ingress_from(obj, namespace))
+        elif is_istio_auth(obj):
+            self.istio_auth.append(obj)
         elif namespace and (route := route_of(obj, namespace)):
             self.ingresses.append(route)
+            if route.kind == "VirtualService":
+                self.virtual_services[(namespace, route.name)] = obj
         elif kind == "NetworkPolicy" and namespace:
             self.network_policies.append(readers.network_policy_from(obj, namespace))
         elif kind == "ClusterPolicy":
@@ -286,8 +295,10 @@ def _identity(index: int, kind: str, obj: dict[str, Any]) -> tuple[str, str | No
             "one in the API, so export with `kubectl get ... -A -o json` rather than from "
             "manifests"
         )
-    # A namespace on a cluster-scoped object (a stray field in a manifest) means nothing.
-    return name, namespace if kind in NAMESPACED_KINDS else None
+    # A namespace on a cluster-scoped object (a stray field in a manifest) means nothing. A
+    # mesh's route is told by its API group: other CRDs may share its kind's name.
+    namespaced = kind in NAMESPACED_KINDS or mesh_route_kind(obj) is not None or is_istio_auth(obj)
+    return name, namespace if namespaced else None
 
 
 def _owned(obj: dict[str, Any]) -> bool:
@@ -326,7 +337,12 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
             sorted(collected.bindings, key=lambda b: (b.namespace or "", b.name, b.kind))
         ),
         ingresses=tuple(
-            sorted(collected.ingresses, key=lambda i: (i.namespace, i.kind != "Ingress", i.name))
+            sorted(
+                authenticated_routes(
+                    collected.ingresses, collected.virtual_services, collected.istio_auth
+                ),
+                key=lambda i: (i.namespace, i.kind != "Ingress", i.name),
+            )
         ),
         network_policies=tuple(
             sorted(collected.network_policies, key=lambda n: (n.namespace, n.name))

@@ -348,7 +348,7 @@ def test_cni_policies_are_kept_by_kind_and_never_read_as_kubernetes_ones():
         "kind": "NetworkPolicy",
         "metadata": {"name": "deny", "namespace": "team-alpha"},
         # Calico's own shape: read as a Kubernetes policy it would select every pod.
-        "spec": {"selector": "all()", "types": ["Egress"], "egress": [{"action": "Allow"}]},
+        "spec": {"selector": "all()", "types": ["Egress"], "egress": [{"action": "Deny"}]},
     }
     cilium = {
         "apiVersion": "cilium.io/v2",

@@ -10,6 +10,7 @@ from inventory.sources.cni_policies import NAMESPACE_LABEL
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
 from posture.rules.dra_holdings import uses_gpu
+from posture.rules.k8s.cni_enforcement import NOT_ENFORCED, UNVERIFIED, Enforcement, enforcement
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 
@@ -34,6 +35,24 @@ def cilium_denies_world(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
         and selector_matches(p.pod_selector, p.match_expressions, labels)
         for p in policies
     )
+
+
+def cni_opens_world(policies: Iterable[NetworkPolicy], pod: Pod) -> list[NetworkPolicy]:
+    """The CNI policies (Cilium, Calico, AdminNetworkPolicy) whose rule opens egress to the
+    internet for the pod, which no NetworkPolicy of its namespace takes back: a Cilium allow
+    adds to a NetworkPolicy's, a Calico allow in the default tier is reached when the
+    NetworkPolicy's rules do not match, an AdminNetworkPolicy Allow is final before it."""
+    if pod.host_network:
+        return []
+    labels = {**pod.labels, NAMESPACE_LABEL: pod.namespace}
+    return [
+        p
+        for p in policies
+        if p.engine
+        and p.egress_allows_all
+        and p.namespace in ("", pod.namespace)
+        and selector_matches(p.pod_selector, p.match_expressions, labels)
+    ]
 
 
 def restricts_egress(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
@@ -63,7 +82,11 @@ def restricts_egress(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
         "that covers the GPU pods (`{}` for all), allowing only what they need: cluster DNS, "
         "the namespace itself, and named registries or storage endpoints. An egress rule `{}` "
         "(or `to` 0.0.0.0/0 on every port) in any policy selecting the pods allows everything "
-        "and undoes the deny: narrow it. Check that the cluster's CNI enforces NetworkPolicy."
+        "and undoes the deny: narrow it, and so does a Cilium or Calico policy allowing the "
+        "pods egress to the world, or an AdminNetworkPolicy `Allow` to 0.0.0.0/0. Check that "
+        "the cluster's CNI enforces NetworkPolicy: flannel alone, the AWS VPC CNI without its "
+        "network policy agent enabled, kindnet before kind v0.24, GKE without Dataplane V2 "
+        "or network policy enforcement, and AKS without a network policy engine do not."
     ),
     mappings=("SP800-53:SC-7",),
 )
@@ -77,15 +100,29 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
     own = [p for p in inputs.snapshot.network_policies if not p.engine]
     cni = [p for p in inputs.snapshot.network_policies if p.engine]
     unlisted = unlisted_cnis(inputs.snapshot.workloads, cni)
+    enforced = enforcement(inputs.snapshot.workloads)
     for namespace, pods in sorted(gpu_pods.items()):
         policies = sorted((p for p in own if p.namespace == namespace), key=lambda p: p.name)
-        open_pods = [
-            p for p in pods if not restricts_egress(policies, p) and not cilium_denies_world(cni, p)
-        ]
+        open_pods: list[Pod] = []
+        opened_by: dict[str, NetworkPolicy] = {}
+        for pod in pods:
+            # Where the CNI is known not to enforce, no Cilium agent runs: its policies are inert.
+            if enforced.state != NOT_ENFORCED and cilium_denies_world(cni, pod):
+                continue
+            opening = cni_opens_world(cni, pod)
+            if opening:
+                opened_by.update({_unread_ref(p): p for p in opening})
+            elif enforced.state != NOT_ENFORCED and restricts_egress(policies, pod):
+                continue
+            open_pods.append(pod)
         if open_pods:
             # A CNI's own policy here or cluster-wide may restrict them: unknown, not "none".
             unread = sorted(
-                (p for p in cni if p.namespace in (namespace, "")),
+                (
+                    p
+                    for p in cni
+                    if p.namespace in (namespace, "") and _unread_ref(p) not in opened_by
+                ),
                 key=lambda p: (p.namespace, p.engine, p.name),
             )
             yield _egress_draft(
@@ -95,6 +132,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 (open_pods, len(pods)),
                 policies,
                 (unread, unlisted),
+                (enforced, sorted(opened_by)),
             )
 
 
@@ -130,12 +168,14 @@ def _egress_draft(
     pods: tuple[list[Pod], int],
     policies: list[NetworkPolicy],
     unknowns: tuple[list[NetworkPolicy], list[str]],
+    known: tuple[Enforcement, list[str]],
 ) -> FindingDraft:
-    (open_pods, gpu_pod_count), (unread, cnis) = pods, unknowns
+    (open_pods, gpu_pod_count), (unread, cnis), (enforced, opened_by) = pods, unknowns, known
     evidence = {
         "namespace": namespace,
         "tenant": tenant.slug,
         "verdict": "unknown" if unread or cnis else "not restricted",
+        "network_policy_enforcement": _enforcement(enforced),
         "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods[:MEMBERS_SHOWN]],
         "open_gpu_pods": len(open_pods),
         "gpu_pods": gpu_pod_count,
@@ -150,6 +190,8 @@ def _egress_draft(
             for p in policies
         ],
     }
+    if opened_by:
+        evidence["cni_policies_allowing_internet"] = opened_by[:MEMBERS_SHOWN]
     if unread:
         evidence["unevaluated_policies"] = [_unread_ref(p) for p in unread[:MEMBERS_SHOWN]]
     if cnis:
@@ -158,6 +200,18 @@ def _egress_draft(
         f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
         f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
     )
+    if enforced.state == NOT_ENFORCED and policies and not (unread or cnis):
+        title = (
+            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
+            f"{gpu_pod_count} GPU pod(s) not restricted: the cluster's CNI ({enforced.cni}) "
+            "does not enforce NetworkPolicy"
+        )
+    elif opened_by and not (unread or cnis):
+        title = (
+            f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
+            f"{gpu_pod_count} GPU pod(s) allowed egress to the internet by "
+            f"{', '.join(opened_by)}, whatever a NetworkPolicy restricts"
+        )
     if unread:
         kinds = ", ".join(sorted({p.engine.partition("/")[2] for p in unread}))
         title = (
@@ -180,6 +234,13 @@ def _egress_draft(
         title=title,
         exposure=len(open_pods),
     )
+
+
+def _enforcement(enforced: Enforcement) -> dict[str, str]:
+    """What the CNI's agents say of NetworkPolicy enforcement (cni_enforcement.py)."""
+    if enforced.state == UNVERIFIED and not enforced.cni:
+        return {"state": UNVERIFIED, "note": "no CNI agent DaemonSet recognised in the snapshot"}
+    return {"state": enforced.state, "cni": enforced.cni, "seen": enforced.seen}
 
 
 def _host_network(pods: list[Pod]) -> dict[str, object]:

@@ -85,6 +85,7 @@ SERVERS = (
 # (and the custom ones it documents) start the server with no token and no password, relying on
 # the Istio gateway's authentication in front of the ClusterIP Service.
 KUBEFLOW_ENV = "NB_PREFIX"
+KUBEFLOW_REASON = "no token or password (a Kubeflow notebook"
 # Where Jupyter reads configuration files (jupyter --paths) and their names.
 CONFIG_DIRS = ("/etc/jupyter", "/usr/local/etc/jupyter", "/opt/conda/etc/jupyter", ".jupyter")
 CONFIG_FILE = re.compile(r"jupyter_(server|notebook|lab)_config\.(py|json)$")
@@ -235,7 +236,7 @@ def weaknesses(container: Container) -> list[str]:
             reasons.append(f"no token or password ({said})")
         elif not off and not password and any(e.name == KUBEFLOW_ENV for e in container.env):
             reasons.append(
-                f"no token or password (a Kubeflow notebook, {KUBEFLOW_ENV} set: its image "
+                f"{KUBEFLOW_REASON}, {KUBEFLOW_ENV} set: its image "
                 "serves without one and leaves authentication to the Kubeflow gateway)"
             )
     elif server.name == "code-server":

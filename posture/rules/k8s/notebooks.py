@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inventory.snapshot import Container, Ingress, Pod, Service
+from inventory.sources.istio_auth import UNKNOWN as AUTH_UNKNOWN
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import tenant_pods
 from posture.rules.k8s.notebook_servers import (
+    KUBEFLOW_REASON,
     listens_on_loopback_only,
     server_of,
     unread_configuration,
@@ -135,7 +137,7 @@ def exposure(inputs: PostureInputs, pod: Pod, container: Container | None = None
     routed = tuple(
         (ingress, by_name[name])
         for ingress in sorted(inputs.snapshot.ingresses, key=lambda i: (i.namespace, i.name))
-        if not ingress.auth
+        if not ingress.auth or ingress.auth.startswith(AUTH_UNKNOWN)
         for name in _backends(ingress, pod.namespace)
         if name in by_name
     )
@@ -163,8 +165,9 @@ def _backends(ingress: Ingress, namespace: str) -> tuple[str, ...]:
     rationale=(
         "Jupyter executes whatever code reaches it, and the Ray dashboard accepts jobs: "
         "without a token or password, or listening on every address, the first person to "
-        "find the NodePort, load balancer, external IP, host port, Ingress or Gateway API "
-        "route runs code in the "
+        "find the NodePort, load balancer, external IP, host port, Ingress, Gateway API "
+        "route or a mesh's or ingress controller's own route (Istio, Contour, Emissary, NGINX, "
+        "Kong, Traefik, OpenShift) runs code in the "
         "tenant's pod, with its GPUs, data and service-account token (ATT&CK T1190). Exposed "
         "notebooks are among the "
         "most scanned-for entry points and a common start of GPU cryptojacking."
@@ -198,6 +201,11 @@ def exposed_notebook(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 # A configuration file may switch the token off: unknown, never a silent pass.
                 reasons = [f"authentication unknown ({'; '.join(unread)} not read)"]
             reach = exposure(inputs, pod, container) if reasons else None
+            if reach and all(r.startswith(KUBEFLOW_REASON) for r in reasons):
+                # Kubeflow publishes each notebook with an Istio VirtualService on its own
+                # gateway, which is where Kubeflow authenticates: that route is the design.
+                routed = tuple((i, s) for i, s in reach.ingresses if i.kind != "VirtualService")
+                reach = replace(reach, ingresses=routed)
             if reach:
                 yield _notebook_draft(inputs, pod, tenant, container, reasons, reach, unread)
 
@@ -222,8 +230,17 @@ def _notebook_draft(
         evidence["unread_configuration"] = unread
         if reasons[0].startswith("authentication unknown"):
             evidence["verdict"] = "unknown"
+    unsure = [f"{i.kind} {i.name}: {i.auth}" for i, _ in reach.ingresses if i.auth]
+    if unsure:
+        # Policies in front of the route that were not evaluated (Istio's, NGINX Inc's) may
+        # authenticate.
+        evidence["route_authentication"] = list(dict.fromkeys(unsure))
+        if len(unsure) == len(reach.ingresses) and not (reach.services or reach.host):
+            evidence["verdict"] = "unknown"
     title = (
         f"Notebook {container.name} in {inputs.workload_of(pod).ref()} ({'; '.join(reasons)}) "
         f"is reachable through {', '.join(reach.how())}"
     )
+    if unsure and evidence.get("verdict") == "unknown":
+        title += " (whether the route authenticates is unknown)"
     return workload_draft("K8S-006", inputs, pod, tenant, evidence, key=container.name, title=title)

@@ -1,0 +1,180 @@
+"""CNI policy rules that open egress to the internet for the pods they select, whatever a
+Kubernetes NetworkPolicy says (K8S-007). PURE.
+
+Read only where the CNI's own documentation makes the rule win over, or add to, a
+NetworkPolicy's restriction:
+
+- Cilium: every policy selecting an endpoint adds its allows, Kubernetes NetworkPolicies
+  included (a union); only an egressDeny takes away. An `egress` rule to the `world` (or
+  `all`) entity, or to 0.0.0.0/0 or ::/0 by toCIDR/toCIDRSet, on every port, opens it.
+- Calico: a Kubernetes NetworkPolicy is a policy of order 1000 in the default tier; within a
+  tier a policy whose rules do not match passes the packet to the next one, and only the end
+  of the tier denies. So an `Allow` rule to every address (no destination, or nets 0.0.0.0/0
+  or ::/0), every protocol and port, of a default-tier policy selecting the pod opens it,
+  unless a Deny or Pass rule of the same policy comes first (then not evaluated).
+- AdminNetworkPolicy: an `Allow` is final and is evaluated before any NetworkPolicy; a rule
+  to the `networks` 0.0.0.0/0 or ::/0 with no ports opens egress for its subject.
+  (BaselineAdminNetworkPolicy comes after NetworkPolicy: it cannot undo one.) Its successor
+  ClusterNetworkPolicy (v1alpha2) the same in its Admin tier, where the action is `Accept`.
+
+Each returns the selector of the pods it opens, as (matchLabels, matchExpressions) with the
+namespace as the `io.kubernetes.pod.namespace` label where the rule names one; None when no
+such rule is found or its selector is not one we can match against a pod's labels.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from inventory.sources.raw import dicts, mapping, str_dict, str_tuple, text
+
+Selector = tuple[dict[str, str], tuple[dict[str, Any], ...]]
+EVERYWHERE = ("0.0.0.0/0", "::/0")
+NAMESPACE_LABEL = "io.kubernetes.pod.namespace"
+METADATA_NAME = "kubernetes.io/metadata.name"
+
+
+# --- Cilium -----------------------------------------------------------------------------------
+
+
+def cilium_allows_world(rule: dict[str, Any]) -> bool:
+    """One rule of a CiliumNetworkPolicy has an egress entry opening the internet."""
+    return any(_cilium_world(entry) for entry in dicts(rule.get("egress")))
+
+
+def _cilium_world(entry: dict[str, Any]) -> bool:
+    if dicts(entry.get("toPorts")):
+        return False
+    entities = {str(e).lower() for e in str_tuple(entry.get("toEntities"))}
+    cidrs = set(str_tuple(entry.get("toCIDR")))
+    cidrs |= {text(c.get("cidr"), "") or "" for c in dicts(entry.get("toCIDRSet"))}
+    return bool(entities & {"world", "all"}) or bool(cidrs & set(EVERYWHERE))
+
+
+# --- Calico -----------------------------------------------------------------------------------
+
+
+def calico_world_allow(obj: dict[str, Any], namespace: str) -> Selector | None:
+    """The pods a Calico NetworkPolicy (namespace given) or GlobalNetworkPolicy ("") opens
+    to the internet (module docstring); None when it does not, or cannot be told."""
+    spec = mapping(obj.get("spec"))
+    tier = text(spec.get("tier"), "") or "default"
+    types = {t.lower() for t in str_tuple(spec.get("types"))}
+    if tier != "default" or (types and "egress" not in types):
+        return None
+    if spec.get("doNotTrack") is True or spec.get("preDNAT") is True:
+        return None
+    if not _calico_opens(dicts(spec.get("egress"))):
+        return None
+    selector = _calico_selector(text(spec.get("selector"), "") or "")
+    if selector is None:
+        return None
+    labels, expressions = selector
+    if namespace:
+        labels.pop("projectcalico.org/namespace", None)  # only its own namespace anyway
+        labels[NAMESPACE_LABEL] = namespace
+    else:
+        if "projectcalico.org/namespace" in labels:
+            labels[NAMESPACE_LABEL] = labels.pop("projectcalico.org/namespace")
+        scope = _calico_selector(text(spec.get("namespaceSelector"), "") or "")
+        if scope is None or scope[1] or set(scope[0]) - {"projectcalico.org/name"}:
+            return None  # namespaces chosen by their labels: not evaluated
+        if "projectcalico.org/name" in scope[0]:
+            labels[NAMESPACE_LABEL] = scope[0]["projectcalico.org/name"]
+    return labels, expressions
+
+
+def _calico_opens(rules: list[dict[str, Any]]) -> bool:
+    for rule in rules:
+        action = (text(rule.get("action"), "") or "").lower()
+        if action in ("deny", "pass"):
+            return False  # it may take away before the allow: not evaluated
+        if action == "allow" and _calico_everywhere(rule):
+            return True
+    return False
+
+
+def _calico_everywhere(rule: dict[str, Any]) -> bool:
+    if set(rule) - {"action", "destination", "metadata", "ipVersion"}:
+        return False  # a protocol, a source, an HTTP match: narrower than every port
+    destination = mapping(rule.get("destination"))
+    if set(destination) - {"nets"}:
+        return False
+    nets = str_tuple(destination.get("nets"))
+    return not nets or bool(set(nets) & set(EVERYWHERE))
+
+
+_TERM = re.compile(r"""^\s*([\w./-]+)\s*==\s*(?:'([^']*)'|"([^"]*)")\s*$""")
+_HAS = re.compile(r"^\s*has\(\s*([\w./-]+)\s*\)\s*$")
+
+
+def _calico_selector(selector: str) -> tuple[dict[str, str], tuple[dict[str, Any], ...]] | None:
+    """A Calico selector of `==` and `has()` terms joined by `&&` (or `all()`, or empty);
+    None for anything else (||, !, in, not...)."""
+    labels: dict[str, str] = {}
+    expressions: list[dict[str, Any]] = []
+    if not selector.strip() or selector.strip() == "all()":
+        return labels, ()
+    for term in selector.split("&&"):
+        equal, has = _TERM.match(term), _HAS.match(term)
+        if equal:
+            labels[equal.group(1)] = equal.group(2) if equal.group(2) is not None else equal[3]
+        elif has:
+            expressions.append({"key": has.group(1), "operator": "Exists", "values": []})
+        else:
+            return None
+    return labels, tuple(expressions)
+
+
+# --- AdminNetworkPolicy -----------------------------------------------------------------------
+
+
+def admin_world_allow(obj: dict[str, Any]) -> Selector | None:
+    """The pods an AdminNetworkPolicy `Allow` rule (its successor ClusterNetworkPolicy's
+    `Accept` in the Admin tier) opens to the internet; None when none does or its subject
+    picks namespaces by labels other than their name."""
+    spec = mapping(obj.get("spec"))
+    allow = "Allow"
+    if obj.get("kind") == "ClusterNetworkPolicy":
+        if (text(spec.get("tier"), "") or "") != "Admin":
+            return None  # the Baseline tier comes after NetworkPolicy
+        allow = "Accept"
+    opens = any(
+        (text(rule.get("action"), "") or "") == allow
+        and not dicts(rule.get("ports"))
+        and any(
+            set(str_tuple(peer.get("networks"))) & set(EVERYWHERE) for peer in dicts(rule.get("to"))
+        )
+        for rule in dicts(spec.get("egress"))
+    )
+    if not opens:
+        return None
+    subject = mapping(spec.get("subject"))
+    if "namespaces" in subject:
+        namespaces, pods = mapping(subject.get("namespaces")), {}
+    elif "pods" in subject:
+        chosen = mapping(subject.get("pods"))
+        namespaces, pods = (
+            mapping(chosen.get("namespaceSelector")),
+            mapping(chosen.get("podSelector")),
+        )
+    else:
+        return None
+    if dicts(namespaces.get("matchExpressions")) or set(str_dict(namespaces.get("matchLabels"))) - {
+        METADATA_NAME
+    }:
+        return None
+    labels = dict(str_dict(pods.get("matchLabels")))
+    expressions = tuple(
+        {
+            "key": text(e.get("key"), "") or "",
+            "operator": text(e.get("operator"), "") or "",
+            "values": list(str_tuple(e.get("values"))),
+        }
+        for e in dicts(pods.get("matchExpressions"))
+    )
+    name = str_dict(namespaces.get("matchLabels")).get(METADATA_NAME)
+    if name is not None:
+        labels[NAMESPACE_LABEL] = name
+    return labels, expressions

@@ -1,0 +1,221 @@
+"""CNI policy rules opening egress to the internet (inventory/sources/cni_allows.py), read
+through normalise as a sync reads them. Objects written here after each project's docs."""
+
+from __future__ import annotations
+
+import pytest
+
+from inventory.sources.normalise import normalise
+
+NS = "io.kubernetes.pod.namespace"
+
+
+def _obj(api_version, kind, spec, namespace="team-alpha", name="p"):
+    meta = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta, "spec": spec}
+
+
+def _read(obj):
+    (policy,) = normalise([obj]).network_policies
+    if not policy.egress_allows_all:
+        return None
+    return policy.pod_selector, policy.match_expressions
+
+
+def cilium(spec, kind="CiliumNetworkPolicy", namespace="team-alpha"):
+    return _obj("cilium.io/v2", kind, spec, namespace)
+
+
+def calico(spec, kind="NetworkPolicy", namespace="team-alpha", group="projectcalico.org/v3"):
+    return _obj(group, kind, spec, namespace)
+
+
+def anp(spec):
+    return _obj("policy.networking.k8s.io/v1alpha1", "AdminNetworkPolicy", spec, None)
+
+
+GPU = {"matchLabels": {"app": "train"}}
+
+
+@pytest.mark.parametrize(
+    ("obj", "opens"),
+    [
+        pytest.param(
+            cilium({"endpointSelector": GPU, "egress": [{"toEntities": ["world"]}]}),
+            ({"app": "train"}, ()),
+            id="cilium-world",
+        ),
+        pytest.param(
+            cilium({"endpointSelector": {}, "egress": [{"toCIDR": ["0.0.0.0/0"]}]}),
+            ({}, ()),
+            id="cilium-cidr",
+        ),
+        pytest.param(
+            cilium(
+                {"endpointSelector": {}, "egress": [{"toCIDRSet": [{"cidr": "0.0.0.0/0"}]}]},
+                kind="CiliumClusterwideNetworkPolicy",
+                namespace=None,
+            ),
+            ({}, ()),
+            id="ccnp-cidrset",
+        ),
+        # Only port 443 of the world, or only the cluster: not every port of the internet.
+        pytest.param(
+            cilium(
+                {
+                    "endpointSelector": {},
+                    "egress": [
+                        {"toEntities": ["world"], "toPorts": [{"ports": [{"port": "443"}]}]}
+                    ],
+                }
+            ),
+            None,
+            id="cilium-one-port",
+        ),
+        pytest.param(
+            cilium({"endpointSelector": {}, "egress": [{"toEntities": ["cluster"]}]}),
+            None,
+            id="cilium-cluster",
+        ),
+        pytest.param(
+            calico(
+                {
+                    "selector": "app == 'train'",
+                    "types": ["Egress"],
+                    "order": 100,
+                    "egress": [{"action": "Allow", "destination": {"nets": ["0.0.0.0/0"]}}],
+                }
+            ),
+            ({"app": "train", NS: "team-alpha"}, ()),
+            id="calico-np-nets",
+        ),
+        pytest.param(
+            calico(
+                {"selector": "all()", "egress": [{"action": "Allow"}]},
+                kind="GlobalNetworkPolicy",
+                namespace=None,
+                group="crd.projectcalico.org/v1",
+            ),
+            ({}, ()),
+            id="calico-gnp-all",
+        ),
+        pytest.param(
+            calico(
+                {
+                    "selector": 'has(gpu) && projectcalico.org/namespace == "team-alpha"',
+                    "egress": [{"action": "Allow"}],
+                },
+                kind="GlobalNetworkPolicy",
+                namespace=None,
+            ),
+            ({NS: "team-alpha"}, ({"key": "gpu", "operator": "Exists", "values": []},)),
+            id="calico-gnp-namespace",
+        ),
+        # A Deny first, a protocol, a destination port, another tier, a selector with ||:
+        # not evaluated (or narrower than the internet).
+        pytest.param(
+            calico(
+                {
+                    "selector": "all()",
+                    "egress": [
+                        {"action": "Deny", "destination": {"nets": ["1.2.3.4/32"]}},
+                        {"action": "Allow"},
+                    ],
+                }
+            ),
+            None,
+            id="calico-deny-first",
+        ),
+        pytest.param(
+            calico({"selector": "all()", "egress": [{"action": "Allow", "protocol": "TCP"}]}),
+            None,
+            id="calico-protocol",
+        ),
+        pytest.param(
+            calico(
+                {
+                    "selector": "all()",
+                    "egress": [{"action": "Allow", "destination": {"ports": [443]}}],
+                }
+            ),
+            None,
+            id="calico-port",
+        ),
+        pytest.param(
+            calico({"tier": "security", "selector": "all()", "egress": [{"action": "Allow"}]}),
+            None,
+            id="calico-other-tier",
+        ),
+        pytest.param(
+            calico({"selector": "a == 'x' || b == 'y'", "egress": [{"action": "Allow"}]}),
+            None,
+            id="calico-or",
+        ),
+        pytest.param(
+            anp(
+                {
+                    "priority": 10,
+                    "subject": {
+                        "pods": {
+                            "namespaceSelector": {
+                                "matchLabels": {"kubernetes.io/metadata.name": "team-alpha"}
+                            },
+                            "podSelector": GPU,
+                        }
+                    },
+                    "egress": [
+                        {"name": "out", "action": "Allow", "to": [{"networks": ["0.0.0.0/0"]}]}
+                    ],
+                }
+            ),
+            ({"app": "train", NS: "team-alpha"}, ()),
+            id="anp-allow",
+        ),
+        pytest.param(
+            anp(
+                {
+                    "priority": 10,
+                    "subject": {"namespaces": {}},
+                    "egress": [{"action": "Deny", "to": [{"networks": ["0.0.0.0/0"]}]}],
+                }
+            ),
+            None,
+            id="anp-deny",
+        ),
+        pytest.param(
+            anp(
+                {
+                    "priority": 10,
+                    "subject": {"namespaces": {"matchLabels": {"tier": "gpu"}}},
+                    "egress": [{"action": "Allow", "to": [{"networks": ["0.0.0.0/0"]}]}],
+                }
+            ),
+            None,
+            id="anp-namespace-labels",
+        ),
+    ],
+)
+def test_cni_rules_opening_the_internet_are_read(obj, opens):
+    assert _read(obj) == opens
+
+
+def cnp(tier):
+    return _obj(
+        "policy.networking.k8s.io/v1alpha2",
+        "ClusterNetworkPolicy",
+        {
+            "tier": tier,
+            "priority": 10,
+            "subject": {"namespaces": {}},
+            "egress": [{"action": "Accept", "to": [{"networks": ["::/0", "0.0.0.0/0"]}]}],
+        },
+        None,
+    )
+
+
+@pytest.mark.parametrize(("tier", "opens"), [("Admin", ({}, ())), ("Baseline", None)])
+def test_cluster_network_policy_accept_in_the_admin_tier_opens(tier, opens):
+    obj = cnp(tier)
+    assert _read(obj) == opens

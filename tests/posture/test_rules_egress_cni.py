@@ -1,0 +1,249 @@
+"""K8S-007 where the CNI decides: a CNI that does not enforce NetworkPolicy, and CNI rules that
+open the internet whatever a NetworkPolicy restricts. Hand-built read models; the agents'
+images and flags restate each project's published manifests."""
+
+from __future__ import annotations
+
+import pytest
+
+import posture.rules  # noqa: F401
+from inventory.snapshot import Container, NetworkPolicy, Pod, Workload
+from posture.rules.registry import run_checks
+from tests.posture.builders import inputs, pod, tenant
+
+ALPHA = tenant("alpha")
+GPU = {"nvidia.com/gpu": 1}
+DENY_ALL = NetworkPolicy("alpha", "deny-egress", {}, True, ("Egress",), 0, 0)
+
+
+def ds(name, *containers, namespace="kube-system"):
+    images = {c.name: c.image for c in containers}
+    template = Pod(namespace, name, containers=tuple(containers))
+    return Workload("DaemonSet", namespace, name, images=images, template=template)
+
+
+def c(name, image, *args):
+    return Container(name, image, args=tuple(args))
+
+
+FLANNEL = ds("kube-flannel-ds", c("kube-flannel", "ghcr.io/flannel-io/flannel:v0.26.1"))
+CANAL = ds(
+    "canal",
+    c("calico-node", "docker.io/calico/node:v3.29.0"),
+    c("kube-flannel", "quay.io/coreos/flannel:v0.15.1"),
+)
+AWS = "602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon-k8s-cni:v1.19.2"
+AWS_AGENT = "602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon/aws-network-policy-agent:v1.2.0"
+
+
+def aws_node(*agent_args):
+    containers = [c("aws-node", AWS)]
+    if agent_args != ("absent",):
+        containers.append(c("aws-eks-nodeagent", AWS_AGENT, *agent_args))
+    return ds("aws-node", *containers)
+
+
+def k8s007(workloads=(), policies=(DENY_ALL,), pods=None):
+    world = inputs(
+        pods=pods or (pod("alpha", gpu=GPU, labels={"app": "train"}),),
+        tenants=(ALPHA,),
+        network_policies=tuple(policies),
+        workloads=tuple(workloads),
+    )
+    return run_checks(world, only=["K8S-007"])
+
+
+@pytest.mark.parametrize(
+    ("workloads", "cni"),
+    [
+        pytest.param([FLANNEL], "flannel", id="flannel-alone"),
+        pytest.param([aws_node("--enable-network-policy=false")], "AWS VPC CNI", id="aws-off"),
+        pytest.param([aws_node("absent")], "AWS VPC CNI", id="aws-before-1.14"),
+        pytest.param(
+            [ds("kindnet", c("kindnet-cni", "docker.io/kindest/kindnetd:v20240513-cd2ac642"))],
+            "kindnet",
+            id="kindnet-kind-0.23",
+        ),
+        pytest.param(
+            [
+                FLANNEL,
+                ds(
+                    "kube-router",
+                    c(
+                        "kube-router",
+                        "docker.io/cloudnativelabs/kube-router:v2.2",
+                        "--run-firewall=false",
+                    ),
+                ),
+            ],
+            "flannel",
+            id="kube-router-firewall-off",
+        ),
+        pytest.param(
+            [ds("fluentbit-gke", c("fluentbit", "gke.gcr.io/fluent-bit:v1.8.12-gke.38"))],
+            "GKE without Dataplane V2 or network policy enforcement",
+            id="gke-dataplane-v1",
+        ),
+        pytest.param(
+            [
+                ds(
+                    "azure-cns",
+                    c("cns-container", "mcr.microsoft.com/containernetworking/azure-cns:v1.6.5"),
+                )
+            ],
+            "AKS without a network policy engine",
+            id="aks-no-engine",
+        ),
+    ],
+)
+def test_k8s007_a_cni_that_does_not_enforce_undoes_the_policy(workloads, cni):
+    (draft,) = k8s007(workloads)
+    assert draft.tenants == ("alpha",)
+    assert draft.evidence["verdict"] == "not restricted"
+    assert draft.evidence["gpu_pods_without_egress_policy"] == ["alpha/p"]
+    enforcement = draft.evidence["network_policy_enforcement"]
+    assert (enforcement["state"], enforcement["cni"]) == ("not enforced", cni)
+    assert f"CNI ({cni}) does not enforce NetworkPolicy" in draft.title
+
+
+@pytest.mark.parametrize(
+    "workloads",
+    [
+        pytest.param([], id="no-cni-seen"),
+        pytest.param([CANAL], id="canal"),
+        pytest.param(
+            [
+                ds(
+                    "rke2-canal",
+                    c("calico-node", "rancher/hardened-calico:v3.29.2-build20250306"),
+                    c("kube-flannel", "rancher/hardened-flannel:v0.26.5-build20250306"),
+                )
+            ],
+            id="rke2-canal",
+        ),
+        pytest.param(
+            [FLANNEL, ds("cilium-agent", c("cilium-agent", "docker.io/bitnami/cilium:1.16.3"))],
+            id="flannel+cilium-chained",
+        ),
+        pytest.param(
+            [FLANNEL, ds("calico-node", c("calico-node", "calico/node:v3.28"))], id="flannel+calico"
+        ),
+        pytest.param([aws_node("--enable-network-policy=true")], id="aws-on"),
+        pytest.param(
+            [ds("kindnet", c("kindnet-cni", "docker.io/kindest/kindnetd:v20240813-c6f155d6"))],
+            id="kindnet-kind-0.24",
+        ),
+        pytest.param(
+            [ds("anetd", c("cilium-agent", "gke.gcr.io/cilium/cilium:v1.14"))], id="gke-dpv2"
+        ),
+        pytest.param(
+            [
+                ds("fluentbit-gke", c("fluentbit", "gke.gcr.io/fluent-bit:v1.8.12-gke.38")),
+                ds("calico-node", c("calico-node", "gke.gcr.io/calico/node:v3.26.3-gke.4")),
+            ],
+            id="gke-legacy-enforcement",
+        ),
+        pytest.param(
+            [
+                ds("azure-cns", c("cns", "mcr.microsoft.com/containernetworking/azure-cns:v1.6.5")),
+                ds(
+                    "azure-npm",
+                    c("azure-npm", "mcr.microsoft.com/containernetworking/azure-npm:v1.5"),
+                ),
+            ],
+            id="aks-azure-npm",
+        ),
+        # A platform DaemonSet outside kube-system says nothing of the cluster's network.
+        pytest.param(
+            [ds("x", c("x", "gke.gcr.io/fluent-bit:v1"), namespace="tools")], id="not-kube-system"
+        ),
+        # The agent is there but its flag not written: the snapshot cannot tell.
+        pytest.param([aws_node()], id="aws-flag-unwritten"),
+    ],
+)
+def test_k8s007_a_policy_stands_where_enforcement_is_seen_or_unverified(workloads):
+    assert k8s007(workloads) == []
+
+
+def test_k8s007_says_enforcement_is_unverified_when_no_cni_agent_is_seen():
+    (draft,) = k8s007(policies=())
+    assert draft.evidence["verdict"] == "not restricted"
+    assert draft.evidence["network_policy_enforcement"]["state"] == "unverified"
+    assert "does not enforce" not in draft.title
+
+
+def cni_open(engine, name="open", namespace="alpha", selector=None):
+    return NetworkPolicy(
+        namespace,
+        name,
+        selector or {},
+        not selector,
+        ("Egress",),
+        engine=engine,
+        egress_allows_all=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("allow", "ref"),
+    [
+        pytest.param(
+            cni_open("cilium.io/CiliumNetworkPolicy", selector={"app": "train"}),
+            "cilium.io/CiliumNetworkPolicy alpha/open",
+            id="cilium",
+        ),
+        pytest.param(
+            cni_open("projectcalico.org/GlobalNetworkPolicy", namespace=""),
+            "projectcalico.org/GlobalNetworkPolicy cluster-wide open",
+            id="calico-gnp",
+        ),
+        pytest.param(
+            cni_open(
+                "policy.networking.k8s.io/AdminNetworkPolicy",
+                namespace="",
+                selector={"io.kubernetes.pod.namespace": "alpha"},
+            ),
+            "policy.networking.k8s.io/AdminNetworkPolicy cluster-wide open",
+            id="anp",
+        ),
+    ],
+)
+def test_k8s007_a_cni_rule_opening_the_internet_undoes_the_policy(allow, ref):
+    (draft,) = k8s007(policies=(DENY_ALL, allow))
+    assert draft.evidence["verdict"] == "not restricted"
+    assert draft.evidence["cni_policies_allowing_internet"] == [ref]
+    assert draft.evidence["gpu_pods_without_egress_policy"] == ["alpha/p"]
+    assert "allowed egress to the internet by" in draft.title
+
+
+@pytest.mark.parametrize(
+    "allow",
+    [
+        pytest.param(
+            cni_open("cilium.io/CiliumNetworkPolicy", selector={"app": "web"}), id="other-pods"
+        ),
+        pytest.param(cni_open("cilium.io/CiliumNetworkPolicy", namespace="beta"), id="other-ns"),
+        pytest.param(
+            cni_open(
+                "policy.networking.k8s.io/AdminNetworkPolicy",
+                namespace="",
+                selector={"io.kubernetes.pod.namespace": "beta"},
+            ),
+            id="anp-other-ns",
+        ),
+    ],
+)
+def test_k8s007_a_cni_rule_for_other_pods_leaves_the_policy_standing(allow):
+    assert k8s007(policies=(DENY_ALL, allow)) == []
+
+
+def test_k8s007_a_cilium_deny_is_inert_where_no_cilium_agent_runs():
+    deny = NetworkPolicy(
+        "alpha",
+        "deny-world",
+        selects_all_pods=True,
+        engine="cilium.io/CiliumNetworkPolicy",
+        egress_denies_world=True,
+    )
+    (draft,) = k8s007([FLANNEL], policies=(deny,))
+    assert draft.evidence["network_policy_enforcement"]["state"] == "not enforced"
