@@ -10,7 +10,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Max, Q
+from django.db.models import Max
 from django.utils import timezone
 
 from inventory import snapshot as snap
@@ -306,8 +306,8 @@ def _gpu_pods(pods: list[snap.Pod]) -> tuple[set[tuple[str, str]], dict[str, int
 
 
 def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):
-    """Whole GPUs of exclusive nodes and MIG GPU instances of MIG nodes whose devices are not
-    replicated: who held each, sample by sample, over the raw retention (an hourly roll-up is
+    """Whole GPUs and MIG GPU instances of exclusive nodes and of MIG nodes whose devices are
+    not replicated: who held each, sample by sample, over the raw retention (an hourly roll-up is
     too coarse to place a reset between two tenants), and the resets recorded in that time."""
     dra_nodes = dra_gpu_nodes(snapshot)
     exclusive = [
@@ -317,11 +317,13 @@ def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):
     ]
     # A MIG node with a time-sliced or MPS MIG resource shares some instances at once (their
     # samples are copied per pod): only MIG nodes with none hand their instances over whole.
+    # An exclusive node's MIG samples are instances too (a DRA-only node: its MIG devices come
+    # from claims, with no GFD label to make the node's strategy "mig").
     mig = [n.name for n in snapshot.nodes if n.sharing_strategy == "mig" and not n.resource_sharing]
     since = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
     held = (
         GpuReading.objects.filter(
-            Q(hostname__in=exclusive, gi_id="") | Q(hostname__in=mig),
+            hostname__in=[*exclusive, *mig],
             cluster=cluster,
             time__gte=since,
             attribution="tenant",

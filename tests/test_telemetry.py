@@ -749,3 +749,20 @@ def test_a_mig_instance_passed_between_tenants_needs_a_recorded_reset(small_worl
     )
     posture_evaluate()
     assert not open_findings("LEAK-001")
+
+
+def test_a_mig_instance_of_a_node_with_no_mig_label_is_handed_over_too(small_world):
+    # A DRA-only node carries no GFD MIG label (its strategy reads "none"), yet DCGM-Exporter
+    # reports its MIG instances: each is handed from tenant to tenant as on any MIG node.
+    make_exclusive()
+    start = timezone.now() - timedelta(hours=3)
+    mig = {"gi_id": "3", "gi_profile": "1g.10gb"}
+    alpha = series(start, 60, busy=80, namespace="team-alpha", pod="trainer-0", **mig)
+    beta = series(
+        start + timedelta(minutes=90), 60, busy=80, namespace="beta-prod", pod="inference-0", **mig
+    )
+    samples_ingest(cluster=small_world, samples=alpha + beta)
+    posture_evaluate()
+    (finding,) = open_findings("LEAK-001")
+    assert finding.evidence["gpu_instance_id"] == "3"
+    assert sorted(finding.tenants.values_list("slug", flat=True)) == ["alpha", "beta"]
