@@ -30,7 +30,12 @@ from inventory.snapshot_dra import (
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
 SHARING_MODES = {"timeslicing": SharingMode.TIME_SLICING.value, "mps": SharingMode.MPS.value}
-GPU_TYPES = ("gpu", "mig", "vfio")
+GPU_TYPES = ("gpu", "mig", "vfio", "partition")
+# AMD's DRA driver (ROCm/k8s-gpu-dra-driver, docs/driver-attributes.md) publishes `type`
+# amdgpu for a whole GPU, amdgpu-partition for a compute partition (CPX, DPX, ... of an
+# Instinct GPU), vfio for a passthrough GPU; no uuid, so its devices go by DRA name.
+AMD_DRIVER = "gpu.amd.com"
+DEVICE_TYPES = {"amdgpu": "gpu", "amdgpu-partition": "partition"}
 
 
 @dataclass(frozen=True)
@@ -41,11 +46,11 @@ class HeldDevice:
     result: DraResult
     node: str | None
     device_id: str  # its UUID where published, else "dra:<driver>/<pool>/<device>"
-    kind: str  # "gpu", "mig", or "" when not a GPU device
+    kind: str  # "gpu", "mig", "vfio", "partition" (AMD's), or "" when not a GPU device
     mode: str  # DESIGN §2 sharing mode
     basis: str  # why that mode
     product: str = ""
-    profile: str = ""  # MIG profile
+    profile: str = ""  # MIG profile, or an AMD partition's partitionProfile ("cpx_nps4")
     parent: str = ""  # MIG parent GPU UUID
 
 
@@ -105,11 +110,7 @@ class DraIndex:
         key = (result.driver, result.pool, result.device)
         slice_, device = self.devices.get(key, (None, None))
         attributes = device.attributes if device else {}
-        kind = attributes.get("type", "").lower()
-        if not kind and result.driver == NVIDIA_DRIVER:
-            kind = "mig" if "-mig-" in result.device else "gpu"
-        if kind not in GPU_TYPES:
-            kind = ""
+        kind = device_kind(result.driver, attributes, result.device)
         uuid = attributes.get("uuid", "")
         device_id = uuid if uuid.startswith(("GPU-", "MIG-")) else f"dra:{'/'.join(key)}"
         # Node-local drivers name the pool after the node; the slice says for certain.
@@ -124,7 +125,7 @@ class DraIndex:
             mode,
             basis,
             product=attributes.get("productName", ""),
-            profile=attributes.get("profile", ""),
+            profile=attributes.get("profile", "") or attributes.get("partitionProfile", ""),
             parent=attributes.get("parentUUID", ""),
         )
 
@@ -191,6 +192,11 @@ class DraIndex:
                 whole = "mig_gi" if kind == "mig" else "exclusive"
                 return whole, f"{basis} among the containers of pod {pod} only"
             return mode, basis
+        if others and (split := self._amd_split(result)):
+            # AMD auto-partition: the device is a partition mode (cpx, dpx...) whose
+            # `partitions` capacity each claim consumes one of: claims get partitions of their
+            # own (ROCm/k8s-gpu-dra-driver docs/driver-attributes.md), not one shared device.
+            return "exclusive", f"DRA: an AMD GPU {split} partition of its own (auto-partition)"
         if others:
             return "time_slicing", f"DRA: the device is allocated to {len(others) + 1} claims"
         pods = [c for c in claim.reserved_for if c.startswith("pods/")]
@@ -199,7 +205,20 @@ class DraIndex:
             return "time_slicing", f"DRA: one claim in use by {len(pods)} pods at once"
         if kind == "mig":
             return "mig_gi", "DRA: a MIG device of its own"
+        if kind == "partition":
+            # AMD's accelerator partitioning gives each partition its own compute dies (CUs,
+            # L2): a logical GPU of its own, though under NPS1 all of them draw on one HBM pool.
+            return "exclusive", "DRA: an AMD GPU partition of its own (own compute dies)"
         return "exclusive", "DRA: a whole device allocated to this claim"
+
+    def _amd_split(self, result: DraResult) -> str:
+        """The compute partition mode of an AMD auto-partition device that splits its GPU
+        ("cpx", "dpx", ...), "" for any other device (spx is the whole GPU)."""
+        if result.driver != AMD_DRIVER:
+            return ""
+        _, device = self.devices.get((result.driver, result.pool, result.device), (None, None))
+        split = device.attributes.get("computePartition", "").lower() if device else ""
+        return "" if split in ("", "spx") else split
 
     def _configured_mode(self, holder: tuple[str, str], key: tuple[str, str, str]) -> str | None:
         """The sharing mode another claim's config sets on the device `key`, None for none."""
@@ -224,6 +243,18 @@ class DraIndex:
                 return r.alternatives[r.subrequests.index(sub)]
             return r.device_class or (r.alternatives[0] if r.alternatives else "")
         return ""
+
+
+def device_kind(driver: str, attributes: dict[str, str], device: str = "") -> str:
+    """A DRA device's kind (GPU_TYPES), or "" when not a GPU device: its `type` attribute in
+    its driver's words, else what the NVIDIA or AMD GPU driver's device name says."""
+    kind = attributes.get("type", "").lower()
+    kind = DEVICE_TYPES.get(kind, kind) if driver == AMD_DRIVER else kind
+    if not kind and driver == NVIDIA_DRIVER:
+        kind = "mig" if "-mig-" in device else "gpu"
+    if not kind and driver == AMD_DRIVER and device:
+        kind = "gpu"  # the driver publishes only GPUs, partitions and passthrough GPUs
+    return kind if kind in GPU_TYPES else ""
 
 
 def is_admin(claim: DraClaim, result: DraResult) -> bool:
@@ -292,11 +323,7 @@ def dra_gpu_nodes(snapshot: ClusterSnapshot) -> set[str]:
     return {
         s.node_name
         for s in snapshot.dra_slices
-        if s.node_name
-        and any(
-            d.attributes.get("type", "gpu" if s.driver == NVIDIA_DRIVER else "") in GPU_TYPES
-            for d in s.devices
-        )
+        if s.node_name and any(device_kind(s.driver, d.attributes, d.name) for d in s.devices)
     }
 
 

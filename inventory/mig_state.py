@@ -45,14 +45,23 @@ def carry_mig_state(previous: Iterable[Node], nodes: Iterable[Node], now: dateti
     return result
 
 
+# Layouts that leave no MIG device to see: MIG off, or on with no instance (mig-parted's
+# all-disabled and all-enabled).
+NO_DEVICES = ("all-disabled", "all-enabled")
+NOT_APPLIED = "not applied"
+
+
 def mig_layout_problem(node: Node) -> dict[str, str] | None:
     """Why the node's MIG layout is not known, or None: its reconfiguration failed, or has been
-    in progress on syncs at least STUCK_AFTER apart (what the devices are is then anyone's
-    guess, and the isolation the requested layout would give may not exist)."""
+    in progress on syncs at least STUCK_AFTER apart, or a layout was requested that MIG Manager
+    never reported on and the devices GFD sees are not MIG devices (what the devices are is
+    then anyone's guess, and the isolation the requested layout would give may not exist)."""
     state = (node.mig_config_state or "").strip().lower()
     requested = node.mig_config or ""
     if state == FAILED:
         return {"state": state, "requested": requested, "why": "the reconfiguration failed"}
+    if not state and (why := _not_applied(node, requested)):
+        return {"state": NOT_APPLIED, "requested": requested, "why": why}
     if state not in IN_PROGRESS or not (node.mig_config_state_since and node.mig_config_state_seen):
         return None
     since = datetime.fromisoformat(node.mig_config_state_since)
@@ -62,3 +71,27 @@ def mig_layout_problem(node: Node) -> dict[str, str] | None:
     minutes = int((seen - since).total_seconds() // 60)
     why = f"{state} on syncs {minutes} minutes apart (since {node.mig_config_state_since})"
     return {"state": state, "requested": requested, "why": why}
+
+
+def _not_applied(node: Node, requested: str) -> str | None:
+    """Why a requested MIG layout is not in effect, or None: `nvidia.com/mig.config` asks for
+    MIG devices, no `mig.config.state` says MIG Manager ever acted on it, and GFD (which labels
+    the devices it finds) shows none: under the single strategy its product label has no
+    `-MIG-<profile>`, under mixed no `nvidia.com/mig-*` resource is advertised. Without GFD's
+    product label nothing says what the devices are: None."""
+    product = node.labels.get("nvidia.com/gpu.product", "")
+    if not requested or requested in NO_DEVICES or not product:
+        return None
+    if node.mig_strategy == "single" and "-MIG-" not in product:
+        seen = f"GFD's product label {product!r} names whole GPUs"
+    elif node.mig_strategy == "mixed" and not any(
+        name.startswith("nvidia.com/mig-") and count > 0
+        for name, count in node.gpu_capacity.items()
+    ):
+        seen = "the node advertises no nvidia.com/mig-* resource"
+    else:
+        return None
+    return (
+        f"nvidia.com/mig.config requests {requested!r} but MIG Manager never reported a state "
+        f"(no nvidia.com/mig.config.state) and {seen}: the layout is not in effect"
+    )

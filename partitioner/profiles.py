@@ -10,8 +10,13 @@ Public sources for the facts restated here (our own summary, not copied text):
 - `nvidia-smi mig -lgipp` output from A100-40GB, A100-80GB, H100-80GB and H100 NVL cards: the
   placement start slots and sizes on the 8-slot memory grid.
 H200-141GB and B200 counts are published; their placements are assumed to follow the same 8-slot
-geometry as the cards measured above (not yet checked against a real `-lgipp` capture). No A30 is
-listed: we have no placement facts for its 4-slot geometry.
+geometry as the cards measured above (not yet checked against a real `-lgipp` capture). So are
+GB200, GB300, B300 and H20's: their profile names come from mig-parted's config-default.yaml
+(the all-balanced entry of each one's PCI id, and the all-<profile> configs of the same memory
+sizes; GB300's 1g.35gb is its 7-per-GPU base profile, where H200's 1g.35gb is the 4-per-GPU
+double-memory one). H800 and A800 (export parts) share the H100 and A100 entries of the same
+memory. No A30 or RTX PRO 6000 Blackwell is listed: we have no placement facts for their 4-slot
+geometry.
 
 Compute-instance (CI) profiles inside a GPU instance, per GI compute size: NVIDIA/go-nvml
 `pkg/nvml/mock/dgxa100` (ComputeInstanceProfiles: SliceCount and InstanceCount per GI profile),
@@ -68,6 +73,10 @@ _MEMORY_GB: dict[str, tuple[int, int, int, int, int, int]] = {
     "H100-94GB": (12, 24, 24, 47, 47, 94),
     "H200-141GB": (18, 35, 35, 71, 71, 141),
     "B200": (23, 45, 45, 90, 90, 180),
+    "GB200": (23, 47, 47, 93, 93, 186),
+    "B300": (34, 67, 67, 135, 135, 269),
+    "GB300": (35, 70, 70, 139, 139, 278),
+    "H20-96GB": (12, 24, 24, 48, 48, 96),
 }
 
 
@@ -97,9 +106,15 @@ _MEMORY_TOKEN = re.compile(r"^(\d+)gb$")
 # family -> {memory GB named in the label (None: not named) -> model key}
 _FAMILIES: dict[str, dict[int | None, str]] = {
     "a100": {40: "A100-40GB", 80: "A100-80GB"},
+    "a800": {40: "A100-40GB", 80: "A100-80GB"},
     "h100": {None: "H100-80GB", 80: "H100-80GB", 94: "H100-94GB"},
+    "h800": {None: "H100-80GB", 80: "H100-80GB", 94: "H100-94GB"},
     "h200": {None: "H200-141GB", 141: "H200-141GB"},
     "b200": {None: "B200", 180: "B200"},
+    "gb200": {None: "GB200", 186: "GB200"},
+    "b300": {None: "B300", 269: "B300"},
+    "gb300": {None: "GB300", 278: "GB300"},
+    "h20": {None: "H20-96GB", 96: "H20-96GB"},
 }
 
 
@@ -119,7 +134,7 @@ def model_key(name: str) -> str | None:
     memory = [int(m.group(1)) for t in rest if (m := _MEMORY_TOKEN.match(t))]
     if len(memory) > 1:
         return None
-    if "nvl" in rest and tokens[0] == "h100":
+    if "nvl" in rest and tokens[0] in ("h100", "h800"):
         return "H100-94GB" if memory in ([], [94]) else None
     return family.get(memory[0] if memory else None)
 
@@ -142,12 +157,16 @@ CI_SLICES: dict[int, dict[int, int]] = {
 
 # Model key -> PCI device ids (as mig-parted's device-filter writes them) of its products.
 DEVICE_IDS: dict[str, tuple[str, ...]] = {
-    "A100-40GB": ("0x20B010DE", "0x20B110DE"),
-    "A100-80GB": ("0x20B210DE", "0x20B510DE"),
-    "H100-80GB": ("0x233010DE", "0x233110DE"),
-    "H100-94GB": ("0x232110DE",),
+    "A100-40GB": ("0x20B010DE", "0x20B110DE", "0x20F110DE", "0x20F610DE"),
+    "A100-80GB": ("0x20B210DE", "0x20B510DE", "0x20F310DE", "0x20F510DE"),
+    "H100-80GB": ("0x233010DE", "0x233110DE", "0x232210DE", "0x232410DE"),
+    "H100-94GB": ("0x232110DE", "0x233A10DE"),
     "H200-141GB": ("0x233510DE", "0x233B10DE"),
     "B200": ("0x290110DE",),
+    "GB200": ("0x294110DE",),
+    "B300": ("0x318210DE",),
+    "GB300": ("0x31C210DE",),
+    "H20-96GB": ("0x232910DE",),
 }
 
 

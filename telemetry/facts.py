@@ -306,37 +306,41 @@ def _gpu_pods(pods: list[snap.Pod]) -> tuple[set[tuple[str, str]], dict[str, int
 
 
 def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):
-    """Whole GPUs of exclusive nodes: who held each, sample by sample, over the raw retention
-    (an hourly roll-up is too coarse to place a reset between two tenants), and the resets
-    recorded in that time."""
+    """Whole GPUs and MIG GPU instances of exclusive nodes and of MIG nodes whose devices are
+    not replicated: who held each, sample by sample, over the raw retention (an hourly roll-up is
+    too coarse to place a reset between two tenants), and the resets recorded in that time."""
     dra_nodes = dra_gpu_nodes(snapshot)
     exclusive = [
         n.name
         for n in snapshot.nodes
         if (n.is_gpu_node or n.name in dra_nodes) and n.sharing_strategy == "none"
     ]
+    # A MIG node with a time-sliced or MPS MIG resource shares some instances at once (their
+    # samples are copied per pod): only MIG nodes with none hand their instances over whole.
+    # An exclusive node's MIG samples are instances too (a DRA-only node: its MIG devices come
+    # from claims, with no GFD label to make the node's strategy "mig").
+    mig = [n.name for n in snapshot.nodes if n.sharing_strategy == "mig" and not n.resource_sharing]
     since = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
     held = (
         GpuReading.objects.filter(
+            hostname__in=[*exclusive, *mig],
             cluster=cluster,
-            hostname__in=exclusive,
             time__gte=since,
-            gi_id="",
             attribution="tenant",
             confidence="exact",
         )
         .exclude(uuid="")
-        .values_list("uuid", "hostname", "tenant__slug", "namespace", "time")
-        .order_by("uuid", "time")
+        .values_list("uuid", "gi_id", "hostname", "tenant__slug", "namespace", "time")
+        .order_by("uuid", "gi_id", "time")
     )
     tenancies = tenancies_from(
         Attributed(
-            GpuSample(time=t, hostname=host, gpu="", uuid=uuid),
+            GpuSample(time=t, hostname=host, gpu="", uuid=uuid, gi_id=gi_id),
             _party(slug, namespace),
             "tenant",
             "exact",
         )
-        for uuid, host, slug, namespace, t in held.iterator(chunk_size=10000)
+        for uuid, gi_id, host, slug, namespace, t in held.iterator(chunk_size=10000)
         if slug
     )
     attestations = [

@@ -18,11 +18,12 @@ from telemetry.attribution import Attributed
 
 @dataclass(frozen=True)
 class Tenancy:
-    device: str  # the GPU's UUID
+    device: str  # the GPU's UUID (a MIG instance's parent GPU, as DCGM-Exporter reports it)
     node: str
     tenant: str
     start: datetime  # first sample
     end: datetime  # last sample
+    gpu_instance: str = ""  # the MIG GPU instance id (GPU_I_ID), "" for a whole GPU
 
 
 @dataclass(frozen=True)
@@ -40,34 +41,45 @@ class Handover:
     next_tenant: str
     previous_end: datetime
     next_start: datetime  # before previous_end when the two tenancies overlap
+    gpu_instance: str = ""  # the MIG GPU instance passed on, "" for a whole GPU
 
 
 def tenancies_from(
     attributed: Iterable[Attributed], *, max_gap: timedelta = timedelta(minutes=5)
 ) -> list[Tenancy]:
-    """Who held each whole GPU when, from exact-confidence tenant samples.
+    """Who held each whole GPU or MIG GPU instance when, from exact-confidence tenant samples.
 
     A tenant's tenancy ends at a gap longer than max_gap, or when a sample of the device shows
     other tenants without it. Two tenants at one time both go on (an overlap, reported later).
     Platform and unattributed samples neither start nor end a tenancy. Sorted by device, start."""
-    timeline: dict[str, dict[datetime, set[str]]] = defaultdict(lambda: defaultdict(set))
-    nodes: dict[str, str] = {}
+    timeline: dict[tuple[str, str], dict[datetime, set[str]]] = defaultdict(
+        lambda: defaultdict(set)
+    )
+    nodes: dict[tuple[str, str], str] = {}
     for a in attributed:
         s = a.sample
-        # MIG instances and shared GPUs are not exclusive; a GPU without UUID cannot be matched
-        # to a reset attestation, which names the UUID.
-        if a.attribution != "tenant" or a.confidence != "exact" or s.gi_id or not s.uuid:
+        # Shared GPUs are not exclusive; a GPU without UUID cannot be matched to a reset
+        # attestation, which names the UUID. A MIG GPU instance is its own exclusive device:
+        # its memory slices pass from one tenant to the next as a whole GPU's do (NVIDIA's MIG
+        # guide isolates instances that exist side by side; it promises no clearing between
+        # one user of an instance and the next).
+        if a.attribution != "tenant" or a.confidence != "exact" or not s.uuid:
             continue
-        timeline[s.uuid][s.time].add(a.tenant or "")
-        nodes[s.uuid] = s.hostname
+        key = (s.uuid, s.gi_id)
+        timeline[key][s.time].add(a.tenant or "")
+        nodes[key] = s.hostname
     found: list[Tenancy] = []
-    for device, by_time in sorted(timeline.items()):
-        found.extend(_tenancies(device, nodes[device], by_time, max_gap))
-    return sorted(found, key=lambda t: (t.device, t.start, t.end, t.tenant))
+    for (device, instance), by_time in sorted(timeline.items()):
+        found.extend(_tenancies(device, nodes[device, instance], by_time, max_gap, instance))
+    return sorted(found, key=lambda t: (t.device, t.gpu_instance, t.start, t.end, t.tenant))
 
 
 def _tenancies(
-    device: str, node: str, by_time: dict[datetime, set[str]], max_gap: timedelta
+    device: str,
+    node: str,
+    by_time: dict[datetime, set[str]],
+    max_gap: timedelta,
+    instance: str = "",
 ) -> list[Tenancy]:
     open_: dict[str, tuple[datetime, datetime]] = {}  # tenant -> (first, last) sample time
     done: list[Tenancy] = []
@@ -76,22 +88,26 @@ def _tenancies(
         for tenant in sorted(open_):
             first, last = open_[tenant]
             if tenant not in present or t - last > max_gap:
-                done.append(Tenancy(device, node, tenant, first, last))
+                done.append(Tenancy(device, node, tenant, first, last, instance))
                 del open_[tenant]
         for tenant in present:
             first = open_[tenant][0] if tenant in open_ else t
             open_[tenant] = (first, t)
-    done.extend(Tenancy(device, node, tenant, f, last) for tenant, (f, last) in open_.items())
+    done.extend(
+        Tenancy(device, node, tenant, f, last, instance) for tenant, (f, last) in open_.items()
+    )
     return done
 
 
 def unattested_handovers(
     tenancies: Iterable[Tenancy], attestations: Iterable[Attestation]
 ) -> list[Handover]:
-    """Consecutive tenancies of different tenants on a device with no reset of that GPU (by
-    UUID) or of its whole node between the previous one's end and the next one's start.
+    """Consecutive tenancies of different tenants on a device (a whole GPU, or one MIG GPU
+    instance) with no reset of that GPU (by UUID: a MIG instance's parent, since a GPU reset
+    needs every instance destroyed and clears them all) or of its whole node between the
+    previous one's end and the next one's start.
 
-    Sorted by device, then next_start."""
+    Sorted by device, instance, then next_start."""
     by_uuid: dict[str, list[datetime]] = defaultdict(list)
     by_node: dict[str, list[datetime]] = defaultdict(list)
     for a in attestations:
@@ -100,11 +116,11 @@ def unattested_handovers(
         (by_uuid[uuid] if uuid else by_node[a.node]).append(a.time)
     for times in (*by_uuid.values(), *by_node.values()):
         times.sort()
-    per_device: dict[str, list[Tenancy]] = defaultdict(list)
+    per_device: dict[tuple[str, str], list[Tenancy]] = defaultdict(list)
     for t in tenancies:
-        per_device[t.device].append(t)
+        per_device[t.device, t.gpu_instance].append(t)
     found = []
-    for device, ts in sorted(per_device.items()):
+    for (device, instance), ts in sorted(per_device.items()):
         ts.sort(key=lambda t: (t.start, t.end, t.tenant))
         for prev, nxt in zip(ts, ts[1:], strict=False):
             if prev.tenant == nxt.tenant:
@@ -116,7 +132,9 @@ def unattested_handovers(
                 by_node[nxt.node], prev.end, nxt.start
             ):
                 continue
-            found.append(Handover(device, nxt.node, prev.tenant, nxt.tenant, prev.end, nxt.start))
+            found.append(
+                Handover(device, nxt.node, prev.tenant, nxt.tenant, prev.end, nxt.start, instance)
+            )
     return found
 
 

@@ -701,3 +701,68 @@ def test_a_configured_prometheus_source_reads_only_its_clusters_series(small_wor
     source.match = "lab"
     with pytest.raises(ValidationError, match="LABEL=VALUE"):
         source.full_clean()
+
+
+def make_mig(node_name: str = "gpu-ts-1") -> None:
+    """The small world's node, as if its GPUs were split into MIG instances, none replicated."""
+    node = Node.objects.get(name=node_name)
+    node.sharing_strategy = "mig"
+    node.data = {
+        **node.data,
+        "sharing_strategy": "mig",
+        "mig_strategy": "mixed",
+        "time_slicing_replicas": None,
+        "resource_sharing": [],
+    }
+    node.save()
+
+
+def test_a_mig_instance_passed_between_tenants_needs_a_recorded_reset(small_world):
+    # MIG isolates instances side by side, not one user of an instance from the next: a GPU
+    # instance handed from alpha to beta is a handover like a whole GPU's, per instance.
+    make_mig()
+    start = timezone.now() - timedelta(hours=3)
+    mig = {"gi_id": "1", "gi_profile": "3g.40gb"}
+    alpha = series(start, 60, busy=80, namespace="team-alpha", pod="trainer-0", **mig)
+    beta = series(
+        start + timedelta(minutes=90), 60, busy=80, namespace="beta-prod", pod="inference-0", **mig
+    )
+    # beta on the sibling instance all along: side by side, no handover there.
+    sibling = series(
+        start, 150, busy=80, namespace="beta-prod", pod="other-0", gi_id="2", gi_profile="3g.40gb"
+    )
+    samples_ingest(cluster=small_world, samples=alpha + beta + sibling)
+    posture_evaluate()
+    (finding,) = open_findings("LEAK-001")
+    assert sorted(finding.tenants.values_list("slug", flat=True)) == ["alpha", "beta"]
+    assert finding.evidence["gpu_uuid"] == UUID
+    assert finding.evidence["gpu_instance_id"] == "1"
+    assert "MIG GPU instance 1" in finding.title
+    # A reset of the parent GPU between the two (every instance destroyed first) closes it.
+    ResetAttestation.objects.create(
+        cluster=small_world,
+        node="gpu-ts-1",
+        gpu_uuid=UUID,
+        reset_at=start + timedelta(minutes=75),
+        method="gpu_reset",
+        recorded_by="plat",
+    )
+    posture_evaluate()
+    assert not open_findings("LEAK-001")
+
+
+def test_a_mig_instance_of_a_node_with_no_mig_label_is_handed_over_too(small_world):
+    # A DRA-only node carries no GFD MIG label (its strategy reads "none"), yet DCGM-Exporter
+    # reports its MIG instances: each is handed from tenant to tenant as on any MIG node.
+    make_exclusive()
+    start = timezone.now() - timedelta(hours=3)
+    mig = {"gi_id": "3", "gi_profile": "1g.10gb"}
+    alpha = series(start, 60, busy=80, namespace="team-alpha", pod="trainer-0", **mig)
+    beta = series(
+        start + timedelta(minutes=90), 60, busy=80, namespace="beta-prod", pod="inference-0", **mig
+    )
+    samples_ingest(cluster=small_world, samples=alpha + beta)
+    posture_evaluate()
+    (finding,) = open_findings("LEAK-001")
+    assert finding.evidence["gpu_instance_id"] == "3"
+    assert sorted(finding.tenants.values_list("slug", flat=True)) == ["alpha", "beta"]

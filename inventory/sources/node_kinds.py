@@ -187,12 +187,22 @@ OTHER_ACCELERATORS = (
 )
 
 
+# AMD's device plugin under `resource_naming_strategy: mixed` names GPUs by their compute and
+# memory partition mode (amd.com/cpx_nps4, amd.com/spx_nps1; ROCm/k8s-device-plugin README).
+AMD_PARTITION_RESOURCE = re.compile(r"amd\.com/[a-z]px_nps\d+")
+
+
+def is_other_accelerator(name: str) -> bool:
+    """Another vendor's accelerator resource (OTHER_ACCELERATORS, or an AMD partition mode)."""
+    return name in OTHER_ACCELERATORS or bool(AMD_PARTITION_RESOURCE.fullmatch(name))
+
+
 def other_accelerators(capacity: Mapping[str, object]) -> list[str]:
     """The other vendors' accelerator resources a node advertises (a count above 0)."""
     found = []
-    for name in OTHER_ACCELERATORS:
+    for name in [*OTHER_ACCELERATORS, *sorted(k for k in capacity if is_other_accelerator(k))]:
         value = str(capacity.get(name, "0")).strip()
-        if value.isdigit() and int(value) > 0:
+        if name not in found and value.isdigit() and int(value) > 0:
             found.append(name)
     return found
 

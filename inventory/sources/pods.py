@@ -20,7 +20,7 @@ from inventory.snapshot import (
 )
 from inventory.snapshot_dra import PodClaim
 from inventory.sources.dra import pod_claims
-from inventory.sources.node_kinds import OTHER_ACCELERATORS
+from inventory.sources.node_kinds import is_other_accelerator
 from inventory.sources.raw import (
     as_int,
     dicts,
@@ -266,7 +266,7 @@ def _gpu_quantities(value: Any) -> dict[str, str]:
 def _accelerators(resources: dict[str, Any]) -> dict[str, str]:
     """Other vendors' accelerator quantities (the limit wins: requests default to it)."""
     asked = {**mapping(resources.get("requests")), **mapping(resources.get("limits"))}
-    found = {k: v for k, v in asked.items() if k in OTHER_ACCELERATORS}
+    found = {k: v for k, v in asked.items() if is_other_accelerator(str(k))}
     return str_dict(found) if found else {}
 
 

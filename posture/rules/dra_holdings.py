@@ -1,7 +1,8 @@
 """Pods' holds on a node's GPUs through DRA ResourceClaims (DESIGN §2). PURE.
 
-Each GPU or MIG device a pod's claims hold is a holding named by its UUID (or its DRA name
-where the slice publishes none), so parties on different devices do not meet and parties on
+Each GPU or MIG device (NVIDIA's gpu.nvidia.com, or AMD's gpu.amd.com: a whole GPU or a
+partition) a pod's claims hold is a holding named by its UUID (or its DRA name where the slice
+publishes none, as AMD's never does), so parties on different devices do not meet and parties on
 the same one do, whatever way each got it. A claim several pods use gives each of them the
 same device: pods of two tenants on one claim are co-tenants on it. A platform namespace's
 adminAccess claim (a monitoring agent) is the platform's reach, not a holding: it meets no one.
@@ -9,13 +10,14 @@ adminAccess claim (a monitoring agent) is the platform's reach, not a holding: i
 
 from __future__ import annotations
 
-from inventory.dra_devices import DraIndex, HeldDevice, gpu_classes_of_pod, is_admin
+from inventory.dra_devices import AMD_DRIVER, DraIndex, HeldDevice, gpu_classes_of_pod, is_admin
 from inventory.snapshot import Node, Pod
 from inventory.snapshot_dra import DraClaim
 from posture.inputs import PostureInputs
 from posture.rules.holding import GpuHolding
 
 GPU_POOL = "nvidia.com/gpu"
+AMD_POOL = "amd.com/gpu"
 
 
 def dra_index(inputs: PostureInputs) -> DraIndex:
@@ -72,7 +74,12 @@ def uses_gpu(inputs: PostureInputs, pod: Pod) -> bool:
 
 
 def held_pool(held: HeldDevice) -> str:
-    """The physical pool a DRA device belongs to, spelled as the device plugin would."""
+    """The physical pool a DRA device belongs to, spelled as the vendor's device plugin would
+    (AMD's advertises amd.com/gpu, and a partition mode as amd.com/<mode>: amd.com/cpx_nps4)."""
+    if held.result.driver == AMD_DRIVER:
+        if held.kind == "partition" and held.profile:
+            return f"amd.com/{held.profile}"
+        return AMD_POOL
     if held.kind == "mig":
         return f"nvidia.com/mig-{held.profile}" if held.profile else "nvidia.com/mig"
     return GPU_POOL

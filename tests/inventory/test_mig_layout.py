@@ -35,6 +35,10 @@ def test_table_models() -> None:
         "H100-94GB",
         "H200-141GB",
         "B200",
+        "GB200",
+        "B300",
+        "GB300",
+        "H20-96GB",
     }
     for gpu in MODELS.values():
         assert (gpu.memory_slots, gpu.compute_slices, len(gpu.profiles)) == (8, 7, 7)
@@ -52,6 +56,15 @@ def test_table_spot_facts() -> None:
     assert profile_of("H200-141GB", "1g.18gb+me").max_instances == 1
     assert profile_of("H100-80GB", "1g.5gb") is None
     assert profile_of("A30", "1g.6gb") is None
+    # Blackwell and H20 names as mig-parted's config-default.yaml gives them per PCI id.
+    assert [p for p in MODELS["GB200"].profiles if not p.endswith("+me")] == [
+        "1g.23gb", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb"
+    ]  # fmt: skip
+    assert profile_of("B300", "3g.135gb").placements == (0, 4)
+    assert profile_of("H20-96GB", "3g.48gb").max_instances == 2
+    # One name, two profiles: GB300's base 1g (7 a GPU), H200's double-memory 1g (4 a GPU).
+    assert profile_of("GB300", "1g.35gb").max_instances == 7
+    assert profile_of("H200-141GB", "1g.35gb").max_instances == 4
 
 
 @pytest.mark.parametrize(("model", "name"), EVERY_PROFILE)
@@ -123,7 +136,15 @@ def test_max_instances_pinned_at_each_allowed_start_fit(model: str, name: str) -
         ("A100-40GB", "A100-40GB"),
         ("H100-94GB", "H100-94GB"),
         ("H200-141GB", "H200-141GB"),
-        ("NVIDIA-GB200", None),  # not a B200
+        ("NVIDIA-GB200", "GB200"),  # not a B200
+        ("NVIDIA-B300-SXM6-AC", "B300"),
+        ("NVIDIA-GB300", "GB300"),
+        ("NVIDIA-H20", "H20-96GB"),
+        ("NVIDIA-H20-141GB", None),  # another memory size: not the 96GB part's profiles
+        ("NVIDIA-H800", "H100-80GB"),
+        ("NVIDIA-H800-NVL", "H100-94GB"),
+        ("NVIDIA-A800-SXM4-80GB", "A100-80GB"),
+        ("NVIDIA-A800-40GB-Active", "A100-40GB"),
         ("NVIDIA-GH200-480GB", None),  # not an H200
         ("NVIDIA-A100", None),  # 40 or 80 GB: ambiguous
         ("NVIDIA-H100-64GB", None),

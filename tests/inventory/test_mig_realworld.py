@@ -102,6 +102,10 @@ def test_balanced_per_model_matches_sources_md() -> None:
     assert balanced["H100-94GB"] == {"1g.12gb": 2, "2g.24gb": 1, "3g.47gb": 1}
     assert balanced["H200-141GB"] == {"1g.18gb": 2, "2g.35gb": 1, "3g.71gb": 1}
     assert balanced["B200"] == {"1g.23gb": 2, "2g.45gb": 1, "3g.90gb": 1}
+    assert balanced["GB200"] == {"1g.23gb": 2, "2g.47gb": 1, "3g.93gb": 1}
+    assert balanced["GB300"] == {"1g.35gb": 2, "2g.70gb": 1, "3g.139gb": 1}
+    assert balanced["B300"] == {"1g.34gb": 2, "2g.67gb": 1, "3g.135gb": 1}
+    assert balanced["H100-80GB"] == {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}  # H800's too
 
 
 def test_all_profile_counts_are_our_max_instances() -> None:

@@ -140,7 +140,7 @@ def test_a_cluster_device_plugin_configmap_does_not_decide_a_gke_node():
         ("nvidia-h100-mega-80gb", "NVIDIA-H100-80GB", "H100", "H100-80GB"),
         ("nvidia-h200-141gb", "NVIDIA-H200-141GB", "H200", "H200-141GB"),
         ("nvidia-b200", "NVIDIA-B200", "B200", "B200"),
-        ("nvidia-gb200", "NVIDIA-GB200", "GB200", None),
+        ("nvidia-gb200", "NVIDIA-GB200", "GB200", "GB200"),
         ("nvidia-tesla-v100", "NVIDIA-V100", "V100", None),
         ("nvidia-rtx-pro-6000", "NVIDIA-RTX-PRO-6000", "6000", None),
     ],

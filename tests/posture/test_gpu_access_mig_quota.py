@@ -188,3 +188,63 @@ def test_k8s001_says_which_present_keys_are_not_enforced():
     (draft,) = _k8s001(_quota("alpha", **{"nvidia.com/gpu": "4"}), _uses("nvidia.com/gpu"))
     (entry,) = draft.evidence["missing"]
     assert (entry["unenforced_keys"], entry["pods"]) == (["nvidia.com/gpu"], ["alpha/uses-gpu"])
+
+
+STATE = "nvidia.com/mig.config.state"
+
+
+def _unreported(strategy: str, product: str, capacity: dict[str, str], **labels: str):
+    """Two tenants on a node whose mig.config label requests a layout MIG Manager never
+    reported on (no mig.config.state): GFD's own labels say what the devices are."""
+    gpu = node(
+        "gpu-mig",
+        capacity=capacity,
+        labels={
+            "nvidia.com/mig.strategy": strategy,
+            "nvidia.com/gpu.product": product,
+            "nvidia.com/mig.config": "all-1g.10gb",
+            **labels,
+        },
+    )
+    resource = next(iter(capacity))
+    pods = [_mig_pod("alpha", "a", resource), _mig_pod("beta", "b", resource)]
+    return world([gpu, *pods], (ALPHA, BETA))
+
+
+@pytest.mark.parametrize(
+    ("strategy", "product", "capacity"),
+    [
+        # single: GFD names MIG devices "<model>-MIG-<profile>"; a whole-GPU name is no MIG.
+        ("single", "NVIDIA-A100-SXM4-80GB", {"nvidia.com/gpu": "8"}),
+        # mixed: the MIG devices would be nvidia.com/mig-* resources; only whole GPUs are.
+        ("mixed", "NVIDIA-A100-SXM4-80GB", {"nvidia.com/gpu": "8"}),
+    ],
+)
+def test_a_requested_layout_never_applied_is_not_judged_as_mig(strategy, product, capacity):
+    inputs = _unreported(strategy, product, capacity)
+    (draft,) = run("SHARE-009", inputs)
+    assert draft.tenants == ("alpha", "beta")
+    assert draft.evidence["mig_config_state"] == "not applied"
+    assert "MIG Manager never reported a state" in draft.evidence["why"]
+    assert "all-1g.10gb not applied" in draft.title
+    # The tenants' GPUs are not called MIG GPU instances (no mig_gi approval is asked for).
+    assert run("SHARE-004", inputs) == []
+
+
+@pytest.mark.parametrize(
+    ("strategy", "product", "capacity", "labels"),
+    [
+        # GFD sees the MIG devices: the layout holds, whoever applied it.
+        ("single", "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", {"nvidia.com/gpu": "56"}, {}),
+        ("mixed", "NVIDIA-A100-SXM4-80GB", {"nvidia.com/mig-1g.10gb": "56"}, {}),
+        # MIG Manager reported success: its word, not a guess from labels that may lag.
+        ("single", "NVIDIA-A100-SXM4-80GB", {"nvidia.com/gpu": "8"}, {STATE: "success"}),
+    ],
+)
+def test_a_layout_in_effect_or_reported_is_no_finding(strategy, product, capacity, labels):
+    assert run("SHARE-009", _unreported(strategy, product, capacity, **labels)) == []
+
+
+def test_no_product_label_says_nothing_about_the_devices():
+    gpu = Node("n", labels={}, mig_strategy="single", mig_config="all-1g.10gb")
+    assert mig_layout_problem(gpu) is None

@@ -68,16 +68,45 @@ def test_platform_and_unattributed_samples_neither_start_nor_end_a_tenancy():
     assert tenancies_from(samples) == [ten("a", 0, 12)]
 
 
-def test_only_exact_whole_gpu_samples_with_a_uuid_count():
+def test_only_exact_samples_with_a_uuid_count():
     samples = [
         at(0, hostname="ts-node"),  # time-sliced: shared confidence
         at(0, pod=""),  # no pod label: no confidence
-        at(0, uuid="GPU-2", gi_id="1", gi_profile="3g.40gb"),  # a MIG instance
-        at(0, uuid=""),  # cannot be matched to a reset by UUID
+        at(0, uuid="", gi_id="1"),  # cannot be matched to a reset by UUID
         at(0, "kube-system"),
         at(0, ""),
     ]
     assert tenancies_from(samples) == []
+
+
+def test_each_mig_instance_is_its_own_device_under_its_parent_uuid():
+    # DCGM-Exporter reports a MIG instance under its parent GPU's UUID with its GPU_I_ID: the
+    # instance is handed from tenant to tenant as a whole GPU is, apart from its siblings.
+    samples = (
+        every(0, 10, gi_id="1", gi_profile="3g.40gb")
+        + every(0, 30, "ns-c", gi_id="2", gi_profile="3g.40gb")
+        + every(20, 30, "ns-b", gi_id="1", gi_profile="3g.40gb")
+    )
+    random.Random(3).shuffle(samples)
+    assert tenancies_from(samples) == [
+        Tenancy("GPU-1", "n1", "a", m(0), m(10), "1"),
+        Tenancy("GPU-1", "n1", "b", m(20), m(30), "1"),
+        Tenancy("GPU-1", "n1", "c", m(0), m(30), "2"),
+    ]
+
+
+def test_a_mig_instance_passed_on_needs_a_reset_of_its_parent_gpu_or_node():
+    tenancies = [
+        Tenancy("GPU-1", "n1", "a", m(0), m(10), "1"),
+        Tenancy("GPU-1", "n1", "b", m(20), m(30), "1"),
+        Tenancy("GPU-1", "n1", "c", m(0), m(30), "2"),  # a sibling: no handover with it
+    ]
+    assert unattested_handovers(tenancies, []) == [
+        Handover("GPU-1", "n1", "a", "b", m(10), m(20), "1")
+    ]
+    assert unattested_handovers(tenancies, [reset(15)]) == []
+    assert unattested_handovers(tenancies, [reset(15, uuid="")]) == []
+    assert len(unattested_handovers(tenancies, [reset(15, uuid="GPU-2")])) == 1
 
 
 def test_overlapping_tenants_each_keep_their_tenancy():

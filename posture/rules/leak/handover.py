@@ -17,10 +17,15 @@ from tenants.mapping import UNCLASSIFIED
     scope="node",
     rationale="An exclusive GPU keeps memory and state from its last workload until it is "
     "reset; the next tenant can read what the previous one left (LeftoverLocals-"
-    "type residue). A recorded reset between tenants is the evidence it was wiped.",
+    "type residue). A MIG GPU instance is the same in time: MIG isolates instances that run "
+    "side by side, and NVIDIA's MIG user guide promises no clearing of an instance's memory "
+    "between one user and the next, so each instance passed between tenants is judged as a "
+    "whole GPU is. A recorded reset between tenants is the evidence it was wiped.",
     remediation="Reset the GPU between tenants (`nvidia-smi --gpu-reset -i <uuid>` with the "
-    "node drained, a reboot, or recycling the VM) and record it as a reset "
-    "attestation (`POST /api/v1/reset-attestations/` or the utilisation page).",
+    "node drained, a reboot, or recycling the VM; on a MIG GPU the reset needs every GPU "
+    "instance destroyed first and clears them all) and record it as a reset attestation of "
+    "the GPU's UUID (the MIG instance's parent) or of the node "
+    "(`POST /api/v1/reset-attestations/` or the utilisation page).",
     mappings=("SP800-53:SC-4", "NVIDIA-AI-Cloud:SEC21"),
 )
 def unattested_handover(inputs: PostureInputs) -> Iterator[FindingDraft]:
@@ -29,7 +34,7 @@ def unattested_handover(inputs: PostureInputs) -> Iterator[FindingDraft]:
         # the unclassified tenant's, shown as such. Its namespace is named only where both sides
         # are unclassified (no tenant viewer sees that finding): a tenant must not learn names.
         previous, next_ = _shown(h.previous_tenant), _shown(h.next_tenant)
-        evidence = {
+        evidence: dict[str, object] = {
             "node": h.node,
             "gpu_uuid": h.device,
             "previous_tenant": previous,
@@ -38,20 +43,29 @@ def unattested_handover(inputs: PostureInputs) -> Iterator[FindingDraft]:
             "next_start": h.next_start.isoformat(),
             "looked_for": "a reset attestation of this GPU or node between the two",
         }
+        device = f"GPU {h.device}"
+        if h.gpu_instance:
+            # DCGM-Exporter reports a MIG instance under its parent's UUID with its GPU_I_ID.
+            evidence["gpu_instance_id"] = h.gpu_instance
+            evidence["looked_for"] = (
+                "a reset attestation of the parent GPU or node between the two (a GPU reset "
+                "needs every MIG instance destroyed and clears them all)"
+            )
+            device = f"MIG GPU instance {h.gpu_instance} of GPU {h.device}"
         if previous == next_ == UNCLASSIFIED:
             evidence["previous_namespace"] = h.previous_tenant.partition(":")[2]
             evidence["next_namespace"] = h.next_tenant.partition(":")[2]
-        title = (
-            f"GPU {h.device} on {h.node} went from {previous} to {next_} without a recorded reset"
-        )
+        title = f"{device} on {h.node} went from {previous} to {next_} without a recorded reset"
         if previous == next_:
             title = (
-                f"GPU {h.device} on {h.node} went between two namespaces nobody claims "
+                f"{device} on {h.node} went between two namespaces nobody claims "
                 "without a recorded reset"
             )
         # One finding per GPU and pair of tenants: a re-read of the same history (or the same
         # two tenants trading the GPU again) updates it rather than opening another.
-        key = f"LEAK-001:{h.device}:{h.previous_tenant}>{h.next_tenant}"
+        # A MIG instance is its own device: one finding per instance and pair.
+        where = f"{h.device}/gi{h.gpu_instance}" if h.gpu_instance else h.device
+        key = f"LEAK-001:{where}:{h.previous_tenant}>{h.next_tenant}"
         # Both tenants are affected: one's residue, the other's exposure to it.
         tenants = sorted({s for s in (previous, next_) if s in inputs.tenants_by_slug})
         node = node_named(inputs, h.node)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
+from inventory.dra_devices import AMD_DRIVER
 from inventory.snapshot import Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import path_within, sorted_nodes
+from posture.rules.dra_holdings import dra_holdings
+from posture.rules.holding import GpuHolding
 from posture.rules.pod.host_areas import canonical_host_path
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft
@@ -32,17 +35,22 @@ AMD_MODEL_LABELS = (
     "beta.amd.com/gpu.family",
 )
 AMD_LABEL_PREFIXES = ("amd.com/gpu", "beta.amd.com/gpu")
+AMD_POOL_PREFIX = "amd.com/"  # posture.rules.dra_holdings.held_pool of AMD's DRA devices
 
 
 def _words(text: str) -> str:
     return re.sub(r"[_\-/.,]+", " ", text).lower()
 
 
-def leftoverlocals_match(node: Node) -> dict[str, Any] | None:
-    """What identifies the node's GPUs as affected by VU#446598, or None."""
-    sources = [("gpu_model", node.gpu_model)] + [
-        (f"labels[{key}]", node.labels.get(key)) for key in AMD_MODEL_LABELS
-    ]
+def leftoverlocals_match(node: Node, dra_products: Sequence[str] = ()) -> dict[str, Any] | None:
+    """What identifies the node's GPUs as affected by VU#446598, or None. `dra_products`: the
+    productName of the AMD devices its ResourceSlices publish (a DRA-only node may carry no
+    AMD labeller labels)."""
+    sources = (
+        [("gpu_model", node.gpu_model)]
+        + [(f"labels[{key}]", node.labels.get(key)) for key in AMD_MODEL_LABELS]
+        + [(f"ResourceSlice {AMD_DRIVER} productName", p) for p in dra_products]
+    )
     for where, value in sources:
         if not value or NOT_AFFECTED.search(_words(value)):
             continue
@@ -53,7 +61,21 @@ def leftoverlocals_match(node: Node) -> dict[str, Any] | None:
     amd_keys = sorted(k for k in node.labels if k.startswith(AMD_LABEL_PREFIXES))
     if amd_keys:
         return {"vendor": "AMD", "source": f"labels[{amd_keys[0]}]", "model": None}
+    if dra_products:  # AMD's DRA driver publishes AMD GPUs only, whatever their name says
+        return {"vendor": "AMD", "source": f"ResourceSlice {AMD_DRIVER}", "model": None}
     return None
+
+
+def amd_dra_products(inputs: PostureInputs, node: Node) -> list[str]:
+    """The productName of each AMD device the node's ResourceSlices publish ("" for none)."""
+    return sorted(
+        {
+            d.attributes.get("productName", "")
+            for s in inputs.snapshot.dra_slices
+            if s.driver == AMD_DRIVER and s.node_name == node.name
+            for d in s.devices
+        }
+    )
 
 
 @check(
@@ -69,8 +91,10 @@ def leftoverlocals_match(node: Node) -> dict[str, Any] | None:
         "one after the other on the same GPU. Whole GPUs that the vendor's device plugin "
         "allocates (`amd.com/gpu`) are each one tenant's: they are shared where a tenant's pod "
         "reaches every GPU of the node outside the plugin (privileged, or a hostPath over "
-        "/dev) beside another tenant's pods. A GPU passed from one tenant to the next is "
-        "LEAK-001's (a reset between tenants)."
+        "/dev) beside another tenant's pods, or where AMD's DRA driver (`gpu.amd.com`) "
+        "gives one device to pods of two tenants (a claim they share, a device allocated "
+        "to several claims, a tenant's adminAccess claim). A GPU passed from one tenant to "
+        "the next is LEAK-001's (a reset between tenants)."
     ),
     remediation=(
         "Do not share these GPUs between tenants: taint the node for a single tenant "
@@ -83,7 +107,7 @@ def leftoverlocals_match(node: Node) -> dict[str, Any] | None:
 )
 def leftoverlocals_shared(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for node in sorted_nodes(inputs):
-        match = leftoverlocals_match(node)
+        match = leftoverlocals_match(node, amd_dra_products(inputs, node))
         if match is None:
             continue
         tenants, how = _gpu_users(inputs, node)
@@ -116,9 +140,35 @@ def _gpu_users(inputs: PostureInputs, node: Node) -> tuple[list[TenantInfo], dic
         else:
             continue  # no device node of the GPUs is in its container
         tenants[tenant.slug] = tenant
+    # AMD GPUs AMD's DRA driver allocates: one device held by pods of two tenants (a claim
+    # they share, a device allocated to several claims, a tenant's adminAccess claim) is
+    # shared outright, whoever else is on the node.
+    for slug, (tenant, held) in _dra_co_holders(inputs, node).items():
+        tenants[slug], how[slug] = tenant, held
+        reaching.add(slug)
     if not reaching or len(tenants) < 2:
         return [], {}
     return [tenants[slug] for slug in sorted(tenants)], how
+
+
+def _dra_co_holders(inputs: PostureInputs, node: Node) -> dict[str, tuple[TenantInfo, str]]:
+    """Tenants holding one AMD DRA device (whole GPU or partition) with another tenant, each
+    with how: the claim, the device, and why the device is shared."""
+    by_device: dict[str, list[GpuHolding]] = {}
+    for h in dra_holdings(inputs, node):
+        # A device of its own (a whole GPU, a partition) meets no one here: LEAK-001's.
+        if h.tenant is not None and h.pool.startswith(AMD_POOL_PREFIX) and h.mode != "exclusive":
+            for device in h.devices or ():
+                by_device.setdefault(device, []).append(h)
+    found: dict[str, tuple[TenantInfo, str]] = {}
+    for device, holdings in sorted(by_device.items()):
+        if len({h.tenant.slug for h in holdings if h.tenant}) < 2:
+            continue
+        for h in sorted(holdings, key=lambda h: (h.pod.namespace, h.pod.name)):
+            if h.tenant is not None and h.tenant.slug not in found:
+                held = f"pod {h.pod.namespace}/{h.pod.name} shares {device}: {h.basis}"
+                found[h.tenant.slug] = (h.tenant, held)
+    return found
 
 
 def reaches_every_device(pod: Pod) -> str | None:
@@ -151,7 +201,8 @@ def _leak_draft(
         ],
         "counted_by": (
             "whole GPUs the vendor's device plugin allocates (amd.com/gpu) are each one "
-            "tenant's; a pod reaching every GPU outside the plugin shares them with the rest"
+            "tenant's; a pod reaching every GPU outside the plugin shares them with the rest; "
+            "a DRA device (gpu.amd.com) held by pods of two tenants is shared by both"
         ),
     }
     names = ", ".join(t.slug for t in tenants)

@@ -1,11 +1,12 @@
 """SHARE-009: a node's MIG reconfiguration failed or is stuck, so its real layout is unknown
-(inventory/mig_state.py: failed at once; pending or rebooting on syncs 15 minutes apart)."""
+(inventory/mig_state.py: failed at once; pending or rebooting on syncs 15 minutes apart; a
+requested layout MIG Manager never reported on while GFD sees no MIG device: not applied)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inventory.mig_state import mig_layout_problem
+from inventory.mig_state import NOT_APPLIED, mig_layout_problem
 from posture.inputs import PostureInputs
 from posture.rules.common import gpu_holdings, holding_evidence, sorted_nodes, tenants_on_node
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
@@ -21,8 +22,10 @@ from tenants.policy import is_mig_resource
     rationale=(
         "MIG Manager applies the layout a node's `nvidia.com/mig.config` label requests and "
         "reports `nvidia.com/mig.config.state`: `pending` (or `rebooting`) while it works, "
-        "`success` or `failed` after. A failed reconfiguration, or one still pending on syncs "
-        "far apart, leaves the GPUs in a layout nobody asked for: MIG may be off, instances "
+        "`success` or `failed` after. A failed reconfiguration, one still pending on syncs "
+        "far apart, or a requested layout MIG Manager never reported on while GPU Feature "
+        "Discovery sees no MIG device (MIG Manager not running on the node), leaves the GPUs "
+        "in a layout nobody asked for: MIG may be off, instances "
         "may be missing or merged, the device plugin may advertise stale devices. Tenants "
         "placed there for the isolation of their own MIG GPU instances may not have it, and "
         "the sharing checks cannot judge the node from a layout that does not hold, so its "
@@ -61,7 +64,8 @@ def mig_reconfiguration_unknown(inputs: PostureInputs) -> Iterator[FindingDraft]
             "sharing_facts": "unknown: the node's MIG instances are not judged as isolated",
             "tenant_gpu_holdings": holding_evidence(holdings)[:MEMBERS_SHOWN],
         }
-        state = "failed" if problem["state"] == "failed" else f"stuck {problem['state']}"
+        state = problem["state"]
+        state = state if state in ("failed", NOT_APPLIED) else f"stuck {state}"
         requested = problem["requested"] or "(no layout label)"
         title = (
             f"MIG reconfiguration of node {node.name} to {requested} {state}: its MIG layout "
