@@ -34,8 +34,9 @@ from inventory.sources.istio_auth import is_istio_auth
 from inventory.sources.mesh_routes import mesh_route_kind
 from inventory.sources.node_kinds import sandbox_default
 from inventory.sources.nodes import node_from, operator_version
-from inventory.sources.normalise import normalise, plugin_config_default
+from inventory.sources.normalise import normalise
 from inventory.sources.raw import meta, text
+from inventory.sources.snapshot_nodes import plugin_config_default
 from inventory.sync import (
     SyncError,
     namespace_owners,

@@ -2,7 +2,8 @@
 
 Every source (a kubectl JSON snapshot, the live API) hands its objects here, so the rules for
 what a node runs and how it shares its GPUs live in one place. The per-kind readers are in
-nodes.py, pods.py, gpu_config.py and objects.py; this module validates, dispatches and sorts.
+nodes.py, pods.py, gpu_config.py and objects.py (a node's facts from the whole snapshot:
+snapshot_nodes.py); this module validates, dispatches and sorts.
 An object a reader cannot read (anything a tenant wrote may be hostile) is skipped with a
 warning that names it; only an item that is not a Kubernetes object at all fails the snapshot.
 """
@@ -14,7 +15,6 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from inventory.components import stack_facts
 from inventory.owners import qualified_kind
 from inventory.snapshot import (
     ClusterSnapshot,
@@ -22,7 +22,6 @@ from inventory.snapshot import (
     Ingress,
     Namespace,
     NetworkPolicy,
-    Node,
     OwnerLink,
     Pod,
     ResourceQuota,
@@ -30,8 +29,6 @@ from inventory.snapshot import (
     RoleBinding,
     Service,
     ServiceAccount,
-    SharingConfig,
-    UnreadableConfig,
     Workload,
     gc_paused,
 )
@@ -48,12 +45,11 @@ from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_conf
 from inventory.sources.images import image_version
 from inventory.sources.istio_auth import authenticated_routes, is_istio_auth
 from inventory.sources.mesh_routes import mesh_route_kind
-from inventory.sources.node_kinds import not_judged_warning, other_accelerators, sandbox_default
-from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
 from inventory.sources.pods import pod_from_object, pod_from_template
 from inventory.sources.raw import mapping, name_of, text
 from inventory.sources.service_accounts import service_account_from
+from inventory.sources.snapshot_nodes import plugin_config_default, snapshot_nodes
 
 __all__ = [
     "SnapshotError",
@@ -322,7 +318,15 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         replace(w, template=with_claim_paths(w.template, claims)) if w.template else w
         for w in collected.workloads
     ]
-    nodes = _nodes(collected, pods, sharing_configs, configs.unreadable)
+    nodes, warnings = snapshot_nodes(
+        collected.raw_nodes,
+        collected.workloads,
+        collected.operator_policies,
+        pods,
+        sharing_configs,
+        configs.unreadable,
+    )
+    collected.warnings.extend(warnings)
     return ClusterSnapshot(
         nodes=tuple(sorted(nodes, key=lambda n: n.name)),
         pods=tuple(pods),
@@ -366,55 +370,3 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         warnings=tuple(sorted(set(collected.warnings))),
         platform_namespaces=tuple(sorted(configs.platform)),
     )
-
-
-def _nodes(
-    collected: _Collected,
-    pods: list[Pod],
-    sharing_configs: list[SharingConfig],
-    unreadable: list[UnreadableConfig],
-) -> list[Node]:
-    by_node: dict[str, list[Pod]] = {}
-    for pod in pods:
-        if pod.node_name:
-            by_node.setdefault(pod.node_name, []).append(pod)
-    operator = operator_version(collected.workloads)
-    policies = [p.name for p in collected.operator_policies]
-    stack = stack_facts(collected.workloads, policies, pods)
-    plugin_default = plugin_config_default(collected.operator_policies)
-    workload_default = sandbox_default(p.spec for p in collected.operator_policies if not p.error)
-    nodes: list[Node] = []
-    others: dict[str, list[str]] = {}  # node -> accelerators of other vendors
-    for raw in collected.raw_nodes:
-        name = text(mapping(raw.get("metadata")).get("name"), "") or ""
-        try:
-            result = node_from(
-                raw,
-                pods_on_node=by_node.get(name, []),
-                operator_version=operator,
-                sharing_configs=sharing_configs,
-                unreadable=unreadable,
-                stack=stack,
-                plugin_default=plugin_default,
-                workload_default=workload_default,
-            )
-        except Exception as exc:  # noqa: BLE001 - as for any other object: skip, say why
-            reason = f"{type(exc).__name__}: {exc}"[:300]
-            collected.warnings.append(f"Node {name} could not be read and was skipped: {reason}")
-            continue
-        nodes.append(result.node)
-        collected.warnings.extend(result.warnings)
-        if found := other_accelerators(mapping(mapping(raw.get("status")).get("capacity"))):
-            others[name] = found
-    if warning := not_judged_warning(others):
-        collected.warnings.append(warning)
-    return nodes
-
-
-def plugin_config_default(policies: Iterable[GpuOperatorPolicy]) -> str:
-    """The device-plugin config an unlabelled node reads, as the GPU Operator's ClusterPolicy
-    sets it (`devicePlugin.config.default`); "" when none does or two disagree."""
-    defaults = {
-        str(p.spec.get("device_plugin_config_default") or "") for p in policies if not p.error
-    }
-    return defaults.pop() if len(defaults) == 1 else ""

@@ -1,0 +1,77 @@
+"""Each Node of a snapshot with what the rest of the snapshot says of it: its pods, the GPU
+Operator's and the stack's versions, the sharing configs that apply, the defaults of the
+ClusterPolicy. PURE. A node that cannot be read is skipped with a warning that names it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from inventory.components import stack_facts
+from inventory.snapshot import (
+    GpuOperatorPolicy,
+    Node,
+    Pod,
+    SharingConfig,
+    UnreadableConfig,
+    Workload,
+)
+from inventory.sources.node_kinds import not_judged_warning, other_accelerators, sandbox_default
+from inventory.sources.nodes import node_from, operator_version
+from inventory.sources.raw import mapping, text
+
+
+def snapshot_nodes(
+    raw_nodes: Iterable[dict[str, Any]],
+    workloads: Sequence[Workload],
+    operator_policies: Sequence[GpuOperatorPolicy],
+    pods: Sequence[Pod],
+    sharing_configs: list[SharingConfig],
+    unreadable: list[UnreadableConfig],
+) -> tuple[list[Node], list[str]]:
+    """The nodes read from `raw_nodes`, and the warnings of reading them."""
+    by_node: dict[str, list[Pod]] = {}
+    for pod in pods:
+        if pod.node_name:
+            by_node.setdefault(pod.node_name, []).append(pod)
+    operator = operator_version(workloads)
+    policies = [p.name for p in operator_policies]
+    stack = stack_facts(workloads, policies, pods)
+    plugin_default = plugin_config_default(operator_policies)
+    workload_default = sandbox_default(p.spec for p in operator_policies if not p.error)
+    nodes: list[Node] = []
+    warnings: list[str] = []
+    others: dict[str, list[str]] = {}  # node -> accelerators of other vendors
+    for raw in raw_nodes:
+        name = text(mapping(raw.get("metadata")).get("name"), "") or ""
+        try:
+            result = node_from(
+                raw,
+                pods_on_node=by_node.get(name, []),
+                operator_version=operator,
+                sharing_configs=sharing_configs,
+                unreadable=unreadable,
+                stack=stack,
+                plugin_default=plugin_default,
+                workload_default=workload_default,
+            )
+        except Exception as exc:  # noqa: BLE001 - as for any other object: skip, say why
+            reason = f"{type(exc).__name__}: {exc}"[:300]
+            warnings.append(f"Node {name} could not be read and was skipped: {reason}")
+            continue
+        nodes.append(result.node)
+        warnings.extend(result.warnings)
+        if found := other_accelerators(mapping(mapping(raw.get("status")).get("capacity"))):
+            others[name] = found
+    if warning := not_judged_warning(others):
+        warnings.append(warning)
+    return nodes, warnings
+
+
+def plugin_config_default(policies: Iterable[GpuOperatorPolicy]) -> str:
+    """The device-plugin config an unlabelled node reads, as the GPU Operator's ClusterPolicy
+    sets it (`devicePlugin.config.default`); "" when none does or two disagree."""
+    defaults = {
+        str(p.spec.get("device_plugin_config_default") or "") for p in policies if not p.error
+    }
+    return defaults.pop() if len(defaults) == 1 else ""
