@@ -10,7 +10,6 @@ sync's (inventory.sync), so a failed watch re-sync also leaves the last good inv
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
@@ -27,15 +26,11 @@ from inventory.models import ClusterObject, Node, Pod, SyncRun
 from inventory.platform import platform_inputs
 from inventory.sources.base import WatchDelta
 from inventory.sources.configs import unreadable_configs
-from inventory.sources.env_configmaps import references
 from inventory.sources.gpu_config import policy_unreadable
 from inventory.sources.images import component_of
-from inventory.sources.istio_auth import is_istio_auth
-from inventory.sources.mesh_routes import mesh_route_kind
 from inventory.sources.node_kinds import sandbox_default
 from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.normalise import normalise
-from inventory.sources.raw import meta, text
 from inventory.sources.snapshot_nodes import plugin_config_default
 from inventory.sync import (
     SyncError,
@@ -44,6 +39,13 @@ from inventory.sync import (
     record_drift,
     sync_run_fail,
     with_host_facts,
+)
+from inventory.sync_delta_guards import (
+    NeedsFullSync,
+    is_gpu_stack,
+    refuse_env_sources,
+    refuse_istio,
+    refuse_node_wide,
 )
 from inventory.sync_rows import (
     OBJECT_KINDS,
@@ -55,12 +57,6 @@ from inventory.sync_rows import (
 )
 
 ReadNode = Callable[[str], dict[str, Any] | None]
-# Object kinds whose change moves facts of every GPU node: only a full sync re-derives those.
-NODE_WIDE_KINDS = frozenset({"sharing_config", "configmap", "gpu_operator_policy"})
-
-
-class NeedsFullSync(Exception):
-    """The change reaches further than a watch re-sync re-derives."""
 
 
 def delta_apply(
@@ -92,10 +88,10 @@ def _apply(
 ) -> tuple[dict[str, dict[str, int]], list, list[str]]:
     cluster = run.cluster
     inputs = platform_inputs(cluster)
-    _refuse_istio(delta)
+    refuse_istio(delta)
     changed, deleted = _normalised(delta.changed, inputs), _normalised(delta.deleted, inputs)
     old_pods = _stored_pods(cluster, [*changed.pods, *deleted.pods])
-    _refuse_env_sources(cluster, delta, changed, old_pods)
+    refuse_env_sources(cluster, delta, changed, old_pods)
     touched = _nodes_to_rederive(delta, changed.pods, deleted.pods, old_pods)
     before = previous_state(cluster, touched)
     if set(touched) - {n.name for n in before.nodes}:
@@ -149,7 +145,7 @@ def _apply_objects(
         digest, before = text_hash(canonical), existing.get(key)
         if before is not None and before[1] == digest:
             continue
-        _refuse_node_wide(key, key[0] == "workload" and _is_gpu_stack(canonical))
+        refuse_node_wide(key, key[0] == "workload" and is_gpu_stack(canonical))
         counter = result.setdefault(key[0], Changes())
         if before is None:
             to_create.append((cluster.pk, *key, canonical, digest))
@@ -167,7 +163,7 @@ def _apply_objects(
     }
     for key in gone - set(wanted):
         if key in existing:
-            _refuse_node_wide(key, key[0] == "workload" and key not in template_only)
+            refuse_node_wide(key, key[0] == "workload" and key not in template_only)
             to_delete.append(existing[key][0])
             result.setdefault(key[0], Changes()).deleted += 1
     columns = ("cluster_id", "kind", "namespace", "name", "data", "data_hash")
@@ -186,65 +182,6 @@ def _stored_objects(cluster: Any, keys: set[tuple[str, str, str]]) -> dict:
         name__in={n for _, _, n in keys},
     ).values_list("pk", "kind", "namespace", "name", "data_hash")
     return {(k, ns, n): (pk, h) for pk, k, ns, n, h in rows if (k, ns, n) in keys}
-
-
-def _refuse_istio(delta: WatchDelta) -> None:
-    """A VirtualService's authentication is read from Istio's policies with it (istio_auth.py):
-    one of either that changed needs them all. A Sidecar is kept only while it limits egress
-    (cni_policies.py): one that stops doing so is no object to update, but one to drop."""
-    for obj in [*delta.changed, *delta.deleted]:
-        group = (text(obj.get("apiVersion"), "") or "").rpartition("/")[0]
-        sidecar = (group, obj.get("kind")) == ("networking.istio.io", "Sidecar")
-        virtual_service = mesh_route_kind(obj) == ("networking.istio.io", "VirtualService")
-        if is_istio_auth(obj) or virtual_service or sidecar:
-            where = f"{text(meta(obj).get('namespace'), '')}/{text(meta(obj).get('name'), '')}"
-            raise NeedsFullSync(f"{obj.get('kind')} {where} changed: Istio routes are read whole")
-
-
-def _refuse_node_wide(key: tuple[str, str, str], gpu_stack_workload: bool) -> None:
-    if key[0] in NODE_WIDE_KINDS or gpu_stack_workload:
-        kind, namespace, name = key
-        raise NeedsFullSync(f"{kind} {namespace}/{name} changed: it feeds every GPU node's facts")
-
-
-def _refuse_env_sources(
-    cluster: Any,
-    delta: WatchDelta,
-    changed: snap.ClusterSnapshot,
-    old_pods: dict[tuple[str, str], tuple],
-) -> None:
-    """A ConfigMap pods take NVIDIA_VISIBLE_DEVICES from that changed, or a pod newly reading
-    one the last full list did not keep: which pods it feeds is known only to a full list.
-    A pod whose references are as stored (a status update) asks for nothing new."""
-    stored = set(
-        ClusterObject.objects.filter(cluster=cluster, kind="env_configmap").values_list(
-            "namespace", "name"
-        )
-    )
-    for obj in [*delta.changed, *delta.deleted]:
-        if obj.get("kind") == "ConfigMap":
-            metadata = obj.get("metadata") or {}
-            key = (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
-            if key in stored:
-                raise NeedsFullSync(f"ConfigMap {key[0]}/{key[1]} that pods take env from changed")
-    known = stored | {(c.namespace, c.name) for c in changed.env_configmaps}
-    new = [p for p in changed.pods if not _same_references(p, old_pods)]
-    for (namespace, name), keys in references(new).items():
-        if keys and (namespace, name) not in known:
-            raise NeedsFullSync(
-                f"a pod takes NVIDIA_VISIBLE_DEVICES from ConfigMap {namespace}/{name}, "
-                "which the last full list did not keep"
-            )
-
-
-def _same_references(pod: snap.Pod, old_pods: dict[tuple[str, str], tuple]) -> bool:
-    old = old_pods.get((pod.namespace, pod.name))
-    return old is not None and references([old[4]]) == references([pod])
-
-
-def _is_gpu_stack(canonical: str) -> bool:
-    images = json.loads(canonical).get("images") or {}
-    return any(component_of(image) for image in images.values())
 
 
 # --- pods and the nodes they feed --------------------------------------------------------------

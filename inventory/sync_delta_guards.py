@@ -1,0 +1,82 @@
+"""What a watch re-sync cannot apply by itself (inventory.sync_delta): a change whose reach
+only a full list re-derives raises NeedsFullSync, and the caller lists everything."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from inventory import snapshot as snap
+from inventory.models import ClusterObject
+from inventory.sources.base import WatchDelta
+from inventory.sources.env_configmaps import references
+from inventory.sources.images import component_of
+from inventory.sources.istio_auth import is_istio_auth
+from inventory.sources.mesh_routes import mesh_route_kind
+from inventory.sources.raw import meta, text
+
+# Object kinds whose change moves facts of every GPU node: only a full sync re-derives those.
+NODE_WIDE_KINDS = frozenset({"sharing_config", "configmap", "gpu_operator_policy"})
+
+
+class NeedsFullSync(Exception):
+    """The change reaches further than a watch re-sync re-derives."""
+
+
+def refuse_istio(delta: WatchDelta) -> None:
+    """A VirtualService's authentication is read from Istio's policies with it (istio_auth.py):
+    one of either that changed needs them all. A Sidecar is kept only while it limits egress
+    (cni_policies.py): one that stops doing so is no object to update, but one to drop."""
+    for obj in [*delta.changed, *delta.deleted]:
+        group = (text(obj.get("apiVersion"), "") or "").rpartition("/")[0]
+        sidecar = (group, obj.get("kind")) == ("networking.istio.io", "Sidecar")
+        virtual_service = mesh_route_kind(obj) == ("networking.istio.io", "VirtualService")
+        if is_istio_auth(obj) or virtual_service or sidecar:
+            where = f"{text(meta(obj).get('namespace'), '')}/{text(meta(obj).get('name'), '')}"
+            raise NeedsFullSync(f"{obj.get('kind')} {where} changed: Istio routes are read whole")
+
+
+def refuse_node_wide(key: tuple[str, str, str], gpu_stack_workload: bool) -> None:
+    if key[0] in NODE_WIDE_KINDS or gpu_stack_workload:
+        kind, namespace, name = key
+        raise NeedsFullSync(f"{kind} {namespace}/{name} changed: it feeds every GPU node's facts")
+
+
+def refuse_env_sources(
+    cluster: Any,
+    delta: WatchDelta,
+    changed: snap.ClusterSnapshot,
+    old_pods: dict[tuple[str, str], tuple],
+) -> None:
+    """A ConfigMap pods take NVIDIA_VISIBLE_DEVICES from that changed, or a pod newly reading
+    one the last full list did not keep: which pods it feeds is known only to a full list.
+    A pod whose references are as stored (a status update) asks for nothing new."""
+    stored = set(
+        ClusterObject.objects.filter(cluster=cluster, kind="env_configmap").values_list(
+            "namespace", "name"
+        )
+    )
+    for obj in [*delta.changed, *delta.deleted]:
+        if obj.get("kind") == "ConfigMap":
+            metadata = obj.get("metadata") or {}
+            key = (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
+            if key in stored:
+                raise NeedsFullSync(f"ConfigMap {key[0]}/{key[1]} that pods take env from changed")
+    known = stored | {(c.namespace, c.name) for c in changed.env_configmaps}
+    new = [p for p in changed.pods if not _same_references(p, old_pods)]
+    for (namespace, name), keys in references(new).items():
+        if keys and (namespace, name) not in known:
+            raise NeedsFullSync(
+                f"a pod takes NVIDIA_VISIBLE_DEVICES from ConfigMap {namespace}/{name}, "
+                "which the last full list did not keep"
+            )
+
+
+def _same_references(pod: snap.Pod, old_pods: dict[tuple[str, str], tuple]) -> bool:
+    old = old_pods.get((pod.namespace, pod.name))
+    return old is not None and references([old[4]]) == references([pod])
+
+
+def is_gpu_stack(canonical: str) -> bool:
+    images = json.loads(canonical).get("images") or {}
+    return any(component_of(image) for image in images.values())
