@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from gpuposture.base.api import ScopedReadOnlyViewSet
 from inventory.presenter import PresentedSerializer
-from posture.action_store import own_risk_removed, with_own_risk
+from posture.action_store import own_risk_removed, own_shares, with_own_risk
 from posture.models import Action
 from tenants.models import Tenant
 
@@ -45,6 +45,8 @@ class ActionSerializer(PresentedSerializer):
     finding_ids = serializers.ListField(child=serializers.IntegerField())
     tenants = serializers.SerializerMethodField()
     risk_removed = serializers.SerializerMethodField()
+    share_of_risk = serializers.SerializerMethodField()
+    share_of_critical = serializers.SerializerMethodField()
     findings_url = serializers.SerializerMethodField()
 
     class Meta:
@@ -75,6 +77,16 @@ class ActionSerializer(PresentedSerializer):
         """The risk points it removes: every tenant's for a reader who sees them all; a tenant
         viewer's own tenants' only (with_own_risk)."""
         return own_risk_removed(action)
+
+    @extend_schema_field(serializers.FloatField())
+    def get_share_of_risk(self, action: Action) -> float:
+        """Percent of all open risk it removes (a tenant viewer: of their own tenants')."""
+        return own_shares(action)[0]
+
+    @extend_schema_field(serializers.FloatField())
+    def get_share_of_critical(self, action: Action) -> float:
+        """Percent of all open critical risk it removes (a tenant viewer: of their own)."""
+        return own_shares(action)[1]
 
     def get_findings_url(self, action: Action) -> str:
         """The findings it closes: the findings list filtered by this action's key."""

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import F, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import F, OuterRef, QuerySet, Subquery, Sum, Value
 
 from gpuposture.base.querysets import sees_every_row
 from inventory.bulk import db_datetime, rows_insert
@@ -127,7 +127,9 @@ def open_action_findings(
 def _digest_start(
     pools: dict[tuple[str, str], str], clusters: dict[str, int], tenants: dict[str, int]
 ) -> Any:
-    digest = hashlib.sha256()
+    # The stored rows' shape is part of what they were built from: a new column is filled by
+    # the next regrouping, not left at its default by a run that kept the old rows.
+    digest = hashlib.sha256(STORED_SHAPE.encode())
     for part in (sorted(pools.items()), sorted(clusters.items()), sorted(tenants.items())):
         digest.update(repr(part).encode())
     return digest
@@ -186,6 +188,7 @@ def actions_refresh(
     return ActionsRefresh(len(built), digest, rebuilt=True)
 
 
+STORED_SHAPE = "actions v2: per-tenant critical risk"
 ACTION_COLUMNS = (
     "key",
     "cluster_id",
@@ -230,12 +233,13 @@ def _store(
     rows_insert(Action, ACTION_COLUMNS, rows, now)
     ids = dict(Action.objects.order_by().values_list("key", "pk"))  # a dict: no ORDER BY
     links = [
-        (ids[a.key], tenants[slug], risk)
+        (ids[a.key], tenants[slug], risk, a.tenant_critical.get(slug, 0.0))
         for a in built
         for slug, risk in a.tenant_risk.items()
         if slug in tenants
     ]
-    rows_insert(ActionTenant, ("action_id", "tenant_id", "risk"), links, now)
+    columns = ("action_id", "tenant_id", "risk", "critical_risk")
+    rows_insert(ActionTenant, columns, links, now)
 
 
 def with_own_risk(queryset: QuerySet, user) -> QuerySet:
@@ -246,17 +250,41 @@ def with_own_risk(queryset: QuerySet, user) -> QuerySet:
     more."""
     if sees_every_row(user, Tenant):
         return queryset
-    own = (
+    mine = (
         ActionTenant.objects.filter(
             action=OuterRef("pk"), tenant__in=Tenant.objects.visible_to(user)
         )
         .order_by()
         .values("action")
-        .annotate(total=Sum("risk"))
-        .values("total")
     )
-    ranked = queryset.annotate(own_risk=Subquery(own))
+    own = mine.annotate(total=Sum("risk")).values("total")
+    own_critical = mine.annotate(total=Sum("critical_risk")).values("total")
+    # Their shares are of their own tenants' open risk, not of the fleet's: a share of all
+    # risk beside their own points would tell how much every other tenant carries.
+    visible = ActionTenant.objects.filter(tenant__in=Tenant.objects.visible_to(user)).order_by()
+    totals = visible.annotate(one=Value(1)).values("one")
+    ranked = queryset.annotate(
+        own_risk=Subquery(own),
+        own_critical=Subquery(own_critical),
+        own_total=Subquery(totals.annotate(total=Sum("risk")).values("total")),
+        own_critical_total=Subquery(totals.annotate(total=Sum("critical_risk")).values("total")),
+    )
     return ranked.order_by(F("own_risk").desc(nulls_last=True), "key")
+
+
+def own_shares(action: Action) -> tuple[float, float]:
+    """(share of risk, share of critical risk) in percent: of every tenant's for a reader who
+    sees them all, of the viewer's own tenants' where with_own_risk left its figures."""
+    if not hasattr(action, "own_risk"):
+        return action.share_of_risk, action.share_of_critical
+    return (
+        _percent(action.own_risk or 0.0, action.own_total or 0.0),
+        _percent(action.own_critical or 0.0, action.own_critical_total or 0.0),
+    )
+
+
+def _percent(part: float, whole: float) -> float:
+    return round(100 * part / whole, 1) if whole else 0.0
 
 
 def own_risk_removed(action: Action) -> float:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from inventory.patching.rollout import component_key, highest_version
@@ -102,6 +102,8 @@ class Action:
     critical_risk_removed: float
     share_of_risk: float = 0.0  # percent of all open risk
     share_of_critical: float = 0.0  # percent of all open critical risk
+    # tenant slug -> the critical part of its risk removed (a tenant viewer's shares)
+    tenant_critical: dict[str, float] = field(default_factory=dict)
 
     @property
     def tenants(self) -> tuple[str, ...]:
@@ -329,6 +331,7 @@ def _action(
 ) -> dict[str, Any]:
     """An Action's fields but its shares (which need every action's risk first)."""
     tenant_risk: dict[str, float] = defaultdict(float)
+    tenant_critical: dict[str, float] = defaultdict(float)
     critical = 0.0
     for finding in members:
         points = finding_tenant_risk(finding, risks)
@@ -336,6 +339,8 @@ def _action(
             tenant_risk[tenant] += value
         if finding.severity == "critical":
             critical += sum(points.values())
+            for tenant, value in points.items():
+                tenant_critical[tenant] += value
     if identity[1] == "taint":
         title += _taint_classes(members)
     elif identity[1] == "upgrade":
@@ -350,6 +355,7 @@ def _action(
         "tenant_risk": {t: round(v, 2) for t, v in sorted(tenant_risk.items())},
         "risk_removed": round(sum(tenant_risk.values()), 2),
         "critical_risk_removed": round(critical, 2),
+        "tenant_critical": {t: round(v, 2) for t, v in sorted(tenant_critical.items())},
     }
 
 

@@ -252,6 +252,7 @@ class ActionTenant(models.Model):
         Tenant, on_delete=models.CASCADE, related_name="action_links", db_index=False
     )
     risk = models.FloatField(default=0)
+    critical_risk = models.FloatField(default=0)  # the part of `risk` from critical findings
 
     objects = TenantLinkQuerySet.as_manager()
 

@@ -11,7 +11,7 @@ from gpuposture.base.roles import reads_all_posture
 from inventory.presenter import hidden_scope_for, present_all
 from inventory.selectors import clusters_with_last_sync
 from posture import charts, scoring
-from posture.action_store import own_risk_removed
+from posture.action_store import own_risk_removed, own_shares
 from posture.ranking import RankedRow, ranked, tenant_rows
 from posture.read_cache import shared_read
 from posture.selectors import risk_series, tenants_overview, top_actions, with_tenant_slugs
@@ -42,6 +42,7 @@ def overview_context(user) -> dict[str, Any]:
     actions = with_tenant_slugs(present_all(scope, top_actions(user)), scope)
     for action in actions:  # a tenant viewer's: the risk their own tenants lose (as the API)
         action.risk_removed = own_risk_removed(action)
+        action.share_of_risk, action.share_of_critical = own_shares(action)
     bars = [{"tenant": r.key, **r.open_counts} for r in rows if r.tenant_slug]
     return {
         "rows": rows,

@@ -137,3 +137,35 @@ def test_a_viewer_sees_the_risk_their_own_tenant_loses_not_the_others(
     total = Action.objects.get(key=pair["key"]).risk_removed
     assert f'<td class="num">{total:g}</td>' not in section
     assert f'<td class="num">{own[pair["key"]]:g}</td>' in section
+
+
+def test_a_viewers_shares_are_of_their_own_tenants_risk_not_of_the_fleets(small_world, personas):
+    """A share of the whole fleet's risk beside alpha's own points would tell alpha's viewer how
+    much risk every other tenant carries: their shares are of alpha's open risk, and add up to
+    100 as the lead's do over everything."""
+    from posture.models import ActionTenant
+
+    links = ActionTenant.objects.filter(tenant__slug="alpha")
+    own_total = sum(links.values_list("risk", flat=True))
+    critical_total = sum(links.values_list("critical_risk", flat=True))
+    seen = rows(personas["viewer_alpha"])
+    assert round(sum(a["share_of_risk"] for a in seen)) == 100
+    for action in seen:
+        link = links.get(action__key=action["key"])
+        assert action["share_of_risk"] == pytest.approx(100 * link.risk / own_total, abs=0.05)
+        if critical_total:
+            expected = 100 * link.critical_risk / critical_total
+            assert action["share_of_critical"] == pytest.approx(expected, abs=0.05)
+    lead = {a["key"]: a for a in rows(personas["security_lead"])}
+    pair = next(a for a in seen if a["title"].startswith("Stop "))
+    assert pair["share_of_risk"] != lead[pair["key"]]["share_of_risk"]
+
+
+def test_each_tenants_critical_part_of_an_action_is_stored(small_world, personas):
+    from posture.models import ActionTenant
+
+    for link in ActionTenant.objects.select_related("action"):
+        assert 0 <= link.critical_risk <= link.risk
+    critical = Action.objects.filter(severity="critical").first()
+    assert critical is not None
+    assert sum(critical.tenant_links.values_list("critical_risk", flat=True)) > 0
