@@ -28,10 +28,8 @@ from inventory.sources.base import WatchDelta
 from inventory.sources.configs import unreadable_configs
 from inventory.sources.gpu_config import policy_unreadable
 from inventory.sources.images import component_of
-from inventory.sources.node_kinds import sandbox_default
-from inventory.sources.nodes import node_from, operator_version
 from inventory.sources.normalise import normalise
-from inventory.sources.snapshot_nodes import plugin_config_default
+from inventory.sources.snapshot_nodes import node_reader
 from inventory.sync import (
     SyncError,
     namespace_owners,
@@ -241,29 +239,16 @@ def _rederive_nodes(
     gone = {str(o["metadata"]["name"]) for o in delta.deleted if o.get("kind") == "Node"}
     pods_on = _pods_on_nodes(cluster, names, changed, deleted)
     workloads, configs, unreadable, policies = _stored_node_inputs(cluster)
-    operator = operator_version(workloads)
-    # As a full sync reads it: the config an unlabelled node's plugin falls back to.
-    plugin_default = plugin_config_default(policies)
-    workload_default = sandbox_default(p.spec for p in policies if not p.error)
     # A live cluster: its pods were listed (and are stored), so absence means absence.
     stack = stack_facts(workloads, [p.name for p in policies], (), pods_read=True)
     configs.sort(key=lambda c: (c.namespace, c.configmap, c.key))
+    reader = node_reader(workloads, policies, stack, configs, unreadable)  # as a full sync
     nodes = []
     for name in sorted(names - gone):
         obj = raw.get(name) or read_node(name)
         if obj is None:
             continue  # deleted between the watch and now: the next sync sees the event
-        result = node_from(
-            obj,
-            pods_on_node=pods_on.get(name, []),
-            operator_version=operator,
-            sharing_configs=configs,
-            unreadable=unreadable,
-            stack=stack,
-            plugin_default=plugin_default,
-            workload_default=workload_default,
-        )
-        nodes.append(result.node)
+        nodes.append(reader.read(obj, pods_on.get(name, [])).node)
     return with_host_facts(cluster, nodes)
 
 

@@ -5,9 +5,10 @@ ClusterPolicy. PURE. A node that cannot be read is skipped with a warning that n
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from inventory.components import stack_facts
+from inventory.components import StackFacts, stack_facts
 from inventory.snapshot import (
     GpuOperatorPolicy,
     Node,
@@ -17,8 +18,51 @@ from inventory.snapshot import (
     Workload,
 )
 from inventory.sources.node_kinds import not_judged_warning, other_accelerators, sandbox_default
-from inventory.sources.nodes import node_from, operator_version
+from inventory.sources.nodes import NodeResult, node_from, operator_version
 from inventory.sources.raw import mapping, text
+
+
+@dataclass(frozen=True)
+class NodeReader:
+    """What the whole cluster says of every node (the GPU Operator's version and defaults, the
+    GPU stack, the sharing configs), read once; a full sync and a watch re-sync read each node
+    through it, so the two never derive a node's facts differently."""
+
+    operator: str | None
+    stack: StackFacts
+    sharing_configs: Sequence[SharingConfig]
+    unreadable: Sequence[UnreadableConfig]
+    plugin_default: str
+    workload_default: str
+
+    def read(self, raw: dict[str, Any], pods_on_node: Sequence[Pod]) -> NodeResult:
+        return node_from(
+            raw,
+            pods_on_node=pods_on_node,
+            operator_version=self.operator,
+            sharing_configs=self.sharing_configs,
+            unreadable=self.unreadable,
+            stack=self.stack,
+            plugin_default=self.plugin_default,
+            workload_default=self.workload_default,
+        )
+
+
+def node_reader(
+    workloads: Sequence[Workload],
+    operator_policies: Sequence[GpuOperatorPolicy],
+    stack: StackFacts,
+    sharing_configs: Sequence[SharingConfig],
+    unreadable: Sequence[UnreadableConfig],
+) -> NodeReader:
+    return NodeReader(
+        operator=operator_version(workloads),
+        stack=stack,
+        sharing_configs=sharing_configs,
+        unreadable=unreadable,
+        plugin_default=plugin_config_default(operator_policies),
+        workload_default=sandbox_default(p.spec for p in operator_policies if not p.error),
+    )
 
 
 def snapshot_nodes(
@@ -34,27 +78,15 @@ def snapshot_nodes(
     for pod in pods:
         if pod.node_name:
             by_node.setdefault(pod.node_name, []).append(pod)
-    operator = operator_version(workloads)
-    policies = [p.name for p in operator_policies]
-    stack = stack_facts(workloads, policies, pods)
-    plugin_default = plugin_config_default(operator_policies)
-    workload_default = sandbox_default(p.spec for p in operator_policies if not p.error)
+    stack = stack_facts(workloads, [p.name for p in operator_policies], pods)
+    reader = node_reader(workloads, operator_policies, stack, sharing_configs, unreadable)
     nodes: list[Node] = []
     warnings: list[str] = []
     others: dict[str, list[str]] = {}  # node -> accelerators of other vendors
     for raw in raw_nodes:
         name = text(mapping(raw.get("metadata")).get("name"), "") or ""
         try:
-            result = node_from(
-                raw,
-                pods_on_node=by_node.get(name, []),
-                operator_version=operator,
-                sharing_configs=sharing_configs,
-                unreadable=unreadable,
-                stack=stack,
-                plugin_default=plugin_default,
-                workload_default=workload_default,
-            )
+            result = reader.read(raw, by_node.get(name, []))
         except Exception as exc:  # noqa: BLE001 - as for any other object: skip, say why
             reason = f"{type(exc).__name__}: {exc}"[:300]
             warnings.append(f"Node {name} could not be read and was skipped: {reason}")
