@@ -10,7 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from gpuposture.base.api import ScopedReadOnlyViewSet
+from gpuposture.base.api import NameOrIdLookupMixin, ScopedReadOnlyViewSet
 from gpuposture.base.roles import TRIAGE_FINDINGS
 from inventory.models import Cluster
 from inventory.presenter import hidden_scope_for, visible_namespaces_for
@@ -204,7 +204,7 @@ class ChecklistItemSerializer(serializers.Serializer):
     evidence = serializers.DictField()
 
 
-class ClusterChecklistView(generics.GenericAPIView):
+class ClusterChecklistView(NameOrIdLookupMixin, generics.GenericAPIView):
     """The practitioner checklist of one cluster (DESIGN §6): ten items, pass / fail /
     unknown, with the evidence behind each."""
 

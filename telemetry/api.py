@@ -12,6 +12,7 @@ from gpuposture.base.api import ScopedViewSetMixin
 from gpuposture.base.roles import RECORD_RESETS
 from inventory.models import Cluster
 from inventory.presenter import PresentedSerializer
+from telemetry.filters import ResetAttestationFilter
 from telemetry.models import ResetAttestation
 from telemetry.selectors import Period, chargeback, idle_allocated, tenant_days, top_gpus
 from telemetry.services import reset_attestation_record
@@ -99,4 +100,4 @@ class ResetAttestationViewSet(
     queryset = ResetAttestation.objects.select_related("cluster", "previous_tenant", "next_tenant")
     serializer_class = ResetAttestationSerializer
     write_roles = RECORD_RESETS
-    filterset_fields = {"node": ["exact"], "gpu_uuid": ["exact"], "method": ["exact"]}
+    filterset_class = ResetAttestationFilter

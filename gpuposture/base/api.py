@@ -29,6 +29,24 @@ def json_exception_handler(exc: Exception, context: dict[str, Any]) -> Response 
     return response
 
 
+class NameOrIdLookupMixin:
+    """A detail route that names its object by `lookup_field` (a cluster's name) or by its id:
+    DESIGN §8 writes `clusters/{id}/sync/` and `clusters/{name}/policy-pack/`, and a script
+    holds whichever the list gave it. The name is tried first, so a name of digits still
+    reaches its own object."""
+
+    def get_object(self):
+        value = str(self.kwargs[self.lookup_url_kwarg or self.lookup_field])
+        queryset = self.filter_queryset(self.get_queryset())
+        found = queryset.filter(**{self.lookup_field: value}).first()
+        if found is None and value.isdigit():
+            found = queryset.filter(pk=int(value)).first()
+        if found is None:
+            raise Http404
+        self.check_object_permissions(self.request, found)
+        return found
+
+
 class ScopedViewSetMixin:
     """Applies the model queryset's visible_to(user) to every list, detail and action, so no
     endpoint can forget to scope (STYLE rule 7). Writes need a role in `write_roles`."""
