@@ -44,7 +44,9 @@ class AcceptSerializer(serializers.Serializer):
 class FindingViewSet(ScopedReadOnlyViewSet):
     """Findings; security leads accept a risk (with a reason and an expiry) or reopen it."""
 
-    queryset = Finding.objects.select_related("cluster", "owner").prefetch_related("tenants")
+    queryset = Finding.objects.select_related("cluster", "owner").prefetch_related(
+        "tenants__trust_class"
+    )
     serializer_class = FindingSerializer
     filterset_class = FindingFilter
     write_roles = TRIAGE_FINDINGS
