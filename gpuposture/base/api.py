@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, viewsets
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -60,3 +61,36 @@ class ScopedViewSetMixin:
 
 class ScopedReadOnlyViewSet(ScopedViewSetMixin, viewsets.ReadOnlyModelViewSet):
     pass
+
+
+def _api(request: HttpRequest) -> bool:
+    return request.path_info.startswith("/api/")
+
+
+def api_route_not_found(request: HttpRequest) -> JsonResponse:
+    """An /api/v1/ path that names no resource: JSON, like every other API answer."""
+    return JsonResponse(
+        {
+            "detail": f"No API resource at {request.path_info}; "
+            "GET /api/v1/ lists the resources, /api/docs/ describes them."
+        },
+        status=404,
+    )
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler404: JSON under /api/ (a client parses the answer), the page elsewhere."""
+    if _api(request):
+        return api_route_not_found(request)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: JSON under /api/, with the request id the server log has the details under."""
+    if _api(request):
+        request_id = getattr(request, "request_id", None)
+        where = f" under request id {request_id}" if request_id else ""
+        return JsonResponse(
+            {"detail": f"Internal error; the server log has the details{where}."}, status=500
+        )
+    return defaults.server_error(request)
