@@ -195,6 +195,7 @@ API: dict[str, Access] = {
         get=False, obj="bulletin_revision", writes=post(LEAD), denied=ROLE_GATED
     ),
     "api:node-list": api(),
+    "api:gpu-list": api(),
     "api:node-detail": api(read=TENANT, obj="node"),
     "api:pod-list": api(),
     "api:pod-detail": api(read=TENANT, obj="pod"),
