@@ -89,3 +89,14 @@ def test_sync_by_cluster_id_returns_the_run(small_world, personas):
     run = response.json()
     assert run["cluster"] == "lab" and run["status"] in ("running", "succeeded")
     assert client.get(f"/api/v1/sync-runs/{run['id']}/").status_code == 200
+
+
+def test_utilisation_names_its_cluster_by_name_or_id_and_refuses_an_unknown_one(
+    small_world, personas
+):
+    client = api_client(personas["security_lead"])
+    by_id = client.get(f"/api/v1/utilisation/?cluster={small_world.id}")
+    assert by_id.status_code == 200 and by_id.json()["cluster"] == "lab"
+    assert client.get("/api/v1/utilisation/?cluster=lab").json()["cluster"] == "lab"
+    unknown = client.get("/api/v1/utilisation/?cluster=nowhere")
+    assert unknown.status_code == 400 and "nowhere" in str(unknown.json()["errors"])
