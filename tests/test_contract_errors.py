@@ -73,3 +73,10 @@ def test_a_user_without_a_role_is_still_refused(small_world, personas):
     finding = Finding.objects.first()
     response = api_client(personas["no_role"]).delete(f"/api/v1/findings/{finding.id}/")
     assert response.status_code == 403 and "role" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("verb", ["approve", "deny", "revoke"])
+def test_deciding_an_unknown_sharing_request_is_a_404(personas, verb):
+    client = api_client(personas["platform_engineer"])
+    response = client.post(f"/api/v1/sharing-requests/999999/{verb}/", {}, format="json")
+    assert response.status_code == 404 and response.json()["detail"]
