@@ -80,3 +80,9 @@ def test_deciding_an_unknown_sharing_request_is_a_404(personas, verb):
     client = api_client(personas["platform_engineer"])
     response = client.post(f"/api/v1/sharing-requests/999999/{verb}/", {}, format="json")
     assert response.status_code == 404 and response.json()["detail"]
+
+
+def test_reviewing_an_unknown_assessment_is_a_404(personas):
+    client = api_client(personas["security_lead"])
+    response = client.post("/api/v1/assessments/999999/review/", {}, format="json")
+    assert response.status_code == 404 and response.json()["detail"]
