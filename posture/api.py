@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.db.models import F
 from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status, viewsets
@@ -147,7 +148,10 @@ class TenantPostureViewSet(TenantViewSet):
     serializer_class = TenantWithScoreSerializer
 
     def get_queryset(self):
-        return with_latest_score(super().get_queryset())
+        # Most risk points first (DESIGN §6: tenants are ordered by risk), never-scored last,
+        # the slug breaking ties so pages are stable.
+        ranked = (F("latest_risk").desc(nulls_last=True), "slug")
+        return with_latest_score(super().get_queryset()).order_by(*ranked)
 
     @extend_schema(responses=PostureSerializer)
     @action(detail=True, methods=["get"])

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import cast
+
+from django.db import models
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -48,14 +51,15 @@ class FindingSerializer(PresentedSerializer):
         ones they may not see)."""
         return sorted(t.slug for t in finding.tenants.all())
 
-    def to_representation(self, instance: Finding) -> dict:
+    def to_representation(self, instance: models.Model) -> dict:
         # After the presenter: a tenant viewer's risk is what it adds to their own tenants.
-        data = super().to_representation(instance)
-        weights = {t.slug: t.trust_class.risk_weight for t in instance.tenants.all()}
+        finding = cast(Finding, instance)  # this serializer's model
+        data = super().to_representation(finding)
+        weights = {t.slug: t.trust_class.risk_weight for t in finding.tenants.all()}
         data["risk"] = finding_points(
-            status=instance.status,
-            severity=instance.severity,
-            exposure=instance.exposure,
+            status=finding.status,
+            severity=finding.severity,
+            exposure=finding.exposure,
             weights=[weights.get(slug, 1.0) for slug in data["tenants"]],
         )
         return data

@@ -63,3 +63,16 @@ def test_only_a_security_lead_declares_tenants(small_world, personas, persona):
     response = api_client(personas[persona]).post("/api/v1/tenants/", GAMMA, format="json")
     assert response.status_code == 403
     assert not Tenant.objects.filter(slug="gamma").exists()
+
+
+def test_tenants_are_listed_most_risk_first(small_world, personas):
+    from posture.services import posture_evaluate
+
+    alpha = Tenant.objects.get(slug="alpha")
+    Tenant.objects.create(slug="aardvark", name="Aardvark", trust_class=alpha.trust_class)
+    posture_evaluate()  # scored: no findings, no risk
+    rows = api_client(personas["auditor"]).get("/api/v1/tenants/").json()["results"]
+    risks = [row["risk"] for row in rows]
+    assert len(rows) >= 2 and None not in risks
+    assert risks == sorted(risks, reverse=True) and risks[0] > risks[-1]
+    assert [row["slug"] for row in rows] != sorted(row["slug"] for row in rows)
