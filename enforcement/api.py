@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from enforcement.inputs import DIALECTS, MODES
 from enforcement.packs import PackError
 from enforcement.report import PackReport, pack_report
+from gpuposture.base.api import NameOrIdLookupMixin
 from gpuposture.base.roles import reads_all_posture
 from inventory.models import Cluster
 
@@ -36,7 +37,7 @@ class PreviewRowSerializer(serializers.Serializer):
     message = serializers.CharField()
 
 
-class _ClusterPackView(generics.GenericAPIView):
+class _ClusterPackView(NameOrIdLookupMixin, generics.GenericAPIView):
     queryset = Cluster.objects.all()
     lookup_field = "name"
     pagination_class = None

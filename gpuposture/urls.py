@@ -10,6 +10,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from gpuposture.base.views import healthz, readyz
 from gpuposture.metrics import metrics
 
+# Errors under /api/ are JSON like every other API answer; pages keep their templates.
+handler404 = "gpuposture.base.api.not_found"
+handler500 = "gpuposture.base.api.server_error"
+
 # The admin signs in through allauth's login, so its two-factor step and rate limits apply.
 admin.site.login = secure_admin_login(admin.site.login)
 

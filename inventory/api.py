@@ -9,7 +9,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from gpuposture.base.api import ScopedReadOnlyViewSet, ScopedViewSetMixin
+from gpuposture.base.api import NameOrIdLookupMixin, ScopedReadOnlyViewSet, ScopedViewSetMixin
 from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.roles import EDIT_CLUSTERS
 from inventory.components import firmware_coverage, node_components
@@ -241,6 +241,7 @@ class PodSerializer(serializers.ModelSerializer):
 
 
 class ClusterViewSet(
+    NameOrIdLookupMixin,
     ScopedViewSetMixin,
     mixins.CreateModelMixin,
     mixins.UpdateModelMixin,

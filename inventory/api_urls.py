@@ -15,6 +15,7 @@ from inventory.api import (
 from inventory.bulletins.api import BulletinImportViewSet, BulletinViewSet
 from inventory.bulletins.revision_api import BulletinRevisionViewSet
 from inventory.bulletins.vex.api import ClusterVexView
+from inventory.gpu_api import GpuViewSet
 from inventory.patching.api import PatchSlaView
 
 router = SimpleRouter()
@@ -26,6 +27,7 @@ router.register("bulletin-imports", BulletinImportViewSet)
 router.register("bulletin-revisions", BulletinRevisionViewSet)
 router.register("nodes", NodeViewSet)
 router.register("workloads", WorkloadViewSet)
+router.register("gpus", GpuViewSet, basename="gpu")
 
 urlpatterns = [
     path("patch-sla/", PatchSlaView.as_view(), name="api-patch-sla"),

@@ -7,6 +7,7 @@ from django import forms
 from django.db.models import Q
 from django.forms import NullBooleanSelect
 
+from gpuposture.base.filters import cluster_filter, tenant_filter
 from inventory.models import Bulletin, DriftEvent, Node, PatchSla, Pod, SyncRun
 
 
@@ -23,7 +24,7 @@ class NodeKindSelect(NullBooleanSelect):
 
 
 class NodeFilter(django_filters.FilterSet):
-    cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
+    cluster = cluster_filter()
     gpu_model = django_filters.CharFilter(
         field_name="gpu_model", lookup_expr="icontains", label="GPU model contains"
     )
@@ -41,7 +42,7 @@ class NodeFilter(django_filters.FilterSet):
 
 
 class SyncRunFilter(django_filters.FilterSet):
-    cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
+    cluster = cluster_filter()
     status = django_filters.ChoiceFilter(choices=SyncRun.Status.choices)
 
     class Meta:
@@ -50,8 +51,8 @@ class SyncRunFilter(django_filters.FilterSet):
 
 
 class PodFilter(django_filters.FilterSet):
-    cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
-    tenant = django_filters.CharFilter(field_name="tenant__slug", label="Tenant slug")
+    cluster = cluster_filter()
+    tenant = tenant_filter()
     node = django_filters.CharFilter(field_name="node__name", label="Node name")
 
     class Meta:
@@ -60,7 +61,7 @@ class PodFilter(django_filters.FilterSet):
 
 
 class DriftEventFilter(django_filters.FilterSet):
-    cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
+    cluster = cluster_filter()
     check = django_filters.CharFilter(field_name="check_id", lookup_expr="iexact")
 
     class Meta:

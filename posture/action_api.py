@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from gpuposture.base.api import ScopedReadOnlyViewSet
+from gpuposture.base.filters import cluster_filter, named
 from inventory.presenter import PresentedSerializer
 from posture.action_store import own_risk_removed, own_shares, with_own_risk
 from posture.models import Action
@@ -19,8 +20,10 @@ class ActionFilter(django_filters.FilterSet):
     """Filters by name (DESIGN §8); `tenant` means "helps this tenant", `check` "closes a
     finding of this check"."""
 
-    cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
-    tenant = django_filters.CharFilter(method="filter_tenant", label="Helps tenant (slug)")
+    cluster = cluster_filter()
+    tenant = django_filters.CharFilter(
+        method="filter_tenant", label="Helps tenant (slug, name or id)"
+    )
     check = django_filters.CharFilter(method="filter_check", label="Closes findings of check id")
 
     class Meta:
@@ -29,7 +32,7 @@ class ActionFilter(django_filters.FilterSet):
 
     def filter_tenant(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         # A tenant viewer naming another tenant gets nothing, as on the findings list.
-        tenants = Tenant.objects.filter(slug=value)
+        tenants = Tenant.objects.filter(named("", value, ("slug", "name")))
         user = getattr(self.request, "user", None)
         if user is not None:
             tenants = tenants.visible_to(user)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.db.models import F
 from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status, viewsets
@@ -10,7 +11,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from gpuposture.base.api import ScopedReadOnlyViewSet
+from gpuposture.base.api import NameOrIdLookupMixin, ScopedReadOnlyViewSet
 from gpuposture.base.roles import TRIAGE_FINDINGS
 from inventory.models import Cluster
 from inventory.presenter import hidden_scope_for, visible_namespaces_for
@@ -44,7 +45,9 @@ class AcceptSerializer(serializers.Serializer):
 class FindingViewSet(ScopedReadOnlyViewSet):
     """Findings; security leads accept a risk (with a reason and an expiry) or reopen it."""
 
-    queryset = Finding.objects.select_related("cluster", "owner").prefetch_related("tenants")
+    queryset = Finding.objects.select_related("cluster", "owner").prefetch_related(
+        "tenants__trust_class"
+    )
     serializer_class = FindingSerializer
     filterset_class = FindingFilter
     write_roles = TRIAGE_FINDINGS
@@ -145,7 +148,10 @@ class TenantPostureViewSet(TenantViewSet):
     serializer_class = TenantWithScoreSerializer
 
     def get_queryset(self):
-        return with_latest_score(super().get_queryset())
+        # Most risk points first (DESIGN §6: tenants are ordered by risk), never-scored last,
+        # the slug breaking ties so pages are stable.
+        ranked = (F("latest_risk").desc(nulls_last=True), "slug")
+        return with_latest_score(super().get_queryset()).order_by(*ranked)
 
     @extend_schema(responses=PostureSerializer)
     @action(detail=True, methods=["get"])
@@ -204,7 +210,7 @@ class ChecklistItemSerializer(serializers.Serializer):
     evidence = serializers.DictField()
 
 
-class ClusterChecklistView(generics.GenericAPIView):
+class ClusterChecklistView(NameOrIdLookupMixin, generics.GenericAPIView):
     """The practitioner checklist of one cluster (DESIGN §6): ten items, pass / fail /
     unknown, with the evidence behind each."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import django_filters
 from django.db.models import QuerySet
 
+from gpuposture.base.filters import cluster_filter, named
 from inventory.presenter import hidden_scope_for
 from posture.finding_search import finding_search
 from posture.models import Action, Finding, Severity
@@ -17,8 +18,10 @@ class FindingFilter(django_filters.FilterSet):
     # viewer's search matches only what they are shown, never a hidden name).
     q = django_filters.CharFilter(method="filter_search", label="Search")
     # "Affects this tenant": a finding affects every tenant in its relation (DESIGN §8).
-    tenant = django_filters.CharFilter(method="filter_tenant", label="Affects tenant (slug)")
-    cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
+    tenant = django_filters.CharFilter(
+        method="filter_tenant", label="Affects tenant (slug, name or id)"
+    )
+    cluster = cluster_filter()
     check = django_filters.CharFilter(field_name="check_id", lookup_expr="iexact", label="Check id")
     severity = django_filters.ChoiceFilter(choices=Severity.choices)
     status = django_filters.ChoiceFilter(choices=Finding.Status.choices)
@@ -43,7 +46,7 @@ class FindingFilter(django_filters.FilterSet):
         asking for another tenant gets nothing, not the findings they share with it."""
         if not value:
             return queryset
-        tenants = Tenant.objects.filter(slug=value)
+        tenants = Tenant.objects.filter(named("", value, ("slug", "name")))
         user = getattr(self.request, "user", None)  # the CLI filters with no request
         if user is not None:
             tenants = tenants.visible_to(user)

@@ -14,11 +14,12 @@ PURE: no ORM (posture.rules, the check catalogue, is pure too)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from posture.rules import CHECKS
+from posture.scoring import SEVERITY_WEIGHTS, finding_risk
 
 
 def check_remediation(check_id: str) -> str:
@@ -29,6 +30,19 @@ def check_remediation(check_id: str) -> str:
 def check_mappings(check_id: str) -> list[str]:
     check = CHECKS.get(check_id)
     return list(check.mappings) if check else []
+
+
+def finding_points(*, status: str, severity: str, exposure: int, weights: Iterable[float]) -> float:
+    """A finding's `risk` (DESIGN §8): the risk points it adds to the tenants it affects, one
+    per class weight in `weights` (the tenants the reader sees), as the score counts them
+    (posture.scoring.finding_risk). Only an open finding counts: accepted or resolved, 0."""
+    if status != "open" or severity not in SEVERITY_WEIGHTS:
+        return 0.0
+    total = sum(
+        finding_risk(severity=severity, exposure=exposure, class_weight=weight)
+        for weight in weights
+    )
+    return round(total, 2)
 
 
 @dataclass(frozen=True)
@@ -62,6 +76,9 @@ FINDING_FIELDS: tuple[FindingField, ...] = (
     FindingField("status", "status", csv=4, sarif="status"),
     # One row per finding: the tenants it affects in one cell.
     FindingField("tenants", None, csv=5, csv_cell=_joined("; "), sarif="tenants"),
+    # Risk points it adds to the tenants shown (finding_points): read from its exposure, set
+    # once the tenants are known (posture.finding_rows, FindingSerializer).
+    FindingField("risk", "exposure"),
     FindingField("cluster", "cluster__name", csv=6, sarif="cluster"),
     FindingField("subject_kind", "subject_kind", csv=7, search=True),
     FindingField("subject_namespace", "subject_namespace", csv=8, search=True),

@@ -16,7 +16,7 @@ from django.utils import timezone
 from rest_framework.fields import DateTimeField
 
 from inventory.presenter import present
-from posture.finding_fields import FINDING_FIELDS, VALUE_COLUMNS
+from posture.finding_fields import FINDING_FIELDS, VALUE_COLUMNS, finding_points
 from posture.models import Finding, FindingTenant
 from tenants.redaction import HiddenScope
 
@@ -86,9 +86,10 @@ def finding_rows_streamed(
     last = 0
     while True:
         values = list(finding_values(queryset.filter(pk__gt=last).order_by("id")[:chunk]))
-        tenants = tenant_slugs([v["id"] for v in values])
+        weights: dict[str, float] = {}
+        tenants = tenant_slugs([v["id"] for v in values], weights)
         for v in values:
-            yield finding_row(v, scope, tenants.get(v["id"], []))
+            yield finding_row(v, scope, tenants.get(v["id"], []), weights)
         if len(values) < chunk:
             return
         last = values[-1]["id"]
@@ -102,30 +103,48 @@ def used_checks(queryset: QuerySet) -> list[str]:
 def finding_rows(values: Iterable[Mapping[str, Any]], scope: HiddenScope | None) -> list[dict]:
     """API rows from `finding_values()`, with other tenants hidden as `scope` says."""
     values = list(values)
-    tenants = tenant_slugs([v["id"] for v in values])
-    return [finding_row(v, scope, tenants.get(v["id"], [])) for v in values]
+    weights: dict[str, float] = {}
+    tenants = tenant_slugs([v["id"] for v in values], weights)
+    return [finding_row(v, scope, tenants.get(v["id"], []), weights) for v in values]
 
 
 def finding_row(
-    v: Mapping[str, Any], scope: HiddenScope | None, tenants: list[str]
+    v: Mapping[str, Any],
+    scope: HiddenScope | None,
+    tenants: list[str],
+    weights: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """One API row from a `finding_values()` row and the slugs of the tenants it affects,
     presented for `scope` (inventory.presenter: O(1) per row whatever the number of
-    tenants)."""
+    tenants). `weights`: each tenant's class weight, for the finding's `risk`."""
     # Built in FINDING_FIELDS order, then the converted values replace theirs in place.
     row = dict(zip(_NAMES, _READ(v), strict=True))
     for name, convert in _CONVERTS:
         row[name] = convert(row[name])
     row["tenants"] = sorted(tenants)
-    return present(scope, row, Finding)
+    present(scope, row, Finding)
+    # After the presenter: a tenant viewer's risk is what the finding adds to their tenants.
+    weights = weights or {}
+    row["risk"] = finding_points(
+        status=row["status"],
+        severity=row["severity"],
+        exposure=v["exposure"],
+        weights=[weights.get(slug, 1.0) for slug in row["tenants"]],
+    )
+    return row
 
 
-def tenant_slugs(finding_ids: list[int]) -> dict[int, list[str]]:
+def tenant_slugs(
+    finding_ids: list[int], weights: dict[str, float] | None = None
+) -> dict[int, list[str]]:
     """finding id -> the slugs of the tenants it affects: one query per 900 findings (one
-    for a page)."""
+    for a page). Each tenant's class weight goes into `weights` (slug -> weight)."""
     found: dict[int, list[str]] = {}
+    weights = {} if weights is None else weights
     for start in range(0, len(finding_ids), 900):  # under SQLite's limit on parameters
         links = FindingTenant.objects.filter(finding_id__in=finding_ids[start : start + 900])
-        for finding_id, slug in links.values_list("finding_id", "tenant__slug"):
+        columns = ("finding_id", "tenant__slug", "tenant__trust_class__risk_weight")
+        for finding_id, slug, weight in links.values_list(*columns):
             found.setdefault(finding_id, []).append(slug)
+            weights[slug] = weight
     return found

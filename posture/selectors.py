@@ -169,7 +169,7 @@ def _live_findings_sorted(tenant: Tenant) -> list[Finding]:
         Finding.objects.affecting(tenant=tenant)
         .filter(status__in=[FindingStatus.OPEN, FindingStatus.ACCEPTED])
         .select_related("cluster", "owner")  # the owner: a field of each serialized row
-        .prefetch_related("tenants")
+        .prefetch_related("tenants__trust_class")
         .order_by("check_id", "id")
     )
     # Open before accepted, worst severity first (a stable sort keeps check id order).

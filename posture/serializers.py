@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import cast
+
+from django.db import models
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from inventory.presenter import PresentedSerializer
-from posture.finding_fields import API_FIELDS, check_mappings, check_remediation
+from posture.finding_fields import (
+    API_FIELDS,
+    check_mappings,
+    check_remediation,
+    finding_points,
+)
 from posture.models import Finding, TenantScore
 
 
@@ -17,6 +25,12 @@ from posture.models import Finding, TenantScore
 class FindingSerializer(PresentedSerializer):
     check = serializers.CharField(source="check_id")
     tenants = serializers.SerializerMethodField()
+    risk = serializers.FloatField(
+        source="exposure",
+        read_only=True,
+        help_text="Risk points this finding adds to the tenants it affects (those you may "
+        "see), as the score counts them; 0 unless open.",
+    )
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     mappings = serializers.SerializerMethodField()
     remediation = serializers.SerializerMethodField()
@@ -36,6 +50,19 @@ class FindingSerializer(PresentedSerializer):
         """Slugs of the tenants it affects (the presenter leaves out, for a tenant viewer, the
         ones they may not see)."""
         return sorted(t.slug for t in finding.tenants.all())
+
+    def to_representation(self, instance: models.Model) -> dict:
+        # After the presenter: a tenant viewer's risk is what it adds to their own tenants.
+        finding = cast(Finding, instance)  # this serializer's model
+        data = super().to_representation(finding)
+        weights = {t.slug: t.trust_class.risk_weight for t in finding.tenants.all()}
+        data["risk"] = finding_points(
+            status=finding.status,
+            severity=finding.severity,
+            exposure=finding.exposure,
+            weights=[weights.get(slug, 1.0) for slug in data["tenants"]],
+        )
+        return data
 
     def get_mappings(self, finding: Finding) -> list[str]:
         return check_mappings(finding.check_id)

@@ -338,12 +338,14 @@ class AssessmentViewSet(ScopedViewSetMixin, mixins.CreateModelMixin, viewsets.Re
     @extend_schema(request=ReviewSerializer, responses=AssessmentSerializer)
     @action(detail=True, methods=["post"])
     def review(self, request: Request, pk: str | None = None) -> Response:
+        # The assessment first: an unknown or hidden one is a 404 whatever the body says.
+        assessment = self.get_object()
         body = ReviewSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
         try:
             assessment = assessment_review(
-                assessment=self.get_object(),
+                assessment=assessment,
                 user=request.user,
                 accept=data["decision"] == "accept",
                 comment=data.get("comment", ""),

@@ -149,13 +149,15 @@ class SharingRequestViewSet(
             raise _refusal(exc) from exc
 
     def _decision(self, request: Request, service, **extra) -> Response:
+        # The request first: an unknown or hidden one is a 404 whatever the body says.
+        sharing_request = self.get_object()
         body = DecisionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         kwargs = {"reason": body.validated_data["reason"], **extra}
         if service is sharing_request_approve:
             kwargs["expires_in_days"] = body.validated_data.get("expires_in_days")
         try:
-            decided = service(request=self.get_object(), user=request.user, **kwargs)
+            decided = service(request=sharing_request, user=request.user, **kwargs)
         except SharingRequestError as exc:
             raise _refusal(exc) from exc
         return Response(self.get_serializer(decided).data)

@@ -6,6 +6,7 @@ import django_filters
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from gpuposture.base.filters import cluster_filter, tenant_filter
 from tenants.models import SharingRequest
 from tenants.policy import SHARING_MODES
 
@@ -20,8 +21,8 @@ STATE_CHOICES = [
 
 
 class SharingRequestFilter(django_filters.FilterSet):
-    tenant = django_filters.CharFilter(field_name="tenant__slug", label="Tenant slug")
-    cluster = django_filters.CharFilter(field_name="cluster__name", label="Cluster name")
+    tenant = tenant_filter()
+    cluster = cluster_filter()
     mode = django_filters.ChoiceFilter(choices=[(m, m) for m in SHARING_MODES])
     state = django_filters.ChoiceFilter(choices=STATE_CHOICES, method="filter_state", label="State")
 

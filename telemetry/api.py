@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, viewsets
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from gpuposture.base.api import ScopedViewSetMixin
+from gpuposture.base.filters import named
 from gpuposture.base.roles import RECORD_RESETS
 from inventory.models import Cluster
 from inventory.presenter import PresentedSerializer
+from telemetry.filters import ResetAttestationFilter
 from telemetry.models import ResetAttestation
 from telemetry.selectors import Period, chargeback, idle_allocated, tenant_days, top_gpus
 from telemetry.services import reset_attestation_record
@@ -21,6 +24,17 @@ from tenants.models import Tenant
 class UtilisationQuerySerializer(serializers.Serializer):
     days = serializers.ChoiceField(choices=[7, 30, 90], default=30)
     cluster = serializers.CharField(required=False, max_length=63)
+
+
+def _cluster_name(request: Request, value: str | None) -> str | None:
+    """The cluster named by name or id (DESIGN §8); one the user may not see, or that does
+    not exist, is a 400 naming it, not an empty answer that reads as "no GPU use"."""
+    if not value:
+        return None
+    cluster = Cluster.objects.visible_to(request.user).filter(named("", value, ("name",))).first()
+    if cluster is None:
+        raise ValidationError({"cluster": [f"no cluster {value!r} that you may see"]})
+    return cluster.name
 
 
 class UtilisationView(APIView):
@@ -38,7 +52,8 @@ class UtilisationView(APIView):
         query = UtilisationQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         period = Period(
-            days=query.validated_data["days"], cluster=query.validated_data.get("cluster")
+            days=query.validated_data["days"],
+            cluster=_cluster_name(request, query.validated_data.get("cluster")),
         )
         days = tenant_days(request.user, period)
         return Response(
@@ -99,4 +114,4 @@ class ResetAttestationViewSet(
     queryset = ResetAttestation.objects.select_related("cluster", "previous_tenant", "next_tenant")
     serializer_class = ResetAttestationSerializer
     write_roles = RECORD_RESETS
-    filterset_fields = {"node": ["exact"], "gpu_uuid": ["exact"], "method": ["exact"]}
+    filterset_class = ResetAttestationFilter

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from django.db.models import Q
-from rest_framework import serializers
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet
+from gpuposture.base.roles import SECURITY_LEAD
 from tenants.models import Tenant, TrustClass
+from tenants.services import tenants_apply
+from tenants.spec import TenantSpecError, parse_tenants_document
 
 
 class TrustClassSerializer(serializers.ModelSerializer):
@@ -40,6 +46,21 @@ class TenantSerializer(serializers.ModelSerializer):
         return [f"{p.kind}:{p.name}" for p in tenant.principals.all()]
 
 
+class TenantSpecSerializer(serializers.Serializer):
+    """One tenant as the tenants file writes it (the schema only: tenants.spec validates)."""
+
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    trust_class = serializers.CharField(help_text="A trust class slug.")
+    namespaces = serializers.ListField(child=serializers.CharField(), required=False)
+    principals = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text='"group:NAME" or "user:NAME"'
+    )
+    viewers = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="gpuposture usernames"
+    )
+
+
 class TrustClassViewSet(ScopedReadOnlyViewSet):
     queryset = TrustClass.objects.all()
     serializer_class = TrustClassSerializer
@@ -48,11 +69,40 @@ class TrustClassViewSet(ScopedReadOnlyViewSet):
 
 
 class TenantViewSet(ScopedReadOnlyViewSet):
+    """Tenants. A security lead declares them with POST, in the tenants file's shape (DESIGN
+    §9): one tenant (`slug`, `name`, `trust_class`, `namespaces`, `principals`, `viewers`),
+    or `{"tenants": [...]}`; created or updated to match, audited, re-scored."""
+
     queryset = Tenant.objects.select_related("trust_class").prefetch_related(
         "namespaces", "principals"
     )
     serializer_class = TenantSerializer
     filterset_fields = {"trust_class__slug": ["exact"]}
+    write_roles = (SECURITY_LEAD,)
+
+    @extend_schema(
+        request=TenantSpecSerializer,
+        responses={200: TenantSerializer, 201: TenantSerializer, 400: dict},
+    )
+    def create(self, request: Request, *args: object, **kwargs: object) -> Response:
+        one = isinstance(request.data, dict) and "tenants" not in request.data
+        document = {"tenants": [request.data]} if one else request.data
+        try:
+            specs = parse_tenants_document(document)
+            result = tenants_apply(specs=specs, actor=request.user)
+        except TenantSpecError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        if one:
+            tenant = self.get_queryset().get(slug=specs[0].slug)
+            return Response(self.get_serializer(tenant).data, status=code)
+        summary = {
+            "created": result.created,
+            "updated": result.updated,
+            "unchanged": result.unchanged,
+            "warnings": result.warnings,
+        }
+        return Response(summary, status=code)
 
     def get_queryset(self):
         # The system tenant `unclassified` is listed only while unclaimed namespaces give it

@@ -51,6 +51,7 @@ PINNED: dict[str, int] = {
     "api:syncrun-list": 4,
     "api:driftevent-list": 4,
     "api:node-list": 4,
+    "api:gpu-list": 4,  # roles + GPU nodes (cluster joined) + their nvidia-smi facts
     "api:resetattestation-list": 4,  # tenants and cluster joined
     "api:auditevent-list": 3,
     "api:sharingrequest-list": 3,  # tenant, cluster and the users joined

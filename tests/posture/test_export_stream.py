@@ -136,6 +136,7 @@ def _row(i: int, other: str) -> dict:
         "check_id": "SHARE-001",
         "severity": "critical",
         "status": "open",
+        "exposure": 1,
         "tenant__slug": "alpha",
         "cluster__name": "lab",
         "subject_kind": "Node",

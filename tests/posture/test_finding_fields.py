@@ -28,7 +28,8 @@ from posture.serializers import FindingSerializer
 
 # Model fields that never leave the app as a finding's field: identity, bookkeeping, the
 # acceptor (the audit log says who), and the tenants (read from the links, as `tenants`).
-INTERNAL = {"key", "exposure", "fingerprint", "evidence_digest", "accepted_by", "tenants"}
+# (`exposure` is read for the finding's `risk`.)
+INTERNAL = {"key", "fingerprint", "evidence_digest", "accepted_by", "tenants"}
 WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 

@@ -170,7 +170,7 @@ API: dict[str, Access] = {
     "api:cluster-policy-pack-preview": api(read=TENANT, obj="cluster"),
     "api:trustclass-list": api(),
     "api:trustclass-detail": api(obj="trust_class"),
-    "api:tenant-list": api(),
+    "api:tenant-list": api(writes=post(LEAD)),  # declare tenants (the tenants file shape)
     "api:tenant-detail": api(read=TENANT, obj="tenant"),
     "api:tenant-posture": api(read=TENANT, obj="tenant"),
     "api:cluster-list": api(writes=post(PLAT)),
@@ -195,6 +195,7 @@ API: dict[str, Access] = {
         get=False, obj="bulletin_revision", writes=post(LEAD), denied=ROLE_GATED
     ),
     "api:node-list": api(),
+    "api:gpu-list": api(),
     "api:node-detail": api(read=TENANT, obj="node"),
     "api:pod-list": api(),
     "api:pod-detail": api(read=TENANT, obj="pod"),

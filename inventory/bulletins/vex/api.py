@@ -12,6 +12,7 @@ from rest_framework import generics
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from gpuposture.base.api import NameOrIdLookupMixin
 from inventory.bulletins.vex.selectors import (
     VEX_FORMATS,
     NoStatements,
@@ -21,7 +22,7 @@ from inventory.bulletins.vex.selectors import (
 from inventory.models import Cluster
 
 
-class ClusterVexView(generics.GenericAPIView):
+class ClusterVexView(NameOrIdLookupMixin, generics.GenericAPIView):
     """The VEX of one cluster's GPU nodes: for each vulnerability an imported bulletin names
     and each node component, affected (with the upgrade), fixed, or not affected with the
     standard justification. `format=openvex` (default) or `csaf` (CSAF 2.0, csaf_vex)."""

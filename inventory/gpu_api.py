@@ -1,0 +1,108 @@
+"""`/api/v1/gpus/` (DESIGN §8): the physical GPUs of the GPU nodes, one row each.
+
+There is no GPU table: a node's physical GPUs are its `gpu_count` (GFD's `nvidia.com/gpu.count`,
+not the capacity time-slicing multiplies), with the UUIDs `nvidia-smi -q -x` gave for that node
+where it was imported. A GPU node whose count is unknown lists no GPUs: its node row says
+`gpu_count: null`, and nothing here is guessed."""
+
+from __future__ import annotations
+
+import django_filters
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from gpuposture.base.filters import cluster_filter
+from inventory.models import Node, NodeHostFacts
+
+
+class GpuFilter(django_filters.FilterSet):
+    cluster = cluster_filter()
+    node = django_filters.CharFilter(field_name="name", label="Node name")
+    gpu_model = django_filters.CharFilter(
+        field_name="gpu_model", lookup_expr="icontains", label="GPU model contains"
+    )
+    sharing_strategy = django_filters.ChoiceFilter(choices=Node.SharingStrategy.choices)
+
+    class Meta:
+        model = Node
+        fields = ["cluster", "node", "gpu_model", "sharing_strategy"]
+
+
+class GpuSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="cluster/node/index: stable while the node keeps it.")
+    cluster = serializers.CharField()
+    node = serializers.CharField()
+    index = serializers.IntegerField(help_text="The GPU's minor number on the node, from 0.")
+    uuid = serializers.CharField(
+        allow_null=True, help_text="From nvidia-smi where imported; null: not known."
+    )
+    gpu_model = serializers.CharField(allow_null=True)
+    sharing_strategy = serializers.CharField()
+    time_slicing_replicas = serializers.IntegerField(allow_null=True)
+    mig_enabled = serializers.BooleanField(
+        allow_null=True, help_text="From nvidia-smi or the node's MIG strategy; null: unknown."
+    )
+    patch_status = serializers.CharField()
+
+
+def _mig_enabled(node: Node, facts: dict) -> bool | None:
+    if isinstance(facts.get("mig_enabled"), bool):
+        return facts["mig_enabled"]
+    if node.sharing_strategy == Node.SharingStrategy.MIG:
+        return True
+    return None
+
+
+def gpu_rows(nodes: list[Node]) -> list[dict]:
+    """One row per physical GPU of each node (host facts read in one query)."""
+    facts = {
+        (f.cluster_id, f.node_name): f.facts
+        for f in NodeHostFacts.objects.filter(
+            cluster_id__in={n.cluster_id for n in nodes}, node_name__in={n.name for n in nodes}
+        )
+    }
+    rows = []
+    for node in nodes:
+        host = facts.get((node.cluster_id, node.name)) or {}
+        uuids = host.get("gpu_uuids") or []
+        # nvidia-smi's UUIDs name the GPUs only when it saw as many as the node counts.
+        uuids = uuids if len(uuids) == node.gpu_count else []
+        for index in range(node.gpu_count or 0):
+            rows.append(
+                {
+                    "id": f"{node.cluster.name}/{node.name}/{index}",
+                    "cluster": node.cluster.name,
+                    "node": node.name,
+                    "index": index,
+                    "uuid": uuids[index] if uuids else None,
+                    "gpu_model": node.gpu_model or None,
+                    "sharing_strategy": node.sharing_strategy,
+                    "time_slicing_replicas": node.time_slicing_replicas,
+                    "mig_enabled": _mig_enabled(node, host),
+                    "patch_status": node.patch_status,
+                }
+            )
+    return rows
+
+
+class GpuViewSet(viewsets.GenericViewSet):
+    """The physical GPUs of the GPU nodes you may see, one row each (filters `cluster`,
+    `node`, `gpu_model`, `sharing_strategy`)."""
+
+    queryset = Node.objects.filter(is_gpu_node=True).select_related("cluster")
+    serializer_class = GpuSerializer
+    filterset_class = GpuFilter
+
+    def get_queryset(self):
+        return super().get_queryset().visible_to(self.request.user)
+
+    @extend_schema(responses=GpuSerializer(many=True))
+    def list(self, request: Request) -> Response:
+        nodes = list(self.filter_queryset(self.get_queryset()))
+        rows = gpu_rows(nodes)
+        page = self.paginate_queryset(rows)
+        if page is not None:
+            return self.get_paginated_response(GpuSerializer(page, many=True).data)
+        return Response(GpuSerializer(rows, many=True).data)
