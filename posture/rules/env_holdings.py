@@ -33,7 +33,13 @@ from typing import Any
 
 from inventory.snapshot import Container, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import container_path, gpu_holdings, nodes_by_name, pod_ref
+from posture.rules.common import (
+    MIG_POOL_PREFIX,
+    container_path,
+    gpu_holdings,
+    nodes_by_name,
+    pod_ref,
+)
 from posture.rules.dra_holdings import dra_holdings
 from posture.rules.holding import ENV_RESOURCE, EVERY_GPU, UUID_PREFIXES, GpuHolding, device_kind
 from posture.rules.pod.visible_devices import (
@@ -154,9 +160,11 @@ def reaches(env: GpuHolding, other: GpuHolding) -> bool:
     """Whether a hold through the variable may be on the same GPU as another holding of the
     node: always when it names every GPU; where both name their devices by ids of one kind,
     only if they share one; otherwise it may (the device plugin does not say which GPU it
-    gave). Only whole GPUs: MIG instances are a pool of their own."""
-    if other.pool != GPU_POOL or other.pod is env.pod:
+    gave). Of MIG devices, only `all` reaches them (common.pools_by_mode says why)."""
+    if other.pod is env.pod:
         return False
+    if other.pool != GPU_POOL:
+        return env.every_device and other.pool.startswith(MIG_POOL_PREFIX)
     if env.every_device or env.devices is None or other.devices is None:
         return True
     kinds = {device_kind(d) for d in (*other.devices, *env.devices)}

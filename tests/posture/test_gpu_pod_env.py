@@ -13,8 +13,16 @@ import pytest
 from posture.rules.common import gpu_holdings
 from posture.rules.dra_holdings import uses_gpu
 from tests.posture.dra_world import claim, device_class, dra_pod, resource_slice
-from tests.posture.gpu_access_world import container, namespace, pod, run
-from tests.posture.test_env_holdings import NVD, cluster, env_pod, toolkit, whole_gpu
+from tests.posture.gpu_access_world import container, namespace, node, pod, run, world
+from tests.posture.test_env_holdings import (
+    ALPHA,
+    BETA,
+    NVD,
+    cluster,
+    env_pod,
+    toolkit,
+    whole_gpu,
+)
 
 HONOURED, IGNORED, UNVERIFIED = [toolkit()], [toolkit("false")], []
 
@@ -110,3 +118,34 @@ def test_no_time_slicing_is_claimed_for_the_dra_and_env_pod():
     inputs = _dra_world(whole_gpu("beta"))
     for check_id in ("SHARE-001", "SHARE-004"):
         assert [d for d in run(check_id, inputs) if "alpha" in d.tenants] == []
+
+
+# --- `all` on MIG-enabled GPUs: libnvidia-container selects every MIG device too -----------
+
+
+def _mig_cluster(value: str):
+    mig_node = node(
+        "gpu-a",
+        capacity={"nvidia.com/mig-1g.10gb": "56"},
+        labels={"nvidia.com/mig.strategy": "mixed", "nvidia.com/mig.config": "all-1g.10gb"},
+    )
+    beta = pod("beta", "infer", container(gpu={"nvidia.com/mig-1g.10gb": "1"}))
+    return world([mig_node, toolkit(), env_pod(value=value), beta], (ALPHA, BETA))
+
+
+def test_share001_all_reaches_another_tenants_mig_instance():
+    (draft,) = run("SHARE-001", _mig_cluster("all"))
+    assert draft.tenants == ("alpha", "beta")
+    assert "nvidia.com/mig-1g.10gb" in draft.title
+    assert draft.evidence["co_residence"] == "certain"
+
+
+def test_a_gpu_index_on_a_mig_enabled_gpu_reaches_no_mig_instance():
+    assert run("SHARE-001", _mig_cluster("0")) == []
+
+
+def test_pod011_names_the_mig_holder_all_reaches():
+    (draft,) = run("POD-011", _mig_cluster("all"))
+    (entry,) = draft.evidence["pods"]
+    held = entry["time_slices_gpus_held_by"]
+    assert [(h["tenant"], h["resource"]) for h in held] == [("beta", "nvidia.com/mig-1g.10gb")]
