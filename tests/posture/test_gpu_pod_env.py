@@ -13,7 +13,17 @@ import pytest
 from posture.rules.common import gpu_holdings
 from posture.rules.dra_holdings import uses_gpu
 from tests.posture.dra_world import claim, device_class, dra_pod, resource_slice
-from tests.posture.gpu_access_world import container, namespace, node, pod, run, world
+from tests.posture.gpu_access_world import (
+    OPERATOR_NS,
+    cluster_policy,
+    configmap,
+    container,
+    namespace,
+    node,
+    pod,
+    run,
+    world,
+)
 from tests.posture.test_env_holdings import (
     ALPHA,
     BETA,
@@ -149,3 +159,52 @@ def test_pod011_names_the_mig_holder_all_reaches():
     (entry,) = draft.evidence["pods"]
     held = entry["time_slices_gpus_held_by"]
     assert [(h["tenant"], h["resource"]) for h in held] == [("beta", "nvidia.com/mig-1g.10gb")]
+
+
+# --- sharing.mps naming a MIG resource: the device plugin refuses it ---------------------------
+
+MPS_ON_MIG = """\
+version: v1
+flags:
+  migStrategy: mixed
+sharing:
+  mps:
+    resources:
+    - name: nvidia.com/mig-1g.10gb
+      replicas: 2
+"""
+
+
+def _mps_on_mig(*labels: tuple[str, str]):
+    mig_node = node(
+        "gpu-a",
+        capacity={"nvidia.com/mig-1g.10gb": "14"},
+        labels={
+            "nvidia.com/mig.strategy": "mixed",
+            "nvidia.com/device-plugin.config": "a100-mps",
+            **dict(labels),
+        },
+    )
+    objects = [
+        cluster_policy(devicePlugin={"config": {"name": "plugin-config", "default": "any"}}),
+        configmap(OPERATOR_NS, "plugin-config", {"a100-mps": MPS_ON_MIG}),
+        mig_node,
+        pod("alpha", "a", container(gpu={"nvidia.com/mig-1g.10gb": "1"})),
+        pod("beta", "b", container(gpu={"nvidia.com/mig-1g.10gb": "1"})),
+    ]
+    return world(objects, (ALPHA, BETA))
+
+
+def test_an_mps_entry_for_a_mig_resource_shares_nothing_by_mps():
+    inputs = _mps_on_mig()
+    holdings = gpu_holdings(inputs, inputs.snapshot.nodes[0])
+    assert {h.mode for h in holdings} == {"mig_gi"}
+    assert all("refuses" in h.basis and "not shared by MPS" in h.basis for h in holdings)
+    assert run("SHARE-006", inputs) == []
+
+
+def test_an_mps_entry_for_a_mig_resource_defers_to_gfds_label():
+    inputs = _mps_on_mig(("nvidia.com/mig-1g.10gb.sharing-strategy", "time-slicing"))
+    (draft,) = run("SHARE-001", inputs)
+    assert draft.tenants == ("alpha", "beta")
+    assert run("SHARE-006", inputs) == []
