@@ -126,6 +126,14 @@ def holds_through_env(inputs: PostureInputs, pod: Pod) -> bool:
     return id(pod) in inputs.memo[key]  # type: ignore[operator]  # memo[key] holds what this function stored under it
 
 
+def env_reach(inputs: PostureInputs, pod: Pod) -> list[str]:
+    """How the pod holds GPUs through the variable (each holding's basis), for evidence."""
+    if not holds_through_env(inputs, pod):
+        return []
+    node = nodes_by_name(inputs)[pod.node_name or ""]
+    return [h.basis for h in env_holdings(inputs, node) if h.pod is pod]
+
+
 def access_of(
     inputs: PostureInputs, node: Node, pod: Pod, container: Container
 ) -> EnvAccess | None:

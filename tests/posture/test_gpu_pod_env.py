@@ -61,6 +61,9 @@ def test_ten001_an_unclassified_namespace_whose_pod_reaches_gpus_through_the_var
     (draft,) = run("TEN-001", cluster(toolkit(), env_pod("scratch"), namespace("scratch")))
     assert draft.subject_name == "scratch"
     assert "runs 1 GPU pod(s)" in draft.title
+    (entry,) = draft.evidence["gpu_pods"]
+    (reach,) = entry["gpu_access_through_visible_devices"]
+    assert reach.startswith(f"through {NVD}=all") and "every GPU of the node" in reach
 
 
 def test_ten001_not_where_the_node_ignores_the_variable():
@@ -208,3 +211,18 @@ def test_an_mps_entry_for_a_mig_resource_defers_to_gfds_label():
     (draft,) = run("SHARE-001", inputs)
     assert draft.tenants == ("alpha", "beta")
     assert run("SHARE-006", inputs) == []
+
+
+@pytest.mark.parametrize(("node_side", "fires"), [(HONOURED, True), (IGNORED, False)])
+def test_pod010_cloud_side_counts_an_env_only_gpu_pod(node_side, fires):
+    role = "arn:aws:iam::111122223333:role/gpu-jobs"
+    probe = env_pod()
+    probe["spec"]["containers"][0]["env"].append({"name": "AWS_ROLE_ARN", "value": role})
+    train = whole_gpu("beta")
+    train["spec"]["containers"][0]["env"] = [{"name": "AWS_ROLE_ARN", "value": role}]
+    found = [
+        d
+        for d in run("POD-010", cluster(*node_side, probe, train))
+        if d.subject_kind == "CloudIdentity"
+    ]
+    assert [d.tenants for d in found] == ([("alpha", "beta")] if fires else [])
