@@ -123,7 +123,7 @@ def holds_through_env(inputs: PostureInputs, pod: Pod) -> bool:
     key = ("env_gpu_pods", node.name)
     if key not in inputs.memo:
         inputs.memo[key] = frozenset(id(h.pod) for h in env_holdings(inputs, node))
-    return id(pod) in inputs.memo[key]  # type: ignore[operator]  # memo[key] holds what this function stored under it
+    return id(pod) in inputs.memo[key]
 
 
 def env_reach(inputs: PostureInputs, pod: Pod) -> list[str]:
