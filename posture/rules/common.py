@@ -82,14 +82,18 @@ def pools_by_mode(holdings: Iterable[GpuHolding]) -> dict[tuple[str, str], list[
     every GPU, so the container runs on each MIG instance beside whoever was given it. Such
     a hold joins every MIG pool held on the node. A GPU index or GPU UUID does not: a
     MIG-enabled GPU selected as a whole gives no MIG device (those are selected by MIG UUID
-    or "<gpu>:<mig>" index)."""
+    or "<gpu>:<mig>" index). A MIG UUID it names joins the MIG pool whose holder is known to
+    hold that device (a DRA claim names it); where no holder names its devices, which pool
+    the UUID belongs to is not known and no meeting is claimed."""
     holdings = list(holdings)
     mig_pools = sorted({h.pool for h in holdings if h.pool.startswith(MIG_POOL_PREFIX)})
     grouped: dict[tuple[str, str], list[GpuHolding]] = {}
     for holding in holdings:
         grouped.setdefault((holding.pool, holding.mode), []).append(holding)
-        if holding.through_env and holding.every_device:
-            for pool in mig_pools:
+        if not holding.through_env:
+            continue
+        for pool in mig_pools:
+            if holding.every_device or _names_a_device_of(holding, pool, holdings):
                 grouped.setdefault((pool, holding.mode), []).append(replace(holding, pool=pool))
     joined = {}
     for (pool, mode), group in grouped.items():
@@ -99,6 +103,14 @@ def pools_by_mode(holdings: Iterable[GpuHolding]) -> dict[tuple[str, str], list[
             ]
         joined[(pool, mode)] = group
     return dict(sorted(joined.items()))
+
+
+def _names_a_device_of(env: GpuHolding, pool: str, holdings: list[GpuHolding]) -> bool:
+    """The env hold names a MIG device some other holding of `pool` is known to hold."""
+    named = {d for d in env.devices or () if d.startswith("MIG-")}
+    return bool(named) and any(
+        h.pool == pool and h.devices and named & set(h.devices) for h in holdings
+    )
 
 
 def pod_ref(pod: Pod) -> str:

@@ -168,11 +168,16 @@ def reaches(env: GpuHolding, other: GpuHolding) -> bool:
     """Whether a hold through the variable may be on the same GPU as another holding of the
     node: always when it names every GPU; where both name their devices by ids of one kind,
     only if they share one; otherwise it may (the device plugin does not say which GPU it
-    gave). Of MIG devices, only `all` reaches them (common.pools_by_mode says why)."""
+    gave). Of MIG devices, `all` reaches every one, a MIG UUID the one it names
+    (common.pools_by_mode says why)."""
     if other.pod is env.pod:
         return False
     if other.pool != GPU_POOL:
-        return env.every_device and other.pool.startswith(MIG_POOL_PREFIX)
+        if not other.pool.startswith(MIG_POOL_PREFIX):
+            return False
+        # `all`, or a MIG UUID the other holder is known to hold.
+        named = set(env.devices or ()) & set(other.devices or ())
+        return env.every_device or any(d.startswith("MIG-") for d in named)
     if env.every_device or env.devices is None or other.devices is None:
         return True
     kinds = {device_kind(d) for d in (*other.devices, *env.devices)}

@@ -12,7 +12,14 @@ import pytest
 
 from posture.rules.common import gpu_holdings
 from posture.rules.dra_holdings import uses_gpu
-from tests.posture.dra_world import claim, device_class, dra_pod, resource_slice
+from tests.posture.dra_world import (
+    MIG_CLASS,
+    claim,
+    device_class,
+    dra_pod,
+    mig_device,
+    resource_slice,
+)
 from tests.posture.gpu_access_world import (
     OPERATOR_NS,
     cluster_policy,
@@ -226,3 +233,35 @@ def test_pod010_cloud_side_counts_an_env_only_gpu_pod(node_side, fires):
         if d.subject_kind == "CloudIdentity"
     ]
     assert [d.tenants for d in found] == ([("alpha", "beta")] if fires else [])
+
+
+MIG_UUID = "MIG-5c6d7e8f-1111-2222-3333-444455556666"
+
+
+def _dra_mig_cluster(value: str):
+    objects = [
+        device_class(MIG_CLASS, kind="mig"),
+        resource_slice(devices=[mig_device(0, "1g.10gb", MIG_UUID)]),
+        claim(
+            "beta",
+            "beta-mig",
+            ["gpu-0-mig-1g.10gb-0"],
+            device_class_name=MIG_CLASS,
+            reserved_for=["infer"],
+        ),
+        dra_pod("beta", "infer", "beta-mig"),
+        env_pod(value=value),
+    ]
+    return cluster(toolkit(), *objects)
+
+
+def test_share001_a_mig_uuid_meets_the_claim_holding_that_device():
+    (draft,) = run("SHARE-001", _dra_mig_cluster(MIG_UUID))
+    assert draft.tenants == ("alpha", "beta")
+    assert "nvidia.com/mig-1g.10gb" in draft.title
+    assert draft.evidence["co_residence"] == "certain"
+
+
+def test_another_mig_uuid_meets_no_one():
+    other = "MIG-00000000-1111-2222-3333-444455556666"
+    assert run("SHARE-001", _dra_mig_cluster(other)) == []
