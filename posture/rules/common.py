@@ -7,6 +7,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from inventory.snapshot import Container, Node, Pod
@@ -19,6 +20,8 @@ from tenants.policy import DEFAULT_TRUST_CLASSES
 __all__ = ["GpuHolding"]  # defined in posture.rules.holding; the checks import it from here
 
 PLATFORM = "platform"  # the party name and trust class slug of pods no tenant owns
+# MIG pools as the device plugin (nvidia.com/mig-<profile>) and the DRA driver name them.
+MIG_POOL_PREFIX = "nvidia.com/mig"
 
 
 def trust_class_from_data(data: dict[str, Any]) -> TrustClassInfo:
@@ -72,10 +75,26 @@ def pools_by_mode(holdings: Iterable[GpuHolding]) -> dict[tuple[str, str], list[
     A hold through NVIDIA_VISIBLE_DEVICES time-shares its GPUs with whoever holds them, by
     whatever mode they got them (a whole GPU, an MPS client): its group also carries the
     pool's holdings of other modes, and share.parties.may_meet keeps those from meeting one
-    another there (two whole GPUs beside an env access do not share with each other)."""
+    another there (two whole GPUs beside an env access do not share with each other).
+
+    `all` also reaches the node's MIG devices: libnvidia-container's device selection
+    (src/cli/common.c, select_devices) takes "all" as every GPU *and* every MIG device of
+    every GPU, so the container runs on each MIG instance beside whoever was given it. Such
+    a hold joins every MIG pool held on the node. A GPU index or GPU UUID does not: a
+    MIG-enabled GPU selected as a whole gives no MIG device (those are selected by MIG UUID
+    or "<gpu>:<mig>" index). A MIG UUID it names joins the MIG pool whose holder is known to
+    hold that device (a DRA claim names it); where no holder names its devices, which pool
+    the UUID belongs to is not known and no meeting is claimed."""
+    holdings = list(holdings)
+    mig_pools = sorted({h.pool for h in holdings if h.pool.startswith(MIG_POOL_PREFIX)})
     grouped: dict[tuple[str, str], list[GpuHolding]] = {}
     for holding in holdings:
         grouped.setdefault((holding.pool, holding.mode), []).append(holding)
+        if not holding.through_env:
+            continue
+        for pool in mig_pools:
+            if holding.every_device or _names_a_device_of(holding, pool, holdings):
+                grouped.setdefault((pool, holding.mode), []).append(replace(holding, pool=pool))
     joined = {}
     for (pool, mode), group in grouped.items():
         if any(h.through_env for h in group):
@@ -84,6 +103,14 @@ def pools_by_mode(holdings: Iterable[GpuHolding]) -> dict[tuple[str, str], list[
             ]
         joined[(pool, mode)] = group
     return dict(sorted(joined.items()))
+
+
+def _names_a_device_of(env: GpuHolding, pool: str, holdings: list[GpuHolding]) -> bool:
+    """The env hold names a MIG device some other holding of `pool` is known to hold."""
+    named = {d for d in env.devices or () if d.startswith("MIG-")}
+    return bool(named) and any(
+        h.pool == pool and h.devices and named & set(h.devices) for h in holdings
+    )
 
 
 def pod_ref(pod: Pod) -> str:

@@ -61,10 +61,22 @@ def dra_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
 
 
 def uses_gpu(inputs: PostureInputs, pod: Pod) -> bool:
-    """A pod that holds a GPU any way (DESIGN §2): a GPU resource, a fraction, or a DRA claim
-    of a GPU device class (allocated or not yet)."""
-    if pod.uses_gpu:
+    """A pod that holds a GPU any way (DESIGN §2): a GPU resource, a fraction, a DRA claim of
+    a GPU device class (allocated or not yet), or NVIDIA_VISIBLE_DEVICES its node honours.
+
+    The one notion of "a GPU pod" every check that asks shares (egress, admission, quota,
+    identity, unclassified namespaces, pools). A hold through the variable counts where the
+    node honours it (posture.rules.env_holdings' holdings): where that is unverified no hold
+    is claimed, here as in the sharing checks, and POD-011 says what would happen."""
+    if pod.uses_gpu or _claims_gpu(inputs, pod):
         return True
+    # Imported here: env_holdings builds on posture.rules.common, which imports this module.
+    from posture.rules.env_holdings import holds_through_env
+
+    return holds_through_env(inputs, pod)
+
+
+def _claims_gpu(inputs: PostureInputs, pod: Pod) -> bool:
     snapshot = inputs.snapshot
     if not pod.resource_claims or not (snapshot.dra_claims or snapshot.dra_claim_templates):
         return False

@@ -33,7 +33,14 @@ from typing import Any
 
 from inventory.snapshot import Container, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import container_path, gpu_holdings, pod_ref
+from posture.rules.common import (
+    MIG_POOL_PREFIX,
+    container_path,
+    gpu_holdings,
+    nodes_by_name,
+    pod_ref,
+)
+from posture.rules.dra_holdings import dra_holdings
 from posture.rules.holding import ENV_RESOURCE, EVERY_GPU, UUID_PREFIXES, GpuHolding, device_kind
 from posture.rules.pod.visible_devices import (
     VISIBLE_DEVICES,
@@ -106,6 +113,27 @@ def env_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
     return [a.holding() for a in env_accesses(inputs, node) if a.honoured and a.devices]
 
 
+def holds_through_env(inputs: PostureInputs, pod: Pod) -> bool:
+    """Whether the pod holds GPUs of its node through the variable (a holding above): the
+    test dra_holdings.uses_gpu adds for a pod that requests none. Memoised per node: every
+    check that asks "is this a GPU pod" asks it of every pod."""
+    node = nodes_by_name(inputs).get(pod.node_name or "")
+    if node is None or not node.is_gpu_node:
+        return False
+    key = ("env_gpu_pods", node.name)
+    if key not in inputs.memo:
+        inputs.memo[key] = frozenset(id(h.pod) for h in env_holdings(inputs, node))
+    return id(pod) in inputs.memo[key]
+
+
+def env_reach(inputs: PostureInputs, pod: Pod) -> list[str]:
+    """How the pod holds GPUs through the variable (each holding's basis), for evidence."""
+    if not holds_through_env(inputs, pod):
+        return []
+    node = nodes_by_name(inputs)[pod.node_name or ""]
+    return [h.basis for h in env_holdings(inputs, node) if h.pod is pod]
+
+
 def access_of(
     inputs: PostureInputs, node: Node, pod: Pod, container: Container
 ) -> EnvAccess | None:
@@ -140,9 +168,16 @@ def reaches(env: GpuHolding, other: GpuHolding) -> bool:
     """Whether a hold through the variable may be on the same GPU as another holding of the
     node: always when it names every GPU; where both name their devices by ids of one kind,
     only if they share one; otherwise it may (the device plugin does not say which GPU it
-    gave). Only whole GPUs: MIG instances are a pool of their own."""
-    if other.pool != GPU_POOL or other.pod is env.pod:
+    gave). Of MIG devices, `all` reaches every one, a MIG UUID the one it names
+    (common.pools_by_mode says why)."""
+    if other.pod is env.pod:
         return False
+    if other.pool != GPU_POOL:
+        if not other.pool.startswith(MIG_POOL_PREFIX):
+            return False
+        # `all`, or a MIG UUID the other holder is known to hold.
+        named = set(env.devices or ()) & set(other.devices or ())
+        return env.every_device or any(d.startswith("MIG-") for d in named)
     if env.every_device or env.devices is None or other.devices is None:
         return True
     kinds = {device_kind(d) for d in (*other.devices, *env.devices)}
@@ -153,10 +188,15 @@ def _accesses(inputs: PostureInputs, node: Node) -> list[EnvAccess]:
     if not node.is_gpu_node:
         return []
     configmaps = env_configmaps_by_name(inputs)
+    # A pod whose DRA claim holds an NVIDIA GPU of the node already holds one, as a GPU
+    # resource does: counted once. The claim's devices come through CDI, and the CDI specs
+    # NVIDIA's tooling writes (the DRA driver's included) set NVIDIA_VISIBLE_DEVICES=void in
+    # their common edits, applied over the container's own env.
+    claimed = {id(h.pod) for h in dra_holdings(inputs, node) if h.pool.startswith("nvidia.com/")}
     found_accesses = []
     for pod in inputs.pods_by_node.get(node.name, ()):
         tenant = inputs.tenant_of_pod(pod)
-        if tenant is None:
+        if tenant is None or id(pod) in claimed:
             continue
         for container in judged_containers(pod):
             if allocated_gpus(container, node):

@@ -102,6 +102,8 @@ def resource_mode(node: Node, resource: str, why_unknown: str = "") -> tuple[str
             "scheduler, not visible here, so best effort (NVIDIA's default)"
         )
     entry = shared_entry(node, resource)
+    if entry is not None and entry.mode == "mps" and is_mig_resource(resource):
+        return mps_on_mig(node, resource, entry, why_unknown)
     if entry is not None:
         # Replicas share whatever the devices turn out to be.
         return entry.mode, entry_basis(entry)
@@ -116,6 +118,29 @@ def resource_mode(node: Node, resource: str, why_unknown: str = "") -> tuple[str
         replicated = ", ".join(r.name for r in node.resource_sharing)
         return mode, f"not replicated by the node's device-plugin config (it shares {replicated})"
     return node_sharing_mode(node.sharing_strategy, resource, mig_strategy=node.mig_strategy), ""
+
+
+def mps_on_mig(
+    node: Node, resource: str, entry: SharedResource, why_unknown: str
+) -> tuple[str, str]:
+    """(mode, why) of a MIG resource a `sharing.mps` entry names. The NVIDIA device plugin
+    shares no MIG device by MPS: MIG resources (`nvidia.com/mig-*`) exist only under
+    `--mig-strategy=mixed`, and with an MPS config under it the plugin refuses to start
+    ("using --mig-strategy=mixed is not supported with MPS", cmd/nvidia-device-plugin
+    validateFlags). So no MPS server shares these devices: the pods hold MIG devices handed out
+    before, by what the node says of them (GFD's label), else each its own instance."""
+    refused = (
+        f"the device-plugin config names {entry.source} under sharing.mps, which the NVIDIA "
+        "device plugin refuses (MPS is not supported with --mig-strategy=mixed: the plugin "
+        "does not start with this config), so these MIG devices are not shared by MPS"
+    )
+    if why_unknown:
+        return "unknown", f"{refused}; {why_unknown}"
+    gfd = None if resource.endswith(".shared") else replicated_mig(node, resource)
+    if gfd is not None:
+        return gfd[0], f"{refused}; {gfd[1]}"
+    mode = node_sharing_mode("mig", resource, mig_strategy=node.mig_strategy)
+    return mode, f"{refused}; each device its own MIG instance"
 
 
 def replicated_mig(node: Node, resource: str) -> tuple[str, str] | None:

@@ -33,6 +33,7 @@ from inventory.snapshot.pods import is_nic_resource
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref
 from posture.rules.dra_holdings import dra_index
+from posture.rules.env_holdings import holds_through_env
 from posture.rules.k8s.quota_scopes import scope_names, uncounted
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
@@ -104,6 +105,17 @@ def namespace_gpu_usage(inputs: PostureInputs) -> dict[str, dict[str, Usage]]:
     return usage
 
 
+def env_gpu_pods(inputs: PostureInputs) -> dict[str, list[str]]:
+    """namespace -> its active pods that hold GPUs only through NVIDIA_VISIBLE_DEVICES (a
+    GPU workload for this check as for every other, dra_holdings.uses_gpu, though no quota
+    key can bound it)."""
+    found: dict[str, list[str]] = {}
+    for pod in sorted(inputs.snapshot.pods, key=pod_ref):
+        if pod.is_active and holds_through_env(inputs, pod):
+            found.setdefault(pod.namespace, []).append(pod_ref(pod))
+    return found
+
+
 def _add_pod(usage: dict[str, dict[str, Usage]], pod: Pod) -> None:
     for resource in sorted(pod.gpu_resources):
         used = usage.setdefault(pod.namespace, {}).setdefault(resource, Usage(resource))
@@ -155,13 +167,15 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
     for quota in inputs.snapshot.quotas:
         by_namespace.setdefault(quota.namespace, []).append(quota)
     usage = namespace_gpu_usage(inputs)
+    through_env = env_gpu_pods(inputs)
     advertised = advertised_gpu_resources(inputs)
     for namespace in sorted(inputs.snapshot.namespaces, key=lambda n: n.name):
         tenant = inputs.tenant_of_namespace(namespace.name)
         if tenant is None:
             continue
         used = usage.get(namespace.name, {})
-        if not used and inputs.claimed_tenant_of_namespace(namespace.name) is None:
+        env_pods = through_env.get(namespace.name, [])
+        if not (used or env_pods) and inputs.claimed_tenant_of_namespace(namespace.name) is None:
             continue  # an unclassified namespace matters once it takes GPUs (TEN-001)
         quotas = sorted(by_namespace.get(namespace.name, ()), key=lambda q: q.name)
         keys = {key for q in quotas for key in q.hard}
@@ -175,7 +189,7 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
             enforced = [k for k in keys if enforces_a_gpu_key(k)]
             missing = [] if enforced and not uncounted(quotas, enforced) else [Usage(BASELINE)]
         if missing:
-            yield _quota_draft(inputs, namespace, tenant, quotas, missing, bool(wanted))
+            yield _quota_draft(inputs, namespace, tenant, quotas, missing, bool(wanted), env_pods)
 
 
 def _unbounded(quotas: list[ResourceQuota], keys: tuple[str, ...]) -> bool:
@@ -190,9 +204,10 @@ def _quota_draft(
     quotas: list[ResourceQuota],
     missing: list[Usage],
     any_wanted: bool,
+    env_pods: list[str],
 ) -> FindingDraft:
     keys = {key for q in quotas for key in q.hard}
-    evidence = {
+    evidence: dict[str, object] = {
         "namespace": namespace.name,
         "tenant": tenant.slug,
         "quotas": [_quota_entry(q) for q in quotas],
@@ -203,6 +218,16 @@ def _quota_draft(
             else "no GPU pods: no enforced quota key on any GPU resource"
         ),
     }
+    if env_pods:
+        # Its GPU pods all the same (dra_holdings.uses_gpu), but no quota key bounds them.
+        evidence["gpu_access_outside_quota"] = {
+            "pods": env_pods[:MEMBERS_SHOWN],
+            "pod_count": len(env_pods),
+            "why": (
+                "GPUs taken through NVIDIA_VISIBLE_DEVICES, which no ResourceQuota counts: "
+                "POD-011 names the change that ends it"
+            ),
+        }
     names = ", ".join(enforcing_keys(u.resource)[0] for u in missing)
     # Keys no quota holds, and keys held only by scoped quotas that leave some pod out.
     left_out = {u.resource: _left_out(quotas, u.resource) for u in missing}

@@ -12,6 +12,7 @@ from inventory.snapshot import Pod
 from posture.inputs import PostureInputs
 from posture.rules.common import pod_ref
 from posture.rules.dra_holdings import uses_gpu
+from posture.rules.env_holdings import env_reach
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 from posture.rules.ten.owner_hints import owner_hints
@@ -82,7 +83,7 @@ def gpu_workload_in_unclassified_namespace(inputs: PostureInputs) -> Iterator[Fi
             "judged_as_class": party.trust_class.slug,
             "namespace_labels": _labels(inputs, namespace),
             "workloads": workloads[:MEMBERS_SHOWN],
-            "gpu_pods": [_pod_entry(p) for p in pods[:MEMBERS_SHOWN]],
+            "gpu_pods": [_pod_entry(inputs, p) for p in pods[:MEMBERS_SHOWN]],
             "gpu_pod_count": len(pods),
         }
         labels = evidence["namespace_labels"]
@@ -117,10 +118,13 @@ def _labels(inputs: PostureInputs, namespace: str) -> dict[str, str]:
     return next((dict(n.labels) for n in inputs.snapshot.namespaces if n.name == namespace), {})
 
 
-def _pod_entry(pod: Pod) -> dict[str, object]:
+def _pod_entry(inputs: PostureInputs, pod: Pod) -> dict[str, object]:
     entry: dict[str, object] = {"pod": pod_ref(pod), "node": pod.node_name}
     if pod.gpu_resources:
         entry["gpu_resources"] = dict(sorted(pod.gpu_resources.items()))
     if pod.gpu_fraction:
         entry["gpu_fraction"] = pod.gpu_fraction
+    # A pod with neither may hold GPUs through NVIDIA_VISIBLE_DEVICES: say how, as POD-009 does.
+    if reach := env_reach(inputs, pod):
+        entry["gpu_access_through_visible_devices"] = reach
     return entry
