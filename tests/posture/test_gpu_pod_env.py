@@ -140,6 +140,11 @@ def test_no_time_slicing_is_claimed_for_the_dra_and_env_pod():
         assert [d for d in run(check_id, inputs) if "alpha" in d.tenants] == []
 
 
+def test_pod011_is_quiet_for_a_pod_whose_dra_claim_requests_its_gpu():
+    # The claim is its request, and its CDI edits set the variable to void.
+    assert [d for d in run("POD-011", _dra_world()) if "alpha" in d.tenants] == []
+
+
 # --- `all` on MIG-enabled GPUs: libnvidia-container selects every MIG device too -----------
 
 

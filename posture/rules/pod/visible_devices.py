@@ -129,7 +129,7 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
     configmaps = env_configmaps_by_name(inputs)
     for pod, tenant in tenant_pods(inputs):
         node = nodes.get(pod.node_name or "")
-        if node is None or not node.is_gpu_node:
+        if node is None or not node.is_gpu_node or _claims_a_gpu(inputs, node, pod):
             continue
         for container in judged_containers(pod):
             path = container_path(pod, container)
@@ -235,6 +235,16 @@ def _overrides(access: EnvvarAccess, container: Container) -> str | None:
         f"device-list strategy {strategy.value} ({strategy.source}): the device plugin hands "
         "its GPUs over in this variable and the kubelet applies the pod's env after the "
         "plugin's, so the pod's value replaces the allocation"
+    )
+
+
+def _claims_a_gpu(inputs: PostureInputs, node: Node, pod: Pod) -> bool:
+    """The pod holds an NVIDIA GPU of the node through a DRA claim: a request, and the CDI
+    edits its devices come through set the variable to `void` (posture.rules.env_holdings)."""
+    from posture.rules.dra_holdings import dra_holdings
+
+    return any(
+        h.pod is pod and h.pool.startswith("nvidia.com/") for h in dra_holdings(inputs, node)
     )
 
 
