@@ -74,8 +74,20 @@ def tenant_days(user, period: Period) -> list[dict]:
     for key in sorted(merged):
         out = merged[key]
         out["confidence"] = worst_confidence(out.pop("confidences"))
-        result.append(out)
+        result.append(_rounded(out))
     return result
+
+
+HOURS_FIELDS = ("gpu_hours", "mig_slice_hours", "busy_gpu_hours", "hours")
+
+
+def _rounded(row: dict) -> dict:
+    """Hours to 4 decimals (a third of a second): sums of floats otherwise print as
+    71.55000000000001."""
+    for field in HOURS_FIELDS:
+        if field in row:
+            row[field] = round(row[field], 4)
+    return row
 
 
 def chargeback(days: list[dict]) -> list[dict]:
@@ -99,6 +111,7 @@ def chargeback(days: list[dict]) -> list[dict]:
         t["confidence"] = worst_confidence(t.pop("confidences"))
         # What the chart stacks per tenant: whole-GPU hours plus MIG slice-hours.
         t["hours"] = t["gpu_hours"] + t["mig_slice_hours"]
+        _rounded(t)
     return sorted(totals.values(), key=lambda t: (-t["hours"], t["tenant"]))
 
 

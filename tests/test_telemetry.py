@@ -522,6 +522,18 @@ def test_utilisation_page_api_and_csv_in_the_viewers_scope(small_world, personas
     assert viewer.get("/api/v1/utilisation/?days=13").status_code == 400
 
 
+def test_utilisation_hours_are_rounded_not_float_sums(small_world, personas):
+    # 5-minute samples summed as floats print as 71.55000000000001: the API says 71.55.
+    make_exclusive()
+    _one_day_for_two_tenants(small_world)
+    data = api_client(personas["security_lead"]).get("/api/v1/utilisation/?days=7").json()
+    rows = [*data["tenant_days"], *data["chargeback"]]
+    assert rows
+    for row in rows:
+        for field in ("gpu_hours", "mig_slice_hours", "busy_gpu_hours"):
+            assert len(repr(row[field]).partition(".")[2]) <= 4, (field, row[field])
+
+
 def test_beat_reads_a_configured_exporter_and_records_failures(small_world, settings):
     settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
     with local_server({"/metrics": MIG_SAMPLE.read_bytes()}) as server:
