@@ -15,6 +15,8 @@ other object so those keep the ids they had (demo/world.py draws ids in sequence
   manifest (its toleration and pool) but not its GPU request, and sets
   NVIDIA_VISIBLE_DEVICES=all instead: no scheduler or quota counts it, and it time-shares every
   GPU of research's node (POD-011, SHARE-001/003, POD-009).
+- On neo-west, orbital's open notebook is also published through Contour's own HTTPProxy (the
+  cloud's shared gateway is Contour's; K8S-006 names this way in too).
 - On gke-central, research's and analytics' default ServiceAccounts are federated to one Google
   service account (GKE Workload Identity, the pool runs GKE's metadata server): one identity
   for two tenants' GPU pods (POD-010).
@@ -25,7 +27,7 @@ Pure Python: no Django, no network; deterministic for the `Ids` it is given.
 from __future__ import annotations
 
 from demo import k8s
-from demo.cluster_parts import CLIN, EVAL, NB, REG, SANDBOX, Cluster
+from demo.cluster_parts import CLIN, EVAL, NB, ORB, REG, SANDBOX, Cluster
 from demo.k8s import Ids, Obj
 
 # calico.yaml (Calico's manifest install): the calico-node DaemonSet in kube-system.
@@ -63,7 +65,7 @@ def additions(ids: Ids, c: Cluster, items: list[Obj]) -> list[Obj]:
     """The objects above for cluster `c`, in the order they are generated; the federated
     ServiceAccounts of `items` are annotated in place (no id drawn)."""
     _federate(c, items)
-    return _cni(ids, c) + _env_access(ids, c)
+    return _cni(ids, c) + _env_access(ids, c) + _contour_route(ids, c)
 
 
 def _federate(c: Cluster, items: list[Obj]) -> None:
@@ -134,3 +136,19 @@ def _licence_server_allow(ids: Ids) -> Obj:
     }
     m = k8s.meta(ids, "NetworkPolicy", "default.allow-licence-server", CLIN)
     return k8s.obj("crd.projectcalico.org/v1", "NetworkPolicy", m, spec=spec)
+
+
+def _contour_route(ids: Ids, c: Cluster) -> list[Obj]:
+    """A Contour HTTPProxy to orbital's Jupyter, TLS at the virtual host and no authentication
+    (no authorization server, no JWT provider)."""
+    if c.name != "neo-west":
+        return []
+    spec = {
+        "virtualhost": {"fqdn": "lab.orbital.example.com", "tls": {"secretName": "lab-tls"}},
+        "routes": [
+            {"conditions": [{"prefix": "/"}], "services": [{"name": "jupyter", "port": 8888}]}
+        ],
+    }
+    m = k8s.meta(ids, "HTTPProxy", "jupyter-lab", ORB)
+    status = {"currentStatus": "valid", "description": "Valid HTTPProxy"}
+    return [k8s.obj("projectcontour.io/v1", "HTTPProxy", m, spec=spec, status=status)]

@@ -166,6 +166,12 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     assert_env_access()
     assert_cni_enforcement()
     assert_shared_identity_and_remedies()
+    # orbital's open notebook is published through Contour's own route too (K8S-006).
+    (exposed,) = Finding.objects.filter(check_id="K8S-006", status="open")
+    assert {(i["kind"], i["name"], i["hosts"][0]) for i in exposed.evidence["ingresses"]} == {
+        ("HTTPRoute", "jupyter", "notebooks.orbital.example.com"),
+        ("HTTPProxy", "jupyter-lab", "lab.orbital.example.com"),
+    }
 
 
 def assert_env_access() -> None:

@@ -43,6 +43,7 @@ NAMESPACED = {
     "NetworkPolicy",
     "CiliumNetworkPolicy",
     "HTTPRoute",
+    "HTTPProxy",
     "ReplicaSet",
     "Job",
     "CronJob",
@@ -854,3 +855,10 @@ def test_bulletins_carry_a_vendor_fix_and_a_mitigation_or_workaround() -> None:
             assert all(r["details"] and r["url"].startswith("https://") for r in remedies)
             categories |= {r["category"] for r in remedies}
     assert categories == {"vendor_fix", "mitigation", "workaround"}
+
+
+def test_orbitals_notebook_has_a_contour_route(clusters: dict[str, list[dict[str, Any]]]) -> None:
+    (proxy,) = of_kind(clusters["neo-west"], "HTTPProxy")
+    assert proxy["metadata"]["namespace"] == world.ORB
+    assert proxy["spec"]["routes"][0]["services"] == [{"name": "jupyter", "port": 8888}]
+    assert "authorization" not in proxy["spec"]["virtualhost"]  # nothing authenticates it
