@@ -17,6 +17,9 @@ other object so those keep the ids they had (demo/world.py draws ids in sequence
   GPU of research's node (POD-011, SHARE-001/003, POD-009).
 - On neo-west, orbital's open notebook is also published through Contour's own HTTPProxy (the
   cloud's shared gateway is Contour's; K8S-006 names this way in too).
+- On prod-east, research rotates the NGC pull secret in gpu-operator itself (create, get and
+  update on Secrets there): enough to have the token controller mint a token for the
+  operator's own service account, and act as it (RBAC escalation paths).
 - On gke-central, research's and analytics' default ServiceAccounts are federated to one Google
   service account (GKE Workload Identity, the pool runs GKE's metadata server): one identity
   for two tenants' GPU pods (POD-010).
@@ -65,7 +68,7 @@ def additions(ids: Ids, c: Cluster, items: list[Obj]) -> list[Obj]:
     """The objects above for cluster `c`, in the order they are generated; the federated
     ServiceAccounts of `items` are annotated in place (no id drawn)."""
     _federate(c, items)
-    return _cni(ids, c) + _env_access(ids, c) + _contour_route(ids, c)
+    return _cni(ids, c) + _env_access(ids, c) + _contour_route(ids, c) + _secret_rotator(ids, c)
 
 
 def _federate(c: Cluster, items: list[Obj]) -> None:
@@ -152,3 +155,15 @@ def _contour_route(ids: Ids, c: Cluster) -> list[Obj]:
     m = k8s.meta(ids, "HTTPProxy", "jupyter-lab", ORB)
     status = {"currentStatus": "valid", "description": "Valid HTTPProxy"}
     return [k8s.obj("projectcontour.io/v1", "HTTPProxy", m, spec=spec, status=status)]
+
+
+def _secret_rotator(ids: Ids, c: Cluster) -> list[Obj]:
+    """A ClusterRole writing Secrets, bound to research in the GPU Operator's namespace only."""
+    if c.name != "prod-east":
+        return []
+    rules = [k8s.rule([""], ["secrets"], ["create", "get", "update"])]
+    name = "research-ngc-secret"
+    return [
+        k8s.role(ids, "secret-rotator", rules),
+        k8s.binding(ids, name, "secret-rotator", "Group:research-ml", k8s.GPU_OPERATOR_NS),
+    ]

@@ -166,6 +166,17 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     assert_env_access()
     assert_cni_enforcement()
     assert_shared_identity_and_remedies()
+    # Research may write Secrets in gpu-operator: it may mint the operator's token and act as
+    # it, so it may relabel nodes (K8S-003) and rewrite the sharing config (K8S-004).
+    for check in ("K8S-003", "K8S-004"):
+        (minted,) = Finding.objects.filter(
+            check_id=check, status="open", subject_name="research-ngc-secret"
+        )
+        assert set(minted.tenants.values_list("slug", flat=True)) == {"research"}
+        assert minted.evidence["escalation"][0].startswith(
+            "may create a service-account token Secret (and read it) for ServiceAccount "
+            "gpu-operator/gpu-operator"
+        )
     # orbital's open notebook is published through Contour's own route too (K8S-006).
     (exposed,) = Finding.objects.filter(check_id="K8S-006", status="open")
     assert {(i["kind"], i["name"], i["hosts"][0]) for i in exposed.evidence["ingresses"]} == {
@@ -323,6 +334,8 @@ def assert_dra() -> None:
         ("Namespace", "analytics-batch"),
         # Impersonating any group (system:masters) lets research label its namespaces too.
         ("ClusterRoleBinding", "research-ci-impersonator"),
+        # ...and so does, on prod-east, the operator's token research may mint.
+        ("RoleBinding", "research-ngc-secret"),
     }
     assert Finding.objects.filter(
         check_id="K8S-001",

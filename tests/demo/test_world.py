@@ -862,3 +862,22 @@ def test_orbitals_notebook_has_a_contour_route(clusters: dict[str, list[dict[str
     assert proxy["metadata"]["namespace"] == world.ORB
     assert proxy["spec"]["routes"][0]["services"] == [{"name": "jupyter", "port": 8888}]
     assert "authorization" not in proxy["spec"]["virtualhost"]  # nothing authenticates it
+
+
+def test_research_may_write_secrets_in_the_operators_namespace(
+    clusters: dict[str, list[dict[str, Any]]],
+) -> None:
+    items = clusters["prod-east"]
+    (bound,) = [
+        b for b in of_kind(items, "RoleBinding") if b["metadata"]["name"] == "research-ngc-secret"
+    ]
+    assert bound["metadata"]["namespace"] == "gpu-operator"
+    assert bound["subjects"][0]["name"] == "research-ml"
+    (role,) = [
+        r
+        for r in of_kind(items, "ClusterRole")
+        if r["metadata"]["name"] == bound["roleRef"]["name"]
+    ]
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "get", "update"]}
+    ]
