@@ -44,11 +44,17 @@ def _advisory(tracking: str, title: str, released: str, severity: str) -> Obj:
 
 
 def _vulnerability(
-    cve: str, score: float, severity: str, affected: list[str], fixed: list[str]
+    cve: str,
+    score: float,
+    severity: str,
+    affected: list[str],
+    fixed: list[str],
+    remediations: list[Obj] | None = None,
 ) -> Obj:
     return {
         "cve": cve,
         "product_status": {"known_affected": affected, "fixed": fixed},
+        "remediations": remediations or [],
         "scores": [
             {
                 "cvss_v3": {"baseScore": score, "baseSeverity": severity, "version": "3.1"},
@@ -56,6 +62,20 @@ def _vulnerability(
             }
         ],
     }
+
+
+def _remedy(category: str, products: list[str], details: str, a_id: str) -> Obj:
+    """A CSAF remediation of `products`, pointing at NVIDIA's bulletin it restates (our words)."""
+    url = f"https://nvidia.custhelp.com/app/answers/detail/a_id/{a_id}"
+    return {"category": category, "details": details, "product_ids": products, "url": url}
+
+
+def _upgrades(affected: list[str], names: list[str], a_id: str) -> list[Obj]:
+    """One vendor_fix per affected product: upgrade to its fixed version (named in `names`)."""
+    return [
+        _remedy("vendor_fix", [a], f"Upgrade to {n} or later.", a_id)
+        for a, n in zip(affected, names, strict=True)
+    ]
 
 
 def _vendor(branches: list[Obj]) -> Obj:
@@ -129,14 +149,18 @@ def _driver(
         )
     ids = [b["branches"][0]["product"]["product_id"] for b in branches]
     fixes = [b["branches"][1]["product"]["product_id"] for b in branches]
+    document = advisory or _advisory(
+        "demo-5630", "GPU Display Driver - April 2025 (demo)", "2025-04-24T00:00:00Z", "HIGH"
+    )
+    names = [f"data-center driver {fixed} ({branch} branch)" for branch, fixed in fixed_by_branch]
+    a_id = document["tracking"]["id"].removeprefix("demo-")
+    upgrades = _upgrades(ids, names, a_id)
     return {
-        "document": advisory
-        or _advisory(
-            "demo-5630", "GPU Display Driver - April 2025 (demo)", "2025-04-24T00:00:00Z", "HIGH"
-        ),
+        "document": document,
         "product_tree": {"branches": [_vendor(branches)]},
         "vulnerabilities": [
-            _vulnerability(cve, score, severity, ids, fixes) for cve, score, severity in cves
+            _vulnerability(cve, score, severity, ids, fixes, upgrades)
+            for cve, score, severity in cves
         ],
     }
 
@@ -162,7 +186,20 @@ def toolkit_bulletin() -> Obj:
                 }
             ]
         },
-        "vulnerabilities": [_vulnerability("CVE-2025-23359", 8.3, "HIGH", ids[0::2], ids[1::2])],
+        "vulnerabilities": [
+            _vulnerability(
+                "CVE-2025-23359",
+                8.3,
+                "HIGH",
+                ids[0::2],
+                ids[1::2],
+                _upgrades(
+                    ids[0::2],
+                    ["NVIDIA Container Toolkit 1.17.4", "NVIDIA GPU Operator 24.9.2"],
+                    "5616",
+                ),
+            )
+        ],
     }
 
 
@@ -204,13 +241,44 @@ def cdi_bulletin() -> Obj:
             ]
         },
         "vulnerabilities": [
-            _vulnerability("CVE-2025-23266", 9.0, "CRITICAL", ids[0::2], ids[1::2]),
-            _vulnerability("CVE-2025-23267", 8.5, "HIGH", ids[0::2], ids[1::2]),
+            _vulnerability(
+                "CVE-2025-23266",
+                9.0,
+                "CRITICAL",
+                ids[0::2],
+                ids[1::2],
+                _cdi_remedies(ids[0::2], hook=True),
+            ),
+            _vulnerability(
+                "CVE-2025-23267",
+                8.5,
+                "HIGH",
+                ids[0::2],
+                ids[1::2],
+                _cdi_remedies(ids[0::2], hook=False),
+            ),
         ],
     }
 
 
 CDI_TITLE = "Container Toolkit, GPU Operator and device plugin - July 2025 (demo)"
+
+
+def _cdi_remedies(affected: list[str], hook: bool) -> list[Obj]:
+    """The upgrades, and for CVE-2025-23266 (`hook`) the toolkit and operator mitigation."""
+    names = [
+        "NVIDIA Container Toolkit 1.17.8",
+        "NVIDIA GPU Operator 25.3.2",
+        "NVIDIA k8s Device Plugin 0.17.3",
+    ]
+    details = (
+        "Until the upgrade, turn off the toolkit's enable-cuda-compat hook: set "
+        "features.disable-cuda-compat-lib-hook = true in the toolkit's config.toml, or with the "
+        "GPU Operator add the toolkit env NVIDIA_CONTAINER_TOOLKIT_OPT_IN_FEATURES="
+        "disable-cuda-compat-lib-hook to the ClusterPolicy."
+    )
+    mitigation = [_remedy("mitigation", affected[:2], details, "5659")] if hook else []
+    return _upgrades(affected, names, "5659") + mitigation
 
 
 def dcgm_bulletin() -> Obj:
@@ -241,7 +309,24 @@ def dcgm_bulletin() -> Obj:
             ]
         },
         "vulnerabilities": [
-            _vulnerability("CVE-2026-47483", 8.2, "HIGH", ids[0::2], ids[1::2]),
+            _vulnerability(
+                "CVE-2026-47483",
+                8.2,
+                "HIGH",
+                ids[0::2],
+                ids[1::2],
+                [
+                    *_upgrades(ids[0::2], ["DCGM Exporter 4.8.2", "DCGM 4.5.3"], "5857"),
+                    _remedy(
+                        "workaround",
+                        ids[:1],
+                        "Until the upgrade, let only the Prometheus scraper reach the "
+                        "exporter's metrics port (9400): a NetworkPolicy on the exporter's pods, "
+                        "or a firewall rule on nodes whose exporter uses the host network.",
+                        "5857",
+                    ),
+                ],
+            ),
         ],
     }
 

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from demo import k8s
+from demo.additions import additions
 from demo.cluster_parts import (
     A100,
     ANA,
@@ -115,7 +116,7 @@ _KIND_ORDER = ("Namespace", "Node", "ClusterPolicy", "ConfigMap", "ResourceQuota
                "DaemonSet", "Deployment", "ReplicaSet", "CronJob", "Job", "Pod", "ClusterRole", "ClusterRoleBinding",
                "Role", "RoleBinding", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim",
                "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "KyvernoClusterPolicy",
-               "CiliumNetworkPolicy", "HTTPRoute", "PersistentVolume", "PersistentVolumeClaim", "ServiceAccount")
+               "CiliumNetworkPolicy", "HTTPRoute", "HTTPProxy", "PersistentVolume", "PersistentVolumeClaim", "ServiceAccount")
 # fmt: on
 
 
@@ -272,6 +273,8 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
         items.append(k8s.obj("cilium.io/v2", "CiliumNetworkPolicy", meta, spec=spec))
     # Last, so every object above keeps the ids it had: what every cluster holds unasked.
     items += _always_there(ids, [o["metadata"]["name"] for o in items if o["kind"] == "Namespace"])
+    # Later still: what the first tables left out (demo/additions.py).
+    items += additions(ids, c, items)
     return kubectl_sorted(items)
 
 

@@ -163,6 +163,97 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     owned = Finding.objects.get(owner__username="platform-engineer")
     assert owned.check_id == "SHARE-001" and owned.ticket_url.startswith("https://")
     assert_procurement_and_approvals()
+    assert_env_access()
+    assert_cni_enforcement()
+    assert_shared_identity_and_remedies()
+    # Research may write Secrets in gpu-operator: it may mint the operator's token and act as
+    # it, so it may relabel nodes (K8S-003) and rewrite the sharing config (K8S-004).
+    for check in ("K8S-003", "K8S-004"):
+        (minted,) = Finding.objects.filter(
+            check_id=check, status="open", subject_name="research-ngc-secret"
+        )
+        assert set(minted.tenants.values_list("slug", flat=True)) == {"research"}
+        assert minted.evidence["escalation"][0].startswith(
+            "may create a service-account token Secret (and read it) for ServiceAccount "
+            "gpu-operator/gpu-operator"
+        )
+    # orbital's open notebook is published through Contour's own route too (K8S-006).
+    (exposed,) = Finding.objects.filter(check_id="K8S-006", status="open")
+    assert {(i["kind"], i["name"], i["hosts"][0]) for i in exposed.evidence["ingresses"]} == {
+        ("HTTPRoute", "jupyter", "notebooks.orbital.example.com"),
+        ("HTTPProxy", "jupyter-lab", "lab.orbital.example.com"),
+    }
+
+
+def assert_env_access() -> None:
+    """An intern's pod with NVIDIA_VISIBLE_DEVICES=all and no GPU request, on a prod-east node
+    whose toolkit honours it, time-shares research's GPUs: POD-011, a certain SHARE-001 and
+    SHARE-003 with research, POD-009 (outside the external pool), ATTR-002 names it, and the
+    action to take is POD-011's."""
+    sandbox = {"unclassified"}
+    (pod011,) = Finding.objects.filter(check_id="POD-011", status="open")
+    assert (pod011.subject_namespace, pod011.subject_name, pod011.severity) == (
+        "ml-sandbox",
+        "gpu-scratch",
+        "high",
+    )
+    assert set(pod011.tenants.values_list("slug", flat=True)) == sandbox
+    (entry,) = pod011.evidence["pods"]
+    assert (entry["node"], entry["honoured_here"]) == ("pe-l40s-02", "yes")
+    assert {h["pod"].split("/")[0] for h in entry["time_slices_gpus_held_by"]} == {"research-llm"}
+    for check in ("SHARE-001", "SHARE-003"):
+        (pair,) = Finding.objects.filter(check_id=check, status="open", subject_name="research-ts")
+        assert set(pair.tenants.values_list("slug", flat=True)) == {"research", "unclassified"}
+        assert pair.evidence["co_residence"] == "certain"
+        assert "NVIDIA_VISIBLE_DEVICES=all" in pair.evidence["nodes"][0]["co_residence_reason"]
+    assert Finding.objects.filter(check_id="POD-009", status="open", subject_name="gpu-scratch")
+    (attr,) = Finding.objects.filter(check_id="ATTR-002", status="open", subject_name="pe-l40s-02")
+    assert attr.evidence["env_access_pods"] == ["ml-sandbox/gpu-scratch"]
+    from posture.models import Action
+
+    (action,) = Action.objects.filter(title__contains="ml-sandbox/gpu-scratch")
+    assert action.title.startswith("Request GPUs through the scheduler")
+    assert {"POD-011", "SHARE-001", "SHARE-003"} <= set(action.check_ids)
+
+
+def assert_cni_enforcement() -> None:
+    """K8S-007 reads each cluster's CNI: flannel alone on neo-west enforces no NetworkPolicy
+    (kestrel's egress lock restricts nothing); Calico on prod-east does, but a Calico Allow to
+    every address opens clinical's Triton servers whatever its NetworkPolicy says."""
+    egress = Finding.objects.filter(check_id="K8S-007", status="open")
+    (kestrel,) = egress.filter(cluster__name="neo-west", subject_name="cust-kestrel")
+    assert kestrel.evidence["verdict"] == "not restricted"
+    assert kestrel.evidence["network_policy_enforcement"]["state"] == "not enforced"
+    assert kestrel.evidence["network_policy_enforcement"]["cni"] == "flannel"
+    assert [p["name"] for p in kestrel.evidence["network_policies"]] == ["restrict-egress"]
+    (clinical,) = egress.filter(cluster__name="prod-east", subject_name="clinical-imaging")
+    assert clinical.evidence["network_policy_enforcement"]["cni"] == "Calico"
+    assert clinical.evidence["cni_policies_allowing_internet"] == [
+        "crd.projectcalico.org/NetworkPolicy clinical-imaging/default.allow-licence-server"
+    ]
+    assert all(
+        p.startswith("clinical-imaging/triton-ct-seg-")
+        for p in clinical.evidence["gpu_pods_without_egress_policy"]
+    )
+    # Calico's own policies were listed: the other prod-east namespaces are not "unknown".
+    prod = egress.filter(cluster__name="prod-east")
+    assert {f.evidence["verdict"] for f in prod} == {"not restricted"}
+
+
+def assert_shared_identity_and_remedies() -> None:
+    """POD-010: research's and analytics' GKE pods act as one Google service account. The
+    demo bulletins' remediations reach the bulletin fixes and the STACK evidence."""
+    (pod010,) = Finding.objects.filter(check_id="POD-010", status="open")
+    assert pod010.subject_name == "gpu-burst@acme-ml-prod.iam.gserviceaccount.com"
+    assert set(pod010.tenants.values_list("slug", flat=True)) == {"research", "analytics"}
+    from inventory.bulletins.models import BulletinFix
+
+    remedies = [r for fix in BulletinFix.objects.all() for r in fix.remedies]
+    assert {r["category"] for r in remedies} == {"vendor_fix", "mitigation", "workaround"}
+    assert all(r["details"] and r["url"].startswith("https://") for r in remedies)
+    stack = Finding.objects.filter(check_id__startswith="STACK-", status="open")
+    shown = [r for f in stack for r in f.evidence.get("remedies") or ()]
+    assert any(r["category"] == "mitigation" for r in shown), shown[:3]
 
 
 def assert_admission() -> None:
@@ -243,6 +334,8 @@ def assert_dra() -> None:
         ("Namespace", "analytics-batch"),
         # Impersonating any group (system:masters) lets research label its namespaces too.
         ("ClusterRoleBinding", "research-ci-impersonator"),
+        # ...and so does, on prod-east, the operator's token research may mint.
+        ("RoleBinding", "research-ngc-secret"),
     }
     assert Finding.objects.filter(
         check_id="K8S-001",

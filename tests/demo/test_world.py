@@ -43,6 +43,7 @@ NAMESPACED = {
     "NetworkPolicy",
     "CiliumNetworkPolicy",
     "HTTPRoute",
+    "HTTPProxy",
     "ReplicaSet",
     "Job",
     "CronJob",
@@ -397,10 +398,17 @@ def test_tenant_pods_live_in_tenant_namespaces(
     unclaimed = set()
     for items in clusters.values():
         owner = owners(items, tenants)
+        # The platform's own: the Kubernetes and GPU stack namespaces, and those the platform
+        # team labels its own (flannel's kube-flannel on neo-west).
+        labelled = {
+            n["metadata"]["name"]
+            for n in of_kind(items, "Namespace")
+            if n["metadata"]["labels"].get("gpuposture.io/platform") == "true"
+        }
         for p in of_kind(items, "Pod"):
             ns = p["metadata"]["namespace"]
             platform = ("kube-system", "gpu-operator", world.KAI_RESERVATION_NS, DRA_DRIVER_NS)
-            if ns not in owner and ns not in platform:
+            if ns not in owner and ns not in platform and ns not in labelled:
                 unclaimed.add(ns)
     # One namespace nobody claims on purpose: unclassified, its pods judged as external (TEN-001).
     assert unclaimed == {world.SANDBOX}
@@ -755,3 +763,121 @@ def test_the_gke_cluster_has_gkes_labels_and_device_plugin_and_no_operator(
     assert any(i.startswith("gke.gcr.io/nvidia-gpu-device-plugin:") for i in images)
     assert not [i for i in images if i.startswith("nvcr.io/")]
     assert "gpu-operator" not in {d["metadata"]["name"] for d in of_kind(items, "Deployment")}
+
+
+def test_each_cluster_runs_its_cni(clusters: dict[str, list[dict[str, Any]]]) -> None:
+    """K8S-007 tells NetworkPolicy enforcement from the CNI's DaemonSet: Calico on prod-east
+    (a policy engine), flannel alone on neo-west (none), GKE's own DaemonSets on gke-central."""
+    agents = {
+        name: {
+            (d["metadata"]["namespace"], d["metadata"]["name"]): d["spec"]["template"]["spec"][
+                "containers"
+            ][0]["image"]
+            for d in of_kind(items, "DaemonSet")
+            if "calico" in d["metadata"]["name"] or "flannel" in d["metadata"]["name"]
+        }
+        for name, items in clusters.items()
+    }
+    assert agents["prod-east"] == {("kube-system", "calico-node"): "docker.io/calico/node:v3.28.2"}
+    assert agents["neo-west"] == {
+        ("kube-flannel", "kube-flannel-ds"): "ghcr.io/flannel-io/flannel:v0.26.1"
+    }
+    assert agents["gke-central"] == {}
+    for name, ds in (("prod-east", "calico-node"), ("neo-west", "kube-flannel-ds")):
+        items = clusters[name]
+        on = {
+            p["spec"]["nodeName"]
+            for p in of_kind(items, "Pod")
+            if p["metadata"]["name"].startswith(f"{ds}-")
+        }
+        assert on == {n["metadata"]["name"] for n in of_kind(items, "Node")}, name
+    (flannel_ns,) = [
+        n
+        for n in of_kind(clusters["neo-west"], "Namespace")
+        if n["metadata"]["name"] == "kube-flannel"
+    ]
+    assert flannel_ns["metadata"]["labels"]["gpuposture.io/platform"] == "true"
+    # A Calico policy opening clinical's Triton servers to every address (K8S-007).
+    (calico,) = [o for o in clusters["prod-east"] if o["apiVersion"] == "crd.projectcalico.org/v1"]
+    assert calico["metadata"]["namespace"] == world.CLIN
+    assert calico["spec"]["egress"] == [{"action": "Allow"}]
+
+
+def test_an_interns_pod_takes_every_gpu_through_visible_devices(
+    clusters: dict[str, list[dict[str, Any]]],
+) -> None:
+    """No GPU request, NVIDIA_VISIBLE_DEVICES=all, unprivileged, on a prod-east node whose
+    GPUs research's pods hold (its toolkit honours the variable: STACK-008)."""
+    items = clusters["prod-east"]
+    (pod,) = [p for p in of_kind(items, "Pod") if p["metadata"]["name"] == "gpu-scratch"]
+    assert pod["metadata"]["namespace"] == world.SANDBOX
+    (ctr,) = pod["spec"]["containers"]
+    assert ctr["env"] == [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
+    assert not any(r.startswith("nvidia.com/") for r in ctr["resources"].get("requests", {}))
+    assert not ctr["securityContext"].get("privileged")
+    node = pod["spec"]["nodeName"]
+    holders = {
+        p["metadata"]["namespace"]
+        for p in of_kind(items, "Pod")
+        if p["spec"].get("nodeName") == node
+        and p["status"]["phase"] == "Running"
+        and any(
+            "nvidia.com/gpu" in c["resources"].get("requests", {}) for c in p["spec"]["containers"]
+        )
+    }
+    assert holders == {world.RES}
+
+
+def test_two_tenants_service_accounts_are_one_google_identity(
+    clusters: dict[str, list[dict[str, Any]]],
+) -> None:
+    annotated = {
+        a["metadata"]["namespace"]: a["metadata"]["annotations"]["iam.gke.io/gcp-service-account"]
+        for name, items in clusters.items()
+        for a in of_kind(items, "ServiceAccount")
+        if a["metadata"].get("annotations")
+    }
+    gsa = "gpu-burst@acme-ml-prod.iam.gserviceaccount.com"
+    assert annotated == {world.EVAL: gsa, world.NB: gsa}
+
+
+def test_bulletins_carry_a_vendor_fix_and_a_mitigation_or_workaround() -> None:
+    from demo.bulletins import BULLETINS
+
+    categories = set()
+    for bulletin in BULLETINS:
+        for vulnerability in bulletin()["vulnerabilities"]:
+            remedies = vulnerability["remediations"]
+            fixes = [r for r in remedies if r["category"] == "vendor_fix"]
+            # Every affected product has its upgrade, with details and a link.
+            affected = vulnerability["product_status"]["known_affected"]
+            assert sorted(i for r in fixes for i in r["product_ids"]) == sorted(affected)
+            assert all(r["details"] and r["url"].startswith("https://") for r in remedies)
+            categories |= {r["category"] for r in remedies}
+    assert categories == {"vendor_fix", "mitigation", "workaround"}
+
+
+def test_orbitals_notebook_has_a_contour_route(clusters: dict[str, list[dict[str, Any]]]) -> None:
+    (proxy,) = of_kind(clusters["neo-west"], "HTTPProxy")
+    assert proxy["metadata"]["namespace"] == world.ORB
+    assert proxy["spec"]["routes"][0]["services"] == [{"name": "jupyter", "port": 8888}]
+    assert "authorization" not in proxy["spec"]["virtualhost"]  # nothing authenticates it
+
+
+def test_research_may_write_secrets_in_the_operators_namespace(
+    clusters: dict[str, list[dict[str, Any]]],
+) -> None:
+    items = clusters["prod-east"]
+    (bound,) = [
+        b for b in of_kind(items, "RoleBinding") if b["metadata"]["name"] == "research-ngc-secret"
+    ]
+    assert bound["metadata"]["namespace"] == "gpu-operator"
+    assert bound["subjects"][0]["name"] == "research-ml"
+    (role,) = [
+        r
+        for r in of_kind(items, "ClusterRole")
+        if r["metadata"]["name"] == bound["roleRef"]["name"]
+    ]
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "get", "update"]}
+    ]
