@@ -247,3 +247,5 @@ def test_k8s007_a_cilium_deny_is_inert_where_no_cilium_agent_runs():
     )
     (draft,) = k8s007([FLANNEL], policies=(deny,))
     assert draft.evidence["network_policy_enforcement"]["state"] == "not enforced"
+    # No engine runs to act on it: the verdict is "not restricted", not "unknown".
+    assert draft.evidence["verdict"] == "not restricted"

@@ -116,12 +116,15 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 continue
             open_pods.append(pod)
         if open_pods:
-            # A CNI's own policy here or cluster-wide may restrict them: unknown, not "none".
+            # A CNI's own policy here or cluster-wide may restrict them: unknown, not "none";
+            # where the CNI is known not to enforce, no engine runs to act on any of them.
             unread = sorted(
                 (
                     p
                     for p in cni
-                    if p.namespace in (namespace, "") and _unread_ref(p) not in opened_by
+                    if p.namespace in (namespace, "")
+                    and _unread_ref(p) not in opened_by
+                    and enforced.state != NOT_ENFORCED
                 ),
                 key=lambda p: (p.namespace, p.engine, p.name),
             )
