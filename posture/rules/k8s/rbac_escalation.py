@@ -249,8 +249,11 @@ def _edges(inputs: PostureInputs, identity: Identity) -> list[tuple[str, Identit
 def _operator_namespaces(inputs: PostureInputs) -> set[str]:
     """Namespaces running the GPU stack that no tenant owns (a tenant's own DCGM exporter does
     not make its namespace the operator's)."""
-    stack = {w.namespace for w in inputs.snapshot.workloads if is_gpu_component(w)}
-    return stack - set(inputs.namespace_owner)
+    key = ("rbac-operator-namespaces",)  # once per evaluation: every tenant asks
+    if key not in inputs.memo:
+        stack = {w.namespace for w in inputs.snapshot.workloads if is_gpu_component(w)}
+        inputs.memo[key] = frozenset(stack - set(inputs.namespace_owner))
+    return set(cast("frozenset[str]", inputs.memo[key]))  # what this function stored
 
 
 def _total(

@@ -8,7 +8,7 @@ aggregation and subject spelling are inventory/rbac.py's, shared with RBAC drift
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from inventory.rbac import (
     ALL_SERVICE_ACCOUNTS,
@@ -22,7 +22,7 @@ from inventory.rbac import (
     service_account_namespace,
     subject_label,
 )
-from inventory.snapshot import PolicyRule, Subject
+from inventory.snapshot import PolicyRule, Role, RoleBinding, Subject
 from posture.inputs import PostureInputs, TenantInfo
 
 
@@ -123,25 +123,41 @@ def effective_permissions(inputs: PostureInputs, tenant: TenantInfo) -> list[Gra
 
 
 def _grants(inputs: PostureInputs, tenant: TenantInfo) -> list[Grant]:
-    snapshot = inputs.snapshot
     namespaces = tenant_namespaces(inputs, tenant)
-    cluster_roles = {r.name: r for r in snapshot.roles if r.kind == "ClusterRole"}
     grants: list[Grant] = []
-    for binding in sorted(snapshot.bindings, key=binding_order):
+    for binding, role, rules in _bound(inputs):
         subjects = [
             label
             for s in binding.subjects
             if (label := subject_of_tenant(s, tenant, namespaces)) is not None
         ]
-        role = find_role(snapshot.roles, binding) if subjects else None
-        if role is None:
+        if not subjects:
             continue
         scope = binding.namespace if binding.kind == "RoleBinding" else None
         where = (binding.kind, binding.namespace, binding.name, role.kind, role.name)
         for subject in dict.fromkeys(subjects):
-            for rule, source in role_rules(role, cluster_roles):
+            for rule, source in rules:
                 grants.append(Grant(subject, *where, rule, scope, source))
     return grants
+
+
+Bound = tuple[RoleBinding, Role, tuple[tuple[PolicyRule, str | None], ...]]
+
+
+def _bound(inputs: PostureInputs) -> list[Bound]:
+    """Each binding (in binding order) whose role exists, with the role and its rules
+    (aggregation followed): resolved once per evaluation, not once per tenant."""
+    key = ("rbac-bound",)
+    if key not in inputs.memo:
+        snapshot = inputs.snapshot
+        cluster_roles = {r.name: r for r in snapshot.roles if r.kind == "ClusterRole"}
+        found: list[Bound] = []
+        for binding in sorted(snapshot.bindings, key=binding_order):
+            role = find_role(snapshot.roles, binding)
+            if role is not None:
+                found.append((binding, role, tuple(role_rules(role, cluster_roles))))
+        inputs.memo[key] = found
+    return cast("list[Bound]", inputs.memo[key])  # what this function stored
 
 
 def can(
