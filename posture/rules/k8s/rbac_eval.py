@@ -8,6 +8,7 @@ aggregation and subject spelling are inventory/rbac.py's, shared with RBAC drift
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, cast
 
 from inventory.rbac import (
@@ -101,15 +102,20 @@ def subject_of_tenant(subject: Subject, tenant: TenantInfo, namespaces: set[str]
     return subject_label(subject) if (namespace, name) in listed else None
 
 
-def _listed_accounts(tenant: TenantInfo) -> set[tuple[str, str]]:
+def _listed_accounts(tenant: TenantInfo) -> frozenset[tuple[str, str]]:
     """(namespace, name) of the service accounts the tenant lists as user principals."""
+    return _accounts_in(tuple(tenant.principals))
+
+
+@lru_cache(maxsize=4096)  # asked for every subject of every binding, for each tenant
+def _accounts_in(principals: tuple[str, ...]) -> frozenset[tuple[str, str]]:
     prefix = f"user:{SA_USER_PREFIX}"
     found = set()
-    for principal in tenant.principals:
+    for principal in principals:
         namespace, _, name = principal.removeprefix(prefix).partition(":")
         if principal.startswith(prefix) and namespace and name:
             found.add((namespace, name))
-    return found
+    return frozenset(found)
 
 
 def effective_permissions(inputs: PostureInputs, tenant: TenantInfo) -> list[Grant]:
