@@ -117,6 +117,7 @@ def test_impersonating_system_masters_writes_in_every_tenant_namespace():
     assert draft.evidence["write_verbs"] == ["*"]
     assert draft.evidence["escalation"] == ["may impersonate group system:masters"]
     assert draft.severity == "critical"
+    assert "lets tenant beta do anything in 2 namespaces" in draft.title
 
 
 def test_a_direct_write_is_named_without_the_path():

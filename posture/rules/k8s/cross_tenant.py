@@ -281,9 +281,10 @@ def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> Findin
         evidence["escalation"] = paths
     where = namespaces[0] if len(namespaces) == 1 else f"{len(namespaces)} namespaces"
     worse = " of a stricter trust class" if stricter else ""
+    said = "do anything" if ANY in verbs else "/".join(verbs)  # `*`: every verb, said plainly
     title = (
         f"{kind} {name} lets tenant{'s' if len(grantees) > 1 else ''} {', '.join(grantees)} "
-        f"{'/'.join(verbs)} in {where}{worse} (owned by {', '.join(owners)})"
+        f"{said} in {where}{worse} (owned by {', '.join(owners)})"
     )
     if paths and all(r.paths for r in reaches):  # a direct write is the cause to name
         title += paths_title(paths)
