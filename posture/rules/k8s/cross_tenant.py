@@ -3,9 +3,12 @@
 Over the PURE evaluator (rbac_eval): a RoleBinding reaches its own namespace, a
 ClusterRoleBinding every tenant namespace; aggregated ClusterRoles and wildcards count as the API
 server counts them. A write is any verb that changes objects or rights: create, update, patch,
-delete, deletecollection, `*`, escalate, bind, impersonate. One finding per binding, for the
-owners of the namespaces it reaches and the tenants it reaches them from; critical when a
-namespace belongs to a stricter trust class than its grantee's.
+delete, deletecollection, `*`, escalate, bind, impersonate. The write counts however it is
+reached: directly, or by an escalation path of rbac_escalation (impersonating, minting a token
+for or running pods as an identity that writes there, bind/escalate, chains), as K8S-003 counts
+it; the finding is then on the binding that opens the path, and its evidence names the path. One
+finding per binding, for the owners of the namespaces it reaches and the tenants it reaches them
+from; critical when a namespace belongs to a stricter trust class than its grantee's.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 from inventory.rbac import ANY, ref
 from inventory.snapshot import PolicyRule
 from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.k8s.rbac_escalation import Escalation, escalations, paths_title
 from posture.rules.k8s.rbac_eval import Grant, effective_permissions
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import binding_draft
@@ -74,6 +78,13 @@ CLUSTER_SCOPED = frozenset(
         "useridentitymappings",
         "projectrequests",
         "scopes",
+        # What impersonation names (and OpenShift's user.openshift.io users and groups): asked
+        # about with no namespace, so granted by no RoleBinding. Impersonating one is a way to
+        # its rights, followed as an escalation path, not a write in any namespace itself.
+        "users",
+        "groups",
+        "userextras",
+        "uids",
     }
 )
 
@@ -129,6 +140,8 @@ class Reach:
     grantee: TenantInfo
     grant: Grant
     verbs: tuple[str, ...]
+    # The escalation paths by which the grant writes there; empty when it writes there itself.
+    paths: tuple[str, ...] = ()
 
     @property
     def stricter(self) -> bool:
@@ -143,19 +156,66 @@ def _tenant_namespaces(inputs: PostureInputs) -> list[str]:
 
 def cross_tenant_writes(inputs: PostureInputs) -> list[Reach]:
     """Every (namespace, grantee, grant) where a tenant's identity may write in a namespace
-    another tenant owns."""
+    another tenant owns, directly or by an escalation path (then with the paths)."""
     owned = _tenant_namespaces(inputs)
+    writes: dict[Grant, dict[str, tuple[str, ...]]] = {}  # shared by every path to an identity
     found = []
     for grantee in sorted(inputs.tenants, key=lambda t: t.slug):
+        paths_of = escalations(inputs, grantee)
         for grant in effective_permissions(inputs, grantee):
-            if not any(v == ANY or v in WRITE_VERBS for v in grant.rule.verbs):
-                continue
-            for namespace in owned if grant.scope is None else [grant.scope]:
+            direct = _writes(grant, owned, writes)
+            escalated = _escalated(paths_of.get(grant, ()), owned, writes)
+            for namespace in sorted(direct.keys() | escalated.keys()):
                 # The claimed owner: nobody is "another tenant" in an unclassified namespace.
                 owner = inputs.claimed_tenant_of_namespace(namespace)
-                verbs = write_verbs(grant.rule, namespace)
-                if verbs and owner is not None and owner.slug != grantee.slug:
-                    found.append(Reach(namespace, owner, grantee, grant, verbs))
+                if owner is None or owner.slug == grantee.slug:
+                    continue
+                if namespace in direct:  # the grant itself is the cause to name
+                    found.append(Reach(namespace, owner, grantee, grant, direct[namespace]))
+                    continue
+                verbs, paths = escalated[namespace]
+                found.append(Reach(namespace, owner, grantee, grant, verbs, paths))
+    return found
+
+
+def _writes(
+    grant: Grant, owned: list[str], memo: dict[Grant, dict[str, tuple[str, ...]]]
+) -> dict[str, tuple[str, ...]]:
+    """The namespaces the grant writes in (a RoleBinding's own, or every tenant namespace for
+    a ClusterRoleBinding), with its write verbs there."""
+    if grant not in memo:
+        found: dict[str, tuple[str, ...]] = {}
+        if any(v == ANY or v in WRITE_VERBS for v in grant.rule.verbs):
+            for namespace in owned if grant.scope is None else [grant.scope]:
+                if verbs := write_verbs(grant.rule, namespace):
+                    found[namespace] = verbs
+        memo[grant] = found
+    return memo[grant]
+
+
+def _escalated(
+    paths: tuple[Escalation, ...],
+    owned: list[str],
+    memo: dict[Grant, dict[str, tuple[str, ...]]],
+) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """(verbs, paths) for each namespace the escalation paths write in. A total path writes
+    anything (`*`) where it holds; the others what the assumed identity's grants write."""
+    reached: dict[str, dict[Escalation, set[str]]] = {}
+    for path in paths:
+        if path.total:
+            where = owned if path.namespace is None else [path.namespace]
+            for namespace in where:
+                reached.setdefault(namespace, {}).setdefault(path, set()).add(ANY)
+            continue
+        for held in path.grants:
+            for namespace, verbs in _writes(held, owned, memo).items():
+                reached.setdefault(namespace, {}).setdefault(path, set()).update(verbs)
+    found = {}
+    for namespace, by_path in reached.items():
+        # A total path says it all: the identities it could also assume add nothing.
+        shown = [p for p in by_path if p.total] or list(by_path)
+        verbs = sorted({v for p in shown for v in by_path[p]})
+        found[namespace] = (tuple(verbs), tuple(sorted({p.how for p in shown})))
     return found
 
 
@@ -169,7 +229,12 @@ def cross_tenant_writes(inputs: PostureInputs) -> list[Reach]:
         "ClusterRoleBinding, that grants another tenant's group, user or service accounts "
         "create, update, patch, delete, escalate, bind or impersonate there lets that tenant "
         "run pods in the victim's namespace (on its GPUs, with its quota, service accounts and "
-        "mounted Secrets), change its workloads and data, or widen its own rights. Bindings to "
+        "mounted Secrets), change its workloads and data, or widen its own rights. The right "
+        "counts however it is reached: directly, or by taking an identity that holds it "
+        "(impersonation, a service-account token or a legacy token Secret, running pods, exec "
+        "or a workflow, training or Ray job in another namespace, in turn along a chain) or by "
+        "bind/escalate; the finding is then on the binding that opens the path, and the "
+        "evidence names the path (`escalation`). Bindings to "
         "system:authenticated or every service account reach every tenant at once. It is "
         "worse when the namespace belongs to a stricter trust class than the grantee's: "
         "external code reaching a sensitive tenant's models and data."
@@ -211,12 +276,18 @@ def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> Findin
         "namespace_count": len(namespaces),
         "grants": list(shown.values())[:MEMBERS_SHOWN],
     }
+    paths = sorted({p for r in reaches for p in r.paths})
+    if paths:
+        evidence["escalation"] = paths
     where = namespaces[0] if len(namespaces) == 1 else f"{len(namespaces)} namespaces"
     worse = " of a stricter trust class" if stricter else ""
+    said = "do anything" if ANY in verbs else "/".join(verbs)  # `*`: every verb, said plainly
     title = (
         f"{kind} {name} lets tenant{'s' if len(grantees) > 1 else ''} {', '.join(grantees)} "
-        f"{'/'.join(verbs)} in {where}{worse} (owned by {', '.join(owners)})"
+        f"{said} in {where}{worse} (owned by {', '.join(owners)})"
     )
+    if paths and all(r.paths for r in reaches):  # a direct write is the cause to name
+        title += paths_title(paths)
     return binding_draft(
         "K8S-008",
         kind,
@@ -247,6 +318,12 @@ def _namespace_entry(namespace: str, reaches: list[Reach]) -> dict[str, Any]:
                 "subjects": sorted({r.grant.subject for r in found}),
                 "verbs": sorted({v for r in found for v in r.verbs}),
                 "stricter_class": found[0].stricter,
+                # How it writes here when its grants do not say so themselves.
+                **(
+                    {"escalation": sorted({p for r in found for p in r.paths})}
+                    if all(r.paths for r in found)
+                    else {}
+                ),
             }
             for slug, found in sorted(grantees.items())
         ],

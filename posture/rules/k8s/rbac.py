@@ -8,8 +8,7 @@ rule with `resourceNames` grants on those names only (never on create or on a wh
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 from inventory.drift import is_gpu_component
@@ -35,12 +34,12 @@ from posture.rules.k8s.rbac_eval import (
     subject_of_tenant,
     tenant_namespaces,
 )
+from posture.rules.k8s.rbac_targets import Target, target_index, writes_any
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import binding_draft
 
 NODE_WRITE_VERBS = ("patch", "update")
 EDIT_VERBS = ("create", "update", "patch", "delete", "deletecollection")
-NAMELESS_VERBS = ("create", "deletecollection")  # asked about no single object
 SHARING_CONFIGMAP_PURPOSES = ("device_plugin", "mig_parted")
 OPERATOR_GROUP, OPERATOR_RESOURCE = "nvidia.com", "clusterpolicies"
 DRIVER_RESOURCE = "nvidiadrivers"
@@ -86,36 +85,6 @@ def _json_key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-@dataclass(frozen=True)
-class Target:
-    """An object (or, with no name, any object of its resource) a tenant must not write."""
-
-    kind: str
-    group: str
-    resource: str
-    namespace: str | None
-    name: str | None
-    purpose: str
-
-    def ref(self) -> str:
-        every = f"every {self.kind}" + (f" in namespace {self.namespace}" if self.namespace else "")
-        found = _ref(self.kind, self.namespace, self.name) if self.name else every
-        _, _, sub = self.resource.partition("/")
-        return f"{found} ({sub} subresource)" if sub else found
-
-    def verbs_allowed(self, grant: Grant | Escalation, verbs: Iterable[str]) -> list[str]:
-        # The API server authorises create and deletecollection without an object name:
-        # resourceNames never allow them.
-        return [
-            verb
-            for verb in verbs
-            if grant.allows(verb, self.group, self.resource, self.namespace, self._name(verb))
-        ]
-
-    def _name(self, verb: str) -> str | None:
-        return None if verb in NAMELESS_VERBS else self.name
-
-
 def _write_findings(
     check_id: str,
     inputs: PostureInputs,
@@ -130,15 +99,13 @@ def _write_findings(
         return  # nothing to guard (no GPU configuration read): no binding reaches it
     by_binding: dict[tuple[str, str, str], dict[str, list[Grant]]] = {}
     escalating: dict[Grant, list[Escalation]] = {}  # the paths by which a grant reaches them
+    index = target_index(targets)
+    writes: dict[Grant, bool] = {}  # per grant: tenants and assumed identities share them
     for tenant in sorted(inputs.tenants, key=lambda t: t.slug):
         paths_of = escalations(inputs, tenant)
         for grant in effective_permissions(inputs, tenant):
-            paths = [
-                e
-                for e in paths_of.get(grant, ())
-                if any(t.verbs_allowed(e, verbs) for t in targets)
-            ]
-            if paths or any(t.verbs_allowed(grant, verbs) for t in targets):
+            paths = [e for e in paths_of.get(grant, ()) if writes_any(e, index, verbs, writes)]
+            if paths or writes_any(grant, index, verbs, writes):
                 reached_by = by_binding.setdefault(grant.binding_ref, {})
                 reached_by.setdefault(tenant.slug, []).append(grant)
             if paths:

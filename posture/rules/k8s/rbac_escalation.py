@@ -1,5 +1,5 @@
 """RBAC escalation paths: rights that let a tenant take rights it does not hold. PURE
-(K8S-003/-004, DRA-001).
+(K8S-003/-004, K8S-008, DRA-001).
 
 Total paths, which reach any right:
 - `impersonate` on `groups` (core API group) for `system:masters`, cluster-wide: it then acts
@@ -93,7 +93,7 @@ class Escalation:
 
 def escalations(inputs: PostureInputs, tenant: TenantInfo) -> dict[Grant, tuple[Escalation, ...]]:
     """The tenant's grants that open an escalation path, each with its paths. Computed once
-    per tenant and evaluation (K8S-003, K8S-004 and DRA-001 all ask)."""
+    per tenant and evaluation (K8S-003, K8S-004, K8S-008 and DRA-001 all ask)."""
     key = ("escalations", tenant.slug)
     if key not in inputs.memo:
         inputs.memo[key] = _tenant_escalations(inputs, tenant)
@@ -148,8 +148,9 @@ def _tenant_escalations(
     if not assumable:
         return {grant: tuple(paths) for grant, paths in found.items()}
     # What another identity holds where these checks look: cluster-wide, in the operator's
-    # namespaces and in the tenant's own (its Namespace objects); elsewhere it reaches nothing.
-    where = own | operator_ns
+    # namespaces, in the tenant's own (its Namespace objects) and in every tenant's (K8S-008:
+    # writes in another tenant's namespace); elsewhere it reaches nothing they ask about.
+    where = own | operator_ns | set(inputs.namespace_owner)
     table = _identities(inputs)
     useful: dict[Identity, Held] = {}
     tenants: set[Identity] = set()  # the tenant's own identities: its rights already
@@ -248,8 +249,11 @@ def _edges(inputs: PostureInputs, identity: Identity) -> list[tuple[str, Identit
 def _operator_namespaces(inputs: PostureInputs) -> set[str]:
     """Namespaces running the GPU stack that no tenant owns (a tenant's own DCGM exporter does
     not make its namespace the operator's)."""
-    stack = {w.namespace for w in inputs.snapshot.workloads if is_gpu_component(w)}
-    return stack - set(inputs.namespace_owner)
+    key = ("rbac-operator-namespaces",)  # once per evaluation: every tenant asks
+    if key not in inputs.memo:
+        stack = {w.namespace for w in inputs.snapshot.workloads if is_gpu_component(w)}
+        inputs.memo[key] = frozenset(stack - set(inputs.namespace_owner))
+    return set(cast("frozenset[str]", inputs.memo[key]))  # what this function stored
 
 
 def _total(

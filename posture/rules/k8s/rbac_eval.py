@@ -8,7 +8,8 @@ aggregation and subject spelling are inventory/rbac.py's, shared with RBAC drift
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
+from typing import Any, cast
 
 from inventory.rbac import (
     ALL_SERVICE_ACCOUNTS,
@@ -22,7 +23,7 @@ from inventory.rbac import (
     service_account_namespace,
     subject_label,
 )
-from inventory.snapshot import PolicyRule, Subject
+from inventory.snapshot import PolicyRule, Role, RoleBinding, Subject
 from posture.inputs import PostureInputs, TenantInfo
 
 
@@ -101,15 +102,20 @@ def subject_of_tenant(subject: Subject, tenant: TenantInfo, namespaces: set[str]
     return subject_label(subject) if (namespace, name) in listed else None
 
 
-def _listed_accounts(tenant: TenantInfo) -> set[tuple[str, str]]:
+def _listed_accounts(tenant: TenantInfo) -> frozenset[tuple[str, str]]:
     """(namespace, name) of the service accounts the tenant lists as user principals."""
+    return _accounts_in(tuple(tenant.principals))
+
+
+@lru_cache(maxsize=4096)  # asked for every subject of every binding, for each tenant
+def _accounts_in(principals: tuple[str, ...]) -> frozenset[tuple[str, str]]:
     prefix = f"user:{SA_USER_PREFIX}"
     found = set()
-    for principal in tenant.principals:
+    for principal in principals:
         namespace, _, name = principal.removeprefix(prefix).partition(":")
         if principal.startswith(prefix) and namespace and name:
             found.add((namespace, name))
-    return found
+    return frozenset(found)
 
 
 def effective_permissions(inputs: PostureInputs, tenant: TenantInfo) -> list[Grant]:
@@ -123,25 +129,41 @@ def effective_permissions(inputs: PostureInputs, tenant: TenantInfo) -> list[Gra
 
 
 def _grants(inputs: PostureInputs, tenant: TenantInfo) -> list[Grant]:
-    snapshot = inputs.snapshot
     namespaces = tenant_namespaces(inputs, tenant)
-    cluster_roles = {r.name: r for r in snapshot.roles if r.kind == "ClusterRole"}
     grants: list[Grant] = []
-    for binding in sorted(snapshot.bindings, key=binding_order):
+    for binding, role, rules in _bound(inputs):
         subjects = [
             label
             for s in binding.subjects
             if (label := subject_of_tenant(s, tenant, namespaces)) is not None
         ]
-        role = find_role(snapshot.roles, binding) if subjects else None
-        if role is None:
+        if not subjects:
             continue
         scope = binding.namespace if binding.kind == "RoleBinding" else None
         where = (binding.kind, binding.namespace, binding.name, role.kind, role.name)
         for subject in dict.fromkeys(subjects):
-            for rule, source in role_rules(role, cluster_roles):
+            for rule, source in rules:
                 grants.append(Grant(subject, *where, rule, scope, source))
     return grants
+
+
+Bound = tuple[RoleBinding, Role, tuple[tuple[PolicyRule, str | None], ...]]
+
+
+def _bound(inputs: PostureInputs) -> list[Bound]:
+    """Each binding (in binding order) whose role exists, with the role and its rules
+    (aggregation followed): resolved once per evaluation, not once per tenant."""
+    key = ("rbac-bound",)
+    if key not in inputs.memo:
+        snapshot = inputs.snapshot
+        cluster_roles = {r.name: r for r in snapshot.roles if r.kind == "ClusterRole"}
+        found: list[Bound] = []
+        for binding in sorted(snapshot.bindings, key=binding_order):
+            role = find_role(snapshot.roles, binding)
+            if role is not None:
+                found.append((binding, role, tuple(role_rules(role, cluster_roles))))
+        inputs.memo[key] = found
+    return cast("list[Bound]", inputs.memo[key])  # what this function stored
 
 
 def can(
