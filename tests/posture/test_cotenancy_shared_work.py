@@ -1,0 +1,80 @@
+"""The co-tenancy checks (SHARE-001, -003, -007) share their work within one evaluation: a
+node's groups and their parties are built once, and each pair's co-residence is worked out
+once, whichever checks ask. What they report must not depend on which checks ran first."""
+
+from __future__ import annotations
+
+import pytest
+
+from posture.rules import registry
+from posture.rules.share import parties
+from tests.posture.builders import by_pair, inputs, pod, run, sliced_node, tenant
+
+GPU = "nvidia.com/gpu"
+ALPHA, EXT = tenant("alpha"), tenant("ext", "external")
+SEN = tenant("sen", "sensitive")
+
+
+def world():
+    """alpha (internal), ext (external) and a platform pod time-slice two GPUs of one node."""
+    return inputs(
+        nodes=(sliced_node(gpus=2, replicas=4),),
+        pods=(
+            pod("alpha", "a", gpu={GPU: 3}),
+            pod("ext", "e", gpu={GPU: 4}),
+            pod("monitoring", "probe", gpu={GPU: 1}),
+        ),
+        tenants=(ALPHA, EXT),
+    )
+
+
+def test_a_pair_co_residence_is_worked_out_once_for_every_check_that_reports_it(monkeypatch):
+    asked: list[tuple[str, int, int]] = []
+    real = parties.co_residence
+
+    def counting(node, pool, own, others):
+        asked.append((node.name, own, others))
+        return real(node, pool, own, others)
+
+    monkeypatch.setattr(parties, "co_residence", counting)
+    evaluation = registry.evaluate(world(), only=("SHARE-001", "SHARE-003"))
+    found = {(d.check_id, d.tenants): d for d in evaluation.drafts}
+    # Both checks report alpha and ext time-slicing the node's GPUs, with one verdict:
+    # 3 + 4 replicas at 4 a GPU fit on 2 GPUs apart.
+    share001, share003 = (
+        found[("SHARE-001", ("alpha", "ext"))],
+        found[("SHARE-003", ("alpha", "ext"))],
+    )
+    assert share001.evidence["co_residence"] == share003.evidence["co_residence"] == "possible"
+    assert share001.evidence["nodes"][0]["co_residence_reason"] == (
+        "3 + 4 replicas at 4 per physical GPU fit on 2 physical GPUs without mixing, but the "
+        "device plugin does not keep tenants apart"
+    )
+    # ... worked out once for both, and once for each pair with the platform's pod (SHARE-003
+    # judges the platform as a party; SHARE-001 does not).
+    assert sorted(asked) == [("gpu-1", 1, 3), ("gpu-1", 1, 4), ("gpu-1", 3, 4)]
+
+
+@pytest.mark.parametrize("check_id", ["SHARE-001", "SHARE-003", "SHARE-007"])
+def test_a_check_reports_the_same_alone_as_after_the_other_co_tenancy_checks(check_id):
+    def sensitive_world():
+        base = world()
+        sen_pod = pod("sen", "s", gpu={GPU: 1})
+        snapshot = base.snapshot
+        return inputs(
+            nodes=snapshot.nodes, pods=(*snapshot.pods, sen_pod), tenants=(ALPHA, EXT, SEN)
+        )
+
+    alone = run(check_id, sensitive_world())
+    shared = sensitive_world()
+    for other in ("SHARE-007", "SHARE-003", "SHARE-001"):  # every other check first
+        if other != check_id:
+            run(other, shared)
+    assert alone and run(check_id, shared) == alone
+
+
+def test_share001_leaves_the_platform_out_after_share003_judged_it():
+    shared = world()
+    platform_pairs = [d for d in run("SHARE-003", shared) if "(platform)" in d.key]
+    assert platform_pairs  # SHARE-003 judged the platform's pod as a party ...
+    assert list(by_pair(run("SHARE-001", shared))) == [("alpha", "ext")]  # SHARE-001 does not
