@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from posture.rules import registry
-from posture.rules.share import parties
+from posture.rules.share import groups, parties
 from tests.posture.builders import by_pair, inputs, pod, run, sliced_node, tenant
 
 GPU = "nvidia.com/gpu"
@@ -28,15 +28,22 @@ def world():
     )
 
 
-def test_a_pair_co_residence_is_worked_out_once_for_every_check_that_reports_it(monkeypatch):
-    asked: list[tuple[str, int, int]] = []
+@pytest.fixture
+def asked(monkeypatch) -> list[tuple[str, int, int]]:
+    """Each pigeonhole count (parties.co_residence) the co-tenancy checks ask for."""
+    calls: list[tuple[str, int, int]] = []
     real = parties.co_residence
 
     def counting(node, pool, own, others):
-        asked.append((node.name, own, others))
+        calls.append((node.name, own, others))
         return real(node, pool, own, others)
 
-    monkeypatch.setattr(parties, "co_residence", counting)
+    for module in (parties, groups):  # wherever the checks read it from
+        monkeypatch.setattr(module, "co_residence", counting, raising=False)
+    return calls
+
+
+def test_a_pair_co_residence_is_worked_out_once_for_every_check_that_reports_it(asked):
     evaluation = registry.evaluate(world(), only=("SHARE-001", "SHARE-003"))
     found = {(d.check_id, d.tenants): d for d in evaluation.drafts}
     # Both checks report alpha and ext time-slicing the node's GPUs, with one verdict:
@@ -78,3 +85,17 @@ def test_share001_leaves_the_platform_out_after_share003_judged_it():
     platform_pairs = [d for d in run("SHARE-003", shared) if "(platform)" in d.key]
     assert platform_pairs  # SHARE-003 judged the platform's pod as a party ...
     assert list(by_pair(run("SHARE-001", shared))) == [("alpha", "ext")]  # SHARE-001 does not
+
+
+def test_pairs_holding_alike_on_one_pool_share_one_pigeonhole_count(asked):
+    """Most pairs on a shared node hold one replica each: the count is done once per node,
+    pool and pair of replica counts, and every pair still gets its verdict."""
+    names = ("alpha", "beta", "gamma", "delta")
+    world = inputs(
+        nodes=(sliced_node(gpus=2, replicas=4),),
+        pods=tuple(pod(name, "p", gpu={GPU: 1}) for name in names),
+        tenants=tuple(tenant(name) for name in names),
+    )
+    found = by_pair(run("SHARE-001", world))
+    assert len(found) == 6 and {d.evidence["co_residence"] for d in found.values()} == {"possible"}
+    assert asked == [("gpu-1", 1, 1)]

@@ -22,11 +22,13 @@ from posture.rules.common import (
 )
 from posture.rules.pairs import Meeting, Party
 from posture.rules.share.parties import (
+    co_residence,
     may_meet,
     node_facts,
     pair_verdict,
     parties_of,
     party_holds,
+    reaches_every_gpu,
 )
 from posture.rules.subjects import PLATFORM_PARTY
 
@@ -48,6 +50,8 @@ class SharedGroup:
         self._platform = platform
         self._facts = facts  # node_facts(node), read by every meeting on the node
         self._verdicts: dict[tuple[str, str], tuple[str, str] | None] = {}
+        self._reaching: dict[str, bool] = {}
+        self._residences: dict[tuple[int, int], tuple[str, str]] = {}
 
     @cached_property
     def parties(self) -> dict[str, Party]:
@@ -73,12 +77,26 @@ class SharedGroup:
         """Whether two parties of the group share its GPUs by its mode (parties.may_meet)."""
         return may_meet(self._holds, first, second)
 
+    def _everywhere(self, party: Party) -> bool:
+        """reaches_every_gpu, once per party."""
+        if party.name not in self._reaching:
+            self._reaching[party.name] = reaches_every_gpu(party)
+        return self._reaching[party.name]
+
+    def _residence(self, own: int, others: int) -> tuple[str, str]:
+        """co_residence on the group's node and pool, once per pair of replica counts (most
+        pairs on a node hold alike: one replica each)."""
+        if (own, others) not in self._residences:
+            self._residences[own, others] = co_residence(self.node, self.pool, own, others)
+        return self._residences[own, others]
+
     def meeting(self, first: Party, second: Party, key: str, **extra: Any) -> Meeting | None:
         """The two parties' meeting on the node, its verdict (parties.pair_verdict) worked out
         once per ordered pair; None when the scheduler placed them on different devices."""
         names = (first.name, second.name)
         if names not in self._verdicts:
-            self._verdicts[names] = pair_verdict(self.node, self.pool, first, second)
+            verdict = pair_verdict(self.node, first, second, self._everywhere, self._residence)
+            self._verdicts[names] = verdict
         found = self._verdicts[names]
         if found is None:
             return None

@@ -6,6 +6,7 @@ per pair and node pool."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from gpuposture.base.enums import SharingMode
@@ -128,20 +129,28 @@ def shared_devices(first: Party, second: Party) -> tuple[str, ...] | None:
     return tuple(sorted(set(first.devices) & set(second.devices)))
 
 
-def pair_verdict(node: Node, pool: str, first: Party, second: Party) -> tuple[str, str] | None:
-    """(co-residence, why) of two parties holding `pool` on `node` (a pairs.Meeting's verdict
-    and reason); None when the scheduler placed them on different devices."""
-    everywhere = next((p for p in (first, second) if reaches_every_gpu(p)), None)
+def pair_verdict(
+    node: Node,
+    first: Party,
+    second: Party,
+    everywhere: Callable[[Party], bool],
+    residence: Callable[[int, int], tuple[str, str]],
+) -> tuple[str, str] | None:
+    """(co-residence, why) of two parties holding one pool of `node` (a pairs.Meeting's
+    verdict and reason); None when the scheduler placed them on different devices.
+    `everywhere`: reaches_every_gpu; `residence`: co_residence on the node's pool, of the two
+    parties' replicas (both as the caller keeps them: a group asks them for many pairs)."""
+    reaching = next((p for p in (first, second) if everywhere(p)), None)
     both = shared_devices(first, second)
-    if both == () and everywhere is None:
+    if both == () and reaching is None:
         return None
-    if everywhere is not None:
-        who = everywhere.name or "a platform pod"
+    if reaching is not None:
+        who = reaching.name or "a platform pod"
         why = f"{who} reaches {EVERY_GPU} {node.name} through NVIDIA_VISIBLE_DEVICES=all"
         return "certain", why
     if both:
         return "certain", f"both hold {', '.join(both)} on {node.name}"
-    return co_residence(node, pool, first.replicas, second.replicas)
+    return residence(first.replicas, second.replicas)
 
 
 def reaches_every_gpu(party: Party) -> bool:
