@@ -99,3 +99,36 @@ def test_pairs_holding_alike_on_one_pool_share_one_pigeonhole_count(asked):
     found = by_pair(run("SHARE-001", world))
     assert len(found) == 6 and {d.evidence["co_residence"] for d in found.values()} == {"possible"}
     assert asked == [("gpu-1", 1, 1)]
+
+
+def test_share003_asks_the_policy_once_per_pair_of_classes(monkeypatch):
+    """SHARE-003 judges every pair of parties on every shared GPU; the policy's answer depends
+    on the two classes and the mode alone, so it is asked once for each."""
+    from posture.rules.share import modes
+
+    asked: list[tuple[str, str, str]] = []
+    real = modes.may_share
+
+    def counting(a, b, mode, *rest):
+        asked.append((a.slug, b.slug, mode))
+        return real(a, b, mode, *rest)
+
+    monkeypatch.setattr(modes, "may_share", counting)
+    trusted, external = "internal_trusted", "external"
+    tenants = (tenant("i1", trusted), tenant("i2", trusted), *(tenant(x, external) for x in "xy"))
+    world = inputs(
+        nodes=(sliced_node(gpus=1, replicas=8),),
+        pods=tuple(pod(t.slug, "p", gpu={GPU: 1}) for t in tenants),
+        tenants=tenants,
+    )
+    found = {d.tenants: d for d in run("SHARE-003", world)}
+    # External forbids time-slicing, internal_trusted allows it only among its own: every
+    # pair with an external tenant fires, each naming its classes' rule; i1 and i2 may share.
+    assert set(found) == {("i1", "x"), ("i1", "y"), ("i2", "x"), ("i2", "y"), ("x", "y")}
+    assert found[("i2", "y")].evidence["forbidden_by"] == [trusted, external]
+    assert found[("x", "y")].evidence["forbidden_by"] == [external]
+    assert sorted(asked) == [
+        (external, external, "time_slicing"),
+        (trusted, external, "time_slicing"),
+        (trusted, trusted, "time_slicing"),
+    ]

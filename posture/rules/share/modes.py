@@ -10,7 +10,7 @@ from posture.rules.pairs import Meeting, PairCause, pair_drafts
 from posture.rules.registry import FindingDraft, check
 from posture.rules.share.groups import shared_groups
 from posture.rules.share.parties import CONCURRENT_MODES
-from tenants.policy import may_share
+from tenants.policy import PolicyDecision, may_share
 
 
 @check(
@@ -49,13 +49,23 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
     def class_of(name: str) -> TrustClassInfo:
         return inputs.tenants_by_slug[name].trust_class if name else platform
 
+    # The policy's answer depends on the two classes and the mode alone: asked once for each,
+    # not once for each of the thousands of pairs of a shared cluster.
+    decisions: dict[tuple[TrustClassInfo, TrustClassInfo, str], PolicyDecision] = {}
+
+    def decide(first: str, second: str, mode: str) -> PolicyDecision:
+        asked = (class_of(first), class_of(second), mode)
+        if asked not in decisions:
+            decisions[asked] = may_share(*asked)
+        return decisions[asked]
+
     for node in sorted_nodes(inputs):
         for group in shared_groups(inputs, node):
             pool, mode = group.pool, group.mode
             if mode not in CONCURRENT_MODES:
                 continue
             for first, second in group.pairs:
-                decision = may_share(class_of(first.name), class_of(second.name), mode)
+                decision = decide(first.name, second.name, mode)
                 if decision.allowed:
                     continue
                 details = {
