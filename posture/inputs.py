@@ -218,10 +218,14 @@ class PostureInputs:
         reservation namespace, or a platform namespace (KAI's is configurable), holds one: the
         annotation and label are the pod's own, so elsewhere they would let any pod in a
         namespace nobody owns pass as the platform's with whole GPUs, unjudged."""
-        if pod.gpu_fraction or self.namespace_owner.get(pod.namespace):
+        # The namespace first: a lookup, where the fraction is built from the annotations
+        # (every check asks this of every pod, and most pods are in a tenant's namespace).
+        if self.namespace_owner.get(pod.namespace):
             return False
         reservation_ns = pod.namespace in RESERVATION_NAMESPACES
         if not reservation_ns and pod.namespace not in self.platform_namespaces:
+            return False
+        if pod.gpu_fraction:
             return False
         return RESERVED_GPU in pod.annotations or (reservation_ns and GPU_GROUP in pod.labels)
 

@@ -82,11 +82,20 @@ def pair_drafts(
 ) -> list[FindingDraft]:
     """One draft per pair of parties, shared key and pool, from their meetings on nodes."""
     groups: dict[tuple[str, str, str, str, str], list[Meeting]] = {}
+    # Per node, once: its subject and its labels sorted (a node meets many pairs).
+    nodes: dict[str, tuple[tuple[str, str], dict[str, str]]] = {}
     for meeting in meetings:
-        first, second = sorted(p.name for p in meeting.parties)
-        group = (*pool_subject(meeting.node), meeting.key, first, second)
+        node = meeting.node
+        if node.name not in nodes:
+            nodes[node.name] = (pool_subject(node), dict(sorted(node.labels.items())))
+        a, b = meeting.parties
+        first, second = (a.name, b.name) if a.name <= b.name else (b.name, a.name)
+        group = (*nodes[node.name][0], meeting.key, first, second)
         groups.setdefault(group, []).append(meeting)
-    return [_pair_draft(check_id, group, found, title) for group, found in groups.items()]
+    return [
+        _pair_draft(check_id, group, found, title, nodes[found[0].node.name][1])
+        for group, found in groups.items()
+    ]
 
 
 def _pair_draft(
@@ -94,15 +103,18 @@ def _pair_draft(
     group: tuple[str, str, str, str, str],
     meetings: list[Meeting],
     title: Callable[[PairCause], str],
+    first_labels: dict[str, str],
 ) -> FindingDraft:
+    """`first_labels`: the first meeting's node's labels, sorted."""
     kind, subject, key, first, second = group
     verdict = min((m.co_residence for m in meetings), key=VERDICTS.index)
     names = [n or f"({PLATFORM_NAME})" for n in (first, second)]  # never a tenant's slug
     cause = PairCause(_who(first, second), _where(kind, subject), key, verdict, tuple(meetings))
     if len(meetings) == 1:  # most pairs meet on one node: its labels, without the sets
-        labels = meetings[0].node.labels.items()
-    else:
-        labels = set.intersection(*(set(m.node.labels.items()) for m in meetings))
+        labels = first_labels
+    else:  # the labels every node of the meetings has alike
+        common = set.intersection(*(set(m.node.labels.items()) for m in meetings))
+        labels = dict(sorted(common))
     evidence = {
         "node_pool": subject if kind == "NodePool" else None,
         "co_residence": verdict,
@@ -120,7 +132,7 @@ def _pair_draft(
         key=f"{key}:{names[0]}:{names[1]}",
         title=title(cause),
         severity=worst_severity(m.severity for m in meetings),
-        labels=dict(sorted(labels)),
+        labels=labels,  # copied by subject_draft
         exposure=len(meetings),
     )
 

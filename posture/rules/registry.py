@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuposture.base.enums import CheckScope, Severity
-from posture.inputs import PostureInputs
+from posture.inputs import Exemption, PostureInputs
 
 SEVERITIES = Severity.values()
 SCOPES = CheckScope.values()
@@ -115,6 +115,11 @@ def evaluate(inputs: PostureInputs, only: Iterable[str] | None = None) -> Evalua
     wanted = set(only) if only is not None else None
     kept: list[FindingDraft] = []
     exempted: list[tuple[FindingDraft, int]] = []
+    # An exemption names its check: each draft is matched against its own check's only (in
+    # their order), not against every exemption of the cluster.
+    by_check: dict[str, list[Exemption]] = {}
+    for e in inputs.exemptions:
+        by_check.setdefault(e.check_id, []).append(e)
     for check_id in sorted(CHECKS):
         if wanted is not None and check_id not in wanted:
             continue
@@ -122,7 +127,7 @@ def evaluate(inputs: PostureInputs, only: Iterable[str] | None = None) -> Evalua
             exemption = next(
                 (
                     e
-                    for e in inputs.exemptions
+                    for e in by_check.get(draft.check_id, ())
                     if e.matches(
                         draft.check_id,
                         draft.subject_kind,

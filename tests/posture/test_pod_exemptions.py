@@ -84,3 +84,25 @@ def test_an_exemption_by_label_exempts_every_pod_finding_of_the_check(check_id):
     result = evaluate(dataclasses.replace(WORLD, exemptions=(by_label,)), only=[check_id])
     assert not [d for d in result.drafts if d.subject_kind == "Pod"]
     assert [d for d, exemption_id in result.exempted if exemption_id == 2] == fired
+
+
+def test_each_finding_is_matched_against_its_own_check_exemptions_only(monkeypatch):
+    """A cluster's exemptions each name one check: a finding is held against those of its
+    check (the first that matches wins, as listed), not against every exemption of the cluster
+    (thousands of findings times every exemption)."""
+    tried: list[int] = []
+    real = Exemption.matches
+
+    def counting(self, *args):
+        tried.append(self.id)
+        return real(self, *args)
+
+    monkeypatch.setattr(Exemption, "matches", counting)
+    others = tuple(Exemption(10 + n, "K8S-001", name=f"x{n}") for n in range(5))
+    first = Exemption(2, "POD-001", labels=EXEMPT_BY)
+    second = Exemption(3, "POD-001", namespace="ext")  # matches too: the first listed wins
+    world = dataclasses.replace(WORLD, exemptions=(*others, first, second))
+    result = evaluate(world, only=["POD-001"])
+    exempted = [(d.check_id, d.subject_name, exemption) for d, exemption in result.exempted]
+    assert exempted == [("POD-001", "nb-0", 2)]
+    assert tried == [2]

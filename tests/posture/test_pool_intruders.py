@@ -61,3 +61,25 @@ def test_an_external_pod_in_the_sensitive_pool_names_the_pool_tenants_too():
 )
 def test_quiet(node, pods):
     assert _fired(node, *pods) == {}
+
+
+def test_a_shared_node_is_read_once_however_many_intruding_pods_it_carries(monkeypatch):
+    """A node's pool classes and the tenants on it are read once per node, not per pod (a
+    shared node carries twenty pods); each intruder still names them."""
+    from posture.rules.pod import placement
+
+    calls: list[str] = []
+    for name in ("node_pool_classes", "tenants_on_node"):
+        real = getattr(placement, name)
+        monkeypatch.setattr(
+            placement, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a)
+        )
+    intruders = [pod("int-a", f"i{n}", gpu=GPU) for n in range(3)]
+    found = _fired(_node("sensitive"), pod("sens-a", "s", gpu=GPU), *intruders)
+    assert set(found) == {"i0", "i1", "i2"}
+    for draft in found.values():
+        (entry,) = draft.evidence["pods"]
+        assert entry["node_pool_for"] == ["sensitive"]
+        assert entry["pool_tenants_on_node"] == ["sens"]
+        assert draft.tenants == ("int", "sens")
+    assert sorted(calls) == ["node_pool_classes", "tenants_on_node"]

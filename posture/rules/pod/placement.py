@@ -64,6 +64,9 @@ from tenants.mapping import PLATFORM_CLASS
 def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
     nodes = nodes_by_name(inputs)
     dedicated = _dedicated_classes(inputs)
+    # Read once per node, not per pod: a shared node carries twenty pods of a dozen tenants.
+    pool_for: dict[str, list[str]] = {}
+    on_node: dict[str, list[TenantInfo]] = {}
     for pod, tenant in tenant_pods(inputs):
         cls = tenant.trust_class
         node = nodes.get(pod.node_name or "")
@@ -75,14 +78,19 @@ def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
         # Another class's dedicated pool this pod sits in (a toleration broad enough, a pod
         # bound by nodeName, or one that predates the taint: NoSchedule evicts nobody).
         # The platform class's own system workloads (validators, burn-in) run in every pool.
+        if node.name not in pool_for:
+            pool_for[node.name] = node_pool_classes(inputs, node)
         invaded = [
             c
-            for c in node_pool_classes(inputs, node)
+            for c in pool_for[node.name]
             if c != cls.slug and c in dedicated and cls.slug != PLATFORM_CLASS
         ]
         outside = cls.requires_dedicated_pool and not tainted_for(inputs, node, cls.slug)
         if outside or invaded:
-            yield _pool_draft(inputs, pod, tenant, node, invaded)
+            if node.name not in on_node:
+                on_node[node.name] = tenants_on_node(inputs, node.name)
+            pool = (pool_for[node.name], on_node[node.name])
+            yield _pool_draft(inputs, pod, tenant, node, invaded, pool)
 
 
 def env_access_of(inputs: PostureInputs, pod: Pod, node: Node) -> list[GpuHolding]:
@@ -103,8 +111,16 @@ def _dedicated_classes(inputs: PostureInputs) -> set[str]:
 
 
 def _pool_draft(
-    inputs: PostureInputs, pod: Pod, tenant: TenantInfo, node: Node, invaded: list[str]
+    inputs: PostureInputs,
+    pod: Pod,
+    tenant: TenantInfo,
+    node: Node,
+    invaded: list[str],
+    pool: tuple[list[str], list[TenantInfo]],
 ) -> FindingDraft:
+    """`pool`: the classes the node's pool is for (node_pool_classes) and the tenants with a
+    pod on the node (tenants_on_node)."""
+    pool_classes, on_node = pool
     slug = tenant.trust_class.slug
     evidence = {
         "gpu_resources": pod.gpu_resources,
@@ -118,10 +134,10 @@ def _pool_draft(
     where = {
         "node_taints": [f"{t.key}={t.value}:{t.effect}" for t in node.taints],
         "node_class_labels": class_labels(inputs, node),
-        "node_pool_for": node_pool_classes(inputs, node),
+        "node_pool_for": list(pool_classes),
     }
     # The tenants whose dedicated pool the pod sits in are affected by it too.
-    owners = [t for t in tenants_on_node(inputs, node.name) if t.trust_class.slug in invaded]
+    owners = [t for t in on_node if t.trust_class.slug in invaded]
     if invaded:
         where["inside_pool_of"] = [{"class": c} for c in invaded]
         where["pool_tenants_on_node"] = [t.slug for t in owners]

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import combinations
 
 from posture.inputs import PostureInputs, TrustClassInfo
-from posture.rules.common import gpu_holdings, platform_trust_class, pools_by_mode, sorted_nodes
+from posture.rules.common import platform_trust_class, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, pair_drafts
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.parties import CONCURRENT_MODES, may_meet, meeting, parties_of
-from tenants.policy import may_share
+from posture.rules.share.groups import shared_groups
+from posture.rules.share.parties import CONCURRENT_MODES
+from tenants.policy import PolicyDecision, may_share
 
 
 @check(
@@ -49,14 +49,23 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
     def class_of(name: str) -> TrustClassInfo:
         return inputs.tenants_by_slug[name].trust_class if name else platform
 
+    # The policy's answer depends on the two classes and the mode alone: asked once for each,
+    # not once for each of the thousands of pairs of a shared cluster.
+    decisions: dict[tuple[TrustClassInfo, TrustClassInfo, str], PolicyDecision] = {}
+
+    def decide(first: str, second: str, mode: str) -> PolicyDecision:
+        asked = (class_of(first), class_of(second), mode)
+        if asked not in decisions:
+            decisions[asked] = may_share(*asked)
+        return decisions[asked]
+
     for node in sorted_nodes(inputs):
-        for (pool, mode), holdings in pools_by_mode(gpu_holdings(inputs, node)).items():
+        for group in shared_groups(inputs, node):
+            pool, mode = group.pool, group.mode
             if mode not in CONCURRENT_MODES:
                 continue
-            for first, second in combinations(parties_of(holdings, platform).values(), 2):
-                if not may_meet(holdings, mode, first.name, second.name):
-                    continue
-                decision = may_share(class_of(first.name), class_of(second.name), mode)
+            for first, second in group.pairs:
+                decision = decide(first.name, second.name, mode)
                 if decision.allowed:
                     continue
                 details = {
@@ -65,7 +74,7 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
                     "rule": decision.rule,
                     "forbidden_by": list(decision.forbidden_by),
                 }
-                if found := meeting(node, pool, f"{pool}:{mode}", first, second, details=details):
+                if found := group.meeting(first, second, f"{pool}:{mode}", details=details):
                     yield found
 
 

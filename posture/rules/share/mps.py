@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from posture.inputs import PostureInputs
 from posture.rules.pairs import PairCause, pair_drafts
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.parties import tenant_pairs_sharing
+from posture.rules.share.groups import tenant_pairs_sharing
 
 
 @check(

@@ -6,23 +6,19 @@ per pair and node pool."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from itertools import combinations
+from collections.abc import Callable
 from typing import Any
 
 from gpuposture.base.enums import SharingMode
 from inventory.snapshot import Node, SharedResource
 from inventory.sources.node_kinds import vm_device_kind
-from posture.inputs import PostureInputs, TrustClassInfo
+from posture.inputs import TrustClassInfo
 from posture.rules.common import (
     GpuHolding,
-    gpu_holdings,
     holding_evidence,
-    pools_by_mode,
-    sorted_nodes,
 )
 from posture.rules.holding import EVERY_GPU, device_kind
-from posture.rules.pairs import Meeting, Party
+from posture.rules.pairs import Party
 from posture.rules.subjects import PLATFORM_PARTY
 from tenants.policy import base_resource, is_mig_resource
 
@@ -133,26 +129,28 @@ def shared_devices(first: Party, second: Party) -> tuple[str, ...] | None:
     return tuple(sorted(set(first.devices) & set(second.devices)))
 
 
-def meeting(
-    node: Node, pool: str, key: str, first: Party, second: Party, **extra: Any
-) -> Meeting | None:
-    """Two parties holding `pool` on `node`, with their co-residence verdict on it; None when
-    the scheduler placed them on different devices."""
-    everywhere = next((p for p in (first, second) if reaches_every_gpu(p)), None)
+def pair_verdict(
+    node: Node,
+    first: Party,
+    second: Party,
+    everywhere: Callable[[Party], bool],
+    residence: Callable[[int, int], tuple[str, str]],
+) -> tuple[str, str] | None:
+    """(co-residence, why) of two parties holding one pool of `node` (a pairs.Meeting's
+    verdict and reason); None when the scheduler placed them on different devices.
+    `everywhere`: reaches_every_gpu; `residence`: co_residence on the node's pool, of the two
+    parties' replicas (both as the caller keeps them: a group asks them for many pairs)."""
+    reaching = next((p for p in (first, second) if everywhere(p)), None)
     both = shared_devices(first, second)
-    if both == () and everywhere is None:
+    if both == () and reaching is None:
         return None
-    if everywhere is not None:
-        who = everywhere.name or "a platform pod"
-        verdict, why = (
-            "certain",
-            (f"{who} reaches {EVERY_GPU} {node.name} through NVIDIA_VISIBLE_DEVICES=all"),
-        )
-    elif both:
-        verdict, why = "certain", f"both hold {', '.join(both)} on {node.name}"
-    else:
-        verdict, why = co_residence(node, pool, first.replicas, second.replicas)
-    return Meeting(node, key, (first, second), verdict, why, node_facts(node), **extra)
+    if reaching is not None:
+        who = reaching.name or "a platform pod"
+        why = f"{who} reaches {EVERY_GPU} {node.name} through NVIDIA_VISIBLE_DEVICES=all"
+        return "certain", why
+    if both:
+        return "certain", f"both hold {', '.join(both)} on {node.name}"
+    return residence(first.replicas, second.replicas)
 
 
 def reaches_every_gpu(party: Party) -> bool:
@@ -160,35 +158,25 @@ def reaches_every_gpu(party: Party) -> bool:
     return any(entry.get("reach") == EVERY_GPU for entry in party.pods)
 
 
-def may_meet(holdings: list[GpuHolding], mode: str, first: str, second: str) -> bool:
-    """Whether two parties of one pools_by_mode group share its GPUs by `mode`. A group that
-    carries a hold through NVIDIA_VISIBLE_DEVICES also carries the pool's holdings of other
-    modes (whole GPUs, MPS clients): the access meets each of them, but they do not meet one
-    another by this mode. So one side must hold through the variable, or both by the mode."""
+def party_holds(holdings: list[GpuHolding], mode: str) -> dict[str, tuple[bool, bool]]:
+    """party -> (holds through NVIDIA_VISIBLE_DEVICES, holds by `mode`), for may_meet."""
+    found: dict[str, tuple[bool, bool]] = {}
+    for h in holdings:
+        env, moded = found.get(party_name(h), (False, False))
+        found[party_name(h)] = (env or h.through_env, moded or h.mode == mode)
+    return found
 
-    def own(name: str) -> list[GpuHolding]:
-        return [h for h in holdings if party_name(h) == name]
 
-    mine, theirs = own(first), own(second)
-    if any(h.through_env for h in (*mine, *theirs)):
-        return True
-    return any(h.mode == mode for h in mine) and any(h.mode == mode for h in theirs)
+def may_meet(holds: dict[str, tuple[bool, bool]], first: str, second: str) -> bool:
+    """Whether two parties of one pools_by_mode group share its GPUs by its mode (`holds`:
+    party_holds of the group). A group that carries a hold through NVIDIA_VISIBLE_DEVICES
+    also carries the pool's holdings of other modes (whole GPUs, MPS clients): the access
+    meets each of them, but they do not meet one another by this mode. So one side must hold
+    through the variable, or both by the mode."""
+    mine = holds.get(first, (False, False))
+    theirs = holds.get(second, (False, False))
+    return mine[0] or theirs[0] or (mine[1] and theirs[1])
 
 
 def party_name(holding: GpuHolding) -> str:
     return holding.tenant.slug if holding.tenant is not None else PLATFORM_PARTY
-
-
-def tenant_pairs_sharing(inputs: PostureInputs, mode: str) -> Iterator[Meeting]:
-    """Each pair of tenants holding one resource of a node shared by `mode` (time-slicing,
-    MPS): the resource is the key."""
-    for node in sorted_nodes(inputs):
-        for (pool, found), holdings in pools_by_mode(gpu_holdings(inputs, node)).items():
-            if found != mode:
-                continue
-            details = {"resource": pool, "sharing_mode": mode}
-            for first, second in combinations(parties_of(holdings).values(), 2):
-                if not may_meet(holdings, mode, first.name, second.name):
-                    continue
-                if found := meeting(node, pool, pool, first, second, details=details):
-                    yield found

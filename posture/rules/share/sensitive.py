@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 from gpuposture.base.enums import SharingMode
 from posture.inputs import PostureInputs, TrustClassInfo
-from posture.rules.common import gpu_holdings, platform_trust_class, pools_by_mode, sorted_nodes
+from posture.rules.common import platform_trust_class, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, pair_drafts
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.parties import may_meet, meeting, parties_of
+from posture.rules.share.groups import shared_groups
 
 SENSITIVE_CLASS = "sensitive"
 
@@ -52,16 +52,17 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
         return inputs.tenants_by_slug[name].trust_class if name else platform
 
     for node in sorted_nodes(inputs):
-        for (pool, mode), holdings in pools_by_mode(gpu_holdings(inputs, node)).items():
+        for group in shared_groups(inputs, node):
+            pool, mode = group.pool, group.mode
             if mode not in (SharingMode.TIME_SLICING, SharingMode.MPS):
                 continue
-            parties = parties_of(holdings, platform)
+            parties = group.parties
             for name, own in parties.items():
                 cls = class_of(name)
                 if not name or cls.slug != SENSITIVE_CLASS:
                     continue
                 for other, theirs in parties.items():
-                    if class_of(other).rank < cls.rank and may_meet(holdings, mode, name, other):
+                    if class_of(other).rank < cls.rank and group.may_meet(name, other):
                         details = {
                             "resource": pool,
                             "sharing_mode": mode,
@@ -69,7 +70,7 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
                             "trust_class_rank": cls.rank,
                         }
                         key = f"{pool}:{mode}"
-                        if found := meeting(node, pool, key, own, theirs, details=details):
+                        if found := group.meeting(own, theirs, key, details=details):
                             yield found
 
 

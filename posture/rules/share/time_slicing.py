@@ -14,7 +14,7 @@ from posture.rules.common import (
 )
 from posture.rules.pairs import PairCause, pair_drafts
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
-from posture.rules.share.parties import tenant_pairs_sharing
+from posture.rules.share.groups import tenant_pairs_sharing
 from posture.rules.subjects import configmap_draft
 
 
