@@ -788,10 +788,11 @@ def test_demo_orbital_jupyter_behind_nodeport(demo):
         "jupyter",
     )
     assert draft.evidence["services"] == [{"name": "jupyter", "type": "NodePort", "ports": [8888]}]
-    # Also published on the gateway through an HTTPRoute.
-    assert [(i["kind"], i["name"], i["hosts"]) for i in draft.evidence["ingresses"]] == [
-        ("HTTPRoute", "jupyter", ["notebooks.orbital.example.com"])
-    ]
+    # Also published on the gateway through an HTTPRoute, and through a Contour HTTPProxy.
+    routes = [(i["kind"], i["name"], i["hosts"]) for i in draft.evidence["ingresses"]]
+    assert ("HTTPRoute", "jupyter", ["notebooks.orbital.example.com"]) in routes
+    assert ("HTTPProxy", "jupyter-lab", ["lab.orbital.example.com"]) in routes
+    assert len(routes) == 2
     assert "HTTPRoute jupyter" in draft.title
     assert len(draft.evidence["reasons"]) == 2  # empty token and password, and 0.0.0.0
 
@@ -804,15 +805,19 @@ def test_demo_egress_policies(demo):
     assert found["prod-east"] == {
         ("analytics", "analytics-batch"),
         ("analytics", "analytics-notebooks"),
+        # Its egress policy stands, but a Calico Allow to anywhere opens the Triton pods.
+        ("clinical", "clinical-imaging"),
         ("orbital", "cust-orbital"),
         ("research", "research-llm"),
         ("unclassified", "ml-sandbox"),  # nobody's namespace, judged as a tenant of its class
-    }  # clinical-imaging has its egress policy; gpu-validation's GPU jobs have finished
-    # cust-kestrel has its egress policy; research-eval a CiliumNetworkPolicy denying egress
-    # to the world for every pod (egressDeny toEntities world), which Cilium enforces first.
+    }  # gpu-validation's GPU jobs have finished
+    # neo-west runs flannel alone: cust-kestrel's NetworkPolicy and research-eval's
+    # CiliumNetworkPolicy (a Cilium trial's leftover) restrict nothing there.
     assert found["neo-west"] == {
         ("analytics", "analytics-batch"),
+        ("kestrel", "cust-kestrel"),
         ("orbital", "cust-orbital"),
+        ("research", "research-eval"),
         ("research", "research-llm"),
     }
     verdicts = {

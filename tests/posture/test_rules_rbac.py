@@ -547,12 +547,18 @@ def _found(world: PostureInputs, check_id: str) -> list[tuple[str | None, str, s
 
 
 def test_demo_world_rbac(demo):
-    assert _found(demo["prod-east"], "K8S-003") == [(("analytics",), "", "analytics-node-labeler")]
+    # Research may write Secrets in gpu-operator (to rotate a pull secret): it may mint the
+    # operator's service-account token and act as it (an escalation through that binding).
+    assert _found(demo["prod-east"], "K8S-003") == [
+        (("analytics",), "", "analytics-node-labeler"),
+        (("research",), "gpu-operator", "research-ngc-secret"),
+    ]
     # Research only reads nodes there, but it may impersonate system:masters: an escalation.
     impersonator = [(("research",), "", "research-ci-impersonator")]
     assert _found(demo["neo-west"], "K8S-003") == impersonator
     assert _found(demo["neo-west"], "K8S-004") == impersonator
-    (draft,) = run_checks(demo["prod-east"], ["K8S-004"])
+    token, draft = run_checks(demo["prod-east"], ["K8S-004"])
+    assert token.subject_name == "research-ngc-secret"
     assert (draft.tenants, draft.subject_name) == (("research",), "research-sharing-config")
     assert draft.evidence["subjects"] == ["Group:research-ml"]
     assert {o["object"] for o in draft.evidence["objects"]} == {
@@ -562,13 +568,16 @@ def test_demo_world_rbac(demo):
     # The operator's own ClusterRoleBinding is its install, not a borrowed identity.
     assert _found(demo["prod-east"], "K8S-005") == _found(demo["neo-west"], "K8S-005") == []
     # K8S-008: analytics (internal) may edit the sensitive clinical namespace: critical.
-    (draft,) = run_checks(demo["prod-east"], ["K8S-008"])
+    draft, token = run_checks(demo["prod-east"], ["K8S-008"])
     assert (draft.tenants, draft.subject_namespace, draft.subject_name) == (
         ("analytics", "clinical"),
         "clinical-imaging",
         "analytics-dashboards",
     )
     assert draft.severity == "critical"
+    # As the operator's account research writes in every tenant's namespace.
+    assert token.subject_name == "research-ngc-secret"
+    assert {"clinical", "orbital", "analytics"} <= set(token.tenants)
     # Impersonating any group lets research act in every tenant's namespace there.
     ((tenants, _, name),) = _found(demo["neo-west"], "K8S-008")
     assert name == "research-ci-impersonator" and "research" in tenants and len(tenants) > 2
