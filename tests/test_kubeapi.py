@@ -240,10 +240,12 @@ def test_discovery_and_version(client):
         "constraints.gatekeeper.sh",
         "gateway.networking.k8s.io",
         "kyverno.io",
+        "networking.istio.io",
         "networking.k8s.io",
         "nvidia.com",
         "rbac.authorization.k8s.io",
         "resource.k8s.io",
+        "security.istio.io",
     ]
 
 
