@@ -24,7 +24,7 @@ from rest_framework import serializers
 from gpuposture.base.querysets import sees_every_row
 from inventory.models import Bulletin, ClusterObject, Pod
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal
-from tenants.redaction import HiddenScope
+from tenants.redaction import Field, HiddenScope
 
 T = TypeVar("T")
 _TENANT, _NAMESPACE, _PRINCIPAL = "t", "n", "p"
@@ -189,10 +189,24 @@ def present(scope: HiddenScope | None, item: T, model: type[models.Model] | None
     if scope is None or scope.empty:
         return item
     if isinstance(item, models.Model):
-        scope.fields(_Instance(item), type(item).redacted_fields)
+        model = type(item)
+        row: Any = _Instance(item)
     else:
-        scope.fields(item, model.redacted_fields)
+        row = item
+    scope.fields(row, model.redacted_fields)
+    _fit(row, model)
     return item
+
+
+def _fit(row: Any, model: type[models.Model]) -> None:
+    """A hidden name's token is longer than most names ("(another tenant)" for "qa"): a text
+    that grew past its column's length is cut to it, so what a reader gets still fits what the
+    schema says of the field."""
+    for name, kind in model.redacted_fields.items():
+        limit = getattr(model._meta.get_field(name), "max_length", None)
+        value = row.get(name) if kind is Field.TEXT and limit else None
+        if isinstance(value, str) and len(value) > limit:
+            row[name] = value[: limit - 1] + "…"
 
 
 def present_all(scope: HiddenScope | None, items: Iterable[T], model=None) -> list[T]:

@@ -260,3 +260,18 @@ def test_a_hidden_advisorys_no_fix_in_the_findings_summary_keeps_only_its_catego
     }
     (said,) = MARKED.value(evidence)["no_fix"]
     assert said["no_fix"] == "no_fix_planned" and "secret" not in str(said)
+
+
+def test_a_title_that_grows_with_hidden_names_still_fits_its_column():
+    # "beta" is 4 characters, its token 16: a full-length title would outgrow the 300 the
+    # schema promises (the fuzzer found a 300-character RBAC title naming several tenants).
+    from inventory.presenter import present
+    from posture.models import Finding
+
+    title = ("beta may write in beta-prod; " * 11)[:300]
+    row = {"title": title, "tenants": ["alpha", "beta"], "evidence": {}}
+    shown = present(SCOPE, row, Finding)["title"]
+    assert len(shown) == 300 and shown.endswith("…")
+    assert "beta" not in shown.replace(HIDDEN_TENANT, "")
+    short = present(SCOPE, {"title": "beta shares a GPU", "evidence": {}}, Finding)["title"]
+    assert short == f"{HIDDEN_TENANT} shares a GPU"
