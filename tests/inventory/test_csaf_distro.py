@@ -8,8 +8,6 @@ from __future__ import annotations
 import copy
 import io
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +15,7 @@ import pytest
 from inventory.bulletins.csaf.document import parse_advisory
 from inventory.bulletins.csaf.fixes import fixes
 from inventory.patching.status import BELOW_BASELINE, node_patch_status
+from tests.realworld import realworld
 
 PACKAGE = "nvidia-container-toolkit-0:1.17.8-1.el9.x86_64"
 
@@ -150,12 +149,8 @@ def test_a_distribution_fix_above_the_affected_build_still_pairs():
     ]
 
 
-REALWORLD = os.environ.get("GPUPOSTURE_REALWORLD")
-
-
-@pytest.mark.skipif(not REALWORLD, reason="GPUPOSTURE_REALWORLD not set")
 def test_the_real_rhsa_pairs_nothing_and_says_why():
-    data = json.loads(Path(REALWORLD, "csaf", "oasis-rhsa-2022_0011.json").read_text())
+    data = json.loads(realworld("csaf", "oasis-rhsa-2022_0011.json").read_text())
     found, unmatched = fixes(parse_advisory(copy.deepcopy(data)))
     assert found == []
     assert len(unmatched) == 15  # the 15 fixed telnet builds, none a GPU component
