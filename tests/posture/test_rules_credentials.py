@@ -280,3 +280,26 @@ def test_demo_world_pasted_tokens():
     ]
     # neo-west's protein-train takes its AWS key from a Secret: the clean contrast.
     assert run("POD-008", worlds["neo-west"]) == []
+
+
+def test_pod008_jupyterhub_server_token_is_the_hubs_not_the_tenants():
+    """KubeSpawner writes JUPYTERHUB_API_TOKEN into each single-user server it starts; a
+    pasted cloud key in the same pod still fires, and the same token name elsewhere too."""
+    hub_token, aws_secret = rand(32, HEX), rand(40, BASE64)
+    spawned = {
+        "app": "jupyterhub",
+        "component": "singleuser-server",
+        "hub.jupyter.org/username": "ana",
+    }
+    variables = (
+        env("JUPYTERHUB_API_TOKEN", hub_token),
+        env("JPY_API_TOKEN", hub_token),
+        env("AWS_SECRET_ACCESS_KEY", aws_secret),
+    )
+    server = pod("team-a", "jupyter-ana", containers=(container(env=variables),), labels=spawned)
+    (draft,) = run("POD-008", inputs(pods=(server,), tenants=(TEAM,)))
+    assert [v["name"] for v in draft.evidence["variables"]] == ["AWS_SECRET_ACCESS_KEY"]
+
+    hand_made = pod("team-a", "worker", containers=(container(env=variables[:1]),))
+    (draft,) = run("POD-008", inputs(pods=(hand_made,), tenants=(TEAM,)))
+    assert [v["name"] for v in draft.evidence["variables"]] == ["JUPYTERHUB_API_TOKEN"]

@@ -8,19 +8,36 @@ from typing import Any
 
 from inventory.credential_shapes import CredentialMatch, credential_match
 from inventory.env_seal import SEALED_VALUE
-from inventory.snapshot import Container, EnvVar
+from inventory.snapshot import Container, EnvVar, Pod
 from posture.inputs import PostureInputs
 from posture.rules.common import containers_with_paths, hardening_pods
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
+# The token JupyterHub's KubeSpawner writes into every single-user server it starts: issued
+# by the hub per server start, scoped to that server, and written by the hub itself (the tenant
+# has no way to move it into a Secret), so it is not the tenant's pasted credential POD-008 is
+# about. Only these names, only in a pod the spawner labels as its own.
+HUB_ISSUED_TOKENS = frozenset({"JUPYTERHUB_API_TOKEN", "JPY_API_TOKEN"})
 
-def literal_credentials(container: Container, path: str) -> list[dict[str, Any]]:
+
+def spawned_by_jupyterhub(pod: Pod) -> bool:
+    """KubeSpawner's own labels on a single-user server pod."""
+    labels = pod.labels
+    return labels.get("component") == "singleuser-server" and "hub.jupyter.org/username" in labels
+
+
+def literal_credentials(
+    container: Container, path: str, hub_issued: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
     """Variables whose literal value is a credential (inventory/credential_shapes.py):
     the name, where, the rule that matched, the value's length and at most the vendor's public
-    prefix. The value itself never leaves this function."""
+    prefix. The value itself never leaves this function. `hub_issued` names variables written
+    by the platform that started the pod, not by the tenant."""
     found = []
     for index, var in enumerate(container.env):
+        if var.name in hub_issued:
+            continue
         match = stored_match(var)
         if match is None:
             continue  # from a Secret (or other) reference, empty, a placeholder, or no secret
@@ -64,7 +81,9 @@ def stored_match(var: EnvVar) -> CredentialMatch | None:
         "(AKIA/ASIA key ids, `hf_`, `sk-`, `sk-ant-`, `ghp_`, `nvapi-`, Slack tokens, a GCP "
         "service-account JSON, a private key, `AccountKey=` in a connection string) whatever "
         "the name, or by a random-looking value in any `*_API_KEY`, `*_TOKEN` or `*_SECRET`; "
-        "references, empty values and placeholders (`changeme`, `${VAR}`) are not."
+        "references, empty values and placeholders (`changeme`, `${VAR}`) are not, nor the "
+        "per-server token JupyterHub's spawner itself writes into a single-user server pod "
+        "(JUPYTERHUB_API_TOKEN, JPY_API_TOKEN), which the tenant cannot move."
     ),
     remediation=(
         "Rotate the credential now (it must be treated as disclosed), then replace the "
@@ -78,8 +97,9 @@ def stored_match(var: EnvVar) -> CredentialMatch | None:
 )
 def literal_cloud_credentials(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in hardening_pods(inputs):
+        hub_issued = HUB_ISSUED_TOKENS if spawned_by_jupyterhub(pod) else frozenset()
         for container, path in containers_with_paths(pod):
-            variables = literal_credentials(container, path)
+            variables = literal_credentials(container, path, hub_issued)
             if not variables:
                 continue
             evidence = {
