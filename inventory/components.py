@@ -19,7 +19,13 @@ from typing import Any
 
 from inventory.placement import daemonset_fit
 from inventory.snapshot import Pod, Taint, Workload
-from inventory.sources.images import GKE_BUILD_NOTE, component_of, gke_build_tag
+from inventory.sources.images import (
+    GKE_BUILD_NOTE,
+    component_of,
+    container_component,
+    gke_build_tag,
+    other_device_plugin,
+)
 
 # component -> the node field holding its version
 COMPONENT_FIELDS = {
@@ -92,7 +98,7 @@ def _unplaced(daemonsets: tuple[Workload, ...], pods: Sequence[Pod]) -> dict[str
         if pod.owner_kind != "DaemonSet" or (pod.namespace, pod.owner_name) in known:
             continue
         for container in pod.containers:
-            component = component_of(container.image)
+            component = container_component(container.name, container.image, container.command)
             if component:
                 found.setdefault(component, f"{pod.namespace}/{pod.owner_name}")
     return found
@@ -126,6 +132,7 @@ def presence(
     not there. A component in neither is unknown: nothing says whether it is deployed.
     `plugin_resources`: the device-plugin resources the node offers (a device plugin is there,
     whatever the snapshot shows of it)."""
+    pods_on_node = tuple(pods_on_node)
     seen = _pods_by_component(pods_on_node)
     deployed = {c: f"pod {where}" for c, where in seen.items()}
     not_installed: dict[str, str] = {}
@@ -140,6 +147,8 @@ def presence(
             deployed[component] = (
                 f"DaemonSet {fits[0]} should run a pod here, but none is on the node"
             )
+        elif component == "device_plugin" and (other := _other_plugin(pods_on_node)):
+            deployed[component] = other
         elif component == "device_plugin" and plugin_resources:
             # Only a registered device plugin makes the kubelet offer these: it runs on the host
             # or in pods the snapshot lacks, so its version is unknown, never "not installed".
@@ -158,13 +167,26 @@ def presence(
     return deployed, not_installed
 
 
+def _other_plugin(pods: Iterable[Pod]) -> str | None:
+    """Where another project's GPU device plugin runs on the node, said as such: the plugin is
+    there, and its version is not one NVIDIA's device-plugin bulletins name."""
+    for pod in sorted(pods, key=lambda p: (p.namespace, p.name)):
+        for container in pod.containers if pod.is_active else ():
+            if project := other_device_plugin(container.image):
+                return (
+                    f"{project} runs the device plugin here (pod {pod.namespace}/{pod.name}, "
+                    f"{container.image}), not NVIDIA's: no NVIDIA device-plugin version to judge"
+                )
+    return None
+
+
 def _pods_by_component(pods: Iterable[Pod]) -> dict[str, str]:
     seen: dict[str, str] = {}
     for pod in sorted(pods, key=lambda p: (p.namespace, p.name)):
         if not pod.is_active:
             continue  # a finished pod says what ran, not what runs
         for container in pod.containers:
-            component = component_of(container.image)
+            component = container_component(container.name, container.image, container.command)
             if component:
                 where = f"{pod.namespace}/{pod.name}"
                 if tag := gke_build_tag(container.image):
@@ -184,7 +206,7 @@ def _daemonsets(
     fits: list[str] = []
     misses: list[tuple[str, bool | None, str]] = []
     for ds in daemonsets:
-        if not any(component_of(i) == component for i in ds.images.values()):
+        if not any(container_component(n, i) == component for n, i in ds.images.items()):
             continue
         fit = daemonset_fit(
             node,

@@ -97,3 +97,38 @@ def component_of(image: str) -> str | None:
     if "/" not in repository:
         return None
     return COMPONENTS.get(repository.rsplit("/", 1)[1])
+
+
+# GPU Feature Discovery ships in the device plugin's image since v0.15 and runs from it as
+# `gpu-feature-discovery` (the GPU Operator's and the Helm chart's GFD containers are named so):
+# the same image labels nodes there, it registers no devices. Read as the plugin, it gave a node
+# whose plugin is another (HAMi, a host service) the NVIDIA plugin's version and its bulletins.
+_GFD = "gpu-feature-discovery"
+
+
+def container_component(name: str, image: str, command: tuple[str, ...] = ()) -> str | None:
+    """Which GPU-stack component a container runs: its image's (component_of), except a GPU
+    Feature Discovery container running the device plugin's image, which is none."""
+    component = component_of(image)
+    if component != "device_plugin":
+        return component
+    words = [name, *(part.rsplit("/", 1)[-1] for part in command[:1])]
+    if any(word == "gfd" or word.startswith(_GFD) for word in words):
+        return None
+    return component
+
+
+# Device plugins of other projects that hand out NVIDIA GPUs, by their image's last repository
+# segment: the node's plugin is known to be theirs, so NVIDIA's plugin version is not what is
+# missing (and NVIDIA's bulletins do not name their versions).
+OTHER_DEVICE_PLUGINS = {
+    "hami": "HAMi",
+    "volcano-vgpu-device-plugin": "Volcano's vGPU device plugin",
+    "gpushare-device-plugin": "Aliyun's gpushare device plugin",
+}
+
+
+def other_device_plugin(image: str) -> str | None:
+    """The project whose (non-NVIDIA) GPU device plugin an image runs, if it is one we know."""
+    repository, _ = image_version(image)
+    return OTHER_DEVICE_PLUGINS.get(repository.rsplit("/", 1)[-1])

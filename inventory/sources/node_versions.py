@@ -7,7 +7,13 @@ import re
 from collections.abc import Iterable, Sequence
 
 from inventory.snapshot import GPU_RESOURCE_PREFIX, Pod, Workload
-from inventory.sources.images import component_of, image_version, stack_version, version_from_tag
+from inventory.sources.images import (
+    component_of,
+    container_component,
+    image_version,
+    stack_version,
+    version_from_tag,
+)
 
 NV = GPU_RESOURCE_PREFIX
 
@@ -71,7 +77,7 @@ def component_versions(pods: Iterable[Pod]) -> dict[str, str]:
         if not pod.is_active:
             continue  # a finished pod may be the version that was replaced
         for container in pod.containers:
-            component = component_of(container.image)
+            component = container_component(container.name, container.image, container.command)
             version = stack_version(container.image)
             if component and version:
                 found.setdefault(component, set()).add(version)

@@ -286,6 +286,36 @@ def test_component_versions_come_from_pods_on_that_node():
     assert (cpu.device_plugin_version, cpu.container_toolkit_version) == (None, None)
 
 
+def test_gpu_feature_discovery_in_the_plugins_image_is_not_the_device_plugin():
+    """GFD runs from the k8s-device-plugin image; on a node whose plugin is HAMi's, GFD's tag is
+    not an NVIDIA device plugin version (bulletins about the plugin must not reach the node)."""
+    gfd_image = "nvcr.io/nvidia/k8s-device-plugin:v0.17.2"
+    objects = [
+        node("l40s-01", {"nvidia.com/gpu.count": "4"}),
+        pod("gpu-operator", "gfd-a", ctr("gpu-feature-discovery", gfd_image), node_name="l40s-01"),
+        pod(
+            "nvidia-dp",
+            "gfd-b",
+            ctr("labeller", gfd_image, command=["/usr/bin/gpu-feature-discovery"]),
+            node_name="l40s-01",
+        ),
+        pod(
+            "kube-system",
+            "hami-device-plugin-x",
+            ctr("device-plugin", "docker.io/projecthami/hami:v2.6.1"),
+            node_name="l40s-01",
+        ),
+    ]
+    hami_node = only_node(objects)
+    assert hami_node.device_plugin_version is None
+    assert "HAMi runs the device plugin here" in hami_node.deployed["device_plugin"]
+    # The plugin's own container in the same image is still the plugin.
+    objects.append(
+        pod("nvidia-dp", "plugin", ctr("nvidia-device-plugin-ctr", gfd_image), node_name="l40s-01")
+    )
+    assert only_node(objects).device_plugin_version == "0.17.2"
+
+
 def test_rolling_upgrade_reports_the_older_component_still_running():
     objects = [
         node("gpu-a10-01", {"nvidia.com/gpu.count": "1"}),
