@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 import posture.rules  # noqa: F401
 from inventory.sources.normalise import normalise
 from posture.rules.k8s.scc import scc_allows
 from posture.rules.registry import run_checks
-from tests.posture.admission_world import namespace
+from tests.posture.admission_world import ALL_CONTROLS_CEL, namespace, vap
+from tests.posture.admission_world import binding as binding_vap
 from tests.posture.builders import inputs, pod, tenant
 from tests.posture.openshift_world import binding, default_openshift, default_sccs
 
@@ -130,3 +133,54 @@ def test_what_each_default_scc_allows():
     assert len(allowed["privileged"]) == 6
     assert scc_allows({"allowedCapabilities": ["CAP_SYS_ADMIN"]}) == ("capabilities",)
     assert scc_allows({"defaultAddCapabilities": ["NET_ADMIN"]}) == ("capabilities",)
+
+
+@pytest.mark.parametrize(
+    "sign",
+    [
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": "gpu-1", "labels": {"node.openshift.io/os_id": "rhcos"}},
+            },
+            id="node-label",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "route.openshift.io/v1",
+                "kind": "Route",
+                "metadata": {"name": "notebook", "namespace": "alpha"},
+                "spec": {"host": "nb.apps.example.com", "to": {"kind": "Service", "name": "nb"}},
+            },
+            id="route",
+        ),
+    ],
+)
+def test_other_signs_of_openshift_without_sccs_are_unknown_too(sign):
+    read = normalise([namespace("alpha"), sign])
+    base = inputs(pods=(pod("alpha", gpu=GPU),), tenants=(ALPHA,))
+    snapshot = replace(
+        base.snapshot, nodes=read.nodes, ingresses=read.ingresses, namespaces=read.namespaces
+    )
+    (draft,) = run_checks(replace(base, snapshot=snapshot), only=["K8S-009"])
+    assert draft.evidence["verdict"] == "unknown"
+
+
+def test_the_title_names_only_the_sccs_opening_what_nothing_else_denies():
+    """hostmount-anyuid opens hostPath, but a Deny VAP refuses hostPath: only hostnetwork-v2
+    is named for the hostNetwork nothing denies."""
+    objects = default_openshift()
+    for obj in objects:
+        if obj.get("users") is not None and obj["metadata"]["name"] in (
+            "hostmount-anyuid",
+            "hostnetwork-v2",
+        ):
+            obj["users"] = ["system:serviceaccount:alpha:default"]
+    no_host_path = vap(expression=ALL_CONTROLS_CEL[2])
+    (draft,) = k8s009([*objects, no_host_path, binding_vap()])
+    assert draft.evidence["missing_controls"] == ["hostNetwork (POD-002)"]
+    assert "SCC hostnetwork-v2 (usable by" in draft.title
+    assert "hostmount-anyuid" not in draft.title
+    usable = {s["scc"] for s in draft.evidence["security_context_constraints"]}
+    assert usable == {"hostmount-anyuid", "hostnetwork-v2", "restricted-v2"}

@@ -77,7 +77,7 @@ def namespace_without_admission_control(inputs: PostureInputs) -> Iterator[Findi
             AdmissionRead(
                 f"{SCC_GROUP}/{SCC_RESOURCE}",
                 NOT_IN_SNAPSHOT,
-                "an OpenShift cluster (openshift-* namespaces or node.openshift.io labels) "
+                "an OpenShift cluster (openshift-* namespaces, node.openshift.io labels or Routes) "
                 "whose SecurityContextConstraints were not read",
             )
         )

@@ -70,8 +70,11 @@ def sccs_of(snapshot: ClusterSnapshot) -> list[AdmissionPolicy]:
 
 
 def is_openshift(snapshot: ClusterSnapshot) -> bool:
-    """OpenShift's own namespaces, or its node labels: every OpenShift cluster has both."""
+    """OpenShift's own namespaces, its node labels (every OpenShift cluster has both), or a
+    Route (route.openshift.io, read as an Ingress of kind Route)."""
     if any(n.name == "openshift" or n.name.startswith("openshift-") for n in snapshot.namespaces):
+        return True
+    if any(i.kind == "Route" for i in snapshot.ingresses):
         return True
     return any(any(k.startswith("node.openshift.io/") for k in n.labels) for n in snapshot.nodes)
 
