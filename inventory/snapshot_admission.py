@@ -21,12 +21,18 @@ KYVERNO = "kyverno"  # kyverno.io/v1 ClusterPolicy / Policy
 GATEKEEPER = "gatekeeper"  # constraints.gatekeeper.sh/v1beta1, any kind
 # Gatekeeper's Config (config.gatekeeper.sh): namespaces its webhook never judges.
 GATEKEEPER_CONFIG = "gatekeeper_config"
+# OpenShift's SecurityContextConstraints (security.openshift.io/v1, cluster-scoped): an SCC
+# ALLOWS; its fields (it has no spec) are kept as `spec`, judged by posture.rules.k8s.scc.
+SCC = "scc"
 
 # AdmissionRead.status
 READ = "read"
 NOT_SERVED = "not served"  # the CRD or API group is absent: an answer, not a failure
 FORBIDDEN = "forbidden"
 FAILED = "failed"
+# A snapshot of an OpenShift cluster without SecurityContextConstraints (kubectl lists only
+# what it is asked for): its pod admission was not seen.
+NOT_IN_SNAPSHOT = "not in the snapshot"
 
 
 @dataclass(frozen=True)

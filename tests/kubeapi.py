@@ -93,6 +93,8 @@ LIST_PATHS: dict[str, str] = {
         "/apis/constraints.gatekeeper.sh/v1beta1/k8spspprivilegedcontainer"
     ),
     "GatekeeperConfig": "/apis/config.gatekeeper.sh/v1alpha1/configs",
+    # OpenShift's pod admission; a test of a plain cluster marks the group not served.
+    "SecurityContextConstraints": "/apis/security.openshift.io/v1/securitycontextconstraints",
 }
 DRA_GROUP = "/apis/resource.k8s.io/"
 ADMISSION_GROUP = "/apis/admissionregistration.k8s.io/"  # VAP: v1 from 1.30, v1beta1 before

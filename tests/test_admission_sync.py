@@ -116,6 +116,7 @@ def test_live_admission_objects_are_read_and_judged(tmp_path):
         "kyverno.io/policies": "read",
         "config.gatekeeper.sh/configs": "read",
         "constraints.gatekeeper.sh/k8spspprivilegedcontainer": "read",
+        "security.openshift.io/securitycontextconstraints": "read",
     }
     # Kyverno's ClusterPolicy is not taken for the GPU Operator's.
     assert not ClusterObject.objects.filter(cluster=cluster, kind="gpu_operator_policy").exists()
@@ -147,7 +148,12 @@ def test_a_snapshot_gives_the_same_admission_objects_as_the_live_api(tmp_path):
 
 def test_absent_crds_are_not_an_error(tmp_path):
     with FakeKubeAPI(admission_world()[:7]) as api:
-        api.not_served = {"kyverno.io", "constraints.gatekeeper.sh", "config.gatekeeper.sh"}
+        api.not_served = {
+            "kyverno.io",
+            "constraints.gatekeeper.sh",
+            "config.gatekeeper.sh",
+            "security.openshift.io",  # not OpenShift
+        }
         cluster = cluster_get_or_create(name="plain")
         run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
     assert run.status == "succeeded" and run.warnings == []
@@ -158,6 +164,7 @@ def test_absent_crds_are_not_an_error(tmp_path):
         "kyverno.io/policies": "not served",
         "config.gatekeeper.sh/configs": "not served",
         "constraints.gatekeeper.sh": "not served",
+        "security.openshift.io/securitycontextconstraints": "not served",
     }
     assert _k8s009(cluster) == {"alpha": "not enforced", "gamma": "not enforced"}
 

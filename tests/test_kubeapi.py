@@ -246,6 +246,7 @@ def test_discovery_and_version(client):
         "rbac.authorization.k8s.io",
         "resource.k8s.io",
         "security.istio.io",
+        "security.openshift.io",
     ]
 
 

@@ -1,5 +1,5 @@
-"""Admission policies (VAP and bindings, Kyverno, Gatekeeper constraints) -> snapshot
-dataclasses. PURE.
+"""Admission policies (VAP and bindings, Kyverno, Gatekeeper constraints, OpenShift's
+SecurityContextConstraints) -> snapshot dataclasses. PURE.
 
 Which object is which is told by its API group, not its kind alone: Kyverno's `ClusterPolicy`
 and the GPU Operator's share a kind name. Only what K8S-009 judges coverage by (the actions,
@@ -15,6 +15,7 @@ from inventory.snapshot_admission import (
     GATEKEEPER,
     GATEKEEPER_CONFIG,
     KYVERNO,
+    SCC,
     VAP,
     VAP_BINDING,
     AdmissionPolicy,
@@ -41,6 +42,22 @@ ADMISSION_GROUP = "admissionregistration.k8s.io"
 KYVERNO_GROUP = "kyverno.io"
 GATEKEEPER_GROUP = "constraints.gatekeeper.sh"
 GATEKEEPER_CONFIG_GROUP = "config.gatekeeper.sh"
+SCC_GROUP = "security.openshift.io"
+SCC_KIND = "SecurityContextConstraints"
+# What K8S-009 judges an SCC by (its fields sit beside metadata: an SCC has no spec).
+SCC_FIELDS = (
+    "priority",
+    "users",
+    "groups",
+    "allowPrivilegedContainer",
+    "allowHostPID",
+    "allowHostIPC",
+    "allowHostNetwork",
+    "allowHostDirVolumePlugin",
+    "volumes",
+    "allowedCapabilities",
+    "defaultAddCapabilities",
+)
 # Gatekeeper's enforcement points that refuse a request at admission (its own webhook, and the
 # ValidatingAdmissionPolicy it may generate for a constraint).
 ADMISSION_POINTS = ("validation.gatekeeper.sh", "vap.k8s.io", "*")
@@ -64,6 +81,7 @@ def is_admission(obj: dict[str, Any]) -> bool:
         or (group == KYVERNO_GROUP and kind in _KYVERNO_KINDS)
         or group == GATEKEEPER_GROUP
         or (group == GATEKEEPER_CONFIG_GROUP and kind == "Config")
+        or (group == SCC_GROUP and kind == SCC_KIND)
     )
 
 
@@ -71,11 +89,14 @@ def admission_policy_from(obj: dict[str, Any]) -> AdmissionPolicy:
     """One admission object (is_admission(obj) must hold)."""
     kind, group = text(obj.get("kind"), "") or "", group_of(obj)
     spec = mapping(obj.get("spec"))
-    if group == ADMISSION_GROUP:
+    scopes: tuple[AdmissionScope, ...] = ()
+    if group == SCC_GROUP:
+        engine, spec = SCC, {f: obj[f] for f in SCC_FIELDS if f in obj}
+    elif group == ADMISSION_GROUP:
         engine = _VAP_KINDS[kind]
         block = "matchConstraints" if engine == VAP else "matchResources"
         actions = str_tuple(spec.get("validationActions")) if engine == VAP_BINDING else ()
-        scopes: tuple[AdmissionScope, ...] = (_vap_scope(spec, block, actions, engine == VAP),)
+        scopes = (_vap_scope(spec, block, actions, engine == VAP),)
     elif group == KYVERNO_GROUP:
         engine, scopes = KYVERNO, _kyverno_scopes(obj, spec)
     elif group == GATEKEEPER_CONFIG_GROUP:

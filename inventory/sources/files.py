@@ -51,7 +51,7 @@ class SnapshotFileSource:
         counts = Counter(o.get("kind", "?") for o in objects if isinstance(o, dict))
         for kind, count in counts.items():
             progress(kind, count)
-        self.warnings = absence_warnings(counts)
+        self.warnings = absence_warnings(counts) + openshift_warnings(objects, counts)
         return objects
 
 
@@ -65,3 +65,31 @@ def absence_warnings(counts: Counter[str]) -> list[str]:
         for kind, (resources, effect) in ABSENCE_READ.items()
         if not counts.get(kind)
     ]
+
+
+SCC_WARNING = (
+    "the snapshot is of an OpenShift cluster but holds no SecurityContextConstraints, so "
+    "K8S-009 cannot tell what its pod admission refuses and says unknown; snapshot them with "
+    "a separate `kubectl get securitycontextconstraints -o json` (docs/clusters.md)"
+)
+
+
+def openshift_warnings(objects: list[dict[str, Any]], counts: Counter[str]) -> list[str]:
+    """OpenShift admits pods by its SecurityContextConstraints, a kind only it serves: a
+    snapshot of it (its `openshift-*` namespaces, Routes or node labels) without them."""
+    if not counts.get("Pod") or counts.get("SecurityContextConstraints"):
+        return []
+    return [SCC_WARNING] if any(_openshift_sign(o) for o in objects) else []
+
+
+def _openshift_sign(obj: Any) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    kind, name = obj.get("kind"), str(metadata.get("name") or "")
+    if kind == "Namespace":
+        return name == "openshift" or name.startswith("openshift-")
+    if kind == "Route":
+        return str(obj.get("apiVersion") or "").startswith("route.openshift.io/")
+    labels = metadata.get("labels")
+    return kind == "Node" and isinstance(labels, dict) and "node.openshift.io/os_id" in labels

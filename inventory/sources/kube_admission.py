@@ -32,6 +32,15 @@ ADMISSION_CUSTOM_KINDS: tuple[tuple[str, str, str, str, str], ...] = (
     ("KyvernoPolicy", "kyverno.io", "v1", "policies", "Policy"),
     # Gatekeeper's Config: the namespaces its webhook exempts (K8S-009 reads them).
     ("GatekeeperConfig", "config.gatekeeper.sh", "v1alpha1", "configs", "Config"),
+    # OpenShift's SecurityContextConstraints: its pod admission (PSA is warn/audit only there
+    # by default). Not served off OpenShift, which is an answer like any absent CRD.
+    (
+        "SecurityContextConstraints",
+        "security.openshift.io",
+        "v1",
+        "securitycontextconstraints",
+        "SecurityContextConstraints",
+    ),
 )
 # Versions to ask for when the first is not served: ValidatingAdmissionPolicy is GA (v1) from
 # Kubernetes 1.30, and served only as v1beta1 on 1.28 and 1.29.

@@ -45,3 +45,32 @@ def test_pods_without_service_accounts_say_pod010_cannot_see_their_cloud_identit
     (warning,) = _read(tmp_path, kinds)
     assert "no ServiceAccount, so POD-010" in warning and "GKE Workload Identity" in warning
     assert "add serviceaccounts" in warning
+
+
+FULL = ["Pod", "ResourceQuota", "NetworkPolicy", "ClusterRoleBinding", "Service", "ServiceAccount"]
+
+
+def _read_items(tmp_path, items: list[dict]) -> list[str]:
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    source = SnapshotFileSource([path])
+    source.read(lambda kind, count: None)
+    return source.warnings
+
+
+def _items(kinds: list[str]) -> list[dict]:
+    return [{"apiVersion": "v1", "kind": k, "metadata": {"name": k.lower()}} for k in kinds]
+
+
+def test_an_openshift_snapshot_without_sccs_says_k8s009_cannot_judge(tmp_path):
+    ocp = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "openshift-apiserver"}}
+    (warning,) = _read_items(tmp_path, [*_items(FULL), ocp])
+    assert "OpenShift cluster but holds no SecurityContextConstraints" in warning
+    assert "kubectl get securitycontextconstraints -o json" in warning
+    scc = {
+        "apiVersion": "security.openshift.io/v1",
+        "kind": "SecurityContextConstraints",
+        "metadata": {"name": "restricted-v2"},
+    }
+    assert _read_items(tmp_path, [*_items(FULL), ocp, scc]) == []
+    assert _read_items(tmp_path, _items(FULL)) == []  # not OpenShift: nothing to say

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from inventory.snapshot_admission import NOT_SERVED, READ
+from inventory.snapshot_admission import NOT_IN_SNAPSHOT, NOT_SERVED, READ, AdmissionRead
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import tenant_pods
 from posture.rules.dra_holdings import uses_gpu
-from posture.rules.k8s.admission_cover import Verdict, covered, missing, psa_labels, verdicts
+from posture.rules.k8s.admission_cover import (
+    Verdict,
+    covered,
+    lacking_names,
+    missing,
+    psa_labels,
+    verdicts,
+)
+from posture.rules.k8s.scc import SCC_GROUP, SCC_RESOURCE, is_openshift, scc_verdicts, sccs_of
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import namespace_draft
 
@@ -29,8 +38,12 @@ from posture.rules.subjects import namespace_draft
         "privileged containers but not hostPID, hostPath or added capabilities, leaves the "
         "rest open, and the finding names what nothing denies. A cluster-wide PSA default "
         "set in the API server's AdmissionConfiguration "
-        "is not visible through the API, so the namespace label is what counts here. When the "
-        "policies could not be read the finding says unknown rather than passing."
+        "is not visible through the API, so the namespace label is what counts here. On "
+        "OpenShift, SecurityContextConstraints admit pods: a control is denied where no SCC "
+        "the namespace's pods may use (its users/groups fields, or RBAC `use` on it) allows "
+        "it, and the finding names the SCC and who may use it. When the policies (or an "
+        "OpenShift cluster's SCCs) could not be read the finding says unknown rather than "
+        "passing."
     ),
     remediation=(
         "Label the namespace `pod-security.kubernetes.io/enforce=baseline` (or `restricted`), "
@@ -38,7 +51,11 @@ from posture.rules.subjects import namespace_draft
         "`manage.py export_policy_pack`): apply it in Audit first, read what it would deny, "
         "then switch the class's bindings to Deny / the Kyverno policies to Enforce. If "
         "the policies could not be read, grant the reader get/list/watch on them "
-        "(deploy/rbac.yaml) and sync again."
+        "(deploy/rbac.yaml) and sync again. On OpenShift, take the tenant's access to the "
+        "SCC named (privileged, hostaccess, hostmount-anyuid, hostnetwork-v2, ...) away: the "
+        "RoleBinding or ClusterRoleBinding to `system:openshift:scc:NAME`, or the SCC's "
+        "users/groups entry (`oc adm policy remove-scc-from-user`), leaving restricted-v2; "
+        "snapshot `securitycontextconstraints` too."
     ),
     mappings=("SP800-53:CM-7", "SP800-53:AC-3"),
 )
@@ -53,11 +70,26 @@ def namespace_without_admission_control(inputs: PostureInputs) -> Iterator[Findi
     policies = inputs.snapshot.admission_policies
     # A list that failed (forbidden, an error) leaves unknown what it would have found.
     unread = [r for r in inputs.snapshot.admission_reads if r.status not in (READ, NOT_SERVED)]
+    sccs = sccs_of(inputs.snapshot)
+    if not sccs and is_openshift(inputs.snapshot):
+        # OpenShift admits pods by its SCCs; without them what it refuses is not known.
+        unread.append(
+            AdmissionRead(
+                f"{SCC_GROUP}/{SCC_RESOURCE}",
+                NOT_IN_SNAPSHOT,
+                "an OpenShift cluster (openshift-* namespaces, node.openshift.io labels or Routes) "
+                "whose SecurityContextConstraints were not read",
+            )
+        )
     for namespace, count in sorted(gpu_pods.items()):
         found = verdicts(namespace, labels.get(namespace, {}), policies)
+        opened: list[dict[str, Any]] | None = None
+        if sccs:
+            scc_found, opened = scc_verdicts(inputs, namespace, owners[namespace], sccs)
+            found += scc_found
         if not missing(found):
             continue
-        yield _draft(inputs, namespace, owners[namespace], count, found, unread, labels)
+        yield _draft(inputs, namespace, owners[namespace], count, found, unread, labels, opened)
 
 
 def _draft(
@@ -68,6 +100,7 @@ def _draft(
     found: list[Verdict],
     unread: list,
     labels: dict[str, dict[str, str]],
+    sccs: list[dict[str, Any]] | None,
 ) -> FindingDraft:
     have, lacking = covered(found), missing(found)
     verdict = "partial" if have else "not enforced"
@@ -83,9 +116,14 @@ def _draft(
         "looked_at": [v.as_dict() for v in found],
         "policy_reads": [
             {"resource": r.resource, "status": r.status, "detail": r.detail}
-            for r in inputs.snapshot.admission_reads
+            for r in (*inputs.snapshot.admission_reads, *_added(unread, inputs))
         ],
     }
+    # OpenShift: every SCC the namespace's pods may be admitted under, and who may use it;
+    # the title names those allowing a control nothing else denies.
+    opening = [s for s in sccs or () if set(s["allows"]) & set(lacking_names(found))]
+    if sccs is not None:
+        evidence["security_context_constraints"] = sccs
     if unread:
         names = ", ".join(sorted(r.resource for r in unread))
         title = (
@@ -96,7 +134,15 @@ def _draft(
         title = (
             f"Namespace {namespace} of tenant {tenant.slug}: {count} GPU pod(s) and admission "
             f"control enforcing only part of the pod rules (nothing denies "
-            f"{', '.join(lacking)})"
+            f"{', '.join(lacking)}"
+            + (f"; SCC {_opening(opening)} allow(s) them" if opening else "")
+            + ")"
+        )
+    elif opening:
+        title = (
+            f"Namespace {namespace} of tenant {tenant.slug}: {count} GPU pod(s) and no "
+            f"admission control enforcing pod rules (SCC {_opening(opening)} allow(s) every "
+            "one; no PSA enforce, no denying policy)"
         )
     else:
         title = (
@@ -112,3 +158,18 @@ def _draft(
         title=title,
         exposure=count,
     )
+
+
+def _opening(opening: list[dict[str, Any]]) -> str:
+    """ "privileged (usable by ServiceAccount:ns/default)", for the title."""
+    parts = []
+    for scc in opening:
+        users = scc["usable_by"]
+        subjects = sorted({str(u["subject"]) for u in users}) if isinstance(users, list) else []
+        parts.append(f"{scc['scc']} (usable by {', '.join(subjects)})")
+    return "; ".join(parts)
+
+
+def _added(unread: list[AdmissionRead], inputs: PostureInputs) -> list[AdmissionRead]:
+    """The reads K8S-009 adds (SCCs missing from an OpenShift snapshot)."""
+    return [r for r in unread if r not in inputs.snapshot.admission_reads]

@@ -72,10 +72,15 @@ def covered(found: Sequence[Verdict]) -> dict[str, list[str]]:
     return {c: out[c] for c in CONTROLS if c in out}
 
 
+def lacking_names(found: Sequence[Verdict]) -> list[str]:
+    """The controls nothing denies ("hostPath")."""
+    have = covered(found)
+    return [c for c in CONTROLS if c not in have]
+
+
 def missing(found: Sequence[Verdict]) -> list[str]:
     """The controls nothing denies, each with the check it backs ("hostPath (POD-003)")."""
-    have = covered(found)
-    return [f"{c} ({CONTROL_CHECKS[c]})" for c in CONTROLS if c not in have]
+    return [f"{c} ({CONTROL_CHECKS[c]})" for c in lacking_names(found)]
 
 
 def _judges(source: str, controls: tuple[str, ...], how: str) -> Verdict:
