@@ -164,10 +164,24 @@ def _uses(resource: str, count: str = "1", **more: str) -> dict[str, Any]:
             [_uses("nvidia.com/gpu", **{"nvidia.com/gpumem": "3000"})],
             [],
         ),
+        # ... and ride on the nvidia.com/gpu share each HAMi pod holds: a bounded count bounds
+        # them (one share takes at most one GPU's cores and memory).
         (
             {"requests.nvidia.com/gpu": "2"},
             [_uses("nvidia.com/gpu", **{"nvidia.com/gpucores": "30"})],
-            ["nvidia.com/gpucores"],
+            [],
+        ),
+        # A counter on a pod holding no share is not bounded by the count.
+        (
+            {"requests.nvidia.com/gpu": "2"},
+            [_uses("nvidia.com/gpumem", "3000")],
+            ["nvidia.com/gpumem"],
+        ),
+        # An unbounded count bounds no counter either.
+        (
+            {"requests.cpu": "8"},
+            [_uses("nvidia.com/gpu", **{"nvidia.com/gpumem": "3000"})],
+            ["nvidia.com/gpu", "nvidia.com/gpumem"],
         ),
         # No GPU pods: any GPU quota key bounds what the tenant may start taking.
         ({"requests.nvidia.com/mig-1g.10gb": "2"}, [], []),

@@ -5,7 +5,9 @@ Kubernetes counts an extended resource against a quota only under `requests.<res
 `limits.nvidia.com/gpu` in `spec.hard` is accepted and never enforced. So each GPU resource the
 namespace's pods actually use (`nvidia.com/gpu`, `*.shared`, MIG profiles, names the device
 plugin's `rename` advertises, HAMi's `nvidia.com/gpumem` / `gpucores` / `gpumem-percentage`)
-needs its own `requests.` key. HAMi's scheduler enforces its own counters under `limits.` too.
+needs its own `requests.` key. HAMi's scheduler enforces its own counters under `limits.` too,
+and a HAMi counter rides on the `nvidia.com/gpu` share each of its pods holds: where that count
+is bounded, so is what the counters can take.
 A resource the namespace does not use yet is unbounded all the same: a quota on
 `requests.nvidia.com/gpu` leaves the MIG slices or `gpu.shared` replicas the cluster's nodes
 advertise free for the taking (a key absent from `spec.hard` is no limit), so every GPU
@@ -182,7 +184,9 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
         wanted = {**{r: Usage(r) for r in advertised}, **used}
         if wanted:
             missing = [
-                u for r, u in sorted(wanted.items()) if _unbounded(quotas, enforcing_keys(r))
+                u
+                for r, u in sorted(wanted.items())
+                if _unbounded(quotas, enforcing_keys(r)) and not _rides_on_count(quotas, u, wanted)
             ]
         else:
             # No GPU pods yet: any enforced GPU key bounds what the tenant may start taking.
@@ -190,6 +194,21 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
             missing = [] if enforced and not uncounted(quotas, enforced) else [Usage(BASELINE)]
         if missing:
             yield _quota_draft(inputs, namespace, tenant, quotas, missing, bool(wanted), env_pods)
+
+
+def _rides_on_count(quotas: list[ResourceQuota], usage: Usage, wanted: dict[str, Usage]) -> bool:
+    """A HAMi counter (`nvidia.com/gpumem`, `gpucores`, ...) every using pod also holds a
+    bounded `nvidia.com/gpu` share with: HAMi's webhook adds the share to any pod asking for a
+    counter alone, and one share holds at most one GPU's memory and cores, so the count's quota
+    already bounds what the counters can take (their own keys only split it finer)."""
+    if usage.resource not in FRACTIONAL_RESOURCES or not usage.resource.startswith(
+        GPU_RESOURCE_PREFIX
+    ):
+        return False
+    shares = wanted.get(BASELINE)
+    if _unbounded(quotas, enforcing_keys(BASELINE)):
+        return False
+    return set(usage.pods) <= set(shares.pods if shares else ())
 
 
 def _unbounded(quotas: list[ResourceQuota], keys: tuple[str, ...]) -> bool:
