@@ -360,8 +360,10 @@ def _action(
 
 
 def _taint_classes(members: list[ActionFinding]) -> str:
-    """ " for class x": the classes of the pods running outside their pool (POD-009), else the
-    one class of the tenants on the untainted nodes (K8S-002); "" when several or none."""
+    """ " for class x": the class of the pods running outside their pool (POD-009), else of the
+    tenants on the untainted nodes (K8S-002); "" when none. A pool takes one class's taint, so
+    several classes there mean splitting it, which the title says rather than naming a taint
+    no node can carry."""
     classes = {str(f.evidence.get("trust_class")) for f in members if f.check_id == "POD-009"}
     if not classes:
         on_nodes = (f.evidence.get("tenants_on_node") or [] for f in members)
@@ -371,4 +373,4 @@ def _taint_classes(members: list[ActionFinding]) -> str:
         return ""
     if len(classes) == 1:
         return f" for class {classes.pop()}"
-    return f" for classes {', '.join(sorted(classes))}"
+    return f" per class: one pool per class, it runs {', '.join(sorted(classes))}"

@@ -172,6 +172,21 @@ def test_a_pools_taint_closes_its_nodes_and_the_pods_outside_their_class_pool():
     assert action.check_ids == ("K8S-002", "POD-009") and len(action.finding_ids) == 3
 
 
+def test_a_pool_running_several_classes_is_split_not_given_several_taints():
+    """One node carries one class's taint: the action says the pool must be split."""
+    on_node = [
+        {"tenant": "acme", "trust_class": "external"},
+        {"tenant": "genomics", "trust_class": "sensitive"},
+    ]
+    untainted = finding(
+        "K8S-002", "Node", "l40s-01", pools=("l40s",), evidence={"tenants_on_node": on_node}
+    )
+    (action,) = actions_for([untainted])
+    assert action.title == (
+        "Taint pool l40s per class: one pool per class, it runs external, sensitive"
+    )
+
+
 def test_a_co_tenancy_pair_on_a_pool_is_one_action_per_pair():
     def pair(check: str, first: str, second: str) -> ActionFinding:
         parties = [{"party": first}, {"party": second}]
