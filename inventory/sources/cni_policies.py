@@ -85,28 +85,26 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
     if policy.engine.startswith("cilium.io/"):
         deny = cilium_world_deny(obj)
         if deny is not None:
-            labels, expressions = deny
-            return replace(
-                policy,
-                pod_selector=labels,
-                match_expressions=expressions,
-                selects_all_pods=not labels and not expressions,
-                egress_denies_world=True,
-            )
+            return replace(_selecting(policy, deny), egress_denies_world=True)
     allow = _world_allow(obj, policy)
     if allow is not None:
         # A rule opening the internet to the pods it selects, which no NetworkPolicy takes
         # back (inventory/sources/cni_allows.py): K8S-007 reads it as an allow-all rule.
-        labels, expressions = allow
-        return replace(
-            policy,
-            pod_selector=labels,
-            match_expressions=expressions,
-            selects_all_pods=not labels and not expressions,
-            policy_types=("Egress",),
-            egress_allows_all=True,
-        )
+        return replace(_selecting(policy, allow), policy_types=("Egress",), egress_allows_all=True)
     return policy
+
+
+def _selecting(
+    policy: NetworkPolicy, selector: tuple[dict[str, str], tuple[dict[str, Any], ...]]
+) -> NetworkPolicy:
+    """The policy selecting the pods of (matchLabels, matchExpressions); all when both empty."""
+    labels, expressions = selector
+    return replace(
+        policy,
+        pod_selector=labels,
+        match_expressions=expressions,
+        selects_all_pods=not labels and not expressions,
+    )
 
 
 def _world_allow(
