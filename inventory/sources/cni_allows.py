@@ -6,7 +6,9 @@ NetworkPolicy's restriction:
 
 - Cilium: every policy selecting an endpoint adds its allows, Kubernetes NetworkPolicies
   included (a union); only an egressDeny takes away. An `egress` rule to the `world` (or
-  `all`) entity, or to 0.0.0.0/0 or ::/0 by toCIDR/toCIDRSet, on every port, opens it.
+  `all`) entity, or to 0.0.0.0/0 or ::/0 by toCIDR/toCIDRSet, or to the FQDN pattern "*"
+  (every name), on every port, opens it. A rule whose egress is only to named FQDNs and
+  in-cluster peers restricts it (cilium_limits_to_names).
 - Calico: a Kubernetes NetworkPolicy is a policy of order 1000 in the default tier; within a
   tier a policy whose rules do not match passes the packet to the next one, and only the end
   of the tier denies. So an `Allow` rule to every address (no destination, or nets 0.0.0.0/0
@@ -49,7 +51,63 @@ def _cilium_world(entry: dict[str, Any]) -> bool:
     entities = {str(e).lower() for e in str_tuple(entry.get("toEntities"))}
     cidrs = set(str_tuple(entry.get("toCIDR")))
     cidrs |= {text(c.get("cidr"), "") or "" for c in dicts(entry.get("toCIDRSet"))}
-    return bool(entities & {"world", "all"}) or bool(cidrs & set(EVERYWHERE))
+    return (
+        bool(entities & {"world", "all"})
+        or bool(cidrs & set(EVERYWHERE))
+        or any(_any_name(f) for f in dicts(entry.get("toFQDNs")))
+    )
+
+
+def _any_name(fqdn: dict[str, Any]) -> bool:
+    """A toFQDNs selector of every name: Cilium documents `matchPattern: "*"` alone as
+    matching all names, so the pod may reach any address it can resolve: the internet."""
+    return (text(fqdn.get("matchPattern"), "") or "").strip() == "*"
+
+
+# Cilium entities inside the cluster: egress to them is not egress to the internet.
+CLUSTER_ENTITIES = frozenset({"cluster", "host", "remote-node", "kube-apiserver", "health"})
+
+
+def cilium_limits_to_names(rule: dict[str, Any]) -> bool:
+    """One rule of a CiliumNetworkPolicy restricting egress to named hosts: its egress entries
+    are all `toFQDNs` of names or patterns narrower than "*" or peers inside the cluster
+    (toEndpoints, cluster entities, as the DNS rule a toFQDNs needs is written), at least one
+    a toFQDNs. A rule with egress puts its endpoints in Cilium's default deny for egress
+    (unless `enableDefaultDeny.egress: false`, which only adds), so the internet is reachable
+    only by those names. Any other peer (a CIDR, a service, a group) is not evaluated."""
+    if mapping(rule.get("enableDefaultDeny")).get("egress") is False:
+        return False
+    entries = dicts(rule.get("egress"))
+    if not any("toFQDNs" in e for e in entries):
+        return False
+    return all(_named_or_internal(e) for e in entries)
+
+
+def _named_or_internal(entry: dict[str, Any]) -> bool:
+    peers = set(entry) - {"toPorts"}
+    if peers == {"toFQDNs"}:
+        names = dicts(entry.get("toFQDNs"))
+        return bool(names) and not any(
+            set((text(f.get("matchPattern"), "") or "").strip()) <= {"*", "."}
+            for f in names
+            if "matchPattern" in f
+        )
+    if peers == {"toEndpoints"}:
+        # `reserved:world` (or another reserved identity) as an endpoint label is no pod.
+        keys = [
+            str(k)
+            for sel in dicts(entry.get("toEndpoints"))
+            for k in mapping(sel.get("matchLabels"))
+        ] + [
+            text(e.get("key"), "") or ""
+            for sel in dicts(entry.get("toEndpoints"))
+            for e in dicts(sel.get("matchExpressions"))
+        ]
+        return not any(k.startswith("reserved:") for k in keys)
+    if peers == {"toEntities"}:
+        entities = {str(e).lower() for e in str_tuple(entry.get("toEntities"))}
+        return bool(entities) and entities <= CLUSTER_ENTITIES
+    return False
 
 
 # --- Calico -----------------------------------------------------------------------------------

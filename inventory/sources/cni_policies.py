@@ -2,7 +2,8 @@
 and OpenShift egress firewalls, GKE FQDNNetworkPolicy). PURE.
 
 gpuposture evaluates `networking.k8s.io/v1` NetworkPolicy, and of these only a Cilium rule
-denying egress to the world (cilium_world_deny) and the Cilium, Calico and AdminNetworkPolicy
+denying egress to the world (cilium_world_deny), a Cilium rule limiting egress to named hosts
+(toFQDNs, cni_allows.cilium_limits_to_names), and the Cilium, Calico and AdminNetworkPolicy
 rules that open egress to the world whatever a NetworkPolicy says (cni_allows.py). A cluster
 may restrict egress with the others, so they are kept by name and kind (not their rules):
 K8S-007 then says that a GPU pod's egress is unknown rather than stating that nothing
@@ -17,7 +18,12 @@ from dataclasses import replace
 from typing import Any
 
 from inventory.snapshot import NetworkPolicy
-from inventory.sources.cni_allows import admin_world_allow, calico_world_allow, cilium_allows_world
+from inventory.sources.cni_allows import (
+    admin_world_allow,
+    calico_world_allow,
+    cilium_allows_world,
+    cilium_limits_to_names,
+)
 from inventory.sources.raw import dicts, mapping, meta, name_of, str_dict, str_tuple, text
 
 # (API group, kind) -> namespaced?
@@ -91,6 +97,12 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
         # A rule opening the internet to the pods it selects, which no NetworkPolicy takes
         # back (inventory/sources/cni_allows.py): K8S-007 reads it as an allow-all rule.
         return replace(_selecting(policy, allow), policy_types=("Egress",), egress_allows_all=True)
+    if policy.engine.startswith("cilium.io/") and len(_cilium_rules(obj)) == 1:
+        names = _cilium_selector(obj, cilium_limits_to_names)
+        if names is not None:
+            # Egress only to named hosts (and the cluster): an egress restriction like a
+            # NetworkPolicy's, which a NetworkPolicy allowing all would still undo.
+            return replace(_selecting(policy, names), policy_types=("Egress",))
     return policy
 
 
@@ -142,10 +154,7 @@ def _cilium_selector(
 ) -> tuple[dict[str, str], tuple[dict[str, Any], ...]] | None:
     """The endpointSelector of the one rule (spec, or an entry of specs) `chosen` picks, as
     pod labels; None when not exactly one rule is picked or its selector is not of pods."""
-    spec = obj.get("spec")
-    rules = [spec] if isinstance(spec, dict) else []
-    rules += dicts(obj.get("specs"))
-    picked = [r for r in rules if chosen(r)]
+    picked = [r for r in _cilium_rules(obj) if chosen(r)]
     if len(picked) != 1 or "endpointSelector" not in picked[0]:
         return None
     selector = mapping(picked[0].get("endpointSelector"))
@@ -169,6 +178,12 @@ def _cilium_selector(
             return None
         labels[NAMESPACE_LABEL] = namespace  # kept: egress.py matches it against the pod's
     return labels, expressions
+
+
+def _cilium_rules(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """Its rules: `spec`, and the entries of `specs`."""
+    spec = obj.get("spec")
+    return ([spec] if isinstance(spec, dict) else []) + dicts(obj.get("specs"))
 
 
 def _denies_world(entry: dict[str, Any]) -> bool:

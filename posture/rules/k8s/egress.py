@@ -55,15 +55,40 @@ def cni_opens_world(policies: Iterable[NetworkPolicy], pod: Pod) -> list[Network
     ]
 
 
-def restricts_egress(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
-    """True when some egress policy selects the pod and none of those selecting it opens
-    egress everywhere: NetworkPolicies add up, so one allow-all rule undoes a deny-all.
+def restricts_egress(
+    policies: Iterable[NetworkPolicy], pod: Pod, cni: Iterable[NetworkPolicy] = ()
+) -> bool:
+    """True when some egress policy selects the pod (a NetworkPolicy, or a Cilium rule
+    limiting egress to named hosts: cilium_restricts) and no NetworkPolicy selecting it opens
+    egress everywhere: policies add up, so one allow-all rule undoes a deny-all.
     A hostNetwork pod is never restricted: it sends from the node's own network namespace,
     where Kubernetes leaves NetworkPolicy undefined and the common CNIs do not enforce it."""
     if pod.host_network:
         return False
     selecting = [p for p in policies if selects_for_egress(p, pod)]
-    return bool(selecting) and not any(p.egress_allows_all for p in selecting)
+    if any(p.egress_allows_all for p in selecting):
+        return False
+    return bool(selecting) or any(cilium_restricts(p, pod) for p in cni)
+
+
+def names_only(policy: NetworkPolicy) -> bool:
+    """A Cilium policy read as limiting egress to named hosts (cni_policies.py)."""
+    return (
+        policy.engine.startswith("cilium.io/")
+        and "Egress" in policy.policy_types
+        and not policy.egress_allows_all
+        and not policy.egress_denies_world
+    )
+
+
+def cilium_restricts(policy: NetworkPolicy, pod: Pod) -> bool:
+    """The Cilium policy limits the pod's egress to named hosts (toFQDNs) and the cluster."""
+    labels = {**pod.labels, NAMESPACE_LABEL: pod.namespace}
+    return (
+        names_only(policy)
+        and policy.namespace in ("", pod.namespace)
+        and selector_matches(policy.pod_selector, policy.match_expressions, labels)
+    )
 
 
 @check(
@@ -112,7 +137,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
             opening = cni_opens_world(cni, pod)
             if opening:
                 opened_by.update({_unread_ref(p): p for p in opening})
-            elif enforced.state != NOT_ENFORCED and restricts_egress(policies, pod):
+            elif enforced.state != NOT_ENFORCED and restricts_egress(policies, pod, cni):
                 continue
             open_pods.append(pod)
         if open_pods:
@@ -124,6 +149,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                     for p in cni
                     if p.namespace in (namespace, "")
                     and _unread_ref(p) not in opened_by
+                    and not names_only(p)  # read: it selects none of these pods
                     and enforced.state != NOT_ENFORCED
                 ),
                 key=lambda p: (p.namespace, p.engine, p.name),
