@@ -20,6 +20,10 @@ from typing import Any
 from inventory.snapshot import NetworkPolicy
 from inventory.sources.cni_allows import (
     admin_world_allow,
+    calico_may_stop,
+    calico_order,
+    calico_selection,
+    calico_tier,
     calico_world_allow,
     cilium_allows_world,
     cilium_limits_to_names,
@@ -92,6 +96,8 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
         deny = cilium_world_deny(obj)
         if deny is not None:
             return replace(_selecting(policy, deny), egress_denies_world=True)
+    if policy.engine.partition("/")[0] in CALICO_GROUPS:
+        policy = _calico_placed(obj, policy)
     allow = _world_allow(obj, policy)
     if allow is not None:
         # A rule opening the internet to the pods it selects, which no NetworkPolicy takes
@@ -104,6 +110,26 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
             # NetworkPolicy's, which a NetworkPolicy allowing all would still undo.
             return replace(_selecting(policy, names), policy_types=("Egress",))
     return policy
+
+
+CALICO_GROUPS = ("projectcalico.org", "crd.projectcalico.org")
+
+
+def _calico_placed(obj: dict[str, Any], policy: NetworkPolicy) -> NetworkPolicy:
+    """A Calico policy's tier, order, and whether egress may end in it (calico_may_stop), with
+    the pods it selects: K8S-007 counts another policy's Allow to the internet only where no
+    such policy selecting the pod comes first. A selector we cannot read is taken to select
+    every pod, so that it stops nothing silently (the Allow is then not evaluated)."""
+    placed = replace(
+        policy,
+        tier=calico_tier(obj),
+        order=calico_order(obj),
+        egress_may_stop=calico_may_stop(obj),
+    )
+    selection = calico_selection(obj, policy.namespace)
+    if selection is None:
+        return placed
+    return _selecting(placed, selection)
 
 
 def _selecting(
@@ -125,7 +151,7 @@ def _world_allow(
     group, _, kind = policy.engine.partition("/")
     if group == "cilium.io":
         return _cilium_selector(obj, cilium_allows_world)
-    if group in ("projectcalico.org", "crd.projectcalico.org"):
+    if group in CALICO_GROUPS:
         return calico_world_allow(obj, policy.namespace)
     if group == "policy.networking.k8s.io" and kind != "BaselineAdminNetworkPolicy":
         return admin_world_allow(obj)
