@@ -145,8 +145,10 @@ def cilium_restricts(policy: NetworkPolicy, pod: Pod) -> bool:
         "(or `to` 0.0.0.0/0 on every port) in any policy selecting the pods allows everything "
         "and undoes the deny: narrow it, and so does a Cilium or Calico policy allowing the "
         "pods egress to the world, or an AdminNetworkPolicy `Allow` to 0.0.0.0/0. Check that "
-        "the cluster's CNI enforces NetworkPolicy: flannel alone, the AWS VPC CNI without its "
-        "network policy agent enabled, kindnet before kind v0.24, GKE without Dataplane V2 "
+        "the cluster's CNI enforces NetworkPolicy: flannel alone, the AWS VPC CNI without both "
+        "its network policy agent (`--enable-network-policy=true`) and controller "
+        "(`enable-network-policy-controller` in the amazon-vpc-cni ConfigMap) enabled, "
+        "kindnet before kind v0.24, GKE without Dataplane V2 "
         "or network policy enforcement, and AKS without a network policy engine do not."
     ),
     mappings=("SP800-53:SC-7",),
@@ -161,7 +163,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
     own = [p for p in inputs.snapshot.network_policies if not p.engine]
     cni = [p for p in inputs.snapshot.network_policies if p.engine]
     unlisted = unlisted_cnis(inputs.snapshot.workloads, cni)
-    enforced = enforcement(inputs.snapshot.workloads)
+    enforced = enforcement(inputs.snapshot.workloads, inputs.snapshot.configmaps)
     for namespace, pods in sorted(gpu_pods.items()):
         policies = sorted((p for p in own if p.namespace == namespace), key=lambda p: p.name)
         open_pods: list[Pod] = []
