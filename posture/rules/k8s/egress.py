@@ -12,6 +12,7 @@ from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
 from posture.rules.dra_holdings import uses_gpu
 from posture.rules.k8s.cni_enforcement import NOT_ENFORCED, UNVERIFIED, Enforcement, enforcement
+from posture.rules.k8s.egress_mesh import MESH_NOTE, MESH_RESTRICTED, behind_sidecar, registry_only
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 
@@ -164,6 +165,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
     cni = [p for p in inputs.snapshot.network_policies if p.engine]
     unlisted = unlisted_cnis(inputs.snapshot.workloads, cni)
     enforced = enforcement(inputs.snapshot.workloads, inputs.snapshot.configmaps)
+    mesh = registry_only(inputs.snapshot.configmaps)
     for namespace, pods in sorted(gpu_pods.items()):
         policies = sorted((p for p in own if p.namespace == namespace), key=lambda p: p.name)
         open_pods: list[Pod] = []
@@ -208,6 +210,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 policies,
                 (unread, unlisted),
                 (enforced, sorted(opened_by), sorted(preceded)),
+                (mesh, [p for p in open_pods if mesh and behind_sidecar(p)]),
             )
 
 
@@ -244,6 +247,7 @@ def _egress_draft(
     policies: list[NetworkPolicy],
     unknowns: tuple[list[NetworkPolicy], list[str]],
     known: tuple[Enforcement, list[str], list[str]],
+    meshed: tuple[list[str], list[Pod]] = ([], []),
 ) -> FindingDraft:
     (open_pods, gpu_pod_count), (unread, cnis), (enforced, opened_by, preceded) = (
         pods,
@@ -277,6 +281,13 @@ def _egress_draft(
         evidence["cni_policies_not_read"] = cnis
     if preceded:
         evidence["calico_allows_after_deny_or_pass"] = preceded[:MEMBERS_SHOWN]
+    mesh, mesh_pods = meshed
+    if mesh_pods:
+        evidence["mesh_restricted_pods"] = [pod_ref(p) for p in mesh_pods[:MEMBERS_SHOWN]]
+        evidence["mesh_config"] = mesh
+        evidence["mesh_note"] = MESH_NOTE
+        if len(mesh_pods) == len(open_pods) and evidence["verdict"] == "not restricted":
+            evidence["verdict"] = MESH_RESTRICTED
     title = (
         f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
         f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
@@ -312,6 +323,12 @@ def _egress_draft(
             f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
             f"{gpu_pod_count} GPU pod(s) unknown (no NetworkPolicy restricts it; the cluster "
             f"runs {', '.join(cnis)}, whose own network policies were not read)"
+        )
+    if evidence["verdict"] == MESH_RESTRICTED:
+        title = (
+            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
+            f"{gpu_pod_count} GPU pod(s) limited only by Istio's mesh-wide REGISTRY_ONLY (no "
+            "NetworkPolicy restricts it; a container can go around the sidecar)"
         )
     return namespace_draft(
         "K8S-007",
