@@ -163,6 +163,13 @@ class NetworkPolicy:
     # world/all, every port) for the endpoints its selector (pod_selector, match_expressions)
     # picks: Cilium's deny wins over every allow. Its other rules are still not evaluated.
     egress_denies_world: bool = False
+    # Calico policies only: the tier ("default" when unset), the policy's `order` (None: last),
+    # and whether egress of the pods it selects may end in it (a Deny or Pass rule; in a named
+    # tier any egress, as the tier's end drops what no rule matched) before a later policy's
+    # Allow is reached (cni_allows.calico_may_stop). pod_selector then holds its selector.
+    tier: str = ""
+    order: float | None = None
+    egress_may_stop: bool = False
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 and OpenShift egress firewalls, GKE FQDNNetworkPolicy). PURE.
 
 gpuposture evaluates `networking.k8s.io/v1` NetworkPolicy, and of these only a Cilium rule
-denying egress to the world (cilium_world_deny) and the Cilium, Calico and AdminNetworkPolicy
+denying egress to the world (cilium_world_deny), a Cilium rule limiting egress to named hosts
+(toFQDNs, cni_allows.cilium_limits_to_names), and the Cilium, Calico and AdminNetworkPolicy
 rules that open egress to the world whatever a NetworkPolicy says (cni_allows.py). A cluster
 may restrict egress with the others, so they are kept by name and kind (not their rules):
 K8S-007 then says that a GPU pod's egress is unknown rather than stating that nothing
@@ -17,7 +18,16 @@ from dataclasses import replace
 from typing import Any
 
 from inventory.snapshot import NetworkPolicy
-from inventory.sources.cni_allows import admin_world_allow, calico_world_allow, cilium_allows_world
+from inventory.sources.cni_allows import (
+    admin_world_allow,
+    calico_may_stop,
+    calico_order,
+    calico_selection,
+    calico_tier,
+    calico_world_allow,
+    cilium_allows_world,
+    cilium_limits_to_names,
+)
 from inventory.sources.raw import dicts, mapping, meta, name_of, str_dict, str_tuple, text
 
 # (API group, kind) -> namespaced?
@@ -85,28 +95,54 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
     if policy.engine.startswith("cilium.io/"):
         deny = cilium_world_deny(obj)
         if deny is not None:
-            labels, expressions = deny
-            return replace(
-                policy,
-                pod_selector=labels,
-                match_expressions=expressions,
-                selects_all_pods=not labels and not expressions,
-                egress_denies_world=True,
-            )
+            return replace(_selecting(policy, deny), egress_denies_world=True)
+    if policy.engine.partition("/")[0] in CALICO_GROUPS:
+        policy = _calico_placed(obj, policy)
     allow = _world_allow(obj, policy)
     if allow is not None:
         # A rule opening the internet to the pods it selects, which no NetworkPolicy takes
         # back (inventory/sources/cni_allows.py): K8S-007 reads it as an allow-all rule.
-        labels, expressions = allow
-        return replace(
-            policy,
-            pod_selector=labels,
-            match_expressions=expressions,
-            selects_all_pods=not labels and not expressions,
-            policy_types=("Egress",),
-            egress_allows_all=True,
-        )
+        return replace(_selecting(policy, allow), policy_types=("Egress",), egress_allows_all=True)
+    if policy.engine.startswith("cilium.io/") and len(_cilium_rules(obj)) == 1:
+        names = _cilium_selector(obj, cilium_limits_to_names)
+        if names is not None:
+            # Egress only to named hosts (and the cluster): an egress restriction like a
+            # NetworkPolicy's, which a NetworkPolicy allowing all would still undo.
+            return replace(_selecting(policy, names), policy_types=("Egress",))
     return policy
+
+
+CALICO_GROUPS = ("projectcalico.org", "crd.projectcalico.org")
+
+
+def _calico_placed(obj: dict[str, Any], policy: NetworkPolicy) -> NetworkPolicy:
+    """A Calico policy's tier, order, and whether egress may end in it (calico_may_stop), with
+    the pods it selects: K8S-007 counts another policy's Allow to the internet only where no
+    such policy selecting the pod comes first. A selector we cannot read is taken to select
+    every pod, so that it stops nothing silently (the Allow is then not evaluated)."""
+    placed = replace(
+        policy,
+        tier=calico_tier(obj),
+        order=calico_order(obj),
+        egress_may_stop=calico_may_stop(obj),
+    )
+    selection = calico_selection(obj, policy.namespace)
+    if selection is None:
+        return placed
+    return _selecting(placed, selection)
+
+
+def _selecting(
+    policy: NetworkPolicy, selector: tuple[dict[str, str], tuple[dict[str, Any], ...]]
+) -> NetworkPolicy:
+    """The policy selecting the pods of (matchLabels, matchExpressions); all when both empty."""
+    labels, expressions = selector
+    return replace(
+        policy,
+        pod_selector=labels,
+        match_expressions=expressions,
+        selects_all_pods=not labels and not expressions,
+    )
 
 
 def _world_allow(
@@ -115,7 +151,7 @@ def _world_allow(
     group, _, kind = policy.engine.partition("/")
     if group == "cilium.io":
         return _cilium_selector(obj, cilium_allows_world)
-    if group in ("projectcalico.org", "crd.projectcalico.org"):
+    if group in CALICO_GROUPS:
         return calico_world_allow(obj, policy.namespace)
     if group == "policy.networking.k8s.io" and kind != "BaselineAdminNetworkPolicy":
         return admin_world_allow(obj)
@@ -144,10 +180,7 @@ def _cilium_selector(
 ) -> tuple[dict[str, str], tuple[dict[str, Any], ...]] | None:
     """The endpointSelector of the one rule (spec, or an entry of specs) `chosen` picks, as
     pod labels; None when not exactly one rule is picked or its selector is not of pods."""
-    spec = obj.get("spec")
-    rules = [spec] if isinstance(spec, dict) else []
-    rules += dicts(obj.get("specs"))
-    picked = [r for r in rules if chosen(r)]
+    picked = [r for r in _cilium_rules(obj) if chosen(r)]
     if len(picked) != 1 or "endpointSelector" not in picked[0]:
         return None
     selector = mapping(picked[0].get("endpointSelector"))
@@ -171,6 +204,12 @@ def _cilium_selector(
             return None
         labels[NAMESPACE_LABEL] = namespace  # kept: egress.py matches it against the pod's
     return labels, expressions
+
+
+def _cilium_rules(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """Its rules: `spec`, and the entries of `specs`."""
+    spec = obj.get("spec")
+    return ([spec] if isinstance(spec, dict) else []) + dicts(obj.get("specs"))
 
 
 def _denies_world(entry: dict[str, Any]) -> bool:

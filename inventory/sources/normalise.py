@@ -18,6 +18,7 @@ from typing import Any
 from inventory.owners import qualified_kind
 from inventory.snapshot import (
     ClusterSnapshot,
+    ConfigMap,
     GpuOperatorPolicy,
     Ingress,
     Namespace,
@@ -37,6 +38,7 @@ from inventory.snapshot_dra import DraClaim, DraClaimTemplate, DraDeviceClass, D
 from inventory.sources import dra
 from inventory.sources import objects as readers
 from inventory.sources.admission import admission_policy_from, is_admission
+from inventory.sources.cni_config import cni_configmaps
 from inventory.sources.cni_policies import cni_policy_from, cni_policy_kind, cni_policy_namespace
 from inventory.sources.dra import DRA_KINDS
 from inventory.sources.env_configmaps import env_configmaps
@@ -332,7 +334,12 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         pods=tuple(pods),
         namespaces=tuple(sorted(collected.namespaces, key=lambda n: n.name)),
         quotas=tuple(sorted(collected.quotas, key=lambda q: (q.namespace, q.name))),
-        configmaps=tuple(sorted(configs.configmaps, key=lambda c: (c.namespace, c.name))),
+        configmaps=tuple(
+            sorted(
+                [*configs.configmaps, *_cni_configmaps(collected.raw_configmaps, configs)],
+                key=lambda c: (c.namespace, c.name),
+            )
+        ),
         sharing_configs=tuple(sharing_configs),
         workloads=tuple(sorted(workloads, key=lambda w: (w.namespace, w.name, w.kind))),
         services=tuple(sorted(collected.services, key=lambda s: (s.namespace, s.name))),
@@ -370,3 +377,9 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         warnings=tuple(sorted(set(collected.warnings))),
         platform_namespaces=tuple(sorted(configs.platform)),
     )
+
+
+def _cni_configmaps(raw: list[RawConfigMap], configs: GpuConfigs) -> list[ConfigMap]:
+    """The CNI settings kept (cni_config.py), but for a map already kept as GPU configuration."""
+    kept = {(c.namespace, c.name) for c in configs.configmaps}
+    return [c for c in cni_configmaps(raw) if (c.namespace, c.name) not in kept]

@@ -219,3 +219,96 @@ def cnp(tier):
 def test_cluster_network_policy_accept_in_the_admin_tier_opens(tier, opens):
     obj = cnp(tier)
     assert _read(obj) == opens
+
+
+# The DNS rule a toFQDNs policy needs (Cilium's DNS-based policy docs): to kube-dns on port 53.
+KUBE_DNS = {
+    "toEndpoints": [
+        {
+            "matchLabels": {
+                "k8s:io.kubernetes.pod.namespace": "kube-system",
+                "k8s:k8s-app": "kube-dns",
+            }
+        }
+    ],
+    "toPorts": [
+        {
+            "ports": [{"port": "53", "protocol": "ANY"}],
+            "rules": {"dns": [{"matchPattern": "*"}]},
+        }
+    ],
+}
+
+
+def test_cilium_fqdn_pattern_star_opens_the_internet():
+    obj = cilium(
+        {"endpointSelector": GPU, "egress": [{"toFQDNs": [{"matchPattern": "*"}]}, KUBE_DNS]}
+    )
+    assert _read(obj) == ({"app": "train"}, ())
+
+
+@pytest.mark.parametrize(
+    ("egress", "restricts"),
+    [
+        pytest.param(
+            [
+                {
+                    "toFQDNs": [
+                        {"matchName": "huggingface.co"},
+                        {"matchPattern": "*.s3.amazonaws.com"},
+                    ]
+                },
+                KUBE_DNS,
+            ],
+            True,
+            id="named",
+        ),
+        pytest.param(
+            [
+                {
+                    "toFQDNs": [{"matchName": "huggingface.co"}],
+                    "toPorts": [{"ports": [{"port": "443"}]}],
+                },
+                KUBE_DNS,
+            ],
+            True,
+            id="named-443",
+        ),
+        # "*" on port 443 only: not every port, nor a restriction to names.
+        pytest.param(
+            [{"toFQDNs": [{"matchPattern": "*"}], "toPorts": [{"ports": [{"port": "443"}]}]}],
+            False,
+            id="star-443",
+        ),
+        # A CIDR beside the names: not evaluated.
+        pytest.param(
+            [{"toFQDNs": [{"matchName": "huggingface.co"}]}, {"toCIDR": ["10.0.0.0/8"]}],
+            False,
+            id="with-cidr",
+        ),
+        pytest.param(
+            [
+                {"toFQDNs": [{"matchName": "a.io"}]},
+                {"toEndpoints": [{"matchLabels": {"reserved:world": ""}}]},
+            ],
+            False,
+            id="reserved-world",
+        ),
+    ],
+)
+def test_cilium_egress_to_named_hosts_is_a_restriction(egress, restricts):
+    (policy,) = normalise([cilium({"endpointSelector": GPU, "egress": egress})]).network_policies
+    assert not policy.egress_allows_all
+    assert (policy.policy_types == ("Egress",)) is restricts
+    if restricts:
+        assert policy.pod_selector == {"app": "train"}
+
+
+def test_cilium_fqdn_rule_without_default_deny_only_adds():
+    spec = {
+        "endpointSelector": GPU,
+        "enableDefaultDeny": {"egress": False},
+        "egress": [{"toFQDNs": [{"matchName": "huggingface.co"}]}],
+    }
+    (policy,) = normalise([cilium(spec)]).network_policies
+    assert policy.policy_types == ()

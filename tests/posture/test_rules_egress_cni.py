@@ -249,3 +249,37 @@ def test_k8s007_a_cilium_deny_is_inert_where_no_cilium_agent_runs():
     assert draft.evidence["network_policy_enforcement"]["state"] == "not enforced"
     # No engine runs to act on it: the verdict is "not restricted", not "unknown".
     assert draft.evidence["verdict"] == "not restricted"
+
+
+def fqdn_only(selector=None, namespace="alpha"):
+    """A CiliumNetworkPolicy read as limiting egress to named hosts (toFQDNs)."""
+    return NetworkPolicy(
+        namespace,
+        "to-hf",
+        selector or {},
+        not selector,
+        ("Egress",),
+        engine="cilium.io/CiliumNetworkPolicy",
+    )
+
+
+CILIUM = ds("cilium", c("cilium-agent", "quay.io/cilium/cilium:v1.16.5"))
+
+
+def test_k8s007_a_cilium_egress_to_named_hosts_restricts_the_pod():
+    assert k8s007([CILIUM], policies=(fqdn_only({"app": "train"}),)) == []
+
+
+def test_k8s007_a_networkpolicy_allowing_all_undoes_a_cilium_fqdn_restriction():
+    allow_all = NetworkPolicy(
+        "alpha", "allow-all", {}, True, ("Egress",), 0, 1, egress_allows_all=True
+    )
+    (draft,) = k8s007([CILIUM], policies=(fqdn_only(), allow_all))
+    assert draft.evidence["verdict"] == "not restricted"
+
+
+def test_k8s007_a_cilium_fqdn_rule_for_other_pods_leaves_the_pod_open():
+    (draft,) = k8s007([CILIUM], policies=(fqdn_only({"app": "web"}),))
+    # Read, and known not to select the pod: not "unknown".
+    assert draft.evidence["verdict"] == "not restricted"
+    assert "unevaluated_policies" not in draft.evidence

@@ -7,14 +7,17 @@ only where no agent says the opposite:
 
 - "enforced": a policy engine's agent runs (Cilium, GKE Dataplane V2's anetd, Calico and
   Canal, Antrea, OVN-Kubernetes, Weave Net's weave-npc, kube-router, Azure NPM,
-  kube-network-policies, AWS's network policy agent with `--enable-network-policy=true`,
+  kube-network-policies, AWS's network policy agent with `--enable-network-policy=true` and
+  the amazon-vpc-cni ConfigMap's `enable-network-policy-controller: "true"`,
   kindnetd from kind v0.24 on, Kube-OVN);
 - "not enforced": no such agent, but a CNI that has none runs: flannel alone (Canal pairs it
   with Calico), the AWS VPC CNI without its agent enabled (its `aws-eks-nodeagent` container
-  ships with `--enable-network-policy=false`, and before v1.14 did not exist), kindnetd
+  ships with `--enable-network-policy=false`, and before v1.14 did not exist) or with the
+  agent but the ConfigMap's policy controller off, kindnetd
   before kind v0.24 (kind issue #3705); or GKE / AKS, told by their own kube-system
   DaemonSets, with none of the engines above (MANAGED);
-- "unverified": neither is seen (a snapshot without kube-system's DaemonSets, k3s whose
+- "unverified": neither is seen (a snapshot without kube-system's DaemonSets, or the AWS
+  agent enabled without the amazon-vpc-cni ConfigMap in the snapshot, k3s whose
   flannel and policy controller live in its own binary, a CNI not listed here). Nothing is
   said against the policies then; the evidence names the state.
 """
@@ -25,7 +28,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from inventory.snapshot import Container, Workload
+from inventory.snapshot import ConfigMap, Container, Workload
+from inventory.sources.cni_config import AWS_POLICY_CONTROLLER as AWS_CONTROLLER
+from inventory.sources.cni_config import AWS_VPC_CNI as AWS_CONFIGMAP
+from inventory.sources.cni_config import AWS_VPC_CNI_PURPOSE
 
 ENFORCED, NOT_ENFORCED, UNVERIFIED = "enforced", "not enforced", "unverified"
 
@@ -63,9 +69,11 @@ KINDNET = "kindnetd"
 KINDNET_BEFORE, KINDNET_FROM = "20240513", "20240813"
 
 
-def enforcement(workloads: Iterable[Workload]) -> Enforcement:
-    """Whether NetworkPolicy is enforced, from the DaemonSets (see the module's docstring)."""
+def enforcement(workloads: Iterable[Workload], configmaps: Iterable[ConfigMap] = ()) -> Enforcement:
+    """Whether NetworkPolicy is enforced, from the DaemonSets and the CNI settings kept from
+    ConfigMaps (see the module's docstring)."""
     daemonsets = [w for w in workloads if w.kind == "DaemonSet"]
+    controller = _aws_controller(configmaps)
     without: list[Enforcement] = []
     undecided: list[Enforcement] = []
     for ds in daemonsets:
@@ -79,10 +87,10 @@ def enforcement(workloads: Iterable[Workload]) -> Enforcement:
             if hit and not _disabled(name, ds):
                 return Enforcement(ENFORCED, name, seen)
         for image in images.values():
-            state = _base_cni(image, ds)
+            state = _base_cni(image, ds, controller)
             if state is None:
                 continue
-            entry = Enforcement(state[0], state[1], f"{seen} ({image})")
+            entry = Enforcement(state[0], state[1], f"{seen} ({image}){state[2]}")
             if state[0] == ENFORCED:
                 return entry
             (without if state[0] == NOT_ENFORCED else undecided).append(entry)
@@ -120,27 +128,45 @@ def _managed_without_engine(daemonsets: list[Workload]) -> Enforcement:
     return Enforcement(UNVERIFIED)
 
 
-def _base_cni(image: str, ds: Workload) -> tuple[str, str] | None:
-    """(state, CNI) for the agent of a CNI without a policy engine of its own; None else."""
+def _base_cni(image: str, ds: Workload, controller: str | None) -> tuple[str, str, str] | None:
+    """(state, CNI, what else it was told from) for the agent of a CNI without a policy engine
+    of its own; None else."""
     if any(m in image for m in FLANNEL):
-        return NOT_ENFORCED, "flannel"
+        return NOT_ENFORCED, "flannel", ""
     if AWS_VPC_CNI in image:
-        return _aws_vpc_cni(ds), "AWS VPC CNI"
+        state = _aws_vpc_cni(ds, controller)
+        told = f"; ConfigMap {'/'.join(AWS_CONFIGMAP)} {AWS_CONTROLLER}={controller}"
+        return state, "AWS VPC CNI", told if controller is not None else ""
     if KINDNET in image or "/kindnet:" in image:
-        return _kindnet(image), "kindnet"
+        return _kindnet(image), "kindnet", ""
     return None
 
 
-def _aws_vpc_cni(ds: Workload) -> str:
+def _aws_vpc_cni(ds: Workload, controller: str | None) -> str:
     """The VPC CNI enforces through the aws-eks-nodeagent container (v1.14 on), and only with
-    `--enable-network-policy=true`; the shipped manifest sets it false."""
+    `--enable-network-policy=true` (the shipped manifest sets it false) and the network policy
+    controller on: `enable-network-policy-controller: "true"` in the amazon-vpc-cni ConfigMap,
+    which EKS reads to run it in its control plane (the EKS docs turn on both together). The
+    agent alone has no PolicyEndpoints to enforce; the controller alone, no agent to enforce
+    them. The agent on and the ConfigMap not in the snapshot: unverified."""
     agents = [c for c in _containers(ds) if AWS_AGENT in c.image.lower()]
     if not agents:
         return NOT_ENFORCED if ds.template is not None else UNVERIFIED
     flags = [_flag(c, "--enable-network-policy") for c in agents]
     if "true" in flags:
-        return ENFORCED
+        if controller is None:
+            return UNVERIFIED
+        return ENFORCED if controller == "true" else NOT_ENFORCED
     return NOT_ENFORCED if "false" in flags else UNVERIFIED
+
+
+def _aws_controller(configmaps: Iterable[ConfigMap]) -> str | None:
+    """The amazon-vpc-cni ConfigMap's enable-network-policy-controller ("false" when the map is
+    there without it: the controller is off by default); None when the map is not seen."""
+    for cm in configmaps:
+        if (cm.namespace, cm.name) == AWS_CONFIGMAP and cm.purpose == AWS_VPC_CNI_PURPOSE:
+            return cm.data.get(AWS_CONTROLLER, "false")
+    return None
 
 
 def _kindnet(image: str) -> str:

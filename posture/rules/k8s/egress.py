@@ -6,11 +6,13 @@ from collections.abc import Iterable, Iterator
 
 from inventory.label_selector import selector_matches
 from inventory.snapshot import NetworkPolicy, Pod, Workload
+from inventory.sources.cni_allows import AFTER_DEFAULT
 from inventory.sources.cni_policies import NAMESPACE_LABEL
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
 from posture.rules.dra_holdings import uses_gpu
 from posture.rules.k8s.cni_enforcement import NOT_ENFORCED, UNVERIFIED, Enforcement, enforcement
+from posture.rules.k8s.egress_mesh import MESH_NOTE, MESH_RESTRICTED, behind_sidecar, registry_only
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 
@@ -42,28 +44,88 @@ def cni_opens_world(policies: Iterable[NetworkPolicy], pod: Pod) -> list[Network
     internet for the pod, which no NetworkPolicy of its namespace takes back: a Cilium allow
     adds to a NetworkPolicy's, a Calico allow in the default tier is reached when the
     NetworkPolicy's rules do not match, an AdminNetworkPolicy Allow is final before it."""
+    return [p for p, preceded in _cni_allows(policies, pod) if not preceded]
+
+
+def cni_may_open(policies: Iterable[NetworkPolicy], pod: Pod) -> list[NetworkPolicy]:
+    """The Calico policies allowing the pod the internet after another Calico policy
+    selecting it that may deny or pass first (calico_before): whether the Allow is reached
+    is not evaluated, so the pod's egress is unknown, whatever a NetworkPolicy restricts."""
+    return [p for p, preceded in _cni_allows(policies, pod) if preceded]
+
+
+def _cni_allows(policies: Iterable[NetworkPolicy], pod: Pod) -> list[tuple[NetworkPolicy, bool]]:
+    """The CNI allow-all rules selecting the pod, each with whether a Calico policy that may
+    stop its egress comes before it."""
     if pod.host_network:
         return []
     labels = {**pod.labels, NAMESPACE_LABEL: pod.namespace}
-    return [
+    applying = [
         p
         for p in policies
         if p.engine
-        and p.egress_allows_all
         and p.namespace in ("", pod.namespace)
         and selector_matches(p.pod_selector, p.match_expressions, labels)
     ]
+    stops = [p for p in applying if p.tier and p.egress_may_stop]
+    return [
+        (p, any(calico_before(q, p) for q in stops if q is not p))
+        for p in applying
+        if p.egress_allows_all
+    ]
 
 
-def restricts_egress(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
-    """True when some egress policy selects the pod and none of those selecting it opens
-    egress everywhere: NetworkPolicies add up, so one allow-all rule undoes a deny-all.
+def calico_before(first: NetworkPolicy, then: NetworkPolicy) -> bool:
+    """Calico evaluates `first` before the policy `then` (of the default tier, as every Allow
+    read is): a named tier comes before the default one (but the BaselineAdminNetworkPolicy
+    tier after); within a tier lower `order` first, unset last, then by name. A Tier's own
+    `order` is not read: every named tier is taken to come first, which can only leave an
+    Allow unevaluated, never count one that a Deny precedes."""
+    if not then.tier or first.tier in AFTER_DEFAULT:
+        return False
+    if first.tier != then.tier:
+        return True
+
+    def rank(p: NetworkPolicy) -> tuple[float, str]:
+        return (p.order if p.order is not None else float("inf"), p.name)
+
+    return rank(first) < rank(then)
+
+
+def restricts_egress(
+    policies: Iterable[NetworkPolicy], pod: Pod, cni: Iterable[NetworkPolicy] = ()
+) -> bool:
+    """True when some egress policy selects the pod (a NetworkPolicy, or a Cilium rule
+    limiting egress to named hosts: cilium_restricts) and no NetworkPolicy selecting it opens
+    egress everywhere: policies add up, so one allow-all rule undoes a deny-all.
     A hostNetwork pod is never restricted: it sends from the node's own network namespace,
     where Kubernetes leaves NetworkPolicy undefined and the common CNIs do not enforce it."""
     if pod.host_network:
         return False
     selecting = [p for p in policies if selects_for_egress(p, pod)]
-    return bool(selecting) and not any(p.egress_allows_all for p in selecting)
+    if any(p.egress_allows_all for p in selecting):
+        return False
+    return bool(selecting) or any(cilium_restricts(p, pod) for p in cni)
+
+
+def names_only(policy: NetworkPolicy) -> bool:
+    """A Cilium policy read as limiting egress to named hosts (cni_policies.py)."""
+    return (
+        policy.engine.startswith("cilium.io/")
+        and "Egress" in policy.policy_types
+        and not policy.egress_allows_all
+        and not policy.egress_denies_world
+    )
+
+
+def cilium_restricts(policy: NetworkPolicy, pod: Pod) -> bool:
+    """The Cilium policy limits the pod's egress to named hosts (toFQDNs) and the cluster."""
+    labels = {**pod.labels, NAMESPACE_LABEL: pod.namespace}
+    return (
+        names_only(policy)
+        and policy.namespace in ("", pod.namespace)
+        and selector_matches(policy.pod_selector, policy.match_expressions, labels)
+    )
 
 
 @check(
@@ -84,8 +146,10 @@ def restricts_egress(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
         "(or `to` 0.0.0.0/0 on every port) in any policy selecting the pods allows everything "
         "and undoes the deny: narrow it, and so does a Cilium or Calico policy allowing the "
         "pods egress to the world, or an AdminNetworkPolicy `Allow` to 0.0.0.0/0. Check that "
-        "the cluster's CNI enforces NetworkPolicy: flannel alone, the AWS VPC CNI without its "
-        "network policy agent enabled, kindnet before kind v0.24, GKE without Dataplane V2 "
+        "the cluster's CNI enforces NetworkPolicy: flannel alone, the AWS VPC CNI without both "
+        "its network policy agent (`--enable-network-policy=true`) and controller "
+        "(`enable-network-policy-controller` in the amazon-vpc-cni ConfigMap) enabled, "
+        "kindnet before kind v0.24, GKE without Dataplane V2 "
         "or network policy enforcement, and AKS without a network policy engine do not."
     ),
     mappings=("SP800-53:SC-7",),
@@ -100,19 +164,26 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
     own = [p for p in inputs.snapshot.network_policies if not p.engine]
     cni = [p for p in inputs.snapshot.network_policies if p.engine]
     unlisted = unlisted_cnis(inputs.snapshot.workloads, cni)
-    enforced = enforcement(inputs.snapshot.workloads)
+    enforced = enforcement(inputs.snapshot.workloads, inputs.snapshot.configmaps)
+    mesh = registry_only(inputs.snapshot.configmaps)
     for namespace, pods in sorted(gpu_pods.items()):
         policies = sorted((p for p in own if p.namespace == namespace), key=lambda p: p.name)
         open_pods: list[Pod] = []
         opened_by: dict[str, NetworkPolicy] = {}
+        preceded: set[str] = set()  # Calico Allows that a Deny or Pass may come before
+        opened = 0  # pods an allow-all CNI rule opens, nothing of Calico's coming before it
         for pod in pods:
             # Where the CNI is known not to enforce, no Cilium agent runs: its policies are inert.
             if enforced.state != NOT_ENFORCED and cilium_denies_world(cni, pod):
                 continue
             opening = cni_opens_world(cni, pod)
+            maybe = cni_may_open(cni, pod) if enforced.state != NOT_ENFORCED else []
             if opening:
                 opened_by.update({_unread_ref(p): p for p in opening})
-            elif enforced.state != NOT_ENFORCED and restricts_egress(policies, pod):
+                opened += 1
+            elif maybe:
+                preceded.update(_unread_ref(p) for p in maybe)
+            elif enforced.state != NOT_ENFORCED and restricts_egress(policies, pod, cni):
                 continue
             open_pods.append(pod)
         if open_pods:
@@ -124,6 +195,9 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                     for p in cni
                     if p.namespace in (namespace, "")
                     and _unread_ref(p) not in opened_by
+                    and not names_only(p)  # read: it selects none of these pods
+                    # Every pod opened by an Allow no Calico policy precedes: read, not unknown.
+                    and not (p.tier and opened == len(open_pods))
                     and enforced.state != NOT_ENFORCED
                 ),
                 key=lambda p: (p.namespace, p.engine, p.name),
@@ -135,7 +209,8 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 (open_pods, len(pods)),
                 policies,
                 (unread, unlisted),
-                (enforced, sorted(opened_by)),
+                (enforced, sorted(opened_by), sorted(preceded)),
+                (mesh, [p for p in open_pods if mesh and behind_sidecar(p)]),
             )
 
 
@@ -171,13 +246,18 @@ def _egress_draft(
     pods: tuple[list[Pod], int],
     policies: list[NetworkPolicy],
     unknowns: tuple[list[NetworkPolicy], list[str]],
-    known: tuple[Enforcement, list[str]],
+    known: tuple[Enforcement, list[str], list[str]],
+    meshed: tuple[list[str], list[Pod]] = ([], []),
 ) -> FindingDraft:
-    (open_pods, gpu_pod_count), (unread, cnis), (enforced, opened_by) = pods, unknowns, known
+    (open_pods, gpu_pod_count), (unread, cnis), (enforced, opened_by, preceded) = (
+        pods,
+        unknowns,
+        known,
+    )
     evidence = {
         "namespace": namespace,
         "tenant": tenant.slug,
-        "verdict": "unknown" if unread or cnis else "not restricted",
+        "verdict": "unknown" if unread or cnis or preceded else "not restricted",
         "network_policy_enforcement": _enforcement(enforced),
         "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods[:MEMBERS_SHOWN]],
         "open_gpu_pods": len(open_pods),
@@ -199,6 +279,15 @@ def _egress_draft(
         evidence["unevaluated_policies"] = [_unread_ref(p) for p in unread[:MEMBERS_SHOWN]]
     if cnis:
         evidence["cni_policies_not_read"] = cnis
+    if preceded:
+        evidence["calico_allows_after_deny_or_pass"] = preceded[:MEMBERS_SHOWN]
+    mesh, mesh_pods = meshed
+    if mesh_pods:
+        evidence["mesh_restricted_pods"] = [pod_ref(p) for p in mesh_pods[:MEMBERS_SHOWN]]
+        evidence["mesh_config"] = mesh
+        evidence["mesh_note"] = MESH_NOTE
+        if len(mesh_pods) == len(open_pods) and evidence["verdict"] == "not restricted":
+            evidence["verdict"] = MESH_RESTRICTED
     title = (
         f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
         f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
@@ -215,7 +304,14 @@ def _egress_draft(
             f"{gpu_pod_count} GPU pod(s) allowed egress to the internet by "
             f"{', '.join(opened_by)}, whatever a NetworkPolicy restricts"
         )
-    if unread:
+    if preceded:
+        title = (
+            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
+            f"{gpu_pod_count} GPU pod(s) unknown (a Calico Allow to the internet selects them, "
+            f"{', '.join(preceded[:MEMBERS_SHOWN])}, after another Calico policy's Deny or "
+            "Pass, or a tier's end, which gpuposture does not evaluate)"
+        )
+    elif unread:
         kinds = ", ".join(sorted({p.engine.partition("/")[2] for p in unread}))
         title = (
             f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
@@ -227,6 +323,12 @@ def _egress_draft(
             f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
             f"{gpu_pod_count} GPU pod(s) unknown (no NetworkPolicy restricts it; the cluster "
             f"runs {', '.join(cnis)}, whose own network policies were not read)"
+        )
+    if evidence["verdict"] == MESH_RESTRICTED:
+        title = (
+            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
+            f"{gpu_pod_count} GPU pod(s) limited only by Istio's mesh-wide REGISTRY_ONLY (no "
+            "NetworkPolicy restricts it; a container can go around the sidecar)"
         )
     return namespace_draft(
         "K8S-007",
