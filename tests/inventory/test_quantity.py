@@ -41,7 +41,8 @@ def test_a_canonical_hami_memory_quantity_is_held():
 
 
 def test_k8s001_asks_a_quota_for_hami_memory_read_back_as_3k():
-    box = Container("main", "img", gpu_limits={"nvidia.com/gpu": "1", "nvidia.com/gpumem": "3k"})
+    # Memory asked without a share (a share's bounded count would bound it, quota.py).
+    box = Container("main", "img", gpu_limits={"nvidia.com/gpumem": "3k"})
     quota = ResourceQuota("team-a", "gpu", hard={"requests.nvidia.com/gpu": "4"})
     world = inputs(
         nodes=(gpu_node(),),
