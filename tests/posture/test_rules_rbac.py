@@ -257,6 +257,28 @@ def test_k8s003(roles, bindings, fires):
     assert bool(fired("K8S-003", roles, bindings)) is fires
 
 
+@pytest.mark.parametrize("check_id", ["K8S-003", "K8S-004", "K8S-008", "DRA-001"])
+def test_the_platform_class_tenants_principals_administer_by_design(check_id):
+    """The platform team modelled as a tenant of the platform class (DESIGN §3): its admins
+    bound to cluster-admin and its controllers' accounts are the platform's, not a tenant
+    reaching others. The same binding to an internal tenant's group fires."""
+    platform = TenantInfo(
+        "ops", "Ops", trust_class("platform"), ("tools",), ("group:platform-admins",)
+    )
+    admin = (cluster_role("cluster-admin", rule(("*",), ("*",), ("*",))),)
+
+    def found(bound: Subject) -> list:
+        world_ = replace(
+            world(admin, (crb("admins", "cluster-admin", bound),)),
+            tenants=(ALPHA, platform),
+        )
+        return run_checks(world_, only=[check_id])
+
+    assert found(group("platform-admins")) == []
+    assert found(sa("tools", "karpenter")) == []
+    assert found(DEVS), check_id
+
+
 RBAC = "rbac.authorization.k8s.io"
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from inventory.snapshot_dra import ADMIN_ACCESS_LABEL, DraClaim, DraClaimTemplate
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.dra_holdings import dra_index
+from posture.rules.k8s.grantees import judged_grantees
 from posture.rules.k8s.rbac_escalation import paths_title, reaching
 from posture.rules.k8s.rbac_eval import Grant, tenant_namespaces
 from posture.rules.registry import FindingDraft, check
@@ -154,7 +155,7 @@ def _label_writers(inputs: PostureInputs) -> Iterator[FindingDraft]:
     every tenant it lets (a binding to system:authenticated is one cause for all)."""
     Write = tuple[str, Grant, tuple[str, ...]]  # (namespace, grant, escalation paths)
     by_binding: dict[tuple[str, str, str], dict[str, list[Write]]] = {}
-    for tenant in sorted(inputs.tenants, key=lambda t: t.slug):
+    for tenant in judged_grantees(inputs):
         for namespace, grant, paths in _namespace_writes(inputs, tenant):
             reached = by_binding.setdefault(grant.binding_ref, {})
             reached.setdefault(tenant.slug, []).append((namespace, grant, paths))

@@ -21,6 +21,7 @@ from typing import Any
 from inventory.rbac import ANY, ref
 from inventory.snapshot import PolicyRule
 from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.k8s.grantees import judged_grantees
 from posture.rules.k8s.rbac_escalation import Escalation, escalations, paths_title
 from posture.rules.k8s.rbac_eval import Grant, effective_permissions
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
@@ -160,7 +161,7 @@ def cross_tenant_writes(inputs: PostureInputs) -> list[Reach]:
     owned = _tenant_namespaces(inputs)
     writes: dict[Grant, dict[str, tuple[str, ...]]] = {}  # shared by every path to an identity
     found = []
-    for grantee in sorted(inputs.tenants, key=lambda t: t.slug):
+    for grantee in judged_grantees(inputs):
         paths_of = escalations(inputs, grantee)
         for grant in effective_permissions(inputs, grantee):
             direct = _writes(grant, owned, writes)
@@ -237,7 +238,9 @@ def _escalated(
         "evidence names the path (`escalation`). Bindings to "
         "system:authenticated or every service account reach every tenant at once. It is "
         "worse when the namespace belongs to a stricter trust class than the grantee's: "
-        "external code reaching a sensitive tenant's models and data."
+        "external code reaching a sensitive tenant's models and data. The principals of a "
+        "tenant of the platform class are the platform team's own, administering by design "
+        "(as in K8S-003, K8S-004 and DRA-001); others writing in its namespaces count."
     ),
     remediation=(
         "Delete the binding in the evidence, or remove the other tenant's subjects from it. "

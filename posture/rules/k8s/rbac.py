@@ -26,6 +26,7 @@ from inventory.rbac import ref as _ref
 from inventory.rbac import subject_label as _subject_label
 from inventory.snapshot import ClusterSnapshot
 from posture.inputs import PostureInputs
+from posture.rules.k8s.grantees import judged_grantees
 from posture.rules.k8s.rbac_escalation import Escalation, escalations, paths_title
 from posture.rules.k8s.rbac_eval import (
     Grant,
@@ -101,7 +102,7 @@ def _write_findings(
     escalating: dict[Grant, list[Escalation]] = {}  # the paths by which a grant reaches them
     index = target_index(targets)
     writes: dict[Grant, bool] = {}  # per grant: tenants and assumed identities share them
-    for tenant in sorted(inputs.tenants, key=lambda t: t.slug):
+    for tenant in judged_grantees(inputs):
         paths_of = escalations(inputs, tenant)
         for grant in effective_permissions(inputs, tenant):
             paths = [e for e in paths_of.get(grant, ()) if writes_any(e, index, verbs, writes)]
