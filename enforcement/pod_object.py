@@ -8,6 +8,7 @@ pack's rules look at is kept, so the rules judge the rebuilt object as they woul
 from __future__ import annotations
 
 from inventory.snapshot import Container, EnvVar, Pod, Volume
+from inventory.snapshot_dra import PodClaim
 
 
 def pod_object(pod: Pod) -> dict:
@@ -36,6 +37,9 @@ def pod_object(pod: Pod) -> dict:
         spec["volumes"] = [_volume(v) for v in pod.volumes]
     if pod.node_name:
         spec["nodeName"] = pod.node_name
+    if pod.resource_claims:
+        # POD-011's rule reads whether the pod has DRA claims (their CDI edits void the variable).
+        spec["resourceClaims"] = [_claim(c) for c in pod.resource_claims]
     metadata: dict = {"name": pod.name, "namespace": pod.namespace}
     if pod.labels:
         metadata["labels"] = dict(pod.labels)
@@ -100,3 +104,9 @@ def _volume(v: Volume) -> dict:
     if v.host_path is not None:
         return {"name": v.name, "hostPath": {"path": v.host_path}}
     return {"name": v.name, "emptyDir": {}}
+
+
+def _claim(c: PodClaim) -> dict:
+    if c.template:
+        return {"name": c.name, "resourceClaimTemplateName": c.template}
+    return {"name": c.name, "resourceClaimName": c.claim or ""}

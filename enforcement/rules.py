@@ -40,9 +40,34 @@ _ANNOTATED_FRACTION = (
     + ", ".join(f"'{a}'" for a in FRACTION_ANNOTATIONS)
     + "].exists(a, a in object.metadata.annotations))"
 )
-# A pod that holds a GPU resource or a GPU fraction (inventory.snapshot.Pod.uses_gpu).
+# A pod with DRA claims: its devices come through CDI, and the CDI specs NVIDIA's tooling
+# writes (the DRA driver's included) set NVIDIA_VISIBLE_DEVICES=void in their common edits,
+# applied over the container's own env (posture.rules.env_holdings; POD-011 skips such a pod
+# as a whole, and so does this). Admission cannot see which device class a claim names.
+_CLAIMS = "(has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0)"
+
+
+def _sets_visible_devices(c: str) -> str:
+    """Container `c` sets NVIDIA_VISIBLE_DEVICES other than void/none/empty: literally, from a
+    value admission cannot read (a Secret or ConfigMap key), or through envFrom from a
+    ConfigMap the last sync saw setting it (posture.rules.pod.visible_devices reads it so)."""
+    return (
+        f"((has({c}.env) && {c}.env.exists(e, e.name == 'NVIDIA_VISIBLE_DEVICES'"
+        " && !(has(e.value) && e.value in ['void', 'none', ''])))"
+        f" || (has({c}.envFrom) && {c}.envFrom.exists(f, has(f.configMapRef)"
+        " && (!has(f.prefix) || f.prefix == '')"
+        " && params.data.visibleDevicesConfigMaps.contains("
+        f"',' + object.metadata.namespace + '/' + f.configMapRef.name + ','))))"
+    )
+
+
+# A pod that holds a GPU resource or a GPU fraction (inventory.snapshot.Pod.uses_gpu), or
+# reaches the node's GPUs through NVIDIA_VISIBLE_DEVICES (DESIGN §2: every way counts, as
+# posture.rules.dra_holdings.uses_gpu; admission cannot tell whether the node will honour it,
+# so it counts: POD-009's placement holds where a POD-011 exemption lets such a pod in).
 GPU_POD = (
-    f"variables.containers.exists(c, {_gpu_map('limits')} || {_gpu_map('requests')})"
+    f"variables.containers.exists(c, {_gpu_map('limits')} || {_gpu_map('requests')}"
+    f" || (!{_CLAIMS} && {_sets_visible_devices('c')}))"
     f" || {_ANNOTATED_FRACTION}"
 )
 
@@ -151,14 +176,8 @@ _SHARING = (
 )
 
 _VISIBLE_DEVICES = (
-    "variables.containers.all(c, !("
-    "(has(c.env) && c.env.exists(e, e.name == 'NVIDIA_VISIBLE_DEVICES'"
-    " && !(has(e.value) && e.value in ['void', 'none', ''])))"
-    " || (has(c.envFrom) && c.envFrom.exists(f, has(f.configMapRef)"
-    " && (!has(f.prefix) || f.prefix == '')"
-    " && params.data.visibleDevicesConfigMaps.contains("
-    "',' + object.metadata.namespace + '/' + f.configMapRef.name + ','))))"
-    f" || {_gpu_map('limits')})"
+    f"variables.containers.all(c, !{_sets_visible_devices('c')}"
+    f" || {_gpu_map('limits')} || {_CLAIMS})"
 )
 
 _REQUESTS_EQUAL_LIMITS = (
@@ -262,7 +281,8 @@ POD_RULES: tuple[Rule, ...] = (
         "pods",
         _VISIBLE_DEVICES,
         "NVIDIA_VISIBLE_DEVICES (in env, or from a ConfigMap known to set it) needs an "
-        "nvidia.com/* resource limit in the same container (POD-011).",
+        "nvidia.com/* resource limit in the same container, or a DRA claim of the pod "
+        "(POD-011).",
     ),
     Rule(
         "gpu-requests-equal-limits",

@@ -27,7 +27,7 @@ from tenants.models import Tenant, TenantNamespace, TenantPrincipal
 from tenants.redaction import Field, HiddenScope
 
 T = TypeVar("T")
-_TENANT, _NAMESPACE, _PRINCIPAL = "t", "n", "p"
+_TENANT, _NAMESPACE, _PRINCIPAL, _OWN_NAMESPACE = "t", "n", "p", "o"
 # A bulletin's tracking id, and its CVEs (JSON text) when hidden or shown.
 _ADVISORY, _HIDDEN_CVES, _SHOWN_CVES = "a", "h", "s"
 
@@ -45,16 +45,21 @@ def hidden_scope_for(user) -> HiddenScope | None:
         return queryset.order_by().annotate(tag=Value(tag), word=column).values_list("tag", "word")
 
     principals = TenantPrincipal.objects.filter(tenant__in=mine)
+    # The viewer's own namespaces too, in the same query: a binding there is theirs to read.
+    own = Tenant.objects.visible_to(user).values("pk")
     rows = tagged(hidden, _TENANT, models.F("slug")).union(
         tagged(hidden, _TENANT, models.F("name")),
         tagged(TenantNamespace.objects.filter(tenant__in=mine), _NAMESPACE, models.F("name")),
         tagged(Pod.objects.filter(tenant__in=mine), _NAMESPACE, models.F("namespace")),
+        tagged(TenantNamespace.objects.filter(tenant__in=own), _OWN_NAMESPACE, models.F("name")),
+        tagged(Pod.objects.filter(tenant__in=own), _OWN_NAMESPACE, models.F("namespace")),
         tagged(principals, _PRINCIPAL, models.F("name")),
         tagged(principals, _PRINCIPAL, Concat("kind", Value(":"), "name")),
         *_bulletin_words(user, tagged),
     )
     found: dict[str, set[str]] = {
-        tag: set() for tag in (_TENANT, _NAMESPACE, _PRINCIPAL, _ADVISORY, _HIDDEN_CVES)
+        tag: set()
+        for tag in (_TENANT, _NAMESPACE, _PRINCIPAL, _OWN_NAMESPACE, _ADVISORY, _HIDDEN_CVES)
     }
     shown_cves: set[str] = set()
     for tag, word in rows:
@@ -67,7 +72,7 @@ def hidden_scope_for(user) -> HiddenScope | None:
         tenants=frozenset(found[_TENANT]),
         namespaces=frozenset(found[_NAMESPACE]),
         principals=frozenset(found[_PRINCIPAL]),
-        objects=_their_cluster_bindings(found[_PRINCIPAL], found[_NAMESPACE]),
+        objects=_their_bindings(found[_PRINCIPAL], found[_NAMESPACE], found[_OWN_NAMESPACE]),
         advisories=frozenset(found[_ADVISORY]),
         cves=frozenset(found[_HIDDEN_CVES] - shown_cves),
     )
@@ -114,10 +119,14 @@ def visible_namespaces_for(user) -> frozenset[str] | None:
     return frozenset(rows)
 
 
-def _their_cluster_bindings(principals: set[str], namespaces: set[str]) -> frozenset[str]:
-    """Names of the ClusterRoleBindings whose every subject is a hidden tenant's principal or
-    one of its service accounts, and of the ClusterRoles only such bindings use: they exist
-    for that tenant, and their names often carry its name (one query, small rows)."""
+def _their_bindings(principals: set[str], namespaces: set[str], own: set[str]) -> frozenset[str]:
+    """Names of the bindings another tenant's principals (or its service accounts) are a
+    subject of, outside the viewer's own namespaces (a ClusterRoleBinding, or a RoleBinding
+    in a platform or unclaimed namespace such as gpu-operator), and of the roles only such
+    bindings use: a binding concerns the viewer alone only if its subjects are all theirs,
+    and its name often carries the other tenant's ("beta-admins"). A binding in a hidden
+    namespace is hidden with it; one in the viewer's own namespace is theirs to read (they
+    list it with kubectl, and must to act on K8S-008). One query, small rows."""
     if not principals and not namespaces:
         return frozenset()
     rows = ClusterObject.objects.filter(kind="binding").values_list(
@@ -127,12 +136,14 @@ def _their_cluster_bindings(principals: set[str], namespaces: set[str]) -> froze
     roles_theirs: set[str] = set()
     roles_shared: set[str] = set()
     for name, namespace, subjects, role_kind, role_name in rows:
-        mine = _all_theirs(subjects, principals, namespaces)
-        if mine and not namespace:
-            # Stored as "ClusterRoleBinding/NAME"; findings and drift name it NAME.
+        if namespace in own:
+            continue
+        names_them = _any_theirs(subjects, principals, namespaces)
+        if names_them and namespace not in namespaces:
+            # Stored as "ClusterRoleBinding/NAME" or "RoleBinding/NAME"; findings name it NAME.
             theirs.add(name.rsplit("/", 1)[-1])
-        if role_kind == "ClusterRole" and role_name and not _builtin_role(role_name):
-            (roles_theirs if mine else roles_shared).add(role_name)
+        if role_kind in ("ClusterRole", "Role") and role_name and not _builtin_role(role_name):
+            (roles_theirs if names_them else roles_shared).add(role_name)
     return frozenset(theirs | (roles_theirs - roles_shared))
 
 
@@ -145,17 +156,17 @@ def _builtin_role(name: str) -> bool:
     return name in BUILTIN_ROLES or name.startswith("system:")
 
 
-def _all_theirs(subjects: Any, principals: set[str], namespaces: set[str]) -> bool:
+def _any_theirs(subjects: Any, principals: set[str], namespaces: set[str]) -> bool:
     if not subjects or not isinstance(subjects, list):
         return False
     for subject in subjects:
         kind = str(subject.get("kind", "")).lower()
         if kind == "serviceaccount":
-            if subject.get("namespace") not in namespaces:
-                return False
-        elif f"{kind}:{subject.get('name')}" not in principals:
-            return False
-    return True
+            if subject.get("namespace") in namespaces:
+                return True
+        elif f"{kind}:{subject.get('name')}" in principals:
+            return True
+    return False
 
 
 class _Instance:

@@ -28,8 +28,10 @@ from posture.inputs import (
 )
 from posture.models import CheckExemption
 from posture.policy_packs import expected_policy_packs
+from posture.rules.env_holdings import env_accesses
 from providers.models import Assessment
 from telemetry.facts import telemetry_facts
+from telemetry.hijack import EVERY_GPU, EnvHold
 from tenants.models import SharingRequest, Tenant, TrustClass
 from tenants.selectors import pool_taint_rules
 
@@ -236,7 +238,6 @@ def posture_inputs(
     inputs = PostureInputs(
         cluster=cluster.name,
         snapshot=snapshot,
-        telemetry=telemetry_facts(cluster, snapshot),
         tenants=tenant_infos() if tenants is None else tenants,
         drift_events=drift_events(cluster),
         sharing_requests=sharing_requests_for(cluster),
@@ -251,8 +252,33 @@ def posture_inputs(
         pool_taint_rules=pool_taint_rules(),
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )
+    # Telemetry says who holds a busy GPU through the variable (posture's notion of a holding;
+    # telemetry sits below posture, so it is handed them).
+    telemetry = telemetry_facts(cluster, snapshot, env_held=env_held_gpus(inputs))
+    inputs = replace(inputs, telemetry=telemetry)
     # The pack is generated from these same inputs (no second read, no recursion).
     return replace(inputs, policy_packs=expected_policy_packs(cluster, snapshot, inputs))
+
+
+def env_held_gpus(inputs: PostureInputs) -> dict[str, tuple[EnvHold, ...]]:
+    """node -> the holds of pods on it through NVIDIA_VISIBLE_DEVICES, where the node honours
+    it (posture.rules.env_holdings), as telemetry.facts reads them."""
+    held: dict[str, tuple[EnvHold, ...]] = {}
+    for node in inputs.snapshot.nodes:
+        if not node.is_gpu_node:
+            continue
+        holds = tuple(
+            EnvHold(
+                pod=f"{a.pod.namespace}/{a.pod.name}",
+                value=str(a.found.get("value")),
+                devices=frozenset({EVERY_GPU} if a.every_device else a.devices or ()),
+            )
+            for a in env_accesses(inputs, node)
+            if a.honoured and a.devices
+        )
+        if holds:
+            held[node.name] = holds
+    return held
 
 
 def _patch_records(cluster: Cluster) -> dict[str, dict[str, object]]:

@@ -5,7 +5,7 @@ of samples, the newest sample per node, and who held each exclusive GPU over the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -22,8 +22,10 @@ from telemetry.attribution import Attributed
 from telemetry.evidence import TelemetryFacts
 from telemetry.exporter_labels import PodLabels
 from telemetry.hijack import (
+    EnvHold,
     Hijack,
     UnmappedNode,
+    env_note,
     explained_by_count,
     silent_nodes,
     unexplained_busy,
@@ -36,10 +38,15 @@ from tenants.mapping import UNCLASSIFIED
 from tenants.policy import FRACTIONAL_RESOURCES
 
 FINISHED = ("Succeeded", "Failed")  # pod phases: it ran to an end
+# node -> its pods' holds through NVIDIA_VISIBLE_DEVICES (telemetry.hijack.EnvHold)
+EnvHeld = Mapping[str, tuple[EnvHold, ...]]
 
 
 def telemetry_facts(
-    cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime | None = None
+    cluster: Cluster,
+    snapshot: snap.ClusterSnapshot,
+    now: datetime | None = None,
+    env_held: EnvHeld | None = None,
 ) -> TelemetryFacts:
     now = now or timezone.now()
     window = timedelta(minutes=settings.GPUPOSTURE_HIJACK_WINDOW_MINUTES)
@@ -53,7 +60,7 @@ def telemetry_facts(
         return TelemetryFacts(sampled=False, settings=thresholds)
     gpu_nodes = [n.name for n in snapshot.nodes if n.is_gpu_node]
     silent_window = timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES)
-    hijacks, unmapped = _hijacks(cluster, snapshot, now, window)
+    hijacks, unmapped = _hijacks(cluster, snapshot, now, window, env_held or {})
     # A busy GPU on a host the last inventory does not list (most often a node that joined
     # since the sync): which pods run there is unknown, so it is usage nobody can be said to
     # hold, not a hijack (ATTR-002 names the host).
@@ -110,7 +117,13 @@ def _last_seen(
     return seen
 
 
-def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, window: timedelta):
+def _hijacks(
+    cluster: Cluster,
+    snapshot: snap.ClusterSnapshot,
+    now: datetime,
+    window: timedelta,
+    env_held: EnvHeld,
+):
     """The busy runs no scheduled pod explains, and the nodes judged by count only."""
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
     dra = dra_held(snapshot, running)
@@ -175,7 +188,8 @@ def _hijacks(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime, wi
 
     found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
     counted = {node: held_devices.get(node, 0) for node in unlabelled}
-    return [_by_count_note(h, counted, caps) for h in found], unmapped
+    indexes = {(s.hostname, s.uuid): s.gpu for s in samples}
+    return [env_note(_by_count_note(h, counted, caps), env_held, indexes) for h in found], unmapped
 
 
 def _by_count_note(hijack: Hijack, counted: dict[str, int], caps: dict[str, int]) -> Hijack:

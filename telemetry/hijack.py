@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from telemetry.samples import GpuSample
@@ -195,3 +195,59 @@ def silent_nodes(
         if last is None or last < since:
             silent.append(SilentNode(node, last, vms.get(node, "")))
     return silent
+
+
+# In EnvHold.devices: the variable names every GPU of the node (`all`).
+EVERY_GPU = "*"
+
+
+@dataclass(frozen=True)
+class EnvHold:
+    """A pod's hold on GPUs of its node through NVIDIA_VISIBLE_DEVICES, where the node honours
+    it: decided by posture (posture.rules.env_holdings, a layer above), handed down by its
+    read model. `devices`: "GPU-<uuid>", "gpu-index:<n>" where the node's inventory names no
+    UUID, or EVERY_GPU."""
+
+    pod: str  # "namespace/name"
+    value: str  # the variable's value as the pod sets it
+    devices: frozenset[str]
+
+
+def env_note(
+    hijack: Hijack,
+    env_held: Mapping[str, tuple[EnvHold, ...]],
+    indexes: Mapping[tuple[str, str], str],
+) -> Hijack:
+    """The hijack, saying which pods hold its GPU through NVIDIA_VISIBLE_DEVICES where the node
+    honours it: the GPU is not without a workload, it is used outside the scheduler (no
+    allocation, quota or attribution; the exporter, reading the kubelet's allocations, never
+    names such a pod), which is still the hijack signature (POD-011 names the access)."""
+    # A device the exporter gave no UUID for is named by its index (Hijack.uuid).
+    index = indexes.get((hijack.hostname, hijack.uuid)) or (
+        "" if hijack.uuid.startswith(("GPU-", "MIG-")) else hijack.uuid
+    )
+    holders = [
+        h
+        for h in env_held.get(hijack.hostname, ())
+        if _env_holds(h.devices, hijack.uuid, index, hijack.gi_id)
+    ]
+    if not holders:
+        return hijack
+    pods = ", ".join(f"{h.pod} (NVIDIA_VISIBLE_DEVICES={h.value})" for h in holders[:5])
+    more = f" and {len(holders) - 5} more" if len(holders) > 5 else ""
+    note = (
+        f"no allocation holds this GPU; pod(s) {pods}{more} hold it outside the scheduler "
+        "through NVIDIA_VISIBLE_DEVICES, which this node honours"
+    )
+    return replace(hijack, held_note=note)
+
+
+def _env_holds(devices: frozenset[str], uuid: str, index: str, gi_id: str) -> bool:
+    """Whether a hold through the variable covers a GPU: `all`, its UUID, or its index where
+    the node's inventory names no UUID. A MIG instance's samples carry their parent GPU's UUID,
+    which a MIG UUID in the variable cannot be matched to: not covered."""
+    if EVERY_GPU in devices:
+        return True
+    if gi_id:
+        return False
+    return uuid in devices or (bool(index) and f"gpu-index:{index}" in devices)

@@ -86,3 +86,19 @@ def test_reviewing_an_unknown_assessment_is_a_404(personas):
     client = api_client(personas["security_lead"])
     response = client.post("/api/v1/assessments/999999/review/", {}, format="json")
     assert response.status_code == 404 and response.json()["detail"]
+
+
+@pytest.mark.parametrize("path", ["/api/v1/gpu-thing/", "/api/v1/tenants/1/nothing/"])
+def test_an_unknown_api_path_is_a_json_404_under_debug_too(personas, settings, path):
+    # The demo runs with DEBUG on: Django's technical 404 page must not answer the API.
+    settings.DEBUG = True
+    response = api_client(personas["auditor"]).get(path)
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/json")
+    assert "/api/v1/" in response.json()["detail"]
+    redirect = api_client(personas["auditor"]).get("/api/v1/findings")
+    assert redirect.status_code == 301
+    page = Client()
+    page.force_login(personas["auditor"])
+    html = page.get("/no-such-page/")
+    assert html.status_code == 404 and html["Content-Type"].startswith("text/html")

@@ -778,3 +778,58 @@ def test_a_mig_instance_of_a_node_with_no_mig_label_is_handed_over_too(small_wor
     (finding,) = open_findings("LEAK-001")
     assert finding.evidence["gpu_instance_id"] == "3"
     assert sorted(finding.tenants.values_list("slug", flat=True)) == ["alpha", "beta"]
+
+
+def _env_pod(cluster, value: str) -> None:
+    """A team-alpha pod on gpu-ts-1 that requests no GPU and sets NVIDIA_VISIBLE_DEVICES (the
+    node's toolkit runs its default, which honours it from unprivileged pods)."""
+    from inventory import snapshot as snap
+    from inventory.sources.normalise import normalise
+    from tests.posture.gpu_access_world import container, pod
+
+    probe = container("probe", "nvidia/cuda:12.4.1-base-ubuntu22.04")
+    probe["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": value}]
+    (read,) = normalise([pod("team-alpha", "probe", probe, node_name="gpu-ts-1")]).pods
+    Pod.objects.create(
+        cluster=cluster,
+        namespace=read.namespace,
+        name=read.name,
+        phase="Running",
+        node=Node.objects.get(name="gpu-ts-1"),
+        data=snap.to_dict(read),
+        changed_at=timezone.now(),
+    )
+
+
+@pytest.mark.parametrize("value", ["all", "1"])
+def test_a_busy_gpu_an_env_access_pod_holds_is_not_read_as_held_by_no_pod(small_world, value):
+    """The exporter never names a pod that takes GPUs through NVIDIA_VISIBLE_DEVICES (it reads
+    the kubelet's allocations): the GPU is used outside the scheduler, still the hijack
+    signature, but the evidence names who holds it instead of saying nobody does."""
+    make_exclusive()
+    _env_pod(small_world, value)
+    now = timezone.now()
+    start = now - timedelta(minutes=25)
+    held = series(start, 25, busy=96, namespace="team-alpha", pod="trainer-0")
+    taken = series(start, 25, busy=96, uuid="GPU-0000-taken", gpu="1")
+    samples_ingest(cluster=small_world, samples=held + taken)
+    posture_evaluate()
+    (finding,) = open_findings("ATTR-001")
+    assert finding.evidence["gpu_uuid"] == "GPU-0000-taken"
+    held_by = finding.evidence["held_by"]
+    assert "no scheduled pod" not in held_by
+    assert f"team-alpha/probe (NVIDIA_VISIBLE_DEVICES={value})" in held_by
+    assert "outside the scheduler" in held_by
+
+
+def test_an_env_access_pod_naming_another_gpu_does_not_explain_the_busy_one(small_world):
+    make_exclusive()
+    _env_pod(small_world, "3")
+    now = timezone.now()
+    start = now - timedelta(minutes=25)
+    held = series(start, 25, busy=96, namespace="team-alpha", pod="trainer-0")
+    stray = series(start, 25, busy=96, uuid="GPU-0000-stray", gpu="1")
+    samples_ingest(cluster=small_world, samples=held + stray)
+    posture_evaluate()
+    (finding,) = open_findings("ATTR-001")
+    assert finding.evidence["held_by"] == "no scheduled pod in the last inventory holds this GPU"

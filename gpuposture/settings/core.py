@@ -82,6 +82,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Inside CommonMiddleware: its APPEND_SLASH redirect still sees the 404 (as JSON) after.
+    "gpuposture.base.middleware.ApiNotFoundMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "gpuposture.base.middleware.LoginRequiredMiddleware",

@@ -129,6 +129,38 @@ CASES = [
         pod(containers=container(env=[{"name": VISIBLE, "value": "all"}])),
     ),
     (
+        "no-visible-devices-without-gpu",  # a DRA claim: its CDI edits set the variable to void
+        pod(containers=container(resources={}, env=[{"name": VISIBLE, "value": "0"}])),
+        pod(
+            containers=container(
+                resources={"claims": [{"name": "gpu"}]}, env=[{"name": VISIBLE, "value": "0"}]
+            ),
+            resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        ),
+    ),
+    (
+        "no-visible-devices-without-gpu",  # from a ConfigMap key admission cannot read
+        pod(
+            containers=container(
+                resources={},
+                env=[
+                    {
+                        "name": VISIBLE,
+                        "valueFrom": {"configMapKeyRef": {"name": "app-env", "key": "gpus"}},
+                    }
+                ],
+            )
+        ),
+        pod(containers=container(resources={}, env=[{"name": VISIBLE, "value": "none"}])),
+    ),
+    (
+        "class-pool-placement",  # a GPU pod through the variable, let in by a POD-011 exemption
+        pod(
+            "secure-ml", containers=container(resources={}, env=[{"name": VISIBLE, "value": "all"}])
+        ),
+        pooled(containers=container(resources={}, env=[{"name": VISIBLE, "value": "all"}])),
+    ),
+    (
         "gpu-requests-equal-limits",
         pod(
             containers=container(
