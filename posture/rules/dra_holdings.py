@@ -81,7 +81,18 @@ def uses_gpu(inputs: PostureInputs, pod: Pod) -> bool:
     The one notion of "a GPU pod" every check that asks shares (egress, admission, quota,
     identity, unclassified namespaces, pools). A hold through the variable counts where the
     node honours it (posture.rules.env_holdings' holdings): where that is unverified no hold
-    is claimed, here as in the sharing checks, and POD-011 says what would happen."""
+    is claimed, here as in the sharing checks, and POD-011 says what would happen.
+
+    Once per pod and evaluation: about six checks ask it of every pod. Keyed by id, with the
+    pod kept beside its answer so the id cannot be reused by another object meanwhile."""
+    answers: dict[int, tuple[Pod, bool]] = inputs.memo.setdefault(("uses_gpu",), {})
+    found = answers.get(id(pod))
+    if found is None or found[0] is not pod:
+        found = answers[id(pod)] = (pod, _uses_gpu(inputs, pod))
+    return found[1]
+
+
+def _uses_gpu(inputs: PostureInputs, pod: Pod) -> bool:
     if pod.uses_gpu or _claims_gpu(inputs, pod):
         return True
     # Imported here: env_holdings builds on posture.rules.common, which imports this module.
