@@ -50,11 +50,14 @@ def platform_trust_class(inputs: PostureInputs) -> TrustClassInfo:
 
 def gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
     """Every active pod's GPU devices on `node`, with the mode they share a physical GPU by
-    (computed once per node and evaluation: the sharing checks all ask for it)."""
+    (computed once per node and evaluation: the sharing checks all ask for it).
+
+    The list is shared by every caller, not copied: read it, never change it (each caller
+    builds its own lists from it)."""
     key = ("gpu_holdings", node.name)
     if key not in inputs.memo:
-        inputs.memo[key] = tuple(_gpu_holdings(inputs, node))
-    return list(inputs.memo[key])  # type: ignore[call-overload]  # memo[key] holds what this function stored under it
+        inputs.memo[key] = _gpu_holdings(inputs, node)
+    return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
 
 def _gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
@@ -139,13 +142,17 @@ def _holding_entry(holding: GpuHolding) -> dict[str, Any]:
 
 
 def tenants_on_node(inputs: PostureInputs, node_name: str) -> list[TenantInfo]:
-    """Tenants with at least one active pod on the node, by slug."""
-    found = {
-        tenant.slug: tenant
-        for pod in inputs.pods_by_node.get(node_name, ())
-        if (tenant := inputs.tenant_of_pod(pod)) is not None
-    }
-    return [found[slug] for slug in sorted(found)]
+    """Tenants with at least one active pod on the node, by slug. Once per node and
+    evaluation (a dozen node checks ask); each caller gets its own short list."""
+    key = ("tenants_on_node", node_name)
+    if key not in inputs.memo:
+        found = {
+            tenant.slug: tenant
+            for pod in inputs.pods_by_node.get(node_name, ())
+            if (tenant := inputs.tenant_of_pod(pod)) is not None
+        }
+        inputs.memo[key] = tuple(found[slug] for slug in sorted(found))
+    return list(inputs.memo[key])  # type: ignore[call-overload]  # memo[key] holds what this function stored under it
 
 
 def sorted_nodes(inputs: PostureInputs) -> list[Node]:

@@ -60,6 +60,20 @@ def dra_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
     return holdings
 
 
+def nvidia_claim_pods(inputs: PostureInputs, node: Node) -> frozenset[int]:
+    """The pods on `node` (by id) whose DRA claim holds an NVIDIA GPU or MIG device of it. Such
+    a pod holds a GPU as a GPU request does, and the CDI edits its devices come through (the
+    NVIDIA DRA driver's included) set NVIDIA_VISIBLE_DEVICES=void over the container's own env:
+    env_holdings counts no hold through the variable for it, and POD-011 judges none. Once per
+    node and evaluation: POD-011 asks it of every pod."""
+    key = ("dra_nvidia_claim_pods", node.name)
+    if key not in inputs.memo:
+        inputs.memo[key] = frozenset(
+            id(h.pod) for h in dra_holdings(inputs, node) if h.pool.startswith("nvidia.com/")
+        )
+    return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
+
+
 def uses_gpu(inputs: PostureInputs, pod: Pod) -> bool:
     """A pod that holds a GPU any way (DESIGN §2): a GPU resource, a fraction, a DRA claim of
     a GPU device class (allocated or not yet), or NVIDIA_VISIBLE_DEVICES its node honours.
@@ -67,7 +81,18 @@ def uses_gpu(inputs: PostureInputs, pod: Pod) -> bool:
     The one notion of "a GPU pod" every check that asks shares (egress, admission, quota,
     identity, unclassified namespaces, pools). A hold through the variable counts where the
     node honours it (posture.rules.env_holdings' holdings): where that is unverified no hold
-    is claimed, here as in the sharing checks, and POD-011 says what would happen."""
+    is claimed, here as in the sharing checks, and POD-011 says what would happen.
+
+    Once per pod and evaluation: about six checks ask it of every pod. Keyed by id, with the
+    pod kept beside its answer so the id cannot be reused by another object meanwhile."""
+    answers: dict[int, tuple[Pod, bool]] = inputs.memo.setdefault(("uses_gpu",), {})
+    found = answers.get(id(pod))
+    if found is None or found[0] is not pod:
+        found = answers[id(pod)] = (pod, _uses_gpu(inputs, pod))
+    return found[1]
+
+
+def _uses_gpu(inputs: PostureInputs, pod: Pod) -> bool:
     if pod.uses_gpu or _claims_gpu(inputs, pod):
         return True
     # Imported here: env_holdings builds on posture.rules.common, which imports this module.

@@ -40,7 +40,7 @@ from posture.rules.common import (
     nodes_by_name,
     pod_ref,
 )
-from posture.rules.dra_holdings import dra_holdings
+from posture.rules.dra_holdings import nvidia_claim_pods
 from posture.rules.holding import ENV_RESOURCE, EVERY_GPU, UUID_PREFIXES, GpuHolding, device_kind
 from posture.rules.pod.visible_devices import (
     VISIBLE_DEVICES,
@@ -188,11 +188,8 @@ def _accesses(inputs: PostureInputs, node: Node) -> list[EnvAccess]:
     if not node.is_gpu_node:
         return []
     configmaps = env_configmaps_by_name(inputs)
-    # A pod whose DRA claim holds an NVIDIA GPU of the node already holds one, as a GPU
-    # resource does: counted once. The claim's devices come through CDI, and the CDI specs
-    # NVIDIA's tooling writes (the DRA driver's included) set NVIDIA_VISIBLE_DEVICES=void in
-    # their common edits, applied over the container's own env.
-    claimed = {id(h.pod) for h in dra_holdings(inputs, node) if h.pool.startswith("nvidia.com/")}
+    # A pod whose DRA claim holds an NVIDIA GPU of the node already holds one: counted once.
+    claimed = nvidia_claim_pods(inputs, node)
     found_accesses = []
     for pod in inputs.pods_by_node.get(node.name, ()):
         tenant = inputs.tenant_of_pod(pod)

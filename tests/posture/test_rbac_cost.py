@@ -43,3 +43,59 @@ def test_a_rule_limited_to_one_node_still_reaches_it(monkeypatch):
     (draft,) = _k8s003(monkeypatch, rule(verbs=("patch",), names=("gpu-123",)))[0]
     assert [o["object"] for o in draft.evidence["objects"]] == ["Node gpu-123"]
     assert draft.subject_name == "b"
+
+
+def test_every_subject_that_names_a_tenant_is_found_by_its_index_keys():
+    """K8S-003/-004/-008's escalation search asks subject_of_tenant only of the identities
+    whose subject_keys meet the tenant's tenant_keys: a subject that names the tenant any way
+    (a principal, everyone, an owned or listed service account, however spelt) must never be
+    left out by the index."""
+    from inventory.snapshot import Subject
+    from posture.inputs import TenantInfo
+    from tests.posture.builders import trust_class
+
+    tenants = [
+        TenantInfo(
+            "alpha",
+            "Alpha",
+            trust_class("internal"),
+            ("alpha",),
+            ("group:alpha-devs", "user:ana", "user:system:serviceaccount:shared:runner"),
+        ),
+        TenantInfo("bare", "Bare", trust_class("external"), (), ("group:bare-devs",)),
+    ]
+    subjects = [
+        Subject(kind, name, namespace)
+        for kind, name, namespace in [
+            ("Group", "alpha-devs", None),
+            ("Group", "Alpha-Devs", None),
+            ("User", "ana", None),
+            ("User", "alpha-devs", None),
+            ("Group", "bare-devs", None),
+            ("Group", "system:authenticated", None),
+            ("Group", "system:unauthenticated", None),
+            ("User", "system:anonymous", None),
+            ("Group", "system:serviceaccounts", None),
+            ("Group", "system:serviceaccounts:alpha", None),
+            ("Group", "system:serviceaccounts:shared", None),
+            ("Group", "system:serviceaccounts:other", None),
+            ("User", "system:serviceaccount:alpha:default", None),
+            ("User", "system:serviceaccount:shared:runner", None),
+            ("User", "system:serviceaccount:shared:other", None),
+            ("ServiceAccount", "default", "alpha"),
+            ("ServiceAccount", "runner", "shared"),
+            ("ServiceAccount", "builder", "shared"),
+            ("ServiceAccount", "default", "other"),
+            ("ServiceAccount", "default", None),
+        ]
+    ]
+    names = 0
+    for tenant in tenants:
+        namespaces = set(tenant.namespaces)
+        keys = rbac_eval.tenant_keys(tenant, namespaces)
+        for subject in subjects:
+            named = rbac_eval.subject_of_tenant(subject, tenant, namespaces) is not None
+            names += named
+            if named:
+                assert keys & set(rbac_eval.subject_keys(subject)), subject
+    assert names == 16  # the cases reach every way a subject names a tenant (12 + 4)

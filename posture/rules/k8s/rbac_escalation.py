@@ -46,7 +46,9 @@ from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.k8s.rbac_eval import (
     Grant,
     effective_permissions,
+    subject_keys,
     subject_of_tenant,
+    tenant_keys,
     tenant_namespaces,
 )
 from posture.rules.k8s.rbac_paths import (
@@ -152,14 +154,17 @@ def _tenant_escalations(
     # writes in another tenant's namespace); elsewhere it reaches nothing they ask about.
     where = own | operator_ns | set(inputs.namespace_owner)
     table = _identities(inputs)
+    # The tenant's own identities (its rights already), asked only of those that may be.
+    by_key = _identities_by_key(inputs)
+    candidates = {i for key in tenant_keys(tenant, own) for i in by_key.get(key, ())}
+    tenants = {
+        i for i in candidates if subject_of_tenant(table[i].subject, tenant, own) is not None
+    }
     useful: dict[Identity, Held] = {}
-    tenants: set[Identity] = set()  # the tenant's own identities: its rights already
     for identity, held in table.items():
-        if subject_of_tenant(held.subject, tenant, own) is not None:
-            tenants.add(identity)
-        elif held.total or any(
-            g.scope is None or g.scope in where for g in held.grants if _acts(g)
-        ):
+        if identity in tenants:
+            continue
+        if held.total or any(g.scope is None or g.scope in where for g in held.grants if _acts(g)):
             useful[identity] = held
     world = _world(inputs)
     for grant in assumable:
@@ -344,6 +349,19 @@ def _identities(inputs: PostureInputs) -> dict[Identity, Held]:
             )
         inputs.memo[key] = table
     return cast("dict[Identity, Held]", inputs.memo[key])  # what this function stored
+
+
+def _identities_by_key(inputs: PostureInputs) -> dict[tuple[str, ...], list[Identity]]:
+    """The identities by rbac_eval.subject_keys of their subject (once per evaluation): every
+    tenant asks which are its own, and a cluster has thousands."""
+    key = ("rbac-identities-by-key",)
+    if key not in inputs.memo:
+        found: dict[tuple[str, ...], list[Identity]] = {}
+        for identity, held in _identities(inputs).items():
+            for subject_key in subject_keys(held.subject):
+                found.setdefault(subject_key, []).append(identity)
+        inputs.memo[key] = found
+    return cast("dict[tuple[str, ...], list[Identity]]", inputs.memo[key])  # stored above
 
 
 def _identity(subject: Subject) -> Identity:

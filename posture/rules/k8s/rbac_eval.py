@@ -102,6 +102,37 @@ def subject_of_tenant(subject: Subject, tenant: TenantInfo, namespaces: set[str]
     return subject_label(subject) if (namespace, name) in listed else None
 
 
+EVERY_TENANT = ("every tenant",)  # subject_keys: a subject that may name any tenant
+
+
+def subject_keys(subject: Subject) -> tuple[tuple[str, ...], ...]:
+    """Keys under which subject_of_tenant may find the subject a tenant's: it names a tenant
+    only if one of these is among tenant_keys(tenant, namespaces). For an index, so a tenant
+    is matched against the few subjects that may name it, not every subject of the cluster."""
+    keys: list[tuple[str, ...]] = []
+    if subject.kind in ("Group", "User"):
+        keys.append(("principal", f"{subject.kind.lower()}:{subject.name}"))
+        everyone = (subject.kind, subject.name) in EVERYONE
+        if everyone or (subject.kind == "Group" and subject.name == ALL_SERVICE_ACCOUNTS):
+            keys.append(EVERY_TENANT)
+    namespace = service_account_namespace(subject)
+    if namespace:
+        keys.append(("namespace", namespace))
+    return tuple(keys)
+
+
+def tenant_keys(tenant: TenantInfo, namespaces: set[str]) -> set[tuple[str, ...]]:
+    """The keys of subject_keys any subject naming the tenant has (see subject_of_tenant): a
+    principal it lists, a subject of every tenant, a service-account namespace it owns or
+    names an account of."""
+    listed = {ns for ns, _ in _listed_accounts(tenant)}
+    return (
+        {EVERY_TENANT}
+        | {("principal", p) for p in tenant.principals}
+        | {("namespace", ns) for ns in namespaces | listed}
+    )
+
+
 def _listed_accounts(tenant: TenantInfo) -> frozenset[tuple[str, str]]:
     """(namespace, name) of the service accounts the tenant lists as user principals."""
     return _accounts_in(tuple(tenant.principals))

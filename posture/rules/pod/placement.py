@@ -16,8 +16,6 @@ from posture.rules.class_pools import (
     tainted_for,
 )
 from posture.rules.common import (
-    GpuHolding,
-    gpu_holdings,
     nodes_by_name,
     tenant_pods,
     tenants_on_node,
@@ -70,10 +68,10 @@ def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in tenant_pods(inputs):
         cls = tenant.trust_class
         node = nodes.get(pod.node_name or "")
-        # An unscheduled pod, or a node outside the snapshot, cannot be judged.
-        # A KAI fraction holds its share of a GPU with no nvidia.com/* request.
-        # So does a container naming GPUs in NVIDIA_VISIBLE_DEVICES on a node that honours it.
-        if node is None or not (uses_gpu(inputs, pod) or env_access_of(inputs, pod, node)):
+        # An unscheduled pod, or a node outside the snapshot, cannot be judged. uses_gpu
+        # counts a KAI fraction (no nvidia.com/* request) and a container naming GPUs in
+        # NVIDIA_VISIBLE_DEVICES on a node that honours it.
+        if node is None or not uses_gpu(inputs, pod):
             continue
         # Another class's dedicated pool this pod sits in (a toleration broad enough, a pod
         # bound by nodeName, or one that predates the taint: NoSchedule evicts nobody).
@@ -93,14 +91,13 @@ def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
             yield _pool_draft(inputs, pod, tenant, node, invaded, pool)
 
 
-def env_access_of(inputs: PostureInputs, pod: Pod, node: Node) -> list[GpuHolding]:
-    """The pod's holds through NVIDIA_VISIBLE_DEVICES on its node (posture.rules.env_holdings)."""
-    return [h for h in gpu_holdings(inputs, node) if h.through_env and h.pod is pod]
+def _env_evidence(inputs: PostureInputs, pod: Pod) -> dict[str, Any]:
+    # Imported here: env_holdings imports posture.rules.pod.visible_devices, whose package
+    # (posture.rules.pod) imports this module first.
+    from posture.rules.env_holdings import env_reach
 
-
-def _env_evidence(inputs: PostureInputs, pod: Pod, node: Node) -> dict[str, Any]:
-    held = env_access_of(inputs, pod, node)
-    return {"gpu_access_through_visible_devices": [h.basis for h in held]} if held else {}
+    held = env_reach(inputs, pod)
+    return {"gpu_access_through_visible_devices": held} if held else {}
 
 
 def _dedicated_classes(inputs: PostureInputs) -> set[str]:
@@ -125,7 +122,7 @@ def _pool_draft(
     evidence = {
         "gpu_resources": pod.gpu_resources,
         **({"gpu_fraction": pod.gpu_fraction} if pod.gpu_fraction else {}),
-        **_env_evidence(inputs, pod, node),
+        **_env_evidence(inputs, pod),
         "expected_taints": expected_taints(inputs, slug),
         "node_selector": dict(pod.node_selector),
         "tolerations": [dict(t) for t in pod.tolerations],

@@ -13,6 +13,7 @@ from posture.rules.common import (
     nodes_by_name,
     tenant_pods,
 )
+from posture.rules.dra_holdings import nvidia_claim_pods
 from posture.rules.plugin_holdings import holds_device
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.stack.visible_devices import node_envvar_access
@@ -241,11 +242,7 @@ def _overrides(access: EnvvarAccess, container: Container) -> str | None:
 def _claims_a_gpu(inputs: PostureInputs, node: Node, pod: Pod) -> bool:
     """The pod holds an NVIDIA GPU of the node through a DRA claim: a request, and the CDI
     edits its devices come through set the variable to `void` (posture.rules.env_holdings)."""
-    from posture.rules.dra_holdings import dra_holdings
-
-    return any(
-        h.pod is pod and h.pool.startswith("nvidia.com/") for h in dra_holdings(inputs, node)
-    )
+    return id(pod) in nvidia_claim_pods(inputs, node)
 
 
 def judged_containers(pod: Pod) -> list[Container]:
