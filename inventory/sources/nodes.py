@@ -8,7 +8,7 @@ node. A fact no source states stays None (unknown), so STACK-004 can say so.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inventory.components import StackFacts, presence
@@ -16,6 +16,7 @@ from inventory.snapshot import (
     GPU_RESOURCE_PREFIX,
     Node,
     Pod,
+    SharedResource,
     SharingConfig,
     Taint,
     UnreadableConfig,
@@ -46,6 +47,7 @@ from inventory.sources.node_labels import (
 )
 from inventory.sources.node_versions import operator_version as operator_version  # re-export
 from inventory.sources.node_versions import stack_versions
+from inventory.sources.plugin_placement import ABSENT, ASSUMED, capacity_conflict, config_placement
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 from inventory.sources.shared_resources import replicates_here, shared_resources
 
@@ -104,7 +106,19 @@ def node_from(
     gke = gke_shares(labels)
     vm = sandbox_workload(labels, workload_default) if is_gpu else None
     config = config if is_gpu and not gke and not vm else None
+    taints = _taints(dig(obj, "spec").get("taints"))
+    # A config reaches the node only through a plugin pod that mounts it (plugin_placement).
+    placement = (
+        config_placement(config, name_of(obj), labels, taints, pods_on_node, stack.daemonsets)
+        if config is not None and stack is not None
+        else None
+    )
+    if placement is not None and placement.state == ABSENT:
+        config = None
     problems = unreadable_for(labels, sharing_configs, unreadable, named) if is_gpu else ()
+    conflict = capacity_conflict(config, capacity, gpu_count) if config is not None else None
+    if conflict is not None and stack is not None:
+        problems += (conflict,)  # the capacity says it is not in force: sharing unverified
     if vm:
         problems = tuple(p for p in problems if p.purpose != "device_plugin")
     if is_gpu and not gke and not vm:
@@ -113,7 +127,6 @@ def node_from(
         problems += unreadable_labels(labels)
     plugin_unknown = any(p.purpose == "device_plugin" for p in problems)
     info = dig(obj, "status", "nodeInfo")
-    taints = _taints(dig(obj, "spec").get("taints"))
     offered = plugin_resources(
         capacity, _gpu_capacity(dig(obj, "status").get("allocatable")), advertised
     )
@@ -149,7 +162,10 @@ def node_from(
         mig_config=labels.get(MIG_CONFIG) or (gke_partition_size(labels) if gke else None),
         mig_config_state=labels.get(MIG_STATE),
         device_plugin_config=labels.get(PLUGIN_CONFIG),
-        resource_sharing=shared_resources(None if plugin_unknown else config, capacity, gpu_count),
+        resource_sharing=_noted(
+            shared_resources(None if plugin_unknown else config, capacity, gpu_count),
+            placement.why if placement is not None and placement.state == ASSUMED else "",
+        ),
         os_image=text(info.get("osImage")),
         kernel_version=text(info.get("kernelVersion")),
         container_runtime=text(info.get("containerRuntimeVersion")),
@@ -160,6 +176,13 @@ def node_from(
         **stack_versions(labels, pods_on_node),
     )
     return NodeResult(node, (warning,) if warning else ())
+
+
+def _noted(resources: tuple[SharedResource, ...], note: str) -> tuple[SharedResource, ...]:
+    """The resources with `note` added to what each says of how the node bears it out."""
+    if not note:
+        return resources
+    return tuple(replace(r, note=f"{r.note}; {note}" if r.note else note) for r in resources)
 
 
 def _gpu_capacity(value: Any) -> dict[str, int]:
