@@ -7,7 +7,7 @@ node. A fact no source states stays None (unknown), so STACK-004 can say so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -47,9 +47,16 @@ from inventory.sources.node_labels import (
 )
 from inventory.sources.node_versions import operator_version as operator_version  # re-export
 from inventory.sources.node_versions import stack_versions
-from inventory.sources.plugin_placement import ABSENT, ASSUMED, capacity_conflict, config_placement
+from inventory.sources.plugin_placement import (
+    ABSENT,
+    ASSUMED,
+    capacity_conflict,
+    config_placement,
+    plugin_templates,
+)
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 from inventory.sources.shared_resources import replicates_here, shared_resources
+from inventory.visible_devices import device_list_strategy
 
 NV = GPU_RESOURCE_PREFIX  # "nvidia.com/": GFD labels share the prefix
 PRODUCT, COUNT = NV + "gpu.product", NV + "gpu.count"
@@ -81,13 +88,15 @@ def node_from(
     stack: StackFacts | None = None,
     plugin_default: str = "",
     workload_default: str = "",
+    policies: Sequence[tuple[str, Mapping[str, Any]]] = (),
 ) -> NodeResult:
     """One Node object, with the pods scheduled on it, the cluster's sharing configs, the
     GPU configuration that could not be read and what the cluster shows of its GPU stack
     (`stack`; without it no component is ever said to be not installed). `plugin_default` is
     the config the plugin reads when the node has no label (the ClusterPolicy's
     `devicePlugin.config.default`), "" when nothing sets one; `workload_default` the workload of
-    a node with no `nvidia.com/gpu.workload.config` (`sandboxWorkloads.defaultWorkload`)."""
+    a node with no `nvidia.com/gpu.workload.config` (`sandboxWorkloads.defaultWorkload`);
+    `policies` the readable ClusterPolicies (name, parsed spec)."""
     labels = labels_of(obj)
     # The device plugin's config-manager: the node's label, else the explicit default.
     named = labels.get(PLUGIN_CONFIG) or plugin_default or None
@@ -144,6 +153,17 @@ def node_from(
         if vm
         else sharing_strategy(labels, capacity, node_config, config_unknown=plugin_unknown)
     )
+    strategy_fact = (
+        device_list_strategy(
+            pods_on_node,
+            None if plugin_unknown else config,
+            policies,
+            config_unreadable=plugin_unknown,
+            templates=plugin_templates(name_of(obj), labels, taints, stack.daemonsets),
+        )
+        if is_gpu and stack is not None and not vm
+        else None
+    )
     node = Node(
         name=name_of(obj),
         labels=labels,
@@ -162,6 +182,8 @@ def node_from(
         mig_config=labels.get(MIG_CONFIG) or (gke_partition_size(labels) if gke else None),
         mig_config_state=labels.get(MIG_STATE),
         device_plugin_config=labels.get(PLUGIN_CONFIG),
+        device_list_strategy=strategy_fact.value if strategy_fact else None,
+        device_list_strategy_source=strategy_fact.source if strategy_fact else "",
         resource_sharing=_noted(
             shared_resources(None if plugin_unknown else config, capacity, gpu_count),
             placement.why if placement is not None and placement.state == ASSUMED else "",

@@ -116,3 +116,28 @@ def capacity_conflict(
                 "the node's sharing is unknown",
             )
     return None
+
+
+def plugin_templates(
+    node_name: str,
+    labels: Mapping[str, str],
+    taints: Iterable[Taint],
+    daemonsets: Sequence[Workload],
+) -> list[Pod]:
+    """The pod templates of the device-plugin DaemonSets that should run on the node: what its
+    plugin runs with where the snapshot holds no pod of it."""
+    taints = tuple(taints)
+    return [
+        ds.template
+        for ds in sorted(daemonsets, key=lambda d: (d.namespace, d.name))
+        if ds.template is not None
+        and any(component_of(i) == "device_plugin" for i in ds.images.values())
+        and daemonset_fit(
+            node_name,
+            labels,
+            taints,
+            node_selector=ds.node_selector,
+            tolerations=ds.tolerations,
+            affinity_terms=ds.affinity_terms,
+        ).fits
+    ]
