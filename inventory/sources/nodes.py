@@ -52,6 +52,7 @@ from inventory.sources.plugin_placement import (
     ASSUMED,
     capacity_conflict,
     config_placement,
+    placed_problems,
     plugin_templates,
 )
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
@@ -118,13 +119,25 @@ def node_from(
     taints = _taints(dig(obj, "spec").get("taints"))
     # A config reaches the node only through a plugin pod that mounts it (plugin_placement).
     placement = (
-        config_placement(config, name_of(obj), labels, taints, pods_on_node, stack.daemonsets)
+        config_placement(
+            config.namespace,
+            config.configmap,
+            name_of(obj),
+            labels,
+            taints,
+            pods_on_node,
+            stack.daemonsets,
+        )
         if config is not None and stack is not None
         else None
     )
     if placement is not None and placement.state == ABSENT:
         config = None
     problems = unreadable_for(labels, sharing_configs, unreadable, named) if is_gpu else ()
+    if stack is not None:
+        problems = placed_problems(
+            problems, name_of(obj), labels, taints, pods_on_node, stack.daemonsets
+        )
     conflict = capacity_conflict(config, capacity, gpu_count) if config is not None else None
     if conflict is not None and stack is not None:
         problems += (conflict,)  # the capacity says it is not in force: sharing unverified

@@ -36,21 +36,23 @@ class Placement:
 
 
 def config_placement(
-    config: SharingConfig,
+    namespace: str,
+    configmap: str,
     node_name: str,
     labels: Mapping[str, str],
     taints: Iterable[Taint],
     pods_on_node: Iterable[Pod],
     daemonsets: Sequence[Workload],
 ) -> Placement:
-    """Whether a plugin that reads `config` runs (or would run) on the node."""
-    where = f"{config.namespace}/{config.configmap}"
+    """Whether a plugin that reads the ConfigMap `namespace`/`configmap` runs (or would run) on
+    the node."""
+    where = f"{namespace}/{configmap}"
     readers = [
         ds
         for ds in daemonsets
         if ds.kind == "DaemonSet"
-        and ds.namespace == config.namespace
-        and config.configmap in ds.config_refs
+        and ds.namespace == namespace
+        and configmap in ds.config_refs
         and any(component_of(i) == "device_plugin" for i in ds.images.values())
     ]
     names = {ds.name for ds in readers}
@@ -58,7 +60,7 @@ def config_placement(
         if (
             pod.is_active
             and pod.owner_kind == "DaemonSet"
-            and pod.namespace == config.namespace
+            and pod.namespace == namespace
             and pod.owner_name in names
         ):
             why = f"pod {pod.namespace}/{pod.name} of DaemonSet {pod.owner_name} mounts {where}"
@@ -89,6 +91,28 @@ def config_placement(
     return Placement(
         ABSENT,
         f"no device plugin that mounts {where} runs on the node ({'; '.join(excluded)})",
+    )
+
+
+def placed_problems(
+    problems: Iterable[UnreadableConfig],
+    node_name: str,
+    labels: Mapping[str, str],
+    taints: Iterable[Taint],
+    pods_on_node: Sequence[Pod],
+    daemonsets: Sequence[Workload],
+) -> tuple[UnreadableConfig, ...]:
+    """The problems without an unreadable device-plugin ConfigMap no plugin on the node reads:
+    what it says cannot make this node's sharing unknown."""
+    taints = tuple(taints)
+    return tuple(
+        p
+        for p in problems
+        if not (p.purpose == "device_plugin" and p.kind == "ConfigMap")
+        or config_placement(
+            p.namespace, p.name, node_name, labels, taints, pods_on_node, daemonsets
+        ).state
+        != ABSENT
     )
 
 

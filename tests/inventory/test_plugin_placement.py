@@ -91,3 +91,19 @@ def test_capacity_equal_to_the_physical_count_leaves_a_time_slicing_config_unver
     )
     (problem,) = p5.unreadable_configs
     assert problem.error.startswith("unverified") and "advertises 8 nvidia.com/gpu" in problem.error
+
+
+def test_an_unreadable_config_makes_unknown_only_the_nodes_its_plugin_runs_on():
+    broken = configmap(NS, "nvdp-configs", {"a10g-ts": "version: v1\nsharing: [timeSlicing\n"})
+    objects = [
+        {"kind": "Namespace", "metadata": {"name": NS}},
+        node("p5-a", P5, capacity={"nvidia.com/gpu": "8"}),
+        node("g5-a", G5, capacity={"nvidia.com/gpu": "4"}),
+        broken,
+        _plugin({"eks.amazonaws.com/nodegroup": "g5-shared"}),
+    ]
+    nodes = {n.name: n for n in normalise(objects, configured_platform=(NS,)).nodes}
+    assert nodes["g5-a"].sharing_strategy == "unknown"
+    assert [p.name for p in nodes["g5-a"].unreadable_configs] == ["nvdp-configs"]
+    # The p5 host's plugin never reads it: nothing of it is unknown there.
+    assert (nodes["p5-a"].sharing_strategy, nodes["p5-a"].unreadable_configs) == ("none", ())
