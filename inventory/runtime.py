@@ -24,6 +24,7 @@ CDI_DEFAULT_ON_FROM = (25, 10, 0)
 _RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
 # Device list strategies by which the plugin names CDI devices for the runtime to inject.
 CDI_STRATEGIES = ("cdi-annotations", "cdi-cri")
+STRATEGY_FACT = "Device list strategy"
 
 
 def runtime_facts(
@@ -31,11 +32,18 @@ def runtime_facts(
     policies: Iterable[tuple[str, Mapping[str, Any]]],
     sharing_configs: Iterable[Mapping[str, Any]],
     operator_version: str | None = None,
+    resolved: tuple[str | None, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Rows of (fact, value, source); `policies` are (ClusterPolicy name, parsed spec);
-    `operator_version` the GPU Operator's (it sets what an unset spec.cdi.enabled means)."""
+    `operator_version` the GPU Operator's (it sets what an unset spec.cdi.enabled means);
+    `resolved` the node's device-list strategy and its source as the sync resolved it
+    (Node.device_list_strategy, from its plugin pod: the one reading STACK-008 uses too)."""
     policies = sorted(policies)
-    strategy = _strategy(labels, policies, sharing_configs)
+    strategy = (
+        _row(STRATEGY_FACT, resolved[0], resolved[1])
+        if resolved is not None and resolved[1]
+        else _strategy(labels, policies, sharing_configs)
+    )
     return [
         _cdi(labels, policies, operator_version, strategy),
         strategy,
@@ -49,10 +57,13 @@ def node_facts(
     sharing_configs: Iterable[Mapping[str, Any]],
     sharing_strategy: str | None,
     operator_version: str | None = None,
+    resolved: tuple[str | None, str] | None = None,
 ) -> NodeFacts:
     """The facts bulletin conditions are judged against (inventory.conditions), from the same
     rows the node page shows, plus MIG and vGPU from GPU Feature Discovery's labels."""
-    cdi, strategy, envvar = runtime_facts(labels, policies, sharing_configs, operator_version)
+    cdi, strategy, envvar = runtime_facts(
+        labels, policies, sharing_configs, operator_version, resolved
+    )
     strategies = strategy["value"]
     return NodeFacts(
         cdi=None if cdi["value"] is None else cdi["value"] == "on",
@@ -126,10 +137,18 @@ def operator_cdi_default(version: str | None) -> bool | None:
     return release >= CDI_DEFAULT_ON_FROM
 
 
+def resolved_strategy(node: Any) -> tuple[str | None, str]:
+    """(device-list strategy, source) the sync stored for a node (a snapshot Node or its
+    stored dict); source "" for a node synced before it was resolved."""
+    get = node.get if isinstance(node, Mapping) else lambda name: getattr(node, name, None)
+    return get("device_list_strategy") or None, get("device_list_strategy_source") or ""
+
+
 def _strategy(
     labels: Mapping[str, str], policies: list, sharing_configs: Iterable[Mapping[str, Any]]
 ) -> dict[str, Any]:
-    fact = "Device list strategy"
+    """A node synced before the sync resolved its strategy: the cluster's objects alone."""
+    fact = STRATEGY_FACT
     for name, spec in policies:
         if spec.get("device_list_strategy"):
             source = f"ClusterPolicy {name} devicePlugin.env DEVICE_LIST_STRATEGY"

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inventory.snapshot import Container, Pod, SharingConfig
+from inventory.snapshot import TEMPLATE_PHASE, Container, Pod, SharingConfig
 from inventory.sources.images import component_of, is_gke_device_plugin
 
 TOOLKIT_ENV = "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"
@@ -80,21 +80,48 @@ def envvar_access(
     pods_on_node: Iterable[Pod],
     config: SharingConfig | None,
     policies: Iterable[tuple[str, Mapping[str, Any]]],
+    *,
+    strategy: Fact | None = None,
 ) -> EnvvarAccess:
     """The node's facts from its GPU-stack pods, its device-plugin config and the GPU
-    Operator's ClusterPolicies (name, parsed spec)."""
+    Operator's ClusterPolicies (name, parsed spec). `strategy`: the node's device-list
+    strategy as the sync resolved it (device_list_strategy), which then decides."""
     pods = [p for p in pods_on_node if p.is_active]
     policies = sorted(policies, key=lambda p: p[0])
     toolkits = _containers(pods, "container_toolkit")
+    return EnvvarAccess(
+        toolkit_accepts=_toolkit(toolkits, policies),
+        device_list_strategy=strategy or device_list_strategy(pods, config, policies),
+        nvidia_default_runtime=_default_runtime(toolkits, policies),
+    )
+
+
+def device_list_strategy(
+    pods_on_node: Iterable[Pod],
+    config: SharingConfig | None,
+    policies: Iterable[tuple[str, Mapping[str, Any]]],
+    *,
+    config_unreadable: bool = False,
+    templates: Sequence[Pod] = (),
+) -> Fact:
+    """The device plugin's device-list strategy on a node: the one reading every use makes
+    (bulletin conditions, STACK-006, STACK-008). `config`: the device-plugin config in force on
+    the node (None where none is); `config_unreadable`: the node's config could not be read;
+    `templates`: the pod templates of the plugin DaemonSets that should run on the node, read
+    where no plugin pod of it is in the snapshot. A plugin read to set nothing runs its
+    documented default, envvar; with no plugin (pod or template) to read, or a config that
+    could not be read, it is unknown (the Bottlerocket and other host-run plugins: no pod)."""
+    pods = [p for p in pods_on_node if p.is_active]
+    policies = sorted(policies, key=lambda p: p[0])
     plugins = [(p, c) for p, c in _containers(pods, "device_plugin") if _is_plugin(c)]
+    if not plugins:
+        plugins = [
+            (p, c) for p, c in _containers(list(templates), "device_plugin") if _is_plugin(c)
+        ]
     # GKE's own plugin takes none of NVIDIA's flags: NVIDIA's default strategy is not its.
     gke = [(p, c) for p, c in plugins if is_gke_device_plugin(c.image)]
     plugins = [(p, c) for p, c in plugins if not is_gke_device_plugin(c.image)]
-    return EnvvarAccess(
-        toolkit_accepts=_toolkit(toolkits, policies),
-        device_list_strategy=_strategy(plugins, config, policies, gke=gke),
-        nvidia_default_runtime=_default_runtime(toolkits, policies),
-    )
+    return _strategy(plugins, config, policies, gke=gke, config_unreadable=config_unreadable)
 
 
 def _containers(pods: list[Pod], component: str) -> list[tuple[Pod, Container]]:
@@ -136,11 +163,12 @@ def _strategy(
     policies: list,
     *,
     gke: Sequence[tuple[Pod, Container]] = (),
+    config_unreadable: bool = False,
 ) -> Fact:
     for pod, container in plugins:
         value = _flag_value(container.args, STRATEGY_FLAG) or _env(container, STRATEGY_ENV)
         if value:
-            return Fact(value, f"device-plugin pod {pod.namespace}/{pod.name}")
+            return Fact(value, _plugin_where(pod))
     if config is not None and config.device_list_strategy:
         where = f"device-plugin config {config.namespace}/{config.configmap} key {config.key}"
         return Fact(config.device_list_strategy, where)
@@ -150,9 +178,10 @@ def _strategy(
             return Fact(spec["device_list_strategy"], source)
         if spec.get("cdi_enabled"):
             return Fact(OPERATOR_CDI_STRATEGY, f"ClusterPolicy {name} cdi.enabled")
+    if config_unreadable:
+        return Fact(None, "unknown: the device-plugin config the node uses could not be read")
     if plugins:
-        pod = plugins[0][0]
-        where = f"device-plugin pod {pod.namespace}/{pod.name} sets none: the plugin's default"
+        where = f"{_plugin_where(plugins[0][0])} sets none: the plugin's default"
         return Fact(PLUGIN_DEFAULT_STRATEGY, where)
     if gke:
         pod = gke[0][0]
@@ -162,6 +191,12 @@ def _strategy(
             "it has no NVIDIA device-list strategy",
         )
     return Fact(None, "unverified: no device-plugin pod on the node, nothing states it")
+
+
+def _plugin_where(pod: Pod) -> str:
+    if pod.phase == TEMPLATE_PHASE:
+        return f"device-plugin DaemonSet {pod.namespace}/{pod.name} (no pod of it in the snapshot)"
+    return f"device-plugin pod {pod.namespace}/{pod.name}"
 
 
 def _default_runtime(toolkits: list[tuple[Pod, Container]], policies: list) -> Fact:

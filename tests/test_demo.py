@@ -380,8 +380,12 @@ def assert_patch_truth(checks: set[str]) -> None:
     prod = Node.objects.filter(cluster__name="prod-east", is_gpu_node=True)
     spared = [e for n in prod for e in n.patch_not_affected]
     assert {e["reason"]["code"] for e in spared} == {"condition_not_met", "component_not_present"}
+    # The device plugin's bound is on its device-list strategy: its pod sets none, so it runs
+    # the plugin's default, envvar (the reading STACK-008 makes too).
     assert all(
         "CDI device injection is off" in e["reason"]["text"]
+        if e["component"] != "device_plugin"
+        else "device list strategy is envvar (device-plugin pod" in e["reason"]["text"]
         for e in spared
         if e["reason"]["code"] == "condition_not_met"
     )

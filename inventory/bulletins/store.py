@@ -40,7 +40,7 @@ from inventory.patching.status import (
     node_patch_status,
     remedy_dicts,
 )
-from inventory.runtime import node_facts
+from inventory.runtime import node_facts, resolved_strategy
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 DRAFT_REFUSED = (
@@ -396,5 +396,6 @@ def _node_stack(node: Node, runtime: dict[int, tuple[list, list]]) -> NodeStack:
             configs,
             data.get("sharing_strategy"),
             data.get("gpu_operator_version"),
+            resolved_strategy(data),
         ),
     )

@@ -77,6 +77,12 @@ class Node:
     mig_config_state_since: str | None = None
     mig_config_state_seen: str | None = None
     device_plugin_config: str | None = None  # value of label nvidia.com/device-plugin.config
+    # How the device plugin hands devices to the runtime on this node (envvar, volume-mounts,
+    # cdi-annotations, cdi-cri; comma-joined as set), resolved once at sync from its pod, its
+    # config and the ClusterPolicy (inventory.visible_devices.device_list_strategy); None when
+    # unknown. The source says where it was read; "" when the sync did not resolve it.
+    device_list_strategy: str | None = None
+    device_list_strategy_source: str = ""
     # Per resource the node's device-plugin config replicates (rename, devices): its mode.
     # Empty when no readable config applies; other resources keep whole devices.
     resource_sharing: tuple[SharedResource, ...] = ()

@@ -192,7 +192,43 @@ def stack_namespaces(
         and any(_hands_out_gpus(image) for image in w.images.values())
         and (bound is None or w.namespace in bound)
     }
-    return operator_namespaces(workloads, bindings) | handing
+    return operator_namespaces(workloads, bindings) | handing | _standalone(workloads, bindings)
+
+
+# NVIDIA's node agents that hand out no GPU but are deployed by their own charts outside the
+# operator (dcgm-exporter in e.g. `gpu-monitoring`, MIG Manager, the older standalone GPU
+# Feature Discovery image), by the last segment of their image repository.
+STANDALONE_IMAGES = frozenset({"dcgm-exporter", "k8s-mig-manager", "gpu-feature-discovery"})
+
+
+def _standalone(workloads: list[Workload], bindings: list[RoleBinding]) -> set[str]:
+    """Namespaces of a DaemonSet running one of STANDALONE_IMAGES from NVIDIA's registry
+    (nvcr.io/nvidia/...), where its chart's RBAC is there: a ClusterRoleBinding, or a
+    RoleBinding in the namespace naming one of its service accounts (dcgm-exporter's chart
+    always binds its `dcgm-exporter-read-cm` Role so, and a ClusterRole only with pod labels
+    on), or where the snapshot read no ClusterRoleBinding (as for the others). A tenant's
+    namespace stays the tenant's (platform_namespaces drops it whatever says so)."""
+    cluster = _cluster_bound_namespaces(bindings)
+    local = {
+        b.namespace
+        for b in bindings
+        if b.kind == "RoleBinding"
+        and any(
+            s.kind == "ServiceAccount" and s.namespace in (None, b.namespace) for s in b.subjects
+        )
+    }
+    return {
+        w.namespace
+        for w in workloads
+        if w.kind == "DaemonSet"
+        and any(_nvidia_standalone(image) for image in w.images.values())
+        and (cluster is None or w.namespace in cluster | local)
+    }
+
+
+def _nvidia_standalone(image: str) -> bool:
+    repository, _ = image_version(image)
+    return repository.startswith("nvcr.io/nvidia/") and _repository_name(image) in STANDALONE_IMAGES
 
 
 def _hands_out_gpus(image: str) -> bool:

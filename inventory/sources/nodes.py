@@ -7,8 +7,8 @@ node. A fact no source states stays None (unknown), so STACK-004 can say so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inventory.components import StackFacts, presence
@@ -16,6 +16,7 @@ from inventory.snapshot import (
     GPU_RESOURCE_PREFIX,
     Node,
     Pod,
+    SharedResource,
     SharingConfig,
     Taint,
     UnreadableConfig,
@@ -46,8 +47,17 @@ from inventory.sources.node_labels import (
 )
 from inventory.sources.node_versions import operator_version as operator_version  # re-export
 from inventory.sources.node_versions import stack_versions
+from inventory.sources.plugin_placement import (
+    ABSENT,
+    ASSUMED,
+    capacity_conflict,
+    config_placement,
+    placed_problems,
+    plugin_templates,
+)
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 from inventory.sources.shared_resources import replicates_here, shared_resources
+from inventory.visible_devices import device_list_strategy
 
 NV = GPU_RESOURCE_PREFIX  # "nvidia.com/": GFD labels share the prefix
 PRODUCT, COUNT = NV + "gpu.product", NV + "gpu.count"
@@ -79,13 +89,15 @@ def node_from(
     stack: StackFacts | None = None,
     plugin_default: str = "",
     workload_default: str = "",
+    policies: Sequence[tuple[str, Mapping[str, Any]]] = (),
 ) -> NodeResult:
     """One Node object, with the pods scheduled on it, the cluster's sharing configs, the
     GPU configuration that could not be read and what the cluster shows of its GPU stack
     (`stack`; without it no component is ever said to be not installed). `plugin_default` is
     the config the plugin reads when the node has no label (the ClusterPolicy's
     `devicePlugin.config.default`), "" when nothing sets one; `workload_default` the workload of
-    a node with no `nvidia.com/gpu.workload.config` (`sandboxWorkloads.defaultWorkload`)."""
+    a node with no `nvidia.com/gpu.workload.config` (`sandboxWorkloads.defaultWorkload`);
+    `policies` the readable ClusterPolicies (name, parsed spec)."""
     labels = labels_of(obj)
     # The device plugin's config-manager: the node's label, else the explicit default.
     named = labels.get(PLUGIN_CONFIG) or plugin_default or None
@@ -104,7 +116,31 @@ def node_from(
     gke = gke_shares(labels)
     vm = sandbox_workload(labels, workload_default) if is_gpu else None
     config = config if is_gpu and not gke and not vm else None
+    taints = _taints(dig(obj, "spec").get("taints"))
+    # A config reaches the node only through a plugin pod that mounts it (plugin_placement).
+    placement = (
+        config_placement(
+            config.namespace,
+            config.configmap,
+            name_of(obj),
+            labels,
+            taints,
+            pods_on_node,
+            stack.daemonsets,
+        )
+        if config is not None and stack is not None
+        else None
+    )
+    if placement is not None and placement.state == ABSENT:
+        config = None
     problems = unreadable_for(labels, sharing_configs, unreadable, named) if is_gpu else ()
+    if stack is not None:
+        problems = placed_problems(
+            problems, name_of(obj), labels, taints, pods_on_node, stack.daemonsets
+        )
+    conflict = capacity_conflict(config, capacity, gpu_count) if config is not None else None
+    if conflict is not None and stack is not None:
+        problems += (conflict,)  # the capacity says it is not in force: sharing unverified
     if vm:
         problems = tuple(p for p in problems if p.purpose != "device_plugin")
     if is_gpu and not gke and not vm:
@@ -113,7 +149,6 @@ def node_from(
         problems += unreadable_labels(labels)
     plugin_unknown = any(p.purpose == "device_plugin" for p in problems)
     info = dig(obj, "status", "nodeInfo")
-    taints = _taints(dig(obj, "spec").get("taints"))
     offered = plugin_resources(
         capacity, _gpu_capacity(dig(obj, "status").get("allocatable")), advertised
     )
@@ -130,6 +165,17 @@ def node_from(
         SANDBOX_SHARING[vm]
         if vm
         else sharing_strategy(labels, capacity, node_config, config_unknown=plugin_unknown)
+    )
+    strategy_fact = (
+        device_list_strategy(
+            pods_on_node,
+            None if plugin_unknown else config,
+            policies,
+            config_unreadable=plugin_unknown,
+            templates=plugin_templates(name_of(obj), labels, taints, stack.daemonsets),
+        )
+        if is_gpu and stack is not None and not vm
+        else None
     )
     node = Node(
         name=name_of(obj),
@@ -149,7 +195,12 @@ def node_from(
         mig_config=labels.get(MIG_CONFIG) or (gke_partition_size(labels) if gke else None),
         mig_config_state=labels.get(MIG_STATE),
         device_plugin_config=labels.get(PLUGIN_CONFIG),
-        resource_sharing=shared_resources(None if plugin_unknown else config, capacity, gpu_count),
+        device_list_strategy=strategy_fact.value if strategy_fact else None,
+        device_list_strategy_source=strategy_fact.source if strategy_fact else "",
+        resource_sharing=_noted(
+            shared_resources(None if plugin_unknown else config, capacity, gpu_count),
+            placement.why if placement is not None and placement.state == ASSUMED else "",
+        ),
         os_image=text(info.get("osImage")),
         kernel_version=text(info.get("kernelVersion")),
         container_runtime=text(info.get("containerRuntimeVersion")),
@@ -160,6 +211,13 @@ def node_from(
         **stack_versions(labels, pods_on_node),
     )
     return NodeResult(node, (warning,) if warning else ())
+
+
+def _noted(resources: tuple[SharedResource, ...], note: str) -> tuple[SharedResource, ...]:
+    """The resources with `note` added to what each says of how the node bears it out."""
+    if not note:
+        return resources
+    return tuple(replace(r, note=f"{r.note}; {note}" if r.note else note) for r in resources)
 
 
 def _gpu_capacity(value: Any) -> dict[str, int]:

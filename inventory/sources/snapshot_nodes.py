@@ -4,7 +4,7 @@ ClusterPolicy. PURE. A node that cannot be read is skipped with a warning that n
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,7 @@ class NodeReader:
     unreadable: Sequence[UnreadableConfig]
     plugin_default: str
     workload_default: str
+    policies: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # readable ClusterPolicies
 
     def read(self, raw: dict[str, Any], pods_on_node: Sequence[Pod]) -> NodeResult:
         return node_from(
@@ -45,6 +46,7 @@ class NodeReader:
             stack=self.stack,
             plugin_default=self.plugin_default,
             workload_default=self.workload_default,
+            policies=self.policies,
         )
 
 
@@ -62,6 +64,7 @@ def node_reader(
         unreadable=unreadable,
         plugin_default=plugin_config_default(operator_policies),
         workload_default=sandbox_default(p.spec for p in operator_policies if not p.error),
+        policies=tuple((p.name, p.spec) for p in operator_policies if not p.error),
     )
 
 

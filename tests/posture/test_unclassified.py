@@ -582,3 +582,59 @@ def test_a_finding_of_an_unclassified_namespace_says_how_it_gets_an_owner():
     assert draft.tenants == ("unclassified",)
     why = draft.evidence["why_unclassified"]
     assert "namespace scratch is claimed by no tenant" in why and "gpuposture.io/platform" in why
+
+
+def _dcgm_exporter(ns: str) -> dict:
+    """NVIDIA's dcgm-exporter chart deployed on its own (no operator): a DaemonSet whose
+    exporter runs with SYS_ADMIN (the chart's default, for DCGM profiling metrics)."""
+    exporter = {
+        "name": "exporter",
+        "image": "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04",
+        "securityContext": {"runAsUser": 0, "capabilities": {"add": ["SYS_ADMIN"]}},
+    }
+    spec = {"serviceAccountName": "dcgm-exporter", "containers": [exporter]}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "dcgm-exporter", "namespace": ns},
+        "spec": {"template": {"metadata": {"labels": {"app": "dcgm"}}, "spec": spec}},
+    }
+
+
+def _dcgm_role_binding(ns: str) -> dict:
+    """The chart's RoleBinding of its `dcgm-exporter-read-cm` Role (always created)."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "dcgm-exporter", "namespace": ns},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Role",
+            "name": "dcgm-exporter-read-cm",
+        },
+        "subjects": [{"kind": "ServiceAccount", "name": "dcgm-exporter", "namespace": ns}],
+    }
+
+
+def test_a_standalone_dcgm_exporters_namespace_is_the_platforms_but_a_tenants_stays_its():
+    """`helm install dcgm-exporter -n gpu-monitoring`: the exporter's namespace, with the
+    chart's RoleBinding, is the GPU stack's, so its SYS_ADMIN is not a critical POD-004 of
+    "unclassified". The same exporter in a tenant's namespace stays the tenant's, and its
+    image in a namespace with no binding of the chart's (RBAC read) places nothing."""
+    objects = [
+        node("gpu-a"),
+        namespace("alpha"),
+        namespace("gpu-monitoring"),
+        namespace("scratch"),
+        OPERATOR_BINDING,  # the snapshot read ClusterRoleBindings
+        _dcgm_exporter("gpu-monitoring"),
+        _dcgm_role_binding("gpu-monitoring"),
+        _dcgm_exporter("alpha"),
+        _dcgm_role_binding("alpha"),
+        _dcgm_exporter("scratch"),
+    ]
+    inputs = world(objects, (ALPHA,))
+    assert "gpu-monitoring" in inputs.platform_namespaces
+    assert not {"alpha", "scratch"} & inputs.platform_namespaces
+    found = sorted((d.subject_namespace, d.tenants) for d in run("POD-004", inputs))
+    assert found == [("alpha", ("alpha",)), ("scratch", ("unclassified",))]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from inventory.runtime import CDI_NODE_LABEL, runtime_facts
+from inventory.runtime import CDI_NODE_LABEL, resolved_strategy, runtime_facts
 from inventory.snapshot import GpuOperatorPolicy, Node
 from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from posture.inputs import PostureInputs, TenantInfo
@@ -26,7 +26,8 @@ def cdi_gap(inputs: PostureInputs, node: Node) -> dict[str, Any] | None:
         for c in inputs.snapshot.sharing_configs
     ]
     readable = [(p.name, p.spec) for p in policies if not p.error]
-    cdi = runtime_facts(node.labels, readable, configs, node.gpu_operator_version)[0]
+    resolved = resolved_strategy(node)
+    cdi = runtime_facts(node.labels, readable, configs, node.gpu_operator_version, resolved)[0]
     if cdi["value"] == "on":
         return None
     gap: dict[str, Any] = {"cdi": cdi["value"] or "unknown", "source": cdi["source"]}

@@ -107,7 +107,10 @@ def _stack_draft(node: Node, unknown: list[str], tenants: list[TenantInfo]) -> F
         "label decides (a garbled sharing strategy makes the node's sharing unknown) is "
         "judged as unknown. A device-plugin config entry that cannot be interpreted (no "
         "resource name, replicas that are not a positive integer, unreadable `devices` or "
-        "`rename`) makes the whole config unreadable rather than silently dropping the entry."
+        "`rename`) makes the whole config unreadable rather than silently dropping the entry. "
+        "A config that replicates `nvidia.com/gpu` on a node whose capacity shows one per "
+        "physical GPU is not in force there: the node's sharing is reported unverified, not "
+        "time-sliced for certain."
     ),
     remediation=(
         "Open the ConfigMap and key (or the ClusterPolicy) named in the evidence and fix what "

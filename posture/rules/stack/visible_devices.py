@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from inventory.runtime import resolved_strategy
 from inventory.snapshot import Node
 from inventory.sources.nodes import matching_config
-from inventory.visible_devices import EnvvarAccess, envvar_access
+from inventory.visible_devices import EnvvarAccess, Fact, envvar_access
 from posture.inputs import PostureInputs
 from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
@@ -21,7 +22,10 @@ def node_envvar_access(inputs: PostureInputs, node: Node) -> EnvvarAccess:
         config, _ = matching_config(node.device_plugin_config, inputs.snapshot.sharing_configs)
         policies = [(p.name, p.spec) for p in inputs.snapshot.gpu_operator_policies if not p.error]
         pods = inputs.pods_by_node.get(node.name, ())
-        inputs.memo[key] = envvar_access(pods, config, policies)
+        # The strategy the sync resolved for the node (the bulletin conditions read it too).
+        value, source = resolved_strategy(node)
+        resolved = Fact(value, source) if source else None
+        inputs.memo[key] = envvar_access(pods, config, policies, strategy=resolved)
     return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
 

@@ -1,0 +1,167 @@
+"""Whether a device-plugin config is in force on a node. PURE.
+
+A device-plugin ConfigMap changes nothing by existing: it reaches a node only through a device
+plugin pod that mounts it (the standalone chart's `available-configs` volume, the GPU Operator's
+plugin DaemonSet). A cluster often runs that plugin on one node group only, and other GPU nodes
+run another plugin (Bottlerocket and other cloud GPU images run it as a host service), which never
+reads the ConfigMap. So a config applies where a pod of a DaemonSet that mounts it runs, or would
+run (its nodeSelector, required affinity and tolerations admit the node: inventory.placement);
+where every such DaemonSet excludes the node, it does not apply. Where the snapshot holds no such
+DaemonSet (or one whose affinity cannot be judged), where the plugin runs is not shown and the
+config is assumed to apply, as before, and the node says so.
+
+The capacity is a second witness: time-slicing or MPS with N > 1 replicas of `nvidia.com/gpu`
+makes the plugin advertise N per GPU. A node advertising exactly its physical GPU count shows the
+config is not in force there, whatever its placement says; the node's sharing is then unverified
+rather than certain time-slicing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from inventory.placement import daemonset_fit
+from inventory.snapshot import Pod, SharingConfig, Taint, UnreadableConfig, Workload
+from inventory.sources.images import component_of
+
+PLACED, ASSUMED, ABSENT = "placed", "assumed", "absent"
+GPU = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class Placement:
+    state: str  # PLACED, ASSUMED or ABSENT
+    why: str
+
+
+def config_placement(
+    namespace: str,
+    configmap: str,
+    node_name: str,
+    labels: Mapping[str, str],
+    taints: Iterable[Taint],
+    pods_on_node: Iterable[Pod],
+    daemonsets: Sequence[Workload],
+) -> Placement:
+    """Whether a plugin that reads the ConfigMap `namespace`/`configmap` runs (or would run) on
+    the node."""
+    where = f"{namespace}/{configmap}"
+    readers = [
+        ds
+        for ds in daemonsets
+        if ds.kind == "DaemonSet"
+        and ds.namespace == namespace
+        and configmap in ds.config_refs
+        and any(component_of(i) == "device_plugin" for i in ds.images.values())
+    ]
+    names = {ds.name for ds in readers}
+    for pod in pods_on_node:
+        if (
+            pod.is_active
+            and pod.owner_kind == "DaemonSet"
+            and pod.namespace == namespace
+            and pod.owner_name in names
+        ):
+            why = f"pod {pod.namespace}/{pod.name} of DaemonSet {pod.owner_name} mounts {where}"
+            return Placement(PLACED, why)
+    if not readers:
+        return Placement(
+            ASSUMED,
+            f"assumed: no device-plugin DaemonSet in the snapshot mounts {where}, so which nodes "
+            "read it is not shown",
+        )
+    taints = tuple(taints)
+    unsure, excluded = [], []
+    for ds in sorted(readers, key=lambda d: d.name):
+        fit = daemonset_fit(
+            node_name,
+            labels,
+            taints,
+            node_selector=ds.node_selector,
+            tolerations=ds.tolerations,
+            affinity_terms=ds.affinity_terms,
+        )
+        name = f"DaemonSet {ds.namespace}/{ds.name}"
+        if fit.fits:
+            return Placement(PLACED, f"{name} mounts {where} and runs here")
+        (unsure if fit.fits is None else excluded).append(f"{name}: {fit.why}")
+    if unsure:
+        return Placement(ASSUMED, f"assumed: {'; '.join(unsure)}")
+    return Placement(
+        ABSENT,
+        f"no device plugin that mounts {where} runs on the node ({'; '.join(excluded)})",
+    )
+
+
+def placed_problems(
+    problems: Iterable[UnreadableConfig],
+    node_name: str,
+    labels: Mapping[str, str],
+    taints: Iterable[Taint],
+    pods_on_node: Sequence[Pod],
+    daemonsets: Sequence[Workload],
+) -> tuple[UnreadableConfig, ...]:
+    """The problems without an unreadable device-plugin ConfigMap no plugin on the node reads:
+    what it says cannot make this node's sharing unknown."""
+    taints = tuple(taints)
+    return tuple(
+        p
+        for p in problems
+        if not (p.purpose == "device_plugin" and p.kind == "ConfigMap")
+        or config_placement(
+            p.namespace, p.name, node_name, labels, taints, pods_on_node, daemonsets
+        ).state
+        != ABSENT
+    )
+
+
+def capacity_conflict(
+    config: SharingConfig, capacity: Mapping[str, int], physical: int | None
+) -> UnreadableConfig | None:
+    """The config replicates whole `nvidia.com/gpu` devices N > 1 times under their own name,
+    yet the node advertises exactly its physical count: not in force here (unverified)."""
+    if config.mode not in ("time_slicing", "mps") or not physical or config.rename_by_default:
+        return None
+    advertised = capacity.get(GPU)
+    for entry in config.entries:
+        replicated = entry.name == GPU and not entry.rename and (entry.replicas or 0) > 1
+        whole = not entry.devices and entry.device_count is None
+        if replicated and whole and advertised == physical:
+            return UnreadableConfig(
+                "ConfigMap",
+                config.namespace,
+                config.configmap,
+                config.key,
+                "device_plugin",
+                f"unverified: the config {config.mode.replace('_', '-')}s {GPU} with "
+                f"{entry.replicas} replicas, but the node advertises {advertised} {GPU} for its "
+                f"{physical} physical GPUs: the config does not appear to be in force here, so "
+                "the node's sharing is unknown",
+            )
+    return None
+
+
+def plugin_templates(
+    node_name: str,
+    labels: Mapping[str, str],
+    taints: Iterable[Taint],
+    daemonsets: Sequence[Workload],
+) -> list[Pod]:
+    """The pod templates of the device-plugin DaemonSets that should run on the node: what its
+    plugin runs with where the snapshot holds no pod of it."""
+    taints = tuple(taints)
+    return [
+        ds.template
+        for ds in sorted(daemonsets, key=lambda d: (d.namespace, d.name))
+        if ds.template is not None
+        and any(component_of(i) == "device_plugin" for i in ds.images.values())
+        and daemonset_fit(
+            node_name,
+            labels,
+            taints,
+            node_selector=ds.node_selector,
+            tolerations=ds.tolerations,
+            affinity_terms=ds.affinity_terms,
+        ).fits
+    ]
