@@ -243,3 +243,26 @@ def test_keys_are_stable_and_name_no_tenant():
 
 def test_no_findings_no_actions():
     assert actions_for([]) == []
+
+
+def test_components_upgraded_by_different_changes_are_different_actions():
+    """A pre-installed driver moves with a new node image; the Operator's toolkit through the
+    ClusterPolicy: on one pool, two actions, each naming how."""
+    image = {"managed_by": "pre_installed", "change": "node image"}
+    operator = {"managed_by": "gpu_operator", "change": "gpu_operator"}
+    late = {"component": "driver", "installed": "550.127.05", "fixed_version": "550.163.01"}
+    driver = finding(
+        "STACK-001",
+        "Node",
+        "nc-1",
+        pools=("nc",),
+        evidence={"exposures": [late], "upgrade_by": image},
+    )
+    toolkit = toolkit_below("nc-1", "nc")
+    toolkit = toolkit._replace(evidence={**toolkit.evidence, "upgrade_by": operator})
+    titles = sorted(a.title for a in actions_for([driver, toolkit]))
+    assert titles == [
+        "Upgrade the GPU driver R550 to 550.163.01 on pool nc by a new node image",
+        "Upgrade the container toolkit to 1.17.8 on pool nc through the GPU Operator "
+        "(ClusterPolicy or Helm values)",
+    ]
