@@ -26,7 +26,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from inventory.snapshot import GpuOperatorPolicy, Node, Pod
-from inventory.sources.gpu_operator import GpuOperatorError, parse_gpu_operator_values
 from inventory.sources.images import component_of
 
 OPERATOR, PRE_INSTALLED, OWN_DEPLOYMENT, FIRMWARE, UNKNOWN = (
@@ -52,6 +51,14 @@ SECTIONS = {
     "device_plugin": "devicePlugin",
     "dcgm_exporter": "dcgmExporter",
     "mig_manager": "migManager",
+}
+# The GpuOperatorSpec field that says whether the Operator deploys each component.
+ENABLED_FIELDS = {
+    "driver": "driver_enabled",
+    "container_toolkit": "toolkit_enabled",
+    "device_plugin": "device_plugin_enabled",
+    "dcgm_exporter": "dcgm_exporter_enabled",
+    "mig_manager": "mig_manager_enabled",
 }
 _HOST_COMPONENTS = ("driver", "container_toolkit")
 # A pod of GPU Feature Discovery runs the device-plugin image: it says nothing of the plugin.
@@ -170,10 +177,18 @@ def _host(node: Node, component: str, why: str) -> UpgradePath:
             f"or move to a new node pool whose image carries the fixed {what}"
         )
         change = "node image"
-    elif any(k.startswith("eks.amazonaws.com/") for k in labels):
+    elif "cloud.google.com/gke-nodepool" in labels:
+        # GKE installs the driver itself (its installer DaemonSet, or Autopilot), at the
+        # version the node pool's GKE version and `gpu-driver-version` give.
         how = (
-            f"roll the node group to an EKS-optimized accelerated AMI that carries the fixed "
-            f"{what} (a new AMI release version or launch template)"
+            f"upgrade the GKE node pool: GKE installs the {what} for its GKE version and the "
+            "pool's gpu-driver-version (default or latest)"
+        )
+        change = "node image"
+    elif any(k.startswith(("eks.amazonaws.com/", "karpenter.k8s.aws/")) for k in labels):
+        how = (
+            f"roll the nodes to an EKS-optimized accelerated AMI that carries the fixed {what} "
+            "(the node group's AMI release version, or the Karpenter EC2NodeClass's AMI)"
         )
         change = "node image"
     elif "bottlerocket" in (node.os_image or "").lower():
@@ -191,27 +206,20 @@ def _host(node: Node, component: str, why: str) -> UpgradePath:
 def _policy(policies: Sequence[GpuOperatorPolicy]) -> dict[str, bool | None] | None:
     """component -> `enabled` as the ClusterPolicy states it (None: unstated, the Operator's
     default, on); None when no readable ClusterPolicy exists, or several disagree (the
-    Operator acts on one of them only, and the snapshot does not say which)."""
-    found = []
-    for policy in policies:
-        if policy.error:
-            continue
-        try:
-            spec = parse_gpu_operator_values(policy.spec)
-        except GpuOperatorError:
-            continue
-        found.append(
-            {
-                "driver": spec.driver_enabled,
-                "container_toolkit": spec.toolkit_enabled,
-                "device_plugin": spec.device_plugin_enabled,
-                "dcgm_exporter": spec.dcgm_exporter_enabled,
-                "mig_manager": spec.mig_manager_enabled,
-            }
-        )
+    Operator acts on one of them only, and the snapshot does not say which). A policy's `spec`
+    holds what inventory.sources.gpu_operator read (its GpuOperatorSpec fields)."""
+    found = [
+        {component: _flag(p.spec.get(field)) for component, field in ENABLED_FIELDS.items()}
+        for p in policies
+        if not p.error
+    ]
     if not found or any(f != found[0] for f in found):
         return None
     return found[0]
+
+
+def _flag(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
 
 
 def _operator(node: Node) -> str | None:

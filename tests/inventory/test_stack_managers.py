@@ -4,9 +4,12 @@ own, or unknown. Pure: nodes, pods and ClusterPolicies as the snapshot holds the
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 
 from inventory.snapshot import Container, GpuOperatorPolicy, Node, Pod
+from inventory.sources.gpu_operator import parse_gpu_operator_values
 from inventory.stack_managers import upgrade_paths
 
 OPERATOR_SEEN = {"gpu_operator": "Deployment gpu-operator/gpu-operator"}
@@ -25,7 +28,12 @@ def node(labels: dict[str, str] | None = None, *, operator: bool = True, **field
 
 
 def policy(**sections: dict) -> tuple[GpuOperatorPolicy, ...]:
-    return (GpuOperatorPolicy("cluster-policy", spec=dict(sections)),)
+    """A ClusterPolicy with these spec sections, as the sync stores it (what was read of it)."""
+    return (read_policy("cluster-policy", sections),)
+
+
+def read_policy(name: str, spec: dict) -> GpuOperatorPolicy:
+    return GpuOperatorPolicy(name, spec=asdict(parse_gpu_operator_values(spec)))
 
 
 def ds_pod(namespace: str, daemonset: str, image: str) -> Pod:
@@ -69,6 +77,8 @@ TOOLKIT = ds_pod(
             "pre_installed",
             "node image",
         ),
+        # GKE: no GPU Operator; GKE installs the driver for the pool's version.
+        ({"cloud.google.com/gke-nodepool": "a100"}, None, {}, "pre_installed", "node image"),
         # Bare metal with the driver from the distribution's packages.
         ({}, {"driver": {"enabled": False}}, {}, "pre_installed", "host"),
         (
@@ -83,7 +93,10 @@ TOOLKIT = ds_pod(
     ],
 )
 def test_the_driver_is_upgraded_where_it_was_installed(labels, spec, fields, managed_by, change):
-    path = upgrade_paths(node(labels, **fields), policy(**spec), [TOOLKIT])["driver"]
+    if spec is None:  # no GPU Operator in the cluster
+        path = upgrade_paths(node(labels, operator=False, **fields), (), [])["driver"]
+    else:
+        path = upgrade_paths(node(labels, **fields), policy(**spec), [TOOLKIT])["driver"]
     assert (path.managed_by, path.change) == (managed_by, change)
     if managed_by != "unknown":
         assert "ClusterPolicy" not in path.how
@@ -122,7 +135,7 @@ def test_a_device_plugin_of_its_own_chart_is_upgraded_through_that_chart():
 
 def test_policies_that_disagree_settle_nothing():
     two = (
-        GpuOperatorPolicy("a", spec={"driver": {"enabled": False}}),
-        GpuOperatorPolicy("b", spec={"driver": {"enabled": True}}),
+        read_policy("a", {"driver": {"enabled": False}}),
+        read_policy("b", {"driver": {"enabled": True}}),
     )
     assert upgrade_paths(node(), two, [])["driver"].managed_by == "unknown"

@@ -417,3 +417,18 @@ def test_a_driver_the_operator_may_install_but_no_pod_shows_is_of_unknown_manage
     assert (
         title.endswith("(who installs it on the node is unknown)") and "ClusterPolicy" not in title
     )
+
+
+def test_the_cluster_policy_alone_says_the_driver_is_pre_installed(tmp_path, personas):
+    """No Operator label on the nodes, only the synced ClusterPolicy's `driver.enabled: false`
+    (an Operator older than the label, or labels not exported): the driver is still the node
+    image's, never the ClusterPolicy's."""
+    items = aks_pool(driver_enabled=False)
+    for item in items:
+        if item["kind"] == "Node":
+            del item["metadata"]["labels"]["nvidia.com/gpu.deploy.driver"]
+    world(tmp_path, items, "5630")
+    finding = open_finding("STACK-001", "gpu-a1")
+    assert finding.evidence["upgrade_by"]["managed_by"] == "pre_installed"
+    assert "spec.driver.enabled is false" in finding.evidence["upgrade_by"]["why"]
+    assert action_of(finding).title.endswith("on pool pa by a new node image")
