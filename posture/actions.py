@@ -173,22 +173,22 @@ def _upgrade_by(finding: ActionFinding) -> Mapping[str, Any]:
     return by if isinstance(by, Mapping) else {}
 
 
+# How each kind of change is done, as the end of an upgrade action's title.
+_BY_CHANGE = {
+    "gpu_operator": " through the GPU Operator (ClusterPolicy or Helm values)",
+    "node image": " by a new node image",
+    "host": " with the host's packages or a new node image",
+    "unknown": " (who installs it on the node is unknown)",
+}
+
+
 def _by_change(by: Mapping[str, Any]) -> str:
-    """How an upgrade action's change is done, as the end of its title."""
     managed_by, change = by.get("managed_by"), str(by.get("change") or "")
-    if managed_by == "gpu_operator":
-        return " through the GPU Operator (ClusterPolicy or Helm values)"
-    if managed_by == "pre_installed":
-        return (
-            " by a new node image"
-            if change == "node image"
-            else " with the host's packages or a new node image"
-        )
     if managed_by == "own_deployment":
         return f" through {change}, outside the GPU Operator"
-    if managed_by == "unknown":
-        return " (who installs it on the node is unknown)"
-    return ""
+    if managed_by == "pre_installed":
+        return _BY_CHANGE.get(change, "")
+    return _BY_CHANGE.get(str(managed_by), "")
 
 
 def _pair(finding: ActionFinding) -> tuple[str, str] | None:
@@ -217,10 +217,11 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         return (cluster, "finding", str(finding.id)), title
     if check in UPGRADE_CHECKS and finding.subject_kind == "Node":
         # One rollout of the pool by one change closes them all (the title, built from every
-        # member, says which components move to what). Evidence from before `upgrade_by` was
-        # recorded names no change: the pool's one upgrade, as then.
+        # member, says which components move to what). The GPU Operator's change keeps the
+        # identity (so the key) the pool's one upgrade had before `upgrade_by` was recorded.
         change = _upgrade_by(finding).get("change")
-        return (cluster, "upgrade", where, *([str(change)] if change else [])), ""
+        extra = [str(change)] if change and change != "gpu_operator" else []
+        return (cluster, "upgrade", where, *extra), ""
     if check in NODE_FIXES and finding.subject_kind == "Node":
         return (cluster, "node", check, where), f"{NODE_FIXES[check]} on {where}"
     if check == "POD-009" and _inside_other_pool(finding):

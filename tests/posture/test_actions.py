@@ -266,3 +266,19 @@ def test_components_upgraded_by_different_changes_are_different_actions():
         "Upgrade the container toolkit to 1.17.8 on pool nc through the GPU Operator "
         "(ClusterPolicy or Helm values)",
     ]
+
+
+def test_the_operators_upgrade_keeps_the_key_the_pools_upgrade_had():
+    """Links to an action (`?action=KEY`) made before the change was recorded still lead to
+    the pool's GPU Operator upgrade."""
+    before = toolkit_below("nc-1", "nc")
+    after = before._replace(
+        evidence={
+            **before.evidence,
+            "upgrade_by": {"managed_by": "gpu_operator", "change": "gpu_operator"},
+        }
+    )
+    (old,), (new,) = actions_for([before]), actions_for([after])
+    assert old.key == new.key and new.title.endswith(
+        "through the GPU Operator (ClusterPolicy or Helm values)"
+    )
