@@ -4,8 +4,8 @@ A finding is one cause, the thing one change fixes (DESIGN §5): a node whose dr
 pre-installed (upgraded by a new node image) and whose toolkit is the GPU Operator's (upgraded
 through the ClusterPolicy) needs two changes, often by two owners, so its exposures of one
 check are split into one finding per change. Where a check's exposures on a node all take one
-change (the usual case) the finding keeps its historical key, the check id, so its history
-and any accepted risk carry over.
+change (the usual case), and for the GPU Operator's part of a split, the finding keeps its
+historical key, the check id, so its history and any accepted risk carry over.
 """
 
 from __future__ import annotations
@@ -57,7 +57,11 @@ def upgrade_evidence(path: UpgradePath, exposures: list[dict]) -> dict[str, obje
 
 
 def split_key(check_id: str, path: UpgradePath, parts: int) -> str:
-    return check_id if parts == 1 else f"{check_id} {path.change}"
+    """The check id alone for an unsplit finding and for the GPU Operator's part of a split
+    one (the finding it was before), the check id and the change for the other parts."""
+    if parts == 1 or path.change == "gpu_operator":
+        return check_id
+    return f"{check_id} {path.change}"
 
 
 def split_title(title: str, path: UpgradePath, parts: int) -> str:
