@@ -1,11 +1,14 @@
 """Fix these first: open findings grouped into the ACTIONS that close them (DESIGN §5). PURE.
 
 An action is one change a platform team makes; it closes every finding in it at once:
-- an upgrade of one pool's nodes (STACK-001/002/003 below the baseline, STACK-005 past
-  the SLA): the pool is the patch rollout plan's unit (inventory/patching/rollout.py), and the title
-  names each component move as the plan keys it (a component, the driver by branch) with the
-  highest fixed version named; a finding with an exposure that has no fixed version is no
-  upgrade's (it stays open after any): it is its own action, to mitigate or replace;
+- an upgrade of one pool's nodes by one change (STACK-001/002/003 below the baseline,
+  STACK-005 past the SLA): the pool is the rollout plan's unit (inventory/patching/rollout.py),
+  the change is who manages the components (`upgrade_by`, inventory/stack_managers.py): the
+  GPU Operator, a new node image or host packages, a chart of its own, or unknown; two changes
+  are two actions, often for two owners. The title names each component move as the plan keys it (a
+  component, the driver by branch) with the highest fixed version named, and the change; a
+  finding with an exposure that has no fixed version is no upgrade's (it stays open after any):
+  it is its own action, to mitigate or replace;
 - one setting of one pool's nodes (STACK-004/006/008, ATTR-003);
 - one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of a workload whose pods
   all run on it); a POD-009 workload whose pods run on several pools (or on a node in no pool)
@@ -165,6 +168,29 @@ def _upgrade_title(members: list[ActionFinding], where: str) -> str:
     return f"Upgrade {listed or 'the GPU stack'} on {where}"
 
 
+def _upgrade_by(finding: ActionFinding) -> Mapping[str, Any]:
+    by = finding.evidence.get("upgrade_by")
+    return by if isinstance(by, Mapping) else {}
+
+
+# How each kind of change is done, as the end of an upgrade action's title.
+_BY_CHANGE = {
+    "gpu_operator": " through the GPU Operator (ClusterPolicy or Helm values)",
+    "node image": " by a new node image",
+    "host": " with the host's packages or a new node image",
+    "unknown": " (who installs it on the node is unknown)",
+}
+
+
+def _by_change(by: Mapping[str, Any]) -> str:
+    managed_by, change = by.get("managed_by"), str(by.get("change") or "")
+    if managed_by == "own_deployment":
+        return f" through {change}, outside the GPU Operator"
+    if managed_by == "pre_installed":
+        return _BY_CHANGE.get(change, "")
+    return _BY_CHANGE.get(str(managed_by), "")
+
+
 def _pair(finding: ActionFinding) -> tuple[str, str] | None:
     parties = finding.evidence.get("parties")
     if not isinstance(parties, list) or len(parties) != 2:
@@ -190,9 +216,12 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         )
         return (cluster, "finding", str(finding.id)), title
     if check in UPGRADE_CHECKS and finding.subject_kind == "Node":
-        # One rollout of the pool closes them all (the title, built from every member, says
-        # which components move to what).
-        return (cluster, "upgrade", where), ""
+        # One rollout of the pool by one change closes them all (the title, built from every
+        # member, says which components move to what). The GPU Operator's change keeps the
+        # identity (so the key) the pool's one upgrade had before `upgrade_by` was recorded.
+        change = _upgrade_by(finding).get("change")
+        extra = [str(change)] if change and change != "gpu_operator" else []
+        return (cluster, "upgrade", where, *extra), ""
     if check in NODE_FIXES and finding.subject_kind == "Node":
         return (cluster, "node", check, where), f"{NODE_FIXES[check]} on {where}"
     if check == "POD-009" and _inside_other_pool(finding):
@@ -344,7 +373,7 @@ def _action(
     if identity[1] == "taint":
         title += _taint_classes(members)
     elif identity[1] == "upgrade":
-        title = _upgrade_title(members, identity[2])
+        title = _upgrade_title(members, identity[2]) + _by_change(_upgrade_by(members[0]))
     return {
         "key": action_key(identity),
         "title": title,

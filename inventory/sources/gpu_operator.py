@@ -68,6 +68,10 @@ class GpuOperatorSpec:
     # The workload of nodes without nvidia.com/gpu.workload.config: container, vm-passthrough
     # or vm-vgpu (only while sandboxWorkloads is enabled).
     sandbox_workloads_default: str | None = None
+    # false: the toolkit / exporter is not the Operator's (pre-installed on the host, or a
+    # deployment of its own), so its version is not the ClusterPolicy's to set.
+    toolkit_enabled: bool | None = None
+    dcgm_exporter_enabled: bool | None = None
 
     @property
     def mig_parted_configmap(self) -> str:
@@ -134,8 +138,10 @@ def _from_spec(spec: dict[str, Any]) -> GpuOperatorSpec:
         driver_version=normalise_version(driver.get("version")),
         driver_auto_upgrade=_bool(upgrade.get("autoUpgrade")),
         driver_max_parallel_upgrades=_count(upgrade.get("maxParallelUpgrades")),
+        toolkit_enabled=_enabled(spec, "toolkit"),
         toolkit_version=_version(spec, "toolkit"),
         device_plugin_version=_version(spec, "devicePlugin"),
+        dcgm_exporter_enabled=_enabled(spec, "dcgmExporter"),
         dcgm_exporter_version=_version(spec, "dcgmExporter"),
         dcgm_exporter_host_pid=_bool(dcgm_exporter.get("hostPID")),
         dcgm_exporter_host_network=_bool(dcgm_exporter.get("hostNetwork")),

@@ -108,9 +108,10 @@ def node_draft(
     )
 
 
-def bulletin_draft(check_id: str, node: Node, **fields: Any) -> FindingDraft:
-    """A bulletin exposure on a node: one per check (component family) and node."""
-    return node_draft(check_id, node, key=check_id, **fields)
+def bulletin_draft(check_id: str, node: Node, *, key: str = "", **fields: Any) -> FindingDraft:
+    """A bulletin exposure on a node: one per check (component family) and node, or per
+    change that closes it where one check's exposures take several (stack/upgrade_by.py)."""
+    return node_draft(check_id, node, key=key or check_id, **fields)
 
 
 # --- workloads -----------------------------------------------------------------------------

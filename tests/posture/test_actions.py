@@ -258,3 +258,42 @@ def test_keys_are_stable_and_name_no_tenant():
 
 def test_no_findings_no_actions():
     assert actions_for([]) == []
+
+
+def test_components_upgraded_by_different_changes_are_different_actions():
+    """A pre-installed driver moves with a new node image; the Operator's toolkit through the
+    ClusterPolicy: on one pool, two actions, each naming how."""
+    image = {"managed_by": "pre_installed", "change": "node image"}
+    operator = {"managed_by": "gpu_operator", "change": "gpu_operator"}
+    late = {"component": "driver", "installed": "550.127.05", "fixed_version": "550.163.01"}
+    driver = finding(
+        "STACK-001",
+        "Node",
+        "nc-1",
+        pools=("nc",),
+        evidence={"exposures": [late], "upgrade_by": image},
+    )
+    toolkit = toolkit_below("nc-1", "nc")
+    toolkit = toolkit._replace(evidence={**toolkit.evidence, "upgrade_by": operator})
+    titles = sorted(a.title for a in actions_for([driver, toolkit]))
+    assert titles == [
+        "Upgrade the GPU driver R550 to 550.163.01 on pool nc by a new node image",
+        "Upgrade the container toolkit to 1.17.8 on pool nc through the GPU Operator "
+        "(ClusterPolicy or Helm values)",
+    ]
+
+
+def test_the_operators_upgrade_keeps_the_key_the_pools_upgrade_had():
+    """Links to an action (`?action=KEY`) made before the change was recorded still lead to
+    the pool's GPU Operator upgrade."""
+    before = toolkit_below("nc-1", "nc")
+    after = before._replace(
+        evidence={
+            **before.evidence,
+            "upgrade_by": {"managed_by": "gpu_operator", "change": "gpu_operator"},
+        }
+    )
+    (old,), (new,) = actions_for([before]), actions_for([after])
+    assert old.key == new.key and new.title.endswith(
+        "through the GPU Operator (ClusterPolicy or Helm values)"
+    )

@@ -54,6 +54,7 @@ def pod(
     *,
     gpu: bool = True,
     owner: str | None = None,
+    owner_kind: str = "ReplicaSet",
     privileged: bool = False,
 ) -> dict:
     container: dict = {"name": "main", "image": image, "resources": {}}
@@ -67,7 +68,7 @@ def pod(
     meta: dict = {"name": name, "namespace": namespace, "uid": f"uid-{namespace}-{name}"}
     if owner:
         meta["ownerReferences"] = [
-            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner, "controller": True}
+            {"apiVersion": "apps/v1", "kind": owner_kind, "name": owner, "controller": True}
         ]
     return {
         "apiVersion": "v1",
@@ -198,7 +199,17 @@ def toolkit_pool(toolkits: dict[str, str]) -> list[dict]:
         image = f"nvcr.io/nvidia/k8s/container-toolkit:v{toolkit}"
         items += [
             gpu_node(node, "pa"),
-            pod("gpu-operator", f"toolkit-{node}", node, image, gpu=False, privileged=True),
+            # One DaemonSet's pods, as a real toolkit runs: one change upgrades them all.
+            pod(
+                "gpu-operator",
+                f"toolkit-{node}",
+                node,
+                image,
+                gpu=False,
+                privileged=True,
+                owner="nvidia-container-toolkit-daemonset",
+                owner_kind="DaemonSet",
+            ),
             pod(
                 "team-a", f"train-{node}", node, "registry.example.internal/a/t@sha256:" + "b" * 64
             ),
@@ -289,6 +300,8 @@ def test_a_pool_on_two_driver_branches_moves_each_within_its_branch(tmp_path, pe
     (action,) = {action_of(f).pk: action_of(f) for f in findings}.values()
     assert action.title == (
         "Upgrade the GPU driver R535 to 535.247.01 and the GPU driver R550 to 550.163.01 on pool pa"
+        # No GPU Operator in this world: the driver is the host's.
+        " with the host's packages or a new node image"
     )
     assert action.risk_removed == pytest.approx(score_points(action.finding_ids), abs=0.05)
 
@@ -324,3 +337,98 @@ def test_an_accepted_finding_leaves_its_action_and_the_scores(tmp_path, personas
     ):
         assert accepted.pk not in {c["finding_id"] for c in score.contributions}
         assert score.risk == pytest.approx(sum(c["points"] for c in score.contributions), abs=0.05)
+
+
+AKS_IMAGE = "AKSUbuntu-2204gen2containerd-202411.12.0"
+
+
+def aks_pool(driver_enabled: bool | None) -> list[dict]:
+    """AKS's GPU node pool pa: the driver comes with the node image (AKS installs it), the
+    GPU Operator deploys the toolkit; its ClusterPolicy says `driver.enabled: false` and the
+    Operator labels the nodes `nvidia.com/gpu.deploy.driver=pre-installed`."""
+    items = toolkit_pool({"gpu-a1": "1.17.0", "gpu-a2": "1.17.0"})
+    for item in items:
+        if item["kind"] == "Node":
+            item["metadata"]["labels"].update(
+                {
+                    "kubernetes.azure.com/agentpool": "pa",
+                    "kubernetes.azure.com/node-image-version": AKS_IMAGE,
+                    "nvidia.com/gpu.deploy.driver": "pre-installed",
+                    "nvidia.com/gpu.deploy.container-toolkit": "true",
+                }
+            )
+    operator = "nvcr.io/nvidia/gpu-operator:v24.9.0"
+    items.append(pod("gpu-operator", "gpu-operator-7d9-x", "gpu-a1", operator, gpu=False))
+    driver = {} if driver_enabled is None else {"enabled": driver_enabled}
+    items.append(
+        {
+            "apiVersion": "nvidia.com/v1",
+            "kind": "ClusterPolicy",
+            "metadata": {"name": "cluster-policy", "uid": "uid-cp"},
+            "spec": {"driver": driver, "toolkit": {"enabled": True}},
+        }
+    )
+    return items
+
+
+def test_a_pre_installed_driver_is_upgraded_by_the_node_image_apart_from_the_operators_toolkit(
+    tmp_path, personas
+):
+    """Real NVIDIA 5630 (driver R550 fix 550.163.01) and 5616 (toolkit fix 1.17.4) on an AKS
+    pool whose driver is pre-installed: the Operator ignores `driver.version`, so the driver
+    moves with a new node image and the toolkit through the Operator: two changes, two
+    actions, and the SLA breach of each node is split the same way."""
+    world(tmp_path, aks_pool(driver_enabled=False), "5630", "5616")
+    driver = [open_finding("STACK-001", n) for n in ("gpu-a1", "gpu-a2")]
+    toolkit = [open_finding("STACK-002", n) for n in ("gpu-a1", "gpu-a2")]
+    assert driver[0].evidence["upgrade_by"]["managed_by"] == "pre_installed"
+    assert "az aks nodepool upgrade --node-image-only" in driver[0].evidence["upgrade_by"]["how"]
+    assert toolkit[0].evidence["upgrade_by"]["managed_by"] == "gpu_operator"
+    (image,) = {action_of(f).pk: action_of(f) for f in driver}.values()
+    (operator,) = {action_of(f).pk: action_of(f) for f in toolkit}.values()
+    assert image.pk != operator.pk
+    assert image.title == "Upgrade the GPU driver R550 to 550.163.01 on pool pa by a new node image"
+    assert operator.title == (
+        "Upgrade the container toolkit to 1.17.4 on pool pa through the GPU Operator "
+        "(ClusterPolicy or Helm values)"
+    )
+    late = Finding.objects.filter(check_id="STACK-005", subject_name="gpu-a1", status="open")
+    assert sorted(f.evidence["upgrade_by"]["change"] for f in late) == [
+        "gpu_operator",
+        "node image",
+    ]
+    assert {action_of(f).pk for f in late} == {image.pk, operator.pk}
+
+
+def test_a_driver_the_operator_may_install_but_no_pod_shows_is_of_unknown_management(
+    tmp_path, personas
+):
+    """The ClusterPolicy leaves the driver on (the default) yet no driver pod runs on the node
+    and no label says pre-installed: who installs it is unknown, and the action says so rather
+    than sending the reader to the ClusterPolicy."""
+    items = aks_pool(driver_enabled=None)
+    for item in items:
+        if item["kind"] == "Node":
+            del item["metadata"]["labels"]["nvidia.com/gpu.deploy.driver"]
+    world(tmp_path, items, "5630")
+    finding = open_finding("STACK-001", "gpu-a1")
+    assert finding.evidence["upgrade_by"]["managed_by"] == "unknown"
+    title = action_of(finding).title
+    assert (
+        title.endswith("(who installs it on the node is unknown)") and "ClusterPolicy" not in title
+    )
+
+
+def test_the_cluster_policy_alone_says_the_driver_is_pre_installed(tmp_path, personas):
+    """No Operator label on the nodes, only the synced ClusterPolicy's `driver.enabled: false`
+    (an Operator older than the label, or labels not exported): the driver is still the node
+    image's, never the ClusterPolicy's."""
+    items = aks_pool(driver_enabled=False)
+    for item in items:
+        if item["kind"] == "Node":
+            del item["metadata"]["labels"]["nvidia.com/gpu.deploy.driver"]
+    world(tmp_path, items, "5630")
+    finding = open_finding("STACK-001", "gpu-a1")
+    assert finding.evidence["upgrade_by"]["managed_by"] == "pre_installed"
+    assert "spec.driver.enabled is false" in finding.evidence["upgrade_by"]["why"]
+    assert action_of(finding).title.endswith("on pool pa by a new node image")

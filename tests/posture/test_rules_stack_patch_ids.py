@@ -22,7 +22,7 @@ def exposure(component: str, installed: str, fixed: str, severity: str = "high")
         "severity": severity,
         "cves": ["CVE-2025-23266"],
         "bulletin": "demo-5659",
-        "released": "2026-07-15",
+        "released": "2026-07-15T00:00:00+00:00",
     }
 
 
@@ -76,3 +76,55 @@ def test_stack002_takes_the_worst_severity_of_its_exposures():
 def test_stack002_and_stack003_are_registered_with_their_mappings():
     assert "ATT&CK:T1611" in CHECKS["STACK-002"].mappings
     assert "SP800-53:SI-2" in CHECKS["STACK-003"].mappings
+
+
+def aks_world(*exposures: dict):
+    """gpu-1 with a pre-installed driver (the Operator's label) and the Operator's toolkit."""
+    from inventory.snapshot import Container, GpuOperatorPolicy, Pod
+
+    toolkit = Pod(
+        namespace="gpu-operator",
+        name="nvidia-container-toolkit-daemonset-x1",
+        node_name="gpu-1",
+        phase="Running",
+        containers=(Container("main", "nvcr.io/nvidia/k8s/container-toolkit:v1.17.0"),),
+        owner_kind="DaemonSet",
+        owner_name="nvidia-container-toolkit-daemonset",
+    )
+    node = gpu_node(
+        "gpu-1",
+        labels={"nvidia.com/gpu.deploy.driver": "pre-installed"},
+        deployed={"gpu_operator": "Deployment gpu-operator/gpu-operator"},
+    )
+    base = inputs(
+        nodes=(node,),
+        pods=(pod("alpha", "trainer", node="gpu-1", gpu={"nvidia.com/gpu": 1}), toolkit),
+        tenants=(ALPHA,),
+        gpu_operator_policies=(GpuOperatorPolicy("cluster-policy", spec={}),),
+    )
+    return replace(base, patch={"gpu-1": {"exposures": list(exposures)}})
+
+
+def test_a_pre_installed_driver_says_how_it_is_upgraded_and_keeps_its_findings_key():
+    (draft,) = run("STACK-001", aks_world(exposure("driver", "550.127.05", "550.163.01")))
+    assert draft.key == "STACK-001"
+    assert draft.evidence["upgrade_by"]["managed_by"] == "pre_installed"
+    assert "ClusterPolicy" not in draft.evidence["upgrade_by"]["how"]
+
+
+def test_an_sla_breach_needing_two_changes_is_two_findings():
+    """The driver (a new node image) and the toolkit (the GPU Operator) are two changes, often
+    by two owners: one finding each, so each action closes what it fixes."""
+    world = aks_world(
+        exposure("driver", "550.127.05", "550.163.01"),
+        exposure("container_toolkit", "1.17.0", "1.17.8"),
+    )
+    world = replace(world, patch_sla_days={"high": 30})
+    drafts = run("STACK-005", world)
+    by_change = {d.evidence["upgrade_by"]["change"]: d for d in drafts}
+    assert set(by_change) == {"host", "gpu_operator"}
+    assert [e["component"] for e in by_change["host"].evidence["late_exposures"]] == ["driver"]
+    # The Operator's part keeps the finding's key (its history, any acceptance).
+    assert by_change["gpu_operator"].key == "STACK-005"
+    assert by_change["host"].key == "STACK-005 host"
+    assert by_change["host"].title.endswith("(pre-installed on the node)")

@@ -7,9 +7,18 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from inventory.patching.status import SEVERITY_ORDER
+from inventory.snapshot import Node
+from inventory.stack_managers import UpgradePath
 from posture.inputs import PostureInputs
 from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
+from posture.rules.stack.upgrade_by import (
+    paths_of,
+    split_by_change,
+    split_key,
+    split_title,
+    upgrade_evidence,
+)
 from posture.rules.subjects import bulletin_draft
 
 STACK_CHECKS = {
@@ -66,36 +75,52 @@ def _below_baseline(inputs: PostureInputs, check_id: str) -> Iterator[FindingDra
         exposures = _exposures(inputs, node.name, kinds)
         if not exposures:
             continue
-        fixed = sorted({e["fixed_version"] for e in exposures if e.get("fixed_version")})
-        evidence = {
-            "node": node.name,
-            "components": sorted({f"{e['component']} {e['installed']}" for e in exposures}),
-            "move_to": fixed[-1] if fixed else None,
-            # Exposures the vendor says have no fix (none_available, no_fix_planned), each with
-            # its advisory: a reader who may not read that advisory sees the category only.
-            "no_fix": _no_fix(exposures),
-            "exposures": exposures,
-            "cves": sorted({c for e in exposures for c in e.get("cves", [])}),
-            "conditional": [e for e in exposures if e.get("condition")],
-            # What the bulletins say to do: a mitigation or workaround for a node that cannot
-            # upgrade yet, the vendor fix's details and errata URL.
-            "remedies": _remedies(exposures),
-            # A bound the bulletin limits by a condition the node's facts cannot settle.
-            "condition_unverified": sorted(
-                {e["advisory_id"] for e in exposures if e.get("condition_status") == "unverified"}
-            ),
-        }
-        title = (
-            f"GPU node {node.name}: {', '.join(evidence['components'])} below the bulletin baseline"
-        )
-        yield bulletin_draft(
-            check_id,
-            node,
-            tenants=tenants_on_node(inputs, node.name),
-            evidence=evidence,
-            title=title,
-            severity=_severity(exposures),
-        )
+        # One finding per change that closes them (upgrade_by.py): usually one.
+        parts = split_by_change(exposures, paths_of(inputs, node))
+        for path, members in parts:
+            yield _below_draft(inputs, node, check_id, members, path, len(parts))
+
+
+def _below_draft(
+    inputs: PostureInputs,
+    node: Node,
+    check_id: str,
+    exposures: list[dict],
+    path: UpgradePath,
+    parts: int,
+) -> FindingDraft:
+    fixed = sorted({e["fixed_version"] for e in exposures if e.get("fixed_version")})
+    evidence = {
+        "node": node.name,
+        "components": sorted({f"{e['component']} {e['installed']}" for e in exposures}),
+        "move_to": fixed[-1] if fixed else None,
+        # Who manages these components on the node, so how the upgrade is done: through the
+        # GPU Operator, a new node image or host packages, a chart of its own, or unknown.
+        "upgrade_by": upgrade_evidence(path, exposures),
+        # Exposures the vendor says have no fix (none_available, no_fix_planned), each with
+        # its advisory: a reader who may not read that advisory sees the category only.
+        "no_fix": _no_fix(exposures),
+        "exposures": exposures,
+        "cves": sorted({c for e in exposures for c in e.get("cves", [])}),
+        "conditional": [e for e in exposures if e.get("condition")],
+        # What the bulletins say to do: a mitigation or workaround for a node that cannot
+        # upgrade yet, the vendor fix's details and errata URL.
+        "remedies": _remedies(exposures),
+        # A bound the bulletin limits by a condition the node's facts cannot settle.
+        "condition_unverified": sorted(
+            {e["advisory_id"] for e in exposures if e.get("condition_status") == "unverified"}
+        ),
+    }
+    title = f"GPU node {node.name}: {', '.join(evidence['components'])} below the bulletin baseline"
+    return bulletin_draft(
+        check_id,
+        node,
+        key=split_key(check_id, path, parts),
+        tenants=tenants_on_node(inputs, node.name),
+        evidence=evidence,
+        title=split_title(title, path, parts),
+        severity=_severity(exposures),
+    )
 
 
 _SEVERITY_RULE = (
@@ -104,10 +129,16 @@ _SEVERITY_RULE = (
 )
 _REMEDIATION = (
     "Upgrade to the fixed version in the evidence (`move_to`), pool by pool: a canary pool "
-    "first, then waves, keeping the previous version noted for rollback. With the GPU Operator, "
-    "set the component's version in the ClusterPolicy (or Helm values) and let the operator "
-    "roll it out; then re-sync the cluster. Until a node is upgraded (or where no fix exists), "
-    "apply the mitigations and workarounds the bulletins give (`remedies` in the evidence)."
+    "first, then waves, keeping the previous version noted for rollback. Upgrade each "
+    "component where it is managed, as `upgrade_by` in the evidence says: a component the GPU "
+    "Operator deploys, through its ClusterPolicy (or Helm values, or a newer gpu-operator "
+    "release); a driver or toolkit pre-installed on the node (ClusterPolicy `driver.enabled: "
+    "false`, node label `nvidia.com/gpu.deploy.driver=pre-installed`: AKS, EKS, Bottlerocket, "
+    "bare metal), by a new node image or the host's packages, since the Operator ignores "
+    "`driver.version` then; a component with a chart or DaemonSet of its own, through that. "
+    "Where the evidence says who manages it is unknown, find that out first. Then re-sync the "
+    "cluster. Until a node is upgraded (or where no fix exists), apply the mitigations and "
+    "workarounds the bulletins give (`remedies` in the evidence)."
 )
 
 
@@ -191,13 +222,23 @@ def patch_sla_breached(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 )
         if not late:
             continue
-        oldest = max(e["days_since_release"] for e in late)
-        evidence = {"node": node.name, "late_exposures": late, "oldest_days": oldest}
-        title = f"GPU node {node.name} is past the patch SLA ({oldest} days since the oldest fix)"
-        yield bulletin_draft(
-            "STACK-005",
-            node,
-            tenants=tenants_on_node(inputs, node.name),
-            evidence=evidence,
-            title=title,
-        )
+        parts = split_by_change(late, paths_of(inputs, node))
+        for path, members in parts:
+            oldest = max(e["days_since_release"] for e in members)
+            evidence = {
+                "node": node.name,
+                "late_exposures": members,
+                "oldest_days": oldest,
+                "upgrade_by": upgrade_evidence(path, members),
+            }
+            title = (
+                f"GPU node {node.name} is past the patch SLA ({oldest} days since the oldest fix)"
+            )
+            yield bulletin_draft(
+                "STACK-005",
+                node,
+                key=split_key("STACK-005", path, len(parts)),
+                tenants=tenants_on_node(inputs, node.name),
+                evidence=evidence,
+                title=split_title(title, path, len(parts)),
+            )

@@ -1,0 +1,248 @@
+"""Who upgrades each GPU-stack component of a node, and so which change moves it. PURE.
+
+A bulletin's fix reaches a node by whatever put the component there, and that differs per
+component and per cluster:
+- the GPU Operator (its ClusterPolicy, from its Helm values): the Operator rolls out the version
+  the ClusterPolicy names, and upgrading the Operator's release moves its defaults;
+- the node itself: a driver or toolkit pre-installed on the host (AKS and EKS GPU images,
+  Bottlerocket, bare metal with host packages): `driver.enabled: false` (or
+  `toolkit.enabled: false`) in the ClusterPolicy, or the Operator's own node label
+  `nvidia.com/gpu.deploy.driver=pre-installed`. The Operator then ignores `driver.version`:
+  only a new node image (AKS node-image upgrade, a new EKS AMI) or the host's package manager
+  moves it;
+- a deployment of its own: a device plugin, DCGM exporter or MIG manager run by its own Helm
+  chart or DaemonSet, outside the Operator (its section disabled in the ClusterPolicy, or no
+  Operator at all);
+- unknown: nothing read says which; the fix text says so and names no mechanism.
+
+Each answer is an UpgradePath whose `change` is the identity of the change: two components
+with the same change on one pool are upgraded together (one action); different changes are
+different actions, often for different owners.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from inventory.snapshot import GpuOperatorPolicy, Node, Pod
+from inventory.sources.images import component_of
+
+OPERATOR, PRE_INSTALLED, OWN_DEPLOYMENT, FIRMWARE, UNKNOWN = (
+    "gpu_operator",
+    "pre_installed",
+    "own_deployment",
+    "firmware",
+    "unknown",
+)
+# The Operator's per-node deploy labels (it writes them on GPU nodes; "false" turns the
+# component off on that node, "pre-installed" says it found a host driver).
+DEPLOY_LABELS = {
+    "driver": "nvidia.com/gpu.deploy.driver",
+    "container_toolkit": "nvidia.com/gpu.deploy.container-toolkit",
+    "device_plugin": "nvidia.com/gpu.deploy.device-plugin",
+    "dcgm_exporter": "nvidia.com/gpu.deploy.dcgm-exporter",
+    "mig_manager": "nvidia.com/gpu.deploy.mig-manager",
+}
+# ClusterPolicy section of each component it can deploy.
+SECTIONS = {
+    "driver": "driver",
+    "container_toolkit": "toolkit",
+    "device_plugin": "devicePlugin",
+    "dcgm_exporter": "dcgmExporter",
+    "mig_manager": "migManager",
+}
+# The GpuOperatorSpec field that says whether the Operator deploys each component.
+ENABLED_FIELDS = {
+    "driver": "driver_enabled",
+    "container_toolkit": "toolkit_enabled",
+    "device_plugin": "device_plugin_enabled",
+    "dcgm_exporter": "dcgm_exporter_enabled",
+    "mig_manager": "mig_manager_enabled",
+}
+_HOST_COMPONENTS = ("driver", "container_toolkit")
+# A pod of GPU Feature Discovery runs the device-plugin image: it says nothing of the plugin.
+_NOT_THE_COMPONENT = ("feature-discovery",)
+
+
+@dataclass(frozen=True, slots=True)
+class UpgradePath:
+    managed_by: str  # OPERATOR, PRE_INSTALLED, OWN_DEPLOYMENT, FIRMWARE or UNKNOWN
+    change: str  # the change's identity: components with the same one move together
+    how: str  # what to do, as an instruction
+    why: str  # what was read to say so
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "managed_by": self.managed_by,
+            "change": self.change,
+            "how": self.how,
+            "why": self.why,
+        }
+
+
+def upgrade_paths(
+    node: Node, policies: Sequence[GpuOperatorPolicy], pods_on_node: Iterable[Pod]
+) -> dict[str, UpgradePath]:
+    """component -> how it is upgraded on the node, for every component that may be exposed
+    (inventory.components.COMPONENT_FIELDS, and `dcgm`, the DCGM an exporter bundles)."""
+    spec = _policy(policies)
+    operator = _operator(node)
+    # Only a snapshot that read the pods says no Operator runs (inventory.components.presence).
+    no_operator = "gpu_operator" in node.not_installed
+    pods = _component_pods(pods_on_node)
+    paths = {
+        component: _path(component, node, spec, operator, no_operator, pods.get(component))
+        for component in (*SECTIONS, "gpu_operator")
+    }
+    paths["dcgm"] = paths["dcgm_exporter"]
+    paths["firmware"] = UpgradePath(
+        FIRMWARE,
+        "firmware",
+        "update the GPU firmware (VBIOS) with the vendor's firmware update for the GPU model "
+        "(on a cloud VM the provider does; drain the node first)",
+        "firmware is never deployed through Kubernetes",
+    )
+    return paths
+
+
+def _path(
+    component: str,
+    node: Node,
+    spec: Mapping[str, bool | None] | None,
+    operator: str | None,
+    no_operator: bool,
+    pod: Pod | None,
+) -> UpgradePath:
+    if component == "gpu_operator":
+        return _operator_path(operator or "the GPU Operator")
+    label = node.labels.get(DEPLOY_LABELS[component], "").strip().lower()
+    enabled = spec.get(component) if spec is not None else None
+    section = f"ClusterPolicy spec.{SECTIONS[component]}.enabled"
+    if component in _HOST_COMPONENTS:
+        if label == "pre-installed":
+            return _host(node, component, f"node label {DEPLOY_LABELS[component]}=pre-installed")
+        if enabled is False:
+            return _host(node, component, f"{section} is false: the Operator does not install it")
+    if pod is not None:
+        ours = operator is not None and enabled is not False and label != "false"
+        if ours and _in_operator_namespace(pod, operator):
+            return _operator_path(operator, f"its pod {pod.namespace}/{pod.name}")
+        return _own(pod, section if enabled is False else "")
+    if component in _HOST_COMPONENTS and no_operator:
+        return _host(node, component, "no pod of it on the node and no GPU Operator in the cluster")
+    if component in _HOST_COMPONENTS and label == "false":
+        return _host(node, component, f"node label {DEPLOY_LABELS[component]}=false")
+    return UpgradePath(
+        UNKNOWN,
+        f"unknown {component}",
+        "find out what installed it on the node (the GPU Operator, the node image or host "
+        "packages, or a chart of its own) and upgrade it there",
+        "no pod of it on the node in the snapshot, and nothing read says who installs it",
+    )
+
+
+def _operator_path(operator: str, why: str = "") -> UpgradePath:
+    return UpgradePath(
+        OPERATOR,
+        "gpu_operator",
+        "upgrade it through the GPU Operator: set the component's version in the ClusterPolicy "
+        "(or the gpu-operator Helm values), or upgrade the gpu-operator release, and let the "
+        "Operator roll it out",
+        f"deployed by the GPU Operator ({operator}){f': {why}' if why else ''}",
+    )
+
+
+def _own(pod: Pod, disabled: str) -> UpgradePath:
+    owner = f"{pod.owner_kind or 'Pod'} {pod.namespace}/{pod.owner_name or pod.name}"
+    why = f"its pod {pod.namespace}/{pod.name} belongs to {owner}, not to the GPU Operator"
+    return UpgradePath(
+        OWN_DEPLOYMENT,
+        owner,
+        f"upgrade {owner} itself (its Helm chart or manifest): the GPU Operator does not manage it",
+        f"{why} ({disabled} is false)" if disabled else why,
+    )
+
+
+def _host(node: Node, component: str, why: str) -> UpgradePath:
+    """A component on the host: the node image carries it, or the host's packages do."""
+    labels = node.labels
+    what = "driver" if component == "driver" else "container toolkit"
+    if (
+        "kubernetes.azure.com/node-image-version" in labels
+        or "kubernetes.azure.com/agentpool" in labels
+    ):
+        how = (
+            f"upgrade the AKS node image of the pool (az aks nodepool upgrade --node-image-only), "
+            f"or move to a new node pool whose image carries the fixed {what}"
+        )
+        change = "node image"
+    elif "cloud.google.com/gke-nodepool" in labels:
+        # GKE installs the driver itself (its installer DaemonSet, or Autopilot), at the
+        # version the node pool's GKE version and `gpu-driver-version` give.
+        how = (
+            f"upgrade the GKE node pool: GKE installs the {what} for its GKE version and the "
+            "pool's gpu-driver-version (default or latest)"
+        )
+        change = "node image"
+    elif any(k.startswith(("eks.amazonaws.com/", "karpenter.k8s.aws/")) for k in labels):
+        how = (
+            f"roll the nodes to an EKS-optimized accelerated AMI that carries the fixed {what} "
+            "(the node group's AMI release version, or the Karpenter EC2NodeClass's AMI)"
+        )
+        change = "node image"
+    elif "bottlerocket" in (node.os_image or "").lower():
+        how = f"update the nodes to a Bottlerocket release that carries the fixed {what}"
+        change = "node image"
+    else:
+        how = (
+            f"upgrade the {what} on the host, with its package manager or a new node image: "
+            f"the GPU Operator does not install it here"
+        )
+        change = "host"
+    return UpgradePath(PRE_INSTALLED, change, how, f"pre-installed on the node: {why}")
+
+
+def _policy(policies: Sequence[GpuOperatorPolicy]) -> dict[str, bool | None] | None:
+    """component -> `enabled` as the ClusterPolicy states it (None: unstated, the Operator's
+    default, on); None when no readable ClusterPolicy exists, or several disagree (the
+    Operator acts on one of them only, and the snapshot does not say which). A policy's `spec`
+    holds what inventory.sources.gpu_operator read (its GpuOperatorSpec fields)."""
+    found = [
+        {component: _flag(p.spec.get(field)) for component, field in ENABLED_FIELDS.items()}
+        for p in policies
+        if not p.error
+    ]
+    if not found or any(f != found[0] for f in found):
+        return None
+    return found[0]
+
+
+def _flag(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _operator(node: Node) -> str | None:
+    """Where the GPU Operator was seen (inventory.components.presence); None: not seen."""
+    return None if "gpu_operator" in node.not_installed else node.deployed.get("gpu_operator")
+
+
+def _in_operator_namespace(pod: Pod, operator: str) -> bool:
+    """The Operator deploys its operands into its own namespace; a pod elsewhere is another
+    deployment's. Where only the ClusterPolicy was seen, its namespace is not known."""
+    kind, _, where = operator.partition(" ")
+    if kind in ("Deployment", "pod") and "/" in where:
+        return pod.namespace == where.split("/", 1)[0]
+    return True
+
+
+def _component_pods(pods: Iterable[Pod]) -> dict[str, Pod]:
+    found: dict[str, Pod] = {}
+    for pod in sorted(pods, key=lambda p: (p.namespace, p.name)):
+        if not pod.is_active or any(n in pod.name for n in _NOT_THE_COMPONENT):
+            continue
+        for container in pod.containers:
+            component = component_of(container.image)
+            if component and component != "gpu_operator":
+                found.setdefault(component, pod)
+    return found

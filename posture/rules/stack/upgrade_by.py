@@ -1,0 +1,70 @@
+"""Which change closes a node's bulletin exposures (inventory/stack_managers.py). PURE.
+
+A finding is one cause, the thing one change fixes (DESIGN §5): a node whose driver is
+pre-installed (upgraded by a new node image) and whose toolkit is the GPU Operator's (upgraded
+through the ClusterPolicy) needs two changes, often by two owners, so its exposures of one
+check are split into one finding per change. Where a check's exposures on a node all take one
+change (the usual case), and for the GPU Operator's part of a split, the finding keeps its
+historical key, the check id, so its history and any accepted risk carry over.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from inventory.snapshot import Node
+from inventory.stack_managers import UNKNOWN, UpgradePath, upgrade_paths
+from posture.inputs import PostureInputs
+
+# How a split finding's title names its change.
+_TITLE_BY = {
+    "gpu_operator": "through the GPU Operator",
+    "pre_installed": "pre-installed on the node",
+    "own_deployment": "by {change}",
+    "firmware": "firmware",
+    UNKNOWN: "who installs it is unknown",
+}
+
+
+def paths_of(inputs: PostureInputs, node: Node) -> dict[str, UpgradePath]:
+    """component -> its UpgradePath on the node (once per inputs: four checks ask)."""
+    key = ("upgrade_paths", node.name)
+    if key not in inputs.memo:
+        pods = inputs.pods_by_node.get(node.name, ())
+        inputs.memo[key] = upgrade_paths(node, inputs.snapshot.gpu_operator_policies, pods)
+    return inputs.memo[key]  # type: ignore[return-value]  # what this function stored under it
+
+
+def split_by_change(
+    exposures: list[dict], paths: dict[str, UpgradePath]
+) -> list[tuple[UpgradePath, list[dict]]]:
+    """The exposures grouped by the change that closes each, in the order first met."""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    by_change: dict[str, UpgradePath] = {}
+    for exposure in exposures:
+        component = str(exposure.get("component") or "")
+        path = paths.get(component) or UpgradePath(
+            UNKNOWN, f"unknown {component}", "find out what installed it", "not a known component"
+        )
+        by_change.setdefault(path.change, path)
+        groups[path.change].append(exposure)
+    return [(by_change[change], members) for change, members in groups.items()]
+
+
+def upgrade_evidence(path: UpgradePath, exposures: list[dict]) -> dict[str, object]:
+    """The evidence's `upgrade_by`: who manages the components and how to upgrade them."""
+    return {**path.as_dict(), "components": sorted({str(e.get("component")) for e in exposures})}
+
+
+def split_key(check_id: str, path: UpgradePath, parts: int) -> str:
+    """The check id alone for an unsplit finding and for the GPU Operator's part of a split
+    one (the finding it was before), the check id and the change for the other parts."""
+    if parts == 1 or path.change == "gpu_operator":
+        return check_id
+    return f"{check_id} {path.change}"
+
+
+def split_title(title: str, path: UpgradePath, parts: int) -> str:
+    if parts == 1:
+        return title
+    return f"{title} ({_TITLE_BY.get(path.managed_by, path.managed_by).format(change=path.change)})"

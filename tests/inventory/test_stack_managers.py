@@ -1,0 +1,141 @@
+"""Who upgrades each GPU-stack component of a node (inventory/stack_managers.py): the GPU
+Operator, the node image or host packages (a pre-installed driver or toolkit), a chart of its
+own, or unknown. Pure: nodes, pods and ClusterPolicies as the snapshot holds them."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import pytest
+
+from inventory.snapshot import Container, GpuOperatorPolicy, Node, Pod
+from inventory.sources.gpu_operator import parse_gpu_operator_values
+from inventory.stack_managers import upgrade_paths
+
+OPERATOR_SEEN = {"gpu_operator": "Deployment gpu-operator/gpu-operator"}
+NO_OPERATOR = {"gpu_operator": "no GPU Operator Deployment, pod or ClusterPolicy in the cluster"}
+
+
+def node(labels: dict[str, str] | None = None, *, operator: bool = True, **fields) -> Node:
+    return Node(
+        "gpu-1",
+        labels=labels or {},
+        gpu_count=1,
+        deployed=OPERATOR_SEEN if operator else {},
+        not_installed={} if operator else NO_OPERATOR,
+        **fields,
+    )
+
+
+def policy(**sections: dict) -> tuple[GpuOperatorPolicy, ...]:
+    """A ClusterPolicy with these spec sections, as the sync stores it (what was read of it)."""
+    return (read_policy("cluster-policy", sections),)
+
+
+def read_policy(name: str, spec: dict) -> GpuOperatorPolicy:
+    return GpuOperatorPolicy(name, spec=asdict(parse_gpu_operator_values(spec)))
+
+
+def ds_pod(namespace: str, daemonset: str, image: str) -> Pod:
+    return Pod(
+        namespace=namespace,
+        name=f"{daemonset}-x1",
+        node_name="gpu-1",
+        phase="Running",
+        containers=(Container(name="main", image=image),),
+        owner_kind="DaemonSet",
+        owner_name=daemonset,
+    )
+
+
+TOOLKIT = ds_pod(
+    "gpu-operator",
+    "nvidia-container-toolkit-daemonset",
+    "nvcr.io/nvidia/k8s/container-toolkit:v1.17.0",
+)
+
+
+@pytest.mark.parametrize(
+    ("labels", "spec", "fields", "managed_by", "change"),
+    [
+        # AKS: the Operator finds the host driver and labels the node.
+        (
+            {
+                "nvidia.com/gpu.deploy.driver": "pre-installed",
+                "kubernetes.azure.com/agentpool": "nc",
+            },
+            {},
+            {},
+            "pre_installed",
+            "node image",
+        ),
+        # EKS accelerated AMI: the chart's values turn the driver off.
+        (
+            {"eks.amazonaws.com/nodegroup": "gpu"},
+            {"driver": {"enabled": False}},
+            {},
+            "pre_installed",
+            "node image",
+        ),
+        # GKE: no GPU Operator; GKE installs the driver for the pool's version.
+        ({"cloud.google.com/gke-nodepool": "a100"}, None, {}, "pre_installed", "node image"),
+        # Bare metal with the driver from the distribution's packages.
+        ({}, {"driver": {"enabled": False}}, {}, "pre_installed", "host"),
+        (
+            {},
+            {"driver": {"enabled": False}},
+            {"os_image": "Bottlerocket OS 1.26.1 (aws-k8s-1.30-nvidia)"},
+            "pre_installed",
+            "node image",
+        ),
+        # The Operator would install it, but no driver pod runs and no label says why.
+        ({}, {}, {}, "unknown", "unknown driver"),
+    ],
+)
+def test_the_driver_is_upgraded_where_it_was_installed(labels, spec, fields, managed_by, change):
+    if spec is None:  # no GPU Operator in the cluster
+        path = upgrade_paths(node(labels, operator=False, **fields), (), [])["driver"]
+    else:
+        path = upgrade_paths(node(labels, **fields), policy(**spec), [TOOLKIT])["driver"]
+    assert (path.managed_by, path.change) == (managed_by, change)
+    if managed_by != "unknown":
+        assert "ClusterPolicy" not in path.how
+
+
+def test_an_operator_driver_pod_is_the_operators():
+    pod = ds_pod(
+        "gpu-operator", "nvidia-driver-daemonset", "nvcr.io/nvidia/driver:550.90.07-ubuntu22.04"
+    )
+    path = upgrade_paths(node(), policy(driver={"enabled": True}), [pod])["driver"]
+    assert path.managed_by == "gpu_operator" and "ClusterPolicy" in path.how
+
+
+def test_a_pre_installed_toolkit_is_the_hosts_and_the_operators_toolkit_pod_the_operators():
+    paths = upgrade_paths(node(), policy(toolkit={"enabled": False}), [])
+    assert paths["container_toolkit"].managed_by == "pre_installed"
+    paths = upgrade_paths(node(), policy(), [TOOLKIT])
+    assert paths["container_toolkit"].change == "gpu_operator"
+    assert paths["gpu_operator"].change == "gpu_operator"
+
+
+def test_a_device_plugin_of_its_own_chart_is_upgraded_through_that_chart():
+    plugin = ds_pod(
+        "kube-system", "nvdp-nvidia-device-plugin", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
+    )
+    paths = upgrade_paths(node(), policy(devicePlugin={"enabled": False}), [TOOLKIT, plugin])
+    path = paths["device_plugin"]
+    assert path.managed_by == "own_deployment"
+    assert path.change == "DaemonSet kube-system/nvdp-nvidia-device-plugin"
+    assert "devicePlugin.enabled is false" in path.why
+    # Without any GPU Operator (EKS with NVIDIA's device-plugin chart), the same.
+    paths = upgrade_paths(node(operator=False), (), [plugin])
+    assert paths["device_plugin"].managed_by == "own_deployment"
+    assert paths["driver"].managed_by == "pre_installed"
+
+
+def test_policies_that_disagree_settle_nothing():
+    two = (
+        read_policy("a", {"driver": {"enabled": False}}),
+        read_policy("b", {"driver": {"enabled": True}}),
+    )
+    assert upgrade_paths(node(), two, [])["driver"].managed_by == "unknown"
