@@ -116,6 +116,24 @@ def kyverno_controls(validate: dict[str, Any]) -> tuple[str, ...]:
     return tuple(c for c in CONTROLS if c not in excluded)
 
 
+def pss_exempted(entries: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The controls a PolicyException's `podSecurity` entries lift. An entry allowing only
+    some values of a field (`restrictedField` with `values`) lifts capabilities only when a
+    wide one (SYS_ADMIN, ALL) is among them, privileged only when `true` is."""
+    lifted: set[str] = set()
+    for entry in entries:
+        controls = _PSS_CONTROLS.get(str(entry.get("controlName")), ())
+        values = entry.get("values")
+        if entry.get("restrictedField") and isinstance(values, list):
+            allowed = {str(v).upper() for v in values}
+            if CAPABILITIES in controls and not allowed & _WIDE_CAPABILITIES:
+                controls = tuple(c for c in controls if c != CAPABILITIES)
+            if PRIVILEGED in controls and "TRUE" not in allowed:
+                controls = tuple(c for c in controls if c != PRIVILEGED)
+        lifted.update(controls)
+    return tuple(c for c in CONTROLS if c in lifted)
+
+
 def vap_controls(spec: dict[str, Any]) -> tuple[str, ...]:
     """A ValidatingAdmissionPolicy's validations (and the variables they use)."""
     validations = [v.get("expression") for v in _dicts(spec.get("validations"))]
