@@ -77,6 +77,10 @@ class AdmissionScope:
     # tenant writes (pod labels or names, images, conditions on the request, requesters);
     # "" when it is not narrowed so.
     narrowed_by: str = ""
+    # On a PolicyException's scope: the requesters its match is limited to
+    # ("ServiceAccount:ns/name", "Group:name", "User:name", "Role:ns:name", "ClusterRole:name");
+    # () when it is not.
+    requesters: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -68,8 +68,9 @@ def exception_scopes(spec: dict[str, Any]) -> tuple[AdmissionScope, ...]:
             meets.append("pods by their labels")
         if resources.get("names") or resources.get("name"):
             meets.append("objects by name")
-        if any(b.get(k) for b in blocks for k in ("subjects", "roles", "clusterRoles")):
-            meets.append("requests by certain users, groups or roles (whose is not judged)")
+        requesters = _requesters(blocks)
+        if requesters:
+            meets.append(f"requests by {', '.join(requesters)}")
         if conditions.get("any") or conditions.get("all"):
             meets.append("requests by `conditions` on what the request holds")
         if lifted[1]:
@@ -80,6 +81,7 @@ def exception_scopes(spec: dict[str, Any]) -> tuple[AdmissionScope, ...]:
                 operations=str_tuple(resources.get("operations")),
                 namespaces=str_tuple(resources.get("namespaces")),
                 controls=lifted[0],
+                requesters=requesters,
                 # A tenant writes its pods' labels, names, images and contents: a match
                 # narrowed by them is one it can meet.
                 narrowed_by="; ".join(meets),
@@ -87,6 +89,21 @@ def exception_scopes(spec: dict[str, Any]) -> tuple[AdmissionScope, ...]:
             )
         )
     return tuple(scopes)
+
+
+def _requesters(blocks: list[dict[str, Any]]) -> tuple[str, ...]:
+    """Who the match is limited to, as "ServiceAccount:ns/name", "Group:name", "User:name",
+    "Role:ns:name" or "ClusterRole:name"."""
+    found = []
+    for block in blocks:
+        for subject in dicts(block.get("subjects")):
+            kind, name = text(subject.get("kind"), "") or "", text(subject.get("name"), "") or ""
+            if kind == "ServiceAccount":
+                name = f"{text(subject.get('namespace'), '') or ''}/{name}"
+            found.append(f"{kind}:{name}")
+        found += [f"Role:{r}" for r in str_tuple(block.get("roles"))]
+        found += [f"ClusterRole:{r}" for r in str_tuple(block.get("clusterRoles"))]
+    return tuple(found)
 
 
 def _lifted(pod_security: Any) -> tuple[tuple[str, ...], str]:

@@ -185,3 +185,34 @@ def test_pod_security_exemptions_lift_their_controls_only(pod_security, missing)
     else:
         (draft,) = drafts
         assert draft.evidence["missing_controls"] == missing
+
+
+CONTROLLERS = "kube-system"
+
+
+@pytest.mark.parametrize(
+    ("subjects", "lifted"),
+    [
+        pytest.param([{"kind": "ServiceAccount", "name": "runner", "namespace": "alpha"}], True),
+        pytest.param(
+            [{"kind": "ServiceAccount", "name": "replicaset-controller", "namespace": CONTROLLERS}],
+            True,
+            id="the-controller-making-deployments-pods",
+        ),
+        pytest.param([{"kind": "Group", "name": "research-admins"}], True, id="a-group"),
+        pytest.param(
+            [{"kind": "ServiceAccount", "name": "argo-server", "namespace": "argo"}],
+            False,
+            id="another-namespaces-account",
+        ),
+        pytest.param([{"kind": "Group", "name": "system:nodes"}], False, id="system-nodes"),
+    ],
+)
+def test_an_exception_for_some_requesters_lifts_where_the_tenant_may_be_one(subjects, lifted):
+    only = exception(("disallow-privileged-containers", ["privileged-containers"]), namespaces=())
+    only["spec"]["match"]["any"][0]["subjects"] = subjects
+    drafts = research([*split_baseline(), only])
+    assert bool(drafts) is lifted
+    if lifted:
+        why = " ".join(v["why"] for v in drafts[0].evidence["looked_at"])
+        assert "requests by" in why and "a tenant can meet it" in why

@@ -13,7 +13,8 @@ every control:
 - a Kyverno ClusterPolicy / Policy validate rule in Enforce matching Pod creation in the
   namespace (not `admission: false`, not excluded by name or namespace selector), less the
   controls a Kyverno PolicyException matching pods there lifts from it (one narrowed by pod
-  labels, names, images, conditions or requesters lifts them too: a tenant can meet it);
+  labels, names, images or conditions lifts them too: a tenant can meet it; one limited to
+  requesters, where the tenant or the controllers making its pods may be among them);
 - a Gatekeeper constraint denying at admission (enforcementAction `deny`, or `scoped` with
   deny at the webhook) matching Pod in the namespace, unless Gatekeeper's Config or the
   `admission.gatekeeper.sh/ignore` label exempts the namespace.
@@ -305,7 +306,28 @@ def _exception_reaches(scope: AdmissionScope, namespace: str, labels: dict[str, 
     exception for Deployments alone still leaves the pods they make to the Pod rule)."""
     kinds = not scope.resources or any(_kind(k) in ("Pod", "*") for k in scope.resources)
     creates = not scope.operations or any(o in ("CREATE", "*") for o in scope.operations)
-    return kinds and creates and in_namespaces(scope, namespace) and selects(scope, labels)
+    tenant = not scope.requesters or any(_may_be_tenant(r, namespace) for r in scope.requesters)
+    where = in_namespaces(scope, namespace) and selects(scope, labels)
+    return kinds and creates and tenant and where
+
+
+def _may_be_tenant(requester: str, namespace: str) -> bool:
+    """Whether a pod the tenant has made can be a request by `requester`: its own service
+    accounts, any authenticated user, the controllers that create the pods of a Deployment or
+    Job (kube-system's *-controller service accounts), users, groups and roles (who holds
+    them is not judged here), except cluster-admin."""
+    kind, _, name = requester.partition(":")
+    if kind == "ServiceAccount":
+        where, _, account = name.partition("/")
+        return where == namespace or (where == "kube-system" and account.endswith("-controller"))
+    if kind == "Group" and name.startswith("system:"):
+        return name in (
+            "system:authenticated",
+            "system:serviceaccounts",
+            f"system:serviceaccounts:{namespace}",
+            "system:serviceaccounts:kube-system",
+        )
+    return not (kind == "ClusterRole" and name == "cluster-admin")
 
 
 def _actions_in(scope: AdmissionScope, namespace: str, labels: dict[str, str]) -> tuple[str, ...]:
