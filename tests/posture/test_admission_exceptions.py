@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.posture.admission_world import kyverno, namespace
+from tests.posture.builders import container, pod
 from tests.posture.test_admission import k8s009
 
 PRIVILEGED_PATTERN = {
@@ -216,3 +217,80 @@ def test_an_exception_for_some_requesters_lifts_where_the_tenant_may_be_one(subj
     if lifted:
         why = " ".join(v["why"] for v in drafts[0].evidence["looked_at"])
         assert "requests by" in why and "a tenant can meet it" in why
+
+
+def kyverno_pod(image: str, *args: str):
+    """Kyverno's admission controller pod, with its container's flags."""
+    from dataclasses import replace
+
+    main = replace(container("kyverno"), image=image, args=args)
+    return pod("kyverno", "kyverno-admission-controller-7d9f", node="cpu-1", containers=(main,))
+
+
+@pytest.mark.parametrize(
+    ("image", "args", "lifted", "said"),
+    [
+        pytest.param(
+            "reg.kyverno.io/kyverno/kyverno:v1.13.4",
+            ("--enablePolicyException=true", "--exceptionNamespace=*"),
+            True,
+            "kyverno/kyverno-admission-controller-7d9f runs with --enablePolicyException",
+            id="enabled-any-namespace",
+        ),
+        pytest.param(
+            "reg.kyverno.io/kyverno/kyverno:v1.13.4",
+            ("--enablePolicyException=false",),
+            False,
+            "not applied: kyverno/kyverno-admission-controller-7d9f runs with "
+            "--enablePolicyException=false",
+            id="disabled",
+        ),
+        pytest.param(
+            "ghcr.io/kyverno/kyverno:v1.10.3",
+            (),
+            False,
+            "where exceptions are off by default",
+            id="off-by-default-before-1.11",
+        ),
+        pytest.param(
+            "ghcr.io/kyverno/kyverno:v1.12.5",
+            ("--enablePolicyException=true", "--exceptionNamespace=policy-exceptions"),
+            False,
+            "honours exceptions only in namespace policy-exceptions",
+            id="created-outside-the-exception-namespace",
+        ),
+        pytest.param(
+            "ghcr.io/kyverno/kyverno:v1.12.5",
+            ("--enablePolicyException", "--exceptionNamespace=kyverno"),
+            True,
+            "and --exceptionNamespace=kyverno",
+            id="created-in-the-exception-namespace",
+        ),
+    ],
+)
+def test_kyverno_flags_decide_whether_an_exception_is_applied(image, args, lifted, said):
+    pods = (pod("alpha", gpu={"nvidia.com/gpu": 1}), kyverno_pod(image, *args))
+    # hostPath and capabilities are left open, so there is a finding either way.
+    objects = [namespace("alpha"), *split_baseline()[:2], RESEARCH_EXCEPTION]
+    (draft,) = k8s009(objects, pods=pods)
+    assert ("privileged (POD-001)" in draft.evidence["missing_controls"]) is lifted
+    why = " ".join(v["why"] for v in draft.evidence["looked_at"])
+    assert said in why
+
+
+def test_an_exception_kyverno_ignores_is_named_as_not_applied():
+    pods = (
+        pod("alpha", gpu={"nvidia.com/gpu": 1}),
+        kyverno_pod("ghcr.io/kyverno/kyverno:v1.12.5", "--enablePolicyException=false"),
+    )
+    # Something else is missing (hostPath), so the finding shows what was looked at.
+    objects = [namespace("alpha"), *split_baseline()[:2], RESEARCH_EXCEPTION]
+    (draft,) = k8s009(objects, pods=pods)
+    assert {"privileged (POD-001)", "hostPID (POD-002)"}.isdisjoint(
+        draft.evidence["missing_controls"]
+    )
+    (ignored,) = [v for v in draft.evidence["looked_at"] if v["looked_at"].startswith("Policy")]
+    assert ignored["why"] == (
+        "not applied: kyverno/kyverno-admission-controller-7d9f runs with "
+        "--enablePolicyException=false"
+    )

@@ -48,10 +48,6 @@ PSA_ENFORCING = ("baseline", "restricted")
 PSA_LEVELS = ("privileged", *PSA_ENFORCING)
 NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace
 GATEKEEPER_IGNORE = "admission.gatekeeper.sh/ignore"  # Gatekeeper's webhook skips the namespace
-HONOURED = (
-    "exceptions are taken as honoured: Kyverno's --enablePolicyException and "
-    "--exceptionNamespace flags are not visible through the API"
-)
 
 
 @dataclass(frozen=True)
@@ -126,10 +122,12 @@ def verdicts(
     labels: dict[str, str],
     policies: Sequence[AdmissionPolicy],
     exceptions_unread: bool = False,
+    exception_note: str = "",
 ) -> list[Verdict]:
     """PSA first, then every policy object read (VAPs through their bindings). With
     `exceptions_unread` (Kyverno's PolicyExceptions could not be listed) a Kyverno policy
-    covers nothing for certain: an exception may lift any of its rules."""
+    covers nothing for certain: an exception may lift any of its rules. `exception_note`
+    (whether and why Kyverno honours its exceptions) follows what an exception lifts."""
     labels = {**labels, NAME_LABEL: namespace}
     found = [psa_verdict(labels)]
     vaps = {p.name: p for p in policies if p.engine == VAP}
@@ -141,7 +139,7 @@ def verdicts(
         elif policy.engine == GATEKEEPER and exempt:
             found.append(Verdict(policy.ref, False, exempt))
         elif policy.engine in (KYVERNO, GATEKEEPER):
-            verdict = _scoped_verdict(policy, namespace, labels, exceptions)
+            verdict = _scoped_verdict(policy, namespace, labels, exceptions, exception_note)
             if verdict.covers and policy.engine == KYVERNO and exceptions_unread:
                 verdict = Verdict(
                     verdict.source,
@@ -217,6 +215,7 @@ def _scoped_verdict(
     namespace: str,
     labels: dict[str, str],
     exceptions: Sequence[AdmissionPolicy] = (),
+    exception_note: str = "",
 ) -> Verdict:
     enforcing = "enforce" if policy.engine == KYVERNO else "deny"
     reasons = []
@@ -256,8 +255,8 @@ def _scoped_verdict(
         for note, gone in sorted(lifted.items())
         if gone - controls
     ]
-    if notes:
-        notes.append(HONOURED)
+    if notes and exception_note:
+        notes.append(exception_note)
     if controls:
         found = tuple(c for c in CONTROLS if c in controls)
         said = "; ".join([f"{enforcing} for pods here: {', '.join(found)}", *notes])
@@ -274,10 +273,8 @@ def _lifted_by(
     exceptions: Sequence[AdmissionPolicy],
 ) -> list[tuple[str, set[str]]]:
     """(note, controls) for each Kyverno PolicyException naming the scope's rule and matching
-    pod creation in the namespace. Kyverno honours them when run with
-    `--enablePolicyException` (the chart's default differs by version; from 1.13 an
-    `--exceptionNamespace` limits where they may be created): the flags are not visible
-    through the API, so an exception deployed is taken as honoured."""
+    pod creation in the namespace (those Kyverno ignores are left out before:
+    posture.rules.k8s.kyverno_flags)."""
     if policy.engine != KYVERNO or not scope.rule:
         return []
     name = f"{policy.namespace}/{policy.name}" if policy.namespace else policy.name
