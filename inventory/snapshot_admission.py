@@ -3,7 +3,8 @@
 What K8S-009 asks ("does anything enforce the class's pod rules in this namespace?") and
 DRIFT-005 asks ("is the deployed pack the generated one?") is read into these: one
 `AdmissionPolicy` per ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, Kyverno
-ClusterPolicy / Policy or Gatekeeper constraint, each with the scopes it matches; and one
+ClusterPolicy / Policy / PolicyException or Gatekeeper constraint, each with the scopes it
+matches; and one
 `AdmissionRead` per kind a live sync tried to list, so a read that failed is known as such
 (the check then says "unknown", never "pass"). Pod Security Admission is the namespaces'
 own labels (inventory.snapshot.Namespace.labels).
@@ -21,6 +22,9 @@ KYVERNO = "kyverno"  # kyverno.io/v1 ClusterPolicy / Policy
 GATEKEEPER = "gatekeeper"  # constraints.gatekeeper.sh/v1beta1, any kind
 # Gatekeeper's Config (config.gatekeeper.sh): namespaces its webhook never judges.
 GATEKEEPER_CONFIG = "gatekeeper_config"
+# Kyverno's PolicyException (kyverno.io/v2, v2beta1, v2alpha1; namespaced): lets what it
+# matches past the Kyverno rules it names. Its scopes say where, and `controls` what it lifts.
+KYVERNO_EXCEPTION = "kyverno_exception"
 # OpenShift's SecurityContextConstraints (security.openshift.io/v1, cluster-scoped): an SCC
 # ALLOWS; its fields (it has no spec) are kept as `spec`, judged by posture.rules.k8s.scc.
 SCC = "scc"
@@ -67,6 +71,16 @@ class AdmissionScope:
     # `admission: false` or a match / exclude keyed to requesters, a VAP with failurePolicy
     # Ignore), "" when it holds.
     inert: str = ""
+    # The Kyverno rule the scope is of ("" elsewhere): a PolicyException names rules.
+    rule: str = ""
+    # On a PolicyException's scope: how a tenant's pod can meet a match narrowed by what the
+    # tenant writes (pod labels or names, images, conditions on the request, requesters);
+    # "" when it is not narrowed so.
+    narrowed_by: str = ""
+    # On a PolicyException's scope: the requesters its match is limited to
+    # ("ServiceAccount:ns/name", "Group:name", "User:name", "Role:ns:name", "ClusterRole:name");
+    # () when it is not.
+    requesters: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

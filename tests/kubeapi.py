@@ -89,6 +89,8 @@ LIST_PATHS: dict[str, str] = {
     "Sidecar": "/apis/networking.istio.io/v1beta1/sidecars",
     "KyvernoClusterPolicy": "/apis/kyverno.io/v1/clusterpolicies",
     "KyvernoPolicy": "/apis/kyverno.io/v1/policies",
+    # Served as v2 from Kyverno 1.13 (v2beta1 from 1.11, v2alpha1 from 1.9).
+    "KyvernoPolicyException": "/apis/kyverno.io/v2/policyexceptions",
     "K8sPSPPrivilegedContainer": (
         "/apis/constraints.gatekeeper.sh/v1beta1/k8spspprivilegedcontainer"
     ),
@@ -98,6 +100,7 @@ LIST_PATHS: dict[str, str] = {
 }
 DRA_GROUP = "/apis/resource.k8s.io/"
 ADMISSION_GROUP = "/apis/admissionregistration.k8s.io/"  # VAP: v1 from 1.30, v1beta1 before
+KYVERNO_GROUP = "/apis/kyverno.io/"  # PolicyException: v2 from Kyverno 1.13, v2beta1 before
 GATEKEEPER = "/apis/constraints.gatekeeper.sh/v1beta1"  # its discovery: the constraint kinds
 KIND_AT = {path: kind for kind, path in LIST_PATHS.items()}
 ROUTES = {*KIND_AT, "/version", "/api", "/apis", GATEKEEPER}
@@ -201,6 +204,8 @@ class FakeKubeAPI:
         # at all): its lists are the v1 paths' objects under that version's apiVersion.
         self.dra_version: str | None = "v1"
         self.admission_version: str | None = "v1"
+        # The version Kyverno's PolicyException is served at ("v2", "v2beta1", "v2alpha1").
+        self.exception_version: str | None = "v2"
         # API groups answered 404 (a CRD not installed), e.g. {"kyverno.io"}
         self.not_served: set[str] = set()
         self.replace_objects(objects)
@@ -324,6 +329,11 @@ class FakeKubeAPI:
         if path.startswith(ADMISSION_GROUP):
             served = self.admission_version
             return self._answer_versioned(ADMISSION_GROUP, served, method, path, query, auth)
+        if path.startswith(f"{KYVERNO_GROUP}v2") and path.endswith("/policyexceptions"):
+            served = self.exception_version
+            return self._answer_versioned(
+                KYVERNO_GROUP, served, method, path, query, auth, canonical_version="v2"
+            )
         return self._answer_path(method, path, query, auth)
 
     def _answer_path(
@@ -349,11 +359,13 @@ class FakeKubeAPI:
         path: str,
         query: dict[str, str],
         auth: str | None,
+        canonical_version: str = "v1",
     ) -> Answer:
         """A path of a group served at one version (DRA's, admission's): 404 unless the path
-        names `served`; served from the v1 path's objects, the list saying the version asked."""
+        names `served`; served from the canonical (v1) path's objects, the list saying the
+        version asked."""
         version = path.removeprefix(group).split("/", 1)[0]
-        canonical = path.replace(f"{group}{version}/", f"{group}v1/", 1)
+        canonical = path.replace(f"{group}{version}/", f"{group}{canonical_version}/", 1)
         if version != served or route(canonical) is None:
             with self._lock:
                 self._requests.append(Request(method, path, query))
@@ -494,13 +506,19 @@ class FakeKubeAPI:
             address = self.url.removeprefix("http://")
             cidrs = [{"clientCIDR": "0.0.0.0/0", "serverAddress": address}]
             return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": cidrs}
+        served: dict[str, list[str]] = {}  # group -> its versions (Kyverno's: v1 and v2)
+        for gv in sorted({group_version(path) for path in KIND_AT} - {"v1"}):
+            served.setdefault(gv.split("/")[0], []).append(gv.split("/")[1])
         groups = [
             {
-                "name": gv.split("/")[0],
-                "versions": [{"groupVersion": gv, "version": "v1"}],
-                "preferredVersion": {"groupVersion": gv, "version": "v1"},
+                "name": name,
+                "versions": [{"groupVersion": f"{name}/{v}", "version": v} for v in versions],
+                "preferredVersion": {
+                    "groupVersion": f"{name}/{versions[0]}",
+                    "version": versions[0],
+                },
             }
-            for gv in sorted({group_version(path) for path in KIND_AT} - {"v1"})
+            for name, versions in served.items()
         ]
         return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 

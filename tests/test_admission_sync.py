@@ -114,6 +114,7 @@ def test_live_admission_objects_are_read_and_judged(tmp_path):
         "admissionregistration.k8s.io/validatingadmissionpolicybindings": "read",
         "kyverno.io/clusterpolicies": "read",
         "kyverno.io/policies": "read",
+        "kyverno.io/policyexceptions": "read",
         "config.gatekeeper.sh/configs": "read",
         "constraints.gatekeeper.sh/k8spspprivilegedcontainer": "read",
         "security.openshift.io/securitycontextconstraints": "read",
@@ -162,6 +163,7 @@ def test_absent_crds_are_not_an_error(tmp_path):
         "admissionregistration.k8s.io/validatingadmissionpolicybindings": "read",
         "kyverno.io/clusterpolicies": "not served",
         "kyverno.io/policies": "not served",
+        "kyverno.io/policyexceptions": "not served",
         "config.gatekeeper.sh/configs": "not served",
         "constraints.gatekeeper.sh": "not served",
         "security.openshift.io/securitycontextconstraints": "not served",
@@ -239,3 +241,42 @@ def test_gatekeeper_config_read_live_exempts_namespaces_from_constraints(tmp_pat
         assert _reads(cluster)["config.gatekeeper.sh/configs"] == "read"
         verdicts[name] = _k8s009(cluster)
     assert verdicts == {"gk": {"alpha": "not enforced"}, "gk-plain": {"alpha": "partial"}}
+
+
+@pytest.mark.parametrize("served", ["v2", "v2beta1", "v2alpha1"])
+def test_a_kyverno_policy_exception_read_live_lifts_its_rule_in_the_namespace(tmp_path, served):
+    """Kyverno enforcing the baseline everywhere, and a PolicyException (served at the version
+    the Kyverno release serves it) letting alpha's pods past it: alpha is not covered."""
+    policy = kyverno(name="baseline")
+    rule = policy["spec"]["rules"][0]["name"]
+    exception = {
+        "apiVersion": "kyverno.io/v2",
+        "kind": "PolicyException",
+        "metadata": {"name": "alpha-profiling", "namespace": "kyverno"},
+        "spec": {
+            "exceptions": [{"policyName": "baseline", "ruleNames": [rule]}],
+            "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaces": ["alpha"]}}]},
+        },
+    }
+    world = [node("gpu-a", gpus=4), namespace("alpha"), gpu_pod("alpha"), policy, exception]
+    with FakeKubeAPI(world) as api:
+        api.exception_version = served
+        cluster = cluster_get_or_create(name=f"polex-{served}")
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+    assert run.status == "succeeded", run.error
+    assert _reads(cluster)["kyverno.io/policyexceptions"] == "read"
+    assert "kyverno/PolicyException/alpha-profiling" in _policies(cluster)
+    assert _k8s009(cluster) == {"alpha": "not enforced"}
+
+
+def test_unreadable_policy_exceptions_make_a_kyverno_covered_namespace_unknown(tmp_path):
+    """The reader may list Kyverno's policies but not its exceptions (deploy/rbac.yaml not
+    re-applied): what the policies enforce is unknown, never passed."""
+    world = [node("gpu-a", gpus=4), namespace("alpha"), gpu_pod("alpha"), kyverno()]
+    with FakeKubeAPI(world) as api:
+        api.forbid("/apis/kyverno.io/v2/policyexceptions")
+        cluster = cluster_get_or_create(name="polex-forbidden")
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+    assert run.status == "succeeded", run.error
+    assert _reads(cluster)["kyverno.io/policyexceptions"] == "forbidden"
+    assert _k8s009(cluster) == {"alpha": "unknown"}

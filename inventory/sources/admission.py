@@ -1,5 +1,5 @@
-"""Admission policies (VAP and bindings, Kyverno, Gatekeeper constraints, OpenShift's
-SecurityContextConstraints) -> snapshot dataclasses. PURE.
+"""Admission policies (VAP and bindings, Kyverno and its PolicyExceptions, Gatekeeper
+constraints, OpenShift's SecurityContextConstraints) -> snapshot dataclasses. PURE.
 
 Which object is which is told by its API group, not its kind alone: Kyverno's `ClusterPolicy`
 and the GPU Operator's share a kind name. Only what K8S-009 judges coverage by (the actions,
@@ -15,6 +15,7 @@ from inventory.snapshot_admission import (
     GATEKEEPER,
     GATEKEEPER_CONFIG,
     KYVERNO,
+    KYVERNO_EXCEPTION,
     SCC,
     VAP,
     VAP_BINDING,
@@ -25,6 +26,12 @@ from inventory.sources.admission_controls import (
     gatekeeper_controls,
     kyverno_controls,
     vap_controls,
+)
+from inventory.sources.admission_match import (
+    exception_scopes,
+    merged_resources,
+    selector_fields,
+    selects_some,
 )
 from inventory.sources.raw import (
     dicts,
@@ -65,7 +72,7 @@ _VAP_KINDS = {
     "ValidatingAdmissionPolicy": VAP,
     "ValidatingAdmissionPolicyBinding": VAP_BINDING,
 }
-_KYVERNO_KINDS = ("ClusterPolicy", "Policy")
+_KYVERNO_KINDS = ("ClusterPolicy", "Policy", "PolicyException")
 ANNOTATION_PREFIX = "gpuposture.io/"
 
 
@@ -97,6 +104,8 @@ def admission_policy_from(obj: dict[str, Any]) -> AdmissionPolicy:
         block = "matchConstraints" if engine == VAP else "matchResources"
         actions = str_tuple(spec.get("validationActions")) if engine == VAP_BINDING else ()
         scopes = (_vap_scope(spec, block, actions, engine == VAP),)
+    elif group == KYVERNO_GROUP and kind == "PolicyException":
+        engine, scopes = KYVERNO_EXCEPTION, exception_scopes(spec)
     elif group == KYVERNO_GROUP:
         engine, scopes = KYVERNO, _kyverno_scopes(obj, spec)
     elif group == GATEKEEPER_CONFIG_GROUP:
@@ -123,31 +132,11 @@ def _namespace(obj: dict[str, Any]) -> str:
 
 
 def _own_namespace(obj: dict[str, Any]) -> str:
-    # Of these kinds only Kyverno's Policy is namespaced; a namespace on the others is a stray
-    # field of a manifest and would wrongly narrow a cluster-wide policy.
-    if obj.get("kind") != "Policy":
+    # Of these kinds only Kyverno's Policy and PolicyException are namespaced; a namespace on
+    # the others is a stray field of a manifest and would wrongly narrow a cluster-wide policy.
+    if obj.get("kind") not in ("Policy", "PolicyException"):
         return ""
     return text(meta(obj).get("namespace"), "") or ""
-
-
-def _selector(raw: Any) -> dict[str, Any]:
-    selector = mapping(raw)
-    return {
-        "match_labels": str_dict(selector.get("matchLabels")),
-        "match_expressions": tuple(
-            {
-                "key": text(e.get("key"), "") or "",
-                "operator": text(e.get("operator"), "") or "",
-                "values": list(str_tuple(e.get("values"))),
-            }
-            for e in dicts(selector.get("matchExpressions"))
-        ),
-    }
-
-
-def _selects_some(raw: Any) -> bool:
-    selector = mapping(raw)
-    return bool(mapping(selector.get("matchLabels")) or dicts(selector.get("matchExpressions")))
 
 
 def _vap_scope(
@@ -174,11 +163,11 @@ def _vap_scope(
         resources=resources,
         operations=tuple(o for rule in rules for o in str_tuple(rule.get("operations"))),
         # resourceNames: only objects of those names (a tenant names its own pods)
-        pod_selector=_selects_some(match.get("objectSelector"))
+        pod_selector=selects_some(match.get("objectSelector"))
         or any(str_tuple(rule.get("resourceNames")) for rule in rules),
         controls=vap_controls(spec) if policy else (),
         inert=inert,
-        **_selector(match.get("namespaceSelector")),
+        **selector_fields(match.get("namespaceSelector")),
     )
 
 
@@ -205,7 +194,7 @@ def _kyverno_scopes(obj: dict[str, Any], spec: dict[str, Any]) -> tuple[Admissio
         if dig(match, "resources"):
             combined.append(dig(match, "resources"))
         if combined:
-            entries.append((_merged(combined), _by_requester([*alls, match])))
+            entries.append((merged_resources(combined), _by_requester([*alls, match])))
         for resources, requester in entries:
             namespaces = str_tuple(resources.get("namespaces"))
             if own_namespace:  # a namespaced Policy applies in its own namespace only
@@ -218,13 +207,14 @@ def _kyverno_scopes(obj: dict[str, Any], spec: dict[str, Any]) -> tuple[Admissio
                     namespaces=namespaces,
                     excluded_namespaces=exclude["namespaces"],
                     excluded_selectors=exclude["selectors"],
-                    pod_selector=_selects_some(resources.get("selector"))
+                    pod_selector=selects_some(resources.get("selector"))
                     or bool(resources.get("names") or resources.get("name"))
                     or exclude["pods"],
                     action_overrides=overrides,
                     controls=kyverno_controls(validate),
                     inert=inert or requester or exclude["requesters"],
-                    **_selector(resources.get("namespaceSelector")),
+                    rule=text(rule.get("name"), "") or "",
+                    **selector_fields(resources.get("namespaceSelector")),
                 )
             )
     return tuple(scopes)
@@ -237,19 +227,10 @@ def _overrides(raw: Any) -> tuple[dict[str, Any], ...]:
         {
             "action": text(o.get("action"), "") or "",
             "namespaces": list(str_tuple(o.get("namespaces"))),
-            **_selector(o.get("namespaceSelector")),
+            **selector_fields(o.get("namespaceSelector")),
         }
         for o in dicts(raw)
     )
-
-
-def _merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    merged: dict[str, Any] = {}
-    for part in parts:
-        for key in ("kinds", "namespaces", "namespaceSelector", "operations", "selector", "names"):
-            if part.get(key):
-                merged[key] = part[key]
-    return merged
 
 
 def _kyverno_exclude(exclude: dict[str, Any]) -> dict[str, Any]:
@@ -261,11 +242,11 @@ def _kyverno_exclude(exclude: dict[str, Any]) -> dict[str, Any]:
     return {
         "namespaces": tuple(ns for part in parts for ns in str_tuple(part.get("namespaces"))),
         "selectors": tuple(
-            _selector(part.get("namespaceSelector"))
+            selector_fields(part.get("namespaceSelector"))
             for part in parts
-            if _selects_some(part.get("namespaceSelector"))
+            if selects_some(part.get("namespaceSelector"))
         ),
-        "pods": any(_selects_some(part.get("selector")) for part in parts),
+        "pods": any(selects_some(part.get("selector")) for part in parts),
         "requesters": _excludes_service_accounts(
             [*dicts(exclude.get("any")), *dicts(exclude.get("all")), exclude]
         ),
@@ -304,9 +285,9 @@ def _gatekeeper_scope(spec: dict[str, Any], kind: str) -> AdmissionScope:
         resources=resources,
         namespaces=str_tuple(match.get("namespaces")),
         excluded_namespaces=str_tuple(match.get("excludedNamespaces")),
-        pod_selector=_selects_some(match.get("labelSelector")) or bool(match.get("name")),
+        pod_selector=selects_some(match.get("labelSelector")) or bool(match.get("name")),
         controls=gatekeeper_controls(kind, mapping(spec.get("parameters"))),
-        **_selector(match.get("namespaceSelector")),
+        **selector_fields(match.get("namespaceSelector")),
     )
 
 

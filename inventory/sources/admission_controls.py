@@ -9,9 +9,11 @@ still admits hostPID or a hostPath of /dev. Each rule is read for the controls i
   pod fields it names (`privileged`, `hostPID`, `hostIPC`, `hostNetwork`, `hostPath`,
   `capabilities` with `add`; the container fields only where `initContainers` are judged
   too); messages are not read;
-- a Gatekeeper constraint: its kind (the gatekeeper-library's K8sPSP* templates and names
-  like them), less what its parameters allow (allowedCapabilities `*`, a hostPath prefix
-  over /dev, `hostNetwork: true`, a `hostPath` volume type, any `exemptImages`).
+- a Gatekeeper constraint: its kind (the gatekeeper-library's K8sPSP* templates, the Azure
+  Policy add-on's K8sAzureV<n>* ones, and names like them), less what its parameters allow
+  (allowedCapabilities `*`, a hostPath prefix over /dev, `hostNetwork: true` or Azure's
+  `allowHostNetwork: true`, a `hostPath` volume type, any `exemptImages` or Azure's
+  `excludedImages` / `excludedContainers`).
 Naming a field is taken as judging it; a rule that blocks a control without naming it (an
 allow-list of volume types) is not credited: K8S-009 then says partial, never a false pass.
 """
@@ -48,6 +50,14 @@ _PSS_CONTROLS = {
 PSS_ENFORCING = ("baseline", "restricted")
 _NOT_READ = frozenset({"message", "messageExpression", "reason", "name"})
 _ADD = re.compile(r"\badd\b")
+# Parameters naming images or containers a constraint does not judge: the gatekeeper-library's
+# `exemptImages`, the Azure Policy add-on's `excludedImages` and `excludedContainers` (a
+# container's name and image are the tenant's to choose).
+_EXEMPTING_PARAMETERS = ("exemptImages", "excludedImages", "excludedContainers")
+# The Azure Policy add-on's "no privileged containers" templates (K8sAzureV1NoPrivilege,
+# K8sAzureV2NoPrivilege): "noprivilege" lacks the "privileged" the gatekeeper-library's kind
+# has, and K8sAzureV3NoPrivilegeEscalation (allowPrivilegeEscalation) is another control.
+_AZURE_NO_PRIVILEGE = re.compile(r"noprivilege(?!escalation)")
 _WIDE_CAPABILITIES = {"*", "SYS_ADMIN", "CAP_SYS_ADMIN", "ALL", "CAP_ALL"}
 # Host paths whose mount hands over the node's devices, kernel or container runtime (POD-003).
 _HOST_PATHS = (
@@ -106,6 +116,24 @@ def kyverno_controls(validate: dict[str, Any]) -> tuple[str, ...]:
     return tuple(c for c in CONTROLS if c not in excluded)
 
 
+def pss_exempted(entries: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The controls a PolicyException's `podSecurity` entries lift. An entry allowing only
+    some values of a field (`restrictedField` with `values`) lifts capabilities only when a
+    wide one (SYS_ADMIN, ALL) is among them, privileged only when `true` is."""
+    lifted: set[str] = set()
+    for entry in entries:
+        controls = _PSS_CONTROLS.get(str(entry.get("controlName")), ())
+        values = entry.get("values")
+        if entry.get("restrictedField") and isinstance(values, list):
+            allowed = {str(v).upper() for v in values}
+            if CAPABILITIES in controls and not allowed & _WIDE_CAPABILITIES:
+                controls = tuple(c for c in controls if c != CAPABILITIES)
+            if PRIVILEGED in controls and "TRUE" not in allowed:
+                controls = tuple(c for c in controls if c != PRIVILEGED)
+        lifted.update(controls)
+    return tuple(c for c in CONTROLS if c in lifted)
+
+
 def vap_controls(spec: dict[str, Any]) -> tuple[str, ...]:
     """A ValidatingAdmissionPolicy's validations (and the variables they use)."""
     validations = [v.get("expression") for v in _dicts(spec.get("validations"))]
@@ -114,17 +142,18 @@ def vap_controls(spec: dict[str, Any]) -> tuple[str, ...]:
 
 
 def gatekeeper_controls(kind: str, parameters: dict[str, Any]) -> tuple[str, ...]:
-    if parameters.get("exemptImages"):
+    if any(parameters.get(k) for k in _EXEMPTING_PARAMETERS):
         # Anyone may run an exempt image (nvcr.io/nvidia/* is where tenants' PyTorch images
-        # come from too) with a command of their own: the constraint holds for nobody.
+        # come from too) with a command of their own, or name a container as excluded: the
+        # constraint holds for nobody.
         return ()
     name = kind.lower()
     found: set[str] = set()
-    if PRIVILEGED in name:
+    if PRIVILEGED in name or _AZURE_NO_PRIVILEGE.search(name):
         found.add(PRIVILEGED)
     if "hostnamespace" in name:
         found |= {HOST_PID, HOST_IPC}
-    if "hostnetwork" in name and parameters.get("hostNetwork") is not True:
+    if "hostnetwork" in name and not _allows_host_network(parameters):
         found.add(HOST_NETWORK)
     if ("hostfilesystem" in name or "hostpath" in name) and not _allows_host_paths(parameters):
         found.add(HOST_PATH)
@@ -132,11 +161,24 @@ def gatekeeper_controls(kind: str, parameters: dict[str, Any]) -> tuple[str, ...
         volumes = {str(v) for v in parameters.get("volumes") or ()}
         if not volumes & {"*", HOST_PATH}:
             found.add(HOST_PATH)
-    if "capabilit" in name:
+    if "disallowedcapabilit" in name:
+        # A deny-list (Azure's K8sAzureV3DisallowedCapabilities) refuses only what it names:
+        # it holds when it names ALL, else every capability it leaves out can be added.
+        denied = {str(c).upper() for c in parameters.get("disallowedCapabilities") or ()}
+        if denied & {"ALL", "CAP_ALL", "*"}:
+            found.add(CAPABILITIES)
+    elif "capabilit" in name:
         allowed = {str(c).upper() for c in parameters.get("allowedCapabilities") or ()}
         if not allowed & _WIDE_CAPABILITIES:
             found.add(CAPABILITIES)
     return tuple(c for c in CONTROLS if c in found)
+
+
+def _allows_host_network(parameters: dict[str, Any]) -> bool:
+    """K8sPSPHostNetworkingPorts writes `hostNetwork`, the Azure add-on's
+    K8sAzureV3HostNetworkingPorts `allowHostNetwork`; either true lets a pod share the
+    node's network namespace (the ports bounds judge hostPorts only)."""
+    return parameters.get("hostNetwork") is True or parameters.get("allowHostNetwork") is True
 
 
 def _allows_host_paths(parameters: dict[str, Any]) -> bool:

@@ -30,6 +30,8 @@ ADMISSION_CUSTOM_KINDS: tuple[tuple[str, str, str, str, str], ...] = (
     ),
     ("KyvernoClusterPolicy", "kyverno.io", "v1", "clusterpolicies", "ClusterPolicy"),
     ("KyvernoPolicy", "kyverno.io", "v1", "policies", "Policy"),
+    # What lets pods past Kyverno's rules (K8S-009 takes the controls it lifts out).
+    ("KyvernoPolicyException", "kyverno.io", "v2", "policyexceptions", "PolicyException"),
     # Gatekeeper's Config: the namespaces its webhook exempts (K8S-009 reads them).
     ("GatekeeperConfig", "config.gatekeeper.sh", "v1alpha1", "configs", "Config"),
     # OpenShift's SecurityContextConstraints: its pod admission (PSA is warn/audit only there
@@ -42,9 +44,14 @@ ADMISSION_CUSTOM_KINDS: tuple[tuple[str, str, str, str, str], ...] = (
         "SecurityContextConstraints",
     ),
 )
-# Versions to ask for when the first is not served: ValidatingAdmissionPolicy is GA (v1) from
-# Kubernetes 1.30, and served only as v1beta1 on 1.28 and 1.29.
-FALLBACK_VERSIONS: dict[tuple[str, str], str] = {("admissionregistration.k8s.io", "v1"): "v1beta1"}
+# Versions to ask for when one is not served, in turn: ValidatingAdmissionPolicy is GA (v1)
+# from Kubernetes 1.30, and served only as v1beta1 on 1.28 and 1.29; Kyverno serves
+# PolicyException as v2 from 1.13, v2beta1 from 1.11 and only v2alpha1 on 1.9 and 1.10.
+FALLBACK_VERSIONS: dict[tuple[str, str], str] = {
+    ("admissionregistration.k8s.io", "v1"): "v1beta1",
+    ("kyverno.io", "v2"): "v2beta1",
+    ("kyverno.io", "v2beta1"): "v2alpha1",
+}
 # Gatekeeper makes one CRD per ConstraintTemplate in this group: its kinds are discovered.
 GATEKEEPER_GROUP_VERSION = ("constraints.gatekeeper.sh", "v1beta1")
 GATEKEEPER_PREFIX = "Gatekeeper:"  # listing label: GATEKEEPER_PREFIX + the constraint kind

@@ -31,13 +31,15 @@ def list_calls(api_client: client.ApiClient) -> list[tuple[str, Call]]:
     for label, group, version, plural, _ in ADMISSION_CUSTOM_KINDS:
 
         def admission_call(_g=group, _v=version, _p=plural, **kwargs: Any) -> Any:
-            try:
-                return custom.list_cluster_custom_object(_g, _v, _p, **kwargs)
-            except ApiException as exc:
-                older = FALLBACK_VERSIONS.get((_g, _v))
-                if exc.status != 404 or older is None:
-                    raise
-                return custom.list_cluster_custom_object(_g, older, _p, **kwargs)
+            asked = _v
+            while True:  # each older version in turn while the answer is 404
+                try:
+                    return custom.list_cluster_custom_object(_g, asked, _p, **kwargs)
+                except ApiException as exc:
+                    older = FALLBACK_VERSIONS.get((_g, asked))
+                    if exc.status != 404 or older is None:
+                        raise
+                    asked = older
 
         calls.append((label, admission_call))
     return calls

@@ -17,9 +17,12 @@ from posture.rules.k8s.admission_cover import (
     psa_labels,
     verdicts,
 )
+from posture.rules.k8s.kyverno_flags import honoured
 from posture.rules.k8s.scc import SCC_GROUP, SCC_RESOURCE, is_openshift, scc_verdicts, sccs_of
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import namespace_draft
+
+KYVERNO_EXCEPTIONS = "kyverno.io/policyexceptions"  # the AdmissionRead of their list
 
 
 @check(
@@ -36,7 +39,13 @@ from posture.rules.subjects import namespace_draft
         "GPUs and the node itself. Policies in Audit or Warn, and PSA audit/warn labels, block "
         "nothing. A policy counts for what it judges: one requiring labels, or refusing "
         "privileged containers but not hostPID, hostPath or added capabilities, leaves the "
-        "rest open, and the finding names what nothing denies. A cluster-wide PSA default "
+        "rest open, and the finding names what nothing denies. A Kyverno PolicyException "
+        "lifts the rules it names wherever it matches a tenant's pods (also when it narrows "
+        "its match by pod labels, names, images or conditions a tenant can meet) unless "
+        "Kyverno's admission controller is seen running with exceptions off or limited to "
+        "another namespace (--enablePolicyException, --exceptionNamespace), and the "
+        "Azure Policy add-on's Gatekeeper constraints count less what their parameters allow "
+        "(allowHostNetwork, excludedImages). A cluster-wide PSA default "
         "set in the API server's AdmissionConfiguration "
         "is not visible through the API, so the namespace label is what counts here. On "
         "OpenShift, SecurityContextConstraints admit pods: a control is denied where no SCC "
@@ -67,7 +76,8 @@ def namespace_without_admission_control(inputs: PostureInputs) -> Iterator[Findi
             gpu_pods[pod.namespace] = gpu_pods.get(pod.namespace, 0) + 1
             owners[pod.namespace] = tenant
     labels = {n.name: n.labels for n in inputs.snapshot.namespaces}
-    policies = inputs.snapshot.admission_policies
+    # The PolicyExceptions Kyverno's own flags make it ignore are left out.
+    policies, ignored, note = honoured(inputs.snapshot.pods, inputs.snapshot.admission_policies)
     # A list that failed (forbidden, an error) leaves unknown what it would have found.
     unread = [r for r in inputs.snapshot.admission_reads if r.status not in (READ, NOT_SERVED)]
     sccs = sccs_of(inputs.snapshot)
@@ -81,8 +91,11 @@ def namespace_without_admission_control(inputs: PostureInputs) -> Iterator[Findi
                 "whose SecurityContextConstraints were not read",
             )
         )
+    # Kyverno's rules hold only where no PolicyException lifts them: unread, they may.
+    exceptions_unread = any(r.resource == KYVERNO_EXCEPTIONS for r in unread)
     for namespace, count in sorted(gpu_pods.items()):
-        found = verdicts(namespace, labels.get(namespace, {}), policies)
+        found = verdicts(namespace, labels.get(namespace, {}), policies, exceptions_unread, note)
+        found += [Verdict(i["exception"], False, f"not applied: {i['why']}") for i in ignored]
         opened: list[dict[str, Any]] | None = None
         if sccs:
             scc_found, opened = scc_verdicts(inputs, namespace, owners[namespace], sccs)

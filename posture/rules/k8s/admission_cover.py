@@ -11,7 +11,10 @@ every control:
   selecting the namespace (namespaceSelector) and the policy's rules matching pods, and the
   policy not `failurePolicy: Ignore`;
 - a Kyverno ClusterPolicy / Policy validate rule in Enforce matching Pod creation in the
-  namespace (not `admission: false`, not excluded by name or namespace selector);
+  namespace (not `admission: false`, not excluded by name or namespace selector), less the
+  controls a Kyverno PolicyException matching pods there lifts from it (one narrowed by pod
+  labels, names, images or conditions lifts them too: a tenant can meet it; one limited to
+  requesters, where the tenant or the controllers making its pods may be among them);
 - a Gatekeeper constraint denying at admission (enforcementAction `deny`, or `scoped` with
   deny at the webhook) matching Pod in the namespace, unless Gatekeeper's Config or the
   `admission.gatekeeper.sh/ignore` label exempts the namespace.
@@ -32,6 +35,7 @@ from inventory.snapshot_admission import (
     GATEKEEPER,
     GATEKEEPER_CONFIG,
     KYVERNO,
+    KYVERNO_EXCEPTION,
     VAP,
     VAP_BINDING,
     AdmissionPolicy,
@@ -114,20 +118,36 @@ def psa_verdict(labels: dict[str, str]) -> Verdict:
 
 
 def verdicts(
-    namespace: str, labels: dict[str, str], policies: Sequence[AdmissionPolicy]
+    namespace: str,
+    labels: dict[str, str],
+    policies: Sequence[AdmissionPolicy],
+    exceptions_unread: bool = False,
+    exception_note: str = "",
 ) -> list[Verdict]:
-    """PSA first, then every policy object read (VAPs through their bindings)."""
+    """PSA first, then every policy object read (VAPs through their bindings). With
+    `exceptions_unread` (Kyverno's PolicyExceptions could not be listed) a Kyverno policy
+    covers nothing for certain: an exception may lift any of its rules. `exception_note`
+    (whether and why Kyverno honours its exceptions) follows what an exception lifts."""
     labels = {**labels, NAME_LABEL: namespace}
     found = [psa_verdict(labels)]
     vaps = {p.name: p for p in policies if p.engine == VAP}
     exempt = _gatekeeper_exempt(namespace, labels, policies)
+    exceptions = [p for p in policies if p.engine == KYVERNO_EXCEPTION]
     for policy in policies:
         if policy.engine == VAP_BINDING:
             found.append(_binding_verdict(policy, vaps.get(policy.policy_name), labels))
         elif policy.engine == GATEKEEPER and exempt:
             found.append(Verdict(policy.ref, False, exempt))
         elif policy.engine in (KYVERNO, GATEKEEPER):
-            found.append(_scoped_verdict(policy, namespace, labels))
+            verdict = _scoped_verdict(policy, namespace, labels, exceptions, exception_note)
+            if verdict.covers and policy.engine == KYVERNO and exceptions_unread:
+                verdict = Verdict(
+                    verdict.source,
+                    False,
+                    f"{verdict.reason}; but Kyverno's PolicyExceptions could not be read, "
+                    "and one may lift these here",
+                )
+            found.append(verdict)
     return found
 
 
@@ -190,10 +210,17 @@ def _tenant_params(binding: AdmissionPolicy, vap: AdmissionPolicy) -> bool:
     )
 
 
-def _scoped_verdict(policy: AdmissionPolicy, namespace: str, labels: dict[str, str]) -> Verdict:
+def _scoped_verdict(
+    policy: AdmissionPolicy,
+    namespace: str,
+    labels: dict[str, str],
+    exceptions: Sequence[AdmissionPolicy] = (),
+    exception_note: str = "",
+) -> Verdict:
     enforcing = "enforce" if policy.engine == KYVERNO else "deny"
     reasons = []
     controls: set[str] = set()
+    lifted: dict[str, set[str]] = {}  # the exceptions' notes -> the controls they lift
     for scope in policy.scopes:
         actions = _actions_in(scope, namespace, labels)
         if not any(a.lower() == enforcing for a in actions):
@@ -217,11 +244,87 @@ def _scoped_verdict(policy: AdmissionPolicy, namespace: str, labels: dict[str, s
         elif not scope.controls:
             reasons.append(f"{enforcing} for pods here, but judges none of {', '.join(CONTROLS)}")
         else:
-            controls.update(scope.controls)
+            held = set(scope.controls)
+            for note, gone in _lifted_by(policy, scope, namespace, labels, exceptions):
+                lifted.setdefault(note, set()).update(gone & held)
+                held -= gone
+            controls.update(held)
+    # A control another rule of the policy still judges here is not lifted by the exception.
+    notes = [
+        f"{note} lifts {', '.join(c for c in CONTROLS if c in gone - controls)}"
+        for note, gone in sorted(lifted.items())
+        if gone - controls
+    ]
+    if notes and exception_note:
+        notes.append(exception_note)
     if controls:
         found = tuple(c for c in CONTROLS if c in controls)
-        return Verdict(policy.ref, True, f"{enforcing} for pods here: {', '.join(found)}", found)
-    return Verdict(policy.ref, False, "; ".join(sorted(set(reasons))) or "no validate rule")
+        said = "; ".join([f"{enforcing} for pods here: {', '.join(found)}", *notes])
+        return Verdict(policy.ref, True, said, found)
+    said = "; ".join(notes + sorted(set(reasons)))
+    return Verdict(policy.ref, False, said or "no validate rule")
+
+
+def _lifted_by(
+    policy: AdmissionPolicy,
+    scope: AdmissionScope,
+    namespace: str,
+    labels: dict[str, str],
+    exceptions: Sequence[AdmissionPolicy],
+) -> list[tuple[str, set[str]]]:
+    """(note, controls) for each Kyverno PolicyException naming the scope's rule and matching
+    pod creation in the namespace (those Kyverno ignores are left out before:
+    posture.rules.k8s.kyverno_flags)."""
+    if policy.engine != KYVERNO or not scope.rule:
+        return []
+    name = f"{policy.namespace}/{policy.name}" if policy.namespace else policy.name
+    found = []
+    for exception in exceptions:
+        names = [
+            e
+            for e in exception.spec.get("exceptions") or ()
+            if isinstance(e, dict)
+            and e.get("policyName") == name
+            and any(fnmatchcase(scope.rule, str(r)) for r in e.get("ruleNames") or ())
+        ]
+        if not names:
+            continue
+        for where in exception.scopes:
+            if not _exception_reaches(where, namespace, labels) or not where.controls:
+                continue
+            how = f" (it matches {where.narrowed_by}: a tenant can meet it)"
+            note = f"{exception.ref} (rule {scope.rule})" + (how if where.narrowed_by else "")
+            found.append((note, set(where.controls)))
+    return found
+
+
+def _exception_reaches(scope: AdmissionScope, namespace: str, labels: dict[str, str]) -> bool:
+    """An exception lets a tenant's pod through only where it matches Pod creation (an
+    exception for Deployments alone still leaves the pods they make to the Pod rule)."""
+    kinds = not scope.resources or any(_kind(k) in ("Pod", "*") for k in scope.resources)
+    creates = not scope.operations or any(o in ("CREATE", "*") for o in scope.operations)
+    tenant = not scope.requesters or any(_may_be_tenant(r, namespace) for r in scope.requesters)
+    where = in_namespaces(scope, namespace) and selects(scope, labels)
+    return kinds and creates and tenant and where
+
+
+def _may_be_tenant(requester: str, namespace: str) -> bool:
+    """Whether a pod the tenant has made can be a request by `requester`: its own service
+    accounts, any authenticated user, the controllers that create the pods of a Deployment or
+    Job (kube-system's *-controller service accounts), users, groups and roles (who holds
+    them is not judged here), except cluster-admin."""
+    kind, _, name = requester.partition(":")
+    if kind == "ServiceAccount":
+        where, _, account = name.partition("/")
+        return where == namespace or (where == "kube-system" and account.endswith("-controller"))
+    if kind == "Group" and name.startswith("system:"):
+        return name in (
+            "system:authenticated",
+            "system:serviceaccounts",
+            f"system:serviceaccounts:{namespace}",
+            "system:serviceaccounts:kube-system",
+        )
+    return not (kind == "ClusterRole" and name == "cluster-admin")
 
 
 def _actions_in(scope: AdmissionScope, namespace: str, labels: dict[str, str]) -> tuple[str, ...]:
