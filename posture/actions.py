@@ -31,21 +31,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from inventory.patching.rollout import component_key, highest_version
+from inventory.patching.rollout import component_key
+from posture.action_upgrades import (
+    by_change,
+    component_name,
+    unfixed_exposures,
+    upgrade_by,
+    upgrade_title,
+)
 from posture.rules.holding import ENV_RESOURCE
 from posture.scoring import SEVERITY_ORDER, finding_risk
 
 UPGRADE_CHECKS = ("STACK-001", "STACK-002", "STACK-003", "STACK-005")
 TAINT_CHECKS = ("K8S-002", "POD-009")
-COMPONENT_NAMES = {
-    "driver": "the GPU driver",
-    "container_toolkit": "the container toolkit",
-    "device_plugin": "the device plugin",
-    "gpu_operator": "the GPU Operator",
-    "mig_manager": "the MIG manager",
-    "dcgm_exporter": "the DCGM exporter",
-    "firmware": "the GPU firmware",
-}
 # The change each workload check asks for, as the start of an imperative title.
 WORKLOAD_FIXES = {
     "POD-001": "Remove privileged from",
@@ -122,75 +120,6 @@ def _where(finding: ActionFinding) -> str:
     return f"node {finding.subject_name}"
 
 
-def _moves(finding: ActionFinding) -> tuple[tuple[str, str | None], ...]:
-    """The component moves that close a stack finding: (component key, target version)."""
-    listed = finding.evidence.get("exposures") or finding.evidence.get("late_exposures") or []
-    fixed: dict[str, list[str]] = defaultdict(list)
-    for exposure in listed:
-        key = component_key(exposure)
-        fixed[key]  # a component with no published fix still needs the move
-        if exposure.get("fixed_version"):
-            fixed[key].append(str(exposure["fixed_version"]))
-    return tuple((k, highest_version(v) if v else None) for k, v in sorted(fixed.items()))
-
-
-def _unfixed(finding: ActionFinding) -> list[dict]:
-    """The exposures of a stack finding no version closes (the vendor names no fix): while
-    one stays the finding stays open, whatever the pool is upgraded to."""
-    listed = finding.evidence.get("exposures") or finding.evidence.get("late_exposures") or []
-    return [e for e in listed if isinstance(e, dict) and not e.get("fixed_version")]
-
-
-def _component(key: str) -> str:
-    name, _, branch = key.partition(" ")
-    return f"{COMPONENT_NAMES.get(name, name)}{f' {branch}' if branch else ''}"
-
-
-def _component_order(item: tuple[str, object]) -> tuple[int, str]:
-    """The stack from the bottom up (driver, toolkit, ...), as COMPONENT_NAMES lists it."""
-    name = item[0].partition(" ")[0]
-    names = list(COMPONENT_NAMES)
-    return (names.index(name) if name in names else len(names), item[0])
-
-
-def _upgrade_title(members: list[ActionFinding], where: str) -> str:
-    """ "Upgrade the X to v and the Y to w on pool p": every move the pool's findings need,
-    each to the highest fixed version any of them names (as the rollout plan targets)."""
-    fixed: dict[str, list[str]] = defaultdict(list)
-    for finding in members:
-        for key, version in _moves(finding):
-            fixed[key].extend([version] if version else [])
-    parts = [
-        f"{_component(k)} to {highest_version(v) if v else 'a fixed version'}"
-        for k, v in sorted(fixed.items(), key=_component_order)
-    ]
-    listed = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else "".join(parts)
-    return f"Upgrade {listed or 'the GPU stack'} on {where}"
-
-
-def _upgrade_by(finding: ActionFinding) -> Mapping[str, Any]:
-    by = finding.evidence.get("upgrade_by")
-    return by if isinstance(by, Mapping) else {}
-
-
-# How each kind of change is done, as the end of an upgrade action's title.
-_BY_CHANGE = {
-    "gpu_operator": " through the GPU Operator (ClusterPolicy or Helm values)",
-    "node image": " by a new node image",
-    "host": " with the host's packages or a new node image",
-    "unknown": " (who installs it on the node is unknown)",
-}
-
-
-def _by_change(by: Mapping[str, Any]) -> str:
-    managed_by, change = by.get("managed_by"), str(by.get("change") or "")
-    if managed_by == "own_deployment":
-        return f" through {change}, outside the GPU Operator"
-    if managed_by == "pre_installed":
-        return _BY_CHANGE.get(change, "")
-    return _BY_CHANGE.get(str(managed_by), "")
-
-
 def _pair(finding: ActionFinding) -> tuple[str, str] | None:
     parties = finding.evidence.get("parties")
     if not isinstance(parties, list) or len(parties) != 2:
@@ -203,11 +132,14 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
     """(identity, title) of the action that closes the finding."""
     check, cluster = finding.check_id, finding.cluster
     where = _where(finding)
-    unfixed = _unfixed(finding) if check in UPGRADE_CHECKS else []
+    unfixed = unfixed_exposures(finding) if check in UPGRADE_CHECKS else []
     if unfixed:
         # No upgrade closes it: an exposure the vendor names no fixed version for stays.
         names = sorted(
-            {f"{_component(component_key(e))} {e.get('installed', '')}".strip() for e in unfixed}
+            {
+                f"{component_name(component_key(e))} {e.get('installed', '')}".strip()
+                for e in unfixed
+            }
         )
         advisories = sorted({str(e.get("advisory_id") or "?") for e in unfixed})
         title = (
@@ -219,7 +151,7 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         # One rollout of the pool by one change closes them all (the title, built from every
         # member, says which components move to what). The GPU Operator's change keeps the
         # identity (so the key) the pool's one upgrade had before `upgrade_by` was recorded.
-        change = _upgrade_by(finding).get("change")
+        change = upgrade_by(finding).get("change")
         extra = [str(change)] if change and change != "gpu_operator" else []
         return (cluster, "upgrade", where, *extra), ""
     if check in NODE_FIXES and finding.subject_kind == "Node":
@@ -373,7 +305,7 @@ def _action(
     if identity[1] == "taint":
         title += _taint_classes(members)
     elif identity[1] == "upgrade":
-        title = _upgrade_title(members, identity[2]) + _by_change(_upgrade_by(members[0]))
+        title = upgrade_title(members, identity[2]) + by_change(upgrade_by(members[0]))
     return {
         "key": action_key(identity),
         "title": title,
