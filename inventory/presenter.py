@@ -125,7 +125,8 @@ def _their_bindings(principals: set[str], namespaces: set[str], own: set[str]) -
     in a platform or unclaimed namespace such as gpu-operator), and of the roles only such
     bindings use: a binding concerns the viewer alone only if its subjects are all theirs,
     and its name often carries the other tenant's ("beta-admins"). A binding in a hidden
-    namespace is hidden with it; one in the viewer's own namespace is theirs to read (they
+    namespace is hidden by its name too (a title names it without its namespace); one in the
+    viewer's own namespace is theirs to read (they
     list it with kubectl, and must to act on K8S-008). One query, small rows."""
     if not principals and not namespaces:
         return frozenset()
@@ -139,8 +140,9 @@ def _their_bindings(principals: set[str], namespaces: set[str], own: set[str]) -
         if namespace in own:
             continue
         names_them = _any_theirs(subjects, principals, namespaces)
-        if names_them and namespace not in namespaces:
-            # Stored as "ClusterRoleBinding/NAME" or "RoleBinding/NAME"; findings name it NAME.
+        if names_them or namespace in namespaces:
+            # Stored as "ClusterRoleBinding/NAME" or "RoleBinding/NAME"; findings name it NAME,
+            # titles without its namespace, so one in a hidden namespace is hidden by name too.
             theirs.add(name.rsplit("/", 1)[-1])
         if role_kind in ("ClusterRole", "Role") and role_name and not _builtin_role(role_name):
             (roles_theirs if names_them else roles_shared).add(role_name)

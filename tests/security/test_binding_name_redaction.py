@@ -131,5 +131,7 @@ def test_which_binding_names_each_viewer_reads(personas, tmp_path):
     assert "alpha-readers" in beta and "beta-readers" not in beta
     assert "platform-readers" not in alpha | beta
     # In alpha's own namespace: alpha's to read (and act on K8S-008 with); beta's viewer has it
-    # hidden with alpha's namespace, as every object there.
+    # hidden with alpha's namespace, as every object there, and by its bare name, which the
+    # K8S-008 title uses ("RoleBinding beta-guests lets tenant beta ...").
     assert "beta-guests" not in alpha
+    assert "beta-guests" in beta
