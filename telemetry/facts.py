@@ -129,7 +129,10 @@ def _hijacks(
     dra = dra_held(snapshot, running)
     gpu_pods, held_devices = _gpu_pods(running)
     ended = _finished(cluster, snapshot)
-    labels = _pod_labels(snapshot, gpu_pods | dra.pods, ended)
+    # A KAI fraction's samples name the fraction pod (telemetry.attribution books the GPU its
+    # reservation pod holds to the fractions bound to it): it holds that GPU.
+    fractions = {(p.namespace, p.name) for p in running if p.gpu_fraction}
+    labels = _pod_labels(snapshot, gpu_pods | dra.pods | fractions, ended)
     shared = {n.name for n in snapshot.nodes if n.sharing_strategy in SHARED_STRATEGIES}
     threshold = float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT)
     # Three windows back: a run that started before the last window is seen whole.
