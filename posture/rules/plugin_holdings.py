@@ -28,7 +28,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from inventory.fractions import GPU_GROUP, NO_GPU, RESERVED_GPU, RUNAI_GPU_INDEX, gpu_groups, gpu_id
+from inventory.fractions import (
+    GPU_GROUP,
+    HAMI_ALLOCATED,
+    NO_GPU,
+    RESERVED_GPU,
+    RUNAI_GPU_INDEX,
+    gpu_groups,
+    gpu_id,
+    hami_devices,
+)
 from inventory.mig_state import mig_layout_problem
 from inventory.snapshot import Node, Pod, SharedResource
 from inventory.sources.node_kinds import gfd_resource_sharing, vm_device_kind
@@ -45,7 +54,6 @@ SCHEDULER_SHARES = {
     "aliyun.com/gpu-mem": "Aliyun gpushare: GiB of one GPU's memory, with no isolation enforced",
 }
 FRACTION_DEVICES = "gpu-fraction-num-devices"
-HAMI_ALLOCATED = "hami.io/vgpu-devices-allocated"
 
 
 def plugin_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
@@ -198,18 +206,6 @@ def _resource_holdings(
             mode, basis = resource_mode(node, name, why_unknown)
         holdings.append(GpuHolding(pod, tenant, name, pool, count, mode, devices, basis))
     return holdings
-
-
-def hami_devices(value: str) -> tuple[str, ...] | None:
-    """The GPU UUIDs in `hami.io/vgpu-devices-allocated` ("GPU-<uuid>,NVIDIA,3000,30:;":
-    containers split by ";", their devices by ":", a device's fields by ",")."""
-    uuids = {
-        device.split(",")[0].strip()
-        for container in value.split(";")
-        for device in container.split(":")
-        if device.split(",")[0].strip()
-    }
-    return tuple(sorted(uuids)) or None
 
 
 def is_reservation(inputs: PostureInputs, pod: Pod) -> bool:
