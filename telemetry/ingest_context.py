@@ -84,7 +84,9 @@ def kai_reservations(
         pod = snap.from_dict(snap.Pod, data)
         if is_reservation_pod(pod, owned=False, platform=platform):
             holders.append((node or "", pod))
-    found = {key: () for key in named - seen if key[0] in RESERVATION_NAMESPACES}
+    found: dict[tuple[str, str], tuple[FractionPod, ...]] = {
+        key: () for key in named - seen if key[0] in RESERVATION_NAMESPACES
+    }
     if not holders:
         return found
     fractions: dict[str, list[snap.Pod]] = {}

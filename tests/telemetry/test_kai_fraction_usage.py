@@ -103,3 +103,12 @@ def test_a_kai_gpu_with_no_fraction_bound_is_nobodys_known_usage(small_world):
     assert set(GpuReading.objects.values_list("attribution", "confidence", "tenant")) == {
         ("unattributed", "none", None)
     }
+
+
+def test_a_reservation_pod_the_last_sync_did_not_see_is_not_booked_as_exact(small_world):
+    """KAI made a new reservation pod since the sync: its fractions are not known yet."""
+    _exclusive_node_with(small_world)
+    samples_ingest(cluster=small_world, samples=_samples(5, pod="gpu-reservation-gpu-ts-1-new"))
+    assert set(GpuReading.objects.values_list("attribution", "confidence", "tenant")) == {
+        ("unattributed", "none", None)
+    }
