@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import Any
 
 from inventory.drift import DriftChange
+from inventory.fractions import is_reservation_pod
 from inventory.owners import OwnerIndex, WorkloadRef, workload_of
 from inventory.snapshot import ClusterSnapshot, Pod, Workload
 from inventory.sources.gpu_config import stack_namespaces
@@ -22,12 +23,6 @@ from tenants.mapping import (
 )
 from tenants.policy import DEFAULT_TRUST_CLASSES
 from tenants.pool_taints import PoolTaintRules
-
-# KAI Scheduler / Run:ai reservation pods: the platform's placeholders holding the GPU the
-# fractions share (posture.rules.plugin_holdings reads their GPU).
-RESERVATION_NAMESPACES = ("kai-resource-reservation", "runai-reservation")
-GPU_GROUP = "runai-gpu-group"  # KAI: a single fraction; "runai-gpu-group/<group>" for several
-RESERVED_GPU = "run.ai/reserve_for_gpu_index"
 
 
 @dataclass(frozen=True)
@@ -213,21 +208,13 @@ class PostureInputs:
         return tuple(self.tenants_by_slug[s] for s in sorted(s for s in slugs if s))
 
     def is_reservation(self, pod: Pod) -> bool:
-        """A KAI / Run:ai reservation pod: the platform's placeholder holding the GPU its
-        fractions share, never a party (unclassified or not). Only KAI's / Run:ai's own
-        reservation namespace, or a platform namespace (KAI's is configurable), holds one: the
-        annotation and label are the pod's own, so elsewhere they would let any pod in a
-        namespace nobody owns pass as the platform's with whole GPUs, unjudged."""
+        """A KAI / Run:ai reservation pod (inventory.fractions.is_reservation_pod): the
+        platform's placeholder holding the GPU its fractions share, never a party."""
         # The namespace first: a lookup, where the fraction is built from the annotations
         # (every check asks this of every pod, and most pods are in a tenant's namespace).
         if self.namespace_owner.get(pod.namespace):
             return False
-        reservation_ns = pod.namespace in RESERVATION_NAMESPACES
-        if not reservation_ns and pod.namespace not in self.platform_namespaces:
-            return False
-        if pod.gpu_fraction:
-            return False
-        return RESERVED_GPU in pod.annotations or (reservation_ns and GPU_GROUP in pod.labels)
+        return is_reservation_pod(pod, owned=False, platform=self.platform_namespaces)
 
     def tenant_of_pod(self, pod: Pod) -> TenantInfo | None:
         """None means a platform pod: a platform namespace's, or a reservation placeholder."""

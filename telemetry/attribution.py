@@ -6,12 +6,17 @@ the configured and labelled ones: tenants.mapping.platform_namespaces) the platf
 namespace is nobody's, so the system tenant `unclassified`'s (DESIGN §3: nothing unknown is
 judged, or charged, as the platform's); no namespace label leaves it unattributed. Confidence
 says whether the per-workload figure is real: on a time-sliced or MPS node the exporter either
-drops the pod labels or copies one GPU-wide value onto every pod, so it never is there."""
+drops the pod labels or copies one GPU-wide value onto every pod, so it never is there.
+
+A KAI Scheduler fraction's GPU is held, for the kubelet, by KAI's reservation pod, so the exporter
+names that placeholder: the reading is the GPU-wide usage of the fraction pods bound to it, so it
+is copied onto each of them (as the exporter does on a time-sliced GPU) at confidence "shared";
+with none known, nobody can be said to use it ("unattributed", confidence "none")."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from telemetry.samples import GpuSample
 from tenants.mapping import UNCLASSIFIED
@@ -19,6 +24,19 @@ from tenants.mapping import UNCLASSIFIED
 ATTRIBUTIONS = ("tenant", "platform", "unattributed")
 # Worst first: worst_confidence() and the usage rows rely on this order.
 CONFIDENCES = ("none", "shared", "exact")
+
+
+@dataclass(frozen=True)
+class FractionPod:
+    """A KAI fraction pod bound to the GPU a reservation pod holds: who uses that GPU."""
+
+    namespace: str
+    pod: str
+    container: str  # the container KAI hands the GPU to (Pod.fraction_container)
+
+
+# (namespace, pod) of a reservation pod -> the fraction pods bound to the GPU it holds
+Reservations = Mapping[tuple[str, str], tuple[FractionPod, ...]]
 
 
 @dataclass(frozen=True)
@@ -35,14 +53,42 @@ def attribute(
     owners: Mapping[str, str],
     shared_nodes: Collection[str],
     platform: Collection[str],
+    reservations: Reservations | None = None,
 ) -> list[Attributed]:
-    """Each sample with its owner and confidence, in the order given.
+    """Each sample with its owner and confidence, in the order given (a reservation pod's
+    sample as one copy per fraction pod bound to its GPU).
 
     `owners` maps namespace -> tenant slug; `shared_nodes` are the hostnames whose GPUs are
-    time-sliced or MPS-shared; `platform` the cluster's platform namespaces."""
+    time-sliced or MPS-shared; `platform` the cluster's platform namespaces; `reservations`
+    the KAI reservation pods and the fraction pods bound to the GPU each holds."""
     shared = frozenset(shared_nodes)  # callers may pass a list; looked up once per sample
     ours = frozenset(platform)
-    return [_attribute_one(s, owners, shared, ours) for s in samples]
+    reservations = reservations or {}
+    found: list[Attributed] = []
+    for s in samples:
+        fractions = reservations.get((s.namespace, s.pod)) if s.pod else None
+        if fractions is None:
+            found.append(_attribute_one(s, owners, shared, ours))
+        elif not fractions:
+            # The placeholder does not use the GPU, and no fraction bound to it is known.
+            found.append(Attributed(s, None, "unattributed", "none"))
+        else:
+            found += [_fraction_share(s, f, owners, shared, ours) for f in fractions]
+    return found
+
+
+def _fraction_share(
+    s: GpuSample,
+    fraction: FractionPod,
+    owners: Mapping[str, str],
+    shared: frozenset[str],
+    platform: frozenset[str],
+) -> Attributed:
+    """The GPU-wide reading as one fraction pod's share: never exact, the exporter cannot tell
+    the fractions' use apart (ATTR-002)."""
+    share = replace(s, namespace=fraction.namespace, pod=fraction.pod, container=fraction.container)
+    found = _attribute_one(share, owners, shared, platform)
+    return replace(found, confidence="shared") if found.confidence == "exact" else found
 
 
 def _attribute_one(

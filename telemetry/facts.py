@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from inventory import snapshot as snap
 from inventory.dra_devices import dra_gpu_nodes, dra_held
+from inventory.fractions import hami_share
 from inventory.models import Cluster, Pod
 from inventory.sources.images import component_of
 from inventory.sources.node_kinds import sandbox_default, sandbox_workload
@@ -34,6 +35,7 @@ from telemetry.ingest_context import SHARED_STRATEGIES
 from telemetry.leak import Attestation, tenancies_from, unattested_handovers
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.samples import GpuSample
+from telemetry.shares import share_holds, share_note, share_units
 from tenants.mapping import UNCLASSIFIED
 from tenants.policy import FRACTIONAL_RESOURCES
 
@@ -129,7 +131,11 @@ def _hijacks(
     dra = dra_held(snapshot, running)
     gpu_pods, held_devices = _gpu_pods(running)
     ended = _finished(cluster, snapshot)
-    labels = _pod_labels(snapshot, gpu_pods | dra.pods, ended)
+    # A KAI fraction's samples name the fraction pod (telemetry.attribution books the GPU its
+    # reservation pod holds to the fractions bound to it): it holds that GPU.
+    fractions = {(p.namespace, p.name) for p in running if p.gpu_fraction}
+    labels = _pod_labels(snapshot, gpu_pods | dra.pods | fractions, ended)
+    shares = share_holds(running, [(pod, until) for pod, until, _ in ended])
     shared = {n.name for n in snapshot.nodes if n.sharing_strategy in SHARED_STRATEGIES}
     threshold = float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT)
     # Three windows back: a run that started before the last window is seen whole.
@@ -156,7 +162,8 @@ def _hijacks(
         if node in reporting and node not in named and node not in shared
     }
     by_count = explained_by_count(
-        samples,
+        # A GPU a HAMi share is bound to is held by it; the count judges the others.
+        [s for s in samples if not shares.held(s)],
         {n: held_devices.get(n, 0) for n in unlabelled},
         threshold=threshold,
         ended=ended_devices,
@@ -177,6 +184,8 @@ def _hijacks(
         # its samples (it may not map DRA devices to pods at all).
         if sample.uuid and sample.uuid in dra.devices:
             return True
+        if shares.held(sample):
+            return True
         if (sample.hostname, sample.time) in by_count:
             return True
         # A shared GPU's samples may name one of its pods or none: a busy GPU is explained
@@ -187,9 +196,15 @@ def _hijacks(
         return sample.hostname in shared and sample.hostname in held_devices
 
     found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
-    counted = {node: held_devices.get(node, 0) for node in unlabelled}
+    # A node whose only holds are HAMi shares on named GPUs is judged by UUID, not by count.
+    counted = {
+        node: held_devices.get(node, 0)
+        for node in unlabelled
+        if held_devices.get(node, 0) or node not in shares.devices
+    }
     indexes = {(s.hostname, s.uuid): s.gpu for s in samples}
-    return [env_note(_by_count_note(h, counted, caps), env_held, indexes) for h in found], unmapped
+    notes = [share_note(_by_count_note(h, counted, caps), shares) for h in found]
+    return [env_note(h, env_held, indexes) for h in notes], unmapped
 
 
 def _by_count_note(hijack: Hijack, counted: dict[str, int], caps: dict[str, int]) -> Hijack:
@@ -310,10 +325,15 @@ def _gpu_pods(pods: list[snap.Pod]) -> tuple[set[tuple[str, str]], dict[str, int
         if not resources or not pod.node_name:
             continue
         names.add((pod.namespace, pod.name))
-        count = sum(
-            n
-            for name, n in resources.items()
-            if name == "nvidia.com/gpu" or name.startswith("nvidia.com/mig-")
+        # HAMi's nvidia.com/gpu counts shares, several to a GPU (telemetry.shares).
+        count = (
+            share_units(pod)
+            if hami_share(pod)
+            else sum(
+                n
+                for name, n in resources.items()
+                if name == "nvidia.com/gpu" or name.startswith("nvidia.com/mig-")
+            )
         )
         held[pod.node_name] = held.get(pod.node_name, 0) + count
     return names, held

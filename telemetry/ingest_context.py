@@ -6,10 +6,12 @@ from __future__ import annotations
 from django.db.models import Q
 
 from inventory import snapshot as snap
+from inventory.fractions import RESERVATION_NAMESPACES, bound_to, is_reservation_pod
 from inventory.models import Cluster, ClusterObject, Node, Pod
 from inventory.platform import platform_inputs
 from inventory.sources.images import component_of
 from inventory.sync import namespace_owners
+from telemetry.attribution import FractionPod
 from telemetry.exporter_labels import (
     exporter_labels_strip,
     hosts_placed,
@@ -50,6 +52,61 @@ def attribution_context(cluster: Cluster) -> tuple[dict[str, str], set[str], fro
         )
     )
     return owners, shared, platform_inputs(cluster)["configured_platform"]
+
+
+def kai_reservations(
+    cluster: Cluster,
+    samples: list[GpuSample],
+    owners: dict[str, str],
+    platform: frozenset[str],
+) -> dict[tuple[str, str], tuple[FractionPod, ...]]:
+    """(namespace, pod) of each KAI reservation pod the samples name -> the fraction pods on
+    its node bound to the GPU it holds (telemetry.attribution: theirs is the usage). A pod in
+    KAI's reservation namespace the last sync did not see is one whose fractions are unknown."""
+    named = {
+        (s.namespace, s.pod)
+        for s in samples
+        if s.pod
+        and s.namespace not in owners
+        and (s.namespace in RESERVATION_NAMESPACES or s.namespace in platform)
+    }
+    if not named:
+        return {}
+    near = Q()
+    for ns, name in named:
+        near |= Q(namespace=ns, name=name)
+    seen: set[tuple[str, str]] = set()
+    holders: list[tuple[str, snap.Pod]] = []
+    for ns, name, node, data in Pod.objects.filter(near, cluster=cluster).values_list(
+        "namespace", "name", "node__name", "data"
+    ):
+        seen.add((ns, name))
+        pod = snap.from_dict(snap.Pod, data)
+        if is_reservation_pod(pod, owned=False, platform=platform):
+            holders.append((node or "", pod))
+    found: dict[tuple[str, str], tuple[FractionPod, ...]] = {
+        key: () for key in named - seen if key[0] in RESERVATION_NAMESPACES
+    }
+    if not holders:
+        return found
+    fractions: dict[str, list[snap.Pod]] = {}
+    on_nodes = Pod.objects.filter(cluster=cluster, node__name__in={n for n, _ in holders})
+    for node, data in on_nodes.values_list("node__name", "data"):
+        pod = snap.from_dict(snap.Pod, data)
+        if pod.gpu_fraction and not pod.gpu_resources and pod.is_active:
+            fractions.setdefault(node, []).append(pod)
+    for node, holder in holders:
+        found[(holder.namespace, holder.name)] = tuple(
+            FractionPod(f.namespace, f.name, _container_name(f))
+            for f in fractions.get(node, ())
+            if bound_to(f, holder)
+        )
+    return found
+
+
+def _container_name(pod: snap.Pod) -> str:
+    container = pod.fraction_container
+    return container.name if container else ""
 
 
 def samples_as_read(cluster: Cluster, samples: list[GpuSample]) -> list[GpuSample]:

@@ -20,7 +20,7 @@ from gpuposture.base.rescore import rescore_request
 from inventory.models import Cluster
 from telemetry.attribution import CONFIDENCES, Attributed, attribute, worst_confidence
 from telemetry.dcgm import DcgmError, parse_exporter_text
-from telemetry.ingest_context import attribution_context, samples_as_read
+from telemetry.ingest_context import attribution_context, kai_reservations, samples_as_read
 from telemetry.models import (
     GpuReading,
     GpuUsageDaily,
@@ -55,7 +55,10 @@ def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResul
     """Attribute and store samples; one already stored (same series and time) is skipped."""
     samples = samples_as_read(cluster, samples)
     owners, shared, platform = attribution_context(cluster)
-    attributed = attribute(samples, owners=owners, shared_nodes=shared, platform=platform)
+    reservations = kai_reservations(cluster, samples, owners, platform)
+    attributed = attribute(
+        samples, owners=owners, shared_nodes=shared, platform=platform, reservations=reservations
+    )
     if any(a.tenant == UNCLASSIFIED for a in attributed):
         unclassified_tenant_ensure()  # the party the usage is booked to must exist
     tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))

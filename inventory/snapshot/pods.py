@@ -34,12 +34,15 @@ TEMPLATE_PHASE = "Template"
 # KAI Scheduler (and Run:ai before it): a pod asks for a share of one GPU by annotation.
 FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
 # The pod annotations kept (GPU scheduling facts, never anything else a pod carries): KAI's
-# fraction request and how many GPUs it spans, the GPU a reservation pod holds (its UUID despite
-# the name), Run:ai's older GPU index of a fraction pod, and HAMi's devices allocated.
+# fraction request, how many GPUs it spans and the container it is for, the GPU a reservation pod
+# holds (its UUID despite the name), Run:ai's older GPU index of a fraction pod, and HAMi's
+# devices allocated.
+FRACTION_CONTAINER_ANNOTATION = "gpu-fraction-container-name"
 GPU_ANNOTATIONS = frozenset(
     {
         *FRACTION_ANNOTATIONS,
         "gpu-fraction-num-devices",
+        FRACTION_CONTAINER_ANNOTATION,
         "run.ai/reserve_for_gpu_index",
         "runai-gpu",
         "hami.io/vgpu-devices-allocated",
@@ -169,6 +172,22 @@ class Pod:
         """The KAI Scheduler / Run:ai fraction this pod asks for (`gpu-fraction`, `gpu-memory`):
         a share of a GPU held for it by a reservation pod, with no nvidia.com/* request."""
         return {k: v for k in FRACTION_ANNOTATIONS if (v := self.annotations.get(k, "").strip())}
+
+    @property
+    def fraction_container(self) -> Container | None:
+        """The container KAI's binder hands the fraction's GPU to (NVIDIA_VISIBLE_DEVICES from
+        the `...-shared-gpu-0` ConfigMap), or None for no fraction: the one the
+        `gpu-fraction-container-name` annotation names, looked up among the app containers and
+        then the init containers (a sidecar may carry it), else the first app container. A
+        name that matches no container is None: KAI refuses to bind such a pod."""
+        if not self.gpu_fraction:
+            return None
+        app = [c for c in self.containers if not c.init and not c.ephemeral]
+        named = self.annotations.get(FRACTION_CONTAINER_ANNOTATION, "").strip()
+        if not named:
+            return app[0] if app else None
+        init = [c for c in self.containers if c.init and not c.ephemeral]
+        return next((c for c in [*app, *init] if c.name == named), None)
 
     @property
     def uses_gpu(self) -> bool:

@@ -28,12 +28,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from inventory.fractions import (
+    GPU_GROUP,
+    HAMI_ALLOCATED,
+    NO_GPU,
+    RESERVED_GPU,
+    RUNAI_GPU_INDEX,
+    gpu_groups,
+    gpu_id,
+    hami_devices,
+)
 from inventory.mig_state import mig_layout_problem
 from inventory.snapshot import Node, Pod, SharedResource
 from inventory.sources.node_kinds import gfd_resource_sharing, vm_device_kind
 from inventory.sources.nodes import mig_enabled
-from posture.inputs import GPU_GROUP, RESERVED_GPU, PostureInputs, TenantInfo
-from posture.rules.holding import UUID_PREFIXES, GpuHolding
+from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.holding import GpuHolding
 from tenants.policy import FRACTIONAL_RESOURCES, base_resource, is_mig_resource, node_sharing_mode
 
 GPU = "nvidia.com/gpu"
@@ -43,10 +53,7 @@ SCHEDULER_SHARES = {
     "volcano.sh/vgpu-number": "Volcano vGPU: a share of the GPU under soft memory and core limits",
     "aliyun.com/gpu-mem": "Aliyun gpushare: GiB of one GPU's memory, with no isolation enforced",
 }
-RUNAI_GPU_INDEX = "runai-gpu"  # Run:ai before KAI: the fraction's GPU index
 FRACTION_DEVICES = "gpu-fraction-num-devices"
-HAMI_ALLOCATED = "hami.io/vgpu-devices-allocated"
-_NO_GPU = ("", "-1")  # a reservation still waiting for its GPU
 
 
 def plugin_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
@@ -201,18 +208,6 @@ def _resource_holdings(
     return holdings
 
 
-def hami_devices(value: str) -> tuple[str, ...] | None:
-    """The GPU UUIDs in `hami.io/vgpu-devices-allocated` ("GPU-<uuid>,NVIDIA,3000,30:;":
-    containers split by ";", their devices by ":", a device's fields by ",")."""
-    uuids = {
-        device.split(",")[0].strip()
-        for container in value.split(";")
-        for device in container.split(":")
-        if device.split(",")[0].strip()
-    }
-    return tuple(sorted(uuids)) or None
-
-
 def is_reservation(inputs: PostureInputs, pod: Pod) -> bool:
     """A KAI / Run:ai reservation pod (PostureInputs.is_reservation): a placeholder."""
     return inputs.is_reservation(pod)
@@ -225,21 +220,8 @@ def reserved_gpus(inputs: PostureInputs, pods: Iterable[Pod]) -> dict[str, str]:
         for pod in pods
         if is_reservation(inputs, pod)
         and (group := pod.labels.get(GPU_GROUP))
-        and (gpu := pod.annotations.get(RESERVED_GPU, "")).strip() not in _NO_GPU
+        and (gpu := pod.annotations.get(RESERVED_GPU, "")).strip() not in NO_GPU
     }
-
-
-def gpu_id(value: str) -> str:
-    """A GPU as a scheduler names it: its UUID (KAI), else its index (Run:ai before KAI)."""
-    value = value.strip()
-    return value if value.startswith(UUID_PREFIXES) else f"gpu-index:{value}"
-
-
-def gpu_groups(labels: dict[str, str]) -> list[str]:
-    """The GPU groups a fraction pod is bound to (one per GPU it spans)."""
-    groups = [labels[GPU_GROUP]] if labels.get(GPU_GROUP) else []
-    groups += [v for k, v in labels.items() if k.startswith(GPU_GROUP + "/") and v]
-    return sorted(set(groups))
 
 
 def _fraction_holding(pod: Pod, tenant: TenantInfo | None, reserved: dict[str, str]) -> GpuHolding:

@@ -239,6 +239,38 @@ def test_kai_fraction_container_is_not_pod011_but_another_container_is():
     assert draft.key == "sidecar"
 
 
+def _fraction_behind_a_sidecar(named: str | None, *, init: bool = False) -> dict:
+    """A KAI fraction pod whose first container is a mesh sidecar; the binder put the GPU's
+    NVIDIA_VISIBLE_DEVICES in `embedder` (an app container, or an init container)."""
+    fraction = kai_fraction_pod("alpha", "embed-0", "g1")
+    embedder = {**fraction["spec"]["containers"][0], "name": "embedder"}
+    proxy = container("istio-proxy", "docker.io/istio/proxyv2:1.23.2")
+    fraction["spec"]["containers"] = [proxy] if init else [proxy, embedder]
+    if init:
+        fraction["spec"]["initContainers"] = [{**embedder, "restartPolicy": "Always"}]
+    if named:
+        fraction["metadata"]["annotations"]["gpu-fraction-container-name"] = named
+    return fraction
+
+
+@pytest.mark.parametrize("init", [False, True])
+def test_the_container_a_kai_fraction_names_gets_its_gpu_and_is_not_pod011(init):
+    """`gpu-fraction-container-name` names the container KAI's binder hands the GPU to, after
+    a sidecar or among the init containers: that is the fraction's own GPU, not a bypass."""
+    fraction = _fraction_behind_a_sidecar("embedder", init=init)
+    inputs = world(_kai(kai_reservation_pod("g1", UUIDS[0]), fraction), (ALPHA,))
+    assert run("POD-011", inputs) == []
+    assert "gpu_access_outside_quota" not in str(run("K8S-001", inputs))
+
+
+def test_without_the_annotation_kai_hands_the_gpu_to_the_first_container_only():
+    inputs = world(
+        _kai(kai_reservation_pod("g1", UUIDS[0]), _fraction_behind_a_sidecar(None)), (ALPHA,)
+    )
+    (draft,) = run("POD-011", inputs)
+    assert draft.key == "embedder"
+
+
 def test_a_pod_outside_the_reservation_namespace_with_the_annotation_in_a_tenant_namespace():
     """A tenant cannot hide a whole GPU as a "reservation": in its namespace it is a holder."""
     fake = kai_reservation_pod("g1", UUIDS[0])

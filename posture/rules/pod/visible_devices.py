@@ -246,10 +246,10 @@ def _claims_a_gpu(inputs: PostureInputs, node: Node, pod: Pod) -> bool:
 
 
 def judged_containers(pod: Pod) -> list[Container]:
-    """Every container but the first app container of a KAI fraction pod (KAI's binder sets
-    the variable there, from a ConfigMap, to the GPU the fraction's reservation holds)."""
-    app = [c for c in pod.containers if not c.init and not c.ephemeral]
-    fraction = app[0] if pod.gpu_fraction and app else None
+    """Every container but the one of a KAI fraction pod KAI's binder sets the variable in,
+    from a ConfigMap, to the GPU the fraction's reservation holds (Pod.fraction_container:
+    the container `gpu-fraction-container-name` names, else the first app container)."""
+    fraction = pod.fraction_container
     return [c for c in pod.containers if c is not fraction]
 
 

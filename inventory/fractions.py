@@ -1,0 +1,93 @@
+"""KAI Scheduler / Run:ai fractions and the reservation pods that hold their GPUs, and HAMi's
+shares of a GPU. PURE.
+
+A fraction pod asks for a share of one GPU by annotation (`gpu-fraction`, `gpu-memory`); KAI's
+binder has a reservation pod (in `kai-resource-reservation`, `runai-reservation` before KAI
+v0.6) hold the real `nvidia.com/gpu`, names that GPU in `run.ai/reserve_for_gpu_index` (a
+UUID despite the name), and ties the fractions to it by the `runai-gpu-group` label. Posture
+(posture.rules.plugin_holdings) and telemetry (who a GPU's reading belongs to: DCGM-Exporter
+names the reservation pod, the kubelet's holder) both read them here.
+
+HAMi: a pod's `nvidia.com/gpu` counts vGPU shares, each on one physical GPU (its memory and core
+counters, `nvidia.com/gpumem` and the like, ride on a share); HAMi's scheduler names the GPUs it
+allocated in `hami.io/vgpu-devices-allocated`."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from inventory.snapshot import Pod
+from tenants.policy import FRACTIONAL_RESOURCES
+
+RESERVATION_NAMESPACES = ("kai-resource-reservation", "runai-reservation")
+GPU_GROUP = "runai-gpu-group"  # KAI: a single fraction; "runai-gpu-group/<group>" for several
+RESERVED_GPU = "run.ai/reserve_for_gpu_index"
+RUNAI_GPU_INDEX = "runai-gpu"  # Run:ai before KAI: the fraction's GPU index
+NO_GPU = ("", "-1")  # a reservation still waiting for its GPU
+UUID_PREFIXES = ("GPU-", "MIG-")
+HAMI_ALLOCATED = "hami.io/vgpu-devices-allocated"
+
+
+def is_reservation_pod(pod: Pod, *, owned: bool, platform: Collection[str]) -> bool:
+    """A KAI / Run:ai reservation pod: the platform's placeholder holding the GPU its
+    fractions share, never a party. Only KAI's / Run:ai's own reservation namespace, or a
+    platform namespace (KAI's is configurable), holds one, never a namespace a tenant owns
+    (`owned`): the annotation and label are the pod's own, so elsewhere they would let any
+    pod pass as the platform's with whole GPUs, unjudged."""
+    if owned:
+        return False
+    reservation_ns = pod.namespace in RESERVATION_NAMESPACES
+    if not reservation_ns and pod.namespace not in platform:
+        return False
+    if pod.gpu_fraction:
+        return False
+    return RESERVED_GPU in pod.annotations or (reservation_ns and GPU_GROUP in pod.labels)
+
+
+def gpu_id(value: str) -> str:
+    """A GPU as a scheduler names it: its UUID (KAI), else its index (Run:ai before KAI)."""
+    value = value.strip()
+    return value if value.startswith(UUID_PREFIXES) else f"gpu-index:{value}"
+
+
+def gpu_groups(labels: dict[str, str]) -> list[str]:
+    """The GPU groups a fraction pod is bound to (one per GPU it spans)."""
+    groups = [labels[GPU_GROUP]] if labels.get(GPU_GROUP) else []
+    groups += [v for k, v in labels.items() if k.startswith(GPU_GROUP + "/") and v]
+    return sorted(set(groups))
+
+
+def reserved_gpu(pod: Pod) -> str | None:
+    """The GPU a reservation pod holds (gpu_id), None while it waits for one."""
+    value = pod.annotations.get(RESERVED_GPU, "").strip()
+    return None if value in NO_GPU else gpu_id(value)
+
+
+def bound_to(fraction: Pod, reservation: Pod) -> bool:
+    """Whether a fraction pod shares the GPU a reservation pod on its node holds: by the GPU
+    group the binder labels both with, else (Run:ai before KAI) by the fraction's GPU index."""
+    groups = gpu_groups(fraction.labels)
+    if groups:
+        return reservation.labels.get(GPU_GROUP, "") in groups
+    index = fraction.annotations.get(RUNAI_GPU_INDEX, "").strip()
+    return bool(index) and gpu_id(index) == reserved_gpu(reservation)
+
+
+def hami_devices(value: str) -> tuple[str, ...] | None:
+    """The GPU UUIDs in `hami.io/vgpu-devices-allocated` ("GPU-<uuid>,NVIDIA,3000,30:;":
+    containers split by ";", their devices by ":", a device's fields by ",")."""
+    uuids = {
+        device.split(",")[0].strip()
+        for container in value.split(";")
+        for device in container.split(":")
+        if device.split(",")[0].strip()
+    }
+    return tuple(sorted(uuids)) or None
+
+
+def hami_share(pod: Pod) -> bool:
+    """A pod holding HAMi shares of GPUs: HAMi allocated it devices, or it asks for HAMi's
+    memory or core counters."""
+    return HAMI_ALLOCATED in pod.annotations or any(
+        name in FRACTIONAL_RESOURCES for name in pod.gpu_resources
+    )

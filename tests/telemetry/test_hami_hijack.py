@@ -1,0 +1,98 @@
+"""ATTR-001 on a HAMi node: `nvidia.com/gpu` there counts vGPU shares, several to a GPU, so a
+busy GPU no share is bound to runs outside the scheduler however many shares the pods hold."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from inventory import snapshot as snap
+from inventory.models import Node, Pod
+from inventory.sources.normalise import normalise
+from posture.models import Finding
+from posture.services import posture_evaluate
+from telemetry.samples import GpuSample
+from telemetry.services import samples_ingest
+from tests.posture.gpu_access_world import hami_pod
+
+pytestmark = pytest.mark.django_db
+GPUS = [f"GPU-861e4ded-a29c-7edc-f6e0-c76587dc598{i}" for i in range(4)]
+
+
+def _hami_node(cluster, *pods: dict) -> None:
+    """gpu-ts-1 with whole GPUs (GFD says no sharing) and only these HAMi pods on it."""
+    node = Node.objects.get(name="gpu-ts-1")
+    node.sharing_strategy = "none"
+    node.data = {**node.data, "sharing_strategy": "none", "time_slicing_replicas": None}
+    node.save()
+    Pod.objects.filter(node=node).exclude(namespace="gpu-operator").delete()
+    for obj in pods:
+        obj["spec"]["nodeName"] = "gpu-ts-1"
+    for read in normalise(list(pods)).pods:
+        Pod.objects.create(
+            cluster=cluster,
+            namespace=read.namespace,
+            name=read.name,
+            phase="Running",
+            node=node,
+            gpu_resources=read.gpu_resources,
+            data=snap.to_dict(read),
+            changed_at=timezone.now(),
+        )
+
+
+def _busy(*indexes: int) -> list[GpuSample]:
+    """25 minutes of the GPUs busy at 99 %, with no pod label (HAMi's exporter names none)."""
+    start = timezone.now() - timedelta(minutes=25)
+    return [
+        GpuSample(
+            time=start + timedelta(minutes=m),
+            hostname="gpu-ts-1",
+            gpu=str(i),
+            uuid=GPUS[i],
+            model="NVIDIA L40S",
+            util=99,
+        )
+        for i in indexes
+        for m in range(0, 26, 5)
+    ]
+
+
+def test_a_busy_gpu_no_hami_share_is_bound_to_is_a_hijack(small_world):
+    _hami_node(
+        small_world,
+        hami_pod("team-alpha", "infer-a", GPUS[0], **{"nvidia.com/gpumem": "20000"}),
+        hami_pod("team-alpha", "infer-b", GPUS[0]),
+        hami_pod("beta-prod", "caller-a", GPUS[1]),
+        hami_pod("beta-prod", "caller-b", GPUS[1]),
+    )
+    samples_ingest(cluster=small_world, samples=_busy(0, 1, 3))
+    posture_evaluate()
+    # Four shares are not four GPUs held: GPU 3 has no share, GPUs 0 and 1 are the shares'.
+    (finding,) = Finding.objects.filter(check_id="ATTR-001", status="open")
+    assert finding.severity == "critical"
+    assert finding.evidence["gpu_uuid"] == GPUS[3]
+    held_by = finding.evidence["held_by"]
+    assert f"bound to {GPUS[0]}, {GPUS[1]}" in held_by and "none to this GPU" in held_by
+    assert "more GPUs were busy" not in held_by
+
+
+def test_hami_shares_whose_devices_are_not_named_count_one_gpu_each(small_world):
+    _hami_node(
+        small_world,
+        hami_pod("team-alpha", "infer-a", None, **{"nvidia.com/gpumem": "20000"}),
+        hami_pod("beta-prod", "caller-a", None, **{"nvidia.com/gpumem": "8000"}),
+    )
+    samples_ingest(cluster=small_world, samples=_busy(0, 1))
+    posture_evaluate()
+    assert not Finding.objects.filter(check_id="ATTR-001", status="open").exists()
+    samples_ingest(cluster=small_world, samples=_busy(2))
+    posture_evaluate()
+    # Three busy, two shares: which one is not theirs is unknown, so none is explained.
+    findings = Finding.objects.filter(check_id="ATTR-001", status="open")
+    assert {f.evidence["gpu_uuid"] for f in findings} == set(GPUS[:3])
+    held_by = findings[0].evidence["held_by"]
+    assert "than the 2 its scheduled pods hold" in held_by
+    assert "2 HAMi share(s) whose devices no annotation names are counted as one GPU" in held_by
