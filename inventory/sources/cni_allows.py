@@ -9,15 +9,10 @@ NetworkPolicy's restriction:
   `all`) entity, or to 0.0.0.0/0 or ::/0 by toCIDR/toCIDRSet, or to the FQDN pattern "*"
   (every name), on every port, opens it. A rule whose egress is only to named FQDNs and
   in-cluster peers restricts it (cilium_limits_to_names).
-- Calico: a Kubernetes NetworkPolicy is a policy of order 1000 in the default tier; within a
-  tier a policy whose rules do not match passes the packet to the next one, and only the end
-  of the tier denies. So an `Allow` rule to every address (no destination, or nets 0.0.0.0/0
-  or ::/0), every protocol and port, of a default-tier policy selecting the pod opens it,
-  unless a Deny or Pass rule of the same policy comes first (then not evaluated), or another
-  Calico policy selecting the pod that may stop its egress (calico_may_stop) is evaluated
-  first: a named tier (Tier objects' own order is not read; every named tier but
-  BaselineAdminNetworkPolicy's counts as first), or the default tier at a lower `order`.
-  K8S-007 then says the pod's egress is unknown. A Pass hands on to the next tier.
+- Calico: an `Allow` rule to every address (no destination, or nets 0.0.0.0/0 or ::/0),
+  every protocol and port, of a default-tier policy, unless a Deny or Pass rule of the same
+  policy comes first. Kept for the record: K8S-007 evaluates every Calico policy in Calico's
+  own order (cni_calico.py, posture/rules/k8s/egress_calico.py), which this cannot.
 - AdminNetworkPolicy: an `Allow` is final and is evaluated before any NetworkPolicy; a rule
   to the `networks` 0.0.0.0/0 or ::/0 with no ports opens egress for its subject.
   (BaselineAdminNetworkPolicy comes after NetworkPolicy: it cannot undo one.) Its successor
@@ -33,6 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from inventory.sources.cni_calico import DEFAULT_TIER, calico_tier
 from inventory.sources.raw import dicts, mapping, str_dict, str_tuple, text
 
 Selector = tuple[dict[str, str], tuple[dict[str, Any], ...]]
@@ -117,27 +113,10 @@ def _named_or_internal(entry: dict[str, Any]) -> bool:
 # --- Calico -----------------------------------------------------------------------------------
 
 
-DEFAULT_TIER = "default"
-# Tiers Calico evaluates after the default one (v3.30 holds BaselineAdminNetworkPolicy there).
-AFTER_DEFAULT = ("baselineadminnetworkpolicy",)
-
-
-def calico_tier(obj: dict[str, Any]) -> str:
-    return text(mapping(obj.get("spec")).get("tier"), "") or DEFAULT_TIER
-
-
-def calico_order(obj: dict[str, Any]) -> float | None:
-    """The policy's `order` (lower first); None when unset: Calico evaluates it last."""
-    order = mapping(obj.get("spec")).get("order")
-    if isinstance(order, bool) or not isinstance(order, int | float):
-        return None
-    return float(order)
-
-
 def calico_world_allow(obj: dict[str, Any], namespace: str) -> Selector | None:
     """The pods a Calico NetworkPolicy (namespace given) or GlobalNetworkPolicy ("") opens
     to the internet (module docstring); None when it does not, or cannot be told. Whether
-    another policy's Deny or Pass comes first is for the pod to tell (calico_may_stop)."""
+    another policy's Deny or Pass comes first is for the pod to tell (egress_calico.py)."""
     spec = mapping(obj.get("spec"))
     if calico_tier(obj) != DEFAULT_TIER or not _calico_egress(spec):
         return None
@@ -146,22 +125,6 @@ def calico_world_allow(obj: dict[str, Any], namespace: str) -> Selector | None:
     if not _calico_opens(dicts(spec.get("egress"))):
         return None
     return calico_selection(obj, namespace)
-
-
-def calico_may_stop(obj: dict[str, Any]) -> bool:
-    """Egress of the pods the policy selects may end in it rather than reach a later policy:
-    a Deny, or a Pass (which skips the rest of its tier), among its egress rules; in a tier
-    other than the default any egress rule at all, as a packet no rule of a tier's policies
-    matches is dropped at the tier's end, unless its first rule passes every packet on to the
-    next tier (Calico's tiers docs). A policy without egress never stops it."""
-    spec = mapping(obj.get("spec"))
-    if not _calico_egress(spec):
-        return False
-    rules = dicts(spec.get("egress"))
-    actions = [(text(r.get("action"), "") or "").lower() for r in rules]
-    if calico_tier(obj) == DEFAULT_TIER:
-        return "deny" in actions or "pass" in actions
-    return not (rules and actions[0] == "pass" and _calico_everywhere(rules[0]))
 
 
 def _calico_egress(spec: dict[str, Any]) -> bool:

@@ -4,6 +4,8 @@ images and flags restate each project's published manifests."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 import posture.rules  # noqa: F401
@@ -193,7 +195,12 @@ def cni_open(engine, name="open", namespace="alpha", selector=None):
             id="cilium",
         ),
         pytest.param(
-            cni_open("projectcalico.org/GlobalNetworkPolicy", namespace=""),
+            replace(
+                cni_open("projectcalico.org/GlobalNetworkPolicy", namespace=""),
+                tier="default",
+                selector_expr="all()",
+                egress_steps=("allow:all",),
+            ),
             "projectcalico.org/GlobalNetworkPolicy cluster-wide open",
             id="calico-gnp",
         ),
