@@ -7,8 +7,8 @@ NetworkPolicy's restriction:
 - Cilium: every policy selecting an endpoint adds its allows, Kubernetes NetworkPolicies
   included (a union); only an egressDeny takes away. An `egress` rule to the `world` (or
   `all`) entity, or to 0.0.0.0/0 or ::/0 by toCIDR/toCIDRSet, or to the FQDN pattern "*"
-  (every name), on every port, opens it. A rule whose egress is only to named FQDNs and
-  in-cluster peers restricts it (cilium_limits_to_names).
+  (every name), on every port, opens it. A rule whose egress is only to an allow-list (named
+  FQDNs, in-cluster peers, narrow CIDRs) restricts it (cilium_limits_egress).
 - Calico: an `Allow` rule to every address (no destination, or nets 0.0.0.0/0 or ::/0),
   every protocol and port, of a default-tier policy, unless a Deny or Pass rule of the same
   policy comes first. Kept for the record: K8S-007 evaluates every Calico policy in Calico's
@@ -25,6 +25,7 @@ such rule is found or its selector is not one we can match against a pod's label
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any
 
@@ -65,49 +66,70 @@ def _any_name(fqdn: dict[str, Any]) -> bool:
 
 
 # Cilium entities inside the cluster: egress to them is not egress to the internet.
-CLUSTER_ENTITIES = frozenset({"cluster", "host", "remote-node", "kube-apiserver", "health"})
+CLUSTER_ENTITIES = frozenset(
+    {"cluster", "host", "remote-node", "kube-apiserver", "health", "ingress", "init"}
+)
+# Peers of an egress entry other than toFQDNs, toEndpoints, toEntities and the CIDRs, each
+# naming destinations (in-cluster services and nodes, a cloud provider's security groups).
+NAMED_PEERS = frozenset({"toServices", "toNodes", "toGroups"})
 
 
-def cilium_limits_to_names(rule: dict[str, Any]) -> bool:
-    """One rule of a CiliumNetworkPolicy restricting egress to named hosts: its egress entries
-    are all `toFQDNs` of names or patterns narrower than "*" or peers inside the cluster
-    (toEndpoints, cluster entities, as the DNS rule a toFQDNs needs is written), at least one
-    a toFQDNs. A rule with egress puts its endpoints in Cilium's default deny for egress
-    (unless `enableDefaultDeny.egress: false`, which only adds), so the internet is reachable
-    only by those names. Any other peer (a CIDR, a service, a group) is not evaluated."""
+def cilium_limits_egress(rule: dict[str, Any]) -> bool:
+    """One rule of a CiliumNetworkPolicy restricting egress to an allow-list: its egress
+    entries all name their peers, none the internet as a whole: `toFQDNs` of names or patterns
+    narrower than "*", in-cluster endpoints (toEndpoints, `{}` every endpoint of the namespace
+    or, cluster-wide, the cluster), cluster entities, CIDRs narrower than a /8 (private ranges
+    or given addresses), services, nodes, cloud groups. A rule with egress puts its endpoints
+    in Cilium's default deny for egress (unless `enableDefaultDeny.egress: false`, which only
+    adds), so the internet is reachable only through that list. `world` or 0.0.0.0/0 even on
+    one port is not read as a restriction here (nor an entry of ports alone)."""
     if mapping(rule.get("enableDefaultDeny")).get("egress") is False:
         return False
     entries = dicts(rule.get("egress"))
-    if not any("toFQDNs" in e for e in entries):
-        return False
-    return all(_named_or_internal(e) for e in entries)
+    return bool(entries) and all(_named_or_internal(e) for e in entries)
 
 
 def _named_or_internal(entry: dict[str, Any]) -> bool:
-    peers = set(entry) - {"toPorts"}
-    if peers == {"toFQDNs"}:
-        names = dicts(entry.get("toFQDNs"))
+    peers = set(entry) - {"toPorts", "icmps", "authentication"}
+    return bool(peers) and all(_named_peer(key, entry.get(key)) for key in peers)
+
+
+def _named_peer(key: str, value: Any) -> bool:
+    if key == "toFQDNs":
+        names = [n for n in value if isinstance(n, dict)] if isinstance(value, list) else []
         return bool(names) and not any(
             set((text(f.get("matchPattern"), "") or "").strip()) <= {"*", "."}
             for f in names
             if "matchPattern" in f
         )
-    if peers == {"toEndpoints"}:
+    if key == "toEndpoints":
         # `reserved:world` (or another reserved identity) as an endpoint label is no pod.
-        keys = [
-            str(k)
-            for sel in dicts(entry.get("toEndpoints"))
-            for k in mapping(sel.get("matchLabels"))
-        ] + [
+        selectors = [s for s in value if isinstance(s, dict)] if isinstance(value, list) else []
+        keys = [str(k) for sel in selectors for k in mapping(sel.get("matchLabels"))] + [
             text(e.get("key"), "") or ""
-            for sel in dicts(entry.get("toEndpoints"))
+            for sel in selectors
             for e in dicts(sel.get("matchExpressions"))
         ]
-        return not any(k.startswith("reserved:") for k in keys)
-    if peers == {"toEntities"}:
-        entities = {str(e).lower() for e in str_tuple(entry.get("toEntities"))}
+        return bool(selectors) and not any(k.startswith("reserved:") for k in keys)
+    if key == "toEntities":
+        entities = {str(e).lower() for e in str_tuple(value)}
         return bool(entities) and entities <= CLUSTER_ENTITIES
-    return False
+    if key == "toCIDR":
+        cidrs = str_tuple(value)
+        return bool(cidrs) and all(_narrow(c) for c in cidrs)
+    if key == "toCIDRSet":
+        sets = [c for c in value if isinstance(c, dict)] if isinstance(value, list) else []
+        # A cidrGroupRef (a CiliumCIDRGroup) is not read.
+        return bool(sets) and all(_narrow(text(c.get("cidr"), "") or "") for c in sets)
+    return key in NAMED_PEERS and bool(value)
+
+
+def _narrow(cidr: str) -> bool:
+    """A CIDR of a /8 or narrower: not the internet as a whole."""
+    try:
+        return ipaddress.ip_network(cidr.strip(), strict=False).prefixlen >= 8
+    except ValueError:
+        return False
 
 
 # --- Calico -----------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ and OpenShift egress firewalls, GKE FQDNNetworkPolicy). PURE.
 gpuposture evaluates `networking.k8s.io/v1` NetworkPolicy; Calico's policies and tiers in
 Calico's order (cni_calico.py: selectors, rules, tier order and end); and of the others only
 a Cilium rule denying egress to the world (cilium_world_deny), a Cilium rule limiting egress
-to named hosts (toFQDNs, cni_allows.cilium_limits_to_names), and the Cilium and
+to named hosts or in-cluster peers (cni_allows.cilium_limits_egress), and the Cilium and
 AdminNetworkPolicy rules that open egress to the world whatever a NetworkPolicy says
 (cni_allows.py). A cluster may restrict egress with the others, so they are kept by name and
 kind (not their rules): K8S-007 then says that it cannot tell whether a GPU pod's egress is
@@ -24,7 +24,7 @@ from inventory.sources.cni_allows import (
     calico_selection,
     calico_world_allow,
     cilium_allows_world,
-    cilium_limits_to_names,
+    cilium_limits_egress,
 )
 from inventory.sources.cni_calico import (
     calico_applies_to_egress,
@@ -117,13 +117,29 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
         # A rule opening the internet to the pods it selects, which no NetworkPolicy takes
         # back (inventory/sources/cni_allows.py): K8S-007 reads it as an allow-all rule.
         return replace(_selecting(policy, allow), policy_types=("Egress",), egress_allows_all=True)
-    if policy.engine.startswith("cilium.io/") and len(_cilium_rules(obj)) == 1:
-        names = _cilium_selector(obj, cilium_limits_to_names)
-        if names is not None:
-            # Egress only to named hosts (and the cluster): an egress restriction like a
-            # NetworkPolicy's, which a NetworkPolicy allowing all would still undo.
-            return replace(_selecting(policy, names), policy_types=("Egress",))
+    if policy.engine.startswith("cilium.io/"):
+        limited = _cilium_limited(obj)
+        if limited is not None:
+            # Egress only to an allow-list: an egress restriction like a NetworkPolicy's,
+            # which a NetworkPolicy (or Cilium rule) allowing all would still undo.
+            return replace(_selecting(policy, limited), policy_types=("Egress",))
     return policy
+
+
+def _cilium_limited(
+    obj: dict[str, Any],
+) -> tuple[dict[str, str], tuple[dict[str, Any], ...]] | None:
+    """The pods the policy's egress rules (spec and each of specs) put in default deny with
+    an allow-list only (cilium_limits_egress): every rule with egress must be such a rule, and
+    select the same pods (one selector is kept); else None (not evaluated). Rules without
+    egress (ingress, egressDeny) open nothing and are passed over."""
+    with_egress = [r for r in _cilium_rules(obj) if dicts(r.get("egress"))]
+    if not with_egress or not all(cilium_limits_egress(r) for r in with_egress):
+        return None
+    selectors = [_rule_selector(obj, r) for r in with_egress]
+    if selectors[0] is None or any(s != selectors[0] for s in selectors):
+        return None
+    return selectors[0]
 
 
 CALICO_GROUPS = ("projectcalico.org", "crd.projectcalico.org")
@@ -198,9 +214,18 @@ def _cilium_selector(
     """The endpointSelector of the one rule (spec, or an entry of specs) `chosen` picks, as
     pod labels; None when not exactly one rule is picked or its selector is not of pods."""
     picked = [r for r in _cilium_rules(obj) if chosen(r)]
-    if len(picked) != 1 or "endpointSelector" not in picked[0]:
+    if len(picked) != 1:
         return None
-    selector = mapping(picked[0].get("endpointSelector"))
+    return _rule_selector(obj, picked[0])
+
+
+def _rule_selector(
+    obj: dict[str, Any], rule: dict[str, Any]
+) -> tuple[dict[str, str], tuple[dict[str, Any], ...]] | None:
+    """A rule's endpointSelector as pod labels; None when it has none or not of pods."""
+    if "endpointSelector" not in rule:
+        return None
+    selector = mapping(rule.get("endpointSelector"))
     labels = {_label(k): v for k, v in str_dict(selector.get("matchLabels")).items()}
     expressions = tuple(
         {

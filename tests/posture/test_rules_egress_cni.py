@@ -10,6 +10,7 @@ import pytest
 
 import posture.rules  # noqa: F401
 from inventory.snapshot import Container, NetworkPolicy, Pod, Workload
+from inventory.sources.normalise import normalise
 from posture.rules.registry import run_checks
 from tests.posture.builders import inputs, pod, tenant
 
@@ -290,3 +291,37 @@ def test_k8s007_a_cilium_fqdn_rule_for_other_pods_leaves_the_pod_open():
     # Read, and known not to select the pod: not "unknown".
     assert draft.evidence["verdict"] == "not restricted"
     assert "unevaluated_policies" not in draft.evidence
+
+
+def cnp_allow_list(kind="CiliumNetworkPolicy", namespace="alpha"):
+    """Cilium's default deny for egress but DNS to kube-dns and the namespace's own pods."""
+    meta = {"name": "egress-restrict", **({"namespace": namespace} if namespace else {})}
+    dns = {
+        "toEndpoints": [
+            {
+                "matchLabels": {
+                    "k8s:io.kubernetes.pod.namespace": "kube-system",
+                    "k8s:k8s-app": "kube-dns",
+                }
+            }
+        ],
+        "toPorts": [{"ports": [{"port": "53", "protocol": "ANY"}]}],
+    }
+    spec = {"endpointSelector": {}, "egress": [dns, {"toEndpoints": [{}]}]}
+    return {"apiVersion": "cilium.io/v2", "kind": kind, "metadata": meta, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        pytest.param(cnp_allow_list(), id="cnp"),
+        pytest.param(cnp_allow_list("CiliumClusterwideNetworkPolicy", namespace=None), id="ccnp"),
+    ],
+)
+def test_k8s007_a_cilium_egress_allow_list_without_the_internet_restricts(obj):
+    world = inputs(
+        pods=(pod("alpha", gpu=GPU),),
+        tenants=(ALPHA,),
+        network_policies=normalise([obj]).network_policies,
+    )
+    assert run_checks(world, only=["K8S-007"]) == []

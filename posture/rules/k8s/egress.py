@@ -62,7 +62,7 @@ def restricts_egress(
     policies: Iterable[NetworkPolicy], pod: Pod, cni: Iterable[NetworkPolicy] = ()
 ) -> bool:
     """True when some egress policy selects the pod (a NetworkPolicy, or a Cilium rule
-    limiting egress to named hosts: cilium_restricts) and no NetworkPolicy selecting it opens
+    limiting egress to an allow-list: cilium_restricts) and no NetworkPolicy selecting it opens
     egress everywhere: policies add up, so one allow-all rule undoes a deny-all.
     A hostNetwork pod is never restricted: it sends from the node's own network namespace,
     where Kubernetes leaves NetworkPolicy undefined and the common CNIs do not enforce it."""
@@ -75,7 +75,7 @@ def restricts_egress(
 
 
 def names_only(policy: NetworkPolicy) -> bool:
-    """A Cilium policy read as limiting egress to named hosts (cni_policies.py)."""
+    """A Cilium policy read as limiting egress to an allow-list (cni_policies.py)."""
     return (
         policy.engine.startswith("cilium.io/")
         and "Egress" in policy.policy_types
@@ -85,7 +85,8 @@ def names_only(policy: NetworkPolicy) -> bool:
 
 
 def cilium_restricts(policy: NetworkPolicy, pod: Pod) -> bool:
-    """The Cilium policy limits the pod's egress to named hosts (toFQDNs) and the cluster."""
+    """The Cilium policy limits the pod's egress to an allow-list (names, the cluster, narrow
+    CIDRs): Cilium's default deny for egress but those peers."""
     labels = {**pod.labels, NAMESPACE_LABEL: pod.namespace}
     return (
         names_only(policy)
