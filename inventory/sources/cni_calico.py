@@ -69,9 +69,14 @@ def calico_steps(obj: dict[str, Any]) -> tuple[str, ...]:
 
 def calico_selectors(obj: dict[str, Any]) -> tuple[str, str]:
     """(selector, namespaceSelector) as written; an empty selector is all() (kept so, as ""
-    means a policy stored before selectors were kept)."""
+    means a policy stored before selectors were kept). A serviceAccountSelector is not read."""
     spec = mapping(obj.get("spec"))
     selector = (text(spec.get("selector"), "") or "").strip() or "all()"
+    accounts = (text(spec.get("serviceAccountSelector"), "") or "").strip()
+    if accounts:
+        # Pods chosen by their service account's labels too, which the snapshot does not
+        # hold: kept in a form the selector parser refuses, so the pod's egress is unknown.
+        selector = f"({selector}) && serviceAccountSelector({accounts})"
     return selector, (text(spec.get("namespaceSelector"), "") or "").strip()
 
 

@@ -208,8 +208,18 @@ def test_a_calico_allow_list_without_the_internet_restricts(egress, restricted):
     assert (drafts == []) is restricted
 
 
-def test_a_selector_gpuposture_cannot_parse_leaves_egress_unknown():
-    spec = {"selector": "app matches 'tr.*'", "types": ["Egress"]}
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param({"selector": "app matches 'tr.*'", "types": ["Egress"]}, id="not-parsed"),
+        # Pods chosen by their service account's labels too, not in the snapshot.
+        pytest.param(
+            {"serviceAccountSelector": "role == 'trainer'", "types": ["Egress"]},
+            id="service-account-selector",
+        ),
+    ],
+)
+def test_a_selector_gpuposture_cannot_read_leaves_egress_unknown(spec):
     (draft,) = k8s007_alone(calico_np(spec))
     assert draft.evidence["verdict"] == "unknown"
     (entry,) = draft.evidence["calico_not_evaluated"]
