@@ -777,6 +777,8 @@ def test_k8s007_says_unknown_where_a_cni_runs_whose_policies_were_not_read(
     assert draft.evidence["verdict"] == "unknown"
     assert draft.evidence["cni_policies_not_read"] == cnis
     assert f"runs {cnis[0]}, whose own network policies were not read" in draft.title
+    # No policy is known to exist: the check's own severity, the title saying it cannot tell.
+    assert "cannot tell whether egress" in draft.title and draft.severity != "low"
 
 
 # --- the demo world ---------------------------------------------------------------------------

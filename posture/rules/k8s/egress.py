@@ -327,9 +327,12 @@ UNVERIFIED_BASIS = (
 
 
 def _severity(evidence: dict[str, object], opened_by: list[str]) -> str:
-    """The check's severity ("") where egress is known open; low where it cannot be told,
-    with the basis in the evidence. A pod a CNI rule opens is known open whatever else."""
-    if evidence["verdict"] != "unknown" or opened_by:
+    """The check's severity ("") where egress is known open; low where a policy gpuposture
+    cannot evaluate may restrict the pods, with the basis in the evidence. A pod a CNI rule
+    opens is known open whatever else; a CNI whose policies were not listed at all (no policy
+    known to exist) keeps the check's severity, its title saying it cannot tell."""
+    unevaluated = "unevaluated_policies" in evidence or "calico_not_evaluated" in evidence
+    if evidence["verdict"] != "unknown" or opened_by or not unevaluated:
         return ""
     evidence["basis"] = UNVERIFIED_BASIS
     return "low"
