@@ -238,6 +238,7 @@ def test_discovery_and_version(client):
         "cilium.io",
         "config.gatekeeper.sh",
         "constraints.gatekeeper.sh",
+        "crd.projectcalico.org",
         "gateway.networking.k8s.io",
         "kyverno.io",
         "networking.istio.io",

@@ -96,6 +96,29 @@ def test_cni_egress_policies_and_gateway_routes_are_read_live(tmp_path):
     )
 
 
+TIER = {
+    "apiVersion": "crd.projectcalico.org/v1",
+    "kind": "Tier",
+    "metadata": {"name": "security"},
+    "spec": {"order": 100, "defaultAction": "Pass"},
+}
+
+
+def test_calico_tiers_are_read_live(tmp_path):
+    """A Calico Tier's order and end action reach K8S-007 from the live API: which tier's
+    policies Calico evaluates first, and what a tier does with what no rule matched."""
+    with FakeKubeAPI([_claiming_pod("data"), TIER]) as api:
+        cluster, run = _sync(api, tmp_path, "live-tiers")
+    assert run.status == "succeeded" and run.warnings == []
+    (tier,) = cluster_snapshot(cluster).network_policies
+    assert (tier.engine, tier.name, tier.order, tier.egress_steps) == (
+        "crd.projectcalico.org/Tier",
+        "security",
+        100.0,
+        ("pass:all",),
+    )
+
+
 VIRTUAL_SERVICE = {
     "apiVersion": "networking.istio.io/v1beta1",
     "kind": "VirtualService",

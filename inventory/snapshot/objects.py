@@ -163,13 +163,17 @@ class NetworkPolicy:
     # world/all, every port) for the endpoints its selector (pod_selector, match_expressions)
     # picks: Cilium's deny wins over every allow. Its other rules are still not evaluated.
     egress_denies_world: bool = False
-    # Calico policies only: the tier ("default" when unset), the policy's `order` (None: last),
-    # and whether egress of the pods it selects may end in it (a Deny or Pass rule; in a named
-    # tier any egress, as the tier's end drops what no rule matched) before a later policy's
-    # Allow is reached (cni_allows.calico_may_stop). pod_selector then holds its selector.
+    # Calico policies only: the tier ("default" when unset) and the policy's `order` (None:
+    # last); a Calico Tier object: its name and order.
     tier: str = ""
     order: float | None = None
-    egress_may_stop: bool = False
+    # Calico policies only (inventory/sources/cni_calico.py): the selector ("all()" when empty;
+    # "" on policies stored before it was kept) and namespaceSelector as written, and each
+    # egress rule as "action:reach", evaluated in Calico's order by K8S-007. A Calico Tier
+    # (engine ".../Tier", tier its name, order its order) keeps its end as its one step.
+    selector_expr: str = ""
+    namespace_selector_expr: str = ""
+    egress_steps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

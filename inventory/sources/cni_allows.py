@@ -7,17 +7,12 @@ NetworkPolicy's restriction:
 - Cilium: every policy selecting an endpoint adds its allows, Kubernetes NetworkPolicies
   included (a union); only an egressDeny takes away. An `egress` rule to the `world` (or
   `all`) entity, or to 0.0.0.0/0 or ::/0 by toCIDR/toCIDRSet, or to the FQDN pattern "*"
-  (every name), on every port, opens it. A rule whose egress is only to named FQDNs and
-  in-cluster peers restricts it (cilium_limits_to_names).
-- Calico: a Kubernetes NetworkPolicy is a policy of order 1000 in the default tier; within a
-  tier a policy whose rules do not match passes the packet to the next one, and only the end
-  of the tier denies. So an `Allow` rule to every address (no destination, or nets 0.0.0.0/0
-  or ::/0), every protocol and port, of a default-tier policy selecting the pod opens it,
-  unless a Deny or Pass rule of the same policy comes first (then not evaluated), or another
-  Calico policy selecting the pod that may stop its egress (calico_may_stop) is evaluated
-  first: a named tier (Tier objects' own order is not read; every named tier but
-  BaselineAdminNetworkPolicy's counts as first), or the default tier at a lower `order`.
-  K8S-007 then says the pod's egress is unknown. A Pass hands on to the next tier.
+  (every name), on every port, opens it. A rule whose egress is only to an allow-list (named
+  FQDNs, in-cluster peers, narrow CIDRs) restricts it (cilium_limits_egress).
+- Calico: an `Allow` rule to every address (no destination, or nets 0.0.0.0/0 or ::/0),
+  every protocol and port, of a default-tier policy, unless a Deny or Pass rule of the same
+  policy comes first. Kept for the record: K8S-007 evaluates every Calico policy in Calico's
+  own order (cni_calico.py, posture/rules/k8s/egress_calico.py), which this cannot.
 - AdminNetworkPolicy: an `Allow` is final and is evaluated before any NetworkPolicy; a rule
   to the `networks` 0.0.0.0/0 or ::/0 with no ports opens egress for its subject.
   (BaselineAdminNetworkPolicy comes after NetworkPolicy: it cannot undo one.) Its successor
@@ -30,9 +25,11 @@ such rule is found or its selector is not one we can match against a pod's label
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any
 
+from inventory.sources.cni_calico import DEFAULT_TIER, calico_tier
 from inventory.sources.raw import dicts, mapping, str_dict, str_tuple, text
 
 Selector = tuple[dict[str, str], tuple[dict[str, Any], ...]]
@@ -69,75 +66,79 @@ def _any_name(fqdn: dict[str, Any]) -> bool:
 
 
 # Cilium entities inside the cluster: egress to them is not egress to the internet.
-CLUSTER_ENTITIES = frozenset({"cluster", "host", "remote-node", "kube-apiserver", "health"})
+CLUSTER_ENTITIES = frozenset(
+    {"cluster", "host", "remote-node", "kube-apiserver", "health", "ingress", "init"}
+)
+# Peers of an egress entry other than toFQDNs, toEndpoints, toEntities and the CIDRs, each
+# naming destinations (in-cluster services and nodes, a cloud provider's security groups).
+NAMED_PEERS = frozenset({"toServices", "toNodes", "toGroups"})
 
 
-def cilium_limits_to_names(rule: dict[str, Any]) -> bool:
-    """One rule of a CiliumNetworkPolicy restricting egress to named hosts: its egress entries
-    are all `toFQDNs` of names or patterns narrower than "*" or peers inside the cluster
-    (toEndpoints, cluster entities, as the DNS rule a toFQDNs needs is written), at least one
-    a toFQDNs. A rule with egress puts its endpoints in Cilium's default deny for egress
-    (unless `enableDefaultDeny.egress: false`, which only adds), so the internet is reachable
-    only by those names. Any other peer (a CIDR, a service, a group) is not evaluated."""
+def cilium_limits_egress(rule: dict[str, Any]) -> bool:
+    """One rule of a CiliumNetworkPolicy restricting egress to an allow-list: its egress
+    entries all name their peers, none the internet as a whole: `toFQDNs` of names or patterns
+    narrower than "*", in-cluster endpoints (toEndpoints, `{}` every endpoint of the namespace
+    or, cluster-wide, the cluster), cluster entities, CIDRs narrower than a /8 (private ranges
+    or given addresses), services, nodes, cloud groups. A rule with egress puts its endpoints
+    in Cilium's default deny for egress (unless `enableDefaultDeny.egress: false`, which only
+    adds), so the internet is reachable only through that list. `world` or 0.0.0.0/0 even on
+    one port is not read as a restriction here (nor an entry of ports alone)."""
     if mapping(rule.get("enableDefaultDeny")).get("egress") is False:
         return False
     entries = dicts(rule.get("egress"))
-    if not any("toFQDNs" in e for e in entries):
-        return False
-    return all(_named_or_internal(e) for e in entries)
+    return bool(entries) and all(_named_or_internal(e) for e in entries)
 
 
 def _named_or_internal(entry: dict[str, Any]) -> bool:
-    peers = set(entry) - {"toPorts"}
-    if peers == {"toFQDNs"}:
-        names = dicts(entry.get("toFQDNs"))
+    peers = set(entry) - {"toPorts", "icmps", "authentication"}
+    return bool(peers) and all(_named_peer(key, entry.get(key)) for key in peers)
+
+
+def _named_peer(key: str, value: Any) -> bool:
+    if key == "toFQDNs":
+        names = [n for n in value if isinstance(n, dict)] if isinstance(value, list) else []
         return bool(names) and not any(
             set((text(f.get("matchPattern"), "") or "").strip()) <= {"*", "."}
             for f in names
             if "matchPattern" in f
         )
-    if peers == {"toEndpoints"}:
+    if key == "toEndpoints":
         # `reserved:world` (or another reserved identity) as an endpoint label is no pod.
-        keys = [
-            str(k)
-            for sel in dicts(entry.get("toEndpoints"))
-            for k in mapping(sel.get("matchLabels"))
-        ] + [
+        selectors = [s for s in value if isinstance(s, dict)] if isinstance(value, list) else []
+        keys = [str(k) for sel in selectors for k in mapping(sel.get("matchLabels"))] + [
             text(e.get("key"), "") or ""
-            for sel in dicts(entry.get("toEndpoints"))
+            for sel in selectors
             for e in dicts(sel.get("matchExpressions"))
         ]
-        return not any(k.startswith("reserved:") for k in keys)
-    if peers == {"toEntities"}:
-        entities = {str(e).lower() for e in str_tuple(entry.get("toEntities"))}
+        return bool(selectors) and not any(k.startswith("reserved:") for k in keys)
+    if key == "toEntities":
+        entities = {str(e).lower() for e in str_tuple(value)}
         return bool(entities) and entities <= CLUSTER_ENTITIES
-    return False
+    if key == "toCIDR":
+        cidrs = str_tuple(value)
+        return bool(cidrs) and all(_narrow(c) for c in cidrs)
+    if key == "toCIDRSet":
+        sets = [c for c in value if isinstance(c, dict)] if isinstance(value, list) else []
+        # A cidrGroupRef (a CiliumCIDRGroup) is not read.
+        return bool(sets) and all(_narrow(text(c.get("cidr"), "") or "") for c in sets)
+    return key in NAMED_PEERS and bool(value)
+
+
+def _narrow(cidr: str) -> bool:
+    """A CIDR of a /8 or narrower: not the internet as a whole."""
+    try:
+        return ipaddress.ip_network(cidr.strip(), strict=False).prefixlen >= 8
+    except ValueError:
+        return False
 
 
 # --- Calico -----------------------------------------------------------------------------------
 
 
-DEFAULT_TIER = "default"
-# Tiers Calico evaluates after the default one (v3.30 holds BaselineAdminNetworkPolicy there).
-AFTER_DEFAULT = ("baselineadminnetworkpolicy",)
-
-
-def calico_tier(obj: dict[str, Any]) -> str:
-    return text(mapping(obj.get("spec")).get("tier"), "") or DEFAULT_TIER
-
-
-def calico_order(obj: dict[str, Any]) -> float | None:
-    """The policy's `order` (lower first); None when unset: Calico evaluates it last."""
-    order = mapping(obj.get("spec")).get("order")
-    if isinstance(order, bool) or not isinstance(order, int | float):
-        return None
-    return float(order)
-
-
 def calico_world_allow(obj: dict[str, Any], namespace: str) -> Selector | None:
     """The pods a Calico NetworkPolicy (namespace given) or GlobalNetworkPolicy ("") opens
     to the internet (module docstring); None when it does not, or cannot be told. Whether
-    another policy's Deny or Pass comes first is for the pod to tell (calico_may_stop)."""
+    another policy's Deny or Pass comes first is for the pod to tell (egress_calico.py)."""
     spec = mapping(obj.get("spec"))
     if calico_tier(obj) != DEFAULT_TIER or not _calico_egress(spec):
         return None
@@ -146,22 +147,6 @@ def calico_world_allow(obj: dict[str, Any], namespace: str) -> Selector | None:
     if not _calico_opens(dicts(spec.get("egress"))):
         return None
     return calico_selection(obj, namespace)
-
-
-def calico_may_stop(obj: dict[str, Any]) -> bool:
-    """Egress of the pods the policy selects may end in it rather than reach a later policy:
-    a Deny, or a Pass (which skips the rest of its tier), among its egress rules; in a tier
-    other than the default any egress rule at all, as a packet no rule of a tier's policies
-    matches is dropped at the tier's end, unless its first rule passes every packet on to the
-    next tier (Calico's tiers docs). A policy without egress never stops it."""
-    spec = mapping(obj.get("spec"))
-    if not _calico_egress(spec):
-        return False
-    rules = dicts(spec.get("egress"))
-    actions = [(text(r.get("action"), "") or "").lower() for r in rules]
-    if calico_tier(obj) == DEFAULT_TIER:
-        return "deny" in actions or "pass" in actions
-    return not (rules and actions[0] == "pass" and _calico_everywhere(rules[0]))
 
 
 def _calico_egress(spec: dict[str, Any]) -> bool:

@@ -1,14 +1,15 @@
 """Network policies of a CNI's own API (Cilium, Calico, Antrea, AdminNetworkPolicy, OVN-Kubernetes
 and OpenShift egress firewalls, GKE FQDNNetworkPolicy). PURE.
 
-gpuposture evaluates `networking.k8s.io/v1` NetworkPolicy, and of these only a Cilium rule
-denying egress to the world (cilium_world_deny), a Cilium rule limiting egress to named hosts
-(toFQDNs, cni_allows.cilium_limits_to_names), and the Cilium, Calico and AdminNetworkPolicy
-rules that open egress to the world whatever a NetworkPolicy says (cni_allows.py). A cluster
-may restrict egress with the others, so they are kept by name and kind (not their rules):
-K8S-007 then says that a GPU pod's egress is unknown rather than stating that nothing
-restricts it. Which object
-is which is told by its API group: Calico's namespaced kind is also called `NetworkPolicy`.
+gpuposture evaluates `networking.k8s.io/v1` NetworkPolicy; Calico's policies and tiers in
+Calico's order (cni_calico.py: selectors, rules, tier order and end); and of the others only
+a Cilium rule denying egress to the world (cilium_world_deny), a Cilium rule limiting egress
+to named hosts or in-cluster peers (cni_allows.cilium_limits_egress), and the Cilium and
+AdminNetworkPolicy rules that open egress to the world whatever a NetworkPolicy says
+(cni_allows.py). A cluster may restrict egress with the others, so they are kept by name and
+kind (not their rules): K8S-007 then says that it cannot tell whether a GPU pod's egress is
+restricted rather than stating that nothing restricts it. Which object is which is told by
+its API group: Calico's namespaced kind is also called `NetworkPolicy`.
 """
 
 from __future__ import annotations
@@ -20,13 +21,18 @@ from typing import Any
 from inventory.snapshot import NetworkPolicy
 from inventory.sources.cni_allows import (
     admin_world_allow,
-    calico_may_stop,
-    calico_order,
     calico_selection,
-    calico_tier,
     calico_world_allow,
     cilium_allows_world,
-    cilium_limits_to_names,
+    cilium_limits_egress,
+)
+from inventory.sources.cni_calico import (
+    calico_applies_to_egress,
+    calico_order,
+    calico_selectors,
+    calico_steps,
+    calico_tier,
+    tier_end,
 )
 from inventory.sources.raw import dicts, mapping, meta, name_of, str_dict, str_tuple, text
 
@@ -38,6 +44,9 @@ CNI_POLICY_KINDS: dict[tuple[str, str], bool] = {
     ("projectcalico.org", "NetworkPolicy"): True,
     ("crd.projectcalico.org", "GlobalNetworkPolicy"): False,
     ("projectcalico.org", "GlobalNetworkPolicy"): False,
+    # Calico's tiers: their order and end action place the policies above (cni_calico.py).
+    ("crd.projectcalico.org", "Tier"): False,
+    ("projectcalico.org", "Tier"): False,
     ("crd.antrea.io", "NetworkPolicy"): True,
     ("crd.antrea.io", "ClusterNetworkPolicy"): False,
     ("policy.networking.k8s.io", "AdminNetworkPolicy"): False,
@@ -96,6 +105,11 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
         deny = cilium_world_deny(obj)
         if deny is not None:
             return replace(_selecting(policy, deny), egress_denies_world=True)
+    if policy.engine.endswith("/Tier"):
+        # Not a policy: the tier's order and end, one step matching every packet.
+        return replace(
+            policy, tier=policy.name, order=calico_order(obj), egress_steps=tier_end(obj)
+        )
     if policy.engine.partition("/")[0] in CALICO_GROUPS:
         policy = _calico_placed(obj, policy)
     allow = _world_allow(obj, policy)
@@ -103,28 +117,47 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
         # A rule opening the internet to the pods it selects, which no NetworkPolicy takes
         # back (inventory/sources/cni_allows.py): K8S-007 reads it as an allow-all rule.
         return replace(_selecting(policy, allow), policy_types=("Egress",), egress_allows_all=True)
-    if policy.engine.startswith("cilium.io/") and len(_cilium_rules(obj)) == 1:
-        names = _cilium_selector(obj, cilium_limits_to_names)
-        if names is not None:
-            # Egress only to named hosts (and the cluster): an egress restriction like a
-            # NetworkPolicy's, which a NetworkPolicy allowing all would still undo.
-            return replace(_selecting(policy, names), policy_types=("Egress",))
+    if policy.engine.startswith("cilium.io/"):
+        limited = _cilium_limited(obj)
+        if limited is not None:
+            # Egress only to an allow-list: an egress restriction like a NetworkPolicy's,
+            # which a NetworkPolicy (or Cilium rule) allowing all would still undo.
+            return replace(_selecting(policy, limited), policy_types=("Egress",))
     return policy
+
+
+def _cilium_limited(
+    obj: dict[str, Any],
+) -> tuple[dict[str, str], tuple[dict[str, Any], ...]] | None:
+    """The pods the policy's egress rules (spec and each of specs) put in default deny with
+    an allow-list only (cilium_limits_egress): every rule with egress must be such a rule, and
+    select the same pods (one selector is kept); else None (not evaluated). Rules without
+    egress (ingress, egressDeny) open nothing and are passed over."""
+    with_egress = [r for r in _cilium_rules(obj) if dicts(r.get("egress"))]
+    if not with_egress or not all(cilium_limits_egress(r) for r in with_egress):
+        return None
+    selectors = [_rule_selector(obj, r) for r in with_egress]
+    if selectors[0] is None or any(s != selectors[0] for s in selectors):
+        return None
+    return selectors[0]
 
 
 CALICO_GROUPS = ("projectcalico.org", "crd.projectcalico.org")
 
 
 def _calico_placed(obj: dict[str, Any], policy: NetworkPolicy) -> NetworkPolicy:
-    """A Calico policy's tier, order, and whether egress may end in it (calico_may_stop), with
-    the pods it selects: K8S-007 counts another policy's Allow to the internet only where no
-    such policy selecting the pod comes first. A selector we cannot read is taken to select
-    every pod, so that it stops nothing silently (the Allow is then not evaluated)."""
+    """A Calico policy's tier, order, selectors as written and egress rules as "action:reach"
+    (cni_calico.py), which K8S-007 evaluates in Calico's order; pod_selector holds its selector
+    where it is of `==` and has() terms only (for the record)."""
+    selector, namespaces = calico_selectors(obj)
     placed = replace(
         policy,
         tier=calico_tier(obj),
         order=calico_order(obj),
-        egress_may_stop=calico_may_stop(obj),
+        policy_types=("Egress",) if calico_applies_to_egress(obj) else (),
+        selector_expr=selector,
+        namespace_selector_expr=namespaces if not policy.namespace else "",
+        egress_steps=calico_steps(obj),
     )
     selection = calico_selection(obj, policy.namespace)
     if selection is None:
@@ -181,9 +214,18 @@ def _cilium_selector(
     """The endpointSelector of the one rule (spec, or an entry of specs) `chosen` picks, as
     pod labels; None when not exactly one rule is picked or its selector is not of pods."""
     picked = [r for r in _cilium_rules(obj) if chosen(r)]
-    if len(picked) != 1 or "endpointSelector" not in picked[0]:
+    if len(picked) != 1:
         return None
-    selector = mapping(picked[0].get("endpointSelector"))
+    return _rule_selector(obj, picked[0])
+
+
+def _rule_selector(
+    obj: dict[str, Any], rule: dict[str, Any]
+) -> tuple[dict[str, str], tuple[dict[str, Any], ...]] | None:
+    """A rule's endpointSelector as pod labels; None when it has none or not of pods."""
+    if "endpointSelector" not in rule:
+        return None
+    selector = mapping(rule.get("endpointSelector"))
     labels = {_label(k): v for k, v in str_dict(selector.get("matchLabels")).items()}
     expressions = tuple(
         {

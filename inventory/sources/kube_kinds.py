@@ -51,6 +51,8 @@ NETWORK_CUSTOM_KINDS: tuple[tuple[str, str, str], ...] = (
     ("cilium.io", "v2", "CiliumClusterwideNetworkPolicy"),
     ("crd.projectcalico.org", "v1", "NetworkPolicy"),
     ("crd.projectcalico.org", "v1", "GlobalNetworkPolicy"),
+    # Calico's tiers: the order in which their policies are evaluated, and each tier's end.
+    ("crd.projectcalico.org", "v1", "Tier"),
     ("crd.antrea.io", "v1beta1", "NetworkPolicy"),
     ("crd.antrea.io", "v1beta1", "ClusterNetworkPolicy"),
     ("policy.networking.k8s.io", "v1alpha1", "AdminNetworkPolicy"),

@@ -280,12 +280,29 @@ def test_cilium_fqdn_pattern_star_opens_the_internet():
             False,
             id="star-443",
         ),
-        # A CIDR beside the names: not evaluated.
+        # A private range beside the names: still an allow-list.
         pytest.param(
             [{"toFQDNs": [{"matchName": "huggingface.co"}]}, {"toCIDR": ["10.0.0.0/8"]}],
-            False,
-            id="with-cidr",
+            True,
+            id="with-private-cidr",
         ),
+        # DNS to kube-dns and the pods of its own namespace (`{}`), no FQDN at all: Cilium's
+        # default deny for egress but those peers.
+        pytest.param([KUBE_DNS, {"toEndpoints": [{}]}], True, id="dns-and-namespace"),
+        pytest.param(
+            [
+                {"toEntities": ["cluster", "kube-apiserver"]},
+                {"toCIDRSet": [{"cidr": "192.168.0.0/16", "except": ["192.168.1.0/24"]}]},
+                {"toServices": [{"k8sService": {"serviceName": "db", "namespace": "data"}}]},
+            ],
+            True,
+            id="cluster-private-range-service",
+        ),
+        # A CIDR wider than a /8 is much of the internet; a CIDR group is not read.
+        pytest.param([{"toCIDR": ["0.0.0.0/1", "128.0.0.0/1"]}], False, id="half-internet"),
+        pytest.param([{"toCIDRSet": [{"cidrGroupRef": "partners"}]}], False, id="cidr-group"),
+        # Ports alone: every address on them, not an allow-list of peers.
+        pytest.param([{"toPorts": [{"ports": [{"port": "443"}]}]}], False, id="ports-only"),
         pytest.param(
             [
                 {"toFQDNs": [{"matchName": "a.io"}]},
@@ -296,7 +313,7 @@ def test_cilium_fqdn_pattern_star_opens_the_internet():
         ),
     ],
 )
-def test_cilium_egress_to_named_hosts_is_a_restriction(egress, restricts):
+def test_cilium_egress_to_an_allow_list_is_a_restriction(egress, restricts):
     (policy,) = normalise([cilium({"endpointSelector": GPU, "egress": egress})]).network_policies
     assert not policy.egress_allows_all
     assert (policy.policy_types == ("Egress",)) is restricts
@@ -312,3 +329,36 @@ def test_cilium_fqdn_rule_without_default_deny_only_adds():
     }
     (policy,) = normalise([cilium(spec)]).network_policies
     assert policy.policy_types == ()
+
+
+def _specs(*rules):
+    return _obj("cilium.io/v2", "CiliumNetworkPolicy", None) | {"specs": list(rules)}
+
+
+@pytest.mark.parametrize(
+    ("rules", "restricts"),
+    [
+        # Rule by rule: each with egress an allow-list, for the same pods; ingress passed over.
+        pytest.param(
+            [
+                {"endpointSelector": GPU, "egress": [KUBE_DNS]},
+                {"endpointSelector": GPU, "egress": [{"toEndpoints": [{}]}]},
+                {"endpointSelector": {}, "ingress": [{"fromEndpoints": [{}]}]},
+            ],
+            True,
+            id="same-pods",
+        ),
+        # Different pods in different rules: one selector cannot hold both.
+        pytest.param(
+            [
+                {"endpointSelector": GPU, "egress": [KUBE_DNS]},
+                {"endpointSelector": {}, "egress": [{"toEndpoints": [{}]}]},
+            ],
+            False,
+            id="other-pods",
+        ),
+    ],
+)
+def test_cilium_specs_are_read_rule_by_rule(rules, restricts):
+    (policy,) = normalise([_specs(*rules)]).network_policies
+    assert (policy.policy_types == ("Egress",)) is restricts

@@ -4,10 +4,12 @@ the pod. Calico objects written after Calico's tiers and policy docs, read as a 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 import posture.rules  # noqa: F401
-from inventory.snapshot import NetworkPolicy
+from inventory.snapshot import Namespace, NetworkPolicy
 from inventory.sources.normalise import normalise
 from posture.rules.registry import run_checks
 from tests.posture.builders import inputs, pod, tenant
@@ -51,51 +53,175 @@ def test_a_default_tier_allow_with_nothing_before_it_opens_the_internet():
     assert "allowed egress to the internet by" in draft.title
 
 
+def tier(name, order=None, default_action=None):
+    spec = {} if order is None else {"order": order}
+    if default_action:
+        spec["defaultAction"] = default_action
+    return {
+        "apiVersion": "projectcalico.org/v3",
+        "kind": "Tier",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+NO_METADATA = gnp("no-metadata", [{"action": "Deny", "destination": METADATA}], tier="security")
+
+
+def test_a_named_tier_whose_order_is_not_in_the_snapshot_leaves_egress_unknown_and_low():
+    # Its end drops what no rule matched (the Allow never reached) if the tier comes first,
+    # not if it comes after the default tier: without the Tier object, gpuposture cannot tell.
+    (draft,) = k8s007(NO_METADATA, ALLOW)
+    assert draft.evidence["verdict"] == "unknown"
+    (entry,) = draft.evidence["calico_not_evaluated"]
+    assert "security" in entry["why"] and "not in the snapshot" in entry["why"]
+    assert draft.severity == "low"
+    assert draft.evidence["basis"].startswith("unverified")
+    assert "cannot tell whether egress" in draft.title
+
+
+@pytest.mark.parametrize(
+    ("security", "open_"),
+    [
+        pytest.param(tier("security", 100), False, id="tier-first-drops-at-its-end"),
+        pytest.param(tier("security", 100, "Pass"), True, id="tier-first-passes-at-its-end"),
+        pytest.param(tier("security", 2_000_000), True, id="tier-after-default"),
+        pytest.param(tier("security"), True, id="tier-without-order-last"),
+    ],
+)
+def test_the_tier_order_read_from_the_tier_object_decides(security, open_):
+    drafts = k8s007(security, NO_METADATA, ALLOW)
+    if not open_:
+        assert drafts == []
+        return
+    (draft,) = drafts
+    assert draft.evidence["verdict"] == "not restricted"
+    assert draft.severity != "low"  # the check's own, medium
+
+
 @pytest.mark.parametrize(
     "before",
     [
-        # A security tier denying the metadata address: what it does not match is dropped at
-        # the tier's end, so the default tier's Allow may never be reached.
-        pytest.param(
-            gnp("no-metadata", [{"action": "Deny", "destination": METADATA}], tier="security"),
-            id="named-tier-deny",
-        ),
-        # A lower order in the default tier with a Deny first.
+        # A lower order in the default tier denying only the metadata address: an internet
+        # address matches no rule of it, so the Allow is reached.
         pytest.param(
             gnp("no-metadata", [{"action": "Deny", "destination": METADATA}], order=100),
-            id="lower-order-deny",
+            id="lower-order-deny-of-one-address",
         ),
-        # A Pass skips the rest of the default tier, the Allow with it.
+        # A Pass skips the rest of the default tier; no later tier: the profile allows.
         pytest.param(gnp("skip", [{"action": "Pass"}], order=100), id="lower-order-pass"),
+        # A Deny evaluated after the Allow (higher order): the Allow has decided.
+        pytest.param(gnp("late", [{"action": "Deny"}], order=900), id="higher-order-deny"),
+        # A Deny for other pods.
+        pytest.param(
+            gnp("web", [{"action": "Deny"}], order=100, selector="app == 'web'"), id="other-pods"
+        ),
     ],
 )
-def test_a_deny_or_pass_before_the_allow_makes_egress_unknown(before):
+def test_what_does_not_stop_an_internet_packet_before_the_allow_leaves_it_open(before):
     (draft,) = k8s007(before, ALLOW)
-    assert draft.evidence["verdict"] == "unknown"
-    assert draft.evidence["calico_allows_after_deny_or_pass"] == [
-        "projectcalico.org/GlobalNetworkPolicy cluster-wide allow-internet"
-    ]
-    assert "after another Calico policy's Deny or Pass" in draft.title
+    assert draft.evidence["verdict"] == "not restricted"
+    assert "allowed egress to the internet by" in draft.title
+
+
+def calico_np(spec, group="crd.projectcalico.org/v1", name="default.default-deny"):
+    return {
+        "apiVersion": group,
+        "kind": "NetworkPolicy",
+        "metadata": {"name": name, "namespace": "alpha"},
+        "spec": spec,
+    }
+
+
+def k8s007_alone(*calico, labels=None):
+    """The GPU pod with only Calico's policies (no Kubernetes NetworkPolicy)."""
+    world = inputs(
+        pods=(pod("alpha", gpu={"nvidia.com/gpu": 1}, labels={"app": "train"}),),
+        tenants=(ALPHA,),
+        network_policies=normalise(list(calico)).network_policies,
+    )
+    if labels is not None:
+        snapshot = replace(world.snapshot, namespaces=(Namespace("alpha", labels),))
+        world = replace(world, snapshot=snapshot)
+    return run_checks(world, only=["K8S-007"])
+
+
+DEFAULT_DENY = {
+    "tier": "default",
+    "order": 1000,
+    "selector": "all()",
+    "types": ["Ingress", "Egress"],
+}
+
+
+@pytest.mark.parametrize("group", ["crd.projectcalico.org/v1", "projectcalico.org/v3"])
+def test_a_calico_policy_with_egress_in_types_and_no_rules_denies_egress(group):
+    # Calico: a policy whose types hold Egress and no egress rule denies all egress.
+    assert k8s007_alone(calico_np(DEFAULT_DENY, group)) == []
+
+
+DNS = {
+    "action": "Allow",
+    "protocol": "UDP",
+    "destination": {
+        "namespaceSelector": "projectcalico.org/name == 'kube-system'",
+        "selector": "k8s-app == 'kube-dns'",
+        "ports": [53],
+    },
+}
+LOCKDOWN = gnp("external-egress-lockdown", [DNS, {"action": "Deny"}], order=100)
+LOCKDOWN["spec"]["namespaceSelector"] = "tenant-class == 'external' && !has(legacy)"
+
+
+def test_a_global_policy_allowing_dns_then_denying_restricts_the_namespaces_it_selects():
+    assert k8s007_alone(LOCKDOWN, labels={"tenant-class": "external"}) == []
+    # Namespaces it does not select stay open; without their labels, unknown.
+    (other,) = k8s007_alone(LOCKDOWN, labels={"tenant-class": "internal"})
+    assert other.evidence["verdict"] == "not restricted" and other.severity != "low"
+    world = inputs(
+        pods=(pod("alpha", gpu={"nvidia.com/gpu": 1}),),
+        tenants=(ALPHA,),
+        namespaces=(),
+        network_policies=normalise([LOCKDOWN]).network_policies,
+    )
+    (unlabelled,) = run_checks(world, only=["K8S-007"])
+    assert unlabelled.evidence["verdict"] == "unknown"
 
 
 @pytest.mark.parametrize(
-    "other",
+    ("egress", "restricted"),
     [
-        # A named tier whose first rule passes every packet on to the next tier.
-        pytest.param(gnp("hand-on", [{"action": "Pass"}], tier="security"), id="tier-pass-all"),
-        # A Deny evaluated after the Allow (higher order): the Allow has decided.
+        # An allow-list of in-cluster peers and private ranges, then the tier's end: restricted.
+        pytest.param([DNS, {"action": "Allow", "destination": {"nets": ["10.0.0.0/8"]}}], True),
+        # Port 443 of every address: a narrowing, as a NetworkPolicy's is, then the end.
         pytest.param(
-            gnp("late", [{"action": "Deny", "destination": METADATA}], order=900),
-            id="higher-order-deny",
+            [{"action": "Allow", "protocol": "TCP", "destination": {"ports": [443]}}], True
         ),
-        # A Deny for other pods.
+        # TCP on every port of every address: open.
+        pytest.param([{"action": "Allow", "protocol": "TCP"}], False),
+        pytest.param([{"action": "Allow", "destination": {"nets": ["0.0.0.0/0"]}}], False),
+    ],
+)
+def test_a_calico_allow_list_without_the_internet_restricts(egress, restricted):
+    spec = {"selector": "app == 'train' || app == 'serve'", "types": ["Egress"], "egress": egress}
+    drafts = k8s007_alone(calico_np(spec, name="allow-list"))
+    assert (drafts == []) is restricted
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param({"selector": "app matches 'tr.*'", "types": ["Egress"]}, id="not-parsed"),
+        # Pods chosen by their service account's labels too, not in the snapshot.
         pytest.param(
-            gnp("web", [{"action": "Deny"}], tier="security", selector="app == 'web'"),
-            id="other-pods",
+            {"serviceAccountSelector": "role == 'trainer'", "types": ["Egress"]},
+            id="service-account-selector",
         ),
     ],
 )
-def test_a_policy_not_before_the_allow_leaves_it_open(other):
-    (draft,) = k8s007(other, ALLOW)
-    assert draft.evidence["verdict"] == "not restricted"
-    assert "allowed egress to the internet by" in draft.title
+def test_a_selector_gpuposture_cannot_read_leaves_egress_unknown(spec):
+    (draft,) = k8s007_alone(calico_np(spec))
+    assert draft.evidence["verdict"] == "unknown"
+    (entry,) = draft.evidence["calico_not_evaluated"]
+    assert "is not read" in entry["why"]
+    assert draft.severity == "low"

@@ -4,10 +4,13 @@ images and flags restate each project's published manifests."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 import posture.rules  # noqa: F401
 from inventory.snapshot import Container, NetworkPolicy, Pod, Workload
+from inventory.sources.normalise import normalise
 from posture.rules.registry import run_checks
 from tests.posture.builders import inputs, pod, tenant
 
@@ -193,7 +196,12 @@ def cni_open(engine, name="open", namespace="alpha", selector=None):
             id="cilium",
         ),
         pytest.param(
-            cni_open("projectcalico.org/GlobalNetworkPolicy", namespace=""),
+            replace(
+                cni_open("projectcalico.org/GlobalNetworkPolicy", namespace=""),
+                tier="default",
+                selector_expr="all()",
+                egress_steps=("allow:all",),
+            ),
             "projectcalico.org/GlobalNetworkPolicy cluster-wide open",
             id="calico-gnp",
         ),
@@ -283,3 +291,37 @@ def test_k8s007_a_cilium_fqdn_rule_for_other_pods_leaves_the_pod_open():
     # Read, and known not to select the pod: not "unknown".
     assert draft.evidence["verdict"] == "not restricted"
     assert "unevaluated_policies" not in draft.evidence
+
+
+def cnp_allow_list(kind="CiliumNetworkPolicy", namespace="alpha"):
+    """Cilium's default deny for egress but DNS to kube-dns and the namespace's own pods."""
+    meta = {"name": "egress-restrict", **({"namespace": namespace} if namespace else {})}
+    dns = {
+        "toEndpoints": [
+            {
+                "matchLabels": {
+                    "k8s:io.kubernetes.pod.namespace": "kube-system",
+                    "k8s:k8s-app": "kube-dns",
+                }
+            }
+        ],
+        "toPorts": [{"ports": [{"port": "53", "protocol": "ANY"}]}],
+    }
+    spec = {"endpointSelector": {}, "egress": [dns, {"toEndpoints": [{}]}]}
+    return {"apiVersion": "cilium.io/v2", "kind": kind, "metadata": meta, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        pytest.param(cnp_allow_list(), id="cnp"),
+        pytest.param(cnp_allow_list("CiliumClusterwideNetworkPolicy", namespace=None), id="ccnp"),
+    ],
+)
+def test_k8s007_a_cilium_egress_allow_list_without_the_internet_restricts(obj):
+    world = inputs(
+        pods=(pod("alpha", gpu=GPU),),
+        tenants=(ALPHA,),
+        network_policies=normalise([obj]).network_policies,
+    )
+    assert run_checks(world, only=["K8S-007"]) == []

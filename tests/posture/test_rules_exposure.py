@@ -659,10 +659,6 @@ def cni_policy(namespace="alpha", engine="cilium.io/CiliumNetworkPolicy", name="
     ("policies", "unevaluated"),
     [
         ([cni_policy()], ["cilium.io/CiliumNetworkPolicy alpha/cnp"]),
-        (
-            [cni_policy("", "projectcalico.org/GlobalNetworkPolicy", "gnp")],
-            ["projectcalico.org/GlobalNetworkPolicy cluster-wide gnp"],
-        ),
         ([cni_policy("beta")], None),
     ],
 )
@@ -677,7 +673,19 @@ def test_k8s007_says_unknown_where_a_cni_policy_may_restrict(policies, unevaluat
         return
     assert draft.evidence["verdict"] == "unknown"
     assert draft.evidence["unevaluated_policies"] == unevaluated
-    assert "unknown" in draft.title and "does not evaluate" in draft.title
+    assert "cannot tell whether egress" in draft.title and "does not evaluate" in draft.title
+    # Not a confirmed medium: what gpuposture cannot evaluate may restrict it.
+    assert draft.severity == "low" and draft.evidence["basis"].startswith("unverified")
+
+
+def test_k8s007_a_calico_policy_stored_before_its_selector_was_read_is_unknown():
+    # A sync from before Calico policies were evaluated kept them by name only.
+    stored = cni_policy("", "projectcalico.org/GlobalNetworkPolicy", "gnp")
+    world = inputs(pods=(pod("alpha", gpu=GPU),), tenants=(ALPHA,), network_policies=(stored,))
+    (draft,) = run_checks(world, only=["K8S-007"])
+    assert draft.evidence["verdict"] == "unknown" and draft.severity == "low"
+    (entry,) = draft.evidence["calico_not_evaluated"]
+    assert entry["policy"] == "projectcalico.org/GlobalNetworkPolicy cluster-wide gnp"
 
 
 def world_deny(namespace="alpha", selector=None, expressions=(), name="deny-world"):
@@ -769,6 +777,8 @@ def test_k8s007_says_unknown_where_a_cni_runs_whose_policies_were_not_read(
     assert draft.evidence["verdict"] == "unknown"
     assert draft.evidence["cni_policies_not_read"] == cnis
     assert f"runs {cnis[0]}, whose own network policies were not read" in draft.title
+    # No policy is known to exist: the check's own severity, the title saying it cannot tell.
+    assert "cannot tell whether egress" in draft.title and draft.severity != "low"
 
 
 # --- the demo world ---------------------------------------------------------------------------

@@ -6,12 +6,12 @@ from collections.abc import Iterable, Iterator
 
 from inventory.label_selector import selector_matches
 from inventory.snapshot import NetworkPolicy, Pod, Workload
-from inventory.sources.cni_allows import AFTER_DEFAULT
 from inventory.sources.cni_policies import NAMESPACE_LABEL
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
 from posture.rules.dra_holdings import uses_gpu
 from posture.rules.k8s.cni_enforcement import NOT_ENFORCED, UNVERIFIED, Enforcement, enforcement
+from posture.rules.k8s.egress_calico import OPEN, UNKNOWN, calico_egress, is_calico
 from posture.rules.k8s.egress_mesh import MESH_NOTE, MESH_RESTRICTED, behind_sidecar, registry_only
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
@@ -40,63 +40,29 @@ def cilium_denies_world(policies: Iterable[NetworkPolicy], pod: Pod) -> bool:
 
 
 def cni_opens_world(policies: Iterable[NetworkPolicy], pod: Pod) -> list[NetworkPolicy]:
-    """The CNI policies (Cilium, Calico, AdminNetworkPolicy) whose rule opens egress to the
-    internet for the pod, which no NetworkPolicy of its namespace takes back: a Cilium allow
-    adds to a NetworkPolicy's, a Calico allow in the default tier is reached when the
-    NetworkPolicy's rules do not match, an AdminNetworkPolicy Allow is final before it."""
-    return [p for p, preceded in _cni_allows(policies, pod) if not preceded]
-
-
-def cni_may_open(policies: Iterable[NetworkPolicy], pod: Pod) -> list[NetworkPolicy]:
-    """The Calico policies allowing the pod the internet after another Calico policy
-    selecting it that may deny or pass first (calico_before): whether the Allow is reached
-    is not evaluated, so the pod's egress is unknown, whatever a NetworkPolicy restricts."""
-    return [p for p, preceded in _cni_allows(policies, pod) if preceded]
-
-
-def _cni_allows(policies: Iterable[NetworkPolicy], pod: Pod) -> list[tuple[NetworkPolicy, bool]]:
-    """The CNI allow-all rules selecting the pod, each with whether a Calico policy that may
-    stop its egress comes before it."""
+    """The Cilium and AdminNetworkPolicy rules opening egress to the internet for the pod,
+    which no NetworkPolicy of its namespace takes back: a Cilium allow adds to a
+    NetworkPolicy's, an AdminNetworkPolicy Allow is final before it. Calico's are evaluated
+    in Calico's order (egress_calico.py)."""
     if pod.host_network:
         return []
     labels = {**pod.labels, NAMESPACE_LABEL: pod.namespace}
-    applying = [
+    return [
         p
         for p in policies
         if p.engine
+        and not is_calico(p)
+        and p.egress_allows_all
         and p.namespace in ("", pod.namespace)
         and selector_matches(p.pod_selector, p.match_expressions, labels)
     ]
-    stops = [p for p in applying if p.tier and p.egress_may_stop]
-    return [
-        (p, any(calico_before(q, p) for q in stops if q is not p))
-        for p in applying
-        if p.egress_allows_all
-    ]
-
-
-def calico_before(first: NetworkPolicy, then: NetworkPolicy) -> bool:
-    """Calico evaluates `first` before the policy `then` (of the default tier, as every Allow
-    read is): a named tier comes before the default one (but the BaselineAdminNetworkPolicy
-    tier after); within a tier lower `order` first, unset last, then by name. A Tier's own
-    `order` is not read: every named tier is taken to come first, which can only leave an
-    Allow unevaluated, never count one that a Deny precedes."""
-    if not then.tier or first.tier in AFTER_DEFAULT:
-        return False
-    if first.tier != then.tier:
-        return True
-
-    def rank(p: NetworkPolicy) -> tuple[float, str]:
-        return (p.order if p.order is not None else float("inf"), p.name)
-
-    return rank(first) < rank(then)
 
 
 def restricts_egress(
     policies: Iterable[NetworkPolicy], pod: Pod, cni: Iterable[NetworkPolicy] = ()
 ) -> bool:
     """True when some egress policy selects the pod (a NetworkPolicy, or a Cilium rule
-    limiting egress to named hosts: cilium_restricts) and no NetworkPolicy selecting it opens
+    limiting egress to an allow-list: cilium_restricts) and no NetworkPolicy selecting it opens
     egress everywhere: policies add up, so one allow-all rule undoes a deny-all.
     A hostNetwork pod is never restricted: it sends from the node's own network namespace,
     where Kubernetes leaves NetworkPolicy undefined and the common CNIs do not enforce it."""
@@ -109,7 +75,7 @@ def restricts_egress(
 
 
 def names_only(policy: NetworkPolicy) -> bool:
-    """A Cilium policy read as limiting egress to named hosts (cni_policies.py)."""
+    """A Cilium policy read as limiting egress to an allow-list (cni_policies.py)."""
     return (
         policy.engine.startswith("cilium.io/")
         and "Egress" in policy.policy_types
@@ -119,7 +85,8 @@ def names_only(policy: NetworkPolicy) -> bool:
 
 
 def cilium_restricts(policy: NetworkPolicy, pod: Pod) -> bool:
-    """The Cilium policy limits the pod's egress to named hosts (toFQDNs) and the cluster."""
+    """The Cilium policy limits the pod's egress to an allow-list (names, the cluster, narrow
+    CIDRs): Cilium's default deny for egress but those peers."""
     labels = {**pod.labels, NAMESPACE_LABEL: pod.namespace}
     return (
         names_only(policy)
@@ -166,29 +133,38 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
     unlisted = unlisted_cnis(inputs.snapshot.workloads, cni)
     enforced = enforcement(inputs.snapshot.workloads, inputs.snapshot.configmaps)
     mesh = registry_only(inputs.snapshot.configmaps)
+    namespace_labels = {n.name: n.labels for n in inputs.snapshot.namespaces}
     for namespace, pods in sorted(gpu_pods.items()):
         policies = sorted((p for p in own if p.namespace == namespace), key=lambda p: p.name)
         open_pods: list[Pod] = []
         opened_by: dict[str, NetworkPolicy] = {}
-        preceded: set[str] = set()  # Calico Allows that a Deny or Pass may come before
-        opened = 0  # pods an allow-all CNI rule opens, nothing of Calico's coming before it
+        calico_unknown: dict[str, str] = {}  # Calico policies that cannot be evaluated: why
         for pod in pods:
             # Where the CNI is known not to enforce, no Cilium agent runs: its policies are inert.
             if enforced.state != NOT_ENFORCED and cilium_denies_world(cni, pod):
                 continue
             opening = cni_opens_world(cni, pod)
-            maybe = cni_may_open(cni, pod) if enforced.state != NOT_ENFORCED else []
+            calico = None
+            if enforced.state != NOT_ENFORCED:
+                selecting = [p for p in policies if selects_for_egress(p, pod)]
+                calico = calico_egress(cni, selecting, pod, namespace_labels.get(namespace))
             if opening:
                 opened_by.update({_unread_ref(p): p for p in opening})
-                opened += 1
-            elif maybe:
-                preceded.update(_unread_ref(p) for p in maybe)
-            elif enforced.state != NOT_ENFORCED and restricts_egress(policies, pod, cni):
-                continue
+            elif calico is not None and calico.state == OPEN:
+                if calico.policy is not None and is_calico(calico.policy):
+                    opened_by[_unread_ref(calico.policy)] = calico.policy
+            elif calico is not None and calico.state == UNKNOWN:
+                ref = _unread_ref(calico.policy) if calico.policy else "Calico"
+                calico_unknown[ref] = calico.why
+            elif calico is not None or (
+                enforced.state != NOT_ENFORCED and restricts_egress(policies, pod, cni)
+            ):
+                continue  # restricted: by Calico (open and unknown are above), or else
             open_pods.append(pod)
         if open_pods:
             # A CNI's own policy here or cluster-wide may restrict them: unknown, not "none";
             # where the CNI is known not to enforce, no engine runs to act on any of them.
+            # Calico's are evaluated (egress_calico.py): never "unread".
             unread = sorted(
                 (
                     p
@@ -196,8 +172,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                     if p.namespace in (namespace, "")
                     and _unread_ref(p) not in opened_by
                     and not names_only(p)  # read: it selects none of these pods
-                    # Every pod opened by an Allow no Calico policy precedes: read, not unknown.
-                    and not (p.tier and opened == len(open_pods))
+                    and not is_calico(p)
                     and enforced.state != NOT_ENFORCED
                 ),
                 key=lambda p: (p.namespace, p.engine, p.name),
@@ -209,7 +184,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 (open_pods, len(pods)),
                 policies,
                 (unread, unlisted),
-                (enforced, sorted(opened_by), sorted(preceded)),
+                (enforced, sorted(opened_by), calico_unknown),
                 (mesh, [p for p in open_pods if mesh and behind_sidecar(p)]),
             )
 
@@ -246,7 +221,7 @@ def _egress_draft(
     pods: tuple[list[Pod], int],
     policies: list[NetworkPolicy],
     unknowns: tuple[list[NetworkPolicy], list[str]],
-    known: tuple[Enforcement, list[str], list[str]],
+    known: tuple[Enforcement, list[str], dict[str, str]],
     meshed: tuple[list[str], list[Pod]] = ([], []),
 ) -> FindingDraft:
     (open_pods, gpu_pod_count), (unread, cnis), (enforced, opened_by, preceded) = (
@@ -280,7 +255,9 @@ def _egress_draft(
     if cnis:
         evidence["cni_policies_not_read"] = cnis
     if preceded:
-        evidence["calico_allows_after_deny_or_pass"] = preceded[:MEMBERS_SHOWN]
+        evidence["calico_not_evaluated"] = [
+            {"policy": ref, "why": why} for ref, why in sorted(preceded.items())[:MEMBERS_SHOWN]
+        ]
     mesh, mesh_pods = meshed
     if mesh_pods:
         evidence["mesh_restricted_pods"] = [pod_ref(p) for p in mesh_pods[:MEMBERS_SHOWN]]
@@ -304,25 +281,26 @@ def _egress_draft(
             f"{gpu_pod_count} GPU pod(s) allowed egress to the internet by "
             f"{', '.join(opened_by)}, whatever a NetworkPolicy restricts"
         )
+    cannot_tell = (
+        f"Namespace {namespace} of tenant {tenant.slug}: cannot tell whether egress of "
+        f"{len(open_pods)} of {gpu_pod_count} GPU pod(s) is restricted"
+    )
     if preceded:
         title = (
-            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
-            f"{gpu_pod_count} GPU pod(s) unknown (a Calico Allow to the internet selects them, "
-            f"{', '.join(preceded[:MEMBERS_SHOWN])}, after another Calico policy's Deny or "
-            "Pass, or a tier's end, which gpuposture does not evaluate)"
+            f"{cannot_tell}: Calico policy {', '.join(sorted(preceded)[:MEMBERS_SHOWN])} "
+            f"may apply to them, which gpuposture cannot evaluate "
+            f"({'; '.join(sorted(set(preceded.values())))})"
         )
     elif unread:
         kinds = ", ".join(sorted({p.engine.partition("/")[2] for p in unread}))
         title = (
-            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
-            f"{gpu_pod_count} GPU pod(s) unknown (no NetworkPolicy restricts it; {kinds} "
-            "present, which gpuposture does not evaluate)"
+            f"{cannot_tell}: {kinds} present, which gpuposture does not evaluate (no "
+            "Kubernetes NetworkPolicy restricts it)"
         )
     elif cnis:
         title = (
-            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
-            f"{gpu_pod_count} GPU pod(s) unknown (no NetworkPolicy restricts it; the cluster "
-            f"runs {', '.join(cnis)}, whose own network policies were not read)"
+            f"{cannot_tell}: the cluster runs {', '.join(cnis)}, whose own network policies "
+            "were not read (no Kubernetes NetworkPolicy restricts it)"
         )
     if evidence["verdict"] == MESH_RESTRICTED:
         title = (
@@ -337,8 +315,27 @@ def _egress_draft(
         tenants=(tenant,),
         evidence=evidence,
         title=title,
+        severity=_severity(evidence, opened_by),
         exposure=len(open_pods),
     )
+
+
+UNVERIFIED_BASIS = (
+    "unverified: a policy gpuposture cannot evaluate may restrict these pods' egress, so the "
+    "finding weighs as low, not as a confirmed medium (as ATTR-003 does for what it cannot see)"
+)
+
+
+def _severity(evidence: dict[str, object], opened_by: list[str]) -> str:
+    """The check's severity ("") where egress is known open; low where a policy gpuposture
+    cannot evaluate may restrict the pods, with the basis in the evidence. A pod a CNI rule
+    opens is known open whatever else; a CNI whose policies were not listed at all (no policy
+    known to exist) keeps the check's severity, its title saying it cannot tell."""
+    unevaluated = "unevaluated_policies" in evidence or "calico_not_evaluated" in evidence
+    if evidence["verdict"] != "unknown" or opened_by or not unevaluated:
+        return ""
+    evidence["basis"] = UNVERIFIED_BASIS
+    return "low"
 
 
 def _enforcement(enforced: Enforcement) -> dict[str, str]:
