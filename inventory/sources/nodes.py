@@ -60,7 +60,7 @@ from inventory.sources.plugin_placement import (
 )
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 from inventory.sources.shared_resources import replicates_here, shared_resources
-from inventory.visible_devices import Fact, device_list_strategy
+from inventory.visible_devices import Fact, config_manager_env, device_list_strategy
 
 NV = GPU_RESOURCE_PREFIX  # "nvidia.com/": GFD labels share the prefix
 PRODUCT, COUNT = NV + "gpu.product", NV + "gpu.count"
@@ -102,8 +102,13 @@ def node_from(
     a node with no `nvidia.com/gpu.workload.config` (`sandboxWorkloads.defaultWorkload`);
     `policies` the readable ClusterPolicies (name, parsed spec)."""
     labels = labels_of(obj)
-    # The device plugin's config-manager: the node's label, else the explicit default.
-    named = labels.get(PLUGIN_CONFIG) or plugin_default or None
+    taints = _taints(dig(obj, "spec").get("taints"))
+    templates = plugin_templates(name_of(obj), labels, taints, stack.daemonsets) if stack else []
+    # The device plugin's config-manager: the node's label, else its DEFAULT_CONFIG (the
+    # standalone chart's config.default), else the ClusterPolicy's default.
+    manager = config_manager_env(pods_on_node, templates, "DEFAULT_CONFIG")
+    default_from = ("DaemonSet", manager.namespace, manager.daemonset) if manager else None
+    named = labels.get(PLUGIN_CONFIG) or (manager.value if manager else plugin_default) or None
     config, warning = matching_config(named, sharing_configs)
     # Any name a sharing config of the cluster advertises (a rename) is a GPU resource.
     advertised = [r.name for c in sharing_configs for r in shared_resources(c, {}, None)]
@@ -119,7 +124,6 @@ def node_from(
     gke = gke_shares(labels)
     vm = sandbox_workload(labels, workload_default) if is_gpu else None
     config = config if is_gpu and not gke and not vm else None
-    taints = _taints(dig(obj, "spec").get("taints"))
     # A config reaches the node only through a plugin pod that mounts it (plugin_placement).
     placement = (
         config_placement(
@@ -147,7 +151,9 @@ def node_from(
     if vm:
         problems = tuple(p for p in problems if p.purpose != "device_plugin")
     if is_gpu and not gke and not vm:
-        problems += missing_plugin_config(labels, sharing_configs, unreadable, plugin_default)
+        problems += missing_plugin_config(
+            labels, sharing_configs, unreadable, named or "", default_from=default_from
+        )
     if is_gpu or labels.get(NV + "gpu.present") == "true":
         problems += unreadable_labels(labels)
     plugin_unknown = any(p.purpose == "device_plugin" for p in problems)
