@@ -21,6 +21,7 @@ from inventory.snapshot import (
     Taint,
     UnreadableConfig,
 )
+from inventory.sources.capacity_split import capacity_split
 from inventory.sources.cloud_labels import (
     cloud_gpu_count,
     cloud_gpu_model,
@@ -60,7 +61,12 @@ from inventory.sources.plugin_placement import (
 )
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 from inventory.sources.shared_resources import replicates_here, shared_resources
-from inventory.visible_devices import Fact, config_manager_env, device_list_strategy
+from inventory.visible_devices import (
+    Fact,
+    config_manager_env,
+    device_list_strategy,
+    plugin_setting,
+)
 
 NV = GPU_RESOURCE_PREFIX  # "nvidia.com/": GFD labels share the prefix
 PRODUCT, COUNT = NV + "gpu.product", NV + "gpu.count"
@@ -156,6 +162,20 @@ def node_from(
         )
     if is_gpu or labels.get(NV + "gpu.present") == "true":
         problems += unreadable_labels(labels)
+    # More nvidia.com/gpu than GPUs with no GFD label saying how: the plugin's MIG strategy.
+    split = (
+        capacity_split(
+            labels,
+            capacity,
+            gpu_count,
+            config,
+            plugin_setting(pods_on_node, templates, "--mig-strategy", "MIG_STRATEGY"),
+        )
+        if is_gpu and not gke and not vm
+        else None
+    )
+    if split is not None and split.problem is not None:
+        problems += (split.problem,)
     plugin_unknown = any(p.purpose == "device_plugin" for p in problems)
     info = dig(obj, "status", "nodeInfo")
     offered = plugin_resources(
@@ -173,7 +193,8 @@ def node_from(
     strategy = (
         SANDBOX_SHARING[vm]
         if vm
-        else sharing_strategy(labels, capacity, node_config, config_unknown=plugin_unknown)
+        else (split.sharing if split is not None and split.sharing == "mig" else None)
+        or sharing_strategy(labels, capacity, node_config, config_unknown=plugin_unknown)
     )
     strategy_fact = (
         _strategy_fact(obj, labels, taints, pods_on_node, stack, config, policies, plugin_unknown)
@@ -191,9 +212,11 @@ def node_from(
         firmware_version=None,  # the API does not report it; nvidia-smi XML does
         sharing_strategy=strategy,
         time_slicing_replicas=(
-            None if vm else _replicas(labels, capacity, None if plugin_unknown else node_config)
+            None
+            if vm or split is not None
+            else _replicas(labels, capacity, None if plugin_unknown else node_config)
         ),
-        mig_strategy=labels.get(MIG_STRATEGY),
+        mig_strategy=labels.get(MIG_STRATEGY) or (split.mig_strategy if split else None),
         # GKE's partition size where GKE partitions the GPUs: the layout, not a mig-parted name.
         mig_config=labels.get(MIG_CONFIG) or (gke_partition_size(labels) if gke else None),
         mig_config_state=labels.get(MIG_STATE),
