@@ -13,6 +13,7 @@ from typing import Any
 
 from inventory.components import StackFacts, presence
 from inventory.snapshot import (
+    CAPACITY_KIND,
     GPU_RESOURCE_PREFIX,
     Node,
     Pod,
@@ -177,6 +178,7 @@ def node_from(
     if split is not None and split.problem is not None:
         problems += (split.problem,)
     plugin_unknown = any(p.purpose == "device_plugin" for p in problems)
+    config_unknown = any(p.purpose == "device_plugin" and p.kind != CAPACITY_KIND for p in problems)
     info = dig(obj, "status", "nodeInfo")
     offered = plugin_resources(
         capacity, _gpu_capacity(dig(obj, "status").get("allocatable")), advertised
@@ -197,7 +199,8 @@ def node_from(
         or sharing_strategy(labels, capacity, node_config, config_unknown=plugin_unknown)
     )
     strategy_fact = (
-        _strategy_fact(obj, labels, taints, pods_on_node, stack, config, policies, plugin_unknown)
+        # The capacity's unknown split leaves the config readable: only a config decides here.
+        _strategy_fact(obj, labels, taints, pods_on_node, stack, config, policies, config_unknown)
         if is_gpu and stack is not None and not vm
         else None
     )

@@ -85,6 +85,8 @@ def test_with_no_plugin_pod_to_read_the_split_is_unknown_never_exclusive():
     assert (problem.kind, problem.name) == ("NodeCapacity", "nvidia.com/gpu")
     assert "16 nvidia.com/gpu for its 8 physical GPUs" in problem.error
     assert "exclusive" not in _modes(snapshot, found)
+    # The device-list strategy is unverified for want of a plugin, not for an unreadable config.
+    assert found.device_list_strategy_source.startswith("unverified: no device-plugin pod")
 
 
 def test_a_plugin_with_no_mig_strategy_replicates_the_surplus():
