@@ -28,6 +28,10 @@ VALUE_READ = frozenset(
         "NVIDIA_RUNTIME_SET_AS_DEFAULT",
         "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED",
         "DEVICE_LIST_STRATEGY",
+        # The device plugin's MIG strategy (a word) and its config-manager's DEFAULT_CONFIG (the
+        # device-plugin config key an unlabelled node reads): how a node shares its GPUs.
+        "MIG_STRATEGY",
+        "DEFAULT_CONFIG",
         # Cloud identities the federation webhooks write into pods (IRSA, Azure Workload
         # Identity): a role ARN or client id names a principal and is no secret (POD-010).
         "AWS_ROLE_ARN",

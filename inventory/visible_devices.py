@@ -124,6 +124,64 @@ def device_list_strategy(
     return _strategy(plugins, config, policies, gke=gke, config_unreadable=config_unreadable)
 
 
+def plugin_setting(
+    pods_on_node: Iterable[Pod], templates: Sequence[Pod], flag: str, env: str
+) -> Fact | None:
+    """What the node's NVIDIA device plugin runs with for one setting (`flag` in its args, else
+    `env`): its pods on the node first, else the templates of its DaemonSets that run there.
+    Fact(None, where) when the plugin is read and sets nothing (its default applies); None
+    when no NVIDIA plugin is seen (a host-run plugin, GKE's own)."""
+    pods = [p for p in pods_on_node if p.is_active]
+    plugins = [(p, c) for p, c in _containers(pods, "device_plugin") if _is_plugin(c)]
+    if not plugins:
+        plugins = [
+            (p, c) for p, c in _containers(list(templates), "device_plugin") if _is_plugin(c)
+        ]
+    plugins = [(p, c) for p, c in plugins if not is_gke_device_plugin(c.image)]
+    for pod, container in plugins:
+        value = _flag_value(container.args, flag) or _env(container, env)
+        if value:
+            return Fact(value.strip().lower(), _plugin_where(pod))
+    if plugins:
+        return Fact(None, f"{_plugin_where(plugins[0][0])} sets none: the plugin's default")
+    return None
+
+
+@dataclass(frozen=True)
+class ManagerSetting:
+    """A literal env value of the device plugin's config-manager, and the DaemonSet it runs in."""
+
+    value: str
+    namespace: str
+    daemonset: str
+    source: str
+
+
+def config_manager_env(
+    pods_on_node: Iterable[Pod], templates: Sequence[Pod], env: str
+) -> ManagerSetting | None:
+    """A literal `env` of the device plugin's config-manager (the standalone chart's and the
+    GPU Operator's init and sidecar containers, command `config-manager`) on the node: its pods
+    first, else the templates of its DaemonSets that run there; None when none sets it."""
+    for pods in ([p for p in pods_on_node if p.is_active], list(templates)):
+        managers = [  # init containers too: the init one alone sets the first config
+            (pod, c)
+            for pod in pods
+            for c in pod.containers
+            if component_of(c.image) == "device_plugin"
+            and "config-manager" in (*c.command, *c.args)
+        ]
+        for pod, container in managers:
+            value = (_env(container, env) or "").strip()
+            if value:
+                owner = pod.name if pod.phase == TEMPLATE_PHASE else pod.owner_name or pod.name
+                where = f"{_plugin_where(pod)} container {container.name} env {env}"
+                return ManagerSetting(value, pod.namespace, owner, where)
+        if managers:
+            return None  # the node's own plugin pod decides, not a template
+    return None
+
+
 def _containers(pods: list[Pod], component: str) -> list[tuple[Pod, Container]]:
     return [
         (pod, c)

@@ -20,6 +20,7 @@ from inventory.snapshot.codec import (
     to_json,
 )
 from inventory.snapshot.nodes import (
+    CAPACITY_KIND,
     LABEL_KIND,
     SHARING_STRATEGIES,
     ConfigMap,
@@ -98,6 +99,7 @@ __all__ = [
     "SHARE_SCHEDULER_RESOURCES",
     "GpuOperatorPolicy",
     "Ingress",
+    "CAPACITY_KIND",
     "LABEL_KIND",
     "Namespace",
     "NetworkPolicy",

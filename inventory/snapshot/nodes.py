@@ -18,13 +18,17 @@ class Taint:
 
 
 LABEL_KIND = "NodeLabel"  # UnreadableConfig.kind of a node label; its name is the label's key
+# UnreadableConfig.kind of what the node's capacity leaves undecided; its name is the resource.
+CAPACITY_KIND = "NodeCapacity"
 
 
 @dataclass(frozen=True)
 class UnreadableConfig:
     """GPU configuration the node's stack uses that could not be read (STACK-007)."""
 
-    kind: str  # "ConfigMap", "ClusterPolicy" or LABEL_KIND (a GPU label of the node itself)
+    # "ConfigMap", "ClusterPolicy", "DaemonSet", LABEL_KIND (a GPU label of the node itself) or
+    # CAPACITY_KIND (a resource of the node's capacity)
+    kind: str
     namespace: str
     name: str
     key: str  # the ConfigMap key; "" for a ClusterPolicy

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from inventory.sources.instance_gpus import instance_gpu_count
 from inventory.sources.raw import as_int
 
 GKE = "cloud.google.com/"
@@ -87,14 +88,15 @@ def cloud_gpu_model(labels: Mapping[str, str]) -> tuple[str | None, str | None]:
 
 
 def cloud_gpu_count(labels: Mapping[str, str]) -> int | None:
-    """Physical GPUs as the cloud labels them (GKE Autopilot, Karpenter), else None."""
+    """Physical GPUs as the cloud labels them (GKE Autopilot, Karpenter), else as the node's
+    instance type fixes them (instance_gpus.py), else None."""
     for label in (GKE_ACCELERATOR_COUNT, KARPENTER_GPU_COUNT):
         if label == KARPENTER_GPU_COUNT and karpenter_other_vendor(labels):
             continue  # an AMD GPU instance (g4ad): not an NVIDIA GPU this product judges
         count = as_int(labels.get(label))
         if count is not None:
             return count
-    return None
+    return instance_gpu_count(labels)
 
 
 def gke_sharing(labels: Mapping[str, str]) -> str | None:

@@ -105,9 +105,12 @@ def missing_plugin_config(
     configs: Sequence[SharingConfig],
     unreadable: Sequence[UnreadableConfig],
     default: str = "",
+    *,
+    default_from: tuple[str, str, str] | None = None,
 ) -> tuple[UnreadableConfig, ...]:
     """The node's `nvidia.com/device-plugin.config` label (else the explicit `default` the
-    GPU Operator's ClusterPolicy gives the plugin) when it names a config that no
+    plugin is given: its config-manager's DEFAULT_CONFIG in the DaemonSet `default_from`
+    (kind, namespace, name), else the GPU Operator's ClusterPolicy) when it names a config that no
     device-plugin ConfigMap of the snapshot has. The plugin's config-manager refuses a named
     config that does not exist ("specified config ... does not exist") rather than falling back:
     a new plugin pod does not start, a running one keeps whatever config it had. That config is
@@ -128,6 +131,10 @@ def missing_plugin_config(
         "plugin's config-manager refuses a config that does not exist, so the config in effect "
         "on this node is not in the snapshot"
     )
+    if source != PLUGIN_CONFIG and default_from is not None:  # the DaemonSet names it
+        kind, namespace, name = default_from
+        error = f"env DEFAULT_CONFIG {error}"
+        return (UnreadableConfig(kind, namespace, name, "", "device_plugin", error),)
     if source != PLUGIN_CONFIG:  # the ClusterPolicy names it: the object to fix
         return (UnreadableConfig("ClusterPolicy", "", source, "", "device_plugin", error),)
     return (UnreadableConfig(LABEL_KIND, "", PLUGIN_CONFIG, "", "device_plugin", error),)

@@ -13,6 +13,7 @@ from typing import Any
 
 from inventory.components import StackFacts, presence
 from inventory.snapshot import (
+    CAPACITY_KIND,
     GPU_RESOURCE_PREFIX,
     Node,
     Pod,
@@ -21,6 +22,7 @@ from inventory.snapshot import (
     Taint,
     UnreadableConfig,
 )
+from inventory.sources.capacity_split import capacity_split
 from inventory.sources.cloud_labels import (
     cloud_gpu_count,
     cloud_gpu_model,
@@ -47,17 +49,25 @@ from inventory.sources.node_labels import (
 )
 from inventory.sources.node_versions import operator_version as operator_version  # re-export
 from inventory.sources.node_versions import stack_versions
+from inventory.sources.plugin_config import matching_config as matching_config  # re-export
+from inventory.sources.plugin_config import unreadable_for
 from inventory.sources.plugin_placement import (
     ABSENT,
     ASSUMED,
     capacity_conflict,
     config_placement,
+    operator_plugin_here,
     placed_problems,
     plugin_templates,
 )
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 from inventory.sources.shared_resources import replicates_here, shared_resources
-from inventory.visible_devices import device_list_strategy
+from inventory.visible_devices import (
+    Fact,
+    config_manager_env,
+    device_list_strategy,
+    plugin_setting,
+)
 
 NV = GPU_RESOURCE_PREFIX  # "nvidia.com/": GFD labels share the prefix
 PRODUCT, COUNT = NV + "gpu.product", NV + "gpu.count"
@@ -99,8 +109,13 @@ def node_from(
     a node with no `nvidia.com/gpu.workload.config` (`sandboxWorkloads.defaultWorkload`);
     `policies` the readable ClusterPolicies (name, parsed spec)."""
     labels = labels_of(obj)
-    # The device plugin's config-manager: the node's label, else the explicit default.
-    named = labels.get(PLUGIN_CONFIG) or plugin_default or None
+    taints = _taints(dig(obj, "spec").get("taints"))
+    templates = plugin_templates(name_of(obj), labels, taints, stack.daemonsets) if stack else []
+    # The device plugin's config-manager: the node's label, else its DEFAULT_CONFIG (the
+    # standalone chart's config.default), else the ClusterPolicy's default.
+    manager = config_manager_env(pods_on_node, templates, "DEFAULT_CONFIG")
+    default_from = ("DaemonSet", manager.namespace, manager.daemonset) if manager else None
+    named = labels.get(PLUGIN_CONFIG) or (manager.value if manager else plugin_default) or None
     config, warning = matching_config(named, sharing_configs)
     # Any name a sharing config of the cluster advertises (a rename) is a GPU resource.
     advertised = [r.name for c in sharing_configs for r in shared_resources(c, {}, None)]
@@ -116,7 +131,6 @@ def node_from(
     gke = gke_shares(labels)
     vm = sandbox_workload(labels, workload_default) if is_gpu else None
     config = config if is_gpu and not gke and not vm else None
-    taints = _taints(dig(obj, "spec").get("taints"))
     # A config reaches the node only through a plugin pod that mounts it (plugin_placement).
     placement = (
         config_placement(
@@ -144,10 +158,27 @@ def node_from(
     if vm:
         problems = tuple(p for p in problems if p.purpose != "device_plugin")
     if is_gpu and not gke and not vm:
-        problems += missing_plugin_config(labels, sharing_configs, unreadable, plugin_default)
+        problems += missing_plugin_config(
+            labels, sharing_configs, unreadable, named or "", default_from=default_from
+        )
     if is_gpu or labels.get(NV + "gpu.present") == "true":
         problems += unreadable_labels(labels)
+    # More nvidia.com/gpu than GPUs with no GFD label saying how: the plugin's MIG strategy.
+    split = (
+        capacity_split(
+            labels,
+            capacity,
+            gpu_count,
+            config,
+            plugin_setting(pods_on_node, templates, "--mig-strategy", "MIG_STRATEGY"),
+        )
+        if is_gpu and not gke and not vm
+        else None
+    )
+    if split is not None and split.problem is not None:
+        problems += (split.problem,)
     plugin_unknown = any(p.purpose == "device_plugin" for p in problems)
+    config_unknown = any(p.purpose == "device_plugin" and p.kind != CAPACITY_KIND for p in problems)
     info = dig(obj, "status", "nodeInfo")
     offered = plugin_resources(
         capacity, _gpu_capacity(dig(obj, "status").get("allocatable")), advertised
@@ -164,16 +195,12 @@ def node_from(
     strategy = (
         SANDBOX_SHARING[vm]
         if vm
-        else sharing_strategy(labels, capacity, node_config, config_unknown=plugin_unknown)
+        else (split.sharing if split is not None and split.sharing == "mig" else None)
+        or sharing_strategy(labels, capacity, node_config, config_unknown=plugin_unknown)
     )
     strategy_fact = (
-        device_list_strategy(
-            pods_on_node,
-            None if plugin_unknown else config,
-            policies,
-            config_unreadable=plugin_unknown,
-            templates=plugin_templates(name_of(obj), labels, taints, stack.daemonsets),
-        )
+        # The capacity's unknown split leaves the config readable: only a config decides here.
+        _strategy_fact(obj, labels, taints, pods_on_node, stack, config, policies, config_unknown)
         if is_gpu and stack is not None and not vm
         else None
     )
@@ -188,9 +215,11 @@ def node_from(
         firmware_version=None,  # the API does not report it; nvidia-smi XML does
         sharing_strategy=strategy,
         time_slicing_replicas=(
-            None if vm else _replicas(labels, capacity, None if plugin_unknown else node_config)
+            None
+            if vm or split is not None
+            else _replicas(labels, capacity, None if plugin_unknown else node_config)
         ),
-        mig_strategy=labels.get(MIG_STRATEGY),
+        mig_strategy=labels.get(MIG_STRATEGY) or (split.mig_strategy if split else None),
         # GKE's partition size where GKE partitions the GPUs: the layout, not a mig-parted name.
         mig_config=labels.get(MIG_CONFIG) or (gke_partition_size(labels) if gke else None),
         mig_config_state=labels.get(MIG_STATE),
@@ -211,6 +240,43 @@ def node_from(
         **stack_versions(labels, pods_on_node),
     )
     return NodeResult(node, (warning,) if warning else ())
+
+
+def _strategy_fact(
+    obj: dict[str, Any],
+    labels: dict[str, str],
+    taints: tuple[Taint, ...],
+    pods_on_node: Sequence[Pod],
+    stack: StackFacts,
+    config: SharingConfig | None,
+    policies: Sequence[tuple[str, Mapping[str, Any]]],
+    plugin_unknown: bool,
+) -> Fact:
+    """The node's device-list strategy. The ClusterPolicy's devicePlugin settings (its env,
+    cdi.enabled) are the plugin's only where the GPU Operator's plugin runs; elsewhere (a
+    host-run plugin, another chart's) they say nothing of the node."""
+    name = name_of(obj)
+    operator = operator_plugin_here(name, labels, taints, pods_on_node, stack.daemonsets)
+    applied = [
+        (n, spec)
+        for n, spec in policies
+        if operator and spec.get("device_plugin_enabled") is not False
+    ]
+    fact = device_list_strategy(
+        pods_on_node,
+        None if plugin_unknown else config,
+        applied,
+        config_unreadable=plugin_unknown,
+        templates=plugin_templates(name, labels, taints, stack.daemonsets),
+    )
+    if fact.value is None and policies and not applied:
+        names = ", ".join(sorted(n for n, _ in policies))
+        return Fact(
+            None,
+            f"{fact.source}; ClusterPolicy {names} does not set it here: the GPU Operator's "
+            "device plugin does not run on the node",
+        )
+    return fact
 
 
 def _noted(resources: tuple[SharedResource, ...], note: str) -> tuple[SharedResource, ...]:
@@ -328,70 +394,3 @@ def _replicas(
     if replicas is None and gke_sharing(labels) in ("time_slicing", "mps"):
         return gke_clients_per_gpu(labels)
     return replicas if replicas is not None else capacity_replicas(labels, capacity)
-
-
-def matching_config(
-    label: str | None, configs: Sequence[SharingConfig]
-) -> tuple[SharingConfig | None, str | None]:
-    """The device-plugin config a node labelled `label` (nvidia.com/device-plugin.config) uses,
-    only when that is unambiguous; with a warning when it is defined differently twice."""
-    if label:
-        matches = [c for c in configs if c.key == label]
-        if len({c.mode for c in matches}) > 1:
-            names = ", ".join(sorted(f"{c.namespace}/{c.configmap}" for c in matches))
-            return None, (
-                f"device-plugin config {label!r} is defined differently in {names}; "
-                "the node's sharing mode is taken from its labels only"
-            )
-        return (matches[0] if matches else None), None
-    return _default_config(configs), None
-
-
-def unreadable_for(
-    labels: dict[str, str],
-    configs: Sequence[SharingConfig],
-    unreadable: Sequence[UnreadableConfig],
-    named: str | None = None,
-) -> tuple[UnreadableConfig, ...]:
-    """The unreadable GPU configuration a GPU node uses: the device-plugin config its label
-    (else the explicit default, `named`) names, else the one the plugin falls back to, the
-    mig-parted config when MIG Manager manages it (it has a layout label), and the operator's
-    ClusterPolicy."""
-    label = named or labels.get(PLUGIN_CONFIG)
-    fallback = _fallback_key(configs, unreadable) if not label else None
-    found = []
-    for problem in unreadable:
-        if problem.purpose == "device_plugin":
-            concerns = problem.key in (label, fallback) or not problem.key
-        else:
-            concerns = problem.purpose == "gpu_operator" or MIG_CONFIG in labels
-        if concerns:
-            found.append(problem)
-    return tuple(found)
-
-
-def _fallback_key(
-    configs: Sequence[SharingConfig], unreadable: Sequence[UnreadableConfig]
-) -> str | None:
-    """The key an unlabelled node's plugin reads when the cluster has one device-plugin
-    ConfigMap (the rule of _default_config, with unreadable keys counted as keys)."""
-    plugin = [p for p in unreadable if p.purpose == "device_plugin"]
-    maps = {(c.namespace, c.configmap) for c in configs} | {(p.namespace, p.name) for p in plugin}
-    keys = {c.key for c in configs} | {p.key for p in plugin}
-    if len(maps) != 1:
-        return None
-    if "default" in keys:
-        return "default"
-    return next(iter(keys)) if len(keys) == 1 else None
-
-
-def _default_config(configs: Sequence[SharingConfig]) -> SharingConfig | None:
-    # The device plugin's fallbacks: a config named "default", else the only config. We apply
-    # them only when the cluster has a single device-plugin ConfigMap; with several we cannot
-    # know which one the plugin was given.
-    if len({(c.namespace, c.configmap) for c in configs}) != 1:
-        return None
-    named = [c for c in configs if c.key == "default"]
-    if named:
-        return named[0]
-    return configs[0] if len(configs) == 1 else None

@@ -165,3 +165,54 @@ def plugin_templates(
             affinity_terms=ds.affinity_terms,
         ).fits
     ]
+
+
+OPERATOR_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+
+
+def operator_plugin_here(
+    node_name: str,
+    labels: Mapping[str, str],
+    taints: Iterable[Taint],
+    pods_on_node: Iterable[Pod],
+    daemonsets: Sequence[Workload],
+) -> bool:
+    """Whether the GPU Operator's device plugin runs (or would run) on the node, so that the
+    ClusterPolicy's `devicePlugin` settings are the plugin's there. The Operator's plugin
+    DaemonSet selects nodes by its deploy label (`nvidia.com/gpu.deploy.device-plugin: "true"`,
+    which it writes on the GPU nodes it manages); a node running another plugin (its own chart,
+    a host service) never reads the ClusterPolicy."""
+    operator = [
+        ds
+        for ds in daemonsets
+        if ds.kind == "DaemonSet"
+        and OPERATOR_DEPLOY_LABEL in ds.node_selector
+        and any(component_of(i) == "device_plugin" for i in ds.images.values())
+    ]
+    names = {(ds.namespace, ds.name) for ds in operator}
+    plugins = [
+        p
+        for p in pods_on_node
+        if p.is_active
+        and any(component_of(c.image) == "device_plugin" for c in p.containers)
+        and "feature-discovery" not in p.name  # GFD runs the plugin's image
+    ]
+    if any(p.owner_kind == "DaemonSet" and (p.namespace, p.owner_name) in names for p in plugins):
+        return True
+    spaces = {ds.namespace for ds in operator}  # its operands (MPS daemon, GFD) live there
+    if any(p.namespace not in spaces for p in plugins) and operator:
+        return False  # another plugin's pod runs here
+    if not operator:  # only its ClusterPolicy was read: the deploy label says where it runs
+        return labels.get(OPERATOR_DEPLOY_LABEL, "").strip().lower() == "true"
+    taints = tuple(taints)
+    return any(
+        daemonset_fit(
+            node_name,
+            labels,
+            taints,
+            node_selector=ds.node_selector,
+            tolerations=ds.tolerations,
+            affinity_terms=ds.affinity_terms,
+        ).fits
+        for ds in operator
+    )

@@ -238,11 +238,12 @@ def test_a_node_label_outranks_the_cluster_policy_default():
     assert result.sharing_strategy == "none"
 
 
-def test_capacity_over_a_cloud_gpu_count_is_replicated():
-    # A Karpenter node with 8 GPUs advertising 24: the plugin's config is not in the snapshot.
+def test_capacity_over_a_cloud_gpu_count_with_no_plugin_to_read_is_unknown():
+    # A Karpenter node with 8 GPUs advertising 24 and no plugin pod: 3 MIG instances per GPU
+    # (single strategy) or 3 replicas; nothing shows which (tests/inventory/test_capacity_split).
     labels = {"karpenter.k8s.aws/instance-gpu-count": "8"}
     result = only_node([node("gpu-p5-01", labels, capacity={"nvidia.com/gpu": "24"})])
-    assert (result.sharing_strategy, result.time_slicing_replicas) == ("time_slicing", 3)
+    assert (result.sharing_strategy, result.time_slicing_replicas) == ("unknown", None)
 
 
 @pytest.mark.parametrize("labelled", [False, True])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from inventory.components import COMPONENT_FIELDS, deployed_unknown, node_components
-from inventory.snapshot import LABEL_KIND, Node, UnreadableConfig
+from inventory.snapshot import CAPACITY_KIND, LABEL_KIND, Node, UnreadableConfig
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
@@ -110,7 +110,9 @@ def _stack_draft(node: Node, unknown: list[str], tenants: list[TenantInfo]) -> F
         "`rename`) makes the whole config unreadable rather than silently dropping the entry. "
         "A config that replicates `nvidia.com/gpu` on a node whose capacity shows one per "
         "physical GPU is not in force there: the node's sharing is reported unverified, not "
-        "time-sliced for certain."
+        "time-sliced for certain. A node that advertises more `nvidia.com/gpu` than its physical "
+        "GPUs, with no GFD label and no device-plugin pod showing whether MIG (single strategy) "
+        "or replicas split them, is unknown too (`capacity nvidia.com/gpu`), never whole GPUs."
     ),
     remediation=(
         "Open the ConfigMap and key (or the ClusterPolicy) named in the evidence and fix what "
@@ -157,6 +159,8 @@ def _unreadable_draft(node: Node, tenants: list[TenantInfo]) -> FindingDraft:
 def _object_name(problem: UnreadableConfig) -> str:
     if problem.kind == LABEL_KIND:
         return f"label {problem.name}"
+    if problem.kind == CAPACITY_KIND:
+        return f"capacity {problem.name}"
     if problem.namespace:
         return f"{problem.kind} {problem.namespace}/{problem.name}"
     return f"{problem.kind} {problem.name}"

@@ -1,0 +1,83 @@
+"""Which device-plugin config a node's plugin reads. PURE.
+
+The plugin's config-manager takes the key the node's `nvidia.com/device-plugin.config` label
+names, else its `DEFAULT_CONFIG` (the standalone chart's `config.default`, the GPU Operator's
+ClusterPolicy `devicePlugin.config.default`), else its fallbacks (a key named "default", else
+the only key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from inventory.snapshot import SharingConfig, UnreadableConfig
+
+NV = "nvidia.com/"
+PLUGIN_CONFIG, MIG_CONFIG = NV + "device-plugin.config", NV + "mig.config"
+
+
+def matching_config(
+    label: str | None, configs: Sequence[SharingConfig]
+) -> tuple[SharingConfig | None, str | None]:
+    """The device-plugin config a node labelled `label` (nvidia.com/device-plugin.config) uses,
+    only when that is unambiguous; with a warning when it is defined differently twice."""
+    if label:
+        matches = [c for c in configs if c.key == label]
+        if len({c.mode for c in matches}) > 1:
+            names = ", ".join(sorted(f"{c.namespace}/{c.configmap}" for c in matches))
+            return None, (
+                f"device-plugin config {label!r} is defined differently in {names}; "
+                "the node's sharing mode is taken from its labels only"
+            )
+        return (matches[0] if matches else None), None
+    return _default_config(configs), None
+
+
+def unreadable_for(
+    labels: dict[str, str],
+    configs: Sequence[SharingConfig],
+    unreadable: Sequence[UnreadableConfig],
+    named: str | None = None,
+) -> tuple[UnreadableConfig, ...]:
+    """The unreadable GPU configuration a GPU node uses: the device-plugin config its label
+    (else the explicit default, `named`) names, else the one the plugin falls back to, the
+    mig-parted config when MIG Manager manages it (it has a layout label), and the operator's
+    ClusterPolicy."""
+    label = named or labels.get(PLUGIN_CONFIG)
+    fallback = _fallback_key(configs, unreadable) if not label else None
+    found = []
+    for problem in unreadable:
+        if problem.purpose == "device_plugin":
+            concerns = problem.key in (label, fallback) or not problem.key
+        else:
+            concerns = problem.purpose == "gpu_operator" or MIG_CONFIG in labels
+        if concerns:
+            found.append(problem)
+    return tuple(found)
+
+
+def _fallback_key(
+    configs: Sequence[SharingConfig], unreadable: Sequence[UnreadableConfig]
+) -> str | None:
+    """The key an unlabelled node's plugin reads when the cluster has one device-plugin
+    ConfigMap (the rule of _default_config, with unreadable keys counted as keys)."""
+    plugin = [p for p in unreadable if p.purpose == "device_plugin"]
+    maps = {(c.namespace, c.configmap) for c in configs} | {(p.namespace, p.name) for p in plugin}
+    keys = {c.key for c in configs} | {p.key for p in plugin}
+    if len(maps) != 1:
+        return None
+    if "default" in keys:
+        return "default"
+    return next(iter(keys)) if len(keys) == 1 else None
+
+
+def _default_config(configs: Sequence[SharingConfig]) -> SharingConfig | None:
+    # The device plugin's fallbacks: a config named "default", else the only config. We apply
+    # them only when the cluster has a single device-plugin ConfigMap; with several we cannot
+    # know which one the plugin was given.
+    if len({(c.namespace, c.configmap) for c in configs}) != 1:
+        return None
+    named = [c for c in configs if c.key == "default"]
+    if named:
+        return named[0]
+    return configs[0] if len(configs) == 1 else None
