@@ -28,10 +28,6 @@ VALUE_READ = frozenset(
         "NVIDIA_RUNTIME_SET_AS_DEFAULT",
         "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED",
         "DEVICE_LIST_STRATEGY",
-        # The device plugin's MIG strategy (a word) and its config-manager's DEFAULT_CONFIG (the
-        # device-plugin config key an unlabelled node reads): how a node shares its GPUs.
-        "MIG_STRATEGY",
-        "DEFAULT_CONFIG",
         # Cloud identities the federation webhooks write into pods (IRSA, Azure Workload
         # Identity): a role ARN or client id names a principal and is no secret (POD-010).
         "AWS_ROLE_ARN",
@@ -41,6 +37,15 @@ VALUE_READ = frozenset(
         "STREAMLIT_SERVER_ADDRESS",
     }
 )
+
+
+# Generic names read for the device plugin (its MIG strategy, its config-manager's DEFAULT_CONFIG:
+# the config key an unlabelled node reads): kept only in their own shape, a word or a ConfigMap
+# key, so a tenant app's variable of the same name is sealed like any other.
+VALUE_READ_SHAPED = {
+    "MIG_STRATEGY": re.compile(r"(?i)none|single|mixed"),
+    "DEFAULT_CONFIG": re.compile(r"[-._A-Za-z0-9]{1,253}"),
+}
 
 
 # Command lines a server reads from its env (the Jupyter Docker Stacks' start script appends
@@ -74,7 +79,8 @@ def literal_env(name: str, value: str) -> EnvVar:
     match = credential_match(name, value)
     if name in ARGS_READ and match is None:
         return EnvVar(name=name, value=redact_args(value))
-    if value == "" or (name in VALUE_READ and match is None):
+    shaped = name in VALUE_READ_SHAPED and VALUE_READ_SHAPED[name].fullmatch(value) is not None
+    if value == "" or ((name in VALUE_READ or shaped) and match is None):
         return EnvVar(name=name, value=value)
     return EnvVar(
         name=name,

@@ -28,6 +28,20 @@ def test_values_a_check_reads_are_kept_and_others_sealed():
     assert (token.credential_rule, token.credential_hint) == ("value:hugging_face_token", "hf_…")
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "kept"),
+    [
+        ("MIG_STRATEGY", "single", True),
+        ("DEFAULT_CONFIG", "a10g-ts", True),
+        # The same generic names in a tenant's app, holding something else: sealed.
+        ("MIG_STRATEGY", "fast and loose", False),
+        ("DEFAULT_CONFIG", '{"db": "postgres://app:hunter2@db/app"}', False),
+    ],
+)
+def test_the_plugins_generic_names_are_kept_only_in_their_own_shape(name, value, kept):
+    assert (literal_env(name, value).value == value) is kept
+
+
 def test_a_credential_under_a_kept_name_is_sealed_too():
     var = literal_env("NVIDIA_VISIBLE_DEVICES", HF)
     assert var.value == SEALED_VALUE and var.credential_rule == "value:hugging_face_token"
