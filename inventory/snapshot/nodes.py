@@ -81,6 +81,11 @@ class Node:
     mig_config_state_since: str | None = None
     mig_config_state_seen: str | None = None
     device_plugin_config: str | None = None  # value of label nvidia.com/device-plugin.config
+    # The device-plugin config in force on the node as the sync resolved it (its label, else the
+    # plugin's DEFAULT_CONFIG or the ClusterPolicy's default, else the plugin's fallback; only
+    # where its plugin runs): SharingConfig.ref, "" for none; None when not resolved (synced
+    # before this was read).
+    device_plugin_config_used: str | None = None
     # How the device plugin hands devices to the runtime on this node (envvar, volume-mounts,
     # cdi-annotations, cdi-cri; comma-joined as set), resolved once at sync from its pod, its
     # config and the ClusterPolicy (inventory.visible_devices.device_list_strategy); None when
@@ -135,6 +140,11 @@ class SharingConfig:
     # cdi-cri); bulletins condition some exposures on it.
     device_list_strategy: str | None = None
     entries: tuple[SharingEntry, ...] = ()  # the replicated resources of the active mode
+
+    @property
+    def ref(self) -> str:
+        """`namespace/configmap:key`, how a node names the config in force on it."""
+        return f"{self.namespace}/{self.configmap}:{self.key}"
 
 
 @dataclass(frozen=True)

@@ -224,6 +224,7 @@ def node_from(
         mig_config=labels.get(MIG_CONFIG) or (gke_partition_size(labels) if gke else None),
         mig_config_state=labels.get(MIG_STATE),
         device_plugin_config=labels.get(PLUGIN_CONFIG),
+        device_plugin_config_used=config.ref if config is not None else "",
         device_list_strategy=strategy_fact.value if strategy_fact else None,
         device_list_strategy_source=strategy_fact.source if strategy_fact else "",
         resource_sharing=_noted(

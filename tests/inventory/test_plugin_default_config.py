@@ -88,3 +88,25 @@ def test_a_default_no_key_has_leaves_the_node_unknown_and_names_the_daemonset():
     (problem,) = g5.unreadable_configs
     assert (problem.kind, problem.namespace, problem.name) == ("DaemonSet", NS, "nvdp")
     assert "DEFAULT_CONFIG" in problem.error and "'a10g-timeslice'" in problem.error
+
+
+def test_share005_lists_the_nodes_reading_the_default_and_a_key_no_node_reads_is_latent():
+    """SHARE-005 follows the config the sync found in force: the unlabelled g5 node reads the
+    chart's DEFAULT_CONFIG among several keys; a lax key no node reads is said, low."""
+    from posture.inputs import PostureInputs
+    from tests.posture.builders import run
+
+    lax = TIME_SLICING.replace(
+        "failRequestsGreaterThanOne: true", "failRequestsGreaterThanOne: false"
+    )
+    world = [
+        node("g5-a", G5, capacity={"nvidia.com/gpu": "4"}),
+        configmap(NS, CONFIGS, {"a10g-ts": lax, "spare-ts": lax, "exclusive": "version: v1\n"}),
+        *_chart("a10g-ts"),
+    ]
+    snapshot = normalise(world, configured_platform=(NS,))
+    found = {d.evidence["key"]: d for d in run("SHARE-005", PostureInputs("c", snapshot, ()))}
+    assert found["a10g-ts"].evidence["nodes_using_it"] == ["g5-a"]
+    assert found["a10g-ts"].severity == ""  # the check's own, medium
+    assert found["spare-ts"].evidence["nodes_using_it"] == []
+    assert found["spare-ts"].severity == "low" and "on no node now" in found["spare-ts"].title

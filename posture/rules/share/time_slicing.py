@@ -79,18 +79,24 @@ def _share001_title(cause: PairCause) -> str:
         "that request more than one shared replica are then rejected with "
         "UnexpectedAdmissionError and must ask for a whole GPU instead."
     ),
+    severity_rule=(
+        "Lowered to low when the sync found no node whose device plugin reads the key now "
+        "(latent: a node labelled for it would)."
+    ),
     mappings=("SP800-53:SC-6",),
 )
 def time_slicing_allows_multiple_replicas(inputs: PostureInputs) -> Iterator[FindingDraft]:
     configs = sorted(
         inputs.snapshot.sharing_configs, key=lambda c: (c.namespace, c.configmap, c.key)
     )
+    # Whether the sync said which config each GPU node uses (older data did not).
+    resolved = all(n.device_plugin_config_used is not None for n in sorted_nodes(inputs))
     for config in configs:
         if config.mode != "time_slicing" or config.fail_requests_greater_than_one:
             continue
         nodes = [n for n in sorted_nodes(inputs) if _uses_config(inputs, n, config)]
         tenants = sorted({t.slug for n in nodes for t in _gpu_tenants(inputs, n)})
-        yield _share005_draft(config, nodes, tenants)
+        yield _share005_draft(config, nodes, tenants, resolved)
 
 
 def _keys_of(inputs: PostureInputs, config: SharingConfig) -> set[str]:
@@ -106,9 +112,13 @@ def _keys_of(inputs: PostureInputs, config: SharingConfig) -> set[str]:
 
 
 def _uses_config(inputs: PostureInputs, node: Node, config: SharingConfig) -> bool:
-    """A labelled node uses the key its `nvidia.com/device-plugin.config` label names; an
+    """The node uses the config the sync found in force on it (its label, the plugin's or the
+    ClusterPolicy's default, only where its plugin runs). Nodes synced before that was read:
+    a labelled node uses the key its `nvidia.com/device-plugin.config` label names; an
     unlabelled time-sliced node falls back to the map's only key or its "default" key, unless
     GKE's own device plugin shares its GPUs."""
+    if node.device_plugin_config_used is not None:
+        return node.device_plugin_config_used == config.ref
     if node.device_plugin_config:
         return node.device_plugin_config == config.key
     if node.sharing_strategy != "time_slicing" or gke_shares(node.labels):
@@ -122,7 +132,9 @@ def _gpu_tenants(inputs: PostureInputs, node: Node) -> list[TenantInfo]:
     return [found[slug] for slug in sorted(found)]
 
 
-def _share005_draft(config: SharingConfig, nodes: list[Node], tenants: list[str]) -> FindingDraft:
+def _share005_draft(
+    config: SharingConfig, nodes: list[Node], tenants: list[str], resolved: bool
+) -> FindingDraft:
     """One finding per ConfigMap key, for every tenant on the nodes that read it."""
     evidence = {
         "configmap": f"{config.namespace}/{config.configmap}",
@@ -140,6 +152,12 @@ def _share005_draft(config: SharingConfig, nodes: list[Node], tenants: list[str]
         f"Time-slicing config {config.namespace}/{config.configmap} key {config.key} "
         f"lets a container take several replicas ({config.replicas or '?'} per GPU)"
     )
+    latent: dict[str, str] = {}
+    if not nodes and resolved:
+        # Every node's config in force is known and none is this key: it shares nothing now.
+        evidence["basis"] = "latent: no node's device plugin reads this key now"
+        title += ", on no node now"
+        latent = {"severity": "low"}
     return configmap_draft(
         "SHARE-005",
         config.namespace,
@@ -149,4 +167,5 @@ def _share005_draft(config: SharingConfig, nodes: list[Node], tenants: list[str]
         key=config.key,
         title=title,
         exposure=len(nodes),
+        **latent,
     )
