@@ -47,13 +47,20 @@ _ANNOTATED_FRACTION = (
 _CLAIMS = "(has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0)"
 
 
+# `void`, `none` or empty, as POD-011 reads the value (posture.rules.pod.visible_devices:
+# trimmed, any case). Core CEL has no lowerAscii() or trim() (Kubernetes' strings extension
+# has them, cel-python does not), so a regex: RE2 (API server, Kyverno) and Python's re both
+# take the scoped (?i:...) flag and \s; a raw CEL string keeps the backslashes as written.
+VISIBLE_DEVICES_OFF = r"r'^\s*(?i:void|none)?\s*$'"
+
+
 def _sets_visible_devices(c: str) -> str:
     """Container `c` sets NVIDIA_VISIBLE_DEVICES other than void/none/empty: literally, from a
     value admission cannot read (a Secret or ConfigMap key), or through envFrom from a
     ConfigMap the last sync saw setting it (posture.rules.pod.visible_devices reads it so)."""
     return (
         f"((has({c}.env) && {c}.env.exists(e, e.name == 'NVIDIA_VISIBLE_DEVICES'"
-        " && !(has(e.value) && e.value in ['void', 'none', ''])))"
+        f" && !(has(e.value) && e.value.matches({VISIBLE_DEVICES_OFF}))))"
         f" || (has({c}.envFrom) && {c}.envFrom.exists(f, has(f.configMapRef)"
         " && (!has(f.prefix) || f.prefix == '')"
         " && params.data.visibleDevicesConfigMaps.contains("
@@ -175,9 +182,25 @@ _SHARING = (
     f" && (!{_ANNOTATED_FRACTION} || {_approved('time_slicing')})"
 )
 
+# A limit that allocates a GPU (posture.rules.pod.visible_devices.allocated_gpus): not one of
+# the Network Operator's NICs under the same prefix (inventory.snapshot.pods._NIC_WORDS), not
+# a quantity of zero. Without one the variable is the container's only way to GPUs, and
+# POD-011 fires on whatever GPU node the pod lands.
+_NIC_RESOURCE = (
+    "^nvidia[.]com/.*(rdma|sriov|hostdev|netdevice|mlnx|infiniband|(_|/)ib(_|$)|(_|/)vf(_|$))"
+)
+_ZERO = "^[+]?0*([.]0*)?[a-zA-Z]*$"
+_GPU_LIMIT = (
+    "(has(c.resources) && has(c.resources.limits) && c.resources.limits.exists(k,"
+    f" k.startsWith('nvidia.com/') && !k.matches('{_NIC_RESOURCE}')"
+    f" && !string(c.resources.limits[k]).matches('{_ZERO}')))"
+)
+# With a GPU limit the container's own value is admitted: whether it replaces the GPUs the
+# device plugin allocated depends on the node's device-list strategy (the default `envvar`:
+# yes; volume-mounts or CDI: no), and admission does not know the node a pod will run on.
+# POD-011 judges it per node after scheduling (docs/enforcement.md).
 _VISIBLE_DEVICES = (
-    f"variables.containers.all(c, !{_sets_visible_devices('c')}"
-    f" || {_gpu_map('limits')} || {_CLAIMS})"
+    f"variables.containers.all(c, !{_sets_visible_devices('c')} || {_GPU_LIMIT} || {_CLAIMS})"
 )
 
 _REQUESTS_EQUAL_LIMITS = (

@@ -119,7 +119,10 @@ CASES = [
         pod(containers=container(resources={}, envFrom=[{"configMapRef": {"name": "app-env"}}])),
     ),
     (
-        "no-visible-devices-without-gpu",  # with a GPU limit the plugin sets it anyway
+        # With a GPU limit it is admitted: whether `all` replaces the GPUs the plugin allocated
+        # depends on the node's device-list strategy, which admission does not know (POD-011
+        # judges it after scheduling). A request alone allocates nothing.
+        "no-visible-devices-without-gpu",
         pod(
             containers=container(
                 resources={"requests": {"nvidia.com/gpu": "1"}},
@@ -127,6 +130,46 @@ CASES = [
             )
         ),
         pod(containers=container(env=[{"name": VISIBLE, "value": "all"}])),
+    ),
+    (
+        "no-visible-devices-without-gpu",  # a limit of zero GPUs allocates none
+        pod(
+            containers=container(
+                resources={"limits": {"nvidia.com/gpu": "0"}},
+                env=[{"name": VISIBLE, "value": "all"}],
+            )
+        ),
+        pod(
+            containers=container(
+                resources={"limits": {"nvidia.com/gpu": "1"}},
+                env=[{"name": VISIBLE, "value": "all"}],
+            )
+        ),
+    ),
+    (
+        "no-visible-devices-without-gpu",  # the Network Operator's NIC is not a GPU
+        pod(
+            containers=container(
+                resources={"limits": {"nvidia.com/hostdev": "1"}},
+                env=[{"name": VISIBLE, "value": "all"}],
+            )
+        ),
+        pod(
+            containers=container(
+                resources={"limits": {"nvidia.com/hostdev": "1", "nvidia.com/gpu": "1"}},
+                env=[{"name": VISIBLE, "value": "all"}],
+            )
+        ),
+    ),
+    (
+        "no-visible-devices-without-gpu",  # off in any case and padding, as POD-011 reads it
+        pod(containers=container(resources={}, env=[{"name": VISIBLE, "value": "voided"}])),
+        pod(containers=container(resources={}, env=[{"name": VISIBLE, "value": " VOID "}])),
+    ),
+    (
+        "no-visible-devices-without-gpu",
+        pod(containers=container(resources={}, env=[{"name": VISIBLE, "value": "0"}])),
+        pod(containers=container(resources={}, env=[{"name": VISIBLE, "value": "None"}])),
     ),
     (
         "no-visible-devices-without-gpu",  # a DRA claim: its CDI edits set the variable to void

@@ -304,7 +304,15 @@ def test_attr001_names_the_pod_reaching_the_busy_gpu(objects, honoured):
 
     inputs = replace(cluster(*objects, env_pod()), telemetry=_busy(UUIDS[2]))
     (draft,) = run("ATTR-001", inputs)
-    assert draft.title.endswith("; 1 pod(s) reach it through NVIDIA_VISIBLE_DEVICES")
+    if honoured == "yes":
+        # Held, only not through the scheduler: the title no longer says "no workload".
+        assert draft.title.endswith(
+            "busy 30 min, held only outside the scheduler by alpha/probe "
+            "(NVIDIA_VISIBLE_DEVICES=all)"
+        )
+    else:
+        assert "with no scheduled workload" in draft.title
+        assert draft.title.endswith("; 1 pod(s) reach it through NVIDIA_VISIBLE_DEVICES")
     (reach,) = draft.evidence["reached_through_visible_devices"]
     assert (reach["pod"], reach["value"], reach["node_honours_it"]) == (
         "alpha/probe",

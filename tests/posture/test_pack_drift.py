@@ -17,6 +17,7 @@ from posture.rules.drift.pack_diff import pack_drift
 from posture.rules.registry import run_checks
 from tests.posture.admission_world import MANAGED, binding, kyverno, namespace, vap
 from tests.posture.builders import inputs, pod, tenant
+from tests.posture.test_admission_exceptions import exception
 
 PARAMS = {
     "apiVersion": "v1",
@@ -78,8 +79,53 @@ def test_a_narrowing_added_by_hand_is_drift_but_an_empty_default_selector_is_not
         {"name": "skip-llm", "expression": "object.metadata.namespace != 'research-llm'"}
     ]
     (difference,) = pack_drift(vap_pack(), deployed).differences
-    assert difference.change == "changed"
+    assert difference.change == "weakened"
     assert difference.paths == ("spec.matchConditions",)
+    assert difference.detail == "weakened by hand: spec.matchConditions added"
+
+
+TENANT_SELECTOR = {
+    "matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["alpha", "alpha-dev"]}
+    ]
+}
+
+
+def tenant_binding_pack():
+    """A binding to one tenant's namespaces, as enforcement.build writes it."""
+    return [vap(labels=MANAGED), binding(namespace_selector=TENANT_SELECTOR, labels=MANAGED)]
+
+
+def test_a_namespace_dropped_from_a_bindings_selector_is_weakened_and_named():
+    deployed = as_deployed(tenant_binding_pack())
+    (names,) = deployed[1]["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"]
+    names["values"] = ["alpha"]
+    (difference,) = pack_drift(tenant_binding_pack(), deployed).differences
+    assert (difference.kind, difference.change) == ("ValidatingAdmissionPolicyBinding", "weakened")
+    assert difference.detail == "weakened by hand: namespaces no longer matched: alpha-dev"
+    # One namespace more is a change, not a weakening.
+    names["values"] = ["alpha", "alpha-dev", "alpha-test"]
+    assert changes(tenant_binding_pack(), deployed) == [
+        ("ValidatingAdmissionPolicyBinding", "gpuposture-pod-rules-external", "changed")
+    ]
+
+
+def test_resource_rules_excluded_from_a_binding_by_hand_are_weakened():
+    deployed = as_deployed(tenant_binding_pack())
+    deployed[1]["spec"]["matchResources"]["excludeResourceRules"] = [
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
+    ]
+    (difference,) = pack_drift(tenant_binding_pack(), deployed).differences
+    assert difference.change == "weakened"
+    assert difference.paths == ("spec.matchResources.excludeResourceRules",)
+
+
+def test_a_namespace_dropped_from_a_kyverno_rules_match_is_weakened():
+    expected = [kyverno(namespaces=("alpha", "alpha-dev"), labels=MANAGED)]
+    deployed = as_deployed([kyverno(namespaces=("alpha",), labels=MANAGED)])
+    (difference,) = pack_drift(expected, deployed).differences
+    assert difference.change == "weakened"
+    assert "namespaces no longer matched: alpha-dev" in difference.detail
 
 
 def test_an_edited_check_annotation_is_drift():
@@ -128,7 +174,7 @@ def test_kyverno_switched_off_by_a_key_the_pack_leaves_out_is_drift(where, key, 
     target = deployed[0]["spec"] if where == "spec" else deployed[0]["spec"]["rules"][0]["validate"]
     target[key] = value
     (difference,) = pack_drift(expected, deployed).differences
-    assert difference.change == "changed"
+    assert difference.change == "weakened"
     assert difference.paths[0].endswith(key)
 
 
@@ -249,3 +295,56 @@ def test_the_enforcement_app_registers_the_pack_in_enforce_mode():
     assert generate(cluster, "kyverno", None) == policy_pack(
         cluster, dialect="kyverno", mode="enforce"
     )
+
+
+# --- Kyverno PolicyExceptions naming the pack's rules --------------------------------------------
+
+
+def alpha_policy():
+    return kyverno(name="gpuposture-alpha", namespaces=("alpha",), labels=MANAGED)
+
+
+def exception_world(exception_obj, reads=()):
+    deployed = [namespace("alpha"), *as_deployed([alpha_policy()]), exception_obj]
+    world = cluster_with(deployed, {"kyverno": (alpha_policy(),)})
+    return replace(world, snapshot=replace(world.snapshot, admission_reads=tuple(reads)))
+
+
+def test_drift005_names_a_policy_exception_that_lifts_the_packs_rules():
+    lifting = exception(("gpuposture-alpha", ["no-*"]), namespaces=("alp*",))
+    (draft,) = run_checks(exception_world(lifting), only=["DRIFT-005"])
+    (difference,) = draft.evidence["differences"]
+    assert (difference["kind"], difference["name"], difference["change"]) == (
+        "PolicyException",
+        "research-profiling",
+        "lifted",
+    )
+    assert difference["detail"] == (
+        "lifted by PolicyException kyverno/research-profiling for namespaces alpha: "
+        "rule(s) no-privileged of gpuposture-alpha"
+    )
+    assert "1 difference(s) from the generated pack, 1 in a weaker mode" in draft.title
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        exception(("gpuposture-alpha", ["no-privileged"]), namespaces=("beta",)),
+        exception(("platform-baseline", ["no-privileged"]), namespaces=("alpha",)),
+        exception(("gpuposture-alpha", ["no-host-*"]), namespaces=("alpha",)),
+        # Deployments alone: the pods they make still meet the Pod rule.
+        exception(("gpuposture-alpha", ["no-privileged"]), kinds=("Deployment",)),
+    ],
+    ids=["other-namespace", "other-policy", "other-rule", "not-pods"],
+)
+def test_an_exception_that_lifts_nothing_of_the_pack_is_no_drift(other):
+    assert run_checks(exception_world(other), only=["DRIFT-005"]) == []
+
+
+def test_unread_policy_exceptions_are_said_not_compared():
+    from inventory.snapshot_admission import FORBIDDEN, AdmissionRead
+
+    lifting = exception(("gpuposture-alpha", ["no-privileged"]))
+    read = AdmissionRead("kyverno.io/policyexceptions", FORBIDDEN, "403")
+    (draft,) = run_checks(exception_world(lifting, reads=(read,)), only=["DRIFT-005"])
+    assert "kyverno.io/policyexceptions (forbidden: 403)" in draft.evidence["not_compared"]

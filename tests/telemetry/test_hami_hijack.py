@@ -77,6 +77,7 @@ def test_a_busy_gpu_no_hami_share_is_bound_to_is_a_hijack(small_world):
     held_by = finding.evidence["held_by"]
     assert f"bound to {GPUS[0]}, {GPUS[1]}" in held_by and "none to this GPU" in held_by
     assert "more GPUs were busy" not in held_by
+    assert finding.title.endswith("min with no scheduled workload")
 
 
 def test_hami_shares_whose_devices_are_not_named_count_one_gpu_each(small_world):
@@ -96,3 +97,9 @@ def test_hami_shares_whose_devices_are_not_named_count_one_gpu_each(small_world)
     held_by = findings[0].evidence["held_by"]
     assert "than the 2 its scheduled pods hold" in held_by
     assert "2 HAMi share(s) whose devices no annotation names are counted as one GPU" in held_by
+    # Which of the three is unheld is unknown: no title claims its GPU has no workload.
+    for finding in findings:
+        assert "no scheduled workload" not in finding.title
+        assert finding.title.endswith(
+            "while more of the node's GPUs were busy than its scheduled pods can occupy"
+        )

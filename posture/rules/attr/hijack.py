@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from inventory.fractions import HAMI_ALLOCATED, hami_devices, hami_share
 from posture.inputs import PostureInputs
 from posture.rules.common import nodes_by_name, pod_ref, tenants_on_node
 from posture.rules.env_holdings import env_accesses
@@ -48,13 +49,16 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
             "window_minutes": settings.get("window_minutes"),
             "held_by": h.held_note or "no scheduled pod in the last inventory holds this GPU",
         }
-        title = f"GPU {where} on {h.hostname} busy {minutes} min with no scheduled workload"
+        busy = f"GPU {where} on {h.hostname} busy {minutes} min"
+        title = f"{busy} {_unheld(inputs, h.hostname)}"
         reach = _env_reach(inputs, h.hostname, h.uuid)
         if reach:
             # Still outside the scheduler, so still the hijack signature (T1496.001), but the
             # likely user is named: a pod that takes GPUs through NVIDIA_VISIBLE_DEVICES.
             evidence["reached_through_visible_devices"] = reach
-            title += f"; {len(reach)} pod(s) reach it through NVIDIA_VISIBLE_DEVICES"
+            title = _held_outside(busy, reach) or (
+                f"{title}; {len(reach)} pod(s) reach it through NVIDIA_VISIBLE_DEVICES"
+            )
         key = f"ATTR-001:{h.uuid}:{h.gi_id}"
         # One GPU: every tenant on its node is suspect, and exposed to what runs there.
         yield node_draft(
@@ -66,6 +70,39 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
             title=title,
             exposure=1,
         )
+
+
+def _held_outside(busy: str, reach: list[dict[str, Any]]) -> str:
+    """The title where pods the node is known to honour the variable for reach the GPU: it is
+    held, only not through the scheduler (held_by says so too); "" where that is unverified."""
+    holders = [r for r in reach if r["node_honours_it"] == "yes"]
+    if not holders:
+        return ""
+    first = holders[0]
+    more = f" and {len(holders) - 1} more pod(s)" if len(holders) > 1 else ""
+    return (
+        f"{busy}, held only outside the scheduler by {first['pod']} "
+        f"(NVIDIA_VISIBLE_DEVICES={first['value'] if first['value'] is not None else '<unread>'})"
+        f"{more}"
+    )
+
+
+def _unheld(inputs: PostureInputs, hostname: str) -> str:
+    """What the title can say of the GPU's holders. Where the node's busy GPUs are judged by
+    count (its exporter names no pod, or HAMi shares whose devices no annotation names), more
+    GPUs were busy than its scheduled pods can occupy, but not which one is unheld: the title
+    does not claim this one has no workload (held_by says how it was judged)."""
+    unmapped = {u.node for u in inputs.telemetry.unmapped_nodes}
+    unnamed_shares = any(
+        p.node_name == hostname
+        and p.is_active
+        and hami_share(p)
+        and not hami_devices(p.annotations.get(HAMI_ALLOCATED, ""))
+        for p in inputs.snapshot.pods
+    )
+    if hostname in unmapped or unnamed_shares:
+        return "while more of the node's GPUs were busy than its scheduled pods can occupy"
+    return "with no scheduled workload"
 
 
 def _env_reach(inputs: PostureInputs, hostname: str, uuid: str) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ Kinds we do not read from clusters (the parameter ConfigMaps) are listed as not 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,7 +64,10 @@ class PackDifference:
     kind: str
     namespace: str
     name: str
-    change: str  # "missing", "changed", "mode", "unexpected"
+    # "missing", "changed", "mode", "unexpected"; "weakened" (a field changed by hand so that
+    # the object lets through what it was generated to judge); "lifted" (a Kyverno
+    # PolicyException naming its rules: posture.rules.drift.pack)
+    change: str
     detail: str
     paths: tuple[str, ...] = ()  # the generated spec paths that differ ("changed")
     expected_mode: str = ""
@@ -130,6 +134,17 @@ def _pair(key: tuple[str, str, str], expected: dict, deployed: dict | None) -> l
         for k, v in sorted(annotations.items())
         if _meta(deployed).get("annotations", {}).get(k) != v
     ]
+    weakened = {p: w for p in paths if (w := _weakening(p, expected, deployed))}
+    if weakened:
+        found.append(
+            PackDifference(
+                *key,
+                change="weakened",
+                detail="weakened by hand: " + "; ".join(dict.fromkeys(weakened.values())),
+                paths=tuple(weakened)[:PATHS_SHOWN],
+            )
+        )
+        paths = [p for p in paths if p not in weakened]
     if paths:
         found.append(
             PackDifference(
@@ -140,6 +155,48 @@ def _pair(key: tuple[str, str, str], expected: dict, deployed: dict | None) -> l
             )
         )
     return found
+
+
+def _weakening(path: str, expected: dict, deployed: dict) -> str:
+    """How a differing path lets through what the generated object judges, "" where it does
+    not say so: a narrowing key added (or a longer list of them: one more match condition, one
+    more excluded resource rule), a namespace dropped from a binding's namespaceSelector or a
+    Kyverno rule's match, a key that switches the policy off (_weakens). Other edits (an
+    expression, a broader selector) stay plain changes."""
+    path = _INDEX_AT_END.sub("", path)  # an element of a list: judge the list
+    key = _INDEX.sub("", path.rpartition(".")[2])
+    want, have = _at(expected, path), _at(deployed, path)
+    if key in NARROWING_KEYS:
+        longer = isinstance(want, list) and isinstance(have, list) and len(have) > len(want)
+        if (not want and have) or longer:
+            return f"{path} added"
+        return ""
+    if key in ("values", "namespaces") and isinstance(want, list):
+        # A binding's selector by namespace name; a Kyverno rule's match (not its exclude).
+        where = ".namespaceSelector." if key == "values" else ".match."
+        if where not in path:
+            return ""
+        kept = set(map(str, have)) if isinstance(have, list) else set()
+        dropped = sorted(set(map(str, want)) - kept)
+        return f"namespaces no longer matched: {', '.join(dropped)}" if dropped else ""
+    if _weakens(key, have):
+        return f"{path}: {have}"
+    return ""
+
+
+_INDEX = re.compile(r"\[\d+\]")
+_INDEX_AT_END = re.compile(r"\[\d+\]$")
+
+
+def _at(obj: Any, path: str) -> Any:
+    """The value at a path of _differing ("spec.a.b[0].c"), None where it is absent."""
+    for part in path.split("."):
+        name, *indexes = part.split("[")
+        obj = obj.get(name) if isinstance(obj, dict) else None
+        for index in indexes:
+            i = int(index.rstrip("]"))
+            obj = obj[i] if isinstance(obj, list) and i < len(obj) else None
+    return obj
 
 
 def identity(obj: dict[str, Any]) -> tuple[str, str, str]:

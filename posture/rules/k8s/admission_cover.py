@@ -290,7 +290,7 @@ def _lifted_by(
         if not names:
             continue
         for where in exception.scopes:
-            if not _exception_reaches(where, namespace, labels) or not where.controls:
+            if not exception_reaches(where, namespace, labels) or not where.controls:
                 continue
             how = f" (it matches {where.narrowed_by}: a tenant can meet it)"
             note = f"{exception.ref} (rule {scope.rule})" + (how if where.narrowed_by else "")
@@ -298,7 +298,7 @@ def _lifted_by(
     return found
 
 
-def _exception_reaches(scope: AdmissionScope, namespace: str, labels: dict[str, str]) -> bool:
+def exception_reaches(scope: AdmissionScope, namespace: str, labels: dict[str, str]) -> bool:
     """An exception lets a tenant's pod through only where it matches Pod creation (an
     exception for Deployments alone still leaves the pods they make to the Pod rule)."""
     kinds = not scope.resources or any(_kind(k) in ("Pod", "*") for k in scope.resources)
