@@ -137,3 +137,36 @@ def test_each_tenant_asks_only_the_subjects_that_may_name_it(monkeypatch):
         assert (grant.subject, grant.binding_name) == (f"Group:devs-{i}", f"devs-{i}")
         assert grant.scope == f"ns-{i}"
     assert len(asked) == 40  # one subject per tenant, not 40 tenants x 80 subjects
+
+
+def test_each_identitys_reach_is_found_once_per_evaluation_not_once_per_tenant(monkeypatch):
+    """The escalation search asks which namespaces each identity's rules hold in once per
+    evaluation (_acts: once per grant), not for each tenant again; a tenant that may
+    impersonate any user still reaches those holding rights in tenants' namespaces, and not
+    those holding rights only where no check looks."""
+    import posture.rules.k8s.rbac_escalation as rbac_escalation
+    from tests.posture.test_rules_rbac import group, rb, user
+
+    asked = []
+    acts = rbac_escalation._acts
+
+    def counting(grant):
+        asked.append(grant)
+        return acts(grant)
+
+    monkeypatch.setattr(rbac_escalation, "_acts", counting)
+    tenants, world = _crowd(30)
+    impersonate = cluster_role("imp", rule(resources=("users",), verbs=("impersonate",)))
+    bindings = (
+        *world.snapshot.bindings,
+        *(crb(f"imp-{i}", "imp", group(f"devs-{i}")) for i in range(30)),
+        *(rb(f"ns-{i}", f"u-{i}", "cm-edit", user(f"u-{i}")) for i in range(30)),
+        *(rb(f"elsewhere-{i}", f"far-{i}", "cm-edit", user(f"far-{i}")) for i in range(30)),
+    )
+    snapshot = replace(world.snapshot, roles=(*world.snapshot.roles, impersonate))
+    world = replace(world, snapshot=replace(snapshot, bindings=bindings))
+    for tenant in tenants:
+        (paths,) = rbac_escalation.escalations(world, tenant).values()
+        assert [p.how for p in paths] == sorted(f"may impersonate User u-{i}" for i in range(30))
+    grants = sum(len(h.grants) for h in rbac_escalation._identities(world).values())
+    assert len(asked) == grants  # once per grant of the cluster, not once per tenant too
