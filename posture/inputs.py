@@ -5,7 +5,7 @@ PURE: no ORM, no network. posture.read_model builds it from the database; tests 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any
 
@@ -268,6 +268,22 @@ class PostureInputs:
             self.memo[key] = workload_of(pod, self.owner_index)
         return self.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
+    def with_facts(self, **changes: Any) -> PostureInputs:
+        """These inputs with new telemetry or expected policy packs (MEMO_FREE_FIELDS), keeping
+        all that was derived so far (the memo, every cached property): dataclasses.replace
+        starts afresh, and posture_inputs derives the env holdings telemetry is handed before
+        adding it, which the checks would then derive again. Safe because nothing derived
+        reads these fields: the checks that use them read them directly."""
+        if not set(changes) <= MEMO_FREE_FIELDS:
+            raise ValueError(
+                f"derived views may depend on {sorted(set(changes) - MEMO_FREE_FIELDS)}"
+            )
+        _ = self.memo  # created now, so the inputs made from these share this very dict
+        changed = replace(self, **changes)
+        fields_ = {f.name for f in fields(self)}
+        changed.__dict__.update((k, v) for k, v in self.__dict__.items() if k not in fields_)
+        return changed
+
     @cached_property
     def memo(self) -> dict[object, object]:
         """Derived views several checks share within one evaluation (GPU holdings per node),
@@ -281,6 +297,10 @@ class PostureInputs:
             if pod.node_name and pod.is_active:
                 grouped.setdefault(pod.node_name, []).append(pod)
         return {k: tuple(v) for k, v in grouped.items()}
+
+
+# The PostureInputs fields no memoised view or cached property reads (PostureInputs.with_facts).
+MEMO_FREE_FIELDS = frozenset({"telemetry", "policy_packs"})
 
 
 def _identity(ref: WorkloadRef) -> tuple[str, str, str]:

@@ -6,7 +6,6 @@ policy pack from the same inputs. The pages' and the API's reads are posture.sel
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 
 from django.conf import settings
@@ -255,9 +254,10 @@ def posture_inputs(
     # Telemetry says who holds a busy GPU through the variable (posture's notion of a holding;
     # telemetry sits below posture, so it is handed them).
     telemetry = telemetry_facts(cluster, snapshot, env_held=env_held_gpus(inputs))
-    inputs = replace(inputs, telemetry=telemetry)
+    # Each keeps what was derived so far (the env holdings above among them): see with_facts.
+    inputs = inputs.with_facts(telemetry=telemetry)
     # The pack is generated from these same inputs (no second read, no recursion).
-    return replace(inputs, policy_packs=expected_policy_packs(cluster, snapshot, inputs))
+    return inputs.with_facts(policy_packs=expected_policy_packs(cluster, snapshot, inputs))
 
 
 def env_held_gpus(inputs: PostureInputs) -> dict[str, tuple[EnvHold, ...]]:

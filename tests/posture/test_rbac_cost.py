@@ -99,3 +99,74 @@ def test_every_subject_that_names_a_tenant_is_found_by_its_index_keys():
             if named:
                 assert keys & set(rbac_eval.subject_keys(subject)), subject
     assert names == 16  # the cases reach every way a subject names a tenant (12 + 4)
+
+
+def _crowd(count: int):
+    """`count` tenants, each with its namespace and group, each group bound to one role."""
+    from posture.inputs import TenantInfo
+    from tests.posture.builders import inputs, trust_class
+    from tests.posture.test_rules_rbac import group, rb
+
+    tenants = tuple(
+        TenantInfo(f"t{i}", f"T{i}", trust_class("internal"), (f"ns-{i}",), (f"group:devs-{i}",))
+        for i in range(count)
+    )
+    role = cluster_role("cm-edit", rule(resources=("configmaps",), verbs=("patch",)))
+    bindings = tuple(
+        rb(f"ns-{i}", f"devs-{i}", "cm-edit", group(f"devs-{i}"), group("nobody"))
+        for i in range(count)
+    )
+    return tenants, inputs(tenants=tenants, roles=(role,), bindings=bindings)
+
+
+def test_each_tenant_asks_only_the_subjects_that_may_name_it(monkeypatch):
+    """effective_permissions asks subject_of_tenant of the few subjects whose subject_keys meet
+    the tenant's, not of every subject of every binding for every tenant; each tenant still
+    holds exactly what its own binding grants."""
+    asked = []
+    subject_of_tenant = rbac_eval.subject_of_tenant
+
+    def counting(subject, tenant, namespaces):
+        asked.append(subject)
+        return subject_of_tenant(subject, tenant, namespaces)
+
+    monkeypatch.setattr(rbac_eval, "subject_of_tenant", counting)
+    tenants, world = _crowd(40)
+    for i, tenant in enumerate(tenants):
+        (grant,) = rbac_eval.effective_permissions(world, tenant)
+        assert (grant.subject, grant.binding_name) == (f"Group:devs-{i}", f"devs-{i}")
+        assert grant.scope == f"ns-{i}"
+    assert len(asked) == 40  # one subject per tenant, not 40 tenants x 80 subjects
+
+
+def test_each_identitys_reach_is_found_once_per_evaluation_not_once_per_tenant(monkeypatch):
+    """The escalation search asks which namespaces each identity's rules hold in once per
+    evaluation (_acts: once per grant), not for each tenant again; a tenant that may
+    impersonate any user still reaches those holding rights in tenants' namespaces, and not
+    those holding rights only where no check looks."""
+    import posture.rules.k8s.rbac_escalation as rbac_escalation
+    from tests.posture.test_rules_rbac import group, rb, user
+
+    asked = []
+    acts = rbac_escalation._acts
+
+    def counting(grant):
+        asked.append(grant)
+        return acts(grant)
+
+    monkeypatch.setattr(rbac_escalation, "_acts", counting)
+    tenants, world = _crowd(30)
+    impersonate = cluster_role("imp", rule(resources=("users",), verbs=("impersonate",)))
+    bindings = (
+        *world.snapshot.bindings,
+        *(crb(f"imp-{i}", "imp", group(f"devs-{i}")) for i in range(30)),
+        *(rb(f"ns-{i}", f"u-{i}", "cm-edit", user(f"u-{i}")) for i in range(30)),
+        *(rb(f"elsewhere-{i}", f"far-{i}", "cm-edit", user(f"far-{i}")) for i in range(30)),
+    )
+    snapshot = replace(world.snapshot, roles=(*world.snapshot.roles, impersonate))
+    world = replace(world, snapshot=replace(snapshot, bindings=bindings))
+    for tenant in tenants:
+        (paths,) = rbac_escalation.escalations(world, tenant).values()
+        assert [p.how for p in paths] == sorted(f"may impersonate User u-{i}" for i in range(30))
+    grants = sum(len(h.grants) for h in rbac_escalation._identities(world).values())
+    assert len(asked) == grants  # once per grant of the cluster, not once per tenant too

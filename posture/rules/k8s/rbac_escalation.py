@@ -160,12 +160,10 @@ def _tenant_escalations(
     tenants = {
         i for i in candidates if subject_of_tenant(table[i].subject, tenant, own) is not None
     }
-    useful: dict[Identity, Held] = {}
-    for identity, held in table.items():
-        if identity in tenants:
-            continue
-        if held.total or any(g.scope is None or g.scope in where for g in held.grants if _acts(g)):
-            useful[identity] = held
+    # The other identities that hold something there (each identity's scopes, found once).
+    everywhere, by_scope = _acting_scopes(inputs)
+    useful = {i for ns in where for i in by_scope.get(ns, ())} | everywhere
+    useful -= tenants
     world = _world(inputs)
     for grant in assumable:
         first = list(steps(grant, grants, table, world, own, set()))
@@ -178,6 +176,27 @@ def _acts(grant: Grant) -> bool:
     """A rule the checks may ask about: one that grants more than impersonation (which a
     chain follows as a path of its own, and no check asks for)."""
     return any(v != "impersonate" for v in grant.rule.verbs)
+
+
+Acting = tuple[frozenset[Identity], dict[str, list[Identity]]]
+
+
+def _acting_scopes(inputs: PostureInputs) -> Acting:
+    """The identities with a total path or a rule the checks may ask about (_acts) that holds
+    cluster-wide, and by namespace those whose such rules hold there: once per evaluation,
+    where each tenant asked it of every identity's every grant."""
+    key = ("rbac-acting-scopes",)
+    if key not in inputs.memo:
+        everywhere: set[Identity] = set()
+        by_scope: dict[str, list[Identity]] = {}
+        for identity, held in _identities(inputs).items():
+            scopes = {g.scope for g in held.grants if _acts(g)}
+            if held.total or None in scopes:
+                everywhere.add(identity)
+            for scope in {s for s in scopes if s is not None}:
+                by_scope.setdefault(scope, []).append(identity)
+        inputs.memo[key] = (frozenset(everywhere), by_scope)
+    return cast("Acting", inputs.memo[key])  # what this function stored
 
 
 def _world(inputs: PostureInputs) -> World:
@@ -198,7 +217,7 @@ CHAIN_VISITS = 200  # identities one grant's chains visit at most
 def _closure(
     inputs: PostureInputs,
     steps: list[tuple[str, Identity | None]],
-    useful: dict[Identity, Held],
+    useful: set[Identity],
     tenants: set[Identity],
 ) -> Iterator[Escalation]:
     """The escalations of one grant's first steps and of the chains from them: each identity

@@ -161,15 +161,20 @@ def effective_permissions(inputs: PostureInputs, tenant: TenantInfo) -> list[Gra
 
 def _grants(inputs: PostureInputs, tenant: TenantInfo) -> list[Grant]:
     namespaces = tenant_namespaces(inputs, tenant)
+    bound = _bound(inputs)
+    # Only the subjects that may name the tenant (subject_keys) are asked, in binding order
+    # and each binding's subject order: a tenant is named by a few of the cluster's subjects.
+    index = _bound_subjects(inputs)
+    keys = tenant_keys(tenant, namespaces)
+    candidates = sorted({at for key in keys for at in index.get(key, ())})
+    named: dict[int, list[str]] = {}
+    for position, at in candidates:
+        label = subject_of_tenant(bound[position][0].subjects[at], tenant, namespaces)
+        if label is not None:
+            named.setdefault(position, []).append(label)
     grants: list[Grant] = []
-    for binding, role, rules in _bound(inputs):
-        subjects = [
-            label
-            for s in binding.subjects
-            if (label := subject_of_tenant(s, tenant, namespaces)) is not None
-        ]
-        if not subjects:
-            continue
+    for position, subjects in named.items():
+        binding, role, rules = bound[position]
         scope = binding.namespace if binding.kind == "RoleBinding" else None
         where = (binding.kind, binding.namespace, binding.name, role.kind, role.name)
         for subject in dict.fromkeys(subjects):
@@ -195,6 +200,21 @@ def _bound(inputs: PostureInputs) -> list[Bound]:
                 found.append((binding, role, tuple(role_rules(role, cluster_roles))))
         inputs.memo[key] = found
     return cast("list[Bound]", inputs.memo[key])  # what this function stored
+
+
+def _bound_subjects(inputs: PostureInputs) -> dict[tuple[str, ...], list[tuple[int, int]]]:
+    """(position in _bound, position in the binding's subjects) of every bound subject, by
+    its subject_keys: once per evaluation, so each tenant asks only the subjects that may
+    name it (thousands on a large cluster, a few of them its own)."""
+    key = ("rbac-bound-subjects",)
+    if key not in inputs.memo:
+        found: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+        for position, (binding, _, _) in enumerate(_bound(inputs)):
+            for at, subject in enumerate(binding.subjects):
+                for subject_key in subject_keys(subject):
+                    found.setdefault(subject_key, []).append((position, at))
+        inputs.memo[key] = found
+    return cast("dict[tuple[str, ...], list[tuple[int, int]]]", inputs.memo[key])  # stored above
 
 
 def can(

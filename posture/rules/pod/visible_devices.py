@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from inventory.snapshot import Container, EnvConfigMap, EnvVar, Node, Pod
 from inventory.visible_devices import PLUGIN_DEFAULT_STRATEGY, EnvvarAccess
@@ -25,8 +25,13 @@ VISIBLE_DEVICES_OFF = ("", "void", "none")
 ConfigMaps = Mapping[tuple[str, str], EnvConfigMap]
 
 
-def env_configmaps_by_name(inputs: PostureInputs) -> dict[tuple[str, str], EnvConfigMap]:
-    return {(c.namespace, c.name): c for c in inputs.snapshot.env_configmaps}
+def env_configmaps_by_name(inputs: PostureInputs) -> ConfigMaps:
+    """The ConfigMaps containers' env reads, by (namespace, name): built once per evaluation
+    (POD-011 and every GPU node's env holdings ask), so it is shared and not to be changed."""
+    key = ("env_configmaps_by_name",)
+    if key not in inputs.memo:
+        inputs.memo[key] = {(c.namespace, c.name): c for c in inputs.snapshot.env_configmaps}
+    return cast("ConfigMaps", inputs.memo[key])  # what this function stored
 
 
 def visible_devices_env(
