@@ -225,6 +225,15 @@ def test_pod011_says_whether_the_node_honours_the_variable(objects, verdict):
     (draft,) = _pod011(probe, *objects)
     (entry,) = draft.evidence["pods"]
     assert entry["node_honours_visible_devices"] == verdict
+    # Where the node ignores it the access is latent: said, low; elsewhere high.
+    assert draft.severity == ("low" if verdict == "no" else "high")
+    assert ("latent" in draft.title) is (verdict == "no")
+
+
+def test_pod011_a_privileged_container_is_honoured_whatever_the_toolkit_says():
+    probe = _cuda(env=[{"name": NVD, "value": "all"}], securityContext={"privileged": True})
+    (draft,) = _pod011(probe, _toolkit_pod((ACCEPT, "false")))
+    assert draft.severity == "high" and "latent" not in draft.title
 
 
 # POD-011 on a container that requests GPUs and names others: the kubelet applies the pod's env

@@ -128,6 +128,11 @@ def _from_env_from(
         "`toolkit.env` ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false with the "
         "device plugin's `deviceListStrategy: volume-mounts` or CDI)."
     ),
+    severity_rule=(
+        "Lowered to low where the node's toolkit ignores the variable from unprivileged "
+        "containers and the container is not privileged (latent: it reaches no GPU there "
+        "now); high where any replica's node honours it or that is unverified."
+    ),
     mappings=("SP800-53:AC-3", "ATT&CK:T1496.001"),
 )
 def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDraft]:
@@ -165,6 +170,15 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
                 "node_honours_visible_devices": access.verdict,
                 "node_device_list_strategy": access.device_list_strategy.value,
             }
+            # The node's toolkit ignores the variable from unprivileged containers: it reaches
+            # no GPU there now, a latent access (it would on a node that honours it). Every
+            # draft says its severity, so a replica on an honouring node keeps the merge high.
+            latent = not asked and access.honoured is False and not container.privileged
+            if latent:
+                node_facts["basis"] = (
+                    "latent: the node's toolkit ignores NVIDIA_VISIBLE_DEVICES from unprivileged "
+                    "containers, so it reaches no GPU here now"
+                )
             ref = inputs.workload_of(pod).ref()
             cotenancy = "" if asked else _cotenancy(inputs, node, pod, container, node_facts)
             title = (
@@ -174,7 +188,7 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
                 else f"Container {container.name} of {ref} sets {VISIBLE_DEVICES}="
                 f"{found['value'] if found['value'] is not None else '<unread>'} over the "
                 f"{asked} GPU(s) it requested"
-            ) + cotenancy
+            ) + (" (ignored by the node's toolkit: latent)" if latent else cotenancy)
             yield workload_draft(
                 "POD-011",
                 inputs,
@@ -183,6 +197,7 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
                 evidence,
                 key=container.name,
                 title=title,
+                severity="low" if latent else "high",
                 pod_facts=node_facts,
             )
 
