@@ -171,8 +171,14 @@ def hardening_pods(inputs: PostureInputs) -> list[tuple[Pod, TenantInfo]]:
     """What the pod-hardening checks (POD-001 to POD-008) judge: the active
     tenant pods and the templates of tenant workloads with none running (a CronJob between
     runs, a Deployment scaled to 0). Checks that need a node or a GPU placement use
-    tenant_pods: a template runs nowhere."""
-    return tenant_pods(inputs) + list(inputs.template_pods)
+    tenant_pods: a template runs nowhere. A tenant of the platform class is the platform team's
+    own (DESIGN §3): its pods are platform workloads, which the hardening checks never report
+    (DESIGN §7), as in a platform namespace (a privileged GPU health DaemonSet is its job)."""
+    return [
+        (pod, tenant)
+        for pod, tenant in tenant_pods(inputs) + list(inputs.template_pods)
+        if tenant.trust_class.slug != PLATFORM
+    ]
 
 
 def container_path(pod: Pod, container: Container) -> str:

@@ -58,6 +58,16 @@ def test_platform_and_finished_pods_never_fire(namespace, phase):
     assert _fired(pod(namespace, "root", phase=phase, **ROOT_POD)) == set()
 
 
+def test_a_platform_class_tenants_pods_are_platform_workloads():
+    """The platform team modelled as a tenant of the platform class (DESIGN §3): its
+    privileged GPU health DaemonSet is judged as in a platform namespace; another tenant's
+    same pod still fires everything."""
+    ops = tenant("ops", cls="platform", namespaces=("ops",))
+    world = inputs(pods=(pod("ops", "gpu-health", **ROOT_POD),), tenants=(TEAM, ops))
+    assert {c for c in POD_CHECKS if run(c, world)} == set()
+    assert _fired(pod("team-a", "gpu-health", **ROOT_POD)) == set(POD_CHECKS)
+
+
 def test_tenant_owning_a_namespace_by_label_counts():
     labelled = Namespace("lab", {"gpuposture.io/tenant": "team"})
     snap = ClusterSnapshot(pods=(pod("lab", "x", **ROOT_POD),), namespaces=(labelled,))
