@@ -325,3 +325,30 @@ def test_k8s007_a_cilium_egress_allow_list_without_the_internet_restricts(obj):
         network_policies=normalise([obj]).network_policies,
     )
     assert run_checks(world, only=["K8S-007"]) == []
+
+
+ALLOW_ALL = NetworkPolicy(
+    "alpha", "allow-all-egress", {}, True, ("Egress",), 0, 1, egress_allows_all=True
+)
+CALICO = ds("calico-node", c("calico-node", "docker.io/calico/node:v3.29.0"))
+
+
+def test_k8s007_title_names_the_networkpolicy_allowing_all_egress():
+    # `egress: [{}]` beside a deny: the title says which policy opens everything.
+    (draft,) = k8s007(policies=(DENY_ALL, ALLOW_ALL))
+    assert draft.title == (
+        "Namespace alpha of tenant alpha: 1 of 1 GPU pod(s) allowed all egress by "
+        "NetworkPolicy allow-all-egress"
+    )
+
+
+def test_k8s007_title_names_the_allow_all_policy_where_calicos_own_are_unread():
+    # Calico runs, none of its own policies read: only one of them (a lower order deny) could
+    # still restrict the pods, so the title names the allow-all and then what is unknown.
+    (draft,) = k8s007([CALICO], policies=(DENY_ALL, ALLOW_ALL))
+    assert draft.evidence["verdict"] == "unknown"
+    assert draft.title == (
+        "Namespace alpha of tenant alpha: NetworkPolicy allow-all-egress allows all egress of "
+        "1 of 1 GPU pod(s); whether another policy restricts it cannot be told: the cluster "
+        "runs Calico, whose own network policies were not read"
+    )

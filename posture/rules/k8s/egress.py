@@ -281,10 +281,28 @@ def _egress_draft(
             f"{gpu_pod_count} GPU pod(s) allowed egress to the internet by "
             f"{', '.join(opened_by)}, whatever a NetworkPolicy restricts"
         )
+    # A NetworkPolicy whose egress rule allows everything (`egress: [{}]`) selecting these
+    # pods undoes any deny: the title names it, as the evidence's `allows_all_egress` does.
+    allowing = _allowing_all(policies, open_pods)
+    if allowing and enforced.state != NOT_ENFORCED and not opened_by:
+        title = (
+            f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
+            f"{gpu_pod_count} GPU pod(s) allowed all egress by NetworkPolicy {allowing}"
+        )
     cannot_tell = (
         f"Namespace {namespace} of tenant {tenant.slug}: cannot tell whether egress of "
         f"{len(open_pods)} of {gpu_pod_count} GPU pod(s) is restricted"
     )
+    if allowing and enforced.state != NOT_ENFORCED:
+        # Only another engine's policy (Calico's order, a Cilium deny) could still restrict
+        # them: say what allows all first, then what is unknown.
+        cannot_tell = (
+            f"Namespace {namespace} of tenant {tenant.slug}: NetworkPolicy {allowing} allows "
+            f"all egress of {len(open_pods)} of {gpu_pod_count} GPU pod(s); whether another "
+            "policy restricts it cannot be told"
+        )
+    # Said of the pods only where no NetworkPolicy allowing all is named before it.
+    no_k8s = "" if allowing and enforced.state != NOT_ENFORCED else NO_K8S
     if preceded:
         title = (
             f"{cannot_tell}: Calico policy {', '.join(sorted(preceded)[:MEMBERS_SHOWN])} "
@@ -293,14 +311,11 @@ def _egress_draft(
         )
     elif unread:
         kinds = ", ".join(sorted({p.engine.partition("/")[2] for p in unread}))
-        title = (
-            f"{cannot_tell}: {kinds} present, which gpuposture does not evaluate (no "
-            "Kubernetes NetworkPolicy restricts it)"
-        )
+        title = f"{cannot_tell}: {kinds} present, which gpuposture does not evaluate{no_k8s}"
     elif cnis:
         title = (
             f"{cannot_tell}: the cluster runs {', '.join(cnis)}, whose own network policies "
-            "were not read (no Kubernetes NetworkPolicy restricts it)"
+            f"were not read{no_k8s}"
         )
     if evidence["verdict"] == MESH_RESTRICTED:
         title = (
@@ -336,6 +351,19 @@ def _severity(evidence: dict[str, object], opened_by: list[str]) -> str:
         return ""
     evidence["basis"] = UNVERIFIED_BASIS
     return "low"
+
+
+NO_K8S = " (no Kubernetes NetworkPolicy restricts it)"
+
+
+def _allowing_all(policies: list[NetworkPolicy], pods: list[Pod]) -> str:
+    """The NetworkPolicies that allow all egress of any of the pods, by name ("" for none)."""
+    names = [
+        p.name
+        for p in policies
+        if p.egress_allows_all and any(selects_for_egress(p, pod) for pod in pods)
+    ]
+    return ", ".join(names[:MEMBERS_SHOWN])
 
 
 def _enforcement(enforced: Enforcement) -> dict[str, str]:
