@@ -13,7 +13,8 @@ An action is one change a platform team makes; it closes every finding in it at 
 - one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of a workload whose pods
   all run on it); a POD-009 workload whose pods run on several pools (or on a node in no pool)
   is no one taint's (nor one on nodes in no pool): its one change is to the workload;
-- one fix of one workload (the POD-* findings of one check on one workload, every container);
+- one fix of one workload (the POD-* findings of one check on one workload, every container;
+  POD-005 reaching /dev/nvidia-caps only through host path volumes is POD-003's removal);
 - one co-tenancy pair separated on one pool (every co-tenancy check of that pair there);
 - otherwise the finding alone.
 
@@ -186,9 +187,20 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         return identity, f"Stop {verb} {names} on {where}"
     if check in WORKLOAD_FIXES and _is_workload(finding):
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
+        if check == "POD-005" and _caps_only_through_volumes(finding):
+            # Its only route to /dev/nvidia-caps is host path volumes (/, /dev or under the
+            # caps), each one POD-003 names too: removing them closes both, one action.
+            check = "POD-003"
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"{WORKLOAD_FIXES[check]} {finding.subject_kind} {ref}"
     return (cluster, "finding", str(finding.id)), f"Fix {check}: {finding.title}"
+
+
+def _caps_only_through_volumes(finding: ActionFinding) -> bool:
+    """POD-005 reaches /dev/nvidia-caps through host path volumes alone: no toolkit variable
+    (NVIDIA_MIG_CONFIG_DEVICES...) that removing the volumes would leave in place."""
+    volumes, env = finding.evidence.get("host_path_volumes"), finding.evidence.get("env")
+    return bool(volumes) and isinstance(volumes, list) and not env
 
 
 def _env_access_workload(finding: ActionFinding) -> tuple[str, str] | None:

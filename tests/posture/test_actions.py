@@ -156,6 +156,44 @@ def test_different_fixes_are_different_actions():
     assert len(actions_for([toolkit_below("n1", "a"), toolkit_below("n1", "a", cluster="dr")])) == 2
 
 
+DEV_VOLUME = {"volume": "dev", "field": "spec.volumes[0].hostPath.path", "host_path": "/dev"}
+
+
+def test_one_host_path_dev_volume_is_one_action_for_pod003_and_pod005():
+    # hostPath /dev: POD-003 names the volume, POD-005 reaches /dev/nvidia-caps through it
+    # alone; removing the volume closes both.
+    host_path = finding("POD-003", "Deployment", "llm-finetune", namespace="research")
+    caps = finding(
+        "POD-005",
+        "Deployment",
+        "llm-finetune",
+        namespace="research",
+        severity="critical",
+        evidence={"host_path_volumes": [DEV_VOLUME], "env": []},
+    )
+    (action,) = actions_for([host_path, caps])
+    assert action.title == "Remove the host path volumes from Deployment research/llm-finetune"
+    assert action.check_ids == ("POD-003", "POD-005")
+    assert action.severity == "critical"
+
+
+def test_pod005_through_a_toolkit_variable_stays_its_own_action():
+    # NVIDIA_MIG_CONFIG_DEVICES stays after the volume goes: two changes.
+    host_path = finding("POD-003", "Deployment", "llm-finetune", namespace="research")
+    env = [{"container": "trainer", "name": "NVIDIA_MIG_CONFIG_DEVICES", "value": "all"}]
+    caps = finding(
+        "POD-005",
+        "Deployment",
+        "llm-finetune",
+        namespace="research",
+        evidence={"host_path_volumes": [DEV_VOLUME], "env": env},
+    )
+    assert sorted(a.title for a in actions_for([host_path, caps])) == [
+        "Remove /dev/nvidia-caps access from Deployment research/llm-finetune",
+        "Remove the host path volumes from Deployment research/llm-finetune",
+    ]
+
+
 def test_a_pools_taint_closes_its_nodes_and_the_pods_outside_their_class_pool():
     nodes = [finding("K8S-002", "Node", f"l40s-{i}", pools=("l40s",)) for i in range(2)]
     outside = finding(
