@@ -23,8 +23,10 @@ different actions, often for different owners.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.patching.status import bundled_dcgm, installed_version
 from inventory.snapshot import GpuOperatorPolicy, Node, Pod
 from inventory.sources.images import component_of
 
@@ -71,6 +73,9 @@ class UpgradePath:
     change: str  # the change's identity: components with the same one move together
     how: str  # what to do, as an instruction
     why: str  # what was read to say so
+    # The version the ClusterPolicy asks the Operator to run (OPERATOR only; None: unstated,
+    # unreadable, several policies disagree, or NVIDIADriver objects set the driver).
+    desired_version: str | None = None
 
     def as_dict(self) -> dict[str, str]:
         return {
@@ -87,6 +92,7 @@ def upgrade_paths(
     """component -> how it is upgraded on the node, for every component that may be exposed
     (inventory.components.COMPONENT_FIELDS, and `dcgm`, the DCGM an exporter bundles)."""
     spec = _policy(policies)
+    desired = _desired(policies)
     operator = _operator(node)
     # Only a snapshot that read the pods says no Operator runs (inventory.components.presence).
     no_operator = "gpu_operator" in node.not_installed
@@ -95,7 +101,16 @@ def upgrade_paths(
         component: _path(component, node, spec, operator, no_operator, pods.get(component))
         for component in (*SECTIONS, "gpu_operator")
     }
-    paths["dcgm"] = paths["dcgm_exporter"]
+    for component, path in paths.items():
+        if path.managed_by == OPERATOR and desired.get(component):
+            paths[component] = replace(path, desired_version=desired[component])
+    # The DCGM an exporter bundles moves with the exporter's image: its tag's DCGM part.
+    exporter = paths["dcgm_exporter"]
+    paths["dcgm"] = replace(exporter, desired_version=bundled_dcgm(desired.get("dcgm_tag")))
+    if exporter.desired_version:
+        paths["dcgm_exporter"] = replace(
+            exporter, desired_version=installed_version("dcgm_exporter", exporter.desired_version)
+        )
     paths["firmware"] = UpgradePath(
         FIRMWARE,
         "firmware",
@@ -216,6 +231,64 @@ def _policy(policies: Sequence[GpuOperatorPolicy]) -> dict[str, bool | None] | N
     if not found or any(f != found[0] for f in found):
         return None
     return found[0]
+
+
+# The GpuOperatorSpec field holding the version the ClusterPolicy sets for each component.
+VERSION_FIELDS = {
+    "driver": "driver_version",
+    "container_toolkit": "toolkit_version",
+    "device_plugin": "device_plugin_version",
+    "dcgm_exporter": "dcgm_exporter_version",
+    "mig_manager": "mig_manager_version",
+}
+
+
+def _desired(policies: Sequence[GpuOperatorPolicy]) -> dict[str, str]:
+    """component -> the version the one readable ClusterPolicy asks for ({} where none is
+    readable or several disagree). The driver's only where the policy was read for whether
+    NVIDIADriver objects set it instead, and they do not. `dcgm_tag` is the exporter's tag."""
+    found = []
+    for p in policies:
+        if p.error:
+            continue
+        asked = {c: p.spec.get(f) for c, f in VERSION_FIELDS.items()}
+        if "driver_use_crd" not in p.spec or p.spec.get("driver_use_crd") is True:
+            asked["driver"] = None
+        asked["dcgm_tag"] = asked["dcgm_exporter"]
+        found.append({c: str(v) for c, v in asked.items() if isinstance(v, str) and v})
+    if not found or any(f != found[0] for f in found):
+        return {}
+    return found[0]
+
+
+def rollout_pending(paths: Mapping[str, UpgradePath], exposures: Iterable[dict]) -> dict[str, str]:
+    """component -> the version the ClusterPolicy already asks for, where that version is at or
+    above every fixed version the node's exposures of it name and the node still runs below it:
+    the Operator has not rolled it out to the node yet (its driver upgrade controller is at
+    work, held, or failing; or, without it, the driver pod waits to be deleted). Setting the
+    version again would change nothing."""
+    fixes: dict[str, list[dict]] = {}
+    for exposure in exposures:
+        fixes.setdefault(str(exposure.get("component") or ""), []).append(exposure)
+    pending = {}
+    for component, listed in fixes.items():
+        path = paths.get(component)
+        desired = path.desired_version if path and path.managed_by == OPERATOR else None
+        if not desired or not parse_version(desired):
+            continue
+        if all(_asked_past(desired, e) for e in listed):
+            pending[component] = desired
+    return pending
+
+
+def _asked_past(desired: str, exposure: dict) -> bool:
+    fixed, installed = (
+        str(exposure.get("fixed_version") or ""),
+        str(exposure.get("installed") or ""),
+    )
+    if not parse_version(fixed) or not parse_version(installed):
+        return False
+    return compare(desired, fixed) >= 0 and compare(installed, desired) < 0
 
 
 def _flag(value: object) -> bool | None:

@@ -65,8 +65,52 @@ def upgrade_title(members: list[ActionFinding], where: str) -> str:
         f"{component_name(k)} to {highest_version(v) if v else 'a fixed version'}"
         for k, v in sorted(fixed.items(), key=_component_order)
     ]
-    listed = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else "".join(parts)
-    return f"Upgrade {listed or 'the GPU stack'} on {where}"
+    return f"Upgrade {_listed(parts) or 'the GPU stack'} on {where}"
+
+
+def _listed(parts: list[str]) -> str:
+    return ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else "".join(parts)
+
+
+def upgrade_action_title(members: list[ActionFinding], where: str) -> str:
+    """The upgrade action's title. Where the ClusterPolicy already asks for a fixed version of
+    a component (`rollout_pending` in every member moving it) the change is made and only its
+    rollout to the nodes is not: the title says to finish that, not to set the version."""
+    moved: dict[str, set[str]] = defaultdict(set)  # component key -> its pending versions
+    waiting: set[str] = set()  # component keys some member still needs set
+    for finding in members:
+        pending = upgrade_by(finding).get("rollout_pending") or {}
+        for key, _version in _moves(finding):
+            asked = pending.get(key.partition(" ")[0]) if isinstance(pending, Mapping) else None
+            if asked:
+                moved[key].add(str(asked))
+            else:
+                waiting.add(key)
+    done = {k: highest_version(v) for k, v in moved.items() if k not in waiting}
+    by = by_change(upgrade_by(members[0]))
+    if not done:
+        return upgrade_title(members, where) + by
+    rollout = _listed(
+        [f"{component_name(k)} {v}" for k, v in sorted(done.items(), key=_component_order)]
+    )
+    if not waiting:
+        return (
+            f"Finish the GPU Operator's rollout of {rollout} on {where}: the ClusterPolicy "
+            "already asks for it"
+        )
+    rest = [_without(f, set(done)) for f in members]
+    return (
+        f"{upgrade_title(rest, where)}{by}; finish its rollout of {rollout} (the ClusterPolicy "
+        "already asks for it)"
+    )
+
+
+def _without(finding: ActionFinding, keys: set[str]) -> ActionFinding:
+    """The finding with the exposures of the given component keys left out (for the title)."""
+    field = "exposures" if finding.evidence.get("exposures") else "late_exposures"
+    listed = finding.evidence.get(field) or []
+    kept = [e for e in listed if component_key(e) not in keys]
+    return finding._replace(evidence={**finding.evidence, field: kept})
 
 
 def upgrade_by(finding: ActionFinding) -> Mapping[str, Any]:

@@ -34,11 +34,10 @@ from typing import Any, NamedTuple
 
 from inventory.patching.rollout import component_key
 from posture.action_upgrades import (
-    by_change,
     component_name,
     unfixed_exposures,
+    upgrade_action_title,
     upgrade_by,
-    upgrade_title,
 )
 from posture.rules.holding import ENV_RESOURCE
 from posture.scoring import SEVERITY_ORDER, finding_risk
@@ -317,7 +316,7 @@ def _action(
     if identity[1] == "taint":
         title += _taint_classes(members)
     elif identity[1] == "upgrade":
-        title = upgrade_title(members, identity[2]) + by_change(upgrade_by(members[0]))
+        title = upgrade_action_title(members, identity[2])
     return {
         "key": action_key(identity),
         "title": title,

@@ -72,6 +72,9 @@ class GpuOperatorSpec:
     # deployment of its own), so its version is not the ClusterPolicy's to set.
     toolkit_enabled: bool | None = None
     dcgm_exporter_enabled: bool | None = None
+    # true: NVIDIADriver objects set each node pool's driver (`driver.useNvidiaDriverCRD`, the
+    # chart's `driver.nvidiaDriverCRD.enabled`), and the ClusterPolicy's driver.version is unused.
+    driver_use_crd: bool | None = None
 
     @property
     def mig_parted_configmap(self) -> str:
@@ -138,6 +141,9 @@ def _from_spec(spec: dict[str, Any]) -> GpuOperatorSpec:
         driver_version=normalise_version(driver.get("version")),
         driver_auto_upgrade=_bool(upgrade.get("autoUpgrade")),
         driver_max_parallel_upgrades=_count(upgrade.get("maxParallelUpgrades")),
+        driver_use_crd=_bool(driver.get("useNvidiaDriverCRD"))
+        if "useNvidiaDriverCRD" in driver
+        else _bool(mapping(driver.get("nvidiaDriverCRD")).get("enabled")),
         toolkit_enabled=_enabled(spec, "toolkit"),
         toolkit_version=_version(spec, "toolkit"),
         device_plugin_version=_version(spec, "devicePlugin"),

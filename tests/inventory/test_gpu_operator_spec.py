@@ -91,6 +91,7 @@ def test_cluster_policy_olm_example():
     assert spec.mig_strategy == "single"
     assert spec.vgpu_manager_enabled is False
     assert (spec.driver_auto_upgrade, spec.driver_max_parallel_upgrades) == (True, 1)
+    assert spec.driver_use_crd is False  # the ClusterPolicy's driver.version is in force
     # migManager has no config section: same as "", the default ConfigMap.
     assert spec.mig_manager_config_name == ""
     assert spec.mig_parted_configmap == DEFAULT_MIG_PARTED_CONFIGMAP
@@ -110,6 +111,7 @@ def test_helm_chart_values():
     assert (spec.sandbox_workloads_enabled, spec.sandbox_workloads_mode) == (False, "kubevirt")
     assert spec.vgpu_manager_enabled is False
     assert spec.psp_enabled is None  # the chart has no psp section any more (psa replaced it)
+    assert spec.driver_use_crd is False
     assert (spec.driver_auto_upgrade, spec.driver_max_parallel_upgrades) == (True, 1)
 
 
@@ -195,6 +197,10 @@ def test_empty_values_state_nothing(values):
         ({"vgpuManager": {"enabled": 1}}, "vgpu_manager_enabled", None),
         ({"psp": {"enabled": True}}, "psp_enabled", True),
         ({"toolkit": {"version": "v1.19.1"}}, "toolkit_version", "1.19.1"),
+        # NVIDIADriver objects set the driver: the ClusterPolicy's field, the chart's value.
+        ({"driver": {"useNvidiaDriverCRD": True}}, "driver_use_crd", True),
+        ({"driver": {"nvidiaDriverCRD": {"enabled": False}}}, "driver_use_crd", False),
+        ({"driver": {"useNvidiaDriverCRD": "true"}}, "driver_use_crd", None),
     ],
 )
 def test_field_reading(spec, field, expected):

@@ -10,7 +10,7 @@ import pytest
 
 from inventory.snapshot import Container, GpuOperatorPolicy, Node, Pod
 from inventory.sources.gpu_operator import parse_gpu_operator_values
-from inventory.stack_managers import upgrade_paths
+from inventory.stack_managers import rollout_pending, upgrade_paths
 
 OPERATOR_SEEN = {"gpu_operator": "Deployment gpu-operator/gpu-operator"}
 NO_OPERATOR = {"gpu_operator": "no GPU Operator Deployment, pod or ClusterPolicy in the cluster"}
@@ -139,3 +139,35 @@ def test_policies_that_disagree_settle_nothing():
         read_policy("b", {"driver": {"enabled": True}}),
     )
     assert upgrade_paths(node(), two, [])["driver"].managed_by == "unknown"
+
+
+DRIVER_POD = ds_pod(
+    "gpu-operator", "nvidia-driver-daemonset", "nvcr.io/nvidia/driver:580.126.09-ubuntu22.04"
+)
+DRIVER_BELOW = {"component": "driver", "installed": "580.126.09", "fixed_version": "580.159.03"}
+
+
+@pytest.mark.parametrize(
+    ("driver", "pending"),
+    [
+        # The ClusterPolicy asks for the fix; the node's driver pod still runs the old one.
+        ({"version": "580.159.03"}, {"driver": "580.159.03"}),
+        ({"version": "580.172.01"}, {"driver": "580.172.01"}),
+        # It asks for a version still below the fix: the version must be set.
+        ({"version": "580.126.09"}, {}),
+        # NVIDIADriver objects set the driver: the ClusterPolicy's version is unused.
+        ({"version": "580.159.03", "useNvidiaDriverCRD": True}, {}),
+        # No version stated: nothing is known to be asked for.
+        ({}, {}),
+    ],
+)
+def test_a_fixed_version_the_clusterpolicy_already_asks_for_is_a_pending_rollout(driver, pending):
+    paths = upgrade_paths(node(), policy(driver={"enabled": True, **driver}), [DRIVER_POD])
+    assert rollout_pending(paths, [DRIVER_BELOW]) == pending
+
+
+def test_a_pre_installed_driver_is_never_a_pending_rollout():
+    # driver.enabled false: the Operator ignores driver.version, the node image carries it.
+    spec = {"enabled": False, "version": "580.159.03"}
+    paths = upgrade_paths(node(), policy(driver=spec), [])
+    assert rollout_pending(paths, [DRIVER_BELOW]) == {}

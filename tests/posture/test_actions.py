@@ -321,6 +321,34 @@ def test_components_upgraded_by_different_changes_are_different_actions():
     ]
 
 
+def test_a_driver_the_clusterpolicy_already_asks_for_is_a_rollout_to_finish():
+    """gpu-ts1 runs driver 580.126.09 while the ClusterPolicy asks for 580.159.03, the fix:
+    the version is set; the Operator's rollout to the node is what is not done. Same key."""
+    exposure = {"component": "driver", "installed": "580.126.09", "fixed_version": "580.159.03"}
+    by = {"managed_by": "gpu_operator", "change": "gpu_operator"}
+    before = finding(
+        "STACK-001", "Node", "gpu-ts1", evidence={"exposures": [exposure], "upgrade_by": by}
+    )
+    pending = {**by, "rollout_pending": {"driver": "580.159.03"}}
+    after = before._replace(evidence={**before.evidence, "upgrade_by": pending})
+    (old,), (new,) = actions_for([before]), actions_for([after])
+    assert old.key == new.key
+    assert new.title == (
+        "Finish the GPU Operator's rollout of the GPU driver R580 580.159.03 on node gpu-ts1: "
+        "the ClusterPolicy already asks for it"
+    )
+    # With the toolkit's version still to set on the same node: one change, both said.
+    toolkit = toolkit_below("gpu-ts1", "")._replace(
+        pools=(), evidence={**toolkit_below("gpu-ts1", "").evidence, "upgrade_by": by}
+    )
+    (both,) = actions_for([after, toolkit])
+    assert both.title == (
+        "Upgrade the container toolkit to 1.17.8 on node gpu-ts1 through the GPU Operator "
+        "(ClusterPolicy or Helm values); finish its rollout of the GPU driver R580 580.159.03 "
+        "(the ClusterPolicy already asks for it)"
+    )
+
+
 def test_the_operators_upgrade_keeps_the_key_the_pools_upgrade_had():
     """Links to an action (`?action=KEY`) made before the change was recorded still lead to
     the pool's GPU Operator upgrade."""

@@ -96,7 +96,7 @@ def _below_draft(
         "move_to": fixed[-1] if fixed else None,
         # Who manages these components on the node, so how the upgrade is done: through the
         # GPU Operator, a new node image or host packages, a chart of its own, or unknown.
-        "upgrade_by": upgrade_evidence(path, exposures),
+        "upgrade_by": upgrade_evidence(path, exposures, paths_of(inputs, node)),
         # Exposures the vendor says have no fix (none_available, no_fix_planned), each with
         # its advisory: a reader who may not read that advisory sees the category only.
         "no_fix": _no_fix(exposures),
@@ -136,7 +136,10 @@ _REMEDIATION = (
     "false`, node label `nvidia.com/gpu.deploy.driver=pre-installed`: AKS, EKS, Bottlerocket, "
     "bare metal), by a new node image or the host's packages, since the Operator ignores "
     "`driver.version` then; a component with a chart or DaemonSet of its own, through that. "
-    "Where the evidence says who manages it is unknown, find that out first. Then re-sync the "
+    "Where the evidence says who manages it is unknown, find that out first. Where it says "
+    "`rollout_pending`, the ClusterPolicy already asks for the fixed version: let the "
+    "Operator's rollout reach the node (its driver upgrade controller; without it, drain the "
+    "node and delete its driver pod). Then re-sync the "
     "cluster. Until a node is upgraded (or where no fix exists), apply the mitigations and "
     "workarounds the bulletins give (`remedies` in the evidence)."
 )
@@ -229,7 +232,7 @@ def patch_sla_breached(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 "node": node.name,
                 "late_exposures": members,
                 "oldest_days": oldest,
-                "upgrade_by": upgrade_evidence(path, members),
+                "upgrade_by": upgrade_evidence(path, members, paths_of(inputs, node)),
             }
             title = (
                 f"GPU node {node.name} is past the patch SLA ({oldest} days since the oldest fix)"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from inventory.snapshot import Node
-from inventory.stack_managers import UNKNOWN, UpgradePath, upgrade_paths
+from inventory.stack_managers import UNKNOWN, UpgradePath, rollout_pending, upgrade_paths
 from posture.inputs import PostureInputs
 
 # How a split finding's title names its change.
@@ -51,9 +51,41 @@ def split_by_change(
     return [(by_change[change], members) for change, members in groups.items()]
 
 
-def upgrade_evidence(path: UpgradePath, exposures: list[dict]) -> dict[str, object]:
-    """The evidence's `upgrade_by`: who manages the components and how to upgrade them."""
-    return {**path.as_dict(), "components": sorted({str(e.get("component")) for e in exposures})}
+def upgrade_evidence(
+    path: UpgradePath, exposures: list[dict], paths: dict[str, UpgradePath] | None = None
+) -> dict[str, object]:
+    """The evidence's `upgrade_by`: who manages the components and how to upgrade them, and
+    `rollout_pending`: the components whose fixed version the ClusterPolicy already asks for
+    while the node still runs below it (the change is done; its rollout is not)."""
+    components = sorted({str(e.get("component")) for e in exposures})
+    evidence: dict[str, object] = {**path.as_dict(), "components": components}
+    pending = rollout_pending(paths or {}, exposures)
+    if pending:
+        evidence["rollout_pending"] = pending
+    if pending and set(pending) == set(components):
+        evidence["how"] = _finish_rollout(pending)
+    return evidence
+
+
+def _finish_rollout(pending: dict[str, str]) -> str:
+    asked = ", ".join(f"{c} {v}" for c, v in sorted(pending.items()))
+    how = (
+        f"the ClusterPolicy already asks for {asked}, at or above the fixed version, but the "
+        "GPU Operator has not rolled it out to this node yet: setting it again changes "
+        "nothing; let the rollout finish"
+    )
+    if "driver" in pending:
+        how += (
+            ". With driver.upgradePolicy.autoUpgrade the Operator's upgrade controller moves "
+            "nodes maxParallelUpgrades at a time: the node's nvidia.com/gpu-driver-upgrade-state "
+            "label says where it stands (upgrade-failed, or a drain waiting on pods, needs you); "
+            "without it, drain the node and delete its driver pod so the DaemonSet restarts it "
+            "on the new version"
+        )
+    else:
+        how += ": check the Operator's DaemonSet for it (kubectl rollout status) and the "
+        how += "ClusterPolicy's status for why its pod on the node was not replaced"
+    return how
 
 
 def split_key(check_id: str, path: UpgradePath, parts: int) -> str:
