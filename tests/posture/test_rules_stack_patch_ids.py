@@ -128,3 +128,44 @@ def test_an_sla_breach_needing_two_changes_is_two_findings():
     assert by_change["gpu_operator"].key == "STACK-005"
     assert by_change["host"].key == "STACK-005 host"
     assert by_change["host"].title.endswith("(pre-installed on the node)")
+
+
+def operator_driver_world(asked: str, *exposures: dict):
+    """gpu-1's driver is the Operator's pod; the ClusterPolicy asks for driver `asked`."""
+    from dataclasses import asdict
+
+    from inventory.snapshot import Container, GpuOperatorPolicy, Pod
+    from inventory.sources.gpu_operator import parse_cluster_policy
+
+    driver = Pod(
+        namespace="gpu-operator",
+        name="nvidia-driver-daemonset-x1",
+        node_name="gpu-1",
+        phase="Running",
+        containers=(Container("main", "nvcr.io/nvidia/driver:580.126.09-ubuntu22.04"),),
+        owner_kind="DaemonSet",
+        owner_name="nvidia-driver-daemonset",
+    )
+    spec = asdict(parse_cluster_policy({"spec": {"driver": {"version": asked}}}))
+    node = gpu_node("gpu-1", deployed={"gpu_operator": "Deployment gpu-operator/gpu-operator"})
+    base = inputs(
+        nodes=(node,),
+        pods=(pod("alpha", "trainer", node="gpu-1", gpu={"nvidia.com/gpu": 1}), driver),
+        tenants=(ALPHA,),
+        gpu_operator_policies=(GpuOperatorPolicy("cluster-policy", spec=spec),),
+    )
+    return replace(base, patch={"gpu-1": {"exposures": list(exposures)}})
+
+
+def test_a_driver_the_clusterpolicy_already_asks_for_says_to_finish_the_rollout():
+    below = exposure("driver", "580.126.09", "580.159.03")
+    (draft,) = run("STACK-001", operator_driver_world("580.159.03", below))
+    by = draft.evidence["upgrade_by"]
+    assert (draft.key, by["change"]) == ("STACK-001", "gpu_operator")
+    assert by["rollout_pending"] == {"driver": "580.159.03"}
+    assert by["how"].startswith("the ClusterPolicy already asks for driver 580.159.03")
+    assert "delete its driver pod" in by["how"]
+    # Asking for a version below the fix: the version is still to set.
+    (draft,) = run("STACK-001", operator_driver_world("580.126.09", below))
+    assert "rollout_pending" not in draft.evidence["upgrade_by"]
+    assert "set the component's version" in draft.evidence["upgrade_by"]["how"]
