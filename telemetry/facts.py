@@ -217,14 +217,17 @@ def _hijacks(
 
 def _by_count_note(hijack: Hijack, counted: dict[str, int], caps: dict[str, int]) -> Hijack:
     """The hijack, saying why it was judged by count where its node's exporter names no pod,
-    or where its node's GPUs are shared."""
+    or where its node's GPUs are shared. Where its scheduled pods can occupy some GPUs, it is
+    `judged_by_count`: more were busy than they can occupy, but not which one is unheld."""
     if hijack.hostname in counted:
+        count = counted[hijack.hostname]
         note = (
             "the exporter on this node names no pod, so which busy GPU is unheld is unknown; "
             f"more GPUs were busy at once than the {counted[hijack.hostname]} its scheduled "
             "pods hold, so at least one runs outside the scheduler"
         )
     elif hijack.hostname in caps and not hijack.gi_id:
+        count = caps[hijack.hostname]
         note = (
             "the node's GPUs are time-sliced or MPS-shared, so the exporter names at most one "
             "of the pods on a GPU; more GPUs were busy at once than the "
@@ -233,7 +236,7 @@ def _by_count_note(hijack: Hijack, counted: dict[str, int], caps: dict[str, int]
         )
     else:
         return hijack
-    return replace(hijack, held_note=note)
+    return replace(hijack, held_note=note, judged_by_count=count > 0)
 
 
 def _shared_units(pod: snap.Pod) -> int:
