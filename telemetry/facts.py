@@ -35,7 +35,7 @@ from telemetry.ingest_context import SHARED_STRATEGIES
 from telemetry.leak import Attestation, tenancies_from, unattested_handovers
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.samples import GpuSample
-from telemetry.shares import share_holds, share_note, share_units
+from telemetry.shares import ShareHolds, share_holds, share_note, share_units
 from tenants.mapping import UNCLASSIFIED
 from tenants.policy import FRACTIONAL_RESOURCES
 
@@ -168,10 +168,12 @@ def _hijacks(
         threshold=threshold,
         ended=ended_devices,
     )
-    caps = _shared_caps(snapshot, running)
-    # MIG instances of a shared node are not counted against its physical GPUs.
+    units = _units_by_node(running)
+    caps = _shared_caps(snapshot, units, shares)
+    # MIG instances of a shared node are not counted against its physical GPUs, nor a GPU a
+    # HAMi share is bound to (held by it: the count judges the others).
     shared_count = explained_by_count(
-        [s for s in samples if not s.gi_id],
+        [s for s in samples if not s.gi_id and not shares.held(s)],
         caps,
         threshold=threshold,
         ended=_by_node(ended, _shared_units),
@@ -193,7 +195,13 @@ def _hijacks(
         # occupy every GPU, or where the node's GPU count is unknown).
         if sample.hostname in caps and not sample.gi_id:
             return (sample.hostname, sample.time) in shared_count
-        return sample.hostname in shared and sample.hostname in held_devices
+        # A node whose GPUs its pods can occupy only through HAMi shares on named GPUs is
+        # judged by device (shares.held above), as on other HAMi nodes.
+        return (
+            sample.hostname in shared
+            and sample.hostname in held_devices
+            and units.get(sample.hostname, 0) > 0
+        )
 
     found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
     # A node whose only holds are HAMi shares on named GPUs is judged by UUID, not by count.
@@ -209,14 +217,17 @@ def _hijacks(
 
 def _by_count_note(hijack: Hijack, counted: dict[str, int], caps: dict[str, int]) -> Hijack:
     """The hijack, saying why it was judged by count where its node's exporter names no pod,
-    or where its node's GPUs are shared."""
+    or where its node's GPUs are shared. Where its scheduled pods can occupy some GPUs, it is
+    `judged_by_count`: more were busy than they can occupy, but not which one is unheld."""
     if hijack.hostname in counted:
+        count = counted[hijack.hostname]
         note = (
             "the exporter on this node names no pod, so which busy GPU is unheld is unknown; "
             f"more GPUs were busy at once than the {counted[hijack.hostname]} its scheduled "
             "pods hold, so at least one runs outside the scheduler"
         )
     elif hijack.hostname in caps and not hijack.gi_id:
+        count = caps[hijack.hostname]
         note = (
             "the node's GPUs are time-sliced or MPS-shared, so the exporter names at most one "
             "of the pods on a GPU; more GPUs were busy at once than the "
@@ -225,28 +236,42 @@ def _by_count_note(hijack: Hijack, counted: dict[str, int], caps: dict[str, int]
         )
     else:
         return hijack
-    return replace(hijack, held_note=note)
+    return replace(hijack, held_note=note, judged_by_count=count > 0)
 
 
 def _shared_units(pod: snap.Pod) -> int:
     """The most physical GPUs a pod on a time-sliced or MPS node can occupy: one per shared
-    replica it holds; a pod with only a fraction or a claim, one."""
+    replica it holds; a pod with only a fraction or a claim, one. A HAMi share whose devices
+    its annotation names occupies those (judged by device, telemetry.shares), none by count;
+    one whose devices are unnamed, one GPU per share (share_units)."""
+    if hami_share(pod):
+        return share_units(pod)
     n = sum(v for k, v in pod.gpu_resources.items() if k not in FRACTIONAL_RESOURCES)
     return n or (1 if pod.uses_gpu or pod.resource_claims else 0)
 
 
-def _shared_caps(snapshot: snap.ClusterSnapshot, running: list[snap.Pod]) -> dict[str, int]:
-    """Time-sliced or MPS nodes -> the most physical GPUs their scheduled pods can occupy,
-    where that is fewer than the node has: a busy GPU beyond them is none of theirs."""
+def _units_by_node(running: list[snap.Pod]) -> dict[str, int]:
+    """node -> the most physical GPUs its scheduled pods can occupy by count (_shared_units)."""
     units: dict[str, int] = {}
     for pod in running:
         units[str(pod.node_name)] = units.get(str(pod.node_name), 0) + _shared_units(pod)
+    return units
+
+
+def _shared_caps(
+    snapshot: snap.ClusterSnapshot, units: dict[str, int], shares: ShareHolds
+) -> dict[str, int]:
+    """Time-sliced or MPS nodes -> the most physical GPUs their scheduled pods can occupy,
+    where that is fewer than the node has: a busy GPU beyond them is none of theirs. A node
+    whose pods are all HAMi shares on named GPUs (GFD may still label it time-slicing) is
+    judged by device, whatever its GPU count: it is not capped."""
     return {
         node.name: units.get(node.name, 0)
         for node in snapshot.nodes
         if node.sharing_strategy in SHARED_STRATEGIES
         and node.gpu_count
         and units.get(node.name, 0) < node.gpu_count
+        and (units.get(node.name, 0) or node.name not in shares.devices)
     }
 
 

@@ -31,6 +31,9 @@ class Hijack:
     peak_busy: float
     evidence: tuple[tuple[datetime, float], ...]  # (time, busy), at most MAX_EVIDENCE
     held_note: str = ""  # why no pod is taken to hold it, where the plain rule does not say
+    # judged by count: more of its node's GPUs were busy than its scheduled pods can occupy
+    # (its exporter names no pod, or its GPUs are shared), so not this one is known unheld
+    judged_by_count: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,18 @@ pytestmark = pytest.mark.django_db
 GPUS = [f"GPU-861e4ded-a29c-7edc-f6e0-c76587dc598{i}" for i in range(4)]
 
 
-def _hami_node(cluster, *pods: dict) -> None:
-    """gpu-ts-1 with whole GPUs (GFD says no sharing) and only these HAMi pods on it."""
+def _hami_node(cluster, *pods: dict, strategy: str = "none") -> None:
+    """gpu-ts-1 with four GPUs, whole (GFD says no sharing) unless `strategy` says GFD labels
+    them shared, and only these HAMi pods on it."""
     node = Node.objects.get(name="gpu-ts-1")
-    node.sharing_strategy = "none"
-    node.data = {**node.data, "sharing_strategy": "none", "time_slicing_replicas": None}
+    node.sharing_strategy = strategy
+    node.gpu_count = 4
+    node.data = {
+        **node.data,
+        "sharing_strategy": strategy,
+        "gpu_count": 4,
+        **({"time_slicing_replicas": None} if strategy == "none" else {}),
+    }
     node.save()
     Pod.objects.filter(node=node).exclude(namespace="gpu-operator").delete()
     for obj in pods:
@@ -78,6 +85,40 @@ def test_a_busy_gpu_no_hami_share_is_bound_to_is_a_hijack(small_world):
     assert f"bound to {GPUS[0]}, {GPUS[1]}" in held_by and "none to this GPU" in held_by
     assert "more GPUs were busy" not in held_by
     assert finding.title.endswith("min with no scheduled workload")
+
+
+@pytest.mark.parametrize("strategy", ["time_slicing", "mps"])
+def test_on_a_node_gfd_labels_shared_hami_shares_are_still_judged_by_device(small_world, strategy):
+    # GFD may label a HAMi node time-slicing or MPS: four shares on GPUs 0 and 1 are still
+    # not four GPUs the pods can occupy, so GPU 3 busy is none of theirs.
+    _hami_node(
+        small_world,
+        hami_pod("team-alpha", "infer-a", GPUS[0]),
+        hami_pod("team-alpha", "infer-b", GPUS[0]),
+        hami_pod("beta-prod", "caller-a", GPUS[1]),
+        hami_pod("beta-prod", "caller-b", GPUS[1]),
+        strategy=strategy,
+    )
+    samples_ingest(cluster=small_world, samples=_busy(0, 1, 3))
+    posture_evaluate()
+    (finding,) = Finding.objects.filter(check_id="ATTR-001", status="open")
+    assert finding.evidence["gpu_uuid"] == GPUS[3]
+    held_by = finding.evidence["held_by"]
+    assert f"bound to {GPUS[0]}, {GPUS[1]}" in held_by and "none to this GPU" in held_by
+    assert "more GPUs were busy" not in held_by
+    assert finding.title.endswith("min with no scheduled workload")
+
+
+def test_on_a_shared_hami_node_the_busy_gpus_shares_are_bound_to_are_theirs(small_world):
+    _hami_node(
+        small_world,
+        hami_pod("team-alpha", "infer-a", GPUS[0]),
+        hami_pod("beta-prod", "caller-a", GPUS[1]),
+        strategy="time_slicing",
+    )
+    samples_ingest(cluster=small_world, samples=_busy(0, 1))
+    posture_evaluate()
+    assert not Finding.objects.filter(check_id="ATTR-001", status="open").exists()
 
 
 def test_hami_shares_whose_devices_are_not_named_count_one_gpu_each(small_world):

@@ -108,6 +108,12 @@ def test_busy_gpus_beyond_what_a_shared_nodes_pods_can_occupy_are_a_hijack(small
     assert all(
         "time-sliced or MPS-shared" in f.evidence["held_by"] for f in open_findings("ATTR-001")
     )
+    # Judged by count: the title does not claim the GPU has no workload on it.
+    for f in open_findings("ATTR-001"):
+        assert "no scheduled workload" not in f.title
+        assert f.title.endswith(
+            "while more of the node's GPUs were busy than its scheduled pods can occupy"
+        )
 
 
 def test_as_many_busy_shared_gpus_as_the_pods_can_occupy_are_theirs(small_world):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from inventory.fractions import HAMI_ALLOCATED, hami_devices, hami_share
 from posture.inputs import PostureInputs
 from posture.rules.common import nodes_by_name, pod_ref, tenants_on_node
 from posture.rules.env_holdings import env_accesses
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
+from telemetry.hijack import Hijack
 
 
 @check(
@@ -50,7 +50,7 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
             "held_by": h.held_note or "no scheduled pod in the last inventory holds this GPU",
         }
         busy = f"GPU {where} on {h.hostname} busy {minutes} min"
-        title = f"{busy} {_unheld(inputs, h.hostname)}"
+        title = f"{busy} {_unheld(h)}"
         reach = _env_reach(inputs, h.hostname, h.uuid)
         if reach:
             # Still outside the scheduler, so still the hijack signature (T1496.001), but the
@@ -87,20 +87,13 @@ def _held_outside(busy: str, reach: list[dict[str, Any]]) -> str:
     )
 
 
-def _unheld(inputs: PostureInputs, hostname: str) -> str:
-    """What the title can say of the GPU's holders. Where the node's busy GPUs are judged by
-    count (its exporter names no pod, or HAMi shares whose devices no annotation names), more
-    GPUs were busy than its scheduled pods can occupy, but not which one is unheld: the title
-    does not claim this one has no workload (held_by says how it was judged)."""
-    unmapped = {u.node for u in inputs.telemetry.unmapped_nodes}
-    unnamed_shares = any(
-        p.node_name == hostname
-        and p.is_active
-        and hami_share(p)
-        and not hami_devices(p.annotations.get(HAMI_ALLOCATED, ""))
-        for p in inputs.snapshot.pods
-    )
-    if hostname in unmapped or unnamed_shares:
+def _unheld(h: Hijack) -> str:
+    """What the title can say of the GPU's holders. Where telemetry judged the node's busy
+    GPUs by count (its exporter names no pod, its GPUs are time-sliced or MPS-shared, or HAMi
+    shares whose devices no annotation names), more GPUs were busy than its scheduled pods can
+    occupy, but not which one is unheld: the title does not claim this one has no workload
+    (held_by says how it was judged)."""
+    if h.judged_by_count:
         return "while more of the node's GPUs were busy than its scheduled pods can occupy"
     return "with no scheduled workload"
 
