@@ -13,14 +13,16 @@ as the checks read them.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from inventory.rbac import (
+    RoleKey,
     binding_order,
     find_role,
     ref,
+    role_index,
     role_rules,
     rule_allows,
     service_account_namespace,
@@ -56,14 +58,17 @@ class RbacState:
         """subject -> the ClusterRoleBindings giving it node writes, with the verbs."""
         cluster_roles = {r.name: r for r in self.roles if r.kind == "ClusterRole"}
         found: dict[str, dict[Key, list[str]]] = {}
+        roles = role_index(self.roles)
         for binding in self.bindings:
-            verbs = _node_verbs(binding, self.roles, cluster_roles)
+            verbs = _node_verbs(binding, roles, cluster_roles)
             for subject in binding.subjects if verbs else ():
                 found.setdefault(subject_label(subject), {})[binding_order(binding)] = verbs
         return found
 
 
-def _node_verbs(binding: RoleBinding, roles: Iterable[Role], cluster_roles: dict) -> list[str]:
+def _node_verbs(
+    binding: RoleBinding, roles: Mapping[RoleKey, Role], cluster_roles: dict
+) -> list[str]:
     """patch/update on nodes (or their status, which takes the labels it is sent, as K8S-003
     reads it) the binding grants: only a ClusterRoleBinding reaches them; a rule with
     resourceNames still writes the nodes it names."""
@@ -154,5 +159,5 @@ def _view(binding: RoleBinding, state: RbacState) -> dict[str, Any]:
     return {
         "role": ref(binding.role_kind, None, binding.role_name),
         "subjects": [subject_label(s) for s in binding.subjects],
-        "node_verbs": _node_verbs(binding, state.roles, cluster_roles),
+        "node_verbs": _node_verbs(binding, role_index(state.roles), cluster_roles),
     }

@@ -9,7 +9,7 @@ never disagree about what a binding grants. `*` matches any verb, group or resou
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from inventory.snapshot import PolicyRule, Role, RoleBinding, Subject
@@ -123,16 +123,29 @@ def role_rules(role: Role, cluster_roles: dict[str, Role]) -> list[tuple[PolicyR
     return list(rules.items())
 
 
-def find_role(roles: Iterable[Role], binding: RoleBinding) -> Role | None:
-    """The role a binding refers to; a RoleBinding's Role is in its own namespace, and a
-    ClusterRoleBinding cannot refer to a Role."""
+RoleKey = tuple[str, str | None, str]
+
+
+def role_index(roles: Iterable[Role]) -> dict[RoleKey, Role]:
+    """Roles by (kind, namespace, name), built once so that each binding finds its role by key
+    rather than by scanning every role (thousands of each on a large cluster); the first role
+    of a key is kept, as a scan would find it."""
+    index: dict[RoleKey, Role] = {}
+    for role in roles:
+        index.setdefault((role.kind, role.namespace, role.name), role)
+    return index
+
+
+def find_role(roles: Mapping[RoleKey, Role], binding: RoleBinding) -> Role | None:
+    """The role a binding refers to in `roles` (role_index); a RoleBinding's Role is in its own
+    namespace, and a ClusterRoleBinding cannot refer to a Role."""
     if binding.role_kind == "ClusterRole":
-        key = ("ClusterRole", None, binding.role_name)
+        key: RoleKey = ("ClusterRole", None, binding.role_name)
     elif binding.role_kind == "Role" and binding.kind == "RoleBinding":
         key = ("Role", binding.namespace, binding.role_name)
     else:
         return None
-    return next((r for r in roles if (r.kind, r.namespace, r.name) == key), None)
+    return roles.get(key)
 
 
 def binding_order(binding: RoleBinding) -> tuple[str, str, str]:

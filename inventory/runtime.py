@@ -33,21 +33,28 @@ def runtime_facts(
     sharing_configs: Iterable[Mapping[str, Any]],
     operator_version: str | None = None,
     resolved: tuple[str | None, str] | None = None,
+    toolkit_here: bool | None = None,
 ) -> list[dict[str, Any]]:
     """Rows of (fact, value, source); `policies` are (ClusterPolicy name, parsed spec);
     `operator_version` the GPU Operator's (it sets what an unset spec.cdi.enabled means);
     `resolved` the node's device-list strategy and its source as the sync resolved it
-    (Node.device_list_strategy, from its plugin pod: the one reading STACK-008 uses too)."""
+    (Node.device_list_strategy, from its plugin pod: the one reading STACK-008 uses too);
+    `toolkit_here` whether the GPU Operator's toolkit runs on the node (Node.operator_toolkit):
+    where it does not, the ClusterPolicy's `cdi` and `toolkit` settings say nothing of the
+    node's runtime (None: not resolved, they are read as before)."""
     policies = sorted(policies)
+    # A ClusterPolicy that disables the toolkit leaves every node's runtime to the host.
+    off = [n for n, s in policies if toolkit_here is False or s.get("toolkit_enabled") is False]
+    runtime = [(n, spec) for n, spec in policies if n not in off]
     strategy = (
         _row(STRATEGY_FACT, resolved[0], resolved[1])
         if resolved is not None and resolved[1]
         else _strategy(labels, policies, sharing_configs)
     )
     return [
-        _cdi(labels, policies, operator_version, strategy),
+        _cdi(labels, runtime, operator_version, strategy, off),
         strategy,
-        _envvar(policies),
+        _envvar(runtime, off),
     ]
 
 
@@ -58,11 +65,12 @@ def node_facts(
     sharing_strategy: str | None,
     operator_version: str | None = None,
     resolved: tuple[str | None, str] | None = None,
+    toolkit_here: bool | None = None,
 ) -> NodeFacts:
     """The facts bulletin conditions are judged against (inventory.conditions), from the same
     rows the node page shows, plus MIG and vGPU from GPU Feature Discovery's labels."""
     cdi, strategy, envvar = runtime_facts(
-        labels, policies, sharing_configs, operator_version, resolved
+        labels, policies, sharing_configs, operator_version, resolved, toolkit_here
     )
     strategies = strategy["value"]
     return NodeFacts(
@@ -98,7 +106,10 @@ def _cdi(
     policies: list,
     operator_version: str | None,
     strategy: Mapping[str, Any],
+    excluded: list[str],
 ) -> dict[str, Any]:
+    """`policies` the ClusterPolicies that configure this node's runtime; `excluded` those
+    that do not (the Operator's toolkit does not run here): the node's own facts decide."""
     fact = "CDI device injection"
     for name, spec in policies:
         if spec.get("cdi_enabled") is not None:
@@ -124,7 +135,24 @@ def _cdi(
     named = set(str(strategy["value"] or "").split(","))
     if named & set(CDI_STRATEGIES):
         return _row(fact, "on", f"{strategy['source']}: deviceListStrategy {strategy['value']}")
-    return _row(fact, None, "nothing states it")
+    return _row(fact, None, "nothing states it" + _not_here(excluded))
+
+
+def _not_here(excluded: list[str]) -> str:
+    if not excluded:
+        return ""
+    return (
+        f"; ClusterPolicy {', '.join(sorted(excluded))} does not configure it here: the GPU "
+        "Operator's container toolkit does not run on the node"
+    )
+
+
+def operator_toolkit(node: Any) -> bool | None:
+    """Whether the GPU Operator's toolkit runs on a node as the sync resolved it (a snapshot
+    Node or its stored dict); None for a node synced before it was resolved."""
+    if isinstance(node, Mapping):
+        return node.get("operator_toolkit")
+    return getattr(node, "operator_toolkit", None)
 
 
 def operator_cdi_default(version: str | None) -> bool | None:
@@ -163,13 +191,15 @@ def _strategy(
     return _row(fact, None, "not stated (the plugin's default is envvar)")
 
 
-def _envvar(policies: list) -> dict[str, Any]:
+def _envvar(policies: list, excluded: list[str]) -> dict[str, Any]:
     fact = "Toolkit honours NVIDIA_VISIBLE_DEVICES from unprivileged pods"
     for name, spec in policies:
         value = spec.get("toolkit_accepts_envvar_unprivileged")
         if value is not None:
             source = f"ClusterPolicy {name} toolkit.env"
             return _row(fact, "yes" if value else "no", source)
+    if excluded:  # a toolkit installed on the host keeps it in a file the API never shows
+        return _row(fact, None, "not stated" + _not_here(excluded))
     return _row(fact, None, "not stated (the toolkit's default is yes)")
 
 

@@ -18,7 +18,7 @@ from inventory.models import Bulletin, Cluster, ClusterObject, Node, Pod, SyncRu
 from inventory.patching.rollout import RolloutNode, rollout_plan
 from inventory.patching.status import COMPONENTS
 from inventory.presenter import hidden_scope_for, present_all
-from inventory.runtime import resolved_strategy, runtime_facts
+from inventory.runtime import operator_toolkit, resolved_strategy, runtime_facts
 from inventory.schedule import cluster_schedule_summary
 
 
@@ -132,6 +132,7 @@ def node_detail_context(user, node: Node) -> dict:
             configs,
             node.data.get("gpu_operator_version"),
             resolved_strategy(node.data),
+            operator_toolkit(node.data),
         ),
         "exposures": sorted(exposures, key=lambda e: (-(e.get("max_cvss") or 0), e["component"])),
         "has_conditions": any(e.get("condition") for e in exposures),

@@ -82,17 +82,23 @@ def envvar_access(
     policies: Iterable[tuple[str, Mapping[str, Any]]],
     *,
     strategy: Fact | None = None,
+    toolkit_here: bool | None = None,
 ) -> EnvvarAccess:
     """The node's facts from its GPU-stack pods, its device-plugin config and the GPU
     Operator's ClusterPolicies (name, parsed spec). `strategy`: the node's device-list
-    strategy as the sync resolved it (device_list_strategy), which then decides."""
+    strategy as the sync resolved it (device_list_strategy), which then decides.
+    `toolkit_here`: whether the Operator's toolkit runs on the node (Node.operator_toolkit);
+    where it does not (a toolkit installed on the host, another stack's), the ClusterPolicy's
+    `toolkit` and `cdi` settings do not configure its runtime (None: not resolved, read)."""
     pods = [p for p in pods_on_node if p.is_active]
     policies = sorted(policies, key=lambda p: p[0])
+    off = [n for n, s in policies if toolkit_here is False or s.get("toolkit_enabled") is False]
+    runtime = [(n, s) for n, s in policies if n not in off]
     toolkits = _containers(pods, "container_toolkit")
     return EnvvarAccess(
-        toolkit_accepts=_toolkit(toolkits, policies),
+        toolkit_accepts=_toolkit(toolkits, runtime, off),
         device_list_strategy=strategy or device_list_strategy(pods, config, policies),
-        nvidia_default_runtime=_default_runtime(toolkits, policies),
+        nvidia_default_runtime=_default_runtime(toolkits, runtime),
     )
 
 
@@ -196,7 +202,7 @@ def _is_plugin(container: Container) -> bool:
     return not any(word in words for word in _NOT_THE_PLUGIN)
 
 
-def _toolkit(toolkits: list[tuple[Pod, Container]], policies: list) -> Fact:
+def _toolkit(toolkits: list[tuple[Pod, Container]], policies: list, off: list[str]) -> Fact:
     for pod, container in toolkits:
         where = f"container-toolkit pod {pod.namespace}/{pod.name}"
         value = _env(container, TOOLKIT_ENV)
@@ -208,10 +214,16 @@ def _toolkit(toolkits: list[tuple[Pod, Container]], policies: list) -> Fact:
         if spec.get("toolkit_accepts_envvar_unprivileged") is not None:
             value = "true" if spec["toolkit_accepts_envvar_unprivileged"] else "false"
             return Fact(value, f"ClusterPolicy {name} toolkit.env {TOOLKIT_ENV}")
+    scoped = (
+        f"; ClusterPolicy {', '.join(sorted(off))} does not configure it here: the GPU "
+        "Operator's container toolkit does not run on the node"
+        if off
+        else ""
+    )
     return Fact(
         None,
         "unverified: no container-toolkit pod on the node states it (a toolkit installed on "
-        "the host keeps it in /etc/nvidia-container-runtime/config.toml)",
+        f"the host keeps it in /etc/nvidia-container-runtime/config.toml){scoped}",
     )
 
 

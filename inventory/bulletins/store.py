@@ -40,7 +40,7 @@ from inventory.patching.status import (
     node_patch_status,
     remedy_dicts,
 )
-from inventory.runtime import node_facts, resolved_strategy
+from inventory.runtime import node_facts, operator_toolkit, resolved_strategy
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 DRAFT_REFUSED = (
@@ -397,5 +397,6 @@ def _node_stack(node: Node, runtime: dict[int, tuple[list, list]]) -> NodeStack:
             data.get("sharing_strategy"),
             data.get("gpu_operator_version"),
             resolved_strategy(data),
+            operator_toolkit(data),
         ),
     )

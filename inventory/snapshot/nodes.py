@@ -92,6 +92,10 @@ class Node:
     # unknown. The source says where it was read; "" when the sync did not resolve it.
     device_list_strategy: str | None = None
     device_list_strategy_source: str = ""
+    # Whether the GPU Operator's container toolkit runs (or would run) here, so that the
+    # ClusterPolicy's `cdi` and `toolkit` settings configure the node's runtime
+    # (plugin_placement.operator_toolkit_here); None when not resolved (synced before this).
+    operator_toolkit: bool | None = None
     # Per resource the node's device-plugin config replicates (rename, devices): its mode.
     # Empty when no readable config applies; other resources keep whole devices.
     resource_sharing: tuple[SharedResource, ...] = ()

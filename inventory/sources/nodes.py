@@ -57,6 +57,7 @@ from inventory.sources.plugin_placement import (
     capacity_conflict,
     config_placement,
     operator_plugin_here,
+    operator_toolkit_here,
     placed_problems,
     plugin_templates,
 )
@@ -227,6 +228,11 @@ def node_from(
         device_plugin_config_used=config.ref if config is not None else "",
         device_list_strategy=strategy_fact.value if strategy_fact else None,
         device_list_strategy_source=strategy_fact.source if strategy_fact else "",
+        operator_toolkit=(
+            operator_toolkit_here(name_of(obj), labels, taints, pods_on_node, stack.daemonsets)
+            if is_gpu and stack is not None
+            else None
+        ),
         resource_sharing=_noted(
             shared_resources(None if plugin_unknown else config, capacity, gpu_count),
             placement.why if placement is not None and placement.state == ASSUMED else "",

@@ -168,6 +168,7 @@ def plugin_templates(
 
 
 OPERATOR_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+TOOLKIT_DEPLOY_LABEL = "nvidia.com/gpu.deploy.container-toolkit"
 
 
 def operator_plugin_here(
@@ -182,28 +183,78 @@ def operator_plugin_here(
     DaemonSet selects nodes by its deploy label (`nvidia.com/gpu.deploy.device-plugin: "true"`,
     which it writes on the GPU nodes it manages); a node running another plugin (its own chart,
     a host service) never reads the ClusterPolicy."""
+    found = _operator_component_here(
+        "device_plugin", OPERATOR_DEPLOY_LABEL, node_name, labels, taints, pods_on_node, daemonsets
+    )
+    return bool(found)
+
+
+def operator_toolkit_here(
+    node_name: str,
+    labels: Mapping[str, str],
+    taints: Iterable[Taint],
+    pods_on_node: Iterable[Pod],
+    daemonsets: Sequence[Workload],
+) -> bool:
+    """Whether the GPU Operator's container toolkit runs (or would run) on the node, so that the
+    ClusterPolicy's `cdi` and `toolkit` settings configure its container runtime. Its toolkit
+    DaemonSet selects nodes by `nvidia.com/gpu.deploy.container-toolkit: "true"`; a node with a
+    pre-installed toolkit (cloud GPU images) or another plugin's stack never reads them. With only
+    the ClusterPolicy read, the deploy labels decide: the Operator writes its toolkit and plugin
+    labels together on the nodes it manages, so a node wearing neither is not its own."""
+    found = _operator_component_here(
+        "container_toolkit",
+        TOOLKIT_DEPLOY_LABEL,
+        node_name,
+        labels,
+        taints,
+        pods_on_node,
+        daemonsets,
+    )
+    if found is None:  # no toolkit DaemonSet in the snapshot: the deploy labels
+        label = labels.get(TOOLKIT_DEPLOY_LABEL)
+        if label is not None:
+            return label.strip().lower() == "true"
+        return operator_plugin_here(node_name, labels, taints, pods_on_node, daemonsets)
+    return found
+
+
+def _operator_component_here(
+    component: str,
+    deploy_label: str,
+    node_name: str,
+    labels: Mapping[str, str],
+    taints: Iterable[Taint],
+    pods_on_node: Iterable[Pod],
+    daemonsets: Sequence[Workload],
+) -> bool | None:
+    """Whether the Operator's DaemonSet of `component` (selecting nodes by `deploy_label`) runs
+    or would run on the node; for the device plugin with no such DaemonSet in the snapshot, the
+    node's deploy label; None for another component with no such DaemonSet (caller decides)."""
     operator = [
         ds
         for ds in daemonsets
         if ds.kind == "DaemonSet"
-        and OPERATOR_DEPLOY_LABEL in ds.node_selector
-        and any(component_of(i) == "device_plugin" for i in ds.images.values())
+        and deploy_label in ds.node_selector
+        and any(component_of(i) == component for i in ds.images.values())
     ]
     names = {(ds.namespace, ds.name) for ds in operator}
-    plugins = [
+    running = [
         p
         for p in pods_on_node
         if p.is_active
-        and any(component_of(c.image) == "device_plugin" for c in p.containers)
+        and any(component_of(c.image) == component for c in p.containers)
         and "feature-discovery" not in p.name  # GFD runs the plugin's image
     ]
-    if any(p.owner_kind == "DaemonSet" and (p.namespace, p.owner_name) in names for p in plugins):
+    if any(p.owner_kind == "DaemonSet" and (p.namespace, p.owner_name) in names for p in running):
         return True
     spaces = {ds.namespace for ds in operator}  # its operands (MPS daemon, GFD) live there
-    if any(p.namespace not in spaces for p in plugins) and operator:
-        return False  # another plugin's pod runs here
+    if any(p.namespace not in spaces for p in running) and operator:
+        return False  # another plugin's (toolkit's) pod runs here
     if not operator:  # only its ClusterPolicy was read: the deploy label says where it runs
-        return labels.get(OPERATOR_DEPLOY_LABEL, "").strip().lower() == "true"
+        if component != "device_plugin":
+            return None
+        return labels.get(deploy_label, "").strip().lower() == "true"
     taints = tuple(taints)
     return any(
         daemonset_fit(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import posture.rules.k8s.rbac_eval as rbac_eval
+from inventory.snapshot import RoleBinding
 from posture.rules.registry import run_checks
 from tests.posture.builders import gpu_node
 from tests.posture.test_rules_rbac import DEVS, cluster_role, crb, rule, world
@@ -170,3 +171,60 @@ def test_each_identitys_reach_is_found_once_per_evaluation_not_once_per_tenant(m
         assert [p.how for p in paths] == sorted(f"may impersonate User u-{i}" for i in range(30))
     grants = sum(len(h.grants) for h in rbac_escalation._identities(world).values())
     assert len(asked) == grants  # once per grant of the cluster, not once per tenant too
+
+
+def _many_roles_world():
+    """200 namespaced roles and ClusterRoles, each bound; a Role and a ClusterRole sharing a
+    name, a RoleBinding whose Role lives in another namespace, a ClusterRoleBinding naming a
+    Role (which the API never resolves) and a binding to a missing role."""
+    from inventory.snapshot import Role
+    from tests.posture.test_rules_rbac import rb
+
+    node_patch = rule(verbs=("get", "patch"))
+    roles = [cluster_role(f"noise-{i}", rule(resources=("secrets",))) for i in range(200)]
+    roles += [Role("Role", f"ns-{i}", "alpha", (rule(resources=("pods",)),)) for i in range(200)]
+    roles += [cluster_role("labeler", node_patch), Role("Role", "labeler", "alpha", ())]
+    roles += [Role("Role", "elsewhere", "beta", (node_patch,))]
+    bindings = [crb(f"noise-{i}", f"noise-{i}", DEVS) for i in range(200)]
+    bindings += [rb("alpha", f"ns-{i}", f"ns-{i}", DEVS, kind="Role") for i in range(200)]
+    bindings += [
+        crb("labeler", "labeler", DEVS),
+        rb("alpha", "elsewhere", "elsewhere", DEVS, kind="Role"),
+        RoleBinding("ClusterRoleBinding", "to-a-role", None, "Role", "labeler", (DEVS,)),
+        crb("gone", "missing", DEVS),
+    ]
+    return world(roles, bindings)
+
+
+def test_each_binding_finds_its_role_by_key_once_per_evaluation(monkeypatch):
+    """The roles are indexed once per evaluation (not scanned for every binding, twice: the
+    grants and the escalation paths), and the findings are those of a scan."""
+    import inventory.rbac as rbac
+    import posture.rules.k8s.rbac_escalation as rbac_escalation
+
+    checks = ["K8S-003", "K8S-004", "K8S-005", "K8S-008", "DRA-001"]
+    indexed = []
+    index = rbac_eval.role_index
+
+    def counting(roles):
+        indexed.append(1)
+        return index(roles)
+
+    monkeypatch.setattr(rbac_eval, "role_index", counting)
+    found = run_checks(_many_roles_world(), only=checks)
+    assert len(indexed) == 1
+    assert [d.subject_name for d in found if d.check_id == "K8S-003"] == ["labeler"]
+
+    # The same findings when every binding scans every role for its key, as before.
+    def scan(roles, binding):
+        key = {
+            ("ClusterRole", "ClusterRoleBinding"): ("ClusterRole", None),
+            ("ClusterRole", "RoleBinding"): ("ClusterRole", None),
+            ("Role", "RoleBinding"): ("Role", binding.namespace),
+        }.get((binding.role_kind, binding.kind))
+        wanted = None if key is None else (*key, binding.role_name)
+        return next((r for r in roles.values() if (r.kind, r.namespace, r.name) == wanted), None)
+
+    for module in (rbac, rbac_eval, rbac_escalation):
+        monkeypatch.setattr(module, "find_role", scan)
+    assert run_checks(_many_roles_world(), only=checks) == found

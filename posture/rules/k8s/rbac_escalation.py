@@ -46,6 +46,7 @@ from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.k8s.rbac_eval import (
     Grant,
     effective_permissions,
+    roles_by_key,
     subject_keys,
     subject_of_tenant,
     tenant_keys,
@@ -334,8 +335,9 @@ def _identities(inputs: PostureInputs) -> dict[Identity, Held]:
         cluster_roles = {r.name: r for r in snapshot.roles if r.kind == "ClusterRole"}
         subjects: dict[Identity, Subject] = {}
         held: dict[Identity, list[Grant]] = {}
+        roles = roles_by_key(inputs)
         for binding in sorted(snapshot.bindings, key=binding_order):
-            role = find_role(snapshot.roles, binding)
+            role = find_role(roles, binding)
             if role is None:
                 continue
             scope = binding.namespace if binding.kind == "RoleBinding" else None

@@ -15,9 +15,11 @@ from inventory.rbac import (
     ALL_SERVICE_ACCOUNTS,
     EVERYONE,
     SA_USER_PREFIX,
+    RoleKey,
     binding_order,
     find_role,
     ref,
+    role_index,
     role_rules,
     rule_allows,
     service_account_namespace,
@@ -186,6 +188,15 @@ def _grants(inputs: PostureInputs, tenant: TenantInfo) -> list[Grant]:
 Bound = tuple[RoleBinding, Role, tuple[tuple[PolicyRule, str | None], ...]]
 
 
+def roles_by_key(inputs: PostureInputs) -> dict[RoleKey, Role]:
+    """The snapshot's roles by (kind, namespace, name): indexed once per evaluation, for the
+    grants here and the escalation paths (rbac_escalation) alike."""
+    key = ("rbac-roles",)
+    if key not in inputs.memo:
+        inputs.memo[key] = role_index(inputs.snapshot.roles)
+    return cast("dict[RoleKey, Role]", inputs.memo[key])  # what this function stored
+
+
 def _bound(inputs: PostureInputs) -> list[Bound]:
     """Each binding (in binding order) whose role exists, with the role and its rules
     (aggregation followed): resolved once per evaluation, not once per tenant."""
@@ -194,8 +205,9 @@ def _bound(inputs: PostureInputs) -> list[Bound]:
         snapshot = inputs.snapshot
         cluster_roles = {r.name: r for r in snapshot.roles if r.kind == "ClusterRole"}
         found: list[Bound] = []
+        roles = roles_by_key(inputs)
         for binding in sorted(snapshot.bindings, key=binding_order):
-            role = find_role(snapshot.roles, binding)
+            role = find_role(roles, binding)
             if role is not None:
                 found.append((binding, role, tuple(role_rules(role, cluster_roles))))
         inputs.memo[key] = found

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from inventory.runtime import CDI_NODE_LABEL, resolved_strategy, runtime_facts
+from inventory.runtime import CDI_NODE_LABEL, operator_toolkit, resolved_strategy, runtime_facts
 from inventory.snapshot import GpuOperatorPolicy, Node
 from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from posture.inputs import PostureInputs, TenantInfo
@@ -27,13 +27,20 @@ def cdi_gap(inputs: PostureInputs, node: Node) -> dict[str, Any] | None:
     ]
     readable = [(p.name, p.spec) for p in policies if not p.error]
     resolved = resolved_strategy(node)
-    cdi = runtime_facts(node.labels, readable, configs, node.gpu_operator_version, resolved)[0]
+    cdi = runtime_facts(
+        node.labels,
+        readable,
+        configs,
+        node.gpu_operator_version,
+        resolved,
+        operator_toolkit(node),
+    )[0]
     if cdi["value"] == "on":
         return None
     gap: dict[str, Any] = {"cdi": cdi["value"] or "unknown", "source": cdi["source"]}
     if policies:
         gap["cluster_policies"] = [_policy_state(p) for p in policies]
-    else:
+    if not policies or operator_toolkit(node) is False:  # the node's own label decides
         gap |= {"label": CDI_NODE_LABEL, "value": node.labels.get(CDI_NODE_LABEL)}
     return gap
 
@@ -44,7 +51,9 @@ def _policy_state(policy: GpuOperatorPolicy) -> dict[str, Any]:
         "name": policy.name,
         "field": "spec.cdi.enabled",
         "cdi_enabled": enabled,
-        "meaning": "disabled" if enabled is False else "not set (on from GPU Operator v25.10.0)",
+        "meaning": {False: "disabled", True: "enabled"}.get(
+            enabled, "not set (on from GPU Operator v25.10.0)"
+        ),
         "cdi_default": policy.spec.get("cdi_default"),
     }
 

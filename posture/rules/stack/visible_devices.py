@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inventory.runtime import resolved_strategy
+from inventory.runtime import operator_toolkit, resolved_strategy
 from inventory.snapshot import Node
 from inventory.sources.nodes import matching_config
 from inventory.visible_devices import EnvvarAccess, Fact, envvar_access
@@ -25,7 +25,9 @@ def node_envvar_access(inputs: PostureInputs, node: Node) -> EnvvarAccess:
         # The strategy the sync resolved for the node (the bulletin conditions read it too).
         value, source = resolved_strategy(node)
         resolved = Fact(value, source) if source else None
-        inputs.memo[key] = envvar_access(pods, config, policies, strategy=resolved)
+        inputs.memo[key] = envvar_access(
+            pods, config, policies, strategy=resolved, toolkit_here=operator_toolkit(node)
+        )
     return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
 
