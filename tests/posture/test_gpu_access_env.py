@@ -188,9 +188,13 @@ CONFIG_ENVVAR = (
     ],
 )
 def test_stack008_fires_on_positive_evidence_only(objects, verdict):
+    # The GPU Operator labels the nodes it manages (its DaemonSets select them by these): where
+    # only its ClusterPolicy is in the world, the labels say its toolkit runs on the node.
+    managed = any(o.get("kind") == "ClusterPolicy" for o in objects)
+    deploy = {f"nvidia.com/gpu.deploy.{c}": "true" for c in ("container-toolkit", "device-plugin")}
     inputs = world(
         [
-            node("gpu-a", capacity={"nvidia.com/gpu": "8"}),
+            node("gpu-a", capacity={"nvidia.com/gpu": "8"}, labels=deploy if managed else None),
             *objects,
             pod("alpha", "train", container(gpu={"nvidia.com/gpu": "1"})),
         ],
