@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from inventory.placement import daemonset_fit
+from inventory.placement import workload_fit
 from inventory.snapshot import Pod, Taint, Workload
 from inventory.sources.images import (
     GKE_BUILD_NOTE,
@@ -208,14 +208,7 @@ def _daemonsets(
     for ds in daemonsets:
         if not any(container_component(n, i) == component for n, i in ds.images.items()):
             continue
-        fit = daemonset_fit(
-            node,
-            labels,
-            taints,
-            node_selector=ds.node_selector,
-            tolerations=ds.tolerations,
-            affinity_terms=ds.affinity_terms,
-        )
+        fit = workload_fit(node, labels, taints, ds)
         name = f"{ds.namespace}/{ds.name}"
         if fit.fits:
             fits.append(name)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inventory.snapshot import Taint
+from inventory.snapshot import Taint, Workload
 
 # Added by the DaemonSet controller to every pod it creates (pkg/controller/daemon/util), so a
 # node under pressure or cordoned still runs its DaemonSets.
@@ -39,6 +39,20 @@ class Fit:
 
     fits: bool | None
     why: str
+
+
+def workload_fit(
+    node_name: str, labels: Mapping[str, str], taints: Iterable[Taint], ds: Workload
+) -> Fit:
+    """daemonset_fit with the DaemonSet's own placement fields."""
+    return daemonset_fit(
+        node_name,
+        labels,
+        taints,
+        node_selector=ds.node_selector,
+        tolerations=ds.tolerations,
+        affinity_terms=ds.affinity_terms,
+    )
 
 
 def daemonset_fit(

@@ -56,17 +56,15 @@ from inventory.sources.plugin_placement import (
     ASSUMED,
     capacity_conflict,
     config_placement,
-    operator_plugin_here,
     operator_toolkit_here,
     placed_problems,
+    plugin_strategy_here,
     plugin_templates,
 )
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 from inventory.sources.shared_resources import replicates_here, shared_resources
 from inventory.visible_devices import (
-    Fact,
     config_manager_env,
-    device_list_strategy,
     plugin_setting,
 )
 
@@ -201,7 +199,16 @@ def node_from(
     )
     strategy_fact = (
         # The capacity's unknown split leaves the config readable: only a config decides here.
-        _strategy_fact(obj, labels, taints, pods_on_node, stack, config, policies, config_unknown)
+        plugin_strategy_here(
+            name_of(obj),
+            labels,
+            taints,
+            pods_on_node,
+            stack.daemonsets,
+            config,
+            policies,
+            config_unknown,
+        )
         if is_gpu and stack is not None and not vm
         else None
     )
@@ -247,43 +254,6 @@ def node_from(
         **stack_versions(labels, pods_on_node),
     )
     return NodeResult(node, (warning,) if warning else ())
-
-
-def _strategy_fact(
-    obj: dict[str, Any],
-    labels: dict[str, str],
-    taints: tuple[Taint, ...],
-    pods_on_node: Sequence[Pod],
-    stack: StackFacts,
-    config: SharingConfig | None,
-    policies: Sequence[tuple[str, Mapping[str, Any]]],
-    plugin_unknown: bool,
-) -> Fact:
-    """The node's device-list strategy. The ClusterPolicy's devicePlugin settings (its env,
-    cdi.enabled) are the plugin's only where the GPU Operator's plugin runs; elsewhere (a
-    host-run plugin, another chart's) they say nothing of the node."""
-    name = name_of(obj)
-    operator = operator_plugin_here(name, labels, taints, pods_on_node, stack.daemonsets)
-    applied = [
-        (n, spec)
-        for n, spec in policies
-        if operator and spec.get("device_plugin_enabled") is not False
-    ]
-    fact = device_list_strategy(
-        pods_on_node,
-        None if plugin_unknown else config,
-        applied,
-        config_unreadable=plugin_unknown,
-        templates=plugin_templates(name, labels, taints, stack.daemonsets),
-    )
-    if fact.value is None and policies and not applied:
-        names = ", ".join(sorted(n for n, _ in policies))
-        return Fact(
-            None,
-            f"{fact.source}; ClusterPolicy {names} does not set it here: the GPU Operator's "
-            "device plugin does not run on the node",
-        )
-    return fact
 
 
 def _noted(resources: tuple[SharedResource, ...], note: str) -> tuple[SharedResource, ...]:

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from inventory.placement import daemonset_fit
+from inventory.placement import workload_fit
 from inventory.snapshot import Pod, SharingConfig, Taint, UnreadableConfig, Workload
 from inventory.sources.images import component_of
+from inventory.visible_devices import Fact, device_list_strategy
 
 PLACED, ASSUMED, ABSENT = "placed", "assumed", "absent"
 GPU = "nvidia.com/gpu"
@@ -74,14 +76,7 @@ def config_placement(
     taints = tuple(taints)
     unsure, excluded = [], []
     for ds in sorted(readers, key=lambda d: d.name):
-        fit = daemonset_fit(
-            node_name,
-            labels,
-            taints,
-            node_selector=ds.node_selector,
-            tolerations=ds.tolerations,
-            affinity_terms=ds.affinity_terms,
-        )
+        fit = workload_fit(node_name, labels, taints, ds)
         name = f"DaemonSet {ds.namespace}/{ds.name}"
         if fit.fits:
             return Placement(PLACED, f"{name} mounts {where} and runs here")
@@ -156,14 +151,7 @@ def plugin_templates(
         for ds in sorted(daemonsets, key=lambda d: (d.namespace, d.name))
         if ds.template is not None
         and any(component_of(i) == "device_plugin" for i in ds.images.values())
-        and daemonset_fit(
-            node_name,
-            labels,
-            taints,
-            node_selector=ds.node_selector,
-            tolerations=ds.tolerations,
-            affinity_terms=ds.affinity_terms,
-        ).fits
+        and workload_fit(node_name, labels, taints, ds).fits
     ]
 
 
@@ -256,14 +244,40 @@ def _operator_component_here(
             return None
         return labels.get(deploy_label, "").strip().lower() == "true"
     taints = tuple(taints)
-    return any(
-        daemonset_fit(
-            node_name,
-            labels,
-            taints,
-            node_selector=ds.node_selector,
-            tolerations=ds.tolerations,
-            affinity_terms=ds.affinity_terms,
-        ).fits
-        for ds in operator
+    return any(workload_fit(node_name, labels, taints, ds).fits for ds in operator)
+
+
+def plugin_strategy_here(
+    name: str,
+    labels: Mapping[str, str],
+    taints: tuple[Taint, ...],
+    pods_on_node: Sequence[Pod],
+    daemonsets: Sequence[Workload],
+    config: SharingConfig | None,
+    policies: Sequence[tuple[str, Mapping[str, Any]]],
+    plugin_unknown: bool,
+) -> Fact:
+    """The node's device-list strategy. The ClusterPolicy's devicePlugin settings (its env,
+    cdi.enabled) are the plugin's only where the GPU Operator's plugin runs; elsewhere (a
+    host-run plugin, another chart's) they say nothing of the node."""
+    operator = operator_plugin_here(name, labels, taints, pods_on_node, daemonsets)
+    applied = [
+        (n, spec)
+        for n, spec in policies
+        if operator and spec.get("device_plugin_enabled") is not False
+    ]
+    fact = device_list_strategy(
+        pods_on_node,
+        None if plugin_unknown else config,
+        applied,
+        config_unreadable=plugin_unknown,
+        templates=plugin_templates(name, labels, taints, daemonsets),
     )
+    if fact.value is None and policies and not applied:
+        names = ", ".join(sorted(n for n, _ in policies))
+        return Fact(
+            None,
+            f"{fact.source}; ClusterPolicy {names} does not set it here: the GPU Operator's "
+            "device plugin does not run on the node",
+        )
+    return fact
