@@ -24,7 +24,7 @@ from typing import Any
 
 from inventory.placement import workload_fit
 from inventory.snapshot import Pod, SharingConfig, Taint, UnreadableConfig, Workload
-from inventory.sources.images import component_of
+from inventory.sources.images import component_of, container_component
 from inventory.visible_devices import Fact, device_list_strategy
 
 PLACED, ASSUMED, ABSENT = "placed", "assumed", "absent"
@@ -231,8 +231,8 @@ def _operator_component_here(
         p
         for p in pods_on_node
         if p.is_active
-        and any(component_of(c.image) == component for c in p.containers)
-        and "feature-discovery" not in p.name  # GFD runs the plugin's image
+        # GFD runs the plugin's image: container_component tells it apart.
+        and any(container_component(c.name, c.image, c.command) == component for c in p.containers)
     ]
     if any(p.owner_kind == "DaemonSet" and (p.namespace, p.owner_name) in names for p in running):
         return True
