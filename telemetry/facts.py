@@ -170,6 +170,26 @@ def _hijacks(
     )
     units = _units_by_node(running)
     caps = _shared_caps(snapshot, units, shares)
+    # A node whose exporter names some pods, with HAMi shares whose devices no annotation
+    # names: the GPUs those shares are on are unknown, so the busy GPUs nothing else explains
+    # are judged by count against them (as on a node whose exporter names no pod).
+    unbound = {
+        node: n
+        for node, n in shares.unknown.items()
+        if node not in unlabelled and node not in shared
+    }
+    unbound_count = explained_by_count(
+        [
+            s
+            for s in samples
+            if s.hostname in unbound
+            and not labels.held(s.namespace, s.pod, s.time)
+            and not (s.uuid and s.uuid in dra.devices)
+            and not shares.held(s)
+        ],
+        unbound,
+        threshold=threshold,
+    )
     # MIG instances of a shared node are not counted against its physical GPUs, nor a GPU a
     # HAMi share is bound to (held by it: the count judges the others).
     shared_count = explained_by_count(
@@ -188,7 +208,7 @@ def _hijacks(
             return True
         if shares.held(sample):
             return True
-        if (sample.hostname, sample.time) in by_count:
+        if (sample.hostname, sample.time) in by_count | unbound_count:
             return True
         # A shared GPU's samples may name one of its pods or none: a busy GPU is explained
         # while no more are busy than the node's pods can occupy (any of them, where they can
@@ -211,14 +231,17 @@ def _hijacks(
         if held_devices.get(node, 0) or node not in shares.devices
     }
     indexes = {(s.hostname, s.uuid): s.gpu for s in samples}
-    notes = [share_note(_by_count_note(h, counted, caps), shares) for h in found]
+    notes = [share_note(_by_count_note(h, counted, caps, unbound), shares) for h in found]
     return [env_note(h, env_held, indexes) for h in notes], unmapped
 
 
-def _by_count_note(hijack: Hijack, counted: dict[str, int], caps: dict[str, int]) -> Hijack:
+def _by_count_note(
+    hijack: Hijack, counted: dict[str, int], caps: dict[str, int], unbound: dict[str, int]
+) -> Hijack:
     """The hijack, saying why it was judged by count where its node's exporter names no pod,
-    or where its node's GPUs are shared. Where its scheduled pods can occupy some GPUs, it is
-    `judged_by_count`: more were busy than they can occupy, but not which one is unheld."""
+    where its node's GPUs are shared, or where HAMi shares on it name no device. Where its
+    scheduled pods can occupy some GPUs, it is `judged_by_count`: more were busy than they
+    can occupy, but not which one is unheld."""
     if hijack.hostname in counted:
         count = counted[hijack.hostname]
         note = (
@@ -233,6 +256,14 @@ def _by_count_note(hijack: Hijack, counted: dict[str, int], caps: dict[str, int]
             "of the pods on a GPU; more GPUs were busy at once than the "
             f"{caps[hijack.hostname]} its scheduled pods can occupy (one per GPU they hold), "
             "so at least one runs outside the scheduler"
+        )
+    elif hijack.hostname in unbound:
+        # share_note names the unannotated shares and how they are counted.
+        count = unbound[hijack.hostname]
+        note = (
+            "the exporter names no pod on this GPU and no HAMi annotation binds a share to it; "
+            f"more GPUs nothing else explains were busy at once than the {count} the node's "
+            "unannotated HAMi shares can occupy, so at least one runs outside the scheduler"
         )
     else:
         return hijack
