@@ -55,3 +55,32 @@ def test_a_pod_naming_another_gpu_in_the_variable_takes_no_tenancy_of_this_one(s
     _world(small_world, "3")
     posture_evaluate()
     assert not open_findings("LEAK-001")
+
+
+# --- ATTR-001: a MIG instance a pod names by MIG UUID in the variable ------------------------
+
+MIG_UUID = "MIG-5d3c7a10-0a1b-5c2d-8e3f-4a5b6c7d8e9f"
+
+
+def test_a_busy_mig_instance_a_pod_names_by_mig_uuid_says_it_may_hold_it(small_world):
+    # DCGM reports a MIG instance under its parent's UUID and GPU_I_ID, never its MIG UUID
+    # (NVIDIA/dcgm-exporter#171): which instance the pod holds is unknown, so the finding says
+    # it may be this one, not that no pod holds it, and not that it surely does.
+    make_exclusive()
+    _env_pod(small_world, MIG_UUID)
+    start = timezone.now() - timedelta(minutes=25)
+    # The exporter names the pod on GPU 0, so the node is judged GPU by GPU, not by count.
+    held = series(start, 25, busy=96, namespace="team-alpha", pod="trainer-0")
+    mig = series(start, 25, busy=96, uuid="GPU-0000-mig", gpu="1", gi_id="2", gi_profile="1g.10gb")
+    samples_ingest(cluster=small_world, samples=held + mig)
+    posture_evaluate()
+    (finding,) = open_findings("ATTR-001")
+    assert finding.evidence["mig_instance"] == "2"
+    held_by = finding.evidence["held_by"]
+    assert "no scheduled pod" not in held_by
+    assert f"team-alpha/probe (NVIDIA_VISIBLE_DEVICES={MIG_UUID})" in held_by
+    assert "whether it is this instance is unknown" in held_by
+    (reach,) = finding.evidence["reached_through_visible_devices"]
+    assert reach["pod"].endswith("probe") and reach["which_instance"] == "unknown"
+    assert "no scheduled workload" not in finding.title
+    assert "may reach it through NVIDIA_VISIBLE_DEVICES" in finding.title
