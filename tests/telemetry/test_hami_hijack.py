@@ -152,8 +152,10 @@ def _named(index: int, ns: str, pod: str) -> list[GpuSample]:
     return [replace(s, namespace=ns, pod=pod) for s in _busy(index)]
 
 
+# "none": as a sync before HAMi nodes read time_slicing left it; "time_slicing": as now.
+@pytest.mark.parametrize("strategy", ["none", "time_slicing"])
 def test_an_unannotated_hami_share_on_a_node_whose_exporter_names_pods_is_judged_by_count(
-    small_world,
+    small_world, strategy
 ):
     # The exporter names the annotated share's pod on GPU 0; the unannotated share's GPU is
     # unknown, so a busy GPU it may hold is its (by count), never a critical hijack.
@@ -161,6 +163,7 @@ def test_an_unannotated_hami_share_on_a_node_whose_exporter_names_pods_is_judged
         small_world,
         hami_pod("team-alpha", "infer-a", GPUS[0]),
         hami_pod("beta-prod", "caller-a", None, **{"nvidia.com/gpumem": "8000"}),
+        strategy=strategy,
     )
     samples_ingest(cluster=small_world, samples=_named(0, "team-alpha", "infer-a") + _busy(2))
     posture_evaluate()
