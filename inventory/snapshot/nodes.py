@@ -72,6 +72,9 @@ class Node:
     mig_manager_version: str | None = None
     firmware_version: str | None = None
     sharing_strategy: str = "none"
+    # Why the strategy is what GFD and the device-plugin config do not say: a fractional
+    # scheduler's (inventory.sources.fractional_nodes); "" where they decide it.
+    sharing_basis: str = ""
     time_slicing_replicas: int | None = None
     mig_strategy: str | None = None
     mig_config: str | None = None
