@@ -78,7 +78,7 @@ TOOLKIT = ds_pod(
             "node image",
         ),
         # GKE: no GPU Operator; GKE installs the driver for the pool's version.
-        ({"cloud.google.com/gke-nodepool": "a100"}, None, {}, "pre_installed", "node image"),
+        ({"cloud.google.com/gke-nodepool": "a100"}, None, {}, "gke", "node image"),
         # Bare metal with the driver from the distribution's packages.
         ({}, {"driver": {"enabled": False}}, {}, "pre_installed", "host"),
         (
@@ -171,3 +171,30 @@ def test_a_pre_installed_driver_is_never_a_pending_rollout():
     spec = {"enabled": False, "version": "580.159.03"}
     paths = upgrade_paths(node(), policy(driver=spec), [])
     assert rollout_pending(paths, [DRIVER_BELOW]) == {}
+
+
+GKE_POOL = {"cloud.google.com/gke-nodepool": "l4"}
+GKE_PLUGIN = ds_pod(
+    "kube-system",
+    "nvidia-gpu-device-plugin-small-cos",
+    "gke.gcr.io/nvidia-gpu-device-plugin:v0.0.35-gke.1",
+)
+GKE_INSTALLER = ds_pod(
+    "kube-system", "nvidia-driver-installer", "gke.gcr.io/cos-nvidia-installer:fixed"
+)
+
+
+@pytest.mark.parametrize("operator", [False, True])
+def test_gkes_device_plugin_and_driver_installer_are_upgraded_with_the_gke_node_pool(operator):
+    """GKE's plugin DaemonSet in kube-system is not a deployment of the user's own: GKE
+    reverts edits to it. A node pool upgrade moves it and the driver GKE installs together."""
+    gke = node(GKE_POOL, operator=operator)
+    paths = upgrade_paths(gke, (), [GKE_PLUGIN, GKE_INSTALLER])
+    plugin, driver = paths["device_plugin"], paths["driver"]
+    assert (plugin.managed_by, plugin.change) == ("gke", "node image")
+    assert (driver.managed_by, driver.change) == ("gke", "node image")
+    assert "GKE node pool" in plugin.how and "DaemonSet kube-system" not in plugin.how
+    assert "gpu-driver-version" in driver.how and "nvidia-driver-installer" in driver.why
+    # NVIDIA's own chart on a GKE pool stays the user's deployment.
+    nvdp = ds_pod("kube-system", "nvdp", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0")
+    assert upgrade_paths(gke, (), [nvdp])["device_plugin"].managed_by == "own_deployment"

@@ -22,6 +22,7 @@ _TITLE_BY = {
     "pre_installed": "pre-installed on the node",
     "own_deployment": "by {change}",
     "firmware": "firmware",
+    "gke": "managed by GKE",
     UNKNOWN: "who installs it is unknown",
 }
 
