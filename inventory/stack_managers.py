@@ -84,6 +84,9 @@ class UpgradePath:
     # The version the ClusterPolicy asks the Operator to run (OPERATOR only; None: unstated,
     # unreadable, several policies disagree, or NVIDIADriver objects set the driver).
     desired_version: str | None = None
+    # The ClusterPolicy's driver.upgradePolicy.autoUpgrade (OPERATOR driver only; None: not
+    # stated or not known): true, the Operator's upgrade controller rolls the driver out.
+    auto_upgrade: bool | None = None
 
     def as_dict(self) -> dict[str, str]:
         return {
@@ -118,6 +121,8 @@ def upgrade_paths(
     for component, path in paths.items():
         if path.managed_by == OPERATOR and desired.get(component):
             paths[component] = replace(path, desired_version=desired[component])
+    if paths["driver"].managed_by == OPERATOR and spec is not None:
+        paths["driver"] = replace(paths["driver"], auto_upgrade=_auto_upgrade(policies))
     # The DCGM an exporter bundles moves with the exporter's image: its tag's DCGM part.
     exporter = paths["dcgm_exporter"]
     paths["dcgm"] = replace(exporter, desired_version=bundled_dcgm(desired.get("dcgm_tag")))
@@ -301,6 +306,8 @@ def _desired(policies: Sequence[GpuOperatorPolicy]) -> dict[str, str]:
         asked = {c: p.spec.get(f) for c, f in VERSION_FIELDS.items()}
         if "driver_use_crd" not in p.spec or p.spec.get("driver_use_crd") is True:
             asked["driver"] = None
+        if p.spec.get("driver_use_precompiled") is True:
+            asked["driver"] = None  # a precompiled driver's version names its branch only
         asked["dcgm_tag"] = asked["dcgm_exporter"]
         found.append({c: str(v) for c, v in asked.items() if isinstance(v, str) and v})
     if not found or any(f != found[0] for f in found):
@@ -336,6 +343,12 @@ def _asked_past(desired: str, exposure: dict) -> bool:
     if not parse_version(fixed) or not parse_version(installed):
         return False
     return compare(desired, fixed) >= 0 and compare(installed, desired) < 0
+
+
+def _auto_upgrade(policies: Sequence[GpuOperatorPolicy]) -> bool | None:
+    """driver.upgradePolicy.autoUpgrade, where every readable ClusterPolicy states the same."""
+    found = {_flag(p.spec.get("driver_auto_upgrade")) for p in policies if not p.error}
+    return found.pop() if len(found) == 1 else None
 
 
 def _flag(value: object) -> bool | None:
