@@ -270,6 +270,26 @@ def _gke_installer(node: Node, pods: Iterable[Pod]) -> str | None:
     return None
 
 
+# Who upgrades a component, in a few words (the node and patch pages' "upgraded by").
+_WHO = {OPERATOR: "GPU Operator", GKE: "GKE node pool", FIRMWARE: "firmware update"}
+
+
+def who(path: UpgradePath) -> str:
+    if path.managed_by == OWN_DEPLOYMENT:
+        return f"own chart ({path.change})"
+    if path.managed_by == PRE_INSTALLED:
+        return "host packages" if path.change == "host" else path.change
+    return _WHO.get(path.managed_by, path.managed_by)  # UNKNOWN: "unknown"
+
+
+def upgraded_by(
+    node: Node, policies: Sequence[GpuOperatorPolicy], pods_on_node: Iterable[Pod]
+) -> dict[str, str]:
+    """component -> who upgrades it on the node (who()), for the node as the sync built it."""
+    paths = upgrade_paths(node, policies, pods_on_node)
+    return {component: who(path) for component, path in sorted(paths.items())}
+
+
 def _policy(policies: Sequence[GpuOperatorPolicy]) -> dict[str, bool | None] | None:
     """component -> `enabled` as the ClusterPolicy states it (None: unstated, the Operator's
     default, on); None when no readable ClusterPolicy exists, or several disagree (the

@@ -11,7 +11,7 @@ import pytest
 from inventory.snapshot import Container, GpuOperatorPolicy, Node, Pod
 from inventory.sources.gpu_operator import parse_gpu_operator_values
 from inventory.sources.node_versions import stack_versions
-from inventory.stack_managers import rollout_pending, upgrade_paths
+from inventory.stack_managers import rollout_pending, upgrade_paths, upgraded_by
 from posture.rules.stack.upgrade_by import upgrade_evidence
 
 OPERATOR_SEEN = {"gpu_operator": "Deployment gpu-operator/gpu-operator"}
@@ -242,3 +242,15 @@ def test_a_pending_driver_rollout_says_who_rolls_it_by_auto_upgrade(auto, says, 
     evidence = upgrade_evidence(paths["driver"], [DRIVER_BELOW], paths)
     assert evidence["rollout_pending"] == {"driver": "580.159.03"}
     assert says in str(evidence["how"]) and not_says not in str(evidence["how"])
+
+
+def test_who_upgrades_in_a_few_words_for_the_node_and_patch_pages():
+    nvdp = ds_pod("kube-system", "nvdp", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0")
+    bare = upgraded_by(node(operator=False), (), [nvdp])
+    assert bare["driver"] == "host packages" and bare["firmware"] == "firmware update"
+    assert bare["device_plugin"] == "own chart (DaemonSet kube-system/nvdp)"
+    assert bare["dcgm_exporter"] == "unknown"
+    aks = upgraded_by(node({"kubernetes.azure.com/agentpool": "nc"}, operator=False), (), [])
+    assert aks["driver"] == "node image"
+    operator = upgraded_by(node(), policy(driver={"enabled": True}), [DRIVER_POD])
+    assert operator["driver"] == "GPU Operator"
