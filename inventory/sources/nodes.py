@@ -15,6 +15,7 @@ from inventory.components import StackFacts, presence
 from inventory.snapshot import (
     CAPACITY_KIND,
     GPU_RESOURCE_PREFIX,
+    GpuOperatorPolicy,
     Node,
     Pod,
     SharedResource,
@@ -64,6 +65,7 @@ from inventory.sources.plugin_placement import (
 )
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 from inventory.sources.shared_resources import replicates_here, shared_resources
+from inventory.stack_managers import upgraded_by
 from inventory.visible_devices import (
     config_manager_env,
     plugin_setting,
@@ -266,6 +268,9 @@ def node_from(
         not_installed=not_installed,
         **stack_versions(labels, pods_on_node),
     )
+    if is_gpu:  # who upgrades each component, for the node and patch pages
+        read = [GpuOperatorPolicy(name, spec=dict(spec)) for name, spec in policies]
+        node = replace(node, upgrade_by=upgraded_by(node, read, pods_on_node))
     return NodeResult(node, (warning,) if warning else ())
 
 
