@@ -25,6 +25,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
+from inventory.sources.egress_ports import calico_ports, merge
 from inventory.sources.raw import dicts, mapping, str_tuple, text
 
 DEFAULT_TIER = "default"
@@ -67,6 +68,20 @@ def calico_steps(obj: dict[str, Any]) -> tuple[str, ...]:
     )
 
 
+def calico_internet_ports(obj: dict[str, Any]) -> tuple[str, ...]:
+    """The ports of its Allow rules reaching every internet address on some ports only
+    (reach "some" by their destination ports: egress_ports.py)."""
+    return merge(
+        *(
+            ports
+            for rule in dicts(mapping(obj.get("spec")).get("egress"))
+            if (text(rule.get("action"), "") or "").lower() == "allow"
+            and _reach(rule) == "some"
+            and (ports := calico_ports(rule))
+        )
+    )
+
+
 def calico_selectors(obj: dict[str, Any]) -> tuple[str, str]:
     """(selector, namespaceSelector) as written; an empty selector is all() (kept so, as ""
     means a policy stored before selectors were kept). A serviceAccountSelector is not read."""
@@ -101,7 +116,7 @@ def _reach(rule: dict[str, Any]) -> str:
         return "none"
     protocol = str(rule.get("protocol", "")).lower()
     narrowed = (
-        bool(destination.get("ports"))
+        calico_ports(rule) is not None  # ports given, other than 1:65535
         or (bool(protocol) and protocol not in PORTED)
         or bool(rule.get("icmp"))
         or bool(rule.get("http"))

@@ -24,16 +24,19 @@ from inventory.sources.cni_allows import (
     calico_selection,
     calico_world_allow,
     cilium_allows_world,
+    cilium_internet_ports,
     cilium_limits_egress,
 )
 from inventory.sources.cni_calico import (
     calico_applies_to_egress,
+    calico_internet_ports,
     calico_order,
     calico_selectors,
     calico_steps,
     calico_tier,
     tier_end,
 )
+from inventory.sources.egress_ports import merge
 from inventory.sources.raw import dicts, mapping, meta, name_of, str_dict, str_tuple, text
 
 # (API group, kind) -> namespaced?
@@ -122,7 +125,10 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
         if limited is not None:
             # Egress only to an allow-list: an egress restriction like a NetworkPolicy's,
             # which a NetworkPolicy (or Cilium rule) allowing all would still undo.
-            return replace(_selecting(policy, limited), policy_types=("Egress",))
+            ports = merge(*(cilium_internet_ports(r) for r in _cilium_rules(obj)))
+            return replace(
+                _selecting(policy, limited), policy_types=("Egress",), internet_ports=ports
+            )
     return policy
 
 
@@ -158,6 +164,7 @@ def _calico_placed(obj: dict[str, Any], policy: NetworkPolicy) -> NetworkPolicy:
         selector_expr=selector,
         namespace_selector_expr=namespaces if not policy.namespace else "",
         egress_steps=calico_steps(obj),
+        internet_ports=calico_internet_ports(obj),
     )
     selection = calico_selection(obj, policy.namespace)
     if selection is None:
