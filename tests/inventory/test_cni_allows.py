@@ -274,10 +274,11 @@ def test_cilium_fqdn_pattern_star_opens_the_internet():
             True,
             id="named-443",
         ),
-        # "*" on port 443 only: not every port, nor a restriction to names.
+        # "*" on port 443 only: the internet on one port, a restriction by the project's
+        # decision (inventory/sources/egress_ports.py), not every port.
         pytest.param(
             [{"toFQDNs": [{"matchPattern": "*"}], "toPorts": [{"ports": [{"port": "443"}]}]}],
-            False,
+            True,
             id="star-443",
         ),
         # A private range beside the names: still an allow-list.
@@ -301,8 +302,8 @@ def test_cilium_fqdn_pattern_star_opens_the_internet():
         # A CIDR wider than a /8 is much of the internet; a CIDR group is not read.
         pytest.param([{"toCIDR": ["0.0.0.0/1", "128.0.0.0/1"]}], False, id="half-internet"),
         pytest.param([{"toCIDRSet": [{"cidrGroupRef": "partners"}]}], False, id="cidr-group"),
-        # Ports alone: every address on them, not an allow-list of peers.
-        pytest.param([{"toPorts": [{"ports": [{"port": "443"}]}]}], False, id="ports-only"),
+        # Ports alone: every address on them: the internet on 443 only, a restriction too.
+        pytest.param([{"toPorts": [{"ports": [{"port": "443"}]}]}], True, id="ports-only"),
         pytest.param(
             [
                 {"toFQDNs": [{"matchName": "a.io"}]},
