@@ -39,7 +39,7 @@ from inventory.sources import dra
 from inventory.sources import objects as readers
 from inventory.sources.admission import admission_policy_from, is_admission
 from inventory.sources.cni_config import cni_configmaps
-from inventory.sources.cni_policies import cni_policy_from, cni_policy_kind, cni_policy_namespace
+from inventory.sources.cni_policies import cni_policies_from, cni_policy_kind, cni_policy_namespace
 from inventory.sources.dra import DRA_KINDS
 from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.exposure import ROUTE_KIND_NAMES, ingress_from, route_of, service_from
@@ -130,7 +130,7 @@ class _Collected:
         if is_admission(obj):  # by API group first: Kyverno's ClusterPolicy is not NVIDIA's
             self.admission_policies.append(admission_policy_from(obj))
         elif cni_policy_kind(obj):  # by API group first: Calico's NetworkPolicy is not ours
-            self.network_policies.append(cni_policy_from(obj))
+            self.network_policies.extend(cni_policies_from(obj))
         elif kind == "Node":
             self.raw_nodes.append(obj)  # read last: a node's facts need its pods and configs
         elif kind == "Pod" and namespace:

@@ -349,17 +349,21 @@ def _specs(*rules):
             True,
             id="same-pods",
         ),
-        # Different pods in different rules: one selector cannot hold both.
-        pytest.param(
-            [
-                {"endpointSelector": GPU, "egress": [KUBE_DNS]},
-                {"endpointSelector": {}, "egress": [{"toEndpoints": [{}]}]},
-            ],
-            False,
-            id="other-pods",
-        ),
     ],
 )
 def test_cilium_specs_are_read_rule_by_rule(rules, restricts):
     (policy,) = normalise([_specs(*rules)]).network_policies
     assert (policy.policy_types == ("Egress",)) is restricts
+
+
+def test_cilium_specs_for_different_pods_are_read_one_policy_per_rule():
+    # Cilium adds up every rule selecting an endpoint: each acts on its own pods.
+    rules = [
+        {"endpointSelector": GPU, "egress": [KUBE_DNS]},
+        {"endpointSelector": {}, "egress": [{"toEndpoints": [{}]}]},
+        {"endpointSelector": {}, "ingress": [{"fromEndpoints": [{}]}]},  # no egress: passed over
+    ]
+    first, second = normalise([_specs(*rules)]).network_policies
+    assert (first.pod_selector, first.policy_types) == ({"app": "train"}, ("Egress",))
+    assert (second.selects_all_pods, second.policy_types) == (True, ("Egress",))
+    assert (first.name, second.name) == ("p specs[0]", "p specs[1]")
