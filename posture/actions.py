@@ -9,7 +9,8 @@ An action is one change a platform team makes; it closes every finding in it at 
   component, the driver by branch) with the highest fixed version named, and the change; a
   finding with an exposure that has no fixed version is no upgrade's (it stays open after any):
   it is its own action, to mitigate or replace;
-- one setting of one pool's nodes (STACK-004/006/008, ATTR-003);
+- one setting of one pool's nodes (STACK-004/006/008, ATTR-003), or of the ClusterPolicy that
+  configures them (STACK-008 where the GPU Operator's toolkit runs: its subject);
 - one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of a workload whose pods
   all run on it); a POD-009 workload whose pods run on several pools (or on a node in no pool)
   is no one taint's (nor one on nodes in no pool): its one change is to the workload;
@@ -66,6 +67,7 @@ NODE_FIXES = {
     "STACK-008": "Make the container toolkit ignore NVIDIA_VISIBLE_DEVICES from unprivileged pods",
     "ATTR-003": "Deploy DCGM-Exporter",
 }
+NODE_SETTING_SUBJECTS = ("Node", "NodePool", "ClusterPolicy")
 # What the co-tenancy checks share, for the title: "stop time-slicing a with b on pool x".
 PAIR_VERBS = {"SHARE-001": "time-slicing", "SHARE-006": "MPS-sharing", "SHARE-002": "MIG-sharing"}
 
@@ -115,6 +117,8 @@ def _where(finding: ActionFinding) -> str:
     """The pool the subject is in ("pool x"), or the node itself when it has none."""
     if finding.subject_kind == "NodePool":
         return f"pool {finding.subject_name}"
+    if finding.subject_kind == "ClusterPolicy":
+        return f"ClusterPolicy {finding.subject_name}"
     if finding.pools:
         return f"pool {finding.pools[0]}"
     return f"node {finding.subject_name}"
@@ -154,8 +158,11 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         change = upgrade_by(finding).get("change")
         extra = [str(change)] if change and change != "gpu_operator" else []
         return (cluster, "upgrade", where, *extra), ""
-    if check in NODE_FIXES and finding.subject_kind == "Node":
-        return (cluster, "node", check, where), f"{NODE_FIXES[check]} on {where}"
+    if check in NODE_FIXES and finding.subject_kind in NODE_SETTING_SUBJECTS:
+        # A node check that names the pool or ClusterPolicy its fix is made in (STACK-008)
+        # groups as its nodes would: one setting there.
+        joiner = "in" if finding.subject_kind == "ClusterPolicy" else "on"
+        return (cluster, "node", check, where), f"{NODE_FIXES[check]} {joiner} {where}"
     if check == "POD-009" and _inside_other_pool(finding):
         # The pool is tainted already: the workload's toleration let it in.
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
