@@ -15,7 +15,9 @@ An action is one change a platform team makes; it closes every finding in it at 
   all run on it); a POD-009 workload whose pods run on several pools (or on a node in no pool)
   is no one taint's (nor one on nodes in no pool): its one change is to the workload;
 - one fix of one workload (the POD-* findings of one check on one workload, every container;
-  POD-005 reaching /dev/nvidia-caps only through host path volumes is POD-003's removal);
+  POD-005 reaching /dev/nvidia-caps only through host path volumes is POD-003's removal; a
+  co-tenancy pair or a SHARE-004 sharing-mode use made only through one workload's
+  NVIDIA_VISIBLE_DEVICES is POD-011's removal of the variable there);
 - one co-tenancy pair separated on one pool (every co-tenancy check of that pair there);
 - otherwise the finding alone.
 
@@ -176,7 +178,7 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"Schedule {finding.subject_kind} {ref} on its class's tainted pool"
-    if (workload := _env_access_workload(finding)) is not None:
+    if (workload := _env_access_workload(finding) or _env_only_use(finding)) is not None:
         # One side reaches the GPUs through NVIDIA_VISIBLE_DEVICES outside the scheduler:
         # removing the variable from that workload ends the co-tenancy (POD-011's action).
         kind, ref = workload
@@ -225,6 +227,22 @@ def _env_access_workload(finding: ActionFinding) -> tuple[str, str] | None:
     if len(found) != 1 or len(found[0]) != 1:
         return None
     kind, _, ref = next(iter(found[0])).partition(" ")
+    return (kind, ref) if kind and ref else None
+
+
+def _env_only_use(finding: ActionFinding) -> tuple[str, str] | None:
+    """(kind, "ns/name") of the one workload a SHARE-004 sharing mode is used by only through
+    NVIDIA_VISIBLE_DEVICES (every pod of the use, one workload): removing the variable from it
+    (POD-011's action) ends the use, so no approval is to be asked for."""
+    through = finding.evidence.get("through_visible_devices")
+    if finding.check_id != "SHARE-004" or not isinstance(through, dict):
+        return None
+    workloads = through.get("workloads")
+    if not isinstance(workloads, list) or len(workloads) != 1 or through.get("workload_count") != 1:
+        return None
+    if through.get("pod_count") != finding.evidence.get("pod_count"):
+        return None  # some pods use the mode through the scheduler: an approval's question
+    kind, _, ref = str(workloads[0]).partition(" ")
     return (kind, ref) if kind and ref else None
 
 
