@@ -67,7 +67,7 @@ def test_operator_running_without_its_clusterpolicy_in_the_snapshot(role, fires)
         assert draft.severity == ""  # the check's: high
         assert draft.evidence["target_seen"] is False
         assert "no ClusterPolicy was in the snapshot" in draft.evidence["target_unseen"]
-        assert f"namespace {OPS}" in draft.evidence["target_unseen"]
+        assert f"runs in namespace {OPS} but" in draft.evidence["target_unseen"]
         assert all(o["seen"] is False for o in draft.evidence["objects"])
         assert draft.evidence["objects"][0]["object"] in ("any ClusterPolicy", "any NVIDIADriver")
 

@@ -28,7 +28,7 @@ UNSEEN_CONFIGMAPS = (
     "is unknown"
 )
 UNSEEN_POLICY = (
-    "the GPU Operator runs (namespace {namespaces}) but no ClusterPolicy was in the snapshot: "
+    "the GPU Operator runs in namespace {namespaces} but no ClusterPolicy was in the snapshot: "
     "add clusterpolicies.nvidia.com to `kubectl get`"
 )
 NO_OPERATOR = (
