@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from inventory.sources.base import Progress, SourceError
+from inventory.sources.images import component_of
 from inventory.sources.normalise import SnapshotError
 from inventory.sources.snapshot_file import load_snapshot_objects
 
@@ -52,6 +53,7 @@ class SnapshotFileSource:
         for kind, count in counts.items():
             progress(kind, count)
         self.warnings = absence_warnings(counts) + openshift_warnings(objects, counts)
+        self.warnings += gpu_operator_warnings(objects)
         return objects
 
 
@@ -93,3 +95,46 @@ def _openshift_sign(obj: Any) -> bool:
         return str(obj.get("apiVersion") or "").startswith("route.openshift.io/")
     labels = metadata.get("labels")
     return kind == "Node" and isinstance(labels, dict) and "node.openshift.io/os_id" in labels
+
+
+CLUSTERPOLICY_WARNING = (
+    "the snapshot runs the GPU Operator ({where}) but holds no ClusterPolicy "
+    "(clusterpolicies.nvidia.com), so what it sets (the device-plugin and MIG configs it "
+    "names, CDI, how drivers are managed) is not read and K8S-004 reports writes to it "
+    "without the object (`target_seen` false); add clusterpolicies.nvidia.com to "
+    "`kubectl get`, or snapshot it separately on a cluster that serves it (docs/clusters.md)"
+)
+
+
+def gpu_operator_warnings(objects: list[dict[str, Any]]) -> list[str]:
+    """The GPU Operator always has a ClusterPolicy (it does nothing without one): a snapshot
+    with the operator's Deployment or pod and none left it out of `kubectl get`. Kyverno's
+    ClusterPolicy is another kind of the same name."""
+    if any(_nvidia_policy(o) for o in objects):
+        return []
+    where = sorted({ref for o in objects if (ref := _operator_ref(o))})
+    return [CLUSTERPOLICY_WARNING.format(where=", ".join(where))] if where else []
+
+
+def _nvidia_policy(obj: Any) -> bool:
+    return (
+        isinstance(obj, dict)
+        and obj.get("kind") == "ClusterPolicy"
+        and str(obj.get("apiVersion") or "").startswith("nvidia.com/")
+    )
+
+
+def _operator_ref(obj: Any) -> str | None:
+    """ "Deployment NS/NAME" (or the Pod) when it runs the GPU Operator's image."""
+    if not isinstance(obj, dict) or obj.get("kind") not in ("Deployment", "Pod"):
+        return None
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if obj.get("kind") == "Deployment":
+        template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+        spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+    containers = spec.get("containers") if isinstance(spec.get("containers"), list) else []
+    images = [str(c.get("image") or "") for c in containers if isinstance(c, dict)]
+    if not any(component_of(image) == "gpu_operator" for image in images if image):
+        return None
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    return f"{obj['kind']} {metadata.get('namespace') or ''}/{metadata.get('name') or ''}"

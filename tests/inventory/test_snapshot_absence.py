@@ -74,3 +74,30 @@ def test_an_openshift_snapshot_without_sccs_says_k8s009_cannot_judge(tmp_path):
     }
     assert _read_items(tmp_path, [*_items(FULL), ocp, scc]) == []
     assert _read_items(tmp_path, _items(FULL)) == []  # not OpenShift: nothing to say
+
+
+def _operator(kind: str = "Deployment") -> dict:
+    container = {"name": "gpu-operator", "image": "nvcr.io/nvidia/gpu-operator:v24.9.2"}
+    pod_spec = {"containers": [container]}
+    spec = {"template": {"spec": pod_spec}} if kind == "Deployment" else pod_spec
+    meta = {"name": "gpu-operator", "namespace": "gpu-operator"}
+    return {
+        "apiVersion": "apps/v1" if kind == "Deployment" else "v1",
+        "kind": kind,
+        "metadata": meta,
+        "spec": spec,
+    }
+
+
+def test_the_gpu_operator_without_its_clusterpolicy_says_k8s004_cannot_see_it(tmp_path):
+    (warning,) = _read_items(tmp_path, [*_items(FULL), _operator()])
+    assert "runs the GPU Operator (Deployment gpu-operator/gpu-operator)" in warning
+    assert "holds no ClusterPolicy" in warning and "add clusterpolicies.nvidia.com" in warning
+    (warning,) = _read_items(tmp_path, [*_items(FULL), _operator("Pod")])
+    assert "Pod gpu-operator/gpu-operator" in warning
+    # Kyverno's ClusterPolicy is not the operator's.
+    kyverno = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "p"}}
+    assert len(_read_items(tmp_path, [*_items(FULL), _operator(), kyverno])) == 1
+    policy = {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "cp"}}
+    assert _read_items(tmp_path, [*_items(FULL), _operator(), policy]) == []
+    assert _read_items(tmp_path, _items(FULL)) == []  # no operator: nothing to say

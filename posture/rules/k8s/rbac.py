@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from inventory.drift import is_gpu_component
@@ -35,15 +36,20 @@ from posture.rules.k8s.rbac_eval import (
     subject_of_tenant,
     tenant_namespaces,
 )
+from posture.rules.k8s.rbac_gpu_targets import (
+    OPERATOR_GROUP,
+    OPERATOR_RESOURCE,
+    SHARING_CONFIGMAP_PURPOSES,
+    UNSEEN_CONFIG,
+    gpu_config_targets,
+    k8s004_targets,
+)
 from posture.rules.k8s.rbac_targets import Target, target_index, writes_any
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import binding_draft
 
 NODE_WRITE_VERBS = ("patch", "update")
 EDIT_VERBS = ("create", "update", "patch", "delete", "deletecollection")
-SHARING_CONFIGMAP_PURPOSES = ("device_plugin", "mig_parted")
-OPERATOR_GROUP, OPERATOR_RESOURCE = "nvidia.com", "clusterpolicies"
-DRIVER_RESOURCE = "nvidiadrivers"
 
 
 # --- checks ------------------------------------------------------------------------------------
@@ -91,11 +97,10 @@ def _write_findings(
     inputs: PostureInputs,
     targets: list[Target],
     verbs: tuple[str, ...],
-    unseen: str = "",
 ) -> Iterator[FindingDraft]:
     """One draft per binding that lets a tenant principal write any of `targets`, directly or
-    by an escalation path (rbac_escalation). `unseen`: what the targets stand in for, when the
-    objects themselves were not seen."""
+    by an escalation path (rbac_escalation). A target standing in for objects not seen says
+    so (`Target.unseen`); a draft reaching only targets of a lower severity takes it."""
     if not targets:
         return  # nothing to guard (no GPU configuration read): no binding reaches it
     by_binding: dict[tuple[str, str, str], dict[str, list[Grant]]] = {}
@@ -118,10 +123,13 @@ def _write_findings(
         objects = ", ".join(r["object"] for r in reached)
         title = f"may {'/'.join(verbs_seen)} {objects}"
         evidence: dict[str, Any] = {"objects": reached}
+        shown_targets = _reached_targets(targets, reached)
+        unseen = "; ".join(dict.fromkeys(t.unseen for t in shown_targets if t.unseen))
         if unseen:
             evidence["target_seen"] = False
             evidence["target_unseen"] = unseen
             title += f" ({unseen})"
+        severities = {t.severity for t in shown_targets}
         direct = any(t.verbs_allowed(g, verbs) for t in targets for g in grants)
         found_paths = [e for g in grants for e in escalating.get(g, ())]
         # A total path says it all: the identities it could also assume add nothing.
@@ -130,7 +138,11 @@ def _write_findings(
         if paths and not direct:  # a direct grant is the cause to name; escalation adds nothing
             evidence["escalation"] = paths
             title += paths_title(paths)
-        yield _binding_draft(check_id, reached_by, evidence, title)
+        draft = _binding_draft(check_id, reached_by, evidence, title)
+        # Only objects that may not exist reached (their targets say low): the finding is low.
+        if len(severities) == 1 and "" not in severities:
+            draft = replace(draft, severity=severities.pop())
+        yield draft
 
 
 def _reached(
@@ -146,7 +158,8 @@ def _reached(
         allowed = {v for way in ways for v in target.verbs_allowed(way, verbs)}
         if allowed:
             ordered = [v for v in verbs if v in allowed]
-            reached.append({"object": target.ref(), "purpose": target.purpose, "verbs": ordered})
+            found = {"object": target.ref(), "purpose": target.purpose, "verbs": ordered}
+            reached.append({**found, "seen": False} if target.unseen else found)
     # Every node (of a resource) reached: naming each one of it adds nothing.
     every = {t.resource for t in targets if t.name is None}
     every &= {t.resource for t in targets if t.name is None and t.ref() in _objects(reached)}
@@ -164,27 +177,6 @@ def _objects(reached: list[dict[str, Any]]) -> set[str]:
 def _reached_targets(targets: list[Target], reached: list[dict[str, Any]]) -> list[Target]:
     by_ref = {t.ref(): t for t in targets}
     return [by_ref[r["object"]] for r in reached]
-
-
-def gpu_config_targets(snapshot: ClusterSnapshot) -> list[Target]:
-    """What decides how GPUs are shared: the device-plugin and MIG ConfigMaps and the GPU
-    Operator's ClusterPolicy."""
-    targets = [
-        Target("ConfigMap", "", "configmaps", cm.namespace, cm.name, cm.purpose)
-        for cm in sorted(snapshot.configmaps, key=lambda c: (c.namespace, c.name))
-        if cm.purpose in SHARING_CONFIGMAP_PURPOSES
-    ]
-    targets += [
-        Target("ClusterPolicy", OPERATOR_GROUP, OPERATOR_RESOURCE, None, p.name, "gpu_operator")
-        for p in sorted(snapshot.gpu_operator_policies, key=lambda p: p.name)
-    ]
-    if snapshot.gpu_operator_policies:
-        # The operator installs the NVIDIADriver CRD with the ClusterPolicy's: an NVIDIADriver
-        # picks the driver image its node pool runs (the snapshot does not read them).
-        targets.append(
-            Target("NVIDIADriver", OPERATOR_GROUP, DRIVER_RESOURCE, None, None, "gpu_operator")
-        )
-    return targets
 
 
 @check(
@@ -240,9 +232,13 @@ def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
         "driver and toolkit on every GPU node, and its NVIDIADriver resources pick the driver "
         "image each node pool runs. A tenant that may write any of them can turn hardware "
         "isolation into time-slicing for every tenant on those nodes, or run code of its "
-        "choosing as the driver. When neither the ClusterPolicy nor a sharing ConfigMap was "
-        "read but the GPU stack runs, writes to ConfigMaps in the stack's namespace are "
-        "reported with the configuration marked as not seen (`target_seen` false)."
+        "choosing as the driver. What the snapshot did not hold is stood in for and marked as "
+        "not seen (`target_seen` false): with no sharing ConfigMap read but the GPU stack "
+        "running, writes to ConfigMaps in the stack's namespace; with the GPU Operator running "
+        "but no ClusterPolicy read, writes to `clusterpolicies.nvidia.com` and "
+        "`nvidiadrivers.nvidia.com` by any name. With no GPU Operator seen either, a rule that "
+        "names those resources (or NVIDIA's API group) is still reported, as low: they may "
+        "not exist, but take effect wherever the operator is installed."
     ),
     remediation=(
         "Remove the binding in the evidence, or narrow its role so that it no longer grants "
@@ -254,23 +250,8 @@ def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
     mappings=("SP800-53:AC-6", "SP800-53:CM-5"),
 )
 def tenant_may_edit_gpu_config(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    targets, unseen = gpu_config_targets(inputs.snapshot), ""
-    if not targets:
-        # Neither the ClusterPolicy nor a sharing ConfigMap was read, but the GPU stack may
-        # run: its configuration, if any, lives in ConfigMaps of the stack's namespace (no
-        # tenant's), and whoever writes them there still steers it. Said with what was unseen.
-        stack = operator_namespaces(inputs.snapshot) - set(inputs.namespace_owner)
-        targets = [
-            Target("ConfigMap", "", "configmaps", ns, None, "gpu_stack") for ns in sorted(stack)
-        ]
-        unseen = UNSEEN_CONFIG
-    yield from _write_findings("K8S-004", inputs, targets, EDIT_VERBS, unseen)
-
-
-UNSEEN_CONFIG = (
-    "no ClusterPolicy or device-plugin/MIG ConfigMap was seen: which of these ConfigMaps "
-    "configure GPU sharing is unknown"
-)
+    # With what the snapshot did not hold stood in for, and said (rbac_gpu_targets).
+    yield from _write_findings("K8S-004", inputs, k8s004_targets(inputs), EDIT_VERBS)
 
 
 def operator_namespaces(snapshot: ClusterSnapshot) -> set[str]:
@@ -352,6 +333,7 @@ __all__ = [
     "SHARING_CONFIGMAP_PURPOSES",
     "OPERATOR_GROUP",
     "OPERATOR_RESOURCE",
+    "UNSEEN_CONFIG",
     "Target",
     "gpu_config_targets",
     "tenant_may_patch_nodes",
