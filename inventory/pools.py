@@ -12,7 +12,9 @@ OpenShift's `machine.openshift.io/cluster-api-machineset` (on the Machine).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+
+from tenants.pool_taints import PoolTaintRules, pool_classes
 
 # First match wins: our own label (set by the platform team) before the providers'.
 POOL_LABELS: tuple[str, ...] = (
@@ -47,3 +49,42 @@ def node_pool(labels: Mapping[str, str]) -> str:
         if value:
             return value
     return ""
+
+
+def fix_pool(
+    labels: Mapping[str, str],
+    taints: Iterable[tuple[str, str, str]],
+    rules: PoolTaintRules,
+) -> str:
+    """The pool a node's fix rolls out on (one action per pool, posture/actions.py): its named
+    pool (node_pool), else on bare metal, where no provider names one, the trust-class pool its
+    taints mark (a key of GPUPOSTURE_POOL_TAINT_KEYS or a class's exact taint, DESIGN §3:
+    `gpuposture.io/trust-class=internal` -> "internal"; a node tainted for two classes is their
+    own pool, "a+b"), else the class its label under such a key names (a pool labels what it
+    taints); "" when none, and the node stands alone. Only for grouping fixes: a sharing
+    approval scoped to a pool still names a provider's pool (node_pool)."""
+    named = node_pool(labels)
+    if named:
+        return named
+    classes = pool_classes(taints, rules)
+    if classes:
+        return "+".join(classes)
+    for key in rules.keys:
+        if value := labels.get(key):
+            return value
+    return ""
+
+
+def taint_tuples(taints: Iterable[object]) -> list[tuple[str, str, str]]:
+    """(key, value, effect) of a node's taints, stored (dicts) or read (objects with those
+    attributes); anything else is skipped."""
+    found = []
+    for taint in taints:
+        if isinstance(taint, Mapping):
+            key, value, effect = taint.get("key"), taint.get("value"), taint.get("effect")
+        else:
+            key = getattr(taint, "key", None)
+            value, effect = getattr(taint, "value", None), getattr(taint, "effect", None)
+        if isinstance(key, str) and isinstance(effect, str):
+            found.append((key, value if isinstance(value, str) else "", effect))
+    return found

@@ -133,7 +133,21 @@ def _cdi(
             f"{'on' if default else 'off'} (on from v25.10.0)",
         )
     named = set(str(strategy["value"] or "").split(","))
+    if named & set(CDI_STRATEGIES) and excluded:
+        # The Operator's plugin names CDI devices as its ClusterPolicy's cdi.enabled says,
+        # whatever runtime the node has: the strategy says how devices are listed, not that
+        # the node's own runtime (not the Operator's toolkit) injects them by CDI.
+        listed = f"{strategy['source']}: deviceListStrategy {strategy['value']} lists devices "
+        return _row(
+            fact,
+            None,
+            listed
+            + "by CDI, which does not say the node's runtime injects them"
+            + _not_here(excluded),
+        )
     if named & set(CDI_STRATEGIES):
+        # No GPU Operator in the cluster: a plugin deployed to name CDI devices for the node's
+        # runtime (the earlier reading, kept; see tests/posture/test_rules_sharing_extra.py).
         return _row(fact, "on", f"{strategy['source']}: deviceListStrategy {strategy['value']}")
     return _row(fact, None, "nothing states it" + _not_here(excluded))
 

@@ -87,11 +87,16 @@ def _patch_row(node: Node, pool: str, now: datetime) -> dict:
         if e.get("fixed_version")
     }
     reasons = Counter(e["reason"]["text"] for e in node.patch_not_affected if e.get("reason"))
+    by, exposures = node.data.get("upgrade_by") or {}, node.patch_exposures
     return {
         "node": node,
         "pool": pool,
         "oldest_days": (now - min(released)).days if released else None,
         "move_to": sorted(move_to),
+        # Who upgrades each exposed component here (the sync's Node.upgrade_by).
+        "upgrade_by": sorted(
+            {f"{c}: {by.get(c) or 'not resolved'}" for c in {e["component"] for e in exposures}}
+        ),
         "unverified": sum(e.get("condition_status") == "unverified" for e in node.patch_exposures),
         "not_affected": [
             f"{text} (×{n})" if n > 1 else text for text, n in sorted(reasons.items())
@@ -110,6 +115,7 @@ def node_detail_context(user, node: Node) -> dict:
     ]
     configs = [data for kind, _name, data in objects if kind == "sharing_config"]
     records = [*node.patch_exposures, *node.patch_not_affected]
+    upgrade_by = node.data.get("upgrade_by") or {}  # who upgrades each component (the sync's)
     advisories = {e.get("advisory_id") for e in records}
     bulletin_ids = dict(
         Bulletin.objects.filter(tracking_id__in=advisories).values_list("tracking_id", "pk")
@@ -138,7 +144,7 @@ def node_detail_context(user, node: Node) -> dict:
         "has_conditions": any(e.get("condition") for e in exposures),
         "not_affected": sorted(not_affected, key=lambda e: (e["component"], e["advisory_id"])),
         "components": [
-            entry | {"component": c, "label": COMPONENT_LABELS[c]}
+            entry | {"component": c, "label": COMPONENT_LABELS[c], "upgrade_by": upgrade_by.get(c)}
             for c, entry in node_components(node.data).items()
         ],
         "pods": pods,
@@ -173,6 +179,7 @@ def patch_rollout(user) -> list:
             patch_status=n.patch_status,
             exposures=tuple(n.patch_exposures),
             versions={kind: n.data[f] for f, kind in COMPONENTS.items() if n.data.get(f)},
+            upgrade_by=n.data.get("upgrade_by") or {},
         )
         for n in nodes
     ]

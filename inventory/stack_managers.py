@@ -13,6 +13,10 @@ component and per cluster:
 - a deployment of its own: a device plugin, DCGM exporter or MIG manager run by its own Helm
   chart or DaemonSet, outside the Operator (its section disabled in the ClusterPolicy, or no
   Operator at all);
+- GKE: on a GKE node pool, GKE's own device plugin (gke.gcr.io/nvidia-gpu-device-plugin, a
+  DaemonSet in kube-system) and its driver installer (`nvidia-driver-installer`) are GKE's: a
+  node pool upgrade (its GKE version, and its gpu-driver-version) moves them, not an edit of
+  the DaemonSet, which GKE's addon manager reverts;
 - unknown: nothing read says which; the fix text says so and names no mechanism.
 
 Each answer is an UpgradePath whose `change` is the identity of the change: two components
@@ -28,15 +32,19 @@ from dataclasses import dataclass, replace
 from inventory.bulletins.csaf.versions import compare, parse_version
 from inventory.patching.status import bundled_dcgm, installed_version
 from inventory.snapshot import GpuOperatorPolicy, Node, Pod
-from inventory.sources.images import component_of
+from inventory.sources.images import component_of, is_gke_device_plugin
 
-OPERATOR, PRE_INSTALLED, OWN_DEPLOYMENT, FIRMWARE, UNKNOWN = (
+OPERATOR, PRE_INSTALLED, OWN_DEPLOYMENT, FIRMWARE, GKE, UNKNOWN = (
     "gpu_operator",
     "pre_installed",
     "own_deployment",
     "firmware",
+    "gke",
     "unknown",
 )
+GKE_POOL_LABEL = "cloud.google.com/gke-nodepool"
+# GKE's driver installer DaemonSets (COS and Ubuntu node images) in kube-system.
+_GKE_INSTALLER = "nvidia-driver-installer"
 # The Operator's per-node deploy labels (it writes them on GPU nodes; "false" turns the
 # component off on that node, "pre-installed" says it found a host driver).
 DEPLOY_LABELS = {
@@ -69,13 +77,16 @@ _NOT_THE_COMPONENT = ("feature-discovery",)
 
 @dataclass(frozen=True, slots=True)
 class UpgradePath:
-    managed_by: str  # OPERATOR, PRE_INSTALLED, OWN_DEPLOYMENT, FIRMWARE or UNKNOWN
+    managed_by: str  # OPERATOR, PRE_INSTALLED, OWN_DEPLOYMENT, FIRMWARE, GKE or UNKNOWN
     change: str  # the change's identity: components with the same one move together
     how: str  # what to do, as an instruction
     why: str  # what was read to say so
     # The version the ClusterPolicy asks the Operator to run (OPERATOR only; None: unstated,
     # unreadable, several policies disagree, or NVIDIADriver objects set the driver).
     desired_version: str | None = None
+    # The ClusterPolicy's driver.upgradePolicy.autoUpgrade (OPERATOR driver only; None: not
+    # stated or not known): true, the Operator's upgrade controller rolls the driver out.
+    auto_upgrade: bool | None = None
 
     def as_dict(self) -> dict[str, str]:
         return {
@@ -96,14 +107,22 @@ def upgrade_paths(
     operator = _operator(node)
     # Only a snapshot that read the pods says no Operator runs (inventory.components.presence).
     no_operator = "gpu_operator" in node.not_installed
+    pods_on_node = list(pods_on_node)
     pods = _component_pods(pods_on_node)
+    installer = _gke_installer(node, pods_on_node)
     paths = {
         component: _path(component, node, spec, operator, no_operator, pods.get(component))
         for component in (*SECTIONS, "gpu_operator")
     }
+    if installer is not None and paths["driver"].managed_by != OPERATOR:
+        # GKE's installer runs on the node: GKE installs its driver, whatever the Operator
+        # might (it finds the driver there and labels the node pre-installed).
+        paths["driver"] = _gke("driver", f"GKE's driver installer pod {installer} runs on it")
     for component, path in paths.items():
         if path.managed_by == OPERATOR and desired.get(component):
             paths[component] = replace(path, desired_version=desired[component])
+    if paths["driver"].managed_by == OPERATOR and spec is not None:
+        paths["driver"] = replace(paths["driver"], auto_upgrade=_auto_upgrade(policies))
     # The DCGM an exporter bundles moves with the exporter's image: its tag's DCGM part.
     exporter = paths["dcgm_exporter"]
     paths["dcgm"] = replace(exporter, desired_version=bundled_dcgm(desired.get("dcgm_tag")))
@@ -139,6 +158,8 @@ def _path(
             return _host(node, component, f"node label {DEPLOY_LABELS[component]}=pre-installed")
         if enabled is False:
             return _host(node, component, f"{section} is false: the Operator does not install it")
+    if pod is not None and node.labels.get(GKE_POOL_LABEL) and _is_gkes(pod):
+        return _gke(component, f"its pod {pod.namespace}/{pod.name} runs GKE's own image")
     if pod is not None:
         ours = operator is not None and enabled is not False and label != "false"
         if ours and _in_operator_namespace(pod, operator):
@@ -192,14 +213,10 @@ def _host(node: Node, component: str, why: str) -> UpgradePath:
             f"or move to a new node pool whose image carries the fixed {what}"
         )
         change = "node image"
-    elif "cloud.google.com/gke-nodepool" in labels:
+    elif GKE_POOL_LABEL in labels:
         # GKE installs the driver itself (its installer DaemonSet, or Autopilot), at the
         # version the node pool's GKE version and `gpu-driver-version` give.
-        how = (
-            f"upgrade the GKE node pool: GKE installs the {what} for its GKE version and the "
-            "pool's gpu-driver-version (default or latest)"
-        )
-        change = "node image"
+        return _gke(component, f"pre-installed on the node: {why}")
     elif any(k.startswith(("eks.amazonaws.com/", "karpenter.k8s.aws/")) for k in labels):
         how = (
             f"roll the nodes to an EKS-optimized accelerated AMI that carries the fixed {what} "
@@ -216,6 +233,61 @@ def _host(node: Node, component: str, why: str) -> UpgradePath:
         )
         change = "host"
     return UpgradePath(PRE_INSTALLED, change, how, f"pre-installed on the node: {why}")
+
+
+def _gke(component: str, why: str) -> UpgradePath:
+    """A component GKE manages on its node pool: a node pool upgrade moves it. The change is
+    the node image's, as a pre-installed driver's: one pool upgrade moves them together."""
+    what = {"driver": "driver", "device_plugin": "device plugin"}.get(component, component)
+    how = (
+        f"upgrade the GKE node pool (gcloud container node-pools upgrade) to a GKE version that "
+        f"carries the fixed {what}"
+        + (
+            " (GKE installs it for that version and the pool's gpu-driver-version)"
+            if what == "driver"
+            else ""
+        )
+        + ": GKE manages it and reverts edits to its DaemonSets"
+    )
+    return UpgradePath(GKE, "node image", how, f"managed by GKE: {why}")
+
+
+def _is_gkes(pod: Pod) -> bool:
+    return any(is_gke_device_plugin(c.image) for c in pod.containers)
+
+
+def _gke_installer(node: Node, pods: Iterable[Pod]) -> str | None:
+    """namespace/name of GKE's driver installer pod on a GKE node, if it runs there."""
+    if not node.labels.get(GKE_POOL_LABEL):
+        return None
+    for pod in sorted(pods, key=lambda p: (p.namespace, p.name)):
+        if (
+            pod.is_active
+            and pod.namespace == "kube-system"
+            and (pod.owner_name or pod.name).startswith(_GKE_INSTALLER)
+        ):
+            return f"{pod.namespace}/{pod.name}"
+    return None
+
+
+# Who upgrades a component, in a few words (the node and patch pages' "upgraded by").
+_WHO = {OPERATOR: "GPU Operator", GKE: "GKE node pool", FIRMWARE: "firmware update"}
+
+
+def who(path: UpgradePath) -> str:
+    if path.managed_by == OWN_DEPLOYMENT:
+        return f"own chart ({path.change})"
+    if path.managed_by == PRE_INSTALLED:
+        return "host packages" if path.change == "host" else path.change
+    return _WHO.get(path.managed_by, path.managed_by)  # UNKNOWN: "unknown"
+
+
+def upgraded_by(
+    node: Node, policies: Sequence[GpuOperatorPolicy], pods_on_node: Iterable[Pod]
+) -> dict[str, str]:
+    """component -> who upgrades it on the node (who()), for the node as the sync built it."""
+    paths = upgrade_paths(node, policies, pods_on_node)
+    return {component: who(path) for component, path in sorted(paths.items())}
 
 
 def _policy(policies: Sequence[GpuOperatorPolicy]) -> dict[str, bool | None] | None:
@@ -254,6 +326,8 @@ def _desired(policies: Sequence[GpuOperatorPolicy]) -> dict[str, str]:
         asked = {c: p.spec.get(f) for c, f in VERSION_FIELDS.items()}
         if "driver_use_crd" not in p.spec or p.spec.get("driver_use_crd") is True:
             asked["driver"] = None
+        if p.spec.get("driver_use_precompiled") is True:
+            asked["driver"] = None  # a precompiled driver's version names its branch only
         asked["dcgm_tag"] = asked["dcgm_exporter"]
         found.append({c: str(v) for c, v in asked.items() if isinstance(v, str) and v})
     if not found or any(f != found[0] for f in found):
@@ -289,6 +363,12 @@ def _asked_past(desired: str, exposure: dict) -> bool:
     if not parse_version(fixed) or not parse_version(installed):
         return False
     return compare(desired, fixed) >= 0 and compare(installed, desired) < 0
+
+
+def _auto_upgrade(policies: Sequence[GpuOperatorPolicy]) -> bool | None:
+    """driver.upgradePolicy.autoUpgrade, where every readable ClusterPolicy states the same."""
+    found = {_flag(p.spec.get("driver_auto_upgrade")) for p in policies if not p.error}
+    return found.pop() if len(found) == 1 else None
 
 
 def _flag(value: object) -> bool | None:

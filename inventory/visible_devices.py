@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from inventory.runtime import operator_cdi_default
 from inventory.snapshot import TEMPLATE_PHASE, Container, Pod, SharingConfig
 from inventory.sources.images import component_of, is_gke_device_plugin
 
@@ -83,13 +84,16 @@ def envvar_access(
     *,
     strategy: Fact | None = None,
     toolkit_here: bool | None = None,
+    operator_version: str | None = None,
 ) -> EnvvarAccess:
     """The node's facts from its GPU-stack pods, its device-plugin config and the GPU
     Operator's ClusterPolicies (name, parsed spec). `strategy`: the node's device-list
     strategy as the sync resolved it (device_list_strategy), which then decides.
     `toolkit_here`: whether the Operator's toolkit runs on the node (Node.operator_toolkit);
     where it does not (a toolkit installed on the host, another stack's), the ClusterPolicy's
-    `toolkit` and `cdi` settings do not configure its runtime (None: not resolved, read)."""
+    `toolkit` and `cdi` settings do not configure its runtime (None: not resolved, read).
+    `operator_version`: the GPU Operator's on the node (what `cdi.enabled` means for the
+    default runtime depends on it)."""
     pods = [p for p in pods_on_node if p.is_active]
     policies = sorted(policies, key=lambda p: p[0])
     off = [n for n, s in policies if toolkit_here is False or s.get("toolkit_enabled") is False]
@@ -98,7 +102,7 @@ def envvar_access(
     return EnvvarAccess(
         toolkit_accepts=_toolkit(toolkits, runtime, off),
         device_list_strategy=strategy or device_list_strategy(pods, config, policies),
-        nvidia_default_runtime=_default_runtime(toolkits, runtime),
+        nvidia_default_runtime=_default_runtime(toolkits, runtime, operator_version),
     )
 
 
@@ -269,16 +273,33 @@ def _plugin_where(pod: Pod) -> str:
     return f"device-plugin pod {pod.namespace}/{pod.name}"
 
 
-def _default_runtime(toolkits: list[tuple[Pod, Container]], policies: list) -> Fact:
+def _default_runtime(
+    toolkits: list[tuple[Pod, Container]], policies: list, operator_version: str | None
+) -> Fact:
     for pod, container in toolkits:
         value = _env(container, RUNTIME_DEFAULT_ENV)
         if value is not None:
             return _flag(value, f"container-toolkit pod {pod.namespace}/{pod.name}")
     for name, spec in policies:
         if spec.get("cdi_enabled"):
-            # GPU Operator v25.10+: containerd / CRI-O inject GPUs by CDI, and the nvidia
+            where = f"ClusterPolicy {name} cdi.enabled"
+            # From GPU Operator v25.10, containerd / CRI-O inject GPUs by CDI and the nvidia
             # runtime serves only pods that name its runtime class (which any pod may do).
-            return Fact("false", f"ClusterPolicy {name} cdi.enabled (GPU Operator v25.10+)")
+            # Before, its toolkit still made the nvidia runtime the default with CDI enabled.
+            cdi_native = operator_cdi_default(operator_version)
+            if cdi_native is None:
+                return Fact(
+                    None,
+                    f"unverified: {where}, but the GPU Operator's version, which decides "
+                    "(the nvidia runtime stops being the default from v25.10), is unknown",
+                )
+            if cdi_native:
+                return Fact("false", f"{where} (GPU Operator {operator_version}: v25.10+)")
+            return Fact(
+                "true",
+                f"{where}, but GPU Operator {operator_version} (before v25.10) still makes the "
+                "nvidia runtime the default",
+            )
     return Fact(None, "unverified")
 
 

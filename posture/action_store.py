@@ -17,11 +17,12 @@ from django.db.models import F, OuterRef, QuerySet, Subquery, Sum, Value
 from gpuposture.base.querysets import sees_every_row
 from inventory.bulk import db_datetime, rows_insert
 from inventory.models import Cluster, Node
-from inventory.pools import node_pool
+from inventory.pools import fix_pool, taint_tuples
 from posture.actions import Action as BuiltAction
 from posture.actions import ActionFinding, actions_for
 from posture.models import Action, ActionTenant, Finding, FindingTenant
 from tenants.models import Tenant
+from tenants.selectors import pool_taint_rules
 
 _CHUNK = 2000
 # json.dumps's own text, from one encoder made once without the circular-reference check
@@ -30,9 +31,16 @@ _JSON = json.JSONEncoder(check_circular=False).encode
 
 
 def _pools() -> dict[tuple[str, str], str]:
-    """(cluster name, node name) -> its pool, for the GPU nodes ("" when none is labelled)."""
-    rows = Node.objects.filter(is_gpu_node=True).values_list("cluster__name", "name", "labels")
-    return {(cluster, name): node_pool(labels or {}) for cluster, name, labels in rows}
+    """(cluster name, node name) -> the pool its fixes roll out on, for the GPU nodes ("" when
+    none: a provider's pool label, else its trust-class pool on bare metal, inventory.pools)."""
+    rules = pool_taint_rules()
+    rows = Node.objects.filter(is_gpu_node=True).values_list(
+        "cluster__name", "name", "labels", "taints"
+    )
+    return {
+        (cluster, name): fix_pool(labels or {}, taint_tuples(taints or ()), rules)
+        for cluster, name, labels, taints in rows
+    }
 
 
 def _tenant_weights() -> dict[int, dict[str, float]]:

@@ -123,6 +123,7 @@ _BY_CHANGE = {
     "gpu_operator": " through the GPU Operator (ClusterPolicy or Helm values)",
     "node image": " by a new node image",
     "host": " with the host's packages or a new node image",
+    "gke": " by a GKE node pool upgrade (its GKE version)",
     "unknown": " (who installs it on the node is unknown)",
 }
 

@@ -9,12 +9,15 @@ An action is one change a platform team makes; it closes every finding in it at 
   component, the driver by branch) with the highest fixed version named, and the change; a
   finding with an exposure that has no fixed version is no upgrade's (it stays open after any):
   it is its own action, to mitigate or replace;
-- one setting of one pool's nodes (STACK-004/006/008, ATTR-003);
+- one setting of one pool's nodes (STACK-004/006/008, ATTR-003), or of the ClusterPolicy that
+  configures them (STACK-008 where the GPU Operator's toolkit runs: its subject);
 - one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of a workload whose pods
   all run on it); a POD-009 workload whose pods run on several pools (or on a node in no pool)
   is no one taint's (nor one on nodes in no pool): its one change is to the workload;
 - one fix of one workload (the POD-* findings of one check on one workload, every container;
-  POD-005 reaching /dev/nvidia-caps only through host path volumes is POD-003's removal);
+  POD-005 reaching /dev/nvidia-caps only through host path volumes is POD-003's removal; a
+  co-tenancy pair or a SHARE-004 sharing-mode use made only through one workload's
+  NVIDIA_VISIBLE_DEVICES is POD-011's removal of the variable there);
 - one co-tenancy pair separated on one pool (every co-tenancy check of that pair there);
 - otherwise the finding alone.
 
@@ -66,6 +69,7 @@ NODE_FIXES = {
     "STACK-008": "Make the container toolkit ignore NVIDIA_VISIBLE_DEVICES from unprivileged pods",
     "ATTR-003": "Deploy DCGM-Exporter",
 }
+NODE_SETTING_SUBJECTS = ("Node", "NodePool", "ClusterPolicy")
 # What the co-tenancy checks share, for the title: "stop time-slicing a with b on pool x".
 PAIR_VERBS = {"SHARE-001": "time-slicing", "SHARE-006": "MPS-sharing", "SHARE-002": "MIG-sharing"}
 
@@ -115,6 +119,8 @@ def _where(finding: ActionFinding) -> str:
     """The pool the subject is in ("pool x"), or the node itself when it has none."""
     if finding.subject_kind == "NodePool":
         return f"pool {finding.subject_name}"
+    if finding.subject_kind == "ClusterPolicy":
+        return f"ClusterPolicy {finding.subject_name}"
     if finding.pools:
         return f"pool {finding.pools[0]}"
     return f"node {finding.subject_name}"
@@ -158,8 +164,11 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         change = upgrade_by(finding).get("change")
         extra = [str(change)] if change and change != "gpu_operator" else []
         return (cluster, "upgrade", where, *extra), ""
-    if check in NODE_FIXES and finding.subject_kind == "Node":
-        return (cluster, "node", check, where), f"{NODE_FIXES[check]} on {where}"
+    if check in NODE_FIXES and finding.subject_kind in NODE_SETTING_SUBJECTS:
+        # A node check that names the pool or ClusterPolicy its fix is made in (STACK-008)
+        # groups as its nodes would: one setting there.
+        joiner = "in" if finding.subject_kind == "ClusterPolicy" else "on"
+        return (cluster, "node", check, where), f"{NODE_FIXES[check]} {joiner} {where}"
     if check == "POD-009" and _inside_other_pool(finding):
         # The pool is tainted already: the workload's toleration let it in.
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
@@ -173,7 +182,7 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"Schedule {finding.subject_kind} {ref} on its class's tainted pool"
-    if (workload := _env_access_workload(finding)) is not None:
+    if (workload := _env_access_workload(finding) or _env_only_use(finding)) is not None:
         # One side reaches the GPUs through NVIDIA_VISIBLE_DEVICES outside the scheduler:
         # removing the variable from that workload ends the co-tenancy (POD-011's action).
         kind, ref = workload
@@ -222,6 +231,22 @@ def _env_access_workload(finding: ActionFinding) -> tuple[str, str] | None:
     if len(found) != 1 or len(found[0]) != 1:
         return None
     kind, _, ref = next(iter(found[0])).partition(" ")
+    return (kind, ref) if kind and ref else None
+
+
+def _env_only_use(finding: ActionFinding) -> tuple[str, str] | None:
+    """(kind, "ns/name") of the one workload a SHARE-004 sharing mode is used by only through
+    NVIDIA_VISIBLE_DEVICES (every pod of the use, one workload): removing the variable from it
+    (POD-011's action) ends the use, so no approval is to be asked for."""
+    through = finding.evidence.get("through_visible_devices")
+    if finding.check_id != "SHARE-004" or not isinstance(through, dict):
+        return None
+    workloads = through.get("workloads")
+    if not isinstance(workloads, list) or len(workloads) != 1 or through.get("workload_count") != 1:
+        return None
+    if through.get("pod_count") != finding.evidence.get("pod_count"):
+        return None  # some pods use the mode through the scheduler: an approval's question
+    kind, _, ref = str(workloads[0]).partition(" ")
     return (kind, ref) if kind and ref else None
 
 

@@ -14,14 +14,14 @@ from django.db.models import Max
 from django.utils import timezone
 
 from inventory import snapshot as snap
-from inventory.dra_devices import dra_gpu_nodes, dra_held
+from inventory.dra_devices import dra_held
 from inventory.fractions import hami_share
 from inventory.models import Cluster, Pod
 from inventory.sources.images import component_of
 from inventory.sources.node_kinds import sandbox_default, sandbox_workload
-from telemetry.attribution import Attributed
 from telemetry.evidence import TelemetryFacts
 from telemetry.exporter_labels import PodLabels
+from telemetry.handovers import handovers
 from telemetry.hijack import (
     EnvHold,
     Hijack,
@@ -32,11 +32,9 @@ from telemetry.hijack import (
     unexplained_busy,
 )
 from telemetry.ingest_context import SHARED_STRATEGIES
-from telemetry.leak import Attestation, tenancies_from, unattested_handovers
-from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
+from telemetry.models import GpuReading, GpuUsageHourly
 from telemetry.samples import GpuSample
 from telemetry.shares import ShareHolds, share_holds, share_note, share_units
-from tenants.mapping import UNCLASSIFIED
 from tenants.policy import FRACTIONAL_RESOURCES
 
 FINISHED = ("Succeeded", "Failed")  # pod phases: it ran to an end
@@ -81,7 +79,7 @@ def telemetry_facts(
                 vm_workloads=_vm_workloads(snapshot),
             )
         ),
-        handovers=tuple(_handovers(cluster, snapshot, now)),
+        handovers=tuple(handovers(cluster, snapshot, now, env_held or {})),
         settings=thresholds,
     )
 
@@ -170,6 +168,26 @@ def _hijacks(
     )
     units = _units_by_node(running)
     caps = _shared_caps(snapshot, units, shares)
+    # A node whose exporter names some pods, with HAMi shares whose devices no annotation
+    # names: the GPUs those shares are on are unknown, so the busy GPUs nothing else explains
+    # are judged by count against them (as on a node whose exporter names no pod).
+    unbound = {
+        node: n
+        for node, n in shares.unknown.items()
+        if node not in unlabelled and node not in shared
+    }
+    unbound_count = explained_by_count(
+        [
+            s
+            for s in samples
+            if s.hostname in unbound
+            and not labels.held(s.namespace, s.pod, s.time)
+            and not (s.uuid and s.uuid in dra.devices)
+            and not shares.held(s)
+        ],
+        unbound,
+        threshold=threshold,
+    )
     # MIG instances of a shared node are not counted against its physical GPUs, nor a GPU a
     # HAMi share is bound to (held by it: the count judges the others).
     shared_count = explained_by_count(
@@ -188,7 +206,7 @@ def _hijacks(
             return True
         if shares.held(sample):
             return True
-        if (sample.hostname, sample.time) in by_count:
+        if (sample.hostname, sample.time) in by_count | unbound_count:
             return True
         # A shared GPU's samples may name one of its pods or none: a busy GPU is explained
         # while no more are busy than the node's pods can occupy (any of them, where they can
@@ -211,14 +229,17 @@ def _hijacks(
         if held_devices.get(node, 0) or node not in shares.devices
     }
     indexes = {(s.hostname, s.uuid): s.gpu for s in samples}
-    notes = [share_note(_by_count_note(h, counted, caps), shares) for h in found]
+    notes = [share_note(_by_count_note(h, counted, caps, unbound), shares) for h in found]
     return [env_note(h, env_held, indexes) for h in notes], unmapped
 
 
-def _by_count_note(hijack: Hijack, counted: dict[str, int], caps: dict[str, int]) -> Hijack:
+def _by_count_note(
+    hijack: Hijack, counted: dict[str, int], caps: dict[str, int], unbound: dict[str, int]
+) -> Hijack:
     """The hijack, saying why it was judged by count where its node's exporter names no pod,
-    or where its node's GPUs are shared. Where its scheduled pods can occupy some GPUs, it is
-    `judged_by_count`: more were busy than they can occupy, but not which one is unheld."""
+    where its node's GPUs are shared, or where HAMi shares on it name no device. Where its
+    scheduled pods can occupy some GPUs, it is `judged_by_count`: more were busy than they
+    can occupy, but not which one is unheld."""
     if hijack.hostname in counted:
         count = counted[hijack.hostname]
         note = (
@@ -233,6 +254,14 @@ def _by_count_note(hijack: Hijack, counted: dict[str, int], caps: dict[str, int]
             "of the pods on a GPU; more GPUs were busy at once than the "
             f"{caps[hijack.hostname]} its scheduled pods can occupy (one per GPU they hold), "
             "so at least one runs outside the scheduler"
+        )
+    elif hijack.hostname in unbound:
+        # share_note names the unannotated shares and how they are counted.
+        count = unbound[hijack.hostname]
+        note = (
+            "the exporter names no pod on this GPU and no HAMi annotation binds a share to it; "
+            f"more GPUs nothing else explains were busy at once than the {count} the node's "
+            "unannotated HAMi shares can occupy, so at least one runs outside the scheduler"
         )
     else:
         return hijack
@@ -362,57 +391,3 @@ def _gpu_pods(pods: list[snap.Pod]) -> tuple[set[tuple[str, str]], dict[str, int
         )
         held[pod.node_name] = held.get(pod.node_name, 0) + count
     return names, held
-
-
-def _handovers(cluster: Cluster, snapshot: snap.ClusterSnapshot, now: datetime):
-    """Whole GPUs and MIG GPU instances of exclusive nodes and of MIG nodes whose devices are
-    not replicated: who held each, sample by sample, over the raw retention (an hourly roll-up is
-    too coarse to place a reset between two tenants), and the resets recorded in that time."""
-    dra_nodes = dra_gpu_nodes(snapshot)
-    exclusive = [
-        n.name
-        for n in snapshot.nodes
-        if (n.is_gpu_node or n.name in dra_nodes) and n.sharing_strategy == "none"
-    ]
-    # A MIG node with a time-sliced or MPS MIG resource shares some instances at once (their
-    # samples are copied per pod): only MIG nodes with none hand their instances over whole.
-    # An exclusive node's MIG samples are instances too (a DRA-only node: its MIG devices come
-    # from claims, with no GFD label to make the node's strategy "mig").
-    mig = [n.name for n in snapshot.nodes if n.sharing_strategy == "mig" and not n.resource_sharing]
-    since = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
-    held = (
-        GpuReading.objects.filter(
-            hostname__in=[*exclusive, *mig],
-            cluster=cluster,
-            time__gte=since,
-            attribution="tenant",
-            confidence="exact",
-        )
-        .exclude(uuid="")
-        .values_list("uuid", "gi_id", "hostname", "tenant__slug", "namespace", "time")
-        .order_by("uuid", "gi_id", "time")
-    )
-    tenancies = tenancies_from(
-        Attributed(
-            GpuSample(time=t, hostname=host, gpu="", uuid=uuid, gi_id=gi_id),
-            _party(slug, namespace),
-            "tenant",
-            "exact",
-        )
-        for uuid, gi_id, host, slug, namespace, t in held.iterator(chunk_size=10000)
-        if slug
-    )
-    attestations = [
-        Attestation(node=node, uuid=uuid, time=time)
-        for node, uuid, time in ResetAttestation.objects.filter(
-            cluster=cluster, reset_at__gte=since
-        ).values_list("node", "gpu_uuid", "reset_at")
-    ]
-    return unattested_handovers(tenancies, attestations)
-
-
-def _party(slug: str, namespace: str) -> str:
-    """Who held a GPU, for handovers: the tenant, or for the unclassified tenant its namespace
-    (`unclassified:<namespace>`): two namespaces nobody claims are not known to be one party,
-    so a GPU passing between them needs a reset like any other handover."""
-    return f"{UNCLASSIFIED}:{namespace}" if slug == UNCLASSIFIED else slug

@@ -229,26 +229,43 @@ def env_note(
     index = indexes.get((hijack.hostname, hijack.uuid)) or (
         "" if hijack.uuid.startswith(("GPU-", "MIG-")) else hijack.uuid
     )
-    holders = [
-        h
-        for h in env_held.get(hijack.hostname, ())
-        if _env_holds(h.devices, hijack.uuid, index, hijack.gi_id)
-    ]
-    if not holders:
+    holds = env_held.get(hijack.hostname, ())
+    holders = [h for h in holds if _env_holds(h.devices, hijack.uuid, index, hijack.gi_id)]
+    # A MIG instance's samples carry their parent's UUID and GPU_I_ID, never the instance's
+    # MIG UUID (DCGM does not have it): a pod naming MIG UUIDs may hold this instance or
+    # another; it is named as such, not as its holder, nor left out.
+    maybe = [h for h in holds if hijack.gi_id and h not in holders and _names_mig(h.devices)]
+    if not holders and not maybe:
         return hijack
-    pods = ", ".join(f"{h.pod} (NVIDIA_VISIBLE_DEVICES={h.value})" for h in holders[:5])
-    more = f" and {len(holders) - 5} more" if len(holders) > 5 else ""
-    note = (
-        f"no allocation holds this GPU; pod(s) {pods}{more} hold it outside the scheduler "
-        "through NVIDIA_VISIBLE_DEVICES, which this node honours"
-    )
+    if holders:
+        note = (
+            f"no allocation holds this GPU; pod(s) {_pods(holders)} hold it outside the "
+            "scheduler through NVIDIA_VISIBLE_DEVICES, which this node honours"
+        )
+    else:
+        note = (
+            f"no allocation holds this GPU; pod(s) {_pods(maybe)} name MIG devices in "
+            "NVIDIA_VISIBLE_DEVICES, which this node honours, outside the scheduler; the "
+            "exporter reports a MIG instance by its parent GPU's UUID and GPU_I_ID, never its "
+            "MIG UUID, so whether it is this instance is unknown"
+        )
     return replace(hijack, held_note=note)
+
+
+def _pods(holds: list[EnvHold]) -> str:
+    pods = ", ".join(f"{h.pod} (NVIDIA_VISIBLE_DEVICES={h.value})" for h in holds[:5])
+    return pods + (f" and {len(holds) - 5} more" if len(holds) > 5 else "")
+
+
+def _names_mig(devices: frozenset[str]) -> bool:
+    return any(d.startswith("MIG-") for d in devices)
 
 
 def _env_holds(devices: frozenset[str], uuid: str, index: str, gi_id: str) -> bool:
     """Whether a hold through the variable covers a GPU: `all`, its UUID, or its index where
     the node's inventory names no UUID. A MIG instance's samples carry their parent GPU's UUID,
-    which a MIG UUID in the variable cannot be matched to: not covered."""
+    which a MIG UUID in the variable cannot be matched to: not known to be covered (env_note
+    names it as a possible holder)."""
     if EVERY_GPU in devices:
         return True
     if gi_id:

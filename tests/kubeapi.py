@@ -84,6 +84,8 @@ LIST_PATHS: dict[str, str] = {
     # A CNI's egress policy and a Gateway API route (kube_kinds.NETWORK_CUSTOM_KINDS).
     "CiliumNetworkPolicy": "/apis/cilium.io/v2/ciliumnetworkpolicies",
     "Tier": "/apis/crd.projectcalico.org/v1/tiers",  # Calico's, as stored by its CRDs
+    "GlobalNetworkPolicy": "/apis/crd.projectcalico.org/v1/globalnetworkpolicies",
+    "GlobalNetworkSet": "/apis/crd.projectcalico.org/v1/globalnetworksets",
     "HTTPRoute": "/apis/gateway.networking.k8s.io/v1/httproutes",
     "VirtualService": "/apis/networking.istio.io/v1beta1/virtualservices",
     "AuthorizationPolicy": "/apis/security.istio.io/v1beta1/authorizationpolicies",

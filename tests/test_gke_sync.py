@@ -221,3 +221,20 @@ def test_the_mig_partitioner_reads_gkes_partition_size(gke_world, personas):
     assert data["valid"] and data["model"] == "A100-40GB"
     assert data["config_name"] == "3g.20gb" and "gke-gpu-partition-size" in data["source"]
     assert [p["profile"] for p in data["placements"]] == ["3g.20gb", "3g.20gb"]
+
+
+def test_gkes_own_plugin_and_driver_are_upgraded_with_the_gke_node_pool(gke_world, personas):
+    """GKE's plugin DaemonSet in kube-system is GKE's, not a chart of the user's own (GKE
+    reverts edits to it): the node page says a GKE node pool upgrade moves it and the driver."""
+    from django.test import Client
+
+    from inventory.models import Node
+
+    node = Node.objects.get(name="gke-ml-l4-shared-7f2c")
+    by = node.data["upgrade_by"]
+    assert by["device_plugin"] == "GKE node pool" and by["driver"] == "GKE node pool", by
+    client = Client()
+    client.force_login(personas["platform_engineer"])
+    page = client.get(f"/nodes/gke-ml/{node.name}/").content.decode()
+    assert 'data-upgrade-by="GKE node pool">upgraded by: GKE node pool' in page
+    assert "own chart" not in page

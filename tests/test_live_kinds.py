@@ -119,6 +119,34 @@ def test_calico_tiers_are_read_live(tmp_path):
     )
 
 
+NETWORK_SET = {
+    "apiVersion": "crd.projectcalico.org/v1",
+    "kind": "GlobalNetworkSet",
+    "metadata": {"name": "anywhere", "labels": {"role": "anywhere"}},
+    "spec": {"nets": ["0.0.0.0/0"]},
+}
+TO_SET = {
+    "apiVersion": "crd.projectcalico.org/v1",
+    "kind": "GlobalNetworkPolicy",
+    "metadata": {"name": "to-anywhere"},
+    "spec": {
+        "selector": "all()",
+        "types": ["Egress"],
+        "egress": [{"action": "Allow", "destination": {"selector": "role == 'anywhere'"}}],
+    },
+}
+
+
+def test_calico_global_network_sets_are_read_live(tmp_path):
+    """A GlobalNetworkSet of the internet, picked by a rule's destination selector, reaches
+    K8S-007 from the live API: the rule allows the internet, not named peers."""
+    with FakeKubeAPI([_claiming_pod("data"), NETWORK_SET, TO_SET]) as api:
+        cluster, run = _sync(api, tmp_path, "live-sets")
+    assert run.status == "succeeded" and run.warnings == []
+    (policy,) = cluster_snapshot(cluster).network_policies
+    assert (policy.name, policy.egress_steps) == ("to-anywhere", ("allow:all",))
+
+
 VIRTUAL_SERVICE = {
     "apiVersion": "networking.istio.io/v1beta1",
     "kind": "VirtualService",

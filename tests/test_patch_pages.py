@@ -192,3 +192,25 @@ def test_nodes_page_filters_by_node_kind_with_plain_words(small_world, personas)
     assert "gpu-ts-1" in gpu_only and "cpu-1" not in gpu_only
     cpu_only = client.get("/nodes/?gpu=false").content.decode()
     assert "cpu-1" in cpu_only and "gpu-ts-1" not in cpu_only
+
+
+def test_node_and_patch_pages_say_who_upgrades_each_component(small_world, personas):
+    """The sync resolves who upgrades each component (inventory.stack_managers): the node page
+    shows it per component, the patch page per node row and per rollout wave."""
+    import_real("5614", "5630")
+    node = Node.objects.get(name="gpu-ts-1")
+    by = node.data["upgrade_by"]
+    assert by["driver"] and by["firmware"] == "firmware update", by
+    page = login(personas["platform_engineer"]).get(f"/nodes/lab/{node.name}/").content.decode()
+    assert f'data-upgrade-by="{by["driver"]}">upgraded by: {by["driver"]}</div>' in page
+    patch = login(personas["platform_engineer"]).get("/patch/").content.decode()
+    assert "<th>Upgraded by</th>" in patch
+    assert f"<div>driver R550: {by['driver']}</div>" in patch  # the wave
+    assert f"<div>driver: {by['driver']}</div>" in patch  # the node's row
+    # A node synced before this was resolved says so, not a guess.
+    del node.data["upgrade_by"]
+    node.save(update_fields=["data"])
+    page = login(personas["platform_engineer"]).get(f"/nodes/lab/{node.name}/").content.decode()
+    assert "upgraded by: not resolved" in page
+    patch = login(personas["platform_engineer"]).get("/patch/").content.decode()
+    assert "<div>driver R550: not resolved</div>" in patch

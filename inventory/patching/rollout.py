@@ -42,6 +42,8 @@ class RolloutNode:
     patch_status: str  # "current" / "below_baseline" / "unknown"
     exposures: tuple[dict, ...] = ()
     versions: dict[str, str] = field(default_factory=dict)  # component ("driver") -> running
+    # component -> who upgrades it on the node (Node.upgrade_by); {} where not resolved.
+    upgrade_by: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,9 @@ class Wave:
     max_cvss: float | None
     reason: str
     unfixed: list[str]  # "<key> <advisory>" exposures no fixed version closes: the target won't
+    # Same keys as targets -> who upgrades it on the wave's nodes ("GPU Operator", "node
+    # image", ...): several where the nodes differ, "not resolved" for a node synced before.
+    upgrade_by: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -165,9 +170,11 @@ def _wave(number: int, pools: list[_Pool], reason: str) -> Wave:
     fixed: dict[str, list[str]] = defaultdict(list)
     running: dict[str, set[str]] = defaultdict(set)
     unfixed: set[str] = set()
+    by: dict[str, set[str]] = defaultdict(set)
     for node in nodes:
         for exposure in node.exposures:
             key = _key(exposure, node)
+            by[key].add(node.upgrade_by.get(exposure["component"]) or "not resolved")
             now = node.versions.get(exposure["component"]) or exposure.get("installed")
             if now:
                 running[key].add(now)
@@ -189,6 +196,7 @@ def _wave(number: int, pools: list[_Pool], reason: str) -> Wave:
         max_cvss=_max_cvss(exposures, None),
         reason=reason,
         unfixed=sorted(unfixed),
+        upgrade_by={key: sorted(who) for key, who in sorted(by.items())},
     )
 
 

@@ -72,6 +72,9 @@ class Node:
     mig_manager_version: str | None = None
     firmware_version: str | None = None
     sharing_strategy: str = "none"
+    # Why the strategy is what GFD and the device-plugin config do not say: a fractional
+    # scheduler's (inventory.sources.fractional_nodes); "" where they decide it.
+    sharing_basis: str = ""
     time_slicing_replicas: int | None = None
     mig_strategy: str | None = None
     mig_config: str | None = None
@@ -96,6 +99,10 @@ class Node:
     # ClusterPolicy's `cdi` and `toolkit` settings configure the node's runtime
     # (plugin_placement.operator_toolkit_here); None when not resolved (synced before this).
     operator_toolkit: bool | None = None
+    # Who upgrades each GPU-stack component here (inventory.stack_managers.who: "GPU Operator",
+    # "node image", "host packages", "own chart (DaemonSet ns/name)", "GKE node pool",
+    # "unknown"), resolved at sync for the node and patch pages; {} before it was resolved.
+    upgrade_by: dict[str, str] = field(default_factory=dict)
     # Per resource the node's device-plugin config replicates (rename, devices): its mode.
     # Empty when no readable config applies; other resources keep whole devices.
     resource_sharing: tuple[SharedResource, ...] = ()

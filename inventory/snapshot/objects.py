@@ -174,6 +174,10 @@ class NetworkPolicy:
     selector_expr: str = ""
     namespace_selector_expr: str = ""
     egress_steps: tuple[str, ...] = ()
+    # The ports on which its egress rules let the selected pods reach the internet, where they
+    # do so only on some ports ("443/TCP"; inventory/sources/egress_ports.py): a restriction,
+    # said in K8S-007's evidence. () where no rule reaches the internet on only some ports.
+    internet_ports: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

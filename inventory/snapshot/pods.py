@@ -48,6 +48,15 @@ GPU_ANNOTATIONS = frozenset(
         "hami.io/vgpu-devices-allocated",
     }
 )
+# Istio's per-pod traffic capture annotations, also kept: they let a pod's traffic to some
+# addresses or ports skip its sidecar, and so skip a mesh-wide REGISTRY_ONLY (K8S-007).
+MESH_ANNOTATIONS = frozenset(
+    {
+        "traffic.sidecar.istio.io/excludeOutboundIPRanges",
+        "traffic.sidecar.istio.io/excludeOutboundPorts",
+        "traffic.sidecar.istio.io/includeOutboundIPRanges",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -162,7 +171,8 @@ class Pod:
     node_selector: dict[str, str] = field(default_factory=dict)
     tolerations: tuple[dict[str, str], ...] = ()
     # GPU scheduling annotations only (GPU_ANNOTATIONS: KAI / Run:ai fractions and reservations,
-    # HAMi's allocation); every other annotation is dropped when the pod is read.
+    # HAMi's allocation) and Istio's traffic capture (MESH_ANNOTATIONS); every other annotation
+    # is dropped when the pod is read.
     annotations: dict[str, str] = field(default_factory=dict)
     # DRA: spec.resourceClaims, each with the claim it resolved to (status.resourceClaimStatuses)
     resource_claims: tuple[PodClaim, ...] = ()

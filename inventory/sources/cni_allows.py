@@ -30,6 +30,7 @@ import re
 from typing import Any
 
 from inventory.sources.cni_calico import DEFAULT_TIER, calico_tier
+from inventory.sources.egress_ports import cilium_ports, merge
 from inventory.sources.raw import dicts, mapping, str_dict, str_tuple, text
 
 Selector = tuple[dict[str, str], tuple[dict[str, Any], ...]]
@@ -47,8 +48,8 @@ def cilium_allows_world(rule: dict[str, Any]) -> bool:
 
 
 def _cilium_world(entry: dict[str, Any]) -> bool:
-    if dicts(entry.get("toPorts")):
-        return False
+    if cilium_ports(entry) is not None:
+        return False  # only some ports: a restriction (cilium_internet_ports)
     entities = {str(e).lower() for e in str_tuple(entry.get("toEntities"))}
     cidrs = set(str_tuple(entry.get("toCIDR")))
     cidrs |= {text(c.get("cidr"), "") or "" for c in dicts(entry.get("toCIDRSet"))}
@@ -81,8 +82,10 @@ def cilium_limits_egress(rule: dict[str, Any]) -> bool:
     or, cluster-wide, the cluster), cluster entities, CIDRs narrower than a /8 (private ranges
     or given addresses), services, nodes, cloud groups. A rule with egress puts its endpoints
     in Cilium's default deny for egress (unless `enableDefaultDeny.egress: false`, which only
-    adds), so the internet is reachable only through that list. `world` or 0.0.0.0/0 even on
-    one port is not read as a restriction here (nor an entry of ports alone)."""
+    adds), so the internet is reachable only through that list. An entry limited to some ports
+    (toPorts) restricts whatever its peers, `world` and 0.0.0.0/0 included, and so does one of
+    ports alone: the internet is then reachable on those ports only (cilium_internet_ports),
+    which the project counts as a control (egress_ports.py)."""
     if mapping(rule.get("enableDefaultDeny")).get("egress") is False:
         return False
     entries = dicts(rule.get("egress"))
@@ -90,6 +93,8 @@ def cilium_limits_egress(rule: dict[str, Any]) -> bool:
 
 
 def _named_or_internal(entry: dict[str, Any]) -> bool:
+    if cilium_ports(entry):
+        return True  # at most the internet on some ports
     peers = set(entry) - {"toPorts", "icmps", "authentication"}
     return bool(peers) and all(_named_peer(key, entry.get(key)) for key in peers)
 
@@ -122,6 +127,33 @@ def _named_peer(key: str, value: Any) -> bool:
         # A cidrGroupRef (a CiliumCIDRGroup) is not read.
         return bool(sets) and all(_narrow(text(c.get("cidr"), "") or "") for c in sets)
     return key in NAMED_PEERS and bool(value)
+
+
+def cilium_internet_ports(rule: dict[str, Any]) -> tuple[str, ...]:
+    """The ports on which one rule's egress entries reach the internet, where they do only on
+    some ports: entries to `world` or `all`, a CIDR wider than a /8, every FQDN, or of ports
+    alone (no peer: every address)."""
+    return merge(
+        *(
+            ports
+            for entry in dicts(rule.get("egress"))
+            if (ports := cilium_ports(entry)) and _internet_peers(entry)
+        )
+    )
+
+
+def _internet_peers(entry: dict[str, Any]) -> bool:
+    peers = set(entry) - {"toPorts", "icmps", "authentication"}
+    if not peers:
+        return True
+    entities = {str(e).lower() for e in str_tuple(entry.get("toEntities"))}
+    cidrs = list(str_tuple(entry.get("toCIDR")))
+    cidrs += [text(c.get("cidr"), "") or "" for c in dicts(entry.get("toCIDRSet"))]
+    return (
+        bool(entities & {"world", "all"})
+        or any(not _narrow(c) for c in cidrs)
+        or ("toFQDNs" in entry and not _named_peer("toFQDNs", entry.get("toFQDNs")))
+    )
 
 
 def _narrow(cidr: str) -> bool:

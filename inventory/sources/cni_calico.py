@@ -14,7 +14,8 @@ by posture/rules/k8s/egress_calico.py with calico_selector.py) and each egress r
 - "all": every one (no destination, or nets 0.0.0.0/0 or ::/0 or wider than a /8; a protocol
   alone such as TCP still opens every port of it, as for a NetworkPolicy);
 - "some": to any internet address but only some ports, ICMP, an HTTP match;
-- "none": only named peers (a selector, namespaceSelector, service account, service, domain)
+- "none": only named peers (a selector, namespaceSelector, service account, service, domain;
+  a selector picking a network set of the internet reads as its nets: calico_sets.py)
   or specific nets (private ranges, or named public addresses): an allow-list, as a
   NetworkPolicy's ipBlock to a given CIDR is;
 - "unknown": a source match (which of the selected pods sends) or a field not read.
@@ -23,8 +24,12 @@ by posture/rules/k8s/egress_calico.py with calico_selector.py) and each egress r
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 from typing import Any
 
+from inventory.sources.calico_selector import parse_selector
+from inventory.sources.calico_sets import NetSet
+from inventory.sources.egress_ports import calico_ports, merge
 from inventory.sources.raw import dicts, mapping, str_tuple, text
 
 DEFAULT_TIER = "default"
@@ -59,11 +64,30 @@ def calico_applies_to_egress(obj: dict[str, Any]) -> bool:
     return "egress" in types if types else bool(dicts(spec.get("egress")))
 
 
-def calico_steps(obj: dict[str, Any]) -> tuple[str, ...]:
-    """Its egress rules in order as "action:reach" (module docstring)."""
+def calico_steps(
+    obj: dict[str, Any], sets: Sequence[NetSet] = (), namespace: str = ""
+) -> tuple[str, ...]:
+    """Its egress rules in order as "action:reach" (module docstring); `sets` the network sets
+    a destination selector may pick (calico_sets.py), `namespace` the policy's ("" global)."""
     return tuple(
-        f"{(text(rule.get('action'), '') or '').lower()}:{_reach(rule)}"
+        f"{(text(rule.get('action'), '') or '').lower()}:{_reach(rule, sets, namespace)}"
         for rule in dicts(mapping(obj.get("spec")).get("egress"))
+    )
+
+
+def calico_internet_ports(
+    obj: dict[str, Any], sets: Sequence[NetSet] = (), namespace: str = ""
+) -> tuple[str, ...]:
+    """The ports of its Allow rules reaching every internet address on some ports only
+    (reach "some" by their destination ports: egress_ports.py)."""
+    return merge(
+        *(
+            ports
+            for rule in dicts(mapping(obj.get("spec")).get("egress"))
+            if (text(rule.get("action"), "") or "").lower() == "allow"
+            and _reach(rule, sets, namespace) == "some"
+            and (ports := calico_ports(rule))
+        )
     )
 
 
@@ -86,27 +110,60 @@ def tier_end(obj: dict[str, Any]) -> tuple[str, ...]:
     return (f"{'pass' if action == 'pass' else 'deny'}:all",)
 
 
-def _reach(rule: dict[str, Any]) -> str:
+def _reach(rule: dict[str, Any], sets: Sequence[NetSet] = (), namespace: str = "") -> str:
     if set(rule) - RULE_KEYS or mapping(rule.get("source")):
         return "unknown"
     destination = mapping(rule.get("destination"))
     if set(destination) - DESTINATION_KEYS:
         return "unknown"
-    if any(destination.get(key) for key in NAMED_PEERS):
-        return "none"
     nets = str_tuple(destination.get("nets"))
+    if any(destination.get(key) for key in NAMED_PEERS):
+        picked = _set_nets(destination, sets, namespace)
+        if picked is None:
+            return "unknown"
+        others = set(k for k in NAMED_PEERS if destination.get(k)) - {"selector"}
+        if nets or others - {"namespaceSelector"} or not any(_wide(n) for n in picked):
+            return "none"
+        nets = picked  # a network set of the internet: read as its nets
     if nets and not any(_wide(n) for n in nets):
         return "none"
     if any(_wide(n) and _prefix(n) == 0 for n in str_tuple(destination.get("notNets"))):
         return "none"
     protocol = str(rule.get("protocol", "")).lower()
     narrowed = (
-        bool(destination.get("ports"))
+        calico_ports(rule) is not None  # ports given, other than 1:65535
         or (bool(protocol) and protocol not in PORTED)
         or bool(rule.get("icmp"))
         or bool(rule.get("http"))
     )
     return "some" if narrowed else "all"
+
+
+def _set_nets(
+    destination: dict[str, Any], sets: Sequence[NetSet], namespace: str
+) -> tuple[str, ...] | None:
+    """The nets of the network sets a destination selector picks (calico_sets.py); None when
+    sets exist but which it picks cannot be told (a selector not parsed, namespaces chosen
+    by labels holding a set of the internet)."""
+    selector = (text(destination.get("selector"), "") or "").strip()
+    if not selector or not sets:
+        return ()
+    chosen = parse_selector(selector)
+    if chosen is None:
+        return None
+    scope = (text(destination.get("namespaceSelector"), "") or "").strip()
+    if scope == "global()":
+        candidates = [s for s in sets if not s.namespace]
+    elif scope:
+        candidates = [s for s in sets if s.namespace]
+        if any(chosen(s.labels) and any(_wide(n) for n in s.nets) for s in candidates):
+            return None  # which namespaces it picks is not read
+        return ()
+    elif namespace:
+        candidates = [s for s in sets if s.namespace == namespace]
+    else:
+        candidates = list(sets)
+    return tuple(n for s in candidates if chosen(s.labels) for n in s.nets)
 
 
 def _prefix(net: str) -> int | None:

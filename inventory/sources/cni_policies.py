@@ -24,16 +24,19 @@ from inventory.sources.cni_allows import (
     calico_selection,
     calico_world_allow,
     cilium_allows_world,
+    cilium_internet_ports,
     cilium_limits_egress,
 )
 from inventory.sources.cni_calico import (
     calico_applies_to_egress,
+    calico_internet_ports,
     calico_order,
     calico_selectors,
     calico_steps,
     calico_tier,
     tier_end,
 )
+from inventory.sources.egress_ports import merge
 from inventory.sources.raw import dicts, mapping, meta, name_of, str_dict, str_tuple, text
 
 # (API group, kind) -> namespaced?
@@ -90,6 +93,36 @@ def cni_policy_namespace(obj: dict[str, Any]) -> str:
     return text(meta(obj).get("namespace"), "") or ""
 
 
+def cni_policies_from(obj: dict[str, Any]) -> list[NetworkPolicy]:
+    """The policy (cni_policy_from); a Cilium policy whose rules (`spec` and the entries of
+    `specs`) select different pods, one per rule with egress, read as if each were a policy of
+    its own: Cilium adds up every rule selecting an endpoint, so each rule acts on the pods it
+    selects as a one-rule policy would. Each is named after its rule ("name specs[1]"), one
+    stored object per rule; a rule not read leaves its pods "unevaluated", not the others."""
+    spec = obj.get("spec")
+    labelled = [("spec", spec)] if isinstance(spec, dict) else []
+    labelled += [(f"specs[{i}]", r) for i, r in enumerate(_list(obj.get("specs")))]
+    rules = [
+        (where, r)
+        for where, r in labelled
+        if isinstance(r, dict) and (dicts(r.get("egress")) or dicts(r.get("egressDeny")))
+    ]
+    whole = cni_policy_from(obj)
+    if not whole.engine.startswith("cilium.io/") or len(rules) < 2:
+        return [whole]
+    if len({repr(mapping(r.get("endpointSelector"))) for _, r in rules}) == 1:
+        return [whole]  # the same pods: read as one policy, as before
+    single = {k: v for k, v in obj.items() if k not in ("spec", "specs")}
+    return [
+        replace(cni_policy_from({**single, "spec": rule}), name=f"{whole.name} {where}")
+        for where, rule in rules
+    ]
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
     """The policy by name, kind and namespace ("" for a cluster-wide one). Its rules are not
     read, so it selects no pod here and restricts nothing by itself, but for a Cilium rule
@@ -122,7 +155,10 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
         if limited is not None:
             # Egress only to an allow-list: an egress restriction like a NetworkPolicy's,
             # which a NetworkPolicy (or Cilium rule) allowing all would still undo.
-            return replace(_selecting(policy, limited), policy_types=("Egress",))
+            ports = merge(*(cilium_internet_ports(r) for r in _cilium_rules(obj)))
+            return replace(
+                _selecting(policy, limited), policy_types=("Egress",), internet_ports=ports
+            )
     return policy
 
 
@@ -131,7 +167,8 @@ def _cilium_limited(
 ) -> tuple[dict[str, str], tuple[dict[str, Any], ...]] | None:
     """The pods the policy's egress rules (spec and each of specs) put in default deny with
     an allow-list only (cilium_limits_egress): every rule with egress must be such a rule, and
-    select the same pods (one selector is kept); else None (not evaluated). Rules without
+    select the same pods (one selector is kept; rules for other pods are split: cni_policies_from);
+    else None (not evaluated). Rules without
     egress (ingress, egressDeny) open nothing and are passed over."""
     with_egress = [r for r in _cilium_rules(obj) if dicts(r.get("egress"))]
     if not with_egress or not all(cilium_limits_egress(r) for r in with_egress):
@@ -158,6 +195,7 @@ def _calico_placed(obj: dict[str, Any], policy: NetworkPolicy) -> NetworkPolicy:
         selector_expr=selector,
         namespace_selector_expr=namespaces if not policy.namespace else "",
         egress_steps=calico_steps(obj),
+        internet_ports=calico_internet_ports(obj),
     )
     selection = calico_selection(obj, policy.namespace)
     if selection is None:

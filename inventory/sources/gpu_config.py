@@ -176,12 +176,13 @@ DRA_DRIVER_IMAGES = frozenset({"k8s-dra-driver-gpu", "k8s-dra-driver"})
 def stack_namespaces(
     workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
 ) -> frozenset[str]:
-    """The GPU stack's namespaces as found: the GPU Operator's (operator_namespaces), and those
-    of the two things that hand GPUs to pods without it, the NVIDIA DRA driver and a standalone
-    device plugin (its chart's own namespace), where a ClusterRoleBinding names one of their
-    service accounts (the DRA kubelet plugin publishes ResourceSlices, the plugin's config
-    manager and GFD read nodes: their charts bind one), or where the snapshot read no
-    ClusterRoleBinding at all. Their image alone, which anyone may run, places nothing."""
+    """The GPU stack's namespaces as found: the GPU Operator's (operator_namespaces), the NVIDIA
+    Network Operator's (network_operator_namespaces), and those of the two things that hand
+    GPUs to pods without the GPU Operator, the NVIDIA DRA driver and a standalone device plugin
+    (its chart's own namespace), where a ClusterRoleBinding names one of their service accounts
+    (the DRA kubelet plugin publishes ResourceSlices, the plugin's config manager and GFD read
+    nodes: their charts bind one), or where the snapshot read no ClusterRoleBinding at all.
+    Their image alone, which anyone may run, places nothing."""
     workloads = list(workloads)
     bindings = list(bindings or ())
     bound = _cluster_bound_namespaces(bindings)
@@ -192,7 +193,75 @@ def stack_namespaces(
         and any(_hands_out_gpus(image) for image in w.images.values())
         and (bound is None or w.namespace in bound)
     }
-    return operator_namespaces(workloads, bindings) | handing | _standalone(workloads, bindings)
+    return (
+        operator_namespaces(workloads, bindings)
+        | handing
+        | _standalone(workloads, bindings)
+        | network_operator_namespaces(workloads, bindings)
+    )
+
+
+# The NVIDIA Network Operator (RDMA/InfiniBand for GPUDirect): its operator image, and the
+# operand DaemonSets it creates in its own namespace from the NicClusterPolicy (the MOFED/DOCA
+# driver, the RDMA shared and SR-IOV device plugins, Multus and the CNI plugins, IPAM, IB
+# Kubernetes, NIC Feature Discovery), by the last segment of their image repository. It is the
+# GPU nodes' host stack as the GPU Operator is (its driver container is privileged by design),
+# so its namespace as found is the platform's. The NicClusterPolicy itself is cluster-scoped and
+# names no namespace, and the snapshot does not carry it: its operands place the operator.
+NETWORK_OPERATOR_IMAGE = "network-operator"
+NETWORK_OPERATOR_PUBLISHERS = (
+    "nvcr.io/nvidia/",
+    "mellanox/",
+    "docker.io/mellanox/",
+    "ghcr.io/mellanox/",
+)
+NETWORK_OPERANDS = frozenset(
+    {
+        "doca-driver",
+        "mofed",
+        "k8s-rdma-shared-dev-plugin",
+        "sriov-network-device-plugin",
+        "multus-cni",
+        "ib-kubernetes",
+        "ipoib-cni",
+        "nvidia-k8s-ipam",
+        "whereabouts",
+        "nic-feature-discovery",
+        "doca-telemetry-service",
+    }
+)
+
+
+def network_operator_namespaces(
+    workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
+) -> frozenset[str]:
+    """Where the NVIDIA Network Operator runs: the namespaces of Deployments running its image
+    (NVIDIA's or Mellanox's repository) that a ClusterRoleBinding names, or beside which run
+    DaemonSets of its operands; with no ClusterRoleBinding read at all, the image alone (as for
+    the GPU Operator, operator_namespaces). A namespace's name never places it (fail closed):
+    a namespace called `nvidia-network-operator` with none of this stays unclassified."""
+    workloads = list(workloads)
+    bound = _cluster_bound_namespaces(bindings or ())
+    operands = {
+        w.namespace
+        for w in workloads
+        if w.kind == "DaemonSet"
+        and any(_repository_name(image) in NETWORK_OPERANDS for image in w.images.values())
+    }
+    return frozenset(
+        w.namespace
+        for w in workloads
+        if w.kind == "Deployment"
+        and any(_is_network_operator(image) for image in w.images.values())
+        and (bound is None or w.namespace in bound or w.namespace in operands)
+    )
+
+
+def _is_network_operator(image: str) -> bool:
+    repository, _ = image_version(image)
+    return _repository_name(image) == NETWORK_OPERATOR_IMAGE and repository.startswith(
+        NETWORK_OPERATOR_PUBLISHERS
+    )
 
 
 # NVIDIA's node agents that hand out no GPU but are deployed by their own charts outside the

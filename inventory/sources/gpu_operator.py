@@ -75,6 +75,9 @@ class GpuOperatorSpec:
     # true: NVIDIADriver objects set each node pool's driver (`driver.useNvidiaDriverCRD`, the
     # chart's `driver.nvidiaDriverCRD.enabled`), and the ClusterPolicy's driver.version is unused.
     driver_use_crd: bool | None = None
+    # true: the Operator runs a precompiled driver image, tagged <branch>-<kernel>-<os>
+    # ("535-5.15.0-1048-aws-ubuntu22.04"); driver.version then names the branch, not a version.
+    driver_use_precompiled: bool | None = None
 
     @property
     def mig_parted_configmap(self) -> str:
@@ -144,6 +147,7 @@ def _from_spec(spec: dict[str, Any]) -> GpuOperatorSpec:
         driver_use_crd=_bool(driver.get("useNvidiaDriverCRD"))
         if "useNvidiaDriverCRD" in driver
         else _bool(mapping(driver.get("nvidiaDriverCRD")).get("enabled")),
+        driver_use_precompiled=_bool(driver.get("usePrecompiled")),
         toolkit_enabled=_enabled(spec, "toolkit"),
         toolkit_version=_version(spec, "toolkit"),
         device_plugin_version=_version(spec, "devicePlugin"),

@@ -53,6 +53,9 @@ NETWORK_CUSTOM_KINDS: tuple[tuple[str, str, str], ...] = (
     ("crd.projectcalico.org", "v1", "GlobalNetworkPolicy"),
     # Calico's tiers: the order in which their policies are evaluated, and each tier's end.
     ("crd.projectcalico.org", "v1", "Tier"),
+    # Calico's network sets: the nets a rule's destination selector picks (calico_sets.py).
+    ("crd.projectcalico.org", "v1", "GlobalNetworkSet"),
+    ("crd.projectcalico.org", "v1", "NetworkSet"),
     ("crd.antrea.io", "v1beta1", "NetworkPolicy"),
     ("crd.antrea.io", "v1beta1", "ClusterNetworkPolicy"),
     ("policy.networking.k8s.io", "v1alpha1", "AdminNetworkPolicy"),

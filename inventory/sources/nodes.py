@@ -15,6 +15,7 @@ from inventory.components import StackFacts, presence
 from inventory.snapshot import (
     CAPACITY_KIND,
     GPU_RESOURCE_PREFIX,
+    GpuOperatorPolicy,
     Node,
     Pod,
     SharedResource,
@@ -33,6 +34,7 @@ from inventory.sources.cloud_labels import (
     gke_shares,
     gke_sharing,
 )
+from inventory.sources.fractional_nodes import fractional_sharing
 from inventory.sources.node_kinds import (
     SANDBOX_SHARING,
     gpu_capacity_of,
@@ -63,6 +65,7 @@ from inventory.sources.plugin_placement import (
 )
 from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
 from inventory.sources.shared_resources import replicates_here, shared_resources
+from inventory.stack_managers import upgraded_by
 from inventory.visible_devices import (
     config_manager_env,
     plugin_setting,
@@ -197,6 +200,15 @@ def node_from(
         else (split.sharing if split is not None and split.sharing == "mig" else None)
         or sharing_strategy(labels, capacity, node_config, config_unknown=plugin_unknown)
     )
+    # HAMi shares GPUs GFD calls unshared: time-slicing (DESIGN §2), as the checks judge its
+    # pods' holdings (KAI's fractions share only their reservation's GPU: fractional_nodes).
+    fractional = (
+        fractional_sharing(dig(obj, "metadata").get("annotations") or {}, pods_on_node)
+        if is_gpu and strategy == "none"
+        else None
+    )
+    if fractional is not None:
+        strategy = "time_slicing"
     strategy_fact = (
         # The capacity's unknown split leaves the config readable: only a config decides here.
         plugin_strategy_here(
@@ -222,8 +234,11 @@ def node_from(
         gpu_operator_version=operator_version if is_gpu else None,
         firmware_version=None,  # the API does not report it; nvidia-smi XML does
         sharing_strategy=strategy,
+        sharing_basis=fractional.basis if fractional else "",
         time_slicing_replicas=(
-            None
+            fractional.replicas
+            if fractional
+            else None
             if vm or split is not None
             else _replicas(labels, capacity, None if plugin_unknown else node_config)
         ),
@@ -253,6 +268,9 @@ def node_from(
         not_installed=not_installed,
         **stack_versions(labels, pods_on_node),
     )
+    if is_gpu:  # who upgrades each component, for the node and patch pages
+        read = [GpuOperatorPolicy(name, spec=dict(spec)) for name, spec in policies]
+        node = replace(node, upgrade_by=upgraded_by(node, read, pods_on_node))
     return NodeResult(node, (warning,) if warning else ())
 
 

@@ -38,8 +38,14 @@ from inventory.snapshot_dra import DraClaim, DraClaimTemplate, DraDeviceClass, D
 from inventory.sources import dra
 from inventory.sources import objects as readers
 from inventory.sources.admission import admission_policy_from, is_admission
+from inventory.sources.calico_sets import NetSet, is_network_set, network_set, with_network_sets
 from inventory.sources.cni_config import cni_configmaps
-from inventory.sources.cni_policies import cni_policy_from, cni_policy_kind, cni_policy_namespace
+from inventory.sources.cni_policies import (
+    CALICO_GROUPS,
+    cni_policies_from,
+    cni_policy_kind,
+    cni_policy_namespace,
+)
 from inventory.sources.dra import DRA_KINDS
 from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.exposure import ROUTE_KIND_NAMES, ingress_from, route_of, service_from
@@ -125,12 +131,19 @@ class _Collected:
     virtual_services: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     istio_auth: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Calico's policies as written and its network sets, read together (calico_sets.py)
+    calico_raw: list[dict[str, Any]] = field(default_factory=list)
+    network_sets: list[NetSet] = field(default_factory=list)
 
     def add(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
         if is_admission(obj):  # by API group first: Kyverno's ClusterPolicy is not NVIDIA's
             self.admission_policies.append(admission_policy_from(obj))
         elif cni_policy_kind(obj):  # by API group first: Calico's NetworkPolicy is not ours
-            self.network_policies.append(cni_policy_from(obj))
+            self.network_policies.extend(cni_policies_from(obj))
+            if (cni_policy_kind(obj) or "").partition("/")[0] in CALICO_GROUPS:
+                self.calico_raw.append(obj)
+        elif is_network_set(obj):
+            self.network_sets.append(network_set(obj))
         elif kind == "Node":
             self.raw_nodes.append(obj)  # read last: a node's facts need its pods and configs
         elif kind == "Pod" and namespace:
@@ -356,7 +369,12 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
             )
         ),
         network_policies=tuple(
-            sorted(collected.network_policies, key=lambda n: (n.namespace, n.name))
+            sorted(
+                with_network_sets(
+                    collected.network_policies, collected.calico_raw, collected.network_sets
+                ),
+                key=lambda n: (n.namespace, n.name),
+            )
         ),
         gpu_operator_policies=tuple(sorted(collected.operator_policies, key=lambda p: p.name)),
         owners=tuple(sorted(collected.owners, key=lambda o: (o.namespace, o.kind, o.name))),

@@ -18,6 +18,7 @@ from inventory.snapshot import (
     Subject,
     Workload,
 )
+from inventory.sources.egress_ports import kubernetes_ports, merge
 from inventory.sources.gpu_operator import GpuOperatorError, parse_cluster_policy
 from inventory.sources.images import component_of
 from inventory.sources.pods import template_facts, template_path
@@ -229,6 +230,13 @@ def network_policy_from(obj: dict[str, Any], namespace: str) -> NetworkPolicy:
         egress_rules=len(dicts(egress)),
         match_expressions=expressions,
         egress_allows_all=any(_allows_everywhere(rule) for rule in dicts(egress)),
+        internet_ports=merge(
+            *(
+                ports
+                for rule in dicts(egress)
+                if _to_internet(rule) and (ports := kubernetes_ports(rule))
+            )
+        ),
     )
 
 
@@ -244,10 +252,15 @@ def _allows_everywhere(rule: dict[str, Any]) -> bool:
     ports = dicts(rule.get("ports"))
     if ports and not any(_every_port(p) for p in ports):
         return False
+    return _to_internet(rule)
+
+
+def _to_internet(rule: dict[str, Any]) -> bool:
+    """The rule's peers take in the internet: none given, or the whole IPv4 or IPv6 range."""
     peers = dicts(rule.get("to"))
-    if not peers:
-        return True
-    return any(text(mapping(p.get("ipBlock")).get("cidr")) in EVERYWHERE for p in peers)
+    return not peers or any(
+        text(mapping(p.get("ipBlock")).get("cidr")) in EVERYWHERE for p in peers
+    )
 
 
 def _every_port(port: dict[str, Any]) -> bool:

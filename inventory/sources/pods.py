@@ -10,6 +10,7 @@ from inventory.owners import qualified_kind
 from inventory.snapshot import (
     GPU_ANNOTATIONS,
     GPU_RESOURCE_PREFIX,
+    MESH_ANNOTATIONS,
     SHARE_SCHEDULER_RESOURCES,
     TEMPLATE_PHASE,
     Container,
@@ -76,8 +77,9 @@ def _owner_kind(owner: dict[str, Any]) -> str | None:
 
 
 def gpu_annotations(value: Any) -> dict[str, str]:
-    """The GPU scheduling annotations of an object (GPU_ANNOTATIONS); nothing else is kept."""
-    found = {k: v for k, v in mapping(value).items() if k in GPU_ANNOTATIONS}
+    """The GPU scheduling annotations of an object (GPU_ANNOTATIONS) and Istio's traffic
+    capture ones (MESH_ANNOTATIONS); nothing else is kept."""
+    found = {k: v for k, v in mapping(value).items() if k in GPU_ANNOTATIONS | MESH_ANNOTATIONS}
     return str_dict(found) if found else {}
 
 

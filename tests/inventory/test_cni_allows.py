@@ -274,10 +274,11 @@ def test_cilium_fqdn_pattern_star_opens_the_internet():
             True,
             id="named-443",
         ),
-        # "*" on port 443 only: not every port, nor a restriction to names.
+        # "*" on port 443 only: the internet on one port, a restriction by the project's
+        # decision (inventory/sources/egress_ports.py), not every port.
         pytest.param(
             [{"toFQDNs": [{"matchPattern": "*"}], "toPorts": [{"ports": [{"port": "443"}]}]}],
-            False,
+            True,
             id="star-443",
         ),
         # A private range beside the names: still an allow-list.
@@ -301,8 +302,8 @@ def test_cilium_fqdn_pattern_star_opens_the_internet():
         # A CIDR wider than a /8 is much of the internet; a CIDR group is not read.
         pytest.param([{"toCIDR": ["0.0.0.0/1", "128.0.0.0/1"]}], False, id="half-internet"),
         pytest.param([{"toCIDRSet": [{"cidrGroupRef": "partners"}]}], False, id="cidr-group"),
-        # Ports alone: every address on them, not an allow-list of peers.
-        pytest.param([{"toPorts": [{"ports": [{"port": "443"}]}]}], False, id="ports-only"),
+        # Ports alone: every address on them: the internet on 443 only, a restriction too.
+        pytest.param([{"toPorts": [{"ports": [{"port": "443"}]}]}], True, id="ports-only"),
         pytest.param(
             [
                 {"toFQDNs": [{"matchName": "a.io"}]},
@@ -348,17 +349,21 @@ def _specs(*rules):
             True,
             id="same-pods",
         ),
-        # Different pods in different rules: one selector cannot hold both.
-        pytest.param(
-            [
-                {"endpointSelector": GPU, "egress": [KUBE_DNS]},
-                {"endpointSelector": {}, "egress": [{"toEndpoints": [{}]}]},
-            ],
-            False,
-            id="other-pods",
-        ),
     ],
 )
 def test_cilium_specs_are_read_rule_by_rule(rules, restricts):
     (policy,) = normalise([_specs(*rules)]).network_policies
     assert (policy.policy_types == ("Egress",)) is restricts
+
+
+def test_cilium_specs_for_different_pods_are_read_one_policy_per_rule():
+    # Cilium adds up every rule selecting an endpoint: each acts on its own pods.
+    rules = [
+        {"endpointSelector": GPU, "egress": [KUBE_DNS]},
+        {"endpointSelector": {}, "egress": [{"toEndpoints": [{}]}]},
+        {"endpointSelector": {}, "ingress": [{"fromEndpoints": [{}]}]},  # no egress: passed over
+    ]
+    first, second = normalise([_specs(*rules)]).network_policies
+    assert (first.pod_selector, first.policy_types) == ({"app": "train"}, ("Egress",))
+    assert (second.selects_all_pods, second.policy_types) == (True, ("Egress",))
+    assert (first.name, second.name) == ("p specs[0]", "p specs[1]")

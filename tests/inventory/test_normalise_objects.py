@@ -742,7 +742,7 @@ DENY_WORLD = {"egressDeny": [{"toEntities": ["world"]}]}
                 None,
                 specs=[
                     {"endpointSelector": {"matchLabels": {"app": "a"}}, **DENY_WORLD},
-                    {"endpointSelector": {"matchLabels": {"app": "b"}}, **DENY_WORLD},
+                    {"endpointSelector": {"matchLabels": {"app": "a"}}, **DENY_WORLD},
                 ],
             ),
             ({}, False),
@@ -754,3 +754,18 @@ def test_cilium_world_deny_is_read(obj, expected):
         del obj["metadata"]["namespace"]
     (read,) = normalise([obj]).network_policies
     assert (read.pod_selector, read.egress_denies_world) == expected
+
+
+def test_cilium_world_denies_of_specs_for_different_pods_are_each_read():
+    obj = _cilium(
+        None,
+        specs=[
+            {"endpointSelector": {"matchLabels": {"app": "a"}}, **DENY_WORLD},
+            {"endpointSelector": {"matchLabels": {"app": "b"}}, **DENY_WORLD},
+        ],
+    )
+    read = normalise([obj]).network_policies
+    assert [(p.pod_selector, p.egress_denies_world) for p in read] == [
+        ({"app": "a"}, True),
+        ({"app": "b"}, True),
+    ]

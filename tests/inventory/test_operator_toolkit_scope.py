@@ -106,12 +106,19 @@ def test_a_pre_installed_toolkit_reads_no_cluster_policy_when_the_toolkit_daemon
     nodes, world = _world(_operator_plugin(), toolkit, labels={TOOLKIT_DEPLOY: "false"})
     here = nodes["operator-a"]
     assert here.operator_toolkit is False
-    # The Operator's plugin still names CDI devices there (its strategy): that, not the
-    # ClusterPolicy's cdi.enabled, is what says CDI is used.
+    # The Operator's plugin still names CDI devices there (its strategy), but that says how it
+    # lists devices, not that the host's runtime injects them: CDI is not known, and STACK-006
+    # says it cannot tell rather than pass.
     policies = [(p.name, p.spec) for p in world.snapshot.gpu_operator_policies]
     facts = node_facts(here.labels, policies, [], None, None, resolved_strategy(here), False)
-    assert facts.cdi is True and "deviceListStrategy cdi-annotations" in facts.sources["cdi"]
-    assert "spec.cdi.enabled" not in facts.sources["cdi"]
+    assert facts.cdi is None and "deviceListStrategy cdi-annotations" in facts.sources["cdi"]
+    assert "spec.cdi.enabled" not in facts.sources["cdi"] and NOT_HERE in facts.sources["cdi"]
+    (gap,) = [d for d in run("STACK-006", world) if d.evidence["node"] == "operator-a"]
+    assert gap.evidence["cdi"] == "unknown" and "is not shown to use CDI" in gap.title
+    # The node's own label still decides there.
+    labelled = here.labels | {"gpuposture.io/cdi": "true"}
+    facts = node_facts(labelled, policies, [], None, None, resolved_strategy(here), False)
+    assert facts.cdi is True and "gpuposture.io/cdi=true" in facts.sources["cdi"]
     # Where the label admits it, the DaemonSet runs there and the ClusterPolicy decides.
     nodes, world = _world(_operator_plugin(), toolkit, labels={TOOLKIT_DEPLOY: "true"})
     assert nodes["operator-a"].operator_toolkit is True
@@ -146,3 +153,13 @@ def test_toolkit_env_of_the_cluster_policy_does_not_close_a_node_it_does_not_con
 def test_a_node_synced_before_the_toolkit_was_placed_reads_the_cluster_policy_as_before():
     facts = node_facts({}, [("cluster-policy", {"cdi_enabled": True})], [], None, None, None, None)
     assert facts.cdi is True
+
+
+def test_toolkit_disabled_in_the_cluster_policy_leaves_cdi_unknown_whatever_the_plugin_lists():
+    """`toolkit.enabled: false`: the host's toolkit runs the containers; the Operator's plugin
+    listing devices by cdi-annotations does not say that toolkit injects them by CDI."""
+    policies = [("cluster-policy", {"toolkit_enabled": False, "cdi_enabled": True})]
+    resolved = ("cdi-annotations", "pod gpu-operator/nvidia-device-plugin-x env")
+    facts = node_facts({}, policies, [], None, "25.10.0", resolved, None)
+    assert facts.cdi is None and NOT_HERE in facts.sources["cdi"]
+    assert facts.device_list_strategies == frozenset({"cdi-annotations"})

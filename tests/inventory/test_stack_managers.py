@@ -10,7 +10,9 @@ import pytest
 
 from inventory.snapshot import Container, GpuOperatorPolicy, Node, Pod
 from inventory.sources.gpu_operator import parse_gpu_operator_values
-from inventory.stack_managers import rollout_pending, upgrade_paths
+from inventory.sources.node_versions import stack_versions
+from inventory.stack_managers import rollout_pending, upgrade_paths, upgraded_by
+from posture.rules.stack.upgrade_by import upgrade_evidence
 
 OPERATOR_SEEN = {"gpu_operator": "Deployment gpu-operator/gpu-operator"}
 NO_OPERATOR = {"gpu_operator": "no GPU Operator Deployment, pod or ClusterPolicy in the cluster"}
@@ -78,7 +80,7 @@ TOOLKIT = ds_pod(
             "node image",
         ),
         # GKE: no GPU Operator; GKE installs the driver for the pool's version.
-        ({"cloud.google.com/gke-nodepool": "a100"}, None, {}, "pre_installed", "node image"),
+        ({"cloud.google.com/gke-nodepool": "a100"}, None, {}, "gke", "node image"),
         # Bare metal with the driver from the distribution's packages.
         ({}, {"driver": {"enabled": False}}, {}, "pre_installed", "host"),
         (
@@ -171,3 +173,84 @@ def test_a_pre_installed_driver_is_never_a_pending_rollout():
     spec = {"enabled": False, "version": "580.159.03"}
     paths = upgrade_paths(node(), policy(driver=spec), [])
     assert rollout_pending(paths, [DRIVER_BELOW]) == {}
+
+
+GKE_POOL = {"cloud.google.com/gke-nodepool": "l4"}
+GKE_PLUGIN = ds_pod(
+    "kube-system",
+    "nvidia-gpu-device-plugin-small-cos",
+    "gke.gcr.io/nvidia-gpu-device-plugin:v0.0.35-gke.1",
+)
+GKE_INSTALLER = ds_pod(
+    "kube-system", "nvidia-driver-installer", "gke.gcr.io/cos-nvidia-installer:fixed"
+)
+
+
+@pytest.mark.parametrize("operator", [False, True])
+def test_gkes_device_plugin_and_driver_installer_are_upgraded_with_the_gke_node_pool(operator):
+    """GKE's plugin DaemonSet in kube-system is not a deployment of the user's own: GKE
+    reverts edits to it. A node pool upgrade moves it and the driver GKE installs together."""
+    gke = node(GKE_POOL, operator=operator)
+    paths = upgrade_paths(gke, (), [GKE_PLUGIN, GKE_INSTALLER])
+    plugin, driver = paths["device_plugin"], paths["driver"]
+    assert (plugin.managed_by, plugin.change) == ("gke", "node image")
+    assert (driver.managed_by, driver.change) == ("gke", "node image")
+    assert "GKE node pool" in plugin.how and "DaemonSet kube-system" not in plugin.how
+    assert "gpu-driver-version" in driver.how and "nvidia-driver-installer" in driver.why
+    # NVIDIA's own chart on a GKE pool stays the user's deployment.
+    nvdp = ds_pod("kube-system", "nvdp", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0")
+    assert upgrade_paths(gke, (), [nvdp])["device_plugin"].managed_by == "own_deployment"
+
+
+PRECOMPILED = ds_pod(
+    "gpu-operator",
+    "nvidia-driver-daemonset",
+    "nvcr.io/nvidia/driver:535-5.15.0-1048-aws-ubuntu22.04",
+)
+
+
+def test_a_precompiled_driver_has_its_branch_only_never_a_version():
+    """usePrecompiled: the image tag is <branch>-<kernel>-<os> and driver.version names the
+    branch ("535"): neither is the driver's version, so none is read or asked for."""
+    versions = stack_versions({}, [PRECOMPILED])
+    assert versions["driver_version"] is None and versions["driver_version_source"] is None
+    spec = {"enabled": True, "usePrecompiled": True, "version": "535", "useNvidiaDriverCRD": False}
+    path = upgrade_paths(node(), policy(driver=spec), [PRECOMPILED])["driver"]
+    assert path.managed_by == "gpu_operator" and path.desired_version is None
+    below = {"component": "driver", "installed": "535.104.05", "fixed_version": "535.183.01"}
+    assert rollout_pending({"driver": path}, [below]) == {}
+
+
+@pytest.mark.parametrize(
+    ("auto", "says", "not_says"),
+    [
+        (
+            True,
+            "sets driver.upgradePolicy.autoUpgrade: the Operator's upgrade controller",
+            "delete",
+        ),
+        (False, "turns driver.upgradePolicy.autoUpgrade off: drain the node", "controller"),
+        (None, "With driver.upgradePolicy.autoUpgrade", "ClusterPolicy sets"),
+    ],
+)
+def test_a_pending_driver_rollout_says_who_rolls_it_by_auto_upgrade(auto, says, not_says):
+    driver = {"enabled": True, "version": "580.159.03", "useNvidiaDriverCRD": False}
+    if auto is not None:
+        driver["upgradePolicy"] = {"autoUpgrade": auto}
+    paths = upgrade_paths(node(), policy(driver=driver), [DRIVER_POD])
+    assert paths["driver"].auto_upgrade is auto
+    evidence = upgrade_evidence(paths["driver"], [DRIVER_BELOW], paths)
+    assert evidence["rollout_pending"] == {"driver": "580.159.03"}
+    assert says in str(evidence["how"]) and not_says not in str(evidence["how"])
+
+
+def test_who_upgrades_in_a_few_words_for_the_node_and_patch_pages():
+    nvdp = ds_pod("kube-system", "nvdp", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0")
+    bare = upgraded_by(node(operator=False), (), [nvdp])
+    assert bare["driver"] == "host packages" and bare["firmware"] == "firmware update"
+    assert bare["device_plugin"] == "own chart (DaemonSet kube-system/nvdp)"
+    assert bare["dcgm_exporter"] == "unknown"
+    aks = upgraded_by(node({"kubernetes.azure.com/agentpool": "nc"}, operator=False), (), [])
+    assert aks["driver"] == "node image"
+    operator = upgraded_by(node(), policy(driver={"enabled": True}), [DRIVER_POD])
+    assert operator["driver"] == "GPU Operator"

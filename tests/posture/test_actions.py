@@ -363,3 +363,18 @@ def test_the_operators_upgrade_keeps_the_key_the_pools_upgrade_had():
     assert old.key == new.key and new.title.endswith(
         "through the GPU Operator (ClusterPolicy or Helm values)"
     )
+
+
+def test_a_gke_managed_plugin_is_upgraded_by_the_gke_node_pool_not_its_daemonset():
+    """GKE's device plugin and driver: one node pool upgrade, said so in the action's title."""
+    gke = {"managed_by": "gke", "change": "node image"}
+    late = {"component": "device_plugin", "installed": "0.14.0", "fixed_version": "0.17.1"}
+    plugin = finding(
+        "STACK-001",
+        "Node",
+        "gke-1",
+        pools=("l4",),
+        evidence={"exposures": [late], "upgrade_by": gke},
+    )
+    (action,) = actions_for([plugin])
+    assert action.title.endswith("on pool l4 by a GKE node pool upgrade (its GKE version)")

@@ -206,11 +206,9 @@ def test_stack008_fires_on_positive_evidence_only(objects, verdict):
         (draft,) = found
         evidence = draft.evidence
         assert evidence["honours_visible_devices_from_unprivileged_pods"] == "yes"
-        assert (draft.subject_kind, draft.subject_name, draft.tenants) == (
-            "Node",
-            "gpu-a",
-            ("alpha",),
-        )
+        # Where the Operator's toolkit runs, the fix is its ClusterPolicy's toolkit.env.
+        subject = ("ClusterPolicy", "cluster-policy") if managed else ("Node", "gpu-a")
+        assert (draft.subject_kind, draft.subject_name, draft.tenants) == (*subject, ("alpha",))
 
 
 def test_stack008_not_on_a_cpu_node():

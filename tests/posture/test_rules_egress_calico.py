@@ -225,3 +225,79 @@ def test_a_selector_gpuposture_cannot_read_leaves_egress_unknown(spec):
     (entry,) = draft.evidence["calico_not_evaluated"]
     assert "is not read" in entry["why"]
     assert draft.severity == "low"
+
+
+def network_set(nets, kind="GlobalNetworkSet", namespace=None, labels=None):
+    meta = {"name": "egress-targets", "labels": labels or {"role": "egress-targets"}}
+    if namespace:
+        meta["namespace"] = namespace
+    return {
+        "apiVersion": "projectcalico.org/v3",
+        "kind": kind,
+        "metadata": meta,
+        "spec": {"nets": nets},
+    }
+
+
+def to_set(extra=None, namespace=None):
+    """An Allow to whatever the `role == 'egress-targets'` selector picks, then Deny."""
+    destination = {"selector": "role == 'egress-targets'", **(extra or {})}
+    rules = [{"action": "Allow", "destination": destination}, {"action": "Deny"}]
+    if namespace is None:
+        return gnp("to-set", rules, order=100)
+    return {
+        "apiVersion": "projectcalico.org/v3",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "to-set", "namespace": namespace},
+        "spec": {"selector": "all()", "types": ["Egress"], "egress": rules, "order": 100},
+    }
+
+
+@pytest.mark.parametrize(
+    "objects",
+    [
+        pytest.param((to_set(), network_set(["0.0.0.0/0"])), id="global-set"),
+        # The set may come after the policy in the snapshot.
+        pytest.param((network_set(["::/0", "0.0.0.0/0"]), to_set()), id="set-first"),
+        pytest.param(
+            (to_set(namespace="alpha"), network_set(["0.0.0.0/0"], "NetworkSet", "alpha")),
+            id="namespaced-set",
+        ),
+        pytest.param(
+            (to_set({"namespaceSelector": "global()"}, "alpha"), network_set(["0.0.0.0/0"])),
+            id="namespaced-policy-global-set",
+        ),
+    ],
+)
+def test_a_network_set_of_the_internet_picked_by_a_selector_opens_egress(objects):
+    (draft,) = k8s007(*objects)
+    assert draft.evidence["verdict"] == "not restricted"
+    assert "allowed egress to the internet by" in draft.title
+
+
+@pytest.mark.parametrize(
+    "objects",
+    [
+        pytest.param((to_set(), network_set(["10.0.0.0/8", "203.0.113.7/32"])), id="named-nets"),
+        pytest.param(
+            (to_set(), network_set(["0.0.0.0/0"], labels={"role": "other"})), id="not-picked"
+        ),
+        # A namespaced policy's plain selector picks only its own namespace's sets.
+        pytest.param(
+            (to_set(namespace="alpha"), network_set(["0.0.0.0/0"], "NetworkSet", "beta")),
+            id="other-namespace",
+        ),
+    ],
+)
+def test_a_network_set_of_named_nets_or_not_picked_keeps_egress_restricted(objects):
+    assert k8s007(*objects) == []
+
+
+def test_a_network_set_of_the_internet_on_one_port_restricts_and_says_the_port():
+    policy = to_set({"ports": [443]})
+    policy["spec"]["egress"][0]["protocol"] = "TCP"
+    assert k8s007(policy, network_set(["0.0.0.0/0"])) == []
+    calico = [
+        p for p in normalise([policy, network_set(["0.0.0.0/0"])]).network_policies if p.engine
+    ]
+    assert calico[0].internet_ports == ("443/TCP",)

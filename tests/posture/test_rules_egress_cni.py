@@ -352,3 +352,58 @@ def test_k8s007_title_names_the_allow_all_policy_where_calicos_own_are_unread():
         "1 of 1 GPU pod(s); whether another policy restricts it cannot be told: the cluster "
         "runs Calico, whose own network policies were not read"
     )
+
+
+def cnp_specs(*rules):
+    return {
+        "apiVersion": "cilium.io/v2",
+        "kind": "CiliumNetworkPolicy",
+        "metadata": {"name": "per-app", "namespace": "alpha"},
+        "specs": list(rules),
+    }
+
+
+def app(name):
+    return {"endpointSelector": {"matchLabels": {"app": name}}}
+
+
+TO_HF = {"egress": [{"toFQDNs": [{"matchName": "huggingface.co"}]}]}
+TO_WORLD = {"egress": [{"toEntities": ["world"]}]}
+TWO_PODS = (
+    pod("alpha", gpu=GPU, labels={"app": "train"}),
+    pod("alpha", name="web", gpu=GPU, labels={"app": "web"}),
+)
+
+
+def per_app(*rules):
+    world = inputs(
+        pods=TWO_PODS,
+        tenants=(ALPHA,),
+        network_policies=normalise([cnp_specs(*rules)]).network_policies,
+        workloads=(CILIUM,),
+    )
+    return run_checks(world, only=["K8S-007"])
+
+
+def test_k8s007_cilium_specs_for_different_pods_each_restrict_their_own():
+    assert per_app({**app("train"), **TO_HF}, {**app("web"), **TO_HF}) == []
+
+
+def test_k8s007_cilium_specs_for_different_pods_open_only_the_pods_of_the_opening_rule():
+    (draft,) = per_app({**app("train"), **TO_HF}, {**app("web"), **TO_WORLD})
+    assert draft.evidence["gpu_pods_without_egress_policy"] == ["alpha/web"]
+    assert draft.evidence["verdict"] == "not restricted"
+    assert draft.evidence["cni_policies_allowing_internet"] == [
+        "cilium.io/CiliumNetworkPolicy alpha/per-app specs[1]"
+    ]
+
+
+def test_k8s007_a_cilium_spec_not_read_leaves_its_pods_unknown():
+    # The web rule's egress to a CIDR group is not read: unknown for web, train restricted.
+    group = {"egress": [{"toCIDRSet": [{"cidrGroupRef": "partners"}]}]}
+    (draft,) = per_app({**app("train"), **TO_HF}, {**app("web"), **group})
+    assert draft.evidence["gpu_pods_without_egress_policy"] == ["alpha/web"]
+    assert draft.evidence["verdict"] == "unknown"
+    assert draft.evidence["unevaluated_policies"] == [
+        "cilium.io/CiliumNetworkPolicy alpha/per-app specs[1]"
+    ]

@@ -75,3 +75,57 @@ def test_without_registry_only_over_the_sidecar_the_pod_is_not_restricted(config
     (draft,) = k8s007(*configmaps, containers=containers)
     assert draft.evidence["verdict"] == "not restricted"
     assert "mesh_restricted_pods" not in draft.evidence
+
+
+def raw_pod(annotations):
+    """A GPU pod with the istio-proxy sidecar, read through normalise as a sync reads it."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "alpha", "annotations": annotations},
+        "spec": {
+            "nodeName": "gpu-1",
+            "containers": [
+                {"name": "train", "image": "t", "resources": {"limits": GPU}},
+                {"name": "istio-proxy", "image": "docker.io/istio/proxyv2:1.24.2"},
+            ],
+        },
+        "status": {"phase": "Running"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("annotations", "mesh_restricted"),
+    [
+        pytest.param({}, True, id="no-annotation"),
+        pytest.param(
+            {"traffic.sidecar.istio.io/excludeOutboundIPRanges": "10.0.0.0/8, 0.0.0.0/0"},
+            False,
+            id="exclude-everywhere",
+        ),
+        pytest.param(
+            {"traffic.sidecar.istio.io/excludeOutboundIPRanges": "169.254.169.254/32"},
+            True,
+            id="exclude-one-address",
+        ),
+        pytest.param(
+            {"traffic.sidecar.istio.io/excludeOutboundPorts": "443"}, False, id="exclude-port"
+        ),
+        pytest.param(
+            {"traffic.sidecar.istio.io/includeOutboundIPRanges": "10.0.0.0/8"},
+            False,
+            id="include-cluster-only",
+        ),
+        pytest.param(
+            {"traffic.sidecar.istio.io/includeOutboundIPRanges": "*"}, True, id="include-all"
+        ),
+    ],
+)
+def test_a_pod_whose_annotations_skip_the_sidecar_is_not_mesh_restricted(
+    annotations, mesh_restricted
+):
+    snapshot = normalise([mesh_config(REGISTRY_ONLY), raw_pod(annotations)])
+    world = inputs(pods=snapshot.pods, tenants=(ALPHA,), configmaps=snapshot.configmaps)
+    (draft,) = run_checks(world, only=["K8S-007"])
+    assert draft.evidence["verdict"] == ("mesh-restricted" if mesh_restricted else "not restricted")
+    assert ("mesh_restricted_pods" in draft.evidence) is mesh_restricted

@@ -3,6 +3,7 @@ busy GPU no share is bound to runs outside the scheduler however many shares the
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -144,3 +145,45 @@ def test_hami_shares_whose_devices_are_not_named_count_one_gpu_each(small_world)
         assert finding.title.endswith(
             "while more of the node's GPUs were busy than its scheduled pods can occupy"
         )
+
+
+def _named(index: int, ns: str, pod: str) -> list[GpuSample]:
+    """_busy for one GPU, with the exporter naming the pod that holds it."""
+    return [replace(s, namespace=ns, pod=pod) for s in _busy(index)]
+
+
+# "none": as a sync before HAMi nodes read time_slicing left it; "time_slicing": as now.
+@pytest.mark.parametrize("strategy", ["none", "time_slicing"])
+def test_an_unannotated_hami_share_on_a_node_whose_exporter_names_pods_is_judged_by_count(
+    small_world, strategy
+):
+    # The exporter names the annotated share's pod on GPU 0; the unannotated share's GPU is
+    # unknown, so a busy GPU it may hold is its (by count), never a critical hijack.
+    _hami_node(
+        small_world,
+        hami_pod("team-alpha", "infer-a", GPUS[0]),
+        hami_pod("beta-prod", "caller-a", None, **{"nvidia.com/gpumem": "8000"}),
+        strategy=strategy,
+    )
+    samples_ingest(cluster=small_world, samples=_named(0, "team-alpha", "infer-a") + _busy(2))
+    posture_evaluate()
+    assert not Finding.objects.filter(check_id="ATTR-001", status="open").exists()
+    # Two GPUs busy beyond what one unannotated share can cover: judged by count.
+    samples_ingest(cluster=small_world, samples=_busy(3))
+    posture_evaluate()
+    findings = Finding.objects.filter(check_id="ATTR-001", status="open")
+    assert {f.evidence["gpu_uuid"] for f in findings} == {GPUS[2], GPUS[3]}
+    for finding in findings:
+        assert "1 HAMi share(s) whose devices no annotation names" in finding.evidence["held_by"]
+        assert "no scheduled workload" not in finding.title
+
+
+def test_a_busy_gpu_on_a_node_whose_exporter_names_pods_and_no_hami_pod_runs_still_fires(
+    small_world,
+):
+    _hami_node(small_world, hami_pod("team-alpha", "infer-a", GPUS[0]))
+    samples_ingest(cluster=small_world, samples=_named(0, "team-alpha", "infer-a") + _busy(2))
+    posture_evaluate()
+    (finding,) = Finding.objects.filter(check_id="ATTR-001", status="open")
+    assert finding.evidence["gpu_uuid"] == GPUS[2]
+    assert finding.title.endswith("min with no scheduled workload")

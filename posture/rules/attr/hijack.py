@@ -51,14 +51,23 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
         }
         busy = f"GPU {where} on {h.hostname} busy {minutes} min"
         title = f"{busy} {_unheld(h)}"
-        reach = _env_reach(inputs, h.hostname, h.uuid)
+        reach = _env_reach(inputs, h.hostname, h.uuid, h.gi_id)
         if reach:
             # Still outside the scheduler, so still the hijack signature (T1496.001), but the
             # likely user is named: a pod that takes GPUs through NVIDIA_VISIBLE_DEVICES.
             evidence["reached_through_visible_devices"] = reach
-            title = _held_outside(busy, reach) or (
-                f"{title}; {len(reach)} pod(s) reach it through NVIDIA_VISIBLE_DEVICES"
-            )
+            if all(r.get("which_instance") == "unknown" for r in reach):
+                # Pods naming MIG UUIDs, which the samples never carry: maybe this instance.
+                # (Judged by count, the title keeps saying so.)
+                title = (
+                    f"{title if h.judged_by_count else busy + ' with no allocation'}; "
+                    f"{len(reach)} pod(s) naming MIG devices may reach it through "
+                    "NVIDIA_VISIBLE_DEVICES"
+                )
+            else:
+                title = _held_outside(busy, reach) or (
+                    f"{title}; {len(reach)} pod(s) reach it through NVIDIA_VISIBLE_DEVICES"
+                )
         key = f"ATTR-001:{h.uuid}:{h.gi_id}"
         # One GPU: every tenant on its node is suspect, and exposed to what runs there.
         yield node_draft(
@@ -75,7 +84,9 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
 def _held_outside(busy: str, reach: list[dict[str, Any]]) -> str:
     """The title where pods the node is known to honour the variable for reach the GPU: it is
     held, only not through the scheduler (held_by says so too); "" where that is unverified."""
-    holders = [r for r in reach if r["node_honours_it"] == "yes"]
+    holders = [
+        r for r in reach if r["node_honours_it"] == "yes" and r.get("which_instance") != "unknown"
+    ]
     if not holders:
         return ""
     first = holders[0]
@@ -98,10 +109,14 @@ def _unheld(h: Hijack) -> str:
     return "with no scheduled workload"
 
 
-def _env_reach(inputs: PostureInputs, hostname: str, uuid: str) -> list[dict[str, Any]]:
+def _env_reach(
+    inputs: PostureInputs, hostname: str, uuid: str, gi_id: str = ""
+) -> list[dict[str, Any]]:
     """Tenant containers whose NVIDIA_VISIBLE_DEVICES reaches the busy GPU, where the node
     honours it or may (posture.rules.env_holdings): `all`, its UUID, or an index we cannot
-    tell from it. A telemetry GPU named by index only is matched by any index."""
+    tell from it. A telemetry GPU named by index only is matched by any index. A busy MIG
+    instance (`gi_id`) may be any MIG UUID the variable names: DCGM reports instances by their
+    parent's UUID and GPU_I_ID only, so those are `which_instance: unknown`."""
     node = nodes_by_name(inputs).get(hostname)
     if node is None:
         return []
@@ -109,7 +124,9 @@ def _env_reach(inputs: PostureInputs, hostname: str, uuid: str) -> list[dict[str
     for access in env_accesses(inputs, node):
         if access.honoured is False or access.devices == ():
             continue
-        if not (access.every_device or access.devices is None or _may_be(uuid, access.devices)):
+        mig = bool(gi_id) and any(d.startswith("MIG-") for d in access.devices or ())
+        certain = access.every_device or access.devices is None or _may_be(uuid, access.devices)
+        if not (certain or mig):
             continue
         found.append(
             {
@@ -119,6 +136,7 @@ def _env_reach(inputs: PostureInputs, hostname: str, uuid: str) -> list[dict[str
                 "value": access.found.get("value"),
                 "field": access.found["field"],
                 "node_honours_it": "yes" if access.honoured else "unverified",
+                **({} if certain else {"which_instance": "unknown"}),
             }
         )
     return found

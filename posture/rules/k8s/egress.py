@@ -7,11 +7,13 @@ from collections.abc import Iterable, Iterator
 from inventory.label_selector import selector_matches
 from inventory.snapshot import NetworkPolicy, Pod, Workload
 from inventory.sources.cni_policies import NAMESPACE_LABEL
+from inventory.sources.egress_ports import note
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
 from posture.rules.dra_holdings import uses_gpu
 from posture.rules.k8s.cni_enforcement import NOT_ENFORCED, UNVERIFIED, Enforcement, enforcement
 from posture.rules.k8s.egress_calico import OPEN, UNKNOWN, calico_egress, is_calico
+from posture.rules.k8s.egress_evidence import host_network, port_limits, selector_of
 from posture.rules.k8s.egress_mesh import MESH_NOTE, MESH_RESTRICTED, behind_sidecar, registry_only
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
@@ -139,6 +141,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
         open_pods: list[Pod] = []
         opened_by: dict[str, NetworkPolicy] = {}
         calico_unknown: dict[str, str] = {}  # Calico policies that cannot be evaluated: why
+        ported: dict[str, str] = {}  # CNI policies limiting the internet to ports: which
         for pod in pods:
             # Where the CNI is known not to enforce, no Cilium agent runs: its policies are inert.
             if enforced.state != NOT_ENFORCED and cilium_denies_world(cni, pod):
@@ -159,7 +162,13 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
             elif calico is not None or (
                 enforced.state != NOT_ENFORCED and restricts_egress(policies, pod, cni)
             ):
-                continue  # restricted: by Calico (open and unknown are above), or else
+                # Restricted: by Calico (open and unknown are above), or else; where a CNI
+                # policy lets it reach the internet on some ports, the evidence says which.
+                chosen = [p for p in cni if cilium_restricts(p, pod)]
+                ported.update(
+                    port_limits([*chosen, calico.policy if calico else None], _unread_ref)
+                )
+                continue
             open_pods.append(pod)
         if open_pods:
             # A CNI's own policy here or cluster-wide may restrict them: unknown, not "none";
@@ -177,7 +186,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 ),
                 key=lambda p: (p.namespace, p.engine, p.name),
             )
-            yield _egress_draft(
+            draft = _egress_draft(
                 inputs,
                 namespace,
                 owners[namespace],
@@ -187,6 +196,11 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 (enforced, sorted(opened_by), calico_unknown),
                 (mesh, [p for p in open_pods if mesh and behind_sidecar(p)]),
             )
+            if ported:
+                draft.evidence["cni_policies_limiting_internet_to_ports"] = [
+                    {"policy": ref, "internet": why} for ref, why in sorted(ported.items())
+                ][:MEMBERS_SHOWN]
+            yield draft
 
 
 # A CNI with a network-policy API of its own: the image of its node agent, and its API groups.
@@ -237,17 +251,19 @@ def _egress_draft(
         "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods[:MEMBERS_SHOWN]],
         "open_gpu_pods": len(open_pods),
         "gpu_pods": gpu_pod_count,
-        **_host_network(open_pods),
+        **host_network(open_pods),
         "network_policies": [
             {
                 "name": p.name,
                 "policy_types": list(p.policy_types),
-                "pod_selector": "all pods" if p.selects_all_pods else _selector(p),
+                "pod_selector": "all pods" if p.selects_all_pods else selector_of(p),
                 "allows_all_egress": p.egress_allows_all,
+                **({"internet": note(p.internet_ports)} if p.internet_ports else {}),
             }
             for p in policies
         ],
     }
+
     if opened_by:
         evidence["cni_policies_allowing_internet"] = opened_by[:MEMBERS_SHOWN]
     if unread:
@@ -371,26 +387,6 @@ def _enforcement(enforced: Enforcement) -> dict[str, str]:
     if enforced.state == UNVERIFIED and not enforced.cni:
         return {"state": UNVERIFIED, "note": "no CNI agent DaemonSet recognised in the snapshot"}
     return {"state": enforced.state, "cni": enforced.cni, "seen": enforced.seen}
-
-
-def _host_network(pods: list[Pod]) -> dict[str, object]:
-    on_host = [pod_ref(p) for p in pods if p.host_network]
-    if not on_host:
-        return {}
-    return {
-        "host_network_pods": on_host[:MEMBERS_SHOWN],
-        "host_network_note": "hostNetwork pods use the node's network: NetworkPolicy does not "
-        "restrict them",
-    }
-
-
-def _selector(policy: NetworkPolicy) -> dict[str, object]:
-    if not policy.match_expressions:
-        return dict(policy.pod_selector)  # the shape earlier findings' evidence has
-    return {
-        "matchLabels": dict(policy.pod_selector),
-        "matchExpressions": [dict(e) for e in policy.match_expressions],
-    }
 
 
 def _unread_ref(policy: NetworkPolicy) -> str:

@@ -10,6 +10,7 @@ opens it again. So a pod it covers is "mesh-restricted", with the reason, never 
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
 
 from inventory.snapshot import ConfigMap, Pod
@@ -36,5 +37,44 @@ def registry_only(configmaps: Iterable[ConfigMap]) -> list[str]:
 
 def behind_sidecar(pod: Pod) -> bool:
     """The pod runs Istio's sidecar (as injected: a container, or a native sidecar init
-    container, named istio-proxy). A hostNetwork pod's traffic is not redirected to it."""
-    return not pod.host_network and any(c.name == SIDECAR for c in pod.containers)
+    container, named istio-proxy) and sends its internet traffic through it. A hostNetwork
+    pod's traffic is not redirected to it; nor is a pod's whose annotations let it skip the
+    sidecar (skips_sidecar). A pod with `sidecar.istio.io/inject: "false"` has no istio-proxy
+    container, so it is not behind one."""
+    return (
+        not pod.host_network
+        and any(c.name == SIDECAR for c in pod.containers)
+        and not skips_sidecar(pod)
+    )
+
+
+def skips_sidecar(pod: Pod) -> bool:
+    """Istio's per-pod capture annotations send some of its traffic to the internet around the
+    sidecar: excluded outbound ports (any: that port reaches every address), excluded outbound
+    ranges holding much of the internet (0.0.0.0/0, ::/0, anything wider than a /8), or
+    included outbound ranges that are not all traffic ("*"): the rest is not captured."""
+    notes = pod.annotations
+    if notes.get(EXCLUDE_PORTS, "").strip(" ,"):
+        return True
+    if any(_wide(r) for r in _ranges(notes.get(EXCLUDE_RANGES, ""))):
+        return True
+    if INCLUDE_RANGES in notes:
+        return not any(r == "*" or _wide(r) for r in _ranges(notes[INCLUDE_RANGES]))
+    return False
+
+
+EXCLUDE_RANGES = "traffic.sidecar.istio.io/excludeOutboundIPRanges"
+EXCLUDE_PORTS = "traffic.sidecar.istio.io/excludeOutboundPorts"
+INCLUDE_RANGES = "traffic.sidecar.istio.io/includeOutboundIPRanges"
+
+
+def _ranges(value: str) -> list[str]:
+    return [r.strip() for r in value.split(",") if r.strip()]
+
+
+def _wide(cidr: str) -> bool:
+    """A range of /0 to /7: much of the internet. One not read counts as wide (never hides)."""
+    try:
+        return ipaddress.ip_network(cidr, strict=False).prefixlen < 8
+    except ValueError:
+        return cidr != "*"

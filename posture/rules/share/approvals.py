@@ -31,6 +31,7 @@ class ModeUse:
     # Pods that use the mode through NVIDIA_VISIBLE_DEVICES, outside any scheduler: no
     # approval covers that, and the fix is removing the variable, not asking for one.
     env_pods: set[str] = field(default_factory=set)
+    env_workloads: set[str] = field(default_factory=set)  # theirs ("Pod ns/name"...)
 
 
 def mode_usage(inputs: PostureInputs) -> dict[tuple[str, str, str], ModeUse]:
@@ -47,6 +48,8 @@ def mode_usage(inputs: PostureInputs) -> dict[tuple[str, str, str], ModeUse]:
             use.pods.add(pod_ref(holding.pod))
             if holding.through_env:
                 use.env_pods.add(pod_ref(holding.pod))
+                if holding.workload:
+                    use.env_workloads.add(holding.workload)
     return dict(sorted(usage.items()))
 
 
@@ -77,6 +80,11 @@ def _use_evidence(tenant: str, mode: str, pool: str, use: ModeUse) -> dict[str, 
     if use.env_pods:
         evidence["through_visible_devices"] = {
             "pods": sorted(use.env_pods)[:EVIDENCE_LIMIT],
+            "pod_count": len(use.env_pods),
+            # The workloads to change (POD-011's): where they are all the use, removing the
+            # variable from them is the one action that closes this finding too.
+            "workloads": sorted(use.env_workloads)[:EVIDENCE_LIMIT],
+            "workload_count": len(use.env_workloads),
             "note": "these take GPUs through NVIDIA_VISIBLE_DEVICES, outside the scheduler "
             "(POD-011): remove the variable; an approval would not make it reviewed sharing",
         }

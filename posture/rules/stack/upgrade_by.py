@@ -22,6 +22,7 @@ _TITLE_BY = {
     "pre_installed": "pre-installed on the node",
     "own_deployment": "by {change}",
     "firmware": "firmware",
+    "gke": "managed by GKE",
     UNKNOWN: "who installs it is unknown",
 }
 
@@ -63,24 +64,37 @@ def upgrade_evidence(
     if pending:
         evidence["rollout_pending"] = pending
     if pending and set(pending) == set(components):
-        evidence["how"] = _finish_rollout(pending)
+        driver = (paths or {}).get("driver")
+        evidence["how"] = _finish_rollout(pending, driver.auto_upgrade if driver else None)
     return evidence
 
 
-def _finish_rollout(pending: dict[str, str]) -> str:
+def _finish_rollout(pending: dict[str, str], auto_upgrade: bool | None = None) -> str:
+    """`auto_upgrade`: the ClusterPolicy's driver.upgradePolicy.autoUpgrade (None: unknown)."""
     asked = ", ".join(f"{c} {v}" for c, v in sorted(pending.items()))
     how = (
         f"the ClusterPolicy already asks for {asked}, at or above the fixed version, but the "
         "GPU Operator has not rolled it out to this node yet: setting it again changes "
         "nothing; let the rollout finish"
     )
-    if "driver" in pending:
+    state = (
+        "the node's nvidia.com/gpu-driver-upgrade-state label says where it stands "
+        "(upgrade-failed, or a drain waiting on pods, needs you)"
+    )
+    manual = (
+        "drain the node and delete its driver pod so the DaemonSet restarts it on the new version"
+    )
+    if "driver" in pending and auto_upgrade is True:
+        how += (
+            ". The ClusterPolicy sets driver.upgradePolicy.autoUpgrade: the Operator's upgrade "
+            f"controller rolls the driver, maxParallelUpgrades nodes at a time: {state}"
+        )
+    elif "driver" in pending and auto_upgrade is False:
+        how += f". The ClusterPolicy turns driver.upgradePolicy.autoUpgrade off: {manual}"
+    elif "driver" in pending:
         how += (
             ". With driver.upgradePolicy.autoUpgrade the Operator's upgrade controller moves "
-            "nodes maxParallelUpgrades at a time: the node's nvidia.com/gpu-driver-upgrade-state "
-            "label says where it stands (upgrade-failed, or a drain waiting on pods, needs you); "
-            "without it, drain the node and delete its driver pod so the DaemonSet restarts it "
-            "on the new version"
+            f"nodes maxParallelUpgrades at a time: {state}; without it, {manual}"
         )
     else:
         how += ": check the Operator's DaemonSet for it (kubectl rollout status) and the "

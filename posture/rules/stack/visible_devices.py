@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from inventory.pools import fix_pool, taint_tuples
 from inventory.runtime import operator_toolkit, resolved_strategy
 from inventory.snapshot import Node
 from inventory.sources.nodes import matching_config
@@ -12,7 +13,7 @@ from inventory.visible_devices import EnvvarAccess, Fact, envvar_access
 from posture.inputs import PostureInputs
 from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
-from posture.rules.subjects import node_draft
+from posture.rules.subjects import gpus_on, node_draft, subject_draft
 
 
 def node_envvar_access(inputs: PostureInputs, node: Node) -> EnvvarAccess:
@@ -26,7 +27,12 @@ def node_envvar_access(inputs: PostureInputs, node: Node) -> EnvvarAccess:
         value, source = resolved_strategy(node)
         resolved = Fact(value, source) if source else None
         inputs.memo[key] = envvar_access(
-            pods, config, policies, strategy=resolved, toolkit_here=operator_toolkit(node)
+            pods,
+            config,
+            policies,
+            strategy=resolved,
+            toolkit_here=operator_toolkit(node),
+            operator_version=node.gpu_operator_version,
         )
     return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
@@ -35,7 +41,7 @@ def node_envvar_access(inputs: PostureInputs, node: Node) -> EnvvarAccess:
     id="STACK-008",
     title="Container toolkit honours NVIDIA_VISIBLE_DEVICES from unprivileged pods",
     severity="high",
-    scope="node",
+    scope="node",  # one per ClusterPolicy, pool or node: where the one fix is (fix_subject)
     rationale=(
         "CUDA base images set `NVIDIA_VISIBLE_DEVICES=all` in their own ENV, which no manifest "
         "shows. Where the NVIDIA Container Toolkit accepts that variable from unprivileged "
@@ -59,24 +65,92 @@ def node_envvar_access(inputs: PostureInputs, node: Node) -> EnvvarAccess:
     mappings=("SP800-53:AC-3", "SP800-53:CM-6", "ATT&CK:T1496.001"),
 )
 def toolkit_honours_visible_devices(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    groups: dict[tuple[str, str], list[tuple[Node, EnvvarAccess]]] = {}
     for node in sorted_nodes(inputs):
         if not node.is_gpu_node:
             continue
         access = node_envvar_access(inputs, node)
         if access.honoured is not True:
             continue  # "no", or nothing visible: unverified is said in POD-011, not shouted
-        tenants = tenants_on_node(inputs, node.name)
-        evidence = {
-            "node": node.name,
-            **access.evidence(),
-            "why": (
-                "an image's own ENV NVIDIA_VISIBLE_DEVICES=all (every CUDA base image) is "
-                "enough for a pod with no GPU request to see every GPU of the node"
-            ),
-            "tenants_with_pods_on_node": [t.slug for t in tenants],
-        }
-        title = (
-            f"Node {node.name} gives GPUs to unprivileged pods that name them in "
-            "NVIDIA_VISIBLE_DEVICES"
+        groups.setdefault(fix_subject(inputs, node), []).append((node, access))
+    for (kind, name), members in groups.items():
+        if kind == "Node":
+            yield _node_finding(inputs, *members[0])
+        else:
+            yield _group_finding(inputs, kind, name, members)
+
+
+def fix_subject(inputs: PostureInputs, node: Node) -> tuple[str, str]:
+    """Where the one change that closes the node's finding is made (DESIGN §5): the
+    ClusterPolicy whose toolkit.env configures the Operator's toolkit running on the node; else,
+    the toolkit being the node's own (pre-installed, another chart's), its pool
+    (inventory.pools.fix_pool: a provider's, or on bare metal the trust-class pool); else the
+    node itself, keyed as it always was (its history and any accepted risk carry over)."""
+    if operator_toolkit(node) is True:
+        policies = sorted(
+            p.name
+            for p in inputs.snapshot.gpu_operator_policies
+            if not p.error and p.spec.get("toolkit_enabled") is not False
         )
-        yield node_draft("STACK-008", node, tenants=tenants, evidence=evidence, title=title)
+        if policies:
+            return "ClusterPolicy", policies[0]
+    pool = fix_pool(node.labels, taint_tuples(node.taints), inputs.pool_taint_rules)
+    return ("NodePool", pool) if pool else ("Node", node.name)
+
+
+WHY = (
+    "an image's own ENV NVIDIA_VISIBLE_DEVICES=all (every CUDA base image) is "
+    "enough for a pod with no GPU request to see every GPU of the node"
+)
+# Node names listed in a grouped finding's evidence (node_count has them all).
+NODES_SHOWN = 100
+
+
+def _node_finding(inputs: PostureInputs, node: Node, access: EnvvarAccess) -> FindingDraft:
+    tenants = tenants_on_node(inputs, node.name)
+    evidence = {
+        "node": node.name,
+        **access.evidence(),
+        "why": WHY,
+        "tenants_with_pods_on_node": [t.slug for t in tenants],
+    }
+    title = (
+        f"Node {node.name} gives GPUs to unprivileged pods that name them in NVIDIA_VISIBLE_DEVICES"
+    )
+    return node_draft("STACK-008", node, tenants=tenants, evidence=evidence, title=title)
+
+
+def _group_finding(
+    inputs: PostureInputs, kind: str, name: str, members: list[tuple[Node, EnvvarAccess]]
+) -> FindingDraft:
+    """One finding for the nodes one change fixes: every tenant on them, exposure the GPUs
+    they span (the score's 1 + log2 gives the diminishing return), the first node's facts as
+    the sample (the others' differ only in which pod states them)."""
+    tenants = {t.slug: t for node, _ in members for t in tenants_on_node(inputs, node.name)}
+    first, access = members[0]
+    names = [node.name for node, _ in members]
+    gpus = sum(gpus_on(node) for node, _ in members)
+    evidence = {
+        "fix_in": f"{kind} {name}",
+        "node_count": len(names),
+        "nodes": names[:NODES_SHOWN],
+        "gpus": gpus,
+        **access.evidence(),
+        "facts_as_on_node": first.name,
+        "why": WHY,
+        "tenants_with_pods_on_nodes": sorted(tenants),
+    }
+    where = f"ClusterPolicy {name}'s toolkit" if kind == "ClusterPolicy" else f"Pool {name}"
+    title = (
+        f"{where} gives GPUs to unprivileged pods that name them in NVIDIA_VISIBLE_DEVICES "
+        f"({len(names)} node{'s' if len(names) != 1 else ''})"
+    )
+    return subject_draft(
+        "STACK-008",
+        kind=kind,
+        name=name,
+        tenants=tenants.values(),
+        evidence=evidence,
+        title=title,
+        exposure=gpus,
+    )
