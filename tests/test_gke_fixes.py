@@ -11,6 +11,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from demo.bulletins import dcgm_bulletin
+from inventory.bulletins.store import ImportResult, bulletin_import
 from inventory.models import Cluster
 from posture.models import Action
 from posture.services import posture_evaluate
@@ -83,3 +85,13 @@ def test_attr003_on_gke_asks_to_ingest_the_managed_exporters_metrics(tmp_path, p
         "Ingest GKE's managed DCGM metrics (Managed Prometheus) for pool a2-migts",
         "Ingest GKE's managed DCGM metrics (Managed Prometheus) for pool a2-mig",
     }
+
+
+def test_gkes_managed_exporter_is_upgraded_by_gke_not_by_editing_its_daemonset(tmp_path, personas):
+    bulletin_import(data=dcgm_bulletin(), source="test", result=ImportResult())
+    findings = by_check(sync_and_score(tmp_path, snapshot()), "STACK-003")
+    assert {f["subject_name"] for f in findings} == {H100, MIGTS, MIG}
+    for finding in findings:
+        upgrade = finding["evidence"]["upgrade_by"]
+        assert upgrade["managed_by"] == "gke"  # GKE reverts edits to its DaemonSet
+        assert "DCGM exporter" in upgrade["how"] and "Helm chart" not in upgrade["how"]
