@@ -25,6 +25,7 @@ from inventory.sources.images import (
     container_component,
     gke_build_tag,
     other_device_plugin,
+    stack_version,
 )
 
 # component -> the node field holding its version
@@ -189,7 +190,7 @@ def _pods_by_component(pods: Iterable[Pod]) -> dict[str, str]:
             component = container_component(container.name, container.image, container.command)
             if component:
                 where = f"{pod.namespace}/{pod.name}"
-                if tag := gke_build_tag(container.image):
+                if (tag := gke_build_tag(container.image)) and not stack_version(container.image):
                     where += f" ({GKE_BUILD_NOTE.format(tag=tag)})"  # why STACK-004 says unknown
                 seen.setdefault(component, where)
     return seen

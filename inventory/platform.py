@@ -6,7 +6,8 @@ from __future__ import annotations
 from django.conf import settings
 
 from inventory import snapshot as snap
-from inventory.models import Cluster, ClusterObject
+from inventory.models import Cluster, ClusterObject, Pod
+from inventory.sources.gke_managed import gke_dcgm_candidates, gke_managed_namespaces
 from inventory.sources.gpu_config import stack_namespaces
 from tenants.mapping import platform_namespaces
 from tenants.models import TenantNamespace
@@ -40,5 +41,23 @@ def stored_platform_namespaces(cluster: Cluster) -> frozenset[str]:
         else:
             bindings.append(snap.from_dict(snap.RoleBinding, data))
     return platform_namespaces(
-        namespace_labels=labels, operator_namespaces=stack_namespaces(workloads, bindings)
+        namespace_labels=labels,
+        operator_namespaces=stack_namespaces(workloads, bindings)
+        | _gke_managed(cluster, workloads),
+    )
+
+
+def _gke_managed(cluster: Cluster, workloads: list[snap.Workload]) -> frozenset[str]:
+    """GKE's managed DCGM namespaces (inventory.sources.gke_managed), reading the pods of only
+    the namespaces that could be one."""
+    candidates = gke_dcgm_candidates(workloads)
+    if not candidates:
+        return frozenset()
+    pods = Pod.objects.filter(cluster=cluster, namespace__in=candidates).values_list(
+        "data", flat=True
+    )
+    return gke_managed_namespaces(
+        workloads,
+        (snap.from_dict(snap.Pod, data) for data in pods.iterator(chunk_size=2000)),
+        cluster.nodes.values_list("labels", flat=True),
     )

@@ -14,7 +14,8 @@ component and per cluster:
   chart or DaemonSet, outside the Operator (its section disabled in the ClusterPolicy, or no
   Operator at all);
 - GKE: on a GKE node pool, GKE's own device plugin (gke.gcr.io/nvidia-gpu-device-plugin, a
-  DaemonSet in kube-system) and its driver installer (`nvidia-driver-installer`) are GKE's: a
+  DaemonSet in kube-system), its managed DCGM exporter (gke-managed-system, gke_managed.py) and
+  its driver installer (`nvidia-driver-installer`) are GKE's: a
   node pool upgrade (its GKE version, and its gpu-driver-version) moves them, not an edit of
   the DaemonSet, which GKE's addon manager reverts;
 - unknown: nothing read says which; the fix text says so and names no mechanism.
@@ -32,6 +33,7 @@ from dataclasses import dataclass, replace
 from inventory.bulletins.csaf.versions import compare, parse_version
 from inventory.patching.status import bundled_dcgm, installed_version
 from inventory.snapshot import GpuOperatorPolicy, Node, Pod
+from inventory.sources.gke_managed import gke_managed_dcgm_image as gke_dcgm
 from inventory.sources.images import component_of, is_gke_device_plugin
 
 OPERATOR, PRE_INSTALLED, OWN_DEPLOYMENT, FIRMWARE, GKE, UNKNOWN = (
@@ -239,6 +241,7 @@ def _gke(component: str, why: str) -> UpgradePath:
     """A component GKE manages on its node pool: a node pool upgrade moves it. The change is
     the node image's, as a pre-installed driver's: one pool upgrade moves them together."""
     what = {"driver": "driver", "device_plugin": "device plugin"}.get(component, component)
+    what = {"dcgm_exporter": "DCGM exporter", "dcgm": "DCGM"}.get(what, what)
     how = (
         f"upgrade the GKE node pool (gcloud container node-pools upgrade) to a GKE version that "
         f"carries the fixed {what}"
@@ -253,7 +256,8 @@ def _gke(component: str, why: str) -> UpgradePath:
 
 
 def _is_gkes(pod: Pod) -> bool:
-    return any(is_gke_device_plugin(c.image) for c in pod.containers)
+    # GKE's device plugin, or its managed DCGM exporter (gke-managed-system), reconciled alike.
+    return any(is_gke_device_plugin(c.image) or gke_dcgm(c.image) for c in pod.containers)
 
 
 def _gke_installer(node: Node, pods: Iterable[Pod]) -> str | None:

@@ -139,6 +139,10 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
     check, cluster = finding.check_id, finding.cluster
     where = _where(finding)
     unfixed = unfixed_exposures(finding) if check in UPGRADE_CHECKS else []
+    if check == "ATTR-003" and finding.evidence.get("gke_managed_exporter"):
+        # GKE runs its managed exporter there: nothing to deploy, its metrics to ingest.
+        title = f"Ingest GKE's managed DCGM metrics (Managed Prometheus) for {where}"
+        return (cluster, "node", check, where), title
     if unfixed:
         # No upgrade closes it: an exposure the vendor names no fixed version for stays.
         names = sorted(

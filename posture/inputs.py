@@ -13,6 +13,7 @@ from inventory.drift import DriftChange
 from inventory.fractions import is_reservation_pod
 from inventory.owners import OwnerIndex, WorkloadRef, workload_of
 from inventory.snapshot import ClusterSnapshot, Pod, Workload
+from inventory.sources.gke_managed import gke_managed_namespaces
 from inventory.sources.gpu_config import stack_namespaces
 from telemetry.evidence import TelemetryFacts
 from tenants.mapping import (
@@ -174,12 +175,17 @@ class PostureInputs:
     @cached_property
     def platform_namespaces(self) -> frozenset[str]:
         """The platform's namespaces (tenants.mapping.platform_namespaces): the defaults, the
-        labelled ones, the GPU stack's as found (stack_namespaces), the configured ones and those
-        the sync recorded (a snapshot rebuilt from the database does not carry them); never a
-        claimed one."""
+        labelled ones, the GPU stack's as found (stack_namespaces, gke_managed_namespaces), the
+        configured ones and those the sync recorded (a snapshot rebuilt from the database does
+        not carry them); never a claimed one."""
         return platform_namespaces(
             namespace_labels={ns.name: ns.labels for ns in self.snapshot.namespaces},
-            operator_namespaces=stack_namespaces(self.snapshot.workloads, self.snapshot.bindings),
+            operator_namespaces=stack_namespaces(self.snapshot.workloads, self.snapshot.bindings)
+            | gke_managed_namespaces(
+                self.snapshot.workloads,
+                self.snapshot.pods,
+                (node.labels for node in self.snapshot.nodes),
+            ),
             configured=set(self.snapshot.platform_namespaces) | self.platform_configured,
             tenant_namespaces=[ns for t in self.tenants for ns in t.namespaces],
         )

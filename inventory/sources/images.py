@@ -19,6 +19,7 @@ _PRERELEASE = re.compile(r"(?:rc|alpha|beta)\.?\d*", re.IGNORECASE)
 # GKE's own device plugin (gke.gcr.io/nvidia-gpu-device-plugin), which GKE runs in kube-system
 # instead of NVIDIA's; its tags are GKE builds (stack_version).
 GKE_DEVICE_PLUGIN = "nvidia-gpu-device-plugin"
+GKE_DCGM_EXPORTER = "gke-dcgm-exporter"
 # Last path segment of the image repository -> the component it runs (NVIDIA's image names).
 COMPONENTS: dict[str, str] = {
     "driver": "driver",
@@ -29,6 +30,9 @@ COMPONENTS: dict[str, str] = {
     "k8s-mig-manager": "mig_manager",
     "gpu-operator": "gpu_operator",
     GKE_DEVICE_PLUGIN: "device_plugin",
+    # GKE's managed DCGM exporter (gke-managed-system, gke.gcr.io): the same exporter, GKE-built.
+    GKE_DCGM_EXPORTER: "dcgm_exporter",
+    "nvidia-dcgm-exporter": "dcgm_exporter",
 }
 # A GKE build suffix ("v0.0.35-gke.1"): the number before it is GKE's, not an NVIDIA release.
 _GKE_BUILD = re.compile(r"-gke\.\d+", re.IGNORECASE)
@@ -72,7 +76,21 @@ def version_from_tag(tag: str) -> str | None:
 def stack_version(image: str) -> str | None:
     """The version of a GPU-stack component's image: image_version's, except a GKE build tag,
     which numbers GKE's own build and is never compared with an NVIDIA bulletin."""
-    return None if gke_build_tag(image) else image_version(image)[1]
+    if gke_build_tag(image) and not _gke_dcgm_release(image):
+        return None
+    return image_version(image)[1]
+
+
+# GKE tags its DCGM exporter as NVIDIA tags theirs, `<DCGM>-<exporter>`, with its build number
+# in place of the OS flavour (4.4.1-4.6.0-gke.17 beside NVIDIA's 4.4.1-4.6.0-ubuntu22.04): the
+# two numbers are NVIDIA's releases, read as for NVIDIA's image (DCGM 4.4.1, exporter 4.6.0).
+_GKE_DCGM_TAG = re.compile(r"\d+(?:\.\d+)+-\d+(?:\.\d+)+-gke\.\d+", re.IGNORECASE)
+
+
+def _gke_dcgm_release(image: str) -> bool:
+    repository, _ = image_version(image)
+    tag = gke_build_tag(image) or ""
+    return repository.rsplit("/", 1)[-1] == GKE_DCGM_EXPORTER and bool(_GKE_DCGM_TAG.fullmatch(tag))
 
 
 def is_gke_device_plugin(image: str) -> bool:

@@ -360,13 +360,16 @@ def sharing_strategy(
 def capacity_replicas(labels: dict[str, str], capacity: dict[str, int]) -> int | None:
     """Replicas per GPU the node's capacity proves: its `nvidia.com/gpu` over the physical
     count a label gives (GFD's or the cloud's), when larger and whole; None otherwise. Not on a
-    MIG node (single strategy advertises each MIG instance as nvidia.com/gpu)."""
+    MIG node (single strategy advertises each MIG instance as nvidia.com/gpu, as GKE does each
+    of its partitions)."""
     count = physical_gpus(labels, capacity)
     advertised = capacity.get(NV + "gpu") or 0
     if not count or advertised <= count or advertised % count:
         return None
     if labels.get(MIG_STRATEGY) == "single" or "-MIG-" in labels.get(PRODUCT, ""):
         return None
+    if gke_partitioned(labels):
+        return None  # GKE's MIG partitions, each an nvidia.com/gpu: instances, not replicas
     return advertised // count
 
 

@@ -6,8 +6,15 @@ from collections.abc import Iterator
 
 from posture.inputs import PostureInputs
 from posture.rules.common import tenants_on_node
+from posture.rules.gke import gke_managed_exporter
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
+
+GKE_INGEST = (
+    "ingest GKE's managed DCGM metrics: Google Cloud Managed Service for Prometheus scrapes this "
+    "exporter (ClusterPodMonitoring gke-managed-dcgm-exporter); point `manage.py ingest_dcgm "
+    "--prometheus` at its query API, or ingest the exporter's text"
+)
 
 
 @check(
@@ -19,7 +26,8 @@ from posture.rules.subjects import node_draft, node_named
     "there go unseen, and its usage cannot be charged to anyone.",
     remediation="Check the dcgm-exporter pod on the node (GPU Operator: `dcgmExporter."
     "enabled`), its ServiceMonitor or scrape config, and that the node is not "
-    "tainted against it.",
+    "tainted against it. On GKE, where its managed exporter runs (the evidence's "
+    "`gke_managed_exporter`), there is nothing to deploy: ingest its metrics (below).",
     mappings=("CSF 2.0:DE.CM-09", "SP800-53:AU-12"),
     severity_rule="Low where the GPU Operator gives the node's GPUs to VMs "
     "(`nvidia.com/gpu.workload.config` vm-passthrough or vm-vgpu): no DCGM-Exporter runs on such "
@@ -52,6 +60,10 @@ def silent_gpu_node(inputs: PostureInputs) -> Iterator[FindingDraft]:
             )
             severity = "low"
         node = node_named(inputs, silent.node)
+        if exporter := gke_managed_exporter(inputs, node):
+            # GKE runs the exporter there already: what is missing is its metrics here.
+            evidence["gke_managed_exporter"] = exporter
+            evidence["what_would_help"] = GKE_INGEST
         tenants = tenants_on_node(inputs, silent.node)
         yield node_draft(
             "ATTR-003",

@@ -11,6 +11,7 @@ from typing import Any
 
 from gpuposture.base.enums import SharingMode
 from inventory.snapshot import Node, SharedResource
+from inventory.sources.cloud_labels import gke_partitioned
 from inventory.sources.node_kinds import vm_device_kind
 from posture.inputs import TrustClassInfo
 from posture.rules.common import (
@@ -37,8 +38,10 @@ def physical_units(node: Node, pool: str) -> int | None:
         return entry.units
     if vm_device_kind(pool) == "vgpu":
         return None  # the capacity counts vGPUs; how many GPUs carry them is not shown
-    if pool == "nvidia.com/gpu" and node.gpu_count:
+    if pool == "nvidia.com/gpu" and node.gpu_count and not gke_partitioned(node.labels):
         return node.gpu_count
+    # GKE's time-shared MIG partitions: capacity = partitions x clients, so the devices shared
+    # are the partitions (partitions per GPU x GPUs), below, never the GPUs themselves.
     capacity = node.gpu_capacity.get(pool, 0) + node.gpu_capacity.get(f"{pool}.shared", 0)
     replicas = _replicas(node, pool) or 1
     return capacity // replicas if capacity >= replicas else None
@@ -62,7 +65,8 @@ def co_residence(node: Node, pool: str, own: int, others: int) -> tuple[str, str
     """
     units = physical_units(node, pool)
     per_unit = _replicas(node, pool)
-    kind = "MIG device" if is_mig_resource(pool) else "physical GPU"
+    gke_mig = pool == "nvidia.com/gpu" and gke_partitioned(node.labels)
+    kind = "MIG partition" if gke_mig else "MIG device" if is_mig_resource(pool) else "physical GPU"
     if units == 1:
         return "certain", f"node {node.name} has a single {kind} behind {pool}"
     if units is None:
@@ -75,9 +79,10 @@ def co_residence(node: Node, pool: str, own: int, others: int) -> tuple[str, str
             f"{own} + {others} replicas at {per_unit} per {kind} need {needed} {kind}s to stay "
             f"apart; {node.name} has {units}"
         )
+    apart = "; on different partitions they are apart as MIG instances (mig_gi)" if gke_mig else ""
     return "possible", (
         f"{own} + {others} replicas at {per_unit} per {kind} fit on {units} {kind}s without "
-        f"mixing, but the device plugin does not keep tenants apart"
+        f"mixing, but the device plugin does not keep tenants apart{apart}"
     )
 
 

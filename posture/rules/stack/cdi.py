@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from inventory.runtime import CDI_NODE_LABEL, operator_toolkit, resolved_strategy, runtime_facts
@@ -10,6 +11,7 @@ from inventory.snapshot import GpuOperatorPolicy, Node
 from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import sorted_nodes, tenants_on_node
+from posture.rules.gke import GKE_INJECTION, gke_stack
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft
 
@@ -80,7 +82,9 @@ def _policy_state(policy: GpuOperatorPolicy) -> dict[str, Any]:
         "--runtime=containerd --cdi.enabled`, generate the spec with `nvidia-ctk cdi generate "
         "--output=/etc/cdi/nvidia.yaml` (again after every MIG reconfiguration), set the "
         "device plugin's `deviceListStrategy: cdi-cri`, and label the node "
-        "`gpuposture.io/cdi=enabled`."
+        "`gpuposture.io/cdi=enabled`. On GKE (its own device plugin, no GPU Operator) "
+        "injection is GKE's (the evidence's `injection`): nothing to set on the node; accept "
+        "the finding with that reason."
     ),
     mappings=("SP800-53:CM-6",),
 )
@@ -91,7 +95,15 @@ def cdi_not_used(inputs: PostureInputs) -> Iterator[FindingDraft]:
         gap = cdi_gap(inputs, node)
         if gap is None:
             continue
-        yield _cdi_draft(node, gap, tenants_on_node(inputs, node.name))
+        draft = _cdi_draft(node, gap, tenants_on_node(inputs, node.name))
+        if gke_stack(inputs, node) and gap["cdi"] != "on":
+            # Not the user's to change on GKE: said so, so the low finding reads as a fact.
+            draft.evidence["injection"] = GKE_INJECTION
+            draft = replace(
+                draft,
+                title=f"GPU node {node.name}: GPU injection is GKE-managed, not shown to use CDI",
+            )
+        yield draft
 
 
 def _cdi_draft(node: Node, gap: dict[str, Any], tenants: list[TenantInfo]) -> FindingDraft:

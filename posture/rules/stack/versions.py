@@ -9,6 +9,7 @@ from inventory.components import COMPONENT_FIELDS, deployed_unknown, node_compon
 from inventory.snapshot import CAPACITY_KIND, LABEL_KIND, Node, UnreadableConfig
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import sorted_nodes, tenants_on_node
+from posture.rules.gke import gke_stack
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft
 
@@ -45,7 +46,11 @@ FIRMWARE = "firmware_version"
         "`nvidia.com/cuda.driver-version.full`), run the toolkit and device plugin as GPU "
         "Operator pods with version-tagged images (not `latest` or a bare digest), make sure "
         "each DaemonSet's pod actually runs on the node, and import `nvidia-smi -q -x` for the "
-        "node (`manage.py import_nvidia_smi`) to record the VBIOS. Then re-sync the cluster."
+        "node (`manage.py import_nvidia_smi`) to record the VBIOS. Then re-sync the cluster. "
+        "On GKE (its own device plugin in kube-system, no GPU Operator) none of that is yours "
+        "to deploy: GKE manages the driver and device plugin and patches them with GKE node "
+        "version upgrades (the evidence's `gke.node_version`); give the driver version by "
+        "importing `nvidia-smi -q -x` from the node (`gke.driver` says how)."
     ),
     mappings=("CSF 2.0:ID.AM-01", "SP800-53:CM-8"),
 )
@@ -58,7 +63,10 @@ def unknown_stack_versions(inputs: PostureInputs) -> Iterator[FindingDraft]:
         if "firmware" in (patch.get("unknown_components") or ()):
             unknown.append(FIRMWARE)
         if unknown:
-            yield _stack_draft(node, unknown, tenants_on_node(inputs, node.name))
+            draft = _stack_draft(node, unknown, tenants_on_node(inputs, node.name))
+            if gke := gke_stack(inputs, node):
+                draft.evidence["gke"] = gke  # what GKE, not the user, manages there
+            yield draft
 
 
 def _stack_draft(node: Node, unknown: list[str], tenants: list[TenantInfo]) -> FindingDraft:
