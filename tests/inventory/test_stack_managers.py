@@ -11,7 +11,8 @@ import pytest
 from inventory.snapshot import Container, GpuOperatorPolicy, Node, Pod
 from inventory.sources.gpu_operator import parse_gpu_operator_values
 from inventory.sources.node_versions import stack_versions
-from inventory.stack_managers import rollout_pending, upgrade_paths, upgraded_by
+from inventory.stack_managers import upgrade_paths, upgraded_by
+from inventory.stack_rollout import rollout_pending
 from posture.rules.stack.upgrade_by import upgrade_evidence
 
 OPERATOR_SEEN = {"gpu_operator": "Deployment gpu-operator/gpu-operator"}

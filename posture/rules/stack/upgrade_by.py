@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from inventory.snapshot import Node
-from inventory.stack_managers import UNKNOWN, UpgradePath, rollout_pending, upgrade_paths
+from inventory.stack_managers import UNKNOWN, UpgradePath, upgrade_paths
+from inventory.stack_rollout import rollout_pending
 from posture.inputs import PostureInputs
 
 # How a split finding's title names its change.

@@ -1,0 +1,43 @@
+"""Whether a bulletin's fix is a rollout the GPU Operator still has to finish. PURE.
+
+Where the ClusterPolicy already asks for a version at or above every fix a node's exposures
+name, and the node still runs below it, setting the version again changes nothing: the fix is
+to let the Operator finish rolling it out (inventory/stack_managers.py says who upgrades what).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.stack_managers import OPERATOR, UpgradePath
+
+
+def rollout_pending(paths: Mapping[str, UpgradePath], exposures: Iterable[dict]) -> dict[str, str]:
+    """component -> the version the ClusterPolicy already asks for, where that version is at or
+    above every fixed version the node's exposures of it name and the node still runs below it:
+    the Operator has not rolled it out to the node yet (its driver upgrade controller is at
+    work, held, or failing; or, without it, the driver pod waits to be deleted). Setting the
+    version again would change nothing."""
+    fixes: dict[str, list[dict]] = {}
+    for exposure in exposures:
+        fixes.setdefault(str(exposure.get("component") or ""), []).append(exposure)
+    pending = {}
+    for component, listed in fixes.items():
+        path = paths.get(component)
+        desired = path.desired_version if path and path.managed_by == OPERATOR else None
+        if not desired or not parse_version(desired):
+            continue
+        if all(_asked_past(desired, e) for e in listed):
+            pending[component] = desired
+    return pending
+
+
+def _asked_past(desired: str, exposure: dict) -> bool:
+    fixed, installed = (
+        str(exposure.get("fixed_version") or ""),
+        str(exposure.get("installed") or ""),
+    )
+    if not parse_version(fixed) or not parse_version(installed):
+        return False
+    return compare(desired, fixed) >= 0 and compare(installed, desired) < 0
