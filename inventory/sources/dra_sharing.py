@@ -83,7 +83,7 @@ def with_dra(node: Node, index: DraIndex | None) -> Node:
     NVIDIA GPUs although no pod of the plugin is in the snapshot."""
     if index is None:
         return node
-    if DRA_DRIVER in node.not_installed and _publishes_gpus(node.name, index):
+    if DRA_DRIVER not in node.deployed and _publishes_gpus(node.name, index):
         # Only the DRA driver's kubelet plugin publishes these slices: it runs there, in a pod
         # the snapshot lacks or on the host, so its version is unknown, never "not installed".
         absent = {k: v for k, v in node.not_installed.items() if k != DRA_DRIVER}

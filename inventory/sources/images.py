@@ -28,6 +28,7 @@ COMPONENTS: dict[str, str] = {
     "dcgm-exporter": "dcgm_exporter",
     "k8s-mig-manager": "mig_manager",
     "gpu-operator": "gpu_operator",
+    "k8s-dra-driver-gpu": "dra_driver",  # its kubelet plugin hands out GPUs under DRA
     GKE_DEVICE_PLUGIN: "device_plugin",
 }
 # A GKE build suffix ("v0.0.35-gke.1"): the number before it is GKE's, not an NVIDIA release.
