@@ -622,3 +622,31 @@ def test_a_time_sliced_claim_generated_for_one_pod_is_that_pods_whole_gpu():
     index = DraIndex(shared.snapshot)
     (held,) = index.held_devices(index.claims[("alpha", "train-0-gpu-7xq2p")])
     assert held.mode == "time_slicing"
+
+
+def test_dra_co_tenancy_titles_name_the_device_class_and_claims_not_nvidia_com_gpu():
+    """A DRA cluster may advertise no nvidia.com/gpu (the pool key shared holdings meet under):
+    titles and evidence name the DeviceClass and the claims; the key stays, so the finding's
+    identity does not move."""
+    inputs = world(_two_tenants_on(["gpu-0"], ["gpu-0"], "TimeSlicing"), TENANTS)
+    (draft,) = run("SHARE-001", inputs)
+    assert draft.title == (
+        "Tenants alpha and beta time-slice GPUs of DeviceClass gpu.nvidia.com (ResourceClaims "
+        "alpha/train-gpu, beta/infer-gpu) in node gpu-a (certain co-residence)"
+    )
+    assert "nvidia.com/gpu " not in draft.title
+    assert draft.evidence["dra_claims"] == ["alpha/train-gpu", "beta/infer-gpu"]
+    assert draft.evidence["dra_device_classes"] == ["gpu.nvidia.com"]
+    assert draft.key.startswith("nvidia.com/gpu:")
+    mps = world(_two_tenants_on(["gpu-1"], ["gpu-1"], "MPS"), TENANTS)
+    (draft,) = run("SHARE-006", mps)
+    assert draft.title.startswith(
+        "Tenants alpha and beta share GPUs of DeviceClass gpu.nvidia.com (ResourceClaims "
+        "alpha/train-gpu, beta/infer-gpu) by MPS in node gpu-a"
+    )
+    classes = (tenant("alpha", "sensitive"), BETA)
+    sensitive = world(_two_tenants_on(["gpu-0"], ["gpu-0"], "TimeSlicing"), classes)
+    named = "GPUs of DeviceClass gpu.nvidia.com (ResourceClaims alpha/train-gpu, beta/infer-gpu)"
+    for check_id in ("SHARE-003", "SHARE-007"):
+        (draft,) = run(check_id, sensitive)
+        assert named in draft.title and "nvidia.com/gpu" not in draft.title
