@@ -650,3 +650,14 @@ def test_dra_co_tenancy_titles_name_the_device_class_and_claims_not_nvidia_com_g
     for check_id in ("SHARE-003", "SHARE-007"):
         (draft,) = run(check_id, sensitive)
         assert named in draft.title and "nvidia.com/gpu" not in draft.title
+
+
+def test_a_dra_title_names_an_env_access_as_such_not_as_nvidia_com_gpu():
+    """A party reaching the GPUs through NVIDIA_VISIBLE_DEVICES as well: the title says so,
+    not "nvidia.com/gpu" (the pool key of an env holding too)."""
+    from tests.posture.test_env_holdings import env_pod, toolkit
+
+    objects = [*_two_tenants_on(["gpu-0"], ["gpu-0"], "TimeSlicing"), toolkit(), env_pod("beta")]
+    titles = [d.title for d in run("SHARE-001", world(objects, TENANTS))]
+    assert titles and all("nvidia.com/gpu " not in t for t in titles), titles
+    assert any("and GPUs reached through NVIDIA_VISIBLE_DEVICES" in t for t in titles), titles

@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from posture.rules.holding import GpuHolding
+from posture.rules.holding import ENV_RESOURCE, GpuHolding
 from posture.rules.pairs import PairCause
 from posture.rules.share.parties import party_name
 
 CLAIM_PREFIX = "resourceclaim/"  # GpuHolding.resource of a DRA holding
 CLAIMS_SHOWN = 3
+ENV_SAID = "GPUs reached through NVIDIA_VISIBLE_DEVICES"
 
 
 def dra_details(holdings: Iterable[GpuHolding], parties: tuple[str, str]) -> dict[str, Any]:
@@ -25,7 +26,7 @@ def dra_details(holdings: Iterable[GpuHolding], parties: tuple[str, str]) -> dic
     whether they hold them other ways too; {} where neither holds through DRA."""
     claims: set[str] = set()
     classes: set[str] = set()
-    other = False
+    other: set[str] = set()
     for h in holdings:
         if party_name(h) not in parties:
             continue
@@ -34,13 +35,14 @@ def dra_details(holdings: Iterable[GpuHolding], parties: tuple[str, str]) -> dic
             if h.device_class:
                 classes.add(h.device_class)
         else:
-            other = True
+            other.add(h.resource)
     if not claims:
         return {}
     return {
         "dra_claims": sorted(claims),
         "dra_device_classes": sorted(classes),
-        "dra_and_other_holdings": other,
+        # The other ways either holds them (a device-plugin resource, NVIDIA_VISIBLE_DEVICES).
+        "other_resources": sorted(other),
     }
 
 
@@ -57,6 +59,8 @@ def shared_name(cause: PairCause, fallback: str) -> str:
     word = "ResourceClaims" if len(claims) > 1 else "ResourceClaim"
     of_class = f" of DeviceClass {', '.join(classes)}" if classes else ""
     name = f"GPUs{of_class} ({word} {shown})"
-    if any(m.details.get("dra_and_other_holdings") for m in cause.meetings):
-        return f"{fallback} and {name}"
+    other = sorted({r for m in cause.meetings for r in m.details.get("other_resources", ())})
+    if other:
+        said = [ENV_SAID if r == ENV_RESOURCE else r for r in other]
+        return f"{name} and {', '.join(said)}"
     return name
