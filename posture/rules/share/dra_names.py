@@ -18,6 +18,7 @@ from posture.rules.share.parties import party_name
 
 CLAIM_PREFIX = "resourceclaim/"  # GpuHolding.resource of a DRA holding
 CLAIMS_SHOWN = 3
+WHOLE_GPU_POOLS = ("nvidia.com/gpu", "amd.com/gpu")  # posture.rules.dra_holdings.held_pool
 ENV_SAID = "GPUs reached through NVIDIA_VISIBLE_DEVICES"
 
 
@@ -58,7 +59,10 @@ def shared_name(cause: PairCause, fallback: str) -> str:
         shown += f" and {len(claims) - CLAIMS_SHOWN} more"
     word = "ResourceClaims" if len(claims) > 1 else "ResourceClaim"
     of_class = f" of DeviceClass {', '.join(classes)}" if classes else ""
-    name = f"GPUs{of_class} ({word} {shown})"
+    # A whole-GPU pool key names a resource DRA does not advertise; a MIG profile's or a
+    # partition's ("nvidia.com/mig-1g.10gb") still says what is shared.
+    what = "GPUs" if fallback in WHOLE_GPU_POOLS else fallback
+    name = f"{what}{of_class} ({word} {shown})"
     other = sorted({r for m in cause.meetings for r in m.details.get("other_resources", ())})
     if other:
         said = [ENV_SAID if r == ENV_RESOURCE else r for r in other]
