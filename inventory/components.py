@@ -36,12 +36,14 @@ COMPONENT_FIELDS = {
     "gpu_operator": "gpu_operator_version",
     "dcgm_exporter": "dcgm_exporter_version",
     "mig_manager": "mig_manager_version",
+    # The NVIDIA DRA driver's kubelet plugin: the device-plugin layer where DRA hands out GPUs.
+    "dra_driver": "dra_driver_version",
     # Never visible through the Kubernetes API (only an nvidia-smi import gives it): coverage,
     # judged only where a bulletin names firmware for the node's GPU model.
     "firmware": "firmware_version",
 }
 ESSENTIAL = ("driver", "container_toolkit")
-PER_NODE = ("device_plugin", "dcgm_exporter", "mig_manager")
+PER_NODE = ("device_plugin", "dcgm_exporter", "mig_manager", "dra_driver")
 INSTALLED, UNKNOWN, NOT_INSTALLED = "installed", "unknown", "not_installed"
 STATES = (INSTALLED, UNKNOWN, NOT_INSTALLED)
 LABELS = {
@@ -51,6 +53,7 @@ LABELS = {
     "gpu_operator": "GPU Operator",
     "dcgm_exporter": "DCGM exporter",
     "mig_manager": "MIG manager",
+    "dra_driver": "DRA driver (kubelet plugin)",
     "firmware": "Firmware (VBIOS)",
 }
 FIRMWARE_SOURCE = "nvidia-smi -q -x imported for the node"

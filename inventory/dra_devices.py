@@ -232,6 +232,10 @@ class DraIndex:
                     )
         return None
 
+    def device_class_of(self, claim: DraClaim, result: DraResult) -> str:
+        """The DeviceClass the claim's result was allocated from ("" where not stated)."""
+        return self._request_class(claim, result.request)
+
     def _request_class(self, claim: DraClaim, request: str) -> str:
         """The device class a result was allocated from: its request's, or for a firstAvailable
         result ("<request>/<subrequest>") the alternative the scheduler chose, not the first."""

@@ -74,6 +74,7 @@ COMPONENT_CHOICES = [
     ("container_toolkit", "Container Toolkit"),
     ("gpu_operator", "GPU Operator"),
     ("device_plugin", "device plugin"),
+    ("dra_driver", "DRA driver"),
     ("mig_manager", "MIG manager"),
     ("dcgm_exporter", "DCGM exporter"),
     ("vgpu", "vGPU"),

@@ -138,6 +138,9 @@ def upgrade_paths(
         "(on a cloud VM the provider does; drain the node first)",
         "firmware is never deployed through Kubernetes",
     )
+    # The DRA driver comes with a chart of its own (the GPU Operator never deploys it).
+    dra = pods.get("dra_driver")
+    paths["dra_driver"] = _own(dra, "") if dra is not None else _path_unknown("dra_driver")
     return paths
 
 
@@ -170,6 +173,10 @@ def _path(
         return _host(node, component, "no pod of it on the node and no GPU Operator in the cluster")
     if component in _HOST_COMPONENTS and label == "false":
         return _host(node, component, f"node label {DEPLOY_LABELS[component]}=false")
+    return _path_unknown(component)
+
+
+def _path_unknown(component: str) -> UpgradePath:
     return UpgradePath(
         UNKNOWN,
         f"unknown {component}",

@@ -20,12 +20,14 @@ from django.utils import timezone
 from inventory import snapshot as snap
 from inventory.bulk import rows_insert, rows_update
 from inventory.components import stack_facts
+from inventory.dra_devices import DraIndex
 from inventory.drift import detect_drift
 from inventory.mig_state import carry_mig_state
 from inventory.models import ClusterObject, Node, Pod, SyncRun
 from inventory.platform import platform_inputs
 from inventory.sources.base import WatchDelta
 from inventory.sources.configs import unreadable_configs
+from inventory.sources.dra_sharing import dra_index
 from inventory.sources.gpu_config import policy_unreadable
 from inventory.sources.images import component_of
 from inventory.sources.normalise import normalise
@@ -242,7 +244,8 @@ def _rederive_nodes(
     # A live cluster: its pods were listed (and are stored), so absence means absence.
     stack = stack_facts(workloads, [p.name for p in policies], (), pods_read=True)
     configs.sort(key=lambda c: (c.namespace, c.configmap, c.key))
-    reader = node_reader(workloads, policies, stack, configs, unreadable)  # as a full sync
+    # As a full sync, with the stored DRA objects: how DRA shares the node's GPUs.
+    reader = node_reader(workloads, policies, stack, configs, unreadable, _stored_dra(cluster))
     nodes = []
     for name in sorted(names - gone):
         obj = raw.get(name) or read_node(name)
@@ -250,6 +253,30 @@ def _rederive_nodes(
             continue  # deleted between the watch and now: the next sync sees the event
         nodes.append(reader.read(obj, pods_on.get(name, [])).node)
     return with_host_facts(cluster, nodes)
+
+
+def _stored_dra(cluster: Any) -> DraIndex | None:
+    """The cluster's stored DRA claims, slices, classes and templates, indexed with the
+    platform namespaces as the node page reads them (inventory.dra_node)."""
+    kinds = {
+        "dra_claim": snap.DraClaim,
+        "dra_slice": snap.DraSlice,
+        "dra_device_class": snap.DraDeviceClass,
+        "dra_claim_template": snap.DraClaimTemplate,
+    }
+    found: dict[str, list] = {kind: [] for kind in kinds}
+    rows = ClusterObject.objects.filter(cluster=cluster, kind__in=list(kinds))
+    for kind, data in rows.values_list("kind", "data"):
+        found[kind].append(snap.from_dict(kinds[kind], data))
+    inputs = platform_inputs(cluster)
+    platform = inputs["configured_platform"] - inputs["tenant_namespaces"]
+    return dra_index(
+        found["dra_claim"],
+        found["dra_slice"],
+        found["dra_device_class"],
+        found["dra_claim_template"],
+        platform,
+    )
 
 
 def _stored_node_inputs(

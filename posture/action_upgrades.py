@@ -16,6 +16,7 @@ COMPONENT_NAMES = {
     "driver": "the GPU driver",
     "container_toolkit": "the container toolkit",
     "device_plugin": "the device plugin",
+    "dra_driver": "the DRA driver",  # the device-plugin layer where DRA hands out GPUs
     "gpu_operator": "the GPU Operator",
     "mig_manager": "the MIG manager",
     "dcgm_exporter": "the DCGM exporter",

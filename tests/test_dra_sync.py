@@ -290,3 +290,27 @@ def test_the_node_page_keeps_a_whole_gpu_whole_under_a_platform_monitoring_claim
     assert modes == {("alpha", "exclusive"), ("kube-system", "time_slicing")}
     (alpha,) = [r for r in rows if r["namespace"] == "alpha"]
     assert "platform's adminAccess claim kube-system/dcgm" in alpha["basis"]
+
+
+def test_a_node_dra_time_slices_reads_so_after_a_full_sync_and_a_watch_resync(tmp_path, settings):
+    """GFD says `none`; the two tenants' TimeSlicing claims share gpu-0: the node is
+    time-sliced in the inventory (list filter, checklist), and a watch that re-reads the
+    node (its labels changed) reads the stored claims as the full sync did."""
+    from inventory.models import Node
+
+    settings.GPUPOSTURE_FULL_RESYNC_HOURS = 24
+    world = dra_world()
+    world[2]["metadata"]["labels"]["nvidia.com/gpu.sharing-strategy"] = "none"
+    with FakeKubeAPI(world) as api:
+        cluster = cluster_get_or_create(name="dra-shared")
+        assert cluster_sync(cluster=cluster, source=_source(api, tmp_path)).mode == "full"
+        row = Node.objects.get(cluster=cluster, name="gpu-a")
+        assert row.sharing_strategy == "time_slicing"
+        assert "DRA" in row.data["sharing_basis"]
+        world[2]["metadata"]["labels"]["team"] = "ml"
+        api.replace_objects(world)
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+        assert run.mode == "watch", run.warnings
+        row = Node.objects.get(cluster=cluster, name="gpu-a")
+        assert row.labels.get("team") == "ml"
+        assert row.sharing_strategy == "time_slicing"

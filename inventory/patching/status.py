@@ -34,6 +34,7 @@ COMPONENTS = {
     "gpu_operator_version": "gpu_operator",
     "dcgm_exporter_version": "dcgm_exporter",
     "mig_manager_version": "mig_manager",
+    "dra_driver_version": "dra_driver",
     "firmware_version": "firmware",
 }
 SEVERITY_ORDER = Severity.values()

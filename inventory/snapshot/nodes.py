@@ -70,6 +70,9 @@ class Node:
     gpu_operator_version: str | None = None
     dcgm_exporter_version: str | None = None
     mig_manager_version: str | None = None
+    # The NVIDIA DRA driver's kubelet plugin (k8s-dra-driver-gpu), which hands out the GPUs
+    # where DRA replaces the device plugin: its own versions (25.x), never the plugin's (0.x).
+    dra_driver_version: str | None = None
     firmware_version: str | None = None
     sharing_strategy: str = "none"
     # Why the strategy is what GFD and the device-plugin config do not say: a fractional

@@ -29,6 +29,7 @@ COMPONENTS: dict[str, str] = {
     "dcgm-exporter": "dcgm_exporter",
     "k8s-mig-manager": "mig_manager",
     "gpu-operator": "gpu_operator",
+    "k8s-dra-driver-gpu": "dra_driver",  # its kubelet plugin hands out GPUs under DRA
     GKE_DEVICE_PLUGIN: "device_plugin",
     # GKE's managed DCGM exporter (gke-managed-system, gke.gcr.io): the same exporter, GKE-built.
     GKE_DCGM_EXPORTER: "dcgm_exporter",

@@ -30,6 +30,7 @@ def stack_versions(labels: dict[str, str], pods_on_node: Sequence[Pod]) -> dict[
         "device_plugin_version": components.get("device_plugin"),
         "dcgm_exporter_version": components.get("dcgm_exporter"),
         "mig_manager_version": components.get("mig_manager"),
+        "dra_driver_version": components.get("dra_driver"),
     }
 
 

@@ -47,6 +47,7 @@ from inventory.sources.cni_policies import (
     cni_policy_namespace,
 )
 from inventory.sources.dra import DRA_KINDS
+from inventory.sources.dra_sharing import dra_index
 from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.exposure import ROUTE_KIND_NAMES, ingress_from, route_of, service_from
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
@@ -340,6 +341,13 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         pods,
         sharing_configs,
         configs.unreadable,
+        dra_index(
+            collected.dra_claims,
+            collected.dra_slices,
+            collected.dra_device_classes,
+            collected.dra_claim_templates,
+            configs.platform,
+        ),
     )
     collected.warnings.extend(warnings)
     return ClusterSnapshot(

@@ -5,10 +5,11 @@ ClusterPolicy. PURE. A node that cannot be read is skipped with a warning that n
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inventory.components import StackFacts, stack_facts
+from inventory.dra_devices import DraIndex
 from inventory.snapshot import (
     GpuOperatorPolicy,
     Node,
@@ -17,6 +18,7 @@ from inventory.snapshot import (
     UnreadableConfig,
     Workload,
 )
+from inventory.sources.dra_sharing import with_dra
 from inventory.sources.node_kinds import not_judged_warning, other_accelerators, sandbox_default
 from inventory.sources.nodes import NodeResult, node_from, operator_version
 from inventory.sources.raw import mapping, text
@@ -35,9 +37,11 @@ class NodeReader:
     plugin_default: str
     workload_default: str
     policies: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # readable ClusterPolicies
+    # The cluster's DRA claims and slices: how DRA shares each node's GPUs (dra_sharing).
+    dra: DraIndex | None = None
 
     def read(self, raw: dict[str, Any], pods_on_node: Sequence[Pod]) -> NodeResult:
-        return node_from(
+        result = node_from(
             raw,
             pods_on_node=pods_on_node,
             operator_version=self.operator,
@@ -48,6 +52,9 @@ class NodeReader:
             workload_default=self.workload_default,
             policies=self.policies,
         )
+        if self.dra is None:
+            return result
+        return replace(result, node=with_dra(result.node, self.dra))
 
 
 def node_reader(
@@ -56,6 +63,7 @@ def node_reader(
     stack: StackFacts,
     sharing_configs: Sequence[SharingConfig],
     unreadable: Sequence[UnreadableConfig],
+    dra: DraIndex | None = None,
 ) -> NodeReader:
     return NodeReader(
         operator=operator_version(workloads),
@@ -65,6 +73,7 @@ def node_reader(
         plugin_default=plugin_config_default(operator_policies),
         workload_default=sandbox_default(p.spec for p in operator_policies if not p.error),
         policies=tuple((p.name, p.spec) for p in operator_policies if not p.error),
+        dra=dra,
     )
 
 
@@ -75,14 +84,16 @@ def snapshot_nodes(
     pods: Sequence[Pod],
     sharing_configs: list[SharingConfig],
     unreadable: list[UnreadableConfig],
+    dra: DraIndex | None = None,
 ) -> tuple[list[Node], list[str]]:
-    """The nodes read from `raw_nodes`, and the warnings of reading them."""
+    """The nodes read from `raw_nodes`, and the warnings of reading them; `dra`: the
+    cluster's DRA objects, where it has any."""
     by_node: dict[str, list[Pod]] = {}
     for pod in pods:
         if pod.node_name:
             by_node.setdefault(pod.node_name, []).append(pod)
     stack = stack_facts(workloads, [p.name for p in operator_policies], pods)
-    reader = node_reader(workloads, operator_policies, stack, sharing_configs, unreadable)
+    reader = node_reader(workloads, operator_policies, stack, sharing_configs, unreadable, dra)
     nodes: list[Node] = []
     warnings: list[str] = []
     others: dict[str, list[str]] = {}  # node -> accelerators of other vendors

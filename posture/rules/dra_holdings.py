@@ -55,6 +55,7 @@ def dra_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
                         held.mode,
                         (held.device_id,),
                         held_basis(held),
+                        device_class=index.device_class_of(claim, held.result),
                     )
                 )
     return holdings

@@ -36,6 +36,10 @@ class GpuHolding:
     # The workload behind an env access ("Deployment ns/name"): the one change that ends it
     # is to that workload (POD-011's action), whomever it time-shares with.
     workload: str = ""
+    # The DeviceClass a DRA claim's device was allocated from ("gpu.nvidia.com"): a DRA
+    # holding's pool is the internal key "nvidia.com/gpu", which titles must not show as a
+    # resource the cluster advertises (posture.rules.share.dra_names).
+    device_class: str = ""
 
     @property
     def through_env(self) -> bool:

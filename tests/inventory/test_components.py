@@ -180,6 +180,7 @@ def test_without_the_operator_and_without_exporter_both_are_not_installed():
         "gpu_operator": "not_installed",
         "dcgm_exporter": "not_installed",
         "mig_manager": "not_installed",
+        "dra_driver": "not_installed",  # no DRA kubelet plugin either
         "firmware": "unknown",
     }
     assert deployed_unknown(gpu) == ["container_toolkit"]

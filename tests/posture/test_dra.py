@@ -622,3 +622,42 @@ def test_a_time_sliced_claim_generated_for_one_pod_is_that_pods_whole_gpu():
     index = DraIndex(shared.snapshot)
     (held,) = index.held_devices(index.claims[("alpha", "train-0-gpu-7xq2p")])
     assert held.mode == "time_slicing"
+
+
+def test_dra_co_tenancy_titles_name_the_device_class_and_claims_not_nvidia_com_gpu():
+    """A DRA cluster may advertise no nvidia.com/gpu (the pool key shared holdings meet under):
+    titles and evidence name the DeviceClass and the claims; the key stays, so the finding's
+    identity does not move."""
+    inputs = world(_two_tenants_on(["gpu-0"], ["gpu-0"], "TimeSlicing"), TENANTS)
+    (draft,) = run("SHARE-001", inputs)
+    assert draft.title == (
+        "Tenants alpha and beta time-slice GPUs of DeviceClass gpu.nvidia.com (ResourceClaims "
+        "alpha/train-gpu, beta/infer-gpu) in node gpu-a (certain co-residence)"
+    )
+    assert "nvidia.com/gpu " not in draft.title
+    assert draft.evidence["dra_claims"] == ["alpha/train-gpu", "beta/infer-gpu"]
+    assert draft.evidence["dra_device_classes"] == ["gpu.nvidia.com"]
+    assert draft.key.startswith("nvidia.com/gpu:")
+    mps = world(_two_tenants_on(["gpu-1"], ["gpu-1"], "MPS"), TENANTS)
+    (draft,) = run("SHARE-006", mps)
+    assert draft.title.startswith(
+        "Tenants alpha and beta share GPUs of DeviceClass gpu.nvidia.com (ResourceClaims "
+        "alpha/train-gpu, beta/infer-gpu) by MPS in node gpu-a"
+    )
+    classes = (tenant("alpha", "sensitive"), BETA)
+    sensitive = world(_two_tenants_on(["gpu-0"], ["gpu-0"], "TimeSlicing"), classes)
+    named = "GPUs of DeviceClass gpu.nvidia.com (ResourceClaims alpha/train-gpu, beta/infer-gpu)"
+    for check_id in ("SHARE-003", "SHARE-007"):
+        (draft,) = run(check_id, sensitive)
+        assert named in draft.title and "nvidia.com/gpu" not in draft.title
+
+
+def test_a_dra_title_names_an_env_access_as_such_not_as_nvidia_com_gpu():
+    """A party reaching the GPUs through NVIDIA_VISIBLE_DEVICES as well: the title says so,
+    not "nvidia.com/gpu" (the pool key of an env holding too)."""
+    from tests.posture.test_env_holdings import env_pod, toolkit
+
+    objects = [*_two_tenants_on(["gpu-0"], ["gpu-0"], "TimeSlicing"), toolkit(), env_pod("beta")]
+    titles = [d.title for d in run("SHARE-001", world(objects, TENANTS))]
+    assert titles and all("nvidia.com/gpu " not in t for t in titles), titles
+    assert any("and GPUs reached through NVIDIA_VISIBLE_DEVICES" in t for t in titles), titles

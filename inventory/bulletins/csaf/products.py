@@ -40,6 +40,8 @@ _KINDS: tuple[tuple[str, str], ...] = (
     ("container toolkit", "container_toolkit"),
     ("gpu operator", "gpu_operator"),
     ("device plugin", "device_plugin"),
+    # "NVIDIA DRA Driver for GPUs": before "driver" could ever be read as the GPU driver.
+    ("dra driver", "dra_driver"),
     ("mig manager", "mig_manager"),
     ("dcgm exporter", "dcgm_exporter"),
     ("dcgm", "dcgm"),

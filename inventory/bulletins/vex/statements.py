@@ -50,6 +50,7 @@ PACKAGES = {
     "gpu_operator": "gpu-operator",
     "dcgm_exporter": "dcgm-exporter",
     "mig_manager": "k8s-mig-manager",
+    "dra_driver": "k8s-dra-driver-gpu",
     "firmware": "vbios",
 }
 

@@ -21,6 +21,7 @@ from posture.rules.common import (
     sorted_nodes,
 )
 from posture.rules.pairs import Meeting, Party
+from posture.rules.share.dra_names import dra_details
 from posture.rules.share.parties import (
     co_residence,
     may_meet,
@@ -100,6 +101,9 @@ class SharedGroup:
         found = self._verdicts[names]
         if found is None:
             return None
+        # The claims and DeviceClass the pair shares through DRA, for titles and evidence.
+        if dra := dra_details(self.holdings, names):
+            extra["details"] = {**extra.get("details", {}), **dra}
         return Meeting(self.node, key, (first, second), *found, self._facts, **extra)
 
 

@@ -8,6 +8,7 @@ from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import platform_trust_class, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, pair_drafts
 from posture.rules.registry import FindingDraft, check
+from posture.rules.share.dra_names import shared_name
 from posture.rules.share.groups import shared_groups
 from posture.rules.share.parties import CONCURRENT_MODES
 from tenants.policy import PolicyDecision, may_share
@@ -80,7 +81,7 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
 
 def _title(cause: PairCause) -> str:
     first = cause.meetings[0]
-    resource, mode = first.details["resource"], first.details["sharing_mode"]
+    resource, mode = shared_name(cause, first.details["resource"]), first.details["sharing_mode"]
     forbidding = first.details["forbidden_by"]
     which = "trust class" if len(forbidding) == 1 else "trust classes"
     return (

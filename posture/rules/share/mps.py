@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from posture.inputs import PostureInputs
 from posture.rules.pairs import PairCause, pair_drafts
 from posture.rules.registry import FindingDraft, check
+from posture.rules.share.dra_names import shared_name
 from posture.rules.share.groups import tenant_pairs_sharing
 
 
@@ -36,4 +37,4 @@ def mps_between_tenants(inputs: PostureInputs) -> Iterator[FindingDraft]:
 
 
 def _title(cause: PairCause) -> str:
-    return f"{cause.who} share {cause.key} by MPS in {cause.where} {cause.note}"
+    return f"{cause.who} share {shared_name(cause, cause.key)} by MPS in {cause.where} {cause.note}"

@@ -9,6 +9,7 @@ from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import platform_trust_class, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, pair_drafts
 from posture.rules.registry import FindingDraft, check
+from posture.rules.share.dra_names import shared_name
 from posture.rules.share.groups import shared_groups
 
 SENSITIVE_CLASS = "sensitive"
@@ -80,6 +81,6 @@ def _title(cause: PairCause) -> str:
     other = next(p for p in first.parties if p.name != sensitive)
     who = f"{other.name} ({other.trust_class})" if other.name else "platform pods"
     return (
-        f"Sensitive tenant {sensitive} shares {first.details['resource']} by "
+        f"Sensitive tenant {sensitive} shares {shared_name(cause, first.details['resource'])} by "
         f"{first.details['sharing_mode']} with {who} in {cause.where}"
     )

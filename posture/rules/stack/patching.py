@@ -30,6 +30,7 @@ STACK_CHECKS = {
         "device_plugin",
         "gpu_operator",
         "mig_manager",
+        "dra_driver",
         "dcgm_exporter",
         "dcgm",
         "firmware",

@@ -1,0 +1,117 @@
+"""How DRA shares a node's GPUs, and whether its kubelet plugin serves the node. PURE.
+
+DESIGN §2: under Dynamic Resource Allocation the NVIDIA DRA driver, not the device plugin,
+decides whether a GPU is shared: a claim's (or its DeviceClass's) GpuConfig asks for
+TimeSlicing or MPS, several claims may hold one device, and an adminAccess claim reaches
+devices others use. GFD knows none of it and keeps labelling the node
+`nvidia.com/gpu.sharing-strategy=none`, so a node the checks judge as time-sliced (its claims'
+holdings: inventory.dra_devices) would read as unshared in the inventory, the checklist's
+count of time-sliced nodes and the co-tenancy findings' `node_sharing_strategy`.
+
+The node takes the weakest mode its in-use claims hold a device by (time-slicing weaker than
+MPS weaker than MIG or a whole device); devices allocated exclusively leave its value as the
+labels and the device-plugin config gave it. An adminAccess claim of a platform namespace (a
+monitoring agent) is the platform's reach, not sharing, as in the checks (dra_holdings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from gpuposture.base.enums import SharingMode
+from inventory.dra_devices import NVIDIA_DRIVER, DraIndex, device_kind, is_admin
+from inventory.snapshot import ClusterSnapshot, Node
+from inventory.snapshot_dra import DraClaim, DraClaimTemplate, DraDeviceClass, DraSlice
+
+TIME_SLICING, MPS = SharingMode.TIME_SLICING.value, SharingMode.MPS.value
+# Weaker first: a node is as shared as its least isolated device.
+_RANK = {TIME_SLICING: 0, MPS: 1}
+DRA_DRIVER = "dra_driver"  # inventory.components: the NVIDIA DRA driver's kubelet plugin
+
+
+@dataclass(frozen=True)
+class DraSharing:
+    mode: str  # "time_slicing" or "mps"
+    basis: str  # which claim and device, and why
+
+
+def dra_index(
+    claims: Sequence[DraClaim],
+    slices: Sequence[DraSlice],
+    classes: Sequence[DraDeviceClass],
+    templates: Sequence[DraClaimTemplate],
+    platform: frozenset[str],
+) -> DraIndex | None:
+    """The DRA objects indexed for reading nodes; None where no claim holds anything."""
+    if not claims and not slices:
+        return None
+    snapshot = ClusterSnapshot(
+        dra_claims=tuple(claims),
+        dra_slices=tuple(slices),
+        dra_device_classes=tuple(classes),
+        dra_claim_templates=tuple(templates),
+    )
+    return DraIndex(snapshot, platform)
+
+
+def dra_sharing(node_name: str, index: DraIndex) -> DraSharing | None:
+    """The weakest sharing of a GPU device on the node by claims in use, None for none."""
+    found: list[tuple[int, str, str, str, str]] = []
+    for key in sorted(index.claims):
+        claim = index.claims[key]
+        if not claim.reserved_for:
+            continue  # allocated but used by no pod: nothing runs on the device through it
+        for held in index.held_devices(claim):
+            if held.node != node_name or not held.kind or held.mode not in _RANK:
+                continue
+            if claim.namespace in index.platform and is_admin(claim, held.result):
+                continue  # the platform's monitoring reach (dra_holdings): not sharing
+            ref = f"{claim.namespace}/{claim.name}"
+            found.append((_RANK[held.mode], held.mode, ref, held.result.device, held.basis))
+    if not found:
+        return None
+    rank, mode, ref, device, basis = min(found)
+    claims = sorted({f[2] for f in found if f[0] == rank})
+    more = f"; {len(claims) - 1} more claim(s) share devices so" if len(claims) > 1 else ""
+    return DraSharing(mode, f"DRA: ResourceClaim {ref} holds {device} by {mode} ({basis}){more}")
+
+
+def with_dra(node: Node, index: DraIndex | None) -> Node:
+    """The node with what DRA shows of it: its sharing where DRA shares its GPUs more weakly
+    than its labels say, and its DRA kubelet plugin deployed where its ResourceSlices publish
+    NVIDIA GPUs although no pod of the plugin is in the snapshot."""
+    if index is None:
+        return node
+    if DRA_DRIVER not in node.deployed and _publishes_gpus(node.name, index):
+        # Only the DRA driver's kubelet plugin publishes these slices: it runs there, in a pod
+        # the snapshot lacks or on the host, so its version is unknown, never "not installed".
+        absent = {k: v for k, v in node.not_installed.items() if k != DRA_DRIVER}
+        deployed = {
+            **node.deployed,
+            DRA_DRIVER: f"ResourceSlices of {NVIDIA_DRIVER} publish the node's GPUs, which only "
+            "the DRA driver's kubelet plugin does; no pod of it is in the snapshot",
+        }
+        node = replace(node, deployed=deployed, not_installed=absent)
+    sharing = dra_sharing(node.name, index)
+    if sharing is None or not _weaker(sharing.mode, node.sharing_strategy):
+        return node
+    basis = f"{node.sharing_basis}; {sharing.basis}" if node.sharing_basis else sharing.basis
+    return replace(node, sharing_strategy=sharing.mode, sharing_basis=basis)
+
+
+def _weaker(mode: str, current: str) -> bool:
+    """Whether DRA's `mode` is weaker than the node's current strategy. Unknown stays unknown
+    unless DRA proves the weakest mode of all (nothing could be weaker than time-slicing)."""
+    if current == "unknown":
+        return mode == TIME_SLICING
+    return _RANK[mode] < _RANK.get(current, len(_RANK))
+
+
+def _publishes_gpus(node_name: str, index: DraIndex) -> bool:
+    return any(
+        s.node_name == node_name
+        and s.driver == NVIDIA_DRIVER
+        and device_kind(s.driver, d.attributes, d.name)
+        for s, d in index.devices.values()
+    )
