@@ -49,15 +49,21 @@ from inventory.sources.cni_policies import (
 from inventory.sources.dra import DRA_KINDS
 from inventory.sources.dra_sharing import dra_index
 from inventory.sources.env_configmaps import env_configmaps
-from inventory.sources.exposure import ROUTE_KIND_NAMES, ingress_from, route_of, service_from
+from inventory.sources.exposure import ingress_from, route_of, service_from
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
 from inventory.sources.istio_auth import authenticated_routes, is_istio_auth
-from inventory.sources.mesh_routes import mesh_route_kind
 from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
 from inventory.sources.pods import pod_from_object, pod_from_template
-from inventory.sources.raw import mapping, name_of, text
+from inventory.sources.raw import name_of, text
 from inventory.sources.service_accounts import service_account_from
+from inventory.sources.snapshot_items import (
+    SnapshotError,
+    duplicate_warning,
+    is_owned,
+    item_identity,
+    item_kind,
+)
 from inventory.sources.snapshot_nodes import plugin_config_default, snapshot_nodes
 
 __all__ = [
@@ -68,28 +74,6 @@ __all__ = [
     "pod_from_template",
 ]
 
-NAMESPACED_KINDS = frozenset(
-    {
-        "Pod",
-        "ResourceQuota",
-        "ConfigMap",
-        "DaemonSet",
-        "Deployment",
-        "StatefulSet",
-        "ReplicaSet",
-        "Job",
-        "CronJob",
-        "Service",
-        "Role",
-        "RoleBinding",
-        "Ingress",
-        "NetworkPolicy",
-        *ROUTE_KIND_NAMES,
-        "ResourceClaim",
-        "ResourceClaimTemplate",
-        "ServiceAccount",
-    }
-)
 # Controllers between a pod and its workload: only their owner is kept (inventory/owners.py).
 OWNER_KINDS = ("ReplicaSet", "Job", "CronJob")
 # Controllers kept as a Workload with their pod template: a workload with no pod running is
@@ -98,10 +82,6 @@ OWNER_KINDS = ("ReplicaSet", "Job", "CronJob")
 WORKLOAD_KINDS = ("DaemonSet", "Deployment", "StatefulSet", "CronJob", "Job")
 # A message about Secrets, not a credential.
 SECRET_WARNING = "Secret objects in the snapshot were ignored: gpuposture never reads Secrets"  # noqa: S105
-
-
-class SnapshotError(ValueError):
-    """The snapshot cannot be read; the message says which object or file and why."""
 
 
 @dataclass
@@ -190,7 +170,7 @@ class _Collected:
             self.owners.append(readers.owner_link_from(obj, namespace))
         if kind in ("DaemonSet", "Deployment"):
             self.workloads.append(readers.workload_from(obj, namespace))
-        elif builtin and kind in WORKLOAD_KINDS and not (kind == "Job" and _owned(obj)):
+        elif builtin and kind in WORKLOAD_KINDS and not (kind == "Job" and is_owned(obj)):
             # Kept for their pod template only: without one there is nothing to judge.
             workload = readers.workload_from(obj, namespace)
             if workload.template is not None:
@@ -249,18 +229,18 @@ def _normalise(
     counts: Counter[str] = Counter()
     seen: set[tuple[str, str | None, str]] = set()
     for index, obj in enumerate(objects):
-        kind = _kind(index, obj)
+        kind = item_kind(index, obj)
         counts[kind] += 1
         if kind == "Secret":
             continue  # never look further into a Secret, not even its metadata
-        name, namespace = _identity(index, kind, obj)
+        name, namespace = item_identity(index, kind, obj)
         # A CNI's own policy is told apart by its group (Calico's kind is `NetworkPolicy`).
         cni_kind = cni_policy_kind(obj)
         identity = (kind, namespace, name)
         if cni_kind:
             identity = (cni_kind, cni_policy_namespace(obj), name)
         if identity in seen:
-            collected.warnings.append(_duplicate_warning(kind, namespace, name))
+            collected.warnings.append(duplicate_warning(kind, namespace, name))
             continue
         seen.add(identity)
         collected.add_tolerantly(kind, obj, namespace, name)
@@ -277,49 +257,6 @@ def _normalise(
     )
     collected.warnings.extend(configs.warnings)
     return _snapshot(collected, configs, counts)
-
-
-def _kind(index: int, obj: Any) -> str:
-    if not isinstance(obj, dict):
-        raise SnapshotError(
-            f"items[{index}] is a {type(obj).__name__}, not a Kubernetes object; "
-            "expected the items of a `kubectl get ... -o json` List"
-        )
-    kind = text(obj.get("kind"))
-    if not kind:
-        raise SnapshotError(
-            f"items[{index}] has no kind; export with `kubectl get ... -o json`, which sets it"
-        )
-    return kind
-
-
-def _identity(index: int, kind: str, obj: dict[str, Any]) -> tuple[str, str | None]:
-    metadata = obj.get("metadata")
-    if not isinstance(metadata, dict):
-        raise SnapshotError(f"items[{index}] ({kind}) has no metadata")
-    name = text(metadata.get("name"))
-    if not name:
-        raise SnapshotError(f"items[{index}] ({kind}) has no metadata.name")
-    namespace = text(metadata.get("namespace")) or None
-    if kind in NAMESPACED_KINDS and namespace is None:
-        raise SnapshotError(
-            f"items[{index}] ({kind} {name!r}) has no metadata.namespace; a {kind} always has "
-            "one in the API, so export with `kubectl get ... -A -o json` rather than from "
-            "manifests"
-        )
-    # A namespace on a cluster-scoped object (a stray field in a manifest) means nothing. A
-    # mesh's route is told by its API group: other CRDs may share its kind's name.
-    namespaced = kind in NAMESPACED_KINDS or mesh_route_kind(obj) is not None or is_istio_auth(obj)
-    return name, namespace if namespaced else None
-
-
-def _owned(obj: dict[str, Any]) -> bool:
-    return bool(mapping(obj.get("metadata")).get("ownerReferences"))
-
-
-def _duplicate_warning(kind: str, namespace: str | None, name: str) -> str:
-    where = f"{namespace}/{name}" if namespace else name
-    return f"{kind} {where} appears more than once in the snapshot; the first copy was kept"
 
 
 def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) -> ClusterSnapshot:
