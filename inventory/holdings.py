@@ -2,15 +2,17 @@
 certain (LEAK-001 without telemetry). PURE.
 
 Pods are stored as last seen, so once a tenant's pod is gone nothing says it held a GPU. Each
-sync keeps, per exclusive GPU node, one small record: the parties holding its GPUs through the
-device plugin (`nvidia.com/gpu` counts) and when that holder set was first and last seen whole.
-On the next sync, a party B holding m GPUs where party A held k of the node's n physical GPUs
-with k + m > n surely received at least one of A's GPUs (pigeonhole): a handover, bounded by
-the last sync that saw A so and the sync that first saw B. Where the counts leave room for
-B's GPUs to be others, nothing is recorded: sync history cannot tell.
+sync keeps, per exclusive GPU node, one small record: the namespaces whose running pods hold its
+GPUs through the device plugin (`nvidia.com/gpu` counts) and when that holder set was first and
+last seen whole. On the next sync, a namespace B holding m GPUs where namespace A held k of the
+node's n physical GPUs with k + m > n surely received at least one of A's GPUs (pigeonhole): a
+handover, bounded by the last sync that saw A so and the sync that first saw B. Where the
+counts leave room for B's GPUs to be others, nothing is recorded: sync history cannot tell.
 
-A party is a tenant's slug, or `ns:<namespace>` for a namespace no tenant claims (the
-platform's or the unclassified party's: the read model decides, as it does for pods)."""
+Holders are namespaces, not tenants, so that a namespace changing hands in the registry is not
+taken for its pods changing: the handover names each side's party as the sync saw it (a
+tenant's slug, or `ns:<namespace>` for a namespace no tenant claims: the platform's or the
+unclassified party's, which the read model decides as it does for pods)."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ UNCLAIMED = "ns:"  # party prefix of a namespace no tenant claims
 class Held:
     """A node's last holder set seen whole: party -> GPUs, with the node's GPU count then."""
 
-    holders: dict[str, int]
+    holders: dict[str, int]  # namespace -> whole GPUs its running pods hold
     gpu_count: int
     first_seen: datetime
     last_seen: datetime
@@ -43,7 +45,7 @@ class HoldingHandover:
     """A GPU of `node` surely passed from `previous` to `next` between two syncs."""
 
     node: str
-    previous: str  # party
+    previous: str  # namespace (holders_step), party once recorded (holdings_record)
     next: str
     previous_gpus: int  # k
     next_gpus: int  # m
@@ -57,9 +59,9 @@ def party_of(namespace: str, owners: Mapping[str, str]) -> str:
 
 
 def exclusive_holders(
-    nodes: Iterable[Node], pods: Iterable[Pod], owners: Mapping[str, str]
+    nodes: Iterable[Node], pods: Iterable[Pod]
 ) -> dict[str, tuple[int, dict[str, int]]]:
-    """node -> (physical GPUs, party -> whole GPUs its running pods hold there), for the GPU
+    """node -> (physical GPUs, namespace -> whole GPUs its running pods hold there), for the GPU
     nodes whose GPUs are handed out whole: no sharing strategy, no replicated resource, a
     known GPU count, and no HAMi share or KAI fraction on them (their counts are not GPUs)."""
     found = {
@@ -79,9 +81,8 @@ def exclusive_holders(
         # Only a running pod surely holds its devices (a pending one may not be admitted yet).
         count = pod.gpu_resources.get(WHOLE_GPU, 0) if pod.phase == "Running" else 0
         if count:
-            party = party_of(pod.namespace, owners)
-            by_party = held.setdefault(node, {})
-            by_party[party] = by_party.get(party, 0) + count
+            by_namespace = held.setdefault(node, {})
+            by_namespace[pod.namespace] = by_namespace.get(pod.namespace, 0) + count
     return {
         name: (int(gpus or 0), held.get(name, {}))
         for name, (gpus, _) in found.items()

@@ -12,7 +12,7 @@ from django.conf import settings
 
 from inventory import snapshot as snap
 from inventory.holding_models import GpuHolders, SyncHandover
-from inventory.holdings import Held, HoldingHandover, exclusive_holders, holders_step
+from inventory.holdings import Held, HoldingHandover, exclusive_holders, holders_step, party_of
 from inventory.models import Cluster, Node, Pod, SyncRun
 from inventory.sync_rows import BATCH, chunks
 from tenants.models import Tenant
@@ -27,12 +27,14 @@ def owner_slugs(owners: Mapping[str, int]) -> dict[str, str]:
 def holdings_record(
     run: SyncRun,
     found: Mapping[str, tuple[int, dict[str, int]]],
+    owners: Mapping[str, str],
     now: datetime,
     scope: Iterable[str] | None = None,
 ) -> int:
     """Apply this sync's holders (`found`: exclusive_holders) to the stored records of the
-    nodes in `scope` (None: every node, a full sync); returns the handovers recorded. Nodes in
-    scope that are no longer exclusive GPU nodes lose their record (nothing to compare)."""
+    nodes in `scope` (None: every node, a full sync); returns the handovers recorded, each side
+    named by its party now (`owners`: namespace -> tenant slug). Nodes in scope that are no
+    longer exclusive GPU nodes lose their record (nothing to compare)."""
     cluster = run.cluster
     rows = GpuHolders.objects.filter(cluster=cluster)
     if scope is not None:
@@ -75,28 +77,31 @@ def holdings_record(
     GpuHolders.objects.bulk_update(
         update, ["gpu_count", "holders", "first_seen", "last_seen", "whole"], batch_size=BATCH
     )
+    named = [(h, party_of(h.previous, owners), party_of(h.next, owners)) for h in handovers]
+    # Two namespaces of one tenant: its own reuse, no handover between tenants.
+    named = [(h, previous, next_) for h, previous, next_ in named if previous != next_]
     SyncHandover.objects.bulk_create(
         [
             SyncHandover(
                 cluster=cluster,
                 sync_run=run,
                 node_name=h.node,
-                previous_holder=h.previous,
-                next_holder=h.next,
+                previous_holder=previous,
+                next_holder=next_,
                 previous_gpus=h.previous_gpus,
                 next_gpus=h.next_gpus,
                 gpu_count=h.gpu_count,
                 previous_end=h.previous_end,
                 next_start=h.next_start,
             )
-            for h in handovers
+            for h, previous, next_ in named
         ],
         batch_size=BATCH,
     )
     # Kept as long as raw telemetry is, so both sources of LEAK-001 look back as far.
     retention = timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
     SyncHandover.objects.filter(cluster=cluster, next_start__lt=now - retention).delete()
-    return len(handovers)
+    return len(named)
 
 
 def _row(cluster: Cluster, name: str, held: Held, pk: int | None = None) -> GpuHolders:
@@ -112,9 +117,7 @@ def _row(cluster: Cluster, name: str, held: Held, pk: int | None = None) -> GpuH
     )
 
 
-def stored_holders(
-    cluster: Cluster, names: Iterable[str], owners: Mapping[str, str]
-) -> dict[str, tuple[int, dict[str, int]]]:
+def stored_holders(cluster: Cluster, names: Iterable[str]) -> dict[str, tuple[int, dict[str, int]]]:
     """exclusive_holders of these nodes as the database now holds them (a watch re-sync, after
     writing what it saw change)."""
     names = sorted(set(names))
@@ -125,5 +128,4 @@ def stored_holders(
     return exclusive_holders(
         [snap.from_dict(snap.Node, d) for d in nodes],
         [snap.from_dict(snap.Pod, d) for d in pods.iterator(chunk_size=BATCH)],
-        owners,
     )

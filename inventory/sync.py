@@ -103,7 +103,7 @@ def _apply(
     owners = namespace_owners(snapshot.namespaces)
     pod_changes = _apply_pods(cluster, snapshot.pods, node_rows, owners, now)
     # Who held each exclusive GPU node, kept past its pods (LEAK-001 from sync history).
-    holdings_record(run, exclusive_holders(nodes, snapshot.pods, owner_slugs(owners)), now)
+    holdings_record(run, exclusive_holders(nodes, snapshot.pods), owner_slugs(owners), now)
     object_changes = _apply_objects(cluster, snapshot)
     drift: list[DriftChange] = []
     if previous is not None:

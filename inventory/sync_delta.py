@@ -112,7 +112,7 @@ def _apply(
     # The nodes whose GPU holders may have changed: re-derived ones and those of GPU pods
     # that came, went or moved (inventory.holdings; the others' sets are seen unchanged).
     held = touched | _gpu_pod_nodes([*changed.pods, *deleted.pods], old_pods)
-    holdings_record(run, stored_holders(cluster, held, owner_slugs(owners)), now, held)
+    holdings_record(run, stored_holders(cluster, held), owner_slugs(owners), now, held)
     after = previous_state(cluster, touched)
     changes = {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}
     return changes, detect_drift(before, after), sorted(touched)

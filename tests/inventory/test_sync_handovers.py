@@ -93,7 +93,7 @@ def test_alpha_then_beta_on_a_one_gpu_node_is_a_handover_from_sync_history(clust
     _sync(cluster, tmp_path, T0 + timedelta(hours=4), _pod("beta-prod", "serve", "gpu-1", 1))
     assert SyncHandover.objects.filter(cluster=cluster).count() == 1
     row = GpuHolders.objects.get(cluster=cluster, node_name="gpu-1")
-    assert row.holders == {"beta": 1} and row.first_seen == T0 + timedelta(hours=3)
+    assert row.holders == {"beta-prod": 1} and row.first_seen == T0 + timedelta(hours=3)
     assert row.last_seen == T0 + timedelta(hours=4)
     (leak,) = _leaks(cluster, T0 + timedelta(hours=5))
     assert sorted(leak.tenants) == ["alpha", "beta"]
@@ -156,4 +156,27 @@ def test_a_watch_resync_records_the_handover_and_nothing_when_nothing_changed(cl
             again = cluster_sync(cluster=cluster, source=source)
         assert again.mode == "watch" and SyncHandover.objects.count() == 1
         row = GpuHolders.objects.get(cluster=cluster)
-        assert (row.holders, row.last_seen) == ({"beta": 1}, T0 + timedelta(hours=2))
+        assert (row.holders, row.last_seen) == ({"beta-prod": 1}, T0 + timedelta(hours=2))
+
+
+def test_a_namespace_changing_hands_is_not_its_pods_changing(cluster, tmp_path):
+    """The same pod on a 1-GPU node, its namespace relabelled from beta to alpha between two
+    syncs: holders are namespaces, so no GPU passed."""
+    serve = _pod("beta-prod", "serve", "gpu-1", 1)
+    _sync(cluster, tmp_path, T0, serve)
+    relabelled = {
+        "kind": "Namespace",
+        "metadata": {"name": "beta-prod", "labels": {"gpuposture.io/tenant": "alpha"}},
+    }
+    path = tmp_path / "relabelled.json"
+    items = [NAMESPACES[0], relabelled, _node("gpu-1", 1), serve]
+    path.write_text(json.dumps({"kind": "List", "items": items}))
+    with time_machine.travel(T0 + timedelta(hours=1), tick=False):
+        cluster_sync_from_snapshot(cluster=cluster, paths=[str(path)])
+    assert not SyncHandover.objects.exists()
+    # alpha's own second namespace taking the GPU next is alpha's reuse: nothing either.
+    items = [NAMESPACES[0], relabelled, _node("gpu-1", 1), _pod("team-alpha", "t", "gpu-1", 1)]
+    path.write_text(json.dumps({"kind": "List", "items": items}))
+    with time_machine.travel(T0 + timedelta(hours=2), tick=False):
+        cluster_sync_from_snapshot(cluster=cluster, paths=[str(path)])
+    assert not SyncHandover.objects.exists()

@@ -27,8 +27,7 @@ def test_the_holders_of_exclusive_nodes_only_running_whole_gpu_pods():
         pod("other", "o", node="x", gpu={"nvidia.com/gpu": 1}),
         pod("team-a", "t", node="ts", gpu={"nvidia.com/gpu": 1}),
     )
-    found = exclusive_holders(nodes, pods, {"team-a": "alpha"})
-    assert found == {"x": (2, {"alpha": 1, "ns:other": 1})}
+    assert exclusive_holders(nodes, pods) == {"x": (2, {"team-a": 1, "other": 1})}
 
 
 def test_a_gpu_left_idle_keeps_its_last_holders_and_a_shrink_keeps_the_set_seen_whole():
