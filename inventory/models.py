@@ -346,4 +346,5 @@ class NodeHostFacts(models.Model):
 # `from inventory.models import Bulletin` keeps working.
 from inventory.bulletins.models import Bulletin, BulletinFix, BulletinImport  # noqa: E402, F401
 from inventory.bulletins.revision_models import BulletinRevision  # noqa: E402, F401
+from inventory.holding_models import GpuHolders, SyncHandover  # noqa: E402, F401
 from inventory.patching.models import PatchSla  # noqa: E402, F401

@@ -20,6 +20,8 @@ from audit.services import CREATE, Actor, audit_record
 from inventory import snapshot as snap
 from inventory.audit_state import cluster_state
 from inventory.drift import ClusterState, DriftChange, detect_drift, gpu_config_within
+from inventory.holdings import exclusive_holders
+from inventory.holdings_record import holdings_record, owner_slugs
 from inventory.hostfacts import merge_host_facts
 from inventory.mig_state import carry_mig_state
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, NodeHostFacts, Pod, SyncRun
@@ -100,6 +102,8 @@ def _apply(
     node_rows, node_changes = _apply_nodes(cluster, nodes, now)
     owners = namespace_owners(snapshot.namespaces)
     pod_changes = _apply_pods(cluster, snapshot.pods, node_rows, owners, now)
+    # Who held each exclusive GPU node, kept past its pods (LEAK-001 from sync history).
+    holdings_record(run, exclusive_holders(nodes, snapshot.pods), owner_slugs(owners), now)
     object_changes = _apply_objects(cluster, snapshot)
     drift: list[DriftChange] = []
     if previous is not None:

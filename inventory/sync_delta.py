@@ -22,6 +22,7 @@ from inventory.bulk import rows_insert, rows_update
 from inventory.components import stack_facts
 from inventory.dra_devices import DraIndex
 from inventory.drift import detect_drift
+from inventory.holdings_record import holdings_record, owner_slugs, stored_holders
 from inventory.mig_state import carry_mig_state
 from inventory.models import ClusterObject, Node, Pod, SyncRun
 from inventory.platform import platform_inputs
@@ -110,6 +111,10 @@ def _apply(
     node_changes, node_ids = _write_nodes(cluster, new_nodes, touched, now)
     pod_changes = _write_pods(cluster, changed.pods, deleted.pods, old_pods, node_ids, owners, now)
     pod_changes.updated += _retenant_pods(cluster, changed.namespaces, owners)
+    # The nodes whose GPU holders may have changed: re-derived ones and those of GPU pods
+    # that came, went or moved (inventory.holdings; the others' sets are seen unchanged).
+    held = touched | _gpu_pod_nodes([*changed.pods, *deleted.pods], old_pods)
+    holdings_record(run, stored_holders(cluster, held), owner_slugs(owners), now, held)
     after = previous_state(cluster, touched)
     changes = {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}
     return changes, detect_drift(before, after), sorted(touched)
@@ -205,6 +210,16 @@ def _stored_pods(cluster: Any, pods: Iterable[snap.Pod]) -> dict[tuple[str, str]
 def _feeds_node(pod: snap.Pod) -> bool:
     """A pod whose images are GPU-stack components: the node's versions are read from it."""
     return any(component_of(c.image) for c in pod.containers)
+
+
+def _gpu_pod_nodes(pods: Iterable[snap.Pod], old_pods: dict[tuple[str, str], tuple]) -> set[str]:
+    names = set()
+    for pod in pods:
+        old = old_pods.get((pod.namespace, pod.name))
+        for version in (pod, old[4] if old else None):
+            if version is not None and version.node_name and version.gpu_resources:
+                names.add(version.node_name)
+    return names
 
 
 def _nodes_to_rederive(

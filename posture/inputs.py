@@ -11,6 +11,7 @@ from typing import Any
 
 from inventory.drift import DriftChange
 from inventory.fractions import is_reservation_pod
+from inventory.holdings import HoldingHandover
 from inventory.owners import OwnerIndex, WorkloadRef, workload_of
 from inventory.snapshot import ClusterSnapshot, Pod, Workload
 from inventory.sources.gke_managed import gke_managed_namespaces
@@ -135,6 +136,10 @@ class PostureInputs:
     patch: dict[str, dict[str, object]] = field(default_factory=dict)
     patch_sla_days: dict[str, int] = field(default_factory=dict)  # severity -> days
     telemetry: TelemetryFacts = field(default_factory=TelemetryFacts)
+    # GPU handovers between tenants the pod counts of two syncs make certain, with no reset
+    # attested between them (inventory.holdings, telemetry.sync_handovers): LEAK-001 without
+    # telemetry, at sync granularity.
+    sync_handovers: tuple[HoldingHandover, ...] = ()
     # Sharing requests of this cluster, newest first (SHARE-004, DRIFT-004).
     sharing_requests: tuple[SharingRequestInfo, ...] = ()
     provider: ProviderFacts | None = None  # None: the cluster is our own

@@ -31,6 +31,7 @@ from posture.rules.env_holdings import env_accesses
 from providers.models import Assessment
 from telemetry.facts import telemetry_facts
 from telemetry.hijack import EVERY_GPU, EnvHold
+from telemetry.sync_handovers import unattested_sync_handovers
 from tenants.models import SharingRequest, Tenant, TrustClass
 from tenants.selectors import pool_taint_rules
 
@@ -249,6 +250,7 @@ def posture_inputs(
         # unclassified_tenant_ensure refuse a setting naming none); platform pods by theirs.
         unclassified_class=trust_class_info(unclassified) if unclassified else None,
         pool_taint_rules=pool_taint_rules(),
+        sync_handovers=unattested_sync_handovers(cluster),
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )
     # Telemetry says who holds a busy GPU through the variable (posture's notion of a holding;

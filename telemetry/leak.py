@@ -128,7 +128,7 @@ def unattested_handovers(
             # Overlapping tenancies of different tenants on an exclusive GPU mean something is
             # wrong (a pod outside the scheduler, a stale exclusive flag): report them as a
             # handover too. No attestation can fall in the empty interval, so it always shows.
-            if _reset_between(by_uuid[_uuid_key(device)], prev.end, nxt.start) or _reset_between(
+            if reset_between(by_uuid[_uuid_key(device)], prev.end, nxt.start) or reset_between(
                 by_node[nxt.node], prev.end, nxt.start
             ):
                 continue
@@ -155,7 +155,7 @@ def _latest(time: datetime) -> datetime:
     return time
 
 
-def _reset_between(times: list[datetime], start: datetime, end: datetime) -> bool:
+def reset_between(times: list[datetime], start: datetime, end: datetime) -> bool:
     """Whether a sorted list of reset times has one that may fall in [start, end], both ends
     included (a time to the minute stands for its whole minute)."""
     i = bisect_left(times, start - MINUTE)

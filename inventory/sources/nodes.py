@@ -251,7 +251,9 @@ def node_from(
         device_list_strategy=strategy_fact.value if strategy_fact else None,
         device_list_strategy_source=strategy_fact.source if strategy_fact else "",
         operator_toolkit=(
-            operator_toolkit_here(name_of(obj), labels, taints, pods_on_node, stack.daemonsets)
+            operator_toolkit_here(
+                name_of(obj), labels, taints, pods_on_node, stack.daemonsets, stack.operator
+            )
             if is_gpu and stack is not None
             else None
         ),

@@ -183,13 +183,29 @@ def operator_toolkit_here(
     taints: Iterable[Taint],
     pods_on_node: Iterable[Pod],
     daemonsets: Sequence[Workload],
+    operator: str | None = None,
 ) -> bool:
     """Whether the GPU Operator's container toolkit runs (or would run) on the node, so that the
     ClusterPolicy's `cdi` and `toolkit` settings configure its container runtime. Its toolkit
     DaemonSet selects nodes by `nvidia.com/gpu.deploy.container-toolkit: "true"`; a node with a
     pre-installed toolkit (cloud GPU images) or another plugin's stack never reads them. With only
     the ClusterPolicy read, the deploy labels decide: the Operator writes its toolkit and plugin
-    labels together on the nodes it manages, so a node wearing neither is not its own."""
+    labels together on the nodes it manages, so a node wearing neither is not its own.
+    `operator` is where the Operator was seen (StackFacts.operator): a toolkit pod running on
+    the node from a DaemonSet in the Operator's namespace is its toolkit, whatever that
+    DaemonSet's nodeSelector (an older or hand-edited spec, or a snapshot without it)."""
+    namespace = operator_namespace(operator)
+    if namespace and any(
+        p.is_active
+        and p.owner_kind == "DaemonSet"
+        and p.namespace == namespace
+        and any(
+            container_component(c.name, c.image, c.command) == "container_toolkit"
+            for c in p.containers
+        )
+        for p in pods_on_node
+    ):
+        return True
     found = _operator_component_here(
         "container_toolkit",
         TOOLKIT_DEPLOY_LABEL,
@@ -205,6 +221,16 @@ def operator_toolkit_here(
             return label.strip().lower() == "true"
         return operator_plugin_here(node_name, labels, taints, pods_on_node, daemonsets)
     return found
+
+
+def operator_namespace(operator: str | None) -> str | None:
+    """The namespace of the GPU Operator as StackFacts.operator names where it was seen
+    ("Deployment ns/name" or "pod ns/name"); None where only its ClusterPolicy (cluster-scoped)
+    or nothing was seen."""
+    kind, _, where = (operator or "").partition(" ")
+    if kind not in ("Deployment", "pod") or "/" not in where:
+        return None
+    return where.partition("/")[0] or None
 
 
 def _operator_component_here(

@@ -163,3 +163,34 @@ def test_toolkit_disabled_in_the_cluster_policy_leaves_cdi_unknown_whatever_the_
     facts = node_facts({}, policies, [], None, "25.10.0", resolved, None)
     assert facts.cdi is None and NOT_HERE in facts.sources["cdi"]
     assert facts.device_list_strategies == frozenset({"cdi-annotations"})
+
+
+def test_the_operators_toolkit_pod_on_the_node_makes_it_the_operators_whatever_its_selector():
+    """A toolkit DaemonSet in the Operator's namespace selecting `nvidia.com/gpu.present` (not
+    its deploy label), its pod running on a node with no deploy labels: the ClusterPolicy's
+    `cdi.enabled: false` is the node's, so STACK-006 says CDI is off, not unknown."""
+    operator = controller(
+        "Deployment", "gpu-operator", "gpu-operator", "nvcr.io/nvidia/gpu-operator:v24.9.2"
+    )
+    selector = {"nvidia.com/gpu.present": "true"}
+    toolkit = _daemonset(
+        "gpu-operator", "nvidia-container-toolkit-daemonset", TOOLKIT_IMAGE, selector
+    )
+    running = pod(
+        "gpu-operator",
+        "nvidia-container-toolkit-daemonset-x1",
+        ctr("nvidia-container-toolkit-ctr", TOOLKIT_IMAGE),
+        node_name="chart-a",
+    )
+    running["metadata"]["ownerReferences"] = [
+        {"kind": "DaemonSet", "name": "nvidia-container-toolkit-daemonset"}
+    ]
+    off = _policy(cdi={"enabled": False})
+    nodes, world = _world(operator, toolkit, running, policy=off)
+    assert nodes["chart-a"].operator_toolkit is True
+    (gap,) = [d for d in run("STACK-006", world) if d.evidence["node"] == "chart-a"]
+    assert gap.evidence["cdi"] == "off" and NOT_HERE not in str(gap.evidence)
+    # The same pod from a DaemonSet outside the Operator's namespace is another stack's.
+    running["metadata"]["namespace"] = "vendor-toolkit"
+    nodes, world = _world(operator, toolkit, running, policy=off)
+    assert nodes["chart-a"].operator_toolkit is False

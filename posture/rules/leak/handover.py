@@ -1,12 +1,15 @@
-"""LEAK-001: a GPU passed between tenants without a recorded reset (from telemetry.facts)."""
+"""LEAK-001: a GPU passed between tenants without a recorded reset: from telemetry (each GPU,
+sample by sample) and from sync history (the pod counts of two syncs, at sync granularity)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from inventory.holdings import UNCLAIMED, HoldingHandover
 from posture.inputs import PostureInputs
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
+from telemetry.leak import Handover
 from tenants.mapping import UNCLASSIFIED
 
 
@@ -29,6 +32,11 @@ from tenants.mapping import UNCLASSIFIED
     mappings=("SP800-53:SC-4", "NVIDIA-AI-Cloud:SEC21"),
 )
 def unattested_handover(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from _from_telemetry(inputs)
+    yield from _from_sync_history(inputs)
+
+
+def _from_telemetry(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for h in inputs.telemetry.handovers:
         # A namespace nobody claims holds a GPU as `unclassified:<namespace>` (telemetry.facts):
         # the unclassified tenant's, shown as such. Its namespace is named only where both sides
@@ -72,6 +80,78 @@ def unattested_handover(inputs: PostureInputs) -> Iterator[FindingDraft]:
         yield node_draft(
             "LEAK-001", node, tenants=tenants, evidence=evidence, key=key, title=title, exposure=1
         )
+
+
+def _from_sync_history(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    """Handovers two syncs' pod counts make certain (inventory.holdings), where telemetry does
+    not already show the same one (same node and tenants, overlapping times): its samples place
+    it on a GPU and closer in time. Which GPU passed is not known, only that one did."""
+    latest: dict[str, tuple[str, str, HoldingHandover]] = {}
+    for h in inputs.sync_handovers:
+        previous, next_ = _holder(inputs, h.previous), _holder(inputs, h.next)
+        if previous is None or next_ is None or previous == next_:
+            continue  # the platform's GPUs, or one party's own reuse: no handover to judge
+        if any(_same(d, h, previous, next_) for d in inputs.telemetry.handovers):
+            continue
+        # One finding per node and pair of tenants; the latest handover is its evidence.
+        latest[f"LEAK-001:node:{h.node}:{previous}>{next_}"] = (previous, next_, h)
+    for key, (previous_party, next_party, h) in sorted(latest.items()):
+        previous, next_ = _shown(previous_party), _shown(next_party)
+        evidence: dict[str, object] = {
+            "node": h.node,
+            "previous_tenant": previous,
+            "next_tenant": next_,
+            "previous_end": h.previous_end.isoformat(),
+            "next_start": h.next_start.isoformat(),
+            "previous_gpus": h.previous_gpus,
+            "next_gpus": h.next_gpus,
+            "gpu_count": h.gpu_count,
+            "source": "sync_history",
+            "granularity": "sync",
+            "why": (
+                f"the last sync that saw {previous} saw it hold {h.previous_gpus} of the "
+                f"node's {h.gpu_count} GPUs, the first sync that saw {next_} sees it hold "
+                f"{h.next_gpus}: {h.previous_gpus} + {h.next_gpus} > {h.gpu_count}, so at "
+                "least one GPU passed between them; which one, and when between the two "
+                "syncs, sync history cannot tell (no telemetry shows it)"
+            ),
+            "looked_for": "a reset attestation of this node or any of its GPUs between the "
+            "two syncs",
+        }
+        if previous == next_ == UNCLASSIFIED:
+            evidence["previous_namespace"] = previous_party.partition(":")[2]
+            evidence["next_namespace"] = next_party.partition(":")[2]
+        title = f"A GPU on {h.node} went from {previous} to {next_} without a recorded reset"
+        if previous == next_:
+            title = (
+                f"A GPU on {h.node} went between two namespaces nobody claims without a "
+                "recorded reset"
+            )
+        tenants = sorted({s for s in (previous, next_) if s in inputs.tenants_by_slug})
+        node = node_named(inputs, h.node)
+        yield node_draft(
+            "LEAK-001", node, tenants=tenants, evidence=evidence, key=key, title=title, exposure=1
+        )
+
+
+def _holder(inputs: PostureInputs, stored: str) -> str | None:
+    """The party a recorded holder is judged as now: a tenant's slug; for a namespace no tenant
+    claimed at the sync, its tenant now, `unclassified:<namespace>`, or None (the platform's)."""
+    if not stored.startswith(UNCLAIMED):
+        return stored
+    namespace = stored.removeprefix(UNCLAIMED)
+    tenant = inputs.tenant_of_namespace(namespace)
+    if tenant is None:
+        return None
+    return f"{UNCLASSIFIED}:{namespace}" if tenant.slug == UNCLASSIFIED else tenant.slug
+
+
+def _same(d: Handover, h: HoldingHandover, previous: str, next_: str) -> bool:
+    """Telemetry's handover d is sync history's h: same node and tenants, times overlapping."""
+    if (d.node, d.previous_tenant, d.next_tenant) != (h.node, previous, next_):
+        return False
+    low, high = sorted((d.previous_end, d.next_start))
+    return low <= h.next_start and h.previous_end <= high
 
 
 def _shown(party: str) -> str:

@@ -1,0 +1,62 @@
+"""What sync history keeps of who held each exclusive GPU node (inventory.holdings): one row per
+node, and the handovers between tenants the counts made certain (LEAK-001 without telemetry)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class GpuHolders(models.Model):
+    """A node's last holder set seen whole (party -> whole GPUs) and when; bounded: one row
+    per exclusive GPU node, rewritten only when its holders change."""
+
+    cluster = models.ForeignKey(
+        "inventory.Cluster", on_delete=models.CASCADE, related_name="gpu_holders"
+    )
+    node_name = models.CharField(max_length=253)
+    gpu_count = models.PositiveIntegerField()
+    holders = models.JSONField(default=dict)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    whole = models.BooleanField(default=True)
+
+    objects = models.Manager()
+
+    class Meta:
+        app_label = "inventory"
+        ordering = ["cluster_id", "node_name"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "node_name"], name="gpuholders_unique_node")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}/{self.node_name}"
+
+
+class SyncHandover(models.Model):
+    """A GPU of a node surely passed between two parties between two syncs (by count)."""
+
+    cluster = models.ForeignKey(
+        "inventory.Cluster", on_delete=models.CASCADE, related_name="sync_handovers"
+    )
+    sync_run = models.ForeignKey(
+        "inventory.SyncRun", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    node_name = models.CharField(max_length=253)
+    previous_holder = models.CharField(max_length=80)
+    next_holder = models.CharField(max_length=80)
+    previous_gpus = models.PositiveIntegerField()
+    next_gpus = models.PositiveIntegerField()
+    gpu_count = models.PositiveIntegerField()
+    previous_end = models.DateTimeField()
+    next_start = models.DateTimeField()
+
+    objects = models.Manager()
+
+    class Meta:
+        app_label = "inventory"
+        ordering = ["cluster_id", "next_start", "id"]
+        indexes = [models.Index(fields=["cluster", "next_start"], name="handover_cluster_time")]
+
+    def __str__(self) -> str:
+        return f"{self.node_name}: {self.previous_holder} > {self.next_holder}"

@@ -1,0 +1,124 @@
+"""Who held a node's whole GPUs at each sync, and the handovers between tenants the counts make
+certain (LEAK-001 without telemetry). PURE.
+
+Pods are stored as last seen, so once a tenant's pod is gone nothing says it held a GPU. Each
+sync keeps, per exclusive GPU node, one small record: the namespaces whose running pods hold its
+GPUs through the device plugin (`nvidia.com/gpu` counts) and when that holder set was first and
+last seen whole. On the next sync, a namespace B holding m GPUs where namespace A held k of the
+node's n physical GPUs with k + m > n surely received at least one of A's GPUs (pigeonhole): a
+handover, bounded by the last sync that saw A so and the sync that first saw B. Where the
+counts leave room for B's GPUs to be others, nothing is recorded: sync history cannot tell.
+
+Holders are namespaces, not tenants, so that a namespace changing hands in the registry is not
+taken for its pods changing: the handover names each side's party as the sync saw it (a
+tenant's slug, or `ns:<namespace>` for a namespace no tenant claims: the platform's or the
+unclassified party's, which the read model decides as it does for pods)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from inventory.fractions import RESERVATION_NAMESPACES, hami_share
+from inventory.snapshot import Node, Pod
+
+WHOLE_GPU = "nvidia.com/gpu"
+UNCLAIMED = "ns:"  # party prefix of a namespace no tenant claims
+
+
+@dataclass(frozen=True)
+class Held:
+    """A node's last holder set seen whole: party -> GPUs, with the node's GPU count then."""
+
+    holders: dict[str, int]  # namespace -> whole GPUs its running pods hold
+    gpu_count: int
+    first_seen: datetime
+    last_seen: datetime
+    # False while the latest sync saw only part of it (some holders gone, none new): the set
+    # is kept as last seen whole, since a GPU left idle keeps its last tenant's memory.
+    whole: bool = True
+
+
+@dataclass(frozen=True)
+class HoldingHandover:
+    """A GPU of `node` surely passed from `previous` to `next` between two syncs."""
+
+    node: str
+    previous: str  # namespace (holders_step), party once recorded (holdings_record)
+    next: str
+    previous_gpus: int  # k
+    next_gpus: int  # m
+    gpu_count: int  # n; k + m > n
+    previous_end: datetime  # the last sync that saw `previous` hold k
+    next_start: datetime  # the sync that first saw `next` hold m
+
+
+def party_of(namespace: str, owners: Mapping[str, str]) -> str:
+    return owners.get(namespace) or f"{UNCLAIMED}{namespace}"
+
+
+def exclusive_holders(
+    nodes: Iterable[Node], pods: Iterable[Pod]
+) -> dict[str, tuple[int, dict[str, int]]]:
+    """node -> (physical GPUs, namespace -> whole GPUs its running pods hold there), for the GPU
+    nodes whose GPUs are handed out whole: no sharing strategy, no replicated resource, a
+    known GPU count, and no HAMi share or KAI fraction on them (their counts are not GPUs)."""
+    found = {
+        n.name: (n.gpu_count, {})
+        for n in nodes
+        if n.is_gpu_node and n.sharing_strategy == "none" and not n.resource_sharing and n.gpu_count
+    }
+    mixed: set[str] = set()
+    held: dict[str, dict[str, int]] = {}
+    for pod in pods:
+        node = pod.node_name
+        if node not in found or not pod.is_active:
+            continue
+        if hami_share(pod) or pod.gpu_fraction or pod.namespace in RESERVATION_NAMESPACES:
+            mixed.add(node)
+            continue
+        # Only a running pod surely holds its devices (a pending one may not be admitted yet).
+        count = pod.gpu_resources.get(WHOLE_GPU, 0) if pod.phase == "Running" else 0
+        if count:
+            by_namespace = held.setdefault(node, {})
+            by_namespace[pod.namespace] = by_namespace.get(pod.namespace, 0) + count
+    return {
+        name: (int(gpus or 0), held.get(name, {}))
+        for name, (gpus, _) in found.items()
+        if name not in mixed
+    }
+
+
+def holders_step(
+    node: str,
+    before: Held | None,
+    gpu_count: int,
+    holders: Mapping[str, int],
+    now: datetime,
+) -> tuple[Held | None, list[HoldingHandover]]:
+    """The node's record after this sync, and the handovers it makes certain."""
+    current = {party: n for party, n in holders.items() if n > 0}
+    fresh = Held(dict(current), gpu_count, now, now) if current else None
+    if before is None or before.gpu_count != gpu_count:
+        # A GPU count that changed (a GPU lost or added) breaks the count: start again.
+        return fresh, []
+    found: list[HoldingHandover] = []
+    # Counts that exceed the node's GPUs are not exclusive holdings (a stale count label, pods
+    # still terminating): nothing is certain from them.
+    if sum(before.holders.values()) <= gpu_count and sum(current.values()) <= gpu_count:
+        for previous, k in sorted(before.holders.items()):
+            for next_, m in sorted(current.items()):
+                if previous != next_ and k + m > gpu_count:
+                    found.append(
+                        HoldingHandover(
+                            node, previous, next_, k, m, gpu_count, before.last_seen, now
+                        )
+                    )
+    if current == before.holders:
+        return Held(before.holders, gpu_count, before.first_seen, now), found
+    if all(n <= before.holders.get(party, 0) for party, n in current.items()):
+        # Some holders gone and none new (an idle GPU among them): keep the set as last seen
+        # whole, so the next tenant is compared with the one that left.
+        return Held(before.holders, gpu_count, before.first_seen, before.last_seen, False), found
+    return fresh, found

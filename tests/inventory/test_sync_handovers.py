@@ -1,0 +1,182 @@
+"""LEAK-001 from sync history: with no telemetry, a GPU node whose whole GPUs pass from one
+tenant's pods to another's between two syncs is a handover when the counts make it certain
+(k + m > the node's GPUs), bounded by the two syncs, unless a reset is attested between them."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+
+import posture.rules  # noqa: F401  (registers the checks)
+from inventory.holding_models import GpuHolders, SyncHandover
+from inventory.services import cluster_sync_from_snapshot
+from inventory.sync import cluster_get_or_create
+from posture.read_model import posture_inputs
+from telemetry.models import ResetAttestation
+from tenants.services import tenants_apply
+from tenants.spec import parse_tenants_document
+from tests.conftest import load_json
+from tests.posture.builders import run
+
+pytestmark = pytest.mark.django_db
+T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+
+
+def _node(name: str, gpus: int) -> dict:
+    labels = {"nvidia.com/gpu.count": str(gpus), "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
+    capacity = {"cpu": "96", "nvidia.com/gpu": str(gpus)}
+    return {
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {},
+        "status": {"capacity": capacity, "allocatable": capacity},
+    }
+
+
+def _pod(namespace: str, name: str, node: str, gpus: int, phase: str = "Running") -> dict:
+    limits = {"nvidia.com/gpu": str(gpus)}
+    return {
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "nodeName": node,
+            "containers": [
+                {"name": "main", "image": "r.example/x:1", "resources": {"limits": limits}}
+            ],
+        },
+        "status": {"phase": phase},
+    }
+
+
+NAMESPACES = [
+    {"kind": "Namespace", "metadata": {"name": "team-alpha"}},
+    {
+        "kind": "Namespace",
+        "metadata": {"name": "beta-prod", "labels": {"gpuposture.io/tenant": "beta"}},
+    },
+]
+
+
+@pytest.fixture
+def cluster(db):
+    tenants_apply(specs=parse_tenants_document(load_json("small-tenants.json")))
+    return cluster_get_or_create(name="hist")
+
+
+def _sync(cluster, tmp_path, when: datetime, *objects: dict, nodes=None):
+    path = tmp_path / f"snap-{when.timestamp():.0f}.json"
+    items = [*NAMESPACES, *(nodes or [_node("gpu-1", 1)]), *objects]
+    path.write_text(json.dumps({"kind": "List", "items": items}))
+    with time_machine.travel(when, tick=False):
+        return cluster_sync_from_snapshot(cluster=cluster, paths=[str(path)])
+
+
+def _leaks(cluster, when: datetime):
+    with time_machine.travel(when, tick=False):
+        inputs = posture_inputs(cluster)
+    return list(run("LEAK-001", inputs))
+
+
+def test_alpha_then_beta_on_a_one_gpu_node_is_a_handover_from_sync_history(cluster, tmp_path):
+    _sync(cluster, tmp_path, T0, _pod("team-alpha", "train", "gpu-1", 1))
+    _sync(cluster, tmp_path, T0 + timedelta(hours=1), _pod("team-alpha", "train", "gpu-1", 1))
+    # alpha's pod is gone; the GPU stood idle one sync, then beta's pod holds it.
+    _sync(cluster, tmp_path, T0 + timedelta(hours=2))
+    _sync(cluster, tmp_path, T0 + timedelta(hours=3), _pod("beta-prod", "serve", "gpu-1", 1))
+    (h,) = SyncHandover.objects.filter(cluster=cluster)
+    assert (h.previous_holder, h.next_holder) == ("alpha", "beta")
+    assert (h.previous_end, h.next_start) == (T0 + timedelta(hours=1), T0 + timedelta(hours=3))
+    # A re-sync with nothing changed records nothing new, and moves only the set's last sight.
+    _sync(cluster, tmp_path, T0 + timedelta(hours=4), _pod("beta-prod", "serve", "gpu-1", 1))
+    assert SyncHandover.objects.filter(cluster=cluster).count() == 1
+    row = GpuHolders.objects.get(cluster=cluster, node_name="gpu-1")
+    assert row.holders == {"beta-prod": 1} and row.first_seen == T0 + timedelta(hours=3)
+    assert row.last_seen == T0 + timedelta(hours=4)
+    (leak,) = _leaks(cluster, T0 + timedelta(hours=5))
+    assert sorted(leak.tenants) == ["alpha", "beta"]
+    e = leak.evidence
+    assert e["source"] == "sync_history" and e["granularity"] == "sync"
+    assert (e["previous_tenant"], e["next_tenant"], e["gpu_count"]) == ("alpha", "beta", 1)
+    assert e["previous_end"] == (T0 + timedelta(hours=1)).isoformat()
+    # A reset of the node recorded between the two syncs closes it.
+    ResetAttestation.objects.create(
+        cluster=cluster,
+        node="gpu-1",
+        reset_at=T0 + timedelta(hours=2),
+        method="reboot",
+        recorded_by="plat",
+    )
+    assert _leaks(cluster, T0 + timedelta(hours=5)) == []
+
+
+def test_one_tenant_reusing_its_gpu_or_counts_that_leave_room_record_nothing(cluster, tmp_path):
+    two = [_node("gpu-2", 2)]
+    _sync(cluster, tmp_path, T0, _pod("team-alpha", "a", "gpu-2", 1), nodes=two)
+    # beta takes one GPU of two while alpha's pod went: 1 + 1 = 2 leaves room, not certain.
+    _sync(cluster, tmp_path, T0 + timedelta(hours=1), _pod("beta-prod", "b", "gpu-2", 1), nodes=two)
+    assert not SyncHandover.objects.exists()
+    # alpha again on the whole node later: 1 (beta) + 2 > 2, certain; alpha after alpha is not.
+    both = _pod("team-alpha", "a2", "gpu-2", 2)
+    _sync(cluster, tmp_path, T0 + timedelta(hours=2), both, nodes=two)
+    _sync(
+        cluster, tmp_path, T0 + timedelta(hours=3), _pod("team-alpha", "a3", "gpu-2", 2), nodes=two
+    )
+    assert list(SyncHandover.objects.values_list("previous_holder", "next_holder")) == [
+        ("beta", "alpha")
+    ]
+    assert len(_leaks(cluster, T0 + timedelta(hours=4))) == 1
+
+
+def test_a_watch_resync_records_the_handover_and_nothing_when_nothing_changed(cluster, tmp_path):
+    from inventory.services import cluster_sync
+    from inventory.sources.kube import KubeSettings, KubeSource
+    from tests.kubeapi import FakeKubeAPI
+
+    def world(*pods: dict) -> list[dict]:
+        return [*NAMESPACES, _node("gpu-1", 1), *pods]
+
+    with FakeKubeAPI(world(_pod("team-alpha", "train", "gpu-1", 1))) as api:
+        source = KubeSource(
+            kubeconfig=str(api.kubeconfig(tmp_path)),
+            context="fake",
+            settings=KubeSettings(page_size=3, read_timeout=5.0, watch_seconds=1),
+        )
+        with time_machine.travel(T0, tick=False):
+            assert cluster_sync(cluster=cluster, source=source).mode == "full"
+        cluster.refresh_from_db()
+        api.replace_objects(world(_pod("beta-prod", "serve", "gpu-1", 1)))
+        with time_machine.travel(T0 + timedelta(hours=1), tick=False):
+            assert cluster_sync(cluster=cluster, source=source).mode == "watch"
+        (h,) = SyncHandover.objects.filter(cluster=cluster)
+        assert (h.previous_holder, h.next_holder, h.previous_end) == ("alpha", "beta", T0)
+        with time_machine.travel(T0 + timedelta(hours=2), tick=False):
+            again = cluster_sync(cluster=cluster, source=source)
+        assert again.mode == "watch" and SyncHandover.objects.count() == 1
+        row = GpuHolders.objects.get(cluster=cluster)
+        assert (row.holders, row.last_seen) == ({"beta-prod": 1}, T0 + timedelta(hours=2))
+
+
+def test_a_namespace_changing_hands_is_not_its_pods_changing(cluster, tmp_path):
+    """The same pod on a 1-GPU node, its namespace relabelled from beta to alpha between two
+    syncs: holders are namespaces, so no GPU passed."""
+    serve = _pod("beta-prod", "serve", "gpu-1", 1)
+    _sync(cluster, tmp_path, T0, serve)
+    relabelled = {
+        "kind": "Namespace",
+        "metadata": {"name": "beta-prod", "labels": {"gpuposture.io/tenant": "alpha"}},
+    }
+    path = tmp_path / "relabelled.json"
+    items = [NAMESPACES[0], relabelled, _node("gpu-1", 1), serve]
+    path.write_text(json.dumps({"kind": "List", "items": items}))
+    with time_machine.travel(T0 + timedelta(hours=1), tick=False):
+        cluster_sync_from_snapshot(cluster=cluster, paths=[str(path)])
+    assert not SyncHandover.objects.exists()
+    # alpha's own second namespace taking the GPU next is alpha's reuse: nothing either.
+    items = [NAMESPACES[0], relabelled, _node("gpu-1", 1), _pod("team-alpha", "t", "gpu-1", 1)]
+    path.write_text(json.dumps({"kind": "List", "items": items}))
+    with time_machine.travel(T0 + timedelta(hours=2), tick=False):
+        cluster_sync_from_snapshot(cluster=cluster, paths=[str(path)])
+    assert not SyncHandover.objects.exists()

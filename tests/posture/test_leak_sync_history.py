@@ -1,0 +1,96 @@
+"""LEAK-001 from sync history, pure: the holder record a sync keeps per exclusive GPU node, the
+handovers its counts make certain, and how the check judges them beside telemetry's."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import posture.rules  # noqa: F401  (registers the checks)
+from inventory.holdings import Held, HoldingHandover, exclusive_holders, holders_step
+from telemetry.evidence import TelemetryFacts
+from telemetry.leak import Handover
+from tests.posture.builders import gpu_node, inputs, pod, run, sliced_node, tenant
+
+T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+
+
+def h(n: int) -> datetime:
+    return T0 + timedelta(hours=n)
+
+
+def test_the_holders_of_exclusive_nodes_only_running_whole_gpu_pods():
+    nodes = (gpu_node("x", gpu_count=2), sliced_node("ts"), gpu_node("unknown", gpu_count=None))
+    pods = (
+        pod("team-a", "a", node="x", gpu={"nvidia.com/gpu": 1}),
+        pod("team-a", "a2", node="x", gpu={"nvidia.com/gpu": 1}, phase="Pending"),
+        pod("other", "o", node="x", gpu={"nvidia.com/gpu": 1}),
+        pod("team-a", "t", node="ts", gpu={"nvidia.com/gpu": 1}),
+    )
+    assert exclusive_holders(nodes, pods) == {"x": (2, {"team-a": 1, "other": 1})}
+
+
+def test_a_gpu_left_idle_keeps_its_last_holders_and_a_shrink_keeps_the_set_seen_whole():
+    start, _ = holders_step("x", None, 2, {"alpha": 2}, h(0))
+    assert start == Held({"alpha": 2}, 2, h(0), h(0))
+    # alpha drops to one GPU, then none: the set alpha held whole stays, as last seen whole.
+    shrunk, found = holders_step("x", start, 2, {"alpha": 1}, h(1))
+    assert found == [] and shrunk == Held({"alpha": 2}, 2, h(0), h(0), whole=False)
+    idle, found = holders_step("x", shrunk, 2, {}, h(2))
+    assert found == [] and idle == shrunk
+    # beta takes one GPU: alpha held 2 of 2, so beta's is surely one of alpha's.
+    after, found = holders_step("x", idle, 2, {"beta": 1}, h(3))
+    assert found == [HoldingHandover("x", "alpha", "beta", 2, 1, 2, h(0), h(3))]
+    assert after == Held({"beta": 1}, 2, h(3), h(3))
+    # The same set again: its last sight moves, nothing new.
+    again, found = holders_step("x", after, 2, {"beta": 1}, h(4))
+    assert found == [] and again == Held({"beta": 1}, 2, h(3), h(4))
+
+
+def test_counts_that_do_not_add_up_or_a_changed_gpu_count_make_nothing_certain():
+    before = Held({"alpha": 1}, 1, h(0), h(0))
+    assert holders_step("x", before, 1, {"beta": 1, "gamma": 1}, h(1))[1] == []  # 2 pods, 1 GPU
+    assert holders_step("x", before, 2, {"beta": 2}, h(1)) == (Held({"beta": 2}, 2, h(1), h(1)), [])
+
+
+def _handover(previous: str, next_: str) -> HoldingHandover:
+    return HoldingHandover("x", previous, next_, 1, 1, 1, h(1), h(3))
+
+
+def _world(*handovers: HoldingHandover, dcgm: tuple[Handover, ...] = ()):
+    world = inputs(
+        nodes=(gpu_node("x", gpu_count=1),),
+        tenants=(tenant("alpha", namespaces=("team-a",)), tenant("beta", namespaces=("team-b",))),
+        namespaces=("team-a", "team-b", "stray", "gpu-operator"),
+    )
+    return replace(
+        world,
+        sync_handovers=handovers,
+        telemetry=TelemetryFacts(sampled=bool(dcgm), handovers=dcgm),
+    )
+
+
+def test_the_platforms_gpus_and_unclaimed_namespaces_are_judged_as_pods_are():
+    drafts = run(
+        "LEAK-001",
+        _world(
+            _handover("alpha", "ns:gpu-operator"),  # the platform's: no tenant to judge
+            _handover("ns:gpu-operator", "beta"),
+            _handover("ns:team-b", "beta"),  # claimed since the sync: beta's own reuse
+            _handover("alpha", "ns:stray"),  # nobody claims it: the unclassified party
+        ),
+    )
+    (leak,) = drafts
+    assert sorted(leak.tenants) == ["alpha", "unclassified"]
+    assert leak.evidence["next_tenant"] == "unclassified"
+    assert leak.evidence["source"] == "sync_history"
+
+
+def test_a_handover_telemetry_shows_is_reported_once_from_telemetry():
+    dcgm = Handover("GPU-1", "x", "alpha", "beta", h(2), h(2) + timedelta(minutes=5))
+    drafts = run("LEAK-001", _world(_handover("alpha", "beta"), dcgm=(dcgm,)))
+    assert [d.evidence["gpu_uuid"] for d in drafts] == ["GPU-1"]
+    # Another time (no overlap) is another handover: both are shown.
+    later = replace(dcgm, previous_end=h(5), next_start=h(6))
+    drafts = run("LEAK-001", _world(_handover("alpha", "beta"), dcgm=(later,)))
+    assert sorted(d.evidence.get("source", "dcgm") for d in drafts) == ["dcgm", "sync_history"]
