@@ -160,7 +160,9 @@ def test_seed_migrations_carry_the_same_classes():
 
     try:
         seed = importlib.import_module("tenants.migrations.0002_default_trust_classes")
-        digest = importlib.import_module("tenants.migrations.0008_seed_classes_require_image_digest")
+        digest = importlib.import_module(
+            "tenants.migrations.0008_seed_classes_require_image_digest"
+        )
     except ImportError:
         pytest.skip("seed migrations not present")
     defaults = {

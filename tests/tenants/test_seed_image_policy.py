@@ -72,3 +72,19 @@ def test_fresh_install_reports_a_tag_only_image_of_an_internal_tenant(tmp_path, 
     assert evidence["image"] == "registry.example.internal/alpha/notebook:2.1"
     assert evidence["problems"] == ["not pinned by an @sha256: digest"]
     assert evidence["require_image_digest"] is True and evidence["approved_registries"] == []
+
+
+def test_the_posture_fallbacks_judge_images_as_the_seeded_rows():
+    """Without registry rows (pure inputs), unclassified pods are judged by the seed `external`
+    class and platform pods by the seed `platform` class: the same image policy as a fresh
+    install's rows, so a tag-only image in a namespace nobody claims is POD-007 there too."""
+    from posture.rules.common import platform_trust_class
+    from tests.posture.builders import inputs, pod, run
+
+    world = inputs(pods=(pod("stray", "runner"),))
+    assert world.unclassified_class is None  # the fallback, not a row
+    assert world.unclassified.trust_class.require_image_digest is True
+    assert platform_trust_class(world).require_image_digest is False
+    (draft,) = run("POD-007", world)
+    assert set(draft.tenants) == {"unclassified"}
+    assert draft.evidence["problems"] == ["not pinned by an @sha256: digest"]
