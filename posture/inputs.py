@@ -38,6 +38,8 @@ class TrustClassInfo:
     requires_dedicated_pool: bool = False
     # POD-007: registries (host or host/path prefixes) images must come from; empty = any.
     approved_registries: tuple[str, ...] = ()
+    # False when built by hand (tests name what they judge); the seed tenant classes and a new
+    # class in the admin require a digest (tenants.policy.DEFAULT_TRUST_CLASSES, the model).
     require_image_digest: bool = False
     rank: int = 0  # higher demands more isolation (sensitive highest); "a lower class"
 
@@ -326,5 +328,9 @@ def _seed_class(slug: str) -> TrustClassInfo:
         allowed_modes=tuple(data["allowed_modes"]),
         same_class_only_modes=tuple(data["same_class_only_modes"]),
         requires_dedicated_pool=data["requires_dedicated_pool"],
+        # The seed image policy (POD-007), so a fallback class judges images as the seeded
+        # database row does.
+        approved_registries=tuple(data["approved_registries"]),
+        require_image_digest=data["require_image_digest"],
         rank=data["rank"],
     )

@@ -59,8 +59,10 @@ class TrustClass(models.Model):
         help_text="Registries (host or host/path prefix) tenant images must come from "
         "(POD-007); empty allows any.",
     )
+    # On by default (DESIGN §2: tenant images "pinned by digest"): a tag is mutable, so a class
+    # must opt out of the rule explicitly, never by being created (POD-007).
     require_image_digest = models.BooleanField(
-        default=False, help_text="Tenant images must be pinned by @sha256 digest (POD-007)."
+        default=True, help_text="Tenant images must be pinned by @sha256 digest (POD-007)."
     )
     rank = models.PositiveSmallIntegerField(
         default=0, help_text="Higher means more isolation demanded (sensitive is highest)."

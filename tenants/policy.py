@@ -23,6 +23,11 @@ VGPU_MODES: tuple[str, ...] = tuple(m for m in SHARING_MODES if m.startswith("vg
 # Rank orders the classes by the isolation they demand, from platform (0, any mode) to
 # sensitive (4): sensitive is strictly highest, so "a sensitive tenant shares with a LOWER
 # class" (SHARE-007) means with any other class.
+# Image policy (POD-007, DESIGN §2 "images from approved registries, pinned by digest"): every
+# tenant class requires a digest, an objective rule; approved_registries stays empty (= any
+# registry) because the organisation's registries cannot be guessed: the admin sets them. The
+# platform class is not judged by POD-007 (platform pods are not hardened tenant pods).
+# The seed migration 0002 froze the classes before this policy; 0008 sets the digest flag.
 DEFAULT_TRUST_CLASSES: tuple[dict[str, Any], ...] = (
     {
         "slug": "platform",
@@ -33,6 +38,8 @@ DEFAULT_TRUST_CLASSES: tuple[dict[str, Any], ...] = (
         "requires_dedicated_pool": False,
         "requires_reset_attestation": False,
         "approval_expiry_days": None,
+        "approved_registries": (),
+        "require_image_digest": False,
         "rank": 0,
     },
     {
@@ -44,6 +51,8 @@ DEFAULT_TRUST_CLASSES: tuple[dict[str, Any], ...] = (
         "requires_dedicated_pool": False,
         "requires_reset_attestation": False,
         "approval_expiry_days": None,
+        "approved_registries": (),
+        "require_image_digest": True,
         "rank": 1,
     },
     {
@@ -55,6 +64,8 @@ DEFAULT_TRUST_CLASSES: tuple[dict[str, Any], ...] = (
         "requires_dedicated_pool": False,
         "requires_reset_attestation": False,
         "approval_expiry_days": None,
+        "approved_registries": (),
+        "require_image_digest": True,
         "rank": 2,
     },
     {
@@ -66,6 +77,8 @@ DEFAULT_TRUST_CLASSES: tuple[dict[str, Any], ...] = (
         "requires_dedicated_pool": True,
         "requires_reset_attestation": False,
         "approval_expiry_days": None,
+        "approved_registries": (),
+        "require_image_digest": True,
         "rank": 3,
     },
     {
@@ -77,6 +90,8 @@ DEFAULT_TRUST_CLASSES: tuple[dict[str, Any], ...] = (
         "requires_dedicated_pool": True,
         "requires_reset_attestation": True,
         "approval_expiry_days": 90,
+        "approved_registries": (),
+        "require_image_digest": True,
         "rank": 4,
     },
 )

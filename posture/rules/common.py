@@ -31,6 +31,10 @@ def trust_class_from_data(data: dict[str, Any]) -> TrustClassInfo:
         allowed_modes=tuple(data["allowed_modes"]),
         same_class_only_modes=tuple(data["same_class_only_modes"]),
         requires_dedicated_pool=data["requires_dedicated_pool"],
+        # The seed image policy (POD-007), so a fallback class judges images as the seeded
+        # database row does.
+        approved_registries=tuple(data["approved_registries"]),
+        require_image_digest=data["require_image_digest"],
         rank=data["rank"],
     )
 

@@ -151,26 +151,38 @@ def test_node_sharing_mode_rejects_an_unknown_strategy():
         node_sharing_mode("magic", "nvidia.com/gpu")
 
 
-def test_seed_migration_carries_the_same_classes():
-    """The migration keeps a frozen copy on purpose; at the time it was written they agree."""
+def test_seed_migrations_carry_the_same_classes():
+    """The migrations keep frozen copies on purpose: 0002 seeds the classes, 0003 adds the image
+    policy (no registries, no digest), 0008 requires a digest of the seed tenant classes. What
+    they leave together is DEFAULT_TRUST_CLASSES (tests/tenants/test_seed_image_policy.py reads
+    the migrated rows themselves)."""
     import importlib
 
     try:
-        migration = importlib.import_module("tenants.migrations.0002_default_trust_classes")
+        seed = importlib.import_module("tenants.migrations.0002_default_trust_classes")
+        digest = importlib.import_module(
+            "tenants.migrations.0008_seed_classes_require_image_digest"
+        )
     except ImportError:
-        pytest.skip("seed migration not present")
+        pytest.skip("seed migrations not present")
     defaults = {
         "requires_dedicated_pool": False,
         "requires_reset_attestation": False,
         "approval_expiry_days": None,
+        "approved_registries": [],  # 0003's field defaults
+        "require_image_digest": False,
     }
-    frozen = {d["slug"]: {**defaults, **d} for d in migration.DEFAULTS}
+    frozen = {d["slug"]: {**defaults, **d} for d in seed.DEFAULTS}
     assert set(frozen) == set(SLUGS)
+    for slug in digest.SEED_TENANT_CLASSES:
+        frozen[slug]["require_image_digest"] = True
     for data in DEFAULT_TRUST_CLASSES:
         seeded = frozen[data["slug"]]
+        lists = ("allowed_modes", "same_class_only_modes", "approved_registries")
         for field in ("name", "rank", *defaults):
-            assert seeded[field] == data[field], (data["slug"], field)
-        for field in ("allowed_modes", "same_class_only_modes"):
+            if field not in lists:
+                assert seeded[field] == data[field], (data["slug"], field)
+        for field in lists:
             assert tuple(seeded[field]) == tuple(data[field]), (data["slug"], field)
 
 

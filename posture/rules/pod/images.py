@@ -85,7 +85,9 @@ def image_problems(ref: ImageRef, cls: TrustClassInfo) -> list[str]:
         "signing and provenance controls of the approved registries, and runs next to GPUs "
         "that hold other tenants' models and data. A tag is mutable: whoever can push to the "
         "repository can change what runs on the next pull, so only a `@sha256:` digest fixes "
-        "the code that was reviewed."
+        "the code that was reviewed. Out of the box every tenant class (all but `platform`) "
+        "requires a digest and approves any registry: the organisation's registries are not "
+        "known until they are listed on the class."
     ),
     remediation=(
         "Mirror the image into one of the approved registries listed in the evidence (e.g. "
@@ -93,7 +95,9 @@ def image_problems(ref: ImageRef, cls: TrustClassInfo) -> list[str]:
         "in the container's `image` field at the path shown: `<registry>/<path>@sha256:<digest>` "
         "(`crane digest <image>` prints it). Enforce both with an admission policy on the "
         "tenant namespace (Kyverno `verifyImages` / a ValidatingAdmissionPolicy on "
-        "`spec.containers[*].image` and `spec.initContainers[*].image`)."
+        "`spec.containers[*].image` and `spec.initContainers[*].image`). List the approved "
+        "registries on each trust class (admin, Trust classes) so images from elsewhere are "
+        "reported too."
     ),
     mappings=("SP800-53:SR-3", "SP800-53:CM-14"),
 )
