@@ -90,8 +90,8 @@ def image_problems(ref: ImageRef, cls: TrustClassInfo) -> list[str]:
         "known until they are listed on the class."
     ),
     remediation=(
-        "Mirror the image into one of the approved registries listed in the evidence (e.g. "
-        "`crane copy <image> <approved-registry>/<path>:<tag>`), then reference it by digest "
+        "Where the evidence lists approved registries, mirror the image into one of them "
+        "(e.g. `crane copy <image> <approved-registry>/<path>:<tag>`). Reference it by digest "
         "in the container's `image` field at the path shown: `<registry>/<path>@sha256:<digest>` "
         "(`crane digest <image>` prints it). Enforce both with an admission policy on the "
         "tenant namespace (Kyverno `verifyImages` / a ValidatingAdmissionPolicy on "
