@@ -24,6 +24,7 @@ from inventory.bulletins.csaf.fixes import Fix
 from inventory.bulletins.csaf.products import ALL_VERSIONS, EVERY, OPEN
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 from inventory.conditions import NOT_PRESENT, VEX_NOT_PRESENT, NodeFacts, Verdict, evaluate
+from inventory.patching.operands import split_by_operands
 
 CURRENT, BELOW_BASELINE, UNKNOWN = "current", "below_baseline", "unknown"
 # Node field -> the bulletin component kind it is compared with.
@@ -186,6 +187,8 @@ def _judge(
 ) -> None:
     branch = driver_branch(installed) if kind == "driver" and installed else None
     relevant = [f for f in fixes if _applies(f, kind, branch, stack.gpu_model)]
+    if kind == "gpu_operator":
+        relevant = _spare_absent_operands(installed, relevant, fixes, stack, judged)
     label = f"driver {branch}" if branch else kind
     if not installed or parse_version(installed) is None:
         if kind == "driver" or relevant:
@@ -222,6 +225,24 @@ def _judge(
             judged.not_affected.append(_exposure(kind, installed, fix, verdict))
         else:
             judged.exposures.append(_exposure(kind, installed, fix, verdict))
+
+
+def _spare_absent_operands(
+    installed: str | None,
+    relevant: list[Fix],
+    fixes: list[Fix],
+    stack: NodeStack,
+    judged: _Judgement,
+) -> list[Fix]:
+    """GPU Operator fixes whose flaw is in operands the node does not run are recorded not
+    affected, component not present (inventory.patching.operands); the rest are judged."""
+    kept, spared = split_by_operands(relevant, fixes, stack.not_installed)
+    for fix, why in spared:
+        reason = Verdict(False, NOT_PRESENT, why, VEX_NOT_PRESENT)
+        judged.not_affected.append(
+            replace(_exposure("gpu_operator", installed, fix, reason), condition_status=None)
+        )
+    return kept
 
 
 def _judge_open(kind: str, installed: str, fix: Fix, judged: _Judgement) -> None:

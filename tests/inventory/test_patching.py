@@ -106,6 +106,34 @@ def test_the_driver_is_never_not_installed():
     assert result.status == "unknown" and "driver: version unknown" in result.unknown
 
 
+# A KubeVirt sandbox node (vm-vgpu / vm-passthrough): the GPU Operator runs its sandbox
+# operands there, never the container toolkit, the device plugin or the MIG manager.
+SANDBOX_ABSENT = frozenset({"container_toolkit", "device_plugin", "mig_manager", "dcgm_exporter"})
+
+
+def test_an_operator_flaw_in_an_operand_the_node_does_not_run_is_not_affected():
+    # 5659 (CVE-2025-23266, critical) and 5850 name the GPU Operator for the toolkit it deploys.
+    fixes = bulletin_fixes("5659", "5850")
+    versions = {"gpu_operator_version": "24.9.2"}
+    # Before: STACK-003 critical on VM nodes through `gpu_operator 24.9.2`.
+    result = node_patch_status(versions, fixes, NodeStack(not_installed=SANDBOX_ABSENT))
+    assert [e for e in result.exposures if e.component == "gpu_operator"] == []
+    spared = [e for e in result.not_affected if e.component == "gpu_operator"]
+    assert {e.advisory_id for e in spared} == {"5659", "5850"}
+    assert {e.reason["justification"] for e in spared} == {"component_not_present"}
+    assert all(e.installed == "24.9.2" for e in spared)
+    assert any("container toolkit" in e.reason["text"] for e in spared)
+    # Where the toolkit runs, or may run (not known absent), the exposure stays.
+    for stack in (NodeStack(not_installed=frozenset({"dcgm_exporter"})), NodeStack()):
+        kept = node_patch_status(versions, fixes, stack).exposures
+        assert {e.advisory_id for e in kept if e.component == "gpu_operator"} == {"5659", "5850"}
+    # 5659 names the device plugin too: a node running it stays exposed to 5659 alone.
+    plugin = node_patch_status(
+        versions, fixes, NodeStack(not_installed=SANDBOX_ABSENT - {"device_plugin"})
+    )
+    assert {e.advisory_id for e in plugin.exposures if e.component == "gpu_operator"} == {"5659"}
+
+
 CDI_OFF = NodeFacts(cdi=False, sources={"cdi": "ClusterPolicy cluster-policy spec.cdi.enabled"})
 
 
