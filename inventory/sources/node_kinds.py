@@ -77,6 +77,26 @@ def sandbox_default(specs: Iterable[Mapping[str, object]]) -> str:
     return found.pop() if len(found) == 1 else ""
 
 
+def passthrough_gpus(workload: str | None, capacity: Mapping[str, int]) -> tuple[int | None, str]:
+    """(physical GPUs, basis) of a vm-passthrough node with no GFD count (GFD does not run on
+    sandbox nodes): the sandbox device plugin advertises each GPU bound to vfio-pci once, under
+    its PCI device name, so its capacity is the GPUs one to one. (None, "") elsewhere: a vGPU
+    host's capacity counts vGPUs, and how many of its type fit one GPU is not read here."""
+    if workload != PASSTHROUGH:
+        return None, ""
+    found = {
+        name: count
+        for name, count in sorted(capacity.items())
+        if count > 0 and vm_device_kind(name) == "passthrough"
+    }
+    if not found:
+        return None, ""
+    listed = ", ".join(f"{name}={count}" for name, count in found.items())
+    return sum(found.values()), (
+        f"capacity {listed}: the sandbox device plugin advertises each passthrough GPU once"
+    )
+
+
 def sandbox_absent(workload: str) -> dict[str, str]:
     """What a GPU Operator sandbox node runs no version of: the container toolkit (no container
     gets a GPU there), and on passthrough nodes the host driver (vfio-pci holds the GPUs; the

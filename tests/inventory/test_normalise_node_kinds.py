@@ -68,6 +68,21 @@ def test_a_passthrough_node_takes_no_sharing_from_the_device_plugin_config():
     assert set(result.not_installed) >= {"driver", "container_toolkit"}
 
 
+def test_a_passthrough_node_counts_its_gpus_from_the_sandbox_plugins_capacity():
+    # No GFD on sandbox nodes, so no nvidia.com/gpu.count: before, gpu_count stayed None.
+    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-passthrough"}
+    capacity = {"nvidia.com/GA100_A100_PCIE_40GB": 4, "nvidia.com/TU104GL_TESLA_T4": 2}
+    result = only_node([node("vm-pt", labels, capacity=capacity)])
+    assert result.gpu_count == 6
+    assert "nvidia.com/GA100_A100_PCIE_40GB=4" in result.gpu_count_basis
+    # GFD's label, where it runs, is the count; a vGPU host's capacity counts vGPUs: unknown.
+    counted = only_node([node("vm-pt", {**labels, "nvidia.com/gpu.count": "4"}, capacity=capacity)])
+    assert (counted.gpu_count, counted.gpu_count_basis) == (4, "")
+    vgpu = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-vgpu"}
+    host = only_node([node("vm-vgpu", vgpu, capacity={"nvidia.com/NVIDIA_A100-4C": 10})])
+    assert (host.gpu_count, host.gpu_count_basis) == (None, "")
+
+
 def test_a_vgpu_host_is_a_vgpu_node_with_a_host_driver_still_to_find():
     labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-vgpu"}
     result = only_node(
