@@ -20,9 +20,13 @@ _PRERELEASE = re.compile(r"(?:rc|alpha|beta)\.?\d*", re.IGNORECASE)
 # instead of NVIDIA's; its tags are GKE builds (stack_version).
 GKE_DEVICE_PLUGIN = "nvidia-gpu-device-plugin"
 GKE_DCGM_EXPORTER = "gke-dcgm-exporter"
+VGPU_MANAGER = "vgpu-manager"
 # Last path segment of the image repository -> the component it runs (NVIDIA's image names).
 COMPONENTS: dict[str, str] = {
     "driver": "driver",
+    # The GPU Operator's vGPU Manager (nvidia-vgpu-manager-daemonset, an image the user builds
+    # as `<registry>/vgpu-manager:<version>-<os>`): the host driver of a vm-vgpu node.
+    VGPU_MANAGER: "driver",
     "k8s-device-plugin": "device_plugin",
     "container-toolkit": "container_toolkit",
     "k8s-container-toolkit": "container_toolkit",
@@ -92,6 +96,12 @@ def _gke_dcgm_release(image: str) -> bool:
     repository, _ = image_version(image)
     tag = gke_build_tag(image) or ""
     return repository.rsplit("/", 1)[-1] == GKE_DCGM_EXPORTER and bool(_GKE_DCGM_TAG.fullmatch(tag))
+
+
+def is_vgpu_manager(image: str) -> bool:
+    """The GPU Operator's vGPU Manager image: a driver whose bulletin rows are its own."""
+    repository = image_version(image)[0]
+    return "/" in repository and repository.rsplit("/", 1)[1] == VGPU_MANAGER
 
 
 def is_gke_device_plugin(image: str) -> bool:

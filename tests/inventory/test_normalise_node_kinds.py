@@ -7,7 +7,7 @@ import pytest
 
 from inventory.sources.node_kinds import vm_device_kind
 from inventory.sources.normalise import normalise
-from tests.inventory.normalise_helpers import PLATFORM, configmap, node, only_node, pod
+from tests.inventory.normalise_helpers import PLATFORM, configmap, ctr, node, only_node, pod
 
 # A time-slicing config every unlabelled GPU node falls back to (its only key).
 SLICE_ALL = configmap(
@@ -92,6 +92,27 @@ def test_a_vgpu_host_is_a_vgpu_node_with_a_host_driver_still_to_find():
     assert result.time_slicing_replicas is None
     assert "container_toolkit" in result.not_installed
     assert "driver" not in result.not_installed  # the vGPU Manager is the host's driver
+
+
+VGPU_MANAGER = "registry.example.com/nvidia/vgpu-manager:550.127.06-ubuntu22.04"
+
+
+def test_the_vgpu_manager_is_the_host_driver_of_a_vgpu_node():
+    # Before: no `vgpu-manager` component, so driver_version stayed None and STACK-004 fired.
+    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-vgpu"}
+    manager = pod(
+        "gpu-operator",
+        "nvidia-vgpu-manager-daemonset-x1",
+        ctr("nvidia-vgpu-manager-ctr", VGPU_MANAGER),
+        node_name="vm-vgpu",
+    )
+    host = node("vm-vgpu", labels, capacity={"nvidia.com/NVIDIA_A100-4C": 10})
+    result = only_node([host, manager])
+    assert (result.driver_version, result.driver_version_source) == (
+        "550.127.06",
+        "vgpu-manager-pod",
+    )
+    assert "driver" not in result.not_installed
 
 
 def test_a_container_node_beside_them_still_reads_the_config():

@@ -134,6 +134,28 @@ def test_an_operator_flaw_in_an_operand_the_node_does_not_run_is_not_affected():
     assert {e.advisory_id for e in plugin.exposures if e.component == "gpu_operator"} == {"5659"}
 
 
+def test_a_vgpu_hosts_driver_is_judged_by_the_linux_kvm_vgpu_manager_rows():
+    fixes = bulletin_fixes(*DRIVERS)
+    versions = {"driver_version": "550.127.06"}
+    # vGPU 17.4's manager: 5614 (<= 550.127.06, fixed 550.144.02) and 5630 (<= 550.144.02,
+    # fixed 550.163.02), its Linux KVM rows; never the Azure Local rows (<= 553.20).
+    result = node_patch_status(versions, fixes, NodeStack(vgpu_host=True))
+    assert result.status == "below_baseline"
+    # One exposure per fix, though 5614 and 5630 repeat each row per hypervisor.
+    assert sorted((e.advisory_id, e.fixed_version) for e in result.exposures) == [
+        ("5614", "550.144.02"),
+        ("5630", "550.163.02"),
+    ]
+    assert result.baselines == {"driver R550": "550.163.02"}
+    # The same number as a data-center driver is judged by the Tesla rows.
+    tesla = node_patch_status(versions, fixes, NodeStack())
+    assert tesla.baselines == {"driver R550": "550.163.01"}
+    assert {e.fixed_version for e in tesla.exposures} == {"550.144.03", "550.163.01"}
+    # A manager past every Linux KVM fix reads current.
+    current = node_patch_status({"driver_version": "550.163.02"}, fixes, NodeStack(vgpu_host=True))
+    assert (current.status, current.exposures) == ("current", ())
+
+
 CDI_OFF = NodeFacts(cdi=False, sources={"cdi": "ClusterPolicy cluster-policy spec.cdi.enabled"})
 
 
