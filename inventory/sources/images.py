@@ -157,6 +157,17 @@ OTHER_DEVICE_PLUGINS = {
 }
 
 
+# The GPU Operator's sandbox device plugin (nvidia-sandbox-device-plugin-daemonset): it hands
+# passthrough GPUs and vGPUs to KubeVirt VMs. Not NVIDIA's k8s-device-plugin, whose bulletins
+# never name it: no component of its own is judged, its presence is said (node_kinds).
+SANDBOX_DEVICE_PLUGIN = "kubevirt-gpu-device-plugin"
+
+
+def is_sandbox_device_plugin(image: str) -> bool:
+    repository = image_version(image)[0]
+    return "/" in repository and repository.rsplit("/", 1)[1] == SANDBOX_DEVICE_PLUGIN
+
+
 def other_device_plugin(image: str) -> str | None:
     """The project whose (non-NVIDIA) GPU device plugin an image runs, if it is one we know."""
     repository, _ = image_version(image)

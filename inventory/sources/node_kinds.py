@@ -21,7 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from inventory.snapshot import Pod
 from inventory.snapshot.pods import is_nic_resource
+from inventory.sources.images import is_sandbox_device_plugin
 
 NV = "nvidia.com/"
 WORKLOAD = NV + "gpu.workload.config"
@@ -106,6 +108,20 @@ def sandbox_absent(workload: str) -> dict[str, str]:
     if workload == PASSTHROUGH:
         absent["driver"] = f"{why} bound to vfio-pci; the NVIDIA driver runs in each guest"
     return absent
+
+
+def sandbox_plugin_note(pods: Iterable[Pod]) -> str | None:
+    """Why NVIDIA's device plugin is absent from a sandbox node though a device plugin serves
+    it: the GPU Operator's sandbox device plugin pod on it, named with its image."""
+    for pod in sorted(pods, key=lambda p: (p.namespace, p.name)):
+        for container in pod.containers if pod.is_active else ():
+            if is_sandbox_device_plugin(container.image):
+                return (
+                    f"NVIDIA's k8s-device-plugin does not run here: the sandbox device plugin "
+                    f"serves the node's VMs (pod {pod.namespace}/{pod.name}, {container.image}); "
+                    "NVIDIA's device-plugin bulletins do not name it"
+                )
+    return None
 
 
 def says_nvidia_gpu(labels: Mapping[str, str]) -> bool:

@@ -43,6 +43,7 @@ from inventory.sources.node_kinds import (
     physical_model,
     plugin_resources,
     sandbox_absent,
+    sandbox_plugin_note,
     sandbox_workload,
 )
 from inventory.sources.node_labels import (
@@ -196,6 +197,8 @@ def node_from(
     )
     if vm and is_gpu:
         not_installed = {**sandbox_absent(vm), **not_installed}
+        if "device_plugin" in not_installed and (note := sandbox_plugin_note(pods_on_node)):
+            not_installed["device_plugin"] = note
     # The node's own sharing: only from entries that replicate something it has.
     node_config = config if config is not None and replicates_here(config, capacity) else None
     strategy = (

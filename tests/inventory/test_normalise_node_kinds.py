@@ -7,7 +7,15 @@ import pytest
 
 from inventory.sources.node_kinds import vm_device_kind
 from inventory.sources.normalise import normalise
-from tests.inventory.normalise_helpers import PLATFORM, configmap, ctr, node, only_node, pod
+from tests.inventory.normalise_helpers import (
+    PLATFORM,
+    configmap,
+    controller,
+    ctr,
+    node,
+    only_node,
+    pod,
+)
 
 # A time-slicing config every unlabelled GPU node falls back to (its only key).
 SLICE_ALL = configmap(
@@ -113,6 +121,33 @@ def test_the_vgpu_manager_is_the_host_driver_of_a_vgpu_node():
         "vgpu-manager-pod",
     )
     assert "driver" not in result.not_installed
+
+
+def test_the_sandbox_device_plugin_is_said_to_serve_a_sandbox_node():
+    # Before: "no pod of it on the node", though the sandbox plugin runs there.
+    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-vgpu"}
+    plugin = controller(
+        "DaemonSet",
+        "gpu-operator",
+        "nvidia-device-plugin-daemonset",
+        "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+    )
+    plugin["spec"]["template"]["spec"]["nodeSelector"] = {
+        "nvidia.com/gpu.deploy.device-plugin": "true"
+    }
+    sandbox = pod(
+        "gpu-operator",
+        "nvidia-sandbox-device-plugin-daemonset-x1",
+        ctr(
+            "nvidia-sandbox-device-plugin-ctr", "nvcr.io/nvidia/kubevirt-gpu-device-plugin:v1.2.10"
+        ),
+        node_name="vm-vgpu",
+    )
+    host = node("vm-vgpu", labels, capacity={"nvidia.com/NVIDIA_A100-4C": 10})
+    result = only_node([host, plugin, sandbox])
+    why = result.not_installed["device_plugin"]  # NVIDIA's plugin: never judged by its bulletins
+    assert "sandbox device plugin" in why and "kubevirt-gpu-device-plugin:v1.2.10" in why
+    assert result.device_plugin_version is None
 
 
 def test_a_container_node_beside_them_still_reads_the_config():
