@@ -3,11 +3,12 @@ certain (LEAK-001 without telemetry). PURE.
 
 Pods are stored as last seen, so once a tenant's pod is gone nothing says it held a GPU. Each
 sync keeps, per exclusive GPU node, one small record: the namespaces whose running pods hold its
-GPUs through the device plugin (`nvidia.com/gpu` counts) and when that holder set was first and
-last seen whole. On the next sync, a namespace B holding m GPUs where namespace A held k of the
-node's n physical GPUs with k + m > n surely received at least one of A's GPUs (pigeonhole): a
-handover, bounded by the last sync that saw A so and the sync that first saw B. Where the
-counts leave room for B's GPUs to be others, nothing is recorded: sync history cannot tell.
+GPUs through the device plugin (`nvidia.com/gpu` counts, or a VM's passthrough GPUs) and when
+that holder set was first and last seen whole. On the next sync, a namespace B holding m GPUs
+where namespace A held k of the node's n physical GPUs with k + m > n surely received at least
+one of A's GPUs (pigeonhole): a handover, bounded by the last sync that saw A so and the sync
+that first saw B. Where the counts leave room for B's GPUs to be others, nothing is recorded:
+sync history cannot tell.
 
 Holders are namespaces, not tenants, so that a namespace changing hands in the registry is not
 taken for its pods changing: the handover names each side's party as the sync saw it (a
@@ -22,6 +23,7 @@ from datetime import datetime
 
 from inventory.fractions import RESERVATION_NAMESPACES, hami_share
 from inventory.snapshot import Node, Pod
+from inventory.sources.node_kinds import vm_device_kind
 
 WHOLE_GPU = "nvidia.com/gpu"
 UNCLAIMED = "ns:"  # party prefix of a namespace no tenant claims
@@ -79,7 +81,7 @@ def exclusive_holders(
             mixed.add(node)
             continue
         # Only a running pod surely holds its devices (a pending one may not be admitted yet).
-        count = pod.gpu_resources.get(WHOLE_GPU, 0) if pod.phase == "Running" else 0
+        count = whole_gpus(pod.gpu_resources) if pod.phase == "Running" else 0
         if count:
             by_namespace = held.setdefault(node, {})
             by_namespace[pod.namespace] = by_namespace.get(pod.namespace, 0) + count
@@ -88,6 +90,17 @@ def exclusive_holders(
         for name, (gpus, _) in found.items()
         if name not in mixed
     }
+
+
+def whole_gpus(resources: Mapping[str, int]) -> int:
+    """The whole GPUs a pod holds: the device plugin's `nvidia.com/gpu`, and the GPUs the
+    sandbox device plugin passes through whole to a KubeVirt VM (`nvidia.com/GA100_A100_...`,
+    held by its virt-launcher pod), one each; never vGPUs, which share a GPU."""
+    return sum(
+        count
+        for name, count in resources.items()
+        if name == WHOLE_GPU or vm_device_kind(name) == "passthrough"
+    )
 
 
 def holders_step(

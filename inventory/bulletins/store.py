@@ -31,6 +31,7 @@ from inventory.bulletins.revisions import (
     was_rejected,
 )
 from inventory.models import Bulletin, BulletinFix, ClusterObject, Node
+from inventory.patching.driver_family import vgpu_host
 from inventory.patching.status import (
     COMPONENTS,
     REMEDY_KEYS,
@@ -390,6 +391,7 @@ def _node_stack(node: Node, runtime: dict[int, tuple[list, list]]) -> NodeStack:
     return NodeStack(
         not_installed=frozenset(data.get("not_installed") or ()),
         gpu_model=data.get("gpu_model") or None,
+        vgpu_host=vgpu_host(node.labels, data.get("driver_version_source")),
         facts=node_facts(
             node.labels,
             policies,

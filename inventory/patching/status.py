@@ -24,6 +24,13 @@ from inventory.bulletins.csaf.fixes import Fix
 from inventory.bulletins.csaf.products import ALL_VERSIONS, EVERY, OPEN
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 from inventory.conditions import NOT_PRESENT, VEX_NOT_PRESENT, NodeFacts, Verdict, evaluate
+from inventory.patching.driver_family import (
+    family_name,
+    fix_branch,
+    host_driver_fix,
+    one_per_bound,
+)
+from inventory.patching.operands import split_by_operands
 
 CURRENT, BELOW_BASELINE, UNKNOWN = "current", "below_baseline", "unknown"
 # Node field -> the bulletin component kind it is compared with.
@@ -69,6 +76,8 @@ class NodeStack:
 
     not_installed: frozenset[str] = frozenset()  # component kinds (inventory.components)
     gpu_model: str | None = None  # the GFD product label, for firmware bulletins
+    # The host driver is the vGPU Manager (a vm-vgpu node): judged by its own rows.
+    vgpu_host: bool = False
     facts: NodeFacts = field(default_factory=NodeFacts)
 
 
@@ -133,18 +142,19 @@ def model_matches(model: str | None, gpu_model: str | None) -> bool:
     return bool(model) and model.upper() in re.split(r"[-_\s]+", gpu_model.upper())
 
 
-def _applies(fix: Fix, kind: str, branch: str | None, gpu_model: str | None) -> bool:
+def _applies(
+    fix: Fix, kind: str, branch: str | None, gpu_model: str | None, vgpu_host: bool = False
+) -> bool:
     component = fix.component
+    if kind == "driver":
+        # Data-center nodes run the Linux data-center ("Tesla") driver of their branch; a
+        # vm-vgpu node the vGPU Manager of its branch (inventory.patching.driver_family).
+        return host_driver_fix(fix, vgpu_host) and fix_branch(fix) == branch
     if component.kind != kind:
         return False
     if kind == "firmware":
         return model_matches(component.line, gpu_model)
-    if kind != "driver":
-        return component.platform in (None, "linux")
-    # Data-center nodes run the Linux data-center ("Tesla") driver of their branch.
-    return (
-        component.platform == "linux" and component.branch == branch and component.line == "tesla"
-    )
+    return component.platform in (None, "linux")
 
 
 def node_patch_status(
@@ -185,21 +195,24 @@ def _judge(
     kind: str, installed: str | None, fixes: list[Fix], stack: NodeStack, judged: _Judgement
 ) -> None:
     branch = driver_branch(installed) if kind == "driver" and installed else None
-    relevant = [f for f in fixes if _applies(f, kind, branch, stack.gpu_model)]
+    vgpu = stack.vgpu_host
+    relevant = one_per_bound([f for f in fixes if _applies(f, kind, branch, stack.gpu_model, vgpu)])
+    if kind == "gpu_operator":
+        relevant = _spare_absent_operands(installed, relevant, fixes, stack, judged)
     label = f"driver {branch}" if branch else kind
     if not installed or parse_version(installed) is None:
         if kind == "driver" or relevant:
             judged.not_judged(kind, _unknown_note(kind, relevant, stack.gpu_model))
         return
     if kind == "driver" and not relevant:
-        if any(f.component.kind == "driver" for f in fixes):
+        if any(f.component.kind == ("vgpu_manager" if vgpu else "driver") for f in fixes):
             judged.not_judged(
                 kind,
                 f"driver {installed}: branch {branch} is in no imported "
                 "bulletin (out of support, or bulletins missing)",
             )
         return
-    if kind == "driver" and (dropped := _dropped_by(relevant, fixes)):
+    if kind == "driver" and (dropped := _dropped_by(relevant, fixes, vgpu)):
         judged.not_judged(kind, f"driver {installed}: {dropped}")
     for fix in relevant:
         if fix.fixed_version and parse_version(fix.fixed_version):
@@ -222,6 +235,24 @@ def _judge(
             judged.not_affected.append(_exposure(kind, installed, fix, verdict))
         else:
             judged.exposures.append(_exposure(kind, installed, fix, verdict))
+
+
+def _spare_absent_operands(
+    installed: str | None,
+    relevant: list[Fix],
+    fixes: list[Fix],
+    stack: NodeStack,
+    judged: _Judgement,
+) -> list[Fix]:
+    """GPU Operator fixes whose flaw is in operands the node does not run are recorded not
+    affected, component not present (inventory.patching.operands); the rest are judged."""
+    kept, spared = split_by_operands(relevant, fixes, stack.not_installed)
+    for fix, why in spared:
+        reason = Verdict(False, NOT_PRESENT, why, VEX_NOT_PRESENT)
+        judged.not_affected.append(
+            replace(_exposure("gpu_operator", installed, fix, reason), condition_status=None)
+        )
+    return kept
 
 
 def _judge_open(kind: str, installed: str, fix: Fix, judged: _Judgement) -> None:
@@ -264,34 +295,31 @@ def _judge_contradicted(kind: str, installed: str, fix: Fix, judged: _Judgement)
     judged.not_judged(kind, f"{kind} {installed}: {text}")
 
 
-def _dropped_by(relevant: list[Fix], fixes: list[Fix]) -> str | None:
+def _dropped_by(relevant: list[Fix], fixes: list[Fix], vgpu_host: bool = False) -> str | None:
     """Why a driver branch cannot read current: a later bulletin fixes Linux data-center drivers
     of other branches but not this one (R550 after July 2025). NVIDIA leaves a branch out of a
     bulletin when it no longer supports it, so its fixes stop while its flaws stay; whether the
     branch is out of support or was not affected, the bulletin does not say. A branch first
     listed after a bulletin (R580 and the bulletins of 2024) is not concerned by it."""
     listed = max(f.released[:10] for f in relevant)
-    branch = relevant[0].component.branch
+    branch = fix_branch(relevant[0])
     # A bulletin that lists the branch never drops it, whatever the dates of its other rows
     # (a revision may add a branch weeks later: nvidia-5614 v3.0.0 added R570).
     listing = {f.advisory_id for f in relevant}
     later: dict[str, set[str]] = {}
     for fix in fixes:
-        component = fix.component
         if (
             fix.advisory_id not in listing
-            and component.kind == "driver"
-            and component.platform == "linux"
-            and component.line == "tesla"
+            and host_driver_fix(fix, vgpu_host)
             and fix.released[:10] > listed
         ):
-            later.setdefault(fix.advisory_id, set()).add(component.branch or "?")
+            later.setdefault(fix.advisory_id, set()).add(fix_branch(fix) or "?")
     if not later:
         return None
     latest = max(later, key=lambda a: next(f.released for f in fixes if f.advisory_id == a))
     others = ", ".join(sorted(later[latest], reverse=True))
     return (
-        f"branch {branch} is not in bulletin {latest}, which fixes Linux data-center drivers "
+        f"branch {branch} is not in bulletin {latest}, which fixes {family_name(vgpu_host)} "
         f"{others} (its last fix is in a bulletin of {listed}): out of support, or not "
         "affected, the bulletin does not say"
     )

@@ -62,8 +62,13 @@ class Node:
     gpu_capacity: dict[str, int] = field(default_factory=dict)
     gpu_model: str | None = None
     gpu_count: int | None = None  # physical GPUs, from nvidia.com/gpu.count
+    # Where the count comes from when no GFD or cloud label gives it (a vm-passthrough node's
+    # sandbox device-plugin capacity, inventory.sources.node_kinds.passthrough_gpus); "" else.
+    gpu_count_basis: str = ""
     driver_version: str | None = None
-    driver_version_source: str | None = None  # "gfd-label", "gfd-label-legacy", "driver-pod"
+    # "gfd-label", "gfd-label-legacy", "driver-pod", "vgpu-manager-pod" (a vm-vgpu node's host
+    # driver is its vGPU Manager, judged by the bulletins' vGPU Manager rows), "nvidia-smi"
+    driver_version_source: str | None = None
     cuda_driver_version: str | None = None
     container_toolkit_version: str | None = None
     device_plugin_version: str | None = None

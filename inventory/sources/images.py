@@ -20,9 +20,13 @@ _PRERELEASE = re.compile(r"(?:rc|alpha|beta)\.?\d*", re.IGNORECASE)
 # instead of NVIDIA's; its tags are GKE builds (stack_version).
 GKE_DEVICE_PLUGIN = "nvidia-gpu-device-plugin"
 GKE_DCGM_EXPORTER = "gke-dcgm-exporter"
+VGPU_MANAGER = "vgpu-manager"
 # Last path segment of the image repository -> the component it runs (NVIDIA's image names).
 COMPONENTS: dict[str, str] = {
     "driver": "driver",
+    # The GPU Operator's vGPU Manager (nvidia-vgpu-manager-daemonset, an image the user builds
+    # as `<registry>/vgpu-manager:<version>-<os>`): the host driver of a vm-vgpu node.
+    VGPU_MANAGER: "driver",
     "k8s-device-plugin": "device_plugin",
     "container-toolkit": "container_toolkit",
     "k8s-container-toolkit": "container_toolkit",
@@ -94,6 +98,12 @@ def _gke_dcgm_release(image: str) -> bool:
     return repository.rsplit("/", 1)[-1] == GKE_DCGM_EXPORTER and bool(_GKE_DCGM_TAG.fullmatch(tag))
 
 
+def is_vgpu_manager(image: str) -> bool:
+    """The GPU Operator's vGPU Manager image: a driver whose bulletin rows are its own."""
+    repository = image_version(image)[0]
+    return "/" in repository and repository.rsplit("/", 1)[1] == VGPU_MANAGER
+
+
 def is_gke_device_plugin(image: str) -> bool:
     """GKE's own device plugin: none of NVIDIA's plugin flags or defaults apply to it."""
     return image_version(image)[0].rsplit("/", 1)[-1] == GKE_DEVICE_PLUGIN
@@ -145,6 +155,17 @@ OTHER_DEVICE_PLUGINS = {
     "volcano-vgpu-device-plugin": "Volcano's vGPU device plugin",
     "gpushare-device-plugin": "Aliyun's gpushare device plugin",
 }
+
+
+# The GPU Operator's sandbox device plugin (nvidia-sandbox-device-plugin-daemonset): it hands
+# passthrough GPUs and vGPUs to KubeVirt VMs. Not NVIDIA's k8s-device-plugin, whose bulletins
+# never name it: no component of its own is judged, its presence is said (node_kinds).
+SANDBOX_DEVICE_PLUGIN = "kubevirt-gpu-device-plugin"
+
+
+def is_sandbox_device_plugin(image: str) -> bool:
+    repository = image_version(image)[0]
+    return "/" in repository and repository.rsplit("/", 1)[1] == SANDBOX_DEVICE_PLUGIN
 
 
 def other_device_plugin(image: str) -> str | None:

@@ -21,7 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from inventory.snapshot import Pod
 from inventory.snapshot.pods import is_nic_resource
+from inventory.sources.images import is_sandbox_device_plugin
 
 NV = "nvidia.com/"
 WORKLOAD = NV + "gpu.workload.config"
@@ -77,6 +79,26 @@ def sandbox_default(specs: Iterable[Mapping[str, object]]) -> str:
     return found.pop() if len(found) == 1 else ""
 
 
+def passthrough_gpus(workload: str | None, capacity: Mapping[str, int]) -> tuple[int | None, str]:
+    """(physical GPUs, basis) of a vm-passthrough node with no GFD count (GFD does not run on
+    sandbox nodes): the sandbox device plugin advertises each GPU bound to vfio-pci once, under
+    its PCI device name, so its capacity is the GPUs one to one. (None, "") elsewhere: a vGPU
+    host's capacity counts vGPUs, and how many of its type fit one GPU is not read here."""
+    if workload != PASSTHROUGH:
+        return None, ""
+    found = {
+        name: count
+        for name, count in sorted(capacity.items())
+        if count > 0 and vm_device_kind(name) == "passthrough"
+    }
+    if not found:
+        return None, ""
+    listed = ", ".join(f"{name}={count}" for name, count in found.items())
+    return sum(found.values()), (
+        f"capacity {listed}: the sandbox device plugin advertises each passthrough GPU once"
+    )
+
+
 def sandbox_absent(workload: str) -> dict[str, str]:
     """What a GPU Operator sandbox node runs no version of: the container toolkit (no container
     gets a GPU there), and on passthrough nodes the host driver (vfio-pci holds the GPUs; the
@@ -86,6 +108,20 @@ def sandbox_absent(workload: str) -> dict[str, str]:
     if workload == PASSTHROUGH:
         absent["driver"] = f"{why} bound to vfio-pci; the NVIDIA driver runs in each guest"
     return absent
+
+
+def sandbox_plugin_note(pods: Iterable[Pod]) -> str | None:
+    """Why NVIDIA's device plugin is absent from a sandbox node though a device plugin serves
+    it: the GPU Operator's sandbox device plugin pod on it, named with its image."""
+    for pod in sorted(pods, key=lambda p: (p.namespace, p.name)):
+        for container in pod.containers if pod.is_active else ():
+            if is_sandbox_device_plugin(container.image):
+                return (
+                    f"NVIDIA's k8s-device-plugin does not run here: the sandbox device plugin "
+                    f"serves the node's VMs (pod {pod.namespace}/{pod.name}, {container.image}); "
+                    "NVIDIA's device-plugin bulletins do not name it"
+                )
+    return None
 
 
 def says_nvidia_gpu(labels: Mapping[str, str]) -> bool:

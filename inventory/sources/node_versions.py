@@ -11,17 +11,22 @@ from inventory.sources.images import (
     component_of,
     container_component,
     image_version,
+    is_vgpu_manager,
     stack_version,
     version_from_tag,
 )
 
 NV = GPU_RESOURCE_PREFIX
+# driver_version_source of a vm-vgpu node whose driver version is its vGPU Manager image's.
+VGPU_MANAGER_POD = "vgpu-manager-pod"
 
 
 def stack_versions(labels: dict[str, str], pods_on_node: Sequence[Pod]) -> dict[str, str | None]:
     """Node fields for the versions of the GPU host stack on this node."""
     components = component_versions(pods_on_node)
     driver, driver_source = _driver(labels, components)
+    if driver_source == "driver-pod" and _runs_vgpu_manager(pods_on_node):
+        driver_source = VGPU_MANAGER_POD  # the host driver is the vGPU Manager
     return {
         "driver_version": driver,
         "driver_version_source": driver_source,
@@ -32,6 +37,10 @@ def stack_versions(labels: dict[str, str], pods_on_node: Sequence[Pod]) -> dict[
         "mig_manager_version": components.get("mig_manager"),
         "dra_driver_version": components.get("dra_driver"),
     }
+
+
+def _runs_vgpu_manager(pods: Iterable[Pod]) -> bool:
+    return any(is_vgpu_manager(c.image) for pod in pods if pod.is_active for c in pod.containers)
 
 
 def _dotted(labels: dict[str, str], major: str, minor: str, patch: str | None = None) -> str | None:

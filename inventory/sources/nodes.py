@@ -39,9 +39,11 @@ from inventory.sources.node_kinds import (
     SANDBOX_SHARING,
     gpu_capacity_of,
     mig_single_overrides,
+    passthrough_gpus,
     physical_model,
     plugin_resources,
     sandbox_absent,
+    sandbox_plugin_note,
     sandbox_workload,
 )
 from inventory.sources.node_labels import (
@@ -132,6 +134,9 @@ def node_from(
     # a node whose GPUs go to VMs (the operator's sandbox device plugin reads no config).
     gke = gke_shares(labels)
     vm = sandbox_workload(labels, workload_default) if is_gpu else None
+    count_basis = ""
+    if vm and gpu_count is None:
+        gpu_count, count_basis = passthrough_gpus(vm, capacity)
     config = config if is_gpu and not gke and not vm else None
     # A config reaches the node only through a plugin pod that mounts it (plugin_placement).
     placement = (
@@ -192,6 +197,8 @@ def node_from(
     )
     if vm and is_gpu:
         not_installed = {**sandbox_absent(vm), **not_installed}
+        if "device_plugin" in not_installed and (note := sandbox_plugin_note(pods_on_node)):
+            not_installed["device_plugin"] = note
     # The node's own sharing: only from entries that replicate something it has.
     node_config = config if config is not None and replicates_here(config, capacity) else None
     strategy = (
@@ -231,6 +238,7 @@ def node_from(
         gpu_capacity=capacity,
         gpu_model=_gpu_model(labels.get(PRODUCT)) or cloud_gpu_model(labels)[0],
         gpu_count=gpu_count,
+        gpu_count_basis=count_basis,
         gpu_operator_version=operator_version if is_gpu else None,
         firmware_version=None,  # the API does not report it; nvidia-smi XML does
         sharing_strategy=strategy,

@@ -7,7 +7,15 @@ import pytest
 
 from inventory.sources.node_kinds import vm_device_kind
 from inventory.sources.normalise import normalise
-from tests.inventory.normalise_helpers import PLATFORM, configmap, node, only_node, pod
+from tests.inventory.normalise_helpers import (
+    PLATFORM,
+    configmap,
+    controller,
+    ctr,
+    node,
+    only_node,
+    pod,
+)
 
 # A time-slicing config every unlabelled GPU node falls back to (its only key).
 SLICE_ALL = configmap(
@@ -68,6 +76,21 @@ def test_a_passthrough_node_takes_no_sharing_from_the_device_plugin_config():
     assert set(result.not_installed) >= {"driver", "container_toolkit"}
 
 
+def test_a_passthrough_node_counts_its_gpus_from_the_sandbox_plugins_capacity():
+    # No GFD on sandbox nodes, so no nvidia.com/gpu.count: before, gpu_count stayed None.
+    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-passthrough"}
+    capacity = {"nvidia.com/GA100_A100_PCIE_40GB": 4, "nvidia.com/TU104GL_TESLA_T4": 2}
+    result = only_node([node("vm-pt", labels, capacity=capacity)])
+    assert result.gpu_count == 6
+    assert "nvidia.com/GA100_A100_PCIE_40GB=4" in result.gpu_count_basis
+    # GFD's label, where it runs, is the count; a vGPU host's capacity counts vGPUs: unknown.
+    counted = only_node([node("vm-pt", {**labels, "nvidia.com/gpu.count": "4"}, capacity=capacity)])
+    assert (counted.gpu_count, counted.gpu_count_basis) == (4, "")
+    vgpu = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-vgpu"}
+    host = only_node([node("vm-vgpu", vgpu, capacity={"nvidia.com/NVIDIA_A100-4C": 10})])
+    assert (host.gpu_count, host.gpu_count_basis) == (None, "")
+
+
 def test_a_vgpu_host_is_a_vgpu_node_with_a_host_driver_still_to_find():
     labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-vgpu"}
     result = only_node(
@@ -77,6 +100,54 @@ def test_a_vgpu_host_is_a_vgpu_node_with_a_host_driver_still_to_find():
     assert result.time_slicing_replicas is None
     assert "container_toolkit" in result.not_installed
     assert "driver" not in result.not_installed  # the vGPU Manager is the host's driver
+
+
+VGPU_MANAGER = "registry.example.com/nvidia/vgpu-manager:550.127.06-ubuntu22.04"
+
+
+def test_the_vgpu_manager_is_the_host_driver_of_a_vgpu_node():
+    # Before: no `vgpu-manager` component, so driver_version stayed None and STACK-004 fired.
+    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-vgpu"}
+    manager = pod(
+        "gpu-operator",
+        "nvidia-vgpu-manager-daemonset-x1",
+        ctr("nvidia-vgpu-manager-ctr", VGPU_MANAGER),
+        node_name="vm-vgpu",
+    )
+    host = node("vm-vgpu", labels, capacity={"nvidia.com/NVIDIA_A100-4C": 10})
+    result = only_node([host, manager])
+    assert (result.driver_version, result.driver_version_source) == (
+        "550.127.06",
+        "vgpu-manager-pod",
+    )
+    assert "driver" not in result.not_installed
+
+
+def test_the_sandbox_device_plugin_is_said_to_serve_a_sandbox_node():
+    # Before: "no pod of it on the node", though the sandbox plugin runs there.
+    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-vgpu"}
+    plugin = controller(
+        "DaemonSet",
+        "gpu-operator",
+        "nvidia-device-plugin-daemonset",
+        "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+    )
+    plugin["spec"]["template"]["spec"]["nodeSelector"] = {
+        "nvidia.com/gpu.deploy.device-plugin": "true"
+    }
+    sandbox = pod(
+        "gpu-operator",
+        "nvidia-sandbox-device-plugin-daemonset-x1",
+        ctr(
+            "nvidia-sandbox-device-plugin-ctr", "nvcr.io/nvidia/kubevirt-gpu-device-plugin:v1.2.10"
+        ),
+        node_name="vm-vgpu",
+    )
+    host = node("vm-vgpu", labels, capacity={"nvidia.com/NVIDIA_A100-4C": 10})
+    result = only_node([host, plugin, sandbox])
+    why = result.not_installed["device_plugin"]  # NVIDIA's plugin: never judged by its bulletins
+    assert "sandbox device plugin" in why and "kubevirt-gpu-device-plugin:v1.2.10" in why
+    assert result.device_plugin_version is None
 
 
 def test_a_container_node_beside_them_still_reads_the_config():

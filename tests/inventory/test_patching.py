@@ -106,6 +106,56 @@ def test_the_driver_is_never_not_installed():
     assert result.status == "unknown" and "driver: version unknown" in result.unknown
 
 
+# A KubeVirt sandbox node (vm-vgpu / vm-passthrough): the GPU Operator runs its sandbox
+# operands there, never the container toolkit, the device plugin or the MIG manager.
+SANDBOX_ABSENT = frozenset({"container_toolkit", "device_plugin", "mig_manager", "dcgm_exporter"})
+
+
+def test_an_operator_flaw_in_an_operand_the_node_does_not_run_is_not_affected():
+    # 5659 (CVE-2025-23266, critical) and 5850 name the GPU Operator for the toolkit it deploys.
+    fixes = bulletin_fixes("5659", "5850")
+    versions = {"gpu_operator_version": "24.9.2"}
+    # Before: STACK-003 critical on VM nodes through `gpu_operator 24.9.2`.
+    result = node_patch_status(versions, fixes, NodeStack(not_installed=SANDBOX_ABSENT))
+    assert [e for e in result.exposures if e.component == "gpu_operator"] == []
+    spared = [e for e in result.not_affected if e.component == "gpu_operator"]
+    assert {e.advisory_id for e in spared} == {"5659", "5850"}
+    assert {e.reason["justification"] for e in spared} == {"component_not_present"}
+    assert all(e.installed == "24.9.2" for e in spared)
+    assert any("container toolkit" in e.reason["text"] for e in spared)
+    # Where the toolkit runs, or may run (not known absent), the exposure stays.
+    for stack in (NodeStack(not_installed=frozenset({"dcgm_exporter"})), NodeStack()):
+        kept = node_patch_status(versions, fixes, stack).exposures
+        assert {e.advisory_id for e in kept if e.component == "gpu_operator"} == {"5659", "5850"}
+    # 5659 names the device plugin too: a node running it stays exposed to 5659 alone.
+    plugin = node_patch_status(
+        versions, fixes, NodeStack(not_installed=SANDBOX_ABSENT - {"device_plugin"})
+    )
+    assert {e.advisory_id for e in plugin.exposures if e.component == "gpu_operator"} == {"5659"}
+
+
+def test_a_vgpu_hosts_driver_is_judged_by_the_linux_kvm_vgpu_manager_rows():
+    fixes = bulletin_fixes(*DRIVERS)
+    versions = {"driver_version": "550.127.06"}
+    # vGPU 17.4's manager: 5614 (<= 550.127.06, fixed 550.144.02) and 5630 (<= 550.144.02,
+    # fixed 550.163.02), its Linux KVM rows; never the Azure Local rows (<= 553.20).
+    result = node_patch_status(versions, fixes, NodeStack(vgpu_host=True))
+    assert result.status == "below_baseline"
+    # One exposure per fix, though 5614 and 5630 repeat each row per hypervisor.
+    assert sorted((e.advisory_id, e.fixed_version) for e in result.exposures) == [
+        ("5614", "550.144.02"),
+        ("5630", "550.163.02"),
+    ]
+    assert result.baselines == {"driver R550": "550.163.02"}
+    # The same number as a data-center driver is judged by the Tesla rows.
+    tesla = node_patch_status(versions, fixes, NodeStack())
+    assert tesla.baselines == {"driver R550": "550.163.01"}
+    assert {e.fixed_version for e in tesla.exposures} == {"550.144.03", "550.163.01"}
+    # A manager past every Linux KVM fix reads current.
+    current = node_patch_status({"driver_version": "550.163.02"}, fixes, NodeStack(vgpu_host=True))
+    assert (current.status, current.exposures) == ("current", ())
+
+
 CDI_OFF = NodeFacts(cdi=False, sources={"cdi": "ClusterPolicy cluster-policy spec.cdi.enabled"})
 
 

@@ -180,3 +180,38 @@ def test_a_namespace_changing_hands_is_not_its_pods_changing(cluster, tmp_path):
     with time_machine.travel(T0 + timedelta(hours=2), tick=False):
         cluster_sync_from_snapshot(cluster=cluster, paths=[str(path)])
     assert not SyncHandover.objects.exists()
+
+
+PASSTHROUGH = "nvidia.com/GA100_A100_PCIE_40GB"
+
+
+def _vm_node(name: str, gpus: int) -> dict:
+    """A KubeVirt vm-passthrough node: no GFD there (no count label), the sandbox device plugin
+    advertises each GPU bound to vfio-pci under its PCI device name."""
+    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-passthrough"}
+    capacity = {"cpu": "96", PASSTHROUGH: str(gpus)}
+    return {
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {},
+        "status": {"capacity": capacity, "allocatable": capacity},
+    }
+
+
+def _launcher(namespace: str, name: str, node: str, gpus: int) -> dict:
+    found = _pod(namespace, f"virt-launcher-{name}", node, gpus)
+    found["spec"]["containers"][0]["resources"]["limits"] = {PASSTHROUGH: str(gpus)}
+    return found
+
+
+def test_passthrough_gpus_of_one_tenants_vm_then_anothers_are_a_handover(cluster, tmp_path):
+    vm = [_vm_node("gpu-pt", 4)]
+    _sync(cluster, tmp_path, T0, _launcher("team-alpha", "a", "gpu-pt", 2), nodes=vm)
+    # alpha's VM is gone; beta's VM holds 3 of the 4 GPUs: 2 + 3 > 4, one surely was alpha's.
+    later = T0 + timedelta(hours=1)
+    _sync(cluster, tmp_path, later, _launcher("beta-prod", "b", "gpu-pt", 3), nodes=vm)
+    (h,) = SyncHandover.objects.filter(cluster=cluster)
+    assert (h.previous_holder, h.next_holder, h.gpu_count) == ("alpha", "beta", 4)
+    (leak,) = _leaks(cluster, T0 + timedelta(hours=2))
+    assert sorted(leak.tenants) == ["alpha", "beta"]
+    assert leak.evidence["source"] == "sync_history"

@@ -1,0 +1,75 @@
+"""Which bulletin rows judge a node's host driver. PURE.
+
+A container GPU node runs the Linux data-center ("Tesla") driver of its branch. A KubeVirt
+vm-vgpu node runs the NVIDIA vGPU Manager instead (the GPU Operator's vgpu-manager image): it is
+the host's kernel driver, numbered on the same branches but released separately (vGPU 17.4 is
+550.127.06 where the data-center driver is 550.127.05), so NVIDIA's driver bulletins state its
+fixes in their own "Virtual GPU Manager" rows, per hypervisor. A Kubernetes node is a Linux KVM
+host: the rows for Red Hat Enterprise Linux KVM and Ubuntu apply; Citrix/XenServer, vSphere and
+the Windows-numbered Azure Local / Azure Stack HCI / Windows Server rows (553.20) never do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from inventory.bulletins.csaf.fixes import Fix
+from inventory.bulletins.csaf.versions import parse_version
+from inventory.sources.node_kinds import VGPU_HOST, WORKLOAD
+from inventory.sources.node_versions import VGPU_MANAGER_POD
+
+# The hypervisors a Kubernetes node's vGPU Manager is built for, as NVIDIA's rows name them.
+_LINUX_KVM = ("kvm", "ubuntu")
+
+
+def vgpu_host(labels: Mapping[str, str], driver_source: str | None) -> bool:
+    """Whether a node's host driver is the vGPU Manager: its version was read from the vGPU
+    Manager's image, or the node is a vm-vgpu node (its driver read another way, nvidia-smi)."""
+    workload = str(labels.get(WORKLOAD, "")).strip().lower()
+    return driver_source == VGPU_MANAGER_POD or workload == VGPU_HOST
+
+
+def host_driver_fix(fix: Fix, vgpu_host: bool) -> bool:
+    """A row for the node's kind of host driver (any branch)."""
+    component = fix.component
+    if not vgpu_host:
+        return (
+            component.kind == "driver"
+            and component.platform == "linux"
+            and component.line == "tesla"
+        )
+    host = (component.host or "").lower()
+    return (
+        component.kind == "vgpu_manager"
+        and component.platform != "windows"
+        and any(name in host for name in _LINUX_KVM)
+    )
+
+
+def fix_branch(fix: Fix) -> str | None:
+    """The driver branch of a row: as the product states it, else that of its versions (NVIDIA
+    names some vGPU rows by software release only: "vGPU 16" is 535.x)."""
+    if fix.component.branch:
+        return fix.component.branch
+    for version in (fix.fixed_version, fix.affected.version):
+        parsed = parse_version(version or "")
+        if parsed and isinstance(parsed[0], int):
+            return f"R{parsed[0]}"
+    return None
+
+
+def family_name(vgpu_host: bool) -> str:
+    return "Linux KVM vGPU Managers" if vgpu_host else "Linux data-center drivers"
+
+
+def one_per_bound(fixes: list[Fix]) -> list[Fix]:
+    """The rows of one bulletin that repeat a bound per hypervisor (5614 names Red Hat KVM and
+    Ubuntu apart, alike): one each, so a node is not told the same fix twice."""
+    seen: set[tuple] = set()
+    kept = []
+    for fix in fixes:
+        key = (fix.advisory_id, fix.affected, fix.fixed_version, fix.cves, fix.condition)
+        if key not in seen:
+            seen.add(key)
+            kept.append(fix)
+    return kept
