@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from inventory.patching.status import bundled_dcgm, installed_version
+from inventory.patching.versions import bundled_dcgm, installed_version
 from inventory.snapshot import GpuOperatorPolicy, Node, Pod
 from inventory.sources.gke_managed import gke_managed_dcgm_image as gke_dcgm
 from inventory.sources.images import component_of, is_gke_device_plugin

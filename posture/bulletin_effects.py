@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from inventory.models import BulletinImport, Node
-from inventory.patching.status import COMPONENTS, bundled_dcgm, installed_version
+from inventory.patching.status import COMPONENTS
+from inventory.patching.versions import bundled_dcgm, installed_version
 from posture.models import Finding, PostureRun
 
 BULLETIN_CHECKS = ("STACK-001", "STACK-002", "STACK-003", "STACK-005")

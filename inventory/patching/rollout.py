@@ -29,7 +29,8 @@ from datetime import UTC, datetime
 from functools import cmp_to_key
 
 from inventory.bulletins.csaf.versions import compare, parse_version
-from inventory.patching.status import BELOW_BASELINE, CURRENT, driver_branch
+from inventory.patching.status import BELOW_BASELINE, CURRENT
+from inventory.patching.versions import driver_branch
 
 _NEVER = datetime.max.replace(tzinfo=UTC)  # an exposure without a date sorts as the newest
 

@@ -15,7 +15,6 @@ exposure stays, "condition unverified".
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -31,6 +30,12 @@ from inventory.patching.driver_family import (
     one_per_bound,
 )
 from inventory.patching.operands import split_by_operands
+from inventory.patching.versions import (
+    bundled_dcgm,
+    driver_branch,
+    installed_version,
+    model_matches,
+)
 
 CURRENT, BELOW_BASELINE, UNKNOWN = "current", "below_baseline", "unknown"
 # Node field -> the bulletin component kind it is compared with.
@@ -109,37 +114,6 @@ class _Judgement:
     def not_judged(self, kind: str, why: str) -> None:
         self.unknown.append(why)
         self.unknown_components.append(kind)
-
-
-def driver_branch(version: str) -> str | None:
-    parsed = parse_version(version)
-    return f"R{parsed[0]}" if parsed and isinstance(parsed[0], int) else None
-
-
-def installed_version(kind: str, version: str) -> str:
-    """The version a bulletin speaks of: dcgm-exporter tags read `<DCGM>-<exporter>` (e.g.
-    3.3.9-3.6.1), and its bulletins name the exporter's own version."""
-    if kind == "dcgm_exporter" and "-" in version:
-        return version.split("-", 1)[1]
-    return version
-
-
-def bundled_dcgm(exporter: str | None) -> str | None:
-    """The DCGM version an exporter image carries: its tag reads `<DCGM>-<exporter>`
-    (4.2.3-4.1.3-ubuntu22.04), and the exporter runs that DCGM's library in its container, so a
-    DCGM bulletin concerns it. Without the pair (a tag of one number) it is not known."""
-    if not exporter or "-" not in exporter:
-        return None
-    dcgm = exporter.split("-", 1)[0]
-    return dcgm if parse_version(dcgm) else None
-
-
-def model_matches(model: str | None, gpu_model: str | None) -> bool:
-    """Does a firmware fix for `model` (H100) concern a node whose GFD product label is
-    `gpu_model` (NVIDIA-H100-80GB-HBM3)? An unknown node model cannot be ruled out."""
-    if gpu_model is None:
-        return True
-    return bool(model) and model.upper() in re.split(r"[-_\s]+", gpu_model.upper())
 
 
 def _applies(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from inventory.components import deployed_unknown, node_components
-from inventory.patching.status import model_matches
+from inventory.patching.versions import model_matches
 from inventory.snapshot import LABEL_KIND
 from inventory.sources.normalise import normalise
 from partitioner.config import partition_layout

@@ -25,7 +25,7 @@ STACK_CHECKS = {
     "STACK-001": ("driver",),
     "STACK-002": ("container_toolkit",),
     # Firmware joins only where a bulletin names firmware for the node's GPU model.
-    # dcgm: the DCGM library an exporter image bundles (inventory.patching.status.bundled_dcgm).
+    # dcgm: the DCGM library an exporter image bundles (inventory.patching.versions.bundled_dcgm).
     "STACK-003": (
         "device_plugin",
         "gpu_operator",
