@@ -15,10 +15,10 @@ from tests.conftest import api_client
 pytestmark = pytest.mark.django_db
 
 # roles + posture_inputs' reads (the snapshot by kind, tenants, approvals, exemptions,
-# telemetry, patch records) + the trust classes + the stored pack (lock, latest, previous,
+# telemetry, the handovers syncs recorded, patch records) + the trust classes + the stored pack (lock, latest, previous,
 # insert when it changed) + the cluster; the pack is stored on the first call only.
-PREVIEW_PIN = 24
-PAGE_PIN = 27  # + session, user and the cluster chooser
+PREVIEW_PIN = 25
+PAGE_PIN = 28  # + session, user and the cluster chooser
 
 
 def more_pods(cluster, n: int) -> None:
