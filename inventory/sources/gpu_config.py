@@ -11,7 +11,7 @@ unclassified one) is never GPU configuration: it is not even parsed.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,20 +151,11 @@ def operator_namespaces(
     than every platform DaemonSet being judged as a tenant's pods. With no ClusterRoleBinding
     in `bindings` at all (the snapshot did not read RBAC; a cluster always has some), the image
     alone decides, as it must."""
-    workloads = list(workloads)
-    bound = _cluster_bound_namespaces(bindings or ())
-    operands = {
-        w.namespace
-        for w in workloads
-        if w.kind == "DaemonSet"
-        and any(component_of(image) in OPERAND_COMPONENTS for image in w.images.values())
-    }
-    return frozenset(
-        w.namespace
-        for w in workloads
-        if w.kind == "Deployment"
-        and any(component_of(image) == "gpu_operator" for image in w.images.values())
-        and (bound is None or w.namespace in bound or w.namespace in operands)
+    return _operator_namespaces(
+        workloads,
+        bindings,
+        is_operator=lambda image: component_of(image) == "gpu_operator",
+        is_operand=lambda image: component_of(image) in OPERAND_COMPONENTS,
     )
 
 
@@ -240,19 +231,36 @@ def network_operator_namespaces(
     DaemonSets of its operands; with no ClusterRoleBinding read at all, the image alone (as for
     the GPU Operator, operator_namespaces). A namespace's name never places it (fail closed):
     a namespace called `nvidia-network-operator` with none of this stays unclassified."""
+    return _operator_namespaces(
+        workloads,
+        bindings,
+        is_operator=_is_network_operator,
+        is_operand=lambda image: _repository_name(image) in NETWORK_OPERANDS,
+    )
+
+
+def _operator_namespaces(
+    workloads: Iterable[Workload],
+    bindings: Iterable[RoleBinding] | None,
+    *,
+    is_operator: Callable[[str], bool],
+    is_operand: Callable[[str], bool],
+) -> frozenset[str]:
+    """The namespaces of Deployments running an operator's image that a ClusterRoleBinding
+    names or beside which its operands' DaemonSets run; with no ClusterRoleBinding read at all,
+    the image alone."""
     workloads = list(workloads)
     bound = _cluster_bound_namespaces(bindings or ())
     operands = {
         w.namespace
         for w in workloads
-        if w.kind == "DaemonSet"
-        and any(_repository_name(image) in NETWORK_OPERANDS for image in w.images.values())
+        if w.kind == "DaemonSet" and any(is_operand(image) for image in w.images.values())
     }
     return frozenset(
         w.namespace
         for w in workloads
         if w.kind == "Deployment"
-        and any(_is_network_operator(image) for image in w.images.values())
+        and any(is_operator(image) for image in w.images.values())
         and (bound is None or w.namespace in bound or w.namespace in operands)
     )
 
