@@ -15,8 +15,9 @@ from tests.conftest import api_client
 pytestmark = pytest.mark.django_db
 
 # roles + posture_inputs' reads (the snapshot by kind, tenants, approvals, exemptions,
-# telemetry, the handovers syncs recorded, patch records) + the trust classes + the stored pack (lock, latest, previous,
-# insert when it changed) + the cluster; the pack is stored on the first call only.
+# telemetry, the handovers syncs recorded, patch records) + the trust classes + the stored
+# pack (lock, latest, previous, insert when it changed) + the cluster; the pack is stored on
+# the first call only.
 PREVIEW_PIN = 25
 PAGE_PIN = 28  # + session, user and the cluster chooser
 
