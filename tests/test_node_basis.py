@@ -78,6 +78,8 @@ def test_the_node_api_says_where_sharing_and_count_come_from(basis_lab, personas
     assert dra["sharing_basis"].startswith("DRA: ResourceClaim beta-prod/secret-infer-gpu holds")
     assert "gpu-0 by time_slicing" in dra["sharing_basis"]
     assert "1 more claim(s)" in dra["sharing_basis"]
+    # DRA time-slicing has no replica count: none is borrowed from the device-plugin config.
+    assert dra["time_slicing_replicas"] is None
     hami = nodes["gpu-hami"]
     assert hami["sharing_strategy"] == "time_slicing"
     assert "HAMi" in hami["sharing_basis"] and "10 shares per GPU" in hami["sharing_basis"]

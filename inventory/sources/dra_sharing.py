@@ -97,7 +97,12 @@ def with_dra(node: Node, index: DraIndex | None) -> Node:
     if sharing is None or not _weaker(sharing.mode, node.sharing_strategy):
         return node
     basis = f"{node.sharing_basis}; {sharing.basis}" if node.sharing_basis else sharing.basis
-    return replace(node, sharing_strategy=sharing.mode, sharing_basis=basis)
+    # DRA time-slicing has no replica count (any number of claims may share a device): a count
+    # the device-plugin config gave a node that was not time-sliced is not DRA's.
+    replicas = node.time_slicing_replicas if node.sharing_strategy == TIME_SLICING else None
+    return replace(
+        node, sharing_strategy=sharing.mode, sharing_basis=basis, time_slicing_replicas=replicas
+    )
 
 
 def _weaker(mode: str, current: str) -> bool:
