@@ -6,10 +6,10 @@ A Calico rule's `destination.selector` picks workload endpoints and network sets
 namespace (and, with `namespaceSelector: global()`, the GlobalNetworkSets); a
 GlobalNetworkPolicy the GlobalNetworkSets and every namespace's NetworkSets; with another
 `namespaceSelector`, either picks the NetworkSets of the namespaces that selector matches (by
-the Namespace's labels in the snapshot; unknown where the snapshot lacks the Namespace). A set holding
-0.0.0.0/0 (or a range wider than a /8) is the internet: the rule is then read with those nets
-as its destination (cni_calico.py), not as a rule to named peers. Sets are read after every
-object of the snapshot, since a policy may come before the sets it names.
+the Namespace's labels in the snapshot; unknown where the snapshot lacks the Namespace). A set
+holding 0.0.0.0/0 (or a range wider than a /8) is the internet: the rule is then read with
+those nets as its destination (cni_calico.py), not as a rule to named peers. Sets are read
+after every object of the snapshot, since a policy may come before the sets it names.
 """
 
 from __future__ import annotations
