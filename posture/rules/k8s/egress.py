@@ -15,6 +15,7 @@ from posture.rules.k8s.cni_enforcement import NOT_ENFORCED, UNVERIFIED, Enforcem
 from posture.rules.k8s.egress_calico import OPEN, UNKNOWN, calico_egress, is_calico
 from posture.rules.k8s.egress_evidence import host_network, port_limits, selector_of
 from posture.rules.k8s.egress_mesh import MESH_NOTE, MESH_RESTRICTED, behind_sidecar, registry_only
+from posture.rules.k8s.egress_titles import TitleFacts, k8s007_title
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 
@@ -281,64 +282,22 @@ def _egress_draft(
         evidence["mesh_note"] = MESH_NOTE
         if len(mesh_pods) == len(open_pods) and evidence["verdict"] == "not restricted":
             evidence["verdict"] = MESH_RESTRICTED
-    title = (
-        f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
-        f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
+    title = k8s007_title(
+        TitleFacts(
+            namespace,
+            tenant.slug,
+            len(open_pods),
+            gpu_pod_count,
+            enforced,
+            str(evidence["verdict"]),
+            bool(policies),
+            opened_by=opened_by,
+            allowing=_allowing_all(policies, open_pods),
+            preceded=preceded,
+            unread_kinds=sorted({p.engine.partition("/")[2] for p in unread}),
+            cnis=cnis,
+        )
     )
-    if enforced.state == NOT_ENFORCED and policies and not (unread or cnis):
-        title = (
-            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
-            f"{gpu_pod_count} GPU pod(s) not restricted: the cluster's CNI ({enforced.cni}) "
-            "does not enforce NetworkPolicy"
-        )
-    elif opened_by and not (unread or cnis):
-        title = (
-            f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
-            f"{gpu_pod_count} GPU pod(s) allowed egress to the internet by "
-            f"{', '.join(opened_by)}, whatever a NetworkPolicy restricts"
-        )
-    # A NetworkPolicy whose egress rule allows everything (`egress: [{}]`) selecting these
-    # pods undoes any deny: the title names it, as the evidence's `allows_all_egress` does.
-    allowing = _allowing_all(policies, open_pods)
-    if allowing and enforced.state != NOT_ENFORCED and not opened_by:
-        title = (
-            f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
-            f"{gpu_pod_count} GPU pod(s) allowed all egress by NetworkPolicy {allowing}"
-        )
-    cannot_tell = (
-        f"Namespace {namespace} of tenant {tenant.slug}: cannot tell whether egress of "
-        f"{len(open_pods)} of {gpu_pod_count} GPU pod(s) is restricted"
-    )
-    if allowing and enforced.state != NOT_ENFORCED:
-        # Only another engine's policy (Calico's order, a Cilium deny) could still restrict
-        # them: say what allows all first, then what is unknown.
-        cannot_tell = (
-            f"Namespace {namespace} of tenant {tenant.slug}: NetworkPolicy {allowing} allows "
-            f"all egress of {len(open_pods)} of {gpu_pod_count} GPU pod(s); whether another "
-            "policy restricts it cannot be told"
-        )
-    # Said of the pods only where no NetworkPolicy allowing all is named before it.
-    no_k8s = "" if allowing and enforced.state != NOT_ENFORCED else NO_K8S
-    if preceded:
-        title = (
-            f"{cannot_tell}: Calico policy {', '.join(sorted(preceded)[:MEMBERS_SHOWN])} "
-            f"may apply to them, which gpuposture cannot evaluate "
-            f"({'; '.join(sorted(set(preceded.values())))})"
-        )
-    elif unread:
-        kinds = ", ".join(sorted({p.engine.partition("/")[2] for p in unread}))
-        title = f"{cannot_tell}: {kinds} present, which gpuposture does not evaluate{no_k8s}"
-    elif cnis:
-        title = (
-            f"{cannot_tell}: the cluster runs {', '.join(cnis)}, whose own network policies "
-            f"were not read{no_k8s}"
-        )
-    if evidence["verdict"] == MESH_RESTRICTED:
-        title = (
-            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
-            f"{gpu_pod_count} GPU pod(s) limited only by Istio's mesh-wide REGISTRY_ONLY (no "
-            "NetworkPolicy restricts it; a container can go around the sidecar)"
-        )
     return namespace_draft(
         "K8S-007",
         inputs,
@@ -369,17 +328,14 @@ def _severity(evidence: dict[str, object], opened_by: list[str]) -> str:
     return "low"
 
 
-NO_K8S = " (no Kubernetes NetworkPolicy restricts it)"
-
-
-def _allowing_all(policies: list[NetworkPolicy], pods: list[Pod]) -> str:
-    """The NetworkPolicies that allow all egress of any of the pods, by name ("" for none)."""
+def _allowing_all(policies: list[NetworkPolicy], pods: list[Pod]) -> list[str]:
+    """The NetworkPolicies that allow all egress of any of the pods, by name."""
     names = [
         p.name
         for p in policies
         if p.egress_allows_all and any(selects_for_egress(p, pod) for pod in pods)
     ]
-    return ", ".join(names[:MEMBERS_SHOWN])
+    return names[:MEMBERS_SHOWN]
 
 
 def _enforcement(enforced: Enforcement) -> dict[str, str]:
