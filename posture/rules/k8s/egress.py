@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from inventory.label_selector import selector_matches
 from inventory.snapshot import NetworkPolicy, Pod, Workload
 from inventory.sources.cni_policies import NAMESPACE_LABEL
-from inventory.sources.egress_ports import note
+from inventory.sources.egress_ports import denied_note, merge, note
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
 from posture.rules.dra_holdings import uses_gpu
@@ -77,6 +77,28 @@ def restricts_egress(
     return bool(selecting) or any(cilium_restricts(p, pod) for p in cni)
 
 
+def cilium_port_denies(policies: Iterable[NetworkPolicy], pod: Pod) -> list[NetworkPolicy]:
+    """The Cilium policies denying the pod egress to the world on some ports only
+    (egress_denied_ports): the ports they take away from whatever allows it."""
+    if pod.host_network:
+        return []
+    labels = {**pod.labels, NAMESPACE_LABEL: pod.namespace}
+    return [
+        p
+        for p in policies
+        if p.engine.startswith("cilium.io/")
+        and p.egress_denied_ports
+        and p.namespace in ("", pod.namespace)
+        and selector_matches(p.pod_selector, p.match_expressions, labels)
+    ]
+
+
+def read_deny(policy: NetworkPolicy) -> bool:
+    """A Cilium policy read as a deny of some ports only, with no egress rule of its own: it
+    never restricts a pod's egress as a whole, and is not "unevaluated"."""
+    return bool(policy.egress_denied_ports) and "Egress" not in policy.policy_types
+
+
 def names_only(policy: NetworkPolicy) -> bool:
     """A Cilium policy read as limiting egress to an allow-list (cni_policies.py)."""
     return (
@@ -143,10 +165,13 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
         opened_by: dict[str, NetworkPolicy] = {}
         calico_unknown: dict[str, str] = {}  # Calico policies that cannot be evaluated: why
         ported: dict[str, str] = {}  # CNI policies limiting the internet to ports: which
+        denied: dict[str, str] = {}  # Cilium policies denying the internet on ports: which
         for pod in pods:
             # Where the CNI is known not to enforce, no Cilium agent runs: its policies are inert.
             if enforced.state != NOT_ENFORCED and cilium_denies_world(cni, pod):
                 continue
+            denies = cilium_port_denies(cni, pod) if enforced.state != NOT_ENFORCED else []
+            denied_ports = merge(*(p.egress_denied_ports for p in denies))
             opening = cni_opens_world(cni, pod)
             calico = None
             if enforced.state != NOT_ENFORCED:
@@ -167,10 +192,13 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 # policy lets it reach the internet on some ports, the evidence says which.
                 chosen = [p for p in cni if cilium_restricts(p, pod)]
                 ported.update(
-                    port_limits([*chosen, calico.policy if calico else None], _unread_ref)
+                    port_limits(
+                        [*chosen, calico.policy if calico else None], _unread_ref, denied_ports
+                    )
                 )
                 continue
             open_pods.append(pod)
+            denied.update({_unread_ref(p): denied_note(p.egress_denied_ports) for p in denies})
         if open_pods:
             # A CNI's own policy here or cluster-wide may restrict them: unknown, not "none";
             # where the CNI is known not to enforce, no engine runs to act on any of them.
@@ -182,6 +210,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                     if p.namespace in (namespace, "")
                     and _unread_ref(p) not in opened_by
                     and not names_only(p)  # read: it selects none of these pods
+                    and not read_deny(p)  # read: it takes some ports away, no more
                     and not is_calico(p)
                     and enforced.state != NOT_ENFORCED
                 ),
@@ -197,6 +226,10 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 (enforced, sorted(opened_by), calico_unknown),
                 (mesh, [p for p in open_pods if mesh and behind_sidecar(p)]),
             )
+            if denied:
+                draft.evidence["cni_policies_denying_internet_on_ports"] = [
+                    {"policy": ref, "internet": why} for ref, why in sorted(denied.items())
+                ][:MEMBERS_SHOWN]
             if ported:
                 draft.evidence["cni_policies_limiting_internet_to_ports"] = [
                     {"policy": ref, "internet": why} for ref, why in sorted(ported.items())
