@@ -98,8 +98,16 @@ def test_a_deny_of_a_wide_range_on_every_port_is_still_not_evaluated():
     assert draft.evidence["verdict"] == "unknown"
 
 
-def test_a_deny_of_the_world_on_every_port_still_restricts():
-    assert k8s007(deny(None)) == []
+@pytest.mark.parametrize(
+    "to_ports",
+    [
+        pytest.param(None, id="no-toPorts"),
+        # Cilium's port "0" is every port: a deny of the world as a whole.
+        pytest.param([{"ports": [{"port": "0", "protocol": "ANY"}]}], id="port-0"),
+    ],
+)
+def test_a_deny_of_the_world_on_every_port_still_restricts(to_ports):
+    assert k8s007(deny(to_ports)) == []
 
 
 @pytest.mark.parametrize(
