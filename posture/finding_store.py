@@ -46,6 +46,14 @@ def finding_fingerprint(cluster: str, draft: FindingDraft) -> str:
     return hashlib.sha256(identity.encode()).hexdigest()
 
 
+def stored_title(title: str) -> str:
+    """The title as Finding.title holds it: a longer one ends in "…" where it is cut, so that
+    a reader sees it was (the checks keep theirs within TITLE_MAX, naming objects by count
+    past it)."""
+    limit = Finding._meta.get_field("title").max_length or len(title)
+    return title if len(title) <= limit else f"{title[: limit - 1]}…"
+
+
 def evidence_digest(evidence: Any) -> str:
     """sha256 of the evidence as canonical JSON (Finding.evidence_digest): a tuple and a list,
     or two orders of the same keys, are the same evidence, as they read back once stored."""
@@ -132,7 +140,7 @@ def findings_refresh(
         text, digest = evidence_text(draft.evidence)
         values = {
             "severity": draft.severity or check.severity,
-            "title": (draft.title or check.title)[:300],
+            "title": stored_title(draft.title or check.title),
             "evidence": text,
             "evidence_digest": digest,
             "exposure": draft.exposure,

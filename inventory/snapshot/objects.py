@@ -178,6 +178,10 @@ class NetworkPolicy:
     # do so only on some ports ("443/TCP"; inventory/sources/egress_ports.py): a restriction,
     # said in K8S-007's evidence. () where no rule reaches the internet on only some ports.
     internet_ports: tuple[str, ...] = ()
+    # Cilium policies only: the ports of its rule's egressDeny to the world limited by toPorts
+    # ("25/TCP"), denied to the pods it selects whatever allows them; their internet egress on
+    # other ports stays as the allows leave it (inventory/sources/cni_policies.py).
+    egress_denied_ports: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,26 @@ def cilium_limits_egress(rule: dict[str, Any]) -> bool:
     return bool(entries) and all(_named_or_internal(e) for e in entries)
 
 
+def cilium_denied_ports(rule: dict[str, Any]) -> tuple[str, ...]:
+    """The ports on which one rule's egressDeny entries deny the world (`world` or `all`
+    limited by toPorts); () where none does."""
+    return merge(
+        *(
+            ports
+            for entry in dicts(rule.get("egressDeny"))
+            if {str(e).lower() for e in str_tuple(entry.get("toEntities"))} & {"world", "all"}
+            and (ports := cilium_ports(entry))
+        )
+    )
+
+
+def cilium_deny_read(entry: dict[str, Any]) -> bool:
+    """An egressDeny entry whose effect on internet egress is known: limited to some ports
+    (it takes at most those away), or to named or in-cluster peers and narrow CIDRs (none of
+    the internet as a whole). A deny of a wide range on every port is not read."""
+    return _named_or_internal(entry)
+
+
 def _named_or_internal(entry: dict[str, Any]) -> bool:
     if cilium_ports(entry):
         return True  # at most the internet on some ports

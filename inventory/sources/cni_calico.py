@@ -143,8 +143,8 @@ def _set_nets(
     destination: dict[str, Any], sets: Sequence[NetSet], namespace: str
 ) -> tuple[str, ...] | None:
     """The nets of the network sets a destination selector picks (calico_sets.py); None when
-    sets exist but which it picks cannot be told (a selector not parsed, namespaces chosen
-    by labels holding a set of the internet)."""
+    sets exist but which it picks cannot be told (a selector not parsed, a set of the internet
+    in a namespace whose labels are not in the snapshot)."""
     selector = (text(destination.get("selector"), "") or "").strip()
     if not selector or not sets:
         return ()
@@ -155,10 +155,17 @@ def _set_nets(
     if scope == "global()":
         candidates = [s for s in sets if not s.namespace]
     elif scope:
-        candidates = [s for s in sets if s.namespace]
-        if any(chosen(s.labels) and any(_wide(n) for n in s.nets) for s in candidates):
-            return None  # which namespaces it picks is not read
-        return ()
+        # The NetworkSets of the namespaces it selects, matched on their labels (Calico's
+        # network set reference); a set of the internet in a namespace whose labels the
+        # snapshot lacks, or a namespaceSelector not parsed, leaves the rule unknown.
+        picks = parse_selector(scope)
+        candidates = []
+        for netset in (s for s in sets if s.namespace and chosen(s.labels)):
+            if picks is None or netset.namespace_labels is None:
+                if any(_wide(n) for n in netset.nets):
+                    return None
+            elif picks(netset.namespace_labels):
+                candidates.append(netset)
     elif namespace:
         candidates = [s for s in sets if s.namespace == namespace]
     else:

@@ -3,7 +3,8 @@ and OpenShift egress firewalls, GKE FQDNNetworkPolicy). PURE.
 
 gpuposture evaluates `networking.k8s.io/v1` NetworkPolicy; Calico's policies and tiers in
 Calico's order (cni_calico.py: selectors, rules, tier order and end); and of the others only
-a Cilium rule denying egress to the world (cilium_world_deny), a Cilium rule limiting egress
+a Cilium rule denying egress to the world (cilium_world_deny; on some ports only:
+_with_port_deny, egress_denied_ports), a Cilium rule limiting egress
 to named hosts or in-cluster peers (cni_allows.cilium_limits_egress), and the Cilium and
 AdminNetworkPolicy rules that open egress to the world whatever a NetworkPolicy says
 (cni_allows.py). A cluster may restrict egress with the others, so they are kept by name and
@@ -24,6 +25,8 @@ from inventory.sources.cni_allows import (
     calico_selection,
     calico_world_allow,
     cilium_allows_world,
+    cilium_denied_ports,
+    cilium_deny_read,
     cilium_internet_ports,
     cilium_limits_egress,
 )
@@ -36,7 +39,7 @@ from inventory.sources.cni_calico import (
     calico_tier,
     tier_end,
 )
-from inventory.sources.egress_ports import merge
+from inventory.sources.egress_ports import cilium_ports, merge
 from inventory.sources.raw import dicts, mapping, meta, name_of, str_dict, str_tuple, text
 
 # (API group, kind) -> namespaced?
@@ -138,6 +141,12 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
         deny = cilium_world_deny(obj)
         if deny is not None:
             return replace(_selecting(policy, deny), egress_denies_world=True)
+        return _with_port_deny(obj, _rules_read(obj, policy))
+    return _rules_read(obj, policy)
+
+
+def _rules_read(obj: dict[str, Any], policy: NetworkPolicy) -> NetworkPolicy:
+    """The policy with what is read of its rules (cni_policy_from)."""
     if policy.engine.endswith("/Tier"):
         # Not a policy: the tier's order and end, one step matching every packet.
         return replace(
@@ -160,6 +169,29 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
                 _selecting(policy, limited), policy_types=("Egress",), internet_ports=ports
             )
     return policy
+
+
+def _with_port_deny(obj: dict[str, Any], policy: NetworkPolicy) -> NetworkPolicy:
+    """The Cilium policy with the ports its rule's egressDeny to the world limited by toPorts
+    denies (egress_denied_ports): those ports only, so the pods' internet egress on others
+    stays as the allows leave it (Cilium's deny policy docs). Read where one rule has such a
+    deny, every egressDeny's effect is known (cilium_deny_read), and its egress rules are read
+    for the same pods or it has none; else the policy is left as it was (not evaluated)."""
+    rules = _cilium_rules(obj)
+    picked = [r for r in rules if cilium_denied_ports(r)]
+    denies = [e for r in rules for e in dicts(r.get("egressDeny"))]
+    if len(picked) != 1 or not all(cilium_deny_read(e) for e in denies):
+        return policy
+    selector = _rule_selector(obj, picked[0])
+    if selector is None:
+        return policy
+    if "Egress" in policy.policy_types:  # its egress rules read: for the same pods only
+        if (policy.pod_selector, policy.match_expressions) != selector:
+            return policy
+        return replace(policy, egress_denied_ports=cilium_denied_ports(picked[0]))
+    if any(dicts(r.get("egress")) for r in rules):
+        return policy  # egress rules not read: the policy stays not evaluated
+    return replace(_selecting(policy, selector), egress_denied_ports=cilium_denied_ports(picked[0]))
 
 
 def _cilium_limited(
@@ -294,7 +326,8 @@ def _cilium_rules(obj: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _denies_world(entry: dict[str, Any]) -> bool:
     entities = {str(e).lower() for e in str_tuple(entry.get("toEntities"))}
-    return bool(entities & set(WORLD_ENTITIES)) and not dicts(entry.get("toPorts"))
+    # Every port: no toPorts, or one matching every port (port "0", none given).
+    return bool(entities & set(WORLD_ENTITIES)) and cilium_ports(entry) is None
 
 
 def _label(key: str) -> str:

@@ -87,3 +87,46 @@ def _sorted(labels: list[str | None]) -> tuple[str, ...]:
 
 def merge(*groups: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted({p for g in groups for p in g}))
+
+
+def denied_note(ports: tuple[str, ...]) -> str:
+    """What the evidence says of a deny of the internet limited to ports (Cilium's)."""
+    return f"internet denied on ports {', '.join(ports)}"
+
+
+def subtract(allowed: tuple[str, ...], denied: tuple[str, ...]) -> tuple[str, ...]:
+    """The allowed port labels less the denied ones: a deny of a protocol (or ANY, every
+    protocol) cuts the numbers it covers out of each allowed range of that protocol; an allow
+    of ANY less one protocol keeps its label (the others still pass); a named port goes only
+    with the same name, its number being the pod's."""
+    left: list[str | None] = []
+    for label in allowed:
+        port, _, proto = label.rpartition("/")
+        span = _span(port)
+        if span is None:
+            gone = {f"{port}/{proto}", f"{port}/ANY"} & set(denied)
+            left += [] if gone else [label]
+            continue
+        pieces = [span]
+        for cut in denied:
+            cut_port, _, cut_proto = cut.rpartition("/")
+            cut_span = _span(cut_port)
+            if cut_span is None or cut_proto not in (proto, "ANY"):
+                continue
+            pieces = [p for piece in pieces for p in _without(piece, cut_span)]
+        left += [f"{a}-{b}/{proto}" if b != a else f"{a}/{proto}" for a, b in pieces]
+    return _sorted(left)
+
+
+def _span(port: str) -> tuple[int, int] | None:
+    """ "443" or "8000-8080" as (first, last); None for a named port."""
+    first, _, last = port.partition("-")
+    start, stop = as_int(first), as_int(last) if last else as_int(first)
+    return None if start is None or stop is None else (start, stop)
+
+
+def _without(span: tuple[int, int], cut: tuple[int, int]) -> list[tuple[int, int]]:
+    (a, b), (c, d) = span, cut
+    if d < a or c > b:
+        return [span]
+    return [s for s in ((a, c - 1), (d + 1, b)) if s[0] <= s[1]]

@@ -316,7 +316,10 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         network_policies=tuple(
             sorted(
                 with_network_sets(
-                    collected.network_policies, collected.calico_raw, collected.network_sets
+                    collected.network_policies,
+                    collected.calico_raw,
+                    collected.network_sets,
+                    collected.namespaces,
                 ),
                 key=lambda n: (n.namespace, n.name),
             )

@@ -52,6 +52,9 @@ class FindingDraft:
 # workload), each with the key of its total count; the list keeps at most MEMBERS_SHOWN.
 MERGED_LISTS = {"pods": "replicas"}
 MEMBERS_SHOWN = 20
+# The longest title a finding stores (posture.models.Finding.title's max_length): a check whose
+# title names objects counts them past it, never leaving the store to cut it.
+TITLE_MAX = 300
 
 
 CheckFunction = Callable[[PostureInputs], Iterable[FindingDraft]]

@@ -3,6 +3,8 @@ findings_refresh, read by the scores, the tenant viewer's scope and the `tenant`
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -115,3 +117,14 @@ def test_a_viewer_sees_a_shared_finding_once_with_only_their_slug(world, persona
     ]
     detail = lead.get(f"/api/v1/findings/{everything[0]['id']}/").json()
     assert detail["tenants"] == everything[0]["tenants"]
+
+
+def test_a_title_longer_than_the_column_is_stored_cut_with_a_mark(world):
+    # Checks keep their titles within TITLE_MAX; one that does not is cut visibly, not silently.
+    cluster, _ = world
+    long = replace(draft("n1", "a"), title="t" * 400)
+    fits = replace(draft("n2", "a"), title="f" * 300)
+    findings_refresh(cluster=cluster, drafts=[long, fits], now=timezone.now())
+    titles = dict(Finding.objects.values_list("subject_name", "title"))
+    assert titles["n1"] == "t" * 299 + "…"
+    assert titles["n2"] == "f" * 300

@@ -301,3 +301,84 @@ def test_a_network_set_of_the_internet_on_one_port_restricts_and_says_the_port()
         p for p in normalise([policy, network_set(["0.0.0.0/0"])]).network_policies if p.engine
     ]
     assert calico[0].internet_ports == ("443/TCP",)
+
+
+def namespace(name, labels=None):
+    """A Namespace as the API server returns it (kubernetes.io/metadata.name set)."""
+    meta = {"name": name, "labels": {"kubernetes.io/metadata.name": name, **(labels or {})}}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
+
+
+INFRA = {"namespaceSelector": 'kubernetes.io/metadata.name == "infra"'}
+BY_ZONE = {"namespaceSelector": "zone == 'egress'"}
+
+
+@pytest.mark.parametrize(
+    "objects",
+    [
+        pytest.param(
+            (
+                to_set(INFRA, "alpha"),
+                network_set(["0.0.0.0/0"], "NetworkSet", "infra"),
+                namespace("infra"),
+            ),
+            id="by-name",
+        ),
+        pytest.param(
+            (
+                network_set(["0.0.0.0/0"], "NetworkSet", "infra"),
+                namespace("infra", {"zone": "egress"}),
+                to_set(BY_ZONE),
+            ),
+            id="by-label-global-policy",
+        ),
+    ],
+)
+def test_a_network_set_of_the_internet_in_a_namespace_the_rule_selects_opens_egress(objects):
+    # Calico: a rule's namespaceSelector picks the NetworkSets of the namespaces it selects.
+    (draft,) = k8s007(*objects)
+    assert draft.evidence["verdict"] == "not restricted"
+    assert "allowed egress to the internet by" in draft.title
+
+
+@pytest.mark.parametrize(
+    "objects",
+    [
+        pytest.param(
+            (
+                to_set(INFRA, "alpha"),
+                network_set(["10.0.0.0/8", "192.168.0.0/16"], "NetworkSet", "infra"),
+                namespace("infra"),
+            ),
+            id="private-nets",
+        ),
+        # The set of the internet is in a namespace the selector does not pick.
+        pytest.param(
+            (
+                to_set(INFRA, "alpha"),
+                network_set(["0.0.0.0/0"], "NetworkSet", "beta"),
+                network_set(["10.0.0.0/8"], "NetworkSet", "infra"),
+                namespace("infra"),
+                namespace("beta"),
+            ),
+            id="other-namespace",
+        ),
+        pytest.param(
+            (
+                to_set(BY_ZONE),
+                network_set(["0.0.0.0/0"], "NetworkSet", "infra"),
+                namespace("infra", {"zone": "internal"}),
+            ),
+            id="label-not-matching",
+        ),
+    ],
+)
+def test_a_namespace_selected_network_set_without_the_internet_keeps_egress_restricted(objects):
+    assert k8s007(*objects) == []
+
+
+def test_a_network_set_of_the_internet_in_a_namespace_whose_labels_are_unknown_is_unknown():
+    # No Namespace object for infra in the snapshot: whether `zone == 'egress'` picks it
+    # cannot be told.
+    (draft,) = k8s007(to_set(BY_ZONE), network_set(["0.0.0.0/0"], "NetworkSet", "infra"))
+    assert draft.evidence["verdict"] == "unknown"

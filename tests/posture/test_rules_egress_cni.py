@@ -9,9 +9,12 @@ from dataclasses import replace
 import pytest
 
 import posture.rules  # noqa: F401
+from inventory.models import ClusterObject
 from inventory.snapshot import Container, NetworkPolicy, Pod, Workload
 from inventory.sources.normalise import normalise
-from posture.rules.registry import run_checks
+from inventory.sync_rows import OBJECT_KINDS
+from posture.models import Finding
+from posture.rules.registry import TITLE_MAX, run_checks
 from tests.posture.builders import inputs, pod, tenant
 
 ALPHA = tenant("alpha")
@@ -407,3 +410,27 @@ def test_k8s007_a_cilium_spec_not_read_leaves_its_pods_unknown():
     assert draft.evidence["unevaluated_policies"] == [
         "cilium.io/CiliumNetworkPolicy alpha/per-app specs[1]"
     ]
+
+
+LONG = "p" * 253  # the longest name Kubernetes allows an object
+
+
+@pytest.mark.parametrize("kind", ["CiliumNetworkPolicy", "CiliumClusterwideNetworkPolicy"])
+def test_k8s007_a_cilium_rule_of_the_longest_name_is_named_whole_and_the_title_fits(kind):
+    obj = {**cnp_specs({**app("train"), **TO_HF}, {**app("web"), **TO_WORLD}), "kind": kind}
+    obj["metadata"] = {"name": LONG, **({"namespace": "alpha"} if kind[6] == "N" else {})}
+    read = normalise([obj]).network_policies
+    # Stored one row per rule, by "engine/name specs[i]": within the column, not cut.
+    rows = [OBJECT_KINDS["network_policies"][2](p) for p in read]
+    assert {name for _, name in rows} == {f"cilium.io/{kind}/{LONG} specs[{i}]" for i in (0, 1)}
+    assert all(len(name) <= ClusterObject._meta.get_field("name").max_length for _, name in rows)
+    world = inputs(pods=TWO_PODS, tenants=(ALPHA,), network_policies=read, workloads=(CILIUM,))
+    (draft,) = run_checks(world, only=["K8S-007"])
+    (ref,) = draft.evidence["cni_policies_allowing_internet"]
+    assert ref.endswith(f"{LONG} specs[1]")  # the evidence names it whole
+    # The title would not fit Finding.title: it counts the policy, the evidence names it.
+    assert len(draft.title) <= Finding._meta.get_field("title").max_length == TITLE_MAX
+    assert draft.title == (
+        "Namespace alpha of tenant alpha: 1 of 2 GPU pod(s) allowed egress to the internet by "
+        "1 CNI policy named in the evidence, whatever a NetworkPolicy restricts"
+    )

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from inventory.label_selector import selector_matches
 from inventory.snapshot import NetworkPolicy, Pod, Workload
 from inventory.sources.cni_policies import NAMESPACE_LABEL
-from inventory.sources.egress_ports import note
+from inventory.sources.egress_ports import denied_note, merge, note
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
 from posture.rules.dra_holdings import uses_gpu
@@ -15,6 +15,7 @@ from posture.rules.k8s.cni_enforcement import NOT_ENFORCED, UNVERIFIED, Enforcem
 from posture.rules.k8s.egress_calico import OPEN, UNKNOWN, calico_egress, is_calico
 from posture.rules.k8s.egress_evidence import host_network, port_limits, selector_of
 from posture.rules.k8s.egress_mesh import MESH_NOTE, MESH_RESTRICTED, behind_sidecar, registry_only
+from posture.rules.k8s.egress_titles import TitleFacts, k8s007_title
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 
@@ -74,6 +75,28 @@ def restricts_egress(
     if any(p.egress_allows_all for p in selecting):
         return False
     return bool(selecting) or any(cilium_restricts(p, pod) for p in cni)
+
+
+def cilium_port_denies(policies: Iterable[NetworkPolicy], pod: Pod) -> list[NetworkPolicy]:
+    """The Cilium policies denying the pod egress to the world on some ports only
+    (egress_denied_ports): the ports they take away from whatever allows it."""
+    if pod.host_network:
+        return []
+    labels = {**pod.labels, NAMESPACE_LABEL: pod.namespace}
+    return [
+        p
+        for p in policies
+        if p.engine.startswith("cilium.io/")
+        and p.egress_denied_ports
+        and p.namespace in ("", pod.namespace)
+        and selector_matches(p.pod_selector, p.match_expressions, labels)
+    ]
+
+
+def read_deny(policy: NetworkPolicy) -> bool:
+    """A Cilium policy read as a deny of some ports only, with no egress rule of its own: it
+    never restricts a pod's egress as a whole, and is not "unevaluated"."""
+    return bool(policy.egress_denied_ports) and "Egress" not in policy.policy_types
 
 
 def names_only(policy: NetworkPolicy) -> bool:
@@ -142,10 +165,13 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
         opened_by: dict[str, NetworkPolicy] = {}
         calico_unknown: dict[str, str] = {}  # Calico policies that cannot be evaluated: why
         ported: dict[str, str] = {}  # CNI policies limiting the internet to ports: which
+        denied: dict[str, str] = {}  # Cilium policies denying the internet on ports: which
         for pod in pods:
             # Where the CNI is known not to enforce, no Cilium agent runs: its policies are inert.
             if enforced.state != NOT_ENFORCED and cilium_denies_world(cni, pod):
                 continue
+            denies = cilium_port_denies(cni, pod) if enforced.state != NOT_ENFORCED else []
+            denied_ports = merge(*(p.egress_denied_ports for p in denies))
             opening = cni_opens_world(cni, pod)
             calico = None
             if enforced.state != NOT_ENFORCED:
@@ -166,10 +192,13 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 # policy lets it reach the internet on some ports, the evidence says which.
                 chosen = [p for p in cni if cilium_restricts(p, pod)]
                 ported.update(
-                    port_limits([*chosen, calico.policy if calico else None], _unread_ref)
+                    port_limits(
+                        [*chosen, calico.policy if calico else None], _unread_ref, denied_ports
+                    )
                 )
                 continue
             open_pods.append(pod)
+            denied.update({_unread_ref(p): denied_note(p.egress_denied_ports) for p in denies})
         if open_pods:
             # A CNI's own policy here or cluster-wide may restrict them: unknown, not "none";
             # where the CNI is known not to enforce, no engine runs to act on any of them.
@@ -181,6 +210,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                     if p.namespace in (namespace, "")
                     and _unread_ref(p) not in opened_by
                     and not names_only(p)  # read: it selects none of these pods
+                    and not read_deny(p)  # read: it takes some ports away, no more
                     and not is_calico(p)
                     and enforced.state != NOT_ENFORCED
                 ),
@@ -196,6 +226,10 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 (enforced, sorted(opened_by), calico_unknown),
                 (mesh, [p for p in open_pods if mesh and behind_sidecar(p)]),
             )
+            if denied:
+                draft.evidence["cni_policies_denying_internet_on_ports"] = [
+                    {"policy": ref, "internet": why} for ref, why in sorted(denied.items())
+                ][:MEMBERS_SHOWN]
             if ported:
                 draft.evidence["cni_policies_limiting_internet_to_ports"] = [
                     {"policy": ref, "internet": why} for ref, why in sorted(ported.items())
@@ -281,64 +315,22 @@ def _egress_draft(
         evidence["mesh_note"] = MESH_NOTE
         if len(mesh_pods) == len(open_pods) and evidence["verdict"] == "not restricted":
             evidence["verdict"] = MESH_RESTRICTED
-    title = (
-        f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
-        f"{gpu_pod_count} GPU pod(s) with no NetworkPolicy restricting egress"
+    title = k8s007_title(
+        TitleFacts(
+            namespace,
+            tenant.slug,
+            len(open_pods),
+            gpu_pod_count,
+            enforced,
+            str(evidence["verdict"]),
+            bool(policies),
+            opened_by=opened_by,
+            allowing=_allowing_all(policies, open_pods),
+            preceded=preceded,
+            unread_kinds=sorted({p.engine.partition("/")[2] for p in unread}),
+            cnis=cnis,
+        )
     )
-    if enforced.state == NOT_ENFORCED and policies and not (unread or cnis):
-        title = (
-            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
-            f"{gpu_pod_count} GPU pod(s) not restricted: the cluster's CNI ({enforced.cni}) "
-            "does not enforce NetworkPolicy"
-        )
-    elif opened_by and not (unread or cnis):
-        title = (
-            f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
-            f"{gpu_pod_count} GPU pod(s) allowed egress to the internet by "
-            f"{', '.join(opened_by)}, whatever a NetworkPolicy restricts"
-        )
-    # A NetworkPolicy whose egress rule allows everything (`egress: [{}]`) selecting these
-    # pods undoes any deny: the title names it, as the evidence's `allows_all_egress` does.
-    allowing = _allowing_all(policies, open_pods)
-    if allowing and enforced.state != NOT_ENFORCED and not opened_by:
-        title = (
-            f"Namespace {namespace} of tenant {tenant.slug}: {len(open_pods)} of "
-            f"{gpu_pod_count} GPU pod(s) allowed all egress by NetworkPolicy {allowing}"
-        )
-    cannot_tell = (
-        f"Namespace {namespace} of tenant {tenant.slug}: cannot tell whether egress of "
-        f"{len(open_pods)} of {gpu_pod_count} GPU pod(s) is restricted"
-    )
-    if allowing and enforced.state != NOT_ENFORCED:
-        # Only another engine's policy (Calico's order, a Cilium deny) could still restrict
-        # them: say what allows all first, then what is unknown.
-        cannot_tell = (
-            f"Namespace {namespace} of tenant {tenant.slug}: NetworkPolicy {allowing} allows "
-            f"all egress of {len(open_pods)} of {gpu_pod_count} GPU pod(s); whether another "
-            "policy restricts it cannot be told"
-        )
-    # Said of the pods only where no NetworkPolicy allowing all is named before it.
-    no_k8s = "" if allowing and enforced.state != NOT_ENFORCED else NO_K8S
-    if preceded:
-        title = (
-            f"{cannot_tell}: Calico policy {', '.join(sorted(preceded)[:MEMBERS_SHOWN])} "
-            f"may apply to them, which gpuposture cannot evaluate "
-            f"({'; '.join(sorted(set(preceded.values())))})"
-        )
-    elif unread:
-        kinds = ", ".join(sorted({p.engine.partition("/")[2] for p in unread}))
-        title = f"{cannot_tell}: {kinds} present, which gpuposture does not evaluate{no_k8s}"
-    elif cnis:
-        title = (
-            f"{cannot_tell}: the cluster runs {', '.join(cnis)}, whose own network policies "
-            f"were not read{no_k8s}"
-        )
-    if evidence["verdict"] == MESH_RESTRICTED:
-        title = (
-            f"Namespace {namespace} of tenant {tenant.slug}: egress of {len(open_pods)} of "
-            f"{gpu_pod_count} GPU pod(s) limited only by Istio's mesh-wide REGISTRY_ONLY (no "
-            "NetworkPolicy restricts it; a container can go around the sidecar)"
-        )
     return namespace_draft(
         "K8S-007",
         inputs,
@@ -369,17 +361,14 @@ def _severity(evidence: dict[str, object], opened_by: list[str]) -> str:
     return "low"
 
 
-NO_K8S = " (no Kubernetes NetworkPolicy restricts it)"
-
-
-def _allowing_all(policies: list[NetworkPolicy], pods: list[Pod]) -> str:
-    """The NetworkPolicies that allow all egress of any of the pods, by name ("" for none)."""
+def _allowing_all(policies: list[NetworkPolicy], pods: list[Pod]) -> list[str]:
+    """The NetworkPolicies that allow all egress of any of the pods, by name."""
     names = [
         p.name
         for p in policies
         if p.egress_allows_all and any(selects_for_egress(p, pod) for pod in pods)
     ]
-    return ", ".join(names[:MEMBERS_SHOWN])
+    return names[:MEMBERS_SHOWN]
 
 
 def _enforcement(enforced: Enforcement) -> dict[str, str]:

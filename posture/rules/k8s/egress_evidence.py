@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from inventory.snapshot import NetworkPolicy, Pod
-from inventory.sources.egress_ports import note
+from inventory.sources.egress_ports import note, subtract
 from posture.rules.common import pod_ref
 from posture.rules.registry import MEMBERS_SHOWN
 
@@ -31,9 +31,17 @@ def selector_of(policy: NetworkPolicy) -> dict[str, object]:
 
 
 def port_limits(
-    chosen: list[NetworkPolicy | None], ref: Callable[[NetworkPolicy], str]
+    chosen: list[NetworkPolicy | None],
+    ref: Callable[[NetworkPolicy], str],
+    denied: tuple[str, ...] = (),
 ) -> dict[str, str]:
     """The CNI policies restricting a pod that let it reach the internet on some ports (a
     Cilium allow-list selecting it, the Calico policy whose Allow of some ports preceded the
-    deny), each with what it lets through: "internet reachable on ports 443/TCP"."""
-    return {ref(p): note(p.internet_ports) for p in chosen if p is not None and p.internet_ports}
+    deny), each with what it lets through: "internet reachable on ports 443/TCP", less the
+    ports a Cilium deny takes away from the pod (`denied`); none said where none is left."""
+    left = {
+        ref(p): subtract(p.internet_ports, denied)
+        for p in chosen
+        if p is not None and p.internet_ports
+    }
+    return {name: note(ports) for name, ports in left.items() if ports}
