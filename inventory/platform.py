@@ -9,6 +9,11 @@ from inventory import snapshot as snap
 from inventory.models import Cluster, ClusterObject, Pod
 from inventory.sources.gke_managed import gke_dcgm_candidates, gke_managed_namespaces
 from inventory.sources.gpu_config import stack_namespaces
+from inventory.sources.openshift import (
+    OPENSHIFT_NODE_LABEL,
+    is_reserved_name,
+    openshift_namespaces,
+)
 from tenants.mapping import platform_namespaces
 from tenants.models import TenantNamespace
 
@@ -43,8 +48,19 @@ def stored_platform_namespaces(cluster: Cluster) -> frozenset[str]:
     return platform_namespaces(
         namespace_labels=labels,
         operator_namespaces=stack_namespaces(workloads, bindings)
-        | _gke_managed(cluster, workloads),
+        | _gke_managed(cluster, workloads)
+        | _openshift(cluster, {*labels, *(w.namespace for w in workloads)}),
     )
+
+
+def _openshift(cluster: Cluster, namespaces: set[str]) -> frozenset[str]:
+    """OpenShift's own namespaces (inventory.sources.openshift) on an OpenShift cluster; its
+    nodes are asked only where a namespace bears one of the names OpenShift reserves."""
+    reserved = {ns for ns in namespaces if is_reserved_name(ns)}
+    if not reserved:
+        return frozenset()
+    labelled = cluster.nodes.filter(labels__has_key=OPENSHIFT_NODE_LABEL)
+    return openshift_namespaces(reserved, labelled.values_list("labels", flat=True)[:1])
 
 
 def _gke_managed(cluster: Cluster, workloads: list[snap.Workload]) -> frozenset[str]:

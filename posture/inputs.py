@@ -16,6 +16,7 @@ from inventory.owners import OwnerIndex, WorkloadRef, workload_of
 from inventory.snapshot import ClusterSnapshot, Pod, Workload
 from inventory.sources.gke_managed import gke_managed_namespaces
 from inventory.sources.gpu_config import stack_namespaces
+from inventory.sources.openshift import openshift_namespaces
 from telemetry.evidence import TelemetryFacts
 from tenants.mapping import (
     UNCLASSIFIED,
@@ -182,15 +183,22 @@ class PostureInputs:
     @cached_property
     def platform_namespaces(self) -> frozenset[str]:
         """The platform's namespaces (tenants.mapping.platform_namespaces): the defaults, the
-        labelled ones, the GPU stack's as found (stack_namespaces, gke_managed_namespaces), the
-        configured ones and those the sync recorded (a snapshot rebuilt from the database does
-        not carry them); never a claimed one."""
+        labelled ones, the GPU stack's as found (stack_namespaces, gke_managed_namespaces),
+        OpenShift's own on an OpenShift cluster (openshift_namespaces), the configured ones and
+        those the sync recorded (a snapshot rebuilt from the database does not carry them);
+        never a claimed one."""
         return platform_namespaces(
             namespace_labels={ns.name: ns.labels for ns in self.snapshot.namespaces},
             operator_namespaces=stack_namespaces(self.snapshot.workloads, self.snapshot.bindings)
             | gke_managed_namespaces(
                 self.snapshot.workloads,
                 self.snapshot.pods,
+                (node.labels for node in self.snapshot.nodes),
+            )
+            | openshift_namespaces(
+                {ns.name for ns in self.snapshot.namespaces}
+                | {p.namespace for p in self.snapshot.pods}
+                | {w.namespace for w in self.snapshot.workloads},
                 (node.labels for node in self.snapshot.nodes),
             ),
             configured=set(self.snapshot.platform_namespaces) | self.platform_configured,

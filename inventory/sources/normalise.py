@@ -53,9 +53,10 @@ from inventory.sources.exposure import ingress_from, route_of, service_from
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
 from inventory.sources.istio_auth import authenticated_routes, is_istio_auth
+from inventory.sources.openshift import openshift_namespaces
 from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
 from inventory.sources.pods import pod_from_object, pod_from_template
-from inventory.sources.raw import name_of, text
+from inventory.sources.raw import mapping, name_of, text
 from inventory.sources.service_accounts import service_account_from
 from inventory.sources.snapshot_items import (
     SnapshotError,
@@ -246,12 +247,18 @@ def _normalise(
         collected.add_tolerantly(kind, obj, namespace, name)
     if counts["Secret"]:
         collected.warnings.append(SECRET_WARNING)
+    # OpenShift's own namespaces, on a cluster its nodes prove OpenShift (openshift.py), join
+    # the named ones: a namespace a tenant claims still never becomes the platform's.
+    openshift = openshift_namespaces(
+        {ns.name for ns in collected.namespaces} | {w.namespace for w in collected.workloads},
+        (mapping(mapping(raw.get("metadata")).get("labels")) for raw in collected.raw_nodes),
+    )
     configs = read_gpu_configs(
         collected.raw_configmaps,
         workloads=collected.workloads,
         policies=collected.operator_policies,
         namespaces=collected.namespaces,
-        configured_platform=configured_platform,
+        configured_platform={*configured_platform, *openshift},
         tenant_namespaces=tenant_namespaces,
         bindings=collected.bindings,
     )
