@@ -132,7 +132,8 @@ def snapshot(openshift: bool = True, extra: list[dict[str, Any]] | None = None) 
         *(openshift_namespace(ns) for ns, _, _ in AGENTS),
         *(item for spec in AGENTS for item in agent(*spec)),
         *gpu_operator(),
-        *default_openshift(),
+        *(o for o in default_openshift() if o["kind"] != "Namespace"),
+        openshift_namespace("openshift-apiserver"),
         pod("vision", "train-0", WORKER, [app]),
         *(extra or []),
     ]
