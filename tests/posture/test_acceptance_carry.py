@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.utils import timezone
@@ -14,8 +15,9 @@ from django.utils import timezone
 from audit.models import AuditEvent
 from inventory.services import cluster_sync_from_snapshot
 from inventory.sync import cluster_get_or_create
+from posture.acceptance_carry import widenings_find
 from posture.finding_store import findings_refresh
-from posture.models import Finding
+from posture.models import EarlierAcceptance, Finding
 from posture.read_model import posture_inputs, tenant_infos
 from posture.rules.stack.visible_devices import _node_finding, node_envvar_access
 from posture.services import finding_accept, posture_evaluate
@@ -124,3 +126,48 @@ def test_an_expired_acceptance_is_not_carried(per_node, personas):
     )
     posture_evaluate()
     assert _widened(cluster).status == "open"
+
+
+def test_only_a_full_cover_of_resolving_acceptances_carries():
+    """widenings_find on the rows the store read: a subject the wide finding covers with no
+    accepted finding before (a node added since), or whose finding is still reported, is not
+    covered; with nothing accepted under it there is nothing to carry or to say."""
+    now = timezone.now()
+    later = now + timedelta(days=9)
+
+    def row(pk, status="accepted", until=later):
+        return SimpleNamespace(pk=pk, status=status, accepted_until=until)
+
+    existing = {"a": row(1), "b": row(2), "c": row(3, status="open", until=None), "d": row(4)}
+    seen = {"wide": None, "d": None}  # "d" is still reported this time: it does not resolve
+    found = widenings_find(
+        [("wide", ["a", "b"]), ("wider", ["a", "b", "new"]), ("other", ["c", "d"])],
+        existing,
+        seen,
+        now,
+    )
+    assert [(w.fingerprint, w.sources, w.of, w.full) for w in found] == [
+        ("wide", (1, 2), 2, True),
+        ("wider", (1, 2), 3, False),
+    ]
+
+
+def test_a_tenant_viewer_reads_earlier_acceptances_without_other_tenants(small_world, personas):
+    """The earlier acceptances of a finding shared by alpha and beta, as alpha's viewer reads
+    them: the subject and reason name no other tenant."""
+    finding = Finding.objects.get(cluster=small_world, check_id="SHARE-001")
+    EarlierAcceptance.objects.create(
+        finding=finding,
+        subject="Pool alpha-beta",
+        accepted_by=personas["security_lead"],
+        reason="beta agreed to share until the move",
+        until=timezone.now() + timedelta(days=5),
+        covers=1,
+        of=2,
+        recorded_at=timezone.now(),
+    )
+    body = api_client(personas["viewer_alpha"]).get(f"/api/v1/findings/{finding.pk}/").json()
+    (earlier,) = body["earlier_acceptances"]
+    assert "beta" not in earlier["reason"] and earlier["covers"] == 1
+    lead = api_client(personas["security_lead"]).get(f"/api/v1/findings/{finding.pk}/").json()
+    assert lead["earlier_acceptances"][0]["reason"].startswith("beta agreed")
