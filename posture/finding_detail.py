@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
+from django.db.models import Q
 from django.urls import reverse
 
 from audit.models import AuditEvent
@@ -106,11 +107,17 @@ def _widened(action: str, after: dict[str, Any]) -> str:
     return f"opened: earlier acceptances covered {covers} of the {of} subjects it spans"
 
 
-def earlier_acceptances(finding: Finding, scope: HiddenScope | None) -> list[EarlierAcceptance]:
-    """The acceptances made on the narrower findings this one spans (posture.acceptance_carry),
-    earliest expiry first, as `scope` lets the reader see them. One query."""
-    rows = EarlierAcceptance.objects.filter(finding=finding).select_related("accepted_by")
-    return [present(scope, row) for row in rows]
+def earlier_acceptances(
+    finding: Finding, scope: HiddenScope | None
+) -> tuple[list[EarlierAcceptance], list[EarlierAcceptance]]:
+    """(the acceptances made on the narrower findings this one spans, earliest expiry first;
+    this finding's own acceptance where it went when its subject widened), as `scope` lets
+    the reader see them (posture.acceptance_carry). One query for both."""
+    rows = EarlierAcceptance.objects.filter(Q(finding=finding) | Q(source=finding))
+    earlier, went = [], []
+    for row in rows.select_related("accepted_by"):
+        (earlier if row.finding_id == finding.pk else went).append(present(scope, row))
+    return earlier, went
 
 
 def reaccept_initial(finding: Finding, earlier: list[EarlierAcceptance]) -> dict[str, Any]:
@@ -176,7 +183,7 @@ def finding_detail_context(user, finding: Finding) -> dict[str, Any]:
     tenants = affected_tenants(finding, scope)
     present(scope, finding)
     events = finding_events(user, finding)
-    earlier = earlier_acceptances(finding, scope)
+    earlier, went = earlier_acceptances(finding, scope)
     audit_query = urlencode({"object_type": OBJECT_TYPE, "object_id": finding.pk})
     return {
         "finding": finding,
@@ -184,6 +191,7 @@ def finding_detail_context(user, finding: Finding) -> dict[str, Any]:
         "evidence": evidence_tree(finding.evidence),
         "history": history(finding, events),
         "earlier_acceptances": earlier,
+        "acceptance_went": went,
         "reaccept_initial": reaccept_initial(finding, earlier),
         "tenants": tenants,
         "subject_links": subject_links(user, finding),

@@ -110,6 +110,14 @@ def test_a_partial_acceptance_opens_the_wider_finding_and_says_what_no_longer_ap
     # Accepting again is one click: the form is filled from what no longer applies.
     assert "Accepted before on Node gpu-b: burn-in node, no tenant pods yet</textarea>" in page
     assert f'value="{until:%Y-%m-%d}"' in page
+    # The node's own finding, resolved, says where its acceptance went.
+    node_page = client.get(f"/findings/{old['gpu-b'].pk}/").content.decode()
+    assert (
+        f'it is now part of <a href="/findings/{widened.pk}/">finding #{widened.pk}</a>'
+        in node_page
+    )
+    went = "no longer applies (the acceptances of its narrower findings cover 1 of the 3 subjects"
+    assert went in node_page
     # The next score changes nothing: the acceptance is said once, not at every score.
     posture_evaluate()
     assert AuditEvent.objects.filter(object_id=str(widened.pk), action="lapse").count() == 1
