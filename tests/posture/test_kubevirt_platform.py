@@ -109,10 +109,11 @@ def test_openshift_virtualization_and_its_cdi_by_red_hats_images():
         *_kubevirt("openshift-cnv", CNV, "-rhel9" + digest),
         *_handler("openshift-cnv", CNV + "virt-handler-rhel9" + digest),
     ]
+    operator, controller = (f"{CNV}virt-cdi-{n}-rhel9{digest}" for n in ("operator", "controller"))
     cdi = [
         namespace("cdi"),
-        _workload("Deployment", "cdi", "cdi-operator", CNV + "virt-cdi-operator-rhel9" + digest),
-        _workload("Deployment", "cdi", "cdi-deployment", CNV + "virt-cdi-controller-rhel9" + digest),
+        _workload("Deployment", "cdi", "cdi-operator", operator),
+        _workload("Deployment", "cdi", "cdi-deployment", controller),
     ]
     inputs = _world(*cnv, *cdi)
     assert {"openshift-cnv", "cdi"} <= inputs.platform_namespaces
