@@ -62,7 +62,7 @@ def test_an_unknown_vgpu_host_count_says_unknown_and_why(tmp_path, personas):
     client = Client()
     client.force_login(personas["security_lead"])
     detail = _cell(client.get("/nodes/vlab/vgpu-1/").content.decode(), "data-gpu-count")
-    assert detail.startswith("unknown unknown: the capacity nvidia.com/NVIDIA_A10-12Q=4 counts")
+    assert detail.startswith("unknown the capacity nvidia.com/NVIDIA_A10-12Q=4 counts vGPUs")
     # A sharing request's decision page lists the node's GPUs: unknown, not left out.
     internal = TrustClass.objects.get(slug="internal")
     alpha = Tenant.objects.create(slug="alpha", name="Alpha", trust_class=internal)

@@ -121,7 +121,7 @@ def sandbox_gpus(
     config = str(labels.get(VGPU_CONFIG, "")).strip()
     named = f"; {VGPU_CONFIG}={config} names the vGPU type, not a number of GPUs" if config else ""
     return None, (
-        f"unknown: the capacity{f' {listed}' if listed else ''} counts vGPUs{named}; no input "
+        f"the capacity{f' {listed}' if listed else ''} counts vGPUs{named}; no input "
         f"states the physical GPUs ({NV}gpu.count, which GPU Feature Discovery writes but the "
         "GPU Operator does not run on vm-vgpu nodes, a cloud label, or an nvidia-smi import)"
     )

@@ -104,7 +104,7 @@ def test_a_vgpu_hosts_gpu_count_is_unknown_and_says_why():
     host = only_node([node("vm-vgpu", VGPU_HOST, capacity={"nvidia.com/NVIDIA_A10-12Q": 4})])
     assert host.gpu_count is None
     assert host.gpu_count_basis.startswith(
-        "unknown: the capacity nvidia.com/NVIDIA_A10-12Q=4 counts vGPUs; "
+        "the capacity nvidia.com/NVIDIA_A10-12Q=4 counts vGPUs; "
         "nvidia.com/vgpu.config=A10-12Q names the vGPU type, not a number of GPUs"
     )
 
