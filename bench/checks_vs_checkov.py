@@ -35,10 +35,9 @@ from bench.pods_gen import NAMESPACES, PROPERTIES, Manifest, write_manifests  # 
 from inventory.snapshot import ClusterSnapshot, Namespace, Pod  # noqa: E402
 from inventory.sources.normalise import pod_from_template  # noqa: E402
 from inventory.sources.snapshot_file import load_snapshot_objects  # noqa: E402
-from posture.inputs import PostureInputs, TenantInfo  # noqa: E402
+from posture.inputs import PostureInputs, TenantInfo, seed_trust_class  # noqa: E402
 from posture.rules import CHECKS, FindingDraft  # noqa: E402
-from posture.rules.common import path_within, trust_class_from_data  # noqa: E402
-from tenants.policy import DEFAULT_TRUST_CLASSES  # noqa: E402
+from posture.rules.common import path_within  # noqa: E402
 
 CHECKOV_VERSION = "3.3.30"
 VENV = ROOT / "bench" / ".checkov-venv"
@@ -80,8 +79,7 @@ def normalise(objects: list[dict]) -> list[Pod]:
 def run_checks(pods: list[Pod]) -> list[FindingDraft]:
     """POD-001..004 over inputs built as tests/posture/builders.py does: one tenant owns
     every namespace the pods live in."""
-    internal = next(d for d in DEFAULT_TRUST_CLASSES if d["slug"] == "internal")
-    tenant = TenantInfo("bench", "Bench", trust_class_from_data(internal), NAMESPACES)
+    tenant = TenantInfo("bench", "Bench", seed_trust_class("internal"), NAMESPACES)
     snapshot = ClusterSnapshot(pods=tuple(pods), namespaces=tuple(Namespace(n) for n in NAMESPACES))
     inputs = PostureInputs(cluster="bench", snapshot=snapshot, tenants=(tenant,))
     return [draft for check_id in OUR_CHECKS for draft in CHECKS[check_id].evaluate(inputs)]

@@ -28,7 +28,7 @@ from inventory.models import (
     Pod,
     SyncRun,
 )
-from inventory.presenter import PresentedSerializer, scope_in
+from inventory.presenter import PresentedSerializer, node_basis, scope_in
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
 from inventory.validation import clean_cluster_source
 from providers.models import Provider
@@ -169,6 +169,15 @@ class NodeSerializer(PresentedSerializer):
 
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     components = serializers.SerializerMethodField()
+    gpu_count_basis = serializers.SerializerMethodField(
+        help_text="Where gpu_count comes from when no label gives it, on a GPU Operator sandbox "
+        "node (whatever gave it) or from nvidia-smi, or why it is null on a vGPU host; null when "
+        "none is recorded."
+    )
+    sharing_basis = serializers.SerializerMethodField(
+        help_text="Why sharing_strategy is what GFD's labels and the device-plugin config do not "
+        "say (a DRA claim, HAMi); null when they decide it."
+    )
 
     class Meta:
         model = Node
@@ -179,6 +188,7 @@ class NodeSerializer(PresentedSerializer):
             "is_gpu_node",
             "gpu_model",
             "gpu_count",
+            "gpu_count_basis",
             "driver_version",
             "container_toolkit_version",
             "device_plugin_version",
@@ -186,6 +196,7 @@ class NodeSerializer(PresentedSerializer):
             "firmware_version",
             "components",
             "sharing_strategy",
+            "sharing_basis",
             "time_slicing_replicas",
             "mig_strategy",
             "mig_config",
@@ -216,6 +227,20 @@ class NodeSerializer(PresentedSerializer):
     def get_components(self, node: Node) -> dict:
         """component -> {"state": installed | unknown | not_installed, "version", "source"}."""
         return node_components(node.data) if node.is_gpu_node else {}
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_gpu_count_basis(self, node: Node) -> str | None:
+        """Where `gpu_count` comes from: on a GPU Operator sandbox node whatever gave it (GFD's
+        or the cloud's label, a passthrough node's sandbox device-plugin capacity) or why it is
+        null (a vGPU host's capacity counts vGPUs); an nvidia-smi import; null where a label
+        gives it on any other node or none is known."""
+        return node_basis(node.data, "gpu_count_basis", scope_in(self.context))
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_sharing_basis(self, node: Node) -> str | None:
+        """Why `sharing_strategy` is what GFD's labels and the device-plugin config do not say
+        (a DRA claim sharing a device, HAMi's shares); null where they decide it."""
+        return node_basis(node.data, "sharing_basis", scope_in(self.context))
 
 
 class PodSerializer(serializers.ModelSerializer):

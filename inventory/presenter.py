@@ -241,3 +241,15 @@ class PresentedSerializer(serializers.ModelSerializer):
     def to_representation(self, instance: models.Model) -> dict:
         data = super().to_representation(instance)
         return present(scope_in(self.context), data, self.Meta.model)
+
+
+# What the sync recorded of why a node's facts read as they do (inventory.snapshot.Node):
+# free text that may name another tenant's claim ("DRA: ResourceClaim beta-prod/infer ...").
+NODE_BASES = ("gpu_count_basis", "sharing_basis")
+
+
+def node_basis(data: dict, key: str, scope: HiddenScope | None) -> str | None:
+    """The node's recorded basis `key` (NODE_BASES) as `scope` may read it; None where the sync
+    recorded none (the labels decide the fact, or it was synced before bases were kept)."""
+    text = data.get(key) or None
+    return scope.text(text) if text and scope is not None else text

@@ -17,9 +17,12 @@ from inventory.dra_node import node_dra_devices
 from inventory.models import Bulletin, Cluster, ClusterObject, Node, Pod, SyncRun
 from inventory.patching.rollout import RolloutNode, rollout_plan
 from inventory.patching.status import COMPONENTS
-from inventory.presenter import hidden_scope_for, present_all
+from inventory.presenter import NODE_BASES, hidden_scope_for, node_basis, present_all
 from inventory.runtime import operator_toolkit, resolved_strategy, runtime_facts
 from inventory.schedule import cluster_schedule_summary
+from inventory.snapshot import GpuOperatorPolicy
+from inventory.stack_managers import WHO_OPERATOR
+from inventory.stack_rollout import precompiled_branch
 
 
 def latest_sync_runs() -> QuerySet[SyncRun]:
@@ -114,6 +117,12 @@ def node_detail_context(user, node: Node) -> dict:
         (name, data.get("spec") or {}) for kind, name, data in objects if kind != "sharing_config"
     ]
     configs = [data for kind, _name, data in objects if kind == "sharing_config"]
+    read_policies = [
+        GpuOperatorPolicy(name, data.get("spec") or {}, error=data.get("error") or "")
+        for kind, name, data in objects
+        if kind == "gpu_operator_policy"
+    ]
+    scope = hidden_scope_for(user)
     records = [*node.patch_exposures, *node.patch_not_affected]
     upgrade_by = node.data.get("upgrade_by") or {}  # who upgrades each component (the sync's)
     advisories = {e.get("advisory_id") for e in records}
@@ -147,9 +156,22 @@ def node_detail_context(user, node: Node) -> dict:
             entry | {"component": c, "label": COMPONENT_LABELS[c], "upgrade_by": upgrade_by.get(c)}
             for c, entry in node_components(node.data).items()
         ],
+        # Why the count and the sharing mode read as they do, where the sync recorded it.
+        "bases": {key: node_basis(node.data, key, scope) for key in NODE_BASES},
+        "driver_branch": _driver_branch(node.data, read_policies),
         "pods": pods,
-        "dra_devices": node_dra_devices(node, hidden_scope_for(user)),
+        "dra_devices": node_dra_devices(node, scope),
     }
+
+
+def _driver_branch(data: dict, policies: list[GpuOperatorPolicy]) -> str | None:
+    """The precompiled driver branch the ClusterPolicy gives the Operator, for a node whose
+    running driver version is unknown and whose driver the Operator deploys (the sync's
+    upgrade_by): what the page can say instead of "unknown" alone. Shown only, never a
+    version: the node's driver_version stays unset and its patch status unknown."""
+    if data.get("driver_version") or (data.get("upgrade_by") or {}).get("driver") != WHO_OPERATOR:
+        return None
+    return precompiled_branch(policies)
 
 
 def patch_rollout(user) -> list:

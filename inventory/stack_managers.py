@@ -281,7 +281,8 @@ def _gke_installer(node: Node, pods: Iterable[Pod]) -> str | None:
 
 
 # Who upgrades a component, in a few words (the node and patch pages' "upgraded by").
-_WHO = {OPERATOR: "GPU Operator", GKE: "GKE node pool", FIRMWARE: "firmware update"}
+WHO_OPERATOR = "GPU Operator"
+_WHO = {OPERATOR: WHO_OPERATOR, GKE: "GKE node pool", FIRMWARE: "firmware update"}
 
 
 def who(path: UpgradePath) -> str:

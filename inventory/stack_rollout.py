@@ -1,4 +1,5 @@
-"""Whether a bulletin's fix is a rollout the GPU Operator still has to finish. PURE.
+"""Whether a bulletin's fix is a rollout the GPU Operator still has to finish, and which
+driver branch the ClusterPolicy tells the Operator to run precompiled. PURE.
 
 Where the ClusterPolicy already asks for a version at or above every fix a node's exposures
 name, and the node still runs below it, setting the version again changes nothing: the fix is
@@ -7,9 +8,10 @@ to let the Operator finish rolling it out (inventory/stack_managers.py says who 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.snapshot import GpuOperatorPolicy
 from inventory.stack_managers import OPERATOR, UpgradePath
 
 
@@ -41,3 +43,24 @@ def _asked_past(desired: str, exposure: dict) -> bool:
     if not parse_version(fixed) or not parse_version(installed):
         return False
     return compare(desired, fixed) >= 0 and compare(installed, desired) < 0
+
+
+def precompiled_branch(policies: Sequence[GpuOperatorPolicy]) -> str | None:
+    """The driver branch ("535") the ClusterPolicy tells the Operator to run, where it runs a
+    precompiled driver (`driver.usePrecompiled: true`): `driver.version` then names a branch,
+    and the image tag <branch>-<kernel>-<os> no exact version, so the node page can say what
+    the Operator was told where the running version is unknown. Never a version: nothing
+    judges patch status by it (stack_managers._desired asks for none). None unless every
+    ClusterPolicy was read and they agree (the Operator acts on one, the snapshot does not say
+    which), and only where NVIDIADriver objects do not set the driver instead."""
+    found: set[str | None] = set()
+    for policy in policies:
+        spec = policy.spec
+        if policy.error or "driver_use_crd" not in spec or spec["driver_use_crd"] is True:
+            return None
+        branch = spec.get("driver_version")
+        precompiled = spec.get("driver_use_precompiled") is True
+        enabled = spec.get("driver_enabled") is not False
+        found.add(branch if precompiled and enabled and isinstance(branch, str) else None)
+    found.discard("")
+    return found.pop() if len(found) == 1 else None

@@ -1,11 +1,12 @@
 """Apply what a watch saw change since the last sync, without re-reading the whole cluster.
 
 A watch re-sync rewrites the pods and objects that changed, re-reads the nodes whose facts
-they feed (a changed node, or a GPU-stack pod on it), and records drift between before and
-after for what it touched. A change that moves facts of every GPU node (a sharing or MIG config,
-the GPU Operator's policy or a GPU-stack controller) raises NeedsFullSync: the caller then
-lists everything, as a first sync does. The run row and the failure handling are the full
-sync's (inventory.sync), so a failed watch re-sync also leaves the last good inventory.
+they feed (a changed node, a GPU-stack pod on it, a DRA claim or slice naming it:
+inventory.sync_delta_dra), and records drift between before and after for what it touched. A
+change that moves facts of every GPU node (a sharing or MIG config, the GPU Operator's policy or
+a GPU-stack controller) raises NeedsFullSync: the caller then lists everything, as a first sync
+does. The run row and the failure handling are the full sync's (inventory.sync), so a failed
+watch re-sync also leaves the last good inventory.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from inventory.sync import (
     sync_run_fail,
     with_host_facts,
 )
+from inventory.sync_delta_dra import dra_nodes
 from inventory.sync_delta_guards import (
     NeedsFullSync,
     is_gpu_stack,
@@ -94,6 +96,9 @@ def _apply(
     old_pods = _stored_pods(cluster, [*changed.pods, *deleted.pods])
     refuse_env_sources(cluster, delta, changed, old_pods)
     touched = _nodes_to_rederive(delta, changed.pods, deleted.pods, old_pods)
+    # The nodes whose DRA sharing or plugin claims and slices that changed may move (read
+    # from the stored objects before _apply_objects rewrites them: their old allocation).
+    touched |= dra_nodes(cluster, delta, changed, deleted)
     before = previous_state(cluster, touched)
     if set(touched) - {n.name for n in before.nodes}:
         # A node that joined: drift compares it with its pool's earlier nodes, untouched ones

@@ -161,7 +161,7 @@ class PostureInputs:
     def unclassified(self) -> TenantInfo:
         """The party of namespaces no tenant claims that are not the platform's (DESIGN §3):
         one tenant, so every check judges its pods as it judges a tenant's."""
-        cls = self.unclassified_class or _seed_class("external")
+        cls = self.unclassified_class or seed_trust_class("external")
         return TenantInfo(slug=UNCLASSIFIED, name=UNCLASSIFIED_NAME, trust_class=cls)
 
     @cached_property
@@ -320,8 +320,13 @@ def _identity(ref: WorkloadRef) -> tuple[str, str, str]:
     return (ref.kind, ref.namespace, ref.name)
 
 
-def _seed_class(slug: str) -> TrustClassInfo:
-    data = next(d for d in DEFAULT_TRUST_CLASSES if d["slug"] == slug)
+def seed_trust_class(slug: str) -> TrustClassInfo:
+    """A seed class as first installed (tenants.policy.DEFAULT_TRUST_CLASSES): the fallback
+    where the registry's own row is not in the inputs."""
+    return trust_class_from_data(next(d for d in DEFAULT_TRUST_CLASSES if d["slug"] == slug))
+
+
+def trust_class_from_data(data: dict[str, Any]) -> TrustClassInfo:
     return TrustClassInfo(
         slug=data["slug"],
         name=data["name"],

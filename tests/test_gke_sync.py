@@ -14,11 +14,10 @@ import yaml
 from django.core.management import call_command
 
 from tests.conftest import api_client
+from tests.gke_world import GKE, gke_node, meta
 
 pytestmark = pytest.mark.django_db
 
-GKE = "cloud.google.com/"
-GKE_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 PLUGIN = "gke.gcr.io/nvidia-gpu-device-plugin:v0.0.35-gke.1"
 TENANTS = {
     "tenants": [
@@ -31,28 +30,6 @@ TENANTS = {
         },
     ]
 }
-
-
-def meta(name: str, namespace: str | None = None, **extra: Any) -> dict[str, Any]:
-    found = {"name": name, "uid": f"uid-{namespace}-{name}", **extra}
-    found["creationTimestamp"] = "2026-11-30T09:00:00Z"
-    return {**found, "namespace": namespace} if namespace else found
-
-
-def node(name: str, pool: str, capacity: int, **labels: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": meta(
-            name,
-            labels={GKE + "gke-nodepool": pool, GKE + "gke-gpu-driver-version": "latest", **labels},
-        ),
-        "spec": {"taints": [GKE_TAINT]},
-        "status": {
-            "capacity": {"cpu": "8", "nvidia.com/gpu": str(capacity)},
-            "nodeInfo": {"osImage": "Container-Optimized OS from Google"},
-        },
-    }
 
 
 def pod(
@@ -92,22 +69,24 @@ def snapshot() -> dict[str, Any]:
     }
     image = "registry.example.internal/{}/app@sha256:" + "c" * 64
     items = [
-        node(
+        gke_node(
             l4,
             "l4-shared",
             4,
             **{
                 GKE + "gke-accelerator": "nvidia-l4",
+                GKE + "gke-gpu-driver-version": "latest",
                 GKE + "gke-gpu-sharing-strategy": "time-sharing",
                 GKE + "gke-max-shared-clients-per-gpu": "4",
             },
         ),
-        node(
+        gke_node(
             a100,
             "a100-mig",
             2,
             **{
                 GKE + "gke-accelerator": "nvidia-tesla-a100",
+                GKE + "gke-gpu-driver-version": "latest",
                 GKE + "gke-gpu-partition-size": "3g.20gb",
             },
         ),

@@ -18,7 +18,7 @@ from inventory.services import cluster_sync_from_snapshot, node_host_facts_impor
 from inventory.sync import cluster_get_or_create
 from sharing.services import sharing_request_create
 from tenants.models import Tenant, TrustClass
-from tests.conftest import DATA
+from tests.conftest import DATA, api_client
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +62,7 @@ def test_an_unknown_vgpu_host_count_says_unknown_and_why(tmp_path, personas):
     client = Client()
     client.force_login(personas["security_lead"])
     detail = _cell(client.get("/nodes/vlab/vgpu-1/").content.decode(), "data-gpu-count")
-    assert detail.startswith("unknown the capacity nvidia.com/NVIDIA_A10-12Q=4 counts vGPUs")
+    assert detail.startswith("unknown why: the capacity nvidia.com/NVIDIA_A10-12Q=4 counts vGPUs")
     # A sharing request's decision page lists the node's GPUs: unknown, not left out.
     internal = TrustClass.objects.get(slug="internal")
     alpha = Tenant.objects.create(slug="alpha", name="Alpha", trust_class=internal)
@@ -90,4 +90,6 @@ def test_nvidia_smi_states_a_vgpu_hosts_count_and_says_so(tmp_path, personas):
     client = Client()
     client.force_login(personas["security_lead"])
     detail = _cell(client.get("/nodes/vlab/vgpu-1/").content.decode(), "data-gpu-count")
-    assert detail == "2 nvidia-smi on the host listed 2 GPU(s)"
+    assert detail == "2 from nvidia-smi on the host (2 GPUs listed)"
+    basis = api_client(personas["auditor"]).get(f"/api/v1/nodes/{node.pk}/").json()
+    assert basis["gpu_count_basis"] == "nvidia-smi on the host (2 GPUs listed)"

@@ -34,6 +34,11 @@ COMPONENTS: dict[str, str] = {
     "k8s-mig-manager": "mig_manager",
     "gpu-operator": "gpu_operator",
     "k8s-dra-driver-gpu": "dra_driver",  # its kubelet plugin hands out GPUs under DRA
+    # The same driver before NVIDIA renamed it (nvcr.io/nvidia/cloud-native/k8s-dra-driver,
+    # ghcr.io/nvidia/k8s-dra-driver, v0.x): its tag numbers the releases "NVIDIA DRA Driver for
+    # GPUs" bulletins count from. Other vendors' DRA drivers (intel-gpu-resource-driver,
+    # dra-example-driver) are named otherwise and stay unread.
+    "k8s-dra-driver": "dra_driver",
     GKE_DEVICE_PLUGIN: "device_plugin",
     # GKE's managed DCGM exporter (gke-managed-system, gke.gcr.io): the same exporter, GKE-built.
     GKE_DCGM_EXPORTER: "dcgm_exporter",

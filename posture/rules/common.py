@@ -11,32 +11,16 @@ from dataclasses import replace
 from typing import Any
 
 from inventory.snapshot import Container, Node, Pod
-from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
+from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo, seed_trust_class
 from posture.rules.dra_holdings import dra_holdings
 from posture.rules.holding import EVERY_GPU, GpuHolding
 from posture.rules.plugin_holdings import plugin_holdings
-from tenants.policy import DEFAULT_TRUST_CLASSES
 
 __all__ = ["GpuHolding"]  # defined in posture.rules.holding; the checks import it from here
 
 PLATFORM = "platform"  # the party name and trust class slug of pods no tenant owns
 # MIG pools as the device plugin (nvidia.com/mig-<profile>) and the DRA driver name them.
 MIG_POOL_PREFIX = "nvidia.com/mig"
-
-
-def trust_class_from_data(data: dict[str, Any]) -> TrustClassInfo:
-    return TrustClassInfo(
-        slug=data["slug"],
-        name=data["name"],
-        allowed_modes=tuple(data["allowed_modes"]),
-        same_class_only_modes=tuple(data["same_class_only_modes"]),
-        requires_dedicated_pool=data["requires_dedicated_pool"],
-        # The seed image policy (POD-007), so a fallback class judges images as the seeded
-        # database row does.
-        approved_registries=tuple(data["approved_registries"]),
-        require_image_digest=data["require_image_digest"],
-        rank=data["rank"],
-    )
 
 
 def platform_trust_class(inputs: PostureInputs) -> TrustClassInfo:
@@ -48,8 +32,7 @@ def platform_trust_class(inputs: PostureInputs) -> TrustClassInfo:
     for tenant in inputs.tenants:
         if tenant.trust_class.slug == PLATFORM:
             return tenant.trust_class
-    seed = next(d for d in DEFAULT_TRUST_CLASSES if d["slug"] == PLATFORM)
-    return trust_class_from_data(seed)
+    return seed_trust_class(PLATFORM)
 
 
 def gpu_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:

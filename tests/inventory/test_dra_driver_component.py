@@ -155,3 +155,32 @@ def test_stack004_names_a_dra_driver_serving_the_node_at_an_unknown_version():
     objects[-1] = known
     drafts = run("STACK-004", world(objects, ()))
     assert all("dra_driver_version" not in d.evidence["unknown"] for d in drafts)
+
+
+# The driver's name before NVIDIA renamed it k8s-dra-driver-gpu (its chart's default image).
+OLD_IMAGE = "nvcr.io/nvidia/cloud-native/k8s-dra-driver:v0.1.0"
+
+
+def test_the_drivers_old_image_name_is_read_as_the_dra_driver_and_judged():
+    for image in (OLD_IMAGE, "ghcr.io/nvidia/k8s-dra-driver:v0.1.0"):
+        found = _gpu_node(_plugin_pod(image))
+        assert found.dra_driver_version == "0.1.0"
+        assert node_components(found)["dra_driver"]["state"] == "installed"
+        assert found.device_plugin_version is None
+    (fix,) = fixes(parse_advisory(json.loads(json.dumps(_advisory()))))[0]
+    status = node_patch_status(
+        {"driver_version": "570.172.08", "dra_driver_version": found.dra_driver_version}, [fix]
+    )
+    assert status.status == BELOW_BASELINE
+    assert [e.component for e in status.exposures] == ["dra_driver"]
+
+
+def test_other_vendors_dra_drivers_are_never_read_as_nvidias():
+    for image in (
+        "intel/intel-gpu-resource-driver:v0.5.1",
+        "registry.k8s.io/dra-example-driver/dra-example-driver:v0.1.0",
+    ):
+        found = _gpu_node(_plugin_pod(image))
+        assert found.dra_driver_version is None
+        assert node_components(found)["dra_driver"]["state"] == "not_installed"
+        assert "dra_driver" not in deployed_unknown(found)

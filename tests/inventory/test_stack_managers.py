@@ -12,7 +12,7 @@ from inventory.snapshot import Container, GpuOperatorPolicy, Node, Pod
 from inventory.sources.gpu_operator import parse_gpu_operator_values
 from inventory.sources.node_versions import stack_versions
 from inventory.stack_managers import upgrade_paths, upgraded_by
-from inventory.stack_rollout import rollout_pending
+from inventory.stack_rollout import precompiled_branch, rollout_pending
 from posture.rules.stack.upgrade_by import upgrade_evidence
 
 OPERATOR_SEEN = {"gpu_operator": "Deployment gpu-operator/gpu-operator"}
@@ -220,6 +220,29 @@ def test_a_precompiled_driver_has_its_branch_only_never_a_version():
     assert path.managed_by == "gpu_operator" and path.desired_version is None
     below = {"component": "driver", "installed": "535.104.05", "fixed_version": "535.183.01"}
     assert rollout_pending({"driver": path}, [below]) == {}
+
+
+def test_the_precompiled_branch_is_named_only_where_every_clusterpolicy_gives_it():
+    """The node page's "precompiled branch 535": from driver.version under usePrecompiled,
+    where every ClusterPolicy was read and agrees, and no NVIDIADriver object sets it."""
+    spec = {"enabled": True, "usePrecompiled": True, "version": "535", "useNvidiaDriverCRD": False}
+    assert precompiled_branch(policy(driver=spec)) == "535"
+    # The chart's default (nvidiaDriverCRD unstated) leaves the ClusterPolicy in charge.
+    unstated = {k: v for k, v in spec.items() if k != "useNvidiaDriverCRD"}
+    assert precompiled_branch(policy(driver=unstated)) == "535"
+    other = read_policy("other", {"driver": {**spec, "version": "550"}})
+    unreadable = GpuOperatorPolicy("broken", error="not a mapping")
+    for policies in (
+        (),
+        policy(driver={**spec, "usePrecompiled": False}),
+        policy(driver={**spec, "useNvidiaDriverCRD": True}),
+        policy(driver={**spec, "enabled": False}),
+        (*policy(driver=spec), other),  # two disagree: which one the Operator acts on is unknown
+        (*policy(driver=spec), unreadable),
+        # Stored before the sync read driver.useNvidiaDriverCRD: whether it applies is unknown.
+        (GpuOperatorPolicy("old", spec={"driver_use_precompiled": True, "driver_version": "535"}),),
+    ):
+        assert precompiled_branch(policies) is None, policies
 
 
 @pytest.mark.parametrize(

@@ -15,11 +15,9 @@ from inventory.snapshot import (
     Volume,
     VolumeMount,
 )
-from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
+from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo, seed_trust_class
 from posture.rules import CHECKS, FindingDraft
-from posture.rules.common import trust_class_from_data
 from posture.rules.registry import merge_drafts
-from tenants.policy import DEFAULT_TRUST_CLASSES
 
 CLASS_TAINT = Taint("gpuposture.io/trust-class", "internal", "NoSchedule")
 FULL_STACK = {
@@ -31,7 +29,7 @@ FULL_STACK = {
 
 
 def trust_class(slug: str) -> TrustClassInfo:
-    return trust_class_from_data(next(d for d in DEFAULT_TRUST_CLASSES if d["slug"] == slug))
+    return seed_trust_class(slug)
 
 
 def tenant(slug: str, cls: str = "internal", namespaces: tuple[str, ...] = ()) -> TenantInfo:

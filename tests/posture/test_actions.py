@@ -294,6 +294,12 @@ def test_keys_are_stable_and_name_no_tenant():
     assert len(first[0].key) == 16 and "alpha" not in first[0].key
 
 
+def below_fix(node: str, pool: str, late: dict, upgrade_by: dict):
+    """STACK-001 on `node` of `pool`: one component below its fix, upgraded by `upgrade_by`."""
+    evidence = {"exposures": [late], "upgrade_by": upgrade_by}
+    return finding("STACK-001", "Node", node, pools=(pool,), evidence=evidence)
+
+
 def test_no_findings_no_actions():
     assert actions_for([]) == []
 
@@ -304,13 +310,7 @@ def test_components_upgraded_by_different_changes_are_different_actions():
     image = {"managed_by": "pre_installed", "change": "node image"}
     operator = {"managed_by": "gpu_operator", "change": "gpu_operator"}
     late = {"component": "driver", "installed": "550.127.05", "fixed_version": "550.163.01"}
-    driver = finding(
-        "STACK-001",
-        "Node",
-        "nc-1",
-        pools=("nc",),
-        evidence={"exposures": [late], "upgrade_by": image},
-    )
+    driver = below_fix("nc-1", "nc", late, image)
     toolkit = toolkit_below("nc-1", "nc")
     toolkit = toolkit._replace(evidence={**toolkit.evidence, "upgrade_by": operator})
     titles = sorted(a.title for a in actions_for([driver, toolkit]))
@@ -369,12 +369,6 @@ def test_a_gke_managed_plugin_is_upgraded_by_the_gke_node_pool_not_its_daemonset
     """GKE's device plugin and driver: one node pool upgrade, said so in the action's title."""
     gke = {"managed_by": "gke", "change": "node image"}
     late = {"component": "device_plugin", "installed": "0.14.0", "fixed_version": "0.17.1"}
-    plugin = finding(
-        "STACK-001",
-        "Node",
-        "gke-1",
-        pools=("l4",),
-        evidence={"exposures": [late], "upgrade_by": gke},
-    )
+    plugin = below_fix("gke-1", "l4", late, gke)
     (action,) = actions_for([plugin])
     assert action.title.endswith("on pool l4 by a GKE node pool upgrade (its GKE version)")

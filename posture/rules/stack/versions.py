@@ -21,7 +21,8 @@ STACK_COMPONENTS = {
     "gpu_operator_version": "image tag of the gpu-operator Deployment",
     "dcgm_exporter_version": "image tag of the dcgm-exporter pod on the node",
     "mig_manager_version": "image tag of the k8s-mig-manager pod on the node",
-    "dra_driver_version": "image tag of the k8s-dra-driver-gpu kubelet plugin pod on the node",
+    "dra_driver_version": "image tag of the k8s-dra-driver-gpu (formerly k8s-dra-driver) "
+    "kubelet plugin pod on the node",
     "firmware_version": "nvidia-smi -q -x (VBIOS version) for the node",
 }
 FIRMWARE = "firmware_version"
