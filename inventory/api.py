@@ -170,7 +170,9 @@ class NodeSerializer(PresentedSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     components = serializers.SerializerMethodField()
     gpu_count_basis = serializers.SerializerMethodField(
-        help_text="Where gpu_count comes from when no label gives it; null when none is recorded."
+        help_text="Where gpu_count comes from when no label gives it, on a GPU Operator sandbox "
+        "node (whatever gave it) or from nvidia-smi, or why it is null on a vGPU host; null when "
+        "none is recorded."
     )
     sharing_basis = serializers.SerializerMethodField(
         help_text="Why sharing_strategy is what GFD's labels and the device-plugin config do not "
@@ -228,8 +230,10 @@ class NodeSerializer(PresentedSerializer):
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_gpu_count_basis(self, node: Node) -> str | None:
-        """Where `gpu_count` comes from when no GFD or cloud label gives it (a passthrough
-        node's sandbox device-plugin capacity); null where the labels give it or none is known."""
+        """Where `gpu_count` comes from: on a GPU Operator sandbox node whatever gave it (GFD's
+        or the cloud's label, a passthrough node's sandbox device-plugin capacity) or why it is
+        null (a vGPU host's capacity counts vGPUs); an nvidia-smi import; null where a label
+        gives it on any other node or none is known."""
         return node_basis(node.data, "gpu_count_basis", scope_in(self.context))
 
     @extend_schema_field(serializers.CharField(allow_null=True))

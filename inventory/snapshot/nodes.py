@@ -62,8 +62,10 @@ class Node:
     gpu_capacity: dict[str, int] = field(default_factory=dict)
     gpu_model: str | None = None
     gpu_count: int | None = None  # physical GPUs, from nvidia.com/gpu.count
-    # Where the count comes from when no GFD or cloud label gives it (a vm-passthrough node's
-    # sandbox device-plugin capacity, inventory.sources.node_kinds.passthrough_gpus); "" else.
+    # Where the count comes from, on a GPU Operator sandbox node (whose capacity counts what
+    # VMs get: inventory.sources.node_kinds.sandbox_gpus) or from an nvidia-smi import, or why
+    # it is unknown there (a vm-vgpu node's capacity counts vGPUs); "" else (GFD's or the
+    # cloud's label on any other node).
     gpu_count_basis: str = ""
     driver_version: str | None = None
     # "gfd-label", "gfd-label-legacy", "driver-pod", "vgpu-manager-pod" (a vm-vgpu node's host

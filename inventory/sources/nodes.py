@@ -39,10 +39,10 @@ from inventory.sources.node_kinds import (
     SANDBOX_SHARING,
     gpu_capacity_of,
     mig_single_overrides,
-    passthrough_gpus,
     physical_model,
     plugin_resources,
     sandbox_absent,
+    sandbox_gpus,
     sandbox_plugin_note,
     sandbox_workload,
 )
@@ -134,9 +134,7 @@ def node_from(
     # a node whose GPUs go to VMs (the operator's sandbox device plugin reads no config).
     gke = gke_shares(labels)
     vm = sandbox_workload(labels, workload_default) if is_gpu else None
-    count_basis = ""
-    if vm and gpu_count is None:
-        gpu_count, count_basis = passthrough_gpus(vm, capacity)
+    gpu_count, count_basis = sandbox_gpus(vm, gpu_count, labels, capacity)
     config = config if is_gpu and not gke and not vm else None
     # A config reaches the node only through a plugin pod that mounts it (plugin_placement).
     placement = (
