@@ -166,10 +166,6 @@ def operator_namespaces(
     )
 
 
-# The NVIDIA DRA driver's image (its kubelet plugin DaemonSet and controller Deployment; the
-# older driver was `k8s-dra-driver`). Its chart installs it in a namespace of its own.
-DRA_DRIVER_IMAGES = frozenset({"k8s-dra-driver-gpu", "k8s-dra-driver"})
-
 
 def stack_namespaces(
     workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
@@ -238,7 +234,8 @@ def _nvidia_standalone(image: str) -> bool:
 
 
 def _hands_out_gpus(image: str) -> bool:
-    return repository_name(image) in DRA_DRIVER_IMAGES or component_of(image) == "device_plugin"
+    # The NVIDIA DRA driver (images.COMPONENTS names its images, old and new) or the plugin.
+    return component_of(image) in ("dra_driver", "device_plugin")
 
 
 def stack_references(
