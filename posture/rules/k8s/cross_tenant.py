@@ -21,11 +21,12 @@ from typing import Any
 from inventory.rbac import ANY, ref
 from inventory.snapshot import PolicyRule
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.k8s.grantees import judged_grantees
+from posture.rules.k8s.grantees import judged_grantees, unclassified_evidence, unclassified_title
 from posture.rules.k8s.rbac_escalation import Escalation, escalations, paths_title
 from posture.rules.k8s.rbac_eval import Grant, effective_permissions
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import binding_draft
+from tenants.mapping import UNCLASSIFIED
 
 WRITE_VERBS = (
     "create",
@@ -282,12 +283,18 @@ def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> Findin
     paths = sorted({p for r in reaches for p in r.paths})
     if paths:
         evidence["escalation"] = paths
+    unclaimed = ""
+    party = [r for r in reaches if r.grantee.slug == UNCLASSIFIED]
+    if party:  # the service accounts of namespaces nobody claims (grantees)
+        found = unclassified_evidence(party[0].grantee, (r.grant.subject for r in party))
+        evidence |= found
+        unclaimed = unclassified_title(found)
     where = namespaces[0] if len(namespaces) == 1 else f"{len(namespaces)} namespaces"
     worse = " of a stricter trust class" if stricter else ""
     said = "do anything" if ANY in verbs else "/".join(verbs)  # `*`: every verb, said plainly
     title = (
-        f"{kind} {name} lets tenant{'s' if len(grantees) > 1 else ''} {', '.join(grantees)} "
-        f"{said} in {where}{worse} (owned by {', '.join(owners)})"
+        f"{kind} {name} lets tenant{'s' if len(grantees) > 1 else ''} {', '.join(grantees)}"
+        f"{unclaimed} {said} in {where}{worse} (owned by {', '.join(owners)})"
     )
     if paths and all(r.paths for r in reaches):  # a direct write is the cause to name
         title += paths_title(paths)
