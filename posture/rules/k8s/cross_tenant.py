@@ -241,7 +241,10 @@ def _escalated(
         "worse when the namespace belongs to a stricter trust class than the grantee's: "
         "external code reaching a sensitive tenant's models and data. The principals of a "
         "tenant of the platform class are the platform team's own, administering by design "
-        "(as in K8S-003, K8S-004 and DRA-001); others writing in its namespaces count."
+        "(as in K8S-003, K8S-004 and DRA-001); others writing in its namespaces count. The "
+        "service accounts of a namespace no tenant claims and the platform does not own are "
+        "the unclassified party's, judged under its class like a tenant's (fail closed, as in "
+        "those checks; `principal_namespace` names the namespace to claim)."
     ),
     remediation=(
         "Delete the binding in the evidence, or remove the other tenant's subjects from it. "
