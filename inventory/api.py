@@ -210,12 +210,14 @@ class NodeSerializer(PresentedSerializer):
             "changed_at",
         ]
         # Nullable in the schema too: clients must not be told these are always strings.
-        extra_kwargs = {name: {"allow_null": True} for name in NULL_WHEN_BLANK}
+        extra_kwargs = {name: {"allow_null": True} for name in (*NULL_WHEN_BLANK, "patch_status")}
 
     def to_representation(self, instance: Node) -> dict:  # type: ignore[override]  # its Meta.model is Node
         data = super().to_representation(instance)
         for name in NULL_WHEN_BLANK:
             data[name] = data[name] or None
+        # Stored "" on a node known to hold no GPU: null, "nothing to patch" (docs/api.md).
+        data["patch_status"] = data["patch_status"] or None
         view = self.context.get("view")
         if getattr(view, "action", None) == "retrieve":
             # One node: the DRA devices its claims hold and by whom (three queries; lists

@@ -127,6 +127,11 @@ class Node:
     # ... or why it is not deployed here (no pod, no DaemonSet scheduling here): such a
     # component is "not installed", which is not "version unknown".
     not_installed: dict[str, str] = field(default_factory=dict)
+    # A node with no GPU capacity: what still says it may hold GPUs (a GPU label, a GPU-stack
+    # pod, a ResourceSlice of GPUs; inventory.sources.gpu_signs), () when nothing does: a node
+    # known to have no GPU, with nothing to patch. None on a GPU node, and where not read (a
+    # node stored before this was read).
+    gpu_signs: tuple[str, ...] | None = None
 
     @property
     def is_gpu_node(self) -> bool:

@@ -35,6 +35,7 @@ from inventory.sources.cloud_labels import (
     gke_sharing,
 )
 from inventory.sources.fractional_nodes import fractional_sharing
+from inventory.sources.gpu_signs import gpu_signs
 from inventory.sources.node_kinds import (
     SANDBOX_SHARING,
     gpu_capacity_of,
@@ -274,6 +275,7 @@ def node_from(
         unreadable_configs=problems,
         deployed=deployed,
         not_installed=not_installed,
+        gpu_signs=None if is_gpu else gpu_signs(labels, dig(obj, "status"), pods_on_node),
         **stack_versions(labels, pods_on_node),
     )
     if is_gpu:  # who upgrades each component, for the node and patch pages
