@@ -141,8 +141,9 @@ PROD_EAST = Cluster(
             Work(ORB, "tts-demo", "orbital/tts-demo:0.9.4", {GPU: 1}),
             Work(ANA, "churn-scoring", "analytics/churn-scoring:1.12.0", {GPU: 1}),
         ),
-        # POD-003: hostPath /dev in a Kubeflow notebook, which also opens /dev/nvidia-caps
-        # (POD-005), and POD-007: a tag from Docker Hub; filed under the Notebook.
+        # POD-003: hostPath /dev in a Kubeflow notebook (unprivileged, so its device cgroup keeps
+        # /dev/nvidia-caps shut: no POD-005), and POD-007: a tag from Docker Hub; filed under
+        # the Notebook.
         "pe-t4-02": (
             Work(NB, "nb-priya", "docker.io/jupyter/pytorch-notebook:cuda12-python-3.11", {GPU: 1}, "Notebook",
                  security={}, host_dev=True),

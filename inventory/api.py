@@ -170,7 +170,9 @@ class NodeSerializer(PresentedSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     components = serializers.SerializerMethodField()
     gpu_count_basis = serializers.SerializerMethodField(
-        help_text="Where gpu_count comes from when no label gives it; null when none is recorded."
+        help_text="Where gpu_count comes from when no label gives it, on a GPU Operator sandbox "
+        "node (whatever gave it) or from nvidia-smi, or why it is null on a vGPU host; null when "
+        "none is recorded."
     )
     sharing_basis = serializers.SerializerMethodField(
         help_text="Why sharing_strategy is what GFD's labels and the device-plugin config do not "
@@ -208,12 +210,14 @@ class NodeSerializer(PresentedSerializer):
             "changed_at",
         ]
         # Nullable in the schema too: clients must not be told these are always strings.
-        extra_kwargs = {name: {"allow_null": True} for name in NULL_WHEN_BLANK}
+        extra_kwargs = {name: {"allow_null": True} for name in (*NULL_WHEN_BLANK, "patch_status")}
 
     def to_representation(self, instance: Node) -> dict:  # type: ignore[override]  # its Meta.model is Node
         data = super().to_representation(instance)
         for name in NULL_WHEN_BLANK:
             data[name] = data[name] or None
+        # Stored "" on a node known to hold no GPU: null, "nothing to patch" (docs/api.md).
+        data["patch_status"] = data["patch_status"] or None
         view = self.context.get("view")
         if getattr(view, "action", None) == "retrieve":
             # One node: the DRA devices its claims hold and by whom (three queries; lists
@@ -228,8 +232,10 @@ class NodeSerializer(PresentedSerializer):
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_gpu_count_basis(self, node: Node) -> str | None:
-        """Where `gpu_count` comes from when no GFD or cloud label gives it (a passthrough
-        node's sandbox device-plugin capacity); null where the labels give it or none is known."""
+        """Where `gpu_count` comes from: on a GPU Operator sandbox node whatever gave it (GFD's
+        or the cloud's label, a passthrough node's sandbox device-plugin capacity) or why it is
+        null (a vGPU host's capacity counts vGPUs); an nvidia-smi import; null where a label
+        gives it on any other node or none is known."""
         return node_basis(node.data, "gpu_count_basis", scope_in(self.context))
 
     @extend_schema_field(serializers.CharField(allow_null=True))

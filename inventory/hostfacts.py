@@ -23,4 +23,6 @@ def merge_host_facts(node: snap.Node, facts: dict[str, Any]) -> snap.Node:
         updates["gpu_model"] = facts["gpu_model"]
     if facts.get("gpu_count") and node.gpu_count is None:
         updates["gpu_count"] = int(facts["gpu_count"])
+        # In place of the reason it was unknown (a vGPU host's capacity counts vGPUs).
+        updates["gpu_count_basis"] = f"nvidia-smi on the host ({updates['gpu_count']} GPUs listed)"
     return replace(node, **updates) if updates else node

@@ -145,8 +145,11 @@ class Node(models.Model):
     mig_config = models.CharField(max_length=120, blank=True)
     taints = models.JSONField(default=list, blank=True)
     labels = models.JSONField(default=dict, blank=True)
+    # "" (null in the API) on a node known to hold no GPU: nothing to patch
+    # (inventory.patching.no_gpu). A new row reads unknown until its patch status is computed
+    # (a sync does it at once).
     patch_status = models.CharField(
-        max_length=20, choices=PatchStatus.choices, default=PatchStatus.UNKNOWN
+        max_length=20, choices=PatchStatus.choices, default=PatchStatus.UNKNOWN, blank=True
     )
     # What the node is exposed to (inventory.patching.status.Exposure as dicts) and why unknown.
     patch_exposures = models.JSONField(default=list, blank=True)

@@ -62,11 +62,29 @@ def upgrade_title(members: list[ActionFinding], where: str) -> str:
     for finding in members:
         for key, version in _moves(finding):
             fixed[key].extend([version] if version else [])
+    hosts = _vgpu_hosts(members)
     parts = [
-        f"{component_name(k)} to {highest_version(v) if v else 'a fixed version'}"
+        f"{_named(k, hosts)} to {highest_version(v) if v else 'a fixed version'}"
         for k, v in sorted(fixed.items(), key=_component_order)
     ]
     return f"Upgrade {_listed(parts) or 'the GPU stack'} on {where}"
+
+
+def _vgpu_hosts(members: list[ActionFinding]) -> str:
+    """Whether the driver the members move is the vGPU Manager (a vGPU host's host driver,
+    which STACK-001 names in `host_driver`): "all", "some" or ""."""
+    movers = [f for f in members if any(k.partition(" ")[0] == "driver" for k, _ in _moves(f))]
+    hosts = [f for f in movers if f.evidence.get("host_driver")]
+    return "" if not hosts else "all" if len(hosts) == len(movers) else "some"
+
+
+def _named(key: str, vgpu_hosts: str) -> str:
+    if key.partition(" ")[0] != "driver" or not vgpu_hosts:
+        return component_name(key)
+    if vgpu_hosts == "all":
+        branch = key.partition(" ")[2]
+        return f"the vGPU Manager{f' {branch}' if branch else ''}"
+    return f"{component_name(key)} (the vGPU Manager on the vGPU hosts)"
 
 
 def _listed(parts: list[str]) -> str:

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
+from django.db.models import Q
 from django.urls import reverse
 
 from audit.models import AuditEvent
@@ -18,7 +19,8 @@ from gpuposture.base.roles import TRIAGE_FINDINGS, may, reads_audit_log
 from inventory.models import Node, Pod
 from inventory.presenter import hidden_scope_for, present
 from posture.evidence_view import evidence_tree
-from posture.models import Finding
+from posture.forms import acceptance_window
+from posture.models import EarlierAcceptance, Finding
 from posture.rules import CHECKS
 from tenants.redaction import HiddenScope, tenant_rows
 
@@ -71,6 +73,8 @@ def history(finding: Finding, events: list[Any]) -> list[Moment]:
             moments.append(Moment(event.time, "acceptance withdrawn: open again", event.actor_name))
         elif event.action == "expire":
             moments.append(Moment(event.time, "acceptance expired: open again", event.actor_name))
+        elif event.action in ("carry", "lapse"):
+            moments.append(Moment(event.time, _widened(event.action, after), event.actor_name))
         elif event.action == "triage":
             owner = after.get("owner") or "nobody"
             ticket = after.get("ticket_url") or "no ticket"
@@ -92,6 +96,44 @@ def history(finding: Finding, events: list[Any]) -> list[Moment]:
         moments.append(Moment(finding.resolved_at, "resolved: the check no longer fires"))
     moments.sort(key=lambda m: (m.at is None, m.at or finding.first_seen))
     return moments
+
+
+def _widened(action: str, after: dict[str, Any]) -> str:
+    """A history line for the acceptances of the narrower findings a new finding spans."""
+    covers, of = after.get("covers", "?"), after.get("of", "?")
+    if action == "carry":
+        until = (after.get("accepted_until") or "")[:10]
+        return f"risk accepted until {until}: carried from the {covers} narrower findings it spans"
+    return f"opened: earlier acceptances covered {covers} of the {of} subjects it spans"
+
+
+def earlier_acceptances(
+    finding: Finding, scope: HiddenScope | None
+) -> tuple[list[EarlierAcceptance], list[EarlierAcceptance]]:
+    """(the acceptances made on the narrower findings this one spans, earliest expiry first;
+    this finding's own acceptance where it went when its subject widened), as `scope` lets
+    the reader see them (posture.acceptance_carry). One query for both."""
+    rows = EarlierAcceptance.objects.filter(Q(finding=finding) | Q(source=finding))
+    earlier, went = [], []
+    for row in rows.select_related("accepted_by"):
+        (earlier if row.finding_id == finding.pk else went).append(present(scope, row))
+    return earlier, went
+
+
+def reaccept_initial(finding: Finding, earlier: list[EarlierAcceptance]) -> dict[str, Any]:
+    """The accept form of an open finding whose earlier acceptances no longer apply, filled
+    from them (their reasons, the first of their expiries while it is ahead): accepting again
+    is one click. Nothing when nothing lapsed."""
+    lapsed = [row for row in earlier if not row.carried]
+    if finding.status != Finding.Status.OPEN or not lapsed:
+        return {}
+    reasons = "; ".join(f"{row.subject}: {row.reason}" for row in lapsed)
+    initial: dict[str, Any] = {"reason": f"Accepted before on {reasons}"[:2000]}
+    first, last = acceptance_window()
+    days = sorted(row.until.date() for row in lapsed if row.until)
+    if days and first <= days[0] <= last:
+        initial["until"] = days[0]
+    return initial
 
 
 def finding_events(user, finding: Finding) -> list[Any]:
@@ -141,12 +183,16 @@ def finding_detail_context(user, finding: Finding) -> dict[str, Any]:
     tenants = affected_tenants(finding, scope)
     present(scope, finding)
     events = finding_events(user, finding)
+    earlier, went = earlier_acceptances(finding, scope)
     audit_query = urlencode({"object_type": OBJECT_TYPE, "object_id": finding.pk})
     return {
         "finding": finding,
         "check": CHECKS.get(finding.check_id),
         "evidence": evidence_tree(finding.evidence),
         "history": history(finding, events),
+        "earlier_acceptances": earlier,
+        "acceptance_went": went,
+        "reaccept_initial": reaccept_initial(finding, earlier),
         "tenants": tenants,
         "subject_links": subject_links(user, finding),
         "audit_url": f"{reverse('audit-log')}?{audit_query}" if reads_audit_log(user) else "",

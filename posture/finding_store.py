@@ -21,6 +21,7 @@ from django.db import transaction
 from audit.services import audit_record
 from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.models import Cluster
+from posture.acceptance_carry import acceptance_state, acceptances_carry, widenings_find
 from posture.finding_links import finding_tenants_write
 from posture.models import Finding
 from posture.rules import CHECKS, FindingDraft
@@ -33,16 +34,13 @@ BATCH = 900  # ids per UPDATE, under SQLite's limit on query parameters
 def finding_fingerprint(cluster: str, draft: FindingDraft) -> str:
     """sha256 of the cause's identity: check, cluster, subject and key, no tenant (DESIGN §5).
     Migration posture.0005 holds a frozen copy: keep the two equal."""
-    identity = "|".join(
-        (
-            draft.check_id,
-            cluster,
-            draft.subject_kind,
-            draft.subject_namespace,
-            draft.subject_name,
-            draft.key,
-        )
-    )
+    subject = (draft.subject_kind, draft.subject_namespace, draft.subject_name, draft.key)
+    return subject_fingerprint(cluster, draft.check_id, subject)
+
+
+def subject_fingerprint(cluster: str, check_id: str, subject: tuple[str, str, str, str]) -> str:
+    """finding_fingerprint of a subject (kind, namespace, name, key) of a check."""
+    identity = "|".join((check_id, cluster, *subject))
     return hashlib.sha256(identity.encode()).hexdigest()
 
 
@@ -131,10 +129,16 @@ def findings_refresh(
     resolved: list[int] = []
     affects: dict[str, set[int]] = {}  # fingerprint -> the tenants it affects now
     expired: list[int] = []  # findings whose risk acceptance is past its date
+    # Findings opening now over narrower subjects (FindingDraft.covers): (fingerprint, theirs).
+    wide: list[tuple[str, list[str]]] = []
     for draft in drafts:
         fingerprint = finding_fingerprint(cluster.name, draft)
         if fingerprint in affects:
             continue
+        row = existing.get(fingerprint)
+        if draft.covers and (row is None or row.status == Finding.Status.RESOLVED):
+            covered = [subject_fingerprint(cluster.name, draft.check_id, s) for s in draft.covers]
+            wide.append((fingerprint, covered))
         affects[fingerprint] = {tenant_ids[s] for s in draft.tenants if s in tenant_ids}
         check = CHECKS[draft.check_id]
         text, digest = evidence_text(draft.evidence)
@@ -145,7 +149,6 @@ def findings_refresh(
             "evidence_digest": digest,
             "exposure": draft.exposure,
         }
-        row = existing.get(fingerprint)
         if row is None:
             to_create.append(_new_finding_row(cluster, draft, fingerprint, values))
             counts["opened"] += 1
@@ -158,11 +161,15 @@ def findings_refresh(
         if fingerprint not in affects and row.status in LIVE_STATUSES:
             resolved.append(row.pk)
             counts["resolved"] += 1
+    # A risk accepted on narrower findings resolving now is carried to, or shown on, the
+    # wider one opening over them (posture.acceptance_carry); read from the rows above.
+    widenings = widenings_find(wide, existing, affects, now)
     # The audit keeps each expired acceptance as it stood (a few rows: read them whole).
     befores = {f.pk: (f, acceptance_state(f)) for f in Finding.objects.filter(pk__in=expired)}
     _findings_write(cluster, to_create, changed, resolved, now)
     ids = {fingerprint: row.pk for fingerprint, row in existing.items()}
     finding_tenants_write(cluster=cluster, affects=affects, existing=ids, now=now)
+    acceptances_carry(widenings, now=now)
     for finding, before in befores.values():
         finding.refresh_from_db()
         after = acceptance_state(finding)
@@ -271,16 +278,3 @@ def _new_finding_row(
         values["evidence_digest"],
         values["exposure"],
     )
-
-
-def acceptance_state(finding: Finding) -> dict[str, Any]:
-    """What the audit log keeps of a finding's risk acceptance."""
-    until = finding.accepted_until
-    return {
-        "check": finding.check_id,
-        "tenants": sorted(finding.tenants.values_list("slug", flat=True)),
-        "status": finding.status,
-        "accepted_by": finding.accepted_by.get_username() if finding.accepted_by_id else None,
-        "accepted_reason": finding.accepted_reason,
-        "accepted_until": until.isoformat() if until else None,
-    }

@@ -51,7 +51,7 @@ def _get_finding(request: HttpRequest, pk: int) -> Finding:
 
 def finding_detail(request: HttpRequest, pk: int) -> HttpResponse:
     finding = _get_finding(request, pk)
-    return _detail(request, finding, AcceptForm(), _triage_form(finding))
+    return _detail(request, finding, None, _triage_form(finding))
 
 
 def _triage_form(finding: Finding) -> TriageForm:
@@ -60,7 +60,11 @@ def _triage_form(finding: Finding) -> TriageForm:
 
 
 def _detail(request, finding, accept_form, triage_form, status: int = 200):
+    """The finding's page; `accept_form` None: a blank one, or one filled from the earlier
+    acceptances that no longer apply (finding_detail.reaccept_initial)."""
     context = finding_detail_context(request.user, finding)
+    if accept_form is None:
+        accept_form = AcceptForm(initial=context.pop("reaccept_initial"))
     context.update(accept_form=accept_form, triage_form=triage_form)
     return render(request, "posture/finding_detail.html", context, status=status)
 

@@ -32,7 +32,10 @@ class AcceptForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text=f"Why the risk is acceptable for now: {REASON_MIN} to {REASON_MAX} characters.",
     )
-    until = forms.DateField(label="Until", widget=forms.DateInput(attrs={"type": "date"}))
+    # ISO: what a type="date" input reads (the locale format would leave it empty).
+    until = forms.DateField(
+        label="Until", widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
+    )
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

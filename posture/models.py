@@ -128,6 +128,40 @@ class FindingTenant(models.Model):
         return f"{self.finding_id} affects {self.tenant_id}"
 
 
+class EarlierAcceptance(models.Model):
+    """A risk accepted on a narrower finding of the same check that a new, wider finding spans
+    (its subject widened: STACK-008's nodes now under their ClusterPolicy): carried to it when
+    every subject it spans was accepted, else kept here as no longer applying, so nothing is
+    lost without a word (posture.acceptance_carry)."""
+
+    finding = models.ForeignKey(
+        Finding, on_delete=models.CASCADE, related_name="earlier_acceptances"
+    )
+    source = models.ForeignKey(
+        Finding, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    subject = models.CharField(max_length=400)  # the narrower finding's, e.g. "Node gpu-3"
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason = models.TextField(blank=True, max_length=2000)
+    until = models.DateTimeField(null=True, blank=True)
+    carried = models.BooleanField(default=False)  # True: part of the acceptance it carries
+    # How many of the `of` subjects the finding spans these earlier acceptances covered.
+    covers = models.PositiveIntegerField(default=1)
+    of = models.PositiveIntegerField(default=1)
+    recorded_at = models.DateTimeField()
+
+    # The subject and the reason may name a tenant's namespace or workload.
+    redacted_fields = {"subject": Field.TEXT, "reason": Field.TEXT}
+
+    class Meta:
+        ordering = ["finding", "until", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.subject} accepted, now under finding {self.finding_id}"
+
+
 class PostureRun(models.Model):
     """One evaluation of the checks and the scores."""
 

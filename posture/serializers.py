@@ -15,7 +15,7 @@ from posture.finding_fields import (
     check_remediation,
     finding_points,
 )
-from posture.models import Finding, TenantScore
+from posture.models import EarlierAcceptance, Finding, TenantScore
 
 
 # A finding's JSON: posture.finding_fields lists its keys, in order. A model field of the same
@@ -69,6 +69,32 @@ class FindingSerializer(PresentedSerializer):
 
     def get_remediation(self, finding: Finding) -> str:
         return check_remediation(finding.check_id)
+
+
+class EarlierAcceptanceSerializer(PresentedSerializer):
+    """A risk accepted on a narrower finding this one spans (its subject widened):
+    `carried` when the finding is accepted because every subject it spans was, else it no
+    longer applies; `covers` of `of`: how many of its subjects these acceptances covered."""
+
+    source = serializers.PrimaryKeyRelatedField(
+        read_only=True, allow_null=True, help_text="The narrower finding it was made on."
+    )
+    accepted_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+
+    class Meta:
+        model = EarlierAcceptance
+        fields = ["source", "subject", "accepted_by", "reason", "until", "carried", "covers", "of"]
+
+
+class FindingDetailSerializer(FindingSerializer):
+    """One finding, with the acceptances made on the narrower findings it spans."""
+
+    earlier_acceptances = EarlierAcceptanceSerializer(many=True, read_only=True)
+
+    class Meta(FindingSerializer.Meta):
+        fields = [*API_FIELDS, "earlier_acceptances"]
 
 
 class ScoreField(serializers.FloatField):

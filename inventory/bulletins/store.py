@@ -32,6 +32,7 @@ from inventory.bulletins.revisions import (
 )
 from inventory.models import Bulletin, BulletinFix, ClusterObject, Node
 from inventory.patching.driver_family import vgpu_host
+from inventory.patching.no_gpu import no_gpu_patch
 from inventory.patching.status import (
     COMPONENTS,
     REMEDY_KEYS,
@@ -306,27 +307,31 @@ def fixes_from_db() -> list[Fix]:
 def nodes_patch_refresh(
     *, cluster_id: int | None = None, node_names: list[str] | None = None
 ) -> int:
-    """Recompute patch status of the GPU nodes (of one cluster, or all; or the named nodes of
-    that cluster); returns nodes changed."""
+    """Recompute patch status of the nodes (of one cluster, or all; or the named nodes of
+    that cluster): the GPU nodes' against the bulletins, the others' from what says whether
+    they hold GPUs (inventory.patching.no_gpu); returns nodes changed."""
     all_fixes = fixes_from_db()
-    nodes = Node.objects.filter(is_gpu_node=True)
+    nodes = Node.objects.all()
     if cluster_id is not None:
         nodes = nodes.filter(cluster_id=cluster_id)
     if node_names is not None:
         nodes = nodes.filter(name__in=node_names)
-    nodes = list(nodes.only("pk", "cluster_id", "labels", "data", *PATCH_FIELDS))
-    runtime = _runtime_inputs({n.cluster_id for n in nodes})
+    nodes = list(nodes.only("pk", "cluster_id", "is_gpu_node", "labels", "data", *PATCH_FIELDS))
+    runtime = _runtime_inputs({n.cluster_id for n in nodes if n.is_gpu_node})
     changed = []
     for node in nodes:
-        versions = {field: node.data.get(field) for field in COMPONENTS}
-        status = node_patch_status(versions, all_fixes, _node_stack(node, runtime))
-        values = (
-            status.status,
-            _dicts(status.exposures),
-            list(status.unknown),
-            _dicts(status.not_affected),
-            list(status.unknown_components),
-        )
+        if not node.is_gpu_node:
+            values = no_gpu_patch(node.data)
+        else:
+            versions = {field: node.data.get(field) for field in COMPONENTS}
+            status = node_patch_status(versions, all_fixes, _node_stack(node, runtime))
+            values = (
+                status.status,
+                _dicts(status.exposures),
+                list(status.unknown),
+                _dicts(status.not_affected),
+                list(status.unknown_components),
+            )
         if values != tuple(getattr(node, f) for f in PATCH_FIELDS):
             status_text, *lists = values
             changed.append((node.pk, status_text, *(json.dumps(v) for v in lists)))

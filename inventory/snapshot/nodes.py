@@ -62,8 +62,10 @@ class Node:
     gpu_capacity: dict[str, int] = field(default_factory=dict)
     gpu_model: str | None = None
     gpu_count: int | None = None  # physical GPUs, from nvidia.com/gpu.count
-    # Where the count comes from when no GFD or cloud label gives it (a vm-passthrough node's
-    # sandbox device-plugin capacity, inventory.sources.node_kinds.passthrough_gpus); "" else.
+    # Where the count comes from, on a GPU Operator sandbox node (whose capacity counts what
+    # VMs get: inventory.sources.node_kinds.sandbox_gpus) or from an nvidia-smi import, or why
+    # it is unknown there (a vm-vgpu node's capacity counts vGPUs); "" else (GFD's or the
+    # cloud's label on any other node).
     gpu_count_basis: str = ""
     driver_version: str | None = None
     # "gfd-label", "gfd-label-legacy", "driver-pod", "vgpu-manager-pod" (a vm-vgpu node's host
@@ -125,6 +127,11 @@ class Node:
     # ... or why it is not deployed here (no pod, no DaemonSet scheduling here): such a
     # component is "not installed", which is not "version unknown".
     not_installed: dict[str, str] = field(default_factory=dict)
+    # A node with no GPU capacity: what still says it may hold GPUs (a GPU label, a GPU-stack
+    # pod, a ResourceSlice of GPUs; inventory.sources.gpu_signs), () when nothing does: a node
+    # known to have no GPU, with nothing to patch. None on a GPU node, and where not read (a
+    # node stored before this was read).
+    gpu_signs: tuple[str, ...] | None = None
 
     @property
     def is_gpu_node(self) -> bool:

@@ -82,6 +82,9 @@ class Service:
     internal_lb: str = ""
     # spec.loadBalancerSourceRanges: the client ranges the load balancer admits.
     source_ranges: tuple[str, ...] = ()
+    # Each port as an Ingress or route names it: (its name, "" if none; its service port; the
+    # number `ports` lists for it). () where not read (stored before it was).
+    port_map: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,10 @@ class Ingress:
     # The controller authenticates every request before the backend sees it, as an annotation
     # says (inventory/sources/exposure.py INGRESS_AUTH): "annotation=value", else "".
     auth: str = ""
+    # The Service ports it routes to, "service:port" (a number or a port's name as written;
+    # "service:*" where a backend names no port): Ingresses and Gateway API routes only; ()
+    # where not read (other routes, or stored before it was): every port of the Service.
+    backend_ports: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ def service_from(obj: dict[str, Any], namespace: str) -> Service:
     spec = dig(obj, "spec")
     ports: list[int] = []
     targets: list[str] = []
+    port_map: list[tuple[str, int, int]] = []
     for port in dicts(spec.get("ports")):
         target = port.get("targetPort")
         # A named targetPort (a string, even "8080") resolves only against a pod's port names;
@@ -21,6 +22,8 @@ def service_from(obj: dict[str, Any], namespace: str) -> Service:
         number = as_int(target) if isinstance(target, int) else as_int(port.get("port"))
         if number is not None:
             ports.append(number)
+            if (service_port := as_int(port.get("port"))) is not None:
+                port_map.append((text(port.get("name")) or "", service_port, number))
         # targetPort defaults to the service port.
         written = text(target) if target not in (None, "") else text(port.get("port"))
         if written:
@@ -35,6 +38,7 @@ def service_from(obj: dict[str, Any], namespace: str) -> Service:
         external_ips=tuple(ip for ip in str_tuple(spec.get("externalIPs")) if ip),
         internal_lb=_internal_lb(obj),
         source_ranges=tuple(r for r in str_tuple(spec.get("loadBalancerSourceRanges")) if r),
+        port_map=tuple(port_map),
     )
 
 
@@ -76,7 +80,20 @@ def ingress_from(obj: dict[str, Any], namespace: str) -> Ingress:
         hosts=tuple(sorted(h for h in hosts if h)),
         services=tuple(sorted(s for s in services if s)),
         auth=ingress_auth(obj),
+        backend_ports=tuple(sorted({p for b in backends if (p := _ingress_backend_port(b))})),
     )
+
+
+def _ingress_backend_port(backend: dict[str, Any]) -> str:
+    """ "service:port" of one Ingress backend (v1 `service.port.number` or `.name`, v1beta1
+    `servicePort`); "" when it names no Service."""
+    service = dig(backend, "service")
+    name = text(service.get("name")) or text(backend.get("serviceName"))
+    if not name:
+        return ""
+    port = dig(service, "port")
+    written = text(port.get("number")) or text(port.get("name")) or text(backend.get("servicePort"))
+    return f"{name}:{written or '*'}"
 
 
 # Ingress annotations by which the controller authenticates every request itself, and the
@@ -146,6 +163,13 @@ def route_from(obj: dict[str, Any], namespace: str) -> Ingress:
         services=tuple(sorted(local)),
         kind=str(obj["kind"]),
         remote_services=tuple(sorted(remote)),
+        backend_ports=tuple(
+            sorted(
+                f"{text(r.get('name'))}:{text(r.get('port')) or '*'}"
+                for r in refs
+                if _ref_namespace(r, namespace) == namespace
+            )
+        ),
     )
 
 

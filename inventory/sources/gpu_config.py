@@ -11,7 +11,7 @@ unclassified one) is never GPU configuration: it is not even parsed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,13 @@ from inventory.sources.configs import (
 )
 from inventory.sources.gpu_operator import DEFAULT_MIG_PARTED_CONFIGMAP
 from inventory.sources.images import component_of, image_version
+from inventory.sources.stack_operators import (
+    cluster_bound_namespaces,
+    kubevirt_namespaces,
+    network_operator_namespaces,
+    operator_deployment_namespaces,
+    repository_name,
+)
 from tenants.mapping import platform_namespaces
 
 # The DaemonSets whose configuration is a ConfigMap, by the component their image runs (GPU
@@ -151,7 +158,7 @@ def operator_namespaces(
     than every platform DaemonSet being judged as a tenant's pods. With no ClusterRoleBinding
     in `bindings` at all (the snapshot did not read RBAC; a cluster always has some), the image
     alone decides, as it must."""
-    return _operator_namespaces(
+    return operator_deployment_namespaces(
         workloads,
         bindings,
         is_operator=lambda image: component_of(image) == "gpu_operator",
@@ -159,16 +166,13 @@ def operator_namespaces(
     )
 
 
-# The NVIDIA DRA driver's image (its kubelet plugin DaemonSet and controller Deployment; the
-# older driver was `k8s-dra-driver`). Its chart installs it in a namespace of its own.
-DRA_DRIVER_IMAGES = frozenset({"k8s-dra-driver-gpu", "k8s-dra-driver"})
-
 
 def stack_namespaces(
     workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
 ) -> frozenset[str]:
     """The GPU stack's namespaces as found: the GPU Operator's (operator_namespaces), the NVIDIA
-    Network Operator's (network_operator_namespaces), and those of the two things that hand
+    Network Operator's (network_operator_namespaces), KubeVirt's and CDI's, which hand the
+    sandbox nodes' GPUs and vGPUs to VMs (kubevirt_namespaces), those of the two things that hand
     GPUs to pods without the GPU Operator, the NVIDIA DRA driver and a standalone device plugin
     (its chart's own namespace), where a ClusterRoleBinding names one of their service accounts
     (the DRA kubelet plugin publishes ResourceSlices, the plugin's config manager and GFD read
@@ -176,7 +180,7 @@ def stack_namespaces(
     Their image alone, which anyone may run, places nothing."""
     workloads = list(workloads)
     bindings = list(bindings or ())
-    bound = _cluster_bound_namespaces(bindings)
+    bound = cluster_bound_namespaces(bindings)
     handing = {
         w.namespace
         for w in workloads
@@ -189,86 +193,7 @@ def stack_namespaces(
         | handing
         | _standalone(workloads, bindings)
         | network_operator_namespaces(workloads, bindings)
-    )
-
-
-# The NVIDIA Network Operator (RDMA/InfiniBand for GPUDirect): its operator image, and the
-# operand DaemonSets it creates in its own namespace from the NicClusterPolicy (the MOFED/DOCA
-# driver, the RDMA shared and SR-IOV device plugins, Multus and the CNI plugins, IPAM, IB
-# Kubernetes, NIC Feature Discovery), by the last segment of their image repository. It is the
-# GPU nodes' host stack as the GPU Operator is (its driver container is privileged by design),
-# so its namespace as found is the platform's. The NicClusterPolicy itself is cluster-scoped and
-# names no namespace, and the snapshot does not carry it: its operands place the operator.
-NETWORK_OPERATOR_IMAGE = "network-operator"
-NETWORK_OPERATOR_PUBLISHERS = (
-    "nvcr.io/nvidia/",
-    "mellanox/",
-    "docker.io/mellanox/",
-    "ghcr.io/mellanox/",
-)
-NETWORK_OPERANDS = frozenset(
-    {
-        "doca-driver",
-        "mofed",
-        "k8s-rdma-shared-dev-plugin",
-        "sriov-network-device-plugin",
-        "multus-cni",
-        "ib-kubernetes",
-        "ipoib-cni",
-        "nvidia-k8s-ipam",
-        "whereabouts",
-        "nic-feature-discovery",
-        "doca-telemetry-service",
-    }
-)
-
-
-def network_operator_namespaces(
-    workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
-) -> frozenset[str]:
-    """Where the NVIDIA Network Operator runs: the namespaces of Deployments running its image
-    (NVIDIA's or Mellanox's repository) that a ClusterRoleBinding names, or beside which run
-    DaemonSets of its operands; with no ClusterRoleBinding read at all, the image alone (as for
-    the GPU Operator, operator_namespaces). A namespace's name never places it (fail closed):
-    a namespace called `nvidia-network-operator` with none of this stays unclassified."""
-    return _operator_namespaces(
-        workloads,
-        bindings,
-        is_operator=_is_network_operator,
-        is_operand=lambda image: _repository_name(image) in NETWORK_OPERANDS,
-    )
-
-
-def _operator_namespaces(
-    workloads: Iterable[Workload],
-    bindings: Iterable[RoleBinding] | None,
-    *,
-    is_operator: Callable[[str], bool],
-    is_operand: Callable[[str], bool],
-) -> frozenset[str]:
-    """The namespaces of Deployments running an operator's image that a ClusterRoleBinding
-    names or beside which its operands' DaemonSets run; with no ClusterRoleBinding read at all,
-    the image alone."""
-    workloads = list(workloads)
-    bound = _cluster_bound_namespaces(bindings or ())
-    operands = {
-        w.namespace
-        for w in workloads
-        if w.kind == "DaemonSet" and any(is_operand(image) for image in w.images.values())
-    }
-    return frozenset(
-        w.namespace
-        for w in workloads
-        if w.kind == "Deployment"
-        and any(is_operator(image) for image in w.images.values())
-        and (bound is None or w.namespace in bound or w.namespace in operands)
-    )
-
-
-def _is_network_operator(image: str) -> bool:
-    repository, _ = image_version(image)
-    return _repository_name(image) == NETWORK_OPERATOR_IMAGE and repository.startswith(
-        NETWORK_OPERATOR_PUBLISHERS
+        | kubevirt_namespaces(workloads, bindings)
     )
 
 
@@ -285,7 +210,7 @@ def _standalone(workloads: list[Workload], bindings: list[RoleBinding]) -> set[s
     always binds its `dcgm-exporter-read-cm` Role so, and a ClusterRole only with pod labels
     on), or where the snapshot read no ClusterRoleBinding (as for the others). A tenant's
     namespace stays the tenant's (platform_namespaces drops it whatever says so)."""
-    cluster = _cluster_bound_namespaces(bindings)
+    cluster = cluster_bound_namespaces(bindings)
     local = {
         b.namespace
         for b in bindings
@@ -305,33 +230,12 @@ def _standalone(workloads: list[Workload], bindings: list[RoleBinding]) -> set[s
 
 def _nvidia_standalone(image: str) -> bool:
     repository, _ = image_version(image)
-    return repository.startswith("nvcr.io/nvidia/") and _repository_name(image) in STANDALONE_IMAGES
+    return repository.startswith("nvcr.io/nvidia/") and repository_name(image) in STANDALONE_IMAGES
 
 
 def _hands_out_gpus(image: str) -> bool:
-    return _repository_name(image) in DRA_DRIVER_IMAGES or component_of(image) == "device_plugin"
-
-
-def _repository_name(image: str) -> str | None:
-    """The last segment of an image's repository under a path (`nvcr.io/nvidia/x` -> x)."""
-    repository, _ = image_version(image)
-    return repository.rsplit("/", 1)[1] if "/" in repository else None
-
-
-def _cluster_bound_namespaces(bindings: Iterable[RoleBinding]) -> set[str] | None:
-    """Namespaces one of whose service accounts (or all of them, the group
-    `system:serviceaccounts:<namespace>`) a ClusterRoleBinding names; None with none read."""
-    cluster_bindings = [b for b in bindings if b.kind == "ClusterRoleBinding"]
-    if not cluster_bindings:
-        return None
-    group = "system:serviceaccounts:"
-    found: set[str] = set()
-    for subject in (s for b in cluster_bindings for s in b.subjects):
-        if subject.kind == "ServiceAccount" and subject.namespace:
-            found.add(subject.namespace)
-        elif subject.kind == "Group" and subject.name.startswith(group):
-            found.add(subject.name.removeprefix(group))
-    return found
+    # The NVIDIA DRA driver (images.COMPONENTS names its images, old and new) or the plugin.
+    return component_of(image) in ("dra_driver", "device_plugin")
 
 
 def stack_references(

@@ -27,6 +27,8 @@ from inventory.sources.images import is_sandbox_device_plugin
 
 NV = "nvidia.com/"
 WORKLOAD = NV + "gpu.workload.config"
+# The vGPU config vgpu-device-manager applies to a vm-vgpu node (a name from its ConfigMap).
+VGPU_CONFIG = NV + "vgpu.config"
 PASSTHROUGH, VGPU_HOST = "vm-passthrough", "vm-vgpu"
 # The node sharing strategy of each sandbox workload: a passthrough GPU is one VM's whole GPU.
 SANDBOX_SHARING = {PASSTHROUGH: "none", VGPU_HOST: "vgpu"}
@@ -79,23 +81,49 @@ def sandbox_default(specs: Iterable[Mapping[str, object]]) -> str:
     return found.pop() if len(found) == 1 else ""
 
 
-def passthrough_gpus(workload: str | None, capacity: Mapping[str, int]) -> tuple[int | None, str]:
-    """(physical GPUs, basis) of a vm-passthrough node with no GFD count (GFD does not run on
-    sandbox nodes): the sandbox device plugin advertises each GPU bound to vfio-pci once, under
-    its PCI device name, so its capacity is the GPUs one to one. (None, "") elsewhere: a vGPU
-    host's capacity counts vGPUs, and how many of its type fit one GPU is not read here."""
-    if workload != PASSTHROUGH:
-        return None, ""
+def sandbox_gpus(
+    workload: str | None,
+    stated: int | None,
+    labels: Mapping[str, str],
+    capacity: Mapping[str, int],
+) -> tuple[int | None, str]:
+    """(physical GPUs, basis) of a GPU Operator sandbox node, whose capacity counts the devices
+    VMs get. A count an input states (GFD's `nvidia.com/gpu.count` where GFD ran, a cloud's
+    label or instance type: `stated`) is kept and named. Else a vm-passthrough node's capacity
+    counts its GPUs one to one (the sandbox device plugin advertises each GPU bound to vfio-pci
+    once, under its PCI device name). A vm-vgpu node's capacity counts vGPUs, and how many of
+    its type one GPU holds is not read (vgpu-device-manager's `nvidia.com/vgpu.config` names a
+    config, not a count): its count stays unknown, saying so, never the capacity divided by a
+    guess. (stated, "") on any other node."""
+    if workload not in SANDBOX_SHARING:
+        return stated, ""
+    if stated is not None:
+        gfd = str(labels.get(NV + "gpu.count", "")).strip()
+        source = (
+            f"label {NV}gpu.count={gfd} (GPU Feature Discovery)"
+            if gfd == str(stated)
+            else "the cloud's GPU count label or instance type"
+        )
+        return stated, f"{source}; the node's capacity counts what VMs get, not GPUs"
+    kind = "passthrough" if workload == PASSTHROUGH else "vgpu"
     found = {
         name: count
         for name, count in sorted(capacity.items())
-        if count > 0 and vm_device_kind(name) == "passthrough"
+        if count > 0 and vm_device_kind(name) == kind
     }
-    if not found:
-        return None, ""
     listed = ", ".join(f"{name}={count}" for name, count in found.items())
-    return sum(found.values()), (
-        f"capacity {listed}: the sandbox device plugin advertises each passthrough GPU once"
+    if kind == "passthrough":
+        if not found:
+            return None, ""
+        return sum(found.values()), (
+            f"capacity {listed}: the sandbox device plugin advertises each passthrough GPU once"
+        )
+    config = str(labels.get(VGPU_CONFIG, "")).strip()
+    named = f"; {VGPU_CONFIG}={config} names the vGPU type, not a number of GPUs" if config else ""
+    return None, (
+        f"the capacity{f' {listed}' if listed else ''} counts vGPUs{named}; no input "
+        f"states the physical GPUs ({NV}gpu.count, which GPU Feature Discovery writes but the "
+        "GPU Operator does not run on vm-vgpu nodes, a cloud label, or an nvidia-smi import)"
     )
 
 

@@ -35,14 +35,15 @@ from inventory.sources.cloud_labels import (
     gke_sharing,
 )
 from inventory.sources.fractional_nodes import fractional_sharing
+from inventory.sources.gpu_signs import gpu_signs
 from inventory.sources.node_kinds import (
     SANDBOX_SHARING,
     gpu_capacity_of,
     mig_single_overrides,
-    passthrough_gpus,
     physical_model,
     plugin_resources,
     sandbox_absent,
+    sandbox_gpus,
     sandbox_plugin_note,
     sandbox_workload,
 )
@@ -134,9 +135,7 @@ def node_from(
     # a node whose GPUs go to VMs (the operator's sandbox device plugin reads no config).
     gke = gke_shares(labels)
     vm = sandbox_workload(labels, workload_default) if is_gpu else None
-    count_basis = ""
-    if vm and gpu_count is None:
-        gpu_count, count_basis = passthrough_gpus(vm, capacity)
+    gpu_count, count_basis = sandbox_gpus(vm, gpu_count, labels, capacity)
     config = config if is_gpu and not gke and not vm else None
     # A config reaches the node only through a plugin pod that mounts it (plugin_placement).
     placement = (
@@ -276,6 +275,7 @@ def node_from(
         unreadable_configs=problems,
         deployed=deployed,
         not_installed=not_installed,
+        gpu_signs=None if is_gpu else gpu_signs(labels, dig(obj, "status"), pods_on_node),
         **stack_versions(labels, pods_on_node),
     )
     if is_gpu:  # who upgrades each component, for the node and patch pages

@@ -19,6 +19,7 @@ from inventory.snapshot import (
     Workload,
 )
 from inventory.sources.dra_sharing import with_dra
+from inventory.sources.gpu_signs import dra_signs
 from inventory.sources.node_kinds import not_judged_warning, other_accelerators, sandbox_default
 from inventory.sources.nodes import NodeResult, node_from, operator_version
 from inventory.sources.raw import mapping, text
@@ -54,7 +55,10 @@ class NodeReader:
         )
         if self.dra is None:
             return result
-        return replace(result, node=with_dra(result.node, self.dra))
+        node = with_dra(result.node, self.dra)
+        if node.gpu_signs is not None and (found := dra_signs(node.name, self.dra)):
+            node = replace(node, gpu_signs=(*node.gpu_signs, *found))
+        return replace(result, node=node)
 
 
 def node_reader(

@@ -37,6 +37,11 @@ class FindingDraft:
     subject_labels: dict[str, str] = field(default_factory=dict)
     # How many workloads, pods, GPUs or nodes the cause spans (risk grows as 1 + log2 of it).
     exposure: int = 1
+    # The subjects (kind, namespace, name, key) of narrower findings of the same check that
+    # this one spans, all of them: set where a check's subject was widened (STACK-008's nodes
+    # under their ClusterPolicy), so a risk accepted on them is carried to it, or said to no
+    # longer apply (posture.acceptance_carry). Not part of the identity.
+    covers: tuple[tuple[str, str, str, str], ...] = ()
 
     def identity(self) -> tuple[str, str, str, str, str]:
         return (

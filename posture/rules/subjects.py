@@ -50,9 +50,10 @@ def subject_draft(
     severity: str = "",
     labels: dict[str, str] | None = None,
     exposure: int = 1,
+    covers: tuple[tuple[str, str, str, str], ...] = (),
 ) -> FindingDraft:
     """The draft every builder below ends in; call it directly only for a subject named by
-    something else (a recorded drift event names its own)."""
+    something else (a recorded drift event names its own). `covers`: FindingDraft.covers."""
     return FindingDraft(
         check_id=check_id,
         tenants=tenant_slugs(tenants),
@@ -65,6 +66,7 @@ def subject_draft(
         severity=severity,
         subject_labels=dict(labels or {}),
         exposure=max(1, exposure),
+        covers=covers,
     )
 
 

@@ -83,12 +83,43 @@ def test_a_passthrough_node_counts_its_gpus_from_the_sandbox_plugins_capacity():
     result = only_node([node("vm-pt", labels, capacity=capacity)])
     assert result.gpu_count == 6
     assert "nvidia.com/GA100_A100_PCIE_40GB=4" in result.gpu_count_basis
-    # GFD's label, where it runs, is the count; a vGPU host's capacity counts vGPUs: unknown.
+    # GFD's label, where it runs, is the count, and the basis names it.
     counted = only_node([node("vm-pt", {**labels, "nvidia.com/gpu.count": "4"}, capacity=capacity)])
-    assert (counted.gpu_count, counted.gpu_count_basis) == (4, "")
-    vgpu = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.workload.config": "vm-vgpu"}
-    host = only_node([node("vm-vgpu", vgpu, capacity={"nvidia.com/NVIDIA_A100-4C": 10})])
-    assert (host.gpu_count, host.gpu_count_basis) == (None, "")
+    assert counted.gpu_count == 4
+    assert counted.gpu_count_basis.startswith("label nvidia.com/gpu.count=4 (GPU Feature")
+
+
+VGPU_HOST = {
+    "nvidia.com/gpu.present": "true",
+    "nvidia.com/gpu.workload.config": "vm-vgpu",
+    # What vgpu-device-manager labels a vm-vgpu node with: the config it applied, no count.
+    "nvidia.com/vgpu.config": "A10-12Q",
+    "nvidia.com/vgpu.config.state": "success",
+}
+
+
+def test_a_vgpu_hosts_gpu_count_is_unknown_and_says_why():
+    """A vm-vgpu node's capacity counts vGPUs (2 A10s of 24 GB hold 4 A10-12Q): it is never
+    taken for GPUs, nor divided by a per-GPU guess; the basis says why the count is unknown."""
+    host = only_node([node("vm-vgpu", VGPU_HOST, capacity={"nvidia.com/NVIDIA_A10-12Q": 4})])
+    assert host.gpu_count is None
+    assert host.gpu_count_basis.startswith(
+        "the capacity nvidia.com/NVIDIA_A10-12Q=4 counts vGPUs; "
+        "nvidia.com/vgpu.config=A10-12Q names the vGPU type, not a number of GPUs"
+    )
+
+
+def test_a_vgpu_hosts_gpu_count_where_an_input_states_it():
+    capacity = {"nvidia.com/NVIDIA_A10-12Q": 4}
+    labelled = {**VGPU_HOST, "nvidia.com/gpu.count": "2"}
+    host = only_node([node("vm-vgpu", labelled, capacity=capacity)])
+    assert host.gpu_count == 2
+    assert host.gpu_count_basis.startswith("label nvidia.com/gpu.count=2 (GPU Feature Discovery)")
+    # A cloud instance type whose GPUs are known (AWS g5.12xlarge: 4 A10G) states it too.
+    typed = {**VGPU_HOST, "node.kubernetes.io/instance-type": "g5.12xlarge"}
+    cloud = only_node([node("vm-vgpu", typed, capacity=capacity)])
+    assert cloud.gpu_count == 4
+    assert cloud.gpu_count_basis.startswith("the cloud's GPU count label or instance type")
 
 
 def test_a_vgpu_host_is_a_vgpu_node_with_a_host_driver_still_to_find():

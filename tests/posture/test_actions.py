@@ -372,3 +372,21 @@ def test_a_gke_managed_plugin_is_upgraded_by_the_gke_node_pool_not_its_daemonset
     plugin = below_fix("gke-1", "l4", late, gke)
     (action,) = actions_for([plugin])
     assert action.title.endswith("on pool l4 by a GKE node pool upgrade (its GKE version)")
+
+
+def test_a_vgpu_hosts_driver_upgrade_names_the_vgpu_manager():
+    """On vGPU hosts STACK-001's `driver` is the vGPU Manager (evidence `host_driver`): the
+    pool's upgrade says so, and a pool mixing them with plain GPU hosts names both."""
+    operator = {"managed_by": "gpu_operator", "change": "gpu_operator"}
+    late = {"component": "driver", "installed": "550.90.05", "fixed_version": "550.163.02"}
+    hosts = [below_fix(name, "vg", late, operator) for name in ("vg-1", "vg-2")]
+    hosts = [f._replace(evidence={**f.evidence, "host_driver": "the vGPU Manager"}) for f in hosts]
+    (action,) = actions_for(hosts)
+    assert action.title.startswith("Upgrade the vGPU Manager R550 to 550.163.02 on pool vg")
+    plain = below_fix("vg-3", "vg", late, operator)
+    (mixed,) = actions_for([*hosts, plain])
+    assert mixed.title.startswith(
+        "Upgrade the GPU driver R550 (the vGPU Manager on the vGPU hosts) to 550.163.02 on pool vg"
+    )
+    (alone,) = actions_for([plain])
+    assert alone.title.startswith("Upgrade the GPU driver R550 to 550.163.02 on pool vg")

@@ -11,7 +11,7 @@ from django.test import Client
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from posture.models import Finding
+from posture.models import EarlierAcceptance, Finding
 from tests.conftest import api_client
 
 pytestmark = pytest.mark.django_db
@@ -158,8 +158,24 @@ def test_the_finding_page_costs_a_fixed_number_of_queries(small_world, personas)
     for day in (10, 20, 30):  # history from the audit log: its length costs no query
         until = (timezone.now() + timedelta(days=day)).date().isoformat()
         lead.post(f"/findings/{finding.pk}/accept/", {"reason": "renewed again", "until": until})
+    # Acceptances of narrower findings it spans (posture.acceptance_carry): their number costs
+    # no query either.
+    EarlierAcceptance.objects.bulk_create(
+        EarlierAcceptance(
+            finding=finding,
+            subject=f"Node gpu-{n}",
+            accepted_by=personas[name],
+            reason="burn-in node",
+            until=timezone.now() + timedelta(days=n),
+            covers=3,
+            of=5,
+            recorded_at=timezone.now(),
+        )
+        for n, name in ((1, "security_lead"), (2, "auditor"), (3, "security_lead"))
+    )
     with CaptureQueriesContext(connection) as ctx:
         assert lead.get(f"/findings/{finding.pk}/").status_code == 200
     # session + user + roles + the finding (cluster, acceptor, owner joined) + its tenants +
-    # its audit events + the node + the owner pick-list
-    assert len(ctx.captured_queries) <= 8, [q["sql"][:90] for q in ctx.captured_queries]
+    # its audit events + its earlier acceptances (acceptors joined) + the node + the owner
+    # pick-list
+    assert len(ctx.captured_queries) <= 9, [q["sql"][:90] for q in ctx.captured_queries]

@@ -6,7 +6,13 @@ from __future__ import annotations
 from inventory.snapshot import PolicyRule
 from posture.rules.k8s.cross_tenant import write_verbs
 from posture.rules.registry import run_checks
-from tests.posture.test_rules_cross_tenant import binding, cluster_role, namespace, rb, world
+from tests.posture.test_rules_cross_tenant import (
+    binding,
+    cluster_role,
+    platform_namespace,
+    rb,
+    world,
+)
 
 IMPERSONATE_RUNNER = cluster_role(
     "impersonate-runner",
@@ -32,7 +38,7 @@ TOKENS = cluster_role(
 CM_READER = cluster_role(
     "cm-reader", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]
 )
-TOOLS = namespace("tools")  # the platform's, no tenant's
+TOOLS = platform_namespace("tools")  # the platform's, no tenant's
 
 
 def k8s008(*objects):
@@ -93,7 +99,7 @@ def test_a_chain_of_identities_is_followed_and_named():
     # beta mints a token for tools/deployer, which may impersonate ops/runner, which edits
     # alpha's namespace.
     (draft,) = k8s008(
-        namespace("ops"),
+        platform_namespace("ops"),
         TOKENS,
         IMPERSONATE_RUNNER,
         rb("tools", "Group:beta-users", "token-maker"),

@@ -47,8 +47,8 @@ def meta(name: str, namespace: str | None = None, **extra) -> dict:
     return m
 
 
-def namespace(name: str) -> dict:
-    labels = {"kubernetes.io/metadata.name": name}
+def namespace(name: str, **labels: str) -> dict:
+    labels = {"kubernetes.io/metadata.name": name, **labels}
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
@@ -56,6 +56,11 @@ def namespace(name: str) -> dict:
         "spec": {"finalizers": ["kubernetes"]},
         "status": {"phase": "Active"},
     }
+
+
+def platform_namespace(name: str) -> dict:
+    """A namespace the platform team labelled its own (DESIGN §3)."""
+    return namespace(name, **{"gpuposture.io/platform": "true"})
 
 
 def cluster_role(name: str, rules: list[dict], labels=None, aggregate_label=None) -> dict:
@@ -115,7 +120,13 @@ CASES = {
     "sa-group": (rb("alpha", "Group:system:serviceaccounts:beta"), ("alpha", "beta"), ""),
     "sa-user": (rb("alpha", "User:system:serviceaccount:beta:runner"), ("alpha", "beta"), ""),
     "stricter-class": (rb("clinical", "Group:alpha-devs"), ("alpha", "clin"), "critical"),
-    "authenticated": (rb("alpha", "Group:system:authenticated"), ("alpha", "beta", "clin"), ""),
+    # Every identity: each tenant, and the unclassified party (gpu-operator runs nothing here,
+    # so nobody claims it and it is not the platform's).
+    "authenticated": (
+        rb("alpha", "Group:system:authenticated"),
+        ("alpha", "beta", "clin", "unclassified"),
+        "",
+    ),
     "cluster-wide": (
         binding("b", "edit", "Group:beta-users"),
         ("alpha", "beta", "clin"),

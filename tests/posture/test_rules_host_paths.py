@@ -196,12 +196,14 @@ def _sub_path_pod(path: str, *mounts: dict) -> object:
         # The subPath leads into a dangerous area, or another mount takes the whole volume.
         ("/", [{"subPath": "var/run/docker.sock"}], {"POD-003"}),
         ("/", [{"subPath": "dev/nvidia-caps"}], {"POD-003", "POD-005"}),
-        ("/", [{"subPath": "srv/data"}, {}], {"POD-003", "POD-005"}),
+        # All of / in an unprivileged container: POD-003; /dev/nvidia-caps stays shut to it
+        # (its device cgroup), so no POD-005 (test_rules_mig_caps.py).
+        ("/", [{"subPath": "srv/data"}, {}], {"POD-003"}),
         ("/var/lib", [{"subPath": "kubelet/pods", "readOnly": True}], {"POD-003"}),
         ("/usr", [{"subPath": "lib", "readOnly": True}], set()),
         ("/usr", [{"subPath": "lib"}], {"POD-003"}),
         # subPathExpr expands env at start: it may be anything inside the volume.
-        ("/", [{"subPathExpr": "$(POD_NAME)"}], {"POD-003", "POD-005"}),
+        ("/", [{"subPathExpr": "$(POD_NAME)"}], {"POD-003"}),
     ],
 )
 def test_pod003_pod005_judge_the_part_a_sub_path_mounts(path, mounts, fired):
@@ -284,7 +286,8 @@ def _claiming_pod(claim: str, read_only: bool = False) -> dict:
 @pytest.mark.parametrize(
     ("pv", "fired"),
     [
-        (_pv("pv-root", "data", path="/"), {"POD-003", "POD-005"}),
+        # / in an unprivileged container: POD-005 needs a privileged one (test_rules_mig_caps.py)
+        (_pv("pv-root", "data", path="/"), {"POD-003"}),
         (_pv("pv-kubelet", "data", path="/var/lib/kubelet", kind="local"), {"POD-003"}),
         # A provisioner's own directory, a PV bound to another claim, a Released PV: nothing.
         (_pv("pvc-123", "data", path="/opt/local-path-provisioner/pvc-123"), set()),

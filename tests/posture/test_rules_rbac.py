@@ -149,7 +149,11 @@ NODE_PATCH = cluster_role("node-labeler", rule(verbs=("get", "patch")))
         pytest.param(
             [NODE_PATCH], [crb("b", "node-labeler", sa("alpha", "ci"))], True, id="tenant-sa"
         ),
-        pytest.param([NODE_PATCH], [crb("b", "node-labeler", sa("beta"))], False, id="other-sa"),
+        # beta is claimed by no tenant: its accounts are the unclassified party's (fail closed).
+        pytest.param(
+            [NODE_PATCH], [crb("b", "node-labeler", sa("beta"))], True, id="unclassified-sa"
+        ),
+        pytest.param([NODE_PATCH], [crb("b", "node-labeler", sa(OPS))], False, id="platform-sa"),
         pytest.param(
             [NODE_PATCH],
             [crb("b", "node-labeler", group("system:serviceaccounts:alpha"))],
@@ -159,8 +163,8 @@ NODE_PATCH = cluster_role("node-labeler", rule(verbs=("get", "patch")))
         pytest.param(
             [NODE_PATCH],
             [crb("b", "node-labeler", group("system:serviceaccounts:beta"))],
-            False,
-            id="other-sa-group",
+            True,
+            id="unclassified-sa-group",
         ),
         pytest.param(
             [NODE_PATCH],

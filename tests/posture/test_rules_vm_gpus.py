@@ -3,6 +3,8 @@ whole, and no container-side check (CDI) is judged where GPUs go to VMs."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import posture.rules  # noqa: F401  (registers the existing checks)
 import posture.rules.share  # noqa: F401
 from inventory.snapshot import GpuOperatorPolicy, Node
@@ -140,3 +142,16 @@ def test_a_garbled_mig_sharing_label_is_unknown_not_an_instance():
     world = _mig_world(labels)
     holdings = gpu_holdings(world, world.snapshot.nodes[0])
     assert {h.mode for h in holdings} == {"unknown"}
+
+
+def test_the_evidence_says_why_a_vgpu_hosts_gpu_count_is_unknown():
+    """The count is null (unknown) in the evidence, never 0, and the evidence says why."""
+    why = f"the capacity {VGPU}=4 counts vGPUs; no input states the physical GPUs"
+    node = sandbox_node("vm-vgpu", VGPU, "vgpu")
+    node = dataclasses.replace(node, gpu_count_basis=why, taints=())
+    world = _world(node, VGPU)
+    (taint,) = run("K8S-002", world)
+    assert (taint.evidence["gpu_count"], taint.evidence["gpu_count_basis"]) == (None, why)
+    (share,) = run("SHARE-003", world)
+    (entry,) = share.evidence["nodes"]
+    assert (entry["gpu_count"], entry["gpu_count_basis"]) == (None, why)

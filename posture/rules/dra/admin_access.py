@@ -18,11 +18,12 @@ from typing import Any
 from inventory.snapshot_dra import ADMIN_ACCESS_LABEL, DraClaim, DraClaimTemplate
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.dra_holdings import dra_index
-from posture.rules.k8s.grantees import judged_grantees
+from posture.rules.k8s.grantees import judged_grantees, unclassified_evidence, unclassified_title
 from posture.rules.k8s.rbac_escalation import paths_title, reaching
 from posture.rules.k8s.rbac_eval import Grant, tenant_namespaces
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import binding_draft, namespace_draft, subject_draft
+from tenants.mapping import UNCLASSIFIED
 
 LABEL_VERBS = ("patch", "update")
 
@@ -159,7 +160,7 @@ def _label_writers(inputs: PostureInputs) -> Iterator[FindingDraft]:
         for namespace, grant, paths in _namespace_writes(inputs, tenant):
             reached = by_binding.setdefault(grant.binding_ref, {})
             reached.setdefault(tenant.slug, []).append((namespace, grant, paths))
-    tenants = {t.slug: t for t in inputs.tenants}
+    tenants = {t.slug: t for t in judged_grantees(inputs)}
     for (kind, bound_in, name), reached in sorted(by_binding.items()):
         found = [w for writes in reached.values() for w in writes]
         namespaces = sorted({ns for ns, _, _ in found})
@@ -170,6 +171,11 @@ def _label_writers(inputs: PostureInputs) -> Iterator[FindingDraft]:
         escalation = {"escalation": paths} if all(ps for _, _, ps in found) else {}
         how = paths_title(paths) if escalation else ""
         who = ", ".join(reached)
+        unclaimed: dict[str, Any] = {}
+        if UNCLASSIFIED in reached:  # service accounts of namespaces nobody claims (grantees)
+            subjects = (g.subject for _, g, _ in reached[UNCLASSIFIED])
+            unclaimed = unclassified_evidence(tenants[UNCLASSIFIED], subjects)
+            who += unclassified_title(unclaimed)
         yield binding_draft(
             "DRA-001",
             kind,
@@ -187,6 +193,7 @@ def _label_writers(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 "verbs": list(LABEL_VERBS),
                 "grants": list(shown.values()),
                 **escalation,
+                **unclaimed,
             },
             key=f"DRA-001:rbac:{kind}:{bound_in}/{name}",
             title=(

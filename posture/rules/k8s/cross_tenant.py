@@ -21,11 +21,12 @@ from typing import Any
 from inventory.rbac import ANY, ref
 from inventory.snapshot import PolicyRule
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.k8s.grantees import judged_grantees
+from posture.rules.k8s.grantees import judged_grantees, unclassified_evidence, unclassified_title
 from posture.rules.k8s.rbac_escalation import Escalation, escalations, paths_title
 from posture.rules.k8s.rbac_eval import Grant, effective_permissions
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import binding_draft
+from tenants.mapping import UNCLASSIFIED
 
 WRITE_VERBS = (
     "create",
@@ -240,7 +241,10 @@ def _escalated(
         "worse when the namespace belongs to a stricter trust class than the grantee's: "
         "external code reaching a sensitive tenant's models and data. The principals of a "
         "tenant of the platform class are the platform team's own, administering by design "
-        "(as in K8S-003, K8S-004 and DRA-001); others writing in its namespaces count."
+        "(as in K8S-003, K8S-004 and DRA-001); others writing in its namespaces count. The "
+        "service accounts of a namespace no tenant claims and the platform does not own are "
+        "the unclassified party's, judged under its class like a tenant's (fail closed, as in "
+        "those checks; `principal_namespace` names the namespace to claim)."
     ),
     remediation=(
         "Delete the binding in the evidence, or remove the other tenant's subjects from it. "
@@ -282,12 +286,18 @@ def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> Findin
     paths = sorted({p for r in reaches for p in r.paths})
     if paths:
         evidence["escalation"] = paths
+    unclaimed = ""
+    party = [r for r in reaches if r.grantee.slug == UNCLASSIFIED]
+    if party:  # the service accounts of namespaces nobody claims (grantees)
+        found = unclassified_evidence(party[0].grantee, (r.grant.subject for r in party))
+        evidence |= found
+        unclaimed = unclassified_title(found)
     where = namespaces[0] if len(namespaces) == 1 else f"{len(namespaces)} namespaces"
     worse = " of a stricter trust class" if stricter else ""
     said = "do anything" if ANY in verbs else "/".join(verbs)  # `*`: every verb, said plainly
     title = (
-        f"{kind} {name} lets tenant{'s' if len(grantees) > 1 else ''} {', '.join(grantees)} "
-        f"{said} in {where}{worse} (owned by {', '.join(owners)})"
+        f"{kind} {name} lets tenant{'s' if len(grantees) > 1 else ''} {', '.join(grantees)}"
+        f"{unclaimed} {said} in {where}{worse} (owned by {', '.join(owners)})"
     )
     if paths and all(r.paths for r in reaches):  # a direct write is the cause to name
         title += paths_title(paths)

@@ -67,7 +67,7 @@ class Exposure:
                     **({} if i.namespace == s.namespace else {"namespace": i.namespace}),
                     "hosts": list(i.hosts),
                     "service": s.name,
-                    "ports": list(s.ports),
+                    "ports": routed_ports(i, s),
                 }
                 for i, s in self.ingresses
             ],
@@ -85,6 +85,31 @@ class Exposure:
         ]
         how += [f"{i.kind} {i.name}" for i, _ in self.ingresses]
         return list(dict.fromkeys(how + list(self.host)))
+
+
+def routed_ports(ingress: Ingress, service: Service) -> list[int]:
+    """The ports of `service` the Ingress or route sends traffic to (as `Service.ports` numbers
+    them). Every port where that cannot be told: a backend naming no port, a port the Service
+    does not have, a route whose ports are not read."""
+    written = [
+        port
+        for entry in ingress.backend_ports
+        for name, _, port in [entry.rpartition(":")]
+        if name == service.name
+    ]
+    if not written or "*" in written or not service.port_map:
+        return list(service.ports)
+    found = set()
+    for port in written:
+        matched = {
+            shown
+            for name, number, shown in service.port_map
+            if (port == str(number) if port.isdigit() else port == name)
+        }
+        if not matched:
+            return list(service.ports)
+        found |= matched
+    return sorted(found)
 
 
 def _lb(service: Service) -> bool:

@@ -27,7 +27,12 @@ from inventory.rbac import ref as _ref
 from inventory.rbac import subject_label as _subject_label
 from inventory.snapshot import ClusterSnapshot
 from posture.inputs import PostureInputs
-from posture.rules.k8s.grantees import judged_grantees
+from posture.rules.k8s.grantees import (
+    judged_grantees,
+    unclassified_evidence,
+    unclassified_grantee,
+    unclassified_title,
+)
 from posture.rules.k8s.rbac_escalation import Escalation, escalations, paths_title
 from posture.rules.k8s.rbac_eval import (
     Grant,
@@ -56,9 +61,14 @@ EDIT_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 
 
 def _binding_draft(
-    check_id: str, reached_by: dict[str, list[Grant]], evidence: dict[str, Any], title: str
+    check_id: str,
+    inputs: PostureInputs,
+    reached_by: dict[str, list[Grant]],
+    evidence: dict[str, Any],
+    title: str,
 ) -> FindingDraft:
-    """One finding per binding, for every tenant whose principals it reaches."""
+    """One finding per binding, for every tenant whose principals it reaches; reaching the
+    unclassified party, it names the unclaimed namespaces (grantees.unclassified_evidence)."""
     grants = [g for found in reached_by.values() for g in found]
     kind, namespace, name = grants[0].binding_ref
     # A list, not a dict by slug: redaction hides values, never keys.
@@ -71,6 +81,11 @@ def _binding_draft(
     shown = {_json_key(g.as_evidence()): g.as_evidence() for g in grants}
     tenants = ", ".join(reached_by)
     plural = "s" if len(reached_by) > 1 else ""
+    party = unclassified_grantee(inputs)
+    unclaimed = {}
+    if party is not None and party.slug in reached_by:
+        unclaimed = unclassified_evidence(party, (g.subject for g in reached_by[party.slug]))
+        tenants += unclassified_title(unclaimed)
     return binding_draft(
         check_id,
         kind,
@@ -82,6 +97,7 @@ def _binding_draft(
             "subjects": subjects,
             "subjects_by_tenant": by_tenant,
             **evidence,
+            **unclaimed,
             "grants": list(shown.values()),
         },
         title=f"{', '.join(subjects)} of tenant{plural} {tenants} {title} through {kind} {name}",
@@ -138,7 +154,7 @@ def _write_findings(
         if paths and not direct:  # a direct grant is the cause to name; escalation adds nothing
             evidence["escalation"] = paths
             title += paths_title(paths)
-        draft = _binding_draft(check_id, reached_by, evidence, title)
+        draft = _binding_draft(check_id, inputs, reached_by, evidence, title)
         # Only objects that may not exist reached (their targets say low): the finding is low.
         if len(severities) == 1 and "" not in severities:
             draft = replace(draft, severity=severities.pop())

@@ -97,7 +97,7 @@ class Escalation:
 def escalations(inputs: PostureInputs, tenant: TenantInfo) -> dict[Grant, tuple[Escalation, ...]]:
     """The tenant's grants that open an escalation path, each with its paths. Computed once
     per tenant and evaluation (K8S-003, K8S-004, K8S-008 and DRA-001 all ask)."""
-    key = ("escalations", tenant.slug)
+    key = ("escalations", tenant)  # by the whole tenant, as effective_permissions
     if key not in inputs.memo:
         inputs.memo[key] = _tenant_escalations(inputs, tenant)
     return dict(cast("dict[Grant, tuple[Escalation, ...]]", inputs.memo[key]))  # stored above

@@ -155,7 +155,9 @@ def effective_permissions(inputs: PostureInputs, tenant: TenantInfo) -> list[Gra
     """Every rule any of the tenant's identities holds, one Grant per subject, binding and
     rule. A binding to a missing role grants nothing (the API server treats it the same).
     Computed once per tenant and evaluation: K8S-003, -004 and -008 all ask."""
-    key = ("grants", tenant.slug)
+    # By the whole tenant, not its slug: the unclassified party is judged with its namespaces
+    # here (grantees.unclassified_grantee) and without them where a namespace's party is asked.
+    key = ("grants", tenant)
     if key not in inputs.memo:
         inputs.memo[key] = tuple(_grants(inputs, tenant))
     return list(inputs.memo[key])  # type: ignore[call-overload]  # memo[key] holds what this function stored under it

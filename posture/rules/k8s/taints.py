@@ -57,6 +57,8 @@ def _taint_draft(inputs: PostureInputs, node: Node, tenants: list[TenantInfo]) -
         "node": node.name,
         "gpu_model": node.gpu_model,
         "gpu_count": node.gpu_count,
+        # Where a sandbox node's count comes from, or why it is unknown (a vGPU host's).
+        **({"gpu_count_basis": node.gpu_count_basis} if node.gpu_count_basis else {}),
         "taints": [f"{t.key}={t.value}:{t.effect}" for t in node.taints],
         "class_taint_keys": list(inputs.pool_taint_rules.keys),
         "class_labels": class_labels(inputs, node),

@@ -134,28 +134,53 @@ def _volume_evidence(
     return evidence
 
 
-def _mig_cap_volumes(pod: Pod) -> list[dict[str, Any]]:
-    """hostPath volumes that expose /dev/nvidia-caps: a mount reaching it, anything under it,
-    /dev or / (after its subPath)."""
+def _mig_cap_volumes(inputs: PostureInputs, pod: Pod) -> list[dict[str, Any]]:
+    """hostPath volumes that expose /dev/nvidia-caps. A mount reaching /dev/nvidia-caps or
+    something under it (after its subPath) states the intent: it counts in any container. A
+    mount of all of / or /dev reaches the device nodes as well, but opening one also needs the
+    container's device cgroup to allow it, which only a container the toolkit counts as
+    privileged has or can give itself (privileged allows every device; CAP_SYS_ADMIN can
+    rewrite its own device cgroup): such a mount counts only in such a container. A volume no
+    container mounts is judged as mounted by every container of the pod (an ephemeral
+    container may mount it later)."""
+    pairs = containers_with_paths(pod)
+    privileged = {c.name for c, _ in pairs if toolkit_privileged(inputs, pod, c)}
     found = []
     for index, volume in enumerate(pod.volumes):
         node_path = node_path_of(volume)
         if not node_path:
             continue
         mounts = mounts_of(pod, volume.name)
-        if any(
-            path in ("/", "/dev") or path_within(path, NVIDIA_CAPS)
-            for path in reached_host_paths(node_path, mounts)
-        ):
-            found.append(
-                {
-                    "volume": volume.name,
-                    "field": _volume_field(index, volume),
-                    "host_path": node_path,
-                    "mounted_by": mounts,
-                }
-            )
+        named, through = _caps_reach(node_path, mounts, [c.name for c, _ in pairs])
+        holders = sorted(through & privileged)
+        if not named and not holders:
+            continue
+        entry = {
+            "volume": volume.name,
+            "field": _volume_field(index, volume),
+            "host_path": node_path,
+            "mounted_by": mounts,
+        }
+        if not named:
+            # Only a broad mount: say which privileged containers make it a way in.
+            entry["privileged_containers"] = holders
+        found.append(entry)
     return found
+
+
+def _caps_reach(
+    node_path: str, mounts: list[dict[str, Any]], containers: list[str]
+) -> tuple[bool, set[str]]:
+    """Whether some mount of a hostPath volume reaches /dev/nvidia-caps or under it, and which
+    containers mount all of / or /dev from it."""
+    named, through = False, set()
+    for mount in mounts or [{"container": name, "read_only": True} for name in containers]:
+        for path in reached_host_paths(node_path, [mount]):
+            if path_within(path, NVIDIA_CAPS):
+                named = True
+            elif path in ("/", "/dev"):
+                through.add(mount["container"])
+    return named, through
 
 
 def _mig_cap_env(inputs: PostureInputs, pod: Pod) -> list[dict[str, Any]]:
@@ -194,8 +219,12 @@ def _mig_cap_env(inputs: PostureInputs, pod: Pod) -> list[dict[str, Any]]:
         "tenants' instances; mig-monitor reveals every instance's usage. The NVIDIA Container "
         "Toolkit grants them through NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES "
         "to a container it counts as privileged (privileged, or holding CAP_SYS_ADMIN; it "
-        "refuses to start any other that sets them), and a hostPath of /dev/nvidia-caps, /dev "
-        "or / exposes the device nodes directly."
+        "refuses to start any other that sets them). A hostPath of /dev/nvidia-caps (or under "
+        "it) asks for the device nodes directly and counts in any container. A hostPath of / "
+        "or /dev also holds them, but a device node is opened only where the container's "
+        "device cgroup allows it, which a privileged container (every device) or one holding "
+        "CAP_SYS_ADMIN (it can rewrite its own device cgroup) has: that mount counts only in "
+        "such a container (POD-003 reports the broad mount in any)."
     ),
     remediation=(
         "Remove the environment variables NVIDIA_MIG_CONFIG_DEVICES and "
@@ -209,7 +238,7 @@ def _mig_cap_env(inputs: PostureInputs, pod: Pod) -> list[dict[str, Any]]:
 )
 def mig_capability_access(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in hardening_pods(inputs):
-        volumes, env = _mig_cap_volumes(pod), _mig_cap_env(inputs, pod)
+        volumes, env = _mig_cap_volumes(inputs, pod), _mig_cap_env(inputs, pod)
         if not volumes and not env:
             continue
         evidence = {"host_path_volumes": volumes, "env": env}

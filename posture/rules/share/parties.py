@@ -91,6 +91,8 @@ def node_facts(node: Node) -> dict[str, Any]:
     return {
         "gpu_model": node.gpu_model,
         "gpu_count": node.gpu_count,
+        # Where a sandbox node's count comes from, or why it is unknown (a vGPU host's).
+        **({"gpu_count_basis": node.gpu_count_basis} if node.gpu_count_basis else {}),
         "node_sharing_strategy": node.sharing_strategy,
         "time_slicing_replicas": node.time_slicing_replicas,
         "device_plugin_config": node.device_plugin_config,

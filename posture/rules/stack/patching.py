@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
+from inventory.patching.driver_family import vgpu_host
 from inventory.patching.status import SEVERITY_ORDER
 from inventory.snapshot import Node
 from inventory.stack_managers import UpgradePath
@@ -36,6 +37,42 @@ STACK_CHECKS = {
         "firmware",
     ),
 }
+
+
+# What a vm-vgpu node's host driver is: NVIDIA's vGPU Manager (the GPU Operator's vgpu-manager
+# image), judged by the bulletins' vGPU Manager rows (inventory.patching.driver_family). Titles
+# and evidence name it so; the exposures' `component` stays `driver` (the contract).
+VGPU_MANAGER_NAME = "vGPU Manager"
+
+
+def _vgpu_host(node: Node) -> bool:
+    return vgpu_host(node.labels, node.driver_version_source)
+
+
+def _named(node: Node, exposure: dict) -> str:
+    """`<component> <installed>` as a title names it: the vGPU Manager for a vGPU host's driver."""
+    component = str(exposure["component"])
+    if component == "driver" and _vgpu_host(node):
+        component = VGPU_MANAGER_NAME
+    return f"{component} {exposure['installed']}"
+
+
+def _host_driver(node: Node, exposures: list[dict]) -> dict[str, str]:
+    """The evidence's `host_driver` where a driver exposure is a vGPU host's: what the
+    `driver` component is there and how it is upgraded (not by the ClusterPolicy's
+    `driver.version`, which the vGPU Manager does not read)."""
+    if not _vgpu_host(node) or not any(e.get("component") == "driver" for e in exposures):
+        return {}
+    return {
+        "host_driver": (
+            f"the `driver` component of {node.name} is NVIDIA's {VGPU_MANAGER_NAME}, the host "
+            "driver of a node that gives its GPUs to VMs as vGPUs (its label "
+            "nvidia.com/gpu.workload.config=vm-vgpu or its vgpu-manager pod), judged by the "
+            "bulletins' Linux KVM vGPU Manager rows; it is upgraded by a newer vGPU Manager "
+            "image (ClusterPolicy `vgpuManager.version` where the GPU Operator deploys it), "
+            "not by `driver.version`"
+        )
+    }
 
 
 def _severity(exposures: list[dict]) -> str:
@@ -93,7 +130,8 @@ def _below_draft(
     fixed = sorted({e["fixed_version"] for e in exposures if e.get("fixed_version")})
     evidence = {
         "node": node.name,
-        "components": sorted({f"{e['component']} {e['installed']}" for e in exposures}),
+        "components": sorted({_named(node, e) for e in exposures}),
+        **_host_driver(node, exposures),
         "move_to": fixed[-1] if fixed else None,
         # Who manages these components on the node, so how the upgrade is done: through the
         # GPU Operator, a new node image or host packages, a chart of its own, or unknown.
@@ -154,7 +192,8 @@ _REMEDIATION = (
     rationale="The GPU driver runs in the host kernel and every tenant's workload calls "
     "into it; NVIDIA bulletins fix privilege escalation, memory disclosure and "
     "denial of service in it. A node below the fixed version of its branch is "
-    "exposed to the listed CVEs.",
+    "exposed to the listed CVEs. On a node that gives its GPUs to VMs as vGPUs the host "
+    "driver is NVIDIA's vGPU Manager, judged by its own bulletin rows and named so.",
     remediation=_REMEDIATION,
     mappings=("SP800-53:SI-2", "CSF 2.0:ID.AM-01"),
     severity_rule=_SEVERITY_RULE,
@@ -234,6 +273,7 @@ def patch_sla_breached(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 "late_exposures": members,
                 "oldest_days": oldest,
                 "upgrade_by": upgrade_evidence(path, members, paths_of(inputs, node)),
+                **_host_driver(node, members),
             }
             title = (
                 f"GPU node {node.name} is past the patch SLA ({oldest} days since the oldest fix)"

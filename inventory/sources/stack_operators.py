@@ -1,0 +1,179 @@
+"""The namespaces of the operators that run the GPU nodes' host stack, found by evidence. PURE.
+
+One rule for every such operator (DESIGN §3, fail closed): a namespace is the operator's where a
+Deployment runs the operator's image AND a ClusterRoleBinding names one of the namespace's
+service accounts, or the operator's own operands run beside it; where the snapshot read no
+ClusterRoleBinding at all (a cluster always has some), the image alone. A namespace's name never
+places it. gpu_config.operator_namespaces applies it to the GPU Operator; this module to the
+NVIDIA Network Operator and to KubeVirt and its Containerized Data Importer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable
+
+from inventory.snapshot import RoleBinding, Workload
+from inventory.sources.images import image_version
+
+
+def operator_deployment_namespaces(
+    workloads: Iterable[Workload],
+    bindings: Iterable[RoleBinding] | None,
+    *,
+    is_operator: Callable[[str], bool],
+    is_operand: Callable[[str], bool],
+    operand_kinds: Collection[str] = ("DaemonSet",),
+) -> frozenset[str]:
+    """The namespaces of Deployments running an operator's image that a ClusterRoleBinding
+    names or beside which its operands run (workloads of `operand_kinds` running an operand's
+    image); with no ClusterRoleBinding read at all, the image alone."""
+    workloads = list(workloads)
+    bound = cluster_bound_namespaces(bindings or ())
+    operands = {
+        w.namespace
+        for w in workloads
+        if w.kind in operand_kinds and any(is_operand(image) for image in w.images.values())
+    }
+    return frozenset(
+        w.namespace
+        for w in workloads
+        if w.kind == "Deployment"
+        and any(is_operator(image) for image in w.images.values())
+        and (bound is None or w.namespace in bound or w.namespace in operands)
+    )
+
+
+def cluster_bound_namespaces(bindings: Iterable[RoleBinding]) -> set[str] | None:
+    """Namespaces one of whose service accounts (or all of them, the group
+    `system:serviceaccounts:<namespace>`) a ClusterRoleBinding names; None with none read."""
+    cluster_bindings = [b for b in bindings if b.kind == "ClusterRoleBinding"]
+    if not cluster_bindings:
+        return None
+    group = "system:serviceaccounts:"
+    found: set[str] = set()
+    for subject in (s for b in cluster_bindings for s in b.subjects):
+        if subject.kind == "ServiceAccount" and subject.namespace:
+            found.add(subject.namespace)
+        elif subject.kind == "Group" and subject.name.startswith(group):
+            found.add(subject.name.removeprefix(group))
+    return found
+
+
+def repository_name(image: str) -> str | None:
+    """The last segment of an image's repository under a path (`nvcr.io/nvidia/x` -> x)."""
+    repository, _ = image_version(image)
+    return repository.rsplit("/", 1)[1] if "/" in repository else None
+
+
+# --- The NVIDIA Network Operator --------------------------------------------------------------
+
+# The NVIDIA Network Operator (RDMA/InfiniBand for GPUDirect): its operator image, and the
+# operand DaemonSets it creates in its own namespace from the NicClusterPolicy (the MOFED/DOCA
+# driver, the RDMA shared and SR-IOV device plugins, Multus and the CNI plugins, IPAM, IB
+# Kubernetes, NIC Feature Discovery), by the last segment of their image repository. It is the
+# GPU nodes' host stack as the GPU Operator is (its driver container is privileged by design),
+# so its namespace as found is the platform's. The NicClusterPolicy itself is cluster-scoped and
+# names no namespace, and the snapshot does not carry it: its operands place the operator.
+NETWORK_OPERATOR_IMAGE = "network-operator"
+NETWORK_OPERATOR_PUBLISHERS = (
+    "nvcr.io/nvidia/",
+    "mellanox/",
+    "docker.io/mellanox/",
+    "ghcr.io/mellanox/",
+)
+NETWORK_OPERANDS = frozenset(
+    {
+        "doca-driver",
+        "mofed",
+        "k8s-rdma-shared-dev-plugin",
+        "sriov-network-device-plugin",
+        "multus-cni",
+        "ib-kubernetes",
+        "ipoib-cni",
+        "nvidia-k8s-ipam",
+        "whereabouts",
+        "nic-feature-discovery",
+        "doca-telemetry-service",
+    }
+)
+
+
+def network_operator_namespaces(
+    workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
+) -> frozenset[str]:
+    """Where the NVIDIA Network Operator runs: the namespaces of Deployments running its image
+    (NVIDIA's or Mellanox's repository) that a ClusterRoleBinding names, or beside which run
+    DaemonSets of its operands; with no ClusterRoleBinding read at all, the image alone (as for
+    the GPU Operator, operator_namespaces). A namespace's name never places it (fail closed):
+    a namespace called `nvidia-network-operator` with none of this stays unclassified."""
+    return operator_deployment_namespaces(
+        workloads,
+        bindings,
+        is_operator=_is_network_operator,
+        is_operand=lambda image: repository_name(image) in NETWORK_OPERANDS,
+    )
+
+
+def _is_network_operator(image: str) -> bool:
+    repository, _ = image_version(image)
+    return repository_name(image) == NETWORK_OPERATOR_IMAGE and repository.startswith(
+        NETWORK_OPERATOR_PUBLISHERS
+    )
+
+
+# --- KubeVirt and its Containerized Data Importer (CDI) ---------------------------------------
+
+# KubeVirt gives the GPU Operator's passthrough GPUs and vGPUs to VMs. virt-operator (a
+# Deployment) creates virt-api and virt-controller (Deployments) and the privileged virt-handler
+# DaemonSet, which runs every VM's virt-launcher pod's host side, in its own namespace
+# (`kubevirt`; `openshift-cnv` on OpenShift Virtualization, beside CDI); CDI's operator creates
+# cdi-apiserver, cdi-deployment (the cdi-controller image) and cdi-uploadproxy, Deployments all,
+# in its own (`cdi`). Their images, upstream on quay.io/kubevirt/ and Red Hat's builds
+# (`virt-operator-rhel9`, CDI's as `virt-cdi-operator-rhel9`). The VMs themselves, virt-launcher
+# pods in the namespaces that own the VMs, and CDI's importer/cloner pods there, are not
+# operands: they stay their namespace's.
+KUBEVIRT_PUBLISHERS = ("quay.io/kubevirt/", "registry.redhat.io/container-native-virtualization/")
+KUBEVIRT_OPERATORS = frozenset({"virt-operator", "cdi-operator"})
+KUBEVIRT_OPERANDS = frozenset(
+    {
+        "virt-api",
+        "virt-controller",
+        "virt-handler",
+        "virt-exportproxy",
+        "cdi-apiserver",
+        "cdi-controller",
+        "cdi-uploadproxy",
+    }
+)
+# Red Hat's build suffix (`-rhel9`), and its `virt-` prefix to CDI's images.
+_RED_HAT_BUILD = re.compile(r"-rhel\d+$")
+
+
+def kubevirt_namespaces(
+    workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
+) -> frozenset[str]:
+    """Where KubeVirt or CDI runs: the namespaces of Deployments running virt-operator's or
+    cdi-operator's image (KubeVirt's or Red Hat's repository) that a ClusterRoleBinding names
+    (their manifests bind `kubevirt-operator` and `cdi-operator` so), or beside which their
+    operands run; with no ClusterRoleBinding read at all, the image alone. A namespace merely
+    named `kubevirt` stays unclassified and judged."""
+    return operator_deployment_namespaces(
+        workloads,
+        bindings,
+        is_operator=lambda image: _kubevirt_image(image) in KUBEVIRT_OPERATORS,
+        is_operand=lambda image: _kubevirt_image(image) in KUBEVIRT_OPERANDS,
+        operand_kinds=("DaemonSet", "Deployment"),
+    )
+
+
+def _kubevirt_image(image: str) -> str | None:
+    """The KubeVirt or CDI component an image of KubeVirt's or Red Hat's repository runs
+    (`registry.redhat.io/container-native-virtualization/virt-cdi-operator-rhel9` ->
+    cdi-operator); None for any other image."""
+    repository, _ = image_version(image)
+    name = repository_name(image)
+    if name is None or not repository.startswith(KUBEVIRT_PUBLISHERS):
+        return None
+    name = _RED_HAT_BUILD.sub("", name)
+    return name.removeprefix("virt-") if name.startswith("virt-cdi-") else name

@@ -1,0 +1,169 @@
+"""What becomes of a risk acceptance when a finding's subject widens (docs/findings.md, "When a
+finding's subject widens"). A finding's identity is (check, subject) (DESIGN §5); when a check
+reports a wider subject than before (STACK-008: the nodes the GPU Operator's toolkit runs on are
+now one finding on their ClusterPolicy), the first score after the change resolves the narrow
+findings and opens the wide one. An acceptance made on the narrow ones must not be lost without
+a word, nor stretched over subjects nobody accepted:
+
+- the wide finding opens (new, or back from resolved) in the same score in which narrower
+  findings of its check that it lists in FindingDraft.covers resolve;
+- if every subject it covers had such a finding under an active (unexpired) acceptance, it is
+  accepted: until the earliest of their expiries, with their reasons and acceptors (a `carry`
+  audit event naming the findings it came from);
+- otherwise it stays open, and the acceptances that no longer apply are kept with it (a
+  `lapse` audit event): its page and the API show them, and re-accepting is one form.
+
+Both are EarlierAcceptance rows. Costs nothing in a score where no subject widened: the
+matching is done on the rows the store already read, and only a widening reads or writes more
+(a few queries per widened finding)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from audit.services import audit_record
+from posture.models import EarlierAcceptance, Finding
+
+REASON_MAX = 2000  # Finding.accepted_reason's bound
+
+
+@dataclass(frozen=True, slots=True)
+class Widening:
+    """A finding opening in this score over narrower ones that resolve in it."""
+
+    fingerprint: str  # the wide finding's
+    sources: tuple[int, ...]  # the narrower findings under an active acceptance
+    of: int  # how many subjects the wide finding covers
+    full: bool  # every one of them was accepted: the acceptance is carried
+
+
+def acceptance_active(row: Any, now: datetime) -> bool:
+    """An acceptance that still holds: accepted, and not past its expiry (none: holds)."""
+    return row.status == Finding.Status.ACCEPTED and (
+        row.accepted_until is None or row.accepted_until > now
+    )
+
+
+def widenings_find(
+    candidates: Iterable[tuple[str, list[str]]],
+    existing: Mapping[str, Any],
+    seen: Mapping[str, Any],
+    now: datetime,
+) -> list[Widening]:
+    """The widenings of this score. `candidates`: (fingerprint, the fingerprints of the
+    subjects it covers) of each finding opening now with FindingDraft.covers set; `existing`:
+    the cluster's stored findings by fingerprint (status, accepted_until); `seen`: the
+    fingerprints the checks reported this time (a finding not among them resolves)."""
+    found = []
+    for fingerprint, covered in candidates:
+        covered = list(dict.fromkeys(covered))
+        resolving = [
+            existing[c]
+            for c in covered
+            if c in existing and c not in seen and existing[c].status in LIVE
+        ]
+        accepted = [row.pk for row in resolving if acceptance_active(row, now)]
+        if accepted:  # nothing accepted under it: nothing to carry or to say
+            full = len(accepted) == len(covered)
+            found.append(Widening(fingerprint, tuple(accepted), len(covered), full))
+    return found
+
+
+LIVE = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
+
+
+def acceptances_carry(widenings: list[Widening], *, now: datetime) -> None:
+    """Carry (or record as lapsed) the acceptances of each widening, after the score wrote
+    its findings and their tenants: two reads for all of them, then per widened finding its
+    rows, its acceptance when carried, and its audit event."""
+    if not widenings:
+        return
+    source_ids = {pk for w in widenings for pk in w.sources}
+    sources = Finding.objects.filter(pk__in=source_ids).select_related("accepted_by")
+    earlier = {f.pk: f for f in sources}
+    targets = Finding.objects.filter(fingerprint__in=[w.fingerprint for w in widenings])
+    wide = {f.fingerprint: f for f in targets.select_related("accepted_by")}
+    rows = []
+    for widening in widenings:
+        finding = wide[widening.fingerprint]
+        accepted = sorted((earlier[pk] for pk in widening.sources), key=_expiry_order)
+        before = acceptance_state(finding)
+        if widening.full:
+            _carry(finding, accepted)
+        rows += [
+            EarlierAcceptance(
+                finding=finding,
+                source=old,
+                subject=subject_text(old)[:400],
+                accepted_by=old.accepted_by,
+                reason=old.accepted_reason,
+                until=old.accepted_until,
+                carried=widening.full,
+                covers=len(accepted),
+                of=widening.of,
+                recorded_at=now,
+            )
+            for old in accepted
+        ]
+        after = {
+            **acceptance_state(finding),
+            "from_findings": [old.pk for old in accepted],
+            "earlier": [_earlier_state(old) for old in accepted],
+            "covers": len(accepted),
+            "of": widening.of,
+        }
+        action = "carry" if widening.full else "lapse"
+        audit_record(actor="system", action=action, obj=finding, before=before, after=after)
+    EarlierAcceptance.objects.bulk_create(rows)
+
+
+def _expiry_order(finding: Finding) -> tuple[bool, datetime | None, int]:
+    return (finding.accepted_until is None, finding.accepted_until, finding.pk)
+
+
+def _carry(finding: Finding, accepted: list[Finding]) -> None:
+    """Accept the wide finding as its narrower findings were, until the first of their
+    expiries; the acceptor is the one whose acceptance ends first (the one that bounds it:
+    the only one when one person accepted them all); every reason is kept, by subject."""
+    first = accepted[0]  # the earliest expiry (none: holds until withdrawn)
+    finding.status = Finding.Status.ACCEPTED
+    finding.accepted_until = first.accepted_until
+    finding.accepted_by = first.accepted_by
+    reasons = "; ".join(f"{subject_text(old)}: {old.accepted_reason}" for old in accepted)
+    text = f"Carried from {len(accepted)} narrower findings, each accepted: {reasons}"
+    finding.accepted_reason = text if len(text) <= REASON_MAX else text[: REASON_MAX - 3] + "..."
+    finding.save(update_fields=["status", "accepted_by", "accepted_reason", "accepted_until"])
+
+
+def _earlier_state(old: Finding) -> dict[str, Any]:
+    until = old.accepted_until
+    return {
+        "finding": old.pk,
+        "subject": subject_text(old),
+        "accepted_by": old.accepted_by.get_username() if old.accepted_by_id else None,
+        "accepted_reason": old.accepted_reason,
+        "accepted_until": until.isoformat() if until else None,
+    }
+
+
+def subject_text(finding: Finding) -> str:
+    """ "Node gpu-3", "Deployment team-a/train": the finding's subject as a line says it."""
+    where = f"{finding.subject_namespace}/" if finding.subject_namespace else ""
+    key = f" ({finding.key})" if finding.key else ""
+    return f"{finding.subject_kind} {where}{finding.subject_name}{key}"
+
+
+def acceptance_state(finding: Finding) -> dict[str, Any]:
+    """What the audit log keeps of a finding's risk acceptance."""
+    until = finding.accepted_until
+    return {
+        "check": finding.check_id,
+        "tenants": sorted(finding.tenants.values_list("slug", flat=True)),
+        "status": finding.status,
+        "accepted_by": finding.accepted_by.get_username() if finding.accepted_by_id else None,
+        "accepted_reason": finding.accepted_reason,
+        "accepted_until": until.isoformat() if until else None,
+    }
