@@ -123,3 +123,35 @@ def test_the_snapshot_read_records_them_too():
     assert not set(vanilla.platform_namespaces) & (OPENSHIFT_AGENTS | {"openshift-tenant"})
     claimed = normalise(snapshot()["items"], tenant_namespaces=["openshift-nfd"])
     assert "openshift-nfd" not in claimed.platform_namespaces
+
+
+def mcd_node_writer() -> list[dict]:
+    """OpenShift's machine-config-daemon may update nodes (it drains and labels them)."""
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "machine-config-daemon"},
+        "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch", "update"]}],
+    }
+    account = {
+        "kind": "ServiceAccount",
+        "name": "machine-config-daemon",
+        "namespace": "openshift-machine-config-operator",
+    }
+    return [
+        role,
+        binding("ClusterRoleBinding", "machine-config-daemon", role["metadata"]["name"], [account]),
+    ]
+
+
+@pytest.mark.parametrize("openshift", [True, False])
+def test_openshifts_own_service_accounts_are_the_platforms(tmp_path, personas, openshift):
+    findings = sync_and_score(tmp_path, snapshot(openshift=openshift, extra=mcd_node_writer()))
+    writers = [f for f in by_check(findings, "K8S-003") if "unclassified" in f["tenants"]]
+    # On OpenShift its own node agent's account administers nodes by design; elsewhere a
+    # namespace named like OpenShift's is nobody's, and its account's reach is judged.
+    if openshift:
+        assert writers == []
+    else:
+        (writer,) = writers
+        assert "openshift-machine-config-operator/machine-config-daemon" in writer["title"]
