@@ -184,7 +184,7 @@ def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token
         run.warnings = [*run.warnings, fallback]
         run.save(update_fields=["warnings"])
     _remember_watch_state(cluster, source, getattr(source, "resource_versions", None), full=True)
-    from inventory.bulletins.store import nodes_patch_refresh
+    from inventory.bulletins.patch_refresh import nodes_patch_refresh
 
     nodes_patch_refresh(cluster_id=cluster.pk)
     return run
@@ -210,7 +210,7 @@ def _watch_sync(cluster: Cluster, source: Any, run: SyncRun, progress: Any) -> S
     run, touched = delta_apply(run=run, delta=delta, read_node=source.read_node)
     _remember_watch_state(cluster, source, delta.resource_versions, full=False)
     if touched:
-        from inventory.bulletins.store import nodes_patch_refresh
+        from inventory.bulletins.patch_refresh import nodes_patch_refresh
 
         nodes_patch_refresh(cluster_id=cluster.pk, node_names=touched)
     return run
@@ -324,7 +324,7 @@ def node_host_facts_import(*, cluster: Cluster, node_name: str, xml: bytes) -> H
             node.changed_at = timezone.now()
             node.save()
     if node is not None:
-        from inventory.bulletins.store import nodes_patch_refresh
+        from inventory.bulletins.patch_refresh import nodes_patch_refresh
 
         nodes_patch_refresh(cluster_id=cluster.pk)
     return HostFactsResult(facts=facts, node_found=node is not None)

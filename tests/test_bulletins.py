@@ -11,12 +11,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from inventory.bulletins.store import (
-    ImportResult,
-    bulletin_import,
-    bulletins_import_paths,
-    fixes_from_db,
-)
+from inventory.bulletins.patch_refresh import fixes_from_db
+from inventory.bulletins.store import ImportResult, bulletin_import, bulletins_import_paths
 from inventory.models import Bulletin, BulletinFix, Node
 from posture.models import Finding
 from posture.services import posture_evaluate

@@ -10,7 +10,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from inventory.bulletins.store import bulletins_import_paths, nodes_patch_refresh
+from inventory.bulletins.patch_refresh import nodes_patch_refresh
+from inventory.bulletins.store import bulletins_import_paths
 from inventory.models import Bulletin, Node, PatchSla
 from posture.models import Finding
 from posture.services import posture_evaluate

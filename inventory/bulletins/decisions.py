@@ -13,13 +13,13 @@ from audit.services import actor_name, audit_record
 from gpuposture.base.roles import DECIDE_BULLETINS, may
 from inventory.bulletins.csaf.revisions import revision_changes
 from inventory.bulletins.imports import bulletins_import_recorded, rescore_after_commit
+from inventory.bulletins.patch_refresh import nodes_patch_refresh
 from inventory.bulletins.revisions import (
     audit_state,
     bulletin_state,
     change_entry,
     revisions_supersede,
 )
-from inventory.bulletins.store import nodes_patch_refresh
 from inventory.models import Bulletin, BulletinImport, BulletinRevision
 
 MAX_NOTE = 2000

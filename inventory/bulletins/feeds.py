@@ -7,13 +7,8 @@ from __future__ import annotations
 
 from gpuposture.base.fetch import FetchError, fetch
 from inventory.bulletins.csaf.feed import Document, FeedError, feed_documents
-from inventory.bulletins.store import (
-    DEFAULTS,
-    ImportOptions,
-    ImportResult,
-    bulletin_import,
-    nodes_patch_refresh,
-)
+from inventory.bulletins.patch_refresh import nodes_patch_refresh
+from inventory.bulletins.store import DEFAULTS, ImportOptions, ImportResult, bulletin_import
 
 
 def bulletins_import_urls(

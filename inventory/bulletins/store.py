@@ -3,7 +3,6 @@ every node's patch status in line with what the bulletins now say."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -13,12 +12,11 @@ from django.utils.dateparse import parse_datetime
 
 from audit.services import CREATE, audit_record
 from gpuposture.base.safe_parse import SafeParseError, load_json
-from inventory.bulk import rows_update
 from inventory.bulletins.csaf.document import Advisory, CsafError, parse_advisory
 from inventory.bulletins.csaf.fixes import Fix, fixes
-from inventory.bulletins.csaf.products import Bound, Component
 from inventory.bulletins.csaf.revisions import RevisionChanges, RevisionState, revision_changes
 from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.bulletins.patch_refresh import nodes_patch_refresh
 from inventory.bulletins.published import RowKey, fix_published, published_before
 from inventory.bulletins.revisions import (
     ImportOptions,
@@ -30,19 +28,10 @@ from inventory.bulletins.revisions import (
     revisions_supersede,
     was_rejected,
 )
-from inventory.models import Bulletin, BulletinFix, ClusterObject, Node
-from inventory.patching.driver_family import vgpu_host
-from inventory.patching.no_gpu import no_gpu_patch
+from inventory.models import Bulletin, BulletinFix
 from inventory.patching.status import (
-    COMPONENTS,
-    REMEDY_KEYS,
-    Exposure,
-    NodeStack,
-    PatchStatus,
-    node_patch_status,
     remedy_dicts,
 )
-from inventory.runtime import node_facts, operator_toolkit, resolved_strategy
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 DRAFT_REFUSED = (
@@ -271,139 +260,3 @@ def _documents(paths: list[str], result: ImportResult) -> list[Path]:
         else:
             result.refused.append((text, "no such file or directory"))
     return found
-
-
-def fixes_from_db() -> list[Fix]:
-    rows = BulletinFix.objects.select_related("bulletin").order_by("id")
-    return [
-        Fix(
-            component=Component(
-                r.kind, r.platform or None, r.branch or None, r.line or None, r.host or None
-            ),
-            affected=Bound(r.affected_op, r.affected_version, r.condition or None),
-            fixed_version=r.fixed_version or None,
-            cves=tuple(r.cves),
-            max_cvss=r.max_cvss,
-            severity=r.severity or None,
-            condition=r.condition or None,
-            advisory_id=r.bulletin.tracking_id,
-            # Rows stored before `released` was recorded: the advisory's first release.
-            released=(
-                r.released or r.bulletin.initial_release_date or r.bulletin.current_release_date
-            ).isoformat(),
-            warning=r.warning or None,
-            no_fix=r.no_fix or None,
-            remedies=tuple(
-                tuple(str(item.get(k) or "") for k in REMEDY_KEYS)
-                for item in r.remedies or ()
-                if isinstance(item, dict)
-            ),
-        )
-        for r in rows
-    ]
-
-
-@transaction.atomic  # one transaction: on SQLite each UPDATE alone is a commit of its own
-def nodes_patch_refresh(
-    *, cluster_id: int | None = None, node_names: list[str] | None = None
-) -> int:
-    """Recompute patch status of the nodes (of one cluster, or all; or the named nodes of
-    that cluster): the GPU nodes' against the bulletins, the others' from what says whether
-    they hold GPUs (inventory.patching.no_gpu); returns nodes changed."""
-    all_fixes = fixes_from_db()
-    nodes = Node.objects.all()
-    if cluster_id is not None:
-        nodes = nodes.filter(cluster_id=cluster_id)
-    if node_names is not None:
-        nodes = nodes.filter(name__in=node_names)
-    nodes = list(nodes.only("pk", "cluster_id", "is_gpu_node", "labels", "data", *PATCH_FIELDS))
-    runtime = _runtime_inputs({n.cluster_id for n in nodes if n.is_gpu_node})
-    changed = []
-    for node in nodes:
-        if not node.is_gpu_node:
-            values = no_gpu_patch(node.data)
-        else:
-            versions = {field: node.data.get(field) for field in COMPONENTS}
-            status = node_patch_status(versions, all_fixes, _node_stack(node, runtime))
-            values = (
-                status.status,
-                _dicts(status.exposures),
-                list(status.unknown),
-                _dicts(status.not_affected),
-                list(status.unknown_components),
-            )
-        if values != tuple(getattr(node, f) for f in PATCH_FIELDS):
-            status_text, *lists = values
-            changed.append((node.pk, status_text, *(json.dumps(v) for v in lists)))
-    # Plain rows, not bulk_update: its CASE WHEN per row was 3.1 of 3.3 s for 2,000 nodes.
-    rows_update(Node, PATCH_FIELDS, changed)
-    return len(changed)
-
-
-def nodes_patch_judged(*, nodes: list[Node]) -> list[tuple[Node, PatchStatus]]:
-    """Each node's patch judgement now, by the same function and inputs nodes_patch_refresh
-    stores from, for a reader that needs more than is stored (a VEX states the fixed versions
-    too). `nodes`: with `cluster_id`, `labels` and `data` loaded. Three queries."""
-    all_fixes = fixes_from_db()
-    runtime = _runtime_inputs({n.cluster_id for n in nodes})
-    return [
-        (
-            node,
-            node_patch_status(
-                {field: node.data.get(field) for field in COMPONENTS},
-                all_fixes,
-                _node_stack(node, runtime),
-            ),
-        )
-        for node in nodes
-    ]
-
-
-PATCH_FIELDS = (
-    "patch_status",
-    "patch_exposures",
-    "patch_notes",
-    "patch_not_affected",
-    "patch_unknown",
-)
-
-
-def _dicts(exposures: tuple[Exposure, ...]) -> list[dict]:
-    return [
-        e.__dict__ | {"cves": list(e.cves), "remedies": remedy_dicts(e.remedies)} for e in exposures
-    ]
-
-
-def _runtime_inputs(cluster_ids: set[int]) -> dict[int, tuple[list, list]]:
-    """cluster id -> (ClusterPolicies as (name, spec), sharing configs): what the device
-    injection facts of its nodes are read from (inventory.runtime), in one query."""
-    found: dict[int, tuple[list, list]] = {pk: ([], []) for pk in cluster_ids}
-    rows = ClusterObject.objects.filter(
-        cluster_id__in=cluster_ids, kind__in=("gpu_operator_policy", "sharing_config")
-    ).values_list("cluster_id", "kind", "name", "data")
-    for cluster_id, kind, name, data in rows:
-        policies, configs = found[cluster_id]
-        if kind == "sharing_config":
-            configs.append(data)
-        else:
-            policies.append((name, data.get("spec") or {}))
-    return found
-
-
-def _node_stack(node: Node, runtime: dict[int, tuple[list, list]]) -> NodeStack:
-    policies, configs = runtime.get(node.cluster_id, ([], []))
-    data = node.data
-    return NodeStack(
-        not_installed=frozenset(data.get("not_installed") or ()),
-        gpu_model=data.get("gpu_model") or None,
-        vgpu_host=vgpu_host(node.labels, data.get("driver_version_source")),
-        facts=node_facts(
-            node.labels,
-            policies,
-            configs,
-            data.get("sharing_strategy"),
-            data.get("gpu_operator_version"),
-            resolved_strategy(data),
-            operator_toolkit(data),
-        ),
-    )

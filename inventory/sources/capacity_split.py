@@ -11,7 +11,7 @@ own MIG strategy does (flag `--mig-strategy`, env `MIG_STRATEGY`, the standalone
 
 - `single`: the GPUs are MIG instances, each `nvidia.com/gpu` its own GPU instance;
 - `none` or `mixed` (under mixed MIG devices get `nvidia.com/mig-*` names): the surplus is
-  replicas, time-slicing or MPS (nodes.sharing_strategy);
+  replicas, time-slicing or MPS (node_sharing.sharing_strategy);
 - no plugin to read (a host-run plugin, a managed cloud's own): the node's sharing is unknown
   with the reason. Never exclusive: its GPUs are split one way or the other.
 """

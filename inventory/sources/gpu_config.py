@@ -166,7 +166,6 @@ def operator_namespaces(
     )
 
 
-
 def stack_namespaces(
     workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
 ) -> frozenset[str]:

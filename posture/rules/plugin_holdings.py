@@ -41,7 +41,7 @@ from inventory.fractions import (
 from inventory.mig_state import mig_layout_problem
 from inventory.snapshot import Node, Pod, SharedResource
 from inventory.sources.node_kinds import gfd_resource_sharing, vm_device_kind
-from inventory.sources.nodes import mig_enabled
+from inventory.sources.node_sharing import mig_enabled
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.holding import GpuHolding
 from tenants.policy import FRACTIONAL_RESOURCES, base_resource, is_mig_resource, node_sharing_mode

@@ -12,7 +12,7 @@ import time_machine
 
 from inventory.bulletins.csaf.document import parse_advisory
 from inventory.bulletins.csaf.fixes import fixes
-from inventory.bulletins.store import _dicts
+from inventory.bulletins.patch_refresh import exposure_dicts
 from inventory.bulletins.vex.statements import NodeJudgement, cluster_statements
 from inventory.patching.status import BELOW_BASELINE, node_patch_status
 from tests.inventory.test_csaf_shapes import document, version
@@ -56,7 +56,7 @@ def test_no_patch_sla_runs_where_no_fix_exists_but_the_exposure_stays():
         pods=(pod("alpha-ns", "train", gpu={"nvidia.com/gpu": 1}),),
         tenants=(tenant("alpha", namespaces=("alpha-ns",)),),
     )
-    patch = {"gpu-1": {"status": status.status, "exposures": _dicts(status.exposures)}}
+    patch = {"gpu-1": {"status": status.status, "exposures": exposure_dicts(status.exposures)}}
     world = dataclasses.replace(world, patch=patch, patch_sla_days={"high": 30})
     with time_machine.travel(datetime(2026, 12, 1, tzinfo=UTC), tick=False):
         assert run("STACK-005", world) == []

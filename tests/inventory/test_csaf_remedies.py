@@ -13,7 +13,8 @@ from django.test import Client
 
 from inventory.bulletins.csaf.document import parse_advisory
 from inventory.bulletins.csaf.fixes import fixes
-from inventory.bulletins.store import ImportResult, _dicts, bulletin_import, fixes_from_db
+from inventory.bulletins.patch_refresh import exposure_dicts, fixes_from_db
+from inventory.bulletins.store import ImportResult, bulletin_import
 from inventory.bulletins.vex.csaf import csaf_document
 from inventory.bulletins.vex.openvex import openvex_document
 from inventory.bulletins.vex.statements import NodeJudgement, cluster_statements
@@ -69,7 +70,7 @@ def world_with(status):
         pods=(pod("alpha-ns", "train", gpu={"nvidia.com/gpu": 1}),),
         tenants=(tenant("alpha", namespaces=("alpha-ns",)),),
     )
-    patch = {"gpu-1": {"status": status.status, "exposures": _dicts(status.exposures)}}
+    patch = {"gpu-1": {"status": status.status, "exposures": exposure_dicts(status.exposures)}}
     return dataclasses.replace(world, patch=patch, patch_sla_days={"high": 30})
 
 
@@ -142,7 +143,7 @@ def test_remediations_are_stored_and_shown_on_the_bulletin_page(personas):
 def test_the_node_page_shows_the_remediations_to_whom_may_read_them(
     small_world, personas, tlp, viewer_reads
 ):
-    from inventory.bulletins.store import nodes_patch_refresh
+    from inventory.bulletins.patch_refresh import nodes_patch_refresh
     from inventory.models import Node
 
     data = remedied()

@@ -125,7 +125,7 @@ def test_the_patch_page_and_the_checklist_count_gpu_nodes_only(tmp_path, persona
 
 def test_a_node_stored_before_its_signs_were_read_stays_unknown(tmp_path):
     _sync(tmp_path)
-    from inventory.bulletins.store import nodes_patch_refresh
+    from inventory.bulletins.patch_refresh import nodes_patch_refresh
 
     node = Node.objects.get(name="cpu-1")
     node.data.pop("gpu_signs")

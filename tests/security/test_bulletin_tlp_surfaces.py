@@ -10,7 +10,8 @@ import pytest
 from django.test import Client
 
 from demo.bulletins import cdi_bulletin, toolkit_bulletin
-from inventory.bulletins.store import ImportResult, bulletin_import, nodes_patch_refresh
+from inventory.bulletins.patch_refresh import nodes_patch_refresh
+from inventory.bulletins.store import ImportResult, bulletin_import
 from inventory.models import Bulletin, Node
 from inventory.presenter import hidden_scope_for
 from posture.models import Finding

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from gpuposture.base.querysets import sees_every_row
-from inventory.bulletins.store import nodes_patch_judged
+from inventory.bulletins.patch_refresh import nodes_patch_judged
 from inventory.bulletins.vex.csaf import csaf_document
 from inventory.bulletins.vex.openvex import openvex_document
 from inventory.bulletins.vex.statements import NodeJudgement, Statement, cluster_statements
