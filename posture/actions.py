@@ -19,6 +19,9 @@ An action is one change a platform team makes; it closes every finding in it at 
   co-tenancy pair or a SHARE-004 sharing-mode use made only through one workload's
   NVIDIA_VISIBLE_DEVICES is POD-011's removal of the variable there);
 - one co-tenancy pair separated on one pool (every co-tenancy check of that pair there);
+- one namespace nobody claims, claimed (posture.claims): every finding that affects only the
+  unclassified party and names that namespace as its party's, whatever its check; this comes
+  first, since the other changes would be made to the wrong party's workloads;
 - otherwise the finding alone.
 
 Risk removed is what the score would lose: the sum of its findings' risk points for each tenant
@@ -42,6 +45,7 @@ from posture.action_upgrades import (
     upgrade_action_title,
     upgrade_by,
 )
+from posture.claims import claim_namespace, claim_title
 from posture.rules.holding import ENV_RESOURCE
 from posture.scoring import SEVERITY_ORDER, finding_risk
 
@@ -137,6 +141,10 @@ def _pair(finding: ActionFinding) -> tuple[str, str] | None:
 def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
     """(identity, title) of the action that closes the finding."""
     check, cluster = finding.check_id, finding.cluster
+    if namespace := _claim_of(finding):
+        # Nobody claims its namespace: saying whose it is comes before any other change (a
+        # platform add-on's findings close, a tenant's get that tenant's remediation).
+        return (cluster, "claim", namespace), namespace
     where = _where(finding)
     unfixed = unfixed_exposures(finding) if check in UPGRADE_CHECKS else []
     if check == "ATTR-003" and finding.evidence.get("gke_managed_exporter"):
@@ -206,6 +214,16 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"{WORKLOAD_FIXES[check]} {finding.subject_kind} {ref}"
     return (cluster, "finding", str(finding.id)), f"Fix {check}: {finding.title}"
+
+
+def _claim_of(finding: ActionFinding) -> str:
+    return claim_namespace(
+        finding.tenant_weights,
+        finding.subject_kind,
+        finding.subject_namespace,
+        finding.subject_name,
+        finding.evidence,
+    )
 
 
 def _caps_only_through_volumes(finding: ActionFinding) -> bool:
@@ -346,6 +364,8 @@ def _action(
         title += _taint_classes(members)
     elif identity[1] == "upgrade":
         title = upgrade_action_title(members, identity[2])
+    elif identity[1] == "claim":
+        title = claim_title(identity[2], len(members))
     return {
         "key": action_key(identity),
         "title": title,
