@@ -10,11 +10,11 @@ its tenant (the registry's namespace list, or the `gpuposture.io/tenant` label),
 the check's own remediation applies to that tenant.
 
 A finding is the claim's when it affects the unclassified party alone and names the namespace
-whose party that is: the subject's namespace (a workload, a Service, a service account), the
-namespace itself (TEN-001, K8S-001...), or, for an RBAC finding on a binding, the namespace
-of the service account it grants (`principal_namespace`): a binding's or a ConfigMap's own
-namespace is not the party's (a ConfigMap in the GPU Operator's namespace, a binding in
-kube-system)."""
+whose party that is: a workload's namespace (every pod check), a service account's or a DRA
+claim's, the namespace itself (TEN-001, K8S-001...), or, for an RBAC finding on a binding, the
+namespace of the service account it grants (`principal_namespace`). Nothing else: a binding's
+or a ConfigMap's own namespace is not the party's (a ConfigMap in the GPU Operator's
+namespace), and a sharing mode's subject "namespace" is its pool."""
 
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ from typing import Any
 
 from tenants.mapping import PLATFORM_LABEL, TENANT_LABEL, UNCLASSIFIED
 
-# Subjects whose own namespace says nothing of the party the finding affects.
-NOT_THE_PARTYS = ("ConfigMap", "RoleBinding", "ClusterRoleBinding")
+# Namespaced subjects that are objects of the namespace's own party (besides a workload, which
+# every pod check names with its `workload` in the evidence).
+PARTY_OBJECTS = ("ServiceAccount", "ResourceClaim", "ResourceClaimTemplate")
 # Listed namespaces of the unclassified party shown on a page before "+N more".
 NAMESPACES_SHOWN = 5
 
@@ -40,16 +41,18 @@ def claim_namespace(
 
 
 def party_namespace(kind: str, namespace: str, name: str, evidence: Any) -> str:
-    """The namespace of the party a finding's subject stands for ("" when it names none)."""
-    if isinstance(evidence, Mapping):
-        principal = evidence.get("principal_namespace")
-        if isinstance(principal, str) and principal:
-            return principal
+    """The namespace of the party a finding's subject stands for ("" when it names none). An
+    inclusion list: a subject's `namespace` is not always a Kubernetes namespace (a sharing
+    mode's is its pool), nor the party's (a ConfigMap in the GPU Operator's namespace)."""
+    facts = evidence if isinstance(evidence, Mapping) else {}
+    principal = facts.get("principal_namespace")
+    if isinstance(principal, str) and principal:
+        return principal
     if kind == "Namespace":
         return name
-    if kind in NOT_THE_PARTYS:
-        return ""
-    return namespace
+    if isinstance(facts.get("workload"), str) or kind in PARTY_OBJECTS:
+        return namespace
+    return ""
 
 
 def claim_title(namespace: str, count: int) -> str:
@@ -69,13 +72,15 @@ def claim_note(namespace: str) -> str:
         f'platform team runs it, label it {PLATFORM_LABEL}="true" (or list it in '
         f"GPUPOSTURE_PLATFORM_NAMESPACES): its pods are then the platform's and this finding "
         f"closes. If a tenant runs it, add it to that tenant's namespaces in the tenants file "
-        f"(or label it {TENANT_LABEL}=<tenant slug>); then, as that tenant's:"
+        f"(or label it {TENANT_LABEL}=<tenant slug>)."
     )
 
 
 def with_claim_note(remediation: str, namespace: str) -> str:
     """A finding's remediation as shown: the claim first where the namespace is unclaimed."""
-    return f"{claim_note(namespace)} {remediation}".strip() if namespace else remediation
+    if not namespace:
+        return remediation
+    return f"{claim_note(namespace)} Once a tenant's: {remediation}".strip()
 
 
 def shown_namespaces(names: Iterable[str], limit: int = NAMESPACES_SHOWN) -> tuple[list[str], int]:

@@ -195,7 +195,7 @@ def unclaimed_namespaces() -> list[str]:
     """The namespaces nobody claims that the live findings of the unclassified party name as
     theirs (posture.claims, as the claim actions group them), sorted: what the system tenant
     lists as its namespaces. One query: the findings whose only tenant is the system one (of
-    the evidence, only the key an RBAC finding names its service account's namespace by)."""
+    the evidence, only the two keys posture.claims reads)."""
     links = FindingTenant.objects.order_by().values("finding_id")
     alone = (
         Finding.objects.filter(status__in=LIVE_STATUSES)
@@ -203,13 +203,17 @@ def unclaimed_namespaces() -> list[str]:
         .exclude(pk__in=links.filter(tenant__is_system=False))
         .order_by()
         .values_list(
-            "subject_kind", "subject_namespace", "subject_name", "evidence__principal_namespace"
+            "subject_kind",
+            "subject_namespace",
+            "subject_name",
+            "evidence__principal_namespace",
+            "evidence__workload",
         )
         .distinct()
     )
     found = set()
-    for kind, namespace, name, principal in alone.iterator(2000):
-        evidence = {"principal_namespace": principal} if principal else {}
+    for kind, namespace, name, principal, workload in alone.iterator(2000):
+        evidence = {"principal_namespace": principal, "workload": workload}
         found.add(claim_namespace((UNCLASSIFIED,), kind, namespace, name, evidence))
     found.discard("")
     return sorted(found)

@@ -120,7 +120,7 @@ def test_an_rbac_finding_joins_the_claim_of_its_service_accounts_namespace():
     assert group_of(shared)[0][1] == "finding"
 
 
-def test_a_configmap_or_binding_in_a_platform_namespace_claims_nothing():
+def test_a_configmap_binding_or_sharing_mode_claims_nothing():
     # GPU configuration in the GPU Operator's namespace affecting unclassified pods' nodes:
     # the ConfigMap's namespace is the platform's, not the party's.
     config = finding(
@@ -129,16 +129,19 @@ def test_a_configmap_or_binding_in_a_platform_namespace_claims_nothing():
     binding = finding(
         "K8S-005", "RoleBinding", "reads-operator", namespace="gpu-operator", tenants=ALONE
     )
-    assert [group_of(f)[0][1] for f in (config, binding)] == ["finding", "finding"]
+    # A sharing mode's use is filed under its pool, not a namespace: SHARE-004's approval.
+    mode = finding("SHARE-004", "SharingMode", "time_slicing", namespace="shared-ts", tenants=ALONE)
+    assert [group_of(f)[0][1] for f in (config, binding, mode)] == ["finding"] * 3
 
 
 def test_the_claim_note_comes_before_the_checks_remediation():
-    assert claim_namespace(["unclassified"], "DaemonSet", "calico-system", "x", {}) == (
+    calico = {"workload": "DaemonSet/calico-system/calico-node"}
+    assert claim_namespace(["unclassified"], "DaemonSet", "calico-system", "n", calico) == (
         "calico-system"
     )
-    assert claim_namespace(["unclassified", "acme"], "DaemonSet", "calico-system", "x", {}) == ""
+    assert not claim_namespace(["unclassified", "acme"], "DaemonSet", "calico-system", "n", calico)
     note = with_claim_note("Remove privileged.", "calico-system")
     assert note.startswith("First claim namespace calico-system: no tenant claims it")
     assert 'gpuposture.io/platform="true"' in note and "gpuposture.io/tenant=" in note
-    assert note.endswith("then, as that tenant's: Remove privileged.")
+    assert note.endswith("<tenant slug>). Once a tenant's: Remove privileged.")
     assert with_claim_note("Remove privileged.", "") == "Remove privileged."
