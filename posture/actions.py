@@ -21,7 +21,8 @@ An action is one change a platform team makes; it closes every finding in it at 
 - one co-tenancy pair separated on one pool (every co-tenancy check of that pair there);
 - one namespace nobody claims, claimed (posture.claims): every finding that affects only the
   unclassified party and names that namespace as its party's, whatever its check; this comes
-  first, since the other changes would be made to the wrong party's workloads;
+  first, since the other changes would be made to the wrong party's workloads, unless the
+  finding's own change closes a real tenant's findings too (it stays in that action);
 - otherwise the finding alone.
 
 Risk removed is what the score would lose: the sum of its findings' risk points for each tenant
@@ -138,10 +139,12 @@ def _pair(finding: ActionFinding) -> tuple[str, str] | None:
     return first, second
 
 
-def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
-    """(identity, title) of the action that closes the finding."""
+def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, ...], str]:
+    """(identity, title) of the action that closes the finding (`claim=False`: the one that
+    would, were its namespace claimed; actions_for weighs the two)."""
     check, cluster = finding.check_id, finding.cluster
-    if namespace := _claim_of(finding):
+    subject = (finding.subject_kind, finding.subject_namespace, finding.subject_name)
+    if claim and (namespace := claim_namespace(finding.tenant_weights, *subject, finding.evidence)):
         # Nobody claims its namespace: saying whose it is comes before any other change (a
         # platform add-on's findings close, a tenant's get that tenant's remediation).
         return (cluster, "claim", namespace), namespace
@@ -214,16 +217,6 @@ def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"{WORKLOAD_FIXES[check]} {finding.subject_kind} {ref}"
     return (cluster, "finding", str(finding.id)), f"Fix {check}: {finding.title}"
-
-
-def _claim_of(finding: ActionFinding) -> str:
-    return claim_namespace(
-        finding.tenant_weights,
-        finding.subject_kind,
-        finding.subject_namespace,
-        finding.subject_name,
-        finding.evidence,
-    )
 
 
 def _caps_only_through_volumes(finding: ActionFinding) -> bool:
@@ -299,8 +292,20 @@ def actions_for(findings: Iterable[ActionFinding]) -> list[Action]:
     """Group open findings into actions, most risk removed first (then key, for ties)."""
     groups: dict[tuple[str, ...], list[ActionFinding]] = defaultdict(list)
     titles: dict[tuple[str, ...], str] = {}
+    claimed = []
     for finding in findings:
         identity, title = group_of(finding)
+        if identity[1] == "claim":
+            claimed.append((finding, identity, title))
+            continue
+        groups[identity].append(finding)
+        titles.setdefault(identity, title)
+    for finding, identity, title in claimed:
+        # The finding's own fix closes a real tenant's findings too (a POD-011 whose variable
+        # makes a co-tenancy with a tenant): that one change is the action, as before a claim.
+        own, own_title = group_of(finding, claim=False)
+        if own in groups:
+            identity, title = own, own_title
         groups[identity].append(finding)
         titles.setdefault(identity, title)
     risks: dict[tuple[str, int, float], float] = {}  # see finding_tenant_risk

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from posture.actions import actions_for, group_of
 from posture.claims import claim_namespace, with_claim_note
+from posture.rules.holding import ENV_RESOURCE
 from tests.posture.test_actions import finding
 
 ALONE = {"unclassified": "external"}
@@ -145,3 +146,44 @@ def test_the_claim_note_comes_before_the_checks_remediation():
     assert 'gpuposture.io/platform="true"' in note and "gpuposture.io/tenant=" in note
     assert note.endswith("<tenant slug>). Once a tenant's: Remove privileged.")
     assert with_claim_note("Remove privileged.", "") == "Remove privileged."
+
+
+def test_a_fix_that_also_closes_a_tenants_findings_keeps_the_unclaimed_ones():
+    # An unclaimed pod time-shares research's GPU only through NVIDIA_VISIBLE_DEVICES: removing
+    # the variable closes its POD-011 and the pair with research, one change; the namespace's
+    # other findings are the claim's.
+    scratch = "Pod ml-sandbox/gpu-scratch"
+    pod011 = finding(
+        "POD-011",
+        "Pod",
+        "gpu-scratch",
+        namespace="ml-sandbox",
+        tenants=ALONE,
+        evidence={"workload": scratch, "tenant": "unclassified"},
+    )
+    parties = [
+        {"party": "research", "pods": [{"pod": "research-llm/t-0", "resource": "nvidia.com/gpu"}]},
+        {
+            "party": "unclassified",
+            "pods": [
+                {"pod": "ml-sandbox/gpu-scratch", "resource": ENV_RESOURCE, "workload": scratch}
+            ],
+        },
+    ]
+    pair = finding(
+        "SHARE-001",
+        "Node",
+        "pe-l40s-02",
+        severity="critical",
+        tenants={"research": "internal", "unclassified": "external"},
+        evidence={"parties": parties},
+    )
+    ten = finding("TEN-001", "Namespace", "ml-sandbox", tenants=ALONE)
+    by_check = {a.check_ids: a.title for a in actions_for([pod011, pair, ten])}
+    assert by_check[("POD-011", "SHARE-001")].startswith(
+        "Request GPUs through the scheduler (not NVIDIA_VISIBLE_DEVICES) in Pod ml-sandbox/"
+    )
+    assert by_check[("TEN-001",)].startswith("Claim namespace ml-sandbox:")
+    # Without the pair, the POD-011 is the claim's like the rest.
+    (alone,) = actions_for([pod011, ten])
+    assert alone.check_ids == ("POD-011", "TEN-001")
