@@ -196,7 +196,7 @@ def actions_refresh(
     return ActionsRefresh(len(built), digest, rebuilt=True)
 
 
-STORED_SHAPE = "actions v2: per-tenant critical risk"
+STORED_SHAPE = "actions v3: claim actions for unclaimed namespaces"
 ACTION_COLUMNS = (
     "key",
     "cluster_id",

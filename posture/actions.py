@@ -19,6 +19,10 @@ An action is one change a platform team makes; it closes every finding in it at 
   co-tenancy pair or a SHARE-004 sharing-mode use made only through one workload's
   NVIDIA_VISIBLE_DEVICES is POD-011's removal of the variable there);
 - one co-tenancy pair separated on one pool (every co-tenancy check of that pair there);
+- one namespace nobody claims, claimed (posture.claims): every finding that affects only the
+  unclassified party and names that namespace as its party's, whatever its check; this comes
+  first, since the other changes would be made to the wrong party's workloads, unless the
+  finding's own change closes a real tenant's findings too (it stays in that action);
 - otherwise the finding alone.
 
 Risk removed is what the score would lose: the sum of its findings' risk points for each tenant
@@ -42,6 +46,7 @@ from posture.action_upgrades import (
     upgrade_action_title,
     upgrade_by,
 )
+from posture.claims import claim_namespace, claim_title
 from posture.rules.holding import ENV_RESOURCE
 from posture.scoring import SEVERITY_ORDER, finding_risk
 
@@ -134,9 +139,15 @@ def _pair(finding: ActionFinding) -> tuple[str, str] | None:
     return first, second
 
 
-def group_of(finding: ActionFinding) -> tuple[tuple[str, ...], str]:
-    """(identity, title) of the action that closes the finding."""
+def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, ...], str]:
+    """(identity, title) of the action that closes the finding (`claim=False`: the one that
+    would, were its namespace claimed; actions_for weighs the two)."""
     check, cluster = finding.check_id, finding.cluster
+    subject = (finding.subject_kind, finding.subject_namespace, finding.subject_name)
+    if claim and (namespace := claim_namespace(finding.tenant_weights, *subject, finding.evidence)):
+        # Nobody claims its namespace: saying whose it is comes before any other change (a
+        # platform add-on's findings close, a tenant's get that tenant's remediation).
+        return (cluster, "claim", namespace), namespace
     where = _where(finding)
     unfixed = unfixed_exposures(finding) if check in UPGRADE_CHECKS else []
     if check == "ATTR-003" and finding.evidence.get("gke_managed_exporter"):
@@ -281,8 +292,20 @@ def actions_for(findings: Iterable[ActionFinding]) -> list[Action]:
     """Group open findings into actions, most risk removed first (then key, for ties)."""
     groups: dict[tuple[str, ...], list[ActionFinding]] = defaultdict(list)
     titles: dict[tuple[str, ...], str] = {}
+    claimed = []
     for finding in findings:
         identity, title = group_of(finding)
+        if identity[1] == "claim":
+            claimed.append((finding, identity, title))
+            continue
+        groups[identity].append(finding)
+        titles.setdefault(identity, title)
+    for finding, identity, title in claimed:
+        # The finding's own fix closes a real tenant's findings too (a POD-011 whose variable
+        # makes a co-tenancy with a tenant): that one change is the action, as before a claim.
+        own, own_title = group_of(finding, claim=False)
+        if own in groups:
+            identity, title = own, own_title
         groups[identity].append(finding)
         titles.setdefault(identity, title)
     risks: dict[tuple[str, int, float], float] = {}  # see finding_tenant_risk
@@ -346,6 +369,8 @@ def _action(
         title += _taint_classes(members)
     elif identity[1] == "upgrade":
         title = upgrade_action_title(members, identity[2])
+    elif identity[1] == "claim":
+        title = claim_title(identity[2], len(members))
     return {
         "key": action_key(identity),
         "title": title,

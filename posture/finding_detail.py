@@ -18,6 +18,7 @@ from gpuposture.base.querysets import sees_every_row
 from gpuposture.base.roles import TRIAGE_FINDINGS, may, reads_audit_log
 from inventory.models import Node, Pod
 from inventory.presenter import hidden_scope_for, present
+from posture.claims import claim_namespace, claim_note
 from posture.evidence_view import evidence_tree
 from posture.forms import acceptance_window
 from posture.models import EarlierAcceptance, Finding
@@ -181,6 +182,14 @@ def finding_detail_context(user, finding: Finding) -> dict[str, Any]:
     """Everything the finding page shows, presented for `user`."""
     scope = hidden_scope_for(user)
     tenants = affected_tenants(finding, scope)
+    # Read before the presenter: a namespace nobody claims is claimed first (posture.claims).
+    claim = claim_namespace(
+        [t["slug"] for t in tenants],
+        finding.subject_kind,
+        finding.subject_namespace,
+        finding.subject_name,
+        finding.evidence,
+    )
     present(scope, finding)
     events = finding_events(user, finding)
     earlier, went = earlier_acceptances(finding, scope)
@@ -188,6 +197,7 @@ def finding_detail_context(user, finding: Finding) -> dict[str, Any]:
     return {
         "finding": finding,
         "check": CHECKS.get(finding.check_id),
+        "claim_note": claim_note(claim) if claim else "",
         "evidence": evidence_tree(finding.evidence),
         "history": history(finding, events),
         "earlier_acceptances": earlier,

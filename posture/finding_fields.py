@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from posture.claims import claim_namespace, with_claim_note
 from posture.rules import CHECKS
 from posture.scoring import SEVERITY_WEIGHTS, finding_risk
 
@@ -25,6 +26,20 @@ from posture.scoring import SEVERITY_WEIGHTS, finding_risk
 def check_remediation(check_id: str) -> str:
     check = CHECKS.get(check_id)
     return check.remediation if check else ""
+
+
+def remediation_shown(row: dict[str, Any]) -> str:
+    """A finding row's remediation once its tenants are known: of a finding that affects only
+    the unclassified party, the claim of its namespace comes first (posture.claims); the
+    check's own follows, for the case the namespace turns out to be a tenant's."""
+    namespace = claim_namespace(
+        row["tenants"],
+        row["subject_kind"],
+        row["subject_namespace"],
+        row["subject_name"],
+        row["evidence"],
+    )
+    return with_claim_note(row["remediation"], namespace)
 
 
 def check_mappings(check_id: str) -> list[str]:

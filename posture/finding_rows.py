@@ -16,7 +16,12 @@ from django.utils import timezone
 from rest_framework.fields import DateTimeField
 
 from inventory.presenter import present
-from posture.finding_fields import FINDING_FIELDS, VALUE_COLUMNS, finding_points
+from posture.finding_fields import (
+    FINDING_FIELDS,
+    VALUE_COLUMNS,
+    finding_points,
+    remediation_shown,
+)
 from posture.models import Finding, FindingTenant
 from tenants.redaction import HiddenScope
 
@@ -123,6 +128,7 @@ def finding_row(
         row[name] = convert(row[name])
     row["tenants"] = sorted(tenants)
     present(scope, row, Finding)
+    row["remediation"] = remediation_shown(row)
     # After the presenter: a tenant viewer's risk is what the finding adds to their tenants.
     weights = weights or {}
     row["risk"] = finding_points(

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gpuposture.base.enums import Severity
+from posture.claims import shown_namespaces
 
 SEVERITIES = Severity.values()
 
@@ -27,6 +28,9 @@ class RankedRow:
     previous_risk: float | None = None  # the run before, for the trend arrow
     open_counts: dict[str, int] = field(default_factory=dict)
     tenant_slug: str | None = None  # set when the row is a tenant (links to its page)
+    # The system tenant's namespaces nobody claims (the first few, and how many more).
+    namespaces: tuple[str, ...] = ()
+    more_namespaces: int = 0
 
     @property
     def trend(self) -> str:
@@ -59,6 +63,7 @@ def tenant_rows(tenants: Iterable) -> list[RankedRow]:
     """Rows from tenants as posture.selectors.tenants_overview annotates them."""
     rows = []
     for t in tenants:
+        shown, more = shown_namespaces(t.unclaimed_namespaces if t.is_system else ())
         rows.append(
             RankedRow(
                 key=t.slug,
@@ -71,6 +76,8 @@ def tenant_rows(tenants: Iterable) -> list[RankedRow]:
                 previous_risk=t.previous_risk,
                 open_counts={s: getattr(t, f"open_{s}") for s in SEVERITIES},
                 tenant_slug=t.slug,
+                namespaces=tuple(shown),
+                more_namespaces=more,
             )
         )
     return rows

@@ -14,6 +14,7 @@ from posture.finding_fields import (
     check_mappings,
     check_remediation,
     finding_points,
+    remediation_shown,
 )
 from posture.models import EarlierAcceptance, Finding, TenantScore
 
@@ -55,6 +56,7 @@ class FindingSerializer(PresentedSerializer):
         # After the presenter: a tenant viewer's risk is what it adds to their own tenants.
         finding = cast(Finding, instance)  # this serializer's model
         data = super().to_representation(finding)
+        data["remediation"] = remediation_shown(data)
         weights = {t.slug: t.trust_class.risk_weight for t in finding.tenants.all()}
         data["risk"] = finding_points(
             status=finding.status,

@@ -12,6 +12,7 @@ from inventory.selectors import cluster_detail_context
 from posture import charts
 from posture.catalogue import by_control, catalogue, check_exemptions
 from posture.checklist import cluster_checklist
+from posture.claims import shown_namespaces
 from posture.currency import clusters_currency
 from posture.forms import acceptance_window
 from posture.models import Severity, TenantScore
@@ -30,6 +31,8 @@ from posture.tenant_findings import (
     with_subjects,
 )
 from tenants.models import Tenant
+
+UNCLAIMED_SHOWN = 50  # namespaces listed on the unclassified tenant's page before "+N more"
 
 
 def overview(request: HttpRequest) -> HttpResponse:
@@ -61,12 +64,15 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
     scope = hidden_scope_for(request.user)
     with_tenant_slugs(present_all(scope, listing.rows), scope)
     top, rest = top_contributions(posture["contributions"])
+    unclaimed, unclaimed_more = shown_namespaces(tenant.unclaimed_namespaces, UNCLAIMED_SHOWN)
     top = with_subjects(top, request.user, scope)
     return render(
         request,
         "posture/tenant_detail.html",
         {
             "tenant": tenant,
+            "unclaimed": unclaimed,
+            "unclaimed_more": unclaimed_more,
             "posture": posture,
             "top_risks": top,
             "other_risks": rest,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.db.models import Q
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -35,12 +35,20 @@ class TrustClassSerializer(serializers.ModelSerializer):
 
 class TenantSerializer(serializers.ModelSerializer):
     trust_class = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    namespaces = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    namespaces = serializers.SerializerMethodField()
     principals = serializers.SerializerMethodField()
 
     class Meta:
         model = Tenant
         fields = ["id", "slug", "name", "trust_class", "namespaces", "principals"]
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_namespaces(self, tenant: Tenant) -> list[str]:
+        """The namespaces it claims; for the system tenant `unclassified`, those nobody claims
+        that its findings name, as of the last score (what to claim)."""
+        if tenant.is_system:
+            return list(tenant.unclaimed_namespaces or [])
+        return [n.name for n in tenant.namespaces.all()]
 
     def get_principals(self, tenant: Tenant) -> list[str]:
         return [f"{p.kind}:{p.name}" for p in tenant.principals.all()]

@@ -115,6 +115,10 @@ class Tenant(models.Model):
     # The one system tenant, `unclassified` (tenants.unclassified): the party of namespaces no
     # tenant claims. Kept by gpuposture, never claimed, edited or given viewers.
     is_system = models.BooleanField(default=False, db_default=False, editable=False)
+    # The system tenant's namespaces as of the last score: those nobody claims whose findings
+    # it carries (posture.claims), sorted; what to claim. Empty for every other tenant, whose
+    # namespaces are the ones it claims (TenantNamespace).
+    unclaimed_namespaces = models.JSONField(default=list, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

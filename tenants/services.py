@@ -217,3 +217,9 @@ def unclassified_tenant_ensure() -> Tenant:
         tenant.save(update_fields=["trust_class", "is_system", "updated_at"])
         audit_change(actor=SYSTEM_ACTOR, obj=tenant, before=before, after=tenant_state(tenant))
     return tenant
+
+
+def unclassified_namespaces_set(names: list[str]) -> None:
+    """Record the namespaces the system tenant stands for (the last score's): derived data,
+    like a score, so neither audited nor a change of the tenant (updated_at stays)."""
+    Tenant.objects.filter(is_system=True).update(unclaimed_namespaces=names)

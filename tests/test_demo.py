@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from inventory.models import Bulletin, Cluster, Node, Pod
-from posture.models import Finding
+from posture.models import Action, Finding
 from tenants.models import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -365,6 +365,15 @@ def assert_fail_closed() -> None:
     assert {"POD-001", "POD-003", "POD-004"} <= set(root.values_list("check_id", flat=True))
     assert all(list(f.tenants.all()) == [unclassified] for f in root)
     assert unclassified.scores.exists()
+    # Claiming the sandbox is one fix-first action closing TEN-001 and its root pod's findings
+    # (its POD-011 and a POD-009 stay with the fixes that close research's findings too), and
+    # its namespace is what the Unclassified row lists.
+    (claim,) = Action.objects.filter(title__startswith="Claim namespace ")
+    assert claim.title.startswith("Claim namespace ml-sandbox:")
+    rooted = root.filter(check_id__in=("POD-001", "POD-003", "POD-004"))
+    assert {ten.pk, *rooted.values_list("pk", flat=True)} <= set(claim.finding_ids)
+    assert claim.tenants.get().slug == "unclassified" and "POD-011" not in claim.check_ids
+    assert unclassified.unclaimed_namespaces == ["ml-sandbox"]
     shared = Finding.objects.filter(check_id="SHARE-003", status="open", tenants=unclassified)
     assert shared.exists()
     external_pool = ("nw-h200-01", "nw-h200-02")
