@@ -136,9 +136,10 @@ def _rbac(ids: Ids, c: Cluster, namespaces: list[str]) -> list[Obj]:
     bindings = [
         (f"{NAMESPACES[ns][0]}-edit", "edit", f"Group:{NAMESPACES[ns][0]}", ns) for ns in namespaces
     ]
-    bindings.append(
-        ("gpu-operator", "gpu-operator", "ServiceAccount:gpu-operator/gpu-operator", None)
-    )
+    if not c.gke:  # GKE runs no GPU Operator: nothing binds its account there
+        bindings.append(
+            ("gpu-operator", "gpu-operator", "ServiceAccount:gpu-operator/gpu-operator", None)
+        )
     if c.dra_claims:  # its chart binds the kubelet plugin's account cluster-wide
         plugin = k8s.DS_DRA_PLUGIN.name
         account = f"ServiceAccount:{k8s.DRA_DRIVER_NS}/{plugin}"

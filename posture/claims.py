@@ -12,9 +12,10 @@ the check's own remediation applies to that tenant.
 A finding is the claim's when it affects the unclassified party alone and names the namespace
 whose party that is: a workload's namespace (every pod check), a service account's or a DRA
 claim's, the namespace itself (TEN-001, K8S-001...), or, for an RBAC finding on a binding, the
-namespace of the service account it grants (`principal_namespace`). Nothing else: a binding's
-or a ConfigMap's own namespace is not the party's (a ConfigMap in the GPU Operator's
-namespace), and a sharing mode's subject "namespace" is its pool."""
+namespace of the service account it grants (`principal_namespace`), also where the tenants
+it affects are the victims of that account's writes (K8S-008 with no other grantee). Nothing
+else: a binding's or a ConfigMap's own namespace is not the party's (a ConfigMap in the GPU
+Operator's namespace), and a sharing mode's subject "namespace" is its pool."""
 
 from __future__ import annotations
 
@@ -35,9 +36,17 @@ def claim_namespace(
 ) -> str:
     """The unclassified namespace whose claim closes (or moves) the finding; "" when it is no
     claim's: it affects a real tenant too, or names no namespace of the party's."""
-    if set(tenants) != {UNCLASSIFIED}:
-        return ""
-    return party_namespace(kind, namespace, name, evidence)
+    affected = set(tenants)
+    if affected == {UNCLASSIFIED}:
+        return party_namespace(kind, namespace, name, evidence)
+    facts = evidence if isinstance(evidence, Mapping) else {}
+    principal = facts.get("principal_namespace")
+    if UNCLASSIFIED in affected and facts.get("grantees") == [UNCLASSIFIED] and principal:
+        # A binding through which only an unclaimed namespace's accounts write in tenants'
+        # namespaces (K8S-008): the tenants are its victims, the claim decides the cause (the
+        # platform's accounts administer by design; a tenant's stay a cross-tenant write).
+        return str(principal)
+    return ""
 
 
 def party_namespace(kind: str, namespace: str, name: str, evidence: Any) -> str:

@@ -336,9 +336,6 @@ def assert_dra() -> None:
         ("ClusterRoleBinding", "research-ci-impersonator"),
         # ...and so does, on prod-east, the operator's token research may mint.
         ("RoleBinding", "research-ngc-secret"),
-        # gke-central binds the GPU Operator's account cluster-wide but runs no operator: its
-        # namespace is nobody's, so the account is the unclassified party's (fail closed).
-        ("ClusterRoleBinding", "gpu-operator"),
     }
     assert Finding.objects.filter(
         check_id="K8S-001",

@@ -187,3 +187,26 @@ def test_a_fix_that_also_closes_a_tenants_findings_keeps_the_unclaimed_ones():
     # Without the pair, the POD-011 is the claim's like the rest.
     (alone,) = actions_for([pod011, ten])
     assert alone.check_ids == ("POD-011", "TEN-001")
+
+
+def test_a_binding_only_an_unclaimed_namespaces_accounts_use_joins_its_claim():
+    """K8S-008 through Argo CD's controller (unclaimed) writing in fraud's namespace: fraud is
+    the victim, the claim decides the cause. With a tenant among the grantees, claiming the
+    namespace would not close it: it keeps its own action."""
+    victims = {"unclassified": "external", "fraud": "sensitive"}
+    evidence = {"principal_namespace": "argocd", "grantees": ["unclassified"]}
+    argo = finding(
+        "K8S-008", "ClusterRoleBinding", "argocd-controller", tenants=victims, evidence=evidence
+    )
+    assert claim_namespace(victims, "ClusterRoleBinding", "", "argocd-controller", evidence) == (
+        "argocd"
+    )
+    (action,) = actions_for([argo])
+    assert action.title.startswith("Claim namespace argocd:")
+    mixed = {**evidence, "grantees": ["acme", "unclassified"]}
+    both = {**victims, "acme": "external"}
+    assert claim_namespace(both, "ClusterRoleBinding", "", "shared", mixed) == ""
+    assert (
+        claim_namespace(victims, "ClusterRoleBinding", "", "x", {"grantees": ["unclassified"]})
+        == ""
+    )

@@ -282,6 +282,7 @@ def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> Findin
         "namespaces": [_namespace_entry(ns, reaches) for ns in namespaces[:MEMBERS_SHOWN]],
         "namespace_count": len(namespaces),
         "grants": list(shown.values())[:MEMBERS_SHOWN],
+        "grantees": grantees,
     }
     paths = sorted({p for r in reaches for p in r.paths})
     if paths:
