@@ -126,12 +126,20 @@ def _patch_sla(facts: ChecklistFacts) -> tuple[str, dict]:
 
 
 def _resets(facts: ChecklistFacts) -> tuple[str, dict]:
+    looked_at = {"reset_attestations": facts.reset_attestations}
+    # An open LEAK-001 is a handover without a reset whatever saw it (telemetry or sync
+    # history): the item fails on it, telemetry or not.
+    if facts.open_findings.get("LEAK-001"):
+        return _by_findings(facts, ("LEAK-001",), looked_at)
     if not facts.telemetry_samples:
+        # Sync history alone cannot pass the item: a tenant may take a GPU and hand it on
+        # between two syncs, and a pod count per sync never shows that handover.
         return UNKNOWN, {
-            "reason": "no GPU telemetry: who held each GPU, and so each handover, is unknown",
-            "reset_attestations": facts.reset_attestations,
+            "reason": "no GPU telemetry: who held each GPU, and so each handover, is unknown "
+            "(sync history sees only handovers that span a sync)",
+            **looked_at,
         }
-    return _by_findings(facts, ("LEAK-001",), {"reset_attestations": facts.reset_attestations})
+    return _by_findings(facts, ("LEAK-001",), looked_at)
 
 
 def _provider(facts: ChecklistFacts) -> tuple[str, dict]:

@@ -56,6 +56,16 @@ def test_a_provider_without_an_accepted_questionnaire_fails_item_10():
     assert item.evidence["provider"] == "Nimbus GPU Cloud"
 
 
+def test_an_open_leak_fails_item_9_without_telemetry_too():
+    """LEAK-001 from sync history is open with no GPU samples: item 9 fails on it."""
+    base = dict(synced=True, gpu_nodes=1, time_sliced_nodes=0, registered_checks=ALL)
+    item = cluster_checklist(ChecklistFacts(**base, open_findings={"LEAK-001": 1}))[8]
+    assert (item.status, item.evidence["open_findings"]) == ("fail", {"LEAK-001": 1})
+    # Nothing open and no telemetry: unknown (sync history misses handovers between syncs).
+    assert cluster_checklist(ChecklistFacts(**base))[8].status == "unknown"
+    assert cluster_checklist(ChecklistFacts(**base, telemetry_samples=1))[8].status == "pass"
+
+
 def test_an_item_whose_check_is_missing_is_unknown_not_pass():
     facts = ChecklistFacts(
         synced=True,
