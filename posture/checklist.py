@@ -91,7 +91,7 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
         5: _patch_sla(facts),
         6: _by_findings(facts, ("POD-001", "POD-003", "POD-004", "POD-005"), {}, needs=("Pod",)),
         7: _by_findings(facts, ("K8S-004",), {}, needs=("RoleBinding", "ClusterRoleBinding")),
-        8: _by_findings(facts, ("K8S-001", "K8S-002"), gpu, needs=("Node",)),
+        8: _pools(facts, gpu),
         9: _resets(facts),
         10: _provider(facts),
     }
@@ -123,6 +123,15 @@ def _patch_sla(facts: ChecklistFacts) -> tuple[str, dict]:
     if not facts.bulletins:
         return UNKNOWN, {"reason": "patch status needs imported bulletins"}
     return _by_findings(facts, ("STACK-005",), {"gpu_nodes_checked": facts.gpu_nodes})
+
+
+def _pools(facts: ChecklistFacts, gpu: dict) -> tuple[str, dict]:
+    status, evidence = _by_findings(facts, ("K8S-001", "K8S-002"), gpu, needs=("Node",))
+    if status == PASS and not facts.gpu_nodes:
+        # No GPU node: no pool to taint, no GPU for a quota to bound. Nothing was judged, so
+        # nothing passes (and on a CPU-only cluster nothing fails either).
+        return UNKNOWN, {"reason": "no GPU node seen", **evidence}
+    return status, evidence
 
 
 def _resets(facts: ChecklistFacts) -> tuple[str, dict]:
