@@ -15,6 +15,7 @@ from gpuposture.base.api import NameOrIdLookupMixin, ScopedReadOnlyViewSet
 from gpuposture.base.roles import TRIAGE_FINDINGS
 from inventory.models import Cluster
 from inventory.presenter import hidden_scope_for, visible_namespaces_for
+from posture.acceptance import acceptance_day, acceptance_until
 from posture.catalogue import by_control, catalogue
 from posture.checklist import cluster_checklist
 from posture.exports import FORMATS, batched, export_refusal, export_text
@@ -44,7 +45,11 @@ from tenants.api import TenantSerializer, TenantViewSet
 
 class AcceptSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=2000)
-    until = serializers.DateTimeField()
+    until = serializers.CharField(
+        max_length=64,
+        help_text="The last day of the acceptance, YYYY-MM-DD (a date-time: its UTC date), "
+        "from tomorrow on; it lasts to the end of that day, UTC.",
+    )
 
 
 ONE_FINDING = ("retrieve", "accept", "reopen")
@@ -92,9 +97,13 @@ class FindingViewSet(ScopedReadOnlyViewSet):
     def accept(self, request: Request, pk: str | None = None) -> Response:
         body = AcceptSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        finding = self.get_object()
         try:
+            # The page's rule (posture.acceptance): a day from tomorrow, to its end (UTC).
+            data = body.validated_data
+            until = acceptance_until(acceptance_day(data["until"]))
             finding = finding_accept(
-                finding=self.get_object(), user=request.user, **body.validated_data
+                finding=finding, user=request.user, reason=data["reason"], until=until
             )
         except AcceptanceError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)

@@ -91,7 +91,7 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
         5: _patch_sla(facts),
         6: _by_findings(facts, ("POD-001", "POD-003", "POD-004", "POD-005"), {}, needs=("Pod",)),
         7: _by_findings(facts, ("K8S-004",), {}, needs=("RoleBinding", "ClusterRoleBinding")),
-        8: _by_findings(facts, ("K8S-001", "K8S-002"), gpu, needs=("Node",)),
+        8: _pools(facts, gpu),
         9: _resets(facts),
         10: _provider(facts),
     }
@@ -125,13 +125,30 @@ def _patch_sla(facts: ChecklistFacts) -> tuple[str, dict]:
     return _by_findings(facts, ("STACK-005",), {"gpu_nodes_checked": facts.gpu_nodes})
 
 
+def _pools(facts: ChecklistFacts, gpu: dict) -> tuple[str, dict]:
+    status, evidence = _by_findings(facts, ("K8S-001", "K8S-002"), gpu, needs=("Node",))
+    if status == PASS and not facts.gpu_nodes:
+        # No GPU node: no pool to taint, no GPU for a quota to bound. Nothing was judged, so
+        # nothing passes (and on a CPU-only cluster nothing fails either).
+        return UNKNOWN, {"reason": "no GPU node seen", **evidence}
+    return status, evidence
+
+
 def _resets(facts: ChecklistFacts) -> tuple[str, dict]:
+    looked_at = {"reset_attestations": facts.reset_attestations}
+    # An open LEAK-001 is a handover without a reset whatever saw it (telemetry or sync
+    # history): the item fails on it, telemetry or not.
+    if facts.open_findings.get("LEAK-001"):
+        return _by_findings(facts, ("LEAK-001",), looked_at)
     if not facts.telemetry_samples:
+        # Sync history alone cannot pass the item: a tenant may take a GPU and hand it on
+        # between two syncs, and a pod count per sync never shows that handover.
         return UNKNOWN, {
-            "reason": "no GPU telemetry: who held each GPU, and so each handover, is unknown",
-            "reset_attestations": facts.reset_attestations,
+            "reason": "no GPU telemetry: who held each GPU, and so each handover, is unknown "
+            "(sync history sees only handovers that span a sync)",
+            **looked_at,
         }
-    return _by_findings(facts, ("LEAK-001",), {"reset_attestations": facts.reset_attestations})
+    return _by_findings(facts, ("LEAK-001",), looked_at)
 
 
 def _provider(facts: ChecklistFacts) -> tuple[str, dict]:

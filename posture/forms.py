@@ -4,25 +4,17 @@ an error beside the field, with what was typed kept."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta
+from datetime import datetime, timedelta
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.utils import timezone
 
+from posture.acceptance import acceptance_until, acceptance_window
 from posture.models import WEB_URL
-from posture.services import MAX_ACCEPTANCE_DAYS
+from posture.services import MAX_ACCEPTANCE_DAYS, AcceptanceError
 from posture.triage import BULK_MAX, owner_choices
 
 REASON_MIN, REASON_MAX = 10, 2000
-
-
-def acceptance_window(today: date | None = None) -> tuple[date, date]:
-    """The first and last day an acceptance may run to: tomorrow at the earliest (it lasts to
-    the end of the day chosen, so today would already be in the past for part of the world),
-    MAX_ACCEPTANCE_DAYS from now at the latest (the service's rule)."""
-    today = today or timezone.now().date()
-    return today + timedelta(days=1), today + timedelta(days=MAX_ACCEPTANCE_DAYS - 1)
 
 
 class AcceptForm(forms.Form):
@@ -40,7 +32,8 @@ class AcceptForm(forms.Form):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         first, last = acceptance_window()
-        self.window = (first, last)
+        # The day the form was shown is the day its window is checked against.
+        self.today = first - timedelta(days=1)
         self.fields["until"].widget.attrs.update(min=first.isoformat(), max=last.isoformat())
         self.fields["until"].help_text = (
             f"A day from {first:%Y-%m-%d} to {last:%Y-%m-%d} (at most {MAX_ACCEPTANCE_DAYS} "
@@ -54,15 +47,11 @@ class AcceptForm(forms.Form):
         return reason
 
     def clean_until(self) -> datetime:
-        day = self.cleaned_data["until"]
-        first, last = self.window
-        if not first <= day <= last:
-            raise forms.ValidationError(
-                f"Choose a day from {first:%Y-%m-%d} to {last:%Y-%m-%d}: an acceptance runs "
-                f"at most {MAX_ACCEPTANCE_DAYS} days and must end in the future."
-            )
-        # The acceptance lasts to the end of the chosen day (UTC).
-        return timezone.make_aware(datetime.combine(day, time(23, 59, 59)))
+        # The API's rule too (posture.acceptance): the end of the chosen day, UTC.
+        try:
+            return acceptance_until(self.cleaned_data["until"], today=self.today)
+        except AcceptanceError as exc:
+            raise forms.ValidationError(str(exc)) from exc
 
 
 class BulkAcceptForm(AcceptForm):

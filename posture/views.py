@@ -10,11 +10,11 @@ from gpuposture.base.roles import TRIAGE_FINDINGS, may
 from inventory.presenter import hidden_scope_for, present_all
 from inventory.selectors import cluster_detail_context
 from posture import charts
+from posture.acceptance import acceptance_window
 from posture.catalogue import by_control, catalogue, check_exemptions
 from posture.checklist import cluster_checklist
 from posture.claims import shown_namespaces
 from posture.currency import clusters_currency
-from posture.forms import acceptance_window
 from posture.models import Severity, TenantScore
 from posture.overview import overview_body
 from posture.rules import CHECKS

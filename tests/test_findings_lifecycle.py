@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -70,6 +70,59 @@ def test_acceptance_needs_a_reason_and_a_near_expiry(small_world, personas, reas
         f"/api/v1/findings/{finding.pk}/accept/", {"reason": reason, "until": until}, format="json"
     )
     assert response.status_code == 400 and message in response.json()["detail"]
+    finding.refresh_from_db()
+    assert finding.status == "open"
+
+
+NOW = datetime(2026, 12, 5, 21, 40, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "until, stored",
+    [
+        # A day, as the page takes it: to the end of that day, UTC (it stored 00:00).
+        ("2026-12-06", "2026-12-06T23:59:59Z"),
+        # A date-time: its date in UTC is taken (01:00 at +02:00 on the 7th is the 6th, UTC).
+        ("2026-12-07T01:00:00+02:00", "2026-12-06T23:59:59Z"),
+        ("2027-01-04T08:00:00Z", "2027-01-04T23:59:59Z"),
+        ("2027-12-04", "2027-12-04T23:59:59Z"),  # the last day of the window
+    ],
+)
+def test_api_acceptance_lasts_to_the_end_of_the_day_named(small_world, personas, until, stored):
+    finding = privileged(small_world)
+    lead = api_client(personas["security_lead"])
+    with time_machine.travel(NOW, tick=False):
+        response = lead.post(
+            f"/api/v1/findings/{finding.pk}/accept/",
+            {"reason": "accepted while the fix rolls out", "until": until},
+            format="json",
+        )
+    assert response.status_code == 200, response.json()
+    finding.refresh_from_db()
+    assert finding.accepted_until == datetime.fromisoformat(stored)
+
+
+@pytest.mark.parametrize(
+    "until",
+    [
+        (NOW + timedelta(minutes=5)).isoformat(),  # today: not from tomorrow
+        "2026-12-05",
+        "2027-12-05",  # past the 365-day window (the page's last day is 2027-12-04)
+        "next week",
+    ],
+)
+def test_api_acceptance_refuses_what_the_page_refuses(small_world, personas, until):
+    finding = privileged(small_world)
+    lead = api_client(personas["security_lead"])
+    with time_machine.travel(NOW, tick=False):
+        response = lead.post(
+            f"/api/v1/findings/{finding.pk}/accept/",
+            {"reason": "accepted while the fix rolls out", "until": until},
+            format="json",
+        )
+    assert response.status_code == 400
+    detail = response.json()["detail"]
+    assert "2026-12-06 to 2027-12-04" in detail or "YYYY-MM-DD" in detail
     finding.refresh_from_db()
     assert finding.status == "open"
 

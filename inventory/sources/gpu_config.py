@@ -39,7 +39,8 @@ from inventory.sources.stack_operators import (
     operator_deployment_namespaces,
     repository_name,
 )
-from tenants.mapping import platform_namespaces
+from inventory.sources.unmounted_config import unmounted_plugin_configmaps
+from tenants.mapping import TENANT_LABEL, platform_namespaces
 
 # The DaemonSets whose configuration is a ConfigMap, by the component their image runs (GPU
 # Feature Discovery ships in the device plugin's image and reads the same config).
@@ -94,10 +95,13 @@ def read_gpu_configs(
     configured_platform: Iterable[str] = (),
     tenant_namespaces: Iterable[str] = (),
     bindings: Iterable[RoleBinding] = (),
+    node_keys: Collection[str] = (),
 ) -> GpuConfigs:
     """Read the GPU stack's ConfigMaps among `configmaps`; one that cannot be read is skipped
-    with a warning, never an error for the whole snapshot."""
-    bindings = list(bindings)
+    with a warning, never an error for the whole snapshot. `node_keys`: the device-plugin
+    config keys GPU nodes' labels select (unmounted_config)."""
+    bindings, namespaces, configmaps = list(bindings), list(namespaces), list(configmaps)
+    tenant_namespaces = list(tenant_namespaces)
     operator = operator_namespaces(workloads, bindings)
     platform = platform_namespaces(
         namespace_labels={ns.name: ns.labels for ns in namespaces},
@@ -111,6 +115,14 @@ def read_gpu_configs(
         purposes = references.purposes(raw.namespace, raw.name) if raw.namespace in platform else ()
         if purposes:
             _read_one(result, raw, purposes, references.stated.get((raw.namespace, raw.name)))
+    if DEVICE_PLUGIN not in references.shown:
+        # No plugin seen reading a config: a sharing config a node's label selects, outside
+        # the platform's and the tenants' namespaces, is who may steer sharing (fail closed).
+        claimed = {ns.name for ns in namespaces if ns.labels.get(TENANT_LABEL)}
+        skipped = platform | claimed | set(tenant_namespaces)
+        found, warnings = unmounted_plugin_configmaps(configmaps, keys=node_keys, skipped=skipped)
+        result.configmaps += found
+        result.warnings += warnings
     result.warnings += _missing(references, {(c.namespace, c.name) for c in configmaps})
     result.warnings += _outside(workloads, platform)
     result.unreadable += [policy_unreadable(p) for p in policies if p.error]

@@ -66,6 +66,7 @@ from inventory.sources.snapshot_items import (
     item_kind,
 )
 from inventory.sources.snapshot_nodes import plugin_config_default, snapshot_nodes
+from inventory.sources.unmounted_config import node_config_keys
 
 __all__ = [
     "SnapshotError",
@@ -261,6 +262,7 @@ def _normalise(
         configured_platform={*configured_platform, *openshift},
         tenant_namespaces=tenant_namespaces,
         bindings=collected.bindings,
+        node_keys=node_config_keys(collected.raw_nodes),
     )
     collected.warnings.extend(configs.warnings)
     return _snapshot(collected, configs, counts)

@@ -184,7 +184,6 @@ def test_a_tenant_configmap_with_the_real_key_changes_nothing():
     [
         ("team-alpha", {}, {"team-alpha"}),  # a tenant's, by the registry
         ("beta-prod", {"gpuposture.io/tenant": "beta"}, set()),  # a tenant's, by its label
-        ("scratch", {}, set()),  # unclassified: no tenant's, not the platform's either
         # A tenant's namespace stays one, whatever label it carries.
         ("team-alpha", {"gpuposture.io/platform": "true"}, {"team-alpha"}),
     ],
@@ -196,6 +195,46 @@ def test_a_configmap_outside_the_platform_namespaces_is_never_gpu_configuration(
     snapshot = normalise(objects, tenant_namespaces=tenants)
     assert (snapshot.configmaps, snapshot.sharing_configs) == ((), ())
     assert snapshot.nodes[0].sharing_strategy == "none"
+
+
+def test_an_unmounted_sharing_configmap_a_node_label_selects_is_kept_for_who_may_write_it():
+    """Unclassified `scratch` holds the key ts-4 the node's label selects, MPS, and the snapshot
+    shows no device plugin and no ClusterPolicy: the plugin's DaemonSet may just be missing, so
+    the ConfigMap is kept as the plugin's (K8S-004 judges who may write it), with a warning
+    saying why. It still decides nothing about the node: no sharing config, no sharing mode."""
+    objects = [gpu_node(), namespace("scratch"), configmap("scratch", "cfg", {"ts-4": MPS})]
+    snapshot = normalise(objects)
+    assert [(c.namespace, c.name, c.purpose) for c in snapshot.configmaps] == [
+        ("scratch", "cfg", "device_plugin")
+    ]
+    assert snapshot.sharing_configs == ()
+    assert snapshot.nodes[0].sharing_strategy == "none"
+    assert any("scratch/cfg is taken as the device plugin's config" in w for w in snapshot.warnings)
+
+
+@pytest.mark.parametrize(
+    "objects",
+    [
+        # A device plugin is seen, mounting another ConfigMap: that one is its config.
+        [
+            gpu_node(),
+            with_config_volumes(
+                controller("DaemonSet", "kube-system", "nvidia-device-plugin", PLUGIN_IMAGE),
+                "plugin-configs",
+            ),
+            configmap("kube-system", "plugin-configs", {"ts-4": TIME_SLICING}),
+            configmap("scratch", "cfg", {"ts-4": MPS}),
+        ],
+        # No node's label selects the key.
+        [gpu_node(config=None), configmap("scratch", "cfg", {"ts-4": MPS})],
+        [gpu_node(config="other"), configmap("scratch", "cfg", {"ts-4": MPS})],
+        # The key shares nothing (`version: v1` alone: whole GPUs).
+        [gpu_node(), configmap("scratch", "cfg", {"ts-4": "version: v1\n"})],
+    ],
+)
+def test_an_unmounted_configmap_is_not_kept_otherwise(objects):
+    kept = [(c.namespace, c.name) for c in normalise(objects).configmaps]
+    assert ("scratch", "cfg") not in kept
 
 
 @pytest.mark.parametrize(

@@ -215,3 +215,40 @@ def test_passthrough_gpus_of_one_tenants_vm_then_anothers_are_a_handover(cluster
     (leak,) = _leaks(cluster, T0 + timedelta(hours=2))
     assert sorted(leak.tenants) == ["alpha", "beta"]
     assert leak.evidence["source"] == "sync_history"
+
+
+def test_a_handover_seen_by_sync_history_alone_fails_checklist_item_9(cluster, tmp_path, personas):
+    """No telemetry, but sync history shows alpha's GPU went to beta with no reset: the open
+    LEAK-001 fails item 9 (it said unknown, "no GPU telemetry", with the finding open)."""
+    from django.test import Client
+
+    from posture.services import posture_evaluate
+    from tests.conftest import api_client
+
+    _sync(cluster, tmp_path, T0, _pod("team-alpha", "train", "gpu-1", 1))
+    _sync(cluster, tmp_path, T0 + timedelta(hours=1), _pod("beta-prod", "serve", "gpu-1", 1))
+    with time_machine.travel(T0 + timedelta(hours=2), tick=False):
+        posture_evaluate()
+    url = "/api/v1/clusters/hist/checklist/"
+    item9 = api_client(personas["security_lead"]).get(url).json()[8]
+    assert (item9["number"], item9["status"]) == (9, "fail")
+    assert item9["evidence"]["open_findings"] == {"LEAK-001": 1}
+    client = Client()
+    client.force_login(personas["security_lead"])
+    page = client.get("/clusters/hist/").content.decode()
+    row = page[page.index("GPU resets recorded between exclusive tenants") :]
+    assert row.index("check-fail") < row.index("</tr>")
+    assert '<th scope="row">LEAK-001</th><td>1</td>' in row[: row.index("</tr>")]
+    # The reset recorded, the finding resolves: with no telemetry and no LEAK-001 open, sync
+    # history alone cannot pass the item (a handover between two syncs is never seen).
+    ResetAttestation.objects.create(
+        cluster=cluster,
+        node="gpu-1",
+        reset_at=T0 + timedelta(minutes=30),
+        method="reboot",
+        recorded_by="plat",
+    )
+    with time_machine.travel(T0 + timedelta(hours=3), tick=False):
+        posture_evaluate()
+    item9 = api_client(personas["security_lead"]).get(url).json()[8]
+    assert item9["status"] == "unknown" and "no GPU telemetry" in item9["evidence"]["reason"]

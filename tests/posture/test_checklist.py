@@ -56,6 +56,16 @@ def test_a_provider_without_an_accepted_questionnaire_fails_item_10():
     assert item.evidence["provider"] == "Nimbus GPU Cloud"
 
 
+def test_an_open_leak_fails_item_9_without_telemetry_too():
+    """LEAK-001 from sync history is open with no GPU samples: item 9 fails on it."""
+    base = dict(synced=True, gpu_nodes=1, time_sliced_nodes=0, registered_checks=ALL)
+    item = cluster_checklist(ChecklistFacts(**base, open_findings={"LEAK-001": 1}))[8]
+    assert (item.status, item.evidence["open_findings"]) == ("fail", {"LEAK-001": 1})
+    # Nothing open and no telemetry: unknown (sync history misses handovers between syncs).
+    assert cluster_checklist(ChecklistFacts(**base))[8].status == "unknown"
+    assert cluster_checklist(ChecklistFacts(**base, telemetry_samples=1))[8].status == "pass"
+
+
 def test_an_item_whose_check_is_missing_is_unknown_not_pass():
     facts = ChecklistFacts(
         synced=True,
@@ -182,3 +192,68 @@ def test_a_tenant_viewer_checklist_counts_only_their_own(small_world, personas):
         '<th scope="row">SHARE-001</th><td>2</td>',
     )
     assert one in page and two not in page
+
+
+def test_item_8_is_unknown_where_no_gpu_node_is_seen():
+    base = dict(synced=True, time_sliced_nodes=0, registered_checks=ALL)
+    item = cluster_checklist(ChecklistFacts(**base, gpu_nodes=0))[7]
+    assert (item.status, item.evidence["reason"]) == ("unknown", "no GPU node seen")
+    assert statuses(ChecklistFacts(**base, gpu_nodes=1))[8] == "pass"
+    # A finding open fails it all the same (GPU pods with no GPU node seen, say).
+    assert statuses(ChecklistFacts(**base, gpu_nodes=0, open_findings={"K8S-001": 1}))[8] == "fail"
+    assert statuses(ChecklistFacts(**base, gpu_nodes=1, open_findings={"K8S-001": 1}))[8] == "fail"
+
+
+def _cpu_world(tmp_path, *nodes: dict) -> str:
+    import json
+
+    web = {
+        "kind": "Pod",
+        "metadata": {"name": "web-0", "namespace": "team-alpha"},
+        "spec": {"nodeName": "cpu-1", "containers": [{"name": "web", "image": "nginx:1.27"}]},
+        "status": {"phase": "Running"},
+    }
+    items = [{"kind": "Namespace", "metadata": {"name": "team-alpha"}}, *nodes, web]
+    path = tmp_path / "cpu.json"
+    path.write_text(json.dumps({"kind": "List", "items": items}))
+    return str(path)
+
+
+def _node(name: str, gpus: int) -> dict:
+    capacity = {"cpu": "16", **({"nvidia.com/gpu": str(gpus)} if gpus else {})}
+    labels = {"nvidia.com/gpu.count": str(gpus)} if gpus else {}
+    return {
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"capacity": capacity, "allocatable": capacity},
+    }
+
+
+@pytest.mark.django_db
+def test_a_cpu_only_cluster_has_no_quota_finding_and_item_8_unknown(personas, tmp_path):
+    """A tenant running nginx on a cluster with no GPU: no K8S-001 (it said "no GPU pods: no
+    enforced quota key"), item 8 unknown; one GPU node brings both back."""
+    from inventory.services import cluster_sync_from_snapshot
+    from inventory.sync import cluster_get_or_create
+    from posture.models import Finding
+    from posture.services import posture_evaluate
+    from tenants.services import tenants_apply
+    from tenants.spec import parse_tenants_document
+    from tests.conftest import load_json
+
+    tenants_apply(specs=parse_tenants_document(load_json("small-tenants.json")))
+    cluster = cluster_get_or_create(name="cpu")
+    lead = api_client(personas["security_lead"])
+    for nodes, quota_findings, item8 in (
+        ((_node("cpu-1", 0),), 0, "unknown"),
+        ((_node("cpu-1", 0), _node("gpu-1", 2)), 1, "fail"),
+    ):
+        cluster_sync_from_snapshot(cluster=cluster, paths=[_cpu_world(tmp_path, *nodes)])
+        posture_evaluate()
+        live = Finding.objects.filter(cluster=cluster, check_id="K8S-001", status="open")
+        assert live.count() == quota_findings
+        row = lead.get("/api/v1/clusters/cpu/checklist/").json()[7]
+        assert row["status"] == item8
+        if item8 == "unknown":
+            assert row["evidence"]["reason"] == "no GPU node seen"
+    assert row["evidence"]["gpu_nodes_checked"] == 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import posture.rules  # noqa: F401  (registers the checks)
-from inventory.snapshot import ResourceQuota
+from inventory.snapshot import DraDevice, DraSlice, Node, ResourceQuota
 from tests.posture.builders import gpu_node, inputs, pod, run, tenant
 
 TEAM = tenant("team", namespaces=("team-a",))
@@ -88,3 +88,33 @@ def test_the_title_tells_a_key_no_quota_holds_from_one_a_scoped_quota_leaves_pod
         "no quota on requests.nvidia.com/gpu for every pod (scoped quotas do not count pods "
         "without a priority class)"
     )
+
+
+CPU = Node("cpu-1", gpu_count=0, gpu_capacity={})
+WEB = pod("team-a", name="web", node="cpu-1")  # nginx-like: no GPU
+GPU_SLICE = DraSlice(
+    "cpu-1-gpu.nvidia.com",
+    "gpu.nvidia.com",
+    "cpu-1",
+    node_name="cpu-1",
+    devices=(DraDevice("gpu-0"),),
+)
+
+
+@pytest.mark.parametrize(
+    ("nodes", "pods", "snapshot", "fires"),
+    [
+        # A CPU-only cluster: no GPU node, no GPU pod, no GPU ResourceSlice: nothing to bound.
+        ((CPU,), (WEB,), {}, False),
+        # One GPU node: a namespace with no quota on it is unbounded, as before.
+        ((CPU, WHOLE), (WEB,), {}, True),
+        # No GPU node, but a pod holds a GPU, or a ResourceSlice publishes one: judged.
+        ((CPU,), (WEB, pod("team-a", name="t", gpu={"nvidia.com/gpu": 1})), {}, True),
+        ((CPU,), (WEB,), {"dra_slices": (GPU_SLICE,)}, True),
+        # No node read at all: whether the cluster has GPUs is unknown, so the rule holds.
+        ((), (WEB,), {}, True),
+    ],
+)
+def test_a_cluster_without_any_gpu_raises_no_quota_finding(nodes, pods, snapshot, fires):
+    world = inputs(nodes=nodes, pods=pods, tenants=(TEAM,), **snapshot)
+    assert [d.subject_name for d in run("K8S-001", world)] == (["team-a"] if fires else [])

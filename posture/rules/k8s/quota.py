@@ -1,27 +1,29 @@
 """K8S-001: tenant namespaces whose GPU resources no ResourceQuota limits.
 
-Kubernetes counts an extended resource against a quota only under `requests.<resource>`
-(the pod evaluator computes no other key for it): a bare `nvidia.com/gpu` or
-`limits.nvidia.com/gpu` in `spec.hard` is accepted and never enforced. So each GPU resource the
-namespace's pods actually use (`nvidia.com/gpu`, `*.shared`, MIG profiles, names the device
-plugin's `rename` advertises, HAMi's `nvidia.com/gpumem` / `gpucores` / `gpumem-percentage`)
-needs its own `requests.` key. HAMi's scheduler enforces its own counters under `limits.` too,
-and a HAMi counter rides on the `nvidia.com/gpu` share each of its pods holds: where that count
-is bounded, so is what the counters can take.
-A resource the namespace does not use yet is unbounded all the same: a quota on
-`requests.nvidia.com/gpu` leaves the MIG slices or `gpu.shared` replicas the cluster's nodes
-advertise free for the taking (a key absent from `spec.hard` is no limit), so every GPU
-resource some node advertises needs its key too (`"0"` where none is approved). Taints do not
-excuse one: the tolerations are the tenant's to write. With no GPU node in the snapshot, a
-namespace with no GPU pods needs some enforced GPU key. KAI Scheduler fractions ask by
-annotation and are bounded by KAI's queues, which no ResourceQuota can express: they are not
-judged here. Kueue is no quota either: a ClusterQueue's nominalQuota bounds only workloads
-submitted through a LocalQueue (the `kueue.x-k8s.io/queue-name` label the tenant writes), is
-shared by every namespace whose LocalQueue points at it and lends through its cohort, so a
-tenant's pod without the label takes GPUs Kueue never counts. DRA claims are bounded per
-device class by `<class>.deviceclass.resource.k8s.io/devices` (the count of devices the
-namespace's claims of that class request; adminAccess requests count too): each GPU device
-class the namespace's pods' claims use needs its key.
+Kubernetes counts an extended resource against a quota only under `requests.<resource>` (the
+pod evaluator computes no other key for it): a bare `nvidia.com/gpu` or `limits.nvidia.com/gpu`
+in `spec.hard` is accepted and never enforced. So each GPU resource the namespace's pods
+actually use (`nvidia.com/gpu`, `*.shared`, MIG profiles, names the device plugin's `rename`
+advertises, HAMi's `nvidia.com/gpumem` / `gpucores` / `gpumem-percentage`) needs its own
+`requests.` key. HAMi's scheduler enforces its own counters under `limits.` too, and a HAMi
+counter rides on the `nvidia.com/gpu` share each of its pods holds: where that count is
+bounded, so is what the counters can take. A resource the namespace does not use yet is
+unbounded all the same: a quota on `requests.nvidia.com/gpu` leaves the MIG slices or
+`gpu.shared` replicas the cluster's nodes advertise free for the taking (a key absent from
+`spec.hard` is no limit), so every GPU resource some node advertises needs its key too (`"0"`
+where none is approved). Taints do not excuse one: the tolerations are the tenant's to write.
+Where the snapshot's nodes show no GPU at all (no GPU node, no ResourceSlice publishing a GPU,
+no pod holding one) there is nothing to bound: no finding (a CPU-only cluster is no quota gap).
+With no node read, whether the cluster has GPUs is unknown: a namespace with no GPU pods needs
+some enforced GPU key. KAI Scheduler fractions ask by annotation and are bounded by KAI's
+queues, which no ResourceQuota can express: they are not judged here. Kueue is no quota either:
+a ClusterQueue's nominalQuota bounds only workloads submitted through a LocalQueue (the
+`kueue.x-k8s.io/queue-name` label the tenant writes), is shared by every namespace whose
+LocalQueue points at it and lends through its cohort, so a tenant's pod without the label takes
+GPUs Kueue never counts. DRA claims are bounded per device class by
+`<class>.deviceclass.resource.k8s.io/devices` (the count of devices the namespace's claims of
+that class request; adminAccess requests count too): each GPU device class the namespace's
+pods' claims use needs its key.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from inventory.dra_devices import gpu_classes_of_pod
+from inventory.dra_devices import device_kind, gpu_classes_of_pod
 from inventory.snapshot import GPU_RESOURCE_PREFIX, Namespace, Pod, ResourceQuota
 from inventory.snapshot.pods import is_nic_resource
 from posture.inputs import PostureInputs, TenantInfo
@@ -171,6 +173,8 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
     usage = namespace_gpu_usage(inputs)
     through_env = env_gpu_pods(inputs)
     advertised = advertised_gpu_resources(inputs)
+    if not (advertised or usage or through_env) and no_gpu_seen(inputs):
+        return  # a CPU-only cluster: no GPU for a quota to bound
     for namespace in sorted(inputs.snapshot.namespaces, key=lambda n: n.name):
         tenant = inputs.tenant_of_namespace(namespace.name)
         if tenant is None:
@@ -194,6 +198,21 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
             missing = [] if enforced and not uncounted(quotas, enforced) else [Usage(BASELINE)]
         if missing:
             yield _quota_draft(inputs, namespace, tenant, quotas, missing, bool(wanted), env_pods)
+
+
+def no_gpu_seen(inputs: PostureInputs) -> bool:
+    """The snapshot read nodes and shows no GPU on the cluster: no GPU node, no ResourceSlice
+    publishing a GPU device, no pod holding one. With no node read it cannot tell (False)."""
+    snapshot = inputs.snapshot
+    if not snapshot.nodes:
+        return False
+    if any(node.is_gpu_node for node in snapshot.nodes):
+        return False
+    if any(
+        device_kind(s.driver, d.attributes, d.name) for s in snapshot.dra_slices for d in s.devices
+    ):
+        return False
+    return not any(pod.uses_gpu for pod in snapshot.pods)
 
 
 def _rides_on_count(quotas: list[ResourceQuota], usage: Usage, wanted: dict[str, Usage]) -> bool:

@@ -175,6 +175,8 @@ def _reached(
         if allowed:
             ordered = [v for v in verbs if v in allowed]
             found = {"object": target.ref(), "purpose": target.purpose, "verbs": ordered}
+            if target.why:
+                found["why"] = target.why
             reached.append({**found, "seen": False} if target.unseen else found)
     # Every node (of a resource) reached: naming each one of it adds nothing.
     every = {t.resource for t in targets if t.name is None}

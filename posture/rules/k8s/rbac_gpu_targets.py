@@ -9,6 +9,8 @@ tenant that may write them is reported all the same, with what was not seen said
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from inventory.drift import is_gpu_component
 from inventory.snapshot import ClusterSnapshot
 from inventory.sources.gpu_config import operator_namespaces as gpu_operator_namespaces
@@ -30,6 +32,12 @@ UNSEEN_CONFIGMAPS = (
 UNSEEN_POLICY = (
     "the GPU Operator runs in namespace {namespaces} but no ClusterPolicy was in the snapshot: "
     "add clusterpolicies.nvidia.com to `kubectl get`"
+)
+UNMOUNTED = (
+    "counted as the device plugin's config although no plugin in the snapshot mounts it and "
+    "no ClusterPolicy names it: a key of it shares GPUs and a GPU node's "
+    "nvidia.com/device-plugin.config label selects that key (fail closed: the plugin's "
+    "DaemonSet may simply be missing from the snapshot)"
 )
 NO_OPERATOR = (
     "neither the GPU Operator nor a ClusterPolicy was seen: the grant names NVIDIA's "
@@ -65,7 +73,15 @@ def k8s004_targets(inputs: PostureInputs) -> list[Target]:
     ConfigMaps of the GPU stack's namespaces (no tenant's), whoever writes which still steers
     it, whether or not a ClusterPolicy was read."""
     snapshot = inputs.snapshot
-    targets = gpu_config_targets(snapshot)
+    platform = inputs.platform_namespaces
+    # A sharing ConfigMap outside the platform's namespaces was kept only as the one a node's
+    # label selects with no plugin seen (inventory.sources.unmounted_config): say why.
+    targets = [
+        replace(t, why=UNMOUNTED)
+        if t.kind == "ConfigMap" and t.purpose == "device_plugin" and t.namespace not in platform
+        else t
+        for t in gpu_config_targets(snapshot)
+    ]
     if not snapshot.gpu_operator_policies:
         targets += _operator_stand_ins(snapshot)
     if not any(t.purpose in SHARING_CONFIGMAP_PURPOSES for t in targets):

@@ -35,6 +35,8 @@ class Target:
     # total escalation: a resource that may not exist at all (its operator was not seen).
     explicit: bool = False
     severity: str = ""  # the draft's when every target it reaches says so; else the check's
+    # Why an object is taken as a target where that is not plain (evidence `why`).
+    why: str = ""
 
     def ref(self) -> str:
         every = f"{'any' if self.any_name else 'every'} {self.kind}" + (
