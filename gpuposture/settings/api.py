@@ -46,5 +46,6 @@ SPECTACULAR_SETTINGS = {
         "SharingModeEnum": "tenants.policy.SHARING_MODES",
         "RunStatusEnum": "inventory.models.SyncRun.Status",
         "SharingRequestStatusEnum": "tenants.models.SharingRequest.Status",
+        "FindingStatusEnum": "posture.models.Finding.Status",
     },
 }
