@@ -23,6 +23,8 @@ class ChecklistFacts:
     time_sliced_nodes: int
     # open findings of this cluster per check id
     open_findings: Mapping[str, int] = field(default_factory=dict)
+    # accepted findings per check id: a risk accepted is still there (the item states a fact)
+    accepted_findings: Mapping[str, int] = field(default_factory=dict)
     registered_checks: frozenset[str] = frozenset()
     trust_classes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # slug -> modes
     provider: str | None = None
@@ -50,16 +52,20 @@ def _by_findings(
     optional: tuple[str, ...] = (),
     needs: tuple[str, ...] = (),
 ) -> tuple[str, dict]:
-    """Fail on any open finding of `checks` (and of the `optional` ones that exist); unknown
-    when a required check is not available, or when the last full sync read none of the kinds
-    in `needs` (no finding there means nothing was looked at, not a pass)."""
+    """Fail on any open or accepted finding of `checks` (and of the `optional` ones that
+    exist): an item states a fact about the cluster, and accepting a risk changes its weight,
+    not the fact. Unknown when a required check is not available, or when the last full sync
+    read none of the kinds in `needs` (no finding there means nothing was looked at, not a
+    pass)."""
     missing = [c for c in checks if c not in facts.registered_checks]
     if missing:
         return UNKNOWN, {"reason": f"check(s) {', '.join(missing)} not available yet"}
     checks = checks + tuple(c for c in optional if c in facts.registered_checks)
     open_ = {c: facts.open_findings.get(c, 0) for c in checks if facts.open_findings.get(c)}
-    if open_:
-        return FAIL, {"open_findings": open_, **looked_at}
+    accepted = {c: n for c in checks if (n := facts.accepted_findings.get(c, 0))}
+    if open_ or accepted:
+        found = {"open_findings": open_, **looked_at}
+        return FAIL, found | ({"accepted_findings": accepted} if accepted else {})
     if needs and facts.kinds_read is not None and not set(needs) & facts.kinds_read:
         kinds = " or ".join(needs)
         reason = f"the last full sync read no {kinds}: nothing was looked at, so none can pass"
@@ -138,7 +144,7 @@ def _resets(facts: ChecklistFacts) -> tuple[str, dict]:
     looked_at = {"reset_attestations": facts.reset_attestations}
     # An open LEAK-001 is a handover without a reset whatever saw it (telemetry or sync
     # history): the item fails on it, telemetry or not.
-    if facts.open_findings.get("LEAK-001"):
+    if facts.open_findings.get("LEAK-001") or facts.accepted_findings.get("LEAK-001"):
         return _by_findings(facts, ("LEAK-001",), looked_at)
     if not facts.telemetry_samples:
         # Sync history alone cannot pass the item: a tenant may take a GPU and hand it on

@@ -180,11 +180,12 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
     """What the checklist judges, counted over what `user` may see: the whole cluster for
     those who read every tenant, a tenant viewer's own findings, nodes and resets (counts
     over the whole cluster would tell how many findings the other tenants have)."""
-    open_rows = (
+    live = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
+    rows = list(
         Finding.objects.visible_to(user)
-        .filter(cluster=cluster, status=Finding.Status.OPEN)
+        .filter(cluster=cluster, status__in=live)
         .order_by()
-        .values("check_id")
+        .values("check_id", "status")
         .annotate(n=Count("id", distinct=True))
     )
     gpu_nodes = Node.objects.visible_to(user).filter(cluster=cluster, is_gpu_node=True)
@@ -193,7 +194,10 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
         gpu_nodes=gpu_nodes.count(),
         time_sliced_nodes=gpu_nodes.filter(sharing_strategy__in=["time_slicing", "mps"]).count(),
         firmware_known=gpu_nodes.exclude(firmware_version="").count(),
-        open_findings={row["check_id"]: row["n"] for row in open_rows},
+        open_findings={r["check_id"]: r["n"] for r in rows if r["status"] == Finding.Status.OPEN},
+        accepted_findings={
+            r["check_id"]: r["n"] for r in rows if r["status"] == Finding.Status.ACCEPTED
+        },
         registered_checks=frozenset(CHECKS),
         trust_classes={tc.slug: tuple(tc.allowed_modes) for tc in TrustClass.objects.all()},
         provider=cluster.provider.name if cluster.provider_id else None,

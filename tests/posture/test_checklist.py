@@ -66,6 +66,20 @@ def test_an_open_leak_fails_item_9_without_telemetry_too():
     assert cluster_checklist(ChecklistFacts(**base, telemetry_samples=1))[8].status == "pass"
 
 
+def test_an_accepted_finding_keeps_its_item_failing():
+    """Accepting a /dev hostPath (or a handover without reset) changes its risk, not the fact
+    the item states: item 6 (and 9) still fail, the evidence saying it is accepted."""
+    base = dict(synced=True, gpu_nodes=1, time_sliced_nodes=0, registered_checks=ALL)
+    items = cluster_checklist(
+        ChecklistFacts(**base, accepted_findings={"POD-003": 1, "LEAK-001": 1})
+    )
+    six, nine = items[5], items[8]
+    assert (six.status, six.evidence["open_findings"]) == ("fail", {})
+    assert six.evidence["accepted_findings"] == {"POD-003": 1}
+    assert (nine.status, nine.evidence["accepted_findings"]) == ("fail", {"LEAK-001": 1})
+    assert cluster_checklist(ChecklistFacts(**base))[5].status == "pass"
+
+
 def test_an_item_whose_check_is_missing_is_unknown_not_pass():
     facts = ChecklistFacts(
         synced=True,
