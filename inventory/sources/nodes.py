@@ -65,6 +65,7 @@ from inventory.sources.plugin_placement import (
     ASSUMED,
     capacity_conflict,
     config_placement,
+    operator_plugin_here,
     operator_toolkit_here,
     placed_problems,
     plugin_strategy_here,
@@ -116,7 +117,10 @@ def node_from(
     manager = config_manager_env(pods_on_node, templates, "DEFAULT_CONFIG")
     default_from = ("DaemonSet", manager.namespace, manager.daemonset) if manager else None
     named = labels.get(PLUGIN_CONFIG) or (manager.value if manager else plugin_default) or None
-    file = plugin_file(pods_on_node, templates)
+    daemonsets = stack.daemonsets if stack else ()
+    # The GPU Operator's plugin runs config-manager whenever a ClusterPolicy gives it configs.
+    operator = operator_plugin_here(name_of(obj), labels, taints, pods_on_node, daemonsets)
+    file = None if operator else plugin_file(pods_on_node, templates)
     config, warning = matching_config(named, sharing_configs) if file is None else (None, None)
     file_problems: tuple[UnreadableConfig, ...] = ()
     if file is not None:

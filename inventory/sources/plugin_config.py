@@ -90,19 +90,10 @@ def file_config(
     configs: Sequence[SharingConfig],
     unreadable: Sequence[UnreadableConfig],
 ) -> tuple[SharingConfig | None, tuple[UnreadableConfig, ...]]:
-    """The config a plugin with no config-manager reads (its one file), and what makes it
-    unknown (on no ConfigMap volume: named by the plugin's DaemonSet, else pod). No file: the plugin's defaults (whole GPUs), nothing unknown. A
-    ConfigMap the snapshot does not hold as a device-plugin config (it holds no sharing, or was
-    not read) says nothing either way: the node's labels and capacity decide, as without one."""
-    if not file.path:
-        return None, ()
-    if not file.configmap:
-        error = (
-            f"{file.source}; the plugin runs no config-manager, so that file is its config, "
-            "and the snapshot does not show it: the node's sharing is unknown"
-        )
-        kind, name = file.owner
-        return None, (UnreadableConfig(kind, file.namespace, name, "", "device_plugin", error),)
+    """The config a plugin with no config-manager reads (one ConfigMap key, plugin_file), and
+    what makes it unknown. A ConfigMap the snapshot does not hold as a device-plugin config (it
+    holds no sharing, or was not read) says nothing either way: the node's labels and capacity
+    decide, as with no config at all."""
     where = (file.namespace, file.configmap)
     for config in configs:
         if (config.namespace, config.configmap, config.key) == (*where, file.key):

@@ -24,23 +24,23 @@ MANAGER = "config-manager"
 
 @dataclass(frozen=True)
 class PluginFile:
-    """What a plugin with no config-manager reads: `path` ("" when it is given no file), the
-    ConfigMap key mounted there (configmap "" when the path is on no ConfigMap volume), where
-    that was read, and the plugin's DaemonSet (else its pod) as (kind, name)."""
+    """The key of a ConfigMap a plugin with no config-manager reads as its config file, the
+    path it reads it at, and where that was read."""
 
     namespace: str
     configmap: str
     key: str
     path: str
     source: str
-    owner: tuple[str, str] = ("", "")
 
 
 def plugin_file(pods_on_node: Iterable[Pod], templates: Sequence[Pod]) -> PluginFile | None:
-    """The file the node's device plugin reads when none of its pods (else, with no pod of it
-    on the node, none of the templates of its DaemonSets that run there) runs config-manager;
-    None when a config-manager runs (the label decides, as it says) or no NVIDIA plugin is
-    seen (a host-run plugin: what it reads is not shown)."""
+    """The ConfigMap key the node's device plugin reads as its one config file when none of its
+    pods (else, with no pod of it on the node, none of the templates of its DaemonSets that
+    run there) runs config-manager and its `--config-file` / CONFIG_FILE is on a ConfigMap
+    volume. None otherwise, and the label semantics stand: a config-manager runs, no NVIDIA
+    plugin is seen (a host-run plugin), or what the plugin reads is not shown plainly (no file
+    given, a file on an emptyDir or host path: the snapshot may lack a sidecar that fills it)."""
     for pods in ([p for p in pods_on_node if p.is_active], list(templates)):
         plugins = [p for p in pods if any(_is_plugin(c) for c in p.containers)]
         if not plugins:
@@ -48,48 +48,39 @@ def plugin_file(pods_on_node: Iterable[Pod], templates: Sequence[Pod]) -> Plugin
         if any(_is_manager(c) for p in plugins for c in p.containers):
             return None
         pod = plugins[0]
-        container = next(c for c in pod.containers if _is_plugin(c))
-        return _file_of(pod, container)
+        return _file_of(pod, next(c for c in pod.containers if _is_plugin(c)))
     return None
 
 
-def _file_of(pod: Pod, container: Container) -> PluginFile:
-    where = f"{_where(pod)} container {container.name}"
-    owner = (
-        ("DaemonSet", pod.name)
-        if pod.phase == TEMPLATE_PHASE
-        else ("DaemonSet", pod.owner_name)
-        if pod.owner_kind == "DaemonSet" and pod.owner_name
-        else ("Pod", pod.name)
-    )
+def _file_of(pod: Pod, container: Container) -> PluginFile | None:
     path = _flag(container.args, CONFIG_FILE_FLAG) or _env(container, CONFIG_FILE_ENV)
-    if not path:
-        return PluginFile(pod.namespace, "", "", "", f"{where} is given no config file", owner)
-    where = f"{where} reads {path}"
+    if not path.startswith("/"):
+        return None  # none given, or sealed (not a path)
     volumes = {v.name: v for v in pod.volumes}
     # The deepest mount holding the path is the one the file is read from.
     for mount in sorted(container.volume_mounts, key=lambda m: -len(m.mount_path)):
-        root = mount.mount_path.rstrip("/") or "/"
-        volume = volumes.get(mount.name)
-        if mount.sub_path_expr or volume is None:
-            continue
+        root = mount.mount_path.rstrip("/")
+        if mount.sub_path_expr:
+            continue  # its path is known only when the container starts
         if mount.sub_path:
-            if posixpath.normpath(path) != posixpath.normpath(root):
+            if posixpath.normpath(path) != posixpath.normpath(root or "/"):
                 continue
             inside = mount.sub_path
-        elif path.startswith(root.rstrip("/") + "/"):
-            inside = path[len(root.rstrip("/")) + 1 :]
+        elif path.startswith(root + "/"):
+            inside = path[len(root) + 1 :]
         else:
             continue
-        if volume.kind != "configMap" or not volume.config_map:
-            break  # an emptyDir, a host path...: not a ConfigMap the snapshot can show
+        volume = volumes.get(mount.name)
+        if volume is None or volume.kind != "configMap" or not volume.config_map:
+            return None  # an emptyDir, a host path...: not a ConfigMap the snapshot shows
         inside = posixpath.normpath(inside)
         key = volume.config_items.get(inside, "") if volume.config_items else inside
-        if "/" in key or not key:
-            break  # a key is a file name; a nested path is no key of the ConfigMap
+        if not key or "/" in key:
+            return None  # a key is a file name: a nested path is no key
+        where = f"{_where(pod)} container {container.name} reads {path}"
         source = f"{where}: key {key} of ConfigMap {pod.namespace}/{volume.config_map}"
-        return PluginFile(pod.namespace, volume.config_map, key, path, source, owner)
-    return PluginFile(pod.namespace, "", "", path, f"{where}, on no ConfigMap volume", owner)
+        return PluginFile(pod.namespace, volume.config_map, key, path, source)
+    return None
 
 
 def _is_plugin(container: Container) -> bool:
