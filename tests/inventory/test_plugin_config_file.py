@@ -5,6 +5,7 @@ reads that label. The EKS shape: NVIDIA's chart given a single config on the g5 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from inventory.snapshot import LABEL_KIND
@@ -149,3 +150,19 @@ def test_no_stack007_and_share005_names_the_node_for_the_stale_label():
     (share,) = run("SHARE-005", inputs)
     assert share.evidence["nodes_using_it"] == ["g5-a"]
     assert share.severity == ""  # the check's own (medium): in force on a node
+
+
+def test_stack008_of_a_node_synced_before_its_strategy_was_resolved_reads_the_config_in_force():
+    """A node stored before the sync resolved its device-list strategy: STACK-008 reads the
+    config the sync found in force on it, not the one its stale label names (none here)."""
+    plugin = "flags:\n  plugin:\n    deviceListStrategy: volume-mounts\n"
+    strategy = TIME_SLICING.replace("flags:\n", plugin)
+    snapshot = _snapshot(*_plugin(), data={"config.yaml": strategy})
+    legacy = tuple(
+        replace(n, device_list_strategy=None, device_list_strategy_source="")
+        for n in snapshot.nodes
+    )
+    inputs = PostureInputs("c", replace(snapshot, nodes=legacy), ())
+    # volume-mounts, and no toolkit setting visible: unverified, not shouted.
+    assert run("STACK-008", inputs) == []
+    assert run("STACK-008", PostureInputs("c", _snapshot(*_plugin()), ()))  # envvar: shouted
