@@ -57,8 +57,8 @@ from inventory.sources.node_sharing import (
 )
 from inventory.sources.node_versions import operator_version as operator_version  # re-export
 from inventory.sources.node_versions import stack_versions
-from inventory.sources.plugin_config import matching_config as matching_config  # re-export
 from inventory.sources.plugin_config import file_config, unreadable_for
+from inventory.sources.plugin_config import matching_config as matching_config  # re-export
 from inventory.sources.plugin_file import plugin_file
 from inventory.sources.plugin_placement import (
     ABSENT,
