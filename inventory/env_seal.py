@@ -40,11 +40,13 @@ VALUE_READ = frozenset(
 
 
 # Generic names read for the device plugin (its MIG strategy, its config-manager's DEFAULT_CONFIG:
-# the config key an unlabelled node reads): kept only in their own shape, a word or a ConfigMap
-# key, so a tenant app's variable of the same name is sealed like any other.
+# the config key an unlabelled node reads, the CONFIG_FILE it reads with no config-manager):
+# kept only in their own shape, a word, a ConfigMap key or an absolute path, so a tenant app's
+# variable of the same name is sealed like any other.
 VALUE_READ_SHAPED = {
     "MIG_STRATEGY": re.compile(r"(?i)none|single|mixed"),
     "DEFAULT_CONFIG": re.compile(r"[-._A-Za-z0-9]{1,253}"),
+    "CONFIG_FILE": re.compile(r"/[-._/A-Za-z0-9]{1,1023}"),
 }
 
 

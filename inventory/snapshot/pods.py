@@ -99,6 +99,10 @@ class Volume:
     claim: str | None = None
     persistent_volume: str | None = None
     pv_path: str | None = None
+    # configMap: the ConfigMap's name and its `items` as path -> key (none: every key is a file
+    # named after it). A device plugin with no config-manager reads its config file from here.
+    config_map: str | None = None
+    config_items: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

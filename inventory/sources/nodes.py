@@ -57,13 +57,15 @@ from inventory.sources.node_sharing import (
 )
 from inventory.sources.node_versions import operator_version as operator_version  # re-export
 from inventory.sources.node_versions import stack_versions
+from inventory.sources.plugin_config import file_config, unreadable_for
 from inventory.sources.plugin_config import matching_config as matching_config  # re-export
-from inventory.sources.plugin_config import unreadable_for
+from inventory.sources.plugin_file import plugin_file
 from inventory.sources.plugin_placement import (
     ABSENT,
     ASSUMED,
     capacity_conflict,
     config_placement,
+    operator_plugin_here,
     operator_toolkit_here,
     placed_problems,
     plugin_strategy_here,
@@ -110,11 +112,19 @@ def node_from(
     taints = _taints(dig(obj, "spec").get("taints"))
     templates = plugin_templates(name_of(obj), labels, taints, stack.daemonsets) if stack else []
     # The device plugin's config-manager: the node's label, else its DEFAULT_CONFIG (the
-    # standalone chart's config.default), else the ClusterPolicy's default.
+    # standalone chart's config.default), else the ClusterPolicy's default. A plugin seen to
+    # run without config-manager reads its one mounted file and never the label (plugin_file).
     manager = config_manager_env(pods_on_node, templates, "DEFAULT_CONFIG")
     default_from = ("DaemonSet", manager.namespace, manager.daemonset) if manager else None
     named = labels.get(PLUGIN_CONFIG) or (manager.value if manager else plugin_default) or None
-    config, warning = matching_config(named, sharing_configs)
+    daemonsets = stack.daemonsets if stack else ()
+    # The GPU Operator's plugin runs config-manager whenever a ClusterPolicy gives it configs.
+    operator = operator_plugin_here(name_of(obj), labels, taints, pods_on_node, daemonsets)
+    file = None if operator else plugin_file(pods_on_node, templates)
+    config, warning = matching_config(named, sharing_configs) if file is None else (None, None)
+    file_problems: tuple[UnreadableConfig, ...] = ()
+    if file is not None:
+        config, file_problems = file_config(file, sharing_configs, unreadable)
     # Any name a sharing config of the cluster advertises (a rename) is a GPU resource.
     advertised = [r.name for c in sharing_configs for r in shared_resources(c, {}, None)]
     # nvidia.com/ resources that are not GPUs (the Network Operator's NICs) make no GPU node.
@@ -147,6 +157,8 @@ def node_from(
     if placement is not None and placement.state == ABSENT:
         config = None
     problems = unreadable_for(labels, sharing_configs, unreadable, named) if is_gpu else ()
+    if file is not None and is_gpu:  # the file's config, not the label's, is the plugin's
+        problems = tuple(p for p in problems if p.purpose != "device_plugin") + file_problems
     if stack is not None:
         problems = placed_problems(
             problems, name_of(obj), labels, taints, pods_on_node, stack.daemonsets
@@ -156,7 +168,7 @@ def node_from(
         problems += (conflict,)  # the capacity says it is not in force: sharing unverified
     if vm:
         problems = tuple(p for p in problems if p.purpose != "device_plugin")
-    if is_gpu and not gke and not vm:
+    if is_gpu and not gke and not vm and file is None:
         problems += missing_plugin_config(
             labels, sharing_configs, unreadable, named or "", default_from=default_from
         )

@@ -3,7 +3,8 @@
 The plugin's config-manager takes the key the node's `nvidia.com/device-plugin.config` label
 names, else its `DEFAULT_CONFIG` (the standalone chart's `config.default`, the GPU Operator's
 ClusterPolicy `devicePlugin.config.default`), else its fallbacks (a key named "default", else
-the only key).
+the only key). A plugin running without config-manager reads one mounted file and no label
+(plugin_file.py; file_config here).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from inventory.snapshot import SharingConfig, UnreadableConfig
+from inventory.sources.plugin_file import PluginFile
 
 NV = "nvidia.com/"
 PLUGIN_CONFIG, MIG_CONFIG = NV + "device-plugin.config", NV + "mig.config"
@@ -81,3 +83,32 @@ def _default_config(configs: Sequence[SharingConfig]) -> SharingConfig | None:
     if named:
         return named[0]
     return configs[0] if len(configs) == 1 else None
+
+
+def file_config(
+    file: PluginFile,
+    configs: Sequence[SharingConfig],
+    unreadable: Sequence[UnreadableConfig],
+) -> tuple[SharingConfig | None, tuple[UnreadableConfig, ...]]:
+    """The config a plugin with no config-manager reads (one ConfigMap key, plugin_file), and
+    what makes it unknown. A ConfigMap the snapshot does not hold as a device-plugin config (it
+    holds no sharing, or was not read) says nothing either way: the node's labels and capacity
+    decide, as with no config at all."""
+    where = (file.namespace, file.configmap)
+    for config in configs:
+        if (config.namespace, config.configmap, config.key) == (*where, file.key):
+            return config, ()
+    plugin = [p for p in unreadable if p.purpose == "device_plugin" and p.kind == "ConfigMap"]
+    problems = tuple(
+        p for p in plugin if (p.namespace, p.name) == where and p.key in (file.key, "")
+    )
+    if problems:
+        return None, problems
+    known = {(c.namespace, c.configmap) for c in configs} | {(p.namespace, p.name) for p in plugin}
+    if where not in known:
+        return None, ()
+    error = (
+        f"{file.source}, which the ConfigMap does not have: the plugin cannot load it (a "
+        "running one keeps the config it had), so the node's sharing is unknown"
+    )
+    return None, (UnreadableConfig("ConfigMap", *where, file.key, "device_plugin", error),)

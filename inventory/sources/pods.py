@@ -307,6 +307,16 @@ def _volume(raw: dict[str, Any]) -> Volume:
     if "persistentVolumeClaim" in raw:
         claim = text(mapping(raw.get("persistentVolumeClaim")).get("claimName"))
         return Volume(name=name, kind="persistentVolumeClaim", claim=claim)
+    if "configMap" in raw:
+        source = mapping(raw.get("configMap"))
+        items = {
+            path: key
+            for item in dicts(source.get("items"))
+            if (path := text(item.get("path"))) and (key := text(item.get("key")))
+        }
+        return Volume(
+            name=name, kind="configMap", config_map=text(source.get("name")), config_items=items
+        )
     # A volume has exactly one source key besides its name (emptyDir, configMap, secret, ...).
     kind = next((key for key in raw if key != "name"), "other")
     return Volume(name=name, kind=str(kind))

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from inventory.pools import fix_pool, taint_tuples
 from inventory.runtime import operator_toolkit, resolved_strategy
-from inventory.snapshot import Node
+from inventory.snapshot import Node, SharingConfig
 from inventory.sources.nodes import matching_config
 from inventory.visible_devices import EnvvarAccess, Fact, envvar_access
 from posture.inputs import PostureInputs
@@ -20,7 +20,7 @@ def node_envvar_access(inputs: PostureInputs, node: Node) -> EnvvarAccess:
     """What the node's GPU stack shows (once per node and evaluation: POD-011 asks too)."""
     key = ("envvar_access", node.name)
     if key not in inputs.memo:
-        config, _ = matching_config(node.device_plugin_config, inputs.snapshot.sharing_configs)
+        config = node_plugin_config(inputs, node)
         policies = [(p.name, p.spec) for p in inputs.snapshot.gpu_operator_policies if not p.error]
         pods = inputs.pods_by_node.get(node.name, ())
         # The strategy the sync resolved for the node (the bulletin conditions read it too).
@@ -35,6 +35,15 @@ def node_envvar_access(inputs: PostureInputs, node: Node) -> EnvvarAccess:
             operator_version=node.gpu_operator_version,
         )
     return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
+
+
+def node_plugin_config(inputs: PostureInputs, node: Node) -> SharingConfig | None:
+    """The device-plugin config the sync found in force on the node (its label does not name
+    it where the plugin runs no config-manager); by the label for a node synced before."""
+    configs = inputs.snapshot.sharing_configs
+    if node.device_plugin_config_used is not None:
+        return next((c for c in configs if c.ref == node.device_plugin_config_used), None)
+    return matching_config(node.device_plugin_config, configs)[0]
 
 
 @check(
