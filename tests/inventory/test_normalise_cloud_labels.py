@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from inventory.components import deployed_unknown, node_components
+from inventory.hostfacts import merge_host_facts
 from inventory.patching.versions import model_matches
 from inventory.snapshot import LABEL_KIND
 from inventory.sources.normalise import normalise
@@ -330,3 +331,14 @@ def test_a_gfd_product_outranks_the_instance_type():
     assert only_node([node("n", labels, capacity={"nvidia.com/gpu": "8"})]).gpu_model == (
         "NVIDIA-A100-SXM4-40GB"
     )
+
+
+def test_nvidia_smi_names_the_gpu_better_than_the_instance_type_but_not_than_a_label():
+    aks = {"node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4"}
+    synced = only_node([node("n", aks, capacity={"nvidia.com/gpu": "1"})])
+    assert synced.gpu_model == "NVIDIA-A100-80GB"  # the VM size's
+    smi = {"gpu_model": "NVIDIA A100 80GB PCIe"}
+    assert merge_host_facts(synced, smi).gpu_model == "NVIDIA A100 80GB PCIe"  # the host's own
+    gfd = {**aks, "nvidia.com/gpu.product": "NVIDIA-A100-80GB-PCIe"}
+    labelled = only_node([node("n", gfd, capacity={"nvidia.com/gpu": "1"})])
+    assert merge_host_facts(labelled, smi).gpu_model == "NVIDIA-A100-80GB-PCIe"  # live API wins
