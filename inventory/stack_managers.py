@@ -30,6 +30,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from inventory.bottlerocket import (
+    BOTTLEROCKET_PLUGIN,
+    bottlerocket,
+    bottlerocket_how,
+    bottlerocket_nvidia,
+)
 from inventory.patching.versions import bundled_dcgm, installed_version
 from inventory.snapshot import GpuOperatorPolicy, Node, Pod
 from inventory.sources.gke_managed import gke_managed_dcgm_image as gke_dcgm
@@ -173,6 +179,11 @@ def _path(
         return _host(node, component, "no pod of it on the node and no GPU Operator in the cluster")
     if component in _HOST_COMPONENTS and label == "false":
         return _host(node, component, f"node label {DEPLOY_LABELS[component]}=false")
+    # Bottlerocket's nvidia variants run the device plugin as a host service from the OS
+    # image, unless an Operator that would deploy one is there (its pod not in the snapshot).
+    operators = operator is not None and enabled is not False and label != "false"
+    if component == "device_plugin" and bottlerocket_nvidia(node.os_image) and not operators:
+        return _host(node, component, f"no pod of it on the node; {BOTTLEROCKET_PLUGIN}")
     return _path_unknown(component)
 
 
@@ -211,7 +222,18 @@ def _own(pod: Pod, disabled: str) -> UpgradePath:
 def _host(node: Node, component: str, why: str) -> UpgradePath:
     """A component on the host: the node image carries it, or the host's packages do."""
     labels = node.labels
-    what = "driver" if component == "driver" else "container toolkit"
+    what = {"driver": "driver", "device_plugin": "device plugin"}.get(
+        component, "container toolkit"
+    )
+    if bottlerocket(node.os_image):
+        # Before the EKS labels: a Bottlerocket node on EKS or Karpenter takes no EKS-optimized
+        # AMI, only a newer Bottlerocket release of its nvidia variant.
+        return UpgradePath(
+            PRE_INSTALLED,
+            "node image",
+            bottlerocket_how(labels, what),
+            f"pre-installed on the node: {why}",
+        )
     if (
         "kubernetes.azure.com/node-image-version" in labels
         or "kubernetes.azure.com/agentpool" in labels
@@ -230,9 +252,6 @@ def _host(node: Node, component: str, why: str) -> UpgradePath:
             f"roll the nodes to an EKS-optimized accelerated AMI that carries the fixed {what} "
             "(the node group's AMI release version, or the Karpenter EC2NodeClass's AMI)"
         )
-        change = "node image"
-    elif "bottlerocket" in (node.os_image or "").lower():
-        how = f"update the nodes to a Bottlerocket release that carries the fixed {what}"
         change = "node image"
     else:
         how = (

@@ -154,3 +154,23 @@ def by_change(by: Mapping[str, Any]) -> str:
     if managed_by == "pre_installed":
         return _BY_CHANGE.get(change, "")
     return _BY_CHANGE.get(str(managed_by), "")
+
+
+def unknown_versions_title(members: list[ActionFinding], where: str) -> str | None:
+    """STACK-004's action: "Make the container toolkit and device plugin versions known on
+    pool p", naming only the components some member's node has an unknown version of (its
+    evidence's `unknown`, node fields such as `driver_version`), the stack from the bottom
+    up; None when no member lists one (the caller's generic title stands)."""
+    keys = {
+        str(field).removesuffix("_version")
+        for finding in members
+        for field in finding.evidence.get("unknown") or ()
+    }
+    names = [
+        component_name(k).removeprefix("the ")
+        for k in sorted(keys, key=lambda k: _component_order((k, None)))
+    ]
+    if not names:
+        return None
+    plural = "versions" if len(names) > 1 else "version"
+    return f"Make the {_listed(names)} {plural} known on {where}"

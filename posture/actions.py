@@ -43,6 +43,7 @@ from inventory.patching.rollout import component_key
 from posture.action_upgrades import (
     component_name,
     unfixed_exposures,
+    unknown_versions_title,
     upgrade_action_title,
     upgrade_by,
 )
@@ -371,6 +372,9 @@ def _action(
         title = upgrade_action_title(members, identity[2])
     elif identity[1] == "claim":
         title = claim_title(identity[2], len(members))
+    elif identity[1] == "node" and identity[2] == "STACK-004":
+        # Only what is unknown on the pool's nodes (a driver nvidia-smi gave is not).
+        title = unknown_versions_title(members, identity[3]) or title
     return {
         "key": action_key(identity),
         "title": title,

@@ -59,7 +59,8 @@ GKE_MODELS = {
 # Karpenter's GPU names (EC2's, lower-cased) of NVIDIA GPUs. "a100" stays without a memory size:
 # EC2 offers both the 40 GB and the 80 GB part, so the MIG tables must not pick one.
 KARPENTER_NVIDIA = ("a100", "a10g", "h100", "h200", "b200", "l4", "l40s", "t4", "t4g", "v100")
-# Older EKS GPU AMIs: "nvidia-tesla-<family>".
+# EKS GPU AMIs: "nvidia-tesla-<family>" (older), "nvidia-<family>" (e.g. nvidia-a10g on g5) with
+# one of KARPENTER_NVIDIA's families.
 EKS_NVIDIA = ("k80", "m60", "t4", "v100", "a100")
 
 
@@ -81,10 +82,21 @@ def cloud_gpu_model(labels: Mapping[str, str]) -> tuple[str | None, str | None]:
         return (f"NVIDIA-{name.upper()}" if known else name), KARPENTER_GPU_NAME
     eks = labels.get(EKS_ACCELERATOR, "").strip()
     if eks:
-        family = eks.lower().removeprefix("nvidia-tesla-")
-        known = eks.lower().startswith("nvidia-tesla-") and family in EKS_NVIDIA
-        return (f"NVIDIA-{family.upper()}" if known else eks), EKS_ACCELERATOR
+        return _eks_model(eks), EKS_ACCELERATOR
     return None, None
+
+
+def _eks_model(value: str) -> str:
+    """`nvidia-tesla-v100` -> NVIDIA-V100, `nvidia-a10g` -> NVIDIA-A10G (as GFD and Karpenter
+    name it); a value naming no NVIDIA GPU we know is kept as written."""
+    lower = value.lower()
+    if lower.startswith("nvidia-tesla-"):
+        family = lower.removeprefix("nvidia-tesla-")
+        known = family in EKS_NVIDIA
+    else:
+        family = lower.removeprefix("nvidia-")
+        known = lower.startswith("nvidia-") and family in KARPENTER_NVIDIA
+    return f"NVIDIA-{family.upper()}" if known else value
 
 
 def cloud_gpu_count(labels: Mapping[str, str]) -> int | None:

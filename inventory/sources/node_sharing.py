@@ -93,13 +93,37 @@ def capacity_replicas(labels: dict[str, str], capacity: dict[str, int]) -> int |
 
 
 def mig_enabled(labels: dict[str, str], capacity: dict[str, int]) -> bool:
+    # MIG resources prove MIG by themselves: only the device plugin's mixed strategy advertises
+    # nvidia.com/mig-* (an AKS MIG pool runs it with no GFD at all, DESIGN §7).
+    if has_mig_resources(capacity):
+        return True
     # The operator labels every node with the cluster's MIG strategy, MIG-capable or not, so the
-    # strategy alone proves nothing: MIG needs a layout other than all-disabled or MIG resources.
+    # strategy alone proves nothing: MIG needs a layout other than all-disabled.
     if labels.get(MIG_STRATEGY) not in ("single", "mixed"):
         return False
     layout = labels.get(MIG_CONFIG)
-    has_mig_resources = any(k.startswith(NV + "mig-") and v > 0 for k, v in capacity.items())
-    return bool(layout and layout != "all-disabled") or has_mig_resources
+    return bool(layout and layout != "all-disabled")
+
+
+def has_mig_resources(capacity: dict[str, int]) -> bool:
+    return any(k.startswith(NV + "mig-") and v > 0 for k, v in capacity.items())
+
+
+def node_mig_strategy(
+    labels: dict[str, str], capacity: dict[str, int], plugin: str | None
+) -> str | None:
+    """The MIG strategy the node's device plugin runs: GFD's label; else `mixed` where the node
+    advertises `nvidia.com/mig-*` (only the mixed strategy names MIG devices so; single
+    advertises them as nvidia.com/gpu); else the plugin's own setting where it sets single or
+    mixed (`plugin`: its --mig-strategy, MIG_STRATEGY or config flags.migStrategy). None
+    otherwise: a strategy nothing states is unknown, never a guessed single."""
+    label = labels.get(MIG_STRATEGY)
+    if label:
+        return label
+    if has_mig_resources(capacity):
+        return "mixed"
+    said = (plugin or "").strip().lower()
+    return said if said in ("single", "mixed") else None
 
 
 def node_replicas(

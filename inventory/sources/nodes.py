@@ -31,6 +31,7 @@ from inventory.sources.cloud_labels import (
 )
 from inventory.sources.fractional_nodes import fractional_sharing
 from inventory.sources.gpu_signs import gpu_signs
+from inventory.sources.instance_gpus import instance_gpu_model
 from inventory.sources.node_kinds import (
     SANDBOX_SHARING,
     gpu_capacity_of,
@@ -47,10 +48,10 @@ from inventory.sources.node_labels import (
 )
 from inventory.sources.node_sharing import (
     MIG_CONFIG,
-    MIG_STRATEGY,
     NV,
     PRODUCT,
     SHARED_SUFFIX,
+    node_mig_strategy,
     node_replicas,
     physical_gpus,
     sharing_strategy,
@@ -174,15 +175,15 @@ def node_from(
         )
     if is_gpu or labels.get(NV + "gpu.present") == "true":
         problems += unreadable_labels(labels)
+    # The plugin's MIG strategy (GKE's own plugin and the sandbox one have none to read).
+    plugin_mig = (
+        plugin_setting(pods_on_node, templates, "--mig-strategy", "MIG_STRATEGY")
+        if is_gpu and not gke and not vm
+        else None
+    )
     # More nvidia.com/gpu than GPUs with no GFD label saying how: the plugin's MIG strategy.
     split = (
-        capacity_split(
-            labels,
-            capacity,
-            gpu_count,
-            config,
-            plugin_setting(pods_on_node, templates, "--mig-strategy", "MIG_STRATEGY"),
-        )
+        capacity_split(labels, capacity, gpu_count, config, plugin_mig)
         if is_gpu and not gke and not vm
         else None
     )
@@ -240,7 +241,10 @@ def node_from(
         labels=labels,
         taints=taints,
         gpu_capacity=capacity,
-        gpu_model=_gpu_model(labels.get(PRODUCT)) or cloud_gpu_model(labels)[0],
+        # GFD's product, else the cloud's label, else what the instance type fixes.
+        gpu_model=_gpu_model(labels.get(PRODUCT))
+        or cloud_gpu_model(labels)[0]
+        or instance_gpu_model(labels),
         gpu_count=gpu_count,
         gpu_count_basis=count_basis,
         gpu_operator_version=operator_version if is_gpu else None,
@@ -254,7 +258,12 @@ def node_from(
             if vm or split is not None
             else node_replicas(labels, capacity, None if plugin_unknown else node_config)
         ),
-        mig_strategy=labels.get(MIG_STRATEGY) or (split.mig_strategy if split else None),
+        mig_strategy=node_mig_strategy(
+            labels,
+            capacity,
+            (config.mig_strategy if config is not None else None)
+            or (plugin_mig.value if plugin_mig else None),
+        ),
         # GKE's partition size where GKE partitions the GPUs: the layout, not a mig-parted name.
         mig_config=labels.get(MIG_CONFIG) or (gke_partition_size(labels) if gke else None),
         mig_config_state=labels.get(MIG_STATE),

@@ -100,3 +100,46 @@ def test_the_instance_type_alone_counts_an_unshared_nodes_gpus():
     _, found = _read(*_plugin(), capacity="8")
     assert (found.gpu_count, found.sharing_strategy) == (8, "none")
     assert found.unreadable_configs == ()
+
+
+# An AKS MIG pool on NC24ads_A100_v4 (one A100 80GB) created with `--gpu-instance-profile MIG1g`,
+# its plugin run with `--mig-strategy=mixed`: 7 nvidia.com/mig-1g.10gb, no nvidia.com/gpu, no GFD.
+AKS_MIXED = {**AKS_MIG, "node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4"}
+MIG_1G = "nvidia.com/mig-1g.10gb"
+
+
+def _read_mixed(*plugin: dict[str, Any]):
+    one = {"limits": {MIG_1G: "1"}, "requests": {MIG_1G: "1"}}
+    world = [
+        node(NODE, AKS_MIXED, capacity={MIG_1G: "7"}),
+        *plugin,
+        pod("cust-acme", "train-0", ctr("train", resources=one), node_name=NODE),
+        pod("cust-globex", "train-0", ctr("train", resources=one), node_name=NODE),
+    ]
+    snapshot = normalise(world, configured_platform=("kube-system",))
+    (found,) = snapshot.nodes
+    return snapshot, found
+
+
+@pytest.mark.parametrize(
+    "plugin",
+    [
+        [],  # no plugin pod in the snapshot: the MIG resource names alone prove mixed
+        _plugin(args=["--fail-on-init-error=false", "--mig-strategy=mixed"]),
+    ],
+)
+def test_an_aks_mixed_mig_pool_without_gfd_reads_as_mig_mixed(plugin):
+    snapshot, found = _read_mixed(*plugin)
+    # Only the mixed strategy advertises nvidia.com/mig-*: the node is MIG, never unshared.
+    assert (found.sharing_strategy, found.mig_strategy) == ("mig", "mixed")
+    assert found.gpu_count == 1  # the instance type's A100, not the 7 instances
+    assert _modes(snapshot, found) == {"mig_gi"}
+
+
+def test_the_plugins_own_mig_strategy_is_reported_never_a_guessed_one():
+    # Whole GPUs under a plugin that runs the mixed strategy: MIG is off, the strategy is the
+    # plugin's; with no plugin to read the strategy stays unknown (never "single").
+    _, found = _read(*_plugin(args=["--mig-strategy=mixed"]), capacity="8")
+    assert (found.sharing_strategy, found.mig_strategy) == ("none", "mixed")
+    _, found = _read(capacity="8")
+    assert (found.sharing_strategy, found.mig_strategy) == ("none", None)

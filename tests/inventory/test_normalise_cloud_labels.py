@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from inventory.components import deployed_unknown, node_components
+from inventory.hostfacts import merge_host_facts
 from inventory.patching.versions import model_matches
 from inventory.snapshot import LABEL_KIND
 from inventory.sources.normalise import normalise
@@ -266,3 +267,78 @@ def test_a_gke_partition_size_is_a_layout_only_where_it_fits_the_model(
     assert len(layout.instances) == instances
     assert {i.profile for i in layout.instances} <= {size}
     assert (error in (layout.error or "")) if error else layout.error is None
+
+
+@pytest.mark.parametrize(
+    ("labels", "capacity", "model", "count", "mig_key"),
+    [
+        # AKS labels only `accelerator: nvidia`: the VM size fixes one A100 80GB (PCIe).
+        (
+            {
+                "kubernetes.azure.com/accelerator": "nvidia",
+                "node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4",
+            },
+            {"nvidia.com/mig-1g.10gb": "7"},
+            "NVIDIA-A100-80GB",
+            1,
+            "A100-80GB",
+        ),
+        # An EKS managed node group of g5 with its AMI's accelerator label: GFD's and
+        # Karpenter's name for the A10G, not the raw `nvidia-a10g`.
+        (
+            {
+                "k8s.amazonaws.com/accelerator": "nvidia-a10g",
+                "node.kubernetes.io/instance-type": "g5.xlarge",
+            },
+            {"nvidia.com/gpu": "4"},
+            "NVIDIA-A10G",
+            1,
+            None,
+        ),
+        (
+            {"node.kubernetes.io/instance-type": "p4d.24xlarge"},
+            {},
+            "NVIDIA-A100-40GB",
+            8,
+            "A100-40GB",
+        ),
+        (
+            {"node.kubernetes.io/instance-type": "a3-highgpu-8g"},
+            {},
+            "NVIDIA-H100-80GB",
+            8,
+            "H100-80GB",
+        ),
+        # A type the table does not know: no model, never a guess.
+        (
+            {"node.kubernetes.io/instance-type": "n1-standard-8"},
+            {"nvidia.com/gpu": "1"},
+            None,
+            None,
+            None,
+        ),
+    ],
+)
+def test_the_instance_type_names_the_model_no_label_names(labels, capacity, model, count, mig_key):
+    result = only_node([node("n", labels, capacity=capacity)])
+    assert (result.gpu_model, result.gpu_count) == (model, count)
+    assert (model_key(model) if model else None) == mig_key  # the MIG profile tables
+
+
+def test_a_gfd_product_outranks_the_instance_type():
+    labels = {"node.kubernetes.io/instance-type": "p4d.24xlarge"}
+    labels["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-40GB"
+    assert only_node([node("n", labels, capacity={"nvidia.com/gpu": "8"})]).gpu_model == (
+        "NVIDIA-A100-SXM4-40GB"
+    )
+
+
+def test_nvidia_smi_names_the_gpu_better_than_the_instance_type_but_not_than_a_label():
+    aks = {"node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4"}
+    synced = only_node([node("n", aks, capacity={"nvidia.com/gpu": "1"})])
+    assert synced.gpu_model == "NVIDIA-A100-80GB"  # the VM size's
+    smi = {"gpu_model": "NVIDIA A100 80GB PCIe"}
+    assert merge_host_facts(synced, smi).gpu_model == "NVIDIA A100 80GB PCIe"  # the host's own
+    gfd = {**aks, "nvidia.com/gpu.product": "NVIDIA-A100-80GB-PCIe"}
+    labelled = only_node([node("n", gfd, capacity={"nvidia.com/gpu": "1"})])
+    assert merge_host_facts(labelled, smi).gpu_model == "NVIDIA-A100-80GB-PCIe"  # live API wins

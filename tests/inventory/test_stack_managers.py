@@ -278,3 +278,38 @@ def test_who_upgrades_in_a_few_words_for_the_node_and_patch_pages():
     assert aks["driver"] == "node image"
     operator = upgraded_by(node(), policy(driver={"enabled": True}), [DRIVER_POD])
     assert operator["driver"] == "GPU Operator"
+
+
+BOTTLEROCKET = "Bottlerocket OS 1.26.2 (aws-k8s-1.31-nvidia)"
+KARPENTER = {"karpenter.sh/nodepool": "gpu", "karpenter.k8s.aws/ec2nodeclass": "bottlerocket-gpu"}
+
+
+def test_a_karpenter_bottlerocket_node_takes_a_newer_bottlerocket_release_not_an_eks_ami():
+    # The nvidia variant carries the driver, the toolkit and the device plugin (a host
+    # service, no pod): one change, the EC2NodeClass's Bottlerocket alias, moves all three.
+    br = node(KARPENTER, operator=False, os_image=BOTTLEROCKET)
+    paths = upgrade_paths(br, (), [])
+    for component in ("driver", "container_toolkit", "device_plugin"):
+        path = paths[component]
+        assert (path.managed_by, path.change) == ("pre_installed", "node image"), component
+        assert "EKS-optimized" not in path.how
+        assert "amiSelectorTerms" in path.how and "bottlerocket@v<version>" in path.how
+    assert "device plugin as a host service" in paths["device_plugin"].why
+    assert upgraded_by(br, (), [])["device_plugin"] == "node image"
+
+
+def test_a_bottlerocket_node_group_moves_its_ami_release():
+    br = node({"eks.amazonaws.com/nodegroup": "gpu"}, operator=False, os_image=BOTTLEROCKET)
+    how = upgrade_paths(br, (), [])["driver"].how
+    assert "Bottlerocket AMI release version" in how and "EKS-optimized" not in how
+
+
+def test_a_missing_plugin_pod_stays_unknown_off_bottlerocket_or_under_an_operator():
+    # An AL2023 node with no plugin pod: nothing says who runs its plugin.
+    al2023 = node({"eks.amazonaws.com/nodegroup": "gpu"}, operator=False, os_image="Amazon Linux")
+    assert upgrade_paths(al2023, (), [])["device_plugin"].managed_by == "unknown"
+    # An Operator that would deploy the plugin on the Bottlerocket node: its pod may be missing.
+    br = node(KARPENTER, os_image=BOTTLEROCKET)
+    assert upgrade_paths(br, policy(), [TOOLKIT])["device_plugin"].managed_by == "unknown"
+    paths = upgrade_paths(br, policy(devicePlugin={"enabled": False}), [TOOLKIT])
+    assert paths["device_plugin"].change == "node image"

@@ -390,3 +390,28 @@ def test_a_vgpu_hosts_driver_upgrade_names_the_vgpu_manager():
     )
     (alone,) = actions_for([plain])
     assert alone.title.startswith("Upgrade the GPU driver R550 to 550.163.02 on pool vg")
+
+
+def test_the_unknown_versions_action_names_only_what_is_unknown_on_the_pools_nodes():
+    def unknown(node: str, pool: tuple[str, ...], fields: list[str]) -> ActionFinding:
+        return finding(
+            "STACK-004", "Node", node, severity="medium", evidence={"unknown": fields}, pools=pool
+        )
+
+    # Bottlerocket: nvidia-smi gave the driver; the toolkit and device plugin stay unknown.
+    (action,) = actions_for(
+        [unknown("br-1", ("br",), ["container_toolkit_version", "device_plugin_version"])]
+    )
+    assert action.title == "Make the container toolkit and device plugin versions known on pool br"
+    # Two nodes of one pool, one action: what either lacks, the stack from the bottom up.
+    (action,) = actions_for(
+        [
+            unknown("a-1", ("a",), ["container_toolkit_version"]),
+            unknown("a-2", ("a",), ["firmware_version", "driver_version"]),
+        ]
+    )
+    assert action.title == (
+        "Make the GPU driver, container toolkit and GPU firmware versions known on pool a"
+    )
+    (action,) = actions_for([unknown("n-1", (), ["driver_version"])])
+    assert action.title == "Make the GPU driver version known on node n-1"
