@@ -40,6 +40,14 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from inventory.patching.rollout import component_key
+from posture.action_shapes import (
+    caps_only_through_volumes,
+    env_access_workload,
+    env_only_use,
+    inside_other_pool,
+    is_workload,
+    one_pool,
+)
 from posture.action_upgrades import (
     component_name,
     unfixed_exposures,
@@ -48,7 +56,6 @@ from posture.action_upgrades import (
     upgrade_by,
 )
 from posture.claims import claim_namespace, claim_title
-from posture.rules.holding import ENV_RESOURCE
 from posture.scoring import SEVERITY_ORDER, finding_risk
 
 UPGRADE_CHECKS = ("STACK-001", "STACK-002", "STACK-003", "STACK-005")
@@ -67,7 +74,6 @@ WORKLOAD_FIXES = {
     "K8S-006": "Put authentication in front of the notebook or dashboard of",
     "DRA-001": "Remove the DRA admin-access claim from",
 }
-WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod", "ReplicaSet")
 # Node checks whose fix is one setting of the pool's nodes.
 NODE_FIXES = {
     "STACK-004": "Make the driver, toolkit and device plugin versions known",
@@ -181,20 +187,20 @@ def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, 
         # groups as its nodes would: one setting there.
         joiner = "in" if finding.subject_kind == "ClusterPolicy" else "on"
         return (cluster, "node", check, where), f"{NODE_FIXES[check]} {joiner} {where}"
-    if check == "POD-009" and _inside_other_pool(finding):
+    if check == "POD-009" and inside_other_pool(finding):
         # The pool is tainted already: the workload's toleration let it in.
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"Keep {finding.subject_kind} {ref} out of another class's pool"
-    if check in TAINT_CHECKS and (finding.subject_kind == "Node" or _one_pool(finding)):
+    if check in TAINT_CHECKS and (finding.subject_kind == "Node" or one_pool(finding)):
         return (cluster, "taint", where), f"Taint {where}"
-    if check == "POD-009" and _is_workload(finding):
+    if check == "POD-009" and is_workload(finding):
         # Its pods run on several pools, or on nodes in none: no one pool's taint reaches them
         # all, so the one change is to the workload.
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"Schedule {finding.subject_kind} {ref} on its class's tainted pool"
-    if (workload := _env_access_workload(finding) or _env_only_use(finding)) is not None:
+    if (workload := env_access_workload(finding) or env_only_use(finding)) is not None:
         # One side reaches the GPUs through NVIDIA_VISIBLE_DEVICES outside the scheduler:
         # removing the variable from that workload ends the co-tenancy (POD-011's action).
         kind, ref = workload
@@ -209,79 +215,15 @@ def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, 
             names = names.replace(" with ", " and ")
         identity = (cluster, "pair", finding.subject_kind, finding.subject_name, *pair)
         return identity, f"Stop {verb} {names} on {where}"
-    if check in WORKLOAD_FIXES and _is_workload(finding):
+    if check in WORKLOAD_FIXES and is_workload(finding):
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
-        if check == "POD-005" and _caps_only_through_volumes(finding):
+        if check == "POD-005" and caps_only_through_volumes(finding):
             # Its only route to /dev/nvidia-caps is host path volumes (/, /dev or under the
             # caps), each one POD-003 names too: removing them closes both, one action.
             check = "POD-003"
         identity = (cluster, "workload", check, finding.subject_kind, ref)
         return identity, f"{WORKLOAD_FIXES[check]} {finding.subject_kind} {ref}"
     return (cluster, "finding", str(finding.id)), f"Fix {check}: {finding.title}"
-
-
-def _caps_only_through_volumes(finding: ActionFinding) -> bool:
-    """POD-005 reaches /dev/nvidia-caps through host path volumes alone: no toolkit variable
-    (NVIDIA_MIG_CONFIG_DEVICES...) that removing the volumes would leave in place."""
-    volumes, env = finding.evidence.get("host_path_volumes"), finding.evidence.get("env")
-    return bool(volumes) and isinstance(volumes, list) and not env
-
-
-def _env_access_workload(finding: ActionFinding) -> tuple[str, str] | None:
-    """(kind, "ns/name") of the one workload whose NVIDIA_VISIBLE_DEVICES makes a pair's
-    co-tenancy, when exactly one side holds only through the variable, from one workload."""
-    parties = finding.evidence.get("parties")
-    if finding.check_id == "POD-010" or not isinstance(parties, list) or len(parties) != 2:
-        return None
-    found = []
-    for party in parties:
-        pods = party.get("pods") if isinstance(party, dict) else None
-        if not isinstance(pods, list) or not pods:
-            continue
-        if all(isinstance(p, dict) and p.get("resource") == ENV_RESOURCE for p in pods):
-            found.append({str(p.get("workload") or "") for p in pods})
-    if len(found) != 1 or len(found[0]) != 1:
-        return None
-    kind, _, ref = next(iter(found[0])).partition(" ")
-    return (kind, ref) if kind and ref else None
-
-
-def _env_only_use(finding: ActionFinding) -> tuple[str, str] | None:
-    """(kind, "ns/name") of the one workload a SHARE-004 sharing mode is used by only through
-    NVIDIA_VISIBLE_DEVICES (every pod of the use, one workload): removing the variable from it
-    (POD-011's action) ends the use, so no approval is to be asked for."""
-    through = finding.evidence.get("through_visible_devices")
-    if finding.check_id != "SHARE-004" or not isinstance(through, dict):
-        return None
-    workloads = through.get("workloads")
-    if not isinstance(workloads, list) or len(workloads) != 1 or through.get("workload_count") != 1:
-        return None
-    if through.get("pod_count") != finding.evidence.get("pod_count"):
-        return None  # some pods use the mode through the scheduler: an approval's question
-    kind, _, ref = str(workloads[0]).partition(" ")
-    return (kind, ref) if kind and ref else None
-
-
-def _one_pool(finding: ActionFinding) -> bool:
-    """Every pod of the finding's workload runs on one and the same pool."""
-    return len(finding.pools) == 1 and not finding.unpooled
-
-
-def _inside_other_pool(finding: ActionFinding) -> bool:
-    """A POD-009 finding about pods inside another class's dedicated pool."""
-    pods = finding.evidence.get("pods")
-    return isinstance(pods, list) and any(
-        isinstance(p, dict) and p.get("inside_pool_of") for p in pods
-    )
-
-
-def _is_workload(finding: ActionFinding) -> bool:
-    """A workload subject: a built-in kind, or whatever controller a pod's owner chain
-    resolved to (a LeaderWorkerSet, a Rollout, a Volcano Job...), which pod findings name in
-    their evidence's `workload`."""
-    return finding.subject_kind in WORKLOAD_KINDS or isinstance(
-        finding.evidence.get("workload"), str
-    )
 
 
 def action_key(identity: tuple[str, ...]) -> str:

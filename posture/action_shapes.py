@@ -1,0 +1,77 @@
+"""What a finding's subject and evidence say about the change that closes it (posture.actions
+groups by these). PURE."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from posture.rules.holding import ENV_RESOURCE
+
+if TYPE_CHECKING:
+    from posture.actions import ActionFinding
+
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod", "ReplicaSet")
+
+
+def caps_only_through_volumes(finding: ActionFinding) -> bool:
+    """POD-005 reaches /dev/nvidia-caps through host path volumes alone: no toolkit variable
+    (NVIDIA_MIG_CONFIG_DEVICES...) that removing the volumes would leave in place."""
+    volumes, env = finding.evidence.get("host_path_volumes"), finding.evidence.get("env")
+    return bool(volumes) and isinstance(volumes, list) and not env
+
+
+def env_access_workload(finding: ActionFinding) -> tuple[str, str] | None:
+    """(kind, "ns/name") of the one workload whose NVIDIA_VISIBLE_DEVICES makes a pair's
+    co-tenancy, when exactly one side holds only through the variable, from one workload."""
+    parties = finding.evidence.get("parties")
+    if finding.check_id == "POD-010" or not isinstance(parties, list) or len(parties) != 2:
+        return None
+    found = []
+    for party in parties:
+        pods = party.get("pods") if isinstance(party, dict) else None
+        if not isinstance(pods, list) or not pods:
+            continue
+        if all(isinstance(p, dict) and p.get("resource") == ENV_RESOURCE for p in pods):
+            found.append({str(p.get("workload") or "") for p in pods})
+    if len(found) != 1 or len(found[0]) != 1:
+        return None
+    kind, _, ref = next(iter(found[0])).partition(" ")
+    return (kind, ref) if kind and ref else None
+
+
+def env_only_use(finding: ActionFinding) -> tuple[str, str] | None:
+    """(kind, "ns/name") of the one workload a SHARE-004 sharing mode is used by only through
+    NVIDIA_VISIBLE_DEVICES (every pod of the use, one workload): removing the variable from it
+    (POD-011's action) ends the use, so no approval is to be asked for."""
+    through = finding.evidence.get("through_visible_devices")
+    if finding.check_id != "SHARE-004" or not isinstance(through, dict):
+        return None
+    workloads = through.get("workloads")
+    if not isinstance(workloads, list) or len(workloads) != 1 or through.get("workload_count") != 1:
+        return None
+    if through.get("pod_count") != finding.evidence.get("pod_count"):
+        return None  # some pods use the mode through the scheduler: an approval's question
+    kind, _, ref = str(workloads[0]).partition(" ")
+    return (kind, ref) if kind and ref else None
+
+
+def one_pool(finding: ActionFinding) -> bool:
+    """Every pod of the finding's workload runs on one and the same pool."""
+    return len(finding.pools) == 1 and not finding.unpooled
+
+
+def inside_other_pool(finding: ActionFinding) -> bool:
+    """A POD-009 finding about pods inside another class's dedicated pool."""
+    pods = finding.evidence.get("pods")
+    return isinstance(pods, list) and any(
+        isinstance(p, dict) and p.get("inside_pool_of") for p in pods
+    )
+
+
+def is_workload(finding: ActionFinding) -> bool:
+    """A workload subject: a built-in kind, or whatever controller a pod's owner chain
+    resolved to (a LeaderWorkerSet, a Rollout, a Volcano Job...), which pod findings name in
+    their evidence's `workload`."""
+    return finding.subject_kind in WORKLOAD_KINDS or isinstance(
+        finding.evidence.get("workload"), str
+    )
