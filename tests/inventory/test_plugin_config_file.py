@@ -20,7 +20,8 @@ from posture.inputs import PostureInputs
 from posture.models import Finding
 from posture.services import posture_evaluate
 from tests.inventory.normalise_helpers import configmap, controller, ctr, node, pod
-from tests.posture.builders import run
+from tests.posture.builders import inputs, run, tenant
+from tests.posture.builders import pod as gpu_pod
 
 NS = "kube-system"
 IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
@@ -224,3 +225,20 @@ def test_drift_of_a_removed_config_names_the_nodes_that_used_it_and_legacy_nodes
         if c.subject_kind == "ConfigMap"
     ]
     assert added.nodes == ("g5-old",)
+
+
+def test_cotenancy_evidence_shows_the_config_in_force_not_the_stale_label():
+    """Two tenants time-slice g5-a: the finding's node entry names the config the plugin reads
+    (config.yaml), not the key the stale label names; a node stored before the config in force
+    was recorded still shows its label."""
+    g5 = _g5(*_plugin())
+    pods = tuple(gpu_pod(t, "p", node="g5-a", gpu={"nvidia.com/gpu": 1}) for t in ("alpha", "beta"))
+    tenants = (tenant("alpha", namespaces=("alpha",)), tenant("beta", namespaces=("beta",)))
+    for g5_node, shown in (
+        (g5, f"{NS}/{CONFIGS}:config.yaml"),
+        (replace(g5, device_plugin_config_used=None), "a10g-ts"),
+        (replace(g5, device_plugin_config_used=""), None),  # the sync found none in force
+    ):
+        (pair,) = run("SHARE-001", inputs(nodes=(g5_node,), pods=pods, tenants=tenants))
+        (entry,) = pair.evidence["nodes"]
+        assert entry["device_plugin_config"] == shown
