@@ -132,7 +132,7 @@ class DraIndex:
     def sharing_config(self, claim: DraClaim, result: DraResult) -> DraConfig | None:
         """The opaque config that sets this device's sharing: as allocated (status), else the
         claim's own, else its request's device class's; a claim's config wins over a class's."""
-        request = self._request_class(claim, result.request)
+        request = request_class(claim, result.request)
         candidates = list(claim.allocation_config) or [
             *claim.config,
             *(self.classes[request].config if request in self.classes else ()),
@@ -234,19 +234,20 @@ class DraIndex:
 
     def device_class_of(self, claim: DraClaim, result: DraResult) -> str:
         """The DeviceClass the claim's result was allocated from ("" where not stated)."""
-        return self._request_class(claim, result.request)
+        return request_class(claim, result.request)
 
-    def _request_class(self, claim: DraClaim, request: str) -> str:
-        """The device class a result was allocated from: its request's, or for a firstAvailable
-        result ("<request>/<subrequest>") the alternative the scheduler chose, not the first."""
-        top, _, sub = request.partition("/")
-        for r in claim.requests:
-            if r.name != top:
-                continue
-            if sub and sub in r.subrequests:
-                return r.alternatives[r.subrequests.index(sub)]
-            return r.device_class or (r.alternatives[0] if r.alternatives else "")
-        return ""
+
+def request_class(claim: DraClaim, request: str) -> str:
+    """The device class a result was allocated from: its request's, or for a firstAvailable
+    result ("<request>/<subrequest>") the alternative the scheduler chose, not the first."""
+    top, _, sub = request.partition("/")
+    for r in claim.requests:
+        if r.name != top:
+            continue
+        if sub and sub in r.subrequests:
+            return r.alternatives[r.subrequests.index(sub)]
+        return r.device_class or (r.alternatives[0] if r.alternatives else "")
+    return ""
 
 
 def device_kind(driver: str, attributes: dict[str, str], device: str = "") -> str:

@@ -70,7 +70,9 @@ def gpu_config_within(state: ClusterState, namespaces: Collection[str]) -> Clust
 def detect_drift(before: ClusterState, after: ClusterState) -> list[DriftChange]:
     changes = [
         *_node_changes(before.nodes, after.nodes),
-        *sharing_config_changes(before.sharing_configs, after.sharing_configs, after.nodes),
+        *sharing_config_changes(
+            before.sharing_configs, after.sharing_configs, after.nodes, before.nodes
+        ),
         *mig_config_changes(before.configmaps, after.configmaps, after.nodes),
         *_component_changes(before.workloads, after.workloads),
         *_operator_policy_changes(before.operator_policies, after.operator_policies),

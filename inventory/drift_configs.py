@@ -49,14 +49,28 @@ def _comparable(was: dict[str, Any], now: dict[str, Any]) -> None:
         now.pop("entries", None)
 
 
+def uses_config(node: snap.Node, key: tuple[str, str, str]) -> bool:
+    """Whether the node's device plugin reads the config `key`: the one the sync found in force
+    on it (a plugin with no config-manager reads its one mounted file and ignores the node's
+    `nvidia.com/device-plugin.config` label); by that label for a node stored before the sync
+    recorded it."""
+    namespace, configmap, config_key = key
+    if node.device_plugin_config_used is not None:
+        return node.device_plugin_config_used == f"{namespace}/{configmap}:{config_key}"
+    return node.device_plugin_config == config_key
+
+
 def sharing_config_changes(
     before: Iterable[snap.SharingConfig],
     after: Iterable[snap.SharingConfig],
     nodes: Iterable[snap.Node],
+    nodes_before: Iterable[snap.Node] = (),
 ) -> list[DriftChange]:
+    """Each config changed, added or removed, with the nodes it reaches: those using it now,
+    or for a removed one those that used it at the last sync (they lost it)."""
     old = {_config_key(c): c for c in before}
     new = {_config_key(c): c for c in after}
-    node_list = list(nodes)
+    node_list, old_nodes = list(nodes), list(nodes_before)
     changes = []
     for key in sorted(old.keys() | new.keys()):
         was, now = _config_view(old.get(key)), _config_view(new.get(key))
@@ -77,7 +91,11 @@ def sharing_config_changes(
                 before={"key": config_key, **was},
                 after={"key": config_key, **now},
                 nodes=tuple(
-                    sorted(n.name for n in node_list if n.device_plugin_config == config_key)
+                    sorted(
+                        n.name
+                        for n in (node_list if key in new else old_nodes)
+                        if uses_config(n, key)
+                    )
                 ),
             )
         )

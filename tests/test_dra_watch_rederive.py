@@ -1,7 +1,8 @@
 """A watch re-sync whose only changes are DRA claims or slices re-derives the nodes they name
 (inventory.sync_delta_dra): a claim allocated with a TimeSlicing or MPS config, moved to another
 node or deleted moves the node's sharing_strategy and sharing_basis at once, as a full list
-would, not at the next full sync. Through the real path: the official client against the fake
+would, not at the next full sync; so does a DeviceClass whose config changes, for the nodes of
+the claims allocated from it. Through the real path: the official client against the fake
 API server, a full list, then watches."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from inventory.services import cluster_sync
 from inventory.sources.kube import KubeSettings, KubeSource
 from inventory.sync import cluster_get_or_create
 from tests.kubeapi import FakeKubeAPI
-from tests.posture.dra_world import claim, device_class, dra_pod, resource_slice
+from tests.posture.dra_world import claim, device_class, dra_pod, gpu_config, resource_slice
 from tests.posture.gpu_access_world import namespace, node
 
 pytestmark = pytest.mark.django_db
@@ -129,3 +130,52 @@ def test_a_slice_only_watch_moves_the_nodes_dra_kubelet_plugin(tmp_path):
         run = _sync(api, cluster, tmp_path, bare)  # the slice deleted: the plugin is gone
         assert run.mode == "watch", run.warnings
         assert "dra_driver" not in Node.objects.get(cluster=cluster, name="gpu-a").data["deployed"]
+
+
+def _class_world(gpu_class: dict) -> list[dict]:
+    """A claim of the GPU class on gpu-a and one of another class on gpu-b, neither with a
+    config of its own: the class's config decides their sharing."""
+    other = claim(
+        "alpha",
+        "infer-gpu",
+        ["gpu-1"],
+        device_class_name="other.nvidia.com",
+        node="gpu-b",
+        reserved_for=["infer-0"],
+    )
+    return [
+        *_world(_train(None)),
+        gpu_class,
+        device_class("other.nvidia.com"),
+        dra_pod("alpha", "infer-0", "infer-gpu", node_name="gpu-b"),
+        other,
+    ]
+
+
+def test_a_device_class_watch_moves_the_nodes_of_its_claims(tmp_path):
+    """Its Helm values give the DeviceClass a TimeSlicing GpuConfig: every claim of the class
+    that sets none of its own shares its device, so gpu-a (train-gpu) reads as time-sliced at
+    this watch, as a full list would; gpu-b's claim is of another class and is not re-read."""
+    plain = [o for o in _class_world(device_class()) if o["kind"] != "DeviceClass"]
+    shared_class = device_class(config=[{"opaque": gpu_config("TimeSlicing")["opaque"]}])
+    with FakeKubeAPI(_class_world(device_class())) as api:
+        cluster = cluster_get_or_create(name="dra-class")
+        assert _sync(api, cluster, tmp_path, _class_world(device_class())).mode == "full"
+        assert _sharing(cluster, "gpu-a")[0] == "none"
+
+        run = _sync(api, cluster, tmp_path, _class_world(shared_class))
+        assert run.mode == "watch", run.warnings
+        assert {kind for kind, events in run.counts.items() if events} == {"DeviceClass"}
+        assert run.changes["nodes_rederived"] == 1 and run.changes["nodes"]["updated"] == 1
+        assert run.changes["drift_events"] == 1  # the node's sharing changed
+        mode, basis = _sharing(cluster, "gpu-a")
+        assert mode == "time_slicing"
+        assert "DRA GpuConfig of its device class: sharing TimeSlicing" in basis
+        assert _sharing(cluster, "gpu-b")[0] == "none"
+
+        # The class deleted (its claims keep their devices): no class config shares them.
+        run = _sync(api, cluster, tmp_path, [*plain, device_class("other.nvidia.com")])
+        assert run.mode == "watch", run.warnings
+        assert run.changes["nodes_rederived"] == 1
+        mode, basis = _sharing(cluster, "gpu-a")
+        assert mode == "none" and "DRA" not in basis

@@ -5,14 +5,23 @@ reads that label. The EKS shape: NVIDIA's chart given a single config on the g5 
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
+from inventory.drift import ClusterState, detect_drift
+from inventory.services import cluster_sync_from_snapshot
 from inventory.snapshot import LABEL_KIND
 from inventory.sources.normalise import normalise
+from inventory.sync import cluster_get_or_create
 from posture.inputs import PostureInputs
+from posture.models import Finding
+from posture.services import posture_evaluate
 from tests.inventory.normalise_helpers import configmap, controller, ctr, node, pod
-from tests.posture.builders import run
+from tests.posture.builders import inputs, run, tenant
+from tests.posture.builders import pod as gpu_pod
 
 NS = "kube-system"
 IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
@@ -166,3 +175,70 @@ def test_stack008_of_a_node_synced_before_its_strategy_was_resolved_reads_the_co
     # volume-mounts, and no toolkit setting visible: unverified, not shouted.
     assert run("STACK-008", inputs) == []
     assert run("STACK-008", PostureInputs("c", _snapshot(*_plugin()), ()))  # envvar: shouted
+
+
+def _world(data: dict[str, str]) -> list[dict[str, Any]]:
+    return [
+        node("g5-a", G5, capacity={"nvidia.com/gpu": "4"}),
+        configmap(NS, CONFIGS, data),
+        *_plugin(),
+    ]
+
+
+@pytest.mark.django_db
+def test_drift001_names_the_node_a_config_is_in_force_on_not_the_one_its_stale_label_names(
+    tmp_path, settings
+):
+    """The ConfigMap still holds the key the stale label names (a10g-ts) beside the file the
+    plugin mounts (config.yaml): a change to config.yaml reaches g5-a, one to a10g-ts none."""
+    settings.GPUPOSTURE_PLATFORM_NAMESPACES = [NS]
+    cluster = cluster_get_or_create(name="eks")
+    stale_key = TIME_SLICING.replace("replicas: 4", "replicas: 2")
+    for version, replicas in (("v1", "4"), ("v2", "8")):
+        path = tmp_path / f"{version}.json"
+        in_force = TIME_SLICING.replace("replicas: 4", f"replicas: {replicas}")
+        data = {"config.yaml": in_force, "a10g-ts": stale_key}
+        if version == "v2":
+            data["a10g-ts"] = stale_key.replace("replicas: 2", "replicas: 3")
+        path.write_text(json.dumps({"kind": "List", "items": _world(data)}))
+        assert cluster_sync_from_snapshot(cluster=cluster, paths=[path]).status == "succeeded"
+    posture_evaluate()
+    drift = Finding.objects.filter(check_id="DRIFT-001", subject_kind="ConfigMap")
+    reach = {f.evidence["after"]["key"]: f.evidence["nodes_affected"] for f in drift}
+    assert reach == {"config.yaml": ["g5-a"], "a10g-ts": []}
+
+
+def test_drift_of_a_removed_config_names_the_nodes_that_used_it_and_legacy_nodes_by_label():
+    """A config removed names the nodes it was in force on at the last sync (they lost it); a
+    node stored before the config in force was recorded is matched by its label."""
+    snapshot = _snapshot(*_plugin())
+    legacy = replace(snapshot.nodes[0], name="g5-old", device_plugin_config_used=None)
+    before = ClusterState(nodes=(*snapshot.nodes, legacy), sharing_configs=snapshot.sharing_configs)
+    after = ClusterState(nodes=(legacy,))
+    (removed,) = [c for c in detect_drift(before, after) if c.subject_kind == "ConfigMap"]
+    assert removed.after == {"key": "config.yaml", "present": False}
+    assert removed.nodes == ("g5-a",)
+    relabelled = replace(legacy, device_plugin_config="config.yaml")
+    (added,) = [
+        c
+        for c in detect_drift(ClusterState(), replace(before, nodes=(relabelled,)))
+        if c.subject_kind == "ConfigMap"
+    ]
+    assert added.nodes == ("g5-old",)
+
+
+def test_cotenancy_evidence_shows_the_config_in_force_not_the_stale_label():
+    """Two tenants time-slice g5-a: the finding's node entry names the config the plugin reads
+    (config.yaml), not the key the stale label names; a node stored before the config in force
+    was recorded still shows its label."""
+    g5 = _g5(*_plugin())
+    pods = tuple(gpu_pod(t, "p", node="g5-a", gpu={"nvidia.com/gpu": 1}) for t in ("alpha", "beta"))
+    tenants = (tenant("alpha", namespaces=("alpha",)), tenant("beta", namespaces=("beta",)))
+    for g5_node, shown in (
+        (g5, f"{NS}/{CONFIGS}:config.yaml"),
+        (replace(g5, device_plugin_config_used=None), "a10g-ts"),
+        (replace(g5, device_plugin_config_used=""), None),  # the sync found none in force
+    ):
+        (pair,) = run("SHARE-001", inputs(nodes=(g5_node,), pods=pods, tenants=tenants))
+        (entry,) = pair.evidence["nodes"]
+        assert entry["device_plugin_config"] == shown

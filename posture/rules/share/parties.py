@@ -95,10 +95,20 @@ def node_facts(node: Node) -> dict[str, Any]:
         **({"gpu_count_basis": node.gpu_count_basis} if node.gpu_count_basis else {}),
         "node_sharing_strategy": node.sharing_strategy,
         "time_slicing_replicas": node.time_slicing_replicas,
-        "device_plugin_config": node.device_plugin_config,
+        "device_plugin_config": config_in_force(node),
         "mig_strategy": node.mig_strategy,
         "mig_config": node.mig_config,
     }
+
+
+def config_in_force(node: Node) -> str | None:
+    """The device-plugin config in force on the node as the sync recorded it (`ns/map:key`,
+    None for none): a plugin with no config-manager reads its one mounted file and ignores the
+    node's `nvidia.com/device-plugin.config` label, so a stale label names no config in use.
+    A node stored before that was recorded: the key its label names."""
+    if node.device_plugin_config_used is not None:
+        return node.device_plugin_config_used or None
+    return node.device_plugin_config
 
 
 def parties_of(
