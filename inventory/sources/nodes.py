@@ -195,7 +195,15 @@ def node_from(
         capacity, _gpu_capacity(dig(obj, "status").get("allocatable")), advertised
     )
     deployed, not_installed = (
-        presence(name_of(obj), labels, taints, pods_on_node, stack, offered)
+        presence(
+            name_of(obj),
+            labels,
+            taints,
+            pods_on_node,
+            stack,
+            offered,
+            os_image=text(info.get("osImage")),
+        )
         if is_gpu and stack is not None
         else ({}, {})
     )
