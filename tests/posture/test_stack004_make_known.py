@@ -67,7 +67,7 @@ def test_bottlerocket_says_its_release_carries_the_driver_toolkit_and_plugin():
     draft = _stack004()["br-l4"]
     how = draft.evidence["make_known"]
     assert set(how) == {"driver_version", "container_toolkit_version", "device_plugin_version"}
-    assert "import_nvidia_smi --cluster CLUSTER --node br-l4" in how["driver_version"]
+    assert "import_nvidia_smi --cluster test --node br-l4" in how["driver_version"]
     assert how["device_plugin_version"] == (
         "Bottlerocket's device plugin runs on the host: its version follows the Bottlerocket "
         f"release {BOTTLEROCKET_OS}, which states no device-plugin version"
@@ -83,10 +83,10 @@ def test_eks_and_aks_name_their_node_image_and_leave_the_known_plugin_out():
     eks, aks = drafts["eks-p4d"].evidence["make_known"], drafts["aks-a100"].evidence["make_known"]
     assert set(eks) == set(aks) == {"driver_version", "container_toolkit_version"}
     assert (
-        "EKS accelerated AMI (Amazon Linux 2023.6.20241111) ami-0a1b2c3d4e5f60718"
+        "the EKS AMI ami-0a1b2c3d4e5f60718 (Amazon Linux 2023.6.20241111)"
         in (eks["container_toolkit_version"])
     )
-    assert "import_nvidia_smi --cluster CLUSTER --node eks-p4d" in eks["driver_version"]
+    assert "import_nvidia_smi --cluster test --node eks-p4d" in eks["driver_version"]
     assert (
         "AKS node image AKSUbuntu-2204gen2containerd-202411.12.0"
         in (aks["container_toolkit_version"])
@@ -126,3 +126,18 @@ def test_the_static_remediation_is_not_operator_only():
     text = CHECKS["STACK-004"].remediation
     assert "make_known" in text and "node image carries" in text
     assert "as GPU Operator pods" not in text  # it told EKS, AKS, Bottlerocket users to
+
+
+def test_a_host_of_no_managed_image_is_read_on_its_packages():
+    """Bare metal, no GPU Operator: the host's packages carry the toolkit; no image named."""
+    objects = [
+        _gpu_node("metal-2", {}, "Ubuntu 22.04.5 LTS"),
+        _plugin("metal-2"),
+        pod("team-a", "trainer", ctr("main"), node_name="metal-2"),
+    ]
+    world = PostureInputs(cluster="lab", snapshot=normalise(objects), tenants=())
+    (draft,) = run("STACK-004", world)
+    how = draft.evidence["make_known"]
+    assert "installed on the host by its packages" in how["container_toolkit_version"]
+    assert "import_nvidia_smi --cluster lab --node metal-2" in how["driver_version"]
+    assert "(from" not in draft.title

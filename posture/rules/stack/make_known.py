@@ -41,7 +41,7 @@ _NAMES = {
 }
 SMI_IMPORT = (
     "import `nvidia-smi -q -x` from the node (`nvidia-smi -q -x > {node}.xml`, then "
-    "`manage.py import_nvidia_smi --cluster CLUSTER --node {node} {node}.xml`)"
+    "`manage.py import_nvidia_smi --cluster {cluster} --node {node} {node}.xml`)"
 )
 TAGGED = "a version-tagged image (not `latest` or a bare digest)"
 
@@ -59,24 +59,28 @@ def node_image(node: Node) -> str | None:
         version = gke_node_version(node)
         return f"the GKE node image of GKE version {version}" if version else "the GKE node image"
     if any(k.startswith(("eks.amazonaws.com/", "karpenter.k8s.aws/")) for k in labels):
+        # The node group's AMI id where EKS labels it; the OS image says which release.
         ami = labels.get(EKS_IMAGE)
-        what = f"the EKS accelerated AMI ({node.os_image})" if node.os_image else "the EKS AMI"
-        return f"{what} {ami}" if ami else what
+        what = f"the EKS AMI {ami}" if ami else "the EKS AMI"
+        return f"{what} ({node.os_image})" if node.os_image else what
     return None
 
 
-def make_known(node: Node, unknown: list[str], paths: Mapping[str, UpgradePath]) -> dict[str, str]:
+def make_known(
+    cluster: str, node: Node, unknown: list[str], paths: Mapping[str, UpgradePath]
+) -> dict[str, str]:
     """node field -> what makes its version known on this node, for each unknown one."""
     image = node_image(node)
+    smi = SMI_IMPORT.format(cluster=cluster, node=node.name)
     return {
-        field: _how(node, field, paths.get(_FIELD_COMPONENT[field]), image) for field in unknown
+        field: _how(node, field, paths.get(_FIELD_COMPONENT[field]), image, smi)
+        for field in unknown
     }
 
 
-def _how(node: Node, field: str, path: UpgradePath | None, image: str | None) -> str:
+def _how(node: Node, field: str, path: UpgradePath | None, image: str | None, smi: str) -> str:
     component = _FIELD_COMPONENT[field]
     name = _NAMES.get(component, component)
-    smi = SMI_IMPORT.format(node=node.name)
     managed = path.managed_by if path is not None else None
     if component == "firmware" or managed == FIRMWARE:
         return f"{smi}: the VBIOS is never in the Kubernetes API"

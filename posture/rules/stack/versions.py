@@ -76,8 +76,14 @@ def unknown_stack_versions(inputs: PostureInputs) -> Iterator[FindingDraft]:
         if "firmware" in (patch.get("unknown_components") or ()):
             unknown.append(FIRMWARE)
         if unknown:
+            # Per component, what makes its version known on this node (make_known): who
+            # installs it there (upgrade_by) decides, so a node image's toolkit is not sent
+            # to the GPU Operator.
             draft = _stack_draft(
                 node, unknown, tenants_on_node(inputs, node.name), paths_of(inputs, node)
+            )
+            draft.evidence["make_known"] = make_known(
+                inputs.cluster, node, unknown, paths_of(inputs, node)
             )
             if gke := gke_stack(inputs, node):
                 draft.evidence["gke"] = gke  # what GKE, not the user, manages there
@@ -93,9 +99,6 @@ def _stack_draft(
         "gpu_model": node.gpu_model,
         "unknown": unknown,
         "where_looked": {name: STACK_COMPONENTS[name] for name in unknown},
-        # Per component, what makes its version known on this node: who installs it there
-        # (upgrade_by) decides it, so a node image's toolkit is not sent to the GPU Operator.
-        "make_known": make_known(node, unknown, paths),
         "known": {COMPONENT_FIELDS[c]: e["version"] for c, e in components.items() if e["version"]},
         "not_installed": dict(node.not_installed),
         "deployed": {
