@@ -24,6 +24,15 @@ def bottlerocket_nvidia(os_image: str | None) -> bool:
     return bottlerocket(os_image) and "-nvidia" in (os_image or "").lower()
 
 
+def bottlerocket_plugin_host(os_image: str | None) -> str:
+    """Where the device plugin of a Bottlerocket nvidia variant is, for the node's inventory:
+    a host service no pod shows and whose version no label or image tag gives."""
+    return (
+        f"{BOTTLEROCKET_PLUGIN} of its OS image ({os_image}), no pod: its version follows the "
+        "Bottlerocket release, which does not state it"
+    )
+
+
 def bottlerocket_how(labels: Mapping[str, str], what: str) -> str:
     """How a Bottlerocket node gets a fixed driver, toolkit or device plugin (`what`): a newer
     release of its nvidia variant, through whatever launches the nodes."""

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inventory.bottlerocket import bottlerocket_nvidia, bottlerocket_plugin_host
 from inventory.placement import workload_fit
 from inventory.snapshot import Pod, Taint, Workload
 from inventory.sources.images import (
@@ -131,11 +132,13 @@ def presence(
     pods_on_node: Iterable[Pod],
     facts: StackFacts,
     plugin_resources: Sequence[str] = (),
+    os_image: str | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """(deployed, not_installed) for one GPU node: component -> where it was seen / why it is
     not there. A component in neither is unknown: nothing says whether it is deployed.
     `plugin_resources`: the device-plugin resources the node offers (a device plugin is there,
-    whatever the snapshot shows of it)."""
+    whatever the snapshot shows of it); `os_image`: the node's (Bottlerocket's nvidia variants
+    run the device plugin on the host)."""
     pods_on_node = tuple(pods_on_node)
     seen = _pods_by_component(pods_on_node)
     deployed = {c: f"pod {where}" for c, where in seen.items()}
@@ -153,6 +156,10 @@ def presence(
             )
         elif component == "device_plugin" and (other := _other_plugin(pods_on_node)):
             deployed[component] = other
+        elif component == "device_plugin" and bottlerocket_nvidia(os_image):
+            # The OS image runs it, pod or not: deployed, its version unknown (never "not
+            # installed", and more than "no pod of it is in the snapshot").
+            deployed[component] = bottlerocket_plugin_host(os_image)
         elif component == "device_plugin" and plugin_resources:
             # Only a registered device plugin makes the kubelet offer these: it runs on the host
             # or in pods the snapshot lacks, so its version is unknown, never "not installed".

@@ -87,11 +87,14 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
             optional=("SHARE-006",),
             needs=("Pod",),
         ),
-        3: _by_findings(
+        3: _on_gpu_nodes(
             facts,
-            ("STACK-004",),
-            {**gpu, "firmware": firmware_coverage(facts.gpu_nodes, facts.firmware_known)},
-            needs=("Node",),
+            _by_findings(
+                facts,
+                ("STACK-004",),
+                {**gpu, "firmware": firmware_coverage(facts.gpu_nodes, facts.firmware_known)},
+                needs=("Node",),
+            ),
         ),
         4: _bulletins_fresh(facts),
         5: _patch_sla(facts),
@@ -132,10 +135,16 @@ def _patch_sla(facts: ChecklistFacts) -> tuple[str, dict]:
 
 
 def _pools(facts: ChecklistFacts, gpu: dict) -> tuple[str, dict]:
-    status, evidence = _by_findings(facts, ("K8S-001", "K8S-002"), gpu, needs=("Node",))
+    # No GPU node: no pool to taint, no GPU for a quota to bound.
+    return _on_gpu_nodes(facts, _by_findings(facts, ("K8S-001", "K8S-002"), gpu, needs=("Node",)))
+
+
+def _on_gpu_nodes(facts: ChecklistFacts, judged: tuple[str, dict]) -> tuple[str, dict]:
+    """An item about GPU nodes (3: their stack inventoried; 8: their pools tainted) passes only
+    where a GPU node was seen: with none, nothing was judged, so nothing passes (and on a
+    CPU-only cluster nothing fails either). A finding open still fails it."""
+    status, evidence = judged
     if status == PASS and not facts.gpu_nodes:
-        # No GPU node: no pool to taint, no GPU for a quota to bound. Nothing was judged, so
-        # nothing passes (and on a CPU-only cluster nothing fails either).
         return UNKNOWN, {"reason": "no GPU node seen", **evidence}
     return status, evidence
 

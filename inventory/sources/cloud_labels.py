@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from inventory.sources.instance_gpus import instance_gpu_count
+from inventory.sources.instance_gpus import instance_gpu_count, instance_gpu_model
 from inventory.sources.raw import as_int
 
 GKE = "cloud.google.com/"
@@ -84,6 +84,20 @@ def cloud_gpu_model(labels: Mapping[str, str]) -> tuple[str | None, str | None]:
     if eks:
         return _eks_model(eks), EKS_ACCELERATOR
     return None, None
+
+
+def cloud_or_instance_model(labels: Mapping[str, str]) -> str | None:
+    """The GPU model from the cloud's label, else the instance type's (None: neither names one).
+    The cloud's label comes first, but it names a family where one comes in two memory sizes
+    (EKS `nvidia-tesla-a100` and Karpenter `a100` are the A100 on both p4d and p4de): where the
+    instance type fixes the more specific model of that same family (p4d.24xlarge: the A100
+    40GB), that is taken, since the MIG profile tables need the size. A different family is
+    never taken over the label (the label is what runs; the type table may be wrong)."""
+    cloud = cloud_gpu_model(labels)[0]
+    instance = instance_gpu_model(labels)
+    if cloud and instance and instance.startswith(f"{cloud}-"):
+        return instance
+    return cloud or instance
 
 
 def _eks_model(value: str) -> str:

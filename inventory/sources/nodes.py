@@ -25,13 +25,12 @@ from inventory.snapshot import (
 )
 from inventory.sources.capacity_split import capacity_split
 from inventory.sources.cloud_labels import (
-    cloud_gpu_model,
+    cloud_or_instance_model,
     gke_partition_size,
     gke_shares,
 )
 from inventory.sources.fractional_nodes import fractional_sharing
 from inventory.sources.gpu_signs import gpu_signs
-from inventory.sources.instance_gpus import instance_gpu_model
 from inventory.sources.node_kinds import (
     SANDBOX_SHARING,
     gpu_capacity_of,
@@ -196,7 +195,15 @@ def node_from(
         capacity, _gpu_capacity(dig(obj, "status").get("allocatable")), advertised
     )
     deployed, not_installed = (
-        presence(name_of(obj), labels, taints, pods_on_node, stack, offered)
+        presence(
+            name_of(obj),
+            labels,
+            taints,
+            pods_on_node,
+            stack,
+            offered,
+            os_image=text(info.get("osImage")),
+        )
         if is_gpu and stack is not None
         else ({}, {})
     )
@@ -241,10 +248,9 @@ def node_from(
         labels=labels,
         taints=taints,
         gpu_capacity=capacity,
-        # GFD's product, else the cloud's label, else what the instance type fixes.
-        gpu_model=_gpu_model(labels.get(PRODUCT))
-        or cloud_gpu_model(labels)[0]
-        or instance_gpu_model(labels),
+        # GFD's product, else the cloud's label (made specific by the instance type), else
+        # what the instance type fixes.
+        gpu_model=_gpu_model(labels.get(PRODUCT)) or cloud_or_instance_model(labels),
         gpu_count=gpu_count,
         gpu_count_basis=count_basis,
         gpu_operator_version=operator_version if is_gpu else None,

@@ -246,3 +246,25 @@ def test_a_plugin_gone_from_a_node_leaves_its_capacity_but_no_allocatable():
     gone["status"]["allocatable"] = {"nvidia.com/gpu": "0"}
     gpu = nodes_of([gone, _tenant_pod("gpu-a")])["gpu-a"]
     assert node_components(gpu)["device_plugin"]["state"] == "not_installed"
+
+
+def test_a_bottlerocket_nvidia_node_runs_its_device_plugin_as_a_host_service():
+    """Bottlerocket's nvidia variant runs NVIDIA's device plugin from its OS image, no pod: the
+    node says so (its version follows the Bottlerocket release), still unknown as a version, and
+    never "not installed" even where the node offers no GPU."""
+    bottlerocket = node("gpu-a")
+    bottlerocket["status"]["nodeInfo"] = {"osImage": "Bottlerocket OS 1.26.2 (aws-k8s-1.31-nvidia)"}
+    gpu = nodes_of([bottlerocket, _tenant_pod("gpu-a")])["gpu-a"]
+    plugin = node_components(gpu)["device_plugin"]
+    assert (plugin["state"], plugin["version"]) == ("unknown", None)
+    assert "runs the device plugin as a host service" in plugin["source"]
+    assert "follows the Bottlerocket release" in plugin["source"]
+    assert "aws-k8s-1.31-nvidia" in plugin["source"]
+    assert "device_plugin" in deployed_unknown(gpu)  # STACK-004 still asks for its version
+    bottlerocket["status"]["allocatable"] = {"nvidia.com/gpu": "0"}
+    quiet = nodes_of([bottlerocket, _tenant_pod("gpu-a")])["gpu-a"]
+    assert node_components(quiet)["device_plugin"]["state"] == "unknown"
+    # Another Bottlerocket variant carries no NVIDIA plugin: what the capacity says, as before.
+    bottlerocket["status"]["nodeInfo"] = {"osImage": "Bottlerocket OS 1.26.2 (aws-k8s-1.31)"}
+    other = nodes_of([bottlerocket, _tenant_pod("gpu-a")])["gpu-a"]
+    assert node_components(other)["device_plugin"]["state"] == "not_installed"

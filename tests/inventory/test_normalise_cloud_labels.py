@@ -333,6 +333,44 @@ def test_a_gfd_product_outranks_the_instance_type():
     )
 
 
+@pytest.mark.parametrize(
+    ("labels", "model"),
+    [
+        # EKS's AMI label names the A100 family; p4d is always the 40 GB part, p4de the 80 GB.
+        ({"k8s.amazonaws.com/accelerator": "nvidia-tesla-a100"}, "NVIDIA-A100-40GB"),
+        (
+            {
+                "karpenter.k8s.aws/instance-gpu-name": "a100",
+                "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia",
+            },
+            "NVIDIA-A100-40GB",
+        ),
+    ],
+)
+def test_the_instance_type_makes_a_cloud_label_of_the_same_family_specific(labels, model):
+    p4d = only_node([node("n", {**labels, **P4D}, capacity={"nvidia.com/gpu": "8"})])
+    assert p4d.gpu_model == model
+    assert model_key(p4d.gpu_model) == "A100-40GB"  # the MIG profile tables find it
+    p4de = {**labels, "node.kubernetes.io/instance-type": "p4de.24xlarge"}
+    assert only_node([node("n", p4de)]).gpu_model == "NVIDIA-A100-80GB"
+
+
+def test_a_cloud_label_of_another_family_is_kept_over_the_instance_type():
+    """The label says what runs: an instance type naming another GPU never overrides it."""
+    labels = {"k8s.amazonaws.com/accelerator": "nvidia-tesla-v100", **P4D}
+    assert only_node([node("n", labels)]).gpu_model == "NVIDIA-V100"
+    # L4 is no family of the L40S's: "NVIDIA-L4" is not made "NVIDIA-L40S".
+    g6e = {
+        "karpenter.k8s.aws/instance-gpu-name": "l4",
+        "node.kubernetes.io/instance-type": "g6e.xlarge",
+    }
+    g6e["karpenter.k8s.aws/instance-gpu-manufacturer"] = "nvidia"
+    assert only_node([node("n", g6e)]).gpu_model == "NVIDIA-L4"
+
+
+P4D = {"node.kubernetes.io/instance-type": "p4d.24xlarge"}
+
+
 def test_nvidia_smi_names_the_gpu_better_than_the_instance_type_but_not_than_a_label():
     aks = {"node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4"}
     synced = only_node([node("n", aks, capacity={"nvidia.com/gpu": "1"})])

@@ -218,6 +218,19 @@ def test_item_8_is_unknown_where_no_gpu_node_is_seen():
     assert statuses(ChecklistFacts(**base, gpu_nodes=1, open_findings={"K8S-001": 1}))[8] == "fail"
 
 
+def test_item_3_is_unknown_where_no_gpu_node_is_seen():
+    """No GPU node: no GPU stack was inventoried, so "inventoried on every GPU node" does not
+    pass (it said pass with gpu_nodes_checked 0)."""
+    base = dict(synced=True, time_sliced_nodes=0, registered_checks=ALL)
+    item = cluster_checklist(ChecklistFacts(**base, gpu_nodes=0))[2]
+    assert (item.status, item.evidence["reason"]) == ("unknown", "no GPU node seen")
+    assert item.evidence["gpu_nodes_checked"] == 0
+    assert statuses(ChecklistFacts(**base, gpu_nodes=1))[3] == "pass"
+    assert (
+        statuses(ChecklistFacts(**base, gpu_nodes=0, open_findings={"STACK-004": 1}))[3] == "fail"
+    )
+
+
 def _cpu_world(tmp_path, *nodes: dict) -> str:
     import json
 
@@ -266,8 +279,14 @@ def test_a_cpu_only_cluster_has_no_quota_finding_and_item_8_unknown(personas, tm
         posture_evaluate()
         live = Finding.objects.filter(cluster=cluster, check_id="K8S-001", status="open")
         assert live.count() == quota_findings
-        row = lead.get("/api/v1/clusters/cpu/checklist/").json()[7]
+        rows = lead.get("/api/v1/clusters/cpu/checklist/").json()
+        row = rows[7]
         assert row["status"] == item8
         if item8 == "unknown":
             assert row["evidence"]["reason"] == "no GPU node seen"
+            # Item 3 alike: no GPU stack on the cluster to have inventoried.
+            assert (rows[2]["status"], rows[2]["evidence"]["reason"]) == (
+                "unknown",
+                "no GPU node seen",
+            )
     assert row["evidence"]["gpu_nodes_checked"] == 1

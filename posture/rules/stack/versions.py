@@ -7,10 +7,13 @@ from collections.abc import Iterator
 
 from inventory.components import COMPONENT_FIELDS, deployed_unknown, node_components
 from inventory.snapshot import CAPACITY_KIND, LABEL_KIND, Node, UnreadableConfig
+from inventory.stack_managers import UpgradePath
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.gke import gke_stack
 from posture.rules.registry import FindingDraft, check
+from posture.rules.stack.make_known import make_known, title_note
+from posture.rules.stack.upgrade_by import paths_of
 from posture.rules.subjects import node_draft
 
 # Node field -> where sync looks for it, so the remediation in the evidence is concrete.
@@ -44,11 +47,19 @@ FIRMWARE = "firmware_version"
         "reported here only where an imported bulletin names firmware for the node's GPU model."
     ),
     remediation=(
-        "Make each unknown version observable: deploy GPU Feature Discovery (it sets "
-        "`nvidia.com/cuda.driver-version.full`), run the toolkit and device plugin as GPU "
-        "Operator pods with version-tagged images (not `latest` or a bare digest), make sure "
-        "each DaemonSet's pod actually runs on the node, and import `nvidia-smi -q -x` for the "
-        "node (`manage.py import_nvidia_smi`) to record the VBIOS. Then re-sync the cluster. "
+        "Make each unknown version observable where the component comes from on the node "
+        "(the evidence's `make_known` says, per component, for this node). A driver on the "
+        "host (an EKS accelerated AMI, a Bottlerocket nvidia variant, an AKS or GKE node "
+        "image, or host packages): import `nvidia-smi -q -x` for the node (`manage.py "
+        "import_nvidia_smi`, which records the VBIOS too) or deploy GPU Feature Discovery (it "
+        "sets `nvidia.com/cuda.driver-version.full`). A component run as pods (by the GPU "
+        "Operator or by a chart of its own): give it version-tagged images (not `latest` or a "
+        "bare digest) and make sure each DaemonSet's pod actually runs on the node. A "
+        "component the node image carries (the container toolkit of EKS, AKS and Bottlerocket "
+        "nodes; Bottlerocket's device plugin, a host service) has the version that image "
+        "release ships, which no Kubernetes object states: its release notes name it, only a "
+        "newer image moves it, and where it must stay unknown, accept the finding with that "
+        "release named. Then re-sync the cluster. "
         "On GKE (its own device plugin in kube-system, no GPU Operator) none of that is yours "
         "to deploy: GKE manages the driver and device plugin and patches them with GKE node "
         "version upgrades (the evidence's `gke.node_version`); give the driver version by "
@@ -65,13 +76,23 @@ def unknown_stack_versions(inputs: PostureInputs) -> Iterator[FindingDraft]:
         if "firmware" in (patch.get("unknown_components") or ()):
             unknown.append(FIRMWARE)
         if unknown:
-            draft = _stack_draft(node, unknown, tenants_on_node(inputs, node.name))
+            # Per component, what makes its version known on this node (make_known): who
+            # installs it there (upgrade_by) decides, so a node image's toolkit is not sent
+            # to the GPU Operator.
+            draft = _stack_draft(
+                node, unknown, tenants_on_node(inputs, node.name), paths_of(inputs, node)
+            )
+            draft.evidence["make_known"] = make_known(
+                inputs.cluster, node, unknown, paths_of(inputs, node)
+            )
             if gke := gke_stack(inputs, node):
                 draft.evidence["gke"] = gke  # what GKE, not the user, manages there
             yield draft
 
 
-def _stack_draft(node: Node, unknown: list[str], tenants: list[TenantInfo]) -> FindingDraft:
+def _stack_draft(
+    node: Node, unknown: list[str], tenants: list[TenantInfo], paths: dict[str, UpgradePath]
+) -> FindingDraft:
     components = node_components(node)
     evidence = {
         "node": node.name,
@@ -93,7 +114,8 @@ def _stack_draft(node: Node, unknown: list[str], tenants: list[TenantInfo]) -> F
         node,
         tenants=tenants,
         evidence=evidence,
-        title=f"GPU node {node.name}: unknown {', '.join(unknown)}",
+        title=f"GPU node {node.name}: unknown {', '.join(unknown)}"
+        + title_note(node, unknown, paths),
     )
 
 
