@@ -19,6 +19,7 @@ from inventory.sources.files import SnapshotFileSource
 from inventory.sync import cluster_get_or_create
 from tenants.mapping import PLATFORM_LABEL, TENANT_LABEL
 from tenants.models import Tenant, TrustClass
+from tests.conftest import api_client
 from tests.posture.dra_world import claim, device_class, dra_pod, resource_slice
 from tests.posture.gpu_access_world import namespace, node, pod
 
@@ -87,6 +88,10 @@ def test_the_node_page_calls_a_pod_no_tenant_claims_unclassified_unless_platform
     dra = page[page.index('id="dra-h"') :]
     held = dict(re.findall(r"<td>(\w[\w-]*)/[\w-]+</td><td>(?:<[^>]+>)?(\w+)", dra))
     assert held == {"mystery": "unclassified", "kube-system": "platform"}
+    # The node API's DRA devices say it too, beside the claiming tenant (null for both).
+    answer = api_client(personas["security_lead"]).get(f"/api/v1/nodes/{node_row.pk}/").json()
+    parties = {(d["namespace"], d["tenant"], d["party"]) for d in answer["dra_devices"]}
+    assert parties == {("mystery", None, "unclassified"), ("kube-system", None, "platform")}
 
 
 def test_the_node_page_reads_the_parties_in_the_same_queries_for_one_pod_or_many(
