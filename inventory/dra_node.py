@@ -9,7 +9,7 @@ from typing import Any
 from inventory import snapshot as snap
 from inventory.dra_devices import DraIndex
 from inventory.models import ClusterObject, Node
-from inventory.platform import platform_inputs
+from inventory.platform import cluster_platform_namespaces, unclaimed_party
 from tenants.mapping import resolve_namespace_owners
 from tenants.models import Tenant, TenantNamespace
 from tenants.redaction import Field, HiddenScope
@@ -24,12 +24,18 @@ REDACTED = {
     "namespace": Field.NAMESPACE,
     "claim": Field.SUBJECT_NAME,
     "tenant": Field.TENANT,
+    "party": Field.TENANT,
     "consumers": Field.OBJECTS,
 }
 
 
-def node_dra_devices(node: Node, scope: HiddenScope | None = None) -> list[dict[str, Any]]:
-    """One row per device a claim holds on this node (a few queries, whatever the node)."""
+def node_dra_devices(
+    node: Node, scope: HiddenScope | None = None, platform: frozenset[str] | None = None
+) -> list[dict[str, Any]]:
+    """One row per device a claim holds on this node (a few queries, whatever the node).
+    `party` is the claim's tenant, or for a namespace no tenant claims "platform" or
+    "unclassified" (inventory.platform.unclaimed_party); `platform`: the cluster's platform
+    namespaces when the caller has read them already."""
     grouped: dict[str, list] = {attribute: [] for attribute, _ in _KINDS.values()}
     rows = ClusterObject.objects.filter(cluster_id=node.cluster_id, kind__in=list(_KINDS))
     for kind, data in rows.values_list("kind", "data"):
@@ -44,7 +50,9 @@ def node_dra_devices(node: Node, scope: HiddenScope | None = None) -> list[dict[
         known_tenants=set(Tenant.objects.values_list("slug", flat=True)),
     )
     # The platform's adminAccess claims (monitoring) do not make a tenant's device shared.
-    platform = platform_inputs(node.cluster)["configured_platform"] - set(owners)
+    if platform is None:
+        platform = cluster_platform_namespaces(node.cluster)
+    platform = platform - set(owners)
     index = DraIndex(snapshot, platform)
     devices = []
     for claim in sorted(snapshot.dra_claims, key=lambda c: (c.namespace, c.name)):
@@ -62,6 +70,7 @@ def node_dra_devices(node: Node, scope: HiddenScope | None = None) -> list[dict[
                 "namespace": claim.namespace,
                 "claim": claim.name,
                 "tenant": owners.get(claim.namespace),
+                "party": owners.get(claim.namespace) or unclaimed_party(claim.namespace, platform),
                 "consumers": [c.split("/", 1)[-1] for c in claim.reserved_for],
                 "admin_access": held.result.admin_access,
                 "mode": held.mode,

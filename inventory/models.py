@@ -193,7 +193,8 @@ class PodQuerySet(ScopedQuerySet):
 
 
 class Pod(models.Model):
-    """A pod as last seen; `tenant` is null for platform pods (namespaces no tenant owns)."""
+    """A pod as last seen; `tenant` is the tenant claiming its namespace, null where none does:
+    a platform namespace's pod, or an unclassified one's (inventory.platform.unclaimed_party)."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="pods")
     namespace = models.CharField(max_length=63)

@@ -31,6 +31,26 @@ def platform_inputs(cluster: Cluster | None = None) -> dict[str, frozenset[str]]
     }
 
 
+# Who a namespace no tenant claims belongs to (DESIGN §3, fail closed): the platform only when
+# it is a platform namespace; any other is unclassified, never the platform by default.
+PLATFORM = "platform"
+UNCLASSIFIED_PARTY = "unclassified"
+
+
+def cluster_platform_namespaces(cluster: Cluster) -> frozenset[str]:
+    """The cluster's platform namespaces as pages can know them: GPUPOSTURE_PLATFORM_NAMESPACES
+    and those its stored inventory shows (the defaults, the labelled ones, the GPU stack's as
+    found: stored_platform_namespaces). One query, plus one for GKE's or OpenShift's own
+    namespaces only where a namespace could be one."""
+    return frozenset(settings.GPUPOSTURE_PLATFORM_NAMESPACES) | stored_platform_namespaces(cluster)
+
+
+def unclaimed_party(namespace: str, platform: frozenset[str]) -> str:
+    """The party of a namespace no tenant claims: "platform" for a platform namespace (see
+    cluster_platform_namespaces), "unclassified" for any other."""
+    return PLATFORM if namespace in platform else UNCLASSIFIED_PARTY
+
+
 def stored_platform_namespaces(cluster: Cluster) -> frozenset[str]:
     """The platform namespaces by the cluster's stored namespaces and workloads."""
     kinds = ("namespace", "workload", "binding")

@@ -17,6 +17,7 @@ from inventory.dra_node import node_dra_devices
 from inventory.models import Bulletin, Cluster, ClusterObject, Node, Pod, SyncRun
 from inventory.patching.rollout import RolloutNode, rollout_plan
 from inventory.patching.status import COMPONENTS
+from inventory.platform import cluster_platform_namespaces, unclaimed_party
 from inventory.presenter import NODE_BASES, hidden_scope_for, node_basis, present_all
 from inventory.runtime import operator_toolkit, resolved_strategy, runtime_facts
 from inventory.schedule import cluster_schedule_summary
@@ -133,12 +134,19 @@ def node_detail_context(user, node: Node) -> dict:
         [e | {"bulletin_pk": bulletin_ids.get(e.get("advisory_id"))} for e in rows]
         for rows in (node.patch_exposures, node.patch_not_affected)
     )
-    pods = (
+    pods = list(
         Pod.objects.visible_to(user)
         .filter(node=node)
         .select_related("tenant")
         .order_by("namespace", "name")
     )
+    # A pod's stored tenant holds claims only: one without is the platform's only in a platform
+    # namespace, otherwise unclassified (DESIGN §3, fail closed). Read only when needed.
+    platform = None
+    if any(p.tenant_id is None for p in pods):
+        platform = cluster_platform_namespaces(node.cluster)
+    for p in pods:
+        p.party = None if p.tenant_id else unclaimed_party(p.namespace, platform or frozenset())
     return {
         "node": node,
         "runtime": runtime_facts(
@@ -160,7 +168,7 @@ def node_detail_context(user, node: Node) -> dict:
         "bases": {key: node_basis(node.data, key, scope) for key in NODE_BASES},
         "driver_branch": _driver_branch(node.data, read_policies),
         "pods": pods,
-        "dra_devices": node_dra_devices(node, scope),
+        "dra_devices": node_dra_devices(node, scope, platform),
     }
 
 

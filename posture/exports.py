@@ -16,6 +16,7 @@ from json.encoder import encode_basestring_ascii as _string
 from typing import Any
 
 from gpuposture.base.spreadsheet import FORMULA_STARTS, csv_lines, spreadsheet_safe
+from posture.claims import claim_namespace, claim_note
 from posture.finding_fields import CSV_COLUMNS, CSV_FIELDS, SARIF_FIELDS, FindingField
 from posture.policy_reports import REPORT_FORMATS, report_documents, report_yaml
 
@@ -149,7 +150,7 @@ def _result(row: Mapping[str, Any], index: Mapping[str, int]) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": row["check"],
         "level": SARIF_LEVEL[row["severity"]],
-        "message": {"text": row["title"]},
+        "message": {"text": _message(row)},
         "locations": [
             {
                 "logicalLocations": [
@@ -175,6 +176,21 @@ def _result(row: Mapping[str, Any], index: Mapping[str, int]) -> dict[str, Any]:
             }
         ]
     return result
+
+
+def _message(row: Mapping[str, Any]) -> str:
+    """The result's text: the finding's title, and for a finding of the unclassified party
+    the claim of its namespace, as the API's and the JSON export's remediation say it first
+    (posture.claims). The rule's help stays the check's own remediation: it is every
+    result's, and the claim is this finding's."""
+    namespace = claim_namespace(
+        row.get("tenants") or (),
+        row.get("subject_kind") or "",
+        row.get("subject_namespace") or "",
+        row.get("subject_name") or "",
+        row.get("evidence"),
+    )
+    return f"{row['title']}\n\n{claim_note(namespace)}" if namespace else row["title"]
 
 
 def _property(row: Mapping[str, Any], field: FindingField) -> Any:

@@ -18,6 +18,8 @@ from posture.selectors import tenants_ranked
 from tenants.models import Tenant, TenantNamespace, TrustClass
 
 PAGE_SIZE = 50
+# What a JSON list of namespace names holds besides the names (no namespace has any of these).
+JSON_SYNTAX = frozenset('[]",\\ ')
 # Sort key -> ORDER BY. Unscored tenants come first when sorting by risk (unknown risk is not
 # "no risk"), last by score; equal values fall back to the slug, so pages never reshuffle.
 SORTS = {
@@ -77,9 +79,12 @@ def tenants_listed(user, query: TenantQuery) -> QuerySet[Tenant]:
     if query.q:
         # By id, not a join: a join on namespaces would multiply the finding counts.
         owning = TenantNamespace.objects.filter(name__icontains=query.q).values("tenant_id")
-        tenants = tenants.filter(
-            Q(name__icontains=query.q) | Q(slug__icontains=query.q) | Q(pk__in=owning)
-        )
+        found = Q(name__icontains=query.q) | Q(slug__icontains=query.q) | Q(pk__in=owning)
+        if not JSON_SYNTAX.intersection(query.q):
+            # The unclassified row's namespaces (Tenant.unclaimed_namespaces, a JSON list):
+            # matched in its text, so never by a character of the JSON around the names.
+            found |= Q(is_system=True, unclaimed_namespaces__icontains=query.q)
+        tenants = tenants.filter(found)
     if query.trust_class:
         tenants = tenants.filter(trust_class__slug=query.trust_class)
     return tenants.order_by(*SORTS[query.sort])

@@ -12,6 +12,7 @@ from django.utils import timezone
 from inventory.models import Cluster
 from posture.models import Finding, PostureRun, TenantScore
 from tenants.models import Tenant, TenantNamespace, TrustClass
+from tenants.services import unclassified_namespaces_set, unclassified_tenant_ensure
 
 pytestmark = pytest.mark.django_db
 
@@ -80,6 +81,27 @@ def test_search_by_name_slug_or_namespace_and_filter_by_class(tenants, personas)
     assert listed(lead, "?q=genomics") == ["cyan"]  # a namespace the tenant owns
     assert listed(lead, "?class=internal") == ["cyan", "ada"]
     assert listed(lead, "?class=internal&q=ada") == ["ada"]
+
+
+def test_search_matches_the_namespaces_of_the_unclassified_row(tenants, personas):
+    """The unclassified row lists the namespaces nobody claims (as of the last score): the
+    search "name, slug or namespace" finds it by one of them, as it finds a tenant's."""
+    system = unclassified_tenant_ensure()
+    unclassified_namespaces_set(["calico-system", "gpu-burn"])
+    TenantScore.objects.create(  # a row only while it has something judged
+        run=PostureRun.objects.get(),
+        tenant=system,
+        computed_at=timezone.now(),
+        risk=20.0,
+        score=99.0,
+        grade="C",
+    )
+    lead = personas["security_lead"]
+    assert listed(lead, "?q=calico") == ["unclassified"]
+    assert listed(lead, "?q=GPU-BURN") == ["unclassified"]
+    assert listed(lead, "?q=genomics") == ["cyan"]  # not every row: only where it is listed
+    # Never by the JSON the names are stored in.
+    assert listed(lead, "?q=%22%2C%20%22") == listed(lead, "?q=%5B") == []
 
 
 def test_search_does_not_multiply_the_counts(tenants, personas):

@@ -14,9 +14,10 @@ from django.test import Client
 
 from inventory.services import cluster_sync_from_snapshot
 from posture.models import Action, Finding
+from posture.rules import CHECKS
 from posture.services import posture_evaluate
 from tenants.models import Tenant
-from tests.conftest import api_client, load_json
+from tests.conftest import api_client, content, load_json
 from tests.tenants.test_unclassified_tenant import SCRATCH
 
 
@@ -78,6 +79,26 @@ def test_its_findings_say_the_claim_first(scratch, personas):
     note = html.index('id="claim-first"')
     assert note < html.index("Fix, once a tenant")
     assert "First claim namespace scratch" in html[note:]
+
+
+def test_the_sarif_export_says_the_claim_on_its_results_and_keeps_the_rule_help(scratch, personas):
+    lead = api_client(personas["security_lead"])
+    pod001 = Finding.objects.get(check_id="POD-001", subject_namespace="scratch", status="open")
+    answer = lead.get("/api/v1/findings/export/?format=sarif&status=open")
+    (run,) = json.loads(content(answer))["runs"]
+    results = {r["properties"]["findingId"]: r for r in run["results"]}
+    message = results[pod001.pk]["message"]["text"]
+    assert message.startswith(pod001.title)
+    assert "First claim namespace scratch: no tenant claims it" in message
+    # As the JSON export says it.
+    row = lead.get(f"/api/v1/findings/{pod001.pk}/").json()
+    assert row["remediation"].startswith(message.split("\n\n", 1)[1])
+    # The rule's help is every result's: the check's own remediation, without the claim.
+    (rule,) = [r for r in run["tool"]["driver"]["rules"] if r["id"] == "POD-001"]
+    assert rule["help"]["text"] == CHECKS["POD-001"].remediation
+    # A tenant's finding: its title alone.
+    others = [r for r in results.values() if "alpha" in r["properties"]["tenants"]]
+    assert others and not any("First claim" in r["message"]["text"] for r in others)
 
 
 def test_the_unclassified_tenant_lists_its_namespaces(scratch, personas, tmp_path):
