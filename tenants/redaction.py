@@ -35,7 +35,7 @@ import re
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from enum import Enum
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 HIDDEN_TENANT = "(another tenant)"
@@ -85,6 +85,15 @@ def _phrase_pattern(name: str) -> str:
     return "(?i:" + r"\s+".join(re.escape(w) for w in words) + ")"
 
 
+@lru_cache(maxsize=1024)
+def _phrase_scan(names: frozenset[str]) -> re.Pattern[str]:
+    """One scan for `names` as whole phrases, longest first (an alternation takes the first
+    that matches: "Beta Corp Labs" before "Beta Corp"). Cached: a page asks for the same few."""
+    ordered = sorted(names, key=lambda n: (-len(n.split()), -len(n), n))
+    alternation = "|".join(_phrase_pattern(n) for n in ordered)
+    return re.compile(f"{_BEFORE}(?:{alternation}){_AFTER}")
+
+
 class Field(Enum):
     """How a field of a model or row may name another tenant."""
 
@@ -117,16 +126,34 @@ class HiddenScope:
     own_names: frozenset[str] = frozenset()
 
     @cached_property
-    def _phrases(self) -> re.Pattern[str] | None:
-        """Every hidden and own display name as a whole phrase, longest first (an alternation
-        takes the first that matches: "Beta Corp Labs" before "Beta Corp"). None when no
-        hidden name has a space (a one-word name is a word: the word scan finds it)."""
-        if not any(len(name.split()) > 1 for name in self.names):
+    def _by_first_words(self) -> dict[tuple[str, ...], frozenset[str]]:
+        """The display names (hidden and own) by their first two words (one for a name of
+        one word), case folded: a text is scanned only for the names it may hold, so a string
+        costs about the same with five tenants or five thousand. Empty when no name has a
+        space (a name of one word is a word: the word scan finds it)."""
+        if all(len(name.split()) < 2 for name in self.names | self.own_names):
+            return {}
+        index: dict[tuple[str, ...], set[str]] = {}
+        for name in self.names | self.own_names:
+            key = tuple(w.casefold() for w in _WORD.findall(name)[:2])
+            if key:
+                index.setdefault(key, set()).add(name)
+        return {key: frozenset(names) for key, names in index.items()}
+
+    def _phrases(self, words: list[str]) -> re.Pattern[str] | None:
+        """The scan for the names `words` (a text's, in order) may hold, or None when none is
+        a hidden one."""
+        index = self._by_first_words
+        if not index:
             return None
-        names = {n for n in self.names | self.own_names if n.strip()}
-        ordered = sorted(names, key=lambda n: (-len(n.split()), -len(n), n))
-        alternation = "|".join(_phrase_pattern(n) for n in ordered)
-        return re.compile(f"{_BEFORE}(?:{alternation}){_AFTER}")
+        folded = [w.casefold() for w in words]
+        names: set[str] = set()
+        for i, word in enumerate(folded):
+            names.update(index.get((word,), ()))
+            names.update(index.get((word, folded[i + 1]) if i + 1 < len(folded) else (), ()))
+        if self.names.isdisjoint(names):
+            return None
+        return _phrase_scan(frozenset(names))
 
     @cached_property
     def _own_folded(self) -> frozenset[str]:
@@ -137,9 +164,10 @@ class HiddenScope:
         own. Fail closed: one that is both (two tenants named alike) is hidden."""
         return " ".join(phrase.split()) in self.names or _fold(phrase) not in self._own_folded
 
-    def _names_phrase(self, text: str) -> bool:
-        return self._phrases is not None and any(
-            self._hidden_phrase(m.group(0)) for m in self._phrases.finditer(text)
+    def _names_phrase(self, text: str, words: list[str]) -> bool:
+        scan = self._phrases(words)
+        return scan is not None and any(
+            self._hidden_phrase(m.group(0)) for m in scan.finditer(text)
         )
 
     @cached_property
@@ -173,7 +201,7 @@ class HiddenScope:
     def names_any(self, text: str) -> bool:
         """Whether `text` holds a hidden name as a word (one C-speed scan, one set test)."""
         words = _WORD.findall(text)
-        if not self._words.isdisjoint(words) or self._names_phrase(text):
+        if not self._words.isdisjoint(words) or self._names_phrase(text, words):
             return True
         if self._folded and not self._folded.isdisjoint(map(str.upper, words)):
             return True
@@ -210,12 +238,13 @@ class HiddenScope:
         """`text` with every hidden name replaced; the same object when none is in it."""
         if not text or not self.names_any(text):
             return text
-        if self._phrases is None:
+        scan = self._phrases(_WORD.findall(text))
+        if scan is None:
             return _CHAIN.sub(lambda m: self._chain(m.group(0)), text)
         # Names first, then the words between them: a token put in is not scanned again.
         out: list[str] = []
         start = 0
-        for m in self._phrases.finditer(text):
+        for m in scan.finditer(text):
             out.append(_CHAIN.sub(lambda c: self._chain(c.group(0)), text[start : m.start()]))
             out.append(HIDDEN_TENANT if self._hidden_phrase(m.group(0)) else m.group(0))
             start = m.end()

@@ -281,7 +281,7 @@ def test_a_title_that_grows_with_hidden_names_still_fits_its_column():
 NAMED = HiddenScope(
     tenants=frozenset({"beta", "Beta Corp", "orbital", "Orbital Research", "research", "Research"}),
     names=frozenset({"Beta Corp", "Orbital Research", "Research"}),
-    own_names=frozenset({"Beta Corp Labs", "Team Alpha"}),
+    own_names=frozenset({"Beta Corp Labs", "Team Alpha", "Research Labs"}),
 )
 
 
@@ -299,6 +299,7 @@ NAMED = HiddenScope(
         # One word: only as the tenant wrote it (its slug, lower case, is a word as always).
         ("Research needs the GPU", f"{HIDDEN_TENANT} needs the GPU"),
         ("ReSearch on the GPU", "ReSearch on the GPU"),
+        ("Research Labs and Research", f"Research Labs and {HIDDEN_TENANT}"),  # theirs whole
         # Inside a longer name: someone else's.
         ("team-Beta Corp and beta-corp", "team-Beta Corp and beta-corp"),
         ("Beta Corporation", "Beta Corporation"),
@@ -318,3 +319,12 @@ def test_a_name_in_structured_values_and_one_with_an_accent():
     accented = HiddenScope(tenants=frozenset({"Zürich"}), names=frozenset({"Zürich"}))
     assert accented.value({"site": ["Zürich"]}) == {"site": [HIDDEN_TENANT]}
     assert accented.value({"note": "for Zürich"}) == {"note": f"for {HIDDEN_TENANT}"}
+
+
+def test_a_scan_for_names_looks_only_for_those_a_text_may_hold():
+    # Five thousand tenants named alike: a text is scanned for the few it may name.
+    names = frozenset(f"Company {i} Holdings" for i in range(5000))
+    scope = HiddenScope(tenants=names, names=names)
+    text = "Company 4999 Holdings agreed; company  12 HOLDINGS too; Company 7 Ltd did not"
+    assert scope.text(text) == f"{HIDDEN_TENANT} agreed; {HIDDEN_TENANT} too; Company 7 Ltd did not"
+    assert scope._phrases(["Company", "4999", "Holdings"]).pattern.count("|") == 0
