@@ -28,6 +28,8 @@ from tenants.redaction import Field, HiddenScope
 
 T = TypeVar("T")
 _TENANT, _NAMESPACE, _PRINCIPAL, _OWN_NAMESPACE = "t", "n", "p", "o"
+# A hidden tenant's display name, and one of the viewer's own (kept whole in text).
+_NAME, _OWN_NAME = "m", "w"
 # A bulletin's tracking id, and its CVEs (JSON text) when hidden or shown.
 _ADVISORY, _HIDDEN_CVES, _SHOWN_CVES = "a", "h", "s"
 
@@ -48,7 +50,8 @@ def hidden_scope_for(user) -> HiddenScope | None:
     # The viewer's own namespaces too, in the same query: a binding there is theirs to read.
     own = Tenant.objects.visible_to(user).values("pk")
     rows = tagged(hidden, _TENANT, models.F("slug")).union(
-        tagged(hidden, _TENANT, models.F("name")),
+        tagged(hidden, _NAME, models.F("name")),
+        tagged(Tenant.objects.visible_to(user), _OWN_NAME, models.F("name")),
         tagged(TenantNamespace.objects.filter(tenant__in=mine), _NAMESPACE, models.F("name")),
         tagged(Pod.objects.filter(tenant__in=mine), _NAMESPACE, models.F("namespace")),
         tagged(TenantNamespace.objects.filter(tenant__in=own), _OWN_NAMESPACE, models.F("name")),
@@ -59,7 +62,16 @@ def hidden_scope_for(user) -> HiddenScope | None:
     )
     found: dict[str, set[str]] = {
         tag: set()
-        for tag in (_TENANT, _NAMESPACE, _PRINCIPAL, _OWN_NAMESPACE, _ADVISORY, _HIDDEN_CVES)
+        for tag in (
+            _TENANT,
+            _NAME,
+            _OWN_NAME,
+            _NAMESPACE,
+            _PRINCIPAL,
+            _OWN_NAMESPACE,
+            _ADVISORY,
+            _HIDDEN_CVES,
+        )
     }
     shown_cves: set[str] = set()
     for tag, word in rows:
@@ -69,12 +81,14 @@ def hidden_scope_for(user) -> HiddenScope | None:
         else:
             found[tag].add(word)
     return HiddenScope(
-        tenants=frozenset(found[_TENANT]),
+        tenants=frozenset(found[_TENANT] | found[_NAME]),
         namespaces=frozenset(found[_NAMESPACE]),
         principals=frozenset(found[_PRINCIPAL]),
         objects=_their_bindings(found[_PRINCIPAL], found[_NAMESPACE], found[_OWN_NAMESPACE]),
         advisories=frozenset(found[_ADVISORY]),
         cves=frozenset(found[_HIDDEN_CVES] - shown_cves),
+        names=frozenset(found[_NAME]),
+        own_names=frozenset(found[_OWN_NAME]),
     )
 
 

@@ -5,7 +5,14 @@ many replicas the others hold and that a reset happened, but never who the other
 other tenant's slug or name, namespace, object in such a namespace, or principal. Each is
 replaced by a neutral token wherever it stands: a field of its own (a finding's subject, a
 reset's tenants), a value or key anywhere in structured evidence, a word of free text (a
-title, a sync warning, a note someone typed).
+title, a sync warning, a note someone typed). A tenant's display name may be several words
+("Beta Corp"): text is also scanned for names as whole phrases, longest first, and the viewer's
+own tenants' names are kept whole ("Beta Corp Labs", theirs, is not half-hidden by "Beta
+Corp"). A name of several words is matched in any case and spacing ("beta  corp" in a typed
+reason is still them); a name of one word only with the capitalisation the tenant gave it,
+because a one-word name is a word of prose too (a tenant named "Research" must not hide every
+"research" a check's rationale says). The slug is matched as a word, exactly (slugs are lower
+case).
 
 `HiddenScope` holds the names as sets, built once per request (inventory.presenter), so
 hiding costs O(1) per name looked at and one C-speed scan per string: what a row costs does
@@ -28,7 +35,7 @@ import re
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from enum import Enum
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 HIDDEN_TENANT = "(another tenant)"
@@ -57,7 +64,34 @@ _NAME = r"[\w@-]+(?:\.[\w@-]+)*"  # dots inside a name, not one ending a sentenc
 _WORD = re.compile(_NAME)
 _CHAIN = re.compile(rf"{_NAME}(?:[/:]{_NAME})*")
 _PARTS = re.compile(r"([/:])")
-_compact = json.JSONEncoder(default=str).encode  # one encoder, not one per call
+# One encoder, not one per call. Not ASCII-escaped: a name with an accent ("Zürich Labs") must
+# read in the compact text as it does in the value, or the scan misses it.
+_compact = json.JSONEncoder(default=str, ensure_ascii=False).encode
+# Where a name stands alone: not inside a longer name ("beta-testers", "team-Beta Corp").
+_BEFORE, _AFTER = r"(?<![\w@.-])", r"(?![\w@-])"
+
+
+def _fold(phrase: str) -> str:
+    """A name as compared: words joined by one space, case folded."""
+    return " ".join(phrase.split()).casefold()
+
+
+def _phrase_pattern(name: str) -> str:
+    """`name` as a regular expression: several words in any case and spacing, one word as
+    written."""
+    words = name.split()
+    if len(words) == 1:
+        return re.escape(words[0])
+    return "(?i:" + r"\s+".join(re.escape(w) for w in words) + ")"
+
+
+@lru_cache(maxsize=1024)
+def _phrase_scan(names: frozenset[str]) -> re.Pattern[str]:
+    """One scan for `names` as whole phrases, longest first (an alternation takes the first
+    that matches: "Beta Corp Labs" before "Beta Corp"). Cached: a page asks for the same few."""
+    ordered = sorted(names, key=lambda n: (-len(n.split()), -len(n), n))
+    alternation = "|".join(_phrase_pattern(n) for n in ordered)
+    return re.compile(f"{_BEFORE}(?:{alternation}){_AFTER}")
 
 
 class Field(Enum):
@@ -86,6 +120,55 @@ class HiddenScope:
     # Tracking ids of the bulletins the viewer may not read, and the CVEs only they name.
     advisories: frozenset[str] = frozenset()
     cves: frozenset[str] = frozenset()
+    # Display names: of the hidden tenants (also in `tenants`, for a value that is one), and
+    # of the viewer's own, kept whole where a hidden name is part of one.
+    names: frozenset[str] = frozenset()
+    own_names: frozenset[str] = frozenset()
+
+    @cached_property
+    def _by_first_words(self) -> dict[tuple[str, ...], frozenset[str]]:
+        """The display names (hidden and own) by their first two words (one for a name of
+        one word), case folded: a text is scanned only for the names it may hold, so a string
+        costs about the same with five tenants or five thousand. Empty when no name has a
+        space (a name of one word is a word: the word scan finds it)."""
+        if all(len(name.split()) < 2 for name in self.names | self.own_names):
+            return {}
+        index: dict[tuple[str, ...], set[str]] = {}
+        for name in self.names | self.own_names:
+            key = tuple(w.casefold() for w in _WORD.findall(name)[:2])
+            if key:
+                index.setdefault(key, set()).add(name)
+        return {key: frozenset(names) for key, names in index.items()}
+
+    def _phrases(self, words: list[str]) -> re.Pattern[str] | None:
+        """The scan for the names `words` (a text's, in order) may hold, or None when none is
+        a hidden one."""
+        index = self._by_first_words
+        if not index:
+            return None
+        folded = [w.casefold() for w in words]
+        names: set[str] = set()
+        for i, word in enumerate(folded):
+            names.update(index.get((word,), ()))
+            names.update(index.get((word, folded[i + 1]) if i + 1 < len(folded) else (), ()))
+        if self.names.isdisjoint(names):
+            return None
+        return _phrase_scan(frozenset(names))
+
+    @cached_property
+    def _own_folded(self) -> frozenset[str]:
+        return frozenset(map(_fold, self.own_names))
+
+    def _hidden_phrase(self, phrase: str) -> bool:
+        """Whether a phrase the name scan found is a hidden tenant's name, not the viewer's
+        own. Fail closed: one that is both (two tenants named alike) is hidden."""
+        return " ".join(phrase.split()) in self.names or _fold(phrase) not in self._own_folded
+
+    def _names_phrase(self, text: str, words: list[str]) -> bool:
+        scan = self._phrases(words)
+        return scan is not None and any(
+            self._hidden_phrase(m.group(0)) for m in scan.finditer(text)
+        )
 
     @cached_property
     def _words(self) -> frozenset[str]:
@@ -118,7 +201,7 @@ class HiddenScope:
     def names_any(self, text: str) -> bool:
         """Whether `text` holds a hidden name as a word (one C-speed scan, one set test)."""
         words = _WORD.findall(text)
-        if not self._words.isdisjoint(words):
+        if not self._words.isdisjoint(words) or self._names_phrase(text, words):
             return True
         if self._folded and not self._folded.isdisjoint(map(str.upper, words)):
             return True
@@ -155,7 +238,18 @@ class HiddenScope:
         """`text` with every hidden name replaced; the same object when none is in it."""
         if not text or not self.names_any(text):
             return text
-        return _CHAIN.sub(lambda m: self._chain(m.group(0)), text)
+        scan = self._phrases(_WORD.findall(text))
+        if scan is None:
+            return _CHAIN.sub(lambda m: self._chain(m.group(0)), text)
+        # Names first, then the words between them: a token put in is not scanned again.
+        out: list[str] = []
+        start = 0
+        for m in scan.finditer(text):
+            out.append(_CHAIN.sub(lambda c: self._chain(c.group(0)), text[start : m.start()]))
+            out.append(HIDDEN_TENANT if self._hidden_phrase(m.group(0)) else m.group(0))
+            start = m.end()
+        out.append(_CHAIN.sub(lambda c: self._chain(c.group(0)), text[start:]))
+        return "".join(out)
 
     def _chain(self, chain: str) -> str:
         if self._chained_ids and chain.upper() in self._chained_ids:

@@ -275,3 +275,56 @@ def test_a_title_that_grows_with_hidden_names_still_fits_its_column():
     assert "beta" not in shown.replace(HIDDEN_TENANT, "")
     short = present(SCOPE, {"title": "beta shares a GPU", "evidence": {}}, Finding)["title"]
     assert short == f"{HIDDEN_TENANT} shares a GPU"
+
+
+# Display names of several words, and the viewer's own tenants' names beside them.
+NAMED = HiddenScope(
+    tenants=frozenset({"beta", "Beta Corp", "orbital", "Orbital Research", "research", "Research"}),
+    names=frozenset({"Beta Corp", "Orbital Research", "Research"}),
+    own_names=frozenset({"Beta Corp Labs", "Team Alpha", "Research Labs"}),
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("Accepted: Beta Corp agreed", f"Accepted: {HIDDEN_TENANT} agreed"),
+        # Several words: any case and spacing, a sentence's end, a possessive.
+        ("beta  corp and BETA CORP.", f"{HIDDEN_TENANT} and {HIDDEN_TENANT}."),
+        ("Beta Corp's GPU", f"{HIDDEN_TENANT}'s GPU"),
+        ("Orbital\nResearch shares it", f"{HIDDEN_TENANT} shares it"),
+        # Longest first: the viewer's own "Beta Corp Labs" is read whole, not half-hidden.
+        ("Beta Corp Labs and Beta Corp", f"Beta Corp Labs and {HIDDEN_TENANT}"),
+        ("Team Alpha with beta", f"Team Alpha with {HIDDEN_TENANT}"),
+        # One word: only as the tenant wrote it (its slug, lower case, is a word as always).
+        ("Research needs the GPU", f"{HIDDEN_TENANT} needs the GPU"),
+        ("ReSearch on the GPU", "ReSearch on the GPU"),
+        ("Research Labs and Research", f"Research Labs and {HIDDEN_TENANT}"),  # theirs whole
+        # Inside a longer name: someone else's.
+        ("team-Beta Corp and beta-corp", "team-Beta Corp and beta-corp"),
+        ("Beta Corporation", "Beta Corporation"),
+    ],
+)
+def test_display_names_are_hidden_as_whole_phrases(text, shown):
+    assert NAMED.text(text) == shown
+
+
+def test_a_name_in_structured_values_and_one_with_an_accent():
+    assert NAMED.value({"note": "shared with beta corp"}) == {
+        "note": f"shared with {HIDDEN_TENANT}"
+    }
+    evidence = {"note": "Beta Corp Labs only"}
+    assert NAMED.value(evidence) is evidence  # the viewer's own name: nothing hidden, no copy
+    # The compact scan reads a value as written: an accented name is found in it.
+    accented = HiddenScope(tenants=frozenset({"Zürich"}), names=frozenset({"Zürich"}))
+    assert accented.value({"site": ["Zürich"]}) == {"site": [HIDDEN_TENANT]}
+    assert accented.value({"note": "for Zürich"}) == {"note": f"for {HIDDEN_TENANT}"}
+
+
+def test_a_scan_for_names_looks_only_for_those_a_text_may_hold():
+    # Five thousand tenants named alike: a text is scanned for the few it may name.
+    names = frozenset(f"Company {i} Holdings" for i in range(5000))
+    scope = HiddenScope(tenants=names, names=names)
+    text = "Company 4999 Holdings agreed; company  12 HOLDINGS too; Company 7 Ltd did not"
+    assert scope.text(text) == f"{HIDDEN_TENANT} agreed; {HIDDEN_TENANT} too; Company 7 Ltd did not"
+    assert scope._phrases(["Company", "4999", "Holdings"]).pattern.count("|") == 0
