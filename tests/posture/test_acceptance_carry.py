@@ -160,20 +160,26 @@ def test_only_a_full_cover_of_resolving_acceptances_carries():
     ]
 
 
-def test_a_tenant_viewer_reads_earlier_acceptances_without_other_tenants(small_world, personas):
-    """The earlier acceptances of a finding shared by alpha and beta, as alpha's viewer reads
-    them: the subject and reason name no other tenant."""
-    finding = Finding.objects.get(cluster=small_world, check_id="SHARE-001")
-    EarlierAcceptance.objects.create(
+def earlier_acceptance(finding, accepted_by, reason: str) -> EarlierAcceptance:
+    """An acceptance of a narrower finding (a pool, one of two) that no longer applies to
+    `finding`, as the carry records it."""
+    return EarlierAcceptance.objects.create(
         finding=finding,
         subject="Pool alpha-beta",
-        accepted_by=personas["security_lead"],
-        reason="beta agreed to share until the move",
+        accepted_by=accepted_by,
+        reason=reason,
         until=timezone.now() + timedelta(days=5),
         covers=1,
         of=2,
         recorded_at=timezone.now(),
     )
+
+
+def test_a_tenant_viewer_reads_earlier_acceptances_without_other_tenants(small_world, personas):
+    """The earlier acceptances of a finding shared by alpha and beta, as alpha's viewer reads
+    them: the subject and reason name no other tenant."""
+    finding = Finding.objects.get(cluster=small_world, check_id="SHARE-001")
+    earlier_acceptance(finding, personas["security_lead"], "beta agreed to share until the move")
     body = api_client(personas["viewer_alpha"]).get(f"/api/v1/findings/{finding.pk}/").json()
     (earlier,) = body["earlier_acceptances"]
     assert "beta" not in earlier["reason"] and earlier["covers"] == 1

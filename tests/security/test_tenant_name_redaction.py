@@ -11,10 +11,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from posture.models import EarlierAcceptance, Finding
+from posture.models import Finding
 from tenants.models import Tenant
 from tenants.redaction import HIDDEN_TENANT
 from tests.conftest import api_client
+from tests.posture.test_acceptance_carry import earlier_acceptance
 
 pytestmark = pytest.mark.django_db
 
@@ -55,15 +56,8 @@ def test_the_api_hides_the_other_tenants_name_in_reasons_and_earlier_acceptances
     small_world, personas
 ):
     finding = accepted_shared_finding(small_world, personas["security_lead"])
-    EarlierAcceptance.objects.create(
-        finding=finding,
-        subject="Pool alpha-beta",
-        accepted_by=personas["security_lead"],
-        reason="Beta Corp agreed to share until the move",
-        until=timezone.now() + timedelta(days=5),
-        covers=1,
-        of=2,
-        recorded_at=timezone.now(),
+    earlier_acceptance(
+        finding, personas["security_lead"], "Beta Corp agreed to share until the move"
     )
     body = api_client(personas["viewer_alpha"]).get(f"/api/v1/findings/{finding.pk}/").json()
     assert body["accepted_reason"] == (
