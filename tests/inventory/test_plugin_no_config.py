@@ -7,13 +7,21 @@ the label an earlier config-manager setup left."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from inventory.drift import ClusterState, detect_drift
+from inventory.services import cluster_sync_from_snapshot
 from inventory.sources.normalise import normalise
+from inventory.sync import cluster_get_or_create
 from posture.inputs import PostureInputs
+from posture.models import Finding
 from posture.rules.registry import CHECKS
+from posture.services import posture_evaluate
+from tests.conftest import api_client
 from tests.inventory.normalise_helpers import configmap, controller, ctr, node, pod
 from tests.posture.builders import run, tenant
 
@@ -161,6 +169,53 @@ def test_an_unlabelled_node_under_the_static_plugin_has_no_basis_to_give():
     assert (g1.sharing_strategy, g1.sharing_basis) == ("none", "")
 
 
+def _state(snapshot) -> ClusterState:
+    return ClusterState(nodes=snapshot.nodes, sharing_configs=snapshot.sharing_configs)
+
+
+def test_a_flip_of_the_unread_label_is_no_drift001_but_a_label_change():
+    before = _state(_snapshot(*_static_plugin()))
+    after = _state(_snapshot(*_static_plugin(), label="a100-ts2"))
+    changes = detect_drift(before, after)
+    assert [c for c in changes if c.check_id == "DRIFT-001"] == []
+    (label,) = [c for c in changes if c.check_id == "DRIFT-003"]
+    assert label.before["labels"] == {LABEL: "a100-ts"}
+    assert label.after["labels"] == {LABEL: "a100-ts2"}
+    assert "does not read" in label.after["note"]
+
+
+def test_under_config_manager_the_label_flip_is_drift001_of_the_config_in_force():
+    plugin = _static_plugin(manager=True)
+    before = _state(_snapshot(*plugin, capacity="16"))
+    after = _state(_snapshot(*plugin, label="a100-ts2", capacity="16"))
+    changes = detect_drift(before, after)
+    (sharing,) = [c for c in changes if c.check_id == "DRIFT-001"]
+    assert sharing.before == {"device_plugin_config": f"{OPERATOR}/{CONFIGS}:a100-ts"}
+    assert sharing.after == {"device_plugin_config": f"{OPERATOR}/{CONFIGS}:a100-ts2"}
+    assert [c for c in changes if c.check_id == "DRIFT-003"] == []
+
+
+def test_under_config_manager_a_flip_between_two_missing_keys_is_still_drift001():
+    plugin = _static_plugin(manager=True)
+    before = _state(_snapshot(*plugin, label="gone-1"))
+    after = _state(_snapshot(*plugin, label="gone-2"))
+    (sharing,) = [c for c in detect_drift(before, after) if c.check_id == "DRIFT-001"]
+    assert sharing.before == {"device_plugin_config_label": "gone-1"}
+    assert sharing.after == {"device_plugin_config_label": "gone-2"}
+
+
+def test_a_node_stored_before_the_config_in_force_was_recorded_compares_labels():
+    """One side without the config in force recorded: the labels are compared (as before),
+    not a label with a config reference, which would differ on every node once."""
+    snapshot = _snapshot(*_static_plugin(manager=True), capacity="16")
+    legacy = tuple(
+        replace(n, device_plugin_config_used=None, device_plugin_label_read=None)
+        for n in snapshot.nodes
+    )
+    changes = detect_drift(ClusterState(nodes=legacy), _state(snapshot))
+    assert [c for c in changes if c.check_id == "DRIFT-001" and c.subject_kind == "Node"] == []
+
+
 def test_where_the_nodes_capacity_shows_sharing_the_plugins_reading_is_not_trusted():
     """More nvidia.com/gpu than GPUs: the plugin runs with something the snapshot does not show
     (a pod spec cut short), so the label semantics stand and no basis claims whole GPUs."""
@@ -169,3 +224,37 @@ def test_where_the_nodes_capacity_shows_sharing_the_plugins_reading_is_not_trust
     assert g1.device_plugin_label_read is None
     assert g1.device_plugin_config_used == f"{OPERATOR}/{CONFIGS}:a100-ts"
     assert g1.sharing_basis == ""
+
+
+def _world_file(tmp_path, name: str, label: str):
+    world = [
+        node("g-1", {"nvidia.com/gpu.count": "4", LABEL: label}, capacity={"nvidia.com/gpu": "4"}),
+        controller("Deployment", OPERATOR, "gpu-operator", "nvcr.io/nvidia/gpu-operator:v24.9.0"),
+        POLICY,
+        configmap(OPERATOR, CONFIGS, {"a100-ts": TIME_SLICING, "a100-ts2": TIME_SLICING}),
+        *_static_plugin(),
+    ]
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({"kind": "List", "items": world}))
+    return path
+
+
+@pytest.mark.django_db
+def test_synced_a_stale_label_flip_is_no_drift001_and_the_api_says_why(
+    tmp_path, settings, personas
+):
+    settings.GPUPOSTURE_PLATFORM_NAMESPACES = [OPERATOR, NS]
+    cluster = cluster_get_or_create(name="static")
+    for version, label in (("v1", "a100-ts"), ("v2", "a100-ts2")):
+        path = _world_file(tmp_path, version, label)
+        assert cluster_sync_from_snapshot(cluster=cluster, paths=[path]).status == "succeeded"
+    posture_evaluate()
+    assert not Finding.objects.filter(check_id="DRIFT-001", subject_name="g-1").exists()
+    (label_change,) = Finding.objects.filter(check_id="DRIFT-003", subject_name="g-1")
+    assert label_change.evidence["after"]["labels"] == {LABEL: "a100-ts2"}
+    (g1,) = (
+        api_client(personas["security_lead"]).get("/api/v1/nodes/?cluster=static").json()["results"]
+    )
+    assert (g1["sharing_strategy"], g1["time_slicing_replicas"]) == ("none", None)
+    assert g1["sharing_basis"].startswith("no device-plugin config in force: device-plugin pod")
+    assert f"ignores the node's label {LABEL}=a100-ts2" in g1["sharing_basis"]
