@@ -177,7 +177,9 @@ class NodeSerializer(PresentedSerializer):
     )
     sharing_basis = serializers.SerializerMethodField(
         help_text="Why sharing_strategy is what GFD's labels and the device-plugin config do not "
-        "say (a DRA claim, HAMi); null when they decide it."
+        "say (a DRA claim, HAMi), or which device-plugin config is in force where the node's "
+        "plugin ignores its nvidia.com/device-plugin.config label (or is not in the snapshot to "
+        "show it reads it); null when they decide it."
     )
 
     class Meta:
@@ -242,7 +244,9 @@ class NodeSerializer(PresentedSerializer):
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_sharing_basis(self, node: Node) -> str | None:
         """Why `sharing_strategy` is what GFD's labels and the device-plugin config do not say
-        (a DRA claim sharing a device, HAMi's shares); null where they decide it."""
+        (a DRA claim sharing a device, HAMi's shares), or which device-plugin config is in force
+        where the node's plugin ignores its device-plugin.config label; null where they decide
+        it."""
         return node_basis(node.data, "sharing_basis", scope_in(self.context))
 
 
