@@ -31,7 +31,7 @@ from inventory.models import (
 from inventory.pod_party import pod_parties
 from inventory.presenter import PresentedSerializer, node_basis, scope_in
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
-from inventory.validation import clean_cluster_source
+from inventory.validation import clean_cluster_source, reach_unchanged
 from providers.models import Provider
 
 # Answered with 503 when the task queue is down: a client may try again after this.
@@ -108,6 +108,8 @@ class ClusterSerializer(serializers.ModelSerializer):
                 ("snapshot_paths", []),
             )
         }
+        if reach_unchanged(self.instance, merged):
+            return attrs
         try:
             attrs.update(clean_cluster_source(**merged))
         except DjangoValidationError as exc:
