@@ -50,7 +50,8 @@ def overview_context(user) -> dict[str, Any]:
         action.risk_removed = own_risk_removed(action)
         action.share_of_risk, action.share_of_critical = own_shares(action)
     # Unscored tenants' zeros are not "no findings": nothing was judged (their rows say so).
-    bars = [{"tenant": r.key, **r.open_counts} for r in rows if r.tenant_slug and r.risk is not None]
+    scored = [r for r in rows if r.tenant_slug and r.risk is not None]
+    bars = [{"tenant": r.key, **r.open_counts} for r in scored]
     return {
         "rows": rows,
         "not_scored_why": not_scored_words(rows),
