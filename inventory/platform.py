@@ -67,10 +67,22 @@ def stored_platform_namespaces(cluster: Cluster) -> frozenset[str]:
             bindings.append(snap.from_dict(snap.RoleBinding, data))
     return platform_namespaces(
         namespace_labels=labels,
-        operator_namespaces=stack_namespaces(workloads, bindings)
+        operator_namespaces=stack_namespaces(
+            workloads, bindings, _unread_controllers(cluster, workloads)
+        )
         | _gke_managed(cluster, workloads)
         | _openshift(cluster, {*labels, *(w.namespace for w in workloads)}),
     )
+
+
+def _unread_controllers(cluster: Cluster, workloads: list[snap.Workload]) -> list[snap.Pod]:
+    """The pods that stand for their controllers where the sync read no Deployment (a snapshot
+    of nodes and pods: gpu_config.stack_namespaces); none to read where it did (a cluster
+    always runs some), so pages pay nothing for them."""
+    if any(w.kind == "Deployment" for w in workloads):
+        return []
+    rows = Pod.objects.filter(cluster=cluster).values_list("data", flat=True)
+    return [snap.from_dict(snap.Pod, data) for data in rows.iterator(chunk_size=2000)]
 
 
 def _openshift(cluster: Cluster, namespaces: set[str]) -> frozenset[str]:

@@ -81,8 +81,10 @@ def delta_apply(
     run.status, run.mode = SyncRun.Status.SUCCEEDED, SyncRun.Mode.WATCH
     run.counts = run.progress = dict(delta.events)
     run.changes = {**changes, "drift_events": len(drift), "nodes_rederived": len(touched)}
+    run.warnings = [*run.warnings, *delta.warnings]
     run.finished_at = timezone.now()
-    run.save(update_fields=["status", "mode", "counts", "progress", "changes", "finished_at"])
+    fields = ["status", "mode", "counts", "progress", "changes", "warnings", "finished_at"]
+    run.save(update_fields=fields)
     return run, touched
 
 

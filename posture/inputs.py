@@ -199,7 +199,9 @@ class PostureInputs:
         never a claimed one."""
         return platform_namespaces(
             namespace_labels={ns.name: ns.labels for ns in self.snapshot.namespaces},
-            operator_namespaces=stack_namespaces(self.snapshot.workloads, self.snapshot.bindings)
+            operator_namespaces=stack_namespaces(
+                self.snapshot.workloads, self.snapshot.bindings, self.snapshot.pods
+            )
             | gke_managed_namespaces(
                 self.snapshot.workloads,
                 self.snapshot.pods,

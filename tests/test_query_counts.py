@@ -46,8 +46,10 @@ PINNED: dict[str, int] = {
     "api:bulletinimport-list": 3,
     "api:bulletinrevision-list": 3,
     # Workloads: roles + count + page + the platform namespaces of each cluster of the page
-    # with a workload no tenant claims (one here; inventory.pod_party).
-    "api:pod-list": 4,
+    # with a workload no tenant claims (one here; inventory.pod_party), and, where the sync
+    # read no Deployment (as here: pods only), the pods that stand for their controllers
+    # (inventory.platform._unread_controllers).
+    "api:pod-list": 5,
     # ... + for a tenant viewer, the names of the tenants they may not see (inventory.presenter
     # hides them in warnings, drift, labels and taints, the other tenant of a reset: 1 query).
     "api:syncrun-list": 4,

@@ -19,7 +19,7 @@ from inventory.sources.kube_kinds import KINDS
 from inventory.sync import SyncError, cluster_get_or_create
 from posture.read_model import cluster_snapshot
 from tests.conftest import load_json
-from tests.kubeapi import FakeKubeAPI
+from tests.kubeapi import NODES, FakeKubeAPI
 
 pytestmark = pytest.mark.django_db
 
@@ -100,11 +100,15 @@ def test_the_first_sync_lists_and_remembers_where_each_kind_was_read(api, listed
 
 def test_a_watch_resync_equals_a_full_list_of_the_same_world(api, listed, tmp_path):
     api.replace_objects(changed_world())
-    # Kinds the server does not serve (no Cilium, no Gateway API here) are not watched.
+    # Kinds the server does not serve (no Cilium, no Gateway API here) are not watched: each
+    # is asked again for one item, and its 404 is still no warning.
     before, read_at = len(api.requests), set(listed.watch_state["kinds"].values()) - {"-"}
     run = cluster_sync(cluster=listed, source=source(api, tmp_path))
-    assert (run.status, run.mode) == ("succeeded", "watch")
-    asked = api.requests[before:]
+    assert (run.status, run.mode, run.warnings) == ("succeeded", "watch", [])
+    asked = [r for r in api.requests[before:] if r.query.get("limit") != "1"]
+    probed = {r.path for r in api.requests[before:] if r.query.get("limit") == "1"}
+    assert "/apis/cilium.io/v2/ciliumclusterwidenetworkpolicies" in probed
+    assert NODES not in probed
     assert all(r.query.get("watch", "").lower() in ("true", "1") for r in asked)
     assert {r.query["resourceVersion"] for r in asked} == read_at
     assert set(listed.watch_state["kinds"].values()) - {"-"} == {api.resource_version}

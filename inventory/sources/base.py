@@ -42,6 +42,7 @@ class WatchDelta:
     deleted: list[dict[str, Any]] = field(default_factory=list)  # their last state
     resource_versions: dict[str, str] = field(default_factory=dict)  # kind -> read up to
     events: dict[str, int] = field(default_factory=dict)  # kind -> events received
+    warnings: list[str] = field(default_factory=list)  # for the run: what was not read, and why
 
 
 class WatchExpired(SourceError):

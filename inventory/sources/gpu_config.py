@@ -19,6 +19,7 @@ from inventory.snapshot import (
     ConfigMap,
     GpuOperatorPolicy,
     Namespace,
+    Pod,
     RoleBinding,
     SharingConfig,
     UnreadableConfig,
@@ -34,6 +35,7 @@ from inventory.sources.gpu_operator import DEFAULT_MIG_PARTED_CONFIGMAP
 from inventory.sources.images import component_of, image_version
 from inventory.sources.stack_operators import (
     cluster_bound_namespaces,
+    controllers_of_pods,
     kubevirt_namespaces,
     network_operator_namespaces,
     operator_deployment_namespaces,
@@ -96,6 +98,7 @@ def read_gpu_configs(
     tenant_namespaces: Iterable[str] = (),
     bindings: Iterable[RoleBinding] = (),
     node_keys: Collection[str] = (),
+    pods: Iterable[Pod] = (),
 ) -> GpuConfigs:
     """Read the GPU stack's ConfigMaps among `configmaps`; one that cannot be read is skipped
     with a warning, never an error for the whole snapshot. `node_keys`: the device-plugin
@@ -105,7 +108,7 @@ def read_gpu_configs(
     operator = operator_namespaces(workloads, bindings)
     platform = platform_namespaces(
         namespace_labels={ns.name: ns.labels for ns in namespaces},
-        operator_namespaces=stack_namespaces(workloads, bindings),
+        operator_namespaces=stack_namespaces(workloads, bindings, pods),
         configured=configured_platform,
         tenant_namespaces=tenant_namespaces,
     )
@@ -179,7 +182,9 @@ def operator_namespaces(
 
 
 def stack_namespaces(
-    workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
+    workloads: Iterable[Workload],
+    bindings: Iterable[RoleBinding] | None = None,
+    pods: Iterable[Pod] = (),
 ) -> frozenset[str]:
     """The GPU stack's namespaces as found: the GPU Operator's (operator_namespaces), the NVIDIA
     Network Operator's (network_operator_namespaces), KubeVirt's and CDI's, which hand the
@@ -188,8 +193,10 @@ def stack_namespaces(
     (its chart's own namespace), where a ClusterRoleBinding names one of their service accounts
     (the DRA kubelet plugin publishes ResourceSlices, the plugin's config manager and GFD read
     nodes: their charts bind one), or where the snapshot read no ClusterRoleBinding at all.
-    Their image alone, which anyone may run, places nothing."""
+    Their image alone, which anyone may run, places nothing. A Deployment or DaemonSet the
+    snapshot did not read is seen in its `pods` (controllers_of_pods), on the same terms."""
     workloads = list(workloads)
+    workloads += controllers_of_pods(workloads, pods)
     bindings = list(bindings or ())
     bound = cluster_bound_namespaces(bindings)
     handing = {

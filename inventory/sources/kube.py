@@ -1,12 +1,13 @@
 """Source: a live cluster through the official `kubernetes` client.
 
-The only module that imports `kubernetes`. Read-only: it lists the kinds below and nothing
-else (never Secrets), page by page (`limit` + `continue`), and restarts a list whose continue
-token expired (410 Gone). Responses are read as raw JSON (`_preload_content=False`), so the
-objects are exactly what `kubectl get -o json` would print, and no time is spent building
-client models that normalise would take apart again. A kubeconfig's credential plugins run
-only when GPUPOSTURE_KUBECONFIG_EXEC_ALLOW lists them (inventory.sources.kube_exec), checked on
-the parsed file before the client loads its credentials.
+With its calls (kube_calls, kube_watch), the only module that imports `kubernetes`. Read-only:
+it lists the kinds below and nothing else (never Secrets), page by page (`limit` +
+`continue`), and restarts a list whose continue token expired (410 Gone). Responses are read
+as raw JSON (`_preload_content=False`), so the objects are exactly what `kubectl get -o json`
+would print, and no time is spent building client models that normalise would take apart
+again. A kubeconfig's credential plugins run only when GPUPOSTURE_KUBECONFIG_EXEC_ALLOW lists
+them (inventory.sources.kube_exec), checked on the parsed file before the client loads its
+credentials.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ from inventory.sources.kube_kinds import (
     REFUSABLE_KINDS,
     TOLERANT_KINDS,
 )
-from inventory.sources.kube_wire import api_error, decode, identity, watch_events
+from inventory.sources.kube_unread import admission_warning, unread_warning
+from inventory.sources.kube_watch import probe_kind, watch_kind
+from inventory.sources.kube_wire import api_error, decode, identity
 
 MAX_LIST_RESTARTS = 3
 
@@ -122,13 +125,29 @@ class KubeSource:
             ]
             if missing:
                 raise WatchExpired(f"no resourceVersion from the last list of {missing[0]}")
+            # A kind the last full list could not read is asked again at every watch re-sync
+            # (one item), beside the watches: still refused, the run says so again; readable
+            # now, everything is listed at once, rather than leaving it unread until the next
+            # full sync (GPUPOSTURE_FULL_RESYNC_HOURS) or applying one kind's list as a delta.
+            unlisted = [(k, c) for k, c, rv in calls if rv == NOT_LISTED]
             calls = [(k, c, rv) for k, c, rv in calls if rv and rv != NOT_LISTED]
-            with ThreadPoolExecutor(max_workers=len(calls) or 1) as pool:
+            with ThreadPoolExecutor(max_workers=len(calls) + len(unlisted) or 1) as pool:
+                probes = [
+                    pool.submit(probe_kind, kind, call, timeouts=self._timeouts())
+                    for kind, call in unlisted
+                ]
                 answers = list(pool.map(lambda a: self._watch(*a), calls))
+                probed = [probe.result() for probe in probes]
         finally:
             api_client.close()
+        readable = [kind for (kind, _), (ok, _) in zip(unlisted, probed, strict=True) if ok]
+        if readable:
+            raise WatchExpired(f"{readable[0]} can be listed now; the last full list could not")
         delta = WatchDelta(resource_versions=dict(since))
-        for (kind, _, _), (events, version) in zip(calls, answers, strict=True):
+        delta.warnings = [warning for _, warning in probed if warning]
+        for (kind, _, _), (events, version, warning) in zip(calls, answers, strict=True):
+            if warning:
+                delta.warnings.append(warning)
             # The last event of each object is its state now.
             latest = {identity(obj): (event_type, obj) for event_type, obj in events}
             for event_type, obj in latest.values():
@@ -178,9 +197,12 @@ class KubeSource:
         except ApiException as exc:
             error = None if exc.status == 404 else str(api_error("constraints", exc))
             self.admission_reads.append(read_outcome(group, error or "HTTP 404"))
+            if error:
+                self.warnings.append(admission_warning(group, error))
             return []
         except (urllib3.exceptions.HTTPError, ValueError) as exc:
             self.admission_reads.append(read_outcome(group, f"discovery failed: {exc}"))
+            self.warnings.append(admission_warning(group, f"discovery failed: {exc}"))
             return []
         custom = client.CustomObjectsApi(api_client)
         calls = []
@@ -201,6 +223,8 @@ class KubeSource:
             items = self._list_all(label, list_call, progress)
         except SourceError as exc:
             self.admission_reads.append(read_outcome(resource, str(exc)))
+            if "HTTP 404" not in str(exc):  # not served is an answer, said nowhere
+                self.warnings.append(admission_warning(resource, str(exc)))
             if not label.startswith(GATEKEEPER_PREFIX):
                 self.resource_versions[label] = NOT_LISTED
             progress(label, 0)
@@ -210,36 +234,10 @@ class KubeSource:
             self.resource_versions.pop(label, None)  # not watched: see _constraint_calls
         return [fix_item(label, item) for item in items]
 
-    def _watch(
-        self, kind: str, list_call: Callable[..., Any], since: str
-    ) -> tuple[list[tuple[str, dict[str, Any]]], str]:
-        """Events of one kind since `since`, and the resourceVersion they bring us to."""
+    def _watch(self, kind: str, list_call: Callable[..., Any], since: str) -> Any:
         seconds = self.settings.watch_seconds
         timeouts = (self.settings.connect_timeout, seconds + self.settings.read_timeout)
-        try:
-            response = list_call(
-                watch=True,
-                resource_version=since,
-                timeout_seconds=seconds,
-                allow_watch_bookmarks=True,
-                _preload_content=False,
-                _request_timeout=timeouts,
-            )
-            try:
-                body = response.read()
-            finally:
-                response.release_conn()
-        except ApiException as exc:
-            if exc.status == 404 and kind in OPTIONAL_KINDS:
-                return [], since  # the CRD went away: nothing of it to keep
-            if exc.status in (401, 403) and kind in TOLERANT_KINDS:
-                return [], since  # said at the last full list; the rest of the watch goes on
-            raise api_error(kind, exc) from exc
-        except urllib3.exceptions.HTTPError as exc:
-            raise SourceError(
-                f"watching {kind}: cannot reach the API server: {exc}", retryable=True
-            ) from exc
-        return watch_events(kind, body, since)
+        return watch_kind(kind, list_call, since, seconds=seconds, timeouts=timeouts)
 
     def _api_client(self, pool: int = 4) -> client.ApiClient:
         configuration = client.Configuration()
@@ -330,7 +328,7 @@ class KubeSource:
                 # Nothing to watch until the next full list (which tries the kind again).
                 self.resource_versions[kind] = NOT_LISTED
             if refused:
-                self.warnings.append(_refused(kind, exc))
+                self.warnings.append(unread_warning(kind, str(exc)))
             progress(kind, 0)
             return []
 
@@ -359,10 +357,3 @@ class KubeSource:
         if not isinstance(body, dict):
             raise SourceError(f"listing {kind}: the answer is not a list object", retryable=True)
         return body
-
-
-def _refused(kind: str, exc: SourceError) -> str:
-    if kind in DRA_KINDS:
-        what = f"Dynamic Resource Allocation: {kind} (resource.k8s.io) could not be listed, "
-        return f"{what}so GPUs held through DRA claims are not seen: {exc}"[:600]
-    return f"{kind} could not be listed, so {REFUSABLE_KINDS[kind]}: {exc}"[:600]

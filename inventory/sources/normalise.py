@@ -263,6 +263,7 @@ def _normalise(
         tenant_namespaces=tenant_namespaces,
         bindings=collected.bindings,
         node_keys=node_config_keys(collected.raw_nodes),
+        pods=collected.pods,
     )
     collected.warnings.extend(configs.warnings)
     return _snapshot(collected, configs, counts)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable
 
-from inventory.snapshot import RoleBinding, Workload
+from inventory.owners import OwnerIndex, workload_of
+from inventory.snapshot import Pod, RoleBinding, Workload
 from inventory.sources.images import image_version
 
 
@@ -42,6 +43,25 @@ def operator_deployment_namespaces(
         and any(is_operator(image) for image in w.images.values())
         and (bound is None or w.namespace in bound or w.namespace in operands)
     )
+
+
+def controllers_of_pods(workloads: Iterable[Workload], pods: Iterable[Pod]) -> list[Workload]:
+    """The Deployments and DaemonSets the snapshot did not read (`kubectl get nodes,pods`) as
+    their pods show them: a pod's images are its controller's template, so the GPU Operator's
+    own pod (its ReplicaSet named after the Deployment, inventory.owners) is the same evidence
+    as its Deployment, and is held to the same safeguards (operator_deployment_namespaces: the
+    image plus its binding or operands, never a name; a claimed namespace never the platform's).
+    Controllers that were read are not repeated."""
+    read = {(w.kind, w.namespace, w.name) for w in workloads}
+    index = OwnerIndex(())  # by the controllers' own naming alone: no ReplicaSet was read
+    found: dict[tuple[str, str, str], dict[str, str]] = {}
+    for pod in pods:
+        ref = workload_of(pod, index)
+        key = (ref.kind, ref.namespace, ref.name)
+        if ref.kind in ("Deployment", "DaemonSet") and key not in read:
+            images = found.setdefault(key, {})
+            images.update({c.name: c.image for c in pod.containers if not c.ephemeral})
+    return [Workload(kind=k, namespace=ns, name=n, images=i) for (k, ns, n), i in found.items()]
 
 
 def cluster_bound_namespaces(bindings: Iterable[RoleBinding]) -> set[str] | None:
