@@ -208,7 +208,7 @@ def test_dra_co_tenancy_on_the_node_is_a_share_finding(dra_lab):
 def test_a_watch_resync_sees_a_new_claim_and_a_cluster_without_dra_still_watches(
     tmp_path, settings
 ):
-    from inventory.sources.kube_kinds import NOT_LISTED
+    from inventory.sources.kube_kinds import NOT_LISTED, NOT_SERVED
 
     settings.GPUPOSTURE_FULL_RESYNC_HOURS = 24
     world = dra_world()
@@ -217,7 +217,7 @@ def test_a_watch_resync_sees_a_new_claim_and_a_cluster_without_dra_still_watches
         run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
         assert run.mode == "full"
         cluster.refresh_from_db()
-        assert cluster.watch_state["kinds"]["ResourceClaim"] not in ("", NOT_LISTED)
+        assert cluster.watch_state["kinds"]["ResourceClaim"] not in ("", NOT_LISTED, NOT_SERVED)
         extra = claim("alpha", "eval-gpu", ["gpu-3"], reserved_for=["eval-0"])
         api.replace_objects([*world, extra])
         run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
@@ -228,7 +228,7 @@ def test_a_watch_resync_sees_a_new_claim_and_a_cluster_without_dra_still_watches
         cluster = cluster_get_or_create(name="no-dra-watched")
         cluster_sync(cluster=cluster, source=_source(api, tmp_path))
         cluster.refresh_from_db()
-        assert cluster.watch_state["kinds"]["ResourceClaim"] == NOT_LISTED
+        assert cluster.watch_state["kinds"]["ResourceClaim"] == NOT_SERVED
         assert cluster_sync(cluster=cluster, source=_source(api, tmp_path)).mode == "watch"
 
 

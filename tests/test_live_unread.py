@@ -90,8 +90,13 @@ def test_kinds_not_served_stay_unsaid_and_the_cluster_still_watches(tmp_path):
         api.not_served = {"admissionregistration.k8s.io", "cilium.io"}
         cluster = cluster_get_or_create(name="older")
         assert _sync(api, tmp_path, cluster).warnings == []
+        before = len(api.requests)
         run = _sync(api, tmp_path, cluster)
+        watch_requests = api.requests[before:]
     assert (run.mode, run.warnings) == ("watch", [])
+    # A kind not served is asked again at the next full list, not at every watch re-sync.
+    asked = {r.path for r in watch_requests if r.query.get("watch") != "true"}
+    assert not [p for p in asked if "cilium.io" in p or "resource.k8s.io" in p], sorted(asked)
 
 
 def test_refused_admission_policies_are_a_warning_naming_k8s009(tmp_path):

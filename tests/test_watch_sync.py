@@ -15,7 +15,7 @@ from django.utils import timezone
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, Pod
 from inventory.services import cluster_sync
 from inventory.sources.kube import KubeSettings, KubeSource
-from inventory.sources.kube_kinds import KINDS
+from inventory.sources.kube_kinds import KINDS, NOT_LISTED, NOT_SERVED
 from inventory.sync import SyncError, cluster_get_or_create
 from posture.read_model import cluster_snapshot
 from tests.conftest import load_json
@@ -100,18 +100,22 @@ def test_the_first_sync_lists_and_remembers_where_each_kind_was_read(api, listed
 
 def test_a_watch_resync_equals_a_full_list_of_the_same_world(api, listed, tmp_path):
     api.replace_objects(changed_world())
-    # Kinds the server does not serve (no Cilium, no Gateway API here) are not watched: each
-    # is asked again for one item, and its 404 is still no warning.
-    before, read_at = len(api.requests), set(listed.watch_state["kinds"].values()) - {"-"}
+    # Kinds the server does not serve (no Cilium, no Gateway API here) are neither watched
+    # nor asked again until the next full list, and their 404 is no warning.
+    before = len(api.requests)
+    read_at = set(listed.watch_state["kinds"].values()) - {NOT_LISTED, NOT_SERVED}
     run = cluster_sync(cluster=listed, source=source(api, tmp_path))
     assert (run.status, run.mode, run.warnings) == ("succeeded", "watch", [])
     asked = [r for r in api.requests[before:] if r.query.get("limit") != "1"]
     probed = {r.path for r in api.requests[before:] if r.query.get("limit") == "1"}
-    assert "/apis/cilium.io/v2/ciliumclusterwidenetworkpolicies" in probed
+    assert "/apis/cilium.io/v2/ciliumclusterwidenetworkpolicies" not in probed
+    assert not [r for r in asked if "ciliumclusterwidenetworkpolicies" in r.path]
     assert NODES not in probed
     assert all(r.query.get("watch", "").lower() in ("true", "1") for r in asked)
     assert {r.query["resourceVersion"] for r in asked} == read_at
-    assert set(listed.watch_state["kinds"].values()) - {"-"} == {api.resource_version}
+    assert set(listed.watch_state["kinds"].values()) - {NOT_LISTED, NOT_SERVED} == {
+        api.resource_version
+    }
     assert not any("secret" in r.path for r in api.requests)
     assert run.changes["pods"] == {"created": 1, "updated": 1, "deleted": 1}
     assert run.counts["Pod"] == 3 and run.counts["Node"] == 1

@@ -42,6 +42,7 @@ from inventory.sources.kube_kinds import (
     DRA_LIST_METHODS,
     KINDS,
     NOT_LISTED,
+    NOT_SERVED,
     OPTIONAL_KINDS,
     REFUSABLE_KINDS,
     TOLERANT_KINDS,
@@ -117,7 +118,8 @@ class KubeSource:
         try:
             calls = [(k, c, since.get(k)) for k, c in self._list_calls(api_client)]
             # A DRA kind the last list never tried (a release before DRA was read) needs a
-            # list; one it found not served or forbidden (NOT_LISTED) has nothing to watch.
+            # list; one it found not served (NOT_SERVED) or forbidden (NOT_LISTED) has nothing
+            # to watch.
             missing = [
                 k
                 for k, _, rv in calls
@@ -130,7 +132,7 @@ class KubeSource:
             # now, everything is listed at once, rather than leaving it unread until the next
             # full sync (GPUPOSTURE_FULL_RESYNC_HOURS) or applying one kind's list as a delta.
             unlisted = [(k, c) for k, c, rv in calls if rv == NOT_LISTED]
-            calls = [(k, c, rv) for k, c, rv in calls if rv and rv != NOT_LISTED]
+            calls = [(k, c, rv) for k, c, rv in calls if rv and rv not in (NOT_LISTED, NOT_SERVED)]
             with ThreadPoolExecutor(max_workers=len(calls) + len(unlisted) or 1) as pool:
                 probes = [
                     pool.submit(probe_kind, kind, call, timeouts=self._timeouts())
@@ -226,7 +228,8 @@ class KubeSource:
             if "HTTP 404" not in str(exc):  # not served is an answer, said nowhere
                 self.warnings.append(admission_warning(resource, str(exc)))
             if not label.startswith(GATEKEEPER_PREFIX):
-                self.resource_versions[label] = NOT_LISTED
+                not_served = "HTTP 404" in str(exc)
+                self.resource_versions[label] = NOT_SERVED if not_served else NOT_LISTED
             progress(label, 0)
             return []
         self.admission_reads.append(read_outcome(resource, None))
@@ -326,7 +329,7 @@ class KubeSource:
                 self.api_versions[kind] = "not served" if not_served else "forbidden"
             if dra or refused or kind in REFUSABLE_KINDS:
                 # Nothing to watch until the next full list (which tries the kind again).
-                self.resource_versions[kind] = NOT_LISTED
+                self.resource_versions[kind] = NOT_SERVED if not_served else NOT_LISTED
             if refused:
                 self.warnings.append(unread_warning(kind, str(exc)))
             progress(kind, 0)

@@ -125,7 +125,11 @@ DRA_LIST_METHODS: tuple[tuple[str, str], ...] = (
     ("ResourceSlice", "list_resource_slice"),
 )
 DRA_KINDS = frozenset(kind for kind, _ in DRA_LIST_METHODS)
-NOT_LISTED = "-"  # the watch position of a DRA kind the last list found not served or forbidden
+NOT_LISTED = "-"  # the watch position of a kind the last full list was refused (or, before
+# NOT_SERVED existed, found not served): asked again at every watch re-sync
+NOT_SERVED = "--"  # the watch position of a kind the last full list found not served (404): no
+# CRD, no API group. Asked again only at the next full list, so a cluster without DRA or a CNI's
+# CRDs does not pay one request per missing kind at every watch re-sync.
 # Admission control (inventory/sources/kube_admission.py): listed like DRA, tolerantly.
 TOLERANT_KINDS = DRA_KINDS | frozenset(ADMISSION_LABELS) | frozenset(REFUSABLE_KINDS)
 OPTIONAL_KINDS = frozenset(kind for kind, *_ in OPTIONAL_CUSTOM_KINDS) | TOLERANT_KINDS
