@@ -81,18 +81,20 @@ def _daemonset_nodes(inputs: PostureInputs, ds: Workload) -> NodesReached:
 
 
 def _pod_nodes(inputs: PostureInputs, namespace: str, name: str) -> list[str]:
-    gpu = {n.name for n in _gpu_nodes(inputs)}
-    return sorted(
-        {
-            pod.node_name
-            for pod in inputs.snapshot.pods
-            if pod.is_active
-            and pod.node_name in gpu
-            and pod.namespace == namespace
-            and pod.owner_kind == "DaemonSet"
-            and pod.owner_name == name
-        }
-    )
+    return sorted(_daemonset_pods(inputs).get((namespace, name), ()))
+
+
+def _daemonset_pods(inputs: PostureInputs) -> dict[tuple[str, str], set[str]]:
+    """(namespace, DaemonSet) -> the GPU nodes its active pods run on, once per evaluation."""
+    key = ("drift_daemonset_pods",)
+    if key not in inputs.memo:
+        gpu = {n.name for n in _gpu_nodes(inputs)}
+        found: dict[tuple[str, str], set[str]] = {}
+        for pod in inputs.snapshot.pods:
+            if pod.is_active and pod.owner_kind == "DaemonSet" and pod.node_name in gpu:
+                found.setdefault((pod.namespace, pod.owner_name or ""), set()).add(pod.node_name)
+        inputs.memo[key] = found
+    return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
 
 def _gpu_nodes(inputs: PostureInputs) -> Iterable[Node]:
