@@ -17,7 +17,9 @@ from tests.conftest import load_json
 PLUGIN = "nvidia-device-plugin-daemonset"
 
 
-def world(plugin_tag: str, operator_tag: str = "v24.9.2", with_pod: bool = True) -> list:
+def world(
+    plugin_tag: str, operator_tag: str = "v24.9.2", with_pod: bool = True, cdi: bool = True
+) -> list:
     """The small world with the device plugin as a DaemonSet object whose pod runs on
     gpu-ts-1 (or, without the pod, a DaemonSet whose nodeSelector admits gpu-ts-1)."""
     image = f"nvcr.io/nvidia/k8s-device-plugin:{plugin_tag}"
@@ -52,6 +54,14 @@ def world(plugin_tag: str, operator_tag: str = "v24.9.2", with_pod: bool = True)
                     },
                 },
             },
+        }
+    )
+    kept.append(
+        {
+            "apiVersion": "nvidia.com/v1",
+            "kind": "ClusterPolicy",
+            "metadata": {"name": "cluster-policy", "uid": "cp-1"},
+            "spec": {"cdi": {"enabled": cdi}, "devicePlugin": {"version": plugin_tag}},
         }
     )
     return kept
@@ -105,4 +115,19 @@ def test_upgraded_gpu_operator_reaches_the_nodes_of_its_operands(small_world, tm
     assert finding.evidence["nodes_affected"] == ["gpu-ts-1"]
     assert "cluster-wide controller" in finding.evidence["nodes_basis"]
     assert PLUGIN in finding.evidence["nodes_basis"]
+    assert set(finding.tenants.values_list("slug", flat=True)) == {"alpha", "beta"}
+
+
+@pytest.mark.django_db
+def test_changed_cluster_policy_reaches_the_nodes_of_the_operators_operands(small_world, tmp_path):
+    sync(small_world, tmp_path, world("v0.17.0"), "v1.json")
+    sync(small_world, tmp_path, world("v0.17.0", cdi=False), "v2.json")
+    (finding,) = Finding.objects.filter(
+        check_id="DRIFT-002",
+        status="open",
+        subject_kind="ClusterPolicy",
+        title__endswith=": cdi_enabled",
+    )
+    assert finding.evidence["nodes_affected"] == ["gpu-ts-1"]
+    assert "configures the GPU Operator" in finding.evidence["nodes_basis"]
     assert set(finding.tenants.values_list("slug", flat=True)) == {"alpha", "beta"}

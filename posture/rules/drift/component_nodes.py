@@ -25,13 +25,18 @@ NodesReached = tuple[list[str], str]  # node names, sorted; the basis, in words
 
 
 def component_nodes(inputs: PostureInputs, change: DriftChange) -> NodesReached:
+    """The GPU nodes a DRIFT-002 change reaches in the snapshot judged, and how that is known."""
     if change.subject_kind == "ClusterPolicy":
         namespaces = sorted(_operator_namespaces(inputs))
         if not namespaces:
             return [], "no GPU Operator Deployment in the snapshot: its operands are not known"
-        return _operands(inputs, namespaces, f"ClusterPolicy {change.subject_name}")
+        return _operands(
+            inputs, namespaces, f"ClusterPolicy {change.subject_name} configures the GPU Operator"
+        )
     if change.subject_kind != "DaemonSet":
-        return _operands(inputs, [change.subject_namespace], _ref(change))
+        return _operands(
+            inputs, [change.subject_namespace], f"{_ref(change)} is a cluster-wide controller"
+        )
     workload = _workload(inputs, change)
     if workload is None:
         nodes = _pod_nodes(inputs, change.subject_namespace, change.subject_name)
@@ -41,8 +46,9 @@ def component_nodes(inputs: PostureInputs, change: DriftChange) -> NodesReached:
     return _daemonset_nodes(inputs, workload)
 
 
-def _operands(inputs: PostureInputs, namespaces: list[str], controller: str) -> NodesReached:
-    """The nodes of the GPU-stack DaemonSets in the controller's namespaces."""
+def _operands(inputs: PostureInputs, namespaces: list[str], what: str) -> NodesReached:
+    """The nodes of the GPU-stack DaemonSets in the controller's namespaces; `what` says what
+    the changed object is."""
     daemonsets = [
         w
         for w in inputs.snapshot.workloads
@@ -51,14 +57,14 @@ def _operands(inputs: PostureInputs, namespaces: list[str], controller: str) -> 
     where = ", ".join(namespaces)
     if not daemonsets:
         return [], (
-            f"{controller} is a cluster-wide controller; no GPU-stack DaemonSet (its operands) "
-            f"in namespace {where} is in the snapshot, so the GPU nodes it manages are not known"
+            f"{what}; no GPU-stack DaemonSet (its operands) in namespace {where} is in the "
+            "snapshot, so the GPU nodes it manages are not known"
         )
     nodes = sorted({n for ds in daemonsets for n in _daemonset_nodes(inputs, ds)[0]})
     names = ", ".join(sorted(ds.name for ds in daemonsets))
     return nodes, (
-        f"{controller} is a cluster-wide controller: the GPU nodes it manages are those its "
-        f"operand DaemonSets in namespace {where} run on ({names})"
+        f"{what}: the GPU nodes it manages are those its operand DaemonSets in namespace "
+        f"{where} run on ({names})"
     )
 
 
