@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from inventory import snapshot as snap
+from inventory.drift_causes import without_restated
 from inventory.drift_change import DriftChange as DriftChange  # re-exported: callers import it here
 from inventory.drift_configs import mig_config_changes, sharing_config_changes
 from inventory.drift_labels import label_taint_diff, plugin_label_unread
@@ -79,6 +80,8 @@ def detect_drift(before: ClusterState, after: ClusterState) -> list[DriftChange]
         *_operator_policy_changes(before.operator_policies, after.operator_policies),
         *_rbac_changes(before, after),
     ]
+    # One cause, one finding: a node that changed only by the config it reads is in its change.
+    changes = without_restated(changes, {n.name for n in before.nodes})
     return sorted(changes, key=lambda c: (c.check_id, c.subject_namespace, c.subject_name))
 
 

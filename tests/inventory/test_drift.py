@@ -186,7 +186,9 @@ def test_drift_events_and_findings_after_a_changed_sync(small_world, tmp_path):
     assert by_check["DRIFT-003"].evidence["after"]["taints"] == ["dedicated=ml:NoSchedule"]
     assert "v24.9.3" in json.dumps(by_check["DRIFT-002"].evidence["after"])
     # Node and config drift affect the tenants on the node (one finding per change);
-    # component drift is cluster-wide.
+    # component drift those on the nodes its operands run on: this snapshot holds no operand
+    # DaemonSet, so no node is known and no tenant named (tests/inventory/
+    # test_drift_component_nodes.py has them).
     (node_drift,) = drift.filter(check_id="DRIFT-003")
     assert set(node_drift.tenants.values_list("slug", flat=True)) == {"alpha", "beta"}
     assert not drift.get(check_id="DRIFT-002").tenants.exists()

@@ -11,32 +11,31 @@ from collections.abc import Iterator, Sequence
 
 from posture.inputs import DriftEventInfo, PostureInputs
 from posture.rules.common import tenants_on_node
+from posture.rules.drift.component_nodes import component_nodes
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft, node_named, subject_draft
 
 MAPPINGS = ("SP800-53:CM-3",)
 
 
-def _drafts(
-    inputs: PostureInputs, check_id: str, affects_tenants: bool, gpu_wide: bool = False
-) -> Iterator[FindingDraft]:
+def _drafts(inputs: PostureInputs, check_id: str, gpu_wide: bool = False) -> Iterator[FindingDraft]:
     """One finding per drift event, on the object that changed, for every tenant on the
-    nodes it reaches (DRIFT-002: the operator's own objects, no tenant; `gpu_wide`: a change
-    that reaches every GPU node, so every tenant on one)."""
+    nodes it reaches (DRIFT-002: the GPU nodes the component runs on or manages,
+    component_nodes; `gpu_wide`: a change that reaches every GPU node, so every tenant on
+    one)."""
     gpu_nodes = [n.name for n in inputs.snapshot.nodes if n.is_gpu_node]
     for event in inputs.drift_events:
         change = event.change
         if change.check_id != check_id:
             continue
-        nodes = gpu_nodes if gpu_wide else change.nodes
-        tenants = (
-            sorted({t.slug for node in nodes for t in tenants_on_node(inputs, node)})
-            if affects_tenants
-            else []
-        )
+        basis = ""
+        nodes: Sequence[str] = gpu_nodes if gpu_wide else change.nodes
+        if check_id == "DRIFT-002":
+            nodes, basis = component_nodes(inputs, change)
+        tenants = sorted({t.slug for node in nodes for t in tenants_on_node(inputs, node)})
         facts = {
             "tenants": tenants,
-            "evidence": _evidence(event, tenants, nodes),
+            "evidence": _evidence(event, tenants, nodes, basis),
             "key": f"drift-event-{event.id}",
             "title": change.summary,
         }
@@ -53,9 +52,11 @@ def _drafts(
             )
 
 
-def _evidence(event: DriftEventInfo, tenants: list[str], nodes: Sequence[str]) -> dict[str, object]:
+def _evidence(
+    event: DriftEventInfo, tenants: list[str], nodes: Sequence[str], basis: str
+) -> dict[str, object]:
     change = event.change
-    return {
+    evidence: dict[str, object] = {
         "detected_at": event.detected_at,
         "sync_run": event.sync_run,
         "change": change.summary,
@@ -64,6 +65,9 @@ def _evidence(event: DriftEventInfo, tenants: list[str], nodes: Sequence[str]) -
         "nodes_affected": list(nodes),
         "tenants_on_those_nodes": tenants,
     }
+    if basis:  # how the nodes are known, where the change does not name them itself
+        evidence["nodes_basis"] = basis
+    return evidence
 
 
 @check(
@@ -86,7 +90,7 @@ def _evidence(event: DriftEventInfo, tenants: list[str], nodes: Sequence[str]) -
     mappings=MAPPINGS,
 )
 def drift_sharing(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    yield from _drafts(inputs, "DRIFT-001", affects_tenants=True)
+    yield from _drafts(inputs, "DRIFT-001")
 
 
 @check(
@@ -107,7 +111,7 @@ def drift_sharing(inputs: PostureInputs) -> Iterator[FindingDraft]:
     mappings=MAPPINGS,
 )
 def drift_components(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    yield from _drafts(inputs, "DRIFT-002", affects_tenants=False)
+    yield from _drafts(inputs, "DRIFT-002")
 
 
 @check(
@@ -127,7 +131,7 @@ def drift_components(inputs: PostureInputs) -> Iterator[FindingDraft]:
     mappings=MAPPINGS,
 )
 def drift_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    yield from _drafts(inputs, "DRIFT-003", affects_tenants=True)
+    yield from _drafts(inputs, "DRIFT-003")
 
 
 @check(
@@ -153,4 +157,4 @@ def drift_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
     mappings=MAPPINGS,
 )
 def drift_gpu_rbac(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    yield from _drafts(inputs, "DRIFT-006", affects_tenants=True, gpu_wide=True)
+    yield from _drafts(inputs, "DRIFT-006", gpu_wide=True)
