@@ -11,8 +11,10 @@ subject, its labels, the tenants affected and the exposure are set alike everywh
   on a node (`bulletin_draft`) is one per check and node;
 - a pair of parties on a node pool: co-tenancy, built in posture/rules/pairs.py on
   `subject_draft` below;
-- a namespace, a ConfigMap, an RBAC binding, a service account, a provider, a tenant's use
-  of a sharing mode: one finding per subject with every tenant it affects.
+- a namespace, a ConfigMap, an RBAC binding, a service account, a provider: one finding per
+  subject with every tenant it affects;
+- a tenant's use of a sharing mode in a node pool (`mode_use_draft`): the tenant is in the
+  subject ("alpha/time_slicing"), each tenant's use being approved on its own.
 """
 
 from __future__ import annotations
@@ -246,6 +248,11 @@ def provider_draft(
     )
 
 
+def mode_use_name(tenant: str, mode: str) -> str:
+    """The subject name of a tenant's use of a sharing mode: "alpha/time_slicing"."""
+    return f"{tenant}/{mode}"
+
+
 def mode_use_draft(
     check_id: str,
     tenant: str,
@@ -257,13 +264,17 @@ def mode_use_draft(
     severity: str = "",
     exposure: int = 1,
 ) -> FindingDraft:
-    """A tenant's use of a sharing mode in a node pool (what its sharing request covers): the
-    tenant is the key, since each tenant's use is approved on its own."""
+    """A tenant's use of a sharing mode in a node pool (what its sharing request covers). Each
+    tenant's use is approved on its own, so the tenant is in the subject, not only the key:
+    `tenant/mode` in the pool ("alpha/time_slicing" in "shared-ts"), the approval to ask for
+    or the configuration to restore, which a reader or a tool keyed on the subject tells
+    apart from another tenant's use of the same mode there (DESIGN §5). The key stays the
+    tenant: migration posture.0016 moved stored findings to this subject."""
     return subject_draft(
         check_id,
         kind="SharingMode",
         namespace=pool,
-        name=mode,
+        name=mode_use_name(tenant, mode),
         tenants=(tenant,),
         evidence=evidence,
         key=tenant,

@@ -34,7 +34,9 @@ def test_share004_fires_with_no_request_and_shows_the_absence():
     [finding] = run("SHARE-004", sliced_world())
     assert finding.tenants == ("tr1",)
     assert finding.key == "tr1"  # each tenant's use is approved on its own
-    assert (finding.subject_kind, finding.subject_name) == ("SharingMode", "time_slicing")
+    # The tenant's use is the subject: another tenant's use of the mode here is another one.
+    subject = (finding.subject_kind, finding.subject_namespace, finding.subject_name)
+    assert subject == ("SharingMode", "batch", "tr1/time_slicing")
     assert finding.evidence["active_approval"] is None
     assert finding.evidence["requests_for_this_mode"] == []
     assert finding.evidence["nodes"] == ["gpu-1"]
