@@ -1,7 +1,7 @@
 """A tenant's use of a sharing mode (SHARE-004, DRIFT-004) has the tenant in its subject, so two
 tenants' uses of one mode in one pool are two subjects a tool reading the API tells apart
 (DESIGN §5). Findings stored under the old subject (the mode alone, the tenant only in the
-key) are moved in place by migration posture.0016: the next score finds them, same id,
+key) are moved in place by migration posture.0017: the next score finds them, same id,
 first_seen and acceptance, and opens no duplicate."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from posture.services import finding_accept, posture_evaluate
 from tests.conftest import api_client
 
 pytestmark = pytest.mark.django_db
-MIGRATION = importlib.import_module("posture.migrations.0016_mode_use_subject_names_tenant")
+MIGRATION = importlib.import_module("posture.migrations.0017_mode_use_subject_names_tenant")
 
 
 def _subjects(client) -> list[tuple[str, str, str, list[str]]]:

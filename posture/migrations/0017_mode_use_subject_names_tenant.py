@@ -56,6 +56,6 @@ def backward(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("posture", "0015_earlier_acceptance")]
+    dependencies = [("posture", "0016_drop_scores_before_any_read")]
 
     operations = [migrations.RunPython(forward, backward)]
