@@ -23,6 +23,7 @@ from inventory.drift import ClusterState, DriftChange, detect_drift, gpu_config_
 from inventory.holdings import exclusive_holders
 from inventory.holdings_record import holdings_record, owner_slugs
 from inventory.hostfacts import merge_host_facts
+from inventory.kinds_read import kinds_unread
 from inventory.mig_state import carry_mig_state
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, NodeHostFacts, Pod, SyncRun
 from inventory.sync_rows import BATCH, Changes, chunks, nodes_write, objects_write, pod_rows_write
@@ -78,8 +79,10 @@ def snapshot_apply(*, run: SyncRun, snapshot: snap.ClusterSnapshot) -> SyncRun:
     run.progress = dict(snapshot.counts)
     run.changes = {**changes, "drift_events": len(drift)}
     run.warnings = list(snapshot.warnings)
+    run.kinds_unread = kinds_unread(snapshot.counts, snapshot.unlisted)
     run.finished_at = timezone.now()
-    run.save(update_fields=["status", "counts", "progress", "changes", "warnings", "finished_at"])
+    fields = ["status", "counts", "progress", "changes", "warnings", "kinds_unread", "finished_at"]
+    run.save(update_fields=fields)
     return run
 
 

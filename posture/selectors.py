@@ -12,9 +12,11 @@ from django.utils import timezone
 
 from gpuposture.base.enums import FindingStatus, Severity
 from inventory.models import Bulletin, Cluster, Node, SyncRun
+from inventory.selectors import cluster_kinds_unread
 from posture import scoring
 from posture.action_store import with_own_risk
 from posture.checklist import ChecklistFacts
+from posture.judged import unjudged_note
 from posture.models import SEVERITY_ORDER, Action, Finding, FindingTenant, TenantScore
 from posture.rules import CHECKS
 from telemetry.models import GpuReading, ResetAttestation
@@ -219,6 +221,14 @@ def _kinds_read(cluster: Cluster) -> frozenset[str] | None:
         .first()
     )
     return None if counts is None else frozenset(k for k, n in counts.items() if n)
+
+
+def finding_not_rejudged(finding: Finding) -> str:
+    """Why a live finding was kept as it was by the last sync, which could not judge its
+    check ("not re-judged in the last sync: it read no ..."); "" when it was judged."""
+    if finding.status not in (Finding.Status.OPEN, Finding.Status.ACCEPTED):
+        return ""
+    return unjudged_note(finding.check_id, cluster_kinds_unread(finding.cluster))
 
 
 def _bulletin_facts() -> dict[str, object]:

@@ -77,6 +77,7 @@ class KubeSource:
         # DRA kind -> the version it was read at, or "not served" / "forbidden"
         self.api_versions: dict[str, str] = {}
         self.warnings: list[str] = []  # for the run: what could not be seen, and why
+        self.unlisted: list[str] = []  # kinds whose list was refused (inventory.kinds_read)
         # How each admission kind's list went (K8S-009 says "unknown" for a failed one).
         self.admission_reads: list[AdmissionRead] = []
         self._plurals: dict[str, str] = {}  # Gatekeeper listing label -> its plural
@@ -91,7 +92,7 @@ class KubeSource:
     def read(self, progress: Progress) -> list[dict[str, Any]]:
         api_client = self._api_client()
         self.resource_versions, self.api_versions, self.warnings = {}, {}, []
-        self.admission_reads = []
+        self.admission_reads, self.unlisted = [], []
         try:
             objects: list[dict[str, Any]] = []
             calls = self._list_calls(api_client) + self._constraint_calls(api_client)
@@ -201,6 +202,7 @@ class KubeSource:
             items = self._list_all(label, list_call, progress)
         except SourceError as exc:
             self.admission_reads.append(read_outcome(resource, str(exc)))
+            self.unlisted.append(label)
             if not label.startswith(GATEKEEPER_PREFIX):
                 self.resource_versions[label] = NOT_LISTED
             progress(label, 0)
@@ -331,6 +333,7 @@ class KubeSource:
                 self.resource_versions[kind] = NOT_LISTED
             if refused:
                 self.warnings.append(_refused(kind, exc))
+                self.unlisted.append(kind)
             progress(kind, 0)
             return []
 
