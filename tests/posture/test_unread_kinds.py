@@ -193,10 +193,12 @@ def test_a_later_full_sync_judges_again_and_resolves_what_was_fixed(rbac_world, 
 def test_a_sync_without_configmaps_keeps_share005(rbac_world, tmp_path):
     before = only("SHARE-005")
     assert before.status == "open"
+    risk = beta_risk()
     cluster_sync_from_snapshot(
         cluster=rbac_world, paths=[snapshot(tmp_path, "no-cm.json", configmaps=False)]
     )
     posture_evaluate()
     after = only("SHARE-005")
     assert after.status == "open" and after.last_seen == before.last_seen
+    assert beta_risk() == risk  # nor a DRIFT-001 about ConfigMaps that were not read
     assert "ConfigMap" in SyncRun.objects.order_by("-id")[0].kinds_unread
