@@ -31,6 +31,12 @@ ABSENCE_READ = {
         "POD-010 sees no cloud identity federated through ServiceAccount annotations (GKE "
         "Workload Identity; IRSA or Azure Workload Identity where pods carry no env)",
     ),
+    # Every cluster has namespaces (default, kube-system): none means none was asked for.
+    "Namespace": (
+        "namespaces",
+        "tenants that claim namespaces by label, platform labels and Pod Security labels are "
+        "unknown (TEN-001 and K8S-009 say so)",
+    ),
 }
 
 

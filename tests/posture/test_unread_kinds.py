@@ -202,3 +202,31 @@ def test_a_sync_without_configmaps_keeps_share005(rbac_world, tmp_path):
     assert after.status == "open" and after.last_seen == before.last_seen
     assert beta_risk() == risk  # nor a DRIFT-001 about ConfigMaps that were not read
     assert "ConfigMap" in SyncRun.objects.order_by("-id")[0].kinds_unread
+
+
+@pytest.mark.django_db
+def test_namespaces_not_read_leave_owner_and_pod_security_unknown(personas, tmp_path):
+    """A snapshot of nodes and pods only: beta claims beta-prod by its label, which was not
+    read; TEN-001 and K8S-009 say what they could not see rather than "no tenant owns it" and
+    "no PSA enforce"."""
+    tenants_apply(specs=parse_tenants_document(load_json("small-tenants.json")))
+    cluster = cluster_get_or_create(name="lab")
+    items = [o for o in load_json("small-cluster.json")["items"] if o["kind"] in ("Node", "Pod")]
+    path = tmp_path / "nodes-pods.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    run = cluster_sync_from_snapshot(cluster=cluster, paths=[str(path)])
+    assert any("no Namespace, so tenants that claim namespaces by label" in w for w in run.warnings)
+    posture_evaluate()
+    ten = Finding.objects.get(check_id="TEN-001", subject_name="beta-prod")
+    assert "no tenant owns it" not in ten.title
+    assert "its labels were not read, so its owner is unknown" in ten.title
+    assert ten.evidence["namespace_labels"] == "unknown"
+    assert ten.evidence["owner"].startswith("unknown: the namespace's labels were not read")
+    assert Finding.objects.filter(check_id="K8S-009").exists()
+    for k8s009 in Finding.objects.filter(check_id="K8S-009"):
+        assert "no PSA enforce" not in k8s009.title
+        assert "admission enforcement unknown" in k8s009.title
+        assert "its Namespace object (Pod Security labels) was not read" in k8s009.title
+        assert k8s009.evidence["verdict"] == "unknown"
+        assert k8s009.evidence["pod_security_labels"] == "unknown"
+
