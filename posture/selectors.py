@@ -191,6 +191,7 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
         .annotate(n=Count("id", distinct=True))
     )
     gpu_nodes = Node.objects.visible_to(user).filter(cluster=cluster, is_gpu_node=True)
+    kinds_read, kinds_unread = _kinds_read(cluster)
     return ChecklistFacts(
         synced=cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED).exists(),
         gpu_nodes=gpu_nodes.count(),
@@ -207,20 +208,25 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
         reset_attestations=ResetAttestation.objects.visible_to(user)
         .filter(cluster=cluster)
         .count(),
-        kinds_read=_kinds_read(cluster),
+        kinds_read=kinds_read,
+        kinds_unread=kinds_unread,
         **_bulletin_facts(),
     )
 
 
-def _kinds_read(cluster: Cluster) -> frozenset[str] | None:
-    """The kinds the last successful full sync read objects of (a watch reads only changes)."""
-    counts = (
+def _kinds_read(cluster: Cluster) -> tuple[frozenset[str] | None, frozenset[str]]:
+    """The kinds the last successful full sync read objects of (a watch reads only changes),
+    None when there is none; and those it certainly did not read (one query)."""
+    row = (
         cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED, mode=SyncRun.Mode.FULL)
         .order_by("-started_at")
-        .values_list("counts", flat=True)
+        .values_list("counts", "kinds_unread")
         .first()
     )
-    return None if counts is None else frozenset(k for k, n in counts.items() if n)
+    if row is None:
+        return None, frozenset()
+    counts, unread = row
+    return frozenset(k for k, n in counts.items() if n), frozenset(unread or ())
 
 
 def finding_not_rejudged(finding: Finding) -> str:

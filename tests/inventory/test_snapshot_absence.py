@@ -117,3 +117,27 @@ def test_the_gpu_operator_without_its_clusterpolicy_says_k8s004_cannot_see_it(tm
     assert _read_items(tmp_path, [*_items(FULL), _operator(), policy]) == []
     assert _read_items(tmp_path, _items(FULL)) == []  # no operator: nothing to say
 
+
+def test_pods_naming_dra_claims_with_no_resourceclaim_say_the_claims_were_not_read(tmp_path):
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "trainer", "namespace": "team-a"},
+        "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]},
+    }
+    others = [{"apiVersion": "v1", "kind": k, "metadata": {"name": k.lower()}} for k in FULL[1:]]
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod, *others]}))
+    source = SnapshotFileSource([path])
+    source.read(lambda kind, count: None)
+    (warning,) = source.warnings
+    assert "name DRA resource claims (spec.resourceClaims) but no ResourceClaim" in warning
+    assert "add resourceclaims" in warning
+    assert source.unlisted == ["ResourceClaim"]  # the run records it as not read
+    # With the claims read, nothing to say.
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c"}}
+    path.write_text(
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod, claim, *others]})
+    )
+    source.read(lambda kind, count: None)
+    assert source.warnings == [] and source.unlisted == []

@@ -230,3 +230,16 @@ def test_namespaces_not_read_leave_owner_and_pod_security_unknown(personas, tmp_
         assert k8s009.evidence["verdict"] == "unknown"
         assert k8s009.evidence["pod_security_labels"] == "unknown"
 
+
+@pytest.mark.django_db
+def test_a_snapshot_whose_pods_name_claims_it_holds_none_of_records_them_unread(personas, tmp_path):
+    items = copy.deepcopy(load_json("small-cluster.json")["items"])
+    pod = next(
+        o for o in items if o["kind"] == "Pod" and o["metadata"]["namespace"] == "team-alpha"
+    )
+    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+    path = tmp_path / "claims.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    run = cluster_sync_from_snapshot(cluster=cluster_get_or_create(name="lab"), paths=[str(path)])
+    assert "ResourceClaim" in run.kinds_unread
+    assert any("but no ResourceClaim" in w for w in run.warnings)
