@@ -28,9 +28,10 @@ from inventory.models import (
     Pod,
     SyncRun,
 )
+from inventory.pod_party import pod_parties
 from inventory.presenter import PresentedSerializer, node_basis, scope_in
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
-from inventory.validation import clean_cluster_source
+from inventory.validation import clean_cluster_source, reach_unchanged
 from providers.models import Provider
 
 # Answered with 503 when the task queue is down: a client may try again after this.
@@ -107,6 +108,8 @@ class ClusterSerializer(serializers.ModelSerializer):
                 ("snapshot_paths", []),
             )
         }
+        if reach_unchanged(self.instance, merged):
+            return attrs
         try:
             attrs.update(clean_cluster_source(**merged))
         except DjangoValidationError as exc:
@@ -176,7 +179,9 @@ class NodeSerializer(PresentedSerializer):
     )
     sharing_basis = serializers.SerializerMethodField(
         help_text="Why sharing_strategy is what GFD's labels and the device-plugin config do not "
-        "say (a DRA claim, HAMi); null when they decide it."
+        "say (a DRA claim, HAMi), or which device-plugin config is in force where the node's "
+        "plugin ignores its nvidia.com/device-plugin.config label (or is not in the snapshot to "
+        "show it reads it); null when they decide it."
     )
 
     class Meta:
@@ -241,17 +246,43 @@ class NodeSerializer(PresentedSerializer):
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_sharing_basis(self, node: Node) -> str | None:
         """Why `sharing_strategy` is what GFD's labels and the device-plugin config do not say
-        (a DRA claim sharing a device, HAMi's shares); null where they decide it."""
+        (a DRA claim sharing a device, HAMi's shares), or which device-plugin config is in force
+        where the node's plugin ignores its device-plugin.config label; null where they decide
+        it."""
         return node_basis(node.data, "sharing_basis", scope_in(self.context))
+
+
+class PodListSerializer(serializers.ListSerializer):
+    """Reads the parties of a page's workloads together (inventory.pod_party: one query per
+    cluster of the page with a workload no tenant claims, not one per workload)."""
+
+    def to_representation(self, data):
+        pods = list(data.all() if hasattr(data, "all") else data)
+        self.child.parties = pod_parties(pods)
+        return super().to_representation(pods)
 
 
 class PodSerializer(serializers.ModelSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     node = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
-    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    tenant = serializers.SlugRelatedField(
+        slug_field="slug",
+        read_only=True,
+        allow_null=True,
+        help_text="The tenant claiming the workload's namespace; null both for a platform "
+        "namespace and for one no tenant claims (see party).",
+    )
+    party = serializers.SerializerMethodField(
+        help_text='Who the workload belongs to: its tenant\'s slug, "platform" for a platform '
+        'namespace, or "unclassified" for a namespace neither a tenant nor the platform '
+        "claims (judged under the unclassified class, never as the platform). The same words "
+        "as a node's dra_devices[].party.",
+    )
+    parties: dict[int, str] | None = None
 
     class Meta:
         model = Pod
+        list_serializer_class = PodListSerializer
         fields = [
             "id",
             "cluster",
@@ -259,12 +290,18 @@ class PodSerializer(serializers.ModelSerializer):
             "name",
             "node",
             "tenant",
+            "party",
             "phase",
             "service_account",
             "gpu_resources",
             "first_seen",
             "changed_at",
         ]
+
+    def get_party(self, pod: Pod) -> str:
+        if self.parties is None or pod.pk not in self.parties:
+            return pod_parties([pod])[pod.pk]  # one workload (retrieve)
+        return self.parties[pod.pk]
 
 
 class ClusterViewSet(

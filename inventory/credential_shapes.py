@@ -4,8 +4,10 @@ Judged by the value's shape first (a vendor's token format, a service-account JS
 key, an Azure connection string), then by the name: the variables the cloud and ML-platform SDKs
 read a secret from count with any real value; a generic `*_API_KEY`, `*_TOKEN` or `*_SECRET`
 counts only with a random-looking value. Placeholders ("changeme", "${VAR}", "$(VAR)", "<your
-key>", "xxxx", "...", the vendors' documented EXAMPLE keys) never count. The value never leaves
-this module: a match says which rule fired and, at most, the vendor's public prefix.
+key>", "xxxx", "...") never count. A vendor's documented example key (AWS's `...EXAMPLE` key id
+and `...EXAMPLEKEY` secret) is judged like any value and the match says it is the example: a
+literal secret in a pod's env is the practice POD-008 reports, whatever its value. The value
+never leaves this module: a match says which rule fired and, at most, the vendor's public prefix.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,8 @@ class CredentialMatch:
     rule: str  # "value:<shape>", "name:<NAME>", "name:AZURE_*_KEY", "generic:<suffix>"
     what: str  # what kind of credential, for people
     hint: str | None = None  # the public prefix ("hf_…"), never a secret character
+    # The vendor whose documented example value this is ("AWS"), None for any other value.
+    example: str | None = None
 
 
 # A GCP service-account key file pasted into a variable (GOOGLE_APPLICATION_CREDENTIALS holding
@@ -134,6 +138,13 @@ CREDENTIAL_ENV_NAMES = frozenset(
 AZURE_KEY_NAME = re.compile(r"AZURE_[A-Z0-9_]*KEY")  # AZURE_STORAGE_KEY, AZURE_OPENAI_API_KEY
 GENERIC_SUFFIXES = ("API_KEY", "APIKEY", "TOKEN", "SECRET", "SECRET_KEY", "PRIVATE_KEY")
 WANDB_KEY = re.compile(r"[0-9a-f]{40}")
+# The example keys a vendor's documentation prints (AWS: a 20-character key id ending in
+# EXAMPLE, a 40-character secret ending in EXAMPLEKEY). Copied into manifests they are still
+# literal secrets in a pod spec; only the evidence says what they are.
+DOCUMENTED_EXAMPLES = (
+    ("AWS", re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{9}EXAMPLE")),
+    ("AWS", re.compile(r"[A-Za-z0-9/+]{30}EXAMPLEKEY")),
+)
 # Placeholders: references and template syntax, masks, and the words people leave in samples.
 _REFERENCE = re.compile(r"\$\{|\$\(|\{\{|^\$[A-Za-z_]|^<.*>$|^%[A-Za-z_]+%$")
 _MASK = re.compile(r"(.)\1*$|.*(?:[xX]{5}|\*{3}|\.\.\.|…)")
@@ -223,10 +234,25 @@ def _entropy(text: str) -> float:
     return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
 
 
+def documented_example(value: str) -> str | None:
+    """The vendor whose documentation prints this exact example key, if any."""
+    text = value.strip()
+    return next((vendor for vendor, shape in DOCUMENTED_EXAMPLES if shape.fullmatch(text)), None)
+
+
 def credential_match(name: str, value: str | None) -> CredentialMatch | None:
-    """The rule a literal `name=value` matches, or None (a reference, empty or placeholder)."""
-    if value is None or is_placeholder(value):
+    """The rule a literal `name=value` matches, or None (a reference, empty or placeholder).
+    A vendor's documented example is no placeholder: it matches as any value would, marked."""
+    if value is None:
         return None
+    example = documented_example(value)
+    if example is None and is_placeholder(value):
+        return None
+    match = _rule_match(name, value)
+    return replace(match, example=example) if match and example else match
+
+
+def _rule_match(name: str, value: str) -> CredentialMatch | None:
     if GCP_KEY_TYPE.search(value) and GCP_KEY_FIELD in value:
         return CredentialMatch("value:gcp_service_account_json", "GCP service-account key")
     for shape, what, pattern in VALUE_SHAPES:

@@ -49,6 +49,10 @@ class HeldDevice:
     kind: str  # "gpu", "mig", "vfio", "partition" (AMD's), or "" when not a GPU device
     mode: str  # DESIGN §2 sharing mode
     basis: str  # why that mode
+    # The mode the claim's own allocation and config give, as if no other tenant's adminAccess
+    # reached the device: what its tenant chose to share by (the mode an approval of theirs
+    # covers). `mode` where nothing reaches it; an adminAccess claim's own is its reach.
+    own_mode: str = ""
     product: str = ""
     profile: str = ""  # MIG profile, or an AMD partition's partitionProfile ("cpx_nps4")
     parent: str = ""  # MIG parent GPU UUID
@@ -116,6 +120,9 @@ class DraIndex:
         # Node-local drivers name the pool after the node; the slice says for certain.
         node = (slice_.node_name if slice_ else None) or claim.node_name
         mode, basis = self.mode(claim, result, kind)
+        own_mode = mode
+        if not is_admin(claim, result) and self._reachers(claim, result):
+            own_mode = self._own_mode(claim, result, kind)[0]
         return HeldDevice(
             claim,
             result,
@@ -124,6 +131,7 @@ class DraIndex:
             kind,
             mode,
             basis,
+            own_mode=own_mode,
             product=attributes.get("productName", ""),
             profile=attributes.get("profile", "") or attributes.get("partitionProfile", ""),
             parent=attributes.get("parentUUID", ""),
@@ -154,10 +162,11 @@ class DraIndex:
             return "time_slicing", "DRA adminAccess: reaches the device alongside its holders"
         admins = self.admins.get(key, set()) - {own}
         # A tenant's (or an unowned namespace's) admin reach leaves no isolation, whatever the
-        # holder's own config says: both sides are judged in one mode so they meet.
+        # holder's own config says: both sides are judged in one mode so they meet. The holder
+        # did not choose it (own_mode keeps what it did: SHARE-004 asks the reacher only).
         # Counted, not named: the basis is shown to this claim's tenant, the reacher may be
         # another tenant's (DRA-001 names it to its own tenant).
-        reachers = [ns for ns, _ in admins if ns not in self.platform]
+        reachers = self._reachers(claim, result)
         if reachers:
             return "time_slicing", (
                 f"DRA: reached by {len(reachers)} other claim(s) with adminAccess: no isolation"
@@ -167,6 +176,13 @@ class DraIndex:
         if platform:
             basis += f" (also reached by the platform's adminAccess claim {', '.join(platform)})"
         return mode, basis
+
+    def _reachers(self, claim: DraClaim, result: DraResult) -> list[str]:
+        """Namespaces of the other claims reaching this claim's device by adminAccess, the
+        platform's (monitoring) excepted."""
+        key = (result.driver, result.pool, result.device)
+        admins = self.admins.get(key, set()) - {(claim.namespace, claim.name)}
+        return [ns for ns, _ in admins if ns not in self.platform]
 
     def _own_mode(self, claim: DraClaim, result: DraResult, kind: str) -> tuple[str, str]:
         """The mode of a device this claim holds without adminAccess: its sharing config, else

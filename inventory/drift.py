@@ -15,11 +15,12 @@ from typing import Any
 from inventory import snapshot as snap
 from inventory.drift_change import DriftChange as DriftChange  # re-exported: callers import it here
 from inventory.drift_configs import mig_config_changes, sharing_config_changes
-from inventory.drift_labels import label_taint_diff
+from inventory.drift_labels import label_taint_diff, plugin_label_unread
 from inventory.drift_rbac import RbacState, detect_rbac_drift
 from inventory.pools import node_pool
 
 # Node facts that are the sharing configuration itself (reported as DRIFT-001, not DRIFT-003).
+# device_plugin_config is compared as the config in force (_fact), not the node's label.
 SHARING_FACTS = (
     "sharing_strategy",
     "time_slicing_replicas",
@@ -92,12 +93,9 @@ def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> li
             continue
         if not (node.is_gpu_node or old.is_gpu_node):
             continue
-        facts_before = {
-            k: getattr(old, k) for k in SHARING_FACTS if getattr(old, k) != getattr(node, k)
-        }
+        facts_before, after_facts = _changed_facts(old, node)
         if facts_before:
             title = f"sharing configuration of GPU node {node.name} changed: "
-            after_facts = {k: getattr(node, k) for k in facts_before}
             changes.append(
                 _sharing_change(
                     node, title + ", ".join(sorted(facts_before)), facts_before, after_facts
@@ -122,22 +120,60 @@ def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> li
 
 
 Facts = tuple[Any, ...]  # a node's SHARING_FACTS, in order
+PLUGIN_CONFIG, PLUGIN_LABEL = "device_plugin_config", "device_plugin_config_label"
 
 
-def _sharing_facts(node: snap.Node) -> Facts:
-    return tuple(getattr(node, k) for k in SHARING_FACTS)
+def _fact(node: snap.Node, name: str, by_label: bool = False) -> Any:
+    """One of the node's SHARING_FACTS. device_plugin_config is the config in force as the sync
+    resolved it (`ns/map:key`, None for none): a plugin with no config-manager ignores the
+    node's label, so a stale label flip there changes nothing in force. `by_label`: the label's
+    value, for a node on either side stored before the config in force was recorded."""
+    if name != PLUGIN_CONFIG:
+        return getattr(node, name)
+    if by_label or node.device_plugin_config_used is None:
+        return node.device_plugin_config
+    return node.device_plugin_config_used or None
 
 
-def _pool_sharing(nodes: Iterable[snap.Node]) -> dict[str, set[Facts]]:
-    """Node pool -> the sharing configurations its GPU nodes had."""
-    found: dict[str, set[Facts]] = {}
+def _changed_facts(old: snap.Node, new: snap.Node) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The SHARING_FACTS that differ, before and after. Where config-manager reads the label
+    (or what reads it is not shown) a label change with the same config in force (two keys the
+    ConfigMap lacks) is still a change of what the node is told to share by."""
+    legacy = old.device_plugin_config_used is None or new.device_plugin_config_used is None
+    before = {k: _fact(old, k, legacy) for k in SHARING_FACTS}
+    after = {k: _fact(new, k, legacy) for k in SHARING_FACTS}
+    if not legacy and not plugin_label_unread(old, new):
+        before[PLUGIN_LABEL] = old.device_plugin_config
+        after[PLUGIN_LABEL] = new.device_plugin_config
+    changed = [k for k in before if before[k] != after[k]]
+    if PLUGIN_CONFIG in changed and PLUGIN_LABEL in changed:
+        changed.remove(PLUGIN_LABEL)  # the config in force says it; the label only named it
+    return {k: before[k] for k in changed}, {k: after[k] for k in changed}
+
+
+def _sharing_facts(node: snap.Node, by_label: bool = False) -> Facts:
+    return tuple(_fact(node, k, by_label) for k in SHARING_FACTS)
+
+
+# (node pool, by label) -> the sharing configurations its GPU nodes had; by label True also
+# keys a pool with a node stored before the config in force was recorded (under (pool, None)).
+Pools = dict[tuple[str, bool | None], set[Facts]]
+
+
+def _pool_sharing(nodes: Iterable[snap.Node]) -> Pools:
+    """Node pool -> the sharing configurations its GPU nodes had, by the config in force and
+    by the label (compared so where a node on either side did not record the config in force)."""
+    found: Pools = {}
     for node in nodes:
         if node.is_gpu_node and (pool := node_pool(node.labels)):
-            found.setdefault(pool, set()).add(_sharing_facts(node))
+            found.setdefault((pool, False), set()).add(_sharing_facts(node))
+            found.setdefault((pool, True), set()).add(_sharing_facts(node, True))
+            if node.device_plugin_config_used is None:
+                found[(pool, None)] = set()
     return found
 
 
-def _replacement_change(node: snap.Node, pools: dict[str, set[Facts]]) -> list[DriftChange]:
+def _replacement_change(node: snap.Node, pools: Pools) -> list[DriftChange]:
     """An autoscaler replaces a pool's nodes under new names, so a new node is compared with
     the nodes its pool had: a pool whose template now sets another device-plugin config or MIG
     layout shares its GPUs differently though no node was relabelled. Only a pool whose earlier
@@ -146,11 +182,12 @@ def _replacement_change(node: snap.Node, pools: dict[str, set[Facts]]) -> list[D
     unshared, which is not known to differ (and would be stronger isolation, not weaker), and
     one whose config could not be read ("unknown") is STACK-007's, not a known change."""
     pool = node_pool(node.labels)
-    earlier = pools.get(pool, set()) if node.is_gpu_node and pool else set()
+    by_label = node.device_plugin_config_used is None or (pool, None) in pools
+    earlier = pools.get((pool, by_label), set()) if node.is_gpu_node and pool else set()
     if len(earlier) != 1:
         return []
     [was] = earlier
-    now = _sharing_facts(node)
+    now = _sharing_facts(node, by_label)
     fields = [
         k
         for k, a, b in zip(SHARING_FACTS, was, now, strict=True)
@@ -163,7 +200,7 @@ def _replacement_change(node: snap.Node, pools: dict[str, set[Facts]]) -> list[D
         f"than the pool's earlier nodes: {', '.join(sorted(fields))}"
     )
     before = {"node_pool": pool, **{k: was[SHARING_FACTS.index(k)] for k in fields}}
-    after = {"node_pool": pool, **{k: getattr(node, k) for k in fields}}
+    after = {"node_pool": pool, **{k: now[SHARING_FACTS.index(k)] for k in fields}}
     return [_sharing_change(node, title, before, after)]
 
 

@@ -3,7 +3,9 @@
 Only what steers tenants into or out of a pool counts: labels a person or the platform sets
 and taints that keep pods off. Labels discovery rewrites (GFD, NFD), the GPU Operator's upgrade
 bookkeeping and the taints of a node's life cycle (cordon, pressure, autoscaler removal) change
-on every node at once through an upgrade and move no tenant; the sharing labels are DRIFT-001.
+on every node at once through an upgrade and move no tenant; the sharing labels are DRIFT-001,
+except `nvidia.com/device-plugin.config` where the node's device plugin does not read it (it runs
+without config-manager): a change of it there shares no GPU differently, so it is a label change.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ LIFECYCLE_TAINT_PREFIXES = (
     "karpenter.sh/unregistered",
     "cloud.google.com/impending-node-termination",
 )
+PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+UNREAD_NOTE = (
+    "the node's device plugin runs without config-manager and does not read "
+    f"{PLUGIN_CONFIG_LABEL}: the change shares no GPU differently"
+)
 SHARING_LABELS = (
     "nvidia.com/gpu.sharing-strategy",
     "nvidia.com/gpu.replicas",
@@ -62,12 +69,19 @@ SHARING_LABELS = (
 )
 
 
-def _stable_labels(node: snap.Node) -> dict[str, str]:
+def plugin_label_unread(old: snap.Node, new: snap.Node) -> bool:
+    """Whether the node's device plugin ignored its device-plugin.config label at either sync
+    (seen running without config-manager): a change of that label is then no sharing change
+    (what the plugin reads in its place is compared as the config in force, DRIFT-001)."""
+    return old.device_plugin_label_read is False or new.device_plugin_label_read is False
+
+
+def _stable_labels(node: snap.Node, unread: bool = False) -> dict[str, str]:
     return {
         k: "true" if k.startswith("nvidia.com/gpu.deploy.") and v.startswith(PAUSED_PREFIX) else v
         for k, v in node.labels.items()
         if not k.endswith(VOLATILE_LABEL_SUFFIXES)
-        and k not in SHARING_LABELS
+        and (k not in SHARING_LABELS or (unread and k == PLUGIN_CONFIG_LABEL))
         and not k.startswith(DISCOVERED_LABEL_PREFIXES)
     }
 
@@ -81,7 +95,8 @@ def _stable_taints(node: snap.Node) -> list[str]:
 
 
 def label_taint_diff(old: snap.Node, new: snap.Node) -> dict[str, dict[str, Any]] | None:
-    before_labels, after_labels = _stable_labels(old), _stable_labels(new)
+    unread = plugin_label_unread(old, new)
+    before_labels, after_labels = _stable_labels(old, unread), _stable_labels(new, unread)
     keys = {
         k
         for k in before_labels.keys() | after_labels.keys()
@@ -95,6 +110,8 @@ def label_taint_diff(old: snap.Node, new: snap.Node) -> dict[str, dict[str, Any]
     if keys:
         before["labels"] = {k: before_labels.get(k) for k in sorted(keys)}
         after["labels"] = {k: after_labels.get(k) for k in sorted(keys)}
+        if PLUGIN_CONFIG_LABEL in keys:
+            after["note"] = UNREAD_NOTE
     if old_taints != new_taints:
         before["taints"], after["taints"] = old_taints, new_taints
     return {"before": before, "after": after}

@@ -91,6 +91,7 @@ def literal_env(name: str, value: str) -> EnvVar:
         credential_rule=match.rule if match else None,
         credential_kind=match.what if match else None,
         credential_hint=match.hint if match else None,
+        credential_example=match.example if match else None,
     )
 
 
@@ -110,4 +111,5 @@ def _as_dict(env: EnvVar) -> dict:
         "credential_rule": env.credential_rule,
         "credential_kind": env.credential_kind,
         "credential_hint": env.credential_hint,
+        "credential_example": env.credential_example,
     }

@@ -9,6 +9,7 @@ from django.forms import NullBooleanSelect
 
 from gpuposture.base.filters import cluster_filter, tenant_filter
 from inventory.models import Bulletin, DriftEvent, Node, PatchSla, Pod, SyncRun
+from inventory.pod_party import pods_of_party
 
 
 class NodeKindSelect(NullBooleanSelect):
@@ -54,10 +55,18 @@ class PodFilter(django_filters.FilterSet):
     cluster = cluster_filter()
     tenant = tenant_filter()
     node = django_filters.CharFilter(field_name="node__name", label="Node name")
+    party = django_filters.CharFilter(
+        method="filter_party",
+        label='Party: a tenant slug, "platform" or "unclassified" (a namespace no tenant and '
+        "not the platform claims)",
+    )
 
     class Meta:
         model = Pod
-        fields = ["cluster", "tenant", "node", "namespace", "phase"]
+        fields = ["cluster", "tenant", "party", "node", "namespace", "phase"]
+
+    def filter_party(self, queryset, name: str, value: str):
+        return pods_of_party(queryset, value.strip()) if value.strip() else queryset
 
 
 class DriftEventFilter(django_filters.FilterSet):

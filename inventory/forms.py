@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 
 from inventory.bulletins.store import MAX_DOCUMENT_BYTES
 from inventory.models import Cluster
-from inventory.validation import clean_cluster_source
+from inventory.validation import clean_cluster_source, reach_unchanged
 
 
 class ClusterForm(forms.ModelForm):
@@ -43,13 +43,17 @@ class ClusterForm(forms.ModelForm):
     def clean(self) -> dict | None:
         data = super().clean()
         paths = [p.strip() for p in data.get("snapshot_paths_text", "").splitlines() if p.strip()]
+        given = {
+            "source": data.get("source", ""),
+            "kubeconfig_path": data.get("kubeconfig_path", ""),
+            "kube_context": data.get("kube_context", ""),
+            "snapshot_paths": paths,
+        }
+        # The instance still holds what is stored here (the form's values go in after clean).
+        if reach_unchanged(self.instance, given):
+            return data
         try:
-            reach = clean_cluster_source(
-                source=data.get("source", ""),
-                kubeconfig_path=data.get("kubeconfig_path", ""),
-                kube_context=data.get("kube_context", ""),
-                snapshot_paths=paths,
-            )
+            reach = clean_cluster_source(**given)
         except ValidationError as exc:
             if hasattr(exc, "error_dict"):
                 for field, errors in exc.error_dict.items():

@@ -19,6 +19,9 @@ class GpuHolders(models.Model):
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
     whole = models.BooleanField(default=True)
+    # namespace -> ISO time it was last seen holding GPUs, where later than last_seen (a set
+    # kept as last seen whole while some of it is still here: inventory.holdings.Held.seen).
+    holders_seen = models.JSONField(default=dict)
 
     objects = models.Manager()
 

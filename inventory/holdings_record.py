@@ -12,7 +12,7 @@ from django.conf import settings
 
 from inventory import snapshot as snap
 from inventory.holding_models import GpuHolders, SyncHandover
-from inventory.holdings import Held, HoldingHandover, exclusive_holders, holders_step, party_of
+from inventory.holdings import Held, HoldingHandover, exclusive_holders, holders_step
 from inventory.models import Cluster, Node, Pod, SyncRun
 from inventory.sync_rows import BATCH, chunks
 from tenants.models import Tenant
@@ -40,9 +40,16 @@ def holdings_record(
     if scope is not None:
         rows = rows.filter(node_name__in=list(scope))
     stored = {
-        name: (pk, Held(holders, gpus, first, last, whole))
-        for pk, name, holders, gpus, first, last, whole in rows.values_list(
-            "pk", "node_name", "holders", "gpu_count", "first_seen", "last_seen", "whole"
+        name: (pk, Held(holders, gpus, first, last, whole, _times(seen)))
+        for pk, name, holders, gpus, first, last, whole, seen in rows.values_list(
+            "pk",
+            "node_name",
+            "holders",
+            "gpu_count",
+            "first_seen",
+            "last_seen",
+            "whole",
+            "holders_seen",
         )
     }
     names = set(stored) | set(found) if scope is None else set(scope)
@@ -55,7 +62,7 @@ def holdings_record(
         after: Held | None = None
         if name in found:
             gpus, holders = found[name]
-            after, more = holders_step(name, before, gpus, holders, now)
+            after, more = holders_step(name, before, gpus, holders, now, owners)
             handovers += more
         if pk is None or before is None:
             if after is not None:
@@ -75,33 +82,34 @@ def holdings_record(
         GpuHolders.objects.filter(pk__in=batch).delete()
     GpuHolders.objects.bulk_create(create, batch_size=BATCH)
     GpuHolders.objects.bulk_update(
-        update, ["gpu_count", "holders", "first_seen", "last_seen", "whole"], batch_size=BATCH
+        update,
+        ["gpu_count", "holders", "first_seen", "last_seen", "whole", "holders_seen"],
+        batch_size=BATCH,
     )
-    named = [(h, party_of(h.previous, owners), party_of(h.next, owners)) for h in handovers]
-    # Two namespaces of one tenant: its own reuse, no handover between tenants.
-    named = [(h, previous, next_) for h, previous, next_ in named if previous != next_]
+    # Each side is its party already (holders_step with owners): two namespaces of one tenant
+    # are one party, its own reuse is no handover, and their GPUs count together.
     SyncHandover.objects.bulk_create(
         [
             SyncHandover(
                 cluster=cluster,
                 sync_run=run,
                 node_name=h.node,
-                previous_holder=previous,
-                next_holder=next_,
+                previous_holder=h.previous,
+                next_holder=h.next,
                 previous_gpus=h.previous_gpus,
                 next_gpus=h.next_gpus,
                 gpu_count=h.gpu_count,
                 previous_end=h.previous_end,
                 next_start=h.next_start,
             )
-            for h, previous, next_ in named
+            for h in handovers
         ],
         batch_size=BATCH,
     )
     # Kept as long as raw telemetry is, so both sources of LEAK-001 look back as far.
     retention = timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
     SyncHandover.objects.filter(cluster=cluster, next_start__lt=now - retention).delete()
-    return len(named)
+    return len(handovers)
 
 
 def _row(cluster: Cluster, name: str, held: Held, pk: int | None = None) -> GpuHolders:
@@ -114,7 +122,12 @@ def _row(cluster: Cluster, name: str, held: Held, pk: int | None = None) -> GpuH
         first_seen=held.first_seen,
         last_seen=held.last_seen,
         whole=held.whole,
+        holders_seen={namespace: time.isoformat() for namespace, time in held.seen.items()},
     )
+
+
+def _times(stored: dict[str, str] | None) -> dict[str, datetime]:
+    return {namespace: datetime.fromisoformat(t) for namespace, t in (stored or {}).items()}
 
 
 def stored_holders(cluster: Cluster, names: Iterable[str]) -> dict[str, tuple[int, dict[str, int]]]:

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from audit.services import CREATE, Actor, audit_change, audit_record
 from gpuposture.base.queue import QueueUnavailable
+from gpuposture.base.rescore import rescore_request
 from inventory import snapshot as snap
 from inventory.audit_state import cluster_state, stored_cluster_state
 from inventory.hostfacts import merge_host_facts
@@ -343,10 +344,15 @@ def cluster_save(*, cluster: Cluster, actor: Actor = None) -> Cluster:
     cluster.full_clean(exclude=["sync_lock_until", "sync_lock_token"])
     before = stored_cluster_state(cluster)
     cluster.save()
+    after = cluster_state(cluster)
     if before is None:
-        audit_record(actor=actor, action=CREATE, obj=cluster, after=cluster_state(cluster))
+        audit_record(actor=actor, action=CREATE, obj=cluster, after=after)
     else:
-        audit_change(actor=actor, obj=cluster, before=before, after=cluster_state(cluster))
+        audit_change(actor=actor, obj=cluster, before=before, after=after)
+    # The provider decides PROV-001/002 and checklist item 10: linking, changing or unlinking
+    # it re-scores the cluster once this transaction commits (DESIGN §5).
+    if (before or {}).get("provider") != after["provider"]:
+        rescore_request(clusters=[cluster.pk], reason="cluster provider")
     cluster_schedule_update(cluster=cluster)
     return cluster
 

@@ -8,6 +8,17 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 
 MAX_PATHS = 20
+REACH_FIELDS = ("source", "kubeconfig_path", "kube_context", "snapshot_paths")
+
+
+def reach_unchanged(stored: object | None, given: dict[str, object]) -> bool:
+    """Whether an edit leaves how the cluster is reached as stored. Such an edit (a provider,
+    a description) is not checked against the reach rules again: a snapshot cluster fed by
+    `manage.py sync_cluster --snapshot` stores no paths (each run gives its own), and a file
+    that has gone since must not block linking the cluster to its provider."""
+    if stored is None or getattr(stored, "pk", None) is None:
+        return False
+    return all(given[field] == getattr(stored, field) for field in REACH_FIELDS)
 
 
 def _inside(path_text: str, root: Path, what: str) -> str:
@@ -39,7 +50,12 @@ def clean_cluster_source(
         raise ValidationError({"kubeconfig_path": "only for the kubeconfig source"})
     if source == "snapshot":
         if not snapshot_paths or len(snapshot_paths) > MAX_PATHS:
-            raise ValidationError({"snapshot_paths": f"give 1 to {MAX_PATHS} paths"})
+            raise ValidationError(
+                {
+                    "snapshot_paths": f"give 1 to {MAX_PATHS} paths of kubectl JSON files "
+                    "for scheduled syncs to re-read"
+                }
+            )
         paths = [
             _inside(p, settings.GPUPOSTURE_SNAPSHOT_DIR, "snapshot_paths") for p in snapshot_paths
         ]

@@ -55,6 +55,27 @@ def env_only_use(finding: ActionFinding) -> tuple[str, str] | None:
     return (kind, ref) if kind and ref else None
 
 
+def cdi_policy(finding: ActionFinding) -> str | None:
+    """The ClusterPolicy whose spec.cdi.enabled decides a STACK-006 node's CDI (false, or unset
+    on an Operator that defaults it off or whose version is unknown): setting it there is the
+    one change for every node it configures. None where the node's own facts decide (no
+    Operator, its toolkit not the Operator's: the `label` STACK-006 then names) or GKE does."""
+    if finding.check_id != "STACK-006" or "label" in finding.evidence:
+        return None
+    if finding.evidence.get("injection"):
+        return None
+    source = str(finding.evidence.get("source") or "")
+    listed = finding.evidence.get("cluster_policies")
+    names = [str(p.get("name")) for p in listed if isinstance(p, dict)] if listed else []
+    for name in names:
+        # Its field (set, or unset and so the Operator's default), not another of its
+        # settings read for the node (a device-list strategy where its toolkit is off).
+        set_or_unset = (f"{name} spec.cdi.enabled", f"{name} leaves spec.cdi.enabled unset")
+        if source.startswith(tuple(f"ClusterPolicy {s}" for s in set_or_unset)):
+            return name
+    return None
+
+
 def one_pool(finding: ActionFinding) -> bool:
     """Every pod of the finding's workload runs on one and the same pool."""
     return len(finding.pools) == 1 and not finding.unpooled

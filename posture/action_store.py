@@ -196,7 +196,9 @@ def actions_refresh(
     return ActionsRefresh(len(built), digest, rebuilt=True)
 
 
-STORED_SHAPE = "actions v3: claim actions for unclaimed namespaces"
+# Changed with the grouping's rules too: a deployment's next score regroups, not only once
+# its findings change.
+STORED_SHAPE = "actions v4: CDI in a ClusterPolicy and the GPU Operator's upgrade, one per cluster"
 ACTION_COLUMNS = (
     "key",
     "cluster_id",

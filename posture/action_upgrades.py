@@ -22,6 +22,7 @@ COMPONENT_NAMES = {
     "dcgm_exporter": "the DCGM exporter",
     "firmware": "the GPU firmware",
 }
+OPERATOR = "gpu_operator"
 
 
 def _moves(finding: ActionFinding) -> tuple[tuple[str, str | None], ...]:
@@ -56,18 +57,59 @@ def _component_order(item: tuple[str, object]) -> tuple[int, str]:
 
 
 def upgrade_title(members: list[ActionFinding], where: str) -> str:
-    """ "Upgrade the X to v and the Y to w on pool p": every move the pool's findings need,
-    each to the highest fixed version any of them names (as the rollout plan targets)."""
-    fixed: dict[str, list[str]] = defaultdict(list)
-    for finding in members:
-        for key, version in _moves(finding):
-            fixed[key].extend([version] if version else [])
+    """ "Upgrade the X to v and the Y to w on pool p": every move of a per-node component the
+    pool's findings need, each to the highest fixed version any of them names (as the rollout
+    plan targets). The GPU Operator is not one (operator_clause says it)."""
+    fixed = _fixed_versions(members)
+    fixed.pop(OPERATOR, None)
     hosts = _vgpu_hosts(members)
     parts = [
         f"{_named(k, hosts)} to {highest_version(v) if v else 'a fixed version'}"
         for k, v in sorted(fixed.items(), key=_component_order)
     ]
     return f"Upgrade {_listed(parts) or 'the GPU stack'} on {where}"
+
+
+def _fixed_versions(members: list[ActionFinding]) -> dict[str, list[str]]:
+    """component key -> the fixed versions the members' moves name (none: no version named)."""
+    fixed: dict[str, list[str]] = defaultdict(list)
+    for finding in members:
+        for key, version in _moves(finding):
+            fixed[key].extend([version] if version else [])
+    return fixed
+
+
+def operator_only(finding: ActionFinding) -> bool:
+    """Every move that closes the finding is the GPU Operator's own upgrade: a change to the
+    cluster's one Operator Deployment, not to the pool's nodes."""
+    moves = _moves(finding)
+    return bool(moves) and all(key == OPERATOR for key, _ in moves)
+
+
+def _operator_target(members: list[ActionFinding]) -> tuple[str, str]:
+    """(version, where it runs) of the GPU Operator move the members name: the highest fixed
+    version, and the Deployment (`upgrade_by.gpu_operator`) the sync saw it in, if recorded."""
+    versions = _fixed_versions(members).get(OPERATOR) or []
+    seen = sorted({str(upgrade_by(f).get(OPERATOR) or "") for f in members} - {""})
+    return (highest_version(versions) if versions else "a fixed version"), ", ".join(seen)
+
+
+def operator_upgrade_title(members: list[ActionFinding]) -> str:
+    """ "Upgrade the GPU Operator to v (Deployment ns/name)": its findings on every node of
+    the cluster close with the one Deployment's upgrade (the gpu-operator Helm release)."""
+    version, seen = _operator_target(members)
+    return f"Upgrade the GPU Operator to {version} ({seen or 'one for the cluster'})"
+
+
+def operator_clause(members: list[ActionFinding]) -> str:
+    """ ", with the GPU Operator itself to v (Deployment ns/name, one for the cluster)" where a
+    pool's findings also need the Operator's upgrade: said apart from the pool, since the
+    Deployment is the cluster's (upgrading it is no change "on pool p")."""
+    if OPERATOR not in _fixed_versions(members):
+        return ""
+    version, seen = _operator_target(members)
+    where = f"{seen}, one for the cluster" if seen else "one for the cluster"
+    return f", with the GPU Operator itself to {version} ({where})"
 
 
 def _vgpu_hosts(members: list[ActionFinding]) -> str:
@@ -106,7 +148,7 @@ def upgrade_action_title(members: list[ActionFinding], where: str) -> str:
             else:
                 waiting.add(key)
     done = {k: highest_version(v) for k, v in moved.items() if k not in waiting}
-    by = by_change(upgrade_by(members[0]))
+    by = by_change(upgrade_by(members[0])) + operator_clause(members)
     if not done:
         return upgrade_title(members, where) + by
     rollout = _listed(

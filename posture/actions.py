@@ -9,8 +9,12 @@ An action is one change a platform team makes; it closes every finding in it at 
   component, the driver by branch) with the highest fixed version named, and the change; a
   finding with an exposure that has no fixed version is no upgrade's (it stays open after any):
   it is its own action, to mitigate or replace;
+- the GPU Operator's own upgrade (a finding whose only move is the Operator): one Deployment
+  for the cluster, so one action for every node, never "on pool x"; a pool's upgrade that also
+  needs it says so apart from the pool;
 - one setting of one pool's nodes (STACK-004/006/008, ATTR-003), or of the ClusterPolicy that
-  configures them (STACK-008 where the GPU Operator's toolkit runs: its subject);
+  configures them (STACK-008 where the GPU Operator's toolkit runs: its subject; STACK-006
+  where its spec.cdi.enabled decides the node's CDI);
 - one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of a workload whose pods
   all run on it); a POD-009 workload whose pods run on several pools (or on a node in no pool)
   is no one taint's (nor one on nodes in no pool): its one change is to the workload;
@@ -42,6 +46,7 @@ from typing import Any, NamedTuple
 from inventory.patching.rollout import component_key
 from posture.action_shapes import (
     caps_only_through_volumes,
+    cdi_policy,
     env_access_workload,
     env_only_use,
     inside_other_pool,
@@ -50,6 +55,8 @@ from posture.action_shapes import (
 )
 from posture.action_upgrades import (
     component_name,
+    operator_only,
+    operator_upgrade_title,
     unfixed_exposures,
     unknown_versions_title,
     upgrade_action_title,
@@ -175,6 +182,10 @@ def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, 
             f"no fixed version for {', '.join(advisories)}"
         )
         return (cluster, "finding", str(finding.id)), title
+    if check in UPGRADE_CHECKS and finding.subject_kind == "Node" and operator_only(finding):
+        # The GPU Operator is one Deployment for the cluster: its one upgrade closes these on
+        # every node, whatever pool they are in.
+        return (cluster, "operator"), ""
     if check in UPGRADE_CHECKS and finding.subject_kind == "Node":
         # One rollout of the pool by one change closes them all (the title, built from every
         # member, says which components move to what). The GPU Operator's change keeps the
@@ -182,6 +193,11 @@ def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, 
         change = upgrade_by(finding).get("change")
         extra = [str(change)] if change and change != "gpu_operator" else []
         return (cluster, "upgrade", where, *extra), ""
+    if (policy := cdi_policy(finding)) is not None:
+        # The ClusterPolicy's spec.cdi.enabled decides CDI on every node it configures: one
+        # field set there closes the finding on each of them, whatever their pools.
+        where = f"ClusterPolicy {policy}"
+        return (cluster, "node", check, where), f"Enable CDI in {where} (spec.cdi.enabled: true)"
     if check in NODE_FIXES and finding.subject_kind in NODE_SETTING_SUBJECTS:
         # A node check that names the pool or ClusterPolicy its fix is made in (STACK-008)
         # groups as its nodes would: one setting there.
@@ -312,6 +328,8 @@ def _action(
         title += _taint_classes(members)
     elif identity[1] == "upgrade":
         title = upgrade_action_title(members, identity[2])
+    elif identity[1] == "operator":
+        title = operator_upgrade_title(members)
     elif identity[1] == "claim":
         title = claim_title(identity[2], len(members))
     elif identity[1] == "node" and identity[2] == "STACK-004":

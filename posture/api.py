@@ -36,11 +36,13 @@ from posture.selectors import checklist_facts, tenant_posture, with_latest_score
 from posture.serializers import (
     FindingDetailSerializer,
     FindingSerializer,
+    NotScoredReasonField,
     PostureSerializer,
     ScoreField,
 )
 from posture.services import AcceptanceError, finding_accept, finding_reopen
 from tenants.api import TenantSerializer, TenantViewSet
+from tenants.models import Tenant
 
 
 class AcceptSerializer(serializers.Serializer):
@@ -167,9 +169,23 @@ class TenantWithScoreSerializer(TenantSerializer):
     risk = serializers.FloatField(source="latest_risk", read_only=True, allow_null=True)
     score = ScoreField(source="latest_score", read_only=True, allow_null=True)
     grade = serializers.CharField(source="latest_grade", read_only=True, allow_null=True)
+    scored = serializers.SerializerMethodField(
+        help_text="False until a score run has scored the tenant."
+    )
+    not_scored_reason = NotScoredReasonField(risk_attr="latest_risk")
 
     class Meta(TenantSerializer.Meta):
-        fields = [*TenantSerializer.Meta.fields, "risk", "score", "grade"]
+        fields = [
+            *TenantSerializer.Meta.fields,
+            "risk",
+            "score",
+            "grade",
+            "scored",
+            "not_scored_reason",
+        ]
+
+    def get_scored(self, tenant: Tenant) -> bool:
+        return tenant.latest_risk is not None
 
 
 class TenantPostureViewSet(TenantViewSet):

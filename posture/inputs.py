@@ -43,6 +43,16 @@ class TrustClassInfo:
     # class in the admin require a digest (tenants.policy.DEFAULT_TRUST_CLASSES, the model).
     require_image_digest: bool = False
     rank: int = 0  # higher demands more isolation (sensitive highest); "a lower class"
+    # The class's demands for sensitive data (DESIGN §3): a reset attestation between
+    # exclusive tenants, approvals that expire after this many days.
+    requires_reset_attestation: bool = False
+    approval_expiry_days: int | None = None
+
+    @property
+    def guards_sensitive_data(self) -> bool:
+        """The class demands what DESIGN §3 asks for sensitive data (a reset attestation, or
+        approvals that expire): told from its data, whatever its slug."""
+        return self.requires_reset_attestation or self.approval_expiry_days is not None
 
 
 @dataclass(frozen=True)
@@ -346,4 +356,6 @@ def trust_class_from_data(data: dict[str, Any]) -> TrustClassInfo:
         approved_registries=tuple(data["approved_registries"]),
         require_image_digest=data["require_image_digest"],
         rank=data["rank"],
+        requires_reset_attestation=data["requires_reset_attestation"],
+        approval_expiry_days=data["approval_expiry_days"],
     )

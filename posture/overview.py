@@ -14,7 +14,13 @@ from posture import charts, scoring
 from posture.action_store import own_risk_removed, own_shares
 from posture.ranking import RankedRow, ranked, tenant_rows
 from posture.read_cache import shared_read
-from posture.selectors import risk_series, tenants_overview, top_actions, with_tenant_slugs
+from posture.selectors import (
+    not_scored_words,
+    risk_series,
+    tenants_overview,
+    top_actions,
+    with_tenant_slugs,
+)
 
 TREND_TENANTS = 8  # lines on the trend: the most risk; every tenant's own is on its page
 
@@ -43,9 +49,12 @@ def overview_context(user) -> dict[str, Any]:
     for action in actions:  # a tenant viewer's: the risk their own tenants lose (as the API)
         action.risk_removed = own_risk_removed(action)
         action.share_of_risk, action.share_of_critical = own_shares(action)
-    bars = [{"tenant": r.key, **r.open_counts} for r in rows if r.tenant_slug]
+    # Unscored tenants' zeros are not "no findings": nothing was judged (their rows say so).
+    scored = [r for r in rows if r.tenant_slug and r.risk is not None]
+    bars = [{"tenant": r.key, **r.open_counts} for r in scored]
     return {
         "rows": rows,
+        "not_scored_why": not_scored_words(rows),
         "k": scoring.K,
         "chart": charts.findings_by_severity(bars) if bars else None,
         "trend": charts.risk_over_time(series, order=top) if series else None,

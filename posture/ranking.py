@@ -55,8 +55,9 @@ def trend_of(risk: float | None, previous: float | None) -> str:
 
 
 def ranked(rows: Iterable[RankedRow]) -> list[RankedRow]:
-    """Most risk first; rows not scored yet lead (their risk is unknown); equal risk by key."""
-    return sorted(rows, key=lambda r: (r.risk is not None, -(r.risk or 0.0), r.key))
+    """Most risk first; rows not scored yet after the scored ones (their risk is unknown, and
+    they say so); equal risk by key."""
+    return sorted(rows, key=lambda r: (r.risk is None, -(r.risk or 0.0), r.key))
 
 
 def tenant_rows(tenants: Iterable) -> list[RankedRow]:

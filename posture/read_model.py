@@ -70,6 +70,8 @@ def trust_class_info(trust_class: TrustClass) -> TrustClassInfo:
         approved_registries=tuple(trust_class.approved_registries),
         require_image_digest=trust_class.require_image_digest,
         rank=trust_class.rank,
+        requires_reset_attestation=trust_class.requires_reset_attestation,
+        approval_expiry_days=trust_class.approval_expiry_days,
     )
 
 

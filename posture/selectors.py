@@ -51,6 +51,31 @@ def with_latest_score(tenants: QuerySet[Tenant]) -> QuerySet[Tenant]:
     )
 
 
+# Why a tenant has no score (risk, score and grade are then null, never 0 / 100 / A): the
+# code the API gives as `not_scored_reason`, and the words the pages show.
+NOT_SCORED_REASONS = {
+    "no_successful_sync": "no cluster has been synced successfully yet, so nothing was read "
+    "to score",
+    "not_scored_yet": "no score run has scored this tenant yet",
+}
+
+
+def not_scored_reason() -> str:
+    """Why an unscored tenant has no score (one query). A score run stores no scores until a
+    cluster has been read (posture.services.posture_evaluate); after that, a tenant without
+    one was declared since the last run."""
+    read = SyncRun.objects.filter(status=SyncRun.Status.SUCCEEDED).exists()
+    return "not_scored_yet" if read else "no_successful_sync"
+
+
+def not_scored_words(rows: Iterable) -> str:
+    """The pages' note on rows not scored (their `risk` None): why, in words; "" when every
+    row is scored (then no query)."""
+    if all(r.risk is not None for r in rows):
+        return ""
+    return NOT_SCORED_REASONS[not_scored_reason()]
+
+
 TREND_DAYS = 30
 FIX_FIRST = 10
 
@@ -117,8 +142,9 @@ def tenants_ranked(user) -> QuerySet[Tenant]:
         # Unclassified is a row only while unclaimed namespaces hold something to judge.
         .exclude(is_system=True, latest_risk__isnull=True)
         .exclude(is_system=True, latest_risk=0)
-        # Most risk first: different findings never tie; unscored tenants lead (unknown).
-        .order_by(F("latest_risk").desc(nulls_first=True), "slug")
+        # Most risk first: different findings never tie; unscored tenants after the scored
+        # ones (their risk is unknown, not low: their rows say "not scored" and why).
+        .order_by(F("latest_risk").desc(nulls_last=True), "slug")
     )
 
 
@@ -160,9 +186,11 @@ def tenant_posture(tenant: Tenant, *, with_findings: bool = True) -> dict:
         "grade": score.grade if score else None,
         "cap": score.cap if score else "",
         "computed_at": score.computed_at if score else None,
+        "scored": score is not None,
         "contributions": score.contributions if score else [],
         "k": scoring.K,
         "findings": findings,
+        "not_scored_reason": None if score else not_scored_reason(),
     }
 
 

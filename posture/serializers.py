@@ -17,7 +17,7 @@ from posture.finding_fields import (
     remediation_shown,
 )
 from posture.models import EarlierAcceptance, Finding, TenantScore
-from posture.selectors import finding_not_rejudged
+from posture.selectors import NOT_SCORED_REASONS, finding_not_rejudged, not_scored_reason
 
 
 # A finding's JSON: posture.finding_fields lists its keys, in order. A model field of the same
@@ -113,6 +113,34 @@ class ScoreField(serializers.FloatField):
         return int(number) if number.is_integer() else number
 
 
+NOT_SCORED_HELP = (
+    "Why `risk`, `score` and `grade` are null (null when scored): `no_successful_sync` (no "
+    "cluster has been synced successfully yet, so nothing was read to score) or "
+    "`not_scored_yet` (declared since the last score run)."
+)
+
+
+@extend_schema_field(
+    {"type": "string", "enum": list(NOT_SCORED_REASONS), "nullable": True, "readOnly": True}
+)
+class NotScoredReasonField(serializers.Field):
+    """Why a tenant has no score, from its latest risk (`risk_attr`, None when unscored). The
+    reason is read once per response, and only when a row is unscored (the list's query
+    count does not move for a scored world)."""
+
+    def __init__(self, *, risk_attr: str, **kwargs) -> None:
+        self.risk_attr = risk_attr
+        super().__init__(source="*", read_only=True, help_text=NOT_SCORED_HELP, **kwargs)
+
+    def to_representation(self, value: object) -> str | None:
+        if getattr(value, self.risk_attr, None) is not None:
+            return None
+        context = self.context  # the list's, shared by its rows
+        if "not_scored_reason" not in context:
+            context["not_scored_reason"] = not_scored_reason()
+        return context["not_scored_reason"]
+
+
 class ContributionSerializer(serializers.Serializer):
     finding_id = serializers.IntegerField()
     check = serializers.CharField()
@@ -148,5 +176,9 @@ class PostureSerializer(serializers.Serializer):
     grade = serializers.CharField(allow_null=True)
     cap = serializers.CharField(allow_blank=True)
     computed_at = serializers.DateTimeField(allow_null=True)
+    scored = serializers.BooleanField(help_text="False until a score run has scored the tenant.")
+    not_scored_reason = serializers.ChoiceField(
+        choices=list(NOT_SCORED_REASONS), allow_null=True, help_text=NOT_SCORED_HELP
+    )
     contributions = ContributionSerializer(many=True)
     findings = FindingSerializer(many=True)

@@ -176,7 +176,10 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
     statistics_refresh(totals, tables=FINDING_TABLES)
     unclassified_namespaces_set(unclaimed_namespaces())
     with gc_paused():  # the scores and the actions' groups: many objects, no cycles
-        scores = scores_compute(run=run, now=now)
+        # No cluster ever read: no finding could exist, so a score would be 100/A for knowing
+        # nothing. The tenants stay unscored (null, with why: posture.selectors).
+        read = bool(evaluated) or SyncRun.objects.filter(status=SyncRun.Status.SUCCEEDED).exists()
+        scores = scores_compute(run=run, now=now) if read else []
         actions = _actions_refresh(now=now, run=run)
     if clusters is None:
         # Every cluster was judged: bulletin imports waiting to know what they resolved learn it.

@@ -14,16 +14,17 @@ from django.shortcuts import render
 
 from posture.models import Finding, FindingTenant
 from posture.ranking import SEVERITIES, tenant_rows
-from posture.selectors import tenants_ranked
+from posture.selectors import not_scored_words, tenants_ranked
 from tenants.models import Tenant, TenantNamespace, TrustClass
 
 PAGE_SIZE = 50
 # What a JSON list of namespace names holds besides the names (no namespace has any of these).
 JSON_SYNTAX = frozenset('[]",\\ ')
-# Sort key -> ORDER BY. Unscored tenants come first when sorting by risk (unknown risk is not
-# "no risk"), last by score; equal values fall back to the slug, so pages never reshuffle.
+# Sort key -> ORDER BY. Unscored tenants come after the scored ones, whatever the sort by risk
+# or score (their rows say "not scored" and why); equal values fall back to the slug, so pages
+# never reshuffle.
 SORTS = {
-    "risk": (F("latest_risk").desc(nulls_first=True), "slug"),
+    "risk": (F("latest_risk").desc(nulls_last=True), "slug"),
     "score": (F("latest_score").asc(nulls_last=True), "slug"),
     "findings": (F("open_total").desc(), F("latest_risk").desc(nulls_last=True), "slug"),
     "name": ("name", "slug"),
@@ -95,6 +96,7 @@ def tenant_list(request: HttpRequest) -> HttpResponse:
     page: Page = Paginator(tenants_listed(request.user, query), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
+    rows = tenant_rows(page.object_list)
     params = request.GET.copy()
     params.pop("page", None)
     return render(
@@ -102,7 +104,8 @@ def tenant_list(request: HttpRequest) -> HttpResponse:
         "posture/tenant_list.html",
         {
             "page": page,
-            "rows": tenant_rows(page.object_list),
+            "rows": rows,
+            "not_scored_why": not_scored_words(rows),
             "query": query,
             "querystring": params.urlencode(),
             "sorts": SORT_LABELS,

@@ -19,6 +19,7 @@ from posture.models import Severity, TenantScore
 from posture.overview import overview_body
 from posture.rules import CHECKS
 from posture.selectors import (
+    NOT_SCORED_REASONS,
     checklist_facts,
     sharing_requests_current,
     tenant_posture,
@@ -74,6 +75,7 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "unclaimed": unclaimed,
             "unclaimed_more": unclaimed_more,
             "posture": posture,
+            "not_scored_why": NOT_SCORED_REASONS.get(posture["not_scored_reason"] or "", ""),
             "top_risks": top,
             "other_risks": rest,
             "listing": listing,

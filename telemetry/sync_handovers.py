@@ -19,10 +19,11 @@ from telemetry.models import ResetAttestation
 def unattested_sync_handovers(
     cluster: Cluster, now: datetime | None = None
 ) -> tuple[HoldingHandover, ...]:
-    """Recorded handovers within the telemetry retention with no reset attestation of their
-    node, or of any GPU of it, between the last sync that saw the previous holder and the one
-    that first saw the next: which GPU passed is not known at sync granularity, so a reset of
-    any of them is taken as the one."""
+    """Recorded handovers within the telemetry retention not attested between the last sync that
+    saw the previous holder and the one that first saw the next: by a reset of the node, or of
+    as many of its GPUs as surely passed (HoldingHandover.passed). Which GPUs passed is not
+    known at sync granularity: fewer resets than that leave one surely unreset; as many may be
+    the ones, so the handover is no longer certain and is not reported."""
     now = now or timezone.now()
     since = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
     rows = SyncHandover.objects.filter(cluster=cluster, next_start__gte=since).order_by(
@@ -43,15 +44,22 @@ def unattested_sync_handovers(
     ]
     if not found:
         return ()
-    resets: dict[str, list[datetime]] = defaultdict(list)
-    for node, time in ResetAttestation.objects.filter(
+    # node -> GPU UUID ("" for the node's every GPU) -> sorted reset times
+    resets: dict[str, dict[str, list[datetime]]] = defaultdict(lambda: defaultdict(list))
+    for node, uuid, time in ResetAttestation.objects.filter(
         cluster=cluster,
         node__in={h.node for h in found},
         reset_at__gte=min(h.previous_end for h in found) - MINUTE,
-    ).values_list("node", "reset_at"):
-        resets[node].append(time)
-    for times in resets.values():
-        times.sort()
-    return tuple(
-        h for h in found if not reset_between(resets[h.node], h.previous_end, h.next_start)
-    )
+    ).values_list("node", "gpu_uuid", "reset_at"):
+        resets[node][uuid].append(time)
+    for by_gpu in resets.values():
+        for times in by_gpu.values():
+            times.sort()
+    return tuple(h for h in found if not _attested(resets[h.node], h))
+
+
+def _attested(by_gpu: dict[str, list[datetime]], h: HoldingHandover) -> bool:
+    reset = {
+        uuid for uuid, times in by_gpu.items() if reset_between(times, h.previous_end, h.next_start)
+    }
+    return "" in reset or len(reset) >= h.passed

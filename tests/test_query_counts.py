@@ -45,7 +45,9 @@ PINNED: dict[str, int] = {
     "api:cluster-list": 3,
     "api:bulletinimport-list": 3,
     "api:bulletinrevision-list": 3,
-    "api:pod-list": 3,
+    # Workloads: roles + count + page + the platform namespaces of each cluster of the page
+    # with a workload no tenant claims (one here; inventory.pod_party).
+    "api:pod-list": 4,
     # ... + for a tenant viewer, the names of the tenants they may not see (inventory.presenter
     # hides them in warnings, drift, labels and taints, the other tenant of a reset: 1 query).
     "api:syncrun-list": 4,
@@ -176,6 +178,16 @@ def build_world(size: int, users: list[User]) -> None:
             phase="Running",
             changed_at=now,
             data={"namespace": f"ns{i}", "name": "p", "phase": "Running"},
+        )
+        # A pod no tenant claims: the workloads list names its party ("unclassified" here).
+        Pod.objects.create(
+            cluster=cluster,
+            namespace=f"stray{i}",
+            name="p",
+            node=node,
+            phase="Running",
+            changed_at=now,
+            data={"namespace": f"stray{i}", "name": "p", "phase": "Running"},
         )
         for j, severity in enumerate(("critical", "high", "low")):
             finding = Finding.objects.create(

@@ -268,7 +268,8 @@ def test_a_node_joining_its_pool_with_another_sharing_config_is_drift_in_a_watch
     assert run.mode == "watch"
     event = DriftEvent.objects.get(cluster=cluster, check_id="DRIFT-001")
     assert event.subject_name == "gpu-ts-2"
-    assert event.before["device_plugin_config"] == "ts-4"
+    # The config in force on the pool's earlier nodes, as the sync resolved it.
+    assert event.before["device_plugin_config"] == "gpu-operator/time-slicing-config:ts-4"
 
 
 def test_an_istio_policy_change_reads_every_route_again(tmp_path, small_world):

@@ -83,7 +83,9 @@ class Node:
     firmware_version: str | None = None
     sharing_strategy: str = "none"
     # Why the strategy is what GFD and the device-plugin config do not say: a fractional
-    # scheduler's (inventory.sources.fractional_nodes); "" where they decide it.
+    # scheduler's (inventory.sources.fractional_nodes); which device-plugin config is in force
+    # where the node's device-plugin.config label is not what chose it (the plugin ignores the
+    # label) or the plugin that would read it is not in the snapshot; "" where they decide it.
     sharing_basis: str = ""
     time_slicing_replicas: int | None = None
     mig_strategy: str | None = None
@@ -99,6 +101,11 @@ class Node:
     # where its plugin runs): SharingConfig.ref, "" for none; None when not resolved (synced
     # before this was read).
     device_plugin_config_used: str | None = None
+    # Whether the node's device plugin reads that label: True where a config-manager runs (the
+    # GPU Operator's plugin, the chart with config.map), False where the plugin is seen to run
+    # without one (it reads its one mounted config file, or none: whole GPUs), None where the
+    # snapshot does not show it (and for a node synced before this was read).
+    device_plugin_label_read: bool | None = None
     # How the device plugin hands devices to the runtime on this node (envvar, volume-mounts,
     # cdi-annotations, cdi-cri; comma-joined as set), resolved once at sync from its pod, its
     # config and the ClusterPolicy (inventory.visible_devices.device_list_strategy); None when

@@ -75,6 +75,8 @@ class EnvVar:
     credential_rule: str | None = None
     credential_kind: str | None = None
     credential_hint: str | None = None
+    # The vendor whose documented example key the sealed value is ("AWS"), if it is one.
+    credential_example: str | None = None
 
 
 @dataclass(frozen=True)

@@ -288,10 +288,12 @@ def _policy_names(spec: Mapping[str, Any]) -> dict[str, str]:
 
 def _outside(workloads: Iterable[Workload], platform: Collection[str]) -> list[str]:
     """A device plugin or MIG Manager DaemonSet outside the platform namespaces: what it reads
-    is not taken as GPU configuration, which its operator should hear about."""
+    is not taken as the GPU configuration in force, which its operator should hear about (who
+    may write it is judged all the same, K8S-004)."""
     return [
         f"DaemonSet {w.namespace}/{w.name} runs the NVIDIA device plugin or MIG Manager outside "
-        "the platform namespaces: the ConfigMaps it reads are not taken as GPU configuration "
+        "the platform namespaces: the ConfigMaps it reads are not taken as the GPU "
+        "configuration in force, though who may write them is judged (K8S-004) "
         "(label its namespace gpuposture.io/platform=true or list it in "
         "GPUPOSTURE_PLATFORM_NAMESPACES if it is the platform's)"
         for w in workloads

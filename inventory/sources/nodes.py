@@ -57,14 +57,15 @@ from inventory.sources.node_sharing import (
 )
 from inventory.sources.node_versions import operator_version as operator_version  # re-export
 from inventory.sources.node_versions import stack_versions
-from inventory.sources.plugin_config import file_config, unreadable_for
+from inventory.sources.plugin_config import config_basis, file_config, unreadable_for
 from inventory.sources.plugin_config import matching_config as matching_config  # re-export
-from inventory.sources.plugin_file import plugin_file
+from inventory.sources.plugin_file import MANAGED, PluginReading, plugin_reading
 from inventory.sources.plugin_placement import (
     ABSENT,
     ASSUMED,
     capacity_conflict,
     config_placement,
+    operator_namespace,
     operator_plugin_here,
     operator_toolkit_here,
     placed_problems,
@@ -113,24 +114,36 @@ def node_from(
     templates = plugin_templates(name_of(obj), labels, taints, stack.daemonsets) if stack else []
     # The device plugin's config-manager: the node's label, else its DEFAULT_CONFIG (the
     # standalone chart's config.default), else the ClusterPolicy's default. A plugin seen to
-    # run without config-manager reads its one mounted file and never the label (plugin_file).
+    # run without config-manager reads its one mounted file, or none, and never the label
+    # (plugin_file): it is given no sharing the label names.
     manager = config_manager_env(pods_on_node, templates, "DEFAULT_CONFIG")
     default_from = ("DaemonSet", manager.namespace, manager.daemonset) if manager else None
     named = labels.get(PLUGIN_CONFIG) or (manager.value if manager else plugin_default) or None
     daemonsets = stack.daemonsets if stack else ()
     # The GPU Operator's plugin runs config-manager whenever a ClusterPolicy gives it configs.
     operator = operator_plugin_here(name_of(obj), labels, taints, pods_on_node, daemonsets)
-    file = None if operator else plugin_file(pods_on_node, templates)
-    config, warning = matching_config(named, sharing_configs) if file is None else (None, None)
-    file_problems: tuple[UnreadableConfig, ...] = ()
-    if file is not None:
-        config, file_problems = file_config(file, sharing_configs, unreadable)
     # Any name a sharing config of the cluster advertises (a rename) is a GPU resource.
     advertised = [r.name for c in sharing_configs for r in shared_resources(c, {}, None)]
     # nvidia.com/ resources that are not GPUs (the Network Operator's NICs) make no GPU node.
     capacity = gpu_capacity_of(
         _gpu_capacity(dig(obj, "status").get("capacity")), labels, advertised
     )
+    reading = (
+        MANAGED
+        if operator
+        else _bare_checked(
+            plugin_reading(
+                pods_on_node, templates, operator_namespace(stack.operator if stack else None)
+            ),
+            labels,
+            capacity,
+        )
+    )
+    file, ignored = reading.file, reading.label_read is False
+    config, warning = matching_config(named, sharing_configs) if not ignored else (None, None)
+    file_problems: tuple[UnreadableConfig, ...] = ()
+    if file is not None:
+        config, file_problems = file_config(file, sharing_configs, unreadable)
     gpu_count = physical_gpus(labels, capacity)  # capacity is multiplied by sharing
     is_gpu = bool(gpu_count) or any(v > 0 for v in capacity.values())
     # A CPU node takes no sharing mode from a cluster-wide config, nor does a node whose
@@ -157,7 +170,7 @@ def node_from(
     if placement is not None and placement.state == ABSENT:
         config = None
     problems = unreadable_for(labels, sharing_configs, unreadable, named) if is_gpu else ()
-    if file is not None and is_gpu:  # the file's config, not the label's, is the plugin's
+    if ignored and is_gpu:  # the file's config (or none), not the label's, is the plugin's
         problems = tuple(p for p in problems if p.purpose != "device_plugin") + file_problems
     if stack is not None:
         problems = placed_problems(
@@ -168,7 +181,7 @@ def node_from(
         problems += (conflict,)  # the capacity says it is not in force: sharing unverified
     if vm:
         problems = tuple(p for p in problems if p.purpose != "device_plugin")
-    if is_gpu and not gke and not vm and file is None:
+    if is_gpu and not gke and not vm and not ignored:
         problems += missing_plugin_config(
             labels, sharing_configs, unreadable, named or "", default_from=default_from
         )
@@ -256,7 +269,16 @@ def node_from(
         gpu_operator_version=operator_version if is_gpu else None,
         firmware_version=None,  # the API does not report it; nvidia-smi XML does
         sharing_strategy=strategy,
-        sharing_basis=fractional.basis if fractional else "",
+        sharing_basis="; ".join(
+            b
+            for b in (
+                fractional.basis if fractional else "",
+                config_basis(reading, labels.get(PLUGIN_CONFIG), config, plugin_mig)
+                if is_gpu and not gke and not vm
+                else "",
+            )
+            if b
+        ),
         time_slicing_replicas=(
             fractional.replicas
             if fractional
@@ -275,6 +297,7 @@ def node_from(
         mig_config_state=labels.get(MIG_STATE),
         device_plugin_config=labels.get(PLUGIN_CONFIG),
         device_plugin_config_used=config.ref if config is not None else "",
+        device_plugin_label_read=reading.label_read if is_gpu and not gke and not vm else None,
         device_list_strategy=strategy_fact.value if strategy_fact else None,
         device_list_strategy_source=strategy_fact.source if strategy_fact else "",
         operator_toolkit=(
@@ -302,6 +325,23 @@ def node_from(
         read = [GpuOperatorPolicy(name, spec=dict(spec)) for name, spec in policies]
         node = replace(node, upgrade_by=upgraded_by(node, read, pods_on_node))
     return NodeResult(node, (warning,) if warning else ())
+
+
+def _bare_checked(
+    reading: PluginReading, labels: dict[str, str], capacity: dict[str, int]
+) -> PluginReading:
+    """A plugin seen with no config file and no config-manager shares no GPU; where the node's
+    own GFD labels or capacity show its GPUs time-sliced or shared through MPS, the snapshot
+    does not show all the plugin runs with (a sidecar, a pod spec cut short): what it reads is
+    then not known, and the label semantics stand as where no plugin is seen."""
+    if not reading.bare:
+        return reading
+    # `nvidia.com/gpu.shared`: the name a renaming config advertises its replicas under.
+    shared = sharing_strategy(labels, capacity, None) in ("time_slicing", "mps") or any(
+        k.endswith(".shared") for k in capacity
+    )
+    # No basis is given: the node's own labels and capacity decide its sharing there.
+    return reading if not shared else PluginReading(None)
 
 
 def _noted(resources: tuple[SharedResource, ...], note: str) -> tuple[SharedResource, ...]:

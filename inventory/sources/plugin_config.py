@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from inventory.snapshot import SharingConfig, UnreadableConfig
-from inventory.sources.plugin_file import PluginFile
+from inventory.sources.plugin_file import PluginFile, PluginReading
+from inventory.visible_devices import Fact
 
 NV = "nvidia.com/"
 PLUGIN_CONFIG, MIG_CONFIG = NV + "device-plugin.config", NV + "mig.config"
@@ -112,3 +113,34 @@ def file_config(
         "running one keeps the config it had), so the node's sharing is unknown"
     )
     return None, (UnreadableConfig("ConfigMap", *where, file.key, "device_plugin", error),)
+
+
+def config_basis(
+    reading: PluginReading,
+    label: str | None,
+    config: SharingConfig | None,
+    mig: Fact | None,
+) -> str:
+    """What a GPU node's sharing basis says of its device-plugin config where the node's label
+    is not what chose it: the plugin reads no label (its file is in force, or none: whole
+    GPUs), or the plugin that would read it is not shown, so the config the label names is not
+    known to be in force. "" where a config-manager reads the label, or no label is at stake
+    (a default or fallback config taken with the plugin unseen stays as it was, unremarked)."""
+    if reading.label_read is False and label:
+        ignored = f"ignores the node's label {PLUGIN_CONFIG}={label} (only config-manager reads it)"
+        if reading.file is not None:
+            in_force = f"config {config.ref} in force" if config is not None else "no sharing"
+            return f"{in_force}: {reading.file.source}, and runs no config-manager, so it {ignored}"
+        strategy = f" (MIG devices by its MIG strategy {mig.value})" if mig and mig.value else ""
+        return (
+            f"no device-plugin config in force: {reading.bare} runs with no config file and no "
+            f"config-manager, so it serves whole GPUs{strategy} as its flags and env say and "
+            f"{ignored}"
+        )
+    if reading.unseen and config is not None and label and config.key == label:
+        return (
+            f"config {config.ref} taken as in force (the node's label {PLUGIN_CONFIG}={label} "
+            f"names it), unverified: {reading.unseen}, so whether config-manager (the only "
+            "reader of that label) runs there is not known"
+        )
+    return ""

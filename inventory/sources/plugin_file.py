@@ -6,7 +6,9 @@ node's `nvidia.com/device-plugin.config` label, to copy one key of a multi-confi
 the file the plugin reads. A plugin deployed without it (the chart given a single config file,
 a hand-written DaemonSet) reads one file, named by `--config-file` or env `CONFIG_FILE`, and
 never looks at the label: a stale label there changes nothing. The file is the key of the
-ConfigMap volume mounted at that path.
+ConfigMap volume mounted at that path. Given no file at all (NVIDIA's static
+nvidia-device-plugin.yml, the chart with no config), it runs on its flags and env alone, which
+can set a MIG strategy but no time-slicing or MPS: it serves whole GPUs (or MIG devices).
 """
 
 from __future__ import annotations
@@ -34,22 +36,70 @@ class PluginFile:
     source: str
 
 
-def plugin_file(pods_on_node: Iterable[Pod], templates: Sequence[Pod]) -> PluginFile | None:
-    """The ConfigMap key the node's device plugin reads as its one config file when none of its
-    pods (else, with no pod of it on the node, none of the templates of its DaemonSets that
-    run there) runs config-manager and its `--config-file` / CONFIG_FILE is on a ConfigMap
-    volume. None otherwise, and the label semantics stand: a config-manager runs, no NVIDIA
-    plugin is seen (a host-run plugin), or what the plugin reads is not shown plainly (no file
-    given, a file on an emptyDir or host path: the snapshot may lack a sidecar that fills it)."""
+@dataclass(frozen=True)
+class PluginReading:
+    """What the node's device plugin reads for its sharing config, as far as the snapshot
+    shows. `label_read`: True where a config-manager runs (it reads the node's label), False
+    where the plugin is seen to run without one (it reads `file`, or no file at all: `bare`
+    says where that was seen), None where that is not shown (no plugin pod or DaemonSet of it
+    on the node, or a config file on a volume the snapshot does not show the content of)."""
+
+    label_read: bool | None
+    file: PluginFile | None = None
+    bare: str = ""
+    # Why the label's reading is not known (label_read None), for the node's sharing basis; ""
+    # where the node's own labels and capacity decide its sharing anyway.
+    unseen: str = ""
+
+
+# The GPU Operator's plugin runs config-manager whenever its ClusterPolicy gives it configs.
+MANAGED = PluginReading(True)
+UNSEEN = (
+    "the node's device plugin is not in the snapshot (no pod of it on the node, no DaemonSet "
+    "of it that runs there)"
+)
+
+
+def plugin_reading(
+    pods_on_node: Iterable[Pod], templates: Sequence[Pod], operator_namespace: str | None = None
+) -> PluginReading:
+    """How the node's device plugin picks its config: from its pods on the node, else (with no
+    pod of it there) the templates of its DaemonSets that run there. A config-manager among
+    them reads the label. Without one, the plugin reads its `--config-file` / CONFIG_FILE when
+    that is a key of a ConfigMap volume, and nothing when it is given no file at all (but the
+    GPU Operator's plugin, one in `operator_namespace`, is taken to read the label as before:
+    it runs config-manager whenever its ClusterPolicy gives it configs); a file on
+    an emptyDir or host path is not shown plainly (the snapshot may lack a sidecar that fills
+    it), so there and with no NVIDIA plugin seen (a host-run plugin) the label semantics stand."""
     for pods in ([p for p in pods_on_node if p.is_active], list(templates)):
         plugins = [p for p in pods if any(_is_plugin(c) for c in p.containers)]
         if not plugins:
             continue
         if any(_is_manager(c) for p in plugins for c in p.containers):
-            return None
+            return PluginReading(True)
         pod = plugins[0]
-        return _file_of(pod, next(c for c in pod.containers if _is_plugin(c)))
-    return None
+        container = next(c for c in pod.containers if _is_plugin(c))
+        if _given_no_file(container):
+            if pod.namespace == operator_namespace:
+                return PluginReading(True)
+            where = f"{_where(pod)} container {container.name}"
+            return PluginReading(False, bare=where)
+        file = _file_of(pod, container)
+        if file is not None:
+            return PluginReading(False, file=file)
+        hidden = f"{_where(pod)} reads its config file from a volume the snapshot does not show"
+        return PluginReading(None, unseen=hidden)
+    return PluginReading(None, unseen=UNSEEN)
+
+
+def _given_no_file(container: Container) -> bool:
+    """The plugin is given no config file at all: no `--config-file` anywhere on its command
+    line (a shell wrapper included), no CONFIG_FILE in its env, literal or referenced, and no
+    envFrom that could set one."""
+    words = " ".join((*container.command, *container.args))
+    if "config-file" in words or CONFIG_FILE_ENV in words:
+        return False
+    return not container.env_from and not any(v.name == CONFIG_FILE_ENV for v in container.env)
 
 
 def _file_of(pod: Pod, container: Container) -> PluginFile | None:

@@ -62,6 +62,7 @@ def unmounted_plugin_configmaps(
             f"ConfigMap {raw.namespace}/{raw.name} is taken as the device plugin's config "
             f"(who may write it is judged, K8S-004): its key {', '.join(selected)} shares GPUs "
             f"and a GPU node's {PLUGIN_CONFIG_LABEL} label selects it, and the snapshot shows "
-            "no device plugin reading a config and no ClusterPolicy naming one"
+            "no device plugin in a platform namespace reading a config and no ClusterPolicy "
+            "naming one"
         )
     return found, warnings

@@ -56,6 +56,7 @@ def dra_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
                         (held.device_id,),
                         held_basis(held),
                         device_class=index.device_class_of(claim, held.result),
+                        own_mode="" if held.own_mode == held.mode else held.own_mode,
                     )
                 )
     return holdings

@@ -40,6 +40,16 @@ class GpuHolding:
     # holding's pool is the internal key "nvidia.com/gpu", which titles must not show as a
     # resource the cluster advertises (posture.rules.share.dra_names).
     device_class: str = ""
+    # The mode the holder chose, where another's reach forces `mode` on it (a DRA claim whose
+    # device another tenant's adminAccess claim reaches is time-shared by it): the mode an
+    # approval of the holder's would cover, so SHARE-004 asks the reacher, not the reached.
+    # "": `mode` is the holder's own.
+    own_mode: str = ""
+
+    @property
+    def chosen_mode(self) -> str:
+        """The mode the holder shares by of its own doing (own_mode, else mode)."""
+        return self.own_mode or self.mode
 
     @property
     def through_env(self) -> bool:

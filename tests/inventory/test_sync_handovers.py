@@ -252,3 +252,98 @@ def test_a_handover_seen_by_sync_history_alone_fails_checklist_item_9(cluster, t
         posture_evaluate()
     item9 = api_client(personas["security_lead"]).get(url).json()[8]
     assert item9["status"] == "unknown" and "no GPU telemetry" in item9["evidence"]["reason"]
+
+
+# An 8-GPU node shared out whole by three tenants; beta and gamma each have two namespaces.
+THREE = {
+    "tenants": [
+        {"slug": slug, "name": slug, "trust_class": "internal", "namespaces": namespaces}
+        for slug, namespaces in (
+            ("alpha", ["team-alpha"]),
+            ("beta", ["beta-prod", "beta-dev"]),
+            ("gamma", ["gamma-train", "gamma-serve"]),
+        )
+    ]
+}
+EIGHT = [_node("gpu-8", 8)]
+
+
+@pytest.fixture
+def three(db):
+    tenants_apply(specs=parse_tenants_document(THREE))
+    return cluster_get_or_create(name="eight")
+
+
+def _sync8(cluster, tmp_path, hour: int, **held: int):
+    pods = [_pod(ns, f"p-{ns}", "gpu-8", n) for ns, n in held.items()]
+    return _sync(cluster, tmp_path, T0 + timedelta(hours=hour), *pods, nodes=EIGHT)
+
+
+def _pairs(cluster, hour: int) -> dict[tuple[str, ...], dict]:
+    found = _leaks(cluster, T0 + timedelta(hours=hour))
+    return {tuple(sorted(d.tenants)): d.evidence for d in found}
+
+
+def _reset(cluster, minutes: int, gpu_uuid: str = "") -> None:
+    ResetAttestation.objects.create(
+        cluster=cluster,
+        node="gpu-8",
+        gpu_uuid=gpu_uuid,
+        reset_at=T0 + timedelta(minutes=minutes),
+        method="gpu_reset" if gpu_uuid else "reboot",
+        recorded_by="plat",
+    )
+
+
+def test_alpha_and_beta_then_gamma_holding_all_eight_are_two_handovers(three, tmp_path):
+    """alpha 4 + beta 4, then gamma 8 in two namespaces (4 + 4): gamma surely received all of
+    alpha's GPUs and all of beta's: two findings, each with both of its tenants."""
+    _sync8(three, tmp_path, 0, **{"team-alpha": 4, "beta-prod": 4})
+    _sync8(three, tmp_path, 1, **{"gamma-train": 4, "gamma-serve": 4})
+    found = _pairs(three, 2)
+    assert set(found) == {("alpha", "gamma"), ("beta", "gamma")}
+    e = found[("beta", "gamma")]
+    assert (e["previous_gpus"], e["next_gpus"], e["gpus_passed_at_least"]) == (4, 8, 4)
+    # One GPU's reset between the syncs cannot be the four that passed from each.
+    _reset(three, 30, "GPU-1")
+    assert set(_pairs(three, 2)) == {("alpha", "gamma"), ("beta", "gamma")}
+    # Four GPUs reset may be alpha's four, or beta's: neither handover is certain unreset now.
+    for uuid in ("GPU-2", "GPU-3", "GPU-4"):
+        _reset(three, 30, uuid)
+    assert _pairs(three, 2) == {}
+
+
+def test_a_reset_of_the_node_between_the_syncs_closes_every_handover(three, tmp_path):
+    _sync8(three, tmp_path, 0, **{"team-alpha": 4, "beta-prod": 4})
+    _sync8(three, tmp_path, 1, **{"gamma-train": 8})
+    assert len(_pairs(three, 2)) == 2
+    _reset(three, 30)
+    assert _pairs(three, 2) == {}
+
+
+def test_a_previous_holder_split_over_namespaces_counts_whole(three, tmp_path):
+    """beta's 4 in two namespaces (2 + 2) and gamma's 6: 4 + 6 > 8, beta's is certain too."""
+    _sync8(three, tmp_path, 0, **{"team-alpha": 4, "beta-prod": 2, "beta-dev": 2})
+    _sync8(three, tmp_path, 1, **{"gamma-train": 6})
+    assert set(_pairs(three, 2)) == {("alpha", "gamma"), ("beta", "gamma")}
+
+
+def test_handovers_the_counts_leave_only_possible_are_never_reported(three, tmp_path):
+    """alpha 4 + beta 2 (2 idle), then gamma 4: gamma may hold alpha's, or beta's and the idle
+    ones; some GPU passed from alpha or beta, but no pair of tenants is certain."""
+    _sync8(three, tmp_path, 0, **{"team-alpha": 4, "beta-prod": 2})
+    _sync8(three, tmp_path, 1, **{"gamma-train": 4})
+    assert not SyncHandover.objects.filter(cluster=three).exists()
+    assert _pairs(three, 2) == {}
+
+
+def test_a_reset_before_a_holder_was_last_seen_does_not_attest_its_handover(three, tmp_path):
+    """beta leaves, alpha still holds its 4 at the next sync, a node reset falls between the
+    two; then gamma holds 8. The reset came after beta's use, not after alpha's."""
+    _sync8(three, tmp_path, 0, **{"team-alpha": 4, "beta-prod": 4})
+    _sync8(three, tmp_path, 1, **{"team-alpha": 4})
+    _reset(three, 30)
+    _sync8(three, tmp_path, 2, **{"gamma-serve": 8})
+    found = _pairs(three, 3)
+    assert set(found) == {("alpha", "gamma")}
+    assert found[("alpha", "gamma")]["previous_end"] == (T0 + timedelta(hours=1)).isoformat()

@@ -336,6 +336,46 @@ def test_a_tenants_admin_claim_meets_the_holder_whatever_its_sharing_config():
     assert held.basis == "DRA: reached by 1 other claim(s) with adminAccess: no isolation"
 
 
+def test_only_the_tenant_reaching_a_device_by_admin_access_uses_a_mode_unapproved():
+    """beta holds gpu-1 whole; alpha's adminAccess claim reaches it. The pair is co-tenancy
+    without isolation, but beta chose no sharing mode and no approval of beta's could end it:
+    SHARE-004 is alpha's, whose claim time-shares the device (as an env bypasser's is)."""
+    inputs = world(
+        _two_tenants_on(["gpu-0"], ["gpu-1"], None)
+        + [
+            claim("alpha", "peek", ["gpu-1"], admin=True, reserved_for=["peeker"]),
+            dra_pod("alpha", "peeker", "peek"),
+        ],
+        TENANTS,
+    )
+    (pair,) = run("SHARE-001", inputs)
+    assert pair.tenants == ("alpha", "beta")
+    (approval,) = run("SHARE-004", inputs)
+    assert approval.tenants == ("alpha",)
+    assert approval.evidence["observed_mode"] == "time_slicing"
+    assert approval.evidence["pods"] == ["alpha/peeker"]
+    index = DraIndex(inputs.snapshot, inputs.platform_namespaces)
+    (held,) = index.held_devices(index.claims[("beta", "infer-gpu")])
+    assert (held.mode, held.own_mode) == ("time_slicing", "exclusive")
+
+
+def test_a_reached_holder_still_answers_for_the_sharing_mode_it_configured():
+    """alpha's own MPS config on a device beta's adminAccess reaches: alpha's MPS needs an
+    approval (its choice), beta's reach is time-slicing; neither is judged by the other's."""
+    inputs = world(
+        _cluster(
+            claim("alpha", "train-gpu", ["gpu-0"], sharing="MPS", reserved_for=["t-0", "t-1"]),
+            dra_pod("alpha", "t-0", "train-gpu"),
+            dra_pod("alpha", "t-1", "train-gpu"),
+            claim("beta", "peek", ["gpu-0"], admin=True, reserved_for=["peeker"]),
+            dra_pod("beta", "peeker", "peek"),
+        ),
+        TENANTS,
+    )
+    found = {(d.tenants, d.evidence["observed_mode"]) for d in run("SHARE-004", inputs)}
+    assert found == {(("alpha",), "mps"), (("beta",), "time_slicing")}
+
+
 def test_admin_access_in_a_namespace_nobody_owns_is_judged_fail_closed():
     found = {
         (d.subject_kind, d.subject_name, d.tenants) for d in run("DRA-001", monitoring_world())

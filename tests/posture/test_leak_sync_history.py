@@ -33,14 +33,16 @@ def test_the_holders_of_exclusive_nodes_only_running_whole_gpu_pods():
 def test_a_gpu_left_idle_keeps_its_last_holders_and_a_shrink_keeps_the_set_seen_whole():
     start, _ = holders_step("x", None, 2, {"alpha": 2}, h(0))
     assert start == Held({"alpha": 2}, 2, h(0), h(0))
-    # alpha drops to one GPU, then none: the set alpha held whole stays, as last seen whole.
+    # alpha drops to one GPU, then none: the set alpha held whole stays, as last seen whole,
+    # with alpha's last sighting on the node (h(1)).
     shrunk, found = holders_step("x", start, 2, {"alpha": 1}, h(1))
-    assert found == [] and shrunk == Held({"alpha": 2}, 2, h(0), h(0), whole=False)
+    assert found == [] and shrunk == Held({"alpha": 2}, 2, h(0), h(0), False, {"alpha": h(1)})
     idle, found = holders_step("x", shrunk, 2, {}, h(2))
     assert found == [] and idle == shrunk
-    # beta takes one GPU: alpha held 2 of 2, so beta's is surely one of alpha's.
+    # beta takes one GPU: alpha held 2 of 2, so beta's is surely one of alpha's, after alpha
+    # was last seen using one (h(1)).
     after, found = holders_step("x", idle, 2, {"beta": 1}, h(3))
-    assert found == [HoldingHandover("x", "alpha", "beta", 2, 1, 2, h(0), h(3))]
+    assert found == [HoldingHandover("x", "alpha", "beta", 2, 1, 2, h(1), h(3))]
     assert after == Held({"beta": 1}, 2, h(3), h(3))
     # The same set again: its last sight moves, nothing new.
     again, found = holders_step("x", after, 2, {"beta": 1}, h(4))
@@ -51,6 +53,50 @@ def test_counts_that_do_not_add_up_or_a_changed_gpu_count_make_nothing_certain()
     before = Held({"alpha": 1}, 1, h(0), h(0))
     assert holders_step("x", before, 1, {"beta": 1, "gamma": 1}, h(1))[1] == []  # 2 pods, 1 GPU
     assert holders_step("x", before, 2, {"beta": 2}, h(1)) == (Held({"beta": 2}, 2, h(1), h(1)), [])
+
+
+OWNERS = {"a": "alpha", "b1": "beta", "b2": "beta", "c1": "gamma", "c2": "gamma"}
+
+
+def _step(before: dict[str, int], after: dict[str, int]) -> set[tuple[str, str, int]]:
+    """The handovers between two syncs on an 8-GPU node: (previous, next, GPUs surely passed)."""
+    held = Held(before, 8, h(0), h(0))
+    _, found = holders_step("x", held, 8, after, h(1), OWNERS)
+    return {(f.previous, f.next, f.passed) for f in found}
+
+
+def test_each_previous_holder_the_next_surely_received_from_is_its_own_handover():
+    # alpha 4 + beta 4 of 8, then gamma holds all 8: it received all of each one's GPUs.
+    assert _step({"a": 4, "b1": 4}, {"c1": 8}) == {("alpha", "gamma", 4), ("beta", "gamma", 4)}
+    # The same when gamma's 8 are in two namespaces, or beta's 4 were: a party's GPUs add up.
+    assert _step({"a": 4, "b1": 4}, {"c1": 4, "c2": 4}) == {
+        ("alpha", "gamma", 4),
+        ("beta", "gamma", 4),
+    }
+    assert _step({"a": 4, "b1": 2, "b2": 2}, {"c1": 6}) == {
+        ("alpha", "gamma", 2),
+        ("beta", "gamma", 2),
+    }
+
+
+def test_a_handover_the_counts_leave_only_possible_is_not_one():
+    # alpha 4 + beta 2 (2 idle), then gamma 4: gamma may hold beta's 2 and the idle 2, or
+    # alpha's: some GPU of alpha's or beta's surely passed, but neither pair is certain.
+    assert _step({"a": 4, "b1": 2}, {"c1": 4}) == set()
+    # gamma 5: 4 + 5 > 8 makes alpha's certain; beta's (2 + 5 = 7) stays only possible.
+    assert _step({"a": 4, "b1": 2}, {"c1": 5}) == {("alpha", "gamma", 1)}
+
+
+def test_each_previous_holder_is_bounded_by_its_own_last_sighting():
+    """alpha and beta hold 4 + 4; beta leaves, alpha still holds its 4 at the next sync; then
+    gamma holds 8: alpha's handover starts after alpha was last seen, not when beta was."""
+    start, _ = holders_step("x", None, 8, {"a": 4, "b1": 4}, h(0), OWNERS)
+    shrunk, _ = holders_step("x", start, 8, {"a": 4}, h(1), OWNERS)
+    _, found = holders_step("x", shrunk, 8, {"c1": 8}, h(2), OWNERS)
+    assert {(f.previous, f.previous_end, f.next_start) for f in found} == {
+        ("alpha", h(1), h(2)),
+        ("beta", h(0), h(2)),
+    }
 
 
 def _handover(previous: str, next_: str) -> HoldingHandover:
@@ -84,6 +130,20 @@ def test_the_platforms_gpus_and_unclaimed_namespaces_are_judged_as_pods_are():
     assert sorted(leak.tenants) == ["alpha", "unclassified"]
     assert leak.evidence["next_tenant"] == "unclassified"
     assert leak.evidence["source"] == "sync_history"
+
+
+def test_two_previous_holders_are_two_findings_each_naming_both_of_its_tenants():
+    world = _world(
+        HoldingHandover("x", "alpha", "ns:stray", 1, 1, 1, h(1), h(3)),
+        HoldingHandover("x", "beta", "ns:stray", 1, 1, 1, h(1), h(3)),
+    )
+    drafts = sorted(run("LEAK-001", world), key=lambda d: d.evidence["previous_tenant"])
+    assert [sorted(d.tenants) for d in drafts] == [
+        ["alpha", "unclassified"],
+        ["beta", "unclassified"],
+    ]
+    assert drafts[0].evidence["gpus_passed_at_least"] == 1
+    assert "at least 1 of alpha's GPUs passed to unclassified" in drafts[0].evidence["why"]
 
 
 def test_a_handover_telemetry_shows_is_reported_once_from_telemetry():

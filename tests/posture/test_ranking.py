@@ -23,9 +23,9 @@ def row(key: str, risk: float | None, previous: float | None = None) -> RankedRo
     return RankedRow(key=key, label=key, trust_class="internal", risk=risk, previous_risk=previous)
 
 
-def test_most_risk_first_unscored_lead_and_only_equal_risk_falls_back_to_the_key():
+def test_most_risk_first_unscored_after_and_only_equal_risk_falls_back_to_the_key():
     rows = [row("b", 10.5), row("a", 10.5), row("z", 900.25), row("new", None), row("c", 10.49)]
-    assert [r.key for r in ranked(rows)] == ["new", "z", "a", "b", "c"]
+    assert [r.key for r in ranked(rows)] == ["z", "a", "b", "c", "new"]
 
 
 @pytest.mark.parametrize(

@@ -169,8 +169,6 @@ NEGATIVE = {
     "xxx": ("AZURE_STORAGE_KEY", "xxxxxxxxxxxxxxxxxxxx"),
     "hf-xxx": ("HF_TOKEN", "hf_" + "x" * 34),
     "truncated": ("OPENAI_API_KEY", "sk-proj-..."),
-    "aws-doc-key-id": ("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE"),
-    "aws-doc-secret": ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
     "none-word": ("HF_TOKEN", "none"),
     "gac-path": ("GOOGLE_APPLICATION_CREDENTIALS", "/var/secrets/google/key.json"),
     "token-path": ("HF_TOKEN", "/var/run/secrets/hf/token"),

@@ -166,12 +166,13 @@ def test_evidence_lists_each_namespace_its_owner_and_grantees():
             "subjects": ["Group:beta-users"],
             "verbs": ["create", "delete", "deletecollection", "patch", "update"],
             "stricter_class": True,
+            "sensitive_class": True,
         }
     ]
     assert evidence["namespaces"][0]["grantees"][0]["stricter_class"] is False
     assert evidence["stricter_class"] is True and evidence["namespace_count"] == 2
     assert evidence["binding"] == "ClusterRoleBinding beta-everywhere"
-    assert "stricter trust class" in draft.title and "beta" in draft.title
+    assert "sensitive trust class" in draft.title and "beta" in draft.title
     assert draft.exposure == 2
 
 

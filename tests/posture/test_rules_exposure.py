@@ -19,7 +19,8 @@ from inventory.snapshot import (
     Workload,
 )
 from posture.inputs import PostureInputs
-from posture.rules.k8s.notebooks import is_notebook, weaknesses
+from posture.rules.k8s.notebook_servers import OFF, ON, authentication
+from posture.rules.k8s.notebooks import is_notebook
 from posture.rules.registry import run_checks
 from tests.posture.builders import env, inputs, pod, tenant
 from tests.posture.test_rules_rbac import demo_worlds
@@ -88,58 +89,54 @@ def test_is_notebook(c, notebook):
 
 
 @pytest.mark.parametrize(
-    ("args", "envs", "reasons"),
+    ("args", "envs", "state", "why"),
     [
-        (OPEN_ARGS, (), ["no token or password (--ServerApp.token empty)"]),
-        (("--NotebookApp.token=''",), (), ["no token or password (--NotebookApp.token empty)"]),
+        (OPEN_ARGS, (), OFF, "no token or password (--ServerApp.token empty)"),
+        (("--NotebookApp.token=''",), (), OFF, "no token or password (--NotebookApp.token empty)"),
         (
             ("--IdentityProvider.token", ""),
             (),
-            ["no token or password (--IdentityProvider.token empty)"],
+            OFF,
+            "no token or password (--IdentityProvider.token empty)",
         ),
-        (("--NotebookApp.token=", "--NotebookApp.password=sha1:ab12:cd34"), (), []),
-        (("--ServerApp.token=", "--PasswordIdentityProvider.hashed_password=argon2:x"), (), []),
+        (("--NotebookApp.token=", "--NotebookApp.password=sha1:ab12:cd34"), (), ON, "password"),
+        (
+            ("--ServerApp.token=", "--PasswordIdentityProvider.hashed_password=argon2:x"),
+            (),
+            ON,
+            "password",
+        ),
         # Jupyter reads an empty JUPYTER_TOKEN as unset and generates a token...
-        ((), (env("JUPYTER_TOKEN", ""),), []),
+        ((), (env("JUPYTER_TOKEN", ""),), ON, "random token"),
         # ...but an option given the empty variable is an empty token.
         (
             ("--IdentityProvider.token=$(JUPYTER_TOKEN)",),
             (env("JUPYTER_TOKEN", ""),),
-            ["no token or password (--IdentityProvider.token empty: JUPYTER_TOKEN is empty)"],
+            OFF,
+            "no token or password (--IdentityProvider.token empty: JUPYTER_TOKEN is empty)",
         ),
-        (("--ServerApp.token=$(JUPYTER_TOKEN)",), (env("JUPYTER_TOKEN", "<sealed>"),), []),
-        (("--ServerApp.token=$(JUPYTER_TOKEN)",), (), []),  # left as written: a literal token
-        ((), (env("JUPYTER_TOKEN", None, "secretKeyRef:nb/token"),), []),
-        ((), (env("JUPYTER_TOKEN", "s3cret-token"),), []),
-        (("--ServerApp.token=abc",), (), []),
-        (("--ip=0.0.0.0",), (), ["listens on all addresses (--ip=0.0.0.0)"]),
-        (("--ServerApp.ip", "0.0.0.0"), (), ["listens on all addresses (--ServerApp.ip=0.0.0.0)"]),  # noqa: S104, E501
-        (("--ip=127.0.0.1",), (), []),
-        (("--bind_all",), (), ["listens on all addresses (--bind_all)"]),
-        (
-            ("--dashboard-host=0.0.0.0",),
-            (),
-            ["listens on all addresses (--dashboard-host=0.0.0.0)"],
-        ),
-        (
-            ("--ServerApp.token=", "--ServerApp.ip=0.0.0.0"),
-            (),
-            [
-                "no token or password (--ServerApp.token empty)",
-                "listens on all addresses (--ServerApp.ip=0.0.0.0)",
-            ],
-        ),
+        (("--ServerApp.token=$(JUPYTER_TOKEN)",), (env("JUPYTER_TOKEN", "<sealed>"),), ON, "token"),
+        (("--ServerApp.token=$(JUPYTER_TOKEN)",), (), ON, "token"),  # left as written: a literal
+        ((), (env("JUPYTER_TOKEN", None, "secretKeyRef:nb/token"),), ON, "JUPYTER_TOKEN"),
+        ((), (env("JUPYTER_TOKEN", "s3cret-token"),), ON, "JUPYTER_TOKEN"),
+        (("--ServerApp.token=abc",), (), ON, "token set"),
+        # Where it listens says nothing of how it authenticates.
+        (("--ip=0.0.0.0",), (), ON, "random token"),
+        (("--ServerApp.ip", "0.0.0.0"), (), ON, "random token"),  # noqa: S104
+        (("--ip=127.0.0.1",), (), ON, "random token"),
+        (("--ServerApp.token=", "--ServerApp.ip=0.0.0.0"), (), OFF, "--ServerApp.token empty"),
     ],
 )
-def test_weaknesses(args, envs, reasons):
-    assert weaknesses(nb(args=args, env=envs)) == reasons
+def test_jupyter_authentication(args, envs, state, why):
+    found = authentication(nb(args=args, env=envs))
+    assert found.state == state and why in found.why
 
 
-def test_weaknesses_read_a_shell_command_line():
+def test_authentication_reads_a_shell_command_line():
     c = Container(
         "c", "python:3.12", command=("sh", "-c", "jupyter lab --ServerApp.token='' --ip 0.0.0.0")
     )
-    assert len(weaknesses(c)) == 2
+    assert authentication(c).state == OFF
 
 
 @pytest.mark.parametrize(
@@ -198,7 +195,8 @@ def test_weaknesses_read_a_shell_command_line():
         # a plain init container has exited before anything can reach it.
         pytest.param(nb(init=True, sidecar=True), [node_port()], [], True, id="native-sidecar"),
         pytest.param(nb(init=True), [node_port()], [], False, id="init-container"),
-        pytest.param(nb(args=("--ip=0.0.0.0",)), [node_port()], [], True, id="all-addresses"),
+        # Jupyter's own token still guards it: every pod a Service reaches listens on all addresses.
+        pytest.param(nb(args=("--ip=0.0.0.0",)), [node_port()], [], False, id="all-addresses"),
         pytest.param(
             Container("nginx", "nginx:1.27", args=("--host=0.0.0.0",)),
             [node_port()],
@@ -330,16 +328,16 @@ ALL = "0.0.0.0"  # noqa: S104 (a server's address in a test world)
 
 
 @pytest.mark.parametrize(
-    ("c", "reasons"),
+    ("c", "reason"),
     [
         pytest.param(
             Container("cs", "codercom/code-server:4.93.1", args=("--auth", "none")),
-            ["no authentication (--auth none)"],
+            "no authentication (--auth none)",
             id="code-server-auth-none",
         ),
         pytest.param(
             Container("cs", "codercom/code-server:4.93.1", args=("--bind-addr", "0.0.0.0:8080")),
-            ["listens on all addresses (--bind-addr=0.0.0.0:8080)"],
+            None,
             id="code-server-password",
         ),
         pytest.param(
@@ -349,23 +347,17 @@ ALL = "0.0.0.0"  # noqa: S104 (a server's address in a test world)
                 command=("tensorboard",),
                 args=("--logdir", "/l", "--host", ALL),
             ),
-            [
-                "no authentication (TensorBoard has none of its own)",
-                "listens on all addresses (--host=0.0.0.0)",
-            ],
+            "no authentication (TensorBoard has none of its own)",
             id="tensorboard-host",
         ),
         pytest.param(
             Container("tb", "python:3.12", command=("tensorboard", "--logdir", "/l")),
-            [],
+            None,
             id="tensorboard-on-loopback-by-default",
         ),
         pytest.param(
             Container("ml", "python:3.12", command=("mlflow", "server", "--host", ALL)),
-            [
-                "no authentication (MLflow has none of its own)",
-                "listens on all addresses (--host=0.0.0.0)",
-            ],
+            "no authentication (MLflow has none of its own)",
             id="mlflow",
         ),
         pytest.param(
@@ -374,12 +366,12 @@ ALL = "0.0.0.0"  # noqa: S104 (a server's address in a test world)
                 "python:3.12",
                 command=("mlflow", "server", "--host", ALL, "--app-name", "basic-auth"),
             ),
-            ["listens on all addresses (--host=0.0.0.0)"],
+            None,
             id="mlflow-basic-auth",
         ),
         pytest.param(
             Container("st", "python:3.12", command=("streamlit", "run", "app.py")),
-            ["no authentication (Streamlit has none of its own)"],
+            "no authentication (Streamlit has none of its own)",
             id="streamlit-binds-all-by-default",
         ),
         pytest.param(
@@ -389,10 +381,7 @@ ALL = "0.0.0.0"  # noqa: S104 (a server's address in a test world)
                 command=("python", "app.py"),
                 env=(env("GRADIO_SERVER_NAME", ALL),),
             ),
-            [
-                "no authentication (Gradio has none of its own)",
-                "listens on all addresses (GRADIO_SERVER_NAME=0.0.0.0)",
-            ],
+            "no authentication (Gradio has none of its own)",
             id="gradio",
         ),
         pytest.param(
@@ -402,23 +391,19 @@ ALL = "0.0.0.0"  # noqa: S104 (a server's address in a test world)
                 command=("/bin/bash", "-lc", "--"),
                 args=("ray start --head --dashboard-host=0.0.0.0 --block",),
             ),
-            [
-                "no authentication (Ray dashboard has none of its own)",
-                "listens on all addresses (--dashboard-host=0.0.0.0)",
-            ],
+            "no authentication (Ray dashboard has none of its own)",
             id="kuberay-head",
         ),
         pytest.param(
             Container("ray", "rayproject/ray:2.9.0", args=("ray start --address=head:6379",)),
-            [],
+            None,
             id="ray-worker",
         ),
     ],
 )
-def test_k8s006_dashboards_without_authentication(c, reasons):
-    assert weaknesses(c) == reasons
-    world = notebook_world(c, [node_port()])
-    assert bool(run_checks(world, ["K8S-006"])) is bool(reasons)
+def test_k8s006_dashboards_without_authentication(c, reason):
+    drafts = run_checks(notebook_world(c, [node_port()]), ["K8S-006"])
+    assert [d.evidence["reasons"] for d in drafts] == ([[reason]] if reason else [])
 
 
 KUBEFLOW = Container(
@@ -478,7 +463,7 @@ def test_k8s006_jupyter_configuration_from_a_configmap_is_unknown(volume, mount,
         (
             "--ServerApp.token=s3cr3t-abc --ip=0.0.0.0",
             "'--ServerApp.token=<set>' --ip=0.0.0.0",
-            True,
+            False,  # a token, wherever it listens
         ),
         ("--ServerApp.token s3cr3t-abc", "--ServerApp.token '<set>'", False),
         ("--ServerApp.base_url=/nb", "--ServerApp.base_url=/nb", False),
@@ -804,7 +789,8 @@ def test_demo_orbital_jupyter_behind_nodeport(demo):
     assert ("HTTPProxy", "jupyter-lab", ["lab.orbital.example.com"]) in routes
     assert len(routes) == 2
     assert "HTTPRoute jupyter" in draft.title
-    assert len(draft.evidence["reasons"]) == 2  # empty token and password, and 0.0.0.0
+    assert draft.evidence["reasons"] == ["no token or password (--IdentityProvider.token empty)"]
+    assert draft.evidence["authentication"] == "off"
 
 
 def test_demo_egress_policies(demo):

@@ -182,7 +182,8 @@ def test_pod007_platform_namespace_excluded():
 
 # --- POD-008 -------------------------------------------------------------------------------
 
-# Real-shaped, made up here (AWS's documented ...EXAMPLEKEY sample is a placeholder, never fires).
+# Real-shaped, made up here (AWS's documented example keys fire too: see
+# test_pod008_documented_examples.py).
 SECRET = "tq3V9d/Lr8ZkP0xWm2YbN7cH4uJ+eA6sGf1RiT5o"
 
 

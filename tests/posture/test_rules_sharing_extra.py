@@ -240,7 +240,9 @@ VGPU = gpu_node("gpu-1", sharing_strategy="vgpu")
     [
         (VGPU, "ext", GPU, ["ext"]),
         (VGPU, "sec", GPU, ["sec"]),
-        (VGPU, "team-a", GPU, []),  # internal: no performance requirement
+        # internal may share by vgpu_fixed / vgpu_equal, not best effort (DESIGN §3)
+        (VGPU, "team-a", GPU, ["team"]),
+        (VGPU, "trusted", GPU, []),  # internal_trusted allows vgpu_best_effort
         (VGPU, "ext", None, []),  # holds no GPU
         (gpu_node(), "ext", GPU, []),
         (sliced_node(), "sec", GPU, []),
@@ -248,6 +250,29 @@ VGPU = gpu_node("gpu-1", sharing_strategy="vgpu")
 )
 def test_share008_table(node, namespace, gpu, fired_for):
     assert _fired_for("SHARE-008", node, pod(namespace, gpu=gpu)) == fired_for
+
+
+def test_share008_reads_the_class_as_the_admin_edited_it():
+    """Whether a class needs predictable performance is its allowed modes, not its slug: an
+    internal class edited to allow vgpu_best_effort needs none, an internal_trusted class
+    edited to forbid it does."""
+    lenient = replace(
+        TEAM.trust_class, allowed_modes=(*TEAM.trust_class.allowed_modes, "vgpu_best_effort")
+    )
+    strict = replace(
+        TRUSTED.trust_class,
+        allowed_modes=tuple(
+            m for m in TRUSTED.trust_class.allowed_modes if m != "vgpu_best_effort"
+        ),
+    )
+    tenants = (replace(TEAM, trust_class=lenient), replace(TRUSTED, trust_class=strict))
+    world = inputs(
+        nodes=(VGPU,),
+        pods=(pod("team-a", "a", gpu=GPU), pod("trusted", "t", gpu=GPU)),
+        tenants=tenants,
+    )
+    (draft,) = run("SHARE-008", world)
+    assert draft.tenants == ("trusted",)
 
 
 def test_share008_says_the_scheduler_is_unknown():

@@ -115,6 +115,14 @@ def test_the_tenants_file_cannot_claim_or_edit_it():
         parse_tenants_document(document)
 
 
+def test_no_tenant_may_take_the_platform_party_name():
+    # A workload's `party` is a tenant slug, `platform` or `unclassified`: a tenant slugged
+    # `platform` would read as the platform's own pods.
+    document = {"tenants": [{"slug": "platform", "name": "Platform", "trust_class": "platform"}]}
+    with pytest.raises(TenantSpecError, match="reserved for the platform"):
+        parse_tenants_document(document)
+
+
 @pytest.mark.django_db
 def test_ensure_follows_the_setting_and_refuses_an_unknown_class(settings):
     settings.GPUPOSTURE_UNCLASSIFIED_CLASS = "sensitive"

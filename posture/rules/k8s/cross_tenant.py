@@ -8,7 +8,9 @@ reached: directly, or by an escalation path of rbac_escalation (impersonating, m
 for or running pods as an identity that writes there, bind/escalate, chains), as K8S-003 counts
 it; the finding is then on the binding that opens the path, and its evidence names the path. One
 finding per binding, for the owners of the namespaces it reaches and the tenants it reaches them
-from; critical when a namespace belongs to a stricter trust class than its grantee's.
+from. High, the check's own: the risk points already weigh each victim's class. Critical only
+where a namespace's class guards sensitive data (its data says so: a reset attestation or
+approvals that expire, whatever its slug) and the grantee's class is less trusted than it.
 """
 
 from __future__ import annotations
@@ -149,6 +151,11 @@ class Reach:
     def stricter(self) -> bool:
         return self.owner.trust_class.rank > self.grantee.trust_class.rank
 
+    @property
+    def sensitive(self) -> bool:
+        """A less trusted tenant writes where a class guarding sensitive data lives."""
+        return self.stricter and self.owner.trust_class.guards_sensitive_data
+
 
 def _tenant_namespaces(inputs: PostureInputs) -> list[str]:
     """Namespaces a tenant owns that the cluster has (all owned ones if it lists none)."""
@@ -239,8 +246,9 @@ def _escalated(
         "bind/escalate; the finding is then on the binding that opens the path, and the "
         "evidence names the path (`escalation`). Bindings to "
         "system:authenticated or every service account reach every tenant at once. It is "
-        "worse when the namespace belongs to a stricter trust class than the grantee's: "
-        "external code reaching a sensitive tenant's models and data. The principals of a "
+        "worst when the namespace belongs to a class that guards sensitive data and the "
+        "grantee's class is less trusted: external or other teams' code reaching a sensitive "
+        "tenant's models and data. The principals of a "
         "tenant of the platform class are the platform team's own, administering by design "
         "(as in K8S-003, K8S-004 and DRA-001); others writing in its namespaces count. The "
         "service accounts of a namespace no tenant claims and the platform does not own are "
@@ -255,8 +263,11 @@ def _escalated(
         "platform's own identities."
     ),
     severity_rule=(
-        "Raised to critical when the namespace belongs to a stricter trust class than the "
-        "grantee's (evidence: stricter_class)."
+        "Raised to critical when a namespace it reaches belongs to a trust class that guards "
+        "sensitive data (the class requires a reset attestation or its approvals expire) and "
+        "the grantee's class is less trusted than it (evidence: sensitive_class). A namespace "
+        "of any other stricter class (evidence: stricter_class) stays high: the risk points "
+        "already weigh the victim's class."
     ),
     mappings=("SP800-53:AC-3", "SP800-53:AC-6"),
 )
@@ -270,6 +281,7 @@ def cross_tenant_write_bindings(inputs: PostureInputs) -> Iterator[FindingDraft]
 
 def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> FindingDraft:
     stricter = any(r.stricter for r in reaches)
+    sensitive = any(r.sensitive for r in reaches)
     namespaces = sorted({r.namespace for r in reaches})
     grantees = sorted({r.grantee.slug for r in reaches})
     owners = sorted({r.owner.slug for r in reaches})
@@ -280,6 +292,7 @@ def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> Findin
         "role": ref(reaches[0].grant.role_kind, None, reaches[0].grant.role_name),
         "write_verbs": verbs,
         "stricter_class": stricter,
+        "sensitive_class": sensitive,
         "namespaces": [_namespace_entry(ns, reaches) for ns in namespaces[:MEMBERS_SHOWN]],
         "namespace_count": len(namespaces),
         "grants": list(shown.values())[:MEMBERS_SHOWN],
@@ -296,6 +309,8 @@ def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> Findin
         unclaimed = unclassified_title(found)
     where = namespaces[0] if len(namespaces) == 1 else f"{len(namespaces)} namespaces"
     worse = " of a stricter trust class" if stricter else ""
+    if sensitive:
+        worse = " of a sensitive trust class"
     said = "do anything" if ANY in verbs else "/".join(verbs)  # `*`: every verb, said plainly
     title = (
         f"{kind} {name} lets tenant{'s' if len(grantees) > 1 else ''} {', '.join(grantees)}"
@@ -311,7 +326,7 @@ def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> Findin
         tenants=[*owners, *grantees],
         evidence=evidence,
         title=title,
-        severity="critical" if stricter else "",
+        severity="critical" if sensitive else "",
         exposure=len(namespaces),
     )
 
@@ -333,6 +348,7 @@ def _namespace_entry(namespace: str, reaches: list[Reach]) -> dict[str, Any]:
                 "subjects": sorted({r.grant.subject for r in found}),
                 "verbs": sorted({v for r in found for v in r.verbs}),
                 "stricter_class": found[0].stricter,
+                "sensitive_class": found[0].sensitive,
                 # How it writes here when its grants do not say so themselves.
                 **(
                     {"escalation": sorted({p for r in found for p in r.paths})}

@@ -7,7 +7,9 @@ the Ray dashboard, MLflow's tracking server, Streamlit and Gradio have no authen
 own; code-server asks for a password unless `--auth none`. TensorBoard, Ray, MLflow, Gradio and
 code-server's CLI listen on loopback unless told otherwise (code-server's image binds 0.0.0.0);
 Streamlit listens on every address. A server bound to loopback only is reachable from its pod
-alone, whatever publishes the pod.
+alone, whatever publishes the pod. Where it listens says nothing of whether it authenticates:
+`authentication` reads that alone, "unknown" (with the why) where the image and command line
+do not tell.
 """
 
 from __future__ import annotations
@@ -221,39 +223,127 @@ def listens_on_loopback_only(container: Container) -> bool:
     return server.loopback_default
 
 
-def weaknesses(container: Container) -> list[str]:
-    """Why the server accepts anyone who reaches it: no token or password, or all addresses."""
+@dataclass(frozen=True)
+class Authentication:
+    """Whether the server asks who is calling: "off", "on" or "unknown", and why we say so."""
+
+    state: str
+    why: str
+    # Known from Jupyter's default or its env, not from a command-line option: a configuration
+    # file the pod mounts (not read) can still switch the token off.
+    by_default: bool = False
+
+
+OFF, ON, UNKNOWN = "off", "on", "unknown"
+# Options of Jupyter's own configurable classes: a command line carrying them runs Jupyter.
+JUPYTER_OPTION_PREFIXES = (
+    "--serverapp.",
+    "--notebookapp.",
+    "--identityprovider.",
+    "--passwordidentityprovider.",
+    "--labapp.",
+)
+
+
+def authentication(container: Container) -> Authentication:
+    """How the server authenticates, read from its command line and env. Where that cannot be
+    told (a program gpuposture does not know runs it), "unknown" with the why, never a guess."""
     server = server_of(container)
-    if server is None:
-        return []
     values = _values(container)
-    reasons = []
+    if server is None:
+        return Authentication(UNKNOWN, "not a notebook or dashboard gpuposture knows")
     if server is JUPYTER:
-        off = [(o, values[o][1]) for o in TOKEN_OPTIONS if o in values and values[o][0] in EMPTY]
-        password = [o for o in PASSWORD_OPTIONS if values.get(o, ("",))[0] not in EMPTY]
-        if off and not password:
-            said = ", ".join(f"{o} empty" + (f": {note}" if note else "") for o, note in off)
-            reasons.append(f"no token or password ({said})")
-        elif not off and not password and any(e.name == KUBEFLOW_ENV for e in container.env):
-            reasons.append(
-                f"{KUBEFLOW_REASON}, {KUBEFLOW_ENV} set: its image "
-                "serves without one and leaves authentication to the Kubeflow gateway)"
-            )
-    elif server.name == "code-server":
+        return _jupyter(container, values)
+    found = _identified_by_port_only(container, server)
+    if found:
+        return Authentication(UNKNOWN, found)
+    if server.name == "code-server":
         if values.get("--auth", ("",))[0] == "none":
-            reasons.append("no authentication (--auth none)")
-    elif server.name == "MLflow" and values.get("--app-name", ("",))[0] == "basic-auth":
-        pass
-    elif not server.has_auth and not listens_on_loopback_only(container):
-        reasons.append(f"no authentication ({server.name} has none of its own)")
-    bound = [
-        o if o == "--bind_all" else f"{o.removeprefix('env ')}={values[o][0]}"
-        for o, host in _binds(values)
-        if host in ALL_ADDRESSES
-    ]
-    if bound:
-        reasons.append(f"listens on all addresses ({', '.join(bound)})")
-    return reasons
+            return Authentication(OFF, "no authentication (--auth none)")
+        return Authentication(ON, "code-server asks for a password unless --auth none")
+    if server.name == "MLflow" and values.get("--app-name", ("",))[0] == "basic-auth":
+        return Authentication(ON, "MLflow's basic-auth app")
+    if not server.has_auth:
+        return Authentication(OFF, f"no authentication ({server.name} has none of its own)")
+    return Authentication(ON, f"{server.name} authenticates by default")
+
+
+def _jupyter(container: Container, values: dict[str, tuple[str, str]]) -> Authentication:
+    off = [(o, values[o][1]) for o in TOKEN_OPTIONS if o in values and values[o][0] in EMPTY]
+    password = [o for o in PASSWORD_OPTIONS if values.get(o, ("",))[0] not in EMPTY]
+    if password:
+        return Authentication(ON, f"password set ({password[0]})")
+    if off:
+        said = ", ".join(f"{o} empty" + (f": {note}" if note else "") for o, note in off)
+        return Authentication(OFF, f"no token or password ({said})")
+    token = [o for o in TOKEN_OPTIONS if o in values]
+    if token:
+        return Authentication(ON, f"token set ({token[0]})")
+    if any(e.name == KUBEFLOW_ENV for e in container.env):
+        return Authentication(
+            OFF,
+            f"{KUBEFLOW_REASON}, {KUBEFLOW_ENV} set: its image "
+            "serves without one and leaves authentication to the Kubeflow gateway)",
+        )
+    # jupyter_server's IdentityProvider reads JUPYTER_TOKEN only when it is non-empty
+    # (`if os.getenv("JUPYTER_TOKEN")` in its token default, auth/identity.py), then
+    # JUPYTER_TOKEN_FILE, and otherwise generates a random token: an empty JUPYTER_TOKEN is
+    # the same as none, and no value of it switches the token off. Only an empty token option
+    # (or configuration file) does.
+    variable = next((e for e in reversed(container.env) if e.name == "JUPYTER_TOKEN"), None)
+    if variable is not None and variable.value != "":
+        return Authentication(ON, "token set (JUPYTER_TOKEN)", by_default=True)
+    unknown = _not_running_jupyter(container)
+    if unknown:
+        return Authentication(UNKNOWN, unknown)
+    return Authentication(
+        ON, "Jupyter's default: a random token (no option switches it off)", by_default=True
+    )
+
+
+def _not_running_jupyter(container: Container) -> str:
+    """Why the container is not known to start Jupyter with Jupyter's own defaults ("" if it
+    is): its command line runs a program gpuposture does not know (a script may set the token
+    itself), or only its port or options say Jupyter."""
+    line = [w.lower() for w in words(container)]
+    if {w.rsplit("/", 1)[-1] for w in line} & set(JUPYTER.commands):
+        return ""
+    shown = " ".join(words(container))[:80]
+    if any(marker in container.image.lower() for marker in JUPYTER.images):
+        # The image's own entrypoint starts Jupyter unless the command line names a program.
+        if not container.command and (not container.args or container.args[0].startswith("-")):
+            return ""
+        return (
+            f"the image is Jupyter's but runs {shown!r}, not a Jupyter command gpuposture "
+            "knows: whether it asks for a token cannot be told"
+        )
+    return _identified_by_port_only(container, JUPYTER) or (
+        f"runs {shown!r} with Jupyter's options, not a Jupyter command gpuposture knows: "
+        "whether it asks for a token cannot be told"
+    )
+
+
+def _identified_by_port_only(container: Container, server: Server) -> str:
+    """Why the server is known by its well-known port alone ("" if the image or the command
+    names it): whether it authenticates cannot be told."""
+    line = [w.lower() for w in words(container)]
+    programs = {w.rsplit("/", 1)[-1] for w in line}
+    image = container.image.lower()
+    env = {e.name for e in container.env}
+    named = (
+        programs & set(server.commands)
+        or any(marker in image for marker in server.images)
+        or any(o.startswith("env ") and o[4:] in env for o in server.bind_options)
+        or (server is RAY and "ray" in programs and "--head" in line)
+        or (server is JUPYTER and any(w.startswith(JUPYTER_OPTION_PREFIXES) for w in line))
+    )
+    if named:
+        return ""
+    ports = ", ".join(str(p) for p in container.ports if p in server.ports)
+    return (
+        f"only its port ({ports}) says {server.name}; neither the image nor the command line "
+        "names it, so whether it asks for credentials cannot be told"
+    )
 
 
 def unread_configuration(pod: Pod, container: Container) -> list[str]:

@@ -12,10 +12,13 @@ from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import tenant_pods
 from posture.rules.k8s.notebook_servers import (
     KUBEFLOW_REASON,
+    OFF,
+    UNKNOWN,
+    Authentication,
+    authentication,
     listens_on_loopback_only,
     server_of,
     unread_configuration,
-    weaknesses,
 )
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
@@ -190,13 +193,16 @@ def _backends(ingress: Ingress, namespace: str) -> tuple[str, ...]:
     scope="tenant",
     rationale=(
         "Jupyter executes whatever code reaches it, and the Ray dashboard accepts jobs: "
-        "without a token or password, or listening on every address, the first person to "
-        "find the NodePort, load balancer, external IP, host port, Ingress, Gateway API "
+        "without a token or password (or a server with no login of its own), the first "
+        "person to find the NodePort, load balancer, external IP, host port, Ingress, Gateway API "
         "route or a mesh's or ingress controller's own route (Istio, Contour, Emissary, NGINX, "
         "Kong, Traefik, OpenShift) runs code in the "
         "tenant's pod, with its GPUs, data and service-account token (ATT&CK T1190). Exposed "
         "notebooks are among the "
-        "most scanned-for entry points and a common start of GPU cryptojacking."
+        "most scanned-for entry points and a common start of GPU cryptojacking. Listening on "
+        "every address is no finding by itself (any pod a Service reaches does); a server "
+        "whose authentication cannot be read from its image and command line is reported "
+        'with its authentication "unknown" and why.'
     ),
     remediation=(
         "Give the server a token or password (remove `--ServerApp.token=`, "
@@ -221,19 +227,26 @@ def exposed_notebook(inputs: PostureInputs) -> Iterator[FindingDraft]:
             # outside the pod reaches it, whatever publishes the pod.
             if listens_on_loopback_only(container):
                 continue
-            reasons = weaknesses(container)
+            auth = authentication(container)
             unread = unread_configuration(pod, container)
-            if unread and not reasons:
+            if unread and auth.by_default:
                 # A configuration file may switch the token off: unknown, never a silent pass.
-                reasons = [f"authentication unknown ({'; '.join(unread)} not read)"]
-            reach = exposure(inputs, pod, container) if reasons else None
-            if reach and all(r.startswith(KUBEFLOW_REASON) for r in reasons):
+                auth = Authentication(
+                    UNKNOWN, f"authentication unknown ({'; '.join(unread)} not read)"
+                )
+            # Any pod a Service reaches listens on all addresses: that alone opens nothing.
+            # The finding is a server that asks for no credentials, or one whose asking
+            # cannot be told (said so in the evidence).
+            if auth.state not in (OFF, UNKNOWN):
+                continue
+            reach = exposure(inputs, pod, container)
+            if reach and auth.why.startswith(KUBEFLOW_REASON):
                 # Kubeflow publishes each notebook with an Istio VirtualService on its own
                 # gateway, which is where Kubeflow authenticates: that route is the design.
                 routed = tuple((i, s) for i, s in reach.ingresses if i.kind != "VirtualService")
                 reach = replace(reach, ingresses=routed)
             if reach:
-                yield _notebook_draft(inputs, pod, tenant, container, reasons, reach, unread)
+                yield _notebook_draft(inputs, pod, tenant, container, auth, reach, unread)
 
 
 def _notebook_draft(
@@ -241,21 +254,25 @@ def _notebook_draft(
     pod: Pod,
     tenant: TenantInfo,
     container: Container,
-    reasons: list[str],
+    auth: Authentication,
     reach: Exposure,
     unread: list[str],
 ) -> FindingDraft:
+    reason = auth.why
+    if auth.state == UNKNOWN and not reason.startswith("authentication unknown"):
+        reason = f"authentication unknown: {reason}"
     evidence = {
         "container": container.name,
         "image": container.image,
         "container_ports": list(container.ports),
-        "reasons": reasons,
+        "authentication": auth.state,
+        "reasons": [reason],
         **reach.as_evidence(),
     }
     if unread:
         evidence["unread_configuration"] = unread
-        if reasons[0].startswith("authentication unknown"):
-            evidence["verdict"] = "unknown"
+    if auth.state == UNKNOWN:
+        evidence["verdict"] = "unknown"
     unsure = [f"{i.kind} {i.name}: {i.auth}" for i, _ in reach.ingresses if i.auth]
     if unsure:
         # Policies in front of the route that were not evaluated (Istio's, NGINX Inc's) may
@@ -264,7 +281,7 @@ def _notebook_draft(
         if len(unsure) == len(reach.ingresses) and not (reach.services or reach.host):
             evidence["verdict"] = "unknown"
     title = (
-        f"Notebook {container.name} in {inputs.workload_of(pod).ref()} ({'; '.join(reasons)}) "
+        f"Notebook {container.name} in {inputs.workload_of(pod).ref()} ({reason}) "
         f"is reachable through {', '.join(reach.how())}"
     )
     if unsure and evidence.get("verdict") == "unknown":

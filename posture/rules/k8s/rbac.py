@@ -178,13 +178,18 @@ def _reached(
             if target.why:
                 found["why"] = target.why
             reached.append({**found, "seen": False} if target.unseen else found)
-    # Every node (of a resource) reached: naming each one of it adds nothing.
-    every = {t.resource for t in targets if t.name is None}
-    every &= {t.resource for t in targets if t.name is None and t.ref() in _objects(reached)}
+    # Every node (of a resource, in a namespace) reached: naming each one of it adds nothing.
+    # Per namespace: every ConfigMap of one namespace says nothing of another's.
+    every = {(t.resource, t.namespace) for t in targets if t.name is None}
+    every &= {
+        (t.resource, t.namespace)
+        for t in targets
+        if t.name is None and t.ref() in _objects(reached)
+    }
     return [
         r
         for r, t in zip(reached, _reached_targets(targets, reached), strict=True)
-        if t.name is None or t.resource not in every
+        if t.name is None or (t.resource, t.namespace) not in every
     ]
 
 
@@ -252,10 +257,13 @@ def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
         "driver and toolkit on every GPU node, and its NVIDIADriver resources pick the driver "
         "image each node pool runs. A tenant that may write any of them can turn hardware "
         "isolation into time-slicing for every tenant on those nodes, or run code of its "
-        "choosing as the driver. What the snapshot did not hold is stood in for and marked as "
-        "not seen (`target_seen` false): with no sharing ConfigMap read but the GPU stack "
-        "running, writes to ConfigMaps in the stack's namespace; with the GPU Operator running "
-        "but no ClusterPolicy read, writes to `clusterpolicies.nvidia.com` and "
+        "choosing as the driver. A ConfigMap that the device plugin (or its config-manager) or "
+        "MIG Manager mounts or reads counts wherever that runs, even in a namespace not "
+        "labelled as the platform's (the evidence's `why` names the workload); one in a "
+        "tenant's own namespace does not. What the snapshot did not hold is stood in for and "
+        "marked as not seen (`target_seen` false): with no sharing ConfigMap read but the GPU "
+        "stack running, writes to ConfigMaps in the stack's namespace; with the GPU Operator "
+        "running but no ClusterPolicy read, writes to `clusterpolicies.nvidia.com` and "
         "`nvidiadrivers.nvidia.com` by any name. With no GPU Operator seen either, a rule that "
         "names those resources (or NVIDIA's API group) is still reported, as low: they may "
         "not exist, but take effect wherever the operator is installed."
@@ -263,9 +271,10 @@ def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
     remediation=(
         "Remove the binding in the evidence, or narrow its role so that it no longer grants "
         "create/update/patch/delete/deletecollection on these ConfigMaps (in the GPU "
-        "Operator's namespace) or on `clusterpolicies.nvidia.com` and "
-        "`nvidiadrivers.nvidia.com`. Changes to GPU sharing go through a sharing request the "
-        "platform team approves and applies; tenants keep read access at most."
+        "Operator's namespace, or wherever the device plugin or MIG Manager runs) or on "
+        "`clusterpolicies.nvidia.com` and `nvidiadrivers.nvidia.com`. Changes to GPU sharing "
+        "go through a sharing request the platform team approves and applies; tenants keep "
+        "read access at most."
     ),
     mappings=("SP800-53:AC-6", "SP800-53:CM-5"),
 )

@@ -9,11 +9,13 @@ tenant that may write them is reported all the same, with what was not seen said
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from inventory.drift import is_gpu_component
 from inventory.snapshot import ClusterSnapshot
 from inventory.sources.gpu_config import operator_namespaces as gpu_operator_namespaces
+from inventory.sources.images import component_of
 from posture.inputs import PostureInputs
 from posture.rules.k8s.rbac_targets import Target
 
@@ -39,10 +41,25 @@ UNMOUNTED = (
     "nvidia.com/device-plugin.config label selects that key (fail closed: the plugin's "
     "DaemonSet may simply be missing from the snapshot)"
 )
+# The GPU-stack components that take their configuration from ConfigMaps they mount or read,
+# and the purpose of such a ConfigMap (the device plugin's config-manager runs its image).
+CONFIG_READERS = {
+    "device_plugin": ("device_plugin", "NVIDIA device plugin"),
+    "mig_manager": ("mig_parted", "NVIDIA MIG Manager"),
+}
+# Every pod mounts it (the service-account token's projected volume); its controller rewrites it.
+ROOT_CA = "kube-root-ca.crt"
+MOUNTED = (
+    "{reader} runs the {component} and reads this ConfigMap (a volume or its environment) as "
+    "its config: whoever writes it steers how the node's GPUs are shared, whatever namespace "
+    "it is in"
+)
 NO_OPERATOR = (
     "neither the GPU Operator nor a ClusterPolicy was seen: the grant names NVIDIA's "
     "resources, which take effect wherever the operator is installed"
 )
+
+ReadBy = dict[tuple[str, str], tuple[str, str]]  # (namespace, ConfigMap) -> (purpose, why)
 
 
 def gpu_config_targets(snapshot: ClusterSnapshot) -> list[Target]:
@@ -74,17 +91,26 @@ def k8s004_targets(inputs: PostureInputs) -> list[Target]:
     it, whether or not a ClusterPolicy was read."""
     snapshot = inputs.snapshot
     platform = inputs.platform_namespaces
+    read = _stack_read_configmaps(snapshot, tenants=set(inputs.namespace_owner))
     # A sharing ConfigMap outside the platform's namespaces was kept only as the one a node's
-    # label selects with no plugin seen (inventory.sources.unmounted_config): say why.
-    targets = [
-        replace(t, why=UNMOUNTED)
-        if t.kind == "ConfigMap" and t.purpose == "device_plugin" and t.namespace not in platform
-        else t
-        for t in gpu_config_targets(snapshot)
+    # label selects with no plugin seen (inventory.sources.unmounted_config): say why, unless
+    # a plugin outside the platform's namespaces is seen reading it after all.
+    configs = gpu_config_targets(snapshot)
+    targets = [_outside_platform(t, platform, read) for t in configs]
+    # Any other ConfigMap the device plugin or MIG Manager reads, wherever it runs (a tenant's
+    # namespace excepted): gpu_config keeps only the platform's as the configuration in force,
+    # but whoever may write one steers that component all the same (fail closed).
+    have = {(t.namespace, t.name) for t in targets if t.kind == "ConfigMap"}
+    targets += [
+        Target("ConfigMap", "", "configmaps", ns, name, purpose, why=why)
+        for (ns, name), (purpose, why) in sorted(read.items())
+        if (ns, name) not in have
     ]
     if not snapshot.gpu_operator_policies:
         targets += _operator_stand_ins(snapshot)
-    if not any(t.purpose in SHARING_CONFIGMAP_PURPOSES for t in targets):
+    # The stand-in for sharing ConfigMaps not read is kept by what was read of them alone: a
+    # ConfigMap a plugin is seen to mount never narrows it to that one.
+    if not any(t.purpose in SHARING_CONFIGMAP_PURPOSES for t in configs):
         stack = {w.namespace for w in snapshot.workloads if is_gpu_component(w)}
         stack -= set(inputs.namespace_owner)
         # Nothing of the configuration read at all: the older wording, which says so.
@@ -94,6 +120,59 @@ def k8s004_targets(inputs: PostureInputs) -> list[Target]:
             for ns in sorted(stack)
         ]
     return targets
+
+
+def _outside_platform(target: Target, platform: frozenset[str], read: ReadBy) -> Target:
+    if target.kind != "ConfigMap" or target.namespace in platform:
+        return target
+    if (target.namespace, target.name) in read:
+        return replace(target, why=read[(target.namespace, target.name)][1])
+    return replace(target, why=UNMOUNTED) if target.purpose == "device_plugin" else target
+
+
+def _stack_read_configmaps(snapshot: ClusterSnapshot, *, tenants: set[str]) -> ReadBy:
+    """The ConfigMaps that a device plugin or MIG Manager mounts or reads, by its controller
+    (else, its controller not in the snapshot, by its pod), outside tenants' namespaces: a
+    tenant's own plugin is its own business, not another's config to steer."""
+    found: ReadBy = {}
+    for workload in sorted(snapshot.workloads, key=lambda w: (w.namespace, w.kind, w.name)):
+        reader = _reader(workload.images.values())
+        if reader is None or workload.namespace in tenants:
+            continue
+        where = f"{workload.kind} {workload.namespace}/{workload.name}"
+        for name in workload.config_refs:
+            _add(found, workload.namespace, name, reader, where)
+    # Only the stack's pods are sorted (a cluster runs tens of thousands of others).
+    readers = [
+        (pod, reader)
+        for pod in snapshot.pods
+        if pod.namespace not in tenants
+        and (reader := _reader(c.image for c in pod.containers)) is not None
+    ]
+    for pod, reader in sorted(readers, key=lambda found: (found[0].namespace, found[0].name)):
+        for volume in pod.volumes:
+            if volume.kind == "configMap" and volume.config_map:
+                _add(
+                    found,
+                    pod.namespace,
+                    volume.config_map,
+                    reader,
+                    f"pod {pod.namespace}/{pod.name}",
+                )
+    return found
+
+
+def _reader(images: Iterable[str]) -> tuple[str, str] | None:
+    """(purpose, component) of the first config-reading GPU-stack component among `images`."""
+    return next(
+        (CONFIG_READERS[c] for i in images if (c := component_of(i) or "") in CONFIG_READERS), None
+    )
+
+
+def _add(found: ReadBy, namespace: str, name: str, reader: tuple[str, str], where: str) -> None:
+    if name != ROOT_CA and (namespace, name) not in found:
+        purpose, component = reader
+        found[(namespace, name)] = (purpose, MOUNTED.format(reader=where, component=component))
 
 
 def _operator_stand_ins(snapshot: ClusterSnapshot) -> list[Target]:

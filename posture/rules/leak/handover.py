@@ -85,7 +85,9 @@ def _from_telemetry(inputs: PostureInputs) -> Iterator[FindingDraft]:
 def _from_sync_history(inputs: PostureInputs) -> Iterator[FindingDraft]:
     """Handovers two syncs' pod counts make certain (inventory.holdings), where telemetry does
     not already show the same one (same node and tenants, overlapping times): its samples place
-    it on a GPU and closer in time. Which GPU passed is not known, only that one did."""
+    it on a GPU and closer in time. Which GPU passed is not known, only that some did. Each
+    previous party whose GPUs the next one surely received is its own finding (several may
+    hand over to one); a handover the counts leave only possible is never recorded."""
     latest: dict[str, tuple[str, str, HoldingHandover]] = {}
     for h in inputs.sync_handovers:
         previous, next_ = _holder(inputs, h.previous), _holder(inputs, h.next)
@@ -108,15 +110,17 @@ def _from_sync_history(inputs: PostureInputs) -> Iterator[FindingDraft]:
             "gpu_count": h.gpu_count,
             "source": "sync_history",
             "granularity": "sync",
+            "gpus_passed_at_least": h.passed,
             "why": (
-                f"the last sync that saw {previous} saw it hold {h.previous_gpus} of the "
-                f"node's {h.gpu_count} GPUs, the first sync that saw {next_} sees it hold "
-                f"{h.next_gpus}: {h.previous_gpus} + {h.next_gpus} > {h.gpu_count}, so at "
-                "least one GPU passed between them; which one, and when between the two "
-                "syncs, sync history cannot tell (no telemetry shows it)"
+                f"{previous} held {h.previous_gpus} of the node's {h.gpu_count} GPUs (last "
+                f"seen on it by the sync of previous_end), {next_} holds {h.next_gpus} since "
+                f"the sync of next_start: {h.previous_gpus} + {h.next_gpus} > {h.gpu_count}, "
+                f"so at least {h.passed} of {previous}'s GPUs passed to {next_} whatever other "
+                "tenants held; which ones, and when between the two syncs, sync history cannot "
+                "tell (no telemetry shows it)"
             ),
-            "looked_for": "a reset attestation of this node or any of its GPUs between the "
-            "two syncs",
+            "looked_for": f"a reset attestation of this node, or of {h.passed} or more of its "
+            "GPUs, between the two syncs",
         }
         if previous == next_ == UNCLASSIFIED:
             evidence["previous_namespace"] = previous_party.partition(":")[2]

@@ -41,16 +41,19 @@ def literal_credentials(
         match = stored_match(var)
         if match is None:
             continue  # from a Secret (or other) reference, empty, a placeholder, or no secret
-        found.append(
-            {
-                "name": var.name,
-                "field": f"{path}.env[{index}].value",
-                "rule": match.rule,
-                "kind": match.what,
-                "hint": match.hint,
-                "value_length": var.length if var.length is not None else len(var.value or ""),
-            }
-        )
+        entry = {
+            "name": var.name,
+            "field": f"{path}.env[{index}].value",
+            "rule": match.rule,
+            "kind": match.what,
+            "hint": match.hint,
+            "value_length": var.length if var.length is not None else len(var.value or ""),
+        }
+        if match.example:
+            # Still a literal secret in the pod spec (the practice reported); say what it is.
+            entry["value_kind"] = "documented_example"
+            entry["example_of"] = match.example
+        found.append(entry)
     return found
 
 
@@ -60,7 +63,12 @@ def stored_match(var: EnvVar) -> CredentialMatch | None:
     if var.value == SEALED_VALUE:
         if var.credential_rule is None:
             return None
-        return CredentialMatch(var.credential_rule, var.credential_kind or "", var.credential_hint)
+        return CredentialMatch(
+            var.credential_rule,
+            var.credential_kind or "",
+            var.credential_hint,
+            var.credential_example,
+        )
     return credential_match(var.name, var.value)
 
 
@@ -83,7 +91,9 @@ def stored_match(var: EnvVar) -> CredentialMatch | None:
         "the name, or by a random-looking value in any `*_API_KEY`, `*_TOKEN` or `*_SECRET`; "
         "references, empty values and placeholders (`changeme`, `${VAR}`) are not, nor the "
         "per-server token JupyterHub's spawner itself writes into a single-user server pod "
-        "(JUPYTERHUB_API_TOKEN, JPY_API_TOKEN), which the tenant cannot move."
+        "(JUPYTERHUB_API_TOKEN, JPY_API_TOKEN), which the tenant cannot move. A vendor's "
+        "documented example key (AWS's `...EXAMPLEKEY`) counts like any value: a literal "
+        "secret in a pod spec is the practice reported; its evidence says it is the example."
     ),
     remediation=(
         "Rotate the credential now (it must be treated as disclosed), then replace the "
@@ -108,7 +118,11 @@ def literal_cloud_credentials(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 "image": container.image,
                 "variables": variables,
             }
-            names = ", ".join(v["name"] for v in variables)
+            names = ", ".join(
+                v["name"]
+                + (f" ({v['example_of']}'s documented example)" if "example_of" in v else "")
+                for v in variables
+            )
             title = (
                 f"Container {container.name} of {inputs.workload_of(pod).ref()} has literal "
                 f"credentials in env ({names})"

@@ -40,10 +40,14 @@ def mode_usage(inputs: PostureInputs) -> dict[tuple[str, str, str], ModeUse]:
     for node in sorted_nodes(inputs):
         pool = node_pool(node.labels)
         for holding in gpu_holdings(inputs, node):
+            # A mode another forces on the holder (another tenant's DRA adminAccess reach) is
+            # not one it uses: no approval of its could change it, the reacher's use is judged
+            # (the co-tenancy checks still report the pair).
+            mode = holding.chosen_mode
             # exclusive shares nothing; "unknown" (a MIG layout nobody knows) is SHARE-009's.
-            if holding.tenant is None or holding.mode in (SharingMode.EXCLUSIVE, "unknown"):
+            if holding.tenant is None or mode in (SharingMode.EXCLUSIVE, "unknown"):
                 continue
-            use = usage.setdefault((holding.tenant.slug, holding.mode, pool), ModeUse())
+            use = usage.setdefault((holding.tenant.slug, mode, pool), ModeUse())
             use.nodes.add(node.name)
             use.pods.add(pod_ref(holding.pod))
             if holding.through_env:

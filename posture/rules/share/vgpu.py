@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from posture.inputs import PostureInputs
+from gpuposture.base.enums import SharingMode
+from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import gpu_holdings, sorted_nodes
 from posture.rules.registry import FindingDraft, check
 from posture.rules.share.parties import parties_of
 from posture.rules.subjects import node_draft
 
-# Classes whose workloads need a guaranteed GPU share (latency-bound inference for customers,
-# regulated workloads with fixed deadlines): vGPU best effort gives none.
-PREDICTABLE_PERFORMANCE_CLASSES = ("sensitive", "external")
 VGPU_SCHEDULER_UNKNOWN = "unknown scheduler, assumed best effort"
 
 
@@ -26,8 +24,10 @@ VGPU_SCHEDULER_UNKNOWN = "unknown scheduler, assumed best effort"
         "best effort (the default), equal share or fixed share. Best effort gives a VM "
         "whatever the others leave, so a neighbouring VM (outside the cluster's view) can "
         "slow a workload arbitrarily. Kubernetes does not expose which scheduler the host "
-        "runs, so an unknown scheduler is assumed to be best effort. Sensitive and external "
-        "tenants require predictable performance (deadlines, customer SLOs)."
+        "runs, so an unknown scheduler is assumed to be best effort. A tenant whose trust "
+        "class does not allow vgpu_best_effort requires predictable performance (deadlines, "
+        "customer SLOs): by default internal, external and sensitive tenants; platform and "
+        "internal_trusted ones allow it."
     ),
     remediation=(
         "On the hypervisor host, set the vGPU scheduler to equal share or fixed share "
@@ -48,7 +48,7 @@ def vgpu_best_effort(inputs: PostureInputs) -> Iterator[FindingDraft]:
         needy = {
             name: party
             for name, party in parties.items()
-            if party.trust_class in PREDICTABLE_PERFORMANCE_CLASSES
+            if needs_predictable_performance(inputs.tenants_by_slug[name].trust_class)
         }
         if not needy:
             continue
@@ -65,3 +65,10 @@ def vgpu_best_effort(inputs: PostureInputs) -> Iterator[FindingDraft]:
         names = ", ".join(f"{name} ({p.trust_class})" for name, p in needy.items())
         title = f"Tenants {names} run on vGPU node {node.name} ({VGPU_SCHEDULER_UNKNOWN})"
         yield node_draft("SHARE-008", node, tenants=needy, evidence=evidence, title=title)
+
+
+def needs_predictable_performance(trust_class: TrustClassInfo) -> bool:
+    """A class requires a guaranteed GPU share when it does not allow vGPU best effort: it may
+    share by the predictable schedulers (vgpu_fixed, vgpu_equal) at most. Read from the class's
+    allowed modes, so a class the admin edits is judged as it now reads."""
+    return SharingMode.VGPU_BEST_EFFORT.value not in trust_class.allowed_modes

@@ -135,7 +135,7 @@ def _below_draft(
         "move_to": fixed[-1] if fixed else None,
         # Who manages these components on the node, so how the upgrade is done: through the
         # GPU Operator, a new node image or host packages, a chart of its own, or unknown.
-        "upgrade_by": upgrade_evidence(path, exposures, paths_of(inputs, node)),
+        "upgrade_by": upgrade_evidence(path, exposures, paths_of(inputs, node), node),
         # Exposures the vendor says have no fix (none_available, no_fix_planned), each with
         # its advisory: a reader who may not read that advisory sees the category only.
         "no_fix": _no_fix(exposures),
@@ -272,7 +272,7 @@ def patch_sla_breached(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 "node": node.name,
                 "late_exposures": members,
                 "oldest_days": oldest,
-                "upgrade_by": upgrade_evidence(path, members, paths_of(inputs, node)),
+                "upgrade_by": upgrade_evidence(path, members, paths_of(inputs, node), node),
                 **_host_driver(node, members),
             }
             title = (

@@ -54,13 +54,23 @@ def split_by_change(
 
 
 def upgrade_evidence(
-    path: UpgradePath, exposures: list[dict], paths: dict[str, UpgradePath] | None = None
+    path: UpgradePath,
+    exposures: list[dict],
+    paths: dict[str, UpgradePath] | None = None,
+    node: Node | None = None,
 ) -> dict[str, object]:
-    """The evidence's `upgrade_by`: who manages the components and how to upgrade them, and
-    `rollout_pending`: the components whose fixed version the ClusterPolicy already asks for
-    while the node still runs below it (the change is done; its rollout is not)."""
+    """The evidence's `upgrade_by`: who manages the components and how to upgrade them,
+    `gpu_operator`: where the GPU Operator runs ("Deployment ns/name") when it is one of them
+    (one for the cluster, so one action upgrades it for every node), and `rollout_pending`:
+    the components whose fixed version the ClusterPolicy already asks for while the node
+    still runs below it (the change is done; its rollout is not)."""
     components = sorted({str(e.get("component")) for e in exposures})
     evidence: dict[str, object] = {**path.as_dict(), "components": components}
+    seen = node.deployed.get("gpu_operator", "") if node is not None else ""
+    if "gpu_operator" in components and seen.startswith("Deployment "):
+        # Only a Deployment names what is upgraded (seen through its ClusterPolicy or a bare
+        # pod, the Operator's own object is not known).
+        evidence["gpu_operator"] = seen
     pending = rollout_pending(paths or {}, exposures)
     if pending:
         evidence["rollout_pending"] = pending
