@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("inventory", "0024_node_patch_status_blank"),
+        ("inventory", "0025_gpu_holders_seen"),
     ]
 
     operations = [
