@@ -23,17 +23,22 @@ def read_in_both(
     before: ClusterState, after: ClusterState, read: Collection[str]
 ) -> tuple[ClusterState, ClusterState]:
     """`before` and `after` with only the parts whose kinds are in `read` (the kinds both
-    syncs read): nodes, ConfigMaps (sharing and MIG configs), workloads by kind, ClusterPolicies,
-    ClusterRoles and bindings by kind."""
+    syncs read): nodes, ConfigMaps (sharing and MIG configs, and the nodes' config in force),
+    workloads by kind, ClusterPolicies, ClusterRoles and bindings by kind."""
     kinds = frozenset(read)
     return _within(before, kinds), _within(after, kinds)
 
 
 def _within(state: ClusterState, kinds: frozenset[str]) -> ClusterState:
     configs = kinds >= CONFIG_KINDS
+    nodes = state.nodes if "Node" in kinds else ()
+    if not configs:
+        # The device-plugin config in force is resolved from ConfigMaps: unread on one side,
+        # the nodes compare what their labels name instead (as nodes stored before it was).
+        nodes = tuple(replace(n, device_plugin_config_used=None) for n in nodes)
     return replace(
         state,
-        nodes=state.nodes if "Node" in kinds else (),
+        nodes=nodes,
         sharing_configs=state.sharing_configs if configs else (),
         configmaps=state.configmaps if configs else (),
         workloads=tuple(w for w in state.workloads if w.kind in kinds),
