@@ -84,6 +84,9 @@ class SyncRun(models.Model):
     progress = models.JSONField(default=dict, blank=True, help_text="Objects read so far.")
     changes = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
+    # Kinds this run certainly did not read (inventory.kinds_read): the checks that need them
+    # are not judged on it, and keep their findings as they were.
+    kinds_unread = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
 
     objects = SyncRunQuerySet.as_manager()

@@ -31,6 +31,18 @@ def latest_sync_runs() -> QuerySet[SyncRun]:
     return SyncRun.objects.filter(pk=Subquery(newest.values("pk")[:1]))
 
 
+def cluster_kinds_unread(cluster: Cluster) -> tuple[str, ...]:
+    """The kinds the cluster's last successful full sync certainly did not read (a watch
+    reads only changes; inventory.kinds_read)."""
+    unread = (
+        cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED, mode=SyncRun.Mode.FULL)
+        .order_by("-started_at", "-id")
+        .values_list("kinds_unread", flat=True)
+        .first()
+    )
+    return tuple(unread or ())
+
+
 def clusters_with_last_sync(user) -> list[Cluster]:
     """Clusters the user may see, each with `.last_run` (its newest SyncRun or None)."""
     clusters = (

@@ -174,6 +174,10 @@ def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token
         reads = tuple(getattr(source, "admission_reads", ()) or ())
         if reads:
             snapshot = replace(snapshot, admission_reads=reads)
+        # The kinds it could not list: the checks that need them are not judged on this run.
+        unlisted = tuple(getattr(source, "unlisted", ()) or ())
+        if unlisted:
+            snapshot = replace(snapshot, unlisted=unlisted)
     except SourceError as exc:
         sync_run_fail(run=run, error=str(exc))
         raise SyncError(str(exc), retryable=exc.retryable) from exc

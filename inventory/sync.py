@@ -20,9 +20,11 @@ from audit.services import CREATE, Actor, audit_record
 from inventory import snapshot as snap
 from inventory.audit_state import cluster_state
 from inventory.drift import ClusterState, DriftChange, detect_drift, gpu_config_within
+from inventory.drift_scope import read_in_both
 from inventory.holdings import exclusive_holders
 from inventory.holdings_record import holdings_record, owner_slugs
 from inventory.hostfacts import merge_host_facts
+from inventory.kinds_read import kinds_read, kinds_unread
 from inventory.mig_state import carry_mig_state
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, NodeHostFacts, Pod, SyncRun
 from inventory.sync_rows import BATCH, Changes, chunks, nodes_write, objects_write, pod_rows_write
@@ -78,8 +80,10 @@ def snapshot_apply(*, run: SyncRun, snapshot: snap.ClusterSnapshot) -> SyncRun:
     run.progress = dict(snapshot.counts)
     run.changes = {**changes, "drift_events": len(drift)}
     run.warnings = list(snapshot.warnings)
+    run.kinds_unread = kinds_unread(snapshot.counts, snapshot.unlisted)
     run.finished_at = timezone.now()
-    run.save(update_fields=["status", "counts", "progress", "changes", "warnings", "finished_at"])
+    fields = ["status", "counts", "progress", "changes", "warnings", "kinds_unread", "finished_at"]
+    run.save(update_fields=fields)
     return run
 
 
@@ -116,8 +120,30 @@ def _apply(
             roles=tuple(r for r in snapshot.roles if r.kind == "ClusterRole"),
             bindings=snapshot.bindings,
         )
+        read = _kinds_read_before(run)
+        if read is not None:  # compare only the kinds both syncs read (inventory.drift_scope)
+            read &= kinds_read(snapshot.counts, kinds_unread(snapshot.counts, snapshot.unlisted))
+            previous, current = read_in_both(previous, current, read)
         drift = detect_drift(previous, current)
     return {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}, drift
+
+
+def _kinds_read_before(run: SyncRun) -> frozenset[str] | None:
+    """The kinds the cluster's last good full sync before `run` read; None when it recorded no
+    counts (every kind then taken as read, as before counts were kept)."""
+    last = (
+        SyncRun.objects.filter(
+            cluster=run.cluster, status=SyncRun.Status.SUCCEEDED, mode=SyncRun.Mode.FULL
+        )
+        .exclude(pk=run.pk)
+        .order_by("-started_at", "-id")
+        .values_list("counts", "kinds_unread")
+        .first()
+    )
+    if last is None or not last[0]:
+        return None
+    counts, unread = last
+    return kinds_read(counts, unread)
 
 
 def previous_state(cluster: Cluster, node_names: Iterable[str] | None = None) -> ClusterState:

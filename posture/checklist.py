@@ -35,6 +35,8 @@ class ChecklistFacts:
     firmware_known: int = 0  # GPU nodes with a known VBIOS version (coverage, item 3)
     # Kinds the last full sync read objects of; None: not known (every kind taken as read).
     kinds_read: frozenset[str] | None = None
+    # Kinds the last full sync certainly did not read (inventory.kinds_read).
+    kinds_unread: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -80,12 +82,15 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
     gpu = {"gpu_nodes_checked": facts.gpu_nodes}
     items = {
         1: _classes(facts),
-        2: _by_findings(
+        2: _claims_read(
             facts,
-            ("SHARE-001",),
-            {**gpu, "time_sliced_nodes": facts.time_sliced_nodes},
-            optional=("SHARE-006",),
-            needs=("Pod",),
+            _by_findings(
+                facts,
+                ("SHARE-001",),
+                {**gpu, "time_sliced_nodes": facts.time_sliced_nodes},
+                optional=("SHARE-006",),
+                needs=("Pod",),
+            ),
         ),
         3: _on_gpu_nodes(
             facts,
@@ -107,6 +112,19 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
     return [
         ChecklistItem(n, TITLES[n], status, evidence) for n, (status, evidence) in items.items()
     ]
+
+
+def _claims_read(facts: ChecklistFacts, judged: tuple[str, dict]) -> tuple[str, dict]:
+    """Item 2 passes only where the DRA claims pods name were read: a claim not read may be a
+    device shared between tenants (a finding open still fails it)."""
+    status, evidence = judged
+    if status == PASS and "ResourceClaim" in facts.kinds_unread:
+        reason = (
+            "pods name DRA resource claims the last full sync did not read: which devices "
+            "they hold, and who shares them, is unknown"
+        )
+        return UNKNOWN, {"reason": reason, **evidence}
+    return status, evidence
 
 
 def _classes(facts: ChecklistFacts) -> tuple[str, dict]:

@@ -23,6 +23,7 @@ from posture.evidence_view import evidence_tree
 from posture.forms import acceptance_window
 from posture.models import EarlierAcceptance, Finding
 from posture.rules import CHECKS
+from posture.selectors import finding_not_rejudged
 from tenants.redaction import HiddenScope, tenant_rows
 
 HISTORY_EVENTS = 50  # the latest audit events listed; the audit log holds them all
@@ -198,6 +199,7 @@ def finding_detail_context(user, finding: Finding) -> dict[str, Any]:
         "finding": finding,
         "check": CHECKS.get(finding.check_id),
         "claim_note": claim_note(claim) if claim else "",
+        "not_rejudged": finding_not_rejudged(finding),
         "evidence": evidence_tree(finding.evidence),
         "history": history(finding, events),
         "earlier_acceptances": earlier,

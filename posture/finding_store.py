@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -87,6 +87,7 @@ class Stored:
     evidence_digest: str
     accepted_until: datetime | None
     resolved_at: datetime | None
+    check_id: str = ""
     evidence: str | None = None  # JSON text, only set when the row is rewritten
 
     def acceptance_expired(self, now: datetime) -> bool:
@@ -107,17 +108,26 @@ STORED_FIELDS = (
     "evidence_digest",
     "accepted_until",
     "resolved_at",
+    "check_id",
 )
 
 
 @transaction.atomic
 def findings_refresh(
-    *, cluster: Cluster, drafts: Iterable[FindingDraft], now: datetime
+    *,
+    cluster: Cluster,
+    drafts: Iterable[FindingDraft],
+    now: datetime,
+    unjudged: Collection[str] = (),
 ) -> dict[str, int]:
     """Upsert the drafts as findings of this cluster (no duplicates across runs), set the
     tenants each affects, and resolve the cluster's live findings that no check reported this
     time. Only findings whose stored fields change are rewritten; the others get their
-    last_seen moved; tenant links are inserted and deleted in bulk."""
+    last_seen moved; tenant links are inserted and deleted in bulk.
+
+    The stored findings of the `unjudged` checks (a kind they need was not read:
+    posture.judged) are kept as they were: not resolved, not rewritten, last_seen where it
+    was; only what such a check reports for the first time is added."""
     tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
     # Read into a dict: no ORDER BY (the model's ordering), which before the first score's
     # ANALYZE SQLite answered with a temporary B-tree sort of every finding of the cluster.
@@ -136,6 +146,8 @@ def findings_refresh(
         if fingerprint in affects:
             continue
         row = existing.get(fingerprint)
+        if row is not None and draft.check_id in unjudged:
+            continue  # kept as it was: this run could not judge it
         if draft.covers and (row is None or row.status == Finding.Status.RESOLVED):
             covered = [subject_fingerprint(cluster.name, draft.check_id, s) for s in draft.covers]
             wide.append((fingerprint, covered))
@@ -158,6 +170,8 @@ def findings_refresh(
         if _refresh(row, values, now, counts):
             changed.append(row)
     for fingerprint, row in existing.items():
+        if row.check_id in unjudged:
+            continue
         if fingerprint not in affects and row.status in LIVE_STATUSES:
             resolved.append(row.pk)
             counts["resolved"] += 1
@@ -166,7 +180,7 @@ def findings_refresh(
     widenings = widenings_find(wide, existing, affects, now)
     # The audit keeps each expired acceptance as it stood (a few rows: read them whole).
     befores = {f.pk: (f, acceptance_state(f)) for f in Finding.objects.filter(pk__in=expired)}
-    _findings_write(cluster, to_create, changed, resolved, now)
+    _findings_write(cluster, to_create, changed, resolved, now, unjudged)
     ids = {fingerprint: row.pk for fingerprint, row in existing.items()}
     finding_tenants_write(cluster=cluster, affects=affects, existing=ids, now=now)
     acceptances_carry(widenings, now=now)
@@ -232,9 +246,11 @@ def _findings_write(
     changed: list[Stored],
     resolved: list[int],
     now: datetime,
+    unjudged: Collection[str] = (),
 ) -> None:
     """Insert the new, rewrite the changed, resolve the gone; every other live finding of the
-    cluster was seen again unchanged: one UPDATE moves their last_seen."""
+    cluster was seen again unchanged: one UPDATE moves their last_seen (not those of the
+    checks this run could not judge: they were not seen)."""
     stamp = db_datetime(now)  # first_seen and last_seen of the new ones
     rows_insert(Finding, FINDING_COLUMNS, [(*row, stamp, stamp) for row in to_create], now)
     rows_update(Finding, REWRITTEN, [_update_row(row, stamp) for row in changed])
@@ -242,6 +258,8 @@ def _findings_write(
         batch = resolved[start : start + BATCH]
         Finding.objects.filter(pk__in=batch).update(status=Finding.Status.RESOLVED, resolved_at=now)
     live = Finding.objects.filter(cluster=cluster, status__in=LIVE_STATUSES, last_seen__lt=now)
+    if unjudged:
+        live = live.exclude(check_id__in=list(unjudged))
     live.update(last_seen=now)
 
 

@@ -12,9 +12,11 @@ from django.utils import timezone
 
 from gpuposture.base.enums import FindingStatus, Severity
 from inventory.models import Bulletin, Cluster, Node, SyncRun
+from inventory.selectors import cluster_kinds_unread
 from posture import scoring
 from posture.action_store import with_own_risk
 from posture.checklist import ChecklistFacts
+from posture.judged import unjudged_note
 from posture.models import SEVERITY_ORDER, Action, Finding, FindingTenant, TenantScore
 from posture.rules import CHECKS
 from telemetry.models import GpuReading, ResetAttestation
@@ -217,6 +219,7 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
         .annotate(n=Count("id", distinct=True))
     )
     gpu_nodes = Node.objects.visible_to(user).filter(cluster=cluster, is_gpu_node=True)
+    kinds_read, kinds_unread = _kinds_read(cluster)
     return ChecklistFacts(
         synced=cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED).exists(),
         gpu_nodes=gpu_nodes.count(),
@@ -233,20 +236,33 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
         reset_attestations=ResetAttestation.objects.visible_to(user)
         .filter(cluster=cluster)
         .count(),
-        kinds_read=_kinds_read(cluster),
+        kinds_read=kinds_read,
+        kinds_unread=kinds_unread,
         **_bulletin_facts(),
     )
 
 
-def _kinds_read(cluster: Cluster) -> frozenset[str] | None:
-    """The kinds the last successful full sync read objects of (a watch reads only changes)."""
-    counts = (
+def _kinds_read(cluster: Cluster) -> tuple[frozenset[str] | None, frozenset[str]]:
+    """The kinds the last successful full sync read objects of (a watch reads only changes),
+    None when there is none; and those it certainly did not read (one query)."""
+    row = (
         cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED, mode=SyncRun.Mode.FULL)
         .order_by("-started_at")
-        .values_list("counts", flat=True)
+        .values_list("counts", "kinds_unread")
         .first()
     )
-    return None if counts is None else frozenset(k for k, n in counts.items() if n)
+    if row is None:
+        return None, frozenset()
+    counts, unread = row
+    return frozenset(k for k, n in counts.items() if n), frozenset(unread or ())
+
+
+def finding_not_rejudged(finding: Finding) -> str:
+    """Why a live finding was kept as it was by the last sync, which could not judge its
+    check ("not re-judged in the last sync: it read no ..."); "" when it was judged."""
+    if finding.status not in (Finding.Status.OPEN, Finding.Status.ACCEPTED):
+        return ""
+    return unjudged_note(finding.check_id, cluster_kinds_unread(finding.cluster))
 
 
 def _bulletin_facts() -> dict[str, object]:

@@ -17,7 +17,7 @@ from posture.finding_fields import (
     remediation_shown,
 )
 from posture.models import EarlierAcceptance, Finding, TenantScore
-from posture.selectors import NOT_SCORED_REASONS, not_scored_reason
+from posture.selectors import NOT_SCORED_REASONS, finding_not_rejudged, not_scored_reason
 
 
 # A finding's JSON: posture.finding_fields lists its keys, in order. A model field of the same
@@ -95,9 +95,14 @@ class FindingDetailSerializer(FindingSerializer):
     """One finding, with the acceptances made on the narrower findings it spans."""
 
     earlier_acceptances = EarlierAcceptanceSerializer(many=True, read_only=True)
+    # Why the last sync kept it as it was (a kind its check needs was not read); "" if judged.
+    not_rejudged = serializers.SerializerMethodField()
 
     class Meta(FindingSerializer.Meta):
-        fields = [*API_FIELDS, "earlier_acceptances"]
+        fields = [*API_FIELDS, "earlier_acceptances", "not_rejudged"]
+
+    def get_not_rejudged(self, finding: Finding) -> str:
+        return finding_not_rejudged(finding)
 
 
 class ScoreField(serializers.FloatField):

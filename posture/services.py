@@ -14,6 +14,7 @@ from audit.services import Actor, audit_record
 from gpuposture.base.rescore import rescore_request
 from inventory.bulk import db_datetime, rows_insert
 from inventory.models import Cluster, SyncRun
+from inventory.selectors import cluster_kinds_unread
 from inventory.snapshot import gc_paused
 from posture import scoring
 from posture.action_store import ActionsRefresh, actions_refresh
@@ -26,6 +27,7 @@ from posture.finding_store import (  # noqa: F401 (the findings' store, public h
     finding_fingerprint,
     findings_refresh,
 )
+from posture.judged import checks_unjudged
 from posture.models import (
     Action,
     ActionTenant,
@@ -158,7 +160,11 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
             continue  # nothing read yet: no inventory to judge
         with gc_paused():  # the read model and the drafts: many objects, no cycles
             evaluation = evaluate(posture_inputs(cluster, tenants))
-            counts = findings_refresh(cluster=cluster, drafts=evaluation.drafts, now=now)
+            # Checks that need a kind the last sync did not read keep their findings.
+            unjudged = checks_unjudged(cluster_kinds_unread(cluster))
+            counts = findings_refresh(
+                cluster=cluster, drafts=evaluation.drafts, now=now, unjudged=unjudged
+            )
         for draft, _exemption in evaluation.exempted:
             exempted[draft.check_id] += 1
         for key, value in counts.items():

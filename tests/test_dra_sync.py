@@ -110,6 +110,9 @@ def test_dra_the_account_may_not_list_is_a_warning_on_the_run(tmp_path):
     # The other DRA kinds were still read.
     assert "dra_slice" in _kinds(cluster) and "dra_claim" not in _kinds(cluster)
     assert SyncRun.objects.get(pk=run.pk).warnings == run.warnings
+    # Known not read (a live list refused): recorded on the run, the other DRA kinds not.
+    unread = SyncRun.objects.get(pk=run.pk).kinds_unread
+    assert "ResourceClaim" in unread and "ResourceSlice" not in unread
 
 
 def test_a_snapshot_gives_the_same_dra_as_the_live_api(tmp_path):

@@ -59,6 +59,8 @@ def test_an_account_that_may_not_list_pvs_syncs_with_a_warning(tmp_path):
     (warning,) = run.warnings
     assert "PersistentVolume" in warning and "HTTP 403" in warning and "not judged" in warning
     assert _claim_volume(cluster).pv_path is None  # unknown, never assumed
+    # Known not read: a check that needs the kind is not judged on this run (posture.judged).
+    assert "PersistentVolume" in run.kinds_unread
 
 
 CILIUM = {

@@ -165,5 +165,7 @@ class ClusterSnapshot:
     # Objects read per kind, including the ones not kept (for the SyncRun counts).
     counts: dict[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    # Kinds a live list was refused (none known from a snapshot file: inventory.kinds_read).
+    unlisted: tuple[str, ...] = ()
     # The namespaces whose ConfigMaps could be GPU configuration (tenants.mapping).
     platform_namespaces: tuple[str, ...] = ()

@@ -31,6 +31,12 @@ ABSENCE_READ = {
         "POD-010 sees no cloud identity federated through ServiceAccount annotations (GKE "
         "Workload Identity; IRSA or Azure Workload Identity where pods carry no env)",
     ),
+    # Every cluster has namespaces (default, kube-system): none means none was asked for.
+    "Namespace": (
+        "namespaces",
+        "tenants that claim namespaces by label, platform labels and Pod Security labels are "
+        "unknown (TEN-001 and K8S-009 say so)",
+    ),
 }
 
 
@@ -40,6 +46,7 @@ class SnapshotFileSource:
             raise SourceError("no snapshot files given", retryable=False)
         self.paths = [str(p) for p in paths]
         self.warnings: list[str] = []
+        self.unlisted: list[str] = []  # kinds certainly not read (inventory.kinds_read)
 
     def describe(self) -> str:
         return "snapshot: " + ", ".join(self.paths)
@@ -54,6 +61,9 @@ class SnapshotFileSource:
             progress(kind, count)
         self.warnings = absence_warnings(counts) + openshift_warnings(objects, counts)
         self.warnings += gpu_operator_warnings(objects)
+        self.unlisted = claims_unread(objects, counts)
+        if self.unlisted:
+            self.warnings.append(CLAIMS_UNREAD)
         return objects
 
 
@@ -104,6 +114,33 @@ CLUSTERPOLICY_WARNING = (
     "without the object (`target_seen` false); add clusterpolicies.nvidia.com to "
     "`kubectl get`, or snapshot it separately on a cluster that serves it (docs/clusters.md)"
 )
+
+
+CLAIMS_UNREAD = (
+    "the snapshot holds pods that name DRA resource claims (spec.resourceClaims) but no "
+    "ResourceClaim, so the devices those claims hold, and which tenants share them, are "
+    "unknown (checklist item 2 says unknown); add resourceclaims,resourceclaimtemplates,"
+    "resourceslices,deviceclasses to `kubectl get`"
+)
+
+
+def claims_unread(objects: list[dict[str, Any]], counts: Counter[str]) -> list[str]:
+    """["ResourceClaim"] when a pod names a claim and the snapshot holds none: every claim a
+    pod names is an object (one made from a template too), so none means none was read."""
+    if counts.get("ResourceClaim") or not counts.get("Pod"):
+        return []
+    return ["ResourceClaim"] if any(_names_claims(o) for o in objects) else []
+
+
+def _names_claims(obj: Any) -> bool:
+    if not isinstance(obj, dict) or obj.get("kind") != "Pod":
+        return False
+    spec = obj.get("spec")
+    return (
+        isinstance(spec, dict)
+        and isinstance(spec.get("resourceClaims"), list)
+        and bool(spec["resourceClaims"])
+    )
 
 
 def gpu_operator_warnings(objects: list[dict[str, Any]]) -> list[str]:

@@ -81,6 +81,7 @@ class KubeSource:
         # DRA kind -> the version it was read at, or "not served" / "forbidden"
         self.api_versions: dict[str, str] = {}
         self.warnings: list[str] = []  # for the run: what could not be seen, and why
+        self.unlisted: list[str] = []  # kinds whose list was refused (inventory.kinds_read)
         # How each admission kind's list went (K8S-009 says "unknown" for a failed one).
         self.admission_reads: list[AdmissionRead] = []
         self._plurals: dict[str, str] = {}  # Gatekeeper listing label -> its plural
@@ -95,7 +96,7 @@ class KubeSource:
     def read(self, progress: Progress) -> list[dict[str, Any]]:
         api_client = self._api_client()
         self.resource_versions, self.api_versions, self.warnings = {}, {}, []
-        self.admission_reads = []
+        self.admission_reads, self.unlisted = [], []
         try:
             objects: list[dict[str, Any]] = []
             calls = self._list_calls(api_client) + self._constraint_calls(api_client)
@@ -227,6 +228,7 @@ class KubeSource:
             self.admission_reads.append(read_outcome(resource, str(exc)))
             if "HTTP 404" not in str(exc):  # not served is an answer, said nowhere
                 self.warnings.append(admission_warning(resource, str(exc)))
+                self.unlisted.append(label)
             if not label.startswith(GATEKEEPER_PREFIX):
                 not_served = "HTTP 404" in str(exc)
                 self.resource_versions[label] = NOT_SERVED if not_served else NOT_LISTED
@@ -332,6 +334,7 @@ class KubeSource:
                 self.resource_versions[kind] = NOT_SERVED if not_served else NOT_LISTED
             if refused:
                 self.warnings.append(unread_warning(kind, str(exc)))
+                self.unlisted.append(kind)
             progress(kind, 0)
             return []
 

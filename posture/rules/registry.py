@@ -78,6 +78,10 @@ class Check:
     # When a finding may be rated other than `severity`, the rule, in words: the check's page
     # says it beside findings rated otherwise, so the two never silently disagree.
     severity_rule: str = ""
+    # Kinds the check reads whose absence from a sync means they were not read (every real
+    # cluster has objects of them, or a live list was refused): it is then not judged, and its
+    # stored findings are kept as they were (posture.judged).
+    needs: tuple[str, ...] = ()
 
 
 CHECKS: dict[str, Check] = {}
@@ -93,6 +97,7 @@ def check(
     remediation: str,
     mappings: tuple[str, ...],
     severity_rule: str = "",
+    needs: tuple[str, ...] = (),
 ) -> Callable[[CheckFunction], CheckFunction]:
     """Register a check function under its stable id."""
     assert severity in SEVERITIES, severity
@@ -102,7 +107,7 @@ def check(
         if id in CHECKS:
             raise ValueError(f"check {id} registered twice")
         CHECKS[id] = Check(
-            id, title, severity, scope, rationale, remediation, mappings, func, severity_rule
+            id, title, severity, scope, rationale, remediation, mappings, func, severity_rule, needs
         )
         return func
 

@@ -237,9 +237,27 @@ def operator_binding() -> dict:
     }
 
 
+def system_rbac() -> list[dict]:
+    """The operator's ClusterRole and a kube-system RoleBinding, which every cluster has: a
+    sync that read none of a kind compares nothing of it (inventory.drift_scope)."""
+    role = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "extension-reader"}
+    subject = {"kind": "ServiceAccount", "name": "bootstrap-signer", "namespace": "kube-system"}
+    return [
+        {"apiVersion": RBAC, "kind": "ClusterRole", "metadata": _meta("gpu-operator"), "rules": []},
+        {
+            "apiVersion": RBAC,
+            "kind": "RoleBinding",
+            "metadata": _meta("system:controller:bootstrap-signer", "kube-system"),
+            "roleRef": role,
+            "subjects": [subject],
+        },
+    ]
+
+
 @pytest.mark.django_db
 def test_rbac_drift_through_two_syncs(small_world, tmp_path):
     base = copy.deepcopy(load_json("small-cluster.json")["items"]) + [operator_binding()]
+    base += system_rbac()
     cluster_sync_from_snapshot(cluster=small_world, paths=[write(tmp_path, base, "v1")])
     DriftEvent.objects.all().delete()  # the operator's binding: the world as it was before
     posture_evaluate()

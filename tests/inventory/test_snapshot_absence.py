@@ -19,7 +19,8 @@ def _read(tmp_path, kinds: list[str]) -> list[str]:
 
 
 def test_pods_without_the_kinds_read_as_absent_are_said(tmp_path):
-    warnings = _read(tmp_path, ["Node", "Pod", "NetworkPolicy", "Service", "ServiceAccount"])
+    kinds = ["Node", "Pod", "NetworkPolicy", "Service", "ServiceAccount", "Namespace"]
+    warnings = _read(tmp_path, kinds)
     assert len(warnings) == 2
     assert "no ResourceQuota, so K8S-001" in warnings[0] and "add resourcequotas" in warnings[0]
     assert "no ClusterRoleBinding" in warnings[1]
@@ -28,26 +29,40 @@ def test_pods_without_the_kinds_read_as_absent_are_said(tmp_path):
 def test_pods_without_any_service_say_exposures_go_unseen(tmp_path):
     # Every cluster has the `default/kubernetes` Service: none means none was asked for.
     kinds = ["Pod", "ResourceQuota", "NetworkPolicy", "ClusterRoleBinding", "ServiceAccount"]
-    (warning,) = _read(tmp_path, kinds)
+    (warning,) = _read(tmp_path, [*kinds, "Namespace"])
     assert "no Service, so K8S-006 sees no notebook" in warning
     assert "add services,ingresses" in warning
 
 
 def test_a_full_capture_or_a_file_of_nodes_only_says_nothing(tmp_path):
     kinds = ["Pod", "ResourceQuota", "NetworkPolicy", "ClusterRoleBinding", "Service"]
-    kinds.append("ServiceAccount")
+    kinds += ["ServiceAccount", "Namespace"]
     assert _read(tmp_path, kinds) == []
     assert _read(tmp_path, ["Node"]) == []
 
 
 def test_pods_without_service_accounts_say_pod010_cannot_see_their_cloud_identity(tmp_path):
     kinds = ["Pod", "ResourceQuota", "NetworkPolicy", "ClusterRoleBinding", "Service"]
-    (warning,) = _read(tmp_path, kinds)
+    (warning,) = _read(tmp_path, [*kinds, "Namespace"])
     assert "no ServiceAccount, so POD-010" in warning and "GKE Workload Identity" in warning
     assert "add serviceaccounts" in warning
 
 
-FULL = ["Pod", "ResourceQuota", "NetworkPolicy", "ClusterRoleBinding", "Service", "ServiceAccount"]
+FULL = [
+    "Pod",
+    "ResourceQuota",
+    "NetworkPolicy",
+    "ClusterRoleBinding",
+    "Service",
+    "ServiceAccount",
+    "Namespace",
+]
+
+
+def test_pods_without_namespaces_say_label_claims_and_pod_security_are_unknown(tmp_path):
+    (warning,) = _read(tmp_path, FULL[:-1])
+    assert "no Namespace, so tenants that claim namespaces by label" in warning
+    assert "Pod Security labels are unknown" in warning and "add namespaces" in warning
 
 
 def _read_items(tmp_path, items: list[dict]) -> list[str]:
@@ -101,3 +116,28 @@ def test_the_gpu_operator_without_its_clusterpolicy_says_k8s004_cannot_see_it(tm
     policy = {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "cp"}}
     assert _read_items(tmp_path, [*_items(FULL), _operator(), policy]) == []
     assert _read_items(tmp_path, _items(FULL)) == []  # no operator: nothing to say
+
+
+def test_pods_naming_dra_claims_with_no_resourceclaim_say_the_claims_were_not_read(tmp_path):
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "trainer", "namespace": "team-a"},
+        "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]},
+    }
+    others = [{"apiVersion": "v1", "kind": k, "metadata": {"name": k.lower()}} for k in FULL[1:]]
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod, *others]}))
+    source = SnapshotFileSource([path])
+    source.read(lambda kind, count: None)
+    (warning,) = source.warnings
+    assert "name DRA resource claims (spec.resourceClaims) but no ResourceClaim" in warning
+    assert "add resourceclaims" in warning
+    assert source.unlisted == ["ResourceClaim"]  # the run records it as not read
+    # With the claims read, nothing to say.
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c"}}
+    path.write_text(
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod, claim, *others]})
+    )
+    source.read(lambda kind, count: None)
+    assert source.warnings == [] and source.unlisted == []

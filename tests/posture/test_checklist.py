@@ -290,3 +290,25 @@ def test_a_cpu_only_cluster_has_no_quota_finding_and_item_8_unknown(personas, tm
                 "no GPU node seen",
             )
     assert row["evidence"]["gpu_nodes_checked"] == 1
+
+
+def test_item_2_is_unknown_where_pods_name_dra_claims_that_were_not_read():
+    """Pods name DRA claims and the sync read no ResourceClaim: a claim not read may hold a
+    device shared between tenants, so "no time-slicing between tenants" cannot pass."""
+    facts = dict(
+        synced=True,
+        gpu_nodes=2,
+        time_sliced_nodes=0,
+        registered_checks=ALL,
+        kinds_read=frozenset({"Node", "Pod", "Namespace"}),
+    )
+    assert statuses(ChecklistFacts(**facts))[2] == "pass"
+    unread = ChecklistFacts(**facts, kinds_unread=frozenset({"ResourceClaim"}))
+    item2 = cluster_checklist(unread)[1]
+    assert item2.status == "unknown"
+    assert "DRA resource claims the last full sync did not read" in item2.evidence["reason"]
+    # A finding open still fails it.
+    failing = ChecklistFacts(
+        **facts, kinds_unread=frozenset({"ResourceClaim"}), open_findings={"SHARE-001": 1}
+    )
+    assert statuses(failing)[2] == "fail"

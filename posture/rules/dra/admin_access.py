@@ -30,6 +30,7 @@ LABEL_VERBS = ("patch", "update")
 
 @check(
     id="DRA-001",
+    needs=("ClusterRole", "ClusterRoleBinding"),
     title="DRA admin access within a tenant's reach",
     severity="critical",
     scope="tenant",

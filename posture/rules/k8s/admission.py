@@ -27,6 +27,7 @@ KYVERNO_EXCEPTIONS = "kyverno.io/policyexceptions"  # the AdmissionRead of their
 
 @check(
     id="K8S-009",
+    needs=("Namespace",),
     title="Tenant namespace with GPU workloads and no admission control enforcing pod rules",
     severity="high",
     scope="tenant",
@@ -95,6 +96,8 @@ def namespace_without_admission_control(inputs: PostureInputs) -> Iterator[Findi
     exceptions_unread = any(r.resource == KYVERNO_EXCEPTIONS for r in unread)
     for namespace, count in sorted(gpu_pods.items()):
         found = verdicts(namespace, labels.get(namespace, {}), policies, exceptions_unread, note)
+        if namespace not in labels:
+            found[0] = PSA_UNREAD  # verdicts() judges PSA first, here on labels never read
         found += [Verdict(i["exception"], False, f"not applied: {i['why']}") for i in ignored]
         opened: list[dict[str, Any]] | None = None
         if sccs:
@@ -103,6 +106,16 @@ def namespace_without_admission_control(inputs: PostureInputs) -> Iterator[Findi
         if not missing(found):
             continue
         yield _draft(inputs, namespace, owners[namespace], count, found, unread, labels, opened)
+
+
+# A namespace with no Namespace object in the sync: its Pod Security labels are unknown.
+PSA_UNREAD = Verdict(
+    "PSA",
+    False,
+    "Pod Security Admission: unknown: the namespace's labels were not read (no Namespace "
+    "object in the sync)",
+)
+LABELS_UNREAD = "its Namespace object (Pod Security labels) was not read"
 
 
 def _draft(
@@ -117,15 +130,16 @@ def _draft(
 ) -> FindingDraft:
     have, lacking = covered(found), missing(found)
     verdict = "partial" if have else "not enforced"
+    labels_read = namespace in labels
     evidence = {
         "namespace": namespace,
         "tenant": tenant.slug,
         "trust_class": tenant.trust_class.slug,
         "gpu_pods": count,
-        "verdict": "unknown" if unread else verdict,
+        "verdict": "unknown" if unread or not labels_read else verdict,
         "enforced_controls": have,
         "missing_controls": lacking,
-        "pod_security_labels": psa_labels(labels.get(namespace, {})),
+        "pod_security_labels": psa_labels(labels[namespace]) if labels_read else "unknown",
         "looked_at": [v.as_dict() for v in found],
         "policy_reads": [
             {"resource": r.resource, "status": r.status, "detail": r.detail}
@@ -137,11 +151,13 @@ def _draft(
     opening = [s for s in sccs or () if set(s["allows"]) & set(lacking_names(found))]
     if sccs is not None:
         evidence["security_context_constraints"] = sccs
-    if unread:
+    if unread or not labels_read:
         names = ", ".join(sorted(r.resource for r in unread))
+        why = [f"{names} could not be read"] if unread else []
+        why += [] if labels_read else [LABELS_UNREAD]
         title = (
             f"Namespace {namespace} of tenant {tenant.slug}: admission enforcement unknown "
-            f"({names} could not be read; nothing read enforces every pod rule)"
+            f"({'; '.join(why)}; nothing read enforces every pod rule)"
         )
     elif have:
         title = (

@@ -230,6 +230,7 @@ def _escalated(
 
 @check(
     id="K8S-008",
+    needs=("ClusterRole", "ClusterRoleBinding"),
     title="A binding gives another tenant's principal write access in a tenant's namespace",
     severity="high",
     scope="tenant",

@@ -187,6 +187,7 @@ def _backends(ingress: Ingress, namespace: str) -> tuple[str, ...]:
 
 @check(
     id="K8S-006",
+    needs=("Service",),
     title="Notebook or ML dashboard open to anyone and reachable from outside",
     severity="critical",
     scope="tenant",

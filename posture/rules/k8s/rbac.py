@@ -204,6 +204,7 @@ def _reached_targets(targets: list[Target], reached: list[dict[str, Any]]) -> li
 
 @check(
     id="K8S-003",
+    needs=("ClusterRole", "ClusterRoleBinding"),
     title="A tenant principal may patch or update nodes",
     severity="high",
     scope="tenant",
@@ -245,6 +246,7 @@ def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
 
 @check(
     id="K8S-004",
+    needs=("ClusterRole", "ClusterRoleBinding", "ConfigMap"),
     title="A tenant principal may edit the device-plugin or MIG configuration",
     severity="high",
     scope="tenant",
@@ -288,6 +290,7 @@ def operator_namespaces(snapshot: ClusterSnapshot) -> set[str]:
 
 @check(
     id="K8S-005",
+    needs=("ClusterRole", "ClusterRoleBinding"),
     title="A GPU Operator service account is bound from outside its namespace",
     severity="medium",
     scope="tenant",

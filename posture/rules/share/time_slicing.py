@@ -60,6 +60,7 @@ def _share001_title(cause: PairCause) -> str:
 
 @check(
     id="SHARE-005",
+    needs=("ConfigMap",),
     title="Time-slicing configured without failRequestsGreaterThanOne: true",
     severity="medium",
     scope="cluster",

@@ -48,6 +48,7 @@ def node_plugin_config(inputs: PostureInputs, node: Node) -> SharingConfig | Non
 
 @check(
     id="STACK-008",
+    needs=("ConfigMap",),
     title="Container toolkit honours NVIDIA_VISIBLE_DEVICES from unprivileged pods",
     severity="high",
     scope="node",  # one per ClusterPolicy, pool or node: where the one fix is (fix_subject)

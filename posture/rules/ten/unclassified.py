@@ -50,6 +50,7 @@ def unclassified_gpu_templates(inputs: PostureInputs) -> dict[str, list[Pod]]:
 
 @check(
     id="TEN-001",
+    needs=("Namespace",),
     title="GPU workload in a namespace no tenant owns",
     severity="high",
     scope="tenant",
@@ -87,6 +88,15 @@ def gpu_workload_in_unclassified_namespace(inputs: PostureInputs) -> Iterator[Fi
             "gpu_pod_count": len(pods),
         }
         labels = evidence["namespace_labels"]
+        read = _labels_read(inputs, namespace)
+        if not read:
+            # No Namespace object: a tenant may claim it by label, the platform by its label.
+            evidence["namespace_labels"] = "unknown"
+            evidence["owner"] = (
+                "unknown: the namespace's labels were not read (no Namespace object in the "
+                "sync), so a tenant or the platform may claim it by label"
+            )
+            labels = {}
         if hints := owner_hints(labels, inputs.namespace_owner, {t.slug for t in inputs.tenants}):
             evidence["owner_hints"] = hints
         if templates:
@@ -98,10 +108,8 @@ def gpu_workload_in_unclassified_namespace(inputs: PostureInputs) -> Iterator[Fi
             if pods
             else f"has {len(templates)} GPU workload(s) with no pod running now"
         )
-        title = (
-            f"Namespace {namespace} {what} and no tenant owns it "
-            f"(judged as {party.trust_class.slug})"
-        )
+        owner = "no tenant owns it" if read else "its labels were not read, so its owner is unknown"
+        title = f"Namespace {namespace} {what} and {owner} (judged as {party.trust_class.slug})"
         yield namespace_draft(
             "TEN-001",
             inputs,
@@ -116,6 +124,11 @@ def gpu_workload_in_unclassified_namespace(inputs: PostureInputs) -> Iterator[Fi
 def _labels(inputs: PostureInputs, namespace: str) -> dict[str, str]:
     """The namespace's labels: why no tenant label or platform label claimed it."""
     return next((dict(n.labels) for n in inputs.snapshot.namespaces if n.name == namespace), {})
+
+
+def _labels_read(inputs: PostureInputs, namespace: str) -> bool:
+    """Whether the sync read the namespace's object (its labels may claim it)."""
+    return any(n.name == namespace for n in inputs.snapshot.namespaces)
 
 
 def _pod_entry(inputs: PostureInputs, pod: Pod) -> dict[str, object]:

@@ -1,0 +1,37 @@
+"""Which kinds a sync read, and which it certainly did not. PURE.
+
+`kubectl get a,b -A -o json` prints one List: a kind with no object in it leaves no trace, so
+from a snapshot file "read" can only be told by objects present. Some kinds exist on every
+real cluster, so none of them in a sync means they were not read, with certainty; for the
+others none is ambiguous ("none exist" is a real and common state). A live sync knows the
+kinds it could not list (refused), and says so (ClusterSnapshot.unlisted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+# Kinds every real cluster has objects of: namespaces default and kube-system, the
+# kube-root-ca.crt ConfigMap and the `default` ServiceAccount of every namespace, the system:*
+# ClusterRoles and their bindings, and the Service default/kubernetes.
+ALWAYS_PRESENT = (
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ConfigMap",
+    "Namespace",
+    "Service",
+    "ServiceAccount",
+)
+
+
+def kinds_unread(counts: Mapping[str, int], unlisted: Iterable[str] = ()) -> list[str]:
+    """The kinds a sync certainly did not read: always-present kinds of which it read no
+    object, and the kinds a live list was refused, sorted."""
+    missing = {kind for kind in ALWAYS_PRESENT if not counts.get(kind)}
+    return sorted(missing | set(unlisted))
+
+
+def kinds_read(counts: Mapping[str, int], unread: Iterable[str] = ()) -> frozenset[str]:
+    """The kinds a sync read objects of (none of an ambiguous kind reads as not read)."""
+    skipped = set(unread)
+    return frozenset(kind for kind, n in counts.items() if n and kind not in skipped)
