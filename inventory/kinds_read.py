@@ -32,6 +32,8 @@ def kinds_unread(counts: Mapping[str, int], unlisted: Iterable[str] = ()) -> lis
 
 
 def kinds_read(counts: Mapping[str, int], unread: Iterable[str] = ()) -> frozenset[str]:
-    """The kinds a sync read objects of (none of an ambiguous kind reads as not read)."""
+    """The kinds a sync read: those it read objects of, and those a live list read to the
+    end and found none of (counted 0); none of an ambiguous kind in a snapshot file leaves no
+    count, so it reads as not read."""
     skipped = set(unread)
-    return frozenset(kind for kind, n in counts.items() if n and kind not in skipped)
+    return frozenset(kind for kind in counts if kind not in skipped)

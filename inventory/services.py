@@ -178,6 +178,12 @@ def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token
         unlisted = tuple(getattr(source, "unlisted", ()) or ())
         if unlisted:
             snapshot = replace(snapshot, unlisted=unlisted)
+        # A live list of a kind that found none read it (counted 0): drift compares it
+        # (inventory.kinds_read), so a ClusterPolicy installed between two syncs is drift.
+        listed = [k for k in getattr(source, "listed", ()) or () if isinstance(k, str)]
+        if listed:
+            counts = {kind: 0 for kind in listed} | snapshot.counts
+            snapshot = replace(snapshot, counts=dict(sorted(counts.items())))
     except SourceError as exc:
         sync_run_fail(run=run, error=str(exc))
         raise SyncError(str(exc), retryable=exc.retryable) from exc

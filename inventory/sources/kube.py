@@ -93,6 +93,12 @@ class KubeSource:
             f" context {self.context}" if self.context else ""
         )
 
+    @property
+    def listed(self) -> tuple[str, ...]:
+        """The kinds the last full list read to the end: none of one of them is an answer
+        (none exist, or its API is not served), unlike a snapshot file's silence."""
+        return tuple(k for k, rv in self.resource_versions.items() if rv != NOT_LISTED)
+
     def read(self, progress: Progress) -> list[dict[str, Any]]:
         api_client = self._api_client()
         self.resource_versions, self.api_versions, self.warnings = {}, {}, []
