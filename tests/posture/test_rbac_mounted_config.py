@@ -22,7 +22,7 @@ from posture.services import posture_evaluate
 from tenants.services import tenants_apply
 from tenants.spec import parse_tenants_document
 from tests.conftest import api_client, load_json
-from tests.posture.test_rules_rbac import DEVS, OPS, cluster_role, crb, rb, rule, world
+from tests.posture.test_rules_rbac import DEVS, OPS, cluster_role, crb, rb, rule, sa, world
 
 NVDP = "nvidia-device-plugin"  # the standalone chart's namespace: unclassified here
 PLUGIN = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
@@ -245,3 +245,40 @@ def test_a_tenant_that_may_patch_the_plugins_configmap_is_reported(tmp_path, per
     assert reached["why"] != UNMOUNTED
     item7 = api_client(personas["security_lead"]).get("/api/v1/clusters/nvdp/checklist/").json()[6]
     assert item7["status"] == "fail"
+
+
+def test_an_escalation_reaching_beyond_the_direct_grant_is_still_named():
+    # alpha may patch the plugin's ConfigMap itself, and may run pods in the plugin's namespace
+    # as an account that may patch the ClusterPolicy: the ClusterPolicy is written only by
+    # that path, so the path is named; the finding must not read as a direct write of it.
+    role = Role(
+        "Role",
+        "cm-and-pods",
+        NVDP,
+        (
+            rule(resources=("configmaps",), verbs=("patch",)),
+            rule(resources=("pods",), verbs=("create",)),
+        ),
+    )
+    writer = cluster_role(
+        "policy-writer", rule(groups=("nvidia.com",), resources=("clusterpolicies",))
+    )
+    inputs = world(
+        [role, writer],
+        [
+            rb(NVDP, "alpha-cm", "cm-and-pods", DEVS, kind="Role"),
+            crb("plugin-policy", "policy-writer", sa(NVDP, "nvdp")),
+        ],
+    )
+    snapshot = replace(
+        inputs.snapshot,
+        namespaces=(*inputs.snapshot.namespaces, Namespace(NVDP)),
+        workloads=(*inputs.snapshot.workloads, _daemonset()),
+    )
+    (draft,) = run_checks(replace(inputs, snapshot=snapshot), only=["K8S-004"])
+    reached = {r["object"] for r in draft.evidence["objects"]}
+    assert f"ConfigMap {NVDP}/nvdp-config" in reached
+    assert "ClusterPolicy cluster-policy" in reached
+    (path,) = draft.evidence["escalation"]
+    assert path.startswith("may run pods in") and NVDP in path
+    assert path in draft.title

@@ -151,7 +151,9 @@ def _write_findings(
         # A total path says it all: the identities it could also assume add nothing.
         shown = [e for e in found_paths if e.total] or found_paths
         paths = sorted({e.how for e in shown})
-        if paths and not direct:  # a direct grant is the cause to name; escalation adds nothing
+        # A direct grant is the cause to name; the escalation is named too where it reaches
+        # objects or verbs the direct grants do not, so no object reads as written directly.
+        if paths and (not direct or _beyond_direct(targets, grants, verbs, found_paths)):
             evidence["escalation"] = paths
             title += paths_title(paths)
         draft = _binding_draft(check_id, inputs, reached_by, evidence, title)
@@ -159,6 +161,17 @@ def _write_findings(
         if len(severities) == 1 and "" not in severities:
             draft = replace(draft, severity=severities.pop())
         yield draft
+
+
+def _beyond_direct(
+    targets: list[Target], grants: list[Grant], verbs: tuple[str, ...], paths: list[Escalation]
+) -> bool:
+    """Whether the escalation paths write a target (or a verb of it) the grants do not."""
+    for target in targets:
+        direct = {v for g in grants for v in target.verbs_allowed(g, verbs)}
+        if any(set(target.verbs_allowed(e, verbs)) - direct for e in paths):
+            return True
+    return False
 
 
 def _reached(
