@@ -19,6 +19,22 @@ slug_validator = RegexValidator(
     "Use lowercase letters, digits and hyphens (a DNS label).",
 )
 
+
+def validate_tenant_slug_not_reserved(value: str) -> None:
+    """`platform` and `unclassified` are the party words pages and APIs use for a platform
+    namespace's pods and for namespaces nobody claims (the system tenant, made by the sync,
+    never through a form): a tenant of either slug would pass for one of them."""
+    if value in ("platform", "unclassified"):
+        raise ValidationError(
+            f"The slug {value!r} is reserved: pages and the API use it for "
+            + (
+                "the platform's own namespaces."
+                if value == "platform"
+                else "namespaces no tenant claims."
+            )
+        )
+
+
 class_slug_validator = RegexValidator(
     r"^[a-z][a-z0-9_]{0,39}$", "Use lowercase letters, digits and underscores."
 )
@@ -106,7 +122,11 @@ class TenantQuerySet(ScopedQuerySet):
 class Tenant(models.Model):
     """A team or customer whose workloads share GPUs with others."""
 
-    slug = models.SlugField(max_length=63, unique=True, validators=[slug_validator])
+    slug = models.SlugField(
+        max_length=63,
+        unique=True,
+        validators=[slug_validator, validate_tenant_slug_not_reserved],
+    )
     name = models.CharField(max_length=120)
     trust_class = models.ForeignKey(TrustClass, on_delete=models.PROTECT, related_name="tenants")
     viewers = models.ManyToManyField(

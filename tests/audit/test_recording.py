@@ -220,6 +220,25 @@ def test_admin_changes_to_tenants_and_mappings_are_events(admin_client, personas
     assert deleted.actor == User.objects.get(username="root")
 
 
+@pytest.mark.parametrize("slug", ["platform", "unclassified"])
+def test_admin_refuses_a_tenant_slug_the_pages_use_as_a_party(admin_client, personas, slug):
+    internal = TrustClass.objects.get(slug="internal")
+    response = admin_client.post(
+        "/admin/tenants/tenant/add/",
+        {
+            "slug": slug,
+            "name": "Looks official",
+            "trust_class": internal.pk,
+            **inline("namespaces", []),
+            **inline("principals", []),
+        },
+    )
+    assert response.status_code == 200  # the form again, with the error
+    assert "is reserved" in response.content.decode()
+    assert not Tenant.objects.filter(slug=slug, name="Looks official").exists()
+    assert events() == []
+
+
 def test_admin_deleting_a_tenant_records_its_mappings_too(admin_client, tmp_path, personas):
     apply(tmp_path, [ALPHA])
     tenant = Tenant.objects.get(slug="alpha")
