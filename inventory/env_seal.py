@@ -47,6 +47,10 @@ VALUE_READ_SHAPED = {
     "MIG_STRATEGY": re.compile(r"(?i)none|single|mixed"),
     "DEFAULT_CONFIG": re.compile(r"[-._A-Za-z0-9]{1,253}"),
     "CONFIG_FILE": re.compile(r"/[-._/A-Za-z0-9]{1,1023}"),
+    # K8S-006: Ray's authentication mode (a word) and the directory Jupyter reads its
+    # configuration files from (an absolute path).
+    "RAY_AUTH_MODE": re.compile(r"[a-z]{1,16}"),
+    "JUPYTER_CONFIG_DIR": re.compile(r"/[-._/A-Za-z0-9]{1,1023}"),
 }
 
 

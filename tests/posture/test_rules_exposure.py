@@ -35,8 +35,15 @@ def nb(image: str = NOTEBOOK, args=OPEN_ARGS, **fields) -> Container:
     return Container(name="nb", image=image, args=tuple(args), **fields)
 
 
-def node_port(selector=None, namespace="alpha", name="nb", kind="NodePort") -> Service:
-    return Service(namespace, name, kind, APP if selector is None else selector, (8888,))
+def node_port(
+    selector=None, namespace="alpha", name="nb", kind="NodePort", ports=(8888,)
+) -> Service:
+    return Service(namespace, name, kind, APP if selector is None else selector, ports)
+
+
+# Every port a dashboard below listens on by default (a Service reaches a server on its own
+# port only).
+DASHBOARD_PORTS = (8888, 6006, 5000, 8265, 8080, 8501, 7860)
 
 
 def notebook_world(c: Container, services=(), ingresses=(), namespace="alpha", labels=None):
@@ -211,7 +218,7 @@ def test_authentication_reads_a_shell_command_line():
                 args=("tensorboard", "--bind_all"),
                 ports=(6006,),
             ),
-            [node_port()],
+            [node_port(ports=(6006,))],
             [],
             True,
             id="tensorboard",
@@ -250,7 +257,11 @@ def proxied(nb_args=OPEN_ARGS, target="proxy", **service) -> tuple[Pod, Service]
         pytest.param(OPEN_ARGS, "4180", False, id="numeric-target-is-the-proxy"),
         pytest.param(OPEN_ARGS, "notebook-port", True, id="named-target-is-the-notebook"),
         pytest.param(OPEN_ARGS, "8888", True, id="numeric-target-is-the-notebook"),
-        pytest.param(OPEN_ARGS, "9999", True, id="undeclared-port-may-be-the-notebook"),
+        # The notebook listens on 8888: a Service for another port of the pod does not reach it.
+        pytest.param(OPEN_ARGS, "9999", False, id="another-port-is-not-the-notebooks"),
+        pytest.param(
+            (*OPEN_ARGS, "--ServerApp.port=9999"), "9999", True, id="the-notebooks-own-port"
+        ),
         pytest.param(OPEN_ARGS, "metrics", False, id="unresolved-name-has-no-endpoint"),
         pytest.param(
             (*OPEN_ARGS, "--ServerApp.ip=127.0.0.1"), "8888", False, id="notebook-on-loopback"
@@ -402,7 +413,7 @@ ALL = "0.0.0.0"  # noqa: S104 (a server's address in a test world)
     ],
 )
 def test_k8s006_dashboards_without_authentication(c, reason):
-    drafts = run_checks(notebook_world(c, [node_port()]), ["K8S-006"])
+    drafts = run_checks(notebook_world(c, [node_port(ports=DASHBOARD_PORTS)]), ["K8S-006"])
     assert [d.evidence["reasons"] for d in drafts] == ([[reason]] if reason else [])
 
 

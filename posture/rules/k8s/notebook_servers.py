@@ -3,13 +3,15 @@ read from its image, command line and env (K8S-006). PURE.
 
 Each server has its own defaults: Jupyter generates a token unless told not to (an empty
 `JUPYTER_TOKEN` does not switch it off: Jupyter reads an empty variable as unset); TensorBoard,
-the Ray dashboard, MLflow's tracking server, Streamlit and Gradio have no authentication of their
-own; code-server asks for a password unless `--auth none`. TensorBoard, Ray, MLflow, Gradio and
-code-server's CLI listen on loopback unless told otherwise (code-server's image binds 0.0.0.0);
-Streamlit listens on every address. A server bound to loopback only is reachable from its pod
-alone, whatever publishes the pod. Where it listens says nothing of whether it authenticates:
-`authentication` reads that alone, "unknown" (with the why) where the image and command line
-do not tell.
+the Ray dashboard (unless Ray 2.52's `RAY_AUTH_MODE=token`), MLflow's tracking server, Streamlit
+and Gradio have no authentication of their own; code-server asks for a password unless
+`--auth none` (LinuxServer's image passes that when given no PASSWORD or HASHED_PASSWORD).
+A server is known by its image or command line, never by a well-known port alone.
+TensorBoard, Ray, MLflow, Gradio and code-server's CLI listen on loopback unless told otherwise
+(code-server's image binds 0.0.0.0); Streamlit listens on every address. A server bound to
+loopback only is reachable from its pod alone, whatever publishes the pod. Where it listens
+says nothing of whether it authenticates: `authentication` reads that alone, "unknown" (with
+the why) where the image and command line do not tell.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import shlex
 from dataclasses import dataclass
 
 from inventory.env_seal import ARGS_READ, SEALED_VALUE
-from inventory.snapshot import Container, Pod
+from inventory.snapshot import Container
 
 ALL_ADDRESSES = ("0.0.0.0", "*", "::", "[::]")  # noqa: S104 (what we look for, not a bind)
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -150,15 +152,38 @@ def server_of(container: Container) -> Server | None:
         return JUPYTER
     if "ray" in programs and "--head" in line:
         return RAY
+    if "-m" in line and _module(line) in MODULES:
+        return MODULES[_module(line)]
     for server in SERVERS:
-        if any(marker in image for marker in server.images):
-            return server
         if any(o.startswith("env ") and o[4:] in env for o in server.bind_options):
             return server
-    for server in SERVERS:
-        if any(port in server.ports for port in container.ports):
+        if any(marker in image for marker in server.images) and not runs_a_script(line):
             return server
+    # A well-known port alone identifies nothing: any program may listen on 8888.
     return None
+
+
+# `python -m MODULE` starting a server.
+MODULES = {m: JUPYTER for m in ("jupyter", "jupyterlab", "notebook", "jupyter_server")}
+# Interpreters and launchers that run the script or module they are given (not a server).
+INTERPRETERS = re.compile(r"^(python[\d.]*|torchrun|accelerate|deepspeed|node|java)$")
+SHELLS = frozenset({"sh", "bash", "/bin/sh", "/bin/bash", "exec", "--", "env"})
+SHELL_OPERATORS = frozenset({";", "&&", "||", "|"})
+
+
+def _module(line: list[str]) -> str:
+    i = line.index("-m")
+    return line[i + 1] if i + 1 < len(line) else ""
+
+
+def runs_a_script(line: list[str]) -> bool:
+    """The command line plainly runs a script or module with an interpreter (`python
+    train.py`, `sh -c "torchrun train.py"`): not the image's server, whatever the image.
+    A shell line of several commands, or a program gpuposture does not know, is not plain."""
+    rest = [w for w in line if w not in SHELLS and not (w.startswith("-") and len(w) <= 3)]
+    if not rest or any(w in SHELL_OPERATORS or w.endswith(";") for w in line):
+        return False
+    return bool(INTERPRETERS.match(rest[0].rsplit("/", 1)[-1]))
 
 
 def _resolve(value: str, container: Container) -> tuple[str, str]:
@@ -169,6 +194,9 @@ def _resolve(value: str, container: Container) -> tuple[str, str]:
         return value, ""
     name = match.group(1) or match.group(2)
     var = next((e for e in reversed(container.env) if e.name == name), None)
+    if var is None and env_from_may_set(container, name):
+        # A Secret or ConfigMap read whole (envFrom) may set it: its keys are not read.
+        return "<set>", f"${name} from envFrom ({', '.join(container.env_from)})"
     if var is None:
         # Kubernetes leaves an unknown $(VAR) as written; a shell makes an unset $VAR empty.
         return (value, "") if match.group(1) else ("", f"${name} is not set in the pod spec")
@@ -177,7 +205,12 @@ def _resolve(value: str, container: Container) -> tuple[str, str]:
     return "<set>", ""  # a literal (sealed) or a reference to a secret or ConfigMap
 
 
-def _env_args(container: Container) -> list[str]:
+def env_from_may_set(container: Container, name: str) -> bool:
+    """Whether an envFrom source (secretRef or configMapRef) may set the variable `name`."""
+    return any(name.startswith(prefix) for _, _, prefix in container.env_from_sources())
+
+
+def env_args(container: Container) -> list[str]:
     """The Docker Stacks' NOTEBOOK_ARGS (appended to the command line by its start script), as
     stored: secret values replaced by "<set>" (inventory/env_seal.py)."""
     var = next((e for e in reversed(container.env) if e.name in ARGS_READ), None)
@@ -186,9 +219,9 @@ def _env_args(container: Container) -> list[str]:
     return list(_split((var.value,)))
 
 
-def _values(container: Container) -> dict[str, tuple[str, str]]:
+def option_values(container: Container) -> dict[str, tuple[str, str]]:
     """Options by name, and the env variables that bind a server as "env NAME"."""
-    line = words(container) + _env_args(container)
+    line = words(container) + env_args(container)
     found = {k: _resolve(v, container) for k, v in options(line).items()}
     for var in container.env:
         if f"env {var.name}" in BIND_OPTIONS and var.value is not None:
@@ -215,7 +248,7 @@ def listens_on_loopback_only(container: Container) -> bool:
     server = server_of(container)
     if server is None:
         return False
-    given = _binds(_values(container))
+    given = _binds(option_values(container))
     if any(host in ALL_ADDRESSES for _, host in given):
         return False
     if given:
@@ -235,34 +268,29 @@ class Authentication:
 
 
 OFF, ON, UNKNOWN = "off", "on", "unknown"
-# Options of Jupyter's own configurable classes: a command line carrying them runs Jupyter.
-JUPYTER_OPTION_PREFIXES = (
-    "--serverapp.",
-    "--notebookapp.",
-    "--identityprovider.",
-    "--passwordidentityprovider.",
-    "--labapp.",
-)
 
 
 def authentication(container: Container) -> Authentication:
     """How the server authenticates, read from its command line and env. Where that cannot be
     told (a program gpuposture does not know runs it), "unknown" with the why, never a guess."""
     server = server_of(container)
-    values = _values(container)
+    values = option_values(container)
     if server is None:
         return Authentication(UNKNOWN, "not a notebook or dashboard gpuposture knows")
     if server is JUPYTER:
         return _jupyter(container, values)
-    found = _identified_by_port_only(container, server)
-    if found:
-        return Authentication(UNKNOWN, found)
     if server.name == "code-server":
+        if LINUXSERVER_CODE_SERVER in container.image.lower():
+            return _linuxserver_code_server(container)
         if values.get("--auth", ("",))[0] == "none":
             return Authentication(OFF, "no authentication (--auth none)")
         return Authentication(ON, "code-server asks for a password unless --auth none")
     if server.name == "MLflow" and values.get("--app-name", ("",))[0] == "basic-auth":
         return Authentication(ON, "MLflow's basic-auth app")
+    if server is RAY:
+        found = _ray_token(container)
+        if found:
+            return found
     if not server.has_auth:
         return Authentication(OFF, f"no authentication ({server.name} has none of its own)")
     return Authentication(ON, f"{server.name} authenticates by default")
@@ -293,7 +321,7 @@ def _jupyter(container: Container, values: dict[str, tuple[str, str]]) -> Authen
     variable = next((e for e in reversed(container.env) if e.name == "JUPYTER_TOKEN"), None)
     if variable is not None and variable.value != "":
         return Authentication(ON, "token set (JUPYTER_TOKEN)", by_default=True)
-    unknown = _not_running_jupyter(container)
+    unknown = not_running_jupyter(container)
     if unknown:
         return Authentication(UNKNOWN, unknown)
     return Authentication(
@@ -301,7 +329,7 @@ def _jupyter(container: Container, values: dict[str, tuple[str, str]]) -> Authen
     )
 
 
-def _not_running_jupyter(container: Container) -> str:
+def not_running_jupyter(container: Container) -> str:
     """Why the container is not known to start Jupyter with Jupyter's own defaults ("" if it
     is): its command line runs a program gpuposture does not know (a script may set the token
     itself), or only its port or options say Jupyter."""
@@ -317,49 +345,51 @@ def _not_running_jupyter(container: Container) -> str:
             f"the image is Jupyter's but runs {shown!r}, not a Jupyter command gpuposture "
             "knows: whether it asks for a token cannot be told"
         )
-    return _identified_by_port_only(container, JUPYTER) or (
+    return (
         f"runs {shown!r} with Jupyter's options, not a Jupyter command gpuposture knows: "
         "whether it asks for a token cannot be told"
     )
 
 
-def _identified_by_port_only(container: Container, server: Server) -> str:
-    """Why the server is known by its well-known port alone ("" if the image or the command
-    names it): whether it authenticates cannot be told."""
-    line = [w.lower() for w in words(container)]
-    programs = {w.rsplit("/", 1)[-1] for w in line}
-    image = container.image.lower()
-    env = {e.name for e in container.env}
-    named = (
-        programs & set(server.commands)
-        or any(marker in image for marker in server.images)
-        or any(o.startswith("env ") and o[4:] in env for o in server.bind_options)
-        or (server is RAY and "ray" in programs and "--head" in line)
-        or (server is JUPYTER and any(w.startswith(JUPYTER_OPTION_PREFIXES) for w in line))
-    )
-    if named:
-        return ""
-    ports = ", ".join(str(p) for p in container.ports if p in server.ports)
-    return (
-        f"only its port ({ports}) says {server.name}; neither the image nor the command line "
-        "names it, so whether it asks for credentials cannot be told"
+# LinuxServer's image runs code-server with `--auth none` unless PASSWORD or HASHED_PASSWORD
+# (or their FILE__ forms) is set: "if PASSWORD or HASHED_PASSWORD is not provided, there will
+# be no auth" (its documentation).
+LINUXSERVER_CODE_SERVER = "linuxserver/code-server"
+LINUXSERVER_PASSWORDS = ("PASSWORD", "HASHED_PASSWORD", "FILE__PASSWORD", "FILE__HASHED_PASSWORD")
+
+
+def _linuxserver_code_server(container: Container) -> Authentication:
+    given = [e for e in container.env if e.name in LINUXSERVER_PASSWORDS and e.value != ""]
+    if given:
+        return Authentication(ON, f"password set ({given[-1].name})")
+    if any(env_from_may_set(container, name) for name in LINUXSERVER_PASSWORDS):
+        return Authentication(
+            UNKNOWN,
+            f"LinuxServer's code-server image: PASSWORD may come from envFrom "
+            f"({', '.join(container.env_from)}), not read",
+        )
+    return Authentication(
+        OFF,
+        "no authentication (LinuxServer's code-server image without PASSWORD or HASHED_PASSWORD)",
     )
 
 
-def unread_configuration(pod: Pod, container: Container) -> list[str]:
-    """Jupyter configuration files the pod mounts from a ConfigMap or Secret (which can set
-    the token, the password and the address): gpuposture does not read them."""
-    if server_of(container) is not JUPYTER:
-        return []
-    kinds = {v.name: v.kind for v in pod.volumes}
-    found = []
-    for mount in container.volume_mounts:
-        path = mount.mount_path.rstrip("/")
-        kind = kinds.get(mount.name, "")
-        if kind not in ("configMap", "secret", "projected"):
-            continue
-        if CONFIG_FILE.search(mount.sub_path or path) or any(
-            path.endswith(d) or f"{d}/" in path for d in CONFIG_DIRS
-        ):
-            found.append(f"{kind} volume {mount.name} at {mount.mount_path}")
-    return found
+# Ray 2.52+ authenticates every RPC and HTTP entry point, the dashboard included, with a
+# static token when RAY_AUTH_MODE=token (Ray's token authentication documentation); the
+# default, "disabled", has none.
+RAY_AUTH_MODE = "RAY_AUTH_MODE"
+
+
+def _ray_token(container: Container) -> Authentication | None:
+    mode = next((e for e in reversed(container.env) if e.name == RAY_AUTH_MODE), None)
+    if mode is None:
+        if env_from_may_set(container, RAY_AUTH_MODE):
+            return Authentication(
+                UNKNOWN, f"{RAY_AUTH_MODE} may come from envFrom ({', '.join(container.env_from)})"
+            )
+        return None
+    if mode.value == "token":
+        return Authentication(ON, f"Ray token authentication ({RAY_AUTH_MODE}=token)")
+    if mode.value is None or mode.value == SEALED_VALUE:  # from a Secret or ConfigMap
+        return Authentication(UNKNOWN, f"{RAY_AUTH_MODE} comes from a reference not read")
+    return None

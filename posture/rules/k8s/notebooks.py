@@ -10,7 +10,9 @@ from inventory.snapshot import Container, Ingress, Pod, Service
 from inventory.sources.istio_auth import UNKNOWN as AUTH_UNKNOWN
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import tenant_pods
+from posture.rules.k8s.notebook_config import listen_ports, unread_configuration
 from posture.rules.k8s.notebook_servers import (
+    KUBEFLOW_ENV,
     KUBEFLOW_REASON,
     OFF,
     UNKNOWN,
@@ -18,7 +20,6 @@ from posture.rules.k8s.notebook_servers import (
     authentication,
     listens_on_loopback_only,
     server_of,
-    unread_configuration,
 )
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
@@ -128,35 +129,67 @@ def selects(service: Service, pod: Pod) -> bool:
     )
 
 
-def reaches(service: Service, pod: Pod, container: Container) -> bool:
-    """Whether some port of the Service sends traffic to `container`. A targetPort another
-    container of the pod declares is that container's (a pod shares one network namespace:
-    two processes cannot listen on one port), e.g. an OAuth proxy in front of the notebook; a
-    name resolves against the pod's port names. A number nobody declares may be the
+def reaches(
+    service: Service, pod: Pod, container: Container, ports: tuple[int, ...] | None = None
+) -> bool:
+    """Whether some port of the Service sends traffic to `container` (to its server's own
+    `ports`, when known)."""
+    return bool(reached_ports(service, pod, container, ports))
+
+
+def reached_ports(
+    service: Service, pod: Pod, container: Container, ports: tuple[int, ...] | None = None
+) -> list[int]:
+    """The ports of the Service (as `Service.ports` numbers them) that send traffic to
+    `container`, to its server's `ports` when they are known: a Service for the pod's metrics
+    port does not reach its notebook. A targetPort another container of the pod declares is
+    that container's (a pod shares one network namespace: two processes cannot listen on one
+    port), e.g. an OAuth proxy in front of the notebook; a name resolves against the pod's
+    port names. A number nobody declares may be the
     notebook's (declaring ports is optional); a name no container declares gives no endpoint,
     unless the pod names no port at all (read before port names were kept: unknown)."""
     targets = service.targets or tuple(str(p) for p in service.ports)
+    # Each target beside the port `ports` shows for it (every port where they do not pair).
+    shown = service.ports if len(service.ports) == len(targets) else None
     running = [c for c in pod.containers if c.sidecar or not c.init]
     names_known = any(c.named_ports for c in running)
-    for target in targets:
+    found: list[int] = []
+    for i, target in enumerate(targets):
         if target.isdigit():
             owners = [c for c in running if int(target) in c.ports]
+            number: int | None = int(target)
         else:
             owners = [c for c in running if target in c.named_ports]
             if not owners and names_known:
                 continue
-        if not owners or container in owners:
-            return True
-    return False
+            number = container.named_ports.get(target)
+        if owners and container not in owners:
+            continue
+        if ports is not None and number is not None and number not in ports:
+            continue  # another port of the container: not the server's
+        if shown is None:
+            return list(service.ports)
+        found.append(shown[i])
+    return found
 
 
-def exposure(inputs: PostureInputs, pod: Pod, container: Container | None = None) -> Exposure:
-    """How the pod (its `container`, when given) is reachable from outside the cluster
-    network, if at all."""
+def exposure(
+    inputs: PostureInputs,
+    pod: Pod,
+    container: Container | None = None,
+    ports: tuple[int, ...] | None = None,
+) -> Exposure:
+    """How the pod (its `container`, when given, on its server's `ports` when known) is
+    reachable from outside the cluster network, if at all."""
+    reached = {
+        s.name: (list(s.ports) if container is None else reached_ports(s, pod, container, ports))
+        for s in inputs.snapshot.services
+        if selects(s, pod)
+    }
     own = [
         s
         for s in sorted(inputs.snapshot.services, key=lambda s: s.name)
-        if selects(s, pod) and (container is None or reaches(s, pod, container))
+        if selects(s, pod) and (container is None or reached[s.name])
     ]
     external = tuple(s for s in own if s.type in EXTERNAL_SERVICE_TYPES or s.external_ips)
     by_name = {s.name: s for s in own}
@@ -168,6 +201,9 @@ def exposure(inputs: PostureInputs, pod: Pod, container: Container | None = None
         if not ingress.auth or ingress.auth.startswith(AUTH_UNKNOWN)
         for name in _backends(ingress, pod.namespace)
         if name in by_name
+        # The route must send traffic to a port that reaches the server (a Service with no
+        # ports read reaches it on every port).
+        and (not by_name[name].ports or _routes_to(ingress, by_name[name], reached[name]))
     )
     host: list[str] = []
     if pod.host_network:
@@ -175,6 +211,10 @@ def exposure(inputs: PostureInputs, pod: Pod, container: Container | None = None
     for c in pod.containers if container is None else (container,):
         host += [f"hostPort {port}" for port in c.host_ports]
     return Exposure(external, routed, tuple(host))
+
+
+def _routes_to(ingress: Ingress, service: Service, ports: list[int]) -> bool:
+    return bool(set(routed_ports(ingress, service)) & set(ports))
 
 
 def _backends(ingress: Ingress, namespace: str) -> tuple[str, ...]:
@@ -207,9 +247,11 @@ def _backends(ingress: Ingress, namespace: str) -> tuple[str, ...]:
     remediation=(
         "Give the server a token or password (remove `--ServerApp.token=`, "
         "`--IdentityProvider.token=`, `--NotebookApp.token=''`, code-server's `--auth none`; set a "
-        "hashed password or let Jupyter generate a token; TensorBoard, Ray, MLflow, Streamlit "
-        "and Gradio have no login of their own: bind them to 127.0.0.1 behind an authenticating "
-        "proxy), and stop publishing it: change the "
+        "hashed password or let Jupyter generate a token; set PASSWORD or HASHED_PASSWORD on "
+        "LinuxServer's code-server image; turn on Ray's token authentication with "
+        "`RAY_AUTH_MODE=token` (Ray 2.52+); TensorBoard, MLflow, Streamlit and Gradio have no "
+        "login of their own: bind them to 127.0.0.1 behind an authenticating proxy), and stop "
+        "publishing it: change the "
         "Service to ClusterIP (without externalIPs; no hostNetwork or hostPort on the pod) and "
         "reach it with `kubectl port-forward`, or put it behind an "
         "Ingress with authentication (OAuth2 proxy, JupyterHub) and TLS."
@@ -239,14 +281,27 @@ def exposed_notebook(inputs: PostureInputs) -> Iterator[FindingDraft]:
             # cannot be told (said so in the evidence).
             if auth.state not in (OFF, UNKNOWN):
                 continue
-            reach = exposure(inputs, pod, container)
-            if reach and auth.why.startswith(KUBEFLOW_REASON):
+            # The server's own ports (unknown where a configuration file not read may move it).
+            ports = None if unread else listen_ports(container)
+            reach = exposure(inputs, pod, container, ports)
+            if reach and _kubeflow(inputs, pod, container, auth):
                 # Kubeflow publishes each notebook with an Istio VirtualService on its own
                 # gateway, which is where Kubeflow authenticates: that route is the design.
                 routed = tuple((i, s) for i, s in reach.ingresses if i.kind != "VirtualService")
                 reach = replace(reach, ingresses=routed)
             if reach:
                 yield _notebook_draft(inputs, pod, tenant, container, auth, reach, unread)
+
+
+def _kubeflow(inputs: PostureInputs, pod: Pod, container: Container, auth: Authentication) -> bool:
+    """A Kubeflow notebook: its stock image (KUBEFLOW_REASON), or any server the notebook
+    controller runs (NB_PREFIX set, or a Notebook owns its workload), such as a custom image
+    started with Kubeflow's documented `--ServerApp.token='' --ServerApp.password=''`."""
+    return (
+        auth.why.startswith(KUBEFLOW_REASON)
+        or any(e.name == KUBEFLOW_ENV for e in container.env)
+        or inputs.workload_of(pod).kind == "Notebook"
+    )
 
 
 def _notebook_draft(
