@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import django_filters
 from django.db.models import Q
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
@@ -76,6 +77,19 @@ class TrustClassViewSet(ScopedReadOnlyViewSet):
     lookup_value_regex = "[a-z0-9_]+"
 
 
+class TenantFilter(django_filters.FilterSet):
+    # DESIGN §8: filters take the object's slug, as the field `trust_class` shows it; the
+    # older `trust_class__slug` spelling is kept for existing clients.
+    trust_class = django_filters.CharFilter(
+        field_name="trust_class__slug", label="Trust class slug (e.g. external)"
+    )
+    trust_class__slug = django_filters.CharFilter(field_name="trust_class__slug")
+
+    class Meta:
+        model = Tenant
+        fields = ["trust_class", "trust_class__slug"]
+
+
 class TenantViewSet(ScopedReadOnlyViewSet):
     """Tenants. A security lead declares them with POST, in the tenants file's shape (DESIGN
     §9): one tenant (`slug`, `name`, `trust_class`, `namespaces`, `principals`, `viewers`),
@@ -85,7 +99,7 @@ class TenantViewSet(ScopedReadOnlyViewSet):
         "namespaces", "principals"
     )
     serializer_class = TenantSerializer
-    filterset_fields = {"trust_class__slug": ["exact"]}
+    filterset_class = TenantFilter
     write_roles = (SECURITY_LEAD,)
 
     @extend_schema(

@@ -76,3 +76,18 @@ def test_tenants_are_listed_most_risk_first(small_world, personas):
     assert len(rows) >= 2 and None not in risks
     assert risks == sorted(risks, reverse=True) and risks[0] > risks[-1]
     assert [row["slug"] for row in rows] != sorted(row["slug"] for row in rows)
+
+
+def test_tenants_filter_by_the_trust_class_slug_the_field_shows(small_world, personas):
+    # DESIGN §8: a filter takes the slug the object shows (`trust_class: "external"`).
+    client = api_client(personas["security_lead"])
+    client.post("/api/v1/tenants/", GAMMA, format="json")  # gamma: external
+    every = client.get("/api/v1/tenants/").json()["results"]
+    want = sorted(t["slug"] for t in every if t["trust_class"] == "external")
+    assert "gamma" in want and len(want) < len(every)
+    external = client.get("/api/v1/tenants/?trust_class=external").json()["results"]
+    assert sorted(t["slug"] for t in external) == want
+    assert client.get("/api/v1/tenants/?trust_class=no_such_class").json()["results"] == []
+    # The older spelling still works.
+    older = client.get("/api/v1/tenants/?trust_class__slug=external").json()["results"]
+    assert sorted(t["slug"] for t in older) == want
