@@ -24,7 +24,7 @@ from inventory.drift_scope import read_in_both
 from inventory.holdings import exclusive_holders
 from inventory.holdings_record import holdings_record, owner_slugs
 from inventory.hostfacts import merge_host_facts
-from inventory.kinds_read import kinds_read, kinds_unread
+from inventory.kinds_read import exported_from_a_real_cluster, kinds_read, kinds_unread
 from inventory.mig_state import carry_mig_state
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, NodeHostFacts, Pod, SyncRun
 from inventory.sync_rows import BATCH, Changes, chunks, nodes_write, objects_write, pod_rows_write
@@ -80,7 +80,7 @@ def snapshot_apply(*, run: SyncRun, snapshot: snap.ClusterSnapshot) -> SyncRun:
     run.progress = dict(snapshot.counts)
     run.changes = {**changes, "drift_events": len(drift)}
     run.warnings = list(snapshot.warnings)
-    run.kinds_unread = kinds_unread(snapshot.counts, snapshot.unlisted)
+    run.kinds_unread = _unread(snapshot)
     run.finished_at = timezone.now()
     fields = ["status", "counts", "progress", "changes", "warnings", "kinds_unread", "finished_at"]
     run.save(update_fields=fields)
@@ -122,10 +122,15 @@ def _apply(
         )
         read = _kinds_read_before(run)
         if read is not None:  # compare only the kinds both syncs read (inventory.drift_scope)
-            read &= kinds_read(snapshot.counts, kinds_unread(snapshot.counts, snapshot.unlisted))
+            read &= kinds_read(snapshot.counts, _unread(snapshot))
             previous, current = read_in_both(previous, current, read)
         drift = detect_drift(previous, current)
     return {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}, drift
+
+
+def _unread(snapshot: snap.ClusterSnapshot) -> list[str]:
+    real = exported_from_a_real_cluster(p.namespace for p in snapshot.pods)
+    return kinds_unread(snapshot.counts, snapshot.unlisted, real_cluster=real)
 
 
 def _kinds_read_before(run: SyncRun) -> frozenset[str] | None:

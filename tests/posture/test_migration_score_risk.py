@@ -94,7 +94,7 @@ def _old_score(apps):
         },
     ]
     return TenantScore.objects.create(
-        run=PostureRun.objects.create(),
+        run=PostureRun.objects.create(clusters=["lab"]),  # a run that judged a synced cluster
         tenant=tenant,
         computed_at=NOW,
         score=0,

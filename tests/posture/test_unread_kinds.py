@@ -95,8 +95,30 @@ def rbac_objects(*, beta_may_label_nodes: bool) -> list[dict]:
     return system + (labeler if beta_may_label_nodes else [])
 
 
-def snapshot(tmp_path, name: str, *, rbac: bool = True, configmaps: bool = True, **kw) -> str:
+COREDNS = {  # every real cluster runs pods in kube-system: the sign of an export of one
+    "kind": "Pod",
+    "apiVersion": "v1",
+    "metadata": {"name": "coredns-5d78c9869d-x7k2p", "namespace": "kube-system"},
+    "spec": {
+        "containers": [{"name": "coredns", "image": "registry.k8s.io/coredns/coredns:v1.11.1"}]
+    },
+    "status": {"phase": "Running"},
+}
+
+
+def snapshot(
+    tmp_path,
+    name: str,
+    *,
+    rbac: bool = True,
+    configmaps: bool = True,
+    exported: bool = True,
+    **kw,
+) -> str:
     items = copy.deepcopy(load_json("small-cluster.json")["items"])
+    items = [o for o in items if o["metadata"].get("namespace") != "kube-system" or exported]
+    if exported:
+        items.append(copy.deepcopy(COREDNS))
     if not configmaps:
         items = [o for o in items if o["kind"] != "ConfigMap"]
     if rbac:
@@ -243,3 +265,20 @@ def test_a_snapshot_whose_pods_name_claims_it_holds_none_of_records_them_unread(
     run = cluster_sync_from_snapshot(cluster=cluster_get_or_create(name="lab"), paths=[str(path)])
     assert "ResourceClaim" in run.kinds_unread
     assert any("but no ResourceClaim" in w for w in run.warnings)
+
+
+def test_a_hand_written_world_is_taken_at_its_word(personas, tmp_path):
+    # No kube-system pod: not an export of a running cluster, so none of a kind is none of
+    # it, and the fix (the binding removed, with every other binding) resolves K8S-003.
+    tenants_apply(specs=parse_tenants_document(load_json("small-tenants.json")))
+    cluster = cluster_get_or_create(name="written")
+    cluster_sync_from_snapshot(
+        cluster=cluster, paths=[snapshot(tmp_path, "full.json", exported=False)]
+    )
+    posture_evaluate()
+    assert only("K8S-003").status == "open"
+    bare = snapshot(tmp_path, "bare.json", rbac=False, exported=False)
+    cluster_sync_from_snapshot(cluster=cluster, paths=[bare])
+    posture_evaluate()
+    assert only("K8S-003").status == "resolved"
+    assert SyncRun.objects.filter(cluster=cluster).order_by("-id")[0].kinds_unread == []
