@@ -14,7 +14,7 @@ from inventory.sources.openshift import (
     is_reserved_name,
     openshift_namespaces,
 )
-from tenants.mapping import platform_namespaces
+from tenants.mapping import PLATFORM_PARTY, UNCLASSIFIED, platform_namespaces
 from tenants.models import TenantNamespace
 
 
@@ -33,8 +33,8 @@ def platform_inputs(cluster: Cluster | None = None) -> dict[str, frozenset[str]]
 
 # Who a namespace no tenant claims belongs to (DESIGN §3, fail closed): the platform only when
 # it is a platform namespace; any other is unclassified, never the platform by default.
-PLATFORM = "platform"
-UNCLASSIFIED_PARTY = "unclassified"
+PLATFORM = PLATFORM_PARTY
+UNCLASSIFIED_PARTY = UNCLASSIFIED
 
 
 def cluster_platform_namespaces(cluster: Cluster) -> frozenset[str]:

@@ -11,6 +11,14 @@ TENANT_LABEL = "gpuposture.io/tenant"
 # can claim it, by the registry or by label: being unclassified is what nobody claiming means.
 UNCLASSIFIED = "unclassified"
 UNCLASSIFIED_NAME = "Unclassified"
+# The party word pages and APIs use for a platform namespace's pods (the node page, the
+# workloads and node APIs): never a tenant's slug, or a tenant would pass for the platform.
+PLATFORM_PARTY = "platform"
+# Slugs no tenant may take, with what each stands for (tenants file, API, admin).
+RESERVED_TENANT_SLUGS = {
+    UNCLASSIFIED: "namespaces no tenant claims",
+    PLATFORM_PARTY: "the platform's own namespaces",
+}
 
 
 def resolve_namespace_owners(

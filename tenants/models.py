@@ -11,6 +11,7 @@ from django.db import models
 
 from gpuposture.base.querysets import Scope, ScopedQuerySet
 from gpuposture.base.roles import is_signed_in
+from tenants.mapping import RESERVED_TENANT_SLUGS
 from tenants.policy import mode_permitted
 from tenants.pool_taints import check_class_taint
 
@@ -21,17 +22,12 @@ slug_validator = RegexValidator(
 
 
 def validate_tenant_slug_not_reserved(value: str) -> None:
-    """`platform` and `unclassified` are the party words pages and APIs use for a platform
-    namespace's pods and for namespaces nobody claims (the system tenant, made by the sync,
-    never through a form): a tenant of either slug would pass for one of them."""
-    if value in ("platform", "unclassified"):
+    """The system tenant `unclassified` is made by the sync, never through a form; see
+    RESERVED_TENANT_SLUGS."""
+    reserved_for = RESERVED_TENANT_SLUGS.get(value)
+    if reserved_for:
         raise ValidationError(
-            f"The slug {value!r} is reserved: pages and the API use it for "
-            + (
-                "the platform's own namespaces."
-                if value == "platform"
-                else "namespaces no tenant claims."
-            )
+            f"The slug {value!r} is reserved: pages and the API use it for {reserved_for}."
         )
 
 

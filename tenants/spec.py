@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tenants.mapping import PLATFORM_CLASS, UNCLASSIFIED
+from tenants.mapping import RESERVED_TENANT_SLUGS
 
 SLUG_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 PRINCIPAL_RE = re.compile(r"^(group|user):(.{1,253})$")
@@ -48,17 +48,11 @@ def _parse_tenant(item: Any, index: int) -> TenantSpec:
     slug = _string(item, "slug", where)
     if not SLUG_RE.match(slug):
         raise TenantSpecError(f"{where}.slug {slug!r}: use lowercase letters, digits, hyphens")
-    if slug == UNCLASSIFIED:
+    reserved_for = RESERVED_TENANT_SLUGS.get(slug)
+    if reserved_for:
         raise TenantSpecError(
-            f"{where}.slug {slug!r}: reserved for namespaces no tenant claims; claim such a "
-            "namespace for a real tenant, or list it as a platform namespace"
-        )
-    if slug == PLATFORM_CLASS:
-        # The node page and the workloads and node APIs name a pod's party by the tenant's slug,
-        # `platform` or `unclassified`: a tenant of that slug would pass for the platform.
-        raise TenantSpecError(
-            f"{where}.slug {slug!r}: reserved for the platform's own namespaces; give the "
-            "platform team's tenant another slug, or list its namespaces as platform namespaces"
+            f"{where}.slug {slug!r}: reserved for {reserved_for}; give the tenant another "
+            "slug, or list such namespaces as platform namespaces"
         )
     namespaces = tuple(_string_list(item, "namespaces", where))
     for ns in namespaces:
