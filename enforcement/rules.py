@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from posture.rules.pod.hardening import CRITICAL_CAPABILITIES as POD_004_CRITICAL
-from posture.rules.pod.hardening import DANGEROUS_CAPABILITIES as POD_004_DANGEROUS
+from posture.rules.pod.hardening import DANGEROUS_CAPABILITIES as POD_004_CAPABILITIES
 from posture.rules.pod.host_areas import AREAS, HOST_SYMLINKS, READ_ONLY_SAFE
 
 # Every container a pod runs, init and debug ones included (VAP / Kyverno `variables`).
@@ -80,13 +79,13 @@ GPU_POD = (
 
 VARIABLES: tuple[tuple[str, str], ...] = (("containers", CONTAINERS), ("gpuPod", GPU_POD))
 
-# Every capability POD-004 reports: SYS_ADMIN and ALL, and the others that each break the
-# node's or another tenant's isolation on their own (NET_ADMIN, SYS_PTRACE, SYS_MODULE, ...).
+# Every capability POD-004 reports, critical or high: SYS_ADMIN and ALL, and the others that
+# each weaken the node's or another tenant's isolation on their own (SYS_PTRACE, NET_ADMIN, ...).
 # Kubernetes passes capability names through as written and runtimes accept either case and
 # the CAP_ prefix; core CEL has no upper-casing, so each spelling is listed.
 DANGEROUS_CAPABILITIES = tuple(
     f"{prefix}{spelling}"
-    for name in (*POD_004_CRITICAL, *POD_004_DANGEROUS)
+    for name in POD_004_CAPABILITIES
     for spelling in dict.fromkeys((name, name.lower(), name.title()))
     for prefix in (("",) if name == "ALL" else ("", "CAP_", "cap_"))
 )

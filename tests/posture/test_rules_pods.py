@@ -219,9 +219,17 @@ def test_pod003_one_finding_per_volume_with_field_and_mounts():
         (("CAP_SYS_ADMIN",), "critical", ["CAP_SYS_ADMIN"]),
         (("all",), "critical", ["all"]),
         (("NET_ADMIN", "SYS_ADMIN"), "critical", ["NET_ADMIN", "SYS_ADMIN"]),
-        (("SYS_PTRACE",), "high", ["SYS_PTRACE"]),
+        # Each an escape or the node's kernel on its own (DESIGN §5: critical).
+        (("SYS_PTRACE",), "critical", ["SYS_PTRACE"]),
+        (("SYS_MODULE",), "critical", ["SYS_MODULE"]),
+        (("CAP_SYS_RAWIO",), "critical", ["CAP_SYS_RAWIO"]),
+        (("dac_read_search",), "critical", ["dac_read_search"]),
+        (("BPF", "PERFMON"), "critical", ["BPF", "PERFMON"]),
+        # Dangerous, no escape on their own: high. NET_RAW is in the runtimes' default set.
+        (("NET_ADMIN",), "high", ["NET_ADMIN"]),
         (("NET_RAW", "CHOWN"), "high", ["NET_RAW"]),
-        (("BPF", "PERFMON"), "high", ["BPF", "PERFMON"]),
+        (("PERFMON", "SYS_BOOT", "SETPCAP"), "high", ["PERFMON", "SYS_BOOT", "SETPCAP"]),
+        (("MAC_ADMIN", "MAC_OVERRIDE"), "high", ["MAC_ADMIN", "MAC_OVERRIDE"]),
         (("CHOWN", "NET_BIND_SERVICE"), None, []),
         ((), None, []),
     ],
@@ -244,26 +252,61 @@ def test_pod004_field_paths_point_at_the_added_capability():
         {
             "capability": "SYS_ADMIN",
             "field": "spec.containers[1].securityContext.capabilities.add[1]",
+            "severity": "critical",
+            "reason": "every NVIDIA capability (MIG control of the node's GPUs) and the mount "
+            "and namespace operations of container escapes",
         }
     ]
     assert draft.evidence["other_added"] == ["CHOWN"]
 
 
+def test_pod004_evidence_gives_each_capability_its_severity_and_reason():
+    c = container(capabilities_add=("NET_RAW", "SYS_MODULE", "CHOWN", "SYS_PTRACE"))
+    (draft,) = _run_pod("POD-004", pod("team-a", containers=(c,)))
+    assert draft.severity == "critical"
+    reasons = {f["capability"]: (f["severity"], f["reason"]) for f in draft.evidence["flagged"]}
+    assert reasons == {
+        "NET_RAW": (
+            "high",
+            "raw sockets: spoofs packets on the pod's network (in containerd's and Docker's "
+            "default set)",
+        ),
+        "SYS_MODULE": ("critical", "loads kernel modules: full node control"),
+        "SYS_PTRACE": (
+            "critical",
+            "reads and injects code into any process it can see (with hostPID, every process "
+            "on the node: an escape to the host)",
+        ),
+    }
+
+
+def test_pod004_sys_ptrace_with_host_pid_is_critical_and_says_so():
+    c = container(capabilities_add=("SYS_PTRACE",))
+    (draft,) = _run_pod("POD-004", pod("team-a", containers=(c,), host_pid=True))
+    assert draft.severity == "critical"
+    (flagged,) = draft.evidence["flagged"]
+    assert flagged["severity"] == "critical"
+    assert flagged["reason"].startswith("with hostPID: reads and injects code into every process")
+
+
 @pytest.mark.parametrize(
     ("host_users", "severity"),
     [
-        (False, "high"),  # its own user namespace: SYS_ADMIN is not valid on the host
+        (False, "high"),  # its own user namespace: the capability is not valid on the host
         (True, "critical"),
         (None, "critical"),  # unset: the host's user namespace
     ],
 )
-def test_pod004_user_namespace_lowers_sys_admin_to_high(host_users, severity):
+@pytest.mark.parametrize("capability", ["SYS_ADMIN", "SYS_PTRACE", "SYS_MODULE", "BPF"])
+def test_pod004_user_namespace_lowers_critical_capabilities_to_high(
+    host_users, severity, capability
+):
     spec: dict = {
         "containers": [
             {
                 "name": "main",
                 "image": "registry.example.com/main:1",
-                "securityContext": {"capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}},
+                "securityContext": {"capabilities": {"drop": ["ALL"], "add": [capability]}},
             }
         ]
     }
@@ -273,6 +316,9 @@ def test_pod004_user_namespace_lowers_sys_admin_to_high(host_users, severity):
     (draft,) = _run_pod("POD-004", pod_from_template({**manifest, "spec": spec}))
     assert draft.severity == severity
     assert ("user_namespace" in draft.evidence) is (host_users is False)
+    (flagged,) = draft.evidence["flagged"]
+    assert flagged["severity"] == severity
+    assert flagged["reason"].endswith("not valid on the host") is (host_users is False)
 
 
 @pytest.mark.parametrize(
@@ -342,6 +388,8 @@ def test_pod005(volumes, envs, fires):
     [
         ({}, False),  # the toolkit's hook refuses the variable: the container never starts
         ({"capabilities": {"add": ["NET_ADMIN"]}}, False),
+        # Critical for POD-004, but the toolkit looks for CAP_SYS_ADMIN alone.
+        ({"capabilities": {"add": ["SYS_PTRACE", "SYS_MODULE", "BPF"]}}, False),
         ({"privileged": True}, True),
         ({"capabilities": {"add": ["SYS_ADMIN"]}}, True),
         ({"capabilities": {"drop": ["ALL"], "add": ["ALL"]}}, True),
@@ -466,6 +514,8 @@ def test_realworld_kubescape_insecure_capabilities():
         {
             "capability": "MAC_OVERRIDE",
             "field": "spec.containers[1].securityContext.capabilities.add[0]",
+            "severity": "high",
+            "reason": "overrides mandatory access control (Smack)",
         }
     ]
     assert draft.evidence["other_added"] == ["AUDIT_CONTROL"]

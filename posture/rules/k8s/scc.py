@@ -35,7 +35,7 @@ from inventory.sources.admission_controls import (
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.k8s.admission_cover import Verdict
 from posture.rules.k8s.rbac_eval import can
-from posture.rules.pod.hardening import CRITICAL_CAPABILITIES, DANGEROUS_CAPABILITIES
+from posture.rules.pod.hardening import DANGEROUS_CAPABILITIES
 
 SCC_GROUP = "security.openshift.io"
 SCC_RESOURCE = "securitycontextconstraints"
@@ -48,7 +48,7 @@ _FLAGS = (
     ("allowHostDirVolumePlugin", HOST_PATH),
 )
 # POD-004's capabilities, and "*" (any): an SCC allowing one lets a pod add it.
-_RISKY_CAPABILITIES = {"*", *CRITICAL_CAPABILITIES, *DANGEROUS_CAPABILITIES}
+_RISKY_CAPABILITIES = {"*", *DANGEROUS_CAPABILITIES}
 SA_GROUP_PREFIX = "system:serviceaccounts:"
 
 

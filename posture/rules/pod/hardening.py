@@ -103,23 +103,46 @@ def host_namespaces(inputs: PostureInputs) -> Iterator[FindingDraft]:
         yield workload_draft("POD-002", inputs, pod, tenant, {"fields": fields}, title=title)
 
 
-CRITICAL_CAPABILITIES = ("SYS_ADMIN", "ALL")
-# Beyond SYS_ADMIN: each of these breaks the node or another tenant's isolation on its own.
-# SETPCAP is in kubescape's insecure-capabilities list and flagged alike.
-DANGEROUS_CAPABILITIES = (
-    "NET_ADMIN",
-    "SYS_PTRACE",
-    "SYS_MODULE",
-    "SYS_RAWIO",
-    "DAC_READ_SEARCH",
-    "BPF",
-    "PERFMON",
-    "SYS_BOOT",
-    "MAC_ADMIN",
-    "MAC_OVERRIDE",
-    "NET_RAW",
-    "SETPCAP",
+# What the NVIDIA Container Toolkit counts as privileged: its hook looks for CAP_SYS_ADMIN, and ALL
+# includes it. No other capability widens what the toolkit hands a container.
+TOOLKIT_CAPABILITIES = ("SYS_ADMIN", "ALL")
+# Critical: each gives a documented container escape or full control of the node's kernel on its
+# own. The reason goes into the finding's evidence, so a reader sees the basis.
+CRITICAL_CAPABILITIES: dict[str, str] = {
+    "SYS_ADMIN": "every NVIDIA capability (MIG control of the node's GPUs) and the mount and "
+    "namespace operations of container escapes",
+    "ALL": "every capability, SYS_ADMIN included",
+    "SYS_MODULE": "loads kernel modules: full node control",
+    "SYS_RAWIO": "raw port I/O and /dev/mem: direct access to the node's hardware and memory",
+    "SYS_PTRACE": "reads and injects code into any process it can see (with hostPID, every "
+    "process on the node: an escape to the host)",
+    "DAC_READ_SEARCH": "open_by_handle_at reads any file of the node (the 'shocker' escape)",
+    "BPF": "loads BPF programs where unprivileged BPF is off: kernel memory reads and verifier "
+    "exploits",
+}
+# High: each weakens the kernel boundary or the pod's network on its own, but gives no escape
+# by itself. NET_RAW is in containerd's and Docker's default set; SETPCAP is in kubescape's
+# insecure-capabilities list.
+HIGH_CAPABILITIES: dict[str, str] = {
+    "NET_ADMIN": "reconfigures the pod's interfaces, routes and firewall; opens netfilter code "
+    "that container escapes have used",
+    "NET_RAW": "raw sockets: spoofs packets on the pod's network (in containerd's and Docker's "
+    "default set)",
+    "PERFMON": "system-wide performance monitoring: observes the kernel and other processes",
+    "SYS_BOOT": "kexec_load: can restart the node into another kernel where seccomp and "
+    "lockdown allow it",
+    "MAC_ADMIN": "changes the node's AppArmor or SELinux policy, its own confinement included",
+    "MAC_OVERRIDE": "overrides mandatory access control (Smack)",
+    "SETPCAP": "changes capability sets within its bounding set",
+}
+# Every capability POD-004 reports; the admission rule and the SCC check use the same set.
+DANGEROUS_CAPABILITIES = (*CRITICAL_CAPABILITIES, *HIGH_CAPABILITIES)
+# With hostPID, ptrace reaches the node's processes: a documented escape (T1611).
+_PTRACE_HOST_PID = (
+    "with hostPID: reads and injects code into every process on the node, an escape to the host"
 )
+# In its own user namespace a capability is not valid on the host (kernel user_namespaces(7)).
+_USER_NAMESPACE_NOTE = "own user namespace (hostUsers: false): not valid on the host"
 
 
 def _capability(name: str) -> str:
@@ -136,12 +159,16 @@ def _capability(name: str) -> str:
         "CAP_SYS_ADMIN implies every NVIDIA capability, so the container can open "
         "/dev/nvidia-caps mig-config and repartition the GPUs of every tenant on the node, and "
         "it allows mount and namespace operations that lead out of the container (T1611). "
-        "ALL includes it. SYS_MODULE, SYS_RAWIO, SYS_PTRACE, BPF, PERFMON, DAC_READ_SEARCH, "
-        "MAC_ADMIN/MAC_OVERRIDE and NET_ADMIN/NET_RAW each weaken the kernel boundary or the "
-        "network isolation between tenants (reported as high). In a pod with its own user "
-        "namespace (`hostUsers: false`) capabilities are not valid on the host, so SYS_ADMIN "
-        "no longer reaches the GPUs' MIG controls, but it still opens kernel interfaces that "
-        "container escapes have used (CVE-2022-0185)."
+        "ALL includes it. Others give an escape or the node's kernel on their own: SYS_MODULE "
+        "loads kernel modules, SYS_RAWIO reaches /dev/mem and raw I/O ports, SYS_PTRACE reads "
+        "and injects into other processes (every process on the node with hostPID), "
+        "DAC_READ_SEARCH opens any host file by handle (the 'shocker' escape) and BPF loads "
+        "kernel programs (kernel memory reads, verifier exploits). NET_ADMIN, NET_RAW, PERFMON, "
+        "SYS_BOOT, MAC_ADMIN, MAC_OVERRIDE and SETPCAP weaken the kernel boundary or the pod's "
+        "network without an escape on their own (NET_RAW is even in containerd's and Docker's "
+        "default set). In a pod with its own user namespace (`hostUsers: false`) capabilities "
+        "are not valid on the host, so SYS_ADMIN no longer reaches the GPUs' MIG controls, but "
+        "it still opens kernel interfaces that container escapes have used (CVE-2022-0185)."
     ),
     remediation=(
         "Remove the capabilities listed in the evidence from "
@@ -151,11 +178,13 @@ def _capability(name: str) -> str:
         "`pod-security.kubernetes.io/enforce: restricted` on the tenant namespace."
     ),
     severity_rule=(
-        "Critical for SYS_ADMIN or ALL (every NVIDIA capability); high for another dangerous "
-        "capability (NET_ADMIN, SYS_PTRACE, SYS_MODULE, ...) on its own, and for SYS_ADMIN or "
-        "ALL in a pod with its own user namespace (`hostUsers: false`). A name written with "
-        "the CAP_ prefix counts only where the runtime grants it: not on a containerd node "
-        "(containerd adds the prefix itself and runc ignores CAP_CAP_SYS_ADMIN)."
+        "Critical for SYS_ADMIN, ALL, SYS_MODULE, SYS_RAWIO, SYS_PTRACE, DAC_READ_SEARCH or BPF "
+        "(each an escape or the node's kernel on its own); high for NET_ADMIN, NET_RAW, "
+        "PERFMON, SYS_BOOT, MAC_ADMIN, MAC_OVERRIDE or SETPCAP, and for any of them in a pod "
+        "with its own user namespace (`hostUsers: false`). The evidence gives each flagged "
+        "capability its severity and reason. A name written with the CAP_ prefix counts only "
+        "where the runtime grants it: not on a containerd node (containerd adds the prefix "
+        "itself and runc ignores CAP_CAP_SYS_ADMIN)."
     ),
     mappings=("ATT&CK:T1611", "SP800-53:AC-6"),
 )
@@ -192,7 +221,7 @@ def toolkit_privileged(inputs: PostureInputs, pod: Pod, container: Container) ->
     if container.privileged:
         return True
     return any(
-        _capability(raw) in CRITICAL_CAPABILITIES and not _not_granted(inputs, pod, container, i)
+        _capability(raw) in TOOLKIT_CAPABILITIES and not _not_granted(inputs, pod, container, i)
         for i, raw in enumerate(container.capabilities_add)
     )
 
@@ -205,23 +234,20 @@ def _capability_draft(
     runtime = _node_runtime(inputs, pod)
     for index, raw in enumerate(container.capabilities_add):
         name = _capability(raw)
-        if name not in CRITICAL_CAPABILITIES and name not in DANGEROUS_CAPABILITIES:
+        if name not in DANGEROUS_CAPABILITIES:
             other.append(raw)
             continue
-        entry = {"capability": raw, "field": f"{path}.securityContext.capabilities.add[{index}]"}
         if _not_granted(inputs, pod, container, index):
             other.append(f"CAP_{name} (not granted: {_PREFIX_NOTE})")
             continue
+        field = f"{path}.securityContext.capabilities.add[{index}]"
+        entry = {"capability": raw, "field": field, **_rating(pod, name)}
         if index in container.capabilities_add_prefixed and not runtime:
             entry["note"] = f"written with the CAP_ prefix: {_PREFIX_NOTE}"
         flagged.append(entry)
     if not flagged:
         return None
-    # In its own user namespace the pod's capabilities are not valid on the host.
-    user_namespace = pod.host_users is False
-    critical = not user_namespace and any(
-        _capability(f["capability"]) in CRITICAL_CAPABILITIES for f in flagged
-    )
+    critical = any(f["severity"] == "critical" for f in flagged)
     evidence = {
         "container": container.name,
         "image": container.image,
@@ -230,7 +256,7 @@ def _capability_draft(
         "other_added": other,
         "dropped": list(container.capabilities_drop),
     }
-    if user_namespace:
+    if pod.host_users is False:
         evidence["user_namespace"] = "spec.hostUsers: false"
     names = ", ".join(f["capability"] for f in flagged)
     return workload_draft(
@@ -243,3 +269,16 @@ def _capability_draft(
         title=f"Container {container.name} of {inputs.workload_of(pod).ref()} adds {names}",
         severity="critical" if critical else "high",
     )
+
+
+def _rating(pod: Pod, name: str) -> dict[str, str]:
+    """The severity one dangerous capability earns in this pod, and the reason for it."""
+    if name in HIGH_CAPABILITIES:
+        return {"severity": "high", "reason": HIGH_CAPABILITIES[name]}
+    reason = CRITICAL_CAPABILITIES[name]
+    if name == "SYS_PTRACE" and pod.host_pid:
+        reason = _PTRACE_HOST_PID
+    if pod.host_users is False:
+        # In its own user namespace the pod's capabilities are not valid on the host.
+        return {"severity": "high", "reason": f"{reason}; {_USER_NAMESPACE_NOTE}"}
+    return {"severity": "critical", "reason": reason}
