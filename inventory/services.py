@@ -109,9 +109,13 @@ def cluster_sync(
         raise SyncBusy(f"another sync of {cluster.name} is running")
     try:
         stale_runs_fail(cluster=cluster, keep=run)
-        return _sync_holding_lease(cluster, source, trigger, run, token)
+        run = _sync_holding_lease(cluster, source, trigger, run, token)
     finally:
         cluster_lock_release(cluster=cluster, token=token)
+    # Whoever synced (the CLI, the API, a scheduled task), the findings and scores follow at
+    # once (DESIGN §5), debounced like every other change that moves a score.
+    rescore_request(clusters=[cluster.pk], reason="sync")
+    return run
 
 
 def _sync_holding_lease(

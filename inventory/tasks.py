@@ -7,7 +7,6 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
-from gpuposture.base.rescore import rescore_request
 from inventory import queue
 from inventory.bulletins.imports import bulletin_import_run, bulletins_import_recorded
 from inventory.models import BulletinImport, Cluster, SyncRun
@@ -90,8 +89,6 @@ def _sync_cluster(
         return {"status": "failed", "error": str(exc), "retryable": exc.retryable}
     if task_id:
         SyncRun.objects.filter(pk=run.pk).update(task_id=task_id)
-    # Debounced, like every other change that moves a score (posture.rescore).
-    rescore_request(clusters=[cluster_id], reason="sync")
     return {"status": run.status, "sync_run": run.pk}
 
 

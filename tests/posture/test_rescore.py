@@ -5,13 +5,14 @@ real worker in tests/test_broker.py."""
 
 from __future__ import annotations
 
+import io
 import json
 from datetime import timedelta
 
 import pytest
 import time_machine
 from django.contrib import admin
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import RequestFactory
 from django.utils import timezone
 
@@ -35,7 +36,7 @@ from telemetry.models import ResetAttestation
 from telemetry.services import reset_attestation_record
 from tenants.models import SharingRequest, Tenant, TrustClass
 from tenants.services import trust_class_image_policy_set
-from tests.conftest import DATA, make_user
+from tests.conftest import DATA, make_user, world_snapshot_path
 from tests.providers.test_workflow import filled
 from tests.realworld import realworld
 
@@ -295,6 +296,31 @@ def test_apply_tenants_rescores_once_when_something_changed(small_world, tmp_pat
 
 
 # --- bulletins, the patch SLA, resets, questionnaires -----------------------------------------
+
+
+def test_a_sync_from_the_cli_rescores_at_once(small_world, tmp_path, committed):
+    """`sync_cluster` alone brings findings and scores up to date: a pod made privileged since
+    the last sync has its POD-001 and counts in alpha's score without `manage.py score`."""
+    world = json.loads(world_snapshot_path().read_text())
+    pod = next(i for i in world["items"] if i["metadata"]["name"] == "trainer-0")
+    pod["spec"]["containers"][0].setdefault("securityContext", {})["privileged"] = True
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(world))
+    before = runs()
+    with committed():
+        call_command("sync_cluster", cluster="lab", snapshot=[str(changed)], stdout=io.StringIO())
+    assert runs() == before + 1
+    privileged = Finding.objects.get(check_id="POD-001", status="open", tenants__slug="alpha")
+    assert counted_in_score(privileged, "alpha")
+
+
+def test_a_failed_sync_rescores_nothing(small_world, tmp_path, committed):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"kind": "List", "items": [')
+    before = runs()
+    with committed(), pytest.raises(CommandError):
+        call_command("sync_cluster", cluster="lab", snapshot=[str(broken)], stdout=io.StringIO())
+    assert runs() == before
 
 
 def test_a_bulletin_import_rescores_and_learns_what_it_resolved(small_world, committed):
