@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import pytest
 from django.test import Client
 
-from gpuposture.base.templatetags.gpuposture import breakable, inline_code
+from gpuposture.base.templatetags.gpuposture import breakable, inline_code, points
 
 
 def test_quoted_names_become_code_and_markup_stays_text():
@@ -29,3 +30,20 @@ def test_long_names_may_wrap_at_their_separators_only():
     assert breakable("gpuposture.io/trust-class=<x>") == (
         "gpuposture.io/<wbr>trust-class=<wbr>&lt;x&gt;"
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (4e-08, "< 0.001"),  # a huge risk's score: a bound, never "4e-08" nor "0"
+        (0.043, "0.043"),
+        (2.8, "2.8"),
+        (100.0, "100"),
+        (293.85, "293.85"),
+        (54096.05, "54,096.05"),
+        (0, "0"),
+        (None, ""),
+    ],
+)
+def test_scores_and_points_read_as_plain_numbers(value, shown):
+    assert points(value) == shown

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from typing import Any
 
 from django import template
@@ -48,6 +49,9 @@ def breakable(text: Any) -> SafeString:
     return mark_safe(re.sub(r"([/=:])", r"\1<wbr>", escaped))  # noqa: S308
 
 
+SMALLEST_SHOWN = 0.001
+
+
 @register.filter
 def points(value: Any) -> str:
     """A score or a number of risk points as people read it: whole numbers without ".0",
@@ -57,7 +61,10 @@ def points(value: Any) -> str:
     number = float(value)
     if number.is_integer():
         return f"{int(number):,}"
-    return f"{number:,.10g}"
+    if 0 < number < SMALLEST_SHOWN:
+        # A score far below 0.1 (a huge risk) reads as a bound, never as 4e-08 nor as 0.
+        return f"< {SMALLEST_SHOWN}"
+    return f"{Decimal(repr(number)):,f}"
 
 
 @register.filter(name="words")
