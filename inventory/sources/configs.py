@@ -192,12 +192,21 @@ def _entry(raw: dict[str, Any]) -> SharingEntry:
     listed = tuple(d for item in devices if (d := text(item))) if isinstance(devices, list) else ()
     count = as_int(devices) if not isinstance(devices, list | str | bool) else None
     return SharingEntry(
-        name=text(raw.get("name"), "") or "",
-        rename=text(raw.get("rename")) or None,
+        name=plugin_resource_name(text(raw.get("name"), "") or ""),
+        rename=plugin_resource_name(text(raw.get("rename")) or "") or None,
         replicas=as_int(raw.get("replicas")),
         devices=listed,
         device_count=count if count and count > 0 else None,
     )
+
+
+def plugin_resource_name(name: str) -> str:
+    """A resource name as the device plugin reads it from its config: a bare name (`gpu`,
+    `tenant-slice`) gets its `nvidia.com/` prefix (the plugin's NewResourceName), so a config
+    saying `rename: tenant-slice` advertises `nvidia.com/tenant-slice`. A name with a prefix is
+    kept as written ("" stays "")."""
+    name = name.strip()
+    return f"nvidia.com/{name}" if name and "/" not in name else name
 
 
 def _device_list_strategy(value: object) -> str | None:

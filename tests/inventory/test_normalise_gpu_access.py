@@ -237,3 +237,20 @@ def test_envfrom_prefix_decides_which_key_becomes_the_variable():
     objects = [raw, configmap("team-a", "gpu-env", {"VISIBLE_DEVICES": "all", "OTHER": "x"})]
     (found,) = normalise(objects).env_configmaps
     assert found.values == {"VISIBLE_DEVICES": "all"}
+
+
+@pytest.mark.parametrize(
+    ("name", "rename", "expected_name", "expected_rename"),
+    [
+        # The plugin prefixes a bare name with nvidia.com/ (its NewResourceName), so a pod
+        # asking for nvidia.com/tenant-slice holds one of these replicas.
+        ("gpu", "tenant-slice", "nvidia.com/gpu", "nvidia.com/tenant-slice"),
+        ("nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/gpu", "nvidia.com/gpu.shared"),
+    ],
+)
+def test_bare_resource_names_get_the_plugins_prefix(name, rename, expected_name, expected_rename):
+    cfg = {
+        "sharing": {"timeSlicing": {"resources": [{"name": name, "rename": rename, "replicas": 4}]}}
+    }
+    (entry,) = sharing_config("ns", "cm", "k", cfg).entries
+    assert (entry.name, entry.rename) == (expected_name, expected_rename)
