@@ -1,4 +1,6 @@
-"""The audit log's filters, shared by the page and the API (STYLE rule 8)."""
+"""The audit log's filters, shared by the page and the API (STYLE rule 8). Each is free text
+matched against what was recorded: an event outlives the user or object it names, so a value
+naming nothing is an honest empty list, not an error."""
 
 from __future__ import annotations
 
@@ -6,9 +8,10 @@ import django_filters
 from django import forms
 
 from audit.models import AuditEvent
+from gpuposture.base.filters import FilterSet
 
 
-class AuditEventFilter(django_filters.FilterSet):
+class AuditEventFilter(FilterSet):
     actor = django_filters.CharFilter(field_name="actor_name", label="Actor (username)")
     action = django_filters.CharFilter(field_name="action", label="Action")
     object_type = django_filters.CharFilter(

@@ -20,6 +20,10 @@ from inventory.drift_labels import label_taint_diff, plugin_label_unread
 from inventory.drift_rbac import RbacState, detect_rbac_drift
 from inventory.pools import node_pool
 
+# The checks a drift event carries (`?check=` on /api/v1/drift-events/ accepts these);
+# DRIFT-004 and DRIFT-005 compare approvals and admission packs, not two syncs.
+DRIFT_CHECK_IDS = ("DRIFT-001", "DRIFT-002", "DRIFT-003", "DRIFT-006")
+
 # Node facts that are the sharing configuration itself (reported as DRIFT-001, not DRIFT-003).
 # device_plugin_config is compared as the config in force (_fact), not the node's label.
 SHARING_FACTS = (

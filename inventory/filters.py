@@ -2,47 +2,88 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters
 from django import forms
-from django.db.models import Q
-from django.forms import NullBooleanSelect
+from django.db.models import Q, QuerySet
 
-from gpuposture.base.filters import cluster_filter, tenant_filter
-from inventory.models import Bulletin, DriftEvent, Node, PatchSla, Pod, SyncRun
+from gpuposture.base.filters import FilterSet, KnownValueFilter, NamedFilter
+from inventory.drift import DRIFT_CHECK_IDS
+from inventory.models import Bulletin, Cluster, DriftEvent, Node, PatchSla, Pod, SyncRun
+from inventory.platform import PLATFORM, UNCLASSIFIED_PARTY
 from inventory.pod_party import pods_of_party
+from tenants.filters import tenant_filter
+from tenants.models import Tenant
+
+# Kubernetes' PodPhase, a closed set (core/v1 PodStatus.phase).
+POD_PHASES = ["Pending", "Running", "Succeeded", "Failed", "Unknown"]
 
 
-class NodeKindSelect(NullBooleanSelect):
-    """Not Django's "Unknown / Yes / No": each choice says what it shows."""
+def cluster_filter(**kwargs: Any) -> NamedFilter:
+    kwargs.setdefault("label", "Cluster (name or id)")
+    return NamedFilter(
+        path="cluster",
+        model=Cluster,
+        names=("name",),
+        noun="cluster",
+        listing="GET /api/v1/clusters/",
+        **kwargs,
+    )
 
-    def __init__(self, attrs: dict | None = None) -> None:
-        super().__init__(attrs)
-        self.choices = [
-            ("unknown", "all nodes"),
-            ("true", "GPU nodes"),
-            ("false", "CPU-only nodes"),
-        ]
+
+def node_filter(path: str = "node", **kwargs: Any) -> NamedFilter:
+    kwargs.setdefault("label", "Node name")
+    return NamedFilter(
+        path=path, model=Node, names=("name",), noun="node", listing="GET /api/v1/nodes/", **kwargs
+    )
 
 
-class NodeFilter(django_filters.FilterSet):
+def parties(user: Any) -> list[str]:
+    """What `?party=` accepts: the two parties of unclaimed namespaces, then the slugs of
+    the tenants `user` may see (None: the CLI, every tenant)."""
+    tenants = Tenant.objects.all() if user is None else Tenant.objects.visible_to(user)
+    slugs = set(tenants.values_list("slug", flat=True)) - {PLATFORM, UNCLASSIFIED_PARTY}
+    return [PLATFORM, UNCLASSIFIED_PARTY, *sorted(slugs)]
+
+
+# `?gpu=`: the node kinds, a closed set ("unknown": every node, the page's default).
+NODE_KINDS = [("unknown", "all nodes"), ("true", "GPU nodes"), ("false", "CPU-only nodes")]
+
+
+class NodeKindSelect(forms.Select):
+    """No kind asked for shows as "all nodes", the choice it means."""
+
+    def format_value(self, value: Any) -> list[str]:
+        return super().format_value(value or "unknown")
+
+
+class NodeFilter(FilterSet):
     cluster = cluster_filter()
     gpu_model = django_filters.CharFilter(
         field_name="gpu_model", lookup_expr="icontains", label="GPU model contains"
     )
     sharing_strategy = django_filters.ChoiceFilter(choices=Node.SharingStrategy.choices)
     patch_status = django_filters.ChoiceFilter(choices=Node.PatchStatus.choices)
-    gpu = django_filters.BooleanFilter(
-        field_name="is_gpu_node",
+    gpu = django_filters.ChoiceFilter(
+        choices=NODE_KINDS,
+        empty_label=None,
+        method="filter_kind",
         label="Node kind",
-        widget=NodeKindSelect(),
+        widget=NodeKindSelect,
     )
 
     class Meta:
         model = Node
         fields = ["cluster", "gpu_model", "sharing_strategy", "patch_status", "gpu"]
 
+    def filter_kind(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        if value in ("true", "false"):
+            return queryset.filter(is_gpu_node=value == "true")
+        return queryset
 
-class SyncRunFilter(django_filters.FilterSet):
+
+class SyncRunFilter(FilterSet):
     cluster = cluster_filter()
     status = django_filters.ChoiceFilter(choices=SyncRun.Status.choices)
 
@@ -51,27 +92,42 @@ class SyncRunFilter(django_filters.FilterSet):
         fields = ["cluster", "status"]
 
 
-class PodFilter(django_filters.FilterSet):
+class PodFilter(FilterSet):
     cluster = cluster_filter()
     tenant = tenant_filter()
-    node = django_filters.CharFilter(field_name="node__name", label="Node name")
-    party = django_filters.CharFilter(
+    node = node_filter()
+    party = KnownValueFilter(
+        known=parties,
+        noun="party",
+        accepts='a tenant\'s slug, "platform" or "unclassified"',
+        listing="GET /api/v1/tenants/",
+        scoped=True,
         method="filter_party",
         label='Party: a tenant slug, "platform" or "unclassified" (a namespace no tenant and '
         "not the platform claims)",
     )
+    # Free text: a namespace is no object of ours, and one with no workloads lists none.
+    namespace = django_filters.CharFilter(field_name="namespace", label="Namespace")
+    phase = django_filters.ChoiceFilter(choices=[(p, p) for p in POD_PHASES], label="Phase")
 
     class Meta:
         model = Pod
         fields = ["cluster", "tenant", "party", "node", "namespace", "phase"]
 
-    def filter_party(self, queryset, name: str, value: str):
-        return pods_of_party(queryset, value.strip()) if value.strip() else queryset
+    def filter_party(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return pods_of_party(queryset, value)
 
 
-class DriftEventFilter(django_filters.FilterSet):
+class DriftEventFilter(FilterSet):
     cluster = cluster_filter()
-    check = django_filters.CharFilter(field_name="check_id", lookup_expr="iexact")
+    check = KnownValueFilter(
+        known=lambda user: DRIFT_CHECK_IDS,
+        noun="drift check",
+        accepts="the id of a check drift events carry",
+        normalise=lambda value: value.strip().upper(),
+        field_name="check_id",
+        label="Check id",
+    )
 
     class Meta:
         model = DriftEvent
@@ -90,7 +146,7 @@ COMPONENT_CHOICES = [
 ]
 
 
-class BulletinFilter(django_filters.FilterSet):
+class BulletinFilter(FilterSet):
     q = django_filters.CharFilter(method="search", label="Id or title contains", max_length=100)
     cve = django_filters.CharFilter(method="by_cve", label="CVE", max_length=40)
     component = django_filters.ChoiceFilter(

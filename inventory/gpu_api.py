@@ -13,13 +13,14 @@ from rest_framework import serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from gpuposture.base.filters import cluster_filter
+from gpuposture.base.filters import FilterSet
+from inventory.filters import cluster_filter, node_filter
 from inventory.models import Node, NodeHostFacts
 
 
-class GpuFilter(django_filters.FilterSet):
+class GpuFilter(FilterSet):
     cluster = cluster_filter()
-    node = django_filters.CharFilter(field_name="name", label="Node name")
+    node = node_filter(path="")
     gpu_model = django_filters.CharFilter(
         field_name="gpu_model", lookup_expr="icontains", label="GPU model contains"
     )

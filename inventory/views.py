@@ -89,7 +89,7 @@ def cluster_sync_now(request: HttpRequest, name: str) -> HttpResponse:
 
 def node_list(request: HttpRequest) -> HttpResponse:
     queryset = Node.objects.visible_to(request.user).select_related("cluster")
-    filterset = NodeFilter(request.GET, queryset=queryset)
+    filterset = NodeFilter(request.GET, queryset=queryset, request=request)
     page = Paginator(filterset.qs.order_by("cluster__name", "name"), 50).get_page(
         request.GET.get("page")
     )

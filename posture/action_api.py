@@ -2,44 +2,39 @@
 
 from __future__ import annotations
 
-import django_filters
 from django.db.models import QuerySet
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from gpuposture.base.api import ScopedReadOnlyViewSet
-from gpuposture.base.filters import cluster_filter, named
+from gpuposture.base.filters import FilterSet
+from inventory.filters import cluster_filter
 from inventory.presenter import PresentedSerializer
 from posture.action_store import own_risk_removed, own_shares, with_own_risk
+from posture.filters import check_filter
 from posture.models import Action
-from tenants.models import Tenant
+from tenants.filters import tenant_filter
 
 
-class ActionFilter(django_filters.FilterSet):
+class ActionFilter(FilterSet):
     """Filters by name (DESIGN §8); `tenant` means "helps this tenant", `check` "closes a
     finding of this check"."""
 
     cluster = cluster_filter()
-    tenant = django_filters.CharFilter(
-        method="filter_tenant", label="Helps tenant (slug, name or id)"
-    )
-    check = django_filters.CharFilter(method="filter_check", label="Closes findings of check id")
+    tenant = tenant_filter(method="filter_tenant", label="Helps tenant (slug, name or id)")
+    check = check_filter(method="filter_check", label="Closes findings of check id")
 
     class Meta:
         model = Action
         fields = ["cluster", "tenant", "check"]
 
-    def filter_tenant(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        # A tenant viewer naming another tenant gets nothing, as on the findings list.
-        tenants = Tenant.objects.filter(named("", value, ("slug", "name")))
-        user = getattr(self.request, "user", None)
-        if user is not None:
-            tenants = tenants.visible_to(user)
-        return queryset.affecting(tenant__in=tenants)
+    def filter_tenant(self, queryset: QuerySet, name: str, value: list[int]) -> QuerySet:
+        # Resolved among the tenants the user may see, as on the findings list.
+        return queryset.affecting(tenant__in=value)
 
     def filter_check(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        return queryset.filter(check_ids__icontains=f'"{value.upper()}"')
+        return queryset.filter(check_ids__icontains=f'"{value}"')
 
 
 class ActionSerializer(PresentedSerializer):

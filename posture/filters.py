@@ -1,31 +1,58 @@
 """Finding filters, shared by the findings page and the API (STYLE rule 8). Tenants and
-clusters are named by slug or name, not only id (DESIGN §8)."""
+clusters are named by slug or name, not only id (DESIGN §8); a value naming nothing the user
+may see is refused (gpuposture.base.filters), never an empty list."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import django_filters
 from django.db.models import QuerySet
 
-from gpuposture.base.filters import cluster_filter, named
+from gpuposture.base.filters import FilterSet, KnownValueFilter, NamedFilter
+from inventory.filters import cluster_filter
 from inventory.presenter import hidden_scope_for
 from posture.finding_search import finding_search
 from posture.models import Action, Finding, Severity
-from tenants.models import Tenant
+from posture.rules import CHECKS
+from tenants.filters import tenant_filter
 
 
-class FindingFilter(django_filters.FilterSet):
+def check_filter(**kwargs: Any) -> KnownValueFilter:
+    """A check id of the catalogue, in any case (`share-001`)."""
+    kwargs.setdefault("label", "Check id")
+    return KnownValueFilter(
+        known=lambda user: sorted(CHECKS),
+        noun="check",
+        accepts="a check id such as SHARE-001",
+        listing="GET /api/v1/checks/ (or docs/checks.md)",
+        normalise=lambda value: value.strip().upper(),
+        **kwargs,
+    )
+
+
+class FindingFilter(FilterSet):
     # Words in the title, the subject or the check id (posture.finding_search: a tenant
     # viewer's search matches only what they are shown, never a hidden name).
     q = django_filters.CharFilter(method="filter_search", label="Search")
     # "Affects this tenant": a finding affects every tenant in its relation (DESIGN §8).
-    tenant = django_filters.CharFilter(
-        method="filter_tenant", label="Affects tenant (slug, name or id)"
-    )
+    tenant = tenant_filter(method="filter_tenant", label="Affects tenant (slug, name or id)")
     cluster = cluster_filter()
-    check = django_filters.CharFilter(field_name="check_id", lookup_expr="iexact", label="Check id")
+    check = check_filter(field_name="check_id")
     severity = django_filters.ChoiceFilter(choices=Severity.choices)
     status = django_filters.ChoiceFilter(choices=Finding.Status.choices)
-    action = django_filters.CharFilter(method="filter_action", label="Closed by action (key)")
+    # Keys are stable across scores; one no longer computed (its findings resolved) is gone.
+    action = NamedFilter(
+        path="",
+        model=Action,
+        names=("key",),
+        ids=False,
+        max_listed=0,  # keys mean nothing quoted: the list says what each action is
+        noun="action",
+        listing="GET /api/v1/actions/",
+        method="filter_action",
+        label="Closed by action (key)",
+    )
 
     class Meta:
         model = Finding
@@ -35,19 +62,12 @@ class FindingFilter(django_filters.FilterSet):
         user = getattr(self.request, "user", None)
         return finding_search(queryset, value, hidden_scope_for(user) if user else None)
 
-    def filter_action(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        """The findings one fix-first action closes (one query for its finding ids); an
-        unknown key, or one from before the last score, selects nothing."""
-        ids = Action.objects.filter(key=value).values_list("finding_ids", flat=True).first()
-        return queryset.filter(pk__in=ids or [])
+    def filter_action(self, queryset: QuerySet, name: str, value: list[int]) -> QuerySet:
+        """The findings the fix-first action closes (one query for its finding ids)."""
+        lists = Action.objects.filter(pk__in=value).values_list("finding_ids", flat=True)
+        return queryset.filter(pk__in=[pk for ids in lists for pk in ids or []])
 
-    def filter_tenant(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        """Findings that affect the tenant, if the user may see that tenant: a tenant viewer
-        asking for another tenant gets nothing, not the findings they share with it."""
-        if not value:
-            return queryset
-        tenants = Tenant.objects.filter(named("", value, ("slug", "name")))
-        user = getattr(self.request, "user", None)  # the CLI filters with no request
-        if user is not None:
-            tenants = tenants.visible_to(user)
-        return queryset.affecting(tenant__in=tenants)
+    def filter_tenant(self, queryset: QuerySet, name: str, value: list[int]) -> QuerySet:
+        """Findings that affect the tenant. The tenant was resolved among those the user may
+        see: a tenant viewer naming another is refused as if it did not exist."""
+        return queryset.affecting(tenant__in=value)

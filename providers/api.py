@@ -23,6 +23,7 @@ from providers.assessments import (
     assessment_submit,
 )
 from providers.exports import assessment_export, import_answers_csv
+from providers.filters import AssessmentFilter
 from providers.models import Answer, Assessment, Provider, ProviderContact, Questionnaire
 from providers.selectors import provider_standing
 from providers.services import provider_save
@@ -273,16 +274,11 @@ class AssessmentViewSet(ScopedViewSetMixin, mixins.CreateModelMixin, viewsets.Re
         "provider", "questionnaire", "submitted_by", "reviewed_by"
     ).prefetch_related("answers__files")
     serializer_class = AssessmentSerializer
-    filterset_fields = ["status"]
+    filterset_class = AssessmentFilter
 
     @property
     def write_roles(self) -> tuple[str, ...]:  # type: ignore[override]  # a property: roles per action
         return REVIEW_ASSESSMENTS if self.action == "review" else EDIT_PROVIDERS
-
-    def get_queryset(self):
-        queryset = super().get_queryset()
-        provider = self.request.query_params.get("provider")
-        return queryset.filter(provider__slug=provider) if provider else queryset
 
     def perform_create(self, serializer: AssessmentSerializer) -> None:  # type: ignore[override]  # always the serializer_class
         provider = get_object_or_404(

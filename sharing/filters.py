@@ -6,7 +6,9 @@ import django_filters
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from gpuposture.base.filters import cluster_filter, tenant_filter
+from gpuposture.base.filters import FilterSet
+from inventory.filters import cluster_filter
+from tenants.filters import tenant_filter
 from tenants.models import SharingRequest
 from tenants.policy import SHARING_MODES
 
@@ -20,7 +22,7 @@ STATE_CHOICES = [
 ]
 
 
-class SharingRequestFilter(django_filters.FilterSet):
+class SharingRequestFilter(FilterSet):
     tenant = tenant_filter()
     cluster = cluster_filter()
     mode = django_filters.ChoiceFilter(choices=[(m, m) for m in SHARING_MODES])

@@ -38,7 +38,9 @@ def _requests(user) -> object:
 
 
 def sharing_request_list(request: HttpRequest) -> HttpResponse:
-    filterset = SharingRequestFilter(request.GET or None, queryset=_requests(request.user))
+    filterset = SharingRequestFilter(
+        request.GET or None, queryset=_requests(request.user), request=request
+    )
     page = Paginator(filterset.qs, 50).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)

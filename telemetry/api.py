@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.exceptions import ValidationError
@@ -10,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from gpuposture.base.api import ScopedViewSetMixin
-from gpuposture.base.filters import named
+from gpuposture.base.filters import resolve_named
 from gpuposture.base.roles import RECORD_RESETS
 from inventory.models import Cluster
 from inventory.presenter import PresentedSerializer
@@ -22,8 +23,12 @@ from tenants.models import Tenant
 
 
 class UtilisationQuerySerializer(serializers.Serializer):
-    days = serializers.ChoiceField(choices=[7, 30, 90], default=30)
-    cluster = serializers.CharField(required=False, max_length=63)
+    days = serializers.ChoiceField(
+        choices=[7, 30, 90],
+        default=30,
+        error_messages={"invalid_choice": "{input!r} is not accepted for days; give 7, 30 or 90."},
+    )
+    cluster = serializers.CharField(required=False, allow_blank=True, max_length=63)
 
 
 def _cluster_name(request: Request, value: str | None) -> str | None:
@@ -31,10 +36,18 @@ def _cluster_name(request: Request, value: str | None) -> str | None:
     not exist, is a 400 naming it, not an empty answer that reads as "no GPU use"."""
     if not value:
         return None
-    cluster = Cluster.objects.visible_to(request.user).filter(named("", value, ("name",))).first()
-    if cluster is None:
-        raise ValidationError({"cluster": [f"no cluster {value!r} that you may see"]})
-    return cluster.name
+    try:
+        pks = resolve_named(
+            Cluster.objects.all(),
+            value,
+            user=request.user,
+            noun="cluster",
+            names=("name",),
+            listing="GET /api/v1/clusters/",
+        )
+    except DjangoValidationError as exc:
+        raise ValidationError({"cluster": exc.messages}) from exc
+    return Cluster.objects.filter(pk__in=pks).first().name  # by name first: Meta.ordering
 
 
 class UtilisationView(APIView):

@@ -1,19 +1,21 @@
 """Reset attestations' API filters: the cluster by name or id, the tenant on either side of
-the reset (DESIGN §8: filters name objects as people do)."""
+the reset (DESIGN §8: filters name objects as people do). `node` and `gpu_uuid` are what was
+recorded, free text: an attestation outlives the node it names."""
 
 from __future__ import annotations
 
-import django_filters
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
-from gpuposture.base.filters import cluster_filter, named
+from gpuposture.base.filters import FilterSet
+from inventory.filters import cluster_filter
 from telemetry.models import ResetAttestation
+from tenants.filters import tenant_filter
 
 
-class ResetAttestationFilter(django_filters.FilterSet):
+class ResetAttestationFilter(FilterSet):
     cluster = cluster_filter()
     # A reset stands between two tenants; it concerns both.
-    tenant = django_filters.CharFilter(
+    tenant = tenant_filter(
         method="filter_tenant", label="Previous or next tenant (slug, name or id)"
     )
 
@@ -21,8 +23,5 @@ class ResetAttestationFilter(django_filters.FilterSet):
         model = ResetAttestation
         fields = ["cluster", "tenant", "node", "gpu_uuid", "method"]
 
-    def filter_tenant(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        names = ("slug", "name")
-        return queryset.filter(
-            named("previous_tenant", value, names) | named("next_tenant", value, names)
-        )
+    def filter_tenant(self, queryset: QuerySet, name: str, value: list[int]) -> QuerySet:
+        return queryset.filter(Q(previous_tenant__in=value) | Q(next_tenant__in=value))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import django_filters
 from django.db.models import Q
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
@@ -10,7 +9,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet
+from gpuposture.base.filters import FilterSet
 from gpuposture.base.roles import SECURITY_LEAD
+from tenants.filters import trust_class_filter
 from tenants.models import Tenant, TrustClass
 from tenants.services import tenants_apply
 from tenants.spec import TenantSpecError, parse_tenants_document
@@ -77,13 +78,11 @@ class TrustClassViewSet(ScopedReadOnlyViewSet):
     lookup_value_regex = "[a-z0-9_]+"
 
 
-class TenantFilter(django_filters.FilterSet):
+class TenantFilter(FilterSet):
     # DESIGN §8: filters take the object's slug, as the field `trust_class` shows it; the
     # older `trust_class__slug` spelling is kept for existing clients.
-    trust_class = django_filters.CharFilter(
-        field_name="trust_class__slug", label="Trust class slug (e.g. external)"
-    )
-    trust_class__slug = django_filters.CharFilter(field_name="trust_class__slug")
+    trust_class = trust_class_filter()
+    trust_class__slug = trust_class_filter(label="Trust class slug (older spelling)")
 
     class Meta:
         model = Tenant

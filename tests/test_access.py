@@ -32,8 +32,10 @@ def test_tenant_viewer_sees_only_their_tenant_in_the_api(small_world, personas):
     assert {tuple(f["tenants"]) for f in findings if f["id"] in {s.pk for s in shared}} == {
         ("alpha",)
     }
-    # Asking for another tenant by filter gives nothing, not even the findings they share.
-    assert viewer.get("/api/v1/findings/?tenant=beta").json()["results"] == []
+    # Asking for another tenant by filter gives nothing, not even the findings they share:
+    # it is refused in the words a tenant that does not exist is.
+    refused = viewer.get("/api/v1/findings/?tenant=beta")
+    assert refused.status_code == 400 and "results" not in refused.json()
     beta_id = Tenant.objects.get(slug="beta").pk
     assert viewer.get(f"/api/v1/tenants/{beta_id}/posture/").status_code == 404
     beta_finding = Finding.objects.filter(tenants__slug="beta").exclude(tenants__slug="alpha")[0]

@@ -18,6 +18,13 @@ def _count(client, path: str) -> int:
     return response.json()["count"]
 
 
+def _refused(client, path: str, param: str) -> str:
+    """A filter naming nothing: a 400 naming the parameter (test_contract_filter_errors.py)."""
+    response = client.get(path)
+    assert response.status_code == 400, response.content
+    return " ".join(response.json()["errors"][param])
+
+
 @pytest.mark.parametrize(
     "resource", ["findings", "actions", "nodes", "workloads", "sync-runs", "sharing-requests"]
 )
@@ -25,7 +32,7 @@ def test_cluster_filter_takes_the_name_or_the_id(small_world, personas, resource
     client = api_client(personas["security_lead"])
     by_name = _count(client, f"/api/v1/{resource}/?cluster=lab")
     assert _count(client, f"/api/v1/{resource}/?cluster={small_world.id}") == by_name
-    assert _count(client, f"/api/v1/{resource}/?cluster=elsewhere") == 0
+    assert "elsewhere" in _refused(client, f"/api/v1/{resource}/?cluster=elsewhere", "cluster")
     if resource != "sharing-requests":  # the small world has none
         assert by_name > 0
 
@@ -38,14 +45,20 @@ def test_tenant_filter_takes_the_slug_the_name_or_the_id(small_world, personas, 
     assert by_slug > 0
     assert _count(client, f"/api/v1/{resource}/?tenant={alpha.id}") == by_slug
     assert _count(client, f"/api/v1/{resource}/?tenant=Team Alpha") == by_slug
-    assert _count(client, f"/api/v1/{resource}/?tenant=nobody") == 0
+    assert "nobody" in _refused(client, f"/api/v1/{resource}/?tenant=nobody", "tenant")
 
 
-def test_a_viewer_naming_another_tenant_by_id_sees_nothing(small_world, personas):
+def test_a_viewer_naming_another_tenant_by_id_is_refused_as_if_it_did_not_exist(
+    small_world, personas
+):
     beta = Tenant.objects.get(slug="beta")
     client = api_client(personas["viewer_alpha"])
-    assert _count(client, f"/api/v1/findings/?tenant={beta.id}") == 0
-    assert _count(client, "/api/v1/findings/?tenant=Beta Corp") == 0
+    for asked in (str(beta.id), "Beta Corp", "999999", "Nobody Corp"):
+        message = _refused(client, f"/api/v1/findings/?tenant={asked}", "tenant")
+        assert message == (
+            f"no tenant {asked!r} that you may see; give a tenant's slug, name or id. "
+            "Accepted: alpha."
+        )
 
 
 def test_reset_attestations_filter_by_cluster_and_tenant(small_world, personas):
@@ -62,7 +75,7 @@ def test_reset_attestations_filter_by_cluster_and_tenant(small_world, personas):
     client = api_client(personas["security_lead"])
     assert _count(client, "/api/v1/reset-attestations/?cluster=lab") == 1
     assert _count(client, f"/api/v1/reset-attestations/?cluster={small_world.id}") == 1
-    assert _count(client, "/api/v1/reset-attestations/?cluster=elsewhere") == 0
+    _refused(client, "/api/v1/reset-attestations/?cluster=elsewhere", "cluster")
     assert _count(client, "/api/v1/reset-attestations/?tenant=beta") == 1
     assert _count(client, "/api/v1/reset-attestations/?tenant=Team Alpha") == 1
     Tenant.objects.create(slug="gamma", name="Gamma", trust_class=alpha.trust_class)

@@ -52,9 +52,10 @@ def test_filters_and_scope(small_world, personas):
     client = api_client(personas["security_lead"])
     assert _gpus(client, "?cluster=lab")["count"] == 1
     assert _gpus(client, f"?cluster={small_world.id}")["count"] == 1
-    assert _gpus(client, "?cluster=elsewhere")["count"] == 0
+    assert client.get("/api/v1/gpus/?cluster=elsewhere").status_code == 400
     assert _gpus(client, "?node=gpu-ts-1")["count"] == 1
-    assert _gpus(client, "?node=cpu-1")["count"] == 0
+    assert _gpus(client, "?node=cpu-1")["count"] == 0  # a node, with no GPU
+    assert client.get("/api/v1/gpus/?node=gpu-ts-9").status_code == 400
     assert _gpus(client, "?gpu_model=H100")["count"] == 1
     assert _gpus(client, "?gpu_model=A100")["count"] == 0
     assert client.get("/api/v1/gpus/?sharing_strategy=sometimes").status_code == 400

@@ -87,7 +87,8 @@ def test_tenants_filter_by_the_trust_class_slug_the_field_shows(small_world, per
     assert "gamma" in want and len(want) < len(every)
     external = client.get("/api/v1/tenants/?trust_class=external").json()["results"]
     assert sorted(t["slug"] for t in external) == want
-    assert client.get("/api/v1/tenants/?trust_class=no_such_class").json()["results"] == []
+    unknown = client.get("/api/v1/tenants/?trust_class=no_such_class")
+    assert unknown.status_code == 400 and "external" in unknown.json()["errors"]["trust_class"][0]
     # The older spelling still works.
     older = client.get("/api/v1/tenants/?trust_class__slug=external").json()["results"]
     assert sorted(t["slug"] for t in older) == want
