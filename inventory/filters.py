@@ -49,6 +49,15 @@ def parties(user: Any) -> list[str]:
 
 # `?gpu=`: the node kinds, a closed set ("unknown": every node, the page's default).
 NODE_KINDS = [("unknown", "all nodes"), ("true", "GPU nodes"), ("false", "CPU-only nodes")]
+BOOLEAN_WORDS = {
+    "true": "true",
+    "1": "true",
+    "yes": "true",
+    "false": "false",
+    "0": "false",
+    "no": "false",
+    "unknown": "unknown",
+}
 
 
 class NodeKindSelect(forms.Select):
@@ -76,6 +85,13 @@ class NodeFilter(FilterSet):
     class Meta:
         model = Node
         fields = ["cluster", "gpu_model", "sharing_strategy", "patch_status", "gpu"]
+
+    def __init__(self, data=None, *args, **kwargs) -> None:
+        # A boolean as clients write it (True, 1, yes) means what "true" means.
+        if data is not None and data.get("gpu"):
+            data = data.copy()
+            data["gpu"] = BOOLEAN_WORDS.get(data["gpu"].strip().lower(), data["gpu"])
+        super().__init__(data, *args, **kwargs)
 
     def filter_kind(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         if value in ("true", "false"):

@@ -114,6 +114,8 @@ def test_tenants_take_the_trust_class_in_both_spellings(small_world, personas):
 def test_inventory_filters_take_names_and_ids(small_world, personas):
     client = api_client(personas["security_lead"])
     assert count(client, f"/api/v1/nodes/?cluster={small_world.pk}&gpu=true") == 1
+    for spelling in ("True", "1", "yes"):  # a boolean as clients write it
+        assert count(client, f"/api/v1/nodes/?cluster={small_world.pk}&gpu={spelling}") == 1
     assert count(client, "/api/v1/workloads/?node=gpu-ts-1&party=alpha") > 0
     assert count(client, "/api/v1/workloads/?phase=Running") > 0
     assert count(client, "/api/v1/drift-events/?check=drift-001") == 0  # known, none yet
