@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inventory.bottlerocket import bottlerocket_nvidia, bottlerocket_plugin_host
+from inventory.operator_nodes import operator_absent
 from inventory.placement import workload_fit
 from inventory.snapshot import Pod, Taint, Workload
 from inventory.sources.images import (
@@ -170,7 +171,18 @@ def presence(
         elif not misses or all(fit is False for _, fit, _ in misses):
             not_installed[component] = _absent(misses)
     if facts.operator:
-        deployed["gpu_operator"] = facts.operator
+        # Seen in the cluster, it is the node's only where it manages the node (operator_nodes).
+        absent = (
+            operator_absent(
+                facts.operator, node_name, labels, taints, pods_on_node, facts.daemonsets
+            )
+            if facts.pods_read
+            else None  # as for the others: a snapshot without pods says nothing is absent
+        )
+        if absent:
+            not_installed["gpu_operator"] = absent
+        else:
+            deployed["gpu_operator"] = facts.operator
     elif facts.pods_read:
         not_installed["gpu_operator"] = (
             "no GPU Operator Deployment, pod or ClusterPolicy in the cluster"

@@ -36,6 +36,7 @@ from inventory.bottlerocket import (
     bottlerocket_how,
     bottlerocket_nvidia,
 )
+from inventory.operator_nodes import NOT_MANAGED
 from inventory.patching.versions import bundled_dcgm, installed_version
 from inventory.snapshot import GpuOperatorPolicy, Node, Pod
 from inventory.sources.gke_managed import gke_managed_dcgm_image as gke_dcgm
@@ -112,7 +113,8 @@ def upgrade_paths(
     spec = _policy(policies)
     desired = _desired(policies)
     operator = _operator(node)
-    # Only a snapshot that read the pods says no Operator runs (inventory.components.presence).
+    # Only a snapshot that read the pods says no Operator runs, or that the one in the cluster
+    # does not manage this node (inventory.components.presence, inventory.operator_nodes).
     no_operator = "gpu_operator" in node.not_installed
     pods_on_node = list(pods_on_node)
     pods = _component_pods(pods_on_node)
@@ -176,7 +178,7 @@ def _path(
             return _operator_path(operator, f"its pod {pod.namespace}/{pod.name}")
         return _own(pod, section if enabled is False else "")
     if component in _HOST_COMPONENTS and no_operator:
-        return _host(node, component, "no pod of it on the node and no GPU Operator in the cluster")
+        return _host(node, component, f"no pod of it on the node and {_no_operator(node)}")
     if component in _HOST_COMPONENTS and label == "false":
         return _host(node, component, f"node label {DEPLOY_LABELS[component]}=false")
     # Bottlerocket's nvidia variants run the device plugin as a host service from the OS
@@ -378,6 +380,14 @@ def _flag(value: object) -> bool | None:
 def _operator(node: Node) -> str | None:
     """Where the GPU Operator was seen (inventory.components.presence); None: not seen."""
     return None if "gpu_operator" in node.not_installed else node.deployed.get("gpu_operator")
+
+
+def _no_operator(node: Node) -> str:
+    """Why no GPU Operator installs the node's host components: none in the cluster, or the one
+    there does not manage this node (inventory.operator_nodes)."""
+    if NOT_MANAGED in node.not_installed.get("gpu_operator", ""):
+        return "the GPU Operator in the cluster does not manage the node"
+    return "no GPU Operator in the cluster"
 
 
 def _in_operator_namespace(pod: Pod, operator: str) -> bool:

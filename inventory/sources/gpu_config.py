@@ -42,6 +42,7 @@ from inventory.sources.stack_operators import (
     repository_name,
 )
 from inventory.sources.unmounted_config import unmounted_plugin_configmaps
+from inventory.sources.vendor_stacks import vendor_stack_namespaces
 from tenants.mapping import TENANT_LABEL, platform_namespaces
 
 # The DaemonSets whose configuration is a ConfigMap, by the component their image runs (GPU
@@ -212,6 +213,7 @@ def stack_namespaces(
         | _standalone(workloads, bindings)
         | network_operator_namespaces(workloads, bindings)
         | kubevirt_namespaces(workloads, bindings)
+        | vendor_stack_namespaces(workloads, bindings)  # AMD's, named as NVIDIA's
     )
 
 

@@ -122,13 +122,58 @@ def gke_build_tag(image: str) -> str | None:
     return tag if _GKE_BUILD.search(tag) else None
 
 
+# Other accelerator vendors, by a word their registries and repository paths carry: their
+# images reuse NVIDIA's names (AMD's GPU Operator is `rocm/gpu-operator`, its device plugin
+# `rocm/k8s-device-plugin`), so the last segment alone would take them for NVIDIA's and give a
+# node AMD's version under NVIDIA's bulletins.
+OTHER_VENDORS: dict[str, str] = {
+    **dict.fromkeys(("amd", "amdgpu", "rocm", "radeon", "radeonopencompute", "xilinx"), "AMD"),
+    **dict.fromkeys(("intel", "habana", "habanalabs", "gaudi"), "Intel"),
+    **dict.fromkeys(("ascend", "ascendhub", "huawei"), "Huawei Ascend"),
+    "cambricon": "Cambricon",
+    "mthreads": "Moore Threads",
+    "iluvatar": "Iluvatar CoreX",
+    "metax": "MetaX",
+    "hygon": "Hygon",
+    "enflame": "Enflame",
+}
+_WORDS = re.compile(r"[^a-z0-9]+")
+
+
+@functools.lru_cache(maxsize=8192)
+def other_vendor(image: str) -> str | None:
+    """The vendor other than NVIDIA whose image this is, by a word of its registry host or of
+    its repository path before the image's own name (`rocm/gpu-operator` -> AMD,
+    `vault.habana.ai/...` -> Intel); None where none names one. Words, not substrings: a path
+    `amd64/...` or a host `amdahl.example` names no vendor."""
+    repository, _ = image_version(image)
+    path = repository.lower().split("/")[:-1]
+    for word in (w for segment in path for w in _WORDS.split(segment)):
+        if word in OTHER_VENDORS:
+            return OTHER_VENDORS[word]
+    return None
+
+
 @functools.lru_cache(maxsize=8192)
 def component_of(image: str) -> str | None:
-    """Which GPU-stack component an image runs, from the last segment of its repository.
+    """Which NVIDIA GPU-stack component an image runs, from the last segment of its repository.
     NVIDIA's images always live under a path (`nvcr.io/nvidia/driver`); a bare `driver` is some
-    Docker Hub library image, not theirs."""
+    Docker Hub library image, not theirs. Another vendor's image of the same name
+    (`rocm/k8s-device-plugin`) is none (other_vendor). A mirror keeps NVIDIA's names
+    (`registry.example.com/nvidia/gpu-operator`, or `registry.local/gpu-operator` with no vendor
+    in its path at all): it is read as NVIDIA's, as real mirrors are laid out."""
     repository, _ = image_version(image)
-    if "/" not in repository:
+    if "/" not in repository or other_vendor(image):
+        return None
+    return COMPONENTS.get(repository.rsplit("/", 1)[1])
+
+
+def namesake(image: str) -> str | None:
+    """The NVIDIA component whose image name another vendor's image carries (AMD's
+    `rocm/gpu-operator` -> gpu_operator, `rocm/k8s-device-plugin` -> device_plugin): that
+    vendor's GPU stack, never NVIDIA's component. None for NVIDIA's images and any other."""
+    repository, _ = image_version(image)
+    if "/" not in repository or not other_vendor(image):
         return None
     return COMPONENTS.get(repository.rsplit("/", 1)[1])
 

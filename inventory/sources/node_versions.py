@@ -12,6 +12,7 @@ from inventory.sources.images import (
     container_component,
     image_version,
     is_vgpu_manager,
+    other_vendor,
     stack_version,
     version_from_tag,
 )
@@ -101,8 +102,10 @@ def _version_key(version: str) -> tuple[tuple[int, ...], str]:
 
 
 def operator_version(workloads: Iterable[Workload]) -> str | None:
-    """The GPU Operator version: the image of its Deployment, else the version label of a
-    workload named gpu-operator. Two at once (an upgrade in flight): the older."""
+    """The NVIDIA GPU Operator version: the image of its Deployment, else the version label of
+    a workload named gpu-operator. Two at once (an upgrade in flight): the older. Another
+    vendor's operator (AMD's `rocm/gpu-operator`) is not NVIDIA's, whatever its name: its
+    version never stands for, nor lowers, NVIDIA's."""
     workloads = list(workloads)
     by_image = {
         version
@@ -115,6 +118,7 @@ def operator_version(workloads: Iterable[Workload]) -> str | None:
         version
         for w in workloads
         if w.name == "gpu-operator"
+        and not any(other_vendor(image) for image in w.images.values())
         and (version := version_from_tag(w.labels.get("app.kubernetes.io/version", "")))
     }
     found = by_image or by_label

@@ -266,7 +266,10 @@ def node_from(
         gpu_model=_gpu_model(labels.get(PRODUCT)) or cloud_or_instance_model(labels),
         gpu_count=gpu_count,
         gpu_count_basis=count_basis,
-        gpu_operator_version=operator_version if is_gpu else None,
+        # The Operator's version is the node's only where it manages the node (presence).
+        gpu_operator_version=(
+            operator_version if is_gpu and "gpu_operator" not in not_installed else None
+        ),
         firmware_version=None,  # the API does not report it; nvidia-smi XML does
         sharing_strategy=strategy,
         sharing_basis="; ".join(
