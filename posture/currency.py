@@ -89,6 +89,7 @@ def _rows(clusters: QuerySet[Cluster]) -> QuerySet:
             "source",
             "snapshot_paths",
             "sync_interval_minutes",
+            "created_at",
             "last_good_at",
             "last_status",
             "last_error",
@@ -107,6 +108,7 @@ def _currency(row: dict[str, Any], now: datetime) -> ClusterCurrency:
         last_good_at=row["last_good_at"],
         last_status=row["last_status"],
         last_error=row["last_error"] or "",
+        registered_at=row["created_at"],
     )
     return ClusterCurrency(
         name=row["name"],
