@@ -1,6 +1,10 @@
 """How current what a page shows is: per cluster, whether its inventory is stale (and why),
 whether a re-score is pending, and when it was last scored. One query for any number of
-clusters; a tenant viewer's copy of a sync error hides other tenants' names."""
+clusters; a tenant viewer's copy of a sync error hides other tenants' names.
+
+A tenant's clusters are those its score rests on: where it runs pods, and where a finding that
+affects it (open or accepted) was raised, pods or not (an RBAC binding granting its group on
+a cluster it runs nothing on)."""
 
 from __future__ import annotations
 
@@ -8,13 +12,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from gpuposture.base.enums import FindingStatus
 from inventory.freshness import Freshness, age_words, cluster_freshness
 from inventory.models import Cluster, SyncRun
 from inventory.presenter import hidden_scope_for
+from posture.models import Finding
 from tenants.models import Tenant
+
+COUNTED = (FindingStatus.OPEN, FindingStatus.ACCEPTED)  # the findings a tenant's page lists
 
 
 @dataclass(frozen=True)
@@ -53,10 +61,10 @@ class Currency:
 def clusters_currency(
     user: Any, *, tenant: Tenant | None = None, cluster: Cluster | None = None
 ) -> Currency:
-    """The clusters `user` may see (those `tenant` runs pods on, or `cluster` alone)."""
+    """The clusters `user` may see (`tenant`'s clusters, or `cluster` alone)."""
     clusters: QuerySet[Cluster] = Cluster.objects.visible_to(user)
     if tenant is not None:
-        clusters = clusters.filter(pods__tenant=tenant).distinct()
+        clusters = _tenant_clusters(user, tenant)
     if cluster is not None:
         clusters = clusters.filter(pk=cluster.pk)
     now = timezone.now()
@@ -70,6 +78,16 @@ def clusters_currency_all() -> Currency:
     """Every cluster, as stored (for /metrics: the operator's token sees everything)."""
     now = timezone.now()
     return Currency([_currency(row, now) for row in _rows(Cluster.objects.all())])
+
+
+def _tenant_clusters(user: Any, tenant: Tenant) -> QuerySet[Cluster]:
+    """Where `tenant` runs pods, or where a finding it counts was raised. The user sees the
+    tenant (the page's own lookup), hence its findings and the clusters they name."""
+    runs = Cluster.objects.visible_to(user).filter(pods__tenant=tenant)
+    counted = Finding.objects.visible_to(user).affecting(tenant=tenant).filter(status__in=COUNTED)
+    return Cluster.objects.filter(
+        Q(pk__in=runs.values("pk")) | Q(pk__in=counted.values("cluster_id"))
+    )
 
 
 def _rows(clusters: QuerySet[Cluster]) -> QuerySet:

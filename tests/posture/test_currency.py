@@ -12,6 +12,7 @@ from django.utils import timezone
 from inventory.freshness import cluster_freshness
 from inventory.models import SyncRun
 from posture.models import PostureRun
+from tenants.models import Tenant
 from tests.conftest import world_snapshot_path
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -223,6 +224,46 @@ def test_a_cluster_registered_minutes_ago_is_not_stale_yet(scheduled, personas, 
     registered_unread(days=0)
     client.force_login(personas["security_lead"])
     assert 'data-stale-cluster="dr-site"' not in client.get("/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_failed_cluster_where_a_tenant_runs_nothing_but_has_findings_shows_on_its_page(
+    scheduled, personas, client
+):
+    """alpha's group may patch nodes on `far-away` (K8S-003), where alpha runs no pod: its
+    score rests on that cluster's inventory, so its page says when that went stale."""
+    from inventory.sync import cluster_get_or_create
+    from posture.models import Finding
+
+    other = cluster_get_or_create(name="far-away")
+    failed_sync(other, "HTTP 503 from https://far-away.example:6443/version")
+    finding = Finding.objects.create(
+        check_id="K8S-003",
+        severity="high",
+        cluster=other,
+        subject_kind="ClusterRoleBinding",
+        subject_name="alpha-node-labeler",
+        fingerprint="far-away-k8s-003",
+        title="group:alpha-devs may patch nodes",
+        first_seen=timezone.now(),
+        last_seen=timezone.now(),
+    )
+    finding.tenants.add(Tenant.objects.get(slug="alpha"))
+    for persona in ("security_lead", "viewer_alpha"):
+        client.force_login(personas[persona])
+        html = client.get("/tenants/alpha/").content.decode()
+        assert 'data-stale-cluster="far-away"' in html, persona
+        assert "the last sync failed: HTTP 503" in html, persona
+    client.force_login(personas["security_lead"])
+    html = client.get("/tenants/beta/").content.decode()
+    assert 'data-stale-cluster="far-away"' not in html  # beta has nothing there
+
+    finding.status = Finding.Status.ACCEPTED  # an accepted risk still rests on that cluster
+    finding.save()
+    assert 'data-stale-cluster="far-away"' in client.get("/tenants/alpha/").content.decode()
+    finding.status = Finding.Status.RESOLVED  # gone: alpha's score no longer reads far-away
+    finding.save()
+    assert 'data-stale-cluster="far-away"' not in client.get("/tenants/alpha/").content.decode()
 
 
 @pytest.mark.django_db
