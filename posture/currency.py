@@ -19,7 +19,7 @@ from gpuposture.base.enums import FindingStatus
 from inventory.freshness import Freshness, age_words, cluster_freshness
 from inventory.models import Cluster, SyncRun
 from inventory.presenter import hidden_scope_for
-from posture.models import Finding
+from posture.models import Finding, TenantScore
 from tenants.models import Tenant
 
 COUNTED = (FindingStatus.OPEN, FindingStatus.ACCEPTED)  # the findings a tenant's page lists
@@ -44,6 +44,9 @@ class Currency:
     """What a page says about the clusters it shows."""
 
     clusters: list[ClusterCurrency]
+    # When the tenant was last scored, for a page whose tenant is on no cluster (nothing of it
+    # was read anywhere): its score card still shows that run's score.
+    scored_at: datetime | None = None
 
     @property
     def stale(self) -> list[ClusterCurrency]:
@@ -55,7 +58,8 @@ class Currency:
 
     @property
     def last_scored_at(self) -> datetime | None:
-        return max((c.last_scored_at for c in self.clusters if c.last_scored_at), default=None)
+        times = [c.last_scored_at for c in self.clusters if c.last_scored_at]
+        return max(times, default=self.scored_at)
 
 
 def clusters_currency(
@@ -71,6 +75,8 @@ def clusters_currency(
     rows = [_currency(row, now) for row in _rows(clusters)]
     if any(c.freshness.failed for c in rows):
         rows = _redacted(user, rows)
+    if tenant is not None and not rows:
+        return Currency(rows, scored_at=_tenant_scored_at(tenant))
     return Currency(rows)
 
 
@@ -88,6 +94,13 @@ def _tenant_clusters(user: Any, tenant: Tenant) -> QuerySet[Cluster]:
     return Cluster.objects.filter(
         Q(pk__in=runs.values("pk")) | Q(pk__in=counted.values("cluster_id"))
     )
+
+
+def _tenant_scored_at(tenant: Tenant) -> datetime | None:
+    """When the run that stored the tenant's latest score finished (one query, only for a
+    tenant on no cluster)."""
+    latest = TenantScore.objects.filter(tenant=tenant).order_by("-computed_at", "-id")
+    return latest.values_list("run__finished_at", flat=True).first()
 
 
 def _rows(clusters: QuerySet[Cluster]) -> QuerySet:
