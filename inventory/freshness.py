@@ -2,8 +2,10 @@
 
 A cluster is stale when its last sync failed (whatever its age: the reason matters now), or
 when its last good sync is older than twice its sync interval (one missed sync is a blip; two
-mean nothing reads the cluster). A cluster synced by hand only (interval 0, or a snapshot
-with no stored file to re-read) is never stale by age."""
+mean nothing reads the cluster). A scheduled cluster that has never synced successfully is
+judged from when it was registered: a kubeconfig that never worked, or a beat that never ran,
+is as stale as a cluster that stopped. A cluster synced by hand only (interval 0, or a
+snapshot with no stored file to re-read) is never stale by age."""
 
 from __future__ import annotations
 
@@ -35,20 +37,27 @@ def cluster_freshness(
     last_good_at: datetime | None,
     last_status: str | None,
     last_error: str = "",
+    registered_at: datetime | None = None,
 ) -> Freshness:
     """`interval_minutes`: the scheduled interval, 0 for manual syncs only. `last_status`
-    and `last_error`: of the newest finished sync run (None: none finished yet)."""
+    and `last_error`: of the newest finished sync run (None: none finished yet).
+    `registered_at`: when the cluster was created, the clock of a cluster never read."""
     age = (now - last_good_at).total_seconds() if last_good_at else None
     if last_status == FAILED:
         first_line = (last_error or "no reason recorded").strip().splitlines()[0].rstrip(".")
         first_line = _SERVER_PATH.sub("", first_line)
         return Freshness(True, True, age, f"the last sync failed: {first_line[:MAX_REASON]}")
+    expected = f"(expected every {interval_minutes} min)"
     if interval_minutes > 0 and age is not None and age > 2 * interval_minutes * 60:
+        return Freshness(True, False, age, f"no successful sync for {age_words(age)} {expected}")
+    # Never read: its age counts from registration (the age itself stays None: no good sync).
+    waited = (now - registered_at).total_seconds() if registered_at and age is None else None
+    if interval_minutes > 0 and waited is not None and waited > 2 * interval_minutes * 60:
         return Freshness(
             True,
             False,
-            age,
-            f"no successful sync for {age_words(age)} (expected every {interval_minutes} min)",
+            None,
+            f"never synced successfully since it was registered {age_words(waited)} ago {expected}",
         )
     return Freshness(False, False, age, "")
 

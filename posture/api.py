@@ -29,11 +29,13 @@ from posture.finding_rows import (
     used_checks,
 )
 from posture.models import EarlierAcceptance, Finding
+from posture.observed import with_observed
 from posture.policy_reports import REPORT_FORMATS
 from posture.read_cache import shared_read
 from posture.rules import CHECKS
 from posture.selectors import checklist_facts, tenant_posture, with_latest_score
 from posture.serializers import (
+    OBSERVED_HELP,
     FindingDetailSerializer,
     FindingSerializer,
     NotScoredReasonField,
@@ -173,6 +175,7 @@ class TenantWithScoreSerializer(TenantSerializer):
         help_text="False until a score run has scored the tenant."
     )
     not_scored_reason = NotScoredReasonField(risk_attr="latest_risk")
+    observed = serializers.BooleanField(read_only=True, help_text=OBSERVED_HELP)
 
     class Meta(TenantSerializer.Meta):
         fields = [
@@ -182,6 +185,7 @@ class TenantWithScoreSerializer(TenantSerializer):
             "grade",
             "scored",
             "not_scored_reason",
+            "observed",
         ]
 
     def get_scored(self, tenant: Tenant) -> bool:
@@ -198,7 +202,7 @@ class TenantPostureViewSet(TenantViewSet):
         # Most risk points first (DESIGN §6: tenants are ordered by risk), never-scored last,
         # the slug breaking ties so pages are stable.
         ranked = (F("latest_risk").desc(nulls_last=True), "slug")
-        return with_latest_score(super().get_queryset()).order_by(*ranked)
+        return with_observed(with_latest_score(super().get_queryset())).order_by(*ranked)
 
     @extend_schema(responses=PostureSerializer)
     @action(detail=True, methods=["get"])

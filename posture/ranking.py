@@ -31,6 +31,8 @@ class RankedRow:
     # The system tenant's namespaces nobody claims (the first few, and how many more).
     namespaces: tuple[str, ...] = ()
     more_namespaces: int = 0
+    # False: nothing of the tenant was seen on any cluster read (posture.observed).
+    observed: bool = True
 
     @property
     def trend(self) -> str:
@@ -79,6 +81,7 @@ def tenant_rows(tenants: Iterable) -> list[RankedRow]:
                 tenant_slug=t.slug,
                 namespaces=tuple(shown),
                 more_namespaces=more,
+                observed=t.observed,
             )
         )
     return rows

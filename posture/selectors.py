@@ -18,6 +18,7 @@ from posture.action_store import with_own_risk
 from posture.checklist import ChecklistFacts
 from posture.judged import unjudged_note
 from posture.models import SEVERITY_ORDER, Action, Finding, FindingTenant, TenantScore
+from posture.observed import observed_expression, tenant_observed
 from posture.rules import CHECKS
 from telemetry.models import GpuReading, ResetAttestation
 from tenants.models import SharingRequest, Tenant, TrustClass
@@ -127,7 +128,8 @@ OPEN_SEVERITIES = Severity.values()
 
 def tenants_ranked(user) -> QuerySet[Tenant]:
     """Tenants the user may see, most risk first, each with its latest score (latest_risk,
-    latest_score, latest_grade, latest_cap) and the risk of the run before it (previous_risk)."""
+    latest_score, latest_grade, latest_cap), the risk of the run before it (previous_risk) and
+    whether anything of it was seen on a cluster read (observed, posture.observed)."""
     newest = TenantScore.objects.filter(tenant=OuterRef("pk")).order_by("-computed_at", "-id")
     return (
         Tenant.objects.visible_to(user)
@@ -138,6 +140,7 @@ def tenants_ranked(user) -> QuerySet[Tenant]:
             latest_grade=Subquery(newest.values("grade")[:1]),
             latest_cap=Subquery(newest.values("cap")[:1]),
             previous_risk=Subquery(newest.values("risk")[1:2]),
+            observed=observed_expression(),
         )
         # Unclassified is a row only while unclaimed namespaces hold something to judge.
         .exclude(is_system=True, latest_risk__isnull=True)
@@ -187,6 +190,7 @@ def tenant_posture(tenant: Tenant, *, with_findings: bool = True) -> dict:
         "cap": score.cap if score else "",
         "computed_at": score.computed_at if score else None,
         "scored": score is not None,
+        "observed": tenant_observed(tenant),
         "contributions": score.contributions if score else [],
         "k": scoring.K,
         "findings": findings,

@@ -118,6 +118,11 @@ NOT_SCORED_HELP = (
     "cluster has been synced successfully yet, so nothing was read to score) or "
     "`not_scored_yet` (declared since the last score run)."
 )
+OBSERVED_HELP = (
+    "True when some namespace of the tenant was seen by a successful sync of some cluster, "
+    "or an open or accepted finding affects it. False: nothing of it was seen on any cluster "
+    "read, so a score of 100 says nothing was read about it, not that it is clean."
+)
 
 
 @extend_schema_field(
@@ -180,5 +185,6 @@ class PostureSerializer(serializers.Serializer):
     not_scored_reason = serializers.ChoiceField(
         choices=list(NOT_SCORED_REASONS), allow_null=True, help_text=NOT_SCORED_HELP
     )
+    observed = serializers.BooleanField(help_text=OBSERVED_HELP)
     contributions = ContributionSerializer(many=True)
     findings = FindingSerializer(many=True)

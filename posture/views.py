@@ -16,6 +16,7 @@ from posture.checklist import cluster_checklist
 from posture.claims import shown_namespaces
 from posture.currency import clusters_currency
 from posture.models import Severity, TenantScore
+from posture.observed import clusters_never_read, with_observed
 from posture.overview import overview_body
 from posture.rules import CHECKS
 from posture.selectors import (
@@ -52,9 +53,8 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 
 def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    tenant = get_object_or_404(
-        Tenant.objects.visible_to(request.user).select_related("trust_class"), slug=slug
-    )
+    tenants = with_observed(Tenant.objects.visible_to(request.user).select_related("trust_class"))
+    tenant = get_object_or_404(tenants, slug=slug)
     posture = tenant_posture(tenant, with_findings=False)
     # The latest 200 runs, oldest first: the risk points over time.
     history = TenantScore.objects.filter(tenant=tenant).order_by("-computed_at", "-id")
@@ -87,6 +87,8 @@ def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "accept_window": acceptance_window(),
             "approvals": sharing_requests_current(tenant),
             "currency": clusters_currency(request.user, tenant=tenant),
+            # A score of what was read, nothing of this tenant among it: which clusters weren't.
+            "never_read": [] if posture["observed"] else clusters_never_read(request.user),
         },
     )
 

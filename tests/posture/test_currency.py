@@ -12,6 +12,7 @@ from django.utils import timezone
 from inventory.freshness import cluster_freshness
 from inventory.models import SyncRun
 from posture.models import PostureRun
+from tenants.models import Tenant
 from tests.conftest import world_snapshot_path
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -49,6 +50,36 @@ def test_the_staleness_rule(interval, age_minutes, status, stale, failed, reason
     assert not result.reason.endswith(".")  # the banner ends the sentence itself
     if age_minutes is not None:
         assert result.age_seconds == age_minutes * 60
+
+
+@pytest.mark.parametrize(
+    ("interval", "registered_minutes", "stale", "reason"),
+    [
+        # Registered 3 days ago, never read: 72 syncs missed (a kubeconfig that never worked).
+        (
+            60,
+            3 * 24 * 60,
+            True,
+            "never synced successfully since it was registered 3 d ago (expected every 60 min)",
+        ),
+        (60, 121, True, "never synced successfully since it was registered 2 h ago"),
+        (60, 90, False, ""),  # the first sync is not due twice over yet
+        (0, 30 * 24 * 60, False, ""),  # snapshot-only, synced by hand: never by age
+    ],
+)
+def test_a_scheduled_cluster_never_synced_is_judged_from_its_registration(
+    interval, registered_minutes, stale, reason
+):
+    result = cluster_freshness(
+        now=NOW,
+        interval_minutes=interval,
+        last_good_at=None,
+        last_status=None,
+        registered_at=NOW - timedelta(minutes=registered_minutes),
+    )
+    assert (result.stale, result.failed) == (stale, False)
+    assert result.reason.startswith(reason)
+    assert result.age_seconds is None  # no good sync: no age of one (the metric stays absent)
 
 
 @pytest.mark.parametrize(
@@ -157,6 +188,81 @@ def test_a_tenant_page_shows_only_the_tenants_clusters(scheduled, personas, clie
     failed_sync(other, "HTTP 503 from https://far-away.example:6443/version")
     client.force_login(personas["security_lead"])
     assert 'data-stale-cluster="far-away"' in client.get("/").content.decode()
+    assert 'data-stale-cluster="far-away"' not in client.get("/tenants/alpha/").content.decode()
+
+
+def registered_unread(name: str = "dr-site", days: int = 3):
+    """A cluster registered with a kubeconfig and a 60-minute interval `days` ago, never read."""
+    from inventory.models import Cluster
+
+    cluster = Cluster.objects.create(
+        name=name, source=Cluster.Source.KUBECONFIG, kubeconfig_path="/nowhere/dr-site.yaml"
+    )
+    Cluster.objects.filter(pk=cluster.pk).update(created_at=timezone.now() - timedelta(days=days))
+    return cluster
+
+
+@pytest.mark.django_db
+def test_a_cluster_registered_days_ago_and_never_synced_is_stale(
+    scheduled, personas, client, settings
+):
+    registered_unread()
+    client.force_login(personas["security_lead"])
+    html = client.get("/").content.decode()
+    assert 'data-stale-cluster="dr-site"' in html
+    assert "never synced successfully since it was registered 3 d ago" in html
+    assert 'data-stale-cluster="lab"' not in html  # read an hour ago: fresh
+    settings.GPUPOSTURE_METRICS_TOKEN = "scrape-token-for-tests"
+    text = client.get("/metrics", HTTP_AUTHORIZATION="Bearer scrape-token-for-tests").content
+    assert 'gpuposture_cluster_stale{cluster="dr-site"} 1.0' in text.decode()
+    assert 'gpuposture_cluster_last_sync_failed{cluster="dr-site"} 0.0' in text.decode()
+    assert 'gpuposture_cluster_last_good_sync_age_seconds{cluster="dr-site"}' not in text.decode()
+
+
+@pytest.mark.django_db
+def test_a_cluster_registered_minutes_ago_is_not_stale_yet(scheduled, personas, client):
+    registered_unread(days=0)
+    client.force_login(personas["security_lead"])
+    assert 'data-stale-cluster="dr-site"' not in client.get("/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_failed_cluster_where_a_tenant_runs_nothing_but_has_findings_shows_on_its_page(
+    scheduled, personas, client
+):
+    """alpha's group may patch nodes on `far-away` (K8S-003), where alpha runs no pod: its
+    score rests on that cluster's inventory, so its page says when that went stale."""
+    from inventory.sync import cluster_get_or_create
+    from posture.models import Finding
+
+    other = cluster_get_or_create(name="far-away")
+    failed_sync(other, "HTTP 503 from https://far-away.example:6443/version")
+    finding = Finding.objects.create(
+        check_id="K8S-003",
+        severity="high",
+        cluster=other,
+        subject_kind="ClusterRoleBinding",
+        subject_name="alpha-node-labeler",
+        fingerprint="far-away-k8s-003",
+        title="group:alpha-devs may patch nodes",
+        first_seen=timezone.now(),
+        last_seen=timezone.now(),
+    )
+    finding.tenants.add(Tenant.objects.get(slug="alpha"))
+    for persona in ("security_lead", "viewer_alpha"):
+        client.force_login(personas[persona])
+        html = client.get("/tenants/alpha/").content.decode()
+        assert 'data-stale-cluster="far-away"' in html, persona
+        assert "the last sync failed: HTTP 503" in html, persona
+    client.force_login(personas["security_lead"])
+    html = client.get("/tenants/beta/").content.decode()
+    assert 'data-stale-cluster="far-away"' not in html  # beta has nothing there
+
+    finding.status = Finding.Status.ACCEPTED  # an accepted risk still rests on that cluster
+    finding.save()
+    assert 'data-stale-cluster="far-away"' in client.get("/tenants/alpha/").content.decode()
+    finding.status = Finding.Status.RESOLVED  # gone: alpha's score no longer reads far-away
+    finding.save()
     assert 'data-stale-cluster="far-away"' not in client.get("/tenants/alpha/").content.decode()
 
 
