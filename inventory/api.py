@@ -172,6 +172,11 @@ class NodeSerializer(PresentedSerializer):
 
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     components = serializers.SerializerMethodField()
+    accelerator_resources = serializers.SerializerMethodField(
+        help_text="Other vendors' accelerators the node's capacity lists, resource -> count "
+        '(`{"amd.com/gpu": 8}`, `habana.ai/gaudi`, `gpu.intel.com/xe`, ...); {} for none. Their '
+        "stack is not inventoried: gpu_model, gpu_count and the versions stay NVIDIA's (null)."
+    )
     gpu_count_basis = serializers.SerializerMethodField(
         help_text="Where gpu_count comes from when no label gives it, on a GPU Operator sandbox "
         "node (whatever gave it) or from nvidia-smi, or why it is null on a vGPU host; null when "
@@ -191,6 +196,8 @@ class NodeSerializer(PresentedSerializer):
             "name",
             "cluster",
             "is_gpu_node",
+            "is_accelerator_node",
+            "accelerator_resources",
             "gpu_model",
             "gpu_count",
             "gpu_count_basis",
@@ -234,6 +241,11 @@ class NodeSerializer(PresentedSerializer):
     def get_components(self, node: Node) -> dict:
         """component -> {"state": installed | unknown | not_installed, "version", "source"}."""
         return node_components(node.data) if node.is_gpu_node else {}
+
+    @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
+    def get_accelerator_resources(self, node: Node) -> dict[str, int]:
+        """resource -> count of the other vendors' accelerators the node advertises."""
+        return dict(node.data.get("accelerator_resources") or {})
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_gpu_count_basis(self, node: Node) -> str | None:

@@ -133,6 +133,9 @@ class Node(models.Model):
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="nodes")
     name = models.CharField(max_length=253)
     is_gpu_node = models.BooleanField(default=False)
+    # GPUs of any vendor (snapshot Node.is_accelerator_node): an AMD, Intel or Gaudi node is one
+    # but no GPU node, whose stack gpuposture cannot inventory (checklist item 3).
+    is_accelerator_node = models.BooleanField(default=False)
     gpu_model = models.CharField(max_length=120, blank=True)
     gpu_count = models.PositiveIntegerField(null=True, blank=True)
     driver_version = models.CharField(max_length=40, blank=True)

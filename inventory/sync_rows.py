@@ -21,6 +21,7 @@ from inventory.models import Cluster, ClusterObject, Node, Pod
 
 NODE_FIELDS = (
     "is_gpu_node",
+    "is_accelerator_node",
     "gpu_model",
     "gpu_count",
     "driver_version",
@@ -147,6 +148,7 @@ def node_values(node: snap.Node) -> dict[str, Any]:
 def _node_facts(node: snap.Node) -> dict[str, Any]:
     return {
         "is_gpu_node": node.is_gpu_node,
+        "is_accelerator_node": node.is_accelerator_node,
         "gpu_model": node.gpu_model or "",
         "gpu_count": node.gpu_count,
         "driver_version": node.driver_version or "",

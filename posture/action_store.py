@@ -31,10 +31,11 @@ _JSON = json.JSONEncoder(check_circular=False).encode
 
 
 def _pools() -> dict[tuple[str, str], str]:
-    """(cluster name, node name) -> the pool its fixes roll out on, for the GPU nodes ("" when
-    none: a provider's pool label, else its trust-class pool on bare metal, inventory.pools)."""
+    """(cluster name, node name) -> the pool its fixes roll out on, for the nodes of GPUs of
+    any vendor ("" when none: a provider's pool label, else its trust-class pool on bare metal,
+    inventory.pools): K8S-002 judges AMD and Gaudi nodes too."""
     rules = pool_taint_rules()
-    rows = Node.objects.filter(is_gpu_node=True).values_list(
+    rows = Node.objects.filter(is_accelerator_node=True).values_list(
         "cluster__name", "name", "labels", "taints"
     )
     return {

@@ -21,6 +21,9 @@ class ChecklistFacts:
     synced: bool
     gpu_nodes: int
     time_sliced_nodes: int
+    # Nodes of other vendors' GPUs (AMD, Intel, Gaudi) and no NVIDIA one: their pools are judged
+    # (item 8), their stack cannot be inventoried (item 3).
+    other_accelerator_nodes: int = 0
     # open findings of this cluster per check id
     open_findings: Mapping[str, int] = field(default_factory=dict)
     # accepted findings per check id: a risk accepted is still there (the item states a fact)
@@ -92,20 +95,23 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
                 needs=("Pod",),
             ),
         ),
-        3: _on_gpu_nodes(
+        3: _stack_covered(
             facts,
-            _by_findings(
+            _on_gpu_nodes(
                 facts,
-                ("STACK-004",),
-                {**gpu, "firmware": firmware_coverage(facts.gpu_nodes, facts.firmware_known)},
-                needs=("Node",),
+                _by_findings(
+                    facts,
+                    ("STACK-004",),
+                    {**gpu, "firmware": firmware_coverage(facts.gpu_nodes, facts.firmware_known)},
+                    needs=("Node",),
+                ),
             ),
         ),
         4: _bulletins_fresh(facts),
         5: _patch_sla(facts),
         6: _by_findings(facts, ("POD-001", "POD-003", "POD-004", "POD-005"), {}, needs=("Pod",)),
         7: _by_findings(facts, ("K8S-004",), {}, needs=("RoleBinding", "ClusterRoleBinding")),
-        8: _pools(facts, gpu),
+        8: _pools(facts),
         9: _resets(facts),
         10: _provider(facts),
     }
@@ -152,19 +158,46 @@ def _patch_sla(facts: ChecklistFacts) -> tuple[str, dict]:
     return _by_findings(facts, ("STACK-005",), {"gpu_nodes_checked": facts.gpu_nodes})
 
 
-def _pools(facts: ChecklistFacts, gpu: dict) -> tuple[str, dict]:
+def _pools(facts: ChecklistFacts) -> tuple[str, dict]:
+    """Item 8 judges the pools and quotas of every vendor's GPUs (K8S-002 and K8S-001 do)."""
+    looked_at: dict[str, Any] = {"gpu_nodes_checked": facts.gpu_nodes}
+    if facts.other_accelerator_nodes:
+        looked_at["other_accelerator_nodes_checked"] = facts.other_accelerator_nodes
+    judged = _by_findings(facts, ("K8S-001", "K8S-002"), looked_at, needs=("Node",))
     # No GPU node: no pool to taint, no GPU for a quota to bound.
-    return _on_gpu_nodes(facts, _by_findings(facts, ("K8S-001", "K8S-002"), gpu, needs=("Node",)))
+    return _on_gpu_nodes(facts, judged, facts.gpu_nodes + facts.other_accelerator_nodes)
 
 
-def _on_gpu_nodes(facts: ChecklistFacts, judged: tuple[str, dict]) -> tuple[str, dict]:
+def _on_gpu_nodes(
+    facts: ChecklistFacts, judged: tuple[str, dict], seen: int | None = None
+) -> tuple[str, dict]:
     """An item about GPU nodes (3: their stack inventoried; 8: their pools tainted) passes only
-    where a GPU node was seen: with none, nothing was judged, so nothing passes (and on a
-    CPU-only cluster nothing fails either). A finding open still fails it."""
+    where a GPU node (`seen`, default the NVIDIA ones) was seen: with none, nothing was judged,
+    so nothing passes (and on a CPU-only cluster nothing fails either). A finding open still
+    fails it."""
     status, evidence = judged
-    if status == PASS and not facts.gpu_nodes:
+    if status == PASS and not (facts.gpu_nodes if seen is None else seen):
         return UNKNOWN, {"reason": "no GPU node seen", **evidence}
     return status, evidence
+
+
+def _stack_covered(facts: ChecklistFacts, judged: tuple[str, dict]) -> tuple[str, dict]:
+    """Item 3 says the stack of every GPU node was inventoried. gpuposture reads NVIDIA's stack
+    only: a node of another vendor's GPUs (AMD, Intel, Gaudi) leaves the item unknown, with
+    the count, never a pass (a finding open still fails it)."""
+    status, evidence = judged
+    count = facts.other_accelerator_nodes
+    if not count:
+        return status, evidence
+    evidence = {**evidence, "accelerator_nodes_not_inventoried": count}
+    if status == FAIL:
+        return status, evidence
+    reason = (
+        f"{count} node(s) hold other vendors' GPUs or accelerators (AMD, Intel, Gaudi), whose "
+        f"driver stack gpuposture cannot inventory; only the {facts.gpu_nodes} NVIDIA GPU "
+        "node(s) were checked"
+    )
+    return UNKNOWN, {**evidence, "reason": reason}
 
 
 def _resets(facts: ChecklistFacts) -> tuple[str, dict]:

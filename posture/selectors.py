@@ -228,6 +228,9 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
         synced=cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED).exists(),
         gpu_nodes=gpu_nodes.count(),
         time_sliced_nodes=gpu_nodes.filter(sharing_strategy__in=["time_slicing", "mps"]).count(),
+        other_accelerator_nodes=Node.objects.visible_to(user)
+        .filter(cluster=cluster, is_accelerator_node=True, is_gpu_node=False)
+        .count(),
         firmware_known=gpu_nodes.exclude(firmware_version="").count(),
         open_findings={r["check_id"]: r["n"] for r in rows if r["status"] == Finding.Status.OPEN},
         accepted_findings={

@@ -33,6 +33,8 @@ WORDS: dict[str, str] = {
     "without_modes": "classes that allow no mode",
     "open_findings": "open findings by check",
     "gpu_nodes_checked": "GPU nodes checked",
+    "other_accelerator_nodes_checked": "AMD, Intel or Gaudi GPU nodes checked",
+    "accelerator_nodes_not_inventoried": "AMD, Intel or Gaudi GPU nodes not inventoried",
     "time_sliced_nodes": "time-sliced nodes",
     "days_since_last_import": "days since the last import",
     "reset_attestations": "GPU resets recorded",

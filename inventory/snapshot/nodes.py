@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from inventory.snapshot.accelerators import is_judged_accelerator
+
 # "unknown": the device-plugin config that decides it could not be read and GFD's labels do
 # not say (STACK-007); the checks then judge the node as time-sliced, the weakest isolation.
 SHARING_STRATEGIES = ("none", "time_slicing", "mps", "mig", "vgpu", "unknown")
@@ -139,10 +141,23 @@ class Node:
     # known to have no GPU, with nothing to patch. None on a GPU node, and where not read (a
     # node stored before this was read).
     gpu_signs: tuple[str, ...] | None = None
+    # Other vendors' accelerators the node's capacity lists (inventory.snapshot.accelerators:
+    # amd.com/gpu, habana.ai/gaudi, ...) -> count. Their stack is not read: gpu_model and
+    # gpu_count stay NVIDIA's, and such a node is no GPU node for NVIDIA's checks.
+    accelerator_resources: dict[str, int] = field(default_factory=dict)
 
     @property
     def is_gpu_node(self) -> bool:
+        """Holds NVIDIA GPUs: the node NVIDIA's stack, sharing and telemetry checks judge."""
         return bool(self.gpu_count) or any(v > 0 for v in self.gpu_capacity.values())
+
+    @property
+    def is_accelerator_node(self) -> bool:
+        """Holds GPUs of any vendor the vendor-neutral checks judge (NVIDIA's, AMD's, Intel's,
+        Gaudi): the node whose pool, taints and tenants they judge whatever the vendor."""
+        return self.is_gpu_node or any(
+            is_judged_accelerator(name) and n > 0 for name, n in self.accelerator_resources.items()
+        )
 
 
 @dataclass(frozen=True)

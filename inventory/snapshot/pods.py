@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING
 
+from inventory.snapshot.accelerators import is_judged_accelerator
 from inventory.snapshot.quantity import parse_quantity
 from inventory.snapshot_dra import PodClaim
 
@@ -132,10 +134,14 @@ class Container:
     # as quantity strings.
     gpu_requests: dict[str, str] = field(default_factory=dict)
     gpu_limits: dict[str, str] = field(default_factory=dict)
-    # Other vendors' accelerators (inventory.sources.node_kinds.OTHER_ACCELERATORS: amd.com/gpu,
-    # ...), whole devices their device plugins allocate; the limit wins over the request.
-    # Their sharing is not judged, but LeftoverLocals (LEAK-002) needs who holds AMD GPUs.
+    # Other vendors' accelerators (inventory.snapshot.accelerators.OTHER_ACCELERATORS:
+    # amd.com/gpu, ...), whole devices their device plugins allocate; the limit wins over the
+    # request. Their sharing is not judged, but LeftoverLocals (LEAK-002) needs who holds AMD
+    # GPUs, and the vendor-neutral checks who holds any (Pod.accelerator_resources).
     accelerators: dict[str, str] = field(default_factory=dict)
+    # The same resources' requests and limits as written (POD-006 compares them).
+    accelerator_requests: dict[str, str] = field(default_factory=dict)
+    accelerator_limits: dict[str, str] = field(default_factory=dict)
     env: tuple[EnvVar, ...] = ()
     volume_mounts: tuple[VolumeMount, ...] = ()
     ports: tuple[int, ...] = ()
@@ -218,28 +224,30 @@ class Pod:
         sidecars (they run together); an init container runs to completion before the next
         one starts, beside only the sidecars declared before it, so it counts only where
         that exceeds the rest."""
-        apps: dict[str, int] = {}
-        sidecars: dict[str, int] = {}
-        init_peak: dict[str, int] = {}
-        for c in self.containers:
-            asked = {
+        return _scheduled(
+            self.containers,
+            lambda c: {
                 name: _quantity(qty)
                 for name, qty in {**c.gpu_requests, **c.gpu_limits}.items()
                 if not is_nic_resource(name)
-            }
-            if not c.init:
-                _add(apps, asked)
-                continue
-            if c.sidecar:
-                _add(sidecars, asked)
-            for name in asked:
-                running = sidecars.get(name, 0) + (0 if c.sidecar else asked[name])
-                init_peak[name] = max(init_peak.get(name, 0), running)
-        totals = dict(apps)
-        _add(totals, sidecars)
-        for name, n in init_peak.items():
-            totals[name] = max(totals.get(name, 0), n)
-        return {k: v for k, v in totals.items() if v > 0}
+            },
+        )
+
+    @property
+    def accelerator_resources(self) -> dict[str, int]:
+        """Every accelerator this pod holds through a device plugin, whatever the vendor: its
+        NVIDIA GPU resources (gpu_resources) and the other vendors' accelerators the
+        vendor-neutral checks judge (accelerators.is_judged_accelerator), counted as the
+        scheduler counts them (gpu_resources)."""
+        others = _scheduled(
+            self.containers,
+            lambda c: {
+                name: _quantity(qty)
+                for name, qty in c.accelerators.items()
+                if is_judged_accelerator(name)
+            },
+        )
+        return {**self.gpu_resources, **others}
 
     @property
     def other_accelerators(self) -> dict[str, int]:
@@ -253,6 +261,31 @@ class Pod:
     @property
     def is_active(self) -> bool:
         return self.phase in ("Pending", "Running", "Unknown")
+
+
+def _scheduled(
+    containers: tuple[Container, ...], asked_of: Callable[[Container], dict[str, int]]
+) -> dict[str, int]:
+    """The devices a pod holds of what each container asks (`asked_of`), as the scheduler
+    counts them (Pod.gpu_resources), with a positive count."""
+    apps: dict[str, int] = {}
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for c in containers:
+        asked = asked_of(c)
+        if not c.init:
+            _add(apps, asked)
+            continue
+        if c.sidecar:
+            _add(sidecars, asked)
+        for name in asked:
+            running = sidecars.get(name, 0) + (0 if c.sidecar else asked[name])
+            init_peak[name] = max(init_peak.get(name, 0), running)
+    totals = dict(apps)
+    _add(totals, sidecars)
+    for name, n in init_peak.items():
+        totals[name] = max(totals.get(name, 0), n)
+    return {k: v for k, v in totals.items() if v > 0}
 
 
 def is_nic_resource(name: str) -> bool:

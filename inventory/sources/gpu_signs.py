@@ -16,10 +16,11 @@ from typing import Any
 
 from inventory.dra_devices import DraIndex, device_kind
 from inventory.snapshot import GPU_RESOURCE_PREFIX, Pod
+from inventory.snapshot.accelerators import is_other_accelerator
 from inventory.snapshot.pods import is_nic_resource
 from inventory.sources.cloud_labels import cloud_gpu_model
 from inventory.sources.images import container_component
-from inventory.sources.node_kinds import GPU_LABELS, is_other_accelerator
+from inventory.sources.node_kinds import GPU_LABELS
 from inventory.sources.raw import mapping
 
 NV = GPU_RESOURCE_PREFIX

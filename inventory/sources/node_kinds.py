@@ -237,40 +237,6 @@ def gfd_resource_sharing(labels: Mapping[str, str], resource: str) -> tuple[str,
     return mode, int(replicas) if replicas.isdigit() else None
 
 
-# Other vendors' accelerators, as their device plugins advertise them. gpuposture judges NVIDIA
-# sharing only: these are said to be not judged, never passed as unshared.
-OTHER_ACCELERATORS = (
-    "amd.com/gpu",
-    "gpu.intel.com/i915",
-    "gpu.intel.com/xe",
-    "habana.ai/gaudi",
-    "aws.amazon.com/neuron",
-    "aws.amazon.com/neuroncore",
-    "aws.amazon.com/neurondevice",
-    "google.com/tpu",
-)
-
-
-# AMD's device plugin under `resource_naming_strategy: mixed` names GPUs by their compute and
-# memory partition mode (amd.com/cpx_nps4, amd.com/spx_nps1; ROCm/k8s-device-plugin README).
-AMD_PARTITION_RESOURCE = re.compile(r"amd\.com/[a-z]px_nps\d+")
-
-
-def is_other_accelerator(name: str) -> bool:
-    """Another vendor's accelerator resource (OTHER_ACCELERATORS, or an AMD partition mode)."""
-    return name in OTHER_ACCELERATORS or bool(AMD_PARTITION_RESOURCE.fullmatch(name))
-
-
-def other_accelerators(capacity: Mapping[str, object]) -> list[str]:
-    """The other vendors' accelerator resources a node advertises (a count above 0)."""
-    found = []
-    for name in [*OTHER_ACCELERATORS, *sorted(k for k in capacity if is_other_accelerator(k))]:
-        value = str(capacity.get(name, "0")).strip()
-        if name not in found and value.isdigit() and int(value) > 0:
-            found.append(name)
-    return found
-
-
 def not_judged_warning(nodes: Mapping[str, list[str]], shown: int = 5) -> str | None:
     """One sync warning for every node whose accelerators gpuposture does not judge."""
     if not nodes:
@@ -282,5 +248,7 @@ def not_judged_warning(nodes: Mapping[str, list[str]], shown: int = 5) -> str | 
         f"{len(names)} node(s) have accelerators gpuposture does not judge: {listed}{more}. "
         "Their sharing between tenants, their driver stack and their telemetry are not "
         "assessed (no finding means not looked at, not safe); pods using them appear in no "
-        "sharing check"
+        "sharing check. AMD, Intel and Gaudi devices still count as GPUs for ownership, "
+        "pools and taints, quotas, egress, admission and identity (TEN-001, POD-009, "
+        "K8S-002, K8S-001, K8S-007, K8S-009, POD-010)"
     )

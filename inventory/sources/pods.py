@@ -19,9 +19,9 @@ from inventory.snapshot import (
     Volume,
     VolumeMount,
 )
+from inventory.snapshot.accelerators import is_other_accelerator
 from inventory.snapshot_dra import PodClaim
 from inventory.sources.dra import pod_claims
-from inventory.sources.node_kinds import is_other_accelerator
 from inventory.sources.raw import (
     as_int,
     dicts,
@@ -210,6 +210,8 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
         gpu_requests=_gpu_quantities(resources.get("requests")),
         gpu_limits=_gpu_quantities(resources.get("limits")),
         accelerators=_accelerators(resources),
+        accelerator_requests=_other_quantities(resources.get("requests")),
+        accelerator_limits=_other_quantities(resources.get("limits")),
         env=tuple(_env_var(e) for e in dicts(raw.get("env"))),
         volume_mounts=tuple(_mount(m) for m in dicts(raw.get("volumeMounts"))),
         ports=tuple(
@@ -269,6 +271,12 @@ def _accelerators(resources: dict[str, Any]) -> dict[str, str]:
     """Other vendors' accelerator quantities (the limit wins: requests default to it)."""
     asked = {**mapping(resources.get("requests")), **mapping(resources.get("limits"))}
     found = {k: v for k, v in asked.items() if is_other_accelerator(str(k))}
+    return str_dict(found) if found else {}
+
+
+def _other_quantities(value: Any) -> dict[str, str]:
+    """Other vendors' accelerator quantities of `requests` or `limits`, as written."""
+    found = {k: v for k, v in mapping(value).items() if is_other_accelerator(str(k))}
     return str_dict(found) if found else {}
 
 

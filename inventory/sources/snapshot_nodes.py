@@ -18,9 +18,10 @@ from inventory.snapshot import (
     UnreadableConfig,
     Workload,
 )
+from inventory.snapshot.accelerators import accelerator_counts
 from inventory.sources.dra_sharing import with_dra
 from inventory.sources.gpu_signs import dra_signs
-from inventory.sources.node_kinds import not_judged_warning, other_accelerators, sandbox_default
+from inventory.sources.node_kinds import not_judged_warning, sandbox_default
 from inventory.sources.nodes import NodeResult, node_from, operator_version
 from inventory.sources.raw import mapping, text
 
@@ -53,6 +54,9 @@ class NodeReader:
             workload_default=self.workload_default,
             policies=self.policies,
         )
+        capacity = mapping(mapping(raw.get("status")).get("capacity"))
+        if found := accelerator_counts(capacity):
+            result = replace(result, node=replace(result.node, accelerator_resources=found))
         if self.dra is None:
             return result
         node = with_dra(result.node, self.dra)
@@ -111,8 +115,8 @@ def snapshot_nodes(
             continue
         nodes.append(result.node)
         warnings.extend(result.warnings)
-        if found := other_accelerators(mapping(mapping(raw.get("status")).get("capacity"))):
-            others[name] = found
+        if result.node.accelerator_resources:
+            others[name] = list(result.node.accelerator_resources)
     if warning := not_judged_warning(others):
         warnings.append(warning)
     return nodes, warnings

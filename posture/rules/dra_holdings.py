@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from inventory.dra_devices import AMD_DRIVER, DraIndex, HeldDevice, gpu_classes_of_pod, is_admin
 from inventory.snapshot import Node, Pod
+from inventory.snapshot.accelerators import is_judged_accelerator
 from inventory.snapshot_dra import DraClaim
 from posture.inputs import PostureInputs
 from posture.rules.holding import GpuHolding
@@ -80,10 +81,11 @@ def uses_gpu(inputs: PostureInputs, pod: Pod) -> bool:
     """A pod that holds a GPU any way (DESIGN §2): a GPU resource, a fraction, a DRA claim of
     a GPU device class (allocated or not yet), or NVIDIA_VISIBLE_DEVICES its node honours.
 
-    The one notion of "a GPU pod" every check that asks shares (egress, admission, quota,
-    identity, unclassified namespaces, pools). A hold through the variable counts where the
-    node honours it (posture.rules.env_holdings' holdings): where that is unverified no hold
-    is claimed, here as in the sharing checks, and POD-011 says what would happen.
+    NVIDIA's side of "a GPU pod": uses_accelerator adds the other vendors' accelerators for
+    the checks whose question does not depend on the vendor. A hold through the variable
+    counts where the node honours it (posture.rules.env_holdings' holdings): where that is
+    unverified no hold is claimed, here as in the sharing checks, and POD-011 says what would
+    happen.
 
     Once per pod and evaluation: about six checks ask it of every pod. Keyed by id, with the
     pod kept beside its answer so the id cannot be reused by another object meanwhile."""
@@ -92,6 +94,18 @@ def uses_gpu(inputs: PostureInputs, pod: Pod) -> bool:
     if found is None or found[0] is not pod:
         found = answers[id(pod)] = (pod, _uses_gpu(inputs, pod))
     return found[1]
+
+
+def uses_accelerator(inputs: PostureInputs, pod: Pod) -> bool:
+    """A pod that holds a GPU of any vendor: uses_gpu, or another vendor's accelerator its
+    device plugin hands out (`amd.com/gpu`, `habana.ai/gaudi`, `gpu.intel.com/xe`, ...;
+    inventory.snapshot.accelerators). The notion of "a GPU pod" of the checks whose question
+    does not depend on the vendor: who owns it (TEN-001), which pool it runs in (POD-009),
+    what identity it runs as (POD-010), its egress (K8S-007) and admission (K8S-009). The
+    NVIDIA sharing, stack and visible-devices checks keep uses_gpu."""
+    return uses_gpu(inputs, pod) or any(
+        is_judged_accelerator(name) for c in pod.containers for name in c.accelerators
+    )
 
 
 def _uses_gpu(inputs: PostureInputs, pod: Pod) -> bool:

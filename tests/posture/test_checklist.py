@@ -312,3 +312,33 @@ def test_item_2_is_unknown_where_pods_name_dra_claims_that_were_not_read():
         **facts, kinds_unread=frozenset({"ResourceClaim"}), open_findings={"SHARE-001": 1}
     )
     assert statuses(failing)[2] == "fail"
+
+
+def test_item_3_is_unknown_with_the_count_where_other_vendors_gpus_are_not_inventoried():
+    """gpuposture reads NVIDIA's stack only: AMD, Intel or Gaudi nodes leave "stack inventoried
+    on every GPU node" unknown, saying how many (it said pass, having checked 1 node of 5)."""
+    base = dict(synced=True, time_sliced_nodes=0, registered_checks=ALL)
+    item = cluster_checklist(ChecklistFacts(**base, gpu_nodes=1, other_accelerator_nodes=4))[2]
+    assert item.status == "unknown"
+    assert item.evidence["accelerator_nodes_not_inventoried"] == 4
+    assert item.evidence["gpu_nodes_checked"] == 1
+    assert item.evidence["reason"].startswith("4 node(s) hold other vendors' GPUs")
+    # Only AMD nodes: unknown for that reason, not for "no GPU node seen".
+    only = cluster_checklist(ChecklistFacts(**base, gpu_nodes=0, other_accelerator_nodes=2))[2]
+    assert only.status == "unknown" and only.evidence["reason"].startswith("2 node(s)")
+    # A STACK-004 open still fails it.
+    failing = ChecklistFacts(
+        **base, gpu_nodes=1, other_accelerator_nodes=4, open_findings={"STACK-004": 1}
+    )
+    assert statuses(failing)[3] == "fail"
+    assert statuses(ChecklistFacts(**base, gpu_nodes=1))[3] == "pass"
+
+
+def test_item_8_judges_the_pools_of_other_vendors_gpus():
+    """K8S-002 and K8S-001 judge AMD, Intel and Gaudi nodes: a cluster of those alone is judged
+    (pass with no finding, fail with one), not "no GPU node seen"."""
+    base = dict(synced=True, time_sliced_nodes=0, registered_checks=ALL, gpu_nodes=0)
+    item = cluster_checklist(ChecklistFacts(**base, other_accelerator_nodes=3))[7]
+    assert item.status == "pass" and item.evidence["other_accelerator_nodes_checked"] == 3
+    tainted = ChecklistFacts(**base, other_accelerator_nodes=3, open_findings={"K8S-002": 1})
+    assert statuses(tainted)[8] == "fail"

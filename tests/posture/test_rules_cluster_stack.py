@@ -65,6 +65,11 @@ def test_gpu_quota_keys(key, counts):
         ("requests.cpu", False),
         ("count/pods", False),
         ("requests.nvidia.com/sriov_rdma_vf", False),
+        # Other vendors' GPUs are extended resources too: counted under requests. only.
+        ("requests.amd.com/gpu", True),
+        ("requests.habana.ai/gaudi", True),
+        ("amd.com/gpu", False),
+        ("limits.habana.ai/gaudi", False),
     ],
 )
 def test_enforced_gpu_quota_keys(key, enforced):

@@ -8,7 +8,7 @@ from typing import Any
 from inventory.snapshot_admission import NOT_IN_SNAPSHOT, NOT_SERVED, READ, AdmissionRead
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import tenant_pods
-from posture.rules.dra_holdings import uses_gpu
+from posture.rules.dra_holdings import uses_accelerator
 from posture.rules.k8s.admission_cover import (
     Verdict,
     covered,
@@ -53,7 +53,8 @@ KYVERNO_EXCEPTIONS = "kyverno.io/policyexceptions"  # the AdmissionRead of their
         "the namespace's pods may use (its users/groups fields, or RBAC `use` on it) allows "
         "it, and the finding names the SCC and who may use it. When the policies (or an "
         "OpenShift cluster's SCCs) could not be read the finding says unknown rather than "
-        "passing."
+        "passing. GPU pods are those holding GPUs of any vendor (`nvidia.com/gpu`, "
+        "`amd.com/gpu`, `habana.ai/gaudi`, `gpu.intel.com/xe`, ...)."
     ),
     remediation=(
         "Label the namespace `pod-security.kubernetes.io/enforce=baseline` (or `restricted`), "
@@ -73,7 +74,7 @@ def namespace_without_admission_control(inputs: PostureInputs) -> Iterator[Findi
     gpu_pods: dict[str, int] = {}
     owners: dict[str, TenantInfo] = {}
     for pod, tenant in tenant_pods(inputs):
-        if uses_gpu(inputs, pod):
+        if uses_accelerator(inputs, pod):
             gpu_pods[pod.namespace] = gpu_pods.get(pod.namespace, 0) + 1
             owners[pod.namespace] = tenant
     labels = {n.name: n.labels for n in inputs.snapshot.namespaces}

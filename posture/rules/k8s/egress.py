@@ -10,7 +10,7 @@ from inventory.sources.cni_policies import NAMESPACE_LABEL
 from inventory.sources.egress_ports import denied_note, merge, note
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
-from posture.rules.dra_holdings import uses_gpu
+from posture.rules.dra_holdings import uses_accelerator
 from posture.rules.k8s.cni_enforcement import NOT_ENFORCED, UNVERIFIED, Enforcement, enforcement
 from posture.rules.k8s.egress_calico import OPEN, UNKNOWN, calico_egress, is_calico
 from posture.rules.k8s.egress_evidence import host_network, port_limits, selector_of
@@ -129,7 +129,9 @@ def cilium_restricts(policy: NetworkPolicy, pod: Pod) -> bool:
         "Without an egress policy a GPU pod can reach the internet and every service in the "
         "cluster: a compromised notebook or job can download miners, exfiltrate models and "
         "datasets, or call the cloud metadata endpoint for node credentials. GPU pods are the "
-        "most valuable to hijack and the most likely to run third-party code."
+        "most valuable to hijack and the most likely to run third-party code, whatever the "
+        "vendor: a pod holding `amd.com/gpu`, `habana.ai/gaudi` or `gpu.intel.com/xe` is a GPU "
+        "pod here as much as one holding `nvidia.com/gpu`."
     ),
     remediation=(
         "Add a NetworkPolicy in the namespace with `policyTypes: [Egress]` and a `podSelector` "
@@ -150,7 +152,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
     gpu_pods: dict[str, list[Pod]] = {}
     owners: dict[str, TenantInfo] = {}
     for pod, tenant in tenant_pods(inputs):
-        if uses_gpu(inputs, pod):
+        if uses_accelerator(inputs, pod):
             gpu_pods.setdefault(pod.namespace, []).append(pod)
             owners[pod.namespace] = tenant
     own = [p for p in inputs.snapshot.network_policies if not p.engine]

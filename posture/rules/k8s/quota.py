@@ -4,10 +4,11 @@ Kubernetes counts an extended resource against a quota only under `requests.<res
 pod evaluator computes no other key for it): a bare `nvidia.com/gpu` or `limits.nvidia.com/gpu`
 in `spec.hard` is accepted and never enforced. So each GPU resource the namespace's pods
 actually use (`nvidia.com/gpu`, `*.shared`, MIG profiles, names the device plugin's `rename`
-advertises, HAMi's `nvidia.com/gpumem` / `gpucores` / `gpumem-percentage`) needs its own
-`requests.` key. HAMi's scheduler enforces its own counters under `limits.` too, and a HAMi
-counter rides on the `nvidia.com/gpu` share each of its pods holds: where that count is
-bounded, so is what the counters can take. A resource the namespace does not use yet is
+advertises, HAMi's `nvidia.com/gpumem` / `gpucores` / `gpumem-percentage`, and other vendors'
+GPUs: `amd.com/gpu`, `habana.ai/gaudi`, `gpu.intel.com/xe`, ...) needs its own `requests.`
+key. HAMi's scheduler enforces its own counters under `limits.` too, and a HAMi counter rides
+on the `nvidia.com/gpu` share each of its pods holds: where that count is bounded, so is what
+the counters can take. A resource the namespace does not use yet is
 unbounded all the same: a quota on `requests.nvidia.com/gpu` leaves the MIG slices or
 `gpu.shared` replicas the cluster's nodes advertise free for the taking (a key absent from
 `spec.hard` is no limit), so every GPU resource some node advertises needs its key too (`"0"`
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 
 from inventory.dra_devices import device_kind, gpu_classes_of_pod
 from inventory.snapshot import GPU_RESOURCE_PREFIX, Namespace, Pod, ResourceQuota
+from inventory.snapshot.accelerators import is_judged_accelerator
 from inventory.snapshot.pods import is_nic_resource
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref
@@ -69,6 +71,8 @@ def enforces_a_gpu_key(key: str) -> bool:
     if key.endswith(DRA_QUOTA_SUFFIX):
         return True
     resource = next((key.removeprefix(p) for p in QUOTA_PREFIXES if key.startswith(p)), None)
+    if resource is not None and is_judged_accelerator(resource):
+        return key == REQUESTS + resource  # another vendor's GPU: an extended resource too
     if resource is None or not resource.startswith(GPU_RESOURCE_PREFIX):
         return False
     if is_nic_resource(resource):
@@ -96,7 +100,8 @@ class Usage:
 
 def namespace_gpu_usage(inputs: PostureInputs) -> dict[str, dict[str, Usage]]:
     """namespace -> resource -> its use by the namespace's active pods (every nvidia.com/*
-    resource a pod holds). DRA device-class quotas add their own resources here."""
+    resource a pod holds, and the other vendors' GPUs: Pod.accelerator_resources). DRA
+    device-class quotas add their own resources here."""
     usage: dict[str, dict[str, Usage]] = {}
     for pod in sorted(inputs.snapshot.pods, key=pod_ref):
         # A KAI reservation pod holds a GPU for other namespaces' fractions: no one's use.
@@ -121,22 +126,28 @@ def env_gpu_pods(inputs: PostureInputs) -> dict[str, list[str]]:
 
 
 def _add_pod(usage: dict[str, dict[str, Usage]], pod: Pod) -> None:
-    for resource in sorted(pod.gpu_resources):
+    for resource in sorted(pod.accelerator_resources):
         used = usage.setdefault(pod.namespace, {}).setdefault(resource, Usage(resource))
         used.pods.append(pod_ref(pod))
 
 
 def advertised_gpu_resources(inputs: PostureInputs) -> list[str]:
     """The GPU resources some node of the cluster advertises (whole GPUs, replicas, MIG
-    profiles, renamed resources), sorted; the Network Operator's NICs are none."""
-    return sorted(
-        {
-            name
-            for node in inputs.snapshot.nodes
-            for name, count in node.gpu_capacity.items()
-            if count > 0 and name.startswith(GPU_RESOURCE_PREFIX) and not is_nic_resource(name)
-        }
-    )
+    profiles, renamed resources, other vendors' GPUs), sorted; the Network Operator's NICs are
+    none."""
+    nvidia = {
+        name
+        for node in inputs.snapshot.nodes
+        for name, count in node.gpu_capacity.items()
+        if count > 0 and name.startswith(GPU_RESOURCE_PREFIX) and not is_nic_resource(name)
+    }
+    others = {
+        name
+        for node in inputs.snapshot.nodes
+        for name, count in node.accelerator_resources.items()
+        if count > 0 and is_judged_accelerator(name)
+    }
+    return sorted(nvidia | others)
 
 
 @check(
@@ -149,9 +160,10 @@ def advertised_gpu_resources(inputs: PostureInputs) -> list[str]:
         "time-sliced replica) in the cluster and starve the others, and a compromised tenant "
         "account can turn the whole fleet to cryptomining. Quotas are also what makes a "
         "tenant's GPU allocation auditable against what was approved. A quota on "
-        "`nvidia.com/gpu` does not bound `nvidia.com/gpu.shared`, a MIG profile or a renamed "
-        "resource: each resource the tenant uses or the nodes advertise needs its own key "
-        "(one left out of `spec.hard` is unlimited), and Kubernetes enforces extended "
+        "`nvidia.com/gpu` does not bound `nvidia.com/gpu.shared`, a MIG profile, a renamed "
+        "resource or another vendor's GPUs (`amd.com/gpu`, `habana.ai/gaudi`, "
+        "`gpu.intel.com/xe`): each resource the tenant uses or the nodes advertise needs its "
+        "own key (one left out of `spec.hard` is unlimited), and Kubernetes enforces extended "
         "resources only under `requests.`. A Kueue ClusterQueue is no quota: a pod without "
         "the queue-name label bypasses it."
     ),
@@ -159,7 +171,8 @@ def advertised_gpu_resources(inputs: PostureInputs) -> list[str]:
         "Create (or extend) a ResourceQuota in the namespace with one `spec.hard` entry per "
         'resource named in the evidence, e.g. `requests.nvidia.com/gpu: "<approved count>"`, '
         '`requests.nvidia.com/gpu.shared: "<replicas>"`, `requests.nvidia.com/mig-1g.10gb: '
-        '"2"`, and per DRA device class `<class>.deviceclass.resource.k8s.io/devices: "2"`. '
+        '"2"`, `requests.amd.com/gpu: "2"`, and per DRA device class '
+        '`<class>.deviceclass.resource.k8s.io/devices: "2"`. '
         'A resource the nodes advertise that the tenant is not approved for gets `"0"`. '
         "Extended resources are quota'd by the `requests.` prefix only: a bare "
         "`nvidia.com/gpu` or `limits.nvidia.com/gpu` key is accepted and never enforced."
@@ -206,13 +219,13 @@ def no_gpu_seen(inputs: PostureInputs) -> bool:
     snapshot = inputs.snapshot
     if not snapshot.nodes:
         return False
-    if any(node.is_gpu_node for node in snapshot.nodes):
+    if any(node.is_accelerator_node for node in snapshot.nodes):
         return False
     if any(
         device_kind(s.driver, d.attributes, d.name) for s in snapshot.dra_slices for d in s.devices
     ):
         return False
-    return not any(pod.uses_gpu for pod in snapshot.pods)
+    return not any(pod.uses_gpu or pod.accelerator_resources for pod in snapshot.pods)
 
 
 def _rides_on_count(quotas: list[ResourceQuota], usage: Usage, wanted: dict[str, Usage]) -> bool:

@@ -32,7 +32,9 @@ from posture.rules.subjects import node_draft
         "`gpuposture.io/trust-class`) whose value is the class, or an exact taint the class "
         "lists in the admin. The generic `nvidia.com/gpu` taint (every GPU pod tolerates it) "
         "and unrelated NoSchedule taints (`dedicated=batch`) keep some pods off but say "
-        "nothing about classes."
+        "nothing about classes. The same holds for nodes of other vendors' GPUs and "
+        "accelerators (`amd.com/gpu`, `gpu.intel.com/i915` / `xe`, `habana.ai/gaudi`): a "
+        "pool separates tenants whatever the vendor."
     ),
     remediation=(
         "Taint the node (through the node pool's configuration, so new nodes get it) with a "
@@ -47,7 +49,8 @@ from posture.rules.subjects import node_draft
 )
 def gpu_node_without_class_taint(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for node in sorted_nodes(inputs):
-        if not node.is_gpu_node or node_pool_classes(inputs, node):
+        # Any vendor's GPUs: an untainted AMD or Gaudi pool mixes classes as an NVIDIA one does.
+        if not node.is_accelerator_node or node_pool_classes(inputs, node):
             continue
         yield _taint_draft(inputs, node, tenants_on_node(inputs, node.name))
 
@@ -59,6 +62,12 @@ def _taint_draft(inputs: PostureInputs, node: Node, tenants: list[TenantInfo]) -
         "gpu_count": node.gpu_count,
         # Where a sandbox node's count comes from, or why it is unknown (a vGPU host's).
         **({"gpu_count_basis": node.gpu_count_basis} if node.gpu_count_basis else {}),
+        # Another vendor's GPUs, which gpu_model and gpu_count (NVIDIA's) do not describe.
+        **(
+            {"accelerator_resources": node.accelerator_resources}
+            if node.accelerator_resources
+            else {}
+        ),
         "taints": [f"{t.key}={t.value}:{t.effect}" for t in node.taints],
         "class_taint_keys": list(inputs.pool_taint_rules.keys),
         "class_labels": class_labels(inputs, node),

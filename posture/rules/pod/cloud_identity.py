@@ -36,7 +36,7 @@ from inventory.snapshot import Pod, ServiceAccount
 from inventory.sources.service_accounts import AZURE_ANNOTATION, GKE_ANNOTATION, IRSA_ANNOTATION
 from posture.inputs import PostureInputs
 from posture.rules.common import pod_ref
-from posture.rules.dra_holdings import uses_gpu
+from posture.rules.dra_holdings import uses_accelerator
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft
 from posture.rules.subjects import subject_draft
 
@@ -122,7 +122,7 @@ def shared_cloud_identities(
     groups: dict[Identity, dict[str, list[Pod]]] = {}
     sources: dict[Identity, set[str]] = {}
     for pod in sorted(inputs.snapshot.pods, key=pod_ref):
-        if not pod.is_active or not uses_gpu(inputs, pod):
+        if not pod.is_active or not uses_accelerator(inputs, pod):
             continue
         for identity, where in cloud_identities(pod, accounts, metadata_nodes, gke_pools).items():
             parties = groups.setdefault(identity, {})

@@ -8,7 +8,7 @@ from typing import Any
 from inventory.snapshot import Pod
 from posture.inputs import PostureInputs
 from posture.rules.common import pod_ref
-from posture.rules.dra_holdings import uses_gpu
+from posture.rules.dra_holdings import uses_accelerator
 from posture.rules.pod.cloud_identity import shared_cloud_identities
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import service_account_draft
@@ -36,7 +36,7 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
     """(namespace, service account) -> party -> active GPU pods running as it."""
     groups: dict[tuple[str, str], dict[str, list[Pod]]] = {}
     for pod in sorted(inputs.snapshot.pods, key=pod_ref):
-        if not pod.is_active or not uses_gpu(inputs, pod):
+        if not pod.is_active or not uses_accelerator(inputs, pod):
             continue
         parties = groups.setdefault((pod.namespace, pod.service_account), {})
         parties.setdefault(job_tenant(inputs, pod), []).append(pod)
@@ -70,7 +70,8 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
         "Compute Engine metadata server: GPU pods of several tenants in one such pool act as "
         "one identity. EKS Pod Identity associations and GKE "
         "IAM grants to a Kubernetes principal live in the cloud's IAM, not in the cluster: "
-        "they are not judged. A snapshot without ServiceAccounts says so on its run."
+        "they are not judged. A snapshot without ServiceAccounts says so on its run. GPU work "
+        "is any pod holding GPUs, whatever the vendor (`amd.com/gpu`, `habana.ai/gaudi` too)."
     ),
     remediation=(
         "Run each tenant's GPU jobs in a namespace the tenant owns, under a ServiceAccount of "
@@ -107,7 +108,7 @@ def shared_service_account(inputs: PostureInputs) -> Iterator[FindingDraft]:
 
 def _pod_list(pods: list[Pod]) -> list[dict[str, Any]]:
     return [
-        {"pod": pod_ref(p), "node": p.node_name, "gpu": p.gpu_resources}
+        {"pod": pod_ref(p), "node": p.node_name, "gpu": p.accelerator_resources}
         for p in pods[:MEMBERS_SHOWN]
     ]
 

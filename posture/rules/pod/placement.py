@@ -20,7 +20,7 @@ from posture.rules.common import (
     tenant_pods,
     tenants_on_node,
 )
-from posture.rules.dra_holdings import uses_gpu
+from posture.rules.dra_holdings import uses_accelerator
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import tenant_slugs, workload_draft
 from tenants.mapping import PLATFORM_CLASS
@@ -45,7 +45,10 @@ from tenants.mapping import PLATFORM_CLASS
         "toleration broad enough to land anywhere, or a pool that lost its taint. The same "
         "holds from the pool's side: a GPU pod of any other class inside a dedicated pool "
         "(it tolerates the pool's taint, was bound by nodeName, or predates a NoSchedule "
-        "taint, which evicts nobody) breaks that pool for the tenants it was made for."
+        "taint, which evicts nobody) breaks that pool for the tenants it was made for. A GPU "
+        "pod is one holding GPUs of any vendor (`amd.com/gpu`, `habana.ai/gaudi`, "
+        "`gpu.intel.com/xe` as much as `nvidia.com/gpu`): a dedicated pool is one whatever the "
+        "vendor."
     ),
     remediation=(
         "Taint the class's pool (`kubectl taint nodes <node> "
@@ -68,10 +71,11 @@ def gpu_pod_outside_class_pool(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in tenant_pods(inputs):
         cls = tenant.trust_class
         node = nodes.get(pod.node_name or "")
-        # An unscheduled pod, or a node outside the snapshot, cannot be judged. uses_gpu
-        # counts a KAI fraction (no nvidia.com/* request) and a container naming GPUs in
-        # NVIDIA_VISIBLE_DEVICES on a node that honours it.
-        if node is None or not uses_gpu(inputs, pod):
+        # An unscheduled pod, or a node outside the snapshot, cannot be judged.
+        # uses_accelerator counts a KAI fraction (no nvidia.com/* request), a container naming
+        # GPUs in NVIDIA_VISIBLE_DEVICES on a node that honours it, and another vendor's GPU
+        # (amd.com/gpu, habana.ai/gaudi): a dedicated pool is one whatever the vendor.
+        if node is None or not uses_accelerator(inputs, pod):
             continue
         # Another class's dedicated pool this pod sits in (a toleration broad enough, a pod
         # bound by nodeName, or one that predates the taint: NoSchedule evicts nobody).
@@ -120,7 +124,7 @@ def _pool_draft(
     pool_classes, on_node = pool
     slug = tenant.trust_class.slug
     evidence = {
-        "gpu_resources": pod.gpu_resources,
+        "gpu_resources": pod.accelerator_resources,
         **({"gpu_fraction": pod.gpu_fraction} if pod.gpu_fraction else {}),
         **_env_evidence(inputs, pod),
         "expected_taints": expected_taints(inputs, slug),

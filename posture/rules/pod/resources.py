@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from inventory.snapshot import Container
+from inventory.snapshot.accelerators import is_judged_accelerator
 from inventory.snapshot.quantity import parse_quantity
 from posture.inputs import PostureInputs
 from posture.rules.common import containers_with_paths, hardening_pods
@@ -23,11 +24,13 @@ def _same_quantity(a: str, b: str) -> bool:
 
 
 def gpu_request_mismatches(container: Container, path: str) -> list[dict[str, Any]]:
-    """Each nvidia.com/* request with no limit or a different limit. A limit with no request
-    is fine: requests of extended resources default to their limits."""
+    """Each GPU request (nvidia.com/*, or another vendor's accelerator: amd.com/gpu, ...) with
+    no limit or a different limit. A limit with no request is fine: requests of extended
+    resources default to their limits."""
+    requests, limits = gpu_requests(container), gpu_limits(container)
     found = []
-    for name, requested in sorted(container.gpu_requests.items()):
-        limit = container.gpu_limits.get(name)
+    for name, requested in sorted(requests.items()):
+        limit = limits.get(name)
         if limit is not None and _same_quantity(requested, limit):
             continue
         found.append(
@@ -42,6 +45,21 @@ def gpu_request_mismatches(container: Container, path: str) -> list[dict[str, An
     return found
 
 
+def gpu_requests(container: Container) -> dict[str, str]:
+    """The container's GPU requests as written, whatever the vendor (is_judged_accelerator)."""
+    others = container.accelerator_requests
+    return {
+        **container.gpu_requests,
+        **{k: v for k, v in others.items() if is_judged_accelerator(k)},
+    }
+
+
+def gpu_limits(container: Container) -> dict[str, str]:
+    """The container's GPU limits as written, whatever the vendor (is_judged_accelerator)."""
+    others = container.accelerator_limits
+    return {**container.gpu_limits, **{k: v for k, v in others.items() if is_judged_accelerator(k)}}
+
+
 @check(
     id="POD-006",
     title="GPU resource request differs from its limit, or has no limit",
@@ -51,16 +69,17 @@ def gpu_request_mismatches(container: Container, path: str) -> list[dict[str, An
         "GPUs, time-sliced replicas and MIG devices are extended resources: the scheduler "
         "and ResourceQuota count `requests`, the device plugin allocates by `limits`, and "
         "the API server rejects a pod whose extended-resource request differs from its limit "
-        "or lacks one. A manifest or snapshot that carries such a mismatch was either never "
+        "or lacks one, whatever the vendor (`amd.com/gpu`, `habana.ai/gaudi` as much as "
+        "`nvidia.com/gpu`). A manifest or snapshot that carries such a mismatch was either never "
         "admitted (so what runs differs from what the tenant declared) or bypassed admission; "
         "either way quotas and the approved GPU allocation stop describing what the workload "
         "gets."
     ),
     remediation=(
         "In the container at the path in the evidence, set `resources.limits` for each "
-        "`nvidia.com/*` resource listed (e.g. `nvidia.com/gpu: 1`, `nvidia.com/mig-1g.10gb: "
-        "1`) and either remove the matching `resources.requests` entry (it defaults to the "
-        "limit) or make it equal. Validate manifests before deploying with "
+        "GPU resource listed (e.g. `nvidia.com/gpu: 1`, `nvidia.com/mig-1g.10gb: 1`, "
+        "`amd.com/gpu: 1`) and either remove the matching `resources.requests` entry (it "
+        "defaults to the limit) or make it equal. Validate manifests before deploying with "
         "`kubectl apply --dry-run=server -f <manifest>`, which runs the same admission checks."
     ),
     mappings=("SP800-53:CM-6",),
@@ -76,8 +95,8 @@ def gpu_request_limit_mismatch(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 "container": container.name,
                 "init_container": container.init,
                 "mismatches": mismatches,
-                "requests": dict(container.gpu_requests),
-                "limits": dict(container.gpu_limits),
+                "requests": gpu_requests(container),
+                "limits": gpu_limits(container),
             }
             names = ", ".join(m["resource"] for m in mismatches)
             title = (

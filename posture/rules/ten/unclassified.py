@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from inventory.snapshot import Pod
 from posture.inputs import PostureInputs
 from posture.rules.common import pod_ref
-from posture.rules.dra_holdings import uses_gpu
+from posture.rules.dra_holdings import uses_accelerator
 from posture.rules.env_holdings import env_reach
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
@@ -20,11 +20,11 @@ from posture.rules.ten.owner_hints import owner_hints
 
 def unclassified_gpu_pods(inputs: PostureInputs) -> dict[str, list[Pod]]:
     """namespace -> its active GPU pods, for each unclassified namespace holding one (a GPU
-    resource of any name, a fraction, a DRA claim of a GPU class; reservation placeholders
-    left out)."""
+    resource of any name and vendor, a fraction, a DRA claim of a GPU class; reservation
+    placeholders left out)."""
     found: dict[str, list[Pod]] = {}
     for pod in inputs.snapshot.pods:
-        if not pod.is_active or not uses_gpu(inputs, pod):
+        if not pod.is_active or not uses_accelerator(inputs, pod):
             continue
         tenant = inputs.tenant_of_pod(pod)
         if tenant is not None and tenant.slug == inputs.unclassified.slug:
@@ -39,7 +39,7 @@ def unclassified_gpu_templates(inputs: PostureInputs) -> dict[str, list[Pod]]:
     pod that is not suspended (Kueue's queued Jobs are) has finished: it takes no GPU again."""
     found: dict[str, list[Pod]] = {}
     for pod, tenant in inputs.template_pods:
-        if tenant.slug != inputs.unclassified.slug or not uses_gpu(inputs, pod):
+        if tenant.slug != inputs.unclassified.slug or not uses_accelerator(inputs, pod):
             continue
         workload = inputs.template_workload(pod)
         if workload is not None and workload.kind == "Job" and not workload.suspended:
@@ -60,7 +60,9 @@ def unclassified_gpu_templates(inputs: PostureInputs) -> dict[str, list[Pod]]:
         "no class and no approvals: nobody answers for its pods, its quota or its neighbours. "
         "gpuposture judges such pods under the strictest class (GPUPOSTURE_UNCLASSIFIED_CLASS, "
         "`external` by default) rather than trusting them as the platform, and names the "
-        "namespace here so that someone takes ownership."
+        "namespace here so that someone takes ownership. A GPU workload is one holding GPUs of "
+        "any vendor: `amd.com/gpu`, `habana.ai/gaudi` or `gpu.intel.com/xe` as much as "
+        "`nvidia.com/gpu`."
     ),
     remediation=(
         "Claim the namespace for the tenant that runs it: add it to that tenant's `namespaces` "
@@ -133,8 +135,8 @@ def _labels_read(inputs: PostureInputs, namespace: str) -> bool:
 
 def _pod_entry(inputs: PostureInputs, pod: Pod) -> dict[str, object]:
     entry: dict[str, object] = {"pod": pod_ref(pod), "node": pod.node_name}
-    if pod.gpu_resources:
-        entry["gpu_resources"] = dict(sorted(pod.gpu_resources.items()))
+    if held := pod.accelerator_resources:
+        entry["gpu_resources"] = dict(sorted(held.items()))
     if pod.gpu_fraction:
         entry["gpu_fraction"] = pod.gpu_fraction
     # A pod with neither may hold GPUs through NVIDIA_VISIBLE_DEVICES: say how, as POD-009 does.

@@ -1,0 +1,73 @@
+"""Which extended resources are other vendors' accelerators, and which of them the vendor-neutral
+checks judge as they judge an NVIDIA GPU. PURE.
+
+NVIDIA's GPU resources are every `nvidia.com/` name but the Network Operator's NICs
+(inventory.snapshot.pods). Other vendors' device plugins hand out whole devices (or hardware
+partitions) under their own names. Who owns a pod holding one (TEN-001), which pool its node is
+(POD-009, K8S-002), what bounds it (K8S-001), its egress and admission (K8S-007, K8S-009), its
+identity (POD-010) and its request against its limit (POD-006) do not depend on the vendor:
+those checks judge the JUDGED_ACCELERATORS too. NVIDIA's stack, sharing modes and telemetry
+(STACK-*, SHARE-*, POD-011, ATTR-*, DRIFT-*) stay NVIDIA's: gpuposture cannot read another
+vendor's stack, so no finding there means not looked at (the sync says so per node).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+# Other vendors' GPUs and Gaudi, as their device plugins advertise them, judged by the
+# vendor-neutral checks:
+# - AMD's device plugin: `amd.com/gpu` (a whole GPU, or a partition under the default `single`
+#   naming strategy: a CPX/NPS4 MI300X node advertises amd.com/gpu=64); under `mixed` naming a
+#   VF or PF handed to a VM is `amd.com/gpu_vf` / `amd.com/gpu_pf`, and a partition is named by
+#   its mode (AMD_PARTITION_RESOURCE).
+# - Intel's GPU plugin: `gpu.intel.com/i915` and `gpu.intel.com/xe` (one GPU each, by kernel
+#   driver), and their `_monitoring` resources, which give a pod every Intel GPU of the node.
+# - Intel Gaudi (Habana's device plugin): `habana.ai/gaudi`.
+JUDGED_ACCELERATORS = (
+    "amd.com/gpu",
+    "amd.com/gpu_vf",
+    "amd.com/gpu_pf",
+    "gpu.intel.com/i915",
+    "gpu.intel.com/i915_monitoring",
+    "gpu.intel.com/xe",
+    "gpu.intel.com/xe_monitoring",
+    "habana.ai/gaudi",
+)
+# Accelerators that are no GPU, read (the sync names the nodes that have them) but not judged:
+# AWS Inferentia/Trainium (Neuron) and Google TPUs sit outside DESIGN's GPU scope; moving a name
+# up to JUDGED_ACCELERATORS is all it takes to judge it.
+UNJUDGED_ACCELERATORS = (
+    "aws.amazon.com/neuron",
+    "aws.amazon.com/neuroncore",
+    "aws.amazon.com/neurondevice",
+    "google.com/tpu",
+)
+OTHER_ACCELERATORS = JUDGED_ACCELERATORS + UNJUDGED_ACCELERATORS
+
+# AMD's device plugin under `resource_naming_strategy: mixed` names a partitioned GPU by its
+# compute and memory partition mode (amd.com/cpx_nps4, amd.com/spx_nps1; ROCm/k8s-device-plugin
+# docs, "Resource Naming Strategy").
+AMD_PARTITION_RESOURCE = re.compile(r"amd\.com/[a-z]px_nps\d+")
+
+
+def is_other_accelerator(name: str) -> bool:
+    """Another vendor's accelerator resource (OTHER_ACCELERATORS, or an AMD partition mode)."""
+    return name in OTHER_ACCELERATORS or bool(AMD_PARTITION_RESOURCE.fullmatch(name))
+
+
+def is_judged_accelerator(name: str) -> bool:
+    """Another vendor's accelerator the vendor-neutral checks judge as an NVIDIA GPU."""
+    return name in JUDGED_ACCELERATORS or bool(AMD_PARTITION_RESOURCE.fullmatch(name))
+
+
+def accelerator_counts(capacity: Mapping[str, object]) -> dict[str, int]:
+    """The other vendors' accelerator resources a node's capacity lists with a count above 0
+    (whole numbers, as device plugins advertise them), sorted by name."""
+    found = {}
+    for name in sorted(str(k) for k in capacity):
+        value = str(capacity.get(name, "0")).strip()
+        if is_other_accelerator(name) and value.isdigit() and int(value) > 0:
+            found[name] = int(value)
+    return found
