@@ -12,10 +12,12 @@ from django.contrib.auth.decorators import login_not_required
 from django.db import DatabaseError
 from django.db.models import Count, Max, Q
 from django.http import Http404, HttpRequest, HttpResponse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from prometheus_client.core import GaugeMetricFamily
 
+from gpuposture.base.finding_status import status_q
 from gpuposture.base.metrics import bearer_matches, exposition, unauthorised_response
 from inventory.models import Cluster, SyncRun
 from posture.currency import clusters_currency_all
@@ -63,7 +65,8 @@ class DatabaseCollector:
             "gpuposture_open_findings", "Findings open now, by severity.", labels=["severity"]
         )
         counts = dict(
-            Finding.objects.filter(status=Finding.Status.OPEN)
+            # Open as shown: an acceptance past its expiry counts before a re-score.
+            Finding.objects.filter(status_q(Finding.Status.OPEN, timezone.now()))
             .values_list("severity")
             .annotate(n=Count("id"))
             .order_by()

@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from audit.services import audit_record
+from gpuposture.base.finding_status import effective_status
 from posture.models import EarlierAcceptance, Finding
 
 REASON_MAX = 2000  # Finding.accepted_reason's bound
@@ -42,9 +43,7 @@ class Widening:
 
 def acceptance_active(row: Any, now: datetime) -> bool:
     """An acceptance that still holds: accepted, and not past its expiry (none: holds)."""
-    return row.status == Finding.Status.ACCEPTED and (
-        row.accepted_until is None or row.accepted_until > now
-    )
+    return effective_status(row.status, row.accepted_until, now) == Finding.Status.ACCEPTED
 
 
 def widenings_find(

@@ -7,7 +7,9 @@ from collections import defaultdict
 from typing import Any
 
 from django.db.models import Count
+from django.utils import timezone
 
+from gpuposture.base.finding_status import status_q
 from posture.models import SEVERITY_ORDER, CheckExemption, Finding, PostureRun
 from posture.rules import CHECKS
 
@@ -15,7 +17,7 @@ from posture.rules import CHECKS
 def open_counts(user) -> dict[str, int]:
     rows = (
         Finding.objects.visible_to(user)
-        .filter(status=Finding.Status.OPEN)
+        .filter(status_q(Finding.Status.OPEN, timezone.now()))
         .values("check_id")
         .annotate(n=Count("id"))
     )
@@ -27,7 +29,7 @@ def open_by_severity(user) -> dict[str, dict[str, int]]:
     than its check's default (Check.severity_rule), and the pages say so."""
     rows = (
         Finding.objects.visible_to(user)
-        .filter(status=Finding.Status.OPEN)
+        .filter(status_q(Finding.Status.OPEN, timezone.now()))  # a lapsed acceptance: open
         .values("check_id", "severity")
         .annotate(n=Count("id"))
     )

@@ -8,8 +8,10 @@ from typing import Any
 
 import django_filters
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from gpuposture.base.filters import FilterSet, KnownValueFilter, NamedFilter
+from gpuposture.base.finding_status import status_q
 from inventory.filters import cluster_filter
 from inventory.presenter import hidden_scope_for
 from posture.finding_search import finding_search
@@ -40,7 +42,8 @@ class FindingFilter(FilterSet):
     cluster = cluster_filter()
     check = check_filter(field_name="check_id")
     severity = django_filters.ChoiceFilter(choices=Severity.choices)
-    status = django_filters.ChoiceFilter(choices=Finding.Status.choices)
+    # The effective status (gpuposture.base.finding_status): a lapsed acceptance is open.
+    status = django_filters.ChoiceFilter(choices=Finding.Status.choices, method="filter_status")
     # Keys are stable across scores; one no longer computed (its findings resolved) is gone.
     action = NamedFilter(
         path="",
@@ -61,6 +64,9 @@ class FindingFilter(FilterSet):
     def filter_search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         user = getattr(self.request, "user", None)
         return finding_search(queryset, value, hidden_scope_for(user) if user else None)
+
+    def filter_status(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(status_q(value, timezone.now()))
 
     def filter_action(self, queryset: QuerySet, name: str, value: list[int]) -> QuerySet:
         """The findings the fix-first action closes (one query for its finding ids)."""

@@ -94,6 +94,9 @@ def history(finding: Finding, events: list[Any]) -> list[Moment]:
                 finding.accepted_reason,
             )
         )
+    if finding.acceptance_expired:
+        # Open again since then; the evaluation that reopens the row records it ("expire").
+        moments.append(Moment(finding.accepted_until, "acceptance expired: open again"))
     if finding.resolved_at:
         moments.append(Moment(finding.resolved_at, "resolved: the check no longer fires"))
     moments.sort(key=lambda m: (m.at is None, m.at or finding.first_seen))
@@ -127,7 +130,7 @@ def reaccept_initial(finding: Finding, earlier: list[EarlierAcceptance]) -> dict
     from them (their reasons, the first of their expiries while it is ahead): accepting again
     is one click. Nothing when nothing lapsed."""
     lapsed = [row for row in earlier if not row.carried]
-    if finding.status != Finding.Status.OPEN or not lapsed:
+    if finding.effective_status != Finding.Status.OPEN or not lapsed:
         return {}
     reasons = "; ".join(f"{row.subject}: {row.reason}" for row in lapsed)
     initial: dict[str, Any] = {"reason": f"Accepted before on {reasons}"[:2000]}

@@ -12,7 +12,9 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 from django.db.models import F, OuterRef, QuerySet, Subquery
 from django.http import QueryDict
+from django.utils import timezone
 
+from gpuposture.base.finding_status import effective_status_expr
 from gpuposture.base.querysets import sees_every_row
 from inventory.models import Cluster
 from inventory.presenter import hidden_scope_for, present_all
@@ -78,7 +80,8 @@ def _order(key: str, user) -> list:
         "tenants": [_first_tenant(user)],
         "cluster": [F("cluster__name")],
         "subject": [F("subject_kind"), F("subject_namespace"), F("subject_name")],
-        "status": [F("status")],
+        # As shown: a lapsed acceptance sorts with the open findings.
+        "status": [effective_status_expr(timezone.now())],
         "last_seen": [F("last_seen")],
     }[key]  # type: ignore[return-value]  # mypy joins the entries' list types to object
 

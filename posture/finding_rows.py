@@ -8,6 +8,7 @@ follow posture.finding_fields, the one list of a finding's fields."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
@@ -15,6 +16,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from rest_framework.fields import DateTimeField
 
+from gpuposture.base.finding_status import effective_status
 from inventory.presenter import present
 from posture.finding_fields import (
     FINDING_FIELDS,
@@ -93,8 +95,9 @@ def finding_rows_streamed(
         values = list(finding_values(queryset.filter(pk__gt=last).order_by("id")[:chunk]))
         weights: dict[str, float] = {}
         tenants = tenant_slugs([v["id"] for v in values], weights)
+        now = timezone.now()
         for v in values:
-            yield finding_row(v, scope, tenants.get(v["id"], []), weights)
+            yield finding_row(v, scope, tenants.get(v["id"], []), weights, now)
         if len(values) < chunk:
             return
         last = values[-1]["id"]
@@ -110,7 +113,8 @@ def finding_rows(values: Iterable[Mapping[str, Any]], scope: HiddenScope | None)
     values = list(values)
     weights: dict[str, float] = {}
     tenants = tenant_slugs([v["id"] for v in values], weights)
-    return [finding_row(v, scope, tenants.get(v["id"], []), weights) for v in values]
+    now = timezone.now()
+    return [finding_row(v, scope, tenants.get(v["id"], []), weights, now) for v in values]
 
 
 def finding_row(
@@ -118,14 +122,18 @@ def finding_row(
     scope: HiddenScope | None,
     tenants: list[str],
     weights: Mapping[str, float] | None = None,
+    now: datetime | None = None,
 ) -> dict[str, Any]:
     """One API row from a `finding_values()` row and the slugs of the tenants it affects,
     presented for `scope` (inventory.presenter: O(1) per row whatever the number of
-    tenants). `weights`: each tenant's class weight, for the finding's `risk`."""
+    tenants). `weights`: each tenant's class weight, for the finding's `risk`; `now`: the
+    time the status is read at (the rows of one answer share it)."""
     # Built in FINDING_FIELDS order, then the converted values replace theirs in place.
     row = dict(zip(_NAMES, _READ(v), strict=True))
     for name, convert in _CONVERTS:
         row[name] = convert(row[name])
+    # As read now: a lapsed acceptance is open before an evaluation reopens its row.
+    row["status"] = effective_status(v["status"], v["accepted_until"], now or timezone.now())
     row["tenants"] = sorted(tenants)
     present(scope, row, Finding)
     row["remediation"] = remediation_shown(row)

@@ -19,6 +19,7 @@ from typing import Any
 from django.db import transaction
 
 from audit.services import audit_record
+from gpuposture.base.finding_status import acceptance_lapsed
 from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.models import Cluster
 from posture.acceptance_carry import acceptance_state, acceptances_carry, widenings_find
@@ -91,11 +92,7 @@ class Stored:
     evidence: str | None = None  # JSON text, only set when the row is rewritten
 
     def acceptance_expired(self, now: datetime) -> bool:
-        return (
-            self.status == Finding.Status.ACCEPTED
-            and self.accepted_until is not None
-            and self.accepted_until <= now
-        )
+        return acceptance_lapsed(self.status, self.accepted_until, now)
 
 
 STORED_FIELDS = (

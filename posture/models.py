@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.validators import URLValidator
 from django.db import models
+from django.utils import timezone
 
-from gpuposture.base import enums
+from gpuposture.base import enums, finding_status
 from gpuposture.base.choices import text_choices
 from gpuposture.base.querysets import STAFF_ONLY, Scope, ScopedQuerySet
 from inventory.models import Cluster
@@ -91,12 +92,27 @@ class Finding(models.Model):
             models.Index(fields=["cluster", "status"], name="finding_cluster_status"),
             # The overview counts open findings per tenant and severity over every link: read
             # from this index, not from the rows (on SQLite, pages of ~1 KB of evidence each,
-            # 1.0 s -> 0.3 s over 742,000 links).
-            models.Index(fields=["id", "status", "severity"], name="finding_status_severity"),
+            # 1.0 s -> 0.3 s over 742,000 links). With the expiry: an acceptance past it
+            # counts as open (gpuposture.base.finding_status), read from here too.
+            models.Index(
+                fields=["id", "status", "severity", "accepted_until"],
+                name="finding_status_severity",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.check_id} {self.subject_kind} {self.subject_namespace}/{self.subject_name}"
+
+    @property
+    def effective_status(self) -> str:
+        """The status as read now: an acceptance past its expiry reads "open" before the next
+        evaluation reopens the row (gpuposture.base.finding_status)."""
+        return finding_status.effective_status(self.status, self.accepted_until, timezone.now())
+
+    @property
+    def acceptance_expired(self) -> bool:
+        """Accepted until a time now past, and not yet reopened by an evaluation."""
+        return finding_status.acceptance_lapsed(self.status, self.accepted_until, timezone.now())
 
 
 class TenantLinkQuerySet(ScopedQuerySet):

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import F, Q
 
+from gpuposture.base.finding_status import lapsed_q
 from inventory.models import Cluster
 from posture.models import Finding
 from providers.models import Assessment
@@ -19,10 +20,9 @@ from tenants.models import SharingRequest, TrustClass
 
 def clusters_due(*, now: datetime) -> set[int]:
     """Clusters with an expiry at or before `now` that their last score did not see."""
-    # An accepted finding past its date stays "accepted" until an evaluation reopens it.
-    accepted = Finding.objects.filter(
-        status=Finding.Status.ACCEPTED, accepted_until__lte=now
-    ).values_list("cluster_id", flat=True)
+    # An accepted finding past its date reads open (gpuposture.base.finding_status), but its
+    # row stays "accepted", and the score counts it so, until an evaluation reopens it.
+    accepted = Finding.objects.filter(lapsed_q(now)).values_list("cluster_id", flat=True)
     unseen = Q(cluster__score_state__isnull=True) | Q(
         cluster__score_state__last_scored_at__isnull=True
     )

@@ -11,6 +11,7 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from gpuposture.base.enums import FindingStatus, Severity
+from gpuposture.base.finding_status import effective_status_expr, status_q
 from inventory.models import Bulletin, Cluster, Node, SyncRun
 from inventory.selectors import cluster_kinds_unread
 from posture import scoring
@@ -159,10 +160,9 @@ def tenants_overview(user) -> list[Tenant]:
     the tenants' query (a join grouped by every tenant and class column) PostgreSQL guessed a
     hundred times the groups there are and spent 2 s JIT-compiling a 0.3 s query."""
     tenants = list(tenants_ranked(user))
+    is_open = status_q(Finding.Status.OPEN, timezone.now(), prefix="finding__")
     counted = (
-        FindingTenant.objects.filter(
-            tenant__in=Tenant.objects.visible_to(user), finding__status=Finding.Status.OPEN
-        )
+        FindingTenant.objects.filter(is_open, tenant__in=Tenant.objects.visible_to(user))
         .values("tenant_id")
         .annotate(**{sev: Count("pk", filter=Q(finding__severity=sev)) for sev in OPEN_SEVERITIES})
         .order_by()
@@ -206,8 +206,11 @@ def _live_findings_sorted(tenant: Tenant) -> list[Finding]:
         .prefetch_related("tenants__trust_class")
         .order_by("check_id", "id")
     )
-    # Open before accepted, worst severity first (a stable sort keeps check id order).
-    return sorted(findings, key=lambda f: (f.status != "open", SEVERITY_ORDER[f.severity]))
+    # Open before accepted (a lapsed acceptance is open), worst severity first (a stable sort
+    # keeps check id order).
+    return sorted(
+        findings, key=lambda f: (f.effective_status != "open", SEVERITY_ORDER[f.severity])
+    )
 
 
 def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
@@ -219,7 +222,9 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
         Finding.objects.visible_to(user)
         .filter(cluster=cluster, status__in=live)
         .order_by()
-        .values("check_id", "status")
+        # As shown: an acceptance past its expiry counts as open.
+        .annotate(shown=effective_status_expr(timezone.now()))
+        .values("check_id", "shown")
         .annotate(n=Count("id", distinct=True))
     )
     gpu_nodes = Node.objects.visible_to(user).filter(cluster=cluster, is_gpu_node=True)
@@ -232,9 +237,9 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
         .filter(cluster=cluster, is_accelerator_node=True, is_gpu_node=False)
         .count(),
         firmware_known=gpu_nodes.exclude(firmware_version="").count(),
-        open_findings={r["check_id"]: r["n"] for r in rows if r["status"] == Finding.Status.OPEN},
+        open_findings={r["check_id"]: r["n"] for r in rows if r["shown"] == Finding.Status.OPEN},
         accepted_findings={
-            r["check_id"]: r["n"] for r in rows if r["status"] == Finding.Status.ACCEPTED
+            r["check_id"]: r["n"] for r in rows if r["shown"] == Finding.Status.ACCEPTED
         },
         registered_checks=frozenset(CHECKS),
         trust_classes={tc.slug: tuple(tc.allowed_modes) for tc in TrustClass.objects.all()},

@@ -31,7 +31,8 @@ class FindingSerializer(PresentedSerializer):
         source="exposure",
         read_only=True,
         help_text="Risk points this finding adds to the tenants it affects (those you may "
-        "see), as the score counts them; 0 unless open.",
+        "see), as the score counts them; 0 unless open. An acceptance past its expiry reads "
+        "open here at once; the tenants' scores count it from their next re-score.",
     )
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     mappings = serializers.SerializerMethodField()
@@ -57,10 +58,11 @@ class FindingSerializer(PresentedSerializer):
         # After the presenter: a tenant viewer's risk is what it adds to their own tenants.
         finding = cast(Finding, instance)  # this serializer's model
         data = super().to_representation(finding)
+        data["status"] = finding.effective_status  # a lapsed acceptance reads open
         data["remediation"] = remediation_shown(data)
         weights = {t.slug: t.trust_class.risk_weight for t in finding.tenants.all()}
         data["risk"] = finding_points(
-            status=finding.status,
+            status=data["status"],
             severity=finding.severity,
             exposure=finding.exposure,
             weights=[weights.get(slug, 1.0) for slug in data["tenants"]],

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
@@ -24,15 +25,16 @@ from django.db.models import (
     IntegerField,
     Min,
     OuterRef,
-    Q,
     QuerySet,
     When,
     Window,
 )
 from django.db.models import Value as V
 from django.db.models.functions import RowNumber
+from django.utils import timezone
 
 from gpuposture.base.enums import Severity as SeverityCode
+from gpuposture.base.finding_status import effective_status_expr, lapsed_q, status_q
 from inventory.models import Cluster
 from inventory.presenter import present_all
 from posture.models import Finding, Severity
@@ -92,6 +94,7 @@ class Group:
     open: int
     worst: str
     rows: list = field(default_factory=list)
+    lapsed: int = 0  # open because their acceptance expired; the score has not seen it yet
 
     @property
     def more(self) -> int:
@@ -104,16 +107,17 @@ def severity_rank() -> Case:
     return Case(*whens, default=V(len(SEVERITY_RANK)), output_field=IntegerField())
 
 
-def _row_order() -> list:
-    # Open before accepted ("open" sorts after "accepted"), worst severity first, oldest id.
-    return [F("status").desc(), severity_rank().asc(), F("id").asc()]
+def _row_order(now: datetime) -> list:
+    # Open before accepted ("open" sorts after "accepted"; a lapsed acceptance is open),
+    # worst severity first, oldest id.
+    return [effective_status_expr(now).desc(), severity_rank().asc(), F("id").asc()]
 
 
 def live_findings(tenant: Tenant) -> QuerySet:
     return Finding.objects.affecting(tenant=tenant).filter(status__in=LIVE)
 
 
-def _groups(findings: QuerySet) -> list[Group]:
+def _groups(findings: QuerySet, now: datetime) -> list[Group]:
     """Every check with live findings for the tenant, worst first (one grouped query; at most
     one row per registered check, so bounded by the catalogue, not by the cluster)."""
     rows = (
@@ -121,7 +125,8 @@ def _groups(findings: QuerySet) -> list[Group]:
         .values("check_id")
         .annotate(
             total=Count("id"),
-            open=Count("id", filter=Q(status=Finding.Status.OPEN)),
+            open=Count("id", filter=status_q(Finding.Status.OPEN, now)),
+            lapsed=Count("id", filter=lapsed_q(now)),
             worst=Min(severity_rank()),
         )
     )
@@ -133,6 +138,7 @@ def _groups(findings: QuerySet) -> list[Group]:
             r["total"],
             r["open"],
             names.get(r["worst"], "info"),
+            lapsed=r["lapsed"],
         )
         for r in rows
     ]
@@ -140,11 +146,11 @@ def _groups(findings: QuerySet) -> list[Group]:
     return groups
 
 
-def _first_rows(findings: QuerySet, check_ids: list[str]) -> QuerySet:
+def _first_rows(findings: QuerySet, check_ids: list[str], now: datetime) -> QuerySet:
     """The first ROWS_PER_GROUP findings of each check in `check_ids`: one query, numbered per
     check by a window so a check with 40,000 subjects costs the same as one with 4."""
     numbered = findings.filter(check_id__in=check_ids).annotate(
-        row=Window(RowNumber(), partition_by=[F("check_id")], order_by=_row_order())
+        row=Window(RowNumber(), partition_by=[F("check_id")], order_by=_row_order(now))
     )
     # Numbered by id alone, then read whole: numbering the full rows sorted every live
     # finding of the tenant with its evidence (2 s on PostgreSQL for 6,878 findings).
@@ -153,7 +159,7 @@ def _first_rows(findings: QuerySet, check_ids: list[str]) -> QuerySet:
         Finding.objects.filter(pk__in=first)
         .select_related("cluster", "accepted_by")
         .prefetch_related("tenants")
-        .order_by("check_id", *_row_order())
+        .order_by("check_id", *_row_order(now))
     )
 
 
@@ -165,6 +171,9 @@ class TenantFindingsPage:
     single: bool  # ?check= given: one check, its subjects paginated
     total: int  # live findings matching the filters
     clusters: list[str]  # for the cluster filter
+    # Of `total`, those open because their acceptance expired since the last score: the
+    # score still counts them as accepted until the next re-score (the page says so).
+    lapsed: int = 0
 
     @property
     def rows(self) -> list:
@@ -174,30 +183,33 @@ class TenantFindingsPage:
 def tenant_findings_page(tenant: Tenant, query: Mapping[str, str]) -> TenantFindingsPage:
     """The tenant's live findings for one page: groups by check, each bounded (see module)."""
     filters = Filters.from_query(query)
+    now = timezone.now()
     base = live_findings(tenant)
     findings = filters.apply(base)
-    groups = _groups(findings)
+    groups = _groups(findings, now)
     clusters = list(
         Cluster.objects.filter(Exists(base.filter(cluster=OuterRef("pk"))))
         .order_by("name")
         .values_list("name", flat=True)
     )
-    total = sum(g.total for g in groups)
+    total, lapsed = sum(g.total for g in groups), sum(g.lapsed for g in groups)
     if filters.check:
         ordered = findings.select_related("cluster", "accepted_by").prefetch_related("tenants")
-        page = Paginator(ordered.order_by(*_row_order()), ROWS_PER_PAGE).get_page(query.get("page"))
+        page = Paginator(ordered.order_by(*_row_order(now)), ROWS_PER_PAGE).get_page(
+            query.get("page")
+        )
         for group in groups:  # one group: the check filtered on
             group.rows = list(page.object_list)
-        return TenantFindingsPage(filters, groups, page, True, total, clusters)
+        return TenantFindingsPage(filters, groups, page, True, total, clusters, lapsed)
     page = Paginator(groups, GROUPS_PER_PAGE).get_page(query.get("page"))
     shown = list(page.object_list)
     by_check: dict[str, list] = {g.check_id: [] for g in shown}
     if shown:
-        for row in _first_rows(findings, list(by_check)):
+        for row in _first_rows(findings, list(by_check), now):
             by_check[row.check_id].append(row)
     for group in shown:
         group.rows = by_check[group.check_id]
-    return TenantFindingsPage(filters, shown, page, False, total, clusters)
+    return TenantFindingsPage(filters, shown, page, False, total, clusters, lapsed)
 
 
 def top_contributions(contributions: list[dict]) -> tuple[list[dict], dict | None]:

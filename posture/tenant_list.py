@@ -11,7 +11,9 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
+from django.utils import timezone
 
+from gpuposture.base.finding_status import status_q
 from posture.models import Finding, FindingTenant
 from posture.ranking import SEVERITIES, tenant_rows
 from posture.selectors import not_scored_words, tenants_ranked
@@ -58,13 +60,15 @@ class TenantQuery:
 def tenants_listed(user, query: TenantQuery) -> QuerySet[Tenant]:
     """The tenants the user may see, counted and scored as on the overview, narrowed and
     ordered as asked."""
-    # Counted per tenant in subqueries, so the page sorts and paginates in SQL.
+    # Counted per tenant in subqueries, so the page sorts and paginates in SQL. Open as
+    # shown: an acceptance past its expiry counts.
+    is_open = status_q(Finding.Status.OPEN, timezone.now(), prefix="finding__")
     counts = {
         f"open_{sev}": Coalesce(
             Subquery(
                 FindingTenant.objects.filter(
+                    is_open,
                     tenant=OuterRef("pk"),
-                    finding__status=Finding.Status.OPEN,
                     finding__severity=sev,
                 )
                 .values("tenant_id")

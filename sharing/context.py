@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Case, IntegerField, Q, Value, When
+from django.utils import timezone
 
+from gpuposture.base.finding_status import status_q
 from gpuposture.base.querysets import sees_every_row
 from inventory.models import Node, Pod
 from inventory.pools import node_pool
@@ -120,7 +122,8 @@ def _findings(item: SharingRequest, nodes: list[dict[str, Any]]) -> dict[str, An
         | Q(subject_kind="NodePool", subject_name__in=pools)
         | Q(pk__in=FindingTenant.objects.filter(tenant_id=item.tenant_id).values("finding_id"))
     )
-    rows = Finding.objects.filter(there, cluster_id=item.cluster_id, status=Finding.Status.OPEN)
+    is_open = status_q(Finding.Status.OPEN, timezone.now())  # a lapsed acceptance: open
+    rows = Finding.objects.filter(there, is_open, cluster_id=item.cluster_id)
     rank = Case(
         *(When(severity=s, then=Value(i)) for s, i in SEVERITY_ORDER.items()),
         output_field=IntegerField(),

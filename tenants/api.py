@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from django.db.models import Q
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import ScopedReadOnlyViewSet
+from gpuposture.base.enums import FindingStatus
 from gpuposture.base.filters import FilterSet
+from gpuposture.base.finding_status import status_q
 from gpuposture.base.roles import SECURITY_LEAD
 from tenants.filters import trust_class_filter
 from tenants.models import Tenant, TrustClass
@@ -128,5 +131,6 @@ class TenantViewSet(ScopedReadOnlyViewSet):
     def get_queryset(self):
         # The system tenant `unclassified` is listed only while unclaimed namespaces give it
         # open findings, as on the overview: where nothing is unclassified it says nothing.
-        judged = Tenant.objects.filter(is_system=True, findings__status="open").values("pk")
+        is_open = status_q(FindingStatus.OPEN, timezone.now(), prefix="findings__")
+        judged = Tenant.objects.filter(is_open, is_system=True).values("pk")
         return super().get_queryset().exclude(Q(is_system=True) & ~Q(pk__in=judged))
