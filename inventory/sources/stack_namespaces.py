@@ -83,10 +83,11 @@ def find_stack_namespaces(
     standalone node agents (_standalone). A namespace a ClusterRoleBinding vouches for (it names
     one of the namespace's service accounts: the DRA kubelet plugin publishes ResourceSlices,
     the plugin's config manager and GFD read nodes, their charts bind one) is the stack's.
-    One only images place (the snapshot read no ClusterRoleBinding, or the operator's operands
-    beside it) is the stack's only if it holds nothing else (stack_alone): anyone may run an
-    image, and a namespace found here is the platform's, unjudged. A Deployment or DaemonSet
-    the snapshot did not read is seen in its `pods` (controllers_of_pods), on the same terms."""
+    One only images place (the snapshot read no ClusterRoleBinding, the operator's operands
+    beside it, a standalone agent's own RoleBinding) is the stack's only if it holds nothing
+    else (stack_alone): anyone may run an image, and a namespace found here is the
+    platform's, unjudged. A Deployment or DaemonSet the snapshot did not read is seen in its
+    `pods` (controllers_of_pods), on the same terms."""
     pods = list(pods)
     workloads = list(workloads)
     workloads += controllers_of_pods(workloads, pods)
@@ -123,10 +124,11 @@ def _stack_candidates(
         | network_operator_namespaces(workloads, bindings)
         | kubevirt_namespaces(workloads, bindings)
     )
-    standalone = _standalone(workloads, bindings)
-    bound = bound or set()
-    vouched = (operators | handing) & bound | standalone & (bound | _locally_bound(bindings))
-    return vouched, (operators | handing | standalone) - vouched
+    found = operators | handing | _standalone(workloads, bindings)
+    # Only a ClusterRoleBinding vouches: a namespace's own RoleBinding (the dcgm-exporter
+    # chart's) is anyone's who may edit the namespace, as its images are.
+    vouched = found & (bound or set())
+    return vouched, found - vouched
 
 
 # NVIDIA's node agents that hand out no GPU but are deployed by their own charts outside the
@@ -140,9 +142,9 @@ def _standalone(workloads: list[Workload], bindings: list[RoleBinding]) -> set[s
     (nvcr.io/nvidia/...), where its chart's RBAC is there: a ClusterRoleBinding, or a
     RoleBinding in the namespace naming one of its service accounts (dcgm-exporter's chart
     always binds its `dcgm-exporter-read-cm` Role so, and a ClusterRole only with pod labels
-    on), or where the snapshot read no ClusterRoleBinding (then only if it holds nothing else,
-    find_stack_namespaces). A tenant's namespace stays the tenant's (platform_namespaces drops
-    it whatever says so)."""
+    on), or where the snapshot read no ClusterRoleBinding. Without a ClusterRoleBinding it is
+    the stack's only if it holds nothing else (find_stack_namespaces). A tenant's namespace
+    stays the tenant's (platform_namespaces drops it whatever says so)."""
     cluster = cluster_bound_namespaces(bindings)
     local = _locally_bound(bindings)
     return {

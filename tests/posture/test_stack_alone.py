@@ -346,3 +346,28 @@ def test_pages_read_the_same_platform_namespaces_as_the_checks(tmp_path):
     assert "gpu-operator" not in platform
     run_ = cluster.sync_runs.order_by("-id").first()
     assert any("namespace gpu-operator runs the GPU stack" in w for w in run_.warnings)
+
+
+def test_a_standalone_exporters_own_rolebinding_vouches_only_for_a_namespace_of_nothing_else():
+    """dcgm-exporter's chart binds only a Role in its namespace, which whoever may edit the
+    namespace can write too: beside a GPU Job it no longer makes the namespace the platform's."""
+    exporter = container("exporter", "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04")
+    role_binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "dcgm-exporter", "namespace": "gpu-monitoring"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "read-cm"},
+        "subjects": [
+            {"kind": "ServiceAccount", "name": "dcgm-exporter", "namespace": "gpu-monitoring"}
+        ],
+    }
+    chart = [
+        node("gpu-a"),
+        namespace("gpu-monitoring"),
+        controller("DaemonSet", "gpu-monitoring", "dcgm-exporter", exporter),
+        owned(pod("gpu-monitoring", "dcgm-exporter-k2x8v", exporter), "DaemonSet", "dcgm-exporter"),
+        role_binding,
+    ]
+    assert "gpu-monitoring" in inputs_of(chart).platform_namespaces
+    planted = [*chart, *privileged_gpu_job("gpu-monitoring")]
+    assert "gpu-monitoring" not in inputs_of(planted).platform_namespaces
