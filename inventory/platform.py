@@ -8,12 +8,12 @@ from django.conf import settings
 from inventory import snapshot as snap
 from inventory.models import Cluster, ClusterObject, Pod
 from inventory.sources.gke_managed import gke_dcgm_candidates, gke_managed_namespaces
-from inventory.sources.gpu_config import stack_namespaces
 from inventory.sources.openshift import (
     OPENSHIFT_NODE_LABEL,
     is_reserved_name,
     openshift_namespaces,
 )
+from inventory.sources.stack_namespaces import stack_namespaces, unvouched_stack_namespaces
 from tenants.mapping import PLATFORM_PARTY, UNCLASSIFIED, platform_namespaces
 from tenants.models import TenantNamespace
 
@@ -52,7 +52,8 @@ def unclaimed_party(namespace: str, platform: frozenset[str]) -> str:
 
 
 def stored_platform_namespaces(cluster: Cluster) -> frozenset[str]:
-    """The platform namespaces by the cluster's stored namespaces and workloads."""
+    """The platform namespaces by the cluster's stored namespaces, workloads and bindings
+    (and the pods of namespaces only images place: _stack_pods)."""
     kinds = ("namespace", "workload", "binding")
     rows = ClusterObject.objects.filter(cluster=cluster, kind__in=kinds)
     labels: dict[str, dict[str, str]] = {}
@@ -68,21 +69,37 @@ def stored_platform_namespaces(cluster: Cluster) -> frozenset[str]:
     return platform_namespaces(
         namespace_labels=labels,
         operator_namespaces=stack_namespaces(
-            workloads, bindings, _unread_controllers(cluster, workloads)
+            workloads, bindings, _stack_pods(cluster, workloads, bindings, labels)
         )
         | _gke_managed(cluster, workloads)
         | _openshift(cluster, {*labels, *(w.namespace for w in workloads)}),
     )
 
 
-def _unread_controllers(cluster: Cluster, workloads: list[snap.Workload]) -> list[snap.Pod]:
-    """The pods that stand for their controllers where the sync read no Deployment (a snapshot
-    of nodes and pods: gpu_config.stack_namespaces); none to read where it did (a cluster
-    always runs some), so pages pay nothing for them."""
+def _stack_pods(
+    cluster: Cluster,
+    workloads: list[snap.Workload],
+    bindings: list[snap.RoleBinding],
+    labels: dict[str, dict[str, str]],
+) -> list[snap.Pod]:
+    """The pods stack_namespaces needs: every pod where the sync read no Deployment (a
+    snapshot of nodes and pods: they stand for their controllers), else those of the namespaces
+    only images place (unvouched_stack_namespaces), which must hold nothing but the stack,
+    unless they are the platform's anyway (`kube-system` with GKE's plugin, a labelled or a
+    listed one). No query where no namespace needs them (a binding vouches for the stack's
+    where RBAC was read), so most pages pay nothing for them."""
     if any(w.kind == "Deployment" for w in workloads):
-        return []
-    rows = Pod.objects.filter(cluster=cluster).values_list("data", flat=True)
-    return [snap.from_dict(snap.Pod, data) for data in rows.iterator(chunk_size=2000)]
+        anyway = platform_namespaces(
+            namespace_labels=labels, configured=settings.GPUPOSTURE_PLATFORM_NAMESPACES
+        )
+        namespaces = unvouched_stack_namespaces(workloads, bindings) - anyway
+        if not namespaces:
+            return []
+        rows = Pod.objects.filter(cluster=cluster, namespace__in=namespaces)
+    else:
+        rows = Pod.objects.filter(cluster=cluster)
+    data = rows.values_list("data", flat=True)
+    return [snap.from_dict(snap.Pod, d) for d in data.iterator(chunk_size=2000)]
 
 
 def _openshift(cluster: Cluster, namespaces: set[str]) -> frozenset[str]:

@@ -15,8 +15,8 @@ from inventory.holdings import HoldingHandover
 from inventory.owners import OwnerIndex, WorkloadRef, workload_of
 from inventory.snapshot import ClusterSnapshot, Pod, Workload
 from inventory.sources.gke_managed import gke_managed_namespaces
-from inventory.sources.gpu_config import stack_namespaces
 from inventory.sources.openshift import openshift_namespaces
+from inventory.sources.stack_namespaces import stack_namespaces
 from telemetry.evidence import TelemetryFacts
 from tenants.mapping import (
     UNCLASSIFIED,

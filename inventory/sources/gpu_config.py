@@ -32,17 +32,13 @@ from inventory.sources.configs import (
     unreadable_configs,
 )
 from inventory.sources.gpu_operator import DEFAULT_MIG_PARTED_CONFIGMAP
-from inventory.sources.images import component_of, image_version
-from inventory.sources.stack_operators import (
-    cluster_bound_namespaces,
-    controllers_of_pods,
-    kubevirt_namespaces,
-    network_operator_namespaces,
-    operator_deployment_namespaces,
-    repository_name,
+from inventory.sources.images import component_of
+from inventory.sources.stack_namespaces import (
+    find_stack_namespaces,
+    operator_namespaces,
+    refused_warnings,
 )
 from inventory.sources.unmounted_config import unmounted_plugin_configmaps
-from inventory.sources.vendor_stacks import vendor_stack_namespaces
 from tenants.mapping import TENANT_LABEL, platform_namespaces
 
 # The DaemonSets whose configuration is a ConfigMap, by the component their image runs (GPU
@@ -107,13 +103,17 @@ def read_gpu_configs(
     bindings, namespaces, configmaps = list(bindings), list(namespaces), list(configmaps)
     tenant_namespaces = list(tenant_namespaces)
     operator = operator_namespaces(workloads, bindings)
+    stack = find_stack_namespaces(workloads, bindings, pods)
     platform = platform_namespaces(
         namespace_labels={ns.name: ns.labels for ns in namespaces},
-        operator_namespaces=stack_namespaces(workloads, bindings, pods),
+        operator_namespaces=stack.found,
         configured=configured_platform,
         tenant_namespaces=tenant_namespaces,
     )
     result = GpuConfigs(platform=platform)
+    claimed = {ns.name for ns in namespaces if ns.labels.get(TENANT_LABEL)}
+    claimed.update(tenant_namespaces)
+    result.warnings += refused_warnings(stack.refused, workloads, platform, claimed)
     references = stack_references(workloads, policies, platform, operator & platform)
     for raw in configmaps:
         purposes = references.purposes(raw.namespace, raw.name) if raw.namespace in platform else ()
@@ -122,8 +122,7 @@ def read_gpu_configs(
     if DEVICE_PLUGIN not in references.shown:
         # No plugin seen reading a config: a sharing config a node's label selects, outside
         # the platform's and the tenants' namespaces, is who may steer sharing (fail closed).
-        claimed = {ns.name for ns in namespaces if ns.labels.get(TENANT_LABEL)}
-        skipped = platform | claimed | set(tenant_namespaces)
+        skipped = platform | claimed
         found, warnings = unmounted_plugin_configmaps(configmaps, keys=node_keys, skipped=skipped)
         result.configmaps += found
         result.warnings += warnings
@@ -153,109 +152,6 @@ def _read_one(
         result.unreadable += unreadable_configs(read.configmap)
     result.sharing_configs.extend(read.sharing_configs)
     result.warnings.extend(read.warnings)
-
-
-# The GPU-stack components the operator deploys as DaemonSets in its own namespace.
-OPERAND_COMPONENTS = frozenset(
-    {"device_plugin", "container_toolkit", "driver", "dcgm_exporter", "mig_manager"}
-)
-
-
-def operator_namespaces(
-    workloads: Iterable[Workload], bindings: Iterable[RoleBinding] | None = None
-) -> frozenset[str]:
-    """Where the GPU Operator runs: the namespaces of Deployments running its image that a
-    ClusterRoleBinding names (one of their service accounts), or that also run the operator's
-    operands (DaemonSets of the device plugin, toolkit, driver, DCGM exporter or MIG manager,
-    which the operator creates in its own namespace). Anyone who may create a Deployment can run
-    the operator's image, even at zero replicas, and a namespace found here becomes the
-    platform's, unjudged: the image alone proves nothing where RBAC was read. Where a hand-made
-    snapshot holds some bindings but not the operator's, its operands still place it, rather
-    than every platform DaemonSet being judged as a tenant's pods. With no ClusterRoleBinding
-    in `bindings` at all (the snapshot did not read RBAC; a cluster always has some), the image
-    alone decides, as it must."""
-    return operator_deployment_namespaces(
-        workloads,
-        bindings,
-        is_operator=lambda image: component_of(image) == "gpu_operator",
-        is_operand=lambda image: component_of(image) in OPERAND_COMPONENTS,
-    )
-
-
-def stack_namespaces(
-    workloads: Iterable[Workload],
-    bindings: Iterable[RoleBinding] | None = None,
-    pods: Iterable[Pod] = (),
-) -> frozenset[str]:
-    """The GPU stack's namespaces as found: the GPU Operator's (operator_namespaces), the NVIDIA
-    Network Operator's (network_operator_namespaces), KubeVirt's and CDI's, which hand the
-    sandbox nodes' GPUs and vGPUs to VMs (kubevirt_namespaces), those of the two things that hand
-    GPUs to pods without the GPU Operator, the NVIDIA DRA driver and a standalone device plugin
-    (its chart's own namespace), where a ClusterRoleBinding names one of their service accounts
-    (the DRA kubelet plugin publishes ResourceSlices, the plugin's config manager and GFD read
-    nodes: their charts bind one), or where the snapshot read no ClusterRoleBinding at all.
-    Their image alone, which anyone may run, places nothing. A Deployment or DaemonSet the
-    snapshot did not read is seen in its `pods` (controllers_of_pods), on the same terms."""
-    workloads = list(workloads)
-    workloads += controllers_of_pods(workloads, pods)
-    bindings = list(bindings or ())
-    bound = cluster_bound_namespaces(bindings)
-    handing = {
-        w.namespace
-        for w in workloads
-        if w.kind in ("DaemonSet", "Deployment")
-        and any(_hands_out_gpus(image) for image in w.images.values())
-        and (bound is None or w.namespace in bound)
-    }
-    return (
-        operator_namespaces(workloads, bindings)
-        | handing
-        | _standalone(workloads, bindings)
-        | network_operator_namespaces(workloads, bindings)
-        | kubevirt_namespaces(workloads, bindings)
-        | vendor_stack_namespaces(workloads, bindings)  # AMD's, named as NVIDIA's
-    )
-
-
-# NVIDIA's node agents that hand out no GPU but are deployed by their own charts outside the
-# operator (dcgm-exporter in e.g. `gpu-monitoring`, MIG Manager, the older standalone GPU
-# Feature Discovery image), by the last segment of their image repository.
-STANDALONE_IMAGES = frozenset({"dcgm-exporter", "k8s-mig-manager", "gpu-feature-discovery"})
-
-
-def _standalone(workloads: list[Workload], bindings: list[RoleBinding]) -> set[str]:
-    """Namespaces of a DaemonSet running one of STANDALONE_IMAGES from NVIDIA's registry
-    (nvcr.io/nvidia/...), where its chart's RBAC is there: a ClusterRoleBinding, or a
-    RoleBinding in the namespace naming one of its service accounts (dcgm-exporter's chart
-    always binds its `dcgm-exporter-read-cm` Role so, and a ClusterRole only with pod labels
-    on), or where the snapshot read no ClusterRoleBinding (as for the others). A tenant's
-    namespace stays the tenant's (platform_namespaces drops it whatever says so)."""
-    cluster = cluster_bound_namespaces(bindings)
-    local = {
-        b.namespace
-        for b in bindings
-        if b.kind == "RoleBinding"
-        and any(
-            s.kind == "ServiceAccount" and s.namespace in (None, b.namespace) for s in b.subjects
-        )
-    }
-    return {
-        w.namespace
-        for w in workloads
-        if w.kind == "DaemonSet"
-        and any(_nvidia_standalone(image) for image in w.images.values())
-        and (cluster is None or w.namespace in cluster | local)
-    }
-
-
-def _nvidia_standalone(image: str) -> bool:
-    repository, _ = image_version(image)
-    return repository.startswith("nvcr.io/nvidia/") and repository_name(image) in STANDALONE_IMAGES
-
-
-def _hands_out_gpus(image: str) -> bool:
-    # The NVIDIA DRA driver (images.COMPONENTS names its images, old and new) or the plugin.
-    return component_of(image) in ("dra_driver", "device_plugin")
 
 
 def stack_references(

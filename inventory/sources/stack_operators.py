@@ -4,8 +4,10 @@ One rule for every such operator (DESIGN §3, fail closed): a namespace is the o
 Deployment runs the operator's image AND a ClusterRoleBinding names one of the namespace's
 service accounts, or the operator's own operands run beside it; where the snapshot read no
 ClusterRoleBinding at all (a cluster always has some), the image alone. A namespace's name never
-places it. gpu_config.operator_namespaces applies it to the GPU Operator; this module to the
-NVIDIA Network Operator and to KubeVirt and its Containerized Data Importer.
+places it. stack_namespaces.operator_namespaces applies it to the GPU Operator; this module to
+the NVIDIA Network Operator and to KubeVirt and its Containerized Data Importer. A namespace no
+ClusterRoleBinding names is only found here: stack_namespaces makes it the platform's only if
+it holds nothing else (stack_alone).
 """
 
 from __future__ import annotations
@@ -181,13 +183,13 @@ def kubevirt_namespaces(
     return operator_deployment_namespaces(
         workloads,
         bindings,
-        is_operator=lambda image: _kubevirt_image(image) in KUBEVIRT_OPERATORS,
-        is_operand=lambda image: _kubevirt_image(image) in KUBEVIRT_OPERANDS,
+        is_operator=lambda image: kubevirt_component(image) in KUBEVIRT_OPERATORS,
+        is_operand=lambda image: kubevirt_component(image) in KUBEVIRT_OPERANDS,
         operand_kinds=("DaemonSet", "Deployment"),
     )
 
 
-def _kubevirt_image(image: str) -> str | None:
+def kubevirt_component(image: str) -> str | None:
     """The KubeVirt or CDI component an image of KubeVirt's or Red Hat's repository runs
     (`registry.redhat.io/container-native-virtualization/virt-cdi-operator-rhel9` ->
     cdi-operator); None for any other image."""

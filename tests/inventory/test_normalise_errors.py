@@ -117,6 +117,19 @@ def test_duplicate_objects_are_kept_once_with_a_warning():
     )
 
 
+def _plugin_pod() -> dict[str, Any]:
+    made = pod(
+        "gpu-operator",
+        "plugin",
+        ctr("p", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"),
+        node_name="gpu-a",
+    )
+    made["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "nvidia-device-plugin"}
+    ]
+    return made
+
+
 def _mixed_cluster() -> list[dict[str, Any]]:
     return [
         node("gpu-b", {"nvidia.com/gpu.count": "2"}),
@@ -124,12 +137,7 @@ def _mixed_cluster() -> list[dict[str, Any]]:
         pod("team-beta", "p2", ctr("c"), node_name="gpu-b"),
         pod("team-alpha", "p9", ctr("c"), node_name="gpu-a"),
         pod("team-alpha", "p1", ctr("c"), node_name="gpu-a"),
-        pod(
-            "gpu-operator",
-            "plugin",
-            ctr("p", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"),
-            node_name="gpu-a",
-        ),
+        _plugin_pod(),
         {"kind": "Namespace", "metadata": {"name": "team-beta"}},
         {"kind": "Namespace", "metadata": {"name": "team-alpha"}},
         configmap(

@@ -14,8 +14,8 @@ from dataclasses import replace
 
 from inventory.drift import is_gpu_component
 from inventory.snapshot import ClusterSnapshot
-from inventory.sources.gpu_config import operator_namespaces as gpu_operator_namespaces
 from inventory.sources.images import component_of
+from inventory.sources.stack_namespaces import operator_namespaces as gpu_operator_namespaces
 from posture.inputs import PostureInputs
 from posture.rules.k8s.rbac_targets import Target
 
