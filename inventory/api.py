@@ -28,7 +28,9 @@ from inventory.models import (
     Pod,
     SyncRun,
 )
+from inventory.owners import WorkloadRef
 from inventory.pod_party import pod_parties
+from inventory.pod_workloads import pod_workloads
 from inventory.presenter import PresentedSerializer, node_basis, scope_in
 from inventory.services import SyncBusy, cluster_save, cluster_sync_request
 from inventory.validation import clean_cluster_source, reach_unchanged
@@ -265,12 +267,14 @@ class NodeSerializer(PresentedSerializer):
 
 
 class PodListSerializer(serializers.ListSerializer):
-    """Reads the parties of a page's workloads together (inventory.pod_party: one query per
-    cluster of the page with a workload no tenant claims, not one per workload)."""
+    """Reads the parties and workloads of a page's pods together (inventory.pod_party: one
+    query per cluster of the page with a workload no tenant claims; inventory.pod_workloads:
+    the page's owner links in one), not once per pod."""
 
     def to_representation(self, data):
         pods = list(data.all() if hasattr(data, "all") else data)
         self.child.parties = pod_parties(pods)
+        self.child.workloads = pod_workloads(pods)
         return super().to_representation(pods)
 
 
@@ -290,7 +294,21 @@ class PodSerializer(serializers.ModelSerializer):
         "claims (judged under the unclassified class, never as the platform). The same words "
         "as a node's dra_devices[].party.",
     )
+    workload_kind = serializers.SerializerMethodField(
+        help_text="The kind of the workload the pod belongs to, its owner chain resolved to the "
+        "top controller as findings name their subject (subject_kind): Deployment, "
+        "StatefulSet, DaemonSet, Job, CronJob, a custom resource such as InferenceService "
+        "or RayJob, or Pod for a bare pod."
+    )
+    workload_namespace = serializers.SerializerMethodField(
+        help_text="The workload's namespace (subject_namespace): the pod's, or \"\" for a "
+        "cluster-scoped controller (the GPU Operator's ClusterPolicy)."
+    )
+    workload_name = serializers.SerializerMethodField(
+        help_text="The workload's name (subject_name)."
+    )
     parties: dict[int, str] | None = None
+    workloads: dict[int, WorkloadRef] | None = None
 
     class Meta:
         model = Pod
@@ -300,6 +318,9 @@ class PodSerializer(serializers.ModelSerializer):
             "cluster",
             "namespace",
             "name",
+            "workload_kind",
+            "workload_namespace",
+            "workload_name",
             "node",
             "tenant",
             "party",
@@ -314,6 +335,20 @@ class PodSerializer(serializers.ModelSerializer):
         if self.parties is None or pod.pk not in self.parties:
             return pod_parties([pod])[pod.pk]  # one workload (retrieve)
         return self.parties[pod.pk]
+
+    def _workload(self, pod: Pod) -> WorkloadRef:
+        if self.workloads is None or pod.pk not in self.workloads:
+            self.workloads = {**(self.workloads or {}), **pod_workloads([pod])}  # retrieve
+        return self.workloads[pod.pk]
+
+    def get_workload_kind(self, pod: Pod) -> str:
+        return self._workload(pod).kind
+
+    def get_workload_namespace(self, pod: Pod) -> str:
+        return self._workload(pod).namespace
+
+    def get_workload_name(self, pod: Pod) -> str:
+        return self._workload(pod).name
 
 
 class ClusterViewSet(

@@ -250,7 +250,7 @@ class ClusterObject(models.Model):
         INGRESS = "ingress"
         NETWORK_POLICY = "network_policy"
         GPU_OPERATOR_POLICY = "gpu_operator_policy"
-        OWNER = "owner"  # a ReplicaSet's or Job's owner, a CronJob's existence
+        OWNER = "owner"  # the controller of an object on a pod's owner chain (OwnerLink)
         # A ConfigMap pods take env from: key names, and NVIDIA_VISIBLE_DEVICES only
         ENV_CONFIGMAP = "env_configmap"
         # Dynamic Resource Allocation (resource.k8s.io), read-only

@@ -1,10 +1,22 @@
-"""The workload a pod belongs to: its owner chain resolved. PURE: no Django, no network.
+"""The workload behind a pod: its owner chain resolved. PURE: no Django, no network.
 
-A pod-level finding is about the thing to change, which is the pod's template in its
-controller: a Deployment (pod -> ReplicaSet -> Deployment), a StatefulSet, a DaemonSet, a
-Job, a CronJob (pod -> Job -> CronJob), or the bare Pod. The chain is read from the
-snapshot's owner index (inventory.snapshot.OwnerLink: each ReplicaSet's and Job's owner)
-when the snapshot has it, else from what real clusters guarantee:
+A pod-level finding is about the thing to change, which is the pod's template in the controller
+at the top of its chain: a Deployment (pod -> ReplicaSet -> Deployment), a StatefulSet, a
+DaemonSet, a Job, a CronJob (pod -> Job -> CronJob), the custom resource that controls any of
+these (an InferenceService above Knative's Revision and its Deployment, a RayJob or RayService
+above the RayCluster it generates, a TrainJob above its JobSet, a NIMService above its
+Deployment), or the bare Pod. Each controller reverts an edit of what it generates, and the
+generated names change at every rollout: only the top one is the thing one action changes,
+and stays the same finding across upgrades.
+
+The chain is read from the snapshot's owner links (inventory.snapshot.OwnerLink: the
+controller ownerReference of every object of the snapshot a pod's chain passes through) and
+followed up to MAX_DEPTH links, to the owner the highest object present names (that owner
+itself may be absent: a live sync does not list custom resources). A namespaced object's owner
+is in its namespace, or cluster-scoped (the GPU Operator's ClusterPolicy owns its DaemonSets):
+the subject is then the cluster-scoped object, with no namespace. A pod owned by a pod (Spark's
+executors by their driver) is the owner pod's workload when that pod is in the snapshot, else
+`Pod <owner>`. Where the snapshot lacks the pod's own owner, what real clusters guarantee:
 - the Deployment controller names each ReplicaSet `<deployment>-<pod-template-hash>` and
   labels its pods `pod-template-hash: <hash>`;
 - the CronJob controller names each Job `<cronjob>-<scheduled time in minutes>` and its pods
@@ -18,9 +30,9 @@ when the snapshot has it, else from what real clusters guarantee:
 - a Kubeflow Notebook runs in a StatefulSet of its own name whose pods are labelled
   `notebook-name` and `statefulset` with that name: the pod is the Notebook's (its
   controller reverts any edit of the StatefulSet).
-A custom resource that shares a built-in controller's kind name (Volcano's
-`batch.volcano.sh` Job) is named with its group (`Job.batch.volcano.sh`, as kubectl takes it),
-so it is never taken for, or looked up as, the built-in one.
+A custom resource that shares a built-in kind's name (Volcano's `batch.volcano.sh` Job,
+Knative's `serving.knative.dev` Service) is named with its group (`Job.batch.volcano.sh`, as
+kubectl takes it), so it is never taken for, or looked up as, the built-in one.
 Anything else stays at the nearest owner known for certain (the ReplicaSet, the Job) or the
 bare Pod: never a guess.
 """
@@ -37,12 +49,16 @@ POD_TEMPLATE_HASH = "pod-template-hash"
 JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 # `<cronjob>-<digits>`: the CronJob controller appends the scheduled time in minutes.
 CRONJOB_JOB_NAME = re.compile(r"^(?P<cronjob>.+)-\d+$")
-# The built-in controller kinds a pod's owner chain may name. Their groups ("", apps, batch,
-# extensions) hold no dot; a custom resource's group must (CRD validation), so a dotted group
-# marks another resource of the same kind name.
+# The built-in kinds a pod's owner chain may name, and Service (Knative's Service is in
+# KServe's chain). Their groups ("", apps, batch, extensions) hold no dot; a custom resource's
+# group must (CRD validation), so a dotted group marks another resource of the same kind name.
 BUILTIN_KINDS = frozenset(
-    {"ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "Job", "CronJob", "Node"}
+    ("ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "Job", "CronJob", "Node")
+    + ("Pod", "Service")
 )
+# How many owner links a chain is followed up (KServe's, the longest known, has six above a
+# pod: ReplicaSet, Deployment, Revision, Configuration, Service, InferenceService).
+MAX_DEPTH = 8
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 NOTEBOOK_LABELS = ("notebook-name", "statefulset")  # Kubeflow's notebook controller sets both
 # Labels the controllers set per pod (or per rollout, per Job): not part of the template a
@@ -74,15 +90,16 @@ class WorkloadRef:
     """The controller (or bare Pod) a pod-level finding is about, and how that was found."""
 
     kind: str  # Deployment, StatefulSet, DaemonSet, Job, CronJob, ReplicaSet, Pod, or any
-    # other controller kind a pod's ownerReference names (e.g. a RayCluster)
-    namespace: str
+    # other controller kind a pod's owner chain names (e.g. a RayCluster)
+    namespace: str  # "" for a cluster-scoped controller (a ClusterPolicy)
     name: str
     # "owner index", "pod-template-hash label", "job-name label", "leaderworkerset label",
     # "notebook-name label", "owner reference", "bare pod"
     resolved_by: str
 
     def ref(self) -> str:
-        return f"{self.kind} {self.namespace}/{self.name}"
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
 
 
 def qualified_kind(kind: str, api_version: str) -> str:
@@ -95,10 +112,12 @@ def qualified_kind(kind: str, api_version: str) -> str:
 
 
 class OwnerIndex:
-    """The snapshot's owner links by (kind, namespace, name)."""
+    """The snapshot's owner links by (kind, namespace, name), a cluster-scoped object's under
+    namespace "", and its pods by (namespace, name): a pod may own pods."""
 
-    def __init__(self, links: Iterable[OwnerLink]) -> None:
+    def __init__(self, links: Iterable[OwnerLink], pods: Iterable[Pod] = ()) -> None:
         self._links = {(link.kind, link.namespace, link.name): link for link in links}
+        self._pods = {(pod.namespace, pod.name): pod for pod in pods}
 
     def get(self, kind: str, namespace: str, name: str) -> OwnerLink | None:
         return self._links.get((kind, namespace, name))
@@ -106,25 +125,90 @@ class OwnerIndex:
     def has(self, kind: str, namespace: str, name: str) -> bool:
         return (kind, namespace, name) in self._links
 
+    def pod(self, namespace: str, name: str) -> Pod | None:
+        return self._pods.get((namespace, name))
+
+    def scope_of(self, kind: str, namespace: str, name: str) -> str | None:
+        """The namespace of the object an ownerReference from `namespace` names: its own, or
+        "" for a cluster-scoped one (an ownerReference says neither); None: no link for it."""
+        if (kind, namespace, name) in self._links:
+            return namespace
+        return "" if (kind, "", name) in self._links else None
+
 
 def workload_of(pod: Pod, index: OwnerIndex) -> WorkloadRef:
-    """The workload behind `pod` (see the module docstring for the rules)."""
-    kind, name, namespace = pod.owner_kind, pod.owner_name, pod.namespace
+    """The workload behind `pod` (see the module docstring for the rules): its nearest owner,
+    then up the snapshot's owner links to the top controller they name."""
     # A static pod's mirror is owned by its Node: the pod is the thing to change.
+    if not pod.owner_kind or not pod.owner_name or pod.owner_kind == "Node":
+        return WorkloadRef("Pod", pod.namespace, pod.name, "bare pod")
+    # Not the pod itself: a workload's template pod is named after its controller, which may
+    # be named after a pod (a LeaderWorkerSet's group StatefulSet after its leader pod).
+    seen: set[tuple[str, str, str]] = set()
+    ref = _nearest(pod, index)
+    for _ in range(MAX_DEPTH):
+        key = (ref.kind, ref.namespace, ref.name)
+        if key in seen:  # an owner cycle (a hand-made snapshot): stop where it closes
+            break
+        seen.add(key)
+        above = _owner_of(ref, index)
+        if above is None:
+            break
+        ref = above
+    return ref
+
+
+def _nearest(pod: Pod, index: OwnerIndex) -> WorkloadRef:
+    """The pod's own owner; where the snapshot lacks it, what the controllers' naming shows."""
+    kind, name, namespace = pod.owner_kind or "", pod.owner_name or "", pod.namespace
+    scope = index.scope_of(kind, namespace, name)
+    if scope is not None:
+        return WorkloadRef(kind, scope, name, "owner index")
+    return _guessed(pod, index) or WorkloadRef(kind, namespace, name, "owner reference")
+
+
+def _guessed(pod: Pod, index: OwnerIndex) -> WorkloadRef | None:
+    """The controller the naming of the pod's owner and its labels show (module docstring)."""
+    kind, name = pod.owner_kind, pod.owner_name or ""
+    if kind == "ReplicaSet":
+        return _deployment(pod, name)
+    if kind == "Job":
+        return _cronjob(pod, name, index)
+    if kind == "StatefulSet":
+        return _statefulset_controller(pod, name)
+    return None
+
+
+def nearest_controller(pod: Pod, index: OwnerIndex) -> WorkloadRef:
+    """The workload as it was named before owner chains were followed to the top: a
+    ReplicaSet's or Job's own owner, the guesses above, else the pod's owner reference. A
+    finding filed under it then covers the one filed under `workload_of` now (FindingDraft.
+    covers), so a risk accepted on it is carried, not lost."""
+    kind, name, namespace = pod.owner_kind, pod.owner_name, pod.namespace
     if not kind or not name or kind == "Node":
         return WorkloadRef("Pod", namespace, pod.name, "bare pod")
-    if kind in ("ReplicaSet", "Job"):
-        link = index.get(kind, namespace, name)
-        if link is not None:
-            if link.owner_kind and link.owner_name:
-                return WorkloadRef(link.owner_kind, namespace, link.owner_name, "owner index")
-            return WorkloadRef(kind, namespace, name, "owner index")
-        guessed = _deployment(pod, name) if kind == "ReplicaSet" else _cronjob(pod, name, index)
-        if guessed is not None:
-            return guessed
-    if kind == "StatefulSet" and (controller := _statefulset_controller(pod, name)) is not None:
-        return controller
-    return WorkloadRef(kind, namespace, name, "owner reference")
+    if kind in ("ReplicaSet", "Job") and (link := index.get(kind, namespace, name)) is not None:
+        if link.owner_kind and link.owner_name:
+            return WorkloadRef(link.owner_kind, namespace, link.owner_name, "owner index")
+        return WorkloadRef(kind, namespace, name, "owner index")
+    return _guessed(pod, index) or WorkloadRef(kind, namespace, name, "owner reference")
+
+
+def _owner_of(ref: WorkloadRef, index: OwnerIndex) -> WorkloadRef | None:
+    """The controller above `ref`, None at the top: a Pod that owns pods (a Spark driver owns
+    its executors) is resolved as a pod; anything else by its owner link."""
+    if ref.kind == "Pod":
+        pod = index.pod(ref.namespace, ref.name)
+        if pod is None or not pod.owner_kind or not pod.owner_name or pod.owner_kind == "Node":
+            return None  # not in the snapshot, or a bare pod: the pod is the workload
+        return _nearest(pod, index)
+    link = index.get(ref.kind, ref.namespace, ref.name)
+    if link is None or not link.owner_kind or not link.owner_name:
+        return None
+    # A namespaced object's owner is in its namespace or cluster-scoped (a ClusterPolicy).
+    scope = index.scope_of(link.owner_kind, link.namespace, link.owner_name)
+    namespace = link.namespace if scope is None else scope
+    return WorkloadRef(link.owner_kind, namespace, link.owner_name, "owner index")
 
 
 def _deployment(pod: Pod, replica_set: str) -> WorkloadRef | None:

@@ -13,7 +13,9 @@ a word, nor stretched over subjects nobody accepted:
 - otherwise it stays open, and the acceptances that no longer apply are kept with it (a
   `lapse` audit event): its page and the API show them, and re-accepting is one form.
 
-Both are EarlierAcceptance rows. Costs nothing in a score where no subject widened: the
+Both are EarlierAcceptance rows. A wide finding created over narrower live ones keeps the
+earliest of their first_seen, accepted or not: the cause is the one first seen then.
+Costs nothing in a score where no subject widened: the
 matching is done on the rows the store already read, and only a widening reads or writes more
 (a few queries per widened finding)."""
 
@@ -72,6 +74,35 @@ def widenings_find(
 
 
 LIVE = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
+BATCH = 900  # ids per query, under SQLite's limit on query parameters
+
+
+def first_seen_carried(
+    candidates: Iterable[tuple[str, list[str]]],
+    existing: Mapping[str, Any],
+    seen: Mapping[str, Any],
+) -> dict[str, datetime]:
+    """fingerprint -> when its cause was first seen, for each wide finding created in this
+    score over narrower live ones that resolve in it (accepted or not): the earliest of their
+    first_seen, since it is the same cause under a wider subject. One query per BATCH of
+    them; none in a score where no subject widened."""
+    resolving = {
+        fingerprint: [
+            existing[c].pk
+            for c in covered
+            if fingerprint not in existing
+            and c in existing
+            and c not in seen
+            and existing[c].status in LIVE
+        ]
+        for fingerprint, covered in candidates
+    }
+    ids = sorted({pk for pks in resolving.values() for pk in pks})
+    first: dict[int, datetime] = {}
+    for start in range(0, len(ids), BATCH):
+        rows = Finding.objects.filter(pk__in=ids[start : start + BATCH]).order_by()
+        first.update(rows.values_list("pk", "first_seen"))
+    return {fp: min(first[pk] for pk in pks) for fp, pks in resolving.items() if pks}
 
 
 def acceptances_carry(widenings: list[Widening], *, now: datetime) -> None:

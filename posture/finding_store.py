@@ -22,7 +22,12 @@ from audit.services import audit_record
 from gpuposture.base.finding_status import acceptance_lapsed
 from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.models import Cluster
-from posture.acceptance_carry import acceptance_state, acceptances_carry, widenings_find
+from posture.acceptance_carry import (
+    acceptance_state,
+    acceptances_carry,
+    first_seen_carried,
+    widenings_find,
+)
 from posture.finding_links import finding_tenants_write
 from posture.models import Finding
 from posture.rules import CHECKS, FindingDraft
@@ -175,9 +180,10 @@ def findings_refresh(
     # A risk accepted on narrower findings resolving now is carried to, or shown on, the
     # wider one opening over them (posture.acceptance_carry); read from the rows above.
     widenings = widenings_find(wide, existing, affects, now)
+    first_seen = first_seen_carried(wide, existing, affects)
     # The audit keeps each expired acceptance as it stood (a few rows: read them whole).
     befores = {f.pk: (f, acceptance_state(f)) for f in Finding.objects.filter(pk__in=expired)}
-    _findings_write(cluster, to_create, changed, resolved, now, unjudged)
+    _findings_write(cluster, to_create, changed, resolved, now, unjudged, first_seen)
     ids = {fingerprint: row.pk for fingerprint, row in existing.items()}
     finding_tenants_write(cluster=cluster, affects=affects, existing=ids, now=now)
     acceptances_carry(widenings, now=now)
@@ -225,6 +231,7 @@ FINDING_COLUMNS = (
     "first_seen",
     "last_seen",
 )
+NEW_FINGERPRINT = FINDING_COLUMNS.index("fingerprint")  # in a row of _new_finding_row
 REWRITTEN = (
     "severity",
     "title",
@@ -244,12 +251,16 @@ def _findings_write(
     resolved: list[int],
     now: datetime,
     unjudged: Collection[str] = (),
+    first_seen: dict[str, datetime] | None = None,
 ) -> None:
     """Insert the new, rewrite the changed, resolve the gone; every other live finding of the
     cluster was seen again unchanged: one UPDATE moves their last_seen (not those of the
-    checks this run could not judge: they were not seen)."""
+    checks this run could not judge: they were not seen). `first_seen`: by fingerprint, a new
+    finding's that is not now (a widened subject's: acceptance_carry.first_seen_carried)."""
     stamp = db_datetime(now)  # first_seen and last_seen of the new ones
-    rows_insert(Finding, FINDING_COLUMNS, [(*row, stamp, stamp) for row in to_create], now)
+    earlier = {fp: db_datetime(when) for fp, when in (first_seen or {}).items()}
+    new_rows = [(*row, earlier.get(row[NEW_FINGERPRINT], stamp), stamp) for row in to_create]
+    rows_insert(Finding, FINDING_COLUMNS, new_rows, now)
     rows_update(Finding, REWRITTEN, [_update_row(row, stamp) for row in changed])
     for start in range(0, len(resolved), BATCH):
         batch = resolved[start : start + BATCH]

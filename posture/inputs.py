@@ -290,7 +290,7 @@ class PostureInputs:
 
     @cached_property
     def owner_index(self) -> OwnerIndex:
-        return OwnerIndex(self.snapshot.owners)
+        return OwnerIndex(self.snapshot.owners, self.snapshot.pods)
 
     def workload_of(self, pod: Pod) -> WorkloadRef:
         """The workload behind the pod (inventory/owners.py), resolved once per pod."""

@@ -48,8 +48,9 @@ PINNED: dict[str, int] = {
     # Workloads: roles + count + page + the platform namespaces of each cluster of the page
     # with a workload no tenant claims (one here; inventory.pod_party), and, where the sync
     # read no Deployment (as here: pods only), the pods that stand for their controllers
-    # (inventory.platform._unread_controllers).
-    "api:pod-list": 5,
+    # (inventory.platform._unread_controllers), + the owner links of the page's namespaces
+    # (inventory.pod_workloads; no pod here is owned by a pod, which would be one more).
+    "api:pod-list": 6,
     # ... + for a tenant viewer, the names of the tenants they may not see (inventory.presenter
     # hides them in warnings, drift, labels and taints, the other tenant of a reset: 1 query).
     "api:syncrun-list": 4,

@@ -204,11 +204,13 @@ class GpuOperatorPolicy:
 
 @dataclass(frozen=True)
 class OwnerLink:
-    """Who owns a ReplicaSet or Job (its controller ownerReference), or that a CronJob exists:
-    enough to name the workload behind a pod (inventory/owners.py). Never the object's spec."""
+    """Who owns an object a pod's owner chain passes through (its controller ownerReference),
+    or that it exists (a CronJob; a cluster-scoped owner, and so its scope): enough to name the
+    workload behind a pod (inventory/owners.py, sources/owner_links.py). Never the object's
+    spec. Every ReplicaSet, Job and CronJob has one."""
 
-    kind: str  # "ReplicaSet", "Job" or "CronJob"
-    namespace: str
+    kind: str  # "ReplicaSet", "Job", "CronJob", or any kind ("RayCluster", "Job.batch.volcano.sh")
+    namespace: str  # "" for a cluster-scoped object (a ClusterPolicy)
     name: str
     owner_kind: str | None = None  # None: it has no owner (a bare ReplicaSet or Job)
     owner_name: str | None = None

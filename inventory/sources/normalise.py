@@ -54,6 +54,7 @@ from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_conf
 from inventory.sources.images import image_version
 from inventory.sources.istio_auth import authenticated_routes, is_istio_auth
 from inventory.sources.openshift import openshift_namespaces
+from inventory.sources.owner_links import OwnerNotes
 from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
 from inventory.sources.pods import pod_from_object, pod_from_template
 from inventory.sources.raw import mapping, name_of, text
@@ -76,7 +77,8 @@ __all__ = [
     "pod_from_template",
 ]
 
-# Controllers between a pod and its workload: only their owner is kept (inventory/owners.py).
+# Controllers between a pod and its workload whose owner is always kept, a CronJob's to say it
+# exists (inventory/owners.py); any other object's only on a pod's chain (owner_links.py).
 OWNER_KINDS = ("ReplicaSet", "Job", "CronJob")
 # Controllers kept as a Workload with their pod template: a workload with no pod running is
 # judged from it (DESIGN §5). A Job only when nothing owns it: a CronJob's Jobs are the
@@ -103,6 +105,7 @@ class _Collected:
     network_policies: list[NetworkPolicy] = field(default_factory=list)
     operator_policies: list[GpuOperatorPolicy] = field(default_factory=list)
     owners: list[OwnerLink] = field(default_factory=list)
+    owner_notes: OwnerNotes = field(default_factory=OwnerNotes)  # every object's controller
     dra_claims: list[DraClaim] = field(default_factory=list)
     dra_claim_templates: list[DraClaimTemplate] = field(default_factory=list)
     dra_device_classes: list[DraDeviceClass] = field(default_factory=list)
@@ -119,6 +122,7 @@ class _Collected:
     network_sets: list[NetSet] = field(default_factory=list)
 
     def add(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
+        self.owner_notes.note(kind, obj)
         if is_admission(obj):  # by API group first: Kyverno's ClusterPolicy is not NVIDIA's
             self.admission_policies.append(admission_policy_from(obj))
         elif cni_policy_kind(obj):  # by API group first: Calico's NetworkPolicy is not ours
@@ -140,7 +144,7 @@ class _Collected:
             self.raw_configmaps.append(RawConfigMap(namespace, name_of(obj), obj.get("data")))
         elif kind in WORKLOAD_KINDS + OWNER_KINDS and namespace:
             self._add_controller(kind, obj, namespace)
-        elif kind == "Service" and namespace:
+        elif kind == "Service" and namespace and _builtin(kind, obj):
             self.services.append(service_from(obj, namespace))
         elif kind in ("Role", "ClusterRole"):
             self.roles.append(readers.role_from(obj, namespace))
@@ -167,7 +171,7 @@ class _Collected:
 
     def _add_controller(self, kind: str, obj: dict[str, Any], namespace: str) -> None:
         # Only the built-in ones: Volcano's Job is another resource (inventory.owners).
-        builtin = qualified_kind(kind, text(obj.get("apiVersion"), "") or "") == kind
+        builtin = _builtin(kind, obj)
         if kind in OWNER_KINDS and builtin:
             self.owners.append(readers.owner_link_from(obj, namespace))
         if kind in ("DaemonSet", "Deployment"):
@@ -201,6 +205,12 @@ class _Collected:
             if kind == "ClusterPolicy" and not is_admission(obj):
                 # The GPU Operator's configuration: its nodes must say it is unknown (STACK-007).
                 self.operator_policies.append(GpuOperatorPolicy(name=name, error=reason))
+
+
+def _builtin(kind: str, obj: dict[str, Any]) -> bool:
+    """Not a custom resource sharing a built-in kind's name (inventory.owners.qualified_kind):
+    Knative's Service is no core Service, Volcano's Job no batch Job."""
+    return qualified_kind(kind, text(obj.get("apiVersion"), "") or "") == kind
 
 
 def normalise(
@@ -238,7 +248,8 @@ def _normalise(
         name, namespace = item_identity(index, kind, obj)
         # A CNI's own policy is told apart by its group (Calico's kind is `NetworkPolicy`).
         cni_kind = cni_policy_kind(obj)
-        identity = (kind, namespace, name)
+        # Knative's Service and Volcano's Job are not the built-in of their kind's name.
+        identity = (qualified_kind(kind, text(obj.get("apiVersion"), "") or ""), namespace, name)
         if cni_kind:
             identity = (cni_kind, cni_policy_namespace(obj), name)
         if identity in seen:
@@ -335,7 +346,12 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
             )
         ),
         gpu_operator_policies=tuple(sorted(collected.operator_policies, key=lambda p: p.name)),
-        owners=tuple(sorted(collected.owners, key=lambda o: (o.namespace, o.kind, o.name))),
+        owners=tuple(
+            sorted(
+                collected.owner_notes.links(collected.owners, pods, collected.workloads),
+                key=lambda o: (o.namespace, o.kind, o.name),
+            )
+        ),
         env_configmaps=tuple(env_configmaps(pods, collected.raw_configmaps)),
         dra_claims=tuple(sorted(collected.dra_claims, key=lambda c: (c.namespace, c.name))),
         dra_claim_templates=tuple(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from inventory.owners import qualified_kind
 from inventory.snapshot import (
     GpuOperatorPolicy,
     Namespace,
@@ -131,11 +132,13 @@ def owner_link_from(obj: dict[str, Any], namespace: str) -> OwnerLink:
     first one): the owner chain of the pods it runs, nothing of its spec."""
     refs = dicts(mapping(obj.get("metadata")).get("ownerReferences"))
     owner = next((r for r in refs if r.get("controller") is True), refs[0] if refs else {})
+    kind = text(owner.get("kind"))
     return OwnerLink(
         kind=str(obj["kind"]),
         namespace=namespace,
         name=name_of(obj),
-        owner_kind=text(owner.get("kind")),
+        # Named as a pod's owner is (inventory.owners.qualified_kind), so the chain meets it.
+        owner_kind=qualified_kind(kind, text(owner.get("apiVersion"), "") or "") if kind else kind,
         owner_name=text(owner.get("name")),
     )
 

@@ -163,7 +163,8 @@ def merge_drafts(drafts: Iterable[FindingDraft]) -> list[FindingDraft]:
     each pod (containers differ between rollout versions) and subjects.workload_draft names
     the pod's workload, so the replicas of one workload meet here: tenants are united,
     exposures added, the MERGED_LISTS joined (the first MEMBERS_SHOWN kept, the counts
-    added), the worst explicit severity kept; the rest is the first draft's."""
+    added), the worst explicit severity kept, the subjects covered united; the rest is the
+    first draft's."""
     merged: dict[tuple[str, ...], FindingDraft] = {}
     for draft in drafts:
         identity = draft.identity()
@@ -185,7 +186,15 @@ def _merge(first: FindingDraft, other: FindingDraft) -> FindingDraft:
         evidence=evidence,
         exposure=first.exposure + other.exposure,
         severity=worst_severity((first.severity, other.severity)),
+        # The replicas may have come from several narrower subjects (a RayJob's clusters).
+        covers=_united(first.covers, other.covers),
     )
+
+
+def _united(first: tuple, other: tuple) -> tuple:
+    if not other or other == first:  # the common case: each replica covers the same
+        return first
+    return tuple(dict.fromkeys((*first, *other)))
 
 
 def worst_severity(severities: Iterable[str]) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from inventory.owners import WorkloadRef, template_labels
+from inventory.owners import WorkloadRef, nearest_controller, template_labels
 from inventory.snapshot import TEMPLATE_PHASE, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import nodes_by_name
@@ -176,7 +176,26 @@ def workload_draft(
         title=title,
         severity=severity,
         labels=template_labels(pod),
+        covers=_narrower(inputs, pod, workload, key),
     )
+
+
+def _narrower(
+    inputs: PostureInputs, pod: Pod, workload: WorkloadRef, key: str
+) -> tuple[tuple[str, str, str, str], ...]:
+    """The subject the pod's finding had before owner chains were followed to the top (a
+    KServe Deployment, a RayJob's generated RayCluster, a Spark driver Pod), where it differs:
+    a risk accepted there is carried to this finding when it first opens (FindingDraft.covers)."""
+    if workload.resolved_by == "debug container":
+        return ()
+    before = nearest_controller(pod, inputs.owner_index)
+    if (before.kind, before.namespace, before.name) == (
+        workload.kind,
+        workload.namespace,
+        workload.name,
+    ):
+        return ()
+    return ((before.kind, before.namespace, before.name, key),)
 
 
 def _template_facts(inputs: PostureInputs, pod: Pod) -> dict[str, Any]:

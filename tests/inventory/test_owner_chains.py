@@ -1,0 +1,168 @@
+"""Owner chains followed to the top controller (inventory/owners.py, sources/owner_links.py):
+a pod-level finding's subject is the thing one action changes (DESIGN §5), which for a
+generated object is the custom resource that generates it, and stays the same across the
+rollouts that rename what it generates."""
+
+from __future__ import annotations
+
+import pytest
+
+from inventory.owners import MAX_DEPTH, OwnerIndex, nearest_controller, workload_of
+from inventory.snapshot import OwnerLink, Pod
+from inventory.sources.normalise import normalise
+from tests.inventory import owner_chain_world as world
+
+
+def workloads(objects: list[dict]) -> dict[str, tuple[str, str, str]]:
+    """pod name -> (kind, namespace, name) of its workload, as the checks name it."""
+    snapshot = normalise(objects)
+    index = OwnerIndex(snapshot.owners, snapshot.pods)
+    found = {p.name: workload_of(p, index) for p in snapshot.pods}
+    return {name: (w.kind, w.namespace, w.name) for name, w in found.items()}
+
+
+def test_spark_executors_owned_by_the_driver_pod_are_the_sparkapplications():
+    found = workloads(world.spark())
+    app = ("SparkApplication", world.NS, "acme-etl")
+    assert found == {"acme-etl-driver": app, "acme-etl-exec-1": app, "acme-etl-exec-2": app}
+
+
+def test_executors_whose_driver_pod_is_gone_stay_under_the_driver_pod():
+    found = workloads(world.spark(with_driver=False))
+    assert set(found.values()) == {("Pod", world.NS, "acme-etl-driver")}
+
+
+def test_kserve_pods_and_the_deployment_template_are_the_inferenceservices():
+    snapshot = normalise(world.kserve())
+    index = OwnerIndex(snapshot.owners, snapshot.pods)
+    isvc = ("InferenceService", world.NS, "fraud-model")
+    for pod in snapshot.pods:
+        ref = workload_of(pod, index)
+        assert (ref.kind, ref.namespace, ref.name, ref.resolved_by) == (*isvc, "owner index")
+    (template,) = [w.template for w in snapshot.workloads if w.kind == "Deployment"]
+    assert template is not None
+    assert workload_of(template, index).name == "fraud-model"
+
+
+def test_only_the_links_a_pods_chain_passes_through_are_kept():
+    """The Route, the core Service it makes and its EndpointSlice are on no pod's chain; the
+    core Service and the Knative Service of the same name are both read, each as itself."""
+    snapshot = normalise(world.kserve())
+    assert {(o.kind, o.name, o.owner_kind) for o in snapshot.owners} == {
+        ("ReplicaSet", world.KSERVE_RS[2], "Deployment"),
+        ("Deployment", world.KSERVE_DEPLOYMENT[2], "Revision"),
+        ("Revision", world.REVISION[2], "Configuration"),
+        ("Configuration", world.CONFIG[2], "Service.serving.knative.dev"),
+        ("Service.serving.knative.dev", world.KSVC[2], "InferenceService"),
+    }
+    assert [s.name for s in snapshot.services] == ["fraud-model-predictor"]  # the core one
+    assert not [w for w in snapshot.warnings if "more than once" in w]
+
+
+def test_a_rayjobs_cluster_and_its_submitter_are_one_workload():
+    found = workloads(world.rayjob())
+    assert set(found.values()) == {("RayJob", world.NS, "batch-infer")}
+
+
+def test_an_owner_absent_from_the_snapshot_is_named_by_the_highest_object_present():
+    """A live sync lists no custom resource: the RayCluster's link still names its RayJob. A
+    pod whose owner is not in the snapshot at all stays under its owner reference."""
+    assert set(workloads(world.rayjob(with_rayjob=False)).values()) == {
+        ("RayJob", world.NS, "batch-infer")
+    }
+    cluster_only = [o for o in world.rayjob() if o["kind"] == "Pod"]
+    found = workloads(cluster_only)
+    assert found[f"{world.RAYCLUSTER[2]}-head"] == ("RayCluster", world.NS, world.RAYCLUSTER[2])
+    assert found["batch-infer-submit"] == ("Job", world.NS, "batch-infer")
+
+
+def test_a_leaderworkerset_by_its_links_alone():
+    """The worker StatefulSet is owned by the leader pod, the leader's by the LWS: both pods
+    and the worker StatefulSet's template are the LeaderWorkerSet's."""
+    snapshot = normalise(world.leaderworkerset())
+    index = OwnerIndex(snapshot.owners, snapshot.pods)
+    lws = ("LeaderWorkerSet", world.NS, "vllm")
+    pods = [*snapshot.pods, *(w.template for w in snapshot.workloads if w.template)]
+    assert len(pods) == 4
+    assert {(r.kind, r.namespace, r.name) for r in (workload_of(p, index) for p in pods)} == {lws}
+
+
+def test_the_gpu_operators_daemonset_is_its_cluster_scoped_clusterpolicys():
+    """One edits the ClusterPolicy, never its DaemonSets (the operator reverts them); it has
+    no namespace. Absent from the snapshot, its scope is unknown: the DaemonSet's is taken."""
+    snapshot = normalise(world.gpu_operator())
+    assert OwnerLink("ClusterPolicy", "", "cluster-policy") in snapshot.owners
+    (plugin,) = snapshot.pods
+    ref = workload_of(plugin, OwnerIndex(snapshot.owners, snapshot.pods))
+    assert (ref.kind, ref.namespace, ref.name) == ("ClusterPolicy", "", "cluster-policy")
+    assert ref.ref() == "ClusterPolicy cluster-policy"
+    absent = workloads(world.gpu_operator(with_policy=False))
+    assert set(absent.values()) == {("ClusterPolicy", "gpu-operator", "cluster-policy")}
+
+
+def test_an_owner_reference_that_is_not_the_controller_is_no_link():
+    objects = world.rayjob()
+    for item in objects:
+        for ref in item["metadata"].get("ownerReferences", []):
+            if ref["kind"] == "RayJob":
+                ref["controller"] = False
+    found = workloads(objects)
+    assert found[f"{world.RAYCLUSTER[2]}-head"] == ("RayCluster", world.NS, world.RAYCLUSTER[2])
+
+
+def _layer(i: int, owner: int | None) -> dict:
+    return world.obj(
+        "x.example/v1",
+        f"Layer{i}",
+        f"l{i}",
+        ("x.example/v1", f"Layer{owner}", f"l{owner}") if owner is not None else None,
+    )
+
+
+def test_a_cycle_of_owners_ends():
+    objects = [_layer(0, 1), _layer(1, 0), world.pod("p", ("x.example/v1", "Layer0", "l0"))]
+    assert workloads(objects)["p"][0] in ("Layer0", "Layer1")
+
+
+def test_a_chain_is_followed_up_to_max_depth():
+    layers = [_layer(i, i + 1) for i in range(MAX_DEPTH + 4)]
+    found = workloads([*layers, world.pod("p", ("x.example/v1", "Layer0", "l0"))])
+    assert found["p"] == (f"Layer{MAX_DEPTH}", world.NS, f"l{MAX_DEPTH}")
+
+
+@pytest.mark.parametrize(
+    ("objects", "pod", "before"),
+    [
+        pytest.param(
+            world.kserve(),
+            f"{world.KSERVE_RS[2]}-a",
+            ("Deployment", world.KSERVE_DEPLOYMENT[2]),
+            id="kserve",
+        ),
+        pytest.param(world.spark(), "acme-etl-exec-1", ("Pod", "acme-etl-driver"), id="spark"),
+        pytest.param(
+            world.rayjob(),
+            f"{world.RAYCLUSTER[2]}-head",
+            ("RayCluster", world.RAYCLUSTER[2]),
+            id="rayjob",
+        ),
+        pytest.param(world.rayjob(), "batch-infer-submit", ("RayJob", "batch-infer"), id="job"),
+    ],
+)
+def test_nearest_controller_is_the_subject_before_chains_were_followed(objects, pod, before):
+    snapshot = normalise(objects)
+    index = OwnerIndex(snapshot.owners, snapshot.pods)
+    (found,) = [p for p in snapshot.pods if p.name == pod]
+    ref = nearest_controller(found, index)
+    assert (ref.kind, ref.name) == before
+
+
+def test_a_template_pod_named_like_a_pod_is_not_a_cycle():
+    """A LeaderWorkerSet's group StatefulSet is named after the leader pod; so is its
+    template pod, which must still resolve through the leader pod."""
+    index = OwnerIndex(
+        [OwnerLink("StatefulSet", "ns", "g-0", "Pod", "g-0")],
+        [Pod("ns", "g-0", owner_kind="LeaderWorkerSet", owner_name="g")],
+    )
+    template = Pod("ns", "g-0", owner_kind="StatefulSet", owner_name="g-0")
+    assert workload_of(template, index).kind == "LeaderWorkerSet"

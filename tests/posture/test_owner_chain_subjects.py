@@ -1,0 +1,66 @@
+"""A pod-level finding's subject is its workload with the owner chain followed to the top
+(DESIGN §5): one subject for a SparkApplication's driver and executors, an InferenceService
+rather than the Deployment of its current revision. Each finding lists the narrower subject
+the pods had before (FindingDraft.covers), so a risk accepted there is carried."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from inventory.sources.normalise import normalise
+from posture.inputs import PostureInputs
+from posture.rules.registry import merge_drafts
+from tests.inventory import owner_chain_world as world
+from tests.posture.builders import run, tenant
+
+TEAM = tenant("team", namespaces=(world.NS,))
+
+
+def findings(objects: list[dict], check_id: str = "POD-008"):
+    snapshot = normalise(objects)
+    return run(check_id, PostureInputs(cluster="c", snapshot=snapshot, tenants=(TEAM,)))
+
+
+def test_a_sparkapplications_pods_are_one_subject_and_never_the_driver_pod():
+    drafts = findings(world.spark())
+    subjects = {(d.subject_kind, d.subject_namespace, d.subject_name) for d in drafts}
+    assert subjects == {("SparkApplication", world.NS, "acme-etl")}
+    # One per container, as for any workload: the driver's and the executors' (2 pods).
+    by_key = {d.key: d for d in drafts}
+    assert sorted(by_key) == ["spark-kubernetes-driver", "spark-kubernetes-executor"]
+    executors = by_key["spark-kubernetes-executor"]
+    assert executors.evidence["replicas"] == 2
+    assert "Pod team-a/acme-etl-driver" not in executors.title
+    assert executors.covers == (("Pod", world.NS, "acme-etl-driver", executors.key),)
+    assert by_key["spark-kubernetes-driver"].covers == ()  # the same subject as before
+
+
+def test_kserve_findings_are_the_inferenceservices_and_cover_the_revisions_deployment():
+    (draft,) = findings(world.kserve())
+    assert (draft.subject_kind, draft.subject_name) == ("InferenceService", "fraud-model")
+    assert draft.evidence["replicas"] == 2
+    assert draft.covers == (("Deployment", world.NS, world.KSERVE_DEPLOYMENT[2], "main"),)
+
+
+def test_the_next_revision_is_the_same_finding():
+    """Knative's next revision renames the Revision, its Deployment, ReplicaSet and pods: the
+    finding's identity does not change, so its acceptance and first_seen stay."""
+    before = findings(world.kserve())
+    after = findings(world.renamed(world.kserve(), "00001", "00002"))
+    assert [d.identity() for d in after] == [d.identity() for d in before]
+    assert after[0].covers != before[0].covers  # the Deployment it spans is the new one
+
+
+def test_a_rayjob_is_one_subject_for_its_cluster_and_its_submitter():
+    drafts = findings(world.rayjob(), "POD-007")
+    assert {(d.subject_kind, d.subject_name) for d in drafts} == {("RayJob", "batch-infer")}
+    covered = {c[:3] for d in drafts for c in d.covers}
+    assert covered == {("RayCluster", world.NS, world.RAYCLUSTER[2])}  # the submitter: none
+
+
+def test_merged_replicas_keep_every_subject_they_cover():
+    drafts = findings(world.rayjob(), "POD-007")
+    head = next(d for d in drafts if d.key == "ray-head")
+    other = replace(head, covers=(("RayCluster", world.NS, "older-cluster", "ray-head"),))
+    (merged,) = merge_drafts([head, other])
+    assert [c[2] for c in merged.covers] == [world.RAYCLUSTER[2], "older-cluster"]
