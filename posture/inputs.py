@@ -82,9 +82,13 @@ class SharingRequestInfo:
     tenant: str  # slug
     mode: str
     node_pool: str = ""  # "" = the whole cluster
-    # "active" (approved, unexpired, mode permitted by the tenant's current class), "pending",
-    # "denied", "revoked", "expired" (its own expiry or its class's ceiling) or "not_permitted"
+    # "active" (approved, unexpired), "pending", "denied", "revoked" or "expired" (its own
+    # expiry or its class's ceiling)
     state: str = "pending"
+    # "with_other_tenants", or "within_tenant": the tenant's current class forbids the mode
+    # between tenants and the approval covers its own pods only (tenants.policy.request_scope).
+    # Either clears SHARE-004 for the tenant's use; no approval quiets a co-tenancy check.
+    scope: str = "with_other_tenants"
     requested_at: str = ""  # ISO 8601, like the other times below
     requested_by: str = ""
     decided_by: str = ""

@@ -189,6 +189,7 @@ def _request_info(r: SharingRequest, now) -> SharingRequestInfo:
         mode=r.mode,
         node_pool=r.node_pool,
         state="active" if state == SharingRequest.Status.APPROVED else state,
+        scope=r.scope(),
         requested_at=iso(r.requested_at),
         requested_by=r.requested_by.get_username(),
         decided_by=r.decided_by.get_username() if r.decided_by else "",

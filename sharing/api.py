@@ -23,7 +23,7 @@ from sharing.services import (
     sharing_request_revoke,
 )
 from tenants.models import SharingRequest, Tenant
-from tenants.policy import SHARING_MODES
+from tenants.policy import REQUEST_SCOPES, SHARING_MODES
 
 
 class VisibleSlugField(serializers.SlugRelatedField):
@@ -47,6 +47,11 @@ class SharingRequestSerializer(serializers.ModelSerializer):
     )
     justification = serializers.CharField(max_length=2000)
     state = serializers.SerializerMethodField()
+    # Derived from the tenant's CURRENT trust class (tenants.policy.request_scope):
+    # `with_other_tenants` where the class allows the mode between tenants, `within_tenant`
+    # where it forbids it and the approval covers the tenant's own pods only.
+    scope = serializers.ChoiceField(choices=REQUEST_SCOPES, read_only=True)
+    scope_rule = serializers.SerializerMethodField()
     # expires_at as decided, or sooner the ceiling of the tenant's current trust class.
     effective_expires_at = serializers.DateTimeField(
         source="effective_expiry", read_only=True, allow_null=True
@@ -70,6 +75,8 @@ class SharingRequestSerializer(serializers.ModelSerializer):
             "justification",
             "status",
             "state",
+            "scope",
+            "scope_rule",
             "requested_by",
             "requested_at",
             "decided_by",
@@ -93,6 +100,10 @@ class SharingRequestSerializer(serializers.ModelSerializer):
 
     def get_state(self, request: SharingRequest) -> str:
         return request.state(self.context["now"])
+
+    def get_scope_rule(self, request: SharingRequest) -> str:
+        """The policy's sentence for the scope (why it is limited to the tenant, if it is)."""
+        return request.policy().rule
 
 
 class DecisionSerializer(serializers.Serializer):

@@ -10,13 +10,12 @@ from gpuposture.base.filters import FilterSet
 from inventory.filters import cluster_filter
 from tenants.filters import tenant_filter
 from tenants.models import SharingRequest
-from tenants.policy import SHARING_MODES
+from tenants.policy import REQUEST_SCOPES, SHARING_MODES
 
 STATE_CHOICES = [
     ("pending", "Pending"),
     ("active", "Approved and active"),
     ("expired", "Approved, expired"),
-    ("not_permitted", "Approved, mode no longer permitted by the trust class"),
     ("denied", "Denied"),
     ("revoked", "Revoked"),
 ]
@@ -27,13 +26,20 @@ class SharingRequestFilter(FilterSet):
     cluster = cluster_filter()
     mode = django_filters.ChoiceFilter(choices=[(m, m) for m in SHARING_MODES])
     state = django_filters.ChoiceFilter(choices=STATE_CHOICES, method="filter_state", label="State")
+    scope = django_filters.ChoiceFilter(
+        choices=[(s, s) for s in REQUEST_SCOPES], method="filter_scope", label="Scope"
+    )
 
     class Meta:
         model = SharingRequest
-        fields = ["tenant", "cluster", "mode", "state", "node_pool"]
+        fields = ["tenant", "cluster", "mode", "state", "scope", "node_pool"]
+
+    def filter_scope(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        # Derived from the tenant's current class, as the serializer's `scope` field is.
+        return queryset.in_scope(value)
 
     def filter_state(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        # One rule with the model's state(): the class's expiry ceiling and permitted modes.
+        # One rule with the model's state(): its own expiry and the class's ceiling.
         now = timezone.now()
         requests = SharingRequest.objects
         if value == "active":
@@ -42,7 +48,4 @@ class SharingRequestFilter(FilterSet):
             return queryset.filter(status=SharingRequest.Status.APPROVED).exclude(
                 pk__in=requests.unexpired(now).values("pk")
             )
-        if value == "not_permitted":
-            unexpired = requests.unexpired(now).exclude(pk__in=requests.active(now).values("pk"))
-            return queryset.filter(pk__in=unexpired.values("pk"))
         return queryset.filter(status=value)

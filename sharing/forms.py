@@ -7,9 +7,8 @@ import json
 from django import forms
 from django.core.validators import MaxValueValidator
 
-from gpuposture.base.labels import words
 from tenants.models import SharingRequest, Tenant
-from tenants.policy import SHARING_MODES, mode_permitted
+from tenants.policy import SHARING_MODES, WITHIN_TENANT, request_scope
 
 
 class SharingRequestForm(forms.Form):
@@ -21,7 +20,9 @@ class SharingRequestForm(forms.Form):
         required=False,
         help_text="Empty for the whole cluster.",
     )
-    mode = forms.ChoiceField(choices=[(m, words(m)) for m in SHARING_MODES if m != "exclusive"])
+    # Every known mode may be asked for (DESIGN §3: within one tenant any mode is allowed); one
+    # the tenant's class forbids between tenants is approved for its own pods only.
+    mode = forms.ChoiceField(choices=[(m, m) for m in SHARING_MODES if m != "exclusive"])
     justification = forms.CharField(
         max_length=2000, min_length=10, widget=forms.Textarea(attrs={"rows": 3})
     )
@@ -33,49 +34,34 @@ class SharingRequestForm(forms.Form):
         self.fields["tenant"].queryset = tenants
         cluster_model = SharingRequest._meta.get_field("cluster").related_model
         self.fields["cluster"].queryset = cluster_model.objects.visible_to(user)
-        # Offer only the modes the tenant's class allows: all of them once a tenant is chosen
-        # (the page's script narrows the list as the tenant changes), else those any of the
-        # user's tenants may ask for. clean() holds the line for a hand-made POST.
-        self.modes_by_tenant = {t.slug: requestable_modes(t.trust_class) for t in tenants}
-        picked = str(self.data.get("tenant") or self.initial.get("tenant") or "")
-        chosen = self.modes_by_tenant.get(picked)
-        offered = (
-            chosen
-            if chosen is not None
-            else sorted(
-                {m for modes in self.modes_by_tenant.values() for m in modes},
-                key=SHARING_MODES.index,
-            )
-        )
-        self.fields["mode"].choices = [(m, m) for m in offered]
-        if chosen is not None:
-            self.fields["mode"].error_messages["invalid_choice"] = self._refusal(
-                tenants.get(slug=picked)
-            )
-        self.fields["tenant"].widget.attrs["data-modes"] = json.dumps(self.modes_by_tenant)
-        self.fields[
-            "mode"
-        ].help_text = "Only the modes the tenant's trust class allows are offered."
-
-    def clean(self) -> dict | None:
-        data = super().clean()
-        tenant, mode = data.get("tenant"), data.get("mode")
-        if tenant and mode and mode not in self.modes_by_tenant.get(tenant.slug, ()):
-            self.add_error("mode", self._refusal(tenant) % {"value": mode})
-        return data
-
-    def _refusal(self, tenant: Tenant) -> str:
-        """The refusal, with %(value)s for the mode asked (Django's invalid_choice format)."""
-        allowed = ", ".join(self.modes_by_tenant.get(tenant.slug, ())) or "no sharing mode"
-        return (
-            f"Tenant {tenant.slug}'s trust class '{tenant.trust_class.slug}' allows only "
-            f"{allowed} (not %(value)s); exclusive use needs no request."
+        # The page's script says the scope as the tenant and mode change: tenant -> class,
+        # class -> {mode: the note}, so the page grows with the classes, not tenants x modes.
+        self.class_of = {t.slug: t.trust_class.slug for t in tenants}
+        self.notes = {t.trust_class.slug: own_use_notes(t.trust_class) for t in tenants}
+        attrs = self.fields["tenant"].widget.attrs
+        attrs["data-classes"] = json.dumps(self.class_of)
+        attrs["data-scope-notes"] = json.dumps(self.notes)
+        self.fields["mode"].help_text = (
+            "A mode the tenant's trust class forbids between tenants is approved for the "
+            "tenant's own pods only; exclusive use needs no request."
         )
 
+    def scope_note(self) -> str:
+        """The scope's caveat for the tenant and mode picked (none picked: "")."""
+        tenant = str(self.data.get("tenant") or self.initial.get("tenant") or "")
+        mode = str(self.data.get("mode") or self.initial.get("mode") or "")
+        return self.notes.get(self.class_of.get(tenant, ""), {}).get(mode, "")
 
-def requestable_modes(trust_class) -> list[str]:
-    """The sharing modes a tenant of this class may ask for (exclusive needs no request)."""
-    return [m for m in SHARING_MODES if m != "exclusive" and mode_permitted(trust_class, m).allowed]
+
+def own_use_notes(trust_class) -> dict[str, str]:
+    """{mode: the policy's words} for the modes a tenant of this class may ask for its own pods
+    only (the class forbids them between tenants)."""
+    notes = {}
+    for mode in SHARING_MODES:
+        decision = request_scope(trust_class, mode)
+        if decision.scope == WITHIN_TENANT:
+            notes[mode] = decision.rule
+    return notes
 
 
 class DecisionForm(forms.Form):

@@ -21,7 +21,7 @@ from gpuposture.base.roles import (
     may,
 )
 from tenants.models import SharingRequest, Tenant
-from tenants.policy import mode_permitted
+from tenants.policy import request_scope
 
 AUDIT_FIELDS = (
     "tenant",
@@ -54,7 +54,9 @@ class NotAllowed(SharingRequestError):
 
 
 def _snapshot(request: SharingRequest) -> dict:
-    return model_to_audit_dict(request, fields=AUDIT_FIELDS)
+    # The scope as judged at the time: the tenant's class may change later, and the audit
+    # event keeps what the decider was shown.
+    return {**model_to_audit_dict(request, fields=AUDIT_FIELDS), "scope": request.scope()}
 
 
 def requestable_tenants(user) -> QuerySet[Tenant]:
@@ -83,7 +85,8 @@ def sharing_request_create(
         raise NotAllowed(
             f"Only a platform engineer or an owner of tenant {tenant.slug} may ask for it."
         )
-    decision = mode_permitted(tenant.trust_class, mode)
+    # Any known mode: one the class forbids between tenants is for the tenant's own pods.
+    decision = request_scope(tenant.trust_class, mode)
     if not decision.allowed:
         raise SharingRequestError(f"Refused: {decision.rule}.")
     if not justification.strip():
@@ -159,8 +162,9 @@ def sharing_request_approve(
     *, request: SharingRequest, user, reason: str, expires_in_days: int | None = None
 ) -> SharingRequest:
     _check_decider(user, request)
-    # The class may have changed since the request was made: judge it again now.
-    decision = mode_permitted(request.tenant.trust_class, request.mode)
+    # The class may have changed since the request was made: its scope is judged now (the
+    # page and the API show it beside the decision); only a mode nobody knows is refused.
+    decision = request.policy()
     if not decision.allowed:
         raise SharingRequestError(f"Cannot approve: {decision.rule}.")
     now = timezone.now()

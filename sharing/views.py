@@ -28,7 +28,6 @@ from sharing.services import (
     sharing_request_revoke,
 )
 from tenants.models import SharingRequest
-from tenants.policy import mode_permitted
 
 _RELATED = ("tenant", "tenant__trust_class", "cluster", "requested_by", "decided_by", "revoked_by")
 
@@ -121,7 +120,7 @@ def _detail(
             and may(request.user, REVOKE_SHARING),
             "decision_form": form,
             # Judged now, as a decision would be: the class may have changed since the ask.
-            "policy": mode_permitted(item.tenant.trust_class, item.mode),
+            "policy": item.policy(),
             # Beside the request: the nodes it covers, their tenants, findings, earlier asks.
             **sharing_request_context(item, request.user),
         },
@@ -153,5 +152,12 @@ def sharing_request_decide(request: HttpRequest, pk: int) -> HttpResponse:
         # Shown again with what was typed and the error beside its field.
         item.refresh_from_db()
         return _detail(request, item, form, status=400)
-    messages.success(request, f"Request #{pk}: {form.cleaned_data['decision']} recorded.")
+    messages.success(request, _confirmation(item, form.cleaned_data["decision"]))
     return redirect("sharing-request-detail", pk=pk)
+
+
+def _confirmation(item: SharingRequest, decision: str) -> str:
+    """The message after a decision; an approval says what it covers, as the page did."""
+    if decision == "approve" and item.scope_note():
+        return f"Request #{item.pk}: approve recorded, {item.scope_note()}."
+    return f"Request #{item.pk}: {decision} recorded."

@@ -12,7 +12,14 @@ from django.db import models
 from gpuposture.base.querysets import Scope, ScopedQuerySet
 from gpuposture.base.roles import is_signed_in
 from tenants.mapping import RESERVED_TENANT_SLUGS
-from tenants.policy import mode_permitted
+from tenants.policy import (
+    SHARING_MODES,
+    WITH_OTHER_TENANTS,
+    WITHIN_TENANT,
+    PolicyDecision,
+    mode_permitted,
+    request_scope,
+)
 from tenants.pool_taints import check_class_taint
 
 slug_validator = RegexValidator(
@@ -221,11 +228,19 @@ class SharingRequestQuerySet(ScopedQuerySet):
         )
 
     def active(self, now) -> models.QuerySet:
-        """Approved, unexpired at `now`, and for a mode the tenant's current trust class still
-        permits: the approvals a tenant may share GPUs under."""
-        unexpired = self.unexpired(now).select_related("tenant__trust_class")
-        void = [r.pk for r in unexpired if not r.mode_still_permitted()]
-        return self.unexpired(now).exclude(pk__in=void)
+        """Approved and unexpired at `now`: the approvals a tenant may use sharing modes under.
+        A mode its current class forbids between tenants stays approved for the tenant's own
+        pods (scope `within_tenant`, tenants.policy.request_scope)."""
+        return self.unexpired(now)
+
+    def in_scope(self, scope: str) -> models.QuerySet:
+        """Requests whose approval covers `scope` under their tenant's CURRENT trust class
+        (tenants.policy.request_scope), one query for the classes."""
+        between = models.Q(pk__in=[])
+        for trust_class in TrustClass.objects.all():
+            modes = [m for m in SHARING_MODES if mode_permitted(trust_class, m).allowed]
+            between |= models.Q(tenant__trust_class=trust_class, mode__in=modes)
+        return self.filter(between) if scope == WITH_OTHER_TENANTS else self.exclude(between)
 
 
 class SharingRequest(models.Model):
@@ -306,24 +321,31 @@ class SharingRequest(models.Model):
             ends.append(start + timedelta(days=days))
         return min(ends) if ends else None
 
-    def mode_still_permitted(self) -> bool:
-        """Does the tenant's current trust class still permit the mode? Approval judged it
-        against the class of the day; a tenant since moved to a stricter class (internal
-        to external) is no longer covered by it."""
-        return mode_permitted(self.tenant.trust_class, self.mode).allowed
+    def policy(self) -> PolicyDecision:
+        """What the request covers under the tenant's CURRENT trust class, with the rule's
+        words: a tenant since moved to a stricter class (internal_trusted to external) keeps
+        its time_slicing approval for its own pods only."""
+        return request_scope(self.tenant.trust_class, self.mode)
+
+    def scope(self) -> str:
+        """`with_other_tenants` or `within_tenant` (tenants.policy.REQUEST_SCOPES); a mode the
+        policy does not know (written outside the services) is never shared between tenants."""
+        return self.policy().scope or WITHIN_TENANT
+
+    def scope_note(self) -> str:
+        """The scope's caveat for the pages; "" for a request not limited to the tenant."""
+        decision = self.policy()
+        return decision.rule if decision.scope == WITHIN_TENANT else ""
 
     def is_active(self, now) -> bool:
         return self.state(now) == self.Status.APPROVED
 
     def state(self, now) -> str:
         """The status as a person reads it: an approval past its expiry (its own or its
-        class's) is "expired"; one for a mode the tenant's class no longer permits is
-        "not_permitted"."""
+        class's) is "expired"."""
         if self.status != self.Status.APPROVED:
             return self.status
         ends = self.effective_expiry()
         if ends is not None and ends <= now:
             return "expired"
-        if not self.mode_still_permitted():
-            return "not_permitted"
         return self.status

@@ -8,7 +8,7 @@ layering (STYLE.md), so the functions take any object shaped like posture.inputs
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from gpuposture.base.enums import SharingMode
@@ -115,6 +115,18 @@ class PolicyDecision:
     allowed: bool
     rule: str  # one sentence naming the rule that allows or forbids
     forbidden_by: tuple[str, ...] = ()  # slugs of the classes whose rule forbids it
+    # request_scope only: what an approval of the request covers (REQUEST_SCOPES).
+    scope: str = ""
+
+
+# What an approved sharing request covers (DESIGN §3). `with_other_tenants`: the tenant's class
+# allows the mode between tenants, so the approval covers the tenant's pods sharing GPUs with
+# its neighbours' too (each neighbour's class is still judged per GPU by SHARE-003).
+# `within_tenant`: the class forbids the mode between tenants, and "within one tenant any mode
+# is allowed", so the approval covers the tenant's own pods sharing GPUs among themselves only.
+WITH_OTHER_TENANTS = "with_other_tenants"
+WITHIN_TENANT = "within_tenant"
+REQUEST_SCOPES: tuple[str, ...] = (WITH_OTHER_TENANTS, WITHIN_TENANT)
 
 
 def _class_objection(own: TrustClassRules, peer: TrustClassRules, mode: str) -> str | None:
@@ -156,11 +168,11 @@ def may_share(
 
 
 def mode_permitted(cls: TrustClassRules, mode: str) -> PolicyDecision:
-    """May a tenant of class `cls` ask to share its GPUs with other tenants by `mode` at all?
+    """May a tenant of class `cls` share its GPUs with other tenants by `mode` at all?
 
-    A sharing request is refused here, before anyone approves it, when the tenant's own class
-    forbids the mode; whether a particular neighbour's class allows it is judged later, per
-    GPU, by SHARE-003. exclusive is always permitted: it shares nothing.
+    Whether a particular neighbour's class allows it too is judged per GPU by SHARE-003.
+    exclusive is always permitted: it shares nothing. A sharing request for a mode refused
+    here is still accepted, for the tenant's own pods only (request_scope).
     """
     if mode not in SHARING_MODES:
         known = ", ".join(SHARING_MODES)
@@ -175,6 +187,31 @@ def mode_permitted(cls: TrustClassRules, mode: str) -> PolicyDecision:
             True, f"trust class '{cls.slug}' allows {mode}, only with other '{cls.slug}' tenants"
         )
     return PolicyDecision(True, f"trust class '{cls.slug}' allows {mode}")
+
+
+def request_scope(cls: TrustClassRules, mode: str) -> PolicyDecision:
+    """What an approved sharing request of a tenant of class `cls` for `mode` covers.
+
+    Within one tenant any mode is allowed (DESIGN §3), so a request for any known mode is
+    accepted: `with_other_tenants` where the class allows the mode between tenants, else
+    `within_tenant`, the tenant's own pods only. An approval never makes co-tenancy allowed:
+    SHARE-001/003/006/007 judge every GPU two tenants share, whatever was approved. An unknown
+    mode is refused. Judged against the tenant's CURRENT class: a tenant moved to a stricter
+    class keeps its approvals, narrowed to its own pods.
+    """
+    between = mode_permitted(cls, mode)
+    if between.allowed:
+        return replace(between, scope=WITH_OTHER_TENANTS)
+    if mode not in SHARING_MODES:
+        return between
+    allowed = ", ".join(cls.allowed_modes) or "no sharing mode"
+    return PolicyDecision(
+        True,
+        f"for this tenant's own pods only: trust class '{cls.slug}' forbids sharing by {mode} "
+        f"with other tenants (it allows only {allowed}); SHARE-003 still reports any "
+        "co-tenancy",
+        scope=WITHIN_TENANT,
+    )
 
 
 # --- which mode pods on a node share a physical GPU by ---------------------------------------

@@ -1,33 +1,20 @@
-// The sharing-request form offers only the modes the chosen tenant's trust class allows: the
-// tenant select carries {tenant: [modes]} and the mode list is narrowed when it changes.
+// The sharing-request form says, beside the mode, when an approval would cover the tenant's
+// own pods only (its trust class forbids the mode between tenants): the tenant select carries
+// {tenant: class} and {class: {mode: note}}, and the note follows the tenant and mode chosen.
 (function () {
-  var tenant = document.querySelector("select[data-modes]");
+  var tenant = document.querySelector("select[data-scope-notes]");
   var mode = document.querySelector("select[name=mode]");
-  if (!tenant || !mode) return;
-  var modes = JSON.parse(tenant.getAttribute("data-modes"));
-  var labels = {};
-  var all = Array.prototype.map.call(mode.options, function (o) {
-    labels[o.value] = o.textContent;
-    return o.value;
-  });
-  var known = {};
-  Object.keys(modes).forEach(function (slug) {
-    modes[slug].forEach(function (m) { known[m] = true; });
-  });
-  Object.keys(known).forEach(function (m) { if (all.indexOf(m) < 0) all.push(m); });
+  var note = document.getElementById("scope-note");
+  if (!tenant || !mode || !note) return;
+  var classes = JSON.parse(tenant.getAttribute("data-classes"));
+  var notes = JSON.parse(tenant.getAttribute("data-scope-notes"));
 
-  function narrow() {
-    var allowed = modes[tenant.value] || all;
-    var current = mode.value;
-    mode.innerHTML = "";
-    allowed.forEach(function (m) {
-      var option = document.createElement("option");
-      option.value = m;
-      option.textContent = labels[m] || m;
-      option.selected = m === current;
-      mode.appendChild(option);
-    });
+  function show() {
+    var text = (notes[classes[tenant.value]] || {})[mode.value] || "";
+    note.textContent = text;
+    note.hidden = !text;
   }
-  tenant.addEventListener("change", narrow);
-  narrow();
+  tenant.addEventListener("change", show);
+  mode.addEventListener("change", show);
+  show();
 })();

@@ -1,6 +1,7 @@
 """An approval is judged against the tenant's CURRENT trust class (DESIGN §3): a tenant moved
-into the sensitive class is bound by its 90 days from the decision, and an approval for a mode
-its new class forbids covers nothing. SHARE-004 fires, the API and the sweep agree."""
+into the sensitive class is bound by its 90 days from the decision (SHARE-004 fires, the API and
+the sweep agree), and an approval for a mode its new class forbids between tenants still covers
+its own pods (scope within_tenant)."""
 
 from __future__ import annotations
 
@@ -88,31 +89,38 @@ def test_the_sweep_rescores_when_the_class_ceiling_passes(small_world, personas)
         assert rescore_sweep() == []
 
 
-def test_an_approval_for_a_mode_the_new_class_forbids_covers_nothing(small_world, personas):
-    # alpha time-slices in the small world; as platform it may ask for time_slicing.
+def test_an_approval_for_a_mode_the_new_class_forbids_covers_the_tenants_own_pods(
+    small_world, personas
+):
+    # alpha time-slices in the small world; as platform it may time-slice with anyone.
     move("alpha", "platform")
     request = approve(small_world, personas, "time_slicing")
+    assert request.scope() == "with_other_tenants"
     posture_evaluate()
     assert share004_alpha() is None
 
     move("alpha", "internal")  # internal allows exclusive, mig_gi, vgpu_fixed, vgpu_equal
-    request.refresh_from_db()
+    request = SharingRequest.objects.select_related("tenant__trust_class").get(pk=request.pk)
     now = timezone.now()
-    assert request.state(now) == "not_permitted"
-    assert not SharingRequest.objects.active(now).exists()
+    # Within one tenant any mode is allowed: still approved, narrowed to alpha's own pods.
+    assert (request.state(now), request.scope()) == ("approved", "within_tenant")
+    assert SharingRequest.objects.active(now).filter(pk=request.pk).exists()
+    [info] = sharing_requests_for(small_world)
+    assert (info.state, info.scope) == ("active", "within_tenant")
     posture_evaluate()
-    finding = share004_alpha()
-    assert finding is not None
-    assert finding.evidence["active_approval"] is None
-    [earlier] = finding.evidence["requests_for_this_mode"]
-    assert (earlier["id"], earlier["state"]) == (request.pk, "not_permitted")
+    assert share004_alpha() is None
+    # Sharing the GPU with beta (external) is reported whatever alpha's approval says.
+    assert Finding.objects.filter(check_id="SHARE-003", status="open", tenants__slug="alpha")
 
     auditor = api_client(personas["auditor"])
-    assert auditor.get(f"{URL}{request.pk}/").json()["state"] == "not_permitted"
-    listed = auditor.get(URL, {"state": "not_permitted"}).json()["results"]
-    assert [r["id"] for r in listed] == [request.pk]
-    assert auditor.get(URL, {"state": "active"}).json()["count"] == 0
-    assert auditor.get(URL, {"state": "expired"}).json()["count"] == 0
+    shown = auditor.get(f"{URL}{request.pk}/").json()
+    assert (shown["state"], shown["scope"]) == ("approved", "within_tenant")
+    assert "trust class 'internal' forbids sharing by time_slicing" in shown["scope_rule"]
+    assert [r["id"] for r in auditor.get(URL, {"state": "active"}).json()["results"]] == [
+        request.pk
+    ]
+    refused = auditor.get(URL, {"state": "not_permitted"})
+    assert refused.status_code == 400  # the state is gone: the scope says it now
 
 
 def test_an_approval_with_no_decision_time_counts_from_the_ask(small_world, personas):

@@ -207,3 +207,43 @@ def test_mode_permitted_names_the_rule(cls, mode, allowed, words):
     decision = mode_permitted(trust_class(cls), mode)
     assert decision.allowed is allowed
     assert words in decision.rule
+
+
+# --- request_scope: what an approved sharing request covers (DESIGN §3) ----------------------
+
+
+@pytest.mark.parametrize(
+    ("cls", "mode", "allowed", "scope", "words"),
+    [
+        # Within one tenant any mode is allowed: a mode the class forbids between tenants
+        # is approved for the tenant's own pods only.
+        (
+            "external",
+            "time_slicing",
+            True,
+            "within_tenant",
+            "for this tenant's own pods only: trust class 'external' forbids sharing by "
+            "time_slicing with other tenants (it allows only exclusive, mig_gi); SHARE-003 "
+            "still reports any co-tenancy",
+        ),
+        ("sensitive", "mps", True, "within_tenant", "forbids sharing by mps with other tenants"),
+        ("internal", "mig_ci", True, "within_tenant", "allows only exclusive, mig_gi, vgpu_fixed"),
+        ("external", "mig_gi", True, "with_other_tenants", "trust class 'external' allows mig_gi"),
+        (
+            "internal_trusted",
+            "time_slicing",
+            True,
+            "with_other_tenants",
+            "only with other 'internal_trusted' tenants",
+        ),
+        ("platform", "time_slicing", True, "with_other_tenants", "allows time_slicing"),
+        ("internal", "exclusive", True, "with_other_tenants", "shares nothing"),
+        ("platform", "warp_drive", False, "", "not a known sharing mode"),
+    ],
+)
+def test_request_scope_names_what_an_approval_covers(cls, mode, allowed, scope, words):
+    from tenants.policy import request_scope
+
+    decision = request_scope(trust_class(cls), mode)
+    assert (decision.allowed, decision.scope) == (allowed, scope)
+    assert words in decision.rule

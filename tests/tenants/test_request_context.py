@@ -1,11 +1,13 @@
 """A platform engineer decides a sharing request seeing its context: the nodes it covers, the
 other tenants on them with their classes and the policy's verdict, the open findings there and
 the tenant's earlier requests, in a fixed number of queries; a tenant owner sees none of it. The
-request form offers only the modes the tenant's class allows."""
+request form offers every mode and says which an approval would cover for the tenant's own pods
+only."""
 
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import pytest
@@ -139,29 +141,20 @@ def test_the_decision_page_makes_the_same_number_of_queries_at_any_size(
     assert len(queries) == expected, [q["sql"][:120] for q in queries.captured_queries]
 
 
-def test_the_request_form_offers_only_the_modes_the_tenants_class_allows(
+def test_the_request_form_offers_every_mode_and_says_which_are_for_own_pods_only(
     small_world, personas, client
 ):
     client.force_login(personas["platform_engineer"])
-    assert _offered(client, "beta") == ["mig_gi"]  # external
-    assert _offered(client, "alpha") == [
-        "mig_gi",
-        "vgpu_fixed",
-        "vgpu_equal",
-    ]
-    # A hand-made POST of a mode the class forbids is refused next to the field, with the rule.
-    response = client.post(
-        "/sharing-requests/new/",
-        {
-            "tenant": "beta",
-            "cluster": small_world.name,
-            "mode": "time_slicing",
-            "justification": "Twice the replicas per GPU.",
-        },
+    every = ["mig_gi", "mig_ci", "vgpu_fixed", "vgpu_equal", "vgpu_best_effort", "mps"]
+    assert sorted(_offered(client, "beta")) == sorted([*every, "time_slicing"])
+    page = client.get("/sharing-requests/new/?tenant=beta").content.decode()
+    scopes = re.search(r'data-scope-notes="([^"]+)"', page).group(1)
+    notes = json.loads(html.unescape(scopes))
+    assert set(notes["external"]) == set(every) - {"mig_gi"} | {"time_slicing"}
+    assert notes["external"]["mps"].startswith(
+        "for this tenant's own pods only: trust class 'external' forbids sharing by mps"
     )
-    assert response.status_code == 200
-    assert "trust class 'external' allows only mig_gi (not time_slicing)" in _text(response)
-    assert not SharingRequest.objects.exists()
+    assert "mig_gi" not in notes["internal"]  # allowed between tenants: no caveat
 
 
 def _offered(client, tenant: str) -> list[str]:

@@ -1,5 +1,6 @@
-"""Sharing requests: asking, four eyes at the service, API and page, trust-class refusal,
-expiry, revocation, the approvals queue, and SHARE-004 / DRIFT-004 on a synced world."""
+"""Sharing requests: asking, four eyes at the service, API and page, the scope (a mode the
+trust class forbids between tenants is for the tenant's own pods), expiry, revocation, the
+approvals queue, and SHARE-004 / DRIFT-004 on a synced world."""
 
 from __future__ import annotations
 
@@ -78,13 +79,21 @@ def test_the_database_refuses_a_self_decision_too(small_world, personas):
         )
 
 
-def test_a_mode_the_trust_class_forbids_is_refused_with_the_rule(small_world, personas):
-    with pytest.raises(SharingRequestError) as refused:
-        ask(small_world, personas["platform_engineer"], tenant="beta", mode="time_slicing")
-    assert "trust class 'external' allows only exclusive, mig_gi (not time_slicing)" in str(
-        refused.value
+def test_a_mode_the_class_forbids_between_tenants_is_asked_for_the_tenants_own_pods(
+    small_world, personas
+):
+    # DESIGN §3: within one tenant any mode is allowed; beta (external) may time-slice its
+    # own pods, never with another tenant's.
+    request = ask(small_world, personas["platform_engineer"], tenant="beta", mode="time_slicing")
+    assert (request.status, request.scope()) == ("pending", "within_tenant")
+    assert request.scope_note() == (
+        "for this tenant's own pods only: trust class 'external' forbids sharing by "
+        "time_slicing with other tenants (it allows only exclusive, mig_gi); SHARE-003 still "
+        "reports any co-tenancy"
     )
-    assert not SharingRequest.objects.exists()
+    assert ask(small_world, personas["platform_engineer"]).scope() == "with_other_tenants"
+    with pytest.raises(SharingRequestError, match="'warp_drive' is not a known sharing mode"):
+        ask(small_world, personas["platform_engineer"], tenant="beta", mode="warp_drive")
 
 
 def test_only_owners_and_platform_engineers_ask(small_world, personas):
@@ -223,12 +232,48 @@ def test_api_ask_approve_and_four_eyes(small_world, personas, second_engineer):
     assert denied.json()["status"] == "denied"
 
 
-def test_api_refuses_a_forbidden_mode_with_the_rule(small_world, personas):
+def open_on(check_id: str, tenant: str) -> list[Finding]:
+    return list(Finding.objects.filter(check_id=check_id, status="open", tenants__slug=tenant))
+
+
+def test_api_approves_an_external_tenants_time_slicing_for_its_own_pods(
+    small_world, personas, second_engineer
+):
+    # beta (external) time-slices one GPU with alpha (internal) in the small world.
+    assert open_on("SHARE-004", "beta")
+    co_tenancy = {c: len(open_on(c, "beta")) for c in ("SHARE-001", "SHARE-003")}
+    assert all(co_tenancy.values()), co_tenancy
     engineer = api_client(personas["platform_engineer"])
-    body = {"tenant": "beta", "cluster": "lab", "mode": "mps", "justification": "throughput"}
+    body = {"tenant": "beta", "cluster": "lab", "mode": "time_slicing", "justification": "batch"}
+    created = engineer.post(URL, body, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["scope"] == "within_tenant"
+    assert created.json()["scope_rule"].startswith(
+        "for this tenant's own pods only: trust class 'external' forbids sharing by "
+        "time_slicing with other tenants"
+    )
+    rid = created.json()["id"]
+    approved = api_client(second_engineer).post(f"{URL}{rid}/approve/", {"reason": "own batch"})
+    assert approved.status_code == 200, approved.content
+    assert (approved.json()["status"], approved.json()["state"]) == ("approved", "approved")
+    assert approved.json()["scope"] == "within_tenant"
+
+    posture_evaluate()
+    assert open_on("SHARE-004", "beta") == []
+    assert open_on("DRIFT-004", "beta") == []
+    # The approval covers beta's own pods: sharing the GPU with alpha is still reported.
+    assert {c: len(open_on(c, "beta")) for c in co_tenancy} == co_tenancy
+    client = api_client(personas["auditor"])
+    assert [r["id"] for r in client.get(URL, {"scope": "within_tenant"}).json()["results"]] == [rid]
+    assert client.get(URL, {"scope": "with_other_tenants"}).json()["count"] == 0
+
+
+def test_api_refuses_an_unknown_mode(small_world, personas):
+    engineer = api_client(personas["platform_engineer"])
+    body = {"tenant": "beta", "cluster": "lab", "mode": "warp", "justification": "throughput"}
     refused = engineer.post(URL, body, format="json")
     assert refused.status_code == 400
-    assert "trust class 'external' allows only exclusive, mig_gi (not mps)" in str(refused.json())
+    assert "not a valid choice" in str(refused.json())
 
 
 def test_api_scopes_requests_to_the_tenant_owner(small_world, personas):
@@ -287,22 +332,28 @@ def test_page_second_engineer_approves(client, small_world, personas, second_eng
     assert (request.status, request.decided_by) == ("approved", second_engineer)
 
 
-def test_page_shows_the_policy_rule_as_it_stands_now(client, small_world, personas):
+def test_page_shows_the_scope_as_it_stands_now(client, small_world, personas):
     request = ask(small_world, personas["platform_engineer"])
     client.force_login(personas["security_lead"])
     page = client.get(f"/sharing-requests/{request.pk}/").content.decode()
-    assert "permitted</span> trust class &#x27;internal&#x27; allows mig_gi" in page
-    # The class changes after the ask: the page says the mode is now forbidden, and why.
+    assert "with other tenants</span> trust class &#x27;internal&#x27; allows mig_gi" in page
+    # The class changes after the ask: the request now covers alpha's own pods only.
     trust_class = request.tenant.trust_class
     trust_class.allowed_modes = ["exclusive"]
     trust_class.save()
     page = client.get(f"/sharing-requests/{request.pk}/").content.decode()
-    assert "forbidden</span> trust class &#x27;internal&#x27; allows only exclusive" in page
+    assert (
+        "within tenant</span> for this tenant&#x27;s own pods only: trust class "
+        "&#x27;internal&#x27; forbids sharing by mig_gi with other tenants"
+    ) in page
 
 
-def test_page_ask_refuses_a_forbidden_mode(client, small_world, personas):
+def test_page_ask_for_a_mode_the_class_forbids_between_tenants(client, small_world, personas):
     client.force_login(personas["platform_engineer"])
-    page = client.post(
+    form = client.get("/sharing-requests/new/?tenant=beta&mode=time_slicing").content.decode()
+    note = "for this tenant&#x27;s own pods only: trust class &#x27;external&#x27; forbids"
+    assert note in form.split('id="scope-note"')[1].split("</p>")[0]
+    posted = client.post(
         "/sharing-requests/new/",
         {
             "tenant": "beta",
@@ -310,11 +361,41 @@ def test_page_ask_refuses_a_forbidden_mode(client, small_world, personas):
             "mode": "time_slicing",
             "justification": "cheaper for batch",
         },
+        follow=True,
     )
-    assert page.status_code == 200
-    # The form offers only beta's modes; a hand-made POST is refused with the class's rule.
-    assert b"allows only mig_gi (not time_slicing)" in page.content
-    assert not SharingRequest.objects.exists()
+    request = SharingRequest.objects.get()
+    assert (request.tenant.slug, request.mode, request.scope()) == (
+        "beta",
+        "time_slicing",
+        "within_tenant",
+    )
+    page = posted.content.decode()
+    assert "(within tenant only)" in page and note in page
+
+
+def test_approving_for_the_tenants_own_pods_says_so(client, small_world, personas, second_engineer):
+    request = ask(small_world, personas["platform_engineer"], tenant="beta", mode="time_slicing")
+    ask(small_world, personas["platform_engineer"])  # alpha's mig_gi: no caveat
+    note = (
+        "for this tenant&#x27;s own pods only: trust class &#x27;external&#x27; forbids "
+        "sharing by time_slicing with other tenants (it allows only exclusive, mig_gi); "
+        "SHARE-003 still reports any co-tenancy"
+    )
+    client.force_login(second_engineer)
+    queue = client.get("/approvals/").content.decode()
+    assert queue.count(note) == 1
+    assert note in queue.split(f"#{request.pk}<")[1].split("</tr>")[0]
+    assert (
+        f"An approval of this request is {note}."
+        in client.get(f"/sharing-requests/{request.pk}/").content.decode()
+    )
+    done = client.post(
+        f"/sharing-requests/{request.pk}/decide/",
+        {"decision": "approve", "reason": "own batch jobs"},
+        follow=True,
+    ).content.decode()
+    assert f"Request #{request.pk}: approve recorded, {note}." in done
+    assert "approved</span>" in done and "(within tenant only)" in done
 
 
 def test_approvals_queue_lists_pending_oldest_first(client, small_world, personas):
@@ -362,6 +443,7 @@ def test_every_decision_is_an_audit_event(small_world, personas, second_engineer
     approve = events[1]
     assert (approve.before["status"], approve.after["status"]) == ("pending", "approved")
     assert approve.after["decision_reason"] == "fits"
+    assert approve.after["scope"] == "with_other_tenants"
 
 
 def test_page_decision_refused_keeps_what_was_typed_and_states_the_limit(

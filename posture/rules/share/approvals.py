@@ -4,6 +4,10 @@ A tenant may share GPUs by a mode only under an active (approved, unexpired) sha
 for that mode on the cluster, or on the node pool the GPUs are in (DESIGN §3). exclusive shares
 nothing and needs no approval. With no active approval at all, SHARE-004; with approvals for
 other modes only, the cluster drifted from what was approved: DRIFT-004.
+
+An approval scoped `within_tenant` (the tenant's class forbids the mode between tenants) covers
+the tenant's use here like any other: what it does not cover, sharing a GPU with another tenant,
+is judged by the co-tenancy checks (SHARE-001/002/003/006/007), which read no approval at all.
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ def _request_evidence(request: SharingRequestInfo) -> dict[str, Any]:
         "mode": request.mode,
         "node_pool": request.node_pool or "(whole cluster)",
         "state": request.state,
+        "scope": request.scope,
         "requested_by": request.requested_by,
         "requested_at": request.requested_at,
         "decided_by": request.decided_by,
