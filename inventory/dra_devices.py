@@ -115,8 +115,7 @@ class DraIndex:
         slice_, device = self.devices.get(key, (None, None))
         attributes = device.attributes if device else {}
         kind = device_kind(result.driver, attributes, result.device)
-        uuid = attributes.get("uuid", "")
-        device_id = uuid if uuid.startswith(("GPU-", "MIG-")) else f"dra:{'/'.join(key)}"
+        device_id = dra_device_id(result.driver, result.pool, result.device, attributes)
         # Node-local drivers name the pool after the node; the slice says for certain.
         node = (slice_.node_name if slice_ else None) or claim.node_name
         mode, basis = self.mode(claim, result, kind)
@@ -264,6 +263,13 @@ def request_class(claim: DraClaim, request: str) -> str:
             return r.alternatives[r.subrequests.index(sub)]
         return r.device_class or (r.alternatives[0] if r.alternatives else "")
     return ""
+
+
+def dra_device_id(driver: str, pool: str, device: str, attributes: dict[str, str]) -> str:
+    """A DRA device's id: its UUID where the driver publishes one, else "dra:<driver>/<pool>/
+    <device>" (HeldDevice.device_id)."""
+    uuid = attributes.get("uuid", "")
+    return uuid if uuid.startswith(("GPU-", "MIG-")) else f"dra:{driver}/{pool}/{device}"
 
 
 def device_kind(driver: str, attributes: dict[str, str], device: str = "") -> str:

@@ -1,5 +1,6 @@
-"""What sync history keeps of who held each exclusive GPU node (inventory.holdings): one row per
-node, and the handovers between tenants the counts made certain (LEAK-001 without telemetry)."""
+"""What sync history keeps of who held each node's exclusive GPU devices (inventory.holdings): one
+row per node and set of devices, and the handovers between tenants the counts made certain
+(LEAK-001 without telemetry)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ from django.db import models
 
 
 class GpuHolders(models.Model):
-    """A node's last holder set seen whole (party -> whole GPUs) and when; bounded: one row
-    per exclusive GPU node, rewritten only when its holders change."""
+    """A node's devices' last holder set seen whole (namespace -> devices) and when; bounded:
+    one row per node and set of devices (inventory.holding_sets), rewritten only when its
+    holders change."""
 
     cluster = models.ForeignKey(
         "inventory.Cluster", on_delete=models.CASCADE, related_name="gpu_holders"
     )
     node_name = models.CharField(max_length=253)
+    # inventory.holdings.Devices.name: "" the node's whole GPUs, a MIG resource, a DRA device.
+    devices = models.CharField(max_length=600, default="", blank=True)
     gpu_count = models.PositiveIntegerField()
     holders = models.JSONField(default=dict)
     first_seen = models.DateTimeField()
@@ -29,15 +33,17 @@ class GpuHolders(models.Model):
         app_label = "inventory"
         ordering = ["cluster_id", "node_name"]
         constraints = [
-            models.UniqueConstraint(fields=["cluster", "node_name"], name="gpuholders_unique_node")
+            models.UniqueConstraint(
+                fields=["cluster", "node_name", "devices"], name="gpuholders_unique_devices"
+            )
         ]
 
     def __str__(self) -> str:
-        return f"{self.cluster_id}/{self.node_name}"
+        return f"{self.cluster_id}/{self.node_name}" + (f"/{self.devices}" if self.devices else "")
 
 
 class SyncHandover(models.Model):
-    """A GPU of a node surely passed between two parties between two syncs (by count)."""
+    """A device of a node surely passed between two parties between two syncs (by count)."""
 
     cluster = models.ForeignKey(
         "inventory.Cluster", on_delete=models.CASCADE, related_name="sync_handovers"
@@ -53,6 +59,11 @@ class SyncHandover(models.Model):
     gpu_count = models.PositiveIntegerField()
     previous_end = models.DateTimeField()
     next_start = models.DateTimeField()
+    # inventory.holdings.Devices: which of the node's devices the counts are of, and which
+    # resets clear them (the one GPU they are on, or up to per_gpu of them per GPU reset).
+    devices = models.CharField(max_length=600, default="", blank=True)
+    gpu_uuid = models.CharField(max_length=100, default="", blank=True)
+    per_gpu = models.PositiveIntegerField(default=1)
 
     objects = models.Manager()
 

@@ -1,17 +1,19 @@
-"""Who held a node's whole GPUs at each sync, and the handovers between tenants the counts make
-certain (LEAK-001 without telemetry). PURE.
+"""Who held a node's exclusive GPU devices at each sync, and the handovers between tenants the
+counts make certain (LEAK-001 without telemetry). PURE.
 
 Pods are stored as last seen, so once a tenant's pod is gone nothing says it held a GPU. Each
-sync keeps, per exclusive GPU node, one small record: the namespaces whose running pods hold its
-GPUs through the device plugin (`nvidia.com/gpu` counts, or a VM's passthrough GPUs) and when
-that holder set was first and last seen whole. On the next sync, a party B holding m GPUs
-where another party A held k of the node's n physical GPUs with k + m > n surely received at
-least k + m - n of A's GPUs (pigeonhole): a handover, bounded by the last sync that saw A on the
-node and the sync that first saw B. Each pair of parties is judged on its own: where A and B
-held 4 + 4 of 8 and C now holds 8, C surely received from both (two handovers); where A and B
-held 4 + 2 and C holds 4, C may have A's GPUs, B's or the idle ones, so neither is certain and
-nothing is recorded: sync history cannot tell, and a possible handover is not a certain one.
-A party's GPUs are the sum over its namespaces (a tenant's two namespaces holding 4 + 4 hold 8).
+sync keeps, per set of a node's devices that pods hold whole, one tenant each
+(inventory.holding_sets: the node's whole GPUs, its GPU instances of one MIG profile, one DRA
+device), one small record: the namespaces whose running pods hold them and how many, and when
+that holder set was first and last seen whole. On the next sync, a party B holding m devices
+of a set of n where another party A held k with k + m > n surely received at least k + m - n of
+A's devices (pigeonhole): a handover, bounded by the last sync that saw A on them and the sync
+that first saw B. Each pair of parties is judged on its own: where A and B held 4 + 4 of 8 and
+C now holds 8, C surely received from both (two handovers); where A and B held 4 + 2 and C holds
+4, C may have A's GPUs, B's or the idle ones, so neither is certain and nothing is recorded:
+sync history cannot tell, and a possible handover is not a certain one. A party's devices are
+the sum over its namespaces (a tenant's two namespaces holding 4 + 4 hold 8). A DRA device is a
+set of one: the claim's allocation names it, so the next tenant on it surely got it.
 
 Holders are namespaces, not tenants, so that a namespace changing hands in the registry is not
 taken for its pods changing: the handover names each side's party as the sync saw it (a
@@ -20,24 +22,49 @@ unclassified party's, which the read model decides as it does for pods)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from inventory.fractions import RESERVATION_NAMESPACES, hami_share
-from inventory.snapshot import Node, Pod
-from inventory.sources.node_kinds import vm_device_kind
-
-WHOLE_GPU = "nvidia.com/gpu"
 UNCLAIMED = "ns:"  # party prefix of a namespace no tenant claims
+WHOLE = ""  # Devices.name of a node's whole GPUs
+MIG_PREFIX = "nvidia.com/"  # Devices.name of GPU instances of one MIG profile: its resource
+GPU_PREFIX = "GPU-"  # a GPU's UUID
+
+
+@dataclass(frozen=True)
+class Devices:
+    """Which devices of a node a holder record counts, and which resets clear them."""
+
+    # WHOLE: the node's whole GPUs; a MIG resource ("nvidia.com/mig-7g.80gb", or
+    # "nvidia.com/gpu" under the single strategy): the node's GPU instances of that profile;
+    # a DRA device's id (its GPU or MIG UUID, else "dra:<driver>/<pool>/<device>").
+    name: str = WHOLE
+    # The one GPU whose reset clears them (a DRA GPU, a DRA MIG device's parent); "" where
+    # which of the node's GPUs they are on is not known.
+    gpu_uuid: str = ""
+    # At most this many of them sit on one GPU, so one GPU reset may clear that many (1 for
+    # whole GPUs; MIG instances of a profile: as many as fit on a GPU).
+    per_gpu: int = 1
+
+    def attested(self, reset: set[str], passed: int) -> bool:
+        """Whether resets of these GPU UUIDs ("" for the node's every GPU) may have cleared
+        the `passed` devices that surely passed: a reset of the node; of the one GPU they are
+        on; else of as many GPUs as could hold them (fewer leave one surely unreset)."""
+        if "" in reset:
+            return True
+        if self.gpu_uuid:
+            return self.gpu_uuid in reset
+        return len(reset) * max(1, self.per_gpu) >= passed
 
 
 @dataclass(frozen=True)
 class Held:
-    """A node's last holder set seen whole: party -> GPUs, with the node's GPU count then."""
+    """A set of a node's devices' last holders seen whole: namespace -> devices, with how many
+    devices the set had then (the node's GPUs, MIG instances of a profile, or 1)."""
 
-    holders: dict[str, int]  # namespace -> whole GPUs its running pods hold
-    gpu_count: int
+    holders: dict[str, int]  # namespace -> devices of the set its running pods hold
+    gpu_count: int  # n
     first_seen: datetime
     last_seen: datetime
     # False while the latest sync saw only part of it (some holders gone, none new): the set
@@ -50,8 +77,8 @@ class Held:
 
 @dataclass(frozen=True)
 class HoldingHandover:
-    """At least k + m - n GPUs of `node` surely passed from `previous` to `next` between two
-    syncs."""
+    """At least k + m - n of a set of `node`'s devices (GPUs unless `devices` says otherwise)
+    surely passed from `previous` to `next` between two syncs."""
 
     node: str
     previous: str  # party (holders_step with owners; a namespace without)
@@ -61,6 +88,7 @@ class HoldingHandover:
     gpu_count: int  # n; k + m > n
     previous_end: datetime  # the last sync that saw `previous` hold GPUs of the node
     next_start: datetime  # the sync that first saw `next` hold m
+    devices: Devices = Devices()  # which of the node's devices the counts are of
 
     @property
     def passed(self) -> int:
@@ -73,49 +101,6 @@ def party_of(namespace: str, owners: Mapping[str, str]) -> str:
     return owners.get(namespace) or f"{UNCLAIMED}{namespace}"
 
 
-def exclusive_holders(
-    nodes: Iterable[Node], pods: Iterable[Pod]
-) -> dict[str, tuple[int, dict[str, int]]]:
-    """node -> (physical GPUs, namespace -> whole GPUs its running pods hold there), for the GPU
-    nodes whose GPUs are handed out whole: no sharing strategy, no replicated resource, a
-    known GPU count, and no HAMi share or KAI fraction on them (their counts are not GPUs)."""
-    found = {
-        n.name: (n.gpu_count, {})
-        for n in nodes
-        if n.is_gpu_node and n.sharing_strategy == "none" and not n.resource_sharing and n.gpu_count
-    }
-    mixed: set[str] = set()
-    held: dict[str, dict[str, int]] = {}
-    for pod in pods:
-        node = pod.node_name
-        if node not in found or not pod.is_active:
-            continue
-        if hami_share(pod) or pod.gpu_fraction or pod.namespace in RESERVATION_NAMESPACES:
-            mixed.add(node)
-            continue
-        # Only a running pod surely holds its devices (a pending one may not be admitted yet).
-        count = whole_gpus(pod.gpu_resources) if pod.phase == "Running" else 0
-        if count:
-            by_namespace = held.setdefault(node, {})
-            by_namespace[pod.namespace] = by_namespace.get(pod.namespace, 0) + count
-    return {
-        name: (int(gpus or 0), held.get(name, {}))
-        for name, (gpus, _) in found.items()
-        if name not in mixed
-    }
-
-
-def whole_gpus(resources: Mapping[str, int]) -> int:
-    """The whole GPUs a pod holds: the device plugin's `nvidia.com/gpu`, and the GPUs the
-    sandbox device plugin passes through whole to a KubeVirt VM (`nvidia.com/GA100_A100_...`,
-    held by its virt-launcher pod), one each; never vGPUs, which share a GPU."""
-    return sum(
-        count
-        for name, count in resources.items()
-        if name == WHOLE_GPU or vm_device_kind(name) == "passthrough"
-    )
-
-
 def holders_step(
     node: str,
     before: Held | None,
@@ -123,9 +108,11 @@ def holders_step(
     holders: Mapping[str, int],
     now: datetime,
     owners: Mapping[str, str] | None = None,
+    devices: Devices = Devices(),
 ) -> tuple[Held | None, list[HoldingHandover]]:
-    """The node's record after this sync, and the handovers it makes certain between parties
-    (`owners`: namespace -> tenant slug now, party_of; None: each namespace its own party)."""
+    """The record of the node's `devices` after this sync, and the handovers it makes certain
+    between parties (`owners`: namespace -> tenant slug now, party_of; None: each namespace its
+    own party)."""
     current = {party: n for party, n in holders.items() if n > 0}
     fresh = Held(dict(current), gpu_count, now, now) if current else None
     if before is None or before.gpu_count != gpu_count:
@@ -135,7 +122,7 @@ def holders_step(
     # Counts that exceed the node's GPUs are not exclusive holdings (a stale count label, pods
     # still terminating): nothing is certain from them.
     if sum(before.holders.values()) <= gpu_count and sum(current.values()) <= gpu_count:
-        found = _certain(node, before, current, now, owners)
+        found = _certain(node, before, current, now, owners, devices)
     if current == before.holders:
         return Held(before.holders, gpu_count, before.first_seen, now), found
     if all(n <= before.holders.get(party, 0) for party, n in current.items()):
@@ -154,6 +141,7 @@ def _certain(
     current: Mapping[str, int],
     now: datetime,
     owners: Mapping[str, str] | None,
+    devices: Devices,
 ) -> list[HoldingHandover]:
     """Every pair of parties (previous, next) with k + m > n: each surely a handover of its own.
     A pair whose counts leave room is only possible (the next party's GPUs may be another's or
@@ -175,7 +163,7 @@ def _certain(
     for namespace, m in current.items():
         holding[party(namespace)] = holding.get(party(namespace), 0) + m
     return [
-        HoldingHandover(node, previous, next_, k, m, n, last[previous], now)
+        HoldingHandover(node, previous, next_, k, m, n, last[previous], now, devices)
         for previous, k in sorted(held.items())
         for next_, m in sorted(holding.items())
         if previous != next_ and k + m > n

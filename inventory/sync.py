@@ -21,7 +21,7 @@ from inventory import snapshot as snap
 from inventory.audit_state import cluster_state
 from inventory.drift import ClusterState, DriftChange, detect_drift, gpu_config_within
 from inventory.drift_scope import read_in_both
-from inventory.holdings import exclusive_holders
+from inventory.holding_sets import exclusive_holders
 from inventory.holdings_record import holdings_record, owner_slugs
 from inventory.hostfacts import merge_host_facts
 from inventory.kinds_read import exported_from_a_real_cluster, kinds_read, kinds_unread
@@ -106,8 +106,11 @@ def _apply(
     node_rows, node_changes = _apply_nodes(cluster, nodes, now)
     owners = namespace_owners(snapshot.namespaces)
     pod_changes = _apply_pods(cluster, snapshot.pods, node_rows, owners, now)
-    # Who held each exclusive GPU node, kept past its pods (LEAK-001 from sync history).
-    holdings_record(run, exclusive_holders(nodes, snapshot.pods), owner_slugs(owners), now)
+    # Who held each node's exclusive GPU devices, kept past its pods (LEAK-001 from sync
+    # history); the platform's pods set NVIDIA_VISIBLE_DEVICES by design: no hold of theirs.
+    platform = frozenset(snapshot.platform_namespaces) - set(owners)
+    found = exclusive_holders(nodes, snapshot.pods, snapshot, platform)
+    holdings_record(run, found, owner_slugs(owners), now)
     object_changes = _apply_objects(cluster, snapshot)
     drift: list[DriftChange] = []
     if previous is not None:

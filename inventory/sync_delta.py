@@ -23,6 +23,7 @@ from inventory.bulk import rows_insert, rows_update
 from inventory.components import stack_facts
 from inventory.dra_devices import DraIndex
 from inventory.drift import detect_drift
+from inventory.env_holds import may_set_visible_devices
 from inventory.holdings_record import holdings_record, owner_slugs, stored_holders
 from inventory.mig_state import carry_mig_state
 from inventory.models import ClusterObject, Node, Pod, SyncRun
@@ -121,7 +122,9 @@ def _apply(
     # The nodes whose GPU holders may have changed: re-derived ones and those of GPU pods
     # that came, went or moved (inventory.holdings; the others' sets are seen unchanged).
     held = touched | _gpu_pod_nodes([*changed.pods, *deleted.pods], old_pods)
-    holdings_record(run, stored_holders(cluster, held), owner_slugs(owners), now, held)
+    platform = inputs["configured_platform"] - set(owners)
+    found = stored_holders(cluster, held, platform)
+    holdings_record(run, found, owner_slugs(owners), now, held)
     after = previous_state(cluster, touched)
     changes = {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}
     return changes, detect_drift(before, after), sorted(touched)
@@ -220,13 +223,19 @@ def _feeds_node(pod: snap.Pod) -> bool:
 
 
 def _gpu_pod_nodes(pods: Iterable[snap.Pod], old_pods: dict[tuple[str, str], tuple]) -> set[str]:
+    """The nodes of the pods (as they were and are) that may hold GPUs: by a resource, a DRA
+    claim, or NVIDIA_VISIBLE_DEVICES (inventory.holding_sets)."""
     names = set()
     for pod in pods:
         old = old_pods.get((pod.namespace, pod.name))
         for version in (pod, old[4] if old else None):
-            if version is not None and version.node_name and version.gpu_resources:
+            if version is not None and version.node_name and _may_hold_gpus(version):
                 names.add(version.node_name)
     return names
+
+
+def _may_hold_gpus(pod: snap.Pod) -> bool:
+    return bool(pod.gpu_resources or pod.resource_claims) or may_set_visible_devices(pod)
 
 
 def _nodes_to_rederive(

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from inventory.holding_models import SyncHandover
-from inventory.holdings import HoldingHandover
+from inventory.holdings import Devices, HoldingHandover
 from inventory.models import Cluster
 from telemetry.leak import MINUTE, reset_between
 from telemetry.models import ResetAttestation
@@ -20,10 +20,11 @@ def unattested_sync_handovers(
     cluster: Cluster, now: datetime | None = None
 ) -> tuple[HoldingHandover, ...]:
     """Recorded handovers within the telemetry retention not attested between the last sync that
-    saw the previous holder and the one that first saw the next: by a reset of the node, or of
-    as many of its GPUs as surely passed (HoldingHandover.passed). Which GPUs passed is not
-    known at sync granularity: fewer resets than that leave one surely unreset; as many may be
-    the ones, so the handover is no longer certain and is not reported."""
+    saw the previous holder and the one that first saw the next: by a reset of the node, of the
+    one GPU the devices are on (a DRA device's), or of as many of its GPUs as could hold the
+    devices that surely passed (HoldingHandover.passed; Devices.attested). Which GPUs passed is
+    not known at sync granularity: fewer resets than that leave one surely unreset; as many may
+    be the ones, so the handover is no longer certain and is not reported."""
     now = now or timezone.now()
     since = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
     rows = SyncHandover.objects.filter(cluster=cluster, next_start__gte=since).order_by(
@@ -39,6 +40,7 @@ def unattested_sync_handovers(
             r.gpu_count,
             r.previous_end,
             r.next_start,
+            Devices(r.devices, r.gpu_uuid, r.per_gpu),
         )
         for r in rows
     ]
@@ -62,4 +64,4 @@ def _attested(by_gpu: dict[str, list[datetime]], h: HoldingHandover) -> bool:
     reset = {
         uuid for uuid, times in by_gpu.items() if reset_between(times, h.previous_end, h.next_start)
     }
-    return "" in reset or len(reset) >= h.passed
+    return h.devices.attested(reset, h.passed)

@@ -39,12 +39,12 @@ from inventory.fractions import (
     hami_devices,
 )
 from inventory.mig_state import mig_layout_problem
-from inventory.snapshot import Node, Pod, SharedResource
-from inventory.sources.node_kinds import gfd_resource_sharing, vm_device_kind
-from inventory.sources.node_sharing import mig_enabled
+from inventory.resource_modes import resource_mode, shared_entry
+from inventory.snapshot import Node, Pod
+from inventory.sources.node_kinds import vm_device_kind
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.holding import GpuHolding
-from tenants.policy import FRACTIONAL_RESOURCES, base_resource, is_mig_resource, node_sharing_mode
+from tenants.policy import FRACTIONAL_RESOURCES, base_resource, is_mig_resource
 
 GPU = "nvidia.com/gpu"
 # Shares of an NVIDIA GPU other schedulers advertise, and what each pod's count is: Volcano's
@@ -90,95 +90,6 @@ def holds_device(node: Node, resource: str) -> bool:
         or shared_entry(node, resource) is not None
         or vm_device_kind(resource) is not None
     )
-
-
-def shared_entry(node: Node, resource: str) -> SharedResource | None:
-    return next((r for r in node.resource_sharing if r.name == resource), None)
-
-
-def resource_mode(node: Node, resource: str, why_unknown: str = "") -> tuple[str, str]:
-    """(DESIGN §2 mode, why) of a device-plugin resource on `node`."""
-    vm = vm_device_kind(resource)
-    if vm == "passthrough":
-        return "exclusive", "a whole GPU passed through to the pod's VM (vfio-pci)"
-    if vm == "vgpu":
-        # vGPUs of one type share physical GPUs under the host's vGPU scheduler, which the
-        # API does not show: NVIDIA's default, best effort (DESIGN §2).
-        return node_sharing_mode("vgpu", resource), (
-            "a vGPU for the pod's VM: vGPUs share a physical GPU under the host's vGPU "
-            "scheduler, not visible here, so best effort (NVIDIA's default)"
-        )
-    entry = shared_entry(node, resource)
-    if entry is not None and entry.mode == "mps" and is_mig_resource(resource):
-        return mps_on_mig(node, resource, entry, why_unknown)
-    if entry is not None:
-        # Replicas share whatever the devices turn out to be.
-        return entry.mode, entry_basis(entry)
-    if why_unknown:
-        return "unknown", why_unknown
-    replicated = replicated_mig(node, resource)
-    if replicated is not None:
-        return replicated
-    if node.resource_sharing:
-        rest = "mig" if mig_enabled(node.labels, node.gpu_capacity) else "none"
-        mode = node_sharing_mode(rest, resource, mig_strategy=node.mig_strategy)
-        replicated = ", ".join(r.name for r in node.resource_sharing)
-        return mode, f"not replicated by the node's device-plugin config (it shares {replicated})"
-    return node_sharing_mode(node.sharing_strategy, resource, mig_strategy=node.mig_strategy), ""
-
-
-def mps_on_mig(
-    node: Node, resource: str, entry: SharedResource, why_unknown: str
-) -> tuple[str, str]:
-    """(mode, why) of a MIG resource a `sharing.mps` entry names. The NVIDIA device plugin
-    shares no MIG device by MPS: MIG resources (`nvidia.com/mig-*`) exist only under
-    `--mig-strategy=mixed`, and with an MPS config under it the plugin refuses to start
-    ("using --mig-strategy=mixed is not supported with MPS", cmd/nvidia-device-plugin
-    validateFlags). So no MPS server shares these devices: the pods hold MIG devices handed out
-    before, by what the node says of them (GFD's label), else each its own instance."""
-    refused = (
-        f"the device-plugin config names {entry.source} under sharing.mps, which the NVIDIA "
-        "device plugin refuses (MPS is not supported with --mig-strategy=mixed: the plugin "
-        "does not start with this config), so these MIG devices are not shared by MPS"
-    )
-    if why_unknown:
-        return "unknown", f"{refused}; {why_unknown}"
-    gfd = None if resource.endswith(".shared") else replicated_mig(node, resource)
-    if gfd is not None:
-        return gfd[0], f"{refused}; {gfd[1]}"
-    mode = node_sharing_mode("mig", resource, mig_strategy=node.mig_strategy)
-    return mode, f"{refused}; each device its own MIG instance"
-
-
-def replicated_mig(node: Node, resource: str) -> tuple[str, str] | None:
-    """(mode, why) of a MIG resource by what the node says of it without a config entry for
-    it: GFD's own `<resource>.sharing-strategy` label (DESIGN §7: the labels first; "none"
-    keeps a MIG device its own instance whatever `nvidia.com/gpu.sharing-strategy` says), or
-    a `.shared` name, which only a sharing config's renameByDefault gives (and the device
-    plugin shares MIG devices by time-slicing only); None otherwise."""
-    if not is_mig_resource(resource):
-        return None
-    gfd = gfd_resource_sharing(node.labels, resource)
-    if gfd is not None:
-        mode, replicas = gfd
-        if mode == "none":
-            # GFD says these MIG devices are not replicated, though a node-wide label may
-            # time-slice nvidia.com/gpu: each is its own instance.
-            mode = node_sharing_mode("mig", resource, mig_strategy=node.mig_strategy)
-        each = f" ({replicas} replicas each)" if replicas and replicas > 1 else ""
-        return mode, f"GFD label {resource}.sharing-strategy: {mode}{each}"
-    if resource.endswith(".shared"):
-        return "time_slicing", "a .shared MIG resource: only time-slicing renames one"
-    return None
-
-
-def entry_basis(entry: SharedResource) -> str:
-    devices = ", ".join(entry.devices) if entry.devices else "all devices"
-    replicas = f"{entry.replicas} replicas" if entry.replicas else "replicas"
-    basis = f"{entry.name}: {entry.mode} ({replicas} each) of {entry.source} on {devices}"
-    if entry.mixed:
-        basis += "; whole devices are advertised under the same name, a pod may get either"
-    return f"{basis}; {entry.note}" if entry.note else basis
 
 
 def _resource_holdings(

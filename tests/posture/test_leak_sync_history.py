@@ -7,7 +7,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import posture.rules  # noqa: F401  (registers the checks)
-from inventory.holdings import Held, HoldingHandover, exclusive_holders, holders_step
+from inventory.holding_sets import exclusive_holders
+from inventory.holdings import Held, HoldingHandover, holders_step
 from telemetry.evidence import TelemetryFacts
 from telemetry.leak import Handover
 from tests.posture.builders import gpu_node, inputs, pod, run, sliced_node, tenant
@@ -27,7 +28,10 @@ def test_the_holders_of_exclusive_nodes_only_running_whole_gpu_pods():
         pod("other", "o", node="x", gpu={"nvidia.com/gpu": 1}),
         pod("team-a", "t", node="ts", gpu={"nvidia.com/gpu": 1}),
     )
-    assert exclusive_holders(nodes, pods) == {"x": (2, {"team-a": 1, "other": 1})}
+    found = exclusive_holders(nodes, pods)
+    assert {k: (v.count, v.holders) for k, v in found.items()} == {
+        ("x", ""): (2, {"team-a": 1, "other": 1})
+    }
 
 
 def test_a_gpu_left_idle_keeps_its_last_holders_and_a_shrink_keeps_the_set_seen_whole():

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inventory.holdings import UNCLAIMED, HoldingHandover
+from inventory.holdings import GPU_PREFIX, UNCLAIMED, WHOLE, HoldingHandover
 from posture.inputs import PostureInputs
+from posture.rules.leak.sync_evidence import COUNTED, device_evidence, device_of
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
 from telemetry.leak import Handover
@@ -83,11 +84,13 @@ def _from_telemetry(inputs: PostureInputs) -> Iterator[FindingDraft]:
 
 
 def _from_sync_history(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    """Handovers two syncs' pod counts make certain (inventory.holdings), where telemetry does
-    not already show the same one (same node and tenants, overlapping times): its samples place
-    it on a GPU and closer in time. Which GPU passed is not known, only that some did. Each
-    previous party whose GPUs the next one surely received is its own finding (several may
-    hand over to one); a handover the counts leave only possible is never recorded."""
+    """Handovers two syncs' holdings make certain (inventory.holdings), where telemetry does
+    not already show the same one (same node and tenants, overlapping times, the same GPU where
+    sync history names it): its samples place it on a GPU and closer in time. Of a node's whole
+    GPUs or MIG instances, which passed is not known, only that some did; a DRA device is
+    named. Each previous party whose devices the next one surely received is its own finding
+    (several may hand over to one); a handover the counts leave only possible is never
+    recorded."""
     latest: dict[str, tuple[str, str, HoldingHandover]] = {}
     for h in inputs.sync_handovers:
         previous, next_ = _holder(inputs, h.previous), _holder(inputs, h.next)
@@ -95,8 +98,9 @@ def _from_sync_history(inputs: PostureInputs) -> Iterator[FindingDraft]:
             continue  # the platform's GPUs, or one party's own reuse: no handover to judge
         if any(_same(d, h, previous, next_) for d in inputs.telemetry.handovers):
             continue
-        # One finding per node and pair of tenants; the latest handover is its evidence.
-        latest[f"LEAK-001:node:{h.node}:{previous}>{next_}"] = (previous, next_, h)
+        # One finding per node, its devices and pair of tenants; the latest is its evidence.
+        where = h.node if h.devices.name == WHOLE else f"{h.node}:{h.devices.name}"
+        latest[f"LEAK-001:node:{where}:{previous}>{next_}"] = (previous, next_, h)
     for key, (previous_party, next_party, h) in sorted(latest.items()):
         previous, next_ = _shown(previous_party), _shown(next_party)
         evidence: dict[str, object] = {
@@ -111,24 +115,17 @@ def _from_sync_history(inputs: PostureInputs) -> Iterator[FindingDraft]:
             "source": "sync_history",
             "granularity": "sync",
             "gpus_passed_at_least": h.passed,
-            "why": (
-                f"{previous} held {h.previous_gpus} of the node's {h.gpu_count} GPUs (last "
-                f"seen on it by the sync of previous_end), {next_} holds {h.next_gpus} since "
-                f"the sync of next_start: {h.previous_gpus} + {h.next_gpus} > {h.gpu_count}, "
-                f"so at least {h.passed} of {previous}'s GPUs passed to {next_} whatever other "
-                "tenants held; which ones, and when between the two syncs, sync history cannot "
-                "tell (no telemetry shows it)"
-            ),
-            "looked_for": f"a reset attestation of this node, or of {h.passed} or more of its "
-            "GPUs, between the two syncs",
+            **device_evidence(h, previous, next_),
+            "counted": COUNTED,
         }
         if previous == next_ == UNCLASSIFIED:
             evidence["previous_namespace"] = previous_party.partition(":")[2]
             evidence["next_namespace"] = next_party.partition(":")[2]
-        title = f"A GPU on {h.node} went from {previous} to {next_} without a recorded reset"
+        device = device_of(h)
+        title = f"{device} on {h.node} went from {previous} to {next_} without a recorded reset"
         if previous == next_:
             title = (
-                f"A GPU on {h.node} went between two namespaces nobody claims without a "
+                f"{device} on {h.node} went between two namespaces nobody claims without a "
                 "recorded reset"
             )
         tenants = sorted({s for s in (previous, next_) if s in inputs.tenants_by_slug})
@@ -151,8 +148,11 @@ def _holder(inputs: PostureInputs, stored: str) -> str | None:
 
 
 def _same(d: Handover, h: HoldingHandover, previous: str, next_: str) -> bool:
-    """Telemetry's handover d is sync history's h: same node and tenants, times overlapping."""
+    """Telemetry's handover d is sync history's h: same node and tenants, times overlapping,
+    and the same GPU where sync history names one (a DRA GPU)."""
     if (d.node, d.previous_tenant, d.next_tenant) != (h.node, previous, next_):
+        return False
+    if h.devices.name.startswith(GPU_PREFIX) and d.device != h.devices.name:
         return False
     low, high = sorted((d.previous_end, d.next_start))
     return low <= h.next_start and h.previous_end <= high

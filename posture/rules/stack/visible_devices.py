@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from inventory.env_holds import node_envvar_access as stack_envvar_access
+from inventory.env_holds import plugin_config_of
 from inventory.pools import fix_pool, taint_tuples
-from inventory.runtime import operator_toolkit, resolved_strategy
+from inventory.runtime import operator_toolkit
 from inventory.snapshot import Node, SharingConfig
-from inventory.sources.nodes import matching_config
-from inventory.visible_devices import EnvvarAccess, Fact, envvar_access
+from inventory.visible_devices import EnvvarAccess
 from posture.inputs import PostureInputs
 from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
@@ -20,30 +21,18 @@ def node_envvar_access(inputs: PostureInputs, node: Node) -> EnvvarAccess:
     """What the node's GPU stack shows (once per node and evaluation: POD-011 asks too)."""
     key = ("envvar_access", node.name)
     if key not in inputs.memo:
-        config = node_plugin_config(inputs, node)
-        policies = [(p.name, p.spec) for p in inputs.snapshot.gpu_operator_policies if not p.error]
-        pods = inputs.pods_by_node.get(node.name, ())
-        # The strategy the sync resolved for the node (the bulletin conditions read it too).
-        value, source = resolved_strategy(node)
-        resolved = Fact(value, source) if source else None
-        inputs.memo[key] = envvar_access(
-            pods,
-            config,
-            policies,
-            strategy=resolved,
-            toolkit_here=operator_toolkit(node),
-            operator_version=node.gpu_operator_version,
+        inputs.memo[key] = stack_envvar_access(
+            node,
+            inputs.pods_by_node.get(node.name, ()),
+            inputs.snapshot.sharing_configs,
+            inputs.snapshot.gpu_operator_policies,
         )
     return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
 
 def node_plugin_config(inputs: PostureInputs, node: Node) -> SharingConfig | None:
-    """The device-plugin config the sync found in force on the node (its label does not name
-    it where the plugin runs no config-manager); by the label for a node synced before."""
-    configs = inputs.snapshot.sharing_configs
-    if node.device_plugin_config_used is not None:
-        return next((c for c in configs if c.ref == node.device_plugin_config_used), None)
-    return matching_config(node.device_plugin_config, configs)[0]
+    """The device-plugin config the sync found in force on the node (plugin_config_of)."""
+    return plugin_config_of(node, inputs.snapshot.sharing_configs)
 
 
 @check(
