@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("inventory", "0026_syncrun_kinds_unread"),
+        ("inventory", "0027_node_is_accelerator_node"),
     ]
 
     operations = [
