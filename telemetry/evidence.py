@@ -11,8 +11,9 @@ from telemetry.leak import Handover
 
 @dataclass(frozen=True)
 class TelemetryFacts:
-    """`sampled` is False when the cluster never sent any telemetry: the telemetry checks then
-    have nothing to judge (the cluster page says so)."""
+    """`sampled` is False when the cluster never sent any telemetry: every GPU node is then
+    silent (ATTR-003, one action for the cluster), nothing else is judged from samples, and
+    the cluster page says its hijack detection has no telemetry."""
 
     sampled: bool = False
     hijacks: tuple[Hijack, ...] = ()

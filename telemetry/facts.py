@@ -1,7 +1,8 @@
 """What a cluster's telemetry says for the checks (posture.inputs.TelemetryFacts): busy GPUs no
-scheduled pod explains (ATTR-001), silent GPU nodes (ATTR-003), and GPUs passed between
-tenants without a recorded reset (LEAK-001). Reads bounded sets: the last three hijack windows
-of samples, the newest sample per node, and who held each exclusive GPU over the retention."""
+scheduled pod explains (ATTR-001), silent GPU nodes (ATTR-003, telemetry.silence), and GPUs
+passed between tenants without a recorded reset (LEAK-001). Reads bounded sets: the last three
+hijack windows of samples, the newest sample per node, and who held each exclusive GPU over the
+retention."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Max
 from django.utils import timezone
 
 from inventory import snapshot as snap
@@ -18,7 +18,6 @@ from inventory.dra_devices import dra_held
 from inventory.fractions import hami_share
 from inventory.models import Cluster, Pod
 from inventory.sources.images import component_of
-from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from telemetry.evidence import TelemetryFacts
 from telemetry.exporter_labels import PodLabels
 from telemetry.handovers import handovers
@@ -28,13 +27,14 @@ from telemetry.hijack import (
     UnmappedNode,
     env_note,
     explained_by_count,
-    silent_nodes,
     unexplained_busy,
 )
 from telemetry.ingest_context import SHARED_STRATEGIES
-from telemetry.models import GpuReading, GpuUsageHourly
+from telemetry.models import GpuReading
 from telemetry.samples import GpuSample
+from telemetry.selectors import cluster_sampled
 from telemetry.shares import ShareHolds, share_holds, share_note, share_units
+from telemetry.silence import silent_gpu_nodes
 from tenants.policy import FRACTIONAL_RESOURCES
 
 FINISHED = ("Succeeded", "Failed")  # pod phases: it ran to an end
@@ -55,11 +55,12 @@ def telemetry_facts(
         "window_minutes": settings.GPUPOSTURE_HIJACK_WINDOW_MINUTES,
         "silent_minutes": settings.GPUPOSTURE_SILENT_NODE_MINUTES,
     }
-    readings = GpuReading.objects.filter(cluster=cluster)
-    if not readings.exists() and not GpuUsageHourly.objects.filter(cluster=cluster).exists():
-        return TelemetryFacts(sampled=False, settings=thresholds)
-    gpu_nodes = [n.name for n in snapshot.nodes if n.is_gpu_node]
-    silent_window = timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES)
+    if not cluster_sampled(cluster=cluster):
+        # No DCGM-Exporter sample was ever ingested for the cluster: every GPU node is one with
+        # no telemetry (ATTR-003 says so, and that its hijack detection is blind), and there is
+        # nothing else to judge from samples.
+        silent = silent_gpu_nodes(cluster, snapshot, now, sampled=False)
+        return TelemetryFacts(sampled=False, silent_nodes=silent, settings=thresholds)
     hijacks, unmapped = _hijacks(cluster, snapshot, now, window, env_held or {})
     # A busy GPU on a host the last inventory does not list (most often a node that joined
     # since the sync): which pods run there is unknown, so it is usage nobody can be said to
@@ -70,51 +71,10 @@ def telemetry_facts(
         hijacks=tuple(h for h in hijacks if h.hostname in nodes),
         unknown_hosts=tuple(h for h in hijacks if h.hostname not in nodes),
         unmapped_nodes=tuple(unmapped),
-        silent_nodes=tuple(
-            silent_nodes(
-                _last_seen(cluster, gpu_nodes, now, silent_window),
-                gpu_nodes,
-                now=now,
-                window=silent_window,
-                vm_workloads=_vm_workloads(snapshot),
-            )
-        ),
+        silent_nodes=silent_gpu_nodes(cluster, snapshot, now, sampled=True),
         handovers=tuple(handovers(cluster, snapshot, now, env_held or {})),
         settings=thresholds,
     )
-
-
-def _vm_workloads(snapshot: snap.ClusterSnapshot) -> dict[str, str]:
-    """GPU node -> `vm-passthrough` / `vm-vgpu` where the GPU Operator gives its GPUs to VMs
-    (its label, else the ClusterPolicy's default, as the sync reads it)."""
-    default = sandbox_default(p.spec for p in snapshot.gpu_operator_policies if not p.error)
-    found = {n.name: sandbox_workload(n.labels, default) for n in snapshot.nodes if n.is_gpu_node}
-    return {name: vm for name, vm in found.items() if vm}
-
-
-def _last_seen(
-    cluster: Cluster, gpu_nodes: list[str], now: datetime, window: timedelta
-) -> dict[str, datetime]:
-    """When each GPU node last reported. Scoring runs often: the nodes seen within the window
-    come from the newest samples alone (the (cluster, time) index); only the quiet ones are
-    looked up further back, in the raw samples and then the hourly roll-ups."""
-    readings = GpuReading.objects.filter(cluster=cluster)
-    recent = set(
-        readings.filter(time__gte=now - window).values_list("hostname", flat=True).distinct()
-    )
-    seen = dict.fromkeys(recent, now)
-    quiet = [n for n in gpu_nodes if n not in recent]
-    if not quiet:
-        return seen
-    for rows in (
-        readings.filter(hostname__in=quiet).values_list("hostname").annotate(last=Max("time")),
-        GpuUsageHourly.objects.filter(cluster=cluster, hostname__in=quiet)
-        .values_list("hostname")
-        .annotate(last=Max("hour") + timedelta(hours=1)),
-    ):
-        for host, last in rows.order_by():
-            seen[host] = max(last, seen.get(host, last))
-    return seen
 
 
 def _hijacks(
