@@ -23,4 +23,7 @@ class TelemetryFacts:
     handovers: tuple[Handover, ...] = ()
     # Nodes whose busy GPUs are attributed by count only (ATTR-002 says so).
     unmapped_nodes: tuple[UnmappedNode, ...] = ()
+    # Busy runs no allocation holds that pods holding the GPU through NVIDIA_VISIBLE_DEVICES
+    # explain (the node honours it): no ATTR-001; ATTR-002's evidence names them.
+    env_explained: tuple[Hijack, ...] = ()
     settings: dict[str, object] = field(default_factory=dict)  # thresholds, for the evidence

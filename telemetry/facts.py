@@ -25,6 +25,8 @@ from telemetry.hijack import (
     EnvHold,
     Hijack,
     UnmappedNode,
+    env_explained_note,
+    env_holders,
     env_note,
     explained_by_count,
     unexplained_busy,
@@ -61,7 +63,7 @@ def telemetry_facts(
         # nothing else to judge from samples.
         silent = silent_gpu_nodes(cluster, snapshot, now, sampled=False)
         return TelemetryFacts(sampled=False, silent_nodes=silent, settings=thresholds)
-    hijacks, unmapped = _hijacks(cluster, snapshot, now, window, env_held or {})
+    hijacks, unmapped, explained = _hijacks(cluster, snapshot, now, window, env_held or {})
     # A busy GPU on a host the last inventory does not list (most often a node that joined
     # since the sync): which pods run there is unknown, so it is usage nobody can be said to
     # hold, not a hijack (ATTR-002 names the host).
@@ -71,6 +73,7 @@ def telemetry_facts(
         hijacks=tuple(h for h in hijacks if h.hostname in nodes),
         unknown_hosts=tuple(h for h in hijacks if h.hostname not in nodes),
         unmapped_nodes=tuple(unmapped),
+        env_explained=tuple(h for h in explained if h.hostname in nodes),
         silent_nodes=silent_gpu_nodes(cluster, snapshot, now, sampled=True),
         handovers=tuple(handovers(cluster, snapshot, now, env_held or {})),
         settings=thresholds,
@@ -84,7 +87,8 @@ def _hijacks(
     window: timedelta,
     env_held: EnvHeld,
 ):
-    """The busy runs no scheduled pod explains, and the nodes judged by count only."""
+    """The busy runs no scheduled pod explains, the nodes judged by count only, and the busy
+    runs only pods holding the GPU through NVIDIA_VISIBLE_DEVICES explain."""
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
     dra = dra_held(snapshot, running)
     gpu_pods, held_devices = _gpu_pods(running)
@@ -103,6 +107,15 @@ def _hijacks(
     # the kubelet's pod resources): on such a node a busy GPU is no more a hijack than one of
     # the GPUs its pods hold, which the samples cannot name; only a count says anything.
     reporting = {s.hostname for s in samples}
+
+    # A pod holding the GPU through NVIDIA_VISIBLE_DEVICES where the node honours it runs its
+    # workload there: the GPU's use is explained (POD-011 says how it got there), and its
+    # samples are not counted against the GPUs scheduled pods hold. A hold the product cannot
+    # verify (the toolkit's setting unknown, a MIG UUID the samples cannot carry) is not here.
+    def by_env(sample: GpuSample) -> bool:
+        holds = env_held.get(sample.hostname)
+        return bool(holds) and bool(env_holders(holds, sample))
+
     # A label counts only when it names a pod holding GPUs then: a scrape may stamp its
     # target's own pod (the exporter's) on samples the exporter left bare.
     named = {s.hostname for s in samples if labels.held(s.namespace, s.pod, s.time)}
@@ -121,7 +134,7 @@ def _hijacks(
     }
     by_count = explained_by_count(
         # A GPU a HAMi share is bound to is held by it; the count judges the others.
-        [s for s in samples if not shares.held(s)],
+        [s for s in samples if not shares.held(s) and not by_env(s)],
         {n: held_devices.get(n, 0) for n in unlabelled},
         threshold=threshold,
         ended=ended_devices,
@@ -144,6 +157,7 @@ def _hijacks(
             and not labels.held(s.namespace, s.pod, s.time)
             and not (s.uuid and s.uuid in dra.devices)
             and not shares.held(s)
+            and not by_env(s)
         ],
         unbound,
         threshold=threshold,
@@ -151,13 +165,13 @@ def _hijacks(
     # MIG instances of a shared node are not counted against its physical GPUs, nor a GPU a
     # HAMi share is bound to (held by it: the count judges the others).
     shared_count = explained_by_count(
-        [s for s in samples if not s.gi_id and not shares.held(s)],
+        [s for s in samples if not s.gi_id and not shares.held(s) and not by_env(s)],
         caps,
         threshold=threshold,
         ended=_by_node(ended, _shared_units),
     )
 
-    def held(sample: GpuSample) -> bool:
+    def scheduled(sample: GpuSample) -> bool:
         if labels.held(sample.namespace, sample.pod, sample.time):
             return True
         # A GPU a DRA claim in use holds is explained, whatever labels the exporter put on
@@ -181,7 +195,14 @@ def _hijacks(
             and units.get(sample.hostname, 0) > 0
         )
 
+    def held(sample: GpuSample) -> bool:
+        return by_env(sample) or scheduled(sample)
+
     found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
+    # The runs an env hold alone explains: no ATTR-001, but ATTR-002 names the pods.
+    explained = unexplained_busy(
+        [s for s in samples if by_env(s)], held=scheduled, threshold=threshold, window=window
+    )
     # A node whose only holds are HAMi shares on named GPUs is judged by UUID, not by count.
     counted = {
         node: held_devices.get(node, 0)
@@ -190,7 +211,11 @@ def _hijacks(
     }
     indexes = {(s.hostname, s.uuid): s.gpu for s in samples}
     notes = [share_note(_by_count_note(h, counted, caps, unbound), shares) for h in found]
-    return [env_note(h, env_held, indexes) for h in notes], unmapped
+    return (
+        [env_note(h, env_held, indexes) for h in notes],
+        unmapped,
+        [env_explained_note(h, env_held, indexes) for h in explained],
+    )
 
 
 def _by_count_note(

@@ -803,37 +803,3 @@ def _env_pod(cluster, value: str) -> None:
         data=snap.to_dict(read),
         changed_at=timezone.now(),
     )
-
-
-@pytest.mark.parametrize("value", ["all", "1"])
-def test_a_busy_gpu_an_env_access_pod_holds_is_not_read_as_held_by_no_pod(small_world, value):
-    """The exporter never names a pod that takes GPUs through NVIDIA_VISIBLE_DEVICES (it reads
-    the kubelet's allocations): the GPU is used outside the scheduler, still the hijack
-    signature, but the evidence names who holds it instead of saying nobody does."""
-    make_exclusive()
-    _env_pod(small_world, value)
-    now = timezone.now()
-    start = now - timedelta(minutes=25)
-    held = series(start, 25, busy=96, namespace="team-alpha", pod="trainer-0")
-    taken = series(start, 25, busy=96, uuid="GPU-0000-taken", gpu="1")
-    samples_ingest(cluster=small_world, samples=held + taken)
-    posture_evaluate()
-    (finding,) = open_findings("ATTR-001")
-    assert finding.evidence["gpu_uuid"] == "GPU-0000-taken"
-    held_by = finding.evidence["held_by"]
-    assert "no scheduled pod" not in held_by
-    assert f"team-alpha/probe (NVIDIA_VISIBLE_DEVICES={value})" in held_by
-    assert "outside the scheduler" in held_by
-
-
-def test_an_env_access_pod_naming_another_gpu_does_not_explain_the_busy_one(small_world):
-    make_exclusive()
-    _env_pod(small_world, "3")
-    now = timezone.now()
-    start = now - timedelta(minutes=25)
-    held = series(start, 25, busy=96, namespace="team-alpha", pod="trainer-0")
-    stray = series(start, 25, busy=96, uuid="GPU-0000-stray", gpu="1")
-    samples_ingest(cluster=small_world, samples=held + stray)
-    posture_evaluate()
-    (finding,) = open_findings("ATTR-001")
-    assert finding.evidence["held_by"] == "no scheduled pod in the last inventory holds this GPU"
