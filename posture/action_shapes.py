@@ -3,6 +3,7 @@ groups by these). PURE."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from posture.rules.holding import ENV_RESOURCE
@@ -95,4 +96,45 @@ def is_workload(finding: ActionFinding) -> bool:
     their evidence's `workload`."""
     return finding.subject_kind in WORKLOAD_KINDS or isinstance(
         finding.evidence.get("workload"), str
+    )
+
+
+def never_sampled(finding: ActionFinding) -> bool:
+    """An ATTR-003 of a cluster no DCGM-Exporter sample was ever ingested for (its
+    `cluster_telemetry`), on a node an exporter can watch: collecting the cluster's metrics is
+    one change for all of them. Not a node whose GPUs go to VMs (no `exporter_runs`): no
+    exporter runs there by design, and no ingest closes it."""
+    evidence = finding.evidence
+    return (
+        finding.check_id == "ATTR-003"
+        and bool(evidence.get("cluster_telemetry"))
+        and "exporter_runs" in evidence
+    )
+
+
+def telemetry_title(cluster: str, members: Sequence[ActionFinding]) -> str:
+    """The one change for a cluster no sample was ever ingested for: ingest its metrics where
+    its nodes run DCGM-Exporter (GKE's managed one, through Managed Prometheus), deploy it
+    first where they do not, saying on how many."""
+    ingest = f"`manage.py ingest_dcgm --cluster {cluster} --prometheus URL`"
+    runs = sum(1 for f in members if f.evidence.get("exporter_runs") is True)
+    missing = sum(1 for f in members if f.evidence.get("exporter_runs") is False)
+    if all(f.evidence.get("gke_managed_exporter") for f in members):
+        managed = "GKE's managed DCGM metrics (Managed Prometheus)"
+        return f"Ingest {managed} for cluster {cluster}: {ingest}"
+    if runs and not missing:
+        return f"Ingest DCGM-Exporter metrics for cluster {cluster}: {ingest}"
+    if missing and not runs:
+        return (
+            f"Deploy DCGM-Exporter on cluster {cluster}'s GPU nodes, then ingest its metrics: "
+            f"{ingest}"
+        )
+    if missing:
+        return (
+            f"Ingest DCGM-Exporter metrics for cluster {cluster}: {ingest}; deploy it first on "
+            f"the {missing} GPU node(s) that run none"
+        )
+    return (
+        f"Ingest DCGM-Exporter metrics for cluster {cluster}, deploying it where it does not "
+        f"run: {ingest}"
     )

@@ -12,6 +12,8 @@ An action is one change a platform team makes; it closes every finding in it at 
 - the GPU Operator's own upgrade (a finding whose only move is the Operator): one Deployment
   for the cluster, so one action for every node, never "on pool x"; a pool's upgrade that also
   needs it says so apart from the pool;
+- the metrics of a cluster no DCGM-Exporter sample was ever ingested for: one ingest (the
+  exporter deployed first where none runs) closes the ATTR-003 of every GPU node of it;
 - one setting of one pool's nodes (STACK-004/006/008, ATTR-003), or of the ClusterPolicy that
   configures them (STACK-008 where the GPU Operator's toolkit runs: its subject; STACK-006
   where its spec.cdi.enabled decides the node's CDI);
@@ -51,7 +53,9 @@ from posture.action_shapes import (
     env_only_use,
     inside_other_pool,
     is_workload,
+    never_sampled,
     one_pool,
+    telemetry_title,
 )
 from posture.action_upgrades import (
     component_name,
@@ -164,6 +168,10 @@ def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, 
         return (cluster, "claim", namespace), namespace
     where = _where(finding)
     unfixed = unfixed_exposures(finding) if check in UPGRADE_CHECKS else []
+    if never_sampled(finding):
+        # No sample was ever ingested for the cluster: collecting its metrics (deploying the
+        # exporter first where none runs) closes every GPU node's ATTR-003 at once.
+        return (cluster, "telemetry"), ""
     if check == "ATTR-003" and finding.evidence.get("gke_managed_exporter"):
         # GKE runs its managed exporter there: nothing to deploy, its metrics to ingest.
         title = f"Ingest GKE's managed DCGM metrics (Managed Prometheus) for {where}"
@@ -332,6 +340,8 @@ def _action(
         title = operator_upgrade_title(members)
     elif identity[1] == "claim":
         title = claim_title(identity[2], len(members))
+    elif identity[1] == "telemetry":
+        title = telemetry_title(identity[0], members)
     elif identity[1] == "node" and identity[2] == "STACK-004":
         # Only what is unknown on the pool's nodes (a driver nvidia-smi gave is not).
         title = unknown_versions_title(members, identity[3]) or title

@@ -32,6 +32,7 @@ from posture.tenant_findings import (
     top_contributions,
     with_subjects,
 )
+from telemetry.selectors import cluster_sampled
 from tenants.models import Tenant
 
 UNCLAIMED_SHOWN = 50  # namespaces listed on the unclassified tenant's page before "+N more"
@@ -117,4 +118,6 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
     facts = checklist_facts(context["cluster"], request.user)
     context["checklist"] = cluster_checklist(facts)
     context["currency"] = clusters_currency(request.user, cluster=context["cluster"])
+    # No sample ever ingested: ATTR-001 has nothing to judge, which the page says outright.
+    context["telemetry_ingested"] = cluster_sampled(cluster=context["cluster"])
     return render(request, "inventory/cluster_detail.html", context)

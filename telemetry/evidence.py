@@ -11,8 +11,9 @@ from telemetry.leak import Handover
 
 @dataclass(frozen=True)
 class TelemetryFacts:
-    """`sampled` is False when the cluster never sent any telemetry: the telemetry checks then
-    have nothing to judge (the cluster page says so)."""
+    """`sampled` is False when the cluster never sent any telemetry: every GPU node is then
+    silent (ATTR-003, one action for the cluster), nothing else is judged from samples, and
+    the cluster page says its hijack detection has no telemetry."""
 
     sampled: bool = False
     hijacks: tuple[Hijack, ...] = ()
@@ -22,4 +23,7 @@ class TelemetryFacts:
     handovers: tuple[Handover, ...] = ()
     # Nodes whose busy GPUs are attributed by count only (ATTR-002 says so).
     unmapped_nodes: tuple[UnmappedNode, ...] = ()
+    # Busy runs no allocation holds that pods holding the GPU through NVIDIA_VISIBLE_DEVICES
+    # explain (the node honours it): no ATTR-001; ATTR-002's evidence names them.
+    env_explained: tuple[Hijack, ...] = ()
     settings: dict[str, object] = field(default_factory=dict)  # thresholds, for the evidence

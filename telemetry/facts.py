@@ -1,7 +1,8 @@
 """What a cluster's telemetry says for the checks (posture.inputs.TelemetryFacts): busy GPUs no
-scheduled pod explains (ATTR-001), silent GPU nodes (ATTR-003), and GPUs passed between
-tenants without a recorded reset (LEAK-001). Reads bounded sets: the last three hijack windows
-of samples, the newest sample per node, and who held each exclusive GPU over the retention."""
+scheduled pod explains (ATTR-001), silent GPU nodes (ATTR-003, telemetry.silence), and GPUs
+passed between tenants without a recorded reset (LEAK-001). Reads bounded sets: the last three
+hijack windows of samples, the newest sample per node, and who held each exclusive GPU over the
+retention."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Max
 from django.utils import timezone
 
 from inventory import snapshot as snap
@@ -18,7 +18,6 @@ from inventory.dra_devices import dra_held
 from inventory.fractions import hami_share
 from inventory.models import Cluster, Pod
 from inventory.sources.images import component_of
-from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from telemetry.evidence import TelemetryFacts
 from telemetry.exporter_labels import PodLabels
 from telemetry.handovers import handovers
@@ -26,15 +25,18 @@ from telemetry.hijack import (
     EnvHold,
     Hijack,
     UnmappedNode,
+    env_explained_note,
+    env_holders,
     env_note,
     explained_by_count,
-    silent_nodes,
     unexplained_busy,
 )
 from telemetry.ingest_context import SHARED_STRATEGIES
-from telemetry.models import GpuReading, GpuUsageHourly
+from telemetry.models import GpuReading
 from telemetry.samples import GpuSample
+from telemetry.selectors import cluster_sampled
 from telemetry.shares import ShareHolds, share_holds, share_note, share_units
+from telemetry.silence import silent_gpu_nodes
 from tenants.policy import FRACTIONAL_RESOURCES
 
 FINISHED = ("Succeeded", "Failed")  # pod phases: it ran to an end
@@ -55,12 +57,13 @@ def telemetry_facts(
         "window_minutes": settings.GPUPOSTURE_HIJACK_WINDOW_MINUTES,
         "silent_minutes": settings.GPUPOSTURE_SILENT_NODE_MINUTES,
     }
-    readings = GpuReading.objects.filter(cluster=cluster)
-    if not readings.exists() and not GpuUsageHourly.objects.filter(cluster=cluster).exists():
-        return TelemetryFacts(sampled=False, settings=thresholds)
-    gpu_nodes = [n.name for n in snapshot.nodes if n.is_gpu_node]
-    silent_window = timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES)
-    hijacks, unmapped = _hijacks(cluster, snapshot, now, window, env_held or {})
+    if not cluster_sampled(cluster=cluster):
+        # No DCGM-Exporter sample was ever ingested for the cluster: every GPU node is one with
+        # no telemetry (ATTR-003 says so, and that its hijack detection is blind), and there is
+        # nothing else to judge from samples.
+        silent = silent_gpu_nodes(cluster, snapshot, now, sampled=False)
+        return TelemetryFacts(sampled=False, silent_nodes=silent, settings=thresholds)
+    hijacks, unmapped, explained = _hijacks(cluster, snapshot, now, window, env_held or {})
     # A busy GPU on a host the last inventory does not list (most often a node that joined
     # since the sync): which pods run there is unknown, so it is usage nobody can be said to
     # hold, not a hijack (ATTR-002 names the host).
@@ -70,51 +73,11 @@ def telemetry_facts(
         hijacks=tuple(h for h in hijacks if h.hostname in nodes),
         unknown_hosts=tuple(h for h in hijacks if h.hostname not in nodes),
         unmapped_nodes=tuple(unmapped),
-        silent_nodes=tuple(
-            silent_nodes(
-                _last_seen(cluster, gpu_nodes, now, silent_window),
-                gpu_nodes,
-                now=now,
-                window=silent_window,
-                vm_workloads=_vm_workloads(snapshot),
-            )
-        ),
+        env_explained=tuple(h for h in explained if h.hostname in nodes),
+        silent_nodes=silent_gpu_nodes(cluster, snapshot, now, sampled=True),
         handovers=tuple(handovers(cluster, snapshot, now, env_held or {})),
         settings=thresholds,
     )
-
-
-def _vm_workloads(snapshot: snap.ClusterSnapshot) -> dict[str, str]:
-    """GPU node -> `vm-passthrough` / `vm-vgpu` where the GPU Operator gives its GPUs to VMs
-    (its label, else the ClusterPolicy's default, as the sync reads it)."""
-    default = sandbox_default(p.spec for p in snapshot.gpu_operator_policies if not p.error)
-    found = {n.name: sandbox_workload(n.labels, default) for n in snapshot.nodes if n.is_gpu_node}
-    return {name: vm for name, vm in found.items() if vm}
-
-
-def _last_seen(
-    cluster: Cluster, gpu_nodes: list[str], now: datetime, window: timedelta
-) -> dict[str, datetime]:
-    """When each GPU node last reported. Scoring runs often: the nodes seen within the window
-    come from the newest samples alone (the (cluster, time) index); only the quiet ones are
-    looked up further back, in the raw samples and then the hourly roll-ups."""
-    readings = GpuReading.objects.filter(cluster=cluster)
-    recent = set(
-        readings.filter(time__gte=now - window).values_list("hostname", flat=True).distinct()
-    )
-    seen = dict.fromkeys(recent, now)
-    quiet = [n for n in gpu_nodes if n not in recent]
-    if not quiet:
-        return seen
-    for rows in (
-        readings.filter(hostname__in=quiet).values_list("hostname").annotate(last=Max("time")),
-        GpuUsageHourly.objects.filter(cluster=cluster, hostname__in=quiet)
-        .values_list("hostname")
-        .annotate(last=Max("hour") + timedelta(hours=1)),
-    ):
-        for host, last in rows.order_by():
-            seen[host] = max(last, seen.get(host, last))
-    return seen
 
 
 def _hijacks(
@@ -124,7 +87,8 @@ def _hijacks(
     window: timedelta,
     env_held: EnvHeld,
 ):
-    """The busy runs no scheduled pod explains, and the nodes judged by count only."""
+    """The busy runs no scheduled pod explains, the nodes judged by count only, and the busy
+    runs only pods holding the GPU through NVIDIA_VISIBLE_DEVICES explain."""
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
     dra = dra_held(snapshot, running)
     gpu_pods, held_devices = _gpu_pods(running)
@@ -143,6 +107,15 @@ def _hijacks(
     # the kubelet's pod resources): on such a node a busy GPU is no more a hijack than one of
     # the GPUs its pods hold, which the samples cannot name; only a count says anything.
     reporting = {s.hostname for s in samples}
+
+    # A pod holding the GPU through NVIDIA_VISIBLE_DEVICES where the node honours it runs its
+    # workload there: the GPU's use is explained (POD-011 says how it got there), and its
+    # samples are not counted against the GPUs scheduled pods hold. A hold the product cannot
+    # verify (the toolkit's setting unknown, a MIG UUID the samples cannot carry) is not here.
+    def by_env(sample: GpuSample) -> bool:
+        holds = env_held.get(sample.hostname)
+        return bool(holds) and bool(env_holders(holds, sample))
+
     # A label counts only when it names a pod holding GPUs then: a scrape may stamp its
     # target's own pod (the exporter's) on samples the exporter left bare.
     named = {s.hostname for s in samples if labels.held(s.namespace, s.pod, s.time)}
@@ -161,7 +134,7 @@ def _hijacks(
     }
     by_count = explained_by_count(
         # A GPU a HAMi share is bound to is held by it; the count judges the others.
-        [s for s in samples if not shares.held(s)],
+        [s for s in samples if not shares.held(s) and not by_env(s)],
         {n: held_devices.get(n, 0) for n in unlabelled},
         threshold=threshold,
         ended=ended_devices,
@@ -184,6 +157,7 @@ def _hijacks(
             and not labels.held(s.namespace, s.pod, s.time)
             and not (s.uuid and s.uuid in dra.devices)
             and not shares.held(s)
+            and not by_env(s)
         ],
         unbound,
         threshold=threshold,
@@ -191,13 +165,13 @@ def _hijacks(
     # MIG instances of a shared node are not counted against its physical GPUs, nor a GPU a
     # HAMi share is bound to (held by it: the count judges the others).
     shared_count = explained_by_count(
-        [s for s in samples if not s.gi_id and not shares.held(s)],
+        [s for s in samples if not s.gi_id and not shares.held(s) and not by_env(s)],
         caps,
         threshold=threshold,
         ended=_by_node(ended, _shared_units),
     )
 
-    def held(sample: GpuSample) -> bool:
+    def scheduled(sample: GpuSample) -> bool:
         if labels.held(sample.namespace, sample.pod, sample.time):
             return True
         # A GPU a DRA claim in use holds is explained, whatever labels the exporter put on
@@ -221,7 +195,14 @@ def _hijacks(
             and units.get(sample.hostname, 0) > 0
         )
 
+    def held(sample: GpuSample) -> bool:
+        return by_env(sample) or scheduled(sample)
+
     found = unexplained_busy(samples, held=held, threshold=threshold, window=window)
+    # The runs an env hold alone explains: no ATTR-001, but ATTR-002 names the pods.
+    explained = unexplained_busy(
+        [s for s in samples if by_env(s)], held=scheduled, threshold=threshold, window=window
+    )
     # A node whose only holds are HAMi shares on named GPUs is judged by UUID, not by count.
     counted = {
         node: held_devices.get(node, 0)
@@ -230,7 +211,11 @@ def _hijacks(
     }
     indexes = {(s.hostname, s.uuid): s.gpu for s in samples}
     notes = [share_note(_by_count_note(h, counted, caps, unbound), shares) for h in found]
-    return [env_note(h, env_held, indexes) for h in notes], unmapped
+    return (
+        [env_note(h, env_held, indexes) for h in notes],
+        unmapped,
+        [env_explained_note(h, env_held, indexes) for h in explained],
+    )
 
 
 def _by_count_note(

@@ -2,6 +2,8 @@
 
 ATTR-001: a GPU busy above a threshold for longer than a window while no scheduled pod holds it
 is the signal of ATT&CK T1496.001 (resource hijacking): something runs outside the scheduler.
+A pod holding the GPU through NVIDIA_VISIBLE_DEVICES on a node that honours it explains its use
+(env_holders): its workload is there, and POD-011 reports how it got there.
 ATTR-003: a GPU node that sends no samples hides exactly that, so silence is a finding too."""
 
 from __future__ import annotations
@@ -216,40 +218,64 @@ class EnvHold:
     devices: frozenset[str]
 
 
+def env_holders(holds: Iterable[EnvHold], sample: GpuSample) -> list[EnvHold]:
+    """The holds through NVIDIA_VISIBLE_DEVICES that cover the sample's GPU on a node that
+    honours the variable: a pod using it outside the scheduler, which explains its use (the
+    exporter never names such a pod; POD-011 reports how it got there)."""
+    return [h for h in holds if _env_holds(h.devices, sample.uuid, sample.gpu, sample.gi_id)]
+
+
 def env_note(
     hijack: Hijack,
     env_held: Mapping[str, tuple[EnvHold, ...]],
     indexes: Mapping[tuple[str, str], str],
 ) -> Hijack:
-    """The hijack, saying which pods hold its GPU through NVIDIA_VISIBLE_DEVICES where the node
-    honours it: the GPU is not without a workload, it is used outside the scheduler (no
-    allocation, quota or attribution; the exporter, reading the kubelet's allocations, never
-    names such a pod), which is still the hijack signature (POD-011 names the access)."""
-    # A device the exporter gave no UUID for is named by its index (Hijack.uuid).
-    index = indexes.get((hijack.hostname, hijack.uuid)) or (
-        "" if hijack.uuid.startswith(("GPU-", "MIG-")) else hijack.uuid
-    )
+    """The hijack, naming the pods that may hold it through NVIDIA_VISIBLE_DEVICES but cannot
+    be matched to it: a MIG instance's samples carry their parent's UUID and GPU_I_ID, never
+    the instance's MIG UUID (DCGM does not have it), so a pod naming MIG UUIDs may hold this
+    instance or another. Such a hold explains nothing (the product cannot verify it); it is
+    named as a possible holder, not left out. (A hold that covers the GPU explains its use:
+    env_explained_note.)"""
     holds = env_held.get(hijack.hostname, ())
-    holders = [h for h in holds if _env_holds(h.devices, hijack.uuid, index, hijack.gi_id)]
-    # A MIG instance's samples carry their parent's UUID and GPU_I_ID, never the instance's
-    # MIG UUID (DCGM does not have it): a pod naming MIG UUIDs may hold this instance or
-    # another; it is named as such, not as its holder, nor left out.
+    holders = _covering(hijack, holds, indexes)
     maybe = [h for h in holds if hijack.gi_id and h not in holders and _names_mig(h.devices)]
-    if not holders and not maybe:
+    if not maybe:
         return hijack
-    if holders:
-        note = (
-            f"no allocation holds this GPU; pod(s) {_pods(holders)} hold it outside the "
-            "scheduler through NVIDIA_VISIBLE_DEVICES, which this node honours"
-        )
-    else:
-        note = (
-            f"no allocation holds this GPU; pod(s) {_pods(maybe)} name MIG devices in "
-            "NVIDIA_VISIBLE_DEVICES, which this node honours, outside the scheduler; the "
-            "exporter reports a MIG instance by its parent GPU's UUID and GPU_I_ID, never its "
-            "MIG UUID, so whether it is this instance is unknown"
-        )
+    note = (
+        f"no allocation holds this GPU; pod(s) {_pods(maybe)} name MIG devices in "
+        "NVIDIA_VISIBLE_DEVICES, which this node honours, outside the scheduler; the "
+        "exporter reports a MIG instance by its parent GPU's UUID and GPU_I_ID, never its "
+        "MIG UUID, so whether it is this instance is unknown"
+    )
     return replace(hijack, held_note=note)
+
+
+def env_explained_note(
+    run: Hijack,
+    env_held: Mapping[str, tuple[EnvHold, ...]],
+    indexes: Mapping[tuple[str, str], str],
+) -> Hijack:
+    """A busy run no allocation holds, explained by the pods that hold its GPU through
+    NVIDIA_VISIBLE_DEVICES on a node that honours it: the workload is on the GPU, only not
+    through the scheduler (DESIGN §2: such holds feed the hijack checks). POD-011 is the
+    finding about how it got there; this run is no ATTR-001 (one cause, one finding)."""
+    holders = _covering(run, env_held.get(run.hostname, ()), indexes)
+    note = (
+        f"pod(s) {_pods(holders)} hold this GPU outside the scheduler through "
+        "NVIDIA_VISIBLE_DEVICES, which this node honours: their workload explains its use "
+        "(no allocation holds it; POD-011 reports the access)"
+    )
+    return replace(run, held_note=note)
+
+
+def _covering(
+    run: Hijack, holds: Iterable[EnvHold], indexes: Mapping[tuple[str, str], str]
+) -> list[EnvHold]:
+    # A device the exporter gave no UUID for is named by its index (Hijack.uuid).
+    index = indexes.get((run.hostname, run.uuid)) or (
+        "" if run.uuid.startswith(("GPU-", "MIG-")) else run.uuid
+    )
+    return [h for h in holds if _env_holds(h.devices, run.uuid, index, run.gi_id)]
 
 
 def _pods(holds: list[EnvHold]) -> str:
@@ -270,4 +296,4 @@ def _env_holds(devices: frozenset[str], uuid: str, index: str, gi_id: str) -> bo
         return True
     if gi_id:
         return False
-    return uuid in devices or (bool(index) and f"gpu-index:{index}" in devices)
+    return (bool(uuid) and uuid in devices) or (bool(index) and f"gpu-index:{index}" in devices)

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from inventory.models import Cluster
 from telemetry.attribution import worst_confidence
-from telemetry.models import GpuUsageDaily
+from telemetry.models import GpuReading, GpuUsageDaily, GpuUsageHourly
 from tenants.models import Tenant
 
 # Shown to one decimal: a GPU under 0.05 busy GPU-hours would read "0.0" among the busiest.
@@ -29,6 +29,16 @@ class Period:
     @property
     def since(self) -> date:
         return timezone.now().date() - timedelta(days=self.days - 1)
+
+
+def cluster_sampled(*, cluster: Cluster) -> bool:
+    """Whether any DCGM-Exporter sample was ever ingested for the cluster (raw, or rolled up by
+    the hour past the raw retention). None: every GPU node of it is without telemetry (ATTR-003)
+    and its hijack detection (ATTR-001) is blind."""
+    return (
+        GpuReading.objects.filter(cluster=cluster).exists()
+        or GpuUsageHourly.objects.filter(cluster=cluster).exists()
+    )
 
 
 def daily(user, period: Period) -> QuerySet[GpuUsageDaily]:

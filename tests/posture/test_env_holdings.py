@@ -298,28 +298,38 @@ def _busy(uuid: str):
     return TelemetryFacts(sampled=True, hijacks=(run_,))
 
 
-@pytest.mark.parametrize(("objects", "honoured"), [([toolkit()], "yes"), ([], "unverified")])
-def test_attr001_names_the_pod_reaching_the_busy_gpu(objects, honoured):
+def test_attr001_names_the_pod_that_may_reach_the_busy_gpu_where_that_is_unverified():
+    # Where the node honours the variable, telemetry.facts takes the hold as explaining the
+    # busy GPU (tests/telemetry/test_env_explains.py): no run reaches ATTR-001. Unverified, the
+    # pod explains nothing and is named as the suspect.
     from dataclasses import replace
 
-    inputs = replace(cluster(*objects, env_pod()), telemetry=_busy(UUIDS[2]))
+    inputs = replace(cluster(env_pod()), telemetry=_busy(UUIDS[2]))
     (draft,) = run("ATTR-001", inputs)
-    if honoured == "yes":
-        # Held, only not through the scheduler: the title no longer says "no workload".
-        assert draft.title.endswith(
-            "busy 30 min, held only outside the scheduler by alpha/probe "
-            "(NVIDIA_VISIBLE_DEVICES=all)"
-        )
-    else:
-        assert "with no scheduled workload" in draft.title
-        assert draft.title.endswith("; 1 pod(s) reach it through NVIDIA_VISIBLE_DEVICES")
+    assert "with no scheduled workload" in draft.title
+    assert draft.title.endswith("; 1 pod(s) may reach it through NVIDIA_VISIBLE_DEVICES")
     (reach,) = draft.evidence["reached_through_visible_devices"]
     assert (reach["pod"], reach["value"], reach["node_honours_it"]) == (
         "alpha/probe",
         "all",
-        honoured,
+        "unverified",
     )
     assert draft.tenants == ("alpha",)
+
+
+def test_attr002_names_the_env_hold_that_explains_a_busy_gpu():
+    from dataclasses import replace
+
+    busy = _busy(UUIDS[2])
+    (run_,) = busy.hijacks
+    explained = replace(run_, held_note="pod(s) alpha/probe (NVIDIA_VISIBLE_DEVICES=all) ...")
+    facts = replace(busy, hijacks=(), env_explained=(explained,))
+    inputs = replace(cluster(toolkit(), env_pod()), telemetry=facts)
+    assert run("ATTR-001", inputs) == []
+    (draft,) = run("ATTR-002", inputs)
+    (shown,) = draft.evidence["busy_gpus_explained_by_visible_devices"]
+    assert (shown["gpu_uuid"], shown["peak_busy_percent"]) == (UUIDS[2], 99.0)
+    assert shown["held_by"].startswith("pod(s) alpha/probe")
 
 
 def test_attr001_unchanged_where_the_node_ignores_the_variable():

@@ -100,9 +100,11 @@ def test_each_check_is_explained_once_and_its_subjects_are_a_bounded_table(
         group = f'<details class="check-group" id="check-{check_id}">'
         assert sum(p.count(group) for p in pages) == 1
     remediation = str(CHECKS[big].remediation).split("`")[0][:40]
-    assert html.count(remediation) == 1  # the fix once, not once per node
+    # The page its group is on (a low-severity group may be on the next).
+    (shown,) = [p for p in pages if f'id="check-{big}"' in p]
+    assert shown.count(remediation) == 1  # the fix once, not once per node
     assert len(finding_rows(html)) <= tenant_findings.ROWS_PER_GROUP * len(per_check)
-    assert f"All {per_check[big]} {big} findings" in html
+    assert f"All {per_check[big]} {big} findings" in shown
     # The top risks come before the groups and link to their check's group.
     assert html.index('id="why-h"') < html.index('class="check-group"')
     why = html[html.index('id="why-h"') : html.index('id="findings-h"')]

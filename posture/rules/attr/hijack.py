@@ -53,8 +53,11 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
         title = f"{busy} {_unheld(h)}"
         reach = _env_reach(inputs, h.hostname, h.uuid, h.gi_id)
         if reach:
-            # Still outside the scheduler, so still the hijack signature (T1496.001), but the
-            # likely user is named: a pod that takes GPUs through NVIDIA_VISIBLE_DEVICES.
+            # A hold through NVIDIA_VISIBLE_DEVICES that telemetry matched to this GPU on a
+            # node that honours it explains the run (no ATTR-001: POD-011 is that finding).
+            # What is left cannot be verified: the node may not honour the variable, or the
+            # pod names MIG or index devices the samples cannot be matched to. Still the
+            # hijack signature (T1496.001), with the suspect named.
             evidence["reached_through_visible_devices"] = reach
             if all(r.get("which_instance") == "unknown" for r in reach):
                 # Pods naming MIG UUIDs, which the samples never carry: maybe this instance.
@@ -65,9 +68,7 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
                     "NVIDIA_VISIBLE_DEVICES"
                 )
             else:
-                title = _held_outside(busy, reach) or (
-                    f"{title}; {len(reach)} pod(s) reach it through NVIDIA_VISIBLE_DEVICES"
-                )
+                title = f"{title}; {len(reach)} pod(s) may reach it through NVIDIA_VISIBLE_DEVICES"
         key = f"ATTR-001:{h.uuid}:{h.gi_id}"
         # One GPU: every tenant on its node is suspect, and exposed to what runs there.
         yield node_draft(
@@ -79,23 +80,6 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
             title=title,
             exposure=1,
         )
-
-
-def _held_outside(busy: str, reach: list[dict[str, Any]]) -> str:
-    """The title where pods the node is known to honour the variable for reach the GPU: it is
-    held, only not through the scheduler (held_by says so too); "" where that is unverified."""
-    holders = [
-        r for r in reach if r["node_honours_it"] == "yes" and r.get("which_instance") != "unknown"
-    ]
-    if not holders:
-        return ""
-    first = holders[0]
-    more = f" and {len(holders) - 1} more pod(s)" if len(holders) > 1 else ""
-    return (
-        f"{busy}, held only outside the scheduler by {first['pod']} "
-        f"(NVIDIA_VISIBLE_DEVICES={first['value'] if first['value'] is not None else '<unread>'})"
-        f"{more}"
-    )
 
 
 def _unheld(h: Hijack) -> str:

@@ -4,6 +4,7 @@ on nodes whose DCGM-Exporter names no pod (telemetry.facts: judged by count only
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from gpuposture.base.enums import SharingMode
 from inventory.snapshot import Node
@@ -68,10 +69,29 @@ def unattributable_utilisation(inputs: PostureInputs) -> Iterator[FindingDraft]:
             else:
                 shared.setdefault(holding.tenant.slug, []).append(holding)
         if shared:
-            yield _attr_draft(node, dict(sorted(shared.items())), platform_pods)
+            explained = _explained_by_env(inputs.telemetry.env_explained, node.name)
+            yield _attr_draft(node, dict(sorted(shared.items())), platform_pods, explained)
     for unmapped in inputs.telemetry.unmapped_nodes:
         yield _unmapped_draft(inputs, unmapped)
     yield from _unknown_host_drafts(inputs.telemetry.unknown_hosts)
+
+
+def _explained_by_env(runs: Iterable[Hijack], node: str) -> list[dict[str, Any]]:
+    """The busy runs on the node that only pods holding the GPU through NVIDIA_VISIBLE_DEVICES
+    explain (telemetry.facts): no ATTR-001 is raised for them (POD-011 reports the access), so
+    the node's attribution finding says who was using the GPU and when."""
+    here = [h for h in runs if h.hostname == node]
+    return [
+        {
+            "gpu_uuid": h.uuid,
+            "mig_instance": h.gi_id or None,
+            "start": h.start.isoformat(),
+            "end": h.end.isoformat(),
+            "peak_busy_percent": round(h.peak_busy, 1),
+            "held_by": h.held_note,
+        }
+        for h in here[:MEMBERS_SHOWN]
+    ]
 
 
 def _unknown_host_drafts(runs: Iterable[Hijack]) -> Iterator[FindingDraft]:
@@ -134,7 +154,10 @@ def _unmapped_draft(inputs: PostureInputs, unmapped: UnmappedNode) -> FindingDra
 
 
 def _attr_draft(
-    node: Node, shared: dict[str, list[GpuHolding]], platform_pods: int
+    node: Node,
+    shared: dict[str, list[GpuHolding]],
+    platform_pods: int,
+    explained: list[dict[str, Any]],
 ) -> FindingDraft:
     """One finding per node, for every tenant holding its shared GPUs."""
     modes = sorted({h.mode for own in shared.values() for h in own})
@@ -159,6 +182,8 @@ def _attr_draft(
             "; pods taking GPUs through NVIDIA_VISIBLE_DEVICES are never named: the exporter "
             "maps usage through the kubelet's allocations, which do not list them"
         )
+    if explained:
+        evidence["busy_gpus_explained_by_visible_devices"] = explained
     title = (
         f"GPU usage on node {node.name} ({', '.join(modes)}) cannot be attributed per "
         f"workload: tenants {', '.join(shared)}"
