@@ -200,8 +200,9 @@ def assert_env_access() -> None:
     )
     assert set(pod011.tenants.values_list("slug", flat=True)) == sandbox
     (entry,) = pod011.evidence["pods"]
-    assert (entry["node"], entry["honoured_here"]) == ("pe-l40s-02", "yes")
-    assert {h["pod"].split("/")[0] for h in entry["time_slices_gpus_held_by"]} == {"research-llm"}
+    (here,) = entry["containers"]  # what its container does on that node
+    assert (entry["node"], here["honoured_here"]) == ("pe-l40s-02", "yes")
+    assert {h["pod"].split("/")[0] for h in here["time_slices_gpus_held_by"]} == {"research-llm"}
     for check in ("SHARE-001", "SHARE-003"):
         (pair,) = Finding.objects.filter(check_id=check, status="open", subject_name="research-ts")
         assert set(pair.tenants.values_list("slug", flat=True)) == {"research", "unclassified"}

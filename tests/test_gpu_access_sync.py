@@ -85,7 +85,7 @@ def test_the_configmap_a_pod_takes_the_variable_from_is_kept_minimal(listed):
     assert "hunter2" not in json.dumps(data)
     posture_evaluate()
     finding = Finding.objects.get(cluster=listed, check_id="POD-011")
-    assert finding.evidence["value"] == "all"
+    assert [c["value"] for c in finding.evidence["containers"]] == ["all"]
 
 
 def test_a_change_to_that_configmap_lists_everything(api, listed, tmp_path):

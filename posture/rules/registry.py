@@ -28,8 +28,11 @@ class FindingDraft:
     subject_namespace: str
     subject_name: str
     evidence: dict[str, Any]
-    # Distinguishes several causes of one check on one subject (a container, a resource and
-    # the pair of tenants sharing it); part of the identity.
+    # Distinguishes several causes of one check on one subject, each closed by its own change
+    # (a resource and the pair of tenants sharing it, a bulletin exposure's upgrade, a host
+    # path volume, a notebook server); part of the identity. Not the container of a pod
+    # check: the containers it flags in one workload are one finding
+    # (posture.rules.pod.container_findings).
     key: str = ""
     title: str = ""  # specific title; the check's title when empty
     severity: str = ""  # the check's severity when empty
@@ -56,6 +59,10 @@ class FindingDraft:
 # Evidence lists the merge step joins when two drafts share an identity (the pods of one
 # workload), each with the key of its total count; the list keeps at most MEMBERS_SHOWN.
 MERGED_LISTS = {"pods": "replicas"}
+# Evidence lists the merge step unites, each with the field that names a member: the containers
+# a check flags in a workload (posture.rules.pod.container_findings) are the same in each of
+# its replicas, so each appears once, as the first replica that has it says.
+UNITED_LISTS = {"containers": "container"}
 MEMBERS_SHOWN = 20
 # The longest title a finding stores (posture.models.Finding.title's max_length): a check whose
 # title names objects counts them past it, never leaving the store to cut it.
@@ -163,8 +170,8 @@ def merge_drafts(drafts: Iterable[FindingDraft]) -> list[FindingDraft]:
     each pod (containers differ between rollout versions) and subjects.workload_draft names
     the pod's workload, so the replicas of one workload meet here: tenants are united,
     exposures added, the MERGED_LISTS joined (the first MEMBERS_SHOWN kept, the counts
-    added), the worst explicit severity kept, the subjects covered united; the rest is the
-    first draft's."""
+    added), the UNITED_LISTS united, the worst explicit severity kept, the subjects covered
+    united; the rest is the first draft's."""
     merged: dict[tuple[str, ...], FindingDraft] = {}
     for draft in drafts:
         identity = draft.identity()
@@ -180,6 +187,11 @@ def _merge(first: FindingDraft, other: FindingDraft) -> FindingDraft:
             joined = [*first.evidence[members], *other.evidence[members]]
             evidence[members] = joined[:MEMBERS_SHOWN]
             evidence[count] = first.evidence.get(count, 0) + other.evidence.get(count, 0)
+    for members, name in UNITED_LISTS.items():
+        if members in first.evidence and members in other.evidence:
+            seen = {entry.get(name) for entry in first.evidence[members]}
+            new = [entry for entry in other.evidence[members] if entry.get(name) not in seen]
+            evidence[members] = [*first.evidence[members], *new]
     return replace(
         first,
         tenants=tuple(sorted({*first.tenants, *other.tenants})),

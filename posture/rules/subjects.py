@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from inventory.owners import WorkloadRef, nearest_controller, template_labels
-from inventory.snapshot import TEMPLATE_PHASE, Node, Pod
+from inventory.snapshot import TEMPLATE_PHASE, Container, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import nodes_by_name
 from posture.rules.registry import FindingDraft
@@ -151,7 +151,7 @@ def workload_draft(
             f"so its pods are judged as class {tenant.trust_class.slug}: claim it for its tenant, "
             f'or label it gpuposture.io/platform="true" if it is the platform\'s'
         )
-    if workload.kind != "Pod" and _debug_container(pod, evidence.get("container")):
+    if workload.kind != "Pod" and _debug_containers(pod, evidence):
         # `kubectl debug` adds its container to one running pod, never to the workload's
         # template: the pod (and who may debug it) is the thing to change.
         pod_workload = WorkloadRef("Pod", pod.namespace, pod.name, "debug container")
@@ -209,10 +209,26 @@ def _template_facts(inputs: PostureInputs, pod: Pod) -> dict[str, Any]:
     }
 
 
-def _debug_container(pod: Pod, name: object) -> bool:
-    """Whether the named container is one of the pod's ephemeral (debug) containers; names
-    are unique across a pod's containers of every kind."""
-    return bool(name) and any(c.ephemeral and c.name == name for c in pod.containers)
+def container_subject(inputs: PostureInputs, pod: Pod, container: Container) -> WorkloadRef:
+    """What a finding about one container of the pod is filed under: the pod's workload, but a
+    debug container's own pod (workload_draft says why)."""
+    workload = inputs.workload_of(pod)
+    if workload.kind != "Pod" and container.ephemeral:
+        return WorkloadRef("Pod", pod.namespace, pod.name, "debug container")
+    return workload
+
+
+def _debug_containers(pod: Pod, evidence: dict[str, Any]) -> bool:
+    """Whether the containers the evidence names (its `container`, or each of `containers`)
+    are all ephemeral (debug) containers of the pod; names are unique across a pod's
+    containers of every kind. The pod checks file a pod's debug containers apart from its
+    others (container_subject), so they are all or none."""
+    named = evidence.get("containers")
+    names = [c.get("container") for c in named] if isinstance(named, list) else []
+    if not names and evidence.get("container"):
+        names = [evidence["container"]]
+    debug = {c.name for c in pod.containers if c.ephemeral}
+    return bool(names) and all(name in debug for name in names)
 
 
 # --- namespaces, objects, identities, providers ----------------------------------------------

@@ -86,7 +86,8 @@ def test_a_synced_pod_keeps_no_secret_and_pod008_still_fires(tmp_path, personas)
     assert HF not in stored and AWS_SECRET not in stored and HF[3:12] not in stored
     assert "compute,utility" in stored
     (finding,) = Finding.objects.filter(check_id="POD-008", status="open")
-    variables = {v["name"]: v for v in finding.evidence["variables"]}
+    (entry,) = finding.evidence["containers"]
+    variables = {v["name"]: v for v in entry["variables"]}
     assert variables["HF_TOKEN"]["hint"] == "hf_…"
     assert variables["HF_TOKEN"]["value_length"] == len(HF)
     assert variables["AWS_SECRET_ACCESS_KEY"]["rule"] == "name:AWS_SECRET_ACCESS_KEY"

@@ -137,3 +137,18 @@ def by_pair(drafts: list[FindingDraft]) -> dict[tuple[str, ...], FindingDraft]:
     result = {d.tenants: d for d in drafts}
     assert len(result) == len(drafts), "expected one finding per pair of tenants"
     return result
+
+
+def container_entry(draft: FindingDraft, name: str | None = None) -> dict[str, Any]:
+    """The evidence entry of a container a pod check flagged: the only one, or the one named
+    (posture.rules.pod.container_findings lists them in `containers`)."""
+    entries = draft.evidence["containers"]
+    if name is None:
+        (entry,) = entries
+        return entry
+    return next(e for e in entries if e["container"] == name)
+
+
+def container_names(draft: FindingDraft) -> list[str]:
+    """The containers a pod check's finding lists, in order."""
+    return [e["container"] for e in draft.evidence["containers"]]

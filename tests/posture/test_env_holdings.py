@@ -254,8 +254,9 @@ def test_pod011_names_the_holders_it_time_slices_with():
     (draft,) = run("POD-011", cluster(toolkit(), env_pod(), whole_gpu("beta")))
     assert draft.title.endswith("; it time-slices GPUs 1 other pod(s) hold")
     (entry,) = draft.evidence["pods"]
-    assert entry["honoured_here"] == "yes"
-    (held,) = entry["time_slices_gpus_held_by"]
+    (here,) = entry["containers"]  # what the container does on this pod's node
+    assert (here["container"], here["honoured_here"]) == ("probe", "yes")
+    (held,) = here["time_slices_gpus_held_by"]
     assert (held["tenant"], held["pod"], held["sharing_mode"]) == (
         "beta",
         "beta/train",
@@ -267,9 +268,9 @@ def test_pod011_unverified_says_what_it_would_share_and_no_share_finding():
     inputs = cluster(env_pod(), whole_gpu("beta"))
     (draft,) = run("POD-011", inputs)
     assert draft.title.endswith("; if the node honours it, it time-slices GPUs 1 other pod(s) hold")
-    (entry,) = draft.evidence["pods"]
-    assert entry["honoured_here"] == "unverified"
-    assert [h["pod"] for h in entry["would_time_slice_gpus_held_by"]] == ["beta/train"]
+    ((here,),) = (entry["containers"] for entry in draft.evidence["pods"])
+    assert here["honoured_here"] == "unverified"
+    assert [h["pod"] for h in here["would_time_slice_gpus_held_by"]] == ["beta/train"]
     assert run("SHARE-001", inputs) == [] and run("SHARE-004", inputs) == []
 
 
@@ -278,8 +279,9 @@ def test_pod011_privileged_container_is_honoured_on_a_hardened_node():
     (draft,) = run("POD-011", cluster(toolkit("false"), probe, whole_gpu("beta")))
     (entry,) = draft.evidence["pods"]
     assert entry["node_honours_visible_devices"] == "no"
-    assert entry["honoured_here"] == "yes"
-    assert "privileged" in entry["honoured_because"]
+    (here,) = entry["containers"]
+    assert here["honoured_here"] == "yes"
+    assert "privileged" in here["honoured_because"]
 
 
 # --- ATTR-001: a busy GPU only an env-access pod can be using --------------------------------

@@ -37,7 +37,7 @@ def test_a_privileged_debug_container_is_reported_with_its_path():
     assert [c.ephemeral for c in pod.containers] == [False, True]
     world = inputs(pods=(pod,), tenants=(tenant("ext", "external", namespaces=("team-ext",)),))
     drafts = {d.check_id: d for d in run_checks(world, only=["POD-001", "POD-004"])}
-    assert drafts["POD-001"].key == "debugger-x7"
+    assert [c["container"] for c in drafts["POD-001"].evidence["containers"]] == ["debugger-x7"]
     assert "spec.ephemeralContainers[0]" in str(drafts["POD-001"].evidence)
     assert "POD-004" in drafts
 

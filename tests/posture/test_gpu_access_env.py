@@ -63,8 +63,9 @@ def _pod011(*objects: dict[str, Any]):
 def test_pod011_reads_the_variable_from_configmaps(fields, configmaps, value):
     objects = [configmap("alpha", name, data) for name, data in configmaps.items()]
     (draft,) = _pod011(_cuda(**fields), *objects)
-    assert draft.evidence["value"] == value
-    assert draft.evidence["field"].startswith("spec.containers[0].env")
+    (entry,) = draft.evidence["containers"]
+    assert entry["value"] == value
+    assert entry["field"].startswith("spec.containers[0].env")
 
 
 @pytest.mark.parametrize(
@@ -259,9 +260,10 @@ def test_pod011_a_gpu_request_does_not_cover_naming_every_gpu(objects, fires, st
     assert bool(found) is fires
     if found:
         (draft,) = found
-        assert draft.evidence["requested_gpus"] == 1 and draft.evidence["value"] == "all"
+        (probe_entry,) = draft.evidence["containers"]
+        assert probe_entry["requested_gpus"] == 1 and probe_entry["value"] == "all"
         assert "over the 1 GPU(s) it requested" in draft.title
         (entry,) = draft.evidence["pods"]
         assert entry["node_device_list_strategy"] == strategy
-        reason = draft.evidence["overrides_allocation"]
+        reason = probe_entry["overrides_allocation"]
         assert reason.startswith("unverified") is (strategy is None)

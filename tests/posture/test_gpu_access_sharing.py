@@ -236,7 +236,7 @@ def test_kai_fraction_container_is_not_pod011_but_another_container_is():
     fraction["spec"]["containers"].append(side)
     inputs = world(_kai(kai_reservation_pod("g1", UUIDS[0]), fraction), (ALPHA,))
     (draft,) = run("POD-011", inputs)
-    assert draft.key == "sidecar"
+    assert [c["container"] for c in draft.evidence["containers"]] == ["sidecar"]
 
 
 def _fraction_behind_a_sidecar(named: str | None, *, init: bool = False) -> dict:
@@ -268,7 +268,7 @@ def test_without_the_annotation_kai_hands_the_gpu_to_the_first_container_only():
         _kai(kai_reservation_pod("g1", UUIDS[0]), _fraction_behind_a_sidecar(None)), (ALPHA,)
     )
     (draft,) = run("POD-011", inputs)
-    assert draft.key == "embedder"
+    assert [c["container"] for c in draft.evidence["containers"]] == ["embedder"]
 
 
 def test_a_pod_outside_the_reservation_namespace_with_the_annotation_in_a_tenant_namespace():

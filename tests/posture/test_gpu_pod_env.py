@@ -171,8 +171,8 @@ def test_a_gpu_index_on_a_mig_enabled_gpu_reaches_no_mig_instance():
 
 def test_pod011_names_the_mig_holder_all_reaches():
     (draft,) = run("POD-011", _mig_cluster("all"))
-    (entry,) = draft.evidence["pods"]
-    held = entry["time_slices_gpus_held_by"]
+    ((here,),) = (entry["containers"] for entry in draft.evidence["pods"])
+    held = here["time_slices_gpus_held_by"]
     assert [(h["tenant"], h["resource"]) for h in held] == [("beta", "nvidia.com/mig-1g.10gb")]
 
 

@@ -180,9 +180,10 @@ def test_an_amd_request_that_differs_from_its_limit_is_pod_006():
     mismatch = container(image="rocm/pytorch:rocm6.2")
     mismatch["resources"] = {"requests": {"amd.com/gpu": "1"}, "limits": {"amd.com/gpu": "2"}}
     (draft,) = run("POD-006", mixed(pod("alpha", "batch-0", mismatch, node_name="mi300-a")))
-    (found,) = draft.evidence["mismatches"]
+    (entry,) = draft.evidence["containers"]
+    (found,) = entry["mismatches"]
     assert (found["resource"], found["request"], found["limit"]) == ("amd.com/gpu", "1", "2")
-    assert draft.evidence["requests"] == {"amd.com/gpu": "1"}
+    assert entry["requests"] == {"amd.com/gpu": "1"}
 
 
 def test_a_shared_service_account_running_two_tenants_amd_jobs_is_pod_010():

@@ -25,21 +25,21 @@ def test_a_sparkapplications_pods_are_one_subject_and_never_the_driver_pod():
     drafts = findings(world.spark())
     subjects = {(d.subject_kind, d.subject_namespace, d.subject_name) for d in drafts}
     assert subjects == {("SparkApplication", world.NS, "acme-etl")}
-    # One per container, as for any workload: the driver's and the executors' (2 pods).
-    by_key = {d.key: d for d in drafts}
-    assert sorted(by_key) == ["spark-kubernetes-driver", "spark-kubernetes-executor"]
-    executors = by_key["spark-kubernetes-executor"]
-    assert executors.evidence["replicas"] == 2
-    assert "Pod team-a/acme-etl-driver" not in executors.title
-    assert executors.covers == (("Pod", world.NS, "acme-etl-driver", executors.key),)
-    assert by_key["spark-kubernetes-driver"].covers == ()  # the same subject as before
+    # One finding, as for any workload, listing the driver's and the executors' containers
+    # (3 pods); it covers the executors' narrower subject (the driver's was the same).
+    (draft,) = drafts
+    names = [c["container"] for c in draft.evidence["containers"]]
+    assert sorted(names) == ["spark-kubernetes-driver", "spark-kubernetes-executor"]
+    assert draft.evidence["replicas"] == 3
+    assert "Pod team-a/acme-etl-driver" not in draft.title
+    assert draft.covers == (("Pod", world.NS, "acme-etl-driver", ""),)
 
 
 def test_kserve_findings_are_the_inferenceservices_and_cover_the_revisions_deployment():
     (draft,) = findings(world.kserve())
     assert (draft.subject_kind, draft.subject_name) == ("InferenceService", "fraud-model")
     assert draft.evidence["replicas"] == 2
-    assert draft.covers == (("Deployment", world.NS, world.KSERVE_DEPLOYMENT[2], "main"),)
+    assert draft.covers == (("Deployment", world.NS, world.KSERVE_DEPLOYMENT[2], ""),)
 
 
 def test_the_next_revision_is_the_same_finding():
@@ -60,7 +60,7 @@ def test_a_rayjob_is_one_subject_for_its_cluster_and_its_submitter():
 
 def test_merged_replicas_keep_every_subject_they_cover():
     drafts = findings(world.rayjob(), "POD-007")
-    head = next(d for d in drafts if d.key == "ray-head")
-    other = replace(head, covers=(("RayCluster", world.NS, "older-cluster", "ray-head"),))
+    head = drafts[0]
+    other = replace(head, covers=(("RayCluster", world.NS, "older-cluster", ""),))
     (merged,) = merge_drafts([head, other])
     assert [c[2] for c in merged.covers] == [world.RAYCLUSTER[2], "older-cluster"]

@@ -11,7 +11,7 @@ import pytest
 from inventory.credential_shapes import credential_match
 from inventory.env_seal import SEALED_VALUE, literal_env
 from posture.rules.registry import CHECKS
-from tests.posture.builders import container, env, inputs, pod, run, tenant
+from tests.posture.builders import container, container_entry, env, inputs, pod, run, tenant
 
 TEAM = tenant("team", namespaces=("team-a",))
 # AWS's documentation uses these key pairs in its CLI and SDK examples.
@@ -32,7 +32,7 @@ def test_a_documented_example_key_is_sealed_and_reported_as_the_example(secret):
     assert stored.value == SEALED_VALUE and stored.credential_example == "AWS"
     (draft,) = pod008(literal_env("AWS_ACCESS_KEY_ID", DOC_KEY_ID), stored)
     assert (draft.severity or CHECKS["POD-008"].severity) == "high"
-    by_name = {v["name"]: v for v in draft.evidence["variables"]}
+    by_name = {v["name"]: v for v in container_entry(draft)["variables"]}
     assert set(by_name) == {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}
     for entry in by_name.values():
         assert (entry["value_kind"], entry["example_of"]) == ("documented_example", "AWS")
@@ -46,7 +46,7 @@ def test_a_documented_example_key_is_sealed_and_reported_as_the_example(secret):
 def test_a_real_looking_key_says_nothing_of_examples():
     made_up = "Zq3vT8nWm1Lr6Xc0Bd5Hs9Kf2Jp7Gy4Ua1Ve8Oi3Qt"
     (draft,) = pod008(literal_env("AWS_SECRET_ACCESS_KEY", made_up))
-    (entry,) = draft.evidence["variables"]
+    (entry,) = container_entry(draft)["variables"]
     assert "value_kind" not in entry and "example_of" not in entry
     assert credential_match("AWS_SECRET_ACCESS_KEY", made_up).example is None
 

@@ -13,7 +13,7 @@ import string
 import pytest
 
 from inventory.credential_shapes import credential_match, is_placeholder, looks_random
-from tests.posture.builders import container, env, inputs, pod, run, tenant
+from tests.posture.builders import container, container_entry, env, inputs, pod, run, tenant
 
 TEAM = tenant("team", namespaces=("team-a",))
 ALNUM = string.ascii_letters + string.digits
@@ -247,18 +247,18 @@ def test_pod008_evidence_names_the_rule_and_never_the_value():
     (draft,) = run("POD-008", inputs(pods=(p,), tenants=(TEAM,)))
     text = json.dumps(draft.evidence) + draft.title
     assert hf not in text and key_id not in text and hf[3:10] not in text
-    assert [(v["name"], v["rule"], v["hint"]) for v in draft.evidence["variables"]] == [
+    assert [(v["name"], v["rule"], v["hint"]) for v in container_entry(draft)["variables"]] == [
         ("HF_TOKEN", "value:hugging_face_token", "hf_…"),
         ("AWS_ACCESS_KEY_ID", "value:aws_access_key_id", "AKIA…"),
     ]
-    assert draft.evidence["variables"][0]["field"] == "spec.containers[0].env[0].value"
+    assert container_entry(draft)["variables"][0]["field"] == "spec.containers[0].env[0].value"
 
 
 def test_pod008_gcp_json_in_google_application_credentials_fires():
     variable = env("GOOGLE_APPLICATION_CREDENTIALS", GCP_KEY)
     p = pod("team-a", containers=(container(env=(variable,)),))
     (draft,) = run("POD-008", inputs(pods=(p,), tenants=(TEAM,)))
-    assert draft.evidence["variables"][0]["rule"] == "value:gcp_service_account_json"
+    assert container_entry(draft)["variables"][0]["rule"] == "value:gcp_service_account_json"
     assert "PRIVATE KEY" not in json.dumps(draft.evidence)
 
 
@@ -272,7 +272,7 @@ def test_demo_world_pasted_tokens():
         "lora-sweep",
         ("research",),
     )
-    assert [(v["name"], v["rule"]) for v in draft.evidence["variables"]] == [
+    assert [(v["name"], v["rule"]) for v in container_entry(draft)["variables"]] == [
         ("HF_TOKEN", "value:hugging_face_token"),
         ("WANDB_API_KEY", "value:wandb_api_key"),
     ]
@@ -296,8 +296,8 @@ def test_pod008_jupyterhub_server_token_is_the_hubs_not_the_tenants():
     )
     server = pod("team-a", "jupyter-ana", containers=(container(env=variables),), labels=spawned)
     (draft,) = run("POD-008", inputs(pods=(server,), tenants=(TEAM,)))
-    assert [v["name"] for v in draft.evidence["variables"]] == ["AWS_SECRET_ACCESS_KEY"]
+    assert [v["name"] for v in container_entry(draft)["variables"]] == ["AWS_SECRET_ACCESS_KEY"]
 
     hand_made = pod("team-a", "worker", containers=(container(env=variables[:1]),))
     (draft,) = run("POD-008", inputs(pods=(hand_made,), tenants=(TEAM,)))
-    assert [v["name"] for v in draft.evidence["variables"]] == ["JUPYTERHUB_API_TOKEN"]
+    assert [v["name"] for v in container_entry(draft)["variables"]] == ["JUPYTERHUB_API_TOKEN"]

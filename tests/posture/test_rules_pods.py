@@ -13,6 +13,8 @@ from posture.inputs import PostureInputs
 from posture.rules.pod.host_areas import dangerous_host_path
 from tests.posture.builders import (
     container,
+    container_entry,
+    container_names,
     env,
     gpu_node,
     host_path,
@@ -78,7 +80,7 @@ def test_tenant_owning_a_namespace_by_label_counts():
 # --- POD-001 -------------------------------------------------------------------------------
 
 
-def test_pod001_one_finding_per_privileged_container_with_its_path():
+def test_pod001_one_finding_listing_each_privileged_container_with_its_path():
     pods = pod(
         "team-a",
         "p",
@@ -88,13 +90,16 @@ def test_pod001_one_finding_per_privileged_container_with_its_path():
             container("sidecar", privileged=True),
         ),
     )
-    found = {d.key: d for d in _run_pod("POD-001", pods)}
-    assert set(found) == {"setup", "sidecar"}
-    assert found["setup"].evidence["field"] == "spec.initContainers[0].securityContext.privileged"
-    assert found["sidecar"].evidence["field"] == "spec.containers[1].securityContext.privileged"
-    assert found["sidecar"].subject_kind == "Pod"
-    assert (found["sidecar"].subject_namespace, found["sidecar"].subject_name) == ("team-a", "p")
-    assert found["sidecar"].tenants == ("team",)
+    (draft,) = _run_pod("POD-001", pods)
+    assert container_names(draft) == ["setup", "sidecar"]
+    setup, sidecar = container_entry(draft, "setup"), container_entry(draft, "sidecar")
+    assert setup["field"] == "spec.initContainers[0].securityContext.privileged"
+    assert setup["init_container"] is True
+    assert sidecar["field"] == "spec.containers[1].securityContext.privileged"
+    assert draft.subject_kind == "Pod"
+    assert (draft.subject_namespace, draft.subject_name, draft.key) == ("team-a", "p", "")
+    assert draft.tenants == ("team",)
+    assert draft.title == "Containers setup, sidecar of Pod team-a/p are privileged"
 
 
 def _windows_pod(pod_level: bool | None, container_level: bool | None) -> dict:
@@ -125,7 +130,7 @@ def _windows_pod(pod_level: bool | None, container_level: bool | None) -> dict:
 )
 def test_pod001_windows_host_process_is_privileged(pod_level, container_level, field):
     found = _run_pod("POD-001", pod_from_template(_windows_pod(pod_level, container_level)))
-    assert [d.evidence["field"] for d in found] == ([field] if field else [])
+    assert [container_entry(d)["field"] for d in found] == ([field] if field else [])
     if field:
         assert "Windows HostProcess" in found[0].title
 
@@ -240,15 +245,15 @@ def test_pod004(caps, severity, flagged):
         assert found == []
         return
     (draft,) = found
-    assert draft.key == "main"
+    assert container_names(draft) == ["main"]
     assert draft.severity == severity
-    assert [f["capability"] for f in draft.evidence["flagged"]] == flagged
+    assert [f["capability"] for f in container_entry(draft)["flagged"]] == flagged
 
 
 def test_pod004_field_paths_point_at_the_added_capability():
     c = container("main", capabilities_add=("CHOWN", "SYS_ADMIN"))
     (draft,) = _run_pod("POD-004", pod("team-a", containers=(container("first"), c)))
-    assert draft.evidence["flagged"] == [
+    assert container_entry(draft)["flagged"] == [
         {
             "capability": "SYS_ADMIN",
             "field": "spec.containers[1].securityContext.capabilities.add[1]",
@@ -257,14 +262,15 @@ def test_pod004_field_paths_point_at_the_added_capability():
             "and namespace operations of container escapes",
         }
     ]
-    assert draft.evidence["other_added"] == ["CHOWN"]
+    assert container_entry(draft)["other_added"] == ["CHOWN"]
 
 
 def test_pod004_evidence_gives_each_capability_its_severity_and_reason():
     c = container(capabilities_add=("NET_RAW", "SYS_MODULE", "CHOWN", "SYS_PTRACE"))
     (draft,) = _run_pod("POD-004", pod("team-a", containers=(c,)))
     assert draft.severity == "critical"
-    reasons = {f["capability"]: (f["severity"], f["reason"]) for f in draft.evidence["flagged"]}
+    flagged = container_entry(draft)["flagged"]
+    reasons = {f["capability"]: (f["severity"], f["reason"]) for f in flagged}
     assert reasons == {
         "NET_RAW": (
             "high",
@@ -284,7 +290,7 @@ def test_pod004_sys_ptrace_with_host_pid_is_critical_and_says_so():
     c = container(capabilities_add=("SYS_PTRACE",))
     (draft,) = _run_pod("POD-004", pod("team-a", containers=(c,), host_pid=True))
     assert draft.severity == "critical"
-    (flagged,) = draft.evidence["flagged"]
+    (flagged,) = container_entry(draft)["flagged"]
     assert flagged["severity"] == "critical"
     assert flagged["reason"].startswith("with hostPID: reads and injects code into every process")
 
@@ -316,7 +322,7 @@ def test_pod004_user_namespace_lowers_critical_capabilities_to_high(
     (draft,) = _run_pod("POD-004", pod_from_template({**manifest, "spec": spec}))
     assert draft.severity == severity
     assert ("user_namespace" in draft.evidence) is (host_users is False)
-    (flagged,) = draft.evidence["flagged"]
+    (flagged,) = container_entry(draft)["flagged"]
     assert flagged["severity"] == severity
     assert flagged["reason"].endswith("not valid on the host") is (host_users is False)
 
@@ -351,8 +357,9 @@ def test_pod004_cap_prefix_depends_on_the_nodes_runtime(runtime, added, severity
     found = run("POD-004", inputs(pods=(running,), tenants=(TEAM,), nodes=nodes))
     assert [d.severity for d in found] == ([severity] if severity else [])
     if found:
-        assert [f["capability"] for f in found[0].evidence["flagged"]] == flagged
-        assert ("note" in found[0].evidence["flagged"][0]) is (runtime is None)
+        (entry,) = found[0].evidence["containers"]
+        assert [f["capability"] for f in entry["flagged"]] == flagged
+        assert ("note" in entry["flagged"][0]) is (runtime is None)
 
 
 # --- POD-005 -------------------------------------------------------------------------------
@@ -495,9 +502,9 @@ def test_realworld_share_host_fields():
 def test_realworld_kubescape_privileged_capability_path():
     found = _manifest_findings("kubescape-rule-privileged-container__pod__input_pod.yaml")
     (draft,) = found["POD-004"]
-    assert draft.key == "test-container"
+    assert container_names(draft) == ["test-container"]
     assert draft.severity == "critical"
-    fields = [f["field"] for f in draft.evidence["flagged"]]
+    fields = [f["field"] for f in container_entry(draft)["flagged"]]
     assert "spec.containers[0].securityContext.capabilities.add[1]" in fields  # SYS_ADMIN
 
 
@@ -505,12 +512,13 @@ def test_realworld_kubescape_insecure_capabilities():
     (pod_draft,) = _manifest_findings("kubescape-insecure-capabilities__pod__input_pod.yaml")[
         "POD-004"
     ]
-    assert pod_draft.key == "test2"
-    assert [f["capability"] for f in pod_draft.evidence["flagged"]] == ["SETPCAP", "MAC_OVERRIDE"]
+    flagged = container_entry(pod_draft, "test2")["flagged"]
+    assert container_names(pod_draft) == ["test2"]
+    assert [f["capability"] for f in flagged] == ["SETPCAP", "MAC_OVERRIDE"]
     found = _manifest_findings("kubescape-insecure-capabilities__workloads__input_deployment.yaml")
     (draft,) = found["POD-004"]
-    assert (draft.key, draft.severity) == ("php", "high")
-    assert draft.evidence["flagged"] == [
+    assert (container_names(draft), draft.severity) == (["php"], "high")
+    assert container_entry(draft)["flagged"] == [
         {
             "capability": "MAC_OVERRIDE",
             "field": "spec.containers[1].securityContext.capabilities.add[0]",
@@ -518,12 +526,13 @@ def test_realworld_kubescape_insecure_capabilities():
             "reason": "overrides mandatory access control (Smack)",
         }
     ]
-    assert draft.evidence["other_added"] == ["AUDIT_CONTROL"]
+    assert container_entry(draft)["other_added"] == ["AUDIT_CONTROL"]
 
 
 def test_realworld_golden_driver_host_paths_and_privileged_containers():
     found = _manifest_findings("gpu-operator-golden-driver-minimal.yaml")
-    assert {d.key for d in found["POD-001"]} == {"k8s-driver-manager", "nvidia-driver-ctr"}
+    (privileged,) = found["POD-001"]
+    assert container_names(privileged) == ["k8s-driver-manager", "nvidia-driver-ctr"]
     flagged = {d.evidence["host_path"] for d in found["POD-003"]}
     assert {"/", "/sys", "/dev/log", "/var/log", "/run/nvidia"} <= flagged
     # Mounted read-only, the OS release names the distribution and nothing secret.

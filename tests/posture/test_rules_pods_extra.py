@@ -13,7 +13,18 @@ from inventory.snapshot import Container, EnvVar, Taint
 from posture.inputs import Exemption, TenantInfo
 from posture.rules.pod.images import approved_by, parse_image
 from posture.rules.registry import run_checks
-from tests.posture.builders import container, env, gpu_node, inputs, pod, run, tenant, trust_class
+from tests.posture.builders import (
+    container,
+    container_entry,
+    container_names,
+    env,
+    gpu_node,
+    inputs,
+    pod,
+    run,
+    tenant,
+    trust_class,
+)
 
 TEAM = tenant("team", namespaces=("team-a",))
 DIGEST = "sha256:" + "a" * 64
@@ -55,12 +66,12 @@ def test_pod006_requests_against_limits(requests, limits, fires):
     assert bool(_run("POD-006", pod("team-a", containers=(c,)))) is fires
 
 
-def test_pod006_init_container_has_its_own_path_and_key():
+def test_pod006_init_container_has_its_own_path():
     init = _c("prep", init=True, gpu_requests={"nvidia.com/gpu": "1"})
     main = _c("main", gpu_limits={"nvidia.com/gpu": "1"})
     (draft,) = _run("POD-006", pod("team-a", containers=(main, init)))
-    assert draft.key == "prep"
-    (mismatch,) = draft.evidence["mismatches"]
+    assert (draft.key, container_names(draft)) == ("", ["prep"])
+    (mismatch,) = container_entry(draft)["mismatches"]
     assert mismatch["field"] == 'spec.initContainers[0].resources.requests["nvidia.com/gpu"]'
     assert (mismatch["limit"], mismatch["problem"]) == (None, "request without a limit")
 
@@ -156,21 +167,25 @@ def test_pod007_table(image, registries, digest, problems):
     drafts = _run("POD-007", pod("ext", containers=(_c(image=image),)), tenants=(ext,))
     assert len(drafts) == (1 if problems else 0)
     if problems:
-        assert len(drafts[0].evidence["problems"]) == problems
+        assert len(container_entry(drafts[0])["problems"]) == problems
 
 
-def test_pod007_evidence_and_one_finding_per_container_including_init():
+def test_pod007_evidence_and_one_finding_listing_each_container_including_init():
     ext = _strict()
     init = _c("fetch", init=True, image="busybox")
     main = _c("main", image=f"registry.example.internal:5000/x@{DIGEST}")
     side = _c("side", image="registry.example.internal:5000/side:1")
     drafts = _run("POD-007", pod("ext", containers=(main, side, init)), tenants=(ext,))
-    assert sorted(d.key for d in drafts) == ["fetch", "side"]
-    fetch = next(d for d in drafts if d.key == "fetch")
-    assert fetch.evidence["field"] == "spec.initContainers[0].image"
-    assert fetch.evidence["registry"] == "docker.io"
-    assert fetch.evidence["repository"] == "docker.io/library/busybox"
-    assert fetch.evidence["approved_registries"] == ["registry.example.internal:5000"]
+    (draft,) = drafts
+    assert container_names(draft) == ["side", "fetch"]
+    fetch = container_entry(draft, "fetch")
+    assert (fetch["field"], fetch["init_container"]) == ("spec.initContainers[0].image", True)
+    assert fetch["registry"] == "docker.io"
+    assert fetch["repository"] == "docker.io/library/busybox"
+    assert draft.evidence["approved_registries"] == ["registry.example.internal:5000"]
+    assert draft.title.startswith(
+        "Containers side, fetch of Pod ext/p run registry.example.internal:5000/side:1, busybox: "
+    )
 
 
 def test_pod007_platform_namespace_excluded():
@@ -211,7 +226,7 @@ def test_pod008_evidence_never_holds_the_value():
     c = _c("init", init=True, env=(env("X", "1"), env("AWS_SECRET_ACCESS_KEY", SECRET)))
     (draft,) = _run("POD-008", pod("team-a", containers=(c,)))
     assert SECRET not in json.dumps(draft.evidence) and SECRET not in draft.title
-    assert draft.evidence["variables"] == [
+    assert container_entry(draft)["variables"] == [
         {
             "name": "AWS_SECRET_ACCESS_KEY",
             "field": "spec.initContainers[0].env[1].value",
@@ -383,7 +398,8 @@ def test_pod011_sidecar_without_request_fires_even_if_main_requests():
     main = container("main", gpu=GPU)
     side = container("side", env=(env("NVIDIA_VISIBLE_DEVICES", "all"),), init=True)
     (draft,) = _run("POD-011", pod("team-a", containers=(main, side)))
-    assert (draft.key, draft.evidence["field"]) == ("side", "spec.initContainers[0].env[0]")
+    assert container_names(draft) == ["side"]
+    assert container_entry(draft)["field"] == "spec.initContainers[0].env[0]"
 
 
 @pytest.mark.parametrize(

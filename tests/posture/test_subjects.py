@@ -40,7 +40,7 @@ def test_twelve_privileged_replicas_are_one_pod001_finding():
         "Deployment",
         "team-a",
         "trainer",
-        "main",
+        "",
     )
     assert draft.evidence["replicas"] == draft.exposure == 12
     assert len(draft.evidence["pods"]) == 12
@@ -49,7 +49,8 @@ def test_twelve_privileged_replicas_are_one_pod001_finding():
         "node": "gpu-0",
         "phase": "Running",
     }
-    assert draft.evidence["field"] == "spec.containers[0].securityContext.privileged"
+    (entry,) = draft.evidence["containers"]
+    assert entry["field"] == "spec.containers[0].securityContext.privileged"
     assert draft.evidence["resolved_by"] == "pod-template-hash label"
     assert draft.tenants == ("team",)
     assert draft.subject_labels == {"app": "trainer"}  # the template's, not the pod's hash

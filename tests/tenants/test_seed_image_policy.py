@@ -69,8 +69,9 @@ def test_fresh_install_reports_a_tag_only_image_of_an_internal_tenant(tmp_path, 
     alpha = Finding.objects.filter(check_id="POD-007", status="open", tenants__slug="alpha")
     assert [f.subject_name for f in alpha] == ["notebook-0"]
     evidence = alpha.get().evidence
-    assert evidence["image"] == "registry.example.internal/alpha/notebook:2.1"
-    assert evidence["problems"] == ["not pinned by an @sha256: digest"]
+    (entry,) = evidence["containers"]
+    assert entry["image"] == "registry.example.internal/alpha/notebook:2.1"
+    assert entry["problems"] == ["not pinned by an @sha256: digest"]
     assert evidence["require_image_digest"] is True and evidence["approved_registries"] == []
 
 
@@ -87,4 +88,5 @@ def test_the_posture_fallbacks_judge_images_as_the_seeded_rows():
     assert platform_trust_class(world).require_image_digest is False
     (draft,) = run("POD-007", world)
     assert set(draft.tenants) == {"unclassified"}
-    assert draft.evidence["problems"] == ["not pinned by an @sha256: digest"]
+    (entry,) = draft.evidence["containers"]
+    assert entry["problems"] == ["not pinned by an @sha256: digest"]

@@ -11,8 +11,15 @@ from inventory.env_seal import SEALED_VALUE
 from inventory.snapshot import Container, EnvVar, Pod
 from posture.inputs import PostureInputs
 from posture.rules.common import containers_with_paths, hardening_pods
+from posture.rules.pod.container_findings import (
+    ContainerHit,
+    PodHits,
+    agree,
+    container_drafts,
+    containers_named,
+    listed,
+)
 from posture.rules.registry import FindingDraft, check
-from posture.rules.subjects import workload_draft
 
 # The token JupyterHub's KubeSpawner writes into every single-user server it starts: issued
 # by the hub per server start, scoped to that server, and written by the hub itself (the tenant
@@ -106,27 +113,35 @@ def stored_match(var: EnvVar) -> CredentialMatch | None:
     mappings=("SP800-53:IA-5", "ATT&CK:T1552"),
 )
 def literal_cloud_credentials(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in hardening_pods(inputs):
-        hub_issued = HUB_ISSUED_TOKENS if spawned_by_jupyterhub(pod) else frozenset()
-        for container, path in containers_with_paths(pod):
-            variables = literal_credentials(container, path, hub_issued)
-            if not variables:
-                continue
-            evidence = {
-                "container": container.name,
-                "init_container": container.init,
-                "image": container.image,
-                "variables": variables,
-            }
-            names = ", ".join(
-                v["name"]
-                + (f" ({v['example_of']}'s documented example)" if "example_of" in v else "")
-                for v in variables
-            )
-            title = (
-                f"Container {container.name} of {inputs.workload_of(pod).ref()} has literal "
-                f"credentials in env ({names})"
-            )
-            yield workload_draft(
-                "POD-008", inputs, pod, tenant, evidence, key=container.name, title=title
-            )
+    found = (PodHits(pod, tenant, _credential_hits(pod)) for pod, tenant in hardening_pods(inputs))
+    yield from container_drafts("POD-008", inputs, found, title=_credentials_title)
+
+
+def _credential_hits(pod: Pod) -> list[ContainerHit]:
+    hub_issued = HUB_ISSUED_TOKENS if spawned_by_jupyterhub(pod) else frozenset()
+    hits = []
+    for container, path in containers_with_paths(pod):
+        variables = literal_credentials(container, path, hub_issued)
+        if not variables:
+            continue
+        evidence = {
+            "container": container.name,
+            "init_container": container.init,
+            "image": container.image,
+            "variables": variables,
+        }
+        hits.append(ContainerHit(container, evidence))
+    return hits
+
+
+def _credentials_title(ref: str, entries: list[dict[str, Any]], _: list[ContainerHit]) -> str:
+    names = listed(
+        (
+            v["name"] + (f" ({v['example_of']}'s documented example)" if "example_of" in v else "")
+            for e in entries
+            for v in e["variables"]
+        ),
+        shown=20,
+    )
+    has = agree(entries, "has", "have")
+    return f"{containers_named(entries)} of {ref} {has} literal credentials in env ({names})"

@@ -4,10 +4,19 @@ tenant pods (DESIGN §2). Platform pods never count."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from inventory.snapshot import Container, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import containers_with_paths, hardening_pods, nodes_by_name
+from posture.rules.pod.container_findings import (
+    ContainerHit,
+    PodHits,
+    agree,
+    container_drafts,
+    containers_named,
+    listed,
+)
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
@@ -37,23 +46,36 @@ from posture.rules.subjects import workload_draft
     mappings=("ATT&CK:T1611", "SP800-53:AC-6"),
 )
 def privileged_container(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in hardening_pods(inputs):
-        for container, path in containers_with_paths(pod):
-            field = _privilege_field(container, path)
-            if field is None:
-                continue
-            evidence = {
-                "container": container.name,
-                "image": container.image,
-                "init_container": container.init,
-                "field": field,
-                "value": True,
-            }
-            what = "privileged" if container.privileged else "a Windows HostProcess container"
-            title = f"Container {container.name} of {inputs.workload_of(pod).ref()} is {what}"
-            yield workload_draft(
-                "POD-001", inputs, pod, tenant, evidence, key=container.name, title=title
-            )
+    found = (PodHits(pod, tenant, _privileged(pod)) for pod, tenant in hardening_pods(inputs))
+    yield from container_drafts("POD-001", inputs, found, title=_privileged_title)
+
+
+def _privileged(pod: Pod) -> list[ContainerHit]:
+    hits = []
+    for container, path in containers_with_paths(pod):
+        field = _privilege_field(container, path)
+        if field is None:
+            continue
+        evidence = {
+            "container": container.name,
+            "image": container.image,
+            "init_container": container.init,
+            "field": field,
+            "value": True,
+        }
+        hits.append(ContainerHit(container, evidence))
+    return hits
+
+
+def _privileged_title(ref: str, entries: list[dict[str, Any]], _: list[ContainerHit]) -> str:
+    host = {str(e["field"]).endswith(".hostProcess") for e in entries}
+    if len(entries) == 1:
+        what = "a Windows HostProcess container" if host == {True} else "privileged"
+    else:
+        kinds = {frozenset({False}): "privileged", frozenset({True}): "Windows HostProcess"}
+        what = kinds.get(frozenset(host), "privileged or Windows HostProcess")
+        what += " containers" if host != {False} else ""
+    return f"{containers_named(entries)} of {ref} {agree(entries, 'is', 'are')} {what}"
 
 
 def _privilege_field(container: Container, path: str) -> str | None:
@@ -189,11 +211,25 @@ def _capability(name: str) -> str:
     mappings=("ATT&CK:T1611", "SP800-53:AC-6"),
 )
 def dangerous_capabilities(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in hardening_pods(inputs):
-        for container, path in containers_with_paths(pod):
-            draft = _capability_draft(inputs, pod, tenant, container, path)
-            if draft is not None:
-                yield draft
+    found = (_capability_hits(inputs, pod, tenant) for pod, tenant in hardening_pods(inputs))
+    yield from container_drafts("POD-004", inputs, found, title=_capability_title)
+
+
+def _capability_hits(inputs: PostureInputs, pod: Pod, tenant: TenantInfo) -> PodHits:
+    hits = [
+        hit
+        for container, path in containers_with_paths(pod)
+        if (hit := _capability_hit(inputs, pod, container, path)) is not None
+    ]
+    # In its own user namespace the pod's capabilities are not valid on the host (each
+    # flagged entry's reason says so too).
+    shared = {"user_namespace": "spec.hostUsers: false"} if pod.host_users is False else {}
+    return PodHits(pod, tenant, hits, evidence=shared)
+
+
+def _capability_title(ref: str, entries: list[dict[str, Any]], _: list[ContainerHit]) -> str:
+    names = listed((f["capability"] for e in entries for f in e["flagged"]), shown=20)
+    return f"{containers_named(entries)} of {ref} {agree(entries, 'adds', 'add')} {names}"
 
 
 # kubernetes/kubernetes#119568: containerd adds the prefix itself and runc ignores the unknown
@@ -226,9 +262,9 @@ def toolkit_privileged(inputs: PostureInputs, pod: Pod, container: Container) ->
     )
 
 
-def _capability_draft(
-    inputs: PostureInputs, pod: Pod, tenant: TenantInfo, container: Container, path: str
-) -> FindingDraft | None:
+def _capability_hit(
+    inputs: PostureInputs, pod: Pod, container: Container, path: str
+) -> ContainerHit | None:
     flagged: list[dict[str, str]] = []
     other: list[str] = []
     runtime = _node_runtime(inputs, pod)
@@ -256,19 +292,7 @@ def _capability_draft(
         "other_added": other,
         "dropped": list(container.capabilities_drop),
     }
-    if pod.host_users is False:
-        evidence["user_namespace"] = "spec.hostUsers: false"
-    names = ", ".join(f["capability"] for f in flagged)
-    return workload_draft(
-        "POD-004",
-        inputs,
-        pod,
-        tenant,
-        evidence,
-        key=container.name,
-        title=f"Container {container.name} of {inputs.workload_of(pod).ref()} adds {names}",
-        severity="critical" if critical else "high",
-    )
+    return ContainerHit(container, evidence, severity="critical" if critical else "high")
 
 
 def _rating(pod: Pod, name: str) -> dict[str, str]:

@@ -5,12 +5,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from inventory.snapshot import Container, Pod
 from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
 from posture.rules.common import containers_with_paths, hardening_pods
+from posture.rules.pod.container_findings import (
+    ContainerHit,
+    PodHits,
+    agree,
+    container_drafts,
+    containers_named,
+)
 from posture.rules.registry import FindingDraft, check
-from posture.rules.subjects import workload_draft
 
 DOCKER_HUB = "docker.io"
 # Docker Hub's other names: the daemon rewrites them to docker.io.
@@ -102,28 +109,30 @@ def image_problems(ref: ImageRef, cls: TrustClassInfo) -> list[str]:
     mappings=("SP800-53:SR-3", "SP800-53:CM-14"),
 )
 def unapproved_image(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in hardening_pods(inputs):
-        cls = tenant.trust_class
-        if not cls.approved_registries and not cls.require_image_digest:
-            continue
+    found = (_image_hits(pod, tenant) for pod, tenant in hardening_pods(inputs))
+    yield from container_drafts("POD-007", inputs, found, title=_image_title)
+
+
+def _image_hits(pod: Pod, tenant: TenantInfo) -> PodHits:
+    cls = tenant.trust_class
+    hits = []
+    if cls.approved_registries or cls.require_image_digest:
         for container, path in containers_with_paths(pod):
             ref = parse_image(container.image)
             problems = image_problems(ref, cls)
             if problems:
-                yield _image_draft(inputs, pod, tenant, container, path, ref, problems)
+                hits.append(ContainerHit(container, _image_entry(container, path, ref, problems)))
+    policy = {
+        "approved_registries": list(cls.approved_registries),
+        "require_image_digest": cls.require_image_digest,
+    }
+    return PodHits(pod, tenant, hits, evidence=policy)
 
 
-def _image_draft(
-    inputs: PostureInputs,
-    pod: Pod,
-    tenant: TenantInfo,
-    container: Container,
-    path: str,
-    ref: ImageRef,
-    problems: list,
-) -> FindingDraft:
-    cls = tenant.trust_class
-    evidence = {
+def _image_entry(
+    container: Container, path: str, ref: ImageRef, problems: list[str]
+) -> dict[str, Any]:
+    return {
         "container": container.name,
         "init_container": container.init,
         "field": f"{path}.image",
@@ -132,12 +141,13 @@ def _image_draft(
         "repository": ref.repository,
         "tag": ref.tag,
         "digest": ref.digest,
-        "approved_registries": list(cls.approved_registries),
-        "require_image_digest": cls.require_image_digest,
         "problems": problems,
     }
-    title = (
-        f"Container {container.name} of {inputs.workload_of(pod).ref()} runs {container.image}: "
-        + "; ".join(problems)
-    )
-    return workload_draft("POD-007", inputs, pod, tenant, evidence, key=container.name, title=title)
+
+
+def _image_title(ref: str, entries: list[dict[str, Any]], _: list[ContainerHit]) -> str:
+    images = list(dict.fromkeys(str(e["image"]) for e in entries))
+    runs = ", ".join(images) if len(images) <= 2 else f"{len(images)} images"
+    problems = "; ".join(dict.fromkeys(p for e in entries for p in e["problems"]))
+    verb = agree(entries, "runs", "run")
+    return f"{containers_named(entries)} of {ref} {verb} {runs}: {problems}"

@@ -5,13 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from inventory.snapshot import Container
+from inventory.snapshot import Container, Pod
 from inventory.snapshot.accelerators import is_judged_accelerator
 from inventory.snapshot.quantity import parse_quantity
 from posture.inputs import PostureInputs
 from posture.rules.common import containers_with_paths, hardening_pods
+from posture.rules.pod.container_findings import (
+    ContainerHit,
+    PodHits,
+    container_drafts,
+    containers_named,
+    listed,
+)
 from posture.rules.registry import FindingDraft, check
-from posture.rules.subjects import workload_draft
 
 
 def _same_quantity(a: str, b: str) -> bool:
@@ -86,23 +92,27 @@ def gpu_limits(container: Container) -> dict[str, str]:
 )
 def gpu_request_limit_mismatch(inputs: PostureInputs) -> Iterator[FindingDraft]:
     # A template asks for the GPUs its pods will: judged with no pod running too.
-    for pod, tenant in hardening_pods(inputs):
-        for container, path in containers_with_paths(pod):
-            mismatches = gpu_request_mismatches(container, path)
-            if not mismatches:
-                continue
-            evidence = {
-                "container": container.name,
-                "init_container": container.init,
-                "mismatches": mismatches,
-                "requests": gpu_requests(container),
-                "limits": gpu_limits(container),
-            }
-            names = ", ".join(m["resource"] for m in mismatches)
-            title = (
-                f"Container {container.name} of {inputs.workload_of(pod).ref()}: GPU request "
-                f"differs from limit ({names})"
-            )
-            yield workload_draft(
-                "POD-006", inputs, pod, tenant, evidence, key=container.name, title=title
-            )
+    found = (PodHits(pod, tenant, _mismatch_hits(pod)) for pod, tenant in hardening_pods(inputs))
+    yield from container_drafts("POD-006", inputs, found, title=_mismatch_title)
+
+
+def _mismatch_hits(pod: Pod) -> list[ContainerHit]:
+    hits = []
+    for container, path in containers_with_paths(pod):
+        mismatches = gpu_request_mismatches(container, path)
+        if not mismatches:
+            continue
+        evidence = {
+            "container": container.name,
+            "init_container": container.init,
+            "mismatches": mismatches,
+            "requests": gpu_requests(container),
+            "limits": gpu_limits(container),
+        }
+        hits.append(ContainerHit(container, evidence))
+    return hits
+
+
+def _mismatch_title(ref: str, entries: list[dict[str, Any]], _: list[ContainerHit]) -> str:
+    names = listed((m["resource"] for e in entries for m in e["mismatches"]), shown=20)
+    return f"{containers_named(entries)} of {ref}: GPU request differs from limit ({names})"

@@ -15,9 +15,14 @@ from posture.rules.common import (
 )
 from posture.rules.dra_holdings import nvidia_claim_pods
 from posture.rules.plugin_holdings import holds_device
+from posture.rules.pod.container_findings import (
+    ContainerHit,
+    PodHits,
+    container_drafts,
+    containers_named,
+)
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.stack.visible_devices import node_envvar_access
-from posture.rules.subjects import workload_draft
 from tenants.policy import FRACTIONAL_RESOURCES
 
 VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
@@ -138,68 +143,93 @@ def _from_env_from(
 def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDraft]:
     nodes = nodes_by_name(inputs)
     configmaps = env_configmaps_by_name(inputs)
+    found = []
     for pod, tenant in tenant_pods(inputs):
         node = nodes.get(pod.node_name or "")
         if node is None or not node.is_gpu_node or _claims_a_gpu(inputs, node, pod):
             continue
-        for container in judged_containers(pod):
-            path = container_path(pod, container)
-            found = visible_devices_env(container, path, pod.namespace, configmaps)
-            if found is None:
-                continue
-            access = node_envvar_access(inputs, node)
-            asked = allocated_gpus(container, node)
-            overrides = _overrides(access, container) if asked else None
-            if asked and overrides is None:
-                continue  # the plugin's mounts or CDI devices win over the variable
-            evidence = {
-                "container": container.name,
-                "init_container": container.init,
-                "image": container.image,
-                **found,
-                "gpu_requests": dict(container.gpu_requests) if asked else {},
-                "gpu_limits": dict(container.gpu_limits) if asked else {},
-            }
-            if asked:
-                evidence["requested_gpus"] = asked
-                evidence["overrides_allocation"] = overrides
-            node_facts: dict[str, Any] = {
-                "node_gpu_model": node.gpu_model,
-                "node_gpu_count": node.gpu_count,
-                # STACK-008's verdict: whether the node's toolkit acts on the variable at all.
-                "node_honours_visible_devices": access.verdict,
-                "node_device_list_strategy": access.device_list_strategy.value,
-            }
-            # The node's toolkit ignores the variable from unprivileged containers: it reaches
-            # no GPU there now, a latent access (it would on a node that honours it). Every
-            # draft says its severity, so a replica on an honouring node keeps the merge high.
-            latent = not asked and access.honoured is False and not container.privileged
-            if latent:
-                node_facts["basis"] = (
-                    "latent: the node's toolkit ignores NVIDIA_VISIBLE_DEVICES from unprivileged "
-                    "containers, so it reaches no GPU here now"
-                )
-            ref = inputs.workload_of(pod).ref()
-            cotenancy = "" if asked else _cotenancy(inputs, node, pod, container, node_facts)
-            title = (
-                f"Container {container.name} of {ref} sets {VISIBLE_DEVICES} without "
-                "requesting a GPU"
-                if not asked
-                else f"Container {container.name} of {ref} sets {VISIBLE_DEVICES}="
-                f"{found['value'] if found['value'] is not None else '<unread>'} over the "
-                f"{asked} GPU(s) it requested"
-            ) + (" (ignored by the node's toolkit: latent)" if latent else cotenancy)
-            yield workload_draft(
-                "POD-011",
-                inputs,
-                pod,
-                tenant,
-                evidence,
-                key=container.name,
-                title=title,
-                severity="low" if latent else "high",
-                pod_facts=node_facts,
-            )
+        access = node_envvar_access(inputs, node)
+        hits = [
+            hit
+            for container in judged_containers(pod)
+            if (hit := _access_hit(inputs, node, access, pod, container, configmaps)) is not None
+        ]
+        node_facts = {
+            "node_gpu_model": node.gpu_model,
+            "node_gpu_count": node.gpu_count,
+            # STACK-008's verdict: whether the node's toolkit acts on the variable at all.
+            "node_honours_visible_devices": access.verdict,
+            "node_device_list_strategy": access.device_list_strategy.value,
+        }
+        found.append(PodHits(pod, tenant, hits, pod_facts=node_facts))
+    yield from container_drafts("POD-011", inputs, found, title=_access_title)
+
+
+LATENT_NOTE = " (ignored by the node's toolkit: latent)"
+
+
+def _access_hit(
+    inputs: PostureInputs,
+    node: Node,
+    access: EnvvarAccess,
+    pod: Pod,
+    container: Container,
+    configmaps: ConfigMaps,
+) -> ContainerHit | None:
+    path = container_path(pod, container)
+    found = visible_devices_env(container, path, pod.namespace, configmaps)
+    if found is None:
+        return None
+    asked = allocated_gpus(container, node)
+    overrides = _overrides(access, container) if asked else None
+    if asked and overrides is None:
+        return None  # the plugin's mounts or CDI devices win over the variable
+    evidence = {
+        "container": container.name,
+        "init_container": container.init,
+        "image": container.image,
+        **found,
+        "gpu_requests": dict(container.gpu_requests) if asked else {},
+        "gpu_limits": dict(container.gpu_limits) if asked else {},
+    }
+    if asked:
+        evidence["requested_gpus"] = asked
+        evidence["overrides_allocation"] = overrides
+    facts: dict[str, Any] = {}
+    # The node's toolkit ignores the variable from unprivileged containers: it reaches no GPU
+    # there now, a latent access (it would on a node that honours it). Every hit says its
+    # severity, so a replica on an honouring node keeps the finding high.
+    if not asked and access.honoured is False and not container.privileged:
+        facts["basis"] = (
+            "latent: the node's toolkit ignores NVIDIA_VISIBLE_DEVICES from unprivileged "
+            "containers, so it reaches no GPU here now"
+        )
+        return ContainerHit(container, evidence, "low", facts, LATENT_NOTE)
+    note = "" if asked else _cotenancy(inputs, node, pod, container, facts)
+    return ContainerHit(container, evidence, "high", facts, note)
+
+
+def _access_title(ref: str, entries: list[dict[str, Any]], hits: list[ContainerHit]) -> str:
+    """What the containers set, over or without a GPU request; then what it does on this pod's
+    node: latent where it is for each of them, else the first co-tenancy said."""
+    named = f"{containers_named(entries)} of {ref}"
+    asked = ["requested_gpus" in e for e in entries]
+    if len(entries) == 1 and asked[0]:
+        value = entries[0]["value"] if entries[0]["value"] is not None else "<unread>"
+        gpus = entries[0]["requested_gpus"]
+        what = f"sets {VISIBLE_DEVICES}={value} over the {gpus} GPU(s) it requested"
+    elif len(entries) == 1:
+        what = f"sets {VISIBLE_DEVICES} without requesting a GPU"
+    elif all(asked):
+        what = f"set {VISIBLE_DEVICES} over the GPUs they requested"
+    elif any(asked):
+        what = f"set {VISIBLE_DEVICES}, some without requesting a GPU"
+    else:
+        what = f"set {VISIBLE_DEVICES} without requesting a GPU"
+    if all(hit.note == LATENT_NOTE for hit in hits):
+        return f"{named} {what}{LATENT_NOTE}"
+    said = [hit.note for hit in hits if hit.note and hit.note != LATENT_NOTE]
+    return f"{named} {what}{said[0] if said else ''}"
 
 
 def _cotenancy(
