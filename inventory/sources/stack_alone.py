@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 from inventory.owners import OwnerIndex, workload_of
 from inventory.snapshot import Pod, Workload
-from inventory.sources.images import component_of, image_version
+from inventory.sources.images import component_of, image_version, namesake, other_vendor
 from inventory.sources.stack_operators import (
     KUBEVIRT_OPERANDS,
     KUBEVIRT_OPERATORS,
@@ -58,6 +58,10 @@ OPERAND_IMAGES = frozenset(
     }
 )
 STACK_IMAGES = OPERAND_IMAGES | NETWORK_OPERANDS | {NETWORK_OPERATOR_IMAGE}
+# AMD's GPU Operator's operands beside its namesakes of NVIDIA's (images.namesake: the operator
+# and the device plugin, whose image also runs the node labeller): its metrics exporter and the
+# utility image its operator runs, from another vendor's repository only (vendor_stacks).
+OTHER_VENDOR_OPERANDS = frozenset({"device-metrics-exporter", "gpu-operator-utils"})
 VALIDATOR_IMAGE = "gpu-operator-validator"
 # The GPU Operator's VFIO manager (vm-passthrough nodes) runs NVIDIA's CUDA base image, which
 # is every tenant's too: the stack's only as a DaemonSet and from NVIDIA's registry.
@@ -86,6 +90,8 @@ def is_stack_image(image: str, kind: str) -> bool:
     if name is None:
         return False
     if component_of(image) or name in STACK_IMAGES:
+        return True
+    if other_vendor(image) and (namesake(image) or name in OTHER_VENDOR_OPERANDS):
         return True
     if kubevirt_component(image) in KUBEVIRT_OPERATORS | KUBEVIRT_OPERANDS:
         return True

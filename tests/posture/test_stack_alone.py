@@ -371,3 +371,36 @@ def test_a_standalone_exporters_own_rolebinding_vouches_only_for_a_namespace_of_
     assert "gpu-monitoring" in inputs_of(chart).platform_namespaces
     planted = [*chart, *privileged_gpu_job("gpu-monitoring")]
     assert "gpu-monitoring" not in inputs_of(planted).platform_namespaces
+
+
+def amd_operator_namespace(ns: str = "kube-amd-gpu") -> list[dict]:
+    """AMD's GPU Operator as its chart installs it: the controller manager's Deployment and the
+    device plugin, node labeller (the plugin's image) and metrics exporter DaemonSets."""
+    operator = container("manager", "docker.io/rocm/gpu-operator:v1.2.0")
+    plugin = container("device-plugin", "docker.io/rocm/k8s-device-plugin:1.31.0.6")
+    labeller = container("node-labeller", "docker.io/rocm/k8s-device-plugin:labeller-1.31.0.6")
+    exporter = container("metrics-exporter", "docker.io/rocm/device-metrics-exporter:v1.2.0")
+    objects = [namespace(ns), controller("Deployment", ns, "amd-gpu-operator", operator)]
+    for name, part in (
+        ("default-device-plugin", plugin),
+        ("default-node-labeller", labeller),
+        ("default-metrics-exporter", exporter),
+    ):
+        objects += [
+            controller("DaemonSet", ns, name, part),
+            owned(pod(ns, f"{name}-x7k2p", part), "DaemonSet", name),
+        ]
+    return objects
+
+
+def test_amds_operator_namespace_without_rbac_stays_the_platforms():
+    """AMD's operands (its metrics exporter beside the namesakes of NVIDIA's operator and
+    plugin) are its GPU stack: with no RBAC read, the namespace holds nothing else."""
+    inputs = inputs_of([node("gpu-a"), *amd_operator_namespace()])
+    assert "kube-amd-gpu" in inputs.platform_namespaces
+    assert not [w for w in inputs.snapshot.warnings if "holds more than" in w]
+
+
+def test_a_job_planted_beside_amds_operator_unmakes_its_namespace_without_rbac():
+    objects = [node("gpu-a"), *amd_operator_namespace(), *privileged_gpu_job("kube-amd-gpu")]
+    assert "kube-amd-gpu" not in inputs_of(objects).platform_namespaces
