@@ -120,19 +120,18 @@ def score_for(risk: float, k: float = K) -> float:
 
 
 def shown_score(raw: float) -> float:
-    """The score as shown: whole from 10 up, one decimal below 10, two significant digits
-    below 0.1 (never 0). Rounded down, so any risk shows below 100 and a larger risk never
-    shows a higher score."""
+    """The score as shown (API and pages): whole from 10 up, one decimal below 10, rounded
+    down, so any risk shows below 100 and a larger risk never shows a higher score; never 0
+    (DESIGN §6): a score below 0.1 shows 0.1. Tenants are ordered by risk points, which keep
+    apart what the shown score no longer can."""
     if raw >= MAX_SCORE:
         return float(MAX_SCORE)
     if raw >= 10:
         return float(math.floor(raw))
-    if raw >= 0.1:
-        return math.floor(raw * 10) / 10
-    if raw < 1e-300:  # beyond what rounding can hold: as computed
-        return raw
-    scale = 10.0 ** (1 - math.floor(math.log10(raw)))
-    return math.floor(raw * scale) / scale
+    return max(math.floor(raw * 10) / 10, SMALLEST_SHOWN)
+
+
+SMALLEST_SHOWN = 0.1
 
 
 def grade_for(score: float) -> str:

@@ -120,8 +120,9 @@ def test_no_floor_score_is_positive_and_strictly_decreasing():
         (10.4, 10),
         (9.87, 9.8),
         (0.15, 0.1),
-        (0.0347, 0.034),
-        (0.000123, 0.00012),
+        (0.0347, 0.1),  # one decimal, never 0: below 0.1 shows 0.1
+        (0.000123, 0.1),
+        (4e-08, 0.1),
     ],
 )
 def test_shown_score_whole_from_10_one_decimal_below_never_zero(raw, shown):
