@@ -68,7 +68,7 @@ def test_an_unverified_env_hold_does_not_explain_it_and_is_named_as_the_suspect(
     assert (suspect["pod"], suspect["node_honours_it"]) == ("team-alpha/probe", "unverified")
     assert finding.title.endswith("; 1 pod(s) may reach it through NVIDIA_VISIBLE_DEVICES")
     (pod011,) = open_findings("POD-011")
-    assert pod011.evidence["pods"][0]["honoured_here"] == "unverified"
+    assert pod011.evidence["pods"][0]["containers"][0]["honoured_here"] == "unverified"
     assert "busy_gpus_explained_by_visible_devices" not in str(
         [f.evidence for f in open_findings("ATTR-002")]
     )
