@@ -130,7 +130,7 @@ def _stack_candidates(
     # Only a ClusterRoleBinding vouches: a namespace's own RoleBinding (the dcgm-exporter
     # chart's) is anyone's who may edit the namespace, as its images are.
     vouched = found & (bound or set())
-    return vouched, found - vouched
+    return set(vouched), set(found - vouched)
 
 
 # NVIDIA's node agents that hand out no GPU but are deployed by their own charts outside the
