@@ -100,7 +100,9 @@ def our_verdicts(drafts: list[FindingDraft]) -> Verdicts:
             if ev["normalised_path"] == "/run/docker.sock":
                 props.add("hostPath docker.sock")
         elif d.check_id == "POD-004" and d.severity == "critical":
-            names = (f["capability"].upper().removeprefix("CAP_") for f in ev["flagged"])
+            # One finding per workload: each container concerned lists what it adds.
+            flagged = [f for c in ev["containers"] for f in c["flagged"]]
+            names = {f["capability"].upper().removeprefix("CAP_") for f in flagged}
             if "SYS_ADMIN" in names:
                 props.add("SYS_ADMIN")
     return found
