@@ -5,6 +5,7 @@ the words of one that does not exist (no existence oracle)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -217,3 +218,20 @@ def test_export_findings_refuses_an_unknown_tenant_or_cluster(small_world, args,
         call_command("export_findings", *args)
     assert all(word in str(refusal.value) for word in words)
     assert "that you may see" not in str(refusal.value)  # the command sees everything
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/nodes/?cluster=%25s%25d",
+        "/api/v1/findings/export/?tenant=100%25",
+        "/api/v1/findings/?check=%25(value)s",
+        "/api/v1/nodes/?patch_status=%25s",
+    ],
+)
+def test_a_percent_sign_in_a_refused_value_is_a_400_not_a_500(small_world, personas, url):
+    """Found by the API fuzzer: a refusal quoting a value with "%" was read as a format."""
+    response = api_client(personas["security_lead"]).get(url)
+    assert response.status_code == 400
+    body = json.dumps(response.json())
+    assert "%" in body and "%%" not in body

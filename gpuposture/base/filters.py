@@ -63,7 +63,11 @@ def refusal(
         parts.append(f"Accepted: {', '.join(known)}.")
     else:
         parts.append(f"{listing} lists them.")
-    return ValidationError(" ".join(parts), code="unknown")
+    # The value is the asker's: a "%" in it must not be read as a format (django-filter and
+    # Django apply params to the message), so the text is escaped and given params.
+    return ValidationError(
+        " ".join(parts).replace("%", "%%"), code="unknown", params={"value": value}
+    )
 
 
 def resolve_named(
