@@ -41,6 +41,7 @@ def test_long_names_may_wrap_at_their_separators_only():
         (100.0, "100"),
         (293.85, "293.85"),
         (54096.05, "54,096.05"),
+        (56.10000000000003, "56.1"),  # a share in percent, float noise and all
         (0, "0"),
         (None, ""),
     ],

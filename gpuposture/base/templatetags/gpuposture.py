@@ -64,7 +64,11 @@ def points(value: Any) -> str:
     if 0 < number < SMALLEST_SHOWN:
         # A score far below 0.1 (a huge risk) reads as a bound, never as 4e-08 nor as 0.
         return f"< {SMALLEST_SHOWN}"
-    return f"{Decimal(repr(number)):,f}"
+    # Ten significant digits (float noise such as 56.10000000000003 reads 56.1), written out.
+    rounded = float(f"{number:.10g}")
+    if rounded.is_integer():
+        return f"{int(rounded):,}"
+    return f"{Decimal(repr(rounded)):,f}"
 
 
 @register.filter(name="words")
