@@ -17,9 +17,18 @@ gave the same one to someone else, sync history cannot tell.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from inventory.runtime import operator_toolkit, resolved_strategy
-from inventory.snapshot import Container, EnvConfigMap, GpuOperatorPolicy, Node, Pod, SharingConfig
+from inventory.snapshot import (
+    Container,
+    EnvConfigMap,
+    EnvVar,
+    GpuOperatorPolicy,
+    Node,
+    Pod,
+    SharingConfig,
+)
 from inventory.snapshot.pods import is_nic_resource
 from inventory.sources.plugin_config import matching_config
 from inventory.visible_devices import EnvvarAccess, Fact, envvar_access
@@ -59,26 +68,60 @@ def node_envvar_access(
 def visible_devices_value(
     container: Container, namespace: str, configmaps: ConfigMaps
 ) -> str | None:
-    """The container's NVIDIA_VISIBLE_DEVICES as Kubernetes sets it: the last `env` entry of
-    the name wins over `envFrom` (the last source carrying the key); None where it is unset or
+    """The container's NVIDIA_VISIBLE_DEVICES as Kubernetes sets it; None where it is unset or
     its value cannot be read (a Secret, a field, a ConfigMap not in the snapshot)."""
-    explicit = [var for var in container.env if var.name == VISIBLE_DEVICES]
+    read = visible_devices_read(container, namespace, configmaps)
+    return None if read is None else read["value"]
+
+
+def visible_devices_read(
+    container: Container, namespace: str, configmaps: ConfigMaps
+) -> dict[str, Any] | None:
+    """Where the container's NVIDIA_VISIBLE_DEVICES comes from and what it is, as Kubernetes
+    sets it: the last `env` entry of the name wins over `envFrom` (the last source carrying the
+    key). `field` (`env[i]` or `envFrom[i]`), `value` (None: not readable), `value_from`, and
+    `value_read` saying where it was read or why it is unknown; None where the variable ends
+    up unset. The one reader of the variable: the holder record here and POD-011 agree."""
+    explicit = [(i, var) for i, var in enumerate(container.env) if var.name == VISIBLE_DEVICES]
     if explicit:
-        var = explicit[-1]
-        if var.value is not None or var.value_from != "configMapKeyRef":
-            return var.value
-        configmap = configmaps.get((namespace, var.source or ""))
-        if configmap is None or var.key not in configmap.keys:
-            return None
-        return configmap.values.get(var.key or "")
-    for kind, name, prefix in reversed(container.env_from_sources()):
-        if kind != "configMapRef" or not VISIBLE_DEVICES.startswith(prefix):
-            continue
-        key = VISIBLE_DEVICES[len(prefix) :]
-        configmap = configmaps.get((namespace, name))
-        if configmap is not None and key in configmap.keys:
-            return configmap.values.get(key)
+        index, var = explicit[-1]
+        found = _from_env(var, namespace, configmaps)
+        return {"field": f"env[{index}]", **found} if found else None
+    sources = list(enumerate(container.env_from_sources()))
+    for index, (kind, name, prefix) in reversed(sources):
+        found = _from_env_from(kind, name, prefix, namespace, configmaps)
+        if found:
+            return {"field": f"envFrom[{index}]", **found}
     return None
+
+
+def _from_env(var: EnvVar, namespace: str, configmaps: ConfigMaps) -> dict[str, Any] | None:
+    base = {"value": var.value, "value_from": var.value_from}
+    if var.value is not None or var.value_from != "configMapKeyRef":
+        if var.value_from == "secretKeyRef":
+            base["value_read"] = f"unknown: from Secret {var.source} (never read)"
+        return base
+    where = f"ConfigMap {namespace}/{var.source} key {var.key}"
+    configmap = configmaps.get((namespace, var.source or ""))
+    if configmap is None:
+        return {**base, "value_read": f"unknown: {where} is not in the snapshot"}
+    if var.key not in configmap.keys:
+        return None  # unset (optional) or the container cannot start: no GPUs either way
+    return {**base, "value": configmap.values.get(var.key or ""), "value_read": where}
+
+
+def _from_env_from(
+    kind: str, name: str, prefix: str, namespace: str, configmaps: ConfigMaps
+) -> dict[str, Any] | None:
+    if kind != "configMapRef" or not VISIBLE_DEVICES.startswith(prefix):
+        return None
+    key = VISIBLE_DEVICES[len(prefix) :]
+    configmap = configmaps.get((namespace, name))
+    if configmap is None or key not in configmap.keys:
+        return None
+    where = f"ConfigMap {namespace}/{name} key {key}" + (f" (prefix {prefix})" if prefix else "")
+    value = configmap.values.get(key)
+    return {"value": value, "value_from": "envFrom configMapRef", "value_read": where}
 
 
 def names_every_gpu(value: str | None) -> bool:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
-from inventory.snapshot import Container, EnvConfigMap, EnvVar, Node, Pod
+from inventory.env_holds import VISIBLE_DEVICES, visible_devices_read
+from inventory.snapshot import Container, EnvConfigMap, Node, Pod
 from inventory.visible_devices import PLUGIN_DEFAULT_STRATEGY, EnvvarAccess
 from posture.inputs import PostureInputs
 from posture.rules.common import (
@@ -25,7 +26,6 @@ from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.stack.visible_devices import node_envvar_access
 from tenants.policy import FRACTIONAL_RESOURCES
 
-VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 VISIBLE_DEVICES_OFF = ("", "void", "none")
 ConfigMaps = Mapping[tuple[str, str], EnvConfigMap]
 
@@ -42,59 +42,17 @@ def env_configmaps_by_name(inputs: PostureInputs) -> ConfigMaps:
 def visible_devices_env(
     container: Container, path: str, namespace: str = "", configmaps: ConfigMaps | None = None
 ) -> dict[str, Any] | None:
-    """The container's NVIDIA_VISIBLE_DEVICES as Kubernetes sets it, if it asks for devices:
-    `env` (the last entry of the name) wins over `envFrom` (the last source carrying the key).
-    A value that cannot be read (a Secret, a ConfigMap not in the snapshot) counts as asking;
-    an envFrom source whose keys are not known sets nothing we can see."""
-    configmaps = configmaps or {}
-    explicit = [(i, var) for i, var in enumerate(container.env) if var.name == VISIBLE_DEVICES]
-    if explicit:
-        index, var = explicit[-1]
-        found = _from_env(var, namespace, configmaps)
-        return _asking({"field": f"{path}.env[{index}]", **found}) if found else None
-    sources = list(enumerate(container.env_from_sources()))
-    for index, (kind, name, prefix) in reversed(sources):
-        found = _from_env_from(kind, name, prefix, namespace, configmaps)
-        if found:
-            return _asking({"field": f"{path}.envFrom[{index}]", **found})
-    return None
-
-
-def _asking(found: dict[str, Any]) -> dict[str, Any] | None:
+    """The container's NVIDIA_VISIBLE_DEVICES as Kubernetes sets it (inventory.env_holds'
+    reading, its field under `path`), if it asks for devices: a value that cannot be read (a
+    Secret, a ConfigMap not in the snapshot) counts as asking; an envFrom source whose keys are
+    not known sets nothing we can see."""
+    found = visible_devices_read(container, namespace, configmaps or {})
+    if found is None:
+        return None
     value = found["value"]
     if value is not None and value.strip().lower() in VISIBLE_DEVICES_OFF:
         return None
-    return found
-
-
-def _from_env(var: EnvVar, namespace: str, configmaps: ConfigMaps) -> dict[str, Any] | None:
-    """value, value_from, where the value was read; None when the variable ends up unset."""
-    base = {"value": var.value, "value_from": var.value_from}
-    if var.value is not None or var.value_from != "configMapKeyRef":
-        if var.value_from == "secretKeyRef":
-            base["value_read"] = f"unknown: from Secret {var.source} (never read)"
-        return base
-    where = f"ConfigMap {namespace}/{var.source} key {var.key}"
-    configmap = configmaps.get((namespace, var.source or ""))
-    if configmap is None:
-        return {**base, "value_read": f"unknown: {where} is not in the snapshot"}
-    if var.key not in configmap.keys:
-        return None  # unset (optional) or the container cannot start: no GPUs either way
-    return {**base, "value": configmap.values.get(var.key or ""), "value_read": where}
-
-
-def _from_env_from(
-    kind: str, name: str, prefix: str, namespace: str, configmaps: ConfigMaps
-) -> dict[str, Any] | None:
-    if kind != "configMapRef" or not VISIBLE_DEVICES.startswith(prefix):
-        return None
-    key = VISIBLE_DEVICES[len(prefix) :]
-    configmap = configmaps.get((namespace, name))
-    if configmap is None or key not in configmap.keys:
-        return None
-    where = f"ConfigMap {namespace}/{name} key {key}" + (f" (prefix {prefix})" if prefix else "")
-    value = configmap.values.get(key)
-    return {"value": value, "value_from": "envFrom configMapRef", "value_read": where}
+    return dict(found, field=f"{path}.{found['field']}")  # keeps the key order
 
 
 @check(
