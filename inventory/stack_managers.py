@@ -36,6 +36,11 @@ from inventory.bottlerocket import (
     bottlerocket_how,
     bottlerocket_nvidia,
 )
+from inventory.cluster_policy_state import (
+    policy_auto_upgrade,
+    policy_enabled,
+    policy_versions,
+)
 from inventory.operator_nodes import NOT_MANAGED
 from inventory.patching.versions import bundled_dcgm, installed_version
 from inventory.snapshot import GpuOperatorPolicy, Node, Pod
@@ -70,14 +75,6 @@ SECTIONS = {
     "dcgm_exporter": "dcgmExporter",
     "mig_manager": "migManager",
 }
-# The GpuOperatorSpec field that says whether the Operator deploys each component.
-ENABLED_FIELDS = {
-    "driver": "driver_enabled",
-    "container_toolkit": "toolkit_enabled",
-    "device_plugin": "device_plugin_enabled",
-    "dcgm_exporter": "dcgm_exporter_enabled",
-    "mig_manager": "mig_manager_enabled",
-}
 _HOST_COMPONENTS = ("driver", "container_toolkit")
 # A pod of GPU Feature Discovery runs the device-plugin image: it says nothing of the plugin.
 _NOT_THE_COMPONENT = ("feature-discovery",)
@@ -110,8 +107,8 @@ def upgrade_paths(
 ) -> dict[str, UpgradePath]:
     """component -> how it is upgraded on the node, for every component that may be exposed
     (inventory.components.COMPONENT_FIELDS, and `dcgm`, the DCGM an exporter bundles)."""
-    spec = _policy(policies)
-    desired = _desired(policies)
+    spec = policy_enabled(policies)
+    desired = policy_versions(policies)
     operator = _operator(node)
     # Only a snapshot that read the pods says no Operator runs, or that the one in the cluster
     # does not manage this node (inventory.components.presence, inventory.operator_nodes).
@@ -131,7 +128,7 @@ def upgrade_paths(
         if path.managed_by == OPERATOR and desired.get(component):
             paths[component] = replace(path, desired_version=desired[component])
     if paths["driver"].managed_by == OPERATOR and spec is not None:
-        paths["driver"] = replace(paths["driver"], auto_upgrade=_auto_upgrade(policies))
+        paths["driver"] = replace(paths["driver"], auto_upgrade=policy_auto_upgrade(policies))
     # The DCGM an exporter bundles moves with the exporter's image: its tag's DCGM part.
     exporter = paths["dcgm_exporter"]
     paths["dcgm"] = replace(exporter, desired_version=bundled_dcgm(desired.get("dcgm_tag")))
@@ -320,61 +317,6 @@ def upgraded_by(
     """component -> who upgrades it on the node (who()), for the node as the sync built it."""
     paths = upgrade_paths(node, policies, pods_on_node)
     return {component: who(path) for component, path in sorted(paths.items())}
-
-
-def _policy(policies: Sequence[GpuOperatorPolicy]) -> dict[str, bool | None] | None:
-    """component -> `enabled` as the ClusterPolicy states it (None: unstated, the Operator's
-    default, on); None when no readable ClusterPolicy exists, or several disagree (the
-    Operator acts on one of them only, and the snapshot does not say which). A policy's `spec`
-    holds what inventory.sources.gpu_operator read (its GpuOperatorSpec fields)."""
-    found = [
-        {component: _flag(p.spec.get(field)) for component, field in ENABLED_FIELDS.items()}
-        for p in policies
-        if not p.error
-    ]
-    if not found or any(f != found[0] for f in found):
-        return None
-    return found[0]
-
-
-# The GpuOperatorSpec field holding the version the ClusterPolicy sets for each component.
-VERSION_FIELDS = {
-    "driver": "driver_version",
-    "container_toolkit": "toolkit_version",
-    "device_plugin": "device_plugin_version",
-    "dcgm_exporter": "dcgm_exporter_version",
-    "mig_manager": "mig_manager_version",
-}
-
-
-def _desired(policies: Sequence[GpuOperatorPolicy]) -> dict[str, str]:
-    """component -> the version the one readable ClusterPolicy asks for ({} where none is
-    readable or several disagree). The driver's only where the policy was read for whether
-    NVIDIADriver objects set it instead, and they do not. `dcgm_tag` is the exporter's tag."""
-    found = []
-    for p in policies:
-        if p.error:
-            continue
-        asked = {c: p.spec.get(f) for c, f in VERSION_FIELDS.items()}
-        if "driver_use_crd" not in p.spec or p.spec.get("driver_use_crd") is True:
-            asked["driver"] = None
-        if p.spec.get("driver_use_precompiled") is True:
-            asked["driver"] = None  # a precompiled driver's version names its branch only
-        asked["dcgm_tag"] = asked["dcgm_exporter"]
-        found.append({c: str(v) for c, v in asked.items() if isinstance(v, str) and v})
-    if not found or any(f != found[0] for f in found):
-        return {}
-    return found[0]
-
-
-def _auto_upgrade(policies: Sequence[GpuOperatorPolicy]) -> bool | None:
-    """driver.upgradePolicy.autoUpgrade, where every readable ClusterPolicy states the same."""
-    found = {_flag(p.spec.get("driver_auto_upgrade")) for p in policies if not p.error}
-    return found.pop() if len(found) == 1 else None
-
-
-def _flag(value: object) -> bool | None:
-    return value if isinstance(value, bool) else None
 
 
 def _operator(node: Node) -> str | None:
