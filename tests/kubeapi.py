@@ -100,6 +100,30 @@ LIST_PATHS: dict[str, str] = {
     "GatekeeperConfig": "/apis/config.gatekeeper.sh/v1alpha1/configs",
     # OpenShift's pod admission; a test of a plain cluster marks the group not served.
     "SecurityContextConstraints": "/apis/security.openshift.io/v1/securitycontextconstraints",
+    # KubeRay: read only as the owners a listed object's chain names (kube_owners), found by
+    # discovery of their group/version.
+    "RayCluster": "/apis/ray.io/v1/rayclusters",
+    "RayService": "/apis/ray.io/v1/rayservices",
+}
+# Kinds served at the cluster scope, as discovery says (`namespaced: false`).
+CLUSTER_SCOPED = {
+    "Node",
+    "Namespace",
+    "PersistentVolume",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ClusterPolicy",
+    "DeviceClass",
+    "ResourceSlice",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "CiliumClusterwideNetworkPolicy",
+    "Tier",
+    "GlobalNetworkPolicy",
+    "GlobalNetworkSet",
+    "KyvernoClusterPolicy",
+    "K8sPSPPrivilegedContainer",
+    "SecurityContextConstraints",
 }
 DRA_GROUP = "/apis/resource.k8s.io/"
 ADMISSION_GROUP = "/apis/admissionregistration.k8s.io/"  # VAP: v1 from 1.30, v1beta1 before
@@ -125,6 +149,11 @@ VERSION = {
 def group_version(path: str) -> str:
     # A list's apiVersion: "v1" for /api/v1/nodes, "apps/v1" for /apis/apps/v1/daemonsets.
     return path.split("/", 2)[2].rsplit("/", 1)[0]
+
+
+# Each group/version's discovery (an APIResourceList of the kinds served there).
+DISCOVERY = {f"/apis/{group_version(path)}" for path in KIND_AT if path.startswith("/apis/")}
+ROUTES |= DISCOVERY
 
 
 def status(code: int, reason: str, message: str, details: dict | None = None) -> dict[str, Any]:
@@ -503,6 +532,8 @@ class FakeKubeAPI:
                 "groupVersion": GATEKEEPER.removeprefix("/apis/"),
                 "resources": resources,
             }
+        if path in DISCOVERY:
+            return _resource_list(path)
         if path == "/version":
             return dict(VERSION)
         if path == "/api":
@@ -524,6 +555,28 @@ class FakeKubeAPI:
             for name, versions in served.items()
         ]
         return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def _resource_list(path: str) -> dict[str, Any]:
+    """A group/version's APIResourceList: the kinds this fake lists there."""
+    kinds = {p: KIND_AT[p].removeprefix("Kyverno").removeprefix("Gatekeeper") for p in KIND_AT}
+    resources = [
+        {
+            "name": p.rsplit("/", 1)[1],
+            "singularName": kinds[p].lower(),
+            "kind": kinds[p],
+            "namespaced": KIND_AT[p] not in CLUSTER_SCOPED,
+            "verbs": ["get", "list", "watch"],
+        }
+        for p in KIND_AT
+        if p.rsplit("/", 1)[0] == path
+    ]
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": path.removeprefix("/apis/"),
+        "resources": resources,
+    }
 
 
 def _world_key(item: dict[str, Any]) -> Any:

@@ -8,6 +8,7 @@ import yaml
 
 from inventory.sources.kube_admission import ADMISSION_CUSTOM_KINDS, GATEKEEPER_GROUP_VERSION
 from inventory.sources.kube_kinds import DRA_LIST_METHODS, KINDS, OPTIONAL_CUSTOM_KINDS
+from inventory.sources.kube_owners import OWNER_GROUPS
 
 RBAC = Path(__file__).resolve().parent.parent / "deploy" / "rbac.yaml"
 PLURALS = {
@@ -57,8 +58,12 @@ def test_cluster_role_matches_what_the_source_lists():
     # Gatekeeper's constraint kinds are discovered: the whole constraints group, and only it.
     gatekeeper = GATEKEEPER_GROUP_VERSION[0]
     listed |= {(gatekeeper, "*")}
+    # The custom owners above pods' controllers (kube_owners): listed, whole groups, never
+    # watched (a watch re-sync keeps the last full sync's).
+    owners = {(group, "*") for group in OWNER_GROUPS}
     grants = granted()
-    assert {(g, r) for g, r, _ in grants} == listed
-    assert {v for _, _, v in grants} == {"get", "list", "watch"}
+    assert {(g, r) for g, r, _ in grants} == listed | owners
+    assert {v for g, r, v in grants if (g, r) not in owners} == {"get", "list", "watch"}
+    assert {v for g, r, v in grants if (g, r) in owners} == {"list"}
     assert not any(r == "secrets" for _, r, _ in grants)
-    assert {g for g, r, _ in grants if r == "*"} == {gatekeeper}
+    assert {g for g, r, _ in grants if r == "*"} == {gatekeeper, *OWNER_GROUPS}

@@ -244,11 +244,18 @@ def test_discovery_and_version(client):
         "networking.istio.io",
         "networking.k8s.io",
         "nvidia.com",
+        "ray.io",
         "rbac.authorization.k8s.io",
         "resource.k8s.io",
         "security.istio.io",
         "security.openshift.io",
     ]
+    # Each group/version lists its kinds, as the live sync discovers a custom owner's plural.
+    ray = kubernetes.client.CustomObjectsApi(client).get_api_resources("ray.io", "v1")
+    assert {(r.name, r.kind, r.namespaced) for r in ray.resources} == {
+        ("rayclusters", "RayCluster", True),
+        ("rayservices", "RayService", True),
+    }
 
 
 def test_replaced_objects_get_a_new_resource_version_and_old_tokens_keep_theirs(api, client):

@@ -1,12 +1,13 @@
 """Source: a live cluster through the official `kubernetes` client.
 
 With its calls (kube_calls, kube_watch), the only module that imports `kubernetes`. Read-only:
-it lists the kinds below and nothing else (never Secrets), page by page (`limit` +
-`continue`), and restarts a list whose continue token expired (410 Gone). Responses are read
-as raw JSON (`_preload_content=False`), so the objects are exactly what `kubectl get -o json`
-would print, and no time is spent building client models that normalise would take apart
-again. A kubeconfig's credential plugins run only when GPUPOSTURE_KUBECONFIG_EXEC_ALLOW lists
-them (inventory.sources.kube_exec), checked on the parsed file before the client loads its
+it lists the kinds below, then the custom resources their owner chains name (kube_owners),
+and nothing else (never Secrets), page by page (`limit` + `continue`), and restarts a list
+whose continue token expired (410 Gone). Responses are read as raw JSON
+(`_preload_content=False`), so the objects are exactly what `kubectl get -o json` would print,
+and no time is spent building client models that normalise would take apart again. A
+kubeconfig's credential plugins run only when GPUPOSTURE_KUBECONFIG_EXEC_ALLOW lists them
+(inventory.sources.kube_exec), checked on the parsed file before the client loads its
 credentials.
 """
 
@@ -35,7 +36,7 @@ from inventory.sources.kube_admission import (
     read_outcome,
     resource_of,
 )
-from inventory.sources.kube_calls import dra_call, list_calls
+from inventory.sources.kube_calls import custom_list_call, discovery_call, dra_call, list_calls
 from inventory.sources.kube_exec import refuse_unlisted_commands
 from inventory.sources.kube_kinds import (
     DRA_KINDS,
@@ -47,6 +48,7 @@ from inventory.sources.kube_kinds import (
     REFUSABLE_KINDS,
     TOLERANT_KINDS,
 )
+from inventory.sources.kube_owners import label_of, owners_read, slim
 from inventory.sources.kube_unread import admission_warning, unread_warning
 from inventory.sources.kube_watch import probe_kind, watch_kind
 from inventory.sources.kube_wire import api_error, decode, identity
@@ -113,6 +115,7 @@ class KubeSource:
                     objects.extend(self._list_optional(kind, list_call, progress))
                 else:
                     objects.extend(self._list_all(kind, list_call, progress))
+            objects.extend(self._read_owners(api_client, objects, progress))
             return objects
         finally:
             api_client.close()
@@ -224,6 +227,28 @@ class KubeSource:
         self._plurals = {f"{GATEKEEPER_PREFIX}{k}": p for k, p in found}
         return calls
 
+    def _read_owners(
+        self, api_client: client.ApiClient, objects: list[dict[str, Any]], progress: Progress
+    ) -> list[dict[str, Any]]:
+        """The custom resources the owner chains of `objects` name (kube_owners), cut to what
+        owner resolution reads. Full syncs only: a watch re-sync keeps the last full sync's."""
+
+        def list_owner(api_version: str, kind: str, plural: str) -> list[dict[str, Any]]:
+            label, (group, _, version) = label_of(api_version, kind), api_version.rpartition("/")
+            call = custom_list_call(api_client, group, version, plural)
+            try:
+                return self._list_all(
+                    label, call, progress, keep=lambda i: slim(i, api_version, kind)
+                )
+            finally:
+                self.resource_versions.pop(label, None)  # not watched (see above)
+
+        found, warnings = owners_read(
+            objects, discovery_call(api_client, self._timeouts()), list_owner
+        )
+        self.warnings.extend(warnings)
+        return found
+
     def _list_admission(
         self, label: str, list_call: Callable[..., Any], progress: Progress
     ) -> list[dict[str, Any]]:
@@ -286,7 +311,14 @@ class KubeSource:
             config_persister=merged.save_changes,
         ).load_and_set(configuration)
 
-    def _list_all(self, kind: str, list_call: Any, progress: Progress) -> list[dict[str, Any]]:
+    def _list_all(
+        self,
+        kind: str,
+        list_call: Any,
+        progress: Progress,
+        keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Every page of one list; `keep` cuts each item as its page is read (owner kinds)."""
         items: list[dict[str, Any]] = []
         token: str | None = None
         restarts = 0
@@ -312,6 +344,7 @@ class KubeSource:
                     # The version read (DRA kinds may be served at several).
                     if isinstance(body.get("apiVersion"), str):
                         item.setdefault("apiVersion", body["apiVersion"])
+                    item = keep(item) if keep else item
                 items.append(item)
             progress(kind, len(items))
             token = (body.get("metadata") or {}).get("continue") or None

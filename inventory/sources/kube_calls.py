@@ -7,11 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from inventory.sources.base import SourceError
 from inventory.sources.kube_admission import ADMISSION_CUSTOM_KINDS, FALLBACK_VERSIONS
 from inventory.sources.kube_kinds import DRA_VERSIONS, KINDS, OPTIONAL_CUSTOM_KINDS
+from inventory.sources.kube_wire import api_error, decode
 
 Call = Callable[..., Any]
 
@@ -67,5 +70,36 @@ def dra_call(
             record(kind, version)
             return answer
         raise missing or ApiException(status=404, reason="resource.k8s.io not served")
+
+    return list_call
+
+
+def discovery_call(
+    api_client: client.ApiClient, timeouts: tuple[float, float]
+) -> Callable[[str, str], Any]:
+    """(group, version) -> its APIResourceList; SourceError (api_error's "HTTP <status>")
+    when it cannot be had."""
+    custom = client.CustomObjectsApi(api_client)
+
+    def discover(group: str, version: str) -> Any:
+        try:
+            response = custom.get_api_resources(
+                group, version, _preload_content=False, _request_timeout=timeouts
+            )
+            return decode(response.data)
+        except ApiException as exc:
+            raise api_error(f"{group}/{version}", exc) from exc
+        except (urllib3.exceptions.HTTPError, ValueError) as exc:
+            raise SourceError(f"discovering {group}/{version}: {exc}", retryable=True) from exc
+
+    return discover
+
+
+def custom_list_call(api_client: client.ApiClient, group: str, version: str, plural: str) -> Call:
+    """The list (across namespaces) of one custom resource."""
+    custom = client.CustomObjectsApi(api_client)
+
+    def list_call(**kwargs: Any) -> Any:
+        return custom.list_cluster_custom_object(group, version, plural, **kwargs)
 
     return list_call
