@@ -95,9 +95,11 @@ def our_verdicts(drafts: list[FindingDraft]) -> Verdicts:
         elif d.check_id == "POD-002":
             props.update(field.removeprefix("spec.") for field in ev["fields"])
         elif d.check_id == "POD-003":
-            if path_within(ev["normalised_path"], "/dev"):
+            # One finding per workload: each dangerous volume is listed with its path.
+            paths = {volume["normalised_path"] for volume in ev["volumes"]}
+            if any(path_within(path, "/dev") for path in paths):
                 props.add("hostPath /dev")
-            if ev["normalised_path"] == "/run/docker.sock":
+            if "/run/docker.sock" in paths:
                 props.add("hostPath docker.sock")
         elif d.check_id == "POD-004" and d.severity == "critical":
             # One finding per workload: each container concerned lists what it adds.

@@ -85,7 +85,7 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     assert all(f.evidence["pods"] == [] for f in idle)
     # A claim bound to a hostPath PersistentVolume reaches the node path like a hostPath volume.
     (backfill,) = Finding.objects.filter(check_id="POD-003", subject_name="dataset-index")
-    assert backfill.evidence["through"] == {
+    assert backfill.evidence["volumes"][0]["through"] == {
         "claim": "debug-scratch",
         "persistent_volume": "kubelet-debug",
     }
@@ -180,7 +180,10 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
         )
     # orbital's open notebook is published through Contour's own route too (K8S-006).
     (exposed,) = Finding.objects.filter(check_id="K8S-006", status="open")
-    assert {(i["kind"], i["name"], i["hosts"][0]) for i in exposed.evidence["ingresses"]} == {
+    assert {
+        (i["kind"], i["name"], i["hosts"][0])
+        for i in exposed.evidence["containers"][0]["ingresses"]
+    } == {
         ("HTTPRoute", "jupyter", "notebooks.orbital.example.com"),
         ("HTTPProxy", "jupyter-lab", "lab.orbital.example.com"),
     }

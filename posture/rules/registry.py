@@ -61,8 +61,9 @@ class FindingDraft:
 MERGED_LISTS = {"pods": "replicas"}
 # Evidence lists the merge step unites, each with the field that names a member: the containers
 # a check flags in a workload (posture.rules.pod.container_findings) are the same in each of
-# its replicas, so each appears once, as the first replica that has it says.
-UNITED_LISTS = {"containers": "container"}
+# its replicas, so each appears once, as the first replica that has it says; so are the host
+# path volumes POD-003 flags (posture.rules.pod.host_paths).
+UNITED_LISTS = {"containers": "container", "volumes": "volume"}
 MEMBERS_SHOWN = 20
 # The longest title a finding stores (posture.models.Finding.title's max_length): a check whose
 # title names objects counts them past it, never leaving the store to cut it.

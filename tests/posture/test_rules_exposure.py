@@ -302,7 +302,7 @@ def test_k8s006_an_internal_load_balancer_is_still_beyond_the_node_and_says_so()
         source_ranges=("10.0.0.0/8",),
     )  # fmt: skip
     (draft,) = run_checks(notebook_world(nb(), [service]), ["K8S-006"])
-    assert draft.evidence["services"] == [
+    assert draft.evidence["containers"][0]["services"] == [
         {
             "name": "nb",
             "type": "LoadBalancer",
@@ -323,7 +323,7 @@ def test_k8s006_a_route_in_another_namespace_reaches_the_service_it_names():
     elsewhere = Ingress("gateway-infra", "other", kind="HTTPRoute", remote_services=("beta/nb",))
     world = notebook_world(nb(), [node_port(kind="ClusterIP")], [route, elsewhere])
     (draft,) = run_checks(world, ["K8S-006"])
-    assert draft.evidence["ingresses"] == [
+    assert draft.evidence["containers"][0]["ingresses"] == [
         {
             "name": "nb",
             "kind": "HTTPRoute",
@@ -414,7 +414,9 @@ ALL = "0.0.0.0"  # noqa: S104 (a server's address in a test world)
 )
 def test_k8s006_dashboards_without_authentication(c, reason):
     drafts = run_checks(notebook_world(c, [node_port(ports=DASHBOARD_PORTS)]), ["K8S-006"])
-    assert [d.evidence["reasons"] for d in drafts] == ([[reason]] if reason else [])
+    assert [d.evidence["containers"][0]["reasons"] for d in drafts] == (
+        [[reason]] if reason else []
+    )
 
 
 KUBEFLOW = Container(
@@ -434,7 +436,7 @@ def test_k8s006_kubeflow_notebook_published_around_its_gateway(kind, fires):
     drafts = run_checks(notebook_world(KUBEFLOW, [node_port(kind=kind)]), ["K8S-006"])
     assert bool(drafts) is fires
     if fires:
-        assert "Kubeflow notebook" in drafts[0].evidence["reasons"][0]
+        assert "Kubeflow notebook" in drafts[0].evidence["containers"][0]["reasons"][0]
 
 
 @pytest.mark.parametrize(
@@ -459,8 +461,10 @@ def test_k8s006_jupyter_configuration_from_a_configmap_is_unknown(volume, mount,
         assert drafts == []
         return
     (draft,) = drafts
-    assert draft.evidence.get("verdict") == verdict
-    assert draft.evidence["unread_configuration"] == [f"configMap volume cfg at {mount.mount_path}"]
+    assert draft.evidence["containers"][0].get("verdict") == verdict
+    assert draft.evidence["containers"][0]["unread_configuration"] == [
+        f"configMap volume cfg at {mount.mount_path}"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -514,11 +518,12 @@ def test_k8s006_evidence_names_pod_container_reason_service_and_ingress():
         ("alpha",),
         "Pod",
         "nb-0",
-        "nb",
+        "",
     )
-    ev = draft.evidence
-    assert ev["pods"][0]["pod"] == "alpha/nb-0" and ev["container"] == "nb"
-    assert ev["image"] == NOTEBOOK and ev["workload"] == "Pod alpha/nb-0"
+    assert draft.evidence["pods"][0]["pod"] == "alpha/nb-0"
+    assert draft.evidence["workload"] == "Pod alpha/nb-0"
+    (ev,) = draft.evidence["containers"]
+    assert ev["container"] == "nb" and ev["image"] == NOTEBOOK
     assert ev["reasons"] == ["no token or password (--ServerApp.token empty)"]
     assert ev["services"] == [{"name": "nb", "type": "NodePort", "ports": [8888]}]
     assert ev["ingresses"] == [
@@ -791,17 +796,23 @@ def test_demo_orbital_jupyter_behind_nodeport(demo):
     assert (draft.tenants, draft.subject_namespace, draft.key) == (
         ("orbital",),
         "cust-orbital",
-        "jupyter",
+        "",
     )
-    assert draft.evidence["services"] == [{"name": "jupyter", "type": "NodePort", "ports": [8888]}]
+    assert draft.evidence["containers"][0]["services"] == [
+        {"name": "jupyter", "type": "NodePort", "ports": [8888]}
+    ]
     # Also published on the gateway through an HTTPRoute, and through a Contour HTTPProxy.
-    routes = [(i["kind"], i["name"], i["hosts"]) for i in draft.evidence["ingresses"]]
+    routes = [
+        (i["kind"], i["name"], i["hosts"]) for i in draft.evidence["containers"][0]["ingresses"]
+    ]
     assert ("HTTPRoute", "jupyter", ["notebooks.orbital.example.com"]) in routes
     assert ("HTTPProxy", "jupyter-lab", ["lab.orbital.example.com"]) in routes
     assert len(routes) == 2
     assert "HTTPRoute jupyter" in draft.title
-    assert draft.evidence["reasons"] == ["no token or password (--IdentityProvider.token empty)"]
-    assert draft.evidence["authentication"] == "off"
+    assert draft.evidence["containers"][0]["reasons"] == [
+        "no token or password (--IdentityProvider.token empty)"
+    ]
+    assert draft.evidence["containers"][0]["authentication"] == "off"
 
 
 def test_demo_egress_policies(demo):

@@ -80,7 +80,7 @@ def _routed(route: dict[str, Any]) -> list[int]:
         ingresses=snapshot.ingresses,
     )
     (draft,) = run_checks(world, ["K8S-006"])
-    (routed,) = draft.evidence["ingresses"]
+    (routed,) = draft.evidence["containers"][0]["ingresses"]
     return routed["ports"]
 
 

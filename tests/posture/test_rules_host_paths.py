@@ -164,10 +164,10 @@ def test_pod003_reads_the_mounts_to_judge_writability(path, read_only, fires):
 def test_pod003_evidence_says_why_and_whether_writable():
     world = inputs(pods=(_pod("/var/lib/kubelet/", True),), tenants=(TEAM,))
     (draft,) = run("POD-003", world)
-    assert draft.evidence["normalised_path"] == "/var/lib/kubelet"
-    assert draft.evidence["writable"] is False
-    assert "Secret" in draft.evidence["reason"]
-    assert draft.evidence["mounted_by"] == [
+    assert draft.evidence["volumes"][0]["normalised_path"] == "/var/lib/kubelet"
+    assert draft.evidence["volumes"][0]["writable"] is False
+    assert "Secret" in draft.evidence["volumes"][0]["reason"]
+    assert draft.evidence["volumes"][0]["mounted_by"] == [
         {"container": "main", "mount_path": "/host", "read_only": True}
     ]
 
@@ -214,11 +214,14 @@ def test_pod003_pod005_judge_the_part_a_sub_path_mounts(path, mounts, fired):
 def test_pod003_sub_path_evidence_names_the_path_reached():
     world = inputs(pods=(_sub_path_pod("/", {"subPath": "run/containerd"}),), tenants=(TEAM,))
     (draft,) = run("POD-003", world)
-    assert (draft.evidence["normalised_path"], draft.evidence["reached_path"]) == (
+    assert (
+        draft.evidence["volumes"][0]["normalised_path"],
+        draft.evidence["volumes"][0]["reached_path"],
+    ) == (
         "/",
         "/run/containerd",
     )
-    assert draft.evidence["mounted_by"][0]["sub_path"] == "run/containerd"
+    assert draft.evidence["volumes"][0]["mounted_by"][0]["sub_path"] == "run/containerd"
 
 
 def test_pod003_platform_namespace_is_never_reported():
@@ -230,9 +233,10 @@ def test_demo_world_host_paths():
     from tests.posture.test_rules_rbac import demo_worlds
 
     found = {
-        (cluster, d.subject_name, d.evidence["normalised_path"])
+        (cluster, d.subject_name, v["normalised_path"])
         for cluster, world in demo_worlds().items()
         for d in run("POD-003", world)
+        for v in d.evidence["volumes"]
     }
     assert found == {
         ("prod-east", "nb-priya", "/dev"),
@@ -306,7 +310,12 @@ def test_pod003_pod005_follow_a_claim_to_its_hostpath_or_local_pv(pv, fired):
 def test_pod003_claim_evidence_names_the_claim_and_the_pv():
     pods = normalise([_claiming_pod("data"), _pv("pv-etc", "data", path="/etc")]).pods
     (draft,) = run("POD-003", inputs(pods=pods, tenants=(TEAM,)))
-    assert draft.evidence["field"] == "spec.volumes[0].persistentVolumeClaim.claimName"
-    assert draft.evidence["host_path"] == "/etc"
-    assert draft.evidence["through"] == {"claim": "data", "persistent_volume": "pv-etc"}
+    assert (
+        draft.evidence["volumes"][0]["field"] == "spec.volumes[0].persistentVolumeClaim.claimName"
+    )
+    assert draft.evidence["volumes"][0]["host_path"] == "/etc"
+    assert draft.evidence["volumes"][0]["through"] == {
+        "claim": "data",
+        "persistent_volume": "pv-etc",
+    }
     assert "PersistentVolume pv-etc" in draft.title

@@ -41,7 +41,7 @@ def world(container, *routes):
 def test_k8s006_an_open_notebook_behind_a_mesh_route_is_exposed(route):
     (draft,) = run_checks(world(OPEN, route), ["K8S-006"])
     assert draft.tenants == ("alpha",)
-    assert draft.evidence["ingresses"] == [
+    assert draft.evidence["containers"][0]["ingresses"] == [
         {
             "name": "nb",
             "kind": route.kind,
@@ -67,7 +67,7 @@ def test_k8s006_kubeflow_notebook_on_its_own_gateway_route_is_the_design():
     assert run_checks(world(KUBEFLOW, vs), ["K8S-006"]) == []
     other = Ingress("alpha", "direct", services=("nb",), kind="HTTPProxy")
     (draft,) = run_checks(world(KUBEFLOW, vs, other), ["K8S-006"])
-    assert [i["name"] for i in draft.evidence["ingresses"]] == ["direct"]
+    assert [i["name"] for i in draft.evidence["containers"][0]["ingresses"]] == ["direct"]
 
 
 SIDECAR = "networking.istio.io/Sidecar"
@@ -98,8 +98,8 @@ def test_k8s006_a_route_whose_istio_authentication_was_not_read_is_unknown():
         auth="unknown: RequestAuthentication istio-system/jwt not evaluated",
     )
     (draft,) = run_checks(world(OPEN, route), ["K8S-006"])
-    assert draft.evidence["verdict"] == "unknown"
-    assert draft.evidence["route_authentication"] == [
+    assert draft.evidence["containers"][0]["verdict"] == "unknown"
+    assert draft.evidence["containers"][0]["route_authentication"] == [
         "VirtualService nb: unknown: RequestAuthentication istio-system/jwt not evaluated"
     ]
     assert "whether the route authenticates is unknown" in draft.title

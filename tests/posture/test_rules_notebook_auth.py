@@ -97,9 +97,9 @@ def test_no_credentials_and_reachable_from_outside_is_critical(c, kind, ingress,
     port = c.ports[0] if c.ports else 8888
     (draft,) = run_checks(published(c, kind, ingress, port), ["K8S-006"])
     assert (draft.severity or CHECKS["K8S-006"].severity) == "critical"
-    assert draft.evidence["authentication"] == "off"
-    assert draft.evidence["reasons"] == [reason]
-    assert "verdict" not in draft.evidence
+    assert draft.evidence["containers"][0]["authentication"] == "off"
+    assert draft.evidence["containers"][0]["reasons"] == [reason]
+    assert "verdict" not in draft.evidence["containers"][0]
 
 
 def test_no_credentials_but_cluster_internal_only_is_no_finding():
@@ -118,9 +118,9 @@ def test_no_credentials_but_cluster_internal_only_is_no_finding():
 )
 def test_authentication_that_cannot_be_told_fires_and_says_unknown(c, why):
     (draft,) = run_checks(published(c), ["K8S-006"])
-    assert draft.evidence["authentication"] == "unknown"
-    assert draft.evidence["verdict"] == "unknown"
-    (reason,) = draft.evidence["reasons"]
+    assert draft.evidence["containers"][0]["authentication"] == "unknown"
+    assert draft.evidence["containers"][0]["verdict"] == "unknown"
+    (reason,) = draft.evidence["containers"][0]["reasons"]
     assert reason.startswith("authentication unknown: ") and why in reason
     assert "no token" not in reason and "no token" not in draft.title
 
@@ -170,7 +170,7 @@ def test_a_port_or_an_image_alone_is_no_notebook(c):
 def test_a_jupyter_image_running_python_m_jupyter_is_still_a_notebook():
     c = lab(command=("python", "-m", "jupyter", "lab", "--ServerApp.token="))
     (draft,) = run_checks(published(c), ["K8S-006"])
-    assert draft.evidence["authentication"] == "off"
+    assert draft.evidence["containers"][0]["authentication"] == "off"
 
 
 def _metrics_world(target: str, c: Container):
@@ -217,7 +217,7 @@ def test_an_ingress_must_route_to_the_notebooks_own_port():
 
     assert run_checks(world("metrics"), ["K8S-006"]) == []
     (draft,) = run_checks(world("http"), ["K8S-006"])
-    assert draft.evidence["ingresses"][0]["ports"] == [8888]
+    assert draft.evidence["containers"][0]["ingresses"][0]["ports"] == [8888]
 
 
 # --- credentials the pod spec does not show ---------------------------------------------------
@@ -238,7 +238,9 @@ def test_an_envfrom_prefix_that_cannot_set_the_variable_leaves_it_unset():
         ports=(8888,), env_from=("secretRef:nb-token:APP_",),
     )  # fmt: skip
     (draft,) = run_checks(published(c), ["K8S-006"])
-    assert "$JUPYTER_TOKEN is not set in the pod spec" in draft.evidence["reasons"][0]
+    assert (
+        "$JUPYTER_TOKEN is not set in the pod spec" in draft.evidence["containers"][0]["reasons"][0]
+    )
 
 
 RAY_HEAD = ("ray", "start", "--head", "--dashboard-host=0.0.0.0", "--block")
@@ -256,7 +258,9 @@ RAY_HEAD = ("ray", "start", "--head", "--dashboard-host=0.0.0.0", "--block")
 def test_ray_token_authentication_guards_the_dashboard(envs, state):
     c = Container("ray", "rayproject/ray:2.52.0", command=RAY_HEAD, ports=(8265,), env=envs)
     drafts = run_checks(published(c, port=8265), ["K8S-006"])
-    assert [d.evidence["authentication"] for d in drafts] == ([state] if state else [])
+    assert [d.evidence["containers"][0]["authentication"] for d in drafts] == (
+        [state] if state else []
+    )
 
 
 def test_ray_auth_mode_is_kept_as_the_sync_stores_it():
@@ -282,9 +286,14 @@ LSIO = "lscr.io/linuxserver/code-server:4.96.2"
 def test_linuxserver_code_server_without_a_password_has_no_login(envs, env_from, state):
     c = Container("cs", LSIO, ports=(8443,), env=envs, env_from=env_from)
     drafts = run_checks(published(c, port=8443), ["K8S-006"])
-    assert [d.evidence["authentication"] for d in drafts] == ([state] if state else [])
+    assert [d.evidence["containers"][0]["authentication"] for d in drafts] == (
+        [state] if state else []
+    )
     if state == "off":
-        assert "without PASSWORD or HASHED_PASSWORD" in drafts[0].evidence["reasons"][0]
+        assert (
+            "without PASSWORD or HASHED_PASSWORD"
+            in drafts[0].evidence["containers"][0]["reasons"][0]
+        )
 
 
 @pytest.mark.parametrize(
@@ -314,8 +323,10 @@ def test_jupyter_configuration_at_a_path_the_pod_names_is_unknown(envs, args, mo
         services=(Service("team-a", "lab", "NodePort", LABELS, (8888,)),),
     )  # fmt: skip
     (draft,) = run_checks(world, ["K8S-006"])
-    assert draft.evidence["authentication"] == "unknown"
-    assert draft.evidence["unread_configuration"] == [f"configMap volume cfg at {mount}"]
+    assert draft.evidence["containers"][0]["authentication"] == "unknown"
+    assert draft.evidence["containers"][0]["unread_configuration"] == [
+        f"configMap volume cfg at {mount}"
+    ]
 
 
 # Kubeflow's documented command line for a custom image: no token, no password, its gateway
@@ -342,5 +353,5 @@ def test_a_kubeflow_custom_image_behind_its_gateway_is_quiet(kind, fires):
     drafts = run_checks(world, ["K8S-006"])
     assert bool(drafts) is fires
     if fires:  # the NodePort skips the gateway; the VirtualService is not named
-        assert drafts[0].evidence["ingresses"] == []
-        assert drafts[0].evidence["authentication"] == "off"
+        assert drafts[0].evidence["containers"][0]["ingresses"] == []
+        assert drafts[0].evidence["containers"][0]["authentication"] == "off"

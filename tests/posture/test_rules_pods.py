@@ -197,7 +197,7 @@ def test_dangerous_host_path(path, flagged):
     assert (dangerous_host_path(path) is not None) is flagged
 
 
-def test_pod003_one_finding_per_volume_with_field_and_mounts():
+def test_pod003_lists_the_dangerous_volume_with_field_and_mounts():
     p = pod(
         "team-a",
         "p",
@@ -205,11 +205,13 @@ def test_pod003_one_finding_per_volume_with_field_and_mounts():
         volumes=(host_path("data", "/data"), host_path("dev", "/dev/")),
     )
     (draft,) = _run_pod("POD-003", p)
-    assert draft.key == "dev"
-    assert draft.evidence["field"] == "spec.volumes[1].hostPath.path"
-    assert draft.evidence["host_path"] == "/dev/"
-    assert draft.evidence["normalised_path"] == "/dev"
-    assert draft.evidence["mounted_by"] == [
+    assert draft.key == ""
+    (dev,) = draft.evidence["volumes"]  # /data is no danger
+    assert (dev["volume"], dev["type"]) == ("dev", "hostPath")
+    assert dev["field"] == "spec.volumes[1].hostPath.path"
+    assert dev["host_path"] == "/dev/"
+    assert dev["normalised_path"] == "/dev"
+    assert dev["mounted_by"] == [
         {"container": "main", "mount_path": "/host-dev", "read_only": False}
     ]
 
@@ -533,7 +535,7 @@ def test_realworld_golden_driver_host_paths_and_privileged_containers():
     found = _manifest_findings("gpu-operator-golden-driver-minimal.yaml")
     (privileged,) = found["POD-001"]
     assert container_names(privileged) == ["k8s-driver-manager", "nvidia-driver-ctr"]
-    flagged = {d.evidence["host_path"] for d in found["POD-003"]}
+    flagged = {v["host_path"] for d in found["POD-003"] for v in d.evidence["volumes"]}
     assert {"/", "/sys", "/dev/log", "/var/log", "/run/nvidia"} <= flagged
     # Mounted read-only, the OS release names the distribution and nothing secret.
     assert "/etc/os-release" not in flagged

@@ -8,7 +8,7 @@ from typing import Any
 
 from inventory.snapshot import Container, Ingress, Pod, Service
 from inventory.sources.istio_auth import UNKNOWN as AUTH_UNKNOWN
-from posture.inputs import PostureInputs, TenantInfo
+from posture.inputs import PostureInputs
 from posture.rules.common import tenant_pods
 from posture.rules.k8s.notebook_config import listen_ports, unread_configuration
 from posture.rules.k8s.notebook_servers import (
@@ -21,8 +21,8 @@ from posture.rules.k8s.notebook_servers import (
     listens_on_loopback_only,
     server_of,
 )
+from posture.rules.pod.container_findings import ContainerHit, PodHits, container_drafts, listed
 from posture.rules.registry import FindingDraft, check
-from posture.rules.subjects import workload_draft
 
 EXTERNAL_SERVICE_TYPES = ("NodePort", "LoadBalancer")
 
@@ -259,38 +259,45 @@ def _backends(ingress: Ingress, namespace: str) -> tuple[str, ...]:
     mappings=("ATT&CK:T1190", "SP800-53:AC-3"),
 )
 def exposed_notebook(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in tenant_pods(inputs):
-        # A native sidecar keeps running beside the app; other init containers have exited.
-        notebooks = [c for c in pod.containers if (c.sidecar or not c.init) and is_notebook(c)]
-        if not notebooks:
+    # One finding per workload (DESIGN §5), listing each exposed server's container in
+    # `containers`: a pod running Jupyter beside TensorBoard is one cause on one workload.
+    found = (
+        PodHits(pod, tenant, _exposed_servers(inputs, pod)) for pod, tenant in tenant_pods(inputs)
+    )
+    yield from container_drafts("K8S-006", inputs, found, title=_notebooks_title)
+
+
+def _exposed_servers(inputs: PostureInputs, pod: Pod) -> list[ContainerHit]:
+    """The pod's notebook and dashboard servers that ask for no credentials (or whose asking
+    cannot be told) and are reachable from outside."""
+    hits = []
+    # A native sidecar keeps running beside the app; other init containers have exited.
+    for container in [c for c in pod.containers if (c.sidecar or not c.init) and is_notebook(c)]:
+        # Bound to loopback only (behind an authenticating proxy in the pod, say): nothing
+        # outside the pod reaches it, whatever publishes the pod.
+        if listens_on_loopback_only(container):
             continue
-        for container in notebooks:
-            # Bound to loopback only (behind an authenticating proxy in the pod, say): nothing
-            # outside the pod reaches it, whatever publishes the pod.
-            if listens_on_loopback_only(container):
-                continue
-            auth = authentication(container)
-            unread = unread_configuration(pod, container)
-            if unread and auth.by_default:
-                # A configuration file may switch the token off: unknown, never a silent pass.
-                auth = Authentication(
-                    UNKNOWN, f"authentication unknown ({'; '.join(unread)} not read)"
-                )
-            # Any pod a Service reaches listens on all addresses: that alone opens nothing.
-            # The finding is a server that asks for no credentials, or one whose asking
-            # cannot be told (said so in the evidence).
-            if auth.state not in (OFF, UNKNOWN):
-                continue
-            # The server's own ports (unknown where a configuration file not read may move it).
-            ports = None if unread else listen_ports(container)
-            reach = exposure(inputs, pod, container, ports)
-            if reach and _kubeflow(inputs, pod, container, auth):
-                # Kubeflow publishes each notebook with an Istio VirtualService on its own
-                # gateway, which is where Kubeflow authenticates: that route is the design.
-                routed = tuple((i, s) for i, s in reach.ingresses if i.kind != "VirtualService")
-                reach = replace(reach, ingresses=routed)
-            if reach:
-                yield _notebook_draft(inputs, pod, tenant, container, auth, reach, unread)
+        auth = authentication(container)
+        unread = unread_configuration(pod, container)
+        if unread and auth.by_default:
+            # A configuration file may switch the token off: unknown, never a silent pass.
+            auth = Authentication(UNKNOWN, f"authentication unknown ({'; '.join(unread)} not read)")
+        # Any pod a Service reaches listens on all addresses: that alone opens nothing. The
+        # finding is a server that asks for no credentials, or one whose asking cannot be
+        # told (said so in the evidence).
+        if auth.state not in (OFF, UNKNOWN):
+            continue
+        # The server's own ports (unknown where a configuration file not read may move it).
+        ports = None if unread else listen_ports(container)
+        reach = exposure(inputs, pod, container, ports)
+        if reach and _kubeflow(inputs, pod, container, auth):
+            # Kubeflow publishes each notebook with an Istio VirtualService on its own
+            # gateway, which is where Kubeflow authenticates: that route is the design.
+            routed = tuple((i, s) for i, s in reach.ingresses if i.kind != "VirtualService")
+            reach = replace(reach, ingresses=routed)
+        if reach:
+            hits.append(ContainerHit(container, _server_evidence(container, auth, reach, unread)))
+    return hits
 
 
 def _kubeflow(inputs: PostureInputs, pod: Pod, container: Container, auth: Authentication) -> bool:
@@ -304,25 +311,23 @@ def _kubeflow(inputs: PostureInputs, pod: Pod, container: Container, auth: Authe
     )
 
 
-def _notebook_draft(
-    inputs: PostureInputs,
-    pod: Pod,
-    tenant: TenantInfo,
-    container: Container,
-    auth: Authentication,
-    reach: Exposure,
-    unread: list[str],
-) -> FindingDraft:
+def _server_evidence(
+    container: Container, auth: Authentication, reach: Exposure, unread: list[str]
+) -> dict[str, Any]:
+    """The server's entry in `containers`: its ports, why it asks for no credentials, and
+    how it is reached (`reachable_through`, as the title says it)."""
     reason = auth.why
     if auth.state == UNKNOWN and not reason.startswith("authentication unknown"):
         reason = f"authentication unknown: {reason}"
     evidence = {
         "container": container.name,
+        "init_container": container.init,
         "image": container.image,
         "container_ports": list(container.ports),
         "authentication": auth.state,
         "reasons": [reason],
         **reach.as_evidence(),
+        "reachable_through": reach.how(),
     }
     if unread:
         evidence["unread_configuration"] = unread
@@ -335,10 +340,22 @@ def _notebook_draft(
         evidence["route_authentication"] = list(dict.fromkeys(unsure))
         if len(unsure) == len(reach.ingresses) and not (reach.services or reach.host):
             evidence["verdict"] = "unknown"
-    title = (
-        f"Notebook {container.name} in {inputs.workload_of(pod).ref()} ({reason}) "
-        f"is reachable through {', '.join(reach.how())}"
-    )
-    if unsure and evidence.get("verdict") == "unknown":
+    return evidence
+
+
+def _notebooks_title(ref: str, entries: list[dict[str, Any]], _: list[ContainerHit]) -> str:
+    """The server, why it asks for nothing and how it is reached; or, for several, their
+    count, names and every way in."""
+    how = listed(way for entry in entries for way in entry["reachable_through"])
+    if len(entries) == 1:
+        entry = entries[0]
+        title = (
+            f"Notebook {entry['container']} in {ref} ({entry['reasons'][0]}) "
+            f"is reachable through {how}"
+        )
+    else:
+        names = listed(str(entry["container"]) for entry in entries)
+        title = f"{len(entries)} notebooks in {ref} ({names}) are reachable through {how}"
+    if all(entry.get("route_authentication") and entry.get("verdict") for entry in entries):
         title += " (whether the route authenticates is unknown)"
-    return workload_draft("K8S-006", inputs, pod, tenant, evidence, key=container.name, title=title)
+    return title

@@ -10,9 +10,10 @@ from typing import Any
 from inventory.snapshot import Pod, Volume
 from posture.inputs import PostureInputs
 from posture.rules.common import containers_with_paths, hardening_pods, mounts_of, path_within
+from posture.rules.pod.container_findings import listed
 from posture.rules.pod.hardening import toolkit_privileged
 from posture.rules.pod.host_areas import canonical_host_path, dangerous_host_path
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import TITLE_MAX, FindingDraft, check
 from posture.rules.subjects import workload_draft
 
 NVIDIA_CAPS = "/dev/nvidia-caps"
@@ -52,33 +53,60 @@ MIG_CAP_ENV_OFF = ("", "none", "void")
     mappings=("ATT&CK:T1611",),
 )
 def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    for pod, tenant in hardening_pods(inputs):
-        for index, volume in enumerate(pod.volumes):
-            node_path = node_path_of(volume)
-            if not node_path:
-                continue
-            mounts = mounts_of(pod, volume.name)
-            reached = reached_host_paths(node_path, mounts)
-            found = _first_danger(reached)
-            if found is None:
-                continue
-            path, why = found
-            evidence = _volume_evidence(index, volume, why, mounts, any(reached.values()))
-            if path != evidence["normalised_path"]:
-                evidence["reached_path"] = path  # a subPath narrows what the container sees
-            through = f", PersistentVolume {volume.persistent_volume}" if volume.pv_path else ""
-            yield workload_draft(
-                "POD-003",
-                inputs,
-                pod,
-                tenant,
-                evidence,
-                key=volume.name,
-                title=(
-                    f"{inputs.workload_of(pod).ref()} mounts host path {node_path} "
-                    f"(volume {volume.name}{through})"
-                ),
-            )
+    # One finding per workload (DESIGN §5: removing its host path volumes is one change to
+    # it), listing each dangerous volume in `volumes`. Every pod is read before the first
+    # draft, so each replica's draft carries the title naming all of the workload's volumes.
+    found = [
+        (pod, tenant, volumes)
+        for pod, tenant in hardening_pods(inputs)
+        if (volumes := dangerous_volumes(pod))
+    ]
+    named: dict[str, dict[str, dict[str, Any]]] = {}  # workload -> volume name -> entry
+    for pod, _, volumes in found:
+        for entry in volumes:
+            named.setdefault(inputs.workload_of(pod).ref(), {}).setdefault(entry["volume"], entry)
+    for pod, tenant, volumes in found:
+        ref = inputs.workload_of(pod).ref()
+        title = host_paths_title(ref, list(named[ref].values()))
+        yield workload_draft("POD-003", inputs, pod, tenant, {"volumes": volumes}, title=title)
+
+
+def dangerous_volumes(pod: Pod) -> list[dict[str, Any]]:
+    """The pod's volumes whose node path is dangerous, each as its entry in `volumes`."""
+    found = []
+    for index, volume in enumerate(pod.volumes):
+        node_path = node_path_of(volume)
+        if not node_path:
+            continue
+        mounts = mounts_of(pod, volume.name)
+        reached = reached_host_paths(node_path, mounts)
+        danger = _first_danger(reached)
+        if danger is None:
+            continue
+        path, why = danger
+        entry = _volume_evidence(index, volume, why, mounts, any(reached.values()))
+        if path != entry["normalised_path"]:
+            entry["reached_path"] = path  # a subPath narrows what the container sees
+        found.append(entry)
+    return found
+
+
+def host_paths_title(ref: str, volumes: list[dict[str, Any]]) -> str:
+    """The workload and its volume ("... mounts host path /dev (volume dev)"), or the count
+    and each volume where there are several; within TITLE_MAX, paths alone if need be."""
+    named = [_volume_named(entry) for entry in volumes]
+    if len(named) == 1:
+        return f"{ref} mounts host path {named[0]}"
+    title = f"{ref} mounts {len(named)} host paths: {listed(named)}"
+    if len(title) <= TITLE_MAX:
+        return title
+    return f"{ref} mounts {len(named)} host paths: {listed(str(v['host_path']) for v in volumes)}"
+
+
+def _volume_named(entry: dict[str, Any]) -> str:
+    through = entry.get("through") or {}
+    pv = f", PersistentVolume {through['persistent_volume']}" if through else ""
+    return f"{entry['host_path']} (volume {entry['volume']}{pv})"
 
 
 def node_path_of(volume: Volume) -> str | None:
@@ -122,6 +150,7 @@ def _volume_evidence(
 ) -> dict[str, Any]:
     evidence = {
         "volume": volume.name,
+        "type": "hostPath" if volume.host_path else "persistentVolumeClaim",
         "field": _volume_field(index, volume),
         "host_path": node_path_of(volume),
         "normalised_path": canonical_host_path(node_path_of(volume) or ""),
