@@ -9,15 +9,15 @@ Deployment), or the bare Pod. Each controller reverts an edit of what it generat
 generated names change at every rollout: only the top one is the thing one action changes,
 and stays the same finding across upgrades.
 
-The chain is read from the snapshot's owner links (inventory.snapshot.OwnerLink: the
-controller ownerReference of every object of the snapshot a pod's chain passes through) and
-followed up to MAX_DEPTH links, to the owner the highest object present names (that owner
-itself may be absent: a snapshot without it, or a live sync whose account may not list its
-group; a live sync reads the custom owners it may, inventory/sources/kube_owners.py). A namespaced object's owner
-is in its namespace, or cluster-scoped (the GPU Operator's ClusterPolicy owns its DaemonSets):
-the subject is then the cluster-scoped object, with no namespace. A pod owned by a pod (Spark's
-executors by their driver) is the owner pod's workload when that pod is in the snapshot, else
-`Pod <owner>`. Where the snapshot lacks the pod's own owner, what real clusters guarantee:
+The chain is read from the snapshot's owner links (inventory.snapshot.OwnerLink: the controller
+ownerReference of every object of the snapshot a pod's chain passes through) and followed up to
+MAX_DEPTH links, to the owner the highest object present names (that owner itself may be absent: a
+snapshot without it, or a live sync whose account may not list its group; a live sync reads the
+custom owners it may, inventory/sources/kube_owners.py). A namespaced object's owner is in its
+namespace, or cluster-scoped (the GPU Operator's ClusterPolicy owns its DaemonSets): the subject is
+then the cluster-scoped object, with no namespace. A pod owned by a pod (Spark's executors by their
+driver) is the owner pod's workload when that pod is in the snapshot, else `Pod <owner>`. Where the
+snapshot lacks the pod's own owner, what real clusters guarantee:
 - the Deployment controller names each ReplicaSet `<deployment>-<pod-template-hash>` and
   labels its pods `pod-template-hash: <hash>`;
 - the CronJob controller names each Job `<cronjob>-<scheduled time in minutes>` and its pods
