@@ -305,6 +305,6 @@ def _acceptance_after(merge):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("posture", "0019_pod_findings_one_per_workload")]
+    dependencies = [("posture", "0020_host_path_and_notebook_findings_one_per_workload")]
 
     operations = [migrations.RunPython(forward, migrations.RunPython.noop)]
