@@ -156,9 +156,7 @@ def explained_by_count(
     return explained
 
 
-def _runs(
-    points: list[_Point], threshold: float, max_gap: timedelta | None
-) -> list[list[_Point]]:
+def _runs(points: list[_Point], threshold: float, max_gap: timedelta | None) -> list[list[_Point]]:
     """Consecutive unheld points over threshold; a point that does not qualify (held, idle, or
     without a busy value), or a gap longer than max_gap (missing data: we cannot say the GPU
     stayed busy), ends a run. max_gap None: only a point that does not qualify ends it."""

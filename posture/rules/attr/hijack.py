@@ -30,8 +30,8 @@ GAP_MINUTES = round(MAX_GAP.total_seconds() / 60)  # samples further apart: cont
     "pod) and rotate what it could read.",
     mappings=("ATT&CK:T1496.001", "CSF 2.0:DE.CM-09", "SP800-53:SI-4"),
     severity_rule="Critical where the GPU was seen busy throughout (no two samples more than "
-    f"{GAP_MINUTES} min apart); high where every sample over the window was busy with no workload but "
-    "some lie further apart, so that it stayed busy between them was not observed "
+    f"{GAP_MINUTES} min apart); high where every sample over the window was busy with no "
+    "workload but some lie further apart, so that it stayed busy between them was not observed "
     "(evidence: continuity, sample_count, largest_gap_minutes).",
 )
 def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
@@ -101,8 +101,8 @@ def _continuity(h: Hijack) -> dict[str, Any]:
         said = (
             f"not observed: all {h.sample_count} samples from {h.start.isoformat()} to "
             f"{h.end.isoformat()} were busy with no scheduled workload, but some lie up to "
-            f"{_gap(h)} min apart (over {GAP_MINUTES} min), so that the GPU stayed busy between them "
-            "was not seen; ingest or scrape more often to tell"
+            f"{_gap(h)} min apart (over {GAP_MINUTES} min), so that the GPU stayed busy "
+            "between them was not seen; ingest or scrape more often to tell"
         )
     return {
         "continuity": said,
