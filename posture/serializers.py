@@ -99,12 +99,6 @@ class FindingDetailSerializer(FindingSerializer):
     earlier_acceptances = EarlierAcceptanceSerializer(many=True, read_only=True)
     # Why the last sync kept it as it was (a kind its check needs was not read); "" if judged.
     not_rejudged = serializers.SerializerMethodField()
-    accepted_at = serializers.DateTimeField(
-        read_only=True,
-        allow_null=True,
-        help_text="When the risk was last accepted (null: not accepted, or before this was "
-        "recorded).",
-    )
     reopened = serializers.CharField(
         source="reopened_note",
         read_only=True,
@@ -114,7 +108,7 @@ class FindingDetailSerializer(FindingSerializer):
     )
 
     class Meta(FindingSerializer.Meta):
-        fields = [*API_FIELDS, "accepted_at", "reopened", "earlier_acceptances", "not_rejudged"]
+        fields = [*API_FIELDS, "reopened", "earlier_acceptances", "not_rejudged"]
 
     def get_not_rejudged(self, finding: Finding) -> str:
         return finding_not_rejudged(finding)
