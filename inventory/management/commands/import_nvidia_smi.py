@@ -50,7 +50,8 @@ class Command(BaseCommand):
         if new_cluster:
             self.stderr.write(f"created cluster {cluster} (no sync yet)")
         self.stdout.write(_summary(cluster, node_name, result.facts))
-        self.stderr.write(_provenance(cluster, node_name, result))
+        if not result.node_found:  # merged into a node the API lists: nothing to add
+            self.stderr.write(_host_only(cluster, node_name, result))
 
 
 def _summary(cluster: str, node_name: str, facts: dict) -> str:
@@ -61,9 +62,7 @@ def _summary(cluster: str, node_name: str, facts: dict) -> str:
     )
 
 
-def _provenance(cluster: str, node_name: str, result: HostFactsResult) -> str:
-    if result.node_found:
-        return f"merged into node {node_name}, which the Kubernetes API lists"
+def _host_only(cluster: str, node_name: str, result: HostFactsResult) -> str:
     verb = "created" if result.node_created else "updated"
     return (
         f"{verb} node {node_name}, described by nvidia-smi only: the Kubernetes API of "
