@@ -50,6 +50,10 @@ COMPONENTS = {
     "firmware_version": "firmware",
 }
 SEVERITY_ORDER = Severity.values()
+NOT_READ = (
+    "not judged: {kinds}: nvidia-smi -q -x does not show them, and the Kubernetes API does "
+    "not list this node"
+)
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,10 @@ class NodeStack:
     # The host driver is the vGPU Manager (a vm-vgpu node): judged by its own rows.
     vgpu_host: bool = False
     facts: NodeFacts = field(default_factory=NodeFacts)
+    # Component kinds the node's only source cannot show (a node described by nvidia-smi
+    # alone: all but the driver and firmware). Their fixes are neither exposures nor "not
+    # affected": the status is the shown components', and a note names what was not judged.
+    not_read: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,7 @@ class PatchStatus:
     # OPEN bounds the node's version may be in (under investigation, or no bound stated): the
     # component is unknown, never current; a VEX says `under_investigation`.
     investigating: tuple[Exposure, ...] = ()
+    not_read: tuple[str, ...] = ()  # notes: components with fixes the source cannot show
 
 
 @dataclass
@@ -140,9 +149,14 @@ def node_patch_status(
         return PatchStatus(UNKNOWN, (), {}, ("no bulletins imported",))
     stack = stack or NodeStack()
     judged = _Judgement()
+    not_read: list[str] = []
     for field_name, kind in COMPONENTS.items():
         installed = versions.get(field_name)
         installed = installed_version(kind, installed) if installed else None
+        if kind in stack.not_read and not installed:
+            if any(_applies(f, kind, None, stack.gpu_model) for f in fixes):
+                not_read.append(kind)
+            continue
         if kind in stack.not_installed and kind != "driver":
             judged.not_affected += [
                 _absent(kind, f) for f in fixes if _applies(f, kind, None, None)
@@ -162,6 +176,7 @@ def node_patch_status(
         tuple(dict.fromkeys(judged.unknown_components)),
         tuple(judged.fixed),
         tuple(judged.investigating),
+        (NOT_READ.format(kinds=", ".join(not_read)),) if not_read else (),
     )
 
 
