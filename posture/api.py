@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import NameOrIdLookupMixin, ScopedReadOnlyViewSet
+from gpuposture.base.pagination import CataloguePagination
 from gpuposture.base.roles import TRIAGE_FINDINGS
 from inventory.models import Cluster
 from inventory.presenter import hidden_scope_for, visible_namespaces_for
@@ -231,15 +232,19 @@ class ControlSerializer(serializers.Serializer):
     open_findings = serializers.IntegerField()
 
 
-class CheckViewSet(viewsets.ViewSet):
+class CheckViewSet(viewsets.GenericViewSet):
     """The check catalogue: every check with its rationale, remediation, mappings and how
-    many open findings (that you may see) it has; `frameworks/` groups them by control."""
+    many open findings (that you may see) it has; `frameworks/` groups them by control.
+    Paginated like every list (DESIGN §8), one page holding the whole catalogue."""
 
     lookup_value_regex = "[A-Za-z0-9-]+"
+    serializer_class = CheckSerializer
+    pagination_class = CataloguePagination
+    filter_backends = ()  # a catalogue from code: no queryset to filter
 
-    @extend_schema(responses=CheckSerializer(many=True))
     def list(self, request: Request) -> Response:
-        return Response(CheckSerializer(catalogue(request.user), many=True).data)
+        page = self.paginate_queryset(catalogue(request.user))
+        return self.get_paginated_response(CheckSerializer(page, many=True).data)
 
     @extend_schema(responses=CheckSerializer)
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
@@ -249,7 +254,7 @@ class CheckViewSet(viewsets.ViewSet):
         return Response(CheckSerializer(entry).data)
 
     @extend_schema(responses=ControlSerializer(many=True))
-    @action(detail=False, methods=["get"])
+    @action(detail=False, methods=["get"], pagination_class=None)  # a short list of controls
     def frameworks(self, request: Request) -> Response:
         return Response(ControlSerializer(by_control(request.user), many=True).data)
 
