@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import exceptions, mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -56,20 +58,22 @@ def _as_id(data: object) -> int | None:
     return None
 
 
-class SharingModeField(serializers.ChoiceField):
+@extend_schema_field(serializers.ChoiceField(choices=SHARING_MODES))
+class SharingModeField(serializers.Field):
     """`sharing_mode`, the name DESIGN §2 gives the contract, beside the stored `mode`: read,
     it repeats `mode`; written, either name may carry it (the serializer's validate() merges
     the two and refuses them when they differ)."""
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(choices=SHARING_MODES, source="*", required=False, **kwargs)
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(source="*", required=False, **kwargs)
+        self.choice = serializers.ChoiceField(choices=SHARING_MODES)
 
-    def to_representation(self, value: SharingRequest) -> str:
-        return value.mode
+    def to_representation(self, value: Any) -> str:
+        return value.mode  # source="*": the sharing request itself
 
-    def to_internal_value(self, data: object) -> dict[str, str]:
+    def to_internal_value(self, data: Any) -> dict[str, str]:
         # source="*": what this returns is merged into validated_data.
-        return {"sharing_mode": super().to_internal_value(data)}
+        return {"sharing_mode": self.choice.run_validation(data)}
 
 
 class SharingRequestSerializer(serializers.ModelSerializer):
