@@ -126,14 +126,15 @@ class FindingViewSet(ScopedReadOnlyViewSet):
             (200, "application/json"): FindingSerializer(many=True),
             (200, "text/csv"): str,
             (200, "application/sarif+json"): dict,
-            (200, "application/yaml"): str,
         },
     )
     @action(detail=False, methods=["get"], url_path="export", pagination_class=None)
     def export(self, request: Request) -> HttpResponse | StreamingHttpResponse:
         """All findings the filters select (not paginated), as JSON, CSV, SARIF 2.1.0 or
         Kubernetes policy reports (`openreports`: openreports.io/v1alpha1 Report and
-        ClusterReport; `policyreport`: wgpolicyk8s.io/v1alpha2), multi-document YAML;
+        ClusterReport; `policyreport`: wgpolicyk8s.io/v1alpha2) as JSON, one report or a
+        `{"apiVersion": "v1", "kind": "List", "items": [...]}` of them (`kubectl apply -f`
+        takes either);
         at most GPUPOSTURE_EXPORT_MAX_ROWS of them (more: a 400 asking to filter). A tenant
         viewer's reports hold their own namespaces only."""
         kind = request.query_params.get("format", "json")
