@@ -179,6 +179,19 @@ class NodeSerializer(PresentedSerializer):
         '(`{"amd.com/gpu": 8}`, `habana.ai/gaudi`, `gpu.intel.com/xe`, ...); {} for none. Their '
         "stack is not inventoried: gpu_model, gpu_count and the versions stay NVIDIA's (null)."
     )
+    accelerator_vendors = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text='Whose those accelerators are ("AMD", "Intel", "Intel Gaudi", "AWS Neuron", '
+        '"Google TPU"); [] for none.',
+    )
+    not_inventoried = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text="Why those accelerators have no model, physical count, versions, sharing "
+        "strategy or patch judgement here (their vendor's stack is not read); null for a node "
+        "with none.",
+    )
     gpu_count_basis = serializers.SerializerMethodField(
         help_text="Where gpu_count comes from when no label gives it, on a GPU Operator sandbox "
         "node (whatever gave it) or from nvidia-smi, or why it is null on a vGPU host; null when "
@@ -200,6 +213,8 @@ class NodeSerializer(PresentedSerializer):
             "is_gpu_node",
             "is_accelerator_node",
             "accelerator_resources",
+            "accelerator_vendors",
+            "not_inventoried",
             "gpu_model",
             "gpu_count",
             "gpu_count_basis",
@@ -224,7 +239,10 @@ class NodeSerializer(PresentedSerializer):
             "changed_at",
         ]
         # Nullable in the schema too: clients must not be told these are always strings.
-        extra_kwargs = {name: {"allow_null": True} for name in (*NULL_WHEN_BLANK, "patch_status")}
+        extra_kwargs = {
+            name: {"allow_null": True}
+            for name in (*NULL_WHEN_BLANK, "patch_status", "sharing_strategy")
+        }
 
     def to_representation(self, instance: Node) -> dict:  # type: ignore[override]  # its Meta.model is Node
         data = super().to_representation(instance)
@@ -232,6 +250,10 @@ class NodeSerializer(PresentedSerializer):
             data[name] = data[name] or None
         # Stored "" on a node known to hold no GPU: null, "nothing to patch" (docs/api.md).
         data["patch_status"] = data["patch_status"] or None
+        if instance.other_vendor_only:
+            # Only other vendors' GPUs: "none (whole GPUs)" would be a guess; their sharing
+            # is not read (sharing_basis says so).
+            data["sharing_strategy"] = None
         view = self.context.get("view")
         if getattr(view, "action", None) == "retrieve":
             # One node: the DRA devices its claims hold and by whom (three queries; lists
@@ -247,7 +269,7 @@ class NodeSerializer(PresentedSerializer):
     @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
     def get_accelerator_resources(self, node: Node) -> dict[str, int]:
         """resource -> count of the other vendors' accelerators the node advertises."""
-        return dict(node.data.get("accelerator_resources") or {})
+        return node.other_accelerators
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_gpu_count_basis(self, node: Node) -> str | None:
@@ -262,7 +284,9 @@ class NodeSerializer(PresentedSerializer):
         """Why `sharing_strategy` is what GFD's labels and the device-plugin config do not say
         (a DRA claim sharing a device, HAMi's shares), or which device-plugin config is in force
         where the node's plugin ignores its device-plugin.config label; null where they decide
-        it."""
+        it; on a node of other vendors' GPUs alone, why it is not known."""
+        if node.other_vendor_only:
+            return node.not_inventoried
         return node_basis(node.data, "sharing_basis", scope_in(self.context))
 
 

@@ -18,6 +18,7 @@ from inventory.drift_change import DriftChange as DriftChange  # re-exported: ca
 from inventory.drift_configs import mig_config_changes, sharing_config_changes
 from inventory.drift_labels import label_taint_diff, plugin_label_unread
 from inventory.drift_rbac import RbacState, detect_rbac_drift
+from inventory.drift_workloads import template_changes, workload_view
 from inventory.pools import node_pool
 
 # The checks a drift event carries (`?check=` on /api/v1/drift-events/ accepts these);
@@ -254,29 +255,25 @@ def _component_changes(
         was, now = old.get(key), new.get(key)
         if was and now and was.spec_hash == now.spec_hash:
             continue
-        kind, namespace, name = key
-        changes.append(
-            DriftChange(
-                "component",
-                "DRIFT-002",
-                kind,
-                namespace,
-                name,
-                f"{kind} {namespace}/{name} pod spec changed"
-                if was and now
-                else f"{kind} {namespace}/{name} {'added' if now else 'removed'}",
-                before=_workload_view(was),
-                after=_workload_view(now),
-            )
-        )
+        changes.append(_component_change(key, was, now))
     return changes
 
 
-def _workload_view(workload: snap.Workload | None) -> dict[str, Any]:
-    if workload is None:
-        return {"present": False}
-    # A short hash is enough to tell two pod specs apart on a page.
-    return {"images": dict(workload.images), "spec_sha256": workload.spec_hash[:12]}
+def _component_change(
+    key: tuple[str, str, str], was: snap.Workload | None, now: snap.Workload | None
+) -> DriftChange:
+    """DRIFT-002 on one controller, naming what changed in its pod template."""
+    kind, namespace, name = key
+    before, after = workload_view(was), workload_view(now)
+    summary = f"{kind} {namespace}/{name} {'added' if now else 'removed'}"
+    if was and now:
+        parts_before, parts_after, said = template_changes(was, now)
+        before, after = {**before, **parts_before}, {**after, **parts_after}
+        more = f"; and {len(said) - 4} more" if len(said) > 4 else ""  # the summary is short
+        summary = f"{kind} {namespace}/{name} pod spec changed" + (
+            ": " + "; ".join(said[:4]) + more if said else ""
+        )
+    return DriftChange("component", "DRIFT-002", kind, namespace, name, summary, before, after)
 
 
 def _operator_policy_changes(

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import replace
 
+from inventory import snapshot as snap
 from inventory.drift import ClusterState
+from inventory.sources.node_sharing import node_mig_strategy, node_replicas, sharing_strategy
 
 # The kinds each part of ClusterState comes from (workloads and bindings: each its own kind).
 CONFIG_KINDS = frozenset({"ConfigMap"})
@@ -33,9 +35,7 @@ def _within(state: ClusterState, kinds: frozenset[str]) -> ClusterState:
     configs = kinds >= CONFIG_KINDS
     nodes = state.nodes if "Node" in kinds else ()
     if not configs:
-        # The device-plugin config in force is resolved from ConfigMaps: unread on one side,
-        # the nodes compare what their labels name instead (as nodes stored before it was).
-        nodes = tuple(replace(n, device_plugin_config_used=None) for n in nodes)
+        nodes = tuple(_by_labels(n) for n in nodes)
     return replace(
         state,
         nodes=nodes,
@@ -45,4 +45,21 @@ def _within(state: ClusterState, kinds: frozenset[str]) -> ClusterState:
         operator_policies=state.operator_policies if kinds >= POLICY_KINDS else (),
         roles=state.roles if kinds >= ROLE_KINDS else (),
         bindings=tuple(b for b in state.bindings if b.kind in kinds),
+    )
+
+
+def _by_labels(node: snap.Node) -> snap.Node:
+    """The node's sharing facts as its own labels and capacity give them, without the
+    device-plugin config: with ConfigMaps unread on one side, a fact the sync took from the
+    config (replicas, the mode, the plugin's MIG strategy) would read as gone or come back.
+    The config in force is resolved from ConfigMaps too: the nodes compare what their labels
+    name instead (as nodes stored before it was recorded). Both sides are read so, so only
+    what the labels or capacity changed is a change."""
+    labels, capacity = node.labels, node.gpu_capacity
+    return replace(
+        node,
+        device_plugin_config_used=None,
+        sharing_strategy=sharing_strategy(labels, capacity, None),
+        time_slicing_replicas=node_replicas(labels, capacity, None),
+        mig_strategy=node_mig_strategy(labels, capacity, None),
     )

@@ -47,8 +47,21 @@ def parties(user: Any) -> list[str]:
     return [PLATFORM, UNCLASSIFIED_PARTY, *sorted(slugs)]
 
 
-# `?gpu=`: the node kinds, a closed set ("unknown": every node, the page's default).
-NODE_KINDS = [("unknown", "all nodes"), ("true", "GPU nodes"), ("false", "CPU-only nodes")]
+# `?gpu=`: the node kinds, a closed set ("unknown": every node, the page's default). "true" is
+# a node of GPUs of any vendor the checks judge (NVIDIA, AMD, Intel, Gaudi: is_accelerator_node),
+# as a platform engineer counts GPU nodes; "nvidia" those whose stack gpuposture inventories;
+# "false" the rest (an AWS Neuron or TPU node is among them, its accelerators listed).
+NODE_KINDS = [
+    ("unknown", "all nodes"),
+    ("true", "GPU nodes (any vendor)"),
+    ("nvidia", "NVIDIA GPU nodes"),
+    ("false", "nodes without a GPU"),
+]
+KIND_FILTERS = {
+    "true": {"is_accelerator_node": True},
+    "nvidia": {"is_gpu_node": True},
+    "false": {"is_accelerator_node": False},
+}
 BOOLEAN_WORDS = {
     "true": "true",
     "1": "true",
@@ -57,6 +70,7 @@ BOOLEAN_WORDS = {
     "0": "false",
     "no": "false",
     "unknown": "unknown",
+    "nvidia": "nvidia",
 }
 
 
@@ -94,8 +108,8 @@ class NodeFilter(FilterSet):
         super().__init__(data, *args, **kwargs)
 
     def filter_kind(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        if value in ("true", "false"):
-            return queryset.filter(is_gpu_node=value == "true")
+        if value in KIND_FILTERS:
+            return queryset.filter(**KIND_FILTERS[value])
         return queryset
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from gpuposture.base.querysets import Scope, ScopedQuerySet
+from inventory.snapshot.accelerators import accelerator_vendors, not_inventoried
 from providers.models import Provider
 from tenants.models import Tenant, slug_validator
 from tenants.redaction import Field
@@ -192,6 +193,27 @@ class Node(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster.name}/{self.name}"
+
+    @property
+    def other_accelerators(self) -> dict[str, int]:
+        """Other vendors' accelerators its capacity lists (resource -> count), as synced."""
+        return dict(self.data.get("accelerator_resources") or {})
+
+    @property
+    def accelerator_vendors(self) -> list[str]:
+        """Whose accelerators those are ("AMD", "Intel", "Intel Gaudi", ...)."""
+        return accelerator_vendors(self.other_accelerators)
+
+    @property
+    def other_vendor_only(self) -> bool:
+        """Holds other vendors' accelerators and no NVIDIA GPU: its NVIDIA fields say nothing
+        of them (not "CPU-only", not "none (whole GPUs)")."""
+        return bool(self.other_accelerators) and not self.is_gpu_node
+
+    @property
+    def not_inventoried(self) -> str | None:
+        """Why those accelerators have no model, count or versions here; None without any."""
+        return not_inventoried(self.other_accelerators)
 
 
 class PodQuerySet(ScopedQuerySet):

@@ -9,15 +9,15 @@ Deployment), or the bare Pod. Each controller reverts an edit of what it generat
 generated names change at every rollout: only the top one is the thing one action changes,
 and stays the same finding across upgrades.
 
-The chain is read from the snapshot's owner links (inventory.snapshot.OwnerLink: the
-controller ownerReference of every object of the snapshot a pod's chain passes through) and
-followed up to MAX_DEPTH links, to the owner the highest object present names (that owner
-itself may be absent: a snapshot without it, or a live sync whose account may not list its
-group; a live sync reads the custom owners it may, inventory/sources/kube_owners.py). A namespaced object's owner
-is in its namespace, or cluster-scoped (the GPU Operator's ClusterPolicy owns its DaemonSets):
-the subject is then the cluster-scoped object, with no namespace. A pod owned by a pod (Spark's
-executors by their driver) is the owner pod's workload when that pod is in the snapshot, else
-`Pod <owner>`. Where the snapshot lacks the pod's own owner, what real clusters guarantee:
+The chain is read from the snapshot's owner links (inventory.snapshot.OwnerLink: the controller
+ownerReference of every object of the snapshot a pod's chain passes through) and followed up to
+MAX_DEPTH links, to the owner the highest object present names (that owner itself may be absent: a
+snapshot without it, or a live sync whose account may not list its group; a live sync reads the
+custom owners it may, inventory/sources/kube_owners.py). A namespaced object's owner is in its
+namespace, or cluster-scoped (the GPU Operator's ClusterPolicy owns its DaemonSets): the subject is
+then the cluster-scoped object, with no namespace. A pod owned by a pod (Spark's executors by their
+driver) is the owner pod's workload when that pod is in the snapshot, else `Pod <owner>`. Where the
+snapshot lacks the pod's own owner, what real clusters guarantee:
 - the Deployment controller names each ReplicaSet `<deployment>-<pod-template-hash>` and
   labels its pods `pod-template-hash: <hash>`;
 - the CronJob controller names each Job `<cronjob>-<scheduled time in minutes>` and its pods
@@ -44,7 +44,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from inventory.snapshot import OwnerLink, Pod
+from inventory.snapshot import TEMPLATE_PHASE, OwnerLink, Pod
 
 POD_TEMPLATE_HASH = "pod-template-hash"
 JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
@@ -143,11 +143,34 @@ def workload_of(pod: Pod, index: OwnerIndex) -> WorkloadRef:
     # A static pod's mirror is owned by its Node: the pod is the thing to change.
     if not pod.owner_kind or not pod.owner_name or pod.owner_kind == "Node":
         return WorkloadRef("Pod", pod.namespace, pod.name, "bare pod")
+    return _controllers(pod, index)[-1]
+
+
+def owner_chain(pod: Pod, index: OwnerIndex) -> tuple[tuple[str, str, str], ...]:
+    """(kind, namespace, name) of every object from the pod up to its workload (workload_of,
+    last): the pod itself (not a template pod: no such pod exists), the owner its
+    ownerReference names (a ReplicaSet or Job the snapshot lacks, where the naming showed the
+    controller above it), and each controller above. What an exemption naming a nearer
+    controller than the finding's subject is matched against (posture.inputs.Exemption)."""
+    chain = [] if pod.phase == TEMPLATE_PHASE else [("Pod", pod.namespace, pod.name)]
+    if not pod.owner_kind or not pod.owner_name or pod.owner_kind == "Node":
+        return tuple(chain) or (("Pod", pod.namespace, pod.name),)
+    controllers = _controllers(pod, index)
+    if controllers[0].resolved_by not in ("owner index", "owner reference"):
+        # Guessed from the naming: the pod's own owner is certain all the same.
+        chain.append((pod.owner_kind, pod.namespace, pod.owner_name))
+    chain.extend((ref.kind, ref.namespace, ref.name) for ref in controllers)
+    return tuple(chain)
+
+
+def _controllers(pod: Pod, index: OwnerIndex) -> list[WorkloadRef]:
+    """The pod's nearest owner and each controller above, up to the top (workload_of)."""
     # Not the pod itself: a workload's template pod is named after its controller, which may
     # be named after a pod (a LeaderWorkerSet's group StatefulSet after its leader pod).
     seen: set[tuple[str, str, str]] = set()
-    ref = _nearest(pod, index)
+    chain = [_nearest(pod, index)]
     for _ in range(MAX_DEPTH):
+        ref = chain[-1]
         key = (ref.kind, ref.namespace, ref.name)
         if key in seen:  # an owner cycle (a hand-made snapshot): stop where it closes
             break
@@ -155,8 +178,8 @@ def workload_of(pod: Pod, index: OwnerIndex) -> WorkloadRef:
         above = _owner_of(ref, index)
         if above is None:
             break
-        ref = above
-    return ref
+        chain.append(above)
+    return chain
 
 
 def _nearest(pod: Pod, index: OwnerIndex) -> WorkloadRef:

@@ -65,16 +65,22 @@ def patch_overview(user) -> dict:
     move to, oldest exposure first."""
     nodes = (
         Node.objects.visible_to(user)
-        .filter(is_gpu_node=True)
+        .filter(is_accelerator_node=True)
         .select_related("cluster")
         .order_by("cluster__name", "name")
     )
     now = timezone.now()
     rows: list[dict] = []
     pools: dict[str, dict] = {}
+    # Nodes of other vendors' GPUs alone (AMD, Intel, Gaudi): counted, so the page does not
+    # say "no GPU nodes", but not rowed: no bulletin judges their stack, which is not read.
+    not_judged = 0
     # The bulletins the user may not read are named nowhere in the rows (the status stays).
     scope = hidden_scope_for(user)
     for node in present_all(scope, nodes):
+        if not node.is_gpu_node:
+            not_judged += 1
+            continue
         pool = f"{node.cluster.name} / {node.labels.get(POOL_LABEL, 'no pool label')}"
         counts = pools.setdefault(pool, _pool_counts())
         counts[node.patch_status] += 1
@@ -83,7 +89,7 @@ def patch_overview(user) -> dict:
                 counts["components"][component] += 1
         rows.append(_patch_row(node, pool, now))
     rows.sort(key=lambda r: (-(r["oldest_days"] or -1), r["node"].name))
-    return {"rows": rows, "pools": pools}
+    return {"rows": rows, "pools": pools, "other_vendor_nodes": not_judged}
 
 
 def _pool_counts() -> dict:
@@ -233,8 +239,12 @@ def cluster_detail_context(request: HttpRequest, name: str) -> dict:
     cluster = get_object_or_404(Cluster.objects.visible_to(request.user), name=name)
     nodes = Node.objects.visible_to(request.user).filter(cluster=cluster)
     scope = hidden_scope_for(request.user)
-    gpu = nodes.filter(is_gpu_node=True).aggregate(
-        n=Count("pk"), known=Count("pk", filter=~Q(firmware_version=""))
+    # One query: NVIDIA's GPU nodes, those with a known firmware, and the nodes of other
+    # vendors' GPUs alone (AMD, Intel, Gaudi), which are GPU nodes whose stack is not read.
+    gpu = nodes.aggregate(
+        n=Count("pk", filter=Q(is_gpu_node=True)),
+        known=Count("pk", filter=Q(is_gpu_node=True) & ~Q(firmware_version="")),
+        other=Count("pk", filter=Q(is_accelerator_node=True, is_gpu_node=False)),
     )
     return {
         "cluster": cluster,
@@ -245,6 +255,8 @@ def cluster_detail_context(request: HttpRequest, name: str) -> dict:
         "operator_policies": cluster.kube_objects.filter(kind="gpu_operator_policy"),
         "node_count": nodes.count(),
         "gpu_node_count": gpu["n"],
+        "other_accelerator_node_count": gpu["other"],
+        "accelerator_node_count": gpu["n"] + gpu["other"],
         "firmware_coverage": firmware_coverage(gpu["n"], gpu["known"]),
         # What beat runs, not the interval alone: a cluster with no stored source has none.
         "schedule": cluster_schedule_summary(cluster=cluster),

@@ -21,6 +21,25 @@ class CheckExemptionAdmin(RescoringAdminMixin, AuditedModelAdmin):
     creator_fields = ("created_by",)
     readonly_fields = ("created_at",)
     rescore_reason = "exemption"
+    # What posture.inputs.Exemption.matches does, in the words of the form's reader.
+    fieldsets = (
+        (None, {"fields": ("check_id", "cluster", "reason")}),
+        (
+            "What it covers",
+            {
+                "description": (
+                    "Empty fields match anything; fill at least one. A name may be the "
+                    "finding's subject or any object of its pods' owner chain as kubectl shows "
+                    "it (a ReplicaSet, a Job, a RayCluster, a Pod): it then covers the "
+                    "workload's finding while every pod the finding reports is under that "
+                    "object. Without a name, kind and namespace are the finding's subject's. "
+                    "Labels are matched on the subject (a workload's pod template)."
+                ),
+                "fields": ("namespace", "kind", "name", "labels"),
+            },
+        ),
+        (None, {"fields": ("created_by", "created_at")}),
+    )
 
     def rescore_scope(self, obj: CheckExemption) -> dict[str, Any]:
         # An exemption without a cluster applies to every cluster.

@@ -115,9 +115,47 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
         9: _resets(facts),
         10: _provider(facts),
     }
+    for number in NOT_READ_ON_OTHER_VENDORS:
+        items[number] = _other_vendors(facts, number, items[number])
     return [
         ChecklistItem(n, TITLES[n], status, evidence) for n, (status, evidence) in items.items()
     ]
+
+
+# What gpuposture does not read on a node of another vendor's GPUs (AMD, Intel, Gaudi), for
+# each item whose checks judge NVIDIA's GPUs alone (item 3 says it in its own words, item 8
+# judges every vendor's pools): with such a node the item cannot pass, having not looked.
+NOT_READ_ON_OTHER_VENDORS = {
+    2: "whether their devices are shared between tenants (their device plugins' sharing "
+    "settings, such as Intel's shared-dev-num, are not read)",
+    5: "their driver stack, and only NVIDIA's bulletins are judged: whether they are past the "
+    "patch SLA is not known",
+    7: "who may edit their vendors' device-plugin or partition settings (only NVIDIA's "
+    "ConfigMaps and ClusterPolicy are judged)",
+    9: "who held their devices, so their handovers between tenants (sync history and "
+    "DCGM telemetry cover NVIDIA's GPUs)",
+}
+
+
+def _other_vendors(
+    facts: ChecklistFacts, number: int, judged: tuple[str, dict]
+) -> tuple[str, dict]:
+    """Item `number` on a cluster with other vendors' GPU nodes: a finding open still fails it;
+    a pass becomes unknown, naming how many nodes were not looked at and why (an unknown keeps
+    its own reason). The count is in the evidence whatever the status."""
+    status, evidence = judged
+    count = facts.other_accelerator_nodes
+    if not count:
+        return judged
+    evidence = {**evidence, "accelerator_nodes_not_judged": count}
+    if status != PASS:
+        return status, evidence
+    reason = (
+        f"{count} node(s) hold other vendors' GPUs or accelerators (AMD, Intel, Gaudi): "
+        f"gpuposture does not read {NOT_READ_ON_OTHER_VENDORS[number]}; only the "
+        f"{facts.gpu_nodes} NVIDIA GPU node(s) were checked"
+    )
+    return UNKNOWN, {**evidence, "reason": reason}
 
 
 def _claims_read(facts: ChecklistFacts, judged: tuple[str, dict]) -> tuple[str, dict]:
@@ -206,6 +244,9 @@ def _resets(facts: ChecklistFacts) -> tuple[str, dict]:
     # history): the item fails on it, telemetry or not.
     if facts.open_findings.get("LEAK-001") or facts.accepted_findings.get("LEAK-001"):
         return _by_findings(facts, ("LEAK-001",), looked_at)
+    if not facts.gpu_nodes and not facts.other_accelerator_nodes:
+        # No GPU on the cluster: no handover to record, and no telemetry to ask for.
+        return UNKNOWN, {"reason": "no GPU node seen", **looked_at}
     if not facts.telemetry_samples:
         # Sync history alone cannot pass the item: a tenant may take a GPU and hand it on
         # between two syncs, and a pod count per sync never shows that handover.

@@ -72,13 +72,28 @@ def platform_home(user) -> dict:
     pending = SharingRequest.objects.visible_to(user).pending()
     nodes = Node.objects.visible_to(user).filter(is_gpu_node=True)
     below = nodes.filter(patch_status="below_baseline").select_related("cluster")
+    patch_counts: dict[str, int] = {}
+    other_vendor_nodes = 0  # AMD, Intel, Gaudi nodes: GPU nodes whose stack is not read
+    counted = (
+        Node.objects.visible_to(user)
+        .filter(is_accelerator_node=True)
+        .values_list("is_gpu_node", "patch_status")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for is_nvidia, status, n in counted:
+        if is_nvidia:
+            patch_counts[status] = n
+        else:
+            other_vendor_nodes += n
     return {
         "pending": pending.select_related("tenant", "cluster", "requested_by").order_by(
             "requested_at", "id"
         )[:LIST_LIMIT],
         "pending_count": pending.count(),
         "currency": clusters_currency(user),
-        "patch_counts": dict(nodes.values_list("patch_status").annotate(n=Count("id")).order_by()),
+        "patch_counts": patch_counts,
+        "other_vendor_nodes": other_vendor_nodes,
         "below": below.order_by("cluster__name", "name")[:LIST_LIMIT],
     }
 

@@ -12,7 +12,7 @@ from typing import Any
 from inventory.drift import DriftChange
 from inventory.fractions import is_reservation_pod
 from inventory.holdings import HoldingHandover
-from inventory.owners import OwnerIndex, WorkloadRef, workload_of
+from inventory.owners import OwnerIndex, WorkloadRef, owner_chain, workload_of
 from inventory.snapshot import ClusterSnapshot, Pod, Workload
 from inventory.sources.gke_managed import gke_managed_namespaces
 from inventory.sources.openshift import openshift_namespaces
@@ -119,8 +119,14 @@ class ProviderFacts:
 
 @dataclass(frozen=True)
 class Exemption:
-    """A platform component a check must not report: matched on the finding's subject.
-    Empty fields match anything; `labels` must all be present on the subject."""
+    """A platform component a check must not report, matched on the finding: empty fields
+    match anything; `labels` must all be present on the subject. An exemption that names an
+    object (a `name`) matches a workload finding when that object, of its kind and namespace
+    where given, is in the owner chain of every pod the finding covers (`chain`): the subject
+    itself, or a nearer controller kubectl shows in a pod's ownerReferences (a RayCluster
+    under its RayService, a ReplicaSet under its Deployment, a Job under its CronJob, the Pod).
+    Without a name it is matched on the subject's kind and namespace alone: `kind: Pod` still
+    means bare pods, not every workload's pods."""
 
     id: int
     check_id: str
@@ -130,13 +136,39 @@ class Exemption:
     labels: dict[str, str] = field(default_factory=dict)
     reason: str = ""
 
-    def matches(self, check_id: str, kind: str, namespace: str, name: str, labels: dict) -> bool:
+    def matches(
+        self,
+        check_id: str,
+        kind: str,
+        namespace: str,
+        name: str,
+        labels: dict,
+        chain: frozenset[tuple[str, str, str]] = frozenset(),
+    ) -> bool:
+        """`chain`: (kind, namespace, name) of the objects in the chain of every pod the
+        finding covers (FindingDraft.chain); empty for a finding that is not a workload's."""
+        if self.check_id != check_id:
+            return False
+        if self.labels and not all(labels.get(k) == v for k, v in self.labels.items()):
+            return False
+        if self._names(kind, namespace, name):
+            return True
+        if not self.name:
+            return False
+        # One of the chain (a finding of no pods, a node, has none): a lookup where kind and
+        # namespace are given, as they mostly are (the score matches 340,000 drafts).
+        if self.kind and self.namespace:
+            return (self.kind, self.namespace, self.name) in chain
+        for obj_kind, obj_namespace, obj_name in chain:
+            if obj_name == self.name and self._names(obj_kind, obj_namespace, obj_name):
+                return True
+        return False
+
+    def _names(self, kind: str, namespace: str, name: str) -> bool:
         return (
-            self.check_id == check_id
-            and (not self.namespace or self.namespace == namespace)
+            (not self.namespace or self.namespace == namespace)
             and (not self.kind or self.kind == kind)
             and (not self.name or self.name == name)
-            and all(labels.get(k) == v for k, v in self.labels.items())
         )
 
 
@@ -303,6 +335,14 @@ class PostureInputs:
         key = ("workload", pod.namespace, pod.name, pod.owner_kind, pod.owner_name)
         if key not in self.memo:
             self.memo[key] = workload_of(pod, self.owner_index)
+        return self.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
+
+    def owner_chain(self, pod: Pod) -> frozenset[tuple[str, str, str]]:
+        """The objects from the pod up to its workload (inventory.owners.owner_chain), as a set
+        computed once per pod: a workload's drafts intersect theirs (FindingDraft.chain)."""
+        key = ("chain", pod.namespace, pod.name, pod.owner_kind, pod.owner_name, pod.phase)
+        if key not in self.memo:
+            self.memo[key] = frozenset(owner_chain(pod, self.owner_index))
         return self.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
     def with_facts(self, **changes: Any) -> PostureInputs:

@@ -17,7 +17,14 @@ from inventory.models import Cluster
 from inventory.presenter import PresentedSerializer
 from telemetry.filters import ResetAttestationFilter
 from telemetry.models import ResetAttestation
-from telemetry.selectors import Period, chargeback, idle_allocated, tenant_days, top_gpus
+from telemetry.selectors import (
+    Period,
+    chargeback,
+    idle_allocated,
+    tenant_days,
+    top_gpus,
+    under_way,
+)
 from telemetry.services import reset_attestation_record
 from tenants.models import Tenant
 
@@ -52,7 +59,9 @@ def _cluster_name(request: Request, value: str | None) -> str | None:
 
 class UtilisationView(APIView):
     """GPU-hours and MIG-slice-hours per tenant per day, the chargeback totals, the busiest
-    GPUs and idle allocated GPUs: the utilisation page's numbers, each with its confidence."""
+    GPUs and idle allocated GPUs: the utilisation page's numbers, each with its confidence.
+    `partial_from`: the start of the hour under way, rolled up from the samples so far; the
+    day it falls in is `partial` in tenant_days (its figures grow as samples arrive)."""
 
     @extend_schema(
         parameters=[
@@ -74,6 +83,7 @@ class UtilisationView(APIView):
                 "days": period.days,
                 "since": period.since,
                 "cluster": period.cluster,
+                "partial_from": under_way(),
                 "tenant_days": days,
                 "chargeback": chargeback(days),
                 "top_gpus": top_gpus(request.user, period),

@@ -4,6 +4,10 @@ ATTR-001: a GPU busy above a threshold for longer than a window while no schedul
 is the signal of ATT&CK T1496.001 (resource hijacking): something runs outside the scheduler.
 A pod holding the GPU through NVIDIA_VISIBLE_DEVICES on a node that honours it explains its use
 (env_holders): its workload is there, and POD-011 reports how it got there.
+Samples further apart than max_gap do not show the GPU stayed busy between them: a run ends
+there. Where every sample over a span longer than the window was busy and unheld but some lie
+further apart (a sparse scrape, ingests minutes apart), the span is still reported, marked not
+`continuous`: all the product saw is the signature, only its continuity was not observed.
 ATTR-003: a GPU node that sends no samples hides exactly that, so silence is a finding too."""
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from itertools import pairwise
 
 from telemetry.samples import GpuSample
 
 MAX_EVIDENCE = 20  # points kept per finding: enough to draw the run, small enough to store
+MAX_GAP = timedelta(minutes=5)  # samples further apart do not show the GPU stayed busy
 
 Device = tuple[str, str, str]  # GpuSample.device: (hostname, uuid or index, gi_id)
 
@@ -36,6 +42,11 @@ class Hijack:
     # judged by count: more of its node's GPUs were busy than its scheduled pods can occupy
     # (its exporter names no pod, or its GPUs are shared), so not this one is known unheld
     judged_by_count: bool = False
+    # False: every sample from start to end was busy and unheld, but some lie further apart
+    # than max_gap, so that the GPU stayed busy between them was not observed.
+    continuous: bool = True
+    sample_count: int = 0  # the run's points (one per time), all of them, not only evidence
+    largest_gap: timedelta = timedelta(0)  # between two consecutive points of the run
 
 
 @dataclass(frozen=True)
@@ -71,17 +82,29 @@ def unexplained_busy(
     held: Callable[[GpuSample], bool],
     threshold: float = 20.0,
     window: timedelta = timedelta(minutes=15),
-    max_gap: timedelta = timedelta(minutes=5),
+    max_gap: timedelta = MAX_GAP,
 ) -> list[Hijack]:
     """Runs of unheld busy > threshold lasting strictly longer than window, per device.
 
     `held(sample)` says whether a scheduled pod holds the sample's device at its time; the
-    caller decides from the inventory. Sorted by device, then start."""
+    caller decides from the inventory. A span of such points with gaps over max_gap and no
+    continuous run over the window is a run too, not `continuous`; a device with a continuous
+    run has those alone (one GPU is one finding, and the observed run says more). Sorted by
+    device, then start."""
     found = []
     for device, points in sorted(_timelines(samples, held).items()):
-        for run in _runs(points, threshold, max_gap):
-            if run[-1].time - run[0].time > window:
-                found.append(_hijack(device, run))
+        dense = [
+            _hijack(device, run)
+            for run in _runs(points, threshold, max_gap)
+            if run[-1].time - run[0].time > window
+        ]
+        # Spans over the window with no continuous run in them (one sample spans no time).
+        sparse = [
+            replace(_hijack(device, span), continuous=False)
+            for span in _runs(points, threshold, None)
+            if span[-1].time - span[0].time > window
+        ]
+        found += dense or sparse
     return found
 
 
@@ -133,16 +156,17 @@ def explained_by_count(
     return explained
 
 
-def _runs(points: list[_Point], threshold: float, max_gap: timedelta) -> list[list[_Point]]:
-    """Consecutive unheld points over threshold; a point that does not qualify, or a gap
-    longer than max_gap (missing data: we cannot say the GPU stayed busy), ends a run."""
+def _runs(points: list[_Point], threshold: float, max_gap: timedelta | None) -> list[list[_Point]]:
+    """Consecutive unheld points over threshold; a point that does not qualify (held, idle, or
+    without a busy value), or a gap longer than max_gap (missing data: we cannot say the GPU
+    stayed busy), ends a run. max_gap None: only a point that does not qualify ends it."""
     runs: list[list[_Point]] = []
     current: list[_Point] = []
     for p in points:
         if p.held or p.busy is None or p.busy <= threshold:
             current = []
             continue
-        if current and p.time - current[-1].time > max_gap:
+        if current and max_gap is not None and p.time - current[-1].time > max_gap:
             current = []
         if not current:
             runs.append(current)  # filled in place by the appends below
@@ -163,6 +187,8 @@ def _hijack(device: Device, run: list[_Point]) -> Hijack:
         mean_busy=sum(values) / len(values),
         peak_busy=max(values),
         evidence=tuple((p.time, p.busy) for p in _spread(run) if p.busy is not None),
+        sample_count=len(run),
+        largest_gap=max((b.time - a.time for a, b in pairwise(run)), default=timedelta(0)),
     )
 
 

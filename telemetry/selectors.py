@@ -5,7 +5,7 @@ visible_to (a tenant viewer sees their tenants' hours, never the platform's or a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from django.conf import settings
 from django.db.models import F, FloatField, QuerySet, Sum
@@ -31,6 +31,12 @@ class Period:
         return timezone.now().date() - timedelta(days=self.days - 1)
 
 
+def under_way() -> datetime:
+    """The start (UTC) of the hour under way: its roll-up holds the samples ingested so far
+    and is redone as more arrive (telemetry.services), so its day's figures are partial."""
+    return timezone.now().astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
 def cluster_sampled(*, cluster: Cluster) -> bool:
     """Whether any DCGM-Exporter sample was ever ingested for the cluster (raw, or rolled up by
     the hour past the raw retention). None: every GPU node of it is without telemetry (ATTR-003)
@@ -54,7 +60,7 @@ def _who(tenant_slug: str | None, attribution: str) -> str:
 
 def tenant_days(user, period: Period) -> list[dict]:
     """GPU-hours, MIG-slice-hours and busy GPU-hours per tenant per day, with the worst
-    confidence of what went into each figure."""
+    confidence of what went into each figure; `partial` for the day under way (UTC)."""
     grouped = (
         daily(user, period)
         .values("day", "tenant_id", "attribution", "confidence")
@@ -62,6 +68,7 @@ def tenant_days(user, period: Period) -> list[dict]:
         .order_by()
     )
     slugs = _tenant_slugs()
+    today = under_way().date()
     merged: dict[tuple, dict] = {}
     for row in grouped:
         key = (row["day"], _who(slugs.get(row["tenant_id"]), row["attribution"]))
@@ -84,6 +91,7 @@ def tenant_days(user, period: Period) -> list[dict]:
     for key in sorted(merged):
         out = merged[key]
         out["confidence"] = worst_confidence(out.pop("confidences"))
+        out["partial"] = out["day"] >= today
         result.append(_rounded(out))
     return result
 

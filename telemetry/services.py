@@ -48,7 +48,7 @@ class IngestResult:
     by_attribution: dict[str, int] = field(default_factory=dict)
     first: datetime | None = None
     last: datetime | None = None
-    hours_rolled: int = 0  # complete hours rolled up at once (ingested_hours_rollup)
+    hours_rolled: int = 0  # hours rolled up at once, the one under way too (ingested_hours_rollup)
 
 
 def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResult:
@@ -101,12 +101,14 @@ def _reading(cluster: Cluster, a: Attributed, tenant_ids: dict[str, int]) -> Gpu
     )
 
 
-def exporter_text_ingest(*, cluster: Cluster, text: str, read_at: datetime) -> IngestResult:
+def exporter_text_ingest(
+    *, cluster: Cluster, text: str, read_at: datetime, under_way: bool = True
+) -> IngestResult:
     try:
         samples = parse_exporter_text(text, scraped_at=read_at)
     except DcgmError as exc:
         raise TelemetryError(f"not DCGM-Exporter text: {exc}") from exc
-    return _ingest_and_roll(cluster, samples)
+    return _ingest_and_roll(cluster, samples, under_way=under_way)
 
 
 def prometheus_ingest(
@@ -116,24 +118,28 @@ def prometheus_ingest(
     since: timedelta,
     now: datetime | None = None,
     match: Mapping[str, str] | None = None,
+    under_way: bool = True,
 ) -> IngestResult:
     """`match`: the labels that pick this cluster's series where one Prometheus holds several
-    clusters' (without it, every series is taken as this cluster's)."""
+    clusters' (without it, every series is taken as this cluster's). `under_way`: roll up the
+    hour under way too (ingested_hours_rollup)."""
     end = now or timezone.now()
     try:
         samples = query_range_samples(url, start=end - since, end=end, match=match)
     except PrometheusError as exc:
         raise TelemetryError(str(exc)) from exc
-    return _ingest_and_roll(cluster, samples)
+    return _ingest_and_roll(cluster, samples, under_way=under_way)
 
 
-def _ingest_and_roll(cluster: Cluster, samples: list[GpuSample]) -> IngestResult:
-    """Store samples, then roll up the complete hours they touched: the utilisation page and
-    API read roll-ups, and should not wait for beat's next one (every reader comes here)."""
+def _ingest_and_roll(
+    cluster: Cluster, samples: list[GpuSample], *, under_way: bool
+) -> IngestResult:
+    """Store samples, then roll up the hours they touched: the utilisation page and API read
+    roll-ups, and a user who ingests and looks should not wait for beat's next one."""
     result = samples_ingest(cluster=cluster, samples=samples)
     if result.first is not None and result.last is not None:
         result.hours_rolled = ingested_hours_rollup(
-            cluster=cluster, first=result.first, last=result.last
+            cluster=cluster, first=result.first, last=result.last, under_way=under_way
         )
     return result
 
@@ -150,13 +156,18 @@ def telemetry_source_read(*, source: TelemetrySource) -> IngestResult:
                 url=source.url,
                 since=window,
                 match=parse_matchers(source.match),
+                under_way=False,
             )
         else:
             try:
                 text = fetch(source.url, accept="text/plain").decode("utf-8", "replace")
             except FetchError as exc:
                 raise TelemetryError(str(exc)) from exc
-            result = exporter_text_ingest(cluster=source.cluster, text=text, read_at=now)
+            # The hour under way is beat's roll-up's (every 15 min): re-rolling it on every read
+            # (each minute) would cost up to a whole hour's roll-up a minute on a large fleet.
+            result = exporter_text_ingest(
+                cluster=source.cluster, text=text, read_at=now, under_way=False
+            )
     except TelemetryError as exc:
         TelemetrySource.objects.filter(pk=source.pk).update(last_error=str(exc)[:2000])
         raise
@@ -195,14 +206,14 @@ class RollupResult:
 
 
 def telemetry_rollup(*, now: datetime | None = None) -> RollupResult:
-    """Aggregate each complete hour of raw samples into GpuUsageHourly (that hour's rows are
-    replaced, so running again, or after late samples, is harmless), then delete raw samples
-    older than the retention (GPUPOSTURE_TELEMETRY_RETENTION_DAYS)."""
+    """Aggregate each hour of raw samples into GpuUsageHourly, the hour under way too (partial:
+    the samples so far), replacing that hour's rows, so running again, or after late samples,
+    is harmless; then delete raw samples older than the retention
+    (GPUPOSTURE_TELEMETRY_RETENTION_DAYS)."""
     now = now or timezone.now()
-    current_hour = now.replace(minute=0, second=0, microsecond=0)
     result = RollupResult()
     for cluster in Cluster.objects.all():
-        hours = _hours_to_roll(cluster, current_hour)
+        hours = _hours_to_roll(cluster, _hour_of(now) + timedelta(hours=1))
         result.rows += _roll(cluster, hours)
         result.hours += len(hours)
     cutoff = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
@@ -211,17 +222,24 @@ def telemetry_rollup(*, now: datetime | None = None) -> RollupResult:
 
 
 def ingested_hours_rollup(
-    *, cluster: Cluster, first: datetime, last: datetime, now: datetime | None = None
+    *,
+    cluster: Cluster,
+    first: datetime,
+    last: datetime,
+    now: datetime | None = None,
+    under_way: bool = True,
 ) -> int:
-    """Roll up the complete hours (and their days) that samples from `first` to `last` touch,
-    and return how many: from the hour MAX_GAP before `first` (a new sample ends the span of
-    the one before it) to the hour of `last`, never the hour under way (beat's roll-up takes it
-    once it ends) nor an hour older than the raw retention (its other samples may be gone)."""
+    """Roll up the hours (and their days) that samples from `first` to `last` touch, and return
+    how many: from the hour MAX_GAP before `first` (a new sample ends the span of the one before
+    it) to the hour of `last`, never an hour older than the raw retention (its other samples
+    may be gone). The hour under way is rolled from the samples so far (`under_way`; the
+    utilisation page marks it partial): rolling replaces an hour's rows, and beat's roll-up
+    rolls the last rolled hour again, so it is completed once it ends."""
     now = now or timezone.now()
-    current_hour = _hour_of(now)
+    until = _hour_of(now) + (timedelta(hours=1) if under_way else timedelta(0))
     retained = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
     start = max(_hour_of(first - MAX_GAP), _hour_of(retained) + timedelta(hours=1))
-    end = min(_hour_of(last) + timedelta(hours=1), current_hour)
+    end = min(_hour_of(last) + timedelta(hours=1), until)
     readings = GpuReading.objects.filter(cluster=cluster, time__gte=start, time__lt=end)
     hours = list(readings.datetimes("time", "hour", tzinfo=UTC)) if start < end else []
     _roll(cluster, hours)
@@ -240,8 +258,8 @@ def _roll(cluster: Cluster, hours: list[datetime]) -> int:
     return rows
 
 
-def _hours_to_roll(cluster: Cluster, current_hour: datetime) -> list[datetime]:
-    readings = GpuReading.objects.filter(cluster=cluster, time__lt=current_hour)
+def _hours_to_roll(cluster: Cluster, before: datetime) -> list[datetime]:
+    readings = GpuReading.objects.filter(cluster=cluster, time__lt=before)
     last_rolled = (
         GpuUsageHourly.objects.filter(cluster=cluster)
         .order_by("-hour")

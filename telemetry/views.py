@@ -14,7 +14,14 @@ from inventory.presenter import hidden_scope_for, present_all
 from telemetry.charts import tenant_hours_area
 from telemetry.forms import ResetAttestationForm
 from telemetry.models import ResetAttestation
-from telemetry.selectors import Period, chargeback, idle_allocated, tenant_days, top_gpus
+from telemetry.selectors import (
+    Period,
+    chargeback,
+    idle_allocated,
+    tenant_days,
+    top_gpus,
+    under_way,
+)
 from telemetry.services import reset_attestation_record
 
 CHARGEBACK_COLUMNS = ("tenant", "gpu_hours", "mig_slice_hours", "busy_gpu_hours", "confidence")
@@ -38,6 +45,8 @@ def utilisation(request: HttpRequest) -> HttpResponse:
         "periods": PERIODS,
         "clusters": Cluster.objects.visible_to(request.user).values_list("name", flat=True),
         "chart": tenant_hours_area(days) if days else None,
+        # The day under way has figures: say they are partial (the template has no logic).
+        "partial_from": under_way() if any(r["partial"] for r in days) else None,
         "chargeback": chargeback(days),
         "top": top_gpus(request.user, period),
         "idle": idle_allocated(request.user, period),

@@ -233,3 +233,47 @@ def test_the_sarif_export_validates_against_the_official_schema(small_world, per
     assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
     broken = {**document, "runs": [{**document["runs"][0], "results": [{"ruleId": 7}]}]}
     assert list(validator.iter_errors(broken))  # the schema does judge what it is given
+
+
+def test_an_exemption_naming_a_nearer_controller_shows_on_the_check_page(
+    tmp_path, personas, admin_client
+):
+    """An admin names the ReplicaSet kubectl shows in a pod's ownerReferences; the finding is
+    the Deployment's (its top controller). Through a real sync, score and page."""
+    from inventory.services import cluster_sync_from_snapshot
+    from inventory.sync import cluster_get_or_create
+    from tenants.services import tenants_apply
+    from tenants.spec import parse_tenants_document
+    from tests.inventory.owner_chain_world import NS
+    from tests.posture.test_exemption_chains import DEPLOYMENT, OLD_RS, deployment
+
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}
+    snapshot = tmp_path / "cluster.json"
+    items = [namespace, *deployment(OLD_RS, pods_each=2)]
+    snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    document = {"tenants": [{"slug": "a", "name": "A", "trust_class": "internal"}]}
+    document["tenants"][0]["namespaces"] = [NS]
+    tenants_apply(specs=parse_tenants_document(document))
+    cluster = cluster_get_or_create(name="chains")
+    cluster_sync_from_snapshot(cluster=cluster, paths=[snapshot])
+    posture_evaluate()
+    finding = Finding.objects.get(cluster=cluster, check_id="POD-008")
+    assert (finding.subject_kind, finding.subject_name) == ("Deployment", DEPLOYMENT[2])
+    assert finding.status == "open"
+    CheckExemption.objects.create(
+        check_id="POD-008",
+        namespace=NS,
+        kind="ReplicaSet",
+        name=OLD_RS[2],
+        reason="rotated keys in a frozen release, reviewed 2026-12",
+    )
+    run = posture_evaluate()
+    finding.refresh_from_db()
+    assert finding.status == "resolved" and run.counts["exempted"] == {"POD-008": 1}
+    client = Client()
+    client.force_login(personas["security_lead"])
+    page = client.get("/checks/POD-008/").content.decode()
+    assert "rotated keys in a frozen release" in page and "1 finding set aside" in page
+    # The admin's form says the same rule.
+    form = admin_client.get("/admin/posture/checkexemption/add/").content.decode()
+    assert "every pod the finding reports is under that object" in form

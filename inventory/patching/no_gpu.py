@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from inventory.patching.status import UNKNOWN
+from inventory.snapshot.accelerators import accelerator_vendors
 
 # The stored patch fields (inventory.bulletins.store.PATCH_FIELDS) of a node with nothing to
 # patch: no status, no exposures, notes, not-affected bounds or unknown components.
@@ -25,7 +26,15 @@ def no_gpu_patch(data: Mapping[str, Any]) -> tuple[Any, ...]:
     signs = data.get("gpu_signs")
     if signs == []:
         return NOTHING_TO_PATCH
-    if signs:
+    if others := data.get("accelerator_resources"):
+        # Another vendor's GPUs: "no GPU capacity" would be false, and their stack is not read.
+        held = ", ".join(f"{name}: {n}" for name, n in sorted(others.items()))
+        vendors = " and ".join(accelerator_vendors(others))
+        why = (
+            f"holds {vendors} accelerators ({held}): the {vendors} stack is not read and no "
+            f"{vendors} bulletin is judged, so its patch status cannot be known"
+        )
+    elif signs:
         why = f"no GPU capacity, but {'; '.join(signs)}: its GPU stack cannot be judged"
     else:
         why = "no GPU capacity; whether it holds GPUs was not read yet (sync the cluster again)"

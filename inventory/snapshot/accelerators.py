@@ -71,3 +71,40 @@ def accelerator_counts(capacity: Mapping[str, object]) -> dict[str, int]:
         if is_other_accelerator(name) and value.isdigit() and int(value) > 0:
             found[name] = int(value)
     return found
+
+
+# Whose accelerators a resource name hands out, as the node pages and API name the vendor.
+_VENDOR_PREFIXES = (
+    ("amd.com/", "AMD"),
+    ("gpu.intel.com/", "Intel"),
+    ("habana.ai/", "Intel Gaudi"),
+    ("aws.amazon.com/neuron", "AWS Neuron"),
+    ("google.com/tpu", "Google TPU"),
+)
+
+
+def accelerator_vendor(name: str) -> str:
+    """The vendor of another vendor's accelerator resource ("amd.com/gpu" -> "AMD"); the
+    resource's domain for one no prefix names."""
+    for prefix, vendor in _VENDOR_PREFIXES:
+        if name.startswith(prefix):
+            return vendor
+    return name.split("/", 1)[0]
+
+
+def accelerator_vendors(resources: Mapping[str, object]) -> list[str]:
+    """The vendors of `resources` (resource -> count), each once, in resource-name order."""
+    return list(dict.fromkeys(accelerator_vendor(name) for name in sorted(resources)))
+
+
+def not_inventoried(resources: Mapping[str, object]) -> str | None:
+    """Why a node's other-vendor accelerators have no model, count, versions or sharing here:
+    gpuposture reads NVIDIA's stack only (None for a node with none)."""
+    if not resources:
+        return None
+    vendors = " and ".join(accelerator_vendors(resources))
+    return (
+        f"not inventoried: the {vendors} stack is not read (driver, device plugin, firmware, "
+        "sharing), so their model, physical count and versions are unknown and no "
+        f"{vendors} bulletin is judged"
+    )

@@ -188,6 +188,10 @@ class SharingConfig:
     # cdi-cri); bulletins condition some exposures on it.
     device_list_strategy: str | None = None
     entries: tuple[SharingEntry, ...] = ()  # the replicated resources of the active mode
+    # How the sync matched it where the GPU stack's own naming of its config (the
+    # ClusterPolicy, a DaemonSet's volumes) was not read (sources/config_fallback.py); "" when
+    # the stack names it. A matched config never makes a node share by itself.
+    matched: str = ""
 
     @property
     def ref(self) -> str:

@@ -109,8 +109,11 @@ def _openshift_sign(obj: Any) -> bool:
 
 CLUSTERPOLICY_WARNING = (
     "the snapshot runs the GPU Operator ({where}) but holds no ClusterPolicy "
-    "(clusterpolicies.nvidia.com), so what it sets (the device-plugin and MIG configs it "
-    "names, CDI, how drivers are managed) is not read and K8S-004 reports writes to it "
+    "(clusterpolicies.nvidia.com), so what it sets (which device-plugin and MIG configs it "
+    "names, CDI, how drivers are managed) is not read: the device-plugin and mig-parted "
+    "configs of the platform namespaces are matched to nodes by their labels instead, as "
+    "docs/clusters.md describes (a warning names each one matched so); K8S-004 reports "
+    "writes to it "
     "without the object (`target_seen` false); add clusterpolicies.nvidia.com to "
     "`kubectl get`, or snapshot it separately on a cluster that serves it (docs/clusters.md)"
 )

@@ -25,6 +25,12 @@ from inventory.snapshot import (
     UnreadableConfig,
     Workload,
 )
+from inventory.sources.config_fallback import (
+    matched_configs,
+    mig_fallback_warnings,
+    operator_readers_unnamed,
+    unnamed_why,
+)
 from inventory.sources.configs import (
     DEVICE_PLUGIN,
     MIG_PARTED,
@@ -72,6 +78,9 @@ class StackReferences:
     shown: set[str] = field(default_factory=set)
     named: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
     stated: dict[tuple[str, str], str] = field(default_factory=dict)  # by the ClusterPolicy
+    # purpose -> the GPU Operator's DaemonSets that name no ConfigMap, with no ClusterPolicy
+    # read: they show no config of their own (config_fallback)
+    unnamed: dict[str, list[str]] = field(default_factory=dict)
 
     def purposes(self, namespace: str, name: str) -> tuple[str, ...]:
         """The kinds of GPU config this platform ConfigMap may be."""
@@ -119,6 +128,7 @@ def read_gpu_configs(
         purposes = references.purposes(raw.namespace, raw.name) if raw.namespace in platform else ()
         if purposes:
             _read_one(result, raw, purposes, references.stated.get((raw.namespace, raw.name)))
+    _mark_fallback(result, references, workloads, node_keys)
     if DEVICE_PLUGIN not in references.shown:
         # No plugin seen reading a config: a sharing config a node's label selects, outside
         # the platform's and the tenants' namespaces, is who may steer sharing (fail closed).
@@ -176,11 +186,38 @@ def stack_references(
         if workload.kind != "DaemonSet" or workload.namespace not in platform:
             continue
         for purpose in {_READERS.get(component_of(i) or "") for i in workload.images.values()}:
-            if purpose is not None:
+            if purpose is not None and operator_readers_unnamed(workload, policies, operator):
+                where = f"DaemonSet {workload.namespace}/{workload.name}"
+                references.unnamed.setdefault(purpose, []).append(where)
+            elif purpose is not None:
                 references.shown.add(purpose)
                 for name in workload.config_refs:
                     references.add(purpose, workload.namespace, name)
     return references
+
+
+def _mark_fallback(
+    result: GpuConfigs,
+    references: StackReferences,
+    workloads: Collection[Workload],
+    node_keys: Collection[str],
+) -> None:
+    """Where the GPU Operator's DaemonSets of a purpose name no ConfigMap and no ClusterPolicy
+    is read, the configs read for it were matched without the ClusterPolicy: mark them and say
+    so (config_fallback). Where the snapshot shows no such DaemonSet at all, the platform's
+    configs stand as they always did (docs/clusters.md)."""
+    for purpose in (DEVICE_PLUGIN, MIG_PARTED):
+        if purpose in references.shown or not references.unnamed.get(purpose):
+            continue
+        why = unnamed_why(workloads, references.unnamed[purpose])
+        if purpose == DEVICE_PLUGIN and result.sharing_configs:
+            result.sharing_configs, warnings = matched_configs(
+                result.sharing_configs, why, node_keys
+            )
+            result.warnings += warnings
+        elif purpose == MIG_PARTED:
+            mig = [(c.namespace, c.name) for c in result.configmaps if c.purpose == MIG_PARTED]
+            result.warnings += mig_fallback_warnings(mig, why)
 
 
 def _policy_names(spec: Mapping[str, Any]) -> dict[str, str]:

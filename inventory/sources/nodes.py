@@ -31,6 +31,7 @@ from inventory.sources.cloud_labels import (
 )
 from inventory.sources.fractional_nodes import fractional_sharing
 from inventory.sources.gpu_signs import gpu_signs
+from inventory.sources.node_fallback import agreed_fallback
 from inventory.sources.node_kinds import (
     SANDBOX_SHARING,
     gpu_capacity_of,
@@ -153,6 +154,8 @@ def node_from(
     vm = sandbox_workload(labels, workload_default) if is_gpu else None
     gpu_count, count_basis = sandbox_gpus(vm, gpu_count, labels, capacity)
     config = config if is_gpu and not gke and not vm else None
+    # One matched without the ClusterPolicy never makes the node share by itself.
+    config, fallback_basis = agreed_fallback(config, labels, capacity)
     # A config reaches the node only through a plugin pod that mounts it (plugin_placement).
     placement = (
         config_placement(
@@ -276,6 +279,7 @@ def node_from(
             b
             for b in (
                 fractional.basis if fractional else "",
+                fallback_basis,
                 config_basis(reading, labels.get(PLUGIN_CONFIG), config, plugin_mig)
                 if is_gpu and not gke and not vm
                 else "",

@@ -91,14 +91,24 @@ def _units(
 
 
 def replicates_here(config: SharingConfig, capacity: Mapping[str, int]) -> bool:
-    """Whether the config replicates anything this node has: a whole-GPU entry always (its
-    GPUs may just not be advertised yet), a MIG entry only where the node advertises that MIG
-    resource. One cluster-wide config often lists MIG profiles beside `nvidia.com/gpu`, or only
-    MIG profiles for the MIG nodes: a node without them shares nothing by those entries."""
+    """Whether the config replicates anything this node has: a resource the node advertises
+    (under its name or the name the config gives its replicas); a whole-GPU entry also where the
+    node advertises nothing of it yet (its GPUs may just not be advertised yet), but not on a
+    node whose GPUs are all in MIG mode (MIG resources, no whole GPU: the mixed strategy), which
+    has no whole GPU to replicate. A MIG entry only where the node advertises that MIG resource.
+    One cluster-wide config often lists MIG profiles beside `nvidia.com/gpu`, or only MIG
+    profiles for the MIG nodes: a node without them shares nothing by those entries."""
+    all_mig = _all_mig(capacity)
     for entry in config.entries:
-        if not entry.name.startswith(MIG_PREFIX):
+        if capacity.get(entry.name) or capacity.get(_advertised(config, entry)):
             return True
-        advertised = _advertised(config, entry)
-        if capacity.get(entry.name) or capacity.get(advertised):
+        if not entry.name.startswith(MIG_PREFIX) and not all_mig:
             return True
     return not config.entries  # a mode with no entries to judge by: as written
+
+
+def _all_mig(capacity: Mapping[str, int]) -> bool:
+    """The node advertises MIG devices and no whole GPU (mixed strategy, every GPU in MIG
+    mode; the single strategy advertises its MIG devices as nvidia.com/gpu)."""
+    whole = any(capacity.get(name) for name in (GPU, GPU + SHARED_SUFFIX))
+    return not whole and any(k.startswith(MIG_PREFIX) and v > 0 for k, v in capacity.items())

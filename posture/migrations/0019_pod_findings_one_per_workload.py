@@ -33,6 +33,7 @@ Backward: a no-op. The merged rows are gone, and the checks of that version woul
 survivor's containers again as new findings.
 """
 
+import copy
 import hashlib
 from collections import defaultdict
 
@@ -172,6 +173,8 @@ def merged_status(survivor, rows):
         return accepted, True
     survivor.status = "open"
     if accepted:  # kept as EarlierAcceptance rows: they no longer apply
+        # The survivor's own acceptance is recorded from a copy: its fields are cleared here.
+        accepted = [copy.copy(r) if r is survivor else r for r in accepted]
         survivor.accepted_until, survivor.accepted_by_id, survivor.accepted_reason = None, None, ""
     return accepted, False
 

@@ -45,6 +45,11 @@ class FindingDraft:
     # under their ClusterPolicy), so a risk accepted on them is carried to it, or said to no
     # longer apply (posture.acceptance_carry). Not part of the identity.
     covers: tuple[tuple[str, str, str, str], ...] = ()
+    # A workload finding's owner chain: the (kind, namespace, name) in the chain of every pod
+    # it covers, from the pod up to the subject (PostureInputs.owner_chain), so an exemption
+    # naming a nearer controller matches (posture.inputs.Exemption). Empty for other subjects.
+    # Not part of the identity.
+    chain: frozenset[tuple[str, str, str]] = frozenset()
 
     def identity(self) -> tuple[str, str, str, str, str]:
         return (
@@ -155,6 +160,7 @@ def evaluate(inputs: PostureInputs, only: Iterable[str] | None = None) -> Evalua
                         draft.subject_namespace,
                         draft.subject_name,
                         draft.subject_labels,
+                        draft.chain,
                     )
                 ),
                 None,
@@ -172,7 +178,7 @@ def merge_drafts(drafts: Iterable[FindingDraft]) -> list[FindingDraft]:
     the pod's workload, so the replicas of one workload meet here: tenants are united,
     exposures added, the MERGED_LISTS joined (the first MEMBERS_SHOWN kept, the counts
     added), the UNITED_LISTS united, the worst explicit severity kept, the subjects covered
-    united; the rest is the first draft's."""
+    united, the owner chains intersected; the rest is the first draft's."""
     merged: dict[tuple[str, ...], FindingDraft] = {}
     for draft in drafts:
         identity = draft.identity()
@@ -201,6 +207,9 @@ def _merge(first: FindingDraft, other: FindingDraft) -> FindingDraft:
         severity=worst_severity((first.severity, other.severity)),
         # The replicas may have come from several narrower subjects (a RayJob's clusters).
         covers=_united(first.covers, other.covers),
+        # What every replica's chain holds: an exemption naming one old ReplicaSet does not
+        # cover the Deployment's finding while pods of another one are in it.
+        chain=first.chain & other.chain,
     )
 
 

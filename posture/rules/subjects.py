@@ -53,9 +53,10 @@ def subject_draft(
     labels: dict[str, str] | None = None,
     exposure: int = 1,
     covers: tuple[tuple[str, str, str, str], ...] = (),
+    chain: frozenset[tuple[str, str, str]] = frozenset(),
 ) -> FindingDraft:
     """The draft every builder below ends in; call it directly only for a subject named by
-    something else (a recorded drift event names its own). `covers`: FindingDraft.covers."""
+    something else (a recorded drift event names its own). `covers`, `chain`: FindingDraft's."""
     return FindingDraft(
         check_id=check_id,
         tenants=tenant_slugs(tenants),
@@ -69,6 +70,7 @@ def subject_draft(
         subject_labels=dict(labels or {}),
         exposure=max(1, exposure),
         covers=covers,
+        chain=chain,
     )
 
 
@@ -151,6 +153,7 @@ def workload_draft(
             f"so its pods are judged as class {tenant.trust_class.slug}: claim it for its tenant, "
             f'or label it gpuposture.io/platform="true" if it is the platform\'s'
         )
+    chain = inputs.owner_chain(pod)
     if workload.kind != "Pod" and _debug_containers(pod, evidence):
         # `kubectl debug` adds its container to one running pod, never to the workload's
         # template: the pod (and who may debug it) is the thing to change.
@@ -159,6 +162,8 @@ def workload_draft(
         context |= {"workload": pod_workload.ref(), "resolved_by": pod_workload.resolved_by}
         context["debug_container_in"] = workload.ref()
         workload = pod_workload
+        # Not the workload's template: an exemption of the workload does not cover it.
+        chain = frozenset({("Pod", pod.namespace, pod.name)})
     if pod.phase == TEMPLATE_PHASE:
         # No pod of the workload runs: its template was judged (PostureInputs.template_pods).
         context["resolved_by"] = "pod template"
@@ -177,6 +182,7 @@ def workload_draft(
         severity=severity,
         labels=template_labels(pod),
         covers=_narrower(inputs, pod, workload, key),
+        chain=chain,
     )
 
 

@@ -81,3 +81,59 @@ def test_a_snapshot_without_configmaps_after_a_full_one_raises_no_drift001(small
     path = write(tmp_path, "no-cm.json", lambda o: o["kind"] != "ConfigMap")
     cluster_sync_from_snapshot(cluster=small_world, paths=[path])
     assert not DriftEvent.objects.filter(check_id="DRIFT-001").exists()
+
+
+def gpu_node(labels: dict[str, str] | None = None, **facts) -> snap.Node:
+    base = {"nvidia.com/gpu.count": "1", "nvidia.com/device-plugin.config": "any"}
+    return snap.Node(
+        "ts-1",
+        labels=base | (labels or {}),
+        gpu_capacity={"nvidia.com/gpu": 1},
+        gpu_count=1,
+        device_plugin_config="any",
+        **facts,
+    )
+
+
+# The sync took these from the device-plugin config; without ConfigMaps it cannot.
+FROM_CONFIG = {
+    "sharing_strategy": "time_slicing",
+    "time_slicing_replicas": 8,
+    "device_plugin_config_used": "gpu-operator/tsc:any",
+}
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (gpu_node(**FROM_CONFIG), gpu_node(device_plugin_config_used="")),
+        (gpu_node(device_plugin_config_used=""), gpu_node(**FROM_CONFIG)),
+    ],
+)
+def test_node_facts_taken_from_configmaps_are_not_compared_without_them(before, after):
+    read = {"Node", "Pod"}
+    assert (
+        detect_drift(
+            *read_in_both(ClusterState(nodes=(before,)), ClusterState(nodes=(after,)), read)
+        )
+        == []
+    )
+    # Read by both syncs, the same facts are a change.
+    (change,) = detect_drift(
+        *read_in_both(
+            ClusterState(nodes=(before,)), ClusterState(nodes=(after,)), read | {"ConfigMap"}
+        )
+    )
+    assert change.check_id == "DRIFT-001"
+
+
+def test_node_facts_from_the_node_own_labels_are_still_compared_without_configmaps():
+    before = gpu_node({"nvidia.com/gpu.replicas": "4"}, **FROM_CONFIG)
+    after = gpu_node({"nvidia.com/gpu.replicas": "8"}, device_plugin_config_used="")
+    (change,) = detect_drift(
+        *read_in_both(ClusterState(nodes=(before,)), ClusterState(nodes=(after,)), {"Node"})
+    )
+    assert (change.before, change.after) == (
+        {"time_slicing_replicas": 4},
+        {"time_slicing_replicas": 8},
+    )

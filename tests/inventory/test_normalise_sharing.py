@@ -275,3 +275,35 @@ def test_a_plain_config_alone_is_not_a_plugin_configmap():
     maps = [configmap("gpu-operator", "some-tool", {"config.yaml": "version: v1\n"})]
     result = only_node([node("gpu-l4-06", labels), *maps])
     assert (result.sharing_strategy, result.unreadable_configs) == ("none", ())
+
+
+GPU_ONLY = """\
+version: v1
+sharing:
+  timeSlicing:
+    resources:
+    - name: nvidia.com/gpu
+      replicas: 8
+"""
+
+
+@pytest.mark.parametrize(
+    ("capacity", "strategy", "replicas"),
+    [
+        # Every GPU in MIG mode (mixed strategy: MIG resources, no nvidia.com/gpu): the config's
+        # only entry replicates whole GPUs, which this node has none of.
+        ({"nvidia.com/mig-1g.10gb": "7"}, "mig", None),
+        # Mixed with a GPU left whole: that GPU is time-sliced by the entry.
+        ({"nvidia.com/mig-1g.10gb": "7", "nvidia.com/gpu": "8"}, "mig", 8),
+        # Nothing advertised yet: the entry is taken as written.
+        ({}, "time_slicing", 8),
+    ],
+)
+def test_a_whole_gpu_entry_does_not_replicate_a_node_all_in_mig_mode(capacity, strategy, replicas):
+    labels = {
+        "nvidia.com/gpu.count": "1",
+        "nvidia.com/mig.strategy": "mixed",
+        "nvidia.com/mig.config": "all-1g.10gb" if capacity else "all-disabled",
+    }
+    result = only_node([node("mig-1", labels, capacity=capacity), _plugin_configmap(any=GPU_ONLY)])
+    assert (result.sharing_strategy, result.time_slicing_replicas) == (strategy, replicas)

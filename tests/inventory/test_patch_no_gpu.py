@@ -102,7 +102,8 @@ def test_a_node_known_to_hold_no_gpu_has_no_patch_status(tmp_path, personas):
         ("waiting-1", "GPU labels nvidia.com/gpu.present"),
         ("zero-1", "its capacity lists nvidia.com/gpu=0"),
         ("drv-1", "pod gpu-operator/nvidia-driver-daemonset-x1 runs driver"),
-        ("amd-1", "its capacity lists amd.com/gpu=1"),
+        # Another vendor's GPU is no "no GPU capacity": the note says what it holds.
+        ("amd-1", "holds AMD accelerators (amd.com/gpu: 1): the AMD stack is not read"),
         ("dra-1", "publish GPU devices"),
     ],
 )
@@ -111,7 +112,8 @@ def test_a_node_something_says_may_hold_gpus_stays_unknown_and_says_why(tmp_path
     node = Node.objects.get(name=name)
     assert node.patch_status == "unknown" and not node.is_gpu_node
     (note,) = node.patch_notes
-    assert note.startswith("no GPU capacity, but ") and says in note
+    assert note.startswith("holds " if name == "amd-1" else "no GPU capacity, but ")
+    assert says in note
 
 
 def test_the_patch_page_and_the_checklist_count_gpu_nodes_only(tmp_path, personas):

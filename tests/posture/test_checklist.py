@@ -342,3 +342,75 @@ def test_item_8_judges_the_pools_of_other_vendors_gpus():
     assert item.status == "pass" and item.evidence["other_accelerator_nodes_checked"] == 3
     tainted = ChecklistFacts(**base, other_accelerator_nodes=3, open_findings={"K8S-002": 1})
     assert statuses(tainted)[8] == "fail"
+
+
+@pytest.mark.parametrize("number", [2, 5, 7, 9])
+def test_items_judging_nvidia_alone_are_unknown_with_other_vendors_nodes(number):
+    """Items 2, 5, 7 and 9 rest on checks that read NVIDIA's sharing, stack and bulletins, RBAC
+    targets and holders only: with AMD, Intel or Gaudi nodes they said pass without having
+    looked at them. Now unknown, naming the count and what was not read; a finding open still
+    fails them."""
+    base = dict(
+        synced=True,
+        time_sliced_nodes=0,
+        registered_checks=ALL,
+        gpu_nodes=2,
+        bulletins=3,
+        days_since_bulletin_import=1,
+        telemetry_samples=1,
+    )
+    assert statuses(ChecklistFacts(**base))[number] == "pass"
+    item = cluster_checklist(ChecklistFacts(**base, other_accelerator_nodes=3))[number - 1]
+    assert item.status == "unknown"
+    assert item.evidence["accelerator_nodes_not_judged"] == 3
+    assert item.evidence["reason"].startswith("3 node(s) hold other vendors' GPUs")
+    assert "only the 2 NVIDIA GPU node(s) were checked" in item.evidence["reason"]
+    check = {2: "SHARE-001", 5: "STACK-005", 7: "K8S-004", 9: "LEAK-001"}[number]
+    failing = ChecklistFacts(**base, other_accelerator_nodes=3, open_findings={check: 1})
+    item = cluster_checklist(failing)[number - 1]
+    assert (item.status, item.evidence["accelerator_nodes_not_judged"]) == ("fail", 3)
+
+
+def test_item_5_says_why_for_a_cluster_of_amd_nodes_only():
+    """Bulletins imported, no NVIDIA node, AMD nodes: "no node past the patch SLA" said pass
+    with gpu_nodes_checked 0. Unknown: their stack is not read, only NVIDIA's bulletins are."""
+    facts = ChecklistFacts(
+        synced=True,
+        gpu_nodes=0,
+        time_sliced_nodes=0,
+        registered_checks=ALL,
+        bulletins=5,
+        days_since_bulletin_import=2,
+        other_accelerator_nodes=2,
+    )
+    item = cluster_checklist(facts)[4]
+    assert item.status == "unknown"
+    assert "only NVIDIA's bulletins are judged" in item.evidence["reason"]
+    # No bulletin imported: its own reason stays, the count is added.
+    none = cluster_checklist(ChecklistFacts(**{**facts.__dict__, "bulletins": 0}))[4]
+    assert none.evidence == {
+        "reason": "patch status needs imported bulletins",
+        "accelerator_nodes_not_judged": 2,
+    }
+
+
+def test_a_cpu_only_cluster_keeps_its_truthful_items_and_item_9_says_no_gpu():
+    """No GPU of any vendor: items 2 and 5 pass (no time-slicing, no node past the SLA: true),
+    3 and 8 say no GPU node was seen, and item 9 says the same instead of asking for DCGM
+    telemetry a cluster without GPUs cannot have."""
+    facts = ChecklistFacts(
+        synced=True,
+        gpu_nodes=0,
+        time_sliced_nodes=0,
+        registered_checks=ALL,
+        bulletins=5,
+        days_since_bulletin_import=2,
+    )
+    items = cluster_checklist(facts)
+    assert [items[n - 1].status for n in (2, 5, 7)] == ["pass"] * 3
+    for n in (3, 8, 9):
+        assert (items[n - 1].status, items[n - 1].evidence["reason"]) == (
+            "unknown",
+            "no GPU node seen",
+        )
+    assert not any("accelerator_nodes_not_judged" in i.evidence for i in items)

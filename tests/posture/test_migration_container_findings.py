@@ -233,3 +233,23 @@ def test_one_containers_finding_keeps_its_row_and_other_keys_are_untouched(old_w
     assert not AuditEvent.objects.filter(object_id=str(single)).exists()
     assert Finding.objects.get(pk=volume).key == "dev"
     assert Finding.objects.get(pk=pair).fingerprint == "old-SHARE-001-pool-a-SHARE-001:a:b"
+
+
+def test_the_surviving_rows_own_acceptance_is_kept_when_the_merged_finding_opens(old_world):
+    # The lowest id survives; its acceptance no longer applies once an open container joins,
+    # but what it said (who, why, until when) stays on the record.
+    w = World(old_world)
+    app = w.finding(
+        "POD-001", "trainer", "app", **_accepted(w, w.bob, NOW + 5 * DAY, "app runs as root")
+    )
+    w.finding("POD-001", "trainer", "sidecar")
+
+    apps = migrate(AFTER)
+    merged = apps.get_model("posture", "Finding").objects.get(check_id="POD-001")
+    assert (merged.pk, merged.status, merged.accepted_reason) == (app, "open", "")
+    (lapsed,) = apps.get_model("posture", "EarlierAcceptance").objects.filter(finding=merged)
+    assert (lapsed.reason, lapsed.until, lapsed.accepted_by.username) == (
+        "app runs as root",
+        NOW + 5 * DAY,
+        "bob",
+    )

@@ -1,5 +1,7 @@
-"""Ingesting telemetry (the command, the beat task, a Prometheus pull) rolls up the complete
-hours it touched, so the utilisation page and API show them at once, not after beat's roll-up."""
+"""Ingesting telemetry (the command, the beat task, a Prometheus pull) rolls up the hours it
+touched, so the utilisation page and API show them at once, not after beat's roll-up. The hour
+under way is rolled from the samples so far and shown partial; beat's read of a source leaves
+it to beat's roll-up (every 15 min), which takes it too."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
@@ -39,6 +42,13 @@ def exporter_text(start: datetime, minutes: int, step: int = 5) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.fixture
+def mid_hour():
+    """Twenty minutes into this hour: a test about the hour under way must not see it end."""
+    with time_machine.travel(this_hour() + timedelta(minutes=20), tick=True):
+        yield
+
+
 def alpha_hours(user) -> float:
     data = api_client(user).get("/api/v1/utilisation/?days=7").json()
     return sum(row["gpu_hours"] for row in data["tenant_days"] if row["tenant"] == "alpha")
@@ -53,7 +63,7 @@ def test_the_command_rolls_up_what_it_ingested_and_the_page_shows_it(
     scrape.write_text(exporter_text(start, 120))
     out = io.StringIO()
     call_command("ingest_dcgm", str(scrape), cluster="lab", stdout=out)
-    assert "25 samples for lab (25 tenant); 3 complete hour(s) rolled up" in out.getvalue()
+    assert "25 samples for lab (25 tenant); 3 hour(s) rolled up" in out.getvalue()
     # Two hours at 5-minute steps, and the default 30 s for the last sample.
     lead = personas["security_lead"]
     assert alpha_hours(lead) == pytest.approx(2.0 + 0.5 / 60, abs=0.001)
@@ -121,10 +131,59 @@ def test_a_backfill_before_the_last_roll_up_is_rolled_up_too(small_world, person
     )
 
 
-def test_the_hour_under_way_is_left_to_beat(small_world, tmp_path):
+def test_the_hour_under_way_is_rolled_at_ingest_and_shown_partial(
+    small_world, personas, tmp_path, mid_hour
+):
+    make_exclusive()
     scrape = tmp_path / "now.txt"
-    scrape.write_text(exporter_text(this_hour(), 0))
+    scrape.write_text(exporter_text(this_hour(), 0))  # one sample at the top of this hour
     out = io.StringIO()
     call_command("ingest_dcgm", str(scrape), cluster="lab", stdout=out)
-    assert "0 complete hour(s) rolled up" in out.getvalue()
+    assert "1 hour(s) rolled up" in out.getvalue()
+    assert GpuUsageHourly.objects.filter(hour=this_hour()).exists()
+    lead = personas["security_lead"]
+    data = api_client(lead).get("/api/v1/utilisation/?days=7").json()
+    assert data["partial_from"].startswith(this_hour().strftime("%Y-%m-%dT%H:00:00"))
+    (today,) = [row for row in data["tenant_days"] if row["tenant"] == "alpha"]
+    assert today["partial"] is True and today["gpu_hours"] == pytest.approx(0.5 / 60, abs=1e-4)
+    # A later ingest in the same hour rolls it again: the hour grows, it is not counted twice.
+    scrape.write_text(exporter_text(this_hour(), 10))
+    call_command("ingest_dcgm", str(scrape), cluster="lab", stdout=io.StringIO())
+    assert alpha_hours(lead) == pytest.approx((10 + 0.5) / 60, abs=1e-4)
+    page = Client()
+    page.force_login(lead)
+    html = page.get("/utilisation/?days=7").content.decode()
+    assert "data-partial" in html and f"since {this_hour():%H:%M} UTC" in html
+
+
+def test_complete_days_are_not_partial_and_no_note_without_today(small_world, personas):
+    make_exclusive()
+    day_before = this_hour() - timedelta(days=2)
+    samples_ingest(
+        cluster=small_world,
+        samples=series(day_before, 55, busy=50, namespace="team-alpha", pod="trainer-0"),
+    )
+    telemetry_rollup()
+    lead = personas["security_lead"]
+    rows = api_client(lead).get("/api/v1/utilisation/?days=7").json()["tenant_days"]
+    assert rows and not any(row["partial"] for row in rows)
+    page = Client()
+    page.force_login(lead)
+    assert "data-partial" not in page.get("/utilisation/?days=7").content.decode()
+
+
+def test_beat_reads_leave_the_hour_under_way_to_beats_roll_up(
+    small_world, personas, settings, mid_hour
+):
+    """Re-rolling the hour on each read (every minute) would cost up to an hour's roll-up a
+    minute on a large fleet; beat's roll-up (every 15 min) takes it."""
+    make_exclusive()
+    settings.GPUPOSTURE_FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
+    with local_server({"/metrics": exporter_text(this_hour(), 0).encode()}) as server:
+        TelemetrySource.objects.create(
+            cluster=small_world, kind="exporter", url=server.url("/metrics")
+        )
+        assert read_telemetry_sources() == {"read": 1, "failed": 0}
     assert not GpuUsageHourly.objects.filter(hour__gte=this_hour()).exists()
+    telemetry_rollup()
+    assert alpha_hours(personas["security_lead"]) == pytest.approx(0.5 / 60, abs=1e-4)

@@ -10,7 +10,9 @@ from posture.rules.common import nodes_by_name, pod_ref, tenants_on_node
 from posture.rules.env_holdings import env_accesses
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
-from telemetry.hijack import Hijack
+from telemetry.hijack import MAX_GAP, Hijack
+
+GAP_MINUTES = round(MAX_GAP.total_seconds() / 60)  # samples further apart: continuity unseen
 
 
 @check(
@@ -27,6 +29,10 @@ from telemetry.hijack import Hijack
     "the path it came in by (an exposed notebook, a static key, a privileged "
     "pod) and rotate what it could read.",
     mappings=("ATT&CK:T1496.001", "CSF 2.0:DE.CM-09", "SP800-53:SI-4"),
+    severity_rule="Critical where the GPU was seen busy throughout (no two samples more than "
+    f"{GAP_MINUTES} min apart); high where every sample over the window was busy with no "
+    "workload but some lie further apart, so that it stayed busy between them was not observed "
+    "(evidence: continuity, sample_count, largest_gap_minutes).",
 )
 def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
     settings = inputs.telemetry.settings
@@ -49,7 +55,10 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
             "window_minutes": settings.get("window_minutes"),
             "held_by": h.held_note or "no scheduled pod in the last inventory holds this GPU",
         }
-        busy = f"GPU {where} on {h.hostname} busy {minutes} min"
+        evidence |= _continuity(h)
+        busy = f"GPU {where} on {h.hostname} busy {minutes} min" + (
+            "" if h.continuous else f" (in all {h.sample_count} samples, up to {_gap(h)} min apart)"
+        )
         title = f"{busy} {_unheld(h)}"
         reach = _env_reach(inputs, h.hostname, h.uuid, h.gi_id)
         if reach:
@@ -79,7 +88,31 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
             key=key,
             title=title,
             exposure=1,
+            # Sparse: the signature in every sample, its continuity not observed.
+            severity="" if h.continuous else "high",
         )
+
+
+def _continuity(h: Hijack) -> dict[str, Any]:
+    """Whether the GPU was seen busy throughout, and on how many samples how far apart."""
+    if h.continuous:
+        said = f"observed: no two samples of the run more than {GAP_MINUTES} min apart"
+    else:
+        said = (
+            f"not observed: all {h.sample_count} samples from {h.start.isoformat()} to "
+            f"{h.end.isoformat()} were busy with no scheduled workload, but some lie up to "
+            f"{_gap(h)} min apart (over {GAP_MINUTES} min), so that the GPU stayed busy "
+            "between them was not seen; ingest or scrape more often to tell"
+        )
+    return {
+        "continuity": said,
+        "sample_count": h.sample_count,
+        "largest_gap_minutes": _gap(h),
+    }
+
+
+def _gap(h: Hijack) -> float:
+    return round(h.largest_gap.total_seconds() / 60, 1)
 
 
 def _unheld(h: Hijack) -> str:

@@ -1,73 +1,131 @@
 """DRIFT-001..003, DRIFT-006: what changed in the GPU configuration, and in the RBAC reaching
 the GPU stack, between two good syncs.
 
-Each recorded drift event stays a finding for the drift window (a setting), so a change is
-seen and acknowledged, not lost when the next quiet sync comes round.
+Each recorded drift event stays in its finding for the drift window (a setting), so a change is
+seen and acknowledged, not lost when the next quiet sync comes round. A finding is one cause on
+one subject (DESIGN §5): the changes of one object within the window are one finding that lists
+them, newest first. It resolves when the last of them leaves the window, and a later change of
+the object reopens it (same finding, first seen kept).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 
 from posture.inputs import DriftEventInfo, PostureInputs
 from posture.rules.common import tenants_on_node
 from posture.rules.drift.component_nodes import component_nodes
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import node_draft, node_named, subject_draft
 
 MAPPINGS = ("SP800-53:CM-3",)
+# The checks whose finding lists its object's changes (`changes`, newest first).
+CHANGE_CHECKS = frozenset({"DRIFT-001", "DRIFT-002", "DRIFT-003", "DRIFT-006"})
+# kind, namespace, name of the object that changed, and the finding's key: the device-plugin
+# config key changed in a ConfigMap (each key is the config of other nodes: its own cause).
+Subject = tuple[str, str, str, str]
+
+
+def _by_subject(inputs: PostureInputs, check_id: str) -> dict[Subject, list[DriftEventInfo]]:
+    """The check's drift events in the window by the object they changed, newest first."""
+    found: dict[Subject, list[DriftEventInfo]] = {}
+    for event in reversed(inputs.drift_events):  # the read model gives them oldest first
+        change = event.change
+        if change.check_id == check_id:
+            key = change.after.get("key") or change.before.get("key") or ""
+            if change.subject_kind != "ConfigMap" or not isinstance(key, str):
+                key = ""
+            subject = (change.subject_kind, change.subject_namespace, change.subject_name, key)
+            found.setdefault(subject, []).append(event)
+    return found
 
 
 def _drafts(inputs: PostureInputs, check_id: str, gpu_wide: bool = False) -> Iterator[FindingDraft]:
-    """One finding per drift event, on the object that changed, for every tenant on the
-    nodes it reaches (DRIFT-002: the GPU nodes the component runs on or manages,
-    component_nodes; `gpu_wide`: a change that reaches every GPU node, so every tenant on
-    one)."""
+    """One finding per object that changed, for every tenant on the nodes its changes reach
+    (DRIFT-002: the GPU nodes the component runs on or manages, component_nodes; `gpu_wide`:
+    a change that reaches every GPU node, so every tenant on one)."""
     gpu_nodes = [n.name for n in inputs.snapshot.nodes if n.is_gpu_node]
-    for event in inputs.drift_events:
-        change = event.change
-        if change.check_id != check_id:
-            continue
+    for (kind, namespace, name, key), events in sorted(_by_subject(inputs, check_id).items()):
+        nodes: dict[str, None] = {}  # ordered set: every node any change reaches
         basis = ""
-        nodes: Sequence[str] = gpu_nodes if gpu_wide else change.nodes
-        if check_id == "DRIFT-002":
-            nodes, basis = component_nodes(inputs, change)
+        for event in events:
+            reached: Sequence[str] = gpu_nodes if gpu_wide else event.change.nodes
+            if check_id == "DRIFT-002":
+                reached, basis = component_nodes(inputs, event.change)
+            nodes.update(dict.fromkeys(reached))
         tenants = sorted({t.slug for node in nodes for t in tenants_on_node(inputs, node)})
         facts = {
             "tenants": tenants,
-            "evidence": _evidence(event, tenants, nodes, basis),
-            "key": f"drift-event-{event.id}",
-            "title": change.summary,
+            "evidence": _evidence(events, tenants, list(nodes), basis),
+            "title": _title(events),
+            "key": key,
         }
-        if change.subject_kind == "Node":
-            yield node_draft(check_id, node_named(inputs, change.subject_name), **facts)
+        if kind == "Node":
+            yield node_draft(check_id, node_named(inputs, name), **facts)
         else:
             yield subject_draft(
-                check_id,
-                kind=change.subject_kind,
-                namespace=change.subject_namespace,
-                name=change.subject_name,
-                exposure=len(nodes),
-                **facts,
+                check_id, kind=kind, namespace=namespace, name=name, exposure=len(nodes), **facts
             )
 
 
+def _title(events: list[DriftEventInfo]) -> str:
+    latest = events[0].change.summary
+    if len(events) == 1:
+        return latest
+    return f"{latest} ({len(events)} changes in the drift window)"
+
+
 def _evidence(
-    event: DriftEventInfo, tenants: list[str], nodes: Sequence[str], basis: str
+    events: list[DriftEventInfo], tenants: list[str], nodes: Sequence[str], basis: str
 ) -> dict[str, object]:
-    change = event.change
+    """The latest change at the top (as one change was shown before), and every change in the
+    window newest first, each with what it was before and after and when it was seen."""
+    latest = events[0]
     evidence: dict[str, object] = {
-        "detected_at": event.detected_at,
-        "sync_run": event.sync_run,
-        "change": change.summary,
-        "before": change.before,
-        "after": change.after,
+        "detected_at": latest.detected_at,
+        "sync_run": latest.sync_run,
+        "change": latest.change.summary,
+        "before": latest.change.before,
+        "after": latest.change.after,
+        "changes": [_change(e) for e in events[:MEMBERS_SHOWN]],
+        "change_count": len(events),
         "nodes_affected": list(nodes),
         "tenants_on_those_nodes": tenants,
     }
     if basis:  # how the nodes are known, where the change does not name them itself
         evidence["nodes_basis"] = basis
     return evidence
+
+
+def change_after(check_id: str, evidence: object, since: datetime | None) -> dict | None:
+    """The newest change a finding of CHANGE_CHECKS lists when it was detected after `since`
+    (when its risk was accepted: what was accepted is the changes seen then, not later ones,
+    DESIGN §5), else None; None too for another check, or `since` unknown (None)."""
+    if since is None or check_id not in CHANGE_CHECKS or not isinstance(evidence, Mapping):
+        return None
+    changes = evidence.get("changes")
+    if not changes or not isinstance(changes[0], Mapping):
+        return None
+    newest = changes[0]
+    try:
+        detected = datetime.fromisoformat(str(newest.get("detected_at")))
+    except ValueError:
+        return None
+    if detected.tzinfo is None or detected <= since:
+        return None
+    return dict(newest)
+
+
+def _change(event: DriftEventInfo) -> dict[str, object]:
+    return {
+        "drift_event": event.id,
+        "detected_at": event.detected_at,
+        "sync_run": event.sync_run,
+        "change": event.change.summary,
+        "before": event.change.before,
+        "after": event.change.after,
+    }
 
 
 @check(

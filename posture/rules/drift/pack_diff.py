@@ -59,13 +59,21 @@ def _weakens(key: str, value: Any) -> bool:
     return False
 
 
+# The deployed side cannot tell an edit in the cluster from a pack deployed before the registry
+# changed (a namespace added to a tenant, an exemption withdrawn): the detail says both.
+WEAKENED = (
+    "weaker than the generated pack (changed in the cluster, or deployed before the tenant "
+    "registry changed): "
+)
+
+
 @dataclass(frozen=True)
 class PackDifference:
     kind: str
     namespace: str
     name: str
-    # "missing", "changed", "mode", "unexpected"; "weakened" (a field changed by hand so that
-    # the object lets through what it was generated to judge); "lifted" (a Kyverno
+    # "missing", "changed", "mode", "unexpected"; "weakened" (a field differs so that the
+    # object lets through what it was generated to judge); "lifted" (a Kyverno
     # PolicyException naming its rules: posture.rules.drift.pack)
     change: str
     detail: str
@@ -140,7 +148,7 @@ def _pair(key: tuple[str, str, str], expected: dict, deployed: dict | None) -> l
             PackDifference(
                 *key,
                 change="weakened",
-                detail="weakened by hand: " + "; ".join(dict.fromkeys(weakened.values())),
+                detail=WEAKENED + "; ".join(dict.fromkeys(weakened.values())),
                 paths=tuple(weakened)[:PATHS_SHOWN],
             )
         )
@@ -178,7 +186,7 @@ def _weakening(path: str, expected: dict, deployed: dict) -> str:
             return ""
         kept = set(map(str, have)) if isinstance(have, list) else set()
         dropped = sorted(set(map(str, want)) - kept)
-        return f"namespaces no longer matched: {', '.join(dropped)}" if dropped else ""
+        return f"namespaces not matched: {', '.join(dropped)}" if dropped else ""
     if _weakens(key, have):
         return f"{path}: {have}"
     return ""

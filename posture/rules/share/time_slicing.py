@@ -151,6 +151,9 @@ def _share005_draft(
         "node_count": len(nodes),
         "tenants_on_those_nodes": tenants,
     }
+    if config.matched:
+        # No ClusterPolicy or DaemonSet read names the map: say how it was taken as the config.
+        evidence["config_matched"] = config.matched
     title = (
         f"Time-slicing config {config.namespace}/{config.configmap} key {config.key} "
         f"lets a container take several replicas ({config.replicas or '?'} per GPU)"

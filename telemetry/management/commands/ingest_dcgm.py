@@ -60,7 +60,8 @@ class Command(BaseCommand):
         by = ", ".join(f"{n} {k}" for k, n in sorted(result.by_attribution.items())) or "none"
         self.stdout.write(
             f"dcgm: {result.samples} samples for {cluster.name} ({by}); "
-            f"{result.hours_rolled} complete hour(s) rolled up for the utilisation page"
+            f"{result.hours_rolled} hour(s) rolled up for the utilisation page "
+            "(the hour under way, if any, partial)"
         )
 
 
