@@ -170,7 +170,15 @@ class SharingRequestSerializer(serializers.ModelSerializer):
 
 
 class DecisionSerializer(serializers.Serializer):
-    reason = serializers.CharField(max_length=2000)
+    # An approval may go without a note (the request carries its justification); a denial
+    # or a revocation says why (checked in _decision, per action).
+    reason = serializers.CharField(
+        max_length=2000,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Why: required to deny or revoke, optional to approve.",
+    )
     expires_in_days = serializers.IntegerField(
         required=False,
         min_value=1,
@@ -227,7 +235,12 @@ class SharingRequestViewSet(
         sharing_request = self.get_object()
         body = DecisionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        kwargs = {"reason": body.validated_data["reason"], **extra}
+        reason = body.validated_data["reason"].strip()
+        if not reason and service is not sharing_request_approve:
+            raise exceptions.ValidationError(
+                {"reason": ["Give a reason: a denial or a revocation says why."]}
+            )
+        kwargs = {"reason": reason, **extra}
         if service is sharing_request_approve:
             kwargs["expires_in_days"] = body.validated_data.get("expires_in_days")
         try:

@@ -232,6 +232,27 @@ def test_api_ask_approve_and_four_eyes(small_world, personas, second_engineer):
     assert denied.json()["status"] == "denied"
 
 
+def test_api_approval_needs_no_note_but_a_denial_and_a_revocation_say_why(
+    small_world, personas, second_engineer
+):
+    owner = api_client(personas["viewer_alpha"])
+    body = {"tenant": "alpha", "cluster": "lab", "mode": "mig_gi", "justification": "fits"}
+    rid = owner.post(URL, body, format="json").json()["id"]
+    other = owner.post(URL, {**body, "mode": "vgpu_fixed"}, format="json").json()["id"]
+    engineer = api_client(personas["platform_engineer"])
+
+    approved = engineer.post(f"{URL}{rid}/approve/")  # an empty body, as automation sends it
+    assert approved.status_code == 200, approved.content
+    assert approved.json()["status"] == "approved"
+    assert approved.json()["decision_reason"] == ""
+
+    unexplained = engineer.post(f"{URL}{other}/deny/", {"reason": "  "}, format="json")
+    assert unexplained.status_code == 400
+    assert "denial or a revocation says why" in unexplained.json()["errors"]["reason"][0]
+    assert engineer.post(f"{URL}{rid}/revoke/", {}, format="json").status_code == 400
+    assert SharingRequest.objects.get(pk=other).status == "pending"
+
+
 def open_on(check_id: str, tenant: str) -> list[Finding]:
     return list(Finding.objects.filter(check_id=check_id, status="open", tenants__slug=tenant))
 
