@@ -102,3 +102,83 @@ def test_overview_and_tenant_list_read_trust_class_as_words(trusted_world, perso
         table = _text(html.split('class="data ranked"')[1].split("</table>")[0])
         assert "internal trusted" in table, url
         assert "internal_trusted" not in table, url
+
+
+@pytest.fixture
+def exposed_world(small_world):
+    """gpu-ts-1 runs Container Toolkit 1.17.4 and DCGM exporter 3.6.1, below nvidia-5659 and
+    nvidia-5857; scored."""
+    from inventory.bulletins.patch_refresh import nodes_patch_refresh
+    from inventory.bulletins.store import bulletins_import_paths
+    from inventory.models import Node
+    from tests.realworld import realworld
+
+    bulletins_import_paths(paths=[str(realworld("csaf", f"nvidia-{n}.json")) for n in ("5659",)])
+    node = Node.objects.get(name="gpu-ts-1")
+    node.data["container_toolkit_version"] = "1.17.4"
+    node.save(update_fields=["data"])
+    nodes_patch_refresh()
+    posture_evaluate()
+    return node
+
+
+@pytest.mark.django_db
+def test_patch_page_names_components_in_words(exposed_world, personas):
+    html = _page(personas["security_lead"], "/patch/")
+    chart = html.split('id="patch-chart"')[1].split("</script>")[0]
+    assert "Container Toolkit" in chart and "container_toolkit" not in chart
+    assert "device plugin" in chart and "device_plugin" not in chart
+    text = _text(html.split('id="patch-chart"')[0] + html.split("</script>", 1)[-1])
+    assert "Container Toolkit 1.17.8" in text
+    for code in ("container_toolkit", "device_plugin", "gpu_operator", "dcgm_exporter"):
+        assert code not in text, code
+
+
+@pytest.mark.django_db
+def test_node_page_names_components_and_remedies_in_words(exposed_world, personas):
+    # nvidia-5659 states no remediation; one as the demo's bulletins give them (CSAF category).
+    exposed_world.refresh_from_db()
+    exposed_world.patch_exposures[0]["remedies"] = [
+        {"category": "vendor_fix", "details": "Upgrade to 1.17.8 or later.", "url": ""}
+    ]
+    exposed_world.save(update_fields=["patch_exposures"])
+    html = _page(personas["security_lead"], f"/nodes/lab/{exposed_world.name}/")
+    patch = _text(html.split('id="patch-h"')[1].split("</section>")[0])
+    assert "Container Toolkit" in patch and "vendor fix" in patch and "GPU Operator" in patch
+    assert "the node does not run the MIG manager" in patch
+    for code in ("container_toolkit", "vendor_fix", "gpu_operator", "mig_manager"):
+        assert code not in patch, code
+
+
+@pytest.mark.django_db
+def test_stack_title_names_the_component_in_words_and_the_api_keeps_codes(exposed_world, personas):
+    from posture.models import Finding
+
+    finding = Finding.objects.get(check_id="STACK-002", subject_name=exposed_world.name)
+    assert finding.title.startswith(f"GPU node {exposed_world.name}: Container Toolkit 1.17.4"), (
+        finding.title
+    )
+    body = api_client(personas["security_lead"]).get(f"/api/v1/findings/{finding.pk}/").json()
+    assert "container_toolkit 1.17.4" in body["evidence"]["components"]
+    assert {e["component"] for e in body["evidence"]["exposures"]} >= {"container_toolkit"}
+    html = _page(personas["security_lead"], f"/findings/{finding.pk}/")
+    # The exposures' `component` reads as words; `components` is prose the evidence keeps.
+    assert "<td>Container Toolkit</td>" in html.split("evidence-box")[1]
+
+
+@pytest.mark.django_db
+def test_finding_evidence_reads_modes_and_trust_classes_in_words(trusted_world, personas):
+    from posture.models import Finding
+
+    finding = Finding.objects.filter(check_id="SHARE-003").first()
+    assert finding is not None
+    raw = api_client(personas["security_lead"]).get(f"/api/v1/findings/{finding.pk}/").json()
+    assert "time_slicing" in str(raw["evidence"]) and "internal_trusted" in str(raw["evidence"])
+    html = _page(personas["security_lead"], f"/findings/{finding.pk}/")
+    evidence = _text(html.split("evidence-box")[1].split("</section>")[0])
+    assert "time-slicing" in evidence and "internal trusted" in evidence
+    # A value of a known key reads as words (the rule's and the basis' prose are stored text).
+    box = html.split("evidence-box")[1]
+    for code in ("time_slicing", "internal_trusted"):
+        assert f"<td>{code}</td>" not in box, code
+    assert "<td>time-slicing</td>" in box and "<td>internal trusted</td>" in box
