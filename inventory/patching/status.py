@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from gpuposture.base.enums import Severity
+from gpuposture.base.labels import words
 from inventory.bulletins.csaf.fixes import Fix
 from inventory.bulletins.csaf.products import ALL_VERSIONS, EVERY, OPEN
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
@@ -316,7 +317,7 @@ def _dropped_by(relevant: list[Fix], fixes: list[Fix], vgpu_host: bool = False) 
 
 def _unknown_note(kind: str, relevant: list[Fix], gpu_model: str | None) -> str:
     if kind != "firmware":
-        return f"{kind}: version unknown"
+        return f"{words(kind)}: version unknown"
     models = ", ".join(sorted({f.component.line or "?" for f in relevant}))
     if gpu_model is None:
         return f"firmware: GPU model unknown, and imported bulletins name firmware for {models}"
@@ -378,7 +379,7 @@ def _absent(kind: str, fix: Fix) -> Exposure:
     reason = Verdict(
         False,
         NOT_PRESENT,
-        f"Not affected: the node does not run the {kind.replace('_', ' ')}.",
+        f"Not affected: the node does not run the {words(kind)}.",
         VEX_NOT_PRESENT,
     )
     return replace(_exposure(kind, None, fix, reason), condition_status=None)
