@@ -1,7 +1,7 @@
 """ATTR-001 on sparse samples: every sample over a span longer than the window shows the GPU
 busy with no workload, but they lie further apart than the gap over which continuity is
-judged (ingests minutes apart, a slow scrape). The product still reports it, rated high, and
-says continuity was not observed; dense runs stay critical. Guards: a sample held by a pod or
+judged (ingests minutes apart, a slow scrape). The product still reports it, critical as a
+dense run is, and says continuity was not observed. Guards: a sample held by a pod or
 idle inside the span, or one sample alone, never fires."""
 
 from __future__ import annotations
@@ -112,13 +112,13 @@ def unheld_node(small_world):
 
 
 @pytest.mark.django_db
-def test_sparse_busy_gpu_with_no_workload_is_a_high_finding_saying_continuity_unseen(
+def test_sparse_busy_gpu_with_no_workload_is_a_critical_finding_saying_continuity_unseen(
     unheld_node,
 ):
     _ingest_each(unheld_node, (20, 10, 1))
     posture_evaluate()
     (finding,) = _attr001()
-    assert finding.severity == "high" and finding.subject_name == "gpu-ts-1"
+    assert finding.severity == "critical" and finding.subject_name == "gpu-ts-1"
     evidence = finding.evidence
     assert (evidence["sample_count"], evidence["largest_gap_minutes"]) == (3, 10.0)
     assert evidence["continuity"].startswith("not observed: all 3 samples from ")

@@ -29,10 +29,11 @@ GAP_MINUTES = round(MAX_GAP.total_seconds() / 60)  # samples further apart: cont
     "the path it came in by (an exposed notebook, a static key, a privileged "
     "pod) and rotate what it could read.",
     mappings=("ATT&CK:T1496.001", "CSF 2.0:DE.CM-09", "SP800-53:SI-4"),
-    severity_rule="Critical where the GPU was seen busy throughout (no two samples more than "
-    f"{GAP_MINUTES} min apart); high where every sample over the window was busy with no "
-    "workload but some lie further apart, so that it stayed busy between them was not observed "
-    "(evidence: continuity, sample_count, largest_gap_minutes).",
+    severity_rule="Critical whether the GPU was seen busy throughout (no two samples more "
+    f"than {GAP_MINUTES} min apart) or every sample over the window was busy with no workload "
+    "but some lie further apart: a GPU busy at every look with nothing scheduled on it is the "
+    "signature either way; the evidence says whether it stayed busy between samples was "
+    "observed (continuity, sample_count, largest_gap_minutes).",
 )
 def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
     settings = inputs.telemetry.settings
@@ -88,8 +89,6 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
             key=key,
             title=title,
             exposure=1,
-            # Sparse: the signature in every sample, its continuity not observed.
-            severity="" if h.continuous else "high",
         )
 
 
