@@ -52,3 +52,15 @@ def test_procurement_is_not_told_a_scored_fleet_is_unscored(small_world, persona
 def test_a_reader_of_scores_still_sees_when_they_were_made(small_world, personas):
     assert "Last scored" in page(personas["security_lead"], "/")
 
+
+def test_provider_page_links_clusters_only_for_roles_that_can_open_them(small_world, personas):
+    from providers.models import Provider
+
+    provider = Provider.objects.create(slug="nimbus", name="Nimbus")
+    small_world.provider = provider
+    small_world.save(update_fields=["provider"])
+    link = '<a href="/clusters/lab/">lab</a>'
+    procurement = page(personas["procurement"], "/providers/nimbus/")
+    assert "lab" in procurement and link not in procurement
+    assert link in page(personas["security_lead"], "/providers/nimbus/")
+
