@@ -36,9 +36,7 @@ def test_approvals_queue_empty_for_a_viewer_does_not_claim_everything_was_decide
     assert "tenant viewer sees what their own tenants run" in html
 
 
-def test_approvals_queue_empty_for_a_reader_of_everything_says_nothing_waits(
-    small_world, personas
-):
+def test_approvals_queue_empty_for_a_reader_of_everything_says_nothing_waits(small_world, personas):
     html = page(personas["security_lead"], "/approvals/")
     assert "Nothing waiting: every sharing request has been decided." in html
 
@@ -64,3 +62,14 @@ def test_provider_page_links_clusters_only_for_roles_that_can_open_them(small_wo
     assert "lab" in procurement and link not in procurement
     assert link in page(personas["security_lead"], "/providers/nimbus/")
 
+
+def test_approvals_rows_name_the_tenant(small_world, personas):
+    SharingRequest.objects.create(
+        tenant=Tenant.objects.get(slug="beta"),
+        cluster=small_world,
+        mode="mig_gi",
+        justification="training",
+        requested_by=personas["viewer_beta"],
+    )
+    html = page(personas["security_lead"], "/approvals/")
+    assert '<a href="/tenants/beta/">Beta Corp</a>' in html
