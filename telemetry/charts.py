@@ -14,7 +14,9 @@ def tenant_hours_area(days: list[dict]) -> dict[str, Any]:
     text."""
     dates = sorted({row["day"] for row in days})
     tenants = sorted({row["tenant_name"] for row in days})
-    hours = {(row["tenant_name"], row["day"]): row["gpu_hours"] + row["mig_slice_hours"] for row in days}
+    hours = {
+        (row["tenant_name"], row["day"]): row["gpu_hours"] + row["mig_slice_hours"] for row in days
+    }
     figure = go.Figure(
         [
             go.Bar(

@@ -45,7 +45,7 @@ def test_page_says_busy_is_unknown_for_mig_and_names_tenants(mig_and_whole, pers
     client.force_login(personas["security_lead"])
     html = client.get("/utilisation/?days=7").content.decode()
     alpha = Tenant.objects.get(slug="alpha")
-    row = html.split(f'data-tenant="alpha"')[1].split("</tr>")[0]
+    row = html.split('data-tenant="alpha"')[1].split("</tr>")[0]
     assert "unknown (MIG)" in row and "0.0</td><td><span" not in row
     assert f"<td>{alpha.name}</td>" in row
     beta_row = html.split('data-tenant="beta"')[1].split("</tr>")[0]
