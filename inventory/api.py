@@ -210,6 +210,7 @@ class NodeSerializer(PresentedSerializer):
             "id",
             "name",
             "cluster",
+            "described_by",
             "is_gpu_node",
             "is_accelerator_node",
             "accelerator_resources",

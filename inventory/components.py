@@ -58,6 +58,15 @@ LABELS = {
     "dra_driver": "DRA driver (kubelet plugin)",
     "firmware": "Firmware (VBIOS)",
 }
+# What `nvidia-smi -q -x` shows of the stack: on a node described by it alone (no Kubernetes
+# API record, so no pods or labels), every other component is unknown, and not reported by
+# STACK-004 nor judged for its patch status: no Kubernetes workload reaches the host through
+# them, and where gpuposture knows nothing it does not shout (docs/clusters.md).
+HOST_READ = ("driver", "firmware")
+HOST_ONLY = "nvidia-smi"  # snapshot Node.described_by of such a node
+NOT_READ_ON_HOST = (
+    "nvidia-smi -q -x does not show it, and the Kubernetes API does not list this node"
+)
 FIRMWARE_SOURCE = "nvidia-smi -q -x imported for the node"
 FIRMWARE_UNKNOWN = (
     "the Kubernetes API never shows the VBIOS: import `nvidia-smi -q -x` for the node"
@@ -258,6 +267,8 @@ def node_components(node: Any) -> dict[str, dict[str, str | None]]:
             state, source = INSTALLED, deployed.get(component) or _essential_source(component, get)
         elif component in absent:
             state, source = NOT_INSTALLED, absent[component]
+        elif get("described_by") == HOST_ONLY and component not in HOST_READ:
+            state, source = UNKNOWN, NOT_READ_ON_HOST
         else:
             state, source = UNKNOWN, deployed.get(component) or _unknown_source(component)
         result[component] = {"state": state, "version": version, "source": source}
@@ -280,14 +291,17 @@ def _unknown_source(component: str) -> str:
 
 def deployed_unknown(node: Any) -> list[str]:
     """Components whose version is unknown although they are deployed on the node (or, for the
-    driver, toolkit and device plugin, may be): what STACK-004 reports."""
+    driver, toolkit and device plugin, may be): what STACK-004 reports. On a node described by
+    nvidia-smi only, just what nvidia-smi shows (HOST_READ)."""
     get = node.get if isinstance(node, Mapping) else lambda name: getattr(node, name, None)
     deployed = get("deployed") or {}
+    host_only = get("described_by") == HOST_ONLY
     return [
         component
         for component, entry in node_components(node).items()
         if entry["state"] == UNKNOWN
         and (component in (*ESSENTIAL, "device_plugin") or component in deployed)
+        and (not host_only or component in HOST_READ)
     ]
 
 

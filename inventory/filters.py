@@ -88,6 +88,7 @@ class NodeFilter(FilterSet):
     )
     sharing_strategy = django_filters.ChoiceFilter(choices=Node.SharingStrategy.choices)
     patch_status = django_filters.ChoiceFilter(choices=Node.PatchStatus.choices)
+    described_by = django_filters.ChoiceFilter(choices=Node.DescribedBy.choices)
     gpu = django_filters.ChoiceFilter(
         choices=NODE_KINDS,
         empty_label=None,
@@ -98,7 +99,7 @@ class NodeFilter(FilterSet):
 
     class Meta:
         model = Node
-        fields = ["cluster", "gpu_model", "sharing_strategy", "patch_status", "gpu"]
+        fields = ["cluster", "gpu_model", "sharing_strategy", "patch_status", "described_by", "gpu"]
 
     def __init__(self, data=None, *args, **kwargs) -> None:
         # A boolean as clients write it (True, 1, yes) means what "true" means.

@@ -1,4 +1,5 @@
-"""Merge facts read on a host (nvidia-smi) into a node the Kubernetes API describes. PURE."""
+"""Facts read on a host (nvidia-smi): merged into a node the Kubernetes API describes, or the
+whole node where the API does not list it. PURE."""
 
 from __future__ import annotations
 
@@ -6,8 +7,29 @@ from dataclasses import replace
 from typing import Any
 
 from inventory import snapshot as snap
+from inventory.components import HOST_ONLY
 from inventory.sources.cloud_labels import cloud_gpu_model
 from inventory.sources.instance_gpus import instance_gpu_model
+
+
+def node_from_host_facts(name: str, facts: dict[str, Any]) -> snap.Node:
+    """A node the Kubernetes API does not list, as its `nvidia-smi -q -x` describes it: GPUs,
+    driver, CUDA, VBIOS and MIG mode. Nothing else is claimed: no labels, taints or pods, and
+    the components nvidia-smi cannot show (toolkit, device plugin, operator) stay unknown."""
+    count = int(facts.get("gpu_count") or 0) or None
+    return snap.Node(
+        name=name,
+        gpu_model=facts.get("gpu_model") or None,
+        gpu_count=count,
+        gpu_count_basis=f"nvidia-smi on the host ({count} GPUs listed)" if count else "",
+        driver_version=facts.get("driver_version") or None,
+        driver_version_source="nvidia-smi" if facts.get("driver_version") else None,
+        cuda_driver_version=facts.get("cuda_driver_version") or None,
+        firmware_version=facts.get("firmware_version") or None,
+        # MIG mode is the host's; which profiles and strategy the API would show is unknown.
+        sharing_strategy="mig" if facts.get("mig_enabled") else "none",
+        described_by=HOST_ONLY,
+    )
 
 
 def merge_host_facts(node: snap.Node, facts: dict[str, Any]) -> snap.Node:

@@ -131,6 +131,11 @@ class Node(models.Model):
         BELOW_BASELINE = "below_baseline", "below baseline"
         UNKNOWN = "unknown", "unknown"
 
+    class DescribedBy(models.TextChoices):
+        KUBERNETES = "kubernetes", "Kubernetes API"
+        # A host the API does not list, imported with import_nvidia_smi: syncs keep it.
+        NVIDIA_SMI = "nvidia-smi", "nvidia-smi -q -x only"
+
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="nodes")
     name = models.CharField(max_length=253)
     is_gpu_node = models.BooleanField(default=False)
@@ -150,6 +155,9 @@ class Node(models.Model):
     time_slicing_replicas = models.PositiveIntegerField(null=True, blank=True)
     mig_strategy = models.CharField(max_length=20, blank=True)
     mig_config = models.CharField(max_length=120, blank=True)
+    described_by = models.CharField(
+        max_length=20, choices=DescribedBy.choices, default=DescribedBy.KUBERNETES
+    )
     taints = models.JSONField(default=list, blank=True)
     labels = models.JSONField(default=dict, blank=True)
     # "" (null in the API) on a node known to hold no GPU: nothing to patch

@@ -10,6 +10,7 @@ from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
+from gpuposture.base.labels import words
 from gpuposture.base.roles import EDIT_CLUSTERS, may
 from inventory.components import LABELS as COMPONENT_LABELS
 from inventory.components import firmware_coverage, node_components
@@ -104,7 +105,7 @@ def _pool_counts() -> dict:
 def _patch_row(node: Node, pool: str, now: datetime) -> dict:
     released = [datetime.fromisoformat(e["released"]) for e in node.patch_exposures]
     move_to = {
-        f"{e['component']} {e['fixed_version']}"
+        f"{words(e['component'])} {e['fixed_version']}"
         for e in node.patch_exposures
         if e.get("fixed_version")
     }
@@ -117,7 +118,10 @@ def _patch_row(node: Node, pool: str, now: datetime) -> dict:
         "move_to": sorted(move_to),
         # Who upgrades each exposed component here (the sync's Node.upgrade_by).
         "upgrade_by": sorted(
-            {f"{c}: {by.get(c) or 'not resolved'}" for c in {e["component"] for e in exposures}}
+            {
+                f"{words(c)}: {by.get(c) or 'not resolved'}"
+                for c in {e["component"] for e in exposures}
+            }
         ),
         "unverified": sum(e.get("condition_status") == "unverified" for e in node.patch_exposures),
         "not_affected": [

@@ -175,7 +175,9 @@ def previous_state(cluster: Cluster, node_names: Iterable[str] | None = None) ->
     )
     for kind, data in rows.iterator(chunk_size=2000):
         grouped[kind].append(snap.from_dict(wanted[kind], data))
-    node_rows = cluster.nodes.all()
+    # A node described by nvidia-smi only is no node of the API's: a sync that lists it sees
+    # a node joining, not labels and taints appearing on one it had (DRIFT-003).
+    node_rows = cluster.nodes.exclude(described_by=Node.DescribedBy.NVIDIA_SMI)
     if node_names is not None:
         node_rows = node_rows.filter(name__in=list(node_names))
     node_data = node_rows.values_list("data", flat=True).iterator(chunk_size=2000)

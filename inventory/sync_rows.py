@@ -19,6 +19,8 @@ from inventory import snapshot as snap
 from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.models import Cluster, ClusterObject, Node, Pod
 
+HOST_ONLY = Node.DescribedBy.NVIDIA_SMI
+
 NODE_FIELDS = (
     "is_gpu_node",
     "is_accelerator_node",
@@ -33,6 +35,7 @@ NODE_FIELDS = (
     "time_slicing_replicas",
     "mig_strategy",
     "mig_config",
+    "described_by",
     "taints",
     "labels",
     "data",
@@ -160,6 +163,7 @@ def _node_facts(node: snap.Node) -> dict[str, Any]:
         "time_slicing_replicas": node.time_slicing_replicas,
         "mig_strategy": node.mig_strategy or "",
         "mig_config": node.mig_config or "",
+        "described_by": node.described_by,
     }
 
 
@@ -174,7 +178,8 @@ def nodes_write(
     cluster: Cluster, nodes: list[snap.Node], existing: dict[str, tuple[int, str]], now: datetime
 ) -> Changes:
     """Insert the new nodes, update the changed ones, delete those of `existing` (name ->
-    (pk, digest)) that are not among `nodes`."""
+    (pk, digest)) that are not among `nodes`, except the nodes described by nvidia-smi only:
+    the API never listed them, so its not listing them now is no sign they are gone."""
     stamp = db_datetime(now)
     to_create, to_update = [], []
     for node in nodes:
@@ -188,9 +193,11 @@ def nodes_write(
     rows_update(Node, NODE_COLUMNS, to_update)
     names = {node.name for node in nodes}
     gone = [pk for name, (pk, _digest) in existing.items() if name not in names]
+    deleted = 0
     for batch in chunks(gone):
-        Node.objects.filter(pk__in=batch).delete()
-    return Changes(len(to_create), len(to_update), len(gone))
+        rows = Node.objects.filter(pk__in=batch).exclude(described_by=HOST_ONLY)
+        deleted += rows.delete()[1].get(Node._meta.label, 0)
+    return Changes(len(to_create), len(to_update), deleted)
 
 
 def pod_rows_write(

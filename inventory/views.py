@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from gpuposture.base.decorators import role_required
+from gpuposture.base.labels import words
 from gpuposture.base.querysets import sees_every_row
 from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.roles import (
@@ -190,7 +191,7 @@ def patch_status(request: HttpRequest) -> HttpResponse:
     chart = None
     if pools:
         below = [[overview["pools"][p]["components"][c] for c in PATCH_COMPONENTS] for p in pools]
-        chart = patch_heatmap(pools, list(PATCH_COMPONENTS), below)
+        chart = patch_heatmap(pools, [words(c) for c in PATCH_COMPONENTS], below)
     context = {
         **overview,
         "chart": chart,

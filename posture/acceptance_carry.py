@@ -165,7 +165,12 @@ def _carry(finding: Finding, accepted: list[Finding]) -> None:
     reasons = "; ".join(f"{subject_text(old)}: {old.accepted_reason}" for old in accepted)
     text = f"Carried from {len(accepted)} narrower findings, each accepted: {reasons}"
     finding.accepted_reason = text if len(text) <= REASON_MAX else text[: REASON_MAX - 3] + "..."
-    finding.save(update_fields=["status", "accepted_by", "accepted_reason", "accepted_until"])
+    # Accepted as of the earliest of them (a change after it was not seen by that acceptor);
+    # unknown if any is.
+    moments = [old.accepted_at for old in accepted]
+    finding.accepted_at = None if None in moments else min(m for m in moments if m)
+    fields = ["status", "accepted_by", "accepted_reason", "accepted_until", "accepted_at"]
+    finding.save(update_fields=fields)
 
 
 def _earlier_state(old: Finding) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import NameOrIdLookupMixin, ScopedReadOnlyViewSet
+from gpuposture.base.pagination import CataloguePagination
 from gpuposture.base.roles import TRIAGE_FINDINGS
 from inventory.models import Cluster
 from inventory.presenter import hidden_scope_for, visible_namespaces_for
@@ -125,14 +126,15 @@ class FindingViewSet(ScopedReadOnlyViewSet):
             (200, "application/json"): FindingSerializer(many=True),
             (200, "text/csv"): str,
             (200, "application/sarif+json"): dict,
-            (200, "application/yaml"): str,
         },
     )
     @action(detail=False, methods=["get"], url_path="export", pagination_class=None)
     def export(self, request: Request) -> HttpResponse | StreamingHttpResponse:
         """All findings the filters select (not paginated), as JSON, CSV, SARIF 2.1.0 or
         Kubernetes policy reports (`openreports`: openreports.io/v1alpha1 Report and
-        ClusterReport; `policyreport`: wgpolicyk8s.io/v1alpha2), multi-document YAML;
+        ClusterReport; `policyreport`: wgpolicyk8s.io/v1alpha2) as JSON, one report or a
+        `{"apiVersion": "v1", "kind": "List", "items": [...]}` of them (`kubectl apply -f`
+        takes either);
         at most GPUPOSTURE_EXPORT_MAX_ROWS of them (more: a 400 asking to filter). A tenant
         viewer's reports hold their own namespaces only."""
         kind = request.query_params.get("format", "json")
@@ -231,15 +233,19 @@ class ControlSerializer(serializers.Serializer):
     open_findings = serializers.IntegerField()
 
 
-class CheckViewSet(viewsets.ViewSet):
+class CheckViewSet(viewsets.GenericViewSet):
     """The check catalogue: every check with its rationale, remediation, mappings and how
-    many open findings (that you may see) it has; `frameworks/` groups them by control."""
+    many open findings (that you may see) it has; `frameworks/` groups them by control.
+    Paginated like every list (DESIGN §8), one page holding the whole catalogue."""
 
     lookup_value_regex = "[A-Za-z0-9-]+"
+    serializer_class = CheckSerializer
+    pagination_class = CataloguePagination
+    filter_backends = ()  # a catalogue from code: no queryset to filter
 
-    @extend_schema(responses=CheckSerializer(many=True))
     def list(self, request: Request) -> Response:
-        return Response(CheckSerializer(catalogue(request.user), many=True).data)
+        page = self.paginate_queryset(catalogue(request.user))
+        return self.get_paginated_response(CheckSerializer(page, many=True).data)
 
     @extend_schema(responses=CheckSerializer)
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
@@ -249,7 +255,7 @@ class CheckViewSet(viewsets.ViewSet):
         return Response(CheckSerializer(entry).data)
 
     @extend_schema(responses=ControlSerializer(many=True))
-    @action(detail=False, methods=["get"])
+    @action(detail=False, methods=["get"], pagination_class=None)  # a short list of controls
     def frameworks(self, request: Request) -> Response:
         return Response(ControlSerializer(by_control(request.user), many=True).data)
 

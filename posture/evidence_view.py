@@ -7,7 +7,10 @@ GPU, dicts of lists). `evidence_tree` turns any JSON value into nodes the templa
 - a mapping becomes a two-column table (a field, its value);
 - a list of mappings becomes a table with a column per key (the union, in first-seen order);
 - a list of scalars becomes a comma-separated line (a short one) or a bulleted list;
-- a scalar becomes its text (true/false as yes/no, null as an em dash).
+- a scalar becomes its text (true/false as yes/no, null as an em dash);
+- the value of a key known to hold a code (a sharing mode, a node's sharing strategy, a trust
+  class, a stack component: WORDS_KEYS) reads as words (gpuposture.base.labels): the page says
+  "time-slicing", "internal trusted"; the stored evidence and the API keep the codes.
 
 Nesting is bounded (MAX_DEPTH) so a pathological document cannot make an unbounded page: what
 lies deeper is shown as compact text."""
@@ -19,9 +22,37 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuposture.base.labels import words
+
 MAX_DEPTH = 6
 INLINE_ITEMS = 6  # a list of up to this many short scalars reads best on one line
 INLINE_CHARS = 80
+# Evidence keys whose values (a string, or a list of strings) are codes, across the checks.
+WORDS_KEYS = frozenset(
+    {
+        # sharing modes (tenants.policy.SHARING_MODES) and node sharing strategies
+        "mode",
+        "sharing_mode",
+        "sharing_modes",
+        "observed_mode",
+        "sharing_strategy",
+        "node_sharing_strategy",
+        "forbidden_modes",
+        # trust class slugs
+        "trust_class",
+        "owner_class",
+        "stricter_class",
+        "sensitive_class",
+        "judged_as_class",
+        "forbidden_by",
+        "class",
+        # GPU-stack components (inventory.components) and bulletin remediation categories
+        "component",
+        "category",
+        # what an approved sharing request covers (tenants.policy.REQUEST_SCOPES)
+        "scope",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -54,10 +85,20 @@ def evidence_tree(value: Any, depth: int = 0) -> Node:
     if isinstance(value, Mapping):
         if depth >= MAX_DEPTH:
             return Node("scalar", text=json.dumps(value, sort_keys=True, default=str))
-        return Node("map", rows=[(label(k), evidence_tree(v, depth + 1)) for k, v in value.items()])
+        return Node("map", rows=[(label(k), _value(k, v, depth + 1)) for k, v in value.items()])
     if isinstance(value, list | tuple):
         return _sequence(list(value), depth)
     return Node("scalar", text=scalar_text(value))
+
+
+def _value(key: Any, value: Any, depth: int) -> Node:
+    """The node for `value` found under `key`: a code of a WORDS_KEYS key in words."""
+    if key in WORDS_KEYS:
+        if isinstance(value, str):
+            value = words(value)
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = [words(v) for v in value]
+    return evidence_tree(value, depth)
 
 
 def _sequence(values: list[Any], depth: int) -> Node:
@@ -67,7 +108,7 @@ def _sequence(values: list[Any], depth: int) -> Node:
         columns: list[str] = []
         for row in values:
             columns += [k for k in row if k not in columns]
-        cells = [[evidence_tree(row.get(c), depth + 1) for c in columns] for row in values]
+        cells = [[_value(c, row.get(c), depth + 1) for c in columns] for row in values]
         return Node("table", columns=[label(c) for c in columns], cells=cells)
     items = [evidence_tree(v, depth + 1) for v in values]
     if all(i.kind == "scalar" for i in items):

@@ -18,7 +18,7 @@ from typing import Any
 from gpuposture.base.spreadsheet import FORMULA_STARTS, csv_lines, spreadsheet_safe
 from posture.claims import claim_namespace, claim_note
 from posture.finding_fields import CSV_COLUMNS, CSV_FIELDS, SARIF_FIELDS, FindingField
-from posture.policy_reports import REPORT_FORMATS, report_documents, report_yaml
+from posture.policy_reports import REPORT_FORMATS, report_documents, report_json
 
 __all__ = ["CSV_COLUMNS", "FORMULA_STARTS", "findings_csv", "findings_sarif", "spreadsheet_safe"]
 
@@ -26,9 +26,10 @@ FORMATS = {  # format -> (content type, file name)
     "json": ("application/json", "findings.json"),
     "csv": ("text/csv", "findings.csv"),
     "sarif": ("application/sarif+json", "findings.sarif"),
-    # Kubernetes policy reports (posture.policy_reports), multi-document YAML.
-    "openreports": ("application/yaml", "findings-openreports.yaml"),
-    "policyreport": ("application/yaml", "findings-policyreport.yaml"),
+    # Kubernetes policy reports (posture.policy_reports): one report, or a v1 List of them,
+    # as JSON (which `kubectl apply -f` reads as it reads YAML).
+    "openreports": ("application/json", "findings-openreports.json"),
+    "policyreport": ("application/json", "findings-policyreport.json"),
 }
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -54,7 +55,7 @@ def export_text(
     theirs (posture.policy_reports.report_documents)."""
     if kind in REPORT_FORMATS:
         documents = report_documents(kind, rows, checks, link=link, namespaces=namespaces)
-        return report_yaml(documents)
+        return report_json(documents)
     if kind == "csv":
         return csv_lines(CSV_COLUMNS, (_cells(row) for row in rows))
     if kind == "sarif":

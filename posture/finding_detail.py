@@ -29,6 +29,7 @@ from tenants.redaction import HiddenScope, tenant_rows
 HISTORY_EVENTS = 50  # the latest audit events listed; the audit log holds them all
 WORKLOAD_NODES = 10  # nodes listed for a workload's pods
 OBJECT_TYPE = Finding._meta.label_lower
+OUTDATED_LINE = "reopened: a change after the acceptance"  # finding_store's `outdated` event
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,10 @@ def history(finding: Finding, events: list[Any]) -> list[Moment]:
             moments.append(Moment(event.time, "acceptance withdrawn: open again", event.actor_name))
         elif event.action == "expire":
             moments.append(Moment(event.time, "acceptance expired: open again", event.actor_name))
+        elif event.action == "outdated":
+            change = after.get("change") or {}
+            detail = f"{change.get('change') or ''} (detected {change.get('detected_at') or '?'})"
+            moments.append(Moment(event.time, OUTDATED_LINE, event.actor_name, detail))
         elif event.action in ("carry", "lapse"):
             moments.append(Moment(event.time, _widened(event.action, after), event.actor_name))
         elif event.action == "triage":

@@ -107,6 +107,8 @@ FINDING_FIELDS: tuple[FindingField, ...] = (
     FindingField("resolved_at", "resolved_at", when=True),
     FindingField("accepted_reason", "accepted_reason"),
     FindingField("accepted_until", "accepted_until", when=True),
+    # When the risk was accepted (null: not accepted, or before it was recorded).
+    FindingField("accepted_at", "accepted_at", when=True),
     FindingField("ticket_url", "ticket_url"),
     FindingField("owner", "owner__username"),
 )

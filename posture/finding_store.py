@@ -31,6 +31,7 @@ from posture.acceptance_carry import (
 from posture.finding_links import finding_tenants_write
 from posture.models import Finding
 from posture.rules import CHECKS, FindingDraft
+from posture.rules.drift.changes import change_after
 from tenants.models import Tenant
 
 LIVE_STATUSES = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
@@ -94,10 +95,19 @@ class Stored:
     accepted_until: datetime | None
     resolved_at: datetime | None
     check_id: str = ""
+    accepted_at: datetime | None = None
     evidence: str | None = None  # JSON text, only set when the row is rewritten
 
     def acceptance_expired(self, now: datetime) -> bool:
         return acceptance_lapsed(self.status, self.accepted_until, now)
+
+    def acceptance_outdated(self, draft: FindingDraft, now: datetime) -> dict | None:
+        """The change, detected after this row's risk was accepted, that its draft lists
+        (posture.rules.drift.changes.change_after): the acceptance did not see it. Only an
+        acceptance still in force asks (the evidence of other rows is not looked at)."""
+        if self.status != Finding.Status.ACCEPTED or self.acceptance_expired(now):
+            return None
+        return change_after(draft.check_id, draft.evidence, self.accepted_at)
 
 
 STORED_FIELDS = (
@@ -111,6 +121,7 @@ STORED_FIELDS = (
     "accepted_until",
     "resolved_at",
     "check_id",
+    "accepted_at",
 )
 
 
@@ -141,6 +152,7 @@ def findings_refresh(
     resolved: list[int] = []
     affects: dict[str, set[int]] = {}  # fingerprint -> the tenants it affects now
     expired: list[int] = []  # findings whose risk acceptance is past its date
+    outdated: dict[int, dict] = {}  # accepted findings listing a change made after: the change
     # Findings opening now over narrower subjects (FindingDraft.covers): (fingerprint, theirs).
     wide: list[tuple[str, list[str]]] = []
     for draft in drafts:
@@ -169,7 +181,10 @@ def findings_refresh(
             continue
         if row.acceptance_expired(now):
             expired.append(row.pk)
-        if _refresh(row, values, now, counts):
+        newer = row.acceptance_outdated(draft, now)
+        if newer is not None:
+            outdated[row.pk] = newer
+        if _refresh(row, values, now, counts, reopen=newer is not None):
             changed.append(row)
     for fingerprint, row in existing.items():
         if row.check_id in unjudged:
@@ -181,23 +196,42 @@ def findings_refresh(
     # wider one opening over them (posture.acceptance_carry); read from the rows above.
     widenings = widenings_find(wide, existing, affects, now)
     first_seen = first_seen_carried(wide, existing, affects)
-    # The audit keeps each expired acceptance as it stood (a few rows: read them whole).
-    befores = {f.pk: (f, acceptance_state(f)) for f in Finding.objects.filter(pk__in=expired)}
+    # The audit keeps each expired or outdated acceptance as it stood (a few rows: whole).
+    ended = Finding.objects.filter(pk__in=[*expired, *outdated])
+    befores = {f.pk: (f, acceptance_state(f)) for f in ended}
     _findings_write(cluster, to_create, changed, resolved, now, unjudged, first_seen)
     ids = {fingerprint: row.pk for fingerprint, row in existing.items()}
     finding_tenants_write(cluster=cluster, affects=affects, existing=ids, now=now)
     acceptances_carry(widenings, now=now)
     for finding, before in befores.values():
         finding.refresh_from_db()
-        after = acceptance_state(finding)
-        audit_record(actor="system", action="expire", obj=finding, before=before, after=after)
+        _acceptance_ended_record(finding, before, outdated.get(finding.pk))
     return counts
 
 
-def _refresh(row: Stored, values: dict[str, Any], now: datetime, counts: dict[str, int]) -> bool:
+OUTDATED = "a change after the acceptance"  # why an outdated acceptance's finding reopened
+
+
+def _acceptance_ended_record(finding: Finding, before: dict, change: dict | None) -> None:
+    """The audit event of an acceptance this refresh ended: `expire` (past its date), or
+    `outdated` with the change detected after it was made (`change`)."""
+    after = acceptance_state(finding)
+    if change is None:
+        audit_record(actor="system", action="expire", obj=finding, before=before, after=after)
+        return
+    after["reopened"] = OUTDATED
+    after["change"] = {k: change.get(k) for k in ("drift_event", "detected_at", "change")}
+    after["accepted_at"] = finding.accepted_at.isoformat() if finding.accepted_at else None
+    audit_record(actor="system", action="outdated", obj=finding, before=before, after=after)
+
+
+def _refresh(
+    row: Stored, values: dict[str, Any], now: datetime, counts: dict[str, int], reopen: bool
+) -> bool:
     """Apply a draft's values to its stored finding; True when a stored field changed beyond
-    last_seen (which every finding seen in this run gets)."""
-    reopen = row.status == Finding.Status.RESOLVED or row.acceptance_expired(now)
+    last_seen (which every finding seen in this run gets). `reopen`: an accepted finding
+    opens again whatever its state (its acceptance no longer covers its evidence)."""
+    reopen = reopen or row.status == Finding.Status.RESOLVED or row.acceptance_expired(now)
     if reopen:
         row.status, row.resolved_at = Finding.Status.OPEN, None
         counts["reopened"] += 1

@@ -11,6 +11,7 @@ from gpuposture.base import enums, finding_status
 from gpuposture.base.choices import text_choices
 from gpuposture.base.querysets import STAFF_ONLY, Scope, ScopedQuerySet
 from inventory.models import Cluster
+from posture.rules.drift.changes import change_after
 from tenants.models import Tenant
 from tenants.redaction import Field
 
@@ -65,6 +66,10 @@ class Finding(models.Model):
     )
     accepted_reason = models.TextField(blank=True, max_length=2000)
     accepted_until = models.DateTimeField(null=True, blank=True)
+    # When the risk was accepted: what was accepted is the evidence seen then, so a drift
+    # finding listing a change detected later opens again (posture.finding_store). Null for
+    # an acceptance made before it was recorded whose audit event did not say: kept as is.
+    accepted_at = models.DateTimeField(null=True, blank=True)
     # Triage, set by a security lead (posture.triage): where the fix is tracked and who owns it.
     ticket_url = models.URLField(max_length=500, blank=True, validators=[WEB_URL])
     owner = models.ForeignKey(
@@ -115,6 +120,19 @@ class Finding(models.Model):
     def acceptance_expired(self) -> bool:
         """Accepted until a time now past, and not yet reopened by an evaluation."""
         return finding_status.acceptance_lapsed(self.status, self.accepted_until, timezone.now())
+
+    @property
+    def reopened_note(self) -> str:
+        """Why an open finding's acceptance, not past its expiry nor withdrawn, no longer
+        holds: its evidence lists a change detected after it was made (finding_store)."""
+        if self.status != self.Status.OPEN or self.accepted_until is None:
+            return ""
+        if self.accepted_until <= timezone.now():
+            return ""
+        change = change_after(self.check_id, self.evidence, self.accepted_at)
+        if change is None:
+            return ""
+        return f"reopened: a change after the acceptance (detected {change['detected_at']:.16})"
 
 
 class TenantLinkQuerySet(ScopedQuerySet):

@@ -105,15 +105,25 @@ def report_documents(
     ]
 
 
-def report_yaml(documents: list[dict[str, Any]]) -> Iterator[str]:
-    """Multi-document YAML, one report per document (`kubectl apply -f` reads it whole), a
-    document at a time. Each is written in JSON's syntax, which YAML includes (kubectl, the
-    API server and every YAML parser read it): PyYAML's block-style emitter is pure Python
-    and took minutes on the largest export allowed, json.dumps a few seconds."""
-    if not documents:
-        yield "# no findings matched: no reports\n"
-    for document in documents:
-        yield "---\n" + json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+def report_json(documents: list[dict[str, Any]]) -> Iterator[str]:
+    """The reports as one JSON document: a single report is the object itself, several (or
+    none) a `v1` `List` holding them in `items`, as `kubectl get -o json` writes a list. JSON
+    is YAML, so `kubectl apply -f` takes it as it took the multi-document YAML this used to
+    be, and a client reads it with any JSON parser (json.dumps: PyYAML's emitter is pure
+    Python and took minutes on the largest export allowed, json.dumps a few seconds)."""
+    document = documents[0] if len(documents) == 1 else report_list(documents)
+    yield json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def report_list(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "List", "items": documents}
+
+
+def report_items(document: Mapping[str, Any]) -> list[Any]:
+    """The reports of what report_json wrote: the List's items, or the one report."""
+    if document.get("kind") == "List":
+        return list(document.get("items") or [])
+    return [document]
 
 
 def report_name(cluster: str) -> str:

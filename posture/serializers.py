@@ -99,9 +99,16 @@ class FindingDetailSerializer(FindingSerializer):
     earlier_acceptances = EarlierAcceptanceSerializer(many=True, read_only=True)
     # Why the last sync kept it as it was (a kind its check needs was not read); "" if judged.
     not_rejudged = serializers.SerializerMethodField()
+    reopened = serializers.CharField(
+        source="reopened_note",
+        read_only=True,
+        help_text="Why an acceptance still within its expiry no longer holds: the finding "
+        'lists a change detected after it ("reopened: a change after the acceptance (detected '
+        '…)"); "" otherwise.',
+    )
 
     class Meta(FindingSerializer.Meta):
-        fields = [*API_FIELDS, "earlier_acceptances", "not_rejudged"]
+        fields = [*API_FIELDS, "reopened", "earlier_acceptances", "not_rejudged"]
 
     def get_not_rejudged(self, finding: Finding) -> str:
         return finding_not_rejudged(finding)

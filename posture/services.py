@@ -309,7 +309,9 @@ def finding_accept(*, finding: Finding, user, reason: str, until: datetime) -> F
     before = acceptance_state(finding)
     finding.status = Finding.Status.ACCEPTED
     finding.accepted_by, finding.accepted_reason, finding.accepted_until = user, reason, until
-    finding.save(update_fields=["status", "accepted_by", "accepted_reason", "accepted_until"])
+    finding.accepted_at = now
+    fields = ["status", "accepted_by", "accepted_reason", "accepted_until", "accepted_at"]
+    finding.save(update_fields=fields)
     audit_record(
         actor=user, action="accept", obj=finding, before=before, after=acceptance_state(finding)
     )

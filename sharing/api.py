@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import exceptions, mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -28,16 +30,57 @@ from tenants.policy import REQUEST_SCOPES, SHARING_MODES
 
 class VisibleSlugField(serializers.SlugRelatedField):
     """A slug (or name) choice limited to what the requesting user may see, so a refusal
-    never tells an outsider that another tenant or cluster exists."""
+    never tells an outsider that another tenant or cluster exists. The object's id is taken
+    too (DESIGN §8: names "not only ids", so ids as well): a script holds whichever the list
+    gave it. The slug is tried first, so a cluster named with digits still reaches itself."""
 
     def get_queryset(self):
         return super().get_queryset().visible_to(self.context["request"].user)
+
+    def to_internal_value(self, data: object) -> object:
+        as_id = _as_id(data)
+        if as_id is not None:
+            found = self.get_queryset().filter(**{self.slug_field: str(data)}).first()
+            found = found or self.get_queryset().filter(pk=as_id).first()
+            if found is not None:
+                return found
+        return super().to_internal_value(data)
+
+
+def _as_id(data: object) -> int | None:
+    """The id `data` names (7 or "7"), else None; a JSON true is not the id 1."""
+    if isinstance(data, bool):
+        return None
+    if isinstance(data, int):
+        return data
+    if isinstance(data, str) and data.isdigit() and len(data) < 19:
+        return int(data)
+    return None
+
+
+@extend_schema_field(serializers.ChoiceField(choices=SHARING_MODES))
+class SharingModeField(serializers.Field):
+    """`sharing_mode`, the name DESIGN §2 gives the contract, beside the stored `mode`: read,
+    it repeats `mode`; written, either name may carry it (the serializer's validate() merges
+    the two and refuses them when they differ)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(source="*", required=False, **kwargs)
+        self.choice = serializers.ChoiceField(choices=SHARING_MODES)
+
+    def to_representation(self, value: Any) -> str:
+        return value.mode  # source="*": the sharing request itself
+
+    def to_internal_value(self, data: Any) -> dict[str, str]:
+        # source="*": what this returns is merged into validated_data.
+        return {"sharing_mode": self.choice.run_validation(data)}
 
 
 class SharingRequestSerializer(serializers.ModelSerializer):
     tenant = VisibleSlugField(slug_field="slug", queryset=Tenant.objects.filter(is_system=False))
     cluster = VisibleSlugField(slug_field="name", queryset=Cluster.objects.all())
-    mode = serializers.ChoiceField(choices=SHARING_MODES)
+    mode = serializers.ChoiceField(choices=SHARING_MODES, required=False)
+    sharing_mode = SharingModeField(help_text="The same as `mode` (DESIGN §2's name); give either.")
     # Empty: the whole cluster (what is stored when no pool is named).
     node_pool = serializers.RegexField(
         r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$",
@@ -72,6 +115,7 @@ class SharingRequestSerializer(serializers.ModelSerializer):
             "cluster",
             "node_pool",
             "mode",
+            "sharing_mode",
             "justification",
             "status",
             "state",
@@ -98,6 +142,25 @@ class SharingRequestSerializer(serializers.ModelSerializer):
             "revoke_reason",
         ]
 
+    def validate(self, attrs: dict) -> dict:
+        """One mode, named `mode` or `sharing_mode` (both only if they agree)."""
+        mode, alias = attrs.get("mode"), attrs.pop("sharing_mode", None)
+        if mode and alias and mode != alias:
+            raise serializers.ValidationError(
+                {
+                    "sharing_mode": [
+                        f"mode {mode!r} and sharing_mode {alias!r} differ: they name the same "
+                        "thing; give one of them, or the same value in both."
+                    ]
+                }
+            )
+        if not (mode or alias):
+            raise serializers.ValidationError(
+                {"mode": ["This field is required (as `mode` or `sharing_mode`)."]}
+            )
+        attrs["mode"] = mode or alias
+        return attrs
+
     def get_state(self, request: SharingRequest) -> str:
         return request.state(self.context["now"])
 
@@ -107,7 +170,15 @@ class SharingRequestSerializer(serializers.ModelSerializer):
 
 
 class DecisionSerializer(serializers.Serializer):
-    reason = serializers.CharField(max_length=2000)
+    # An approval may go without a note (the request carries its justification); a denial
+    # or a revocation says why (checked in _decision, per action).
+    reason = serializers.CharField(
+        max_length=2000,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Why: required to deny or revoke, optional to approve.",
+    )
     expires_in_days = serializers.IntegerField(
         required=False,
         min_value=1,
@@ -164,7 +235,12 @@ class SharingRequestViewSet(
         sharing_request = self.get_object()
         body = DecisionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        kwargs = {"reason": body.validated_data["reason"], **extra}
+        reason = body.validated_data["reason"].strip()
+        if not reason and service is not sharing_request_approve:
+            raise exceptions.ValidationError(
+                {"reason": ["Give a reason: a denial or a revocation says why."]}
+            )
+        kwargs = {"reason": reason, **extra}
         if service is sharing_request_approve:
             kwargs["expires_in_days"] = body.validated_data.get("expires_in_days")
         try:

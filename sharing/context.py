@@ -16,6 +16,7 @@ from django.db.models import Case, IntegerField, Q, Value, When
 from django.utils import timezone
 
 from gpuposture.base.finding_status import status_q
+from gpuposture.base.labels import words
 from gpuposture.base.querysets import sees_every_row
 from inventory.models import Node, Pod
 from inventory.pools import node_pool
@@ -98,7 +99,8 @@ def _neighbours(item: SharingRequest, node_ids: list[int]) -> list[Neighbour]:
     neighbours = []
     for entry in found.values():
         theirs = classes[entry["class"]]
-        decision = may_share(own, theirs, item.mode)
+        # The verdict is read on the page: modes and classes in words.
+        decision = may_share(own, theirs, item.mode, say=words)
         neighbours.append(
             Neighbour(
                 entry["slug"],

@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from gpuposture.base.filters import FilterSet
+from gpuposture.base.labels import words
 from inventory.filters import cluster_filter
 from tenants.filters import tenant_filter
 from tenants.models import SharingRequest
@@ -24,10 +25,11 @@ STATE_CHOICES = [
 class SharingRequestFilter(FilterSet):
     tenant = tenant_filter()
     cluster = cluster_filter()
-    mode = django_filters.ChoiceFilter(choices=[(m, m) for m in SHARING_MODES])
+    # The page's choices read as words; the value (the page's and the API's) stays the code.
+    mode = django_filters.ChoiceFilter(choices=[(m, words(m)) for m in SHARING_MODES], label="Mode")
     state = django_filters.ChoiceFilter(choices=STATE_CHOICES, method="filter_state", label="State")
     scope = django_filters.ChoiceFilter(
-        choices=[(s, s) for s in REQUEST_SCOPES], method="filter_scope", label="Scope"
+        choices=[(s, words(s)) for s in REQUEST_SCOPES], method="filter_scope", label="Scope"
     )
 
     class Meta:

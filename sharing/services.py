@@ -132,8 +132,9 @@ def _decide(
     *, request: SharingRequest, user, status: str, reason: str, expires_at=None, now=None
 ) -> SharingRequest:
     _check_decider(user, request)
-    if not reason.strip():
-        raise SharingRequestError("Give a reason for the decision.")
+    # A denial says why; an approval may go without a note (the request has its justification).
+    if not reason.strip() and status == SharingRequest.Status.DENIED:
+        raise SharingRequestError("Give a reason for the denial.")
     before = _snapshot(request)
     # Conditional UPDATE: two deciders clicking at once, or a resubmitted form, change it once.
     changed = (

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from gpuposture.base.labels import words
 from gpuposture.base.roles import (
     DECIDE_SHARING,
     REVOKE_SHARING,
@@ -95,7 +96,7 @@ def sharing_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _decision_form(item: SharingRequest, data=None) -> DecisionForm:
     trust_class = item.tenant.trust_class
     return DecisionForm(
-        data, limit_days=trust_class.approval_expiry_days, class_slug=trust_class.slug
+        data, limit_days=trust_class.approval_expiry_days, class_slug=words(trust_class.slug)
     )
 
 
@@ -120,7 +121,7 @@ def _detail(
             and may(request.user, REVOKE_SHARING),
             "decision_form": form,
             # Judged now, as a decision would be: the class may have changed since the ask.
-            "policy": item.policy(),
+            "policy": item.policy(words),
             # Beside the request: the nodes it covers, their tenants, findings, earlier asks.
             **sharing_request_context(item, request.user),
         },

@@ -9,18 +9,28 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from gpuposture.base.api import ScopedReadOnlyViewSet
+from gpuposture.base.api import NameOrIdLookupMixin, ScopedReadOnlyViewSet
 from gpuposture.base.enums import FindingStatus
 from gpuposture.base.filters import FilterSet
 from gpuposture.base.finding_status import status_q
-from gpuposture.base.roles import SECURITY_LEAD
+from gpuposture.base.roles import EDIT_TENANTS, EDIT_TRUST_CLASSES
 from tenants.filters import trust_class_filter
 from tenants.models import Tenant, TrustClass
-from tenants.services import tenants_apply
+from tenants.policy import SHARING_MODES
+from tenants.services import tenant_update, tenants_apply, trust_class_update
 from tenants.spec import TenantSpecError, parse_tenants_document
 
 
 class TrustClassSerializer(serializers.ModelSerializer):
+    allowed_modes = serializers.ListField(child=serializers.ChoiceField(choices=SHARING_MODES))
+    same_class_only_modes = serializers.ListField(
+        child=serializers.ChoiceField(choices=SHARING_MODES), required=False
+    )
+    approved_registries = serializers.ListField(
+        child=serializers.CharField(max_length=253), required=False
+    )
+    pool_taints = serializers.ListField(child=serializers.CharField(), required=False)
+
     class Meta:
         model = TrustClass
         fields = [
@@ -35,7 +45,40 @@ class TrustClassSerializer(serializers.ModelSerializer):
             "approval_expiry_days",
             "rank",
             "risk_weight",
+            "approved_registries",
+            "require_image_digest",
+            "pool_taints",
         ]
+
+
+class TrustClassUpdateSerializer(TrustClassSerializer):
+    """What PATCH changes: every field the admin edits. The slug is the class's stable id
+    (tenants, settings and pool taints name it): giving another one is refused."""
+
+    def validate_slug(self, value: str) -> str:
+        if self.instance is not None and value != self.instance.slug:
+            raise serializers.ValidationError(
+                f"{value!r} differs from {self.instance.slug!r}: a trust class's slug is its "
+                "stable id and never changes."
+            )
+        return value
+
+    def validate(self, attrs: dict) -> dict:
+        attrs.pop("slug", None)
+        allowed = attrs.get("allowed_modes", self.instance.allowed_modes)
+        same_only = attrs.get("same_class_only_modes", self.instance.same_class_only_modes)
+        # A same-class-only mode is a limit on an allowed one (tenants.policy reads it so).
+        outside = sorted(set(same_only) - set(allowed))
+        if outside:
+            raise serializers.ValidationError(
+                {
+                    "same_class_only_modes": [
+                        f"{', '.join(outside)} not in allowed_modes: a same-class-only mode "
+                        "must also be allowed."
+                    ]
+                }
+            )
+        return attrs
 
 
 class TenantSerializer(serializers.ModelSerializer):
@@ -74,11 +117,26 @@ class TenantSpecSerializer(serializers.Serializer):
     )
 
 
-class TrustClassViewSet(ScopedReadOnlyViewSet):
+class TrustClassViewSet(NameOrIdLookupMixin, ScopedReadOnlyViewSet):
+    """Trust classes, by slug or id. A security lead changes one with PATCH (DESIGN §3 "seed
+    data, editable", §6 the weights "editable with the trust classes"): audited, re-scored.
+    No PUT (a class is edited, not replaced) and no DELETE (tenants hold their class)."""
+
     queryset = TrustClass.objects.all()
     serializer_class = TrustClassSerializer
     lookup_field = "slug"
     lookup_value_regex = "[a-z0-9_]+"
+    write_roles = EDIT_TRUST_CLASSES
+
+    @extend_schema(request=TrustClassUpdateSerializer, responses=TrustClassSerializer)
+    def partial_update(self, request: Request, *args: object, **kwargs: object) -> Response:
+        trust_class = self.get_object()
+        body = TrustClassUpdateSerializer(trust_class, data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        updated = trust_class_update(
+            trust_class=trust_class, changes=body.validated_data, actor=request.user
+        )
+        return Response(TrustClassSerializer(updated).data)
 
 
 class TenantFilter(FilterSet):
@@ -102,7 +160,7 @@ class TenantViewSet(ScopedReadOnlyViewSet):
     )
     serializer_class = TenantSerializer
     filterset_class = TenantFilter
-    write_roles = (SECURITY_LEAD,)
+    write_roles = EDIT_TENANTS
 
     @extend_schema(
         request=TenantSpecSerializer,
@@ -115,7 +173,7 @@ class TenantViewSet(ScopedReadOnlyViewSet):
             specs = parse_tenants_document(document)
             result = tenants_apply(specs=specs, actor=request.user)
         except TenantSpecError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+            return _spec_refusal(str(exc))
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         if one:
             tenant = self.get_queryset().get(slug=specs[0].slug)
@@ -128,9 +186,34 @@ class TenantViewSet(ScopedReadOnlyViewSet):
         }
         return Response(summary, status=code)
 
+    @extend_schema(request=TenantSpecSerializer, responses={200: TenantSerializer, 400: dict})
+    def update(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """PUT: the tenant in the tenants file's shape, whole (namespaces, principals and
+        viewers left out are emptied, as a POST would); PATCH: only the fields given."""
+        tenant = self.get_object()
+        partial = bool(kwargs.get("partial"))
+        if not isinstance(request.data, dict):
+            return _spec_refusal("expected a JSON object with the tenant's fields")
+        # What a GET answers may come back as it was read: its read-only fields are ignored.
+        read_only = set(self.get_serializer().fields) - set(TenantSpecSerializer().fields)
+        changes = {k: v for k, v in request.data.items() if k not in read_only}
+        try:
+            tenant_update(tenant=tenant, changes=changes, partial=partial, actor=request.user)
+        except TenantSpecError as exc:
+            return _spec_refusal(str(exc))
+        return Response(self.get_serializer(self.get_queryset().get(pk=tenant.pk)).data)
+
+    @extend_schema(request=TenantSpecSerializer, responses={200: TenantSerializer, 400: dict})
+    def partial_update(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return self.update(request, *args, partial=True, **kwargs)
+
     def get_queryset(self):
         # The system tenant `unclassified` is listed only while unclaimed namespaces give it
         # open findings, as on the overview: where nothing is unclassified it says nothing.
         is_open = status_q(FindingStatus.OPEN, timezone.now(), prefix="findings__")
         judged = Tenant.objects.filter(is_open, is_system=True).values("pk")
         return super().get_queryset().exclude(Q(is_system=True) & ~Q(pk__in=judged))
+
+
+def _spec_refusal(message: str) -> Response:
+    return Response({"detail": message}, status=status.HTTP_400_BAD_REQUEST)

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
+from gpuposture.base.labels import words
 from gpuposture.base.querysets import Scope, ScopedQuerySet
 from gpuposture.base.roles import is_signed_in
 from tenants.mapping import RESERVED_TENANT_SLUGS
@@ -17,6 +18,7 @@ from tenants.policy import (
     WITH_OTHER_TENANTS,
     WITHIN_TENANT,
     PolicyDecision,
+    Say,
     mode_permitted,
     request_scope,
 )
@@ -321,11 +323,14 @@ class SharingRequest(models.Model):
             ends.append(start + timedelta(days=days))
         return min(ends) if ends else None
 
-    def policy(self) -> PolicyDecision:
+    def policy(self, say: Say | None = None) -> PolicyDecision:
         """What the request covers under the tenant's CURRENT trust class, with the rule's
         words: a tenant since moved to a stricter class (internal_trusted to external) keeps
-        its time_slicing approval for its own pods only."""
-        return request_scope(self.tenant.trust_class, self.mode)
+        its time_slicing approval for its own pods only. `say` names modes and classes in the
+        rule (a page passes gpuposture.base.labels.words; the API keeps the codes)."""
+        if say is None:
+            return request_scope(self.tenant.trust_class, self.mode)
+        return request_scope(self.tenant.trust_class, self.mode, say)
 
     def scope(self) -> str:
         """`with_other_tenants` or `within_tenant` (tenants.policy.REQUEST_SCOPES); a mode the
@@ -333,8 +338,9 @@ class SharingRequest(models.Model):
         return self.policy().scope or WITHIN_TENANT
 
     def scope_note(self) -> str:
-        """The scope's caveat for the pages; "" for a request not limited to the tenant."""
-        decision = self.policy()
+        """The scope's caveat for the pages, in words; "" for a request not limited to the
+        tenant."""
+        decision = self.policy(words)
         return decision.rule if decision.scope == WITHIN_TENANT else ""
 
     def is_active(self, now) -> bool:

@@ -8,6 +8,7 @@ layering (STYLE.md), so the functions take any object shaped like posture.inputs
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -128,22 +129,42 @@ WITH_OTHER_TENANTS = "with_other_tenants"
 WITHIN_TENANT = "within_tenant"
 REQUEST_SCOPES: tuple[str, ...] = (WITH_OTHER_TENANTS, WITHIN_TENANT)
 
+# How a rule's sentence names a mode or a class: by its code (the API, findings, the audit
+# log), or a page passes gpuposture.base.labels.words so the same sentence reads as words.
+Say = Callable[[str], str]
 
-def _class_objection(own: TrustClassRules, peer: TrustClassRules, mode: str) -> str | None:
+
+def _code(code: str) -> str:
+    return code
+
+
+def _modes(modes: tuple[str, ...], say: Say) -> str:
+    names = [say(m) for m in modes]
+    # A mode in words may hold a comma ("vGPU, fixed share"): then the list is split by ";".
+    return ("; " if any("," in n for n in names) else ", ").join(names) or "no sharing mode"
+
+
+def _class_objection(
+    own: TrustClassRules, peer: TrustClassRules, mode: str, say: Say = _code
+) -> str | None:
     """Why `own`'s rules forbid sharing with `peer` by `mode`, or None if they allow it."""
     if mode not in own.allowed_modes:
-        allowed = ", ".join(own.allowed_modes) or "no sharing mode"
-        return f"trust class '{own.slug}' allows only {allowed} (not {mode})"
+        allowed = _modes(own.allowed_modes, say)
+        return f"trust class '{say(own.slug)}' allows only {allowed} (not {say(mode)})"
     if mode in own.same_class_only_modes and peer.slug != own.slug:
         return (
-            f"trust class '{own.slug}' allows {mode} only with other '{own.slug}' tenants, "
-            f"not with '{peer.slug}'"
+            f"trust class '{say(own.slug)}' allows {say(mode)} only with other "
+            f"'{say(own.slug)}' tenants, not with '{say(peer.slug)}'"
         )
     return None
 
 
 def may_share(
-    a: TrustClassRules, b: TrustClassRules, mode: str, same_tenant: bool = False
+    a: TrustClassRules,
+    b: TrustClassRules,
+    mode: str,
+    same_tenant: bool = False,
+    say: Say = _code,
 ) -> PolicyDecision:
     """May workloads of classes `a` and `b` share one physical GPU by `mode`?
 
@@ -156,18 +177,20 @@ def may_share(
         return PolicyDecision(True, "within one tenant any sharing mode is allowed")
     objections: list[tuple[str, str]] = []
     for own, peer in ((a, b), (b, a)):
-        reason = _class_objection(own, peer, mode)
+        reason = _class_objection(own, peer, mode, say)
         if reason and own.slug not in {slug for slug, _ in objections}:
             objections.append((own.slug, reason))
     if objections:
         rule = "; ".join(reason for _, reason in objections)
         return PolicyDecision(False, rule, tuple(slug for slug, _ in objections))
     if a.slug == b.slug:
-        return PolicyDecision(True, f"trust class '{a.slug}' allows {mode}")
-    return PolicyDecision(True, f"trust classes '{a.slug}' and '{b.slug}' both allow {mode}")
+        return PolicyDecision(True, f"trust class '{say(a.slug)}' allows {say(mode)}")
+    return PolicyDecision(
+        True, f"trust classes '{say(a.slug)}' and '{say(b.slug)}' both allow {say(mode)}"
+    )
 
 
-def mode_permitted(cls: TrustClassRules, mode: str) -> PolicyDecision:
+def mode_permitted(cls: TrustClassRules, mode: str, say: Say = _code) -> PolicyDecision:
     """May a tenant of class `cls` share its GPUs with other tenants by `mode` at all?
 
     Whether a particular neighbour's class allows it too is judged per GPU by SHARE-003.
@@ -179,17 +202,18 @@ def mode_permitted(cls: TrustClassRules, mode: str) -> PolicyDecision:
         return PolicyDecision(False, f"'{mode}' is not a known sharing mode ({known})", (cls.slug,))
     if mode == "exclusive":
         return PolicyDecision(True, "exclusive use of a GPU shares nothing")
-    objection = _class_objection(cls, cls, mode)
+    objection = _class_objection(cls, cls, mode, say)
     if objection:
         return PolicyDecision(False, objection, (cls.slug,))
+    name = say(cls.slug)
     if mode in cls.same_class_only_modes:
         return PolicyDecision(
-            True, f"trust class '{cls.slug}' allows {mode}, only with other '{cls.slug}' tenants"
+            True, f"trust class '{name}' allows {say(mode)}, only with other '{name}' tenants"
         )
-    return PolicyDecision(True, f"trust class '{cls.slug}' allows {mode}")
+    return PolicyDecision(True, f"trust class '{name}' allows {say(mode)}")
 
 
-def request_scope(cls: TrustClassRules, mode: str) -> PolicyDecision:
+def request_scope(cls: TrustClassRules, mode: str, say: Say = _code) -> PolicyDecision:
     """What an approved sharing request of a tenant of class `cls` for `mode` covers.
 
     Within one tenant any mode is allowed (DESIGN §3), so a request for any known mode is
@@ -199,16 +223,16 @@ def request_scope(cls: TrustClassRules, mode: str) -> PolicyDecision:
     mode is refused. Judged against the tenant's CURRENT class: a tenant moved to a stricter
     class keeps its approvals, narrowed to its own pods.
     """
-    between = mode_permitted(cls, mode)
+    between = mode_permitted(cls, mode, say)
     if between.allowed:
         return replace(between, scope=WITH_OTHER_TENANTS)
     if mode not in SHARING_MODES:
         return between
-    allowed = ", ".join(cls.allowed_modes) or "no sharing mode"
+    allowed = _modes(cls.allowed_modes, say)
     return PolicyDecision(
         True,
-        f"for this tenant's own pods only: trust class '{cls.slug}' forbids sharing by {mode} "
-        f"with other tenants (it allows only {allowed}); SHARE-003 still reports any "
+        f"for this tenant's own pods only: trust class '{say(cls.slug)}' forbids sharing by "
+        f"{say(mode)} with other tenants (it allows only {allowed}); SHARE-003 still reports any "
         "co-tenancy",
         scope=WITHIN_TENANT,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -19,7 +20,7 @@ from tenants.audit_state import (
 )
 from tenants.mapping import PLATFORM_CLASS, UNCLASSIFIED, UNCLASSIFIED_NAME
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal, TrustClass
-from tenants.spec import TenantSpec, TenantSpecError
+from tenants.spec import TenantSpec, TenantSpecError, parse_tenants_document
 
 
 @dataclass
@@ -58,6 +59,43 @@ def tenants_apply(*, specs: list[TenantSpec], actor: Actor = None) -> ApplyResul
         # A namespace or a class moved: any cluster's findings may change owner or weight.
         rescore_request(everything=True, reason="tenants")
     return result
+
+
+@transaction.atomic
+def tenant_update(
+    *, tenant: Tenant, changes: dict[str, Any], partial: bool, actor: Actor = None
+) -> ApplyResult:
+    """Update one tenant from fields of the tenants file's shape (the API's PATCH and PUT):
+    with `partial`, the fields given change and the others keep their values; without, the
+    fields left out are emptied (namespaces, principals, viewers), as a POST or the file
+    replaces them. Validated and applied exactly as apply_tenants is (tenants_apply: audit
+    events, re-score). The slug is the tenant's stable id: a different one is refused."""
+    if tenant.is_system:
+        raise TenantSpecError(
+            f"tenant {tenant.slug!r} is kept by gpuposture: claim its namespaces for a real "
+            "tenant, or list them as platform namespaces, instead of editing it"
+        )
+    slug = changes.get("slug", tenant.slug)
+    if slug != tenant.slug:
+        raise TenantSpecError(
+            f"slug: {slug!r} differs from {tenant.slug!r}; a tenant's slug is its stable id "
+            "and never changes (declare a new tenant with POST instead)"
+        )
+    item = {**(tenant_spec_fields(tenant) if partial else {}), **changes, "slug": tenant.slug}
+    (spec,) = parse_tenants_document({"tenants": [item]})
+    return tenants_apply(specs=[spec], actor=actor)
+
+
+def tenant_spec_fields(tenant: Tenant) -> dict[str, Any]:
+    """The tenant as its entry in the tenants file (DESIGN §9)."""
+    return {
+        "slug": tenant.slug,
+        "name": tenant.name,
+        "trust_class": tenant.trust_class.slug,
+        "namespaces": list(tenant.namespaces.values_list("name", flat=True)),
+        "principals": [f"{p.kind}:{p.name}" for p in tenant.principals.all()],
+        "viewers": list(tenant.viewers.values_list("username", flat=True)),
+    }
 
 
 def _apply_one(tenant, spec, trust_class, users, result, actor, created) -> bool:
@@ -161,6 +199,28 @@ def trust_class_image_policy_set(
     trust_class.require_image_digest = require_image_digest
     trust_class.save(update_fields=["approved_registries", "require_image_digest"])
     audit_change(actor=actor, obj=trust_class, before=before, after=trust_class_state(trust_class))
+    rescore_request(everything=True, reason="trust class")
+    return trust_class
+
+
+@transaction.atomic
+def trust_class_update(
+    *, trust_class: TrustClass, changes: dict[str, Any], actor: Actor = None
+) -> TrustClass:
+    """Change a trust class's editable fields (the API's PATCH, as the admin does): validated
+    by the model, one audit event in the shape the admin records, and a re-score of every
+    cluster (the weights and allowed modes judge every tenant of the class). The slug is the
+    class's stable id (tenants, settings and taints name it): it is never in `changes`."""
+    if "slug" in changes:
+        raise ValueError("a trust class's slug never changes")  # the API refuses it first
+    before = trust_class_state(trust_class)
+    for name, value in changes.items():
+        setattr(trust_class, name, value)
+    trust_class.full_clean(validate_unique=False)
+    after = trust_class_state(trust_class)
+    if not audit_change(actor=actor, obj=trust_class, before=before, after=after):
+        return trust_class  # nothing changed: no event, no save, no re-score
+    trust_class.save(update_fields=list(changes))
     rescore_request(everything=True, reason="trust class")
     return trust_class
 

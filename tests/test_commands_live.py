@@ -85,8 +85,10 @@ def test_nvidia_smi_for_a_node_not_yet_synced_is_kept(small_world):
     out, err = run(
         "import_nvidia_smi", "--cluster", "lab", "--node", "gpu-new", str(SMI / "t4-old.xml")
     )
-    assert "not in the inventory" in err
+    # A host the API does not list is a node described by nvidia-smi only (DESIGN §7).
+    assert "created node gpu-new, described by nvidia-smi only" in err
     assert NodeHostFacts.objects.filter(node_name="gpu-new").exists()
+    assert Node.objects.get(name="gpu-new").described_by == "nvidia-smi"
 
 
 @pytest.mark.parametrize(
@@ -106,6 +108,9 @@ def test_hostile_nvidia_smi_input_is_refused(small_world, tmp_path, content, mes
     assert Node.objects.get(name="gpu-ts-1").firmware_version == ""
 
 
-def test_nvidia_smi_needs_a_known_cluster(tmp_path):
-    with pytest.raises(CommandError, match="no cluster named"):
-        run("import_nvidia_smi", "--cluster", "nope", str(Path(SMI / "t4-old.xml")))
+def test_nvidia_smi_creates_a_new_cluster_as_sync_cluster_does(tmp_path):
+    _out, err = run("import_nvidia_smi", "--cluster", "nope", str(Path(SMI / "t4-old.xml")))
+    assert "created cluster nope" in err
+    assert Node.objects.get(cluster__name="nope", name="t4-old").gpu_model == "Tesla T4"
+    with pytest.raises(CommandError, match="use lowercase"):
+        run("import_nvidia_smi", "--cluster", "No_Pe", str(Path(SMI / "t4-old.xml")))

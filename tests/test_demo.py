@@ -472,8 +472,7 @@ def assert_demo_exports() -> None:
     reports."""
     import json
 
-    import yaml
-
+    from posture.policy_reports import report_items
     from tests.conftest import api_client, content
     from tests.inventory.test_vex import check_openvex, csaf_failures
     from tests.posture.test_policy_reports import check_shape
@@ -493,7 +492,7 @@ def assert_demo_exports() -> None:
         s.get("justification") == "vulnerable_code_not_in_execute_path" for s in prod["statements"]
     )
     reports = lead.get("/api/v1/findings/export/?format=openreports&status=open")
-    documents = list(yaml.safe_load_all(content(reports).decode()))
+    documents = report_items(json.loads(content(reports).decode()))
     assert {d["kind"] for d in documents} == {"Report", "ClusterReport"}
     for document in documents:
         check_shape(document)

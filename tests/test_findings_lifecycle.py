@@ -180,7 +180,7 @@ def test_exports_from_the_api_are_scoped_and_valid_sarif(small_world, personas):
 
 def test_the_check_catalogue_and_frameworks(small_world, personas):
     lead = api_client(personas["security_lead"])
-    checks = {c["id"]: c for c in lead.get("/api/v1/checks/").json()}
+    checks = {c["id"]: c for c in lead.get("/api/v1/checks/").json()["results"]}
     assert {"SHARE-001", "POD-001", "K8S-002", "DRIFT-001"} <= set(checks)
     assert checks["POD-001"]["open_findings"] == 1 and checks["POD-001"]["remediation"]
     assert lead.get("/api/v1/checks/pod-001/").json()["id"] == "POD-001"

@@ -50,7 +50,7 @@ def test_a_node_without_a_dcgm_exporter_reads_current(tmp_path, personas):
     assert patch("gpu-a").patch_notes == []
     assert patch("gpu-b").patch_status == "below_baseline"
     assert patch("gpu-c").patch_status == "unknown"
-    assert patch("gpu-c").patch_notes == ["dcgm_exporter: version unknown"]
+    assert patch("gpu-c").patch_notes == ["DCGM exporter: version unknown"]
     (absent,) = patch("gpu-a").patch_not_affected
     assert (absent["component"], absent["advisory_id"]) == ("dcgm_exporter", "5857")
     assert absent["reason"]["code"] == "component_not_present"

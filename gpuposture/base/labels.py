@@ -24,6 +24,15 @@ WORDS: dict[str, str] = {
     "mig": "MIG",
     "vgpu": "vGPU",
     "none": "none",
+    # GPU-stack components (inventory.components.COMPONENT_FIELDS; `dcgm`, the DCGM an
+    # exporter bundles), as NVIDIA names the products
+    "container_toolkit": "Container Toolkit",
+    "device_plugin": "device plugin",
+    "gpu_operator": "GPU Operator",
+    "dcgm_exporter": "DCGM exporter",
+    "dcgm": "DCGM",
+    "mig_manager": "MIG manager",
+    "dra_driver": "DRA driver",
     # patch status
     "below_baseline": "below baseline",
     "current": "current",

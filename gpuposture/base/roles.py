@@ -56,6 +56,8 @@ def is_signed_in(user: AbstractBaseUser | AnonymousUser) -> bool:
 # What each role may DO, each action's roles named once: page links and buttons (`may`),
 # page views (`role_required(*ACTION)`), API `write_roles` and services all read these.
 TRIAGE_FINDINGS = (SECURITY_LEAD,)  # accept, reopen, assign, edit a ticket link
+EDIT_TENANTS = (SECURITY_LEAD,)  # declare and update tenants (the tenants file's shape)
+EDIT_TRUST_CLASSES = (SECURITY_LEAD,)  # a class's modes, weights and requirements
 EDIT_CLUSTERS = (PLATFORM_ENGINEER,)
 IMPORT_BULLETINS = (SECURITY_LEAD, PLATFORM_ENGINEER)
 DECIDE_BULLETINS = (SECURITY_LEAD,)  # delete a bulletin, confirm or reject a held revision

@@ -11,6 +11,7 @@ from django.db import transaction
 from inventory.bulk import rows_update
 from inventory.bulletins.csaf.fixes import Fix
 from inventory.bulletins.csaf.products import Bound, Component
+from inventory.components import HOST_ONLY, HOST_READ
 from inventory.models import BulletinFix, ClusterObject, Node
 from inventory.patching.driver_family import vgpu_host
 from inventory.patching.no_gpu import no_gpu_patch
@@ -81,7 +82,7 @@ def nodes_patch_refresh(
             values = (
                 status.status,
                 exposure_dicts(status.exposures),
-                list(status.unknown),
+                [*status.unknown, *status.not_read],
                 exposure_dicts(status.not_affected),
                 list(status.unknown_components),
             )
@@ -148,6 +149,7 @@ def _node_stack(node: Node, runtime: dict[int, tuple[list, list]]) -> NodeStack:
     data = node.data
     return NodeStack(
         not_installed=frozenset(data.get("not_installed") or ()),
+        not_read=_not_read(data),
         gpu_model=data.get("gpu_model") or None,
         vgpu_host=vgpu_host(node.labels, data.get("driver_version_source")),
         facts=node_facts(
@@ -160,3 +162,10 @@ def _node_stack(node: Node, runtime: dict[int, tuple[list, list]]) -> NodeStack:
             operator_toolkit(data),
         ),
     )
+
+
+def _not_read(data: dict) -> frozenset[str]:
+    """A node described by nvidia-smi only: the component kinds it cannot show."""
+    if data.get("described_by") != HOST_ONLY:
+        return frozenset()
+    return frozenset(COMPONENTS.values()) - set(HOST_READ)

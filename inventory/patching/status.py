@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from gpuposture.base.enums import Severity
+from gpuposture.base.labels import words
 from inventory.bulletins.csaf.fixes import Fix
 from inventory.bulletins.csaf.products import ALL_VERSIONS, EVERY, OPEN
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
@@ -50,6 +51,10 @@ COMPONENTS = {
     "firmware_version": "firmware",
 }
 SEVERITY_ORDER = Severity.values()
+NOT_READ = (
+    "not judged: {kinds}: nvidia-smi -q -x does not show them, and the Kubernetes API does "
+    "not list this node"
+)
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,10 @@ class NodeStack:
     # The host driver is the vGPU Manager (a vm-vgpu node): judged by its own rows.
     vgpu_host: bool = False
     facts: NodeFacts = field(default_factory=NodeFacts)
+    # Component kinds the node's only source cannot show (a node described by nvidia-smi
+    # alone: all but the driver and firmware). Their fixes are neither exposures nor "not
+    # affected": the status is the shown components', and a note names what was not judged.
+    not_read: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,7 @@ class PatchStatus:
     # OPEN bounds the node's version may be in (under investigation, or no bound stated): the
     # component is unknown, never current; a VEX says `under_investigation`.
     investigating: tuple[Exposure, ...] = ()
+    not_read: tuple[str, ...] = ()  # notes: components with fixes the source cannot show
 
 
 @dataclass
@@ -140,9 +150,14 @@ def node_patch_status(
         return PatchStatus(UNKNOWN, (), {}, ("no bulletins imported",))
     stack = stack or NodeStack()
     judged = _Judgement()
+    not_read: list[str] = []
     for field_name, kind in COMPONENTS.items():
         installed = versions.get(field_name)
         installed = installed_version(kind, installed) if installed else None
+        if kind in stack.not_read and not installed:
+            if any(_applies(f, kind, None, stack.gpu_model) for f in fixes):
+                not_read.append(kind)
+            continue
         if kind in stack.not_installed and kind != "driver":
             judged.not_affected += [
                 _absent(kind, f) for f in fixes if _applies(f, kind, None, None)
@@ -162,6 +177,7 @@ def node_patch_status(
         tuple(dict.fromkeys(judged.unknown_components)),
         tuple(judged.fixed),
         tuple(judged.investigating),
+        (NOT_READ.format(kinds=", ".join(not_read)),) if not_read else (),
     )
 
 
@@ -301,7 +317,7 @@ def _dropped_by(relevant: list[Fix], fixes: list[Fix], vgpu_host: bool = False) 
 
 def _unknown_note(kind: str, relevant: list[Fix], gpu_model: str | None) -> str:
     if kind != "firmware":
-        return f"{kind}: version unknown"
+        return f"{words(kind)}: version unknown"
     models = ", ".join(sorted({f.component.line or "?" for f in relevant}))
     if gpu_model is None:
         return f"firmware: GPU model unknown, and imported bulletins name firmware for {models}"
@@ -363,7 +379,7 @@ def _absent(kind: str, fix: Fix) -> Exposure:
     reason = Verdict(
         False,
         NOT_PRESENT,
-        f"Not affected: the node does not run the {kind.replace('_', ' ')}.",
+        f"Not affected: the node does not run the {words(kind)}.",
         VEX_NOT_PRESENT,
     )
     return replace(_exposure(kind, None, fix, reason), condition_status=None)

@@ -145,6 +145,10 @@ class Node:
     # amd.com/gpu, habana.ai/gaudi, ...) -> count. Their stack is not read: gpu_model and
     # gpu_count stay NVIDIA's, and such a node is no GPU node for NVIDIA's checks.
     accelerator_resources: dict[str, int] = field(default_factory=dict)
+    # Who describes the node: "kubernetes" (the API, live or a kubectl snapshot) or
+    # "nvidia-smi" (a host the API does not list, known only from its `nvidia-smi -q -x`
+    # import: no labels, taints, pods or Kubernetes components; a sync does not delete it).
+    described_by: str = "kubernetes"
 
     @property
     def is_gpu_node(self) -> bool:

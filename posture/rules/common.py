@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+from inventory.components import HOST_ONLY
 from inventory.snapshot import Container, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo, seed_trust_class
 from posture.rules.dra_holdings import dra_holdings
@@ -144,6 +145,13 @@ def tenants_on_node(inputs: PostureInputs, node_name: str) -> list[TenantInfo]:
 
 def sorted_nodes(inputs: PostureInputs) -> list[Node]:
     return sorted(inputs.snapshot.nodes, key=lambda n: n.name)
+
+
+def kubernetes_node(node: Node | None) -> bool:
+    """Described by the Kubernetes API. A node known only from `nvidia-smi -q -x` has no
+    taints, pods, device plugin or exporter to judge: where nothing is known, no finding
+    (its driver and firmware are judged; docs/clusters.md)."""
+    return node is None or node.described_by != HOST_ONLY
 
 
 # --- pods ----------------------------------------------------------------------------------

@@ -25,6 +25,20 @@ _UNCLASSIFIED_NOTE = {
     "note": "pods of namespaces no tenant claims: an unknown party, judged under the "
     "unclassified class (GPUPOSTURE_UNCLASSIFIED_CLASS)",
 }
+# Where two namespaces no tenant claims meet, each is its own party, named by this prefix and
+# its namespace: nothing tells that they have one owner (fail closed, DESIGN §3), as LEAK-001
+# names them. Against a tenant or the platform they stay the one party `unclassified`.
+UNCLASSIFIED_PREFIX = f"{UNCLASSIFIED}:"
+
+
+def unclassified_party(namespace: str) -> str:
+    """The party name of one unclassified namespace's pods where they meet another's."""
+    return f"{UNCLASSIFIED_PREFIX}{namespace}"
+
+
+def party_tenant(name: str) -> str:
+    """The tenant slug a party's finding affects: `unclassified` for one namespace's party."""
+    return UNCLASSIFIED if name.startswith(UNCLASSIFIED_PREFIX) else name
 
 
 @dataclass(frozen=True)
@@ -127,7 +141,7 @@ def _pair_draft(
         check_id,
         kind=kind,
         name=subject,
-        tenants=(first, second),
+        tenants=(party_tenant(first), party_tenant(second)),
         evidence=evidence,
         key=f"{key}:{names[0]}:{names[1]}",
         title=title(cause),
@@ -138,6 +152,9 @@ def _pair_draft(
 
 
 def _who(first: str, second: str) -> str:
+    if first.startswith(UNCLASSIFIED_PREFIX) and second.startswith(UNCLASSIFIED_PREFIX):
+        namespaces = ", ".join(n.removeprefix(UNCLASSIFIED_PREFIX) for n in (first, second))
+        return f"Pods of two namespaces no tenant owns ({namespaces})"
     if PLATFORM_PARTY in (first, second):
         return f"Tenant {first or second} and platform pods"
     if UNCLASSIFIED in (first, second):
@@ -160,12 +177,22 @@ def _parties(meetings: list[Meeting], names: tuple[str, str]) -> list[dict[str, 
                 "party": name or PLATFORM_NAME,
                 "is_platform": name == PLATFORM_PARTY,
                 "trust_class": sides[0].trust_class,
-                **(_UNCLASSIFIED_NOTE if name == UNCLASSIFIED else {}),
+                **_unclassified_facts(name),
                 "pods": pods[:MEMBERS_SHOWN],
                 "replicas": sum(side.replicas for side in sides),
             }
         )
     return parties
+
+
+def _unclassified_facts(name: str) -> dict[str, Any]:
+    """What a party's evidence says of it being unclassified: the note, and the namespace of
+    one namespace's party."""
+    if name == UNCLASSIFIED:
+        return _UNCLASSIFIED_NOTE
+    if name.startswith(UNCLASSIFIED_PREFIX):
+        return {**_UNCLASSIFIED_NOTE, "namespace": name.removeprefix(UNCLASSIFIED_PREFIX)}
+    return {}
 
 
 def _node_entry(meeting: Meeting) -> dict[str, Any]:

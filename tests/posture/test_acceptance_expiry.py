@@ -12,7 +12,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
-import yaml
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
@@ -24,6 +23,7 @@ from posture.acceptance import acceptance_until
 from posture.catalogue import open_counts
 from posture.models import Finding, PostureRun
 from posture.overview import overview_rows
+from posture.policy_reports import report_items
 from posture.services import finding_accept, posture_evaluate
 from tests.conftest import api_client, content
 
@@ -141,7 +141,7 @@ def test_exports_carry_the_effective_status(accepted):
         still = json.loads(export("--status", "accepted"))
         rows = list(csv.DictReader(io.StringIO(export("--format", "csv"))))
         sarif = json.loads(export("--format", "sarif"))
-        reports = list(yaml.safe_load_all(export("--format", "policyreport")))
+        reports = report_items(json.loads(export("--format", "policyreport")))
     assert accepted.pk in {r["id"] for r in opened}
     assert accepted.pk not in {r["id"] for r in still}
     assert next(r for r in rows if r["id"] == str(accepted.pk))["status"] == "open"

@@ -147,6 +147,7 @@ def _row(i: int, other: str) -> dict:
         "resolved_at": None,
         "accepted_reason": "",
         "accepted_until": None,
+        "accepted_at": None,
         "ticket_url": "",
         "owner__username": None,
         "title": f"Tenant alpha time-slices nvidia.com/gpu on node gpu-{i} with {other}",

@@ -10,6 +10,7 @@ unknown field is an error here (`additionalProperties: false`), as is a wrong ty
 from __future__ import annotations
 
 import io
+import json
 from datetime import UTC, datetime
 
 import jsonschema
@@ -18,7 +19,7 @@ import yaml
 from django.core.management import call_command
 
 from posture.exports import export_text
-from posture.policy_reports import report_documents
+from posture.policy_reports import report_documents, report_items
 from posture.rules import CHECKS
 
 _STR = {"type": "string"}
@@ -287,12 +288,26 @@ def test_a_tenant_viewer_gets_their_namespaces_only():
     assert namespaces == ["team-beta", None, None]
 
 
-def test_export_text_is_multi_document_yaml_and_says_when_empty():
+def reports(text: str) -> list[dict]:
+    """The reports of an export: one JSON document (a v1 List, or one report)."""
+    return report_items(json.loads(text))
+
+
+def test_export_text_is_one_json_list_of_the_reports():
     text = "".join(export_text("openreports", ROWS, (), CHECKS))
-    documents = list(yaml.safe_load_all(text))
-    assert [d["kind"] for d in documents].count("Report") == 2
-    empty = "".join(export_text("policyreport", [], (), CHECKS))
-    assert list(yaml.safe_load_all(empty)) == [] and "no findings" in empty
+    document = json.loads(text)  # JSON, which kubectl apply -f reads as YAML too
+    assert (document["apiVersion"], document["kind"]) == ("v1", "List")
+    assert [d["kind"] for d in document["items"]].count("Report") == 2
+    assert yaml.safe_load(text) == document
+
+
+def test_one_report_is_the_report_itself_and_none_an_empty_list():
+    only = [r for r in ROWS if r.get("subject_namespace") == "team-beta"]
+    document = json.loads("".join(export_text("policyreport", only, (), CHECKS)))
+    assert document["kind"] == "PolicyReport" and document["metadata"]["namespace"] == "team-beta"
+    check_shape(document)
+    empty = json.loads("".join(export_text("policyreport", [], (), CHECKS)))
+    assert empty == {"apiVersion": "v1", "kind": "List", "items": []}
 
 
 # --- through the CLI and the API, on findings in the database ---------------------------------
@@ -358,7 +373,7 @@ def findings_world(db):
 def test_cli_writes_policy_reports(findings_world):
     out, err = io.StringIO(), io.StringIO()
     call_command("export_findings", "--format", "policyreport", stdout=out, stderr=err)
-    documents = list(yaml.safe_load_all(out.getvalue()))
+    documents = reports(out.getvalue())
     for document in documents:
         check_shape(document)
     assert [(d["kind"], d["metadata"].get("namespace")) for d in documents] == [
@@ -376,9 +391,9 @@ def test_api_export_for_a_tenant_viewer_holds_their_namespaces_only(findings_wor
     findings_world["alpha"].viewers.add(viewer)
     response = api_client(viewer).get("/api/v1/findings/export/?format=openreports")
     assert response.status_code == 200
-    assert response["Content-Type"].startswith("application/yaml")
+    assert response["Content-Type"].startswith("application/json")
     text = content(response).decode()
-    documents = list(yaml.safe_load_all(text))
+    documents = reports(text)
     assert [(d["kind"], d["metadata"].get("namespace")) for d in documents] == [
         ("Report", "team-alpha"),
         ("ClusterReport", None),
@@ -392,9 +407,7 @@ def test_api_export_for_a_tenant_viewer_holds_their_namespaces_only(findings_wor
     lead = api_client(personas["security_lead"]).get(
         "/api/v1/findings/export/?format=openreports&tenant=beta"
     )
-    namespaces = [
-        d["metadata"].get("namespace") for d in yaml.safe_load_all(content(lead).decode())
-    ]
+    namespaces = [d["metadata"].get("namespace") for d in reports(content(lead).decode())]
     assert namespaces == ["team-beta", None]  # the findings filters apply
 
 

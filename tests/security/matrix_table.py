@@ -169,9 +169,13 @@ API: dict[str, Access] = {
     "api:cluster-policy-pack": api(read=POSTURE, obj="cluster", denied=ROLE_GATED),
     "api:cluster-policy-pack-preview": api(read=TENANT, obj="cluster"),
     "api:trustclass-list": api(),
-    "api:trustclass-detail": api(obj="trust_class"),
+    # Edited by a security lead (DESIGN §3, §6): PATCH only, never replaced or deleted.
+    "api:trustclass-detail": api(obj="trust_class", writes={"PATCH": frozenset({LEAD})}),
     "api:tenant-list": api(writes=post(LEAD)),  # declare tenants (the tenants file shape)
-    "api:tenant-detail": api(read=TENANT, obj="tenant"),
+    # Updated in the tenants file's shape, by whoever declares tenants (POST on the list).
+    "api:tenant-detail": api(
+        read=TENANT, obj="tenant", writes={"PUT": frozenset({LEAD}), "PATCH": frozenset({LEAD})}
+    ),
     "api:tenant-posture": api(read=TENANT, obj="tenant"),
     "api:cluster-list": api(writes=post(PLAT)),
     "api:cluster-detail": api(

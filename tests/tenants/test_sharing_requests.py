@@ -86,10 +86,11 @@ def test_a_mode_the_class_forbids_between_tenants_is_asked_for_the_tenants_own_p
     # own pods, never with another tenant's.
     request = ask(small_world, personas["platform_engineer"], tenant="beta", mode="time_slicing")
     assert (request.status, request.scope()) == ("pending", "within_tenant")
+    # The pages' caveat, in words (gpuposture.base.labels); the API's `policy` keeps codes.
     assert request.scope_note() == (
         "for this tenant's own pods only: trust class 'external' forbids sharing by "
-        "time_slicing with other tenants (it allows only exclusive, mig_gi); SHARE-003 still "
-        "reports any co-tenancy"
+        "time-slicing with other tenants (it allows only whole GPU (exclusive), MIG GPU "
+        "instance); SHARE-003 still reports any co-tenancy"
     )
     assert ask(small_world, personas["platform_engineer"]).scope() == "with_other_tenants"
     with pytest.raises(SharingRequestError, match="'warp_drive' is not a known sharing mode"):
@@ -232,6 +233,27 @@ def test_api_ask_approve_and_four_eyes(small_world, personas, second_engineer):
     assert denied.json()["status"] == "denied"
 
 
+def test_api_approval_needs_no_note_but_a_denial_and_a_revocation_say_why(
+    small_world, personas, second_engineer
+):
+    owner = api_client(personas["viewer_alpha"])
+    body = {"tenant": "alpha", "cluster": "lab", "mode": "mig_gi", "justification": "fits"}
+    rid = owner.post(URL, body, format="json").json()["id"]
+    other = owner.post(URL, {**body, "mode": "vgpu_fixed"}, format="json").json()["id"]
+    engineer = api_client(personas["platform_engineer"])
+
+    approved = engineer.post(f"{URL}{rid}/approve/")  # an empty body, as automation sends it
+    assert approved.status_code == 200, approved.content
+    assert approved.json()["status"] == "approved"
+    assert approved.json()["decision_reason"] == ""
+
+    unexplained = engineer.post(f"{URL}{other}/deny/", {"reason": "  "}, format="json")
+    assert unexplained.status_code == 400
+    assert "denial or a revocation says why" in unexplained.json()["errors"]["reason"][0]
+    assert engineer.post(f"{URL}{rid}/revoke/", {}, format="json").status_code == 400
+    assert SharingRequest.objects.get(pk=other).status == "pending"
+
+
 def open_on(check_id: str, tenant: str) -> list[Finding]:
     return list(Finding.objects.filter(check_id=check_id, status="open", tenants__slug=tenant))
 
@@ -336,7 +358,9 @@ def test_page_shows_the_scope_as_it_stands_now(client, small_world, personas):
     request = ask(small_world, personas["platform_engineer"])
     client.force_login(personas["security_lead"])
     page = client.get(f"/sharing-requests/{request.pk}/").content.decode()
-    assert "with other tenants</span> trust class &#x27;internal&#x27; allows mig_gi" in page
+    assert (
+        "with other tenants</span> trust class &#x27;internal&#x27; allows MIG GPU instance" in page
+    )
     # The class changes after the ask: the request now covers alpha's own pods only.
     trust_class = request.tenant.trust_class
     trust_class.allowed_modes = ["exclusive"]
@@ -344,7 +368,7 @@ def test_page_shows_the_scope_as_it_stands_now(client, small_world, personas):
     page = client.get(f"/sharing-requests/{request.pk}/").content.decode()
     assert (
         "within tenant</span> for this tenant&#x27;s own pods only: trust class "
-        "&#x27;internal&#x27; forbids sharing by mig_gi with other tenants"
+        "&#x27;internal&#x27; forbids sharing by MIG GPU instance with other tenants"
     ) in page
 
 
@@ -378,8 +402,8 @@ def test_approving_for_the_tenants_own_pods_says_so(client, small_world, persona
     ask(small_world, personas["platform_engineer"])  # alpha's mig_gi: no caveat
     note = (
         "for this tenant&#x27;s own pods only: trust class &#x27;external&#x27; forbids "
-        "sharing by time_slicing with other tenants (it allows only exclusive, mig_gi); "
-        "SHARE-003 still reports any co-tenancy"
+        "sharing by time-slicing with other tenants (it allows only whole GPU (exclusive), "
+        "MIG GPU instance); SHARE-003 still reports any co-tenancy"
     )
     client.force_login(second_engineer)
     queue = client.get("/approvals/").content.decode()

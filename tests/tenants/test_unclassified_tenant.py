@@ -164,8 +164,7 @@ def test_a_sharing_request_for_unclassified_is_refused(personas, small_world):
 def test_checks_catalogue_lists_ten001_with_rationale_remediation_mappings(personas):
     response = api_client(personas["security_lead"]).get("/api/v1/checks/")
     assert response.status_code == 200
-    rows = response.json()
-    rows = rows["results"] if isinstance(rows, dict) else rows
+    rows = response.json()["results"]
     (ten,) = [r for r in rows if r["id"] == "TEN-001"]
     assert ten["severity"] == "high"
     assert "tenants file" in ten["remediation"] and "platform" in ten["remediation"]

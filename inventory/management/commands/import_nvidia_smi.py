@@ -5,46 +5,66 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from inventory.models import Cluster
-from inventory.services import node_host_facts_import
+from inventory.services import HostFactsResult, node_host_facts_import
 from inventory.sources.nvidia_smi import MAX_INPUT_BYTES, NvidiaSmiError
+from inventory.sync import cluster_get_or_create
+from tenants.spec import SLUG_RE
+
+ACTOR = "manage.py import_nvidia_smi"
 
 
 class Command(BaseCommand):
     help = (
         "Read `nvidia-smi -q -x` XML for one node (driver, CUDA, VBIOS as firmware, product, "
-        "MIG mode, UUIDs) and merge it into that node of the inventory."
+        "MIG mode, UUIDs) and merge it into that node of the inventory; a host the Kubernetes "
+        "API does not list becomes a node described by nvidia-smi only. The cluster record is "
+        "created if new, as sync_cluster does."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--cluster", required=True)
+        parser.add_argument("--cluster", required=True, help="cluster name (created if new)")
         parser.add_argument("--node", help="node name (default: the file name without .xml)")
         parser.add_argument("file", type=Path)
 
     def handle(self, *args, cluster: str, node: str | None, file: Path, **options) -> None:
-        record = Cluster.objects.filter(name=cluster).first()
-        if record is None:
-            raise CommandError(f"no cluster named {cluster!r}; sync it first")
+        if not SLUG_RE.match(cluster):
+            raise CommandError(f"cluster name {cluster!r}: use lowercase letters, digits, hyphens")
         if not file.is_file():
             raise CommandError(f"{file}: no such file")
         if file.stat().st_size > MAX_INPUT_BYTES:
             raise CommandError(f"{file}: larger than {MAX_INPUT_BYTES // 1024 // 1024} MB")
         node_name = node or file.name.removesuffix(".xml")
+        new_cluster = not Cluster.objects.filter(name=cluster).exists()
         try:
-            result = node_host_facts_import(
-                cluster=record, node_name=node_name, xml=file.read_bytes()
-            )
+            # One transaction: input refused by the parser leaves no new cluster record behind.
+            with transaction.atomic():
+                record = cluster_get_or_create(name=cluster, actor=ACTOR)
+                result = node_host_facts_import(
+                    cluster=record, node_name=node_name, xml=file.read_bytes()
+                )
         except NvidiaSmiError as exc:
             raise CommandError(f"{file}: {exc}") from exc
-        facts = result.facts
-        self.stdout.write(
-            f"{cluster}/{node_name}: {facts['gpu_count']} x {facts['gpu_model']}, driver "
-            f"{facts['driver_version']}, CUDA {facts['cuda_driver_version']}, VBIOS "
-            f"{facts['firmware_version']}, MIG {'on' if facts['mig_enabled'] else 'off'}"
-        )
-        if not result.node_found:
-            self.stderr.write(
-                f"warning: node {node_name} is not in the inventory of {cluster}; the facts are "
-                "kept and merged when a sync brings the node"
-            )
+        if new_cluster:
+            self.stderr.write(f"created cluster {cluster} (no sync yet)")
+        self.stdout.write(_summary(cluster, node_name, result.facts))
+        if not result.node_found:  # merged into a node the API lists: nothing to add
+            self.stderr.write(_host_only(cluster, node_name, result))
+
+
+def _summary(cluster: str, node_name: str, facts: dict) -> str:
+    return (
+        f"{cluster}/{node_name}: {facts['gpu_count']} x {facts['gpu_model']}, driver "
+        f"{facts['driver_version']}, CUDA {facts['cuda_driver_version']}, VBIOS "
+        f"{facts['firmware_version']}, MIG {'on' if facts['mig_enabled'] else 'off'}"
+    )
+
+
+def _host_only(cluster: str, node_name: str, result: HostFactsResult) -> str:
+    verb = "created" if result.node_created else "updated"
+    return (
+        f"{verb} node {node_name}, described by nvidia-smi only: the Kubernetes API of "
+        f"{cluster} does not list it; syncs keep it, and merge it when the API lists it"
+    )

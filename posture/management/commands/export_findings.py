@@ -20,7 +20,8 @@ class Command(BaseCommand):
     help = (
         "Write findings to stdout as JSON, CSV, SARIF 2.1.0 (the API's finding shape) or "
         "Kubernetes policy reports (openreports: openreports.io/v1alpha1 Report/ClusterReport; "
-        "policyreport: wgpolicyk8s.io/v1alpha2), multi-document YAML."
+        "policyreport: wgpolicyk8s.io/v1alpha2) as JSON: one report, or a v1 List of them "
+        "(kubectl apply -f takes either)."
     )
 
     def add_arguments(self, parser):

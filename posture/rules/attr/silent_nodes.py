@@ -7,7 +7,7 @@ from typing import Any
 
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs
-from posture.rules.common import tenants_on_node
+from posture.rules.common import kubernetes_node, tenants_on_node
 from posture.rules.gke import gke_managed_exporter
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
@@ -47,6 +47,8 @@ def silent_gpu_node(inputs: PostureInputs) -> Iterator[FindingDraft]:
     minutes = inputs.telemetry.settings.get("silent_minutes")
     for silent in inputs.telemetry.silent_nodes:
         node = node_named(inputs, silent.node)
+        if not kubernetes_node(node):
+            continue  # no scheduler there: no exporter DaemonSet to miss, no hijack to judge
         last = silent.last_sample.isoformat() if silent.last_sample else None
         evidence = {"node": silent.node, "last_sample": last, "silent_after_minutes": minutes}
         since = f"since {last[:16]}" if last else "at all"

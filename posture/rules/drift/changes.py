@@ -10,7 +10,8 @@ the object reopens it (same finding, first seen kept).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 
 from posture.inputs import DriftEventInfo, PostureInputs
 from posture.rules.common import tenants_on_node
@@ -19,6 +20,8 @@ from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import node_draft, node_named, subject_draft
 
 MAPPINGS = ("SP800-53:CM-3",)
+# The checks whose finding lists its object's changes (`changes`, newest first).
+CHANGE_CHECKS = frozenset({"DRIFT-001", "DRIFT-002", "DRIFT-003", "DRIFT-006"})
 # kind, namespace, name of the object that changed, and the finding's key: the device-plugin
 # config key changed in a ConfigMap (each key is the config of other nodes: its own cause).
 Subject = tuple[str, str, str, str]
@@ -93,6 +96,25 @@ def _evidence(
     if basis:  # how the nodes are known, where the change does not name them itself
         evidence["nodes_basis"] = basis
     return evidence
+
+
+def change_after(check_id: str, evidence: object, since: datetime | None) -> dict | None:
+    """The newest change a finding of CHANGE_CHECKS lists when it was detected after `since`
+    (when its risk was accepted: what was accepted is the changes seen then, not later ones,
+    DESIGN §5), else None; None too for another check, or `since` unknown (None)."""
+    if since is None or check_id not in CHANGE_CHECKS or not isinstance(evidence, Mapping):
+        return None
+    changes = evidence.get("changes")
+    if not changes or not isinstance(changes[0], Mapping):
+        return None
+    newest = changes[0]
+    try:
+        detected = datetime.fromisoformat(str(newest.get("detected_at")))
+    except ValueError:
+        return None
+    if detected.tzinfo is None or detected <= since:
+        return None
+    return dict(newest)
 
 
 def _change(event: DriftEventInfo) -> dict[str, object]:

@@ -13,7 +13,7 @@ from posture.rules.class_pools import (
     node_pool_classes,
     unrelated_taints,
 )
-from posture.rules.common import sorted_nodes, tenants_on_node
+from posture.rules.common import kubernetes_node, sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft
 
@@ -50,7 +50,9 @@ from posture.rules.subjects import node_draft
 def gpu_node_without_class_taint(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for node in sorted_nodes(inputs):
         # Any vendor's GPUs: an untainted AMD or Gaudi pool mixes classes as an NVIDIA one does.
-        if not node.is_accelerator_node or node_pool_classes(inputs, node):
+        if not node.is_accelerator_node or not kubernetes_node(node):
+            continue  # a host no pod is scheduled to has no taints to set
+        if node_pool_classes(inputs, node):
             continue
         yield _taint_draft(inputs, node, tenants_on_node(inputs, node.name))
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from posture.rules.holding import ENV_RESOURCE, GpuHolding
 from posture.rules.pairs import PairCause
-from posture.rules.share.parties import party_name
+from posture.rules.share.parties import own_party, party_name
 
 CLAIM_PREFIX = "resourceclaim/"  # GpuHolding.resource of a DRA holding
 CLAIMS_SHOWN = 3
@@ -29,7 +29,7 @@ def dra_details(holdings: Iterable[GpuHolding], parties: tuple[str, str]) -> dic
     classes: set[str] = set()
     other: set[str] = set()
     for h in holdings:
-        if party_name(h) not in parties:
+        if party_name(h) not in parties and own_party(h) not in parties:
             continue
         if h.resource.startswith(CLAIM_PREFIX):
             claims.add(h.resource.removeprefix(CLAIM_PREFIX))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cached_property
-from itertools import combinations
+from itertools import chain, combinations
 from typing import Any, cast
 
 from inventory.snapshot import Node
@@ -25,6 +25,7 @@ from posture.rules.share.dra_names import dra_details
 from posture.rules.share.parties import (
     co_residence,
     may_meet,
+    namespace_parties,
     node_facts,
     pair_verdict,
     parties_of,
@@ -61,8 +62,13 @@ class SharedGroup:
 
     @cached_property
     def pairs(self) -> tuple[tuple[Party, Party], ...]:
-        """Each pair of parties (in name order) that shares the group's GPUs (may_meet)."""
-        found = combinations(self.parties.values(), 2)
+        """Each pair of parties (in name order) that shares the group's GPUs (may_meet), then
+        each pair of unclassified namespaces that does (namespace_parties): the unclassified
+        party meets tenants and the platform as one, but its namespaces meet one another."""
+        found = chain(
+            combinations(self.parties.values(), 2),
+            combinations(namespace_parties(self.holdings).values(), 2),
+        )
         return tuple((a, b) for a, b in found if self.may_meet(a.name, b.name))
 
     @cached_property

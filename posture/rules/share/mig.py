@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from itertools import combinations
+from itertools import chain, combinations
 
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs
 from posture.rules.common import GpuHolding, gpu_holdings, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, Party, pair_drafts
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.parties import node_facts, parties_of
+from posture.rules.share.parties import namespace_parties, node_facts, parties_of
 from tenants.policy import base_resource
 
 # A100, H100, H200 and B200 have 7 compute slices per GPU (A30: 4), so at most 7 // g GPU
@@ -79,7 +79,11 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
                 groups.setdefault(profile, []).append(holding)
         for (profile, slices), holdings in sorted(groups.items()):
             bound = gpu_instance_bound(node, profile, slices)
-            for pair in combinations(parties_of(holdings).values(), 2):
+            # Unclassified namespaces meet one another too (fail closed: parties.namespace_parties).
+            for pair in chain(
+                combinations(parties_of(holdings).values(), 2),
+                combinations(namespace_parties(holdings).values(), 2),
+            ):
                 yield _meeting(node, profile, bound, pair)
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import platform_trust_class, sorted_nodes
-from posture.rules.pairs import Meeting, PairCause, pair_drafts
+from posture.rules.pairs import Meeting, PairCause, pair_drafts, party_tenant
 from posture.rules.registry import FindingDraft, check
 from posture.rules.share.dra_names import shared_name
 from posture.rules.share.groups import shared_groups
@@ -48,7 +48,8 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
     platform = platform_trust_class(inputs)
 
     def class_of(name: str) -> TrustClassInfo:
-        return inputs.tenants_by_slug[name].trust_class if name else platform
+        # An unclassified namespace's party is judged under the unclassified class.
+        return inputs.tenants_by_slug[party_tenant(name)].trust_class if name else platform
 
     # The policy's answer depends on the two classes and the mode alone: asked once for each,
     # not once for each of the thousands of pairs of a shared cluster.

@@ -19,8 +19,9 @@ from posture.rules.common import (
     holding_evidence,
 )
 from posture.rules.holding import EVERY_GPU, device_kind
-from posture.rules.pairs import Party
+from posture.rules.pairs import Party, unclassified_party
 from posture.rules.subjects import PLATFORM_PARTY
+from tenants.mapping import UNCLASSIFIED
 from tenants.policy import base_resource, is_mig_resource
 
 # Modes in which one physical GPU (or MIG device) serves several pods at once. exclusive and
@@ -130,6 +131,31 @@ def parties_of(
     }
 
 
+def namespace_parties(holdings: list[GpuHolding]) -> dict[str, Party]:
+    """The unclassified party split by namespace (unclassified_party names, sorted) where two
+    or more namespaces no tenant claims hold these devices; else none. Nothing tells that two
+    such namespaces have one owner, so they are judged as different parties (fail closed)."""
+    grouped: dict[str, tuple[TrustClassInfo, list[GpuHolding]]] = {}
+    for h in holdings:
+        if (name := own_party(h)) is not None and h.tenant is not None:
+            grouped.setdefault(name, (h.tenant.trust_class, []))[1].append(h)
+    if len(grouped) < 2:
+        return {}
+    return {
+        name: Party(
+            name, cls.slug, tuple(holding_evidence(hs)), sum(h.count for h in hs), _devices(hs)
+        )
+        for name, (cls, hs) in sorted(grouped.items())
+    }
+
+
+def own_party(holding: GpuHolding) -> str | None:
+    """The party of an unclassified pod's namespace (unclassified_party); None for others."""
+    if holding.tenant is None or holding.tenant.slug != UNCLASSIFIED:
+        return None
+    return unclassified_party(holding.pod.namespace)
+
+
 def _devices(holdings: list[GpuHolding]) -> tuple[str, ...] | None:
     if any(h.devices is None for h in holdings):
         return None
@@ -179,8 +205,11 @@ def party_holds(holdings: list[GpuHolding], mode: str) -> dict[str, tuple[bool, 
     """party -> (holds through NVIDIA_VISIBLE_DEVICES, holds by `mode`), for may_meet."""
     found: dict[str, tuple[bool, bool]] = {}
     for h in holdings:
-        env, moded = found.get(party_name(h), (False, False))
-        found[party_name(h)] = (env or h.through_env, moded or h.mode == mode)
+        # An unclassified pod also holds as its namespace's party (namespace_parties).
+        for name in (party_name(h), own_party(h)):
+            if name is not None:
+                env, moded = found.get(name, (False, False))
+                found[name] = (env or h.through_env, moded or h.mode == mode)
     return found
 
 

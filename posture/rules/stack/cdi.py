@@ -10,7 +10,7 @@ from inventory.runtime import CDI_NODE_LABEL, operator_toolkit, resolved_strateg
 from inventory.snapshot import GpuOperatorPolicy, Node
 from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.common import sorted_nodes, tenants_on_node
+from posture.rules.common import kubernetes_node, sorted_nodes, tenants_on_node
 from posture.rules.gke import GKE_INJECTION, gke_stack
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft
@@ -90,8 +90,8 @@ def _policy_state(policy: GpuOperatorPolicy) -> dict[str, Any]:
 )
 def cdi_not_used(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for node in sorted_nodes(inputs):
-        if not node.is_gpu_node:
-            continue
+        if not node.is_gpu_node or not kubernetes_node(node):
+            continue  # how a host outside the API injects devices is not shown at all
         gap = cdi_gap(inputs, node)
         if gap is None:
             continue

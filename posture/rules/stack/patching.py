@@ -3,9 +3,10 @@ the patch status inventory computed against imported bulletins."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 
+from gpuposture.base.labels import words
 from inventory.patching.driver_family import vgpu_host
 from inventory.patching.status import SEVERITY_ORDER
 from inventory.snapshot import Node
@@ -49,12 +50,13 @@ def _vgpu_host(node: Node) -> bool:
     return vgpu_host(node.labels, node.driver_version_source)
 
 
-def _named(node: Node, exposure: dict) -> str:
-    """`<component> <installed>` as a title names it: the vGPU Manager for a vGPU host's driver."""
+def _named(node: Node, exposure: dict, say: Callable[[str], str] = str) -> str:
+    """`<component> <installed>` as evidence names it (`say` = words: as a title does): the
+    vGPU Manager for a vGPU host's driver."""
     component = str(exposure["component"])
     if component == "driver" and _vgpu_host(node):
-        component = VGPU_MANAGER_NAME
-    return f"{component} {exposure['installed']}"
+        return f"{VGPU_MANAGER_NAME} {exposure['installed']}"
+    return f"{say(component)} {exposure['installed']}"
 
 
 def _host_driver(node: Node, exposures: list[dict]) -> dict[str, str]:
@@ -150,7 +152,10 @@ def _below_draft(
             {e["advisory_id"] for e in exposures if e.get("condition_status") == "unverified"}
         ),
     }
-    title = f"GPU node {node.name}: {', '.join(evidence['components'])} below the bulletin baseline"
+    # The title is read on pages (components in words: "Container Toolkit 1.17.4"); the
+    # evidence's `components` keep the codes the API gives.
+    named = sorted({_named(node, e, words) for e in exposures})
+    title = f"GPU node {node.name}: {', '.join(named)} below the bulletin baseline"
     return bulletin_draft(
         check_id,
         node,
