@@ -1,24 +1,27 @@
-"""Which keys an audit event changed, for showing. PURE."""
+"""Which keys an audit event changed, for showing. PURE.
+
+Values read as words (gpuposture.base.changes.shown): "not set" for null, timestamps in UTC."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-MAX_VALUE_CHARS = 160
+from gpuposture.base.changes import MAX_VALUE_CHARS, compact, shown
+
+__all__ = ["MAX_VALUE_CHARS", "Change", "changed_keys", "compact", "shown"]
 
 
 @dataclass(frozen=True)
 class Change:
     key: str
-    before: str | None  # compact JSON; None when the key did not exist before
+    before: str | None  # the value as words; None when the key did not exist before
     after: str | None  # None when the key no longer exists
+    label: str = ""  # the field's name in words ("accepted until"); the key when empty
 
-
-def compact(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
-    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
+    @property
+    def shown_label(self) -> str:
+        return self.label or self.key.replace("_", " ")
 
 
 def changed_keys(before: Any, after: Any) -> list[Change]:
@@ -33,8 +36,8 @@ def changed_keys(before: Any, after: Any) -> list[Change]:
         changes.append(
             Change(
                 key=str(key),
-                before=compact(old[key]) if key in old else None,
-                after=compact(new[key]) if key in new else None,
+                before=shown(old[key]) if key in old else None,
+                after=shown(new[key]) if key in new else None,
             )
         )
     return changes

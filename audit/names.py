@@ -8,12 +8,13 @@ related model on the page, whatever the number of events.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 from django.apps import apps
 from django.db import models
 
-from audit.diff import Change, changed_keys, compact
+from audit.diff import Change, changed_keys, shown
 from audit.models import AuditEvent
 
 
@@ -27,6 +28,17 @@ def _relations(object_type: str) -> dict[str, type[models.Model]]:
         f.name: f.related_model
         for f in model._meta.get_fields()
         if f.concrete and f.is_relation and isinstance(f.related_model, type)
+    }
+
+
+def _labels(object_type: str) -> dict[str, str]:
+    """Field name -> its verbose name ("accepted until"), for the concrete fields of a model."""
+    try:
+        model = apps.get_model(object_type)
+    except (LookupError, ValueError):
+        return {}
+    return {
+        f.name: str(f.verbose_name) for f in model._meta.get_fields() if hasattr(f, "verbose_name")
     }
 
 
@@ -46,7 +58,10 @@ def named_event_rows(events: list[AuditEvent]) -> list[tuple[AuditEvent, list[Ch
     plans = []
     for event in events:
         relations = _relations(event.object_type)
-        changes = changed_keys(event.before, event.after)
+        labels = _labels(event.object_type)
+        changes = [
+            replace(c, label=labels.get(c.key, "")) for c in changed_keys(event.before, event.after)
+        ]
         for change in changes:
             model = relations.get(change.key)
             if model is not None:
@@ -80,11 +95,11 @@ def _named(change: Change, event: AuditEvent, relations: dict, names: dict) -> C
             return known.get(pk, f"#{pk} (deleted)")
 
         if isinstance(value, list):
-            return compact([name(v) if v in _ids([v]) else v for v in value])
+            return shown([name(v) if v in _ids([v]) else v for v in value])
         return name(value) if _ids(value) else text
 
-    return Change(
-        key=change.key,
+    return replace(
+        change,
         before=show(event.before, change.before),
         after=show(event.after, change.after),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import plotly.graph_objects as go
@@ -11,6 +12,7 @@ def patch_heatmap(
     pools: list[str], components: list[str], below: list[list[int]]
 ) -> dict[str, Any]:
     """Nodes below the bulletin baseline per node pool (rows) and component (columns)."""
+    top = max((n for row in below for n in row), default=0)
     figure = go.Figure(
         go.Heatmap(
             z=below,
@@ -21,7 +23,9 @@ def patch_heatmap(
             text=below,
             texttemplate="%{text}",
             hovertemplate="%{y} / %{x}: %{z} node(s) below baseline<extra></extra>",
-            colorbar={"title": "nodes"},
+            zmax=max(top, 1),
+            # Node counts are whole: ticks on integers only (plotly would put 0.5, 1.5 by 2).
+            colorbar={"title": "nodes", "tick0": 0, "dtick": max(1, math.ceil(top / 5))},
         )
     )
     figure.update_layout(

@@ -312,7 +312,9 @@ class ClusterObject(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.kind} {self.namespace}/{self.name}"
+        # A cluster-scoped object (Node, ClusterRole) has no namespace: no leading slash.
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
 
 
 class DriftEventQuerySet(SyncRunQuerySet):

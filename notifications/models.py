@@ -83,7 +83,9 @@ class Subscription(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.user}: {self.get_kind_display()}"
+        # The kind's label says "N days"; this subscription has a number.
+        days = f"{self.days} day" + ("" if self.days == 1 else "s")
+        return f"{self.user}: {self.get_kind_display().replace('N days', days)}"
 
 
 class Delivery(models.Model):

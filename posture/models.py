@@ -106,7 +106,9 @@ class Finding(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.check_id} {self.subject_kind} {self.subject_namespace}/{self.subject_name}"
+        # A cluster-scoped subject (a Node, a ClusterRole) has no namespace: no stray slash.
+        where = f"{self.subject_namespace}/" if self.subject_namespace else ""
+        return f"{self.check_id} {self.subject_kind} {where}{self.subject_name}"
 
     @property
     def effective_status(self) -> str:

@@ -232,16 +232,21 @@ def assessment_score(assessment: Assessment) -> ScoreResult:
     )
 
 
+def _first(ids: list[str] | tuple[str, ...], shown: int = 10) -> str:
+    """The first `shown` ids, then how many more: a cut list must not read as the whole."""
+    more = len(ids) - shown
+    return ", ".join(ids[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
 def submission_problems(assessment: Assessment, result: ScoreResult) -> list[str]:
     problems = []
     if result.unanswered:
+        n = len(result.unanswered)
         problems.append(
-            f"{len(result.unanswered)} question(s) unanswered: " + ", ".join(result.unanswered[:10])
+            f"{n} question{'' if n == 1 else 's'} unanswered: " + _first(result.unanswered)
         )
     if result.evidence_missing:
-        problems.append(
-            "evidence required but missing for: " + ", ".join(result.evidence_missing[:10])
-        )
+        problems.append("evidence required but missing for: " + _first(result.evidence_missing))
     if not assessment.responder_name or not assessment.responded_on:
         problems.append("record who at the provider answered, and when (the written attestation)")
     return problems

@@ -90,6 +90,10 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "full": full,
             "assessments": _assessments(request.user).filter(provider=provider) if full else [],
             "can_edit": may(request.user, EDIT_PROVIDERS),
+            # Procurement reads providers but opens no cluster: a link would lead to a 404.
+            "openable_clusters": set(
+                provider.clusters.visible_to(request.user).values_list("pk", flat=True)
+            ),
         },
     )
 

@@ -61,7 +61,9 @@ class UtilisationView(APIView):
     """GPU-hours and MIG-slice-hours per tenant per day, the chargeback totals, the busiest
     GPUs and idle allocated GPUs: the utilisation page's numbers, each with its confidence.
     `partial_from`: the start of the hour under way, rolled up from the samples so far; the
-    day it falls in is `partial` in tenant_days (its figures grow as samples arrive)."""
+    day it falls in is `partial` in tenant_days (its figures grow as samples arrive).
+    `busy_gpu_hours` is null for MIG time alone: DCGM-Exporter has no utilisation per MIG
+    instance. `tenant` is the slug; `tenant_name` what the pages show."""
 
     @extend_schema(
         parameters=[

@@ -13,8 +13,10 @@ def tenant_hours_area(days: list[dict]) -> dict[str, Any]:
     through hours). Names are passed as data, never as markup: plotly escapes them in hover
     text."""
     dates = sorted({row["day"] for row in days})
-    tenants = sorted({row["tenant"] for row in days})
-    hours = {(row["tenant"], row["day"]): row["gpu_hours"] + row["mig_slice_hours"] for row in days}
+    tenants = sorted({row["tenant_name"] for row in days})
+    hours = {
+        (row["tenant_name"], row["day"]): row["gpu_hours"] + row["mig_slice_hours"] for row in days
+    }
     figure = go.Figure(
         [
             go.Bar(

@@ -67,16 +67,19 @@ def tenant_days(user, period: Period) -> list[dict]:
         .annotate(gpu=Sum("gpu_hours"), mig=Sum("mig_slice_hours"), busy=Sum("busy_gpu_hours"))
         .order_by()
     )
-    slugs = _tenant_slugs()
+    tenants = _tenant_names()
     today = under_way().date()
     merged: dict[tuple, dict] = {}
     for row in grouped:
-        key = (row["day"], _who(slugs.get(row["tenant_id"]), row["attribution"]))
+        slug, name = tenants.get(row["tenant_id"], (None, None))
+        key = (row["day"], _who(slug, row["attribution"]))
         out = merged.setdefault(
             key,
             {
                 "day": key[0],
                 "tenant": key[1],
+                # Pages show the name (the API keeps the slug in `tenant`).
+                "tenant_name": name or key[1],
                 "gpu_hours": 0.0,
                 "mig_slice_hours": 0.0,
                 "busy_gpu_hours": 0.0,
@@ -92,8 +95,16 @@ def tenant_days(user, period: Period) -> list[dict]:
         out = merged[key]
         out["confidence"] = worst_confidence(out.pop("confidences"))
         out["partial"] = out["day"] >= today
-        result.append(_rounded(out))
+        result.append(_mig_busy_unknown(_rounded(out)))
     return result
+
+
+def _mig_busy_unknown(row: dict) -> dict:
+    """Busy GPU-hours count whole GPUs only: DCGM-Exporter gives no DCGM_FI_DEV_GPU_UTIL for a
+    MIG instance. A row of MIG time alone has no busy figure (None), not a busy figure of 0."""
+    if not row["gpu_hours"] and row["mig_slice_hours"]:
+        row["busy_gpu_hours"] = None
+    return row
 
 
 HOURS_FIELDS = ("gpu_hours", "mig_slice_hours", "busy_gpu_hours", "hours")
@@ -116,6 +127,7 @@ def chargeback(days: list[dict]) -> list[dict]:
             row["tenant"],
             {
                 "tenant": row["tenant"],
+                "tenant_name": row["tenant_name"],
                 "gpu_hours": 0.0,
                 "mig_slice_hours": 0.0,
                 "busy_gpu_hours": 0.0,
@@ -123,13 +135,13 @@ def chargeback(days: list[dict]) -> list[dict]:
             },
         )
         for field in ("gpu_hours", "mig_slice_hours", "busy_gpu_hours"):
-            t[field] += row[field]
+            t[field] += row[field] or 0.0  # None: a MIG-only day, no busy figure
         t["confidences"].append(row["confidence"])
     for t in totals.values():
         t["confidence"] = worst_confidence(t.pop("confidences"))
         # What the chart stacks per tenant: whole-GPU hours plus MIG slice-hours.
         t["hours"] = t["gpu_hours"] + t["mig_slice_hours"]
-        _rounded(t)
+        _mig_busy_unknown(_rounded(t))
     return sorted(totals.values(), key=lambda t: (-t["hours"], t["tenant"]))
 
 
@@ -152,8 +164,8 @@ def top_gpus(user, period: Period, n: int = 10) -> list[dict]:
 
 # Grouping by the ids, not by names joined in: the planner then sees few groups and hashes
 # them (PostgreSQL sorted ~190k joined rows to disk); the names come from two small lists.
-def _tenant_slugs() -> dict[int, str]:
-    return dict(Tenant.objects.values_list("pk", "slug"))
+def _tenant_names() -> dict[int, tuple[str, str]]:
+    return {pk: (slug, name) for pk, slug, name in Tenant.objects.values_list("pk", "slug", "name")}
 
 
 def _cluster_names() -> dict[int, str]:
@@ -175,12 +187,13 @@ def idle_allocated(user, period: Period, limit: int = 50) -> list[dict]:
     rows = list(rows)
     if not rows:
         return []
-    names, slugs = _cluster_names(), _tenant_slugs()
+    names, tenants = _cluster_names(), _tenant_names()
     return [
         r
         | {
             "cluster__name": names.get(r["cluster_id"], ""),
-            "tenant__slug": slugs.get(r["tenant_id"], ""),
+            "tenant__slug": tenants.get(r["tenant_id"], ("", ""))[0],
+            "tenant__name": tenants.get(r["tenant_id"], ("", ""))[1],
             "mean_busy": 100.0 * (r["busy"] or 0.0) / r["hours"],
         }
         for r in rows

@@ -26,7 +26,9 @@ class UsageRow:
     tenant: str  # the slug, or "platform" / "unattributed"
     gpu_hours: float  # whole GPUs only
     mig_slice_hours: float  # MIG instances, hours x compute slices of the profile
-    busy_gpu_hours: float  # whole GPUs only: hours x busy/100
+    # Whole GPUs only: hours x busy/100. None for MIG time alone: DCGM-Exporter gives no
+    # DCGM_FI_DEV_GPU_UTIL for a MIG instance, so its busy time is unknown, not zero.
+    busy_gpu_hours: float | None
     confidence: str  # the worst among the row's samples
 
 
@@ -35,7 +37,7 @@ class ChargebackRow:
     tenant: str
     gpu_hours: float
     mig_slice_hours: float
-    busy_gpu_hours: float
+    busy_gpu_hours: float | None  # None as in UsageRow
     days: int  # distinct days with usage among the rows given
 
 
@@ -100,7 +102,7 @@ def usage_by_tenant_day(attributed: Iterable[Attributed], **weights: timedelta) 
             row.busy += hours * _pct(s.busy) / 100.0
         row.confidences.add(a.confidence)
     return [
-        UsageRow(day, tenant, r.gpu, r.mig, r.busy, worst_confidence(r.confidences))
+        UsageRow(day, tenant, r.gpu, r.mig, r.busy_or_unknown(), worst_confidence(r.confidences))
         for (day, tenant), r in sorted(totals.items())
     ]
 
@@ -113,10 +115,10 @@ def chargeback(rows: Iterable[UsageRow]) -> list[ChargebackRow]:
         t = totals[r.tenant]
         t.gpu += r.gpu_hours
         t.mig += r.mig_slice_hours
-        t.busy += r.busy_gpu_hours
+        t.busy += r.busy_gpu_hours or 0.0
         days[r.tenant].add(r.day)
     return [
-        ChargebackRow(tenant, t.gpu, t.mig, t.busy, len(days[tenant]))
+        ChargebackRow(tenant, t.gpu, t.mig, t.busy_or_unknown(), len(days[tenant]))
         for tenant, t in sorted(totals.items())
     ]
 
@@ -182,6 +184,10 @@ class _Row:
     mig: float = 0.0
     busy: float = 0.0
     confidences: set[str] = field(default_factory=set)
+
+    def busy_or_unknown(self) -> float | None:
+        """Busy GPU-hours, or None for MIG time alone (no utilisation metric per instance)."""
+        return None if not self.gpu and self.mig else self.busy
 
 
 @dataclass

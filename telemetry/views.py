@@ -67,13 +67,18 @@ def chargeback_csv(request: HttpRequest) -> HttpResponse:
     body = safe_csv(
         CHARGEBACK_COLUMNS,
         (
-            [r["tenant"], *(round(r[c], 3) for c in CHARGEBACK_COLUMNS[1:4]), r["confidence"]]
+            [r["tenant"], *(_hours(r[c]) for c in CHARGEBACK_COLUMNS[1:4]), r["confidence"]]
             for r in rows
         ),
     )
     response = HttpResponse(body, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="chargeback-{period.days}d.csv"'
     return response
+
+
+def _hours(value: float | None) -> float | str:
+    # None: busy time of MIG instances, which DCGM-Exporter does not measure (an empty cell).
+    return "" if value is None else round(value, 3)
 
 
 @role_required(*RECORD_RESETS)

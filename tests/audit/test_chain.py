@@ -163,13 +163,35 @@ def test_not_a_number_cannot_be_hashed():
 
 def test_changed_keys_of_an_update_create_and_delete():
     assert changed_keys({"a": 1, "b": [1]}, {"a": 1, "b": [1, 2], "c": "x"}) == [
-        Change("b", "[1]", "[1, 2]"),
-        Change("c", None, '"x"'),
+        Change("b", "1", "1, 2"),
+        Change("c", None, "x"),
     ]
-    assert changed_keys(None, {"name": "é"}) == [Change("name", None, '"é"')]
-    assert changed_keys({"name": "a"}, None) == [Change("name", '"a"', None)]
+    assert changed_keys(None, {"name": "é"}) == [Change("name", None, "é")]
+    assert changed_keys({"name": "a"}, None) == [Change("name", "a", None)]
     assert changed_keys({"a": 1}, {"a": 1}) == []
-    assert changed_keys("x", "y") == [Change("value", '"x"', '"y"')]
+    assert changed_keys("x", "y") == [Change("value", "x", "y")]
+
+
+def test_changed_values_read_as_words_not_json():
+    assert changed_keys(
+        {"owner": None, "accepted_until": None, "ok": False, "tags": [], "spec": {"a": 1}},
+        {
+            "owner": "platform-engineer",
+            "accepted_until": "2027-01-20T06:51:15.773650+00:00",
+            "ok": True,
+            "tags": ["a", "b"],
+            "spec": {"a": 2},
+        },
+    ) == [
+        Change("accepted_until", "not set", "2027-01-20 06:51 UTC"),
+        Change("ok", "no", "yes"),
+        Change("owner", "not set", "platform-engineer"),
+        Change("spec", '{"a": 1}', '{"a": 2}'),
+        Change("tags", "none", "a, b"),
+    ]
+    # An offset is read in UTC; a date alone or a word that merely starts with digits stays.
+    assert changed_keys(None, {"t": "2026-12-06T08:51:00+02:00"})[0].after == "2026-12-06 06:51 UTC"
+    assert changed_keys(None, {"d": "2026-12-06"})[0].after == "2026-12-06"
 
 
 def test_long_values_are_shortened():

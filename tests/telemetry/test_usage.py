@@ -162,7 +162,7 @@ def test_mig_samples_count_slice_hours_not_gpu_hours():
         120, gi_id="7", gi_profile="1g.10gb+me", pod="q"
     )
     [row] = usage_by_tenant_day(samples)
-    assert (row.gpu_hours, row.busy_gpu_hours) == (0.0, 0.0)
+    assert (row.gpu_hours, row.busy_gpu_hours) == (0.0, None)  # no utilisation for MIG
     assert row.mig_slice_hours == pytest.approx(4.0)
 
 
@@ -222,12 +222,12 @@ def test_chargeback_totals_per_tenant():
     rows = [
         UsageRow(d1, "alpha", 2.0, 3.0, 1.0, "exact"),
         UsageRow(d2, "alpha", 1.5, 0.0, 0.5, "shared"),
-        UsageRow(d1, "beta", 0.0, 7.0, 0.0, "exact"),
+        UsageRow(d1, "beta", 0.0, 7.0, None, "exact"),
         UsageRow(d2, "platform", 0.25, 0.0, 0.0, "none"),
     ]
     assert chargeback(reversed(rows)) == [
         ChargebackRow("alpha", 3.5, 3.0, 1.5, 2),
-        ChargebackRow("beta", 0.0, 7.0, 0.0, 1),
+        ChargebackRow("beta", 0.0, 7.0, None, 1),  # MIG alone: busy unknown
         ChargebackRow("platform", 0.25, 0.0, 0.0, 1),
     ]
 

@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from gpuposture.base.changes import PathChange, changed_paths
 from gpuposture.base.labels import evidence_rows, words
 
 register = template.Library()
@@ -21,6 +22,12 @@ register = template.Library()
 def pretty_json(value: Any) -> str:
     """Evidence as indented JSON (autoescaped by the template like any other string)."""
     return json.dumps(value, indent=2, sort_keys=True, default=str)
+
+
+@register.filter
+def changes_from(after: Any, before: Any) -> list[PathChange]:
+    """`after|changes_from:before`: only the paths that differ, each as words."""
+    return changed_paths(before, after)
 
 
 @register.filter
