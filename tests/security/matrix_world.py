@@ -206,6 +206,7 @@ def build_world(personas, directory: Path) -> World:
     """Everything above; uploads go to MEDIA_ROOT, which the caller points somewhere private."""
     from accounts.services import token_create
     from audit.models import AuditEvent
+    from gpuposture.base import roles
     from inventory.models import (
         Bulletin,
         BulletinFix,
@@ -222,6 +223,7 @@ def build_world(personas, directory: Path) -> World:
     from sharing.services import sharing_request_create
     from telemetry.models import GpuUsageDaily, ResetAttestation
     from tenants.models import Tenant, TrustClass
+    from tests.conftest import make_user
 
     now = timezone.now()
     lab, zz9 = _tenants_and_clusters(personas, directory)
@@ -261,12 +263,15 @@ def build_world(personas, directory: Path) -> World:
         for t in slugs
     }
     assert all(actions.values()), actions
+    # Asked by another platform engineer: the persona may then decide them (four eyes), so an
+    # empty body reaches the decision (an approval needs no note) rather than a refusal.
+    requester = make_user("plat-requester", roles.PLATFORM_ENGINEER)
     requests = {
         t.slug: sharing_request_create(
             tenant=t,
             cluster=cluster,
             mode="mig_gi",
-            user=personas["platform_engineer"],
+            user=requester,
             justification="Inference replicas fit in one GPU instance each.",
         )
         for t, cluster in ((alpha, lab), (beta, lab), (gamma, zz9))
