@@ -3,6 +3,8 @@ with every unchanged null (red-team rtpages item 5)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.test import Client
 from django.utils import timezone
@@ -10,17 +12,19 @@ from django.utils import timezone
 from gpuposture.base.changes import PathChange, changed_paths
 from inventory.models import DriftEvent
 
-CONFIG_BEFORE = {
+ENTRY_BEFORE: dict[str, Any] = {
+    "name": "nvidia.com/gpu",
+    "rename": None,
+    "replicas": 2,
+    "devices": [],
+}
+CONFIG_BEFORE: dict[str, Any] = {
     "key": "ts-4",
     "mig_strategy": None,
     "replicas": 2,
-    "entries": [{"name": "nvidia.com/gpu", "rename": None, "replicas": 2, "devices": []}],
+    "entries": [ENTRY_BEFORE],
 }
-CONFIG_AFTER = {
-    **CONFIG_BEFORE,
-    "replicas": 4,
-    "entries": [{**CONFIG_BEFORE["entries"][0], "replicas": 4}],
-}
+CONFIG_AFTER = {**CONFIG_BEFORE, "replicas": 4, "entries": [{**ENTRY_BEFORE, "replicas": 4}]}
 
 
 def test_only_changed_paths_of_a_config():
