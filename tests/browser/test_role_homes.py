@@ -114,8 +114,9 @@ def auditor_traces_an_approval(chromium, url: str, screens) -> None:
         rows = auditor.page.locator("table.data tbody tr")
         assert rows.count() >= 1
         first = rows.first.inner_text()
-        # decided_by: the approver's username, not their numeric id
-        assert re.search(r"decided_by: null → platform-engineer", first), first
+        # decided by: the approver's username, not their numeric id, in words (no JSON null)
+        assert re.search(r"decided by: not set → platform-engineer", first), first
+        assert "null" not in first, first
         auditor.check()
         auditor.shot("audit-approvals")
     finally:
