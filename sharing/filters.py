@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import django_filters
+from django import forms
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -27,6 +28,14 @@ class SharingRequestFilter(FilterSet):
     cluster = cluster_filter()
     # The page's choices read as words; the value (the page's and the API's) stays the code.
     mode = django_filters.ChoiceFilter(choices=[(m, words(m)) for m in SHARING_MODES], label="Mode")
+    # DESIGN §2's name for the same field, as the API's body takes it; hidden on the page, which
+    # has the `mode` list. Both given: both apply.
+    sharing_mode = django_filters.ChoiceFilter(
+        field_name="mode",
+        choices=[(m, m) for m in SHARING_MODES],
+        widget=forms.HiddenInput,
+        label="Sharing mode (the same as mode)",
+    )
     state = django_filters.ChoiceFilter(choices=STATE_CHOICES, method="filter_state", label="State")
     scope = django_filters.ChoiceFilter(
         choices=[(s, words(s)) for s in REQUEST_SCOPES], method="filter_scope", label="Scope"
@@ -34,7 +43,7 @@ class SharingRequestFilter(FilterSet):
 
     class Meta:
         model = SharingRequest
-        fields = ["tenant", "cluster", "mode", "state", "scope", "node_pool"]
+        fields = ["tenant", "cluster", "mode", "sharing_mode", "state", "scope", "node_pool"]
 
     def filter_scope(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         # Derived from the tenant's current class, as the serializer's `scope` field is.

@@ -25,6 +25,16 @@ def test_sharing_mode_is_taken_and_answered_beside_mode(small_world, personas):
     assert listed["sharing_mode"] == listed["mode"] == "mig_gi"
 
 
+def test_the_list_filters_by_sharing_mode_as_by_mode(small_world, personas):
+    engineer = api_client(personas["platform_engineer"])
+    for mode in ("mig_gi", "vgpu_fixed"):
+        assert engineer.post(URL, {**BODY, "mode": mode}, format="json").status_code == 201
+    by_alias = engineer.get(URL, {"sharing_mode": "mig_gi"}).json()
+    assert [r["sharing_mode"] for r in by_alias["results"]] == ["mig_gi"]
+    assert engineer.get(URL, {"mode": "vgpu_fixed"}).json()["count"] == 1
+    assert engineer.get(URL, {"sharing_mode": "warp"}).status_code == 400
+
+
 def test_both_names_agreeing_is_fine_differing_is_a_400_naming_both(small_world, personas):
     engineer = api_client(personas["platform_engineer"])
     same = {**BODY, "mode": "vgpu_fixed", "sharing_mode": "vgpu_fixed"}
