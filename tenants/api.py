@@ -13,7 +13,7 @@ from gpuposture.base.api import NameOrIdLookupMixin, ScopedReadOnlyViewSet
 from gpuposture.base.enums import FindingStatus
 from gpuposture.base.filters import FilterSet
 from gpuposture.base.finding_status import status_q
-from gpuposture.base.roles import EDIT_TENANTS, EDIT_TRUST_CLASSES
+from gpuposture.base.roles import EDIT_TENANTS, EDIT_TRUST_CLASSES, reads_all_posture
 from tenants.filters import trust_class_filter
 from tenants.models import Tenant, TrustClass
 from tenants.policy import SHARING_MODES
@@ -85,10 +85,23 @@ class TenantSerializer(serializers.ModelSerializer):
     trust_class = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     namespaces = serializers.SerializerMethodField()
     principals = serializers.SerializerMethodField()
+    viewers = serializers.SerializerMethodField(
+        help_text="gpuposture usernames assigned to the tenant (the tenants file's `viewers`); "
+        "shown to roles that read every tenant, left out for tenant viewers."
+    )
 
     class Meta:
         model = Tenant
-        fields = ["id", "slug", "name", "trust_class", "namespaces", "principals"]
+        fields = ["id", "slug", "name", "trust_class", "namespaces", "principals", "viewers"]
+
+    def to_representation(self, tenant: Tenant) -> dict:
+        # A PUT of what a GET answered keeps the viewers (it empties what it leaves out); a
+        # tenant viewer is not told who else may read the tenant.
+        data = super().to_representation(tenant)
+        request = self.context.get("request")
+        if request is None or not reads_all_posture(request.user):
+            data.pop("viewers", None)
+        return data
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_namespaces(self, tenant: Tenant) -> list[str]:
@@ -100,6 +113,10 @@ class TenantSerializer(serializers.ModelSerializer):
 
     def get_principals(self, tenant: Tenant) -> list[str]:
         return [f"{p.kind}:{p.name}" for p in tenant.principals.all()]
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_viewers(self, tenant: Tenant) -> list[str]:
+        return sorted(user.get_username() for user in tenant.viewers.all())
 
 
 class TenantSpecSerializer(serializers.Serializer):
@@ -156,7 +173,7 @@ class TenantViewSet(ScopedReadOnlyViewSet):
     or `{"tenants": [...]}`; created or updated to match, audited, re-scored."""
 
     queryset = Tenant.objects.select_related("trust_class").prefetch_related(
-        "namespaces", "principals"
+        "namespaces", "principals", "viewers"
     )
     serializer_class = TenantSerializer
     filterset_class = TenantFilter

@@ -101,15 +101,29 @@ def test_a_namespace_of_another_tenant_is_refused(small_world, personas):
 def test_put_replaces_the_whole_entry_and_takes_a_get_back(small_world, personas):
     lead = api_client(personas["security_lead"])
     url = f"{TENANTS}{alpha().pk}/"
+    viewers = sorted(alpha().viewers.values_list("username", flat=True))
+    assert viewers, "the world gives alpha a viewer"
     read = lead.get(url).json()
+    assert read["viewers"] == viewers
     answer = lead.put(url, {**read, "name": "Alpha", "principals": []}, format="json")
     assert answer.status_code == 200, answer.content
     assert (answer.json()["name"], answer.json()["principals"]) == ("Alpha", [])
     assert answer.json()["namespaces"] == ["team-alpha"]
+    # What the GET answered comes back whole: the viewers stay.
+    assert sorted(alpha().viewers.values_list("username", flat=True)) == viewers
     # Left out of a PUT: emptied, as a POST of the same entry would.
+    without = {k: v for k, v in read.items() if k != "viewers"}
+    assert lead.put(url, without, format="json").status_code == 200
     assert not alpha().viewers.exists()
     incomplete = lead.put(url, {"name": "Alpha"}, format="json")
     assert incomplete.status_code == 400 and "trust_class: required" in str(incomplete.json())
+
+
+def test_a_tenant_viewer_is_not_told_who_else_reads_the_tenant(small_world, personas):
+    url = f"{TENANTS}{alpha().pk}/"
+    assert "viewers" in api_client(personas["auditor"]).get(url).json()
+    own = api_client(personas["viewer_alpha"]).get(url)
+    assert own.status_code == 200 and "viewers" not in own.json()
 
 
 def test_only_the_security_lead_updates_a_tenant(small_world, personas):
