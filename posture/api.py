@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db.models import F, Prefetch
 from django.http import HttpResponse, StreamingHttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -30,7 +30,7 @@ from posture.finding_rows import (
     used_checks,
 )
 from posture.models import EarlierAcceptance, Finding
-from posture.observed import with_observed
+from posture.observed import labelled_namespaces, with_observed
 from posture.policy_reports import REPORT_FORMATS
 from posture.read_cache import shared_read
 from posture.rules import CHECKS
@@ -178,6 +178,10 @@ class TenantWithScoreSerializer(TenantSerializer):
     )
     not_scored_reason = NotScoredReasonField(risk_attr="latest_risk")
     observed = serializers.BooleanField(read_only=True, help_text=OBSERVED_HELP)
+    labelled_namespaces = serializers.SerializerMethodField(
+        help_text="The namespaces of `namespaces` it owns by a cluster's `gpuposture.io/tenant` "
+        "label, not by the registry (a PUT of them back leaves them claimed by the label)."
+    )
 
     class Meta(TenantSerializer.Meta):
         fields = [
@@ -188,10 +192,27 @@ class TenantWithScoreSerializer(TenantSerializer):
             "scored",
             "not_scored_reason",
             "observed",
+            "labelled_namespaces",
         ]
 
     def get_scored(self, tenant: Tenant) -> bool:
         return tenant.latest_risk is not None
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_namespaces(self, tenant: Tenant) -> list[str]:
+        """Those the registry lists and those a synced cluster labels `gpuposture.io/tenant`
+        for it (DESIGN §7: a tenant owns both), sorted."""
+        listed = super().get_namespaces(tenant)
+        return sorted({*listed, *self._labelled(tenant)})
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_labelled_namespaces(self, tenant: Tenant) -> list[str]:
+        return self._labelled(tenant)
+
+    def _labelled(self, tenant: Tenant) -> list[str]:
+        if tenant.is_system:
+            return []
+        return self.context.get("labelled_namespaces", {}).get(tenant.slug, [])
 
 
 class TenantPostureViewSet(TenantViewSet):
@@ -199,6 +220,16 @@ class TenantPostureViewSet(TenantViewSet):
     contributions and live findings."""
 
     serializer_class = TenantWithScoreSerializer
+
+    def get_serializer_context(self) -> dict:
+        context = super().get_serializer_context()
+        # Every tenant's (one query): the serializer reads only the tenants shown, which the
+        # queryset has already limited to those this user may see.
+        context["labelled_namespaces"] = labelled_namespaces()
+        return context
+
+    def claimed_by_label(self, tenant: Tenant) -> set[str]:
+        return set(labelled_namespaces([tenant.slug]).get(tenant.slug, []))
 
     def get_queryset(self):
         # Most risk points first (DESIGN §6: tenants are ordered by risk), never-scored last,

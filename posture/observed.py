@@ -11,6 +11,7 @@ row stored is a successful sync's: a failed sync keeps the last good inventory."
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, QuerySet
@@ -29,11 +30,7 @@ def observed_expression() -> ExpressionWrapper:
     the namespace objects are read only for a tenant with neither)."""
     pods = Pod.objects.filter(tenant=OuterRef("pk"))
     affected = FindingTenant.objects.filter(tenant=OuterRef("pk"), finding__status__in=COUNTED)
-    # Namespace objects read through the (cluster, kind, namespace, name) index, a cluster at
-    # a time: by kind alone SQLite scans every stored object of every cluster.
-    namespaces = ClusterObject.objects.filter(
-        cluster__in=Cluster.objects.values("pk"), kind=ClusterObject.Kind.NAMESPACE, namespace=""
-    )
+    namespaces = _namespace_objects()
     listed = TenantNamespace.objects.filter(
         tenant=OuterRef("pk"), name__in=namespaces.values("name")
     )
@@ -46,6 +43,37 @@ def observed_expression() -> ExpressionWrapper:
     )
     seen = Exists(pods) | Exists(affected) | Exists(listed) | Exists(labelled)
     return ExpressionWrapper(seen, output_field=BooleanField())
+
+
+def _namespace_objects() -> QuerySet[ClusterObject]:
+    # Read through the (cluster, kind, namespace, name) index, a cluster at a time: by kind
+    # alone SQLite scans every stored object of every cluster.
+    return ClusterObject.objects.filter(
+        cluster__in=Cluster.objects.values("pk"), kind=ClusterObject.Kind.NAMESPACE, namespace=""
+    )
+
+
+def labelled_namespaces(slugs: Iterable[str] | None = None) -> dict[str, list[str]]:
+    """slug -> the namespaces a synced cluster labels `gpuposture.io/tenant=<slug>` that the
+    registry gives no tenant (the registry wins: tenants.mapping), sorted; one query. Every
+    slug's where `slugs` is None (a caller reading only the tenants it may show)."""
+    wanted = None if slugs is None else set(slugs)
+    # Every labelled namespace, the slugs kept here: an IN on a JSON key's text reads its
+    # values as JSON on SQLite ("malformed JSON" for a bare slug).
+    rows = (
+        _namespace_objects()
+        .annotate(claim=KeyTextTransform(TENANT_LABEL, KeyTransform("labels", "data")))
+        .filter(claim__isnull=False)
+        .exclude(name__in=TenantNamespace.objects.values("name"))
+        .order_by()
+        .values_list("claim", "name")
+        .distinct()
+    )
+    found: dict[str, set[str]] = {}
+    for slug, name in rows:
+        if wanted is None or slug in wanted:
+            found.setdefault(slug, set()).add(name)
+    return {slug: sorted(names) for slug, names in found.items()}
 
 
 def with_observed(tenants: QuerySet[Tenant]) -> QuerySet[Tenant]:

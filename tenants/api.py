@@ -214,11 +214,21 @@ class TenantViewSet(ScopedReadOnlyViewSet):
         # What a GET answers may come back as it was read: its read-only fields are ignored.
         read_only = set(self.get_serializer().fields) - set(TenantSpecSerializer().fields)
         changes = {k: v for k, v in request.data.items() if k not in read_only}
+        # A namespace a GET lists because a cluster labels it for the tenant stays claimed by
+        # its label: a GET put back does not copy it into the registry.
+        by_label = self.claimed_by_label(tenant)
+        if by_label and isinstance(changes.get("namespaces"), list):
+            changes["namespaces"] = [n for n in changes["namespaces"] if n not in by_label]
         try:
             tenant_update(tenant=tenant, changes=changes, partial=partial, actor=request.user)
         except TenantSpecError as exc:
             return _spec_refusal(str(exc))
         return Response(self.get_serializer(self.get_queryset().get(pk=tenant.pk)).data)
+
+    def claimed_by_label(self, tenant: Tenant) -> set[str]:
+        """The namespaces the tenant owns by a cluster's label only (none known here: the
+        posture app's tenants endpoint reads the synced namespaces)."""
+        return set()
 
     @extend_schema(request=TenantSpecSerializer, responses={200: TenantSerializer, 400: dict})
     def partial_update(self, request: Request, *args: object, **kwargs: object) -> Response:

@@ -161,3 +161,29 @@ def test_an_unobserved_tenants_page_and_row_carry_the_caveat(world):
         row = text[text.index("Team Zeta") :][:300]
         assert CAVEAT in row, url
         assert text.count(CAVEAT) == 1, url  # zeta's row only
+
+
+def test_the_api_lists_the_namespaces_a_tenant_owns_by_label(world):
+    """DESIGN §7: a tenant owns the namespaces its registry entry lists or a cluster labels
+    `gpuposture.io/tenant` for it; §8: tenants expose `namespaces`."""
+    client = api_client(world["security_lead"])
+    rows = {r["slug"]: r for r in client.get("/api/v1/tenants/").json()["results"]}
+    assert (rows["epsilon"]["namespaces"], rows["epsilon"]["labelled_namespaces"]) == (
+        ["lab-research"],
+        ["lab-research"],
+    )
+    assert (rows["alpha"]["namespaces"], rows["alpha"]["labelled_namespaces"]) == (
+        ["team-alpha"],
+        [],
+    )
+
+
+def test_a_get_put_back_leaves_a_labelled_namespace_claimed_by_its_label(world):
+    client = api_client(world["security_lead"])
+    epsilon = Tenant.objects.get(slug="epsilon")
+    url = f"/api/v1/tenants/{epsilon.pk}/"
+    read = client.get(url).json()
+    answer = client.put(url, {**read, "name": "Team Epsilon 2"}, format="json")
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["namespaces"] == ["lab-research"]
+    assert not epsilon.namespaces.exists()  # still the label's, not copied into the registry
