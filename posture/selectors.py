@@ -7,11 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import timedelta
 
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.conf import settings
+from django.db.models import Count, F, Max, Min, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from gpuposture.base.enums import FindingStatus, Severity
 from gpuposture.base.finding_status import effective_status_expr, status_q
+from gpuposture.base.roles import reads_all_posture
+from inventory.holding_models import SyncHandover
 from inventory.models import Bulletin, Cluster, Node, SyncRun
 from inventory.selectors import cluster_kinds_unread
 from posture import scoring
@@ -248,10 +251,32 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
         reset_attestations=ResetAttestation.objects.visible_to(user)
         .filter(cluster=cluster)
         .count(),
+        **_handover_facts(cluster, user),
         kinds_read=kinds_read,
         kinds_unread=kinds_unread,
         **_bulletin_facts(),
     )
+
+
+def _handover_facts(cluster: Cluster, user) -> dict[str, object]:
+    """What item 9 needs to know it looked (posture.checklist._resets): LEAK-001's window, how
+    long the GPU samples in it span, and the handovers sync history recorded in it; a tenant
+    viewer counts only those its tenants were a party to (not the other tenants' traffic)."""
+    days = settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS
+    since = timezone.now() - timedelta(days=days)
+    span = GpuReading.objects.filter(cluster=cluster, time__gte=since).aggregate(
+        first=Min("time"), last=Max("time")
+    )
+    hours = (span["last"] - span["first"]).total_seconds() / 3600 if span["first"] else 0.0
+    handovers = SyncHandover.objects.filter(cluster=cluster, next_start__gte=since)
+    if not reads_all_posture(user):
+        slugs = list(Tenant.objects.visible_to(user).values_list("slug", flat=True))
+        handovers = handovers.filter(Q(previous_holder__in=slugs) | Q(next_holder__in=slugs))
+    return {
+        "handover_window_days": days,
+        "telemetry_span_hours": hours,
+        "handovers_recorded": handovers.count(),
+    }
 
 
 def _kinds_read(cluster: Cluster) -> tuple[frozenset[str] | None, frozenset[str]]:
