@@ -258,15 +258,28 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
     )
 
 
+# Node sharing strategies under which tenants use one GPU at the same time, not in turn.
+SHARED_AT_ONCE = (Node.SharingStrategy.TIME_SLICING, Node.SharingStrategy.MPS)
+
+
 def _handover_facts(cluster: Cluster, user) -> dict[str, object]:
     """What item 9 needs to know it looked (posture.checklist._resets): LEAK-001's window, how
     long the GPU samples in it span, and the handovers sync history recorded in it; a tenant
-    viewer counts only those its tenants were a party to (not the other tenants' traffic)."""
+    viewer counts only those its tenants were a party to (not the other tenants' traffic).
+    The samples are those of the GPU nodes whose GPUs pass whole from tenant to tenant
+    (exclusive and MIG, as LEAK-001 reads them): ten days of a time-sliced node's samples
+    watch no exclusive GPU. A cluster with no such node: all its samples."""
     days = settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS
     since = timezone.now() - timedelta(days=days)
-    span = GpuReading.objects.filter(cluster=cluster, time__gte=since).aggregate(
-        first=Min("time"), last=Max("time")
+    samples = GpuReading.objects.filter(cluster=cluster, time__gte=since)
+    whole = list(
+        Node.objects.filter(cluster=cluster, is_gpu_node=True)
+        .exclude(sharing_strategy__in=SHARED_AT_ONCE)
+        .values_list("name", flat=True)
     )
+    if whole:
+        samples = samples.filter(hostname__in=whole)
+    span = samples.aggregate(first=Min("time"), last=Max("time"))
     hours = (span["last"] - span["first"]).total_seconds() / 3600 if span["first"] else 0.0
     handovers = SyncHandover.objects.filter(cluster=cluster, next_start__gte=since)
     if not reads_all_posture(user):

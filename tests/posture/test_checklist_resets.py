@@ -100,3 +100,30 @@ def test_the_api_counts_the_telemetry_span_and_recorded_handovers(small_world, p
     assert (lead["status"], lead["evidence"]["handovers_recorded"]) == ("pass", 2)
     viewer = api_client(personas["viewer_alpha"]).get(url).json()[8]
     assert viewer["evidence"]["handovers_recorded"] == 1  # beta's to gamma is not alpha's
+
+
+def _samples(cluster, host, *ages):
+    for age in ages:
+        GpuReading.objects.create(
+            cluster=cluster, time=timezone.now() - age, hostname=host, gpu="0", uuid=f"GPU-{host}"
+        )
+
+
+@pytest.mark.django_db
+def test_only_samples_of_gpus_used_whole_show_that_handovers_were_watched(small_world, personas):
+    """A week of a time-sliced node's samples watches no GPU that passes whole from tenant to
+    tenant: with an exclusive node on the cluster, its own samples must span the window."""
+    from inventory.models import Node
+
+    Node.objects.create(
+        cluster=small_world, name="gpu-x-1", is_gpu_node=True, changed_at=timezone.now()
+    )
+    GpuReading.objects.filter(cluster=small_world).delete()
+    _samples(small_world, "gpu-ts-1", timedelta(days=7) - timedelta(minutes=5), timedelta(0))
+    _samples(small_world, "gpu-x-1", timedelta(minutes=10), timedelta(0))
+    url = "/api/v1/clusters/lab/checklist/"
+    item = api_client(personas["security_lead"]).get(url).json()[8]
+    assert (item["status"], item["evidence"]["telemetry_span_hours"]) == ("unknown", 0.2)
+    _samples(small_world, "gpu-x-1", timedelta(days=7) - timedelta(minutes=5))
+    item = api_client(personas["security_lead"]).get(url).json()[8]
+    assert item["status"] == "pass" and item["evidence"]["telemetry_span_hours"] == 167.9
