@@ -35,6 +35,12 @@ class ChecklistFacts:
     days_since_bulletin_import: int | None = None
     telemetry_samples: int = 0  # 1 when GPU samples are held for this cluster (LEAK-001 reads them)
     reset_attestations: int = 0
+    # Item 9: the window LEAK-001 looks for handovers in (the raw telemetry retention), how
+    # long the GPU samples held in it span (first to last), and the handovers between tenants
+    # sync history recorded in it (each one unattested opens LEAK-001).
+    handover_window_days: int = 7
+    telemetry_span_hours: float = 0.0
+    handovers_recorded: int = 0
     firmware_known: int = 0  # GPU nodes with a known VBIOS version (coverage, item 3)
     # Kinds the last full sync read objects of; None: not known (every kind taken as read).
     kinds_read: frozenset[str] | None = None
@@ -238,8 +244,21 @@ def _stack_covered(facts: ChecklistFacts, judged: tuple[str, dict]) -> tuple[str
     return UNKNOWN, {**evidence, "reason": reason}
 
 
+# Samples start a scrape after the window opens: an hour short of it still watched all of it.
+WINDOW_SLACK_HOURS = 1.0
+
+
 def _resets(facts: ChecklistFacts) -> tuple[str, dict]:
-    looked_at = {"reset_attestations": facts.reset_attestations}
+    """Item 9 passes only where gpuposture has looked: every handover in LEAK-001's window
+    could have been seen (GPU telemetry spans the window), or handovers were seen and each has
+    a reset recorded. Telemetry over minutes, with no handover seen, shows nothing that a reset
+    could be recorded for: unknown, not pass. An open LEAK-001 fails it whatever saw it."""
+    looked_at = {
+        "reset_attestations": facts.reset_attestations,
+        "telemetry_span_hours": round(facts.telemetry_span_hours, 1),
+        "handover_window_days": facts.handover_window_days,
+        "handovers_recorded": facts.handovers_recorded,
+    }
     # An open LEAK-001 is a handover without a reset whatever saw it (telemetry or sync
     # history): the item fails on it, telemetry or not.
     if facts.open_findings.get("LEAK-001") or facts.accepted_findings.get("LEAK-001"):
@@ -255,7 +274,19 @@ def _resets(facts: ChecklistFacts) -> tuple[str, dict]:
             "(sync history sees only handovers that span a sync)",
             **looked_at,
         }
-    return _by_findings(facts, ("LEAK-001",), looked_at)
+    window = facts.handover_window_days * 24
+    if facts.handovers_recorded or facts.telemetry_span_hours >= window - WINDOW_SLACK_HOURS:
+        # Handovers seen, none without a reset (LEAK-001 is not open); or the whole window
+        # watched, so a handover without a reset would have opened it.
+        return _by_findings(facts, ("LEAK-001",), looked_at)
+    reason = (
+        f"GPU telemetry spans {facts.telemetry_span_hours:.1f} h of the "
+        f"{facts.handover_window_days}-day window in which handovers are looked for, and sync "
+        "history recorded no handover between tenants: nothing seen shows a GPU passing from "
+        f"one tenant to the next, so no reset could be shown ({facts.reset_attestations} "
+        "reset(s) recorded)"
+    )
+    return UNKNOWN, {"reason": reason, **looked_at}
 
 
 def _provider(facts: ChecklistFacts) -> tuple[str, dict]:

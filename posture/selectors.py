@@ -7,11 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import timedelta
 
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.conf import settings
+from django.db.models import Count, F, Max, Min, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from gpuposture.base.enums import FindingStatus, Severity
 from gpuposture.base.finding_status import effective_status_expr, status_q
+from gpuposture.base.roles import reads_all_posture
+from inventory.holding_models import SyncHandover
 from inventory.models import Bulletin, Cluster, Node, SyncRun
 from inventory.selectors import cluster_kinds_unread
 from posture import scoring
@@ -248,10 +251,45 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
         reset_attestations=ResetAttestation.objects.visible_to(user)
         .filter(cluster=cluster)
         .count(),
+        **_handover_facts(cluster, user),
         kinds_read=kinds_read,
         kinds_unread=kinds_unread,
         **_bulletin_facts(),
     )
+
+
+# Node sharing strategies under which tenants use one GPU at the same time, not in turn.
+SHARED_AT_ONCE = (Node.SharingStrategy.TIME_SLICING, Node.SharingStrategy.MPS)
+
+
+def _handover_facts(cluster: Cluster, user) -> dict[str, object]:
+    """What item 9 needs to know it looked (posture.checklist._resets): LEAK-001's window, how
+    long the GPU samples in it span, and the handovers sync history recorded in it; a tenant
+    viewer counts only those its tenants were a party to (not the other tenants' traffic).
+    The samples are those of the GPU nodes whose GPUs pass whole from tenant to tenant
+    (exclusive and MIG, as LEAK-001 reads them): ten days of a time-sliced node's samples
+    watch no exclusive GPU. A cluster with no such node: all its samples."""
+    days = settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS
+    since = timezone.now() - timedelta(days=days)
+    samples = GpuReading.objects.filter(cluster=cluster, time__gte=since)
+    whole = list(
+        Node.objects.filter(cluster=cluster, is_gpu_node=True)
+        .exclude(sharing_strategy__in=SHARED_AT_ONCE)
+        .values_list("name", flat=True)
+    )
+    if whole:
+        samples = samples.filter(hostname__in=whole)
+    span = samples.aggregate(first=Min("time"), last=Max("time"))
+    hours = (span["last"] - span["first"]).total_seconds() / 3600 if span["first"] else 0.0
+    handovers = SyncHandover.objects.filter(cluster=cluster, next_start__gte=since)
+    if not reads_all_posture(user):
+        slugs = list(Tenant.objects.visible_to(user).values_list("slug", flat=True))
+        handovers = handovers.filter(Q(previous_holder__in=slugs) | Q(next_holder__in=slugs))
+    return {
+        "handover_window_days": days,
+        "telemetry_span_hours": hours,
+        "handovers_recorded": handovers.count(),
+    }
 
 
 def _kinds_read(cluster: Cluster) -> tuple[frozenset[str] | None, frozenset[str]]:

@@ -189,6 +189,13 @@ class NetworkPolicy:
     # ("25/TCP"), denied to the pods it selects whatever allows them; their internet egress on
     # other ports stays as the allows leave it (inventory/sources/cni_policies.py).
     egress_denied_ports: tuple[str, ...] = ()
+    # Cilium policies only: whose egress its rules (spec and each of specs) can restrict
+    # (inventory/sources/cni_policies.py cilium_egress_subjects): "pods" where a rule selecting
+    # endpoints (endpointSelector) has an egress or egressDeny section; "nodes" where only
+    # rules selecting nodes (nodeSelector: a host firewall, which also holds hostNetwork pods)
+    # do; "none" where no rule has one (an ingress-only policy). "" where not read (other
+    # kinds, or stored before it was): it may restrict any pod's egress.
+    egress_subjects: str = ""
 
 
 @dataclass(frozen=True)

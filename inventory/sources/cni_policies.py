@@ -9,7 +9,9 @@ to named hosts or in-cluster peers (cni_allows.cilium_limits_egress), and the Ci
 AdminNetworkPolicy rules that open egress to the world whatever a NetworkPolicy says
 (cni_allows.py). A cluster may restrict egress with the others, so they are kept by name and
 kind (not their rules): K8S-007 then says that it cannot tell whether a GPU pod's egress is
-restricted rather than stating that nothing restricts it. Which object is which is told by
+restricted rather than stating that nothing restricts it; unless the Cilium policy is read as
+unable to restrict a pod's egress (cilium_egress_subjects: no rule acting at egress, or only
+host policies' rules selecting nodes). Which object is which is told by
 its API group: Calico's namespaced kind is also called `NetworkPolicy`.
 """
 
@@ -138,11 +140,33 @@ def cni_policy_from(obj: dict[str, Any]) -> NetworkPolicy:
         engine=cni_policy_kind(obj) or "",
     )
     if policy.engine.startswith("cilium.io/"):
+        policy = replace(policy, egress_subjects=cilium_egress_subjects(obj))
         deny = cilium_world_deny(obj)
         if deny is not None:
             return replace(_selecting(policy, deny), egress_denies_world=True)
         return _with_port_deny(obj, _rules_read(obj, policy))
     return _rules_read(obj, policy)
+
+
+def cilium_egress_subjects(obj: dict[str, Any]) -> str:
+    """Whose egress the Cilium policy's rules (spec, specs) can restrict (egress_subjects):
+    "pods" where a rule acting at egress selects endpoints, "nodes" where only rules selecting
+    nodes (nodeSelector: host policies) do, "none" where no rule acts at egress. A rule holds
+    one of endpointSelector and nodeSelector; it acts at egress where it has an egress or
+    egressDeny entry (empty or omitted, "this rule does not apply at egress": Cilium's Rule)
+    or asks for egress default deny (enableDefaultDeny.egress: true, which holds without rules).
+    A rule with neither selector is read as one of pods: it is not known to spare them."""
+    acting = [r for r in _cilium_rules(obj) if _acts_at_egress(r)]
+    if not acting:
+        return "none"
+    if all("nodeSelector" in r and "endpointSelector" not in r for r in acting):
+        return "nodes"
+    return "pods"
+
+
+def _acts_at_egress(rule: dict[str, Any]) -> bool:
+    default_deny = mapping(rule.get("enableDefaultDeny")).get("egress")
+    return bool(dicts(rule.get("egress")) or dicts(rule.get("egressDeny"))) or default_deny is True
 
 
 def _rules_read(obj: dict[str, Any], policy: NetworkPolicy) -> NetworkPolicy:

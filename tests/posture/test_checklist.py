@@ -63,7 +63,9 @@ def test_an_open_leak_fails_item_9_without_telemetry_too():
     assert (item.status, item.evidence["open_findings"]) == ("fail", {"LEAK-001": 1})
     # Nothing open and no telemetry: unknown (sync history misses handovers between syncs).
     assert cluster_checklist(ChecklistFacts(**base))[8].status == "unknown"
-    assert cluster_checklist(ChecklistFacts(**base, telemetry_samples=1))[8].status == "pass"
+    # Telemetry over the whole window LEAK-001 looks in, no handover without a reset: pass.
+    watched = ChecklistFacts(**base, telemetry_samples=1, telemetry_span_hours=7 * 24)
+    assert cluster_checklist(watched)[8].status == "pass"
 
 
 def test_an_accepted_finding_keeps_its_item_failing():
@@ -358,6 +360,7 @@ def test_items_judging_nvidia_alone_are_unknown_with_other_vendors_nodes(number)
         bulletins=3,
         days_since_bulletin_import=1,
         telemetry_samples=1,
+        telemetry_span_hours=7 * 24,  # item 9: the GPUs watched over LEAK-001's whole window
     )
     assert statuses(ChecklistFacts(**base))[number] == "pass"
     item = cluster_checklist(ChecklistFacts(**base, other_accelerator_nodes=3))[number - 1]

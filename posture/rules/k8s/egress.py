@@ -16,6 +16,7 @@ from posture.rules.k8s.egress_calico import OPEN, UNKNOWN, calico_egress, is_cal
 from posture.rules.k8s.egress_evidence import host_network, port_limits, selector_of
 from posture.rules.k8s.egress_mesh import MESH_NOTE, MESH_RESTRICTED, behind_sidecar, registry_only
 from posture.rules.k8s.egress_titles import TitleFacts, k8s007_title
+from posture.rules.k8s.egress_unread import names_only, policy_ref, unread_policies
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 
@@ -93,22 +94,6 @@ def cilium_port_denies(policies: Iterable[NetworkPolicy], pod: Pod) -> list[Netw
     ]
 
 
-def read_deny(policy: NetworkPolicy) -> bool:
-    """A Cilium policy read as a deny of some ports only, with no egress rule of its own: it
-    never restricts a pod's egress as a whole, and is not "unevaluated"."""
-    return bool(policy.egress_denied_ports) and "Egress" not in policy.policy_types
-
-
-def names_only(policy: NetworkPolicy) -> bool:
-    """A Cilium policy read as limiting egress to an allow-list (cni_policies.py)."""
-    return (
-        policy.engine.startswith("cilium.io/")
-        and "Egress" in policy.policy_types
-        and not policy.egress_allows_all
-        and not policy.egress_denies_world
-    )
-
-
 def cilium_restricts(policy: NetworkPolicy, pod: Pod) -> bool:
     """The Cilium policy limits the pod's egress to an allow-list (names, the cluster, narrow
     CIDRs): Cilium's default deny for egress but those peers."""
@@ -180,12 +165,12 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 selecting = [p for p in policies if selects_for_egress(p, pod)]
                 calico = calico_egress(cni, selecting, pod, namespace_labels.get(namespace))
             if opening:
-                opened_by.update({_unread_ref(p): p for p in opening})
+                opened_by.update({policy_ref(p): p for p in opening})
             elif calico is not None and calico.state == OPEN:
                 if calico.policy is not None and is_calico(calico.policy):
-                    opened_by[_unread_ref(calico.policy)] = calico.policy
+                    opened_by[policy_ref(calico.policy)] = calico.policy
             elif calico is not None and calico.state == UNKNOWN:
-                ref = _unread_ref(calico.policy) if calico.policy else "Calico"
+                ref = policy_ref(calico.policy) if calico.policy else "Calico"
                 calico_unknown[ref] = calico.why
             elif calico is not None or (
                 enforced.state != NOT_ENFORCED and restricts_egress(policies, pod, cni)
@@ -195,28 +180,19 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 chosen = [p for p in cni if cilium_restricts(p, pod)]
                 ported.update(
                     port_limits(
-                        [*chosen, calico.policy if calico else None], _unread_ref, denied_ports
+                        [*chosen, calico.policy if calico else None], policy_ref, denied_ports
                     )
                 )
                 continue
             open_pods.append(pod)
-            denied.update({_unread_ref(p): denied_note(p.egress_denied_ports) for p in denies})
+            denied.update({policy_ref(p): denied_note(p.egress_denied_ports) for p in denies})
         if open_pods:
             # A CNI's own policy here or cluster-wide may restrict them: unknown, not "none";
             # where the CNI is known not to enforce, no engine runs to act on any of them.
-            # Calico's are evaluated (egress_calico.py): never "unread".
-            unread = sorted(
-                (
-                    p
-                    for p in cni
-                    if p.namespace in (namespace, "")
-                    and _unread_ref(p) not in opened_by
-                    and not names_only(p)  # read: it selects none of these pods
-                    and not read_deny(p)  # read: it takes some ports away, no more
-                    and not is_calico(p)
-                    and enforced.state != NOT_ENFORCED
-                ),
-                key=lambda p: (p.namespace, p.engine, p.name),
+            unread = (
+                unread_policies(cni, namespace, open_pods, set(opened_by))
+                if enforced.state != NOT_ENFORCED
+                else []
             )
             draft = _egress_draft(
                 inputs,
@@ -303,7 +279,7 @@ def _egress_draft(
     if opened_by:
         evidence["cni_policies_allowing_internet"] = opened_by[:MEMBERS_SHOWN]
     if unread:
-        evidence["unevaluated_policies"] = [_unread_ref(p) for p in unread[:MEMBERS_SHOWN]]
+        evidence["unevaluated_policies"] = [policy_ref(p) for p in unread[:MEMBERS_SHOWN]]
     if cnis:
         evidence["cni_policies_not_read"] = cnis
     if preceded:
@@ -378,8 +354,3 @@ def _enforcement(enforced: Enforcement) -> dict[str, str]:
     if enforced.state == UNVERIFIED and not enforced.cni:
         return {"state": UNVERIFIED, "note": "no CNI agent DaemonSet recognised in the snapshot"}
     return {"state": enforced.state, "cni": enforced.cni, "seen": enforced.seen}
-
-
-def _unread_ref(policy: NetworkPolicy) -> str:
-    where = f"{policy.namespace}/" if policy.namespace else "cluster-wide "
-    return f"{policy.engine} {where}{policy.name}"
