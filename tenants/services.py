@@ -98,17 +98,10 @@ def tenant_spec_fields(tenant: Tenant) -> dict[str, Any]:
         "trust_class": tenant.trust_class.slug,
         "namespaces": list(tenant.namespaces.values_list("name", flat=True)),
         "principals": [f"{p.kind}:{p.name}" for p in tenant.principals.all()],
-        "viewers": viewer_usernames(tenant),
+        # Declared names without an account too; and no one's access goes by a PATCH of
+        # another field.
+        "viewers": tenant.viewer_usernames(),
     }
-
-
-def viewer_usernames(tenant: Tenant) -> list[str]:
-    """The usernames who may see the tenant: those the file declares, with an account or not
-    yet, then any account given the tenant otherwise (the admin, the SSO tenant map), so a
-    PATCH of another field takes no one's access away."""
-    declared = list(tenant.viewer_names.values_list("username", flat=True))
-    given = tenant.viewers.exclude(username__in=declared).values_list("username", flat=True)
-    return declared + sorted(given)
 
 
 def _apply_one(tenant, spec, trust_class, accounts, result, actor, created) -> bool:

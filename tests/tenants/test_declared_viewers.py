@@ -180,3 +180,21 @@ def test_an_account_made_at_the_first_sso_sign_in_gets_the_tenant(small_world, s
     )
     user = SsoAccountAdapter(request).save_user(request, sociallogin)
     assert sorted(api_slugs(user)) == ["alpha", "beta"]
+
+
+def test_viewer_usernames_lists_the_pending_names_and_reads_from_a_prefetch(
+    small_world, django_assert_num_queries
+):
+    """What the tenants file would say again (a GET put back, a PATCH): declared names, an
+    account or not, then an account given the tenant another way (here the admin's M2M)."""
+    apply(["viewer-alpha", "late-ana"])
+    Tenant.objects.get(slug="beta").viewers.add(make_user("given-by-admin"))
+    with django_assert_num_queries(3):
+        tenants = list(
+            Tenant.objects.filter(is_system=False).prefetch_related("viewer_names", "viewers")
+        )
+        names = {t.slug: t.viewer_usernames() for t in tenants}
+    assert names == {
+        "alpha": ["late-ana", "viewer-alpha"],
+        "beta": ["viewer-beta", "given-by-admin"],
+    }
