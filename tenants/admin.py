@@ -52,6 +52,13 @@ class TenantAdmin(TenantsAuditedAdmin):
     search_fields = ("slug", "name")
     inlines = [NamespaceInline, PrincipalInline]
     filter_horizontal = ("viewers",)
+    readonly_fields = ("declared_viewers",)
+
+    @admin.display(description="viewers the tenants file declares")
+    def declared_viewers(self, obj: Tenant) -> str:
+        # The names without an account yet are not in the list above: they get the tenant
+        # when their account is created (tenants.signals); the file changes them.
+        return ", ".join(obj.viewer_names.values_list("username", flat=True)) or "-"
 
     def has_change_permission(self, request: Any, obj: Tenant | None = None) -> bool:
         # The system tenant `unclassified` is kept by gpuposture: claim a namespace for a real

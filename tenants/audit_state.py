@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import models
 
 from audit.services import model_to_audit_dict
@@ -16,13 +17,22 @@ def trust_class_state(trust_class: TrustClass) -> dict[str, Any]:
 
 
 def tenant_state(tenant: Tenant) -> dict[str, Any]:
-    """The tenant's own fields and viewers; namespaces and principals have their own events."""
-    return {
+    """The tenant's own fields and viewers; namespaces and principals have their own events.
+    `viewers` are the accounts that see the tenant; `viewers_without_account`, there only when
+    some are, the declared names whose account does not exist yet (they see it once created)."""
+    state = {
         "slug": tenant.slug,
         "name": tenant.name,
         "trust_class": tenant.trust_class.slug,
         "viewers": sorted(tenant.viewers.values_list("username", flat=True)),
     }
+    declared = set(tenant.viewer_names.values_list("username", flat=True))
+    if declared:
+        accounts = get_user_model().objects.filter(username__in=declared)
+        waiting = declared - set(accounts.values_list("username", flat=True))
+        if waiting:
+            state["viewers_without_account"] = sorted(waiting)
+    return state
 
 
 def namespace_state(namespace: TenantNamespace) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 
 from gpuposture.base.labels import words
-from gpuposture.base.querysets import Scope, ScopedQuerySet
+from gpuposture.base.querysets import STAFF_ONLY, Scope, ScopedQuerySet
 from gpuposture.base.roles import is_signed_in
 from tenants.mapping import RESERVED_TENANT_SLUGS
 from tenants.policy import (
@@ -154,6 +154,42 @@ class Tenant(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    def viewer_usernames(self) -> list[str]:
+        """Who may see the tenant, by username: the names the file declares (an account or not
+        yet), then accounts given it otherwise (admin, SSO tenant map). From .all(), so a list
+        prefetching "viewer_names" and "viewers" reads no more per tenant."""
+        declared = [name.username for name in self.viewer_names.all()]
+        given = {user.get_username() for user in self.viewers.all()} - set(declared)
+        return declared + sorted(given)
+
+
+class TenantViewerNameQuerySet(ScopedQuerySet):
+    # Who else may read a tenant is for those who read every tenant, not for its viewers.
+    scope = STAFF_ONLY
+
+
+class TenantViewerName(models.Model):
+    """A username the tenants file names in a tenant's `viewers` (DESIGN §9), kept as declared
+    whether or not its account exists: the file is the source of truth. Access itself is
+    Tenant.viewers (what visible_to joins); an account created later with a declared name is
+    added there at once (tenants.signals), so SSO accounts made at first sign-in see their
+    tenant without the file being applied again."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="viewer_names")
+    # As Django's username (150 characters), matched exactly as the sign-in matches it.
+    username = models.CharField(max_length=150, db_index=True)
+
+    objects = TenantViewerNameQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["username"]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "username"], name="tenant_viewer_name_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.username
 
 
 class TenantMappingQuerySet(ScopedQuerySet):

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
+from django.db.models.functions import Lower
 
 from audit.services import CREATE, DELETE, Actor, audit_change, audit_record
 from gpuposture.base.rescore import rescore_request
@@ -19,7 +20,7 @@ from tenants.audit_state import (
     trust_class_state,
 )
 from tenants.mapping import PLATFORM_CLASS, UNCLASSIFIED, UNCLASSIFIED_NAME
-from tenants.models import Tenant, TenantNamespace, TenantPrincipal, TrustClass
+from tenants.models import Tenant, TenantNamespace, TenantPrincipal, TenantViewerName, TrustClass
 from tenants.spec import TenantSpec, TenantSpecError, parse_tenants_document
 
 
@@ -48,11 +49,14 @@ def tenants_apply(*, specs: list[TenantSpec], actor: Actor = None) -> ApplyResul
     _reject_namespaces_owned_elsewhere(specs, actor)
     result = ApplyResult()
     users = _users_by_name({v for spec in specs for v in spec.viewers})
+    near_misses = _case_variants({v for spec in specs for v in spec.viewers} - set(users))
     for spec in specs:
         tenant, created = Tenant.objects.get_or_create(
             slug=spec.slug, defaults={"name": spec.name, "trust_class": classes[spec.trust_class]}
         )
-        changed = _apply_one(tenant, spec, classes[spec.trust_class], users, result, actor, created)
+        changed = _apply_one(
+            tenant, spec, classes[spec.trust_class], (users, near_misses), result, actor, created
+        )
         bucket = result.created if created else result.updated if changed else result.unchanged
         bucket.append(spec.slug)
     if result.created or result.updated:
@@ -94,23 +98,19 @@ def tenant_spec_fields(tenant: Tenant) -> dict[str, Any]:
         "trust_class": tenant.trust_class.slug,
         "namespaces": list(tenant.namespaces.values_list("name", flat=True)),
         "principals": [f"{p.kind}:{p.name}" for p in tenant.principals.all()],
-        "viewers": list(tenant.viewers.values_list("username", flat=True)),
+        # Declared names without an account too; and no one's access goes by a PATCH of
+        # another field.
+        "viewers": tenant.viewer_usernames(),
     }
 
 
-def _apply_one(tenant, spec, trust_class, users, result, actor, created) -> bool:
+def _apply_one(tenant, spec, trust_class, accounts, result, actor, created) -> bool:
     before = _state(tenant)
     audited_before = None if created else tenant_state(tenant)
     if tenant.name != spec.name or tenant.trust_class_id != trust_class.pk:
         tenant.name, tenant.trust_class = spec.name, trust_class
         tenant.save(update_fields=["name", "trust_class", "updated_at"])
-    viewers = []
-    for username in spec.viewers:
-        if username in users:
-            viewers.append(users[username])
-        else:
-            result.warnings.append(f"tenant {spec.slug!r}: viewer {username!r} has no account")
-    tenant.viewers.set(viewers)
+    _apply_viewers(tenant, spec, accounts, result)
     if created:
         audit_record(actor=actor, action=CREATE, obj=tenant, after=tenant_state(tenant))
     else:
@@ -118,6 +118,30 @@ def _apply_one(tenant, spec, trust_class, users, result, actor, created) -> bool
     _apply_namespaces(tenant, spec, actor)
     _apply_principals(tenant, spec, actor)
     return _state(tenant) != before
+
+
+def _apply_viewers(tenant: Tenant, spec: TenantSpec, accounts, result: ApplyResult) -> None:
+    """The declared names are kept as the file gives them; the accounts that exist get the
+    tenant now, the others when they are created (tenants.signals). A name taken out of the
+    file takes the tenant from its account."""
+    users, near_misses = accounts
+    for username in spec.viewers:
+        if username in users:
+            continue
+        warning = (
+            f"tenant {spec.slug!r}: viewer {username!r} has no account yet; the name is kept "
+            "and the account gets the tenant when it is created"
+        )
+        if username.lower() in near_misses:
+            others = ", ".join(repr(u) for u in near_misses[username.lower()])
+            warning += f" (usernames are case-sensitive: {others} is not given it)"
+        result.warnings.append(warning)
+    tenant.viewers.set([users[u] for u in spec.viewers if u in users])
+    tenant.viewer_names.exclude(username__in=spec.viewers).delete()
+    kept = set(tenant.viewer_names.values_list("username", flat=True))
+    TenantViewerName.objects.bulk_create(
+        TenantViewerName(tenant=tenant, username=u) for u in spec.viewers if u not in kept
+    )
 
 
 def _apply_namespaces(tenant: Tenant, spec: TenantSpec, actor: Actor) -> None:
@@ -166,6 +190,7 @@ def _state(tenant: Tenant) -> tuple:
         sorted(tenant.namespaces.values_list("name", flat=True)),
         sorted(tenant.principals.values_list("kind", "name")),
         sorted(tenant.viewers.values_list("pk", flat=True)),
+        sorted(tenant.viewer_names.values_list("username", flat=True)),
     )
 
 
@@ -241,6 +266,19 @@ def trust_class_pool_taints_set(
 def _users_by_name(usernames: set[str]) -> dict:
     user_model = get_user_model()
     return {u.username: u for u in user_model.objects.filter(username__in=usernames)}
+
+
+def _case_variants(usernames: set[str]) -> dict[str, list[str]]:
+    """The accounts whose username differs from one of `usernames` only in case, by the
+    lowered name: what the warning for a declared name without an account points at."""
+    if not usernames:
+        return {}
+    lowered = {u.lower() for u in usernames}
+    found: dict[str, list[str]] = {}
+    accounts = get_user_model().objects.annotate(lowered=Lower("username"))
+    for username in accounts.filter(lowered__in=lowered).values_list("username", flat=True):
+        found.setdefault(username.lower(), []).append(username)
+    return found
 
 
 # Who the audit log says created or moved the system tenant: the setting, not a person.

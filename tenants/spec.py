@@ -10,6 +10,9 @@ from tenants.mapping import RESERVED_TENANT_SLUGS
 
 SLUG_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 PRINCIPAL_RE = re.compile(r"^(group|user):(.{1,253})$")
+# What Django accepts as a username (UnicodeUsernameValidator, 150 characters): a name outside it
+# could never have an account, so it would wait for one forever.
+USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}\Z")
 MAX_TENANTS = 10_000
 
 
@@ -72,8 +75,22 @@ def _parse_tenant(item: Any, index: int) -> TenantSpec:
         trust_class=_string(item, "trust_class", where, max_length=40),
         namespaces=namespaces,
         principals=tuple(principals),
-        viewers=tuple(_string_list(item, "viewers", where)),
+        viewers=_viewers(item, where),
     )
+
+
+def _viewers(item: dict, where: str) -> tuple[str, ...]:
+    """The usernames, trimmed of the spaces around them and each once. Kept as written
+    otherwise: a username is matched exactly, as signing in matches it, so "Ana" never gives
+    the account "ana" a tenant (tenants.services warns of such a near miss)."""
+    names = _string_list(item, "viewers", where)
+    for name in names:
+        if not USERNAME_RE.match(name):
+            raise TenantSpecError(
+                f"{where}.viewers: {name!r} is not a gpuposture username (letters, digits "
+                "and @ . + - _, at most 150 characters)"
+            )
+    return tuple(dict.fromkeys(names))
 
 
 def _string(item: dict, key: str, where: str, max_length: int = 63) -> str:
