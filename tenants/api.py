@@ -116,7 +116,8 @@ class TenantSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_viewers(self, tenant: Tenant) -> list[str]:
-        return sorted(user.get_username() for user in tenant.viewers.all())
+        # The declared names, an account or not yet: a GET put back keeps them all.
+        return tenant.viewer_usernames()
 
 
 class TenantSpecSerializer(serializers.Serializer):
@@ -173,7 +174,7 @@ class TenantViewSet(ScopedReadOnlyViewSet):
     or `{"tenants": [...]}`; created or updated to match, audited, re-scored."""
 
     queryset = Tenant.objects.select_related("trust_class").prefetch_related(
-        "namespaces", "principals", "viewers"
+        "namespaces", "principals", "viewer_names", "viewers"
     )
     serializer_class = TenantSerializer
     filterset_class = TenantFilter

@@ -62,7 +62,7 @@ PINNED: dict[str, int] = {
     "api:sharingrequest-list": 3,  # tenant, cluster and the users joined
     "api:questionnaire-list": 3,
     # ... + one per prefetched relation.
-    "api:tenant-list": 7,  # + namespaces, principals, viewers, labelled namespaces
+    "api:tenant-list": 8,  # + namespaces, principals, viewer names, viewers, labelled namespaces
     "api:bulletin-list": 4,  # + fixes
     "api:assessment-list": 5,  # + answers, their evidence files
     "api:provider-list": 6,  # + contacts, assessments (standing), hosted clusters

@@ -210,3 +210,17 @@ def test_only_the_security_lead_edits_a_trust_class(small_world, personas):
     assert lead.put(url, {"risk_weight": 9}).status_code == 405
     assert lead.delete(url).status_code == 405
     assert TrustClass.objects.get(slug="internal").risk_weight == 2.0
+
+
+def test_a_get_put_back_keeps_a_viewer_whose_account_does_not_exist_yet(
+    small_world, personas, tmp_path
+):
+    lead = api_client(personas["security_lead"])
+    url = f"{TENANTS}{alpha().pk}/"
+    read = lead.get(url).json()
+    declared = lead.patch(url, {"viewers": [*read["viewers"], "not-yet"]}, format="json")
+    assert declared.status_code == 200, declared.content
+    read = lead.get(url).json()
+    assert "not-yet" in read["viewers"]
+    assert lead.put(url, read, format="json").status_code == 200
+    assert "not-yet" in lead.get(url).json()["viewers"]
