@@ -73,6 +73,30 @@ def vm_device_kind(resource: str) -> str | None:
     return "passthrough" if _PASSTHROUGH.match(resource) else None
 
 
+# The sandbox device plugin names a passthrough GPU by its pci.ids device name, upper-cased,
+# "/" and "." and blanks made "_", brackets dropped: "GH100 [H100 SXM5 80GB]" ->
+# GH100_H100_SXM5_80GB. After the chip, the bracketed marketing name; a "/" between two
+# models ("GA107GL [A2 / A16]" -> GA107GL_A2___A16) leaves a run of "_": no one model.
+_PASSTHROUGH_MODEL = re.compile(
+    r"^nvidia\.com/(?:G[KMPVAHB]|TU|AD)\d{3}[A-Z]*_((?:[A-Z0-9]+)(?:_[A-Z0-9]+)*)$"
+)
+
+
+def passthrough_model(capacity: Mapping[str, int]) -> str | None:
+    """The GPU model of a vm-passthrough node, from the PCI device name the sandbox device
+    plugin advertises its GPUs under ("nvidia.com/GH100_H100_SXM5_80GB" -> NVIDIA-H100-SXM5-80GB,
+    "AD102GL_L40S" -> NVIDIA-L40S), as GFD's product label spells models ("NVIDIA-" and the
+    words, "-" between); None where no such name is offered, two models are, or a name holds
+    no single model. A vGPU type names a vGPU, not the board (A100 40GB or 80GB), so it is
+    not read."""
+    models = {
+        "NVIDIA-" + found.group(1).replace("_", "-")
+        for name, count in capacity.items()
+        if count > 0 and (found := _PASSTHROUGH_MODEL.match(name))
+    }
+    return models.pop() if len(models) == 1 else None
+
+
 def mig_backed_vgpu(resource: str) -> tuple[str, int, bool] | None:
     """(GPU in the type name, GPU-instance slices, whether the vGPU surely has its GPU instance
     to itself) for a MIG-backed vGPU type the sandbox device plugin advertises; None for any
