@@ -23,6 +23,7 @@ from inventory.placement import workload_fit
 from inventory.snapshot import Pod, Taint, Workload
 from inventory.sources.images import (
     GKE_BUILD_NOTE,
+    SANDBOX_OPERANDS,
     component_of,
     container_component,
     gke_build_tag,
@@ -79,6 +80,9 @@ class StackFacts:
 
     pods_read: bool  # False: the snapshot has no pods, so nothing can be said to be absent
     daemonsets: tuple[Workload, ...] = ()  # DaemonSets whose pods run a GPU-stack component
+    # The GPU Operator's sandbox operands (operator_nodes.SANDBOX_OPERANDS), known by name: their
+    # images name no component, yet they show where the Operator manages a VM node.
+    sandbox_operands: tuple[Workload, ...] = ()
     operator: str | None = None  # where the GPU Operator was seen; None: nowhere
     # component -> a DaemonSet that runs it (its pods name it as owner) whose spec is not in the
     # snapshot: where it schedules is not known, so a node without its pod stays unknown.
@@ -101,6 +105,11 @@ def stack_facts(
     return StackFacts(
         pods_read=bool(pods) if pods_read is None else pods_read,
         daemonsets=daemonsets,
+        sandbox_operands=tuple(
+            w
+            for w in workloads
+            if w.kind == "DaemonSet" and w.name in SANDBOX_OPERANDS and w not in daemonsets
+        ),
         operator=_operator_seen(workloads, sorted(policies), pods),
         unplaced=_unplaced(daemonsets, pods),
     )
@@ -183,7 +192,12 @@ def presence(
         # Seen in the cluster, it is the node's only where it manages the node (operator_nodes).
         absent = (
             operator_absent(
-                facts.operator, node_name, labels, taints, pods_on_node, facts.daemonsets
+                facts.operator,
+                node_name,
+                labels,
+                taints,
+                pods_on_node,
+                (*facts.daemonsets, *facts.sandbox_operands),
             )
             if facts.pods_read
             else None  # as for the others: a snapshot without pods says nothing is absent

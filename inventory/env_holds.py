@@ -30,6 +30,7 @@ from inventory.snapshot import (
     SharingConfig,
 )
 from inventory.snapshot.pods import is_nic_resource
+from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from inventory.sources.plugin_config import matching_config
 from inventory.visible_devices import EnvvarAccess, Fact, envvar_access
 
@@ -55,13 +56,17 @@ def node_envvar_access(
     its pods, the device-plugin config in force, the ClusterPolicies, and the device-list
     strategy the sync resolved for it (the bulletin conditions read it too)."""
     value, source = resolved_strategy(node)
+    readable = [(p.name, p.spec) for p in policies if not p.error]
+    # A node whose GPUs go to VMs (its workload label, else the ClusterPolicy's default).
+    sandbox = sandbox_workload(node.labels, sandbox_default(spec for _, spec in readable))
     return envvar_access(
         pods_on_node,
         plugin_config_of(node, configs),
-        [(p.name, p.spec) for p in policies if not p.error],
+        readable,
         strategy=Fact(value, source) if source else None,
         toolkit_here=operator_toolkit(node),
         operator_version=node.gpu_operator_version,
+        sandbox=sandbox if node.is_gpu_node else None,
     )
 
 

@@ -1,16 +1,17 @@
 """Whether the GPU Operator seen in the cluster manages a given GPU node. PURE.
 
-An Operator Deployment somewhere in the cluster does not make it every GPU node's: on AKS and EKS
-a pool may run the cloud's own driver and device plugin (AKS's `gpu-resources` DaemonSet) beside
-a pool the Operator manages, its operands kept off by a taint they do not tolerate. The Operator
-acts on a node only through its operands, the DaemonSets it creates in its own namespace (driver,
-container toolkit, device plugin, GPU Feature Discovery, DCGM exporter, MIG manager), each
-selecting the nodes it labels `nvidia.com/gpu.deploy.<operand>=true`. So it manages a node where
-one of them has a pod there or would run there (inventory.placement); where the snapshot holds
-none of their specs, the node's deploy labels say it; where neither says, it is taken to manage
-the node, as before: nothing read says it does not. Where it does not, its version is not the
-node's and its bulletin rows are not the node's exposures (DESIGN §7/§8: a component not
-deployed on the node is not installed there).
+An Operator Deployment somewhere in the cluster does not make it every GPU node's: on AKS and
+EKS a pool may run the cloud's own driver and device plugin (AKS's `gpu-resources` DaemonSet)
+beside a pool the Operator manages, its operands kept off by a taint they do not tolerate. The
+Operator acts on a node only through its operands, the DaemonSets it creates in its own
+namespace (driver, container toolkit, device plugin, GPU Feature Discovery, DCGM exporter, MIG
+manager; on nodes whose GPUs go to VMs the sandbox device plugin and validator, VFIO, vGPU, Kata
+and CC managers), each selecting the nodes it labels `nvidia.com/gpu.deploy.<operand>=true`. So
+it manages a node where one of them has a pod there or would run there (inventory.placement);
+where the snapshot holds none of their specs, the node's deploy labels say it; where neither
+says, it is taken to manage the node, as before: nothing read says it does not. Where it does
+not, its version is not the node's and its bulletin rows are not the node's exposures (DESIGN
+§7/§8: a component not deployed on the node is not installed there).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from inventory.placement import workload_fit
 from inventory.snapshot import Pod, Taint, Workload
-from inventory.sources.images import component_of
+from inventory.sources.images import SANDBOX_OPERANDS, component_of
 
 # The components the Operator deploys as DaemonSets on the nodes it manages.
 OPERANDS = frozenset(
@@ -82,8 +83,10 @@ def _is_operand(ds: Workload, namespace: str | None) -> bool:
     namespace unknown, one that selects nodes by the Operator's deploy labels."""
     if ds.kind != "DaemonSet":
         return False
-    # By image: GPU Feature Discovery runs the device plugin's, on the Operator's nodes alike.
-    if not any(component_of(image) in OPERANDS for image in ds.images.values()):
+    # By image: GPU Feature Discovery runs the device plugin's, on the Operator's nodes alike;
+    # the sandbox operands by name.
+    by_image = any(component_of(image) in OPERANDS for image in ds.images.values())
+    if not by_image and ds.name not in SANDBOX_OPERANDS:
         return False
     if namespace is not None:
         return ds.namespace == namespace
@@ -100,8 +103,9 @@ def _operand_pod_here(
         if (pod.namespace, pod.owner_name) in names:
             return True
         # An operand whose DaemonSet spec the snapshot lacks: its pod in the Operator's namespace.
-        if pod.namespace == namespace and any(
-            component_of(c.image) in OPERANDS for c in pod.containers
+        if pod.namespace == namespace and (
+            pod.owner_name in SANDBOX_OPERANDS
+            or any(component_of(c.image) in OPERANDS for c in pod.containers)
         ):
             return True
     return False

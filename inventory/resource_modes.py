@@ -8,7 +8,7 @@ holder record of sync history (inventory.holding_sets) keeps only the devices it
 from __future__ import annotations
 
 from inventory.snapshot import Node, SharedResource
-from inventory.sources.node_kinds import gfd_resource_sharing, vm_device_kind
+from inventory.sources.node_kinds import gfd_resource_sharing, mig_backed_vgpu, vm_device_kind
 from inventory.sources.node_sharing import mig_enabled
 from tenants.policy import is_mig_resource, node_sharing_mode
 
@@ -22,6 +22,9 @@ def resource_mode(node: Node, resource: str, why_unknown: str = "") -> tuple[str
     vm = vm_device_kind(resource)
     if vm == "passthrough":
         return "exclusive", "a whole GPU passed through to the pod's VM (vfio-pci)"
+    backed = mig_backed_vgpu(resource) if vm == "vgpu" else None
+    if backed is not None:
+        return mig_backed_mode(resource, *backed)
     if vm == "vgpu":
         # vGPUs of one type share physical GPUs under the host's vGPU scheduler, which the
         # API does not show: NVIDIA's default, best effort (DESIGN §2).
@@ -46,6 +49,27 @@ def resource_mode(node: Node, resource: str, why_unknown: str = "") -> tuple[str
         replicated = ", ".join(r.name for r in node.resource_sharing)
         return mode, f"not replicated by the node's device-plugin config (it shares {replicated})"
     return node_sharing_mode(node.sharing_strategy, resource, mig_strategy=node.mig_strategy), ""
+
+
+def mig_backed_mode(resource: str, gpu: str, slices: int, own: bool) -> tuple[str, str]:
+    """(mode, why) of a MIG-backed vGPU: its own GPU instance (`mig_gi`) on a GPU that gives
+    each such vGPU an instance to itself; else the instance may hold other VMs' vGPUs by
+    time-slicing, which the type name does not say, so it is judged as vGPUs sharing a GPU
+    under the host's scheduler (best effort unless known), saying the sharing is unknown."""
+    name = resource.removeprefix("nvidia.com/")
+    kind = f"a MIG-backed vGPU ({name}: {slices} GPU-instance slice(s))"
+    if own:
+        return "mig_gi", (
+            f"{kind} for the pod's VM: on {gpu} each MIG-backed vGPU has a MIG GPU instance to "
+            "itself (several vGPUs share one instance only on GPUs with time-sliced MIG-backed "
+            "vGPU)"
+        )
+    return node_sharing_mode("vgpu", resource), (
+        f"{kind} for the pod's VM: whether other VMs' vGPUs share its GPU instance by "
+        f"time-slicing is unknown ({gpu} is not known to give each MIG-backed vGPU an instance "
+        "to itself; the type name does not say), so it is judged as vGPUs sharing a GPU under "
+        "the host's vGPU scheduler, best effort (NVIDIA's default)"
+    )
 
 
 def mps_on_mig(

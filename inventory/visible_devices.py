@@ -31,6 +31,7 @@ from typing import Any
 from inventory.runtime import operator_cdi_default
 from inventory.snapshot import TEMPLATE_PHASE, Container, Pod, SharingConfig
 from inventory.sources.images import component_of, is_gke_device_plugin
+from inventory.sources.node_kinds import sandbox_absent
 
 TOOLKIT_ENV = "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"
 STRATEGY_ENV = "DEVICE_LIST_STRATEGY"
@@ -85,6 +86,7 @@ def envvar_access(
     strategy: Fact | None = None,
     toolkit_here: bool | None = None,
     operator_version: str | None = None,
+    sandbox: str | None = None,
 ) -> EnvvarAccess:
     """The node's facts from its GPU-stack pods, its device-plugin config and the GPU
     Operator's ClusterPolicies (name, parsed spec). `strategy`: the node's device-list
@@ -93,9 +95,18 @@ def envvar_access(
     where it does not (a toolkit installed on the host, another stack's), the ClusterPolicy's
     `toolkit` and `cdi` settings do not configure its runtime (None: not resolved, read).
     `operator_version`: the GPU Operator's on the node (what `cdi.enabled` means for the
-    default runtime depends on it)."""
+    default runtime depends on it). `sandbox`: the node's GPU Operator sandbox workload
+    (`vm-passthrough`, `vm-vgpu`): its GPUs go to VMs and no container toolkit runs there, so
+    no container gets a GPU by the variable, whatever a ClusterPolicy's toolkit settings say."""
     pods = [p for p in pods_on_node if p.is_active]
     policies = sorted(policies, key=lambda p: p[0])
+    if sandbox:
+        absent = sandbox_absent(sandbox)["container_toolkit"]
+        return EnvvarAccess(
+            toolkit_accepts=Fact("false", f"{absent}, so no container gets a GPU by the variable"),
+            device_list_strategy=strategy or device_list_strategy(pods, config, policies),
+            nvidia_default_runtime=Fact("false", f"{absent}: no NVIDIA runtime to be the default"),
+        )
     off = [n for n, s in policies if toolkit_here is False or s.get("toolkit_enabled") is False]
     runtime = [(n, s) for n, s in policies if n not in off]
     toolkits = _containers(pods, "container_toolkit")

@@ -213,6 +213,23 @@ OTHER_DEVICE_PLUGINS = {
 SANDBOX_DEVICE_PLUGIN = "kubevirt-gpu-device-plugin"
 
 
+# The GPU Operator's operands on nodes whose GPUs go to VMs (sandbox workloads: vm-passthrough,
+# vm-vgpu, Kata, confidential computing), by their DaemonSet names in GPU Operator 24.x/25.x
+# (assets/state-*): their images say less (the VFIO manager runs NVIDIA's CUDA base image, the
+# sandbox validator the validator's, the sandbox device plugin kubevirt-gpu-device-plugin).
+SANDBOX_OPERANDS = frozenset(
+    {
+        "nvidia-sandbox-device-plugin-daemonset",
+        "nvidia-sandbox-validator",
+        "nvidia-vfio-manager",
+        "nvidia-vgpu-manager-daemonset",
+        "nvidia-vgpu-device-manager",
+        "nvidia-kata-manager",
+        "nvidia-cc-manager",
+    }
+)
+
+
 def is_sandbox_device_plugin(image: str) -> bool:
     repository = image_version(image)[0]
     return "/" in repository and repository.rsplit("/", 1)[1] == SANDBOX_DEVICE_PLUGIN

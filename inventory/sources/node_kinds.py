@@ -51,6 +51,16 @@ _PASSTHROUGH = re.compile(r"^nvidia\.com/(?:G[KMPVAHB]|TU|AD)\d{3}[A-Z]*_[A-Z0-9
 # The Kata sandbox device plugin (sandboxWorkloads.mode kata): a whole GPU for a Kata VM.
 KATA_PASSTHROUGH = NV + "pgpu"
 _VGPU_TYPE = re.compile(r"^nvidia\.com/(?:NVIDIA|GRID)_[A-Z0-9]+[A-Za-z0-9_-]*-\d+[A-Z]$")
+# A MIG-backed vGPU type (NVIDIA vGPU types reference): `<gpu>-<GPU-instance slices>-<framebuffer
+# GB><series>` ("NVIDIA A100-3-20C", "A30-2-12C", "H100XM-1-10C", a media-extension "A100-1-5CME"):
+# the vGPU lives in a MIG GPU instance. A time-sliced type has no slice count ("A10-12Q",
+# "H100XM-40C").
+_MIG_BACKED = re.compile(r"^nvidia\.com/(?:NVIDIA|GRID)_([A-Z0-9]+)-(\d+)-\d+[A-Z]+$")
+# GPUs on which a MIG-backed vGPU has its GPU instance to itself: Ampere (A100, A30, A800) and
+# Hopper (H100, H200, H800, H20, GH200). Several time-sliced vGPUs in one GPU instance
+# ("time-sliced MIG-backed vGPU") came with Blackwell (RTX PRO 4500/6000, named alike:
+# "DC-2-8C" beside "DC-2-32C"), so elsewhere the name does not say whether the instance is shared.
+_OWN_INSTANCE_GPUS = re.compile(r"^(?:A100|A30|A800|H100|H200|H800|H20|GH200)[A-Z]*$")
 
 
 def vm_device_kind(resource: str) -> str | None:
@@ -58,9 +68,45 @@ def vm_device_kind(resource: str) -> str | None:
     the GPU Operator's sandbox device plugin advertises; None for any other name."""
     if resource == KATA_PASSTHROUGH:
         return "passthrough"
-    if _VGPU_TYPE.match(resource):
+    if _VGPU_TYPE.match(resource) or _MIG_BACKED.match(resource):
         return "vgpu"
     return "passthrough" if _PASSTHROUGH.match(resource) else None
+
+
+# The sandbox device plugin names a passthrough GPU by its pci.ids device name, upper-cased,
+# "/" and "." and blanks made "_", brackets dropped: "GH100 [H100 SXM5 80GB]" ->
+# GH100_H100_SXM5_80GB. After the chip, the bracketed marketing name; a "/" between two
+# models ("GA107GL [A2 / A16]" -> GA107GL_A2___A16) leaves a run of "_": no one model.
+_PASSTHROUGH_MODEL = re.compile(
+    r"^nvidia\.com/(?:G[KMPVAHB]|TU|AD)\d{3}[A-Z]*_((?:[A-Z0-9]+)(?:_[A-Z0-9]+)*)$"
+)
+
+
+def passthrough_model(capacity: Mapping[str, int]) -> str | None:
+    """The GPU model of a vm-passthrough node, from the PCI device name the sandbox device
+    plugin advertises its GPUs under ("nvidia.com/GH100_H100_SXM5_80GB" -> NVIDIA-H100-SXM5-80GB,
+    "AD102GL_L40S" -> NVIDIA-L40S), as GFD's product label spells models ("NVIDIA-" and the
+    words, "-" between); None where no such name is offered, two models are, or a name holds
+    no single model. A vGPU type names a vGPU, not the board (A100 40GB or 80GB), so it is
+    not read."""
+    models = {
+        "NVIDIA-" + found.group(1).replace("_", "-")
+        for name, count in capacity.items()
+        if count > 0 and (found := _PASSTHROUGH_MODEL.match(name))
+    }
+    return models.pop() if len(models) == 1 else None
+
+
+def mig_backed_vgpu(resource: str) -> tuple[str, int, bool] | None:
+    """(GPU in the type name, GPU-instance slices, whether the vGPU surely has its GPU instance
+    to itself) for a MIG-backed vGPU type the sandbox device plugin advertises; None for any
+    other name. The last is False where the type name cannot say (a GPU that may time-slice
+    several vGPUs in one instance, or one not known here): unknown, not unshared."""
+    found = _MIG_BACKED.match(resource)
+    if not found:
+        return None
+    gpu, slices = found.group(1), int(found.group(2))
+    return gpu, slices, bool(_OWN_INSTANCE_GPUS.match(gpu))
 
 
 def sandbox_workload(labels: Mapping[str, str], default: str = "") -> str | None:

@@ -33,8 +33,10 @@ from inventory.sources.fractional_nodes import fractional_sharing
 from inventory.sources.gpu_signs import gpu_signs
 from inventory.sources.node_fallback import agreed_fallback
 from inventory.sources.node_kinds import (
+    PASSTHROUGH,
     SANDBOX_SHARING,
     gpu_capacity_of,
+    passthrough_model,
     physical_model,
     plugin_resources,
     sandbox_absent,
@@ -265,8 +267,10 @@ def node_from(
         taints=taints,
         gpu_capacity=capacity,
         # GFD's product, else the cloud's label (made specific by the instance type), else
-        # what the instance type fixes.
-        gpu_model=_gpu_model(labels.get(PRODUCT)) or cloud_or_instance_model(labels),
+        # what the instance type fixes, else a passthrough GPU's PCI device name.
+        gpu_model=_gpu_model(labels.get(PRODUCT))
+        or cloud_or_instance_model(labels)
+        or (passthrough_model(capacity) if vm == PASSTHROUGH else None),
         gpu_count=gpu_count,
         gpu_count_basis=count_basis,
         # The Operator's version is the node's only where it manages the node (presence).

@@ -21,7 +21,7 @@ from inventory.snapshot import (
 )
 from inventory.sources.egress_ports import kubernetes_ports, merge
 from inventory.sources.gpu_operator import GpuOperatorError, parse_cluster_policy
-from inventory.sources.images import component_of
+from inventory.sources.images import SANDBOX_OPERANDS, component_of
 from inventory.sources.pods import template_facts, template_path
 from inventory.sources.raw import (
     as_int,
@@ -69,7 +69,9 @@ def workload_from(obj: dict[str, Any], namespace: str) -> Workload:
     for container in containers:
         images[text(container.get("name"), "") or ""] = text(container.get("image"), "") or ""
     gpu_stack = any(component_of(image) for image in images.values())
-    placement = _placement(pod_spec) if gpu_stack and obj["kind"] == "DaemonSet" else {}
+    # The GPU Operator's sandbox operands too: where they run shows the nodes it manages.
+    placed = gpu_stack or name_of(obj) in SANDBOX_OPERANDS
+    placement = _placement(pod_spec) if placed and obj["kind"] == "DaemonSet" else {}
     return Workload(
         kind=str(obj["kind"]),
         namespace=namespace,

@@ -1,0 +1,92 @@
+"""A MIG-backed vGPU (`<gpu>-<GPU-instance slices>-<framebuffer>C`) of a GPU Operator vm-vgpu
+node: its own MIG GPU instance where the GPU gives each such vGPU one, never best-effort vGPU;
+where the type name cannot say whether the instance is time-sliced between VMs, the mode is
+the shared vGPU one and the basis says the sharing is unknown."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import posture.rules  # noqa: F401  (registers the existing checks)
+import posture.rules.share  # noqa: F401
+from inventory.resource_modes import resource_mode
+from inventory.snapshot import Node
+from inventory.sources.node_kinds import vm_device_kind
+from tests.posture.builders import gpu_node, inputs, pod, run, tenant
+
+ACME = tenant("acme", "external", namespaces=("acme-vms",))
+GLOBEX = tenant("globex", "external", namespaces=("globex-vms",))
+
+
+def vgpu_node(resource: str) -> Node:
+    return gpu_node(
+        "vgpu-1",
+        gpu_count=None,
+        gpu_model=None,
+        gpu_capacity={resource: 2},
+        labels={"nvidia.com/gpu.workload.config": "vm-vgpu"},
+        sharing_strategy="vgpu",
+    )
+
+
+def _world(resource: str):
+    node = vgpu_node(resource)
+    pods = (
+        pod("acme-vms", "virt-launcher-a", node=node.name, gpu={resource: 1}),
+        pod("globex-vms", "virt-launcher-b", node=node.name, gpu={resource: 1}),
+    )
+    return inputs(nodes=(node,), pods=pods, tenants=(ACME, GLOBEX))
+
+
+@pytest.mark.parametrize(
+    "resource",
+    [
+        "nvidia.com/NVIDIA_A100-3-20C",  # A100 40GB, MIG 3g.20gb
+        "nvidia.com/NVIDIA_A100-1-5C",
+        "nvidia.com/NVIDIA_A100D-7-80C",  # A100 80GB
+        "nvidia.com/NVIDIA_A30-2-12C",
+        "nvidia.com/NVIDIA_H100XM-1-10C",  # H100 SXM5
+        "nvidia.com/NVIDIA_H200X-1-18C",
+        "nvidia.com/NVIDIA_A100-1-5CME",  # with the media extensions
+    ],
+)
+def test_a_mig_backed_vgpu_of_ampere_or_hopper_is_its_own_gpu_instance(resource):
+    assert vm_device_kind(resource) == "vgpu"
+    mode, why = resource_mode(vgpu_node(resource), resource)
+    assert mode == "mig_gi"
+    assert "MIG-backed vGPU" in why and "GPU instance to itself" in why
+
+
+def test_external_vms_on_mig_backed_vgpus_do_not_share_by_best_effort():
+    world = _world("nvidia.com/NVIDIA_A100-3-20C")
+    assert run("SHARE-003", world) == []
+    assert run("SHARE-001", world) == []
+
+
+@pytest.mark.parametrize(
+    "resource",
+    [
+        "nvidia.com/NVIDIA_DC-2-8C",  # RTX PRO Blackwell: time-sliced MIG-backed types exist
+        "nvidia.com/NVIDIA_B200X-1-23C",  # not known to give each vGPU an instance of its own
+    ],
+)
+def test_a_mig_backed_vgpu_whose_instance_may_be_time_sliced_says_unknown(resource):
+    mode, why = resource_mode(vgpu_node(resource), resource)
+    assert mode == "vgpu_best_effort"  # judged as shared, never as an instance of its own
+    assert "is unknown" in why and "type name does not say" in why
+    (draft,) = run("SHARE-003", _world(resource))
+    assert "vgpu_best_effort" in draft.title
+    assert "time-slicing is unknown" in json.dumps(draft.evidence)
+
+
+@pytest.mark.parametrize(
+    "resource",
+    ["nvidia.com/NVIDIA_A10-12Q", "nvidia.com/NVIDIA_H100XM-40C", "nvidia.com/GRID_T4-16Q"],
+)
+def test_a_time_sliced_vgpu_stays_best_effort(resource):
+    mode, _ = resource_mode(vgpu_node(resource), resource)
+    assert mode == "vgpu_best_effort"
+    (draft,) = run("SHARE-003", _world(resource))
+    assert "vgpu_best_effort" in draft.title
