@@ -205,13 +205,14 @@ class SharingConfig:
 
 @dataclass(frozen=True)
 class ConfigMap:
-    """A ConfigMap we keep: only those recognised as device-plugin or MIG configuration, and
+    """A ConfigMap we keep: only those recognised as device-plugin, MIG or vGPU Device Manager
+    configuration (the last by its keys and hash alone), and
     the one documented setting of a CNI's (purpose "aws_vpc_cni": inventory/sources/
     cni_config.py). Other ConfigMaps may carry credentials and are never stored."""
 
     namespace: str
     name: str
-    purpose: str  # "device_plugin", "mig_parted" or "aws_vpc_cni"
+    purpose: str  # "device_plugin", "mig_parted", "vgpu_device_manager" or "aws_vpc_cni"
     keys: tuple[str, ...] = ()
     data_hash: str = ""
     # mig-parted configs only: the keys that hold one, as written (the MIG partitioner loads a

@@ -1,4 +1,5 @@
-"""ConfigMaps that configure GPU sharing: NVIDIA device-plugin configs and mig-parted configs.
+"""ConfigMaps that configure GPU sharing: NVIDIA device-plugin configs, mig-parted configs and
+the vGPU Device Manager's configs (the vGPU types each GPU of a vm-vgpu node is split into).
 
 Only these are kept. Every other ConfigMap may carry credentials or private settings, so it is
 counted and dropped without storing anything from it. Which ConfigMaps may be GPU configuration
@@ -19,7 +20,10 @@ from inventory.sources.raw import as_int, canonical_hash, dicts, dig, flag, mapp
 
 DEVICE_PLUGIN = "device_plugin"
 MIG_PARTED = "mig_parted"
-PURPOSES = (DEVICE_PLUGIN, MIG_PARTED)
+# Kept as a ConfigMap (its keys and hash, not its text): how each GPU is split between VMs is
+# read from the node's labels; the ConfigMap is what a tenant must not be able to write.
+VGPU_DEVICE_MANAGER = "vgpu_device_manager"
+PURPOSES = (DEVICE_PLUGIN, MIG_PARTED, VGPU_DEVICE_MANAGER)
 _LABELS = {DEVICE_PLUGIN: "device-plugin config", MIG_PARTED: "mig-parted config"}
 
 # Limits for one value (checked before parsing, gpuposture.base.safe_parse): Kubernetes caps a
@@ -59,6 +63,8 @@ def read_configmap(
     be read (too large, too deep, not YAML) never raises: when it is or looks like a config it
     is kept as unreadable, so the nodes using it say so (STACK-007)."""
     data = mapping(data)
+    if stated == VGPU_DEVICE_MANAGER and stated in purposes:
+        return ConfigMapResult(_vgpu_configmap(namespace, name, data))
     plugin_configs: dict[str, dict[str, Any]] = {}
     mig_parted_texts: dict[str, str] = {}
     unreadable: dict[str, tuple[str, str]] = {}  # key -> (purpose, error)
@@ -87,6 +93,8 @@ def read_configmap(
         # like any other, and it means whole GPUs. Alone in some other ConfigMap it is nothing.
         plugin_configs = dict(sorted((plugin_configs | plain_configs).items()))
     if not plugin_configs and not mig_parted_texts and not unreadable:
+        if VGPU_DEVICE_MANAGER in purposes and any(_is_vgpu_config(v) for v in data.values()):
+            return ConfigMapResult(_vgpu_configmap(namespace, name, data))
         return ConfigMapResult()
     plugin = bool(plugin_configs) or any(p == DEVICE_PLUGIN for p, _ in unreadable.values())
     configmap = ConfigMap(
@@ -107,6 +115,28 @@ def read_configmap(
         for key, (purpose, error) in unreadable.items()
     )
     return ConfigMapResult(configmap, sharing, warnings)
+
+
+def _vgpu_configmap(namespace: str, name: str, data: dict[str, Any]) -> ConfigMap:
+    return ConfigMap(
+        namespace=namespace,
+        name=name,
+        purpose=VGPU_DEVICE_MANAGER,
+        keys=tuple(sorted(str(k) for k in data)),
+        data_hash=canonical_hash(data),
+    )
+
+
+def _is_vgpu_config(value: Any) -> bool:
+    """A vGPU Device Manager config (`version: v1` and `vgpu-configs:`), told by its text
+    before parsing: most ConfigMaps of a platform namespace are something else."""
+    if not isinstance(value, str) or "vgpu-configs" not in value:
+        return False
+    try:
+        parsed = _parse_value(value)
+    except SafeParseError:
+        return False
+    return isinstance(parsed, dict) and isinstance(parsed.get("vgpu-configs"), dict)
 
 
 def unreadable_configs(configmap: ConfigMap) -> list[UnreadableConfig]:

@@ -2,11 +2,12 @@
 
 Only the configuration the GPU stack actually uses decides how nodes share their GPUs
 (DESIGN §3, "Fail closed"). Where the snapshot shows it, that is the ConfigMap the GPU
-Operator's ClusterPolicy names (`spec.devicePlugin.config.name`, `spec.migManager.config.name`)
-in the operator's namespace, or one the device plugin's or MIG Manager's DaemonSet mounts or
-reads, in a platform namespace. Where it shows neither, any ConfigMap in a platform namespace
-whose content is such a config may be it. A ConfigMap anywhere else (a tenant's namespace, an
-unclassified one) is never GPU configuration: it is not even parsed.
+Operator's ClusterPolicy names (`spec.devicePlugin.config.name`, `spec.migManager.config.name`,
+`spec.vgpuDeviceManager.config.name`) in the operator's namespace, or one the device plugin's,
+MIG Manager's or vGPU Device Manager's DaemonSet mounts or reads, in a platform namespace.
+Where it shows neither, any ConfigMap in a platform namespace whose content is such a config
+may be it. A ConfigMap anywhere else (a tenant's namespace, an unclassified one) is never GPU
+configuration: it is not even parsed.
 """
 
 from __future__ import annotations
@@ -34,11 +35,15 @@ from inventory.sources.config_fallback import (
 from inventory.sources.configs import (
     DEVICE_PLUGIN,
     MIG_PARTED,
+    VGPU_DEVICE_MANAGER,
     read_configmap,
     unreadable_configs,
 )
-from inventory.sources.gpu_operator import DEFAULT_MIG_PARTED_CONFIGMAP
-from inventory.sources.images import component_of
+from inventory.sources.gpu_operator import (
+    DEFAULT_MIG_PARTED_CONFIGMAP,
+    DEFAULT_VGPU_DEVICES_CONFIGMAP,
+)
+from inventory.sources.images import component_of, is_vgpu_device_manager
 from inventory.sources.stack_namespaces import (
     find_stack_namespaces,
     operator_namespaces,
@@ -86,7 +91,7 @@ class StackReferences:
         """The kinds of GPU config this platform ConfigMap may be."""
         return tuple(
             purpose
-            for purpose in (DEVICE_PLUGIN, MIG_PARTED)
+            for purpose in (DEVICE_PLUGIN, MIG_PARTED, VGPU_DEVICE_MANAGER)
             if purpose not in self.shown or (namespace, name) in self.named.get(purpose, ())
         )
 
@@ -185,7 +190,7 @@ def stack_references(
     for workload in workloads:
         if workload.kind != "DaemonSet" or workload.namespace not in platform:
             continue
-        for purpose in {_READERS.get(component_of(i) or "") for i in workload.images.values()}:
+        for purpose in {config_purpose(i) for i in workload.images.values()}:
             if purpose is not None and operator_readers_unnamed(workload, policies, operator):
                 where = f"DaemonSet {workload.namespace}/{workload.name}"
                 references.unnamed.setdefault(purpose, []).append(where)
@@ -194,6 +199,13 @@ def stack_references(
                 for name in workload.config_refs:
                     references.add(purpose, workload.namespace, name)
     return references
+
+
+def config_purpose(image: str) -> str | None:
+    """The kind of GPU config a container running `image` reads from a ConfigMap, if any."""
+    if is_vgpu_device_manager(image):
+        return VGPU_DEVICE_MANAGER
+    return _READERS.get(component_of(image) or "")
 
 
 def _mark_fallback(
@@ -222,9 +234,13 @@ def _mark_fallback(
 
 def _policy_names(spec: Mapping[str, Any]) -> dict[str, str]:
     """purpose -> the ConfigMap a ClusterPolicy (its parsed spec) names for it. An empty
-    device-plugin name means the plugin runs without one; MIG Manager then reads its default."""
+    device-plugin name means the plugin runs without one; MIG Manager and the vGPU Device
+    Manager then read their defaults."""
     names = {MIG_PARTED: str(spec.get("mig_manager_config_name") or DEFAULT_MIG_PARTED_CONFIGMAP)}
     names[DEVICE_PLUGIN] = str(spec.get("device_plugin_config_name") or "")
+    # A ClusterPolicy stored before the name was read has no such key: the default then.
+    vgpu = spec.get("vgpu_device_manager_config_name") or DEFAULT_VGPU_DEVICES_CONFIGMAP
+    names[VGPU_DEVICE_MANAGER] = str(vgpu)
     return names
 
 

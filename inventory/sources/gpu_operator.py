@@ -18,6 +18,9 @@ from typing import Any
 from inventory.sources.raw import dig, mapping
 
 DEFAULT_MIG_PARTED_CONFIGMAP = "default-mig-parted-config"
+# The ConfigMap the vGPU Device Manager reads when `vgpuDeviceManager.config.name` is unset
+# (the operator's VgpuDMDefaultConfigMapName).
+DEFAULT_VGPU_DEVICES_CONFIGMAP = "default-vgpu-devices-config"
 CLUSTER_POLICY_KIND = "ClusterPolicy"
 CLUSTER_POLICY_GROUP = "nvidia.com"
 
@@ -78,6 +81,9 @@ class GpuOperatorSpec:
     # true: the Operator runs a precompiled driver image, tagged <branch>-<kernel>-<os>
     # ("535-5.15.0-1048-aws-ubuntu22.04"); driver.version then names the branch, not a version.
     driver_use_precompiled: bool | None = None
+    # The ConfigMap of vGPU types the vGPU Device Manager splits each GPU of a vm-vgpu node
+    # into (`vgpuDeviceManager.config.name`); "" = the operator's default-vgpu-devices-config.
+    vgpu_device_manager_config_name: str = ""
 
     @property
     def mig_parted_configmap(self) -> str:
@@ -160,6 +166,7 @@ def _from_spec(spec: dict[str, Any]) -> GpuOperatorSpec:
         sandbox_workloads_mode=_word(dig(spec, "sandboxWorkloads").get("mode")),
         sandbox_workloads_default=_word(dig(spec, "sandboxWorkloads").get("defaultWorkload")),
         vgpu_manager_enabled=_enabled(spec, "vgpuManager"),
+        vgpu_device_manager_config_name=_name(dig(spec, "vgpuDeviceManager", "config").get("name")),
         psp_enabled=_enabled(spec, "psp"),
         kernel_module_type=_word(driver.get("kernelModuleType")),
         device_list_strategy=_word(_env(spec, "devicePlugin").get("DEVICE_LIST_STRATEGY")),

@@ -21,6 +21,7 @@ _PRERELEASE = re.compile(r"(?:rc|alpha|beta)\.?\d*", re.IGNORECASE)
 GKE_DEVICE_PLUGIN = "nvidia-gpu-device-plugin"
 GKE_DCGM_EXPORTER = "gke-dcgm-exporter"
 VGPU_MANAGER = "vgpu-manager"
+VGPU_DEVICE_MANAGER = "vgpu-device-manager"
 # Last path segment of the image repository -> the component it runs (NVIDIA's image names).
 COMPONENTS: dict[str, str] = {
     "driver": "driver",
@@ -107,6 +108,14 @@ def is_vgpu_manager(image: str) -> bool:
     """The GPU Operator's vGPU Manager image: a driver whose bulletin rows are its own."""
     repository = image_version(image)[0]
     return "/" in repository and repository.rsplit("/", 1)[1] == VGPU_MANAGER
+
+
+def is_vgpu_device_manager(image: str) -> bool:
+    """The GPU Operator's vGPU Device Manager (nvcr.io/nvidia/cloud-native/vgpu-device-manager):
+    no versioned stack component (COMPONENTS), but it reads the ConfigMap that splits each GPU
+    of a vm-vgpu node into vGPUs (inventory.sources.gpu_config)."""
+    repository = image_version(image)[0]
+    return "/" in repository and repository.rsplit("/", 1)[1] == VGPU_DEVICE_MANAGER
 
 
 def is_gke_device_plugin(image: str) -> bool:

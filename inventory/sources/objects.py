@@ -21,7 +21,7 @@ from inventory.snapshot import (
 )
 from inventory.sources.egress_ports import kubernetes_ports, merge
 from inventory.sources.gpu_operator import GpuOperatorError, parse_cluster_policy
-from inventory.sources.images import SANDBOX_OPERANDS, component_of
+from inventory.sources.images import SANDBOX_OPERANDS, component_of, is_vgpu_device_manager
 from inventory.sources.pods import template_facts, template_path
 from inventory.sources.raw import (
     as_int,
@@ -79,7 +79,10 @@ def workload_from(obj: dict[str, Any], namespace: str) -> Workload:
         labels=labels_of(obj),
         images=images,
         spec_hash=canonical_hash(pod_spec),
-        config_refs=_config_refs(pod_spec, containers) if gpu_stack else (),
+        # The vGPU Device Manager is no versioned component, but reads its config like one.
+        config_refs=_config_refs(pod_spec, containers)
+        if gpu_stack or any(is_vgpu_device_manager(i) for i in images.values())
+        else (),
         **placement,
         **template_facts(obj),
     )

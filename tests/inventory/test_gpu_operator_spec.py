@@ -181,6 +181,12 @@ def test_empty_values_state_nothing(values):
         ({"devicePlugin": {"config": {"default": "any"}}}, "device_plugin_config_default", "any"),
         ({"migManager": {"config": {"name": "custom"}}}, "mig_manager_config_name", "custom"),
         ({"migManager": {"config": {"name": None}}}, "mig_manager_config_name", ""),
+        (
+            {"vgpuDeviceManager": {"config": {"name": "vgpu-devices-config"}}},
+            "vgpu_device_manager_config_name",
+            "vgpu-devices-config",
+        ),
+        ({"vgpuDeviceManager": {"config": "x"}}, "vgpu_device_manager_config_name", ""),
         ({"migManager": None}, "mig_manager_enabled", None),
         ({"cdi": {"default": True}}, "cdi_default", True),
         ({"driver": {"version": {"tag": "1"}}}, "driver_version", None),

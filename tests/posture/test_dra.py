@@ -463,6 +463,30 @@ def test_reading_namespaces_or_labelling_another_namespace_is_not():
     assert run("DRA-001", world(objects, (ALPHA_DEVS, BETA))) == []
 
 
+def test_a_cluster_wide_labeller_is_said_to_label_every_namespace():
+    """cluster-admin through a ClusterRoleBinding labels every namespace, not only the
+    tenant's own that the finding counts."""
+    admin = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
+    objects = _cluster(
+        cluster_role("everything", admin),
+        binding("alpha-leads-cluster-admin", "everything", "Group:alpha-devs"),
+    )
+    (draft,) = run("DRA-001", world(objects, (ALPHA_DEVS, BETA)))
+    assert draft.title == (
+        "Tenant alpha may label every namespace (including its own alpha) for DRA "
+        "adminAccess through ClusterRoleBinding alpha-leads-cluster-admin"
+    )
+    assert draft.evidence["every_namespace"] is True
+    assert draft.evidence["namespaces"] == ["alpha"]
+
+
+def test_a_labeller_of_its_own_namespace_only_is_not_said_to_label_every_one():
+    rules = [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["patch"]}]
+    (draft,) = run("DRA-001", world(_rbac_world(rules), (ALPHA_DEVS, BETA)))
+    assert draft.title.startswith("Tenant alpha may label alpha for DRA adminAccess")
+    assert "every_namespace" not in draft.evidence
+
+
 # --- K8S-001 -----------------------------------------------------------------------------------
 
 

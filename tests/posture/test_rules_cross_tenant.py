@@ -119,7 +119,8 @@ CASES = {
     "other-tenant-sa": (rb("alpha", "ServiceAccount:beta/runner"), ("alpha", "beta"), ""),
     "sa-group": (rb("alpha", "Group:system:serviceaccounts:beta"), ("alpha", "beta"), ""),
     "sa-user": (rb("alpha", "User:system:serviceaccount:beta:runner"), ("alpha", "beta"), ""),
-    "stricter-class": (rb("clinical", "Group:alpha-devs"), ("alpha", "clin"), "critical"),
+    # High even for a sensitive victim (DESIGN §5): its class weight raises its risk (§6).
+    "stricter-class": (rb("clinical", "Group:alpha-devs"), ("alpha", "clin"), ""),
     # Every identity: each tenant, and the unclassified party (gpu-operator runs nothing here,
     # so nobody claims it and it is not the platform's).
     "authenticated": (
@@ -130,7 +131,7 @@ CASES = {
     "cluster-wide": (
         binding("b", "edit", "Group:beta-users"),
         ("alpha", "beta", "clin"),
-        "critical",
+        "",
     ),
     "read-only": (rb("alpha", "Group:beta-users", "view"), (), None),
     "own-tenant": (rb("alpha", "Group:alpha-devs"), (), None),
@@ -172,7 +173,8 @@ def test_evidence_lists_each_namespace_its_owner_and_grantees():
     assert evidence["namespaces"][0]["grantees"][0]["stricter_class"] is False
     assert evidence["stricter_class"] is True and evidence["namespace_count"] == 2
     assert evidence["binding"] == "ClusterRoleBinding beta-everywhere"
-    assert "sensitive trust class" in draft.title and "beta" in draft.title
+    assert "2 namespaces (1 of a sensitive class: clinical)" in draft.title
+    assert "beta" in draft.title
     assert draft.exposure == 2
 
 

@@ -593,14 +593,15 @@ def test_demo_world_rbac(demo):
     }
     # The operator's own ClusterRoleBinding is its install, not a borrowed identity.
     assert _found(demo["prod-east"], "K8S-005") == _found(demo["neo-west"], "K8S-005") == []
-    # K8S-008: analytics (internal) may edit the sensitive clinical namespace: critical.
+    # K8S-008: analytics (internal) may edit the sensitive clinical namespace: high (DESIGN §5;
+    # clinical's class weight raises its risk), the sensitive class said.
     draft, token = run_checks(demo["prod-east"], ["K8S-008"])
     assert (draft.tenants, draft.subject_namespace, draft.subject_name) == (
         ("analytics", "clinical"),
         "clinical-imaging",
         "analytics-dashboards",
     )
-    assert draft.severity == "critical"
+    assert draft.severity == "" and draft.evidence["sensitive_class"] is True
     # As the operator's account research writes in every tenant's namespace.
     assert token.subject_name == "research-ngc-secret"
     assert {"clinical", "orbital", "analytics"} <= set(token.tenants)

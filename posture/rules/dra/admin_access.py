@@ -167,6 +167,15 @@ def _label_writers(inputs: PostureInputs) -> Iterator[FindingDraft]:
         namespaces = sorted({ns for ns, _, _ in found})
         shown = {json.dumps(g.as_evidence(), sort_keys=True): g.as_evidence() for _, g, _ in found}
         where = namespaces[0] if len(namespaces) == 1 else f"{len(namespaces)} namespaces"
+        # Its own namespaces are what a tenant labels for itself; a binding that may label any
+        # Namespace (cluster-admin) labels every other one too, which the title must not hide.
+        everywhere = all(
+            _labels_every_namespace(inputs, tenants[slug], (kind, bound_in, name))
+            for slug in reached
+        )
+        if everywhere:
+            own = "their" if len(reached) > 1 else "its"
+            where = f"every namespace (including {own} own {where})"
         # Named only when no grant of the binding writes the namespace directly.
         paths = sorted({p for _, _, ps in found for p in ps})
         escalation = {"escalation": paths} if all(ps for _, _, ps in found) else {}
@@ -190,6 +199,7 @@ def _label_writers(inputs: PostureInputs) -> Iterator[FindingDraft]:
                     for slug, writes in reached.items()
                 ],
                 "namespaces": namespaces,
+                **({"every_namespace": True} if everywhere else {}),
                 "label": ADMIN_ACCESS_LABEL,
                 "verbs": list(LABEL_VERBS),
                 "grants": list(shown.values()),
@@ -218,6 +228,18 @@ def _namespace_writes(
             reached = reaching(inputs, tenant, verb, "", "namespaces", namespace, namespace)
             found += [(namespace, g, paths) for g, paths in reached]
     return found
+
+
+def _labels_every_namespace(
+    inputs: PostureInputs, tenant: TenantInfo, binding: tuple[str, str, str]
+) -> bool:
+    """True when a grant of the binding lets the tenant patch or update any Namespace (a rule
+    on namespaces with no resourceNames, cluster-wide), directly or by an escalation path."""
+    return any(
+        grant.binding_ref == binding
+        for verb in LABEL_VERBS
+        for grant, _ in reaching(inputs, tenant, verb, "", "namespaces", None, None)
+    )
 
 
 def _label(inputs: PostureInputs, namespace: str) -> str | None:

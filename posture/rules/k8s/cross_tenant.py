@@ -8,9 +8,11 @@ reached: directly, or by an escalation path of rbac_escalation (impersonating, m
 for or running pods as an identity that writes there, bind/escalate, chains), as K8S-003 counts
 it; the finding is then on the binding that opens the path, and its evidence names the path. One
 finding per binding, for the owners of the namespaces it reaches and the tenants it reaches them
-from. High, the check's own: the risk points already weigh each victim's class. Critical only
-where a namespace's class guards sensitive data (its data says so: a reset attestation or
-approvals that expire, whatever its slug) and the grantee's class is less trusted than it.
+from. High, as DESIGN §5 rates it, whatever the victims' classes: the risk points already
+weigh each victim's class (§6), so a sensitive victim among many raises its own risk and not
+its neighbours'. The title names the namespaces of a stricter or sensitive class (a class
+guarding sensitive data says so by its data: a reset attestation or approvals that expire,
+whatever its slug) among those reached, never the whole list as one.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.k8s.grantees import judged_grantees, unclassified_evidence, unclassified_title
 from posture.rules.k8s.rbac_escalation import Escalation, escalations, paths_title
 from posture.rules.k8s.rbac_eval import Grant, effective_permissions
-from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.registry import MEMBERS_SHOWN, TITLE_MAX, FindingDraft, check
 from posture.rules.subjects import binding_draft
 from tenants.mapping import UNCLASSIFIED
 
@@ -248,7 +250,9 @@ def _escalated(
         "system:authenticated or every service account reach every tenant at once. It is "
         "worst when the namespace belongs to a class that guards sensitive data and the "
         "grantee's class is less trusted: external or other teams' code reaching a sensitive "
-        "tenant's models and data. The principals of a "
+        "tenant's models and data (evidence: sensitive_class, and the title names those "
+        "namespaces); the finding stays high, and that tenant's class weight raises its own "
+        "risk points. The principals of a "
         "tenant of the platform class are the platform team's own, administering by design "
         "(as in K8S-003, K8S-004 and DRA-001); others writing in its namespaces count. The "
         "service accounts of a namespace no tenant claims and the platform does not own are "
@@ -261,13 +265,6 @@ def _escalated(
         "binding, or a shared namespace of its own; never bind tenant groups to "
         "system:authenticated or system:serviceaccounts, and keep ClusterRoleBindings to the "
         "platform's own identities."
-    ),
-    severity_rule=(
-        "Raised to critical when a namespace it reaches belongs to a trust class that guards "
-        "sensitive data (the class requires a reset attestation or its approvals expire) and "
-        "the grantee's class is less trusted than it (evidence: sensitive_class). A namespace "
-        "of any other stricter class (evidence: stricter_class) stays high: the risk points "
-        "already weigh the victim's class."
     ),
     mappings=("SP800-53:AC-3", "SP800-53:AC-6"),
 )
@@ -307,15 +304,15 @@ def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> Findin
         found = unclassified_evidence(party[0].grantee, (r.grant.subject for r in party))
         evidence |= found
         unclaimed = unclassified_title(found)
-    where = namespaces[0] if len(namespaces) == 1 else f"{len(namespaces)} namespaces"
-    worse = " of a stricter trust class" if stricter else ""
-    if sensitive:
-        worse = " of a sensitive trust class"
     said = "do anything" if ANY in verbs else "/".join(verbs)  # `*`: every verb, said plainly
-    title = (
-        f"{kind} {name} lets tenant{'s' if len(grantees) > 1 else ''} {', '.join(grantees)}"
-        f"{unclaimed} {said} in {where}{worse} (owned by {', '.join(owners)})"
-    )
+    for shown_names in (_CLASSED_SHOWN, 0):  # the namespaces named, else only counted
+        title = (
+            f"{kind} {name} lets tenant{'s' if len(grantees) > 1 else ''} {', '.join(grantees)}"
+            f"{unclaimed} {said} in {_where(namespaces, reaches, shown_names)}"
+            f" (owned by {', '.join(owners)})"
+        )
+        if len(title) <= TITLE_MAX:
+            break
     if paths and all(r.paths for r in reaches):  # a direct write is the cause to name
         title += paths_title(paths)
     return binding_draft(
@@ -326,9 +323,31 @@ def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> Findin
         tenants=[*owners, *grantees],
         evidence=evidence,
         title=title,
-        severity="critical" if sensitive else "",
         exposure=len(namespaces),
     )
+
+
+# Namespaces of a stricter or sensitive class a title names before it counts the rest.
+_CLASSED_SHOWN = 3
+
+
+def _where(namespaces: list[str], reaches: list[Reach], shown: int) -> str:
+    """Where the binding writes, saying which of the namespaces are of a sensitive or a
+    stricter class than the grantee's: "7 namespaces (1 of a sensitive class: clinical-nlp)",
+    not the whole list as of the worst one's class."""
+    sensitive = sorted({r.namespace for r in reaches if r.sensitive})
+    stricter = sorted({r.namespace for r in reaches if r.stricter} - set(sensitive))
+    if len(namespaces) == 1:
+        worse = "sensitive" if sensitive else "stricter" if stricter else ""
+        return namespaces[0] + (f" of a {worse} trust class" if worse else "")
+    parts = [
+        f"{len(found)} of a {word} class"
+        + (f": {', '.join(found[:shown])}" if shown else "")
+        + (f" and {len(found) - shown} more" if shown and len(found) > shown else "")
+        for word, found in (("sensitive", sensitive), ("stricter", stricter))
+        if found
+    ]
+    return f"{len(namespaces)} namespaces" + (f" ({'; '.join(parts)})" if parts else "")
 
 
 def _namespace_entry(namespace: str, reaches: list[Reach]) -> dict[str, Any]:

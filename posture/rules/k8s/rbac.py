@@ -266,7 +266,10 @@ def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
     rationale=(
         "The device-plugin ConfigMap decides whether GPUs are time-sliced or shared through "
         "MPS and into how many replicas; the mig-parted ConfigMap decides how GPUs are cut "
-        "into MIG instances; the GPU Operator's ClusterPolicy points at both and controls the "
+        "into MIG instances; the vGPU Device Manager's ConfigMap (the ClusterPolicy's "
+        "`vgpuDeviceManager.config`) decides which vGPU types, and so how many VMs, each GPU "
+        "of a vm-vgpu node is split into; the GPU Operator's ClusterPolicy points at them and "
+        "controls the "
         "driver and toolkit on every GPU node, and its NVIDIADriver resources pick the driver "
         "image each node pool runs. A tenant that may write any of them can turn hardware "
         "isolation into time-slicing for every tenant on those nodes, or run code of its "

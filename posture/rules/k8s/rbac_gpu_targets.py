@@ -14,12 +14,17 @@ from dataclasses import replace
 
 from inventory.drift import is_gpu_component
 from inventory.snapshot import ClusterSnapshot
-from inventory.sources.images import component_of
+from inventory.sources.gpu_config import config_purpose
 from inventory.sources.stack_namespaces import operator_namespaces as gpu_operator_namespaces
 from posture.inputs import PostureInputs
 from posture.rules.k8s.rbac_targets import Target
 
-SHARING_CONFIGMAP_PURPOSES = ("device_plugin", "mig_parted")
+# The vGPU Device Manager's config decides which vGPU types, and so how many VMs, each GPU of a
+# vm-vgpu node is split into: sharing configuration as much as the device plugin's.
+SHARING_CONFIGMAP_PURPOSES = ("device_plugin", "mig_parted", "vgpu_device_manager")
+# Whose reading shows the container sharing configuration was read: without one, the stack's
+# namespaces are stood in for (a vGPU config alone says nothing of the device plugin's).
+_CONTAINER_SHARING = ("device_plugin", "mig_parted")
 OPERATOR_GROUP, OPERATOR_RESOURCE = "nvidia.com", "clusterpolicies"
 DRIVER_RESOURCE = "nvidiadrivers"
 
@@ -43,9 +48,10 @@ UNMOUNTED = (
 )
 # The GPU-stack components that take their configuration from ConfigMaps they mount or read,
 # and the purpose of such a ConfigMap (the device plugin's config-manager runs its image).
-CONFIG_READERS = {
-    "device_plugin": ("device_plugin", "NVIDIA device plugin"),
-    "mig_manager": ("mig_parted", "NVIDIA MIG Manager"),
+READER_NAMES = {
+    "device_plugin": "NVIDIA device plugin",
+    "mig_parted": "NVIDIA MIG Manager",
+    "vgpu_device_manager": "NVIDIA vGPU Device Manager",
 }
 # Every pod mounts it (the service-account token's projected volume); its controller rewrites it.
 ROOT_CA = "kube-root-ca.crt"
@@ -63,8 +69,8 @@ ReadBy = dict[tuple[str, str], tuple[str, str]]  # (namespace, ConfigMap) -> (pu
 
 
 def gpu_config_targets(snapshot: ClusterSnapshot) -> list[Target]:
-    """What decides how GPUs are shared, as read: the device-plugin and MIG ConfigMaps and
-    the GPU Operator's ClusterPolicy."""
+    """What decides how GPUs are shared, as read: the device-plugin, MIG and vGPU Device
+    Manager ConfigMaps and the GPU Operator's ClusterPolicy."""
     targets = [
         Target("ConfigMap", "", "configmaps", cm.namespace, cm.name, cm.purpose)
         for cm in sorted(snapshot.configmaps, key=lambda c: (c.namespace, c.name))
@@ -110,7 +116,7 @@ def k8s004_targets(inputs: PostureInputs) -> list[Target]:
         targets += _operator_stand_ins(snapshot)
     # The stand-in for sharing ConfigMaps not read is kept by what was read of them alone: a
     # ConfigMap a plugin is seen to mount never narrows it to that one.
-    if not any(t.purpose in SHARING_CONFIGMAP_PURPOSES for t in configs):
+    if not any(t.purpose in _CONTAINER_SHARING for t in configs):
         stack = {w.namespace for w in snapshot.workloads if is_gpu_component(w)}
         stack -= set(inputs.namespace_owner)
         # Nothing of the configuration read at all: the older wording, which says so.
@@ -165,7 +171,7 @@ def _stack_read_configmaps(snapshot: ClusterSnapshot, *, tenants: set[str]) -> R
 def _reader(images: Iterable[str]) -> tuple[str, str] | None:
     """(purpose, component) of the first config-reading GPU-stack component among `images`."""
     return next(
-        (CONFIG_READERS[c] for i in images if (c := component_of(i) or "") in CONFIG_READERS), None
+        ((p, READER_NAMES[p]) for i in images if (p := config_purpose(i)) in READER_NAMES), None
     )
 
 
