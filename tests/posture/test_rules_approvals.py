@@ -154,6 +154,17 @@ def test_a_title_names_the_pool_of_nodes_no_pool_label_names():
         "tr1 uses time_slicing on nodes labelled acme.com/pool=gpu-l40s with no active approval"
     )
     assert finding.evidence["pool_labels_not_read"] == {"acme.com/pool": ["gpu-l40s"]}
+    # Nodes of two such pools: the label and both pools.
+    two = (
+        sliced_node("gpu-1", labels={"acme.com/pool": "a"}),
+        sliced_node("gpu-2", labels={"acme.com/pool": "b"}),
+    )
+    pods = (
+        pod("tr1", "x", gpu={GPU: 1}, node="gpu-1"),
+        pod("tr1", "y", gpu={GPU: 1}, node="gpu-2"),
+    )
+    [finding] = run("SHARE-004", inputs(nodes=two, pods=pods, tenants=(TRUSTED,)))
+    assert "on nodes labelled acme.com/pool (a, b) with" in finding.title
     # Neither: no pool gpuposture knows.
     [finding] = run("SHARE-004", _unnamed({"x": "y"}, ()))
     assert "on nodes of no pool gpuposture recognises with" in finding.title

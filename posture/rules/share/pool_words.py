@@ -16,6 +16,7 @@ from posture.inputs import PostureInputs
 from posture.rules.class_pools import node_pool_classes
 from posture.rules.common import nodes_by_name
 
+VALUES_SHOWN = 3  # pools a title names; the evidence lists them all
 UNKNOWN_WORDS = "nodes of no pool gpuposture recognises"
 NOTE = (
     "these nodes carry no pool label gpuposture reads (gpuposture.io/pool or a cloud "
@@ -25,17 +26,22 @@ NOTE = (
 
 
 def unnamed_pool_words(inputs: PostureInputs, node_names: Iterable[str]) -> str:
-    """The title's words for `node_names` (all in no pool an approval names): the label of the
-    cluster's own every one carries, else the trust-class pool every one is in, else
-    UNKNOWN_WORDS."""
+    """The title's words for `node_names` (all in no pool an approval names): the pool label of
+    the cluster's own every one carries (its values: one finding may span several such pools),
+    else the trust-class pool every one is in, else UNKNOWN_WORDS."""
     by_name = nodes_by_name(inputs)
     nodes = [by_name[n] for n in sorted(node_names) if n in by_name]
     if not nodes:
         return UNKNOWN_WORDS
-    common = set.intersection(*(set(own_pool_labels(n.labels).items()) for n in nodes))
-    if common:
-        key, value = min(common)
-        return f"nodes labelled {key}={value}"
+    owns = [own_pool_labels(n.labels) for n in nodes]
+    if keys := set.intersection(*(set(own) for own in owns)):
+        key = min(keys)
+        values = sorted({own[key] for own in owns})
+        if len(values) == 1:
+            return f"nodes labelled {key}={values[0]}"
+        shown = ", ".join(values[:VALUES_SHOWN])
+        more = f" and {len(values) - VALUES_SHOWN} more" if len(values) > VALUES_SHOWN else ""
+        return f"nodes labelled {key} ({shown}{more})"
     classes = {tuple(node_pool_classes(inputs, n)) for n in nodes}
     if len(classes) == 1 and len(only := next(iter(classes))) == 1:
         return f"nodes of the {only[0]} trust-class pool"
