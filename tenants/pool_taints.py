@@ -5,13 +5,18 @@ tainted for the pod's class"): a NoSchedule or NoExecute taint whose key is one 
 GPUPOSTURE_POOL_TAINT_KEYS names the class by its value (`tenant-class=sensitive`), and a class
 may list exact taints of its own (`dedicated=regulated:NoSchedule`). Any other taint, however
 strict its effect, says nothing about classes: `dedicated=batch:NoSchedule` keeps some pods off
-but is not a class pool."""
+but is not a class pool. Nor is a taint under such a key whose value is no trust class's slug
+(`trust-class=externel`, a typo, or `=customers` where no class is so called): the value names
+the class, so one naming none puts the node in no class's pool, and K8S-002 says so rather than
+a typo hiding the node."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+
+from tenants.policy import DEFAULT_TRUST_CLASSES
 
 SEPARATING_EFFECTS = ("NoSchedule", "NoExecute")
 DEFAULT_POOL_TAINT_KEYS = ("gpuposture.io/trust-class",)
@@ -20,6 +25,9 @@ DEFAULT_POOL_TAINT_KEYS = ("gpuposture.io/trust-class",)
 # every tenant's GPU pods, so it never names a class, configured or listed.
 GENERIC_GPU_TAINT_KEY = "nvidia.com/gpu"
 # key=value:effect, or key:effect for a taint with no value (as `kubectl taint` writes them).
+# The classes a keyed value may name when the registry was not read (pure callers, tests): the
+# seed classes. tenants.selectors.pool_taint_rules passes the registry's slugs.
+SEED_CLASSES = frozenset(str(d["slug"]) for d in DEFAULT_TRUST_CLASSES)
 _EXACT = re.compile(r"^(?P<key>[^\s=:]+)(?:=(?P<value>[^\s:]*))?:(?P<effect>NoSchedule|NoExecute)$")
 
 
@@ -45,22 +53,34 @@ def check_class_taint(text: str) -> None:
 
 @dataclass(frozen=True)
 class PoolTaintRules:
-    """The configured keys and each class's exact taints."""
+    """The configured keys, each class's exact taints, and the trust classes there are."""
 
     keys: tuple[str, ...] = DEFAULT_POOL_TAINT_KEYS
     exact: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # class -> taints
+    classes: frozenset[str] = SEED_CLASSES  # every trust class's slug
 
     def classes_of(self, key: str, value: str, effect: str) -> set[str]:
-        """The classes one taint marks a pool for (none for an unrelated taint)."""
+        """The classes one taint marks a pool for (none for an unrelated taint, nor for a
+        keyed taint whose value is no class's slug)."""
         if effect not in SEPARATING_EFFECTS or key == GENERIC_GPU_TAINT_KEY:
             return set()
-        found = {value} if key in self.keys and value else set()
+        found = {value} if key in self.keys and value in self.classes else set()
         found |= {
             cls
             for cls, taints in self.exact.items()
             if any(_same(t, key, value, effect) for t in taints)
         }
         return found
+
+    def names_no_class(self, key: str, value: str, effect: str) -> bool:
+        """A separating taint under a pool taint key whose value is no trust class (a typo,
+        a class never created, no value at all): meant as a class pool, and none."""
+        return (
+            key in self.keys
+            and effect in SEPARATING_EFFECTS
+            and key != GENERIC_GPU_TAINT_KEY
+            and not self.classes_of(key, value, effect)
+        )
 
 
 def _same(text: str, key: str, value: str, effect: str) -> bool:

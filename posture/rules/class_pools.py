@@ -39,7 +39,8 @@ def class_labels(inputs: PostureInputs, node: Node) -> dict[str, str]:
 
 
 def unrelated_taints(inputs: PostureInputs, node: Node) -> list[str]:
-    """Separating taints that mark no class pool: listed so a reader sees why they do not count."""
+    """Separating taints that mark no class pool: listed so a reader sees why they do not count
+    (those under a pool taint key naming no class are class_taints_naming_none's)."""
     rules = inputs.pool_taint_rules
     return [
         f"{t.key}={t.value or ''}:{t.effect}"
@@ -47,4 +48,33 @@ def unrelated_taints(inputs: PostureInputs, node: Node) -> list[str]:
         if t.effect in SEPARATING_EFFECTS
         and t.key != GENERIC_GPU_TAINT  # evidence names it under "ignored"
         and not rules.classes_of(t.key, t.value or "", t.effect)
+        and not rules.names_no_class(t.key, t.value or "", t.effect)
     ]
+
+
+def class_taints_naming_none(inputs: PostureInputs, node: Node) -> list[str]:
+    """The node's taints under a pool taint key whose value is no trust class (a typo such as
+    `externel`, or a class never created): meant to mark a class pool, they mark none."""
+    rules = inputs.pool_taint_rules
+    return [
+        f"{t.key}={t.value or ''}:{t.effect}"
+        for t in node.taints
+        if rules.names_no_class(t.key, t.value or "", t.effect)
+    ]
+
+
+def naming_none_note(inputs: PostureInputs, node: Node) -> str:
+    """Why evidence lists the node's class_taints_naming_none apart."""
+    rules = inputs.pool_taint_rules
+    values = sorted(
+        {
+            repr(t.value or "")
+            for t in node.taints
+            if rules.names_no_class(t.key, t.value or "", t.effect)
+        }
+    )
+    return (
+        f"the value of a pool taint key names the trust class, and no trust class is called "
+        f"{' or '.join(values)} (the classes: {', '.join(sorted(rules.classes))}): the node "
+        "is in no class's pool; correct the value, or create the class"
+    )

@@ -152,3 +152,45 @@ def test_the_admin_refuses_the_generic_gpu_taint_for_a_class():
         validate_pool_taints(["nvidia.com/gpu:NoSchedule"])
     validate_pool_taints(["dedicated=regulated:NoSchedule"])
     assert parse_pool_taint("nvidia.com/gpu=present:NoSchedule")[0] == "nvidia.com/gpu"
+
+
+def test_a_pool_taint_naming_no_class_marks_no_pool():
+    """rtvirt k43: `gpuposture.io/trust-class=customers:NoSchedule` where no trust class is
+    called customers (or a typo, `externel`) is no class's pool: K8S-002 fires and says which
+    taint names no class; POD-009 reads the same rule and finds the node in no pool."""
+    for value in ("customers", "externel", ""):
+        taint = _taint("gpuposture.io/trust-class", value)
+        assert _fired(OURS, taint) == {"K8S-002": True, "POD-009": True}, value
+    objects = [
+        _tainted(_taint("gpuposture.io/trust-class", "customers")),
+        namespace("ext"),
+        pod("ext", "train-0", container(gpu={"nvidia.com/gpu": "1"})),
+    ]
+    inputs = dataclasses.replace(world(objects, (EXT,)), pool_taint_rules=OURS)
+    (k8s,) = run("K8S-002", inputs)
+    named = ["gpuposture.io/trust-class=customers:NoSchedule"]
+    assert k8s.evidence["taints_naming_no_class"] == named
+    assert "no trust class is called 'customers'" in k8s.evidence["naming_no_class"]
+    assert k8s.evidence["unrelated_taints"] == []
+    assert "gpuposture.io/trust-class=customers:NoSchedule names no trust class" in k8s.title
+    (pod009,) = run("POD-009", inputs)
+    (entry,) = pod009.evidence["pods"]
+    assert entry["node_pool_for"] == []
+    assert entry["node_taints_naming_no_class"] == named
+
+
+def test_a_pool_taint_names_a_class_the_registry_holds():
+    """A class created in the admin (not a seed) is named by its slug like any other."""
+    custom = PoolTaintRules(classes=frozenset({"external", "customers"}))
+    taint = _taint("gpuposture.io/trust-class", "customers")
+    assert custom.classes_of("gpuposture.io/trust-class", "customers", "NoSchedule") == {
+        "customers"
+    }
+    # The node is the customers class's pool: tainted (K8S-002 quiet), not ext's (POD-009).
+    assert _fired(custom, taint) == {"K8S-002": False, "POD-009": True}
+    # A class's exact taint names its class whatever the key's value.
+    listed = PoolTaintRules(exact={"external": ("gpuposture.io/trust-class=ext-pool:NoSchedule",)})
+    assert _fired(listed, _taint("gpuposture.io/trust-class", "ext-pool")) == {
+        "K8S-002": False,
+        "POD-009": False,
+    }

@@ -168,6 +168,10 @@ def test_an_index_meets_only_the_holder_of_that_gpu():
     (draft,) = run("SHARE-001", inputs)
     assert draft.tenants == ("alpha", "beta")
     assert draft.evidence["co_residence"] == "certain"
+    # It names one GPU, not all: the title says the variable without claiming `=all`.
+    assert draft.title.endswith(
+        "alpha reaching it through NVIDIA_VISIBLE_DEVICES (certain co-residence)"
+    )
 
 
 def test_share003_the_mode_an_external_class_forbids():
@@ -175,7 +179,12 @@ def test_share003_the_mode_an_external_class_forbids():
     inputs = cluster(toolkit(), env_pod(), whole_gpu("beta"), tenants=(outsider, BETA))
     (draft,) = run("SHARE-003", inputs)
     assert draft.tenants == ("alpha", "beta")
-    assert "by time_slicing" in draft.title
+    # The mode the class forbids, and how it is reached: the variable, not a config.
+    assert draft.title == (
+        "Tenants alpha and beta share nvidia.com/gpu in node gpu-a, alpha reaching it through "
+        "NVIDIA_VISIBLE_DEVICES=all (time_slicing), which trust classes external and internal "
+        "forbid"
+    )
 
 
 def test_share007_a_sensitive_tenants_whole_gpu_reached_by_env_access():
@@ -183,7 +192,10 @@ def test_share007_a_sensitive_tenants_whole_gpu_reached_by_env_access():
     inputs = cluster(toolkit(), env_pod(), whole_gpu("beta"), tenants=(ALPHA, clinic))
     (draft,) = run("SHARE-007", inputs)
     assert draft.tenants == ("alpha", "beta")
-    assert "Sensitive tenant beta shares nvidia.com/gpu by time_slicing with alpha" in draft.title
+    assert draft.title == (
+        "Sensitive tenant beta shares nvidia.com/gpu with alpha (internal) in node gpu-a, "
+        "alpha reaching it through NVIDIA_VISIBLE_DEVICES=all"
+    )
 
 
 def test_env_access_beside_mps_clients_time_slices_with_them():

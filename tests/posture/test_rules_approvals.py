@@ -129,3 +129,51 @@ def test_share004_names_an_approval_for_the_mode_on_another_pool():
     [other] = finding.evidence["requests_for_this_mode"]
     assert (other["id"], other["state"], other["node_pool"]) == (9, "active", "other")
     assert other["covers_this_pool"] is False
+
+
+def _unnamed(labels: dict, taints=None, *requests: SharingRequestInfo):
+    node = sliced_node(labels=labels, **({} if taints is None else {"taints": taints}))
+    world = inputs(nodes=(node,), pods=(pod("tr1", "train", gpu={GPU: 1}),), tenants=(TRUSTED,))
+    return replace(world, sharing_requests=requests)
+
+
+def test_a_title_names_the_pool_of_nodes_no_pool_label_names():
+    """rtvirt, rtholdout: nodes with no pool label an approval can name were called "nodes in
+    no named pool" even in a tainted trust-class pool, or in a pool the cluster labels its own
+    way: the title names what is known; the evidence says only a cluster-wide approval covers
+    them and how to approve per pool."""
+    # In the internal class's pool by its taint (the builder's node).
+    [finding] = run("SHARE-004", _unnamed({"x": "y"}))
+    assert finding.title == (
+        "tr1 uses time_slicing on nodes of the internal trust-class pool with no active approval"
+    )
+    assert "only a cluster-wide approval covers them" in finding.evidence["node_pool_note"]
+    # A pool the cluster marks with a label of its own.
+    [finding] = run("SHARE-004", _unnamed({"acme.com/pool": "gpu-l40s"}))
+    assert finding.title == (
+        "tr1 uses time_slicing on nodes labelled acme.com/pool=gpu-l40s with no active approval"
+    )
+    assert finding.evidence["pool_labels_not_read"] == {"acme.com/pool": ["gpu-l40s"]}
+    # Nodes of two such pools: the label and both pools.
+    two = (
+        sliced_node("gpu-1", labels={"acme.com/pool": "a"}),
+        sliced_node("gpu-2", labels={"acme.com/pool": "b"}),
+    )
+    pods = (
+        pod("tr1", "x", gpu={GPU: 1}, node="gpu-1"),
+        pod("tr1", "y", gpu={GPU: 1}, node="gpu-2"),
+    )
+    [finding] = run("SHARE-004", inputs(nodes=two, pods=pods, tenants=(TRUSTED,)))
+    assert "on nodes labelled acme.com/pool (a, b) with" in finding.title
+    # Neither: no pool gpuposture knows.
+    [finding] = run("SHARE-004", _unnamed({"x": "y"}, ()))
+    assert "on nodes of no pool gpuposture recognises with" in finding.title
+    # DRIFT-004 says the same.
+    [finding] = run("DRIFT-004", _unnamed({"x": "y"}, None, request("mig_gi")))
+    assert finding.title == (
+        "tr1 uses time_slicing on nodes of the internal trust-class pool; approved: mig_gi"
+    )
+    # A named pool reads as before.
+    [finding] = run("SHARE-004", sliced_world())
+    assert finding.title == "tr1 uses time_slicing on node pool batch with no active approval"
+    assert "node_pool_note" not in finding.evidence

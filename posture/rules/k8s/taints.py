@@ -10,6 +10,8 @@ from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.class_pools import (
     GENERIC_GPU_TAINT,
     class_labels,
+    class_taints_naming_none,
+    naming_none_note,
     node_pool_classes,
     unrelated_taints,
 )
@@ -74,14 +76,21 @@ def _taint_draft(inputs: PostureInputs, node: Node, tenants: list[TenantInfo]) -
         "class_taint_keys": list(inputs.pool_taint_rules.keys),
         "class_labels": class_labels(inputs, node),
         "unrelated_taints": unrelated_taints(inputs, node),
+        **_naming_none(inputs, node),
         "ignored": f"{GENERIC_GPU_TAINT} (tolerated by every GPU pod), PreferNoSchedule, and "
         "taints that name no class",
         "tenants_on_node": [{"tenant": t.slug, "trust_class": t.trust_class.slug} for t in tenants],
     }
-    return node_draft(
-        "K8S-002",
-        node,
-        tenants=tenants,
-        evidence=evidence,
-        title=f"GPU node {node.name} has no taint that separates tenant classes",
-    )
+    title = f"GPU node {node.name} has no taint that separates tenant classes"
+    if named := evidence.get("taints_naming_no_class"):
+        # Meant as a class pool: the title says why it is none (a typo reads as a pool).
+        title += f": {', '.join(named)} names no trust class"
+    return node_draft("K8S-002", node, tenants=tenants, evidence=evidence, title=title)
+
+
+def _naming_none(inputs: PostureInputs, node: Node) -> dict[str, Any]:
+    """Evidence of the node's taints under a pool taint key that name no class, if any."""
+    taints = class_taints_naming_none(inputs, node)
+    if not taints:
+        return {}
+    return {"taints_naming_no_class": taints, "naming_no_class": naming_none_note(inputs, node)}

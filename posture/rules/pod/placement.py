@@ -11,7 +11,9 @@ from inventory.snapshot import Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.class_pools import (
     class_labels,
+    class_taints_naming_none,
     expected_taints,
+    naming_none_note,
     node_pool_classes,
     tainted_for,
 )
@@ -137,6 +139,10 @@ def _pool_draft(
         "node_class_labels": class_labels(inputs, node),
         "node_pool_for": list(pool_classes),
     }
+    # A taint meant as a class pool whose value names no class: why the node is in no pool.
+    if naming_none := class_taints_naming_none(inputs, node):
+        where["node_taints_naming_no_class"] = naming_none
+        where["naming_no_class"] = naming_none_note(inputs, node)
     # The tenants whose dedicated pool the pod sits in are affected by it too.
     owners = [t for t in on_node if t.trust_class.slug in invaded]
     if invaded:

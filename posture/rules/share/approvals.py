@@ -21,6 +21,7 @@ from inventory.pools import node_pool
 from posture.inputs import PostureInputs, SharingRequestInfo
 from posture.rules.common import gpu_holdings, pod_ref, sorted_nodes
 from posture.rules.registry import FindingDraft, check
+from posture.rules.share.pool_words import NOTE, own_pool_labels, unnamed_pool_words
 from posture.rules.subjects import mode_use_draft
 
 EVIDENCE_LIMIT = 20  # nodes and pods listed per finding; the counts say how many in all
@@ -115,6 +116,12 @@ def _judge(inputs: PostureInputs) -> Iterator[tuple[str, FindingDraft]]:
         if any(r.mode == mode for r in active):
             continue
         evidence = _use_evidence(tenant, mode, pool, use)
+        where = f"node pool {pool}"
+        if not pool:
+            where = unnamed_pool_words(inputs, use.nodes)
+            evidence["node_pool_note"] = NOTE
+            if labels := _own_labels(inputs, use.nodes):
+                evidence["pool_labels_not_read"] = labels
         if not active:
             # The request's absence is the evidence; earlier requests for the mode say why,
             # and so does one for another node pool (an approval there does not cover here).
@@ -124,7 +131,8 @@ def _judge(inputs: PostureInputs) -> Iterator[tuple[str, FindingDraft]]:
                 for r in theirs
                 if r.mode == mode
             ][:5]
-            yield "SHARE-004", _draft("SHARE-004", tenant, mode, pool, evidence, "")
+            title = f"{tenant} uses {mode} on {where} with no active approval"
+            yield "SHARE-004", _draft("SHARE-004", tenant, mode, pool, evidence, title)
             continue
         evidence["approved"] = [_request_evidence(r) for r in active]
         # The weakest approved mode covering the pool is the exposure the platform accepted;
@@ -132,7 +140,7 @@ def _judge(inputs: PostureInputs) -> Iterator[tuple[str, FindingDraft]]:
         stronger = any(_isolation_rank(mode) < _isolation_rank(r.mode) for r in active)
         evidence["observed_is_stronger_isolation"] = stronger
         approved = ", ".join(sorted({r.mode for r in active}))
-        title = f"{tenant} uses {mode} on {_where(pool)}; approved: {approved}"
+        title = f"{tenant} uses {mode} on {where}; approved: {approved}"
         yield "DRIFT-004", _draft("DRIFT-004", tenant, mode, pool, evidence, title, stronger)
 
 
@@ -141,8 +149,14 @@ def _isolation_rank(mode: str) -> int:
     return SharingMode.rank(mode)
 
 
-def _where(pool: str) -> str:
-    return f"node pool {pool}" if pool else "nodes in no named pool"
+def _own_labels(inputs: PostureInputs, names: set[str]) -> dict[str, list[str]]:
+    """The cluster's own pool labels on the nodes (pool_words.own_pool_labels), key -> values."""
+    found: dict[str, set[str]] = {}
+    for node in sorted_nodes(inputs):
+        if node.name in names:
+            for key, value in own_pool_labels(node.labels).items():
+                found.setdefault(key, set()).add(value)
+    return {key: sorted(values)[:EVIDENCE_LIMIT] for key, values in sorted(found.items())}
 
 
 def _draft(
@@ -154,8 +168,6 @@ def _draft(
     title: str,
     stronger: bool = False,
 ) -> FindingDraft:
-    if not title:
-        title = f"{tenant} uses {mode} on {_where(pool)} with no active approval"
     return mode_use_draft(
         check_id,
         tenant,

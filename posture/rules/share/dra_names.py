@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from posture.rules.holding import ENV_RESOURCE, GpuHolding
-from posture.rules.pairs import PairCause
+from posture.rules.holding import ENV_RESOURCE, EVERY_GPU, GpuHolding
+from posture.rules.pairs import UNCLASSIFIED_PREFIX, PairCause
 from posture.rules.share.parties import own_party, party_name
+from posture.rules.subjects import PLATFORM_PARTY
+from tenants.mapping import UNCLASSIFIED
 
 CLAIM_PREFIX = "resourceclaim/"  # GpuHolding.resource of a DRA holding
 CLAIMS_SHOWN = 3
@@ -67,4 +69,35 @@ def shared_name(cause: PairCause, fallback: str) -> str:
     if other:
         said = [ENV_SAID if r == ENV_RESOURCE else r for r in other]
         return f"{name} and {', '.join(said)}"
+    return name
+
+
+def env_reach(cause: PairCause) -> str:
+    """How the pair shares where a party reaches the GPUs through NVIDIA_VISIBLE_DEVICES, as a
+    title says it ("quant reaching it through NVIDIA_VISIBLE_DEVICES=all"); "" where neither
+    does. Such a hold is filed under the time_slicing mode (it time-shares whatever it reaches)
+    and joins the node's MIG pools, so a title saying "time-slice nvidia.com/mig-1g.18gb"
+    would name a mode nobody configured: the way in is the variable."""
+    reaching: dict[str, bool] = {}  # party -> every one of its env holds is `all`
+    for meeting in cause.meetings:
+        for party in meeting.parties:
+            env = [e for e in party.pods if e.get("resource") == ENV_RESOURCE]
+            if env:
+                every = all(e.get("reach") == EVERY_GPU for e in env)
+                reaching[party.name] = reaching.get(party.name, True) and every
+    if not reaching:
+        return ""
+    names = sorted(reaching)
+    value = "=all" if all(reaching.values()) else ""
+    who = "both" if len(names) == 2 else _party_words(names[0])
+    return f"{who} reaching it through NVIDIA_VISIBLE_DEVICES{value}"
+
+
+def _party_words(name: str) -> str:
+    if name == PLATFORM_PARTY:
+        return "platform pods"
+    if name == UNCLASSIFIED:
+        return "pods of a namespace no tenant owns"
+    if name.startswith(UNCLASSIFIED_PREFIX):
+        return f"pods of namespace {name.removeprefix(UNCLASSIFIED_PREFIX)}"
     return name

@@ -8,7 +8,7 @@ from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import platform_trust_class, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, pair_drafts, party_tenant
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.dra_names import shared_name
+from posture.rules.share.dra_names import env_reach, shared_name
 from posture.rules.share.groups import shared_groups
 from posture.rules.share.parties import CONCURRENT_MODES
 from tenants.policy import PolicyDecision, may_share
@@ -85,7 +85,10 @@ def _title(cause: PairCause) -> str:
     resource, mode = shared_name(cause, first.details["resource"]), first.details["sharing_mode"]
     forbidding = first.details["forbidden_by"]
     which = "trust class" if len(forbidding) == 1 else "trust classes"
+    how = f"by {mode} in {cause.where}"
+    if reach := env_reach(cause):  # the variable's time-sharing, not a configured mode
+        how = f"in {cause.where}, {reach} ({mode})"
     return (
-        f"{cause.who} share {resource} by {mode} in {cause.where}, which {which} "
+        f"{cause.who} share {resource} {how}, which {which} "
         f"{' and '.join(forbidding)} forbid{'s' if len(forbidding) == 1 else ''}"
     )

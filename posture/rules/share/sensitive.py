@@ -9,7 +9,7 @@ from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import platform_trust_class, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, pair_drafts
 from posture.rules.registry import FindingDraft, check
-from posture.rules.share.dra_names import shared_name
+from posture.rules.share.dra_names import env_reach, shared_name
 from posture.rules.share.groups import shared_groups
 
 SENSITIVE_CLASS = "sensitive"
@@ -80,7 +80,11 @@ def _title(cause: PairCause) -> str:
     sensitive = first.details["sensitive_tenant"]
     other = next(p for p in first.parties if p.name != sensitive)
     who = f"{other.name} ({other.trust_class})" if other.name else "platform pods"
+    resource = shared_name(cause, first.details["resource"])
+    if reach := env_reach(cause):  # the variable's time-sharing, not a configured mode
+        where = f"{cause.where}, {reach}"
+        return f"Sensitive tenant {sensitive} shares {resource} with {who} in {where}"
     return (
-        f"Sensitive tenant {sensitive} shares {shared_name(cause, first.details['resource'])} by "
+        f"Sensitive tenant {sensitive} shares {resource} by "
         f"{first.details['sharing_mode']} with {who} in {cause.where}"
     )

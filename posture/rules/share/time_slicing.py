@@ -14,7 +14,7 @@ from posture.rules.common import (
 )
 from posture.rules.pairs import PairCause, pair_drafts
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
-from posture.rules.share.dra_names import shared_name
+from posture.rules.share.dra_names import env_reach, shared_name
 from posture.rules.share.groups import tenant_pairs_sharing
 from posture.rules.subjects import configmap_draft
 
@@ -52,6 +52,12 @@ def time_slicing_between_tenants(inputs: PostureInputs) -> Iterator[FindingDraft
 
 
 def _share001_title(cause: PairCause) -> str:
+    if reach := env_reach(cause):
+        # Through the variable, not a time-slicing config: say so (a MIG node has none).
+        return (
+            f"{cause.who} share {shared_name(cause, cause.key)} in {cause.where}, {reach} "
+            f"({cause.co_residence} co-residence)"
+        )
     return (
         f"{cause.who} time-slice {shared_name(cause, cause.key)} in {cause.where} "
         f"({cause.co_residence} co-residence)"
