@@ -1,8 +1,8 @@
-"""The shared harness (the root conftest.py) runs on-commit work as production does: a suite
-that syncs and then reads the findings finds them without running `score`, as DESIGN §5 says
-("every change that can move a score ... re-scores the clusters it touches at once"), although
-pytest-django's wrapping transaction never commits. A test that captures the callbacks itself
-still gets them."""
+"""The shared harness (the root conftest.py) runs on-commit work as production does for every
+suite collected beside tests/ (and for ours, marked `commit_as_production`): a suite that syncs
+and then reads the findings finds them without running `score`, as DESIGN §5 says ("every change
+that can move a score ... re-scores the clusters it touches at once"), although pytest-django's
+wrapping transaction never commits. A test that captures the callbacks itself still gets them."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from django.db import transaction
 from posture.models import PostureRun
 from tests.conftest import api_client, make_user
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.commit_as_production]
 
 TENANTS = """
 tenants:
