@@ -222,11 +222,9 @@ class TenantPostureViewSet(TenantViewSet):
     serializer_class = TenantWithScoreSerializer
 
     def get_serializer_context(self) -> dict:
-        context = super().get_serializer_context()
         # Every tenant's (one query): the serializer reads only the tenants shown, which the
         # queryset has already limited to those this user may see.
-        context["labelled_namespaces"] = labelled_namespaces()
-        return context
+        return {**super().get_serializer_context(), "labelled_namespaces": labelled_namespaces()}
 
     def claimed_by_label(self, tenant: Tenant) -> set[str]:
         return set(labelled_namespaces([tenant.slug]).get(tenant.slug, []))
