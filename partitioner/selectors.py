@@ -7,12 +7,20 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet
+from django.db.models import Q, QuerySet, TextField, Value
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Coalesce, Lower, Trim
 
 from inventory.models import ClusterObject, Node
 from inventory.sources.cloud_labels import gke_partition_size
 from inventory.sources.configs import MIG_PARTED
 from inventory.sources.gpu_operator import DEFAULT_MIG_PARTED_CONFIGMAP
+from inventory.sources.node_kinds import (
+    SANDBOX_SHARING,
+    WORKLOAD,
+    sandbox_default,
+    sandbox_workload,
+)
 from partitioner.config import ConfigSource, NodeLayout, node_layout, partition_layout
 from partitioner.profiles import MODELS
 from partitioner.tenancy import ClassRules
@@ -21,6 +29,7 @@ from tenants.models import Tenant
 User = AbstractBaseUser | AnonymousUser
 MAX_NODES = 500  # the "load from node" list; more than this is not a list anyone scrolls
 _FAMILIES = sorted({key.split("-")[0] for key in MODELS})  # "A100", "B200", ...
+_VM_WORKLOADS = tuple(SANDBOX_SHARING)  # vm-passthrough, vm-vgpu
 
 
 def mig_tenant_classes(*, user: User) -> dict[str, ClassRules]:
@@ -43,13 +52,23 @@ def mig_tenant_slugs(*, user: User) -> list[str]:
 
 
 def mig_nodes(*, user: User) -> QuerySet[Node]:
-    """Nodes the user may see that have a MIG config label or a GPU model of our table."""
+    """Nodes the user may see that have a MIG config label or a GPU model of our table, but
+    not those whose GPUs go to VMs (vm_workload): nothing applies a MIG config there."""
     capable = Q(mig_config__gt="")
     for family in _FAMILIES:
         capable |= Q(gpu_model__icontains=family)
+    # The workload label as inventory.sources.node_kinds.sandbox_workload reads it; an
+    # unlabelled node takes its cluster's ClusterPolicy default.
+    # Coalesced: NOT (NULL IN ...) is NULL in SQL, which would drop every unlabelled node.
+    workload = Coalesce(
+        Lower(Trim(KeyTextTransform(WORKLOAD, "labels"))), Value(""), output_field=TextField()
+    )
     return (
         Node.objects.visible_to(user)
         .filter(capable)
+        .alias(workload=workload)
+        .exclude(workload__in=_VM_WORKLOADS)
+        .exclude(Q(cluster_id__in=_vm_default_clusters()) & ~Q(labels__has_key=WORKLOAD))
         .select_related("cluster")
         .only("name", "cluster__name", "gpu_model", "mig_config")
         .order_by("cluster__name", "name")[:MAX_NODES]
@@ -76,6 +95,13 @@ def mig_node_layout(*, user: User, cluster: str, node: str, device: int = 0) -> 
     )
     if found is None:
         return NodeLookup(None, None, f"no node {node!r} in cluster {cluster!r} that you can see")
+    if vm := vm_workload(found):
+        error = (
+            f"the node gives its GPUs to VMs (nvidia.com/gpu.workload.config={vm}): the GPU "
+            "Operator runs no MIG Manager there, so nvidia.com/mig.config is applied by nothing "
+            "and this node cannot be partitioned here"
+        )
+        return NodeLookup(found, NodeLayout(found.mig_config, error=error))
     size = gke_partition_size(found.labels if isinstance(found.labels, dict) else {})
     if size:  # GKE partitions the node itself: no mig-parted config is involved
         return NodeLookup(found, partition_layout(gpu_model=found.gpu_model, size=size))
@@ -111,6 +137,32 @@ def mig_node_layout(*, user: User, cluster: str, node: str, device: int = 0) -> 
             f"nvidia.com/mig.config.state is {state!r}: the GPUs may not have this layout yet"
         )
     return NodeLookup(found, replace(layout, notes=tuple(notes)))
+
+
+def vm_workload(node: Node) -> str | None:
+    """`vm-passthrough` / `vm-vgpu` where the GPU Operator gives the node's GPUs to VMs (its
+    workload label, else its cluster's ClusterPolicy default): the Operator deploys no MIG
+    Manager there (the VFIO manager, or the vGPU Manager and vGPU Device Manager instead)."""
+    labels = node.labels if isinstance(node.labels, dict) else {}
+    return sandbox_workload(labels, _policy_defaults(node.cluster_id).get(node.cluster_id, ""))
+
+
+def _vm_default_clusters() -> list[int]:
+    """Clusters whose ClusterPolicy gives unlabelled GPU nodes to VMs by default."""
+    return [c for c, default in _policy_defaults().items() if default in _VM_WORKLOADS]
+
+
+def _policy_defaults(cluster_id: int | None = None) -> dict[int, str]:
+    """Cluster id -> its ClusterPolicies' sandboxWorkloads default (node_kinds.sandbox_default:
+    "" where none enables sandbox workloads or two disagree), of one cluster or all."""
+    rows = ClusterObject.objects.filter(kind=ClusterObject.Kind.GPU_OPERATOR_POLICY)
+    if cluster_id is not None:
+        rows = rows.filter(cluster_id=cluster_id)
+    specs: dict[int, list[dict[str, Any]]] = {}
+    for cluster, data in rows.values_list("cluster_id", "data"):
+        if isinstance(data, dict) and not data.get("error"):
+            specs.setdefault(cluster, []).append(data.get("spec") or {})
+    return {cluster: sandbox_default(found) for cluster, found in specs.items()}
 
 
 def _policy_configmap(data: dict[str, Any]) -> str:

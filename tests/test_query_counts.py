@@ -102,7 +102,9 @@ PINNED: dict[str, int] = {
     "cluster-list": 5,  # clusters + their sync runs (prefetched)
     "node-list": 6,  # count + page (cluster joined) + hidden names (1)
     "patch-status": 7,  # GPU nodes, SLA rows, the rollout's nodes and tenants' trust classes
-    "mig-partitioner": 5,  # the tenants and MIG nodes the user may see
+    # the tenants and MIG nodes the user may see, and the ClusterPolicies' sandbox defaults (VM
+    # nodes are left out)
+    "mig-partitioner": 6,
     # 3 day roll-ups, 4 name lists, the cluster chooser, recent resets, hidden names (1)
     "utilisation": 13,
     "utilisation-csv": 5,  # tenant names + the per-tenant day roll-up

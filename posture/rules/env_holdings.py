@@ -22,6 +22,8 @@ The rule:
 - the node honours the variable (EnvvarAccess.honoured True, or the container is privileged):
   a holding. Not honoured: none. Unverified: no holding (the product cannot see the access
   happen, so no co-tenancy is claimed) and POD-011 names the holders it would meet if honoured;
+- a node whose GPUs go to VMs (GPU Operator sandbox workloads) runs no container toolkit: no
+  access at all, privileged or not (pod.visible_devices.gpus_go_to_vms);
 - an image's own ENV is not in any manifest: no holding (STACK-008 says which nodes let it in);
 - an init container (not a native sidecar) of a Running pod has finished: no holding now.
 """
@@ -46,6 +48,7 @@ from posture.rules.pod.visible_devices import (
     VISIBLE_DEVICES,
     allocated_gpus,
     env_configmaps_by_name,
+    gpus_go_to_vms,
     judged_containers,
     visible_devices_env,
 )
@@ -185,8 +188,8 @@ def reaches(env: GpuHolding, other: GpuHolding) -> bool:
 
 
 def _accesses(inputs: PostureInputs, node: Node) -> list[EnvAccess]:
-    if not node.is_gpu_node:
-        return []
+    if not node.is_gpu_node or gpus_go_to_vms(inputs, node):
+        return []  # GPUs that go to VMs: no toolkit acts on the variable, privileged or not
     configmaps = env_configmaps_by_name(inputs)
     # A pod whose DRA claim holds an NVIDIA GPU of the node already holds one: counted once.
     claimed = nvidia_claim_pods(inputs, node)

@@ -63,6 +63,31 @@ def test_external_vms_on_mig_backed_vgpus_do_not_share_by_best_effort():
     world = _world("nvidia.com/NVIDIA_A100-3-20C")
     assert run("SHARE-003", world) == []
     assert run("SHARE-001", world) == []
+    # Each VM has its GPU instance to itself: no vGPU scheduler shares it with another VM.
+    assert run("SHARE-008", world) == []
+
+
+def test_share008_names_only_the_tenants_on_best_effort_vgpus():
+    """SHARE-008 reads each vGPU type's mode, not the node's strategy (`vgpu` for both): the
+    tenant on a MIG-backed A100 vGPU (its own GPU instance) is not named, the one on a
+    time-sliced vGPU of the same host is."""
+    own, sliced = "nvidia.com/NVIDIA_A100-3-20C", "nvidia.com/NVIDIA_A100-20C"
+    node = gpu_node(
+        "vgpu-1",
+        gpu_count=None,
+        gpu_model=None,
+        gpu_capacity={own: 2, sliced: 2},
+        labels={"nvidia.com/gpu.workload.config": "vm-vgpu"},
+        sharing_strategy="vgpu",
+    )
+    pods = (
+        pod("acme-vms", "virt-launcher-a", node=node.name, gpu={own: 1}),
+        pod("globex-vms", "virt-launcher-b", node=node.name, gpu={sliced: 1}),
+    )
+    (draft,) = run("SHARE-008", inputs(nodes=(node,), pods=pods, tenants=(ACME, GLOBEX)))
+    assert draft.tenants == ("globex",)
+    (entry,) = draft.evidence["tenants"]
+    assert [p["resource"] for p in entry["pods"]] == [sliced]
 
 
 @pytest.mark.parametrize(
@@ -79,6 +104,9 @@ def test_a_mig_backed_vgpu_whose_instance_may_be_time_sliced_says_unknown(resour
     (draft,) = run("SHARE-003", _world(resource))
     assert "vgpu_best_effort" in draft.title
     assert "time-slicing is unknown" in json.dumps(draft.evidence)
+    # Judged as shared under the host's scheduler: best effort, as far as anyone can tell.
+    (perf,) = run("SHARE-008", _world(resource))
+    assert perf.tenants == ("acme", "globex")
 
 
 @pytest.mark.parametrize(

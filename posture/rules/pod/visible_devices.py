@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from inventory.env_holds import VISIBLE_DEVICES, visible_devices_read
 from inventory.snapshot import Container, EnvConfigMap, Node, Pod
+from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from inventory.visible_devices import PLUGIN_DEFAULT_STRATEGY, EnvvarAccess
 from posture.inputs import PostureInputs
 from posture.rules.common import (
@@ -37,6 +38,20 @@ def env_configmaps_by_name(inputs: PostureInputs) -> ConfigMaps:
     if key not in inputs.memo:
         inputs.memo[key] = {(c.namespace, c.name): c for c in inputs.snapshot.env_configmaps}
     return cast("ConfigMaps", inputs.memo[key])  # what this function stored
+
+
+def gpus_go_to_vms(inputs: PostureInputs, node: Node) -> bool:
+    """The GPU Operator gives the node's GPUs to VMs (`nvidia.com/gpu.workload.config`
+    vm-passthrough or vm-vgpu, else the ClusterPolicies' sandbox default, as the inventory reads
+    it): no container toolkit runs there, so NVIDIA_VISIBLE_DEVICES reaches no GPU from any
+    container, privileged or not. What a privileged container sees under /dev there (VFIO
+    groups, a vGPU host's device nodes) it sees without the variable: POD-001's finding."""
+    key = ("sandbox_default",)
+    if key not in inputs.memo:
+        policies = inputs.snapshot.gpu_operator_policies
+        inputs.memo[key] = sandbox_default(p.spec for p in policies if not p.error)
+    default = cast("str", inputs.memo[key])  # what this function stored
+    return node.is_gpu_node and sandbox_workload(node.labels, default) is not None
 
 
 def visible_devices_env(
@@ -77,7 +92,10 @@ def visible_devices_env(
         "the access is a GPU holding, time-sliced with whoever holds those GPUs, which the "
         "sharing, approval, pool and attribution checks judge; where that is unverified the "
         "evidence names the holders it would time-slice with, and no sharing finding is "
-        "claimed. Platform pods are "
+        "claimed. A node that gives its GPUs to VMs (`nvidia.com/gpu.workload.config` "
+        "vm-passthrough or vm-vgpu) runs no container toolkit, so the variable reaches no GPU "
+        "there from any container and is not reported (what a privileged container sees under "
+        "/dev there is POD-001's). Platform pods are "
         "exempt by design (the device plugin and DCGM-Exporter set it legitimately); images "
         "that set it in their own ENV are not visible to the API and need the toolkit "
         "setting below."
@@ -106,6 +124,8 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
         node = nodes.get(pod.node_name or "")
         if node is None or not node.is_gpu_node or _claims_a_gpu(inputs, node, pod):
             continue
+        if gpus_go_to_vms(inputs, node):
+            continue  # no toolkit there: the variable reaches nothing, not even latently
         access = node_envvar_access(inputs, node)
         hits = [
             hit

@@ -12,6 +12,7 @@ from posture.rules.share.parties import parties_of
 from posture.rules.subjects import node_draft
 
 VGPU_SCHEDULER_UNKNOWN = "unknown scheduler, assumed best effort"
+BEST_EFFORT = SharingMode.VGPU_BEST_EFFORT.value
 
 
 @check(
@@ -27,7 +28,9 @@ VGPU_SCHEDULER_UNKNOWN = "unknown scheduler, assumed best effort"
         "runs, so an unknown scheduler is assumed to be best effort. A tenant whose trust "
         "class does not allow vgpu_best_effort requires predictable performance (deadlines, "
         "customer SLOs): by default internal, external and sensitive tenants; platform and "
-        "internal_trusted ones allow it."
+        "internal_trusted ones allow it. Each vGPU type is judged by its own mode: a MIG-backed "
+        "vGPU with a GPU instance to itself (Ampere and Hopper types such as A100-3-20C) is "
+        "shared with no other VM and is not reported."
     ),
     remediation=(
         "On the hypervisor host, set the vGPU scheduler to equal share or fixed share "
@@ -40,11 +43,14 @@ VGPU_SCHEDULER_UNKNOWN = "unknown scheduler, assumed best effort"
 )
 def vgpu_best_effort(inputs: PostureInputs) -> Iterator[FindingDraft]:
     """One finding per vGPU node (the scheduler is the host's), for every tenant on it whose
-    class needs a predictable share."""
+    class needs a predictable share. Read per resource, not from the node's strategy: a
+    MIG-backed vGPU that has its GPU instance to itself (inventory.resource_modes: `mig_gi`)
+    is time-shared with no other VM, so the vGPU scheduler does not reach it."""
     for node in sorted_nodes(inputs):
-        if node.sharing_strategy != "vgpu":
+        shared = [h for h in gpu_holdings(inputs, node) if h.mode == BEST_EFFORT]
+        if not shared:
             continue
-        parties = parties_of(gpu_holdings(inputs, node))
+        parties = parties_of(shared)
         needy = {
             name: party
             for name, party in parties.items()
@@ -71,4 +77,4 @@ def needs_predictable_performance(trust_class: TrustClassInfo) -> bool:
     """A class requires a guaranteed GPU share when it does not allow vGPU best effort: it may
     share by the predictable schedulers (vgpu_fixed, vgpu_equal) at most. Read from the class's
     allowed modes, so a class the admin edits is judged as it now reads."""
-    return SharingMode.VGPU_BEST_EFFORT.value not in trust_class.allowed_modes
+    return BEST_EFFORT not in trust_class.allowed_modes
