@@ -78,7 +78,11 @@ def _configmap(namespace: str, name: str, data: dict) -> dict:
 
 def _rbac() -> list[dict]:
     """The marker's operators may patch nodes cluster-wide, and hold `edit` in alpha's
-    namespace (a binding alpha's viewer sees as theirs, naming another tenant's group)."""
+    namespace (a binding alpha's viewer sees as theirs, naming another tenant's group). `edit`
+    is Kubernetes' default (the world holds no ClusterRole of that name), so K8S-008 fires on
+    that binding for alpha: its name is alpha's to read (it lives in alpha's namespace, as
+    tests/security/test_binding_name_redaction.py allows), so it carries no marker; the
+    finding must still not name the marker's group or tenant."""
     group = {"kind": "Group", "name": PRINCIPAL, "apiGroup": "rbac.authorization.k8s.io"}
     role = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -101,7 +105,7 @@ def _rbac() -> list[dict]:
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
         "metadata": {
-            "name": f"{MARKER}-edit",
+            "name": "ops-edit",
             "namespace": "team-alpha",
             "uid": f"uid-{MARKER}-rb",
         },

@@ -36,17 +36,15 @@ from inventory.drift import is_gpu_component
 from inventory.rbac import (
     SA_GROUP_PREFIX,
     SA_USER_PREFIX,
-    binding_order,
-    find_role,
-    role_rules,
     subject_label,
 )
 from inventory.snapshot import Subject
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.k8s.rbac_eval import (
     Grant,
+    bound_grants,
+    bound_roles,
     effective_permissions,
-    roles_by_key,
     subject_keys,
     subject_of_tenant,
     tenant_keys,
@@ -331,26 +329,17 @@ def _identities(inputs: PostureInputs) -> dict[Identity, Held]:
     its namespace's service-account group holds. Memoised per evaluation."""
     key = ("rbac-identities",)
     if key not in inputs.memo:
-        snapshot = inputs.snapshot
-        cluster_roles = {r.name: r for r in snapshot.roles if r.kind == "ClusterRole"}
         subjects: dict[Identity, Subject] = {}
         held: dict[Identity, list[Grant]] = {}
-        roles = roles_by_key(inputs)
-        for binding in sorted(snapshot.bindings, key=binding_order):
-            role = find_role(roles, binding)
-            if role is None:
-                continue
-            scope = binding.namespace if binding.kind == "RoleBinding" else None
-            where = (binding.kind, binding.namespace, binding.name, role.kind, role.name)
-            rules = role_rules(role, cluster_roles)
-            for subject in binding.subjects:
+        # The bindings whose role exists, in binding order, as the grants read them.
+        for bound in bound_roles(inputs):
+            for subject in bound[0].subjects:
                 identity = _identity(subject)
                 if identity[0] == "ServiceAccount" and not identity[1]:
                     continue  # no namespace: the API server matches it to no account
                 subjects.setdefault(identity, subject)
-                label = subject_label(subject)
                 found = held.setdefault(identity, [])
-                found += [Grant(label, *where, rule, scope, source) for rule, source in rules]
+                found += bound_grants(subject_label(subject), bound)
         table: dict[Identity, Held] = {}
         for identity, grants in sorted(held.items()):
             kind, namespace, name = identity

@@ -2,7 +2,9 @@
 
 It follows the API server's RBAC authorizer: a ClusterRoleBinding grants cluster-wide, a
 RoleBinding only in its own namespace (even when it refers to a ClusterRole); rule matching,
-aggregation and subject spelling are inventory/rbac.py's, shared with RBAC drift.
+aggregation and subject spelling are inventory/rbac.py's, shared with RBAC drift. A binding to
+one of the ClusterRoles every cluster has (cluster-admin, admin, edit, view) that the snapshot
+did not hold grants that role's default rules (inventory/rbac_defaults.py), and says so.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from inventory.rbac import (
     service_account_namespace,
     subject_label,
 )
+from inventory.rbac_defaults import missing_defaults
 from inventory.snapshot import PolicyRule, Role, RoleBinding, Subject
 from posture.inputs import PostureInputs, TenantInfo
 
@@ -42,6 +45,8 @@ class Grant:
     rule: PolicyRule
     scope: str | None  # None: cluster-wide (ClusterRoleBinding); else the only namespace
     aggregated_from: str | None = None  # the ClusterRole aggregation took the rule from
+    # The bound ClusterRole was not in the snapshot: Kubernetes' default for it stood in.
+    role_default: bool = False
 
     def allows(
         self, verb: str, group: str, resource: str, namespace: str | None, name: str | None
@@ -57,10 +62,13 @@ class Grant:
         return (self.binding_kind, self.binding_namespace or "", self.binding_name)
 
     def as_evidence(self) -> dict[str, Any]:
+        # Said only of a stand-in, so the evidence of every other grant stays as it was.
+        default = {"role_rules_from": DEFAULT_NOTE % self.role_name} if self.role_default else {}
         return {
             "subject": self.subject,
             "binding": ref(self.binding_kind, self.binding_namespace, self.binding_name),
             "role": ref(self.role_kind, None, self.role_name),
+            **default,
             "aggregated_from": self.aggregated_from,
             "rule": {
                 "apiGroups": list(self.rule.api_groups),
@@ -70,6 +78,12 @@ class Grant:
             },
             "scope": "cluster" if self.scope is None else f"namespace {self.scope}",
         }
+
+
+DEFAULT_NOTE = (
+    "Kubernetes' defaults: the snapshot held no ClusterRole %s, which the API server creates "
+    "on every cluster"
+)
 
 
 # --- evaluation --------------------------------------------------------------------------------
@@ -153,7 +167,8 @@ def _accounts_in(principals: tuple[str, ...]) -> frozenset[tuple[str, str]]:
 
 def effective_permissions(inputs: PostureInputs, tenant: TenantInfo) -> list[Grant]:
     """Every rule any of the tenant's identities holds, one Grant per subject, binding and
-    rule. A binding to a missing role grants nothing (the API server treats it the same).
+    rule. A binding to a missing role grants nothing (the API server treats it the same),
+    except to a default ClusterRole, which is never missing on a cluster (inventory.rbac_defaults).
     Computed once per tenant and evaluation: K8S-003, -004 and -008 all ask."""
     # By the whole tenant, not its slug: the unclassified party is judged with its namespaces
     # here (grantees.unclassified_grantee) and without them where a namespace's party is asked.
@@ -165,7 +180,7 @@ def effective_permissions(inputs: PostureInputs, tenant: TenantInfo) -> list[Gra
 
 def _grants(inputs: PostureInputs, tenant: TenantInfo) -> list[Grant]:
     namespaces = tenant_namespaces(inputs, tenant)
-    bound = _bound(inputs)
+    bound = bound_roles(inputs)
     # Only the subjects that may name the tenant (subject_keys) are asked, in binding order
     # and each binding's subject order: a tenant is named by a few of the cluster's subjects.
     index = _bound_subjects(inputs)
@@ -178,52 +193,64 @@ def _grants(inputs: PostureInputs, tenant: TenantInfo) -> list[Grant]:
             named.setdefault(position, []).append(label)
     grants: list[Grant] = []
     for position, subjects in named.items():
-        binding, role, rules = bound[position]
-        scope = binding.namespace if binding.kind == "RoleBinding" else None
-        where = (binding.kind, binding.namespace, binding.name, role.kind, role.name)
         for subject in dict.fromkeys(subjects):
-            for rule, source in rules:
-                grants.append(Grant(subject, *where, rule, scope, source))
+            grants += bound_grants(subject, bound[position])
     return grants
 
 
-Bound = tuple[RoleBinding, Role, tuple[tuple[PolicyRule, str | None], ...]]
+# A binding, its role, the role's rules (each with the ClusterRole aggregated from) and whether
+# the role is a default standing in for one the snapshot did not hold.
+Bound = tuple[RoleBinding, Role, tuple[tuple[PolicyRule, str | None], ...], bool]
+
+
+def bound_grants(subject: str, bound: Bound) -> list[Grant]:
+    """What `subject` ("Group:NAME", ...) holds through one bound binding, rule by rule."""
+    binding, role, rules, default = bound
+    scope = binding.namespace if binding.kind == "RoleBinding" else None
+    where = (binding.kind, binding.namespace, binding.name, role.kind, role.name)
+    return [Grant(subject, *where, rule, scope, source, default) for rule, source in rules]
 
 
 def roles_by_key(inputs: PostureInputs) -> dict[RoleKey, Role]:
-    """The snapshot's roles by (kind, namespace, name): indexed once per evaluation, for the
-    grants here and the escalation paths (rbac_escalation) alike."""
+    """The snapshot's roles by (kind, namespace, name), with the default ClusterRoles it did not
+    hold: indexed once per evaluation."""
     key = ("rbac-roles",)
     if key not in inputs.memo:
-        inputs.memo[key] = role_index(inputs.snapshot.roles)
+        roles = inputs.snapshot.roles
+        inputs.memo[key] = role_index([*roles, *missing_defaults(roles)])
     return cast("dict[RoleKey, Role]", inputs.memo[key])  # what this function stored
 
 
-def _bound(inputs: PostureInputs) -> list[Bound]:
+def bound_roles(inputs: PostureInputs) -> list[Bound]:
     """Each binding (in binding order) whose role exists, with the role and its rules
-    (aggregation followed): resolved once per evaluation, not once per tenant."""
+    (aggregation followed): resolved once per evaluation, not once per tenant, for the grants
+    here and the escalation paths (rbac_escalation) alike. Only the snapshot's ClusterRoles
+    aggregate, into a stand-in too (inventory.rbac_defaults)."""
     key = ("rbac-bound",)
     if key not in inputs.memo:
         snapshot = inputs.snapshot
         cluster_roles = {r.name: r for r in snapshot.roles if r.kind == "ClusterRole"}
+        stand_ins = {r.name for r in missing_defaults(snapshot.roles)}
         found: list[Bound] = []
         roles = roles_by_key(inputs)
         for binding in sorted(snapshot.bindings, key=binding_order):
             role = find_role(roles, binding)
             if role is not None:
-                found.append((binding, role, tuple(role_rules(role, cluster_roles))))
+                rules = tuple(role_rules(role, cluster_roles))
+                default = role.kind == "ClusterRole" and role.name in stand_ins
+                found.append((binding, role, rules, default))
         inputs.memo[key] = found
     return cast("list[Bound]", inputs.memo[key])  # what this function stored
 
 
 def _bound_subjects(inputs: PostureInputs) -> dict[tuple[str, ...], list[tuple[int, int]]]:
-    """(position in _bound, position in the binding's subjects) of every bound subject, by
+    """(position in bound_roles, position in the binding's subjects) of every bound subject, by
     its subject_keys: once per evaluation, so each tenant asks only the subjects that may
     name it (thousands on a large cluster, a few of them its own)."""
     key = ("rbac-bound-subjects",)
     if key not in inputs.memo:
         found: dict[tuple[str, ...], list[tuple[int, int]]] = {}
-        for position, (binding, _, _) in enumerate(_bound(inputs)):
+        for position, (binding, *_) in enumerate(bound_roles(inputs)):
             for at, subject in enumerate(binding.subjects):
                 for subject_key in subject_keys(subject):
                     found.setdefault(subject_key, []).append((position, at))
