@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import connection, transaction
 from django.db.models import F, OuterRef, QuerySet, Subquery, Sum, Value
@@ -18,8 +18,8 @@ from gpuposture.base.querysets import sees_every_row
 from inventory.bulk import db_datetime, rows_insert
 from inventory.models import Cluster, Node
 from inventory.pools import fix_pool, taint_tuples
+from posture.actions import NO_EXPOSURES, ActionFinding, actions_for
 from posture.actions import Action as BuiltAction
-from posture.actions import ActionFinding, actions_for
 from posture.models import Action, ActionTenant, Finding, FindingTenant
 from tenants.models import Tenant
 from tenants.selectors import pool_taint_rules
@@ -44,15 +44,26 @@ def _pools() -> dict[tuple[str, str], str]:
     }
 
 
-def _tenant_weights() -> dict[int, dict[str, float]]:
-    """finding id -> {tenant slug: class weight}, for the open findings (one query)."""
+class TenantWeights(NamedTuple):
+    """For the open findings: finding id -> {tenant slug: class weight}, and finding id ->
+    {tenant slug: its own exposure} for the links that have one (FindingTenant.exposure)."""
+
+    weights: dict[int, dict[str, float]]
+    exposures: dict[int, dict[str, int]]
+
+
+def _tenant_weights() -> TenantWeights:
+    """Each open finding's tenants with their class weights and own exposures (one query)."""
     links = FindingTenant.objects.filter(finding__status=Finding.Status.OPEN).values_list(
-        "finding_id", "tenant__slug", "tenant__trust_class__risk_weight"
+        "finding_id", "tenant__slug", "tenant__trust_class__risk_weight", "exposure"
     )
     weights: dict[int, dict[str, float]] = defaultdict(dict)
-    for finding_id, slug, weight in links.iterator(_CHUNK):
+    exposures: dict[int, dict[str, int]] = defaultdict(dict)
+    for finding_id, slug, weight, exposure in links.iterator(_CHUNK):
         weights[finding_id][slug] = weight
-    return weights
+        if exposure is not None:
+            exposures[finding_id][slug] = exposure
+    return TenantWeights(weights, exposures)
 
 
 def _subject_pools(
@@ -103,7 +114,7 @@ def _open_rows(*, evidence: bool) -> Iterator[tuple[Any, ...]]:
 
 def open_action_findings(
     pools: dict[tuple[str, str], str] | None = None,
-    weights: dict[int, dict[str, float]] | None = None,
+    weights: TenantWeights | None = None,
     digest: Any = None,
 ) -> Iterator[ActionFinding]:
     """Every open finding as posture.actions groups it (three queries, read in chunks).
@@ -127,7 +138,8 @@ def open_action_findings(
             title=title,
             evidence=evidence if isinstance(evidence, dict) else {},
             exposure=exposure,
-            tenant_weights=weights.get(pk, {}),
+            tenant_weights=weights.weights.get(pk, {}),
+            tenant_exposures=weights.exposures.get(pk, NO_EXPOSURES),
             pools=in_pools,
             unpooled=unpooled,
         )
@@ -144,19 +156,24 @@ def _digest_start(
     return digest
 
 
-def _digest_add(digest: Any, row: tuple[Any, ...], weights: dict[int, dict[str, float]]) -> None:
-    digest.update(repr((row, sorted(weights.get(row[0], {}).items()))).encode())
+def _digest_add(digest: Any, row: tuple[Any, ...], weights: TenantWeights) -> None:
+    tenants = sorted(weights.weights.get(row[0], {}).items())
+    own = weights.exposures.get(row[0])
+    # The tenants' own exposures where a link has one (a change of them alone moves the
+    # risk removed); the rows without any digest as they did before they were stored.
+    digest.update(repr((row, tenants, sorted(own.items())) if own else (row, tenants)).encode())
 
 
 def _digest(
     pools: dict[tuple[str, str], str],
-    weights: dict[int, dict[str, float]],
+    weights: TenantWeights,
     clusters: dict[str, int],
     tenants: dict[str, int],
 ) -> str:
     """sha256 of everything actions_for and the stored rows are made of: each open finding's
     fields (its evidence by Finding.evidence_digest, so no evidence is read), the tenants it
-    affects with their class weights, the nodes' pools, and the cluster and tenant ids."""
+    affects with their class weights and own exposures, the nodes' pools, and the cluster
+    and tenant ids."""
     digest = _digest_start(pools, clusters, tenants)
     for row in _open_rows(evidence=False):
         _digest_add(digest, row, weights)

@@ -32,8 +32,9 @@ An action is one change a platform team makes; it closes every finding in it at 
 - otherwise the finding alone.
 
 Risk removed is what the score would lose: the sum of its findings' risk points for each tenant
-they affect, from posture.scoring's own function. Shares are of the total over every open
-finding (all risk, and all critical risk). The key is a short hash of the group's identity,
+they affect (with that tenant's own exposure where it has one), from posture.scoring's own
+function. Shares are of the total over every open finding (all risk, and all critical risk).
+The key is a short hash of the group's identity,
 stable across runs, and names no tenant (a tenant viewer may read it in a link).
 """
 
@@ -43,6 +44,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from inventory.patching.rollout import component_key
@@ -97,6 +99,9 @@ NODE_SETTING_SUBJECTS = ("Node", "NodePool", "ClusterPolicy")
 PAIR_VERBS = {"SHARE-001": "time-slicing", "SHARE-006": "MPS-sharing", "SHARE-002": "MIG-sharing"}
 
 
+NO_EXPOSURES: Mapping[str, int] = MappingProxyType({})  # every tenant at the finding's
+
+
 class ActionFinding(NamedTuple):
     """An open finding as the grouping reads it. A named tuple, not a frozen dataclass: one is
     built per open finding at every regrouping, and a frozen dataclass's __init__ sets its 13
@@ -115,6 +120,8 @@ class ActionFinding(NamedTuple):
     tenant_weights: Mapping[str, float]  # tenant slug -> its class's risk weight
     pools: tuple[str, ...] = ()  # the pools of the nodes it is on (a workload's pods')
     unpooled: bool = False  # some of a workload's pods run on a node in no pool
+    # tenant slug -> its own exposure where not `exposure` (FindingTenant.exposure)
+    tenant_exposures: Mapping[str, int] = NO_EXPOSURES
 
 
 @dataclass(frozen=True)
@@ -299,16 +306,18 @@ def _percent(part: float, whole: float) -> float:
 def finding_tenant_risk(
     finding: ActionFinding, known: dict[tuple[str, int, float], float]
 ) -> dict[str, float]:
-    """The risk points the finding gives each tenant it affects (what the score counts). Each
-    (severity, exposure, class weight) is computed once into `known`, shared by a whole
-    grouping: a large world's findings have a few dozen of them for hundreds of thousands of
-    (finding, tenant) pairs."""
+    """The risk points the finding gives each tenant it affects (what the score counts: the
+    tenant's own exposure where it has one). Each (severity, exposure, class weight) is
+    computed once into `known`, shared by a whole grouping: a large world's findings have a
+    few dozen of them for hundreds of thousands of (finding, tenant) pairs."""
     points = {}
+    own = finding.tenant_exposures
     for tenant, weight in finding.tenant_weights.items():
-        kind = (finding.severity, finding.exposure, weight)
+        exposure = own.get(tenant, finding.exposure) if own else finding.exposure
+        kind = (finding.severity, exposure, weight)
         if kind not in known:
             known[kind] = finding_risk(
-                severity=finding.severity, exposure=finding.exposure, class_weight=weight
+                severity=finding.severity, exposure=exposure, class_weight=weight
             )
         points[tenant] = known[kind]
     return points

@@ -63,8 +63,9 @@ ONE_FINDING = ("retrieve", "accept", "reopen")
 class FindingViewSet(ScopedReadOnlyViewSet):
     """Findings; security leads accept a risk (with a reason and an expiry) or reopen it."""
 
+    # The links too: a tenant's own exposure where it has one (its share of `risk`).
     queryset = Finding.objects.select_related("cluster", "owner").prefetch_related(
-        "tenants__trust_class"
+        "tenants__trust_class", "tenant_links"
     )
     serializer_class = FindingSerializer
     filterset_class = FindingFilter

@@ -47,15 +47,17 @@ def check_mappings(check_id: str) -> list[str]:
     return list(check.mappings) if check else []
 
 
-def finding_points(*, status: str, severity: str, exposure: int, weights: Iterable[float]) -> float:
+def finding_points(*, status: str, severity: str, tenants: Iterable[tuple[float, int]]) -> float:
     """A finding's `risk` (DESIGN §8): the risk points it adds to the tenants it affects, one
-    per class weight in `weights` (the tenants the reader sees), as the score counts them
-    (posture.scoring.finding_risk). Only an open finding counts: accepted or resolved, 0."""
+    (class weight, exposure) in `tenants` for each tenant the reader sees, the exposure being
+    the tenant's own where its link has one (FindingTenant.exposure), as the score counts them
+    (posture.scoring.finding_risk): the sum of the contributions the finding makes to those
+    tenants' scores. Only an open finding counts: accepted or resolved, 0."""
     if status != "open" or severity not in SEVERITY_WEIGHTS:
         return 0.0
     total = sum(
         finding_risk(severity=severity, exposure=exposure, class_weight=weight)
-        for weight in weights
+        for weight, exposure in tenants
     )
     return round(total, 2)
 

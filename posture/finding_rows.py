@@ -94,10 +94,11 @@ def finding_rows_streamed(
     while True:
         values = list(finding_values(queryset.filter(pk__gt=last).order_by("id")[:chunk]))
         weights: dict[str, float] = {}
-        tenants = tenant_slugs([v["id"] for v in values], weights)
+        own: dict[int, dict[str, int]] = {}
+        tenants = tenant_slugs([v["id"] for v in values], weights, own)
         now = timezone.now()
         for v in values:
-            yield finding_row(v, scope, tenants.get(v["id"], []), weights, now)
+            yield finding_row(v, scope, tenants.get(v["id"], []), weights, now, own.get(v["id"]))
         if len(values) < chunk:
             return
         last = values[-1]["id"]
@@ -112,9 +113,13 @@ def finding_rows(values: Iterable[Mapping[str, Any]], scope: HiddenScope | None)
     """API rows from `finding_values()`, with other tenants hidden as `scope` says."""
     values = list(values)
     weights: dict[str, float] = {}
-    tenants = tenant_slugs([v["id"] for v in values], weights)
+    own: dict[int, dict[str, int]] = {}
+    tenants = tenant_slugs([v["id"] for v in values], weights, own)
     now = timezone.now()
-    return [finding_row(v, scope, tenants.get(v["id"], []), weights, now) for v in values]
+    return [
+        finding_row(v, scope, tenants.get(v["id"], []), weights, now, own.get(v["id"]))
+        for v in values
+    ]
 
 
 def finding_row(
@@ -123,11 +128,13 @@ def finding_row(
     tenants: list[str],
     weights: Mapping[str, float] | None = None,
     now: datetime | None = None,
+    own: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """One API row from a `finding_values()` row and the slugs of the tenants it affects,
     presented for `scope` (inventory.presenter: O(1) per row whatever the number of
-    tenants). `weights`: each tenant's class weight, for the finding's `risk`; `now`: the
-    time the status is read at (the rows of one answer share it)."""
+    tenants). `weights`: each tenant's class weight, and `own` the tenants' own exposures
+    where their links have one, for the finding's `risk`; `now`: the time the status is
+    read at (the rows of one answer share it)."""
     # Built in FINDING_FIELDS order, then the converted values replace theirs in place.
     row = dict(zip(_NAMES, _READ(v), strict=True))
     for name, convert in _CONVERTS:
@@ -138,27 +145,32 @@ def finding_row(
     present(scope, row, Finding)
     row["remediation"] = remediation_shown(row)
     # After the presenter: a tenant viewer's risk is what the finding adds to their tenants.
-    weights = weights or {}
+    weights, own = weights or {}, own or {}
     row["risk"] = finding_points(
         status=row["status"],
         severity=row["severity"],
-        exposure=v["exposure"],
-        weights=[weights.get(slug, 1.0) for slug in row["tenants"]],
+        tenants=[(weights.get(slug, 1.0), own.get(slug, v["exposure"])) for slug in row["tenants"]],
     )
     return row
 
 
 def tenant_slugs(
-    finding_ids: list[int], weights: dict[str, float] | None = None
+    finding_ids: list[int],
+    weights: dict[str, float] | None = None,
+    own: dict[int, dict[str, int]] | None = None,
 ) -> dict[int, list[str]]:
     """finding id -> the slugs of the tenants it affects: one query per 900 findings (one
-    for a page). Each tenant's class weight goes into `weights` (slug -> weight)."""
+    for a page). Each tenant's class weight goes into `weights` (slug -> weight), and the
+    links' own exposures, where they have one, into `own` (finding id -> slug -> exposure)."""
     found: dict[int, list[str]] = {}
     weights = {} if weights is None else weights
+    own = {} if own is None else own
     for start in range(0, len(finding_ids), 900):  # under SQLite's limit on parameters
         links = FindingTenant.objects.filter(finding_id__in=finding_ids[start : start + 900])
-        columns = ("finding_id", "tenant__slug", "tenant__trust_class__risk_weight")
-        for finding_id, slug, weight in links.values_list(*columns):
+        columns = ("finding_id", "tenant__slug", "tenant__trust_class__risk_weight", "exposure")
+        for finding_id, slug, weight, exposure in links.values_list(*columns):
             found.setdefault(finding_id, []).append(slug)
             weights[slug] = weight
+            if exposure is not None:
+                own.setdefault(finding_id, {})[slug] = exposure
     return found

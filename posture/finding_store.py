@@ -150,7 +150,9 @@ def findings_refresh(
     to_create: list[tuple[Any, ...]] = []
     changed: list[Stored] = []
     resolved: list[int] = []
-    affects: dict[str, set[int]] = {}  # fingerprint -> the tenants it affects now
+    # fingerprint -> the tenants it affects now, each with its own exposure (None: the
+    # finding's; posture.finding_links)
+    affects: dict[str, dict[int, int | None]] = {}
     expired: list[int] = []  # findings whose risk acceptance is past its date
     outdated: dict[int, dict] = {}  # accepted findings listing a change made after: the change
     # Findings opening now over narrower subjects (FindingDraft.covers): (fingerprint, theirs).
@@ -165,7 +167,7 @@ def findings_refresh(
         if draft.covers and (row is None or row.status == Finding.Status.RESOLVED):
             covered = [subject_fingerprint(cluster.name, draft.check_id, s) for s in draft.covers]
             wide.append((fingerprint, covered))
-        affects[fingerprint] = {tenant_ids[s] for s in draft.tenants if s in tenant_ids}
+        affects[fingerprint] = _tenant_links(draft, tenant_ids)
         check = CHECKS[draft.check_id]
         text, digest = evidence_text(draft.evidence)
         values = {
@@ -207,6 +209,19 @@ def findings_refresh(
         finding.refresh_from_db()
         _acceptance_ended_record(finding, before, outdated.get(finding.pk))
     return counts
+
+
+def _tenant_links(draft: FindingDraft, tenant_ids: dict[str, int]) -> dict[int, int | None]:
+    """The tenants the draft affects (by id), each with its own exposure where that is not
+    the finding's (null on its link, as a link of every other finding: nothing more stored)."""
+    if not draft.tenant_exposures:
+        return dict.fromkeys(tenant_ids[s] for s in draft.tenants if s in tenant_ids)
+    own = draft.tenant_exposures
+    return {
+        tenant_ids[s]: own[s] if own.get(s, draft.exposure) != draft.exposure else None
+        for s in draft.tenants
+        if s in tenant_ids
+    }
 
 
 OUTDATED = "a change after the acceptance"  # why an outdated acceptance's finding reopened

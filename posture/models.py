@@ -140,7 +140,7 @@ class TenantLinkQuerySet(ScopedQuerySet):
 
 
 class FindingTenant(models.Model):
-    """A tenant a finding affects."""
+    """A tenant a finding affects (and, where it differs from the finding's, its exposure)."""
 
     # No index of their own: the unique (finding, tenant) and findingtenant_tenant lead with
     # each, and a first score inserts hundreds of thousands of links.
@@ -150,6 +150,10 @@ class FindingTenant(models.Model):
     tenant = models.ForeignKey(
         Tenant, on_delete=models.CASCADE, related_name="finding_links", db_index=False
     )
+    # What the cause spans of this tenant's, where that is not the finding's whole exposure
+    # (K8S-008's binding: a victim's own namespaces among those it reaches); null: the
+    # finding's. The score, the actions and the finding's `risk` weigh the tenant by it.
+    exposure = models.PositiveIntegerField(null=True, blank=True)
 
     objects = TenantLinkQuerySet.as_manager()
 

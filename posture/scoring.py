@@ -3,7 +3,7 @@
 PURE: takes ScoreItems and the tenant's class weight, returns a ScoreResult; no ORM.
 - Risk points: each OPEN finding gives each tenant it affects
   severity weight x the tenant's class weight x exposure factor (1 + log2(n), n the workloads
-  or GPUs the cause spans). Accepted and resolved findings give nothing.
+  or GPUs the cause spans of that tenant's). Accepted and resolved findings give nothing.
 - Score: 100 x exp(-risk / K), a smooth, strictly decreasing function with no floor: a finite
   risk never reaches 0, so tenants keep their order however bad they are.
 - Deterministic: contributions are sorted (points, check id, finding id), whatever order the
@@ -53,7 +53,9 @@ class ScoreItem(NamedTuple):
     severity: str
     status: str  # "open", "accepted" or "resolved"
     title: str = ""
-    exposure: int = 1  # workloads or GPUs the cause spans (the finding's stored exposure)
+    # Workloads or GPUs the cause spans of this tenant's: the link's own exposure where it has
+    # one (FindingTenant.exposure), else the finding's.
+    exposure: int = 1
 
 
 class Contribution(NamedTuple):

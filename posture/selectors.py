@@ -206,7 +206,8 @@ def _live_findings_sorted(tenant: Tenant) -> list[Finding]:
         Finding.objects.affecting(tenant=tenant)
         .filter(status__in=[FindingStatus.OPEN, FindingStatus.ACCEPTED])
         .select_related("cluster", "owner")  # the owner: a field of each serialized row
-        .prefetch_related("tenants__trust_class")
+        # The links: each tenant's own exposure, where it has one, for each row's `risk`.
+        .prefetch_related("tenants__trust_class", "tenant_links")
         .order_by("check_id", "id")
     )
     # Open before accepted (a lapsed acceptance is open), worst severity first (a stable sort

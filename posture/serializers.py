@@ -31,8 +31,11 @@ class FindingSerializer(PresentedSerializer):
         source="exposure",
         read_only=True,
         help_text="Risk points this finding adds to the tenants it affects (those you may "
-        "see), as the score counts them; 0 unless open. An acceptance past its expiry reads "
-        "open here at once; the tenants' scores count it from their next re-score.",
+        "see), as the score counts them, each tenant with its own exposure (what the cause "
+        "spans of that tenant's, e.g. its own namespaces a binding reaches): the sum of the "
+        "finding's contributions to those tenants' scores; 0 unless open. An acceptance past "
+        "its expiry reads open here at once; the tenants' scores count it from their next "
+        "re-score.",
     )
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     mappings = serializers.SerializerMethodField()
@@ -61,11 +64,14 @@ class FindingSerializer(PresentedSerializer):
         data["status"] = finding.effective_status  # a lapsed acceptance reads open
         data["remediation"] = remediation_shown(data)
         weights = {t.slug: t.trust_class.risk_weight for t in finding.tenants.all()}
+        own = finding_own_exposures(finding)
         data["risk"] = finding_points(
             status=data["status"],
             severity=finding.severity,
-            exposure=finding.exposure,
-            weights=[weights.get(slug, 1.0) for slug in data["tenants"]],
+            tenants=[
+                (weights.get(slug, 1.0), own.get(slug, finding.exposure))
+                for slug in data["tenants"]
+            ],
         )
         return data
 
@@ -74,6 +80,19 @@ class FindingSerializer(PresentedSerializer):
 
     def get_remediation(self, finding: Finding) -> str:
         return check_remediation(finding.check_id)
+
+
+def finding_own_exposures(finding: Finding) -> dict[str, int]:
+    """slug -> the tenant's own exposure, for the finding's links that have one
+    (FindingTenant.exposure; the others take the finding's). From the prefetched
+    `tenant_links` where the view read them (FindingViewSet, the tenant's posture), else one
+    query."""
+    slugs = {t.pk: t.slug for t in finding.tenants.all()}
+    return {
+        slugs[link.tenant_id]: link.exposure
+        for link in finding.tenant_links.all()
+        if link.exposure is not None and link.tenant_id in slugs
+    }
 
 
 class EarlierAcceptanceSerializer(PresentedSerializer):

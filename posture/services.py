@@ -47,7 +47,8 @@ from tenants.services import unclassified_namespaces_set, unclassified_tenant_en
 @transaction.atomic
 def scores_compute(*, run: PostureRun, now: datetime) -> list[TenantScore]:
     """Score every tenant from the live findings that affect it, across all clusters (one
-    read of the (tenant, finding) pairs), weighted by the tenant's trust class."""
+    read of the (tenant, finding) pairs), weighted by the tenant's trust class and by the
+    tenant's own exposure where its link has one (FindingTenant.exposure)."""
     # Each live finding read once, then the (tenant, finding) pairs as ids only: a tenant's
     # items share the finding's ScoreItem (a join repeated every column for every tenant).
     # Unordered: `live` is only looked up (the model's ordering cost a sort before ANALYZE).
@@ -59,10 +60,16 @@ def scores_compute(*, run: PostureRun, now: datetime) -> list[TenantScore]:
     live = {row[0]: scoring.ScoreItem(*row) for row in findings.iterator(5000)}
     items: dict[int, list[scoring.ScoreItem]] = defaultdict(list)
     links = FindingTenant.objects.filter(finding__status__in=LIVE_STATUSES)
-    for tenant_id, finding_id in links.values_list("tenant_id", "finding_id").iterator(5000):
+    pairs = links.values_list("tenant_id", "finding_id", "exposure").iterator(5000)
+    for tenant_id, finding_id, exposure in pairs:
         item = live.get(finding_id)
-        if item is not None:  # live when the links were read, as when the findings were
-            items[tenant_id].append(item)
+        if item is None:  # live when the links were read, as when the findings were
+            continue
+        if exposure is not None and exposure != item.exposure:
+            # What the cause spans of this tenant's (a binding's victim: its own namespaces),
+            # not the whole finding's: its points, contribution and reason say that.
+            item = item._replace(exposure=exposure)
+        items[tenant_id].append(item)
     scores = []
     weights = Tenant.objects.values_list("pk", "trust_class__risk_weight", "is_system")
     # The system tenant `unclassified` is scored only while unclaimed namespaces give it

@@ -40,6 +40,11 @@ class FindingDraft:
     subject_labels: dict[str, str] = field(default_factory=dict)
     # How many workloads, pods, GPUs or nodes the cause spans (risk grows as 1 + log2 of it).
     exposure: int = 1
+    # A tenant's own exposure where it is not the whole (slug -> count): K8S-008's binding
+    # reaching seven namespaces weighs a victim owning one of them by 1 (DESIGN §6: what the
+    # cause spans of that tenant's). A tenant not named here takes `exposure`. Not part of the
+    # identity; stored on the tenant's link (FindingTenant.exposure).
+    tenant_exposures: dict[str, int] = field(default_factory=dict)
     # The subjects (kind, namespace, name, key) of narrower findings of the same check that
     # this one spans, all of them: set where a check's subject was widened (STACK-008's nodes
     # under their ClusterPolicy), so a risk accepted on them is carried to it, or said to no
@@ -176,9 +181,10 @@ def merge_drafts(drafts: Iterable[FindingDraft]) -> list[FindingDraft]:
     """One draft per identity, in the order identities first appear. Pod-level checks report
     each pod (containers differ between rollout versions) and subjects.workload_draft names
     the pod's workload, so the replicas of one workload meet here: tenants are united,
-    exposures added, the MERGED_LISTS joined (the first MEMBERS_SHOWN kept, the counts
-    added), the UNITED_LISTS united, the worst explicit severity kept, the subjects covered
-    united, the owner chains intersected; the rest is the first draft's."""
+    exposures added (each tenant's own too), the MERGED_LISTS joined (the first
+    MEMBERS_SHOWN kept, the counts added), the UNITED_LISTS united, the worst explicit
+    severity kept, the subjects covered united, the owner chains intersected; the rest is
+    the first draft's."""
     merged: dict[tuple[str, ...], FindingDraft] = {}
     for draft in drafts:
         identity = draft.identity()
@@ -204,6 +210,7 @@ def _merge(first: FindingDraft, other: FindingDraft) -> FindingDraft:
         tenants=tuple(sorted({*first.tenants, *other.tenants})),
         evidence=evidence,
         exposure=first.exposure + other.exposure,
+        tenant_exposures=_exposures_added(first, other),
         severity=worst_severity((first.severity, other.severity)),
         # The replicas may have come from several narrower subjects (a RayJob's clusters).
         covers=_united(first.covers, other.covers),
@@ -211,6 +218,22 @@ def _merge(first: FindingDraft, other: FindingDraft) -> FindingDraft:
         # cover the Deployment's finding while pods of another one are in it.
         chain=first.chain & other.chain,
     )
+
+
+def _exposures_added(first: FindingDraft, other: FindingDraft) -> dict[str, int]:
+    """Each tenant's own exposure in two drafts of one cause, added as their exposures are:
+    a tenant one draft names takes that draft's figure, else the draft's whole exposure if it
+    affects the tenant, else nothing from it. Empty when neither draft names any."""
+    if not first.tenant_exposures and not other.tenant_exposures:
+        return {}
+
+    def part(draft: FindingDraft, tenant: str) -> int:
+        if tenant in draft.tenant_exposures:
+            return draft.tenant_exposures[tenant]
+        return draft.exposure if tenant in draft.tenants else 0
+
+    tenants = sorted({*first.tenants, *other.tenants})
+    return {t: max(1, part(first, t) + part(other, t)) for t in tenants}
 
 
 def _united(first: tuple, other: tuple) -> tuple:

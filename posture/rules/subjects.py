@@ -54,12 +54,15 @@ def subject_draft(
     exposure: int = 1,
     covers: tuple[tuple[str, str, str, str], ...] = (),
     chain: frozenset[tuple[str, str, str]] = frozenset(),
+    tenant_exposures: dict[str, int] | None = None,
 ) -> FindingDraft:
     """The draft every builder below ends in; call it directly only for a subject named by
-    something else (a recorded drift event names its own). `covers`, `chain`: FindingDraft's."""
+    something else (a recorded drift event names its own). `covers`, `chain`,
+    `tenant_exposures`: FindingDraft's (only those of tenants it affects are kept)."""
+    slugs = tenant_slugs(tenants)
     return FindingDraft(
         check_id=check_id,
-        tenants=tenant_slugs(tenants),
+        tenants=slugs,
         subject_kind=kind,
         subject_namespace=namespace,
         subject_name=name,
@@ -69,6 +72,9 @@ def subject_draft(
         severity=severity,
         subject_labels=dict(labels or {}),
         exposure=max(1, exposure),
+        tenant_exposures={
+            slug: max(1, n) for slug, n in (tenant_exposures or {}).items() if slug in slugs
+        },
         covers=covers,
         chain=chain,
     )

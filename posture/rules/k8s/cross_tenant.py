@@ -8,11 +8,13 @@ reached: directly, or by an escalation path of rbac_escalation (impersonating, m
 for or running pods as an identity that writes there, bind/escalate, chains), as K8S-003 counts
 it; the finding is then on the binding that opens the path, and its evidence names the path. One
 finding per binding, for the owners of the namespaces it reaches and the tenants it reaches them
-from. High, as DESIGN §5 rates it, whatever the victims' classes: the risk points already
-weigh each victim's class (§6), so a sensitive victim among many raises its own risk and not
-its neighbours'. The title names the namespaces of a stricter or sensitive class (a class
-guarding sensitive data says so by its data: a reset attestation or approvals that expire,
-whatever its slug) among those reached, never the whole list as one.
+from; its exposure is the namespaces reached, and each owner's own is its namespaces among them
+(the grantees keep the whole count). High, as DESIGN §5 rates it, whatever the victims'
+classes: the risk points already weigh each victim's class (§6), so a sensitive victim among
+many raises its own risk and not its neighbours'. The title names the namespaces of a
+stricter or sensitive class (a class guarding sensitive data says so by its data: a reset
+attestation or approvals that expire, whatever its slug) among those reached, never the whole
+list as one.
 """
 
 from __future__ import annotations
@@ -252,7 +254,9 @@ def _escalated(
         "grantee's class is less trusted: external or other teams' code reaching a sensitive "
         "tenant's models and data (evidence: sensitive_class, and the title names those "
         "namespaces); the finding stays high, and that tenant's class weight raises its own "
-        "risk points. The principals of a "
+        "risk points. Each victim's exposure is the namespaces of its own the binding reaches "
+        "(the grantee's, all of them), so a tenant with one namespace among many reached is "
+        "weighed by that one. The principals of a "
         "tenant of the platform class are the platform team's own, administering by design "
         "(as in K8S-003, K8S-004 and DRA-001); others writing in its namespaces count. The "
         "service accounts of a namespace no tenant claims and the platform does not own are "
@@ -324,7 +328,19 @@ def _draft(kind: str, namespace: str, name: str, reaches: list[Reach]) -> Findin
         evidence=evidence,
         title=title,
         exposure=len(namespaces),
+        tenant_exposures=_victim_exposures(reaches, grantees),
     )
+
+
+def _victim_exposures(reaches: list[Reach], grantees: list[str]) -> dict[str, int]:
+    """Each victim's own exposure: how many of its namespaces the binding reaches (a CPU-only
+    tenant with one namespace among seven reached is weighed by 1, not 7: DESIGN §6, what the
+    cause spans of that tenant's). A grantee keeps the full count (its principals write in
+    every namespace reached), also where it owns some of them."""
+    owned: dict[str, set[str]] = {}
+    for reach in reaches:
+        owned.setdefault(reach.owner.slug, set()).add(reach.namespace)
+    return {slug: len(found) for slug, found in owned.items() if slug not in grantees}
 
 
 # Namespaces of a stricter or sensitive class a title names before it counts the rest.
