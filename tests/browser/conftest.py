@@ -42,7 +42,7 @@ if os.environ.get("GPUPOSTURE_BROWSER") != "1":
 @pytest.fixture(scope="session")
 def chromium():
     if not shutil.which(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (make test-browser does)")
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
