@@ -35,6 +35,7 @@ def test_two_tenants_irsa_to_one_role_is_one_shared_identity():
     assert other["service_accounts"] == ["other-a/trainer"]
     assert team["service_accounts"] == ["team-a/jobs"]
     assert draft.exposure == 2
+    assert draft.tenant_exposures == {"other": 1, "team": 1}  # each tenant's own share
 
 
 @pytest.mark.parametrize(

@@ -322,6 +322,7 @@ def test_pod010_shared_namespace_runs_two_tenants_under_one_account():
     assert team["pods"][0]["pod"] == "batch/a" and team["pod_count"] == 1
     assert draft.subject_labels == {"app": "b"}  # the labels every tenant pod carries
     assert draft.exposure == 2
+    assert draft.tenant_exposures == {"other": 1, "team": 1}  # each tenant's own share
 
 
 @pytest.mark.parametrize(

@@ -59,6 +59,8 @@ def test_the_operators_nodes_are_one_finding_on_the_clusterpolicy():
     assert draft.tenants == ("alpha", "beta")
     assert draft.evidence["node_count"] == 3 and draft.evidence["nodes"] == names
     assert draft.exposure == 24  # the GPUs spanned; the score's 1 + log2 diminishes it
+    # Each tenant's own exposure (DESIGN §6): the GPUs of the nodes it has pods on.
+    assert draft.tenant_exposures == {"alpha": 8, "beta": 8}
     assert draft.evidence["fix_in"] == "ClusterPolicy cluster-policy"
 
 

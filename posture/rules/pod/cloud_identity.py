@@ -168,6 +168,7 @@ def _identity_draft(
         evidence=evidence,
         title=f"GPU pods of {who} act as one cloud identity {value} ({names})",
         exposure=sum(len(parties[t]) for t in tenants),
+        tenant_exposures={t: len(parties[t]) for t in tenants},
     )
 
 

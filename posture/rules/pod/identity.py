@@ -145,4 +145,5 @@ def _account_draft(
         title=f"GPU pods run as service account {namespace}/{account}, {shared} {who}",
         labels=dict(sorted(common)),
         exposure=len(tenant_pods),
+        tenant_exposures={slug: len(parties[slug]) for slug in tenants},
     )

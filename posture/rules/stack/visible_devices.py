@@ -126,6 +126,11 @@ def _group_finding(
     they span (the score's 1 + log2 gives the diminishing return), the first node's facts as
     the sample (the others' differ only in which pod states them)."""
     tenants = {t.slug: t for node, _ in members for t in tenants_on_node(inputs, node.name)}
+    # Each tenant's own exposure: the GPUs of the nodes it has pods on, not of every node.
+    tenant_gpus: dict[str, int] = {}
+    for node, _ in members:
+        for tenant in tenants_on_node(inputs, node.name):
+            tenant_gpus[tenant.slug] = tenant_gpus.get(tenant.slug, 0) + gpus_on(node)
     first, access = members[0]
     names = [node.name for node, _ in members]
     gpus = sum(gpus_on(node) for node, _ in members)
@@ -152,6 +157,7 @@ def _group_finding(
         evidence=evidence,
         title=title,
         exposure=gpus,
+        tenant_exposures=tenant_gpus,
         # Each node was its own finding before (and still is where no pool or ClusterPolicy
         # fixes it): what was accepted on them is carried, or said to no longer apply.
         covers=tuple(("Node", "", node, "") for node in names),
