@@ -314,6 +314,27 @@ def test_share005_evidence():
     assert "failRequestsGreaterThanOne" in draft.evidence["field"]
 
 
+def test_share005_weighs_each_tenant_by_the_nodes_it_holds_gpus_on():
+    """DESIGN §6: each tenant's exposure is its own part of what the finding spans."""
+    cm = ConfigMap("gpu-operator", "plugin-config", "device_plugin", ("a100", "t4"))
+    nodes = tuple(sliced_node(n, device_plugin_config="a100") for n in ("gpu-1", "gpu-2"))
+    pods = (
+        pod("alpha", "a1", node="gpu-1", gpu={GPU: 1}),
+        pod("alpha", "a2", node="gpu-2", gpu={GPU: 1}),
+        pod("beta", "b", node="gpu-2", gpu={GPU: 1}),
+    )
+    world = inputs(
+        nodes=nodes,
+        pods=pods,
+        tenants=(ALPHA, BETA),
+        configmaps=(cm,),
+        sharing_configs=(_config("a100"),),
+    )
+    (draft,) = run("SHARE-005", world)
+    assert draft.exposure == 2
+    assert draft.tenant_exposures == {"alpha": 2, "beta": 1}
+
+
 def test_share005_unlabelled_node_with_a_configmap_listing_several_keys():
     # The ConfigMap lists two keys although only one parsed as a sharing config.
     cm = ConfigMap("gpu-operator", "plugin-config", "device_plugin", ("a100", "plain"))

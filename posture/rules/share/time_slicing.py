@@ -3,6 +3,7 @@ several replicas to one container)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from inventory.snapshot import Node, SharingConfig
@@ -104,8 +105,9 @@ def time_slicing_allows_multiple_replicas(inputs: PostureInputs) -> Iterator[Fin
         if config.mode != "time_slicing" or config.fail_requests_greater_than_one:
             continue
         nodes = [n for n in sorted_nodes(inputs) if _uses_config(inputs, n, config)]
-        tenants = sorted({t.slug for n in nodes for t in _gpu_tenants(inputs, n)})
-        yield _share005_draft(config, nodes, tenants, resolved)
+        # Each tenant's own exposure (DESIGN §6): the nodes reading the key that it holds GPUs on.
+        nodes_held = Counter(t.slug for n in nodes for t in _gpu_tenants(inputs, n))
+        yield _share005_draft(config, nodes, sorted(nodes_held), resolved, nodes_held)
 
 
 def _keys_of(inputs: PostureInputs, config: SharingConfig) -> set[str]:
@@ -142,7 +144,11 @@ def _gpu_tenants(inputs: PostureInputs, node: Node) -> list[TenantInfo]:
 
 
 def _share005_draft(
-    config: SharingConfig, nodes: list[Node], tenants: list[str], resolved: bool
+    config: SharingConfig,
+    nodes: list[Node],
+    tenants: list[str],
+    resolved: bool,
+    nodes_held: Counter[str],
 ) -> FindingDraft:
     """One finding per ConfigMap key, for every tenant on the nodes that read it."""
     evidence = {
@@ -179,5 +185,6 @@ def _share005_draft(
         key=config.key,
         title=title,
         exposure=len(nodes),
+        tenant_exposures=dict(nodes_held),
         **latent,
     )
