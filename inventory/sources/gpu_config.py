@@ -262,15 +262,27 @@ def _outside(workloads: Iterable[Workload], platform: Collection[str]) -> list[s
 
 
 def _missing(references: StackReferences, present: set[tuple[str, str]]) -> list[str]:
-    """A device-plugin config the ClusterPolicy names that is in no platform namespace of the
-    snapshot: its settings are unknown, which the operator should hear about."""
-    stated = {name for (_, name), purpose in references.stated.items() if purpose == DEVICE_PLUGIN}
-    found = {name for (ns, name) in present if (ns, name) in references.stated}
-    return [
-        f"the GPU Operator's ClusterPolicy names device-plugin config ConfigMap {name!r}, which "
-        "is in no platform namespace of the snapshot: its sharing settings are unknown (the "
-        "operator's namespace is found from its Deployment; otherwise label it "
-        "gpuposture.io/platform=true or list it in GPUPOSTURE_PLATFORM_NAMESPACES)"
-        for name in sorted(stated - found)
-        if name
-    ]
+    """A device-plugin config the ClusterPolicy names that the snapshot does not hold where the
+    operator reads it: its settings are unknown, which the operator should hear about."""
+    read_in: dict[str, set[str]] = {}
+    for (namespace, name), purpose in references.stated.items():
+        if purpose == DEVICE_PLUGIN and name:
+            read_in.setdefault(name, set()).add(namespace)
+    warnings = []
+    for name, namespaces in sorted(read_in.items()):
+        if any((ns, name) in present for ns in namespaces):
+            continue
+        elsewhere = sorted(ns for ns, other in present if other == name)
+        where = (
+            f"the snapshot holds a ConfigMap of that name only in {', '.join(elsewhere)}, "
+            "which is not where the operator reads it"
+            if elsewhere
+            else "the snapshot holds no ConfigMap of that name (not exported, or not created)"
+        )
+        warnings.append(
+            f"the GPU Operator's ClusterPolicy names device-plugin config ConfigMap {name!r} "
+            f"(read in {', '.join(sorted(namespaces))}); {where}: its sharing settings are "
+            "unknown (the operator's namespace is found from its Deployment; otherwise label it "
+            "gpuposture.io/platform=true or list it in GPUPOSTURE_PLATFORM_NAMESPACES)"
+        )
+    return warnings

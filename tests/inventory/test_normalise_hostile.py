@@ -278,7 +278,14 @@ def test_a_policy_named_config_anywhere_else_is_not_taken():
     ]
     snapshot = normalise(objects)
     assert snapshot.sharing_configs == ()
-    assert any("names device-plugin config ConfigMap 'cfg'" in w for w in snapshot.warnings)
+    (warning,) = [w for w in snapshot.warnings if "names device-plugin config ConfigMap 'cfg'" in w]
+    assert "only in kube-system, team-alpha, which is not where the operator reads it" in warning
+
+
+def test_a_policy_named_config_the_snapshot_does_not_hold_is_said_absent():
+    snapshot = normalise([OPERATOR, gpu_node(), policy(name="cfg")])
+    (warning,) = [w for w in snapshot.warnings if "names device-plugin config ConfigMap 'cfg'" in w]
+    assert "the snapshot holds no ConfigMap of that name (not exported, or not created)" in warning
 
 
 def test_the_device_plugin_daemonset_decides_which_configmap_it_reads():
