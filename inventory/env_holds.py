@@ -58,7 +58,8 @@ def node_envvar_access(
     value, source = resolved_strategy(node)
     readable = [(p.name, p.spec) for p in policies if not p.error]
     # A node whose GPUs go to VMs (its workload label, else the ClusterPolicy's default).
-    sandbox = sandbox_workload(node.labels, sandbox_default(spec for _, spec in readable))
+    default = sandbox_default(spec for _, spec in readable)
+    sandbox = sandbox_workload(node.labels, default, node.gpu_capacity)
     return envvar_access(
         pods_on_node,
         plugin_config_of(node, configs),

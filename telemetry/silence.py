@@ -33,7 +33,11 @@ def _vm_workloads(snapshot: snap.ClusterSnapshot) -> dict[str, str]:
     """GPU node -> `vm-passthrough` / `vm-vgpu` where the GPU Operator gives its GPUs to VMs
     (its label, else the ClusterPolicy's default, as the sync reads it)."""
     default = sandbox_default(p.spec for p in snapshot.gpu_operator_policies if not p.error)
-    found = {n.name: sandbox_workload(n.labels, default) for n in snapshot.nodes if n.is_gpu_node}
+    found = {
+        n.name: sandbox_workload(n.labels, default, n.gpu_capacity)
+        for n in snapshot.nodes
+        if n.is_gpu_node
+    }
     return {name: vm for name, vm in found.items() if vm}
 
 

@@ -109,11 +109,26 @@ def mig_backed_vgpu(resource: str) -> tuple[str, int, bool] | None:
     return gpu, slices, bool(_OWN_INSTANCE_GPUS.match(gpu))
 
 
-def sandbox_workload(labels: Mapping[str, str], default: str = "") -> str | None:
+def sandbox_workload(
+    labels: Mapping[str, str], default: str = "", capacity: Mapping[str, int] | None = None
+) -> str | None:
     """`vm-passthrough` or `vm-vgpu` when the GPU Operator gives this node's GPUs to VMs: its
-    label, else the ClusterPolicy's `sandboxWorkloads.defaultWorkload` (`default`)."""
+    label, else the ClusterPolicy's `sandboxWorkloads.defaultWorkload` (`default`).
+
+    Not while the node still advertises container GPU resources (`nvidia.com/gpu`,
+    `nvidia.com/mig-*`: `capacity`): the label states the intent, but until the Operator has
+    moved the node its container device plugin and toolkit still hand GPUs to pods, so it is
+    judged as the container node it still is."""
     value = str(labels.get(WORKLOAD, default) or "").strip().lower()
-    return value if value in SANDBOX_SHARING else None
+    if value not in SANDBOX_SHARING:
+        return None
+    if capacity and any(n > 0 for r, n in capacity.items() if _container_gpu_resource(r)):
+        return None
+    return value
+
+
+def _container_gpu_resource(resource: str) -> bool:
+    return resource == "nvidia.com/gpu" or resource.startswith("nvidia.com/mig-")
 
 
 def sandbox_default(specs: Iterable[Mapping[str, object]]) -> str:

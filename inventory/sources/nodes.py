@@ -153,7 +153,7 @@ def node_from(
     # sharing GKE's own device plugin runs (it reads its labels, never NVIDIA's ConfigMap), nor
     # a node whose GPUs go to VMs (the operator's sandbox device plugin reads no config).
     gke = gke_shares(labels)
-    vm = sandbox_workload(labels, workload_default) if is_gpu else None
+    vm = sandbox_workload(labels, workload_default, capacity) if is_gpu else None
     gpu_count, count_basis = sandbox_gpus(vm, gpu_count, labels, capacity)
     config = config if is_gpu and not gke and not vm else None
     # One matched without the ClusterPolicy never makes the node share by itself.

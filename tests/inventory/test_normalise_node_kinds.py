@@ -275,27 +275,31 @@ def _policy(sandbox: dict) -> dict:
     }
 
 
+VM_ONLY = {"nvidia.com/GH100_H100_SXM5_80GB": 4}  # the sandbox device plugin's alone
+# Mid-move: the sandbox plugin's resource beside the container plugin's, which still serves.
+BOTH = {"nvidia.com/gpu": 4, "nvidia.com/GH100_H100_SXM5_80GB": 4}
+
+
 @pytest.mark.parametrize(
-    ("sandbox", "labels", "strategy"),
+    ("sandbox", "labels", "capacity", "strategy"),
     [
-        ({"enabled": True, "defaultWorkload": "vm-passthrough"}, {}, "none"),
-        ({"enabled": True, "defaultWorkload": "vm-vgpu"}, {}, "vgpu"),
+        ({"enabled": True, "defaultWorkload": "vm-passthrough"}, {}, VM_ONLY, "none"),
+        ({"enabled": True, "defaultWorkload": "vm-vgpu"}, {}, VM_ONLY, "vgpu"),
         # The node's own label wins over the default.
         (
             {"enabled": True, "defaultWorkload": "vm-passthrough"},
             {"nvidia.com/gpu.workload.config": "container"},
+            BOTH,
             "time_slicing",
         ),
         # Sandbox workloads disabled: the default means nothing.
-        ({"enabled": False, "defaultWorkload": "vm-passthrough"}, {}, "time_slicing"),
+        ({"enabled": False, "defaultWorkload": "vm-passthrough"}, {}, BOTH, "time_slicing"),
+        # The Operator has not moved the node yet: it still serves containers.
+        ({"enabled": True, "defaultWorkload": "vm-passthrough"}, {}, BOTH, "time_slicing"),
     ],
 )
-def test_the_clusterpolicy_default_workload(sandbox, labels, strategy):
-    gpu = node(
-        "gpu",
-        {"nvidia.com/gpu.present": "true", **labels},
-        capacity={"nvidia.com/gpu": 4, "nvidia.com/GH100_H100_SXM5_80GB": 4},
-    )
+def test_the_clusterpolicy_default_workload(sandbox, labels, capacity, strategy):
+    gpu = node("gpu", {"nvidia.com/gpu.present": "true", **labels}, capacity=capacity)
     cpu = node("cpu", {}, capacity={"cpu": "8"})
     snapshot = normalise([SLICE_ALL, _policy(sandbox), gpu, cpu], **PLATFORM)
     by_name = {n.name: n for n in snapshot.nodes}

@@ -100,3 +100,19 @@ def test_a_container_node_still_honours_the_clusterpolicys_toolkit_setting():
     (entry,) = draft.evidence["pods"]
     assert entry["node_honours_visible_devices"] == "yes"
     assert draft.severity == "high"
+
+
+def test_a_node_labelled_for_vms_that_still_serves_containers_is_judged_as_one():
+    """The label flipped to vm-passthrough, but the Operator has not moved the node yet: its
+    container device plugin still advertises nvidia.com/gpu and its toolkit still runs, so the
+    variable still reaches GPUs (rtself k15): POD-011 as on any container node."""
+    labels = {
+        "nvidia.com/gpu.workload.config": "vm-passthrough",
+        "nvidia.com/gpu.deploy.container-toolkit": "true",
+    }
+    objects = [node("gpu-a", capacity={"nvidia.com/gpu": "8"}, labels=labels), _probe()]
+    inputs = world([*objects, cluster_policy(**ACCEPTING)], (ALPHA,))
+    (node_read,) = inputs.snapshot.nodes
+    assert node_read.sharing_strategy != "vm-passthrough"
+    (draft,) = run("POD-011", inputs)
+    assert draft.severity == "high"

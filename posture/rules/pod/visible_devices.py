@@ -51,7 +51,8 @@ def gpus_go_to_vms(inputs: PostureInputs, node: Node) -> bool:
         policies = inputs.snapshot.gpu_operator_policies
         inputs.memo[key] = sandbox_default(p.spec for p in policies if not p.error)
     default = cast("str", inputs.memo[key])  # what this function stored
-    return node.is_gpu_node and sandbox_workload(node.labels, default) is not None
+    vm = sandbox_workload(node.labels, default, node.gpu_capacity)
+    return node.is_gpu_node and vm is not None
 
 
 def visible_devices_env(

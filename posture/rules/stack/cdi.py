@@ -129,4 +129,4 @@ def _cdi_draft(node: Node, gap: dict[str, Any], tenants: list[TenantInfo]) -> Fi
 
 def is_gpu_sandbox(node: Node, default: str) -> bool:
     """The node's GPUs go to VMs (its workload label, else the ClusterPolicy's default)."""
-    return sandbox_workload(node.labels, default) is not None
+    return sandbox_workload(node.labels, default, node.gpu_capacity) is not None
