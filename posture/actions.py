@@ -5,7 +5,9 @@ An action is one change a platform team makes; it closes every finding in it at 
   STACK-005 past the SLA): the pool is the rollout plan's unit (inventory/patching/rollout.py),
   the change is who manages the components (`upgrade_by`, inventory/stack_managers.py): the
   GPU Operator, a new node image or host packages, a chart of its own, or unknown; two changes
-  are two actions, often for two owners. The title names each component move as the plan keys it (a
+  are two actions, often for two owners. The GPU Operator's nodes in no pool are one wave
+  together (one ClusterPolicy change moves them all; "on N nodes in no pool"), never one
+  action per node. The title names each component move as the plan keys it (a
   component, the driver by branch) with the highest fixed version named, and the change; a
   finding with an exposure that has no fixed version is no upgrade's (it stays open after any):
   it is its own action, to mitigate or replace;
@@ -94,6 +96,8 @@ NODE_FIXES = {
     "STACK-008": "Make the container toolkit ignore NVIDIA_VISIBLE_DEVICES from unprivileged pods",
     "ATTR-003": "Deploy DCGM-Exporter",
 }
+# The upgrade identity's "where" of the GPU Operator's nodes that are in no pool.
+OPERATOR_UNPOOLED = "gpu-operator nodes in no pool"
 NODE_SETTING_SUBJECTS = ("Node", "NodePool", "ClusterPolicy")
 # What the co-tenancy checks share, for the title: "stop time-slicing a with b on pool x".
 PAIR_VERBS = {"SHARE-001": "time-slicing", "SHARE-006": "MPS-sharing", "SHARE-002": "MIG-sharing"}
@@ -207,6 +211,10 @@ def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, 
         # identity (so the key) the pool's one upgrade had before `upgrade_by` was recorded.
         change = upgrade_by(finding).get("change")
         extra = [str(change)] if change and change != "gpu_operator" else []
+        if change == "gpu_operator" and not finding.pools:
+            # A node in no pool is no wave of its own where the GPU Operator moves its
+            # components: the Operator's nodes outside every pool take one action together.
+            where = OPERATOR_UNPOOLED
         return (cluster, "upgrade", where, *extra), ""
     if (policy := cdi_policy(finding)) is not None:
         # The ClusterPolicy's spec.cdi.enabled decides CDI on every node it configures: one
@@ -344,7 +352,11 @@ def _action(
     if identity[1] == "taint":
         title += _taint_classes(members)
     elif identity[1] == "upgrade":
-        title = upgrade_action_title(members, identity[2])
+        where = identity[2]
+        nodes = sorted({f.subject_name for f in members})
+        if where == OPERATOR_UNPOOLED:
+            where = f"node {nodes[0]}" if len(nodes) == 1 else f"{len(nodes)} nodes in no pool"
+        title = upgrade_action_title(members, where)
     elif identity[1] == "operator":
         title = operator_upgrade_title(members)
     elif identity[1] == "claim":
