@@ -22,6 +22,9 @@ An action is one change a platform team makes; it closes every finding in it at 
 - one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of a workload whose pods
   all run on it); a POD-009 workload whose pods run on several pools (or on a node in no pool)
   is no one taint's (nor one on nodes in no pool): its one change is to the workload;
+- one setting of a mesh's sidecar injector (POD-007 of every workload whose only unpinned
+  containers the mesh injected, as the pod's annotations record): Istio's or Linkerd's proxy
+  image is set there, not in the workloads;
 - one fix of one workload (the POD-* findings of one check on one workload, every container;
   POD-005 reaching /dev/nvidia-caps only through host path volumes is POD-003's removal; a
   co-tenancy pair or a SHARE-004 sharing-mode use made only through one workload's
@@ -55,6 +58,7 @@ from posture.action_shapes import (
     cdi_policy,
     env_access_workload,
     env_only_use,
+    injector_of,
     inside_other_pool,
     is_workload,
     never_sampled,
@@ -70,6 +74,7 @@ from posture.action_upgrades import (
     upgrade_action_title,
     upgrade_by,
 )
+from posture.action_words import injector_title, taint_classes
 from posture.claims import claim_namespace, claim_title
 from posture.scoring import SEVERITY_ORDER, finding_risk
 
@@ -254,6 +259,10 @@ def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, 
             names = names.replace(" with ", " and ")
         identity = (cluster, "pair", finding.subject_kind, finding.subject_name, *pair)
         return identity, f"Stop {verb} {names} on {where}"
+    if (mesh := injector_of(finding)) is not None:
+        # Only the mesh's injected sidecar is unpinned: one setting of the injector pins it in
+        # every workload it injects (the title counts them).
+        return (cluster, "injector", mesh), ""
     if check in WORKLOAD_FIXES and is_workload(finding):
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
         if check == "POD-005" and caps_only_through_volumes(finding):
@@ -350,7 +359,7 @@ def _action(
             for tenant, value in points.items():
                 tenant_critical[tenant] += value
     if identity[1] == "taint":
-        title += _taint_classes(members)
+        title += taint_classes(members)
     elif identity[1] == "upgrade":
         where = identity[2]
         nodes = sorted({f.subject_name for f in members})
@@ -361,6 +370,8 @@ def _action(
         title = operator_upgrade_title(members)
     elif identity[1] == "claim":
         title = claim_title(identity[2], len(members))
+    elif identity[1] == "injector":
+        title = injector_title(identity[2], members)
     elif identity[1] == "telemetry":
         title = telemetry_title(identity[0], members)
     elif identity[1] == "node" and identity[2] == "STACK-004":
@@ -378,20 +389,3 @@ def _action(
         "critical_risk_removed": round(critical, 2),
         "tenant_critical": {t: round(v, 2) for t, v in sorted(tenant_critical.items())},
     }
-
-
-def _taint_classes(members: list[ActionFinding]) -> str:
-    """ " for class x": the class of the pods running outside their pool (POD-009), else of the
-    tenants on the untainted nodes (K8S-002); "" when none. A pool takes one class's taint, so
-    several classes there mean splitting it, which the title says rather than naming a taint
-    no node can carry."""
-    classes = {str(f.evidence.get("trust_class")) for f in members if f.check_id == "POD-009"}
-    if not classes:
-        on_nodes = (f.evidence.get("tenants_on_node") or [] for f in members)
-        classes = {str(t.get("trust_class")) for listed in on_nodes for t in listed}
-    classes.discard("None")
-    if not classes:
-        return ""
-    if len(classes) == 1:
-        return f" for class {classes.pop()}"
-    return f" per class: one pool per class, it runs {', '.join(sorted(classes))}"
