@@ -56,6 +56,18 @@ def env_only_use(finding: ActionFinding) -> tuple[str, str] | None:
     return (kind, ref) if kind and ref else None
 
 
+def injector_of(finding: ActionFinding) -> str | None:
+    """The mesh ("istio", "linkerd") whose injector added every container a POD-007 names
+    (`injected_by` on each): its image is set once in the mesh's injector config, which pins
+    it in every workload it injects. None where a container is the workload's own: that
+    workload's manifest is changed too, so it keeps its own action."""
+    containers = finding.evidence.get("containers")
+    if finding.check_id != "POD-007" or not isinstance(containers, list) or not containers:
+        return None
+    meshes = {str(c.get("injected_by") or "") if isinstance(c, dict) else "" for c in containers}
+    return meshes.pop() if len(meshes) == 1 and "" not in meshes else None
+
+
 def cdi_policy(finding: ActionFinding) -> str | None:
     """The ClusterPolicy whose spec.cdi.enabled decides a STACK-006 node's CDI (false, or unset
     on an Operator that defaults it off or whose version is unknown): setting it there is the

@@ -216,7 +216,7 @@ def actions_refresh(
 
 # Changed with the grouping's rules too: a deployment's next score regroups, not only once
 # its findings change.
-STORED_SHAPE = "actions v4: CDI in a ClusterPolicy and the GPU Operator's upgrade, one per cluster"
+STORED_SHAPE = "actions v6: a mesh's injected sidecar, one action in its injector config"
 ACTION_COLUMNS = (
     "key",
     "cluster_id",

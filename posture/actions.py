@@ -5,7 +5,9 @@ An action is one change a platform team makes; it closes every finding in it at 
   STACK-005 past the SLA): the pool is the rollout plan's unit (inventory/patching/rollout.py),
   the change is who manages the components (`upgrade_by`, inventory/stack_managers.py): the
   GPU Operator, a new node image or host packages, a chart of its own, or unknown; two changes
-  are two actions, often for two owners. The title names each component move as the plan keys it (a
+  are two actions, often for two owners. The GPU Operator's nodes in no pool are one wave
+  together (one ClusterPolicy change moves them all; "on N nodes in no pool"), never one
+  action per node. The title names each component move as the plan keys it (a
   component, the driver by branch) with the highest fixed version named, and the change; a
   finding with an exposure that has no fixed version is no upgrade's (it stays open after any):
   it is its own action, to mitigate or replace;
@@ -20,6 +22,9 @@ An action is one change a platform team makes; it closes every finding in it at 
 - one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of a workload whose pods
   all run on it); a POD-009 workload whose pods run on several pools (or on a node in no pool)
   is no one taint's (nor one on nodes in no pool): its one change is to the workload;
+- one setting of a mesh's sidecar injector (POD-007 of every workload whose only unpinned
+  containers the mesh injected, as the pod's annotations record): Istio's or Linkerd's proxy
+  image is set there, not in the workloads;
 - one fix of one workload (the POD-* findings of one check on one workload, every container;
   POD-005 reaching /dev/nvidia-caps only through host path volumes is POD-003's removal; a
   co-tenancy pair or a SHARE-004 sharing-mode use made only through one workload's
@@ -53,6 +58,7 @@ from posture.action_shapes import (
     cdi_policy,
     env_access_workload,
     env_only_use,
+    injector_of,
     inside_other_pool,
     is_workload,
     never_sampled,
@@ -68,6 +74,7 @@ from posture.action_upgrades import (
     upgrade_action_title,
     upgrade_by,
 )
+from posture.action_words import injector_title, taint_classes
 from posture.claims import claim_namespace, claim_title
 from posture.scoring import SEVERITY_ORDER, finding_risk
 
@@ -94,6 +101,8 @@ NODE_FIXES = {
     "STACK-008": "Make the container toolkit ignore NVIDIA_VISIBLE_DEVICES from unprivileged pods",
     "ATTR-003": "Deploy DCGM-Exporter",
 }
+# The upgrade identity's "where" of the GPU Operator's nodes that are in no pool.
+OPERATOR_UNPOOLED = "gpu-operator nodes in no pool"
 NODE_SETTING_SUBJECTS = ("Node", "NodePool", "ClusterPolicy")
 # What the co-tenancy checks share, for the title: "stop time-slicing a with b on pool x".
 PAIR_VERBS = {"SHARE-001": "time-slicing", "SHARE-006": "MPS-sharing", "SHARE-002": "MIG-sharing"}
@@ -207,6 +216,10 @@ def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, 
         # identity (so the key) the pool's one upgrade had before `upgrade_by` was recorded.
         change = upgrade_by(finding).get("change")
         extra = [str(change)] if change and change != "gpu_operator" else []
+        if change == "gpu_operator" and not finding.pools:
+            # A node in no pool is no wave of its own where the GPU Operator moves its
+            # components: the Operator's nodes outside every pool take one action together.
+            where = OPERATOR_UNPOOLED
         return (cluster, "upgrade", where, *extra), ""
     if (policy := cdi_policy(finding)) is not None:
         # The ClusterPolicy's spec.cdi.enabled decides CDI on every node it configures: one
@@ -246,6 +259,10 @@ def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, 
             names = names.replace(" with ", " and ")
         identity = (cluster, "pair", finding.subject_kind, finding.subject_name, *pair)
         return identity, f"Stop {verb} {names} on {where}"
+    if (mesh := injector_of(finding)) is not None:
+        # Only the mesh's injected sidecar is unpinned: one setting of the injector pins it in
+        # every workload it injects (the title counts them).
+        return (cluster, "injector", mesh), ""
     if check in WORKLOAD_FIXES and is_workload(finding):
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
         if check == "POD-005" and caps_only_through_volumes(finding):
@@ -342,13 +359,19 @@ def _action(
             for tenant, value in points.items():
                 tenant_critical[tenant] += value
     if identity[1] == "taint":
-        title += _taint_classes(members)
+        title += taint_classes(members)
     elif identity[1] == "upgrade":
-        title = upgrade_action_title(members, identity[2])
+        where = identity[2]
+        nodes = sorted({f.subject_name for f in members})
+        if where == OPERATOR_UNPOOLED:
+            where = f"node {nodes[0]}" if len(nodes) == 1 else f"{len(nodes)} nodes in no pool"
+        title = upgrade_action_title(members, where)
     elif identity[1] == "operator":
         title = operator_upgrade_title(members)
     elif identity[1] == "claim":
         title = claim_title(identity[2], len(members))
+    elif identity[1] == "injector":
+        title = injector_title(identity[2], members)
     elif identity[1] == "telemetry":
         title = telemetry_title(identity[0], members)
     elif identity[1] == "node" and identity[2] == "STACK-004":
@@ -366,20 +389,3 @@ def _action(
         "critical_risk_removed": round(critical, 2),
         "tenant_critical": {t: round(v, 2) for t, v in sorted(tenant_critical.items())},
     }
-
-
-def _taint_classes(members: list[ActionFinding]) -> str:
-    """ " for class x": the class of the pods running outside their pool (POD-009), else of the
-    tenants on the untainted nodes (K8S-002); "" when none. A pool takes one class's taint, so
-    several classes there mean splitting it, which the title says rather than naming a taint
-    no node can carry."""
-    classes = {str(f.evidence.get("trust_class")) for f in members if f.check_id == "POD-009"}
-    if not classes:
-        on_nodes = (f.evidence.get("tenants_on_node") or [] for f in members)
-        classes = {str(t.get("trust_class")) for listed in on_nodes for t in listed}
-    classes.discard("None")
-    if not classes:
-        return ""
-    if len(classes) == 1:
-        return f" for class {classes.pop()}"
-    return f" per class: one pool per class, it runs {', '.join(sorted(classes))}"

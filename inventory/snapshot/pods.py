@@ -57,6 +57,10 @@ MESH_ANNOTATIONS = frozenset(
         "traffic.sidecar.istio.io/excludeOutboundIPRanges",
         "traffic.sidecar.istio.io/excludeOutboundPorts",
         "traffic.sidecar.istio.io/includeOutboundIPRanges",
+        # What a mesh's injector wrote: Istio's lists the containers it injected, Linkerd's
+        # says its proxy was (POD-007 tells the injector's sidecar from the workload's own).
+        "sidecar.istio.io/status",
+        "linkerd.io/proxy-version",
     }
 )
 
@@ -183,7 +187,8 @@ class Pod:
     node_selector: dict[str, str] = field(default_factory=dict)
     tolerations: tuple[dict[str, str], ...] = ()
     # GPU scheduling annotations only (GPU_ANNOTATIONS: KAI / Run:ai fractions and reservations,
-    # HAMi's allocation) and Istio's traffic capture (MESH_ANNOTATIONS); every other annotation
+    # HAMi's allocation) and the mesh's (MESH_ANNOTATIONS: Istio's traffic capture, a mesh
+    # injector's record of its sidecar); every other annotation
     # is dropped when the pod is read.
     annotations: dict[str, str] = field(default_factory=dict)
     # DRA: spec.resourceClaims, each with the claim it resolved to (status.resourceClaimStatuses)

@@ -78,7 +78,7 @@ def _owner_kind(owner: dict[str, Any]) -> str | None:
 
 def gpu_annotations(value: Any) -> dict[str, str]:
     """The GPU scheduling annotations of an object (GPU_ANNOTATIONS) and Istio's traffic
-    capture ones (MESH_ANNOTATIONS); nothing else is kept."""
+    capture and sidecar injection ones (MESH_ANNOTATIONS); nothing else is kept."""
     found = {k: v for k, v in mapping(value).items() if k in GPU_ANNOTATIONS | MESH_ANNOTATIONS}
     return str_dict(found) if found else {}
 

@@ -199,3 +199,27 @@ def test_one_operator_and_one_clusterpolicy_field_are_one_action_each(tmp_path, 
     cdi = [open_finding("STACK-006", n) for n in nodes]
     (enable,) = {action_of(f).pk: action_of(f) for f in cdi}.values()
     assert enable.title == "Enable CDI in ClusterPolicy cluster-policy (spec.cdi.enabled: true)"
+
+
+def test_the_operators_nodes_in_no_pool_are_one_upgrade_not_one_per_node():
+    """Pooled nodes stay their pool's wave (the rollout plan's unit), but three GPU Operator
+    nodes in no pool are no wave each: the one ClusterPolicy change moves their toolkit
+    together, so one action, never "on node x". A node whose toolkit is its node image's
+    stays apart (another change, another owner)."""
+    pooled = toolkit_below("h100-1", "h100")
+    loose = [toolkit_below(n, "") for n in ("l40s-1", "l40s-2", "l40s-3")]
+    loose = [f._replace(pools=()) for f in loose]
+    by = {"managed_by": "pre_installed", "change": "node image"}
+    image = toolkit_below("t4-1", "")._replace(pools=())
+    image = image._replace(evidence={**image.evidence, "upgrade_by": by})
+    members = [
+        f._replace(evidence={**f.evidence, "upgrade_by": OPERATOR_BY}) for f in [pooled, *loose]
+    ]
+    titles = sorted(a.title for a in actions_for([*members, image]))
+    assert titles == [
+        "Upgrade the container toolkit to 1.17.8 on 3 nodes in no pool through the GPU "
+        "Operator (ClusterPolicy or Helm values)",
+        "Upgrade the container toolkit to 1.17.8 on node t4-1 by a new node image",
+        "Upgrade the container toolkit to 1.17.8 on pool h100 through the GPU Operator "
+        "(ClusterPolicy or Helm values)",
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ DOCKER_HUB = "docker.io"
 # Docker Hub's other names: the daemon rewrites them to docker.io.
 DOCKER_HUB_ALIASES = ("index.docker.io", "registry-1.docker.io", "registry.hub.docker.com")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+# Linkerd's injector adds these containers and records its proxy's version on the pod.
+LINKERD_CONTAINERS = ("linkerd-proxy", "linkerd-init", "linkerd-network-validator")
 
 
 @dataclass(frozen=True)
@@ -117,16 +120,40 @@ def _image_hits(pod: Pod, tenant: TenantInfo) -> PodHits:
     cls = tenant.trust_class
     hits = []
     if cls.approved_registries or cls.require_image_digest:
+        injected = injected_containers(pod)
         for container, path in containers_with_paths(pod):
             ref = parse_image(container.image)
             problems = image_problems(ref, cls)
             if problems:
-                hits.append(ContainerHit(container, _image_entry(container, path, ref, problems)))
+                entry = _image_entry(container, path, ref, problems)
+                if container.name in injected:
+                    entry["injected_by"] = injected[container.name]
+                hits.append(ContainerHit(container, entry))
     policy = {
         "approved_registries": list(cls.approved_registries),
         "require_image_digest": cls.require_image_digest,
     }
     return PodHits(pod, tenant, hits, evidence=policy)
+
+
+def injected_containers(pod: Pod) -> dict[str, str]:
+    """container name -> the mesh ("istio", "linkerd") whose injector added it, as the pod's
+    own annotations record: its image is set in the mesh's injector config, not the workload's
+    manifest. Istio's `sidecar.istio.io/status` lists the containers it injected; Linkerd's
+    `linkerd.io/proxy-version` says its proxy (and init container) were."""
+    found: dict[str, str] = {}
+    status = pod.annotations.get("sidecar.istio.io/status", "")
+    try:
+        listed = json.loads(status) if status else {}
+    except ValueError:
+        listed = {}
+    if isinstance(listed, dict):
+        for field in ("containers", "initContainers"):
+            names = listed.get(field)
+            found.update({str(n): "istio" for n in names if n} if isinstance(names, list) else {})
+    if pod.annotations.get("linkerd.io/proxy-version"):
+        found.update({n: "linkerd" for n in LINKERD_CONTAINERS})
+    return found
 
 
 def _image_entry(

@@ -1,0 +1,68 @@
+"""Titles of actions made once for many workloads (posture.actions). PURE."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from posture.actions import ActionFinding
+
+# Where each mesh's injector takes its proxy image from.
+INJECTOR_CONFIG = {
+    "istio": (
+        "Istio",
+        "the mesh's injector config (Helm/IstioOperator global.proxy.image, or the "
+        "istio-system ConfigMap istio-sidecar-injector)",
+    ),
+    "linkerd": (
+        "Linkerd",
+        "the mesh's injector config (Helm proxy.image / proxyInit.image, the linkerd-config "
+        "ConfigMap)",
+    ),
+}
+
+
+def injector_title(mesh: str, members: Sequence[ActionFinding]) -> str:
+    """ "Pin the Istio sidecar image docker.io/istio/proxyv2:1.27.3 by digest in the mesh's
+    injector config (...): closes 15 findings, 5 tenants"."""
+    name, where = INJECTOR_CONFIG.get(mesh, (mesh, "the mesh's injector config"))
+    images = sorted(
+        {
+            str(c.get("image"))
+            for f in members
+            for c in f.evidence.get("containers") or ()
+            if isinstance(c, dict) and c.get("image")
+        }
+    )
+    shown = ", ".join(images) if len(images) <= 2 else f"{len(images)} images"
+    unapproved = any(
+        "not approved" in str(p)
+        for f in members
+        for c in f.evidence.get("containers") or ()
+        if isinstance(c, dict)
+        for p in c.get("problems") or ()
+    )
+    how = "by digest from an approved registry" if unapproved else "by digest"
+    tenants = {t for f in members for t in f.tenant_weights}
+    return (
+        f"Pin the {name} sidecar image {shown} {how} in {where}: closes {len(members)} "
+        f"findings, {len(tenants)} tenants"
+    )
+
+
+def taint_classes(members: list[ActionFinding]) -> str:
+    """ " for class x": the class of the pods running outside their pool (POD-009), else of the
+    tenants on the untainted nodes (K8S-002); "" when none. A pool takes one class's taint, so
+    several classes there mean splitting it, which the title says rather than naming a taint
+    no node can carry."""
+    classes = {str(f.evidence.get("trust_class")) for f in members if f.check_id == "POD-009"}
+    if not classes:
+        on_nodes = (f.evidence.get("tenants_on_node") or [] for f in members)
+        classes = {str(t.get("trust_class")) for listed in on_nodes for t in listed}
+    classes.discard("None")
+    if not classes:
+        return ""
+    if len(classes) == 1:
+        return f" for class {classes.pop()}"
+    return f" per class: one pool per class, it runs {', '.join(sorted(classes))}"
