@@ -355,7 +355,10 @@ def test_a_node_giving_its_gpus_to_vms_is_silent_by_design_not_a_broken_exporter
     node = Node.objects.get(name="gpu-ts-1")
     labels = {**node.labels, "nvidia.com/gpu.workload.config": workload}
     node.labels = labels
-    node.data = {**node.data, "labels": labels}
+    # Moved: the sandbox device plugin's resource, no container GPU resource left (a node
+    # still advertising nvidia.com/gpu is judged as the container node it still is).
+    capacity = {"nvidia.com/AD102GL_L40S": 1}
+    node.data = {**node.data, "labels": labels, "gpu_capacity": capacity}
     node.save()
     long_ago = timezone.now() - timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES + 30)
     samples_ingest(cluster=small_world, samples=series(long_ago, 10, busy=10))
