@@ -20,7 +20,7 @@ from django.db import transaction
 from django.http import HttpRequest
 
 from audit.services import audit_record
-from gpuposture.base.roles import ROLES
+from gpuposture.base.roles import ROLES, TENANT_VIEWER
 from gpuposture.base.sso_claims import SsoGrant, oidc_claims, sso_grant
 from gpuposture.base.sso_passwords import sso_password_lock
 
@@ -49,13 +49,6 @@ def sso_user_update(*, user: AbstractBaseUser, grant: SsoGrant) -> None:
     """Give the user the roles and tenant views one sign-in grants; an audit event if that
     changed anything."""
     before = _access(user)
-    current = set(before["roles"])
-    wanted = set(grant.roles) if grant.roles_exact else current | grant.roles
-    if wanted != current:
-        groups = {g.name: g for g in Group.objects.filter(name__in=current ^ wanted)}
-        user.groups.remove(*(groups[n] for n in current - wanted if n in groups))
-        user.groups.add(*(groups[n] for n in wanted - current if n in groups))
-        user.__dict__.pop("_gpuposture_roles", None)  # the roles cached for this request
     if grant.managed_tenants:
         tenant_model = apps.get_model("tenants", "Tenant")
         managed = tenant_model.objects.filter(slug__in=grant.managed_tenants)
@@ -66,9 +59,26 @@ def sso_user_update(*, user: AbstractBaseUser, grant: SsoGrant) -> None:
         user.viewable_tenants.remove(
             *(t for t in managed if t.slug not in grant.tenants and t.slug in viewing)
         )
+    current = set(before["roles"])
+    wanted = set(grant.roles) if grant.roles_exact else current | grant.roles
+    if _declared_viewer(user):
+        wanted.add(TENANT_VIEWER)
+    if wanted != current:
+        groups = {g.name: g for g in Group.objects.filter(name__in=current ^ wanted)}
+        user.groups.remove(*(groups[n] for n in current - wanted if n in groups))
+        user.groups.add(*(groups[n] for n in wanted - current if n in groups))
+        user.__dict__.pop("_gpuposture_roles", None)  # the roles cached for this request
     after = _access(user)
     if after != before:
         audit_record(actor=ACTOR, action="update", obj=user, before=before, after=after)
+
+
+def _declared_viewer(user: AbstractBaseUser) -> bool:
+    """The tenants file names the user a viewer of a tenant the user views: the role goes
+    with that declaration (tenants.viewer_role), whatever an exact role map says. A tenant
+    an admin gave by hand does not keep it: there the IdP decides."""
+    declared = apps.get_model("tenants", "TenantViewerName").objects
+    return declared.filter(username=user.get_username(), tenant__viewers=user).exists()
 
 
 class SsoAccountAdapter(DefaultSocialAccountAdapter):

@@ -22,6 +22,7 @@ from tenants.audit_state import (
 from tenants.mapping import PLATFORM_CLASS, UNCLASSIFIED, UNCLASSIFIED_NAME
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal, TenantViewerName, TrustClass
 from tenants.spec import TenantSpec, TenantSpecError, parse_tenants_document
+from tenants.viewer_role import viewer_role_grant
 
 
 @dataclass
@@ -110,7 +111,7 @@ def _apply_one(tenant, spec, trust_class, accounts, result, actor, created) -> b
     if tenant.name != spec.name or tenant.trust_class_id != trust_class.pk:
         tenant.name, tenant.trust_class = spec.name, trust_class
         tenant.save(update_fields=["name", "trust_class", "updated_at"])
-    _apply_viewers(tenant, spec, accounts, result)
+    _apply_viewers(tenant, spec, accounts, result, actor)
     if created:
         audit_record(actor=actor, action=CREATE, obj=tenant, after=tenant_state(tenant))
     else:
@@ -120,13 +121,16 @@ def _apply_one(tenant, spec, trust_class, accounts, result, actor, created) -> b
     return _state(tenant) != before
 
 
-def _apply_viewers(tenant: Tenant, spec: TenantSpec, accounts, result: ApplyResult) -> None:
+def _apply_viewers(
+    tenant: Tenant, spec: TenantSpec, accounts, result: ApplyResult, actor: Actor
+) -> None:
     """The declared names are kept as the file gives them; the accounts that exist get the
-    tenant now, the others when they are created (tenants.signals). A name taken out of the
-    file takes the tenant from its account."""
+    tenant and the tenant_viewer role now, the others when they are created
+    (tenants.signals). A name taken out of the file takes the tenant from its account."""
     users, near_misses = accounts
     for username in spec.viewers:
         if username in users:
+            viewer_role_grant(user=users[username], actor=actor)
             continue
         warning = (
             f"tenant {spec.slug!r}: viewer {username!r} has no account yet; the name is kept "

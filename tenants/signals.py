@@ -1,6 +1,6 @@
-"""An account created with a username the tenants file declares as a viewer gets the tenant at
-once (DESIGN §9 `viewers` are usernames): whoever creates it, the admin, SSO at the first
-sign-in (allauth), createsuperuser or the shell."""
+"""An account created with a username the tenants file declares as a viewer gets the tenant (and
+the tenant_viewer role, tenants.viewer_role) at once (DESIGN §9 `viewers` are usernames):
+whoever creates it, the admin, SSO at the first sign-in (allauth), createsuperuser or the shell."""
 
 from __future__ import annotations
 
@@ -9,6 +9,10 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from tenants.models import Tenant
+from tenants.viewer_role import viewer_role_grant
+
+# Who the audit log says gave the role: the declaration, read when the account appeared.
+ACTOR = "tenants file (declared viewer)"
 
 
 def declared_viewer_created(
@@ -24,3 +28,4 @@ def declared_viewer_created(
     tenants = list(declaring.exclude(is_system=True))
     if tenants:
         instance.viewable_tenants.add(*tenants)  # Tenant.viewers, seen from the account
+        viewer_role_grant(user=instance, actor=ACTOR)

@@ -198,3 +198,50 @@ def test_viewer_usernames_lists_the_pending_names_and_reads_from_a_prefetch(
         "alpha": ["late-ana", "viewer-alpha"],
         "beta": ["viewer-beta", "given-by-admin"],
     }
+
+
+def test_an_account_without_a_role_named_in_the_file_sees_its_tenant(small_world):
+    """DESIGN §9: `viewers` are usernames who may see the tenant (tenant_viewer role). An
+    account with no role of its own (SSO makes them so) saw nothing: the tenant scope without
+    the role shows no row."""
+    existing = make_user("ops-ana")
+    apply(["viewer-alpha", "ops-ana"])
+    assert api_slugs(existing) == ["alpha"]
+    assert page_status(existing, "alpha") == 200 and page_status(existing, "beta") == 404
+    event = AuditEvent.objects.filter(object_type="auth.user").latest("id")
+    assert (event.before, event.after) == ({"roles": []}, {"roles": [TENANT_VIEWER]})
+    # The role is given once: the same file again changes nothing and records nothing.
+    events = AuditEvent.objects.count()
+    assert apply(["viewer-alpha", "ops-ana"]).updated == []
+    assert AuditEvent.objects.count() == events
+
+
+def test_an_account_created_later_without_a_role_gets_the_role_with_the_tenant(small_world):
+    apply(["viewer-alpha", "late-ana"])
+    late = make_user("late-ana")  # no role: the admin, createsuperuser or SSO made it
+    assert list(late.groups.values_list("name", flat=True)) == [TENANT_VIEWER]
+    assert api_slugs(late) == ["alpha"]
+    # An account the file does not name gets nothing.
+    assert list(make_user("late-bob").groups.all()) == []
+
+
+def test_an_exact_sso_role_map_keeps_the_role_of_a_declared_viewer(small_world, settings):
+    """The IdP maps the user's groups to procurement only and grants no tenant; the file
+    declares the user a viewer of alpha. Sign-in after sign-in the user keeps seeing alpha."""
+    settings.GPUPOSTURE_OIDC_ROLE_MAP = parse_group_map(
+        "gpu-buyers=procurement", allowed=ASSIGNABLE_ROLES
+    )
+    settings.GPUPOSTURE_OIDC_TENANT_MAP = parse_group_map("team-beta=beta")
+    settings.GPUPOSTURE_OIDC_GROUPS_CLAIM = "groups"
+    apply(["viewer-alpha", "late-ana"])
+    request = RequestFactory().get("/accounts/oidc/sso/login/callback/")
+    SessionMiddleware(lambda r: None).process_request(request)
+    request._messages = FallbackStorage(request)
+    extra = {"id_token": {"sub": "u-7", "preferred_username": "late-ana", "groups": ["gpu-buyers"]}}
+    sociallogin = SocialLogin(
+        user=User(username="late-ana"),
+        account=SocialAccount(provider="sso", uid="u-7", extra_data=extra),
+    )
+    user = SsoAccountAdapter(request).save_user(request, sociallogin)
+    assert sorted(user.groups.values_list("name", flat=True)) == ["procurement", TENANT_VIEWER]
+    assert api_slugs(User.objects.get(pk=user.pk)) == ["alpha"]
