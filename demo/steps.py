@@ -24,8 +24,9 @@ from demo.nvidia_smi import HOSTS, nvidia_smi_xml
 from demo.telemetry import DemoNode, DemoPod, demo_samples, uuid_of
 from demo.world import kubectl_sorted
 from inventory.bulletins.imports import bulletins_import_recorded
+from inventory.hostfacts_import import node_host_facts_import
 from inventory.models import Cluster, DriftEvent, Node, PatchSla, Pod, SyncRun
-from inventory.services import cluster_save, cluster_sync_from_snapshot, node_host_facts_import
+from inventory.services import cluster_save, cluster_sync_from_snapshot
 from inventory.sync import SyncError, cluster_get_or_create
 from posture.models import Finding, PostureRun, TenantScore
 from posture.policy_packs import generated_policy_pack

@@ -12,8 +12,9 @@ import pytest
 from django.test import Client
 
 from inventory.bulletins.store import bulletins_import_paths
+from inventory.hostfacts_import import node_host_facts_import
 from inventory.models import Node
-from inventory.services import cluster_sync_from_snapshot, node_host_facts_import
+from inventory.services import cluster_sync_from_snapshot
 from inventory.sync import cluster_get_or_create
 from posture.models import Finding
 from posture.services import posture_evaluate

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from inventory.hostfacts_import import node_host_facts_import
 from inventory.models import Node
-from inventory.services import cluster_sync_from_snapshot, node_host_facts_import
+from inventory.services import cluster_sync_from_snapshot
 from inventory.sync import cluster_get_or_create
 from sharing.services import sharing_request_create
 from tenants.models import Tenant, TrustClass

@@ -7,8 +7,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from inventory.hostfacts_import import HostFactsResult, node_host_facts_import
 from inventory.models import Cluster
-from inventory.services import HostFactsResult, node_host_facts_import
 from inventory.sources.nvidia_smi import MAX_INPUT_BYTES, NvidiaSmiError
 from inventory.sync import cluster_get_or_create
 from tenants.spec import SLUG_RE
