@@ -8,10 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from audit.services import audit_record
+from tests.migration_steps import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -20,17 +19,11 @@ AFTER = [("posture", "0022_finding_accepted_at")]
 T = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.fixture
 def old_apps():
     apps = migrate(BEFORE)
     yield apps
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    migrate_to_latest()
 
 
 def event(pk: int, action: str, at: datetime, **after) -> None:

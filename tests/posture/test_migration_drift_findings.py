@@ -9,14 +9,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from audit.models import AuditEvent
 from audit.selectors import audit_chain_verify
 from posture.rules.registry import FindingDraft
 from posture.services import finding_fingerprint
+from tests.migration_steps import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -30,17 +29,11 @@ HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
 
 
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.fixture
 def old_world():
     apps = migrate(BEFORE)
     yield apps
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    migrate_to_latest()
 
 
 class World:

@@ -5,21 +5,15 @@ with its digest: tests/posture/test_rescore_cost.py.)"""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
+
+from tests.migration_steps import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 BEFORE = [("posture", "0010_finding_ticket_owner")]
 AFTER = [("posture", "0011_finding_evidence_digest")]
 NOW = timezone.now()
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
 
 
 @pytest.fixture
@@ -44,7 +38,7 @@ def old_rows():
     )
     run = PostureRun.objects.create(counts={"actions": 1})
     yield finding.pk, run.pk
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    migrate_to_latest()
 
 
 def test_forwards_keeps_every_row_with_empty_digests_and_backwards_drops_only_them(old_rows):

@@ -7,13 +7,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from audit.models import AuditEvent
 from posture.rules.registry import FindingDraft
 from posture.services import finding_fingerprint
+from tests.migration_steps import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -28,17 +27,11 @@ NOW = timezone.now()
 HOUR = timedelta(hours=1)
 
 
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.fixture
 def old_world():
     apps = migrate(BEFORE)
     yield apps
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    migrate_to_latest()
 
 
 def _old_rows(apps) -> dict[str, object]:

@@ -7,12 +7,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from posture.models import TenantScore
 from tenants.models import TrustClass
+from tests.migration_steps import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -20,17 +19,11 @@ BEFORE = [("posture", "0006_finding_tenant_drop"), ("tenants", "0004_sharing_req
 NOW = timezone.now()
 
 
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.fixture
 def old_world():
     apps = migrate(BEFORE)
     yield apps
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    migrate_to_latest()
 
 
 def _old_score(apps):
@@ -106,7 +99,7 @@ def _old_score(apps):
 
 def test_old_scores_gain_risk_and_the_new_curve(old_world):
     old = _old_score(old_world)
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    migrate_to_latest()
     assert TrustClass.objects.get(slug="sensitive").risk_weight == 10  # the documented default
     assert TrustClass.objects.get(slug="external").risk_weight == 1
     row = TenantScore.objects.get(pk=old.pk)

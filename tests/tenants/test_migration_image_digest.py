@@ -6,20 +6,13 @@ Django's migration executor: back to 0007, classes as an old install left them, 
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from tenants.models import TrustClass
+from tests.migration_steps import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 BEFORE = [("tenants", "0007_trustclass_pool_taints")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
 
 
 def test_upgrade_requires_a_digest_only_where_the_image_policy_was_never_set():
@@ -33,7 +26,7 @@ def test_upgrade_requires_a_digest_only_where_the_image_policy_was_never_set():
         )
         OldTrustClass.objects.create(slug="partners", name="Partners")  # the org's own class
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to_latest()
     digest = dict(TrustClass.objects.values_list("slug", "require_image_digest"))
     assert digest == {
         "platform": False,

@@ -6,24 +6,17 @@ viewer as an old install kept it, forward."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from tenants.models import Tenant
 from tenants.services import tenants_apply
 from tenants.spec import parse_tenants_document
+from tests.migration_steps import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 BEFORE = [("tenants", "0010_tenant_slug_not_reserved")]
 
 ENTRY = {"slug": "alpha", "name": "Alpha", "trust_class": "internal", "viewers": ["ana"]}
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
 
 
 def test_upgrade_keeps_each_viewer_as_a_declared_name():
@@ -36,7 +29,7 @@ def test_upgrade_keeps_each_viewer_as_a_declared_name():
         alpha.viewers.add(OldUser.objects.create(username="ana"))
         OldTenant.objects.create(slug="beta", name="Beta", trust_class=internal)
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to_latest()
     alpha = Tenant.objects.get(slug="alpha")
     assert list(alpha.viewer_names.values_list("username", flat=True)) == ["ana"]
     assert list(alpha.viewers.values_list("username", flat=True)) == ["ana"]
