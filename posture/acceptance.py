@@ -37,13 +37,15 @@ def acceptance_day(value: str) -> date:
     """The day an API `until` names: `YYYY-MM-DD`, or an ISO 8601 date-time whose date in UTC
     is taken (a time without an offset is UTC). Anything else: AcceptanceError."""
     text = value.strip()
-    day = parse_date(text) if len(text) == 10 else None
-    if day is not None:
-        return day
     try:
+        # parse_date/parse_datetime raise ValueError for a well-formed day no calendar has
+        # (2026-02-30, 2026-13-01); they answer None for other shapes.
+        day = parse_date(text) if len(text) == 10 else None
+        if day is not None:
+            return day
         moment = parse_datetime(text)
     except ValueError:
-        moment = None
+        raise AcceptanceError(f"`until` {text!r} is not a day of the calendar") from None
     if moment is None:
         raise AcceptanceError(
             "`until` must be a day (YYYY-MM-DD) or an ISO 8601 date-time, e.g. 2026-12-31"

@@ -74,6 +74,22 @@ def test_acceptance_needs_a_reason_and_a_near_expiry(small_world, personas, reas
     assert finding.status == "open"
 
 
+@pytest.mark.parametrize("until", ["2027-02-30", "2027-13-01", "2027-02-30T12:00:00Z"])
+def test_api_acceptance_of_a_day_no_calendar_has_is_a_400_naming_it(small_world, personas, until):
+    finding = privileged(small_world)
+    lead = api_client(personas["security_lead"])
+    with time_machine.travel(NOW, tick=False):
+        response = lead.post(
+            f"/api/v1/findings/{finding.pk}/accept/",
+            {"reason": "accepted while the fix rolls out", "until": until},
+            format="json",
+        )
+    assert response.status_code == 400
+    assert response.json()["detail"] == f"`until` {until!r} is not a day of the calendar"
+    finding.refresh_from_db()
+    assert finding.status == "open"
+
+
 NOW = datetime(2026, 12, 5, 21, 40, tzinfo=UTC)
 
 
