@@ -119,6 +119,15 @@ class ResetAttestationSerializer(PresentedSerializer):
             "recorded_at",
         ]
         read_only_fields = ["recorded_by", "recorded_at"]
+        # DRF's own message ("is not a valid choice") leaves the caller guessing the values.
+        extra_kwargs = {
+            "method": {
+                "error_messages": {
+                    "invalid_choice": '"{input}" is not a reset method: one of '
+                    + ", ".join(ResetAttestation.Method.values)
+                }
+            }
+        }
 
     def validate(self, attrs: dict) -> dict:
         cluster, node = attrs.get("cluster"), attrs.get("node")

@@ -442,6 +442,7 @@ def test_reset_attestations_api_validates_and_scopes(small_world, personas):
     assert bad.status_code == 400 and "nope" in str(bad.json())
     bad = lead.post("/api/v1/reset-attestations/", body | {"method": "prayer"}, format="json")
     assert bad.status_code == 400
+    assert "gpu_reset, reboot, vm_recycle" in str(bad.json())  # the values a caller may send
     assert lead.post("/api/v1/reset-attestations/", body, format="json").status_code == 201
     viewer = api_client(personas["viewer_alpha"])
     assert viewer.get("/api/v1/reset-attestations/").json()["results"] == []  # beta's, not alpha's
