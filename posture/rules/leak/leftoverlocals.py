@@ -156,7 +156,7 @@ def _gpu_users(inputs: PostureInputs, node: Node) -> tuple[list[TenantInfo], dic
         for name, (mode, basis) in vendor_sharing(node).items()
         if mode == "mig_ci" and name.startswith(AMD_POOL_PREFIX)
     }
-    partition_holders: set[str] = set()
+    partition_holders: dict[str, str] = {}  # tenant -> its pod holding a partition, and why
     for pod in inputs.pods_by_node.get(node.name, ()):
         tenant = inputs.tenant_of_pod(pod)
         if tenant is None or not pod.is_active:
@@ -167,11 +167,11 @@ def _gpu_users(inputs: PostureInputs, node: Node) -> tuple[list[TenantInfo], dic
             how[tenant.slug] = f"pod {pod.namespace}/{pod.name} reaches every GPU: {reach}"
         elif (held := pod.other_accelerators) or pod.resource_claims:
             asked = ", ".join(f"{k}={v}" for k, v in sorted(held.items())) or "a DRA claim"
-            parts = sorted(set(held) & set(partitions))
-            if parts:
-                partition_holders.add(tenant.slug)
-                asked += f", a compute partition: {partitions[parts[0]]}"
-            how.setdefault(tenant.slug, f"pod {pod.namespace}/{pod.name} holds {asked}")
+            holds = f"pod {pod.namespace}/{pod.name} holds {asked}"
+            if parts := sorted(set(held) & set(partitions)):
+                why = partitions[parts[0]]
+                partition_holders.setdefault(tenant.slug, f"{holds}, a compute partition: {why}")
+            how.setdefault(tenant.slug, holds)
         else:
             continue  # no device node of the GPUs is in its container
         tenants[tenant.slug] = tenant
@@ -187,6 +187,7 @@ def _gpu_users(inputs: PostureInputs, node: Node) -> tuple[list[TenantInfo], dic
         # Only partitions meet here: the tenants holding none share no GPU with them, and
         # those holding one may be on different GPUs.
         tenants = {slug: t for slug, t in tenants.items() if slug in partition_holders}
+        how.update(partition_holders)
     return [tenants[slug] for slug in sorted(tenants)], how, not reaching
 
 
