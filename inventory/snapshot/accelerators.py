@@ -6,9 +6,11 @@ NVIDIA's GPU resources are every `nvidia.com/` name but the Network Operator's N
 partitions) under their own names. Who owns a pod holding one (TEN-001), which pool its node is
 (POD-009, K8S-002), what bounds it (K8S-001), its egress and admission (K8S-007, K8S-009), its
 identity (POD-010) and its request against its limit (POD-006) do not depend on the vendor:
-those checks judge the JUDGED_ACCELERATORS too. NVIDIA's stack, sharing modes and telemetry
-(STACK-*, SHARE-*, POD-011, ATTR-*, DRIFT-*) stay NVIDIA's: gpuposture cannot read another
-vendor's stack, so no finding there means not looked at (the sync says so per node).
+those checks judge the JUDGED_ACCELERATORS too. NVIDIA's stack and telemetry (STACK-*, POD-011,
+ATTR-*, DRIFT-*) stay NVIDIA's: gpuposture cannot read another vendor's stack, so no finding
+there means not looked at (the sync says so per node). Sharing that the node's own labels and
+capacity show (an Intel card shared by sharedDevNum, AMD compute partitions: the helpers at the
+end) is judged as NVIDIA's (posture.rules.vendor_holdings).
 """
 
 from __future__ import annotations
@@ -108,3 +110,44 @@ def not_inventoried(resources: Mapping[str, object]) -> str | None:
         "sharing), so their model, physical count and versions are unknown and no "
         f"{vendors} bulletin is judged"
     )
+
+
+# --- how another vendor's device plugin shares one physical device ---------------------------
+# Intel's GPU plugin: `sharedDevNum` N advertises N of `gpu.intel.com/i915` (or `xe`) per card,
+# handed to N pods that time-share the card. NFD's Intel GPU rules count the cards
+# (`gpu.intel.com/device-id.<class>-<device>.count`); the plugin's labeller names them
+# (`gpu.intel.com/cards: card0.card1`).
+INTEL_SHARED_RESOURCES = ("gpu.intel.com/i915", "gpu.intel.com/xe")
+_INTEL_DEVICE_COUNT = re.compile(r"gpu\.intel\.com/device-id\.[0-9a-f]{4}-[0-9a-f]{4}\.count")
+# AMD's MI300-series compute partitioning (SPX whole, DPX/QPX/CPX 2/4/8 partitions per GPU), as
+# the AMD GPU Operator's node labeller and device config manager label it.
+AMD_COMPUTE_PARTITION_LABELS = (
+    "amd.com/compute-partitioning-mode",
+    "amd.com/gpu.compute-partitioning-mode",
+    "amd.com/gpu.compute-partitioning",
+)
+AMD_MEMORY_PARTITION_LABELS = (
+    "amd.com/memory-partitioning-mode",
+    "amd.com/gpu.memory-partitioning-mode",
+    "amd.com/gpu.memory-partitioning",
+)
+
+
+def intel_gpu_cards(labels: Mapping[str, str]) -> int | None:
+    """The Intel GPU cards of a node by its labels (NFD's device-id counts, else the cards the
+    plugin's labeller names); None where no label says."""
+    counts = [str(v).strip() for k, v in labels.items() if _INTEL_DEVICE_COUNT.fullmatch(k)]
+    if counts and all(c.isdigit() for c in counts):
+        return sum(int(c) for c in counts) or None
+    cards = [c for c in str(labels.get("gpu.intel.com/cards", "")).split(".") if c.strip()]
+    return len(cards) or None
+
+
+def amd_partitioning(labels: Mapping[str, str]) -> tuple[str, str | None] | None:
+    """(compute mode, memory mode or None) of an AMD node whose GPUs are split into compute
+    partitions (a mode other than SPX); None for whole GPUs or where no label says."""
+    compute = next((labels[k] for k in AMD_COMPUTE_PARTITION_LABELS if labels.get(k)), "")
+    if compute.strip().upper() in ("", "SPX"):
+        return None
+    memory = next((labels[k] for k in AMD_MEMORY_PARTITION_LABELS if labels.get(k)), None)
+    return compute.strip().upper(), memory.strip().upper() if memory else None

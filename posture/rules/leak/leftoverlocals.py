@@ -15,6 +15,7 @@ from posture.rules.holding import GpuHolding
 from posture.rules.pod.host_areas import canonical_host_path
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft
+from posture.rules.vendor_holdings import vendor_sharing
 
 # LeftoverLocals, CERT/CC VU#446598 (CVE-2023-4969): GPU local memory is not cleared between
 # kernels, so one process can read what another left there. The advisory lists GPUs of AMD
@@ -63,6 +64,21 @@ def leftoverlocals_match(node: Node, dra_products: Sequence[str] = ()) -> dict[s
         return {"vendor": "AMD", "source": f"labels[{amd_keys[0]}]", "model": None}
     if dra_products:  # AMD's DRA driver publishes AMD GPUs only, whatever their name says
         return {"vendor": "AMD", "source": f"ResourceSlice {AMD_DRIVER}", "model": None}
+    # AMD's device plugin advertises AMD GPUs only: with the labeller off (or never deployed)
+    # the model is unknown, and AMD-SB-6010 lists most Instinct and Radeon lines as affected,
+    # so the GPUs cannot be ruled out. Said so rather than passed over.
+    amd_resources = sorted(r for r in node.accelerator_resources if r.startswith(AMD_POOL_PREFIX))
+    if amd_resources:
+        return {
+            "vendor": "AMD",
+            "source": f"capacity[{amd_resources[0]}]",
+            "model": None,
+            "model_unknown": (
+                "no label names the model (the AMD node labeller's amd.com/gpu.* labels are "
+                "absent); AMD-SB-6010 lists most AMD Instinct and Radeon GPUs as affected, so "
+                "whether these are is unknown"
+            ),
+        }
     return None
 
 
@@ -93,8 +109,12 @@ def amd_dra_products(inputs: PostureInputs, node: Node) -> list[str]:
         "reaches every GPU of the node outside the plugin (privileged, or a hostPath over "
         "/dev) beside another tenant's pods, or where AMD's DRA driver (`gpu.amd.com`) "
         "gives one device to pods of two tenants (a claim they share, a device allocated "
-        "to several claims, a tenant's adminAccess claim). A GPU passed from one tenant to "
-        "the next is LEAK-001's (a reset between tenants)."
+        "to several claims, a tenant's adminAccess claim). Compute partitions of one GPU "
+        "(an MI300X in CPX, DPX or QPX mode) are not whole GPUs: tenants holding them may "
+        "share one, which the API does not show. A node known only by its `amd.com/gpu` "
+        "capacity is judged with its model unknown (AMD-SB-6010 lists most Instinct and "
+        "Radeon GPUs). A GPU passed from one tenant to the next is LEAK-001's (a reset "
+        "between tenants)."
     ),
     remediation=(
         "Do not share these GPUs between tenants: taint the node for a single tenant "
@@ -110,22 +130,33 @@ def leftoverlocals_shared(inputs: PostureInputs) -> Iterator[FindingDraft]:
         match = leftoverlocals_match(node, amd_dra_products(inputs, node))
         if match is None:
             continue
-        tenants, how = _gpu_users(inputs, node)
+        tenants, how, may = _gpu_users(inputs, node)
         if len(tenants) < 2:
             continue
-        yield _leak_draft(node, match, tenants, how)
+        yield _leak_draft(node, match, tenants, how, may)
 
 
-def _gpu_users(inputs: PostureInputs, node: Node) -> tuple[list[TenantInfo], dict[str, str]]:
-    """The tenants that share the node's affected GPUs, and how each reaches them; none when
-    no GPU is shared. Affected GPUs are never NVIDIA's (their holdings on a mixed node are
+def _gpu_users(inputs: PostureInputs, node: Node) -> tuple[list[TenantInfo], dict[str, str], bool]:
+    """The tenants that share the node's affected GPUs, how each reaches them, and whether they
+    only may (compute partitions of tenants, none reaching every GPU); none when no GPU is
+    shared. Affected GPUs are never NVIDIA's (their holdings on a mixed node are
     not these GPUs): the vendor's device plugin (`amd.com/gpu`) hands out whole GPUs, so
     tenants holding one each share nothing; a GPU is shared only where a tenant's pod reaches
     every GPU of the node outside the plugin (privileged, or a hostPath over /dev) beside
-    another tenant's use. A GPU passed from one tenant to the next is LEAK-001's."""
+    another tenant's use, or where tenants hold compute partitions of a partitioned node's GPUs
+    (vendor_holdings.vendor_sharing). A GPU passed from one tenant to the next is LEAK-001's."""
     tenants: dict[str, TenantInfo] = {}
     how: dict[str, str] = {}
     reaching: set[str] = set()
+    # Compute partitions (CPX, mixed-naming partition resources) of one GPU are not one
+    # tenant's GPU: tenants holding partitions on the node may share a GPU (which partition is
+    # on which GPU is not visible).
+    partitions = {
+        name: basis
+        for name, (mode, basis) in vendor_sharing(node).items()
+        if mode == "mig_ci" and name.startswith(AMD_POOL_PREFIX)
+    }
+    partition_holders: dict[str, str] = {}  # tenant -> its pod holding a partition, and why
     for pod in inputs.pods_by_node.get(node.name, ()):
         tenant = inputs.tenant_of_pod(pod)
         if tenant is None or not pod.is_active:
@@ -136,7 +167,11 @@ def _gpu_users(inputs: PostureInputs, node: Node) -> tuple[list[TenantInfo], dic
             how[tenant.slug] = f"pod {pod.namespace}/{pod.name} reaches every GPU: {reach}"
         elif (held := pod.other_accelerators) or pod.resource_claims:
             asked = ", ".join(f"{k}={v}" for k, v in sorted(held.items())) or "a DRA claim"
-            how.setdefault(tenant.slug, f"pod {pod.namespace}/{pod.name} holds {asked}")
+            holds = f"pod {pod.namespace}/{pod.name} holds {asked}"
+            if parts := sorted(set(held) & set(partitions)):
+                why = partitions[parts[0]]
+                partition_holders.setdefault(tenant.slug, f"{holds}, a compute partition: {why}")
+            how.setdefault(tenant.slug, holds)
         else:
             continue  # no device node of the GPUs is in its container
         tenants[tenant.slug] = tenant
@@ -146,9 +181,14 @@ def _gpu_users(inputs: PostureInputs, node: Node) -> tuple[list[TenantInfo], dic
     for slug, (tenant, held) in _dra_co_holders(inputs, node).items():
         tenants[slug], how[slug] = tenant, held
         reaching.add(slug)
-    if not reaching or len(tenants) < 2:
-        return [], {}
-    return [tenants[slug] for slug in sorted(tenants)], how
+    if len(tenants) < 2 or not (reaching or len(partition_holders) >= 2):
+        return [], {}, False
+    if not reaching:
+        # Only partitions meet here: the tenants holding none share no GPU with them, and
+        # those holding one may be on different GPUs.
+        tenants = {slug: t for slug, t in tenants.items() if slug in partition_holders}
+        how.update(partition_holders)
+    return [tenants[slug] for slug in sorted(tenants)], how, not reaching
 
 
 def _dra_co_holders(inputs: PostureInputs, node: Node) -> dict[str, tuple[TenantInfo, str]]:
@@ -187,10 +227,15 @@ def reaches_every_device(pod: Pod) -> str | None:
 
 
 def _leak_draft(
-    node: Node, match: dict[str, Any], tenants: list[TenantInfo], how: dict[str, str]
+    node: Node,
+    match: dict[str, Any],
+    tenants: list[TenantInfo],
+    how: dict[str, str],
+    may: bool = False,
 ) -> FindingDraft:
     """One finding per node: the fix (a single tenant per node, or the vendor's update) is
-    the node's, for every tenant that uses its GPUs."""
+    the node's, for every tenant that uses its GPUs. `may`: only compute partitions meet, and
+    which GPU each is on is not visible."""
     evidence = {
         "node": node.name,
         "advisory": "CERT/CC VU#446598 (LeftoverLocals, CVE-2023-4969)",
@@ -202,11 +247,23 @@ def _leak_draft(
         "counted_by": (
             "whole GPUs the vendor's device plugin allocates (amd.com/gpu) are each one "
             "tenant's; a pod reaching every GPU outside the plugin shares them with the rest; "
-            "a DRA device (gpu.amd.com) held by pods of two tenants is shared by both"
+            "a DRA device (gpu.amd.com) held by pods of two tenants is shared by both; "
+            "compute partitions (CPX, DPX, QPX) of one GPU held by two tenants share it"
+        ),
+        "co_residence": (
+            "possible: the tenants hold compute partitions, and which physical GPU each "
+            "partition is on is not visible"
+            if may
+            else "certain"
         ),
     }
     names = ", ".join(t.slug for t in tenants)
-    title = (
-        f"Tenants {names} share LeftoverLocals-affected {match['vendor']} GPUs on node {node.name}"
+    vendor = match["vendor"]
+    gpus = (
+        f"{vendor} GPUs of unknown model (LeftoverLocals not ruled out)"
+        if match.get("model_unknown")
+        else f"LeftoverLocals-affected {vendor} GPUs"
     )
+    verb = "may share partitions of" if may else "share"
+    title = f"Tenants {names} {verb} {gpus} on node {node.name}"
     return node_draft("LEAK-002", node, tenants=tenants, evidence=evidence, title=title)

@@ -33,6 +33,7 @@ from posture.rules.share.parties import (
     reaches_every_gpu,
 )
 from posture.rules.subjects import PLATFORM_PARTY
+from posture.rules.vendor_holdings import vendor_holdings
 
 
 class SharedGroup:
@@ -120,9 +121,17 @@ def shared_groups(inputs: PostureInputs, node: Node) -> list[SharedGroup]:
         platform, facts = platform_trust_class(inputs), node_facts(node)
         inputs.memo[key] = [
             SharedGroup(node, pool, mode, holdings, platform, facts)
-            for (pool, mode), holdings in pools_by_mode(gpu_holdings(inputs, node)).items()
+            for (pool, mode), holdings in pools_by_mode(_holdings(inputs, node)).items()
         ]
     return cast("list[SharedGroup]", inputs.memo[key])  # what this function stored
+
+
+def _holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
+    """The node's NVIDIA holdings and the other vendors' devices parts of one GPU that pods of
+    several tenants may hold (vendor_holdings: Intel's shared cards, AMD's compute
+    partitions). Those stay out of gpu_holdings: DCGM attribution, NVIDIA_VISIBLE_DEVICES and
+    approvals of NVIDIA sharing configs do not read them."""
+    return gpu_holdings(inputs, node) + vendor_holdings(inputs, node)
 
 
 def tenant_pairs_sharing(inputs: PostureInputs, mode: str) -> Iterator[Meeting]:

@@ -21,6 +21,7 @@ from posture.rules.common import (
 from posture.rules.holding import EVERY_GPU, device_kind
 from posture.rules.pairs import Party, unclassified_party
 from posture.rules.subjects import PLATFORM_PARTY
+from posture.rules.vendor_holdings import vendor_units
 from tenants.mapping import UNCLASSIFIED
 from tenants.policy import base_resource, is_mig_resource
 
@@ -33,7 +34,9 @@ CONCURRENT_MODES = SharingMode.values()[SharingMode.rank(SharingMode.MIG_CI) :]
 def physical_units(node: Node, pool: str) -> int | None:
     """How many physical devices back a pool: those the node's sharing config replicates under
     it, else GPUs from nvidia.com/gpu.count (capacity is multiplied by the replicas), MIG
-    devices from the capacity divided by the replicas."""
+    devices from the capacity divided by the replicas; another vendor's (vendor_units)."""
+    if (vendor := vendor_units(node, pool)) is not None:
+        return vendor[0]
     entry = _replicated(node, pool)
     if entry is not None and entry.units:
         return entry.units
@@ -54,6 +57,8 @@ def _replicated(node: Node, pool: str) -> SharedResource | None:
 
 def _replicas(node: Node, pool: str) -> int | None:
     """Replicas per device of the pool: its own config entry's, else the node's label."""
+    if (vendor := vendor_units(node, pool)) is not None:
+        return vendor[1]
     entry = _replicated(node, pool)
     return (entry.replicas if entry else None) or node.time_slicing_replicas
 
@@ -89,7 +94,7 @@ def co_residence(node: Node, pool: str, own: int, others: int) -> tuple[str, str
 
 def node_facts(node: Node) -> dict[str, Any]:
     """What a co-tenancy's entry for one node shows about how that node shares its GPUs."""
-    return {
+    facts = {
         "gpu_model": node.gpu_model,
         "gpu_count": node.gpu_count,
         # Where a sandbox node's count comes from, or why it is unknown (a vGPU host's).
@@ -100,6 +105,11 @@ def node_facts(node: Node) -> dict[str, Any]:
         "mig_strategy": node.mig_strategy,
         "mig_config": node.mig_config,
     }
+    if node.accelerator_resources:  # another vendor's GPUs (share.vendor_holdings)
+        facts["accelerator_resources"] = dict(node.accelerator_resources)
+        if not node.is_gpu_node:
+            facts["node_sharing_strategy"] = None  # no NVIDIA GPU: none was read, not "none"
+    return facts
 
 
 def config_in_force(node: Node) -> str | None:

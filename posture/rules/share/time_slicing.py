@@ -32,7 +32,9 @@ from posture.rules.subjects import configmap_draft
         "usage per pod. The NVIDIA device plugin hands out "
         "replicas without regard to tenant, so two tenants holding replicas of a time-sliced "
         "resource on one node can land on the same physical GPU and read each other's leftover "
-        "memory or deny each other service."
+        "memory or deny each other service. Intel's GPU plugin with `sharedDevNum` above 1 "
+        "(more `gpu.intel.com/i915` or `xe` than the node has cards) time-shares a card the "
+        "same way."
     ),
     remediation=(
         "Move the tenants onto separate node pools: label the nodes of each pool with their own "
