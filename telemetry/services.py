@@ -15,6 +15,7 @@ from gpuposture.base.rescore import rescore_request
 from inventory.models import Cluster
 from telemetry.attribution import Attributed, attribute
 from telemetry.dcgm import DcgmError, parse_exporter_text
+from telemetry.ingest_changes import readings_move_checks
 from telemetry.ingest_context import attribution_context, kai_reservations, samples_as_read
 from telemetry.models import GpuReading, ResetAttestation, TelemetrySource
 from telemetry.prometheus_api import PrometheusError, parse_matchers, query_range_samples
@@ -38,6 +39,8 @@ class IngestResult:
     first: datetime | None = None
     last: datetime | None = None
     hours_rolled: int = 0  # hours rolled up at once, the one under way too (ingested_hours_rollup)
+    # Whether the samples can move a check reading telemetry (telemetry.ingest_changes).
+    moves_checks: bool = False
 
 
 def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResult:
@@ -51,12 +54,10 @@ def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResul
     if any(a.tenant == UNCLASSIFIED for a in attributed):
         unclassified_tenant_ensure()  # the party the usage is booked to must exist
     tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
-    GpuReading.objects.bulk_create(
-        (_reading(cluster, a, tenant_ids) for a in attributed),
-        batch_size=2000,
-        ignore_conflicts=True,
-    )
-    result = IngestResult(samples=len(attributed))
+    readings = [_reading(cluster, a, tenant_ids) for a in attributed]
+    moves_checks = readings_move_checks(cluster, readings)  # before they are stored
+    GpuReading.objects.bulk_create(readings, batch_size=2000, ignore_conflicts=True)
+    result = IngestResult(samples=len(attributed), moves_checks=moves_checks)
     for a in attributed:
         # Said apart from the tenants' own: usage nobody claims is what a reader acts on.
         kind = UNCLASSIFIED if a.tenant == UNCLASSIFIED else a.attribution
@@ -124,12 +125,18 @@ def _ingest_and_roll(
     cluster: Cluster, samples: list[GpuSample], *, under_way: bool
 ) -> IngestResult:
     """Store samples, then roll up the hours they touched: the utilisation page and API read
-    roll-ups, and a user who ingests and looks should not wait for beat's next one."""
+    roll-ups, and a user who ingests and looks should not wait for beat's next one. Where the
+    samples can move a check (ATTR-001/002/003, LEAK-001), re-score the cluster as a sync
+    does: a node whose first samples arrive no longer reads silent until someone scores.
+    Only then: beat reads each source every few minutes, and idle readings of the devices
+    already reporting, by the same holders, move nothing (telemetry.ingest_changes)."""
     result = samples_ingest(cluster=cluster, samples=samples)
     if result.first is not None and result.last is not None:
         result.hours_rolled = ingested_hours_rollup(
             cluster=cluster, first=result.first, last=result.last, under_way=under_way
         )
+    if result.moves_checks:
+        rescore_request(clusters=[cluster.pk], reason="telemetry ingest")
     return result
 
 
