@@ -47,10 +47,10 @@ PAGE_PHASES = (
     ("telemetry.views", "render", "template (and its small queries)", 1),
 )
 ROLLUP_PHASES = (
-    ("telemetry.services", "_hours_to_roll", "find hours to roll", 1),
-    ("telemetry.services", "_roll_hour", "roll the hour (read, weigh, write)", 1),
-    ("telemetry.services", "weighted", "weigh samples (pure)", 2),
-    ("telemetry.services", "_roll_day", "re-aggregate the day (daily roll-up)", 1),
+    ("telemetry.rollup", "_hours_to_roll", "find hours to roll", 1),
+    ("telemetry.rollup", "_roll_hour", "roll the hour (read, weigh, write)", 1),
+    ("telemetry.rollup", "weighted", "weigh samples (pure)", 2),
+    ("telemetry.rollup", "_roll_day", "re-aggregate the day (daily roll-up)", 1),
 )
 
 
@@ -135,7 +135,7 @@ def run(args: argparse.Namespace, url: str) -> None:
     from django.test import Client
 
     from telemetry.models import GpuReading
-    from telemetry.services import telemetry_rollup
+    from telemetry.rollup import telemetry_rollup
 
     fleet = Fleet(args.gpus, args.tenants, args.mig_share, args.seed)
     now_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)

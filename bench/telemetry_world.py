@@ -298,9 +298,9 @@ def roll_days(cluster: Any, first: date, last: date) -> int:
     from django.apps import apps
     from django.db import connection
 
-    from telemetry import services
+    from telemetry import rollup
 
-    roll_day = getattr(services, "_roll_day", None)
+    roll_day = getattr(rollup, "_roll_day", None)
     if roll_day is None:
         return 0
     for n in range((last - first).days + 1):

@@ -33,7 +33,8 @@ from posture.policy_packs import generated_policy_pack
 from posture.rescore import rescore_now
 from providers.services import provider_ensure
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
-from telemetry.services import samples_ingest, telemetry_rollup
+from telemetry.rollup import telemetry_rollup
+from telemetry.services import samples_ingest
 from tenants.models import Tenant, TrustClass
 from tenants.services import trust_class_image_policy_set, trust_class_pool_taints_set
 

@@ -11,10 +11,11 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from gpuposture.base.labels import words
-from gpuposture.base.roles import EDIT_CLUSTERS, may
+from gpuposture.base.roles import EDIT_CLUSTERS, may, reads_audit_log
 from inventory.components import LABELS as COMPONENT_LABELS
 from inventory.components import firmware_coverage, node_components
 from inventory.dra_node import node_dra_devices
+from inventory.input_failures import import_failures
 from inventory.models import Bulletin, Cluster, ClusterObject, Node, Pod, SyncRun
 from inventory.patching.rollout import RolloutNode, rollout_plan
 from inventory.patching.status import COMPONENTS
@@ -265,4 +266,8 @@ def cluster_detail_context(request: HttpRequest, name: str) -> dict:
         # What beat runs, not the interval alone: a cluster with no stored source has none.
         "schedule": cluster_schedule_summary(cluster=cluster),
         "can_edit": may(request.user, EDIT_CLUSTERS),
+        # Who runs the imports or reads the audit log, where the events live.
+        "import_failures": import_failures(cluster)
+        if may(request.user, EDIT_CLUSTERS) or reads_audit_log(request.user)
+        else [],
     }

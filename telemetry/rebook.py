@@ -10,7 +10,7 @@ from django.db.models import Max, Min
 from inventory.models import Cluster
 from telemetry.ingest_context import attribution_context
 from telemetry.models import Attribution, GpuReading
-from telemetry.services import ingested_hours_rollup
+from telemetry.rollup import ingested_hours_rollup
 from tenants.services import unclassified_tenant_ensure
 
 

@@ -33,7 +33,7 @@ class Period:
 
 def under_way() -> datetime:
     """The start (UTC) of the hour under way: its roll-up holds the samples ingested so far
-    and is redone as more arrive (telemetry.services), so its day's figures are partial."""
+    and is redone as more arrive (telemetry.rollup), so its day's figures are partial."""
     return timezone.now().astimezone(UTC).replace(minute=0, second=0, microsecond=0)
 
 

@@ -1,11 +1,13 @@
-"""Celery tasks for telemetry: thin wrappers over telemetry.services (STYLE rule 3)."""
+"""Celery tasks for telemetry: thin wrappers over telemetry.services and telemetry.rollup
+(STYLE rule 3)."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
 from telemetry import queue
-from telemetry.services import telemetry_rollup, telemetry_sources_read_due
+from telemetry.rollup import telemetry_rollup
+from telemetry.services import telemetry_sources_read_due
 
 
 @shared_task(name=queue.READ_TELEMETRY_SOURCES, acks_late=True)

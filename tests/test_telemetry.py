@@ -21,8 +21,9 @@ from inventory.models import Node, Pod
 from posture.models import Finding
 from posture.services import posture_evaluate
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation, TelemetrySource
+from telemetry.rollup import telemetry_rollup
 from telemetry.samples import GpuSample
-from telemetry.services import samples_ingest, telemetry_rollup
+from telemetry.services import samples_ingest
 from telemetry.tasks import read_telemetry_sources
 from tests.conftest import api_client
 from tests.realworld import realworld

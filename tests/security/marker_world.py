@@ -222,8 +222,9 @@ def marker_tenant(personas) -> None:
 def _telemetry(lab) -> None:
     """The marker held alpha's exclusive GPU before alpha, with no reset between (LEAK-001),
     and used the shared GPU; rolled up so the utilisation page has its hours."""
+    from telemetry.rollup import telemetry_rollup
     from telemetry.samples import GpuSample
-    from telemetry.services import samples_ingest, telemetry_rollup
+    from telemetry.services import samples_ingest
 
     start = timezone.now().replace(minute=0, second=0, microsecond=0) - timedelta(hours=4)
 

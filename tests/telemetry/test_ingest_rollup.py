@@ -16,7 +16,8 @@ from django.test import Client
 from django.utils import timezone
 
 from telemetry.models import GpuUsageHourly, TelemetrySource
-from telemetry.services import samples_ingest, telemetry_rollup
+from telemetry.rollup import telemetry_rollup
+from telemetry.services import samples_ingest
 from telemetry.tasks import read_telemetry_sources
 from tests.conftest import api_client
 from tests.test_fetch import local_server

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from inventory.hostfacts_import import HostFactsResult, node_host_facts_import
+from inventory.input_failures import NVIDIA_SMI, import_failure_record
 from inventory.models import Cluster
 from inventory.sources.nvidia_smi import MAX_INPUT_BYTES, NvidiaSmiError
 from inventory.sync import cluster_get_or_create
@@ -46,6 +47,15 @@ class Command(BaseCommand):
                     cluster=record, node_name=node_name, xml=file.read_bytes()
                 )
         except NvidiaSmiError as exc:
+            # Recorded for the cluster's page, as a failed sync is; nothing of it was stored.
+            import_failure_record(
+                cluster_name=cluster,
+                what=NVIDIA_SMI,
+                source=str(file),
+                error=str(exc),
+                actor=ACTOR,
+                node=node_name,
+            )
             raise CommandError(f"{file}: {exc}") from exc
         if new_cluster:
             self.stderr.write(f"created cluster {cluster} (no sync yet)")

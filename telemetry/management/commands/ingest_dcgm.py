@@ -10,9 +10,12 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from inventory.input_failures import DCGM, import_failure_record
 from inventory.models import Cluster
 from telemetry.prometheus_api import parse_duration, parse_matchers
 from telemetry.services import TelemetryError, exporter_text_ingest, prometheus_ingest
+
+ACTOR = "manage.py ingest_dcgm"
 
 
 class Command(BaseCommand):
@@ -55,7 +58,18 @@ class Command(BaseCommand):
                 result = exporter_text_ingest(
                     cluster=cluster, text=_read(options["file"]), read_at=timezone.now()
                 )
-        except (TelemetryError, ValueError) as exc:
+        except TelemetryError as exc:
+            # Refused input, or a Prometheus that answered nothing usable: recorded for the
+            # cluster's page, as a failed sync is; nothing of it was stored.
+            import_failure_record(
+                cluster_name=cluster.name,
+                what=DCGM,
+                source=options["prometheus"] or str(options["file"]),
+                error=str(exc),
+                actor=ACTOR,
+            )
+            raise CommandError(str(exc)) from exc
+        except ValueError as exc:  # a bad --since or --match: the command line, not the input
             raise CommandError(str(exc)) from exc
         by = ", ".join(f"{n} {k}" for k, n in sorted(result.by_attribution.items())) or "none"
         self.stdout.write(
