@@ -208,7 +208,8 @@ class ConfigMap:
     """A ConfigMap we keep: only those recognised as device-plugin, MIG or vGPU Device Manager
     configuration (the last by its keys and hash alone), and
     the one documented setting of a CNI's (purpose "aws_vpc_cni": inventory/sources/
-    cni_config.py). Other ConfigMaps may carry credentials and are never stored."""
+    cni_config.py), and EKS aws-auth's role mappings (purpose "aws_auth": inventory/sources/
+    aws_auth.py). Other ConfigMaps may carry credentials and are never stored."""
 
     namespace: str
     name: str

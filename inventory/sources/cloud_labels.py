@@ -5,7 +5,8 @@ Google Kubernetes Engine does not run GFD: it labels a GPU node with the acceler
 (`cloud.google.com/gke-accelerator`), the physical GPU count on Autopilot, its own GPU sharing
 (`gke-gpu-sharing-strategy`, `gke-max-shared-clients-per-gpu`) and MIG partition size, and runs
 its own device plugin that reads those labels (no NVIDIA device-plugin ConfigMap). Karpenter on
-EKS labels the instance's GPU name, count and manufacturer; older EKS GPU AMIs label
+EKS labels the instance's GPU name, count and manufacturer, and EKS Auto Mode (a managed
+Karpenter) writes the same labels under `eks.amazonaws.com/`; older EKS GPU AMIs label
 `k8s.amazonaws.com/accelerator`. AKS's `kubernetes.azure.com/accelerator: nvidia` names the
 vendor only, so it gives no model and is not read.
 
@@ -30,6 +31,10 @@ GKE_PARTITION = GKE + "gke-gpu-partition-size"
 KARPENTER_GPU_NAME = "karpenter.k8s.aws/instance-gpu-name"
 KARPENTER_GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
 KARPENTER_GPU_MAKER = "karpenter.k8s.aws/instance-gpu-manufacturer"
+# EKS Auto Mode's spelling of the same three labels (its nodes carry no karpenter.k8s.aws/ ones).
+AUTO_GPU_NAME = "eks.amazonaws.com/instance-gpu-name"
+AUTO_GPU_COUNT = "eks.amazonaws.com/instance-gpu-count"
+AUTO_GPU_MAKER = "eks.amazonaws.com/instance-gpu-manufacturer"
 EKS_ACCELERATOR = "k8s.amazonaws.com/accelerator"
 NVIDIA_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"
 
@@ -64,9 +69,19 @@ KARPENTER_NVIDIA = ("a100", "a10g", "h100", "h200", "b200", "l4", "l40s", "t4", 
 EKS_NVIDIA = ("k80", "m60", "t4", "v100", "a100")
 
 
+def _karpenter(labels: Mapping[str, str], karpenter: str, auto: str) -> tuple[str, str]:
+    """(label, value) of one of Karpenter's instance-gpu labels, else of its Auto Mode
+    spelling; the value "" when neither is set."""
+    for label in (karpenter, auto):
+        value = str(labels.get(label, "")).strip()
+        if value:
+            return label, value
+    return karpenter, ""
+
+
 def karpenter_other_vendor(labels: Mapping[str, str]) -> bool:
     """Karpenter names another GPU maker than NVIDIA (`amd` on g4ad instances)."""
-    maker = labels.get(KARPENTER_GPU_MAKER, "").strip().lower()
+    maker = _karpenter(labels, KARPENTER_GPU_MAKER, AUTO_GPU_MAKER)[1].lower()
     return bool(maker) and maker != "nvidia"
 
 
@@ -75,11 +90,11 @@ def cloud_gpu_model(labels: Mapping[str, str]) -> tuple[str | None, str | None]:
     gke = labels.get(GKE_ACCELERATOR, "").strip()
     if gke:
         return GKE_MODELS.get(gke.lower(), gke), GKE_ACCELERATOR
-    name = labels.get(KARPENTER_GPU_NAME, "").strip()
+    label, name = _karpenter(labels, KARPENTER_GPU_NAME, AUTO_GPU_NAME)
     if name and not karpenter_other_vendor(labels):
-        nvidia = labels.get(KARPENTER_GPU_MAKER, "").strip().lower() == "nvidia"
-        known = nvidia and name.lower() in KARPENTER_NVIDIA
-        return (f"NVIDIA-{name.upper()}" if known else name), KARPENTER_GPU_NAME
+        maker = _karpenter(labels, KARPENTER_GPU_MAKER, AUTO_GPU_MAKER)[1]
+        known = maker.lower() == "nvidia" and name.lower() in KARPENTER_NVIDIA
+        return (f"NVIDIA-{name.upper()}" if known else name), label
     eks = labels.get(EKS_ACCELERATOR, "").strip()
     if eks:
         return _eks_model(eks), EKS_ACCELERATOR
@@ -114,10 +129,10 @@ def _eks_model(value: str) -> str:
 
 
 def cloud_gpu_count(labels: Mapping[str, str]) -> int | None:
-    """Physical GPUs as the cloud labels them (GKE Autopilot, Karpenter), else as the node's
-    instance type fixes them (instance_gpus.py), else None."""
-    for label in (GKE_ACCELERATOR_COUNT, KARPENTER_GPU_COUNT):
-        if label == KARPENTER_GPU_COUNT and karpenter_other_vendor(labels):
+    """Physical GPUs as the cloud labels them (GKE Autopilot, Karpenter, EKS Auto Mode), else as
+    the node's instance type fixes them (instance_gpus.py), else None."""
+    for label in (GKE_ACCELERATOR_COUNT, KARPENTER_GPU_COUNT, AUTO_GPU_COUNT):
+        if label != GKE_ACCELERATOR_COUNT and karpenter_other_vendor(labels):
             continue  # an AMD GPU instance (g4ad): not an NVIDIA GPU this product judges
         count = as_int(labels.get(label))
         if count is not None:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from inventory.snapshot import LABEL_KIND, SharingConfig, UnreadableConfig
 from inventory.sources.cloud_labels import (
+    AUTO_GPU_COUNT,
     GKE_ACCELERATOR_COUNT,
     GKE_MAX_CLIENTS,
     GKE_SHARING,
@@ -58,11 +59,12 @@ READERS: dict[str, Callable[[str], str | None]] = {
     NV + "mig.strategy": _one_of(MIG_STRATEGIES),
     NV + "mig.config.state": _one_of(MIG_STATES),
     # Managed clouds' labels that stand in for GFD's (cloud_labels.py): GKE's sharing, its
-    # clients per GPU and physical count, Karpenter's count.
+    # clients per GPU and physical count, Karpenter's count (and EKS Auto Mode's spelling).
     GKE_SHARING: _one_of(tuple(GKE_SHARING_MODES)),
     GKE_MAX_CLIENTS: _count(1),
     GKE_ACCELERATOR_COUNT: _count(0),
     KARPENTER_GPU_COUNT: _count(0),
+    AUTO_GPU_COUNT: _count(0),
 }
 
 

@@ -38,6 +38,7 @@ from inventory.snapshot_dra import DraClaim, DraClaimTemplate, DraDeviceClass, D
 from inventory.sources import dra
 from inventory.sources import objects as readers
 from inventory.sources.admission import admission_policy_from, is_admission
+from inventory.sources.aws_auth import aws_auth_configmaps
 from inventory.sources.calico_sets import NetSet, is_network_set, network_set, with_network_sets
 from inventory.sources.cni_config import cni_configmaps
 from inventory.sources.cni_policies import (
@@ -315,7 +316,11 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         quotas=tuple(sorted(collected.quotas, key=lambda q: (q.namespace, q.name))),
         configmaps=tuple(
             sorted(
-                [*configs.configmaps, *_cni_configmaps(collected.raw_configmaps, configs)],
+                [
+                    *configs.configmaps,
+                    *_cni_configmaps(collected.raw_configmaps, configs),
+                    *aws_auth_configmaps(collected.raw_configmaps),
+                ],
                 key=lambda c: (c.namespace, c.name),
             )
         ),

@@ -52,6 +52,16 @@ def unrelated_taints(inputs: PostureInputs, node: Node) -> list[str]:
     ]
 
 
+def class_taints(inputs: PostureInputs, node: Node) -> list[str]:
+    """The node's taints that mark a class pool, as evidence names them."""
+    rules = inputs.pool_taint_rules
+    return [
+        f"{t.key}={t.value or ''}:{t.effect}"
+        for t in node.taints
+        if rules.classes_of(t.key, t.value or "", t.effect)
+    ]
+
+
 def class_taints_naming_none(inputs: PostureInputs, node: Node) -> list[str]:
     """The node's taints under a pool taint key whose value is no trust class (a typo such as
     `externel`, or a class never created): meant to mark a class pool, they mark none."""

@@ -62,14 +62,14 @@ def _fired(rules: PoolTaintRules, *taints: dict) -> dict[str, bool]:
         (CONFIGURED, [_taint("dedicated", "batch")], True, True),
         (OURS, [], True, True),
         # Tainted for two classes: pods there tolerate another class's taint, so the node is
-        # no class's dedicated pool (K8S-002 quiet: it does keep untolerating pods off).
+        # no class's dedicated pool, for both checks.
         (
             OURS,
             [
                 _taint("gpuposture.io/trust-class", "external"),
                 _taint("gpuposture.io/trust-class", "sensitive"),
             ],
-            False,
+            True,
             True,
         ),
         # Two taints that both name the tenant's class are still its pool.

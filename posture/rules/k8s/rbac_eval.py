@@ -9,7 +9,7 @@ did not hold grants that role's default rules (inventory/rbac_defaults.py), and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, cast
 
@@ -29,7 +29,9 @@ from inventory.rbac import (
 )
 from inventory.rbac_defaults import missing_defaults
 from inventory.snapshot import PolicyRule, Role, RoleBinding, Subject
+from inventory.sources.aws_auth import AWS_AUTH
 from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.k8s.aws_auth import EVERYTHING, MASTERS_ROLE, SYSTEM_MASTERS, mapped_roles
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,9 @@ class Grant:
     aggregated_from: str | None = None  # the ClusterRole aggregation took the rule from
     # The bound ClusterRole was not in the snapshot: Kubernetes' default for it stood in.
     role_default: bool = False
+    # How the tenant is the subject when it is not one of its own (an IAM role its workloads
+    # assume, mapped by EKS's aws-auth: posture/rules/k8s/aws_auth.py); "" when it is.
+    via: str = ""
 
     def allows(
         self, verb: str, group: str, resource: str, namespace: str | None, name: str | None
@@ -69,6 +74,7 @@ class Grant:
             "binding": ref(self.binding_kind, self.binding_namespace, self.binding_name),
             "role": ref(self.role_kind, None, self.role_name),
             **default,
+            **({"via": self.via} if self.via else {}),
             "aggregated_from": self.aggregated_from,
             "rule": {
                 "apiGroups": list(self.rule.api_groups),
@@ -180,6 +186,17 @@ def effective_permissions(inputs: PostureInputs, tenant: TenantInfo) -> list[Gra
 
 def _grants(inputs: PostureInputs, tenant: TenantInfo) -> list[Grant]:
     namespaces = tenant_namespaces(inputs, tenant)
+    # The Kubernetes identities EKS's aws-auth maps the tenant's IAM roles to are its too.
+    mapped = mapped_roles(inputs, namespaces)
+    vias: dict[str, str] = {}
+    for found in mapped:
+        for principal in found.principals:
+            vias.setdefault(principal, found.via())
+    vias.pop(f"group:{SYSTEM_MASTERS}", None)  # authorised before RBAC: below, not by binding
+    own = set(tenant.principals)
+    vias = {p: v for p, v in vias.items() if p not in own}
+    if vias:
+        tenant = replace(tenant, principals=(*tenant.principals, *vias))
     bound = bound_roles(inputs)
     # Only the subjects that may name the tenant (subject_keys) are asked, in binding order
     # and each binding's subject order: a tenant is named by a few of the cluster's subjects.
@@ -194,7 +211,14 @@ def _grants(inputs: PostureInputs, tenant: TenantInfo) -> list[Grant]:
     grants: list[Grant] = []
     for position, subjects in named.items():
         for subject in dict.fromkeys(subjects):
-            grants += bound_grants(subject, bound[position])
+            kind, _, name = subject.partition(":")
+            via = vias.get(f"{kind.lower()}:{name}", "")
+            grants += [replace(g, via=via) for g in bound_grants(subject, bound[position])]
+    masters = [m for m in mapped if SYSTEM_MASTERS in m.groups]
+    if masters:
+        where = ("ConfigMap", AWS_AUTH[0], AWS_AUTH[1], "no role", MASTERS_ROLE)
+        subject = f"Group:{SYSTEM_MASTERS}"
+        grants.append(Grant(subject, *where, EVERYTHING, None, None, False, masters[0].via()))
     return grants
 
 

@@ -10,6 +10,7 @@ from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.class_pools import (
     GENERIC_GPU_TAINT,
     class_labels,
+    class_taints,
     class_taints_naming_none,
     naming_none_note,
     node_pool_classes,
@@ -32,7 +33,9 @@ from posture.rules.subjects import node_draft
         "requirement of external and sensitive classes cannot hold. Only a taint that names a "
         "class counts: a key of GPUPOSTURE_POOL_TAINT_KEYS (default "
         "`gpuposture.io/trust-class`) whose value is the class, or an exact taint the class "
-        "lists in the admin. The generic `nvidia.com/gpu` taint (every GPU pod tolerates it) "
+        "lists in the admin. And only one class's: a node tainted for two classes admits "
+        "only pods that tolerate another class's taint, so it is neither class's pool (as "
+        "POD-009 reads it). The generic `nvidia.com/gpu` taint (every GPU pod tolerates it) "
         "and unrelated NoSchedule taints (`dedicated=batch`) keep some pods off but say "
         "nothing about classes. The same holds for nodes of other vendors' GPUs and "
         "accelerators (`amd.com/gpu`, `gpu.intel.com/i915` / `xe`, `habana.ai/gaudi`): a "
@@ -54,7 +57,9 @@ def gpu_node_without_class_taint(inputs: PostureInputs) -> Iterator[FindingDraft
         # Any vendor's GPUs: an untainted AMD or Gaudi pool mixes classes as an NVIDIA one does.
         if not node.is_accelerator_node or not kubernetes_node(node):
             continue  # a host no pod is scheduled to has no taints to set
-        if node_pool_classes(inputs, node):
+        # One class's taint makes the node that class's pool; two or more make it none (pods
+        # there tolerate another class's taint), as POD-009's class_pools.tainted_for reads it.
+        if len(node_pool_classes(inputs, node)) == 1:
             continue
         yield _taint_draft(inputs, node, tenants_on_node(inputs, node.name))
 
@@ -77,15 +82,37 @@ def _taint_draft(inputs: PostureInputs, node: Node, tenants: list[TenantInfo]) -
         "class_labels": class_labels(inputs, node),
         "unrelated_taints": unrelated_taints(inputs, node),
         **_naming_none(inputs, node),
+        **_conflicting(inputs, node),
         "ignored": f"{GENERIC_GPU_TAINT} (tolerated by every GPU pod), PreferNoSchedule, and "
         "taints that name no class",
         "tenants_on_node": [{"tenant": t.slug, "trust_class": t.trust_class.slug} for t in tenants],
     }
     title = f"GPU node {node.name} has no taint that separates tenant classes"
-    if named := evidence.get("taints_naming_no_class"):
+    if conflicting := evidence.get("conflicting_class_taints"):
+        classes = " and ".join(evidence["tainted_for_classes"])
+        title = (
+            f"GPU node {node.name} is tainted for {classes} ({', '.join(conflicting)}): "
+            "no single class's pool"
+        )
+    elif named := evidence.get("taints_naming_no_class"):
         # Meant as a class pool: the title says why it is none (a typo reads as a pool).
         title += f": {', '.join(named)} names no trust class"
     return node_draft("K8S-002", node, tenants=tenants, evidence=evidence, title=title)
+
+
+def _conflicting(inputs: PostureInputs, node: Node) -> dict[str, Any]:
+    """Evidence of the taints of two or more classes on one node, if any: only a pod that
+    tolerates every one of them runs there, so each runs beside another class's taint."""
+    classes = node_pool_classes(inputs, node)
+    if len(classes) < 2:
+        return {}
+    return {
+        "tainted_for_classes": classes,
+        "conflicting_class_taints": class_taints(inputs, node),
+        "conflict": "a pool is tainted for one trust class: a node tainted for several "
+        "admits only pods that tolerate another class's taint, so it is no class's "
+        "dedicated pool; keep one class's taint",
+    }
 
 
 def _naming_none(inputs: PostureInputs, node: Node) -> dict[str, Any]:

@@ -20,10 +20,14 @@ Google service account: GPU pods of several tenants on one such pool act as one 
 per node pool (`cloud.google.com/gke-nodepool`; which account a pool runs as is not in the
 cluster, so pools are not merged). Only nodes GKE labels so are read this way.
 GPU pods of two tenants with the same identity assume the same role, read the same buckets and
-appear in the cloud's audit log as one principal. EKS Pod Identity associations and GKE's IAM
-grants to a Kubernetes principal live in the cloud's IAM, invisible from the cluster: nothing is
-said about them (no finding either way). A snapshot without ServiceAccounts is said on its run
-(inventory/sources/files.py, kube_kinds.REFUSABLE_KINDS).
+appear in the cloud's audit log as one principal. A tenant's GPU pod that acts as the identity of
+a platform workload (the Karpenter controller's role in kube-system) holds the platform's cloud
+rights, which is worse: the platform's pods count here whether or not they hold a GPU (only
+tenants' GPU work is judged; the node pool identity of GKE is every pod's on the pool, so
+platform pods are not parties to it), and such a finding is rated high. EKS Pod Identity
+associations and GKE's IAM grants to a Kubernetes principal live in the cloud's IAM, invisible
+from the cluster: nothing is said about them (no finding either way). A snapshot without
+ServiceAccounts is said on its run (inventory/sources/files.py, kube_kinds.REFUSABLE_KINDS).
 """
 
 from __future__ import annotations
@@ -122,9 +126,14 @@ def shared_cloud_identities(
     groups: dict[Identity, dict[str, list[Pod]]] = {}
     sources: dict[Identity, set[str]] = {}
     for pod in sorted(inputs.snapshot.pods, key=pod_ref):
-        if not pod.is_active or not uses_accelerator(inputs, pod):
+        if not pod.is_active:
             continue
+        gpu_work = uses_accelerator(inputs, pod)
+        if not gpu_work and party_of(inputs, pod) != PLATFORM_PARTY:
+            continue  # a tenant's pod with no GPU is not the GPU work this check judges
         for identity, where in cloud_identities(pod, accounts, metadata_nodes, gke_pools).items():
+            if not gpu_work and identity[0] == GCE_NODE:
+                continue  # every pod on the pool is the node: no platform role taken over
             parties = groups.setdefault(identity, {})
             parties.setdefault(party_of(inputs, pod), []).append(pod)
             sources.setdefault(identity, set()).update(where)
@@ -160,13 +169,29 @@ def _identity_draft(
         ],
     }
     who = ", ".join(p or "platform pods" for p in sorted(parties))
+    title = f"GPU pods of {who} act as one cloud identity {value} ({names})"
+    severity = ""
+    if PLATFORM_PARTY in parties:
+        # The tenants hold whatever the platform's workloads may do in the cloud.
+        platform = sorted({f"{p.namespace}/{p.service_account}" for p in parties[PLATFORM_PARTY]})
+        evidence["platform_service_accounts"] = platform
+        evidence["platform_identity"] = (
+            "the platform's own workloads act as this identity: the tenants' GPU pods hold "
+            "the platform's cloud permissions"
+        )
+        title = (
+            f"GPU pods of {', '.join(tenants)} act as the platform's cloud identity {value} "
+            f"({names}), that of {', '.join(platform[:3])}"
+        )
+        severity = "high"
     return subject_draft(
         "POD-010",
         kind=SUBJECT_KIND,
         name=_subject_name(value),
         tenants=tenants,
         evidence=evidence,
-        title=f"GPU pods of {who} act as one cloud identity {value} ({names})",
+        title=title,
+        severity=severity,
         exposure=sum(len(parties[t]) for t in tenants),
         tenant_exposures={t: len(parties[t]) for t in tenants},
     )

@@ -59,7 +59,10 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
         "use the other's credentials, volumes and API permissions, and audit logs and GPU "
         "usage name the shared identity instead of the tenant. The same holds outside the "
         "cluster: ServiceAccounts of several tenants federated to one cloud identity give each "
-        "tenant the other's cloud permissions and data. The identity is read from the "
+        "tenant the other's cloud permissions and data, and a tenant's GPU pods federated to "
+        "the cloud identity of a platform workload (the Karpenter controller's role in "
+        "kube-system, whether or not that workload holds a GPU) hold the platform's cloud "
+        "permissions. The identity is read from the "
         "ServiceAccount's annotation (EKS IRSA `eks.amazonaws.com/role-arn`, Azure Workload "
         "Identity `azure.workload.identity/client-id`, GKE Workload Identity "
         "`iam.gke.io/gcp-service-account`, for pods on nodes that run GKE's metadata server) and "
@@ -86,6 +89,10 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
         "`<namespace>/<name>` ServiceAccount. On GKE, enable Workload Identity on the GPU "
         "node pools (`--workload-metadata=GKE_METADATA`) and keep tenant GPU pods off the "
         "host network."
+    ),
+    severity_rule=(
+        "High where the tenants' GPU pods act as the cloud identity of a platform workload "
+        "(they hold the platform's cloud permissions); medium otherwise."
     ),
     mappings=("SP800-53:AC-2", "SP800-53:AU-10"),
 )

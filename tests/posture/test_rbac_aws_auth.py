@@ -1,0 +1,96 @@
+"""EKS's aws-auth ConfigMap maps an IAM role to Kubernetes groups: a tenant whose workloads
+assume the role (IRSA) holds what those groups hold. `system:masters` needs no binding (the
+API server authorises it before RBAC): the RBAC checks say the tenant may do everything,
+through aws-auth. Before, aws-auth was not kept and nothing was said."""
+
+from __future__ import annotations
+
+import json
+
+import posture.rules  # noqa: F401  (registers the checks)
+from inventory.sources.aws_auth import AWS_AUTH_PURPOSE
+from inventory.sources.normalise import normalise
+from posture.inputs import PostureInputs
+from posture.rules.registry import run_checks
+from tests.posture import test_rules_cross_tenant as xt
+from tests.posture.gpu_access_world import container, node, pod
+
+ROLE = "arn:aws:iam::111122223333:role/gpu-jobs"
+PATCH_NODES = [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["patch"]}]
+
+
+def aws_auth(role: str, *groups: str, username: str = "gpu-jobs") -> dict:
+    listed = "".join(f"  - {g}\n" for g in groups)
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": xt.meta("aws-auth", "kube-system"),
+        "data": {
+            "mapRoles": "- rolearn: arn:aws:iam::111122223333:role/eks-node-role\n"
+            "  username: system:node:{{EC2PrivateDNSName}}\n"
+            "  groups:\n  - system:bootstrappers\n  - system:nodes\n"
+            f"- rolearn: {role}\n  username: {username}\n  groups:\n{listed}",
+            "mapUsers": "- userarn: arn:aws:iam::111122223333:user/ops\n  groups: [ops]\n",
+        },
+    }
+
+
+def irsa_account(ns: str, name: str, role: str) -> dict:
+    annotations = {"eks.amazonaws.com/role-arn": role}
+    return {"kind": "ServiceAccount", "metadata": xt.meta(name, ns, annotations=annotations)}
+
+
+def findings(*objects: dict, check: str = "K8S-003") -> list:
+    snapshot = normalise([*xt.BASE, node("gpu-a"), *objects])
+    inputs = PostureInputs("lab", snapshot, (xt.ALPHA, xt.BETA, xt.CLIN))
+    return run_checks(inputs, only=[check])
+
+
+def test_a_tenant_role_mapped_to_system_masters_may_patch_nodes():
+    (found,) = findings(aws_auth(ROLE, "system:masters"), irsa_account("alpha", "jobs", ROLE))
+    assert found.tenants == ("alpha",)
+    assert (found.subject_kind, found.subject_namespace, found.subject_name) == (
+        "ConfigMap",
+        "kube-system",
+        "aws-auth",
+    )
+    assert "Group:system:masters" in found.title and "aws-auth" in found.title
+    (grant,) = found.evidence["grants"]
+    assert ROLE in grant["via"] and "ServiceAccount alpha/jobs" in grant["via"]
+    # Every right follows: writing the other tenants' namespaces (K8S-008) among them.
+    objects = (aws_auth(ROLE, "system:masters"), irsa_account("alpha", "jobs", ROLE))
+    writes = findings(*objects, check="K8S-008")
+    assert [(f.subject_name, f.tenants) for f in writes] == [
+        ("aws-auth", ("alpha", "beta", "clin"))
+    ]
+
+
+def test_a_mapped_group_bound_to_write_rights_is_the_tenants():
+    objects = (
+        aws_auth(ROLE, "gpu-admins"),
+        xt.cluster_role("node-patcher", PATCH_NODES),
+        xt.binding("gpu-admins-patch", "node-patcher", "Group:gpu-admins"),
+        pod("alpha", "train-0", container(env=[{"name": "AWS_ROLE_ARN", "value": ROLE}])),
+    )
+    (found,) = findings(*objects)
+    assert found.tenants == ("alpha",)
+    assert found.subject_name == "gpu-admins-patch"
+    (grant,) = found.evidence["grants"]
+    assert grant["subject"] == "Group:gpu-admins"
+    assert "pod alpha/train-0 (env AWS_ROLE_ARN)" in grant["via"]
+
+
+def test_roles_no_tenant_assumes_reach_nobody():
+    objects = (
+        aws_auth(ROLE, "system:masters"),
+        irsa_account("alpha", "jobs", ROLE + "-other"),
+        irsa_account("kube-system", "karpenter", ROLE),  # the platform's, not a tenant's
+    )
+    assert findings(*objects) == []
+
+
+def test_the_sync_keeps_only_the_role_mappings():
+    snapshot = normalise([*xt.BASE, aws_auth(ROLE, "system:masters")])
+    (kept,) = [c for c in snapshot.configmaps if c.purpose == AWS_AUTH_PURPOSE]
+    assert json.loads(kept.data[ROLE]) == {"groups": ["system:masters"], "username": "gpu-jobs"}
+    assert set(kept.data) == {ROLE, "arn:aws:iam::111122223333:role/eks-node-role"}
