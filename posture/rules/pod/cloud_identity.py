@@ -22,9 +22,10 @@ cluster, so pools are not merged). Only nodes GKE labels so are read this way.
 GPU pods of two tenants with the same identity assume the same role, read the same buckets and
 appear in the cloud's audit log as one principal. A tenant's GPU pod that acts as the identity of
 a platform workload (the Karpenter controller's role in kube-system) holds the platform's cloud
-rights, which is worse: the platform's pods count here whether or not they hold a GPU (only
-tenants' GPU work is judged; the node pool identity of GKE is every pod's on the pool, so
-platform pods are not parties to it), and such a finding is rated high. EKS Pod Identity
+rights: the platform's pods count here whether or not they hold a GPU (only tenants' GPU work
+is judged; the node pool identity of GKE is every pod's on the pool, so platform pods are not
+parties to it). The severity stays DESIGN's (medium); the title and evidence name the platform's
+workload. EKS Pod Identity
 associations and GKE's IAM grants to a Kubernetes principal live in the cloud's IAM, invisible
 from the cluster: nothing is said about them (no finding either way). A snapshot without
 ServiceAccounts is said on its run (inventory/sources/files.py, kube_kinds.REFUSABLE_KINDS).
@@ -170,7 +171,6 @@ def _identity_draft(
     }
     who = ", ".join(p or "platform pods" for p in sorted(parties))
     title = f"GPU pods of {who} act as one cloud identity {value} ({names})"
-    severity = ""
     if PLATFORM_PARTY in parties:
         # The tenants hold whatever the platform's workloads may do in the cloud.
         platform = sorted({f"{p.namespace}/{p.service_account}" for p in parties[PLATFORM_PARTY]})
@@ -183,7 +183,6 @@ def _identity_draft(
             f"GPU pods of {', '.join(tenants)} act as the platform's cloud identity {value} "
             f"({names}), that of {', '.join(platform[:3])}"
         )
-        severity = "high"
     return subject_draft(
         "POD-010",
         kind=SUBJECT_KIND,
@@ -191,7 +190,6 @@ def _identity_draft(
         tenants=tenants,
         evidence=evidence,
         title=title,
-        severity=severity,
         exposure=sum(len(parties[t]) for t in tenants),
         tenant_exposures={t: len(parties[t]) for t in tenants},
     )

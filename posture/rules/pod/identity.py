@@ -90,10 +90,6 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
         "node pools (`--workload-metadata=GKE_METADATA`) and keep tenant GPU pods off the "
         "host network."
     ),
-    severity_rule=(
-        "High where the tenants' GPU pods act as the cloud identity of a platform workload "
-        "(they hold the platform's cloud permissions); medium otherwise."
-    ),
     mappings=("SP800-53:AC-2", "SP800-53:AU-10"),
 )
 def shared_service_account(inputs: PostureInputs) -> Iterator[FindingDraft]:
