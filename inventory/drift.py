@@ -16,10 +16,11 @@ from inventory import snapshot as snap
 from inventory.drift_causes import without_restated
 from inventory.drift_change import DriftChange as DriftChange  # re-exported: callers import it here
 from inventory.drift_configs import mig_config_changes, sharing_config_changes
-from inventory.drift_labels import label_taint_diff, plugin_label_unread
+from inventory.drift_labels import class_taints, label_taint_diff, plugin_label_unread
 from inventory.drift_rbac import RbacState, detect_rbac_drift
 from inventory.drift_workloads import template_changes, workload_view
 from inventory.pools import node_pool
+from tenants.pool_taints import PoolTaintRules
 
 # The checks a drift event carries (`?check=` on /api/v1/drift-events/ accepts these);
 # DRIFT-004 and DRIFT-005 compare approvals and admission packs, not two syncs.
@@ -74,9 +75,13 @@ def gpu_config_within(state: ClusterState, namespaces: Collection[str]) -> Clust
     )
 
 
-def detect_drift(before: ClusterState, after: ClusterState) -> list[DriftChange]:
+def detect_drift(
+    before: ClusterState, after: ClusterState, rules: PoolTaintRules | None = None
+) -> list[DriftChange]:
+    """`rules`: which taints mark a class pool (tenants.selectors.pool_taint_rules; the
+    default keys and seed classes without)."""
     changes = [
-        *_node_changes(before.nodes, after.nodes),
+        *_node_changes(before.nodes, after.nodes, rules or PoolTaintRules()),
         *sharing_config_changes(
             before.sharing_configs, after.sharing_configs, after.nodes, before.nodes
         ),
@@ -90,14 +95,18 @@ def detect_drift(before: ClusterState, after: ClusterState) -> list[DriftChange]
     return sorted(changes, key=lambda c: (c.check_id, c.subject_namespace, c.subject_name))
 
 
-def _node_changes(before: Iterable[snap.Node], after: Iterable[snap.Node]) -> list[DriftChange]:
+def _node_changes(
+    before: Iterable[snap.Node], after: Iterable[snap.Node], rules: PoolTaintRules
+) -> list[DriftChange]:
     previous = {n.name: n for n in before}
     pools = _pool_sharing(previous.values())
+    pool_taints = _pool_class_taints(previous.values(), rules)
     changes = []
     for node in after:
         old = previous.get(node.name)
         if old is None:
             changes.extend(_replacement_change(node, pools))
+            changes.extend(_replacement_taints(node, pool_taints, rules))
             continue
         if not (node.is_gpu_node or old.is_gpu_node):
             continue
@@ -210,6 +219,50 @@ def _replacement_change(node: snap.Node, pools: Pools) -> list[DriftChange]:
     before = {"node_pool": pool, **{k: was[SHARING_FACTS.index(k)] for k in fields}}
     after = {"node_pool": pool, **{k: now[SHARING_FACTS.index(k)] for k in fields}}
     return [_sharing_change(node, title, before, after)]
+
+
+def _pool_class_taints(
+    nodes: Iterable[snap.Node], rules: PoolTaintRules
+) -> dict[str, frozenset[str]]:
+    """Node pool -> the class-pool taints every one of its earlier GPU nodes carried (a taint
+    some of them lacked says nothing about what a new node should carry)."""
+    found: dict[str, frozenset[str]] = {}
+    for node in nodes:
+        if node.is_gpu_node and (pool := node_pool(node.labels)):
+            taints = class_taints(node, rules)
+            found[pool] = found[pool] & taints if pool in found else taints
+    return found
+
+
+def _replacement_taints(
+    node: snap.Node, pools: dict[str, frozenset[str]], rules: PoolTaintRules
+) -> list[DriftChange]:
+    """DRIFT-003 for a GPU node that joined a class pool (an autoscaler's replacement under a
+    new name) without a class taint the pool's earlier nodes all had: the pool's template lost
+    it, and tenants of other classes may now land there (K8S-002 states it; this dates it)."""
+    pool = node_pool(node.labels)
+    agreed = pools.get(pool, frozenset()) if node.is_gpu_node and pool else frozenset()
+    has = class_taints(node, rules)
+    missing = sorted(agreed - has)
+    if not missing:
+        return []
+    title = (
+        f"GPU node {node.name} joined node pool {pool} without the "
+        f"{'taint' if len(missing) == 1 else 'taints'} {', '.join(missing)} its earlier nodes had"
+    )
+    return [
+        DriftChange(
+            "node",
+            "DRIFT-003",
+            "Node",
+            "",
+            node.name,
+            title,
+            before={"node_pool": pool, "taints": sorted(agreed)},
+            after={"node_pool": pool, "taints": sorted(has)},
+            nodes=(node.name,),
+        )
+    ]
 
 
 def _sharing_change(

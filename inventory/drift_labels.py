@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from inventory import snapshot as snap
+from tenants.pool_taints import SEPARATING_EFFECTS, PoolTaintRules
 
 # Labels GPU Feature Discovery rewrites on every pass: never a configuration change.
 VOLATILE_LABEL_SUFFIXES = ("timestamp", "mig.config.state")
@@ -115,3 +116,14 @@ def label_taint_diff(old: snap.Node, new: snap.Node) -> dict[str, dict[str, Any]
     if old_taints != new_taints:
         before["taints"], after["taints"] = old_taints, new_taints
     return {"before": before, "after": after}
+
+
+def class_taints(node: snap.Node, rules: PoolTaintRules) -> frozenset[str]:
+    """The node's taints that mark a trust-class pool (DESIGN §3): a separating taint under a
+    key of GPUPOSTURE_POOL_TAINT_KEYS, whatever class its value names, or a class's exact taint."""
+    return frozenset(
+        f"{t.key}={t.value}:{t.effect}"
+        for t in node.taints
+        if (t.key in rules.keys and t.effect in SEPARATING_EFFECTS)
+        or rules.classes_of(t.key, t.value, t.effect)
+    )

@@ -21,7 +21,7 @@ from audit.services import CREATE, Actor, audit_change, audit_record
 from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.rescore import rescore_request
 from inventory.audit_state import cluster_state, stored_cluster_state
-from inventory.models import Cluster, SyncRun
+from inventory.models import Cluster, Node, Pod, SyncRun
 from inventory.platform import platform_inputs
 from inventory.queue import enqueue_sync
 from inventory.sources.base import ClusterSource, SourceError, WatchExpired
@@ -34,6 +34,7 @@ from inventory.sync import (
     sync_run_start,
 )
 from inventory.sync_delta import NeedsFullSync, delta_apply
+from inventory.sync_refusal import sync_refusal
 
 PROGRESS_EVERY_SECONDS = 0.5
 
@@ -190,6 +191,16 @@ def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token
     except SnapshotError as exc:
         sync_run_fail(run=run, error=f"a malformed object was read: {exc}")
         raise SyncError(str(exc)) from exc
+    pods = Pod.objects.filter(cluster=cluster)
+    refused = sync_refusal(
+        snapshot.counts,
+        stored_nodes=Node.objects.filter(cluster=cluster).count(),
+        stored_pods=pods.count(),
+        real_cluster=pods.filter(namespace="kube-system").exists(),  # inventory.kinds_read
+    )
+    if refused:  # an empty or partial export would resolve every finding: nothing is applied
+        sync_run_fail(run=run, error=refused)
+        raise SyncError(refused)
     run = snapshot_apply(run=run, snapshot=snapshot)
     if fallback:
         run.warnings = [*run.warnings, fallback]

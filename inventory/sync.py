@@ -30,6 +30,7 @@ from inventory.models import Cluster, ClusterObject, DriftEvent, Node, NodeHostF
 from inventory.sync_rows import BATCH, Changes, chunks, nodes_write, objects_write, pod_rows_write
 from tenants.mapping import resolve_namespace_owners
 from tenants.models import Tenant, TenantNamespace
+from tenants.selectors import pool_taint_rules
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +128,7 @@ def _apply(
         if read is not None:  # compare only the kinds both syncs read (inventory.drift_scope)
             read &= kinds_read(snapshot.counts, _unread(snapshot))
             previous, current = read_in_both(previous, current, read)
-        drift = detect_drift(previous, current)
+        drift = detect_drift(previous, current, pool_taint_rules())
     return {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}, drift
 
 

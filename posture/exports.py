@@ -168,6 +168,10 @@ def _result(row: Mapping[str, Any], index: Mapping[str, int]) -> dict[str, Any]:
     }
     if row["check"] in index:
         result["ruleIndex"] = index[row["check"]]
+    if row.get("status") == "resolved":
+        # A fixed finding is no alert: code-scanning tools raise every "fail" result as one
+        # (SARIF 2.1.0 §3.27.9 kind, §3.27.10 level "none" when not a fail, §3.27.24).
+        result.update(kind="pass", level="none", baselineState="absent")
     if row.get("status") == "accepted":
         result["suppressions"] = [
             {

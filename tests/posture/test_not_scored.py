@@ -29,7 +29,11 @@ tenants:
     namespaces: []
 """
 BROKEN = '{"apiVersion": "v1", "kind": "List", "items": ['
-EMPTY = '{"apiVersion": "v1", "kind": "List", "items": []}'
+# A cluster read that runs nothing (an empty List is no cluster: that sync fails).
+IDLE = (
+    '{"apiVersion": "v1", "kind": "List", "items": '
+    '[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}]}'
+)
 
 
 def _declare(tmp_path: Path, text: str = TENANTS) -> None:
@@ -101,7 +105,7 @@ def test_a_read_cluster_holding_nothing_of_a_tenant_scores_it_and_latecomers_wai
 ):
     lead = personas["security_lead"]
     _declare(tmp_path)
-    _sync(tmp_path, EMPTY)  # read, and nothing runs anywhere: no risk is the truth
+    _sync(tmp_path, IDLE)  # read, and nothing runs anywhere: no risk is the truth
     _score()
     later = TENANTS + "  - slug: beta\n    name: Team Beta\n    trust_class: internal\n"
     _declare(tmp_path, later)  # declared after the last score run (the re-score not yet run)
