@@ -7,8 +7,10 @@ partitions) under their own names. Who owns a pod holding one (TEN-001), which p
 (POD-009, K8S-002), what bounds it (K8S-001), its egress and admission (K8S-007, K8S-009), its
 identity (POD-010) and its request against its limit (POD-006) do not depend on the vendor:
 those checks judge the JUDGED_ACCELERATORS too. NVIDIA's stack, sharing modes and telemetry
-(STACK-*, SHARE-*, POD-011, ATTR-*, DRIFT-*) stay NVIDIA's: gpuposture cannot read another
-vendor's stack, so no finding there means not looked at (the sync says so per node).
+(STACK-*, SHARE-*, ATTR-*, DRIFT-*) stay NVIDIA's: gpuposture cannot read another vendor's
+stack, so no finding there means not looked at (the sync says so per node). POD-011 also reads
+AMD's and Habana's visible-devices variables on their nodes
+(posture.rules.pod.vendor_visible_devices).
 """
 
 from __future__ import annotations
