@@ -22,6 +22,9 @@ SEALED_VALUE = "<literal value not stored>"
 VALUE_READ = frozenset(
     {
         "NVIDIA_VISIBLE_DEVICES",
+        # Their AMD and Intel Gaudi counterparts (POD-011 on those vendors' nodes).
+        "AMD_VISIBLE_DEVICES",
+        "HABANA_VISIBLE_DEVICES",
         "NVIDIA_DRIVER_CAPABILITIES",
         "NVIDIA_MIG_CONFIG_DEVICES",
         "NVIDIA_MIG_MONITOR_DEVICES",

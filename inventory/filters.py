@@ -74,6 +74,19 @@ BOOLEAN_WORDS = {
 }
 
 
+# `?sharing_strategy=`: the stored modes, and "not_read" for the nodes whose sharing the rows
+# show as null (Node.other_vendor_only: only other vendors' GPUs, whose sharing is not read).
+# Any stored mode leaves those out: their stored "none" is NVIDIA's default, not a fact of
+# their GPUs (inventory.serializers blanks it), so "none" must not list them as unshared.
+NOT_READ = "not_read"
+SHARING_CHOICES = [*Node.SharingStrategy.choices, (NOT_READ, "not read (other vendors' GPUs)")]
+OTHER_VENDOR_ONLY = (
+    Q(is_gpu_node=False)
+    & Q(data__accelerator_resources__isnull=False)
+    & ~Q(data__accelerator_resources={})
+)
+
+
 class NodeKindSelect(forms.Select):
     """No kind asked for shows as "all nodes", the choice it means."""
 
@@ -86,7 +99,9 @@ class NodeFilter(FilterSet):
     gpu_model = django_filters.CharFilter(
         field_name="gpu_model", lookup_expr="icontains", label="GPU model contains"
     )
-    sharing_strategy = django_filters.ChoiceFilter(choices=Node.SharingStrategy.choices)
+    sharing_strategy = django_filters.ChoiceFilter(
+        choices=SHARING_CHOICES, method="filter_sharing", label="Sharing strategy"
+    )
     patch_status = django_filters.ChoiceFilter(choices=Node.PatchStatus.choices)
     described_by = django_filters.ChoiceFilter(choices=Node.DescribedBy.choices)
     gpu = django_filters.ChoiceFilter(
@@ -112,6 +127,11 @@ class NodeFilter(FilterSet):
         if value in KIND_FILTERS:
             return queryset.filter(**KIND_FILTERS[value])
         return queryset
+
+    def filter_sharing(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        if value == NOT_READ:
+            return queryset.filter(OTHER_VENDOR_ONLY)
+        return queryset.filter(sharing_strategy=value).exclude(OTHER_VENDOR_ONLY)
 
 
 class SyncRunFilter(FilterSet):

@@ -16,13 +16,16 @@ import json
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Value
 from django.db.models.functions import Cast, Concat
 from rest_framework import serializers
 
 from gpuposture.base.querysets import sees_every_row
-from inventory.models import Bulletin, ClusterObject, Pod
+from inventory.models import Bulletin, Cluster, ClusterObject, Pod
+from inventory.platform import cluster_platform_namespaces
+from tenants.mapping import DEFAULT_PLATFORM_NAMESPACES, TENANT_LABEL
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal
 from tenants.redaction import Field, HiddenScope
 
@@ -32,12 +35,17 @@ _TENANT, _NAMESPACE, _PRINCIPAL, _OWN_NAMESPACE = "t", "n", "p", "o"
 _NAME, _OWN_NAME = "m", "w"
 # A bulletin's tracking id, and its CVEs (JSON text) when hidden or shown.
 _ADVISORY, _HIDDEN_CVES, _SHOWN_CVES = "a", "h", "s"
+# A namespace no tenant claims, as "<cluster id>:<namespace>" (its party: _unclaimed).
+_UNCLAIMED = "u"
 
 
 def hidden_scope_for(user) -> HiddenScope | None:
     """What `user` must not see named: every tenant they may not see, with its namespaces
-    (registered, or holding its pods) and principals, and every bulletin they may not read
-    (its tracking id, and the CVEs no bulletin they read names). One query (a UNION)."""
+    (registered, or holding its pods) and principals, the namespaces no tenant claims that
+    are not the platform's (the unclassified party is another party: _unclaimed), and every
+    bulletin they may not read (its tracking id, and the CVEs no bulletin they read names).
+    One query (a UNION), and where a namespace no tenant claims may be the platform's, the
+    platform namespaces of its cluster (inventory.platform)."""
     if sees_every_row(user, Tenant) and sees_every_row(user, Bulletin):
         return None
     hidden = Tenant.objects.exclude(pk__in=Tenant.objects.visible_to(user).values("pk"))
@@ -58,6 +66,9 @@ def hidden_scope_for(user) -> HiddenScope | None:
         tagged(Pod.objects.filter(tenant__in=own), _OWN_NAMESPACE, models.F("namespace")),
         tagged(principals, _PRINCIPAL, models.F("name")),
         tagged(principals, _PRINCIPAL, Concat("kind", Value(":"), "name")),
+        # Those who read every tenant read the unclassified party too (a lead short of a
+        # bulletin's TLP only).
+        *([] if sees_every_row(user, Tenant) else _unclaimed_words(user, tagged)),
         *_bulletin_words(user, tagged),
     )
     found: dict[str, set[str]] = {
@@ -71,6 +82,7 @@ def hidden_scope_for(user) -> HiddenScope | None:
             _OWN_NAMESPACE,
             _ADVISORY,
             _HIDDEN_CVES,
+            _UNCLAIMED,
         )
     }
     shown_cves: set[str] = set()
@@ -80,16 +92,61 @@ def hidden_scope_for(user) -> HiddenScope | None:
             (found[_HIDDEN_CVES] if tag == _HIDDEN_CVES else shown_cves).update(cves)
         else:
             found[tag].add(word)
+    unclaimed = _unclaimed(found[_UNCLAIMED], found[_OWN_NAMESPACE] | found[_NAMESPACE])
     return HiddenScope(
         tenants=frozenset(found[_TENANT] | found[_NAME]),
-        namespaces=frozenset(found[_NAMESPACE]),
+        namespaces=frozenset(found[_NAMESPACE] | unclaimed),
         principals=frozenset(found[_PRINCIPAL]),
-        objects=_their_bindings(found[_PRINCIPAL], found[_NAMESPACE], found[_OWN_NAMESPACE]),
+        objects=_their_bindings(
+            found[_PRINCIPAL], found[_NAMESPACE] | unclaimed, found[_OWN_NAMESPACE]
+        ),
         advisories=frozenset(found[_ADVISORY]),
         cves=frozenset(found[_HIDDEN_CVES] - shown_cves),
         names=frozenset(found[_NAME]),
         own_names=frozenset(found[_OWN_NAME]),
     )
+
+
+def _unclaimed_words(user, tagged) -> list[models.QuerySet]:
+    """The parts of the UNION that read the namespaces no tenant claims, each as
+    "<cluster id>:<namespace>": those of pods no tenant claims, and the synced namespaces
+    neither registered nor labelled for a tenant (one may hold bindings or quotas only). Only
+    on the clusters `user` may see: nothing they read is of another cluster."""
+    clusters = Cluster.objects.visible_to(user).values("pk")
+    where = Concat(Cast("cluster_id", models.CharField()), Value(":"), "namespace")
+    named = Concat(Cast("cluster_id", models.CharField()), Value(":"), "name")
+    namespaces = (
+        ClusterObject.objects.filter(kind=ClusterObject.Kind.NAMESPACE, cluster__in=clusters)
+        .exclude(name__in=TenantNamespace.objects.values("name"))
+        .exclude(data__labels__has_key=TENANT_LABEL)
+    )
+    return [
+        tagged(Pod.objects.filter(tenant__isnull=True, cluster__in=clusters), _UNCLAIMED, where),
+        tagged(namespaces, _UNCLAIMED, named),
+    ]
+
+
+def _unclaimed(found: set[str], claimed: set[str]) -> frozenset[str]:
+    """The namespaces no tenant claims that are not the platform's: the unclassified party's
+    (DESIGN §3), another party to a tenant viewer, hidden as another tenant's are. The platform's
+    own (the Kubernetes defaults, GPUPOSTURE_PLATFORM_NAMESPACES, the labelled ones, the GPU
+    stack's as found: inventory.platform) stay named: they are nobody's, and a viewer needs
+    them to act on what a finding says of the device plugin or the operator. `found` holds
+    "<cluster id>:<namespace>"; a name another tenant or the viewer claims (in `claimed`) is
+    decided as theirs. The platform namespaces are read only for a cluster holding a candidate
+    the cheap sets do not settle (a query or two for each such cluster)."""
+    plain = DEFAULT_PLATFORM_NAMESPACES | set(settings.GPUPOSTURE_PLATFORM_NAMESPACES) | claimed
+    by_cluster: dict[str, set[str]] = {}
+    for word in found:
+        cluster_id, _, namespace = word.partition(":")
+        if namespace and namespace not in plain:
+            by_cluster.setdefault(cluster_id, set()).add(namespace)
+    unclaimed: set[str] = set()
+    for cluster_id, namespaces in by_cluster.items():
+        # Fail closed: a name that is the platform's in one cluster and unclassified in
+        # another is hidden.
+        unclaimed |= namespaces - cluster_platform_namespaces(Cluster(pk=int(cluster_id)))
+    return frozenset(unclaimed)
 
 
 def _bulletin_words(user, tagged) -> list[models.QuerySet]:

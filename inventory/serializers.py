@@ -215,6 +215,13 @@ class PodSerializer(serializers.ModelSerializer):
             "first_seen",
             "changed_at",
         ]
+        extra_kwargs = {
+            "gpu_resources": {
+                "help_text": "resource -> count of every accelerator the pod holds through a "
+                "device plugin, any vendor's (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915, "
+                "habana.ai/gaudi, ...), as the scheduler counts them; {} for none."
+            }
+        }
 
     def get_party(self, pod: Pod) -> str:
         if self.parties is None or pod.pk not in self.parties:

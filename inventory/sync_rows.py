@@ -228,7 +228,7 @@ def pod_rows_write(
             tenant_id,
             pod.phase,
             pod.service_account,
-            json.dumps(pod.gpu_resources),
+            json.dumps(pod.held_resources),  # any vendor's (docs/api.md gpu_resources)
             canonical,
             digest,
             stamp,

@@ -6,11 +6,12 @@ NVIDIA's GPU resources are every `nvidia.com/` name but the Network Operator's N
 partitions) under their own names. Who owns a pod holding one (TEN-001), which pool its node is
 (POD-009, K8S-002), what bounds it (K8S-001), its egress and admission (K8S-007, K8S-009), its
 identity (POD-010) and its request against its limit (POD-006) do not depend on the vendor:
-those checks judge the JUDGED_ACCELERATORS too. NVIDIA's stack and telemetry (STACK-*, POD-011,
-ATTR-*, DRIFT-*) stay NVIDIA's: gpuposture cannot read another vendor's stack, so no finding
-there means not looked at (the sync says so per node). Sharing that the node's own labels and
-capacity show (an Intel card shared by sharedDevNum, AMD compute partitions: the helpers at the
-end) is judged as NVIDIA's (posture.rules.vendor_holdings).
+those checks judge the JUDGED_ACCELERATORS too. NVIDIA's stack and telemetry (STACK-*, ATTR-*,
+DRIFT-*) stay NVIDIA's: gpuposture cannot read another vendor's stack, so no finding there means
+not looked at (the sync says so per node). Sharing that the node's own labels and capacity show
+(an Intel card shared by sharedDevNum, AMD compute partitions: the helpers at the end) is judged
+as NVIDIA's (posture.rules.vendor_holdings). POD-011 also reads AMD's and Habana's
+visible-devices variables on their nodes (posture.rules.pod.vendor_visible_devices).
 """
 
 from __future__ import annotations

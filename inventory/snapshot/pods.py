@@ -255,6 +255,17 @@ class Pod:
         return {**self.gpu_resources, **others}
 
     @property
+    def held_resources(self) -> dict[str, int]:
+        """Every accelerator the pod holds through a device plugin, any vendor's, judged or not
+        (an AWS Neuron core too), counted as the scheduler counts them: what the workloads API
+        and the node page show as its GPU resources, so a pod holding an AMD GPU never reads
+        as holding none."""
+        others = _scheduled(
+            self.containers, lambda c: {n: _quantity(q) for n, q in c.accelerators.items()}
+        )
+        return {**self.gpu_resources, **others}
+
+    @property
     def other_accelerators(self) -> dict[str, int]:
         """Other vendors' accelerators the pod's containers ask for (any container: a debug
         one holds none), with a positive count."""

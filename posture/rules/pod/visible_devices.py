@@ -23,6 +23,7 @@ from posture.rules.pod.container_findings import (
     container_drafts,
     containers_named,
 )
+from posture.rules.pod.vendor_visible_devices import vendor_facts, vendor_hits
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.stack.visible_devices import node_envvar_access
 from tenants.policy import FRACTIONAL_RESOURCES
@@ -96,7 +97,13 @@ def visible_devices_env(
         "claimed. A node that gives its GPUs to VMs (`nvidia.com/gpu.workload.config` "
         "vm-passthrough or vm-vgpu) runs no container toolkit, so the variable reaches no GPU "
         "there from any container and is not reported (what a privileged container sees under "
-        "/dev there is POD-001's). Platform pods are "
+        "/dev there is POD-001's). Runtimes modelled on NVIDIA's do the same with their own "
+        "variable: Intel Gaudi's habana-container-runtime with HABANA_VISIBLE_DEVICES, AMD's "
+        "Container Toolkit with AMD_VISIBLE_DEVICES; on a node holding that vendor's devices "
+        "a container setting it without requesting one is reported, the access unverified "
+        "(the node's runtime configuration is not read); never on a node without them, and "
+        "ROCR_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES, which only narrow the devices a "
+        "container already has, are not. Platform pods are "
         "exempt by design (the device plugin and DCGM-Exporter set it legitimately); images "
         "that set it in their own ENV are not visible to the API and need the toolkit "
         "setting below."
@@ -123,16 +130,24 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
     found = []
     for pod, tenant in tenant_pods(inputs):
         node = nodes.get(pod.node_name or "")
-        if node is None or not node.is_gpu_node or _claims_a_gpu(inputs, node, pod):
+        if node is None:
             continue
-        if gpus_go_to_vms(inputs, node):
-            continue  # no toolkit there: the variable reaches nothing, not even latently
+        # Another vendor's runtime and its variable (AMD's, Habana's) on a node of its devices.
+        vendor = vendor_hits(node, pod, judged_containers(pod), configmaps)
+        if not node.is_gpu_node or _claims_a_gpu(inputs, node, pod) or gpus_go_to_vms(inputs, node):
+            # No NVIDIA GPU to reach, or none through the variable (a claim's CDI edits, a
+            # node whose GPUs go to VMs runs no toolkit: not even latently).
+            if vendor:
+                found.append(PodHits(pod, tenant, vendor, pod_facts=vendor_facts(node)))
+            continue
         access = node_envvar_access(inputs, node)
         hits = [
             hit
             for container in judged_containers(pod)
             if (hit := _access_hit(inputs, node, access, pod, container, configmaps)) is not None
         ]
+        nvidia = {hit.container.name for hit in hits}
+        hits += [hit for hit in vendor if hit.container.name not in nvidia]
         node_facts = {
             "node_gpu_model": node.gpu_model,
             "node_gpu_count": node.gpu_count,
@@ -193,18 +208,21 @@ def _access_title(ref: str, entries: list[dict[str, Any]], hits: list[ContainerH
     node: latent where it is for each of them, else the first co-tenancy said."""
     named = f"{containers_named(entries)} of {ref}"
     asked = ["requested_gpus" in e for e in entries]
+    # Another vendor's variable (vendor_visible_devices) where every entry sets that one.
+    variables = {e.get("variable", VISIBLE_DEVICES) for e in entries}
+    variable = variables.pop() if len(variables) == 1 else "a visible-devices variable"
     if len(entries) == 1 and asked[0]:
         value = entries[0]["value"] if entries[0]["value"] is not None else "<unread>"
         gpus = entries[0]["requested_gpus"]
-        what = f"sets {VISIBLE_DEVICES}={value} over the {gpus} GPU(s) it requested"
+        what = f"sets {variable}={value} over the {gpus} GPU(s) it requested"
     elif len(entries) == 1:
-        what = f"sets {VISIBLE_DEVICES} without requesting a GPU"
+        what = f"sets {variable} without requesting a GPU"
     elif all(asked):
-        what = f"set {VISIBLE_DEVICES} over the GPUs they requested"
+        what = f"set {variable} over the GPUs they requested"
     elif any(asked):
-        what = f"set {VISIBLE_DEVICES}, some without requesting a GPU"
+        what = f"set {variable}, some without requesting a GPU"
     else:
-        what = f"set {VISIBLE_DEVICES} without requesting a GPU"
+        what = f"set {variable} without requesting a GPU"
     if all(hit.note == LATENT_NOTE for hit in hits):
         return f"{named} {what}{LATENT_NOTE}"
     said = [hit.note for hit in hits if hit.note and hit.note != LATENT_NOTE]
