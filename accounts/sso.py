@@ -49,6 +49,7 @@ def sso_user_update(*, user: AbstractBaseUser, grant: SsoGrant) -> None:
     """Give the user the roles and tenant views one sign-in grants; an audit event if that
     changed anything."""
     before = _access(user)
+    declared = _declared_tenants(user)
     if grant.managed_tenants:
         tenant_model = apps.get_model("tenants", "Tenant")
         managed = tenant_model.objects.filter(slug__in=grant.managed_tenants)
@@ -56,12 +57,18 @@ def sso_user_update(*, user: AbstractBaseUser, grant: SsoGrant) -> None:
         user.viewable_tenants.add(
             *(t for t in managed if t.slug in grant.tenants and t.slug not in viewing)
         )
+        # A tenant the tenants file declares the user a viewer of stays: the IdP's map grants
+        # tenants, it does not revoke the file's (tenants.viewer_role).
         user.viewable_tenants.remove(
-            *(t for t in managed if t.slug not in grant.tenants and t.slug in viewing)
+            *(
+                t
+                for t in managed
+                if t.slug not in grant.tenants and t.slug in viewing and t.slug not in declared
+            )
         )
     current = set(before["roles"])
     wanted = set(grant.roles) if grant.roles_exact else current | grant.roles
-    if _declared_viewer(user):
+    if declared:
         wanted.add(TENANT_VIEWER)
     if wanted != current:
         groups = {g.name: g for g in Group.objects.filter(name__in=current ^ wanted)}
@@ -73,12 +80,13 @@ def sso_user_update(*, user: AbstractBaseUser, grant: SsoGrant) -> None:
         audit_record(actor=ACTOR, action="update", obj=user, before=before, after=after)
 
 
-def _declared_viewer(user: AbstractBaseUser) -> bool:
-    """The tenants file names the user a viewer of a tenant the user views: the role goes
-    with that declaration (tenants.viewer_role), whatever an exact role map says. A tenant
-    an admin gave by hand does not keep it: there the IdP decides."""
+def _declared_tenants(user: AbstractBaseUser) -> set[str]:
+    """Slugs of the tenants the tenants file names the user a viewer of: the role and those
+    tenants go with that declaration (tenants.viewer_role), whatever an exact role map or the
+    tenant map says. A tenant an admin gave by hand is not declared: there the IdP decides."""
     declared = apps.get_model("tenants", "TenantViewerName").objects
-    return declared.filter(username=user.get_username(), tenant__viewers=user).exists()
+    names = declared.filter(username=user.get_username(), tenant__is_system=False)
+    return set(names.values_list("tenant__slug", flat=True))
 
 
 class SsoAccountAdapter(DefaultSocialAccountAdapter):

@@ -245,3 +245,29 @@ def test_an_exact_sso_role_map_keeps_the_role_of_a_declared_viewer(small_world, 
     user = SsoAccountAdapter(request).save_user(request, sociallogin)
     assert sorted(user.groups.values_list("name", flat=True)) == ["procurement", TENANT_VIEWER]
     assert api_slugs(User.objects.get(pk=user.pk)) == ["alpha"]
+
+
+def test_an_idp_tenant_map_does_not_revoke_a_tenant_the_file_declares(small_world, settings):
+    """The tenant map manages alpha and the user's groups do not grant it; the file declares
+    the user a viewer of alpha. The file wins (docs/access.md): before, each sign-in took alpha
+    and the role away and each apply_tenants gave them back."""
+    settings.GPUPOSTURE_OIDC_ROLE_MAP = parse_group_map(
+        "gpu-buyers=procurement", allowed=ASSIGNABLE_ROLES
+    )
+    settings.GPUPOSTURE_OIDC_TENANT_MAP = parse_group_map("team-alpha=alpha;team-beta=beta")
+    settings.GPUPOSTURE_OIDC_GROUPS_CLAIM = "groups"
+    apply(["viewer-alpha", "late-ana"])
+    request = RequestFactory().get("/accounts/oidc/sso/login/callback/")
+    SessionMiddleware(lambda r: None).process_request(request)
+    request._messages = FallbackStorage(request)
+    extra = {"id_token": {"sub": "u-8", "preferred_username": "late-ana", "groups": ["gpu-buyers"]}}
+    sociallogin = SocialLogin(
+        user=User(username="late-ana"),
+        account=SocialAccount(provider="sso", uid="u-8", extra_data=extra),
+    )
+    adapter = SsoAccountAdapter(request)
+    user = adapter.save_user(request, sociallogin)
+    adapter.pre_social_login(request, sociallogin)  # the next sign-in, same groups
+    user = User.objects.get(pk=user.pk)
+    assert sorted(user.groups.values_list("name", flat=True)) == ["procurement", TENANT_VIEWER]
+    assert api_slugs(user) == ["alpha"]
