@@ -88,7 +88,10 @@ def test_service_accounts_are_listed_live_stored_and_read_back(tmp_path):
 @pytest.mark.django_db
 @pytest.mark.usefixtures("full_lists")
 def test_an_account_that_may_not_list_service_accounts_syncs_with_a_warning(tmp_path):
-    with FakeKubeAPI([ANNOTATED]) as api:
+    # An API server always holds its namespaces: with the accounts forbidden, they are what
+    # the read finds (a read that finds nothing at all is refused, inventory.sync_refusal).
+    team_a = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}
+    with FakeKubeAPI([ANNOTATED, team_a]) as api:
         api.forbid(ACCOUNTS)
         cluster, run = _sync(api, tmp_path, "no-sa-grant")
     assert run.status == "succeeded"
