@@ -20,6 +20,9 @@ other object so those keep the ids they had (demo/world.py draws ids in sequence
 - On prod-east, research rotates the NGC pull secret in gpu-operator itself (create, get and
   update on Secrets there): enough to have the token controller mint a token for the
   operator's own service account, and act as it (RBAC escalation paths).
+- On prod-east, an AMD MI300X node in CPX compute partitioning and an Intel Flex node whose
+  one card the GPU plugin shares four ways, with both vendors' operators and two tenants' pods
+  on each (demo/other_vendors.py).
 - On gke-central, research's and analytics' default ServiceAccounts are federated to one Google
   service account (GKE Workload Identity, the pool runs GKE's metadata server): one identity
   for two tenants' GPU pods (POD-010).
@@ -32,6 +35,7 @@ from __future__ import annotations
 from demo import k8s
 from demo.cluster_parts import CLIN, EVAL, NB, ORB, REG, SANDBOX, Cluster
 from demo.k8s import Ids, Obj
+from demo.other_vendors import other_vendors
 
 # calico.yaml (Calico's manifest install): the calico-node DaemonSet in kube-system.
 CALICO = k8s.DaemonSetSpec(
@@ -68,7 +72,13 @@ def additions(ids: Ids, c: Cluster, items: list[Obj]) -> list[Obj]:
     """The objects above for cluster `c`, in the order they are generated; the federated
     ServiceAccounts of `items` are annotated in place (no id drawn)."""
     _federate(c, items)
-    return _cni(ids, c) + _env_access(ids, c) + _contour_route(ids, c) + _secret_rotator(ids, c)
+    return (
+        _cni(ids, c)
+        + _env_access(ids, c)
+        + _contour_route(ids, c)
+        + _secret_rotator(ids, c)
+        + other_vendors(ids, c, items, CALICO)
+    )
 
 
 def _federate(c: Cluster, items: list[Obj]) -> None:

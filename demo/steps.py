@@ -21,10 +21,11 @@ from demo.clusters import CLUSTERS
 from demo.history import last_week
 from demo.k8s_pack import deployed_pack
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml
-from demo.telemetry import DemoNode, DemoPod, demo_samples, uuid_of
+from demo.telemetry import DemoNode, DemoPod, demo_samples, truncated_scrape, uuid_of
 from demo.world import kubectl_sorted
 from inventory.bulletins.imports import bulletins_import_recorded
 from inventory.hostfacts_import import node_host_facts_import
+from inventory.input_failures import DCGM, import_failure_record
 from inventory.models import Cluster, DriftEvent, Node, PatchSla, Pod, SyncRun
 from inventory.services import cluster_save, cluster_sync_from_snapshot
 from inventory.sync import SyncError, cluster_get_or_create
@@ -34,7 +35,7 @@ from posture.rescore import rescore_now
 from providers.services import provider_ensure
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.rollup import telemetry_rollup
-from telemetry.services import samples_ingest
+from telemetry.services import TelemetryError, exporter_text_ingest, samples_ingest
 from tenants.models import Tenant, TrustClass
 from tenants.services import trust_class_image_policy_set, trust_class_pool_taints_set
 
@@ -210,6 +211,16 @@ def telemetry_load(out: OutputWrapper) -> None:
         recorded_by="platform-engineer",
         note="Drained and reset before the new tenant.",
     )
+    # A saved /metrics page cut short, refused as `ingest_dcgm FILE` refuses it and recorded
+    # for prod-east's "Refused imports" panel; nothing of it is stored.
+    source = "pe-l40s-01-metrics.txt"
+    try:
+        exporter_text_ingest(cluster=prod, text=truncated_scrape(), read_at=now)
+    except TelemetryError as exc:
+        import_failure_record(
+            cluster_name=prod.name, what=DCGM, source=source, error=str(exc), actor=ACTOR
+        )
+        out.write(f"telemetry prod-east: {source} refused on purpose (part of the demo)")
 
 
 @contextmanager

@@ -48,6 +48,21 @@ def uuid_of(node: str, index: int) -> str:
     return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
+def truncated_scrape(node: str = "pe-l40s-01") -> str:
+    """A node's /metrics page saved while its exporter restarted: cut off inside a label set,
+    which `ingest_dcgm` refuses (the cluster page lists the refusal)."""
+    labels = (
+        f'gpu="0",UUID="{uuid_of(node, 0)}",pci_bus_id="00000000:17:00.0",device="nvidia0",'
+        f'modelName="NVIDIA L40S",Hostname="{node}",DCGM_FI_DRIVER_VERSION="550.90.07",'
+        'container="vllm-dev",namespace="research-llm",pod="vllm-dev-'
+    )
+    return (
+        "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
+        "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+        f"DCGM_FI_DEV_GPU_UTIL{{{labels}"
+    )
+
+
 def _load(kind: str, t: datetime, rng: random.Random) -> float:
     if "notebook" in kind or "idle" in kind:
         return max(0.0, rng.gauss(2.0, 1.0))

@@ -398,8 +398,9 @@ def test_tenant_pods_live_in_tenant_namespaces(
     unclaimed = set()
     for items in clusters.values():
         owner = owners(items, tenants)
-        # The platform's own: the Kubernetes and GPU stack namespaces, and those the platform
-        # team labels its own (flannel's kube-flannel on neo-west).
+        # The platform's own: the Kubernetes and GPU stack namespaces (AMD's GPU Operator's on
+        # prod-east too), and those the platform team labels its own (flannel's kube-flannel on
+        # neo-west, Intel's device plugins operator's on prod-east).
         labelled = {
             n["metadata"]["name"]
             for n in of_kind(items, "Namespace")
@@ -407,7 +408,13 @@ def test_tenant_pods_live_in_tenant_namespaces(
         }
         for p in of_kind(items, "Pod"):
             ns = p["metadata"]["namespace"]
-            platform = ("kube-system", "gpu-operator", world.KAI_RESERVATION_NS, DRA_DRIVER_NS)
+            platform = (
+                "kube-system",
+                "gpu-operator",
+                "kube-amd-gpu",
+                world.KAI_RESERVATION_NS,
+                DRA_DRIVER_NS,
+            )
             if ns not in owner and ns not in platform and ns not in labelled:
                 unclaimed.add(ns)
     # One namespace nobody claims on purpose: unclassified, its pods judged as external (TEN-001).
