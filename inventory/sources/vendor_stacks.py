@@ -8,6 +8,11 @@ evidence as the GPU Operator's (stack_operators.operator_deployment_namespaces: 
 image AND a ClusterRoleBinding naming the namespace or its operands beside it), and a plugin
 DaemonSet's only where a ClusterRoleBinding names its namespace. A namespace's name never places
 it, and a tenant's namespace stays the tenant's (tenants.mapping.platform_namespaces).
+
+Intel's device plugins carry names of their own: the Intel Device Plugins Operator
+(`intel/intel-deviceplugin-operator`) and its GPU and Gaudi plugins are placed by the same
+evidence. Without it, a cluster running them had the operator's namespace judged as a tenant's
+nobody owns (its privileged plugin raising tenant findings for "unclassified").
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from inventory.snapshot import RoleBinding, Workload
-from inventory.sources.images import namesake
+from inventory.sources.images import image_version, namesake, other_vendor
 from inventory.sources.stack_operators import (
     cluster_bound_namespaces,
     operator_deployment_namespaces,
@@ -32,8 +37,8 @@ def vendor_stack_namespaces(
     operator = operator_deployment_namespaces(
         workloads,
         bindings,
-        is_operator=lambda image: namesake(image) == "gpu_operator",
-        is_operand=lambda image: namesake(image) not in (None, "gpu_operator"),
+        is_operator=lambda image: _role(image) == "gpu_operator",
+        is_operand=lambda image: _role(image) not in (None, "gpu_operator"),
     )
     bound = cluster_bound_namespaces(bindings) or set()
     plugins = {
@@ -41,6 +46,25 @@ def vendor_stack_namespaces(
         for w in workloads
         if w.kind == "DaemonSet"
         and w.namespace in bound
-        and any(namesake(image) == "device_plugin" for image in w.images.values())
+        and any(_role(image) == "device_plugin" for image in w.images.values())
     }
     return operator | plugins
+
+
+# Other vendors' stack images whose names are their own (the last segment of the repository).
+OWN_NAMES = {
+    "intel-deviceplugin-operator": "gpu_operator",
+    "intel-gpu-plugin": "device_plugin",
+    "intel-gpu-initcontainer": "device_plugin",
+    "intel-gaudi-device-plugin": "device_plugin",
+}
+
+
+def _role(image: str) -> str | None:
+    """The stack role of another vendor's image: the NVIDIA component it is named after, or
+    its own name's (OWN_NAMES); None for NVIDIA's images and any other."""
+    if found := namesake(image):
+        return found
+    if not other_vendor(image):
+        return None
+    return OWN_NAMES.get(image_version(image)[0].rsplit("/", 1)[-1])

@@ -138,3 +138,25 @@ def test_amds_operator_namespace_is_the_platforms_but_not_the_gpu_operators():
     assert operator_namespaces(snapshot.workloads, snapshot.bindings) == {"gpu-operator"}
     # AMD's stack is privileged by design, placed by its RBAC as NVIDIA's is: never a tenant's.
     assert {"gpu-operator", "kube-amd-gpu"} <= set(snapshot.platform_namespaces)
+
+
+INTEL_OPERATOR = "intel/intel-deviceplugin-operator:0.31.1"
+INTEL_GPU_PLUGIN = "intel/intel-gpu-plugin:0.31.1"
+
+
+def test_intels_device_plugins_operator_namespace_is_the_platforms():
+    """Intel's operator and GPU plugin carry names of their own (no NVIDIA namesake): placed by
+    the same evidence as AMD's (the operator's image and a ClusterRoleBinding naming its
+    namespace), their namespace is the platform's, not a tenant's nobody owns."""
+    ns = "inteldeviceplugins-system"
+    world = [
+        node("flex-1", {}, capacity={"gpu.intel.com/i915": "4"}),
+        controller("Deployment", ns, "inteldeviceplugins-controller-manager", INTEL_OPERATOR),
+        controller("DaemonSet", ns, "intel-gpu-plugin-gpudeviceplugin", INTEL_GPU_PLUGIN),
+        _cluster_role_binding(ns, "inteldeviceplugins-controller-manager"),
+    ]
+    snapshot = normalise(world)
+    assert ns in snapshot.platform_namespaces
+    # No ClusterRoleBinding names it: the image alone does not place a namespace.
+    alone = normalise([world[0], world[1], _cluster_role_binding("other", "x")])
+    assert ns not in alone.platform_namespaces
