@@ -94,3 +94,22 @@ def test_the_sync_keeps_only_the_role_mappings():
     (kept,) = [c for c in snapshot.configmaps if c.purpose == AWS_AUTH_PURPOSE]
     assert json.loads(kept.data[ROLE]) == {"groups": ["system:masters"], "username": "gpu-jobs"}
     assert set(kept.data) == {ROLE, "arn:aws:iam::111122223333:role/eks-node-role"}
+
+
+def test_an_irsa_role_with_an_iam_path_is_matched_to_aws_auths_role_without():
+    pathed = "arn:aws:iam::111122223333:role/teams/gpu-jobs"
+    (found,) = findings(aws_auth(ROLE, "system:masters"), irsa_account("alpha", "jobs", pathed))
+    assert found.tenants == ("alpha",)
+    assert "Group:system:masters" in found.title
+    (grant,) = found.evidence["grants"]
+    assert ROLE in grant["via"] and pathed in grant["via"]  # both ARNs as written
+
+
+def test_a_role_of_another_account_or_name_is_not_matched_by_its_last_segment():
+    other_account = "arn:aws:iam::999999999999:role/teams/gpu-jobs"
+    other_name = "arn:aws:iam::111122223333:role/gpu-jobs/other"
+    assert not findings(
+        aws_auth(ROLE, "system:masters"),
+        irsa_account("alpha", "jobs", other_account),
+        irsa_account("beta", "jobs", other_name),
+    )
