@@ -7,12 +7,11 @@ a model of its own: it is a fact about one attempt, with nothing later to update
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
-
 from django.db.models import QuerySet
 
 from audit.models import AuditEvent
 from audit.services import audit_record
+from gpuposture.base.fetch import shown_url
 from inventory.models import Cluster
 
 IMPORT_FAILED = "import_failed"
@@ -26,7 +25,11 @@ def import_failure_record(
     """Record a refused input for the cluster of that name; one not created (an nvidia-smi
     import for a new cluster rolls the cluster back too) is named by the event alone."""
     cluster = Cluster.objects.filter(name=cluster_name).first()
-    after = {"input": what, "source": without_credentials(source), "error": error[:2000]}
+    after = {
+        "input": what,
+        "source": without_credentials(source),
+        "error": _error_shown(error, source),
+    }
     return audit_record(
         actor=actor,
         action=IMPORT_FAILED,
@@ -45,8 +48,14 @@ def import_failures(cluster: Cluster, *, limit: int = 5) -> QuerySet[AuditEvent]
 
 
 def without_credentials(source: str) -> str:
-    """A URL's user and password never reach the log; a file path is kept as given."""
-    parts = urlsplit(source)
-    if not parts.scheme or "@" not in parts.netloc:
-        return source
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+    """What the record keeps of the source: a URL without user info, query or fragment (each
+    may carry a credential: user:password@, ?access_token=), bounded; a file path as given."""
+    return shown_url(source)
+
+
+def _error_shown(error: str, source: str) -> str:
+    # The messages name the URL already cleaned (fetch.shown_url); the source as typed is
+    # replaced too, should any message quote it whole.
+    for raw in {source, source.strip()} - {""}:
+        error = error.replace(raw, without_credentials(raw))
+    return error[:2000]

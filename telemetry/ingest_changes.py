@@ -5,7 +5,8 @@ minutes, and re-scoring a large cluster on every read of a quiet fleet costs for
 The checks read (telemetry.facts): which GPU nodes reported lately (ATTR-003), busy runs no
 scheduled pod explains and busy hosts the inventory does not list (ATTR-001, ATTR-002), and
 who held each exclusive GPU sample by sample (LEAK-001). A batch can move them only if it
-brings, after what is stored of a device (a GPU or MIG instance):
+brings, after what is stored of a device (a GPU or MIG instance), or before it but not stored
+(a backfill, a second source, reads out of order):
 - a device with no sample in the lookback: a first ingest, a silent node speaking again, a new
   GPU or host;
 - a busy reading: whether a pod held the GPU then depends on the inventory's pods, which only
@@ -57,7 +58,8 @@ def readings_move_checks(
     cluster: Cluster, readings: list[GpuReading], *, now: datetime | None = None
 ) -> bool:
     """Whether these readings (not stored yet: call before storing them) can move a telemetry
-    check. One grouped query over the lookback before the batch."""
+    check. One grouped query over the lookback before the batch, and one more where some of
+    its readings are not later than what is stored."""
     now = now or timezone.now()
     silent_since = now - timedelta(minutes=settings.GPUPOSTURE_SILENT_NODE_MINUTES)
     threshold = float(settings.GPUPOSTURE_HIJACK_THRESHOLD_PERCENT)
@@ -87,6 +89,43 @@ def readings_move_checks(
             if last_time < silent_since <= time:
                 return True  # a late sample, yet a node quiet past the silence speaks again
             held, last_time = holders, time
+    return _backfill_moves_checks(cluster, batch, latest)
+
+
+def _backfill_moves_checks(
+    cluster: Cluster,
+    batch: dict[Device, dict[datetime, tuple[set[Holder], list[bool]]]],
+    latest: dict[Device, tuple[datetime, set[Holder]]],
+) -> bool:
+    """Readings at or before a device's latest stored sample are new all the same when they
+    are not stored: a Prometheus backfill after a file ingest, a second source, reads out of
+    order. Busy, or held by others than the device's latest holders, they can move a check as
+    a later reading would. One query: the stored (device, time) pairs of their time range."""
+    older = {
+        device: {t: seen for t, seen in times.items() if t <= latest[device][0]}
+        for device, times in batch.items()
+    }
+    older = {device: times for device, times in older.items() if times}
+    if not older:
+        return False
+    moments = [t for times in older.values() for t in times]
+    rows = (
+        GpuReading.objects.filter(
+            cluster=cluster,
+            hostname__in={host for host, _, _ in older},
+            time__gte=min(moments),
+            time__lte=max(moments),
+        )
+        .values_list("hostname", "uuid", "gpu", "gi_id", "time")
+        .distinct()
+        .order_by()
+    )
+    stored = {(_device(host, uuid, gpu, gi_id), t) for host, uuid, gpu, gi_id, t in rows}
+    for device, times in older.items():
+        held = latest[device][1]
+        for time, (holders, busy) in times.items():
+            if (device, time) not in stored and (busy[0] or holders != held):
+                return True
     return False
 
 

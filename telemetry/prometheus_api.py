@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
-from gpuposture.base.fetch import FetchError
+from gpuposture.base.fetch import FetchError, shown_url
 from gpuposture.base.fetch import fetch_json as guarded_fetch_json
 from telemetry.dcgm import METRIC_FIELDS, Reading, finite_or_none, merge_readings, read_series
 from telemetry.samples import GpuSample
@@ -206,9 +206,8 @@ def _point(url: str, metric: str, point: object) -> tuple[datetime, float | None
 
 
 def _shown(url: str) -> str:
-    """`url` for messages, without any user:password@ it carried."""
-    parts = urlsplit(url)
-    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    """`url` for messages: without user info, query or fragment (fetch.shown_url)."""
+    return shown_url(url)
 
 
 _DURATION = re.compile(r"(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")

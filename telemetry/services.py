@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from gpuposture.base.fetch import FetchError, fetch
+from gpuposture.base.fetch import FetchError, fetch, shown_url
 from gpuposture.base.rescore import rescore_request
 from inventory.models import Cluster
 from telemetry.attribution import Attributed, attribute
@@ -165,7 +165,10 @@ def telemetry_source_read(*, source: TelemetrySource) -> IngestResult:
                 cluster=source.cluster, text=text, read_at=now, under_way=False
             )
     except TelemetryError as exc:
-        TelemetrySource.objects.filter(pk=source.pk).update(last_error=str(exc)[:2000])
+        # The messages name the URL cleaned (fetch.shown_url); the URL as stored is replaced
+        # too, should one quote it whole: the source's page shows this to its readers.
+        error = str(exc).replace(source.url, shown_url(source.url)) if source.url else str(exc)
+        TelemetrySource.objects.filter(pk=source.pk).update(last_error=error[:2000])
         raise
     TelemetrySource.objects.filter(pk=source.pk).update(last_read_at=now, last_error="")
     return result

@@ -286,11 +286,36 @@ def _size(limit: int) -> str:
 
 
 def _shown(url: str) -> str:
-    """The URL for messages, without any user:password@ it carried."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    return shown_url(url)
+
+
+SHOWN_URL_CHARS = 500  # a URL field's length; longer is not a URL a person typed
+
+
+def shown_url(url: str) -> str:
+    """A URL as messages, logs and audit records show it: scheme://host[:port]/path. User info,
+    query and fragment are dropped, not only user:password@: a token travels as well in
+    ?access_token= or #id_token=. Without a scheme (prom:9090, bob:pw@host) or unparseable,
+    everything up to the last @ and from the first ? or # goes; a file path stays as given."""
+    text = url.strip()
+    try:
+        parts = urlsplit(text)
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a bad port or bracket: not a URL we can take apart
+        parts, host, port = None, None, None
+    if (
+        parts is not None
+        and parts.scheme
+        and host
+        and text.lower().startswith(f"{parts.scheme}://")
+    ):
+        netloc = f"[{host}]" if ":" in host else host
+        shown = f"{parts.scheme}://{netloc}" + (f":{port}" if port is not None else "")
+        return (shown + parts.path)[:SHOWN_URL_CHARS]
+    bare = text.rpartition("@")[2]
+    for mark in "?#":
+        bare = bare.partition(mark)[0]
+    return bare[:SHOWN_URL_CHARS]
 
 
 class _DeadlineReader(io.RawIOBase):

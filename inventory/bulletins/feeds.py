@@ -5,7 +5,7 @@ valid CSAF is refused with the reason and the rest of the batch still lands."""
 
 from __future__ import annotations
 
-from gpuposture.base.fetch import FetchError, fetch
+from gpuposture.base.fetch import FetchError, fetch, shown_url
 from inventory.bulletins.csaf.feed import Document, FeedError, feed_documents
 from inventory.bulletins.patch_refresh import nodes_patch_refresh
 from inventory.bulletins.store import DEFAULTS, ImportOptions, ImportResult, bulletin_import
@@ -34,4 +34,4 @@ def _fetch(url: str) -> bytes:
     try:
         return fetch(url)
     except FetchError as exc:
-        raise FeedError(exc.reason if exc.url == url else str(exc)) from exc
+        raise FeedError(exc.reason if exc.url == shown_url(url) else str(exc)) from exc

@@ -100,17 +100,39 @@ def accelerator_vendors(resources: Mapping[str, object]) -> list[str]:
     return list(dict.fromkeys(accelerator_vendor(name) for name in sorted(resources)))
 
 
+def sharing_judged(name: str) -> bool:
+    """Whether the co-tenancy checks judge the sharing of this resource's devices from the
+    node's labels and capacity (posture.rules.vendor_holdings): Intel's sharedDevNum, AMD's
+    compute partitions. Gaudi, a VF or PF handed to a VM, Neuron and TPU devices: not judged."""
+    return (
+        name in INTEL_SHARED_RESOURCES
+        or name == "amd.com/gpu"
+        or bool(AMD_PARTITION_RESOURCE.fullmatch(name))
+    )
+
+
 def not_inventoried(resources: Mapping[str, object]) -> str | None:
-    """Why a node's other-vendor accelerators have no model, count, versions or sharing here:
-    gpuposture reads NVIDIA's stack only (None for a node with none)."""
+    """Why a node's other-vendor accelerators have no model, count or versions here: gpuposture
+    reads NVIDIA's stack only; their sharing is judged where the labels and capacity show it
+    (sharing_judged), and said not judged where not (None for a node with none)."""
     if not resources:
         return None
     vendors = " and ".join(accelerator_vendors(resources))
-    return (
+    judged = [name for name in sorted(resources) if sharing_judged(name)]
+    unjudged = [name for name in sorted(resources) if not sharing_judged(name)]
+    said = [
         f"not inventoried: the {vendors} stack is not read (driver, device plugin, firmware, "
-        "sharing), so their model, physical count and versions are unknown and no "
+        f"telemetry), so their model, physical count and versions are unknown and no "
         f"{vendors} bulletin is judged"
-    )
+    ]
+    if judged:
+        said.append(
+            f"the sharing of {', '.join(judged)} between tenants is judged from the node's "
+            "labels and capacity (Intel sharedDevNum, AMD compute partitions)"
+        )
+    if unjudged:
+        said.append(f"the sharing of {', '.join(unjudged)} is not judged")
+    return "; ".join(said)
 
 
 # --- how another vendor's device plugin shares one physical device ---------------------------

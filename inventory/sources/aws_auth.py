@@ -42,9 +42,26 @@ def aws_auth_configmaps(raw: Iterable[RawConfigMap]) -> list[ConfigMap]:
             return [
                 ConfigMap(cm.namespace, cm.name, AWS_AUTH_PURPOSE, (MAP_ROLES,), unreadable=unread)
             ]
-        data = _roles(entries if isinstance(entries, list) else [])
+        if entries is not None and not isinstance(entries, list):
+            unread = {MAP_ROLES: f"not a YAML list but a {type(entries).__name__}"}
+            return [
+                ConfigMap(cm.namespace, cm.name, AWS_AUTH_PURPOSE, (MAP_ROLES,), unreadable=unread)
+            ]
+        data = _roles(entries or [])
         return [ConfigMap(cm.namespace, cm.name, AWS_AUTH_PURPOSE, (MAP_ROLES,), data=data)]
     return []
+
+
+def aws_auth_warnings(configmaps: Iterable[ConfigMap]) -> list[str]:
+    """A mapRoles that cannot be read, said in the sync's warnings: without its roles every
+    tenant looks free of what aws-auth grants (system:masters among it), which is not known."""
+    return [
+        f"ConfigMap {cm.namespace}/{cm.name} {key} could not be read: {error}; the roles it "
+        "maps are unknown, so no tenant is judged through aws-auth (K8S-003/004/008, DRA-001)"
+        for cm in configmaps
+        if (cm.namespace, cm.name) == AWS_AUTH and cm.purpose == AWS_AUTH_PURPOSE
+        for key, error in sorted(cm.unreadable.items())
+    ]
 
 
 def _roles(entries: list) -> dict[str, str]:

@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from inventory.snapshot import Pod
+from inventory.snapshot.accelerators import sharing_judged
 from inventory.snapshot.pods import is_nic_resource
 from inventory.sources.images import is_sandbox_device_plugin
 
@@ -299,17 +300,33 @@ def gfd_resource_sharing(labels: Mapping[str, str], resource: str) -> tuple[str,
 
 
 def not_judged_warning(nodes: Mapping[str, list[str]], shown: int = 5) -> str | None:
-    """One sync warning for every node whose accelerators gpuposture does not judge."""
+    """One sync warning for every node whose accelerators gpuposture does not judge in full:
+    their stack and telemetry are not read; their sharing is judged only where the node's
+    labels and capacity show it (accelerators.sharing_judged), and said not judged otherwise."""
     if not nodes:
         return None
     names = sorted(nodes)
     listed = "; ".join(f"{n} ({', '.join(nodes[n])})" for n in names[:shown])
     more = f"; and {len(names) - shown} more" if len(names) > shown else ""
+    resources = sorted({r for held in nodes.values() for r in held})
+    judged = [r for r in resources if sharing_judged(r)]
+    unjudged = [r for r in resources if not sharing_judged(r)]
+    sharing = (
+        f" Their sharing between tenants is judged from the node's labels and capacity for "
+        f"{', '.join(judged)} (Intel sharedDevNum, AMD compute partitions: SHARE-001, "
+        "SHARE-003, SHARE-007, LEAK-002)."
+        if judged
+        else ""
+    )
+    if unjudged:
+        sharing += (
+            f" The sharing of {', '.join(unjudged)} is not judged: pods using them appear in "
+            "no sharing check."
+        )
     return (
-        f"{len(names)} node(s) have accelerators gpuposture does not judge: {listed}{more}. "
-        "Their sharing between tenants, their driver stack and their telemetry are not "
-        "assessed (no finding means not looked at, not safe); pods using them appear in no "
-        "sharing check. AMD, Intel and Gaudi devices still count as GPUs for ownership, "
-        "pools and taints, quotas, egress, admission and identity (TEN-001, POD-009, "
-        "K8S-002, K8S-001, K8S-007, K8S-009, POD-010)"
+        f"{len(names)} node(s) have accelerators gpuposture does not judge in full: {listed}"
+        f"{more}. Their model, driver stack and telemetry are not read (no finding there "
+        f"means not looked at, not safe).{sharing} AMD, Intel and Gaudi devices still count "
+        "as GPUs for ownership, pools and taints, quotas, egress, admission and identity "
+        "(TEN-001, POD-009, K8S-002, K8S-001, K8S-007, K8S-009, POD-010)"
     )

@@ -38,7 +38,7 @@ from inventory.snapshot_dra import DraClaim, DraClaimTemplate, DraDeviceClass, D
 from inventory.sources import dra
 from inventory.sources import objects as readers
 from inventory.sources.admission import admission_policy_from, is_admission
-from inventory.sources.aws_auth import aws_auth_configmaps
+from inventory.sources.aws_auth import aws_auth_configmaps, aws_auth_warnings
 from inventory.sources.calico_sets import NetSet, is_network_set, network_set, with_network_sets
 from inventory.sources.cni_config import cni_configmaps
 from inventory.sources.cni_policies import (
@@ -309,6 +309,8 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         ),
     )
     collected.warnings.extend(warnings)
+    aws_auth = aws_auth_configmaps(collected.raw_configmaps)
+    collected.warnings.extend(aws_auth_warnings(aws_auth))
     return ClusterSnapshot(
         nodes=tuple(sorted(nodes, key=lambda n: n.name)),
         pods=tuple(pods),
@@ -319,7 +321,7 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
                 [
                     *configs.configmaps,
                     *_cni_configmaps(collected.raw_configmaps, configs),
-                    *aws_auth_configmaps(collected.raw_configmaps),
+                    *aws_auth,
                 ],
                 key=lambda c: (c.namespace, c.name),
             )

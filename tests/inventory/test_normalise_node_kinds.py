@@ -245,8 +245,27 @@ def test_other_vendors_accelerators_are_said_not_judged():
     assert "3 node(s)" in warning
     assert "mi300 (amd.com/gpu)" in warning and "gaudi (habana.ai/gaudi)" in warning
     assert "not safe" in warning
+    assert "model, driver stack and telemetry are not read" in warning
+    # SHARE-001/003/007 and LEAK-002 judge AMD's sharing; Gaudi's and TPU's are not judged.
+    judged, _, unjudged = warning.partition("The sharing of ")
+    assert "judged from the node's labels and capacity for amd.com/gpu" in judged
+    assert "google.com/tpu, habana.ai/gaudi is not judged" in unjudged
+    assert "amd.com/gpu" not in unjudged.split("is not judged")[0]
     # Nothing NVIDIA is claimed of them: no GPU node, so no stack or sharing verdict.
     assert not any(n.is_gpu_node for n in snapshot.nodes)
+
+
+def test_intel_and_amd_sharing_is_not_said_to_be_in_no_sharing_check():
+    snapshot = normalise(
+        [
+            node("flex", {}, capacity={"gpu.intel.com/i915": 4}),
+            node("mi300", {}, capacity={"amd.com/cpx_nps4": 64}),
+        ],
+        **PLATFORM,
+    )
+    (warning,) = [w for w in snapshot.warnings if "does not judge" in w]
+    assert "appear in no sharing check" not in warning
+    assert "amd.com/cpx_nps4, gpu.intel.com/i915" in warning and "SHARE-001" in warning
 
 
 def test_an_eks_amd_gpu_instance_is_not_an_nvidia_gpu_node():

@@ -158,3 +158,14 @@ def test_the_patch_page_counts_other_vendors_nodes_it_cannot_judge(mixed, person
         "3 node(s) of other vendors' GPUs are not judged here" in text
     )
     assert "mi300-a" not in text and "No GPU nodes yet" not in text
+
+
+@pytest.mark.django_db
+def test_the_node_api_says_which_sharing_is_judged_and_which_not(mixed, personas):
+    lead = api_client(personas["security_lead"])
+    nodes = {n["name"]: n for n in lead.get("/api/v1/nodes/?cluster=mixed").json()["results"]}
+    amd, gaudi = nodes["mi300-a"]["not_inventoried"], nodes["gaudi-a"]["not_inventoried"]
+    # SHARE-001/003/007 and LEAK-002 judge AMD's and Intel's sharing from labels and capacity.
+    assert "telemetry" in amd and "sharing of amd.com/gpu between tenants is judged" in amd
+    assert "sharing, so" not in amd and "not judged" not in amd
+    assert "the sharing of habana.ai/gaudi is not judged" in gaudi

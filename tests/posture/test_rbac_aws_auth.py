@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
 import posture.rules  # noqa: F401  (registers the checks)
+from inventory.models import SyncRun
 from inventory.sources.aws_auth import AWS_AUTH_PURPOSE
 from inventory.sources.normalise import normalise
 from posture.inputs import PostureInputs
@@ -94,3 +99,55 @@ def test_the_sync_keeps_only_the_role_mappings():
     (kept,) = [c for c in snapshot.configmaps if c.purpose == AWS_AUTH_PURPOSE]
     assert json.loads(kept.data[ROLE]) == {"groups": ["system:masters"], "username": "gpu-jobs"}
     assert set(kept.data) == {ROLE, "arn:aws:iam::111122223333:role/eks-node-role"}
+
+
+def test_an_irsa_role_with_an_iam_path_is_matched_to_aws_auths_role_without():
+    pathed = "arn:aws:iam::111122223333:role/teams/gpu-jobs"
+    (found,) = findings(aws_auth(ROLE, "system:masters"), irsa_account("alpha", "jobs", pathed))
+    assert found.tenants == ("alpha",)
+    assert "Group:system:masters" in found.title
+    (grant,) = found.evidence["grants"]
+    assert ROLE in grant["via"] and pathed in grant["via"]  # both ARNs as written
+
+
+def test_a_role_of_another_account_or_name_is_not_matched_by_its_last_segment():
+    other_account = "arn:aws:iam::999999999999:role/teams/gpu-jobs"
+    other_name = "arn:aws:iam::111122223333:role/gpu-jobs/other"
+    assert not findings(
+        aws_auth(ROLE, "system:masters"),
+        irsa_account("alpha", "jobs", other_account),
+        irsa_account("beta", "jobs", other_name),
+    )
+
+
+def unreadable_aws_auth(map_roles: str) -> dict:
+    found = aws_auth(ROLE, "system:masters")
+    found["data"]["mapRoles"] = map_roles
+    return found
+
+
+@pytest.mark.parametrize("map_roles", ["- rolearn: [unclosed\n  groups: {", "rolearn: x\n"])
+def test_an_unreadable_map_roles_is_a_sync_warning(map_roles):
+    snapshot = normalise([*xt.BASE, unreadable_aws_auth(map_roles)])
+    (warning,) = [w for w in snapshot.warnings if "aws-auth" in w]
+    assert "kube-system/aws-auth mapRoles could not be read" in warning
+
+
+@pytest.mark.django_db
+def test_the_run_and_the_cluster_page_show_an_unreadable_aws_auth(tmp_path, personas):
+    world = {"kind": "List", "items": [*xt.BASE, node("gpu-a"), unreadable_aws_auth("- [")]}
+    (tmp_path / "world.json").write_text(json.dumps(world))
+    call_command("sync_cluster", cluster="lab", snapshot=[str(tmp_path / "world.json")])
+    run = SyncRun.objects.get(cluster__name="lab")
+    assert run.status == "succeeded"
+    (warning,) = [w for w in run.warnings if "aws-auth" in w]
+    assert "kube-system/aws-auth mapRoles could not be read" in warning
+    client = Client()
+    client.force_login(personas["platform_engineer"])
+    page = client.get("/clusters/lab/").content.decode()
+    assert "kube-system/aws-auth mapRoles could not be read" in page
+
+
+def test_a_readable_aws_auth_warns_nothing():
+    snapshot = normalise([*xt.BASE, aws_auth(ROLE, "system:masters")])
+    assert not [w for w in snapshot.warnings if "aws-auth" in w]

@@ -6,7 +6,10 @@ annotation `eks.amazonaws.com/role-arn` on a ServiceAccount of its namespaces, o
 `AWS_ROLE_ARN` a pod there carries) can act as them, so the RBAC checks (rbac_eval) judge
 their rights as the tenant's. `system:masters` needs no binding: the API server's authoriser
 lets the group do everything before RBAC is asked, so it stands for one grant of every verb on
-everything, "through" aws-auth. A role ARN is compared as written (aws-auth takes no path).
+everything, "through" aws-auth. A role ARN is compared without its IAM path: aws-auth's
+`rolearn` takes none (AWS documents it; the authenticator drops it from the role an STS token
+names), while an IRSA annotation names the role with it (`role/teams/team-x`). Evidence keeps
+both as written.
 """
 
 from __future__ import annotations
@@ -50,28 +53,44 @@ class MappedRole:
 
 
 def mapped_roles(inputs: PostureInputs, namespaces: Iterable[str]) -> list[MappedRole]:
-    """The aws-auth mapped roles the workloads of `namespaces` assume, by role ARN."""
+    """The aws-auth mapped roles the workloads of `namespaces` assume, by aws-auth's ARN."""
     mappings = role_mappings(inputs.snapshot.configmaps)
     if not mappings:
         return []
+    by_key: dict[str, str] = {}
+    for arn in sorted(mappings):  # a path aws-auth cannot match yields to the ARN without
+        if role_key(arn) not in by_key or role_key(arn) == arn:
+            by_key[role_key(arn)] = arn
     owned = set(namespaces)
     assumed: dict[str, set[str]] = {}
+
+    def assume(role: str, who: str) -> None:
+        mapped = by_key.get(role_key(role))
+        if mapped is not None:
+            as_written = f" (role {role})" if role != mapped else ""
+            assumed.setdefault(mapped, set()).add(who + as_written)
+
     for account in inputs.snapshot.service_accounts:
         role = account.identities.get(IRSA_ANNOTATION, "").strip()
-        if account.namespace in owned and role in mappings:
-            assumed.setdefault(role, set()).add(
-                f"ServiceAccount {account.namespace}/{account.name}"
-            )
+        if account.namespace in owned and role:
+            assume(role, f"ServiceAccount {account.namespace}/{account.name}")
     for pod in inputs.snapshot.pods:
         if pod.namespace not in owned or not pod.is_active:
             continue
         for var in (v for c in pod.containers for v in c.env if v.name == "AWS_ROLE_ARN"):
             role = (var.value or "").strip()
-            if role in mappings and var.value != SEALED_VALUE:
-                assumed.setdefault(role, set()).add(
-                    f"pod {pod.namespace}/{pod.name} (env AWS_ROLE_ARN)"
-                )
+            if role and var.value != SEALED_VALUE:
+                assume(role, f"pod {pod.namespace}/{pod.name} (env AWS_ROLE_ARN)")
     return [
         MappedRole(role, *mappings[role], tuple(sorted(where)))
         for role, where in sorted(assumed.items())
     ]
+
+
+def role_key(arn: str) -> str:
+    """`arn:<partition>:iam::<account>:role/<name>`: the role without its IAM path, as aws-auth
+    matches it; anything not a role ARN as written."""
+    head, sep, name = arn.partition(":role/")
+    if not sep or not head.startswith("arn:"):
+        return arn
+    return f"{head}:role/{name.rsplit('/', 1)[-1]}"
