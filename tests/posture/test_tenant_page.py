@@ -27,8 +27,10 @@ pytestmark = pytest.mark.django_db
 # The page's queries: session, user, roles, tenant, latest score, trend, approvals, the
 # clusters' currency (stale or re-scoring banners), the subjects of the top risks, the groups,
 # the clusters for the filter, the rows (one window query; one check's view: count + page), their
-# tenants, and for a tenant viewer the names they may not see (2: tenants, cluster objects).
-PINNED_TENANT_PAGE = 16
+# tenants, and for a tenant viewer the names they may not see (2: tenants, cluster objects) and,
+# for the cluster holding namespaces no tenant claims, its platform namespaces (2: the
+# unclassified party's names are hidden, the platform's are not: inventory.presenter).
+PINNED_TENANT_PAGE = 18
 
 
 def grown_snapshot(tmp_path, nodes: int):
