@@ -213,6 +213,10 @@ def presence(
     return deployed, not_installed
 
 
+# How the node's `deployed` says another project's device plugin runs there (_other_plugin).
+OTHER_PLUGIN = "not NVIDIA's: no NVIDIA device-plugin version to judge"
+
+
 def _other_plugin(pods: Iterable[Pod]) -> str | None:
     """Where another project's GPU device plugin runs on the node, said as such: the plugin is
     there, and its version is not one NVIDIA's device-plugin bulletins name."""
@@ -221,7 +225,7 @@ def _other_plugin(pods: Iterable[Pod]) -> str | None:
             if project := other_device_plugin(container.image):
                 return (
                     f"{project} runs the device plugin here (pod {pod.namespace}/{pod.name}, "
-                    f"{container.image}), not NVIDIA's: no NVIDIA device-plugin version to judge"
+                    f"{container.image}), {OTHER_PLUGIN}"
                 )
     return None
 
@@ -310,12 +314,16 @@ def deployed_unknown(node: Any) -> list[str]:
     get = node.get if isinstance(node, Mapping) else lambda name: getattr(node, name, None)
     deployed = get("deployed") or {}
     host_only = get("described_by") == HOST_ONLY
+    # Another project's plugin (HAMi's) runs there: its version is its image's, known, only
+    # not one NVIDIA's bulletins name; nothing a user could do would make it "known".
+    other_plugin = str(deployed.get("device_plugin") or "").endswith(OTHER_PLUGIN)
     return [
         component
         for component, entry in node_components(node).items()
         if entry["state"] == UNKNOWN
         and (component in (*ESSENTIAL, "device_plugin") or component in deployed)
         and (not host_only or component in HOST_READ)
+        and not (component == "device_plugin" and other_plugin)
     ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from inventory.components import deployed_unknown
 from inventory.snapshot import Taint
 from inventory.sources.normalise import image_version, normalise
 from tests.inventory.normalise_helpers import controller, ctr, node, only_node, pod
@@ -309,6 +310,9 @@ def test_gpu_feature_discovery_in_the_plugins_image_is_not_the_device_plugin():
     hami_node = only_node(objects)
     assert hami_node.device_plugin_version is None
     assert "HAMi runs the device plugin here" in hami_node.deployed["device_plugin"]
+    # Its version is HAMi's image's: known, only not NVIDIA's. STACK-004 does not ask to make
+    # it known (nothing would): the driver and toolkit on the host stay unknown here.
+    assert deployed_unknown(hami_node) == ["driver", "container_toolkit"]
     # The plugin's own container in the same image is still the plugin.
     objects.append(
         pod("nvidia-dp", "plugin", ctr("nvidia-device-plugin-ctr", gfd_image), node_name="l40s-01")
