@@ -89,6 +89,7 @@ def test_no_drift_003_where_the_pool_had_no_agreed_class_taint_lost(before, afte
 
 def _world(node_name: str, taints: list[dict]) -> dict:
     world = copy.deepcopy(load_json("small-cluster.json"))
+    assert isinstance(world, dict)
     for item in world["items"]:
         if item["kind"] == "Node" and item["metadata"]["name"] == "gpu-ts-1":
             item["metadata"]["name"] = node_name

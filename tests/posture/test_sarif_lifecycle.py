@@ -34,6 +34,7 @@ def _world_with_every_status(cluster, personas) -> tuple[Finding, Finding]:
     resolved = Finding.objects.get(cluster=cluster, check_id="POD-001", subject_name="inference-0")
     assert resolved.status == "resolved"
     accepted = Finding.objects.filter(cluster=cluster, status="open").order_by("pk").first()
+    assert accepted is not None
     until = (timezone.now() + timedelta(days=30)).date().isoformat()
     answer = api_client(personas["security_lead"]).post(
         f"/api/v1/findings/{accepted.pk}/accept/",
