@@ -23,11 +23,17 @@ KEPT = "the last good state is kept"
 
 
 def sync_refusal(
-    counts: Mapping[str, int], *, stored_nodes: int, stored_pods: int, real_cluster: bool
+    counts: Mapping[str, int],
+    *,
+    stored_nodes: int,
+    stored_pods: int,
+    real_cluster: bool,
+    exported_kube_system: bool = True,
 ) -> str | None:
     """Why a full sync that read `counts` (objects per kind) must not be applied over a
     cluster whose last good state has `stored_nodes` nodes and `stored_pods` pods; None when
-    it may. `real_cluster`: that state ran pods in kube-system (inventory.kinds_read)."""
+    it may. `real_cluster`: that state ran pods in kube-system (inventory.kinds_read);
+    `exported_kube_system`: this export holds pods there."""
     if not any(counts.values()):
         return (
             "the snapshot holds no objects at all (kubectl on the wrong context, or a filter "
@@ -46,6 +52,15 @@ def sync_refusal(
             f"the snapshot holds no Pod object, while the cluster's last good sync had "
             f"{_count(stored_pods, 'pod')} (a running cluster always runs pods): "
             f"{EXPORT_HINT}; {KEPT}"
+        )
+    # Pods, but none in kube-system where the last good sync had them: the pods of some
+    # namespaces only (`kubectl get pods -n team-a`); every other tenant's would look fixed.
+    if "Pod" in counts and stored_pods and real_cluster and not exported_kube_system:
+        return (
+            "the snapshot holds pods but none in kube-system, while the cluster's last good "
+            "sync ran pods there: it holds the pods of some namespaces only (`kubectl get pods "
+            "-n ...`), and every other namespace's would read as gone; export the pods of "
+            f"every namespace (`-A`) with the rest and sync again; {KEPT}"
         )
     return None
 

@@ -100,7 +100,7 @@ def _flatten(file: Path, document: Any) -> list[dict[str, Any]]:
         )
     if not _is_list(document):
         return [document]
-    return list(_list_items(document))
+    return list(_list_items(document, file))
 
 
 def _describe(document: Any) -> str:
@@ -118,15 +118,24 @@ def _is_list(document: dict[str, Any]) -> bool:
     return kind == "List" or (kind.endswith("List") and "items" in document)
 
 
-def _list_items(document: dict[str, Any]) -> Iterator[Any]:
+def _list_items(document: dict[str, Any], file: Path) -> Iterator[Any]:
     """Items of a List, nested Lists flattened. A typed list from the API (PodList) leaves
-    `kind` off its items; it is put back so normalise can read them."""
+    `kind` off its items; it is put back so normalise can read them. A list that is one page
+    of a longer one (`metadata.continue` set: the API's own list read with a limit) is refused:
+    taken whole, every object on the other pages would read as gone."""
     list_kind = str(document["kind"])
+    metadata = document.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("continue"):
+        raise SnapshotError(
+            f"{file}: the {list_kind} is one page of a longer list (its metadata.continue is "
+            "set): the objects on the other pages would read as gone; export the whole list "
+            "(`kubectl get ... -A -o json` without --raw or a limit) and sync again"
+        )
     item_kind = list_kind.removesuffix("List") if list_kind != "List" else None
     items = document.get("items")
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and _is_list(item):
-            yield from _list_items(item)
+            yield from _list_items(item, file)
         elif isinstance(item, dict) and item_kind and not item.get("kind"):
             yield {**item, "kind": item_kind}
         else:

@@ -110,6 +110,27 @@ def test_typed_api_list_items_get_their_kind_back(tmp_path):
     assert "kind" not in pod  # the caller's data is not modified
 
 
+@pytest.mark.parametrize("nested", [False, True])
+def test_one_page_of_a_longer_list_is_refused(tmp_path, nested):
+    """`metadata.continue` set: the API's list read with a limit, one page of it. Taken whole,
+    every pod on the other pages would read as gone (their findings resolved)."""
+    page = {
+        "apiVersion": "v1",
+        "kind": "PodList",
+        "metadata": {"resourceVersion": "812", "continue": "eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ"},
+        "items": [{"metadata": {"name": "a", "namespace": "team-a"}, "spec": {}}],
+    }
+    document = {"apiVersion": "v1", "kind": "List", "items": [page]} if nested else page
+    path = tmp_path / "pods.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(SnapshotError, match="one page of a longer list"):
+        load_snapshot_objects([path])
+    # The last page (continue empty) is a whole list as far as it goes: read.
+    page["metadata"]["continue"] = ""
+    path.write_text(json.dumps(document))
+    assert [o["metadata"]["name"] for o in load_snapshot_objects([path])] == ["a"]
+
+
 def test_yaml_multi_document_with_null_documents(tmp_path):
     content = """\
 ---

@@ -39,6 +39,18 @@ def _only(*kinds: str) -> dict:
     return {"apiVersion": "v1", "kind": "List", "items": kept}
 
 
+def _one_namespace(namespace: str) -> dict:
+    """Nodes and the rest, but the pods of one namespace only (`kubectl get pods -n ...`)."""
+    document = _only()
+    document["items"] = [
+        i
+        for i in document["items"]
+        if i["kind"] != "Pod" or i["metadata"].get("namespace") == namespace
+    ]
+    assert any(i["kind"] == "Pod" for i in document["items"])
+    return document
+
+
 @pytest.fixture
 def running(small_world, tmp_path):
     """The small world synced again with a kube-system pod: a running cluster's export."""
@@ -74,8 +86,9 @@ def _sync(tmp_path: Path, document: dict) -> str:
         (EMPTY, "the snapshot holds no objects at all"),
         (_only("Pod", "Namespace", "ConfigMap"), "no Node object, while the cluster's last good"),
         (_only("Node", "Namespace", "ConfigMap"), "no Pod object, while the cluster's last good"),
+        (_one_namespace("team-alpha"), "holds pods but none in kube-system"),
     ],
-    ids=["empty-list", "no-nodes", "nodes-but-no-pods"],
+    ids=["empty-list", "no-nodes", "nodes-but-no-pods", "one-namespaces-pods"],
 )
 def test_an_empty_or_partial_export_fails_and_keeps_the_last_good_state(
     running, personas, tmp_path, document, said
@@ -133,4 +146,19 @@ def test_a_hand_written_world_may_lose_all_its_pods(small_world, tmp_path):
 )
 def test_sync_refusal(counts, nodes, pods, real, refused):
     said = sync_refusal(counts, stored_nodes=nodes, stored_pods=pods, real_cluster=real)
+    assert (said is None) if refused is None else (refused in said)
+
+
+@pytest.mark.parametrize(
+    "counts, pods, real, refused",
+    [
+        ({"Node": 2, "Pod": 3}, 9, True, "none in kube-system"),  # some namespaces' pods only
+        ({"Node": 2, "Pod": 3}, 9, False, None),  # a hand-written world had none there either
+        ({"Node": 2, "Pod": 3}, 0, True, None),  # nothing to lose
+    ],
+)
+def test_sync_refusal_of_some_namespaces_pods(counts, pods, real, refused):
+    said = sync_refusal(
+        counts, stored_nodes=2, stored_pods=pods, real_cluster=real, exported_kube_system=False
+    )
     assert (said is None) if refused is None else (refused in said)
