@@ -204,6 +204,16 @@ def test_k8s001_says_which_present_keys_are_not_enforced():
     assert (entry["unenforced_keys"], entry["pods"]) == (["nvidia.com/gpu"], ["alpha/uses-gpu"])
 
 
+def test_k8s001_reads_the_namespaces_of_gpu_pods_an_export_holds_no_object_of():
+    """`kubectl get` without namespaces: the tenant's GPU pod shows team alpha's namespace
+    exists; a missing Namespace object must not resolve its missing quota (rtpartial k15)."""
+    inputs = world([node("gpu-a"), _uses("nvidia.com/gpu")], (ALPHA,))
+    assert not inputs.snapshot.namespaces
+    (draft,) = run("K8S-001", inputs)
+    assert draft.evidence["namespace"] == "alpha"
+    assert [m["resource"] for m in draft.evidence["missing"]] == ["nvidia.com/gpu"]
+
+
 STATE = "nvidia.com/mig.config.state"
 
 

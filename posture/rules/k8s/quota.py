@@ -29,7 +29,7 @@ pods' claims use needs its key.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from inventory.dra_devices import device_kind, gpu_classes_of_pod
@@ -188,7 +188,7 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
     advertised = advertised_gpu_resources(inputs)
     if not (advertised or usage or through_env) and no_gpu_seen(inputs):
         return  # a CPU-only cluster: no GPU for a quota to bound
-    for namespace in sorted(inputs.snapshot.namespaces, key=lambda n: n.name):
+    for namespace in _namespaces(inputs, (*usage, *through_env)):
         tenant = inputs.tenant_of_namespace(namespace.name)
         if tenant is None:
             continue
@@ -211,6 +211,16 @@ def namespace_without_gpu_quota(inputs: PostureInputs) -> Iterator[FindingDraft]
             missing = [] if enforced and not uncounted(quotas, enforced) else [Usage(BASELINE)]
         if missing:
             yield _quota_draft(inputs, namespace, tenant, quotas, missing, bool(wanted), env_pods)
+
+
+def _namespaces(inputs: PostureInputs, using: Iterable[str]) -> list[Namespace]:
+    """The namespace objects, and the namespaces whose pods take GPUs though the export holds
+    no object of them (`kubectl get` without namespaces): their pods show they exist, and a
+    missing object must not resolve a missing quota."""
+    found = {n.name: n for n in inputs.snapshot.namespaces}
+    for name in using:
+        found.setdefault(name, Namespace(name=name))
+    return [found[name] for name in sorted(found)]
 
 
 def no_gpu_seen(inputs: PostureInputs) -> bool:
