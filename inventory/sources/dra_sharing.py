@@ -113,6 +113,32 @@ def _weaker(mode: str, current: str) -> bool:
     return _RANK[mode] < _RANK.get(current, len(_RANK))
 
 
+def dra_gpu_count(node_name: str, index: DraIndex | None) -> tuple[int, str] | None:
+    """(physical GPUs, basis) the NVIDIA driver's ResourceSlices publish for the node: distinct
+    GPUs by UUID, a whole GPU's own or a MIG device's parentUUID (a partitionable GPU publishes
+    itself and its partitions: one GPU). None where its slices publish none. A DRA node has no
+    `nvidia.com/gpu` capacity by design: without this it would read as holding no GPU."""
+    if index is None:
+        return None
+    gpus: set[str] = set()
+    slices: set[str] = set()
+    for s, d in index.devices.values():
+        if s.node_name != node_name or s.driver != NVIDIA_DRIVER:
+            continue
+        kind = device_kind(s.driver, d.attributes, d.name)
+        gpu = d.attributes.get("uuid", "") if kind == "gpu" else ""
+        gpu = gpu or (d.attributes.get("parentUUID", "") if kind == "mig" else "")
+        if kind == "gpu" and not gpu:
+            gpu = f"{s.pool}/{d.name}"  # no UUID published: the device's own name is the GPU
+        if gpu:
+            gpus.add(gpu)
+            slices.add(s.name)
+    if not gpus:
+        return None
+    named = ", ".join(sorted(slices))
+    return len(gpus), f"ResourceSlice {named} of {NVIDIA_DRIVER} ({len(gpus)} distinct GPUs)"
+
+
 def _publishes_gpus(node_name: str, index: DraIndex) -> bool:
     return any(
         s.node_name == node_name
