@@ -8,7 +8,14 @@ from typing import Any
 
 from inventory.sources.normalise import normalise
 from tests.posture.builders import tenant
-from tests.posture.dra_world import claim, device_class, dra_pod, mig_device, resource_slice
+from tests.posture.dra_world import (
+    MIG_CLASS,
+    claim,
+    device_class,
+    dra_pod,
+    mig_device,
+    resource_slice,
+)
 from tests.posture.gpu_access_world import OPERATOR_NS, namespace, run, world
 
 SLICED = "TimeSlicing"
@@ -86,3 +93,37 @@ def test_an_untainted_dra_only_node_an_external_tenant_uses_is_k8s002():
     assert [d.tenants for d in run("SHARE-001", inputs)] == [("alpha", "beta")]
     findings = run("K8S-002", inputs)
     assert findings and any("bare-1" in str(d.evidence) for d in findings)
+
+
+def _mig_world(node: dict) -> list[dict]:
+    migs = [
+        mig_device(0, "3g.40gb", "MIG-aaaa"),
+        {**mig_device(0, "3g.40gb", "MIG-bbbb"), "name": "gpu-0-mig-3g.40gb-1"},
+    ]
+    return [
+        namespace("beta"),
+        node,
+        device_class(MIG_CLASS, kind="mig"),
+        resource_slice("dra-3", migs),
+        claim("alpha", "a", ["gpu-0-mig-3g.40gb-0"], **MIG_CLAIM, reserved_for=["a-0"]),
+        claim("beta", "b", ["gpu-0-mig-3g.40gb-1"], **MIG_CLAIM, reserved_for=["b-0"]),
+        dra_pod("alpha", "a-0", "a", node_name="dra-3"),
+        dra_pod("beta", "b-0", "b", node_name="dra-3"),
+    ]
+
+
+MIG_CLAIM = {"device_class_name": MIG_CLASS, "node": "dra-3"}
+
+
+def test_a_gpu_claims_split_into_mig_devices_makes_the_node_mig():
+    gfd = {"nvidia.com/gpu.count": "1", "nvidia.com/gpu.sharing-strategy": "none"}
+    found = _node(*_mig_world(dra_node("dra-3", **gfd)))
+    assert found.sharing_strategy == "mig"
+    assert "alpha/a" in found.sharing_basis and "MIG" in found.sharing_basis
+
+
+def test_a_node_the_device_plugin_gives_whole_gpus_out_on_is_not_made_mig():
+    plugin = dra_node("dra-3", **{"nvidia.com/gpu.count": "1"})
+    plugin["status"]["capacity"]["nvidia.com/gpu"] = "1"
+    plugin["status"]["allocatable"]["nvidia.com/gpu"] = "1"
+    assert _node(*_mig_world(plugin)).sharing_strategy == "none"
