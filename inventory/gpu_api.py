@@ -2,7 +2,8 @@
 
 There is no GPU table: a node's physical GPUs are its `gpu_count` (GFD's `nvidia.com/gpu.count`,
 not the capacity time-slicing multiplies), with the UUIDs `nvidia-smi -q -x` gave for that node
-where it was imported. A GPU node whose count is unknown lists no GPUs: its node row says
+where it was imported, else those the NVIDIA DRA driver's ResourceSlices publish for it (in the
+order of their `index`). A GPU node whose count is unknown lists no GPUs: its node row says
 `gpu_count: null`, and nothing here is guessed."""
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.filters import FilterSet
+from inventory import snapshot as snap
+from inventory.dra_devices import NVIDIA_DRIVER, device_kind
 from inventory.filters import cluster_filter, node_filter
-from inventory.models import Node, NodeHostFacts
+from inventory.models import ClusterObject, Node, NodeHostFacts
+from inventory.sources.raw import as_int
 
 
 class GpuFilter(FilterSet):
@@ -37,7 +41,9 @@ class GpuSerializer(serializers.Serializer):
     node = serializers.CharField()
     index = serializers.IntegerField(help_text="The GPU's minor number on the node, from 0.")
     uuid = serializers.CharField(
-        allow_null=True, help_text="From nvidia-smi where imported; null: not known."
+        allow_null=True,
+        help_text="From nvidia-smi where imported, else the node's DRA ResourceSlices; null: "
+        "not known.",
     )
     gpu_model = serializers.CharField(allow_null=True)
     sharing_strategy = serializers.CharField()
@@ -64,10 +70,11 @@ def gpu_rows(nodes: list[Node]) -> list[dict]:
             cluster_id__in={n.cluster_id for n in nodes}, node_name__in={n.name for n in nodes}
         )
     }
+    published = _slice_uuids(nodes)
     rows = []
     for node in nodes:
         host = facts.get((node.cluster_id, node.name)) or {}
-        uuids = host.get("gpu_uuids") or []
+        uuids = host.get("gpu_uuids") or published.get((node.cluster_id, node.name)) or []
         # nvidia-smi's UUIDs name the GPUs only when it saw as many as the node counts.
         uuids = uuids if len(uuids) == node.gpu_count else []
         for index in range(node.gpu_count or 0):
@@ -86,6 +93,36 @@ def gpu_rows(nodes: list[Node]) -> list[dict]:
                 }
             )
     return rows
+
+
+def _slice_uuids(nodes: list[Node]) -> dict[tuple[int, str], list[str]]:
+    """(cluster id, node) -> the UUIDs of the GPUs NVIDIA's ResourceSlices publish for the
+    node, by their `index` (a MIG device names its GPU by parentUUID, parentIndex), one query."""
+    found: dict[tuple[int, str], dict[str, int]] = {}
+    names = {n.name for n in nodes}
+    rows = ClusterObject.objects.filter(
+        cluster_id__in={n.cluster_id for n in nodes}, kind="dra_slice"
+    ).values_list("cluster_id", "data")
+    for cluster_id, data in rows:
+        slice_ = snap.from_dict(snap.DraSlice, data)
+        node = slice_.node_name
+        if slice_.driver != NVIDIA_DRIVER or node is None or node not in names:
+            continue
+        gpus = found.setdefault((cluster_id, node), {})
+        for device in slice_.devices:
+            attrs = device.attributes
+            kind = device_kind(slice_.driver, attrs, device.name)
+            if kind == "gpu":
+                uuid, index = attrs.get("uuid", ""), as_int(attrs.get("index"))
+            elif kind == "mig":
+                uuid, index = attrs.get("parentUUID", ""), as_int(attrs.get("parentIndex"))
+            else:
+                continue
+            if uuid.startswith("GPU-"):
+                # Unindexed devices after the indexed ones, by UUID.
+                order = index if index is not None else 1 << 30
+                gpus[uuid] = min(gpus.get(uuid, order), order)
+    return {key: sorted(gpus, key=lambda u: (gpus[u], u)) for key, gpus in found.items()}
 
 
 class GpuViewSet(viewsets.GenericViewSet):

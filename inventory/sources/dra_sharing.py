@@ -10,8 +10,10 @@ count of time-sliced nodes and the co-tenancy findings' `node_sharing_strategy`.
 
 The node takes the weakest mode its in-use claims hold a device by (time-slicing weaker than
 MPS weaker than MIG or a whole device); devices allocated exclusively leave its value as the
-labels and the device-plugin config gave it. An adminAccess claim of a platform namespace (a
-monitoring agent) is the platform's reach, not sharing, as in the checks (dra_holdings).
+labels and the device-plugin config gave it. MIG devices claims hold as their own instances make
+a node GFD calls unshared (and no device plugin gives GPUs out on) `mig`: its GPUs are split.
+An adminAccess claim of a platform namespace (a monitoring agent) is the platform's reach, not
+sharing, as in the checks (dra_holdings).
 """
 
 from __future__ import annotations
@@ -25,14 +27,15 @@ from inventory.snapshot import ClusterSnapshot, Node
 from inventory.snapshot_dra import DraClaim, DraClaimTemplate, DraDeviceClass, DraSlice
 
 TIME_SLICING, MPS = SharingMode.TIME_SLICING.value, SharingMode.MPS.value
+MIG = "mig"  # the node's strategy where claims in use hold MIG devices of its GPUs
 # Weaker first: a node is as shared as its least isolated device.
-_RANK = {TIME_SLICING: 0, MPS: 1}
+_RANK = {TIME_SLICING: 0, MPS: 1, MIG: 2}
 DRA_DRIVER = "dra_driver"  # inventory.components: the NVIDIA DRA driver's kubelet plugin
 
 
 @dataclass(frozen=True)
 class DraSharing:
-    mode: str  # "time_slicing" or "mps"
+    mode: str  # "time_slicing", "mps" or "mig"
     basis: str  # which claim and device, and why
 
 
@@ -63,17 +66,20 @@ def dra_sharing(node_name: str, index: DraIndex) -> DraSharing | None:
         if not claim.reserved_for:
             continue  # allocated but used by no pod: nothing runs on the device through it
         for held in index.held_devices(claim):
-            if held.node != node_name or not held.kind or held.mode not in _RANK:
+            # A MIG device held as its own instance splits its GPU: the node is a MIG node.
+            mode = MIG if held.kind == "mig" and held.mode == "mig_gi" else held.mode
+            if held.node != node_name or not held.kind or mode not in _RANK:
                 continue
             if claim.namespace in index.platform and is_admin(claim, held.result):
                 continue  # the platform's monitoring reach (dra_holdings): not sharing
             ref = f"{claim.namespace}/{claim.name}"
-            found.append((_RANK[held.mode], held.mode, ref, held.result.device, held.basis))
+            found.append((_RANK[mode], mode, ref, held.result.device, held.basis))
     if not found:
         return None
     rank, mode, ref, device, basis = min(found)
     claims = sorted({f[2] for f in found if f[0] == rank})
-    more = f"; {len(claims) - 1} more claim(s) share devices so" if len(claims) > 1 else ""
+    so = "hold MIG devices" if mode == MIG else "share devices so"
+    more = f"; {len(claims) - 1} more claim(s) {so}" if len(claims) > 1 else ""
     return DraSharing(mode, f"DRA: ResourceClaim {ref} holds {device} by {mode} ({basis}){more}")
 
 
@@ -96,6 +102,10 @@ def with_dra(node: Node, index: DraIndex | None) -> Node:
     sharing = dra_sharing(node.name, index)
     if sharing is None or not _weaker(sharing.mode, node.sharing_strategy):
         return node
+    if sharing.mode == MIG and (node.sharing_strategy != "none" or node.gpu_capacity):
+        # Only an unshared DRA node becomes MIG: the device plugin's pods take their mode from
+        # the node's strategy, and MIG would make a whole GPU it gives out read as isolated.
+        return node
     basis = f"{node.sharing_basis}; {sharing.basis}" if node.sharing_basis else sharing.basis
     # DRA time-slicing has no replica count (any number of claims may share a device): a count
     # the device-plugin config gave a node that was not time-sliced is not DRA's.
@@ -111,6 +121,32 @@ def _weaker(mode: str, current: str) -> bool:
     if current == "unknown":
         return mode == TIME_SLICING
     return _RANK[mode] < _RANK.get(current, len(_RANK))
+
+
+def dra_gpu_count(node_name: str, index: DraIndex | None) -> tuple[int, str] | None:
+    """(physical GPUs, basis) the NVIDIA driver's ResourceSlices publish for the node: distinct
+    GPUs by UUID, a whole GPU's own or a MIG device's parentUUID (a partitionable GPU publishes
+    itself and its partitions: one GPU). None where its slices publish none. A DRA node has no
+    `nvidia.com/gpu` capacity by design: without this it would read as holding no GPU."""
+    if index is None:
+        return None
+    gpus: set[str] = set()
+    slices: set[str] = set()
+    for s, d in index.devices.values():
+        if s.node_name != node_name or s.driver != NVIDIA_DRIVER:
+            continue
+        kind = device_kind(s.driver, d.attributes, d.name)
+        gpu = d.attributes.get("uuid", "") if kind == "gpu" else ""
+        gpu = gpu or (d.attributes.get("parentUUID", "") if kind == "mig" else "")
+        if kind == "gpu" and not gpu:
+            gpu = f"{s.pool}/{d.name}"  # no UUID published: the device's own name is the GPU
+        if gpu:
+            gpus.add(gpu)
+            slices.add(s.name)
+    if not gpus:
+        return None
+    named = ", ".join(sorted(slices))
+    return len(gpus), f"ResourceSlice {named} of {NVIDIA_DRIVER} ({len(gpus)} distinct GPUs)"
 
 
 def _publishes_gpus(node_name: str, index: DraIndex) -> bool:

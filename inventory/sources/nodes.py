@@ -104,6 +104,7 @@ def node_from(
     plugin_default: str = "",
     workload_default: str = "",
     policies: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    dra_gpus: tuple[int, str] | None = None,
 ) -> NodeResult:
     """One Node object, with the pods scheduled on it, the cluster's sharing configs, the
     GPU configuration that could not be read and what the cluster shows of its GPU stack
@@ -111,7 +112,8 @@ def node_from(
     the config the plugin reads when the node has no label (the ClusterPolicy's
     `devicePlugin.config.default`), "" when nothing sets one; `workload_default` the workload of
     a node with no `nvidia.com/gpu.workload.config` (`sandboxWorkloads.defaultWorkload`);
-    `policies` the readable ClusterPolicies (name, parsed spec)."""
+    `policies` the readable ClusterPolicies (name, parsed spec); `dra_gpus` the (count, basis)
+    of the GPUs DRA ResourceSlices publish for it (dra_sharing.dra_gpu_count)."""
     labels = labels_of(obj)
     taints = _taints(dig(obj, "spec").get("taints"))
     templates = plugin_templates(name_of(obj), labels, taints, stack.daemonsets) if stack else []
@@ -148,6 +150,10 @@ def node_from(
     if file is not None:
         config, file_problems = file_config(file, sharing_configs, unreadable)
     gpu_count = physical_gpus(labels, capacity)  # capacity is multiplied by sharing
+    # A DRA node has no nvidia.com/gpu capacity: its ResourceSlices count its GPUs.
+    gpu_count, dra_basis = (
+        dra_gpus if gpu_count is None and dra_gpus is not None else (gpu_count, "")
+    )
     is_gpu = bool(gpu_count) or any(v > 0 for v in capacity.values())
     # A CPU node takes no sharing mode from a cluster-wide config, nor does a node whose
     # sharing GKE's own device plugin runs (it reads its labels, never NVIDIA's ConfigMap), nor
@@ -155,6 +161,7 @@ def node_from(
     gke = gke_shares(labels)
     vm = sandbox_workload(labels, workload_default, capacity) if is_gpu else None
     gpu_count, count_basis = sandbox_gpus(vm, gpu_count, labels, capacity)
+    count_basis = count_basis or dra_basis
     config = config if is_gpu and not gke and not vm else None
     # One matched without the ClusterPolicy never makes the node share by itself.
     config, fallback_basis = agreed_fallback(config, labels, capacity)

@@ -19,7 +19,7 @@ from inventory.snapshot import (
     Workload,
 )
 from inventory.snapshot.accelerators import accelerator_counts
-from inventory.sources.dra_sharing import with_dra
+from inventory.sources.dra_sharing import dra_gpu_count, with_dra
 from inventory.sources.gpu_signs import dra_signs
 from inventory.sources.node_kinds import not_judged_warning, sandbox_default
 from inventory.sources.nodes import NodeResult, node_from, operator_version
@@ -53,6 +53,9 @@ class NodeReader:
             plugin_default=self.plugin_default,
             workload_default=self.workload_default,
             policies=self.policies,
+            dra_gpus=dra_gpu_count(
+                text(mapping(raw.get("metadata")).get("name"), "") or "", self.dra
+            ),
         )
         capacity = mapping(mapping(raw.get("status")).get("capacity"))
         if found := accelerator_counts(capacity):

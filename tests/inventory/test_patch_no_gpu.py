@@ -104,7 +104,6 @@ def test_a_node_known_to_hold_no_gpu_has_no_patch_status(tmp_path, personas):
         ("drv-1", "pod gpu-operator/nvidia-driver-daemonset-x1 runs driver"),
         # Another vendor's GPU is no "no GPU capacity": the note says what it holds.
         ("amd-1", "holds AMD accelerators (amd.com/gpu: 1): the AMD stack is not read"),
-        ("dra-1", "publish GPU devices"),
     ],
 )
 def test_a_node_something_says_may_hold_gpus_stays_unknown_and_says_why(tmp_path, name, says):
@@ -121,8 +120,18 @@ def test_the_patch_page_and_the_checklist_count_gpu_nodes_only(tmp_path, persona
     user = personas["auditor"]
     counts = patch_overview(user)["pools"]
     total = sum(c["current"] + c["below_baseline"] + c["unknown"] for c in counts.values())
-    assert total == 3  # gpu-a, gpu-b, gpu-c
-    assert checklist_facts(Node.objects.first().cluster, user).gpu_nodes == 3
+    # gpu-a, gpu-b, gpu-c, and dra-1: a node whose GPUs a ResourceSlice publishes (a DRA node
+    # never has nvidia.com/gpu capacity) is a GPU node.
+    assert total == 4
+    assert checklist_facts(Node.objects.first().cluster, user).gpu_nodes == 4
+
+
+def test_a_node_whose_gpus_a_resource_slice_publishes_is_a_gpu_node_its_stack_unknown(tmp_path):
+    _sync(tmp_path)
+    node = Node.objects.get(name="dra-1")
+    assert node.is_gpu_node and node.gpu_count == 4
+    assert node.patch_status == "unknown"
+    assert not any(n.startswith("no GPU capacity") for n in node.patch_notes)
 
 
 def test_a_node_stored_before_its_signs_were_read_stays_unknown(tmp_path):
