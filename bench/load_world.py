@@ -102,6 +102,8 @@ def _pods(cluster: Any, rng: random.Random) -> int:
                 cluster=cluster,
                 namespace="gpu-operator",
                 name=f"nvidia-dcgm-{i:05d}",
+                # What a sync stores of a pod (its snapshot dict): pages read it back.
+                data={"namespace": "gpu-operator", "name": f"nvidia-dcgm-{i:05d}"},
                 node=node,
                 phase="Running",
                 service_account="nvidia-dcgm-exporter",
@@ -110,13 +112,15 @@ def _pods(cluster: Any, rng: random.Random) -> int:
         )
         for k in range(2):
             tenant = tenants[(i + k * 97) % len(tenants)]
+            name = f"train-{i:05d}-{k}-{rng.randrange(16**5):05x}"
             pods.append(
                 Pod(
                     cluster=cluster,
                     namespace=tenant.slug,
                     tenant=tenant,
                     node=node,
-                    name=f"train-{i:05d}-{k}-{rng.randrange(16**5):05x}",
+                    name=name,
+                    data={"namespace": tenant.slug, "name": name},
                     phase="Running",
                     service_account="default",
                     gpu_resources={"nvidia.com/gpu": rng.choice((1, 2, 4, 8))},
