@@ -162,23 +162,33 @@ def test_the_admin_shows_the_declared_names_without_an_account(small_world, admi
     assert "late-ana, viewer-alpha" in page
 
 
-def test_an_account_made_at_the_first_sso_sign_in_gets_the_tenant(small_world, settings):
-    """With the IdP's tenant map too: it grants beta, the file's declaration grants alpha."""
-    settings.GPUPOSTURE_OIDC_ROLE_MAP = parse_group_map(
-        "gpu-security=security_lead", allowed=ASSIGNABLE_ROLES
-    )
-    settings.GPUPOSTURE_OIDC_TENANT_MAP = parse_group_map("team-beta=beta")
+def sso_settings(settings, *, roles: str, tenants: str) -> None:
+    """The IdP's role and tenant maps (GPUPOSTURE_OIDC_*), groups in the `groups` claim."""
+    settings.GPUPOSTURE_OIDC_ROLE_MAP = parse_group_map(roles, allowed=ASSIGNABLE_ROLES)
+    settings.GPUPOSTURE_OIDC_TENANT_MAP = parse_group_map(tenants)
     settings.GPUPOSTURE_OIDC_GROUPS_CLAIM = "groups"
-    apply(["viewer-alpha", "late-ana"])
+
+
+def sso_sign_up(username: str, uid: str, groups: list[str]):
+    """The first SSO sign-in of `username` in `groups`: (the account it creates, the adapter,
+    the request and the sign-in, to sign in again with)."""
     request = RequestFactory().get("/accounts/oidc/sso/login/callback/")
     SessionMiddleware(lambda r: None).process_request(request)
     request._messages = FallbackStorage(request)
-    extra = {"id_token": {"sub": "u-9", "preferred_username": "late-ana", "groups": ["team-beta"]}}
+    extra = {"id_token": {"sub": uid, "preferred_username": username, "groups": groups}}
     sociallogin = SocialLogin(
-        user=User(username="late-ana"),
-        account=SocialAccount(provider="sso", uid="u-9", extra_data=extra),
+        user=User(username=username),
+        account=SocialAccount(provider="sso", uid=uid, extra_data=extra),
     )
-    user = SsoAccountAdapter(request).save_user(request, sociallogin)
+    adapter = SsoAccountAdapter(request)
+    return adapter.save_user(request, sociallogin), adapter, request, sociallogin
+
+
+def test_an_account_made_at_the_first_sso_sign_in_gets_the_tenant(small_world, settings):
+    """With the IdP's tenant map too: it grants beta, the file's declaration grants alpha."""
+    sso_settings(settings, roles="gpu-security=security_lead", tenants="team-beta=beta")
+    apply(["viewer-alpha", "late-ana"])
+    user, *_ = sso_sign_up("late-ana", "u-9", ["team-beta"])
     assert sorted(api_slugs(user)) == ["alpha", "beta"]
 
 
@@ -228,21 +238,9 @@ def test_an_account_created_later_without_a_role_gets_the_role_with_the_tenant(s
 def test_an_exact_sso_role_map_keeps_the_role_of_a_declared_viewer(small_world, settings):
     """The IdP maps the user's groups to procurement only and grants no tenant; the file
     declares the user a viewer of alpha. Sign-in after sign-in the user keeps seeing alpha."""
-    settings.GPUPOSTURE_OIDC_ROLE_MAP = parse_group_map(
-        "gpu-buyers=procurement", allowed=ASSIGNABLE_ROLES
-    )
-    settings.GPUPOSTURE_OIDC_TENANT_MAP = parse_group_map("team-beta=beta")
-    settings.GPUPOSTURE_OIDC_GROUPS_CLAIM = "groups"
+    sso_settings(settings, roles="gpu-buyers=procurement", tenants="team-beta=beta")
     apply(["viewer-alpha", "late-ana"])
-    request = RequestFactory().get("/accounts/oidc/sso/login/callback/")
-    SessionMiddleware(lambda r: None).process_request(request)
-    request._messages = FallbackStorage(request)
-    extra = {"id_token": {"sub": "u-7", "preferred_username": "late-ana", "groups": ["gpu-buyers"]}}
-    sociallogin = SocialLogin(
-        user=User(username="late-ana"),
-        account=SocialAccount(provider="sso", uid="u-7", extra_data=extra),
-    )
-    user = SsoAccountAdapter(request).save_user(request, sociallogin)
+    user, *_ = sso_sign_up("late-ana", "u-7", ["gpu-buyers"])
     assert sorted(user.groups.values_list("name", flat=True)) == ["procurement", TENANT_VIEWER]
     assert api_slugs(User.objects.get(pk=user.pk)) == ["alpha"]
 
@@ -251,22 +249,11 @@ def test_an_idp_tenant_map_does_not_revoke_a_tenant_the_file_declares(small_worl
     """The tenant map manages alpha and the user's groups do not grant it; the file declares
     the user a viewer of alpha. The file wins (docs/access.md): before, each sign-in took alpha
     and the role away and each apply_tenants gave them back."""
-    settings.GPUPOSTURE_OIDC_ROLE_MAP = parse_group_map(
-        "gpu-buyers=procurement", allowed=ASSIGNABLE_ROLES
+    sso_settings(
+        settings, roles="gpu-buyers=procurement", tenants="team-alpha=alpha;team-beta=beta"
     )
-    settings.GPUPOSTURE_OIDC_TENANT_MAP = parse_group_map("team-alpha=alpha;team-beta=beta")
-    settings.GPUPOSTURE_OIDC_GROUPS_CLAIM = "groups"
     apply(["viewer-alpha", "late-ana"])
-    request = RequestFactory().get("/accounts/oidc/sso/login/callback/")
-    SessionMiddleware(lambda r: None).process_request(request)
-    request._messages = FallbackStorage(request)
-    extra = {"id_token": {"sub": "u-8", "preferred_username": "late-ana", "groups": ["gpu-buyers"]}}
-    sociallogin = SocialLogin(
-        user=User(username="late-ana"),
-        account=SocialAccount(provider="sso", uid="u-8", extra_data=extra),
-    )
-    adapter = SsoAccountAdapter(request)
-    user = adapter.save_user(request, sociallogin)
+    user, adapter, request, sociallogin = sso_sign_up("late-ana", "u-8", ["gpu-buyers"])
     adapter.pre_social_login(request, sociallogin)  # the next sign-in, same groups
     user = User.objects.get(pk=user.pk)
     assert sorted(user.groups.values_list("name", flat=True)) == ["procurement", TENANT_VIEWER]
