@@ -52,6 +52,7 @@ from demo.k8s import Ids, Obj
 from demo.k8s_admission import admission_objects
 from demo.k8s_dra import dra_objects
 from demo.k8s_kai import KAI_RESERVATION_NS, kai_reservations
+from demo.k8s_storage import always_there, host_volumes
 from demo.k8s_workloads import idle_cronjobs, tenant_pods_of
 
 # The tables below read best one row per line, so the formatter leaves them alone.
@@ -267,68 +268,16 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
         }
         meta = k8s.meta(ids, "HTTPRoute", service, ns)
         items.append(k8s.obj("gateway.networking.k8s.io/v1", "HTTPRoute", meta, spec=spec))
-    items += _host_volumes(ids, c)
+    items += host_volumes(ids, c)
     for ns in c.cilium_egress:  # Cilium's own policy: no egress to the world
         spec = {"endpointSelector": {}, "egressDeny": [{"toEntities": ["world"]}]}
         meta = k8s.meta(ids, "CiliumNetworkPolicy", "deny-world-egress", ns)
         items.append(k8s.obj("cilium.io/v2", "CiliumNetworkPolicy", meta, spec=spec))
     # Last, so every object above keeps the ids it had: what every cluster holds unasked.
-    items += _always_there(ids, [o["metadata"]["name"] for o in items if o["kind"] == "Namespace"])
+    items += always_there(ids, [o["metadata"]["name"] for o in items if o["kind"] == "Namespace"])
     # Later still: what the first tables left out (demo/additions.py).
     items += additions(ids, c, items)
     return kubectl_sorted(items)
-
-
-def _always_there(ids: Ids, namespaces: list[str]) -> list[Obj]:
-    """The API server's own Service and each namespace's `default` ServiceAccount."""
-    spec = {
-        "clusterIP": "10.96.0.1",
-        "clusterIPs": ["10.96.0.1"],
-        "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
-        "sessionAffinity": "None",
-        "type": "ClusterIP",
-    }
-    api = k8s.obj("v1", "Service", k8s.meta(ids, "Service", "kubernetes", "default"), spec=spec)
-    accounts = [
-        k8s.obj("v1", "ServiceAccount", k8s.meta(ids, "ServiceAccount", "default", ns))
-        for ns in namespaces
-    ]
-    return [api, *accounts]
-
-
-def _host_volumes(ids: Ids, c: Cluster) -> list[Obj]:
-    """Each hostPath PersistentVolume and the tenant claim bound to it, as the PV controller
-    leaves them (the PV's claimRef, the claim's volumeName, both Bound)."""
-    items = []
-    for pv, path, ns, claim in c.host_volumes:
-        size = {"storage": "100Gi"}
-        spec = {
-            "accessModes": ["ReadWriteOnce"],
-            "capacity": size,
-            "claimRef": {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "name": claim,
-                "namespace": ns,
-            },
-            "hostPath": {"path": path, "type": ""},
-            "persistentVolumeReclaimPolicy": "Retain",
-            "storageClassName": "manual",
-            "volumeMode": "Filesystem",
-        }
-        meta = k8s.meta(ids, "PersistentVolume", pv)
-        items.append(k8s.obj("v1", "PersistentVolume", meta, spec=spec, status={"phase": "Bound"}))
-        spec = {
-            "accessModes": ["ReadWriteOnce"],
-            "resources": {"requests": size},
-            "storageClassName": "manual",
-            "volumeMode": "Filesystem",
-            "volumeName": pv,
-        }
-        meta = k8s.meta(ids, "PersistentVolumeClaim", claim, ns)
-        status = {"accessModes": ["ReadWriteOnce"], "capacity": size, "phase": "Bound"}
-        items.append(k8s.obj("v1", "PersistentVolumeClaim", meta, spec=spec, status=status))
-    return items
 
 
 def kubectl_sorted(items: list[Obj]) -> list[Obj]:
