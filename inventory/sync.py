@@ -27,6 +27,7 @@ from inventory.hostfacts import merge_host_facts
 from inventory.kinds_read import exported_from_a_real_cluster, kinds_read, kinds_unread
 from inventory.mig_state import carry_mig_state
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, NodeHostFacts, Pod, SyncRun
+from inventory.sync_namespaces import NAMESPACE, STORED_KIND, owning_namespaces
 from inventory.sync_rows import BATCH, Changes, chunks, nodes_write, objects_write, pod_rows_write
 from tenants.mapping import resolve_namespace_owners
 from tenants.models import Tenant, TenantNamespace
@@ -71,7 +72,7 @@ def snapshot_apply(*, run: SyncRun, snapshot: snap.ClusterSnapshot) -> SyncRun:
     now = timezone.now()
     try:
         with transaction.atomic(), snap.gc_paused():  # rows of a whole cluster, no cycles
-            changes, drift = _apply(run, snapshot, now)
+            changes, drift, said = _apply(run, snapshot, now)
             record_drift(run, drift, now)
     except Exception as exc:  # noqa: BLE001 - every failure must be recorded, then re-raised
         sync_run_fail(run=run, error=f"applying the snapshot failed: {exc}")
@@ -80,7 +81,7 @@ def snapshot_apply(*, run: SyncRun, snapshot: snap.ClusterSnapshot) -> SyncRun:
     run.counts = dict(snapshot.counts)
     run.progress = dict(snapshot.counts)
     run.changes = {**changes, "drift_events": len(drift)}
-    run.warnings = list(snapshot.warnings)
+    run.warnings = [*snapshot.warnings, *said]
     run.kinds_unread = _unread(snapshot)
     run.finished_at = timezone.now()
     fields = ["status", "counts", "progress", "changes", "warnings", "kinds_unread", "finished_at"]
@@ -90,8 +91,9 @@ def snapshot_apply(*, run: SyncRun, snapshot: snap.ClusterSnapshot) -> SyncRun:
 
 def _apply(
     run: SyncRun, snapshot: snap.ClusterSnapshot, now: datetime
-) -> tuple[dict[str, dict[str, int]], list[DriftChange]]:
+) -> tuple[dict[str, dict[str, int]], list[DriftChange], list[str]]:
     cluster = run.cluster
+    unread = _unread(snapshot)
     had_good_sync = (
         SyncRun.objects.filter(cluster=cluster, status=SyncRun.Status.SUCCEEDED)
         .exclude(pk=run.pk)
@@ -105,14 +107,17 @@ def _apply(
     nodes = with_host_facts(cluster, snapshot.nodes)
     nodes = carry_mig_state(previous.nodes if previous is not None else (), nodes, now)
     node_rows, node_changes = _apply_nodes(cluster, nodes, now)
-    owners = namespace_owners(snapshot.namespaces)
+    # Namespaces not read: their labels as the last sync that read them stored them.
+    namespaces, said = owning_namespaces(run, snapshot.namespaces, unread)
+    owners = namespace_owners(namespaces)
     pod_changes = _apply_pods(cluster, snapshot.pods, node_rows, owners, now)
     # Who held each node's exclusive GPU devices, kept past its pods (LEAK-001 from sync
     # history); the platform's pods set NVIDIA_VISIBLE_DEVICES by design: no hold of theirs.
     platform = frozenset(snapshot.platform_namespaces) - set(owners)
     found = exclusive_holders(nodes, snapshot.pods, snapshot, platform)
     holdings_record(run, found, owner_slugs(owners), now)
-    object_changes = _apply_objects(cluster, snapshot)
+    kept = (STORED_KIND,) if NAMESPACE in unread else ()
+    object_changes = _apply_objects(cluster, snapshot, kept)
     drift: list[DriftChange] = []
     if previous is not None:
         current = ClusterState(
@@ -126,10 +131,11 @@ def _apply(
         )
         read = _kinds_read_before(run)
         if read is not None:  # compare only the kinds both syncs read (inventory.drift_scope)
-            read &= kinds_read(snapshot.counts, _unread(snapshot))
+            read &= kinds_read(snapshot.counts, unread)
             previous, current = read_in_both(previous, current, read)
         drift = detect_drift(previous, current, pool_taint_rules())
-    return {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}, drift
+    changes = {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}
+    return changes, drift, said
 
 
 def _unread(snapshot: snap.ClusterSnapshot) -> list[str]:
@@ -248,12 +254,17 @@ def _apply_pods(
     return Changes(created, updated, len(gone))
 
 
-def _apply_objects(cluster: Cluster, snapshot: snap.ClusterSnapshot) -> dict[str, dict[str, int]]:
+def _apply_objects(
+    cluster: Cluster, snapshot: snap.ClusterSnapshot, kept: Iterable[str] = ()
+) -> dict[str, dict[str, int]]:
+    """Write the snapshot's objects; the stored ones of the `kept` kinds (a kind the sync did
+    not read) are left as they are, not deleted as gone."""
+    stored = ClusterObject.objects.filter(cluster=cluster).exclude(kind__in=list(kept))
     existing = {
         (kind, namespace, name): (pk, digest)
-        for pk, kind, namespace, name, digest in ClusterObject.objects.filter(
-            cluster=cluster
-        ).values_list("pk", "kind", "namespace", "name", "data_hash")
+        for pk, kind, namespace, name, digest in stored.values_list(
+            "pk", "kind", "namespace", "name", "data_hash"
+        )
     }
     return objects_write(cluster, snapshot, existing)
 

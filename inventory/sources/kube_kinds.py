@@ -96,6 +96,10 @@ OPTIONAL_CUSTOM_KINDS: tuple[tuple[str, str, str, str], ...] = (
 # Core kinds an account from before they were read may not list: a 403 is a warning on the run
 # saying what goes unjudged, never a failed sync.
 REFUSABLE_KINDS: dict[str, str] = {
+    # Tenants' namespaces by label are then those the last sync that read Namespaces stored
+    # (inventory.sync_namespaces), never "unowned" because this one did not read them.
+    "Namespace": "the namespace labels (gpuposture.io/tenant, gpuposture.io/platform) are not "
+    "read this sync; grant get/list/watch on namespaces (deploy/rbac.yaml)",
     "PersistentVolume": "claims bound to hostPath or local PersistentVolumes are not judged "
     "(POD-003); grant get/list/watch on persistentvolumes (deploy/rbac.yaml)",
     "ServiceAccount": "cloud identities federated through ServiceAccount annotations (GKE "
