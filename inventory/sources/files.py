@@ -35,7 +35,8 @@ ABSENCE_READ = {
     "Namespace": (
         "namespaces",
         "tenants that claim namespaces by label, platform labels and Pod Security labels are "
-        "unknown (TEN-001 and K8S-009 say so)",
+        "read from the namespaces the last sync that read them stored (the run says when), "
+        "and unknown where none did (TEN-001 and K8S-009 say so)",
     ),
 }
 

@@ -59,10 +59,11 @@ FULL = [
 ]
 
 
-def test_pods_without_namespaces_say_label_claims_and_pod_security_are_unknown(tmp_path):
+def test_pods_without_namespaces_say_where_label_claims_and_pod_security_come_from(tmp_path):
     (warning,) = _read(tmp_path, FULL[:-1])
     assert "no Namespace, so tenants that claim namespaces by label" in warning
-    assert "Pod Security labels are unknown" in warning and "add namespaces" in warning
+    assert "from the namespaces the last sync that read them stored" in warning
+    assert "unknown where none did" in warning and "add namespaces" in warning
 
 
 def _read_items(tmp_path, items: list[dict]) -> list[str]:
