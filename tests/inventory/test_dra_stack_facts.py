@@ -15,6 +15,7 @@ from django.test import Client
 from inventory.bulletins.store import bulletins_import_paths
 from inventory.services import cluster_sync_from_snapshot
 from inventory.sync import cluster_get_or_create
+from partitioner.profiles import model_key
 from tests.conftest import api_client
 from tests.inventory.test_dra_only_nodes import _node, dra_node
 from tests.posture.dra_world import device_class, gpu_device, mig_device, resource_slice
@@ -62,11 +63,37 @@ def test_gfd_labels_win_over_the_slice():
     assert (found.gpu_model_basis, found.driver_version_basis) == ("", "")
 
 
+def _driver_pod(node: str, tag: str) -> dict[str, Any]:
+    image = f"nvcr.io/nvidia/driver:{tag}-ubuntu22.04"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "nvidia-driver-daemonset-x1", "namespace": "gpu-operator"},
+        "spec": {"nodeName": node, "containers": [{"name": "nvidia-driver-ctr", "image": image}]},
+        "status": {"phase": "Running"},
+    }
+
+
+def test_a_driver_pod_of_the_same_version_keeps_nvidias_spelling():
+    # The DRA driver publishes semver: NVIDIA's 535.104.05 reads 535.104.5 in the slice.
+    objects = [dra_node("dra-1"), device_class(), resource_slice("dra-1", _gpus("535.104.5"))]
+    found = _node(*objects, _driver_pod("dra-1", "535.104.05"))
+    assert (found.driver_version, found.driver_version_source) == ("535.104.05", "driver-pod")
+
+
+def test_the_slices_loaded_driver_wins_over_a_driver_pods_other_tag():
+    objects = [dra_node("dra-1"), device_class(), resource_slice("dra-1", _gpus("550.54.15"))]
+    found = _node(*objects, _driver_pod("dra-1", "535.104.05"))
+    assert (found.driver_version, found.driver_version_source) == ("550.54.15", "dra-resourceslice")
+    assert "the driver pod's image says 535.104.05" in found.driver_version_basis
+
+
 def test_mig_only_slices_give_the_parent_gpus_model():
     migs = [mig_device(0, "3g.40gb", "MIG-aaaa"), mig_device(1, "1g.10gb", "MIG-bbbb")]
     migs[0]["attributes"]["driverVersion"] = {"version": "550.54.15"}
     found = _node(dra_node("dra-m"), device_class(), resource_slice("dra-m", migs))
     assert found.gpu_model == "NVIDIA-A100-SXM4-40GB"  # no "-MIG-3g.40gb": the parent's
+    assert model_key(found.gpu_model) == "A100-40GB"  # the MIG profile tables know it
     assert found.driver_version == "550.54.15"
 
 
