@@ -316,7 +316,7 @@ class PresentedSerializer(serializers.ModelSerializer):
 
 # What the sync recorded of why a node's facts read as they do (inventory.snapshot.Node):
 # free text that may name another tenant's claim ("DRA: ResourceClaim beta-prod/infer ...").
-NODE_BASES = ("gpu_count_basis", "sharing_basis")
+NODE_BASES = ("gpu_count_basis", "sharing_basis", "gpu_model_basis", "driver_version_basis")
 
 
 def node_basis(data: dict, key: str, scope: HiddenScope | None) -> str | None:

@@ -57,6 +57,14 @@ class NodeSerializer(PresentedSerializer):
         "node (whatever gave it) or from nvidia-smi, or why it is null on a vGPU host; null when "
         "none is recorded."
     )
+    gpu_model_basis = serializers.SerializerMethodField(
+        help_text="Where gpu_model comes from when no GFD label gives it and the NVIDIA DRA "
+        "driver's ResourceSlices do (or why it is null: they name two models); null else."
+    )
+    driver_version_basis = serializers.SerializerMethodField(
+        help_text="The ResourceSlice a driver version no GFD label gives comes from (or why it "
+        "is null: the node's slices name two versions); null else."
+    )
     sharing_basis = serializers.SerializerMethodField(
         help_text="Why sharing_strategy is what GFD's labels and the device-plugin config do not "
         "say (a DRA claim, HAMi), or which device-plugin config is in force where the node's "
@@ -77,9 +85,11 @@ class NodeSerializer(PresentedSerializer):
             "accelerator_vendors",
             "not_inventoried",
             "gpu_model",
+            "gpu_model_basis",
             "gpu_count",
             "gpu_count_basis",
             "driver_version",
+            "driver_version_basis",
             "container_toolkit_version",
             "device_plugin_version",
             "gpu_operator_version",
@@ -139,6 +149,16 @@ class NodeSerializer(PresentedSerializer):
         null (a vGPU host's capacity counts vGPUs); an nvidia-smi import; null where a label
         gives it on any other node or none is known."""
         return node_basis(node.data, "gpu_count_basis", scope_in(self.context))
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_gpu_model_basis(self, node: Node) -> str | None:
+        """The ResourceSlice `gpu_model` comes from where no GFD label gives it (dra_stack)."""
+        return node_basis(node.data, "gpu_model_basis", scope_in(self.context))
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_driver_version_basis(self, node: Node) -> str | None:
+        """The ResourceSlice `driver_version` comes from where no GFD label gives it."""
+        return node_basis(node.data, "driver_version_basis", scope_in(self.context))
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_sharing_basis(self, node: Node) -> str | None:

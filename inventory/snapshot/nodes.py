@@ -63,6 +63,9 @@ class Node:
     # nvidia.com/* capacity as integers (time-slicing multiplies nvidia.com/gpu by replicas).
     gpu_capacity: dict[str, int] = field(default_factory=dict)
     gpu_model: str | None = None
+    # Where gpu_model comes from when no GFD label gives it and the NVIDIA DRA driver's
+    # ResourceSlices do (or why it is unknown: they disagree); "" else.
+    gpu_model_basis: str = ""
     gpu_count: int | None = None  # physical GPUs, from nvidia.com/gpu.count
     # Where the count comes from, on a GPU Operator sandbox node (whose capacity counts what
     # VMs get: inventory.sources.node_kinds.sandbox_gpus) or from an nvidia-smi import, or why
@@ -71,8 +74,12 @@ class Node:
     gpu_count_basis: str = ""
     driver_version: str | None = None
     # "gfd-label", "gfd-label-legacy", "driver-pod", "vgpu-manager-pod" (a vm-vgpu node's host
-    # driver is its vGPU Manager, judged by the bulletins' vGPU Manager rows), "nvidia-smi"
+    # driver is its vGPU Manager, judged by the bulletins' vGPU Manager rows), "nvidia-smi",
+    # "dra-resourceslice" (the NVIDIA DRA driver's slices publish it: no GFD label gives it)
     driver_version_source: str | None = None
+    # The ResourceSlice a "dra-resourceslice" driver version comes from, or why it is unknown
+    # where the node's slices disagree; "" else (inventory.sources.dra_stack).
+    driver_version_basis: str = ""
     cuda_driver_version: str | None = None
     container_toolkit_version: str | None = None
     device_plugin_version: str | None = None

@@ -20,6 +20,7 @@ from inventory.snapshot import (
 )
 from inventory.snapshot.accelerators import accelerator_counts
 from inventory.sources.dra_sharing import dra_gpu_count, with_dra
+from inventory.sources.dra_stack import with_slice_stack
 from inventory.sources.gpu_signs import dra_signs
 from inventory.sources.node_kinds import not_judged_warning, sandbox_default
 from inventory.sources.nodes import NodeResult, node_from, operator_version
@@ -62,7 +63,7 @@ class NodeReader:
             result = replace(result, node=replace(result.node, accelerator_resources=found))
         if self.dra is None:
             return result
-        node = with_dra(result.node, self.dra)
+        node = with_slice_stack(with_dra(result.node, self.dra), self.dra)
         if node.gpu_signs is not None and (found := dra_signs(node.name, self.dra)):
             node = replace(node, gpu_signs=(*node.gpu_signs, *found))
         return replace(result, node=node)

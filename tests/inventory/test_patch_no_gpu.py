@@ -82,7 +82,7 @@ def _sync(tmp_path: Path) -> None:
     )
 
 
-MAYBE_GPU = {"waiting-1", "zero-1", "drv-1", "amd-1", "dra-1"}
+MAYBE_GPU = {"waiting-1", "zero-1", "drv-1", "amd-1"}
 
 
 def test_a_node_known_to_hold_no_gpu_has_no_patch_status(tmp_path, personas):
@@ -126,11 +126,12 @@ def test_the_patch_page_and_the_checklist_count_gpu_nodes_only(tmp_path, persona
     assert checklist_facts(Node.objects.first().cluster, user).gpu_nodes == 4
 
 
-def test_a_node_whose_gpus_a_resource_slice_publishes_is_a_gpu_node_its_stack_unknown(tmp_path):
+def test_a_node_whose_gpus_a_resource_slice_publishes_is_judged_on_its_slices_driver(tmp_path):
     _sync(tmp_path)
     node = Node.objects.get(name="dra-1")
     assert node.is_gpu_node and node.gpu_count == 4
-    assert node.patch_status == "unknown"
+    # Its slice's driverVersion 570.133.20 (no GFD label) is below the Jul 2025 R570 fix.
+    assert (node.driver_version, node.patch_status) == ("570.133.20", "below_baseline")
     assert not any(n.startswith("no GPU capacity") for n in node.patch_notes)
 
 
