@@ -25,6 +25,7 @@ from django.db.models import (
     IntegerField,
     Min,
     OuterRef,
+    Prefetch,
     QuerySet,
     When,
     Window,
@@ -117,12 +118,20 @@ def live_findings(tenant: Tenant) -> QuerySet:
     return Finding.objects.affecting(tenant=tenant).filter(status__in=LIVE)
 
 
-def _groups(findings: QuerySet, now: datetime) -> list[Group]:
-    """Every check with live findings for the tenant, worst first (one grouped query; at most
-    one row per registered check, so bounded by the catalogue, not by the cluster)."""
+def tenant_slugs_prefetch() -> Prefetch:
+    """The tenants a listed finding affects, slugs only: the rows show them by slug
+    (posture.selectors.with_tenant_slugs), and a shared node's finding affects ~20 tenants,
+    so a page of rows reads thousands of them."""
+    return Prefetch("tenants", queryset=Tenant.objects.only("id", "slug"))
+
+
+def _groups(findings: QuerySet, now: datetime) -> tuple[list[Group], list[str]]:
+    """Every check with live findings for the tenant, worst first, and the clusters they are
+    on (one grouped query by check and cluster: at most a row per registered check and
+    cluster, so bounded by the catalogue and the clusters, not by the cluster's size)."""
     rows = (
         findings.order_by()
-        .values("check_id")
+        .values("check_id", "cluster__name")
         .annotate(
             total=Count("id"),
             open=Count("id", filter=status_q(Finding.Status.OPEN, now)),
@@ -131,19 +140,32 @@ def _groups(findings: QuerySet, now: datetime) -> list[Group]:
         )
     )
     names = {rank: s for s, rank in SEVERITY_RANK.items()}
-    groups = [
-        Group(
-            r["check_id"],
-            CHECKS.get(r["check_id"]),
-            r["total"],
-            r["open"],
-            names.get(r["worst"], "info"),
-            lapsed=r["lapsed"],
-        )
-        for r in rows
-    ]
-    groups.sort(key=lambda g: (g.open == 0, SEVERITY_RANK.get(g.worst, 9), -g.open, g.check_id))
-    return groups
+    by_check: dict[str, Group] = {}
+    clusters: set[str] = set()
+    for r in rows:
+        clusters.add(r["cluster__name"])
+        group = by_check.get(r["check_id"])
+        if group is None:
+            by_check[r["check_id"]] = Group(
+                r["check_id"],
+                CHECKS.get(r["check_id"]),
+                r["total"],
+                r["open"],
+                names.get(r["worst"], "info"),
+                lapsed=r["lapsed"],
+            )
+            continue
+        group.total += r["total"]
+        group.open += r["open"]
+        group.lapsed += r["lapsed"]
+        worst = names.get(r["worst"], "info")
+        if SEVERITY_RANK.get(worst, 9) < SEVERITY_RANK.get(group.worst, 9):
+            group.worst = worst
+    groups = sorted(
+        by_check.values(),
+        key=lambda g: (g.open == 0, SEVERITY_RANK.get(g.worst, 9), -g.open, g.check_id),
+    )
+    return groups, sorted(clusters)
 
 
 def _first_rows(findings: QuerySet, check_ids: list[str], now: datetime) -> QuerySet:
@@ -158,7 +180,7 @@ def _first_rows(findings: QuerySet, check_ids: list[str], now: datetime) -> Quer
     return (
         Finding.objects.filter(pk__in=first)
         .select_related("cluster", "accepted_by")
-        .prefetch_related("tenants")
+        .prefetch_related(tenant_slugs_prefetch())
         .order_by("check_id", *_row_order(now))
     )
 
@@ -186,15 +208,18 @@ def tenant_findings_page(tenant: Tenant, query: Mapping[str, str]) -> TenantFind
     now = timezone.now()
     base = live_findings(tenant)
     findings = filters.apply(base)
-    groups = _groups(findings, now)
-    clusters = list(
-        Cluster.objects.filter(Exists(base.filter(cluster=OuterRef("pk"))))
-        .order_by("name")
-        .values_list("name", flat=True)
-    )
+    groups, clusters = _groups(findings, now)
+    if filters.query():  # filtered: the cluster filter still offers every cluster
+        clusters = list(
+            Cluster.objects.filter(Exists(base.filter(cluster=OuterRef("pk"))))
+            .order_by("name")
+            .values_list("name", flat=True)
+        )
     total, lapsed = sum(g.total for g in groups), sum(g.lapsed for g in groups)
     if filters.check:
-        ordered = findings.select_related("cluster", "accepted_by").prefetch_related("tenants")
+        ordered = findings.select_related("cluster", "accepted_by").prefetch_related(
+            tenant_slugs_prefetch()
+        )
         page = Paginator(ordered.order_by(*_row_order(now)), ROWS_PER_PAGE).get_page(
             query.get("page")
         )

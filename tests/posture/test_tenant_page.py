@@ -11,6 +11,7 @@ import re
 import pytest
 from django.core.cache import cache
 from django.db import connection
+from django.db.models import Count
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
@@ -20,16 +21,18 @@ from posture import tenant_findings
 from posture.models import Finding
 from posture.rules import CHECKS
 from posture.services import posture_evaluate
+from tenants.models import Tenant
 from tests.conftest import world_snapshot_path
 
 pytestmark = pytest.mark.django_db
 
 # The page's queries: session, user, roles, tenant, latest score, trend, approvals, the
-# clusters' currency (stale or re-scoring banners), the subjects of the top risks, the groups,
-# the clusters for the filter, the rows (one window query; one check's view: count + page), their
-# tenants, and for a tenant viewer the names they may not see (2: tenants, cluster objects) and,
-# for the cluster holding namespaces no tenant claims, its platform namespaces (2: the
-# unclassified party's names are hidden, the platform's are not: inventory.presenter).
+# clusters' currency (stale or re-scoring banners), the subjects of the top risks, the groups (by
+# check and cluster, which names the clusters for the filter; those are a query of their own when
+# filtered), the rows (one window query; one check's view: count + page), their tenants, and for a
+# tenant viewer the names they may not see (2: tenants, cluster objects) and, for the cluster
+# holding namespaces no tenant claims, its platform namespaces (2: the unclassified party's names
+# are hidden, the platform's are not: inventory.presenter).
 PINNED_TENANT_PAGE = 18
 
 
@@ -195,3 +198,33 @@ def test_why_this_score_names_the_subject_of_each_contribution(small_world, pers
     for finding in Finding.objects.filter(id__in=linked):
         assert f"{finding.subject_kind} " in why and finding.subject_name in why
         assert finding.tenants.filter(slug="alpha").exists()
+
+
+def test_a_check_on_two_clusters_is_one_group_and_the_cluster_filter_offers_both(
+    small_world, personas, tmp_path
+):
+    # The groups are counted per check and cluster in one query and merged: a check on two
+    # clusters is one group counting both clusters' subjects, and the cluster filter lists
+    # every cluster of the tenant's findings, filtered on one of them or not.
+    grow(tmp_path, 3)
+    other = cluster_get_or_create(name="lab-2")
+    cluster_sync_from_snapshot(cluster=other, paths=[world_snapshot_path()])
+    posture_evaluate()
+    alpha = Tenant.objects.get(slug="alpha")
+    live = tenant_findings.live_findings(alpha)
+    per_check = live.values("check_id").annotate(n=Count("cluster", distinct=True))
+    on_both = {row["check_id"] for row in per_check if row["n"] == 2}
+
+    listing = tenant_findings.tenant_findings_page(alpha, {})
+    assert listing.clusters == ["lab", "lab-2"]
+    check = next(g.check_id for g in listing.groups if g.check_id in on_both)
+    (group,) = [g for g in listing.groups if g.check_id == check]
+    assert group.total == live.filter(check_id=check).count()
+    assert group.open == live.filter(check_id=check, status="open").count()
+
+    listing = tenant_findings.tenant_findings_page(alpha, {"cluster": "lab"})
+    assert listing.clusters == ["lab", "lab-2"]
+    (group,) = [g for g in listing.groups if g.check_id == check]
+    assert group.total == live.filter(check_id=check, cluster__name="lab").count()
+    html, _ = page(personas["security_lead"], "?cluster=lab")
+    assert "<option selected>lab</option>" in html and "<option>lab-2</option>" in html
