@@ -68,7 +68,7 @@ def test_drift004_when_approved_mig_gi_but_observed_time_slicing():
     assert "approved: mig_gi" in finding.title
 
 
-def test_drift004_to_a_stronger_mode_than_approved_is_low():
+def test_drift004_to_a_stronger_mode_than_approved_keeps_the_catalogues_severity():
     world = inputs(
         nodes=(gpu_node(labels=POOL),),
         pods=(pod("tr1", "train", gpu={"nvidia.com/mig-3g.40gb": 1}),),
@@ -77,7 +77,7 @@ def test_drift004_to_a_stronger_mode_than_approved_is_low():
     world = replace(world, sharing_requests=(request("time_slicing"),))
     [finding] = run("DRIFT-004", world)
     assert finding.evidence["observed_mode"] == "mig_gi"
-    assert finding.severity == "low"
+    assert finding.severity == "" and "isolates better" in finding.title  # DESIGN §5: high
 
 
 def test_exclusive_use_needs_no_approval():
@@ -103,9 +103,10 @@ def test_platform_pods_need_no_approval():
     assert run("SHARE-004", world) == []
 
 
-def test_drift004_is_low_when_any_covering_approval_is_weaker_than_the_observed_mode():
+def test_drift004_keeps_its_severity_when_the_observed_mode_isolates_better():
     # Approved time_slicing cluster-wide and mig_gi on the pool; observed MPS on the pool:
-    # the weakest approved mode covering the pool was accepted, MPS isolates at least as well.
+    # MPS isolates at least as well as the weakest approved mode, which the evidence and the
+    # title say, but nobody approved the change: the catalogue's high (DESIGN §5).
     world = inputs(
         nodes=(gpu_node(labels=POOL, sharing_strategy="mps"),),
         pods=(pod("tr1", "infer", gpu={GPU: 1}),),
@@ -114,8 +115,9 @@ def test_drift004_is_low_when_any_covering_approval_is_weaker_than_the_observed_
     approvals = (request("time_slicing", rid=1), request("mig_gi", pool="batch", rid=2))
     [finding] = run("DRIFT-004", replace(world, sharing_requests=approvals))
     assert finding.evidence["observed_mode"] == "mps"
-    assert finding.severity == "low"
+    assert finding.severity == ""  # the check's own: high
     assert finding.evidence["observed_is_stronger_isolation"] is True
+    assert "isolates better than what was approved" in finding.title
     # Approved mig_gi only: MPS is weaker than everything approved, the check's own high.
     [finding] = run("DRIFT-004", replace(world, sharing_requests=approvals[1:]))
     assert finding.severity == ""

@@ -20,9 +20,9 @@ from posture.rules.share.approvals import approval_findings
         "for example approved for its own MIG GPU instances and observed time-slicing, which "
         "gives no memory or fault isolation. The change happened in the cluster (a device "
         "plugin config, a MIG layout, a relabelled node) without a new request, so the "
-        "isolation the approval relied on is gone. Observed modes stronger than an approved "
-        "one covering the pool are reported at low severity: the record is wrong, not the "
-        "isolation."
+        "isolation the approval relied on is gone. An observed mode that isolates better than "
+        "an approved one covering the pool is said so (title and evidence), at the same "
+        "severity: nobody approved the change, and the next one may go the other way."
     ),
     remediation=(
         "Restore the approved configuration on the nodes in the evidence (the node's "

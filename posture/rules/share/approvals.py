@@ -136,12 +136,15 @@ def _judge(inputs: PostureInputs) -> Iterator[tuple[str, FindingDraft]]:
             continue
         evidence["approved"] = [_request_evidence(r) for r in active]
         # The weakest approved mode covering the pool is the exposure the platform accepted;
-        # a mode isolating better than it adds none (DESIGN §2 orders the modes).
+        # a mode isolating better than it (DESIGN §2 orders the modes) is said, but the change
+        # was approved by nobody: DRIFT-004 keeps the catalogue's severity (DESIGN §5).
         stronger = any(_isolation_rank(mode) < _isolation_rank(r.mode) for r in active)
         evidence["observed_is_stronger_isolation"] = stronger
         approved = ", ".join(sorted({r.mode for r in active}))
         title = f"{tenant} uses {mode} on {where}; approved: {approved}"
-        yield "DRIFT-004", _draft("DRIFT-004", tenant, mode, pool, evidence, title, stronger)
+        if stronger:
+            title += f" ({mode} isolates better than what was approved; approve it or revert)"
+        yield "DRIFT-004", _draft("DRIFT-004", tenant, mode, pool, evidence, title)
 
 
 def _isolation_rank(mode: str) -> int:
@@ -166,18 +169,9 @@ def _draft(
     pool: str,
     evidence: dict[str, Any],
     title: str,
-    stronger: bool = False,
 ) -> FindingDraft:
     return mode_use_draft(
-        check_id,
-        tenant,
-        mode,
-        pool,
-        evidence=evidence,
-        title=title,
-        # Drifting to a stronger mode than approved is a record to correct, not an exposure.
-        severity="low" if stronger else "",
-        exposure=evidence["pod_count"],
+        check_id, tenant, mode, pool, evidence=evidence, title=title, exposure=evidence["pod_count"]
     )
 
 
