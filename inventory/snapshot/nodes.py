@@ -71,7 +71,9 @@ class Node:
     gpu_count_basis: str = ""
     driver_version: str | None = None
     # "gfd-label", "gfd-label-legacy", "driver-pod", "vgpu-manager-pod" (a vm-vgpu node's host
-    # driver is its vGPU Manager, judged by the bulletins' vGPU Manager rows), "nvidia-smi"
+    # driver is its vGPU Manager, judged by the bulletins' vGPU Manager rows),
+    # "vgpu-guest-driver-pod" (a vGPU guest VM's own driver, from its guest driver pod's tag),
+    # "nvidia-smi"
     driver_version_source: str | None = None
     cuda_driver_version: str | None = None
     container_toolkit_version: str | None = None
