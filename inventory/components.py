@@ -30,6 +30,7 @@ from inventory.sources.images import (
     other_device_plugin,
     stack_version,
 )
+from inventory.sources.node_versions import vgpu_guest_driver, vgpu_guest_note
 
 # component -> the node field holding its version
 COMPONENT_FIELDS = {
@@ -161,6 +162,8 @@ def presence(
     pods_on_node = tuple(pods_on_node)
     seen = _pods_by_component(pods_on_node)
     deployed = {c: f"pod {where}" for c, where in seen.items()}
+    if "driver" in deployed and (guest := vgpu_guest_driver(labels, pods_on_node)):
+        deployed["driver"] += f" ({vgpu_guest_note(guest)})"
     not_installed: dict[str, str] = {}
     taints = tuple(taints)
     for component in PER_NODE:

@@ -8,9 +8,17 @@ holder record of sync history (inventory.holding_sets) keeps only the devices it
 from __future__ import annotations
 
 from inventory.snapshot import Node, SharedResource
-from inventory.sources.node_kinds import gfd_resource_sharing, mig_backed_vgpu, vm_device_kind
+from inventory.sources.node_kinds import (
+    gfd_resource_sharing,
+    guest_mig_backed_vgpu,
+    mig_backed_vgpu,
+    vm_device_kind,
+)
 from inventory.sources.node_sharing import mig_enabled
 from tenants.policy import is_mig_resource, node_sharing_mode
+
+# What a vGPU guest VM's device plugin hands out: its vGPUs, each a GPU to the guest.
+GUEST_VGPU = "nvidia.com/gpu"
 
 
 def shared_entry(node: Node, resource: str) -> SharedResource | None:
@@ -48,10 +56,17 @@ def resource_mode(node: Node, resource: str, why_unknown: str = "") -> tuple[str
         mode = node_sharing_mode(rest, resource, mig_strategy=node.mig_strategy)
         replicated = ", ".join(r.name for r in node.resource_sharing)
         return mode, f"not replicated by the node's device-plugin config (it shares {replicated})"
+    guest = guest_mig_backed_vgpu(node.labels) if node.sharing_strategy == "vgpu" else None
+    if guest is not None and resource == GUEST_VGPU:
+        # A vGPU guest VM: its GPUs are vGPUs of the type GFD names, shared with other VMs as
+        # that type is (a MIG-backed one with its GPU instance to itself is no vGPU best effort).
+        return mig_backed_mode(*guest, vm="this node's VM")
     return node_sharing_mode(node.sharing_strategy, resource, mig_strategy=node.mig_strategy), ""
 
 
-def mig_backed_mode(resource: str, gpu: str, slices: int, own: bool) -> tuple[str, str]:
+def mig_backed_mode(
+    resource: str, gpu: str, slices: int, own: bool, vm: str = "the pod's VM"
+) -> tuple[str, str]:
     """(mode, why) of a MIG-backed vGPU: its own GPU instance (`mig_gi`) on a GPU that gives
     each such vGPU an instance to itself; else the instance may hold other VMs' vGPUs by
     time-slicing, which the type name does not say, so it is judged as vGPUs sharing a GPU
@@ -60,12 +75,12 @@ def mig_backed_mode(resource: str, gpu: str, slices: int, own: bool) -> tuple[st
     kind = f"a MIG-backed vGPU ({name}: {slices} GPU-instance slice(s))"
     if own:
         return "mig_gi", (
-            f"{kind} for the pod's VM: on {gpu} each MIG-backed vGPU has a MIG GPU instance to "
+            f"{kind} for {vm}: on {gpu} each MIG-backed vGPU has a MIG GPU instance to "
             "itself (several vGPUs share one instance only on GPUs with time-sliced MIG-backed "
             "vGPU)"
         )
     return node_sharing_mode("vgpu", resource), (
-        f"{kind} for the pod's VM: whether other VMs' vGPUs share its GPU instance by "
+        f"{kind} for {vm}: whether other VMs' vGPUs share its GPU instance by "
         f"time-slicing is unknown ({gpu} is not known to give each MIG-backed vGPU an instance "
         "to itself; the type name does not say), so it is judged as vGPUs sharing a GPU under "
         "the host's vGPU scheduler, best effort (NVIDIA's default)"

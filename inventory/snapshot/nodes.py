@@ -74,8 +74,10 @@ class Node:
     gpu_count_basis: str = ""
     driver_version: str | None = None
     # "gfd-label", "gfd-label-legacy", "driver-pod", "vgpu-manager-pod" (a vm-vgpu node's host
-    # driver is its vGPU Manager, judged by the bulletins' vGPU Manager rows), "nvidia-smi",
-    # "dra-resourceslice" (the NVIDIA DRA driver's slices publish it: no GFD label gives it)
+    # driver is its vGPU Manager, judged by the bulletins' vGPU Manager rows),
+    # "vgpu-guest-driver-pod" (a vGPU guest VM's own driver, from its guest driver pod's tag),
+    # "nvidia-smi", "dra-resourceslice" (the NVIDIA DRA driver's slices publish it: no GFD label
+    # gives it)
     driver_version_source: str | None = None
     # The ResourceSlice a "dra-resourceslice" driver version comes from, or why it is unknown
     # where the node's slices disagree; "" else (inventory.sources.dra_stack).

@@ -45,6 +45,13 @@ COMPONENTS: dict[str, str] = {
     GKE_DCGM_EXPORTER: "dcgm_exporter",
     "nvidia-dcgm-exporter": "dcgm_exporter",
 }
+# NVIDIA AI Enterprise's pre-built vGPU guest driver, which the GPU Operator runs as the driver
+# of a vGPU guest VM (`nvcr.io/nvaie/vgpu-guest-driver-<N>:<version>-<os>`, N the NVAIE major
+# release; `vgpu-guest-driver` before NVAIE numbered it, and so in a private registry's mirror):
+# the driver of that VM, read as `driver`. Its tag is the guest driver's version (535.104.05 of
+# vGPU 16.1), never the host's vGPU Manager (550.90.05 beside guest 550.90.07), which runs on
+# the hypervisor and is not this node's.
+_VGPU_GUEST_DRIVER = re.compile(r"vgpu-guest-driver(?:-\d+)?")
 # A GKE build suffix ("v0.0.35-gke.1"): the number before it is GKE's, not an NVIDIA release.
 _GKE_BUILD = re.compile(r"-gke\.\d+", re.IGNORECASE)
 GKE_BUILD_NOTE = "its image tag {tag!r} is a GKE build, not an NVIDIA release: version unknown"
@@ -108,6 +115,13 @@ def is_vgpu_manager(image: str) -> bool:
     """The GPU Operator's vGPU Manager image: a driver whose bulletin rows are its own."""
     repository = image_version(image)[0]
     return "/" in repository and repository.rsplit("/", 1)[1] == VGPU_MANAGER
+
+
+def is_vgpu_guest_driver(image: str) -> bool:
+    """NVIDIA AI Enterprise's vGPU guest driver image (`vgpu-guest-driver-<N>`): the node is a
+    vGPU guest VM and this is its own driver."""
+    repository = image_version(image)[0]
+    return "/" in repository and bool(_VGPU_GUEST_DRIVER.fullmatch(repository.rsplit("/", 1)[1]))
 
 
 def is_vgpu_device_manager(image: str) -> bool:
@@ -174,6 +188,8 @@ def component_of(image: str) -> str | None:
     repository, _ = image_version(image)
     if "/" not in repository or other_vendor(image):
         return None
+    if is_vgpu_guest_driver(image):
+        return "driver"  # one name per NVAIE release (vgpu-guest-driver-5), not a fixed one
     return COMPONENTS.get(repository.rsplit("/", 1)[1])
 
 

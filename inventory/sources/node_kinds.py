@@ -110,6 +110,25 @@ def mig_backed_vgpu(resource: str) -> tuple[str, int, bool] | None:
     return gpu, slices, bool(_OWN_INSTANCE_GPUS.match(gpu))
 
 
+# GFD's product label on a vGPU guest VM names the vGPU type NVML in the guest reports, spaces
+# made "-" ("NVIDIA A100-4-20C" -> NVIDIA-A100-4-20C, "GRID A100-40C" -> GRID-A100-40C), where
+# the sandbox device plugin makes the first one "_" (NVIDIA_A100-4-20C).
+_GUEST_TYPE = re.compile(r"^(NVIDIA|GRID)-(.+)$")
+
+
+def guest_mig_backed_vgpu(labels: Mapping[str, str]) -> tuple[str, str, int, bool] | None:
+    """(vGPU type, then mig_backed_vgpu's GPU, slices, own instance) of a vGPU guest VM whose
+    GFD product label names a MIG-backed vGPU type (`nvidia.com/vgpu.present=true`,
+    `nvidia.com/gpu.product=NVIDIA-A100-4-20C`); None for a time-sliced type (A100-40C), any
+    other node or a product it cannot read. Read by the same parser as the host's vGPU names."""
+    if str(labels.get(NV + "vgpu.present", "")).strip().lower() != "true":
+        return None
+    product = str(labels.get(NV + "gpu.product", "")).strip()
+    found = _GUEST_TYPE.match(product)
+    backed = mig_backed_vgpu(f"{NV}{found.group(1)}_{found.group(2)}") if found else None
+    return (product, *backed) if backed else None
+
+
 def sandbox_workload(
     labels: Mapping[str, str], default: str = "", capacity: Mapping[str, int] | None = None
 ) -> str | None:

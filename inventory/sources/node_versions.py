@@ -4,13 +4,14 @@ GPU-stack pods on it (DESIGN §7: labels first, then the driver pod; unknown is 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from inventory.snapshot import GPU_RESOURCE_PREFIX, Pod, Workload
 from inventory.sources.images import (
     component_of,
     container_component,
     image_version,
+    is_vgpu_guest_driver,
     is_vgpu_manager,
     other_vendor,
     stack_version,
@@ -20,6 +21,11 @@ from inventory.sources.images import (
 NV = GPU_RESOURCE_PREFIX
 # driver_version_source of a vm-vgpu node whose driver version is its vGPU Manager image's.
 VGPU_MANAGER_POD = "vgpu-manager-pod"
+# driver_version_source of a vGPU guest VM whose driver version is its guest driver pod's image
+# tag: the VM's own driver, judged as any node's driver (never as the host's vGPU Manager).
+VGPU_GUEST_DRIVER_POD = "vgpu-guest-driver-pod"
+# GFD's label on a vGPU guest VM (NVML in the guest sees a vGPU).
+VGPU_PRESENT = NV + "vgpu.present"
 
 
 def stack_versions(labels: dict[str, str], pods_on_node: Sequence[Pod]) -> dict[str, str | None]:
@@ -28,6 +34,9 @@ def stack_versions(labels: dict[str, str], pods_on_node: Sequence[Pod]) -> dict[
     driver, driver_source = _driver(labels, components)
     if driver_source == "driver-pod" and _runs_vgpu_manager(pods_on_node):
         driver_source = VGPU_MANAGER_POD  # the host driver is the vGPU Manager
+    elif driver_source == "driver-pod" and vgpu_guest_driver(labels, pods_on_node):
+        # The guest VM's own driver: judged as any node's driver, never as a vGPU Manager.
+        driver_source = VGPU_GUEST_DRIVER_POD
     return {
         "driver_version": driver,
         "driver_version_source": driver_source,
@@ -42,6 +51,27 @@ def stack_versions(labels: dict[str, str], pods_on_node: Sequence[Pod]) -> dict[
 
 def _runs_vgpu_manager(pods: Iterable[Pod]) -> bool:
     return any(is_vgpu_manager(c.image) for pod in pods if pod.is_active for c in pod.containers)
+
+
+def vgpu_guest_driver(labels: Mapping[str, str], pods: Iterable[Pod]) -> str | None:
+    """The image of the vGPU guest driver a pod on this node runs: NVIDIA AI Enterprise's
+    (`vgpu-guest-driver-<N>`), or any driver image on a node GFD labels a vGPU guest (the GPU
+    Operator's vGPU docs build the guest driver as `<registry>/driver`; in a vGPU VM no other
+    driver can run). None elsewhere."""
+    guest = str(labels.get(VGPU_PRESENT, "")).strip().lower() == "true"
+    for pod in sorted(pods, key=lambda p: (p.namespace, p.name)):
+        for c in pod.containers if pod.is_active else ():
+            if is_vgpu_guest_driver(c.image) or (guest and component_of(c.image) == "driver"):
+                return c.image
+    return None
+
+
+def vgpu_guest_note(image: str) -> str:
+    """What the driver of a vGPU guest VM is, as the node's `components` says where it runs."""
+    return (
+        f"the vGPU guest driver of this VM, {image}; not the host's vGPU Manager, which runs "
+        "on the hypervisor"
+    )
 
 
 def _dotted(labels: dict[str, str], major: str, minor: str, patch: str | None = None) -> str | None:

@@ -118,3 +118,53 @@ def test_a_time_sliced_vgpu_stays_best_effort(resource):
     assert mode == "vgpu_best_effort"
     (draft,) = run("SHARE-003", _world(resource))
     assert "vgpu_best_effort" in draft.title
+
+
+# --- a vGPU guest VM: GFD's product label names its vGPU type (rtholdout3 observation) --------
+
+HEALTH = tenant("health", "sensitive", namespaces=("health-ai",))
+
+
+def guest_world(product: str):
+    """A vGPU guest VM (GFD: vgpu.present, the vGPU type as the product) whose one vGPU a
+    sensitive tenant's pod holds, as the device plugin in the guest hands it out."""
+    node = gpu_node(
+        "vgpu-w2",
+        gpu_count=1,
+        gpu_model=product,
+        gpu_capacity={"nvidia.com/gpu": 1},
+        labels={"nvidia.com/vgpu.present": "true", "nvidia.com/gpu.product": product},
+        sharing_strategy="vgpu",
+    )
+    held = pod("health-ai", "train-0", node=node.name, gpu={"nvidia.com/gpu": 1})
+    return node, inputs(nodes=(node,), pods=(held,), tenants=(HEALTH,))
+
+
+@pytest.mark.parametrize("product", ["NVIDIA-A100-4-20C", "NVIDIA-H100XM-1-10C", "GRID-A30-2-12C"])
+def test_a_guest_on_a_mig_backed_vgpu_of_ampere_or_hopper_has_its_own_gpu_instance(product):
+    """Before: the guest's nvidia.com/gpu was vgpu_best_effort whatever its type, so SHARE-008
+    and SHARE-004 said it used vgpu_best_effort on a vGPU that no other VM shares."""
+    node, world = guest_world(product)
+    assert run("SHARE-008", world) == []
+    # The mode it uses is a MIG GPU instance, approved (or not) as MIG is, never best effort.
+    (use,) = run("SHARE-004", world)
+    assert "health uses mig_gi" in use.title
+    mode, why = resource_mode(node, "nvidia.com/gpu")
+    assert mode == "mig_gi"
+    assert f"MIG-backed vGPU ({product}" in why and "for this node's VM" in why
+
+
+@pytest.mark.parametrize("product", ["GRID-A100-40C", "NVIDIA-A100-20C", "NVIDIA-A10-12Q"])
+def test_a_guest_on_a_time_sliced_vgpu_stays_best_effort(product):
+    node, world = guest_world(product)
+    assert resource_mode(node, "nvidia.com/gpu") == ("vgpu_best_effort", "")
+    (draft,) = run("SHARE-008", world)
+    assert draft.tenants == ("health",)
+
+
+def test_a_guest_whose_mig_backed_instance_may_be_time_sliced_says_unknown():
+    node, world = guest_world("NVIDIA-DC-2-8C")  # RTX PRO Blackwell: may time-slice instances
+    mode, why = resource_mode(node, "nvidia.com/gpu")
+    assert mode == "vgpu_best_effort" and "is unknown" in why
+    (draft,) = run("SHARE-008", world)
+    assert draft.tenants == ("health",)
