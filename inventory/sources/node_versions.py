@@ -120,6 +120,10 @@ def component_versions(pods: Iterable[Pod]) -> dict[str, str]:
         for container in pod.containers:
             component = container_component(container.name, container.image, container.command)
             version = stack_version(container.image)
+            if component == "driver" and version:
+                # A driver tag's second number is the kernel it was built for (OpenShift's
+                # `535.216.01-4.18.0-513.el8_9...-rhcos4.13`), never part of the driver's.
+                version = version.split("-", 1)[0]
             if component and version:
                 found.setdefault(component, set()).add(version)
     # Two versions at once means a rolling upgrade; the older one still runs, so patch status

@@ -376,3 +376,18 @@ def test_rolling_upgrade_reports_the_older_component_still_running():
 def test_gpu_operator_version_on_every_gpu_node(workloads, expected):
     snapshot = normalise([node("gpu-1", {"nvidia.com/gpu.count": "2"}), node("cpu-1"), *workloads])
     assert [n.gpu_operator_version for n in snapshot.nodes] == [None, expected]
+
+
+def test_a_driver_tag_naming_the_kernel_after_the_version_reads_the_driver_alone():
+    # The GPU Operator on OpenShift tags the driver it builds against the node's kernel with
+    # that kernel after the driver version; the kernel's numbers are not the driver's.
+    image = "nvcr.io/nvidia/driver:535.216.01-4.18.0-513.24.1.el8_9.x86_64-rhcos4.13"
+    objects = [
+        node("gpu-ocp-01", {"nvidia.com/gpu.count": "1"}),
+        pod(
+            "nvidia-gpu-operator", "driver", ctr("nvidia-driver-ctr", image), node_name="gpu-ocp-01"
+        ),
+    ]
+    found = only_node(objects)
+    assert found.driver_version == "535.216.01"
+    assert found.driver_version_source == "driver-pod"
