@@ -207,3 +207,23 @@ def test_only_the_predictors_own_acceptance_is_carried(tmp_path, personas):
     assert wide.status == "accepted" and "unrelated batch" not in wide.accepted_reason
     (event,) = AuditEvent.objects.filter(object_id=str(wide.pk), action="carry")
     assert event.after["from_findings"] == [revision.pk]
+
+
+def test_a_bare_pods_acceptance_carries_when_a_replicaset_adopts_it(tmp_path, personas):
+    """A ReplicaSet whose selector matches a bare pod adopts it (sets itself as the pod's
+    controller): the pod's finding is now the ReplicaSet's, and what was accepted on the
+    pod is carried there, first seen when the pod's was."""
+    _team()
+    cluster = cluster_get_or_create(name="adopt")
+    _sync(cluster, tmp_path, [world.pod("solo", None, secret=True)], "bare")
+    bare = _live(cluster, "Pod")
+    until = timezone.now() + timedelta(days=30)
+    finding_accept(
+        finding=bare, user=personas["security_lead"], reason="lab pod, no secrets", until=until
+    )
+    rs = world.obj("apps/v1", "ReplicaSet", "solo-rs", spec={})
+    adopted = world.pod("solo", ("apps/v1", "ReplicaSet", "solo-rs"), secret=True)
+    _sync(cluster, tmp_path, [rs, adopted], "adopted")
+    wide = _live(cluster, "ReplicaSet")
+    assert (wide.subject_name, wide.status) == ("solo-rs", "accepted")
+    assert wide.first_seen == bare.first_seen and wide.accepted_until == until
