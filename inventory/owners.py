@@ -203,21 +203,6 @@ def _guessed(pod: Pod, index: OwnerIndex) -> WorkloadRef | None:
     return None
 
 
-def nearest_controller(pod: Pod, index: OwnerIndex) -> WorkloadRef:
-    """The workload as it was named before owner chains were followed to the top: a
-    ReplicaSet's or Job's own owner, the guesses above, else the pod's owner reference. A
-    finding filed under it then covers the one filed under `workload_of` now (FindingDraft.
-    covers), so a risk accepted on it is carried, not lost."""
-    kind, name, namespace = pod.owner_kind, pod.owner_name, pod.namespace
-    if not kind or not name or kind == "Node":
-        return WorkloadRef("Pod", namespace, pod.name, "bare pod")
-    if kind in ("ReplicaSet", "Job") and (link := index.get(kind, namespace, name)) is not None:
-        if link.owner_kind and link.owner_name:
-            return WorkloadRef(link.owner_kind, namespace, link.owner_name, "owner index")
-        return WorkloadRef(kind, namespace, name, "owner index")
-    return _guessed(pod, index) or WorkloadRef(kind, namespace, name, "owner reference")
-
-
 def _owner_of(ref: WorkloadRef, index: OwnerIndex) -> WorkloadRef | None:
     """The controller above `ref`, None at the top: a Pod that owns pods (a Spark driver owns
     its executors) is resolved as a pod; anything else by its owner link."""

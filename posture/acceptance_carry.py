@@ -49,28 +49,46 @@ def acceptance_active(row: Any, now: datetime) -> bool:
 
 
 def widenings_find(
-    candidates: Iterable[tuple[str, list[str]]],
+    candidates: Iterable[tuple[str, list[list[str]]]],
     existing: Mapping[str, Any],
     seen: Mapping[str, Any],
     now: datetime,
 ) -> list[Widening]:
-    """The widenings of this score. `candidates`: (fingerprint, the fingerprints of the
-    subjects it covers) of each finding opening now with FindingDraft.covers set; `existing`:
-    the cluster's stored findings by fingerprint (status, accepted_until); `seen`: the
-    fingerprints the checks reported this time (a finding not among them resolves)."""
+    """The widenings of this score. `candidates`: (fingerprint, the subjects it covers) of
+    each finding opening now with FindingDraft.covers set, each subject covered as the
+    fingerprints it may have had (a pod's: each object of its owner chain below the wide
+    subject); `existing`: the cluster's stored findings by fingerprint (status,
+    accepted_until); `seen`: the fingerprints the checks reported this time (a finding not
+    among them resolves).
+
+    A covered subject is spanned by the findings among its fingerprints that resolve now
+    (one Revision's finding for all its pods), or counts on its own where none does (the pods
+    of a revision first seen now, a node added since). `of`: those findings and those
+    subjects. Carried (`full`) only when every covered subject has such a finding and all of
+    them are accepted: an acceptance is never stretched over pods nobody accepted."""
     found = []
     for fingerprint, covered in candidates:
-        covered = list(dict.fromkeys(covered))
-        resolving = [
-            existing[c]
-            for c in covered
-            if c in existing and c not in seen and existing[c].status in LIVE
-        ]
-        accepted = [row.pk for row in resolving if acceptance_active(row, now)]
+        resolving: dict[str, None] = {}  # the narrower findings spanned, in order
+        # Covered subjects with none, by the last of their fingerprints (a node; the owner
+        # right below the wide subject: the pods of one new revision count once).
+        unspanned: set[str] = set()
+        for group in covered:
+            live = [c for c in group if _resolving(c, existing, seen)]
+            resolving.update(dict.fromkeys(live))
+            if not live and group:
+                unspanned.add(group[-1])
+        accepted = [existing[c].pk for c in resolving if acceptance_active(existing[c], now)]
         if accepted:  # nothing accepted under it: nothing to carry or to say
-            full = len(accepted) == len(covered)
-            found.append(Widening(fingerprint, tuple(accepted), len(covered), full))
+            full = len(accepted) == len(resolving) and not unspanned
+            of = len(resolving) + len(unspanned)
+            found.append(Widening(fingerprint, tuple(accepted), of, full))
     return found
+
+
+def _resolving(fingerprint: str, existing: Mapping[str, Any], seen: Mapping[str, Any]) -> bool:
+    """A stored finding that is live and not reported this time: it resolves in this score."""
+    row = existing.get(fingerprint)
+    return row is not None and fingerprint not in seen and row.status in LIVE
 
 
 LIVE = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
@@ -78,7 +96,7 @@ BATCH = 900  # ids per query, under SQLite's limit on query parameters
 
 
 def first_seen_carried(
-    candidates: Iterable[tuple[str, list[str]]],
+    candidates: Iterable[tuple[str, list[list[str]]]],
     existing: Mapping[str, Any],
     seen: Mapping[str, Any],
 ) -> dict[str, datetime]:
@@ -89,11 +107,9 @@ def first_seen_carried(
     resolving = {
         fingerprint: [
             existing[c].pk
-            for c in covered
-            if fingerprint not in existing
-            and c in existing
-            and c not in seen
-            and existing[c].status in LIVE
+            for group in covered
+            for c in group
+            if fingerprint not in existing and _resolving(c, existing, seen)
         ]
         for fingerprint, covered in candidates
     }

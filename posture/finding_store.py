@@ -155,8 +155,10 @@ def findings_refresh(
     affects: dict[str, dict[int, int | None]] = {}
     expired: list[int] = []  # findings whose risk acceptance is past its date
     outdated: dict[int, dict] = {}  # accepted findings listing a change made after: the change
-    # Findings opening now over narrower subjects (FindingDraft.covers): (fingerprint, theirs).
-    wide: list[tuple[str, list[str]]] = []
+    # Findings opening now over narrower subjects (FindingDraft.covers): (fingerprint, theirs,
+    # a list per subject covered of the fingerprints it may have had).
+    wide: list[tuple[str, list[list[str]]]] = []
+    narrower: dict[tuple[str, tuple[str, str, str, str]], str] = {}  # the pods share owners
     for draft in drafts:
         fingerprint = finding_fingerprint(cluster.name, draft)
         if fingerprint in affects:
@@ -165,7 +167,10 @@ def findings_refresh(
         if row is not None and draft.check_id in unjudged:
             continue  # kept as it was: this run could not judge it
         if draft.covers and (row is None or row.status == Finding.Status.RESOLVED):
-            covered = [subject_fingerprint(cluster.name, draft.check_id, s) for s in draft.covers]
+            covered = [
+                [_covered_fingerprint(narrower, cluster.name, draft.check_id, s) for s in group]
+                for group in draft.covers
+            ]
             wide.append((fingerprint, covered))
         affects[fingerprint] = _tenant_links(draft, tenant_ids)
         check = CHECKS[draft.check_id]
@@ -209,6 +214,20 @@ def findings_refresh(
         finding.refresh_from_db()
         _acceptance_ended_record(finding, before, outdated.get(finding.pk))
     return counts
+
+
+def _covered_fingerprint(
+    memo: dict[tuple[str, tuple[str, str, str, str]], str],
+    cluster: str,
+    check_id: str,
+    subject: tuple[str, str, str, str],
+) -> str:
+    """subject_fingerprint, once per check and subject in a score: every pod of a workload
+    covers its ReplicaSet and the owners above it (FindingDraft.covers)."""
+    key = (check_id, subject)
+    if key not in memo:
+        memo[key] = subject_fingerprint(cluster, check_id, subject)
+    return memo[key]
 
 
 def _tenant_links(draft: FindingDraft, tenant_ids: dict[str, int]) -> dict[int, int | None]:

@@ -11,6 +11,9 @@ from posture.inputs import Exemption, PostureInputs
 
 SEVERITIES = Severity.values()
 SCOPES = CheckScope.values()
+# One narrower subject a finding spans, as the alternatives it may have been filed under:
+# (kind, namespace, name, key) each (FindingDraft.covers).
+Covered = tuple[tuple[str, str, str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -45,11 +48,14 @@ class FindingDraft:
     # cause spans of that tenant's). A tenant not named here takes `exposure`. Not part of the
     # identity; stored on the tenant's link (FindingTenant.exposure).
     tenant_exposures: dict[str, int] = field(default_factory=dict)
-    # The subjects (kind, namespace, name, key) of narrower findings of the same check that
-    # this one spans, all of them: set where a check's subject was widened (STACK-008's nodes
-    # under their ClusterPolicy), so a risk accepted on them is carried to it, or said to no
-    # longer apply (posture.acceptance_carry). Not part of the identity.
-    covers: tuple[tuple[str, str, str, str], ...] = ()
+    # The narrower subjects of the same check that this one spans, all of them, each a group
+    # of alternatives (kind, namespace, name, key), nearest first: set where a check's subject
+    # was widened, so a risk accepted on them is carried to it, or said to no longer apply
+    # (posture.acceptance_carry). STACK-008's nodes under their ClusterPolicy are one group
+    # each; a pod's group is every object of its owner chain below the subject (the pod, its
+    # ReplicaSet, the Deployment, a Knative Revision...): whichever of them an earlier sync
+    # filed the pod under, as far up as its snapshot read the chain. Not part of the identity.
+    covers: tuple[Covered, ...] = ()
     # A workload finding's owner chain: the (kind, namespace, name) in the chain of every pod
     # it covers, from the pod up to the subject (PostureInputs.owner_chain), so an exemption
     # naming a nearer controller matches (posture.inputs.Exemption). Empty for other subjects.
@@ -186,11 +192,22 @@ def merge_drafts(drafts: Iterable[FindingDraft]) -> list[FindingDraft]:
     severity kept, the subjects covered united, the owner chains intersected; the rest is
     the first draft's."""
     merged: dict[tuple[str, ...], FindingDraft] = {}
+    # The covered subjects of each identity, united here rather than in _merge: each pod of a
+    # workload covers its own group (the pod is in it), and uniting them pairwise would copy
+    # the growing tuple at every replica.
+    covers: dict[tuple[str, ...], dict[Covered, None]] = {}
     for draft in drafts:
         identity = draft.identity()
         first = merged.get(identity)
         merged[identity] = draft if first is None else _merge(first, draft)
-    return list(merged.values())
+        if draft.covers:
+            covers.setdefault(identity, {}).update(dict.fromkeys(draft.covers))
+    return [
+        replace(draft, covers=tuple(covers[identity]))
+        if identity in covers and len(covers[identity]) != len(draft.covers)
+        else draft
+        for identity, draft in merged.items()
+    ]
 
 
 def _merge(first: FindingDraft, other: FindingDraft) -> FindingDraft:
@@ -212,8 +229,6 @@ def _merge(first: FindingDraft, other: FindingDraft) -> FindingDraft:
         exposure=first.exposure + other.exposure,
         tenant_exposures=_exposures_added(first, other),
         severity=worst_severity((first.severity, other.severity)),
-        # The replicas may have come from several narrower subjects (a RayJob's clusters).
-        covers=_united(first.covers, other.covers),
         # What every replica's chain holds: an exemption naming one old ReplicaSet does not
         # cover the Deployment's finding while pods of another one are in it.
         chain=first.chain & other.chain,
@@ -234,12 +249,6 @@ def _exposures_added(first: FindingDraft, other: FindingDraft) -> dict[str, int]
 
     tenants = sorted({*first.tenants, *other.tenants})
     return {t: max(1, part(first, t) + part(other, t)) for t in tenants}
-
-
-def _united(first: tuple, other: tuple) -> tuple:
-    if not other or other == first:  # the common case: each replica covers the same
-        return first
-    return tuple(dict.fromkeys((*first, *other)))
 
 
 def worst_severity(severities: Iterable[str]) -> str:

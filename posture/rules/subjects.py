@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from inventory.owners import WorkloadRef, nearest_controller, template_labels
+from inventory.owners import WorkloadRef, owner_chain, template_labels
 from inventory.snapshot import TEMPLATE_PHASE, Container, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import nodes_by_name
-from posture.rules.registry import FindingDraft
+from posture.rules.registry import Covered, FindingDraft
 from tenants.mapping import UNCLASSIFIED
 
 Tenants = Iterable[TenantInfo | str | None]
@@ -52,7 +52,7 @@ def subject_draft(
     severity: str = "",
     labels: dict[str, str] | None = None,
     exposure: int = 1,
-    covers: tuple[tuple[str, str, str, str], ...] = (),
+    covers: tuple[Covered, ...] = (),
     chain: frozenset[tuple[str, str, str]] = frozenset(),
     tenant_exposures: dict[str, int] | None = None,
 ) -> FindingDraft:
@@ -194,20 +194,20 @@ def workload_draft(
 
 def _narrower(
     inputs: PostureInputs, pod: Pod, workload: WorkloadRef, key: str
-) -> tuple[tuple[str, str, str, str], ...]:
-    """The subject the pod's finding had before owner chains were followed to the top (a
-    KServe Deployment, a RayJob's generated RayCluster, a Spark driver Pod), where it differs:
-    a risk accepted there is carried to this finding when it first opens (FindingDraft.covers)."""
+) -> tuple[Covered, ...]:
+    """The subject the pod's finding may have had before (FindingDraft.covers), as one group:
+    every object of its owner chain below `workload`, nearest first. A sync that read less of
+    the chain (an account that may not list serving.knative.dev, a snapshot of `kubectl get
+    deploy,rs,pods`, a version that stopped at the nearest controller) filed the pod under
+    one of them (the Revision its Deployment names, that Deployment, a RayJob's generated
+    RayCluster, a Spark driver Pod, the pod itself before a ReplicaSet adopted it): a risk
+    accepted there is carried to this finding when it first opens, and its first-seen kept."""
     if workload.resolved_by == "debug container":
         return ()
-    before = nearest_controller(pod, inputs.owner_index)
-    if (before.kind, before.namespace, before.name) == (
-        workload.kind,
-        workload.namespace,
-        workload.name,
-    ):
-        return ()
-    return ((before.kind, before.namespace, before.name, key),)
+    top = (workload.kind, workload.namespace, workload.name)
+    chain = owner_chain(pod, inputs.owner_index)  # ordered, from the pod up
+    group = tuple((kind, ns, name, key) for kind, ns, name in chain if (kind, ns, name) != top)
+    return (group,) if group else ()
 
 
 def _template_facts(inputs: PostureInputs, pod: Pod) -> dict[str, Any]:

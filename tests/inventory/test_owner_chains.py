@@ -5,9 +5,7 @@ rollouts that rename what it generates."""
 
 from __future__ import annotations
 
-import pytest
-
-from inventory.owners import MAX_DEPTH, OwnerIndex, nearest_controller, workload_of
+from inventory.owners import MAX_DEPTH, OwnerIndex, workload_of
 from inventory.snapshot import OwnerLink, Pod
 from inventory.sources.normalise import normalise
 from tests.inventory import owner_chain_world as world
@@ -128,33 +126,6 @@ def test_a_chain_is_followed_up_to_max_depth():
     layers = [_layer(i, i + 1) for i in range(MAX_DEPTH + 4)]
     found = workloads([*layers, world.pod("p", ("x.example/v1", "Layer0", "l0"))])
     assert found["p"] == (f"Layer{MAX_DEPTH}", world.NS, f"l{MAX_DEPTH}")
-
-
-@pytest.mark.parametrize(
-    ("objects", "pod", "before"),
-    [
-        pytest.param(
-            world.kserve(),
-            f"{world.KSERVE_RS[2]}-a",
-            ("Deployment", world.KSERVE_DEPLOYMENT[2]),
-            id="kserve",
-        ),
-        pytest.param(world.spark(), "acme-etl-exec-1", ("Pod", "acme-etl-driver"), id="spark"),
-        pytest.param(
-            world.rayjob(),
-            f"{world.RAYCLUSTER[2]}-head",
-            ("RayCluster", world.RAYCLUSTER[2]),
-            id="rayjob",
-        ),
-        pytest.param(world.rayjob(), "batch-infer-submit", ("RayJob", "batch-infer"), id="job"),
-    ],
-)
-def test_nearest_controller_is_the_subject_before_chains_were_followed(objects, pod, before):
-    snapshot = normalise(objects)
-    index = OwnerIndex(snapshot.owners, snapshot.pods)
-    (found,) = [p for p in snapshot.pods if p.name == pod]
-    ref = nearest_controller(found, index)
-    assert (ref.kind, ref.name) == before
 
 
 def test_a_template_pod_named_like_a_pod_is_not_a_cycle():

@@ -149,7 +149,7 @@ def test_only_a_full_cover_of_resolving_acceptances_carries():
     existing = {"a": row(1), "b": row(2), "c": row(3, status="open", until=None), "d": row(4)}
     seen = {"wide": None, "d": None}  # "d" is still reported this time: it does not resolve
     found = widenings_find(
-        [("wide", ["a", "b"]), ("wider", ["a", "b", "new"]), ("other", ["c", "d"])],
+        [("wide", [["a"], ["b"]]), ("wider", [["a"], ["b"], ["new"]]), ("other", [["c"], ["d"]])],
         existing,
         seen,
         now,
@@ -157,6 +157,30 @@ def test_only_a_full_cover_of_resolving_acceptances_carries():
     assert [(w.fingerprint, w.sources, w.of, w.full) for w in found] == [
         ("wide", (1, 2), 2, True),
         ("wider", (1, 2), 3, False),
+    ]
+
+
+def test_a_pods_subject_is_whichever_owner_of_its_chain_had_a_finding():
+    """A pod's covered subject is every owner below the wide one (pod, ReplicaSet,
+    Deployment, Revision): one accepted finding on any of them spans it; the pods of a
+    revision that had none (first seen now) count on their own, so nothing is carried."""
+    now = timezone.now()
+    later = now + timedelta(days=9)
+
+    def row(pk, status="accepted"):
+        return SimpleNamespace(pk=pk, status=status, accepted_until=later)
+
+    existing = {"rev1": row(1), "rev-open": row(2, status="open")}
+    one = [["pod-a", "rs1", "dep1", "rev1", "ksvc"], ["pod-b", "rs1", "dep1", "rev1", "ksvc"]]
+    new = [["pod-c", "rs2", "dep2", "rev2", "ksvc"], ["pod-d", "rs2", "dep2", "rev2", "ksvc"]]
+    mixed = [["pod-e", "rs3", "rev1"], ["pod-f", "rs4", "rev-open"]]
+    found = widenings_find(
+        [("isvc", one), ("rollout", [*one, *new]), ("mixed", mixed)], existing, {}, now
+    )
+    assert [(w.fingerprint, w.sources, w.of, w.full) for w in found] == [
+        ("isvc", (1,), 1, True),
+        ("rollout", (1,), 2, False),  # rev1's finding and the new revision's pods
+        ("mixed", (1,), 2, False),  # a finding under it still open
     ]
 
 

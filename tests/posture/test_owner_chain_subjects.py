@@ -1,7 +1,8 @@
 """A pod-level finding's subject is its workload with the owner chain followed to the top
 (DESIGN §5): one subject for a SparkApplication's driver and executors, an InferenceService
 rather than the Deployment of its current revision. Each finding lists the narrower subject
-the pods had before (FindingDraft.covers), so a risk accepted there is carried."""
+the pods may have had before (FindingDraft.covers: per pod, every owner below the subject), so
+a risk accepted there is carried."""
 
 from __future__ import annotations
 
@@ -26,20 +27,27 @@ def test_a_sparkapplications_pods_are_one_subject_and_never_the_driver_pod():
     subjects = {(d.subject_kind, d.subject_namespace, d.subject_name) for d in drafts}
     assert subjects == {("SparkApplication", world.NS, "acme-etl")}
     # One finding, as for any workload, listing the driver's and the executors' containers
-    # (3 pods); it covers the executors' narrower subject (the driver's was the same).
+    # (3 pods); each pod covers itself and the driver pod (the executors' narrower subject).
     (draft,) = drafts
     names = [c["container"] for c in draft.evidence["containers"]]
     assert sorted(names) == ["spark-kubernetes-driver", "spark-kubernetes-executor"]
     assert draft.evidence["replicas"] == 3
     assert "Pod team-a/acme-etl-driver" not in draft.title
-    assert draft.covers == (("Pod", world.NS, "acme-etl-driver", ""),)
+    assert {group[-1][:3] for group in draft.covers} == {("Pod", world.NS, "acme-etl-driver")}
+    assert len(draft.covers) == 3  # one per pod
 
 
-def test_kserve_findings_are_the_inferenceservices_and_cover_the_revisions_deployment():
+def test_kserve_findings_are_the_inferenceservices_and_cover_every_owner_below():
     (draft,) = findings(world.kserve())
     assert (draft.subject_kind, draft.subject_name) == ("InferenceService", "fraud-model")
     assert draft.evidence["replicas"] == 2
-    assert draft.covers == (("Deployment", world.NS, world.KSERVE_DEPLOYMENT[2], ""),)
+    # Each pod, from itself up to the Knative Service: whichever an earlier sync that read
+    # less of the chain filed it under (the Deployment, its Revision, ...), nearest first.
+    above = [world.KSERVE_RS, world.KSERVE_DEPLOYMENT, world.REVISION, world.CONFIG, world.KSVC]
+    kinds = ["ReplicaSet", "Deployment", "Revision", "Configuration", "Service.serving.knative.dev"]
+    owners = [(kind, world.NS, o[2], "") for kind, o in zip(kinds, above, strict=True)]
+    pods = [f"{world.KSERVE_RS[2]}-{i}" for i in ("a", "b")]
+    assert draft.covers == tuple((("Pod", world.NS, p, ""), *owners) for p in pods)
 
 
 def test_the_next_revision_is_the_same_finding():
@@ -54,13 +62,15 @@ def test_the_next_revision_is_the_same_finding():
 def test_a_rayjob_is_one_subject_for_its_cluster_and_its_submitter():
     drafts = findings(world.rayjob(), "POD-007")
     assert {(d.subject_kind, d.subject_name) for d in drafts} == {("RayJob", "batch-infer")}
-    covered = {c[:3] for d in drafts for c in d.covers}
-    assert covered == {("RayCluster", world.NS, world.RAYCLUSTER[2])}  # the submitter: none
+    covered = {c[:3] for d in drafts for group in d.covers for c in group if c[0] != "Pod"}
+    submitter = ("Job", world.NS, world.RAYJOB[2])
+    assert covered == {("RayCluster", world.NS, world.RAYCLUSTER[2]), submitter}
 
 
 def test_merged_replicas_keep_every_subject_they_cover():
     drafts = findings(world.rayjob(), "POD-007")
     head = drafts[0]
-    other = replace(head, covers=(("RayCluster", world.NS, "older-cluster", ""),))
-    (merged,) = merge_drafts([head, other])
-    assert [c[2] for c in merged.covers] == [world.RAYCLUSTER[2], "older-cluster"]
+    older = (("RayCluster", world.NS, "older-cluster", ""),)
+    other = replace(head, covers=(older,))
+    (merged,) = merge_drafts([head, other, other])
+    assert merged.covers == (*head.covers, older)

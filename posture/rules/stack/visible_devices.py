@@ -160,5 +160,5 @@ def _group_finding(
         tenant_exposures=tenant_gpus,
         # Each node was its own finding before (and still is where no pool or ClusterPolicy
         # fixes it): what was accepted on them is carried, or said to no longer apply.
-        covers=tuple(("Node", "", node, "") for node in names),
+        covers=tuple((("Node", "", node, ""),) for node in names),
     )
