@@ -27,7 +27,12 @@ from inventory.hostfacts import merge_host_facts
 from inventory.kinds_read import exported_from_a_real_cluster, kinds_read, kinds_unread
 from inventory.mig_state import carry_mig_state
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, NodeHostFacts, Pod, SyncRun
-from inventory.sync_namespaces import NAMESPACE, STORED_KIND, owning_namespaces
+from inventory.sync_namespaces import (
+    NAMESPACE,
+    STORED_KIND,
+    good_full_syncs_before,
+    owning_namespaces,
+)
 from inventory.sync_rows import BATCH, Changes, chunks, nodes_write, objects_write, pod_rows_write
 from tenants.mapping import resolve_namespace_owners
 from tenants.models import Tenant, TenantNamespace
@@ -146,15 +151,7 @@ def _unread(snapshot: snap.ClusterSnapshot) -> list[str]:
 def _kinds_read_before(run: SyncRun) -> frozenset[str] | None:
     """The kinds the cluster's last good full sync before `run` read; None when it recorded no
     counts (every kind then taken as read, as before counts were kept)."""
-    last = (
-        SyncRun.objects.filter(
-            cluster=run.cluster, status=SyncRun.Status.SUCCEEDED, mode=SyncRun.Mode.FULL
-        )
-        .exclude(pk=run.pk)
-        .order_by("-started_at", "-id")
-        .values_list("counts", "kinds_unread")
-        .first()
-    )
+    last = good_full_syncs_before(run).values_list("counts", "kinds_unread").first()
     if last is None or not last[0]:
         return None
     counts, unread = last

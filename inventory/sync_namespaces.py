@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 
+from django.db.models import QuerySet
+
 from inventory import snapshot as snap
 from inventory.models import ClusterObject, SyncRun
 from tenants.mapping import TENANT_LABEL
@@ -50,16 +52,20 @@ def owning_namespaces(
     ]
 
 
-def _last_read(run: SyncRun) -> datetime | None:
-    """When the cluster's last good full sync that read Namespaces started (None: unknown)."""
-    runs = (
+def good_full_syncs_before(run: SyncRun) -> QuerySet[SyncRun]:
+    """The cluster's succeeded full syncs other than `run`, latest first."""
+    return (
         SyncRun.objects.filter(
             cluster=run.cluster, status=SyncRun.Status.SUCCEEDED, mode=SyncRun.Mode.FULL
         )
         .exclude(pk=run.pk)
         .order_by("-started_at", "-id")
-        .values_list("started_at", "kinds_unread")
     )
+
+
+def _last_read(run: SyncRun) -> datetime | None:
+    """When the cluster's last good full sync that read Namespaces started (None: unknown)."""
+    runs = good_full_syncs_before(run).values_list("started_at", "kinds_unread")
     for started, unread in runs.iterator():
         if NAMESPACE not in (unread or ()):
             return started.astimezone(UTC)
