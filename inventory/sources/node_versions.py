@@ -86,20 +86,30 @@ def _dotted(labels: dict[str, str], major: str, minor: str, patch: str | None = 
 def _driver(labels: dict[str, str], components: dict[str, str]) -> tuple[str | None, str | None]:
     """The driver version and where it came from, in the order of trust DESIGN §7 gives."""
     cuda = NV + "cuda."
-    version = labels.get(cuda + "driver-version.full") or _dotted(
+    version = str(labels.get(cuda + "driver-version.full") or "").strip() or _dotted(
         labels,
         cuda + "driver-version.major",
         cuda + "driver-version.minor",
         cuda + "driver-version.revision",
     )
-    if version:
+    if _is_driver_version(version):
         return version, "gfd-label"
     legacy = _dotted(labels, cuda + "driver.major", cuda + "driver.minor", cuda + "driver.rev")
-    if legacy:
+    if _is_driver_version(legacy):
         return legacy, "gfd-label-legacy"
     if components.get("driver"):
         return components["driver"], "driver-pod"
     return None, None
+
+
+# What GFD writes from NVML: major.minor[.patch] (550.54.15, 535.104.05; 418.87 of old). A
+# branch alone ("535"), "N/A" or a suffixed value is no version: never guessed (DESIGN §7),
+# the next source is asked, else the driver is unknown.
+_DRIVER_VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?")
+
+
+def _is_driver_version(value: str | None) -> bool:
+    return bool(value) and bool(_DRIVER_VERSION.fullmatch(str(value).strip()))
 
 
 def _cuda_version(labels: dict[str, str]) -> str | None:

@@ -221,6 +221,24 @@ DRIVER_POD = pod(
             (None, None),
         ),
         ({"nvidia.com/cuda.driver.major": "470"}, [], (None, None)),
+        # A label that is no version is never read as one (a branch, N/A, a suffix): the
+        # driver pod is asked next, else the driver is unknown.
+        ({"nvidia.com/cuda.driver-version.full": "535"}, [], (None, None)),
+        ({"nvidia.com/cuda.driver-version.full": "N/A"}, [], (None, None)),
+        ({"nvidia.com/cuda.driver-version.full": "550.163.01-grid"}, [], (None, None)),
+        (
+            {"nvidia.com/cuda.driver-version.full": "N/A"},
+            [
+                pod(
+                    "gpu-operator",
+                    "drv",
+                    ctr("d", "nvcr.io/nvidia/driver:550.163.01-ubuntu22.04"),
+                    node_name="gpu-a100-01",
+                )
+            ],
+            ("550.163.01", "driver-pod"),
+        ),
+        ({"nvidia.com/cuda.driver-version.full": " 418.87 "}, [], ("418.87", "gfd-label")),
     ],
 )
 def test_driver_version_and_source(labels, pods, expected):
