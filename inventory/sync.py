@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +34,7 @@ from inventory.sync_namespaces import (
     good_full_syncs_before,
     owning_namespaces,
 )
+from inventory.sync_owner_links import owner_links_kept
 from inventory.sync_rows import BATCH, Changes, chunks, nodes_write, objects_write, pod_rows_write
 from tenants.mapping import resolve_namespace_owners
 from tenants.models import Tenant, TenantNamespace
@@ -122,7 +124,11 @@ def _apply(
     found = exclusive_holders(nodes, snapshot.pods, snapshot, platform)
     holdings_record(run, found, owner_slugs(owners), now)
     kept = (STORED_KIND,) if NAMESPACE in unread else ()
-    object_changes = _apply_objects(cluster, snapshot, kept)
+    # Owners the export names but did not read: their links as the last sync stored them.
+    owners_kept, owners_said = owner_links_kept(cluster, snapshot)
+    said = [*said, *owners_said]
+    with_owners = replace(snapshot, owners=(*snapshot.owners, *owners_kept))
+    object_changes = _apply_objects(cluster, with_owners, kept)
     drift: list[DriftChange] = []
     if previous is not None:
         current = ClusterState(

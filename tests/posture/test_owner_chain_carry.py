@@ -227,3 +227,34 @@ def test_a_bare_pods_acceptance_carries_when_a_replicaset_adopts_it(tmp_path, pe
     wide = _live(cluster, "ReplicaSet")
     assert (wide.subject_name, wide.status) == ("solo-rs", "accepted")
     assert wide.first_seen == bare.first_seen and wide.accepted_until == until
+
+
+# --- the reverse: a sync that reads less of the chain than the last one --------------------
+
+
+def test_a_sync_reading_less_of_the_chain_keeps_the_workload_its_finding_and_acceptance(
+    tmp_path, personas
+):
+    """The last sync read the whole chain; this one only `deploy,rs,pods` (an account that may
+    no longer list serving.knative.dev): the Deployment still names its Revision, which
+    the export did not read, so the links the last sync stored above it are kept and the
+    finding stays the InferenceService's, accepted, first seen then; the run says so."""
+    _team()
+    cluster = cluster_get_or_create(name="kserve")
+    full = world.kserve()
+    _sync(cluster, tmp_path, full, "wide")
+    wide = _live(cluster, "InferenceService")
+    lead = personas["security_lead"]
+    until = timezone.now() + timedelta(days=30)
+    finding_accept(finding=wide, user=lead, reason="model server, reviewed", until=until)
+    _sync(cluster, tmp_path, [o for o in full if o["kind"] in NARROW_KINDS], "narrow")
+    still = _live(cluster, "InferenceService")
+    assert still.pk == wide.pk and still.status == "accepted" and still.accepted_until == until
+    assert not Finding.objects.filter(cluster=cluster, subject_kind="Revision").exists()
+    run = cluster.sync_runs.order_by("-id").first()
+    (said,) = [w for w in run.warnings if "owner links are kept from the last sync" in w]
+    assert f"Revision {world.NS}/{world.REVISION[2]}" in said
+    # Deleted for real (the export holds none of it): nothing is kept, the finding resolves.
+    _sync(cluster, tmp_path, [], "gone")
+    wide.refresh_from_db()
+    assert wide.status == "resolved"
