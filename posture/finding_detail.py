@@ -79,7 +79,9 @@ def history(finding: Finding, events: list[Any]) -> list[Moment]:
         elif event.action == "outdated":
             change = after.get("change") or {}
             detail = f"{change.get('change') or ''} (detected {change.get('detected_at') or '?'})"
-            moments.append(Moment(event.time, OUTDATED_LINE, event.actor_name, detail))
+            # A drift change after it, or more bulletin exposure than it saw (its `reopened`).
+            line = f"reopened: {after['reopened']}" if after.get("reopened") else OUTDATED_LINE
+            moments.append(Moment(event.time, line, event.actor_name, detail))
         elif event.action in ("carry", "lapse"):
             moments.append(Moment(event.time, _widened(event.action, after), event.actor_name))
         elif event.action == "triage":

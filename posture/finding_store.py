@@ -32,6 +32,7 @@ from posture.finding_links import finding_tenants_write
 from posture.models import Finding
 from posture.rules import CHECKS, FindingDraft
 from posture.rules.drift.changes import change_after
+from posture.rules.stack.accepted import BEYOND, exposure_beyond
 from tenants.models import Tenant
 
 LIVE_STATUSES = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
@@ -96,18 +97,27 @@ class Stored:
     resolved_at: datetime | None
     check_id: str = ""
     accepted_at: datetime | None = None
+    accepted_basis: dict | None = None  # what a bulletin finding's acceptance saw
     evidence: str | None = None  # JSON text, only set when the row is rewritten
 
     def acceptance_expired(self, now: datetime) -> bool:
         return acceptance_lapsed(self.status, self.accepted_until, now)
 
-    def acceptance_outdated(self, draft: FindingDraft, now: datetime) -> dict | None:
-        """The change, detected after this row's risk was accepted, that its draft lists
-        (posture.rules.drift.changes.change_after): the acceptance did not see it. Only an
-        acceptance still in force asks (the evidence of other rows is not looked at)."""
+    def acceptance_outdated(self, draft: FindingDraft, severity: str, now: datetime) -> dict | None:
+        """What its draft lists that this row's acceptance did not see: a drift change
+        detected after it (posture.rules.drift.changes.change_after), or bulletin exposure
+        beyond it (a new CVE, a higher fix, a higher `severity`: posture.rules.stack.
+        accepted). Only an acceptance still in force asks (the evidence of other rows is not
+        looked at)."""
         if self.status != Finding.Status.ACCEPTED or self.acceptance_expired(now):
             return None
-        return change_after(draft.check_id, draft.evidence, self.accepted_at)
+        change = change_after(draft.check_id, draft.evidence, self.accepted_at)
+        if change is not None:
+            return change
+        more = exposure_beyond(self.accepted_basis, draft.check_id, draft.evidence, severity)
+        if more is not None:
+            more["detected_at"] = now.isoformat()
+        return more
 
 
 STORED_FIELDS = (
@@ -122,6 +132,7 @@ STORED_FIELDS = (
     "resolved_at",
     "check_id",
     "accepted_at",
+    "accepted_basis",
 )
 
 
@@ -188,7 +199,7 @@ def findings_refresh(
             continue
         if row.acceptance_expired(now):
             expired.append(row.pk)
-        newer = row.acceptance_outdated(draft, now)
+        newer = row.acceptance_outdated(draft, values["severity"], now)
         if newer is not None:
             outdated[row.pk] = newer
         if _refresh(row, values, now, counts, reopen=newer is not None):
@@ -244,17 +255,23 @@ def _tenant_links(draft: FindingDraft, tenant_ids: dict[str, int]) -> dict[int, 
 
 
 OUTDATED = "a change after the acceptance"  # why an outdated acceptance's finding reopened
+# What the `outdated` event keeps of the change: a drift event's, or the bulletin exposure
+# beyond the acceptance (posture.rules.stack.accepted.exposure_beyond).
+DRIFT_CHANGE = ("drift_event", "detected_at", "change")
+EXPOSURE_CHANGE = ("detected_at", "change", "new_cves", "fixes_raised", "severity")
 
 
 def _acceptance_ended_record(finding: Finding, before: dict, change: dict | None) -> None:
     """The audit event of an acceptance this refresh ended: `expire` (past its date), or
-    `outdated` with the change detected after it was made (`change`)."""
+    `outdated` with what it did not see (`change`): a drift change detected after it was
+    made, or more bulletin exposure than it covered."""
     after = acceptance_state(finding)
     if change is None:
         audit_record(actor="system", action="expire", obj=finding, before=before, after=after)
         return
-    after["reopened"] = OUTDATED
-    after["change"] = {k: change.get(k) for k in ("drift_event", "detected_at", "change")}
+    beyond = "new_cves" in change
+    after["reopened"] = BEYOND if beyond else OUTDATED
+    after["change"] = {k: change.get(k) for k in (EXPOSURE_CHANGE if beyond else DRIFT_CHANGE)}
     after["accepted_at"] = finding.accepted_at.isoformat() if finding.accepted_at else None
     audit_record(actor="system", action="outdated", obj=finding, before=before, after=after)
 

@@ -12,6 +12,7 @@ from gpuposture.base.choices import text_choices
 from gpuposture.base.querysets import STAFF_ONLY, Scope, ScopedQuerySet
 from inventory.models import Cluster
 from posture.rules.drift.changes import change_after
+from posture.rules.stack.accepted import BEYOND, exposure_beyond
 from tenants.models import Tenant
 from tenants.redaction import Field
 
@@ -70,6 +71,10 @@ class Finding(models.Model):
     # finding listing a change detected later opens again (posture.finding_store). Null for
     # an acceptance made before it was recorded whose audit event did not say: kept as is.
     accepted_at = models.DateTimeField(null=True, blank=True)
+    # What the acceptance of a bulletin exposure finding (STACK-001..003, -005) saw: its CVEs,
+    # the fix per component, its severity (posture.rules.stack.accepted). A later bulletin
+    # that lists more opens it again (posture.finding_store). Null for other checks.
+    accepted_basis = models.JSONField(null=True, blank=True)
     # Triage, set by a security lead (posture.triage): where the fix is tracked and who owns it.
     ticket_url = models.URLField(max_length=500, blank=True, validators=[WEB_URL])
     owner = models.ForeignKey(
@@ -124,15 +129,17 @@ class Finding(models.Model):
     @property
     def reopened_note(self) -> str:
         """Why an open finding's acceptance, not past its expiry nor withdrawn, no longer
-        holds: its evidence lists a change detected after it was made (finding_store)."""
+        holds: its evidence lists a change detected after it was made, or more bulletin
+        exposure than it saw (finding_store)."""
         if self.status != self.Status.OPEN or self.accepted_until is None:
             return ""
         if self.accepted_until <= timezone.now():
             return ""
         change = change_after(self.check_id, self.evidence, self.accepted_at)
-        if change is None:
-            return ""
-        return f"reopened: a change after the acceptance (detected {change['detected_at']:.16})"
+        if change is not None:
+            return f"reopened: a change after the acceptance (detected {change['detected_at']:.16})"
+        more = exposure_beyond(self.accepted_basis, self.check_id, self.evidence, self.severity)
+        return f"reopened: {BEYOND} ({more['change']})" if more else ""
 
 
 class TenantLinkQuerySet(ScopedQuerySet):

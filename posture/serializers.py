@@ -123,7 +123,9 @@ class FindingDetailSerializer(FindingSerializer):
         read_only=True,
         help_text="Why an acceptance still within its expiry no longer holds: the finding "
         'lists a change detected after it ("reopened: a change after the acceptance (detected '
-        '…)"); "" otherwise.',
+        '…)"), or bulletin exposure beyond what was accepted: a new CVE, a higher fix, a '
+        'higher severity ("reopened: more exposure than was accepted (new CVE-…; driver fix '
+        '… -> …; severity high -> critical)"); "" otherwise.',
     )
 
     class Meta(FindingSerializer.Meta):

@@ -39,6 +39,7 @@ from posture.models import (
 )
 from posture.read_model import posture_inputs, tenant_infos
 from posture.rules.registry import evaluate
+from posture.rules.stack.accepted import exposure_basis
 from tenants.mapping import UNCLASSIFIED
 from tenants.models import Tenant
 from tenants.services import unclassified_namespaces_set, unclassified_tenant_ensure
@@ -317,8 +318,11 @@ def finding_accept(*, finding: Finding, user, reason: str, until: datetime) -> F
     finding.status = Finding.Status.ACCEPTED
     finding.accepted_by, finding.accepted_reason, finding.accepted_until = user, reason, until
     finding.accepted_at = now
+    # A bulletin exposure finding: what is accepted is the exposures seen now, not a later
+    # bulletin's (posture.rules.stack.accepted); null for other checks.
+    finding.accepted_basis = exposure_basis(finding.check_id, finding.evidence, finding.severity)
     fields = ["status", "accepted_by", "accepted_reason", "accepted_until", "accepted_at"]
-    finding.save(update_fields=fields)
+    finding.save(update_fields=[*fields, "accepted_basis"])
     audit_record(
         actor=user, action="accept", obj=finding, before=before, after=acceptance_state(finding)
     )
