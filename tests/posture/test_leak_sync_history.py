@@ -158,3 +158,20 @@ def test_a_handover_telemetry_shows_is_reported_once_from_telemetry():
     later = replace(dcgm, previous_end=h(5), next_start=h(6))
     drafts = run("LEAK-001", _world(_handover("alpha", "beta"), dcgm=(later,)))
     assert sorted(d.evidence.get("source", "dcgm") for d in drafts) == ["dcgm", "sync_history"]
+
+
+def test_a_sync_history_leak_weighs_the_gpus_that_surely_passed():
+    # alpha held all 8 GPUs, beta holds all 8: 8 passed, and the finding weighs 8 GPUs.
+    eight = inputs(
+        nodes=(gpu_node("x", gpu_count=8),),
+        tenants=(tenant("alpha", namespaces=("team-a",)), tenant("beta", namespaces=("team-b",))),
+        namespaces=("team-a", "team-b"),
+    )
+    handover = HoldingHandover("x", "alpha", "beta", 8, 8, 8, h(1), h(3))
+    (leak,) = run("LEAK-001", replace(eight, sync_handovers=(handover,)))
+    assert leak.evidence["gpus_passed_at_least"] == 8 and leak.exposure == 8
+    assert "platform_between" not in leak.evidence
+    # alpha 4 and beta 5 of 8: one surely passed, so it weighs one, not the node's 8.
+    handover = HoldingHandover("x", "alpha", "beta", 4, 5, 8, h(1), h(3))
+    (leak,) = run("LEAK-001", replace(eight, sync_handovers=(handover,)))
+    assert leak.evidence["gpus_passed_at_least"] == 1 and leak.exposure == 1

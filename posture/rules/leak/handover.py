@@ -130,8 +130,16 @@ def _from_sync_history(inputs: PostureInputs) -> Iterator[FindingDraft]:
             )
         tenants = sorted({s for s in (previous, next_) if s in inputs.tenants_by_slug})
         node = node_named(inputs, h.node)
+        # Exposure: the devices that surely passed (a node finding counts GPUs), where
+        # telemetry's finding is of one GPU or instance.
         yield node_draft(
-            "LEAK-001", node, tenants=tenants, evidence=evidence, key=key, title=title, exposure=1
+            "LEAK-001",
+            node,
+            tenants=tenants,
+            evidence=evidence,
+            key=key,
+            title=title,
+            exposure=h.passed,
         )
 
 
