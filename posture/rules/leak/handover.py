@@ -118,6 +118,14 @@ def _from_sync_history(inputs: PostureInputs) -> Iterator[FindingDraft]:
             **device_evidence(h, previous, next_),
             "counted": COUNTED,
         }
+        if h.between:
+            # The platform held them after the previous tenant (a burn-in, a validation job):
+            # it resets nothing, so the previous tenant's residue is the next one's still.
+            evidence["platform_between"] = list(h.between)
+            evidence["why"] = (
+                f"{evidence['why']}; held by the platform's {', '.join(h.between)} in "
+                "between: not a reset"
+            )
         if previous == next_ == UNCLASSIFIED:
             evidence["previous_namespace"] = previous_party.partition(":")[2]
             evidence["next_namespace"] = next_party.partition(":")[2]
