@@ -26,6 +26,9 @@ class GpuHolders(models.Model):
     # namespace -> ISO time it was last seen holding GPUs, where later than last_seen (a set
     # kept as last seen whole while some of it is still here: inventory.holdings.Held.seen).
     holders_seen = models.JSONField(default=dict)
+    # The platform's holdings seen since, "<namespace>/<workload>" (inventory.holdings.Held):
+    # no reset, so the set stays its last tenant's.
+    between = models.JSONField(default=list)
 
     objects = models.Manager()
 
@@ -64,6 +67,8 @@ class SyncHandover(models.Model):
     devices = models.CharField(max_length=600, default="", blank=True)
     gpu_uuid = models.CharField(max_length=100, default="", blank=True)
     per_gpu = models.PositiveIntegerField(default=1)
+    # The platform's holdings of the devices between the two parties (not a reset).
+    between = models.JSONField(default=list)
 
     objects = models.Manager()
 

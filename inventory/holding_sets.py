@@ -34,8 +34,9 @@ from inventory.env_holds import (
     node_envvar_access,
 )
 from inventory.fractions import RESERVATION_NAMESPACES, hami_share
-from inventory.holdings import GPU_PREFIX, WHOLE, Devices
+from inventory.holdings import GPU_PREFIX, MIG_PREFIX, WHOLE, Devices
 from inventory.mig_state import mig_layout_problem
+from inventory.owners import OwnerIndex, workload_of
 from inventory.resource_modes import resource_mode
 from inventory.snapshot import ClusterSnapshot, Node, Pod
 from inventory.sources.node_kinds import vm_device_kind
@@ -54,6 +55,9 @@ class HolderSet:
     devices: Devices
     count: int  # n
     holders: dict[str, int] = field(default_factory=dict)  # namespace -> devices held
+    # A platform namespace -> the workloads of its pods that hold some (named by the handover
+    # they stand between: inventory.holdings).
+    workloads: dict[str, set[str]] = field(default_factory=dict)
 
 
 Found = dict[tuple[str, str], HolderSet]  # (node, Devices.name) -> its set
@@ -83,7 +87,43 @@ def exclusive_holders(
         claimed = _dra_sets(found, index, objects, by_node)
     for node in nodes:
         _env_holds(found, node, by_node.get(node.name, []), objects, platform, claimed)
+    _name_platform_holders(found, by_node, objects, platform, index)
     return found
+
+
+def _name_platform_holders(
+    found: Found,
+    by_node: Mapping[str, list[Pod]],
+    objects: ClusterSnapshot,
+    platform: frozenset[str],
+    index: DraIndex | None,
+) -> None:
+    """Name the workloads of the platform's pods that hold each set (its top controller as the
+    snapshot's owner links show it, else its nearest owner): few pods, platform ones only."""
+    owners: OwnerIndex | None = None
+    for (node, name), held in found.items():
+        for pod in by_node.get(node, []) if platform.intersection(held.holders) else ():
+            if pod.namespace not in held.holders or pod.namespace not in platform:
+                continue
+            if not _holds(pod, name, index):
+                continue
+            owners = owners or OwnerIndex(objects.owners, objects.pods)
+            held.workloads.setdefault(pod.namespace, set()).add(workload_of(pod, owners).name)
+
+
+def _holds(pod: Pod, name: str, index: DraIndex | None) -> bool:
+    """Whether this running pod holds devices of the set `name` (Devices.name) itself."""
+    if pod.phase != "Running":
+        return False
+    if name == WHOLE:
+        return bool(whole_gpus(pod.gpu_resources))
+    if not name.startswith(MIG_PREFIX) and index is not None:
+        return any(
+            held.device_id == name
+            for claim in index.claims_of_pod(pod)
+            for held in index.held_devices(claim)
+        )
+    return bool(pod.gpu_resources.get(name))
 
 
 def whole_gpus(resources: Mapping[str, int]) -> int:

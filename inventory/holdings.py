@@ -15,15 +15,22 @@ sync history cannot tell, and a possible handover is not a certain one. A party'
 the sum over its namespaces (a tenant's two namespaces holding 4 + 4 hold 8). A DRA device is a
 set of one: the claim's allocation names it, so the next tenant on it surely got it.
 
+The platform is no party: its pods holding a set's devices (a burn-in or validation job on GPUs
+a tenant left) leave the set as the last tenant left it, since they reset nothing (DESIGN §2: a
+recorded reset is the evidence of a wipe); the next tenant is compared with that last tenant,
+and the handover names the platform's holdings seen in between. Which namespaces are the
+platform's is decided at the sync (the namespaces it names as the platform's and nobody claims).
+
 Holders are namespaces, not tenants, so that a namespace changing hands in the registry is not
 taken for its pods changing: the handover names each side's party as the sync saw it (a
-tenant's slug, or `ns:<namespace>` for a namespace no tenant claims: the platform's or the
-unclassified party's, which the read model decides as it does for pods)."""
+tenant's slug, or `ns:<namespace>` for a namespace no tenant claims: the unclassified party's,
+or the platform's where it became the platform's after the sync, which the read model decides as
+it does for pods)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 UNCLAIMED = "ns:"  # party prefix of a namespace no tenant claims
@@ -73,6 +80,9 @@ class Held:
     # While not whole: namespace -> the last sync that saw it still hold GPUs here (later than
     # last_seen), so a reset between last_seen and then is not taken as after its use.
     seen: dict[str, datetime] = field(default_factory=dict)
+    # The platform's holdings seen on the set since its holders were last seen whole
+    # ("<namespace>/<workload>"): not a reset, named by the handover that follows.
+    between: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,6 +99,9 @@ class HoldingHandover:
     previous_end: datetime  # the last sync that saw `previous` hold GPUs of the node
     next_start: datetime  # the sync that first saw `next` hold m
     devices: Devices = Devices()  # which of the node's devices the counts are of
+    # The platform's holdings of the set between the two ("<namespace>/<workload>"): the
+    # handover stands, since none of them is a reset.
+    between: tuple[str, ...] = ()
 
     @property
     def passed(self) -> int:
@@ -109,11 +122,22 @@ def holders_step(
     now: datetime,
     owners: Mapping[str, str] | None = None,
     devices: Devices = Devices(),
+    platform: frozenset[str] = frozenset(),
+    workloads: Mapping[str, Iterable[str]] | None = None,
 ) -> tuple[Held | None, list[HoldingHandover]]:
     """The record of the node's `devices` after this sync, and the handovers it makes certain
     between parties (`owners`: namespace -> tenant slug now, party_of; None: each namespace its
-    own party)."""
-    current = {party: n for party, n in holders.items() if n > 0}
+    own party). `platform`: the platform's namespaces at this sync, whose holdings are no
+    party's (the module docstring); `workloads`: namespace -> the workloads of its pods that
+    hold the set, to name the platform's."""
+    current = {ns: n for ns, n in holders.items() if n > 0 and ns not in platform}
+    by_platform = _named(
+        sorted(ns for ns, n in holders.items() if n > 0 and ns in platform), workloads or {}
+    )
+    if before is not None and platform.intersection(before.holders):
+        # A record written before the platform's holdings were left out: only its tenants.
+        kept_holders = {ns: n for ns, n in before.holders.items() if ns not in platform}
+        before = replace(before, holders=kept_holders) if kept_holders else None
     fresh = Held(dict(current), gpu_count, now, now) if current else None
     if before is None or before.gpu_count != gpu_count:
         # A GPU count that changed (a GPU lost or added) breaks the count: start again.
@@ -126,13 +150,26 @@ def holders_step(
     if current == before.holders:
         return Held(before.holders, gpu_count, before.first_seen, now), found
     if all(n <= before.holders.get(party, 0) for party, n in current.items()):
-        # Some holders gone and none new (an idle GPU among them): keep the set as last seen
-        # whole, so the next tenant is compared with the one that left; those still here were
-        # seen now.
+        # Some holders gone and none new (an idle GPU among them, or one the platform holds,
+        # which resets nothing): keep the set as last seen whole, so the next tenant is
+        # compared with the one that left; those still here were seen now.
         seen = {**before.seen, **dict.fromkeys(current, now)}
-        kept = Held(before.holders, gpu_count, before.first_seen, before.last_seen, False, seen)
+        between = tuple(sorted({*before.between, *by_platform}))
+        kept = Held(
+            before.holders, gpu_count, before.first_seen, before.last_seen, False, seen, between
+        )
         return kept, found
     return fresh, found
+
+
+def _named(namespaces: Iterable[str], workloads: Mapping[str, Iterable[str]]) -> tuple[str, ...]:
+    """Each namespace's workloads as "<namespace>/<workload>", the namespace alone where none
+    is known."""
+    return tuple(
+        shown
+        for ns in namespaces
+        for shown in [f"{ns}/{name}" for name in sorted(workloads.get(ns, ()))] or [ns]
+    )
 
 
 def _certain(
@@ -163,7 +200,9 @@ def _certain(
     for namespace, m in current.items():
         holding[party(namespace)] = holding.get(party(namespace), 0) + m
     return [
-        HoldingHandover(node, previous, next_, k, m, n, last[previous], now, devices)
+        HoldingHandover(
+            node, previous, next_, k, m, n, last[previous], now, devices, before.between
+        )
         for previous, k in sorted(held.items())
         for next_, m in sorted(holding.items())
         if previous != next_ and k + m > n

@@ -32,10 +32,12 @@ def holdings_record(
     owners: Mapping[str, str],
     now: datetime,
     scope: Iterable[str] | None = None,
+    platform: frozenset[str] = frozenset(),
 ) -> int:
     """Apply this sync's holder sets (`found`: exclusive_holders) to the stored records of the
     nodes in `scope` (None: every node, a full sync); returns the handovers recorded, each side
-    named by its party now (`owners`: namespace -> tenant slug). A set no longer found on a
+    named by its party now (`owners`: namespace -> tenant slug; `platform`: the platform's
+    namespaces, whose holdings are no party's: inventory.holdings). A set no longer found on a
     node in scope (the node shares its GPUs now, a DRA device is gone) loses its record
     (nothing to compare)."""
     cluster = run.cluster
@@ -50,7 +52,15 @@ def holdings_record(
         if key in found:
             held = found[key]
             after, more = holders_step(
-                key[0], before, held.count, held.holders, now, owners, held.devices
+                key[0],
+                before,
+                held.count,
+                held.holders,
+                now,
+                owners,
+                held.devices,
+                platform,
+                held.workloads,
             )
             handovers += more
         if pk is None or before is None:
@@ -72,7 +82,7 @@ def holdings_record(
     GpuHolders.objects.bulk_create(create, batch_size=BATCH)
     GpuHolders.objects.bulk_update(
         update,
-        ["gpu_count", "holders", "first_seen", "last_seen", "whole", "holders_seen"],
+        ["gpu_count", "holders", "first_seen", "last_seen", "whole", "holders_seen", "between"],
         batch_size=BATCH,
     )
     # Each side is its party already (holders_step with owners): two namespaces of one tenant
@@ -94,8 +104,11 @@ def _stored(
     if scope is not None:
         rows = rows.filter(node_name__in=list(scope))
     return {
-        (name, devices): (pk, Held(holders, gpus, first, last, whole, _times(seen)))
-        for pk, name, devices, holders, gpus, first, last, whole, seen in rows.values_list(
+        (name, devices): (
+            pk,
+            Held(holders, gpus, first, last, whole, _times(seen), tuple(between or ())),
+        )
+        for pk, name, devices, holders, gpus, first, last, whole, seen, between in rows.values_list(
             "pk",
             "node_name",
             "devices",
@@ -105,6 +118,7 @@ def _stored(
             "last_seen",
             "whole",
             "holders_seen",
+            "between",
         )
     }
 
@@ -124,6 +138,7 @@ def _handover_row(cluster: Cluster, run: SyncRun, h: HoldingHandover) -> SyncHan
         devices=h.devices.name,
         gpu_uuid=h.devices.gpu_uuid,
         per_gpu=h.devices.per_gpu,
+        between=list(h.between),
     )
 
 
@@ -139,6 +154,7 @@ def _row(cluster: Cluster, key: tuple[str, str], held: Held, pk: int | None = No
         last_seen=held.last_seen,
         whole=held.whole,
         holders_seen={namespace: time.isoformat() for namespace, time in held.seen.items()},
+        between=list(held.between),
     )
 
 

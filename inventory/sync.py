@@ -122,7 +122,7 @@ def _apply(
     # history); the platform's pods set NVIDIA_VISIBLE_DEVICES by design: no hold of theirs.
     platform = frozenset(snapshot.platform_namespaces) - set(owners)
     found = exclusive_holders(nodes, snapshot.pods, snapshot, platform)
-    holdings_record(run, found, owner_slugs(owners), now)
+    holdings_record(run, found, owner_slugs(owners), now, platform=platform)
     kept = (STORED_KIND,) if NAMESPACE in unread else ()
     # Owners the export names but did not read: their links as the last sync stored them.
     owners_kept, owners_said = owner_links_kept(cluster, snapshot)

@@ -124,7 +124,7 @@ def _apply(
     held = touched | _gpu_pod_nodes([*changed.pods, *deleted.pods], old_pods)
     platform = inputs["configured_platform"] - set(owners)
     found = stored_holders(cluster, held, platform)
-    holdings_record(run, found, owner_slugs(owners), now, held)
+    holdings_record(run, found, owner_slugs(owners), now, held, platform)
     after = previous_state(cluster, touched)
     changes = {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}
     return changes, detect_drift(before, after), sorted(touched)

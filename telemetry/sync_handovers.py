@@ -41,6 +41,7 @@ def unattested_sync_handovers(
             r.previous_end,
             r.next_start,
             Devices(r.devices, r.gpu_uuid, r.per_gpu),
+            tuple(r.between),
         )
         for r in rows
     ]

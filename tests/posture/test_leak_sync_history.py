@@ -158,3 +158,74 @@ def test_a_handover_telemetry_shows_is_reported_once_from_telemetry():
     later = replace(dcgm, previous_end=h(5), next_start=h(6))
     drafts = run("LEAK-001", _world(_handover("alpha", "beta"), dcgm=(later,)))
     assert sorted(d.evidence.get("source", "dcgm") for d in drafts) == ["dcgm", "sync_history"]
+
+
+PLATFORM = frozenset({"slurm-system"})
+BURN_IN = {"slurm-system": {"burnin"}}
+
+
+def _platform_step(before: Held | None, holders: dict[str, int], at: datetime):
+    return holders_step("x", before, 8, holders, at, OWNERS, platform=PLATFORM, workloads=BURN_IN)
+
+
+def test_a_platform_job_between_two_tenants_is_no_reset_and_hands_alpha_to_gamma():
+    """alpha 8 of 8, the platform's burn-in 8, gamma 8: the platform is no party and resets
+    nothing, so alpha's GPUs surely passed to gamma, bounded by alpha's last sighting; the
+    handover names the burn-in held in between."""
+    start, _ = _platform_step(None, {"a": 8}, h(0))
+    burn, found = _platform_step(start, {"slurm-system": 8}, h(1))
+    assert found == [] and burn is not None and burn.holders == {"a": 8}
+    assert burn.between == ("slurm-system/burnin",)
+    _, found = _platform_step(burn, {"c1": 8}, h(2))
+    assert [(f.previous, f.next, f.passed, f.previous_end) for f in found] == [
+        ("alpha", "gamma", 8, h(0))
+    ]
+    assert found[0].between == ("slurm-system/burnin",)
+    # The platform on 4 of the 8 in between, gamma on 4: alpha held all 8, so gamma's 4 were
+    # alpha's whichever the platform used.
+    burn, _ = _platform_step(start, {"slurm-system": 4}, h(1))
+    _, found = _platform_step(burn, {"c1": 4}, h(2))
+    assert [(f.previous, f.next, f.passed) for f in found] == [("alpha", "gamma", 4)]
+
+
+def test_platform_before_the_first_tenant_or_between_one_tenants_own_holds_is_nothing():
+    # The platform's burn-in before any tenant: no record, then gamma's first is no handover.
+    burn, found = _platform_step(None, {"slurm-system": 8}, h(0))
+    assert (burn, found) == (None, [])
+    assert _platform_step(burn, {"c1": 8}, h(1))[1] == []
+    # alpha, the platform, alpha again: alpha's own reuse, and the set is alpha's seen whole.
+    start, _ = _platform_step(None, {"a": 8}, h(0))
+    burn, _ = _platform_step(start, {"slurm-system": 8}, h(1))
+    again, found = _platform_step(burn, {"a": 8}, h(2))
+    assert found == [] and again == Held({"a": 8}, 8, h(0), h(2))
+    # A record kept from before the platform's holdings were left out is judged without them.
+    legacy = Held({"slurm-system": 8}, 8, h(0), h(0))
+    assert _platform_step(legacy, {"c1": 8}, h(1)) == (Held({"c1": 8}, 8, h(1), h(1)), [])
+
+
+def test_a_sync_history_leak_names_the_platform_held_in_between():
+    world = _world(
+        HoldingHandover("x", "alpha", "beta", 1, 1, 1, h(1), h(3), between=("slurm-system/b",))
+    )
+    (leak,) = run("LEAK-001", world)
+    assert leak.evidence["platform_between"] == ["slurm-system/b"]
+    assert leak.evidence["why"].endswith(
+        "held by the platform's slurm-system/b in between: not a reset"
+    )
+
+
+def test_a_sync_history_leak_weighs_the_gpus_that_surely_passed():
+    # alpha held all 8 GPUs, beta holds all 8: 8 passed, and the finding weighs 8 GPUs.
+    eight = inputs(
+        nodes=(gpu_node("x", gpu_count=8),),
+        tenants=(tenant("alpha", namespaces=("team-a",)), tenant("beta", namespaces=("team-b",))),
+        namespaces=("team-a", "team-b"),
+    )
+    handover = HoldingHandover("x", "alpha", "beta", 8, 8, 8, h(1), h(3))
+    (leak,) = run("LEAK-001", replace(eight, sync_handovers=(handover,)))
+    assert leak.evidence["gpus_passed_at_least"] == 8 and leak.exposure == 8
+    assert "platform_between" not in leak.evidence
+    # alpha 4 and beta 5 of 8: one surely passed, so it weighs one, not the node's 8.
+    handover = HoldingHandover("x", "alpha", "beta", 4, 5, 8, h(1), h(3))
+    (leak,) = run("LEAK-001", replace(eight, sync_handovers=(handover,)))
+    assert leak.evidence["gpus_passed_at_least"] == 1 and leak.exposure == 1

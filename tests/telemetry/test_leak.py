@@ -229,3 +229,19 @@ def test_from_samples_to_handovers():
     assert unattested_handovers(tenancies, resets) == [
         Handover("GPU-1", "n1", "a", "b", m(10), m(12))
     ]
+
+
+def test_a_platform_job_between_two_tenants_is_no_reset_in_telemetry_either():
+    """a's samples, then the platform's burn-in for half an hour, then b's, no reset: a and b are
+    consecutive tenants (the platform is none, and its job resets nothing); a reset recorded
+    after a's last sample clears it; the platform alone before b is nothing."""
+    samples = every(0, 10) + every(20, 50, "gpu-operator") + every(60, 70, "ns-b")
+    tenancies = tenancies_from(samples)
+    assert unattested_handovers(tenancies, []) == [Handover("GPU-1", "n1", "a", "b", m(10), m(60))]
+    assert unattested_handovers(tenancies, [reset(55)]) == []
+    assert (
+        unattested_handovers(
+            tenancies_from(every(20, 50, "gpu-operator") + every(60, 70, "ns-b")), []
+        )
+        == []
+    )

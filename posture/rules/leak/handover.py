@@ -118,6 +118,14 @@ def _from_sync_history(inputs: PostureInputs) -> Iterator[FindingDraft]:
             **device_evidence(h, previous, next_),
             "counted": COUNTED,
         }
+        if h.between:
+            # The platform held them after the previous tenant (a burn-in, a validation job):
+            # it resets nothing, so the previous tenant's residue is the next one's still.
+            evidence["platform_between"] = list(h.between)
+            evidence["why"] = (
+                f"{evidence['why']}; held by the platform's {', '.join(h.between)} in "
+                "between: not a reset"
+            )
         if previous == next_ == UNCLASSIFIED:
             evidence["previous_namespace"] = previous_party.partition(":")[2]
             evidence["next_namespace"] = next_party.partition(":")[2]
@@ -130,8 +138,16 @@ def _from_sync_history(inputs: PostureInputs) -> Iterator[FindingDraft]:
             )
         tenants = sorted({s for s in (previous, next_) if s in inputs.tenants_by_slug})
         node = node_named(inputs, h.node)
+        # Exposure: the devices that surely passed (a node finding counts GPUs), where
+        # telemetry's finding is of one GPU or instance.
         yield node_draft(
-            "LEAK-001", node, tenants=tenants, evidence=evidence, key=key, title=title, exposure=1
+            "LEAK-001",
+            node,
+            tenants=tenants,
+            evidence=evidence,
+            key=key,
+            title=title,
+            exposure=h.passed,
         )
 
 
