@@ -33,6 +33,7 @@ from posture.models import EarlierAcceptance, Finding
 from posture.observed import labelled_namespaces, with_observed
 from posture.policy_reports import REPORT_FORMATS
 from posture.read_cache import shared_read
+from posture.rescore import rescore_expired_when_eager
 from posture.rules import CHECKS
 from posture.selectors import checklist_facts, tenant_posture, with_latest_score
 from posture.serializers import (
@@ -221,6 +222,11 @@ class TenantPostureViewSet(TenantViewSet):
     contributions and live findings."""
 
     serializer_class = TenantWithScoreSerializer
+
+    def initial(self, request: Request, *args: object, **kwargs: object) -> None:
+        super().initial(request, *args, **kwargs)
+        if request.method in ("GET", "HEAD"):
+            rescore_expired_when_eager()  # scores read: none counts what expired since
 
     def get_serializer_context(self) -> dict:
         # Every tenant's (one query): the serializer reads only the tenants shown, which the

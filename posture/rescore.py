@@ -153,4 +153,25 @@ def rescore_sweep(*, now: datetime | None = None) -> list[int]:
     return marked
 
 
-__all__ = ["rescore_request", "rescore_dispatch", "rescore_now", "rescore_run", "rescore_sweep"]
+def rescore_expired_when_eager() -> None:
+    """Where no worker runs (Celery eager: the demo, one process) no beat sweeps for what time
+    alone expired: a read of scores sweeps first (a few small queries; a re-score only where
+    an acceptance, an approval or a questionnaire expired since the last score), so a score
+    never counts an acceptance past its date as in force. On a worker, beat's sweep does it
+    (GPUPOSTURE_RESCORE_SWEEP_SECONDS)."""
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        return
+    # No lost re-score to look for: an eager one runs, or fails, where it is asked.
+    due = sorted(clusters_due(now=timezone.now()))
+    if due and (marked := _mark_pending(due, timezone.now())):
+        _enqueue(marked, reasons={"expiry"})
+
+
+__all__ = [
+    "rescore_request",
+    "rescore_dispatch",
+    "rescore_now",
+    "rescore_run",
+    "rescore_sweep",
+    "rescore_expired_when_eager",
+]

@@ -16,6 +16,7 @@ from django.utils import timezone
 from gpuposture.base.finding_status import status_q
 from posture.models import Finding, FindingTenant
 from posture.ranking import SEVERITIES, tenant_rows
+from posture.rescore import rescore_expired_when_eager
 from posture.selectors import not_scored_words, tenants_ranked
 from tenants.models import Tenant, TenantNamespace, TrustClass
 
@@ -96,6 +97,7 @@ def tenants_listed(user, query: TenantQuery) -> QuerySet[Tenant]:
 
 
 def tenant_list(request: HttpRequest) -> HttpResponse:
+    rescore_expired_when_eager()
     query = TenantQuery.from_get(request.GET)
     page: Page = Paginator(tenants_listed(request.user, query), PAGE_SIZE).get_page(
         request.GET.get("page")

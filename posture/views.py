@@ -18,6 +18,7 @@ from posture.currency import clusters_currency
 from posture.models import Severity, TenantScore
 from posture.observed import clusters_never_read, with_observed
 from posture.overview import overview_body
+from posture.rescore import rescore_expired_when_eager
 from posture.rules import CHECKS
 from posture.selectors import (
     NOT_SCORED_REASONS,
@@ -39,6 +40,7 @@ UNCLAIMED_SHOWN = 50  # namespaces listed on the unclassified tenant's page befo
 
 
 def overview(request: HttpRequest) -> HttpResponse:
+    rescore_expired_when_eager()
     body, has_charts = overview_body(request.user)
     # Our own template's output (autoescaped), kept in the cache as text. How current it is
     # is read on every request, outside the cache: time alone makes a cluster stale.
@@ -54,6 +56,7 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 
 def tenant_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    rescore_expired_when_eager()
     tenants = with_observed(Tenant.objects.visible_to(request.user).select_related("trust_class"))
     tenant = get_object_or_404(tenants, slug=slug)
     posture = tenant_posture(tenant, with_findings=False)

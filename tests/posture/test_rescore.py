@@ -13,7 +13,7 @@ import pytest
 import time_machine
 from django.contrib import admin
 from django.core.management import CommandError, call_command
-from django.test import RequestFactory
+from django.test import Client, RequestFactory
 from django.utils import timezone
 
 from gpuposture.celery import app as celery_app
@@ -36,7 +36,7 @@ from telemetry.models import ResetAttestation
 from telemetry.services import reset_attestation_record
 from tenants.models import SharingRequest, Tenant, TrustClass
 from tenants.services import trust_class_image_policy_set
-from tests.conftest import DATA, make_user, world_snapshot_path
+from tests.conftest import DATA, api_client, make_user, world_snapshot_path
 from tests.providers.test_workflow import filled
 from tests.realworld import realworld
 
@@ -138,6 +138,42 @@ def test_an_acceptance_that_expires_is_rescored_by_the_sweep(small_world, person
     assert runs() == before + 1
     finding.refresh_from_db()
     assert finding.status == "open" and counted_in_score(finding, "alpha")
+
+
+def test_without_a_worker_a_read_of_scores_applies_an_expired_acceptance_first(
+    small_world, personas, committed
+):
+    """Celery eager (the demo, one process): no beat sweeps, so the tenants API, the overview
+    and the tenant page sweep before they read scores: past its date, the acceptance is no
+    longer in force in the risk they show (rtpeerflow k19)."""
+    finding = alpha_finding()
+    lead = personas["security_lead"]
+    client = api_client(lead)
+    alpha = f"/api/v1/tenants/{Tenant.objects.get(slug='alpha').pk}/"
+    risk_open = client.get(alpha).json()["risk"]
+    with committed():
+        finding_accept(finding=finding, user=lead, reason="compensating control", until=until(1))
+    accepted = client.get(alpha).json()["risk"]
+    assert accepted < risk_open
+    for path in (alpha, "/api/v1/tenants/", "/", "/tenants/alpha/", "/tenants/"):
+        before = runs()
+        with time_machine.travel(timezone.now() + timedelta(days=2)):
+            page = Client()
+            page.force_login(lead)
+            answer = client.get(path) if path.startswith("/api/") else page.get(path)
+            assert answer.status_code == 200
+            if path == alpha:  # the answer itself is the new score's
+                assert answer.json()["risk"] == risk_open
+        assert runs() == before + 1, path  # swept and re-scored before the read
+        assert client.get(alpha).json()["risk"] == risk_open
+        with committed():  # accepted again, for the next page's turn
+            finding.refresh_from_db()
+            finding_accept(
+                finding=finding,
+                user=lead,
+                reason="compensating control",
+                until=until(1),
+            )
 
 
 # --- sharing requests -------------------------------------------------------------------------
