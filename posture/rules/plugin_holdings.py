@@ -14,6 +14,8 @@
   Tencent's qGPU (`tke.cloud.tencent.com/qgpu-core`, `qgpu-memory`): time-slicing on an NVIDIA
   GPU, limits soft or none, one holding per scheduler a pod asks. The GPUs are the ones the
   scheduler names (inventory.fractions.scheduler_devices), else any GPU of the node.
+- Nebuly nos's MPS slices (`nvidia.com/gpu-<N>gb` on a node nos partitions by MPS): MPS
+  clients of one GPU (inventory.sources.nebuly).
 - KAI Scheduler / Run:ai fractions (`gpu-fraction`, `gpu-memory`): time-slicing on the GPU its
   reservation pod holds. The binder ties them by the `runai-gpu-group` label; the reservation
   pod (in `kai-resource-reservation`, `runai-reservation` before KAI v0.6) holds the real
@@ -46,6 +48,7 @@ from inventory.fractions import (
 from inventory.mig_state import mig_layout_problem
 from inventory.resource_modes import resource_mode, shared_entry
 from inventory.snapshot import Node, Pod
+from inventory.sources.nebuly import nos_mps_slice
 from inventory.sources.node_kinds import vm_device_kind
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.holding import GpuHolding
@@ -111,6 +114,7 @@ def holds_device(node: Node, resource: str) -> bool:
         or is_mig_resource(resource)
         or shared_entry(node, resource) is not None
         or vm_device_kind(resource) is not None
+        or nos_mps_slice(node.labels, resource)
     )
 
 
@@ -136,6 +140,7 @@ def _resource_holdings(
             )
         else:
             mode, basis = resource_mode(node, name, why_unknown)
+            pool = GPU if nos_mps_slice(node.labels, name) else pool
         holdings.append(GpuHolding(pod, tenant, name, pool, count, mode, devices, basis))
     return holdings
 
