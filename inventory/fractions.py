@@ -13,6 +13,8 @@ counters, `nvidia.com/gpumem` and the like, ride on a share); HAMi's scheduler n
 allocated in `hami.io/vgpu-devices-allocated`.
 
 Other GPU-sharing schedulers (inventory.snapshot.SHARE_SCHEDULERS) name a pod's GPUs too:
+Volcano's vGPU in `volcano.sh/vgpu-ids-new` (HAMi's format: Volcano's is HAMi-core's fork),
+Aliyun's gpushare extender the index of the GPU it chose in `ALIYUN_COM_GPU_MEM_IDX`, and
 Koordinator the GPU minor numbers in `scheduling.koordinator.sh/device-allocated`
 (scheduler_devices)."""
 
@@ -22,7 +24,7 @@ import json
 from collections.abc import Collection
 
 from inventory.snapshot import Pod
-from inventory.snapshot.pods import KOORD_ALLOCATED
+from inventory.snapshot.pods import ALIYUN_GPU_INDEX, KOORD_ALLOCATED, VOLCANO_ALLOCATED
 from tenants.policy import FRACTIONAL_RESOURCES
 
 RESERVATION_NAMESPACES = ("kai-resource-reservation", "runai-reservation")
@@ -102,11 +104,22 @@ def hami_share(pod: Pod) -> bool:
 def scheduler_devices(pod: Pod) -> tuple[str, ...] | None:
     """The GPUs a sharing scheduler other than HAMi names for the pod, None where none does
     (or its annotation cannot be read: then which GPU is not known, never a guessed one).
+    Volcano's are UUIDs; Aliyun's an index ("gpu-index:N", as gpu_id names Run:ai's);
     Koordinator's minor numbers ("gpu-minor:N": a device minor is not an index)."""
     annotations = pod.annotations
+    if annotations.get(VOLCANO_ALLOCATED, "").strip():
+        return hami_devices(annotations[VOLCANO_ALLOCATED])
+    if (index := annotations.get(ALIYUN_GPU_INDEX, "").strip()) and _indices(index):
+        return tuple(sorted({gpu_id(i) for i in _indices(index)}))
     if annotations.get(KOORD_ALLOCATED, "").strip():
         return koord_minors(annotations[KOORD_ALLOCATED])
     return None
+
+
+def _indices(value: str) -> list[str]:
+    """GPU indices, comma-separated; none where one is not a whole number."""
+    parts = [p.strip() for p in value.split(",")]
+    return parts if all(p.isdigit() for p in parts) else []
 
 
 def koord_minors(value: str) -> tuple[str, ...] | None:

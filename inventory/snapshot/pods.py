@@ -34,7 +34,11 @@ SHARE_SCHEDULERS = {
     "tke.cloud.tencent.com/qgpu-memory": "Tencent qGPU",
 }
 SHARE_SCHEDULER_RESOURCES = frozenset(SHARE_SCHEDULERS)
-# The annotation Koordinator names a pod's GPUs in (JSON, {"gpu": [{"minor": N, ...}]}).
+# The annotations those schedulers name a pod's GPUs in: Volcano's vGPU device ids (HAMi's
+# format, "GPU-<uuid>,NVIDIA,<mem>,<cores>:;"), the index of the GPU Aliyun's gpushare
+# extender chose, and Koordinator's allocation (JSON, {"gpu": [{"minor": N, ...}]}).
+VOLCANO_ALLOCATED = "volcano.sh/vgpu-ids-new"
+ALIYUN_GPU_INDEX = "ALIYUN_COM_GPU_MEM_IDX"
 KOORD_ALLOCATED = "scheduling.koordinator.sh/device-allocated"
 # NVIDIA's Network Operator advertises NICs under the same prefix: SR-IOV VFs (`hostdev`,
 # `sriov_rdma_vf`, `mlnx_sriov_netdevice`), shared RDMA devices (`rdma_shared_device_a`),
@@ -51,7 +55,7 @@ FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
 # The pod annotations kept (GPU scheduling facts, never anything else a pod carries): KAI's
 # fraction request, how many GPUs it spans and the container it is for, the GPU a reservation pod
 # holds (its UUID despite the name), Run:ai's older GPU index of a fraction pod, HAMi's devices
-# allocated, and the GPUs Koordinator names for a pod.
+# allocated, and the GPUs Volcano vGPU, Aliyun's gpushare and Koordinator name for a pod.
 FRACTION_CONTAINER_ANNOTATION = "gpu-fraction-container-name"
 GPU_ANNOTATIONS = frozenset(
     {
@@ -61,6 +65,8 @@ GPU_ANNOTATIONS = frozenset(
         "run.ai/reserve_for_gpu_index",
         "runai-gpu",
         "hami.io/vgpu-devices-allocated",
+        VOLCANO_ALLOCATED,
+        ALIYUN_GPU_INDEX,
         KOORD_ALLOCATED,
     }
 )

@@ -76,7 +76,9 @@ def test_no_gpu_named_on_a_multi_gpu_node_is_a_possible_meeting(asked):
     assert draft.evidence["co_residence"] == "possible"
 
 
-@pytest.mark.parametrize(("asked", "named"), [(KOORD, _koord)])
+@pytest.mark.parametrize(
+    ("asked", "named"), [(KOORD, _koord), (ALIYUN, _aliyun), (VOLCANO, _volcano)]
+)
 @pytest.mark.parametrize(("devices", "verdict"), [((0, 0), "certain"), ((0, 1), None)])
 def test_the_gpus_the_scheduler_names_decide(asked, named, devices, verdict):
     inputs = _pair(asked, 2, named(devices[0]), named(devices[1]))
@@ -105,3 +107,22 @@ def test_one_pod_asking_a_scheduler_for_core_and_memory_holds_one_share():
     (gpu_node,) = inputs.snapshot.nodes
     (holding,) = plugin_holdings(inputs, gpu_node)
     assert (holding.pool, holding.count, holding.mode) == ("nvidia.com/gpu", 1, "time_slicing")
+
+
+@pytest.mark.parametrize(
+    ("annotation", "devices"),
+    [
+        ({"volcano.sh/vgpu-ids-new": f"{UUIDS[0]},NVIDIA,4096,0:{UUIDS[1]},NVIDIA,4096,0:;"}, 2),
+        ({"ALIYUN_COM_GPU_MEM_IDX": "0,1"}, 2),
+        ({"ALIYUN_COM_GPU_MEM_IDX": "-1"}, None),  # no index: which GPU is not known
+    ],
+)
+def test_the_devices_a_pod_holds_are_all_the_annotation_names(annotation, devices):
+    asked = VOLCANO if "volcano.sh/vgpu-ids-new" in annotation else ALIYUN
+    inputs = world(
+        [node("gpu-a", gpus=2), pod("alpha", "a", container(gpu=asked), annotations=annotation)],
+        (ALPHA,),
+    )
+    (gpu_node,) = inputs.snapshot.nodes
+    (holding,) = plugin_holdings(inputs, gpu_node)
+    assert (len(holding.devices) if holding.devices else None) == devices
