@@ -151,18 +151,25 @@ def _scheduler_holdings(
     """One time-slicing holding per sharing scheduler the pod asks (SCHEDULER_SHARES), of as
     many GPUs as its largest request spans: a pod asking Koordinator for `gpu-core` and
     `gpu-memory-ratio` holds one share of one GPU, not two."""
-    held: dict[str, tuple[str, int]] = {}  # basis -> (the first name asked, GPUs)
-    for name, amount in sorted(pod.gpu_resources.items()):
-        if name not in SCHEDULER_SHARES:
+    return [
+        GpuHolding(pod, tenant, name, GPU, count, "time_slicing", devices, basis)
+        for basis, (name, count) in scheduler_shares(pod.gpu_resources).items()
+    ]
+
+
+def scheduler_shares(asked: dict[str, int]) -> dict[str, tuple[str, int]]:
+    """Scheduler (its basis) -> (the first of its names asked, the GPUs its largest request
+    spans), of the SCHEDULER_SHARES names in `asked`: `gpu-core: 50` is a share of one GPU,
+    never 50 GPUs."""
+    held: dict[str, tuple[str, int]] = {}
+    for name, amount in sorted(asked.items()):
+        if name not in SCHEDULER_SHARES or amount <= 0:
             continue
         basis, per_gpu = SCHEDULER_SHARES[name]
         gpus = -(-amount // per_gpu) if per_gpu else 1
         first, most = held.get(basis, (name, 0))
         held[basis] = (first, max(most, gpus))
-    return [
-        GpuHolding(pod, tenant, name, GPU, count, "time_slicing", devices, basis)
-        for basis, (name, count) in held.items()
-    ]
+    return held
 
 
 def is_reservation(inputs: PostureInputs, pod: Pod) -> bool:

@@ -126,3 +126,18 @@ def test_the_devices_a_pod_holds_are_all_the_annotation_names(annotation, device
     (gpu_node,) = inputs.snapshot.nodes
     (holding,) = plugin_holdings(inputs, gpu_node)
     assert (len(holding.devices) if holding.devices else None) == devices
+
+
+@pytest.mark.parametrize(
+    ("asked", "gpus"),
+    [(KOORD, 1), (ALIYUN, 1), (QGPU, 1), ({"koordinator.sh/gpu-core": "200"}, 2)],
+)
+def test_pod011_counts_a_scheduler_share_in_gpus_not_its_units(asked, gpus):
+    """`gpu-core: 50` is half of one GPU and `gpu-mem: 8` 8 GiB of one: a container naming
+    every GPU over such a share overrides that many GPUs, not 50 or 8."""
+    probe = container("probe", gpu=asked, env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}])
+    inputs = world([node("gpu-a", gpus=2), pod("alpha", "probe", probe)], (ALPHA,))
+    (draft,) = run("POD-011", inputs)
+    (entry,) = draft.evidence["containers"]
+    assert entry["requested_gpus"] == gpus
+    assert f"over the {gpus} GPU(s) it requested" in draft.title
