@@ -10,13 +10,21 @@ names the reservation pod, the kubelet's holder) both read them here.
 
 HAMi: a pod's `nvidia.com/gpu` counts vGPU shares, each on one physical GPU (its memory and core
 counters, `nvidia.com/gpumem` and the like, ride on a share); HAMi's scheduler names the GPUs it
-allocated in `hami.io/vgpu-devices-allocated`."""
+allocated in `hami.io/vgpu-devices-allocated`.
+
+Other GPU-sharing schedulers (inventory.snapshot.SHARE_SCHEDULERS) name a pod's GPUs too:
+Volcano's vGPU in `volcano.sh/vgpu-ids-new` (HAMi's format: Volcano's is HAMi-core's fork),
+Aliyun's gpushare extender the index of the GPU it chose in `ALIYUN_COM_GPU_MEM_IDX`, and
+Koordinator the GPU minor numbers in `scheduling.koordinator.sh/device-allocated`
+(scheduler_devices)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection
 
 from inventory.snapshot import Pod
+from inventory.snapshot.pods import ALIYUN_GPU_INDEX, KOORD_ALLOCATED, VOLCANO_ALLOCATED
 from tenants.policy import FRACTIONAL_RESOURCES
 
 RESERVATION_NAMESPACES = ("kai-resource-reservation", "runai-reservation")
@@ -91,3 +99,40 @@ def hami_share(pod: Pod) -> bool:
     return HAMI_ALLOCATED in pod.annotations or any(
         name in FRACTIONAL_RESOURCES for name in pod.gpu_resources
     )
+
+
+def scheduler_devices(pod: Pod) -> tuple[str, ...] | None:
+    """The GPUs a sharing scheduler other than HAMi names for the pod, None where none does
+    (or its annotation cannot be read: then which GPU is not known, never a guessed one).
+    Volcano's are UUIDs; Aliyun's an index ("gpu-index:N", as gpu_id names Run:ai's);
+    Koordinator's minor numbers ("gpu-minor:N": a device minor is not an index)."""
+    annotations = pod.annotations
+    if annotations.get(VOLCANO_ALLOCATED, "").strip():
+        return hami_devices(annotations[VOLCANO_ALLOCATED])
+    if (index := annotations.get(ALIYUN_GPU_INDEX, "").strip()) and _indices(index):
+        return tuple(sorted({gpu_id(i) for i in _indices(index)}))
+    if annotations.get(KOORD_ALLOCATED, "").strip():
+        return koord_minors(annotations[KOORD_ALLOCATED])
+    return None
+
+
+def _indices(value: str) -> list[str]:
+    """GPU indices, comma-separated; none where one is not a whole number."""
+    parts = [p.strip() for p in value.split(",")]
+    return parts if all(p.isdigit() for p in parts) else []
+
+
+def koord_minors(value: str) -> tuple[str, ...] | None:
+    """The GPUs of Koordinator's `device-allocated` annotation as "gpu-minor:N"; None where
+    it is no such JSON or a GPU entry has no whole minor."""
+    try:
+        allocated = json.loads(value)
+    except ValueError:
+        return None
+    gpus = allocated.get("gpu") if isinstance(allocated, dict) else None
+    if not isinstance(gpus, list) or not gpus:
+        return None
+    minors = [g.get("minor") if isinstance(g, dict) else None for g in gpus]
+    if not all(isinstance(m, int) and not isinstance(m, bool) and m >= 0 for m in minors):
+        return None
+    return tuple(sorted({f"gpu-minor:{m}" for m in minors}))

@@ -244,9 +244,10 @@ SHARED_SUFFIX = ".shared"  # added by the device plugin's renameByDefault
 # A MIG profile whose compute slices differ from its GPU-instance slices ("1c.3g.40gb") is a
 # compute instance inside a shared GPU instance; "3g.40gb" (or "3g.40gb+me") is a whole GI.
 _MIG_CI = re.compile(r"^nvidia\.com/mig-\d+c\.\d+g\.")
-# Fractional schedulers (HAMi, Volcano's vGPU device plugin, Aliyun's gpushare) count as
-# time-slicing for isolation (DESIGN §2): soft limits. These are their memory and core
-# counters, never a count of GPUs (Aliyun's `gpu-mem` is GiB of one GPU's memory).
+# Fractional schedulers (HAMi, Volcano's vGPU device plugin, Aliyun's gpushare / cGPU,
+# Koordinator's GPU share, Tencent's qGPU) count as time-slicing for isolation (DESIGN §2):
+# soft limits, or none. These are their memory and core counters, never a count of GPUs
+# (Aliyun's `gpu-mem` is GiB of one GPU's memory, Koordinator's `gpu-core` percent of one).
 FRACTIONAL_RESOURCES = frozenset(
     {
         "nvidia.com/gpumem",
@@ -255,6 +256,13 @@ FRACTIONAL_RESOURCES = frozenset(
         "volcano.sh/vgpu-memory",
         "volcano.sh/vgpu-cores",
         "aliyun.com/gpu-mem",
+        "aliyun.com/gpu-core.percentage",
+        "koordinator.sh/gpu",
+        "koordinator.sh/gpu-core",
+        "koordinator.sh/gpu-memory-ratio",
+        "koordinator.sh/gpu-memory",
+        "tke.cloud.tencent.com/qgpu-core",
+        "tke.cloud.tencent.com/qgpu-memory",
     }
 )
 VGPU_SCHEDULERS = {"fixed": "vgpu_fixed", "equal": "vgpu_equal", "best_effort": "vgpu_best_effort"}

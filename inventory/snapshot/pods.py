@@ -12,17 +12,34 @@ from inventory.snapshot.quantity import parse_quantity
 from inventory.snapshot_dra import PodClaim
 
 GPU_RESOURCE_PREFIX = "nvidia.com/"
-# GPU-sharing schedulers that advertise NVIDIA GPUs under their own names: Volcano's vGPU
-# device plugin (`volcano.sh/vgpu-number` shares, with `vgpu-memory` / `vgpu-cores` limits)
-# and Aliyun's gpushare (`aliyun.com/gpu-mem`, GiB of one GPU). Read with the nvidia.com/ ones.
-SHARE_SCHEDULER_RESOURCES = frozenset(
-    {
-        "volcano.sh/vgpu-number",
-        "volcano.sh/vgpu-memory",
-        "volcano.sh/vgpu-cores",
-        "aliyun.com/gpu-mem",
-    }
-)
+# GPU-sharing schedulers that advertise NVIDIA GPUs under their own names, and which one each
+# name is: Volcano's vGPU device plugin (`volcano.sh/vgpu-number` shares, with `vgpu-memory` /
+# `vgpu-cores` limits), Aliyun's gpushare / cGPU (`aliyun.com/gpu-mem`, GiB of one GPU, and
+# cGPU's `gpu-core.percentage`), Koordinator's GPU share (`koordinator.sh/gpu`, `gpu-core`
+# and `gpu-memory-ratio` in percent of one GPU, `gpu-memory`, `gpu.shared` GPUs shared) and
+# Tencent's qGPU (`tke.cloud.tencent.com/qgpu-core` percent, `qgpu-memory` GiB). None gives
+# hardware memory or fault isolation. Read with the nvidia.com/ ones.
+SHARE_SCHEDULERS = {
+    "volcano.sh/vgpu-number": "Volcano vGPU",
+    "volcano.sh/vgpu-memory": "Volcano vGPU",
+    "volcano.sh/vgpu-cores": "Volcano vGPU",
+    "aliyun.com/gpu-mem": "Aliyun gpushare",
+    "aliyun.com/gpu-core.percentage": "Aliyun gpushare",
+    "koordinator.sh/gpu": "Koordinator GPU share",
+    "koordinator.sh/gpu.shared": "Koordinator GPU share",
+    "koordinator.sh/gpu-core": "Koordinator GPU share",
+    "koordinator.sh/gpu-memory-ratio": "Koordinator GPU share",
+    "koordinator.sh/gpu-memory": "Koordinator GPU share",
+    "tke.cloud.tencent.com/qgpu-core": "Tencent qGPU",
+    "tke.cloud.tencent.com/qgpu-memory": "Tencent qGPU",
+}
+SHARE_SCHEDULER_RESOURCES = frozenset(SHARE_SCHEDULERS)
+# The annotations those schedulers name a pod's GPUs in: Volcano's vGPU device ids (HAMi's
+# format, "GPU-<uuid>,NVIDIA,<mem>,<cores>:;"), the index of the GPU Aliyun's gpushare
+# extender chose, and Koordinator's allocation (JSON, {"gpu": [{"minor": N, ...}]}).
+VOLCANO_ALLOCATED = "volcano.sh/vgpu-ids-new"
+ALIYUN_GPU_INDEX = "ALIYUN_COM_GPU_MEM_IDX"
+KOORD_ALLOCATED = "scheduling.koordinator.sh/device-allocated"
 # NVIDIA's Network Operator advertises NICs under the same prefix: SR-IOV VFs (`hostdev`,
 # `sriov_rdma_vf`, `mlnx_sriov_netdevice`), shared RDMA devices (`rdma_shared_device_a`),
 # InfiniBand VFs (`ib_sriov`). The NicClusterPolicy chooses the names, but they name the
@@ -37,8 +54,8 @@ TEMPLATE_PHASE = "Template"
 FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
 # The pod annotations kept (GPU scheduling facts, never anything else a pod carries): KAI's
 # fraction request, how many GPUs it spans and the container it is for, the GPU a reservation pod
-# holds (its UUID despite the name), Run:ai's older GPU index of a fraction pod, and HAMi's
-# devices allocated.
+# holds (its UUID despite the name), Run:ai's older GPU index of a fraction pod, HAMi's devices
+# allocated, and the GPUs Volcano vGPU, Aliyun's gpushare and Koordinator name for a pod.
 FRACTION_CONTAINER_ANNOTATION = "gpu-fraction-container-name"
 GPU_ANNOTATIONS = frozenset(
     {
@@ -48,6 +65,9 @@ GPU_ANNOTATIONS = frozenset(
         "run.ai/reserve_for_gpu_index",
         "runai-gpu",
         "hami.io/vgpu-devices-allocated",
+        VOLCANO_ALLOCATED,
+        ALIYUN_GPU_INDEX,
+        KOORD_ALLOCATED,
     }
 )
 # Istio's per-pod traffic capture annotations, also kept: they let a pod's traffic to some

@@ -1,4 +1,4 @@
-"""Whether HAMi shares a node's GPUs. PURE.
+"""Whether HAMi, or another GPU-sharing scheduler, shares a node's GPUs. PURE.
 
 DESIGN §2: a fractional scheduler's limits are soft, so it counts as time-slicing. GFD says
 nothing of HAMi (it runs its own device plugin), so a node it shares would otherwise read as
@@ -7,6 +7,10 @@ unshared while the checks judge its pods' holdings as time-sliced
 - HAMi's device plugin registered its GPUs (its `hami.io/node-nvidia-register` annotation),
   runs there, or a running pod holds HAMi shares (hami_share: its allocation annotation or
   `nvidia.com/gpumem` / `gpucores`).
+- Volcano's vGPU device plugin registered its GPUs (`volcano.sh/node-vgpu-register`, HAMi's
+  format), or a running pod holds a share of another sharing scheduler's
+  (inventory.snapshot.SHARE_SCHEDULERS: Volcano vGPU, Aliyun gpushare / cGPU, Koordinator's
+  GPU share, Tencent qGPU). None isolates memory or faults in hardware: time-slicing too.
 
 Not KAI / Run:ai fractions: there a reservation pod holds a whole GPU and only its fractions
 share it, while other pods' `nvidia.com/gpu` stay whole GPUs; the node is not time-sliced (its
@@ -20,12 +24,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from inventory.fractions import hami_share
-from inventory.snapshot import Pod
+from inventory.snapshot import SHARE_SCHEDULERS, Pod
 from inventory.sources.images import other_device_plugin
 
 # HAMi's device plugin writes each GPU it registers here: "<uuid>,<split count>,<memory>,
 # <cores>,<type>,<numa>,<healthy>:" per device (a JSON list with a `count` in newer releases).
 HAMI_REGISTER = ("hami.io/node-nvidia-register", "HAMi.sh/node-nvidia-register")
+# Volcano's vGPU device plugin (HAMi-core's fork) writes its GPUs in the same format.
+REGISTERS = {
+    **dict.fromkeys(HAMI_REGISTER, "HAMi"),
+    "volcano.sh/node-vgpu-register": "Volcano vGPU",
+}
 
 
 @dataclass(frozen=True)
@@ -37,25 +46,46 @@ class FractionalSharing:
 def fractional_sharing(
     annotations: Mapping[str, str], pods_on_node: Sequence[Pod]
 ) -> FractionalSharing | None:
-    """How HAMi shares the node's GPUs, None where it is not seen to."""
+    """How HAMi (or another sharing scheduler) shares the node's GPUs, None where none is
+    seen to."""
     running = [p for p in pods_on_node if p.is_active]
-    register = next((annotations[k] for k in HAMI_REGISTER if annotations.get(k)), "")
-    hami_pods = [p for p in running if hami_share(p)]
+    key = next((k for k in REGISTERS if annotations.get(k)), "")
+    register = annotations.get(key, "") if key else ""
+    share_pods = [found for p in running if (found := _schedulers(p))]
     plugin = any(other_device_plugin(c.image) == "HAMi" for p in running for c in p.containers)
-    if register or hami_pods or plugin:
+    if register or share_pods or plugin:
+        who = " and ".join(
+            sorted(
+                {REGISTERS[key]}
+                if register
+                else {s for found in share_pods for s in found} or {"HAMi"}
+            )
+        )
         why = (
             "its device plugin registered the node's GPUs"
             if register
             else "its device plugin runs on the node"
             if plugin
-            else f"{len(hami_pods)} running pod(s) hold HAMi shares"
+            else f"{len(share_pods)} running pod(s) hold {who} shares"
         )
         split = split_count(register)
         per_gpu = f"{split} shares per GPU (deviceSplitCount)" if split else "shares unknown"
-        return FractionalSharing(
-            f"HAMi shares the GPUs under soft memory and core limits ({why}; {per_gpu})", split
+        how = (
+            "shares the GPUs under soft memory and core limits"
+            if who == "HAMi"
+            else f"{'share' if ' and ' in who else 'shares'} the GPUs with no memory or fault "
+            "isolation in hardware"
         )
+        return FractionalSharing(f"{who} {how} ({why}; {per_gpu})", split)
     return None
+
+
+def _schedulers(pod: Pod) -> set[str]:
+    """The sharing schedulers whose shares the pod holds (HAMi's: hami_share)."""
+    found = {SHARE_SCHEDULERS[name] for name in pod.gpu_resources if name in SHARE_SCHEDULERS}
+    if hami_share(pod) and not found:
+        found.add("HAMi")
+    return found
 
 
 def split_count(register: str) -> int | None:

@@ -11,6 +11,7 @@ from inventory.sources.cloud_labels import (
     gke_physical_gpus,
     gke_sharing,
 )
+from inventory.sources.nebuly import nos_mps
 from inventory.sources.node_kinds import mig_single_overrides
 from inventory.sources.node_labels import sharing_label_garbled
 from inventory.sources.raw import as_int
@@ -51,6 +52,8 @@ def sharing_strategy(
         return _SHARING_LABEL_VALUES[declared]
     if (as_int(labels.get(REPLICAS)) or 0) > 1:
         return "time_slicing"
+    if nos_mps(labels):
+        return "mps"  # nos's MPS slices: GFD does not know of its device plugin's sharing
     if sharing_label_garbled(labels):
         return "unknown"  # GFD said something we cannot read: never "none" (STACK-007)
     if not declared and labels.get(PRODUCT, "").endswith(SHARED_SUFFIX):

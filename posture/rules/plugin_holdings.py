@@ -8,8 +8,14 @@
 - HAMi (`nvidia.com/gpumem`, `gpucores`, `gpumem-percentage`, or its allocation annotation):
   time-slicing on the `nvidia.com/gpu` it rides on, limits soft; the GPUs are the ones
   `hami.io/vgpu-devices-allocated` names.
-- Volcano's vGPU device plugin (`volcano.sh/vgpu-number`, with `vgpu-memory` / `vgpu-cores`)
-  and Aliyun's gpushare (`aliyun.com/gpu-mem`): time-slicing on an NVIDIA GPU, limits soft.
+- Volcano's vGPU device plugin (`volcano.sh/vgpu-number`, with `vgpu-memory` / `vgpu-cores`),
+  Aliyun's gpushare / cGPU (`aliyun.com/gpu-mem`, `gpu-core.percentage`), Koordinator's GPU
+  share (`koordinator.sh/gpu-core`, `gpu-memory-ratio`, `gpu-memory`, `gpu.shared`, `gpu`) and
+  Tencent's qGPU (`tke.cloud.tencent.com/qgpu-core`, `qgpu-memory`): time-slicing on an NVIDIA
+  GPU, limits soft or none, one holding per scheduler a pod asks. The GPUs are the ones the
+  scheduler names (inventory.fractions.scheduler_devices), else any GPU of the node.
+- Nebuly nos's MPS slices (`nvidia.com/gpu-<N>gb` on a node nos partitions by MPS): MPS
+  clients of one GPU (inventory.sources.nebuly).
 - KAI Scheduler / Run:ai fractions (`gpu-fraction`, `gpu-memory`): time-slicing on the GPU its
   reservation pod holds. The binder ties them by the `runai-gpu-group` label; the reservation
   pod (in `kai-resource-reservation`, `runai-reservation` before KAI v0.6) holds the real
@@ -37,21 +43,40 @@ from inventory.fractions import (
     gpu_groups,
     gpu_id,
     hami_devices,
+    scheduler_devices,
 )
 from inventory.mig_state import mig_layout_problem
 from inventory.resource_modes import resource_mode, shared_entry
 from inventory.snapshot import Node, Pod
+from inventory.sources.nebuly import nos_mps_slice
 from inventory.sources.node_kinds import vm_device_kind
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.holding import GpuHolding
 from tenants.policy import FRACTIONAL_RESOURCES, base_resource, is_mig_resource
 
 GPU = "nvidia.com/gpu"
-# Shares of an NVIDIA GPU other schedulers advertise, and what each pod's count is: Volcano's
-# vGPU device plugin counts shares (each of one GPU); Aliyun's gpushare counts GiB of one GPU.
-SCHEDULER_SHARES = {
-    "volcano.sh/vgpu-number": "Volcano vGPU: a share of the GPU under soft memory and core limits",
-    "aliyun.com/gpu-mem": "Aliyun gpushare: GiB of one GPU's memory, with no isolation enforced",
+# Shares of an NVIDIA GPU other schedulers advertise (inventory.snapshot.SHARE_SCHEDULERS), each
+# name that stands for a hold on a GPU: how the scheduler shares it, and per how much of a
+# name one GPU is held. 1: the count is of shares or GPUs (Volcano's vGPU shares, each of one
+# GPU; Koordinator's `gpu.shared` GPUs); 100: percent of one GPU (Koordinator's `gpu`,
+# `gpu-core` and `gpu-memory-ratio`, qGPU's `qgpu-core`, cGPU's `gpu-core.percentage`);
+# None: an amount of one GPU's memory (Aliyun's `gpu-mem` GiB, Koordinator's `gpu-memory`,
+# qGPU's `qgpu-memory`).
+_VOLCANO = "Volcano vGPU: a share of the GPU under soft memory and core limits"
+_ALIYUN = "Aliyun gpushare / cGPU: a share of one GPU's memory, no hardware isolation"
+_KOORD = "Koordinator GPU share: a share of one GPU, no memory or fault isolation"
+_QGPU = "Tencent qGPU: a share of one GPU under kernel-enforced limits, no fault isolation"
+SCHEDULER_SHARES: dict[str, tuple[str, int | None]] = {
+    "volcano.sh/vgpu-number": (_VOLCANO, 1),
+    "aliyun.com/gpu-mem": (_ALIYUN, None),
+    "aliyun.com/gpu-core.percentage": (_ALIYUN, 100),
+    "koordinator.sh/gpu.shared": (_KOORD, 1),
+    "koordinator.sh/gpu": (_KOORD, 100),
+    "koordinator.sh/gpu-core": (_KOORD, 100),
+    "koordinator.sh/gpu-memory-ratio": (_KOORD, 100),
+    "koordinator.sh/gpu-memory": (_KOORD, None),
+    "tke.cloud.tencent.com/qgpu-core": (_QGPU, 100),
+    "tke.cloud.tencent.com/qgpu-memory": (_QGPU, None),
 }
 FRACTION_DEVICES = "gpu-fraction-num-devices"
 
@@ -89,6 +114,7 @@ def holds_device(node: Node, resource: str) -> bool:
         or is_mig_resource(resource)
         or shared_entry(node, resource) is not None
         or vm_device_kind(resource) is not None
+        or nos_mps_slice(node.labels, resource)
     )
 
 
@@ -99,24 +125,51 @@ def _resource_holdings(
     hami = HAMI_ALLOCATED in pod.annotations
     # HAMi's limits are soft (memory and cores enforced in-process, if at all): time-slicing.
     soft = hami or any(name in FRACTIONAL_RESOURCES for name in resources)
-    devices = hami_devices(pod.annotations.get(HAMI_ALLOCATED, "")) if hami else None
-    holdings = []
+    devices = (
+        hami_devices(pod.annotations.get(HAMI_ALLOCATED, "")) if hami else scheduler_devices(pod)
+    )
+    holdings = _scheduler_holdings(pod, tenant, devices)
     for name, count in sorted(resources.items()):
-        if not holds_device(node, name):
+        if name in SCHEDULER_SHARES or not holds_device(node, name):
             continue
         pool = base_resource(name)
-        if name in SCHEDULER_SHARES:
-            mode, basis, pool = "time_slicing", SCHEDULER_SHARES[name], GPU
-            count = count if name == "volcano.sh/vgpu-number" else 1
-        elif soft:
+        if soft:
             mode, basis = (
                 "time_slicing",
                 "HAMi: a share of the GPU under soft memory and core limits",
             )
         else:
             mode, basis = resource_mode(node, name, why_unknown)
+            pool = GPU if nos_mps_slice(node.labels, name) else pool
         holdings.append(GpuHolding(pod, tenant, name, pool, count, mode, devices, basis))
     return holdings
+
+
+def _scheduler_holdings(
+    pod: Pod, tenant: TenantInfo | None, devices: tuple[str, ...] | None
+) -> list[GpuHolding]:
+    """One time-slicing holding per sharing scheduler the pod asks (SCHEDULER_SHARES), of as
+    many GPUs as its largest request spans: a pod asking Koordinator for `gpu-core` and
+    `gpu-memory-ratio` holds one share of one GPU, not two."""
+    return [
+        GpuHolding(pod, tenant, name, GPU, count, "time_slicing", devices, basis)
+        for basis, (name, count) in scheduler_shares(pod.gpu_resources).items()
+    ]
+
+
+def scheduler_shares(asked: dict[str, int]) -> dict[str, tuple[str, int]]:
+    """Scheduler (its basis) -> (the first of its names asked, the GPUs its largest request
+    spans), of the SCHEDULER_SHARES names in `asked`: `gpu-core: 50` is a share of one GPU,
+    never 50 GPUs."""
+    held: dict[str, tuple[str, int]] = {}
+    for name, amount in sorted(asked.items()):
+        if name not in SCHEDULER_SHARES or amount <= 0:
+            continue
+        basis, per_gpu = SCHEDULER_SHARES[name]
+        gpus = -(-amount // per_gpu) if per_gpu else 1
+        first, most = held.get(basis, (name, 0))
+        held[basis] = (first, max(most, gpus))
+    return held
 
 
 def is_reservation(inputs: PostureInputs, pod: Pod) -> bool:

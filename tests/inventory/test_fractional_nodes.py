@@ -83,3 +83,13 @@ def test_a_node_with_whole_gpu_pods_only_keeps_none():
     found = _node(_on_gpu_a(pod("alpha", "train", container(gpu={"nvidia.com/gpu": "1"}))))
     assert found.sharing_strategy == "none"
     assert found.sharing_basis == ""
+
+
+def test_volcano_vgpu_registered_gpus_make_the_node_time_slicing_with_its_split():
+    register = (
+        f"{UUIDS[0]},10,81920,100,NVIDIA-A100,0,true:{UUIDS[1]},10,81920,100,NVIDIA-A100,0,true:"
+    )
+    found = _node(annotations={"volcano.sh/node-vgpu-register": register})
+    assert found.sharing_strategy == "time_slicing"
+    assert found.time_slicing_replicas == 10
+    assert found.sharing_basis.startswith("Volcano vGPU shares the GPUs")

@@ -16,7 +16,7 @@ from posture.rules.common import (
     tenant_pods,
 )
 from posture.rules.dra_holdings import nvidia_claim_pods
-from posture.rules.plugin_holdings import holds_device
+from posture.rules.plugin_holdings import SCHEDULER_SHARES, holds_device, scheduler_shares
 from posture.rules.pod.container_findings import (
     ContainerHit,
     PodHits,
@@ -306,7 +306,16 @@ def allocated_gpus(container: Container, node: Node) -> int:
     SR-IOV NICs (`nvidia.com/hostdev`, ...) are not GPUs; the variable then still hands over
     GPUs. A quantity that cannot be read counts as one (do not accuse on a guess)."""
     asked = {**container.gpu_requests, **container.gpu_limits}
-    devices = sum(_count(qty) for name, qty in asked.items() if holds_device(node, name))
+    devices = sum(
+        _count(qty)
+        for name, qty in asked.items()
+        if holds_device(node, name) and name not in SCHEDULER_SHARES
+    )
+    # A sharing scheduler's names count GPUs by their own unit (Koordinator's `gpu-core: 50`
+    # is half of one GPU, Aliyun's `gpu-mem: 8` GiB of one): plugin_holdings.scheduler_shares.
+    devices += sum(
+        n for _, n in scheduler_shares({k: _count(v) for k, v in asked.items()}).values()
+    )
     # HAMi's memory and core counters ride on a device; alone they still get a share of one.
     shares = any(_count(qty) for name, qty in asked.items() if name in FRACTIONAL_RESOURCES)
     return devices or int(shares)
