@@ -347,7 +347,7 @@ def node_from(
     )
     if is_gpu:  # who upgrades each component, for the node and patch pages
         read = [GpuOperatorPolicy(name, spec=dict(spec)) for name, spec in policies]
-        node = replace(node, upgrade_by=upgraded_by(node, read, pods_on_node))
+        node = replace(node, upgrade_by=upgraded_by(node, read, stack_pods))
     return NodeResult(node, (warning,) if warning else ())
 
 

@@ -154,3 +154,21 @@ def test_stack004_says_the_driver_is_unknown_where_only_a_tenant_runs_its_image(
     ]
     (draft,) = [d for d in run("STACK-004", world(objects, ())) if d.subject_name == "gpu-1"]
     assert "driver_version" in draft.evidence["unknown"]
+
+
+def test_a_tenants_stack_pod_is_no_component_to_upgrade():
+    # Who upgrades the node's DRA driver or device plugin is never "the tenant's pod".
+    found = _gpu_1([_gpu_node(), _stack_pod(TENANT)], tenant_namespaces=(TENANT,))
+    assert not any(TENANT in who for who in found.upgrade_by.values()), found.upgrade_by
+
+
+def test_stack_findings_name_no_tenant_pod_as_the_change():
+    from posture.rules.stack.upgrade_by import paths_of
+    from tests.posture.gpu_access_world import world
+
+    objects = [_namespace(TENANT, **{"gpuposture.io/tenant": "health"})]
+    objects += [_gpu_node(), _stack_pod(TENANT)]
+    inputs = world(objects, ())
+    (gpu,) = [n for n in inputs.snapshot.nodes if n.name == "gpu-1"]
+    paths = paths_of(inputs, gpu)
+    assert not any(TENANT in str(p.change) for p in paths.values()), paths
