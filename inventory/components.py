@@ -153,16 +153,20 @@ def presence(
     facts: StackFacts,
     plugin_resources: Sequence[str] = (),
     os_image: str | None = None,
+    *,
+    stack_pods: Sequence[Pod],
 ) -> tuple[dict[str, str], dict[str, str]]:
     """(deployed, not_installed) for one GPU node: component -> where it was seen / why it is
     not there. A component in neither is unknown: nothing says whether it is deployed.
     `plugin_resources`: the device-plugin resources the node offers (a device plugin is there,
     whatever the snapshot shows of it); `os_image`: the node's (Bottlerocket's nvidia variants
-    run the device plugin on the host)."""
+    run the device plugin on the host); `stack_pods`: those of `pods_on_node` in the platform's
+    namespaces, the only ones whose stack images say a component runs here (a tenant's pod
+    running the driver's image is no driver of the node's)."""
     pods_on_node = tuple(pods_on_node)
-    seen = _pods_by_component(pods_on_node)
+    seen = _pods_by_component(stack_pods)
     deployed = {c: f"pod {where}" for c, where in seen.items()}
-    if "driver" in deployed and (guest := vgpu_guest_driver(labels, pods_on_node)):
+    if "driver" in deployed and (guest := vgpu_guest_driver(labels, stack_pods)):
         deployed["driver"] += f" ({vgpu_guest_note(guest)})"
     not_installed: dict[str, str] = {}
     taints = tuple(taints)

@@ -275,8 +275,13 @@ def _rederive_nodes(
     # A live cluster: its pods were listed (and are stored), so absence means absence.
     stack = stack_facts(workloads, [p.name for p in policies], (), pods_read=True)
     configs.sort(key=lambda c: (c.namespace, c.configmap, c.key))
+    # The platform's namespaces as the stored inventory shows them (read after this delta's
+    # objects are stored), never a tenant's: only their pods give a node its stack (node_from).
+    inputs = platform_inputs(cluster)
+    platform = inputs["configured_platform"] - inputs["tenant_namespaces"]
     # As a full sync, with the stored DRA objects: how DRA shares the node's GPUs.
-    reader = node_reader(workloads, policies, stack, configs, unreadable, _stored_dra(cluster))
+    dra = _stored_dra(cluster, platform)
+    reader = node_reader(workloads, policies, stack, configs, unreadable, dra, platform=platform)
     nodes = []
     for name in sorted(names - gone):
         obj = raw.get(name) or read_node(name)
@@ -286,7 +291,7 @@ def _rederive_nodes(
     return with_host_facts(cluster, nodes)
 
 
-def _stored_dra(cluster: Any) -> DraIndex | None:
+def _stored_dra(cluster: Any, platform: frozenset[str]) -> DraIndex | None:
     """The cluster's stored DRA claims, slices, classes and templates, indexed with the
     platform namespaces as the node page reads them (inventory.dra_node)."""
     kinds = {
@@ -299,8 +304,6 @@ def _stored_dra(cluster: Any) -> DraIndex | None:
     rows = ClusterObject.objects.filter(cluster=cluster, kind__in=list(kinds))
     for kind, data in rows.values_list("kind", "data"):
         found[kind].append(snap.from_dict(kinds[kind], data))
-    inputs = platform_inputs(cluster)
-    platform = inputs["configured_platform"] - inputs["tenant_namespaces"]
     return dra_index(
         found["dra_claim"],
         found["dra_slice"],

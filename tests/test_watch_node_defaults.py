@@ -62,3 +62,21 @@ def test_a_rederived_node_keeps_the_clusterpolicy_default_config(tmp_path, small
         node.refresh_from_db()
         assert node.device_plugin_version == "0.17.3"
         assert node.sharing_strategy == "mps"
+
+
+def test_a_rederived_node_takes_no_version_from_a_tenants_stack_image(tmp_path, small_world):
+    """A watch re-sync reads a node's stack from the platform's pods only, as a full sync does:
+    alpha's pod running an old device plugin image is no plugin of the node's (rtself2 k43)."""
+    with FakeKubeAPI(world()) as api:
+        cluster = cluster_get_or_create(name="live")
+        assert cluster_sync(cluster=cluster, source=source(api, tmp_path)).mode == "full"
+        objects = world()
+        evil = copy.deepcopy(item(objects, "Pod", "trainer-0"))
+        evil["metadata"].update(name="evil", uid="uid-evil")
+        evil["spec"]["containers"][0]["image"] = "nvcr.io/nvidia/k8s-device-plugin:v0.1.0"
+        api.replace_objects([*objects, evil])
+        run = cluster_sync(cluster=cluster, source=source(api, tmp_path))
+        assert run.mode == "watch" and run.changes["nodes_rederived"] == 1
+        node = Node.objects.get(cluster=cluster, name="gpu-ts-1")
+        assert node.device_plugin_version == "0.17.0"
+        assert "team-alpha" not in str(node.data.get("deployed"))

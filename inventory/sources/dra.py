@@ -27,6 +27,13 @@ from inventory.sources.raw import as_int, dicts, dig, flag, mapping, meta, name_
 DRA_KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")
 _DRIVER_IN_CEL = re.compile(r"device\.driver\s*==\s*['\"]([^'\"]+)['\"]")
 _ATTRIBUTE_TYPES = ("string", "int", "bool", "version")
+# The facts dra_stack reads, only in the types NVIDIA's DRA driver publishes them: a bool
+# productName is no product name (it stays unknown, never "true").
+_FACT_TYPES = {
+    "productName": ("string",),
+    "driverVersion": ("string", "version"),
+    "cudaDriverVersion": ("string", "version"),
+}
 
 
 def claim_from(obj: dict[str, Any], namespace: str) -> DraClaim:
@@ -185,10 +192,11 @@ def _device(raw: dict[str, Any]) -> DraDevice:
     values: dict[str, str] = {}
     for key, value in mapping(attributes).items():
         value = mapping(value)
-        found = next((value[t] for t in _ATTRIBUTE_TYPES if t in value), None)
-        if found is None or isinstance(found, dict | list):
-            continue
         # "gpu.nvidia.com/uuid" and "uuid" (the driver's own domain) are one attribute.
         name = str(key).rsplit("/", 1)[-1]
+        types = _FACT_TYPES.get(name, _ATTRIBUTE_TYPES)
+        found = next((value[t] for t in types if t in value), None)
+        if found is None or isinstance(found, dict | list):
+            continue
         values[name] = str(found).lower() if isinstance(found, bool) else str(found)
     return DraDevice(name=text(raw.get("name"), "") or "", attributes=values)

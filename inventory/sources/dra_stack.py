@@ -42,6 +42,20 @@ def gfd_product(name: str) -> str:
     return "-".join(name.split())
 
 
+_SEMVER = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+
+
+def nvidia_driver_version(version: str) -> str:
+    """A driver version as NVIDIA writes it (DESIGN §8): the DRA driver publishes semver
+    (535.104.5) where NVML and the bulletins write the patch in two digits (535.104.05).
+    Anything but major.minor.patch is kept as published."""
+    match = _SEMVER.fullmatch(version)
+    if not match:
+        return version
+    major, minor, patch = match.groups()
+    return f"{major}.{minor}.{int(patch):02d}"
+
+
 def slice_facts(node_name: str, index: DraIndex) -> dict[str, SliceFact]:
     """attribute -> what the node's NVIDIA GPU and MIG devices agree on (or that they do not),
     for productName (in GFD's form), driverVersion and cudaDriverVersion; an attribute no
@@ -57,6 +71,7 @@ def slice_facts(node_name: str, index: DraIndex) -> dict[str, SliceFact]:
             value = d.attributes.get(attribute, "").strip()
             if value:
                 value = gfd_product(value) if attribute == _MODEL else value
+                value = nvidia_driver_version(value) if attribute == _DRIVER else value
                 seen.setdefault(attribute, {}).setdefault(value, set()).add(s.name)
     return {attribute: _fact(attribute, values) for attribute, values in seen.items()}
 

@@ -7,7 +7,7 @@ node. A fact no source states stays None (unknown), so STACK-004 can say so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -97,6 +97,7 @@ def node_from(
     obj: dict[str, Any],
     *,
     pods_on_node: Sequence[Pod],
+    platform: Collection[str],
     operator_version: str | None,
     sharing_configs: Sequence[SharingConfig],
     unreadable: Sequence[UnreadableConfig] = (),
@@ -113,8 +114,12 @@ def node_from(
     `devicePlugin.config.default`), "" when nothing sets one; `workload_default` the workload of
     a node with no `nvidia.com/gpu.workload.config` (`sandboxWorkloads.defaultWorkload`);
     `policies` the readable ClusterPolicies (name, parsed spec); `dra_gpus` the (count, basis)
-    of the GPUs DRA ResourceSlices publish for it (dra_sharing.dra_gpu_count)."""
+    of the GPUs DRA ResourceSlices publish for it (dra_sharing.dra_gpu_count); `platform` the
+    cluster's platform namespaces (tenants.mapping.platform_namespaces: never a tenant's)."""
     labels = labels_of(obj)
+    # Only the platform's pods give the node its GPU stack: a tenant's pod running the driver's
+    # image must not make the node look patched (DESIGN §2, §7); other checks still judge it.
+    stack_pods = [p for p in pods_on_node if p.namespace in platform]
     taints = _taints(dig(obj, "spec").get("taints"))
     templates = plugin_templates(name_of(obj), labels, taints, stack.daemonsets) if stack else []
     # The device plugin's config-manager: the node's label, else its DEFAULT_CONFIG (the
@@ -227,6 +232,7 @@ def node_from(
             pods_on_node,
             stack,
             offered,
+            stack_pods=stack_pods,
             os_image=text(info.get("osImage")),
         )
         if is_gpu and stack is not None
@@ -337,11 +343,11 @@ def node_from(
         deployed=deployed,
         not_installed=not_installed,
         gpu_signs=None if is_gpu else gpu_signs(labels, dig(obj, "status"), pods_on_node),
-        **stack_versions(labels, pods_on_node),
+        **stack_versions(labels, stack_pods),
     )
     if is_gpu:  # who upgrades each component, for the node and patch pages
         read = [GpuOperatorPolicy(name, spec=dict(spec)) for name, spec in policies]
-        node = replace(node, upgrade_by=upgraded_by(node, read, pods_on_node))
+        node = replace(node, upgrade_by=upgraded_by(node, read, stack_pods))
     return NodeResult(node, (warning,) if warning else ())
 
 

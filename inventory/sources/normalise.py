@@ -51,6 +51,7 @@ from inventory.sources.dra import DRA_KINDS
 from inventory.sources.dra_sharing import dra_index
 from inventory.sources.env_configmaps import env_configmaps
 from inventory.sources.exposure import ingress_from, route_of, service_from
+from inventory.sources.gke_managed import gke_managed_namespaces
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
 from inventory.sources.istio_auth import authenticated_routes, is_istio_auth
@@ -262,16 +263,22 @@ def _normalise(
         collected.warnings.append(SECRET_WARNING)
     # OpenShift's own namespaces, on a cluster its nodes prove OpenShift (openshift.py), join
     # the named ones: a namespace a tenant claims still never becomes the platform's.
+    node_labels = [
+        mapping(mapping(raw.get("metadata")).get("labels")) for raw in collected.raw_nodes
+    ]
     openshift = openshift_namespaces(
         {ns.name for ns in collected.namespaces} | {w.namespace for w in collected.workloads},
-        (mapping(mapping(raw.get("metadata")).get("labels")) for raw in collected.raw_nodes),
+        node_labels,
     )
+    # GKE's managed DCGM namespace, as the pages find it (inventory.platform): its exporter's
+    # pods give GKE's nodes their DCGM exporter (snapshot_nodes reads only platform pods).
+    gke = gke_managed_namespaces(collected.workloads, collected.pods, node_labels)
     configs = read_gpu_configs(
         collected.raw_configmaps,
         workloads=collected.workloads,
         policies=collected.operator_policies,
         namespaces=collected.namespaces,
-        configured_platform={*configured_platform, *openshift},
+        configured_platform={*configured_platform, *openshift, *gke},
         tenant_namespaces=tenant_namespaces,
         bindings=collected.bindings,
         node_keys=node_config_keys(collected.raw_nodes),
@@ -307,6 +314,7 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
             collected.dra_claim_templates,
             configs.platform,
         ),
+        platform=configs.platform,
     )
     collected.warnings.extend(warnings)
     aws_auth = aws_auth_configmaps(collected.raw_configmaps)

@@ -4,7 +4,7 @@ ClusterPolicy. PURE. A node that cannot be read is skipped with a warning that n
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,6 +39,8 @@ class NodeReader:
     unreadable: Sequence[UnreadableConfig]
     plugin_default: str
     workload_default: str
+    # The cluster's platform namespaces: only their pods give a node its stack (node_from).
+    platform: frozenset[str]
     policies: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # readable ClusterPolicies
     # The cluster's DRA claims and slices: how DRA shares each node's GPUs (dra_sharing).
     dra: DraIndex | None = None
@@ -47,6 +49,7 @@ class NodeReader:
         result = node_from(
             raw,
             pods_on_node=pods_on_node,
+            platform=self.platform,
             operator_version=self.operator,
             sharing_configs=self.sharing_configs,
             unreadable=self.unreadable,
@@ -76,6 +79,8 @@ def node_reader(
     sharing_configs: Sequence[SharingConfig],
     unreadable: Sequence[UnreadableConfig],
     dra: DraIndex | None = None,
+    *,
+    platform: Collection[str],
 ) -> NodeReader:
     return NodeReader(
         operator=operator_version(workloads),
@@ -84,6 +89,7 @@ def node_reader(
         unreadable=unreadable,
         plugin_default=plugin_config_default(operator_policies),
         workload_default=sandbox_default(p.spec for p in operator_policies if not p.error),
+        platform=frozenset(platform),
         policies=tuple((p.name, p.spec) for p in operator_policies if not p.error),
         dra=dra,
     )
@@ -97,15 +103,19 @@ def snapshot_nodes(
     sharing_configs: list[SharingConfig],
     unreadable: list[UnreadableConfig],
     dra: DraIndex | None = None,
+    *,
+    platform: Collection[str],
 ) -> tuple[list[Node], list[str]]:
     """The nodes read from `raw_nodes`, and the warnings of reading them; `dra`: the
-    cluster's DRA objects, where it has any."""
+    cluster's DRA objects, where it has any; `platform`: its platform namespaces."""
     by_node: dict[str, list[Pod]] = {}
     for pod in pods:
         if pod.node_name:
             by_node.setdefault(pod.node_name, []).append(pod)
     stack = stack_facts(workloads, [p.name for p in operator_policies], pods)
-    reader = node_reader(workloads, operator_policies, stack, sharing_configs, unreadable, dra)
+    reader = node_reader(
+        workloads, operator_policies, stack, sharing_configs, unreadable, dra, platform=platform
+    )
     nodes: list[Node] = []
     warnings: list[str] = []
     others: dict[str, list[str]] = {}  # node -> accelerators of other vendors

@@ -34,6 +34,12 @@ def pod(
     }
 
 
+def platform_namespace(name: str) -> dict[str, Any]:
+    """A Namespace labelled the platform's: only its pods give a node its GPU stack."""
+    labels = {"gpuposture.io/platform": "true"}
+    return {"kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
 def ctr(name: str, image: str = "registry.example.com/ml/trainer:2.1", **fields: Any) -> dict:
     return {"name": name, "image": image, **fields}
 

@@ -148,7 +148,9 @@ def test_stack004_names_a_dra_driver_serving_the_node_at_an_unknown_version():
     from tests.posture.gpu_access_world import run, world
 
     pinned = _plugin_pod(image="nvcr.io/nvidia/k8s-dra-driver-gpu@sha256:" + "b" * 64)
-    objects = [namespace(DRA_NS), node("gpu-a", gpus=4), device_class(), resource_slice(), pinned]
+    # The driver's namespace is the platform's: only its pods give the node its DRA driver.
+    platform = namespace(DRA_NS, **{"gpuposture.io/platform": "true"})
+    objects = [platform, node("gpu-a", gpus=4), device_class(), resource_slice(), pinned]
     (draft,) = run("STACK-004", world(objects, ()))
     assert "dra_driver_version" in draft.evidence["unknown"]
     known = _plugin_pod()

@@ -111,6 +111,45 @@ def test_slices_that_disagree_leave_model_and_driver_unknown_and_say_so():
     assert "550.54.15" in found.driver_version_basis and "570.133.20" in found.driver_version_basis
 
 
+@pytest.mark.parametrize(
+    ("published", "written"),
+    [("535.104.5", "535.104.05"), ("550.54.15", "550.54.15"), ("570.86.10", "570.86.10")],
+)
+def test_the_slices_semver_driver_version_is_written_as_nvidia_writes_it(published, written):
+    # No driver pod: the slice alone gives it, in NVIDIA's spelling (DESIGN §8), as NVML's.
+    objects = [dra_node("dra-1"), device_class(), resource_slice("dra-1", _gpus(published))]
+    found = _node(*objects)
+    assert (found.driver_version, found.driver_version_source) == (written, "dra-resourceslice")
+
+
+def test_slices_spelling_one_version_two_ways_agree():
+    other = {**resource_slice("dra-1", _gpus("535.104.05"))}
+    other["metadata"] = {**other["metadata"], "name": "dra-1-gpu.nvidia.com-zz9"}
+    for d in other["spec"]["devices"]:
+        d["name"] += "-b"
+        d["attributes"]["uuid"] = {"string": d["attributes"]["uuid"]["string"] + "-b"}
+    slices = [resource_slice("dra-1", _gpus("535.104.5")), other]
+    found = _node(dra_node("dra-1"), device_class(), *slices)
+    assert found.driver_version == "535.104.05"
+
+
+@pytest.mark.parametrize("typed", [{"bool": True}, {"int": 7}])
+def test_a_product_name_or_driver_version_not_published_as_text_is_unknown(typed):
+    devices = _gpus()
+    for d in devices:
+        d["attributes"]["productName"] = typed
+        d["attributes"]["driverVersion"] = typed
+    found = _node(dra_node("dra-1"), device_class(), resource_slice("dra-1", devices))
+    assert (found.gpu_model, found.gpu_model_basis) == (None, "")
+    assert (found.driver_version, found.driver_version_source) == (None, None)
+    # Published as a string, both read as before (the driver version also as `version`).
+    for d in devices:
+        d["attributes"]["productName"] = {"string": "NVIDIA H100 80GB HBM3"}
+        d["attributes"]["driverVersion"] = {"string": "570.133.20"}
+    found = _node(dra_node("dra-1"), device_class(), resource_slice("dra-1", devices))
+    assert (found.gpu_model, found.driver_version) == ("NVIDIA-H100-80GB-HBM3", "570.133.20")
+
+
 def test_devices_without_attributes_leave_the_node_unknown_as_before():
     bare = [{"name": f"gpu-{i}", "attributes": {"type": {"string": "gpu"}}} for i in range(2)]
     found = _node(dra_node("dra-1"), device_class(), resource_slice("dra-1", bare))

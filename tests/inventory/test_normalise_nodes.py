@@ -7,7 +7,15 @@ import pytest
 from inventory.components import deployed_unknown
 from inventory.snapshot import Taint
 from inventory.sources.normalise import image_version, normalise
-from tests.inventory.normalise_helpers import controller, ctr, node, only_node, pod
+from tests.inventory.normalise_helpers import (
+    PLATFORM,
+    controller,
+    ctr,
+    node,
+    only_node,
+    platform_namespace,
+    pod,
+)
 
 # --- image_version -----------------------------------------------------------------------------
 
@@ -298,7 +306,7 @@ def test_component_versions_come_from_pods_on_that_node():
             node_name="gpu-l40s-02",
         ),
     ]
-    gpu, cpu = normalise(objects).nodes[::-1]
+    gpu, cpu = normalise(objects, **PLATFORM).nodes[::-1]
     assert gpu.name == "gpu-l40s-01"
     assert (gpu.device_plugin_version, gpu.container_toolkit_version) == ("0.14.5", "1.17.4")
     assert (gpu.dcgm_exporter_version, gpu.mig_manager_version) == ("3.3.9-3.6.1", "0.10.0")
@@ -311,6 +319,7 @@ def test_gpu_feature_discovery_in_the_plugins_image_is_not_the_device_plugin():
     gfd_image = "nvcr.io/nvidia/k8s-device-plugin:v0.17.2"
     objects = [
         node("l40s-01", {"nvidia.com/gpu.count": "4"}),
+        platform_namespace("nvidia-dp"),
         pod("gpu-operator", "gfd-a", ctr("gpu-feature-discovery", gfd_image), node_name="l40s-01"),
         pod(
             "nvidia-dp",
@@ -402,6 +411,7 @@ def test_a_driver_tag_naming_the_kernel_after_the_version_reads_the_driver_alone
     image = "nvcr.io/nvidia/driver:535.216.01-4.18.0-513.24.1.el8_9.x86_64-rhcos4.13"
     objects = [
         node("gpu-ocp-01", {"nvidia.com/gpu.count": "1"}),
+        platform_namespace("nvidia-gpu-operator"),
         pod(
             "nvidia-gpu-operator", "driver", ctr("nvidia-driver-ctr", image), node_name="gpu-ocp-01"
         ),

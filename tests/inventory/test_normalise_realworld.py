@@ -9,7 +9,13 @@ import pytest
 from inventory.snapshot import Subject, Volume
 from inventory.sources.normalise import normalise, pod_from_template
 from inventory.sources.snapshot_file import load_snapshot_objects
-from tests.inventory.normalise_helpers import PLATFORM, configmap, node, only_node
+from tests.inventory.normalise_helpers import (
+    PLATFORM,
+    configmap,
+    node,
+    only_node,
+    platform_namespace,
+)
 from tests.realworld import realworld
 
 # --- real third-party samples: ConfigMaps and sharing configs ----------------------------------
@@ -116,7 +122,9 @@ def test_realworld_driver_pod_gives_the_node_driver_version():
         "spec": {**daemonset["spec"]["template"]["spec"], "nodeName": "gpu-a10-01"},
         "status": {"phase": "Running"},
     }
-    result = only_node([node("gpu-a10-01", {"nvidia.com/gpu.count": "1"}), driver_pod])
+    # The driver's DaemonSet runs in the operator's namespace, the platform's.
+    nodes = [node("gpu-a10-01", {"nvidia.com/gpu.count": "1"}), platform_namespace("test-operator")]
+    result = only_node([*nodes, driver_pod])
     assert (result.driver_version, result.driver_version_source) == ("525.85.03", "driver-pod")
 
 

@@ -48,6 +48,13 @@ def _world() -> list[dict[str, Any]]:
     """The three H100 nodes of operator_cluster, and nodes without GPU capacity."""
     return [
         *operator_cluster(),
+        # The operator's namespace holds bare pods too (below), so its images alone do not make
+        # it the platform's (stack_namespaces): the label does, and its pods give the versions.
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "gpu-operator", "labels": {"gpuposture.io/platform": "true"}},
+        },
         # Known to hold no GPU: a CPU worker with the usual add-ons; a control-plane node
         # running the GPU Operator's controller (scheduled anywhere: no sign of a GPU).
         _node("cpu-1"),

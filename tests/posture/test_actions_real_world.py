@@ -194,7 +194,10 @@ def test_a_workload_on_one_untainted_pool_is_closed_by_tainting_it(tmp_path, per
 
 def toolkit_pool(toolkits: dict[str, str]) -> list[dict]:
     """GPU nodes of pool pa, each with the container toolkit version given, alpha's pod on each."""
-    items = [*namespaces("team-a", "beta-prod", "gpu-operator")]
+    # The toolkit's namespace is the platform's: only its pods give the nodes their toolkit.
+    (operator,) = namespaces("gpu-operator")
+    operator["metadata"]["labels"] = {"gpuposture.io/platform": "true"}
+    items = [*namespaces("team-a", "beta-prod"), operator]
     for node, toolkit in toolkits.items():
         image = f"nvcr.io/nvidia/k8s/container-toolkit:v{toolkit}"
         items += [

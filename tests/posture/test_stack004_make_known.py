@@ -114,7 +114,10 @@ def test_an_operator_pod_is_still_made_known_by_a_version_tagged_image():
     )
     labels = {"nvidia.com/cuda.driver-version.full": "570.172.08"}
     objects = [_gpu_node("metal-1", labels, "Ubuntu 22.04.5 LTS"), operator, toolkit]
-    world = PostureInputs(cluster="test", snapshot=normalise(objects), tenants=())
+    # Bare pods make no namespace the platform's: the deployment names it (only the platform's
+    # pods are the node's stack).
+    snapshot = normalise(objects, configured_platform=("gpu-operator",))
+    world = PostureInputs(cluster="test", snapshot=snapshot, tenants=())
     (draft,) = run("STACK-004", world)
     how = draft.evidence["make_known"]
     assert "the GPU Operator deploys the container toolkit" in how["container_toolkit_version"]

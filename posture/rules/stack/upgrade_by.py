@@ -32,7 +32,10 @@ def paths_of(inputs: PostureInputs, node: Node) -> dict[str, UpgradePath]:
     """component -> its UpgradePath on the node (once per inputs: four checks ask)."""
     key = ("upgrade_paths", node.name)
     if key not in inputs.memo:
-        pods = inputs.pods_by_node.get(node.name, ())
+        # The platform's pods only, as the node's versions (inventory.sources.nodes): a
+        # tenant's pod running a stack image is no component of the node's to upgrade.
+        platform = inputs.platform_namespaces
+        pods = [p for p in inputs.pods_by_node.get(node.name, ()) if p.namespace in platform]
         inputs.memo[key] = upgrade_paths(node, inputs.snapshot.gpu_operator_policies, pods)
     return inputs.memo[key]  # type: ignore[return-value]  # what this function stored under it
 
