@@ -12,6 +12,7 @@ from gpuposture.base.filters import FilterSet
 from inventory.filters import cluster_filter
 from inventory.presenter import PresentedSerializer
 from posture.action_store import own_risk_removed, own_shares, with_own_risk
+from posture.current_reads import SweepsBeforeReading
 from posture.filters import check_filter
 from posture.models import Action
 from tenants.filters import tenant_filter
@@ -91,7 +92,7 @@ class ActionSerializer(PresentedSerializer):
         return f"{reverse('api:finding-list')}?action={action.key}"
 
 
-class ActionViewSet(ScopedReadOnlyViewSet):
+class ActionViewSet(SweepsBeforeReading, ScopedReadOnlyViewSet):
     """Fix-first actions (DESIGN §5): each groups the open findings one change closes, with the
     tenants it helps and the risk points it removes (as of the last score), most first."""
 

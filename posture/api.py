@@ -19,6 +19,7 @@ from inventory.presenter import hidden_scope_for, visible_namespaces_for
 from posture.acceptance import acceptance_day, acceptance_until
 from posture.catalogue import by_control, catalogue
 from posture.checklist import cluster_checklist
+from posture.current_reads import SweepsBeforeReading
 from posture.exports import FORMATS, batched, export_refusal, export_text
 from posture.filters import FindingFilter
 from posture.finding_rows import (
@@ -33,7 +34,6 @@ from posture.models import EarlierAcceptance, Finding
 from posture.observed import labelled_namespaces, with_observed
 from posture.policy_reports import REPORT_FORMATS
 from posture.read_cache import shared_read
-from posture.rescore import rescore_expired_when_eager
 from posture.rules import CHECKS
 from posture.selectors import checklist_facts, tenant_posture, with_latest_score
 from posture.serializers import (
@@ -61,7 +61,7 @@ class AcceptSerializer(serializers.Serializer):
 ONE_FINDING = ("retrieve", "accept", "reopen")
 
 
-class FindingViewSet(ScopedReadOnlyViewSet):
+class FindingViewSet(SweepsBeforeReading, ScopedReadOnlyViewSet):
     """Findings; security leads accept a risk (with a reason and an expiry) or reopen it."""
 
     # The links too: a tenant's own exposure where it has one (its share of `risk`).
@@ -217,16 +217,11 @@ class TenantWithScoreSerializer(TenantSerializer):
         return self.context.get("labelled_namespaces", {}).get(tenant.slug, [])
 
 
-class TenantPostureViewSet(TenantViewSet):
+class TenantPostureViewSet(SweepsBeforeReading, TenantViewSet):
     """Tenants with their latest risk points, score and grade, plus each tenant's posture:
     contributions and live findings."""
 
     serializer_class = TenantWithScoreSerializer
-
-    def initial(self, request: Request, *args: object, **kwargs: object) -> None:
-        super().initial(request, *args, **kwargs)
-        if request.method in ("GET", "HEAD"):
-            rescore_expired_when_eager()  # scores read: none counts what expired since
 
     def get_serializer_context(self) -> dict:
         # Every tenant's (one query): the serializer reads only the tenants shown, which the

@@ -16,11 +16,13 @@ from posture.finding_detail import finding_detail_context, finding_for
 from posture.finding_list import finding_list_page
 from posture.forms import AcceptForm, BulkAcceptForm, TriageForm
 from posture.models import Finding
+from posture.rescore import rescore_expired_when_eager
 from posture.services import AcceptanceError, finding_accept, finding_reopen
 from posture.triage import TriageError, finding_triage_update, findings_accept_bulk
 
 
 def finding_list(request: HttpRequest) -> HttpResponse:
+    rescore_expired_when_eager()
     return _list(request, request.GET, BulkAcceptForm())
 
 

@@ -43,9 +43,10 @@ pytestmark = pytest.mark.django_db
 # the platform's namespaces are not (inventory.presenter._unclaimed).
 # Every request first reads the user's roles (1 query, cached on the user for the request);
 # the API test client authenticates without a session, pages add the session and the user.
-# Where no worker runs (Celery eager, as here) a read of scores first sweeps for what expired
-# since the last score (posture.rescore.rescore_expired_when_eager): acceptances, approvals,
-# approvals past their class's ceiling (one query per ceiling: one here), questionnaires.
+# Where no worker runs (Celery eager, as here) a read of scores, findings or actions first
+# sweeps for what expired since the last score (posture.rescore.rescore_expired_when_eager):
+# acceptances, approvals, approvals past their class's ceiling (one query per ceiling: one
+# here), questionnaires.
 SWEEP = 5
 PINNED: dict[str, int] = {
     # API lists (paginated): roles + count + page.
@@ -78,14 +79,14 @@ PINNED: dict[str, int] = {
     # Findings: roles + count + page + the tenants each finding of the page affects (one query
     # for the page); a tenant viewer's subjects, titles and evidence are presented, which reads
     # the names of the tenants they may not see (+1).
-    "api:finding-list": 8,
+    "api:finding-list": 8 + SWEEP,
     # The export counts what it will send (to refuse past GPUPOSTURE_EXPORT_MAX_ROWS), then
     # streams it 2,000 rows a query, each chunk with its tenants: two at both sizes. csv/json
     # alike; SARIF + its checks.
-    "api:finding-export": 8,
+    "api:finding-export": 8 + SWEEP,
     # Actions: roles + count + page (cluster joined) + the tenants each action of the page
     # helps; a tenant viewer's titles are presented (+1: the names they may not see).
-    "api:action-list": 8,
+    "api:action-list": 8 + SWEEP,
     # Not paginated: computed in a fixed number of grouped queries.
     "api:check-list": 3,  # roles + open findings per check + the latest posture run
     "api:check-frameworks": 2,  # roles + open findings per check
@@ -105,7 +106,7 @@ PINNED: dict[str, int] = {
     "tenant-list": 7 + SWEEP,
     # count + page (cluster, acceptor and owner joined) + the page's tenants (prefetched) +
     # hidden names (1) + the pick-lists' tenants and clusters (2)
-    "finding-list": 12,
+    "finding-list": 12 + SWEEP,
     "check-list": 5,  # open findings per check + the latest posture run
     "check-frameworks": 4,  # open findings per check
     "cluster-list": 5,  # clusters + their sync runs (prefetched)

@@ -29,7 +29,9 @@ from posture.serializers import FindingSerializer
 # Model fields that never leave the app as a finding's field: identity, bookkeeping, the
 # acceptor (the audit log says who), and the tenants (read from the links, as `tenants`).
 # (`exposure` is read for the finding's `risk`.)
-INTERNAL = {"key", "fingerprint", "evidence_digest", "accepted_by", "tenants"}
+# accepted_basis: what an acceptance of a bulletin finding covered, to tell when it lists more
+# (posture.finding_store); the acceptance itself is listed (accepted_*).
+INTERNAL = {"key", "fingerprint", "evidence_digest", "accepted_by", "tenants", "accepted_basis"}
 WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 

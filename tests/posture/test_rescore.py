@@ -143,9 +143,9 @@ def test_an_acceptance_that_expires_is_rescored_by_the_sweep(small_world, person
 def test_without_a_worker_a_read_of_scores_applies_an_expired_acceptance_first(
     small_world, personas, committed
 ):
-    """Celery eager (the demo, one process): no beat sweeps, so the tenants API, the overview
-    and the tenant page sweep before they read scores: past its date, the acceptance is no
-    longer in force in the risk they show (rtpeerflow k19)."""
+    """Celery eager (the demo, one process): no beat sweeps, so the tenants, findings and
+    actions API and their pages sweep before they read: past its date, the acceptance is no
+    longer in force in what they show (rtpeerflow k19, k08b)."""
     finding = alpha_finding()
     lead = personas["security_lead"]
     client = api_client(lead)
@@ -155,7 +155,8 @@ def test_without_a_worker_a_read_of_scores_applies_an_expired_acceptance_first(
         finding_accept(finding=finding, user=lead, reason="compensating control", until=until(1))
     accepted = client.get(alpha).json()["risk"]
     assert accepted < risk_open
-    for path in (alpha, "/api/v1/tenants/", "/", "/tenants/alpha/", "/tenants/"):
+    reads = (alpha, "/api/v1/tenants/", "/api/v1/findings/", "/api/v1/actions/")
+    for path in (*reads, "/", "/tenants/alpha/", "/tenants/", "/findings/"):
         before = runs()
         with time_machine.travel(timezone.now() + timedelta(days=2)):
             page = Client()
