@@ -59,6 +59,7 @@ from inventory.sync_rows import (
     pod_rows_write,
     text_hash,
 )
+from tenants.mapping import TENANT_LABEL
 
 ReadNode = Callable[[str], dict[str, Any] | None]
 
@@ -276,12 +277,15 @@ def _rederive_nodes(
     stack = stack_facts(workloads, [p.name for p in policies], (), pods_read=True)
     configs.sort(key=lambda c: (c.namespace, c.configmap, c.key))
     # The platform's namespaces as the stored inventory shows them (read after this delta's
-    # objects are stored), never a tenant's: only their pods give a node its stack (node_from).
+    # objects are stored), and those tenants claim: their pods never give a node its stack.
     inputs = platform_inputs(cluster)
     platform = inputs["configured_platform"] - inputs["tenant_namespaces"]
+    claimed = inputs["tenant_namespaces"] | _labelled_for_tenants(cluster)
     # As a full sync, with the stored DRA objects: how DRA shares the node's GPUs.
     dra = _stored_dra(cluster, platform)
-    reader = node_reader(workloads, policies, stack, configs, unreadable, dra, platform=platform)
+    reader = node_reader(
+        workloads, policies, stack, configs, unreadable, dra, tenant_claimed=claimed
+    )
     nodes = []
     for name in sorted(names - gone):
         obj = raw.get(name) or read_node(name)
@@ -289,6 +293,15 @@ def _rederive_nodes(
             continue  # deleted between the watch and now: the next sync sees the event
         nodes.append(reader.read(obj, pods_on.get(name, [])).node)
     return with_host_facts(cluster, nodes)
+
+
+def _labelled_for_tenants(cluster: Any) -> frozenset[str]:
+    """The stored namespaces labelled `gpuposture.io/tenant` (any value: claimed, as
+    tenants.mapping.platform_namespaces reads it)."""
+    rows = ClusterObject.objects.filter(
+        cluster=cluster, kind="namespace", data__labels__has_key=TENANT_LABEL
+    )
+    return frozenset(rows.values_list("name", flat=True))
 
 
 def _stored_dra(cluster: Any, platform: frozenset[str]) -> DraIndex | None:

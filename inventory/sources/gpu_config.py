@@ -69,6 +69,8 @@ class GpuConfigs:
     """The GPU configuration of one snapshot."""
 
     platform: frozenset[str]
+    # The namespaces tenants claim (the registry's, and those labelled gpuposture.io/tenant).
+    claimed: frozenset[str] = frozenset()
     configmaps: list[ConfigMap] = field(default_factory=list)
     sharing_configs: list[SharingConfig] = field(default_factory=list)
     unreadable: list[UnreadableConfig] = field(default_factory=list)
@@ -124,9 +126,9 @@ def read_gpu_configs(
         configured=configured_platform,
         tenant_namespaces=tenant_namespaces,
     )
-    result = GpuConfigs(platform=platform)
     claimed = {ns.name for ns in namespaces if ns.labels.get(TENANT_LABEL)}
     claimed.update(tenant_namespaces)
+    result = GpuConfigs(platform=platform, claimed=frozenset(claimed))
     result.warnings += refused_warnings(stack.refused, workloads, platform, claimed)
     references = stack_references(workloads, policies, platform, operator & platform)
     for raw in configmaps:

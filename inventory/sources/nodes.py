@@ -97,7 +97,7 @@ def node_from(
     obj: dict[str, Any],
     *,
     pods_on_node: Sequence[Pod],
-    platform: Collection[str],
+    tenant_claimed: Collection[str],
     operator_version: str | None,
     sharing_configs: Sequence[SharingConfig],
     unreadable: Sequence[UnreadableConfig] = (),
@@ -114,12 +114,14 @@ def node_from(
     `devicePlugin.config.default`), "" when nothing sets one; `workload_default` the workload of
     a node with no `nvidia.com/gpu.workload.config` (`sandboxWorkloads.defaultWorkload`);
     `policies` the readable ClusterPolicies (name, parsed spec); `dra_gpus` the (count, basis)
-    of the GPUs DRA ResourceSlices publish for it (dra_sharing.dra_gpu_count); `platform` the
-    cluster's platform namespaces (tenants.mapping.platform_namespaces: never a tenant's)."""
+    of the GPUs DRA ResourceSlices publish for it (dra_sharing.dra_gpu_count); `tenant_claimed`
+    the namespaces tenants claim (the registry's and those labelled for a tenant)."""
     labels = labels_of(obj)
-    # Only the platform's pods give the node its GPU stack: a tenant's pod running the driver's
-    # image must not make the node look patched (DESIGN §2, §7); other checks still judge it.
-    stack_pods = [p for p in pods_on_node if p.namespace in platform]
+    # A tenant's pod never gives the node its GPU stack: one running the driver's image must not
+    # make the node look patched (DESIGN §2, tenants are untrusted); other checks still judge
+    # it. Pods of namespaces no tenant claims do (DESIGN §7: "the GPU Operator driver pod on
+    # that node"; a snapshot without its DaemonSet leaves its namespace unplaced, not a tenant's).
+    stack_pods = [p for p in pods_on_node if p.namespace not in tenant_claimed]
     taints = _taints(dig(obj, "spec").get("taints"))
     templates = plugin_templates(name_of(obj), labels, taints, stack.daemonsets) if stack else []
     # The device plugin's config-manager: the node's label, else its DEFAULT_CONFIG (the

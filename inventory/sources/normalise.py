@@ -314,7 +314,7 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
             collected.dra_claim_templates,
             configs.platform,
         ),
-        platform=configs.platform,
+        tenant_claimed=configs.claimed,
     )
     collected.warnings.extend(warnings)
     aws_auth = aws_auth_configmaps(collected.raw_configmaps)

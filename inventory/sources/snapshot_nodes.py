@@ -39,8 +39,8 @@ class NodeReader:
     unreadable: Sequence[UnreadableConfig]
     plugin_default: str
     workload_default: str
-    # The cluster's platform namespaces: only their pods give a node its stack (node_from).
-    platform: frozenset[str]
+    # The namespaces tenants claim: their pods never give a node its stack (node_from).
+    tenant_claimed: frozenset[str]
     policies: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # readable ClusterPolicies
     # The cluster's DRA claims and slices: how DRA shares each node's GPUs (dra_sharing).
     dra: DraIndex | None = None
@@ -49,7 +49,7 @@ class NodeReader:
         result = node_from(
             raw,
             pods_on_node=pods_on_node,
-            platform=self.platform,
+            tenant_claimed=self.tenant_claimed,
             operator_version=self.operator,
             sharing_configs=self.sharing_configs,
             unreadable=self.unreadable,
@@ -80,7 +80,7 @@ def node_reader(
     unreadable: Sequence[UnreadableConfig],
     dra: DraIndex | None = None,
     *,
-    platform: Collection[str],
+    tenant_claimed: Collection[str],
 ) -> NodeReader:
     return NodeReader(
         operator=operator_version(workloads),
@@ -89,7 +89,7 @@ def node_reader(
         unreadable=unreadable,
         plugin_default=plugin_config_default(operator_policies),
         workload_default=sandbox_default(p.spec for p in operator_policies if not p.error),
-        platform=frozenset(platform),
+        tenant_claimed=frozenset(tenant_claimed),
         policies=tuple((p.name, p.spec) for p in operator_policies if not p.error),
         dra=dra,
     )
@@ -104,17 +104,23 @@ def snapshot_nodes(
     unreadable: list[UnreadableConfig],
     dra: DraIndex | None = None,
     *,
-    platform: Collection[str],
+    tenant_claimed: Collection[str],
 ) -> tuple[list[Node], list[str]]:
     """The nodes read from `raw_nodes`, and the warnings of reading them; `dra`: the
-    cluster's DRA objects, where it has any; `platform`: its platform namespaces."""
+    cluster's DRA objects, where it has any; `tenant_claimed`: the namespaces tenants claim."""
     by_node: dict[str, list[Pod]] = {}
     for pod in pods:
         if pod.node_name:
             by_node.setdefault(pod.node_name, []).append(pod)
     stack = stack_facts(workloads, [p.name for p in operator_policies], pods)
     reader = node_reader(
-        workloads, operator_policies, stack, sharing_configs, unreadable, dra, platform=platform
+        workloads,
+        operator_policies,
+        stack,
+        sharing_configs,
+        unreadable,
+        dra,
+        tenant_claimed=tenant_claimed,
     )
     nodes: list[Node] = []
     warnings: list[str] = []

@@ -67,10 +67,13 @@ def test_a_tenants_stack_images_give_the_node_no_version(claim):
     assert not any(TENANT in where for where in found.deployed.values()), found.deployed
 
 
-def test_an_unclassified_namespaces_stack_images_give_the_node_no_version():
-    # Neither a tenant's nor the platform's (a bare pod makes no stack namespace): fail closed.
-    found = _gpu_1([_gpu_node(), _stack_pod("scratch")])
-    assert {f: getattr(found, f) for f in FIELDS} == dict.fromkeys(FIELDS)
+def test_a_namespace_no_tenant_claims_gives_the_node_its_versions():
+    # DESIGN §7: the driver "from the image tag of the GPU Operator driver pod on that node".
+    # A snapshot of its pods without their DaemonSet does not place its namespace among the
+    # platform's (stack_alone), but no tenant runs there: its pods are the node's stack.
+    found = _gpu_1([_gpu_node(), _stack_pod("gpu-operator")])
+    assert all(getattr(found, f) for f in FIELDS), {f: getattr(found, f) for f in FIELDS}
+    assert found.driver_version_source == "driver-pod"
 
 
 def test_the_platforms_stack_pod_still_gives_every_version_beside_a_tenants():
