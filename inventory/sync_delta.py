@@ -21,7 +21,6 @@ from django.utils import timezone
 from inventory import snapshot as snap
 from inventory.bulk import rows_insert, rows_update
 from inventory.components import stack_facts
-from inventory.dra_devices import DraIndex
 from inventory.drift import detect_drift
 from inventory.env_holds import may_set_visible_devices
 from inventory.holdings_record import holdings_record, owner_slugs, stored_holders
@@ -29,9 +28,6 @@ from inventory.mig_state import carry_mig_state
 from inventory.models import ClusterObject, Node, Pod, SyncRun
 from inventory.platform import platform_inputs
 from inventory.sources.base import WatchDelta
-from inventory.sources.configs import unreadable_configs
-from inventory.sources.dra_sharing import dra_index
-from inventory.sources.gpu_config import policy_unreadable
 from inventory.sources.images import component_of
 from inventory.sources.normalise import normalise
 from inventory.sources.snapshot_nodes import node_reader
@@ -51,6 +47,7 @@ from inventory.sync_delta_guards import (
     refuse_istio,
     refuse_node_wide,
 )
+from inventory.sync_delta_stored import labelled_for_tenants, stored_dra, stored_node_inputs
 from inventory.sync_rows import (
     OBJECT_KINDS,
     Changes,
@@ -59,7 +56,6 @@ from inventory.sync_rows import (
     pod_rows_write,
     text_hash,
 )
-from tenants.mapping import TENANT_LABEL
 
 ReadNode = Callable[[str], dict[str, Any] | None]
 
@@ -272,7 +268,7 @@ def _rederive_nodes(
     raw = {str(o["metadata"]["name"]): o for o in delta.changed if o.get("kind") == "Node"}
     gone = {str(o["metadata"]["name"]) for o in delta.deleted if o.get("kind") == "Node"}
     pods_on = _pods_on_nodes(cluster, names, changed, deleted)
-    workloads, configs, unreadable, policies = _stored_node_inputs(cluster)
+    workloads, configs, unreadable, policies = stored_node_inputs(cluster)
     # A live cluster: its pods were listed (and are stored), so absence means absence.
     stack = stack_facts(workloads, [p.name for p in policies], (), pods_read=True)
     configs.sort(key=lambda c: (c.namespace, c.configmap, c.key))
@@ -280,9 +276,9 @@ def _rederive_nodes(
     # objects are stored), and those tenants claim: their pods never give a node its stack.
     inputs = platform_inputs(cluster)
     platform = inputs["configured_platform"] - inputs["tenant_namespaces"]
-    claimed = inputs["tenant_namespaces"] | _labelled_for_tenants(cluster)
+    claimed = inputs["tenant_namespaces"] | labelled_for_tenants(cluster)
     # As a full sync, with the stored DRA objects: how DRA shares the node's GPUs.
-    dra = _stored_dra(cluster, platform)
+    dra = stored_dra(cluster, platform)
     reader = node_reader(
         workloads, policies, stack, configs, unreadable, dra, tenant_claimed=claimed
     )
@@ -293,59 +289,6 @@ def _rederive_nodes(
             continue  # deleted between the watch and now: the next sync sees the event
         nodes.append(reader.read(obj, pods_on.get(name, [])).node)
     return with_host_facts(cluster, nodes)
-
-
-def _labelled_for_tenants(cluster: Any) -> frozenset[str]:
-    """The stored namespaces labelled `gpuposture.io/tenant` (any value: claimed, as
-    tenants.mapping.platform_namespaces reads it)."""
-    rows = ClusterObject.objects.filter(
-        cluster=cluster, kind="namespace", data__labels__has_key=TENANT_LABEL
-    )
-    return frozenset(rows.values_list("name", flat=True))
-
-
-def _stored_dra(cluster: Any, platform: frozenset[str]) -> DraIndex | None:
-    """The cluster's stored DRA claims, slices, classes and templates, indexed with the
-    platform namespaces as the node page reads them (inventory.dra_node)."""
-    kinds = {
-        "dra_claim": snap.DraClaim,
-        "dra_slice": snap.DraSlice,
-        "dra_device_class": snap.DraDeviceClass,
-        "dra_claim_template": snap.DraClaimTemplate,
-    }
-    found: dict[str, list] = {kind: [] for kind in kinds}
-    rows = ClusterObject.objects.filter(cluster=cluster, kind__in=list(kinds))
-    for kind, data in rows.values_list("kind", "data"):
-        found[kind].append(snap.from_dict(kinds[kind], data))
-    return dra_index(
-        found["dra_claim"],
-        found["dra_slice"],
-        found["dra_device_class"],
-        found["dra_claim_template"],
-        platform,
-    )
-
-
-def _stored_node_inputs(
-    cluster: Any,
-) -> tuple[list, list, list[snap.UnreadableConfig], list[snap.GpuOperatorPolicy]]:
-    """The stored workloads, sharing configs, unreadable GPU configuration and ClusterPolicies
-    a node's facts are derived from."""
-    kinds = ("workload", "sharing_config", "configmap", "gpu_operator_policy")
-    objects = ClusterObject.objects.filter(cluster=cluster, kind__in=kinds)
-    workloads, configs, unreadable, policies = [], [], [], []
-    for kind, data in objects.values_list("kind", "data"):
-        if kind == "gpu_operator_policy":
-            policies.append(snap.from_dict(snap.GpuOperatorPolicy, data))
-        if kind == "workload":
-            workloads.append(snap.from_dict(snap.Workload, data))
-        elif kind == "sharing_config":
-            configs.append(snap.from_dict(snap.SharingConfig, data))
-        elif kind == "configmap":
-            unreadable += unreadable_configs(snap.from_dict(snap.ConfigMap, data))
-        elif data.get("error"):
-            unreadable.append(policy_unreadable(policies[-1]))
-    return workloads, configs, unreadable, policies
 
 
 def _pods_on_nodes(
