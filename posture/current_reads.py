@@ -19,6 +19,6 @@ class SweepsBeforeReading:
     """For a DRF view: a read sweeps first (writes re-score on their own commit)."""
 
     def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)  # type: ignore[misc]  # the view's own
+        super().initial(request, *args, **kwargs)  # the view's own (DRF APIView)
         if request.method in READS:
             rescore_expired_when_eager()
