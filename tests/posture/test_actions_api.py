@@ -106,8 +106,9 @@ def test_the_list_reads_a_fixed_number_of_queries(small_world, personas):
     lead = api_client(personas["security_lead"])
     with CaptureQueriesContext(connection) as ctx:
         assert lead.get("/api/v1/actions/").status_code == 200
-    # roles + count + page (cluster joined) + the page's tenants
-    assert len(ctx.captured_queries) <= 4, [q["sql"] for q in ctx.captured_queries]
+    # roles + count + page (cluster joined) + the page's tenants, after the sweep for what
+    # expired that a read makes first where no worker runs (5, Celery eager as here)
+    assert len(ctx.captured_queries) <= 4 + 5, [q["sql"] for q in ctx.captured_queries]
 
 
 def test_the_overview_lists_actions_to_fix_first(small_world, personas, client):
