@@ -16,14 +16,15 @@ Other GPU-sharing schedulers (inventory.snapshot.SHARE_SCHEDULERS) name a pod's 
 Volcano's vGPU in `volcano.sh/vgpu-ids-new` (HAMi's format: Volcano's is HAMi-core's fork),
 Aliyun's gpushare extender the index of the GPU it chose in `ALIYUN_COM_GPU_MEM_IDX`, and
 Koordinator the GPU minor numbers in `scheduling.koordinator.sh/device-allocated`
-(scheduler_devices)."""
+(scheduler_devices). Koordinator and qGPU also take whole GPUs under their own names
+(whole_gpus): a share of 100% is the GPU held alone."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
-from inventory.snapshot import Pod
+from inventory.snapshot import SHARE_SCHEDULERS, Pod
 from inventory.snapshot.pods import ALIYUN_GPU_INDEX, KOORD_ALLOCATED, VOLCANO_ALLOCATED
 from tenants.policy import FRACTIONAL_RESOURCES
 
@@ -34,6 +35,18 @@ RUNAI_GPU_INDEX = "runai-gpu"  # Run:ai before KAI: the fraction's GPU index
 NO_GPU = ("", "-1")  # a reservation still waiting for its GPU
 UUID_PREFIXES = ("GPU-", "MIG-")
 HAMI_ALLOCATED = "hami.io/vgpu-devices-allocated"
+# Names that ask a percentage of one GPU where a multiple of 100 asks whole GPUs: Koordinator
+# (`koordinator.sh/gpu: 100`, or `gpu-core` and `gpu-memory-ratio` both 100) and Tencent qGPU
+# (`qgpu-core: 100`) then count those GPUs as full and place no other pod's share on them.
+# Not cGPU's `gpu-core.percentage`: it rides on `aliyun.com/gpu-mem`, a share of memory.
+PERCENT_OF_GPU = frozenset(
+    {
+        "koordinator.sh/gpu",
+        "koordinator.sh/gpu-core",
+        "koordinator.sh/gpu-memory-ratio",
+        "tke.cloud.tencent.com/qgpu-core",
+    }
+)
 
 
 def is_reservation_pod(pod: Pod, *, owned: bool, platform: Collection[str]) -> bool:
@@ -99,6 +112,22 @@ def hami_share(pod: Pod) -> bool:
     return HAMI_ALLOCATED in pod.annotations or any(
         name in FRACTIONAL_RESOURCES for name in pod.gpu_resources
     )
+
+
+def whole_gpus(asked: Mapping[str, int], scheduler: str) -> int | None:
+    """The whole GPUs a pod asks of a sharing scheduler (a SHARE_SCHEDULERS value), None where
+    it asks a share: every name of that scheduler it asks is a PERCENT_OF_GPU one at the same
+    multiple of 100. A memory amount (`gpu-memory`, `qgpu-memory`) or a count of shared GPUs
+    (`gpu.shared`) beside it is a share, whatever the percentages say."""
+    amounts = {
+        name: amount
+        for name, amount in asked.items()
+        if SHARE_SCHEDULERS.get(name) == scheduler and amount > 0
+    }
+    if not amounts or not set(amounts) <= PERCENT_OF_GPU or len(set(amounts.values())) != 1:
+        return None
+    amount = next(iter(amounts.values()))
+    return amount // 100 if amount % 100 == 0 else None
 
 
 def scheduler_devices(pod: Pod) -> tuple[str, ...] | None:

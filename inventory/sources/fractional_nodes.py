@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from inventory.fractions import hami_share
+from inventory.fractions import hami_share, whole_gpus
 from inventory.snapshot import SHARE_SCHEDULERS, Pod
 from inventory.sources.images import other_device_plugin
 
@@ -81,9 +81,12 @@ def fractional_sharing(
 
 
 def _schedulers(pod: Pod) -> set[str]:
-    """The sharing schedulers whose shares the pod holds (HAMi's: hami_share)."""
-    found = {SHARE_SCHEDULERS[name] for name in pod.gpu_resources if name in SHARE_SCHEDULERS}
-    if hami_share(pod) and not found:
+    """The sharing schedulers whose shares the pod holds (HAMi's: hami_share); whole GPUs
+    asked of one (whole_gpus) are not shares."""
+    asked = pod.gpu_resources
+    named = {SHARE_SCHEDULERS[name] for name in asked if name in SHARE_SCHEDULERS}
+    found = {scheduler for scheduler in named if whole_gpus(asked, scheduler) is None}
+    if hami_share(pod) and not named:
         found.add("HAMi")
     return found
 

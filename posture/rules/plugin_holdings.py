@@ -38,16 +38,18 @@ from inventory.fractions import (
     GPU_GROUP,
     HAMI_ALLOCATED,
     NO_GPU,
+    PERCENT_OF_GPU,
     RESERVED_GPU,
     RUNAI_GPU_INDEX,
     gpu_groups,
     gpu_id,
     hami_devices,
     scheduler_devices,
+    whole_gpus,
 )
 from inventory.mig_state import mig_layout_problem
 from inventory.resource_modes import resource_mode, shared_entry
-from inventory.snapshot import Node, Pod
+from inventory.snapshot import SHARE_SCHEDULERS, Node, Pod
 from inventory.sources.nebuly import nos_mps_slice
 from inventory.sources.node_kinds import vm_device_kind
 from posture.inputs import PostureInputs, TenantInfo
@@ -150,11 +152,23 @@ def _scheduler_holdings(
 ) -> list[GpuHolding]:
     """One time-slicing holding per sharing scheduler the pod asks (SCHEDULER_SHARES), of as
     many GPUs as its largest request spans: a pod asking Koordinator for `gpu-core` and
-    `gpu-memory-ratio` holds one share of one GPU, not two."""
-    return [
-        GpuHolding(pod, tenant, name, GPU, count, "time_slicing", devices, basis)
-        for basis, (name, count) in scheduler_shares(pod.gpu_resources).items()
-    ]
+    `gpu-memory-ratio` holds one share of one GPU, not two. Whole GPUs asked of one
+    (inventory.fractions.whole_gpus: `gpu-core: 100`) are held exclusive."""
+    holdings = []
+    asked = pod.gpu_resources
+    for basis, (name, count) in scheduler_shares(asked).items():
+        scheduler = SHARE_SCHEDULERS[name]
+        whole = whole_gpus(asked, scheduler)
+        if whole is None:
+            holdings.append(
+                GpuHolding(pod, tenant, name, GPU, count, "time_slicing", devices, basis)
+            )
+            continue
+        # 100% of a GPU: the scheduler counts it full, so no other pod's share lands on it.
+        percents = ", ".join(f"{n}={asked[n]}" for n in sorted(asked) if n in PERCENT_OF_GPU)
+        why = f"{scheduler}: {whole} whole GPU(s) held alone ({percents})"
+        holdings.append(GpuHolding(pod, tenant, name, GPU, whole, "exclusive", devices, why))
+    return holdings
 
 
 def scheduler_shares(asked: dict[str, int]) -> dict[str, tuple[str, int]]:

@@ -141,3 +141,52 @@ def test_pod011_counts_a_scheduler_share_in_gpus_not_its_units(asked, gpus):
     (entry,) = draft.evidence["containers"]
     assert entry["requested_gpus"] == gpus
     assert f"over the {gpus} GPU(s) it requested" in draft.title
+
+
+KOORD_WHOLE = {"koordinator.sh/gpu-core": "100", "koordinator.sh/gpu-memory-ratio": "100"}
+QGPU_WHOLE = {"tke.cloud.tencent.com/qgpu-core": "100"}
+
+
+@pytest.mark.parametrize("asked", [KOORD_WHOLE, QGPU_WHOLE, {"koordinator.sh/gpu": "100"}])
+def test_a_whole_gpu_asked_of_a_sharing_scheduler_is_held_alone(asked):
+    """Koordinator's `gpu-core: 100` with `gpu-memory-ratio: 100`, or qGPU's `qgpu-core: 100`,
+    is a whole GPU: the scheduler counts it full and places no other pod's share on it. Two
+    tenants each holding one are on different GPUs, so nothing is shared and no approval is due
+    (it had read as time-slicing: a critical "possible" SHARE-001 and SHARE-004 for both)."""
+    inputs = _pair(asked, gpus=2)
+    for check in ("SHARE-001", "SHARE-003", "SHARE-004"):
+        assert run(check, inputs) == [], check
+    (gpu_node,) = inputs.snapshot.nodes
+    assert gpu_node.sharing_strategy != "time_slicing"
+    holdings = plugin_holdings(inputs, gpu_node)
+    assert {(h.count, h.mode) for h in holdings} == {(1, "exclusive")}
+    assert "whole GPU(s) held alone" in holdings[0].basis
+
+
+def test_whole_gpus_count_in_hundreds():
+    asked = {"koordinator.sh/gpu-core": "200", "koordinator.sh/gpu-memory-ratio": "200"}
+    inputs = world([node("gpu-a", gpus=4), pod("alpha", "a", container(gpu=asked))], (ALPHA,))
+    (gpu_node,) = inputs.snapshot.nodes
+    (holding,) = plugin_holdings(inputs, gpu_node)
+    assert (holding.count, holding.mode) == (2, "exclusive")
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        # Full cores but half the memory: another pod's share fits beside it.
+        {"koordinator.sh/gpu-core": "100", "koordinator.sh/gpu-memory-ratio": "50"},
+        # A memory amount, or a count of shared GPUs, beside the percentage is a share.
+        {"tke.cloud.tencent.com/qgpu-core": "100", "tke.cloud.tencent.com/qgpu-memory": "10"},
+        {"koordinator.sh/gpu.shared": "1", "koordinator.sh/gpu-core": "100"},
+        {"koordinator.sh/gpu-core": "150", "koordinator.sh/gpu-memory-ratio": "150"},
+        # cGPU's percentage rides on a share of memory.
+        {"aliyun.com/gpu-mem": "80", "aliyun.com/gpu-core.percentage": "100"},
+    ],
+)
+def test_anything_short_of_whole_gpus_stays_a_share(asked):
+    inputs = _pair(asked, gpus=1)
+    (draft,) = run("SHARE-001", inputs)
+    assert draft.evidence["co_residence"] == "certain"
+    (gpu_node,) = inputs.snapshot.nodes
+    assert gpu_node.sharing_strategy == "time_slicing"
