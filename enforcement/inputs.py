@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from posture.inputs import Exemption
+from posture.exemptions import Exemption
 
 DIALECTS = ("vap", "kyverno")
 MODES = ("audit", "enforce")

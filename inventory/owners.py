@@ -151,7 +151,7 @@ def owner_chain(pod: Pod, index: OwnerIndex) -> tuple[tuple[str, str, str], ...]
     last): the pod itself (not a template pod: no such pod exists), the owner its
     ownerReference names (a ReplicaSet or Job the snapshot lacks, where the naming showed the
     controller above it), and each controller above. What an exemption naming a nearer
-    controller than the finding's subject is matched against (posture.inputs.Exemption)."""
+    controller than the finding's subject is matched against (posture.exemptions.Exemption)."""
     chain = [] if pod.phase == TEMPLATE_PHASE else [("Pod", pod.namespace, pod.name)]
     if not pod.owner_kind or not pod.owner_name or pod.owner_kind == "Node":
         return tuple(chain) or (("Pod", pod.namespace, pod.name),)

@@ -21,7 +21,7 @@ class CheckExemptionAdmin(RescoringAdminMixin, AuditedModelAdmin):
     creator_fields = ("created_by",)
     readonly_fields = ("created_at",)
     rescore_reason = "exemption"
-    # What posture.inputs.Exemption.matches does, in the words of the form's reader.
+    # What posture.exemptions.Exemption.matches does, in the words of the form's reader.
     fieldsets = (
         (None, {"fields": ("check_id", "cluster", "reason")}),
         (

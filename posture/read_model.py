@@ -16,9 +16,9 @@ from inventory import snapshot as snap
 from inventory.drift import DriftChange
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, Pod
 from inventory.patching.sla import patch_sla_days
+from posture.exemptions import Exemption
 from posture.inputs import (
     DriftEventInfo,
-    Exemption,
     PostureInputs,
     ProviderFacts,
     SharingRequestInfo,

@@ -141,16 +141,9 @@ def rescore_sweep(*, now: datetime | None = None) -> list[int]:
     a sharing approval or a questionnaire past its expiry since the last score) and those
     whose re-score was lost. Returns the clusters enqueued."""
     now = now or timezone.now()
-    due = clusters_due(now=now)
     lost = now - timedelta(seconds=settings.GPUPOSTURE_RESCORE_LOST_AFTER_SECONDS)
     stuck = ClusterScoreState.objects.filter(pending_since__lt=lost).values_list("pk", flat=True)
-    ids = sorted(set(due) | set(stuck))
-    if not ids:
-        return []
-    marked = _mark_pending(ids, now)
-    if marked:
-        _enqueue(marked, reasons={"expiry"})
-    return marked
+    return _enqueue_expired(now, also=stuck)
 
 
 def rescore_expired_when_eager() -> None:
@@ -162,9 +155,19 @@ def rescore_expired_when_eager() -> None:
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         return
     # No lost re-score to look for: an eager one runs, or fails, where it is asked.
-    due = sorted(clusters_due(now=timezone.now()))
-    if due and (marked := _mark_pending(due, timezone.now())):
+    _enqueue_expired(timezone.now())
+
+
+def _enqueue_expired(now: datetime, *, also: Iterable[int] = ()) -> list[int]:
+    """Mark pending and enqueue the clusters an expiry at or before `now` touched since their
+    last score (clusters_due), with `also` (read after them); returns the clusters enqueued."""
+    ids = sorted(clusters_due(now=now) | set(also))
+    if not ids:
+        return []
+    marked = _mark_pending(ids, now)
+    if marked:
         _enqueue(marked, reasons={"expiry"})
+    return marked
 
 
 __all__ = [

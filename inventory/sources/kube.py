@@ -1,11 +1,11 @@
 """Source: a live cluster through the official `kubernetes` client.
 
-With its calls (kube_calls, kube_watch), the only module that imports `kubernetes`. Read-only:
-it lists the kinds below, then the custom resources their owner chains name (kube_owners),
-and nothing else (never Secrets), page by page (`limit` + `continue`), and restarts a list
-whose continue token expired (410 Gone). Responses are read as raw JSON
-(`_preload_content=False`), so the objects are exactly what `kubectl get -o json` would print,
-and no time is spent building client models that normalise would take apart again. A
+With its calls (kube_calls, kube_watch, kube_pages), the only module that imports `kubernetes`.
+Read-only: it lists the kinds below, then the custom resources their owner chains name
+(kube_owners), and nothing else (never Secrets), page by page (`limit` + `continue`), and
+restarts a list whose continue token expired (410 Gone; kube_pages). Responses are read as raw
+JSON (`_preload_content=False`), so the objects are exactly what `kubectl get -o json` would
+print, and no time is spent building client models that normalise would take apart again. A
 kubeconfig's credential plugins run only when GPUPOSTURE_KUBECONFIG_EXEC_ALLOW lists them
 (inventory.sources.kube_exec), checked on the parsed file before the client loads its
 credentials.
@@ -49,11 +49,10 @@ from inventory.sources.kube_kinds import (
     TOLERANT_KINDS,
 )
 from inventory.sources.kube_owners import label_of, owners_read, slim
+from inventory.sources.kube_pages import list_all
 from inventory.sources.kube_unread import admission_warning, unread_warning
 from inventory.sources.kube_watch import probe_kind, watch_kind
 from inventory.sources.kube_wire import api_error, decode, identity
-
-MAX_LIST_RESTARTS = 3
 
 
 @dataclass(frozen=True)
@@ -318,38 +317,16 @@ class KubeSource:
         progress: Progress,
         keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> list[dict[str, Any]]:
-        """Every page of one list; `keep` cuts each item as its page is read (owner kinds)."""
-        items: list[dict[str, Any]] = []
-        token: str | None = None
-        restarts = 0
-        while True:
-            try:
-                body = self._page(kind, list_call, token)
-            except ApiException as exc:
-                if exc.status == 410 and token and restarts < MAX_LIST_RESTARTS:
-                    # The continue token expired: the only consistent answer is a new list.
-                    items, token, restarts = [], None, restarts + 1
-                    continue
-                raise api_error(kind, exc) from exc
-            if token is None:
-                # Every page of a list is read at the first page's resourceVersion.
-                version = (body.get("metadata") or {}).get("resourceVersion")
-                if isinstance(version, str) and version:
-                    self.resource_versions[kind] = version
-            for item in body.get("items") or []:
-                if isinstance(item, dict):
-                    # Typed lists leave kind out of their items; normalise needs it. A
-                    # custom kind's label is "group/Kind" (kube_kinds.NETWORK_CUSTOM_KINDS).
-                    item.setdefault("kind", kind.rpartition("/")[2])
-                    # The version read (DRA kinds may be served at several).
-                    if isinstance(body.get("apiVersion"), str):
-                        item.setdefault("apiVersion", body["apiVersion"])
-                    item = keep(item) if keep else item
-                items.append(item)
-            progress(kind, len(items))
-            token = (body.get("metadata") or {}).get("continue") or None
-            if not token:
-                return items
+        """kube_pages.list_all with this source's settings, into this read's resourceVersions."""
+        return list_all(
+            kind,
+            list_call,
+            progress,
+            page_size=self.settings.page_size,
+            timeouts=self._timeouts(),
+            versions=self.resource_versions,
+            keep=keep,
+        )
 
     def _list_optional(
         self, kind: str, list_call: Callable[..., Any], progress: Progress
@@ -379,26 +356,3 @@ class KubeSource:
 
     def _timeouts(self) -> tuple[float, float]:
         return (self.settings.connect_timeout, self.settings.read_timeout)
-
-    def _page(self, kind: str, list_call: Any, token: str | None) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "limit": self.settings.page_size,
-            "_preload_content": False,
-            "_request_timeout": self._timeouts(),
-        }
-        if token:
-            kwargs["_continue"] = token
-        try:
-            response = list_call(**kwargs)
-            body = decode(response.data)
-        except urllib3.exceptions.HTTPError as exc:
-            raise SourceError(
-                f"listing {kind}: cannot reach the API server: {exc}", retryable=True
-            ) from exc
-        except ValueError as exc:
-            raise SourceError(
-                f"listing {kind}: the answer is not JSON: {exc}", retryable=True
-            ) from exc
-        if not isinstance(body, dict):
-            raise SourceError(f"listing {kind}: the answer is not a list object", retryable=True)
-        return body

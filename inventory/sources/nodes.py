@@ -14,13 +14,11 @@ from typing import Any
 from inventory.components import StackFacts, presence
 from inventory.snapshot import (
     CAPACITY_KIND,
-    GPU_RESOURCE_PREFIX,
     GpuOperatorPolicy,
     Node,
     Pod,
     SharedResource,
     SharingConfig,
-    Taint,
     UnreadableConfig,
 )
 from inventory.sources.capacity_split import capacity_split
@@ -32,12 +30,12 @@ from inventory.sources.cloud_labels import (
 from inventory.sources.fractional_nodes import fractional_sharing
 from inventory.sources.gpu_signs import gpu_signs
 from inventory.sources.node_fallback import agreed_fallback
+from inventory.sources.node_fields import gpu_quantities, node_taints, product_model
 from inventory.sources.node_kinds import (
     PASSTHROUGH,
     SANDBOX_SHARING,
     gpu_capacity_of,
     passthrough_model,
-    physical_model,
     plugin_resources,
     sandbox_absent,
     sandbox_gpus,
@@ -52,7 +50,6 @@ from inventory.sources.node_sharing import (
     MIG_CONFIG,
     NV,
     PRODUCT,
-    SHARED_SUFFIX,
     node_mig_strategy,
     node_replicas,
     physical_gpus,
@@ -62,7 +59,7 @@ from inventory.sources.node_versions import operator_version as operator_version
 from inventory.sources.node_versions import stack_versions
 from inventory.sources.plugin_config import config_basis, file_config, unreadable_for
 from inventory.sources.plugin_config import matching_config as matching_config  # re-export
-from inventory.sources.plugin_file import MANAGED, PluginReading, plugin_reading
+from inventory.sources.plugin_file import MANAGED, bare_checked, plugin_reading
 from inventory.sources.plugin_placement import (
     ABSENT,
     ASSUMED,
@@ -75,7 +72,7 @@ from inventory.sources.plugin_placement import (
     plugin_strategy_here,
     plugin_templates,
 )
-from inventory.sources.raw import as_int, dicts, dig, labels_of, mapping, name_of, text
+from inventory.sources.raw import dig, labels_of, name_of, text
 from inventory.sources.shared_resources import replicates_here, shared_resources
 from inventory.stack_managers import upgraded_by
 from inventory.visible_devices import (
@@ -122,7 +119,7 @@ def node_from(
     # it. Pods of namespaces no tenant claims do (DESIGN §7: "the GPU Operator driver pod on
     # that node"; a snapshot without its DaemonSet leaves its namespace unplaced, not a tenant's).
     stack_pods = [p for p in pods_on_node if p.namespace not in tenant_claimed]
-    taints = _taints(dig(obj, "spec").get("taints"))
+    taints = node_taints(dig(obj, "spec").get("taints"))
     templates = plugin_templates(name_of(obj), labels, taints, stack.daemonsets) if stack else []
     # The device plugin's config-manager: the node's label, else its DEFAULT_CONFIG (the
     # standalone chart's config.default), else the ClusterPolicy's default. A plugin seen to
@@ -138,12 +135,12 @@ def node_from(
     advertised = [r.name for c in sharing_configs for r in shared_resources(c, {}, None)]
     # nvidia.com/ resources that are not GPUs (the Network Operator's NICs) make no GPU node.
     capacity = gpu_capacity_of(
-        _gpu_capacity(dig(obj, "status").get("capacity")), labels, advertised
+        gpu_quantities(dig(obj, "status").get("capacity")), labels, advertised
     )
     reading = (
         MANAGED
         if operator
-        else _bare_checked(
+        else bare_checked(
             plugin_reading(
                 pods_on_node, templates, operator_namespace(stack.operator if stack else None)
             ),
@@ -224,7 +221,7 @@ def node_from(
     config_unknown = any(p.purpose == "device_plugin" and p.kind != CAPACITY_KIND for p in problems)
     info = dig(obj, "status", "nodeInfo")
     offered = plugin_resources(
-        capacity, _gpu_capacity(dig(obj, "status").get("allocatable")), advertised
+        capacity, gpu_quantities(dig(obj, "status").get("allocatable")), advertised
     )
     deployed, not_installed = (
         presence(
@@ -283,7 +280,7 @@ def node_from(
         gpu_capacity=capacity,
         # GFD's product, else the cloud's label (made specific by the instance type), else
         # what the instance type fixes, else a passthrough GPU's PCI device name.
-        gpu_model=_gpu_model(labels.get(PRODUCT))
+        gpu_model=product_model(labels.get(PRODUCT))
         or cloud_or_instance_model(labels)
         or (passthrough_model(capacity) if vm == PASSTHROUGH else None),
         gpu_count=gpu_count,
@@ -353,50 +350,8 @@ def node_from(
     return NodeResult(node, (warning,) if warning else ())
 
 
-def _bare_checked(
-    reading: PluginReading, labels: dict[str, str], capacity: dict[str, int]
-) -> PluginReading:
-    """A plugin seen with no config file and no config-manager shares no GPU; where the node's
-    own GFD labels or capacity show its GPUs time-sliced or shared through MPS, the snapshot
-    does not show all the plugin runs with (a sidecar, a pod spec cut short): what it reads is
-    then not known, and the label semantics stand as where no plugin is seen."""
-    if not reading.bare:
-        return reading
-    # `nvidia.com/gpu.shared`: the name a renaming config advertises its replicas under.
-    shared = sharing_strategy(labels, capacity, None) in ("time_slicing", "mps") or any(
-        k.endswith(".shared") for k in capacity
-    )
-    # No basis is given: the node's own labels and capacity decide its sharing there.
-    return reading if not shared else PluginReading(None)
-
-
 def _noted(resources: tuple[SharedResource, ...], note: str) -> tuple[SharedResource, ...]:
     """The resources with `note` added to what each says of how the node bears it out."""
     if not note:
         return resources
     return tuple(replace(r, note=f"{r.note}; {note}" if r.note else note) for r in resources)
-
-
-def _gpu_capacity(value: Any) -> dict[str, int]:
-    capacity = {str(k): as_int(v) for k, v in mapping(value).items()}
-    return {
-        k: v for k, v in capacity.items() if k.startswith(GPU_RESOURCE_PREFIX) and v is not None
-    }
-
-
-def _gpu_model(product: str | None) -> str | None:
-    if not product:
-        return None
-    return physical_model(product.removesuffix(SHARED_SUFFIX))
-
-
-def _taints(value: Any) -> tuple[Taint, ...]:
-    taints = {
-        Taint(
-            key=text(t.get("key"), "") or "",
-            value=text(t.get("value"), "") or "",
-            effect=text(t.get("effect"), "") or "",
-        )
-        for t in dicts(value)
-    }
-    return tuple(sorted(taints, key=lambda t: (t.key, t.value, t.effect)))

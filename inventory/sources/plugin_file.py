@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from inventory.snapshot import TEMPLATE_PHASE, Container, Pod
 from inventory.sources.images import component_of, is_gke_device_plugin
+from inventory.sources.node_sharing import sharing_strategy
 
 CONFIG_FILE_ENV, CONFIG_FILE_FLAG = "CONFIG_FILE", "--config-file"
 MANAGER = "config-manager"
@@ -90,6 +91,23 @@ def plugin_reading(
         hidden = f"{_where(pod)} reads its config file from a volume the snapshot does not show"
         return PluginReading(None, unseen=hidden)
     return PluginReading(None, unseen=UNSEEN)
+
+
+def bare_checked(
+    reading: PluginReading, labels: dict[str, str], capacity: dict[str, int]
+) -> PluginReading:
+    """A plugin seen with no config file and no config-manager shares no GPU; where the node's
+    own GFD labels or capacity show its GPUs time-sliced or shared through MPS, the snapshot
+    does not show all the plugin runs with (a sidecar, a pod spec cut short): what it reads is
+    then not known, and the label semantics stand as where no plugin is seen."""
+    if not reading.bare:
+        return reading
+    # `nvidia.com/gpu.shared`: the name a renaming config advertises its replicas under.
+    shared = sharing_strategy(labels, capacity, None) in ("time_slicing", "mps") or any(
+        k.endswith(".shared") for k in capacity
+    )
+    # No basis is given: the node's own labels and capacity decide its sharing there.
+    return reading if not shared else PluginReading(None)
 
 
 def _given_no_file(container: Container) -> bool:

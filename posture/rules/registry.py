@@ -7,7 +7,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuposture.base.enums import CheckScope, Severity
-from posture.inputs import Exemption, PostureInputs
+from posture.exemptions import Exemption
+from posture.inputs import PostureInputs
 
 SEVERITIES = Severity.values()
 SCOPES = CheckScope.values()
@@ -58,7 +59,7 @@ class FindingDraft:
     covers: tuple[Covered, ...] = ()
     # A workload finding's owner chain: the (kind, namespace, name) in the chain of every pod
     # it covers, from the pod up to the subject (PostureInputs.owner_chain), so an exemption
-    # naming a nearer controller matches (posture.inputs.Exemption). Empty for other subjects.
+    # naming a nearer controller matches (posture.exemptions.Exemption). Empty for other subjects.
     # Not part of the identity.
     chain: frozenset[tuple[str, str, str]] = frozenset()
 

@@ -6,7 +6,7 @@ import copy
 
 from enforcement.build import build_pack
 from enforcement.inputs import PackInputs, TenantPack
-from posture.inputs import Exemption
+from posture.exemptions import Exemption
 
 KEY = "gpuposture.io/trust-class"
 POOL_TOLERATION = {"key": KEY, "operator": "Equal", "value": "sensitive", "effect": "NoSchedule"}

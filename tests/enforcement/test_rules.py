@@ -12,7 +12,7 @@ from enforcement.pod_object import pod_object
 from enforcement.preview import pack_rules
 from enforcement.rules import NODE_RULE, POD_RULES
 from inventory.sources.pods import pod_from_object
-from posture.inputs import Exemption
+from posture.exemptions import Exemption
 from tests.enforcement.packs import (
     INPUTS,
     KEY,

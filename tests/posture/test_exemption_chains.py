@@ -2,7 +2,7 @@
 under the top controller of the owner chain (inventory/owners.py), while an admin reading a
 pod's ownerReferences names the controller kubectl shows (the RayCluster, the ReplicaSet, the
 Job, the Pod). It matches when the object it names is in the chain of every pod the finding
-covers (posture.inputs.Exemption). POD-008 fires on each pod: literal cloud keys in env."""
+covers (posture.exemptions.Exemption). POD-008 fires on each pod: literal cloud keys in env."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import dataclasses
 
 from inventory.owners import OwnerIndex, owner_chain
 from inventory.sources.normalise import normalise
-from posture.inputs import Exemption, PostureInputs
+from posture.exemptions import Exemption
+from posture.inputs import PostureInputs
 from posture.rules.registry import Evaluation, evaluate
 from tests.inventory.owner_chain_world import AWS_ID, AWS_SECRET, NS, obj, pod
 from tests.posture.builders import tenant

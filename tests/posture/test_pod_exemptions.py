@@ -10,7 +10,8 @@ import dataclasses
 import pytest
 
 from inventory.snapshot import Container, Service
-from posture.inputs import Exemption, PostureInputs
+from posture.exemptions import Exemption
+from posture.inputs import PostureInputs
 from posture.rules import CHECKS
 from posture.rules.registry import evaluate
 from tests.posture.builders import env, gpu_node, host_path, inputs, mount, pod, tenant

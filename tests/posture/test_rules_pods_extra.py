@@ -10,7 +10,8 @@ import pytest
 import posture.rules  # noqa: F401  (registers the existing checks)
 import posture.rules.pod  # noqa: F401
 from inventory.snapshot import Container, EnvVar, Taint
-from posture.inputs import Exemption, TenantInfo
+from posture.exemptions import Exemption
+from posture.inputs import TenantInfo
 from posture.rules.pod.images import approved_by, parse_image
 from posture.rules.registry import run_checks
 from tests.posture.builders import (

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from inventory.snapshot import Container, OwnerLink
-from posture.inputs import Exemption
+from posture.exemptions import Exemption
 from posture.rules.registry import FindingDraft, evaluate, merge_drafts
 from tests.posture.builders import gpu_node, inputs, pod, run, tenant
 
