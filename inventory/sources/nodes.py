@@ -55,10 +55,13 @@ from inventory.sources.node_sharing import (
     physical_gpus,
     sharing_strategy,
 )
-from inventory.sources.node_versions import operator_version as operator_version  # re-export
 from inventory.sources.node_versions import stack_versions
-from inventory.sources.plugin_config import config_basis, file_config, unreadable_for
-from inventory.sources.plugin_config import matching_config as matching_config  # re-export
+from inventory.sources.plugin_config import (
+    config_basis,
+    file_config,
+    matching_config,
+    unreadable_for,
+)
 from inventory.sources.plugin_file import MANAGED, bare_checked, plugin_reading
 from inventory.sources.plugin_placement import (
     ABSENT,

@@ -23,7 +23,8 @@ from inventory.sources.dra_sharing import dra_gpu_count, with_dra
 from inventory.sources.dra_stack import with_slice_stack
 from inventory.sources.gpu_signs import dra_signs
 from inventory.sources.node_kinds import not_judged_warning, sandbox_default
-from inventory.sources.nodes import NodeResult, node_from, operator_version
+from inventory.sources.node_versions import operator_version
+from inventory.sources.nodes import NodeResult, node_from
 from inventory.sources.raw import mapping, text
 
 
