@@ -1,6 +1,7 @@
 """Reading one item of a `kubectl get -o json` List: its kind, its name and namespace, whether a
-controller owns it. A malformed item is a SnapshotError naming the item (the whole snapshot is
-refused: the last good state stays)."""
+controller owns it. A malformed item, or one whose name the Kubernetes API would refuse
+(object_names.py), is a SnapshotError naming the item (the whole snapshot is refused: the last
+good state stays)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,12 @@ from typing import Any
 from inventory.sources.exposure import ROUTE_KIND_NAMES
 from inventory.sources.istio_auth import is_istio_auth
 from inventory.sources.mesh_routes import mesh_route_kind
+from inventory.sources.object_names import (
+    name_problem,
+    segment_problem,
+    shown,
+    subdomain_problem,
+)
 from inventory.sources.raw import mapping, text
 
 NAMESPACED_KINDS = frozenset(
@@ -60,6 +67,8 @@ def item_identity(index: int, kind: str, obj: dict[str, Any]) -> tuple[str, str 
     name = text(metadata.get("name"))
     if not name:
         raise SnapshotError(f"items[{index}] ({kind}) has no metadata.name")
+    if problem := name_problem(kind, name):
+        raise SnapshotError(f"items[{index}] ({kind} {shown(name)}) metadata.name is {problem}")
     namespace = text(metadata.get("namespace")) or None
     if kind in NAMESPACED_KINDS and namespace is None:
         raise SnapshotError(
@@ -70,7 +79,24 @@ def item_identity(index: int, kind: str, obj: dict[str, Any]) -> tuple[str, str 
     # A namespace on a cluster-scoped object (a stray field in a manifest) means nothing. A
     # mesh's route is told by its API group: other CRDs may share its kind's name.
     namespaced = kind in NAMESPACED_KINDS or mesh_route_kind(obj) is not None or is_istio_auth(obj)
+    if namespaced and namespace is not None and (problem := segment_problem(namespace)):
+        raise SnapshotError(
+            f"items[{index}] ({kind} {shown(name)}) metadata.namespace {shown(namespace)} is "
+            f"{problem}"
+        )
+    _check_node_name(index, kind, name, obj)
     return name, namespace if namespaced else None
+
+
+def _check_node_name(index: int, kind: str, name: str, obj: dict[str, Any]) -> None:
+    # A pod's node is stored by name with it and linked to from the pages like a node's own.
+    if kind != "Pod":
+        return
+    node = mapping(obj.get("spec")).get("nodeName")
+    if isinstance(node, str) and node and (problem := subdomain_problem(node)):
+        raise SnapshotError(
+            f"items[{index}] (Pod {shown(name)}) spec.nodeName {shown(node)} is {problem}"
+        )
 
 
 def is_owned(obj: dict[str, Any]) -> bool:

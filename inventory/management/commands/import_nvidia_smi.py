@@ -11,6 +11,7 @@ from inventory.hostfacts_import import HostFactsResult, node_host_facts_import
 from inventory.input_failures import NVIDIA_SMI, import_failure_record
 from inventory.models import Cluster
 from inventory.sources.nvidia_smi import MAX_INPUT_BYTES, NvidiaSmiError
+from inventory.sources.object_names import shown, subdomain_problem
 from inventory.sync import cluster_get_or_create
 from tenants.spec import SLUG_RE
 
@@ -38,6 +39,14 @@ class Command(BaseCommand):
         if file.stat().st_size > MAX_INPUT_BYTES:
             raise CommandError(f"{file}: larger than {MAX_INPUT_BYTES // 1024 // 1024} MB")
         node_name = node or file.name.removesuffix(".xml")
+        if problem := subdomain_problem(node_name):
+            # Merged into, or stored as, a node the API lists by this name: one the API could
+            # never list matches nothing and would only ever be a host of its own.
+            given = "--node" if node else "node name (from the file name; pass --node)"
+            raise CommandError(
+                f"{given} {shown(node_name)}: {problem}; give the node's name as "
+                "`kubectl get nodes` shows it"
+            )
         new_cluster = not Cluster.objects.filter(name=cluster).exists()
         try:
             # One transaction: input refused by the parser leaves no new cluster record behind.
