@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from gpuposture.base.echo import echoed
 from providers.questionnaire_spec import (
     YES_NO_VALUES,
     CategorySpec,
@@ -142,7 +143,7 @@ def coerce_answer(question: QuestionSpec, raw: object) -> Value:
             raise AnswerError(f"{question.id}: answer one of {', '.join(YES_NO_VALUES)}")
     elif question.type == "choice" and question.choice(value) is None:
         choices = ", ".join(c.value for c in question.choices)
-        raise AnswerError(f"{question.id}: {value!r} is not one of {choices}")
+        raise AnswerError(f"{question.id}: {echoed(value)} is not one of {choices}")
     elif question.type == "text" and len(value) > MAX_TEXT_ANSWER:
         raise AnswerError(f"{question.id}: at most {MAX_TEXT_ANSWER} characters")
     return value
@@ -154,9 +155,9 @@ def _coerce_number(raw: object) -> float:
     try:
         number = float(raw)
     except (ValueError, OverflowError):
-        raise AnswerError(f"{raw!r} is not a number") from None
+        raise AnswerError(f"{echoed(raw)} is not a number") from None
     if not -1e15 <= number <= 1e15:  # also refuses nan and inf
-        raise AnswerError(f"{raw!r} is not a finite number")
+        raise AnswerError(f"{echoed(raw)} is not a finite number")
     return number
 
 

@@ -28,13 +28,6 @@ SEGMENT_RULE = "no '/', '%' or control characters, and not '.' or '..'"
 _SEGMENT_BAD = re.compile(r"[/%\x00-\x1f\x7f-\x9f]")
 
 
-def shown(name: str, limit: int = 80) -> str:
-    """A name as an error message can quote it: control characters escaped (repr), a long
-    name cut, so the message itself is safe to store and print."""
-    quoted = repr(name)
-    return quoted if len(quoted) <= limit else f"{quoted[: limit - 3]}...'"
-
-
 def subdomain_problem(name: str) -> str | None:
     if len(name) <= SUBDOMAIN_MAX and _DNS1123_SUBDOMAIN.fullmatch(name):
         return None

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuposture.base.echo import echoed
 from inventory.sources.exposure import ROUTE_KIND_NAMES
 from inventory.sources.istio_auth import is_istio_auth
 from inventory.sources.mesh_routes import mesh_route_kind
 from inventory.sources.object_names import (
     name_problem,
     segment_problem,
-    shown,
     subdomain_problem,
 )
 from inventory.sources.raw import mapping, text
@@ -68,7 +68,7 @@ def item_identity(index: int, kind: str, obj: dict[str, Any]) -> tuple[str, str 
     if not name:
         raise SnapshotError(f"items[{index}] ({kind}) has no metadata.name")
     if problem := name_problem(kind, name):
-        raise SnapshotError(f"items[{index}] ({kind} {shown(name)}) metadata.name is {problem}")
+        raise SnapshotError(f"items[{index}] ({kind} {echoed(name)}) metadata.name is {problem}")
     namespace = text(metadata.get("namespace")) or None
     if kind in NAMESPACED_KINDS and namespace is None:
         raise SnapshotError(
@@ -81,7 +81,7 @@ def item_identity(index: int, kind: str, obj: dict[str, Any]) -> tuple[str, str 
     namespaced = kind in NAMESPACED_KINDS or mesh_route_kind(obj) is not None or is_istio_auth(obj)
     if namespaced and namespace is not None and (problem := segment_problem(namespace)):
         raise SnapshotError(
-            f"items[{index}] ({kind} {shown(name)}) metadata.namespace {shown(namespace)} is "
+            f"items[{index}] ({kind} {echoed(name)}) metadata.namespace {echoed(namespace)} is "
             f"{problem}"
         )
     _check_node_name(index, kind, name, obj)
@@ -95,7 +95,7 @@ def _check_node_name(index: int, kind: str, name: str, obj: dict[str, Any]) -> N
     node = mapping(obj.get("spec")).get("nodeName")
     if isinstance(node, str) and node and (problem := subdomain_problem(node)):
         raise SnapshotError(
-            f"items[{index}] (Pod {shown(name)}) spec.nodeName {shown(node)} is {problem}"
+            f"items[{index}] (Pod {echoed(name)}) spec.nodeName {echoed(node)} is {problem}"
         )
 
 

@@ -7,11 +7,12 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from gpuposture.base.echo import echoed
 from inventory.hostfacts_import import HostFactsResult, node_host_facts_import
 from inventory.input_failures import NVIDIA_SMI, import_failure_record
 from inventory.models import Cluster
 from inventory.sources.nvidia_smi import MAX_INPUT_BYTES, NvidiaSmiError
-from inventory.sources.object_names import shown, subdomain_problem
+from inventory.sources.object_names import subdomain_problem
 from inventory.sync import cluster_get_or_create
 from tenants.spec import SLUG_RE
 
@@ -44,7 +45,7 @@ class Command(BaseCommand):
             # never list matches nothing and would only ever be a host of its own.
             given = "--node" if node else "node name (from the file name; pass --node)"
             raise CommandError(
-                f"{given} {shown(node_name)}: {problem}; give the node's name as "
+                f"{given} {echoed(node_name)}: {problem}; give the node's name as "
                 "`kubectl get nodes` shows it"
             )
         new_cluster = not Cluster.objects.filter(name=cluster).exists()
