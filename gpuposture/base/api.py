@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, viewsets
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
+
+from gpuposture.base.parsers import MAX_BODY_BYTES
 
 
 def json_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -20,6 +23,8 @@ def json_exception_handler(exc: Exception, context: dict[str, Any]) -> Response 
         )
     if isinstance(exc, Http404):
         exc = exceptions.NotFound("No such object, or you may not see it.")
+    if isinstance(exc, RequestDataTooBig):
+        exc = exceptions.ParseError(body_too_big_message())
     response = exception_handler(exc, context)
     if response is None:
         return None
@@ -28,6 +33,13 @@ def json_exception_handler(exc: Exception, context: dict[str, Any]) -> Response 
     # Field validation errors: keep the per-field messages and add one summary line.
     response.data = {"detail": "The request is not valid; see `errors`.", "errors": response.data}
     return response
+
+
+def body_too_big_message() -> str:
+    return (
+        f"The request body is larger than {MAX_BODY_BYTES // (1024 * 1024)} MiB, the most the "
+        "API takes; send less at once (e.g. fewer answers or tenants per request)."
+    )
 
 
 class NameOrIdLookupMixin:

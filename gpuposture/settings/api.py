@@ -29,6 +29,11 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
 }
+# Django refuses a body over this before any parser reads it (its default, 2.5 MB, answered a
+# 3 MB body with an HTML "Bad Request"): it is the API's own documented limit,
+# gpuposture.base.parsers.MAX_BODY_BYTES (a CSAF advisory, 20 MiB), and a body over it gets the
+# JSON 400 with the reason (gpuposture.base.api). Uploaded files do not count towards it.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 SPECTACULAR_SETTINGS = {
     "TITLE": "gpuposture API",
     "DESCRIPTION": "GPU tenant isolation posture: tenants, inventory, findings and scores.",
