@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from gpuposture.base.echo import echoed
 from gpuposture.base.safe_parse import SafeParseError, load_json_values, load_yaml_all
 from inventory.snapshot import ClusterSnapshot, gc_paused
 from inventory.sources.normalise import SnapshotError, normalise
@@ -38,12 +39,46 @@ def load_snapshot_objects(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
     # collector only slows the parse down (threefold on a large cluster).
     with gc_paused():
         for file in _snapshot_files(paths):
-            for document in _documents(file):
+            documents, may_hold_nul = _documents(file)
+            for document in documents:
                 try:
-                    found.extend(_flatten(file, document))
+                    objects = _flatten(file, document)
                 except RecursionError as exc:  # Lists nested in Lists hundreds deep
                     raise SnapshotError(f"{file}: Lists nested too deeply to read") from exc
+                if may_hold_nul:
+                    _refuse_nul(file, objects)
+                found.extend(objects)
     return found
+
+
+def _refuse_nul(file: Path, objects: list[dict[str, Any]]) -> None:
+    # PostgreSQL stores no NUL in text or jsonb: one would fail the sync at write time with
+    # the database's words. No Kubernetes name or label can hold one; refused as a bad name is.
+    for obj in objects:
+        if (where := _nul_at(obj, "")) is not None:
+            metadata = obj.get("metadata")
+            name = metadata.get("name") if isinstance(metadata, dict) else None
+            raise SnapshotError(
+                f"{file}: {obj.get('kind')} {echoed(name)}: {where or 'a key'} holds a NUL "
+                "byte (\\u0000), which the database cannot store; fix or remove that value"
+            )
+
+
+def _nul_at(value: Any, path: str) -> str | None:
+    """The path of the first string (key or value) in `value` holding a NUL byte, or None."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and "\x00" in key:
+                return f"{path}.{echoed(key)}".lstrip(".")
+            if (found := _nul_at(item, f"{path}.{key}".lstrip("."))) is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if (found := _nul_at(item, f"{path}[{index}]")) is not None:
+                return found
+    return None
 
 
 def _snapshot_files(paths: Sequence[str | Path]) -> Iterator[Path]:
@@ -61,9 +96,11 @@ def _snapshot_files(paths: Sequence[str | Path]) -> Iterator[Path]:
             raise SnapshotError(f"{path}: no such file or directory")
 
 
-def _documents(file: Path) -> list[Any]:
+def _documents(file: Path) -> tuple[list[Any], bool]:
     """The parsed documents of one file: each JSON value in turn (one, or one per `>>` of
-    `kubectl get -o json`), one per `---` section for YAML."""
+    `kubectl get -o json`), one per `---` section for YAML; and whether a string in them may
+    hold a NUL byte (JSON's escape or a raw zero byte in the file, as UTF-16 has; YAML has
+    several escapes for it and is always looked through)."""
     size = file.stat().st_size
     if size > MAX_FILE_BYTES:
         raise SnapshotError(
@@ -76,8 +113,9 @@ def _documents(file: Path) -> list[Any]:
         raise SnapshotError(f"{file}: cannot be read: {exc}") from exc
     try:
         if _is_json(file, content):
-            return load_json_values(content, max_bytes=MAX_FILE_BYTES)
-        return load_yaml_all(content, max_bytes=MAX_FILE_BYTES, max_depth=MAX_YAML_DEPTH)
+            may_hold_nul = b"\\u0000" in content or b"\x00" in content
+            return load_json_values(content, max_bytes=MAX_FILE_BYTES), may_hold_nul
+        return load_yaml_all(content, max_bytes=MAX_FILE_BYTES, max_depth=MAX_YAML_DEPTH), True
     except SafeParseError as exc:
         raise SnapshotError(f"{file}: {exc}") from exc
 
