@@ -94,6 +94,14 @@ def _reading(cluster: Cluster, a: Attributed, tenant_ids: dict[str, int]) -> Gpu
 def exporter_text_ingest(
     *, cluster: Cluster, text: str, read_at: datetime, under_way: bool = True
 ) -> IngestResult:
+    if "\x00" in text:
+        # Label values are stored as names (host, namespace, pod) and PostgreSQL stores no
+        # NUL: refused here with its line rather than by the database half-way through.
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise TelemetryError(
+            f"not DCGM-Exporter text: line {line} holds a NUL byte, which Prometheus text "
+            "never does"
+        )
     try:
         samples = parse_exporter_text(text, scraped_at=read_at)
     except DcgmError as exc:

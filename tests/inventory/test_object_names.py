@@ -162,3 +162,17 @@ def test_an_escaped_backslash_before_u0000_is_not_a_nul_byte(small_world, tmp_pa
     call_command("sync_cluster", "--cluster", "lab", "--snapshot", str(path))
     node = Node.objects.get(cluster=small_world, name="gpu-ts-1")
     assert node.labels["example.com/note"] == "\\u0000"
+
+
+@pytest.mark.django_db
+def test_a_nul_byte_in_dcgm_text_is_refused_naming_the_line(small_world, tmp_path):
+    from telemetry.models import GpuReading
+
+    scrape = tmp_path / "nul.txt"
+    scrape.write_text(
+        "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+        'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",Hostname="gpu-ts-1",pod="p\x00"} 40\n'
+    )
+    with pytest.raises(CommandError, match="line 2 holds a NUL byte"):
+        call_command("ingest_dcgm", str(scrape), cluster="lab")
+    assert not GpuReading.objects.exists()
