@@ -135,6 +135,7 @@ def _quoted(name: str) -> str:
 
 def _with_label_value(value: str) -> dict:
     snapshot = load_json("small-cluster.json")
+    assert isinstance(snapshot, dict)
     node = next(o for o in snapshot["items"] if o["kind"] == "Node")
     node["metadata"]["labels"]["example.com/note"] = value
     return snapshot
