@@ -7,8 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from inventory.sources.exposure import ROUTE_KIND_NAMES
-from inventory.sources.istio_auth import is_istio_auth
-from inventory.sources.mesh_routes import mesh_route_kind
 from inventory.sources.raw import mapping, text
 
 NAMESPACED_KINDS = frozenset(
@@ -31,6 +29,19 @@ NAMESPACED_KINDS = frozenset(
         "ResourceClaim",
         "ResourceClaimTemplate",
         "ServiceAccount",
+    }
+)
+
+# Built-in kinds the API serves cluster-wide only, whatever a manifest writes on them.
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "Node",
+        "Namespace",
+        "PersistentVolume",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "DeviceClass",
+        "ResourceSlice",
     }
 )
 
@@ -67,10 +78,10 @@ def item_identity(index: int, kind: str, obj: dict[str, Any]) -> tuple[str, str 
             "one in the API, so export with `kubectl get ... -A -o json` rather than from "
             "manifests"
         )
-    # A namespace on a cluster-scoped object (a stray field in a manifest) means nothing. A
-    # mesh's route is told by its API group: other CRDs may share its kind's name.
-    namespaced = kind in NAMESPACED_KINDS or mesh_route_kind(obj) is not None or is_istio_auth(obj)
-    return name, namespace if namespaced else None
+    # The API writes metadata.namespace on namespaced objects only, so a custom resource's
+    # own metadata says its scope: a Katib Experiment `hpo` in each of two namespaces is two
+    # objects. Only a built-in kind whose scope is fixed drops one (a stray field in a manifest).
+    return name, None if kind in CLUSTER_SCOPED_KINDS else namespace
 
 
 def is_owned(obj: dict[str, Any]) -> bool:
