@@ -255,7 +255,7 @@ def node_from(
     # HAMi shares GPUs GFD calls unshared: time-slicing (DESIGN §2), as the checks judge its
     # pods' holdings (KAI's fractions share only their reservation's GPU: fractional_nodes).
     fractional = (
-        fractional_sharing(dig(obj, "metadata").get("annotations") or {}, pods_on_node)
+        fractional_sharing(dig(obj, "metadata").get("annotations") or {}, pods_on_node, gpu_count)
         if is_gpu and strategy == "none"
         else None
     )
