@@ -13,10 +13,16 @@ the nodes using l4-ts and charged its tenant.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import pytest
+
+from inventory.services import cluster_sync_from_snapshot
 from inventory.sources.normalise import normalise
+from inventory.sync import cluster_get_or_create
 from posture.inputs import PostureInputs
+from tests.conftest import api_client
 from tests.inventory.normalise_helpers import configmap, controller, ctr, node, pod
 from tests.posture.builders import run, tenant
 from tests.posture.dra_world import claim, device_class, dra_pod, resource_slice
@@ -163,3 +169,16 @@ def test_dra_time_slicing_still_shares_a_node_no_plugin_serves():
     # DRA's time-slicing has no replica count; none comes from the plugin's config.
     assert (dra.sharing_strategy, dra.time_slicing_replicas) == ("time_slicing", None)
     assert "DRA: ResourceClaim alpha/ts-a" in dra.sharing_basis
+
+
+@pytest.mark.django_db
+def test_the_gpus_api_lists_the_dra_nodes_gpu_unshared(tmp_path, personas):
+    path = tmp_path / "lab.json"
+    items = _world({DEPLOY: "false"})
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    cluster_sync_from_snapshot(
+        cluster=cluster_get_or_create(name="lab"), paths=[path], remember=False
+    )
+    rows = api_client(personas["auditor"]).get("/api/v1/gpus/?cluster=lab&node=dra-1").json()
+    modes = {(r["sharing_strategy"], r["time_slicing_replicas"]) for r in rows["results"]}
+    assert len(rows["results"]) == 4 and modes == {("none", None)}
