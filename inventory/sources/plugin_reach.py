@@ -15,14 +15,16 @@ that cannot be judged counts as reach.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from inventory.placement import workload_fit
 from inventory.snapshot import Pod, Taint, Workload
 from inventory.sources.gpu_signs import gpu_signs
+from inventory.sources.images import container_component
 from inventory.sources.node_fields import node_taints
+from inventory.sources.plugin_placement import OPERATOR_DEPLOY_LABEL
 from inventory.sources.raw import dig, labels_of, name_of
 
 # Nodes named in a sync warning; the rest are counted.
@@ -76,3 +78,64 @@ def unreached_warning(daemonsets: Sequence[str], nodes: Sequence[str]) -> str:
         "so a device-plugin config in a platform namespace may be theirs, as with no plugin "
         "DaemonSet in the snapshot"
     )
+
+
+def plugin_absent(
+    node_name: str,
+    labels: dict[str, str],
+    taints: tuple[Taint, ...],
+    pods_on_node: Iterable[Pod],
+    daemonsets: Sequence[Workload],
+    operator_namespace: str | None,
+    capacity: Mapping[str, int],
+) -> str:
+    """Why no device plugin runs on the node, nor would run: "" where one does or may. A node
+    advertising GPU resources (`capacity`) has one, seen or not: only a registered plugin makes
+    the kubelet advertise them (a DRA node never does). Otherwise none runs where no plugin pod
+    is there and every device-plugin DaemonSet excludes the node; the GPU Operator's own
+    (selecting by its deploy label, or in its namespace) excludes a node whose deploy label is
+    "false", whatever a snapshot shows of its nodeSelector. With no plugin DaemonSet in the
+    snapshot, only that label tells: otherwise where it runs is not shown."""
+    if any(v > 0 for v in capacity.values()) or any(
+        p.is_active
+        # GFD runs the plugin's image: container_component tells it apart.
+        and any(
+            container_component(c.name, c.image, c.command) == "device_plugin" for c in p.containers
+        )
+        for p in pods_on_node
+    ):
+        return ""
+    off = labels.get(OPERATOR_DEPLOY_LABEL, "").strip().lower() == "false"
+    plugins = [ds for ds in daemonsets if ds.kind == "DaemonSet" and _runs_plugin(ds)]
+    if not (plugins or off):
+        return ""
+    # The Operator writes "false" where it must not run its plugin (a DRA node, a node left to
+    # another plugin); its plugin DaemonSet selects "true".
+    why = [f"its label {OPERATOR_DEPLOY_LABEL}=false keeps the GPU Operator's plugin off"]
+    why = why if off else []
+    for ds in sorted(plugins, key=lambda d: (d.namespace, d.name)):
+        name = f"DaemonSet {ds.namespace}/{ds.name}"
+        if off and _operators(ds, operator_namespace):
+            why.append(f"{name} is the GPU Operator's")
+            continue
+        fit = workload_fit(node_name, labels, taints, ds)
+        if fit.fits is not False:  # a fit that cannot be judged counts as reach
+            return ""
+        why.append(f"{name}: {fit.why}")
+    why_all = "; ".join(why)
+    return f"no device plugin runs on the node, nor would run: no pod of one is there ({why_all})"
+
+
+def _runs_plugin(ds: Workload) -> bool:
+    """Whether the DaemonSet runs NVIDIA's device plugin (not GFD, which shares its image)."""
+    if ds.template is not None:
+        return any(
+            container_component(c.name, c.image, c.command) == "device_plugin"
+            for c in ds.template.containers
+        )
+    return any(container_component(n, i) == "device_plugin" for n, i in ds.images.items())
+
+
+def _operators(ds: Workload, operator_namespace: str | None) -> bool:
+    """Whether the DaemonSet is the GPU Operator's device plugin."""
+    return OPERATOR_DEPLOY_LABEL in ds.node_selector or ds.namespace == operator_namespace
