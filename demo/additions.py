@@ -26,6 +26,8 @@ other object so those keep the ids they had (demo/world.py draws ids in sequence
 - On gke-central, research's and analytics' default ServiceAccounts are federated to one Google
   service account (GKE Workload Identity, the pool runs GKE's metadata server): one identity
   for two tenants' GPU pods (POD-010).
+- Last, the NVIDIA nodes the clusters gained since: a vGPU guest VM, a DRA-only node, a
+  Koordinator GPU-share pool and an H200 node handed between customers (demo/later_nodes.py).
 
 Pure Python: no Django, no network; deterministic for the `Ids` it is given.
 """
@@ -35,6 +37,7 @@ from __future__ import annotations
 from demo import k8s
 from demo.cluster_parts import CLIN, EVAL, NB, ORB, REG, SANDBOX, Cluster
 from demo.k8s import Ids, Obj
+from demo.later_nodes import later_nodes
 from demo.other_vendors import other_vendors
 
 # calico.yaml (Calico's manifest install): the calico-node DaemonSet in kube-system.
@@ -72,13 +75,14 @@ def additions(ids: Ids, c: Cluster, items: list[Obj]) -> list[Obj]:
     """The objects above for cluster `c`, in the order they are generated; the federated
     ServiceAccounts of `items` are annotated in place (no id drawn)."""
     _federate(c, items)
-    return (
+    added = (
         _cni(ids, c)
         + _env_access(ids, c)
         + _contour_route(ids, c)
         + _secret_rotator(ids, c)
         + other_vendors(ids, c, items, CALICO)
     )
+    return added + later_nodes(ids, c, items + added, CNI.get(c.name))
 
 
 def _federate(c: Cluster, items: list[Obj]) -> None:

@@ -279,8 +279,9 @@ NEO_WEST = Cluster(
         # research-eval has no quota: K8S-001.
         # Analytics bounds its DRA GPUs too; research's quota misses the device class: K8S-001.
         ANA: {"requests.nvidia.com/gpu": "8", "gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "4"},
-        ORB: {"requests.nvidia.com/gpu": "8"},
-        KES: {"requests.nvidia.com/gpu": "8"},
+        # Room for a whole H200 node's job (nw-h200-04, demo/later_nodes.py).
+        ORB: {"requests.nvidia.com/gpu": "16"},
+        KES: {"requests.nvidia.com/gpu": "16"},
     },
     services=((ORB, "jupyter", 8888, 30888), (KES, "vit-serve", 8080, 0)),
     egress_locked=(KES,),

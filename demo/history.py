@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from demo.later_nodes import handover_stage
+
 Obj = dict[str, Any]
 
 OLD_DEVICE_PLUGIN = "k8s-device-plugin:v0.16.2"
@@ -19,8 +21,9 @@ def last_week(cluster: str, objects: list[Obj]) -> list[Obj]:
     (now 4: DRIFT-001), the T4 inference node still had its external-class taint (removed
     since: DRIFT-003), the device plugin ran v0.16.2 (upgraded since: DRIFT-002), analytics
     could not yet patch nodes (its node-labeler binding is new: DRIFT-006), and one kestrel
-    job ran privileged (fixed since: its POD-001 finding is resolved)."""
-    earlier = copy.deepcopy(objects)
+    job ran privileged (fixed since: its POD-001 finding is resolved). On neo-west, kestrel
+    held all of nw-h200-04 (orbital's now; demo/later_nodes.py)."""
+    earlier = handover_stage(cluster, copy.deepcopy(objects), "last-week")
     if cluster == "prod-east":
         earlier = [o for o in earlier if not _is_binding(o, NEW_NODE_LABELER)]
     for obj in earlier:
@@ -29,6 +32,12 @@ def last_week(cluster: str, objects: list[Obj]) -> list[Obj]:
         if obj.get("kind") == "Pod" and obj["metadata"].get("namespace") == KESTREL_NAMESPACE:
             _make_first_container_privileged(obj)
     return earlier
+
+
+def mid_week(cluster: str, objects: list[Obj]) -> list[Obj]:
+    """The cluster between last week and now: on neo-west, the cloud's burn-in job ran on
+    nw-h200-04 between kestrel's job and orbital's, resetting nothing (LEAK-001)."""
+    return handover_stage(cluster, copy.deepcopy(objects), "mid-week")
 
 
 def _rewind_prod_east(obj: Obj) -> None:

@@ -40,7 +40,7 @@ def dra_objects(
     ids: Ids, node: str, gpus: int, model: str, claims: tuple[Claim, ...], tolerations: list[Obj]
 ) -> list[Obj]:
     """The class, the node's slice, each claim (and its template) and the pod using it."""
-    items = [_device_class(ids), _slice(ids, node, gpus, model)]
+    items = [_device_class(ids), slice_of(ids, node, gpus, model)]
     for c in claims:
         if c.template:
             items.append(_template(ids, c))
@@ -54,7 +54,20 @@ def _device_class(ids: Ids) -> Obj:
     return obj(API, "DeviceClass", meta(ids, "DeviceClass", DRIVER), spec=spec)
 
 
-def _slice(ids: Ids, node: str, gpus: int, model: str) -> Obj:
+def slice_of(
+    ids: Ids,
+    node: str,
+    gpus: int,
+    model: str,
+    *,
+    driver: str = "570.133.20",
+    architecture: str = "Hopper",
+    compute: str = "9.0.0",
+    memory: str = "81559Mi",
+    cuda: str = "12.8.0",
+) -> Obj:
+    """The node's ResourceSlice: its GPUs as the kubelet plugin publishes them (NVML's product
+    name, the driver version in semver)."""
     devices = [
         {
             "name": f"gpu-{i}",
@@ -65,12 +78,12 @@ def _slice(ids: Ids, node: str, gpus: int, model: str) -> Obj:
                 "minor": {"int": i},
                 "productName": {"string": model},
                 "brand": {"string": "Nvidia"},
-                "architecture": {"string": "Hopper"},
-                "cudaComputeCapability": {"version": "9.0.0"},
-                "driverVersion": {"version": "570.133.20"},
-                "cudaDriverVersion": {"version": "12.8.0"},
+                "architecture": {"string": architecture},
+                "cudaComputeCapability": {"version": compute},
+                "driverVersion": {"version": driver},
+                "cudaDriverVersion": {"version": cuda},
             },
-            "capacity": {"memory": {"value": "81559Mi"}},
+            "capacity": {"memory": {"value": memory}},
         }
         for i in range(gpus)
     ]

@@ -8,22 +8,24 @@ import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import OutputWrapper
 from django.db import transaction
 from django.utils import timezone
 
-from demo.bulletins import BULLETINS, driver_bulletin_revised
+from demo.bulletins import BULLETINS, driver_bulletin_january, driver_bulletin_revised
 from demo.cluster_parts import EXTERNAL_POOL_TAINT
 from demo.clusters import CLUSTERS
-from demo.history import last_week
+from demo.history import last_week, mid_week
 from demo.k8s_pack import deployed_pack
 from demo.nvidia_smi import HOSTS, nvidia_smi_xml
 from demo.telemetry import DemoNode, DemoPod, demo_samples, truncated_scrape, uuid_of
 from demo.world import kubectl_sorted
 from inventory.bulletins.imports import bulletins_import_recorded
+from inventory.holding_models import GpuHolders
 from inventory.hostfacts_import import node_host_facts_import
 from inventory.input_failures import DCGM, import_failure_record
 from inventory.models import Cluster, DriftEvent, Node, PatchSla, Pod, SyncRun
@@ -32,6 +34,7 @@ from inventory.sync import SyncError, cluster_get_or_create
 from posture.models import Finding, PostureRun, TenantScore
 from posture.policy_packs import generated_policy_pack
 from posture.rescore import rescore_now
+from posture.services import finding_accept
 from providers.services import provider_ensure
 from telemetry.models import GpuReading, GpuUsageHourly, ResetAttestation
 from telemetry.rollup import telemetry_rollup
@@ -40,7 +43,9 @@ from tenants.models import Tenant, TrustClass
 from tenants.services import trust_class_image_policy_set, trust_class_pool_taints_set
 
 WEEK = timedelta(days=7)
+MID_WEEK = timedelta(days=3)
 ACTOR = "manage.py demo"  # who the audit log says made the demo's changes
+BULLETIN_SOURCE = "demo/bulletins.py"
 # What demo/telemetry.py plants per cluster: a node that never reports (ATTR-003), a GPU busy
 # with no pod (ATTR-001), GPUs handed between tenants (LEAK-001; prod-east's gets a reset).
 TELEMETRY_PLAN = {
@@ -98,8 +103,11 @@ def demo_cluster(name: str) -> Cluster:
 
 
 def last_week_load(out: OutputWrapper, world: dict[str, list[dict]], folder: Path) -> None:
-    """Sync and score last week's state, then date those runs a week back (demo only)."""
+    """Sync and score last week's state, with the January driver bulletin known then, and date
+    those runs a week back (demo only)."""
     started = timezone.now()
+    january = [(BULLETIN_SOURCE, driver_bulletin_january())]
+    bulletins_import_recorded(trigger="demo", actor=ACTOR, documents=january, rescore=False)
     for name, objects in world.items():
         path = snapshot_write(folder, f"{name}-last-week", last_week(name, objects))
         cluster_sync_from_snapshot(cluster=demo_cluster(name), paths=[path], actor=ACTOR)
@@ -111,7 +119,28 @@ def last_week_load(out: OutputWrapper, world: dict[str, list[dict]], folder: Pat
         TenantScore.objects.filter(computed_at__gte=started).update(computed_at=then)
         Finding.objects.filter(first_seen__gte=started).update(first_seen=then, last_seen=then)
         DriftEvent.objects.filter(detected_at__gte=started).update(detected_at=then)
+        _holders_dated(started, then)
     out.write("last week: synced and scored (dated 7 days back)")
+
+
+def mid_week_load(out: OutputWrapper, world: dict[str, list[dict]], folder: Path) -> None:
+    """neo-west synced mid-week, while the cloud's burn-in job held nw-h200-04 between two
+    customers (demo/history.py), dated three days back: the sync history LEAK-001 reads."""
+    started, name = timezone.now(), "neo-west"
+    path = snapshot_write(folder, f"{name}-mid-week", mid_week(name, world[name]))
+    cluster_sync_from_snapshot(cluster=demo_cluster(name), paths=[path], actor=ACTOR)
+    then = timezone.now() - MID_WEEK
+    with transaction.atomic():
+        SyncRun.objects.filter(started_at__gte=started).update(started_at=then, finished_at=then)
+        DriftEvent.objects.filter(detected_at__gte=started).update(detected_at=then)
+        _holders_dated(started, then)
+    out.write(f"mid-week: {name} synced during the burn-in on nw-h200-04 (dated 3 days back)")
+
+
+def _holders_dated(started: datetime, then: datetime) -> None:
+    """Who held each node's GPUs, as of the sync dated back (demo only)."""
+    GpuHolders.objects.filter(first_seen__gte=started).update(first_seen=then)
+    GpuHolders.objects.filter(last_seen__gte=started).update(last_seen=then)
 
 
 def policy_packs_load(out: OutputWrapper, world: dict[str, list[dict]], folder: Path) -> None:
@@ -164,14 +193,16 @@ def host_facts_load(out: OutputWrapper) -> None:
 def bulletins_load(out: OutputWrapper) -> None:
     # Recorded like any import (the demo scores right after, so no re-score here); then a
     # revision that drops a branch, held for a security lead to confirm on /bulletins/.
-    source = "demo/bulletins.py"
     bulletins_import_recorded(
-        trigger="demo", actor=ACTOR, documents=[(source, b()) for b in BULLETINS], rescore=False
+        trigger="demo",
+        actor=ACTOR,
+        documents=[(BULLETIN_SOURCE, b()) for b in BULLETINS],
+        rescore=False,
     )
     _record, revised = bulletins_import_recorded(
         trigger="demo",
         actor=ACTOR,
-        documents=[(source, driver_bulletin_revised())],
+        documents=[(BULLETIN_SOURCE, driver_bulletin_revised())],
         rescore=False,
     )
     out.write(
@@ -183,6 +214,30 @@ def bulletins_load(out: OutputWrapper) -> None:
     PatchSla.objects.update_or_create(
         severity="critical", defaults={"days": 5, "updated_by": "security-lead"}
     )
+
+
+# Last week the security lead accepted the legacy T4 node's driver exposure as the January
+# bulletin left it; the April bulletin adds CVEs and a higher R535 fix, which reopens it.
+REOPENED = ("STACK-001", "pe-t4-02")
+REOPENED_REASON = (
+    "The legacy T4 pool is retired at the end of the quarter; its January driver fixes wait "
+    "for that."
+)
+
+
+def driver_acceptance_load(out: OutputWrapper) -> None:
+    """The security lead's acceptance of last week's driver finding on the legacy T4 node
+    (what the January bulletin exposed then); the next score reopens it, saying what the April
+    bulletin added. Once only: a re-run leaves it as it is."""
+    check, node = REOPENED
+    findings = Finding.objects.filter(check_id=check, subject_name=node)
+    finding = findings.filter(status=Finding.Status.OPEN).first()
+    if finding is None or findings.exclude(accepted_at=None).exists():
+        return
+    lead = get_user_model().objects.get(username="security-lead")
+    until = timezone.now() + timedelta(days=60)
+    finding_accept(finding=finding, user=lead, reason=REOPENED_REASON, until=until)
+    out.write(f"triage: {check} on {node} accepted as last week's bulletins left it")
 
 
 def telemetry_load(out: OutputWrapper) -> None:

@@ -22,7 +22,8 @@ Koordinator the GPU minor numbers in `scheduling.koordinator.sh/device-allocated
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
 
 from inventory.snapshot import SHARE_SCHEDULERS, Pod
 from inventory.snapshot.pods import ALIYUN_GPU_INDEX, KOORD_ALLOCATED, VOLCANO_ALLOCATED
@@ -128,6 +129,44 @@ def whole_gpus(asked: Mapping[str, int], scheduler: str) -> int | None:
         return None
     amount = next(iter(amounts.values()))
     return amount // 100 if amount % 100 == 0 else None
+
+
+def scheduler_whole_gpus(pod: Pod) -> int | None:
+    """The GPUs a pod holds whole through sharing schedulers (whole_gpus of each it asks),
+    None where it holds any share: a share of one, a HAMi counter or HAMi's allocation."""
+    asked = pod.gpu_resources
+    schedulers = {SHARE_SCHEDULERS[name] for name in asked if name in SHARE_SCHEDULERS}
+    hami = HAMI_ALLOCATED in pod.annotations or any(
+        name in FRACTIONAL_RESOURCES and name not in SHARE_SCHEDULERS for name in asked
+    )
+    counts = [whole_gpus(asked, scheduler) for scheduler in schedulers]
+    if not counts or hami or any(n is None for n in counts):
+        return None
+    return sum(n for n in counts if n is not None)
+
+
+def whole_gpus_alone(pods: Iterable[Pod], gpu_count: int | None) -> bool:
+    """Whether the whole GPUs the active pods of one node ask of sharing schedulers
+    (whole_gpus) are held alone, as the schedulers' accounting says: with one GPU for any
+    shares beside them they fit in the node's GPUs (where its count is known), and no GPU a
+    scheduler names for one of them is named for another pod. Where not, the snapshot shows a
+    GPU they share after all (a pod placed past the scheduler, by `nodeName`): shares."""
+    whole, shares = 0, False
+    named: Counter[str] = Counter()
+    alone_on: set[str] = set()
+    for pod in pods:
+        asked = pod.gpu_resources
+        schedulers = {SHARE_SCHEDULERS[name] for name in asked if name in SHARE_SCHEDULERS}
+        counts = [whole_gpus(asked, scheduler) for scheduler in schedulers]
+        whole += sum(n for n in counts if n is not None)
+        shares = shares or any(n is None for n in counts)
+        devices = scheduler_devices(pod) or ()
+        named.update(devices)
+        if any(n is not None for n in counts):
+            alone_on.update(devices)
+    if gpu_count is not None and whole + (1 if shares else 0) > gpu_count:
+        return False
+    return all(named[device] == 1 for device in alone_on)
 
 
 def scheduler_devices(pod: Pod) -> tuple[str, ...] | None:

@@ -5,8 +5,10 @@ DESIGN §2: every path a GPU reaches a pod by feeds the leak check. Sync history
 that hand a tenant devices of its own, each set of interchangeable devices on its own:
 - the node's whole GPUs (Devices.name WHOLE) on a node that hands them out whole (no sharing
   strategy, no replicated resource, a known GPU count, no HAMi share or KAI fraction): the
-  device plugin's `nvidia.com/gpu`, a KubeVirt VM's passthrough GPUs, and a pod holding every
-  GPU through an honoured NVIDIA_VISIBLE_DEVICES=all (inventory.env_holds), which holds all n;
+  device plugin's `nvidia.com/gpu`, a KubeVirt VM's passthrough GPUs, Koordinator's or qGPU's
+  whole GPUs held alone (inventory.fractions.scheduler_whole_gpus, whole_gpus_alone), and a pod
+  holding every GPU through an honoured NVIDIA_VISIBLE_DEVICES=all (inventory.env_holds), which
+  holds all n;
 - the node's GPU instances of one MIG profile (its resource: `nvidia.com/mig-7g.80gb`, or
   `nvidia.com/gpu` under the single strategy), where the node says each is a GPU instance of
   its own (inventory.resource_modes: `mig_gi`; not compute instances of a shared one, not
@@ -33,7 +35,12 @@ from inventory.env_holds import (
     may_set_visible_devices,
     node_envvar_access,
 )
-from inventory.fractions import RESERVATION_NAMESPACES, hami_share
+from inventory.fractions import (
+    RESERVATION_NAMESPACES,
+    hami_share,
+    scheduler_whole_gpus,
+    whole_gpus_alone,
+)
 from inventory.holdings import GPU_PREFIX, MIG_PREFIX, WHOLE, Devices
 from inventory.mig_state import mig_layout_problem
 from inventory.owners import OwnerIndex, workload_of
@@ -116,7 +123,7 @@ def _holds(pod: Pod, name: str, index: DraIndex | None) -> bool:
     if pod.phase != "Running":
         return False
     if name == WHOLE:
-        return bool(whole_gpus(pod.gpu_resources))
+        return bool(whole_gpus(pod.gpu_resources) or scheduler_whole_gpus(pod))
     if not name.startswith(MIG_PREFIX) and index is not None:
         return any(
             held.device_id == name
@@ -141,7 +148,9 @@ def _plugin_sets(node: Node, pods: list[Pod]) -> Found:
     """The node's whole GPUs and its MIG profiles' instances, with the device-plugin holders of
     each; none on a node where HAMi shares or KAI fractions ride on its GPUs (their counts are
     not GPUs)."""
-    if not node.is_gpu_node or any(_fractional(pod) for pod in pods):
+    # Koordinator's or qGPU's whole GPUs, held alone, are the node's GPUs passed whole.
+    alone = whole_gpus_alone(pods, node.gpu_count)
+    if not node.is_gpu_node or any(_fractional(pod, alone) for pod in pods):
         return {}
     sets: Found = {}
     if node.sharing_strategy == "none" and not node.resource_sharing and node.gpu_count:
@@ -156,14 +165,22 @@ def _plugin_sets(node: Node, pods: list[Pod]) -> Found:
         if pod.phase != "Running":
             continue
         for (_, name), held in sets.items():
-            count = whole_gpus(pod.gpu_resources) if name == WHOLE else pod.gpu_resources.get(name)
+            count = (
+                whole_gpus(pod.gpu_resources) + (scheduler_whole_gpus(pod) or 0)
+                if name == WHOLE
+                else pod.gpu_resources.get(name)
+            )
             if count:
                 held.holders[pod.namespace] = held.holders.get(pod.namespace, 0) + count
     return sets
 
 
-def _fractional(pod: Pod) -> bool:
-    return hami_share(pod) or bool(pod.gpu_fraction) or pod.namespace in RESERVATION_NAMESPACES
+def _fractional(pod: Pod, whole_alone: bool) -> bool:
+    """A pod whose GPU counts are shares, not GPUs: HAMi's or another sharing scheduler's
+    (unless whole GPUs held alone), a KAI fraction or its reservation."""
+    if bool(pod.gpu_fraction) or pod.namespace in RESERVATION_NAMESPACES:
+        return True
+    return hami_share(pod) and not (whole_alone and scheduler_whole_gpus(pod) is not None)
 
 
 def _per_gpu(node: Node, resource: str, count: int) -> int:

@@ -165,7 +165,9 @@ def _path(
     if component in _HOST_COMPONENTS:
         if label == "pre-installed":
             return _host(node, component, f"node label {DEPLOY_LABELS[component]}=pre-installed")
-        if enabled is False:
+        # A driver or toolkit container running on the node (NVAIE's guest driver DaemonSet,
+        # a chart of its own) is not the host's, whatever the ClusterPolicy turns off.
+        if enabled is False and pod is None:
             return _host(node, component, f"{section} is false: the Operator does not install it")
     if pod is not None and node.labels.get(GKE_POOL_LABEL) and _is_gkes(pod):
         return _gke(component, f"its pod {pod.namespace}/{pod.name} runs GKE's own image")

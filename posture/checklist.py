@@ -66,8 +66,8 @@ def _by_findings(
     """Fail on any open or accepted finding of `checks` (and of the `optional` ones that
     exist): an item states a fact about the cluster, and accepting a risk changes its weight,
     not the fact. Unknown when a required check is not available, or when the last full sync
-    read none of the kinds in `needs` (no finding there means nothing was looked at, not a
-    pass)."""
+    did not read every kind in `needs` (no finding there means nothing was looked at, not a
+    pass): the evidence's `not_read` names the kinds missing."""
     missing = [c for c in checks if c not in facts.registered_checks]
     if missing:
         return UNKNOWN, {"reason": f"check(s) {', '.join(missing)} not available yet"}
@@ -77,11 +77,20 @@ def _by_findings(
     if open_ or accepted:
         found = {"open_findings": open_, **looked_at}
         return FAIL, found | ({"accepted_findings": accepted} if accepted else {})
-    if needs and facts.kinds_read is not None and not set(needs) & facts.kinds_read:
-        kinds = " or ".join(needs)
-        reason = f"the last full sync read no {kinds}: nothing was looked at, so none can pass"
-        return UNKNOWN, {"reason": reason, "open_findings": {}, **looked_at}
+    unread = [
+        kind for kind in needs if facts.kinds_read is not None and kind not in facts.kinds_read
+    ]
+    if unread:
+        kinds = " or ".join(filter(None, (", ".join(unread[:-1]), unread[-1])))
+        reason = (
+            f"the last full sync read no {kinds}: what they would show was not looked at, "
+            "so the item cannot pass"
+        )
+        return UNKNOWN, {"reason": reason, "not_read": unread, "open_findings": {}, **looked_at}
     return PASS, {"open_findings": {}, **looked_at}
+
+
+RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
 
 
 def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
@@ -116,7 +125,9 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
         4: _bulletins_fresh(facts),
         5: _patch_sla(facts),
         6: _by_findings(facts, ("POD-001", "POD-003", "POD-004", "POD-005"), {}, needs=("Pod",)),
-        7: _by_findings(facts, ("K8S-004",), {}, needs=("RoleBinding", "ClusterRoleBinding")),
+        # K8S-004 judges bindings to roles: with any of the four kinds unread, a tenant's
+        # write on the sharing ConfigMaps may be in what was not read.
+        7: _by_findings(facts, ("K8S-004",), {}, needs=RBAC_KINDS),
         8: _pools(facts),
         9: _resets(facts),
         10: _provider(facts),

@@ -106,6 +106,43 @@ def finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
+# What a GPU can report for each field we keep, and how a value outside is said. Outside, the
+# exporter read nothing real (-50 %, 1e308 %, DCGM's blank sentinels from 2**31 - 16 up): the
+# value is dropped and counted, never clamped (a clamped 100 % still books a busy GPU-hour
+# nobody used). 2**30 MiB (1 PiB) of framebuffer is far beyond any GPU.
+VALID_RANGES: Mapping[str, tuple[float, float, str]] = {
+    "util": (0.0, 100.0, "outside 0-100 %"),
+    "gr_active": (0.0, 1.0, "outside the ratio 0-1"),
+    "fb_used_mib": (0.0, 2.0**30, "outside 0-1 PiB (MiB used)"),
+}
+
+
+@dataclass
+class Skipped:
+    """Values read but not kept, counted by metric and why, for the ingest to say."""
+
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def value(self, metric: str, metric_field: str, value: float) -> float | None:
+        """`value` when a GPU can report it as `metric_field`, else None (the GPU still
+        reported: its sample stays, without this value), counted."""
+        low, high, why = VALID_RANGES[metric_field]
+        if finite_or_none(value) is None:
+            why = "not a finite number"
+        elif low <= value <= high:
+            return value
+        self.counts[(metric, why)] = self.counts.get((metric, why), 0) + 1
+        return None
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def describe(self) -> str:
+        """How many of each metric and why: "2 DCGM_FI_DEV_GPU_UTIL outside 0-100 %, ..."."""
+        return ", ".join(f"{n} {metric} {why}" for (metric, why), n in sorted(self.counts.items()))
+
+
 def merge_readings(readings: Iterable[Reading]) -> list[GpuSample]:
     """One GpuSample per (series, instant), in a stable order. A metric seen twice for the same
     series and instant (two scrape jobs of one exporter) keeps its first value."""
@@ -157,14 +194,17 @@ def _natural(text: str) -> tuple[int, int, str]:
     return (0, int(text), "") if text.isdigit() else (1, 0, text)
 
 
-def parse_exporter_text(text: str, *, scraped_at: datetime) -> list[GpuSample]:
+def parse_exporter_text(
+    text: str, *, scraped_at: datetime, skipped: Skipped | None = None
+) -> list[GpuSample]:
     """The GPU samples in a DCGM-Exporter page. A line's own timestamp wins over `scraped_at`
-    (the instant the page was read, timezone-aware). Raises DcgmError on unreadable text."""
+    (the instant the page was read, timezone-aware). Raises DcgmError on unreadable text.
+    A value no GPU can report is left out of its sample and counted in `skipped`."""
     if scraped_at.tzinfo is None or scraped_at.utcoffset() is None:
         raise ValueError("scraped_at must be timezone-aware")
     _check_size(text)
     default_time = scraped_at.astimezone(UTC)
-    return merge_readings(_readings(text, default_time))
+    return merge_readings(_readings(text, default_time, skipped or Skipped()))
 
 
 def _check_size(text: str) -> None:
@@ -174,7 +214,7 @@ def _check_size(text: str) -> None:
         raise DcgmError(f"exporter text is larger than {limit // (1024 * 1024)} MB")
 
 
-def _readings(text: str, default_time: datetime) -> Iterator[Reading]:
+def _readings(text: str, default_time: datetime, skipped: Skipped) -> Iterator[Reading]:
     lines = _CountedLines(text)
     try:
         # text_fd_to_metric_families, not text_string_..., only to count lines: it reads the
@@ -198,7 +238,10 @@ def _readings(text: str, default_time: datetime) -> Iterator[Reading]:
                 time = default_time
                 if sample.timestamp is not None:
                     time = _utc(float(sample.timestamp), family.name)
-                yield Reading(metric_field, series, time, finite_or_none(float(sample.value)))
+                value = None  # a presence value is never kept: nothing to judge
+                if metric_field != PRESENCE:
+                    value = skipped.value(family.name, metric_field, float(sample.value))
+                yield Reading(metric_field, series, time, value)
     except DcgmError:
         raise
     except (ValueError, IndexError) as exc:  # IndexError: the parser slices strings unguarded

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from gpuposture.base.fetch import FetchError, shown_url
 from gpuposture.base.fetch import fetch_json as guarded_fetch_json
-from telemetry.dcgm import METRIC_FIELDS, Reading, finite_or_none, merge_readings, read_series
+from telemetry.dcgm import METRIC_FIELDS, Reading, Skipped, merge_readings, read_series
 from telemetry.samples import GpuSample
 
 MAX_POINTS_PER_SERIES = 11_000  # Prometheus refuses more itself ("exceeded maximum resolution")
@@ -41,21 +41,23 @@ def query_range_samples(
     fetch_json: FetchJson = guarded_fetch_json,
     headers: Mapping[str, str] | None = None,
     match: Mapping[str, str] | None = None,
+    skipped: Skipped | None = None,
 ) -> list[GpuSample]:
     """The GPU samples Prometheus at `base_url` holds between `start` and `end` (aware
     datetimes), one point per `step_seconds`. `headers` (e.g. Authorization) go to every request.
     `match` (label -> value) keeps only the series with those labels: one cluster's, where one
     Prometheus holds several. A metric Prometheus does not have is skipped; anything else
-    unexpected is PrometheusError."""
+    unexpected is PrometheusError. A value no GPU can report is left out, counted in `skipped`."""
     url = _endpoint(base_url)
     params = _range_params(url, start, end, step_seconds)  # checked before any request
     selector = _selector(match or {})
     readings: list[Reading] = []
     room = MAX_SAMPLES  # points still allowed, over all metrics
+    skipped = skipped or Skipped()
     for metric in METRIC_FIELDS:
         query = {"query": metric + selector, **params}
         answer = _ask(url, metric, query, fetch_json, headers)
-        found, room = _matrix_readings(url, metric, answer, room)
+        found, room = _matrix_readings(url, metric, answer, room, skipped)
         readings.extend(found)
     return merge_readings(readings)
 
@@ -156,7 +158,7 @@ def _ask(
 
 
 def _matrix_readings(
-    url: str, metric: str, data: Mapping[str, object], room: int
+    url: str, metric: str, data: Mapping[str, object], room: int, skipped: Skipped
 ) -> tuple[list[Reading], int]:
     """The readings of one answer, and the room left after its points."""
     metric_field = METRIC_FIELDS[metric]
@@ -174,7 +176,9 @@ def _matrix_readings(
             continue
         for point in values:
             time, value = _point(url, metric, point)
-            found.append(Reading(metric_field, series, time, value))
+            found.append(
+                Reading(metric_field, series, time, skipped.value(metric, metric_field, value))
+            )
     return found, room
 
 
@@ -190,8 +194,8 @@ def _series_parts(url: str, metric: str, item: object) -> tuple[dict[str, str], 
     return labels, values
 
 
-def _point(url: str, metric: str, point: object) -> tuple[datetime, float | None]:
-    """[<unix seconds>, "<value>"] as an aware datetime and a finite value (None otherwise)."""
+def _point(url: str, metric: str, point: object) -> tuple[datetime, float]:
+    """[<unix seconds>, "<value>"] as an aware datetime and a number (NaN, Inf too)."""
     stamp: object  # untrusted JSON, checked below: a non-pair raises and is caught
     text: object
     try:
@@ -200,7 +204,7 @@ def _point(url: str, metric: str, point: object) -> tuple[datetime, float | None
             raise TypeError("the timestamp is not a number")
         if not isinstance(text, str):
             raise TypeError("the value is not a string")
-        return datetime.fromtimestamp(stamp, UTC), finite_or_none(float(text))
+        return datetime.fromtimestamp(stamp, UTC), float(text)
     except (TypeError, ValueError, OverflowError, OSError) as exc:
         raise PrometheusError(_shown(url), f"{metric}: bad point {point!r:.80}: {exc}") from exc
 

@@ -14,7 +14,7 @@ from gpuposture.base.fetch import FetchError, fetch, shown_url
 from gpuposture.base.rescore import rescore_request
 from inventory.models import Cluster
 from telemetry.attribution import Attributed, attribute
-from telemetry.dcgm import DcgmError, parse_exporter_text
+from telemetry.dcgm import DcgmError, Skipped, parse_exporter_text
 from telemetry.ingest_changes import readings_move_checks
 from telemetry.ingest_context import attribution_context, kai_reservations, samples_as_read
 from telemetry.models import GpuReading, ResetAttestation, TelemetrySource
@@ -41,6 +41,8 @@ class IngestResult:
     hours_rolled: int = 0  # hours rolled up at once, the one under way too (ingested_hours_rollup)
     # Whether the samples can move a check reading telemetry (telemetry.ingest_changes).
     moves_checks: bool = False
+    # Values read but left out of their samples: no GPU reports them (telemetry.dcgm).
+    skipped: Skipped = field(default_factory=Skipped)
 
 
 def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResult:
@@ -102,11 +104,12 @@ def exporter_text_ingest(
             f"not DCGM-Exporter text: line {line} holds a NUL byte, which Prometheus text "
             "never does"
         )
+    skipped = Skipped()
     try:
-        samples = parse_exporter_text(text, scraped_at=read_at)
+        samples = parse_exporter_text(text, scraped_at=read_at, skipped=skipped)
     except DcgmError as exc:
         raise TelemetryError(f"not DCGM-Exporter text: {exc}") from exc
-    return _ingest_and_roll(cluster, samples, under_way=under_way)
+    return _ingest_and_roll(cluster, samples, skipped, under_way=under_way)
 
 
 def prometheus_ingest(
@@ -122,15 +125,16 @@ def prometheus_ingest(
     clusters' (without it, every series is taken as this cluster's). `under_way`: roll up the
     hour under way too (ingested_hours_rollup)."""
     end = now or timezone.now()
+    skipped = Skipped()
     try:
-        samples = query_range_samples(url, start=end - since, end=end, match=match)
+        samples = query_range_samples(url, start=end - since, end=end, match=match, skipped=skipped)
     except PrometheusError as exc:
         raise TelemetryError(str(exc)) from exc
-    return _ingest_and_roll(cluster, samples, under_way=under_way)
+    return _ingest_and_roll(cluster, samples, skipped, under_way=under_way)
 
 
 def _ingest_and_roll(
-    cluster: Cluster, samples: list[GpuSample], *, under_way: bool
+    cluster: Cluster, samples: list[GpuSample], skipped: Skipped, *, under_way: bool
 ) -> IngestResult:
     """Store samples, then roll up the hours they touched: the utilisation page and API read
     roll-ups, and a user who ingests and looks should not wait for beat's next one. Where the
@@ -139,6 +143,7 @@ def _ingest_and_roll(
     Only then: beat reads each source every few minutes, and idle readings of the devices
     already reporting, by the same holders, move nothing (telemetry.ingest_changes)."""
     result = samples_ingest(cluster=cluster, samples=samples)
+    result.skipped = skipped
     if result.first is not None and result.last is not None:
         result.hours_rolled = ingested_hours_rollup(
             cluster=cluster, first=result.first, last=result.last, under_way=under_way
@@ -179,6 +184,11 @@ def telemetry_source_read(*, source: TelemetrySource) -> IngestResult:
         TelemetrySource.objects.filter(pk=source.pk).update(last_error=error[:2000])
         raise
     TelemetrySource.objects.filter(pk=source.pk).update(last_read_at=now, last_error="")
+    if result.skipped.total:
+        # The command says it to its user; beat's read has no one to tell but the log.
+        logger.warning(
+            "telemetry of %s: skipped %s", source.cluster.name, result.skipped.describe()
+        )
     return result
 
 

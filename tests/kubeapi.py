@@ -104,6 +104,9 @@ LIST_PATHS: dict[str, str] = {
     # discovery of their group/version.
     "RayCluster": "/apis/ray.io/v1/rayclusters",
     "RayService": "/apis/ray.io/v1/rayservices",
+    # Katib: an Experiment's Trials own the Jobs that run them.
+    "Experiment": "/apis/kubeflow.org/v1beta1/experiments",
+    "Trial": "/apis/kubeflow.org/v1beta1/trials",
 }
 # Kinds served at the cluster scope, as discovery says (`namespaced: false`).
 CLUSTER_SCOPED = {

@@ -240,6 +240,7 @@ def test_discovery_and_version(client):
         "constraints.gatekeeper.sh",
         "crd.projectcalico.org",
         "gateway.networking.k8s.io",
+        "kubeflow.org",
         "kyverno.io",
         "networking.istio.io",
         "networking.k8s.io",

@@ -108,3 +108,33 @@ def test_a_watch_resync_keeps_the_owners_of_the_last_full_sync(tmp_path, setting
     assert not any(path.startswith(RAY_DISCOVERY) for path in later)  # nothing re-read
     assert Pod.objects.filter(cluster=cluster).count() == 2
     assert subjects(cluster) == {("RayService", world.NS, "serve-llm")}
+
+
+def test_same_named_experiments_in_two_namespaces_are_each_their_own_subject(tmp_path):
+    """Two tenants ran the same Katib tutorial: a privileged trial pod in each is POD-001 on
+    its own namespace's Experiment, live as by snapshot, and no copy is dropped."""
+    from posture.models import Finding
+    from posture.services import posture_evaluate
+
+    namespaces = [world.obj("v1", "Namespace", ns, ns=None) for ns in ("ta", "tb")]
+    for item in namespaces:
+        item["metadata"]["labels"] = {"gpuposture.io/tenant": item["metadata"]["name"]}
+    objects = [
+        *namespaces,
+        *world.katib("ta", privileged=True),
+        *world.katib("tb", privileged=True),
+    ]
+    snapshot_file = tmp_path / "snapshot.json"
+    snapshot_file.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    by_snapshot = cluster_get_or_create(name="by-snapshot")
+    snapshot_run = cluster_sync_from_snapshot(cluster=by_snapshot, paths=[snapshot_file])
+    with FakeKubeAPI(objects) as api:
+        live, run = live_sync(api, tmp_path, "live")
+    assert (run.status, run.warnings) == ("succeeded", [])
+    assert not [w for w in snapshot_run.warnings if "more than once" in w]
+    experiments = {("Experiment", "ta", "hpo"), ("Experiment", "tb", "hpo")}
+    assert subjects(live) == subjects(by_snapshot) == experiments
+    posture_evaluate()
+    for cluster in (live, by_snapshot):
+        found = Finding.objects.filter(cluster=cluster, check_id="POD-001")
+        assert {(f.subject_kind, f.subject_namespace, f.subject_name) for f in found} == experiments

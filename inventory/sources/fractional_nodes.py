@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from inventory.fractions import hami_share, whole_gpus
+from inventory.fractions import hami_share, whole_gpus, whole_gpus_alone
 from inventory.snapshot import SHARE_SCHEDULERS, Pod
 from inventory.sources.images import other_device_plugin
 
@@ -44,14 +44,15 @@ class FractionalSharing:
 
 
 def fractional_sharing(
-    annotations: Mapping[str, str], pods_on_node: Sequence[Pod]
+    annotations: Mapping[str, str], pods_on_node: Sequence[Pod], gpu_count: int | None = None
 ) -> FractionalSharing | None:
     """How HAMi (or another sharing scheduler) shares the node's GPUs, None where none is
     seen to."""
     running = [p for p in pods_on_node if p.is_active]
+    alone = whole_gpus_alone(running, gpu_count)
     key = next((k for k in REGISTERS if annotations.get(k)), "")
     register = annotations.get(key, "") if key else ""
-    share_pods = [found for p in running if (found := _schedulers(p))]
+    share_pods = [found for p in running if (found := _schedulers(p, alone))]
     plugin = any(other_device_plugin(c.image) == "HAMi" for p in running for c in p.containers)
     if register or share_pods or plugin:
         who = " and ".join(
@@ -80,12 +81,12 @@ def fractional_sharing(
     return None
 
 
-def _schedulers(pod: Pod) -> set[str]:
+def _schedulers(pod: Pod, whole_alone: bool) -> set[str]:
     """The sharing schedulers whose shares the pod holds (HAMi's: hami_share); whole GPUs
-    asked of one (whole_gpus) are not shares."""
+    asked of one (whole_gpus) are not shares where they are held alone (whole_gpus_alone)."""
     asked = pod.gpu_resources
     named = {SHARE_SCHEDULERS[name] for name in asked if name in SHARE_SCHEDULERS}
-    found = {scheduler for scheduler in named if whole_gpus(asked, scheduler) is None}
+    found = {s for s in named if not whole_alone or whole_gpus(asked, s) is None}
     if hami_share(pod) and not named:
         found.add("HAMi")
     return found

@@ -12,7 +12,7 @@ configuration: it is not even parsed.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,7 @@ from inventory.sources.gpu_operator import (
     DEFAULT_VGPU_DEVICES_CONFIGMAP,
 )
 from inventory.sources.images import component_of, is_vgpu_device_manager
+from inventory.sources.plugin_reach import GpuNode, unreached, unreached_warning
 from inventory.sources.stack_namespaces import (
     find_stack_namespaces,
     operator_namespaces,
@@ -88,6 +89,8 @@ class StackReferences:
     # purpose -> the GPU Operator's DaemonSets that name no ConfigMap, with no ClusterPolicy
     # read: they show no config of their own (config_fallback)
     unnamed: dict[str, list[str]] = field(default_factory=dict)
+    # purpose -> the warning that its DaemonSets leave GPU nodes unreached (plugin_reach)
+    unreached: dict[str, str] = field(default_factory=dict)
 
     def purposes(self, namespace: str, name: str) -> tuple[str, ...]:
         """The kinds of GPU config this platform ConfigMap may be."""
@@ -112,11 +115,18 @@ def read_gpu_configs(
     bindings: Iterable[RoleBinding] = (),
     node_keys: Collection[str] = (),
     pods: Iterable[Pod] = (),
+    nodes: Sequence[GpuNode] = (),
 ) -> GpuConfigs:
     """Read the GPU stack's ConfigMaps among `configmaps`; one that cannot be read is skipped
     with a warning, never an error for the whole snapshot. `node_keys`: the device-plugin
-    config keys GPU nodes' labels select (unmounted_config)."""
-    bindings, namespaces, configmaps = list(bindings), list(namespaces), list(configmaps)
+    config keys GPU nodes' labels select (unmounted_config); `nodes`: the GPU nodes, which a
+    DaemonSet's config references speak for only where it reaches them (plugin_reach)."""
+    bindings, namespaces, configmaps, pods = (
+        list(bindings),
+        list(namespaces),
+        list(configmaps),
+        list(pods),
+    )
     tenant_namespaces = list(tenant_namespaces)
     operator = operator_namespaces(workloads, bindings)
     stack = find_stack_namespaces(workloads, bindings, pods)
@@ -130,7 +140,10 @@ def read_gpu_configs(
     claimed.update(tenant_namespaces)
     result = GpuConfigs(platform=platform, claimed=frozenset(claimed))
     result.warnings += refused_warnings(stack.refused, workloads, platform, claimed)
-    references = stack_references(workloads, policies, platform, operator & platform)
+    references = stack_references(
+        workloads, policies, platform, operator & platform, nodes=nodes, pods=pods
+    )
+    result.warnings += [references.unreached[p] for p in sorted(references.unreached)]
     for raw in configmaps:
         purposes = references.purposes(raw.namespace, raw.name) if raw.namespace in platform else ()
         if purposes:
@@ -176,11 +189,17 @@ def stack_references(
     policies: Iterable[GpuOperatorPolicy],
     platform: Collection[str],
     operator: Collection[str],
+    *,
+    nodes: Sequence[GpuNode] = (),
+    pods: Sequence[Pod] = (),
 ) -> StackReferences:
     """The ConfigMaps the GPU stack names: a ClusterPolicy's in the operator's namespace (in
     every platform namespace when the snapshot has no operator Deployment), and those that a
-    device-plugin or MIG Manager DaemonSet in a platform namespace mounts or reads."""
+    device-plugin or MIG Manager DaemonSet in a platform namespace mounts or reads. Such
+    DaemonSets show their purpose's config only where, between them, they reach every GPU node
+    of `nodes` (plugin_reach); their named ConfigMaps are read either way."""
     references = StackReferences()
+    readers: dict[str, list[Workload]] = {}
     for policy in policies:
         if policy.error:
             continue  # nothing it says can be read: it shows no configuration
@@ -197,9 +216,18 @@ def stack_references(
                 where = f"DaemonSet {workload.namespace}/{workload.name}"
                 references.unnamed.setdefault(purpose, []).append(where)
             elif purpose is not None:
-                references.shown.add(purpose)
+                readers.setdefault(purpose, []).append(workload)
                 for name in workload.config_refs:
                     references.add(purpose, workload.namespace, name)
+    for purpose, daemonsets in readers.items():
+        # MIG Manager and the vGPU Device Manager run only on the nodes they configure: a node
+        # they do not reach reads no such config at all, so only the plugin's reach counts.
+        missed = unreached(daemonsets, nodes, pods) if purpose == DEVICE_PLUGIN else []
+        if not missed:
+            references.shown.add(purpose)
+        elif purpose not in references.shown:  # a ClusterPolicy read shows it all the same
+            names = [f"DaemonSet {ds.namespace}/{ds.name}" for ds in daemonsets]
+            references.unreached[purpose] = unreached_warning(names, missed)
     return references
 
 

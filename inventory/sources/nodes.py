@@ -75,6 +75,7 @@ from inventory.sources.plugin_placement import (
     plugin_strategy_here,
     plugin_templates,
 )
+from inventory.sources.plugin_reach import plugin_absent
 from inventory.sources.raw import dig, labels_of, name_of, text
 from inventory.sources.shared_resources import replicates_here, shared_resources
 from inventory.stack_managers import upgraded_by
@@ -172,6 +173,24 @@ def node_from(
     config = config if is_gpu and not gke and not vm else None
     # One matched without the ClusterPolicy never makes the node share by itself.
     config, fallback_basis = agreed_fallback(config, labels, capacity)
+    # A node no device plugin serves (a DRA node) reads no plugin config, not even the only key
+    # a plugin would fall back to: its GPUs reach pods by what does serve them (DRA claims).
+    absent = (
+        plugin_absent(
+            name_of(obj),
+            labels,
+            taints,
+            pods_on_node,
+            daemonsets,
+            operator_namespace(stack.operator),
+            capacity,
+        )
+        if is_gpu and stack is not None
+        else ""
+    )
+    if absent:
+        fallback_basis = f"no device-plugin config applies: {absent}" if config else ""
+        config, warning = None, None
     # A config reaches the node only through a plugin pod that mounts it (plugin_placement).
     placement = (
         config_placement(
@@ -195,12 +214,14 @@ def node_from(
         problems = placed_problems(
             problems, name_of(obj), labels, taints, pods_on_node, stack.daemonsets
         )
+    if absent:  # what no plugin reads cannot make the node's sharing unknown
+        problems = tuple(p for p in problems if p.purpose != "device_plugin")
     conflict = capacity_conflict(config, capacity, gpu_count) if config is not None else None
     if conflict is not None and stack is not None:
         problems += (conflict,)  # the capacity says it is not in force: sharing unverified
     if vm:
         problems = tuple(p for p in problems if p.purpose != "device_plugin")
-    if is_gpu and not gke and not vm and not ignored:
+    if is_gpu and not gke and not vm and not ignored and not absent:
         problems += missing_plugin_config(
             labels, sharing_configs, unreadable, named or "", default_from=default_from
         )
@@ -255,7 +276,7 @@ def node_from(
     # HAMi shares GPUs GFD calls unshared: time-slicing (DESIGN §2), as the checks judge its
     # pods' holdings (KAI's fractions share only their reservation's GPU: fractional_nodes).
     fractional = (
-        fractional_sharing(dig(obj, "metadata").get("annotations") or {}, pods_on_node)
+        fractional_sharing(dig(obj, "metadata").get("annotations") or {}, pods_on_node, gpu_count)
         if is_gpu and strategy == "none"
         else None
     )

@@ -58,6 +58,7 @@ from inventory.sources.istio_auth import authenticated_routes, is_istio_auth
 from inventory.sources.openshift import openshift_namespaces
 from inventory.sources.owner_links import OwnerNotes
 from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
+from inventory.sources.plugin_reach import gpu_nodes
 from inventory.sources.pods import pod_from_object, pod_from_template
 from inventory.sources.raw import mapping, name_of, text
 from inventory.sources.service_accounts import service_account_from
@@ -283,6 +284,7 @@ def _normalise(
         bindings=collected.bindings,
         node_keys=node_config_keys(collected.raw_nodes),
         pods=collected.pods,
+        nodes=gpu_nodes(collected.raw_nodes),
     )
     collected.warnings.extend(configs.warnings)
     return _snapshot(collected, configs, counts)

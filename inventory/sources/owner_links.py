@@ -43,8 +43,7 @@ class OwnerNotes:
         if kind == "Pod":
             return  # a pod's owner is on the snapshot's Pod itself
         qualified = qualified_kind(kind, text(obj.get("apiVersion"), "") or "")
-        # As the API wrote it: the normaliser takes the custom kinds it does not know for
-        # cluster-scoped, and a RayCluster is not.
+        # As the API wrote it: a namespace on namespaced objects only (snapshot_items.py).
         namespace = namespace_of(obj)
         if not namespace:
             self.cluster_scoped.add((qualified, name_of(obj)))

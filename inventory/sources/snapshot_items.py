@@ -9,8 +9,6 @@ from typing import Any
 
 from gpuposture.base.echo import echoed
 from inventory.sources.exposure import ROUTE_KIND_NAMES
-from inventory.sources.istio_auth import is_istio_auth
-from inventory.sources.mesh_routes import mesh_route_kind
 from inventory.sources.object_names import (
     name_problem,
     segment_problem,
@@ -38,6 +36,19 @@ NAMESPACED_KINDS = frozenset(
         "ResourceClaim",
         "ResourceClaimTemplate",
         "ServiceAccount",
+    }
+)
+
+# Built-in kinds the API serves cluster-wide only, whatever a manifest writes on them.
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "Node",
+        "Namespace",
+        "PersistentVolume",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "DeviceClass",
+        "ResourceSlice",
     }
 )
 
@@ -76,16 +87,18 @@ def item_identity(index: int, kind: str, obj: dict[str, Any]) -> tuple[str, str 
             "one in the API, so export with `kubectl get ... -A -o json` rather than from "
             "manifests"
         )
-    # A namespace on a cluster-scoped object (a stray field in a manifest) means nothing. A
-    # mesh's route is told by its API group: other CRDs may share its kind's name.
-    namespaced = kind in NAMESPACED_KINDS or mesh_route_kind(obj) is not None or is_istio_auth(obj)
-    if namespaced and namespace is not None and (problem := segment_problem(namespace)):
+    # The API writes metadata.namespace on namespaced objects only, so a custom resource's
+    # own metadata says its scope: a Katib Experiment `hpo` in each of two namespaces is two
+    # objects. Only a built-in kind whose scope is fixed drops one (a stray field in a manifest).
+    if kind in CLUSTER_SCOPED_KINDS:
+        namespace = None
+    if namespace is not None and (problem := segment_problem(namespace)):
         raise SnapshotError(
             f"items[{index}] ({kind} {echoed(name)}) metadata.namespace {echoed(namespace)} is "
             f"{problem}"
         )
     _check_node_name(index, kind, name, obj)
-    return name, namespace if namespaced else None
+    return name, namespace
 
 
 def _check_node_name(index: int, kind: str, name: str, obj: dict[str, Any]) -> None:

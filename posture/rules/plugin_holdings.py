@@ -46,6 +46,7 @@ from inventory.fractions import (
     hami_devices,
     scheduler_devices,
     whole_gpus,
+    whole_gpus_alone,
 )
 from inventory.mig_state import mig_layout_problem
 from inventory.resource_modes import resource_mode, shared_entry
@@ -95,6 +96,7 @@ def plugin_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
         else ""
     )
     holdings: list[GpuHolding] = []
+    alone = whole_gpus_alone(pods, node.gpu_count)
     for pod in pods:
         if is_reservation(inputs, pod):
             continue
@@ -102,7 +104,7 @@ def plugin_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
         if pod.gpu_fraction and not pod.gpu_resources:
             holdings.append(_fraction_holding(pod, tenant, reserved))
         else:
-            holdings += _resource_holdings(node, pod, tenant, why_unknown)
+            holdings += _resource_holdings(node, pod, tenant, why_unknown, alone)
     return holdings
 
 
@@ -121,7 +123,7 @@ def holds_device(node: Node, resource: str) -> bool:
 
 
 def _resource_holdings(
-    node: Node, pod: Pod, tenant: TenantInfo | None, why_unknown: str
+    node: Node, pod: Pod, tenant: TenantInfo | None, why_unknown: str, whole_alone: bool
 ) -> list[GpuHolding]:
     resources = pod.gpu_resources
     hami = HAMI_ALLOCATED in pod.annotations
@@ -130,7 +132,7 @@ def _resource_holdings(
     devices = (
         hami_devices(pod.annotations.get(HAMI_ALLOCATED, "")) if hami else scheduler_devices(pod)
     )
-    holdings = _scheduler_holdings(pod, tenant, devices)
+    holdings = _scheduler_holdings(pod, tenant, devices, whole_alone)
     for name, count in sorted(resources.items()):
         if name in SCHEDULER_SHARES or not holds_device(node, name):
             continue
@@ -148,17 +150,18 @@ def _resource_holdings(
 
 
 def _scheduler_holdings(
-    pod: Pod, tenant: TenantInfo | None, devices: tuple[str, ...] | None
+    pod: Pod, tenant: TenantInfo | None, devices: tuple[str, ...] | None, whole_alone: bool
 ) -> list[GpuHolding]:
     """One time-slicing holding per sharing scheduler the pod asks (SCHEDULER_SHARES), of as
     many GPUs as its largest request spans: a pod asking Koordinator for `gpu-core` and
     `gpu-memory-ratio` holds one share of one GPU, not two. Whole GPUs asked of one
-    (inventory.fractions.whole_gpus: `gpu-core: 100`) are held exclusive."""
+    (inventory.fractions.whole_gpus: `gpu-core: 100`) are held exclusive, unless the node's
+    pods show them shared after all (inventory.fractions.whole_gpus_alone)."""
     holdings = []
     asked = pod.gpu_resources
     for basis, (name, count) in scheduler_shares(asked).items():
         scheduler = SHARE_SCHEDULERS[name]
-        whole = whole_gpus(asked, scheduler)
+        whole = whole_gpus(asked, scheduler) if whole_alone else None
         if whole is None:
             holdings.append(
                 GpuHolding(pod, tenant, name, GPU, count, "time_slicing", devices, basis)

@@ -220,6 +220,7 @@ def test_enough_gpu_nodes_models_and_cpu_nodes(clusters: dict[str, list[dict[str
     models = {model(n) for n in nodes}
     assert len(models) >= 3
     assert models <= {
+        "NVIDIA-A100-4-20C",  # the vGPU type a guest VM's GFD names (pe-vgpu-01)
         "NVIDIA-H100-80GB-HBM3",
         "NVIDIA-A100-SXM4-80GB",
         "NVIDIA-L40S",
@@ -296,16 +297,22 @@ def test_driver_versions_come_from_all_three_sources(
             else:
                 unlabelled.append((cluster, n["metadata"]["name"]))
     assert len(full) > len(legacy) + len(unlabelled)
-    assert len(legacy) == 1 and len(unlabelled) == 1
-    cluster, name = unlabelled[0]
-    driver_images = [
-        c["image"]
-        for p in of_kind(clusters[cluster], "Pod")
-        if p["spec"].get("nodeName") == name
-        for c in p["spec"]["containers"]
-        if c["image"].startswith("nvcr.io/nvidia/driver:")
-    ]
-    assert driver_images == ["nvcr.io/nvidia/driver:535.183.01-ubuntu22.04"]
+    assert len(legacy) == 1
+    driver_images = {
+        name: [
+            c["image"]
+            for p in of_kind(clusters[cluster], "Pod")
+            if p["spec"].get("nodeName") == name
+            for c in p["spec"]["containers"]
+            if c["image"].startswith(("nvcr.io/nvidia/driver:", "nvcr.io/nvaie/"))
+        ]
+        for cluster, name in unlabelled
+    }
+    # The operator's driver pod, and a vGPU guest's NVAIE guest driver pod.
+    assert driver_images == {
+        "nw-h100-02": ["nvcr.io/nvidia/driver:535.183.01-ubuntu22.04"],
+        "pe-vgpu-01": ["nvcr.io/nvaie/vgpu-guest-driver-4:535.104.05-ubuntu22.04"],
+    }
 
 
 def test_toolkit_pods_old_and_digest_only(clusters: dict[str, list[dict[str, Any]]]) -> None:
@@ -316,7 +323,8 @@ def test_toolkit_pods_old_and_digest_only(clusters: dict[str, list[dict[str, Any
         for c in p["spec"]["containers"]
         if "container-toolkit" in c["image"]
     ]
-    assert len(images) == sum(len(gpu_nodes(items)) for items in clusters.values())
+    # and nw-a100-01, whose GPUs only the DRA driver's ResourceSlice publishes (no GFD label)
+    assert len(images) == sum(len(gpu_nodes(items)) for items in clusters.values()) + 1
     assert "nvcr.io/nvidia/k8s/container-toolkit:v1.16.1-ubuntu20.04" in images
     digest_only = [i for i in images if "@sha256:" in i]
     assert len(digest_only) == 1 and ":v" not in digest_only[0]  # STACK-004
@@ -502,7 +510,10 @@ def test_sensitive_tenant_only_on_its_own_mig_pool(
                 placed += 1
                 n = nodes[node_name]
                 assert slugs <= sensitive  # a dedicated pool
-                assert label(n, "nvidia.com/mig.config") == "all-1g.10gb"
+                if label(n, "nvidia.com/vgpu.present") == "true":  # a MIG-backed vGPU
+                    assert label(n, "nvidia.com/gpu.product") == "NVIDIA-A100-4-20C"
+                else:
+                    assert label(n, "nvidia.com/mig.config") == "all-1g.10gb"
                 taint = {
                     "effect": "NoSchedule",
                     "key": "gpuposture.io/trust-class",

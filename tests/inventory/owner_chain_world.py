@@ -153,6 +153,25 @@ def gpu_operator(*, with_policy: bool = True) -> list[dict]:
     return [ds, plugin, *([policy] if with_policy else [])]
 
 
+EXPERIMENT = ("kubeflow.org/v1beta1", "Experiment", "hpo")
+TRIAL = ("kubeflow.org/v1beta1", "Trial", "hpo-abc")
+TRIAL_JOB = ("batch/v1", "Job", "hpo-abc")
+
+
+def katib(namespace: str, *, privileged: bool = False) -> list[dict]:
+    """A Katib Experiment `hpo` in `namespace`: its Trial, the Trial's Job and the Job's pod,
+    named as Katib names them (every profile running the same tutorial gets the same names)."""
+    trial_pod = pod("hpo-abc-8kq2d", TRIAL_JOB, container="training-container")
+    trial_pod["metadata"]["namespace"] = namespace
+    trial_pod["spec"]["containers"][0]["securityContext"] = {"privileged": privileged}
+    return [
+        obj(*EXPERIMENT[:2], EXPERIMENT[2], ns=namespace, spec={}),
+        obj(*TRIAL[:2], TRIAL[2], EXPERIMENT, ns=namespace, spec={}),
+        obj(*TRIAL_JOB[:2], TRIAL_JOB[2], TRIAL, ns=namespace, spec={}),
+        trial_pod,
+    ]
+
+
 def renamed(item, old: str, new: str):
     """`item` with `old` replaced by `new` in every string of it."""
     if isinstance(item, dict):

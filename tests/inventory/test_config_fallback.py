@@ -123,7 +123,8 @@ def test_a_matched_config_invents_no_sharing():
     assert "not taken as in force" in n.sharing_basis
     (draft,) = run("SHARE-005", PostureInputs(cluster="c", snapshot=snap, tenants=()))
     assert draft.evidence["nodes_using_it"] == []
-    assert draft.severity == "low"  # latent
+    assert draft.severity == ""  # latent, at the catalogue's medium
+    assert "on no node now" in draft.title
 
 
 def test_an_unlabelled_node_takes_the_maps_default_key():

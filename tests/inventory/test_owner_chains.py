@@ -137,3 +137,26 @@ def test_a_template_pod_named_like_a_pod_is_not_a_cycle():
     )
     template = Pod("ns", "g-0", owner_kind="StatefulSet", owner_name="g-0")
     assert workload_of(template, index).kind == "LeaderWorkerSet"
+
+
+def test_same_named_custom_resources_in_two_namespaces_are_two_workloads():
+    """Two profiles ran the same Katib tutorial: each pod is its own namespace's Experiment,
+    and neither copy is dropped as a duplicate of the other."""
+    snapshot = normalise([*world.katib("ta"), *world.katib("tb")])
+    index = OwnerIndex(snapshot.owners, snapshot.pods)
+    found = {p.namespace: workload_of(p, index).ref() for p in snapshot.pods}
+    assert found == {"ta": "Experiment ta/hpo", "tb": "Experiment tb/hpo"}
+    assert snapshot.warnings == ()
+
+
+def test_a_custom_resource_twice_in_one_namespace_is_still_a_duplicate():
+    queue = world.obj("kueue.x-k8s.io/v1beta1", "LocalQueue", "shared-gpu", ns="ta", spec={})
+    other = world.obj("kueue.x-k8s.io/v1beta1", "LocalQueue", "shared-gpu", ns="tb", spec={})
+    # Without a namespace an object is cluster-scoped: one name, one object.
+    cluster_queue = world.obj("kueue.x-k8s.io/v1beta1", "ClusterQueue", "gpu", ns=None, spec={})
+    snapshot = normalise([queue, other, queue, cluster_queue, cluster_queue])
+    assert snapshot.counts == {"ClusterQueue": 2, "LocalQueue": 3}
+    assert snapshot.warnings == (
+        "ClusterQueue gpu appears more than once in the snapshot; the first copy was kept",
+        "LocalQueue ta/shared-gpu appears more than once in the snapshot; the first copy was kept",
+    )

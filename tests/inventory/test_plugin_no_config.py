@@ -121,11 +121,11 @@ def test_the_static_plugin_serves_whole_gpus_whatever_a_stale_label_says(label):
     assert f"ignores the node's label {LABEL}={label} " in g1.sharing_basis
     # Two tenants each holding a whole GPU of g-1 share none: no co-tenancy finding (before,
     # the unknown node gave SHARE-001, SHARE-003, SHARE-004); the ConfigMap's keys stay
-    # SHARE-005, latent (low) as no node reads them.
+    # SHARE-005, latent as no node reads them (at the catalogue's medium: DESIGN §5).
     world = PostureInputs("c", snapshot, TENANTS)
     assert set(_share_findings(snapshot)) == {"SHARE-005"}
     assert {(f.severity, tuple(f.evidence["nodes_using_it"])) for f in run("SHARE-005", world)} == {
-        ("low", ())
+        ("", ())
     }
     assert run("STACK-007", world) == []
 

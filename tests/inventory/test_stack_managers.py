@@ -313,3 +313,22 @@ def test_a_missing_plugin_pod_stays_unknown_off_bottlerocket_or_under_an_operato
     assert upgrade_paths(br, policy(), [TOOLKIT])["device_plugin"].managed_by == "unknown"
     paths = upgrade_paths(br, policy(devicePlugin={"enabled": False}), [TOOLKIT])
     assert paths["device_plugin"].change == "node image"
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "nvcr.io/nvaie/vgpu-guest-driver-4:535.104.05-ubuntu22.04",
+        "nvcr.io/nvidia/driver:550.90.07-ubuntu22.04",
+    ],
+)
+def test_a_driver_pod_of_its_own_is_not_the_hosts_when_the_operator_skips_the_driver(image):
+    """`driver.enabled: false` means the Operator installs no driver; a driver container
+    running on the node anyway (NVAIE's guest driver DaemonSet, a chart of its own) is what
+    moves the version, not the host's packages. It had read "pre-installed on the node": the
+    fix told the platform to upgrade host packages the driver never came from."""
+    pod = ds_pod("nvaie", "vgpu-guest-driver", image)
+    path = upgrade_paths(node(), policy(driver={"enabled": False}), [TOOLKIT, pod])["driver"]
+    assert path.managed_by == "own_deployment"
+    assert path.change == "DaemonSet nvaie/vgpu-guest-driver"
+    assert "driver.enabled is false" in path.why

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import pytest
 from django.test import Client
 
 from posture.checklist import ChecklistFacts, cluster_checklist
 from posture.rules import CHECKS
-from tests.conftest import api_client
+from tests.conftest import api_client, load_json
 
 ALL = frozenset(CHECKS)
 
@@ -108,16 +111,83 @@ def test_an_item_passes_only_where_the_last_sync_read_what_it_judges():
     result = statuses(nodes_and_pods)
     assert (result[2], result[6], result[7], result[8]) == ("pass", "pass", "unknown", "fail")
     item7 = cluster_checklist(nodes_and_pods)[6]
-    assert "read no RoleBinding or ClusterRoleBinding" in item7.evidence["reason"]
-    nodes_only = ChecklistFacts(
+    assert (
+        "read no Role, ClusterRole, RoleBinding or ClusterRoleBinding" in item7.evidence["reason"]
+    )
+    nodes_and_rbac = ChecklistFacts(
         synced=True,
         gpu_nodes=2,
         time_sliced_nodes=0,
         registered_checks=ALL,
-        kinds_read=frozenset({"Node", "ClusterRoleBinding"}),
+        kinds_read=frozenset({"Node", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}),
     )
-    result = statuses(nodes_only)
+    result = statuses(nodes_and_rbac)
     assert (result[2], result[3], result[6], result[7]) == ("unknown", "pass", "unknown", "pass")
+
+
+@pytest.mark.parametrize(
+    ("read", "reason"),
+    [
+        # The GPU Operator's own ClusterRoleBinding alone: no role, no RoleBinding.
+        ({"ClusterRoleBinding"}, "read no Role, ClusterRole or RoleBinding"),
+        # Who holds a role, not what it may write.
+        ({"RoleBinding", "ClusterRoleBinding"}, "read no Role or ClusterRole"),
+        # A RoleBinding not read may grant the write.
+        ({"Role", "ClusterRole", "ClusterRoleBinding"}, "read no RoleBinding"),
+    ],
+)
+def test_item_7_is_unknown_until_roles_and_both_bindings_are_read(read, reason):
+    """No K8S-004 open means no tenant may write the sharing ConfigMaps only where every
+    binding and every role it could name were read: with one kind missing nothing shows who
+    can write them, and the evidence names what was not read."""
+    facts = ChecklistFacts(
+        synced=True,
+        gpu_nodes=2,
+        time_sliced_nodes=0,
+        registered_checks=ALL,
+        kinds_read=frozenset({"Node", "Pod", *read}),
+    )
+    item7 = cluster_checklist(facts)[6]
+    assert item7.status == "unknown" and reason in item7.evidence["reason"]
+    rbac = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+    assert item7.evidence["not_read"] == [kind for kind in rbac if kind not in read]
+    # A K8S-004 open still fails it, whatever was read.
+    failing = replace(facts, open_findings={"K8S-004": 1})
+    assert cluster_checklist(failing)[6].status == "fail"
+
+
+GPU_OPERATOR_BINDING = {
+    "apiVersion": "rbac.authorization.k8s.io/v1",
+    "kind": "ClusterRoleBinding",
+    "metadata": {"name": "gpu-operator"},
+    "roleRef": {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "gpu-operator",
+    },
+    "subjects": [{"kind": "ServiceAccount", "name": "gpu-operator", "namespace": "gpu-operator"}],
+}
+
+
+@pytest.mark.django_db
+def test_one_clusterrolebinding_alone_does_not_pass_item_7(small_world, personas, tmp_path):
+    """A snapshot of the small world and the GPU Operator's own ClusterRoleBinding, with no
+    Role, ClusterRole or RoleBinding: nothing shows who may write the sharing ConfigMaps, so
+    the checklist says unknown, naming what was not read, as without the binding."""
+    from inventory.services import cluster_sync_from_snapshot
+    from posture.services import posture_evaluate
+
+    url = "/api/v1/clusters/lab/checklist/"
+    before = {r["number"]: r for r in api_client(personas["auditor"]).get(url).json()}
+    assert before[7]["status"] == "unknown"
+    items = [*load_json("small-cluster.json")["items"], GPU_OPERATOR_BINDING]
+    snapshot = tmp_path / "with-binding.json"
+    snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    cluster_sync_from_snapshot(cluster=small_world, paths=[snapshot])
+    posture_evaluate()
+    after = {r["number"]: r for r in api_client(personas["auditor"]).get(url).json()}
+    assert after[7]["status"] == "unknown"
+    assert after[7]["evidence"]["not_read"] == ["Role", "ClusterRole", "RoleBinding"]
 
 
 @pytest.mark.django_db

@@ -190,3 +190,44 @@ def test_anything_short_of_whole_gpus_stays_a_share(asked):
     assert draft.evidence["co_residence"] == "certain"
     (gpu_node,) = inputs.snapshot.nodes
     assert gpu_node.sharing_strategy == "time_slicing"
+
+
+def _whole_minor(minor: int) -> dict[str, str]:
+    allocated = {"gpu": [{"minor": minor, "resources": {"koordinator.sh/gpu-core": "100"}}]}
+    return {"scheduling.koordinator.sh/device-allocated": json.dumps(allocated)}
+
+
+HALF = {"koordinator.sh/gpu-core": "50", "koordinator.sh/gpu-memory-ratio": "50"}
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "gpus", "annotations"),
+    [
+        (KOORD_WHOLE, HALF, 1, (None, None)),  # a whole GPU and a share on the one GPU
+        (KOORD_WHOLE, KOORD_WHOLE, 1, (None, None)),  # two whole GPUs on one
+        (KOORD_WHOLE, KOORD_WHOLE, 2, (_whole_minor(0), _whole_minor(0))),  # both on minor 0
+        (
+            {"tke.cloud.tencent.com/qgpu-core": "200"},
+            {"tke.cloud.tencent.com/qgpu-core": "200"},
+            2,
+            (None, None),
+        ),
+    ],
+)
+def test_whole_gpus_the_node_cannot_hold_alone_are_shared(first, second, gpus, annotations):
+    """The scheduler's accounting says a whole GPU is held alone; a snapshot with more whole
+    GPUs (and shares) than the node has, or two pods on the GPU it names, shows otherwise (a
+    pod placed past the scheduler): the GPU is shared, and the sharing checks judge it so."""
+    inputs = world(
+        [
+            node("gpu-a", gpus=gpus),
+            pod("alpha", "a", container(gpu=first), annotations=annotations[0]),
+            pod("ext", "b", container(gpu=second), annotations=annotations[1]),
+        ],
+        (ALPHA, EXT),
+    )
+    (draft,) = run("SHARE-001", inputs)
+    assert draft.tenants == ("alpha", "ext")
+    (gpu_node,) = inputs.snapshot.nodes
+    assert gpu_node.sharing_strategy == "time_slicing"
+    assert {h.mode for h in plugin_holdings(inputs, gpu_node)} == {"time_slicing"}

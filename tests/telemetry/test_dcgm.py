@@ -268,3 +268,51 @@ def test_the_size_guard_counts_bytes_not_characters(monkeypatch):
 def test_finite_or_none():
     assert dcgm.finite_or_none(1.5) == 1.5
     assert dcgm.finite_or_none(math.nan) is None
+
+
+# --- values no GPU can report ---
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("DCGM_FI_DEV_GPU_UTIL{labels} -50", "DCGM_FI_DEV_GPU_UTIL outside 0-100 %"),
+        ("DCGM_FI_DEV_GPU_UTIL{labels} 250", "DCGM_FI_DEV_GPU_UTIL outside 0-100 %"),
+        ("DCGM_FI_DEV_GPU_UTIL{labels} 1e308", "DCGM_FI_DEV_GPU_UTIL outside 0-100 %"),
+        ("DCGM_FI_DEV_GPU_UTIL{labels} NaN", "DCGM_FI_DEV_GPU_UTIL not a finite number"),
+        ("DCGM_FI_PROF_GR_ENGINE_ACTIVE{labels} 1.5", "outside the ratio 0-1"),
+        ("DCGM_FI_PROF_GR_ENGINE_ACTIVE{labels} -0.1", "outside the ratio 0-1"),
+        ("DCGM_FI_DEV_FB_USED{labels} -1", "DCGM_FI_DEV_FB_USED outside 0-1 PiB (MiB used)"),
+        ("DCGM_FI_DEV_FB_USED{labels} 9223372036854775792", "outside 0-1 PiB"),  # DCGM's blank
+    ],
+)
+def test_a_value_no_gpu_can_report_is_left_out_and_counted(line, why):
+    """Not clamped: a -50 % or 1e308 % GPU booked negative or absurd busy GPU-hours. The
+    GPU still reported, so its sample stays (without the value) beside the good one."""
+    labels = '{gpu="0",UUID="GPU-1",Hostname="n1"}'
+    skipped = dcgm.Skipped()
+    text = 'DCGM_FI_DEV_GPU_UTIL{gpu="1",UUID="GPU-2",Hostname="n1"} 42\n'
+    text += line.replace("{labels}", labels) + "\n"
+    samples = dcgm.parse_exporter_text(text, scraped_at=SCRAPED, skipped=skipped)
+    assert [(s.gpu, s.util, s.gr_active, s.fb_used_mib) for s in samples] == [
+        ("0", None, None, None),
+        ("1", 42.0, None, None),
+    ]
+    assert skipped.total == 1
+    assert skipped.describe().startswith("1 DCGM_") and why in skipped.describe()
+
+
+def test_the_ends_of_each_range_are_kept_and_nothing_is_counted():
+    text = (
+        'DCGM_FI_DEV_GPU_UTIL{gpu="0"} 0\nDCGM_FI_DEV_GPU_UTIL{gpu="1"} 100\n'
+        'DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0"} 0\nDCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="1"} 1\n'
+        'DCGM_FI_DEV_FB_USED{gpu="0"} 0\nDCGM_FI_DEV_FB_USED{gpu="1"} 196608\n'
+        'DCGM_FI_DEV_SM_CLOCK{gpu="0"} -5\n'  # a field we keep no value of judges nothing
+    )
+    skipped = dcgm.Skipped()
+    samples = dcgm.parse_exporter_text(text, scraped_at=SCRAPED, skipped=skipped)
+    assert [(s.util, s.gr_active, s.fb_used_mib) for s in samples] == [
+        (0.0, 0.0, 0.0),
+        (100.0, 1.0, 196608.0),
+    ]
+    assert (skipped.total, skipped.describe()) == (0, "")

@@ -15,6 +15,7 @@ import pytest
 
 from gpuposture.base.fetch import FetchError
 from telemetry import prometheus_api
+from telemetry.dcgm import Skipped
 from telemetry.prometheus_api import PrometheusError, parse_duration, query_range_samples
 from telemetry.samples import GpuSample
 
@@ -143,6 +144,18 @@ def test_three_metrics_over_three_points_merge_into_samples(prometheus):
         ("2", "1g.5gb", 1.0, None, ""),
     ]
     assert len(samples) == 6 and all(s.time.tzinfo is UTC for s in samples)
+
+
+def test_a_value_no_gpu_can_report_is_left_out_and_counted(prometheus):
+    prometheus.answers["DCGM_FI_DEV_GPU_UTIL"] = matrix(
+        "DCGM_FI_DEV_GPU_UTIL", (WHOLE, ["-50", "250", "NaN"])
+    )
+    skipped = Skipped()
+    samples = query(prometheus.base_url(), skipped=skipped)
+    assert [s.util for s in samples if s.gpu == "0"] == [None, None, None]
+    assert skipped.describe() == (
+        "1 DCGM_FI_DEV_GPU_UTIL not a finite number, 2 DCGM_FI_DEV_GPU_UTIL outside 0-100 %"
+    )
 
 
 def test_the_server_sees_one_range_query_per_metric(prometheus):

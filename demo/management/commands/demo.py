@@ -3,7 +3,8 @@
 Everything goes through the paths a user's data takes: the tenants file through
 apply_tenants, the clusters through kubectl-style JSON snapshots and sync, nvidia-smi XML
 through its import, then score. Last week's state is synced and scored first (and dated a
-week back), so the demo shows drift, resolved findings and a score trend.
+week back), so the demo shows drift, resolved findings and a score trend; neo-west is then
+synced as it was mid-week (dated three days back), so sync history holds a GPU handover.
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ from demo.steps import (
     ACTOR,
     bulletins_load,
     demo_cluster,
+    driver_acceptance_load,
     failed_sync_load,
     host_facts_load,
     image_policy_set,
     last_week_load,
+    mid_week_load,
     policy_packs_load,
     snapshot_write,
     telemetry_load,
@@ -85,6 +88,7 @@ class Command(BaseCommand):
         first_time = not SyncRun.objects.exists()
         if first_time:
             last_week_load(self.stdout, world, folder)
+            mid_week_load(self.stdout, world, folder)
         for name, objects in world.items():
             cluster = demo_cluster(name)
             path = snapshot_write(folder, name, objects)
@@ -106,6 +110,7 @@ class Command(BaseCommand):
         call_command("demo_notifications", stdout=self.stdout)
         # Before the last score, so the accepted risk already counts 0 in it.
         self.stdout.write(f"triage: {load_demo_triage()} findings accepted or given an owner")
+        driver_acceptance_load(self.stdout)
         # Last before the score: the pack is generated from everything loaded above.
         policy_packs_load(self.stdout, world, folder)
         run = rescore_now()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inventory.bulletins.csaf.remedies import other_remedies, remedy_notes, vendor_fixes
-from inventory.bulletins.csaf.severity import product_scores, threat_impact
+from inventory.bulletins.csaf.severity import cvss_problem, product_scores, threat_impact
 from inventory.bulletins.csaf.severity import score as score_of
 
 BranchPath = tuple[tuple[str, str], ...]
@@ -311,10 +311,7 @@ def _vulnerability(
     status = _mapping(status, f"{where}.product_status")
     for key in _STATUS_ALL:
         _known(_list(status.get(key), f"{where}.product_status.{key}"), products, where)
-    metrics_of = [
-        m for m in _list(raw.get("metrics"), f"{where}.metrics") if isinstance(m, Mapping)
-    ]
-    entries = [*_list(raw.get("scores"), f"{where}.scores"), *metrics_of]
+    entries = _score_entries(raw, where)
     score, severity = score_of([e.get("content", e) for e in entries])
     # No score: the vendor's own word for it (Red Hat's threats impact "Important").
     severity = severity or threat_impact(raw.get("threats"))
@@ -338,6 +335,28 @@ def _vulnerability(
         notes=_notes(raw.get("notes")),
         product_scores=product_scores(entries),
     )
+
+
+def _score_entries(raw: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
+    """The CVSS-bearing entries: CSAF 2.0 `scores[]`, CSAF 2.1 `metrics[]` (scores under
+    `content`). A score breaking the CVSS schema refuses the document, naming it."""
+    entries: list[Mapping[str, Any]] = []
+    for index, entry in enumerate(_list(raw.get("scores"), f"{where}.scores")):
+        path = f"{where}.scores[{index}]"
+        entries.append(_cvss_checked(_mapping(entry, path), entry, path))
+    for index, metric in enumerate(_list(raw.get("metrics"), f"{where}.metrics")):
+        content = metric.get("content") if isinstance(metric, Mapping) else None
+        if isinstance(content, Mapping):  # a metric without scores rates nothing
+            entries.append(_cvss_checked(content, metric, f"{where}.metrics[{index}].content"))
+    return entries
+
+
+def _cvss_checked(
+    scores: Mapping[str, Any], entry: Mapping[str, Any], path: str
+) -> Mapping[str, Any]:
+    if problem := cvss_problem(scores):
+        raise CsafError(f"{path}.{problem}")
+    return entry
 
 
 def _known(ids: Iterable[Any], products: Mapping[str, Product], where: str) -> None:

@@ -23,7 +23,7 @@ def score(scores: list[Any]) -> tuple[float | None, str | None]:
     a score. With no score, the worst CSAF 2.1 `qualitative_severity_rating` (severity only)."""
     best: tuple[float | None, str | None] = (None, None)
     for entry in scores:
-        for key in ("cvss_v2", "cvss_v3", "cvss_v4"):
+        for key in _CVSS_KEYS:
             cvss = entry.get(key) if isinstance(entry, Mapping) else None
             if not isinstance(cvss, Mapping) or not isinstance(cvss.get("baseScore"), int | float):
                 continue
@@ -40,6 +40,38 @@ def score(scores: list[Any]) -> tuple[float | None, str | None]:
         ]
         best = (None, worst_rating(r for r in rated if isinstance(r, str)))
     return best
+
+
+# The CVSS JSON schemas CSAF embeds (v2.0, v3.0, v3.1; v4.0 in CSAF 2.1): baseScore is a
+# number from 0.0 to 10.0, baseSeverity (v3, v4) one of these words.
+_CVSS_KEYS = ("cvss_v2", "cvss_v3", "cvss_v4")
+_BASE_SEVERITIES = ("NONE", "LOW", "MEDIUM", "HIGH", "CRITICAL")
+
+
+def cvss_problem(entry: Mapping[str, Any]) -> str | None:
+    """Why a score entry breaks the CVSS schemas ("cvss_v3.baseScore is '9.0', not a number
+    from 0.0 to 10.0"), or None. Such an entry must refuse its document, never be read
+    around: skipped, it takes its stated severity with it (a critical CVE read as high,
+    or none), and 99 taken as a score outranks every real one."""
+    for key in _CVSS_KEYS:
+        if key not in entry:
+            continue
+        cvss = entry[key]
+        if not isinstance(cvss, Mapping):
+            return f"{key} is not an object"
+        base = cvss.get("baseScore")
+        # bool is an int to Python, not a number to JSON; NaN fails the comparison too.
+        if isinstance(base, bool) or not isinstance(base, int | float) or not 0 <= base <= 10:
+            return f"{key}.baseScore is {base!r}, not a number from 0.0 to 10.0"
+        stated = cvss.get("baseSeverity")
+        if key != "cvss_v2" and stated is not None and not _base_severity(stated):
+            return f"{key}.baseSeverity is {stated!r}, not one of {', '.join(_BASE_SEVERITIES)}"
+    return None
+
+
+def _base_severity(stated: Any) -> bool:
+    # Upper case in the schema; a lower-case word means the same and lowers nothing.
+    return isinstance(stated, str) and stated.upper() in _BASE_SEVERITIES
 
 
 # Severity words, worst first, and the words vendors write for them (Red Hat's "Important",

@@ -91,10 +91,6 @@ def _share001_title(cause: PairCause) -> str:
         "that request more than one shared replica are then rejected with "
         "UnexpectedAdmissionError and must ask for a whole GPU instead."
     ),
-    severity_rule=(
-        "Lowered to low when the sync found no node whose device plugin reads the key now "
-        "(latent: a node labelled for it would)."
-    ),
     mappings=("SP800-53:SC-6",),
 )
 def time_slicing_allows_multiple_replicas(inputs: PostureInputs) -> Iterator[FindingDraft]:
@@ -172,12 +168,12 @@ def _share005_draft(
         f"Time-slicing config {config.namespace}/{config.configmap} key {config.key} "
         f"lets a container take several replicas ({config.replicas or '?'} per GPU)"
     )
-    latent: dict[str, str] = {}
     if not nodes and resolved:
         # Every node's config in force is known and none is this key: it shares nothing now.
+        # The catalogue's medium stays (DESIGN §5): a node labelled for the key would take it,
+        # and with no tenant on its nodes the finding weighs nothing in any tenant's risk.
         evidence["basis"] = "latent: no node's device plugin reads this key now"
         title += ", on no node now"
-        latent = {"severity": "low"}
     return configmap_draft(
         "SHARE-005",
         config.namespace,
@@ -188,5 +184,4 @@ def _share005_draft(
         title=title,
         exposure=len(nodes),
         tenant_exposures=dict(nodes_held),
-        **latent,
     )

@@ -76,7 +76,14 @@ class Command(BaseCommand):
             f"dcgm: {result.samples} samples for {cluster.name} ({by}); "
             f"{result.hours_rolled} hour(s) rolled up for the utilisation page "
             "(the hour under way, if any, partial)"
+            + (f"; {result.skipped.total} value(s) skipped" if result.skipped.total else "")
         )
+        if result.skipped.total:
+            # Left out, not clamped: a GPU cannot report them, so they are no utilisation.
+            self.stderr.write(
+                f"skipped {result.skipped.total} value(s) no GPU can report, kept out of "
+                f"utilisation and chargeback: {result.skipped.describe()}"
+            )
 
 
 def _read(path: Path) -> str:
