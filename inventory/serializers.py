@@ -54,8 +54,9 @@ class NodeSerializer(PresentedSerializer):
     )
     gpu_count_basis = serializers.SerializerMethodField(
         help_text="Where gpu_count comes from when no label gives it, on a GPU Operator sandbox "
-        "node (whatever gave it) or from nvidia-smi, or why it is null on a vGPU host; null when "
-        "none is recorded."
+        "node (whatever gave it) or from nvidia-smi, or why it is null on a vGPU host; under "
+        "GFD's MIG single strategy (gpu.count counts MIG devices) how it was derived from the "
+        "node's mig-parted config, or why it is null; null when none is recorded."
     )
     gpu_model_basis = serializers.SerializerMethodField(
         help_text="Where gpu_model comes from when no GFD label gives it and the NVIDIA DRA "
@@ -146,7 +147,8 @@ class NodeSerializer(PresentedSerializer):
     def get_gpu_count_basis(self, node: Node) -> str | None:
         """Where `gpu_count` comes from: on a GPU Operator sandbox node whatever gave it (GFD's
         or the cloud's label, a passthrough node's sandbox device-plugin capacity) or why it is
-        null (a vGPU host's capacity counts vGPUs); an nvidia-smi import; null where a label
+        null (a vGPU host's capacity counts vGPUs); an nvidia-smi import; a MIG single-strategy
+        node's derivation from its layout, or why it is null (mig_single); null where a label
         gives it on any other node or none is known."""
         return node_basis(node.data, "gpu_count_basis", scope_in(self.context))
 

@@ -268,7 +268,7 @@ def _rederive_nodes(
     raw = {str(o["metadata"]["name"]): o for o in delta.changed if o.get("kind") == "Node"}
     gone = {str(o["metadata"]["name"]) for o in delta.deleted if o.get("kind") == "Node"}
     pods_on = _pods_on_nodes(cluster, names, changed, deleted)
-    workloads, configs, unreadable, policies = stored_node_inputs(cluster)
+    workloads, configs, unreadable, policies, mig_parted = stored_node_inputs(cluster)
     # A live cluster: its pods were listed (and are stored), so absence means absence.
     stack = stack_facts(workloads, [p.name for p in policies], (), pods_read=True)
     configs.sort(key=lambda c: (c.namespace, c.configmap, c.key))
@@ -280,7 +280,14 @@ def _rederive_nodes(
     # As a full sync, with the stored DRA objects: how DRA shares the node's GPUs.
     dra = stored_dra(cluster, platform)
     reader = node_reader(
-        workloads, policies, stack, configs, unreadable, dra, tenant_claimed=claimed
+        workloads,
+        policies,
+        stack,
+        configs,
+        unreadable,
+        dra,
+        tenant_claimed=claimed,
+        mig_parted=mig_parted,
     )
     nodes = []
     for name in sorted(names - gone):

@@ -48,12 +48,15 @@ def stored_dra(cluster: Any, platform: frozenset[str]) -> DraIndex | None:
 
 def stored_node_inputs(
     cluster: Any,
-) -> tuple[list, list, list[snap.UnreadableConfig], list[snap.GpuOperatorPolicy]]:
-    """The stored workloads, sharing configs, unreadable GPU configuration and ClusterPolicies
-    a node's facts are derived from."""
+) -> tuple[
+    list, list, list[snap.UnreadableConfig], list[snap.GpuOperatorPolicy], list[snap.ConfigMap]
+]:
+    """The stored workloads, sharing configs, unreadable GPU configuration, ClusterPolicies and
+    mig-parted ConfigMaps a node's facts are derived from."""
     kinds = ("workload", "sharing_config", "configmap", "gpu_operator_policy")
     objects = ClusterObject.objects.filter(cluster=cluster, kind__in=kinds)
     workloads, configs, unreadable, policies = [], [], [], []
+    mig_parted: list[snap.ConfigMap] = []
     for kind, data in objects.values_list("kind", "data"):
         if kind == "gpu_operator_policy":
             policies.append(snap.from_dict(snap.GpuOperatorPolicy, data))
@@ -62,7 +65,10 @@ def stored_node_inputs(
         elif kind == "sharing_config":
             configs.append(snap.from_dict(snap.SharingConfig, data))
         elif kind == "configmap":
-            unreadable += unreadable_configs(snap.from_dict(snap.ConfigMap, data))
+            configmap = snap.from_dict(snap.ConfigMap, data)
+            unreadable += unreadable_configs(configmap)
+            if configmap.purpose == "mig_parted":
+                mig_parted.append(configmap)
         elif data.get("error"):
             unreadable.append(policy_unreadable(policies[-1]))
-    return workloads, configs, unreadable, policies
+    return workloads, configs, unreadable, policies, mig_parted

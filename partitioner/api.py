@@ -12,10 +12,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from gpuposture.base.permissions import AnyRolePermission
+from inventory.mig_profiles import MODELS
 from partitioner.compute import ComputeRequest
 from partitioner.config import NodeLayout, export_name, mig_parted_yaml
 from partitioner.layout import InstanceRequest, LayoutResult, validate_layout
-from partitioner.profiles import MODELS
 from partitioner.selectors import mig_node_layout, mig_tenant_classes
 
 MAX_INSTANCES = 16

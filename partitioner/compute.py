@@ -1,6 +1,6 @@
 """Split one MIG GPU instance into compute instances, or say in plain words why not.
 
-Pure. NVIDIA's rule as modelled here (facts in partitioner.profiles.CI_SLICES): a GPU
+Pure. NVIDIA's rule as modelled here (facts in inventory.mig_profiles.CI_SLICES): a GPU
 instance of N compute slices holds compute instances whose slices add up to at most N, each of a
 size that GI offers, and no more of one size than the GI allows. CIs of one GI share its memory
 and L2: they are not an isolation boundary between tenants (DESIGN §2, SHARE-002).
@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from partitioner.profiles import MigProfile, ci_profile_name, ci_profiles
+from inventory.mig_profiles import MigProfile, ci_profile_name, ci_profiles
 
 # "2c", "2c.3g.40gb", or the GI's own name for a CI of the whole GI.
 _CI_NAME = re.compile(r"^(?P<k>\d{1,2})c(?:\.(?P<gi>.+))?$")

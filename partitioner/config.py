@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from inventory.mig_profiles import DEVICE_IDS, MODELS, GpuModel, model_key
 from inventory.sources.gpu_operator import DEFAULT_MIG_PARTED_CONFIGMAP
 from inventory.sources.mig_parted import (
     MigPartedConfig,
@@ -25,7 +26,6 @@ from inventory.sources.mig_parted import (
 )
 from partitioner.compute import ComputeRequest
 from partitioner.layout import InstanceRequest, Placement, to_mig_parted
-from partitioner.profiles import DEVICE_IDS, MODELS, GpuModel, model_key
 
 DEFAULT_EXPORT_NAME = "custom-layout"
 GKE_PARTITION_SOURCE = "GKE partition size (node label cloud.google.com/gke-gpu-partition-size)"

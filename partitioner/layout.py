@@ -1,7 +1,7 @@
 """Place MIG GPU instances on one GPU's memory-slice grid, or say in plain words why not.
 
 Pure: takes requests, returns a LayoutResult. NVIDIA's rules as modelled here: a profile may only
-start at its allowed slots (partitioner.profiles), instances may not overlap in memory slices,
+start at its allowed slots (inventory.mig_profiles), instances may not overlap in memory slices,
 the compute slices add up to at most the GPU's (7), and no profile exceeds its max_instances.
 A GPU instance may be split into compute instances (partitioner.compute); the tenants it is
 assigned to get the SHARE-002 / SHARE-003 warnings of partitioner.tenancy.
@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inventory.mig_profiles import MODELS, GpuModel, MigProfile, model_key
 from partitioner.compute import ComputeInstance, ComputeRequest, split
-from partitioner.profiles import MODELS, GpuModel, MigProfile, model_key
 from partitioner.tenancy import ShareWarning, tenant_warnings
 from tenants.policy import TrustClassRules
 

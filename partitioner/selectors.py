@@ -11,6 +11,7 @@ from django.db.models import Q, QuerySet, TextField, Value
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Coalesce, Lower, Trim
 
+from inventory.mig_profiles import MODELS
 from inventory.models import ClusterObject, Node
 from inventory.sources.cloud_labels import gke_partition_size
 from inventory.sources.configs import MIG_PARTED
@@ -22,7 +23,6 @@ from inventory.sources.node_kinds import (
     sandbox_workload,
 )
 from partitioner.config import ConfigSource, NodeLayout, node_layout, partition_layout
-from partitioner.profiles import MODELS
 from partitioner.tenancy import ClassRules
 from tenants.models import Tenant
 

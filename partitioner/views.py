@@ -18,6 +18,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from gpuposture.base.roles import has_any_role
+from inventory.mig_profiles import MODELS, ci_profile_name, ci_profiles
 from partitioner.api import (
     MAX_COMPUTE_INSTANCES,
     MAX_INSTANCES,
@@ -29,7 +30,6 @@ from partitioner.api import (
 from partitioner.compute import ComputeRequest
 from partitioner.config import export_name
 from partitioner.layout import InstanceRequest, LayoutResult, Placement
-from partitioner.profiles import MODELS, ci_profile_name, ci_profiles
 from partitioner.selectors import NodeLookup, mig_node_layout, mig_nodes, mig_tenant_slugs
 
 __all__ = ["MigValidateView", "mig_partitioner"]

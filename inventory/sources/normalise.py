@@ -317,6 +317,7 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
             configs.platform,
         ),
         tenant_claimed=configs.claimed,
+        mig_parted=configs.configmaps,
     )
     collected.warnings.extend(warnings)
     aws_auth = aws_auth_configmaps(collected.raw_configmaps)

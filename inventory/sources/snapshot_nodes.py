@@ -11,6 +11,7 @@ from typing import Any
 from inventory.components import StackFacts, stack_facts
 from inventory.dra_devices import DraIndex
 from inventory.snapshot import (
+    ConfigMap,
     GpuOperatorPolicy,
     Node,
     Pod,
@@ -22,7 +23,8 @@ from inventory.snapshot.accelerators import accelerator_counts
 from inventory.sources.dra_sharing import dra_gpu_count, with_dra
 from inventory.sources.dra_stack import with_slice_stack
 from inventory.sources.gpu_signs import dra_signs
-from inventory.sources.node_kinds import not_judged_warning, sandbox_default
+from inventory.sources.mig_single import MigSources, mig_single_gpus, mig_sources
+from inventory.sources.node_kinds import mig_single_overrides, not_judged_warning, sandbox_default
 from inventory.sources.node_versions import operator_version
 from inventory.sources.nodes import NodeResult, node_from
 from inventory.sources.raw import mapping, text
@@ -45,6 +47,8 @@ class NodeReader:
     policies: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # readable ClusterPolicies
     # The cluster's DRA claims and slices: how DRA shares each node's GPUs (dra_sharing).
     dra: DraIndex | None = None
+    # The mig-parted configs held: a MIG single-strategy node's GPUs by its layout (mig_single).
+    mig_parted: MigSources = MigSources()
 
     def read(self, raw: dict[str, Any], pods_on_node: Sequence[Pod]) -> NodeResult:
         result = node_from(
@@ -62,6 +66,11 @@ class NodeReader:
                 text(mapping(raw.get("metadata")).get("name"), "") or "", self.dra
             ),
         )
+        node = result.node
+        if node.gpu_count is None and mig_single_overrides(node.labels):
+            # Only the node's own count: its nvidia.com/gpu (capacity, sharing) stay MIG devices.
+            count, basis = mig_single_gpus(node.labels, self.mig_parted)
+            result = replace(result, node=replace(node, gpu_count=count, gpu_count_basis=basis))
         capacity = mapping(mapping(raw.get("status")).get("capacity"))
         if found := accelerator_counts(capacity):
             result = replace(result, node=replace(result.node, accelerator_resources=found))
@@ -82,7 +91,10 @@ def node_reader(
     dra: DraIndex | None = None,
     *,
     tenant_claimed: Collection[str],
+    mig_parted: Iterable[ConfigMap] = (),
 ) -> NodeReader:
+    """`mig_parted`: the mig-parted ConfigMaps kept, with their contents."""
+    reads = {str(p.spec.get("mig_manager_config_name") or "") for p in operator_policies}
     return NodeReader(
         operator=operator_version(workloads),
         stack=stack,
@@ -93,6 +105,7 @@ def node_reader(
         tenant_claimed=frozenset(tenant_claimed),
         policies=tuple((p.name, p.spec) for p in operator_policies if not p.error),
         dra=dra,
+        mig_parted=mig_sources(mig_parted, reads - {""}),
     )
 
 
@@ -106,9 +119,11 @@ def snapshot_nodes(
     dra: DraIndex | None = None,
     *,
     tenant_claimed: Collection[str],
+    mig_parted: Iterable[ConfigMap] = (),
 ) -> tuple[list[Node], list[str]]:
     """The nodes read from `raw_nodes`, and the warnings of reading them; `dra`: the
-    cluster's DRA objects, where it has any; `tenant_claimed`: the namespaces tenants claim."""
+    cluster's DRA objects, where it has any; `tenant_claimed`: the namespaces tenants claim;
+    `mig_parted`: the mig-parted ConfigMaps kept."""
     by_node: dict[str, list[Pod]] = {}
     for pod in pods:
         if pod.node_name:
@@ -122,6 +137,7 @@ def snapshot_nodes(
         unreadable,
         dra,
         tenant_claimed=tenant_claimed,
+        mig_parted=mig_parted,
     )
     nodes: list[Node] = []
     warnings: list[str] = []

@@ -13,9 +13,9 @@ import pytest
 from django.test import Client
 
 from inventory.bulletins.store import bulletins_import_paths
+from inventory.mig_profiles import model_key
 from inventory.services import cluster_sync_from_snapshot
 from inventory.sync import cluster_get_or_create
-from partitioner.profiles import model_key
 from tests.conftest import api_client
 from tests.inventory.test_dra_only_nodes import _node, dra_node
 from tests.posture.dra_world import device_class, gpu_device, mig_device, resource_slice

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from inventory.mig_profiles import CI_SLICES, MODELS, ci_profile_name, ci_profiles
 from partitioner.compute import ComputeRequest, ci_size
 from partitioner.layout import ComputeInstance, InstanceRequest, validate_layout
-from partitioner.profiles import CI_SLICES, MODELS, ci_profile_name, ci_profiles
 from partitioner.tenancy import ClassRules
 
 R, C = InstanceRequest, ComputeRequest

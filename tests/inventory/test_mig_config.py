@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 import yaml
 
+from inventory.mig_profiles import MODELS
 from inventory.sources.mig_parted import parse_mig_parted_yaml, resolve
 from partitioner.compute import ComputeRequest
 from partitioner.config import (
@@ -19,7 +20,6 @@ from partitioner.config import (
     requests_of,
 )
 from partitioner.layout import InstanceRequest, validate_layout
-from partitioner.profiles import MODELS
 
 R, C = InstanceRequest, ComputeRequest
 

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
+from inventory.mig_profiles import MODELS, model_key, profile_of
 from partitioner.layout import (
     InstanceRequest,
     Placement,
     to_mig_parted,
     validate_layout,
 )
-from partitioner.profiles import MODELS, model_key, profile_of
 from partitioner.tenancy import ClassRules
 
 R = InstanceRequest

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from inventory.mig_profiles import DEVICE_IDS, MODELS
 from inventory.sources.mig_parted import (
     MigPartedConfig,
     MigPartedEntry,
@@ -16,7 +17,6 @@ from inventory.sources.mig_parted import (
 )
 from partitioner.config import ConfigSource, default_config, node_layout, requests_of
 from partitioner.layout import validate_layout
-from partitioner.profiles import DEVICE_IDS, MODELS
 from tests.realworld import realworld, realworld_dir
 
 # The three plain configs, and the GPU Operator's ConfigMap that embeds the default one.

@@ -10,11 +10,11 @@ import pytest
 
 from inventory.components import deployed_unknown, node_components
 from inventory.hostfacts import merge_host_facts
+from inventory.mig_profiles import model_key
 from inventory.patching.versions import model_matches
 from inventory.snapshot import LABEL_KIND
 from inventory.sources.normalise import normalise
 from partitioner.config import partition_layout
-from partitioner.profiles import model_key
 from posture.rules.leak.leftoverlocals import leftoverlocals_match
 from tests.inventory.normalise_helpers import PLATFORM, configmap, node, only_node
 

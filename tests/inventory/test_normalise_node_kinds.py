@@ -197,7 +197,8 @@ def test_mig_single_strategy_counts_and_product_are_not_the_physical_gpus():
     }
     result = only_node([node("a100", labels, capacity={"nvidia.com/gpu": 56})])
     assert result.gpu_model == "NVIDIA-A100-SXM4-80GB"
-    assert result.gpu_count is None  # 56 MIG devices, not 56 GPUs
+    # 56 MIG devices, not 56 GPUs: 8 A100s of 7 each (tests/inventory/test_mig_single_count.py)
+    assert result.gpu_count == 8
     assert result.is_gpu_node and result.sharing_strategy == "mig"
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from inventory.mig_profiles import model_key
 from inventory.patching.versions import model_matches
-from partitioner.profiles import model_key
 from tests.inventory.normalise_helpers import node, only_node
 
 PASSTHROUGH = {"nvidia.com/gpu.workload.config": "vm-passthrough"}

@@ -12,7 +12,7 @@ from typing import Any
 from gpuposture.base.enums import SharingMode
 from inventory.snapshot import Node, SharedResource
 from inventory.sources.cloud_labels import gke_partitioned
-from inventory.sources.node_kinds import vm_device_kind
+from inventory.sources.node_kinds import mig_single_overrides, vm_device_kind
 from posture.inputs import TrustClassInfo
 from posture.rules.common import (
     GpuHolding,
@@ -42,7 +42,9 @@ def physical_units(node: Node, pool: str) -> int | None:
         return entry.units
     if vm_device_kind(pool) == "vgpu":
         return None  # the capacity counts vGPUs; how many GPUs carry them is not shown
-    if pool == "nvidia.com/gpu" and node.gpu_count and not gke_partitioned(node.labels):
+    # Under GFD's MIG single strategy nvidia.com/gpu are MIG devices, not the node's GPUs.
+    whole = not gke_partitioned(node.labels) and not mig_single_overrides(node.labels)
+    if pool == "nvidia.com/gpu" and node.gpu_count and whole:
         return node.gpu_count
     # GKE's time-shared MIG partitions: capacity = partitions x clients, so the devices shared
     # are the partitions (partitions per GPU x GPUs), below, never the GPUs themselves.
