@@ -107,7 +107,8 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
                 ("SHARE-001",),
                 {**gpu, "time_sliced_nodes": facts.time_sliced_nodes},
                 optional=("SHARE-006",),
-                needs=("Pod",),
+                # Pods meet on nodes: with no Node read, no GPU node was there to judge.
+                needs=("Pod", "Node"),
             ),
         ),
         3: _stack_covered(
@@ -210,7 +211,10 @@ def _bulletins_fresh(facts: ChecklistFacts) -> tuple[str, dict]:
 def _patch_sla(facts: ChecklistFacts) -> tuple[str, dict]:
     if not facts.bulletins:
         return UNKNOWN, {"reason": "patch status needs imported bulletins"}
-    return _by_findings(facts, ("STACK-005",), {"gpu_nodes_checked": facts.gpu_nodes})
+    # No Node read is no node judged against the SLA, not "no node past it".
+    return _by_findings(
+        facts, ("STACK-005",), {"gpu_nodes_checked": facts.gpu_nodes}, needs=("Node",)
+    )
 
 
 def _pools(facts: ChecklistFacts) -> tuple[str, dict]:

@@ -156,6 +156,29 @@ def test_item_7_is_unknown_until_roles_and_both_bindings_are_read(read, reason):
     assert cluster_checklist(failing)[6].status == "fail"
 
 
+@pytest.mark.parametrize("read", [{"Pod", "Namespace"}, {"Namespace"}])
+def test_items_2_and_5_are_unknown_where_no_node_was_read(read):
+    """A snapshot without Node objects (a partial `kubectl get`, a read the account was refused)
+    shows no GPU node: that is nothing judged, not "no time-slicing" or "no node past the SLA"
+    (both had read pass, with gpu_nodes_checked 0: rtpeerrank k14/k87). A cluster whose Nodes
+    were read and hold no GPU still passes them, as before."""
+    facts = ChecklistFacts(
+        synced=True,
+        gpu_nodes=0,
+        time_sliced_nodes=0,
+        registered_checks=ALL,
+        bulletins=3,
+        days_since_bulletin_import=1,
+        kinds_read=frozenset(read),
+    )
+    items = cluster_checklist(facts)
+    for number in (2, 5):
+        assert items[number - 1].status == "unknown", number
+        assert "Node" in items[number - 1].evidence["not_read"]
+    cpu_only = replace(facts, kinds_read=frozenset({*read, "Node", "Pod"}))
+    assert (statuses(cpu_only)[2], statuses(cpu_only)[5]) == ("pass", "pass")
+
+
 GPU_OPERATOR_BINDING = {
     "apiVersion": "rbac.authorization.k8s.io/v1",
     "kind": "ClusterRoleBinding",
