@@ -74,6 +74,16 @@ def with_config_volumes(obj: dict[str, Any], *configmaps: str) -> dict[str, Any]
     return obj
 
 
+# Time-slicing 4 replicas of each GPU with no failRequestsGreaterThanOne: what SHARE-005 fires on.
+TIME_SLICING_LOOSE = """\
+version: v1
+sharing:
+  timeSlicing:
+    resources:
+    - name: nvidia.com/gpu
+      replicas: 4
+"""
+
 TIME_SLICING = """\
 version: v1
 sharing:

@@ -23,7 +23,14 @@ from inventory.sources.normalise import normalise
 from inventory.sync import cluster_get_or_create
 from posture.inputs import PostureInputs
 from tests.conftest import api_client
-from tests.inventory.normalise_helpers import configmap, controller, ctr, node, pod
+from tests.inventory.normalise_helpers import (
+    TIME_SLICING_LOOSE,
+    configmap,
+    controller,
+    ctr,
+    node,
+    pod,
+)
 from tests.posture.builders import run, tenant
 from tests.posture.dra_world import claim, device_class, dra_pod, resource_slice
 
@@ -33,14 +40,6 @@ USED = f"{OPERATOR}/{CONFIGS}:{KEY}"
 PLUGIN_DS = "nvidia-device-plugin-daemonset"
 PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.17.3"
 DEPLOY = "nvidia.com/gpu.deploy.device-plugin"
-TIME_SLICED = """\
-version: v1
-sharing:
-  timeSlicing:
-    resources:
-    - name: nvidia.com/gpu
-      replicas: 4
-"""
 L4 = {
     "nvidia.com/gpu.product": "NVIDIA-L4-SHARED",
     "nvidia.com/gpu.count": "1",
@@ -68,7 +67,7 @@ def _operator() -> list[dict[str, Any]]:
         "metadata": {"name": "cluster-policy"},
         "spec": {"devicePlugin": {"enabled": True, "config": {"name": CONFIGS, "default": ""}}},
     }
-    return [deployment, binding, policy, configmap(OPERATOR, CONFIGS, {KEY: TIME_SLICED})]
+    return [deployment, binding, policy, configmap(OPERATOR, CONFIGS, {KEY: TIME_SLICING_LOOSE})]
 
 
 def _plugin_pod(node_name: str) -> dict[str, Any]:

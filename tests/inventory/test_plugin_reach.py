@@ -18,6 +18,7 @@ from inventory.drift import ClusterState, detect_drift
 from inventory.sources.normalise import normalise
 from posture.inputs import PostureInputs
 from tests.inventory.normalise_helpers import (
+    TIME_SLICING_LOOSE,
     configmap,
     controller,
     ctr,
@@ -30,14 +31,6 @@ from tests.posture.builders import run, tenant
 OPERATOR, LEGACY_NS = "gpu-operator", "kube-system"
 CONFIGS, KEY = "device-plugin-config", "l40s-loose"
 USED = f"{OPERATOR}/{CONFIGS}:{KEY}"
-LOOSE = """\
-version: v1
-sharing:
-  timeSlicing:
-    resources:
-    - name: nvidia.com/gpu
-      replicas: 4
-"""
 L40S = {
     "nvidia.com/gpu.product": "NVIDIA-L40S-SHARED",
     "nvidia.com/gpu.count": "4",
@@ -60,7 +53,7 @@ def _legacy_plugin(node_selector: dict[str, str]) -> dict[str, Any]:
     return ds
 
 
-def _snapshot(*objects: dict[str, Any], config: str = LOOSE):
+def _snapshot(*objects: dict[str, Any], config: str = TIME_SLICING_LOOSE):
     given = {o["metadata"]["name"] for o in objects if o["kind"] == "Node"}
     world = [
         *([] if "n1" in given else [node("n1", L40S, capacity={"nvidia.com/gpu": "16"})]),
@@ -160,7 +153,7 @@ def _drift001(before, after) -> list[tuple[str, str]]:
 def test_drift001_sees_the_operators_config_change_beside_a_legacy_plugin():
     legacy = _legacy_plugin({"gpu-type": "v100"})
     before = _snapshot(legacy)
-    after = _snapshot(legacy, config=LOOSE.replace("replicas: 4", "replicas: 8"))
+    after = _snapshot(legacy, config=TIME_SLICING_LOOSE.replace("replicas: 4", "replicas: 8"))
     assert _drift001(before, after) != []
     # Deploying the legacy plugin elsewhere changes no node's config: no DRIFT-001.
     assert _drift001(_snapshot(), before) == []
