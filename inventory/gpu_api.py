@@ -28,7 +28,14 @@ class GpuFilter(FilterSet):
     gpu_model = django_filters.CharFilter(
         field_name="gpu_model", lookup_expr="icontains", label="GPU model contains"
     )
-    sharing_strategy = django_filters.ChoiceFilter(choices=Node.SharingStrategy.choices)
+    # Each GPU's own sharing (gpu_rows), which may be stronger than its node's: checked here,
+    # applied to the rows.
+    sharing_strategy = django_filters.ChoiceFilter(
+        choices=Node.SharingStrategy.choices, method="rows_only", label="GPU's sharing strategy"
+    )
+
+    def rows_only(self, queryset, name, value):
+        return queryset
 
     class Meta:
         model = Node
@@ -77,7 +84,11 @@ def gpu_rows(nodes: list[Node]) -> list[dict]:
         uuids = host.get("gpu_uuids") or published.get((node.cluster_id, node.name)) or []
         # nvidia-smi's UUIDs name the GPUs only when it saw as many as the node counts.
         uuids = uuids if len(uuids) == node.gpu_count else []
+        own = (node.data or {}).get("gpu_sharing") or {}
         for index in range(node.gpu_count or 0):
+            # A GPU whose sharing DRA sets apart from the node's weakest: its own, and no
+            # device-plugin replica count (DRA time-slicing has none).
+            mode = own.get(str(index))
             rows.append(
                 {
                     "id": f"{node.cluster.name}/{node.name}/{index}",
@@ -86,8 +97,8 @@ def gpu_rows(nodes: list[Node]) -> list[dict]:
                     "index": index,
                     "uuid": uuids[index] if uuids else None,
                     "gpu_model": node.gpu_model or None,
-                    "sharing_strategy": node.sharing_strategy,
-                    "time_slicing_replicas": node.time_slicing_replicas,
+                    "sharing_strategy": mode or node.sharing_strategy,
+                    "time_slicing_replicas": None if mode else node.time_slicing_replicas,
                     "mig_enabled": _mig_enabled(node, host),
                     "patch_status": node.patch_status,
                 }
@@ -140,6 +151,8 @@ class GpuViewSet(viewsets.GenericViewSet):
     def list(self, request: Request) -> Response:
         nodes = list(self.filter_queryset(self.get_queryset()))
         rows = gpu_rows(nodes)
+        if wanted := self.request.query_params.get("sharing_strategy"):
+            rows = [r for r in rows if r["sharing_strategy"] == wanted]
         page = self.paginate_queryset(rows)
         if page is not None:
             return self.get_paginated_response(GpuSerializer(page, many=True).data)

@@ -99,6 +99,10 @@ class Node:
     # label) or the plugin that would read it is not in the snapshot; "" where they decide it.
     sharing_basis: str = ""
     time_slicing_replicas: int | None = None
+    # Each GPU's own sharing where it is not the node's (the weakest of its GPUs): {index:
+    # strategy}, as DRA claims hold them (inventory.sources.dra_sharing.gpu_sharing); empty
+    # where every GPU shares as the node does, or which GPU a device is cannot be told.
+    gpu_sharing: dict[str, str] = field(default_factory=dict)
     mig_strategy: str | None = None
     mig_config: str | None = None
     mig_config_state: str | None = None

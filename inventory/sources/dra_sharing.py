@@ -22,14 +22,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gpuposture.base.enums import SharingMode
-from inventory.dra_devices import NVIDIA_DRIVER, DraIndex, device_kind, is_admin
+from inventory.dra_devices import NVIDIA_DRIVER, DraIndex, HeldDevice, device_kind, is_admin
 from inventory.snapshot import ClusterSnapshot, Node
 from inventory.snapshot_dra import DraClaim, DraClaimTemplate, DraDeviceClass, DraSlice
+from inventory.sources.raw import as_int
 
 TIME_SLICING, MPS = SharingMode.TIME_SLICING.value, SharingMode.MPS.value
 MIG = "mig"  # the node's strategy where claims in use hold MIG devices of its GPUs
+NONE = "none"  # a node strategy: whole GPUs
 # Weaker first: a node is as shared as its least isolated device.
 _RANK = {TIME_SLICING: 0, MPS: 1, MIG: 2}
+# The node strategies a GPU may have, weaker first (vGPU a guest's, between MPS and MIG).
+_STRATEGY_RANK = {TIME_SLICING: 0, MPS: 1, "vgpu": 2, MIG: 3, NONE: 4}
 DRA_DRIVER = "dra_driver"  # inventory.components: the NVIDIA DRA driver's kubelet plugin
 
 
@@ -58,22 +62,44 @@ def dra_index(
     return DraIndex(snapshot, platform)
 
 
-def dra_sharing(node_name: str, index: DraIndex) -> DraSharing | None:
-    """The weakest sharing of a GPU device on the node by claims in use, None for none."""
-    found: list[tuple[int, str, str, str, str]] = []
+def _held_on(node_name: str, index: DraIndex) -> list[tuple[str, str, str, str, int | None]]:
+    """(mode, claim, device, basis, GPU index) of each GPU device claims in use hold on the
+    node, in the node strategies' terms ("none" for a device a claim holds alone), the
+    platform's adminAccess reach left out (dra_holdings)."""
+    found = []
     for key in sorted(index.claims):
         claim = index.claims[key]
         if not claim.reserved_for:
             continue  # allocated but used by no pod: nothing runs on the device through it
         for held in index.held_devices(claim):
-            # A MIG device held as its own instance splits its GPU: the node is a MIG node.
-            mode = MIG if held.kind == "mig" and held.mode == "mig_gi" else held.mode
-            if held.node != node_name or not held.kind or mode not in _RANK:
+            if held.node != node_name or not held.kind:
                 continue
             if claim.namespace in index.platform and is_admin(claim, held.result):
                 continue  # the platform's monitoring reach (dra_holdings): not sharing
+            # A MIG device held as its own instance splits its GPU: the node is a MIG node.
+            mode = MIG if held.kind == "mig" and held.mode == "mig_gi" else held.mode
+            mode = NONE if mode == SharingMode.EXCLUSIVE.value else mode
             ref = f"{claim.namespace}/{claim.name}"
-            found.append((_RANK[mode], mode, ref, held.result.device, held.basis))
+            found.append((mode, ref, held.result.device, held.basis, _gpu_index(held, index)))
+    return found
+
+
+def _gpu_index(held: HeldDevice, index: DraIndex) -> int | None:
+    """The index of the GPU a held device is (a whole GPU) or is part of (a MIG device)."""
+    result = held.result
+    _slice, device = index.devices.get((result.driver, result.pool, result.device), (None, None))
+    attributes = device.attributes if device else {}
+    value = attributes.get("parentIndex" if held.kind == "mig" else "index")
+    return as_int(value)
+
+
+def dra_sharing(node_name: str, index: DraIndex) -> DraSharing | None:
+    """The weakest sharing of a GPU device on the node by claims in use, None for none."""
+    found = [
+        (_RANK[mode], mode, ref, device, basis)
+        for mode, ref, device, basis, _gpu in _held_on(node_name, index)
+        if mode in _RANK
+    ]
     if not found:
         return None
     rank, mode, ref, device, basis = min(found)
@@ -81,6 +107,38 @@ def dra_sharing(node_name: str, index: DraIndex) -> DraSharing | None:
     so = "hold MIG devices" if mode == MIG else "share devices so"
     more = f"; {len(claims) - 1} more claim(s) {so}" if len(claims) > 1 else ""
     return DraSharing(mode, f"DRA: ResourceClaim {ref} holds {device} by {mode} ({basis}){more}")
+
+
+def gpu_sharing(node: Node, before: str, index: DraIndex) -> dict[str, str]:
+    """Each GPU's own sharing where it is not the node's (`node.sharing_strategy`, the weakest
+    of its GPUs): {GPU index: strategy}. A GPU no claim in use holds keeps the strategy the
+    node had before DRA (`before`: its labels and device-plugin config); one claims hold takes
+    the weaker of that and theirs. Empty (every GPU reads the node's) where a held device names
+    no GPU index the node has: its GPU cannot be told, so none is said to be better isolated."""
+    count = node.gpu_count or 0
+    held: dict[int, list[str]] = {}
+    for mode, _ref, _device, _basis, gpu in _held_on(node.name, index):
+        if gpu is None or not 0 <= gpu < count:
+            return {}
+        held.setdefault(gpu, []).append(mode)
+    if not held:
+        return {}
+    found = {}
+    for gpu in range(count):
+        mode = before
+        for other in held.get(gpu, ()):
+            mode = _weakest(mode, other)
+        if mode != node.sharing_strategy:
+            found[str(gpu)] = mode
+    return found
+
+
+def _weakest(current: str, dra: str) -> str:
+    """The weaker of a GPU's strategy and a DRA mode on it; an unknown strategy stays unknown
+    unless DRA shows the weakest mode of all."""
+    if current == "unknown":
+        return TIME_SLICING if dra == TIME_SLICING else current
+    return dra if _STRATEGY_RANK.get(dra, 0) < _STRATEGY_RANK.get(current, 0) else current
 
 
 def with_dra(node: Node, index: DraIndex | None) -> Node:
@@ -99,6 +157,12 @@ def with_dra(node: Node, index: DraIndex | None) -> Node:
             "the DRA driver's kubelet plugin does; no pod of it is in the snapshot",
         }
         node = replace(node, deployed=deployed, not_installed=absent)
+    shared = _with_dra_sharing(node, index)
+    return replace(shared, gpu_sharing=gpu_sharing(shared, node.sharing_strategy, index))
+
+
+def _with_dra_sharing(node: Node, index: DraIndex) -> Node:
+    """The node with DRA's sharing where it is weaker than what its labels say."""
     sharing = dra_sharing(node.name, index)
     if sharing is None or not _weaker(sharing.mode, node.sharing_strategy):
         return node
