@@ -54,6 +54,11 @@ def test_the_demo_shows_guest_vgpu_dra_only_koordinator_burn_in_leak_and_a_reope
     assert "ResourceSlice" in dra["gpu_model_basis"]
     assert "driverVersion of ResourceSlice" in dra["driver_version_basis"]
     assert dra["patch_status"] == "below_baseline"
+    # Each GPU of the DRA node two tenants time-slice GPU 0 of reads its own sharing: GPU 0
+    # time-sliced, GPU 2 (research's whole H100 from its template) not.
+    rows = client.get("/api/v1/gpus/", {"node": "nw-h100-03", "page_size": 50}).json()
+    modes = {r["index"]: r["sharing_strategy"] for r in rows["results"]}
+    assert modes[0] == "time_slicing" and modes[2] == "none"
 
     # (c) Koordinator's GPU share: orbital and research on GPU minor 1 of one L40S.
     koord = _node(client, "nw-l40s-03")
