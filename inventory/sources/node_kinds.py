@@ -333,7 +333,7 @@ def not_judged_warning(nodes: Mapping[str, list[str]], shown: int = 5) -> str | 
     sharing = (
         f" Their sharing between tenants is judged from the node's labels and capacity for "
         f"{', '.join(judged)} (Intel sharedDevNum, AMD compute partitions: SHARE-001, "
-        "SHARE-003, SHARE-007, LEAK-002)."
+        "SHARE-002 (AMD's), SHARE-003, SHARE-007, LEAK-002)."
         if judged
         else ""
     )

@@ -1,8 +1,8 @@
 """Other vendors' GPUs shared between tenants: an AMD node whose model no label names (LEAK-002
 says the model is unknown rather than nothing), MI300X compute partitions held by two tenants
-(they may share one GPU: LEAK-002, SHARE-003), and Intel's GPU plugin sharing a card between
-pods (sharedDevNum > 1: SHARE-001, SHARE-003, SHARE-007). Objects as `kubectl get -o json`
-prints them, read by the normaliser."""
+(they may share one GPU: LEAK-002, SHARE-002, SHARE-003), and Intel's GPU plugin sharing a card
+between pods (sharedDevNum > 1: SHARE-001, SHARE-003, SHARE-007). Objects as `kubectl get -o
+json` prints them, read by the normaliser."""
 
 from __future__ import annotations
 
@@ -125,6 +125,35 @@ def test_share003_compute_partitions_are_not_gpu_instances_for_a_sensitive_tenan
     assert entry["node_sharing_strategy"] is None  # NVIDIA's strategy, not read here
     assert entry["accelerator_resources"] == {"amd.com/gpu": 64}
     assert run("SHARE-001", _cpx(*CPX_PODS)) == []  # not time-slicing
+
+
+def test_share002_tenants_holding_compute_partitions_of_amd_gpus():
+    """CPX partitions are compute instances of one GPU (DESIGN §2 `mig_ci`): two tenants
+    holding them on one node are SHARE-002's cause, possibly co-resident (which GPU each
+    partition is on is not visible); one tenant's partitions and SPX GPUs are not."""
+    (draft,) = run("SHARE-002", _cpx(*CPX_PODS))
+    assert draft.tenants == ("alpha", "sens")
+    assert draft.title == (
+        "Tenants alpha and sens use compute partitions (amd.com/gpu) of AMD GPUs in node "
+        "mi300-cpx (possible co-residence)"
+    )
+    assert draft.evidence["co_residence"] == "possible"
+    named = (
+        holder("alpha", "part-0", "mi300-cpx", **{"amd.com/cpx_nps4": "1"}),
+        holder("sens", "part-1", "mi300-cpx", **{"amd.com/cpx_nps4": "1"}),
+    )
+    inputs = _cpx(*named, labels={}, capacity={"amd.com/cpx_nps4": "64"})
+    assert [d.tenants for d in run("SHARE-002", inputs)] == [("alpha", "sens")]
+
+
+def test_share002_not_for_spx_gpus_or_one_tenants_partitions():
+    spx = {"amd.com/compute-partitioning-mode": "SPX", "amd.com/memory-partitioning-mode": "NPS1"}
+    assert run("SHARE-002", _cpx(*CPX_PODS, labels=spx, capacity={"amd.com/gpu": "8"})) == []
+    pods = (
+        holder("alpha", "part-0", "mi300-cpx", **{"amd.com/gpu": "1"}),
+        holder("alpha", "part-1", "mi300-cpx", **{"amd.com/gpu": "1"}),
+    )
+    assert run("SHARE-002", _cpx(*pods)) == []
 
 
 def test_partitions_named_by_mode_and_spx_nodes():

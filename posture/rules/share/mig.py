@@ -1,4 +1,6 @@
-"""SHARE-002: compute instances of one MIG GPU instance used by different tenants."""
+"""SHARE-002: compute instances of one MIG GPU instance used by different tenants; also the
+compute partitions of one AMD GPU (CPX, DPX, QPX under NPS1: compute instances of one GPU, never
+separate instances, posture.rules.vendor_holdings), the same cause on another vendor's GPU."""
 
 from __future__ import annotations
 
@@ -11,12 +13,14 @@ from posture.inputs import PostureInputs
 from posture.rules.common import GpuHolding, gpu_holdings, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, Party, pair_drafts
 from posture.rules.registry import FindingDraft, check
+from posture.rules.share.groups import shared_groups
 from posture.rules.share.parties import namespace_parties, node_facts, parties_of
 from tenants.policy import base_resource
 
 # A100, H100, H200 and B200 have 7 compute slices per GPU (A30: 4), so at most 7 // g GPU
 # instances of a "<g>g" profile fit on one GPU.
 MAX_MIG_SLICES = 7
+AMD_PREFIX = "amd.com/"
 # "nvidia.com/mig-1c.3g.40gb" -> compute slices 1, GPU-instance profile "3g.40gb".
 _MIG_CI_PROFILE = re.compile(r"^nvidia\.com/mig-(\d+)c\.((\d+)g\..+)$")
 
@@ -54,14 +58,19 @@ def gpu_instance_bound(node: Node, profile: str, slices: int) -> int | None:
         "GPU instance are not separate tenants. The API does not say which GPU "
         "instance a device belongs to, so pods of different tenants holding compute instances "
         "of the same GPU-instance profile on one node are reported as possibly co-resident, "
-        "and as certainly co-resident when the node can only have one such GPU instance."
+        "and as certainly co-resident when the node can only have one such GPU instance. "
+        "The compute partitions of an AMD Instinct GPU in a mode other than SPX (CPX, DPX, "
+        "QPX) are the same: they share its memory under NPS1 and the rest of the GPU under "
+        "any memory mode, and which GPU a pod's partition is on is not visible."
     ),
     remediation=(
         "Give each tenant whole GPU instances: change the node's mig-parted config (label "
         "`nvidia.com/mig.config=<config>` naming a layout without compute-instance splits, "
         "e.g. `all-3g.40gb`) so the device plugin advertises `nvidia.com/mig-3g.40gb`, and "
         "move the tenants' pods to those resources. Keep compute-instance profiles only on "
-        "nodes (tainted per tenant) that serve a single tenant."
+        "nodes (tainted per tenant) that serve a single tenant. On an AMD node, set the GPUs "
+        "to SPX (the AMD GPU Operator's partitioning profile for the node) or taint the "
+        "partitioned node for one tenant."
     ),
     mappings=("SP800-53:SC-4", "SP800-53:SC-39"),
 )
@@ -85,6 +94,19 @@ def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
                 combinations(namespace_parties(holdings).values(), 2),
             ):
                 yield _meeting(node, profile, bound, pair)
+        yield from _amd_partitions(inputs, node)
+
+
+def _amd_partitions(inputs: PostureInputs, node: Node) -> Iterator[Meeting]:
+    """Each pair of tenants holding compute partitions of the node's AMD GPUs (the co-tenancy
+    groups' mig_ci pools of another vendor: share.groups, vendor_holdings)."""
+    for group in shared_groups(inputs, node):
+        if group.mode != "mig_ci" or not group.pool.startswith(AMD_PREFIX):
+            continue
+        details = {"resource": group.pool, "sharing_mode": "mig_ci", "vendor": "AMD"}
+        for first, second in group.tenant_pairs:
+            if found := group.meeting(first, second, group.pool, details=details):
+                yield found
 
 
 def _meeting(node: Node, profile: str, bound: int | None, pair: tuple[Party, Party]) -> Meeting:
@@ -101,6 +123,11 @@ def _meeting(node: Node, profile: str, bound: int | None, pair: tuple[Party, Par
 
 
 def _title(cause: PairCause) -> str:
+    if cause.key.startswith(AMD_PREFIX):
+        return (
+            f"{cause.who} use compute partitions ({cause.key}) of AMD GPUs in {cause.where} "
+            f"{cause.note}"
+        )
     return (
         f"{cause.who} use compute instances of {cause.key} GPU instances in {cause.where} "
         f"{cause.note}"
