@@ -25,7 +25,7 @@ from inventory.bulletins.csaf.products import ALL_VERSIONS, EVERY, OPEN
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 from inventory.conditions import NOT_PRESENT, VEX_NOT_PRESENT, NodeFacts, Verdict, evaluate
 from inventory.patching.driver_family import (
-    family_name,
+    dropped_by,
     fix_branch,
     host_driver_fix,
     one_per_bound,
@@ -202,7 +202,7 @@ def _judge(
                 "bulletin (out of support, or bulletins missing)",
             )
         return
-    if kind == "driver" and (dropped := _dropped_by(relevant, fixes, vgpu)):
+    if kind == "driver" and (dropped := dropped_by(relevant, fixes, vgpu)):
         judged.not_judged(kind, f"driver {installed}: {dropped}")
     for fix in relevant:
         if fix.fixed_version and parse_version(fix.fixed_version):
@@ -283,36 +283,6 @@ def _judge_contradicted(kind: str, installed: str, fix: Fix, judged: _Judgement)
     why = {"code": "contradictory_bulletin", "text": text, "justification": None}
     judged.investigating.append(replace(_exposure(kind, installed, fix, None), reason=why))
     judged.not_judged(kind, f"{kind} {installed}: {text}")
-
-
-def _dropped_by(relevant: list[Fix], fixes: list[Fix], vgpu_host: bool = False) -> str | None:
-    """Why a driver branch cannot read current: a later bulletin fixes Linux data-center drivers
-    of other branches but not this one (R550 after July 2025). NVIDIA leaves a branch out of a
-    bulletin when it no longer supports it, so its fixes stop while its flaws stay; whether the
-    branch is out of support or was not affected, the bulletin does not say. A branch first
-    listed after a bulletin (R580 and the bulletins of 2024) is not concerned by it."""
-    listed = max(f.released[:10] for f in relevant)
-    branch = fix_branch(relevant[0])
-    # A bulletin that lists the branch never drops it, whatever the dates of its other rows
-    # (a revision may add a branch weeks later: nvidia-5614 v3.0.0 added R570).
-    listing = {f.advisory_id for f in relevant}
-    later: dict[str, set[str]] = {}
-    for fix in fixes:
-        if (
-            fix.advisory_id not in listing
-            and host_driver_fix(fix, vgpu_host)
-            and fix.released[:10] > listed
-        ):
-            later.setdefault(fix.advisory_id, set()).add(fix_branch(fix) or "?")
-    if not later:
-        return None
-    latest = max(later, key=lambda a: next(f.released for f in fixes if f.advisory_id == a))
-    others = ", ".join(sorted(later[latest], reverse=True))
-    return (
-        f"branch {branch} is not in bulletin {latest}, which fixes {family_name(vgpu_host)} "
-        f"{others} (its last fix is in a bulletin of {listed}): out of support, or not "
-        "affected, the bulletin does not say"
-    )
 
 
 def _unknown_note(kind: str, relevant: list[Fix], gpu_model: str | None) -> str:
