@@ -31,6 +31,7 @@ from inventory.patching.driver_family import (
     one_per_bound,
 )
 from inventory.patching.operands import split_by_operands
+from inventory.patching.unread import VERSION_NOT_READ, why_not_read
 from inventory.patching.versions import (
     bundled_dcgm,
     driver_branch,
@@ -109,6 +110,10 @@ class PatchStatus:
     # component is unknown, never current; a VEX says `under_investigation`.
     investigating: tuple[Exposure, ...] = ()
     not_read: tuple[str, ...] = ()  # notes: components with fixes the source cannot show
+    # Fixes that concern a component the node runs, or may run, whose version was not read
+    # (reason code VERSION_NOT_READ, saying which input would tell): a VEX says
+    # `under_investigation`. A component known not installed is in `not_affected` instead.
+    unread: tuple[Exposure, ...] = ()
 
 
 @dataclass
@@ -117,6 +122,7 @@ class _Judgement:
     not_affected: list[Exposure] = field(default_factory=list)
     fixed: list[Exposure] = field(default_factory=list)
     investigating: list[Exposure] = field(default_factory=list)
+    unread: list[Exposure] = field(default_factory=list)
     baselines: dict[str, str] = field(default_factory=dict)
     unknown: list[str] = field(default_factory=list)
     unknown_components: list[str] = field(default_factory=list)
@@ -155,8 +161,9 @@ def node_patch_status(
         installed = versions.get(field_name)
         installed = installed_version(kind, installed) if installed else None
         if kind in stack.not_read and not installed:
-            if any(_applies(f, kind, None, stack.gpu_model) for f in fixes):
+            if concerning := [f for f in fixes if _applies(f, kind, None, stack.gpu_model)]:
                 not_read.append(kind)
+                judged.unread += [_unread(kind, None, f, stack) for f in one_per_bound(concerning)]
             continue
         if kind in stack.not_installed and kind != "driver":
             judged.not_affected += [
@@ -178,6 +185,7 @@ def node_patch_status(
         tuple(judged.fixed),
         tuple(judged.investigating),
         (NOT_READ.format(kinds=", ".join(not_read)),) if not_read else (),
+        tuple(judged.unread),
     )
 
 
@@ -191,8 +199,11 @@ def _judge(
         relevant = _spare_absent_operands(installed, relevant, fixes, stack, judged)
     label = f"driver {branch}" if branch else kind
     if not installed or parse_version(installed) is None:
+        if kind == "driver" and branch is None:  # no branch read: any branch's fix may concern it
+            relevant = one_per_bound([f for f in fixes if host_driver_fix(f, vgpu)])
         if kind == "driver" or relevant:
             judged.not_judged(kind, _unknown_note(kind, relevant, stack.gpu_model))
+        judged.unread += [_unread(kind, installed, f, stack) for f in relevant]
         return
     if kind == "driver" and not relevant:
         if any(f.component.kind == ("vgpu_manager" if vgpu else "driver") for f in fixes):
@@ -353,6 +364,20 @@ def _absent(kind: str, fix: Fix) -> Exposure:
         VEX_NOT_PRESENT,
     )
     return replace(_exposure(kind, None, fix, reason), condition_status=None)
+
+
+def _unread(kind: str, raw: str | None, fix: Fix, stack: NodeStack) -> Exposure:
+    """A fix that concerns a component whose version was not read (`raw`: what was read
+    instead of a version), with why and which input would tell."""
+    why = why_not_read(
+        kind,
+        raw,
+        host_only=kind in stack.not_read,
+        gpu_model=stack.gpu_model,
+        model=fix.component.line,
+    )
+    reason = {"code": VERSION_NOT_READ, "text": why, "justification": None}
+    return replace(_exposure(kind, None, fix, None), reason=reason)
 
 
 REMEDY_KEYS = ("category", "details", "url")
