@@ -69,10 +69,11 @@ def test_a_dcgm_exporter_bulletin_is_never_not_present_on_gkes_managed_exporter(
         assert node.data["dcgm_exporter_version"] == "4.4.1-4.6.0"
         assert {status for _, status, _ in statuses} == {"affected"}
     else:
-        # Deployed, version unknown: no statement says anything of it (never not_affected).
+        # Deployed, version unknown: under investigation, saying its version was not read
+        # (never not_affected, and never left out as if there were nothing to say).
         assert node.data["dcgm_exporter_version"] is None
         assert "dcgm_exporter" in node.data["deployed"]
-        assert statuses == set()
+        assert statuses == {("CVE-2026-47483", "under_investigation", "")}
         unknown = by_check(findings, "STACK-004")[0]["evidence"]
         assert "dcgm_exporter_version" in unknown["unknown"]
 

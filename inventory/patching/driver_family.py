@@ -73,3 +73,33 @@ def one_per_bound(fixes: list[Fix]) -> list[Fix]:
             seen.add(key)
             kept.append(fix)
     return kept
+
+
+def dropped_by(relevant: list[Fix], fixes: list[Fix], vgpu_host: bool = False) -> str | None:
+    """Why a driver branch cannot read current: a later bulletin fixes Linux data-center drivers
+    of other branches but not this one (R550 after July 2025). NVIDIA leaves a branch out of a
+    bulletin when it no longer supports it, so its fixes stop while its flaws stay; whether the
+    branch is out of support or was not affected, the bulletin does not say. A branch first
+    listed after a bulletin (R580 and the bulletins of 2024) is not concerned by it."""
+    listed = max(f.released[:10] for f in relevant)
+    branch = fix_branch(relevant[0])
+    # A bulletin that lists the branch never drops it, whatever the dates of its other rows
+    # (a revision may add a branch weeks later: nvidia-5614 v3.0.0 added R570).
+    listing = {f.advisory_id for f in relevant}
+    later: dict[str, set[str]] = {}
+    for fix in fixes:
+        if (
+            fix.advisory_id not in listing
+            and host_driver_fix(fix, vgpu_host)
+            and fix.released[:10] > listed
+        ):
+            later.setdefault(fix.advisory_id, set()).add(fix_branch(fix) or "?")
+    if not later:
+        return None
+    latest = max(later, key=lambda a: next(f.released for f in fixes if f.advisory_id == a))
+    others = ", ".join(sorted(later[latest], reverse=True))
+    return (
+        f"branch {branch} is not in bulletin {latest}, which fixes {family_name(vgpu_host)} "
+        f"{others} (its last fix is in a bulletin of {listed}): out of support, or not "
+        "affected, the bulletin does not say"
+    )

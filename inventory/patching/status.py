@@ -25,12 +25,13 @@ from inventory.bulletins.csaf.products import ALL_VERSIONS, EVERY, OPEN
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 from inventory.conditions import NOT_PRESENT, VEX_NOT_PRESENT, NodeFacts, Verdict, evaluate
 from inventory.patching.driver_family import (
-    family_name,
+    dropped_by,
     fix_branch,
     host_driver_fix,
     one_per_bound,
 )
 from inventory.patching.operands import split_by_operands
+from inventory.patching.unread import VERSION_NOT_READ, why_not_read
 from inventory.patching.versions import (
     bundled_dcgm,
     driver_branch,
@@ -109,6 +110,10 @@ class PatchStatus:
     # component is unknown, never current; a VEX says `under_investigation`.
     investigating: tuple[Exposure, ...] = ()
     not_read: tuple[str, ...] = ()  # notes: components with fixes the source cannot show
+    # Fixes that concern a component the node runs, or may run, whose version was not read
+    # (reason code VERSION_NOT_READ, saying which input would tell): a VEX says
+    # `under_investigation`. A component known not installed is in `not_affected` instead.
+    unread: tuple[Exposure, ...] = ()
 
 
 @dataclass
@@ -117,6 +122,7 @@ class _Judgement:
     not_affected: list[Exposure] = field(default_factory=list)
     fixed: list[Exposure] = field(default_factory=list)
     investigating: list[Exposure] = field(default_factory=list)
+    unread: list[Exposure] = field(default_factory=list)
     baselines: dict[str, str] = field(default_factory=dict)
     unknown: list[str] = field(default_factory=list)
     unknown_components: list[str] = field(default_factory=list)
@@ -155,8 +161,9 @@ def node_patch_status(
         installed = versions.get(field_name)
         installed = installed_version(kind, installed) if installed else None
         if kind in stack.not_read and not installed:
-            if any(_applies(f, kind, None, stack.gpu_model) for f in fixes):
+            if concerning := [f for f in fixes if _applies(f, kind, None, stack.gpu_model)]:
                 not_read.append(kind)
+                judged.unread += [_unread(kind, None, f, stack) for f in one_per_bound(concerning)]
             continue
         if kind in stack.not_installed and kind != "driver":
             judged.not_affected += [
@@ -178,6 +185,7 @@ def node_patch_status(
         tuple(judged.fixed),
         tuple(judged.investigating),
         (NOT_READ.format(kinds=", ".join(not_read)),) if not_read else (),
+        tuple(judged.unread),
     )
 
 
@@ -191,8 +199,11 @@ def _judge(
         relevant = _spare_absent_operands(installed, relevant, fixes, stack, judged)
     label = f"driver {branch}" if branch else kind
     if not installed or parse_version(installed) is None:
+        if kind == "driver" and branch is None:  # no branch read: any branch's fix may concern it
+            relevant = one_per_bound([f for f in fixes if host_driver_fix(f, vgpu)])
         if kind == "driver" or relevant:
             judged.not_judged(kind, _unknown_note(kind, relevant, stack.gpu_model))
+        judged.unread += [_unread(kind, installed, f, stack) for f in relevant]
         return
     if kind == "driver" and not relevant:
         if any(f.component.kind == ("vgpu_manager" if vgpu else "driver") for f in fixes):
@@ -202,7 +213,7 @@ def _judge(
                 "bulletin (out of support, or bulletins missing)",
             )
         return
-    if kind == "driver" and (dropped := _dropped_by(relevant, fixes, vgpu)):
+    if kind == "driver" and (dropped := dropped_by(relevant, fixes, vgpu)):
         judged.not_judged(kind, f"driver {installed}: {dropped}")
     for fix in relevant:
         if fix.fixed_version and parse_version(fix.fixed_version):
@@ -285,36 +296,6 @@ def _judge_contradicted(kind: str, installed: str, fix: Fix, judged: _Judgement)
     judged.not_judged(kind, f"{kind} {installed}: {text}")
 
 
-def _dropped_by(relevant: list[Fix], fixes: list[Fix], vgpu_host: bool = False) -> str | None:
-    """Why a driver branch cannot read current: a later bulletin fixes Linux data-center drivers
-    of other branches but not this one (R550 after July 2025). NVIDIA leaves a branch out of a
-    bulletin when it no longer supports it, so its fixes stop while its flaws stay; whether the
-    branch is out of support or was not affected, the bulletin does not say. A branch first
-    listed after a bulletin (R580 and the bulletins of 2024) is not concerned by it."""
-    listed = max(f.released[:10] for f in relevant)
-    branch = fix_branch(relevant[0])
-    # A bulletin that lists the branch never drops it, whatever the dates of its other rows
-    # (a revision may add a branch weeks later: nvidia-5614 v3.0.0 added R570).
-    listing = {f.advisory_id for f in relevant}
-    later: dict[str, set[str]] = {}
-    for fix in fixes:
-        if (
-            fix.advisory_id not in listing
-            and host_driver_fix(fix, vgpu_host)
-            and fix.released[:10] > listed
-        ):
-            later.setdefault(fix.advisory_id, set()).add(fix_branch(fix) or "?")
-    if not later:
-        return None
-    latest = max(later, key=lambda a: next(f.released for f in fixes if f.advisory_id == a))
-    others = ", ".join(sorted(later[latest], reverse=True))
-    return (
-        f"branch {branch} is not in bulletin {latest}, which fixes {family_name(vgpu_host)} "
-        f"{others} (its last fix is in a bulletin of {listed}): out of support, or not "
-        "affected, the bulletin does not say"
-    )
-
-
 def _unknown_note(kind: str, relevant: list[Fix], gpu_model: str | None) -> str:
     if kind != "firmware":
         return f"{words(kind)}: version unknown"
@@ -383,6 +364,20 @@ def _absent(kind: str, fix: Fix) -> Exposure:
         VEX_NOT_PRESENT,
     )
     return replace(_exposure(kind, None, fix, reason), condition_status=None)
+
+
+def _unread(kind: str, raw: str | None, fix: Fix, stack: NodeStack) -> Exposure:
+    """A fix that concerns a component whose version was not read (`raw`: what was read
+    instead of a version), with why and which input would tell."""
+    why = why_not_read(
+        kind,
+        raw,
+        host_only=kind in stack.not_read,
+        gpu_model=stack.gpu_model,
+        model=fix.component.line,
+    )
+    reason = {"code": VERSION_NOT_READ, "text": why, "justification": None}
+    return replace(_exposure(kind, None, fix, None), reason=reason)
 
 
 REMEDY_KEYS = ("category", "details", "url")

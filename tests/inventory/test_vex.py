@@ -248,6 +248,13 @@ def test_csaf_vex_passes_the_verifier():
         "fixed": ["gpu-new:container_toolkit"],
         "known_affected": ["gpu-cdi:container_toolkit"],
         "known_not_affected": ["gpu-legacy:container_toolkit"],
+        # The bulletin names the device plugin and GPU Operator too; no node states their
+        # versions nor that they are absent: not known (tests/inventory/test_vex_unread.py).
+        "under_investigation": [
+            f"{node}:{component}"
+            for node in ("gpu-cdi", "gpu-legacy", "gpu-new")
+            for component in ("device_plugin", "gpu_operator")
+        ],
     }
     assert {
         "label": "vulnerable_code_not_in_execute_path",
@@ -277,9 +284,11 @@ def test_counts():
     # 2 CDI CVEs x 3 nodes, the February toolkit CVE x 3 (all past 1.17.3), the exporter CVE
     # x 3: the exporter is affected on the two nodes that run it, and so is the DCGM its image
     # bundles (3.3.9, below the bulletin's DCGM fix), judged only where an exporter runs.
+    # The device plugin (2 CDI CVEs) and GPU Operator (those and the February one), whose
+    # versions no node states, on 3 nodes: 15 under investigation.
     assert counts(cluster_statements(judged_nodes())) == {
         "affected": 6,
         "fixed": 5,
         "not_affected": 3,
-        "under_investigation": 0,
+        "under_investigation": 15,
     }

@@ -24,8 +24,9 @@ from inventory.models import Cluster
 
 class ClusterVexView(NameOrIdLookupMixin, generics.GenericAPIView):
     """The VEX of one cluster's GPU nodes: for each vulnerability an imported bulletin names
-    and each node component, affected (with the upgrade), fixed, or not affected with the
-    standard justification. `format=openvex` (default) or `csaf` (CSAF 2.0, csaf_vex)."""
+    and each node component, affected (with the upgrade), fixed, not affected with the
+    standard justification, or under investigation with why (such as a version not read).
+    `format=openvex` (default) or `csaf` (CSAF 2.0, csaf_vex)."""
 
     queryset = Cluster.objects.all()
     lookup_field = "name"

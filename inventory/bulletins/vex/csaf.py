@@ -3,7 +3,8 @@
 The product tree names each node component once (its purl as the identification helper);
 each vulnerability lists its products by status (known_affected / fixed / known_not_affected
 / under_investigation), a flag with the standard justification label for every not-affected
-product and a threat of category `impact` saying why, and a `vendor_fix` remediation for
+product and a threat of category `impact` saying why (for every product under investigation
+too: why it is not known), and a `vendor_fix` remediation for
 every affected one: the profile's mandatory tests 6.1.27.9 and 6.1.27.10
 (tests/inventory/test_vex.py runs a maintained CSAF VEX verifier over it)."""
 
@@ -59,9 +60,10 @@ def csaf_document(
                     "text": (
                         f"For each vulnerability an imported vendor bulletin names and each GPU "
                         f"node component of cluster {cluster} it concerns: affected (with the "
-                        "upgrade), fixed, or not affected with the reason (a component not "
+                        "upgrade), fixed, not affected with the reason (a component not "
                         "installed, or a bulletin condition such as CDI mode that does not "
-                        "hold on the node)."
+                        "hold on the node), or under investigation with why it is not known "
+                        "(such as a version that was not read on the node)."
                     ),
                 }
             ],
@@ -117,7 +119,11 @@ def _vulnerability(name: str, group: list[Statement]) -> dict[str, object]:
     flags = _grouped(group, NOT_AFFECTED, lambda s: s.justification or "")
     if flags:
         out["flags"] = [{"label": label, "product_ids": ids} for label, ids in flags]
-    impacts = _grouped(group, NOT_AFFECTED, lambda s: s.impact or "")
+    # Why each not-affected product is not, and why each under investigation is not known
+    # (a version not read on the node, a bulletin that says both): an `impact` threat each.
+    impacts = _grouped(group, NOT_AFFECTED, lambda s: s.impact or "") + _grouped(
+        group, UNDER_INVESTIGATION, lambda s: s.impact or ""
+    )
     if impacts:
         out["threats"] = [
             {"category": "impact", "details": text, "product_ids": ids} for text, ids in impacts

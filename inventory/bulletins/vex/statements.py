@@ -14,7 +14,9 @@ statements that inventory.bulletins.vex.openvex and inventory.bulletins.vex.csaf
 - `fixed`: the node's version is past the bound.
 - `under_investigation`: the bulletin names the component without a bound the node's version
   is outside of (the vendor's own `under_investigation`, or affected with no version bound
-  stated): not known, never read as fixed or not affected.
+  stated), or names the very version both affected and fixed, or the node runs (or may run)
+  the component but its version was not read (inventory.patching.unread: the note says which
+  input would tell): not known, never read as fixed or not affected, and never left out.
 
 One vulnerability may have several bounds for one component (one for every install, a lower
 one "CDI mode only"): the statement is the worst, affected over under_investigation over
@@ -28,6 +30,7 @@ from urllib.parse import quote
 
 from inventory.components import LABELS
 from inventory.patching.status import Exposure, PatchStatus
+from inventory.patching.unread import VERSION_NOT_READ
 
 AFFECTED, NOT_AFFECTED, FIXED = "affected", "not_affected", "fixed"
 UNDER_INVESTIGATION = "under_investigation"
@@ -70,7 +73,8 @@ class Product:
 
     node: str
     component: str
-    version: str | None  # None: not installed on the node
+    version: str | None  # None: not installed on the node, or (`unread`) not read
+    unread: bool = False  # installed, or possibly, but its version was not read
 
     @property
     def id(self) -> str:
@@ -88,7 +92,14 @@ class Product:
     @property
     def label(self) -> str:
         name = LABELS.get(self.component, self.component)
-        return f"{name} {self.version or '(not installed)'} on node {self.node}"
+        version = "(version not read)" if self.unread else self.version or "(not installed)"
+        return f"{name} {version} on node {self.node}"
+
+    @property
+    def name(self) -> str:
+        """The component's name inside a sentence ("container toolkit", "DCGM exporter")."""
+        name = LABELS.get(self.component, self.component)
+        return name if name[1:2].isupper() else name[:1].lower() + name[1:]
 
 
 @dataclass(frozen=True)
@@ -124,6 +135,7 @@ def cluster_statements(nodes: Iterable[NodeJudgement]) -> list[Statement]:
             + [(e, NOT_AFFECTED) for e in node.status.not_affected]
             + [(e, FIXED) for e in node.status.fixed]
             + [(e, UNDER_INVESTIGATION) for e in node.status.investigating]
+            + [(e, UNDER_INVESTIGATION) for e in node.status.unread]
         )
         for exposure, status in judged:
             for statement in _statements(node.name, exposure, status):
@@ -137,7 +149,8 @@ def cluster_statements(nodes: Iterable[NodeJudgement]) -> list[Statement]:
 
 
 def _statements(node: str, exposure: Exposure, status: str) -> list[Statement]:
-    product = Product(node, exposure.component, exposure.installed)
+    code = (exposure.reason or {}).get("code")
+    product = Product(node, exposure.component, exposure.installed, code == VERSION_NOT_READ)
     names = list(exposure.cves) or [exposure.advisory_id]
     common = {
         "advisory_id": exposure.advisory_id,
@@ -162,12 +175,15 @@ def _statements(node: str, exposure: Exposure, status: str) -> list[Statement]:
             justification if justification in JUSTIFICATIONS else "vulnerable_code_not_present"
         )
         common["impact"] = reason.get("text") or f"Not affected ({exposure.condition})."
-    elif (
-        status == UNDER_INVESTIGATION
-        and (exposure.reason or {}).get("code") == "contradictory_bulletin"
-    ):
+    elif status == UNDER_INVESTIGATION and code == "contradictory_bulletin":
         why = (exposure.reason or {}).get("text")
         common["impact"] = f"{product.label}: {why}: not known whether it is affected."
+    elif status == UNDER_INVESTIGATION and code == VERSION_NOT_READ:
+        why = (exposure.reason or {}).get("text")
+        common["impact"] = (
+            f"The version of the {product.name} was not read on node {node}: {why}. "
+            f"Not known whether it is affected by {exposure.advisory_id}."
+        )
     elif status == UNDER_INVESTIGATION:
         why = (exposure.reason or {}).get("text") or "no version bound stated"
         common["impact"] = (

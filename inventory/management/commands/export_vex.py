@@ -20,7 +20,8 @@ from inventory.models import Cluster
 class Command(BaseCommand):
     help = (
         "Write the VEX of a cluster's GPU nodes to stdout: OpenVEX (default) or CSAF 2.0 VEX, "
-        "one statement per vulnerability and node component (affected, fixed, not affected)."
+        "one statement per vulnerability and node component (affected, fixed, not affected, "
+        "under investigation)."
     )
 
     def add_arguments(self, parser):
@@ -43,5 +44,6 @@ class Command(BaseCommand):
         self.stderr.write(
             f"{len(statements)} statements for cluster {cluster.name}: "
             f"{found['affected']} affected, {found['fixed']} fixed, "
-            f"{found['not_affected']} not affected"
+            f"{found['not_affected']} not affected, "
+            f"{found['under_investigation']} under investigation"
         )
