@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from inventory.models import SyncRun
+from inventory.sources.nul_strings import WARNING_MARK
 
 
 def sync_run_summary(run: SyncRun) -> str:
@@ -14,9 +15,11 @@ def sync_run_summary(run: SyncRun) -> str:
         return f"sync run {run.pk} is queued or running; its progress shows on the cluster page"
     counts = ", ".join(f"{kind} {n}" for kind, n in sorted(run.counts.items()))
     nodes = run.changes.get("nodes", {})
+    # A tenant's NUL (nul_strings) changed what was stored: said here, not only in the warnings.
+    nul = next((w.partition(", which")[0] for w in run.warnings if WARNING_MARK in w), "")
     return (
         f"sync run {run.pk} succeeded in {run.duration_seconds or 0:.2f} s; "
         f"read {counts or 'nothing'}; nodes {nodes.get('created', 0)} new, "
         f"{nodes.get('updated', 0)} changed, {nodes.get('deleted', 0)} gone; "
         f"{run.changes.get('drift_events', 0)} drift events"
-    )
+    ) + (f"; {nul}, read as U+FFFD (see its warnings)" if nul else "")

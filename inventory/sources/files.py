@@ -10,6 +10,7 @@ from typing import Any
 from inventory.sources.base import Progress, SourceError
 from inventory.sources.images import component_of
 from inventory.sources.normalise import SnapshotError
+from inventory.sources.nul_strings import NulReplaced
 from inventory.sources.snapshot_file import load_snapshot_objects
 
 # Kinds whose absence the checks read as "none in the cluster". `kubectl get` lists only the
@@ -53,8 +54,9 @@ class SnapshotFileSource:
         return "snapshot: " + ", ".join(self.paths)
 
     def read(self, progress: Progress) -> list[dict[str, Any]]:
+        nul = NulReplaced()
         try:
-            objects = load_snapshot_objects(self.paths)
+            objects = load_snapshot_objects(self.paths, nul)
         except (SnapshotError, OSError) as exc:
             raise SourceError(f"the snapshot could not be read: {exc}", retryable=False) from exc
         counts = Counter(o.get("kind", "?") for o in objects if isinstance(o, dict))
@@ -62,6 +64,8 @@ class SnapshotFileSource:
             progress(kind, count)
         self.warnings = absence_warnings(counts) + openshift_warnings(objects, counts)
         self.warnings += gpu_operator_warnings(objects)
+        if replaced := nul.warning():
+            self.warnings.append(replaced)
         self.unlisted = claims_unread(objects, counts)
         if self.unlisted:
             self.warnings.append(CLAIMS_UNREAD)

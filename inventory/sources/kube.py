@@ -53,6 +53,7 @@ from inventory.sources.kube_pages import list_all
 from inventory.sources.kube_unread import admission_warning, unread_warning
 from inventory.sources.kube_watch import probe_kind, watch_kind
 from inventory.sources.kube_wire import api_error, decode, identity
+from inventory.sources.nul_strings import NulReplaced, nul_replace
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ class KubeSource:
         # How each admission kind's list went (K8S-009 says "unknown" for a failed one).
         self.admission_reads: list[AdmissionRead] = []
         self._plurals: dict[str, str] = {}  # Gatekeeper listing label -> its plural
+        self._nul = NulReplaced()  # strings of this read that held a NUL (nul_strings)
 
     def describe(self) -> str:
         if self.in_cluster:
@@ -103,7 +105,7 @@ class KubeSource:
     def read(self, progress: Progress) -> list[dict[str, Any]]:
         api_client = self._api_client()
         self.resource_versions, self.api_versions, self.warnings = {}, {}, []
-        self.admission_reads, self.unlisted = [], []
+        self.admission_reads, self.unlisted, self._nul = [], [], NulReplaced()
         try:
             objects: list[dict[str, Any]] = []
             calls = self._list_calls(api_client) + self._constraint_calls(api_client)
@@ -115,6 +117,8 @@ class KubeSource:
                 else:
                     objects.extend(self._list_all(kind, list_call, progress))
             objects.extend(self._read_owners(api_client, objects, progress))
+            if replaced := self._nul.warning():
+                self.warnings.append(replaced)
             return objects
         finally:
             api_client.close()
@@ -155,18 +159,24 @@ class KubeSource:
         if readable:
             raise WatchExpired(f"{readable[0]} can be listed now; the last full list could not")
         delta = WatchDelta(resource_versions=dict(since))
-        delta.warnings = [warning for _, warning in probed if warning]
+        # One list with the source's: a Node read_node() reads while the delta is applied
+        # says its NULs on the same run.
+        delta.warnings = self.warnings = [warning for _, warning in probed if warning]
+        nul = NulReplaced()
         for (kind, _, _), (events, version, warning) in zip(calls, answers, strict=True):
             if warning:
                 delta.warnings.append(warning)
             # The last event of each object is its state now.
             latest = {identity(obj): (event_type, obj) for event_type, obj in events}
             for event_type, obj in latest.values():
+                nul_replace([obj], nul)  # the changes only: few objects, each walked
                 obj = fix_item(kind, obj) if is_admission_label(kind) else obj
                 (delta.deleted if event_type == "DELETED" else delta.changed).append(obj)
             delta.resource_versions[kind] = version
             delta.events[kind] = len(events)
             progress(kind, len(events))
+        if replaced := nul.warning():
+            delta.warnings.append(replaced)
         return delta
 
     def read_node(self, name: str) -> dict[str, Any] | None:
@@ -186,6 +196,10 @@ class KubeSource:
         finally:
             api_client.close()
         node.setdefault("kind", "Node")
+        nul = NulReplaced()
+        nul_replace([node], nul)
+        if replaced := nul.warning():
+            self.warnings.append(replaced)
         return node
 
     def _list_calls(self, api_client: client.ApiClient) -> list[tuple[str, Callable[..., Any]]]:
@@ -326,6 +340,7 @@ class KubeSource:
             timeouts=self._timeouts(),
             versions=self.resource_versions,
             keep=keep,
+            nul=self._nul,
         )
 
     def _list_optional(

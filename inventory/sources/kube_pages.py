@@ -13,6 +13,7 @@ from kubernetes.client.exceptions import ApiException
 
 from inventory.sources.base import Progress, SourceError
 from inventory.sources.kube_wire import api_error, decode
+from inventory.sources.nul_strings import NulReplaced, may_hold_nul, nul_replace
 
 MAX_LIST_RESTARTS = 3
 
@@ -26,19 +27,24 @@ def list_all(
     timeouts: tuple[float, float],
     versions: dict[str, str],
     keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    nul: NulReplaced | None = None,
 ) -> list[dict[str, Any]]:
     """Every page of one list; `keep` cuts each item as its page is read (owner kinds). The
-    list's resourceVersion is recorded in `versions` under `kind` as its first page is read."""
+    list's resourceVersion is recorded in `versions` under `kind` as its first page is read.
+    A NUL in an item's strings is read as U+FFFD, counted in `nul` (nul_strings): only a page
+    whose answer holds one is walked."""
+    found = NulReplaced()  # this list's, counted once it is read to the end
     items: list[dict[str, Any]] = []
     token: str | None = None
     restarts = 0
     while True:
         try:
-            body = _page(kind, list_call, token, page_size=page_size, timeouts=timeouts)
+            body, holds_nul = _page(kind, list_call, token, page_size=page_size, timeouts=timeouts)
         except ApiException as exc:
             if exc.status == 410 and token and restarts < MAX_LIST_RESTARTS:
                 # The continue token expired: the only consistent answer is a new list.
                 items, token, restarts = [], None, restarts + 1
+                found = NulReplaced()
                 continue
             raise api_error(kind, exc) from exc
         if token is None:
@@ -54,17 +60,22 @@ def list_all(
                 # The version read (DRA kinds may be served at several).
                 if isinstance(body.get("apiVersion"), str):
                     item.setdefault("apiVersion", body["apiVersion"])
+                if holds_nul:
+                    nul_replace([item], found)
                 item = keep(item) if keep else item
             items.append(item)
         progress(kind, len(items))
         token = (body.get("metadata") or {}).get("continue") or None
         if not token:
+            if nul is not None:
+                nul.extend(found)
             return items
 
 
 def _page(
     kind: str, list_call: Any, token: str | None, *, page_size: int, timeouts: tuple[float, float]
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], bool]:
+    """The page's list object, and whether its answer may hold a NUL in a string."""
     kwargs: dict[str, Any] = {
         "limit": page_size,
         "_preload_content": False,
@@ -83,4 +94,4 @@ def _page(
         raise SourceError(f"listing {kind}: the answer is not JSON: {exc}", retryable=True) from exc
     if not isinstance(body, dict):
         raise SourceError(f"listing {kind}: the answer is not a list object", retryable=True)
-    return body
+    return body, may_hold_nul(response.data)

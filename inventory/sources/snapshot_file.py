@@ -10,10 +10,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from gpuposture.base.echo import echoed
 from gpuposture.base.safe_parse import SafeParseError, load_json_values, load_yaml_all
 from inventory.snapshot import ClusterSnapshot, gc_paused
 from inventory.sources.normalise import SnapshotError, normalise
+from inventory.sources.nul_strings import NulReplaced, may_hold_nul, nul_replace
 
 MAX_FILE_BYTES = 200 * 1024 * 1024
 # YAML is checked before it is built (gpuposture.base.safe_parse): kubectl's output nests about
@@ -30,55 +30,31 @@ def read_snapshot(paths: Sequence[str | Path], **platform: Any) -> ClusterSnapsh
     return normalise(load_snapshot_objects(paths), **platform)
 
 
-def load_snapshot_objects(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """Every Kubernetes object in the given files and directories, Lists flattened."""
+def load_snapshot_objects(
+    paths: Sequence[str | Path], nul: NulReplaced | None = None
+) -> list[dict[str, Any]]:
+    """Every Kubernetes object in the given files and directories, Lists flattened. A NUL in
+    any string but an object's name and namespace is read as U+FFFD, counted in `nul`
+    (inventory.sources.nul_strings): the database cannot store one, and the API server accepts
+    one in an annotation or a ConfigMap's data."""
     if isinstance(paths, str | Path):
         paths = [paths]  # one path given bare would otherwise be read letter by letter
+    nul = nul if nul is not None else NulReplaced()
     found: list[dict[str, Any]] = []
     # A parsed snapshot is millions of dicts and lists without a cycle among them: the cyclic
     # collector only slows the parse down (threefold on a large cluster).
     with gc_paused():
         for file in _snapshot_files(paths):
-            documents, may_hold_nul = _documents(file)
+            documents, holds_nul = _documents(file)
             for document in documents:
                 try:
                     objects = _flatten(file, document)
                 except RecursionError as exc:  # Lists nested in Lists hundreds deep
                     raise SnapshotError(f"{file}: Lists nested too deeply to read") from exc
-                if may_hold_nul:
-                    _refuse_nul(file, objects)
+                if holds_nul:
+                    nul_replace(objects, nul)
                 found.extend(objects)
     return found
-
-
-def _refuse_nul(file: Path, objects: list[dict[str, Any]]) -> None:
-    # PostgreSQL stores no NUL in text or jsonb: one would fail the sync at write time with
-    # the database's words. No Kubernetes name or label can hold one; refused as a bad name is.
-    for obj in objects:
-        if (where := _nul_at(obj, "")) is not None:
-            metadata = obj.get("metadata")
-            name = metadata.get("name") if isinstance(metadata, dict) else None
-            raise SnapshotError(
-                f"{file}: {obj.get('kind')} {echoed(name)}: {where or 'a key'} holds a NUL "
-                "byte (\\u0000), which the database cannot store; fix or remove that value"
-            )
-
-
-def _nul_at(value: Any, path: str) -> str | None:
-    """The path of the first string (key or value) in `value` holding a NUL byte, or None."""
-    if isinstance(value, str):
-        return path if "\x00" in value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(key, str) and "\x00" in key:
-                return f"{path}.{echoed(key)}".lstrip(".")
-            if (found := _nul_at(item, f"{path}.{key}".lstrip("."))) is not None:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if (found := _nul_at(item, f"{path}[{index}]")) is not None:
-                return found
-    return None
 
 
 def _snapshot_files(paths: Sequence[str | Path]) -> Iterator[Path]:
@@ -113,8 +89,8 @@ def _documents(file: Path) -> tuple[list[Any], bool]:
         raise SnapshotError(f"{file}: cannot be read: {exc}") from exc
     try:
         if _is_json(file, content):
-            may_hold_nul = b"\\u0000" in content or b"\x00" in content
-            return load_json_values(content, max_bytes=MAX_FILE_BYTES), may_hold_nul
+            values = load_json_values(content, max_bytes=MAX_FILE_BYTES)
+            return values, may_hold_nul(content)
         return load_yaml_all(content, max_bytes=MAX_FILE_BYTES, max_depth=MAX_YAML_DEPTH), True
     except SafeParseError as exc:
         raise SnapshotError(f"{file}: {exc}") from exc

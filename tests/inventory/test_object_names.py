@@ -68,7 +68,7 @@ def test_names_the_api_allows_are_read_as_written():
     ("name", "says"),
     [
         ("a/b", "metadata.name is not a valid name: use lowercase letters"),
-        ("gpu-\u202ex\x00<script>\n", "metadata.name holds a NUL byte"),
+        ("gpu-\u202ex\x00<script>\n", "metadata.name is not a valid name: it holds a NUL byte"),
     ],
 )
 def test_sync_of_a_snapshot_with_a_bad_node_name_fails_and_keeps_the_last_good_state(
@@ -139,21 +139,6 @@ def _with_label_value(value: str) -> dict:
     node = next(o for o in snapshot["items"] if o["kind"] == "Node")
     node["metadata"]["labels"]["example.com/note"] = value
     return snapshot
-
-
-@pytest.mark.django_db
-def test_a_nul_byte_in_any_value_refuses_the_snapshot_naming_where(small_world, tmp_path):
-    # PostgreSQL would refuse it mid-write ("\u0000 cannot be converted to text").
-    path = tmp_path / "nul.json"
-    path.write_text(json.dumps(_with_label_value("a\x00b")))
-    with pytest.raises(CommandError) as excinfo:
-        call_command("sync_cluster", "--cluster", "lab", "--snapshot", str(path))
-    assert "metadata.labels.example.com/note holds a NUL byte" in str(excinfo.value)
-    assert "nul.json: Node 'gpu-ts-1'" in str(excinfo.value)
-    yaml_path = tmp_path / "nul.yaml"
-    yaml_path.write_text('kind: Namespace\nmetadata:\n  name: x\n  labels: {a: "b\\0"}\n')
-    with pytest.raises(CommandError, match=r"metadata.labels.a holds a NUL byte"):
-        call_command("sync_cluster", "--cluster", "lab", "--snapshot", str(yaml_path))
 
 
 @pytest.mark.django_db

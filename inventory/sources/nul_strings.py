@@ -1,0 +1,151 @@
+"""A NUL (U+0000) in a string a cluster source read, replaced with U+FFFD before anything is
+stored or judged, and counted for the run to say. PURE: no Django, no client library.
+
+PostgreSQL stores no NUL in text or jsonb: one would fail the sync at write time in the
+database's words. The API server refuses one in names, namespaces and label keys and values,
+but accepts it in annotation values, ConfigMap data, env values, container args and command,
+and a custom resource's spec strings: a tenant who may create a pod in their own namespace
+could otherwise hold back every sync of the cluster, and with it the posture of every other
+tenant. An object's own metadata.name and metadata.namespace are left as read: they name the
+object, and one holding a NUL is refused by normalise naming it (object_names), as the API
+server would. Both the snapshot files (snapshot_file) and the live read (kube) use this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuposture.base.echo import echoed
+
+NUL = "\x00"
+REPLACEMENT = "\ufffd"
+WARNING_MARK = "held a NUL byte (\\u0000)"  # in the run's warning (sync_summary finds it)
+MAX_PLACES = 5  # places named on the run; the count covers all
+_SHOWN_KEY = 60  # a key longer than this (or with control characters) is quoted by echoed()
+
+
+@dataclass
+class NulReplaced:
+    """The strings (keys or values) that held a NUL, over one read: how many, and where the
+    first MAX_PLACES were ("Pod team-a/p metadata.annotations.note"); values never shown."""
+
+    count: int = 0
+    places: list[str] = field(default_factory=list)
+
+    def add(self, place: str) -> None:
+        self.count += 1
+        if len(self.places) < MAX_PLACES:
+            self.places.append(place)
+
+    def extend(self, other: NulReplaced) -> None:
+        for place in other.places:
+            self.add(place)
+        self.count += other.count - len(other.places)
+
+    def warning(self) -> str | None:
+        """The run's warning, or None when no string held one."""
+        if not self.count:
+            return None
+        strings = "1 string" if self.count == 1 else f"{self.count:,} strings"
+        unnamed = self.count - len(self.places)
+        more = f" and {unnamed:,} more" if unnamed else ""
+        return (
+            f"{strings} read {WARNING_MARK}, which the database cannot store and the "
+            f"Kubernetes API accepts in annotations, ConfigMap data, env values and args: each "
+            f"was read with U+FFFD in its place ({'; '.join(self.places)}{more})"
+        )
+
+
+def may_hold_nul(data: bytes | str) -> bool:
+    """Whether JSON text may hold a NUL in a string (its escape, or a raw zero byte as UTF-16
+    has): a cheap look at the bytes, so only such a document is walked."""
+    if isinstance(data, str):
+        return "\\u0000" in data or NUL in data
+    return b"\\u0000" in data or b"\x00" in data
+
+
+def nul_replace(objects: Iterable[Any], found: NulReplaced) -> None:
+    """Replace every NUL in the keys and string values of `objects` (Kubernetes objects, in
+    place) with U+FFFD, each string counted in `found`; an object's own name and namespace are
+    left for normalise to refuse."""
+    for obj in objects:
+        if isinstance(obj, dict):
+            _replace_object(obj, found)
+
+
+def _replace_object(obj: dict[str, Any], found: NulReplaced) -> None:
+    metadata = obj.get("metadata")
+    who = _who(obj, metadata)
+    identity = {}
+    if isinstance(metadata, dict):
+        # Set aside, so the walk leaves them as read (normalise refuses a NUL in them).
+        identity = {k: metadata[k] for k in ("name", "namespace") if k in metadata}
+        for key in identity:
+            metadata[key] = ""
+    try:
+        _walk_dict(obj, "", who, found)
+    finally:
+        if isinstance(metadata, dict):
+            metadata.update(identity)
+
+
+def _who(obj: dict[str, Any], metadata: Any) -> str:
+    kind = obj.get("kind")
+    meta = metadata if isinstance(metadata, dict) else {}
+    name, namespace = meta.get("name"), meta.get("namespace")
+    where = f"{namespace}/{name}" if namespace else f"{name}"
+    return f"{_shown(kind)} {_shown(where)}"
+
+
+def _shown(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= 2 * _SHOWN_KEY and text.isprintable() and NUL not in text:
+        return text
+    return echoed(value)
+
+
+def _walk(value: Any, path: str, who: str, found: NulReplaced) -> Any:
+    """`value` with its NULs replaced (a string anew; a container changed in place)."""
+    if isinstance(value, str):
+        if NUL in value:
+            found.add(f"{who} {path or '(the object)'}")
+            return value.replace(NUL, REPLACEMENT)
+        return value
+    if isinstance(value, dict):
+        _walk_dict(value, path, who, found)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, str | dict | list):
+                replaced = _walk(item, f"{path}[{index}]", who, found)
+                if replaced is not item:
+                    value[index] = replaced
+    return value
+
+
+def _walk_dict(value: dict[Any, Any], path: str, who: str, found: NulReplaced) -> None:
+    renamed = False
+    for key, item in value.items():
+        if isinstance(key, str) and NUL in key:
+            renamed = True
+            found.add(f"{who} {_path(path, key.replace(NUL, REPLACEMENT))} (a key)")
+        if isinstance(item, str | dict | list):
+            replaced = _walk(item, _path(path, key), who, found)
+            if replaced is not item:
+                value[key] = replaced  # an existing key: the dict's size is unchanged
+    if renamed:
+        # Rebuilt in its order; a key that reads the same as another once replaced keeps the
+        # first value (as a duplicate key in JSON does).
+        items = list(value.items())
+        value.clear()
+        for key, item in items:
+            new = key.replace(NUL, REPLACEMENT) if isinstance(key, str) else key
+            value.setdefault(new, item)
+
+
+def _path(path: str, key: Any) -> str:
+    shown = key if isinstance(key, str) else repr(key)
+    if len(shown) > _SHOWN_KEY or not shown.isprintable():
+        shown = echoed(shown.replace(NUL, REPLACEMENT), _SHOWN_KEY)
+    return f"{path}.{shown}" if path else shown

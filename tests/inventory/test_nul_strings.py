@@ -1,0 +1,152 @@
+"""A NUL (U+0000) where the Kubernetes API accepts one (an annotation, a ConfigMap's data, an
+env value, args) is read as U+FFFD and said on the run: the database cannot store one, and a
+tenant who may create a pod must not hold back the sync of the whole cluster. A NUL in a name
+is still refused, naming it. DB-agnostic: the suite runs on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from inventory.models import ClusterObject, Pod, SyncRun
+from inventory.sources.nul_strings import MAX_PLACES, NulReplaced, may_hold_nul, nul_replace
+from inventory.sources.snapshot_file import load_snapshot_objects
+from inventory.sync_summary import sync_run_summary
+from posture.models import Finding
+from posture.services import posture_evaluate
+from tests.conftest import load_json
+
+NOTE = "example.com/note"
+
+
+def _pod(**metadata) -> dict:
+    return {
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "team-a", **metadata},
+        "spec": {"containers": [{"name": "c", "args": ["--x\x00y"], "env": [{"value": "\x00"}]}]},
+    }
+
+
+def test_nul_in_values_and_keys_is_replaced_and_each_string_counted_with_its_place():
+    pod = _pod(annotations={NOTE: "a\x00b\x00", "k\x00": "v", "clean": "ok"})
+    found = NulReplaced()
+    nul_replace([pod], found)
+    assert pod["metadata"]["annotations"] == {NOTE: "a\ufffdb\ufffd", "k\ufffd": "v", "clean": "ok"}
+    container = pod["spec"]["containers"][0]
+    assert container["args"] == ["--x\ufffdy"] and container["env"] == [{"value": "\ufffd"}]
+    assert found.count == 4
+    assert found.places == [
+        f"Pod team-a/p metadata.annotations.{NOTE}",
+        "Pod team-a/p metadata.annotations.k\ufffd (a key)",
+        "Pod team-a/p spec.containers[0].args[0]",
+        "Pod team-a/p spec.containers[0].env[0].value",
+    ]
+    assert "\x00" not in json.dumps(pod)
+
+
+def test_an_objects_own_name_and_namespace_are_left_for_normalise_to_refuse():
+    pod = _pod(name="p\x00", namespace="ns\x00", annotations={"a": "\x00"})
+    found = NulReplaced()
+    nul_replace([pod], found)
+    assert (pod["metadata"]["name"], pod["metadata"]["namespace"]) == ("p\x00", "ns\x00")
+    assert found.count == 3
+    # The place names the object with its NUL escaped; the values are never shown.
+    assert found.places[0] == r"Pod 'ns\x00/p\x00' metadata.annotations.a"
+
+
+def test_the_warning_names_the_first_places_only_and_never_a_value():
+    found = NulReplaced()
+    secret = "hunter2-" * 100
+    nul_replace([_pod(name=f"p{i}", annotations={"a": f"{secret}\x00"}) for i in range(9)], found)
+    assert found.count == 9 * 3
+    warning = found.warning()
+    assert warning is not None and "27 strings" in warning
+    assert f"and {27 - MAX_PLACES} more" in warning and "hunter2" not in warning
+    assert NulReplaced().warning() is None
+
+
+def test_a_long_or_odd_key_is_shown_cut_and_quoted():
+    found = NulReplaced()
+    nul_replace([{"kind": "X", "metadata": {"name": "x"}, "spec": {"k" * 500: "\x00"}}], found)
+    assert len(found.places[0]) < 150 and "(500 characters)" not in found.places[0]
+    assert "characters)" in found.places[0]
+
+
+@pytest.mark.parametrize(
+    ("data", "may"),
+    [(b'{"a":"\\u0000"}', True), (b"\xff\xfe{\x00", True), (b'{"a":"b"}', False), ("\x00", True)],
+)
+def test_only_an_answer_that_may_hold_a_nul_is_walked(data, may):
+    assert may_hold_nul(data) is may
+
+
+def _snapshot_with_nuls() -> dict:
+    snapshot = load_json("small-cluster.json")
+    assert isinstance(snapshot, dict)
+    for obj in snapshot["items"]:
+        name = obj["metadata"]["name"]
+        if name == "inference-0":  # a tenant's pod: its annotation and its container's env
+            obj["metadata"]["annotations"] = {NOTE: "tenant\x00text"}
+            obj["spec"]["containers"][0]["env"] = [{"name": "X", "value": "a\x00"}]
+        elif name == "app-settings":
+            obj["data"]["LOG_LEVEL"] = "debug\x00"
+        elif obj["kind"] == "Node" and name == "gpu-ts-1":
+            obj["metadata"]["labels"][NOTE] = "hand\x00edited"  # never from the API
+    return snapshot
+
+
+@pytest.mark.django_db
+def test_a_snapshot_with_nul_in_a_pod_annotation_syncs_and_the_run_says_where(
+    small_world, tmp_path
+):
+    before = set(
+        Finding.objects.filter(status="open", subject_name="inference-0").values_list("check_id")
+    )
+    assert before  # privileged GPU pod of an external tenant: something to still find
+    path = tmp_path / "nul.json"
+    path.write_text(json.dumps(_snapshot_with_nuls()))
+    call_command("sync_cluster", "--cluster", "lab", "--snapshot", str(path))
+    run = SyncRun.objects.filter(cluster=small_world).latest("pk")
+    assert run.status == SyncRun.Status.SUCCEEDED
+    [warning] = [w for w in run.warnings if "NUL" in w]
+    assert warning.startswith("4 strings read held a NUL byte")
+    assert f"Pod beta-prod/inference-0 metadata.annotations.{NOTE}" in warning
+    assert "ConfigMap team-alpha/app-settings data.LOG_LEVEL" in warning
+    assert "tenant" not in warning and "debug" not in warning  # values never shown
+    assert "held a NUL byte" in sync_run_summary(run)
+    stored = [Pod.objects.get(cluster=small_world, name="inference-0").data]
+    stored += ClusterObject.objects.filter(cluster=small_world).values_list("data", flat=True)
+    assert "\x00" not in json.dumps(stored)
+    posture_evaluate()
+    after = set(
+        Finding.objects.filter(status="open", subject_name="inference-0").values_list("check_id")
+    )
+    assert after == before
+
+
+def test_a_yaml_snapshot_reads_its_nul_escapes_as_u_fffd(tmp_path):
+    path = tmp_path / "nul.yaml"
+    path.write_text(
+        'kind: ConfigMap\nmetadata: {name: x, namespace: team-alpha}\ndata: {a: "b\\0"}\n'
+    )
+    found = NulReplaced()
+    objects = load_snapshot_objects([path], found)
+    assert objects[0]["data"] == {"a": "b\ufffd"} and found.count == 1
+
+
+@pytest.mark.django_db
+def test_a_nul_in_a_pod_name_still_refuses_the_snapshot_naming_it(small_world, tmp_path):
+    snapshot = _snapshot_with_nuls()
+    pod = copy.deepcopy(next(o for o in snapshot["items"] if o["kind"] == "Pod"))
+    pod["metadata"]["name"] = "evil\x00pod"
+    snapshot["items"].append(pod)
+    path = tmp_path / "nul-name.json"
+    path.write_text(json.dumps(snapshot))
+    with pytest.raises(CommandError, match=r"\(Pod 'evil\\x00pod'\) metadata.name is not a valid"):
+        call_command("sync_cluster", "--cluster", "lab", "--snapshot", str(path))
+    run = SyncRun.objects.filter(cluster=small_world).latest("pk")
+    assert run.status == SyncRun.Status.FAILED and "holds a NUL byte" in run.error
+    assert "\x00" not in run.error
