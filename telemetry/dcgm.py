@@ -134,6 +134,11 @@ class Skipped:
         self.counts[(metric, why)] = self.counts.get((metric, why), 0) + 1
         return None
 
+    def series(self, metric: str, values: int, why: str) -> None:
+        """A whole series left out (its `values` counted): its labels name no GPU an exporter
+        could report."""
+        self.counts[(metric, why)] = self.counts.get((metric, why), 0) + values
+
     @property
     def total(self) -> int:
         return sum(self.counts.values())

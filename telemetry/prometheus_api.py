@@ -157,6 +157,9 @@ def _ask(
     return data
 
 
+NUL_LABEL = "in a series whose label holds a NUL byte (\\u0000)"
+
+
 def _matrix_readings(
     url: str, metric: str, data: Mapping[str, object], room: int, skipped: Skipped
 ) -> tuple[list[Reading], int]:
@@ -171,6 +174,11 @@ def _matrix_readings(
                 _shown(url),
                 f"more than {MAX_SAMPLES:,} samples; narrow the range or use a larger step",
             )
+        if any("\x00" in v for v in labels.values()):
+            # No exporter writes one (pod, namespace and node names cannot hold it) and
+            # PostgreSQL cannot store it: a series scraped from elsewhere, left out and said.
+            skipped.series(metric, len(values), NUL_LABEL)
+            continue
         series = read_series(labels)
         if series is None:
             continue

@@ -158,6 +158,22 @@ def test_a_value_no_gpu_can_report_is_left_out_and_counted(prometheus):
     )
 
 
+def test_a_series_whose_label_holds_a_nul_byte_is_left_out_and_counted(prometheus):
+    """No exporter writes a NUL (PostgreSQL could not store it): a series scraped from
+    elsewhere with one in its pod label is left out and said, the others read as before."""
+    poisoned = {**WHOLE, "gpu": "3", "exported_pod": "train\x00-0"}
+    prometheus.answers["DCGM_FI_DEV_GPU_UTIL"] = matrix(
+        "DCGM_FI_DEV_GPU_UTIL", (WHOLE, ["10", "20", "30"]), (poisoned, ["99", "99", "99"])
+    )
+    skipped = Skipped()
+    samples = query(prometheus.base_url(), skipped=skipped)
+    assert {s.gpu for s in samples} == {"0", "1"}
+    assert [s.util for s in samples if s.gpu == "0"] == [10.0, 20.0, 30.0]
+    assert skipped.describe() == (
+        "3 DCGM_FI_DEV_GPU_UTIL in a series whose label holds a NUL byte (\\u0000)"
+    )
+
+
 def test_the_server_sees_one_range_query_per_metric(prometheus):
     query(prometheus.base_url("/prometheus/"), step_seconds=60)
     assert [(path, params) for path, params, _ in prometheus.seen] == [
