@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 from inventory.owners import OwnerIndex, workload_of
 from inventory.snapshot import Pod, Workload
-from inventory.sources.images import component_of, image_version, namesake, other_vendor
+from inventory.sources.images import component_of, image_version, other_vendor
 from inventory.sources.stack_operators import (
     KUBEVIRT_OPERANDS,
     KUBEVIRT_OPERATORS,
@@ -35,6 +35,7 @@ from inventory.sources.stack_operators import (
     kubevirt_component,
     repository_name,
 )
+from inventory.sources.vendor_stacks import vendor_role
 
 # The GPU stack's images images.COMPONENTS does not version, by the last segment of their
 # repository (NVIDIA's, or a mirror's): the GPU Operator's other operands (validator, driver
@@ -91,7 +92,7 @@ def is_stack_image(image: str, kind: str) -> bool:
         return False
     if component_of(image) or name in STACK_IMAGES:
         return True
-    if other_vendor(image) and (namesake(image) or name in OTHER_VENDOR_OPERANDS):
+    if other_vendor(image) and (vendor_role(image) or name in OTHER_VENDOR_OPERANDS):
         return True
     if kubevirt_component(image) in KUBEVIRT_OPERATORS | KUBEVIRT_OPERANDS:
         return True

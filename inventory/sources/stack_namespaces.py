@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from inventory.snapshot import Pod, RoleBinding, Workload
-from inventory.sources.images import component_of, image_version
+from inventory.sources.images import component_of, image_version, other_vendor
 from inventory.sources.stack_alone import foreign_contents
 from inventory.sources.stack_operators import (
     cluster_bound_namespaces,
@@ -23,7 +23,7 @@ from inventory.sources.stack_operators import (
     operator_deployment_namespaces,
     repository_name,
 )
-from inventory.sources.vendor_stacks import vendor_stack_namespaces
+from inventory.sources.vendor_stacks import vendor_plugin_daemonsets, vendor_stack_namespaces
 
 # The GPU-stack components the operator deploys as DaemonSets in its own namespace.
 OPERAND_COMPONENTS = frozenset(
@@ -213,7 +213,18 @@ def refused_warnings(
         and w.namespace not in claimed
         and any(component_of(i) == "device_plugin" for i in w.images.values())
     ]
+    found += [
+        f"DaemonSet {w.namespace}/{w.name} runs {_vendor(w)}'s device plugin, but "
+        f"no ClusterRoleBinding read names its namespace's service accounts: {UNCLASSIFIED_NOTE}"
+        for w in vendor_plugin_daemonsets(workloads)
+        if w.namespace not in platform and w.namespace not in claimed
+    ]
     return found
+
+
+def _vendor(workload: Workload) -> str:
+    vendors = sorted({v for i in workload.images.values() if (v := other_vendor(i))})
+    return vendors[0] if vendors else "another vendor"
 
 
 MAX_LISTED = 5  # what else a refused namespace holds: the first few say it

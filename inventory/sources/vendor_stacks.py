@@ -12,7 +12,10 @@ it, and a tenant's namespace stays the tenant's (tenants.mapping.platform_namesp
 Intel's device plugins carry names of their own: the Intel Device Plugins Operator
 (`intel/intel-deviceplugin-operator`) and its GPU and Gaudi plugins are placed by the same
 evidence. Without it, a cluster running them had the operator's namespace judged as a tenant's
-nobody owns (its privileged plugin raising tenant findings for "unclassified").
+nobody owns (its privileged plugin raising tenant findings for "unclassified"). Their plugins
+often run with no RBAC at all (Habana's, Intel's without the operator): where RBAC was read
+and nothing vouches for the namespace, it stays unclassified and the sync says how to make it
+the platform's (stack_namespaces.refused_warnings).
 """
 
 from __future__ import annotations
@@ -37,18 +40,29 @@ def vendor_stack_namespaces(
     operator = operator_deployment_namespaces(
         workloads,
         bindings,
-        is_operator=lambda image: _role(image) == "gpu_operator",
-        is_operand=lambda image: _role(image) not in (None, "gpu_operator"),
+        is_operator=lambda image: vendor_role(image) == "gpu_operator",
+        is_operand=lambda image: vendor_role(image) not in (None, "gpu_operator"),
     )
-    bound = cluster_bound_namespaces(bindings) or set()
+    bound = cluster_bound_namespaces(bindings)
+    # As NVIDIA's plugin DaemonSet: a ClusterRoleBinding vouches, or, where the snapshot read
+    # none, its images place it if the namespace holds nothing else (find_stack_namespaces).
     plugins = {
         w.namespace
-        for w in workloads
-        if w.kind == "DaemonSet"
-        and w.namespace in bound
-        and any(_role(image) == "device_plugin" for image in w.images.values())
+        for w in vendor_plugin_daemonsets(workloads)
+        if bound is None or w.namespace in bound
     }
     return operator | plugins
+
+
+def vendor_plugin_daemonsets(workloads: Iterable[Workload]) -> list[Workload]:
+    """The DaemonSets running another vendor's device plugin (AMD's, Intel's GPU or Gaudi
+    plugin, Habana's)."""
+    return [
+        w
+        for w in workloads
+        if w.kind == "DaemonSet"
+        and any(vendor_role(image) == "device_plugin" for image in w.images.values())
+    ]
 
 
 # Other vendors' stack images whose names are their own (the last segment of the repository).
@@ -57,10 +71,12 @@ OWN_NAMES = {
     "intel-gpu-plugin": "device_plugin",
     "intel-gpu-initcontainer": "device_plugin",
     "intel-gaudi-device-plugin": "device_plugin",
+    # Habana's Gaudi plugin (vault.habana.ai/docker-k8s-device-plugin/docker-k8s-device-plugin).
+    "docker-k8s-device-plugin": "device_plugin",
 }
 
 
-def _role(image: str) -> str | None:
+def vendor_role(image: str) -> str | None:
     """The stack role of another vendor's image: the NVIDIA component it is named after, or
     its own name's (OWN_NAMES); None for NVIDIA's images and any other."""
     if found := namesake(image):

@@ -160,3 +160,34 @@ def test_intels_device_plugins_operator_namespace_is_the_platforms():
     # No ClusterRoleBinding names it: the image alone does not place a namespace.
     alone = normalise([world[0], world[1], _cluster_role_binding("other", "x")])
     assert ns not in alone.platform_namespaces
+
+
+HABANA_PLUGIN = "vault.habana.ai/docker-k8s-device-plugin/docker-k8s-device-plugin:1.19.1"
+
+
+def _gaudi_world(*more: dict[str, Any]) -> list[dict[str, Any]]:
+    """Habana's Gaudi plugin as its manifest runs it: a DaemonSet in habana-system, no RBAC."""
+    return [
+        node("gaudi-1", {}, capacity={"habana.ai/gaudi": "8"}),
+        controller("DaemonSet", "habana-system", "habanalabs-device-plugin", HABANA_PLUGIN),
+        *more,
+    ]
+
+
+def test_a_vendor_plugin_alone_where_no_rbac_was_read_is_the_platforms():
+    """As NVIDIA's plugin DaemonSet: with no ClusterRoleBinding read its image places a
+    namespace that holds nothing else."""
+    assert "habana-system" in normalise(_gaudi_world()).platform_namespaces
+    crowded = _gaudi_world(controller("Deployment", "habana-system", "notebook", "jupyter:4"))
+    assert "habana-system" not in normalise(crowded).platform_namespaces
+
+
+def test_a_vendor_plugin_nothing_vouches_for_is_unclassified_and_the_sync_says_how_to_fix():
+    snapshot = normalise(_gaudi_world(_cluster_role_binding("other", "x")))
+    assert "habana-system" not in snapshot.platform_namespaces
+    (said,) = [w for w in snapshot.warnings if "habana-system/habanalabs-device-plugin" in w]
+    assert "Intel's device plugin" in said and "gpuposture.io/platform=true" in said
+    vouched = _gaudi_world(_cluster_role_binding("habana-system", "default"))
+    snapshot = normalise(vouched)
+    assert "habana-system" in snapshot.platform_namespaces
+    assert not any("habanalabs-device-plugin" in w for w in snapshot.warnings)
