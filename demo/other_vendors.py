@@ -5,7 +5,7 @@ so those keep the ids they had.
   each: `amd.com/gpu` 64) with NPS1 memory, run by AMD's GPU Operator in `kube-amd-gpu`
   (its DeviceConfig `default`: device plugin and node labeller). Research and analytics each
   hold one partition: partitions of one GPU share its memory under NPS1, and which GPU each is
-  on is not visible (LEAK-002 "may share partitions", SHARE-003 as `mig_ci`).
+  on is not visible (LEAK-002 "may share partitions", SHARE-002 and SHARE-003 as `mig_ci`).
 - An Intel Data Center GPU Flex 170 node whose GPU plugin (Intel's device plugins operator)
   runs with sharedDevNum 4: one card as four `gpu.intel.com/i915`, two of them held by
   research's and analytics' render pods, which time-share the card (SHARE-001, certain).

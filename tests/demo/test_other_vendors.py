@@ -29,6 +29,10 @@ def test_the_demo_judges_amd_partitions_intel_sharing_and_shows_a_refused_dcgm_i
     assert leak.evidence["affected_by"]["model"] == "AMD_Instinct_MI300X_OAM"
     (mig_ci,) = open_.filter(check_id="SHARE-003", subject_name="research-amd")
     assert "amd.com/gpu by mig_ci" in mig_ci.title
+    # The partitions are compute instances of one GPU: SHARE-002's cause, for both.
+    (partitions,) = open_.filter(check_id="SHARE-002", subject_name="research-amd")
+    assert sorted(partitions.tenants.values_list("slug", flat=True)) == ["analytics", "research"]
+    assert "compute partitions (amd.com/gpu) of AMD GPUs" in partitions.title
 
     # The Flex node's one card as four i915: research's and analytics' render pods share it.
     (flex,) = open_.filter(check_id="SHARE-001", subject_name="media-flex")
