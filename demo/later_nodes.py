@@ -11,6 +11,8 @@
 - neo-west: an H200 node handed from kestrel (last week) through the cloud's burn-in job
   (mid-week, demo/history.py) to orbital (now) with no reset recorded: LEAK-001 from sync
   history, naming the burn-in in between.
+- neo-west: one of orbital's pods carries a build tool's annotation holding a NUL byte, which
+  the sync reads as U+FFFD and names in its warnings.
 
 Pure Python: no Django, no network; deterministic for the `Ids` it is given.
 """
@@ -131,7 +133,20 @@ def later_nodes(ids: Ids, c: Cluster, items: list[Obj], cni: k8s.DaemonSetSpec |
         works[HANDOVER] = (HANDOVER_WORKS["now"],)
     pods, controllers = tenant_pods_of(ids, replace(c, nodes=nodes, works=works, reservations=()))
     _koordinator_allocated(pods)
+    _build_note_with_a_nul(pods)
     return ours + pods + controllers
+
+
+def _build_note_with_a_nul(pods: list[Obj]) -> None:
+    """A build tool's annotation on the first of orbital's pods here, holding a NUL byte (the
+    API server accepts one in an annotation value): the sync reads it as U+FFFD and says so,
+    rather than refusing the cluster's snapshot."""
+    for p in pods:
+        if p["metadata"]["namespace"] == ORB:
+            p["metadata"].setdefault("annotations", {})["ci.orbital.example/build-note"] = (
+                "nightly\x00rc2"
+            )
+            return
 
 
 def handover_stage(cluster: str, objects: list[Obj], stage: str, seed: int = 7) -> list[Obj]:
