@@ -12,7 +12,7 @@
   (mid-week, demo/history.py) to orbital (now) with no reset recorded: LEAK-001 from sync
   history, naming the burn-in in between.
 - neo-west: one of orbital's pods carries a build tool's annotation holding a NUL byte, which
-  the sync reads as U+FFFD and names in its warnings.
+  the sync reads without it and names in its warnings.
 
 Pure Python: no Django, no network; deterministic for the `Ids` it is given.
 """
@@ -139,7 +139,7 @@ def later_nodes(ids: Ids, c: Cluster, items: list[Obj], cni: k8s.DaemonSetSpec |
 
 def _build_note_with_a_nul(pods: list[Obj]) -> None:
     """A build tool's annotation on the first of orbital's pods here, holding a NUL byte (the
-    API server accepts one in an annotation value): the sync reads it as U+FFFD and says so,
+    API server accepts one in an annotation value): the sync reads it without the NUL and says so,
     rather than refusing the cluster's snapshot."""
     for p in pods:
         if p["metadata"]["namespace"] == ORB:

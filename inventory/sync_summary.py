@@ -22,4 +22,4 @@ def sync_run_summary(run: SyncRun) -> str:
         f"read {counts or 'nothing'}; nodes {nodes.get('created', 0)} new, "
         f"{nodes.get('updated', 0)} changed, {nodes.get('deleted', 0)} gone; "
         f"{run.changes.get('drift_events', 0)} drift events"
-    ) + (f"; {nul}, read as U+FFFD (see its warnings)" if nul else "")
+    ) + (f"; {nul}, read with it removed (see its warnings)" if nul else "")

@@ -1,5 +1,5 @@
 """The live read (the official kubernetes client against a Kubernetes API on 127.0.0.1): a NUL
-the API server accepts (a pod annotation, a ConfigMap's data, an env value) is read as U+FFFD
+the API server accepts (a pod annotation, a ConfigMap's data, an env value) is removed
 and said on the run, by a full list and by a watch re-sync, so a tenant cannot hold back the
 sync (PostgreSQL stores no NUL). DB-agnostic: the suite runs on SQLite and PostgreSQL."""
 

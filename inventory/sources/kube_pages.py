@@ -31,7 +31,7 @@ def list_all(
 ) -> list[dict[str, Any]]:
     """Every page of one list; `keep` cuts each item as its page is read (owner kinds). The
     list's resourceVersion is recorded in `versions` under `kind` as its first page is read.
-    A NUL in an item's strings is read as U+FFFD, counted in `nul` (nul_strings): only a page
+    A NUL in an item's strings is removed, counted in `nul` (nul_strings): only a page
     whose answer holds one is walked."""
     found = NulReplaced()  # this list's, counted once it is read to the end
     items: list[dict[str, Any]] = []

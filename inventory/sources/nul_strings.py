@@ -1,5 +1,5 @@
-"""A NUL (U+0000) in a string a cluster source read, replaced with U+FFFD before anything is
-stored or judged, and counted for the run to say. PURE: no Django, no client library.
+"""A NUL (U+0000) in a string a cluster source read, removed before anything is stored or
+judged, and counted for the run to say. PURE: no Django, no client library.
 
 PostgreSQL stores no NUL in text or jsonb: one would fail the sync at write time in the
 database's words. The API server refuses one in names, namespaces and label keys and values,
@@ -9,6 +9,11 @@ could otherwise hold back every sync of the cluster, and with it the posture of 
 tenant. An object's own metadata.name and metadata.namespace are left as read: they name the
 object, and one holding a NUL is refused by normalise naming it (object_names), as the API
 server would. Both the snapshot files (snapshot_file) and the live read (kube) use this.
+
+Removed, not replaced by a marker (U+FFFD): the checks then read the value as its author wrote
+it around the NUL, so one byte cannot make a literal credential, an image reference or a
+version stop matching what the checks look for (a tenant hiding POD-008 with a trailing NUL).
+The run's warning names every place, so nothing is changed unsaid.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any
 from gpuposture.base.echo import echoed
 
 NUL = "\x00"
-REPLACEMENT = "\ufffd"
+REPLACEMENT = ""  # removed (see the module docstring)
 WARNING_MARK = "held a NUL byte (\\u0000)"  # in the run's warning (sync_summary finds it)
 MAX_PLACES = 5  # places named on the run; the count covers all
 _SHOWN_KEY = 60  # a key longer than this (or with control characters) is quoted by echoed()
@@ -54,7 +59,7 @@ class NulReplaced:
         return (
             f"{strings} read {WARNING_MARK}, which the database cannot store and the "
             f"Kubernetes API accepts in annotations, ConfigMap data, env values and args: each "
-            f"was read with U+FFFD in its place ({'; '.join(self.places)}{more})"
+            f"was read with the NUL removed ({'; '.join(self.places)}{more})"
         )
 
 
@@ -68,7 +73,7 @@ def may_hold_nul(data: bytes | str) -> bool:
 
 def nul_replace(objects: Iterable[Any], found: NulReplaced) -> None:
     """Replace every NUL in the keys and string values of `objects` (Kubernetes objects, in
-    place) with U+FFFD, each string counted in `found`; an object's own name and namespace are
+    place) removed, each string counted in `found`; an object's own name and namespace are
     left for normalise to refuse."""
     for obj in objects:
         if isinstance(obj, dict):

@@ -7,7 +7,7 @@ no '%', not '.' or '..'), and no control characters: manifests rendered from cha
 placeholders such as a namespace `FILLED BY THE OPERATOR`, which are read as written. A name
 outside these came from a hand-edited or generated file: it matches nothing the cluster runs,
 breaks the pages' URLs, and a NUL byte in it is refused by PostgreSQL mid-write (a NUL in any
-other string is read as U+FFFD: inventory.sources.nul_strings). Pure: no Django.
+other string is removed: inventory.sources.nul_strings). Pure: no Django.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ SUBDOMAIN_RULE = (
     "lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, "
     f"at most {SUBDOMAIN_MAX} characters (a DNS-1123 subdomain)"
 )
-# A NUL elsewhere is read as U+FFFD (nul_strings); in a name, the object it names is not known.
+# A NUL elsewhere is removed (nul_strings); in a name, the object it names is not known.
 NUL_PROBLEM = "not a valid name: it holds a NUL byte (\\u0000), which no Kubernetes name can"
 SEGMENT_RULE = "no '/', '%' or control characters, and not '.' or '..'"
 # '/' and '%' (apimachinery's ValidatePathSegmentName) and the control characters (Cc).

@@ -34,7 +34,7 @@ def load_snapshot_objects(
     paths: Sequence[str | Path], nul: NulReplaced | None = None
 ) -> list[dict[str, Any]]:
     """Every Kubernetes object in the given files and directories, Lists flattened. A NUL in
-    any string but an object's name and namespace is read as U+FFFD, counted in `nul`
+    any string but an object's name and namespace is removed, counted in `nul`
     (inventory.sources.nul_strings): the database cannot store one, and the API server accepts
     one in an annotation or a ConfigMap's data."""
     if isinstance(paths, str | Path):

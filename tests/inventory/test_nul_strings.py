@@ -1,5 +1,5 @@
 """A NUL (U+0000) where the Kubernetes API accepts one (an annotation, a ConfigMap's data, an
-env value, args) is read as U+FFFD and said on the run: the database cannot store one, and a
+env value, args) is removed and said on the run: the database cannot store one, and a
 tenant who may create a pod must not hold back the sync of the whole cluster. A NUL in a name
 is still refused, naming it. DB-agnostic: the suite runs on SQLite and PostgreSQL."""
 
@@ -30,17 +30,17 @@ def _pod(**metadata) -> dict:
     }
 
 
-def test_nul_in_values_and_keys_is_replaced_and_each_string_counted_with_its_place():
+def test_nul_in_values_and_keys_is_removed_and_each_string_counted_with_its_place():
     pod = _pod(annotations={NOTE: "a\x00b\x00", "k\x00": "v", "clean": "ok"})
     found = NulReplaced()
     nul_replace([pod], found)
-    assert pod["metadata"]["annotations"] == {NOTE: "a\ufffdb\ufffd", "k\ufffd": "v", "clean": "ok"}
+    assert pod["metadata"]["annotations"] == {NOTE: "ab", "k": "v", "clean": "ok"}
     container = pod["spec"]["containers"][0]
-    assert container["args"] == ["--x\ufffdy"] and container["env"] == [{"value": "\ufffd"}]
+    assert container["args"] == ["--xy"] and container["env"] == [{"value": ""}]
     assert found.count == 4
     assert found.places == [
         f"Pod team-a/p metadata.annotations.{NOTE}",
-        "Pod team-a/p metadata.annotations.k\ufffd (a key)",
+        "Pod team-a/p metadata.annotations.k (a key)",
         "Pod team-a/p spec.containers[0].args[0]",
         "Pod team-a/p spec.containers[0].env[0].value",
     ]
@@ -127,14 +127,14 @@ def test_a_snapshot_with_nul_in_a_pod_annotation_syncs_and_the_run_says_where(
     assert after == before
 
 
-def test_a_yaml_snapshot_reads_its_nul_escapes_as_u_fffd(tmp_path):
+def test_a_yaml_snapshot_reads_its_nul_escapes_removed(tmp_path):
     path = tmp_path / "nul.yaml"
     path.write_text(
         'kind: ConfigMap\nmetadata: {name: x, namespace: team-alpha}\ndata: {a: "b\\0"}\n'
     )
     found = NulReplaced()
     objects = load_snapshot_objects([path], found)
-    assert objects[0]["data"] == {"a": "b\ufffd"} and found.count == 1
+    assert objects[0]["data"] == {"a": "b"} and found.count == 1
 
 
 @pytest.mark.django_db
@@ -150,3 +150,25 @@ def test_a_nul_in_a_pod_name_still_refuses_the_snapshot_naming_it(small_world, t
     run = SyncRun.objects.filter(cluster=small_world).latest("pk")
     assert run.status == SyncRun.Status.FAILED and "holds a NUL byte" in run.error
     assert "\x00" not in run.error
+
+
+# The secret key AWS's documentation prints, which POD-008 reports (marked as the example)
+# wherever a pod carries it literally; followed by a NUL it must still read as that key.
+LITERAL_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+@pytest.mark.django_db
+def test_a_trailing_nul_does_not_hide_a_literal_credential(small_world, tmp_path):
+    """The NUL is removed, not replaced by a marker: the value still has the shape POD-008
+    looks for (rtself4 k35: a trailing NUL had hidden it)."""
+    snapshot = load_json("small-cluster.json")
+    for obj in snapshot["items"]:
+        if obj["metadata"]["name"] == "inference-0":
+            secret = {"name": "AWS_SECRET_ACCESS_KEY", "value": LITERAL_SECRET + "\x00"}
+            obj["spec"]["containers"][0]["env"] = [secret]
+    path = tmp_path / "secret-nul.json"
+    path.write_text(json.dumps(snapshot))
+    call_command("sync_cluster", "--cluster", "lab", "--snapshot", str(path))
+    posture_evaluate()
+    found = Finding.objects.filter(status="open", check_id="POD-008")
+    assert any("inference-0" in json.dumps(f.evidence) for f in found)
