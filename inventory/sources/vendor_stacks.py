@@ -44,14 +44,28 @@ def vendor_stack_namespaces(
         is_operand=lambda image: vendor_role(image) not in (None, "gpu_operator"),
     )
     bound = cluster_bound_namespaces(bindings)
-    # As NVIDIA's plugin DaemonSet: a ClusterRoleBinding vouches, or, where the snapshot read
-    # none, its images place it if the namespace holds nothing else (find_stack_namespaces).
+    # A ClusterRoleBinding vouches; where the snapshot read none, the vendor's own published
+    # image places it if the namespace holds nothing else (find_stack_namespaces). Only the
+    # vendor's own repository: a vendor's word anywhere in a path (`intel-fan/...`) is
+    # anyone's to write.
     plugins = {
         w.namespace
         for w in vendor_plugin_daemonsets(workloads)
-        if bound is None or w.namespace in bound
+        if (bound is not None and w.namespace in bound)
+        or (bound is None and any(published(i) for i in w.images.values()))
     }
     return operator | plugins
+
+
+# Where the vendors publish their device plugins (Docker Hub's `rocm` and `intel`
+# organisations, Red Hat's catalogue for Intel's, Habana's vault).
+PUBLISHED = ("rocm/", "intel/", "registry.connect.redhat.com/intel/", "vault.habana.ai/")
+
+
+def published(image: str) -> bool:
+    """A device-plugin image from its vendor's own repository."""
+    repository = image_version(image)[0].removeprefix("docker.io/")
+    return vendor_role(image) == "device_plugin" and repository.startswith(PUBLISHED)
 
 
 def vendor_plugin_daemonsets(workloads: Iterable[Workload]) -> list[Workload]:

@@ -191,3 +191,14 @@ def test_a_vendor_plugin_nothing_vouches_for_is_unclassified_and_the_sync_says_h
     snapshot = normalise(vouched)
     assert "habana-system" in snapshot.platform_namespaces
     assert not any("habanalabs-device-plugin" in w for w in snapshot.warnings)
+
+
+def test_a_look_alike_plugin_image_places_no_namespace():
+    """Only the vendor's own repository places a namespace where no RBAC was read: a vendor's
+    word in another path (rtself4 k38) is anyone's to write."""
+    fake = "docker.io/intel-fan/docker-k8s-device-plugin:1.0"
+    world = [
+        node("gaudi-1", {}, capacity={"habana.ai/gaudi": "8"}),
+        controller("DaemonSet", "intel-fan", "habanalabs-device-plugin", fake),
+    ]
+    assert "intel-fan" not in normalise(world).platform_namespaces
