@@ -75,9 +75,12 @@ def vgpu_guest_note(image: str) -> str:
 
 
 def _dotted(labels: dict[str, str], major: str, minor: str, patch: str | None = None) -> str | None:
-    """major.minor[.patch] from separate labels; both major and minor are needed."""
+    """major.minor[.patch] from separate labels; both major and minor are needed, and the
+    patch label where one is named: GFD writes all three together (an empty patch for a
+    two-part version), so a set without it is partial and says no version (580.159 could be
+    580.159.03)."""
     parts = [labels.get(major, "").strip(), labels.get(minor, "").strip()]
-    if not all(parts):
+    if not all(parts) or (patch is not None and patch not in labels):
         return None
     rest = labels.get(patch, "").strip() if patch else ""
     return ".".join(parts + [rest] if rest else parts)

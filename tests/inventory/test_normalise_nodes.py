@@ -196,6 +196,26 @@ DRIVER_POD = pod(
             [],
             ("470.57", "gfd-label-legacy"),
         ),
+        # GFD writes the three together: without the revision label the set is partial and
+        # names no version (580.159 could be 580.159.03; rtupgrade k49), the next source speaks.
+        (
+            {"nvidia.com/cuda.driver.major": "580", "nvidia.com/cuda.driver.minor": "159"},
+            [],
+            (None, None),
+        ),
+        (
+            {"nvidia.com/cuda.driver.major": "580", "nvidia.com/cuda.driver.minor": "159"},
+            [DRIVER_POD],
+            ("525.85.03", "driver-pod"),
+        ),
+        (
+            {
+                "nvidia.com/cuda.driver-version.major": "580",
+                "nvidia.com/cuda.driver-version.minor": "159",
+            },
+            [],
+            (None, None),
+        ),
         ({}, [DRIVER_POD], ("525.85.03", "driver-pod")),
         # The driver pod of another node says nothing about this one.
         (
