@@ -177,3 +177,14 @@ def test_another_tenants_namespace_on_the_viewers_cluster_and_rows_of_no_cluster
     rows = _findings(three_clusters)
     assert not [r for r in rows if r["cluster"] == "gke-train"]
     assert "orbit-lab" not in json.dumps(rows) and "probe-0" not in json.dumps(rows)
+
+
+def test_the_viewers_search_finds_its_own_namespace_where_it_is_theirs_only(three_clusters):
+    """A search matches what the viewer is shown: their own shared-batch on eks-infer, not the
+    unclassified nb-scratch on aks-prod."""
+    api = api_client(three_clusters)
+    found = api.get(f"/api/v1/findings/?q={SHARED}&page_size=200").json()["results"]
+    assert {(r["cluster"], r["subject_name"]) for r in found} >= {("eks-infer", "scorer-0")}
+    assert all(r["cluster"] == "eks-infer" for r in found)
+    scratch = api.get("/api/v1/findings/?q=stray-1&page_size=200").json()["results"]
+    assert scratch == []
