@@ -36,6 +36,7 @@ def node_dra_devices(
     `party` is the claim's tenant, or for a namespace no tenant claims "platform" or
     "unclassified" (inventory.platform.unclaimed_party); `platform`: the cluster's platform
     namespaces when the caller has read them already."""
+    scope = scope.in_cluster(node.cluster_id) if scope is not None else None
     grouped: dict[str, list] = {attribute: [] for attribute, _ in _KINDS.values()}
     rows = ClusterObject.objects.filter(cluster_id=node.cluster_id, kind__in=list(_KINDS))
     for kind, data in rows.values_list("kind", "data"):

@@ -13,7 +13,7 @@ belongs to a tenant by the registry or by its label, which only the synced pods 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -25,6 +25,7 @@ from rest_framework import serializers
 from gpuposture.base.querysets import sees_every_row
 from inventory.models import Bulletin, Cluster, ClusterObject, Pod
 from inventory.platform import cluster_platform_namespaces
+from tenants.cluster_scope import ClusterNamespaces
 from tenants.mapping import DEFAULT_PLATFORM_NAMESPACES, TENANT_LABEL
 from tenants.models import Tenant, TenantNamespace, TenantPrincipal
 from tenants.redaction import Field, HiddenScope
@@ -37,6 +38,9 @@ _NAME, _OWN_NAME = "m", "w"
 _ADVISORY, _HIDDEN_CVES, _SHOWN_CVES = "a", "h", "s"
 # A namespace no tenant claims, as "<cluster id>:<namespace>" (its party: _unclaimed).
 _UNCLAIMED = "u"
+# A namespace holding a hidden tenant's pods, or the viewer's own tenants' pods, as
+# "<cluster id>:<namespace>" (a label is one cluster's); a visible cluster as "<id>:<name>".
+_THEIR_PODS, _OWN_PODS, _CLUSTER = "N", "O", "c"
 
 
 def hidden_scope_for(user) -> HiddenScope | None:
@@ -61,9 +65,9 @@ def hidden_scope_for(user) -> HiddenScope | None:
         tagged(hidden, _NAME, models.F("name")),
         tagged(Tenant.objects.visible_to(user), _OWN_NAME, models.F("name")),
         tagged(TenantNamespace.objects.filter(tenant__in=mine), _NAMESPACE, models.F("name")),
-        tagged(Pod.objects.filter(tenant__in=mine), _NAMESPACE, models.F("namespace")),
+        tagged(Pod.objects.filter(tenant__in=mine), _THEIR_PODS, _in_cluster("namespace")),
         tagged(TenantNamespace.objects.filter(tenant__in=own), _OWN_NAMESPACE, models.F("name")),
-        tagged(Pod.objects.filter(tenant__in=own), _OWN_NAMESPACE, models.F("namespace")),
+        tagged(Pod.objects.filter(tenant__in=own), _OWN_PODS, _in_cluster("namespace")),
         tagged(principals, _PRINCIPAL, models.F("name")),
         tagged(principals, _PRINCIPAL, Concat("kind", Value(":"), "name")),
         # Those who read every tenant read the unclassified party too (a lead short of a
@@ -83,6 +87,9 @@ def hidden_scope_for(user) -> HiddenScope | None:
             _ADVISORY,
             _HIDDEN_CVES,
             _UNCLAIMED,
+            _THEIR_PODS,
+            _OWN_PODS,
+            _CLUSTER,
         )
     }
     shown_cves: set[str] = set()
@@ -92,18 +99,55 @@ def hidden_scope_for(user) -> HiddenScope | None:
             (found[_HIDDEN_CVES] if tag == _HIDDEN_CVES else shown_cves).update(cves)
         else:
             found[tag].add(word)
-    unclaimed = _unclaimed(found[_UNCLAIMED], found[_OWN_NAMESPACE] | found[_NAMESPACE])
+    clusters = _cluster_namespaces(found)
+    # Rows of no cluster: every cluster's at once, a name claimed anywhere decided as claimed.
+    theirs = found[_NAMESPACE] | _union(clusters.theirs)
+    own = found[_OWN_NAMESPACE] | _union(clusters.own)
+    unclaimed = _union(clusters.unclaimed) - theirs - own
     return HiddenScope(
         tenants=frozenset(found[_TENANT] | found[_NAME]),
-        namespaces=frozenset(found[_NAMESPACE] | unclaimed),
+        namespaces=frozenset(theirs | unclaimed),
         principals=frozenset(found[_PRINCIPAL]),
-        objects=_their_bindings(
-            found[_PRINCIPAL], found[_NAMESPACE] | unclaimed, found[_OWN_NAMESPACE]
-        ),
+        objects=_their_bindings(found[_PRINCIPAL], theirs | unclaimed, own),
         advisories=frozenset(found[_ADVISORY]),
         cves=frozenset(found[_HIDDEN_CVES] - shown_cves),
         names=frozenset(found[_NAME]),
         own_names=frozenset(found[_OWN_NAME]),
+        clusters=clusters,
+    )
+
+
+def _in_cluster(column: str) -> Concat:
+    return Concat(Cast("cluster_id", models.CharField()), Value(":"), column)
+
+
+def _by_cluster(words: Iterable[str]) -> dict[int, set[str]]:
+    """ "<cluster id>:<word>" words as cluster id -> words."""
+    out: dict[int, set[str]] = {}
+    for word in words:
+        cluster_id, _, rest = word.partition(":")
+        if rest and cluster_id.isdigit():
+            out.setdefault(int(cluster_id), set()).add(rest)
+    return out
+
+
+def _union(by_cluster: Mapping[int, Iterable[str]]) -> set[str]:
+    return set().union(*by_cluster.values())
+
+
+def _cluster_namespaces(found: Mapping[str, set[str]]) -> ClusterNamespaces:
+    """What the namespaces are in each cluster (tenants.cluster_scope), from the UNION's rows."""
+    theirs, own = _by_cluster(found[_THEIR_PODS]), _by_cluster(found[_OWN_PODS])
+    registered = found[_NAMESPACE] | found[_OWN_NAMESPACE]
+    claimed = {c: theirs.get(c, set()) | own.get(c, set()) for c in {*theirs, *own}}
+    freeze = frozenset
+    return ClusterNamespaces(
+        registered=freeze(found[_NAMESPACE]),
+        own_registered=freeze(found[_OWN_NAMESPACE]),
+        theirs={c: freeze(names) for c, names in theirs.items()},
+        own={c: freeze(names) for c, names in own.items()},
+        unclaimed=_unclaimed(found[_UNCLAIMED], registered, claimed),
+        ids={name: c for c, names in _by_cluster(found[_CLUSTER]).items() for name in names},
     )
 
 
@@ -123,30 +167,36 @@ def _unclaimed_words(user, tagged) -> list[models.QuerySet]:
     return [
         tagged(Pod.objects.filter(tenant__isnull=True, cluster__in=clusters), _UNCLAIMED, where),
         tagged(namespaces, _UNCLAIMED, named),
+        tagged(
+            Cluster.objects.visible_to(user),
+            _CLUSTER,
+            Concat(Cast("pk", models.CharField()), Value(":"), "name"),
+        ),
     ]
 
 
-def _unclaimed(found: set[str], claimed: set[str]) -> frozenset[str]:
-    """The namespaces no tenant claims that are not the platform's: the unclassified party's
-    (DESIGN §3), another party to a tenant viewer, hidden as another tenant's are. The platform's
-    own (the Kubernetes defaults, GPUPOSTURE_PLATFORM_NAMESPACES, the labelled ones, the GPU
-    stack's as found: inventory.platform) stay named: they are nobody's, and a viewer needs
-    them to act on what a finding says of the device plugin or the operator. `found` holds
-    "<cluster id>:<namespace>"; a name another tenant or the viewer claims (in `claimed`) is
-    decided as theirs. The platform namespaces are read only for a cluster holding a candidate
-    the cheap sets do not settle (a query or two for each such cluster)."""
-    plain = DEFAULT_PLATFORM_NAMESPACES | set(settings.GPUPOSTURE_PLATFORM_NAMESPACES) | claimed
-    by_cluster: dict[str, set[str]] = {}
-    for word in found:
-        cluster_id, _, namespace = word.partition(":")
-        if namespace and namespace not in plain:
-            by_cluster.setdefault(cluster_id, set()).add(namespace)
-    unclaimed: set[str] = set()
-    for cluster_id, namespaces in by_cluster.items():
-        # Fail closed: a name that is the platform's in one cluster and unclassified in
-        # another is hidden.
-        unclaimed |= namespaces - cluster_platform_namespaces(Cluster(pk=int(cluster_id)))
-    return frozenset(unclaimed)
+def _unclaimed(
+    found: set[str], registered: set[str], claimed: Mapping[int, set[str]]
+) -> dict[int, frozenset[str]]:
+    """Per cluster id, the namespaces no tenant claims there that are not the platform's: the
+    unclassified party's (DESIGN §3), another party to a tenant viewer, hidden as another
+    tenant's are. The platform's own (the Kubernetes defaults, GPUPOSTURE_PLATFORM_NAMESPACES,
+    the labelled ones, the GPU stack's as found: inventory.platform) stay named: they are
+    nobody's, and a viewer needs them to act on what a finding says of the device plugin or the
+    operator. `found` holds "<cluster id>:<namespace>"; a name in the registry (any cluster's)
+    or holding a tenant's pods in that cluster (`claimed`, by cluster id) is decided as the
+    tenant's. The platform namespaces are read only for a cluster holding a candidate the cheap
+    sets do not settle (a query or two for each such cluster)."""
+    plain = DEFAULT_PLATFORM_NAMESPACES | set(settings.GPUPOSTURE_PLATFORM_NAMESPACES) | registered
+    candidates = {
+        cluster_id: names - plain - claimed.get(cluster_id, set())
+        for cluster_id, names in _by_cluster(found).items()
+    }
+    return {
+        cluster_id: frozenset(names - cluster_platform_namespaces(Cluster(pk=cluster_id)))
+        for cluster_id, names in candidates.items()
+        if names
+    }
 
 
 def _bulletin_words(user, tagged) -> list[models.QuerySet]:
@@ -269,14 +319,19 @@ class _Instance:
 
 def present(scope: HiddenScope | None, item: T, model: type[models.Model] | None = None) -> T:
     """`item` (a model instance, or a dict row of `model`) with what `scope` hides replaced,
-    in place. The declaration is the model's `redacted_fields`."""
+    in place. The declaration is the model's `redacted_fields`. An item of one cluster (an
+    instance with `cluster_id`, a row with `cluster_id` or `cluster`, its id or name) is
+    hidden by what the names are in that cluster; one of none by the union."""
     if scope is None or scope.empty:
         return item
     if isinstance(item, models.Model):
         model = type(item)
         row: Any = _Instance(item)
+        cluster = getattr(item, "cluster_id", None)
     else:
         row = item
+        cluster = item.get("cluster_id", item.get("cluster"))
+    scope = scope.in_cluster(cluster)
     scope.fields(row, model.redacted_fields)
     _fit(row, model)
     return item
@@ -307,11 +362,16 @@ def scope_in(context: dict) -> HiddenScope | None:
 
 
 class PresentedSerializer(serializers.ModelSerializer):
-    """Writes each row through `present`, with the model's `redacted_fields`."""
+    """Writes each row through `present`, with the model's `redacted_fields` (and the scope of
+    the instance's cluster, where it has one)."""
 
     def to_representation(self, instance: models.Model) -> dict:
         data = super().to_representation(instance)
-        return present(scope_in(self.context), data, self.Meta.model)
+        scope = scope_in(self.context)
+        cluster = getattr(instance, "cluster_id", None)
+        if scope is not None and cluster is not None:
+            scope = scope.in_cluster(cluster)
+        return present(scope, data, self.Meta.model)
 
 
 # What the sync recorded of why a node's facts read as they do (inventory.snapshot.Node):
@@ -319,8 +379,9 @@ class PresentedSerializer(serializers.ModelSerializer):
 NODE_BASES = ("gpu_count_basis", "sharing_basis", "gpu_model_basis", "driver_version_basis")
 
 
-def node_basis(data: dict, key: str, scope: HiddenScope | None) -> str | None:
-    """The node's recorded basis `key` (NODE_BASES) as `scope` may read it; None where the sync
-    recorded none (the labels decide the fact, or it was synced before bases were kept)."""
-    text = data.get(key) or None
-    return scope.text(text) if text and scope is not None else text
+def node_basis(node: Any, key: str, scope: HiddenScope | None) -> str | None:
+    """The node's recorded basis `key` (NODE_BASES) as `scope` may read it in the node's cluster;
+    None where the sync recorded none (the labels decide the fact, or it was synced before bases
+    were kept)."""
+    text = node.data.get(key) or None
+    return scope.in_cluster(node.cluster_id).text(text) if text and scope is not None else text

@@ -188,7 +188,7 @@ def node_detail_context(user, node: Node) -> dict:
             for c, entry in node_components(node.data).items()
         ],
         # Why the count and the sharing mode read as they do, where the sync recorded it.
-        "bases": {key: node_basis(node.data, key, scope) for key in NODE_BASES},
+        "bases": {key: node_basis(node, key, scope) for key in NODE_BASES},
         "driver_branch": _driver_branch(node.data, read_policies),
         "pods": pods,
         "dra_devices": node_dra_devices(node, scope, platform),

@@ -150,17 +150,17 @@ class NodeSerializer(PresentedSerializer):
         null (a vGPU host's capacity counts vGPUs); an nvidia-smi import; a MIG single-strategy
         node's derivation from its layout, or why it is null (mig_single); null where a label
         gives it on any other node or none is known."""
-        return node_basis(node.data, "gpu_count_basis", scope_in(self.context))
+        return node_basis(node, "gpu_count_basis", scope_in(self.context))
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_gpu_model_basis(self, node: Node) -> str | None:
         """The ResourceSlice `gpu_model` comes from where no GFD label gives it (dra_stack)."""
-        return node_basis(node.data, "gpu_model_basis", scope_in(self.context))
+        return node_basis(node, "gpu_model_basis", scope_in(self.context))
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_driver_version_basis(self, node: Node) -> str | None:
         """The ResourceSlice `driver_version` comes from where no GFD label gives it."""
-        return node_basis(node.data, "driver_version_basis", scope_in(self.context))
+        return node_basis(node, "driver_version_basis", scope_in(self.context))
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_sharing_basis(self, node: Node) -> str | None:
@@ -170,7 +170,7 @@ class NodeSerializer(PresentedSerializer):
         it; on a node of other vendors' GPUs alone, why it is not known."""
         if node.other_vendor_only:
             return node.not_inventoried
-        return node_basis(node.data, "sharing_basis", scope_in(self.context))
+        return node_basis(node, "sharing_basis", scope_in(self.context))
 
 
 class PodListSerializer(serializers.ListSerializer):

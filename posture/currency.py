@@ -161,7 +161,7 @@ def _redacted(user: Any, rows: list[ClusterCurrency]) -> list[ClusterCurrency]:
                 c.freshness.stale,
                 c.freshness.failed,
                 c.freshness.age_seconds,
-                scope.text(c.freshness.reason),
+                scope.in_cluster(c.name).text(c.freshness.reason),
             ),
             c.pending,
             c.last_scored_at,

@@ -203,7 +203,8 @@ def finding_detail_context(user, finding: Finding) -> dict[str, Any]:
     )
     present(scope, finding)
     events = finding_events(user, finding)
-    earlier, went = earlier_acceptances(finding, scope)
+    # The subjects it spans are of the finding's cluster: named as they are there.
+    earlier, went = earlier_acceptances(finding, scope and scope.in_cluster(finding.cluster_id))
     audit_query = urlencode({"object_type": OBJECT_TYPE, "object_id": finding.pk})
     return {
         "finding": finding,

@@ -37,7 +37,8 @@ def finding_search(queryset: QuerySet, text: str | None, scope: HiddenScope | No
     matched = queryset.filter(Q(*((f"{name}__icontains", text) for name in SHOWN), _connector=Q.OR))
     if scope is None or scope.empty:
         return matched
-    rows = matched.order_by("id").values("id", *SHOWN)[:VIEWER_CANDIDATES]
+    # With its cluster: a namespace is named as it is there (inventory.presenter.present).
+    rows = matched.order_by("id").values("id", "cluster_id", *SHOWN)[:VIEWER_CANDIDATES]
     kept = [row["id"] for row in rows if shown_matches(present(scope, row, Finding), text)]
     return queryset.filter(pk__in=kept)
 

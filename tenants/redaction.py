@@ -33,10 +33,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cached_property, lru_cache
 from typing import Any
+
+from tenants.cluster_scope import ClusterNamespaces
 
 HIDDEN_TENANT = "(another tenant)"
 HIDDEN_NAMESPACE = "(another tenant's namespace)"
@@ -124,6 +126,26 @@ class HiddenScope:
     # of the viewer's own, kept whole where a hidden name is part of one.
     names: frozenset[str] = frozenset()
     own_names: frozenset[str] = frozenset()
+    # What the namespaces are in each cluster (a label is one cluster's): `namespaces` is
+    # their union, for a row of no cluster; `in_cluster` gives a row of one its own.
+    clusters: ClusterNamespaces | None = field(default=None, compare=False)
+
+    def in_cluster(self, cluster: object) -> HiddenScope:
+        """The scope for a row of `cluster` (its id or name): the namespaces hidden there
+        (tenants.cluster_scope). This scope where the row names no cluster the viewer may see.
+        Built once per cluster: the scans are cached on it."""
+        cluster_id = self.clusters.cluster_id(cluster) if self.clusters is not None else None
+        if cluster_id is None:
+            return self
+        scopes = self._in_clusters
+        if cluster_id not in scopes:
+            namespaces = self.clusters.hidden(cluster_id)
+            scopes[cluster_id] = replace(self, namespaces=namespaces, clusters=None)
+        return scopes[cluster_id]
+
+    @cached_property
+    def _in_clusters(self) -> dict[int, HiddenScope]:
+        return {}
 
     @cached_property
     def _by_first_words(self) -> dict[tuple[str, ...], frozenset[str]]:
@@ -196,7 +218,8 @@ class HiddenScope:
 
     @property
     def empty(self) -> bool:
-        return not self._words
+        # A name no tenant claims in one cluster may be claimed in another: not in the union.
+        return not self._words and (self.clusters is None or not self.clusters.hides_any)
 
     def names_any(self, text: str) -> bool:
         """Whether `text` holds a hidden name as a word (one C-speed scan, one set test)."""
