@@ -6,9 +6,10 @@ database's words. The API server refuses one in names, namespaces and label keys
 but accepts it in annotation values, ConfigMap data, env values, container args and command,
 and a custom resource's spec strings: a tenant who may create a pod in their own namespace
 could otherwise hold back every sync of the cluster, and with it the posture of every other
-tenant. An object's own metadata.name and metadata.namespace are left as read: they name the
-object, and one holding a NUL is refused by normalise naming it (object_names), as the API
-server would. Both the snapshot files (snapshot_file) and the live read (kube) use this.
+tenant. An object's own metadata.name, metadata.namespace and metadata.labels are left as
+read: the API server refuses a NUL in them, and normalise refuses one naming the object
+(object_names, snapshot_items), as the API server would. Both the snapshot files
+(snapshot_file) and the live read (kube) use this.
 
 Removed, not replaced by a marker (U+FFFD): the checks then read the value as its author wrote
 it around the NUL, so one byte cannot make a literal credential, an image reference or a
@@ -28,6 +29,7 @@ NUL = "\x00"
 REPLACEMENT = ""  # removed (see the module docstring)
 WARNING_MARK = "held a NUL byte (\\u0000)"  # in the run's warning (sync_summary finds it)
 MAX_PLACES = 5  # places named on the run; the count covers all
+LEFT_AS_READ = ("name", "namespace", "labels")  # an object's own metadata normalise refuses
 _SHOWN_KEY = 60  # a key longer than this (or with control characters) is quoted by echoed()
 
 
@@ -85,8 +87,10 @@ def _replace_object(obj: dict[str, Any], found: NulReplaced) -> None:
     who = _who(obj, metadata)
     identity = {}
     if isinstance(metadata, dict):
-        # Set aside, so the walk leaves them as read (normalise refuses a NUL in them).
-        identity = {k: metadata[k] for k in ("name", "namespace") if k in metadata}
+        # Set aside, so the walk leaves them as read (normalise refuses a NUL in them: the
+        # API server validates names and labels, so one holding a NUL is a hand-edited file,
+        # and a label such as gpuposture.io/platform must not read as "true" by a removal).
+        identity = {k: metadata[k] for k in LEFT_AS_READ if k in metadata}
         for key in identity:
             metadata[key] = ""
     try:

@@ -9,6 +9,7 @@ from typing import Any
 
 from gpuposture.base.echo import echoed
 from inventory.sources.exposure import ROUTE_KIND_NAMES
+from inventory.sources.nul_strings import NUL
 from inventory.sources.object_names import (
     name_problem,
     segment_problem,
@@ -98,7 +99,22 @@ def item_identity(index: int, kind: str, obj: dict[str, Any]) -> tuple[str, str 
             f"{problem}"
         )
     _check_node_name(index, kind, name, obj)
+    _check_labels(index, kind, name, metadata.get("labels"))
     return name, namespace
+
+
+def _check_labels(index: int, kind: str, name: str, labels: Any) -> None:
+    # The API server validates label keys and values, which cannot hold a NUL; removing one
+    # (nul_strings) could turn `true<NUL>` into a platform label's `true`: refused as a bad
+    # name is.
+    if not isinstance(labels, dict):
+        return
+    for key, value in labels.items():
+        if NUL in str(key) or (isinstance(value, str) and NUL in value):
+            raise SnapshotError(
+                f"items[{index}] ({kind} {echoed(name)}) metadata.labels {echoed(key)} holds a "
+                "NUL byte (\\u0000), which no Kubernetes label can; fix or remove that label"
+            )
 
 
 def _check_node_name(index: int, kind: str, name: str, obj: dict[str, Any]) -> None:

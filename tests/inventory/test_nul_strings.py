@@ -93,8 +93,6 @@ def _snapshot_with_nuls() -> dict:
             obj["spec"]["containers"][0]["env"] = [{"name": "X", "value": "a\x00"}]
         elif name == "app-settings":
             obj["data"]["LOG_LEVEL"] = "debug\x00"
-        elif obj["kind"] == "Node" and name == "gpu-ts-1":
-            obj["metadata"]["labels"][NOTE] = "hand\x00edited"  # never from the API
     return snapshot
 
 
@@ -112,7 +110,7 @@ def test_a_snapshot_with_nul_in_a_pod_annotation_syncs_and_the_run_says_where(
     run = SyncRun.objects.filter(cluster=small_world).latest("pk")
     assert run.status == SyncRun.Status.SUCCEEDED
     [warning] = [w for w in run.warnings if "NUL" in w]
-    assert warning.startswith("4 strings read held a NUL byte")
+    assert warning.startswith("3 strings read held a NUL byte")
     assert f"Pod beta-prod/inference-0 metadata.annotations.{NOTE}" in warning
     assert "ConfigMap team-alpha/app-settings data.LOG_LEVEL" in warning
     assert "tenant" not in warning and "debug" not in warning  # values never shown
@@ -172,3 +170,24 @@ def test_a_trailing_nul_does_not_hide_a_literal_credential(small_world, tmp_path
     posture_evaluate()
     found = Finding.objects.filter(status="open", check_id="POD-008")
     assert any("inference-0" in json.dumps(f.evidence) for f in found)
+
+
+@pytest.mark.django_db
+def test_a_nul_in_a_label_refuses_the_snapshot_naming_it(small_world, tmp_path):
+    """The API server validates labels: a NUL in one is a hand-edited file, and removing it
+    would make `true<NUL>` read as the platform label's `true` (rtself4 k33). Refused, the last
+    good state kept."""
+    snapshot = load_json("small-cluster.json")
+    snapshot["items"].append(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "nul-plat", "labels": {"gpuposture.io/platform": "true\x00"}},
+        }
+    )
+    path = tmp_path / "nul-label.json"
+    path.write_text(json.dumps(snapshot))
+    with pytest.raises(CommandError, match=r"metadata.labels 'gpuposture.io/platform' holds a NUL"):
+        call_command("sync_cluster", "--cluster", "lab", "--snapshot", str(path))
+    run = SyncRun.objects.filter(cluster=small_world).latest("pk")
+    assert run.status == SyncRun.Status.FAILED and "\x00" not in run.error
