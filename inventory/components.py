@@ -289,7 +289,7 @@ def node_components(node: Any) -> dict[str, dict[str, str | None]]:
     for component, field_name in COMPONENT_FIELDS.items():
         version = get(field_name) or None
         if version:
-            state, source = INSTALLED, deployed.get(component) or _essential_source(component, get)
+            state, source = INSTALLED, _installed_source(component, deployed, get)
         elif component in absent:
             state, source = NOT_INSTALLED, absent[component]
         elif get("described_by") == HOST_ONLY and component not in HOST_READ:
@@ -298,6 +298,25 @@ def node_components(node: Any) -> dict[str, dict[str, str | None]]:
             state, source = UNKNOWN, deployed.get(component) or _unknown_source(component)
         result[component] = {"state": state, "version": version, "source": source}
     return result
+
+
+# Where a driver version read from the node itself comes from, where a driver pod may say
+# otherwise (an upgrade its pod has not finished: the label is what the loaded driver reports).
+READ_FROM_NODE = {
+    "gfd-label": "GPU Feature Discovery's label nvidia.com/cuda.driver-version.*",
+    "gfd-label-legacy": "GPU Feature Discovery's labels nvidia.com/cuda.driver.*",
+    "nvidia-smi": "the node's nvidia-smi -q -x import",
+}
+
+
+def _installed_source(component: str, deployed: Mapping[str, str], get: Any) -> str | None:
+    """Where an installed component's version was read: its pod, or for a driver whose version
+    the node itself reports (READ_FROM_NODE), that, with the pod that deploys it."""
+    read = READ_FROM_NODE.get(get("driver_version_source")) if component == "driver" else None
+    if read is None:
+        return deployed.get(component) or _essential_source(component, get)
+    pod = deployed.get(component)
+    return f"{read} (the version the loaded driver reports); deployed by {pod}" if pod else read
 
 
 def _essential_source(component: str, get: Any) -> str | None:

@@ -268,3 +268,20 @@ def test_a_bottlerocket_nvidia_node_runs_its_device_plugin_as_a_host_service():
     bottlerocket["status"]["nodeInfo"] = {"osImage": "Bottlerocket OS 1.26.2 (aws-k8s-1.31)"}
     other = nodes_of([bottlerocket, _tenant_pod("gpu-a")])["gpu-a"]
     assert node_components(other)["device_plugin"]["state"] == "not_installed"
+
+
+def test_a_driver_read_from_its_label_says_so_beside_the_pod_that_deploys_it():
+    """Mid-upgrade, the new driver pod (570.195.03) has not loaded its driver: the version is
+    GFD's label (what the loaded driver reports), and the source says that, naming the pod,
+    not the pod alone (rtupgrade k47)."""
+    driver = f"{NVCR}/driver:570.195.03-ubuntu22.04"
+    objects = [
+        operator_deployment(),
+        daemonset("nvidia-driver-daemonset", driver, "driver"),
+        node("gpu-a", **{f"{DEPLOY}driver": "true"}),
+        ds_pod("nvidia-driver-daemonset", "gpu-a", driver),
+    ]
+    entry = node_components(nodes_of(objects)["gpu-a"])["driver"]
+    assert entry["version"] == "570.172.08"
+    assert entry["source"].startswith("GPU Feature Discovery's label")
+    assert "nvidia-driver-daemonset" in entry["source"]
