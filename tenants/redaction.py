@@ -38,27 +38,13 @@ from enum import Enum
 from functools import cached_property, lru_cache
 from typing import Any
 
+from tenants.advisory_records import HIDDEN_ADVISORY, hidden_advisory_record
 from tenants.cluster_scope import ClusterNamespaces
 
 HIDDEN_TENANT = "(another tenant)"
 HIDDEN_NAMESPACE = "(another tenant's namespace)"
 HIDDEN_OBJECT = "(another tenant's object)"
 HIDDEN_PRINCIPAL = "(another tenant's principal)"
-HIDDEN_ADVISORY = "(an advisory you may not read)"
-# What a record of a hidden advisory keeps empty: what names or identifies the advisory.
-_ADVISORY_KEYS = {
-    "advisory_id": HIDDEN_ADVISORY,
-    "cves": [],
-    "max_cvss": None,
-    "title": None,
-    "remedies": [],  # the vendor's remediation texts and URLs
-}
-# The vendor's words: a condition, a remediation's details and URL, and a reason that quotes
-# a condition (the reason keeps its code).
-_ADVISORY_TEXT = ("condition", "reason", "details", "url")
-# A reason in our own words, naming nothing of the advisory: kept whole.
-_OWN_REASONS = frozenset({"component_not_present"})
-
 # A word of text that may be a name: DNS labels and subdomains, emails, with the separators
 # that join a namespace to an object ("ns/name", "system:serviceaccount:ns:name") kept
 # inside the chain so the object's name is hidden together with its namespace.
@@ -319,25 +305,8 @@ class HiddenScope:
         return value
 
     def advisory_record(self, record: Mapping[str, Any]) -> dict[str, Any]:
-        """A record (exposure, not-affected, late exposure) of an advisory the viewer may not
-        read: the same keys, with what identifies the advisory emptied."""
-        out = dict(record)
-        for key, empty in _ADVISORY_KEYS.items():
-            if key in out:
-                out[key] = empty
-        for key in _ADVISORY_TEXT:
-            if key in out and out[key]:
-                out[key] = None
-        no_fix = record.get("no_fix")
-        if isinstance(no_fix, str) and no_fix:
-            # That no fix exists is the node's to know; the vendor's details are not.
-            out["no_fix"] = no_fix.split(":", 1)[0]
-        reason = record.get("reason")
-        if isinstance(reason, Mapping) and reason.get("code") in _OWN_REASONS:
-            out["reason"] = reason
-        elif isinstance(reason, Mapping) and reason.get("code"):
-            out["reason"] = {**reason, "text": f"{HIDDEN_ADVISORY}: its condition is not shown"}
-        return out
+        """A record of an advisory the viewer may not read (tenants.advisory_records)."""
+        return hidden_advisory_record(record)
 
     def fields(self, row: MutableMapping[str, Any], declared: Mapping[str, Field]) -> None:
         """Hide, in place, what the `declared` fields of `row` name (a dict or a mapping
