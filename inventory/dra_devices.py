@@ -6,7 +6,8 @@ publishes type gpu / mig, uuid, index, productName, and for MIG parentUUID and p
 mode of a held device: the NVIDIA driver's opaque sharing config (claim's, else its class's)
 gives TimeSlicing or MPS; a MIG device is its own GPU instance; a device allocated to several
 claims, or reached by adminAccess, is shared with no isolation (time-slicing); otherwise the
-claim holds it exclusively. An adminAccess claim of a platform namespace (a monitoring agent:
+claim holds it exclusively; an AMD compute partition is a compute instance of its GPU
+(inventory.dra_amd). An adminAccess claim of a platform namespace (a monitoring agent:
 the use Kubernetes made adminAccess for) is the platform's reach, like DCGM-Exporter's under the
 device plugin: it does not turn the tenant's whole device into a shared one, it is named in
 the basis.
@@ -18,6 +19,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpuposture.base.enums import SharingMode
+from inventory.dra_amd import (
+    AMD_DRIVER,
+    is_auto_partition,
+    is_compute_partition,
+    parent_gpu,
+    partition_basis,
+    partition_profile,
+)
 from inventory.snapshot import ClusterSnapshot, Pod
 from inventory.snapshot_dra import (
     DraClaim,
@@ -33,8 +42,8 @@ SHARING_MODES = {"timeslicing": SharingMode.TIME_SLICING.value, "mps": SharingMo
 GPU_TYPES = ("gpu", "mig", "vfio", "partition")
 # AMD's DRA driver (ROCm/k8s-gpu-dra-driver, docs/driver-attributes.md) publishes `type`
 # amdgpu for a whole GPU, amdgpu-partition for a compute partition (CPX, DPX, ... of an
-# Instinct GPU), vfio for a passthrough GPU; no uuid, so its devices go by DRA name.
-AMD_DRIVER = "gpu.amd.com"
+# Instinct GPU), vfio for a passthrough GPU; no uuid, so its devices go by DRA name. A
+# compute partition is a compute instance of its GPU (mig_ci: inventory.dra_amd).
 DEVICE_TYPES = {"amdgpu": "gpu", "amdgpu-partition": "partition"}
 
 
@@ -56,6 +65,9 @@ class HeldDevice:
     product: str = ""
     profile: str = ""  # MIG profile, or an AMD partition's partitionProfile ("cpx_nps4")
     parent: str = ""  # MIG parent GPU UUID
+    # The GPU an AMD compute partition is on, where its slice tells (dra_amd.parent_gpu): the
+    # partitions of one GPU meet there, whatever their device names. "" for other devices.
+    gpu: str = ""
 
 
 class DraIndex:
@@ -122,6 +134,8 @@ class DraIndex:
         own_mode = mode
         if not is_admin(claim, result) and self._reachers(claim, result):
             own_mode = self._own_mode(claim, result, kind)[0]
+        partitioned = is_compute_partition(result.driver, kind, attributes)
+        gpu = parent_gpu(*key, attributes) if partitioned else ""
         return HeldDevice(
             claim,
             result,
@@ -132,8 +146,10 @@ class DraIndex:
             basis,
             own_mode=own_mode,
             product=attributes.get("productName", ""),
-            profile=attributes.get("profile", "") or attributes.get("partitionProfile", ""),
+            profile=attributes.get("profile", "")
+            or (partition_profile(attributes) if result.driver == AMD_DRIVER else ""),
             parent=attributes.get("parentUUID", ""),
+            gpu=gpu,
         )
 
     def sharing_config(self, claim: DraClaim, result: DraResult) -> DraConfig | None:
@@ -207,11 +223,14 @@ class DraIndex:
                 whole = "mig_gi" if kind == "mig" else "exclusive"
                 return whole, f"{basis} among the containers of pod {pod} only"
             return mode, basis
-        if others and (split := self._amd_split(result)):
-            # AMD auto-partition: the device is a partition mode (cpx, dpx...) whose
-            # `partitions` capacity each claim consumes one of: claims get partitions of their
-            # own (ROCm/k8s-gpu-dra-driver docs/driver-attributes.md), not one shared device.
-            return "exclusive", f"DRA: an AMD GPU {split} partition of its own (auto-partition)"
+        attributes = self._attributes(result)
+        partitioned = is_compute_partition(result.driver, kind, attributes)
+        if others and partitioned and is_auto_partition(attributes):
+            # AMD auto-partition: the device is one GPU in a partition mode (cpx, dpx...) whose
+            # `partitions` capacity each claim consumes one of: each claim a compute partition
+            # of that one GPU (inventory.dra_amd), not one time-shared device.
+            gpu = parent_gpu(*key, attributes)
+            return "mig_ci", partition_basis(attributes, gpu, len(others) + 1)
         if others:
             return "time_slicing", f"DRA: the device is allocated to {len(others) + 1} claims"
         pods = [c for c in claim.reserved_for if c.startswith("pods/")]
@@ -220,20 +239,16 @@ class DraIndex:
             return "time_slicing", f"DRA: one claim in use by {len(pods)} pods at once"
         if kind == "mig":
             return "mig_gi", "DRA: a MIG device of its own"
-        if kind == "partition":
-            # AMD's accelerator partitioning gives each partition its own compute dies (CUs,
-            # L2): a logical GPU of its own, though under NPS1 all of them draw on one HBM pool.
-            return "exclusive", "DRA: an AMD GPU partition of its own (own compute dies)"
+        if partitioned:
+            # AMD's compute partitions of one GPU share its memory under NPS1 and the rest of
+            # it under any memory mode: compute instances of the GPU, as the device plugin's.
+            return "mig_ci", partition_basis(attributes, parent_gpu(*key, attributes))
         return "exclusive", "DRA: a whole device allocated to this claim"
 
-    def _amd_split(self, result: DraResult) -> str:
-        """The compute partition mode of an AMD auto-partition device that splits its GPU
-        ("cpx", "dpx", ...), "" for any other device (spx is the whole GPU)."""
-        if result.driver != AMD_DRIVER:
-            return ""
+    def _attributes(self, result: DraResult) -> dict[str, str]:
+        """The attributes the device's ResourceSlice publishes ({} where none does)."""
         _, device = self.devices.get((result.driver, result.pool, result.device), (None, None))
-        split = device.attributes.get("computePartition", "").lower() if device else ""
-        return "" if split in ("", "spx") else split
+        return device.attributes if device else {}
 
     def _configured_mode(self, holder: tuple[str, str], key: tuple[str, str, str]) -> str | None:
         """The sharing mode another claim's config sets on the device `key`, None for none."""

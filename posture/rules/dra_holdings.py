@@ -3,9 +3,12 @@
 Each GPU or MIG device (NVIDIA's gpu.nvidia.com, or AMD's gpu.amd.com: a whole GPU or a
 partition) a pod's claims hold is a holding named by its UUID (or its DRA name where the slice
 publishes none, as AMD's never does), so parties on different devices do not meet and parties on
-the same one do, whatever way each got it. A claim several pods use gives each of them the
-same device: pods of two tenants on one claim are co-tenants on it. A platform namespace's
-adminAccess claim (a monitoring agent) is the platform's reach, not a holding: it meets no one.
+the same one do, whatever way each got it. An AMD compute partition (mig_ci) is held as the GPU
+it is on (HeldDevice.gpu), so partitions of one GPU meet though their device names differ, and
+as any GPU of its pool where its slice does not say which: they may meet. A claim several pods
+use gives each of them the same device: pods of two tenants on one claim are co-tenants on it.
+A platform namespace's adminAccess claim (a monitoring agent) is the platform's reach, not a
+holding: it meets no one.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ def dra_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
                         held_pool(held),
                         1,
                         held.mode,
-                        (held.device_id,),
+                        held_gpus(held),
                         held_basis(held),
                         device_class=index.device_class_of(claim, held.result),
                         own_mode="" if held.own_mode == held.mode else held.own_mode,
@@ -126,11 +129,19 @@ def _claims_gpu(inputs: PostureInputs, pod: Pod) -> bool:
     return held or bool(gpu_classes_of_pod(index, pod))
 
 
+def held_gpus(held: HeldDevice) -> tuple[str, ...] | None:
+    """The devices a holding names (GpuHolding.devices): the device itself, or for an AMD
+    compute partition the GPU it is on, None (any of the pool's) where not published."""
+    if held.result.driver == AMD_DRIVER and held.mode == "mig_ci":
+        return (held.gpu,) if held.gpu else None
+    return (held.device_id,)
+
+
 def held_pool(held: HeldDevice) -> str:
     """The physical pool a DRA device belongs to, spelled as the vendor's device plugin would
     (AMD's advertises amd.com/gpu, and a partition mode as amd.com/<mode>: amd.com/cpx_nps4)."""
     if held.result.driver == AMD_DRIVER:
-        if held.kind == "partition" and held.profile:
+        if (held.kind == "partition" or held.gpu) and held.profile:
             return f"amd.com/{held.profile}"
         return AMD_POOL
     if held.kind == "mig":

@@ -17,6 +17,7 @@ tenants on such a node may share one: certain only where the node has a single c
 
 from __future__ import annotations
 
+from inventory.dra_amd import partition_shares
 from inventory.snapshot import Node
 from inventory.snapshot.accelerators import (
     AMD_PARTITION_RESOURCE,
@@ -76,14 +77,9 @@ def amd_partition_basis(node: Node, resource: str = AMD_GPU) -> str:
         )
     else:
         return ""
-    shares = (
-        "its memory (NPS1) and the rest of the GPU"
-        if memory == "NPS1"
-        else "the GPU outside their memory partitions (firmware, scheduler, interconnect)"
-        + ("" if memory else "; memory partitioning unknown, so its memory too perhaps")
-    )
     return (
-        f"AMD compute partition ({source}): the partitions of one GPU share {shares}; "
+        f"AMD compute partition ({source}): the partitions of one GPU share "
+        f"{partition_shares(memory)}; "
         "which physical GPU each pod's partition is on is not visible"
     )
 

@@ -111,7 +111,8 @@ def amd_dra_products(inputs: PostureInputs, node: Node) -> list[str]:
         "gives one device to pods of two tenants (a claim they share, a device allocated "
         "to several claims, a tenant's adminAccess claim). Compute partitions of one GPU "
         "(an MI300X in CPX, DPX or QPX mode) are not whole GPUs: tenants holding them may "
-        "share one, which the API does not show. A node known only by its `amd.com/gpu` "
+        "share one, which the API does not show (certainly where AMD's DRA driver names the "
+        "same GPU for both). A node known only by its `amd.com/gpu` "
         "capacity is judged with its model unknown (AMD-SB-6010 lists most Instinct and "
         "Radeon GPUs). A GPU passed from one tenant to the next is LEAK-001's (a reset "
         "between tenants)."
@@ -175,6 +176,8 @@ def _gpu_users(inputs: PostureInputs, node: Node) -> tuple[list[TenantInfo], dic
         else:
             continue  # no device node of the GPUs is in its container
         tenants[tenant.slug] = tenant
+    for slug, held in _dra_partition_holders(inputs, node, partition_holders).items():
+        partition_holders.setdefault(slug, held)
     # AMD GPUs AMD's DRA driver allocates: one device held by pods of two tenants (a claim
     # they share, a device allocated to several claims, a tenant's adminAccess claim) is
     # shared outright, whoever else is on the node.
@@ -191,9 +194,32 @@ def _gpu_users(inputs: PostureInputs, node: Node) -> tuple[list[TenantInfo], dic
     return [tenants[slug] for slug in sorted(tenants)], how, not reaching
 
 
+def _dra_partition_holders(
+    inputs: PostureInputs, node: Node, plugin: dict[str, str]
+) -> dict[str, str]:
+    """Tenants holding AMD compute partitions through DRA that may share a GPU with another
+    tenant's partition (`plugin`: the device plugin's holders, whose GPU is never told), each
+    with how: where its slice names no parent GPU, or the other's does not. Partitions of one
+    named GPU are _dra_co_holders' (certain); of different named GPUs, apart."""
+    unnamed: dict[str, str] = {}
+    named: dict[str, str] = {}
+    for h in dra_holdings(inputs, node):
+        if h.tenant is None or h.mode != "mig_ci" or not h.pool.startswith(AMD_POOL_PREFIX):
+            continue
+        held = f"pod {h.pod.namespace}/{h.pod.name} holds a compute partition: {h.basis}"
+        (named if h.devices else unnamed).setdefault(h.tenant.slug, held)
+    unknown = set(plugin) | set(unnamed)
+    found = dict(unnamed)
+    for slug, held in named.items():
+        if unknown - {slug}:
+            found.setdefault(slug, held)
+    return found
+
+
 def _dra_co_holders(inputs: PostureInputs, node: Node) -> dict[str, tuple[TenantInfo, str]]:
-    """Tenants holding one AMD DRA device (whole GPU or partition) with another tenant, each
-    with how: the claim, the device, and why the device is shared."""
+    """Tenants holding one AMD DRA device (whole GPU or partition) with another tenant, or
+    compute partitions of one GPU its slice names (dra_holdings), each with how: the claim,
+    the device, and why the device is shared."""
     by_device: dict[str, list[GpuHolding]] = {}
     for h in dra_holdings(inputs, node):
         # A device of its own (a whole GPU, a partition) meets no one here: LEAK-001's.
@@ -248,7 +274,8 @@ def _leak_draft(
             "whole GPUs the vendor's device plugin allocates (amd.com/gpu) are each one "
             "tenant's; a pod reaching every GPU outside the plugin shares them with the rest; "
             "a DRA device (gpu.amd.com) held by pods of two tenants is shared by both; "
-            "compute partitions (CPX, DPX, QPX) of one GPU held by two tenants share it"
+            "compute partitions (CPX, DPX, QPX) of one GPU held by two tenants share it "
+            "(certain where DRA names their GPU, possible where nothing does)"
         ),
         "co_residence": (
             "possible: the tenants hold compute partitions, and which physical GPU each "

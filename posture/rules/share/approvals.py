@@ -24,6 +24,7 @@ from posture.rules.registry import FindingDraft, check
 from posture.rules.share.pool_words import NOTE, own_pool_labels, unnamed_pool_words
 from posture.rules.subjects import mode_use_draft
 
+AMD_POOLS = "amd.com/"  # posture.rules.dra_holdings.held_pool of AMD's DRA devices
 EVIDENCE_LIMIT = 20  # nodes and pods listed per finding; the counts say how many in all
 
 
@@ -51,6 +52,11 @@ def mode_usage(inputs: PostureInputs) -> dict[tuple[str, str, str], ModeUse]:
             mode = holding.chosen_mode
             # exclusive shares nothing; "unknown" (a MIG layout nobody knows) is SHARE-009's.
             if holding.tenant is None or mode in (SharingMode.EXCLUSIVE, "unknown"):
+                continue
+            if mode == SharingMode.MIG_CI and holding.pool.startswith(AMD_POOLS):
+                # An AMD compute partition held through DRA is judged as the device plugin's
+                # partitions are (vendor_holdings): by the co-tenancy checks, between tenants;
+                # one tenant's partitions share nothing with another, no approval is asked.
                 continue
             use = usage.setdefault((holding.tenant.slug, mode, pool), ModeUse())
             use.nodes.add(node.name)

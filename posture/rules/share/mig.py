@@ -1,6 +1,7 @@
 """SHARE-002: compute instances of one MIG GPU instance used by different tenants; also the
 compute partitions of one AMD GPU (CPX, DPX, QPX under NPS1: compute instances of one GPU, never
-separate instances, posture.rules.vendor_holdings), the same cause on another vendor's GPU."""
+separate instances, posture.rules.vendor_holdings; held through AMD's DRA driver too,
+posture.rules.dra_holdings), the same cause on another vendor's GPU."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def gpu_instance_bound(node: Node, profile: str, slices: int) -> int | None:
         "and as certainly co-resident when the node can only have one such GPU instance. "
         "The compute partitions of an AMD Instinct GPU in a mode other than SPX (CPX, DPX, "
         "QPX) are the same: they share its memory under NPS1 and the rest of the GPU under "
-        "any memory mode, and which GPU a pod's partition is on is not visible."
+        "any memory mode, and which GPU a pod's partition is on is not visible, unless AMD's "
+        "DRA driver names it (certain co-residence on one GPU, none on different ones)."
     ),
     remediation=(
         "Give each tenant whole GPU instances: change the node's mig-parted config (label "
