@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Value
+from django.db.models import Q, Value
+from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Concat
 from rest_framework import serializers
 
@@ -68,6 +69,9 @@ def hidden_scope_for(user) -> HiddenScope | None:
         tagged(Pod.objects.filter(tenant__in=mine), _THEIR_PODS, _in_cluster("namespace")),
         tagged(TenantNamespace.objects.filter(tenant__in=own), _OWN_NAMESPACE, models.F("name")),
         tagged(Pod.objects.filter(tenant__in=own), _OWN_PODS, _in_cluster("namespace")),
+        # A namespace a tenant claims by its label in one cluster, pods or none.
+        tagged(_labelled_for(hidden), _THEIR_PODS, _in_cluster("name")),
+        tagged(_labelled_for(Tenant.objects.visible_to(user)), _OWN_PODS, _in_cluster("name")),
         tagged(principals, _PRINCIPAL, models.F("name")),
         tagged(principals, _PRINCIPAL, Concat("kind", Value(":"), "name")),
         # Those who read every tenant read the unclassified party too (a lead short of a
@@ -100,10 +104,11 @@ def hidden_scope_for(user) -> HiddenScope | None:
         else:
             found[tag].add(word)
     clusters = _cluster_namespaces(found)
-    # Rows of no cluster: every cluster's at once, a name claimed anywhere decided as claimed.
+    # Rows of no cluster: every cluster's at once, failing closed: a name another party's (a
+    # hidden tenant's, or nobody's) in any cluster is hidden, though the viewer's elsewhere.
     theirs = found[_NAMESPACE] | _union(clusters.theirs)
     own = found[_OWN_NAMESPACE] | _union(clusters.own)
-    unclaimed = _union(clusters.unclaimed) - theirs - own
+    unclaimed = _union(clusters.unclaimed)
     return HiddenScope(
         tenants=frozenset(found[_TENANT] | found[_NAME]),
         namespaces=frozenset(theirs | unclaimed),
@@ -114,6 +119,13 @@ def hidden_scope_for(user) -> HiddenScope | None:
         names=frozenset(found[_NAME]),
         own_names=frozenset(found[_OWN_NAME]),
         clusters=clusters,
+    )
+
+
+def _labelled_for(tenants: models.QuerySet) -> models.QuerySet:
+    """The synced namespaces whose `gpuposture.io/tenant` label names one of `tenants`."""
+    return ClusterObject.objects.annotate(owner=KT(f"data__labels__{TENANT_LABEL}")).filter(
+        kind=ClusterObject.Kind.NAMESPACE, owner__in=tenants.values("slug")
     )
 
 
@@ -159,10 +171,13 @@ def _unclaimed_words(user, tagged) -> list[models.QuerySet]:
     clusters = Cluster.objects.visible_to(user).values("pk")
     where = Concat(Cast("cluster_id", models.CharField()), Value(":"), "namespace")
     named = Concat(Cast("cluster_id", models.CharField()), Value(":"), "name")
+    # A label naming no tenant claims nothing (DESIGN §2: the label names a real tenant).
     namespaces = (
-        ClusterObject.objects.filter(kind=ClusterObject.Kind.NAMESPACE, cluster__in=clusters)
+        ClusterObject.objects.annotate(owner=KT(f"data__labels__{TENANT_LABEL}"))
+        .filter(kind=ClusterObject.Kind.NAMESPACE, cluster__in=clusters)
         .exclude(name__in=TenantNamespace.objects.values("name"))
-        .exclude(data__labels__has_key=TENANT_LABEL)
+        # Written so, not as exclude(): NOT IN is unknown (so false) for an unlabelled one.
+        .filter(Q(owner__isnull=True) | ~Q(owner__in=Tenant.objects.values("slug")))
     )
     return [
         tagged(Pod.objects.filter(tenant__isnull=True, cluster__in=clusters), _UNCLAIMED, where),

@@ -66,8 +66,11 @@ class Viewer:
     def of(cls, user: Any) -> Viewer:
         return cls(user, hidden_scope_for(user))
 
-    def text(self, value: str) -> str:
-        return hide_text(self.scope, value)
+    def text(self, value: str, cluster: object = None) -> str:
+        """`value` as the user may read it; of one cluster (its id or name), by what the
+        names are there (tenants.redaction.HiddenScope.in_cluster)."""
+        scope = self.scope.in_cluster(cluster) if self.scope and cluster is not None else self.scope
+        return hide_text(scope, value)
 
     def tenants(self, slugs: list[str]) -> tuple[str, ...]:
         return tuple(visible_tenants(self.scope, slugs))
@@ -96,7 +99,8 @@ def _finding_event(kind: str, key: str, finding: Finding, viewer: Viewer, at: da
         # The subject, unless the title names it already ("GPU node pe-a100-01 ...").
         title=viewer.text(
             f"{finding.check_id} {finding.title}"
-            + (f" ({subject})" if subject and finding.subject_name not in finding.title else "")
+            + (f" ({subject})" if subject and finding.subject_name not in finding.title else ""),
+            finding.cluster_id,
         ),
         at=at.isoformat(),
         severity=finding.severity,
@@ -151,7 +155,9 @@ def _sync_problems(sub: Subscription, viewer: Viewer, now: datetime) -> list[Eve
         Event(
             kind=sub.kind,
             key=f"sync_failed:{run.pk}",
-            title=viewer.text(f"sync of {run.cluster.name} failed: {_first_line(run.error)}"),
+            title=viewer.text(
+                f"sync of {run.cluster.name} failed: {_first_line(run.error)}", run.cluster_id
+            ),
             at=(run.finished_at or now).isoformat(),
             cluster=run.cluster.name,
             path=f"/clusters/{run.cluster.name}/",
@@ -169,7 +175,9 @@ def _sync_problems(sub: Subscription, viewer: Viewer, now: datetime) -> list[Eve
             Event(
                 kind=sub.kind,
                 key=f"sync_stale:{cluster.name}:{digest}:{now.date().isoformat()}",
-                title=viewer.text(f"{cluster.name} is stale: {cluster.freshness.reason}"),
+                title=viewer.text(
+                    f"{cluster.name} is stale: {cluster.freshness.reason}", cluster.name
+                ),
                 at=now.isoformat(),
                 cluster=cluster.name,
                 path=f"/clusters/{cluster.name}/",

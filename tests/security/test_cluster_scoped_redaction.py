@@ -64,6 +64,9 @@ def three_clusters(personas, tmp_path):
             namespace(SHARED, **{"gpuposture.io/tenant": "vega"}),
             namespace("orbit-lab", **{"gpuposture.io/tenant": "orbit"}),
             namespace(SCRATCH, **{"gpuposture.io/tenant": "vega"}),
+            # Claimed by its label alone, no pod in it; and a label naming no tenant.
+            namespace("orbit-quiet", **{"gpuposture.io/tenant": "orbit"}),
+            namespace("ghost-ns", **{"gpuposture.io/tenant": "nobody"}),
             pod(SHARED, "scorer-0", container(gpu=GPU, **PRIVILEGED)),
             pod(SCRATCH, "notebook-0", container(gpu=GPU)),
             pod("orbit-lab", "probe-0", container(gpu=GPU, **PRIVILEGED)),
@@ -188,3 +191,37 @@ def test_the_viewers_search_finds_its_own_namespace_where_it_is_theirs_only(thre
     assert all(r["cluster"] == "eks-infer" for r in found)
     scratch = api.get("/api/v1/findings/?q=stray-1&page_size=200").json()["results"]
     assert scratch == []
+
+
+def test_a_namespace_another_tenant_claims_by_label_alone_is_hidden(three_clusters):
+    """No pod in it: its label alone says whose it is in that cluster (rtself5 k05-k14: it
+    was shown); a label naming no tenant claims nothing, so it is the unclassified party's."""
+    from inventory.models import Cluster
+    from inventory.presenter import hidden_scope_for, present
+    from posture.models import Finding
+
+    scope = hidden_scope_for(three_clusters)
+    eks = scope.in_cluster(Cluster.objects.get(name="eks-infer").pk)
+    assert {"orbit-quiet", "ghost-ns"} <= eks.namespaces
+    assert {"orbit-quiet", "ghost-ns"} <= scope.namespaces
+    row = {"cluster": "eks-infer", "subject_namespace": "orbit-quiet", "subject_name": "edit"}
+    row["title"] = "RoleBinding orbit-quiet/edit grants group vega-devs edit"
+    present(scope, row, Finding)
+    assert (row["subject_namespace"], row["subject_name"]) == (HIDDEN_NS, HIDDEN_OBJ)
+    assert "orbit-quiet" not in row["title"]
+
+
+def test_rows_of_no_cluster_hide_a_name_unclassified_anywhere(three_clusters):
+    """Fail closed: nb-scratch is the viewer's on eks-infer and nobody's on aks-prod, so a row
+    that names no cluster (a notification's title by default) hides it."""
+    from inventory.presenter import hidden_scope_for
+
+    assert SCRATCH in hidden_scope_for(three_clusters).namespaces
+
+
+def test_a_notification_title_is_redacted_by_its_findings_cluster(three_clusters):
+    from notifications.collect import Viewer
+
+    viewer = Viewer.of(three_clusters)
+    assert SCRATCH in viewer.text(f"POD-001 pod {SCRATCH}/notebook-0", "eks-infer")
+    assert SCRATCH not in viewer.text(f"POD-001 pod {SCRATCH}/stray-1", "aks-prod")
