@@ -24,6 +24,7 @@ from django.db.models.functions import Cast, Concat
 from rest_framework import serializers
 
 from gpuposture.base.querysets import sees_every_row
+from inventory.binding_names import their_bindings
 from inventory.models import Bulletin, Cluster, ClusterObject, Pod
 from inventory.platform import cluster_platform_namespaces
 from tenants.cluster_scope import ClusterNamespaces
@@ -113,7 +114,7 @@ def hidden_scope_for(user) -> HiddenScope | None:
         tenants=frozenset(found[_TENANT] | found[_NAME]),
         namespaces=frozenset(theirs | unclaimed),
         principals=frozenset(found[_PRINCIPAL]),
-        objects=_their_bindings(found[_PRINCIPAL], theirs | unclaimed, own),
+        objects=their_bindings(found[_PRINCIPAL], theirs | unclaimed, own),
         advisories=frozenset(found[_ADVISORY]),
         cves=frozenset(found[_HIDDEN_CVES] - shown_cves),
         names=frozenset(found[_NAME]),
@@ -253,58 +254,6 @@ def visible_namespaces_for(user) -> frozenset[str] | None:
         .union(Pod.objects.filter(tenant__in=mine).order_by().values_list("namespace", flat=True))
     )
     return frozenset(rows)
-
-
-def _their_bindings(principals: set[str], namespaces: set[str], own: set[str]) -> frozenset[str]:
-    """Names of the bindings another tenant's principals (or its service accounts) are a
-    subject of, outside the viewer's own namespaces (a ClusterRoleBinding, or a RoleBinding
-    in a platform or unclaimed namespace such as gpu-operator), and of the roles only such
-    bindings use: a binding concerns the viewer alone only if its subjects are all theirs,
-    and its name often carries the other tenant's ("beta-admins"). A binding in a hidden
-    namespace is hidden by its name too (a title names it without its namespace); one in the
-    viewer's own namespace is theirs to read (they
-    list it with kubectl, and must to act on K8S-008). One query, small rows."""
-    if not principals and not namespaces:
-        return frozenset()
-    rows = ClusterObject.objects.filter(kind="binding").values_list(
-        "name", "namespace", "data__subjects", "data__role_kind", "data__role_name"
-    )
-    theirs: set[str] = set()
-    roles_theirs: set[str] = set()
-    roles_shared: set[str] = set()
-    for name, namespace, subjects, role_kind, role_name in rows:
-        if namespace in own:
-            continue
-        names_them = _any_theirs(subjects, principals, namespaces)
-        if names_them or namespace in namespaces:
-            # Stored as "ClusterRoleBinding/NAME" or "RoleBinding/NAME"; findings name it NAME,
-            # titles without its namespace, so one in a hidden namespace is hidden by name too.
-            theirs.add(name.rsplit("/", 1)[-1])
-        if role_kind in ("ClusterRole", "Role") and role_name and not _builtin_role(role_name):
-            (roles_theirs if names_them else roles_shared).add(role_name)
-    return frozenset(theirs | (roles_theirs - roles_shared))
-
-
-# Kubernetes' own ClusterRoles: names every cluster has (and words like "edit" that any text
-# may hold), never a tenant's.
-BUILTIN_ROLES = frozenset({"cluster-admin", "admin", "edit", "view"})
-
-
-def _builtin_role(name: str) -> bool:
-    return name in BUILTIN_ROLES or name.startswith("system:")
-
-
-def _any_theirs(subjects: Any, principals: set[str], namespaces: set[str]) -> bool:
-    if not subjects or not isinstance(subjects, list):
-        return False
-    for subject in subjects:
-        kind = str(subject.get("kind", "")).lower()
-        if kind == "serviceaccount":
-            if subject.get("namespace") in namespaces:
-                return True
-        elif f"{kind}:{subject.get('name')}" in principals:
-            return True
-    return False
 
 
 class _Instance:
