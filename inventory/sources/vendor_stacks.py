@@ -20,6 +20,7 @@ the platform's (stack_namespaces.refused_warnings).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from inventory.snapshot import RoleBinding, Workload
@@ -62,10 +63,21 @@ def vendor_stack_namespaces(
 PUBLISHED = ("rocm/", "intel/", "registry.connect.redhat.com/intel/", "vault.habana.ai/")
 
 
+# A path component of a repository (the distribution reference grammar): `..` is none.
+_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
+DOCKER_HUB = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
+
+
 def published(image: str) -> bool:
-    """A device-plugin image from its vendor's own repository."""
-    repository = image_version(image)[0].removeprefix("docker.io/")
-    return vendor_role(image) == "device_plugin" and repository.startswith(PUBLISHED)
+    """A device-plugin image from its vendor's own repository, spelled as a registry would
+    resolve it (Docker Hub by any of its names)."""
+    repository = image_version(image)[0]
+    for host in DOCKER_HUB:
+        repository = repository.removeprefix(host)
+    path = repository.split("/")
+    start = 1 if repository.startswith("vault.habana.ai/") or "." in path[0] else 0
+    valid = all(_COMPONENT.fullmatch(part) for part in path[start:])
+    return valid and vendor_role(image) == "device_plugin" and repository.startswith(PUBLISHED)
 
 
 def vendor_plugin_daemonsets(workloads: Iterable[Workload]) -> list[Workload]:

@@ -202,3 +202,21 @@ def test_a_look_alike_plugin_image_places_no_namespace():
         controller("DaemonSet", "intel-fan", "habanalabs-device-plugin", fake),
     ]
     assert "intel-fan" not in normalise(world).platform_namespaces
+
+
+@pytest.mark.parametrize(
+    ("image", "placed"),
+    [
+        ("index.docker.io/rocm/k8s-device-plugin:1.31.0", True),  # Docker Hub by another name
+        ("docker.io/intel/intel-gpu-plugin:0.31.1", True),
+        ("docker.io/intel/../evil/intel-gpu-plugin:0.30.0", False),  # no such path component
+        ("rocm.evil.io/rocm/k8s-device-plugin:1.31.0", False),
+        ("docker.io/ROCm/k8s-device-plugin:1.31.0", False),  # not a valid repository
+    ],
+)
+def test_only_the_vendors_own_repository_places_a_namespace(image, placed):
+    world = [
+        node("mi300x-1", {}, capacity={"amd.com/gpu": "8"}),
+        controller("DaemonSet", "amd-plugin", "amd-device-plugin", image),
+    ]
+    assert ("amd-plugin" in normalise(world).platform_namespaces) is placed
