@@ -14,7 +14,9 @@ read: the API server refuses a NUL in them, and normalise refuses one naming the
 Removed, not replaced by a marker (U+FFFD): the checks then read the value as its author wrote
 it around the NUL, so one byte cannot make a literal credential, an image reference or a
 version stop matching what the checks look for (a tenant hiding POD-008 with a trailing NUL).
-The run's warning names every place, so nothing is changed unsaid.
+The run's warning names every place, so nothing is changed unsaid. In a `name` field (an env
+variable's, a container's) it is replaced by U+FFFD instead: a removal could make one name read
+as another the API server would never have held (NVIDIA_VISIBLE<NUL>_DEVICES).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from gpuposture.base.echo import echoed
 
 NUL = "\x00"
 REPLACEMENT = ""  # removed (see the module docstring)
+MARK = "\ufffd"  # in a `name` field instead: it must not read as another name
 WARNING_MARK = "held a NUL byte (\\u0000)"  # in the run's warning (sync_summary finds it)
 MAX_PLACES = 5  # places named on the run; the count covers all
 LEFT_AS_READ = ("name", "namespace", "labels")  # an object's own metadata normalise refuses
@@ -61,7 +64,8 @@ class NulReplaced:
         return (
             f"{strings} read {WARNING_MARK}, which the database cannot store and the "
             f"Kubernetes API accepts in annotations, ConfigMap data, env values and args: each "
-            f"was read with the NUL removed ({'; '.join(self.places)}{more})"
+            f"was read with the NUL removed, or in a name marked U+FFFD "
+            f"({'; '.join(self.places)}{more})"
         )
 
 
@@ -139,7 +143,13 @@ def _walk_dict(value: dict[Any, Any], path: str, who: str, found: NulReplaced) -
         if isinstance(key, str) and NUL in key:
             renamed = True
             found.add(f"{who} {_path(path, key.replace(NUL, REPLACEMENT))} (a key)")
-        if isinstance(item, str | dict | list):
+        if key == "name" and isinstance(item, str) and NUL in item:
+            # A name (an env variable's, a container's, a port's: the API server validates
+            # them) must not become another by the removal (NVIDIA_VISIBLE<NUL>_DEVICES):
+            # marked, it names nothing the cluster could hold.
+            found.add(f"{who} {_path(path, key)}")
+            value[key] = item.replace(NUL, MARK)
+        elif isinstance(item, str | dict | list):
             replaced = _walk(item, _path(path, key), who, found)
             if replaced is not item:
                 value[key] = replaced  # an existing key: the dict's size is unchanged

@@ -191,3 +191,14 @@ def test_a_nul_in_a_label_refuses_the_snapshot_naming_it(small_world, tmp_path):
         call_command("sync_cluster", "--cluster", "lab", "--snapshot", str(path))
     run = SyncRun.objects.filter(cluster=small_world).latest("pk")
     assert run.status == SyncRun.Status.FAILED and "\x00" not in run.error
+
+
+def test_a_nul_in_a_name_field_marks_it_rather_than_making_another_name():
+    """NVIDIA_VISIBLE<NUL>_DEVICES must not read as NVIDIA_VISIBLE_DEVICES (rtself5 k22): the
+    API server validates env names, so the marked name is one no container holds."""
+    pod = _pod()
+    pod["spec"]["containers"][0]["env"] = [{"name": "NVIDIA_VISIBLE\x00_DEVICES", "value": "all"}]
+    found = NulReplaced()
+    nul_replace([pod], found)
+    assert pod["spec"]["containers"][0]["env"][0]["name"] == "NVIDIA_VISIBLE\ufffd_DEVICES"
+    assert "Pod team-a/p spec.containers[0].env[0].name" in found.places
