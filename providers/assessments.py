@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import CREATE, UPDATE, audit_record, model_to_audit_dict
+from gpuposture.base.echo import echoed
 from gpuposture.base.rescore import rescore_request
 from gpuposture.base.roles import EDIT_PROVIDERS, REVIEW_ASSESSMENTS, may
 from providers.models import Answer, Assessment, EvidenceFile, Provider, Questionnaire
@@ -323,6 +324,15 @@ def assessment_review(
         raise NotAllowed("You submitted this assessment; another security lead must review it.")
     if not accept and not (comment.strip() or any((answer_comments or {}).values())):
         raise AssessmentError("Say what to fix when sending an assessment back.")
+    spec = spec_of(assessment.questionnaire)
+    unknown = [q for q in answer_comments or {} if spec.question(q) is None]
+    if unknown:
+        # A comment on no question would be dropped unread: refuse the review instead.
+        raise AssessmentError(
+            f"answer_comments name no question of {spec.id} v{spec.version}: "
+            + _first([echoed(q, 42) for q in unknown])
+            + "; nothing was changed."
+        )
     before = _snapshot(assessment)
     for answer in assessment.answers.filter(question_id__in=list(answer_comments or {})):
         answer.review_comment = (answer_comments or {})[answer.question_id].strip()[:2000]
