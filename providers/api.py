@@ -256,7 +256,11 @@ class AnswersSerializer(serializers.Serializer):
 
 
 class ReviewSerializer(serializers.Serializer):
-    decision = serializers.ChoiceField(choices=["accept", "send_back"])
+    # DRF's own message ("is not a valid choice") leaves the caller guessing the values.
+    decision = serializers.ChoiceField(
+        choices=["accept", "send_back"],
+        error_messages={"invalid_choice": '"{input}" is not a decision: one of accept, send_back'},
+    )
     comment = serializers.CharField(required=False, allow_blank=True, max_length=4000)
     answer_comments = serializers.DictField(
         child=serializers.CharField(max_length=2000, allow_blank=True), required=False

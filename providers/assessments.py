@@ -2,7 +2,8 @@
 
 Roles are enforced here, so the pages, the API and the CSV import cannot forget them:
 procurement cannot accept, a security lead cannot fill as procurement, and whoever submitted
-an assessment does not review it. Every step is an audit event.
+an assessment does not review it. Every step is an audit event, and so is every save that
+changes answers (`answer`: per question, each changed field before and after).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from audit.services import CREATE, audit_record, model_to_audit_dict
+from audit.services import CREATE, UPDATE, audit_record, model_to_audit_dict
+from gpuposture.base.echo import echoed
 from gpuposture.base.rescore import rescore_request
 from gpuposture.base.roles import EDIT_PROVIDERS, REVIEW_ASSESSMENTS, may
 from providers.models import Answer, Assessment, EvidenceFile, Provider, Questionnaire
@@ -105,6 +107,8 @@ def answers_save(*, assessment: Assessment, user, answers: dict[str, dict[str, A
     _editable(assessment)
     result = SaveResult()
     existing = {a.question_id: a for a in assessment.answers.all()}
+    before: dict[str, dict[str, Any]] = {}
+    after: dict[str, dict[str, Any]] = {}
     for question_id, fields in answers.items():
         try:
             question = _question(assessment, question_id)
@@ -117,6 +121,9 @@ def answers_save(*, assessment: Assessment, user, answers: dict[str, dict[str, A
         # "3 answer(s) saved" means three, and untouched blanks create no rows.
         if not _differs(answer, changes):
             continue
+        changed = {n: v for n, v in changes.items() if getattr(answer, n) != v}
+        before[question_id] = {name: _old(answer, name) for name in changed}
+        after[question_id] = changed
         for name, value in changes.items():
             setattr(answer, name, value)
         answer.updated_by = user
@@ -124,7 +131,14 @@ def answers_save(*, assessment: Assessment, user, answers: dict[str, dict[str, A
         result.saved.append(question_id)
     if result.saved:
         Assessment.objects.filter(pk=assessment.pk).update(updated_at=timezone.now())
+        # One event per save: which answers changed, each field before and after.
+        audit_record(actor=user, action="answer", obj=assessment, before=before, after=after)
     return result
+
+
+def _old(answer: Answer, name: str) -> Any:
+    """A field as it was; an answer not yet stored had none (None, not the empty default)."""
+    return getattr(answer, name) if answer.pk is not None else None
 
 
 def _differs(answer: Answer, changes: dict[str, Any]) -> bool:
@@ -155,10 +169,14 @@ def assessment_attest(
     """Who at the provider gave the answers, and when: the answers are theirs, in writing."""
     _require(user, EDIT_PROVIDERS, "record the responder")
     _editable(assessment)
+    before = _snapshot(assessment)
     assessment.responder_name = responder_name.strip()[:120]
     assessment.responder_email = responder_email.strip()[:254]
     assessment.responded_on = responded_on
     assessment.save(update_fields=["responder_name", "responder_email", "responded_on"])
+    after = _snapshot(assessment)
+    if after != before:
+        audit_record(actor=user, action=UPDATE, obj=assessment, before=before, after=after)
     return assessment
 
 
@@ -306,6 +324,15 @@ def assessment_review(
         raise NotAllowed("You submitted this assessment; another security lead must review it.")
     if not accept and not (comment.strip() or any((answer_comments or {}).values())):
         raise AssessmentError("Say what to fix when sending an assessment back.")
+    spec = spec_of(assessment.questionnaire)
+    unknown = [q for q in answer_comments or {} if spec.question(q) is None]
+    if unknown:
+        # A comment on no question would be dropped unread: refuse the review instead.
+        raise AssessmentError(
+            f"answer_comments name no question of {spec.id} v{spec.version}: "
+            + _first([echoed(q, 42) for q in unknown])
+            + "; nothing was changed."
+        )
     before = _snapshot(assessment)
     for answer in assessment.answers.filter(question_id__in=list(answer_comments or {})):
         answer.review_comment = (answer_comments or {})[answer.question_id].strip()[:2000]

@@ -3,7 +3,8 @@
 PURE: takes a QuestionnaireSpec and AnswerValues, returns a ScoreResult; no ORM.
 - A question scores 0..1: a choice its choice's score; yes_no yes 1, partial 0.5, no 0 (na is
   answered but left out of the score); a number linearly from `worst` (0) to `best` (1), clamped,
-  in either direction; a text answer is never scored.
+  in either direction; a text answer is never scored. A number whose unit is a duration, a
+  count or a percentage is refused below 0 (a percentage also above 100): see number_range.
 - Unanswered questions are left out of the score and listed in `unanswered`: a draft's score is
   the score of what was answered. A submitted assessment must answer every question; the workflow
   enforces that, not this module.
@@ -33,6 +34,16 @@ from providers.questionnaire_spec import (
 YES_NO_SCORES = {"yes": 1.0, "partial": 0.5, "no": 0.0, "na": None}
 MAX_TEXT_ANSWER = 20_000
 DIFFERS_SPREAD = 20.0
+# Units (lowercase) whose answers cannot be negative: durations and counts; percentages are 0..100.
+NON_NEGATIVE_UNITS = frozenset(
+    {
+        *("second", "seconds", "s", "sec", "minute", "minutes", "min", "mins"),
+        *("hour", "hours", "h", "hr", "hrs", "day", "days", "d", "business days"),
+        *("week", "weeks", "month", "months", "year", "years"),
+        *("count", "times", "hosts", "nodes", "gpus", "people", "staff", "customers"),
+    }
+)
+PERCENT_UNITS = frozenset({"%", "percent", "per cent", "percentage"})
 
 Value = str | float | None
 
@@ -131,7 +142,7 @@ def coerce_answer(question: QuestionSpec, raw: object) -> Value:
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
     if question.type == "number":
-        return _coerce_number(raw)
+        return _in_range(question, _coerce_number(raw))
     if question.type == "yes_no" and isinstance(raw, bool):
         return "yes" if raw else "no"
     if not isinstance(raw, str):
@@ -158,6 +169,29 @@ def _coerce_number(raw: object) -> float:
         raise AnswerError(f"{echoed(raw)} is not a number") from None
     if not -1e15 <= number <= 1e15:  # also refuses nan and inf
         raise AnswerError(f"{echoed(raw)} is not a finite number")
+    return number
+
+
+def number_range(question: QuestionSpec) -> tuple[float | None, float | None]:
+    """The lowest and highest answer a number question's unit allows: a duration, a count or a
+    percentage is never negative, and a percentage is at most 100. Other units are unbounded."""
+    unit = question.unit.strip().lower()
+    if unit in PERCENT_UNITS:
+        return 0.0, 100.0
+    if unit in NON_NEGATIVE_UNITS:
+        return 0.0, None
+    return None, None
+
+
+def _in_range(question: QuestionSpec, number: float) -> float:
+    low, high = number_range(question)
+    unit = question.unit.strip()
+    if (low is not None and number < low) or (high is not None and number > high):
+        if high is not None:
+            allowed = f"from {low:g} to {high:g}"
+        else:
+            allowed = f"{low:g} or more (a number of {unit} cannot be negative)"
+        raise AnswerError(f"{question.id}: {number:g} {unit} is refused: answer {allowed}")
     return number
 
 

@@ -244,10 +244,14 @@ def test_unquote_cell_strips_one_quote_before_a_formula(cell: str, expected: str
     assert unquote_cell(cell) == expected
 
 
-def test_a_quoted_negative_number_imports_as_a_number() -> None:
+def test_a_quoted_negative_number_is_read_as_a_number() -> None:
+    # The quote written before "-" goes: the cell reads as the number -5 (so it is refused as a
+    # negative number of days, not as text that is no number).
     result = parse(make_csv(["question_id", "answer"], [["GPU-PATCH-01", "'-5"]]))
-    assert result.errors == []
-    assert result.answers == {"GPU-PATCH-01": {"value": -5.0}}
+    assert result.answers == {}
+    assert [e.message for e in result.errors] == [
+        "GPU-PATCH-01: -5 days is refused: answer 0 or more (a number of days cannot be negative)"
+    ]
 
 
 def test_hostile_text_is_kept_as_text() -> None:
@@ -345,6 +349,8 @@ HEADER = ["question_id", "answer", "note", "evidence_url"]
         (["GPU-PART-02", "maybe", "", ""], "GPU-PART-02", "answer one of yes, partial, no, na"),
         (["GPU-PATCH-01", "two weeks", "", ""], "GPU-PATCH-01", "'two weeks' is not a number"),
         (["GPU-PATCH-01", "inf", "", ""], "GPU-PATCH-01", "is not a finite number"),
+        (["GPU-PATCH-01", "-500", "", ""], "GPU-PATCH-01", "days cannot be negative"),
+        (["GPU-LOG-02", "-0.5", "", ""], "GPU-LOG-02", "days cannot be negative"),
         (["GPU-PART-02", "yes", "", "ftp://x.example/a"], "GPU-PART-02", "must be an http(s) URL"),
         (["GPU-PART-02", "yes", "", "javascript:alert(1)"], "GPU-PART-02", "http(s) URL"),
         (["GPU-PART-02", "yes", "", "https://"], "GPU-PART-02", "http(s) URL"),

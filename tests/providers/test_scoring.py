@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -141,6 +142,39 @@ def test_empty_answers_are_unanswered(question, answer):
 def test_answers_that_do_not_fit_are_refused(question, answer, message):
     with pytest.raises(AnswerError, match=message):
         coerce_answer(question, answer)
+
+
+@pytest.mark.parametrize(
+    ("unit", "answer", "message"),
+    [
+        ("days", -5, "-5 days is refused: answer 0 or more (a number of days cannot be negative)"),
+        ("days", "-500", "a number of days cannot be negative"),
+        ("Hours", -0.5, "a number of Hours cannot be negative"),
+        ("hosts", -1, "a number of hosts cannot be negative"),
+        ("%", -1, "-1 % is refused: answer from 0 to 100"),
+        ("percent", 100.5, "100.5 percent is refused: answer from 0 to 100"),
+    ],
+)
+def test_a_duration_count_or_percentage_out_of_range_is_refused(unit, answer, message):
+    with pytest.raises(AnswerError, match=re.escape(message)) as refused:
+        coerce_answer(replace(LOWER_BETTER, unit=unit), answer)
+    assert str(refused.value).startswith("A3: ")
+
+
+@pytest.mark.parametrize(
+    ("unit", "answer"), [("days", 0), ("days", "0"), ("%", 100), ("%", 0), ("", -5), ("°C", -40)]
+)
+def test_numbers_in_range_and_numbers_of_other_units_are_kept(unit, answer):
+    assert coerce_answer(replace(LOWER_BETTER, unit=unit), answer) == float(answer)
+
+
+def test_a_stored_negative_patch_window_does_not_score_as_the_best():
+    # -500 days had clamped to a score of 1 (like 7 days): it is now an invalid answer,
+    # counted as unanswered.
+    result = score_assessment(SPEC, answers(A3=-500.0))
+    assert result.invalid == ("A3",)
+    assert "A3" in result.unanswered
+    assert result.category("a").scored == 0
 
 
 @pytest.mark.parametrize(

@@ -504,4 +504,10 @@ def test_the_review_is_an_audit_event(hosted, personas):
         .order_by("id")
         .values_list("action", "actor_name")
     )
-    assert actions == [("create", "proc"), ("submit", "proc"), ("accept", "sec")]
+    assert actions == [
+        ("create", "proc"),
+        ("answer", "proc"),  # the answers filled in
+        ("update", "proc"),  # the responder recorded
+        ("submit", "proc"),
+        ("accept", "sec"),
+    ]
