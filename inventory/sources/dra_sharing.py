@@ -62,7 +62,10 @@ def dra_index(
     return DraIndex(snapshot, platform)
 
 
-def _held_on(node_name: str, index: DraIndex) -> list[tuple[str, str, str, str, int | None]]:
+Held = list[tuple[str, str, str, str, int | None]]  # _held_on: one entry per held GPU device
+
+
+def _held_on(node_name: str, index: DraIndex) -> Held:
     """(mode, claim, device, basis, GPU index) of each GPU device claims in use hold on the
     node, in the node strategies' terms ("none" for a device a claim holds alone), the
     platform's adminAccess reach left out (dra_holdings)."""
@@ -93,11 +96,12 @@ def _gpu_index(held: HeldDevice, index: DraIndex) -> int | None:
     return as_int(value)
 
 
-def dra_sharing(node_name: str, index: DraIndex) -> DraSharing | None:
-    """The weakest sharing of a GPU device on the node by claims in use, None for none."""
+def dra_sharing(held: Held) -> DraSharing | None:
+    """The weakest sharing of a GPU device on the node by claims in use (`held`: _held_on),
+    None for none."""
     found = [
         (_RANK[mode], mode, ref, device, basis)
-        for mode, ref, device, basis, _gpu in _held_on(node_name, index)
+        for mode, ref, device, basis, _gpu in held
         if mode in _RANK
     ]
     if not found:
@@ -109,24 +113,24 @@ def dra_sharing(node_name: str, index: DraIndex) -> DraSharing | None:
     return DraSharing(mode, f"DRA: ResourceClaim {ref} holds {device} by {mode} ({basis}){more}")
 
 
-def gpu_sharing(node: Node, before: str, index: DraIndex) -> dict[str, str]:
+def gpu_sharing(node: Node, before: str, held: Held) -> dict[str, str]:
     """Each GPU's own sharing where it is not the node's (`node.sharing_strategy`, the weakest
     of its GPUs): {GPU index: strategy}. A GPU no claim in use holds keeps the strategy the
     node had before DRA (`before`: its labels and device-plugin config); one claims hold takes
     the weaker of that and theirs. Empty (every GPU reads the node's) where a held device names
     no GPU index the node has: its GPU cannot be told, so none is said to be better isolated."""
     count = node.gpu_count or 0
-    held: dict[int, list[str]] = {}
-    for mode, _ref, _device, _basis, gpu in _held_on(node.name, index):
+    by_gpu: dict[int, list[str]] = {}
+    for mode, _ref, _device, _basis, gpu in held:
         if gpu is None or not 0 <= gpu < count:
             return {}
-        held.setdefault(gpu, []).append(mode)
-    if not held:
+        by_gpu.setdefault(gpu, []).append(mode)
+    if not by_gpu:
         return {}
     found = {}
     for gpu in range(count):
         mode = before
-        for other in held.get(gpu, ()):
+        for other in by_gpu.get(gpu, ()):
             mode = _weakest(mode, other)
         if mode != node.sharing_strategy:
             found[str(gpu)] = mode
@@ -157,13 +161,14 @@ def with_dra(node: Node, index: DraIndex | None) -> Node:
             "the DRA driver's kubelet plugin does; no pod of it is in the snapshot",
         }
         node = replace(node, deployed=deployed, not_installed=absent)
-    shared = _with_dra_sharing(node, index)
-    return replace(shared, gpu_sharing=gpu_sharing(shared, node.sharing_strategy, index))
+    held = _held_on(node.name, index)  # read once: both the node's sharing and its GPUs'
+    shared = _with_dra_sharing(node, held)
+    return replace(shared, gpu_sharing=gpu_sharing(shared, node.sharing_strategy, held))
 
 
-def _with_dra_sharing(node: Node, index: DraIndex) -> Node:
+def _with_dra_sharing(node: Node, held: Held) -> Node:
     """The node with DRA's sharing where it is weaker than what its labels say."""
-    sharing = dra_sharing(node.name, index)
+    sharing = dra_sharing(held)
     if sharing is None or not _weaker(sharing.mode, node.sharing_strategy):
         return node
     if sharing.mode == MIG and (node.sharing_strategy != "none" or node.gpu_capacity):

@@ -22,21 +22,21 @@ from posture.models import Finding
 from posture.rules.registry import CHECKS
 from posture.services import posture_evaluate
 from tests.conftest import api_client
-from tests.inventory.normalise_helpers import configmap, controller, ctr, node, pod
+from tests.inventory.normalise_helpers import (
+    TIME_SLICING_LOOSE,
+    configmap,
+    controller,
+    ctr,
+    node,
+    pod,
+)
 from tests.posture.builders import run, tenant
 
 OPERATOR, NS = "gpu-operator", "kube-system"
 IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
 CONFIGS = "time-slicing-config"
 LABEL = "nvidia.com/device-plugin.config"
-TIME_SLICING = """\
-version: v1
-sharing:
-  timeSlicing:
-    resources:
-    - name: nvidia.com/gpu
-      replicas: 4
-"""
+TIME_SLICING = TIME_SLICING_LOOSE
 # The same, renamed: the plugin would advertise nvidia.com/gpu.shared, so its nvidia.com/gpu
 # capacity alone does not contradict the config.
 RENAMED = TIME_SLICING.replace("  timeSlicing:\n", "  timeSlicing:\n    renameByDefault: true\n")

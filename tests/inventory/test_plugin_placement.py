@@ -9,18 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from inventory.sources.normalise import normalise
-from tests.inventory.normalise_helpers import configmap, controller, ctr, node, pod
+from tests.inventory.normalise_helpers import (
+    TIME_SLICING_LOOSE,
+    configmap,
+    controller,
+    ctr,
+    node,
+    pod,
+)
 
 PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
 NS = "nvidia-device-plugin"
-CONFIG = """\
-version: v1
-sharing:
-  timeSlicing:
-    resources:
-    - name: nvidia.com/gpu
-      replicas: 4
-"""
+CONFIG = TIME_SLICING_LOOSE
 P5 = {"karpenter.k8s.aws/instance-gpu-count": "8", "karpenter.sh/nodepool": "p5-clinical"}
 G5 = {"karpenter.k8s.aws/instance-gpu-count": "1", "eks.amazonaws.com/nodegroup": "g5-shared"}
 

@@ -17,6 +17,7 @@ from inventory.sources.normalise import normalise
 from inventory.sync import cluster_get_or_create
 from posture.inputs import PostureInputs
 from posture.rules import CHECKS, FindingDraft
+from tests.inventory.normalise_helpers import TIME_SLICING_LOOSE
 from tests.posture.builders import tenant
 from tests.posture.gpu_access_world import configmap, container, namespace, node, pod, run
 
@@ -28,14 +29,7 @@ VALIDATOR = "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v24.9.2"
 TOOLKIT = "nvcr.io/nvidia/k8s/container-toolkit:v1.17.5-ubuntu20.04"
 NFD = "registry.k8s.io/nfd/node-feature-discovery:v0.16.6"
 GPU = {"nvidia.com/gpu": "1"}
-TS_CONFIG = """\
-version: v1
-sharing:
-  timeSlicing:
-    resources:
-    - name: nvidia.com/gpu
-      replicas: 4
-"""
+TS_CONFIG = TIME_SLICING_LOOSE
 TS_NODE = {
     "nvidia.com/device-plugin.config": "ts",
     "nvidia.com/gpu.sharing-strategy": "time-slicing",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.inventory.normalise_helpers import TIME_SLICING_LOOSE
 from tests.posture.builders import tenant
 from tests.posture.gpu_access_world import (
     OPERATOR_NS,
@@ -97,14 +98,7 @@ def _plugin_world(config: str):
     return _node_world(PLUGIN_LABELS, {"nvidia.com/gpu": "32"}, *objects)
 
 
-GOOD_ENTRY = """\
-version: v1
-sharing:
-  timeSlicing:
-    resources:
-    - name: nvidia.com/gpu
-      replicas: 4
-"""
+GOOD_ENTRY = TIME_SLICING_LOOSE
 
 
 @pytest.mark.parametrize(
