@@ -26,6 +26,7 @@ from inventory.sources.pods import template_facts, template_path
 from inventory.sources.raw import (
     as_int,
     canonical_hash,
+    controller_reference,
     dicts,
     dig,
     labels_of,
@@ -133,10 +134,10 @@ def _config_refs(pod_spec: dict[str, Any], containers: list[dict[str, Any]]) -> 
 
 
 def owner_link_from(obj: dict[str, Any], namespace: str) -> OwnerLink:
-    """A ReplicaSet's, Job's or CronJob's name and owner (the controller reference, else the
-    first one): the owner chain of the pods it runs, nothing of its spec."""
-    refs = dicts(mapping(obj.get("metadata")).get("ownerReferences"))
-    owner = next((r for r in refs if r.get("controller") is True), refs[0] if refs else {})
+    """A ReplicaSet's, Job's or CronJob's name and owner (its controller reference,
+    inventory.sources.raw.controller_reference): the owner chain of the pods it runs, nothing
+    of its spec."""
+    owner = controller_reference(obj)
     kind = text(owner.get("kind"))
     return OwnerLink(
         kind=str(obj["kind"]),

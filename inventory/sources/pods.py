@@ -24,6 +24,7 @@ from inventory.snapshot_dra import PodClaim
 from inventory.sources.dra import pod_claims
 from inventory.sources.raw import (
     as_int,
+    controller_reference,
     dicts,
     dig,
     flag,
@@ -56,8 +57,7 @@ def pod_from_object(obj: dict[str, Any], namespace: str) -> Pod:
     """A Pod object as read from the API (status, node and owner included)."""
     # The controller reference names the workload; another owner (a garbage-collection
     # parent an operator adds) may come first in the list.
-    refs = dicts(meta(obj).get("ownerReferences"))
-    owner = next((r for r in refs if r.get("controller") is True), refs[0] if refs else {})
+    owner = controller_reference(obj)
     return _pod_from_spec(
         spec=mapping(obj.get("spec")),
         namespace=namespace,

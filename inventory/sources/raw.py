@@ -102,3 +102,39 @@ def namespace_of(obj: dict[str, Any]) -> str | None:
 
 def labels_of(obj: dict[str, Any]) -> dict[str, str]:
     return str_dict(meta(obj).get("labels"))
+
+
+# Kinds that run no pods: an ownerReference to one is a garbage-collection parent only (vcluster's
+# syncer makes its Service the owner of every pod it writes into the host namespace).
+_NEVER_CONTROLLERS = frozenset(
+    {
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ConfigMap",
+        "CustomResourceDefinition",
+        "EndpointSlice",
+        "Endpoints",
+        "Ingress",
+        "Lease",
+        "Namespace",
+        "NetworkPolicy",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "Role",
+        "RoleBinding",
+        "Secret",
+        "Service",
+        "ServiceAccount",
+    }
+)
+
+
+def controller_reference(obj: dict[str, Any]) -> dict[str, Any]:
+    """The ownerReference that names what manages the object: the one marked `controller: true`;
+    where none is marked (a snapshot written by hand often omits the flag), the first that names
+    a kind able to run pods; {} for none (a bare object)."""
+    refs = dicts(meta(obj).get("ownerReferences"))
+    marked = next((r for r in refs if r.get("controller") is True), None)
+    if marked is not None:
+        return marked
+    return next((r for r in refs if text(r.get("kind")) not in _NEVER_CONTROLLERS), {})

@@ -160,3 +160,47 @@ def test_a_custom_resource_twice_in_one_namespace_is_still_a_duplicate():
         "ClusterQueue gpu appears more than once in the snapshot; the first copy was kept",
         "LocalQueue ta/shared-gpu appears more than once in the snapshot; the first copy was kept",
     )
+
+
+def _vcluster_pod(name: str, virtual_namespace: str) -> dict:
+    """A pod as vcluster's syncer writes it into the host namespace: translated name, and the
+    vcluster's Service as its only owner, a garbage-collection parent with no controller flag."""
+    pod = world.obj("v1", "Pod", name, ns="vc-globex", spec=world.spec("main", "trainer:1"))
+    pod["metadata"]["annotations"] = {
+        "vcluster.loft.sh/object-name": name.split("-x-")[0],
+        "vcluster.loft.sh/object-namespace": virtual_namespace,
+    }
+    pod["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Service", "name": "orion", "uid": "uid-orion"}
+    ]
+    return pod
+
+
+def test_a_pod_whose_only_owner_is_a_service_is_a_bare_pod_not_the_service():
+    """vcluster's synced pods: two unrelated virtual workloads must not merge into one subject
+    named after a Service, which runs nothing and through which nothing can be fixed."""
+    found = workloads(
+        [
+            _vcluster_pod("trainer-0-x-skunkworks-x-orion", "skunkworks"),
+            _vcluster_pod("finetune-7c4d-x-labs-x-orion", "labs"),
+        ]
+    )
+    assert found == {
+        "trainer-0-x-skunkworks-x-orion": ("Pod", "vc-globex", "trainer-0-x-skunkworks-x-orion"),
+        "finetune-7c4d-x-labs-x-orion": ("Pod", "vc-globex", "finetune-7c4d-x-labs-x-orion"),
+    }
+
+
+def test_an_unflagged_reference_to_a_replicaset_is_still_followed():
+    """A snapshot written by hand often leaves out `controller: true`; a reference to a kind
+    that runs pods is then the one that manages the pod."""
+    rs = ("apps/v1", "ReplicaSet", "api-5d9f8c7b6d")
+    replicaset = world.obj(*rs, owner=("apps/v1", "Deployment", "api"))
+    pod = world.obj("v1", "Pod", "api-5d9f8c7b6d-x2x9q", owner=rs, spec=world.spec("m", "api:1"))
+    for item in (replicaset, pod):
+        del item["metadata"]["ownerReferences"][0]["controller"]
+    pod["metadata"]["ownerReferences"].insert(
+        0, {"apiVersion": "v1", "kind": "ConfigMap", "name": "api-config", "uid": "uid-cm"}
+    )
+    found = workloads([replicaset, pod])
+    assert found == {"api-5d9f8c7b6d-x2x9q": ("Deployment", world.NS, "api")}
