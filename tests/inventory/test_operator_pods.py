@@ -1,6 +1,8 @@
 """The GPU Operator's namespace found from its pods where the snapshot holds no Deployment or
 DaemonSet (`kubectl get nodes,pods,namespaces`): its own pod is the same evidence as its
-Deployment, held to the same safeguards (never a name alone, never a claimed namespace)."""
+Deployment, held to the same safeguards (never a name alone, never a claimed namespace)
+(rtedge k47, k48: an export whose operator pod had no pod-template-hash label made the
+namespace "more than the GPU stack", and its operands unclassified)."""
 
 from __future__ import annotations
 
@@ -23,10 +25,15 @@ PLUGIN = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
 TENANTS = (TenantInfo("alpha", "Alpha", trust_class("internal"), ("team-alpha",)),)
 
 
-def operator_pod(ns: str, image: str = OPERATOR, name: str = "gpu-operator") -> dict[str, Any]:
-    """The operator's pod as its Deployment's ReplicaSet makes it."""
+def operator_pod(
+    ns: str, image: str = OPERATOR, name: str = "gpu-operator", *, template_hash: bool = True
+) -> dict[str, Any]:
+    """The operator's pod as its Deployment's ReplicaSet makes it (`template_hash` False: as an
+    export that lost its pod-template-hash label shows it)."""
     made = pod(ns, f"{name}-7c9f5d8b6-x2k4p", container(image=image), node_name="cpu-1")
-    made["metadata"]["labels"] = {"pod-template-hash": "7c9f5d8b6", "app": name}
+    made["metadata"]["labels"] = {"app": name}
+    if template_hash:
+        made["metadata"]["labels"]["pod-template-hash"] = "7c9f5d8b6"
     made["metadata"]["ownerReferences"] = [
         {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{name}-7c9f5d8b6"}
     ]
@@ -41,12 +48,12 @@ def plugin_pod(ns: str) -> dict[str, Any]:
     return made
 
 
-def nodes_and_pods(*extra: dict[str, Any]) -> list[dict[str, Any]]:
+def nodes_and_pods(*extra: dict[str, Any], operator: dict | None = None) -> list[dict[str, Any]]:
     return [
         node("gpu-a"),
         namespace("gpu-operator"),
         namespace("team-alpha"),
-        operator_pod("gpu-operator"),
+        operator or operator_pod("gpu-operator"),
         plugin_pod("gpu-operator"),
         *extra,
     ]
@@ -95,3 +102,33 @@ def test_a_synced_snapshot_of_nodes_and_pods_shows_the_operator_namespace_as_pla
     cluster = cluster_get_or_create(name="pods-only")
     cluster_sync_from_snapshot(cluster=cluster, paths=[path])
     assert "gpu-operator" in cluster_platform_namespaces(cluster)
+
+
+# --- an export whose operator pod lost its pod-template-hash label (rtedge edge-west) ----------
+
+UNHASHED = operator_pod("gpu-operator", template_hash=False)
+
+
+def test_the_operator_pod_without_its_template_hash_label_still_places_its_namespace():
+    objects = nodes_and_pods(operator=UNHASHED)
+    found = inputs(objects)
+    assert "gpu-operator" in found.platform_namespaces
+    assert not [w for w in found.snapshot.warnings if "holds more than" in w]
+    assert unpinned_unclassified(objects) == []
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        # A pod of a ReplicaSet named like the operator's, running something else.
+        [operator_pod("gpu-operator", image="busybox:1.36", name="gpu-operator-x")],
+        # A bare pod beside the operator's.
+        [pod("gpu-operator", "debug", container(image="busybox:1.36"))],
+    ],
+    ids=["look-alike-replicaset", "bare-pod"],
+)
+def test_anything_beside_an_unhashed_operator_pod_still_unmakes_its_namespace(planted):
+    planted[0]["metadata"]["labels"].pop("pod-template-hash", None)
+    found = inputs(nodes_and_pods(*planted, operator=UNHASHED))
+    assert "gpu-operator" not in found.platform_namespaces
+    assert [w for w in found.snapshot.warnings if "holds more than" in w]
