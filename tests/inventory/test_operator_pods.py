@@ -1,8 +1,9 @@
 """The GPU Operator's namespace found from its pods where the snapshot holds no Deployment or
 DaemonSet (`kubectl get nodes,pods,namespaces`): its own pod is the same evidence as its
-Deployment, held to the same safeguards (never a name alone, never a claimed namespace)
-(rtedge k47, k48: an export whose operator pod had no pod-template-hash label made the
-namespace "more than the GPU stack", and its operands unclassified)."""
+Deployment, held to the same safeguards (never a name alone, never a claimed namespace), and
+its image tag gives the Operator's version as its Deployment's would (rtedge k47, k48: an
+export whose operator pod had no pod-template-hash label made the namespace "more than the GPU
+stack", its operands unclassified, and the Operator's version unknown)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ from typing import Any
 
 import pytest
 
+from inventory.components import deployed_unknown, node_components
 from inventory.platform import cluster_platform_namespaces
 from inventory.services import cluster_sync_from_snapshot
 from inventory.sources.normalise import normalise
 from inventory.sync import cluster_get_or_create
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules import CHECKS
+from posture.services import posture_evaluate
+from tests.conftest import api_client
 from tests.posture.builders import trust_class
 from tests.posture.gpu_access_world import container, namespace, node, pod
 
@@ -132,3 +136,69 @@ def test_anything_beside_an_unhashed_operator_pod_still_unmakes_its_namespace(pl
     found = inputs(nodes_and_pods(*planted, operator=UNHASHED))
     assert "gpu-operator" not in found.platform_namespaces
     assert [w for w in found.snapshot.warnings if "holds more than" in w]
+
+
+def gpu_node(objects: list[dict[str, Any]], **kwargs: Any):
+    (found,) = [n for n in normalise(objects, **kwargs).nodes if n.name == "gpu-a"]
+    return found
+
+
+@pytest.mark.parametrize("operator", [operator_pod("gpu-operator"), UNHASHED], ids=["hash", "none"])
+def test_without_its_deployment_the_operator_pods_image_tag_is_its_version(operator):
+    found = gpu_node(nodes_and_pods(operator=operator))
+    assert found.gpu_operator_version == "24.9.2"
+    component = node_components(found)["gpu_operator"]
+    assert component["state"] == "installed"
+    assert component["source"].startswith("pod gpu-operator/gpu-operator-7c9f5d8b6-x2k4p")
+    assert "no Deployment" in component["source"]
+    assert "gpu_operator" not in deployed_unknown(found)
+
+
+def test_a_digest_pinned_operator_pod_leaves_the_version_unknown():
+    pinned = operator_pod("gpu-operator", image="nvcr.io/nvidia/gpu-operator@sha256:" + "a" * 64)
+    found = gpu_node(nodes_and_pods(operator=pinned))
+    assert found.gpu_operator_version is None
+    assert "gpu_operator" in deployed_unknown(found)
+
+
+def test_a_read_deployment_decides_and_a_tenants_pod_gives_no_version():
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "gpu-operator", "namespace": "gpu-operator"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "gpu-operator"}},
+            "template": {
+                "metadata": {"labels": {"app": "gpu-operator"}},
+                "spec": {
+                    "containers": [
+                        container(image=OPERATOR.replace(":v24.9.2", "@sha256:" + "b" * 64))
+                    ]
+                },
+            },
+        },
+    }
+    assert gpu_node(nodes_and_pods(deployment)).gpu_operator_version is None
+    tenants = [node("gpu-a"), namespace("team-alpha"), operator_pod("team-alpha")]
+    claimed = gpu_node(tenants, tenant_namespaces=("team-alpha",))
+    assert claimed.gpu_operator_version is None
+
+
+@pytest.mark.django_db
+def test_the_api_shows_the_pods_version_and_stack004_no_longer_asks_for_it(tmp_path, personas):
+    path = tmp_path / "nodes-pods.json"
+    items = nodes_and_pods(operator=UNHASHED)
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    cluster = cluster_get_or_create(name="pods-only")
+    cluster_sync_from_snapshot(cluster=cluster, paths=[path])
+    posture_evaluate()
+    client = api_client(personas["auditor"])
+    (row,) = client.get("/api/v1/nodes/", {"cluster": "pods-only"}).json()["results"]
+    assert row["gpu_operator_version"] == "24.9.2"
+    source = row["components"]["gpu_operator"]["source"]
+    assert source.startswith("pod gpu-operator/gpu-operator-7c9f5d8b6-x2k4p (its image tag")
+    found = client.get("/api/v1/findings/", {"cluster": "pods-only", "check": "STACK-004"})
+    unknown = [f["evidence"].get("unknown") for f in found.json()["results"]]
+    assert not [u for u in unknown if u and "gpu_operator_version" in u]
+    pod007 = client.get("/api/v1/findings/", {"cluster": "pods-only", "check": "POD-007"})
+    assert [f["subject_namespace"] for f in pod007.json()["results"]] == []
