@@ -13,7 +13,7 @@ show them. So they are never "not installed", only known or unknown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,12 @@ from inventory.sources.images import (
     other_device_plugin,
     stack_version,
 )
-from inventory.sources.node_versions import vgpu_guest_driver, vgpu_guest_note
+from inventory.sources.node_versions import (
+    OperatorPodVersion,
+    operator_pod_version,
+    vgpu_guest_driver,
+    vgpu_guest_note,
+)
 
 # component -> the node field holding its version
 COMPONENT_FIELDS = {
@@ -85,6 +90,8 @@ class StackFacts:
     # images name no component, yet they show where the Operator manages a VM node.
     sandbox_operands: tuple[Workload, ...] = ()
     operator: str | None = None  # where the GPU Operator was seen; None: nowhere
+    # Where no Deployment of the Operator was read: its pod whose image tag gives its version.
+    operator_pod: OperatorPodVersion | None = None
     # component -> a DaemonSet that runs it (its pods name it as owner) whose spec is not in the
     # snapshot: where it schedules is not known, so a node without its pod stays unknown.
     unplaced: dict[str, str] = field(default_factory=dict)
@@ -96,9 +103,11 @@ def stack_facts(
     pods: Sequence[Pod],
     *,
     pods_read: bool | None = None,
+    tenant_claimed: Collection[str] = (),
 ) -> StackFacts:
     """`policies`: names of the GPU Operator ClusterPolicies; `pods_read` defaults to whether
-    `pods` (the cluster's) holds any."""
+    `pods` (the cluster's) holds any; `tenant_claimed`: the namespaces tenants claim, whose
+    pods never give the Operator's version (operator_pod_version)."""
     workloads = list(workloads)
     daemonsets = tuple(
         w for w in workloads if w.kind == "DaemonSet" and any(map(component_of, w.images.values()))
@@ -112,6 +121,7 @@ def stack_facts(
             if w.kind == "DaemonSet" and w.name in SANDBOX_OPERANDS and w not in daemonsets
         ),
         operator=_operator_seen(workloads, sorted(policies), pods),
+        operator_pod=operator_pod_version(workloads, pods, tenant_claimed),
         unplaced=_unplaced(daemonsets, pods),
     )
 
@@ -212,12 +222,25 @@ def presence(
         if absent:
             not_installed["gpu_operator"] = absent
         else:
-            deployed["gpu_operator"] = facts.operator
+            deployed["gpu_operator"] = _operator_source(facts.operator, facts.operator_pod)
     elif facts.pods_read:
         not_installed["gpu_operator"] = (
             "no GPU Operator Deployment, pod or ClusterPolicy in the cluster"
         )
     return deployed, not_installed
+
+
+def _operator_source(seen: str, from_pod: OperatorPodVersion | None) -> str:
+    """Where the Operator was seen, and, where its version is its pod's image tag (no
+    Deployment of it read), that pod: the version's source is said, never implied."""
+    if from_pod is None:
+        return seen
+    if seen == f"pod {from_pod.pod}":
+        return f"{seen} (its image tag gives the version: the snapshot holds no Deployment of it)"
+    return (
+        f"{seen} (version from the image tag of its pod {from_pod.pod}: the snapshot holds no "
+        "Deployment of it)"
+    )
 
 
 # How the node's `deployed` says another project's device plugin runs there (_other_plugin).

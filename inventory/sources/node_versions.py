@@ -4,7 +4,8 @@ GPU-stack pods on it (DESIGN §7: labels first, then the driver pod; unknown is 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from inventory.snapshot import GPU_RESOURCE_PREFIX, Pod, Workload
 from inventory.sources.images import (
@@ -148,11 +149,14 @@ def _version_key(version: str) -> tuple[tuple[int, ...], str]:
     return tuple(int(n) for n in re.findall(r"\d+", version)), version
 
 
-def operator_version(workloads: Iterable[Workload]) -> str | None:
-    """The NVIDIA GPU Operator version: the image of its Deployment, else the version label of
-    a workload named gpu-operator. Two at once (an upgrade in flight): the older. Another
-    vendor's operator (AMD's `rocm/gpu-operator`) is not NVIDIA's, whatever its name: its
-    version never stands for, nor lowers, NVIDIA's."""
+def operator_version(
+    workloads: Iterable[Workload], from_pod: OperatorPodVersion | None = None
+) -> str | None:
+    """The NVIDIA GPU Operator version: the image of its Deployment, else, where the snapshot
+    read no Deployment of it, its own pod's image (`from_pod`, operator_pod_version), else the
+    version label of a workload named gpu-operator. Two at once (an upgrade in flight): the
+    older. Another vendor's operator (AMD's `rocm/gpu-operator`) is not NVIDIA's, whatever its
+    name: its version never stands for, nor lowers, NVIDIA's."""
     workloads = list(workloads)
     by_image = {
         version
@@ -161,6 +165,8 @@ def operator_version(workloads: Iterable[Workload]) -> str | None:
         for image in w.images.values()
         if component_of(image) == "gpu_operator" and (version := image_version(image)[1])
     }
+    if not by_image and from_pod is not None:
+        by_image = {from_pod.version}
     by_label = {
         version
         for w in workloads
@@ -170,3 +176,38 @@ def operator_version(workloads: Iterable[Workload]) -> str | None:
     }
     found = by_image or by_label
     return min(found, key=_version_key) if found else None
+
+
+@dataclass(frozen=True)
+class OperatorPodVersion:
+    """The GPU Operator's version as its own pod's image tag gives it, and that pod."""
+
+    version: str
+    pod: str  # "namespace/name"
+
+
+def operator_pod_version(
+    workloads: Iterable[Workload], pods: Iterable[Pod], tenant_claimed: Collection[str] = ()
+) -> OperatorPodVersion | None:
+    """The GPU Operator's version from the image tag of its own pod, where the snapshot read no
+    Deployment of it (`kubectl get nodes,pods`): DESIGN §7 reads it from the Deployment, whose
+    image its pod runs, so the pod's tag is the same fact. None where a Deployment of it was
+    read (its image decides, a digest-pinned one staying unknown). Only an active pod of a
+    ReplicaSet (a Deployment's pod) outside the namespaces tenants claim (a tenant's pod
+    running the operator's image is no operator of the cluster's); a digest-pinned image gives
+    no version. Two at once (an upgrade in flight): the older."""
+    if any(
+        w.kind == "Deployment" and any(component_of(i) == "gpu_operator" for i in w.images.values())
+        for w in workloads
+    ):
+        return None
+    found = [
+        OperatorPodVersion(version, f"{pod.namespace}/{pod.name}")
+        for pod in pods
+        if pod.is_active and pod.owner_kind == "ReplicaSet" and pod.namespace not in tenant_claimed
+        for container in pod.containers
+        if not container.ephemeral
+        and component_of(container.image) == "gpu_operator"
+        and (version := image_version(container.image)[1])
+    ]
+    return min(found, key=lambda f: (_version_key(f.version), f.pod)) if found else None

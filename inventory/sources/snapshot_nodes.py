@@ -96,7 +96,7 @@ def node_reader(
     """`mig_parted`: the mig-parted ConfigMaps kept, with their contents."""
     reads = {str(p.spec.get("mig_manager_config_name") or "") for p in operator_policies}
     return NodeReader(
-        operator=operator_version(workloads),
+        operator=operator_version(workloads, stack.operator_pod),
         stack=stack,
         sharing_configs=sharing_configs,
         unreadable=unreadable,
@@ -128,7 +128,9 @@ def snapshot_nodes(
     for pod in pods:
         if pod.node_name:
             by_node.setdefault(pod.node_name, []).append(pod)
-    stack = stack_facts(workloads, [p.name for p in operator_policies], pods)
+    stack = stack_facts(
+        workloads, [p.name for p in operator_policies], pods, tenant_claimed=tenant_claimed
+    )
     reader = node_reader(
         workloads,
         operator_policies,

@@ -32,6 +32,7 @@ from inventory.sources.stack_operators import (
     KUBEVIRT_OPERATORS,
     NETWORK_OPERANDS,
     NETWORK_OPERATOR_IMAGE,
+    deployment_named,
     kubevirt_component,
     repository_name,
 )
@@ -138,10 +139,8 @@ def _controller(pod: Pod, stack: dict[tuple[str, str], Workload]) -> Workload | 
     Deployment's it is named after (`<deployment>-<hash>`): its pod is then held to the same
     images, and what it runs is judged (_pod_foreign), not whose it says it is."""
     ref = workload_of(pod, OwnerIndex(()))
-    if ref.kind == "ReplicaSet":
-        prefix, _, digest = ref.name.rpartition("-")
-        if prefix and digest.isalnum():
-            return stack.get(("Deployment", prefix))
+    if ref.kind == "ReplicaSet" and (deployment := deployment_named(ref.name)):
+        return stack.get(("Deployment", deployment))
     return stack.get((ref.kind, ref.name))
 
 

@@ -53,17 +53,34 @@ def controllers_of_pods(workloads: Iterable[Workload], pods: Iterable[Pod]) -> l
     own pod (its ReplicaSet named after the Deployment, inventory.owners) is the same evidence
     as its Deployment, and is held to the same safeguards (operator_deployment_namespaces: the
     image plus its binding or operands, never a name; a claimed namespace never the platform's).
-    Controllers that were read are not repeated."""
+    A pod of a ReplicaSet its labels do not tie to a Deployment (no pod-template-hash) stands
+    for the Deployment the ReplicaSet is named after (deployment_named), as stack_alone holds
+    it. Controllers that were read are not repeated."""
     read = {(w.kind, w.namespace, w.name) for w in workloads}
     index = OwnerIndex(())  # by the controllers' own naming alone: no ReplicaSet was read
     found: dict[tuple[str, str, str], dict[str, str]] = {}
     for pod in pods:
         ref = workload_of(pod, index)
-        key = (ref.kind, ref.namespace, ref.name)
-        if ref.kind in ("Deployment", "DaemonSet") and key not in read:
+        kind, name = ref.kind, ref.name
+        if kind == "ReplicaSet" and (deployment := deployment_named(name)):
+            # Only the images count here, and a Deployment's are its ReplicaSet's: an export
+            # that lost the pod's pod-template-hash label (rtedge's edge-west) otherwise left
+            # the operator's own pod as "something else" in its namespace.
+            kind, name = "Deployment", deployment
+        key = (kind, ref.namespace, name)
+        if kind in ("Deployment", "DaemonSet") and key not in read:
             images = found.setdefault(key, {})
             images.update({c.name: c.image for c in pod.containers if not c.ephemeral})
     return [Workload(kind=k, namespace=ns, name=n, images=i) for (k, ns, n), i in found.items()]
+
+
+def deployment_named(replica_set: str) -> str | None:
+    """The Deployment a ReplicaSet's name says made it (`<deployment>-<pod-template-hash>`, the
+    Deployment controller's naming); None where the name has no such suffix. For the GPU
+    stack's namespaces only, where what the pods run is judged whoever made them: a finding's
+    subject stays the ReplicaSet (inventory.owners never guesses)."""
+    prefix, _, digest = replica_set.rpartition("-")
+    return prefix if prefix and digest.isalnum() else None
 
 
 def cluster_bound_namespaces(bindings: Iterable[RoleBinding]) -> set[str] | None:
