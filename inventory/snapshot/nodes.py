@@ -154,6 +154,11 @@ class Node:
     # known to have no GPU, with nothing to patch. None on a GPU node, and where not read (a
     # node stored before this was read).
     gpu_signs: tuple[str, ...] | None = None
+    # A node with no GPU capacity or count whose Running pods run under NVIDIA's container
+    # runtime by RuntimeClass (inventory.sources.nvidia_runtime: a Jetson or a host-installed
+    # toolkit used without a device plugin): each such pod and its class. It is a GPU node of
+    # unknown model and count; () where the node's GPUs are otherwise known, or none shows it.
+    nvidia_runtime: tuple[str, ...] = ()
     # Other vendors' accelerators the node's capacity lists (inventory.snapshot.accelerators:
     # amd.com/gpu, habana.ai/gaudi, ...) -> count. Their stack is not read: gpu_model and
     # gpu_count stay NVIDIA's, and such a node is no GPU node for NVIDIA's checks.
@@ -166,7 +171,11 @@ class Node:
     @property
     def is_gpu_node(self) -> bool:
         """Holds NVIDIA GPUs: the node NVIDIA's stack, sharing and telemetry checks judge."""
-        return bool(self.gpu_count) or any(v > 0 for v in self.gpu_capacity.values())
+        return (
+            bool(self.gpu_count)
+            or any(v > 0 for v in self.gpu_capacity.values())
+            or bool(self.nvidia_runtime)
+        )
 
     @property
     def is_accelerator_node(self) -> bool:

@@ -213,6 +213,11 @@ class Pod:
     annotations: dict[str, str] = field(default_factory=dict)
     # DRA: spec.resourceClaims, each with the claim it resolved to (status.resourceClaimStatuses)
     resource_claims: tuple[PodClaim, ...] = ()
+    # spec.runtimeClassName, and its RuntimeClass's handler where the snapshot holds that
+    # object (None: not read). A Running pod under NVIDIA's runtime shows the node has GPUs
+    # (inventory.sources.nvidia_runtime).
+    runtime_class: str | None = None
+    runtime_handler: str | None = None
 
     @property
     def gpu_fraction(self) -> dict[str, str]:

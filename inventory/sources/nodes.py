@@ -56,6 +56,7 @@ from inventory.sources.node_sharing import (
     sharing_strategy,
 )
 from inventory.sources.node_versions import stack_versions
+from inventory.sources.nvidia_runtime import nvidia_runtime_pods, runtime_count_basis
 from inventory.sources.plugin_config import (
     config_basis,
     file_config,
@@ -159,17 +160,24 @@ def node_from(
         config, file_problems = file_config(file, sharing_configs, unreadable)
     gpu_count = physical_gpus(labels, capacity)  # capacity is multiplied by sharing
     # A DRA node has no nvidia.com/gpu capacity: its ResourceSlices count its GPUs.
-    gpu_count, dra_basis = (
+    gpu_count, count_from = (
         dra_gpus if gpu_count is None and dra_gpus is not None else (gpu_count, "")
     )
     is_gpu = bool(gpu_count) or any(v > 0 for v in capacity.values())
+    # No device plugin, no GFD, yet pods run under NVIDIA's runtime (k3s on a Jetson): a GPU
+    # node of unknown model and count. Any pod shows it, a tenant's too: it can only make the
+    # node judged (unknown, its pods' access reported), never look patched.
+    runtime = () if is_gpu else nvidia_runtime_pods(pods_on_node)
+    if runtime:
+        is_gpu, count_from = True, runtime_count_basis(runtime)
     # A CPU node takes no sharing mode from a cluster-wide config, nor does a node whose
     # sharing GKE's own device plugin runs (it reads its labels, never NVIDIA's ConfigMap), nor
     # a node whose GPUs go to VMs (the operator's sandbox device plugin reads no config).
     gke = gke_shares(labels)
-    vm = sandbox_workload(labels, workload_default, capacity) if is_gpu else None
+    # A pod running under NVIDIA's container runtime shows the GPUs are not given to VMs.
+    vm = sandbox_workload(labels, workload_default, capacity) if is_gpu and not runtime else None
     gpu_count, count_basis = sandbox_gpus(vm, gpu_count, labels, capacity)
-    count_basis = count_basis or dra_basis
+    count_basis = count_basis or count_from
     config = config if is_gpu and not gke and not vm else None
     # One matched without the ClusterPolicy never makes the node share by itself.
     config, fallback_basis = agreed_fallback(config, labels, capacity)
@@ -366,6 +374,7 @@ def node_from(
         deployed=deployed,
         not_installed=not_installed,
         gpu_signs=None if is_gpu else gpu_signs(labels, dig(obj, "status"), pods_on_node),
+        nvidia_runtime=runtime,
         **stack_versions(labels, stack_pods),
     )
     if is_gpu:  # who upgrades each component, for the node and patch pages

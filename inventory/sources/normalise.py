@@ -35,7 +35,7 @@ from inventory.snapshot import (
 )
 from inventory.snapshot_admission import AdmissionPolicy
 from inventory.snapshot_dra import DraClaim, DraClaimTemplate, DraDeviceClass, DraSlice
-from inventory.sources import dra
+from inventory.sources import dra, nvidia_runtime
 from inventory.sources import objects as readers
 from inventory.sources.admission import admission_policy_from, is_admission
 from inventory.sources.aws_auth import aws_auth_configmaps, aws_auth_warnings
@@ -123,6 +123,8 @@ class _Collected:
     # Calico's policies as written and its network sets, read together (calico_sets.py)
     calico_raw: list[dict[str, Any]] = field(default_factory=list)
     network_sets: list[NetSet] = field(default_factory=list)
+    # RuntimeClass name -> handler: which pods run under NVIDIA's runtime (nvidia_runtime.py)
+    runtime_handlers: dict[str, str] = field(default_factory=dict)
 
     def add(self, kind: str, obj: dict[str, Any], namespace: str | None) -> None:
         self.owner_notes.note(kind, obj)
@@ -171,6 +173,8 @@ class _Collected:
             self.persistent_volumes.append(obj)  # only its node path reaches a pod's claim
         elif kind == "ServiceAccount" and namespace:
             self.service_accounts.append(service_account_from(obj, namespace))
+        elif nvidia_runtime.is_runtime_class(kind, obj):
+            self.runtime_handlers.update([nvidia_runtime.runtime_class_handler(obj)])
 
     def _add_controller(self, kind: str, obj: dict[str, Any], namespace: str) -> None:
         # Only the built-in ones: Volcano's Job is another resource (inventory.owners).
@@ -295,8 +299,10 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         configs.sharing_configs, key=lambda c: (c.namespace, c.configmap, c.key)
     )
     claims = claim_node_paths(collected.persistent_volumes)
+    handlers, resolve = collected.runtime_handlers, nvidia_runtime.with_runtime_handler
     pods = sorted(
-        (with_claim_paths(p, claims) for p in collected.pods), key=lambda p: (p.namespace, p.name)
+        (resolve(with_claim_paths(p, claims), handlers) for p in collected.pods),
+        key=lambda p: (p.namespace, p.name),
     )
     workloads = [
         replace(w, template=with_claim_paths(w.template, claims)) if w.template else w

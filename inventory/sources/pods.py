@@ -184,6 +184,7 @@ def _pod_from_spec(
         tolerations=tuple(str_dict(t) for t in dicts(spec.get("tolerations"))),
         annotations=annotations,
         resource_claims=resource_claims,
+        runtime_class=text(spec.get("runtimeClassName")) or None,
     )
 
 

@@ -89,7 +89,10 @@ def visible_devices_env(
         "does not cover it: the kubelet applies the pod's env after the device plugin's, so "
         "under the plugin's default device-list strategy `envvar` a container that requests "
         "one GPU and sets `all` sees every GPU of the node (where the strategy is not known, "
-        "the finding says so). Where the node honours the variable (or the container is "
+        "the finding says so). A node with no device plugin whose Running pods pick NVIDIA's "
+        "runtime by RuntimeClass (`runtimeClassName: nvidia` on k3s, a Jetson) is a GPU node "
+        "too: its pods that set the variable are reported there. Where the node honours the "
+        "variable (or the container is "
         "privileged: the toolkit honours it from privileged containers whatever its setting) "
         "the access is a GPU holding, time-sliced with whoever holds those GPUs, which the "
         "sharing, approval, pool and attribution checks judge; where that is unverified the "
@@ -155,6 +158,8 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
             "node_honours_visible_devices": access.verdict,
             "node_device_list_strategy": access.device_list_strategy.value,
         }
+        if pod.runtime_class:  # `nvidia` on a node with no device plugin (k3s on a Jetson)
+            node_facts["runtime_class"] = pod.runtime_class
         found.append(PodHits(pod, tenant, hits, pod_facts=node_facts))
     yield from container_drafts("POD-011", inputs, found, title=_access_title)
 

@@ -109,6 +109,8 @@ def _stack_draft(
         "driver_version_source": node.driver_version_source,
         "gpu_operator_version": node.gpu_operator_version,
     }
+    if node.nvidia_runtime:  # no plugin or label shows its GPUs: the pods under NVIDIA's runtime
+        evidence["gpus_shown_by"] = list(node.nvidia_runtime)
     return node_draft(
         "STACK-004",
         node,
