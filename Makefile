@@ -55,9 +55,14 @@ totp:
 	@DEBUG=1 $(BIN)/python manage.py totp_code $(USER)
 
 # Tests: SQLite by default; DATABASE_URL=postgres://... runs the same suite on PostgreSQL.
+# TEST_WORKERS pytest-xdist processes, each with its own test database; tests are handed out in
+# pytest-django's order (a transactional test, which empties its database, after all the others
+# on its worker: `--dist loadfile` would break that); TEST_WORKERS=0 runs in this process.
+TEST_WORKERS ?= 2
 test: install
 	mkdir -p var
-	SECRET_KEY=test-only-not-secret $(BIN)/python -m pytest -q -p no:cacheprovider
+	SECRET_KEY=test-only-not-secret $(BIN)/python -m pytest -q -p no:cacheprovider \
+		$(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
 
 # Browser tests: Debian's chromium driven by Playwright (never `playwright install`); screenshots
 # land in var/screenshots/<test>/. .ci/run installs chromium when it is missing.
