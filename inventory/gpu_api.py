@@ -3,8 +3,8 @@
 There is no GPU table: a node's physical GPUs are its `gpu_count` (GFD's `nvidia.com/gpu.count`,
 not the capacity time-slicing multiplies), with the UUIDs `nvidia-smi -q -x` gave for that node
 where it was imported, else those the NVIDIA DRA driver's ResourceSlices publish for it (each at
-the `index` it publishes: uuids_by_index). A GPU node whose count is unknown lists no GPUs: its node row says
-`gpu_count: null`, and nothing here is guessed."""
+the `index` it publishes: uuids_by_index). A GPU node whose count is unknown lists no GPUs: its
+node row says `gpu_count: null`, and nothing here is guessed."""
 
 from __future__ import annotations
 
