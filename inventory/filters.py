@@ -80,10 +80,10 @@ BOOLEAN_WORDS = {
 # their GPUs (inventory.serializers blanks it), so "none" must not list them as unshared.
 NOT_READ = "not_read"
 SHARING_CHOICES = [*Node.SharingStrategy.choices, (NOT_READ, "not read (other vendors' GPUs)")]
-OTHER_VENDOR_ONLY = (
-    Q(is_gpu_node=False)
-    & Q(data__accelerator_resources__isnull=False)
-    & ~Q(data__accelerator_resources={})
+# A DRA-only node lists them in dra_accelerators (its capacity has none), read alike.
+OTHER_VENDOR_ONLY = Q(is_gpu_node=False) & (
+    (Q(data__accelerator_resources__isnull=False) & ~Q(data__accelerator_resources={}))
+    | (Q(data__dra_accelerators__isnull=False) & ~Q(data__dra_accelerators={}))
 )
 
 

@@ -2,9 +2,9 @@
 
 There is no GPU table: a node's physical GPUs are its `gpu_count` (GFD's `nvidia.com/gpu.count`,
 not the capacity time-slicing multiplies), with the UUIDs `nvidia-smi -q -x` gave for that node
-where it was imported, else those the NVIDIA DRA driver's ResourceSlices publish for it (in the
-order of their `index`). A GPU node whose count is unknown lists no GPUs: its node row says
-`gpu_count: null`, and nothing here is guessed."""
+where it was imported, else those the NVIDIA DRA driver's ResourceSlices publish for it (each at
+the `index` it publishes: uuids_by_index). A GPU node whose count is unknown lists no GPUs: its
+node row says `gpu_count: null`, and nothing here is guessed."""
 
 from __future__ import annotations
 
@@ -81,11 +81,14 @@ def gpu_rows(nodes: list[Node]) -> list[dict]:
     rows = []
     for node in nodes:
         host = facts.get((node.cluster_id, node.name)) or {}
-        uuids = host.get("gpu_uuids") or published.get((node.cluster_id, node.name)) or []
-        # nvidia-smi's UUIDs name the GPUs only when it saw as many as the node counts.
-        uuids = uuids if len(uuids) == node.gpu_count else []
+        count = node.gpu_count or 0
+        if host_uuids := host.get("gpu_uuids"):
+            # nvidia-smi's UUIDs name the GPUs only when it saw as many as the node counts.
+            uuids = dict(enumerate(host_uuids)) if len(host_uuids) == count else {}
+        else:
+            uuids = uuids_by_index(published.get((node.cluster_id, node.name), {}), count)
         own = (node.data or {}).get("gpu_sharing") or {}
-        for index in range(node.gpu_count or 0):
+        for index in range(count):
             # A GPU whose sharing DRA sets apart from the node's weakest: its own, and no
             # device-plugin replica count (DRA time-slicing has none).
             mode = own.get(str(index))
@@ -95,7 +98,7 @@ def gpu_rows(nodes: list[Node]) -> list[dict]:
                     "cluster": node.cluster.name,
                     "node": node.name,
                     "index": index,
-                    "uuid": uuids[index] if uuids else None,
+                    "uuid": uuids.get(index),
                     "gpu_model": node.gpu_model or None,
                     "sharing_strategy": mode or node.sharing_strategy,
                     "time_slicing_replicas": None if mode else node.time_slicing_replicas,
@@ -106,10 +109,11 @@ def gpu_rows(nodes: list[Node]) -> list[dict]:
     return rows
 
 
-def _slice_uuids(nodes: list[Node]) -> dict[tuple[int, str], list[str]]:
-    """(cluster id, node) -> the UUIDs of the GPUs NVIDIA's ResourceSlices publish for the
-    node, by their `index` (a MIG device names its GPU by parentUUID, parentIndex), one query."""
-    found: dict[tuple[int, str], dict[str, int]] = {}
+def _slice_uuids(nodes: list[Node]) -> dict[tuple[int, str], dict[str, set[int | None]]]:
+    """(cluster id, node) -> the UUID of each GPU NVIDIA's ResourceSlices publish for the node,
+    with the `index` each device of it publishes (a MIG device names its GPU by parentUUID,
+    parentIndex; None: a device naming no index), one query."""
+    found: dict[tuple[int, str], dict[str, set[int | None]]] = {}
     names = {n.name for n in nodes}
     rows = ClusterObject.objects.filter(
         cluster_id__in={n.cluster_id for n in nodes}, kind="dra_slice"
@@ -130,10 +134,36 @@ def _slice_uuids(nodes: list[Node]) -> dict[tuple[int, str], list[str]]:
             else:
                 continue
             if uuid.startswith("GPU-"):
-                # Unindexed devices after the indexed ones, by UUID.
-                order = index if index is not None else 1 << 30
-                gpus[uuid] = min(gpus.get(uuid, order), order)
-    return {key: sorted(gpus, key=lambda u: (gpus[u], u)) for key, gpus in found.items()}
+                gpus.setdefault(uuid, set()).add(index)
+    return found
+
+
+def uuids_by_index(published: dict[str, set[int | None]], count: int) -> dict[int, str]:
+    """GPU index -> UUID, each where the slices publish it for certain (`published`: UUID ->
+    the indexes its devices publish, None for none). A GPU is the row of the index it
+    publishes, whatever the others do: a device without one must not shift the rest (they had
+    been sorted into rows, so one missing index moved every UUID). An index two UUIDs publish,
+    or a UUID published under two indexes, is not certain: left out. A UUID published with no
+    index takes the one index in 0..count-1 that no UUID publishes, where it is the only such
+    UUID (so no other GPU can be that one); else it is left out."""
+    by_index: dict[int, set[str]] = {}
+    unindexed: list[str] = []
+    for uuid, indexes in sorted(published.items()):
+        known = {i for i in indexes if i is not None}
+        if not known:
+            unindexed.append(uuid)
+        for index in known:
+            # Under two indexes, this UUID's own is not known: each of them stays unsure.
+            by_index.setdefault(index, set()).add(uuid if len(known) == 1 else "")
+    found = {
+        index: next(iter(uuids))
+        for index, uuids in by_index.items()
+        if 0 <= index < count and len(uuids) == 1 and "" not in uuids
+    }
+    free = [index for index in range(count) if index not in by_index]
+    if len(unindexed) == 1 and len(free) == 1:
+        found[free[0]] = unindexed[0]
+    return found
 
 
 class GpuViewSet(viewsets.GenericViewSet):

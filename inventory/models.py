@@ -5,7 +5,12 @@ from __future__ import annotations
 from django.db import models
 
 from gpuposture.base.querysets import Scope, ScopedQuerySet
-from inventory.snapshot.accelerators import accelerator_vendors, not_inventoried
+from inventory.snapshot.accelerators import (
+    accelerator_vendors,
+    dra_not_inventoried,
+    dra_vendors,
+    not_inventoried,
+)
 from providers.models import Provider
 from tenants.models import Tenant, slug_validator
 from tenants.redaction import Field
@@ -208,20 +213,31 @@ class Node(models.Model):
         return dict(self.data.get("accelerator_resources") or {})
 
     @property
+    def dra_accelerators(self) -> dict[str, int]:
+        """Other vendors' DRA drivers -> GPU devices their slices publish here, as synced."""
+        return dict(self.data.get("dra_accelerators") or {})
+
+    @property
     def accelerator_vendors(self) -> list[str]:
         """Whose accelerators those are ("AMD", "Intel", "Intel Gaudi", ...)."""
-        return accelerator_vendors(self.other_accelerators)
+        found = accelerator_vendors(self.other_accelerators) + dra_vendors(self.dra_accelerators)
+        return list(dict.fromkeys(found))
 
     @property
     def other_vendor_only(self) -> bool:
         """Holds other vendors' accelerators and no NVIDIA GPU: its NVIDIA fields say nothing
         of them (not "CPU-only", not "none (whole GPUs)")."""
-        return bool(self.other_accelerators) and not self.is_gpu_node
+        others = self.other_accelerators or self.dra_accelerators  # the plugin's, or DRA's
+        return bool(others) and not self.is_gpu_node
 
     @property
     def not_inventoried(self) -> str | None:
         """Why those accelerators have no model, count or versions here; None without any."""
-        return not_inventoried(self.other_accelerators)
+        said = [
+            not_inventoried(self.other_accelerators),
+            dra_not_inventoried(self.dra_accelerators),
+        ]
+        return "; ".join(s for s in said if s) or None
 
 
 class PodQuerySet(ScopedQuerySet):

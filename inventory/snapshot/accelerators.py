@@ -135,6 +135,32 @@ def not_inventoried(resources: Mapping[str, object]) -> str | None:
     return "; ".join(said)
 
 
+# Other vendors' DRA drivers, as their ResourceSlices name them (Node.dra_accelerators).
+DRA_DRIVER_VENDORS = {"gpu.amd.com": "AMD", "gpu.intel.com": "Intel"}
+
+
+def dra_vendors(drivers: Mapping[str, object]) -> list[str]:
+    """The vendors of other vendors' DRA drivers (driver -> devices), each once."""
+    return list(dict.fromkeys(DRA_DRIVER_VENDORS.get(d, d) for d in sorted(drivers)))
+
+
+def dra_not_inventoried(drivers: Mapping[str, object]) -> str | None:
+    """Why the GPUs other vendors' DRA drivers publish for a node have no model, count or
+    versions here, and how their sharing is judged: per device, from the ResourceClaims that
+    hold them (posture.rules.dra_holdings), never as a node strategy. None without any."""
+    if not drivers:
+        return None
+    vendors = " and ".join(dra_vendors(drivers))
+    published = ", ".join(f"{d}: {n} device(s)" for d, n in sorted(drivers.items()))
+    return (
+        f"not inventoried: the {vendors} stack is not read (driver, DRA driver, firmware, "
+        f"telemetry), so their model, physical count and versions are unknown and no {vendors} "
+        f"bulletin is judged; the sharing of the GPUs their DRA driver publishes ({published}) "
+        "is judged per device from the ResourceClaims that hold them (SHARE-001, SHARE-002, "
+        "SHARE-003, LEAK-002), not read as a node sharing strategy"
+    )
+
+
 # --- how another vendor's device plugin shares one physical device ---------------------------
 # Intel's GPU plugin: `sharedDevNum` N advertises N of `gpu.intel.com/i915` (or `xe`) per card,
 # handed to N pods that time-share the card. NFD's Intel GPU rules count the cards

@@ -163,6 +163,11 @@ class Node:
     # amd.com/gpu, habana.ai/gaudi, ...) -> count. Their stack is not read: gpu_model and
     # gpu_count stay NVIDIA's, and such a node is no GPU node for NVIDIA's checks.
     accelerator_resources: dict[str, int] = field(default_factory=dict)
+    # Other vendors' DRA drivers (AMD's gpu.amd.com) -> how many GPU devices their
+    # ResourceSlices publish for the node (inventory.sources.gpu_signs.dra_accelerators): a
+    # DRA-only node has no capacity to list them, and its stored NVIDIA sharing strategy
+    # ("none") says nothing of them, as on the device plugin's nodes.
+    dra_accelerators: dict[str, int] = field(default_factory=dict)
     # Who describes the node: "kubernetes" (the API, live or a kubectl snapshot) or
     # "nvidia-smi" (a host the API does not list, known only from its `nvidia-smi -q -x`
     # import: no labels, taints, pods or Kubernetes components; a sync does not delete it).

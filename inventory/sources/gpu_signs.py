@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from inventory.dra_devices import DraIndex, device_kind
+from inventory.dra_devices import NVIDIA_DRIVER, DraIndex, device_kind
 from inventory.snapshot import GPU_RESOURCE_PREFIX, Pod
 from inventory.snapshot.accelerators import is_other_accelerator
 from inventory.snapshot.pods import is_nic_resource
@@ -73,6 +73,21 @@ def _stack_pods(pods: Iterable[Pod]) -> list[str]:
         if components:
             found.append(f"pod {pod.namespace}/{pod.name} runs {', '.join(sorted(components))}")
     return found
+
+
+def dra_accelerators(node_name: str, index: DraIndex | None) -> dict[str, int]:
+    """Other vendors' DRA drivers -> the GPU devices (whole GPUs, partitions) their
+    ResourceSlices publish for the node; NVIDIA's driver is not among them (its GPUs are the
+    node's own: gpu_count, sharing_strategy)."""
+    found: dict[str, int] = {}
+    for s, d in index.devices.values() if index is not None else ():
+        if (
+            s.node_name == node_name
+            and s.driver != NVIDIA_DRIVER
+            and device_kind(s.driver, d.attributes, d.name)
+        ):
+            found[s.driver] = found.get(s.driver, 0) + 1
+    return dict(sorted(found.items()))
 
 
 def dra_signs(node_name: str, index: DraIndex | None) -> tuple[str, ...]:

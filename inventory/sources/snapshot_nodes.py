@@ -22,7 +22,7 @@ from inventory.snapshot import (
 from inventory.snapshot.accelerators import accelerator_counts
 from inventory.sources.dra_sharing import dra_gpu_count, with_dra
 from inventory.sources.dra_stack import with_slice_stack
-from inventory.sources.gpu_signs import dra_signs
+from inventory.sources.gpu_signs import dra_accelerators, dra_signs
 from inventory.sources.mig_single import MigSources, mig_single_gpus, mig_sources
 from inventory.sources.node_kinds import mig_single_overrides, not_judged_warning, sandbox_default
 from inventory.sources.node_versions import operator_version
@@ -79,6 +79,8 @@ class NodeReader:
         node = with_slice_stack(with_dra(result.node, self.dra), self.dra)
         if node.gpu_signs is not None and (found := dra_signs(node.name, self.dra)):
             node = replace(node, gpu_signs=(*node.gpu_signs, *found))
+        if others := dra_accelerators(node.name, self.dra):
+            node = replace(node, dra_accelerators=others)
         return replace(result, node=node)
 
 

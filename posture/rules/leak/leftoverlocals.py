@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inventory.dra_devices import AMD_DRIVER
@@ -14,8 +15,8 @@ from posture.rules.dra_holdings import dra_holdings
 from posture.rules.holding import GpuHolding
 from posture.rules.pod.host_areas import canonical_host_path
 from posture.rules.registry import FindingDraft, check
+from posture.rules.share.groups import shared_groups
 from posture.rules.subjects import node_draft
-from posture.rules.vendor_holdings import vendor_sharing
 
 # LeftoverLocals, CERT/CC VU#446598 (CVE-2023-4969): GPU local memory is not cleared between
 # kernels, so one process can read what another left there. The advisory lists GPUs of AMD
@@ -112,7 +113,11 @@ def amd_dra_products(inputs: PostureInputs, node: Node) -> list[str]:
         "to several claims, a tenant's adminAccess claim). Compute partitions of one GPU "
         "(an MI300X in CPX, DPX or QPX mode) are not whole GPUs: tenants holding them may "
         "share one, which the API does not show (certainly where AMD's DRA driver names the "
-        "same GPU for both). A node known only by its `amd.com/gpu` "
+        "same parent GPU for both, not at all where it names different ones: they meet as "
+        "SHARE-002 judges them). Only tenants whose GPUs meet another tenant's are named: "
+        "one whose devices meet no one's is not, whoever else shares a GPU on the node. The "
+        "title and each tenant's `co_residence` say which tenants certainly share a GPU and "
+        "which only may. A node known only by its `amd.com/gpu` "
         "capacity is judged with its model unknown (AMD-SB-6010 lists most Instinct and "
         "Radeon GPUs). A GPU passed from one tenant to the next is LEAK-001's (a reset "
         "between tenants)."
@@ -131,88 +136,109 @@ def leftoverlocals_shared(inputs: PostureInputs) -> Iterator[FindingDraft]:
         match = leftoverlocals_match(node, amd_dra_products(inputs, node))
         if match is None:
             continue
-        tenants, how, may = _gpu_users(inputs, node)
-        if len(tenants) < 2:
-            continue
-        yield _leak_draft(node, match, tenants, how, may)
+        if users := gpu_users(inputs, node):
+            yield _leak_draft(node, match, users)
 
 
-def _gpu_users(inputs: PostureInputs, node: Node) -> tuple[list[TenantInfo], dict[str, str], bool]:
-    """The tenants that share the node's affected GPUs, how each reaches them, and whether they
-    only may (compute partitions of tenants, none reaching every GPU); none when no GPU is
-    shared. Affected GPUs are never NVIDIA's (their holdings on a mixed node are
-    not these GPUs): the vendor's device plugin (`amd.com/gpu`) hands out whole GPUs, so
-    tenants holding one each share nothing; a GPU is shared only where a tenant's pod reaches
-    every GPU of the node outside the plugin (privileged, or a hostPath over /dev) beside
-    another tenant's use, or where tenants hold compute partitions of a partitioned node's GPUs
-    (vendor_holdings.vendor_sharing). A GPU passed from one tenant to the next is LEAK-001's."""
-    tenants: dict[str, TenantInfo] = {}
-    how: dict[str, str] = {}
+@dataclass(frozen=True)
+class GpuUser:
+    """A tenant that shares the node's affected GPUs with another, how it reaches them, and
+    whether it certainly meets another tenant on one GPU (False: only possibly, compute
+    partitions whose GPU is not visible)."""
+
+    tenant: TenantInfo
+    how: str
+    certain: bool
+
+
+def gpu_users(inputs: PostureInputs, node: Node) -> list[GpuUser]:
+    """The tenants that share the node's affected GPUs (by slug), none when no GPU is shared.
+    Affected GPUs are never NVIDIA's (their holdings on a mixed node are not these GPUs). A
+    tenant is in only where its GPUs meet another tenant's: a pod reaching every GPU of the
+    node outside the plugin (privileged, or a hostPath over /dev) meets every other tenant's
+    GPU use there; a DRA device held by pods of two tenants is shared by both; compute
+    partitions meet as SHARE-002 meets them (share.groups), on one GPU for certain where
+    AMD's DRA driver names the same parent GPU for both, not at all where it names different
+    ones, possibly where nothing names it (the device plugin never does). Whole GPUs the
+    vendor's device plugin allocates are one tenant's each; a GPU passed from one tenant to
+    the next is LEAK-001's."""
+    users, reaching = _node_users(inputs, node)
+    found: dict[str, GpuUser] = {}
+    if reaching and len(users) >= 2:
+        found = {slug: GpuUser(t, how, True) for slug, (t, how) in users.items()}
+    for slug, user in _partition_meetings(inputs, node).items():
+        if slug in reaching:
+            continue  # its reach meets everyone: said already, and certain
+        known = found.get(slug)
+        found[slug] = replace(user, certain=user.certain or (known is not None and known.certain))
+    # One AMD DRA device held by pods of two tenants (a claim they share, a device allocated
+    # to several claims, a tenant's adminAccess claim): shared outright by those two only.
+    for slug, (tenant, held) in _dra_co_holders(inputs, node).items():
+        found[slug] = GpuUser(tenant, held, True)
+    return [found[slug] for slug in sorted(found)] if len(found) >= 2 else []
+
+
+def _node_users(
+    inputs: PostureInputs, node: Node
+) -> tuple[dict[str, tuple[TenantInfo, str]], set[str]]:
+    """Each tenant whose active pods on the node hold or reach GPUs, with how (by slug), and
+    those reaching every GPU of the node outside any device plugin."""
+    users: dict[str, tuple[TenantInfo, str]] = {}
     reaching: set[str] = set()
-    # Compute partitions (CPX, mixed-naming partition resources) of one GPU are not one
-    # tenant's GPU: tenants holding partitions on the node may share a GPU (which partition is
-    # on which GPU is not visible).
-    partitions = {
-        name: basis
-        for name, (mode, basis) in vendor_sharing(node).items()
-        if mode == "mig_ci" and name.startswith(AMD_POOL_PREFIX)
-    }
-    partition_holders: dict[str, str] = {}  # tenant -> its pod holding a partition, and why
     for pod in inputs.pods_by_node.get(node.name, ()):
         tenant = inputs.tenant_of_pod(pod)
         if tenant is None or not pod.is_active:
             continue
-        reach = reaches_every_device(pod)
-        if reach:
+        if reach := reaches_every_device(pod):
             reaching.add(tenant.slug)
-            how[tenant.slug] = f"pod {pod.namespace}/{pod.name} reaches every GPU: {reach}"
+            users[tenant.slug] = (
+                tenant,
+                f"pod {pod.namespace}/{pod.name} reaches every GPU: {reach}",
+            )
         elif (held := pod.other_accelerators) or pod.resource_claims:
             asked = ", ".join(f"{k}={v}" for k, v in sorted(held.items())) or "a DRA claim"
-            holds = f"pod {pod.namespace}/{pod.name} holds {asked}"
-            if parts := sorted(set(held) & set(partitions)):
-                why = partitions[parts[0]]
-                partition_holders.setdefault(tenant.slug, f"{holds}, a compute partition: {why}")
-            how.setdefault(tenant.slug, holds)
-        else:
-            continue  # no device node of the GPUs is in its container
-        tenants[tenant.slug] = tenant
-    for slug, held in _dra_partition_holders(inputs, node, partition_holders).items():
-        partition_holders.setdefault(slug, held)
-    # AMD GPUs AMD's DRA driver allocates: one device held by pods of two tenants (a claim
-    # they share, a device allocated to several claims, a tenant's adminAccess claim) is
-    # shared outright, whoever else is on the node.
-    for slug, (tenant, held) in _dra_co_holders(inputs, node).items():
-        tenants[slug], how[slug] = tenant, held
-        reaching.add(slug)
-    if len(tenants) < 2 or not (reaching or len(partition_holders) >= 2):
-        return [], {}, False
-    if not reaching:
-        # Only partitions meet here: the tenants holding none share no GPU with them, and
-        # those holding one may be on different GPUs.
-        tenants = {slug: t for slug, t in tenants.items() if slug in partition_holders}
-        how.update(partition_holders)
-    return [tenants[slug] for slug in sorted(tenants)], how, not reaching
+            if tenant.slug not in users:
+                users[tenant.slug] = (tenant, f"pod {pod.namespace}/{pod.name} holds {asked}")
+        # else: no device node of the GPUs is in its container
+    return users, reaching
 
 
-def _dra_partition_holders(
-    inputs: PostureInputs, node: Node, plugin: dict[str, str]
-) -> dict[str, str]:
-    """Tenants holding AMD compute partitions through DRA that may share a GPU with another
-    tenant's partition (`plugin`: the device plugin's holders, whose GPU is never told), each
-    with how: where its slice names no parent GPU, or the other's does not. Partitions of one
-    named GPU are _dra_co_holders' (certain); of different named GPUs, apart."""
-    unnamed: dict[str, str] = {}
-    named: dict[str, str] = {}
-    for h in dra_holdings(inputs, node):
-        if h.tenant is None or h.mode != "mig_ci" or not h.pool.startswith(AMD_POOL_PREFIX):
+def _partition_meetings(inputs: PostureInputs, node: Node) -> dict[str, GpuUser]:
+    """Tenants whose AMD compute partitions meet another tenant's on one GPU, the very
+    meetings SHARE-002 files (share.groups' mig_ci pools of AMD, device plugin and DRA alike):
+    a tenant whose partitions meet no other tenant's (another parent GPU) is not here."""
+    found: dict[str, GpuUser] = {}
+    for group in shared_groups(inputs, node):
+        if group.mode != "mig_ci" or not group.pool.startswith(AMD_POOL_PREFIX):
             continue
-        held = f"pod {h.pod.namespace}/{h.pod.name} holds a compute partition: {h.basis}"
-        (named if h.devices else unnamed).setdefault(h.tenant.slug, held)
-    unknown = set(plugin) | set(unnamed)
-    found = dict(unnamed)
-    for slug, held in named.items():
-        if unknown - {slug}:
-            found.setdefault(slug, held)
+        held = _partition_holds(group.holdings)
+        for first, second in group.tenant_pairs:
+            meeting = group.meeting(first, second, group.pool)
+            if meeting is None:
+                continue  # named on different GPUs: apart
+            certain = meeting.co_residence == "certain"
+            for party in (first, second):
+                if party.name not in held:
+                    continue  # an unclassified namespace's own party: its tenant's is there
+                tenant, how = held[party.name]
+                known = found.get(party.name)
+                sure = certain or (known is not None and known.certain)
+                found[party.name] = GpuUser(tenant, how, sure)
+    return found
+
+
+def _partition_holds(holdings: list[GpuHolding]) -> dict[str, tuple[TenantInfo, str]]:
+    """Tenant slug -> (tenant, how its first pod holds a compute partition)."""
+    found: dict[str, tuple[TenantInfo, str]] = {}
+    for h in sorted(holdings, key=lambda h: (h.pod.namespace, h.pod.name)):
+        if h.tenant is None or h.tenant.slug in found:
+            continue
+        pod = f"pod {h.pod.namespace}/{h.pod.name}"
+        if h.resource.startswith("resourceclaim/"):  # dra_holdings: the claim is the resource
+            how = f"{pod} holds a compute partition: {h.basis}"
+        else:
+            how = f"{pod} holds {h.resource}={h.count}, a compute partition: {h.basis}"
+        found[h.tenant.slug] = (h.tenant, how)
     return found
 
 
@@ -252,45 +278,57 @@ def reaches_every_device(pod: Pod) -> str | None:
     return None
 
 
-def _leak_draft(
-    node: Node,
-    match: dict[str, Any],
-    tenants: list[TenantInfo],
-    how: dict[str, str],
-    may: bool = False,
-) -> FindingDraft:
+def _leak_draft(node: Node, match: dict[str, Any], users: list[GpuUser]) -> FindingDraft:
     """One finding per node: the fix (a single tenant per node, or the vendor's update) is
-    the node's, for every tenant that uses its GPUs. `may`: only compute partitions meet, and
-    which GPU each is on is not visible."""
+    the node's, for every tenant that shares its GPUs. Tenants that only possibly meet
+    (compute partitions whose GPU is not visible) are said apart from those that certainly
+    do, in the title and per tenant."""
+    sure = [u.tenant.slug for u in users if u.certain]
+    maybe = [u.tenant.slug for u in users if not u.certain]
+    unseen = "which physical GPU each partition is on is not visible"
+    if not maybe:
+        residence = "certain"
+    elif not sure:
+        residence = f"possible: the tenants hold compute partitions, and {unseen}"
+    else:
+        residence = (
+            f"certain for {', '.join(sure)}; possible for {', '.join(maybe)}: they hold "
+            f"compute partitions, and {unseen}"
+        )
     evidence = {
         "node": node.name,
         "advisory": "CERT/CC VU#446598 (LeftoverLocals, CVE-2023-4969)",
         "affected_by": match,
         "tenants_on_node": [
-            {"tenant": t.slug, "trust_class": t.trust_class.slug, "reaches_gpus_by": how[t.slug]}
-            for t in tenants
+            {
+                "tenant": u.tenant.slug,
+                "trust_class": u.tenant.trust_class.slug,
+                "reaches_gpus_by": u.how,
+                "co_residence": "certain" if u.certain else "possible",
+            }
+            for u in users
         ],
         "counted_by": (
-            "whole GPUs the vendor's device plugin allocates (amd.com/gpu) are each one "
-            "tenant's; a pod reaching every GPU outside the plugin shares them with the rest; "
-            "a DRA device (gpu.amd.com) held by pods of two tenants is shared by both; "
-            "compute partitions (CPX, DPX, QPX) of one GPU held by two tenants share it "
-            "(certain where DRA names their GPU, possible where nothing does)"
+            "a tenant counts only where its GPUs meet another tenant's: whole GPUs the "
+            "vendor's device plugin allocates (amd.com/gpu) are each one tenant's; a pod "
+            "reaching every GPU outside the plugin shares them with the rest; a DRA device "
+            "(gpu.amd.com) held by pods of two tenants is shared by both; compute partitions "
+            "(CPX, DPX, QPX) of one GPU held by two tenants share it, as SHARE-002 judges "
+            "them (certain where DRA names the same parent GPU, none where it names "
+            "different ones, possible where nothing names it)"
         ),
-        "co_residence": (
-            "possible: the tenants hold compute partitions, and which physical GPU each "
-            "partition is on is not visible"
-            if may
-            else "certain"
-        ),
+        "co_residence": residence,
     }
-    names = ", ".join(t.slug for t in tenants)
     vendor = match["vendor"]
     gpus = (
         f"{vendor} GPUs of unknown model (LeftoverLocals not ruled out)"
         if match.get("model_unknown")
         else f"LeftoverLocals-affected {vendor} GPUs"
     )
-    verb = "may share partitions of" if may else "share"
-    title = f"Tenants {names} {verb} {gpus} on node {node.name}"
+    if not sure:
+        title = f"Tenants {', '.join(maybe)} may share partitions of {gpus} on node {node.name}"
+    else:
+        title = f"Tenants {', '.join(sure)} share {gpus} on node {node.name}"
+        title += f"; {', '.join(maybe)} may share partitions of them" if maybe else ""
+    tenants = [u.tenant for u in users]
     return node_draft("LEAK-002", node, tenants=tenants, evidence=evidence, title=title)

@@ -107,8 +107,11 @@ def node_facts(node: Node) -> dict[str, Any]:
         "mig_strategy": node.mig_strategy,
         "mig_config": node.mig_config,
     }
-    if node.accelerator_resources:  # another vendor's GPUs (share.vendor_holdings)
-        facts["accelerator_resources"] = dict(node.accelerator_resources)
+    if node.accelerator_resources or node.dra_accelerators:  # another vendor's GPUs
+        if node.accelerator_resources:  # its device plugin's (share.vendor_holdings)
+            facts["accelerator_resources"] = dict(node.accelerator_resources)
+        if node.dra_accelerators:  # its DRA driver's (dra_holdings)
+            facts["dra_accelerators"] = dict(node.dra_accelerators)
         if not node.is_gpu_node:
             facts["node_sharing_strategy"] = None  # no NVIDIA GPU: none was read, not "none"
     return facts
