@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from inventory import snapshot as snap
 from inventory.models import Cluster, ClusterObject
 from inventory.owners import MAX_DEPTH
+from inventory.sources.object_refs import object_ref
 
 # Owners that are no owner link's object: a static pod's Node, a Spark executor's driver pod
 # (a pod of the export or not, read as pods are).
@@ -88,5 +89,4 @@ def _stored(cluster: Cluster, wanted: set[Key]) -> list[snap.OwnerLink]:
 
 
 def _named(link: snap.OwnerLink) -> str:
-    where = f"{link.namespace}/" if link.namespace else ""
-    return f"{link.kind} {where}{link.name}"
+    return object_ref(link.kind, link.namespace or None, link.name)  # a viewer reads the run

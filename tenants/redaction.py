@@ -59,6 +59,13 @@ _compact = json.JSONEncoder(default=str, ensure_ascii=False).encode
 _BEFORE, _AFTER = r"(?<![\w@.-])", r"(?![\w@-])"
 
 
+def one_name(text: str) -> bool:
+    """Whether `text` reads as one name to the scan: a message naming an object as
+    `namespace/name` of such names has it hidden whole where the namespace is another party's
+    (inventory.sources.object_refs); one that is not would leave the rest of the name in view."""
+    return _WORD.fullmatch(text) is not None
+
+
 def _fold(phrase: str) -> str:
     """A name as compared: words joined by one space, case folded."""
     return " ".join(phrase.split()).casefold()

@@ -188,7 +188,7 @@ def test_the_reason_recorded_first_is_kept(small_world, tmp_path, monkeypatch):
     with pytest.raises(SyncError):
         sync(small_world, tmp_path, world())
     run = SyncRun.objects.filter(cluster=small_world).first()
-    assert run.error.startswith("a malformed object was read: items[0] (Pod 'p')")
+    assert run.error.startswith("a malformed object was read: items[0] (Pod) has no")
 
 
 # --- item 2 ------------------------------------------------------------------------------------

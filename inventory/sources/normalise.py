@@ -55,6 +55,7 @@ from inventory.sources.gke_managed import gke_managed_namespaces
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
 from inventory.sources.istio_auth import authenticated_routes, is_istio_auth
+from inventory.sources.object_refs import object_ref
 from inventory.sources.openshift import openshift_namespaces
 from inventory.sources.owner_links import OwnerNotes
 from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
@@ -207,8 +208,8 @@ class _Collected:
             self.add(kind, obj, namespace)
         except Exception as exc:  # noqa: BLE001 - one unreadable object must not stop the sync
             reason = f"{type(exc).__name__}: {exc}"[:300]
-            where = f"{namespace}/{name}" if namespace else name
-            self.warnings.append(f"{kind} {where} could not be read and was skipped: {reason}")
+            where = object_ref(kind, namespace, name)  # so a viewer's redaction hides it
+            self.warnings.append(f"{where} could not be read and was skipped: {reason}")
             if kind == "ClusterPolicy" and not is_admission(obj):
                 # The GPU Operator's configuration: its nodes must say it is unknown (STACK-007).
                 self.operator_policies.append(GpuOperatorPolicy(name=name, error=reason))

@@ -14,9 +14,11 @@ read: the API server refuses a NUL in them, and normalise refuses one naming the
 Removed, not replaced by a marker (U+FFFD): the checks then read the value as its author wrote
 it around the NUL, so one byte cannot make a literal credential, an image reference or a
 version stop matching what the checks look for (a tenant hiding POD-008 with a trailing NUL).
-The run's warning names every place, so nothing is changed unsaid. In a `name` field (an env
-variable's, a container's) it is replaced by U+FFFD instead: a removal could make one name read
-as another the API server would never have held (NVIDIA_VISIBLE<NUL>_DEVICES).
+The run's warning counts every string and names the first places, so nothing is changed
+unsaid; a place is the object (object_refs: `namespace/name`, hidden whole from a viewer it
+is not theirs) and Kubernetes' own field names, never a map's key (MAP_FIELDS). In a `name`
+field (an env variable's, a container's) it is replaced by U+FFFD instead: a removal could
+make one name read as another the API server would never have held (NVIDIA_VISIBLE<NUL>_DEVICES).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuposture.base.echo import echoed
+from inventory.sources.nul_places import Path, place
+from inventory.sources.object_refs import object_ref, shown
 
 NUL = "\x00"
 REPLACEMENT = ""  # removed (see the module docstring)
@@ -33,33 +36,41 @@ MARK = "\ufffd"  # in a `name` field instead: it must not read as another name
 WARNING_MARK = "held a NUL byte (\\u0000)"  # in the run's warning (sync_summary finds it)
 MAX_PLACES = 5  # places named on the run; the count covers all
 LEFT_AS_READ = ("name", "namespace", "labels")  # an object's own metadata normalise refuses
-_SHOWN_KEY = 60  # a key longer than this (or with control characters) is quoted by echoed()
 
 
 @dataclass
 class NulReplaced:
     """The strings (keys or values) that held a NUL, over one read: how many, and where the
-    first MAX_PLACES were ("Pod team-a/p metadata.annotations.note"); values never shown."""
+    first MAX_PLACES places were ("Pod team-a/p spec.containers[0].args[1]",
+    "Pod team-a/p metadata.annotations (2 keys)"); values and map keys never shown."""
 
     count: int = 0
-    places: list[str] = field(default_factory=list)
+    # (object and path, what: "" for the string at the path, "value" for a string under a
+    # key not shown, "key" for a key's own name) -> strings there
+    found: dict[tuple[str, str], int] = field(default_factory=dict)
 
-    def add(self, place: str) -> None:
+    def add(self, place: str, what: str = "") -> None:
         self.count += 1
-        if len(self.places) < MAX_PLACES:
-            self.places.append(place)
+        key = (place, what)
+        if key in self.found or len(self.found) < MAX_PLACES:
+            self.found[key] = self.found.get(key, 0) + 1
 
     def extend(self, other: NulReplaced) -> None:
-        for place in other.places:
-            self.add(place)
-        self.count += other.count - len(other.places)
+        for key, n in other.found.items():
+            if key in self.found or len(self.found) < MAX_PLACES:
+                self.found[key] = self.found.get(key, 0) + n
+        self.count += other.count
+
+    @property
+    def places(self) -> list[str]:
+        return [place(where, what, n) for (where, what), n in self.found.items()]
 
     def warning(self) -> str | None:
         """The run's warning, or None when no string held one."""
         if not self.count:
             return None
         strings = "1 string" if self.count == 1 else f"{self.count:,} strings"
-        unnamed = self.count - len(self.places)
+        unnamed = self.count - sum(self.found.values())
         more = f" and {unnamed:,} more" if unnamed else ""
         return (
             f"{strings} read {WARNING_MARK}, which the database cannot store and the "
@@ -98,59 +109,56 @@ def _replace_object(obj: dict[str, Any], found: NulReplaced) -> None:
         for key in identity:
             metadata[key] = ""
     try:
-        _walk_dict(obj, "", who, found)
+        _walk_dict(obj, Path(who), found)
     finally:
         if isinstance(metadata, dict):
             metadata.update(identity)
 
 
 def _who(obj: dict[str, Any], metadata: Any) -> str:
-    kind = obj.get("kind")
     meta = metadata if isinstance(metadata, dict) else {}
     name, namespace = meta.get("name"), meta.get("namespace")
-    where = f"{namespace}/{name}" if namespace else f"{name}"
-    return f"{_shown(kind)} {_shown(where)}"
+    kind = obj.get("kind")
+    return object_ref(
+        shown(kind) if isinstance(kind, str) else "(no kind)",
+        namespace if isinstance(namespace, str) else None,
+        name if isinstance(name, str) else shown(name),
+    )
 
 
-def _shown(value: Any) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    if len(text) <= 2 * _SHOWN_KEY and text.isprintable() and NUL not in text:
-        return text
-    return echoed(value)
-
-
-def _walk(value: Any, path: str, who: str, found: NulReplaced) -> Any:
+def _walk(value: Any, path: Path, found: NulReplaced) -> Any:
     """`value` with its NULs replaced (a string anew; a container changed in place)."""
     if isinstance(value, str):
         if NUL in value:
-            found.add(f"{who} {path or '(the object)'}")
+            path.add(found)
             return value.replace(NUL, REPLACEMENT)
         return value
     if isinstance(value, dict):
-        _walk_dict(value, path, who, found)
+        _walk_dict(value, path, found)
     elif isinstance(value, list):
         for index, item in enumerate(value):
             if isinstance(item, str | dict | list):
-                replaced = _walk(item, f"{path}[{index}]", who, found)
+                replaced = _walk(item, path.index(index), found)
                 if replaced is not item:
                     value[index] = replaced
     return value
 
 
-def _walk_dict(value: dict[Any, Any], path: str, who: str, found: NulReplaced) -> None:
+def _walk_dict(value: dict[Any, Any], path: Path, found: NulReplaced) -> None:
     renamed = False
     for key, item in value.items():
         if isinstance(key, str) and NUL in key:
             renamed = True
-            found.add(f"{who} {_path(path, key.replace(NUL, REPLACEMENT))} (a key)")
+            path.add(found, "key")  # the key is never shown: it is no field name
+        inner = path.key(key, item)
         if key == "name" and isinstance(item, str) and NUL in item:
             # A name (an env variable's, a container's, a port's: the API server validates
             # them) must not become another by the removal (NVIDIA_VISIBLE<NUL>_DEVICES):
             # marked, it names nothing the cluster could hold.
-            found.add(f"{who} {_path(path, key)}")
+            inner.add(found)
             value[key] = item.replace(NUL, MARK)
         elif isinstance(item, str | dict | list):
-            replaced = _walk(item, _path(path, key), who, found)
+            replaced = _walk(item, inner, found)
             if replaced is not item:
                 value[key] = replaced  # an existing key: the dict's size is unchanged
     if renamed:
@@ -161,10 +169,3 @@ def _walk_dict(value: dict[Any, Any], path: str, who: str, found: NulReplaced) -
         for key, item in items:
             new = key.replace(NUL, REPLACEMENT) if isinstance(key, str) else key
             value.setdefault(new, item)
-
-
-def _path(path: str, key: Any) -> str:
-    shown = key if isinstance(key, str) else repr(key)
-    if len(shown) > _SHOWN_KEY or not shown.isprintable():
-        shown = echoed(shown.replace(NUL, REPLACEMENT), _SHOWN_KEY)
-    return f"{path}.{shown}" if path else shown

@@ -15,7 +15,9 @@ from inventory.sources.object_names import (
     segment_problem,
     subdomain_problem,
 )
+from inventory.sources.object_refs import object_ref
 from inventory.sources.raw import mapping, text
+from tenants.mapping import PLATFORM_LABEL, TENANT_LABEL
 
 NAMESPACED_KINDS = frozenset(
     {
@@ -73,37 +75,46 @@ def item_kind(index: int, obj: Any) -> str:
 
 
 def item_identity(index: int, kind: str, obj: dict[str, Any]) -> tuple[str, str | None]:
+    """The item's (name, namespace), or a SnapshotError naming it as object_refs does: a
+    viewer reads a failed run's error with another party's objects hidden, which only a name
+    given with its namespace can be."""
     metadata = obj.get("metadata")
     if not isinstance(metadata, dict):
         raise SnapshotError(f"items[{index}] ({kind}) has no metadata")
     name = text(metadata.get("name"))
     if not name:
         raise SnapshotError(f"items[{index}] ({kind}) has no metadata.name")
-    if problem := name_problem(kind, name):
-        raise SnapshotError(f"items[{index}] ({kind} {echoed(name)}) metadata.name is {problem}")
     namespace = text(metadata.get("namespace")) or None
-    if kind in NAMESPACED_KINDS and namespace is None:
-        raise SnapshotError(
-            f"items[{index}] ({kind} {name!r}) has no metadata.namespace; a {kind} always has "
-            "one in the API, so export with `kubectl get ... -A -o json` rather than from "
-            "manifests"
-        )
     # The API writes metadata.namespace on namespaced objects only, so a custom resource's
     # own metadata says its scope: a Katib Experiment `hpo` in each of two namespaces is two
     # objects. Only a built-in kind whose scope is fixed drops one (a stray field in a manifest).
     if kind in CLUSTER_SCOPED_KINDS:
         namespace = None
     if namespace is not None and (problem := segment_problem(namespace)):
+        # Neither it nor the name shown: no party's namespace, so nothing would hide them.
+        raise SnapshotError(f"items[{index}] ({kind}) metadata.namespace is {problem}")
+    if kind in NAMESPACED_KINDS and namespace is None:
+        # Its name alone would be a bare object name (object_refs): the index says which.
         raise SnapshotError(
-            f"items[{index}] ({kind} {echoed(name)}) metadata.namespace {echoed(namespace)} is "
-            f"{problem}"
+            f"items[{index}] ({kind}) has no metadata.namespace; a {kind} always has one in "
+            "the API, so export with `kubectl get ... -A -o json` rather than from manifests"
         )
-    _check_node_name(index, kind, name, obj)
-    _check_labels(index, kind, name, metadata.get("labels"))
+    if problem := name_problem(kind, name):
+        raise SnapshotError(
+            f"items[{index}] ({object_ref(kind, namespace, name)}) metadata.name is {problem}"
+        )
+    where = object_ref(kind, namespace, name)
+    _check_node_name(index, kind, where, obj)
+    _check_labels(index, where, metadata.get("labels"))
     return name, namespace
 
 
-def _check_labels(index: int, kind: str, name: str, labels: Any) -> None:
+# The labels gpuposture reads by name, which a refusal may name: any other key is text its
+# writer chose (a tenant's, in a viewer's view of the run: docs/access.md).
+NAMED_LABELS = frozenset({TENANT_LABEL, PLATFORM_LABEL})
+
+
+def _check_labels(index: int, where: str, labels: Any) -> None:
     # The API server validates label keys and values, which cannot hold a NUL; removing one
     # (nul_strings) could turn `true<NUL>` into a platform label's `true`: refused as a bad
     # name is.
@@ -111,21 +122,20 @@ def _check_labels(index: int, kind: str, name: str, labels: Any) -> None:
         return
     for key, value in labels.items():
         if NUL in str(key) or (isinstance(value, str) and NUL in value):
+            label = echoed(key) if key in NAMED_LABELS else "(one key, not named)"
             raise SnapshotError(
-                f"items[{index}] ({kind} {echoed(name)}) metadata.labels {echoed(key)} holds a "
-                "NUL byte (\\u0000), which no Kubernetes label can; fix or remove that label"
+                f"items[{index}] ({where}) metadata.labels {label} holds a NUL byte "
+                "(\\u0000), which no Kubernetes label can; fix or remove that label"
             )
 
 
-def _check_node_name(index: int, kind: str, name: str, obj: dict[str, Any]) -> None:
+def _check_node_name(index: int, kind: str, where: str, obj: dict[str, Any]) -> None:
     # A pod's node is stored by name with it and linked to from the pages like a node's own.
     if kind != "Pod":
         return
     node = mapping(obj.get("spec")).get("nodeName")
     if isinstance(node, str) and node and (problem := subdomain_problem(node)):
-        raise SnapshotError(
-            f"items[{index}] (Pod {echoed(name)}) spec.nodeName {echoed(node)} is {problem}"
-        )
+        raise SnapshotError(f"items[{index}] ({where}) spec.nodeName {echoed(node)} is {problem}")
 
 
 def is_owned(obj: dict[str, Any]) -> bool:
@@ -133,5 +143,5 @@ def is_owned(obj: dict[str, Any]) -> bool:
 
 
 def duplicate_warning(kind: str, namespace: str | None, name: str) -> str:
-    where = f"{namespace}/{name}" if namespace else name
-    return f"{kind} {where} appears more than once in the snapshot; the first copy was kept"
+    where = object_ref(kind, namespace, name)
+    return f"{where} appears more than once in the snapshot; the first copy was kept"

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from inventory.owners import OwnerIndex, workload_of
 from inventory.snapshot import Pod, Workload
 from inventory.sources.images import component_of, image_version, other_vendor
+from inventory.sources.object_refs import object_ref
 from inventory.sources.stack_operators import (
     KUBEVIRT_OPERANDS,
     KUBEVIRT_OPERATORS,
@@ -77,12 +78,17 @@ def foreign_contents(
     """What `namespace` holds beside the GPU stack, each as a warning can say it; empty when
     it holds the stack and nothing else (see the module docstring)."""
     mine = [w for w in workloads if w.namespace == namespace]
-    found = [f"{w.kind} {w.name} ({why})" for w in mine if (why := _workload_foreign(w))]
+    # Each named with its namespace (object_refs): a viewer's redaction hides another party's.
+    found = [
+        f"{object_ref(w.kind, namespace, w.name)} ({why})"
+        for w in mine
+        if (why := _workload_foreign(w))
+    ]
     stack = {(w.kind, w.name): w for w in mine if not _workload_foreign(w)}
     operator_here = any(w.kind == "Deployment" and _runs(w, "gpu_operator") for w in stack.values())
     for pod in pods:
         if pod.namespace == namespace and (why := _pod_foreign(pod, stack, operator_here)):
-            found.append(f"pod {pod.name} ({why})")
+            found.append(f"{object_ref('pod', namespace, pod.name)} ({why})")
     return found
 
 
@@ -120,7 +126,9 @@ def _pod_foreign(pod: Pod, stack: dict[tuple[str, str], Workload], operator_here
         if _validation_pod(pod) and operator_here:
             return ""
         ref = workload_of(pod, OwnerIndex(()))
-        return "a bare pod" if ref.kind == "Pod" else f"of {ref.kind} {ref.name}"
+        if ref.kind == "Pod":
+            return "a bare pod"
+        return f"of {object_ref(ref.kind, pod.namespace, ref.name)}"
     # A pod runs its template's images, unless something else made it (a ReplicaSet of its
     # own, named like the Deployment's): what it runs is judged, not whose it says it is.
     images = {c.image for c in pod.containers if not c.ephemeral}

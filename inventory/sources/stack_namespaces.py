@@ -196,8 +196,8 @@ def refused_warnings(
         f"namespace {namespace} runs the GPU stack's images, but no ClusterRoleBinding read "
         "names its service accounts, and it holds more than the GPU stack: "
         f"{'; '.join(what[:MAX_LISTED])}{' ...' if len(what) > MAX_LISTED else ''}. It is "
-        "not taken as a platform namespace: its pods are judged as an unclassified "
-        "namespace's (if it is the platform's, move the rest out of it, or label it "
+        f"not taken as a platform namespace: {JUDGED_AS} (if it is the platform's, move the "
+        "rest out of it, or label it "
         "gpuposture.io/platform=true or list it in GPUPOSTURE_PLATFORM_NAMESPACES, which makes "
         "all it holds the platform's, unjudged)"
         for namespace, what in sorted(refused.items())
@@ -228,7 +228,14 @@ def _vendor(workload: Workload) -> str:
 
 
 MAX_LISTED = 5  # what else a refused namespace holds: the first few say it
+# Not "an unclassified namespace's": the unclassified party's slug is a word a tenant viewer's
+# redaction hides (it is another party), which left "judged as an (another tenant)
+# namespace's" on their page. The setting's name is one word the redaction reads as a whole.
+JUDGED_AS = (
+    "its pods are judged as those of a namespace no tenant claims, under "
+    "GPUPOSTURE_UNCLASSIFIED_CLASS"
+)
 UNCLASSIFIED_NOTE = (
-    "its pods are judged as an unclassified namespace's (label it gpuposture.io/platform=true "
-    "or list it in GPUPOSTURE_PLATFORM_NAMESPACES if it is the platform's)"
+    f"{JUDGED_AS} (label it gpuposture.io/platform=true or list it in "
+    "GPUPOSTURE_PLATFORM_NAMESPACES if it is the platform's)"
 )

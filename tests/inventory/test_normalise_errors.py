@@ -34,11 +34,11 @@ from tests.inventory.normalise_helpers import (
         ),
         (
             {"kind": "Pod", "metadata": {"name": "trainer"}},
-            "items[1] (Pod 'trainer') has no metadata.namespace",
+            "items[1] (Pod) has no metadata.namespace",
         ),
         (
             {"kind": "RoleBinding", "metadata": {"name": "rb", "namespace": ""}},
-            "items[1] (RoleBinding 'rb')",
+            "items[1] (RoleBinding) has no metadata.namespace",
         ),
     ],
 )
