@@ -2,7 +2,8 @@
 PURE: no Django, no ORM, no network.
 
 Every object read with a controller ownerReference (`controller: true`: the one controller
-that reconciles it) is noted as it is read, whatever its kind; at the end only the links a
+that reconciles it; or, where no reference carries the flag, one to a kind that runs pods)
+is noted as it is read, whatever its kind; at the end only the links a
 pod's chain (or a workload template's) passes through are kept, so a cluster's thousands of
 EndpointSlices and ControllerRevisions cost nothing in the snapshot. Cluster-scoped objects
 are noted too: an ownerReference does not say whether its owner is namespaced, and the GPU
@@ -18,17 +19,18 @@ from typing import Any
 
 from inventory.owners import MAX_DEPTH, qualified_kind
 from inventory.snapshot import OwnerLink, Pod, Workload
-from inventory.sources.raw import dicts, meta, name_of, namespace_of, text
+from inventory.sources.raw import controller_reference, name_of, namespace_of, text
 
 Key = tuple[str, str, str]  # (kind with its group where it shares a built-in's name, ns, name)
 
 
 def controller_ref(obj: dict[str, Any]) -> tuple[str, str] | None:
-    """(kind, name) of the object's controller ownerReference, None without one."""
-    for ref in dicts(meta(obj).get("ownerReferences")):
-        kind, name = text(ref.get("kind")), text(ref.get("name"))
-        if ref.get("controller") is True and kind and name:
-            return qualified_kind(kind, text(ref.get("apiVersion"), "") or ""), name
+    """(kind, name) of the object's controller (inventory.sources.raw.controller_reference, the
+    rule pods and ReplicaSets follow too), None without one."""
+    ref = controller_reference(obj)
+    kind, name = text(ref.get("kind")), text(ref.get("name"))
+    if kind and name:
+        return qualified_kind(kind, text(ref.get("apiVersion"), "") or ""), name
     return None
 
 

@@ -132,9 +132,11 @@ _NEVER_CONTROLLERS = frozenset(
 def controller_reference(obj: dict[str, Any]) -> dict[str, Any]:
     """The ownerReference that names what manages the object: the one marked `controller: true`;
     where none is marked (a snapshot written by hand often omits the flag), the first that names
-    a kind able to run pods; {} for none (a bare object)."""
+    a kind able to run pods and does not say `controller: false` (a garbage-collection parent
+    only, as the API writes it); {} for none (a bare object)."""
     refs = dicts(meta(obj).get("ownerReferences"))
     marked = next((r for r in refs if r.get("controller") is True), None)
     if marked is not None:
         return marked
-    return next((r for r in refs if text(r.get("kind")) not in _NEVER_CONTROLLERS), {})
+    unflagged = (r for r in refs if "controller" not in r or r.get("controller") is None)
+    return next((r for r in unflagged if text(r.get("kind")) not in _NEVER_CONTROLLERS), {})

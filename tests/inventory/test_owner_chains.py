@@ -204,3 +204,26 @@ def test_an_unflagged_reference_to_a_replicaset_is_still_followed():
     )
     found = workloads([replicaset, pod])
     assert found == {"api-5d9f8c7b6d-x2x9q": ("Deployment", world.NS, "api")}
+
+
+def test_a_custom_resource_with_an_unflagged_owner_reference_is_followed_up():
+    """The same rule as pods and ReplicaSets: a hand-written RayCluster whose reference to its
+    RayJob carries no `controller` flag is still the RayJob's, so the head, the worker and
+    the submitter are one workload, the thing one edits."""
+    objects = world.rayjob()
+    for item in objects:
+        for ref in item["metadata"].get("ownerReferences", []):
+            if ref["kind"] == "RayJob":
+                del ref["controller"]
+    found = workloads(objects)
+    assert set(found.values()) == {("RayJob", world.NS, world.RAYJOB[2])}
+
+
+def test_a_reference_that_says_it_is_not_the_controller_is_never_followed():
+    """`controller: false` is the API's word for a garbage-collection parent: a pod whose only
+    reference says so is a bare Pod, even where that reference names a ReplicaSet."""
+    rs = ("apps/v1", "ReplicaSet", "api-5d9f8c7b6d")
+    replicaset = world.obj(*rs, owner=("apps/v1", "Deployment", "api"))
+    pod = world.obj("v1", "Pod", "api-adopted", owner=rs, spec=world.spec("m", "api:1"))
+    pod["metadata"]["ownerReferences"][0]["controller"] = False
+    assert workloads([replicaset, pod]) == {"api-adopted": ("Pod", world.NS, "api-adopted")}
