@@ -28,6 +28,8 @@ other object so those keep the ids they had (demo/world.py draws ids in sequence
   for two tenants' GPU pods (POD-010).
 - Last, the NVIDIA nodes the clusters gained since: a vGPU guest VM, a DRA-only node, a
   Koordinator GPU-share pool and an H200 node handed between customers (demo/later_nodes.py).
+- Newest: research's vcluster and the pods its syncer wrote, a Jetson reached through
+  RuntimeClass `nvidia`, and an AMD MI300X node only AMD's DRA driver serves (demo/newest.py).
 
 Pure Python: no Django, no network; deterministic for the `Ids` it is given.
 """
@@ -38,6 +40,7 @@ from demo import k8s
 from demo.cluster_parts import CLIN, EVAL, NB, ORB, REG, SANDBOX, Cluster
 from demo.k8s import Ids, Obj
 from demo.later_nodes import later_nodes
+from demo.newest import newest
 from demo.other_vendors import other_vendors
 
 # calico.yaml (Calico's manifest install): the calico-node DaemonSet in kube-system.
@@ -82,7 +85,8 @@ def additions(ids: Ids, c: Cluster, items: list[Obj]) -> list[Obj]:
         + _secret_rotator(ids, c)
         + other_vendors(ids, c, items, CALICO)
     )
-    return added + later_nodes(ids, c, items + added, CNI.get(c.name))
+    later = later_nodes(ids, c, items + added, CNI.get(c.name))
+    return added + later + newest(ids, c, items + added + later, CNI.get(c.name))
 
 
 def _federate(c: Cluster, items: list[Obj]) -> None:

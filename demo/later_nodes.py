@@ -123,7 +123,7 @@ def later_nodes(ids: Ids, c: Cluster, items: list[Obj], cni: k8s.DaemonSetSpec |
             own.place(DS_GUEST_DRIVER, n.name)
         if n.name == KOORD:
             own.place(KOORDLET, n.name)
-    _count_pods(items, agents.pods)
+    count_pods(items, agents.pods)
     ours += agents.pods + own.objects()
     if c.name == "neo-west":
         ours += _koordinator(ids, c) + _dra_only_slice(ids)
@@ -199,7 +199,7 @@ def _node(ids: Ids, c: Cluster, n: NodeSpec) -> Obj:
     return node
 
 
-def _count_pods(items: list[Obj], pods: list[Obj]) -> None:
+def count_pods(items: list[Obj], pods: list[Obj]) -> None:
     """The DaemonSets of `items` count the pods placed on the new nodes."""
     added: dict[tuple[str, str], int] = {}
     for p in pods:

@@ -117,7 +117,7 @@ _KIND_ORDER = ("Namespace", "Node", "ClusterPolicy", "ConfigMap", "ResourceQuota
                "DaemonSet", "Deployment", "ReplicaSet", "CronJob", "Job", "Pod", "ClusterRole", "ClusterRoleBinding",
                "Role", "RoleBinding", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim",
                "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "KyvernoClusterPolicy",
-               "CiliumNetworkPolicy", "HTTPRoute", "HTTPProxy", "PersistentVolume", "PersistentVolumeClaim", "ServiceAccount")
+               "CiliumNetworkPolicy", "HTTPRoute", "HTTPProxy", "PersistentVolume", "PersistentVolumeClaim", "ServiceAccount", "RuntimeClass")
 # fmt: on
 
 

@@ -198,7 +198,13 @@ def assert_env_access() -> None:
     SHARE-003 with research, POD-009 (outside the external pool), ATTR-002 names it, and the
     action to take is POD-011's."""
     sandbox = {"unclassified"}
-    (pod011,) = Finding.objects.filter(check_id="POD-011", status="open")
+    # Two POD-011 in the demo: this one, and analytics' counter on the Jetson (test_newest.py).
+    open_pod011 = Finding.objects.filter(check_id="POD-011", status="open")
+    assert sorted(open_pod011.values_list("subject_name", flat=True)) == [
+        "gpu-scratch",
+        "shelf-counter",
+    ]
+    pod011 = open_pod011.get(subject_name="gpu-scratch")
     assert (pod011.subject_namespace, pod011.subject_name, pod011.severity) == (
         "ml-sandbox",
         "gpu-scratch",

@@ -26,6 +26,7 @@ CLUSTER_SCOPED = {
     "ClusterPolicy",
     "DeviceClass",
     "ResourceSlice",
+    "RuntimeClass",
     "ValidatingAdmissionPolicy",
     "ValidatingAdmissionPolicyBinding",
 }

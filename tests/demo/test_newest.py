@@ -1,0 +1,83 @@
+"""The demo shows what the product learned last session, through the API (demo/newest.py): a
+vcluster's synced pods each their own bare Pod (never "of Service"), one holding a GPU; a Jetson
+reached through RuntimeClass `nvidia` with no device plugin (a GPU node of unknown model and
+count, POD-011 for analytics' pod); an AMD node only AMD's DRA driver serves (sharing not read,
+vendor AMD). Needs the database: the demo is built through the real paths (once: the checks
+share one test)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client
+
+from inventory.models import Node
+
+pytestmark = pytest.mark.django_db
+
+
+def _node(client: Client, name: str) -> dict:
+    return client.get(f"/api/v1/nodes/{Node.objects.get(name=name).pk}/").json()
+
+
+def _rows(client: Client, path: str, **query: str) -> list[dict]:
+    return client.get(f"/api/v1/{path}/", {"page_size": "200", **query}).json()["results"]
+
+
+def test_the_demo_shows_a_vclusters_pods_a_runtime_class_jetson_and_an_amd_dra_node():
+    call_command("demo", stdout=io.StringIO())
+    client = Client()
+    client.force_login(User.objects.get(username="admin"))
+
+    # (a) vcluster `lab` in research-vc: each pod its syncer wrote is a bare Pod of its own,
+    # research's, never one workload named after the vcluster's Service; the control plane is
+    # its StatefulSet's pod. The NLP team's fine-tune holds one GPU.
+    rows = _rows(client, "workloads", cluster="neo-west", namespace="research-vc")
+    subjects = {r["name"]: (r["workload_kind"], r["workload_name"]) for r in rows}
+    finetune = "finetune-6f7b9c8d4-k2x7p-x-nlp-x-lab"
+    assert subjects == {
+        finetune: ("Pod", finetune),
+        "asr-eval-0-x-speech-x-lab": ("Pod", "asr-eval-0-x-speech-x-lab"),
+        "lab-0": ("StatefulSet", "lab"),
+    }
+    assert {r["tenant"] for r in rows} == {"research"}
+    gpus = {r["name"]: r["gpu_resources"] for r in rows}
+    assert gpus[finetune] == {"nvidia.com/gpu": 1}
+    assert gpus["asr-eval-0-x-speech-x-lab"] == {}
+    # No finding names the Service as the workload of the virtual pods.
+    findings = _rows(client, "findings", cluster="neo-west", tenant="research", status="open")
+    assert not [f for f in findings if f["subject_kind"] == "Service"]
+
+    # (b) The Jetson on prod-east: a GPU node of unknown model and count, shown by analytics'
+    # pod under RuntimeClass nvidia; patch status unknown; POD-011 for that pod.
+    orin = _node(client, "pe-orin-01")
+    assert orin["is_gpu_node"] is True
+    assert (orin["gpu_model"], orin["gpu_count"]) == (None, None)
+    assert "shelf-counter" in orin["gpu_count_basis"] and "nvidia" in orin["gpu_count_basis"]
+    assert orin["patch_status"] == "unknown"
+    page = client.get("/nodes/prod-east/pe-orin-01/").content.decode()
+    assert "RuntimeClass nvidia" in page
+    pod011 = _rows(client, "findings", check="POD-011", cluster="prod-east", tenant="analytics")
+    (edge,) = [f for f in pod011 if f["subject_name"] == "shelf-counter"]
+    assert edge["status"] == "open" and edge["severity"] == "high"
+    (pod,) = edge["evidence"]["pods"]
+    assert (pod["node"], pod["runtime_class"]) == ("pe-orin-01", "nvidia")
+    assert pod["node_honours_visible_devices"] == "unverified"  # the host's config is not shown
+
+    # (c) The MI300X node only AMD's DRA driver serves: its sharing is not read as a node
+    # strategy (null, not NVIDIA's "none"), its basis names the driver and its devices; AMD.
+    amd = _node(client, "nw-mi300x-01")
+    assert amd["sharing_strategy"] is None
+    assert "gpu.amd.com: 8 device(s)" in amd["sharing_basis"]
+    assert amd["accelerator_vendors"] == ["AMD"]
+    page = client.get("/nodes/neo-west/nw-mi300x-01/").content.decode()
+    assert "gpu.amd.com: 8 device(s)" in page and "rocm-md-gpu" in page
+    listed = _rows(client, "nodes", cluster="neo-west", sharing_strategy="not_read")
+    assert "nw-mi300x-01" in [r["name"] for r in listed]
+    none = _rows(client, "nodes", cluster="neo-west", sharing_strategy="none")
+    assert "nw-mi300x-01" not in [r["name"] for r in none]
+    held = {d["claim"]: (d["tenant"], d["mode"]) for d in amd["dra_devices"]}
+    assert held == {"rocm-md-gpu": ("orbital", "exclusive")}
