@@ -185,9 +185,16 @@ class Node:
     @property
     def is_accelerator_node(self) -> bool:
         """Holds GPUs of any vendor the vendor-neutral checks judge (NVIDIA's, AMD's, Intel's,
-        Gaudi): the node whose pool, taints and tenants they judge whatever the vendor."""
-        return self.is_gpu_node or any(
-            is_judged_accelerator(name) and n > 0 for name, n in self.accelerator_resources.items()
+        Gaudi): the node whose pool, taints and tenants they judge whatever the vendor. A node
+        whose GPUs only another vendor's DRA driver publishes (dra_accelerators) is one too: it
+        has no capacity to list them."""
+        return (
+            self.is_gpu_node
+            or any(
+                is_judged_accelerator(name) and n > 0
+                for name, n in self.accelerator_resources.items()
+            )
+            or any(n > 0 for n in self.dra_accelerators.values())
         )
 
 

@@ -79,5 +79,7 @@ def test_the_demo_shows_a_vclusters_pods_a_runtime_class_jetson_and_an_amd_dra_n
     assert "nw-mi300x-01" in [r["name"] for r in listed]
     none = _rows(client, "nodes", cluster="neo-west", sharing_strategy="none")
     assert "nw-mi300x-01" not in [r["name"] for r in none]
+    gpu_nodes = _rows(client, "nodes", cluster="neo-west", gpu="true")
+    assert "nw-mi300x-01" in [r["name"] for r in gpu_nodes]  # GPUs of any vendor
     held = {d["claim"]: (d["tenant"], d["mode"]) for d in amd["dra_devices"]}
     assert held == {"rocm-md-gpu": ("orbital", "exclusive")}

@@ -39,3 +39,20 @@ def test_a_dra_only_amd_node_reads_its_sharing_as_not_read(tmp_path, personas):
     assert row["accelerator_vendors"] == ["AMD"]
     assert _names(client, "sharing_strategy=none") == []
     assert _names(client, "sharing_strategy=not_read") == [NODE]
+
+
+def test_a_dra_only_amd_node_is_an_accelerator_node(tmp_path, personas):
+    """docs/api.md: `?gpu=true` lists nodes with GPUs of any vendor; one whose GPUs only AMD's
+    DRA driver publishes has no capacity to say so, and is no less a GPU node (its pool, taints
+    and quota are judged as the device plugin's AMD nodes' are)."""
+    path = tmp_path / "amd.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _objects(K16)}))
+    cluster_sync_from_snapshot(
+        cluster=cluster_get_or_create(name="amd"), paths=[path], remember=False
+    )
+    client = api_client(personas["auditor"])
+    (row,) = client.get("/api/v1/nodes/?cluster=amd").json()["results"]
+    assert row["is_accelerator_node"] is True
+    assert row["is_gpu_node"] is False  # no NVIDIA GPU: NVIDIA's stack checks stay away
+    assert _names(client, "gpu=true") == [NODE]
+    assert _names(client, "gpu=false") == []
