@@ -1,5 +1,6 @@
 """POD-008: literal cloud or ML-platform credentials in a tenant container's environment, by
-the variable's name and by the value's shape (inventory/credential_shapes.py)."""
+the variable's name and by the value's shape (inventory/credential_shapes.py): literal values,
+and values taken from a ConfigMap, which keeps them in clear (credentials_configmap.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from posture.rules.pod.container_findings import (
     containers_named,
     listed,
 )
+from posture.rules.pod.credentials_configmap import ConfigMaps, configmap_credentials
+from posture.rules.pod.visible_devices import env_configmaps_by_name
 from posture.rules.registry import FindingDraft, check
 
 # The token JupyterHub's KubeSpawner writes into every single-user server it starts: issued
@@ -113,15 +116,20 @@ def stored_match(var: EnvVar) -> CredentialMatch | None:
     mappings=("SP800-53:IA-5", "ATT&CK:T1552"),
 )
 def literal_cloud_credentials(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    found = (PodHits(pod, tenant, _credential_hits(pod)) for pod, tenant in hardening_pods(inputs))
+    configmaps = env_configmaps_by_name(inputs)
+    found = (
+        PodHits(pod, tenant, _credential_hits(pod, configmaps))
+        for pod, tenant in hardening_pods(inputs)
+    )
     yield from container_drafts("POD-008", inputs, found, title=_credentials_title)
 
 
-def _credential_hits(pod: Pod) -> list[ContainerHit]:
+def _credential_hits(pod: Pod, configmaps: ConfigMaps) -> list[ContainerHit]:
     hub_issued = HUB_ISSUED_TOKENS if spawned_by_jupyterhub(pod) else frozenset()
     hits = []
     for container, path in containers_with_paths(pod):
         variables = literal_credentials(container, path, hub_issued)
+        variables += configmap_credentials(container, path, pod.namespace, configmaps)
         if not variables:
             continue
         evidence = {
@@ -135,13 +143,22 @@ def _credential_hits(pod: Pod) -> list[ContainerHit]:
 
 
 def _credentials_title(ref: str, entries: list[dict[str, Any]], _: list[ContainerHit]) -> str:
-    names = listed(
-        (
-            v["name"] + (f" ({v['example_of']}'s documented example)" if "example_of" in v else "")
-            for e in entries
-            for v in e["variables"]
-        ),
-        shown=20,
-    )
+    variables = [v for e in entries for v in e["variables"]]
+    names = listed((_variable_named(v) for v in variables), shown=20)
     has = agree(entries, "has", "have")
-    return f"{containers_named(entries)} of {ref} {has} literal credentials in env ({names})"
+    # A ConfigMap's value is no literal in the pod spec, but as clear: the title says which.
+    what = (
+        "credentials in clear"
+        if any("configmap" in v for v in variables)
+        else "literal credentials"
+    )
+    return f"{containers_named(entries)} of {ref} {has} {what} in env ({names})"
+
+
+def _variable_named(variable: dict[str, Any]) -> str:
+    name = variable["name"]
+    if "configmap" in variable:
+        name += f" from ConfigMap {variable['configmap']}"
+    if "example_of" in variable:
+        name += f" ({variable['example_of']}'s documented example)"
+    return name
