@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -245,30 +246,87 @@ def credential_match(name: str, value: str | None) -> CredentialMatch | None:
     A vendor's documented example is no placeholder: it matches as any value would, marked."""
     if value is None:
         return None
+    facts = value_facts(value)
+    return None if facts is None else facts_match(name, facts)
+
+
+@dataclass(frozen=True)
+class ValueFacts:
+    """What the rules need to know of a value, without the value: enough to judge it under any
+    variable name later (a ConfigMap key becomes a variable of a name the pod chooses:
+    `configMapKeyRef`, or `envFrom` with its prefix). No character of the value but the
+    vendor's public prefix (`hint`) is in it."""
+
+    length: int
+    shape: str | None = None  # "value:<shape>" when the value has a vendor's token shape
+    what: str = ""
+    hint: str | None = None
+    example: str | None = None  # the vendor whose documented example this is
+    hex40: bool = False  # a Weights & Biases key's shape (judged with the name)
+    path: bool = False  # a path to a mounted secret, not the secret
+    random: bool = False  # looks_random: a generated secret under a generic name
+
+    def as_dict(self) -> dict[str, Any]:
+        """The stored (JSON) form: only the facts that are set."""
+        found = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {k: v for k, v in found.items() if v not in (None, False, "")}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ValueFacts:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def value_facts(value: str) -> ValueFacts | None:
+    """The facts of `value`, or None where it is no credential whatever the name (empty, a
+    reference or a placeholder; a vendor's documented example is none of these)."""
     example = documented_example(value)
     if example is None and is_placeholder(value):
         return None
-    match = _rule_match(name, value)
-    return replace(match, example=example) if match and example else match
+    shape = _shape_match(value)
+    text = value.strip()
+    return ValueFacts(
+        length=len(value),
+        shape=shape.rule if shape else None,
+        what=shape.what if shape else "",
+        hint=shape.hint if shape else None,
+        example=example,
+        hex40=WANDB_KEY.fullmatch(text) is not None,
+        path=text.startswith("/"),
+        random=looks_random(value),
+    )
 
 
-def _rule_match(name: str, value: str) -> CredentialMatch | None:
+def facts_match(name: str, facts: ValueFacts) -> CredentialMatch | None:
+    """The rule a variable `name` holding a value of these facts matches, or None."""
+    match = _rule_match(name, facts)
+    return replace(match, example=facts.example) if match and facts.example else match
+
+
+def _shape_match(value: str) -> CredentialMatch | None:
+    """A vendor's token shape, a service-account JSON or a private key, whatever the name."""
     if GCP_KEY_TYPE.search(value) and GCP_KEY_FIELD in value:
         return CredentialMatch("value:gcp_service_account_json", "GCP service-account key")
     for shape, what, pattern in VALUE_SHAPES:
         found = pattern.search(value)
         if found:
             return CredentialMatch(f"value:{shape}", what, f"{found['prefix']}…")
+    return None
+
+
+def _rule_match(name: str, facts: ValueFacts) -> CredentialMatch | None:
+    if facts.shape:
+        return CredentialMatch(facts.shape, facts.what, facts.hint)
     key = name.strip().upper()
-    if "WANDB" in key and WANDB_KEY.fullmatch(value.strip()):
+    if "WANDB" in key and facts.hex40:
         return CredentialMatch("value:wandb_api_key", "Weights & Biases API key")
-    if value.strip().startswith("/"):
+    if facts.path:
         return None  # a path to a mounted secret, not the secret
     if key in CREDENTIAL_ENV_NAMES:
         return CredentialMatch(f"name:{key}", "a variable SDKs read a secret from")
     if AZURE_KEY_NAME.fullmatch(key):
         return CredentialMatch("name:AZURE_*_KEY", "Azure key")
     suffix = next((s for s in GENERIC_SUFFIXES if key == s or key.endswith("_" + s)), None)
-    if suffix and looks_random(value):
+    if suffix and facts.random:
         return CredentialMatch(f"generic:*_{suffix}", "random-looking secret")
     return None

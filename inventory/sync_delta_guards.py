@@ -9,7 +9,7 @@ from typing import Any
 from inventory import snapshot as snap
 from inventory.models import ClusterObject
 from inventory.sources.base import WatchDelta
-from inventory.sources.env_configmaps import references
+from inventory.sources.env_configmaps import env_sources
 from inventory.sources.images import component_of
 from inventory.sources.istio_auth import is_istio_auth
 from inventory.sources.mesh_routes import mesh_route_kind
@@ -48,9 +48,10 @@ def refuse_env_sources(
     changed: snap.ClusterSnapshot,
     old_pods: dict[tuple[str, str], tuple],
 ) -> None:
-    """A ConfigMap pods take NVIDIA_VISIBLE_DEVICES from that changed, or a pod newly reading
-    one the last full list did not keep: which pods it feeds is known only to a full list.
-    A pod whose references are as stored (a status update) asks for nothing new."""
+    """A ConfigMap pods take env from (NVIDIA_VISIBLE_DEVICES for POD-011, any variable for
+    POD-008's credentials) that changed, or a pod newly reading one the last full list did not
+    keep: which pods it feeds, and its keys' facts, are known only to a full list. A pod whose
+    references are as stored (a status update) asks for nothing new."""
     stored = set(
         ClusterObject.objects.filter(cluster=cluster, kind="env_configmap").values_list(
             "namespace", "name"
@@ -64,17 +65,18 @@ def refuse_env_sources(
                 raise NeedsFullSync(f"ConfigMap {key[0]}/{key[1]} that pods take env from changed")
     known = stored | {(c.namespace, c.name) for c in changed.env_configmaps}
     new = [p for p in changed.pods if not _same_references(p, old_pods)]
-    for (namespace, name), keys in references(new).items():
-        if keys and (namespace, name) not in known:
-            raise NeedsFullSync(
-                f"a pod takes NVIDIA_VISIBLE_DEVICES from ConfigMap {namespace}/{name}, "
-                "which the last full list did not keep"
-            )
+    missing = sorted(env_sources(new) - known)
+    if missing:
+        namespace, name = missing[0]
+        raise NeedsFullSync(
+            f"a pod takes env from ConfigMap {namespace}/{name}, "
+            "which the last full list did not keep"
+        )
 
 
 def _same_references(pod: snap.Pod, old_pods: dict[tuple[str, str], tuple]) -> bool:
     old = old_pods.get((pod.namespace, pod.name))
-    return old is not None and references([old[4]]) == references([pod])
+    return old is not None and env_sources([old[4]]) == env_sources([pod])
 
 
 def is_gpu_stack(canonical: str) -> bool:

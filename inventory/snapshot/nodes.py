@@ -259,11 +259,16 @@ class ConfigMap:
 
 @dataclass(frozen=True)
 class EnvConfigMap:
-    """A ConfigMap a pod reads environment from (envFrom, or configMapKeyRef for
-    NVIDIA_VISIBLE_DEVICES): its key names, and the values only of the keys that become
-    NVIDIA_VISIBLE_DEVICES in some pod. Nothing else of it is kept (it may hold anything)."""
+    """A ConfigMap a pod reads environment from (envFrom, or configMapKeyRef): its key names,
+    the values only of the keys that become NVIDIA_VISIBLE_DEVICES in some pod, and per other
+    key what POD-008 needs to judge it as a credential without its value. Nothing else of it is
+    kept (it may hold anything)."""
 
     namespace: str
     name: str
     keys: tuple[str, ...] = ()
     values: dict[str, str] = field(default_factory=dict)
+    # key -> inventory.credential_shapes.ValueFacts.as_dict() of its value (length, vendor
+    # shape and public prefix, whether it looks random...), for keys that are no placeholder.
+    # Never the value: a ConfigMap is no secret store, but we must not become its copy.
+    credentials: dict[str, dict] = field(default_factory=dict)

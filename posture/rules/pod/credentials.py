@@ -1,5 +1,6 @@
 """POD-008: literal cloud or ML-platform credentials in a tenant container's environment, by
-the variable's name and by the value's shape (inventory/credential_shapes.py)."""
+the variable's name and by the value's shape (inventory/credential_shapes.py): literal values,
+and values taken from a ConfigMap, which keeps them in clear (credentials_configmap.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from posture.rules.pod.container_findings import (
     containers_named,
     listed,
 )
+from posture.rules.pod.credentials_configmap import ConfigMaps, configmap_credentials
+from posture.rules.pod.visible_devices import env_configmaps_by_name
 from posture.rules.registry import FindingDraft, check
 
 # The token JupyterHub's KubeSpawner writes into every single-user server it starts: issued
@@ -100,12 +103,22 @@ def stored_match(var: EnvVar) -> CredentialMatch | None:
         "per-server token JupyterHub's spawner itself writes into a single-user server pod "
         "(JUPYTERHUB_API_TOKEN, JPY_API_TOKEN), which the tenant cannot move. A vendor's "
         "documented example key (AWS's `...EXAMPLEKEY`) counts like any value: a literal "
-        "secret in a pod spec is the practice reported; its evidence says it is the example."
+        "secret in a pod spec is the practice reported; its evidence says it is the example. "
+        "A variable the container takes from a ConfigMap (`valueFrom.configMapKeyRef`, or "
+        "`envFrom.configMapRef`, whose every key becomes a variable after its `prefix`) is "
+        "judged the same, by the variable's name and the value's shape: a ConfigMap is no "
+        "Secret, and anyone who may read ConfigMaps in the namespace reads it in clear. The "
+        "sync keeps no value of it, only each key's length and shape; the evidence names the "
+        "ConfigMap and key. A ConfigMap the snapshot does not hold says nothing, and a "
+        "Secret reference is what is asked for. A ConfigMap mounted as a volume is not read."
     ),
     remediation=(
         "Rotate the credential now (it must be treated as disclosed), then replace the "
         "`value` at the field path in the evidence with `valueFrom.secretKeyRef` pointing at "
-        "a Secret (or mount it as a file), or better drop the static key: use workload "
+        "a Secret (or mount it as a file); for a ConfigMap's key, move it into a Secret "
+        "(`secretKeyRef`, or `envFrom.secretRef` for an `envFrom` ConfigMap) and delete it "
+        "from the ConfigMap named in the evidence, whose history (GitOps repository, Helm "
+        "release) holds it too. Or better drop the static key: use workload "
         "identity (EKS Pod Identity / IRSA, Azure Workload Identity, GKE Workload Identity) "
         "bound to the pod's ServiceAccount. Block regressions with an admission policy that "
         "rejects literal values for these variable names."
@@ -113,15 +126,20 @@ def stored_match(var: EnvVar) -> CredentialMatch | None:
     mappings=("SP800-53:IA-5", "ATT&CK:T1552"),
 )
 def literal_cloud_credentials(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    found = (PodHits(pod, tenant, _credential_hits(pod)) for pod, tenant in hardening_pods(inputs))
+    configmaps = env_configmaps_by_name(inputs)
+    found = (
+        PodHits(pod, tenant, _credential_hits(pod, configmaps))
+        for pod, tenant in hardening_pods(inputs)
+    )
     yield from container_drafts("POD-008", inputs, found, title=_credentials_title)
 
 
-def _credential_hits(pod: Pod) -> list[ContainerHit]:
+def _credential_hits(pod: Pod, configmaps: ConfigMaps) -> list[ContainerHit]:
     hub_issued = HUB_ISSUED_TOKENS if spawned_by_jupyterhub(pod) else frozenset()
     hits = []
     for container, path in containers_with_paths(pod):
         variables = literal_credentials(container, path, hub_issued)
+        variables += configmap_credentials(container, path, pod.namespace, configmaps)
         if not variables:
             continue
         evidence = {
@@ -135,13 +153,22 @@ def _credential_hits(pod: Pod) -> list[ContainerHit]:
 
 
 def _credentials_title(ref: str, entries: list[dict[str, Any]], _: list[ContainerHit]) -> str:
-    names = listed(
-        (
-            v["name"] + (f" ({v['example_of']}'s documented example)" if "example_of" in v else "")
-            for e in entries
-            for v in e["variables"]
-        ),
-        shown=20,
-    )
+    variables = [v for e in entries for v in e["variables"]]
+    names = listed((_variable_named(v) for v in variables), shown=20)
     has = agree(entries, "has", "have")
-    return f"{containers_named(entries)} of {ref} {has} literal credentials in env ({names})"
+    # A ConfigMap's value is no literal in the pod spec, but as clear: the title says which.
+    what = (
+        "credentials in clear"
+        if any("configmap" in v for v in variables)
+        else "literal credentials"
+    )
+    return f"{containers_named(entries)} of {ref} {has} {what} in env ({names})"
+
+
+def _variable_named(variable: dict[str, Any]) -> str:
+    name = variable["name"]
+    if "configmap" in variable:
+        name += f" from ConfigMap {variable['configmap']}"
+    if "example_of" in variable:
+        name += f" ({variable['example_of']}'s documented example)"
+    return name
