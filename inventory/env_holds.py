@@ -9,7 +9,9 @@ no NVIDIA GPU through a DRA claim, whose NVIDIA_VISIBLE_DEVICES as Kubernetes se
 over `envFrom`, a ConfigMap key read from the snapshot) names `all`; honoured where the
 container is privileged (the toolkit honours it from privileged containers whatever its
 setting) or the node's toolkit accepts it from unprivileged ones (inventory.visible_devices).
-Unverified is not honoured: nothing is claimed that the product cannot see. A list of GPUs
+Unverified is not honoured: nothing is claimed that the product cannot see. A pod whose
+RuntimeClass handler runs it in a Kata guest VM holds nothing through it (the host's toolkit
+never sees it: inventory.sources.nvidia_runtime.vm_runtime). A list of GPUs
 (`0,1`, UUIDs) is not counted: which of the node's GPUs an index is, and whether the plugin
 gave the same one to someone else, sync history cannot tell.
 """
@@ -31,6 +33,7 @@ from inventory.snapshot import (
 )
 from inventory.snapshot.pods import is_nic_resource
 from inventory.sources.node_kinds import sandbox_default, sandbox_workload
+from inventory.sources.nvidia_runtime import vm_runtime
 from inventory.sources.plugin_config import matching_config
 from inventory.visible_devices import EnvvarAccess, Fact, envvar_access
 
@@ -160,8 +163,8 @@ def every_gpu_holders(
     for pod in pods_on_node:
         if pod.phase != "Running" or pod.namespace in platform:
             continue
-        if (pod.namespace, pod.name) in claimed:
-            continue
+        if (pod.namespace, pod.name) in claimed or vm_runtime(pod):
+            continue  # a Kata pod's variable is read in its guest VM, never by the host's toolkit
         if any(_every_gpu(pod, c, access, configmaps) for c in _judged(pod)):
             found.add(pod.namespace)
     return found

@@ -149,12 +149,14 @@ def _plugin_sets(node: Node, pods: list[Pod]) -> Found:
     each; none on a node where HAMi shares or KAI fractions ride on its GPUs (their counts are
     not GPUs)."""
     # Koordinator's or qGPU's whole GPUs, held alone, are the node's GPUs passed whole.
-    alone = whole_gpus_alone(pods, node.gpu_count)
+    alone = whole_gpus_alone(pods, node.container_gpus)
     if not node.is_gpu_node or any(_fractional(pod, alone) for pod in pods):
         return {}
     sets: Found = {}
-    if node.sharing_strategy == "none" and not node.resource_sharing and node.gpu_count:
-        sets[(node.name, WHOLE)] = HolderSet(Devices(), int(node.gpu_count))
+    # The GPUs pods get through the device plugin: not those bound to vfio-pci for VMs.
+    gpus = node.container_gpus
+    if node.sharing_strategy == "none" and not node.resource_sharing and gpus:
+        sets[(node.name, WHOLE)] = HolderSet(Devices(), int(gpus))
     if mig_layout_problem(node) is None:
         for resource, n in sorted(node.gpu_capacity.items()):
             if n > 0 and resource_mode(node, resource)[0] == "mig_gi":

@@ -228,7 +228,9 @@ def pod_rows_write(
             tenant_id,
             pod.phase,
             pod.service_account,
-            json.dumps(pod.held_resources),  # any vendor's (docs/api.md gpu_resources)
+            # Any vendor's (docs/api.md gpu_resources); a pod bound to no node was allocated
+            # nothing by a kubelet's device manager: it asks, it does not hold.
+            json.dumps(pod.held_resources if pod.node_name else {}),
             canonical,
             digest,
             stamp,

@@ -126,7 +126,7 @@ def mig_node_layout(*, user: User, cluster: str, node: str, device: int = 0) -> 
         configmap=configmaps[0] if configmaps else DEFAULT_MIG_PARTED_CONFIGMAP,
         sources=sources,
         device=device,
-        gpu_count=found.gpu_count,
+        gpu_count=_driver_gpus(found),
     )
     notes = list(layout.notes)
     if len(set(configmaps)) > 1:
@@ -168,3 +168,11 @@ def _policy_defaults(cluster_id: int | None = None) -> dict[int, str]:
 def _policy_configmap(data: dict[str, Any]) -> str:
     spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
     return str(spec.get("mig_manager_config_name") or DEFAULT_MIG_PARTED_CONFIGMAP)
+
+
+def _driver_gpus(found: Node) -> int | None:
+    """The node's GPUs mig-parted partitions: those the NVIDIA driver holds, not the ones bound
+    to vfio-pci for VMs beside them (inventory.snapshot.Node.passthrough_gpus)."""
+    data = found.data if isinstance(found.data, dict) else {}
+    vfio = data.get("passthrough_gpus") or 0
+    return None if found.gpu_count is None else found.gpu_count - int(vfio)

@@ -283,8 +283,8 @@ def _shared_caps(
         node.name: units.get(node.name, 0)
         for node in snapshot.nodes
         if node.sharing_strategy in SHARED_STRATEGIES
-        and node.gpu_count
-        and units.get(node.name, 0) < node.gpu_count
+        and node.container_gpus
+        and units.get(node.name, 0) < node.container_gpus
         and (units.get(node.name, 0) or node.name not in shares.devices)
     }
 

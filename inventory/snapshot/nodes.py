@@ -72,6 +72,10 @@ class Node:
     # it is unknown there (a vm-vgpu node's capacity counts vGPUs); "" else (GFD's or the
     # cloud's label on any other node).
     gpu_count_basis: str = ""
+    # Of gpu_count, the GPUs of a container-mode node bound to vfio-pci and advertised whole to
+    # VMs (a kubevirt-gpu-device-plugin beside NVIDIA's): NVML, hence GFD's count and
+    # nvidia.com/gpu, never sees them (inventory.sources.node_kinds.vfio_gpus_beside). 0 else.
+    passthrough_gpus: int = 0
     driver_version: str | None = None
     # "gfd-label", "gfd-label-legacy", "driver-pod", "vgpu-manager-pod" (a vm-vgpu node's host
     # driver is its vGPU Manager, judged by the bulletins' vGPU Manager rows),
@@ -172,6 +176,12 @@ class Node:
     # "nvidia-smi" (a host the API does not list, known only from its `nvidia-smi -q -x`
     # import: no labels, taints, pods or Kubernetes components; a sync does not delete it).
     described_by: str = "kubernetes"
+
+    @property
+    def container_gpus(self) -> int | None:
+        """The GPUs the NVIDIA driver holds for containers (nvidia.com/gpu and MIG devices come
+        from them): the physical count less the vfio-bound ones VMs get."""
+        return None if self.gpu_count is None else self.gpu_count - self.passthrough_gpus
 
     @property
     def is_gpu_node(self) -> bool:

@@ -208,6 +208,36 @@ def sandbox_gpus(
     )
 
 
+def vfio_gpus_beside(
+    workload: str | None, stated: int | None, labels: Mapping[str, str], capacity: Mapping[str, int]
+) -> tuple[int, str]:
+    """(GPUs, basis) a container-mode node holds bound to vfio-pci beside those its NVIDIA
+    driver runs: half a node's GPUs handed to KubeVirt VMs by a kubevirt-gpu-device-plugin,
+    one passthrough resource per GPU (`nvidia.com/GH100_H100_SXM5_80GB: 4`). GFD's
+    `nvidia.com/gpu.count` is NVML's count, and NVML never sees a GPU bound to vfio-pci, so
+    the two are disjoint and the node's physical count is their sum, as a vm-passthrough
+    node's is its passthrough capacity (sandbox_gpus). (0, "") on a sandbox node, where the
+    count is not GFD's (a cloud's label counts every GPU of the instance), or no such
+    resource is offered."""
+    gfd = str(labels.get(NV + "gpu.count", "")).strip()
+    if workload is not None or stated is None or gfd != str(stated):
+        return 0, ""
+    found = {
+        name: count
+        for name, count in sorted(capacity.items())
+        if count > 0 and vm_device_kind(name) == "passthrough"
+    }
+    if not found:
+        return 0, ""
+    listed = ", ".join(f"{name}={count}" for name, count in found.items())
+    vfio = sum(found.values())
+    return vfio, (
+        f"{stated + vfio}: label {NV}gpu.count={gfd} (GPU Feature Discovery, NVML's count of "
+        f"the GPUs the NVIDIA driver holds) plus capacity {listed} (GPUs bound to vfio-pci for "
+        "VMs, one resource each, which NVML does not see)"
+    )
+
+
 def sandbox_absent(workload: str) -> dict[str, str]:
     """What a GPU Operator sandbox node runs no version of: the container toolkit (no container
     gets a GPU there), and on passthrough nodes the host driver (vfio-pci holds the GPUs; the

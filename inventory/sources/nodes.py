@@ -41,6 +41,7 @@ from inventory.sources.node_kinds import (
     sandbox_gpus,
     sandbox_plugin_note,
     sandbox_workload,
+    vfio_gpus_beside,
 )
 from inventory.sources.node_labels import (
     missing_plugin_config,
@@ -177,7 +178,9 @@ def node_from(
     # A pod running under NVIDIA's container runtime shows the GPUs are not given to VMs.
     vm = sandbox_workload(labels, workload_default, capacity) if is_gpu and not runtime else None
     gpu_count, count_basis = sandbox_gpus(vm, gpu_count, labels, capacity)
-    count_basis = count_basis or count_from
+    # GPUs bound to vfio-pci beside the driver's: in the node's count, never in its pools'.
+    vfio, vfio_basis = vfio_gpus_beside(vm, gpu_count, labels, capacity)
+    count_basis = vfio_basis or count_basis or count_from
     config = config if is_gpu and not gke and not vm else None
     # One matched without the ClusterPolicy never makes the node share by itself.
     config, fallback_basis = agreed_fallback(config, labels, capacity)
@@ -315,8 +318,9 @@ def node_from(
         gpu_model=product_model(labels.get(PRODUCT))
         or cloud_or_instance_model(labels)
         or (passthrough_model(capacity) if vm == PASSTHROUGH else None),
-        gpu_count=gpu_count,
+        gpu_count=gpu_count + vfio if gpu_count is not None else None,
         gpu_count_basis=count_basis,
+        passthrough_gpus=vfio,
         # The Operator's version is the node's only where it manages the node (presence).
         gpu_operator_version=(
             operator_version if is_gpu and "gpu_operator" not in not_installed else None

@@ -26,6 +26,9 @@ from inventory.snapshot import Pod
 from inventory.sources.raw import name_of, text
 
 NVIDIA_HANDLERS = ("nvidia", "nvidia-cdi", "nvidia-legacy", "nvidia-experimental")
+# Kata Containers' handlers (kata-deploy: kata, kata-qemu, kata-clh, kata-qemu-nvidia-gpu,
+# -snp, -tdx, ...): containerd-shim-kata-v2 runs the pod in a guest VM.
+VM_HANDLER_PREFIX = "kata"
 RUNTIME_CLASS_GROUP = "node.k8s.io/"
 
 
@@ -61,6 +64,26 @@ def nvidia_runtime_pods(pods_on_node: Iterable[Pod]) -> tuple[str, ...]:
                 f"({read})"
             )
     return tuple(shown)
+
+
+def vm_runtime(pod: Pod) -> str | None:
+    """Why the pod's containers run in a guest VM of their own (its RuntimeClass handler is a
+    Kata one), None where they do not or it is not known. NVIDIA's container toolkit acts only
+    for the containerd handler it is installed as (`nvidia`, or the default runtime), so it
+    never sees such a pod's NVIDIA_VISIBLE_DEVICES: a GPU reaches the VM only by VFIO
+    passthrough of a resource the pod requests, and the variable, read by the guest's own
+    toolkit, names no GPU of the host. gVisor's runsc is no VM: its nvproxy is not judged
+    here."""
+    if not pod.runtime_class:
+        return None
+    handler, read = _handler(pod)
+    if not handler.lower().startswith(VM_HANDLER_PREFIX):
+        return None
+    return (
+        f"RuntimeClass {pod.runtime_class} ({read}) runs the pod in a Kata guest VM: NVIDIA's "
+        "container toolkit on the host does not act for it, and only GPUs the pod requests are "
+        "passed through to the VM"
+    )
 
 
 def runtime_count_basis(shown: tuple[str, ...]) -> str:

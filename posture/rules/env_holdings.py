@@ -24,6 +24,9 @@ The rule:
   happen, so no co-tenancy is claimed) and POD-011 names the holders it would meet if honoured;
 - a node whose GPUs go to VMs (GPU Operator sandbox workloads) runs no container toolkit: no
   access at all, privileged or not (pod.visible_devices.gpus_go_to_vms);
+- a pod whose RuntimeClass handler runs it in a Kata guest VM (kata-qemu-nvidia-gpu, -snp,
+  -tdx, ...) is never seen by the host's toolkit: no access, privileged or not
+  (inventory.sources.nvidia_runtime.vm_runtime);
 - an image's own ENV is not in any manifest: no holding (STACK-008 says which nodes let it in);
 - an init container (not a native sidecar) of a Running pod has finished: no holding now.
 """
@@ -34,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inventory.snapshot import Container, Node, Pod
+from inventory.sources.nvidia_runtime import vm_runtime
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import (
     MIG_POOL_PREFIX,
@@ -196,8 +200,8 @@ def _accesses(inputs: PostureInputs, node: Node) -> list[EnvAccess]:
     found_accesses = []
     for pod in inputs.pods_by_node.get(node.name, ()):
         tenant = inputs.tenant_of_pod(pod)
-        if tenant is None or id(pod) in claimed:
-            continue
+        if tenant is None or id(pod) in claimed or vm_runtime(pod):
+            continue  # a Kata pod's variable is read in its guest VM, never by the host's toolkit
         for container in judged_containers(pod):
             if allocated_gpus(container, node):
                 continue  # a GPU resource already holds its GPUs (POD-011 judges the override)
@@ -252,7 +256,7 @@ def _devices(
     if not words or words[0].lower() in ("void", "none"):
         return (), False, ()
     if any(w.lower() == "all" for w in words):
-        count = len(uuids) or node.gpu_count or 0
+        count = len(uuids) or node.container_gpus or 0  # vfio-bound GPUs: not the toolkit's
         every = tuple(sorted(uuids.values())) or tuple(f"gpu-index:{i}" for i in range(count))
         return every, True, ()
     devices, unmapped = [], []

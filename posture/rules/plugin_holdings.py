@@ -96,7 +96,7 @@ def plugin_holdings(inputs: PostureInputs, node: Node) -> list[GpuHolding]:
         else ""
     )
     holdings: list[GpuHolding] = []
-    alone = whole_gpus_alone(pods, node.gpu_count)
+    alone = whole_gpus_alone(pods, node.container_gpus)
     for pod in pods:
         if is_reservation(inputs, pod):
             continue

@@ -7,9 +7,16 @@ import posixpath
 from collections.abc import Iterator
 from typing import Any
 
-from inventory.snapshot import Pod, Volume
+from inventory.components import NOT_INSTALLED, node_components
+from inventory.snapshot import Node, Pod, Volume
 from posture.inputs import PostureInputs
-from posture.rules.common import containers_with_paths, hardening_pods, mounts_of, path_within
+from posture.rules.common import (
+    containers_with_paths,
+    hardening_pods,
+    mounts_of,
+    nodes_by_name,
+    path_within,
+)
 from posture.rules.pod.container_findings import listed
 from posture.rules.pod.hardening import toolkit_privileged
 from posture.rules.pod.host_areas import canonical_host_path, dangerous_host_path
@@ -253,7 +260,11 @@ def _mig_cap_env(inputs: PostureInputs, pod: Pod) -> list[dict[str, Any]]:
         "or /dev also holds them, but a device node is opened only where the container's "
         "device cgroup allows it, which a privileged container (every device) or one holding "
         "CAP_SYS_ADMIN (it can rewrite its own device cgroup) has: that mount counts only in "
-        "such a container (POD-003 reports the broad mount in any)."
+        "such a container (POD-003 reports the broad mount in any). The host NVIDIA driver "
+        "creates /dev/nvidia-caps: on a node whose host driver is known not to be installed "
+        "(a vm-passthrough node, its GPUs bound to vfio-pci and the driver in each guest VM) "
+        "there is none to reach, and a pod there is not reported (POD-001 and POD-003 still "
+        "judge what it mounts or is granted); where the host driver is unknown it is."
     ),
     remediation=(
         "Remove the environment variables NVIDIA_MIG_CONFIG_DEVICES and "
@@ -266,10 +277,23 @@ def _mig_cap_env(inputs: PostureInputs, pod: Pod) -> list[dict[str, Any]]:
     mappings=("SP800-53:AC-6",),
 )
 def mig_capability_access(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    nodes = nodes_by_name(inputs)
     for pod, tenant in hardening_pods(inputs):
+        if _no_host_driver(nodes.get(pod.node_name or "")):
+            continue
         volumes, env = _mig_cap_volumes(inputs, pod), _mig_cap_env(inputs, pod)
         if not volumes and not env:
             continue
         evidence = {"host_path_volumes": volumes, "env": env}
         title = f"{inputs.workload_of(pod).ref()} can reach /dev/nvidia-caps"
         yield workload_draft("POD-005", inputs, pod, tenant, evidence, title=title)
+
+
+def _no_host_driver(node: Node | None) -> bool:
+    """The node's host NVIDIA driver is known not to be installed (its components say
+    not_installed: vfio-pci holds the GPUs of a vm-passthrough node, the driver runs in each
+    guest), so no /dev/nvidia-caps exists on it. A pod on no node (a template) or on a node
+    whose driver is installed or unknown is judged as before."""
+    if node is None:
+        return False
+    return node_components(node)["driver"]["state"] == NOT_INSTALLED

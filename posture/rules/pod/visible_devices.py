@@ -8,6 +8,7 @@ from typing import Any, cast
 from inventory.env_holds import VISIBLE_DEVICES, visible_devices_read
 from inventory.snapshot import Container, EnvConfigMap, Node, Pod
 from inventory.sources.node_kinds import sandbox_default, sandbox_workload
+from inventory.sources.nvidia_runtime import vm_runtime
 from inventory.visible_devices import PLUGIN_DEFAULT_STRATEGY, EnvvarAccess
 from posture.inputs import PostureInputs
 from posture.rules.common import (
@@ -100,8 +101,12 @@ def visible_devices_env(
         "claimed. A node that gives its GPUs to VMs (`nvidia.com/gpu.workload.config` "
         "vm-passthrough or vm-vgpu) runs no container toolkit, so the variable reaches no GPU "
         "there from any container and is not reported (what a privileged container sees under "
-        "/dev there is POD-001's). Runtimes modelled on NVIDIA's do the same with their own "
-        "variable: Intel Gaudi's habana-container-runtime with HABANA_VISIBLE_DEVICES, AMD's "
+        "/dev there is POD-001's). Nor is a pod whose RuntimeClass handler runs it in a "
+        "Kata guest VM (`kata-qemu-nvidia-gpu`, `-snp`, `-tdx`, any `kata*` handler): the "
+        "host's toolkit acts only for the handler it is installed as, and a GPU reaches the "
+        "VM only by passthrough of a resource the pod requests. Runtimes modelled on "
+        "NVIDIA's do the same with their own variable: Intel Gaudi's habana-container-runtime "
+        "with HABANA_VISIBLE_DEVICES, AMD's "
         "Container Toolkit with AMD_VISIBLE_DEVICES; on a node holding that vendor's devices "
         "a container setting it without requesting one is reported, the access unverified "
         "(the node's runtime configuration is not read); never on a node without them, and "
@@ -134,6 +139,10 @@ def visible_devices_without_request(inputs: PostureInputs) -> Iterator[FindingDr
     for pod, tenant in tenant_pods(inputs):
         node = nodes.get(pod.node_name or "")
         if node is None:
+            continue
+        if vm_runtime(pod):
+            # A Kata pod runs in a guest VM: no host runtime hook (NVIDIA's, AMD's, Habana's)
+            # acts for it, and only GPUs it requests are passed through to the VM.
             continue
         # Another vendor's runtime and its variable (AMD's, Habana's) on a node of its devices.
         vendor = vendor_hits(node, pod, judged_containers(pod), configmaps)

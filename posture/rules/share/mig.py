@@ -41,8 +41,8 @@ def gpu_instance_bound(node: Node, profile: str, slices: int) -> int | None:
         if (found := gi_profile(name)) is not None and found[0] == profile
     )
     bounds = [cis] if cis else []
-    if node.gpu_count:
-        bounds.append(node.gpu_count * (MAX_MIG_SLICES // slices))
+    if node.container_gpus:  # MIG lives on the driver's GPUs, not on vfio-bound ones
+        bounds.append(node.container_gpus * (MAX_MIG_SLICES // slices))
     return min(bounds) if bounds else None
 
 

@@ -44,8 +44,8 @@ def physical_units(node: Node, pool: str) -> int | None:
         return None  # the capacity counts vGPUs; how many GPUs carry them is not shown
     # Under GFD's MIG single strategy nvidia.com/gpu are MIG devices, not the node's GPUs.
     whole = not gke_partitioned(node.labels) and not mig_single_overrides(node.labels)
-    if pool == "nvidia.com/gpu" and node.gpu_count and whole:
-        return node.gpu_count
+    if pool == "nvidia.com/gpu" and node.container_gpus and whole:
+        return node.container_gpus  # not the GPUs bound to vfio-pci for VMs beside them
     # GKE's time-shared MIG partitions: capacity = partitions x clients, so the devices shared
     # are the partitions (partitions per GPU x GPUs), below, never the GPUs themselves.
     capacity = node.gpu_capacity.get(pool, 0) + node.gpu_capacity.get(f"{pool}.shared", 0)
