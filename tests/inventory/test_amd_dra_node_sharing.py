@@ -24,13 +24,18 @@ def _names(client, query: str) -> list[str]:
     return [r["name"] for r in rows]
 
 
-def test_a_dra_only_amd_node_reads_its_sharing_as_not_read(tmp_path, personas):
+def _synced(tmp_path, personas):
+    """The cluster `amd` synced from rtself6 k16's world; an auditor's API client."""
     path = tmp_path / "amd.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _objects(K16)}))
     cluster_sync_from_snapshot(
         cluster=cluster_get_or_create(name="amd"), paths=[path], remember=False
     )
-    client = api_client(personas["auditor"])
+    return api_client(personas["auditor"])
+
+
+def test_a_dra_only_amd_node_reads_its_sharing_as_not_read(tmp_path, personas):
+    client = _synced(tmp_path, personas)
     (row,) = client.get("/api/v1/nodes/?cluster=amd").json()["results"]
     assert row["name"] == NODE
     assert row["sharing_strategy"] is None
@@ -45,12 +50,7 @@ def test_a_dra_only_amd_node_is_an_accelerator_node(tmp_path, personas):
     """docs/api.md: `?gpu=true` lists nodes with GPUs of any vendor; one whose GPUs only AMD's
     DRA driver publishes has no capacity to say so, and is no less a GPU node (its pool, taints
     and quota are judged as the device plugin's AMD nodes' are)."""
-    path = tmp_path / "amd.json"
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _objects(K16)}))
-    cluster_sync_from_snapshot(
-        cluster=cluster_get_or_create(name="amd"), paths=[path], remember=False
-    )
-    client = api_client(personas["auditor"])
+    client = _synced(tmp_path, personas)
     (row,) = client.get("/api/v1/nodes/?cluster=amd").json()["results"]
     assert row["is_accelerator_node"] is True
     assert row["is_gpu_node"] is False  # no NVIDIA GPU: NVIDIA's stack checks stay away
