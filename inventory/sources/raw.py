@@ -104,29 +104,37 @@ def labels_of(obj: dict[str, Any]) -> dict[str, str]:
     return str_dict(meta(obj).get("labels"))
 
 
-# Kinds that run no pods: an ownerReference to one is a garbage-collection parent only (vcluster's
-# syncer makes its Service the owner of every pod it writes into the host namespace).
-_NEVER_CONTROLLERS = frozenset(
+# The built-in kinds that run pods. A reference without the `controller` flag (a snapshot written
+# by hand) to another built-in kind (a Service, PodDisruptionBudget, ConfigMap, ...) names a
+# garbage-collection parent only: vcluster's syncer makes its Service the owner of every pod it
+# writes into the host namespace.
+_BUILT_IN_RUNNING_PODS = frozenset(
     {
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "ConfigMap",
-        "CustomResourceDefinition",
-        "EndpointSlice",
-        "Endpoints",
-        "Ingress",
-        "Lease",
-        "Namespace",
-        "NetworkPolicy",
-        "PersistentVolume",
-        "PersistentVolumeClaim",
-        "Role",
-        "RoleBinding",
-        "Secret",
-        "Service",
-        "ServiceAccount",
+        "CronJob",
+        "DaemonSet",
+        "Deployment",
+        "Job",
+        "Pod",
+        "ReplicaSet",
+        "ReplicationController",
+        "StatefulSet",
     }
 )
+
+
+def _built_in(api_version: str) -> bool:
+    """Kubernetes' own API groups (core `v1`, `apps`, `batch`, `policy`, `*.k8s.io`); also a
+    reference with no apiVersion, which the API never writes. `*.x-k8s.io` groups are SIG
+    projects' custom resources (JobSet, LeaderWorkerSet), which run pods."""
+    group = api_version.rpartition("/")[0] if "/" in api_version else ""
+    return not group or "." not in group or group.endswith(".k8s.io")
+
+
+def _may_run_pods(ref: dict[str, Any]) -> bool:
+    """A built-in kind that runs pods, or any custom resource (an operator's: RayJob, Knative's
+    Service, NodeSet): the reference's group decides, not a kind name a CRD may share."""
+    kind, api_version = text(ref.get("kind"), "") or "", text(ref.get("apiVersion"), "") or ""
+    return kind in _BUILT_IN_RUNNING_PODS if _built_in(api_version) else bool(kind)
 
 
 def controller_reference(obj: dict[str, Any]) -> dict[str, Any]:
@@ -139,4 +147,4 @@ def controller_reference(obj: dict[str, Any]) -> dict[str, Any]:
     if marked is not None:
         return marked
     unflagged = (r for r in refs if "controller" not in r or r.get("controller") is None)
-    return next((r for r in unflagged if text(r.get("kind")) not in _NEVER_CONTROLLERS), {})
+    return next((r for r in unflagged if _may_run_pods(r)), {})

@@ -227,3 +227,24 @@ def test_a_reference_that_says_it_is_not_the_controller_is_never_followed():
     pod = world.obj("v1", "Pod", "api-adopted", owner=rs, spec=world.spec("m", "api:1"))
     pod["metadata"]["ownerReferences"][0]["controller"] = False
     assert workloads([replicaset, pod]) == {"api-adopted": ("Pod", world.NS, "api-adopted")}
+
+
+def test_an_unflagged_reference_is_judged_by_its_group_not_a_kind_name_a_crd_shares():
+    """Knative's Service runs pods (through its Revisions), the core Service never does; and a
+    built-in kind that runs nothing (a PodDisruptionBudget) is never an owner, whatever list of
+    kinds one thinks of (rtself7 k82, k85)."""
+    knative = world.pod("hello-00001-deployment-5f7d8c9b6-k2m4n", None)
+    knative["metadata"]["ownerReferences"] = [
+        {"apiVersion": "serving.knative.dev/v1", "kind": "Service", "name": "hello", "uid": "u1"}
+    ]
+    guarded = world.pod("pdb-owned", None)
+    guarded["metadata"]["ownerReferences"] = [
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "name": "pdb", "uid": "u2"}
+    ]
+    nameless = world.pod("no-api-version", None)
+    nameless["metadata"]["ownerReferences"] = [{"kind": "Widget", "name": "w", "uid": "u3"}]
+    found = workloads([knative, guarded, nameless])
+    kind, namespace, name = found["hello-00001-deployment-5f7d8c9b6-k2m4n"]
+    assert (namespace, name) == (world.NS, "hello") and kind != "Service"
+    assert found["pdb-owned"] == ("Pod", world.NS, "pdb-owned")
+    assert found["no-api-version"] == ("Pod", world.NS, "no-api-version")
