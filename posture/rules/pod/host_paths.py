@@ -13,6 +13,7 @@ from posture.rules.common import containers_with_paths, hardening_pods, mounts_o
 from posture.rules.pod.container_findings import listed
 from posture.rules.pod.hardening import toolkit_privileged
 from posture.rules.pod.host_areas import canonical_host_path, dangerous_host_path
+from posture.rules.pod.neighbours import AFFECTS, reaching_neighbours
 from posture.rules.registry import TITLE_MAX, FindingDraft, check
 from posture.rules.subjects import workload_draft
 
@@ -39,6 +40,7 @@ MIG_CAP_ENV_OFF = ("", "none", "void")
         "and /boot count when writable. Any of them is a container escape or a cross-tenant "
         "read (T1611). A PersistentVolume of type hostPath or local bound to the pod's claim "
         "hands over its node path the same way, and Pod Security's baseline does not stop it."
+        + AFFECTS
     ),
     remediation=(
         "Remove the volume at `spec.volumes[].hostPath` named in the evidence and its "
@@ -53,6 +55,10 @@ MIG_CAP_ENV_OFF = ("", "none", "void")
     mappings=("ATT&CK:T1611",),
 )
 def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from reaching_neighbours(inputs, _host_path_drafts(inputs))
+
+
+def _host_path_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
     # One finding per workload (DESIGN §5: removing its host path volumes is one change to
     # it), listing each dangerous volume in `volumes`. Every pod is read before the first
     # draft, so each replica's draft carries the title naming all of the workload's volumes.
@@ -253,7 +259,7 @@ def _mig_cap_env(inputs: PostureInputs, pod: Pod) -> list[dict[str, Any]]:
         "or /dev also holds them, but a device node is opened only where the container's "
         "device cgroup allows it, which a privileged container (every device) or one holding "
         "CAP_SYS_ADMIN (it can rewrite its own device cgroup) has: that mount counts only in "
-        "such a container (POD-003 reports the broad mount in any)."
+        "such a container (POD-003 reports the broad mount in any)." + AFFECTS
     ),
     remediation=(
         "Remove the environment variables NVIDIA_MIG_CONFIG_DEVICES and "
@@ -266,6 +272,10 @@ def _mig_cap_env(inputs: PostureInputs, pod: Pod) -> list[dict[str, Any]]:
     mappings=("SP800-53:AC-6",),
 )
 def mig_capability_access(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from reaching_neighbours(inputs, _mig_capability_drafts(inputs))
+
+
+def _mig_capability_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in hardening_pods(inputs):
         volumes, env = _mig_cap_volumes(inputs, pod), _mig_cap_env(inputs, pod)
         if not volumes and not env:
