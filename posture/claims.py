@@ -13,7 +13,9 @@ A finding is the claim's when it affects the unclassified party alone and names 
 whose party that is: a workload's namespace (every pod check), a service account's or a DRA
 claim's, the namespace itself (TEN-001, K8S-001...), or, for an RBAC finding on a binding, the
 namespace of the service account it grants (`principal_namespace`), also where the tenants
-it affects are the victims of that account's writes (K8S-008 with no other grantee). Nothing
+it affects are the victims of that account's writes (K8S-008 with no other grantee), and for
+a workload of the party's whose way onto its node also affects the tenants beside it (the
+evidence's `neighbours`, posture.rules.pod.neighbours). Nothing
 else: a binding's or a ConfigMap's own namespace is not the party's (a ConfigMap in the GPU
 Operator's namespace), and a sharing mode's subject "namespace" is its pool."""
 
@@ -35,11 +37,19 @@ def claim_namespace(
     tenants: Iterable[str], kind: str, namespace: str, name: str, evidence: Any
 ) -> str:
     """The unclassified namespace whose claim closes (or moves) the finding; "" when it is no
-    claim's: it affects a real tenant too, or names no namespace of the party's."""
+    claim's: it affects a real tenant too (other than as the neighbour of the party's
+    workload), or names no namespace of the party's."""
     affected = set(tenants)
     if affected == {UNCLASSIFIED}:
         return party_namespace(kind, namespace, name, evidence)
     facts = evidence if isinstance(evidence, Mapping) else {}
+    # The party's own workload whose way onto its node reaches the tenants beside it
+    # (posture.rules.pod.neighbours): the claim decides whose it is, as above. A tenant viewer
+    # reads the party hidden, not in `tenants`: never a claim for them.
+    beside = affected - {UNCLASSIFIED}
+    own = facts.get("tenant") == UNCLASSIFIED and UNCLASSIFIED in affected
+    if own and beside <= set(facts.get("neighbours") or ()):
+        return party_namespace(kind, namespace, name, evidence)
     principal = facts.get("principal_namespace")
     if UNCLASSIFIED in affected and facts.get("grantees") == [UNCLASSIFIED] and principal:
         # A binding through which only an unclaimed namespace's accounts write in tenants'

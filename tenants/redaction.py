@@ -1,18 +1,18 @@
 """What a tenant viewer may read of OTHER tenants, and how it is hidden: the one rule. PURE.
 
-A tenant viewer learns that their GPU is shared, by which mode, with which trust class, how
-many replicas the others hold and that a reset happened, but never who the others are: no
-other tenant's slug or name, namespace, object in such a namespace, or principal. Each is
-replaced by a neutral token wherever it stands: a field of its own (a finding's subject, a
-reset's tenants), a value or key anywhere in structured evidence, a word of free text (a
-title, a sync warning, a note someone typed). A tenant's display name may be several words
-("Beta Corp"): text is also scanned for names as whole phrases, longest first, and the viewer's
-own tenants' names are kept whole ("Beta Corp Labs", theirs, is not half-hidden by "Beta
-Corp"). A name of several words is matched in any case and spacing ("beta  corp" in a typed
-reason is still them); a name of one word only with the capitalisation the tenant gave it,
-because a one-word name is a word of prose too (a tenant named "Research" must not hide every
-"research" a check's rationale says). The slug is matched as a word, exactly (slugs are lower
-case).
+A tenant viewer learns that their GPU is shared, by which mode, with which trust class, how many
+replicas the others hold and that a reset happened, but never who the others are: no other
+tenant's slug or name, namespace, object in such a namespace, or principal. Each is replaced by
+a neutral token wherever it stands: a field of its own (a finding's subject, a reset's tenants),
+a value or key anywhere in structured evidence, a word of free text (a title, a sync warning, a
+note someone typed). In a record that says it is another tenant's (its `tenant`), its container
+images are hidden too (THEIR_RECORD_NAMES). A tenant's display name may be several words ("Beta
+Corp"): text is also scanned for names as whole phrases, longest first, and the viewer's own
+tenants' names are kept whole ("Beta Corp Labs", theirs, is not half-hidden by "Beta Corp"). A
+name of several words is matched in any case and spacing ("beta  corp" in a typed reason is still
+them); a name of one word only with the capitalisation the tenant gave it, because a one-word
+name is a word of prose too (a tenant named "Research" must not hide every "research" a check's
+rationale says). The slug is matched as a word, exactly (slugs are lower case).
 
 `HiddenScope` holds the names as sets, built once per request (inventory.presenter), so
 hiding costs O(1) per name looked at and one C-speed scan per string: what a row costs does
@@ -45,6 +45,11 @@ HIDDEN_TENANT = "(another tenant)"
 HIDDEN_NAMESPACE = "(another tenant's namespace)"
 HIDDEN_OBJECT = "(another tenant's object)"
 HIDDEN_PRINCIPAL = "(another tenant's principal)"
+# Names in a record that says it is a hidden tenant's (its `tenant`, as a workload finding's
+# evidence: posture.rules.subjects.workload_draft) that no word of the scope matches: a
+# container image names the tenant's registry, project or model ("docker.io/betacorp/infer").
+# A neighbour reading the owner's finding (posture.rules.pod.neighbours) sees it is hidden.
+THEIR_RECORD_NAMES = frozenset({"image"})
 # A word of text that may be a name: DNS labels and subdomains, emails, with the separators
 # that join a namespace to an object ("ns/name", "system:serviceaccount:ns:name") kept
 # inside the chain so the object's name is hidden together with its namespace.
@@ -294,21 +299,25 @@ class HiddenScope:
             return value
         return self._walk(value)
 
-    def _walk(self, value: Any) -> Any:
+    def _walk(self, value: Any, theirs: bool = False) -> Any:
+        """`theirs`: inside a record of a hidden tenant's (THEIR_RECORD_NAMES)."""
         if isinstance(value, str):
             return self.word(value) or self.text(value)
         if isinstance(value, Mapping):
             if self.hides_advisory(value.get("advisory_id")):
                 value = self.advisory_record(value)
+            owner = value.get("tenant")
+            theirs = theirs or (isinstance(owner, str) and owner in self.tenants)
             out: dict[str, Any] = {}
             for key, item in value.items():
-                out[_unique(out, self._walk(key) if isinstance(key, str) else key)] = self._walk(
-                    item
+                hidden = theirs and key in THEIR_RECORD_NAMES and item
+                out[_unique(out, self._walk(key) if isinstance(key, str) else key)] = (
+                    HIDDEN_OBJECT if hidden else self._walk(item, theirs)
                 )
             return out
         if isinstance(value, list | tuple):
             # A list of ids or CVEs leaves the hidden ones out, as a list of tenants does.
-            return [self._walk(item) for item in value if not self.hides_advisory(item)]
+            return [self._walk(item, theirs) for item in value if not self.hides_advisory(item)]
         return value
 
     def advisory_record(self, record: Mapping[str, Any]) -> dict[str, Any]:

@@ -374,7 +374,17 @@ def assert_fail_closed() -> None:
     unclassified = Tenant.objects.get(slug="unclassified", is_system=True)
     root = Finding.objects.filter(status="open", subject_namespace="ml-sandbox")
     assert {"POD-001", "POD-003", "POD-004"} <= set(root.values_list("check_id", flat=True))
-    assert all(list(f.tenants.all()) == [unclassified] for f in root)
+    # Each is the sandbox's own; a way out of the container onto its node (POD-001..005)
+    # also affects the tenants with pods beside it, which the evidence names: on pe-l40s-01,
+    # research and analytics (posture.rules.pod.neighbours).
+    for f in root:
+        slugs = set(f.tenants.values_list("slug", flat=True))
+        assert slugs == {"unclassified", *f.evidence.get("neighbours", {})}, (f.check_id, slugs)
+    (playground,) = root.filter(check_id="POD-001")
+    assert playground.evidence["neighbours"] == {
+        "analytics": {"nodes": ["pe-l40s-01"], "node_count": 1},
+        "research": {"nodes": ["pe-l40s-01"], "node_count": 1},
+    }
     assert unclassified.scores.exists()
     # Claiming the sandbox is one fix-first action closing TEN-001 and its root pod's findings
     # (its POD-011 and a POD-009 stay with the fixes that close research's findings too), and
@@ -383,7 +393,9 @@ def assert_fail_closed() -> None:
     assert claim.title.startswith("Claim namespace ml-sandbox:")
     rooted = root.filter(check_id__in=("POD-001", "POD-003", "POD-004"))
     assert {ten.pk, *rooted.values_list("pk", flat=True)} <= set(claim.finding_ids)
-    assert claim.tenants.get().slug == "unclassified" and "POD-011" not in claim.check_ids
+    # The claim helps the tenants beside the root pod too (the neighbours of its findings).
+    helped = set(claim.tenants.values_list("slug", flat=True))
+    assert helped == {"unclassified", "research", "analytics"} and "POD-011" not in claim.check_ids
     assert unclassified.unclaimed_namespaces == ["ml-sandbox"]
     shared = Finding.objects.filter(check_id="SHARE-003", status="open", tenants=unclassified)
     assert shared.exists()

@@ -54,7 +54,10 @@ def test_the_claim_action_groups_the_namespaces_findings(scratch, personas):
     rows = api_client(lead).get("/api/v1/actions/?page_size=100").json()["results"]
     (claim,) = [a for a in rows if a["title"].startswith("Claim namespace scratch:")]
     assert sorted(claim["finding_ids"]) == sorted(in_scratch)
-    assert {"POD-001", "TEN-001"} <= set(claim["checks"]) and claim["tenants"] == ["unclassified"]
+    assert {"POD-001", "TEN-001"} <= set(claim["checks"])
+    # It helps the tenants beside the scratch pod too: its POD-001 reaches their node.
+    pod001 = Finding.objects.get(check_id="POD-001", subject_namespace="scratch", status="open")
+    assert claim["tenants"] == sorted({"unclassified", *pod001.evidence["neighbours"]})
     assert claim["title"].endswith(f"closes {len(in_scratch)} findings")
     assert not any(
         a["title"].startswith("Remove privileged from") and "scratch/" in a["title"] for a in rows
@@ -72,8 +75,10 @@ def test_its_findings_say_the_claim_first(scratch, personas):
         row = data if "id" in data else next(r for r in data["results"] if r["id"] == pod001.pk)
         assert row["remediation"].startswith("First claim namespace scratch: no tenant claims it")
         assert "Remove `securityContext.privileged: true`" in row["remediation"]
-    # A tenant's own finding keeps the check's remediation alone.
-    others = api_client(lead).get("/api/v1/findings/?tenant=alpha").json()["results"]
+    # A tenant's own finding keeps the check's remediation alone (the scratch pod's POD-001
+    # affects alpha too, as its neighbour: it is still the claim's).
+    listed = api_client(lead).get("/api/v1/findings/?tenant=alpha").json()["results"]
+    others = [r for r in listed if r["subject_namespace"] != "scratch"]
     assert others and not any(r["remediation"].startswith("First claim") for r in others)
     html = _page(lead, f"/findings/{pod001.pk}/")
     note = html.index('id="claim-first"')
@@ -97,7 +102,11 @@ def test_the_sarif_export_says_the_claim_on_its_results_and_keeps_the_rule_help(
     (rule,) = [r for r in run["tool"]["driver"]["rules"] if r["id"] == "POD-001"]
     assert rule["help"]["text"] == CHECKS["POD-001"].remediation
     # A tenant's finding: its title alone.
-    others = [r for r in results.values() if "alpha" in r["properties"]["tenants"]]
+    others = [
+        r
+        for r in results.values()
+        if "alpha" in r["properties"]["tenants"] and r["properties"]["findingId"] != pod001.pk
+    ]
     assert others and not any("First claim" in r["message"]["text"] for r in others)
 
 

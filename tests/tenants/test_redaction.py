@@ -328,3 +328,20 @@ def test_a_scan_for_names_looks_only_for_those_a_text_may_hold():
     text = "Company 4999 Holdings agreed; company  12 HOLDINGS too; Company 7 Ltd did not"
     assert scope.text(text) == f"{HIDDEN_TENANT} agreed; {HIDDEN_TENANT} too; Company 7 Ltd did not"
     assert scope._phrases(["Company", "4999", "Holdings"]).pattern.count("|") == 0
+
+
+def test_a_record_of_a_hidden_tenants_hides_its_images_as_well():
+    """A workload finding's evidence says whose it is (`tenant`): read by a neighbour
+    (posture.rules.pod.neighbours), its images, which no word of the scope matches, are hidden;
+    the viewer's own records keep theirs."""
+    theirs = {
+        "tenant": "beta",
+        "containers": [{"container": "main", "image": "docker.io/betacorp/infer:2.3"}],
+        "neighbours": {"alpha": {"nodes": ["gpu-1"], "node_count": 1}},
+    }
+    shown = SCOPE.value(theirs)
+    assert shown["tenant"] == HIDDEN_TENANT
+    assert shown["containers"] == [{"container": "main", "image": HIDDEN_OBJECT}]
+    assert shown["neighbours"] == theirs["neighbours"]
+    own = {"tenant": "alpha", "containers": [{"image": "docker.io/alpha/x:1"}], "peer": "beta"}
+    assert SCOPE.value(own)["containers"] == own["containers"]

@@ -60,7 +60,11 @@ def test_ten001_and_the_pods_findings_affect_the_unclassified_tenant(scratch_wor
     assert (ten.subject_kind, ten.subject_name, ten.severity) == ("Namespace", "scratch", "high")
     assert list(ten.tenants.values_list("slug", flat=True)) == ["unclassified"]
     pod001 = Finding.objects.get(check_id="POD-001", subject_namespace="scratch")
-    assert list(pod001.tenants.values_list("slug", flat=True)) == ["unclassified"]
+    # The party's own finding; its privileged pod also reaches alpha's and beta's pods on
+    # its node (posture.rules.pod.neighbours).
+    assert pod001.evidence["tenant"] == "unclassified"
+    assert list(pod001.tenants.values_list("slug", flat=True)) == ["alpha", "beta", "unclassified"]
+    assert sorted(pod001.evidence["neighbours"]) == ["alpha", "beta"]
     assert pod001.evidence["trust_class"] == "external"
     unclassified = Tenant.objects.get(slug="unclassified")
     assert (unclassified.is_system, unclassified.trust_class.slug) == (True, "external")

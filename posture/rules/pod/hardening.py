@@ -17,6 +17,7 @@ from posture.rules.pod.container_findings import (
     containers_named,
     listed,
 )
+from posture.rules.pod.neighbours import AFFECTS, HOST_NAMESPACES_AFFECT, reaching_neighbours
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import workload_draft
 
@@ -33,7 +34,7 @@ from posture.rules.subjects import workload_draft
         "(ATT&CK T1611). A Windows HostProcess container (`windowsOptions.hostProcess: "
         "true`) is the same on a Windows node: a process on the host with its full access. No "
         "tenant workload needs either to use a GPU: the device plugin injects the devices it "
-        "was allocated."
+        "was allocated." + AFFECTS
     ),
     remediation=(
         "Remove `securityContext.privileged: true` (or `windowsOptions.hostProcess: true`) "
@@ -47,7 +48,8 @@ from posture.rules.subjects import workload_draft
 )
 def privileged_container(inputs: PostureInputs) -> Iterator[FindingDraft]:
     found = (PodHits(pod, tenant, _privileged(pod)) for pod, tenant in hardening_pods(inputs))
-    yield from container_drafts("POD-001", inputs, found, title=_privileged_title)
+    drafts = container_drafts("POD-001", inputs, found, title=_privileged_title)
+    yield from reaching_neighbours(inputs, drafts)
 
 
 def _privileged(pod: Pod) -> list[ContainerHit]:
@@ -101,6 +103,7 @@ def _privilege_field(container: Container, path: str) -> str | None:
         "/proc; hostIPC exposes host shared memory, which CUDA IPC and NCCL use between "
         "processes; hostNetwork bypasses NetworkPolicy and reaches node-local services such "
         "as the kubelet and DCGM-Exporter. Each is a step toward escaping to the node (T1611)."
+        + HOST_NAMESPACES_AFFECT
     ),
     remediation=(
         "Remove `spec.hostPID`, `spec.hostIPC` and `spec.hostNetwork` (or set them to false) "
@@ -111,6 +114,18 @@ def _privilege_field(container: Container, path: str) -> str | None:
     mappings=("ATT&CK:T1611", "SP800-53:SC-39"),
 )
 def host_namespaces(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from reaching_neighbours(inputs, _host_namespace_drafts(inputs), _reaches_node)
+
+
+def _reaches_node(draft: FindingDraft) -> bool:
+    """hostPID and hostNetwork reach what every pod on the node runs (its processes, its
+    traffic, node-local services): the tenants there are affected. hostIPC alone joins the
+    host's IPC namespace, which no other tenant's ordinary pod shares: only the owner's."""
+    fields = draft.evidence["fields"]
+    return "spec.hostPID" in fields or "spec.hostNetwork" in fields
+
+
+def _host_namespace_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for pod, tenant in hardening_pods(inputs):
         shared = {
             "spec.hostPID": pod.host_pid,
@@ -191,6 +206,8 @@ def _capability(name: str) -> str:
         "default set). In a pod with its own user namespace (`hostUsers: false`) capabilities "
         "are not valid on the host, so SYS_ADMIN no longer reaches the GPUs' MIG controls, but "
         "it still opens kernel interfaces that container escapes have used (CVE-2022-0185)."
+        + AFFECTS
+        + " Only for a critical capability: a high one reaches no further than its pod."
     ),
     remediation=(
         "Remove the capabilities listed in the evidence from "
@@ -212,7 +229,10 @@ def _capability(name: str) -> str:
 )
 def dangerous_capabilities(inputs: PostureInputs) -> Iterator[FindingDraft]:
     found = (_capability_hits(inputs, pod, tenant) for pod, tenant in hardening_pods(inputs))
-    yield from container_drafts("POD-004", inputs, found, title=_capability_title)
+    drafts = container_drafts("POD-004", inputs, found, title=_capability_title)
+    # A critical capability is an escape or the node's kernel on its own; a high one (or any
+    # in the pod's own user namespace) weakens the boundary without one: only its tenant's.
+    yield from reaching_neighbours(inputs, drafts, lambda d: d.severity == "critical")
 
 
 def _capability_hits(inputs: PostureInputs, pod: Pod, tenant: TenantInfo) -> PodHits:

@@ -20,6 +20,7 @@ from posture.rules.common import (
 from posture.rules.pod.container_findings import listed
 from posture.rules.pod.hardening import toolkit_privileged
 from posture.rules.pod.host_areas import canonical_host_path, dangerous_host_path
+from posture.rules.pod.neighbours import AFFECTS, reaching_neighbours
 from posture.rules.registry import TITLE_MAX, FindingDraft, check
 from posture.rules.subjects import workload_draft
 
@@ -46,6 +47,7 @@ MIG_CAP_ENV_OFF = ("", "none", "void")
         "and /boot count when writable. Any of them is a container escape or a cross-tenant "
         "read (T1611). A PersistentVolume of type hostPath or local bound to the pod's claim "
         "hands over its node path the same way, and Pod Security's baseline does not stop it."
+        + AFFECTS
     ),
     remediation=(
         "Remove the volume at `spec.volumes[].hostPath` named in the evidence and its "
@@ -60,6 +62,10 @@ MIG_CAP_ENV_OFF = ("", "none", "void")
     mappings=("ATT&CK:T1611",),
 )
 def dangerous_host_path_volume(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from reaching_neighbours(inputs, _host_path_drafts(inputs))
+
+
+def _host_path_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
     # One finding per workload (DESIGN §5: removing its host path volumes is one change to
     # it), listing each dangerous volume in `volumes`. Every pod is read before the first
     # draft, so each replica's draft carries the title naming all of the workload's volumes.
@@ -264,7 +270,7 @@ def _mig_cap_env(inputs: PostureInputs, pod: Pod) -> list[dict[str, Any]]:
         "creates /dev/nvidia-caps: on a node whose host driver is known not to be installed "
         "(a vm-passthrough node, its GPUs bound to vfio-pci and the driver in each guest VM) "
         "there is none to reach, and a pod there is not reported (POD-001 and POD-003 still "
-        "judge what it mounts or is granted); where the host driver is unknown it is."
+        "judge what it mounts or is granted); where the host driver is unknown it is." + AFFECTS
     ),
     remediation=(
         "Remove the environment variables NVIDIA_MIG_CONFIG_DEVICES and "
@@ -277,6 +283,10 @@ def _mig_cap_env(inputs: PostureInputs, pod: Pod) -> list[dict[str, Any]]:
     mappings=("SP800-53:AC-6",),
 )
 def mig_capability_access(inputs: PostureInputs) -> Iterator[FindingDraft]:
+    yield from reaching_neighbours(inputs, _mig_capability_drafts(inputs))
+
+
+def _mig_capability_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
     nodes = nodes_by_name(inputs)
     for pod, tenant in hardening_pods(inputs):
         if _no_host_driver(nodes.get(pod.node_name or "")):
