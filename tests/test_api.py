@@ -37,7 +37,12 @@ def test_finding_shape_and_filters_by_slug_and_name(small_world, personas):
         "last_seen",
         "mappings",
     }
-    assert finding["tenants"] == ["beta"] and finding["cluster"] == "lab"
+    # beta's privileged pod runs on the node alpha's pods share: a way onto that node affects
+    # alpha too (POD-001's neighbours).
+    assert finding["tenants"] == ["alpha", "beta"] and finding["cluster"] == "lab"
+    assert finding["evidence"]["tenant"] == "beta" and set(finding["evidence"]["neighbours"]) == {
+        "alpha"
+    }
     assert finding["subject_name"] == "inference-0"
     assert "ATT&CK:T1611" in finding["mappings"]
     critical = client.get("/api/v1/findings/?severity=critical&cluster=lab").json()["results"]

@@ -41,7 +41,8 @@ def test_actions_cover_every_open_finding_once_most_risk_first(small_world, pers
     grouped = [f for a in listed for f in a["finding_ids"]]
     open_ids = set(Finding.objects.filter(status="open").values_list("id", flat=True))
     assert sorted(grouped) == sorted(open_ids)
-    assert round(sum(a["share_of_risk"] for a in listed)) == 100
+    # Each share is rounded to a tenth of a percent: together they are 100 within that rounding.
+    assert abs(sum(a["share_of_risk"] for a in listed) - 100) <= 0.05 * len(listed)
 
 
 def test_risk_removed_is_what_the_scores_count_for_its_findings(small_world, personas):
