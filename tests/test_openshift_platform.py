@@ -83,8 +83,11 @@ def test_a_tenant_claiming_an_openshift_namespace_keeps_it(tmp_path, personas):
         for o in world["items"]
     ]
     findings = sync_and_score(tmp_path, world, tenants)
-    privileged = {(f["subject_name"], tuple(f["tenants"])) for f in by_check(findings, "POD-001")}
-    assert privileged == {("miner", ("vision",)), ("nfd-worker", ("ops",))}
+    # Whose workload each is (its tenants add those beside it: POD-001's neighbours).
+    privileged = {
+        (f["subject_name"], f["evidence"]["tenant"]) for f in by_check(findings, "POD-001")
+    }
+    assert privileged == {("miner", "vision"), ("nfd-worker", "ops")}
     # The stored set leaves the registry's claims to its readers (platform_inputs gives them
     # the tenants' namespaces beside it), as for the GPU Operator's namespace; a label claims.
     assert "openshift-nfd" not in stored()

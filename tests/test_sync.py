@@ -202,4 +202,7 @@ def test_replicas_of_a_deployment_read_from_the_cluster_are_one_finding(small_wo
         3,
     )
     assert serve.evidence["replicas"] == 3 and serve.evidence["resolved_by"] == "owner index"
-    assert list(serve.tenants.values_list("slug", flat=True)) == ["beta"]
+    # beta's, and also the tenants beside its replicas (POD-001's neighbours).
+    assert serve.evidence["tenant"] == "beta"
+    tenants = set(serve.tenants.values_list("slug", flat=True))
+    assert tenants == {"beta", *serve.evidence.get("neighbours", {})}

@@ -61,8 +61,16 @@ def test_a_tenant_viewer_sees_the_other_tenant_only_as_another_tenant(small_worl
     assert "(another tenant)" in html and 'href="/tenants/alpha/"' in html
     assert not re.search(r"\bbeta\b", html), "the other tenant is named"
     assert "audit" not in html.split("<main>")[1].lower()  # no audit log for viewers
+    # beta's privileged pod runs beside alpha's: it affects alpha too, who sees it with beta's
+    # names hidden (POD-001's neighbours).
+    html = viewer.get(f"/findings/{privileged(small_world).pk}/").content.decode()
+    assert "(another tenant" in html and not re.search(r"\bbeta\b", html)
+    assert "inference-0" not in html
     # A finding of beta's alone is not theirs to see.
-    assert viewer.get(f"/findings/{privileged(small_world).pk}/").status_code == 404
+    alone = Finding.objects.filter(cluster=small_world, tenants__slug="beta").exclude(
+        tenants__slug="alpha"
+    )
+    assert viewer.get(f"/findings/{alone.first().pk}/").status_code == 404
 
 
 def test_a_refused_acceptance_keeps_what_was_typed_beside_the_field(small_world, personas):
@@ -126,7 +134,7 @@ def test_a_security_lead_sets_ticket_and_owner_audited(small_world, personas):
     assert row["ticket_url"].endswith("SEC-42") and row["owner"] == "plat"
     listed = api_client(personas["auditor"]).get("/api/v1/findings/?check=POD-001").json()
     assert listed["results"][0]["owner"] == "plat"
-    beta = finding.tenants.get()
+    beta = finding.tenants.get(slug="beta")
     posture = api_client(personas["auditor"]).get(f"/api/v1/tenants/{beta.pk}/posture/").json()
     owned = [f for f in posture["findings"] if f["id"] == finding.pk]
     assert owned[0]["owner"] == "plat"

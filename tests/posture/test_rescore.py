@@ -347,7 +347,9 @@ def test_a_sync_from_the_cli_rescores_at_once(small_world, tmp_path, committed):
     with committed():
         call_command("sync_cluster", cluster="lab", snapshot=[str(changed)], stdout=io.StringIO())
     assert runs() == before + 1
-    privileged = Finding.objects.get(check_id="POD-001", status="open", tenants__slug="alpha")
+    privileged = Finding.objects.get(
+        check_id="POD-001", status="open", subject_namespace="team-alpha"
+    )
     assert counted_in_score(privileged, "alpha")
 
 

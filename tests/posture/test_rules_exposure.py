@@ -837,6 +837,7 @@ def test_demo_egress_policies(demo):
         ("orbital", "cust-orbital"),
         ("research", "research-eval"),
         ("research", "research-llm"),
+        ("research", "research-vc"),  # the vcluster's synced pods (demo/newest.py)
     }
     verdicts = {
         d.subject_name: d.evidence["verdict"] for d in run_checks(demo["neo-west"], ["K8S-007"])

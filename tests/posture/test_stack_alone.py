@@ -129,7 +129,9 @@ def test_a_plugin_image_beside_a_privileged_gpu_job_does_not_make_the_platform(k
     assert "research-sandbox" not in inputs.snapshot.platform_namespaces
     (ten,) = run("TEN-001", inputs)
     assert (ten.subject_name, severity(ten)) == ("research-sandbox", "high")
-    (pod001,) = [d for d in run("POD-001", inputs) if d.tenants == ("unclassified",)]
+    # The unclassified party's own (alpha and beta beside it are affected too: neighbours).
+    (pod001,) = [d for d in run("POD-001", inputs) if d.evidence["tenant"] == "unclassified"]
+    assert set(pod001.tenants) == {"alpha", "beta", "unclassified"}
     assert severity(pod001) == "critical"
     shared = {d.tenants: severity(d) for d in run("SHARE-001", inputs)}
     assert shared[("beta", "unclassified")] == "critical"
