@@ -82,7 +82,7 @@ def env_configmaps(pods: Iterable[Pod], configmaps: Iterable[RawData]) -> list[E
     found = []
     for raw in configmaps:
         where = (raw.namespace, raw.name)
-        if where not in sources and where not in wanted:
+        if where not in sources:  # every ConfigMap `wanted` names is a source too
             continue
         keys = wanted.get(where, set())
         data = mapping(raw.data)

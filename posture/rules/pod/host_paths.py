@@ -287,9 +287,10 @@ def mig_capability_access(inputs: PostureInputs) -> Iterator[FindingDraft]:
 
 
 def _mig_capability_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
-    nodes = nodes_by_name(inputs)
+    # Judged once per node, not per pod: a node's components are read whole.
+    driverless = {name for name, node in nodes_by_name(inputs).items() if _no_host_driver(node)}
     for pod, tenant in hardening_pods(inputs):
-        if _no_host_driver(nodes.get(pod.node_name or "")):
+        if pod.node_name in driverless:
             continue
         volumes, env = _mig_cap_volumes(inputs, pod), _mig_cap_env(inputs, pod)
         if not volumes and not env:
@@ -299,11 +300,9 @@ def _mig_capability_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
         yield workload_draft("POD-005", inputs, pod, tenant, evidence, title=title)
 
 
-def _no_host_driver(node: Node | None) -> bool:
+def _no_host_driver(node: Node) -> bool:
     """The node's host NVIDIA driver is known not to be installed (its components say
     not_installed: vfio-pci holds the GPUs of a vm-passthrough node, the driver runs in each
     guest), so no /dev/nvidia-caps exists on it. A pod on no node (a template) or on a node
     whose driver is installed or unknown is judged as before."""
-    if node is None:
-        return False
     return node_components(node)["driver"]["state"] == NOT_INSTALLED
