@@ -40,6 +40,7 @@ from typing import Any
 
 from tenants.advisory_records import HIDDEN_ADVISORY, hidden_advisory_record
 from tenants.cluster_scope import ClusterNamespaces
+from tenants.container_names import container_names, without_names, without_words
 
 HIDDEN_TENANT = "(another tenant)"
 HIDDEN_NAMESPACE = "(another tenant's namespace)"
@@ -48,8 +49,10 @@ HIDDEN_PRINCIPAL = "(another tenant's principal)"
 # Names in a record that says it is a hidden tenant's (its `tenant`, as a workload finding's
 # evidence: posture.rules.subjects.workload_draft) that no word of the scope matches: a
 # container image names the tenant's registry, project or model ("docker.io/betacorp/infer").
-# A neighbour reading the owner's finding (posture.rules.pod.neighbours) sees it is hidden.
-THEIR_RECORD_NAMES = frozenset({"image"})
+# A neighbour reading the owner's finding (posture.rules.pod.neighbours) sees it is hidden; so is
+# a container's name, which the tenant chose ("nsys-profile" says what it runs), also in the
+# record's title (their_containers).
+THEIR_RECORD_NAMES = frozenset({"image", "container"})
 # A word of text that may be a name: DNS labels and subdomains, emails, with the separators
 # that join a namespace to an object ("ns/name", "system:serviceaccount:ns:name") kept
 # inside the chain so the object's name is hidden together with its namespace.
@@ -328,6 +331,7 @@ class HiddenScope:
         """Hide, in place, what the `declared` fields of `row` name (a dict or a mapping
         view of an object, see inventory.presenter)."""
         hidden_namespace = False
+        containers = self.their_containers(row.get("evidence") if "evidence" in declared else None)
         for name, kind in declared.items():
             if kind is Field.NAMESPACE and row.get(name) in self.namespaces:
                 row[name], hidden_namespace = HIDDEN_NAMESPACE, True
@@ -345,10 +349,17 @@ class HiddenScope:
                 row[name] = (
                     [HIDDEN_OBJECT for _ in current] if hidden_namespace else self.value(current)
                 )
-            elif kind is Field.TEXT:
-                row[name] = self.text(current) if isinstance(current, str) else current
+            elif kind is Field.TEXT and isinstance(current, str):
+                row[name] = without_words(self.text(current), containers, HIDDEN_OBJECT)
             elif kind is Field.VALUE:
-                row[name] = self.value(current)
+                row[name] = without_names(self.value(current), containers, HIDDEN_OBJECT)
+
+    def their_containers(self, evidence: Any) -> frozenset[str]:
+        """The container names of a record that says it is a hidden tenant's (its evidence's
+        `tenant`): what its title and evidence name and no word of the scope matches."""
+        if not isinstance(evidence, Mapping) or evidence.get("tenant") not in self.tenants:
+            return frozenset()
+        return frozenset(container_names(evidence))
 
 
 # For readers who see every tenant the scope is None: these show them everything as stored.

@@ -17,7 +17,8 @@ from tests.posture.gpu_access_world import container, namespace, node, pod
 pytestmark = pytest.mark.django_db
 
 ALPHA_IMAGE = "registry.alpha-hpc.example/slurm/slurmd:24.05"
-ALPHA_NAMES = ("hpc-slurm", "slurmd-0", "Team Alpha", "alpha-hpc")
+# The container's name is alpha's choice too, and says what it runs.
+ALPHA_NAMES = ("hpc-slurm", "slurmd-0", "Team Alpha", "alpha-hpc", "slurmd-gpu-probe")
 BETA_NAMES = ("vision-lab", "vit-train-0", "Beta Corp")
 
 
@@ -56,7 +57,12 @@ def slurm_world(personas, tmp_path):
         pod(
             "hpc-slurm",
             "slurmd-0",
-            container(image=ALPHA_IMAGE, gpu=gpus, securityContext={"privileged": True}),
+            container(
+                "slurmd-gpu-probe",
+                image=ALPHA_IMAGE,
+                gpu=gpus,
+                securityContext={"privileged": True},
+            ),
             node_name="gpu-8",
         ),
         pod("vision-lab", "vit-train-0", container(gpu=gpus), node_name="gpu-8"),
@@ -123,6 +129,8 @@ def test_the_neighbours_viewer_sees_it_with_the_owners_names_hidden(slurm_world,
     # The owner's image names its registry: hidden in a record of another tenant's.
     (entry,) = detail["evidence"]["containers"]
     assert entry["image"] == "(another tenant's object)" and entry["field"].endswith("privileged")
+    assert entry["container"] == "(another tenant's object)"
+    assert detail["title"].startswith("Container (another tenant's object) of Pod")
     assert detail["evidence"]["neighbours"] == {"beta": {"nodes": ["gpu-8"], "node_count": 1}}
     assert f"/findings/{finding.pk}/" in answers["/tenants/beta/"]
 

@@ -332,8 +332,8 @@ def test_a_scan_for_names_looks_only_for_those_a_text_may_hold():
 
 def test_a_record_of_a_hidden_tenants_hides_its_images_as_well():
     """A workload finding's evidence says whose it is (`tenant`): read by a neighbour
-    (posture.rules.pod.neighbours), its images, which no word of the scope matches, are hidden;
-    the viewer's own records keep theirs."""
+    (posture.rules.pod.neighbours), its images and container names, which no word of the scope
+    matches, are hidden; the viewer's own records keep theirs."""
     theirs = {
         "tenant": "beta",
         "containers": [{"container": "main", "image": "docker.io/betacorp/infer:2.3"}],
@@ -341,7 +341,7 @@ def test_a_record_of_a_hidden_tenants_hides_its_images_as_well():
     }
     shown = SCOPE.value(theirs)
     assert shown["tenant"] == HIDDEN_TENANT
-    assert shown["containers"] == [{"container": "main", "image": HIDDEN_OBJECT}]
+    assert shown["containers"] == [{"container": HIDDEN_OBJECT, "image": HIDDEN_OBJECT}]
     assert shown["neighbours"] == theirs["neighbours"]
     own = {"tenant": "alpha", "containers": [{"image": "docker.io/alpha/x:1"}], "peer": "beta"}
     assert SCOPE.value(own)["containers"] == own["containers"]
