@@ -12,6 +12,7 @@ watch re-sync also leaves the last good inventory.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -47,6 +48,7 @@ from inventory.sync_delta_guards import (
     refuse_istio,
     refuse_node_wide,
 )
+from inventory.sync_delta_runtime import refuse_runtime_classes, with_stored_handlers
 from inventory.sync_delta_stored import labelled_for_tenants, stored_dra, stored_node_inputs
 from inventory.sync_rows import (
     OBJECT_KINDS,
@@ -92,8 +94,11 @@ def _apply(
     cluster = run.cluster
     inputs = platform_inputs(cluster)
     refuse_istio(delta)
+    refuse_runtime_classes(delta)
     changed, deleted = _normalised(delta.changed, inputs), _normalised(delta.deleted, inputs)
     old_pods = _stored_pods(cluster, [*changed.pods, *deleted.pods])
+    # Read alone, a changed pod has no RuntimeClass to take its handler from: the stored one.
+    changed = replace(changed, pods=with_stored_handlers(cluster, delta, changed.pods, old_pods))
     refuse_env_sources(cluster, delta, changed, old_pods)
     touched = _nodes_to_rederive(delta, changed.pods, deleted.pods, old_pods)
     # The nodes whose DRA sharing or plugin claims and slices that changed may move (read
@@ -269,7 +274,8 @@ def _rederive_nodes(
     gone = {str(o["metadata"]["name"]) for o in delta.deleted if o.get("kind") == "Node"}
     pods_on = _pods_on_nodes(cluster, names, changed, deleted)
     workloads, configs, unreadable, policies, mig_parted = stored_node_inputs(cluster)
-    # A live cluster: its pods were listed (and are stored), so absence means absence.
+    # A live cluster: its pods and DaemonSets were listed (and are stored), so absence means
+    # absence.
     stack = stack_facts(workloads, [p.name for p in policies], (), pods_read=True)
     configs.sort(key=lambda c: (c.namespace, c.configmap, c.key))
     # The platform's namespaces as the stored inventory shows them (read after this delta's

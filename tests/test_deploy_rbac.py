@@ -20,6 +20,7 @@ PLURALS = {
     "Service": ("", "services"),
     "PersistentVolume": ("", "persistentvolumes"),
     "ServiceAccount": ("", "serviceaccounts"),
+    "RuntimeClass": ("node.k8s.io", "runtimeclasses"),
     "DaemonSet": ("apps", "daemonsets"),
     "Deployment": ("apps", "deployments"),
     "ReplicaSet": ("apps", "replicasets"),

@@ -244,6 +244,7 @@ def test_discovery_and_version(client):
         "kyverno.io",
         "networking.istio.io",
         "networking.k8s.io",
+        "node.k8s.io",
         "nvidia.com",
         "ray.io",
         "rbac.authorization.k8s.io",

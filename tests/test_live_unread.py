@@ -39,6 +39,7 @@ def _sync(api: FakeKubeAPI, tmp_path, cluster):
 REFUSED = [
     ("PersistentVolume", "PersistentVolume", "PersistentVolume could not be listed"),
     ("ServiceAccount", "ServiceAccount", "ServiceAccount could not be listed"),
+    ("RuntimeClass", "RuntimeClass", "RuntimeClass could not be listed"),
     ("ResourceClaim", "ResourceClaim", "ResourceClaim (resource.k8s.io) could not be listed"),
     ("CiliumNetworkPolicy", "cilium.io/CiliumNetworkPolicy", "CiliumNetworkPolicy could not"),
     ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicy", "K8S-009 judges admission"),

@@ -32,6 +32,9 @@ KINDS: tuple[tuple[str, str, str], ...] = (
     ("PersistentVolume", "CoreV1Api", "list_persistent_volume"),
     # The cloud identity each is federated to, from its annotations (POD-010).
     ("ServiceAccount", "CoreV1Api", "list_service_account_for_all_namespaces"),
+    # The handler of each class a pod names: a Kata VM runtime, or NVIDIA's runtime that
+    # reaches a node's GPUs with no device plugin (inventory/sources/nvidia_runtime.py).
+    ("RuntimeClass", "NodeV1Api", "list_runtime_class"),
 )
 
 
@@ -105,6 +108,9 @@ REFUSABLE_KINDS: dict[str, str] = {
     "ServiceAccount": "cloud identities federated through ServiceAccount annotations (GKE "
     "Workload Identity; IRSA or Azure Workload Identity where pods carry no env) are not seen "
     "(POD-010); grant get/list/watch on serviceaccounts (deploy/rbac.yaml)",
+    "RuntimeClass": "a pod's RuntimeClass is judged by its name, not its handler (a Kata VM "
+    "runtime, or NVIDIA's runtime that shows a node's GPUs: POD-011, STACK-004); grant "
+    "get/list/watch on runtimeclasses.node.k8s.io (deploy/rbac.yaml)",
     **{
         f"{group}/{kind}": f"what its {kind} objects allow or route is not seen (K8S-006, "
         f"K8S-007); grant get/list/watch on {plural(kind)}.{group} (deploy/rbac.yaml)"

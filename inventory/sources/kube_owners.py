@@ -37,6 +37,7 @@ _API_GROUPS = {
     "BatchV1Api": "batch",
     "RbacAuthorizationV1Api": "rbac.authorization.k8s.io",
     "NetworkingV1Api": "networking.k8s.io",
+    "NodeV1Api": "node.k8s.io",
 }
 # (group, kind) of what the lists before this read: their owners are in hand already.
 LISTED: frozenset[tuple[str, str]] = frozenset(
