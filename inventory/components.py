@@ -2,7 +2,9 @@
 
 Each component is `installed` (its version is known), `unknown` (it is deployed, or must be
 there, but its version cannot be read) or `not_installed` (the snapshot shows it is not deployed
-for the node: no pod of it there, and no DaemonSet of it that schedules there). A component that
+for the node: no pod of it there, and no DaemonSet of it that schedules there; where the
+snapshot holds no DaemonSets, no pod of it there, and its reason says that whether a DaemonSet
+would run one is not known). A component that
 is not installed is left out of the patch judgement: a node without a DCGM exporter is not
 "unknown" because a DCGM-Exporter bulletin was imported.
 
@@ -95,6 +97,9 @@ class StackFacts:
     # component -> a DaemonSet that runs it (its pods name it as owner) whose spec is not in the
     # snapshot: where it schedules is not known, so a node without its pod stays unknown.
     unplaced: dict[str, str] = field(default_factory=dict)
+    # False: the read holds no DaemonSet (a snapshot file that did not export them), so a node
+    # without a component's pod is said not to run it, never that no DaemonSet would.
+    daemonsets_read: bool = True
 
 
 def stack_facts(
@@ -104,6 +109,7 @@ def stack_facts(
     *,
     pods_read: bool | None = None,
     tenant_claimed: Collection[str] = (),
+    daemonsets_read: bool = True,
 ) -> StackFacts:
     """`policies`: names of the GPU Operator ClusterPolicies; `pods_read` defaults to whether
     `pods` (the cluster's) holds any; `tenant_claimed`: the namespaces tenants claim, whose
@@ -123,6 +129,7 @@ def stack_facts(
         operator=_operator_seen(workloads, sorted(policies), pods),
         operator_pod=operator_pod_version(workloads, pods, tenant_claimed),
         unplaced=_unplaced(daemonsets, pods),
+        daemonsets_read=daemonsets_read,
     )
 
 
@@ -204,7 +211,7 @@ def presence(
                 " advertises; no pod of it is in the snapshot"
             )
         elif not misses or all(fit is False for _, fit, _ in misses):
-            not_installed[component] = _absent(misses)
+            not_installed[component] = _absent(misses, facts.daemonsets_read)
     if facts.operator:
         # Seen in the cluster, it is the node's only where it manages the node (operator_nodes).
         absent = (
@@ -297,7 +304,14 @@ def _daemonsets(
     return fits, misses
 
 
-def _absent(misses: list[tuple[str, bool | None, str]]) -> str:
+def _absent(misses: list[tuple[str, bool | None, str]], daemonsets_read: bool = True) -> str:
+    if not misses and not daemonsets_read:
+        # No pod of it runs here (pods were read); a DaemonSet with no pod on the node yet
+        # (Pending, just created) would be "deployed", but none could be seen.
+        return (
+            "no pod of it on the node; the snapshot holds no DaemonSets, so whether one would "
+            "run here is not known"
+        )
     if not misses:
         return "no pod of it on the node and no DaemonSet of it in the cluster"
     reasons = "; ".join(f"DaemonSet {name}: {why}" for name, _, why in misses)

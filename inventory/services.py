@@ -167,7 +167,8 @@ def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token
             raise SyncError(str(exc), retryable=exc.retryable) from exc
     try:
         objects = source.read(progress)
-        snapshot = normalise(objects, **platform_inputs())
+        listed = [k for k in getattr(source, "listed", ()) or () if isinstance(k, str)]
+        snapshot = normalise(objects, **platform_inputs(), listed=listed)
         # What the source could not see (DRA it may not list) is said on the run.
         seen_warnings = tuple(getattr(source, "warnings", ()) or ())
         if seen_warnings:

@@ -226,6 +226,7 @@ def normalise(
     *,
     configured_platform: Collection[str] = (),
     tenant_namespaces: Collection[str] = (),
+    listed: Collection[str] = (),
 ) -> ClusterSnapshot:
     """Normalise the items of a `kubectl get ... -A -o json` List (already flattened).
 
@@ -234,16 +235,17 @@ def normalise(
     which ConfigMaps may be GPU configuration (tenants.mapping.platform_namespaces).
     Raises SnapshotError for an item that is not a Kubernetes object; an object whose content
     cannot be read is skipped with a warning. The result does not depend on the order of the
-    objects.
+    objects. `listed`: the kinds a live list read to the end, of which none is an answer.
     """
     with gc_paused():  # tens of thousands of dataclasses, no cycles among them
-        return _normalise(objects, configured_platform, tenant_namespaces)
+        return _normalise(objects, configured_platform, tenant_namespaces, listed)
 
 
 def _normalise(
     objects: Iterable[dict[str, Any]],
     configured_platform: Collection[str],
     tenant_namespaces: Collection[str],
+    listed: Collection[str] = (),
 ) -> ClusterSnapshot:
     collected = _Collected()
     counts: Counter[str] = Counter()
@@ -292,10 +294,14 @@ def _normalise(
         nodes=gpu_nodes(collected.raw_nodes),
     )
     collected.warnings.extend(configs.warnings)
-    return _snapshot(collected, configs, counts)
+    # A snapshot file holding no DaemonSet may not have exported them (inventory.kinds_read).
+    daemonsets_read = bool(counts["DaemonSet"]) or "DaemonSet" in listed
+    return _snapshot(collected, configs, counts, daemonsets_read)
 
 
-def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) -> ClusterSnapshot:
+def _snapshot(
+    collected: _Collected, configs: GpuConfigs, counts: Counter[str], daemonsets_read: bool
+) -> ClusterSnapshot:
     sharing_configs = sorted(
         configs.sharing_configs, key=lambda c: (c.namespace, c.configmap, c.key)
     )
@@ -325,6 +331,7 @@ def _snapshot(collected: _Collected, configs: GpuConfigs, counts: Counter[str]) 
         ),
         tenant_claimed=configs.claimed,
         mig_parted=configs.configmaps,
+        daemonsets_read=daemonsets_read,
     )
     collected.warnings.extend(warnings)
     aws_auth = aws_auth_configmaps(collected.raw_configmaps)

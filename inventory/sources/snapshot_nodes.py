@@ -122,16 +122,22 @@ def snapshot_nodes(
     *,
     tenant_claimed: Collection[str],
     mig_parted: Iterable[ConfigMap] = (),
+    daemonsets_read: bool = True,
 ) -> tuple[list[Node], list[str]]:
     """The nodes read from `raw_nodes`, and the warnings of reading them; `dra`: the
     cluster's DRA objects, where it has any; `tenant_claimed`: the namespaces tenants claim;
-    `mig_parted`: the mig-parted ConfigMaps kept."""
+    `mig_parted`: the mig-parted ConfigMaps kept; `daemonsets_read`: whether the read holds
+    the cluster's DaemonSets (inventory.components.StackFacts)."""
     by_node: dict[str, list[Pod]] = {}
     for pod in pods:
         if pod.node_name:
             by_node.setdefault(pod.node_name, []).append(pod)
     stack = stack_facts(
-        workloads, [p.name for p in operator_policies], pods, tenant_claimed=tenant_claimed
+        workloads,
+        [p.name for p in operator_policies],
+        pods,
+        tenant_claimed=tenant_claimed,
+        daemonsets_read=daemonsets_read,
     )
     reader = node_reader(
         workloads,
