@@ -2,12 +2,14 @@
 
 Judged by the value's shape first (a vendor's token format, a service-account JSON, a private
 key, an Azure connection string), then by the name: the variables the cloud and ML-platform SDKs
-read a secret from count with any real value; a generic `*_API_KEY`, `*_TOKEN` or `*_SECRET`
-counts only with a random-looking value. Placeholders ("changeme", "${VAR}", "$(VAR)", "<your
-key>", "xxxx", "...") never count. A vendor's documented example key (AWS's `...EXAMPLE` key id
-and `...EXAMPLEKEY` secret) is judged like any value and the match says it is the example: a
-literal secret in a pod's env is the practice POD-008 reports, whatever its value. The value
-never leaves this module: a match says which rule fired and, at most, the vendor's public prefix.
+read a secret from count with any real value long enough to be the key the vendor issues (one
+whose secret a person chooses, a `*_PASSWORD` or AWS_SECRET_ACCESS_KEY, with any real value);
+a generic `*_API_KEY`, `*_TOKEN` or `*_SECRET` counts only with a random-looking value.
+Placeholders ("changeme", "${VAR}", "$(VAR)", "<your key>", "xxxx", "...") never count. A
+vendor's documented example key (AWS's `...EXAMPLE` key id and `...EXAMPLEKEY` secret) is judged
+like any value and the match says it is the example: a literal secret in a pod's env is the
+practice POD-008 reports, whatever its value. The value never leaves this module: a match says
+which rule fired and, at most, the vendor's public prefix.
 """
 
 from __future__ import annotations
@@ -92,7 +94,8 @@ VALUE_SHAPES = tuple(
         ("google_api_key", "Google API key", _NOT_AFTER + r"(?P<prefix>AIza)[0-9A-Za-z_-]{35}"),
     )
 )
-# The variables the SDKs read a long-lived secret from: any real value counts. Upper case.
+# The variables the SDKs read a long-lived secret from: any real value that may be one counts
+# (name_rule_holds). Upper case.
 # GOOGLE_APPLICATION_CREDENTIALS is a file path: only a literal JSON in it counts (by shape).
 CREDENTIAL_ENV_NAMES = frozenset(
     [
@@ -137,6 +140,21 @@ CREDENTIAL_ENV_NAMES = frozenset(
     ]
 )
 AZURE_KEY_NAME = re.compile(r"AZURE_[A-Z0-9_]*KEY")  # AZURE_STORAGE_KEY, AZURE_OPENAI_API_KEY
+# A value under one of those names counts only if it could be the credential the vendor issues,
+# and none of them issues one this short. The shortest documented formats: a GitLab token
+# `glpat-` + 20 (26), an Alibaba Cloud AccessKey secret (30), a Kaggle key, a Mistral key or an
+# Azure OpenAI / AI services key (32 hex), a Databricks token `dapi` + 32 (36), a Hugging Face
+# token `hf_` + 34 (37), a Google / Gemini API key `AIza` + 35 (39), an AWS secret access key,
+# a W&B key, a GitHub token, a Cohere key, a Replicate token `r8_` + 37 (40), an Azure
+# client secret (~40), an OpenAI, Anthropic, Groq, NGC or DigitalOcean key (50 to 100+), an
+# AWS session token, a SAS token, a storage key (88) or a PEM (hundreds). 16 leaves room for a
+# format shorter than any of these, and is where looks_random starts: below it a value reads
+# as a word, a branch or a mode (`HF_TOKEN=main`, `WANDB_API_KEY=offline`), never a key.
+ISSUED_MIN_LENGTH = 16
+# Names whose secret a person sets, not a vendor: any `*_PASSWORD`, and AWS_SECRET_ACCESS_KEY,
+# which S3-compatible stores take too with the secret their operator chose (MinIO's needs 8
+# characters; Kubeflow Pipelines ships `minio123`). Any real value of them counts.
+USER_CHOSEN_NAMES = frozenset({"AWS_SECRET_ACCESS_KEY"})
 GENERIC_SUFFIXES = ("API_KEY", "APIKEY", "TOKEN", "SECRET", "SECRET_KEY", "PRIVATE_KEY")
 WANDB_KEY = re.compile(r"[0-9a-f]{40}")
 # The example keys a vendor's documentation prints (AWS: a 20-character key id ending in
@@ -314,6 +332,17 @@ def _shape_match(value: str) -> CredentialMatch | None:
     return None
 
 
+def name_rule_holds(name: str, length: int | None) -> bool:
+    """Whether a real value of `length` characters under a credential variable `name` may be
+    that credential: a secret a person chose (`*_PASSWORD`, USER_CHOSEN_NAMES) may be of any
+    length; a key a vendor issues is at least ISSUED_MIN_LENGTH long. An unknown length may
+    be either."""
+    key = name.strip().upper()
+    if length is None or key.endswith("PASSWORD") or key in USER_CHOSEN_NAMES:
+        return True
+    return length >= ISSUED_MIN_LENGTH
+
+
 def _rule_match(name: str, facts: ValueFacts) -> CredentialMatch | None:
     if facts.shape:
         return CredentialMatch(facts.shape, facts.what, facts.hint)
@@ -322,9 +351,10 @@ def _rule_match(name: str, facts: ValueFacts) -> CredentialMatch | None:
         return CredentialMatch("value:wandb_api_key", "Weights & Biases API key")
     if facts.path:
         return None  # a path to a mounted secret, not the secret
-    if key in CREDENTIAL_ENV_NAMES:
+    could_be = name_rule_holds(key, facts.length)
+    if key in CREDENTIAL_ENV_NAMES and could_be:
         return CredentialMatch(f"name:{key}", "a variable SDKs read a secret from")
-    if AZURE_KEY_NAME.fullmatch(key):
+    if AZURE_KEY_NAME.fullmatch(key) and could_be:
         return CredentialMatch("name:AZURE_*_KEY", "Azure key")
     suffix = next((s for s in GENERIC_SUFFIXES if key == s or key.endswith("_" + s)), None)
     if suffix and facts.random:

@@ -241,8 +241,9 @@ class PodSerializer(serializers.ModelSerializer):
             "gpu_resources": {
                 "help_text": "resource -> count of every accelerator the pod holds through a "
                 "device plugin, any vendor's (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915, "
-                "habana.ai/gaudi, ...), as the scheduler counts them; {} for none, and for a pod "
-                "bound to no node (it requests, it holds nothing yet)."
+                "habana.ai/gaudi, ...), as the scheduler counts them; {} for none, for a pod "
+                "bound to no node (it requests, it holds nothing yet), and for a finished pod "
+                "(Succeeded, Failed: the kubelet released its devices)."
             }
         }
 

@@ -200,6 +200,15 @@ def nodes_write(
     return Changes(len(to_create), len(to_update), deleted)
 
 
+def stored_holding(pod: snap.Pod) -> dict[str, int]:
+    """What the pod holds, as its row's `gpu_resources` (docs/api.md): any vendor's
+    accelerators. A pod bound to no node was allocated nothing by a kubelet's device manager
+    (it asks, it does not hold), and a finished one (Succeeded, Failed: not is_active, as the
+    checks judge it) had its devices released by the kubelet when its containers ended, though
+    it stays bound to its node and its spec still asks."""
+    return pod.held_resources if pod.node_name and pod.is_active else {}
+
+
 def pod_rows_write(
     cluster: Cluster,
     pods: Iterable[snap.Pod],
@@ -228,9 +237,7 @@ def pod_rows_write(
             tenant_id,
             pod.phase,
             pod.service_account,
-            # Any vendor's (docs/api.md gpu_resources); a pod bound to no node was allocated
-            # nothing by a kubelet's device manager: it asks, it does not hold.
-            json.dumps(pod.held_resources if pod.node_name else {}),
+            json.dumps(stored_holding(pod)),
             canonical,
             digest,
             stamp,

@@ -5,23 +5,16 @@ pod changed. Cleared for pods with no node name in their stored spec."""
 
 from django.db import migrations
 
-BATCH = 500
+from inventory.migrations._hold_none import BATCH, rows_hold_none
 
 
 def unbound_hold_none(apps, schema_editor):
     Pod = apps.get_model("inventory", "Pod")
-    changed = []
     rows = Pod.objects.filter(node__isnull=True).only("id", "data", "gpu_resources")
-    for pod in rows.iterator(chunk_size=BATCH):
-        if not pod.gpu_resources or (pod.data or {}).get("node_name"):
-            continue  # holds none already, or bound to a node the inventory does not list
-        pod.gpu_resources = {}
-        changed.append(pod)
-        if len(changed) >= BATCH:
-            Pod.objects.bulk_update(changed, ["gpu_resources"])
-            changed = []
-    if changed:
-        Pod.objects.bulk_update(changed, ["gpu_resources"])
+    # A pod bound to a node the inventory does not list (a node name in its spec) may hold.
+    rows_hold_none(
+        Pod, rows.iterator(chunk_size=BATCH), lambda pod: not (pod.data or {}).get("node_name")
+    )
 
 
 class Migration(migrations.Migration):

@@ -208,8 +208,11 @@ SECRET = "tq3V9d/Lr8ZkP0xWm2YbN7cH4uJ+eA6sGf1RiT5o"
     [
         (env("AWS_SECRET_ACCESS_KEY", SECRET), True),
         (env("aws_secret_access_key", SECRET), True),
-        (env("HF_TOKEN", "hf_x"), True),
-        (env("OPENAI_API_KEY", "sk-x"), True),
+        (env("HF_TOKEN", SECRET), True),
+        (env("OPENAI_API_KEY", SECRET), True),
+        # Far shorter than any key those vendors issue: a word, no credential.
+        (env("HF_TOKEN", "hf_x"), False),
+        (env("OPENAI_API_KEY", "sk-x"), False),
         (env("AZURE_CLIENT_SECRET", "Fq88Q~r2kVw9LmT4bZ0cN7yH3jD6sXgP1uE5aKo"), True),
         (env("AWS_SECRET_ACCESS_KEY", None, "secretKeyRef:aws/secret"), False),
         (env("AWS_SECRET_ACCESS_KEY", ""), False),
@@ -245,7 +248,7 @@ def test_pod008_platform_namespace_excluded():
 
 
 def test_subject_labels_carry_pod_labels_so_exemptions_by_label_work():
-    c = _c(env=(env("HF_TOKEN", "hf_x"),))
+    c = _c(env=(env("HF_TOKEN", SECRET),))
     p = pod("team-a", containers=(c,), labels={"app": "loader"})
     world = inputs(pods=(p,), tenants=(TEAM,))
     (draft,) = run("POD-008", world)

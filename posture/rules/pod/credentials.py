@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from inventory.credential_shapes import CredentialMatch, credential_match
+from inventory.credential_shapes import CredentialMatch, credential_match, name_rule_holds
 from inventory.env_seal import SEALED_VALUE
 from inventory.snapshot import Container, EnvVar, Pod
 from posture.inputs import PostureInputs
@@ -73,6 +73,8 @@ def stored_match(var: EnvVar) -> CredentialMatch | None:
     if var.value == SEALED_VALUE:
         if var.credential_rule is None:
             return None
+        if var.credential_rule.startswith("name:") and not name_rule_holds(var.name, var.length):
+            return None  # sealed before a name rule asked for a key's length: judged again
         return CredentialMatch(
             var.credential_rule,
             var.credential_kind or "",
@@ -95,7 +97,11 @@ def stored_match(var: EnvVar) -> CredentialMatch | None:
         "found this way give access to training data, model weights and billing beyond the "
         "cluster (ATT&CK T1552.007, credentials in container API). A credential is known by "
         "the variable SDKs read it from (AWS_SECRET_ACCESS_KEY, AZURE_CLIENT_SECRET and "
-        "`AZURE_*_KEY`, HF_TOKEN, OPENAI_API_KEY, WANDB_API_KEY, ...), by the value's shape "
+        "`AZURE_*_KEY`, HF_TOKEN, OPENAI_API_KEY, WANDB_API_KEY, ...) holding a value long "
+        "enough to be the key the vendor issues (16 characters or more: every vendor's key is "
+        "longer, so `HF_TOKEN=main` or `WANDB_API_KEY=offline` is none; a secret a person "
+        "chooses, any `*_PASSWORD` or AWS_SECRET_ACCESS_KEY, which S3-compatible stores such "
+        "as MinIO take, counts at any length), by the value's shape "
         "(AKIA/ASIA key ids, `hf_`, `sk-`, `sk-ant-`, `ghp_`, `nvapi-`, Slack tokens, a GCP "
         "service-account JSON, a private key, `AccountKey=` in a connection string) whatever "
         "the name, or by a random-looking value in any `*_API_KEY`, `*_TOKEN` or `*_SECRET`; "
