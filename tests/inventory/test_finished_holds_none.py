@@ -77,6 +77,8 @@ def test_the_node_page_shows_no_holding_for_a_finished_pod(lab, personas):
     page = client.get(f"/nodes/{CLUSTER}/gpu-a/").content.decode()
     assert "nvidia.com/gpu: 1" in page
     assert "nvidia.com/gpu: 2" not in page and "amd.com/gpu: 1" not in page
+    # The empty cell says why: the two finished pods, not the running or pending ones.
+    assert page.count("none (finished)") == 2
 
 
 def test_a_pod_that_finishes_between_syncs_releases_at_the_next(db, tmp_path, personas):
