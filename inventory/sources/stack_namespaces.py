@@ -23,7 +23,11 @@ from inventory.sources.stack_operators import (
     operator_deployment_namespaces,
     repository_name,
 )
-from inventory.sources.vendor_stacks import vendor_plugin_daemonsets, vendor_stack_namespaces
+from inventory.sources.vendor_stacks import (
+    handing_role,
+    vendor_plugin_daemonsets,
+    vendor_stack_namespaces,
+)
 
 # The GPU-stack components the operator deploys as DaemonSets in its own namespace.
 OPERAND_COMPONENTS = frozenset(
@@ -188,8 +192,10 @@ def refused_warnings(
     claimed: Collection[str],
 ) -> list[str]:
     """Say which namespaces the GPU stack's images did not make the platform's, and why: those
-    that hold more than the stack (find_stack_namespaces), and those where only a Deployment
-    runs the device plugin (never the stack's: its charts run it as a DaemonSet). They are
+    that hold more than the stack (find_stack_namespaces), those where only a Deployment
+    runs the device plugin (never the stack's: its charts run it as a DaemonSet), and those of
+    a device-plugin or DRA-driver DaemonSet (NVIDIA's or another vendor's) that no
+    ClusterRoleBinding read vouches for. They are
     judged as unclassified now, which their owner should hear about; one the platform's by
     other means, or a tenant's (`claimed`), needs no word."""
     found = [
@@ -213,13 +219,30 @@ def refused_warnings(
         and w.namespace not in claimed
         and any(component_of(i) == "device_plugin" for i in w.images.values())
     ]
+    # NVIDIA's DRA driver or device plugin DaemonSet whose namespace nothing placed (RBAC
+    # read, no ClusterRoleBinding names it, and it holds nothing else that `refused` says).
     found += [
-        f"DaemonSet {w.namespace}/{w.name} runs {_vendor(w)}'s device plugin, but "
+        f"DaemonSet {w.namespace}/{w.name} runs the NVIDIA {_nvidia_role(w)}, but no "
+        f"ClusterRoleBinding read names its namespace's service accounts: {UNCLASSIFIED_NOTE}"
+        for w in workloads
+        if w.kind == "DaemonSet"
+        and w.namespace not in platform
+        and w.namespace not in claimed
+        and w.namespace not in refused
+        and any(_hands_out_gpus(i) for i in w.images.values())
+    ]
+    found += [
+        f"DaemonSet {w.namespace}/{w.name} runs {_vendor(w)}'s {handing_role(w)}, but "
         f"no ClusterRoleBinding read names its namespace's service accounts: {UNCLASSIFIED_NOTE}"
         for w in vendor_plugin_daemonsets(workloads)
         if w.namespace not in platform and w.namespace not in claimed
     ]
     return found
+
+
+def _nvidia_role(workload: Workload) -> str:
+    components = {component_of(i) for i in workload.images.values()}
+    return "DRA driver" if "dra_driver" in components else "device plugin"
 
 
 def _vendor(workload: Workload) -> str:

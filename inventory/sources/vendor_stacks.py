@@ -16,6 +16,11 @@ nobody owns (its privileged plugin raising tenant findings for "unclassified"). 
 often run with no RBAC at all (Habana's, Intel's without the operator): where RBAC was read
 and nothing vouches for the namespace, it stays unclassified and the sync says how to make it
 the platform's (stack_namespaces.refused_warnings).
+
+AMD's DRA driver (`rocm/k8s-gpu-dra-driver`, ROCm/k8s-gpu-dra-driver; the AMD GPU Operator can
+deploy it in place of the device plugin) hands out the same GPUs through DRA: its kubelet plugin
+DaemonSet is privileged and its chart binds a ClusterRole to its service account (it publishes
+ResourceSlices). It is placed as the device plugin is, on the same evidence.
 """
 
 from __future__ import annotations
@@ -69,26 +74,40 @@ DOCKER_HUB = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
 
 
 def published(image: str) -> bool:
-    """A device-plugin image from its vendor's own repository, spelled as a registry would
-    resolve it (Docker Hub by any of its names)."""
+    """A device-plugin (or DRA driver) image from its vendor's own repository, spelled as a
+    registry would resolve it (Docker Hub by any of its names)."""
     repository = image_version(image)[0]
     for host in DOCKER_HUB:
         repository = repository.removeprefix(host)
     path = repository.split("/")
     start = 1 if repository.startswith("vault.habana.ai/") or "." in path[0] else 0
     valid = all(_COMPONENT.fullmatch(part) for part in path[start:])
-    return valid and vendor_role(image) == "device_plugin" and repository.startswith(PUBLISHED)
+    return valid and vendor_role(image) in HANDING_ROLES and repository.startswith(PUBLISHED)
+
+
+# The roles of the images that hand a node's devices to pods: a device plugin, or a DRA
+# driver's kubelet plugin (one per node, a DaemonSet, as the plugin).
+HANDING_ROLES = ("device_plugin", "dra_driver")
 
 
 def vendor_plugin_daemonsets(workloads: Iterable[Workload]) -> list[Workload]:
     """The DaemonSets running another vendor's device plugin (AMD's, Intel's GPU or Gaudi
-    plugin, Habana's)."""
+    plugin, Habana's) or DRA driver (AMD's)."""
     return [
         w
         for w in workloads
         if w.kind == "DaemonSet"
-        and any(vendor_role(image) == "device_plugin" for image in w.images.values())
+        and any(vendor_role(image) in HANDING_ROLES for image in w.images.values())
     ]
+
+
+def handing_role(workload: Workload) -> str:
+    """What another vendor's DaemonSet runs, as the sync names it: "DRA driver" where its
+    images run a DRA driver and no device plugin, else "device plugin"."""
+    roles = {vendor_role(image) for image in workload.images.values()}
+    if "dra_driver" in roles and "device_plugin" not in roles:
+        return "DRA driver"
+    return "device plugin"
 
 
 # Other vendors' stack images whose names are their own (the last segment of the repository).
@@ -99,6 +118,8 @@ OWN_NAMES = {
     "intel-gaudi-device-plugin": "device_plugin",
     # Habana's Gaudi plugin (vault.habana.ai/docker-k8s-device-plugin/docker-k8s-device-plugin).
     "docker-k8s-device-plugin": "device_plugin",
+    # AMD's DRA driver (docker.io/rocm/k8s-gpu-dra-driver), which publishes gpu.amd.com slices.
+    "k8s-gpu-dra-driver": "dra_driver",
 }
 
 

@@ -18,6 +18,7 @@ from inventory.sources.gpu_config import config_purpose
 from inventory.sources.stack_namespaces import operator_namespaces as gpu_operator_namespaces
 from posture.inputs import PostureInputs
 from posture.rules.k8s.rbac_targets import Target
+from posture.rules.k8s.vendor_config_targets import vendor_config_targets
 
 # The vGPU Device Manager's config decides which vGPU types, and so how many VMs, each GPU of a
 # vm-vgpu node is split into: sharing configuration as much as the device plugin's.
@@ -114,6 +115,8 @@ def k8s004_targets(inputs: PostureInputs) -> list[Target]:
     ]
     if not snapshot.gpu_operator_policies:
         targets += _operator_stand_ins(snapshot)
+    # AMD's DeviceConfig and Intel's GpuDevicePlugin: the same configuration, other vendors'.
+    targets += vendor_config_targets(snapshot)
     # The stand-in for sharing ConfigMaps not read is kept by what was read of them alone: a
     # ConfigMap a plugin is seen to mount never narrows it to that one.
     if not any(t.purpose in _CONTAINER_SHARING for t in configs):

@@ -21,6 +21,7 @@ from posture.rules.pod.container_findings import listed
 from posture.rules.pod.hardening import toolkit_privileged
 from posture.rules.pod.host_areas import canonical_host_path, dangerous_host_path
 from posture.rules.pod.neighbours import AFFECTS, reaching_neighbours
+from posture.rules.pod.nvidia_free import other_vendor_only
 from posture.rules.registry import TITLE_MAX, FindingDraft, check
 from posture.rules.subjects import workload_draft
 
@@ -270,7 +271,10 @@ def _mig_cap_env(inputs: PostureInputs, pod: Pod) -> list[dict[str, Any]]:
         "creates /dev/nvidia-caps: on a node whose host driver is known not to be installed "
         "(a vm-passthrough node, its GPUs bound to vfio-pci and the driver in each guest VM) "
         "there is none to reach, and a pod there is not reported (POD-001 and POD-003 still "
-        "judge what it mounts or is granted); where the host driver is unknown it is." + AFFECTS
+        "judge what it mounts or is granted); nor on a node whose accelerators are all "
+        "another vendor's (AMD, Intel, Gaudi by its capacity, allocatable or DRA slices) and "
+        "that nothing says holds an NVIDIA GPU (no nvidia.com resource, GPU label, NVIDIA "
+        "driver or runtime). Where the host driver or the node's GPUs are unknown it is." + AFFECTS
     ),
     remediation=(
         "Remove the environment variables NVIDIA_MIG_CONFIG_DEVICES and "
@@ -288,7 +292,11 @@ def mig_capability_access(inputs: PostureInputs) -> Iterator[FindingDraft]:
 
 def _mig_capability_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
     # Judged once per node, not per pod: a node's components are read whole.
-    driverless = {name for name, node in nodes_by_name(inputs).items() if _no_host_driver(node)}
+    driverless = {
+        name
+        for name, node in nodes_by_name(inputs).items()
+        if _no_host_driver(node) or other_vendor_only(node)
+    }
     for pod, tenant in hardening_pods(inputs):
         if pod.node_name in driverless:
             continue

@@ -19,9 +19,10 @@ from typing import Any
 from gpuposture.base.enums import SharingMode
 from inventory.pools import node_pool
 from posture.inputs import PostureInputs, SharingRequestInfo
-from posture.rules.common import gpu_holdings, pod_ref, sorted_nodes
+from posture.rules.common import GpuHolding, gpu_holdings, pod_ref, sorted_nodes
 from posture.rules.registry import FindingDraft, check
 from posture.rules.share.pool_words import NOTE, own_pool_labels, unnamed_pool_words
+from posture.rules.share.vendor_approvals import shared_vendor_holdings
 from posture.rules.subjects import mode_use_draft
 
 AMD_POOLS = "amd.com/"  # posture.rules.dra_holdings.held_pool of AMD's DRA devices
@@ -55,17 +56,30 @@ def mode_usage(inputs: PostureInputs) -> dict[tuple[str, str, str], ModeUse]:
                 continue
             if mode == SharingMode.MIG_CI and holding.pool.startswith(AMD_POOLS):
                 # An AMD compute partition held through DRA is judged as the device plugin's
-                # partitions are (vendor_holdings): by the co-tenancy checks, between tenants;
-                # one tenant's partitions share nothing with another, no approval is asked.
+                # partitions are (vendor_approvals): one tenant's partitions share nothing with
+                # another and need no approval; shared with another party, they do.
                 continue
-            use = usage.setdefault((holding.tenant.slug, mode, pool), ModeUse())
-            use.nodes.add(node.name)
-            use.pods.add(pod_ref(holding.pod))
-            if holding.through_env:
-                use.env_pods.add(pod_ref(holding.pod))
-                if holding.workload:
-                    use.env_workloads.add(holding.workload)
+            _add(usage, holding, mode, pool, node.name)
+        for holding in shared_vendor_holdings(inputs, node):
+            _add(usage, holding, holding.chosen_mode, pool, node.name)
     return dict(sorted(usage.items()))
+
+
+def _add(
+    usage: dict[tuple[str, str, str], ModeUse],
+    holding: GpuHolding,
+    mode: str,
+    pool: str,
+    node: str,
+) -> None:
+    assert holding.tenant is not None  # callers keep tenants' holdings only
+    use = usage.setdefault((holding.tenant.slug, mode, pool), ModeUse())
+    use.nodes.add(node)
+    use.pods.add(pod_ref(holding.pod))
+    if holding.through_env:
+        use.env_pods.add(pod_ref(holding.pod))
+        if holding.workload:
+            use.env_workloads.add(holding.workload)
 
 
 def _request_evidence(request: SharingRequestInfo) -> dict[str, Any]:
