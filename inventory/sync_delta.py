@@ -40,6 +40,7 @@ from inventory.sync import (
     sync_run_fail,
     with_host_facts,
 )
+from inventory.sync_delta_claims import refuse_node_path_volumes, with_stored_claim_paths
 from inventory.sync_delta_dra import dra_nodes
 from inventory.sync_delta_guards import (
     NeedsFullSync,
@@ -95,10 +96,13 @@ def _apply(
     inputs = platform_inputs(cluster)
     refuse_istio(delta)
     refuse_runtime_classes(delta)
+    refuse_node_path_volumes(delta)
     changed, deleted = _normalised(delta.changed, inputs), _normalised(delta.deleted, inputs)
     old_pods = _stored_pods(cluster, [*changed.pods, *deleted.pods])
     # Read alone, a changed pod has no RuntimeClass to take its handler from: the stored one.
     changed = replace(changed, pods=with_stored_handlers(cluster, delta, changed.pods, old_pods))
+    # Nor PersistentVolumes for its claims (and its controllers' templates'): the stored ones.
+    changed = with_stored_claim_paths(cluster, delta, changed, old_pods)
     refuse_env_sources(cluster, delta, changed, old_pods)
     touched = _nodes_to_rederive(delta, changed.pods, deleted.pods, old_pods)
     # The nodes whose DRA sharing or plugin claims and slices that changed may move (read

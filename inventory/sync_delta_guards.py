@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 from inventory import snapshot as snap
-from inventory.models import ClusterObject
+from inventory.models import ClusterObject, Pod
 from inventory.sources.base import WatchDelta
-from inventory.sources.env_configmaps import env_sources
+from inventory.sources.env_configmaps import container_sources, env_sources
 from inventory.sources.images import component_of
 from inventory.sources.istio_auth import is_istio_auth
 from inventory.sources.mesh_routes import mesh_route_kind
@@ -57,13 +57,21 @@ def refuse_env_sources(
             "namespace", "name"
         )
     )
+    seen = set()
     for obj in [*delta.changed, *delta.deleted]:
         if obj.get("kind") == "ConfigMap":
             metadata = obj.get("metadata") or {}
             key = (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
             if key in stored:
                 raise NeedsFullSync(f"ConfigMap {key[0]}/{key[1]} that pods take env from changed")
+            seen.add(key)
     known = stored | {(c.namespace, c.name) for c in changed.env_configmaps}
+    # One the last full list did not keep, yet a stored pod takes env from: created since (a
+    # pod waiting for it, or an optional reference), which a full list would keep.
+    unkept = seen - known
+    if taken := sorted(_stored_env_sources(cluster, unkept) & unkept):
+        namespace, name = taken[0]
+        raise NeedsFullSync(f"ConfigMap {namespace}/{name}, which a stored pod reads, changed")
     new = [p for p in changed.pods if not _same_references(p, old_pods)]
     missing = sorted(env_sources(new) - known)
     if missing:
@@ -72,6 +80,21 @@ def refuse_env_sources(
             f"a pod takes env from ConfigMap {namespace}/{name}, "
             "which the last full list did not keep"
         )
+
+
+def _stored_env_sources(cluster: Any, configmaps: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The ConfigMaps the stored pods of these ConfigMaps' namespaces take env from."""
+    if not configmaps:
+        return set()
+    rows = Pod.objects.filter(
+        cluster=cluster, namespace__in=sorted({ns for ns, _ in configmaps})
+    ).values_list("namespace", "data__containers")
+    found = set()
+    for namespace, containers in rows.iterator(chunk_size=2000):
+        for data in containers if isinstance(containers, list) else ():
+            container = snap.from_dict(snap.Container, data)
+            found |= {(namespace, name) for name in container_sources(container)}
+    return found
 
 
 def _same_references(pod: snap.Pod, old_pods: dict[tuple[str, str], tuple]) -> bool:

@@ -135,3 +135,21 @@ def test_a_watch_seeing_a_pod_newly_read_a_configmap_lists_everything(tmp_path, 
     finding = Finding.objects.get(cluster=cluster, check_id="POD-008", status="open")
     (entry,) = finding.evidence["containers"]
     assert [v["name"] for v in entry["variables"]] == ["HF_TOKEN"]
+
+
+def test_a_watch_seeing_a_configmap_a_stored_pod_waited_for_lists_everything(tmp_path, small_world):
+    """The pod was listed before its ConfigMap existed (kept by no full list), and the watch
+    sees the ConfigMap alone: a full list would keep it, so the watch lists everything."""
+    config = _configmap("llama-config", {"HF_TOKEN": HF})
+    with FakeKubeAPI(_world(_decode_worker())) as api:
+        cluster = cluster_get_or_create(name="live")
+        assert cluster_sync(cluster=cluster, source=source(api, tmp_path)).mode == "full"
+        assert not ClusterObject.objects.filter(cluster=cluster, kind="env_configmap")
+        api.replace_objects(_world(_decode_worker(), config))
+        run = cluster_sync(cluster=cluster, source=source(api, tmp_path))
+    assert (run.status, run.mode) == ("succeeded", "full")
+    assert any("team-alpha/llama-config, which a stored pod reads" in w for w in run.warnings)
+    posture_evaluate()
+    finding = Finding.objects.get(cluster=cluster, check_id="POD-008", status="open")
+    (entry,) = finding.evidence["containers"]
+    assert [v["name"] for v in entry["variables"]] == ["HF_TOKEN"]

@@ -32,7 +32,7 @@ def claim_node_paths(
     found: dict[tuple[str, str], NodePathVolume] = {}
     for pv in persistent_volumes:
         spec = mapping(pv.get("spec"))
-        path = text(dig(spec, "hostPath").get("path")) or text(dig(spec, "local").get("path"))
+        path = node_path(pv)
         claim = mapping(spec.get("claimRef"))
         namespace, claim_name = text(claim.get("namespace")), text(claim.get("name"))
         if not path or not namespace or not claim_name:
@@ -41,6 +41,12 @@ def claim_node_paths(
             continue
         found[(namespace, claim_name)] = NodePathVolume(name_of(pv), path)
     return found
+
+
+def node_path(pv: dict[str, Any]) -> str | None:
+    """The node path of a PV of type hostPath or local, bound or not (None for other types)."""
+    spec = mapping(pv.get("spec"))
+    return text(dig(spec, "hostPath").get("path")) or text(dig(spec, "local").get("path"))
 
 
 def with_claim_paths(pod: Pod, claims: Mapping[tuple[str, str], NodePathVolume]) -> Pod:
