@@ -25,10 +25,20 @@ CONTAINERS = (
 )
 
 
+# The Network Operator's NICs under NVIDIA's prefix (nvidia.com/mlnx_sriov_rdma, nvidia.com/
+# hostdev, ...: inventory.snapshot.pods._NIC_WORDS): no GPU. A pod holding only one is no GPU
+# pod (class-pool-placement) and allocates no GPU (no-visible-devices-without-gpu).
+_NIC_RESOURCE = (
+    "^nvidia[.]com/.*(rdma|sriov|hostdev|netdevice|mlnx|infiniband|(_|/)ib(_|$)|(_|/)vf(_|$))"
+)
+
+
 def _gpu_map(field: str) -> str:
+    """Container `c` names an nvidia.com/ resource other than a NIC in `field`."""
     return (
         f"(has(c.resources) && has(c.resources.{field})"
-        f" && c.resources.{field}.exists(k, k.startsWith('nvidia.com/')))"
+        f" && c.resources.{field}.exists(k, k.startsWith('nvidia.com/')"
+        f" && !k.matches('{_NIC_RESOURCE}')))"
     )
 
 
@@ -67,7 +77,8 @@ def _sets_visible_devices(c: str) -> str:
     )
 
 
-# A pod that holds a GPU resource or a GPU fraction (inventory.snapshot.Pod.uses_gpu), or
+# A pod that holds a GPU resource (an nvidia.com/ one other than a NIC) or a GPU fraction
+# (inventory.snapshot.Pod.uses_gpu), or
 # reaches the node's GPUs through NVIDIA_VISIBLE_DEVICES (DESIGN §2: every way counts, as
 # posture.rules.dra_holdings.uses_gpu; admission cannot tell whether the node will honour it,
 # so it counts: POD-009's placement holds where a POD-011 exemption lets such a pod in).
@@ -116,12 +127,9 @@ _SHARING = (
 )
 
 # A limit that allocates a GPU (posture.rules.pod.visible_devices.allocated_gpus): not one of
-# the Network Operator's NICs under the same prefix (inventory.snapshot.pods._NIC_WORDS), not
-# a quantity of zero. Without one the variable is the container's only way to GPUs, and
-# POD-011 fires on whatever GPU node the pod lands.
-_NIC_RESOURCE = (
-    "^nvidia[.]com/.*(rdma|sriov|hostdev|netdevice|mlnx|infiniband|(_|/)ib(_|$)|(_|/)vf(_|$))"
-)
+# the Network Operator's NICs under the same prefix (_NIC_RESOURCE), not a quantity of zero.
+# Without one the variable is the container's only way to GPUs, and POD-011 fires on whatever
+# GPU node the pod lands.
 _ZERO = "^[+]?0*([.]0*)?[a-zA-Z]*$"
 _GPU_LIMIT = (
     "(has(c.resources) && has(c.resources.limits) && c.resources.limits.exists(k,"

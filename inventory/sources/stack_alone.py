@@ -34,6 +34,7 @@ from inventory.sources.stack_operators import (
     NETWORK_OPERANDS,
     NETWORK_OPERATOR_IMAGE,
     deployment_named,
+    is_network_operand,
     kubevirt_component,
     repository_name,
 )
@@ -97,7 +98,7 @@ def is_stack_image(image: str, kind: str) -> bool:
     name = repository_name(image)
     if name is None:
         return False
-    if component_of(image) or name in STACK_IMAGES:
+    if component_of(image) or name in STACK_IMAGES or is_network_operand(image):
         return True
     if other_vendor(image) and (vendor_role(image) or name in OTHER_VENDOR_OPERANDS):
         return True

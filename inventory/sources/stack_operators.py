@@ -108,12 +108,15 @@ def repository_name(image: str) -> str | None:
 # --- The NVIDIA Network Operator --------------------------------------------------------------
 
 # The NVIDIA Network Operator (RDMA/InfiniBand for GPUDirect): its operator image, and the
-# operand DaemonSets it creates in its own namespace from the NicClusterPolicy (the MOFED/DOCA
-# driver, the RDMA shared and SR-IOV device plugins, Multus and the CNI plugins, IPAM, IB
-# Kubernetes, NIC Feature Discovery), by the last segment of their image repository. It is the
-# GPU nodes' host stack as the GPU Operator is (its driver container is privileged by design),
-# so its namespace as found is the platform's. The NicClusterPolicy itself is cluster-scoped and
-# names no namespace, and the snapshot does not carry it: its operands place the operator.
+# operands it runs in its own namespace, by the last segment of their image repository. It is
+# the GPU nodes' host stack as the GPU Operator is (its driver container is privileged by
+# design), so its namespace as found is the platform's. The NicClusterPolicy itself is
+# cluster-scoped and names no namespace: its operands place the operator. Where the snapshot
+# read no RBAC, the namespace is the platform's only if it holds nothing else
+# (stack_alone.STACK_IMAGES), so an operand missing here made the whole stack a tenant's
+# (POD-001 critical on the DOCA driver, affecting every tenant on the node): the list follows
+# the chart and the NicClusterPolicy spec (Mellanox/network-operator, values.yaml and
+# api/v1alpha1), in every image name NVIDIA has published them under.
 NETWORK_OPERATOR_IMAGE = "network-operator"
 NETWORK_OPERATOR_PUBLISHERS = (
     "nvcr.io/nvidia/",
@@ -123,19 +126,58 @@ NETWORK_OPERATOR_PUBLISHERS = (
 )
 NETWORK_OPERANDS = frozenset(
     {
+        # NicClusterPolicy ofedDriver: the MOFED / DOCA-OFED driver and the init container the
+        # chart gives it.
         "doca-driver",
         "mofed",
+        "network-operator-init-container",
+        # rdmaSharedDevicePlugin, sriovDevicePlugin, ibKubernetes.
         "k8s-rdma-shared-dev-plugin",
         "sriov-network-device-plugin",
-        "multus-cni",
         "ib-kubernetes",
+        # secondaryNetwork: Multus, the CNI plugins (MELLANOX_PLUGINS below), IPoIB, IPAM.
+        "multus-cni",
         "ipoib-cni",
-        "nvidia-k8s-ipam",
         "whereabouts",
+        # nvIpam (node DaemonSet and controller Deployment), nicFeatureDiscovery.
+        "nvidia-k8s-ipam",
         "nic-feature-discovery",
+        # docaTelemetryService: `nvcr.io/nvidia/doca/doca_telemetry` in NVIDIA's examples.
+        "doca_telemetry",
         "doca-telemetry-service",
+        # nicConfigurationOperator: the operator Deployment and its per-node daemon.
+        "nic-configuration-operator",
+        "nic-configuration-operator-daemon",
+        # The chart's SR-IOV Network Operator subchart (sriovNetworkOperator.enabled), in the
+        # release namespace: the operator, its config daemon, webhook and resources injector,
+        # and the CNIs its config daemon installs.
+        "sriov-network-operator",
+        "sriov-network-operator-config-daemon",
+        "sriov-network-operator-webhook",
+        "network-resources-injector",
+        "sriov-cni",
+        "ib-sriov-cni",
+        "ovs-cni-plugin",
+        "rdma-cni",
+        # The chart's Maintenance Operator subchart (maintenanceOperator.enabled).
+        "maintenance-operator",
     }
 )
+# Operand images whose last segment says nothing alone (`plugins`: the containernetworking
+# CNI plugins, secondaryNetwork.cniPlugins): the Network Operator's only under Mellanox's
+# path (`nvcr.io/nvidia/mellanox/plugins`, `ghcr.io/mellanox/plugins`, a mirror's
+# `.../mellanox/plugins`), never anyone's `plugins`.
+MELLANOX_PLUGINS = frozenset({"plugins"})
+
+
+def is_network_operand(image: str) -> bool:
+    """An image of one of the Network Operator's operands (NETWORK_OPERANDS, or a
+    MELLANOX_PLUGINS name under a `mellanox/` path)."""
+    name = repository_name(image)
+    if name in NETWORK_OPERANDS:
+        return True
+    repository, _ = image_version(image)
+    return name in MELLANOX_PLUGINS and repository.split("/")[-2:-1] == ["mellanox"]
 
 
 def network_operator_namespaces(
@@ -150,7 +192,7 @@ def network_operator_namespaces(
         workloads,
         bindings,
         is_operator=_is_network_operator,
-        is_operand=lambda image: repository_name(image) in NETWORK_OPERANDS,
+        is_operand=is_network_operand,
     )
 
 

@@ -48,6 +48,10 @@ def denied_by(dialect: str, obj: dict) -> set[str]:
     return out
 
 
+# The Network Operator's NICs under NVIDIA's prefix: an SR-IOV VF with RDMA, a host device.
+NIC_ONLY = {"limits": {"nvidia.com/mlnx_sriov_rdma": "1"}}
+HOSTDEV = "nvidia.com/hostdev"
+
 # (rule, a pod it must deny, a near-identical pod it must admit)
 CASES = [
     (
@@ -213,6 +217,16 @@ CASES = [
         pod(containers=container(resources={"limits": {"nvidia.com/gpu": "2"}})),
     ),
     ("class-pool-placement", pod("secure-ml"), pooled()),
+    (
+        "class-pool-placement",  # a NIC under NVIDIA's prefix (an SR-IOV VF) is no GPU pod
+        pod("secure-ml"),
+        pod("secure-ml", containers=container(resources=NIC_ONLY)),
+    ),
+    (
+        "class-pool-placement",  # nor is the Network Operator's host device, requested only
+        pod("secure-ml"),
+        pod("secure-ml", containers=container(resources={"requests": {HOSTDEV: "1"}})),
+    ),
     (
         "class-pool-placement",  # the toleration without the nodeSelector is not enough
         pod("secure-ml", tolerations=[{"key": KEY, "operator": "Equal", "value": "sensitive"}]),

@@ -112,3 +112,64 @@ def test_the_name_alone_or_the_operator_image_alone_places_nothing():
     assert NS not in inputs.platform_namespaces
     assert "scratch" not in inputs.platform_namespaces
     assert _pod_findings(inputs) >= {"POD-001", "POD-003"}
+
+
+# The Network Operator's operands as its chart and NicClusterPolicy run them (Mellanox's
+# network-operator values.yaml and NicClusterPolicy spec), each the repository's real name.
+CNI_PLUGINS = "nvcr.io/nvidia/mellanox/plugins:network-operator-v24.10.0"
+TELEMETRY = "nvcr.io/nvidia/doca/doca_telemetry:1.16.5-doca2.6.0-host"
+NIC_CONFIG = "ghcr.io/mellanox/nic-configuration-operator:v0.1.14"
+NIC_CONFIG_DAEMON = "ghcr.io/mellanox/nic-configuration-operator-daemon:v0.1.14"
+SRIOV_OPERATOR = "nvcr.io/nvidia/mellanox/sriov-network-operator:network-operator-v24.10.0"
+SRIOV_DAEMON = (
+    "nvcr.io/nvidia/mellanox/sriov-network-operator-config-daemon:network-operator-v24.10.0"
+)
+
+
+def _deployment(ns: str, name: str, image: str) -> dict[str, Any]:
+    deployment = _operator(ns, image)
+    deployment["metadata"]["name"] = name
+    return deployment
+
+
+def _unbound_world(*objects: dict[str, Any]) -> PostureInputs:
+    """A snapshot that read no RBAC (`kubectl get` without the RBAC kinds, the common export):
+    only images place the namespace, and only if it holds nothing else."""
+    return world([node("gpu-a"), namespace("alpha"), namespace(NS), *objects], (ALPHA,))
+
+
+def _full_stack() -> list[dict[str, Any]]:
+    daemonsets = [
+        _daemonset(NS, "mofed-ubuntu22.04-ds", MOFED),
+        _daemonset(NS, "cni-plugins-ds", CNI_PLUGINS),
+        _daemonset(NS, "doca-telemetry-service", TELEMETRY),
+        _daemonset(NS, "nic-configuration-daemon", NIC_CONFIG_DAEMON),
+        _daemonset(NS, "sriov-network-config-daemon", SRIOV_DAEMON),
+    ]
+    deployments = [
+        _operator(NS),
+        _deployment(NS, "nic-configuration-operator", NIC_CONFIG),
+        _deployment(NS, "sriov-network-operator", SRIOV_OPERATOR),
+    ]
+    return [*deployments, *daemonsets, *(_pod_of(ds) for ds in daemonsets)]
+
+
+def test_without_rbac_every_operand_of_the_chart_keeps_the_namespace_the_platforms():
+    """CNI plugins, DOCA Telemetry, the NIC Configuration Operator and the SR-IOV Network
+    Operator subchart are the stack's: none of them turns its namespace into a tenant's, whose
+    DOCA driver would raise POD-001 critical affecting every tenant on the node."""
+    inputs = _unbound_world(*_full_stack())
+    assert NS in inputs.platform_namespaces
+    assert _pod_findings(inputs) == set()
+
+
+def test_without_rbac_anything_else_beside_the_stack_keeps_the_namespace_judged():
+    """The guard stays: a tenant's pod beside the stack, or someone's `plugins` image that is
+    not Mellanox's, leaves the namespace unclassified and judged."""
+    stranger = _daemonset(NS, "cni-plugins-ds", "docker.io/someone/plugins:1.0")
+    inputs = _unbound_world(_operator(NS), stranger, _pod_of(stranger))
+    assert NS not in inputs.platform_namespaces
+    shell = _daemonset(NS, "debug", "docker.io/library/ubuntu:22.04")
+    inputs = _unbound_world(*_full_stack(), shell, _pod_of(shell))
+    assert NS not in inputs.platform_namespaces
+    assert "POD-001" in _pod_findings(inputs)

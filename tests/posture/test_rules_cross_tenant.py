@@ -246,3 +246,24 @@ def test_write_verbs_need_a_namespaced_resource():
     assert write_verbs(PolicyRule(("",), ("namespaces",), ("patch",)), "beta") == ("patch",)
     assert write_verbs(PolicyRule(("",), ("nodes", "pods"), ("patch", "get"))) == ("patch",)
     assert write_verbs(PolicyRule(("",), (), ("create",))) == ()  # nonResourceURLs only
+
+
+def test_a_cluster_scoped_custom_resource_grants_no_write_in_a_namespace():
+    """Update on the Network Operator's NicClusterPolicy (mellanox.com, a cluster-scoped CRD)
+    bound cluster-wide writes nothing in any tenant's namespace: no K8S-008. A custom resource
+    whose scope the product does not know still counts, as a wildcard does."""
+    from inventory.snapshot import PolicyRule
+
+    rule = {"apiGroups": ["mellanox.com"], "resources": ["nicclusterpolicies"]}
+    fabric = cluster_role("fabric-admin", [{**rule, "verbs": ["get", "update", "patch"]}])
+    assert k8s008(fabric, binding("beta-fabric", "fabric-admin", "Group:beta-users")) == []
+    unknown = cluster_role(
+        "widget-admin",
+        [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["update"]}],
+    )
+    (draft,) = k8s008(unknown, binding("beta-widgets", "widget-admin", "Group:beta-users"))
+    assert draft.subject_name == "beta-widgets"
+    wildcard = PolicyRule(("mellanox.com",), ("*",), ("patch",))
+    assert write_verbs(wildcard, "alpha") == ("patch",)
+    built_in = PolicyRule(("flowcontrol.apiserver.k8s.io",), ("flowschemas",), ("*",))
+    assert write_verbs(built_in, "alpha") == ()

@@ -45,7 +45,10 @@ WRITE_VERBS = (
     "impersonate",
 )
 # Cluster-scoped resources: a rule naming only these grants nothing inside a namespace (but
-# a Namespace object is asked about in its own namespace: write_verbs).
+# a Namespace object is asked about in its own namespace: write_verbs). The built-ins, and the
+# custom resources of the stacks the product knows whose CRDs say `scope: Cluster`. The
+# snapshot reads no CRD, so a custom resource not named here is of unknown scope and still
+# counted as namespaced (a write it may be), never dropped on a guess.
 CLUSTER_SCOPED = frozenset(
     {
         "nodes",
@@ -69,8 +72,26 @@ CLUSTER_SCOPED = frozenset(
         "ingressclasses",
         "deviceclasses",
         "resourceslices",
+        "resourceclasses",  # DRA's v1alpha2 predecessor of DeviceClass
+        "flowschemas",
+        "prioritylevelconfigurations",
+        "componentstatuses",
+        "clustertrustbundles",
+        "volumeattributesclasses",
+        "mutatingadmissionpolicies",
+        "mutatingadmissionpolicybindings",
+        "servicecidrs",
+        "ipaddresses",
+        "storageversions",
+        # The GPU Operator's ClusterPolicy and NVIDIADriver (nvidia.com), the Network
+        # Operator's NicClusterPolicy (mellanox.com) and Node Feature Discovery's
+        # NodeFeatureRule (nfd.k8s-sigs.io): cluster-scoped CRDs. Not the Network Operator's
+        # HostDeviceNetwork, IPoIBNetwork or MacvlanNetwork: cluster-scoped too, but each names
+        # a networkNamespace the operator writes a NetworkAttachmentDefinition in.
         "clusterpolicies",
         "nvidiadrivers",
+        "nicclusterpolicies",
+        "nodefeaturerules",
         "tokenreviews",
         "subjectaccessreviews",
         "selfsubjectaccessreviews",
@@ -248,7 +269,10 @@ def _escalated(
         "(impersonation, a service-account token or a legacy token Secret, running pods, exec "
         "or a workflow, training or Ray job in another namespace, in turn along a chain) or by "
         "bind/escalate; the finding is then on the binding that opens the path, and the "
-        "evidence names the path (`escalation`). Bindings to "
+        "evidence names the path (`escalation`). A rule on cluster-scoped resources only "
+        "(nodes, ClusterRoles, the GPU Operator's ClusterPolicy, the Network Operator's "
+        "NicClusterPolicy) writes in no namespace; a custom resource whose scope the product "
+        "does not know counts, as a wildcard does. Bindings to "
         "system:authenticated or every service account reach every tenant at once. It is "
         "worst when the namespace belongs to a class that guards sensitive data and the "
         "grantee's class is less trusted: external or other teams' code reaching a sensitive "
