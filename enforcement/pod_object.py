@@ -29,6 +29,9 @@ def pod_object(pod: Pod) -> dict:
     ):
         if value:
             spec[field] = True
+    if any(c.host_process == "pod" for c in pod.containers):
+        # The pod's own securityContext made them HostProcess containers (POD-001's rule).
+        spec["securityContext"] = {"windowsOptions": {"hostProcess": True}}
     if pod.node_selector:
         spec["nodeSelector"] = dict(pod.node_selector)
     if pod.tolerations:
@@ -53,6 +56,8 @@ def _container(c: Container) -> dict:
     security: dict = {}
     if c.privileged:
         security["privileged"] = True
+    if c.host_process == "container":
+        security["windowsOptions"] = {"hostProcess": True}
     if c.allow_privilege_escalation is not None:
         security["allowPrivilegeEscalation"] = c.allow_privilege_escalation
     if c.capabilities_add or c.capabilities_drop:

@@ -111,6 +111,26 @@ def _has_flag(path: str) -> str:
     return f"(has({path}) && {path})"
 
 
+def _set(path: str) -> str:
+    """`path` is present and true, every field on the way guarded by has() (a missing parent
+    is an evaluation error in CEL, which would deny)."""
+    root, *fields = path.split(".")
+    guards = [f"has({root}.{'.'.join(fields[: i + 1])})" for i in range(len(fields))]
+    return "(" + " && ".join([*guards, path]) + ")"
+
+
+# POD-001: privileged, or a Windows HostProcess container (a process on the node with its
+# full access), whether the container or the pod's securityContext makes it one. The API
+# server refuses a pod whose pod and container values differ, so a pod-level true means
+# every container is one (Pod Security's baseline forbids both fields the same way).
+_NO_PRIVILEGED = (
+    "variables.containers.all(c, !("
+    f"{_set('c.securityContext.privileged')}"
+    f" || {_set('c.securityContext.windowsOptions.hostProcess')}))"
+    f" && !{_set('object.spec.securityContext.windowsOptions.hostProcess')}"
+)
+
+
 def _approved(mode: str) -> str:
     return f"params.data.approvedModes.contains(',{mode},')"
 
@@ -202,9 +222,9 @@ POD_RULES: tuple[Rule, ...] = (
         "no-privileged",
         "POD-001",
         "pods",
-        f"variables.containers.all(c, !(has(c.securityContext)"
-        f" && {_has_flag('c.securityContext.privileged')}))",
-        "Privileged containers are not allowed in tenant namespaces (POD-001).",
+        _NO_PRIVILEGED,
+        "Privileged containers and Windows HostProcess containers are not allowed in tenant "
+        "namespaces (POD-001).",
         uses_params=False,
     ),
     Rule(

@@ -64,6 +64,8 @@ def injector_of(finding: ActionFinding) -> str | None:
     containers = finding.evidence.get("containers")
     if finding.check_id != "POD-007" or not isinstance(containers, list) or not containers:
         return None
+    if finding.evidence.get("volumes"):  # an image volume is the workload's own manifest's
+        return None
     meshes = {str(c.get("injected_by") or "") if isinstance(c, dict) else "" for c in containers}
     return meshes.pop() if len(meshes) == 1 and "" not in meshes else None
 

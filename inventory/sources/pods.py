@@ -326,6 +326,9 @@ def _volume(raw: dict[str, Any]) -> Volume:
         return Volume(
             name=name, kind="configMap", config_map=text(source.get("name")), config_items=items
         )
+    if "image" in raw:
+        reference = text(mapping(raw.get("image")).get("reference"), "") or ""
+        return Volume(name=name, kind="image", image=reference.strip())
     # A volume has exactly one source key besides its name (emptyDir, configMap, secret, ...).
     kind = next((key for key in raw if key != "name"), "other")
     return Volume(name=name, kind=str(kind))

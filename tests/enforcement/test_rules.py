@@ -65,6 +65,39 @@ CASES = [
         pod(initContainers=container(name="setup")),
     ),
     (
+        "no-privileged",  # and a debug container (kubectl debug --profile=sysadmin)
+        pod(ephemeralContainers=container(name="dbg", securityContext={"privileged": True})),
+        pod(ephemeralContainers=container(name="dbg")),
+    ),
+    (
+        "no-privileged",  # a Windows HostProcess container is a process on the node (POD-001)
+        pod(containers=container(securityContext={"windowsOptions": {"hostProcess": True}})),
+        pod(containers=container(securityContext={"windowsOptions": {"hostProcess": False}})),
+    ),
+    (
+        "no-privileged",  # HostProcess set for every container by the pod's securityContext
+        pod(securityContext={"windowsOptions": {"hostProcess": True}}),
+        pod(securityContext={"windowsOptions": {"runAsUserName": "ContainerUser"}}),
+    ),
+    (
+        "no-privileged",
+        pod(
+            initContainers=container(
+                name="setup", securityContext={"windowsOptions": {"hostProcess": True}}
+            )
+        ),
+        pod(initContainers=container(name="setup", securityContext={"windowsOptions": {}})),
+    ),
+    (
+        "no-privileged",
+        pod(
+            ephemeralContainers=container(
+                name="dbg", securityContext={"windowsOptions": {"hostProcess": True}}
+            )
+        ),
+        pod(ephemeralContainers=container(name="dbg", securityContext={})),
+    ),
+    (
         "no-sys-admin",
         pod(containers=container(securityContext={"capabilities": {"add": ["SYS_ADMIN"]}})),
         pod(containers=container(securityContext={"capabilities": {"add": ["NET_BIND_SERVICE"]}})),

@@ -74,3 +74,16 @@ def test_a_sidecar_by_name_alone_is_the_workloads_own():
         [finding("POD-007", "Deployment", "x", namespace="team-a", evidence=evidence)]
     )
     assert action.title.startswith("Pin images by digest from an approved registry in ")
+
+
+def test_an_unpinned_image_volume_keeps_the_workloads_own_action(tmp_path):
+    """Istio's sidecar is the only unpinned container, but the workload's own image volume
+    is by tag too: pinning the proxy in the injector config would not close the finding."""
+    item = meshed("team-a", "train", "gpu-1", PINNED)
+    item["spec"]["volumes"] = [{"name": "weights", "image": {"reference": "ghcr.io/a/w:1"}}]
+    world(tmp_path, [gpu_node("gpu-1", "a"), *namespaces("team-a", "beta-prod"), item])
+    train = open_finding("POD-007", "train")
+    assert [v["volume"] for v in train.evidence["volumes"]] == ["weights"]
+    assert action_of(train).title == (
+        "Pin images by digest from an approved registry in Pod team-a/train"
+    )

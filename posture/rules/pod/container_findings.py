@@ -16,7 +16,9 @@ each container of a pod (ContainerHit). This module files the hits:
 - the severity is the worst of its containers' (POD-004 rates each capability, POD-011 rates a
   latent access low);
 - a debug container (`kubectl debug`) is its pod's own finding, apart from the workload's
-  (subjects.container_subject).
+  (subjects.container_subject);
+- what a check finds in the pod's own volumes (POD-007's image volumes, pulled like a
+  container's image) is the workload's, listed in the evidence's `volumes`.
 """
 
 from __future__ import annotations
@@ -55,10 +57,14 @@ class PodHits:
     hits: list[ContainerHit]
     evidence: dict[str, Any] = field(default_factory=dict)  # e.g. its user namespace
     pod_facts: dict[str, Any] = field(default_factory=dict)  # its node's (POD-011)
+    # What the check found in the pod's own volumes (POD-007's image volumes), filed under the
+    # pod's workload in the evidence's `volumes`: None when the check reads no volume of the
+    # pod, a list (maybe empty) when it does, so the replicas of a workload carry the same keys.
+    volumes: list[dict[str, Any]] | None = None
 
 
-# (the subject's ref, the entries of every container concerned in the subject's pods, this
-# pod's hits) -> the title.
+# (the subject's ref, the entries of every container (and volume, for a check that reads
+# volumes: its entry has `volume`) concerned in the subject's pods, this pod's hits) -> the title.
 Title = Callable[[str, list[dict[str, Any]], list[ContainerHit]], str]
 
 
@@ -68,16 +74,26 @@ def container_drafts(
     """One draft per pod and subject, listing the pod's containers concerned. The pods of one
     workload then merge into one finding (registry.merge_drafts). Every pod is read before the
     first draft, so each title names all of its subject's containers."""
-    parts: list[tuple[PodHits, str, list[ContainerHit]]] = []
-    entries: dict[str, dict[str, dict[str, Any]]] = {}  # subject -> container name -> entry
+    parts: list[tuple[PodHits, str, list[ContainerHit], list[dict[str, Any]] | None]] = []
+    # subject -> ("container" or "volume", name) -> entry
+    entries: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
     for pod_hits in found:
-        for subject, hits in _by_subject(inputs, pod_hits).items():
-            parts.append((pod_hits, subject, hits))
+        workload = inputs.workload_of(pod_hits.pod).ref() if pod_hits.volumes is not None else ""
+        groups = _by_subject(inputs, pod_hits)
+        if pod_hits.volumes:
+            groups.setdefault(workload, [])
+        for subject, hits in groups.items():
+            volumes = pod_hits.volumes if subject == workload else None
+            parts.append((pod_hits, subject, hits, volumes))
             named = entries.setdefault(subject, {})
             for hit in hits:
-                named.setdefault(hit.container.name, hit.evidence)
-    for pod_hits, subject, hits in parts:
+                named.setdefault(("container", hit.container.name), hit.evidence)
+            for volume in volumes or ():
+                named.setdefault(("volume", str(volume["volume"])), volume)
+    for pod_hits, subject, hits, volumes in parts:
         evidence = {**pod_hits.evidence, "containers": [hit.evidence for hit in hits]}
+        if volumes is not None:
+            evidence["volumes"] = volumes
         yield workload_draft(
             check_id,
             inputs,

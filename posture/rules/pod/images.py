@@ -1,4 +1,6 @@
-"""POD-007: images from an unapproved registry or not pinned by digest (DESIGN §2, §5)."""
+"""POD-007: images from an unapproved registry or not pinned by digest (DESIGN §2, §5): every
+container's image, and every image volume's reference (an OCI image or artifact the kubelet
+pulls from a registry as it pulls a container's image, Kubernetes 1.31+)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from inventory.snapshot import Container, Pod
+from inventory.snapshot import Container, Pod, Volume
 from posture.inputs import PostureInputs, TenantInfo, TrustClassInfo
 from posture.rules.common import containers_with_paths, hardening_pods
 from posture.rules.pod.container_findings import (
@@ -17,6 +19,7 @@ from posture.rules.pod.container_findings import (
     agree,
     container_drafts,
     containers_named,
+    listed,
 )
 from posture.rules.registry import FindingDraft, check
 
@@ -95,17 +98,19 @@ def image_problems(ref: ImageRef, cls: TrustClassInfo) -> list[str]:
         "signing and provenance controls of the approved registries, and runs next to GPUs "
         "that hold other tenants' models and data. A tag is mutable: whoever can push to the "
         "repository can change what runs on the next pull, so only a `@sha256:` digest fixes "
-        "the code that was reviewed. Out of the box every tenant class (all but `platform`) "
+        "the code that was reviewed. An image volume (`spec.volumes[].image`) is pulled the "
+        "same way and judged the same. Out of the box every tenant class (all but `platform`) "
         "requires a digest and approves any registry: the organisation's registries are not "
         "known until they are listed on the class."
     ),
     remediation=(
         "Where the evidence lists approved registries, mirror the image into one of them "
         "(e.g. `crane copy <image> <approved-registry>/<path>:<tag>`). Reference it by digest "
-        "in the container's `image` field at the path shown: `<registry>/<path>@sha256:<digest>` "
-        "(`crane digest <image>` prints it). Enforce both with an admission policy on the "
-        "tenant namespace (Kyverno `verifyImages` / a ValidatingAdmissionPolicy on "
-        "`spec.containers[*].image` and `spec.initContainers[*].image`). List the approved "
+        "at the path shown (a container's `image`, or an image volume's `image.reference`): "
+        "`<registry>/<path>@sha256:<digest>` (`crane digest <image>` prints it). Enforce both "
+        "with an admission policy on the tenant namespace (Kyverno `verifyImages` / a "
+        "ValidatingAdmissionPolicy on `spec.containers[*].image`, "
+        "`spec.initContainers[*].image` and `spec.volumes[*].image.reference`). List the approved "
         "registries on each trust class (admin, Trust classes) so images from elsewhere are "
         "reported too."
     ),
@@ -133,7 +138,35 @@ def _image_hits(pod: Pod, tenant: TenantInfo) -> PodHits:
         "approved_registries": list(cls.approved_registries),
         "require_image_digest": cls.require_image_digest,
     }
-    return PodHits(pod, tenant, hits, evidence=policy)
+    return PodHits(pod, tenant, hits, evidence=policy, volumes=_volume_entries(pod, cls))
+
+
+def _volume_entries(pod: Pod, cls: TrustClassInfo) -> list[dict[str, Any]] | None:
+    """The pod's image volumes whose reference breaks the class's image policy; None when the
+    pod has no image volume (its evidence then says nothing of volumes). A volume with no
+    reference pulls nothing (the kubelet cannot start the pod): nothing to judge."""
+    images = [(i, v) for i, v in enumerate(pod.volumes) if v.image]
+    if not images:
+        return None
+    found = []
+    for index, volume in images:
+        ref = parse_image(str(volume.image))
+        if problems := image_problems(ref, cls):
+            found.append(_volume_entry(index, volume, ref, problems))
+    return found
+
+
+def _volume_entry(index: int, volume: Volume, ref: ImageRef, problems: list[str]) -> dict[str, Any]:
+    return {
+        "volume": volume.name,
+        "field": f"spec.volumes[{index}].image.reference",
+        "image": volume.image,
+        "registry": ref.registry,
+        "repository": ref.repository,
+        "tag": ref.tag,
+        "digest": ref.digest,
+        "problems": problems,
+    }
 
 
 def injected_containers(pod: Pod) -> dict[str, str]:
@@ -176,5 +209,12 @@ def _image_title(ref: str, entries: list[dict[str, Any]], _: list[ContainerHit])
     images = list(dict.fromkeys(str(e["image"]) for e in entries))
     runs = ", ".join(images) if len(images) <= 2 else f"{len(images)} images"
     problems = "; ".join(dict.fromkeys(p for e in entries for p in e["problems"]))
-    verb = agree(entries, "runs", "run")
-    return f"{containers_named(entries)} of {ref} {verb} {runs}: {problems}"
+    containers = [e for e in entries if "volume" not in e]
+    volumes = [str(e["volume"]) for e in entries if "volume" in e]
+    named = [containers_named(containers)] if containers else []
+    if volumes:
+        word = "image volume" if len(volumes) == 1 else "image volumes"
+        named.append(f"{word} {listed(volumes)}")
+    who = " and ".join(named)
+    verb = agree(entries, "runs" if not volumes else "uses", "run" if not volumes else "use")
+    return f"{who[0].upper()}{who[1:]} of {ref} {verb} {runs}: {problems}"
