@@ -181,6 +181,10 @@ _PLACEHOLDER_WORDS = tuple(
         "yourtoken",
         "yoursecret",
         "yourkey",
+        # What local OpenAI-compatible servers (llama.cpp, LocalAI) document for "no key":
+        # the SDK insists on some OPENAI_API_KEY, the server reads none.
+        "nokeyrequired",
+        "nokeyneeded",
     ]
 )
 _PLACEHOLDER_VALUES = frozenset(
@@ -304,7 +308,7 @@ def value_facts(value: str) -> ValueFacts | None:
     shape = _shape_match(value)
     text = value.strip()
     return ValueFacts(
-        length=len(value),
+        length=len(text),  # padding makes no short value a key's length
         shape=shape.rule if shape else None,
         what=shape.what if shape else "",
         hint=shape.hint if shape else None,

@@ -38,6 +38,10 @@ NOT_ISSUED = {
     "github-bot": ("GITHUB_TOKEN", "ci-bot"),
     "azure-key-name": ("AZURE_OPENAI_API_KEY", "azure-dev"),
     "fifteen": ("HF_TOKEN", "abcdefghijklmno"),
+    # Padding is no length: what is left after the spaces is judged.
+    "padded": ("HF_TOKEN", "main" + " " * 12),
+    # A database's own password variable is no cloud or ML-platform credential.
+    "database-password": ("POSTGRES_PASSWORD", "pgS3cret"),
 }
 # Values that still count by the name: a secret a person chose, or a value as long as a key.
 STILL_FIRE = {
@@ -140,3 +144,10 @@ def test_the_stored_facts_judge_as_the_value_does(name, value):
     facts = value_facts(value)
     assert facts is not None
     assert facts_match(name, facts) == credential_match(name, value)
+
+
+def test_the_no_key_value_local_servers_document_is_a_placeholder():
+    """llama.cpp's and LocalAI's documented "no key" for the OpenAI SDK: no value to keep at
+    all (a placeholder), so no name can make it a credential, from a ConfigMap either."""
+    assert value_facts("sk-no-key-required") is None
+    assert credential_match("OPENAI_API_KEY", "sk-no-key-required") is None

@@ -267,3 +267,31 @@ def test_a_cluster_scoped_custom_resource_grants_no_write_in_a_namespace():
     assert write_verbs(wildcard, "alpha") == ("patch",)
     built_in = PolicyRule(("flowcontrol.apiserver.k8s.io",), ("flowschemas",), ("*",))
     assert write_verbs(built_in, "alpha") == ()
+
+
+def test_a_cluster_scoped_name_in_another_api_group_still_counts():
+    """A resource's name says nothing of its scope in another group: Cluster API's IPAM
+    IPAddress (ipam.cluster.x-k8s.io) is namespaced, the core networking.k8s.io IPAddress is
+    not; ACK's iam.services.k8s.aws users are namespaced, impersonation's core users are not."""
+    from inventory.snapshot import PolicyRule
+
+    capi = cluster_role(
+        "capi-ipam-writer",
+        [
+            {
+                "apiGroups": ["ipam.cluster.x-k8s.io"],
+                "resources": ["ipaddresses"],
+                "verbs": ["create", "delete"],
+            }
+        ],
+    )
+    (draft,) = k8s008(capi, binding("beta-ipam", "capi-ipam-writer", "Group:beta-users"))
+    assert draft.subject_name == "beta-ipam"
+    core = PolicyRule(("networking.k8s.io",), ("ipaddresses",), ("create",))
+    assert write_verbs(core, "alpha") == ()
+    ack_users = PolicyRule(("iam.services.k8s.aws",), ("users",), ("update",))
+    assert write_verbs(ack_users, "alpha") == ("update",)
+    openshift_users = PolicyRule(("user.openshift.io",), ("users", "groups"), ("update",))
+    assert write_verbs(openshift_users, "alpha") == ()
+    both = PolicyRule(("nvidia.com", "example.com"), ("clusterpolicies",), ("patch",))
+    assert write_verbs(both, "alpha") == ("patch",)

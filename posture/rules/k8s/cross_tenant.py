@@ -118,6 +118,52 @@ CLUSTER_SCOPED = frozenset(
 )
 
 
+# The API groups a cluster-scoped name above belongs to, where it is not a built-in's (the core
+# group or a `*.k8s.io` one): a name is only a name, and another group may serve a namespaced
+# resource of it (Cluster API's `ipam.cluster.x-k8s.io` IPAddress is namespaced; so are ACK's
+# `iam.services.k8s.aws` users and groups). A rule is judged cluster-scoped only for groups
+# known to serve the name so; `*` keeps its old reading (it names the built-in too).
+_OPENSHIFT = ("openshift.io",)
+CUSTOM_GROUPS: dict[str, tuple[str, ...]] = {
+    "clusterpolicies": ("nvidia.com",),
+    "nvidiadrivers": ("nvidia.com",),
+    "nicclusterpolicies": ("mellanox.com",),
+    "nodefeaturerules": ("nfd.k8s-sigs.io",),
+    **{
+        name: _OPENSHIFT
+        for name in (
+            "oauthaccesstokens",
+            "oauthauthorizetokens",
+            "useroauthaccesstokens",
+            "oauthclients",
+            "oauthclientauthorizations",
+            "identities",
+            "useridentitymappings",
+            "projectrequests",
+            "scopes",
+            "users",
+            "groups",
+        )
+    },
+}
+
+
+def cluster_scoped(resource: str, api_groups: tuple[str, ...]) -> bool:
+    """Whether `resource` of a rule naming `api_groups` is a cluster-scoped resource: its name
+    is one, and every group the rule names serves it so (the core group and `*.k8s.io` serve
+    the built-ins and impersonation's users and groups; OpenShift's legacy core group its own)."""
+    name = resource.split("/")[0]
+    if name not in CLUSTER_SCOPED:
+        return False
+    known = CUSTOM_GROUPS.get(name, ())
+    for group in api_groups or ("",):
+        if group in ("*", "") or group.endswith(".k8s.io"):
+            continue
+        if not any(group == k or group.endswith("." + k) for k in known):
+            return False
+    return True
+
+
 # Reviews and checks: `create` asks the API server a question and stores nothing
 # (system:basic-user grants every authenticated user the self reviews); a rule naming only
 # these writes nothing.
@@ -149,7 +195,7 @@ def write_verbs(rule: PolicyRule, namespace: str | None = None) -> tuple[str, ..
     compare exactly, as the authorizer compares them."""
     verbs = tuple(v for v in rule.verbs if v == ANY or v in WRITE_VERBS)
     namespaced = any(
-        r == ANY or (r.split("/")[0] not in CLUSTER_SCOPED and r not in REVIEWS)
+        r == ANY or (not cluster_scoped(r, rule.api_groups) and r not in REVIEWS)
         for r in rule.resources
     )
     itself = (
