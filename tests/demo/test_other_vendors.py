@@ -42,9 +42,13 @@ def test_the_demo_judges_amd_partitions_intel_sharing_and_shows_a_refused_dcgm_i
     # (K8S-004 may name AMD's DeviceConfig there as what a tenant principal could edit.)
     vendors = ("kube-amd-gpu", "inteldeviceplugins-system")
     assert not Finding.objects.filter(status="open", subject_namespace__in=vendors).exists()
-    assert not Finding.objects.filter(
-        status="open", title__regex=r"kube-amd-gpu|inteldeviceplugins-system"
-    ).exclude(check_id="K8S-004").exists()
+    assert (
+        not Finding.objects.filter(
+            status="open", title__regex=r"kube-amd-gpu|inteldeviceplugins-system"
+        )
+        .exclude(check_id="K8S-004")
+        .exists()
+    )
 
     # prod-east's page lists the truncated exporter page it refused, and why.
     client = Client()

@@ -37,7 +37,10 @@ def hostile_world() -> PostureInputs:
         gpu_requests={"nvidia.com/gpu": "1"},
         gpu_limits={"nvidia.com/gpu": "2"},
         volume_mounts=(mount("dev", "/host-dev"),),
-        env=(env("HF_TOKEN", "hf_LabLiteral7Kq2mZ9xW4vR8tY3nP6sB1cD"), env("NVIDIA_MIG_CONFIG_DEVICES", "all")),
+        env=(
+            env("HF_TOKEN", "hf_LabLiteral7Kq2mZ9xW4vR8tY3nP6sB1cD"),
+            env("NVIDIA_MIG_CONFIG_DEVICES", "all"),
+        ),
     )
     notebook = Container(
         name="nb",
