@@ -25,7 +25,11 @@ GAP_MINUTES = round(MAX_GAP.total_seconds() / 60)  # samples further apart: cont
     scope="node",
     rationale="Sustained GPU utilisation that no scheduled pod explains is the signature "
     "of compute hijacking (ATT&CK T1496.001): a miner or a stolen workload "
-    "running outside the scheduler, on a GPU the platform believes idle.",
+    "running outside the scheduler, on a GPU the platform believes idle. Where the "
+    "exporter names no pod per GPU (its Kubernetes mapping off, time-sliced or MPS GPUs, "
+    "HAMi shares on unnamed GPUs), busy GPUs are counted against what the node's scheduled "
+    "pods can occupy: the finding is then the node's (key `by-count`), its exposure the GPUs "
+    "beyond, the busy GPUs its candidates, which of them are unheld unknown.",
     remediation="Find the process on the node (`nvidia-smi --query-compute-apps=pid,"
     "process_name,used_memory --format=csv`), then its container or host "
     "service; cordon the node and preserve evidence before killing it. Close "
