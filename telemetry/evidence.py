@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from telemetry.busy_count import CountedHijack
 from telemetry.hijack import Hijack, SilentNode, UnmappedNode
 from telemetry.leak import Handover
 
@@ -16,7 +17,11 @@ class TelemetryFacts:
     the cluster page says its hijack detection has no telemetry."""
 
     sampled: bool = False
+    # Busy runs judged by device: the product knows which GPU no scheduled pod holds.
     hijacks: tuple[Hijack, ...] = ()
+    # Nodes whose GPUs were busy beyond what their scheduled pods can occupy, judged by count:
+    # which GPUs are unheld is unknown, so one verdict per node (telemetry.busy_count).
+    counted_hijacks: tuple[CountedHijack, ...] = ()
     # Busy runs on hosts the last inventory does not list: nobody known holds them (ATTR-002).
     unknown_hosts: tuple[Hijack, ...] = ()
     silent_nodes: tuple[SilentNode, ...] = ()

@@ -18,6 +18,7 @@ from inventory.dra_devices import dra_held
 from inventory.fractions import hami_share
 from inventory.models import Cluster, Pod
 from inventory.sources.images import component_of
+from telemetry.busy_count import Moments, counted_by_node
 from telemetry.evidence import TelemetryFacts
 from telemetry.exporter_labels import PodLabels
 from telemetry.handovers import handovers
@@ -25,10 +26,10 @@ from telemetry.hijack import (
     EnvHold,
     Hijack,
     UnmappedNode,
+    count_moments,
     env_explained_note,
     env_holders,
     env_note,
-    explained_by_count,
     unexplained_busy,
 )
 from telemetry.ingest_context import SHARED_STRATEGIES
@@ -63,14 +64,17 @@ def telemetry_facts(
         # nothing else to judge from samples.
         silent = silent_gpu_nodes(cluster, snapshot, now, sampled=False)
         return TelemetryFacts(sampled=False, silent_nodes=silent, settings=thresholds)
-    hijacks, unmapped, explained = _hijacks(cluster, snapshot, now, window, env_held or {})
+    hijacks, unmapped, explained, moments = _hijacks(cluster, snapshot, now, window, env_held or {})
     # A busy GPU on a host the last inventory does not list (most often a node that joined
     # since the sync): which pods run there is unknown, so it is usage nobody can be said to
     # hold, not a hijack (ATTR-002 names the host).
     nodes = {n.name for n in snapshot.nodes}
+    # Runs judged by count say one thing of their node, not of each GPU: one verdict per node.
+    by_device, counted = counted_by_node((h for h in hijacks if h.hostname in nodes), moments)
     return TelemetryFacts(
         sampled=True,
-        hijacks=tuple(h for h in hijacks if h.hostname in nodes),
+        hijacks=tuple(by_device),
+        counted_hijacks=tuple(counted),
         unknown_hosts=tuple(h for h in hijacks if h.hostname not in nodes),
         unmapped_nodes=tuple(unmapped),
         env_explained=tuple(h for h in explained if h.hostname in nodes),
@@ -87,8 +91,9 @@ def _hijacks(
     window: timedelta,
     env_held: EnvHeld,
 ):
-    """The busy runs no scheduled pod explains, the nodes judged by count only, and the busy
-    runs only pods holding the GPU through NVIDIA_VISIBLE_DEVICES explain."""
+    """The busy runs no scheduled pod explains, the nodes judged by count only, the busy runs
+    only pods holding the GPU through NVIDIA_VISIBLE_DEVICES explain, and the counts by which
+    busy GPUs were judged (node, time) -> (busy, held) (telemetry.busy_count)."""
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
     dra = dra_held(snapshot, running)
     gpu_pods, held_devices = _gpu_pods(running)
@@ -132,7 +137,7 @@ def _hijacks(
         for node in {*held_devices, *ended_devices}
         if node in reporting and node not in named and node not in shared
     }
-    by_count = explained_by_count(
+    by_count = count_moments(
         # A GPU a HAMi share is bound to is held by it; the count judges the others.
         [s for s in samples if not shares.held(s) and not by_env(s)],
         {n: held_devices.get(n, 0) for n in unlabelled},
@@ -149,7 +154,7 @@ def _hijacks(
         for node, n in shares.unknown.items()
         if node not in unlabelled and node not in shared
     }
-    unbound_count = explained_by_count(
+    unbound_count = count_moments(
         [
             s
             for s in samples
@@ -164,7 +169,7 @@ def _hijacks(
     )
     # MIG instances of a shared node are not counted against its physical GPUs, nor a GPU a
     # HAMi share is bound to (held by it: the count judges the others).
-    shared_count = explained_by_count(
+    shared_count = count_moments(
         [s for s in samples if not s.gi_id and not shares.held(s) and not by_env(s)],
         caps,
         threshold=threshold,
@@ -180,13 +185,13 @@ def _hijacks(
             return True
         if shares.held(sample):
             return True
-        if (sample.hostname, sample.time) in by_count | unbound_count:
+        if _explained(by_count, sample) or _explained(unbound_count, sample):
             return True
         # A shared GPU's samples may name one of its pods or none: a busy GPU is explained
         # while no more are busy than the node's pods can occupy (any of them, where they can
         # occupy every GPU, or where the node's GPU count is unknown).
         if sample.hostname in caps and not sample.gi_id:
-            return (sample.hostname, sample.time) in shared_count
+            return _explained(shared_count, sample)
         # A node whose GPUs its pods can occupy only through HAMi shares on named GPUs is
         # judged by device (shares.held above), as on other HAMi nodes.
         return (
@@ -215,7 +220,15 @@ def _hijacks(
         [env_note(h, env_held, indexes) for h in notes],
         unmapped,
         [env_explained_note(h, env_held, indexes) for h in explained],
+        # The three are of disjoint nodes: exporter names no pod, shared, unbound HAMi shares.
+        {**by_count, **unbound_count, **shared_count},
     )
+
+
+def _explained(moments: Moments, sample: GpuSample) -> bool:
+    """No more GPUs busy at the sample's moment than its node's pods can occupy."""
+    counts = moments.get((sample.hostname, sample.time))
+    return counts is not None and counts[0] <= counts[1]
 
 
 def _by_count_note(

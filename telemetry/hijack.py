@@ -135,15 +135,29 @@ def explained_by_count(
     """(node, time) at which a node of `held_devices` (an UnmappedNode's: no sample names its
     pod) has no more devices busy above the threshold than its scheduled pods hold: each busy
     one may be theirs. More busy than held, and some run outside the scheduler: none of them
-    is explained, since the samples cannot say which. Devices busy `within` a moment of each
-    other count together: series scraped apart need not carry one timestamp. `ended`: node ->
-    (until, devices) of pods that ran to an end, held up to `until` (when the inventory saw
-    them finished)."""
+    is explained, since the samples cannot say which (count_moments has both counts)."""
+    moments = count_moments(samples, held_devices, threshold=threshold, within=within, ended=ended)
+    return {at for at, (busy, held) in moments.items() if busy <= held}
+
+
+def count_moments(
+    samples: Iterable[GpuSample],
+    held_devices: Mapping[str, int],
+    *,
+    threshold: float,
+    within: timedelta = timedelta(seconds=60),
+    ended: Mapping[str, Iterable[tuple[datetime, int]]] | None = None,
+) -> dict[tuple[str, datetime], tuple[int, int]]:
+    """(node, time) -> (devices busy above the threshold, devices its scheduled pods hold) at
+    each time a device of a node of `held_devices` was busy. Devices busy `within` a moment of
+    each other count together: series scraped apart need not carry one timestamp. `ended`:
+    node -> (until, devices) of pods that ran to an end, held up to `until` (when the
+    inventory saw them finished)."""
     busy: dict[str, list[tuple[datetime, Device]]] = defaultdict(list)
     for s in samples:
         if s.hostname in held_devices and s.busy is not None and s.busy > threshold:
             busy[s.hostname].append((s.time, s.device))
-    explained = set()
+    moments = {}
     for node, events in busy.items():
         events.sort()
         times = [t for t, _ in events]
@@ -151,9 +165,8 @@ def explained_by_count(
         for t in sorted(set(times)):
             low, high = bisect_left(times, t - within), bisect_right(times, t + within)
             held = held_devices[node] + sum(n for until, n in past if t <= until)
-            if len({device for _, device in events[low:high]}) <= held:
-                explained.add((node, t))
-    return explained
+            moments[(node, t)] = (len({device for _, device in events[low:high]}), held)
+    return moments
 
 
 def _runs(points: list[_Point], threshold: float, max_gap: timedelta | None) -> list[list[_Point]]:

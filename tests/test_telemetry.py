@@ -263,9 +263,21 @@ def test_more_busy_gpus_than_the_pods_hold_is_still_a_hijack_without_pod_labels(
     samples = series(start, 25, busy=96) + series(start, 25, busy=91, gpu="1", uuid=other)
     samples_ingest(cluster=small_world, samples=samples)
     posture_evaluate()
-    found = open_findings("ATTR-001")
-    assert {f.evidence["gpu_uuid"] for f in found} == {UUID, other}
-    assert all("at least one runs outside the scheduler" in f.evidence["held_by"] for f in found)
+    # Two busy, one held: one of them runs outside the scheduler, which is unknown. One
+    # finding of the node, exposure the one GPU beyond, both GPUs its candidates.
+    (finding,) = open_findings("ATTR-001")
+    assert (finding.subject_kind, finding.subject_name, finding.key) == (
+        "Node",
+        "gpu-ts-1",
+        "by-count",
+    )
+    assert finding.severity == "critical" and finding.exposure == 1
+    evidence = finding.evidence
+    assert (evidence["busy_gpus"], evidence["held_gpus"], evidence["excess"]) == (2, 1, 1)
+    assert evidence["candidate_gpus"] == sorted([UUID, other])
+    assert evidence["which_gpus_unheld"].startswith("unknown")
+    assert "at least one runs outside the scheduler" in evidence["held_by"]
+    assert list(finding.tenants.values_list("slug", flat=True)) == ["alpha"]  # on the node
 
 
 def test_an_unheld_gpu_next_to_a_labelled_one_is_a_hijack(small_world):

@@ -104,8 +104,10 @@ def node_draft(
     title: str = "",
     severity: str = "",
     exposure: int | None = None,
+    covers: tuple[Covered, ...] = (),
 ) -> FindingDraft:
-    """One finding per node (and key), for every tenant on it; exposure = its GPUs."""
+    """One finding per node (and key), for every tenant on it; exposure = its GPUs.
+    `covers`: the node's narrower findings of the check it replaces (FindingDraft.covers)."""
     return subject_draft(
         check_id,
         kind="Node",
@@ -117,6 +119,7 @@ def node_draft(
         severity=severity,
         labels=node.labels,
         exposure=gpus_on(node) if exposure is None else exposure,
+        covers=covers,
     )
 
 

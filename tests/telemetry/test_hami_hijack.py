@@ -134,17 +134,15 @@ def test_hami_shares_whose_devices_are_not_named_count_one_gpu_each(small_world)
     samples_ingest(cluster=small_world, samples=_busy(2))
     posture_evaluate()
     # Three busy, two shares: which one is not theirs is unknown, so none is explained.
-    findings = Finding.objects.filter(check_id="ATTR-001", status="open")
-    assert {f.evidence["gpu_uuid"] for f in findings} == set(GPUS[:3])
-    held_by = findings[0].evidence["held_by"]
+    # Which of the three is unheld is unknown: one finding of the node, exposure the one
+    # beyond, the three its candidates; no title claims a GPU has no workload.
+    (finding,) = Finding.objects.filter(check_id="ATTR-001", status="open")
+    assert (finding.key, finding.exposure) == ("by-count", 1)
+    assert set(finding.evidence["candidate_gpus"]) == set(GPUS[:3])
+    held_by = finding.evidence["held_by"]
     assert "than the 2 its scheduled pods hold" in held_by
     assert "2 HAMi share(s) whose devices no annotation names are counted as one GPU" in held_by
-    # Which of the three is unheld is unknown: no title claims its GPU has no workload.
-    for finding in findings:
-        assert "no scheduled workload" not in finding.title
-        assert finding.title.endswith(
-            "while more of the node's GPUs were busy than its scheduled pods can occupy"
-        )
+    assert "no scheduled workload" not in finding.title
 
 
 def _named(index: int, ns: str, pod: str) -> list[GpuSample]:
@@ -171,11 +169,11 @@ def test_an_unannotated_hami_share_on_a_node_whose_exporter_names_pods_is_judged
     # Two GPUs busy beyond what one unannotated share can cover: judged by count.
     samples_ingest(cluster=small_world, samples=_busy(3))
     posture_evaluate()
-    findings = Finding.objects.filter(check_id="ATTR-001", status="open")
-    assert {f.evidence["gpu_uuid"] for f in findings} == {GPUS[2], GPUS[3]}
-    for finding in findings:
-        assert "1 HAMi share(s) whose devices no annotation names" in finding.evidence["held_by"]
-        assert "no scheduled workload" not in finding.title
+    (finding,) = Finding.objects.filter(check_id="ATTR-001", status="open")
+    assert set(finding.evidence["candidate_gpus"]) == {GPUS[2], GPUS[3]}
+    assert (finding.evidence["busy_gpus"], finding.evidence["excess"]) == (2, 1)
+    assert "1 HAMi share(s) whose devices no annotation names" in finding.evidence["held_by"]
+    assert "no scheduled workload" not in finding.title
 
 
 def test_a_busy_gpu_on_a_node_whose_exporter_names_pods_and_no_hami_pod_runs_still_fires(

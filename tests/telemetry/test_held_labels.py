@@ -102,18 +102,17 @@ def test_busy_gpus_beyond_what_a_shared_nodes_pods_can_occupy_are_a_hijack(small
     stray = busy_until(0, gpu="3", uuid="GPU-0000-stray")
     samples_ingest(cluster=small_world, samples=held + stray)
     posture_evaluate()
-    found = {f.evidence["gpu_uuid"] for f in open_findings("ATTR-001")}
-    assert "GPU-0000-stray" in found
-    assert (UUID in found) is not labelled  # unlabelled, which of the two is unknown
-    assert all(
-        "time-sliced or MPS-shared" in f.evidence["held_by"] for f in open_findings("ATTR-001")
-    )
-    # Judged by count: the title does not claim the GPU has no workload on it.
-    for f in open_findings("ATTR-001"):
-        assert "no scheduled workload" not in f.title
-        assert f.title.endswith(
-            "while more of the node's GPUs were busy than its scheduled pods can occupy"
-        )
+    # Judged by count: one finding of the node, the GPU beyond its exposure, the busy GPUs
+    # no label explains its candidates (unlabelled, which of the two is unknown).
+    (finding,) = open_findings("ATTR-001")
+    assert (finding.subject_name, finding.key, finding.exposure) == ("gpu-ts-1", "by-count", 1)
+    candidates = set(finding.evidence["candidate_gpus"])
+    assert candidates == ({"GPU-0000-stray"} if labelled else {UUID, "GPU-0000-stray"})
+    assert (finding.evidence["busy_gpus"], finding.evidence["held_gpus"]) == (2, 1)
+    assert "time-sliced or MPS-shared" in finding.evidence["held_by"]
+    # The title does not claim a GPU has no workload on it.
+    assert "no scheduled workload" not in finding.title
+    assert finding.title.startswith("2 GPUs busy on gpu-ts-1 while its scheduled pods can occupy 1")
 
 
 def test_as_many_busy_shared_gpus_as_the_pods_can_occupy_are_theirs(small_world):

@@ -1,4 +1,6 @@
-"""ATTR-001: a GPU busy with no scheduled workload on it (from telemetry.facts)."""
+"""ATTR-001: a GPU busy with no scheduled workload on it (from telemetry.facts): one finding
+per GPU where the product knows which GPU no pod holds, one per node where it judged by count
+(posture.rules.attr.hijack_count)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from posture.inputs import PostureInputs
-from posture.rules.common import nodes_by_name, pod_ref, tenants_on_node
-from posture.rules.env_holdings import env_accesses
+from posture.rules.attr.hijack_count import counted_draft
+from posture.rules.attr.hijack_reach import env_reach
+from posture.rules.common import tenants_on_node
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
 from telemetry.hijack import MAX_GAP, Hijack
@@ -22,7 +25,11 @@ GAP_MINUTES = round(MAX_GAP.total_seconds() / 60)  # samples further apart: cont
     scope="node",
     rationale="Sustained GPU utilisation that no scheduled pod explains is the signature "
     "of compute hijacking (ATT&CK T1496.001): a miner or a stolen workload "
-    "running outside the scheduler, on a GPU the platform believes idle.",
+    "running outside the scheduler, on a GPU the platform believes idle. Where the "
+    "exporter names no pod per GPU (its Kubernetes mapping off, time-sliced or MPS GPUs, "
+    "HAMi shares on unnamed GPUs), busy GPUs are counted against what the node's scheduled "
+    "pods can occupy: the finding is then the node's (key `by-count`), its exposure the GPUs "
+    "beyond, the busy GPUs its candidates, which of them are unheld unknown.",
     remediation="Find the process on the node (`nvidia-smi --query-compute-apps=pid,"
     "process_name,used_memory --format=csv`), then its container or host "
     "service; cordon the node and preserve evidence before killing it. Close "
@@ -60,8 +67,8 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
         busy = f"GPU {where} on {h.hostname} busy {minutes} min" + (
             "" if h.continuous else f" (in all {h.sample_count} samples, up to {_gap(h)} min apart)"
         )
-        title = f"{busy} {_unheld(h)}"
-        reach = _env_reach(inputs, h.hostname, h.uuid, h.gi_id)
+        title = f"{busy} with no scheduled workload"
+        reach = env_reach(inputs, h.hostname, h.uuid, h.gi_id)
         if reach:
             # A hold through NVIDIA_VISIBLE_DEVICES that telemetry matched to this GPU on a
             # node that honours it explains the run (no ATTR-001: POD-011 is that finding).
@@ -71,11 +78,9 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
             evidence["reached_through_visible_devices"] = reach
             if all(r.get("which_instance") == "unknown" for r in reach):
                 # Pods naming MIG UUIDs, which the samples never carry: maybe this instance.
-                # (Judged by count, the title keeps saying so.)
                 title = (
-                    f"{title if h.judged_by_count else busy + ' with no allocation'}; "
-                    f"{len(reach)} pod(s) naming MIG devices may reach it through "
-                    "NVIDIA_VISIBLE_DEVICES"
+                    f"{busy} with no allocation; {len(reach)} pod(s) naming MIG devices may "
+                    "reach it through NVIDIA_VISIBLE_DEVICES"
                 )
             else:
                 title = f"{title}; {len(reach)} pod(s) may reach it through NVIDIA_VISIBLE_DEVICES"
@@ -90,6 +95,9 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
             title=title,
             exposure=1,
         )
+    # Judged by count (which busy GPU is unheld unknown): one finding per node.
+    for counted in inputs.telemetry.counted_hijacks:
+        yield counted_draft(inputs, counted)
 
 
 def _continuity(h: Hijack) -> dict[str, Any]:
@@ -112,52 +120,3 @@ def _continuity(h: Hijack) -> dict[str, Any]:
 
 def _gap(h: Hijack) -> float:
     return round(h.largest_gap.total_seconds() / 60, 1)
-
-
-def _unheld(h: Hijack) -> str:
-    """What the title can say of the GPU's holders. Where telemetry judged the node's busy
-    GPUs by count (its exporter names no pod, its GPUs are time-sliced or MPS-shared, or HAMi
-    shares whose devices no annotation names), more GPUs were busy than its scheduled pods can
-    occupy, but not which one is unheld: the title does not claim this one has no workload
-    (held_by says how it was judged)."""
-    if h.judged_by_count:
-        return "while more of the node's GPUs were busy than its scheduled pods can occupy"
-    return "with no scheduled workload"
-
-
-def _env_reach(
-    inputs: PostureInputs, hostname: str, uuid: str, gi_id: str = ""
-) -> list[dict[str, Any]]:
-    """Tenant containers whose NVIDIA_VISIBLE_DEVICES reaches the busy GPU, where the node
-    honours it or may (posture.rules.env_holdings): `all`, its UUID, or an index we cannot
-    tell from it. A telemetry GPU named by index only is matched by any index. A busy MIG
-    instance (`gi_id`) may be any MIG UUID the variable names: DCGM reports instances by their
-    parent's UUID and GPU_I_ID only, so those are `which_instance: unknown`."""
-    node = nodes_by_name(inputs).get(hostname)
-    if node is None:
-        return []
-    found = []
-    for access in env_accesses(inputs, node):
-        if access.honoured is False or access.devices == ():
-            continue
-        mig = bool(gi_id) and any(d.startswith("MIG-") for d in access.devices or ())
-        certain = access.every_device or access.devices is None or _may_be(uuid, access.devices)
-        if not (certain or mig):
-            continue
-        found.append(
-            {
-                "pod": pod_ref(access.pod),
-                "tenant": access.tenant.slug,
-                "container": access.container.name,
-                "value": access.found.get("value"),
-                "field": access.found["field"],
-                "node_honours_it": "yes" if access.honoured else "unverified",
-                **({} if certain else {"which_instance": "unknown"}),
-            }
-        )
-    return found
-
-
-def _may_be(uuid: str, devices: tuple[str, ...]) -> bool:
-    """Whether a device list may name the GPU: its UUID, or an index whose UUID is unknown."""
-    return uuid in devices or any(d.startswith("gpu-index:") for d in devices)
