@@ -56,7 +56,7 @@ def with_stored_handlers(
     # The last full list read RuntimeClasses (not refused, served): a class none of its pods
     # named is one it has not stored a handler of, which only a full list reads.
     read = delta.resource_versions.get(KIND) not in (None, NOT_LISTED, NOT_SERVED)
-    unknown = sorted({p.runtime_class for p in unresolved} - set(known))
+    unknown = sorted({p.runtime_class or "" for p in unresolved} - set(known))
     if unknown and read:
         raise NeedsFullSync(f"a pod names RuntimeClass {unknown[0]}, whose handler is not stored")
     return [
@@ -68,8 +68,10 @@ def with_stored_handlers(
 
 
 def _stored_handlers(cluster: Any, classes: set[str]) -> dict[str, str]:
-    rows = Pod.objects.filter(cluster=cluster, data__runtime_class__in=sorted(classes))
-    rows = rows.values_list("data__runtime_class", "data__runtime_handler")
+    stored = Pod.objects.filter(cluster=cluster, data__runtime_class__in=sorted(classes))
+    rows: Iterable[tuple[Any, Any]] = stored.values_list(
+        "data__runtime_class", "data__runtime_handler"
+    )
     found: dict[str, str] = {}
     for name, handler in rows:
         if isinstance(name, str) and isinstance(handler, str):  # None: the class not read

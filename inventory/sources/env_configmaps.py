@@ -24,9 +24,13 @@ MAX_VALUE = 1024  # a device list; anything longer is cut (it is evidence, not c
 
 
 class RawData(Protocol):
-    namespace: str
-    name: str
-    data: object
+    # Read-only members: a frozen record (gpu_config.RawConfigMap) is one.
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def data(self) -> object: ...
 
 
 def references(pods: Iterable[Pod]) -> dict[tuple[str, str], set[str]]:

@@ -12,6 +12,7 @@ them were accepted, or kept as no longer applying (posture.acceptance_carry)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from posture.inputs import PostureInputs
@@ -96,7 +97,7 @@ def _candidate(r: Hijack) -> dict[str, Any]:
     }
 
 
-def _minutes(start, end) -> int:
+def _minutes(start: datetime, end: datetime) -> int:
     return round((end - start).total_seconds() / 60)
 
 
