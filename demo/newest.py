@@ -43,6 +43,9 @@ VC_PODS = (
     ("finetune-6f7b9c8d4-k2x7p", "nlp", "research/llama-finetune:0.3.1", 1, VC_GPU_NODE),
     ("asr-eval-0", "speech", "research/asr-eval:1.0.4", 0, VC_CPU_NODE),
 )
+# The speech eval reads its vocabulary from an OCI artifact mounted as an image volume
+# (Kubernetes 1.33+), pulled by a mutable tag from outside research's registry: POD-007.
+VC_VOCAB = ("asr-eval-0", "vocab", "ghcr.io/lab-speech/asr-vocab:latest", "/opt/vocab")
 # (b) The Jetson: JetPack 6 (L4T 36.4, Ubuntu 22.04), arm64, its GPU integrated in the SoC.
 ORIN = NodeSpec("pe-orin-01", "edge-orin", taints=(("gpuposture.io/trust-class", "internal", "NoSchedule"),),
                 host=Host("Ubuntu 22.04.5 LTS", "5.15.148-tegra", "containerd://1.7.22", "v1.29.9"))
@@ -272,6 +275,13 @@ def _synced(ids: Ids, name: str, virtual_ns: str, image: str, gpus: int, node: s
         else None
     )
     labels = {"vcluster.loft.sh/managed-by": VC, "vcluster.loft.sh/namespace": virtual_ns}
+    volumes = None
+    if name == VC_VOCAB[0]:
+        _, volume, reference, path = VC_VOCAB
+        volumes = [
+            {"name": volume, "image": {"reference": reference, "pullPolicy": "IfNotPresent"}}
+        ]
+        ctr["volumeMounts"] = [{"name": volume, "mountPath": path, "readOnly": True}]
     pod = k8s.pod(
         ids,
         host_name,
@@ -283,6 +293,7 @@ def _synced(ids: Ids, name: str, virtual_ns: str, image: str, gpus: int, node: s
         service_account=VC_WORKLOAD_SA,
         pod_security=k8s.HARDENED_POD,
         node_selector={"gpuposture.io/pool": "research-h100"} if gpus else None,
+        volumes=volumes,
     )
     m = pod["metadata"]
     m["annotations"] = {

@@ -3,7 +3,8 @@ vcluster's synced pods each their own bare Pod (never "of Service"), one holding
 reached through RuntimeClass `nvidia` with no device plugin (a GPU node of unknown model and
 count, POD-011 for analytics' pod); an AMD node only AMD's DRA driver serves (sharing not read,
 vendor AMD). Needs the database: the demo is built through the real paths (once: the checks
-share one test)."""
+share one test). This round adds (d): an image volume judged
+by POD-007."""
 
 from __future__ import annotations
 
@@ -83,3 +84,11 @@ def test_the_demo_shows_a_vclusters_pods_a_runtime_class_jetson_and_an_amd_dra_n
     assert "nw-mi300x-01" in [r["name"] for r in gpu_nodes]  # GPUs of any vendor
     held = {d["claim"]: (d["tenant"], d["mode"]) for d in amd["dra_devices"]}
     assert held == {"rocm-md-gpu": ("orbital", "exclusive")}
+
+    # (d) This round: the speech eval's vocabulary, an image volume pulled by a mutable tag
+    # from outside research's registry, is POD-007 naming the volume.
+    pod007 = _rows(client, "findings", check="POD-007", cluster="neo-west", tenant="research")
+    (vocab,) = [f for f in pod007 if f["subject_name"] == "asr-eval-0-x-speech-x-lab"]
+    (volume,) = vocab["evidence"]["volumes"]
+    assert volume["field"] == "spec.volumes[0].image.reference"
+    assert volume["image"] == "ghcr.io/lab-speech/asr-vocab:latest"
