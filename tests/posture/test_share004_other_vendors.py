@@ -52,3 +52,19 @@ def test_amd_dra_partitions_of_one_gpu_need_an_approval_of_different_gpus_none()
     }
     apart = [partition("gpu-0-128", "0000:19:00.0"), partition("gpu-1-136", "0000:39:00.0")]
     assert run("SHARE-004", _two("gpu-0-128", "gpu-1-136", apart)) == []
+
+
+def test_the_unclassified_partys_use_says_a_claim_comes_first():
+    """No sharing request can name the unclassified party (a request names a tenant): its
+    SHARE-004 says so and names the namespaces to claim, where a tenant's asks for a request."""
+    from tests.posture.test_vendor_gpu_sharing import holder
+
+    stray = holder("render-farm", "render-2", "arc-a", **{"gpu.intel.com/i915": "1"})
+    drafts = {d.evidence["tenant"]: d for d in run("SHARE-004", _arc(ONE_FLEX, "8", stray))}
+    unclassified = drafts["unclassified"]
+    assert unclassified.title.endswith(
+        "(no request can name unclassified: claim its namespaces first)"
+    )
+    assert unclassified.evidence["approval_path"]["namespaces"] == ["render-farm"]
+    assert "approval_path" not in drafts["alpha"].evidence
+    assert "claim" not in drafts["alpha"].title

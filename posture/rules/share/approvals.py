@@ -24,6 +24,7 @@ from posture.rules.registry import FindingDraft, check
 from posture.rules.share.pool_words import NOTE, own_pool_labels, unnamed_pool_words
 from posture.rules.share.vendor_approvals import shared_vendor_holdings
 from posture.rules.subjects import mode_use_draft
+from tenants.mapping import UNCLASSIFIED
 
 AMD_POOLS = "amd.com/"  # posture.rules.dra_holdings.held_pool of AMD's DRA devices
 EVIDENCE_LIMIT = 20  # nodes and pods listed per finding; the counts say how many in all
@@ -121,6 +122,18 @@ def _use_evidence(tenant: str, mode: str, pool: str, use: ModeUse) -> dict[str, 
     return evidence
 
 
+def _unclassified_path(use: ModeUse) -> dict[str, Any]:
+    """How the unclassified party's use gets reviewed: a sharing request names a tenant, and
+    no tenant owns these pods yet; the approval the check asks for starts with a claim."""
+    namespaces = sorted({ref.split("/")[0] for ref in use.pods})
+    return {
+        "namespaces": namespaces[:EVIDENCE_LIMIT],
+        "note": "no sharing request can name the unclassified party: claim these namespaces "
+        "for a tenant in the registry (or mark them the platform's); that tenant then asks "
+        "for the mode, or its pods move to whole GPUs",
+    }
+
+
 def approval_findings(inputs: PostureInputs) -> list[tuple[str, FindingDraft]]:
     # Both checks ask; work it out once per evaluation.
     if "approval_findings" not in inputs.memo:
@@ -152,6 +165,9 @@ def _judge(inputs: PostureInputs) -> Iterator[tuple[str, FindingDraft]]:
                 if r.mode == mode
             ][:5]
             title = f"{tenant} uses {mode} on {where} with no active approval"
+            if tenant == UNCLASSIFIED:
+                evidence["approval_path"] = _unclassified_path(use)
+                title += " (no request can name unclassified: claim its namespaces first)"
             yield "SHARE-004", _draft("SHARE-004", tenant, mode, pool, evidence, title)
             continue
         evidence["approved"] = [_request_evidence(r) for r in active]
