@@ -25,6 +25,7 @@ from inventory.bulletins.csaf.products import ALL_VERSIONS, EVERY, OPEN
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 from inventory.conditions import NOT_PRESENT, VEX_NOT_PRESENT, NodeFacts, Verdict, evaluate
 from inventory.patching.driver_family import (
+    branch_fixes,
     dropped_by,
     fix_branch,
     host_driver_fix,
@@ -79,6 +80,9 @@ class Exposure:
     # What the bulletin says to do for it: (category, details, url) per remediation; a
     # mitigation or workaround is what a node that cannot upgrade yet can do.
     remedies: tuple[tuple[str, str, str], ...] = ()
+    # A driver exposure: (branch, fixed version) for each branch its bulletin fixes the same
+    # CVEs on (driver_family.branch_fixes): whether a version on another branch is fixed.
+    branch_fixes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -234,6 +238,9 @@ def _judge(
         verdict = evaluate(condition, stack.facts, installed) if condition else None
         if verdict is not None and verdict.affected is False:
             judged.not_affected.append(_exposure(kind, installed, fix, verdict))
+        elif kind == "driver":
+            exposure = _exposure(kind, installed, fix, verdict)
+            judged.exposures.append(replace(exposure, branch_fixes=branch_fixes(fix, fixes, vgpu)))
         else:
             judged.exposures.append(_exposure(kind, installed, fix, verdict))
 
