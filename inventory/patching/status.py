@@ -41,6 +41,8 @@ from inventory.patching.versions import (
 )
 
 CURRENT, BELOW_BASELINE, UNKNOWN = "current", "below_baseline", "unknown"
+# Reason code of a driver on a branch no imported bulletin names (PatchStatus.investigating).
+BRANCH_UNLISTED = "branch_unlisted"
 # Node field -> the bulletin component kind it is compared with.
 COMPONENTS = {
     "driver_version": "driver",
@@ -211,11 +213,12 @@ def _judge(
         return
     if kind == "driver" and not relevant:
         if any(f.component.kind == ("vgpu_manager" if vgpu else "driver") for f in fixes):
-            judged.not_judged(
-                kind,
-                f"driver {installed}: branch {branch} is in no imported "
-                "bulletin (out of support, or bulletins missing)",
+            why = (
+                f"branch {branch} is in no imported bulletin (out of support, or bulletins missing)"
             )
+            judged.not_judged(kind, f"driver {installed}: {why}")
+            # Each driver CVE is unknown for it, not absent: a VEX says under_investigation.
+            judged.investigating += _unlisted(installed, why, fixes, vgpu)
         return
     if kind == "driver" and (dropped := dropped_by(relevant, fixes, vgpu)):
         judged.not_judged(kind, f"driver {installed}: {dropped}")
@@ -301,6 +304,19 @@ def _judge_contradicted(kind: str, installed: str, fix: Fix, judged: _Judgement)
     why = {"code": "contradictory_bulletin", "text": text, "justification": None}
     judged.investigating.append(replace(_exposure(kind, installed, fix, None), reason=why))
     judged.not_judged(kind, f"{kind} {installed}: {text}")
+
+
+def _unlisted(installed: str, why: str, fixes: list[Fix], vgpu: bool) -> list[Exposure]:
+    """A driver on a branch no bulletin names, once per driver vulnerability the bulletins
+    fix: no bound or fixed version of another branch speaks of it."""
+    reason = {"code": BRANCH_UNLISTED, "text": why, "justification": None}
+    seen, found = set(), []
+    for fix in fixes:
+        if host_driver_fix(fix, vgpu) and (fix.advisory_id, fix.cves) not in seen:
+            seen.add((fix.advisory_id, fix.cves))
+            unlisted = replace(_exposure("driver", installed, fix, None), fixed_version=None)
+            found.append(replace(unlisted, affected="", reason=reason, condition=None))
+    return found
 
 
 def _unknown_note(kind: str, relevant: list[Fix], gpu_model: str | None) -> str:
