@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.patching.versions import driver_branch
 from inventory.snapshot import GpuOperatorPolicy
 from inventory.stack_managers import OPERATOR, UpgradePath
 
 
 def rollout_pending(paths: Mapping[str, UpgradePath], exposures: Iterable[dict]) -> dict[str, str]:
     """component -> the version the ClusterPolicy already asks for, where that version is at or
-    above every fixed version the node's exposures of it name and the node still runs below it:
+    above every fixed version the node's exposures of it name (a driver on another branch: its
+    own branch's fix, per the bulletin) and the node still runs below it:
     the Operator has not rolled it out to the node yet (its driver upgrade controller is at
     work, held, or failing; or, without it, the driver pod waits to be deleted). Setting the
     version again would change nothing."""
@@ -37,12 +39,27 @@ def rollout_pending(paths: Mapping[str, UpgradePath], exposures: Iterable[dict])
 
 def _asked_past(desired: str, exposure: dict) -> bool:
     fixed, installed = (
-        str(exposure.get("fixed_version") or ""),
+        _fix_for(desired, exposure),
         str(exposure.get("installed") or ""),
     )
     if not parse_version(fixed) or not parse_version(installed):
         return False
     return compare(desired, fixed) >= 0 and compare(installed, desired) < 0
+
+
+def _fix_for(desired: str, exposure: dict) -> str:
+    """The fixed version that judges `desired`: for a driver, its own branch's (a number above
+    another branch's fix is no fix: 580.105.08 > 570.211.01, but R580 is fixed at 580.159.03),
+    as the bulletin names it (`branch_fixes`); "" where the bulletin names no fix for that
+    branch, or (a record without `branch_fixes`) where it is another branch than the fix's."""
+    fixed = str(exposure.get("fixed_version") or "")
+    if exposure.get("component") != "driver":
+        return fixed
+    branch = driver_branch(desired)
+    by_branch = exposure.get("branch_fixes")
+    if isinstance(by_branch, Mapping):
+        return str(by_branch.get(branch) or "") if branch else ""
+    return fixed if branch and branch == driver_branch(fixed) else ""
 
 
 def precompiled_branch(policies: Sequence[GpuOperatorPolicy]) -> str | None:

@@ -124,7 +124,11 @@ PATCH_FIELDS = (
 
 def exposure_dicts(exposures: tuple[Exposure, ...]) -> list[dict]:
     return [
-        e.__dict__ | {"cves": list(e.cves), "remedies": remedy_dicts(e.remedies)} for e in exposures
+        {k: v for k, v in e.__dict__.items() if k != "branch_fixes"}
+        | {"cves": list(e.cves), "remedies": remedy_dicts(e.remedies)}
+        # A driver's: {branch: fixed version} of its bulletin (stack_rollout reads it).
+        | ({"branch_fixes": dict(e.branch_fixes)} if e.branch_fixes else {})
+        for e in exposures
     ]
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from inventory.bulletins.csaf.fixes import Fix
-from inventory.bulletins.csaf.versions import parse_version
+from inventory.bulletins.csaf.versions import compare, parse_version
 from inventory.sources.node_kinds import VGPU_HOST, WORKLOAD
 from inventory.sources.node_versions import VGPU_MANAGER_POD
 
@@ -103,3 +103,34 @@ def dropped_by(relevant: list[Fix], fixes: list[Fix], vgpu_host: bool = False) -
         f"{others} (its last fix is in a bulletin of {listed}): out of support, or not "
         "affected, the bulletin does not say"
     )
+
+
+def branch_fixes(
+    fix: Fix, fixes: list[Fix], vgpu_host: bool = False
+) -> tuple[tuple[str, str], ...]:
+    """(branch, fixed version) for each driver branch `fix`'s bulletin fixes the same CVEs on,
+    the highest where several rows do. A version on another branch is no fix by its number
+    (580.105.08 is above R570's 570.211.01 but below R580's own 580.159.03): what fixes a
+    branch is its own row. A branch one of whose rows names no fixed version is left out: no
+    version is known to fix it. A CVE-less row matches rows of its bulletin without CVEs."""
+    found: dict[str, str | None] = {}
+    cves = set(fix.cves)
+    for other in fixes:
+        if other.advisory_id != fix.advisory_id or not host_driver_fix(other, vgpu_host):
+            continue
+        if not _same_cves(cves, other.cves):
+            continue
+        branch = fix_branch(other)
+        if not branch:
+            continue
+        held = found.get(branch, "")
+        fixed = other.fixed_version if parse_version(other.fixed_version or "") else None
+        if fixed is None or held is None:
+            found[branch] = None
+        elif not held or compare(fixed, held) > 0:
+            found[branch] = fixed
+    return tuple(sorted((b, v) for b, v in found.items() if v))
+
+
+def _same_cves(cves: set[str], other: tuple[str, ...]) -> bool:
+    return bool(cves & set(other)) if cves else not other

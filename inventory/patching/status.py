@@ -25,6 +25,7 @@ from inventory.bulletins.csaf.products import ALL_VERSIONS, EVERY, OPEN
 from inventory.bulletins.csaf.versions import compare, is_below, parse_version
 from inventory.conditions import NOT_PRESENT, VEX_NOT_PRESENT, NodeFacts, Verdict, evaluate
 from inventory.patching.driver_family import (
+    branch_fixes,
     dropped_by,
     fix_branch,
     host_driver_fix,
@@ -40,6 +41,8 @@ from inventory.patching.versions import (
 )
 
 CURRENT, BELOW_BASELINE, UNKNOWN = "current", "below_baseline", "unknown"
+# Reason code of a driver on a branch no imported bulletin names (PatchStatus.investigating).
+BRANCH_UNLISTED = "branch_unlisted"
 # Node field -> the bulletin component kind it is compared with.
 COMPONENTS = {
     "driver_version": "driver",
@@ -79,6 +82,9 @@ class Exposure:
     # What the bulletin says to do for it: (category, details, url) per remediation; a
     # mitigation or workaround is what a node that cannot upgrade yet can do.
     remedies: tuple[tuple[str, str, str], ...] = ()
+    # A driver exposure: (branch, fixed version) for each branch its bulletin fixes the same
+    # CVEs on (driver_family.branch_fixes): whether a version on another branch is fixed.
+    branch_fixes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -207,11 +213,12 @@ def _judge(
         return
     if kind == "driver" and not relevant:
         if any(f.component.kind == ("vgpu_manager" if vgpu else "driver") for f in fixes):
-            judged.not_judged(
-                kind,
-                f"driver {installed}: branch {branch} is in no imported "
-                "bulletin (out of support, or bulletins missing)",
+            why = (
+                f"branch {branch} is in no imported bulletin (out of support, or bulletins missing)"
             )
+            judged.not_judged(kind, f"driver {installed}: {why}")
+            # Each driver CVE is unknown for it, not absent: a VEX says under_investigation.
+            judged.investigating += _unlisted(installed, why, fixes, vgpu)
         return
     if kind == "driver" and (dropped := dropped_by(relevant, fixes, vgpu)):
         judged.not_judged(kind, f"driver {installed}: {dropped}")
@@ -234,6 +241,9 @@ def _judge(
         verdict = evaluate(condition, stack.facts, installed) if condition else None
         if verdict is not None and verdict.affected is False:
             judged.not_affected.append(_exposure(kind, installed, fix, verdict))
+        elif kind == "driver":
+            exposure = _exposure(kind, installed, fix, verdict)
+            judged.exposures.append(replace(exposure, branch_fixes=branch_fixes(fix, fixes, vgpu)))
         else:
             judged.exposures.append(_exposure(kind, installed, fix, verdict))
 
@@ -294,6 +304,19 @@ def _judge_contradicted(kind: str, installed: str, fix: Fix, judged: _Judgement)
     why = {"code": "contradictory_bulletin", "text": text, "justification": None}
     judged.investigating.append(replace(_exposure(kind, installed, fix, None), reason=why))
     judged.not_judged(kind, f"{kind} {installed}: {text}")
+
+
+def _unlisted(installed: str, why: str, fixes: list[Fix], vgpu: bool) -> list[Exposure]:
+    """A driver on a branch no bulletin names, once per driver vulnerability the bulletins
+    fix: no bound or fixed version of another branch speaks of it."""
+    reason = {"code": BRANCH_UNLISTED, "text": why, "justification": None}
+    seen, found = set(), []
+    for fix in fixes:
+        if host_driver_fix(fix, vgpu) and (fix.advisory_id, fix.cves) not in seen:
+            seen.add((fix.advisory_id, fix.cves))
+            unlisted = replace(_exposure("driver", installed, fix, None), fixed_version=None)
+            found.append(replace(unlisted, affected="", reason=reason, condition=None))
+    return found
 
 
 def _unknown_note(kind: str, relevant: list[Fix], gpu_model: str | None) -> str:

@@ -9,8 +9,10 @@ import pytest
 
 from inventory.bulletins.csaf.document import parse_advisory
 from inventory.bulletins.csaf.fixes import fixes
+from inventory.bulletins.patch_refresh import exposure_dicts
 from inventory.bulletins.vex.statements import NodeJudgement, cluster_statements
 from inventory.conditions import NodeFacts
+from inventory.patching.driver_family import host_driver_fix
 from inventory.patching.status import NodeStack, node_patch_status, worst_severity
 from tests.realworld import realworld
 
@@ -367,3 +369,30 @@ def test_a_version_the_bulletin_names_both_affected_and_fixed_is_unknown():
     assert "without a version bound" not in statement.impact
     below = node_patch_status({"dcgm_exporter_version": "4.5.2-4.8.1"}, bulletin_fixes("5857"))
     assert [e.fixed_version for e in below.exposures if e.component == "dcgm_exporter"] == ["4.8.2"]
+
+
+def test_a_driver_on_a_branch_no_bulletin_names_is_under_investigation_in_the_vex():
+    # R460 is in none of these bulletins: unknown on the patch page, and the VEX says so for
+    # every driver CVE (never silent, never fixed by another branch's number).
+    status = node_patch_status({"driver_version": "460.106.00"}, bulletin_fixes(*DRIVERS))
+    assert status.status == "unknown" and not status.exposures and not status.fixed
+    assert {e.reason["code"] for e in status.investigating} == {"branch_unlisted"}
+    assert all(e.fixed_version is None for e in status.investigating)
+    statements = cluster_statements([NodeJudgement("gpu-1", None, status)])
+    # Every CVE of the Linux data-center driver rows (any branch).
+    driver_cves = {c for f in bulletin_fixes(*DRIVERS) if host_driver_fix(f, False) for c in f.cves}
+    driver = [s for s in statements if s.product.component == "driver"]
+    assert driver_cves and {s.vulnerability for s in driver} == driver_cves
+    assert {s.status for s in driver} == {"under_investigation"}
+    assert all("branch R460 is in no imported bulletin" in s.impact for s in driver)
+
+
+def test_a_driver_exposure_names_each_branchs_own_fix():
+    # 5630 fixes R550 at 550.163.01 and R535 at 535.247.01 (SOURCES.md): a version of one
+    # branch is judged by that branch's fix, not by the other's number.
+    status = node_patch_status({"driver_version": "550.144.03"}, bulletin_fixes(*DRIVERS))
+    [april] = {e.advisory_id: e for e in status.exposures if "5630" in e.advisory_id}.values()
+    fixes_by_branch = dict(april.branch_fixes)
+    assert fixes_by_branch["R550"] == "550.163.01" and fixes_by_branch["R535"] == "535.247.01"
+    [stored] = [d for d in exposure_dicts((april,))]
+    assert stored["branch_fixes"]["R535"] == "535.247.01"

@@ -169,6 +169,39 @@ def test_a_fixed_version_the_clusterpolicy_already_asks_for_is_a_pending_rollout
     assert rollout_pending(paths, [DRIVER_BELOW]) == pending
 
 
+R570_POD = ds_pod(
+    "gpu-operator", "nvidia-driver-daemonset", "nvcr.io/nvidia/driver:570.172.08-ubuntu22.04"
+)
+# A bulletin fixing R570 at 570.211.01 and R580 at 580.159.03, as the exposure records it.
+R570_BELOW = {
+    "component": "driver",
+    "installed": "570.172.08",
+    "fixed_version": "570.211.01",
+    "branch_fixes": {"R570": "570.211.01", "R580": "580.159.03"},
+}
+R570_OLD_RECORD = {k: v for k, v in R570_BELOW.items() if k != "branch_fixes"}
+
+
+@pytest.mark.parametrize(
+    ("asked", "exposure", "pending"),
+    [
+        # Above R570's fix by number, but below R580's own: still exposed, no pending fix.
+        ("580.105.08", R570_BELOW, {}),
+        # At R580's own fix: the rollout is what is left.
+        ("580.159.03", R570_BELOW, {"driver": "580.159.03"}),
+        # A branch the bulletin does not name: not known fixed.
+        ("590.44.01", R570_BELOW, {}),
+        # A record without branch_fixes: only its own branch can be judged.
+        ("580.159.03", R570_OLD_RECORD, {}),
+        ("570.211.01", R570_OLD_RECORD, {"driver": "570.211.01"}),
+    ],
+)
+def test_a_version_on_another_branch_is_pending_only_if_fixed_on_its_own(asked, exposure, pending):
+    spec = {"enabled": True, "version": asked}
+    paths = upgrade_paths(node(), policy(driver=spec), [R570_POD])
+    assert rollout_pending(paths, [exposure]) == pending
+
+
 def test_a_pre_installed_driver_is_never_a_pending_rollout():
     # driver.enabled false: the Operator ignores driver.version, the node image carries it.
     spec = {"enabled": False, "version": "580.159.03"}

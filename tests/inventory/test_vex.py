@@ -11,13 +11,14 @@ offline."""
 from __future__ import annotations
 
 import copy
+import json
 from datetime import UTC, datetime
 
 import jsonschema
 import pytest
 from csaf_lib.verification.verifier import Verifier
 
-from demo.bulletins import cdi_bulletin, dcgm_bulletin, toolkit_bulletin
+from demo.bulletins import cdi_bulletin, dcgm_bulletin, driver_bulletin, toolkit_bulletin
 from inventory.bulletins.csaf.document import parse_advisory
 from inventory.bulletins.csaf.fixes import fixes
 from inventory.bulletins.vex.csaf import csaf_document
@@ -292,3 +293,23 @@ def test_counts():
         "not_affected": 3,
         "under_investigation": 15,
     }
+
+
+def test_a_driver_on_a_branch_no_bulletin_names_is_stated_under_investigation():
+    # The demo's April driver bulletin fixes R550 and R535; a node on R570 is unknown on the
+    # patch page, and both documents say so for each driver CVE, with why (valid in both).
+    found = fixes(parse_advisory(driver_bulletin()))[0]
+    status = node_patch_status({"driver_version": "570.172.08"}, found)
+    statements = cluster_statements([NodeJudgement("gpu-r570", None, status)])
+    document = openvex_document("prod-east", statements, now=NOW)
+    check_openvex(document)
+    driver = [s for s in document["statements"] if "nvidia-driver" in json.dumps(s["products"])]
+    assert {s["vulnerability"]["name"] for s in driver} == {"CVE-2025-23244", "CVE-2025-23245"}
+    assert {s["status"] for s in driver} == {"under_investigation"}
+    assert all("branch R570 is in no imported bulletin" in s["status_notes"] for s in driver)
+    csaf = csaf_document("prod-east", statements, now=NOW, namespace="https://gp.example/")
+    assert csaf_failures(csaf) == []
+    for vuln in csaf["vulnerabilities"]:
+        assert vuln["product_status"] == {"under_investigation": ["gpu-r570:driver"]}
+        [threat] = vuln["threats"]
+        assert threat["category"] == "impact" and "branch R570" in threat["details"]

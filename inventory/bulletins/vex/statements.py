@@ -16,7 +16,8 @@ statements that inventory.bulletins.vex.openvex and inventory.bulletins.vex.csaf
   is outside of (the vendor's own `under_investigation`, or affected with no version bound
   stated), or names the very version both affected and fixed, or the node runs (or may run)
   the component but its version was not read (inventory.patching.unread: the note says which
-  input would tell): not known, never read as fixed or not affected, and never left out.
+  input would tell), or the node's driver is on a branch no imported bulletin names: not
+  known, never read as fixed or not affected, and never left out.
 
 One vulnerability may have several bounds for one component (one for every install, a lower
 one "CDI mode only"): the statement is the worst, affected over under_investigation over
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from inventory.components import LABELS
-from inventory.patching.status import Exposure, PatchStatus
+from inventory.patching.status import BRANCH_UNLISTED, Exposure, PatchStatus
 from inventory.patching.unread import VERSION_NOT_READ
 
 AFFECTED, NOT_AFFECTED, FIXED = "affected", "not_affected", "fixed"
@@ -178,6 +179,12 @@ def _statements(node: str, exposure: Exposure, status: str) -> list[Statement]:
     elif status == UNDER_INVESTIGATION and code == "contradictory_bulletin":
         why = (exposure.reason or {}).get("text")
         common["impact"] = f"{product.label}: {why}: not known whether it is affected."
+    elif status == UNDER_INVESTIGATION and code == BRANCH_UNLISTED:
+        why = (exposure.reason or {}).get("text")
+        common["impact"] = (
+            f"{product.label}: {why}: not known whether {exposure.advisory_id} affects it "
+            "(another branch's fixed version says nothing of this one)."
+        )
     elif status == UNDER_INVESTIGATION and code == VERSION_NOT_READ:
         why = (exposure.reason or {}).get("text")
         common["impact"] = (
