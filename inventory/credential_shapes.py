@@ -181,14 +181,16 @@ _PLACEHOLDER_WORDS = tuple(
         "yourtoken",
         "yoursecret",
         "yourkey",
-        # What local OpenAI-compatible servers (llama.cpp, LocalAI) document for "no key":
-        # the SDK insists on some OPENAI_API_KEY, the server reads none.
-        "nokeyrequired",
-        "nokeyneeded",
     ]
 )
 _PLACEHOLDER_VALUES = frozenset(
     [
+        # What local OpenAI-compatible servers (llama.cpp, LocalAI) document for "no key":
+        # the SDK insists on some OPENAI_API_KEY, the server reads none. The whole value only:
+        # a real key that starts with the phrase is still a key.
+        "sknokeyrequired",
+        "nokeyrequired",
+        "nokeyneeded",
         "secret",
         "password",
         "token",

@@ -3,6 +3,7 @@ change (`upgrade_by`, inventory/stack_managers.py). PURE."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -152,7 +153,7 @@ def upgrade_action_title(members: list[ActionFinding], where: str) -> str:
     if not done:
         return upgrade_title(members, where) + by
     rollout = _listed(
-        [f"{component_name(k)} {v}" for k, v in sorted(done.items(), key=_component_order)]
+        [f"{_asked_name(k, v)} {v}" for k, v in sorted(done.items(), key=_component_order)]
     )
     if not waiting:
         return (
@@ -164,6 +165,16 @@ def upgrade_action_title(members: list[ActionFinding], where: str) -> str:
         f"{upgrade_title(rest, where)}{by}; finish its rollout of {rollout} (the ClusterPolicy "
         "already asks for it)"
     )
+
+
+def _asked_name(key: str, version: str) -> str:
+    """The component as the version asked for names it: a driver's branch is its version's
+    major, so a ClusterPolicy moving R570 nodes to 580.159.03 rolls out R580, not R570."""
+    name, _, branch = key.partition(" ")
+    major = version.split(".")[0]
+    if re.fullmatch(r"R\d+", branch) and major.isdigit() and branch != f"R{major}":
+        return component_name(f"{name} R{major}")
+    return component_name(key)
 
 
 def _without(finding: ActionFinding, keys: set[str]) -> ActionFinding:

@@ -349,6 +349,30 @@ def test_a_driver_the_clusterpolicy_already_asks_for_is_a_rollout_to_finish():
     )
 
 
+def test_a_rollout_to_another_branch_names_the_branch_asked_for():
+    """A node on R570 whose ClusterPolicy asks for 580.159.03 (fixed on R580, its own branch):
+    what the Operator rolls out is R580's driver, never "R570 580.159.03"."""
+    exposure = {
+        "component": "driver",
+        "branch": "R570",
+        "installed": "570.172.08",
+        "fixed_version": "570.211.01",
+    }
+    by = {
+        "managed_by": "gpu_operator",
+        "change": "gpu_operator",
+        "rollout_pending": {"driver": "580.159.03"},
+    }
+    moving = finding(
+        "STACK-001", "Node", "gpu-one", evidence={"exposures": [exposure], "upgrade_by": by}
+    )
+    (action,) = actions_for([moving])
+    assert action.title == (
+        "Finish the GPU Operator's rollout of the GPU driver R580 580.159.03 on node gpu-one: "
+        "the ClusterPolicy already asks for it"
+    )
+
+
 def test_the_operators_upgrade_keeps_the_key_the_pools_upgrade_had():
     """Links to an action (`?action=KEY`) made before the change was recorded still lead to
     the pool's GPU Operator upgrade."""

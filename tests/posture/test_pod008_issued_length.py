@@ -151,3 +151,5 @@ def test_the_no_key_value_local_servers_document_is_a_placeholder():
     all (a placeholder), so no name can make it a credential, from a ConfigMap either."""
     assert value_facts("sk-no-key-required") is None
     assert credential_match("OPENAI_API_KEY", "sk-no-key-required") is None
+    # The whole value only: a key that merely starts with the phrase is still judged.
+    assert credential_match("OPENAI_API_KEY", "sk-no-key-required-" + KEY[:24]) is not None

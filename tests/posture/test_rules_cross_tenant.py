@@ -295,3 +295,8 @@ def test_a_cluster_scoped_name_in_another_api_group_still_counts():
     assert write_verbs(openshift_users, "alpha") == ()
     both = PolicyRule(("nvidia.com", "example.com"), ("clusterpolicies",), ("patch",))
     assert write_verbs(both, "alpha") == ("patch",)
+    # Every group: ACK's namespaced users and Cluster API's IPAddress among them; the nodes
+    # no group serves namespaced stay cluster-scoped.
+    for twin in ("users", "ipaddresses"):
+        assert write_verbs(PolicyRule(("*",), (twin,), ("create",)), "alpha") == ("create",)
+    assert write_verbs(PolicyRule(("*",), ("nodes",), ("patch",)), "alpha") == ()

@@ -122,7 +122,8 @@ CLUSTER_SCOPED = frozenset(
 # group or a `*.k8s.io` one): a name is only a name, and another group may serve a namespaced
 # resource of it (Cluster API's `ipam.cluster.x-k8s.io` IPAddress is namespaced; so are ACK's
 # `iam.services.k8s.aws` users and groups). A rule is judged cluster-scoped only for groups
-# known to serve the name so; `*` keeps its old reading (it names the built-in too).
+# known to serve the name so. `*` names the built-in too, and keeps that reading except for a
+# name some other group serves namespaced (NAMESPACED_TWINS): there it names that one as well.
 _OPENSHIFT = ("openshift.io",)
 CUSTOM_GROUPS: dict[str, tuple[str, ...]] = {
     "clusterpolicies": ("nvidia.com",),
@@ -148,6 +149,9 @@ CUSTOM_GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
+NAMESPACED_TWINS = frozenset({"users", "groups", "ipaddresses"})
+
+
 def cluster_scoped(resource: str, api_groups: tuple[str, ...]) -> bool:
     """Whether `resource` of a rule naming `api_groups` is a cluster-scoped resource: its name
     is one, and every group the rule names serves it so (the core group and `*.k8s.io` serve
@@ -157,6 +161,8 @@ def cluster_scoped(resource: str, api_groups: tuple[str, ...]) -> bool:
         return False
     known = CUSTOM_GROUPS.get(name, ())
     for group in api_groups or ("",):
+        if group == "*" and name in NAMESPACED_TWINS:
+            return False
         if group in ("*", "") or group.endswith(".k8s.io"):
             continue
         if not any(group == k or group.endswith("." + k) for k in known):
