@@ -124,10 +124,14 @@ def hidden_scope_for(user) -> HiddenScope | None:
 
 
 def _labelled_for(tenants: models.QuerySet) -> models.QuerySet:
-    """The synced namespaces whose `gpuposture.io/tenant` label names one of `tenants`."""
-    return ClusterObject.objects.annotate(owner=KT(f"data__labels__{TENANT_LABEL}")).filter(
+    """The synced namespaces whose `gpuposture.io/tenant` label names one of `tenants`, and
+    that the registry gives no one: a registered namespace is its tenant's in every cluster,
+    whatever its label says (tenants.mapping), so a stray label neither shows another tenant's
+    names to the label's viewer nor hides a tenant's own namespace from its own."""
+    labelled = ClusterObject.objects.annotate(owner=KT(f"data__labels__{TENANT_LABEL}"))
+    return labelled.filter(
         kind=ClusterObject.Kind.NAMESPACE, owner__in=tenants.values("slug")
-    )
+    ).exclude(name__in=TenantNamespace.objects.values("name"))
 
 
 def _in_cluster(column: str) -> Concat:

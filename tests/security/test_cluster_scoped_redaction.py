@@ -236,3 +236,51 @@ def test_a_notification_title_is_redacted_by_its_findings_cluster(three_clusters
     viewer = Viewer.of(three_clusters)
     assert SCRATCH in viewer.text(f"POD-001 pod {SCRATCH}/notebook-0", "eks-infer")
     assert SCRATCH not in viewer.text(f"POD-001 pod {SCRATCH}/stray-1", "aks-prod")
+
+
+def test_a_stray_label_on_a_registered_namespace_moves_no_name(personas, tmp_path):
+    """A registered namespace is its tenant's in every cluster, whatever its label says (the
+    label claims only namespaces the registry gives no one): `vega-home` labelled for orbit
+    stays hidden from orbit's viewer and named for vega's (rtcapsule k71, k75: the label
+    showed vega's object names to orbit's viewer and hid vega's own namespace from vega's)."""
+    from inventory.presenter import hidden_scope_for
+    from tenants.services import tenants_apply
+    from tenants.spec import parse_tenants_document
+
+    document = {
+        "tenants": [
+            {
+                "slug": "vega",
+                "name": "Vega",
+                "trust_class": "internal",
+                "namespaces": ["vega-home"],
+                "viewers": ["viewer-vega"],
+            },
+            {
+                "slug": "orbit",
+                "name": "Orbit",
+                "trust_class": "external",
+                "namespaces": ["orbit-home"],
+                "viewers": ["viewer-orbit"],
+            },
+        ]
+    }
+    vega, orbit = (
+        make_user("viewer-vega", "tenant_viewer"),
+        make_user("viewer-orbit", "tenant_viewer"),
+    )
+    tenants_apply(specs=parse_tenants_document(document))
+    cluster = _sync(
+        "eks-infer",
+        [
+            node("gpu-a"),
+            namespace("vega-home", **{"gpuposture.io/tenant": "orbit"}),
+            namespace("orbit-home"),
+            pod("vega-home", "train-0", container(gpu=GPU)),
+            pod("orbit-home", "serve-0", container(gpu=GPU)),
+        ],
+        tmp_path,
+    )
+    assert "vega-home" not in hidden_scope_for(vega).in_cluster(cluster.pk).namespaces
+    assert "vega-home" in hidden_scope_for(orbit).in_cluster(cluster.pk).namespaces
+    assert "vega-home" in hidden_scope_for(orbit).namespaces
