@@ -437,15 +437,22 @@ def test_ten001_names_what_capsule_hnc_and_kubeflow_say_without_claiming_by_it()
     )
     capsule = namespace("oil-dev", **{"capsule.clastix.io/tenant": "oil"})
     profile = namespace("kubeflow-ana", **{"app.kubernetes.io/part-of": "kubeflow-profile"})
+    rancher = namespace("vision-lab", **{"field.cattle.io/projectId": "p-7xk2q"})
+    kiosk = namespace("space-ana", **{"kiosk.sh/account": "ana"})
+    names = ("alpha-exp", "oil-dev", "kubeflow-ana", "plain", "vision-lab", "space-ana")
     inputs = _world(
         hnc_child,
         capsule,
         profile,
+        rancher,
+        kiosk,
         namespace("plain"),
-        *(_root_pod(ns) for ns in ("alpha-exp", "oil-dev", "kubeflow-ana", "plain")),
+        *(_root_pod(ns) for ns in names),
     )
     drafts = {d.subject_name: d for d in run("TEN-001", inputs)}
-    assert set(drafts) == {"alpha-exp", "oil-dev", "kubeflow-ana", "plain"}
+    assert set(drafts) == set(names)
+    assert drafts["vision-lab"].evidence["owner_hints"]["rancher_project"] == "p-7xk2q"
+    assert drafts["space-ana"].evidence["owner_hints"]["kiosk_account"] == "ana"
     assert all(d.tenants == ("unclassified",) for d in drafts.values())
     hnc = drafts["alpha-exp"].evidence["owner_hints"]
     assert hnc["hnc_ancestors"] == [{"namespace": "alpha", "depth": 1, "claimed_by": "alpha"}]
