@@ -6,7 +6,7 @@ retention."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -22,6 +22,7 @@ from telemetry.busy_count import Moments, counted_by_node
 from telemetry.evidence import TelemetryFacts
 from telemetry.exporter_labels import PodLabels
 from telemetry.handovers import handovers
+from telemetry.held_span import Ended, finished, spans, untimed
 from telemetry.hijack import (
     EnvHold,
     Hijack,
@@ -129,20 +130,28 @@ def _hijacks(
         for node, count in sorted(held_devices.items())
         if count and node in reporting and node not in named and node not in shared
     ]
-    # Pods that ran to an end held their GPUs until a sync saw them finished: a Job's last
-    # busy minutes are its own.
-    ended_devices = _by_node(ended, lambda pod: _gpu_pods([pod])[1].get(str(pod.node_name), 0))
+
+    # A pod holds its GPUs from its start to its finish (telemetry.held_span): a running pod
+    # that started late held nothing before, and pods that ran to an end held their GPUs until
+    # their containers finished, or, where that is not recorded, until a sync saw them
+    # finished: a Job's last busy minutes are its own. A pod with no recorded start is taken
+    # to hold its GPUs throughout (unknown is not a hijack).
+    def devices(pod: snap.Pod) -> int:
+        return _gpu_pods([pod])[1].get(str(pod.node_name), 0)
+
+    timed = spans(running, ended, devices)
     unlabelled = {
         node
-        for node in {*held_devices, *ended_devices}
+        for node in {*held_devices, *timed}
         if node in reporting and node not in named and node not in shared
     }
+    always = untimed(running, devices)
     by_count = count_moments(
         # A GPU a HAMi share is bound to is held by it; the count judges the others.
         [s for s in samples if not shares.held(s) and not by_env(s)],
-        {n: held_devices.get(n, 0) for n in unlabelled},
+        {n: always.get(n, 0) for n in unlabelled},
         threshold=threshold,
-        ended=ended_devices,
+        spans=timed,
     )
     units = _units_by_node(running)
     caps = _shared_caps(snapshot, units, shares)
@@ -169,11 +178,12 @@ def _hijacks(
     )
     # MIG instances of a shared node are not counted against its physical GPUs, nor a GPU a
     # HAMi share is bound to (held by it: the count judges the others).
+    shared_always = untimed(running, _shared_units)
     shared_count = count_moments(
         [s for s in samples if not s.gi_id and not shares.held(s) and not by_env(s)],
-        caps,
+        {n: shared_always.get(n, 0) for n in caps},
         threshold=threshold,
-        ended=_by_node(ended, _shared_units),
+        spans=spans(running, ended, _shared_units),
     )
 
     def scheduled(sample: GpuSample) -> bool:
@@ -302,14 +312,12 @@ def _shared_caps(
     }
 
 
-Ended = tuple[snap.Pod, datetime, bool]  # a finished GPU pod, until when, seen running
-
-
 def _finished(cluster: Cluster, snapshot: snap.ClusterSnapshot) -> list[Ended]:
-    """The scheduled pods that held GPUs and ran to an end, each with when a sync saw it so
-    (its row last changed: it held its GPUs up to then at most), and whether an earlier sync
-    saw it before that (so it ran within that sync interval; a pod first seen finished may
-    have run at any time before)."""
+    """The scheduled pods that held GPUs and ran to an end, each with until when it held them:
+    when its containers finished where the kubelet recorded it, else when a sync saw it
+    finished (its row last changed: it held its GPUs up to then at most); and whether an
+    earlier sync saw it before that (so it ran within that sync interval; a pod first seen
+    finished may have run at any time before, unless its start and finish are recorded)."""
     pods = {
         (p.namespace, p.name): p
         for p in snapshot.pods
@@ -321,22 +329,10 @@ def _finished(cluster: Cluster, snapshot: snap.ClusterSnapshot) -> list[Ended]:
         "namespace", "name", "changed_at", "first_seen"
     )
     return [
-        (pods[(ns, name)], changed, first < changed)
+        (pod, finished(pod) or changed, first < changed)
         for ns, name, changed, first in rows
-        if (ns, name) in pods
+        if (pod := pods.get((ns, name))) is not None
     ]
-
-
-def _by_node(
-    ended: list[Ended], devices: Callable[[snap.Pod], int]
-) -> dict[str, list[tuple[datetime, int]]]:
-    """node -> (until, devices) of the finished pods on it an earlier sync saw running: with
-    no label naming it, only those are known to have run in the samples' time."""
-    found: dict[str, list[tuple[datetime, int]]] = {}
-    for pod, until, seen_running in ended:
-        if seen_running and (n := devices(pod)):
-            found.setdefault(str(pod.node_name), []).append((until, n))
-    return found
 
 
 def _pod_labels(

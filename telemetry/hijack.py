@@ -147,12 +147,16 @@ def count_moments(
     threshold: float,
     within: timedelta = timedelta(seconds=60),
     ended: Mapping[str, Iterable[tuple[datetime, int]]] | None = None,
+    spans: Mapping[str, Iterable[tuple[datetime | None, datetime | None, int]]] | None = None,
 ) -> dict[tuple[str, datetime], tuple[int, int]]:
     """(node, time) -> (devices busy above the threshold, devices its scheduled pods hold) at
     each time a device of a node of `held_devices` was busy. Devices busy `within` a moment of
     each other count together: series scraped apart need not carry one timestamp. `ended`:
     node -> (until, devices) of pods that ran to an end, held up to `until` (when the
-    inventory saw them finished)."""
+    inventory saw them finished). `spans`: node -> (since, until, devices) of pods held only
+    between two times (None: unbounded that side), beyond `held_devices`, which are held at
+    every moment: a pod holds its devices from its start to its finish (telemetry.held_span),
+    not whenever the latest inventory lists it."""
     busy: dict[str, list[tuple[datetime, Device]]] = defaultdict(list)
     for s in samples:
         if s.hostname in held_devices and s.busy is not None and s.busy > threshold:
@@ -162,9 +166,15 @@ def count_moments(
         events.sort()
         times = [t for t, _ in events]
         past = list((ended or {}).get(node, ()))
+        bounded = list((spans or {}).get(node, ()))
         for t in sorted(set(times)):
             low, high = bisect_left(times, t - within), bisect_right(times, t + within)
             held = held_devices[node] + sum(n for until, n in past if t <= until)
+            held += sum(
+                n
+                for since, until, n in bounded
+                if (since is None or since <= t) and (until is None or t <= until)
+            )
             moments[(node, t)] = (len({device for _, device in events[low:high]}), held)
     return moments
 

@@ -222,6 +222,13 @@ class Pod:
     # (inventory.sources.nvidia_runtime).
     runtime_class: str | None = None
     runtime_handler: str | None = None
+    # When the pod began and ceased to hold its devices, as the kubelet recorded them (RFC 3339
+    # text as the API gives it, None where not recorded): `started_at` the earliest of
+    # status.startTime and its containers' state startedAt; `finished_at` the latest
+    # state.terminated.finishedAt once every app container has terminated. ATTR-001 counts a
+    # pod as holding its GPUs only between them (telemetry.held_span).
+    started_at: str | None = None
+    finished_at: str | None = None
 
     @property
     def gpu_fraction(self) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from inventory.env_seal import literal_env
@@ -58,7 +59,7 @@ def pod_from_object(obj: dict[str, Any], namespace: str) -> Pod:
     # The controller reference names the workload; another owner (a garbage-collection
     # parent an operator adds) may come first in the list.
     owner = controller_reference(obj)
-    return _pod_from_spec(
+    pod = _pod_from_spec(
         spec=mapping(obj.get("spec")),
         namespace=namespace,
         name=name_of(obj),
@@ -69,6 +70,37 @@ def pod_from_object(obj: dict[str, Any], namespace: str) -> Pod:
         annotations=gpu_annotations(meta(obj).get("annotations")),
         resource_claims=pod_claims(mapping(obj.get("spec")), dig(obj, "status")),
     )
+    return replace(pod, **held_times(dig(obj, "status")))
+
+
+def held_times(status: dict[str, Any]) -> dict[str, str | None]:
+    """When the pod started and, once every app container has terminated, when the last one
+    finished (Pod.started_at, Pod.finished_at): the earliest start recorded is kept, so a
+    container's restart does not move it (nor rewrite the stored row). Text that is no
+    timestamp is ignored (unknown, not a guess)."""
+    states = [mapping(s.get("state")) for s in dicts(status.get("containerStatuses"))]
+    starts = [status.get("startTime")]
+    starts += [
+        mapping(s.get(k)).get("startedAt") for s in states for k in ("running", "terminated")
+    ]
+    started = [(t, v) for v in starts if (t := _timestamp(v)) is not None]
+    ends = [mapping(s.get("terminated")).get("finishedAt") for s in states]
+    finished = [(t, v) for v in ends if (t := _timestamp(v)) is not None]
+    done = bool(states) and all("terminated" in s for s in states) and len(finished) == len(states)
+    return {
+        "started_at": min(started)[1] if started else None,
+        "finished_at": max(finished)[1] if done else None,
+    }
+
+
+def _timestamp(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
 
 
 def _owner_kind(owner: dict[str, Any]) -> str | None:
