@@ -21,26 +21,15 @@ Span = tuple[datetime | None, datetime | None, int]
 Ended = tuple[snap.Pod, datetime, bool]
 
 
-def moment(value: str | None) -> datetime | None:
-    """A Pod.started_at / finished_at as a time; None where absent or not a timestamp."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else None
-
-
 def started(pod: snap.Pod) -> datetime | None:
     """When the pod began to hold its devices, None where not recorded."""
-    return moment(pod.started_at)
+    return snap.recorded_time(pod.started_at)
 
 
 def finished(pod: snap.Pod) -> datetime | None:
     """When a finished pod's devices were freed (its last container's end), None where not
     recorded."""
-    return moment(pod.finished_at)
+    return snap.recorded_time(pod.finished_at)
 
 
 def untimed(running: list[snap.Pod], devices: Callable[[snap.Pod], int]) -> dict[str, int]:

@@ -60,6 +60,7 @@ from inventory.snapshot.pods import (
     Pod,
     Volume,
     VolumeMount,
+    recorded_time,
 )
 from inventory.snapshot_admission import (
     AdmissionPolicy,
@@ -79,6 +80,7 @@ from inventory.snapshot_dra import (
 )
 
 __all__ = [
+    "recorded_time",
     "AdmissionPolicy",
     "AdmissionRead",
     "AdmissionScope",

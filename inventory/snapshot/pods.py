@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import ROUND_CEILING
 
 from inventory.snapshot.accelerators import is_judged_accelerator
@@ -83,6 +84,19 @@ MESH_ANNOTATIONS = frozenset(
         "linkerd.io/proxy-version",
     }
 )
+
+
+def recorded_time(value: object) -> datetime | None:
+    """A time the kubelet recorded (RFC 3339 text as the API gives it: Pod.started_at and
+    finished_at, a status's startTime, startedAt, finishedAt) as an aware datetime; None where
+    absent or not a timestamp (unknown, never a guess)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
 from typing import Any
 
 from inventory.env_seal import literal_env
@@ -19,6 +18,7 @@ from inventory.snapshot import (
     Pod,
     Volume,
     VolumeMount,
+    recorded_time,
 )
 from inventory.snapshot.accelerators import is_other_accelerator
 from inventory.snapshot_dra import PodClaim
@@ -83,24 +83,14 @@ def held_times(status: dict[str, Any]) -> dict[str, str | None]:
     starts += [
         mapping(s.get(k)).get("startedAt") for s in states for k in ("running", "terminated")
     ]
-    started = [(t, v) for v in starts if (t := _timestamp(v)) is not None]
+    started = [(t, v) for v in starts if (t := recorded_time(v)) is not None]
     ends = [mapping(s.get("terminated")).get("finishedAt") for s in states]
-    finished = [(t, v) for v in ends if (t := _timestamp(v)) is not None]
+    finished = [(t, v) for v in ends if (t := recorded_time(v)) is not None]
     done = bool(states) and all("terminated" in s for s in states) and len(finished) == len(states)
     return {
         "started_at": min(started)[1] if started else None,
         "finished_at": max(finished)[1] if done else None,
     }
-
-
-def _timestamp(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else None
 
 
 def _owner_kind(owner: dict[str, Any]) -> str | None:

@@ -44,6 +44,21 @@ WRITE_VERBS = (
     "bind",
     "impersonate",
 )
+
+# OpenShift's cluster-scoped identity and OAuth objects (its defaults let every authenticated
+# user delete their own tokens and impersonate scopes).
+OPENSHIFT_CLUSTER_SCOPED = (
+    "oauthaccesstokens",
+    "oauthauthorizetokens",
+    "useroauthaccesstokens",
+    "oauthclients",
+    "oauthclientauthorizations",
+    "identities",
+    "useridentitymappings",
+    "projectrequests",
+    "scopes",
+)
+
 # Cluster-scoped resources: a rule naming only these grants nothing inside a namespace (but
 # a Namespace object is asked about in its own namespace: write_verbs). The built-ins, and the
 # custom resources of the stacks the product knows whose CRDs say `scope: Cluster`. The
@@ -96,17 +111,7 @@ CLUSTER_SCOPED = frozenset(
         "subjectaccessreviews",
         "selfsubjectaccessreviews",
         "selfsubjectrulesreviews",
-        # OpenShift's cluster-scoped identity and OAuth objects (its defaults let every
-        # authenticated user delete their own tokens and impersonate scopes).
-        "oauthaccesstokens",
-        "oauthauthorizetokens",
-        "useroauthaccesstokens",
-        "oauthclients",
-        "oauthclientauthorizations",
-        "identities",
-        "useridentitymappings",
-        "projectrequests",
-        "scopes",
+        *OPENSHIFT_CLUSTER_SCOPED,
         # What impersonation names (and OpenShift's user.openshift.io users and groups): asked
         # about with no namespace, so granted by no RoleBinding. Impersonating one is a way to
         # its rights, followed as an escalation path, not a write in any namespace itself.
@@ -130,22 +135,7 @@ CUSTOM_GROUPS: dict[str, tuple[str, ...]] = {
     "nvidiadrivers": ("nvidia.com",),
     "nicclusterpolicies": ("mellanox.com",),
     "nodefeaturerules": ("nfd.k8s-sigs.io",),
-    **{
-        name: _OPENSHIFT
-        for name in (
-            "oauthaccesstokens",
-            "oauthauthorizetokens",
-            "useroauthaccesstokens",
-            "oauthclients",
-            "oauthclientauthorizations",
-            "identities",
-            "useridentitymappings",
-            "projectrequests",
-            "scopes",
-            "users",
-            "groups",
-        )
-    },
+    **{name: _OPENSHIFT for name in (*OPENSHIFT_CLUSTER_SCOPED, "users", "groups")},
 }
 
 
