@@ -9,6 +9,11 @@ It is AMD's ClusterPolicy. Intel's Device Plugins Operator is configured by GpuD
 kubernetes, deployments/operator): the GPU plugin's image and `sharedDevNum`, how many pods
 time-share each card. A tenant that may write either turns whole GPUs into shared ones for
 every tenant there, or runs an image of its choosing as a privileged plugin on every node.
+NVIDIA's Network Operator is configured by its NicClusterPolicy (`nicclusterpolicies.
+mellanox.com`, cluster-scoped; Mellanox/network-operator, api/v1alpha1): the DOCA/MOFED driver
+image it loads as kernel modules on every GPU node it manages, and the RDMA shared device
+plugin's config (how many pods share each RDMA device). Writing it runs a privileged image of
+the writer's choosing beside every GPU, as writing the GPU Operator's ClusterPolicy does.
 
 gpuposture does not read these resources: where the vendor's operator is seen running, they
 exist (the operator does nothing without one) and a write to any of them is reported, marked
@@ -20,7 +25,10 @@ from __future__ import annotations
 
 from inventory.snapshot import ClusterSnapshot
 from inventory.sources.images import other_vendor
-from inventory.sources.stack_operators import operator_deployment_namespaces
+from inventory.sources.stack_operators import (
+    network_operator_namespaces,
+    operator_deployment_namespaces,
+)
 from inventory.sources.vendor_stacks import vendor_role
 from posture.rules.k8s.rbac_targets import Target
 
@@ -30,19 +38,22 @@ INTEL_GROUP, INTEL_RESOURCE, INTEL_KIND = (
     "gpudeviceplugins",
     "GpuDevicePlugin",
 )
+NIC_GROUP, NIC_RESOURCE, NIC_KIND = "mellanox.com", "nicclusterpolicies", "NicClusterPolicy"
+NIC_OPERATOR = "NVIDIA's Network Operator"
 NOT_READ = (
-    "{vendor}'s operator runs in namespace {namespaces}; its {kind}s are not read by "
-    "gpuposture: any of them sets the driver, device plugin and sharing of its GPU nodes"
+    "{operator} runs in namespace {namespaces}; its {kind} objects are not read "
+    "by gpuposture: any of them sets the driver, device plugin and sharing of its GPU nodes"
 )
 NO_OPERATOR = (
-    "{vendor}'s operator was not seen: the grant names {resource}.{group}, which takes effect "
+    "{operator} was not seen: the grant names {resource}.{group}, which takes effect "
     "wherever that operator is installed"
 )
 
 
 def vendor_config_targets(snapshot: ClusterSnapshot) -> list[Target]:
-    """AMD's DeviceConfigs (in the AMD operator's namespaces) and Intel's GpuDevicePlugins."""
-    return _amd(snapshot) + _intel(snapshot)
+    """AMD's DeviceConfigs (in the AMD operator's namespaces), Intel's GpuDevicePlugins and
+    NVIDIA's Network Operator's NicClusterPolicy."""
+    return _amd(snapshot) + _intel(snapshot) + _nic_cluster_policy(snapshot)
 
 
 def _operator(snapshot: ClusterSnapshot, vendor: str) -> frozenset[str]:
@@ -62,8 +73,12 @@ def _operator(snapshot: ClusterSnapshot, vendor: str) -> frozenset[str]:
 def _amd(snapshot: ClusterSnapshot) -> list[Target]:
     found = sorted(_operator(snapshot, "AMD"))
     if not found:
-        return [_unseen_operator("AMD", AMD_KIND, AMD_GROUP, AMD_RESOURCE)]
-    said = NOT_READ.format(vendor="AMD", namespaces=", ".join(found), kind=AMD_KIND)
+        return [
+            _unseen_operator(
+                "AMD's operator", "amd_gpu_operator", AMD_KIND, AMD_GROUP, AMD_RESOURCE
+            )
+        ]
+    said = NOT_READ.format(operator="AMD's operator", namespaces=", ".join(found), kind=AMD_KIND)
     purpose = "amd_gpu_operator"
     return [
         Target(AMD_KIND, AMD_GROUP, AMD_RESOURCE, ns, None, purpose, unseen=said, any_name=True)
@@ -74,8 +89,14 @@ def _amd(snapshot: ClusterSnapshot) -> list[Target]:
 def _intel(snapshot: ClusterSnapshot) -> list[Target]:
     found = sorted(_operator(snapshot, "Intel"))
     if not found:
-        return [_unseen_operator("Intel", INTEL_KIND, INTEL_GROUP, INTEL_RESOURCE)]
-    said = NOT_READ.format(vendor="Intel", namespaces=", ".join(found), kind=INTEL_KIND)
+        return [
+            _unseen_operator(
+                "Intel's operator", "intel_gpu_operator", INTEL_KIND, INTEL_GROUP, INTEL_RESOURCE
+            )
+        ]
+    said = NOT_READ.format(
+        operator="Intel's operator", namespaces=", ".join(found), kind=INTEL_KIND
+    )
     return [
         Target(
             INTEL_KIND,
@@ -90,15 +111,26 @@ def _intel(snapshot: ClusterSnapshot) -> list[Target]:
     ]
 
 
-def _unseen_operator(vendor: str, kind: str, group: str, resource: str) -> Target:
+def _nic_cluster_policy(snapshot: ClusterSnapshot) -> list[Target]:
+    found = sorted(network_operator_namespaces(snapshot.workloads, snapshot.bindings))
+    purpose = "nvidia_network_operator"
+    if not found:
+        return [_unseen_operator(NIC_OPERATOR, purpose, NIC_KIND, NIC_GROUP, NIC_RESOURCE)]
+    said = NOT_READ.format(operator=NIC_OPERATOR, namespaces=", ".join(found), kind=NIC_KIND)
+    return [
+        Target(NIC_KIND, NIC_GROUP, NIC_RESOURCE, None, None, purpose, unseen=said, any_name=True)
+    ]
+
+
+def _unseen_operator(operator: str, purpose: str, kind: str, group: str, resource: str) -> Target:
     return Target(
         kind,
         group,
         resource,
         None,
         None,
-        f"{vendor.lower()}_gpu_operator",
-        unseen=NO_OPERATOR.format(vendor=vendor, resource=resource, group=group),
+        purpose,
+        unseen=NO_OPERATOR.format(operator=operator, resource=resource, group=group),
         any_name=True,
         explicit=True,
         severity="low",
