@@ -29,7 +29,7 @@ from inventory.models import (
 )
 from inventory.presenter import PresentedSerializer
 from inventory.serializers import NodeSerializer, PodSerializer
-from inventory.services import SyncBusy, cluster_save, cluster_sync_request
+from inventory.services import NoStoredSource, SyncBusy, cluster_save, cluster_sync_request
 from inventory.validation import clean_cluster_source, reach_unchanged
 from providers.models import Provider
 
@@ -180,10 +180,13 @@ class ClusterViewSet(
     def sync(self, request: Request, name: str | None = None) -> Response:
         """Start a sync now; answers the new run: 202 while it is queued or running (follow it
         at /api/v1/sync-runs/{id}/), 200 once it has ended (in-process, without a broker), its
-        `status` succeeded or failed and `error` why."""
+        `status` succeeded or failed and `error` why; 409 when a sync is already running or
+        the cluster has no stored source to re-read (no run recorded)."""
         cluster = self.get_object()
         try:
             run = cluster_sync_request(cluster=cluster, trigger="api")
+        except NoStoredSource as exc:  # nothing started, nothing recorded
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         except SyncBusy as exc:
             running = cluster.sync_runs.filter(status=SyncRun.Status.RUNNING).first()
             body: dict[str, object] = {"detail": str(exc)}

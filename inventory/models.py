@@ -60,6 +60,17 @@ class Cluster(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def has_stored_source(self) -> bool:
+        """Whether a sync can re-read the cluster: a kubeconfig or in-cluster account, or stored
+        snapshot files. One synced once from files given on the command line has none."""
+        return source_is_stored(self.source, self.snapshot_paths)
+
+
+def source_is_stored(source: str, snapshot_paths: list[str]) -> bool:
+    """Cluster.has_stored_source, for a row read as values()."""
+    return source != Cluster.Source.SNAPSHOT or bool(snapshot_paths)
+
 
 class SyncRunQuerySet(ScopedQuerySet):
     scope = Scope(via="cluster")

@@ -17,9 +17,7 @@ def task_name(cluster: Cluster) -> str:
 def cluster_schedule_update(*, cluster: Cluster) -> PeriodicTask | None:
     """Create, change or remove the cluster's periodic sync to match its interval (0: none).
     Snapshot clusters with no file to re-read are not scheduled."""
-    schedulable = cluster.sync_interval_minutes > 0 and (
-        cluster.source != Cluster.Source.SNAPSHOT or cluster.snapshot_paths
-    )
+    schedulable = cluster.sync_interval_minutes > 0 and cluster.has_stored_source
     if not schedulable:
         PeriodicTask.objects.filter(name=task_name(cluster)).delete()
         return None

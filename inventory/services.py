@@ -46,6 +46,12 @@ class SyncBusy(Exception):
     """Another sync of this cluster holds its lease."""
 
 
+class NoStoredSource(Exception):
+    """The cluster has nothing a sync could re-read (snapshot files given once on the command
+    line, not stored). Not a failed sync: no run is recorded, so the cluster does not turn
+    stale ("last sync failed") because someone asked."""
+
+
 def cluster_lock_acquire(*, cluster: Cluster) -> str | None:
     """Take the cluster's sync lease with one conditional UPDATE (STYLE rule 4): two workers
     or a redelivered task can never sync one cluster at once. Returns the lease token."""
@@ -375,7 +381,14 @@ def cluster_source_set(
 def cluster_sync_request(*, cluster: Cluster, trigger: str) -> SyncRun:
     """Record a run and queue the sync (in-process without a broker); the run is returned at
     once so a page or API client can follow its progress. Raises QueueUnavailable (the run
-    recorded as failed with that reason) when the broker cannot take the task."""
+    recorded as failed with that reason) when the broker cannot take the task, NoStoredSource
+    (nothing recorded) when the cluster has nothing to re-read."""
+    if not cluster.has_stored_source:
+        raise NoStoredSource(
+            f"{cluster.name} has no stored source to re-read: it was synced from snapshot files "
+            f"given once. Run `manage.py sync_cluster --cluster {cluster.name} --snapshot FILE`, "
+            "or store snapshot paths or a kubeconfig for it (Edit)"
+        )
     if lease_remaining_seconds(cluster=cluster) > 0:
         raise SyncBusy(f"a sync of {cluster.name} is already running")
     run = sync_run_start(cluster=cluster, source=f"{cluster.get_source_display()}", trigger=trigger)

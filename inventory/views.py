@@ -33,7 +33,7 @@ from inventory.selectors import (
     patch_overview,
     patch_rollout,
 )
-from inventory.services import SyncBusy, cluster_save, cluster_sync_request
+from inventory.services import NoStoredSource, SyncBusy, cluster_save, cluster_sync_request
 from inventory.sync_summary import sync_run_summary
 
 RUN_MESSAGE_LEVELS: dict[str, int] = {
@@ -77,7 +77,7 @@ def cluster_sync_now(request: HttpRequest, name: str) -> HttpResponse:
         run = cluster_sync_request(cluster=cluster, trigger="page")
     except SyncBusy as exc:
         messages.warning(request, str(exc))
-    except QueueUnavailable as exc:
+    except (NoStoredSource, QueueUnavailable) as exc:
         messages.error(request, str(exc))
     else:
         # Without a broker the sync ran in-process and has already ended: say how.

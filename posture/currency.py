@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from gpuposture.base.enums import FindingStatus
 from inventory.freshness import Freshness, age_words, cluster_freshness
-from inventory.models import Cluster, SyncRun
+from inventory.models import Cluster, SyncRun, source_is_stored
 from inventory.presenter import hidden_scope_for
 from posture.models import Finding, TenantScore
 from tenants.models import Tenant
@@ -132,7 +132,7 @@ def _rows(clusters: QuerySet[Cluster]) -> QuerySet:
 
 def _currency(row: dict[str, Any], now: datetime) -> ClusterCurrency:
     # As inventory.schedule decides: a snapshot cluster with no stored file is never re-read.
-    scheduled = row["source"] != Cluster.Source.SNAPSHOT or bool(row["snapshot_paths"])
+    scheduled = source_is_stored(row["source"], row["snapshot_paths"])
     freshness = cluster_freshness(
         now=now,
         interval_minutes=row["sync_interval_minutes"] if scheduled else 0,

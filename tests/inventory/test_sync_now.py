@@ -71,3 +71,40 @@ def test_a_sync_handed_to_a_worker_is_reported_queued(
     with django_capture_on_commit_callbacks(execute=False):
         response = api_client(personas["platform_engineer"]).post("/api/v1/clusters/lab/sync/")
     assert response.status_code == 202 and response.json()["status"] == "running"
+
+
+def forget_the_stored_source() -> None:
+    # As `sync_cluster --snapshot FILE` leaves a cluster: read once, nothing stored.
+    Cluster.objects.filter(name="lab").update(snapshot_paths=[])
+
+
+@transactional
+def test_a_cluster_with_nothing_to_re_read_is_not_made_stale_by_a_click(small_world, personas):
+    forget_the_stored_source()
+    runs = SyncRun.objects.count()
+    page, _ = sync_from_page(personas["platform_engineer"])
+    assert "lab has no stored source to re-read" in page
+    assert "manage.py sync_cluster --cluster lab --snapshot FILE" in page
+    assert SyncRun.objects.count() == runs  # no failed run: the last good sync still stands
+    assert "last sync failed" not in page.lower()
+
+
+@transactional
+def test_the_api_refuses_a_sync_of_a_cluster_with_nothing_to_re_read(small_world, personas):
+    forget_the_stored_source()
+    runs = SyncRun.objects.count()
+    response = api_client(personas["platform_engineer"]).post("/api/v1/clusters/lab/sync/")
+    assert response.status_code == 409
+    assert "no stored source to re-read" in response.json()["detail"]
+    assert SyncRun.objects.count() == runs
+
+
+@pytest.mark.django_db
+def test_the_page_offers_sync_now_only_where_a_sync_can_read_something(small_world, personas):
+    client = Client()
+    client.force_login(personas["platform_engineer"])
+    assert "Sync now</button>" in client.get("/clusters/lab/").content.decode()
+    forget_the_stored_source()
+    page = html.unescape(client.get("/clusters/lab/").content.decode())
+    assert "Sync now</button>" not in page
+    assert "No stored source to re-read: this cluster was synced from snapshot files" in page
