@@ -45,3 +45,12 @@ def test_a_request_the_status_does_not_map_stays_a_device_plugin_holding():
 def test_without_a_claim_in_its_status_the_request_is_a_device_plugins_as_before():
     ext = next(p for p in normalise(extended_cluster(status=False)).pods if p.name == "ext-0")
     assert ext.gpu_resources == {"nvidia.com/gpu": 1} and ext.resource_claims == ()
+
+
+def test_k8s_001_asks_the_quota_key_admission_charges_the_request_to():
+    """Quota admission charges the request as the spec writes it, before the scheduler makes
+    the claim: `requests.nvidia.com/gpu` bounds it, with or without the claim in its status."""
+    for status in (True, False):
+        found = run("K8S-001", world(extended_cluster(status=status), TENANTS))
+        (beta,) = [d for d in found if d.tenants == ("beta",)]
+        assert [m["expected_key"] for m in beta.evidence["missing"]] == ["requests.nvidia.com/gpu"]
