@@ -40,9 +40,11 @@ def pod_object(pod: Pod) -> dict:
         spec["volumes"] = [_volume(v) for v in pod.volumes]
     if pod.node_name:
         spec["nodeName"] = pod.node_name
-    if pod.resource_claims:
+    if claims := [c for c in pod.resource_claims if c.name]:
         # POD-011's rule reads whether the pod has DRA claims (their CDI edits void the variable).
-        spec["resourceClaims"] = [_claim(c) for c in pod.resource_claims]
+        # The claim made for extended-resource requests (KEP-5004) is in no spec: the scheduler
+        # makes it after admission.
+        spec["resourceClaims"] = [_claim(c) for c in claims]
     metadata: dict = {"name": pod.name, "namespace": pod.namespace}
     if pod.labels:
         metadata["labels"] = dict(pod.labels)

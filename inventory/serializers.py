@@ -214,6 +214,13 @@ class PodSerializer(serializers.ModelSerializer):
     workload_name = serializers.SerializerMethodField(
         help_text="The workload's name (subject_name)."
     )
+    extended_resource_claim = serializers.SerializerMethodField(
+        help_text="Where DRA serves the pod's extended-resource requests (KEP-5004, Kubernetes "
+        "1.34+: a DeviceClass's extendedResourceName, such as nvidia.com/gpu), the claim the "
+        "scheduler made for them holds its GPUs, not a device plugin: `claim` "
+        '("<namespace>/<name>") and `requests` ([{container, resource}]), which are then not '
+        "in gpu_resources. null where its status names no such claim."
+    )
     parties: dict[int, str] | None = None
     workloads: dict[int, WorkloadRef] | None = None
 
@@ -234,6 +241,7 @@ class PodSerializer(serializers.ModelSerializer):
             "phase",
             "service_account",
             "gpu_resources",
+            "extended_resource_claim",
             "first_seen",
             "changed_at",
         ]
@@ -246,6 +254,29 @@ class PodSerializer(serializers.ModelSerializer):
                 "(Succeeded, Failed: the kubelet released its devices)."
             }
         }
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "properties": {
+                "claim": {"type": "string"},
+                "requests": {"type": "array", "items": {"type": "object"}},
+            },
+        }
+    )
+    def get_extended_resource_claim(self, pod: Pod) -> dict | None:
+        # The stored pod (inventory.snapshot.Pod as codec.to_dict wrote it): its resource_claims
+        # entry with no pod-side name is the KEP-5004 claim (inventory.sources.dra.extended_claim).
+        for entry in pod.data.get("resource_claims") or ():
+            if isinstance(entry, dict) and not entry.get("name") and entry.get("claim"):
+                return {
+                    "claim": f"{pod.namespace}/{entry['claim']}",
+                    "requests": [
+                        {"container": c, "resource": r} for c, r in entry.get("extended") or ()
+                    ],
+                }
+        return None
 
     def get_party(self, pod: Pod) -> str:
         if self.parties is None or pod.pk not in self.parties:

@@ -19,6 +19,12 @@ class PodClaim:
     name: str  # the pod's own name for it (containers' resources.claims use it)
     claim: str | None = None  # resourceClaimName, or the claim generated from the template
     template: str | None = None  # resourceClaimTemplateName
+    # KEP-5004 (Kubernetes 1.34+): the claim the scheduler made for the pod's extended-resource
+    # requests where a DeviceClass serves that resource (status.extendedResourceClaimStatus),
+    # with the (container, resource) pairs it serves (requestMappings). Such an entry is in no
+    # spec.resourceClaims: `name` is "" and `claim` names the generated claim. Those requests
+    # are held through the claim, not a device plugin (Pod.gpu_resources leaves them out).
+    extended: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,9 @@ class ChecklistFacts:
     telemetry_span_hours: float = 0.0
     handovers_recorded: int = 0
     firmware_known: int = 0  # GPU nodes with a known VBIOS version (coverage, item 3)
+    # GPU nodes whose patch status is unknown (a driver or toolkit version not known, or a
+    # branch no imported bulletin names): item 5 cannot say they are within the SLA.
+    patch_unknown_nodes: int = 0
     # Kinds the last full sync read objects of; None: not known (every kind taken as read).
     kinds_read: frozenset[str] | None = None
     # Kinds the last full sync certainly did not read (inventory.kinds_read).
@@ -212,9 +215,20 @@ def _patch_sla(facts: ChecklistFacts) -> tuple[str, dict]:
     if not facts.bulletins:
         return UNKNOWN, {"reason": "patch status needs imported bulletins"}
     # No Node read is no node judged against the SLA, not "no node past it".
-    return _by_findings(
+    status, evidence = _by_findings(
         facts, ("STACK-005",), {"gpu_nodes_checked": facts.gpu_nodes}, needs=("Node",)
     )
+    unknown = facts.patch_unknown_nodes
+    if status != PASS or not unknown:
+        return status, evidence
+    # No STACK-005 open is no node *known* to be past the SLA; a node whose versions are not
+    # known may be (a managed AMI, a host-installed toolkit): "patched" is not said of it.
+    reason = (
+        f"{unknown} of {facts.gpu_nodes} GPU node(s) have an unknown patch status (a driver or "
+        "toolkit version not known, or a branch no imported bulletin names): whether they are "
+        "past the patch SLA is not known"
+    )
+    return UNKNOWN, {**evidence, "gpu_nodes_patch_unknown": unknown, "reason": reason}
 
 
 def _pools(facts: ChecklistFacts) -> tuple[str, dict]:

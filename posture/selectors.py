@@ -241,6 +241,7 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
         .filter(cluster=cluster, is_accelerator_node=True, is_gpu_node=False)
         .count(),
         firmware_known=gpu_nodes.exclude(firmware_version="").count(),
+        patch_unknown_nodes=gpu_nodes.filter(patch_status=Node.PatchStatus.UNKNOWN).count(),
         open_findings={r["check_id"]: r["n"] for r in rows if r["shown"] == Finding.Status.OPEN},
         accepted_findings={
             r["check_id"]: r["n"] for r in rows if r["shown"] == Finding.Status.ACCEPTED

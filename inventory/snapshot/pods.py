@@ -229,7 +229,8 @@ class Pod:
     # injector's record of its sidecar); every other annotation
     # is dropped when the pod is read.
     annotations: dict[str, str] = field(default_factory=dict)
-    # DRA: spec.resourceClaims, each with the claim it resolved to (status.resourceClaimStatuses)
+    # DRA: spec.resourceClaims, each with the claim it resolved to (status.resourceClaimStatuses),
+    # then the claim made for its extended-resource requests where DRA serves them (KEP-5004)
     resource_claims: tuple[PodClaim, ...] = ()
     # spec.runtimeClassName, and its RuntimeClass's handler where the snapshot holds that
     # object (None: not read). A Running pod under NVIDIA's runtime shows the node has GPUs
@@ -279,14 +280,23 @@ class Pod:
         sidecars (they run together); an init container runs to completion before the next
         one starts, beside only the sidecars declared before it, so it counts only where
         that exceeds the rest."""
+        served = self.dra_served
         return _scheduled(
             self.containers,
             lambda c: {
                 name: _quantity(qty)
                 for name, qty in {**c.gpu_requests, **c.gpu_limits}.items()
-                if not is_nic_resource(name)
+                if not is_nic_resource(name) and (c.name, name) not in served
             },
         )
+
+    @property
+    def dra_served(self) -> frozenset[tuple[str, str]]:
+        """The (container, resource) extended-resource requests DRA serves (KEP-5004: the
+        claim status.extendedResourceClaimStatus names holds them, PodClaim.extended). No
+        device plugin allocates those: the node may list no such capacity at all, so counting
+        them as a device-plugin holding would invent a device-less GPU beside the claim's."""
+        return frozenset(pair for entry in self.resource_claims for pair in entry.extended)
 
     @property
     def accelerator_resources(self) -> dict[str, int]:
@@ -294,12 +304,13 @@ class Pod:
         NVIDIA GPU resources (gpu_resources) and the other vendors' accelerators the
         vendor-neutral checks judge (accelerators.is_judged_accelerator), counted as the
         scheduler counts them (gpu_resources)."""
+        served = self.dra_served
         others = _scheduled(
             self.containers,
             lambda c: {
                 name: _quantity(qty)
                 for name, qty in c.accelerators.items()
-                if is_judged_accelerator(name)
+                if is_judged_accelerator(name) and (c.name, name) not in served
             },
         )
         return {**self.gpu_resources, **others}
@@ -310,8 +321,12 @@ class Pod:
         (an AWS Neuron core too), counted as the scheduler counts them: what the workloads API
         and the node page show as its GPU resources, so a pod holding an AMD GPU never reads
         as holding none."""
+        served = self.dra_served
         others = _scheduled(
-            self.containers, lambda c: {n: _quantity(q) for n, q in c.accelerators.items()}
+            self.containers,
+            lambda c: {
+                n: _quantity(q) for n, q in c.accelerators.items() if (c.name, n) not in served
+            },
         )
         return {**self.gpu_resources, **others}
 
@@ -320,8 +335,12 @@ class Pod:
         """Other vendors' accelerators the pod's containers ask for (any container: a debug
         one holds none), with a positive count."""
         found: dict[str, int] = {}
+        served = self.dra_served
         for c in self.containers:
-            _add(found, {name: _quantity(qty) for name, qty in c.accelerators.items()})
+            asked = {
+                n: _quantity(q) for n, q in c.accelerators.items() if (c.name, n) not in served
+            }
+            _add(found, asked)
         return {k: v for k, v in found.items() if v > 0}
 
     @property

@@ -105,7 +105,8 @@ def slice_from(obj: dict[str, Any]) -> DraSlice:
 
 def pod_claims(spec: dict[str, Any], status: dict[str, Any]) -> tuple[PodClaim, ...]:
     """A pod's spec.resourceClaims, each with the claim it names or was generated for it
-    (status.resourceClaimStatuses; a template's claim is named there once it exists)."""
+    (status.resourceClaimStatuses; a template's claim is named there once it exists), then the
+    claim made for its extended-resource requests where DRA serves them (extended_claim)."""
     generated = {
         text(s.get("name")): text(s.get("resourceClaimName"))
         for s in dicts(status.get("resourceClaimStatuses"))
@@ -118,7 +119,31 @@ def pod_claims(spec: dict[str, Any], status: dict[str, Any]) -> tuple[PodClaim, 
         template = text(entry.get("resourceClaimTemplateName"))
         claim = text(entry.get("resourceClaimName")) or generated.get(name)
         claims.append(PodClaim(name=name, claim=claim, template=template))
-    return tuple(claims)
+    extended = extended_claim(status)
+    return (*claims, extended) if extended else tuple(claims)
+
+
+def extended_claim(status: dict[str, Any]) -> PodClaim | None:
+    """The claim the scheduler made for a pod's extended-resource requests where DRA serves
+    the resource (KEP-5004: a DeviceClass's spec.extendedResourceName), as the pod's
+    status.extendedResourceClaimStatus names it, with the (container, resource) pairs its
+    requestMappings say it serves; None where the status names no claim (the requests are
+    then a device plugin's, as before)."""
+    found = dig(status, "extendedResourceClaimStatus")
+    claim = text(found.get("resourceClaimName"))
+    if not claim:
+        return None
+    served = tuple(
+        sorted(
+            {
+                (container, resource)
+                for m in dicts(found.get("requestMappings"))
+                if (container := text(m.get("containerName")))
+                and (resource := text(m.get("resourceName")))
+            }
+        )
+    )
+    return PodClaim(name="", claim=claim, extended=served)
 
 
 def request_from(raw: dict[str, Any]) -> DraRequest:

@@ -266,6 +266,45 @@ def test_bulletin_items_follow_the_imports_and_the_sla():
     assert statuses(stale)[4] == "fail" and statuses(stale)[5] == "fail"
 
 
+def test_item_5_does_not_pass_over_gpu_nodes_whose_patch_status_is_unknown():
+    """No STACK-005 open is no node known to be past the SLA. A GPU node whose driver or
+    toolkit version is not known (EKS Auto Mode's AMI, a host-installed toolkit) may be: the
+    item said pass, "patched" where nothing was known (rtmanaged2 k18)."""
+    base = dict(
+        synced=True,
+        gpu_nodes=4,
+        time_sliced_nodes=0,
+        registered_checks=ALL,
+        bulletins=2,
+        days_since_bulletin_import=2,
+    )
+    item = cluster_checklist(ChecklistFacts(**base, patch_unknown_nodes=3))[4]
+    assert item.status == "unknown"
+    assert item.evidence["gpu_nodes_patch_unknown"] == 3
+    assert item.evidence["reason"].startswith("3 of 4 GPU node(s) have an unknown patch status")
+    assert statuses(ChecklistFacts(**base, patch_unknown_nodes=0))[5] == "pass"
+    # A node known past the SLA fails it whatever the others are.
+    past = ChecklistFacts(**base, patch_unknown_nodes=3, open_findings={"STACK-005": 1})
+    assert statuses(past)[5] == "fail"
+
+
+@pytest.mark.django_db
+def test_item_5_reads_the_stored_patch_status_of_the_clusters_gpu_nodes(small_world, personas):
+    from inventory.bulletins.store import bulletins_import_paths
+    from inventory.models import Node
+    from tests.realworld import realworld
+
+    bulletins_import_paths(paths=[str(realworld("csaf", "nvidia-5630.json"))])
+    gpu_nodes = Node.objects.filter(cluster=small_world, is_gpu_node=True)
+    lead = api_client(personas["security_lead"])
+    gpu_nodes.update(patch_status="current")
+    assert lead.get("/api/v1/clusters/lab/checklist/").json()[4]["status"] == "pass"
+    gpu_nodes.update(patch_status="unknown")
+    row = lead.get("/api/v1/clusters/lab/checklist/").json()[4]
+    assert row["status"] == "unknown"
+    assert row["evidence"]["gpu_nodes_patch_unknown"] == gpu_nodes.count()
+
+
 @pytest.mark.django_db
 def test_a_tenant_viewer_checklist_counts_only_their_own(small_world, personas):
     """Counts over the whole cluster told a viewer how many findings (and which kinds) the

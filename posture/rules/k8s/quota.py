@@ -107,6 +107,8 @@ def namespace_gpu_usage(inputs: PostureInputs) -> dict[str, dict[str, Usage]]:
         # A KAI reservation pod holds a GPU for other namespaces' fractions: no one's use.
         if pod.is_active and not inputs.is_reservation(pod):
             _add_pod(usage, pod)
+            if not any(entry.name for entry in pod.resource_claims):
+                continue  # no claim of its spec's (a KEP-5004 claim is charged as its request)
             for device_class in gpu_classes_of_pod(dra_index(inputs), pod):
                 resource = device_class + DRA_QUOTA_SUFFIX
                 used = usage.setdefault(pod.namespace, {}).setdefault(resource, Usage(resource))
@@ -126,7 +128,16 @@ def env_gpu_pods(inputs: PostureInputs) -> dict[str, list[str]]:
 
 
 def _add_pod(usage: dict[str, dict[str, Usage]], pod: Pod) -> None:
-    for resource in sorted(pod.accelerator_resources):
+    # A request DRA serves (KEP-5004, Pod.dra_served) is held through a claim, but quota
+    # admission charges it as the pod's spec writes it (`requests.nvidia.com/gpu`), before the
+    # scheduler makes that claim: it is that resource's use here, as a device plugin's would be.
+    served = {
+        name
+        for _, name in pod.dra_served
+        if (name.startswith(GPU_RESOURCE_PREFIX) and not is_nic_resource(name))
+        or is_judged_accelerator(name)
+    }
+    for resource in sorted(set(pod.accelerator_resources) | served):
         used = usage.setdefault(pod.namespace, {}).setdefault(resource, Usage(resource))
         used.pods.append(pod_ref(pod))
 
