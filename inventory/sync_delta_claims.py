@@ -82,21 +82,22 @@ def _claims(pods: Iterable[snap.Pod]) -> set[Claim]:
 def _learn(known: dict[Claim, NodePathVolume | None], volumes: Iterable[tuple[str, Any]]) -> None:
     """Each claim's stored answer: its node-path PV, or None (bound to no such PV)."""
     for namespace, volume in volumes:
-        claim, pv, path = _fields(volume)
+        claim, pv, path, local = _fields(volume)
         if not claim:
             continue
         if pv and path:
-            known[(namespace, claim)] = NodePathVolume(pv, path)
+            known[(namespace, claim)] = NodePathVolume(pv, path, local)
         else:
             known.setdefault((namespace, claim), None)
 
 
-def _fields(volume: Any) -> tuple[str | None, str | None, str | None]:
+def _fields(volume: Any) -> tuple[str | None, str | None, str | None, bool]:
     if isinstance(volume, snap.Volume):
-        return volume.claim, volume.persistent_volume, volume.pv_path
+        return volume.claim, volume.persistent_volume, volume.pv_path, volume.pv_local
     if not isinstance(volume, dict):
-        return None, None, None
-    return volume.get("claim"), volume.get("persistent_volume"), volume.get("pv_path")
+        return None, None, None, False
+    claim, pv, path = volume.get("claim"), volume.get("persistent_volume"), volume.get("pv_path")
+    return claim, pv, path, volume.get("pv_local") is True
 
 
 def _stored_volumes(cluster: Any, namespaces: set[str]) -> Iterable[tuple[str, Any]]:

@@ -143,6 +143,7 @@ def findings_refresh(
     drafts: Iterable[FindingDraft],
     now: datetime,
     unjudged: Collection[str] = (),
+    held: Collection[str] = (),
 ) -> dict[str, int]:
     """Upsert the drafts as findings of this cluster (no duplicates across runs), set the
     tenants each affects, and resolve the cluster's live findings that no check reported this
@@ -151,7 +152,8 @@ def findings_refresh(
 
     The stored findings of the `unjudged` checks (a kind they need was not read:
     posture.judged) are kept as they were: not resolved, not rewritten, last_seen where it
-    was; only what such a check reports for the first time is added."""
+    was; only what such a check reports for the first time is added. `held`: fingerprints of
+    other findings this run could not judge (posture.judged.through_claims), kept likewise."""
     tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
     # Read into a dict: no ORDER BY (the model's ordering), which before the first score's
     # ANALYZE SQLite answered with a temporary B-tree sort of every finding of the cluster.
@@ -175,7 +177,7 @@ def findings_refresh(
         if fingerprint in affects:
             continue
         row = existing.get(fingerprint)
-        if row is not None and draft.check_id in unjudged:
+        if row is not None and (draft.check_id in unjudged or fingerprint in held):
             continue  # kept as it was: this run could not judge it
         if draft.covers and (row is None or row.status == Finding.Status.RESOLVED):
             covered = [
@@ -205,7 +207,7 @@ def findings_refresh(
         if _refresh(row, values, now, counts, reopen=newer is not None):
             changed.append(row)
     for fingerprint, row in existing.items():
-        if row.check_id in unjudged:
+        if row.check_id in unjudged or fingerprint in held:
             continue
         if fingerprint not in affects and row.status in LIVE_STATUSES:
             resolved.append(row.pk)
@@ -217,7 +219,7 @@ def findings_refresh(
     # The audit keeps each expired or outdated acceptance as it stood (a few rows: whole).
     ended = Finding.objects.filter(pk__in=[*expired, *outdated])
     befores = {f.pk: (f, acceptance_state(f)) for f in ended}
-    _findings_write(cluster, to_create, changed, resolved, now, unjudged, first_seen)
+    _findings_write(cluster, to_create, changed, resolved, now, unjudged, first_seen, held)
     ids = {fingerprint: row.pk for fingerprint, row in existing.items()}
     finding_tenants_write(cluster=cluster, affects=affects, existing=ids, now=now)
     acceptances_carry(widenings, now=now)
@@ -337,6 +339,7 @@ def _findings_write(
     now: datetime,
     unjudged: Collection[str] = (),
     first_seen: dict[str, datetime] | None = None,
+    held: Collection[str] = (),
 ) -> None:
     """Insert the new, rewrite the changed, resolve the gone; every other live finding of the
     cluster was seen again unchanged: one UPDATE moves their last_seen (not those of the
@@ -353,6 +356,8 @@ def _findings_write(
     live = Finding.objects.filter(cluster=cluster, status__in=LIVE_STATUSES, last_seen__lt=now)
     if unjudged:
         live = live.exclude(check_id__in=list(unjudged))
+    if held:
+        live = live.exclude(fingerprint__in=list(held))
     live.update(last_seen=now)
 
 

@@ -314,7 +314,7 @@ def finding_not_rejudged(finding: Finding) -> str:
     check ("not re-judged in the last sync: it read no ..."); "" when it was judged."""
     if finding.status not in (Finding.Status.OPEN, Finding.Status.ACCEPTED):
         return ""
-    return unjudged_note(finding.check_id, cluster_kinds_unread(finding.cluster))
+    return unjudged_note(finding.check_id, cluster_kinds_unread(finding.cluster), finding.evidence)
 
 
 def _bulletin_facts() -> dict[str, object]:

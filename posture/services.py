@@ -27,7 +27,7 @@ from posture.finding_store import (  # noqa: F401 (the findings' store, public h
     finding_fingerprint,
     findings_refresh,
 )
-from posture.judged import checks_unjudged
+from posture.judged import CLAIM_CHECKS, checks_unjudged, claims_unjudged, through_claims
 from posture.models import (
     Action,
     ActionTenant,
@@ -168,10 +168,15 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
             continue  # nothing read yet: no inventory to judge
         with gc_paused():  # the read model and the drafts: many objects, no cycles
             evaluation = evaluate(posture_inputs(cluster, tenants))
-            # Checks that need a kind the last sync did not read keep their findings.
-            unjudged = checks_unjudged(cluster_kinds_unread(cluster))
+            # Checks that need a kind the last sync did not read keep their findings, as do
+            # the findings that came through claims when it read no PersistentVolume.
+            unread = cluster_kinds_unread(cluster)
             counts = findings_refresh(
-                cluster=cluster, drafts=evaluation.drafts, now=now, unjudged=unjudged
+                cluster=cluster,
+                drafts=evaluation.drafts,
+                now=now,
+                unjudged=checks_unjudged(unread),
+                held=_claim_findings_held(cluster, unread),
             )
         for draft, _exemption in evaluation.exempted:
             exempted[draft.check_id] += 1
@@ -206,6 +211,21 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
     run.save(update_fields=["clusters", "counts", "actions_digest", "finished_at"])
     cluster_scored_stamp(cluster_ids=[c.pk for c in targets], at=run.finished_at)
     return run
+
+
+def _claim_findings_held(cluster: Cluster, unread: Iterable[str]) -> set[str]:
+    """Fingerprints of the cluster's live POD-003 / POD-005 findings that came through a claim,
+    when the last sync read no PersistentVolume: not judged by it (posture.judged). Their own
+    hostPath volumes were judged, so those findings are refreshed or resolved as ever."""
+    checks = [c for c in CLAIM_CHECKS if claims_unjudged(c, unread)]
+    if not checks:
+        return set()
+    rows = Finding.objects.filter(cluster=cluster, check_id__in=checks, status__in=LIVE_STATUSES)
+    return {
+        fingerprint
+        for fingerprint, evidence in rows.values_list("fingerprint", "evidence").iterator(2000)
+        if through_claims(evidence)
+    }
 
 
 def unclaimed_namespaces() -> list[str]:

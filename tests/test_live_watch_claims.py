@@ -192,3 +192,23 @@ def test_what_the_stored_claims_do_not_give_is_read_by_a_full_list(
     assert (again.status, again.mode) == ("succeeded", "full")
     assert any("listed everything" in w and said in w for w in again.warnings)
     assert claim_paths(cluster) == paths
+
+
+def test_a_watch_update_keeps_a_generic_ephemeral_volumes_pv(tmp_path):
+    # The claim Kubernetes makes for pod e's ephemeral volume `data` is `e-data`.
+    ephemeral = claiming("e", "unused")
+    template = {"spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "manual"}}
+    ephemeral["spec"]["volumes"] = [
+        {"name": "data", "ephemeral": {"volumeClaimTemplate": template}}
+    ]
+    first = [*world(), _pv("pv-eph", "e-data", path="/dev"), ephemeral]
+    then = copy.deepcopy(first)
+    then[-1]["metadata"]["labels"] = {"build": "2"}
+    with FakeKubeAPI(first) as api:
+        cluster = cluster_get_or_create(name="eph")
+        sync(api, tmp_path, cluster)
+        api.replace_objects(then)
+        again = sync(api, tmp_path, cluster)
+    assert (again.status, again.mode) == ("succeeded", "watch")
+    assert claim_paths(cluster)["e"] == ("pv-eph", "/dev")
+    assert any("PersistentVolume pv-eph" in t for t in host_path_findings("eph"))

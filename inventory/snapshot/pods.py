@@ -137,10 +137,13 @@ class Volume:
     kind: str = "other"
     # persistentVolumeClaim: the claim's name and, when the snapshot holds the PersistentVolume
     # of type hostPath or local bound to it (inventory/sources/persistent_volumes.py), that PV
-    # and its path on the node.
+    # and its path on the node; `pv_local` when that PV is of type local (a disk, partition or
+    # directory the kubelet mounts: a path under /dev is then one device, not the node's /dev).
+    # A generic ephemeral volume (kind "ephemeral") names the claim made for it likewise.
     claim: str | None = None
     persistent_volume: str | None = None
     pv_path: str | None = None
+    pv_local: bool = False
     # configMap: the ConfigMap's name and its `items` as path -> key (none: every key is a file
     # named after it). A device plugin with no config-manager reads its config file from here.
     config_map: str | None = None

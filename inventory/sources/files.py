@@ -69,6 +69,9 @@ class SnapshotFileSource:
         self.unlisted = claims_unread(objects, counts)
         if self.unlisted:
             self.warnings.append(CLAIMS_UNREAD)
+        if volumes := volumes_unread(objects, counts):
+            self.unlisted += volumes
+            self.warnings.append(VOLUMES_UNREAD)
         return objects
 
 
@@ -138,6 +141,34 @@ def claims_unread(objects: list[dict[str, Any]], counts: Counter[str]) -> list[s
     if counts.get("ResourceClaim") or not counts.get("Pod"):
         return []
     return ["ResourceClaim"] if any(_names_claims(o) for o in objects) else []
+
+
+VOLUMES_UNREAD = (
+    "the snapshot holds pods that name PersistentVolumeClaims (spec.volumes[]."
+    "persistentVolumeClaim or a generic ephemeral volume) but no PersistentVolume, so claims "
+    "bound to hostPath or local PersistentVolumes are not judged (POD-003, POD-005): the "
+    "findings that came through a claim are kept as they were, not re-judged; add "
+    "persistentvolumes to `kubectl get`"
+)
+
+
+def volumes_unread(objects: list[dict[str, Any]], counts: Counter[str]) -> list[str]:
+    """["PersistentVolume"] when a pod names a PersistentVolumeClaim and the snapshot holds no
+    PersistentVolume: a Bound claim always has one, and the kubernetes.io/pvc-protection and
+    pv-protection finalizers keep both while a pod uses the claim, so none was read."""
+    if counts.get("PersistentVolume") or not counts.get("Pod"):
+        return []
+    return ["PersistentVolume"] if any(_names_volume_claims(o) for o in objects) else []
+
+
+def _names_volume_claims(obj: Any) -> bool:
+    if not isinstance(obj, dict) or obj.get("kind") != "Pod":
+        return False
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    volumes = spec.get("volumes") if isinstance(spec.get("volumes"), list) else []
+    return any(
+        isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v) for v in volumes
+    )
 
 
 def _names_claims(obj: Any) -> bool:

@@ -23,6 +23,7 @@ _UNBOUND_PHASES = ("Released", "Failed")
 class NodePathVolume:
     name: str  # the PersistentVolume
     path: str  # on the node
+    local: bool = False  # of type local (a disk, partition or directory), not hostPath
 
 
 def claim_node_paths(
@@ -39,7 +40,8 @@ def claim_node_paths(
             continue
         if text(dig(pv, "status").get("phase")) in _UNBOUND_PHASES:
             continue
-        found[(namespace, claim_name)] = NodePathVolume(name_of(pv), path)
+        local = not text(dig(spec, "hostPath").get("path"))
+        found[(namespace, claim_name)] = NodePathVolume(name_of(pv), path, local)
     return found
 
 
@@ -57,6 +59,8 @@ def with_claim_paths(pod: Pod, claims: Mapping[tuple[str, str], NodePathVolume])
     for volume in pod.volumes:
         bound = claims.get((pod.namespace, volume.claim or ""))
         if bound is not None:
-            volume = replace(volume, persistent_volume=bound.name, pv_path=bound.path)
+            volume = replace(
+                volume, persistent_volume=bound.name, pv_path=bound.path, pv_local=bound.local
+            )
         volumes.append(volume)
     return replace(pod, volumes=tuple(volumes))

@@ -70,7 +70,18 @@ def pod_from_object(obj: dict[str, Any], namespace: str) -> Pod:
         annotations=gpu_annotations(meta(obj).get("annotations")),
         resource_claims=pod_claims(mapping(obj.get("spec")), dig(obj, "status")),
     )
-    return replace(pod, **held_times(dig(obj, "status")))
+    return replace(pod, volumes=_ephemeral_claims(pod), **held_times(dig(obj, "status")))
+
+
+def _ephemeral_claims(pod: Pod) -> tuple[Volume, ...]:
+    """The pod's volumes, each generic ephemeral volume given the claim Kubernetes makes for it:
+    `<pod name>-<volume name>` (the ephemeral volume controller's naming, owned by the pod). It
+    is a claim like any other, so a hostPath or local PV bound to it hands over its node path.
+    Only a pod has it: a template's pods are named when created, so their claims are unknown."""
+    return tuple(
+        replace(v, claim=f"{pod.name}-{v.name}") if v.kind == "ephemeral" and v.name else v
+        for v in pod.volumes
+    )
 
 
 def held_times(status: dict[str, Any]) -> dict[str, str | None]:

@@ -14,6 +14,7 @@ from posture.rules.common import path_within, sorted_nodes
 from posture.rules.dra_holdings import dra_holdings
 from posture.rules.holding import GpuHolding
 from posture.rules.pod.host_areas import canonical_host_path
+from posture.rules.pod.host_paths import node_path_of
 from posture.rules.registry import FindingDraft, check
 from posture.rules.share.groups import shared_groups
 from posture.rules.subjects import node_draft
@@ -270,7 +271,7 @@ def reaches_every_device(pod: Pod) -> str | None:
     if privileged:
         return f"privileged container {privileged}"
     for volume in pod.volumes:
-        path = volume.host_path or volume.pv_path
+        path = node_path_of(volume)
         node_path = canonical_host_path(path) if path else ""
         # /dev/kfd, /dev/dri/renderD128 (a GPU each), /dev, or a directory holding /dev.
         if node_path and (path_within(node_path, "/dev") or path_within("/dev", node_path)):

@@ -106,6 +106,23 @@ AREAS = (
     HostArea("/lib64", _HOST_CODE, writable_only=True),
     HostArea("/opt/cni", "the CNI plugins the kubelet runs as root", writable_only=True),
 )
+# Directories of /dev that hold device nodes (or the node's shared memory and terminals): a
+# local PersistentVolume naming one is a directory the kubelet bind-mounts, handing over its
+# nodes as a hostPath would. Anything else under /dev is one device (below).
+DEVICE_DIRECTORIES = (
+    "/dev/nvidia-caps",
+    "/dev/dri",
+    "/dev/vfio",
+    "/dev/infiniband",
+    "/dev/snd",
+    "/dev/input",
+    "/dev/net",
+    "/dev/bus",
+    "/dev/shm",  # noqa: S108 (the node's shared memory, a path on the node)
+    "/dev/mqueue",
+    "/dev/hugepages",
+    "/dev/pts",
+)
 # Public, secret-free files inside /etc that charts commonly mount read-only.
 READ_ONLY_SAFE = (
     "/etc/localtime",
@@ -127,6 +144,21 @@ def canonical_host_path(path: str) -> str:
         if path_within(path, link):
             return target + path.removeprefix(link)
     return path
+
+
+def local_volume_node_path(path: str) -> str | None:
+    """The node path a local PersistentVolume hands its pod, or None when it names one device.
+    A local PV "represents a mounted local storage device such as a disk, partition or
+    directory": a path under /dev other than /dev itself and its DEVICE_DIRECTORIES is such a
+    device (/dev/vdb1, /dev/disk/by-id/nvme-..., /dev/mapper/vg-lv), which the kubelet mounts
+    (Filesystem) or passes as one block device (Block). The pod gets that disk, never the
+    node's /dev nor a GPU's node, so no host area is reached; the disk is the claim's own."""
+    canonical = canonical_host_path(path)
+    if not path_within(canonical, "/dev") or canonical == "/dev":
+        return path
+    if any(path_within(canonical, d) for d in DEVICE_DIRECTORIES):
+        return path
+    return None
 
 
 def dangerous_host_path(path: str, writable: bool = True) -> str | None:

@@ -19,7 +19,11 @@ from posture.rules.common import (
 )
 from posture.rules.pod.container_findings import listed
 from posture.rules.pod.hardening import toolkit_privileged
-from posture.rules.pod.host_areas import canonical_host_path, dangerous_host_path
+from posture.rules.pod.host_areas import (
+    canonical_host_path,
+    dangerous_host_path,
+    local_volume_node_path,
+)
 from posture.rules.pod.neighbours import AFFECTS, reaching_neighbours
 from posture.rules.pod.nvidia_free import other_vendor_only
 from posture.rules.registry import TITLE_MAX, FindingDraft, check
@@ -47,8 +51,9 @@ MIG_CAP_ENV_OFF = ("", "none", "void")
         "and, writable, allows the log-mount escape. Host programs, libraries, kernel modules "
         "and /boot count when writable. Any of them is a container escape or a cross-tenant "
         "read (T1611). A PersistentVolume of type hostPath or local bound to the pod's claim "
-        "hands over its node path the same way, and Pod Security's baseline does not stop it."
-        + AFFECTS
+        "(a generic ephemeral volume's too) hands over its node path the same way, and Pod "
+        "Security's baseline does not stop it; a local PV on one disk or partition under /dev "
+        "hands over that disk, not the node's /dev." + AFFECTS
     ),
     remediation=(
         "Remove the volume at `spec.volumes[].hostPath` named in the evidence and its "
@@ -125,13 +130,27 @@ def _volume_named(entry: dict[str, Any]) -> str:
 
 def node_path_of(volume: Volume) -> str | None:
     """Where on the node a volume lies: its hostPath, or the path of the hostPath or local
-    PersistentVolume its claim is bound to (Pod Security's baseline does not stop that one)."""
-    return volume.host_path or volume.pv_path
+    PersistentVolume its claim is bound to (Pod Security's baseline does not stop that one).
+    A local PV naming one disk or partition under /dev reaches no node path: the pod gets that
+    device's filesystem (or the block device), not the node's /dev (host_areas)."""
+    if volume.host_path:
+        return volume.host_path
+    if volume.pv_path and volume.pv_local:
+        return local_volume_node_path(volume.pv_path)
+    return volume.pv_path
+
+
+def _volume_type(volume: Volume) -> str:
+    if volume.host_path:
+        return "hostPath"
+    return "ephemeral" if volume.kind == "ephemeral" else "persistentVolumeClaim"
 
 
 def _volume_field(index: int, volume: Volume) -> str:
     if volume.host_path:
         return f"spec.volumes[{index}].hostPath.path"
+    if volume.kind == "ephemeral":  # its claim is generated from the template
+        return f"spec.volumes[{index}].ephemeral.volumeClaimTemplate"
     return f"spec.volumes[{index}].persistentVolumeClaim.claimName"
 
 
@@ -164,7 +183,7 @@ def _volume_evidence(
 ) -> dict[str, Any]:
     evidence = {
         "volume": volume.name,
-        "type": "hostPath" if volume.host_path else "persistentVolumeClaim",
+        "type": _volume_type(volume),
         "field": _volume_field(index, volume),
         "host_path": node_path_of(volume),
         "normalised_path": canonical_host_path(node_path_of(volume) or ""),
