@@ -20,6 +20,7 @@ from inventory.models import Node, Pod
 from inventory.presenter import hidden_scope_for, present
 from posture.claims import claim_namespace, claim_note
 from posture.evidence_view import evidence_tree
+from posture.finding_return import RESOLVED_LAPSE
 from posture.forms import acceptance_window
 from posture.models import EarlierAcceptance, Finding
 from posture.rules import CHECKS
@@ -30,6 +31,7 @@ HISTORY_EVENTS = 50  # the latest audit events listed; the audit log holds them 
 WORKLOAD_NODES = 10  # nodes listed for a workload's pods
 OBJECT_TYPE = Finding._meta.label_lower
 OUTDATED_LINE = "reopened: a change after the acceptance"  # finding_store's `outdated` event
+RESOLVED_LINE = "resolved: the check no longer fires"
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,8 @@ def affected_tenants(finding: Finding, scope: HiddenScope | None) -> list[dict[s
 
 def history(finding: Finding, events: list[Any]) -> list[Moment]:
     """First seen, the acceptances, withdrawals and expiries the audit log records, triage,
-    and resolution, oldest first. `events`: the finding's audit events the reader may see."""
+    each time it resolved and came back (`recur`), and its resolution, oldest first.
+    `events`: the finding's audit events the reader may see."""
     moments = [Moment(finding.first_seen, "first seen")]
     for event in events:
         after = event.after if isinstance(event.after, dict) else {}
@@ -82,6 +85,10 @@ def history(finding: Finding, events: list[Any]) -> list[Moment]:
             # A drift change after it, or more bulletin exposure than it saw (its `reopened`).
             line = f"reopened: {after['reopened']}" if after.get("reopened") else OUTDATED_LINE
             moments.append(Moment(event.time, line, event.actor_name, detail))
+        elif event.action == "recur":
+            moments += _recurred(event, event.before if isinstance(event.before, dict) else {})
+        elif event.action == "lapse" and after.get("lapsed") == RESOLVED_LAPSE:
+            moments.append(Moment(event.time, _lapsed_on_return(after), event.actor_name))
         elif event.action in ("carry", "lapse"):
             moments.append(Moment(event.time, _widened(event.action, after), event.actor_name))
         elif event.action == "triage":
@@ -105,9 +112,38 @@ def history(finding: Finding, events: list[Any]) -> list[Moment]:
         # Open again since then; the evaluation that reopens the row records it ("expire").
         moments.append(Moment(finding.accepted_until, "acceptance expired: open again"))
     if finding.resolved_at:
-        moments.append(Moment(finding.resolved_at, "resolved: the check no longer fires"))
+        moments.append(Moment(finding.resolved_at, RESOLVED_LINE))
     moments.sort(key=lambda m: (m.at is None, m.at or finding.first_seen))
     return moments
+
+
+def _recurred(event: Any, before: dict[str, Any]) -> list[Moment]:
+    """A `recur` event (posture.finding_return): when the finding had resolved, which the
+    event keeps since the row no longer does, and when its cause came back."""
+    resolved = _moment(before.get("resolved_at"))
+    back = Moment(event.time, "back: the check fires again on the same subject", event.actor_name)
+    if resolved is None:
+        return [back]
+    return [Moment(resolved, RESOLVED_LINE, event.actor_name), back]
+
+
+def _lapsed_on_return(after: dict[str, Any]) -> str:
+    """The `lapse` of the acceptance a finding held when it resolved, recorded when it came
+    back (posture.finding_return)."""
+    until = (after.get("lapsed_until") or "")[:10] or "no expiry"
+    resolved = (after.get("resolved_at") or "?")[:10]
+    back = (after.get("back_at") or "?")[:10]
+    return (
+        f"acceptance until {until} no longer applies: resolved on {resolved}, back on {back}, "
+        "judged afresh"
+    )
+
+
+def _moment(text: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
 
 
 def _widened(action: str, after: dict[str, Any]) -> str:
@@ -205,6 +241,9 @@ def finding_detail_context(user, finding: Finding) -> dict[str, Any]:
     events = finding_events(user, finding)
     # The subjects it spans are of the finding's cluster: named as they are there.
     earlier, went = earlier_acceptances(finding, scope and scope.in_cluster(finding.cluster_id))
+    # Its own acceptances that lapsed when it resolved and came back (posture.finding_return)
+    # are told apart from those of the narrower findings it spans.
+    own = [row for row in earlier if row.source_id == finding.pk]
     audit_query = urlencode({"object_type": OBJECT_TYPE, "object_id": finding.pk})
     return {
         "finding": finding,
@@ -213,7 +252,8 @@ def finding_detail_context(user, finding: Finding) -> dict[str, Any]:
         "not_rejudged": finding_not_rejudged(finding),
         "evidence": evidence_tree(finding.evidence),
         "history": history(finding, events),
-        "earlier_acceptances": earlier,
+        "earlier_acceptances": [row for row in earlier if row.source_id != finding.pk],
+        "acceptance_lapsed": own,
         "acceptance_went": went,
         "reaccept_initial": reaccept_initial(finding, earlier),
         "tenants": tenants,

@@ -29,6 +29,7 @@ from posture.acceptance_carry import (
     widenings_find,
 )
 from posture.finding_links import finding_tenants_write
+from posture.finding_return import returns_read, returns_record
 from posture.models import Finding
 from posture.rules import CHECKS, FindingDraft
 from posture.rules.drift.changes import change_after
@@ -153,7 +154,10 @@ def findings_refresh(
     The stored findings of the `unjudged` checks (a kind they need was not read:
     posture.judged) are kept as they were: not resolved, not rewritten, last_seen where it
     was; only what such a check reports for the first time is added. `held`: fingerprints of
-    other findings this run could not judge (posture.judged.through_claims), kept likewise."""
+    other findings this run could not judge (posture.judged.through_claims), kept likewise.
+
+    A resolved finding reported again opens on its own id: its `recur` event, and the end of
+    the acceptance it held when it resolved, are posture.finding_return's."""
     tenant_ids = dict(Tenant.objects.values_list("slug", "pk"))
     # Read into a dict: no ORDER BY (the model's ordering), which before the first score's
     # ANALYZE SQLite answered with a temporary B-tree sort of every finding of the cluster.
@@ -167,6 +171,7 @@ def findings_refresh(
     # finding's; posture.finding_links)
     affects: dict[str, dict[int, int | None]] = {}
     expired: list[int] = []  # findings whose risk acceptance is past its date
+    back: list[int] = []  # resolved findings whose cause is seen again (posture.finding_return)
     outdated: dict[int, dict] = {}  # accepted findings listing a change made after: the change
     # Findings opening now over narrower subjects (FindingDraft.covers): (fingerprint, theirs,
     # a list per subject covered of the fingerprints it may have had).
@@ -199,6 +204,8 @@ def findings_refresh(
             to_create.append(_new_finding_row(cluster, draft, fingerprint, values))
             counts["opened"] += 1
             continue
+        if row.status == Finding.Status.RESOLVED:
+            back.append(row.pk)
         if row.acceptance_expired(now):
             expired.append(row.pk)
         newer = row.acceptance_outdated(draft, values["severity"], now)
@@ -219,9 +226,11 @@ def findings_refresh(
     # The audit keeps each expired or outdated acceptance as it stood (a few rows: whole).
     ended = Finding.objects.filter(pk__in=[*expired, *outdated])
     befores = {f.pk: (f, acceptance_state(f)) for f in ended}
+    returning = returns_read(back)  # as they were when they resolved
     _findings_write(cluster, to_create, changed, resolved, now, unjudged, first_seen, held)
     ids = {fingerprint: row.pk for fingerprint, row in existing.items()}
     finding_tenants_write(cluster=cluster, affects=affects, existing=ids, now=now)
+    returns_record(returning, now=now)
     acceptances_carry(widenings, now=now)
     for finding, before in befores.values():
         finding.refresh_from_db()

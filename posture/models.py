@@ -179,7 +179,8 @@ class EarlierAcceptance(models.Model):
     """A risk accepted on a narrower finding of the same check that a new, wider finding spans
     (its subject widened: STACK-008's nodes now under their ClusterPolicy): carried to it when
     every subject it spans was accepted, else kept here as no longer applying, so nothing is
-    lost without a word (posture.acceptance_carry)."""
+    lost without a word (posture.acceptance_carry). Also a finding's own acceptance that
+    lapsed when it resolved and came back (`source` is the finding: posture.finding_return)."""
 
     finding = models.ForeignKey(
         Finding, on_delete=models.CASCADE, related_name="earlier_acceptances"

@@ -98,10 +98,14 @@ def finding_own_exposures(finding: Finding) -> dict[str, int]:
 class EarlierAcceptanceSerializer(PresentedSerializer):
     """A risk accepted on a narrower finding this one spans (its subject widened):
     `carried` when the finding is accepted because every subject it spans was, else it no
-    longer applies; `covers` of `of`: how many of its subjects these acceptances covered."""
+    longer applies; `covers` of `of`: how many of its subjects these acceptances covered.
+    Or its own acceptance, which lapsed when it resolved and came back (`source` is itself)."""
 
     source = serializers.PrimaryKeyRelatedField(
-        read_only=True, allow_null=True, help_text="The narrower finding it was made on."
+        read_only=True,
+        allow_null=True,
+        help_text="The narrower finding it was made on; the finding itself for its own "
+        "acceptance, which lapsed when it resolved and came back.",
     )
     accepted_by = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
