@@ -29,6 +29,10 @@ class GpuHolders(models.Model):
     # The platform's holdings seen since, "<namespace>/<workload>" (inventory.holdings.Held):
     # no reset, so the set stays its last tenant's.
     between = models.JSONField(default=list)
+    # The Node's metadata.uid the holders were seen on: a name reused by a new VM is another
+    # machine, whose devices never held them (inventory.holdings.same_machine). "" where not
+    # known (a row stored before it was kept).
+    node_uid = models.CharField(max_length=128, default="", blank=True)
 
     objects = models.Manager()
 
@@ -69,6 +73,10 @@ class SyncHandover(models.Model):
     per_gpu = models.PositiveIntegerField(default=1)
     # The platform's holdings of the devices between the two parties (not a reset).
     between = models.JSONField(default=list)
+    # inventory.holdings.HoldingHandover.node_identity: "same_uid" (both syncs saw one Node
+    # object), "not_compared" (the earlier record had no uid; the name taken for one machine);
+    # "" on a row recorded before machines were compared.
+    node_identity = models.CharField(max_length=20, default="", blank=True)
 
     objects = models.Manager()
 

@@ -41,11 +41,11 @@ from inventory.fractions import (
     scheduler_whole_gpus,
     whole_gpus_alone,
 )
-from inventory.holdings import GPU_PREFIX, MIG_PREFIX, WHOLE, Devices
+from inventory.holdings import GPU_PREFIX, MIG_PREFIX, WHOLE, Devices, NodeIdentity
 from inventory.mig_state import mig_layout_problem
 from inventory.owners import OwnerIndex, workload_of
 from inventory.resource_modes import resource_mode
-from inventory.snapshot import ClusterSnapshot, Node, Pod
+from inventory.snapshot import ClusterSnapshot, Node, Pod, recorded_time
 from inventory.sources.node_kinds import vm_device_kind
 
 WHOLE_GPU = "nvidia.com/gpu"
@@ -65,6 +65,8 @@ class HolderSet:
     # A platform namespace -> the workloads of its pods that hold some (named by the handover
     # they stand between: inventory.holdings).
     workloads: dict[str, set[str]] = field(default_factory=dict)
+    # The Node object the set was seen on (a name reused by a new VM is another machine).
+    node: NodeIdentity = NodeIdentity()
 
 
 Found = dict[tuple[str, str], HolderSet]  # (node, Devices.name) -> its set
@@ -95,7 +97,15 @@ def exclusive_holders(
     for node in nodes:
         _env_holds(found, node, by_node.get(node.name, []), objects, platform, claimed)
     _name_platform_holders(found, by_node, objects, platform, index)
+    identities = {node.name: identity_of(node) for node in nodes}
+    for (name, _), held in found.items():
+        held.node = identities.get(name, NodeIdentity())
     return found
+
+
+def identity_of(node: Node) -> NodeIdentity:
+    """The Node object's uid and creation time, as sync history compares machines by them."""
+    return NodeIdentity(node.uid, recorded_time(node.created))
 
 
 def _name_platform_holders(

@@ -21,6 +21,13 @@ recorded reset is the evidence of a wipe); the next tenant is compared with that
 and the handover names the platform's holdings seen in between. Which namespaces are the
 platform's is decided at the sync (the namespaces it names as the platform's and nobody claims).
 
+A record is of one machine: a node name a cloud autoscaler or Karpenter gives a new VM is another
+Node object (another metadata.uid), whose devices never held the record's holders, so the
+record is no predecessor of what the new machine's pods hold (no handover; the count starts
+again). A record stored before the uid was kept is of another machine where the Node was created
+after its every sighting; where neither tells, the name stands for one machine, as it did, and
+the handover says the machines were not compared.
+
 Holders are namespaces, not tenants, so that a namespace changing hands in the registry is not
 taken for its pods changing: the handover names each side's party as the sync saw it (a
 tenant's slug, or `ns:<namespace>` for a namespace no tenant claims: the unclassified party's,
@@ -66,6 +73,21 @@ class Devices:
 
 
 @dataclass(frozen=True)
+class NodeIdentity:
+    """Which machine a node name stood for at a sync: its Node object's metadata.uid and
+    creationTimestamp (either unknown: "" / None). Cloud autoscalers and Karpenter give a new
+    VM an old name; only the uid tells the two apart."""
+
+    uid: str = ""
+    created: datetime | None = None
+
+
+# HoldingHandover.node_identity: how sync history knows both holdings were on one machine.
+SAME_UID = "same_uid"
+NOT_COMPARED = "not_compared"
+
+
+@dataclass(frozen=True)
 class Held:
     """A set of a node's devices' last holders seen whole: namespace -> devices, with how many
     devices the set had then (the node's GPUs, MIG instances of a profile, or 1)."""
@@ -83,6 +105,9 @@ class Held:
     # The platform's holdings seen on the set since its holders were last seen whole
     # ("<namespace>/<workload>"): not a reset, named by the handover that follows.
     between: tuple[str, ...] = ()
+    # The Node's metadata.uid the holdings were seen on ("" where not known: a record stored
+    # before the uid was kept, a node whose uid the snapshot lacks).
+    node_uid: str = ""
 
 
 @dataclass(frozen=True)
@@ -102,6 +127,10 @@ class HoldingHandover:
     # The platform's holdings of the set between the two ("<namespace>/<workload>"): the
     # handover stands, since none of them is a reset.
     between: tuple[str, ...] = ()
+    # SAME_UID: both syncs saw the node with one metadata.uid; NOT_COMPARED: a uid not known
+    # at both and the node's creationTimestamp not showing a new machine, so the name is taken
+    # for one machine, as before uids were kept ("" on rows recorded before: not compared).
+    node_identity: str = NOT_COMPARED
 
     @property
     def passed(self) -> int:
@@ -124,12 +153,54 @@ def holders_step(
     devices: Devices = Devices(),
     platform: frozenset[str] = frozenset(),
     workloads: Mapping[str, Iterable[str]] | None = None,
+    identity: NodeIdentity | None = None,
 ) -> tuple[Held | None, list[HoldingHandover]]:
     """The record of the node's `devices` after this sync, and the handovers it makes certain
     between parties (`owners`: namespace -> tenant slug now, party_of; None: each namespace its
     own party). `platform`: the platform's namespaces at this sync, whose holdings are no
     party's (the module docstring); `workloads`: namespace -> the workloads of its pods that
-    hold the set, to name the platform's."""
+    hold the set, to name the platform's; `identity`: the Node object seen now (None: unknown).
+    A record of another machine under the node's name is no predecessor (same_machine)."""
+    identity = identity or NodeIdentity()
+    same = same_machine(before, identity) if before is not None else None
+    if same is False:
+        before = None  # another machine: its devices never held the record's holders
+    after, found = _step(
+        node, before, gpu_count, holders, now, owners, devices, platform, workloads
+    )
+    if same:
+        found = [replace(h, node_identity=SAME_UID) for h in found]
+    # The record is of the machine seen now (a uid not read now keeps the one stored).
+    uid = identity.uid or (before.node_uid if before is not None else "")
+    if after is not None and uid:
+        after = replace(after, node_uid=uid)
+    return after, found
+
+
+def same_machine(before: Held, now: NodeIdentity) -> bool | None:
+    """Whether the record was seen on the machine the node's name stands for now: by the Node's
+    uid where both are known; else False where the Node was created after every sighting the
+    record holds (a record stored before uids were kept); None where neither tells (the name is
+    then taken for one machine, as it was before, and the handover says it was not compared)."""
+    if before.node_uid and now.uid:
+        return before.node_uid == now.uid
+    last = max([before.last_seen, *before.seen.values()])
+    if now.created is not None and now.created > last:
+        return False
+    return None
+
+
+def _step(
+    node: str,
+    before: Held | None,
+    gpu_count: int,
+    holders: Mapping[str, int],
+    now: datetime,
+    owners: Mapping[str, str] | None,
+    devices: Devices,
+    platform: frozenset[str],
+    workloads: Mapping[str, Iterable[str]] | None,
+) -> tuple[Held | None, list[HoldingHandover]]:
     current = {ns: n for ns, n in holders.items() if n > 0 and ns not in platform}
     by_platform = _named(
         sorted(ns for ns, n in holders.items() if n > 0 and ns in platform), workloads or {}

@@ -6,6 +6,7 @@ devices (inventory.holding_sets), written only where its holders changed; one UP
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -61,6 +62,7 @@ def holdings_record(
                 held.devices,
                 platform,
                 held.workloads,
+                held.node,
             )
             handovers += more
         if pk is None or before is None:
@@ -68,8 +70,8 @@ def holdings_record(
                 create.append(_row(cluster, key, after))
         elif after is None:
             gone.append(pk)
-        elif after.whole and before.whole and after.holders == before.holders:
-            continue  # seen whole again: the one UPDATE below moves its last_seen
+        elif after.whole and before.whole and after == replace(before, last_seen=now):
+            continue  # seen whole again, same machine: the one UPDATE below moves its last_seen
         elif after != before:
             update.append(_row(cluster, key, after, pk))
     # The sets seen whole again (most sets, most syncs): one statement, not one per set.
@@ -82,7 +84,16 @@ def holdings_record(
     GpuHolders.objects.bulk_create(create, batch_size=BATCH)
     GpuHolders.objects.bulk_update(
         update,
-        ["gpu_count", "holders", "first_seen", "last_seen", "whole", "holders_seen", "between"],
+        [
+            "gpu_count",
+            "holders",
+            "first_seen",
+            "last_seen",
+            "whole",
+            "holders_seen",
+            "between",
+            "node_uid",
+        ],
         batch_size=BATCH,
     )
     # Each side is its party already (holders_step with owners): two namespaces of one tenant
@@ -103,22 +114,26 @@ def _stored(
     rows = GpuHolders.objects.filter(cluster=cluster)
     if scope is not None:
         rows = rows.filter(node_name__in=list(scope))
+    fields = (
+        "pk",
+        "node_name",
+        "devices",
+        "holders",
+        "gpu_count",
+        "first_seen",
+        "last_seen",
+        "whole",
+        "holders_seen",
+        "between",
+        "node_uid",
+    )
     return {
         (name, devices): (
             pk,
-            Held(holders, gpus, first, last, whole, _times(seen), tuple(between or ())),
+            Held(holders, gpus, first, last, whole, _times(seen), tuple(between or ()), uid),
         )
-        for pk, name, devices, holders, gpus, first, last, whole, seen, between in rows.values_list(
-            "pk",
-            "node_name",
-            "devices",
-            "holders",
-            "gpu_count",
-            "first_seen",
-            "last_seen",
-            "whole",
-            "holders_seen",
-            "between",
+        for pk, name, devices, holders, gpus, first, last, whole, seen, between, uid in (
+            rows.values_list(*fields)
         )
     }
 
@@ -139,6 +154,7 @@ def _handover_row(cluster: Cluster, run: SyncRun, h: HoldingHandover) -> SyncHan
         gpu_uuid=h.devices.gpu_uuid,
         per_gpu=h.devices.per_gpu,
         between=list(h.between),
+        node_identity=h.node_identity,
     )
 
 
@@ -155,6 +171,7 @@ def _row(cluster: Cluster, key: tuple[str, str], held: Held, pk: int | None = No
         whole=held.whole,
         holders_seen={namespace: time.isoformat() for namespace, time in held.seen.items()},
         between=list(held.between),
+        node_uid=held.node_uid,
     )
 
 

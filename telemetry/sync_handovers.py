@@ -42,6 +42,7 @@ def unattested_sync_handovers(
             r.next_start,
             Devices(r.devices, r.gpu_uuid, r.per_gpu),
             tuple(r.between),
+            r.node_identity,
         )
         for r in rows
     ]

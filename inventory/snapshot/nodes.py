@@ -58,6 +58,12 @@ class SharedResource:
 @dataclass(frozen=True)
 class Node:
     name: str
+    # The Node object's identity (metadata.uid) and when it was created (metadata.
+    # creationTimestamp, RFC 3339 as the API gives it); "" where not known (a node stored
+    # before these were read, an nvidia-smi import). A name is reused when a cloud autoscaler
+    # or Karpenter replaces a VM: the uid tells the machines apart (inventory.holdings).
+    uid: str = ""
+    created: str = ""
     labels: dict[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     # nvidia.com/* capacity as integers (time-slicing multiplies nvidia.com/gpu by replicas).

@@ -78,7 +78,7 @@ from inventory.sources.plugin_placement import (
     plugin_templates,
 )
 from inventory.sources.plugin_reach import plugin_absent
-from inventory.sources.raw import dig, labels_of, name_of, text
+from inventory.sources.raw import created_of, dig, labels_of, name_of, text, uid_of
 from inventory.sources.shared_resources import replicates_here, shared_resources
 from inventory.stack_managers import upgraded_by
 from inventory.visible_devices import (
@@ -310,6 +310,8 @@ def node_from(
     )
     node = Node(
         name=name_of(obj),
+        uid=uid_of(obj),
+        created=created_of(obj),
         labels=labels,
         taints=taints,
         gpu_capacity=capacity,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime
 from typing import Any
 
 
@@ -94,6 +95,17 @@ def meta(obj: dict[str, Any]) -> dict[str, Any]:
 
 def name_of(obj: dict[str, Any]) -> str:
     return text(meta(obj).get("name"), "") or ""
+
+
+def uid_of(obj: dict[str, Any]) -> str:
+    """metadata.uid: the object's identity, which a name reused by another object never has."""
+    return text(meta(obj).get("uid"), "") or ""
+
+
+def created_of(obj: dict[str, Any]) -> str:
+    """metadata.creationTimestamp as RFC 3339 text ("" when absent); YAML may give a datetime."""
+    value = meta(obj).get("creationTimestamp")
+    return value.isoformat() if isinstance(value, datetime) else text(value, "") or ""
 
 
 def namespace_of(obj: dict[str, Any]) -> str | None:

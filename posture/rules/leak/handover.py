@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from inventory.holdings import GPU_PREFIX, UNCLAIMED, WHOLE, HoldingHandover
 from posture.inputs import PostureInputs
-from posture.rules.leak.sync_evidence import COUNTED, device_evidence, device_of
+from posture.rules.leak.sync_evidence import COUNTED, device_evidence, device_of, node_identity
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
 from telemetry.leak import Handover
@@ -126,6 +126,7 @@ def _from_sync_history(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 f"{evidence['why']}; held by the platform's {', '.join(h.between)} in "
                 "between: not a reset"
             )
+        evidence["node_identity"] = node_identity(h)
         if previous == next_ == UNCLASSIFIED:
             evidence["previous_namespace"] = previous_party.partition(":")[2]
             evidence["next_namespace"] = next_party.partition(":")[2]

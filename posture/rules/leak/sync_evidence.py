@@ -4,7 +4,7 @@ name; why the handover is certain, and which reset would have attested it. PURE.
 
 from __future__ import annotations
 
-from inventory.holdings import GPU_PREFIX, MIG_PREFIX, WHOLE, HoldingHandover
+from inventory.holdings import GPU_PREFIX, MIG_PREFIX, SAME_UID, WHOLE, HoldingHandover
 
 # How sync history counts holds, and what it leaves out on purpose (every finding says it).
 COUNTED = (
@@ -88,4 +88,16 @@ def _counted_why(h: HoldingHandover, previous: str, next_: str, what: str, short
         "held; "
         "which ones, and when between the two syncs, sync history cannot tell (no telemetry "
         "shows it)"
+    )
+
+
+def node_identity(h: HoldingHandover) -> str:
+    """Whether both syncs saw one machine under the node's name (a name a cloud autoscaler or
+    Karpenter gives a new VM is another machine: no handover is recorded across it)."""
+    if h.node_identity == SAME_UID:
+        return "one machine: the node's Node object (metadata.uid) was the same at both syncs"
+    return (
+        "not compared: the node's metadata.uid is not known at both syncs (a holding recorded "
+        "before uids were kept, or a snapshot without them) and its creationTimestamp does not "
+        "show a machine created since; the name is taken for one machine"
     )
