@@ -144,3 +144,24 @@ def test_a_tenants_toolkit_image_neither_silences_nor_raises_stack_008(tenants, 
     # gpu-b: nothing of the platform's states either setting: no finding from the tenant's.
     assert not [where for where in found if "gpu-b" in where]
     assert TENANT_NS not in json.dumps(found)
+
+
+def test_a_re_sync_concludes_what_a_fresh_sync_of_the_same_snapshot_does(tenants, tmp_path):
+    # The snapshots read no ConfigMap, so STACK-008 keeps a finding it no longer reports
+    # (posture.judged): one the tenant's toolkit image silenced was kept open on a re-sync,
+    # while a fresh sync never raised it.
+    _sync(tmp_path, "clu-fresh", _world(tenant_toolkit=True))
+    _sync(tmp_path, "clu-hist", _world(tenant_toolkit=False))
+    _sync(tmp_path, "clu-hist", _world(tenant_toolkit=True))
+
+    def conclusions(cluster: str) -> list[tuple[str, str, str, str]]:
+        return sorted(
+            (f["check"], f["subject_kind"], f["subject_namespace"] or "", f["subject_name"])
+            for f in _open_findings(cluster)
+            if f["check"].startswith(("STACK-", "POD-011"))
+        )
+
+    fresh = conclusions("clu-fresh")
+    assert ("STACK-008", "Node", "", "gpu-a") in fresh
+    assert conclusions("clu-hist") == fresh
+    assert _stack_008("clu-hist").keys() == _stack_008("clu-fresh").keys()
