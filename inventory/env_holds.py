@@ -18,7 +18,7 @@ gave the same one to someone else, sync history cannot tell.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from inventory.runtime import operator_toolkit, resolved_strategy
@@ -54,17 +54,25 @@ def node_envvar_access(
     pods_on_node: Iterable[Pod],
     configs: Sequence[SharingConfig],
     policies: Iterable[GpuOperatorPolicy],
+    *,
+    tenant_claimed: Collection[str],
 ) -> EnvvarAccess:
     """What the node's GPU stack shows about NVIDIA_VISIBLE_DEVICES from unprivileged pods:
-    its pods, the device-plugin config in force, the ClusterPolicies, and the device-list
-    strategy the sync resolved for it (the bulletin conditions read it too)."""
+    its stack's pods, the device-plugin config in force, the ClusterPolicies, and the
+    device-list strategy the sync resolved for it (the bulletin conditions read it too).
+    `tenant_claimed`: the namespaces tenants claim. A tenant's pod is never the node's stack
+    (docs/clusters.md): anyone may run the toolkit's or the plugin's image with any env, and
+    its `ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false` must not silence
+    STACK-008, nor its `true` speak for a toolkit installed on the host. With only tenants'
+    pods, the setting stays unverified, as where no stack pod is seen."""
+    stack_pods = [p for p in pods_on_node if p.namespace not in tenant_claimed]
     value, source = resolved_strategy(node)
     readable = [(p.name, p.spec) for p in policies if not p.error]
     # A node whose GPUs go to VMs (its workload label, else the ClusterPolicy's default).
     default = sandbox_default(spec for _, spec in readable)
     sandbox = sandbox_workload(node.labels, default, node.gpu_capacity)
     return envvar_access(
-        pods_on_node,
+        stack_pods,
         plugin_config_of(node, configs),
         readable,
         strategy=Fact(value, source) if source else None,

@@ -77,10 +77,13 @@ def exclusive_holders(
     pods: Iterable[Pod],
     objects: ClusterSnapshot | None = None,
     platform: frozenset[str] = frozenset(),
+    tenant_claimed: frozenset[str] = frozenset(),
 ) -> Found:
     """Every holder set of these nodes at this sync. `objects`: the snapshot's DRA objects,
     device-plugin configs, ClusterPolicies and env ConfigMaps (None: none); `platform`: the
-    platform's namespaces no tenant claims (their pods set NVIDIA_VISIBLE_DEVICES by design)."""
+    platform's namespaces no tenant claims (their pods set NVIDIA_VISIBLE_DEVICES by design);
+    `tenant_claimed`: the namespaces tenants claim, whose pods never speak for the node's
+    toolkit (env_holds.node_envvar_access)."""
     objects = objects or ClusterSnapshot()
     nodes = list(nodes)
     by_node: dict[str, list[Pod]] = {}
@@ -95,7 +98,8 @@ def exclusive_holders(
     if index is not None:
         claimed = _dra_sets(found, index, objects, by_node)
     for node in nodes:
-        _env_holds(found, node, by_node.get(node.name, []), objects, platform, claimed)
+        pods = by_node.get(node.name, [])
+        _env_holds(found, node, pods, objects, platform, claimed, tenant_claimed=tenant_claimed)
     _name_platform_holders(found, by_node, objects, platform, index)
     identities = {node.name: identity_of(node) for node in nodes}
     for (name, _), held in found.items():
@@ -257,6 +261,8 @@ def _env_holds(
     objects: ClusterSnapshot,
     platform: frozenset[str],
     claimed: set[tuple[str, str]],
+    *,
+    tenant_claimed: frozenset[str],
 ) -> None:
     """Count the node's pods holding every GPU through an honoured NVIDIA_VISIBLE_DEVICES=all:
     each GPU the NVIDIA DRA driver publishes there, else all of the node's whole GPUs."""
@@ -271,7 +277,13 @@ def _env_holds(
         return
     if not any(may_set_visible_devices(pod) for pod in pods):
         return  # no pod sets it: the node's toolkit need not be judged
-    access = node_envvar_access(node, pods, objects.sharing_configs, objects.gpu_operator_policies)
+    access = node_envvar_access(
+        node,
+        pods,
+        objects.sharing_configs,
+        objects.gpu_operator_policies,
+        tenant_claimed=tenant_claimed,
+    )
     configmaps = {(c.namespace, c.name): c for c in objects.env_configmaps}
     holders = every_gpu_holders(
         pods, access, configmaps, platform=platform, claimed=frozenset(claimed)

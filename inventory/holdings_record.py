@@ -179,12 +179,18 @@ def _times(stored: dict[str, str] | None) -> dict[str, datetime]:
     return {namespace: datetime.fromisoformat(t) for namespace, t in (stored or {}).items()}
 
 
-def stored_holders(cluster: Cluster, names: Iterable[str], platform: frozenset[str]) -> Found:
+def stored_holders(
+    cluster: Cluster,
+    names: Iterable[str],
+    platform: frozenset[str],
+    tenant_claimed: frozenset[str] = frozenset(),
+) -> Found:
     """exclusive_holders of these nodes as the database now holds them (a watch re-sync, after
     writing what it saw change): the GPU nodes among them and the ResourceSlices publishing on
     them, their pods, and the claims, device classes, plugin configs, ClusterPolicies and env
     ConfigMaps those pods' holdings are judged by (`platform`: the platform's namespaces nobody
-    claims). A node with neither holds no set: its pods are not read."""
+    claims; `tenant_claimed`: the namespaces tenants claim). A node with neither holds no set:
+    its pods are not read."""
     names = sorted(set(names))
     if not names:
         return {}
@@ -198,7 +204,8 @@ def stored_holders(cluster: Cluster, names: Iterable[str], platform: frozenset[s
     held = {n.name for n in nodes if n.is_gpu_node} | {s.node_name for s in slices}
     rows = Pod.objects.filter(cluster=cluster, node__name__in=sorted(held))
     pods = _objects(rows, snap.Pod)
-    return exclusive_holders(nodes, pods, _stored_objects(objects, slices, pods), platform)
+    stored = _stored_objects(objects, slices, pods)
+    return exclusive_holders(nodes, pods, stored, platform, tenant_claimed)
 
 
 def _stored_objects(objects, slices: list, pods: list[snap.Pod]) -> snap.ClusterSnapshot:

@@ -36,7 +36,7 @@ from inventory.sync_namespaces import (
 )
 from inventory.sync_owner_links import owner_links_kept
 from inventory.sync_rows import BATCH, Changes, chunks, nodes_write, objects_write, pod_rows_write
-from tenants.mapping import resolve_namespace_owners
+from tenants.mapping import claimed_namespaces, resolve_namespace_owners
 from tenants.models import Tenant, TenantNamespace
 from tenants.selectors import pool_taint_rules
 
@@ -121,7 +121,11 @@ def _apply(
     # Who held each node's exclusive GPU devices, kept past its pods (LEAK-001 from sync
     # history); the platform's pods set NVIDIA_VISIBLE_DEVICES by design: no hold of theirs.
     platform = frozenset(snapshot.platform_namespaces) - set(owners)
-    found = exclusive_holders(nodes, snapshot.pods, snapshot, platform)
+    # Tenants' namespaces: their pods never speak for a node's toolkit (env_holds).
+    claimed = claimed_namespaces(
+        namespace_labels={ns.name: ns.labels for ns in namespaces}, tenant_namespaces=owners
+    )
+    found = exclusive_holders(nodes, snapshot.pods, snapshot, platform, claimed)
     holdings_record(run, found, owner_slugs(owners), now, platform=platform)
     kept = (STORED_KIND,) if NAMESPACE in unread else ()
     # Owners the export names but did not read: their links as the last sync stored them.

@@ -129,7 +129,8 @@ def _apply(
     # that came, went or moved (inventory.holdings; the others' sets are seen unchanged).
     held = touched | _gpu_pod_nodes([*changed.pods, *deleted.pods], old_pods)
     platform = inputs["configured_platform"] - set(owners)
-    found = stored_holders(cluster, held, platform)
+    claimed = inputs["tenant_namespaces"] | labelled_for_tenants(cluster)
+    found = stored_holders(cluster, held, platform, claimed)
     holdings_record(run, found, owner_slugs(owners), now, held, platform)
     after = previous_state(cluster, touched)
     changes = {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}

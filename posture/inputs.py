@@ -22,6 +22,7 @@ from telemetry.evidence import TelemetryFacts
 from tenants.mapping import (
     UNCLASSIFIED,
     UNCLASSIFIED_NAME,
+    claimed_namespaces,
     platform_namespaces,
     resolve_namespace_owners,
 )
@@ -196,6 +197,15 @@ class PostureInputs:
                 (node.labels for node in self.snapshot.nodes),
             ),
             configured=set(self.snapshot.platform_namespaces) | self.platform_configured,
+            tenant_namespaces=[ns for t in self.tenants for ns in t.namespaces],
+        )
+
+    @cached_property
+    def tenant_claimed(self) -> frozenset[str]:
+        """The namespaces tenants claim (tenants.mapping.claimed_namespaces), as the sync takes
+        them: their pods never speak for a node's GPU stack, versions or settings."""
+        return claimed_namespaces(
+            namespace_labels={ns.name: ns.labels for ns in self.snapshot.namespaces},
             tenant_namespaces=[ns for t in self.tenants for ns in t.namespaces],
         )
 

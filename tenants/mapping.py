@@ -39,6 +39,19 @@ def resolve_namespace_owners(
     return owners
 
 
+def claimed_namespaces(
+    *, namespace_labels: Mapping[str, Mapping[str, str]], tenant_namespaces: Iterable[str] = ()
+) -> frozenset[str]:
+    """The namespaces tenants claim: the registry's (`tenant_namespaces`) and every one labelled
+    `gpuposture.io/tenant` (any value: a label naming no known tenant still says the namespace
+    is a tenant's, never the platform's). Their pods are never the node's GPU stack, neither
+    its versions nor its settings (docs/clusters.md, "A tenant's pods are never the node's
+    stack")."""
+    claimed = set(tenant_namespaces)
+    claimed.update(ns for ns, labels in namespace_labels.items() if labels.get(TENANT_LABEL))
+    return frozenset(claimed)
+
+
 # The trust class of the platform's own workloads: never the class of namespaces nobody owns
 # (GPUPOSTURE_UNCLASSIFIED_CLASS; DESIGN §3: "nothing unknown is ever judged as platform").
 PLATFORM_CLASS = "platform"
@@ -63,7 +76,8 @@ def platform_namespaces(
     labelled = {
         ns for ns, labels in namespace_labels.items() if labels.get(PLATFORM_LABEL) == "true"
     }
-    claimed = set(tenant_namespaces)
-    claimed.update(ns for ns, labels in namespace_labels.items() if labels.get(TENANT_LABEL))
+    claimed = claimed_namespaces(
+        namespace_labels=namespace_labels, tenant_namespaces=tenant_namespaces
+    )
     found = DEFAULT_PLATFORM_NAMESPACES | labelled | set(operator_namespaces) | set(configured)
     return frozenset(ns for ns in found if ns and ns not in claimed)

@@ -51,7 +51,7 @@ from inventory.sources.stack_namespaces import (
     refused_warnings,
 )
 from inventory.sources.unmounted_config import unmounted_plugin_configmaps
-from tenants.mapping import TENANT_LABEL, platform_namespaces
+from tenants.mapping import claimed_namespaces, platform_namespaces
 
 # The DaemonSets whose configuration is a ConfigMap, by the component their image runs (GPU
 # Feature Discovery ships in the device plugin's image and reads the same config).
@@ -136,9 +136,11 @@ def read_gpu_configs(
         configured=configured_platform,
         tenant_namespaces=tenant_namespaces,
     )
-    claimed = {ns.name for ns in namespaces if ns.labels.get(TENANT_LABEL)}
-    claimed.update(tenant_namespaces)
-    result = GpuConfigs(platform=platform, claimed=frozenset(claimed))
+    claimed = claimed_namespaces(
+        namespace_labels={ns.name: ns.labels for ns in namespaces},
+        tenant_namespaces=tenant_namespaces,
+    )
+    result = GpuConfigs(platform=platform, claimed=claimed)
     result.warnings += refused_warnings(stack.refused, workloads, platform, claimed)
     references = stack_references(
         workloads, policies, platform, operator & platform, nodes=nodes, pods=pods

@@ -124,19 +124,21 @@ def node_from(
     # make the node look patched (DESIGN §2, tenants are untrusted); other checks still judge
     # it. Pods of namespaces no tenant claims do (DESIGN §7: "the GPU Operator driver pod on
     # that node"; a snapshot without its DaemonSet leaves its namespace unplaced, not a tenant's).
+    # Nor its settings: the plugin's strategies and config, whether the Operator's runs here.
     stack_pods = [p for p in pods_on_node if p.namespace not in tenant_claimed]
+    stack_sets = [d for d in stack.daemonsets if d.namespace not in tenant_claimed] if stack else []
     taints = node_taints(dig(obj, "spec").get("taints"))
-    templates = plugin_templates(name_of(obj), labels, taints, stack.daemonsets) if stack else []
+    templates = plugin_templates(name_of(obj), labels, taints, stack_sets)
     # The device plugin's config-manager: the node's label, else its DEFAULT_CONFIG (the
     # standalone chart's config.default), else the ClusterPolicy's default. A plugin seen to
     # run without config-manager reads its one mounted file, or none, and never the label
     # (plugin_file): it is given no sharing the label names.
-    manager = config_manager_env(pods_on_node, templates, "DEFAULT_CONFIG")
+    manager = config_manager_env(stack_pods, templates, "DEFAULT_CONFIG")
     default_from = ("DaemonSet", manager.namespace, manager.daemonset) if manager else None
     named = labels.get(PLUGIN_CONFIG) or (manager.value if manager else plugin_default) or None
     daemonsets = stack.daemonsets if stack else ()
     # The GPU Operator's plugin runs config-manager whenever a ClusterPolicy gives it configs.
-    operator = operator_plugin_here(name_of(obj), labels, taints, pods_on_node, daemonsets)
+    operator = operator_plugin_here(name_of(obj), labels, taints, stack_pods, daemonsets)
     # Any name a sharing config of the cluster advertises (a rename) is a GPU resource.
     advertised = [r.name for c in sharing_configs for r in shared_resources(c, {}, None)]
     # nvidia.com/ resources that are not GPUs (the Network Operator's NICs) make no GPU node.
@@ -148,7 +150,7 @@ def node_from(
         if operator
         else bare_checked(
             plugin_reading(
-                pods_on_node, templates, operator_namespace(stack.operator if stack else None)
+                stack_pods, templates, operator_namespace(stack.operator if stack else None)
             ),
             labels,
             capacity,
@@ -240,7 +242,7 @@ def node_from(
         problems += unreadable_labels(labels)
     # The plugin's MIG strategy (GKE's own plugin and the sandbox one have none to read).
     plugin_mig = (
-        plugin_setting(pods_on_node, templates, "--mig-strategy", "MIG_STRATEGY")
+        plugin_setting(stack_pods, templates, "--mig-strategy", "MIG_STRATEGY")
         if is_gpu and not gke and not vm
         else None
     )
@@ -299,8 +301,8 @@ def node_from(
             name_of(obj),
             labels,
             taints,
-            pods_on_node,
-            stack.daemonsets,
+            stack_pods,
+            stack_sets,
             config,
             policies,
             config_unknown,
@@ -363,7 +365,7 @@ def node_from(
         device_list_strategy_source=strategy_fact.source if strategy_fact else "",
         operator_toolkit=(
             operator_toolkit_here(
-                name_of(obj), labels, taints, pods_on_node, stack.daemonsets, stack.operator
+                name_of(obj), labels, taints, stack_pods, stack.daemonsets, stack.operator
             )
             if is_gpu and stack is not None
             else None

@@ -176,6 +176,23 @@ def test_a_hold_the_node_ignores_or_that_names_some_gpus_or_is_the_platforms_is_
     assert _whole(toolkit(), env_pod("alpha", gpu={"nvidia.com/gpu": "1"})) == {"alpha": 1}
 
 
+def test_a_tenants_toolkit_image_never_makes_the_node_honour_the_variable():
+    # The tenant runs the toolkit's image with its default (accept): not the node's toolkit,
+    # whose setting then stays unverified, and nothing unverified is counted as held.
+    look_alike = toolkit()
+    look_alike["metadata"]["namespace"] = "alpha"
+    snapshot = normalise(
+        [node("gpu-a", capacity={"nvidia.com/gpu": "8"}), look_alike, env_pod("alpha")],
+        configured_platform=(OPERATOR_NS,),
+        tenant_namespaces=("alpha",),
+    )
+    platform = frozenset(snapshot.platform_namespaces)
+    found = exclusive_holders(
+        snapshot.nodes, snapshot.pods, snapshot, platform, frozenset({"alpha"})
+    )
+    assert found[("gpu-a", "")].holders == {}
+
+
 def test_an_honoured_all_on_a_dra_node_holds_each_gpu_the_driver_publishes():
     found = _sets(
         node("gpu-a", gpus=4), device_class(), resource_slice("gpu-a"), toolkit(), env_pod("alpha")

@@ -118,7 +118,11 @@ def test_the_sync_history_counts_no_kata_pod_as_holding_every_gpu():
     snapshot = inputs.snapshot
     (farm,) = snapshot.nodes
     access = inventory_envvar_access(
-        farm, snapshot.pods, snapshot.sharing_configs, snapshot.gpu_operator_policies
+        farm,
+        snapshot.pods,
+        snapshot.sharing_configs,
+        snapshot.gpu_operator_policies,
+        tenant_claimed=inputs.tenant_claimed,
     )
     holders = every_gpu_holders(
         snapshot.pods, access, {}, platform=frozenset(), claimed=frozenset()

@@ -26,6 +26,7 @@ def node_envvar_access(inputs: PostureInputs, node: Node) -> EnvvarAccess:
             inputs.pods_by_node.get(node.name, ()),
             inputs.snapshot.sharing_configs,
             inputs.snapshot.gpu_operator_policies,
+            tenant_claimed=inputs.tenant_claimed,
         )
     return inputs.memo[key]  # type: ignore[return-value]  # memo[key] holds what this function stored under it
 
