@@ -16,7 +16,7 @@ from django.core.management import call_command
 from tests.conftest import world_snapshot_path
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "first-cluster.md"
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 def _blocks(lang: str) -> list[str]:
