@@ -30,6 +30,8 @@ other object so those keep the ids they had (demo/world.py draws ids in sequence
   Koordinator GPU-share pool and an H200 node handed between customers (demo/later_nodes.py).
 - Newest: research's vcluster and the pods its syncer wrote, a Jetson reached through
   RuntimeClass `nvidia`, and an AMD MI300X node only AMD's DRA driver serves (demo/newest.py).
+- After those, on prod-east: research's tokenizer Job whose generic ephemeral volume's claim
+  is bound to a hostPath PV of the node's /var/lib (demo/k8s_storage.py).
 
 Pure Python: no Django, no network; deterministic for the `Ids` it is given.
 """
@@ -39,6 +41,7 @@ from __future__ import annotations
 from demo import k8s
 from demo.cluster_parts import CLIN, EVAL, NB, ORB, REG, SANDBOX, Cluster
 from demo.k8s import Ids, Obj
+from demo.k8s_storage import ephemeral_scratch
 from demo.later_nodes import later_nodes
 from demo.newest import newest
 from demo.other_vendors import other_vendors
@@ -86,7 +89,8 @@ def additions(ids: Ids, c: Cluster, items: list[Obj]) -> list[Obj]:
         + other_vendors(ids, c, items, CALICO)
     )
     later = later_nodes(ids, c, items + added, CNI.get(c.name))
-    return added + later + newest(ids, c, items + added + later, CNI.get(c.name))
+    latest = newest(ids, c, items + added + later, CNI.get(c.name))
+    return added + later + latest + ephemeral_scratch(ids, c)
 
 
 def _federate(c: Cluster, items: list[Obj]) -> None:

@@ -14,6 +14,7 @@ OLD_DEVICE_PLUGIN = "k8s-device-plugin:v0.16.2"
 NEW_DEVICE_PLUGIN = "k8s-device-plugin:v0.17.0"
 KESTREL_NAMESPACE = "cust-kestrel"
 NEW_NODE_LABELER = "analytics-node-labeler"  # a ClusterRoleBinding added this week
+PAUSED_POD = ("research-eval", "dcgm-prof-eval")  # not running mid-week: its POD-004 recurs
 
 
 def last_week(cluster: str, objects: list[Obj]) -> list[Obj]:
@@ -36,8 +37,11 @@ def last_week(cluster: str, objects: list[Obj]) -> list[Obj]:
 
 def mid_week(cluster: str, objects: list[Obj]) -> list[Obj]:
     """The cluster between last week and now: on neo-west, the cloud's burn-in job ran on
-    nw-h200-04 between kestrel's job and orbital's, resetting nothing (LEAK-001)."""
-    return handover_stage(cluster, copy.deepcopy(objects), "mid-week")
+    nw-h200-04 between kestrel's job and orbital's, resetting nothing (LEAK-001), and
+    research-eval's profiling pod (SYS_ADMIN, POD-004) was not running: deleted after a run and
+    started again since, so its finding resolved mid-week and came back (a `recur` event)."""
+    stage = handover_stage(cluster, copy.deepcopy(objects), "mid-week")
+    return [o for o in stage if not _is_pod(o, PAUSED_POD)]
 
 
 def _rewind_prod_east(obj: Obj) -> None:
@@ -69,6 +73,11 @@ def _make_first_container_privileged(obj: Obj) -> None:
     containers = obj["spec"].get("containers") or []
     if containers and obj.get("status", {}).get("phase") == "Running":
         containers[0].setdefault("securityContext", {})["privileged"] = True
+
+
+def _is_pod(obj: Obj, where: tuple[str, str]) -> bool:
+    m = obj.get("metadata", {})
+    return obj.get("kind") == "Pod" and (m.get("namespace"), m.get("name")) == where
 
 
 def _is_binding(obj: Obj, name: str) -> bool:

@@ -125,16 +125,27 @@ def last_week_load(out: OutputWrapper, world: dict[str, list[dict]], folder: Pat
 
 def mid_week_load(out: OutputWrapper, world: dict[str, list[dict]], folder: Path) -> None:
     """neo-west synced mid-week, while the cloud's burn-in job held nw-h200-04 between two
-    customers (demo/history.py), dated three days back: the sync history LEAK-001 reads."""
+    customers and research-eval's profiling pod was not running (demo/history.py), and scored,
+    dated three days back: the sync history LEAK-001 reads, and a finding that resolved then
+    and is back now (its History: "resolved", "back")."""
     started, name = timezone.now(), "neo-west"
     path = snapshot_write(folder, f"{name}-mid-week", mid_week(name, world[name]))
-    cluster_sync_from_snapshot(cluster=demo_cluster(name), paths=[path], actor=ACTOR)
+    cluster = demo_cluster(name)
+    cluster_sync_from_snapshot(cluster=cluster, paths=[path], actor=ACTOR)
+    rescore_now(clusters=[cluster])
     then = timezone.now() - MID_WEEK
     with transaction.atomic():
         SyncRun.objects.filter(started_at__gte=started).update(started_at=then, finished_at=then)
+        PostureRun.objects.filter(started_at__gte=started).update(started_at=then, finished_at=then)
+        TenantScore.objects.filter(computed_at__gte=started).update(computed_at=then)
+        Finding.objects.filter(first_seen__gte=started).update(first_seen=then)
+        Finding.objects.filter(last_seen__gte=started).update(last_seen=then)
+        Finding.objects.filter(resolved_at__gte=started).update(resolved_at=then)
         DriftEvent.objects.filter(detected_at__gte=started).update(detected_at=then)
         _holders_dated(started, then)
-    out.write(f"mid-week: {name} synced during the burn-in on nw-h200-04 (dated 3 days back)")
+    out.write(
+        f"mid-week: {name} synced during the burn-in on nw-h200-04 and scored (dated 3 days back)"
+    )
 
 
 def _holders_dated(started: datetime, then: datetime) -> None:

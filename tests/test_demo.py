@@ -9,6 +9,7 @@ import re
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.test import Client
 
 from inventory.models import Bulletin, Cluster, Node, Pod
 from posture.models import Action, Finding
@@ -167,6 +168,8 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
     owned = Finding.objects.get(owner__username="platform-engineer")
     assert owned.check_id == "SHARE-001" and owned.ticket_url.startswith("https://")
     assert_procurement_and_approvals()
+    assert_ephemeral_scratch()
+    assert_resolved_and_back(logins)
     assert_env_access()
     assert_cni_enforcement()
     assert_shared_identity_and_remedies()
@@ -190,6 +193,47 @@ def test_demo_world_meets_the_promise(settings, tmp_path):
         ("HTTPRoute", "jupyter", "notebooks.orbital.example.com"),
         ("HTTPProxy", "jupyter-lab", "lab.orbital.example.com"),
     }
+
+
+def assert_ephemeral_scratch() -> None:
+    """Research's tokenizer asks for a generic ephemeral volume; the claim Kubernetes made for
+    it (`<pod>-scratch`) is bound to a hostPath PV of the node's /var/lib: POD-003."""
+    (scratch,) = Finding.objects.filter(
+        check_id="POD-003", status="open", subject_name="shard-tokenize"
+    )
+    assert scratch.subject_kind == "Job"
+    # The node's /var/lib holds its neighbours' state too: the sandbox intern's pod there.
+    assert set(scratch.tenants.values_list("slug", flat=True)) == {"research", "unclassified"}
+    (volume,) = scratch.evidence["volumes"]
+    assert (volume["type"], volume["field"], volume["host_path"]) == (
+        "ephemeral",
+        "spec.volumes[0].ephemeral.volumeClaimTemplate",
+        "/var/lib",
+    )
+    pod = Pod.objects.get(namespace="research-llm", name__startswith="shard-tokenize-")
+    assert volume["through"] == {
+        "claim": f"{pod.name}-scratch",
+        "persistent_volume": "nvme-scratch-pe-l40s-02",
+    }
+    assert volume["reason"].startswith("a directory holding /var/lib/kubelet")
+
+
+def assert_resolved_and_back(logins: dict[str, str]) -> None:
+    """research-eval's profiling pod was not running when neo-west was scored mid-week: its
+    POD-004 resolved then and is back now (a `recur` event); its History says both."""
+    from audit.models import AuditEvent
+
+    back = Finding.objects.get(check_id="POD-004", subject_name="dcgm-prof-eval")
+    assert back.status == "open" and back.resolved_at is None
+    (recur,) = AuditEvent.objects.filter(action="recur", object_id=str(back.pk))
+    resolved = recur.before["resolved_at"]
+    assert back.first_seen.isoformat() < resolved < recur.time.isoformat()
+    client = Client()
+    client.force_login(User.objects.get(username="security-lead"))
+    html = client.get(f"/findings/{back.pk}/").content.decode()
+    history = html[html.index("History") :]
+    assert history.index("resolved") < history.index("back: the check fires again")
+    assert resolved[:10] in history
 
 
 def assert_env_access() -> None:

@@ -247,6 +247,8 @@ def test_demo_world_host_paths():
             "dataset-index",
             "/var/lib/kubelet",
         ),  # through a claim bound to a hostPath PV
+        # through a generic ephemeral volume's claim, bound to a hostPath PV
+        ("prod-east", "shard-tokenize", "/var/lib"),
         ("neo-west", "gpu-usage-exporter", "/var/lib/kubelet/pod-resources"),
     }  # and not rag-serve's read-only /etc/localtime
 
