@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from enforcement.host_paths import host_path_expression
+from inventory.snapshot.pods import FRACTION_CONTAINER_ANNOTATION
 from posture.rules.pod.hardening import DANGEROUS_CAPABILITIES as POD_004_CAPABILITIES
 
 # Every container a pod runs, init and debug ones included (VAP / Kyverno `variables`).
@@ -160,8 +161,43 @@ _GPU_LIMIT = (
 # device plugin allocated depends on the node's device-list strategy (the default `envvar`:
 # yes; volume-mounts or CDI: no), and admission does not know the node a pod will run on.
 # POD-011 judges it per node after scheduling (docs/enforcement.md).
+# KAI's binder sets the variable in a fraction pod's fraction container, from its
+# `<pod>-...-shared-gpu-N` ConfigMap, to the GPU the fraction's reservation holds: the pod's own
+# GPU, not a bypass. POD-011 exempts that container alone (posture.rules.pod.visible_devices.
+# judged_containers, Pod.fraction_container) and so does this, or the pack would deny every KAI
+# fraction at admission; its other containers are judged. A fraction: a `gpu-fraction` or
+# `gpu-memory` annotation that is not blank (Pod.gpu_fraction).
+_BLANK = r"r'^\s*$'"
+_ANNOTATIONS = "object.metadata.annotations"
+_FRACTION_POD = (
+    f"(has({_ANNOTATIONS}) && {_quoted(FRACTION_ANNOTATIONS)}.exists(a, a in {_ANNOTATIONS}"
+    f" && !{_ANNOTATIONS}[a].matches({_BLANK})))"
+)
+_NAMES_CONTAINER = (
+    f"('{FRACTION_CONTAINER_ANNOTATION}' in {_ANNOTATIONS}"
+    f" && !{_ANNOTATIONS}['{FRACTION_CONTAINER_ANNOTATION}'].matches({_BLANK}))"
+)
+
+
+def _fraction_container(c: str) -> str:
+    """Container `c` is the fraction's: the one `gpu-fraction-container-name` names (trimmed,
+    as the binder reads it), an app or init container, never a debug one; without that
+    annotation the first app container. Container names are unique across all three lists
+    and DNS labels (no regex metacharacter), so a name tells them apart."""
+    named = (
+        f"{_ANNOTATIONS}['{FRACTION_CONTAINER_ANNOTATION}'].matches("
+        f"r'^\\s*' + {c}.name + r'\\s*$')"
+        f" && (object.spec.containers.exists(x, x.name == {c}.name)"
+        " || (has(object.spec.initContainers)"
+        f" && object.spec.initContainers.exists(x, x.name == {c}.name)))"
+    )
+    first = f"size(object.spec.containers) > 0 && object.spec.containers[0].name == {c}.name"
+    return f"({_FRACTION_POD} && ({_NAMES_CONTAINER} ? ({named}) : ({first})))"
+
+
 _VISIBLE_DEVICES = (
-    f"variables.containers.all(c, !{_sets_visible_devices('c')} || {_GPU_LIMIT} || {_CLAIMS})"
+    f"variables.containers.all(c, !{_sets_visible_devices('c')} || {_GPU_LIMIT} || {_CLAIMS}"
+    f" || {_fraction_container('c')})"
 )
 
 _REQUESTS_EQUAL_LIMITS = (
@@ -265,8 +301,8 @@ POD_RULES: tuple[Rule, ...] = (
         "pods",
         _VISIBLE_DEVICES,
         "NVIDIA_VISIBLE_DEVICES (in env, or from a ConfigMap known to set it) needs an "
-        "nvidia.com/* resource limit in the same container, or a DRA claim of the pod "
-        "(POD-011).",
+        "nvidia.com/* resource limit in the same container, or a DRA claim of the pod; a KAI "
+        "fraction's own container, where KAI's binder sets it, is exempt (POD-011).",
     ),
     Rule(
         "gpu-requests-equal-limits",

@@ -154,8 +154,8 @@ class PodFilter(FilterSet):
         listing="GET /api/v1/tenants/",
         scoped=True,
         method="filter_party",
-        label='Party: a tenant slug, "platform" or "unclassified" (a namespace no tenant and '
-        "not the platform claims)",
+        label="Party: a tenant slug, \"platform\" (a platform namespace's pods and KAI's "
+        'reservation pods) or "unclassified" (a namespace no tenant and not the platform claims)',
     )
     # Free text: a namespace is no object of ours, and one with no workloads lists none.
     namespace = django_filters.CharFilter(field_name="namespace", label="Namespace")

@@ -19,7 +19,8 @@ from inventory.input_failures import import_failures
 from inventory.models import Bulletin, Cluster, ClusterObject, Node, Pod, SyncRun
 from inventory.patching.rollout import RolloutNode, rollout_plan
 from inventory.patching.status import COMPONENTS
-from inventory.platform import cluster_platform_namespaces, unclaimed_party
+from inventory.platform import cluster_platform_namespaces
+from inventory.pod_party import unclaimed_pod_party
 from inventory.presenter import NODE_BASES, hidden_scope_for, node_basis, present_all
 from inventory.runtime import operator_toolkit, resolved_strategy, runtime_facts
 from inventory.schedule import cluster_schedule_summary
@@ -164,12 +165,13 @@ def node_detail_context(user, node: Node) -> dict:
         .order_by("namespace", "name")
     )
     # A pod's stored tenant holds claims only: one without is the platform's only in a platform
-    # namespace, otherwise unclassified (DESIGN §3, fail closed). Read only when needed.
+    # namespace or a KAI reservation placeholder, otherwise unclassified (DESIGN §3, fail
+    # closed: inventory.pod_party). Read only when needed.
     platform = None
     if any(p.tenant_id is None for p in pods):
         platform = cluster_platform_namespaces(node.cluster)
     for p in pods:
-        p.party = None if p.tenant_id else unclaimed_party(p.namespace, platform or frozenset())
+        p.party = None if p.tenant_id else unclaimed_pod_party(p, platform or frozenset())
     return {
         "node": node,
         "runtime": runtime_facts(

@@ -197,7 +197,8 @@ class PodSerializer(serializers.ModelSerializer):
     )
     party = serializers.SerializerMethodField(
         help_text='Who the workload belongs to: its tenant\'s slug, "platform" for a platform '
-        'namespace, or "unclassified" for a namespace neither a tenant nor the platform '
+        "namespace or a KAI / Run:ai reservation pod (the scheduler's placeholder for the GPU "
+        'its fractions share), or "unclassified" for a namespace neither a tenant nor the platform '
         "claims (judged under the unclassified class, never as the platform). The same words "
         "as a node's dra_devices[].party.",
     )
