@@ -27,6 +27,7 @@ from posture.finding_store import (  # noqa: F401 (the findings' store, public h
     finding_fingerprint,
     findings_refresh,
 )
+from posture.inputs import PostureInputs
 from posture.judged import CLAIM_CHECKS, checks_unjudged, claims_unjudged, through_claims
 from posture.models import (
     Action,
@@ -167,7 +168,8 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
         if not cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED).exists():
             continue  # nothing read yet: no inventory to judge
         with gc_paused():  # the read model and the drafts: many objects, no cycles
-            evaluation = evaluate(posture_inputs(cluster, tenants))
+            inputs = posture_inputs(cluster, tenants)
+            evaluation = evaluate(inputs)
             # Checks that need a kind the last sync did not read keep their findings, as do
             # the findings that came through claims when it read no PersistentVolume.
             unread = cluster_kinds_unread(cluster)
@@ -176,7 +178,7 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
                 drafts=evaluation.drafts,
                 now=now,
                 unjudged=checks_unjudged(unread),
-                held=_claim_findings_held(cluster, unread),
+                held=_claim_findings_held(cluster, unread, _workloads_present(inputs)),
             )
         for draft, _exemption in evaluation.exempted:
             exempted[draft.check_id] += 1
@@ -213,19 +215,36 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
     return run
 
 
-def _claim_findings_held(cluster: Cluster, unread: Iterable[str]) -> set[str]:
+def _claim_findings_held(
+    cluster: Cluster, unread: Iterable[str], present: set[tuple[str, str, str]]
+) -> set[str]:
     """Fingerprints of the cluster's live POD-003 / POD-005 findings that came through a claim,
     when the last sync read no PersistentVolume: not judged by it (posture.judged). Their own
-    hostPath volumes were judged, so those findings are refreshed or resolved as ever."""
+    hostPath volumes were judged, so those findings are refreshed or resolved as ever. Only
+    those whose workload is still there (`present`): a workload gone has no pod for a claim
+    to hand a path to, whatever the PersistentVolumes say, so its finding resolves."""
     checks = [c for c in CLAIM_CHECKS if claims_unjudged(c, unread)]
     if not checks:
         return set()
     rows = Finding.objects.filter(cluster=cluster, check_id__in=checks, status__in=LIVE_STATUSES)
+    fields = ("fingerprint", "evidence", "subject_kind", "subject_namespace", "subject_name")
     return {
         fingerprint
-        for fingerprint, evidence in rows.values_list("fingerprint", "evidence").iterator(2000)
-        if through_claims(evidence)
+        for fingerprint, evidence, *subject in rows.values_list(*fields).iterator(2000)
+        if through_claims(evidence) and tuple(subject) in present
     }
+
+
+def _workloads_present(inputs: PostureInputs) -> set[tuple[str, str, str]]:
+    """(kind, namespace, name) of every workload the snapshot holds a pod or template of, and
+    of every pod itself (a finding on one pod: a debug container's)."""
+    pods = [*inputs.snapshot.pods, *(pod for pod, _ in inputs.template_pods)]
+    present: set[tuple[str, str, str]] = set()
+    for pod in pods:
+        workload = inputs.workload_of(pod)
+        present.add((workload.kind, workload.namespace, workload.name))
+        present.add(("Pod", pod.namespace, pod.name))
+    return present
 
 
 def unclaimed_namespaces() -> list[str]:

@@ -99,3 +99,16 @@ def test_a_resync_without_pvs_keeps_claim_findings_and_judges_hostpaths(tmp_path
     run = _sync(tmp_path, "fixed", fixed)
     assert "PersistentVolume" not in run.kinds_unread
     assert _pod003("claimed").status == "resolved"
+
+
+def test_a_claim_finding_resolves_when_its_pod_is_gone_pvs_read_or_not(tmp_path):
+    """Held back only while its workload is there: with the pod gone no claim hands it any
+    path, so an export without PVs cannot keep the finding open (rtself10 k55)."""
+    _sync(tmp_path, "full", _world(pvs=True))
+    assert _pod003("claimed").status == "open"
+    gone = [o for o in _world(pvs=False) if o["metadata"]["name"] != "claimed"]
+    still = _claiming_pod("scratch")  # another pod names a claim: the PVs were not read
+    still["metadata"]["name"] = "still-claiming"
+    run = _sync(tmp_path, "gone", [*gone, still])
+    assert "PersistentVolume" in run.kinds_unread
+    assert _pod003("claimed").status == "resolved"
