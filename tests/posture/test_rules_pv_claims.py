@@ -73,6 +73,9 @@ def test_a_template_ephemeral_volume_names_no_claim():
         "/dev/disk/by-id/nvme-SAMSUNG_MZQL23T8HCLS-00A07_S64HNE0T",
         "/dev/mapper/vg0-scratch",
         "/dev//nvme1n1",
+        "/dev/nvme0n1p2",
+        "/dev/sdb",
+        "/dev/xvdf1",
     ],
 )
 def test_a_local_pv_on_one_disk_under_dev_is_not_all_of_dev(path):
@@ -90,6 +93,11 @@ def test_a_local_pv_on_one_disk_under_dev_is_not_all_of_dev(path):
         ("/dev/dri", {"POD-003"}),
         ("/dev/vfio", {"POD-003"}),
         ("/dev/infiniband", {"POD-003"}),
+        # Not a disk by its name: taken as the directory of device nodes it may be (fail
+        # closed; rtself10 k29, k51): CPU MSR/CPUID nodes, NVIDIA's IMEX channels.
+        ("/dev/cpu", {"POD-003"}),
+        ("/dev/nvidia-caps-imex-channels", {"POD-003"}),
+        ("/dev/vg0/scratch", {"POD-003"}),
     ],
 )
 def test_a_local_pv_on_dev_or_a_directory_of_device_nodes_still_fires(path, fired):
@@ -103,3 +111,12 @@ def test_hostpath_pvs_and_a_pods_own_hostpath_under_dev_are_unchanged():
     own["spec"]["volumes"] = [{"name": "data", "hostPath": {"path": "/dev/vdb1"}}]
     (draft,) = run("POD-003", inputs(pods=normalise([own]).pods, tenants=(TEAM,)))
     assert draft.evidence["volumes"][0]["reason"].startswith("under /dev: host device nodes")
+
+
+def test_dev_shm_is_named_the_nodes_shared_memory_not_its_devices():
+    """A tmpfs with no device node in it (rtself10 k28): its reason says what it holds."""
+    from posture.rules.pod.host_areas import dangerous_host_path
+
+    reason = dangerous_host_path("/dev/shm")
+    assert reason is not None and reason.startswith("/dev/shm: the node's shared memory")
+    assert "GPU" not in reason

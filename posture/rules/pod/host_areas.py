@@ -18,6 +18,7 @@ Anything else (/data, /mnt, /var/lib/nvidia with its driver libraries, ...) is n
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from posture.rules.common import normalise_host_path, path_within
@@ -43,6 +44,12 @@ AREAS = (
         "/dev/infiniband",
         "the node's RDMA verbs devices: every InfiniBand / RoCE adapter, outside the RDMA device "
         "plugin's allocation and beyond NetworkPolicy",
+    ),
+    # A tmpfs, no device nodes: the POSIX shared memory of the host's processes and of every
+    # pod sharing the host's IPC namespace (NCCL's and CUDA IPC's buffers among them).
+    HostArea(
+        "/dev/shm",  # noqa: S108 (the node's shared memory, a path on the node)
+        "the node's shared memory: the host's and hostIPC pods' shared-memory segments",
     ),
     HostArea("/proc", "the host's processes and kernel settings"),
     HostArea("/sys", "the host's kernel and device interfaces (sysfs, cgroups)"),
@@ -147,18 +154,36 @@ def canonical_host_path(path: str) -> str:
 
 
 def local_volume_node_path(path: str) -> str | None:
-    """The node path a local PersistentVolume hands its pod, or None when it names one device.
+    """The node path a local PersistentVolume hands its pod, or None when it names one disk.
     A local PV "represents a mounted local storage device such as a disk, partition or
-    directory": a path under /dev other than /dev itself and its DEVICE_DIRECTORIES is such a
-    device (/dev/vdb1, /dev/disk/by-id/nvme-..., /dev/mapper/vg-lv), which the kubelet mounts
-    (Filesystem) or passes as one block device (Block). The pod gets that disk, never the
-    node's /dev nor a GPU's node, so no host area is reached; the disk is the claim's own."""
+    directory": a disk or partition under /dev (/dev/vdb1, /dev/nvme1n1p2, /dev/disk/by-id/...,
+    /dev/mapper/vg-lv) the kubelet mounts (Filesystem) or passes as one block device (Block).
+    The pod gets that disk, never the node's /dev nor a GPU's node, so no host area is
+    reached. Anything else under /dev is taken as what it may be, a directory of device nodes
+    (/dev/cpu, /dev/nvidia-caps-imex-channels, ...): fail closed, judged as the node path."""
     canonical = canonical_host_path(path)
     if not path_within(canonical, "/dev") or canonical == "/dev":
         return path
     if any(path_within(canonical, d) for d in DEVICE_DIRECTORIES):
         return path
-    return None
+    return None if _names_a_disk(canonical) else path
+
+
+# Block devices by the names the kernel gives them (SCSI/SATA, virtio, Xen, IDE, NVMe, eMMC,
+# software RAID, device-mapper, loop, NBD, Ceph RBD, ZFS zvols, persistent memory), with a
+# partition number or not; and the udev and device-mapper directories that only name disks.
+_DISK_NAME = re.compile(
+    r"(?:sd|vd|xvd|hd)[a-z]+\d*|nvme\d+n\d+(?:p\d+)?|mmcblk\d+(?:p\d+)?|md\d+(?:p\d+)?"
+    r"|dm-\d+|loop\d+|nbd\d+(?:p\d+)?|rbd\d+(?:p\d+)?|zd\d+(?:p\d+)?|pmem\d+(?:\.\d+)?(?:s)?"
+)
+_DISK_DIRECTORIES = ("/dev/disk", "/dev/mapper", "/dev/zvol")
+
+
+def _names_a_disk(canonical: str) -> bool:
+    if any(path_within(canonical, d) and canonical != d for d in _DISK_DIRECTORIES):
+        return True
+    parent, _, name = canonical.rpartition("/")
+    return parent == "/dev" and _DISK_NAME.fullmatch(name) is not None
 
 
 def dangerous_host_path(path: str, writable: bool = True) -> str | None:

@@ -53,7 +53,9 @@ MIG_CAP_ENV_OFF = ("", "none", "void")
         "read (T1611). A PersistentVolume of type hostPath or local bound to the pod's claim "
         "(a generic ephemeral volume's too) hands over its node path the same way, and Pod "
         "Security's baseline does not stop it; a local PV on one disk or partition under /dev "
-        "hands over that disk, not the node's /dev." + AFFECTS
+        "(known by its kernel name, /dev/disk/... or /dev/mapper/...) hands over that disk, "
+        "not the node's /dev; any other path under /dev is taken as the directory of device "
+        "nodes it may be." + AFFECTS
     ),
     remediation=(
         "Remove the volume at `spec.volumes[].hostPath` named in the evidence and its "
