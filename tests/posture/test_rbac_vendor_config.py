@@ -51,7 +51,7 @@ def _k8s004(role, workloads=(AMD_OPERATOR, INTEL_OPERATOR, NIC_OPERATOR)):
     [
         ("amd.com", "deviceconfigs", f"any DeviceConfig in namespace {AMD_NS}"),
         ("deviceplugin.intel.com", "gpudeviceplugins", "any GpuDevicePlugin"),
-        ("mellanox.com", "nicclusterpolicies", "any NicClusterPolicy"),
+        ("mellanox.com", "nicclusterpolicies", "NicClusterPolicy nic-cluster-policy"),
     ],
 )
 def test_a_tenant_that_may_patch_another_vendors_stack_config(group, resource, kind):
@@ -79,10 +79,21 @@ def test_a_tenant_that_may_write_the_network_operators_policy_is_told_why():
     (draft,) = _k8s004(role)
     assert draft.severity == ""  # the check's own: high
     assert draft.evidence["target_unseen"] == (
-        f"NVIDIA's Network Operator runs in namespace {NIC_NS}; its NicClusterPolicy objects "
-        "are not read by gpuposture: any of them sets the driver, device plugin and sharing "
-        "of its GPU nodes"
+        f"NVIDIA's Network Operator runs in namespace {NIC_NS}; the NicClusterPolicy it acts "
+        "on, nic-cluster-policy, is not read by gpuposture: it sets the network driver, the "
+        "RDMA device plugins and their sharing on its GPU nodes"
     )
+
+
+def test_a_grant_limited_to_another_policy_name_steers_nothing():
+    """The operator acts on `nic-cluster-policy` alone (rtself10 k53); a rule naming another
+    cannot create (resourceNames never grants create) nor change the one in force."""
+    verbs = ("create", "update", "patch")
+    other = rule(("mellanox.com",), ("nicclusterpolicies",), verbs, names=("scratch-policy",))
+    assert not _k8s004(cluster_role("r", other))
+    named = rule(("mellanox.com",), ("nicclusterpolicies",), verbs, names=("nic-cluster-policy",))
+    (draft,) = _k8s004(cluster_role("r", named))
+    assert draft.severity == ""
 
 
 def test_no_network_operator_seen_a_rule_naming_its_policy_is_low():

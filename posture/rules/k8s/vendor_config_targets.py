@@ -40,6 +40,10 @@ INTEL_GROUP, INTEL_RESOURCE, INTEL_KIND = (
 )
 NIC_GROUP, NIC_RESOURCE, NIC_KIND = "mellanox.com", "nicclusterpolicies", "NicClusterPolicy"
 NIC_OPERATOR = "NVIDIA's Network Operator"
+# The only NicClusterPolicy the operator acts on (Mellanox/network-operator,
+# consts.NicClusterPolicyResourceName): any other name is marked unsupported and ignored, so a
+# grant limited by resourceNames to another name steers nothing.
+NIC_POLICY_NAME = "nic-cluster-policy"
 NOT_READ = (
     "{operator} runs in namespace {namespaces}; its {kind} objects are not read "
     "by gpuposture: any of them sets the driver, device plugin and sharing of its GPU nodes"
@@ -116,10 +120,12 @@ def _nic_cluster_policy(snapshot: ClusterSnapshot) -> list[Target]:
     purpose = "nvidia_network_operator"
     if not found:
         return [_unseen_operator(NIC_OPERATOR, purpose, NIC_KIND, NIC_GROUP, NIC_RESOURCE)]
-    said = NOT_READ.format(operator=NIC_OPERATOR, namespaces=", ".join(found), kind=NIC_KIND)
-    return [
-        Target(NIC_KIND, NIC_GROUP, NIC_RESOURCE, None, None, purpose, unseen=said, any_name=True)
-    ]
+    said = (
+        f"{NIC_OPERATOR} runs in namespace {', '.join(found)}; the {NIC_KIND} it acts on, "
+        f"{NIC_POLICY_NAME}, is not read by gpuposture: it sets the network driver, the RDMA "
+        "device plugins and their sharing on its GPU nodes"
+    )
+    return [Target(NIC_KIND, NIC_GROUP, NIC_RESOURCE, None, NIC_POLICY_NAME, purpose, unseen=said)]
 
 
 def _unseen_operator(operator: str, purpose: str, kind: str, group: str, resource: str) -> Target:
