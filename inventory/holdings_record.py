@@ -20,6 +20,18 @@ from inventory.models import Cluster, ClusterObject, Node, Pod, SyncRun
 from inventory.sync_rows import BATCH, chunks
 from tenants.models import Tenant
 
+# A record's fields past its key (node, devices), in the order holdings.Held takes them.
+RECORD_FIELDS = (
+    "holders",
+    "gpu_count",
+    "first_seen",
+    "last_seen",
+    "whole",
+    "holders_seen",
+    "between",
+    "node_uid",
+)
+
 
 def owner_slugs(owners: Mapping[str, int]) -> dict[str, str]:
     """namespace -> tenant slug, from the sync's namespace -> tenant id."""
@@ -82,20 +94,7 @@ def holdings_record(
     for batch in chunks(gone):
         GpuHolders.objects.filter(pk__in=batch).delete()
     GpuHolders.objects.bulk_create(create, batch_size=BATCH)
-    GpuHolders.objects.bulk_update(
-        update,
-        [
-            "gpu_count",
-            "holders",
-            "first_seen",
-            "last_seen",
-            "whole",
-            "holders_seen",
-            "between",
-            "node_uid",
-        ],
-        batch_size=BATCH,
-    )
+    GpuHolders.objects.bulk_update(update, list(RECORD_FIELDS), batch_size=BATCH)
     # Each side is its party already (holders_step with owners): two namespaces of one tenant
     # are one party, its own reuse is no handover, and their GPUs count together.
     SyncHandover.objects.bulk_create(
@@ -114,19 +113,7 @@ def _stored(
     rows = GpuHolders.objects.filter(cluster=cluster)
     if scope is not None:
         rows = rows.filter(node_name__in=list(scope))
-    fields = (
-        "pk",
-        "node_name",
-        "devices",
-        "holders",
-        "gpu_count",
-        "first_seen",
-        "last_seen",
-        "whole",
-        "holders_seen",
-        "between",
-        "node_uid",
-    )
+    fields = ("pk", "node_name", "devices", *RECORD_FIELDS)
     return {
         (name, devices): (
             pk,
