@@ -49,20 +49,3 @@ def injector_title(mesh: str, members: Sequence[ActionFinding]) -> str:
         f"Pin the {name} sidecar image {shown} {how} in {where}: closes {len(members)} "
         f"findings, {len(tenants)} tenants"
     )
-
-
-def taint_classes(members: list[ActionFinding]) -> str:
-    """ " for class x": the class of the pods running outside their pool (POD-009), else of the
-    tenants on the untainted nodes (K8S-002); "" when none. A pool takes one class's taint, so
-    several classes there mean splitting it, which the title says rather than naming a taint
-    no node can carry."""
-    classes = {str(f.evidence.get("trust_class")) for f in members if f.check_id == "POD-009"}
-    if not classes:
-        on_nodes = (f.evidence.get("tenants_on_node") or [] for f in members)
-        classes = {str(t.get("trust_class")) for listed in on_nodes for t in listed}
-    classes.discard("None")
-    if not classes:
-        return ""
-    if len(classes) == 1:
-        return f" for class {classes.pop()}"
-    return f" per class: one pool per class, it runs {', '.join(sorted(classes))}"

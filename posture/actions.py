@@ -21,7 +21,8 @@ An action is one change a platform team makes; it closes every finding in it at 
   where its spec.cdi.enabled decides the node's CDI);
 - one pool tainted for its tenant class (K8S-002 of its nodes, POD-009 of a workload whose pods
   all run on it); a POD-009 workload whose pods run on several pools (or on a node in no pool)
-  is no one taint's (nor one on nodes in no pool): its one change is to the workload;
+  is no one taint's (nor one on nodes in no pool): its one change is to the workload; it
+  helps no tenant of another class there (posture.action_taints);
 - one setting of a mesh's sidecar injector (POD-007 of every workload whose only unpinned
   containers the mesh injected, as the pod's annotations record): Istio's or Linkerd's proxy
   image is set there, not in the workloads;
@@ -65,6 +66,7 @@ from posture.action_shapes import (
     one_pool,
     telemetry_title,
 )
+from posture.action_taints import must_leave, taint_title, tenants_not_helped
 from posture.action_upgrades import (
     component_name,
     operator_only,
@@ -74,7 +76,7 @@ from posture.action_upgrades import (
     upgrade_action_title,
     upgrade_by,
 )
-from posture.action_words import injector_title, taint_classes
+from posture.action_words import injector_title
 from posture.claims import claim_namespace, claim_title
 from posture.scoring import SEVERITY_ORDER, finding_risk
 
@@ -350,8 +352,13 @@ def _action(
     tenant_risk: dict[str, float] = defaultdict(float)
     tenant_critical: dict[str, float] = defaultdict(float)
     critical = 0.0
+    # A pool's taint does not help a tenant of another class there: its pods stay (NoSchedule
+    # evicts nobody), now inside another class's pool (posture.action_taints).
+    not_helped = tenants_not_helped(members) if identity[1] == "taint" else {}
     for finding in members:
         points = finding_tenant_risk(finding, risks)
+        if not_helped:
+            points = {t: v for t, v in points.items() if t not in not_helped}
         for tenant, value in points.items():
             tenant_risk[tenant] += value
         if finding.severity == "critical":
@@ -359,7 +366,7 @@ def _action(
             for tenant, value in points.items():
                 tenant_critical[tenant] += value
     if identity[1] == "taint":
-        title += taint_classes(members)
+        title = taint_title(identity[2], members) + must_leave(not_helped)
     elif identity[1] == "upgrade":
         where = identity[2]
         nodes = sorted({f.subject_name for f in members})

@@ -44,7 +44,11 @@ from posture.rules.subjects import node_draft
     remediation=(
         "Taint the node (through the node pool's configuration, so new nodes get it) with a "
         "class-specific key, e.g. `kubectl taint nodes <node> "
-        "gpuposture.io/trust-class=<class>:NoSchedule` (or a key your clusters already use, "
+        "gpuposture.io/trust-class=<class>:NoSchedule --overwrite` (`--overwrite` replaces "
+        "the value of a taint the node has under that key with that effect; remove any "
+        "other class's taint with `kubectl taint nodes <node> "
+        "gpuposture.io/trust-class=<other>:<effect>-`: a node keeps one class's) (or a key "
+        "your clusters already use, "
         "added to GPUPOSTURE_POOL_TAINT_KEYS; or an exact taint listed on the class in the "
         "admin), label it with the same class, and "
         "give only that class's workloads the matching toleration and nodeSelector (enforce "

@@ -54,7 +54,9 @@ from tenants.mapping import PLATFORM_CLASS
     ),
     remediation=(
         "Taint the class's pool (`kubectl taint nodes <node> "
-        "gpuposture.io/trust-class=<class>:NoSchedule`, set in the node pool configuration so "
+        "gpuposture.io/trust-class=<class>:NoSchedule --overwrite`, which replaces the value "
+        "of a taint the node has under that key with that effect, set in the node pool "
+        "configuration so "
         "new nodes get it), give the tenant's workloads that toleration and a nodeSelector "
         "`gpuposture.io/trust-class: <class>` (or node affinity), remove tolerations with "
         "`operator: Exists` and no key, and delete the pod named in the evidence so it is "
