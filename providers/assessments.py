@@ -106,7 +106,10 @@ def answers_save(*, assessment: Assessment, user, answers: dict[str, dict[str, A
     _require(user, EDIT_PROVIDERS, "fill in answers")
     _editable(assessment)
     result = SaveResult()
-    existing = {a.question_id: a for a in assessment.answers.all()}
+    # Read under this transaction's write lock, never from a prefetch made before it: the
+    # API's assessment comes with its answers prefetched, and an autosave racing the page's
+    # Save would otherwise insert an answer the other had just stored (a 500, IntegrityError).
+    existing = {a.question_id: a for a in Answer.objects.filter(assessment=assessment)}
     before: dict[str, dict[str, Any]] = {}
     after: dict[str, dict[str, Any]] = {}
     for question_id, fields in answers.items():

@@ -89,3 +89,20 @@ def test_answers_save_keeps_the_errors_contract_for_a_negative_value(hosted, per
     )
     assert result.saved == [] and list(result.errors) == ["GPU-PATCH-03"]
     assert _answer_events(pk) == []
+
+
+def test_a_save_racing_another_never_trusts_answers_read_before_its_lock(hosted, personas):  # noqa: F811
+    """The API's assessment comes with its answers prefetched, read before the save takes the
+    write lock; the page's Save storing the same question in between made the autosave insert
+    it again: a 500 (IntegrityError) in the procurement browser run. The save now reads the
+    answers under its own lock and updates the one just stored."""
+    _, pk = _draft(personas)
+    stale = Assessment.objects.prefetch_related("answers").get(pk=pk)
+    assert list(stale.answers.all()) == []  # the prefetch: no answer yet
+    user = personas["procurement"]
+    answers_save(
+        assessment=Assessment.objects.get(pk=pk), user=user, answers={"GPU-PATCH-01": {"value": 7}}
+    )
+    result = answers_save(assessment=stale, user=user, answers={"GPU-PATCH-01": {"value": 9}})
+    assert result.saved == ["GPU-PATCH-01"] and not result.errors
+    assert Assessment.objects.get(pk=pk).answers.get(question_id="GPU-PATCH-01").value == 9
