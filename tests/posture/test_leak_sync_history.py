@@ -224,8 +224,11 @@ def test_a_sync_history_leak_weighs_the_gpus_that_surely_passed():
     handover = HoldingHandover("x", "alpha", "beta", 8, 8, 8, h(1), h(3))
     (leak,) = run("LEAK-001", replace(eight, sync_handovers=(handover,)))
     assert leak.evidence["gpus_passed_at_least"] == 8 and leak.exposure == 8
+    # The title counts what surely passed (it said "A GPU" for eight: rtinference).
+    assert leak.title.startswith("8 GPUs on x went from alpha to beta")
     assert "platform_between" not in leak.evidence
     # alpha 4 and beta 5 of 8: one surely passed, so it weighs one, not the node's 8.
     handover = HoldingHandover("x", "alpha", "beta", 4, 5, 8, h(1), h(3))
     (leak,) = run("LEAK-001", replace(eight, sync_handovers=(handover,)))
     assert leak.evidence["gpus_passed_at_least"] == 1 and leak.exposure == 1
+    assert leak.title.startswith("A GPU on x went from alpha to beta")

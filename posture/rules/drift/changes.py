@@ -182,8 +182,8 @@ def drift_components(inputs: PostureInputs) -> Iterator[FindingDraft]:
         "or an edited pool label can move untrusted workloads onto a sensitive pool."
     ),
     remediation=(
-        "Confirm the change with the platform team; restore the class taint "
-        "(`kubectl taint nodes NODE gpuposture.io/trust-class=CLASS:NoSchedule`) or label if "
+        "Confirm the change with the platform team; restore the class taint (`kubectl taint "
+        "nodes NODE gpuposture.io/trust-class=CLASS:NoSchedule --overwrite`) or label if "
         "it was not intended, and make sure no tenant principal can patch nodes (K8S-003)."
     ),
     mappings=MAPPINGS,

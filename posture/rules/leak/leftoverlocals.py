@@ -124,8 +124,8 @@ def amd_dra_products(inputs: PostureInputs, node: Node) -> list[str]:
         "between tenants)."
     ),
     remediation=(
-        "Do not share these GPUs between tenants: taint the node for a single tenant "
-        "(`kubectl taint nodes <node> gpuposture.io/tenant=<tenant>:NoSchedule` with the "
+        "Do not share these GPUs between tenants: taint the node for a single tenant (`kubectl "
+        "taint nodes <node> gpuposture.io/tenant=<tenant>:NoSchedule --overwrite` with the "
         "matching toleration on that tenant only) until the vendor's mitigation is installed "
         "(for AMD, the driver/firmware update of bulletin AMD-SB-6010 that clears local "
         "memory between kernels), then verify the driver version against the bulletin."

@@ -18,12 +18,15 @@ MIG_RESET = "a GPU reset needs every MIG instance destroyed and clears them all"
 
 
 def device_of(h: HoldingHandover) -> str:
-    """The devices as a title names them."""
+    """The devices as a title names them: by count, as many as surely passed."""
     name, parent = h.devices.name, h.devices.gpu_uuid
     if name == WHOLE:
-        return "A GPU"
+        return "A GPU" if h.passed == 1 else f"{h.passed} GPUs"
     if name.startswith(MIG_PREFIX):
-        return f"A MIG GPU instance ({name.removeprefix(MIG_PREFIX)})"
+        profile = name.removeprefix(MIG_PREFIX)
+        if h.passed == 1:
+            return f"A MIG GPU instance ({profile})"
+        return f"{h.passed} MIG GPU instances ({profile})"
     if name.startswith(GPU_PREFIX):
         return f"GPU {name}"
     if parent:
