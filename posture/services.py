@@ -178,7 +178,7 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
                 drafts=evaluation.drafts,
                 now=now,
                 unjudged=checks_unjudged(unread),
-                held=_claim_findings_held(cluster, unread, _workloads_present(inputs)),
+                held=_claim_findings_held(cluster, unread, inputs),
             )
         for draft, _exemption in evaluation.exempted:
             exempted[draft.check_id] += 1
@@ -216,16 +216,18 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
 
 
 def _claim_findings_held(
-    cluster: Cluster, unread: Iterable[str], present: set[tuple[str, str, str]]
+    cluster: Cluster, unread: Iterable[str], inputs: PostureInputs
 ) -> set[str]:
     """Fingerprints of the cluster's live POD-003 / POD-005 findings that came through a claim,
     when the last sync read no PersistentVolume: not judged by it (posture.judged). Their own
     hostPath volumes were judged, so those findings are refreshed or resolved as ever. Only
-    those whose workload is still there (`present`): a workload gone has no pod for a claim
-    to hand a path to, whatever the PersistentVolumes say, so its finding resolves."""
+    those whose workload is still in `inputs`: a workload gone has no pod for a claim to hand
+    a path to, whatever the PersistentVolumes say, so its finding resolves. Every pod is walked
+    only on such a run, never on a score that read its PersistentVolumes."""
     checks = [c for c in CLAIM_CHECKS if claims_unjudged(c, unread)]
     if not checks:
         return set()
+    present = _workloads_present(inputs)
     rows = Finding.objects.filter(cluster=cluster, check_id__in=checks, status__in=LIVE_STATUSES)
     fields = ("fingerprint", "evidence", "subject_kind", "subject_namespace", "subject_name")
     return {
