@@ -47,6 +47,7 @@ from inventory.snapshot.objects import (
     Subject,
     Workload,
 )
+from inventory.snapshot.pod_scope import PodScope
 from inventory.snapshot.pods import (
     FRACTION_ANNOTATIONS,
     GPU_ANNOTATIONS,
@@ -113,6 +114,7 @@ __all__ = [
     "OwnerLink",
     "Pod",
     "PodClaim",
+    "PodScope",
     "PolicyRule",
     "ResourceQuota",
     "Role",

@@ -19,6 +19,7 @@ from inventory.snapshot.nodes import (
     UnreadableConfig,
 )
 from inventory.snapshot.objects import PolicyRule, Role, RoleBinding, Subject, Workload
+from inventory.snapshot.pod_scope import PodScope
 from inventory.snapshot.pods import Container, EnvVar, Pod, Volume, VolumeMount
 from inventory.snapshot_admission import AdmissionPolicy, AdmissionScope
 from inventory.snapshot_dra import (
@@ -61,7 +62,7 @@ _NESTED: dict[type, dict[str, type]] = {
     RoleBinding: {"subjects": Subject},
 }
 # Fields holding one nested dataclass or None (not a list of them).
-_ONE: dict[type, dict[str, type]] = {Workload: {"template": Pod}}
+_ONE: dict[type, dict[str, type]] = {Workload: {"template": Pod}, Pod: {"quota_scope": PodScope}}
 _SCALARS = (str, int, float, bool, type(None))
 
 

@@ -9,6 +9,7 @@ from datetime import datetime
 from decimal import ROUND_CEILING
 
 from inventory.snapshot.accelerators import is_judged_accelerator
+from inventory.snapshot.pod_scope import PodScope
 from inventory.snapshot.quantity import parse_quantity
 from inventory.snapshot_dra import PodClaim
 
@@ -247,6 +248,8 @@ class Pod:
     # pod as holding its GPUs only between them (telemetry.held_span).
     started_at: str | None = None
     finished_at: str | None = None
+    # What scoped ResourceQuotas match it by; None where not read (stored before it was kept).
+    quota_scope: PodScope | None = None
 
     @property
     def gpu_fraction(self) -> dict[str, str]:

@@ -23,6 +23,7 @@ from inventory.snapshot import (
 from inventory.snapshot.accelerators import is_other_accelerator
 from inventory.snapshot_dra import PodClaim
 from inventory.sources.dra import pod_claims
+from inventory.sources.pod_scope import pod_scope
 from inventory.sources.raw import (
     as_int,
     controller_reference,
@@ -218,6 +219,7 @@ def _pod_from_spec(
         annotations=annotations,
         resource_claims=resource_claims,
         runtime_class=text(spec.get("runtimeClassName")) or None,
+        quota_scope=pod_scope(spec),
     )
 
 

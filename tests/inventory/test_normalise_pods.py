@@ -336,3 +336,28 @@ def test_other_vendors_accelerators_are_kept_apart_from_nvidia_gpus():
     (result,) = normalise([raw]).pods
     assert result.other_accelerators == {"amd.com/gpu": 2}
     assert result.gpu_resources == {} and not result.uses_gpu
+
+
+def test_pod_scope_facts_for_scoped_quotas_are_read_and_stored():
+    raw = pod(
+        "team-alpha",
+        "job-1",
+        ctr("main", resources={"limits": {"nvidia.com/gpu": "1"}}),
+        activeDeadlineSeconds=600,
+        priorityClassName="batch",
+        affinity={
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 1, "podAffinityTerm": {"topologyKey": "x", "namespaces": ["b"]}}
+                ]
+            }
+        },
+    )
+    (found,) = normalise([raw]).pods
+    assert found.quota_scope == snap.PodScope(
+        terminating=True, best_effort=True, cross_namespace_affinity=True, priority_class="batch"
+    )
+    assert snap.from_dict(snap.Pod, snap.to_dict(found)) == found
+    # A pod stored before the facts were kept reads them as unknown, not as a guess.
+    stored = {k: v for k, v in snap.to_dict(found).items() if k != "quota_scope"}
+    assert snap.from_dict(snap.Pod, stored).quota_scope is None

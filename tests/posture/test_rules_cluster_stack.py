@@ -17,6 +17,7 @@ from inventory.snapshot import (
     UnreadableConfig,
     Volume,
 )
+from inventory.sources.pods import pod_from_object
 from posture.rules import CHECKS, run_checks
 from posture.rules.k8s.quota import enforces_a_gpu_key, enforcing_keys, is_gpu_quota_key
 from tests.posture.builders import gpu_node, inputs, pod, run, tenant
@@ -127,6 +128,76 @@ def test_k8s001_gpu_pods_outside_a_scoped_quota_are_unbounded():
     assert missing["not_counted"] == "without a priority class"
     assert draft.evidence["quotas"][0]["scope_selector"] == [PRIORITY_HIGH]
     assert "scoped quotas do not count pods without a priority class" in draft.title
+
+
+def _gpu_pod(name, **spec):
+    """A running GPU pod of alpha as the API gives it, with `spec` fields added."""
+    container = {"name": "main", "image": "trainer:1", **spec.pop("container", {})}
+    container.setdefault("resources", {}).setdefault("limits", {})["nvidia.com/gpu"] = "1"
+    obj = {
+        "metadata": {"name": name, "namespace": "alpha"},
+        "spec": {"nodeName": "gpu-1", "containers": [container], **spec},
+        "status": {"phase": "Running"},
+    }
+    return pod_from_object(obj, "alpha")
+
+
+def test_k8s001_scoped_quota_evidence_says_which_gpu_pods_it_counts():
+    # A NotBestEffort quota counts the pod asking for CPU, not the GPU-only (BestEffort) one.
+    counted = _gpu_pod("with-cpu", container={"resources": {"requests": {"cpu": "500m"}}})
+    world = inputs(
+        pods=(_gpu_pod("gpu-only"), counted),
+        tenants=(ALPHA,),
+        quotas=(scoped("gpu", scopes=("NotBestEffort",)),),
+    )
+    (draft,) = run("K8S-001", world)
+    (missing,) = draft.evidence["missing"]
+    assert missing["not_counted"] == "of QoS BestEffort"
+    assert missing["pods"] == ["alpha/gpu-only", "alpha/with-cpu"]  # kept as before
+    assert missing["pods_not_counted"] == ["alpha/gpu-only"]
+    assert missing["pods_counted"] == ["alpha/with-cpu"]
+    assert "pods_scope_unknown" not in missing
+
+
+@pytest.mark.parametrize(
+    ("quota", "spec", "counted"),
+    [
+        (scoped("gpu", scopes=("Terminating",)), {"activeDeadlineSeconds": 3600}, True),
+        (scoped("gpu", scopes=("Terminating",)), {}, False),
+        (scoped("gpu", PRIORITY_HIGH), {"priorityClassName": "high"}, True),
+        (scoped("gpu", PRIORITY_HIGH), {"priorityClassName": "low"}, False),
+        (
+            scoped("gpu", scopes=("CrossNamespacePodAffinity",)),
+            {
+                "affinity": {
+                    "podAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {"topologyKey": "zone", "namespaceSelector": {}}
+                        ]
+                    }
+                }
+            },
+            True,
+        ),
+    ],
+)
+def test_k8s001_scoped_quota_evidence_reads_each_scope_from_the_pod(quota, spec, counted):
+    world = inputs(pods=(_gpu_pod("p", **spec),), tenants=(ALPHA,), quotas=(quota,))
+    (draft,) = run("K8S-001", world)
+    (missing,) = draft.evidence["missing"]
+    assert missing[("pods_counted" if counted else "pods_not_counted")] == ["alpha/p"]
+
+
+def test_k8s001_scoped_quota_evidence_says_when_a_pods_scope_was_not_read():
+    world = inputs(
+        pods=(pod("alpha", gpu={"nvidia.com/gpu": 1}),),  # no scope facts, as stored before
+        tenants=(ALPHA,),
+        quotas=(scoped("gpu", scopes=("NotBestEffort",)),),
+    )
+    (draft,) = run("K8S-001", world)
+    (missing,) = draft.evidence["missing"]
+    assert missing["pods_scope_unknown"] == missing["pods"]
+    assert missing["pods_counted"] == missing["pods_not_counted"] == []
 
 
 def test_k8s001_evidence_lists_the_quotas_seen():

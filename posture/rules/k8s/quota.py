@@ -33,14 +33,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from inventory.dra_devices import device_kind, gpu_classes_of_pod
-from inventory.snapshot import GPU_RESOURCE_PREFIX, Namespace, Pod, ResourceQuota
+from inventory.snapshot import GPU_RESOURCE_PREFIX, Namespace, Pod, PodScope, ResourceQuota
 from inventory.snapshot.accelerators import is_judged_accelerator
 from inventory.snapshot.pods import is_nic_resource
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref
 from posture.rules.dra_holdings import dra_index
 from posture.rules.env_holdings import holds_through_env
-from posture.rules.k8s.quota_scopes import scope_names, uncounted
+from posture.rules.k8s.quota_scopes import counts_pod, scope_names, uncounted
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 from tenants.policy import FRACTIONAL_RESOURCES
@@ -96,6 +96,12 @@ class Usage:
 
     resource: str
     pods: list[str] = field(default_factory=list)
+    # pod ref -> what scoped quotas match it by (None: not read), for the evidence.
+    scopes: dict[str, PodScope | None] = field(default_factory=dict)
+
+    def add(self, pod: Pod) -> None:
+        self.pods.append(pod_ref(pod))
+        self.scopes[pod_ref(pod)] = pod.quota_scope
 
 
 def namespace_gpu_usage(inputs: PostureInputs) -> dict[str, dict[str, Usage]]:
@@ -111,8 +117,7 @@ def namespace_gpu_usage(inputs: PostureInputs) -> dict[str, dict[str, Usage]]:
                 continue  # no claim of its spec's (a KEP-5004 claim is charged as its request)
             for device_class in gpu_classes_of_pod(dra_index(inputs), pod):
                 resource = device_class + DRA_QUOTA_SUFFIX
-                used = usage.setdefault(pod.namespace, {}).setdefault(resource, Usage(resource))
-                used.pods.append(pod_ref(pod))
+                usage.setdefault(pod.namespace, {}).setdefault(resource, Usage(resource)).add(pod)
     return usage
 
 
@@ -138,8 +143,7 @@ def _add_pod(usage: dict[str, dict[str, Usage]], pod: Pod) -> None:
         or is_judged_accelerator(name)
     }
     for resource in sorted(set(pod.accelerator_resources) | served):
-        used = usage.setdefault(pod.namespace, {}).setdefault(resource, Usage(resource))
-        used.pods.append(pod_ref(pod))
+        usage.setdefault(pod.namespace, {}).setdefault(resource, Usage(resource)).add(pod)
 
 
 def advertised_gpu_resources(inputs: PostureInputs) -> list[str]:
@@ -335,7 +339,7 @@ def _quota_entry(quota: ResourceQuota) -> dict[str, object]:
 
 
 def _missing_entry(usage: Usage, keys: set[str], quotas: list[ResourceQuota]) -> dict[str, object]:
-    return {
+    entry: dict[str, object] = {
         "resource": usage.resource,
         "expected_key": enforcing_keys(usage.resource)[0],
         "pods": usage.pods[:MEMBERS_SHOWN],
@@ -351,6 +355,24 @@ def _missing_entry(usage: Usage, keys: set[str], quotas: list[ResourceQuota]) ->
         # Held by scoped quotas only: a pod they do not count (None when no quota holds it).
         "not_counted": _left_out(quotas, usage.resource),
     }
+    if entry["not_counted"] is not None:
+        entry.update(_pods_by_count(usage, quotas))
+    return entry
+
+
+def _pods_by_count(usage: Usage, quotas: list[ResourceQuota]) -> dict[str, list[str]]:
+    """The listed pods split by whether the scoped quotas count them: `not_counted` names a
+    kind of pod that escapes them, not these pods, some of which may well be counted."""
+    keys = enforcing_keys(usage.resource)
+    split: dict[str, list[str]] = {"pods_counted": [], "pods_not_counted": []}
+    for ref in usage.pods[:MEMBERS_SHOWN]:
+        counted = counts_pod(quotas, keys, usage.scopes.get(ref))
+        if counted is None:
+            # Read before its scope facts were kept: which side it is on is not known.
+            split.setdefault("pods_scope_unknown", []).append(ref)
+        else:
+            split["pods_counted" if counted else "pods_not_counted"].append(ref)
+    return split
 
 
 def _left_out(quotas: list[ResourceQuota], resource: str) -> str | None:

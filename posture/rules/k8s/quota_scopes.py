@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
-from inventory.snapshot import ResourceQuota
+from inventory.snapshot import PodScope, ResourceQuota
 
 UNNAMED_CLASS = "any-other-class"  # a priority class no quota names
 
@@ -124,3 +124,16 @@ def uncounted(quotas: list[ResourceQuota], keys: Iterable[str]) -> PodKind | Non
         if not any(counts(q, pod) for q in holding):
             return pod
     return None
+
+
+def counts_pod(
+    quotas: list[ResourceQuota], keys: Iterable[str], scope: PodScope | None
+) -> bool | None:
+    """Whether some quota holding any of `keys` counts a pod with these scope facts, judged as
+    `uncounted` judges a kind of pod; None where the pod's facts were not read."""
+    if scope is None:
+        return None
+    kind = PodKind(
+        scope.terminating, scope.best_effort, scope.cross_namespace_affinity, scope.priority_class
+    )
+    return any(counts(q, kind) for q in quotas if set(keys) & set(q.hard))
